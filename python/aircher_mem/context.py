@@ -1,0 +1,276 @@
+"""The agent loop's entry point: DynamicContextManager (seed 002, "Working Memory").
+
+The agent calls :meth:`DynamicContextManager.prepare_context` before every model call
+and the ``add_*`` helpers as the conversation grows. The Rust :class:`ContextWindow`
+holds the items, scores them and prunes; this class counts tokens once per item,
+pulls in relevant code and past work from pluggable providers, and reports every
+prune to an optional episodic sink.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Protocol
+
+from ._core import ContextItem, ContextItemType, ContextWindow, PruneResult
+from .config import Policy
+from .tokens import TokenCounter
+
+__all__ = [
+    "DynamicContextManager",
+    "RelevantCode",
+    "PastTask",
+    "CodeProvider",
+    "HistoryProvider",
+    "EpisodicSink",
+    "Message",
+    "item_to_message",
+]
+
+log = logging.getLogger("aircher_mem.context")
+
+Message = dict[str, str]
+
+
+@dataclasses.dataclass(frozen=True)
+class RelevantCode:
+    """A code snippet a provider found relevant to a message."""
+
+    file_path: str
+    line_range: tuple[int, int]
+    content: str
+    relevance: float = 1.0
+
+
+@dataclasses.dataclass(frozen=True)
+class PastTask:
+    """A similar task from earlier sessions."""
+
+    description: str
+    outcome: str
+
+
+CodeProvider = Callable[[str], Iterable[RelevantCode]]
+"""``provider(user_message)`` -> snippets relevant to it (the knowledge graph)."""
+
+HistoryProvider = Callable[[str, int], Iterable[PastTask]]
+"""``provider(user_message, limit)`` -> similar past tasks (episodic memory)."""
+
+
+class EpisodicSink(Protocol):
+    """Where pruned items and snapshots go (episodic memory implements this)."""
+
+    def record_file_interaction(
+        self,
+        session_id: str,
+        task_id: str | None,
+        file_path: str,
+        operation: str,
+        line_range: tuple[int, int] | None,
+        success: bool,
+        context: str | None = None,
+    ) -> None: ...
+
+    def store_snapshot(self, snapshot: dict[str, Any]) -> None: ...
+
+
+class DynamicContextManager:
+    """Keeps an agent's context window under budget.
+
+    ``clock`` returns Unix seconds; inject one to make scoring reproducible.
+    """
+
+    def __init__(
+        self,
+        policy: Policy | None = None,
+        *,
+        session_id: str | None = None,
+        code_provider: CodeProvider | None = None,
+        history_provider: HistoryProvider | None = None,
+        episodic: EpisodicSink | None = None,
+        clock: Callable[[], float] = time.time,
+        similar_tasks: int = 3,
+    ) -> None:
+        self.policy = policy or Policy()
+        self.window = ContextWindow(self.policy.max_tokens, self.policy.context)
+        self.tokens = TokenCounter(self.policy.encoding)
+        self.session_id = session_id or uuid.uuid4().hex
+        self.code_provider = code_provider
+        self.history_provider = history_provider
+        self.episodic = episodic
+        self.clock = clock
+        self.similar_tasks = similar_tasks
+        self.last_prune: PruneResult | None = None
+
+    # -- adding items -----------------------------------------------------------------
+
+    def add(
+        self,
+        content: str,
+        item_type: ContextItemType,
+        *,
+        relevance: float = 1.0,
+        sticky: bool = False,
+        dependencies: Sequence[str] = (),
+        task_id: str | None = None,
+    ) -> ContextItem:
+        """Adds one item, counting its tokens once; returns it (its ``id`` is new)."""
+        item = ContextItem(
+            uuid.uuid4().hex,
+            content,
+            item_type,
+            token_cost=self.tokens.count(content),
+            timestamp=self.clock(),
+            relevance_score=relevance,
+            task_id=task_id if task_id is not None else self.window.current_task,
+            dependencies=list(dependencies),
+            sticky=sticky,
+        )
+        self.window.add(item)
+        return item
+
+    def add_system_prompt(self, text: str, *, sticky: bool = True) -> ContextItem:
+        return self.add(text, ContextItemType.SystemPrompt(), sticky=sticky)
+
+    def add_user_message(self, text: str, *, intent: str | None = None) -> ContextItem:
+        return self.add(text, ContextItemType.UserMessage(intent))
+
+    def add_assistant_response(self, text: str, *, tool_calls: Sequence[str] = ()) -> ContextItem:
+        return self.add(text, ContextItemType.AssistantResponse(list(tool_calls)))
+
+    def add_tool_result(
+        self, text: str, *, tool_name: str, file_path: str | None = None, dependencies: Sequence[str] = ()
+    ) -> ContextItem:
+        return self.add(text, ContextItemType.ToolResult(tool_name, file_path), dependencies=dependencies)
+
+    def add_code_snippet(
+        self, text: str, *, file_path: str, line_range: tuple[int, int], relevance: float = 1.0
+    ) -> ContextItem:
+        return self.add(text, ContextItemType.CodeSnippet(file_path, line_range), relevance=relevance)
+
+    def add_task_state(self, task_id: str, description: str) -> ContextItem:
+        return self.add(description, ContextItemType.TaskState(task_id, description), task_id=task_id)
+
+    def add_graph_query(self, query: str, result_summary: str) -> ContextItem:
+        return self.add(result_summary, ContextItemType.KnowledgeGraphQuery(query, result_summary))
+
+    # -- tasks and pruning ------------------------------------------------------------
+
+    def set_current_task(self, task_id: str | None, description: str | None = None) -> None:
+        """Switches task (items of the current task score higher) and snapshots."""
+        self.window.set_current_task(task_id)
+        if task_id is not None and description is not None:
+            self.add_task_state(task_id, description)
+        self.snapshot_context("task_switch")
+
+    def maybe_prune(self) -> PruneResult | None:
+        """Prunes if the window is over its threshold; reports the removed items."""
+        before = self.window.token_count
+        result = self.window.maybe_prune(self.clock())
+        if result is None:
+            return None
+        log.info(
+            "context at %d%%, pruned %d items, %d -> %d tokens",
+            before * 100 // self.window.max_tokens, len(result.removed), result.tokens_before, result.tokens_after,
+        )
+        for item in result.removed:
+            self.summarize_to_episodic(item)
+        self.snapshot_context("pruning", result)
+        self.last_prune = result
+        return result
+
+    def prepare_context(self, user_message: str) -> list[Message]:
+        """Seed 002's step before each model call: prune if needed, add the message,
+        the relevant code and similar past work, and return the chat messages.
+
+        A second ``maybe_prune`` after adding keeps the returned list under the
+        threshold even when the new material pushed the window over it.
+        """
+        self.maybe_prune()
+        self.add_user_message(user_message)
+        if self.code_provider is not None:
+            for snippet in self.code_provider(user_message):
+                self.add_code_snippet(
+                    snippet.content, file_path=snippet.file_path, line_range=snippet.line_range,
+                    relevance=snippet.relevance,
+                )
+        if self.history_provider is not None:
+            past = list(self.history_provider(user_message, self.similar_tasks))
+            if past:
+                summary = "Relevant past work:\n" + "\n".join(f"- {t.description}: {t.outcome}" for t in past)
+                self.add(summary, ContextItemType.AssistantResponse([]), relevance=0.8)
+        self.maybe_prune()
+        return self.messages()
+
+    def messages(self) -> list[Message]:
+        """The window as chat messages, in the order items were added."""
+        return [item_to_message(item) for item in self.window.items()]
+
+    # -- episodic hooks ---------------------------------------------------------------
+
+    def summarize_to_episodic(self, item: ContextItem) -> None:
+        """Seed 002: a pruned code snippet is recorded as a "viewed" file interaction;
+        tool results and assistant turns are already tracked where they happened."""
+        kind = item.item_type
+        if isinstance(kind, ContextItemType.CodeSnippet):
+            if self.episodic is not None:
+                self.episodic.record_file_interaction(
+                    self.session_id, self.window.current_task, kind.file_path, "viewed",
+                    kind.line_range, True, context=f"pruned from context ({item.token_cost} tokens)",
+                )
+        else:
+            log.debug("pruned %s: %.200s", item.type_name, item.content)
+
+    def snapshot_context(self, reason: str, pruned: PruneResult | None = None) -> dict[str, Any]:
+        """The window in seed 002's snapshot shape; stored when an episodic sink is set."""
+        now = self.clock()
+        items = self.window.items()
+        scores = self.window.scores(now)
+        snapshot: dict[str, Any] = {
+            "timestamp": now,
+            "session_id": self.session_id,
+            "task_id": self.window.current_task,
+            "total_tokens": self.window.token_count,
+            "item_count": len(items),
+            "items": [
+                {"id": it.id, "type": it.type_name, "tokens": it.token_cost, "relevance": float(score),
+                 "age_minutes": int((now - it.timestamp) // 60)}
+                for it, score in zip(items, scores)
+            ],
+            "pruned_items": [
+                {"id": it.id, "type": it.type_name, "tokens": it.token_cost, "relevance": score}
+                for it, score in zip(pruned.removed, pruned.removed_scores)
+            ] if pruned is not None else [],
+            "reason": reason,
+        }
+        if self.episodic is not None:
+            self.episodic.store_snapshot(snapshot)
+        return snapshot
+
+
+def item_to_message(item: ContextItem) -> Message:
+    """Chat roles: system prompt -> system, assistant turns -> assistant, everything
+    else the agent was shown (user text, tool output, code, task state, graph answers)
+    -> user, with a one-line header saying what it is."""
+    kind = item.item_type
+    if isinstance(kind, ContextItemType.SystemPrompt):
+        return {"role": "system", "content": item.content}
+    if isinstance(kind, ContextItemType.AssistantResponse):
+        return {"role": "assistant", "content": item.content}
+    if isinstance(kind, ContextItemType.UserMessage):
+        return {"role": "user", "content": item.content}
+    if isinstance(kind, ContextItemType.ToolResult):
+        where = f" on {kind.file_path}" if kind.file_path else ""
+        header = f"[tool result: {kind.tool_name}{where}]"
+    elif isinstance(kind, ContextItemType.CodeSnippet):
+        header = f"[code: {kind.file_path} lines {kind.line_range[0]}-{kind.line_range[1]}]"
+    elif isinstance(kind, ContextItemType.TaskState):
+        return {"role": "user", "content": f"[current task {kind.task_id}] {kind.description}"}
+    else:
+        assert isinstance(kind, ContextItemType.KnowledgeGraphQuery)
+        header = f"[code graph: {kind.query}]"
+    return {"role": "user", "content": f"{header}\n{item.content}"}

@@ -1,0 +1,49 @@
+"""The exception hierarchy. Every error aircher-mem raises on purpose is an
+``AircherError``; most also derive from the stdlib class a caller would catch anyway
+(``ValueError`` for bad input, ``KeyError`` for unknown ids).
+
+The Rust core raises these same classes (it imports them from here).
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AircherError",
+    "InvalidInputError",
+    "DuplicateItemError",
+    "UnknownDependencyError",
+    "UnknownItemError",
+    "PolicyError",
+    "EncodingUnavailableError",
+]
+
+
+class AircherError(Exception):
+    """Root of every aircher-mem error."""
+
+
+class InvalidInputError(AircherError, ValueError):
+    """A value is out of range, not finite, or malformed."""
+
+
+class DuplicateItemError(InvalidInputError):
+    """An item id is already in the context window."""
+
+
+class UnknownDependencyError(InvalidInputError):
+    """An item depends on an id that is not in the context window."""
+
+
+class UnknownItemError(AircherError, KeyError):
+    """No item with this id."""
+
+    def __str__(self) -> str:  # KeyError would show the message quoted
+        return str(self.args[0]) if self.args else ""
+
+
+class PolicyError(InvalidInputError):
+    """A policy value or configuration file is invalid."""
+
+
+class EncodingUnavailableError(AircherError, RuntimeError):
+    """A token encoding cannot be loaded without the network."""

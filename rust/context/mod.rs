@@ -1,0 +1,10 @@
+//! Working memory (seed 002): the context window, relevance scoring and pruning.
+//! Plain Rust, no Python: `cargo test` exercises all of it.
+
+mod item;
+mod policy;
+mod window;
+
+pub use item::{ContextItem, ContextItemType, UserIntent};
+pub use policy::ContextPolicy;
+pub use window::{ContextWindow, PruneReason, PruneResult};

@@ -1,0 +1,37 @@
+//! The one error type of the engine. The binding layer maps each variant to a
+//! Python exception class (see `py/errors.rs`); nothing here knows about Python.
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Error {
+    #[error("an item with id {0:?} is already in the context window")]
+    DuplicateId(String),
+    #[error("no item with id {0:?} in the context window")]
+    UnknownId(String),
+    #[error("item {item:?} depends on {dependency:?}, which is not in the context window")]
+    UnknownDependency { item: String, dependency: String },
+    #[error("invalid {field}: {reason}")]
+    InvalidValue { field: &'static str, reason: String },
+    #[error("invalid policy value {field}: {reason}")]
+    Policy { field: String, reason: String },
+}
+
+pub(crate) fn invalid(field: &'static str, reason: impl Into<String>) -> Error {
+    Error::InvalidValue { field, reason: reason.into() }
+}
+
+/// A count that arrives as a signed integer (from Python or a config file) and must
+/// not be negative.
+pub fn count(field: &'static str, value: i64) -> Result<usize> {
+    usize::try_from(value).map_err(|_| invalid(field, format!("must be >= 0, got {value}")))
+}
+
+/// A real number that must be finite and not negative.
+pub fn non_negative(field: &'static str, value: f64) -> Result<f64> {
+    if value.is_finite() && value >= 0.0 {
+        Ok(value)
+    } else {
+        Err(invalid(field, format!("must be a finite number >= 0, got {value}")))
+    }
+}

@@ -1,0 +1,24 @@
+//! aircher-mem's Rust core. `context` is plain Rust; the Python module below is a thin
+//! binding over it, compiled only with the `python` feature.
+
+pub mod context;
+mod error;
+
+pub use error::{Error, Result};
+
+#[cfg(feature = "python")]
+mod py;
+
+#[cfg(feature = "python")]
+#[pyo3::pymodule]
+mod _core {
+    use pyo3::prelude::*;
+
+    #[pymodule_export]
+    use crate::py::context::{PyContextItem, PyContextItemType, PyContextPolicy, PyContextWindow, PyPruneResult};
+
+    #[pymodule_init]
+    fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
+        m.add("__version__", env!("CARGO_PKG_VERSION"))
+    }
+}

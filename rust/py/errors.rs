@@ -1,0 +1,26 @@
+//! Engine errors -> the Python hierarchy in `aircher_mem.errors` (rooted at
+//! `AircherError`, with stdlib bases such as ValueError and KeyError where users
+//! expect them). The classes are defined in Python so they can inherit from both.
+
+use pyo3::PyErr;
+
+use crate::Error;
+
+pyo3::import_exception!(aircher_mem.errors, DuplicateItemError);
+pyo3::import_exception!(aircher_mem.errors, UnknownItemError);
+pyo3::import_exception!(aircher_mem.errors, UnknownDependencyError);
+pyo3::import_exception!(aircher_mem.errors, InvalidInputError);
+pyo3::import_exception!(aircher_mem.errors, PolicyError);
+
+impl From<Error> for PyErr {
+    fn from(err: Error) -> PyErr {
+        let msg = err.to_string();
+        match err {
+            Error::DuplicateId(_) => DuplicateItemError::new_err(msg),
+            Error::UnknownId(_) => UnknownItemError::new_err(msg),
+            Error::UnknownDependency { .. } => UnknownDependencyError::new_err(msg),
+            Error::InvalidValue { .. } => InvalidInputError::new_err(msg),
+            Error::Policy { .. } => PolicyError::new_err(msg),
+        }
+    }
+}

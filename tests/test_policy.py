@@ -1,0 +1,81 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import aircher_mem as am
+
+
+def test_defaults_are_seed_002() -> None:
+    p = am.Policy()
+    c = p.context
+    assert (p.max_tokens, p.encoding) == (180_000, "cl100k_base")
+    assert (c.prune_threshold, c.prune_fraction, c.decay_minutes, c.current_task_boost, c.dependent_boost) == (0.8, 0.3, 60.0, 2.0, 0.2)
+    assert [c.weight_system_prompt, c.weight_task_state, c.weight_user_message, c.weight_assistant_tool_calls,
+            c.weight_assistant_text, c.weight_tool_result, c.weight_code_snippet, c.weight_graph_query] == [
+        100.0, 2.0, 1.5, 1.2, 0.9, 0.8, 0.7, 0.6]
+    assert c.max_score == 100.0
+    assert am.Policy.seed002() == p
+
+
+def test_toml_round_trip_and_partial_files(tmp_path: Path) -> None:
+    custom = am.Policy(max_tokens=32_000, context=am.ContextPolicy(weight_code_snippet=1.4, prune_fraction=0.25))
+    path = tmp_path / "config.toml"
+    path.write_text(custom.to_toml())
+    assert am.Policy.from_toml(path) == custom
+    path.write_text("[context]\nmax_tokens = 8000\ndecay_minutes = 30\n")
+    loaded = am.Policy.from_toml(path)
+    assert (loaded.max_tokens, loaded.context.decay_minutes, loaded.context.prune_threshold) == (8000, 30.0, 0.8)
+
+
+def test_load_reads_the_project_config(tmp_path: Path) -> None:
+    assert am.Policy.load(tmp_path) == am.Policy()
+    (tmp_path / ".aircher").mkdir()
+    (tmp_path / ".aircher" / "config.toml").write_text("[context]\nprune_threshold = 0.9\n")
+    assert am.Policy.load(tmp_path).context.prune_threshold == 0.9
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[context]\nprune_threshold = 1.5\n", "prune_threshold"),
+        ("[context]\nprune_fraction = 0\n", "prune_fraction"),
+        ("[context]\nweight_code_snippet = -1\n", "weight_code_snippet"),
+        ("[context]\ndecay_minutes = nan\n", "decay_minutes"),
+        ("[context]\nweight_tool_result = 'high'\n", "weight_tool_result"),
+        ("[context]\nweight_tool_result = true\n", "weight_tool_result"),
+        ("[context]\nprune_treshold = 0.7\n", "unknown key context.prune_treshold"),
+        ("[contxt]\n", "unknown section"),
+        ("[context]\nmax_tokens = 0\n", "max_tokens"),
+        ("[context]\nmax_tokens = 1.5\n", "max_tokens"),
+        ("[context\n", "not valid TOML"),
+    ],
+)
+def test_bad_config_names_the_file_and_key(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text(text)
+    with pytest.raises(am.PolicyError, match=message) as info:
+        am.Policy.from_toml(path)
+    assert isinstance(info.value, ValueError)
+
+
+def test_missing_or_binary_config(tmp_path: Path) -> None:
+    with pytest.raises(am.PolicyError, match="no such config file"):
+        am.Policy.from_toml(tmp_path / "absent.toml")
+    path = tmp_path / "bin.toml"
+    path.write_bytes(b"\xff\xfe\x00garbage")
+    with pytest.raises(am.PolicyError, match="not valid TOML"):
+        am.Policy.from_toml(path)
+
+
+def test_context_policy_in_code() -> None:
+    p = am.ContextPolicy(weight_code_snippet=2.0)
+    assert p.replace(weight_code_snippet=0.7) == am.ContextPolicy()
+    assert p.to_dict()["weight_code_snippet"] == 2.0 and list(p.to_dict()) == am.ContextPolicy.fields
+    with pytest.raises(am.PolicyError, match="unknown field"):
+        am.ContextPolicy(bogus=1.0)
+    with pytest.raises(am.PolicyError, match="prune_threshold"):
+        p.replace(prune_threshold=float("nan"))
+    with pytest.raises(am.PolicyError):
+        am.Policy(max_tokens=-3)

@@ -1,0 +1,54 @@
+from __future__ import annotations
+
+import hashlib
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import aircher_mem as am
+from aircher_mem import tokens
+
+
+def test_counts_match_cl100k() -> None:
+    counter = am.TokenCounter()
+    assert counter.encoding == "cl100k_base"
+    assert counter.count("hello world") == 2
+    assert counter.count("") == 0
+    assert counter.count("<|endoftext|>") > 1  # special-token text counts as plain text
+    assert counter.count_many(["hello world", "def f(x):\n    return x\n"]) == [2, counter.count("def f(x):\n    return x\n")]
+    assert am.available_encodings() == ["cl100k_base"]
+
+
+def test_loading_needs_no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("network access attempted")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    tokens._load_encoding.cache_clear()
+    assert am.TokenCounter().count("offline") >= 1
+
+
+def test_unknown_encoding_is_a_clear_error() -> None:
+    with pytest.raises(am.EncodingUnavailableError, match="o200k_base.*available: cl100k_base"):
+        am.TokenCounter("o200k_base")
+
+
+def test_tampered_encoding_file_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    module, relative, sha, pattern, special = tokens._ENCODINGS["cl100k_base"]
+    original = tokens._ranks_file(module, relative)
+    bad = tmp_path / "data" / "cl100k_base.tiktoken"
+    bad.parent.mkdir()
+    bad.write_bytes(original.read_bytes()[:-10])
+    assert hashlib.sha256(bad.read_bytes()).hexdigest() != sha
+    monkeypatch.setattr(tokens, "_ranks_file", lambda m, r: bad)
+    tokens._load_encoding.cache_clear()
+    try:
+        with pytest.raises(am.EncodingUnavailableError, match="does not match the published"):
+            am.TokenCounter()
+        monkeypatch.setattr(tokens, "_ranks_file", lambda m, r: tmp_path / "missing")
+        with pytest.raises(am.EncodingUnavailableError, match="cannot read"):
+            am.TokenCounter()
+    finally:
+        tokens._load_encoding.cache_clear()

@@ -2,12 +2,16 @@
 //! binding over it, compiled only with the `python` feature.
 
 pub mod context;
-mod error;
+pub mod error;
 
 pub use error::{Error, Result};
 
 #[cfg(feature = "python")]
 mod py;
+
+#[cfg(feature = "python")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[cfg(feature = "python")]
 #[pyo3::pymodule]

@@ -51,7 +51,7 @@ def test_prune_at_eighty_percent_removes_thirty_percent_lowest_first() -> None:
     w.add(make_item("user_old", T.UserMessage(), tokens=120, age_s=3 * 3600))  # 1.5e-3
     w.add(make_item("tool_new", T.ToolResult("bash"), tokens=300))  # 0.8
     r = w.maybe_prune(NOW)
-    # graph 100 + code 100 = 200 < 246, so tool_old (100) goes too; user_old stays.
+    # Lowest first: graph, code (200 < 246), then tool_old (300 >= 246); user_old stays.
     assert r is not None and [i.id for i in r.removed] == ["graph_old", "code_old", "tool_old"]
     assert [i.id for i in w.items()] == ["sys", "user_old", "tool_new"]
     assert w.token_count == 520

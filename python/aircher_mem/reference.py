@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from ._core import ContextItem, ContextItemType, ContextPolicy
 
-__all__ = ["RefItem", "ref_items", "relevance_scores", "prune_order"]
+__all__ = ["RefItem", "ref_items", "relevance_scores", "pruned_ids"]
 
 _TYPE_WEIGHT = {
     "SystemPrompt": "weight_system_prompt",
@@ -78,10 +78,11 @@ def relevance_scores(items: Sequence[RefItem], policy: ContextPolicy, current_ta
     return scores
 
 
-def prune_order(
+def pruned_ids(
     items: Sequence[RefItem], policy: ContextPolicy, current_task: str | None, now: float, max_tokens: int
 ) -> list[str]:
-    """Ids a prune removes, in removal order."""
+    """Ids a prune removes (lowest score first; ties: older first, then id), listed
+    in window order."""
     scores = relevance_scores(items, policy, current_task, now)
     tokens = sum(it.token_cost for it in items)
     threshold = int(max_tokens * policy.prune_threshold)
@@ -95,5 +96,5 @@ def prune_order(
         if removed_tokens >= target:
             break
         removed_tokens += items[i].token_cost
-        removed.append(items[i].id)
-    return removed
+        removed.append(i)
+    return [items[i].id for i in sorted(removed)]

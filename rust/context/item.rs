@@ -96,7 +96,7 @@ impl ContextItem {
                 return Err(invalid("line_range", format!("start {start} is after end {end}")));
             }
         }
-        let mut seen = rustc_hash::FxHashSet::default();
+        let mut seen = foldhash::HashSet::default();
         self.dependencies.retain(|d| seen.insert(d.clone()));
         if seen.contains(&self.id) {
             return Err(invalid("dependencies", format!("item {:?} depends on itself", self.id)));

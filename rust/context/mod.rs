@@ -1,6 +1,7 @@
 //! Working memory (seed 002): the context window, relevance scoring and pruning.
 //! Plain Rust, no Python: `cargo test` exercises all of it.
 
+mod index;
 mod item;
 mod policy;
 mod window;

@@ -88,18 +88,34 @@ impl ContextPolicy {
         Ok(())
     }
 
-    pub fn type_weight(&self, item_type: &super::ContextItemType) -> f64 {
+    /// A small index per kind of item (assistant responses split by tool calls), so
+    /// scoring looks weights up in an array.
+    pub fn kind_index(item_type: &super::ContextItemType) -> u8 {
         use super::ContextItemType::*;
         match item_type {
-            SystemPrompt => self.weight_system_prompt,
-            TaskState { .. } => self.weight_task_state,
-            UserMessage { .. } => self.weight_user_message,
-            AssistantResponse { tool_calls } if !tool_calls.is_empty() => self.weight_assistant_tool_calls,
-            AssistantResponse { .. } => self.weight_assistant_text,
-            ToolResult { .. } => self.weight_tool_result,
-            CodeSnippet { .. } => self.weight_code_snippet,
-            KnowledgeGraphQuery { .. } => self.weight_graph_query,
+            SystemPrompt => 0,
+            TaskState { .. } => 1,
+            UserMessage { .. } => 2,
+            AssistantResponse { tool_calls } if !tool_calls.is_empty() => 3,
+            AssistantResponse { .. } => 4,
+            ToolResult { .. } => 5,
+            CodeSnippet { .. } => 6,
+            KnowledgeGraphQuery { .. } => 7,
         }
+    }
+
+    /// The type multiplier of each `kind_index`.
+    pub fn kind_weights(&self) -> [f64; 8] {
+        [
+            self.weight_system_prompt,
+            self.weight_task_state,
+            self.weight_user_message,
+            self.weight_assistant_tool_calls,
+            self.weight_assistant_text,
+            self.weight_tool_result,
+            self.weight_code_snippet,
+            self.weight_graph_query,
+        ]
     }
 }
 

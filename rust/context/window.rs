@@ -1,8 +1,9 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use rustc_hash::FxHashMap;
+use foldhash::HashMap;
 
+use super::index::{hash_id, IdIndex};
 use super::{ContextItem, ContextPolicy};
 use crate::error::{invalid, Error, Result};
 
@@ -27,7 +28,7 @@ impl PruneReason {
 /// What a prune did, so the caller can summarize the removed items and snapshot.
 #[derive(Debug, Clone)]
 pub struct PruneResult {
-    /// Removed items, lowest score first.
+    /// Removed items, in window (chronological) order.
     pub removed: Vec<Arc<ContextItem>>,
     /// The score each removed item had when it was removed.
     pub removed_scores: Vec<f64>,
@@ -39,16 +40,128 @@ pub struct PruneResult {
     pub reason: PruneReason,
 }
 
+/// One item's row: everything scoring and pruning read, packed together so a scan
+/// over 100K items streams through memory instead of chasing a pointer per item.
+#[derive(Debug, Clone)]
+struct Row {
+    timestamp: f64,
+    relevance: f64,
+    tokens: usize,
+    /// Assigned on add, increasing: rows are sorted by it.
+    seq: u64,
+    /// Interned task id; 0 = no task.
+    task: u32,
+    /// How many items in the window list this one as a dependency.
+    dependents: u32,
+    /// Index into `ContextPolicy::kind_weights`.
+    kind: u8,
+    sticky: bool,
+    /// Whether `ContextWindow::dependencies` has an entry for this row.
+    has_dependencies: bool,
+}
+
+/// A prune candidate with its sort key inline, so ranking never chases pointers
+/// (equal scores are common: same kind, task and age in minutes).
+#[derive(Debug, Clone, Copy)]
+struct Candidate {
+    /// (score, timestamp) as one integer that sorts the same way: both are finite
+    /// and the score is >= 0, so their IEEE bits order like the values (the timestamp
+    /// after flipping, to handle negatives).
+    key: u128,
+    tokens: usize,
+    pos: u32,
+}
+
+impl Candidate {
+    fn new(score: f64, timestamp: f64, tokens: usize, pos: usize) -> Self {
+        let ts = timestamp.to_bits();
+        let ts = if ts >> 63 == 1 { !ts } else { ts | 1 << 63 };
+        Candidate { key: (u128::from(score.to_bits()) << 64) | u128::from(ts), tokens, pos: pos as u32 }
+    }
+
+    fn score(&self) -> f64 {
+        f64::from_bits((self.key >> 64) as u64)
+    }
+}
+
+/// Seed 002's `calculate_relevance` for one `now`.
+struct Scorer<'a> {
+    policy: &'a ContextPolicy,
+    weights: [f64; 8],
+    current_task: u32,
+    now: f64,
+    /// exp(-m / decay_minutes) per whole minute of age m, filled on first use: ages
+    /// are whole minutes, so a window needs few distinct values.
+    decay: Vec<f64>,
+}
+
+impl<'a> Scorer<'a> {
+    const MEMO_MINUTES: usize = 4096;
+
+    fn new(window: &'a ContextWindow, now: f64) -> Self {
+        Scorer {
+            policy: &window.policy,
+            weights: window.policy.kind_weights(),
+            current_task: window.current_task,
+            now,
+            decay: vec![f64::NAN; Self::MEMO_MINUTES],
+        }
+    }
+
+    /// Age is in whole minutes, truncated, as chrono's `num_minutes()` in the seed; an
+    /// item stamped in the future (clock skew) counts as age 0. Dependents are kept
+    /// up to date on every add and remove, so scoring is O(items), where the seed
+    /// scans every item per item.
+    fn score(&mut self, row: &Row) -> f64 {
+        let p = self.policy;
+        let age_minutes = ((self.now - row.timestamp) / 60.0).trunc().max(0.0);
+        let mut score = 1.0;
+        score *= self.decay_factor(age_minutes);
+        if self.current_task != 0 && row.task == self.current_task {
+            score *= p.current_task_boost;
+        }
+        score *= 1.0 + row.dependents as f64 * p.dependent_boost;
+        score *= self.weights[row.kind as usize];
+        score *= row.relevance;
+        score.clamp(0.0, p.max_score)
+    }
+
+    fn decay_factor(&mut self, age_minutes: f64) -> f64 {
+        let exact = || (-age_minutes / self.policy.decay_minutes).exp();
+        // `as usize` saturates, so a huge age falls outside the memo.
+        match self.decay.get_mut(age_minutes as usize) {
+            Some(memo) => {
+                if memo.is_nan() {
+                    *memo = exact();
+                }
+                *memo
+            }
+            None => exact(),
+        }
+    }
+}
+
 /// The working memory of seed 002: items in insertion order, their token total, the
 /// current task, and the pruning rule.
+///
+/// An id is found as hash(id) -> seq (`IdIndex`) -> row (binary search on `seq`),
+/// checked against the item's id. Removing items never re-keys the survivors, and a
+/// prune's bookkeeping is a few sequential passes.
 #[derive(Debug, Clone)]
 pub struct ContextWindow {
     items: Vec<Arc<ContextItem>>,
-    /// id -> position in `items`.
-    index: FxHashMap<String, usize>,
+    rows: Vec<Row>,
+    next_seq: u64,
+    index: IdIndex,
+    /// seq -> seqs of the items it depends on, resolved when it was added: a
+    /// dependency names the item present then (ids are UUIDs in practice). Only
+    /// items with dependencies have an entry, so rows stay small.
+    dependencies: HashMap<u64, Box<[u64]>>,
+    tasks: HashMap<String, u32>,
+    current_task: u32,
+    current_task_id: Option<String>,
     token_count: usize,
     max_tokens: usize,
-    current_task_id: Option<String>,
     pruning_count: usize,
     policy: ContextPolicy,
 }
@@ -61,10 +174,15 @@ impl ContextWindow {
         policy.validate()?;
         Ok(Self {
             items: Vec::new(),
-            index: FxHashMap::default(),
+            rows: Vec::new(),
+            next_seq: 0,
+            index: IdIndex::default(),
+            dependencies: HashMap::default(),
+            tasks: HashMap::default(),
+            current_task: 0,
+            current_task_id: None,
             token_count: 0,
             max_tokens,
-            current_task_id: None,
             pruning_count: 0,
             policy,
         })
@@ -95,10 +213,11 @@ impl ContextWindow {
         self.current_task_id.as_deref()
     }
     pub fn set_current_task(&mut self, task_id: Option<String>) {
+        self.current_task = self.intern_task(task_id.as_deref());
         self.current_task_id = task_id;
     }
     pub fn contains(&self, id: &str) -> bool {
-        self.index.contains_key(id)
+        self.position(id).is_some()
     }
 
     /// Token count above which `maybe_prune` prunes: as the seed, `(max * 0.8) as usize`.
@@ -106,8 +225,22 @@ impl ContextWindow {
         (self.max_tokens as f64 * self.policy.prune_threshold) as usize
     }
 
+    fn intern_task(&mut self, task: Option<&str>) -> u32 {
+        let Some(task) = task else { return 0 };
+        let next = self.tasks.len() as u32 + 1;
+        *self.tasks.entry(task.to_string()).or_insert(next)
+    }
+
+    fn position_of_seq(&self, seq: u64) -> Option<usize> {
+        self.rows.binary_search_by_key(&seq, |r| r.seq).ok()
+    }
+
+    fn position(&self, id: &str) -> Option<usize> {
+        self.index.candidates(hash_id(id)).filter_map(|seq| self.position_of_seq(seq)).find(|&pos| self.items[pos].id == id)
+    }
+
     pub fn get(&self, id: &str) -> Result<&Arc<ContextItem>> {
-        self.index.get(id).map(|&i| &self.items[i]).ok_or_else(|| Error::UnknownId(id.to_string()))
+        self.position(id).map(|p| &self.items[p]).ok_or_else(|| Error::UnknownId(id.to_string()))
     }
 
     pub fn add(&mut self, item: Arc<ContextItem>) -> Result<()> {
@@ -117,73 +250,108 @@ impl ContextWindow {
     /// Adds items in order, all or none: a duplicate id or a dependency on an item that
     /// is neither in the window nor earlier in the batch rejects the whole batch.
     pub fn extend(&mut self, items: Vec<Arc<ContextItem>>) -> Result<()> {
-        let mut batch: FxHashMap<&str, ()> = FxHashMap::default();
+        let mut batch: HashMap<&str, ()> = HashMap::default();
         for item in &items {
-            if self.index.contains_key(&item.id) || batch.insert(&item.id, ()).is_some() {
+            if self.contains(&item.id) || batch.insert(&item.id, ()).is_some() {
                 return Err(Error::DuplicateId(item.id.clone()));
             }
-            if let Some(dep) = item.dependencies.iter().find(|d| !self.index.contains_key(*d) && !batch.contains_key(d.as_str())) {
+            if let Some(dep) = item.dependencies.iter().find(|d| !batch.contains_key(d.as_str()) && !self.contains(d)) {
                 return Err(Error::UnknownDependency { item: item.id.clone(), dependency: dep.clone() });
             }
         }
         drop(batch);
         self.items.reserve(items.len());
+        self.rows.reserve(items.len());
         for item in items {
-            self.index.insert(item.id.clone(), self.items.len());
+            let dependencies: Box<[u64]> = item
+                .dependencies
+                .iter()
+                .map(|dep| {
+                    let p = self.position(dep).expect("dependencies were checked above");
+                    self.rows[p].dependents += 1;
+                    self.rows[p].seq
+                })
+                .collect();
+            let row = Row {
+                timestamp: item.timestamp,
+                relevance: item.relevance_score,
+                tokens: item.token_cost,
+                seq: self.next_seq,
+                task: self.intern_task(item.task_id.as_deref()),
+                dependents: 0,
+                kind: ContextPolicy::kind_index(&item.item_type),
+                sticky: item.sticky,
+                has_dependencies: !dependencies.is_empty(),
+            };
+            if row.has_dependencies {
+                self.dependencies.insert(row.seq, dependencies);
+            }
+            self.next_seq += 1;
+            self.index.insert(hash_id(&item.id), row.seq);
             self.token_count += item.token_cost;
+            self.rows.push(row);
             self.items.push(item);
         }
         Ok(())
     }
 
     pub fn remove(&mut self, id: &str) -> Result<Arc<ContextItem>> {
-        let pos = self.index.remove(id).ok_or_else(|| Error::UnknownId(id.to_string()))?;
-        let item = self.items.remove(pos);
-        for (i, later) in self.items.iter().enumerate().skip(pos) {
-            *self.index.get_mut(&later.id).expect("index holds every item") = i;
-        }
-        self.token_count -= item.token_cost;
-        Ok(item)
+        let pos = self.position(id).ok_or_else(|| Error::UnknownId(id.to_string()))?;
+        let mut doomed = vec![false; self.items.len()];
+        doomed[pos] = true;
+        Ok(self.remove_marked(&doomed).pop().expect("one item removed"))
     }
 
-    /// How many items in the window list each item as a dependency: O(items + edges),
-    /// where the seed scans every item per item.
-    fn dependents(&self) -> Vec<u32> {
-        let mut counts = vec![0u32; self.items.len()];
-        for item in &self.items {
-            for dep in &item.dependencies {
-                // A dependency may have been removed since; it then counts for nothing.
-                if let Some(&j) = self.index.get(dep) {
-                    counts[j] += 1;
+    /// Removes the marked items and returns them in window order, keeping every count
+    /// exact. The removed `Arc`s are moved out, not cloned.
+    fn remove_marked(&mut self, marked: &[bool]) -> Vec<Arc<ContextItem>> {
+        let doomed: Vec<usize> = (0..marked.len()).filter(|&p| marked[p]).collect();
+        let doomed_seqs: Vec<u64> = doomed.iter().map(|&p| self.rows[p].seq).collect();
+        self.index.remove_seqs(&doomed_seqs);
+        let mut dependencies: Vec<u64> = Vec::new();
+        for &pos in &doomed {
+            let row = &self.rows[pos];
+            self.token_count -= row.tokens;
+            if row.has_dependencies {
+                dependencies.extend_from_slice(&self.dependencies.remove(&row.seq).expect("rows with dependencies have an entry"));
+            }
+        }
+        // Survivors lose one dependent per removed item listing them: sort the listed
+        // sequence numbers and walk them along the rows (both ascending).
+        dependencies.sort_unstable();
+        let mut listed = dependencies.iter().peekable();
+        for (pos, row) in self.rows.iter_mut().enumerate() {
+            if listed.peek().is_none() {
+                break;
+            }
+            while listed.next_if(|s| **s < row.seq).is_some() {}
+            while listed.next_if(|s| **s == row.seq).is_some() {
+                if !marked[pos] {
+                    row.dependents -= 1;
                 }
             }
         }
-        counts
-    }
-
-    /// Seed 002's `calculate_relevance`, with `now` injected.
-    ///
-    /// Age is in whole minutes, truncated, as chrono's `num_minutes()` in the seed; an
-    /// item stamped in the future (clock skew) counts as age 0.
-    pub fn relevance(&self, item: &ContextItem, dependents: u32, now: f64) -> f64 {
-        let p = &self.policy;
-        let age_minutes = ((now - item.timestamp) / 60.0).trunc().max(0.0);
-        let mut score = 1.0;
-        score *= (-age_minutes / p.decay_minutes).exp();
-        if self.current_task_id.is_some() && item.task_id == self.current_task_id {
-            score *= p.current_task_boost;
-        }
-        score *= 1.0 + dependents as f64 * p.dependent_boost;
-        score *= p.type_weight(&item.item_type);
-        score *= item.relevance_score;
-        score.clamp(0.0, p.max_score)
+        let mut pos = 0;
+        let removed = self
+            .items
+            .extract_if(.., |_| {
+                pos += 1;
+                marked[pos - 1]
+            })
+            .collect();
+        let mut pos = 0;
+        self.rows.retain(|_| {
+            pos += 1;
+            !marked[pos - 1]
+        });
+        removed
     }
 
     /// The relevance score of every item, in window order.
     pub fn scores(&self, now: f64) -> Result<Vec<f64>> {
         check_now(now)?;
-        let dependents = self.dependents();
-        Ok(self.items.iter().zip(dependents).map(|(item, d)| self.relevance(item, d, now)).collect())
+        let mut scorer = Scorer::new(self, now);
+        Ok(self.rows.iter().map(|r| scorer.score(r)).collect())
     }
 
     /// Prunes if the window holds more than `threshold()` tokens.
@@ -206,48 +374,27 @@ impl ContextWindow {
     /// it (items added without pruning) is under the threshold after one prune; in the
     /// seed's regime (just over 80 %) the two targets coincide.
     fn prune_for(&mut self, now: f64, reason: PruneReason) -> Result<PruneResult> {
-        let scores = self.scores(now)?;
+        check_now(now)?;
         let tokens_before = self.token_count;
         let threshold = self.threshold();
         let target = ((tokens_before as f64 * self.policy.prune_fraction) as usize).max(tokens_before.saturating_sub(threshold));
 
-        let mut order: Vec<u32> = (0..self.items.len() as u32).filter(|&i| !self.items[i as usize].sticky).collect();
-        // Lowest score first; ties: older first, then id.
-        let rank = |a: &u32, b: &u32| -> Ordering {
-            let (ia, ib) = (&self.items[*a as usize], &self.items[*b as usize]);
-            scores[*a as usize]
-                .total_cmp(&scores[*b as usize])
-                .then(ia.timestamp.total_cmp(&ib.timestamp))
-                .then_with(|| ia.id.cmp(&ib.id))
-        };
-        order.sort_unstable_by(rank);
-
-        let mut removed_tokens = 0usize;
-        let mut doomed = vec![false; self.items.len()];
-        let mut removed_order = Vec::new();
-        for &i in &order {
-            if removed_tokens >= target {
-                break;
+        let mut scorer = Scorer::new(self, now);
+        let mut order: Vec<Candidate> = Vec::with_capacity(self.rows.len());
+        for (pos, row) in self.rows.iter().enumerate() {
+            if !row.sticky {
+                order.push(Candidate::new(scorer.score(row), row.timestamp, row.tokens, pos));
             }
-            removed_tokens += self.items[i as usize].token_cost;
-            doomed[i as usize] = true;
-            removed_order.push(i as usize);
         }
-
-        let removed: Vec<_> = removed_order.iter().map(|&i| Arc::clone(&self.items[i])).collect();
-        let removed_scores = removed_order.iter().map(|&i| scores[i]).collect();
-        for item in &removed {
-            self.index.remove(&item.id);
+        let count = select_lowest(&mut order, target, |c| c.tokens, |a, b| self.rank(a, b));
+        let mut marked = vec![false; self.items.len()];
+        let mut scores = vec![0.0; self.items.len()];
+        for c in &order[..count] {
+            marked[c.pos as usize] = true;
+            scores[c.pos as usize] = c.score();
         }
-        let mut pos = 0;
-        self.items.retain(|_| {
-            pos += 1;
-            !doomed[pos - 1]
-        });
-        for (i, item) in self.items.iter().enumerate() {
-            *self.index.get_mut(&item.id).expect("index holds every kept item") = i;
-        }
-        self.token_count -= removed_tokens;
+        let removed_scores = (0..marked.len()).filter(|&p| marked[p]).map(|p| scores[p]).collect();
+        let removed = self.remove_marked(&marked);
         self.pruning_count += 1;
         Ok(PruneResult {
             removed,
@@ -259,6 +406,39 @@ impl ContextWindow {
             reason,
         })
     }
+
+    /// Pruning order: lowest score first; ties: older first, then id.
+    fn rank(&self, a: &Candidate, b: &Candidate) -> Ordering {
+        a.key.cmp(&b.key).then_with(|| self.items[a.pos as usize].id.cmp(&self.items[b.pos as usize].id))
+    }
+}
+
+/// Reorders `v` so that its first k elements are the smallest prefix, in `cmp`
+/// order, whose weights sum to at least `target` (all of `v` if it sums to less),
+/// and returns k. The first k come in no particular order. Weighted quickselect:
+/// O(n) on average, where sorting everything is O(n log n); only the block holding
+/// the boundary is sorted.
+fn select_lowest<T>(v: &mut [T], target: usize, weight: impl Fn(&T) -> usize, cmp: impl Fn(&T, &T) -> Ordering) -> usize {
+    let (mut lo, mut hi, mut need) = (0, v.len(), target);
+    while hi - lo > 64 {
+        let mid = lo + (hi - lo) / 2;
+        v[lo..hi].select_nth_unstable_by(mid - lo, &cmp);
+        let left: usize = v[lo..mid].iter().map(&weight).sum();
+        if left >= need {
+            hi = mid;
+        } else {
+            need -= left;
+            lo = mid;
+        }
+    }
+    v[lo..hi].sort_unstable_by(&cmp);
+    let mut k = lo;
+    let mut taken = 0;
+    while k < hi && taken < need {
+        taken += weight(&v[k]);
+        k += 1;
+    }
+    k
 }
 
 fn check_now(now: f64) -> Result<()> {
@@ -316,8 +496,24 @@ mod tests {
         assert_eq!(w.token_count(), 45);
         assert_eq!(w.pruning_count(), 1);
         assert_eq!(w.index.len(), 2);
+        assert_eq!(w.rows.len(), 2);
         assert_eq!(w.get("user").unwrap().token_cost, 25);
         assert!(w.maybe_prune(NOW).unwrap().is_none());
+    }
+
+    #[test]
+    fn removed_items_come_back_in_window_order_with_their_scores() {
+        let mut w = window(1000);
+        for (id, age) in [("a", 7200.0), ("b", 0.0), ("c", 3600.0), ("d", 10800.0), ("e", 60.0)] {
+            add(&mut w, item(id, T::ToolResult { tool_name: "t".into(), file_path: None }, NOW - age, 10));
+        }
+        w.policy.prune_fraction = 0.6; // 30 tokens: three items
+        let r = w.prune(NOW).unwrap();
+        // Lowest scores: d (3 h), a (2 h), c (1 h); reported in window order.
+        assert_eq!(r.removed.iter().map(|i| i.id.as_str()).collect::<Vec<_>>(), ["a", "c", "d"]);
+        let expected: Vec<f64> = [120.0f64, 60.0, 180.0].iter().map(|m| (-m / 60.0).exp() * 0.8).collect();
+        assert_eq!(r.removed_scores, expected);
+        assert_eq!(w.items().iter().map(|i| i.id.as_str()).collect::<Vec<_>>(), ["b", "e"]);
     }
 
     #[test]
@@ -327,9 +523,9 @@ mod tests {
             add(&mut w, item(id, T::ToolResult { tool_name: "t".into(), file_path: None }, NOW, 10));
         }
         add(&mut w, item("z", T::ToolResult { tool_name: "t".into(), file_path: None }, NOW - 1.0, 10));
-        let r = w.prune(NOW).unwrap(); // target 12 tokens -> two items
+        let r = w.prune(NOW).unwrap(); // target 12 tokens -> two items: z (older), then a
         let ids: Vec<_> = r.removed.iter().map(|i| i.id.as_str()).collect();
-        assert_eq!(ids, ["z", "a"]);
+        assert_eq!(ids, ["a", "z"]);
         assert_eq!(r.reason, PruneReason::Requested);
     }
 
@@ -341,8 +537,8 @@ mod tests {
         }
         let r = w.maybe_prune(NOW).unwrap().unwrap();
         assert_eq!((r.tokens_before, r.target_tokens, r.tokens_after), (300, 220, 80));
-        // Oldest go first.
-        assert_eq!(r.removed[0].id, "i29");
+        // The 22 oldest go.
+        assert_eq!(r.removed.iter().map(|i| i.id.as_str()).collect::<Vec<_>>(), (8..30).map(|i| format!("i{i}")).collect::<Vec<_>>());
     }
 
     #[test]
@@ -351,9 +547,15 @@ mod tests {
         add(&mut w, item("base", T::ToolResult { tool_name: "t".into(), file_path: None }, NOW, 1));
         add(&mut w, ContextItem { dependencies: vec!["base".into()], ..item("d1", T::SystemPrompt, NOW, 1) });
         add(&mut w, ContextItem { dependencies: vec!["base".into(), "d1".into()], ..item("d2", T::SystemPrompt, NOW, 1) });
-        assert_eq!(w.dependents(), vec![2, 1, 0]);
+        let deps = |w: &ContextWindow| w.rows.iter().map(|r| r.dependents).collect::<Vec<_>>();
+        assert_eq!(deps(&w), vec![2, 1, 0]);
         w.remove("d1").unwrap();
-        assert_eq!(w.dependents(), vec![1, 0]);
+        assert_eq!(deps(&w), vec![1, 0]);
+        // A dependency names the item present when the dependent was added: an id
+        // removed and added again is a new item nobody depends on yet.
+        w.remove("base").unwrap();
+        add(&mut w, item("base", T::ToolResult { tool_name: "t".into(), file_path: None }, NOW, 1));
+        assert_eq!(deps(&w), vec![0, 0]);
         assert_eq!(w.get("d2").unwrap().id, "d2");
         assert_eq!(w.token_count(), 2);
     }
@@ -374,6 +576,35 @@ mod tests {
         assert!(w.scores(f64::NAN).is_err());
         assert!(w.maybe_prune(f64::INFINITY).is_err());
         assert!(ContextWindow::new(0, ContextPolicy::default()).is_err());
+    }
+
+    #[test]
+    fn weighted_selection_equals_sorting_everything() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |m: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % m
+        };
+        for round in 0..300 {
+            let n = next(400) as usize;
+            let v: Vec<(u64, usize)> = (0..n).map(|_| (next(50), next(30) as usize)).collect();
+            let total: usize = v.iter().map(|x| x.1).sum();
+            let target = if round % 7 == 0 { total + 5 } else { next(total as u64 + 1) as usize };
+            let mut sorted = v.clone();
+            sorted.sort();
+            let (mut k, mut taken) = (0, 0);
+            while k < n && taken < target {
+                taken += sorted[k].1;
+                k += 1;
+            }
+            let mut selected = v.clone();
+            let got = select_lowest(&mut selected, target, |x| x.1, |a, b| a.cmp(b));
+            assert_eq!(got, k);
+            selected[..got].sort();
+            assert_eq!(selected[..got], sorted[..k]);
+        }
     }
 
     #[test]

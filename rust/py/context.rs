@@ -279,12 +279,12 @@ pub struct PyPruneResult(PruneResult);
 
 #[pymethods]
 impl PyPruneResult {
-    /// Removed items, lowest score first.
+    /// Removed items, in window (chronological) order.
     #[getter]
     fn removed(&self) -> Vec<PyContextItem> {
         self.0.removed.iter().cloned().map(PyContextItem).collect()
     }
-    /// Each removed item's score at removal.
+    /// Each removed item's score at removal, in the order of `removed`.
     #[getter]
     fn removed_scores(&self) -> Vec<f64> {
         self.0.removed_scores.clone()

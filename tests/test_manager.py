@@ -15,9 +15,13 @@ class Sink:
         self.interactions: list[tuple[Any, ...]] = []
         self.snapshots: list[dict[str, Any]] = []
 
-    def record_file_interaction(self, session_id: str, task_id: str | None, file_path: str, operation: str,
-                                line_range: tuple[int, int] | None, success: bool, context: str | None = None) -> None:
+    def record_file_interaction(self, file_path: str, operation: str, *, line_range: tuple[int, int] | None = None,
+                                success: bool = True, context: str | None = None, task_id: str | None = None,
+                                session_id: str | None = None) -> None:
         self.interactions.append((session_id, task_id, file_path, operation, line_range, success))
+
+    def find_similar_tasks(self, text: str, limit: int = 3) -> list[am.PastTask]:
+        return []
 
     def store_snapshot(self, snapshot: dict[str, Any]) -> None:
         self.snapshots.append(snapshot)

@@ -23,14 +23,29 @@ from .context import (
     RelevantCode,
     item_to_message,
 )
+from .episodic import (
+    CoEdit,
+    EpisodicMemory,
+    FileInteraction,
+    LearnedPattern,
+    SimilarTask,
+    TaskRecord,
+    ToolStats,
+)
 from .errors import (
     AircherError,
     DuplicateItemError,
     EncodingUnavailableError,
     InvalidInputError,
     PolicyError,
+    SchemaVersionError,
+    StoreCorruptError,
+    StoreError,
+    StoreLockedError,
+    TaskStateError,
     UnknownDependencyError,
     UnknownItemError,
+    UnknownTaskError,
 )
 from .tokens import TokenCounter, available_encodings
 
@@ -50,6 +65,13 @@ __all__ = [
     "PastTask",
     "RelevantCode",
     "item_to_message",
+    "EpisodicMemory",
+    "FileInteraction",
+    "ToolStats",
+    "CoEdit",
+    "TaskRecord",
+    "SimilarTask",
+    "LearnedPattern",
     "TokenCounter",
     "available_encodings",
     "AircherError",
@@ -59,4 +81,10 @@ __all__ = [
     "PolicyError",
     "UnknownDependencyError",
     "UnknownItemError",
+    "StoreError",
+    "StoreLockedError",
+    "StoreCorruptError",
+    "SchemaVersionError",
+    "UnknownTaskError",
+    "TaskStateError",
 ]

@@ -62,20 +62,24 @@ HistoryProvider = Callable[[str, int], Iterable[PastTask]]
 
 
 class EpisodicSink(Protocol):
-    """Where pruned items and snapshots go (episodic memory implements this)."""
+    """Where pruned items and snapshots go, and where similar past tasks come from
+    (:class:`aircher_mem.EpisodicMemory` implements this)."""
 
     def record_file_interaction(
         self,
-        session_id: str,
-        task_id: str | None,
         file_path: str,
         operation: str,
-        line_range: tuple[int, int] | None,
-        success: bool,
+        *,
+        line_range: tuple[int, int] | None = None,
+        success: bool = True,
         context: str | None = None,
+        task_id: str | None = None,
+        session_id: str | None = None,
     ) -> None: ...
 
     def store_snapshot(self, snapshot: dict[str, Any]) -> None: ...
+
+    def find_similar_tasks(self, text: str, limit: int = 3) -> Sequence[PastTask]: ...
 
 
 class DynamicContextManager:
@@ -100,7 +104,8 @@ class DynamicContextManager:
         self.tokens = TokenCounter(self.policy.encoding)
         self.session_id = session_id or uuid.uuid4().hex
         self.code_provider = code_provider
-        self.history_provider = history_provider
+        # Without an explicit provider, similar past tasks come from the episodic store.
+        self.history_provider = history_provider or (episodic.find_similar_tasks if episodic is not None else None)
         self.episodic = episodic
         self.clock = clock
         self.similar_tasks = similar_tasks
@@ -219,8 +224,10 @@ class DynamicContextManager:
         if isinstance(kind, ContextItemType.CodeSnippet):
             if self.episodic is not None:
                 self.episodic.record_file_interaction(
-                    self.session_id, self.window.current_task, kind.file_path, "viewed",
-                    kind.line_range, True, context=f"pruned from context ({item.token_cost} tokens)",
+                    kind.file_path, "viewed", line_range=kind.line_range, success=True,
+                    context=f"Lines {kind.line_range[0]}-{kind.line_range[1]} pruned from context "
+                    f"({item.token_cost} tokens)",
+                    task_id=item.task_id, session_id=self.session_id,
                 )
         else:
             log.debug("pruned %s: %.200s", item.type_name, item.content)

@@ -15,6 +15,12 @@ __all__ = [
     "UnknownItemError",
     "PolicyError",
     "EncodingUnavailableError",
+    "StoreError",
+    "StoreLockedError",
+    "StoreCorruptError",
+    "SchemaVersionError",
+    "UnknownTaskError",
+    "TaskStateError",
 ]
 
 
@@ -47,3 +53,30 @@ class PolicyError(InvalidInputError):
 
 class EncodingUnavailableError(AircherError, RuntimeError):
     """A token encoding cannot be loaded without the network."""
+
+
+class StoreError(AircherError):
+    """The episodic store cannot be opened, read or written."""
+
+
+class StoreLockedError(StoreError):
+    """Another process has the store open for writing (DuckDB allows one writer)."""
+
+
+class StoreCorruptError(StoreError):
+    """The store file is not a readable DuckDB database."""
+
+
+class SchemaVersionError(StoreError):
+    """The store was written by a newer aircher-mem; it is left untouched."""
+
+
+class UnknownTaskError(AircherError, KeyError):
+    """No task with this id."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class TaskStateError(InvalidInputError):
+    """A task lifecycle step that its current status does not allow."""

@@ -1,0 +1,794 @@
+"""Episodic memory (seed 002): what the agent did, across sessions, in one DuckDB file.
+
+Every tool execution, file interaction, task, context snapshot and learning is
+recorded; the queries answer "have I worked on this file before", "which files are
+edited together", "how reliable is this tool", "what was I doing" and "have I done
+something like this before".
+
+Writes are buffered and inserted in batches (one ``INSERT ... SELECT unnest(...)``
+per table: DuckDB's per-row ``executemany`` costs about a millisecond a row), so a
+``record_*`` call costs microseconds; ``flush()`` makes them durable, every query
+flushes first, and ``close()`` (also run at interpreter exit) flushes and closes.
+Task lifecycle changes are written at once.
+"""
+
+from __future__ import annotations
+
+import atexit
+import dataclasses
+import json
+import logging
+import math
+import re
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from .context import PastTask
+from .errors import (
+    InvalidInputError,
+    SchemaVersionError,
+    StoreCorruptError,
+    StoreError,
+    StoreLockedError,
+    TaskStateError,
+    UnknownTaskError,
+)
+
+__all__ = [
+    "EpisodicMemory",
+    "FileInteraction",
+    "ToolStats",
+    "CoEdit",
+    "TaskRecord",
+    "SimilarTask",
+    "LearnedPattern",
+    "SCHEMA_VERSION",
+    "OPERATIONS",
+]
+
+log = logging.getLogger("aircher_mem.episodic")
+
+OPERATIONS = ("read", "write", "edit", "search", "analyze", "viewed")
+"""File operations: seed 002's five, plus "viewed" for code pruned from the context."""
+
+TASK_STATUSES = ("active", "paused", "completed", "failed")
+INTENTS = ("CodeReading", "CodeWriting", "ProjectFixing", "ProjectExploration")
+
+# Schema migrations, applied in order inside one transaction. Version 1 is seed 002's
+# schema as written (its inline INDEX clauses become CREATE INDEX); later versions only
+# add. Never edit a released step: add a new one.
+_MIGRATIONS: dict[int, list[str]] = {
+    1: [
+        "CREATE TABLE schema_meta (version INTEGER NOT NULL)",
+        "INSERT INTO schema_meta VALUES (0)",
+        "CREATE SEQUENCE tool_executions_id",
+        """CREATE TABLE tool_executions (
+            id BIGINT PRIMARY KEY DEFAULT nextval('tool_executions_id'),
+            timestamp TIMESTAMP NOT NULL, session_id VARCHAR NOT NULL, task_id VARCHAR,
+            tool_name VARCHAR NOT NULL, parameters JSON NOT NULL, result JSON,
+            success BOOLEAN NOT NULL, error_message TEXT, duration_ms INTEGER, context_tokens INTEGER)""",
+        "CREATE INDEX idx_tool_session ON tool_executions (session_id)",
+        "CREATE INDEX idx_tool_timestamp ON tool_executions (tool_name, timestamp)",
+        "CREATE INDEX idx_tool_task ON tool_executions (task_id)",
+        "CREATE SEQUENCE file_interactions_id",
+        """CREATE TABLE file_interactions (
+            id BIGINT PRIMARY KEY DEFAULT nextval('file_interactions_id'),
+            timestamp TIMESTAMP NOT NULL, session_id VARCHAR NOT NULL, task_id VARCHAR,
+            file_path VARCHAR NOT NULL, operation VARCHAR NOT NULL, line_range JSON,
+            success BOOLEAN NOT NULL, context TEXT, changes_summary TEXT)""",
+        "CREATE INDEX idx_file ON file_interactions (file_path)",
+        "CREATE INDEX idx_session_file ON file_interactions (session_id, file_path)",
+        "CREATE INDEX idx_operation ON file_interactions (operation, timestamp)",
+        "CREATE SEQUENCE task_history_id",
+        """CREATE TABLE task_history (
+            id BIGINT PRIMARY KEY DEFAULT nextval('task_history_id'),
+            task_id VARCHAR UNIQUE NOT NULL, session_id VARCHAR NOT NULL, description TEXT NOT NULL,
+            intent VARCHAR, status VARCHAR NOT NULL, started_at TIMESTAMP NOT NULL,
+            completed_at TIMESTAMP, files_touched JSON, tools_used JSON, outcome TEXT)""",
+        "CREATE INDEX idx_task_status ON task_history (status)",
+        "CREATE INDEX idx_task_session ON task_history (session_id)",
+        "CREATE SEQUENCE context_snapshots_id",
+        """CREATE TABLE context_snapshots (
+            id BIGINT PRIMARY KEY DEFAULT nextval('context_snapshots_id'),
+            timestamp TIMESTAMP NOT NULL, session_id VARCHAR NOT NULL, task_id VARCHAR,
+            context_items JSON NOT NULL, total_tokens INTEGER NOT NULL, pruned_items JSON,
+            reason VARCHAR NOT NULL)""",
+        "CREATE INDEX idx_snapshot_session ON context_snapshots (session_id)",
+        "CREATE SEQUENCE learned_patterns_id",
+        """CREATE TABLE learned_patterns (
+            id BIGINT PRIMARY KEY DEFAULT nextval('learned_patterns_id'),
+            pattern_type VARCHAR NOT NULL, pattern_data JSON NOT NULL, confidence FLOAT NOT NULL,
+            observed_count INTEGER NOT NULL, first_seen TIMESTAMP NOT NULL, last_seen TIMESTAMP NOT NULL)""",
+        "CREATE INDEX idx_pattern_type ON learned_patterns (pattern_type)",
+        "CREATE SEQUENCE session_learnings_id",
+        """CREATE TABLE session_learnings (
+            id BIGINT PRIMARY KEY DEFAULT nextval('session_learnings_id'),
+            session_id VARCHAR NOT NULL, learning_type VARCHAR NOT NULL, data JSON NOT NULL,
+            confidence FLOAT NOT NULL)""",
+        "CREATE INDEX idx_learning_type ON session_learnings (learning_type)",
+    ],
+    2: [
+        # Incremental pattern updates need a stable key per pattern; the seed's
+        # session_learnings has no time.
+        "ALTER TABLE learned_patterns ADD COLUMN pattern_key VARCHAR",
+        "CREATE INDEX idx_pattern_key ON learned_patterns (pattern_key)",
+        "ALTER TABLE session_learnings ADD COLUMN created_at TIMESTAMP",
+    ],
+}
+SCHEMA_VERSION = max(_MIGRATIONS)
+
+# Column order of each buffered table, and how each value is cast in the batch insert.
+_COLUMNS: dict[str, list[tuple[str, str]]] = {
+    "tool_executions": [
+        ("timestamp", "TIMESTAMP"), ("session_id", "VARCHAR"), ("task_id", "VARCHAR"), ("tool_name", "VARCHAR"),
+        ("parameters", "JSON"), ("result", "JSON"), ("success", "BOOLEAN"), ("error_message", "VARCHAR"),
+        ("duration_ms", "INTEGER"), ("context_tokens", "INTEGER"),
+    ],
+    "file_interactions": [
+        ("timestamp", "TIMESTAMP"), ("session_id", "VARCHAR"), ("task_id", "VARCHAR"), ("file_path", "VARCHAR"),
+        ("operation", "VARCHAR"), ("line_range", "JSON"), ("success", "BOOLEAN"), ("context", "VARCHAR"),
+        ("changes_summary", "VARCHAR"),
+    ],
+    "context_snapshots": [
+        ("timestamp", "TIMESTAMP"), ("session_id", "VARCHAR"), ("task_id", "VARCHAR"), ("context_items", "JSON"),
+        ("total_tokens", "INTEGER"), ("pruned_items", "JSON"), ("reason", "VARCHAR"),
+    ],
+    "session_learnings": [
+        ("session_id", "VARCHAR"), ("learning_type", "VARCHAR"), ("data", "JSON"), ("confidence", "FLOAT"),
+        ("created_at", "TIMESTAMP"),
+    ],
+}
+CO_EDIT_SECONDS = 300
+
+
+def _batch_insert_sql(table: str) -> str:
+    names = ", ".join(name for name, _ in _COLUMNS[table])
+    values = ", ".join(
+        f"make_timestamp(unnest(?::BIGINT[]))" if kind == "TIMESTAMP" else f"unnest(?::{'VARCHAR' if kind == 'JSON' else kind}[])::{kind}"
+        for _, kind in _COLUMNS[table]
+    )
+    return f"INSERT INTO {table} ({names}) SELECT {values}"
+
+
+def _micros(seconds: float) -> int:
+    return round(seconds * 1_000_000)
+
+
+def _json(field: str, value: Any) -> str | None:
+    if value is None:
+        return None
+    try:
+        return json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"{field} must be JSON-serializable: {exc}") from None
+
+
+def _count(field: str, value: int | None) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InvalidInputError(f"{field} must be an integer >= 0, got {value!r}")
+    return value
+
+
+def _time(field: str, value: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise InvalidInputError(f"{field} must be a finite Unix time, got {value!r}")
+    return float(value)
+
+
+def _text(field: str, value: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise InvalidInputError(f"{field} must be a non-empty string, got {value!r}")
+    return value
+
+
+@dataclasses.dataclass(frozen=True)
+class FileInteraction:
+    timestamp: float
+    session_id: str
+    task_id: str | None
+    file_path: str
+    operation: str
+    line_range: tuple[int, int] | None
+    success: bool
+    context: str | None
+    changes_summary: str | None
+
+
+@dataclasses.dataclass(frozen=True)
+class ToolStats:
+    tool_name: str
+    total: int
+    successes: int
+    avg_duration_ms: float | None
+
+    @property
+    def success_rate(self) -> float:
+        return self.successes / self.total if self.total else 0.0
+
+
+@dataclasses.dataclass(frozen=True)
+class CoEdit:
+    file1: str
+    file2: str
+    count: int
+
+
+@dataclasses.dataclass(frozen=True)
+class TaskRecord:
+    task_id: str
+    session_id: str
+    description: str
+    intent: str | None
+    status: str
+    started_at: float
+    completed_at: float | None
+    files_touched: list[str]
+    tools_used: dict[str, int]
+    outcome: str | None
+
+
+@dataclasses.dataclass(frozen=True)
+class SimilarTask(PastTask):
+    """A past task ranked by lexical similarity (BM25) to a query."""
+
+    task_id: str
+    status: str
+    score: float
+
+
+@dataclasses.dataclass(frozen=True)
+class LearnedPattern:
+    pattern_type: str
+    data: dict[str, Any]
+    confidence: float
+    observed_count: int
+    first_seen: float
+    last_seen: float
+
+
+_WORD = re.compile(r"[A-Za-z][a-z]+|[A-Z]+(?![a-z])|\d+")
+_STOP = frozenset("a an and the to of in on for with is it this that be by or as at from fix add".split())
+
+
+def _terms(text: str) -> list[str]:
+    """Words of a description, code identifiers split (``parse_HTTPHeader`` ->
+    parse, http, header), lowercased, without stop words."""
+    return [w for w in (m.lower() for m in _WORD.findall(text)) if w not in _STOP and len(w) > 1]
+
+
+class EpisodicMemory:
+    """The six tables of seed 002 in one DuckDB file (``":memory:"`` for tests).
+
+    Opening migrates an older file forward; a newer file raises
+    :class:`SchemaVersionError` and is not modified. A file another process holds
+    raises :class:`StoreLockedError`; one that is not a DuckDB database,
+    :class:`StoreCorruptError`.
+    """
+
+    def __init__(
+        self,
+        path: str | Path = ":memory:",
+        *,
+        session_id: str | None = None,
+        batch_size: int = 256,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if batch_size < 1:
+            raise InvalidInputError(f"batch_size must be >= 1, got {batch_size}")
+        self.path = str(path)
+        self.session_id = session_id or uuid.uuid4().hex
+        self.batch_size = batch_size
+        self.clock = clock
+        self.current_task_id: str | None = None
+        self._con = self._connect(self.path)
+        self._pending: dict[str, list[tuple[Any, ...]]] = {table: [] for table in _COLUMNS}
+        self._pending_rows = 0
+        # task_id -> (files touched in order, tool counts): kept here, written on flush.
+        self._task_usage: dict[str, tuple[list[str], Counter[str]]] = {}
+        self._dirty_tasks: set[str] = set()
+        # (task_id, file_path) -> (tool, error) of a failed call not yet fixed; then
+        # whether the file was edited since.
+        self._open_errors: dict[tuple[str | None, str], tuple[str, str, bool]] = {}
+        self._fixes: list[tuple[str, str, str, float]] = []
+        self._closed = False
+        try:
+            self._migrate()
+        except BaseException:
+            self._con.close()
+            raise
+        atexit.register(self.close)
+
+    # -- opening -----------------------------------------------------------------------
+
+    @staticmethod
+    def _connect(path: str) -> duckdb.DuckDBPyConnection:
+        if path != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        # JSON is built in; never fetch extensions (no network at run time).
+        config: dict[str, str | bool | int | float | list[str]] = {
+            "autoinstall_known_extensions": False, "autoload_known_extensions": False}
+        try:
+            return duckdb.connect(path, config=config)
+        except duckdb.IOException as exc:
+            message = str(exc)
+            if "lock" in message.lower():
+                raise StoreLockedError(
+                    f"{path} is open in another process (DuckDB allows one writer per file); "
+                    f"close it there or go through its server. DuckDB said: {message}"
+                ) from None
+            if "not a valid DuckDB database" in message:
+                raise StoreCorruptError(f"{path} is not a DuckDB database: {message}") from None
+            raise StoreError(f"cannot open {path}: {message}") from None
+        except duckdb.Error as exc:
+            raise StoreCorruptError(f"cannot open {path}: {exc}") from None
+
+    def _version(self) -> int:
+        exists = self._con.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_meta'"
+        ).fetchone()
+        if not exists or exists[0] == 0:
+            return 0
+        row = self._con.execute("SELECT version FROM schema_meta").fetchone()
+        return int(row[0]) if row else 0
+
+    def _migrate(self) -> None:
+        version = self._version()
+        if version > SCHEMA_VERSION:
+            raise SchemaVersionError(
+                f"{self.path} has schema version {version}, newer than this aircher-mem's {SCHEMA_VERSION}; "
+                "upgrade aircher-mem to open it (the file was not changed)"
+            )
+        if version == SCHEMA_VERSION:
+            return
+        self._con.execute("BEGIN TRANSACTION")
+        try:
+            for step in range(version + 1, SCHEMA_VERSION + 1):
+                for statement in _MIGRATIONS[step]:
+                    self._con.execute(statement)
+                self._con.execute("UPDATE schema_meta SET version = ?", [step])
+            self._con.execute("COMMIT")
+        except duckdb.Error as exc:
+            self._con.execute("ROLLBACK")
+            raise StoreError(f"migrating {self.path} from version {version} failed: {exc}") from None
+        if version:
+            log.info("migrated %s from schema version %d to %d", self.path, version, SCHEMA_VERSION)
+
+    @property
+    def schema_version(self) -> int:
+        return self._version()
+
+    # -- recording ---------------------------------------------------------------------
+
+    def _now(self, timestamp: float | None) -> float:
+        return _time("timestamp", self.clock() if timestamp is None else timestamp)
+
+    def _task(self, task_id: str | None) -> str | None:
+        return self.current_task_id if task_id is None else task_id
+
+    def _buffer(self, table: str, row: tuple[Any, ...]) -> None:
+        self._check_open()
+        self._pending[table].append(row)
+        self._pending_rows += 1
+        if self._pending_rows >= self.batch_size:
+            self.flush()
+
+    def record_tool_execution(
+        self,
+        tool_name: str,
+        parameters: Mapping[str, Any] | None = None,
+        *,
+        result: Any = None,
+        success: bool = True,
+        error_message: str | None = None,
+        duration_ms: int | None = None,
+        context_tokens: int | None = None,
+        file_path: str | None = None,
+        task_id: str | None = None,
+        timestamp: float | None = None,
+    ) -> None:
+        """One tool call. ``file_path`` (stored in ``parameters``) ties it to a file
+        for the error-then-fix pattern."""
+        params = dict(parameters or {})
+        if file_path is not None:
+            params.setdefault("file_path", file_path)
+        row = (
+            _micros(self._now(timestamp)), self.session_id, self._task(task_id), _text("tool_name", tool_name),
+            _json("parameters", params), _json("result", result), bool(success), error_message,
+            _count("duration_ms", duration_ms), _count("context_tokens", context_tokens),
+        )
+        task = row[2]
+        self._note_usage(task, tool=tool_name)
+        target = params.get("file_path")
+        if isinstance(target, str):
+            self._track_error_fix(task, target, tool_name, success, error_message, row[0] / 1e6)
+        self._buffer("tool_executions", row)
+
+    def record_file_interaction(
+        self,
+        file_path: str,
+        operation: str,
+        *,
+        line_range: tuple[int, int] | None = None,
+        success: bool = True,
+        context: str | None = None,
+        changes_summary: str | None = None,
+        task_id: str | None = None,
+        session_id: str | None = None,
+        timestamp: float | None = None,
+    ) -> None:
+        """A read, write, edit, search, analyze, or a "viewed" (pruned code)."""
+        if operation not in OPERATIONS:
+            raise InvalidInputError(f"operation must be one of {', '.join(OPERATIONS)}, got {operation!r}")
+        span = None
+        if line_range is not None:
+            start, end = line_range
+            if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in (start, end)) or start > end:
+                raise InvalidInputError(f"line_range must be (start, end) with 0 <= start <= end, got {line_range!r}")
+            span = json.dumps({"start": start, "end": end})
+        row = (
+            _micros(self._now(timestamp)), session_id or self.session_id, self._task(task_id),
+            _text("file_path", file_path), operation, span, bool(success), context, changes_summary,
+        )
+        task = row[2]
+        if success and operation != "viewed":
+            self._note_usage(task, file=file_path)
+        if success and operation in ("write", "edit") and (task, file_path) in self._open_errors:
+            tool, error, _ = self._open_errors[(task, file_path)]
+            self._open_errors[(task, file_path)] = (tool, error, True)
+        self._buffer("file_interactions", row)
+
+    def store_snapshot(self, snapshot: Mapping[str, Any]) -> None:
+        """A context-window snapshot in seed 002's shape (``DynamicContextManager``
+        builds them on every prune and task switch)."""
+        try:
+            row = (
+                _micros(_time("timestamp", snapshot["timestamp"])), str(snapshot["session_id"]),
+                snapshot.get("task_id"), _json("items", snapshot["items"]),
+                _count("total_tokens", snapshot["total_tokens"]), _json("pruned_items", snapshot.get("pruned_items")),
+                _text("reason", snapshot["reason"]),
+            )
+        except KeyError as exc:
+            raise InvalidInputError(f"snapshot lacks {exc.args[0]!r}") from None
+        self._buffer("context_snapshots", row)
+
+    def record_learning(self, learning_type: str, data: Mapping[str, Any], confidence: float) -> None:
+        """A cross-session learning ("file_purpose", "common_error", "workflow", ...)."""
+        if not (isinstance(confidence, (int, float)) and 0.0 <= confidence <= 1.0):
+            raise InvalidInputError(f"confidence must be in [0, 1], got {confidence!r}")
+        row = (self.session_id, _text("learning_type", learning_type), _json("data", dict(data)),
+               float(confidence), _micros(self.clock()))
+        self._buffer("session_learnings", row)
+
+    # -- tasks -------------------------------------------------------------------------
+
+    def start_task(self, task_id: str, description: str, *, intent: str | None = None) -> None:
+        """Starts a task and makes it current; record_* calls default to it."""
+        if intent is not None and intent not in INTENTS:
+            raise InvalidInputError(f"intent must be one of {', '.join(INTENTS)}, got {intent!r}")
+        self._check_open()
+        try:
+            self._con.execute(
+                "INSERT INTO task_history (task_id, session_id, description, intent, status, started_at, "
+                "files_touched, tools_used) VALUES (?, ?, ?, ?, 'active', make_timestamp(?), '[]', '{}')",
+                [_text("task_id", task_id), self.session_id, _text("description", description), intent,
+                 _micros(self.clock())],
+            )
+        except duckdb.ConstraintException:
+            raise TaskStateError(f"task {task_id!r} already exists; resume it instead") from None
+        self._task_usage[task_id] = ([], Counter())
+        self.current_task_id = task_id
+
+    def _set_status(self, task_id: str, allowed: Sequence[str], status: str, outcome: str | None = None) -> None:
+        current = self.task(task_id).status
+        if current not in allowed:
+            raise TaskStateError(f"task {task_id!r} is {current}; cannot mark it {status}")
+        done = status in ("completed", "failed")
+        self._con.execute(
+            "UPDATE task_history SET status = ?, outcome = coalesce(?, outcome), "
+            "completed_at = CASE WHEN ? THEN make_timestamp(?) ELSE NULL END WHERE task_id = ?",
+            [status, outcome, done, _micros(self.clock()), task_id],
+        )
+
+    def pause_task(self, task_id: str) -> None:
+        self._set_status(task_id, ["active"], "paused")
+        if self.current_task_id == task_id:
+            self.current_task_id = None
+
+    def resume_task(self, task_id: str) -> None:
+        self._set_status(task_id, ["paused", "active"], "active")
+        self.current_task_id = task_id
+
+    def complete_task(self, task_id: str, outcome: str | None = None) -> None:
+        self._set_status(task_id, ["active", "paused"], "completed", outcome)
+        if self.current_task_id == task_id:
+            self.current_task_id = None
+
+    def fail_task(self, task_id: str, outcome: str | None = None) -> None:
+        self._set_status(task_id, ["active", "paused"], "failed", outcome)
+        if self.current_task_id == task_id:
+            self.current_task_id = None
+
+    def _note_usage(self, task_id: str | None, *, tool: str | None = None, file: str | None = None) -> None:
+        if task_id is None:
+            return
+        if task_id not in self._task_usage:
+            row = self._con.execute(
+                "SELECT files_touched, tools_used FROM task_history WHERE task_id = ?", [task_id]
+            ).fetchone()
+            if row is None:
+                return  # a task id nobody started: the rows keep it, task_history has nothing to update
+            self._task_usage[task_id] = (json.loads(row[0] or "[]"), Counter(json.loads(row[1] or "{}")))
+        files, tools = self._task_usage[task_id]
+        if file is not None and file not in files:
+            files.append(file)
+        if tool is not None:
+            tools[tool] += 1
+        self._dirty_tasks.add(task_id)
+
+    def _track_error_fix(self, task: str | None, path: str, tool: str, success: bool, error: str | None,
+                         when: float) -> None:
+        key = (task, path)
+        if not success:
+            signature = (error or "").strip().splitlines()[0][:200] if error and error.strip() else "error"
+            self._open_errors[key] = (tool, signature, False)
+        elif key in self._open_errors:
+            failed_tool, signature, edited = self._open_errors[key]
+            if edited and failed_tool == tool:
+                self._fixes.append((tool, path, signature, when))
+                del self._open_errors[key]
+
+    # -- writing -----------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StoreError(f"the episodic store {self.path} is closed")
+
+    def flush(self) -> None:
+        """Writes everything buffered in one transaction; on failure nothing is lost
+        from the buffer and the error is raised."""
+        self._check_open()
+        if not self._pending_rows and not self._dirty_tasks and not self._fixes:
+            return
+        con = self._con
+        con.execute("BEGIN TRANSACTION")
+        try:
+            first_new_edit = con.execute("SELECT coalesce(max(id), 0) FROM file_interactions").fetchone()
+            for table, rows in self._pending.items():
+                if rows:
+                    con.execute(_batch_insert_sql(table), [list(column) for column in zip(*rows)])
+            for task_id in sorted(self._dirty_tasks):
+                files, tools = self._task_usage[task_id]
+                con.execute(
+                    "UPDATE task_history SET files_touched = ?, tools_used = ? WHERE task_id = ?",
+                    [json.dumps(files), json.dumps(dict(tools)), task_id],
+                )
+            if self._pending["file_interactions"]:
+                self._update_co_edits(int(first_new_edit[0]) if first_new_edit else 0)
+            self._update_error_fixes()
+            con.execute("COMMIT")
+        except duckdb.Error as exc:
+            con.execute("ROLLBACK")
+            raise StoreError(f"writing to {self.path} failed (nothing was written; the records are kept "
+                             f"in memory): {exc}") from None
+        for rows in self._pending.values():
+            rows.clear()
+        self._pending_rows = 0
+        self._dirty_tasks.clear()
+        self._fixes.clear()
+
+    def _upsert_pattern(self, pattern_type: str, key: str, data: dict[str, Any], observed: int,
+                        confidence: Callable[[int], float], when_us: int) -> None:
+        row = self._con.execute(
+            "SELECT id, observed_count FROM learned_patterns WHERE pattern_key = ?", [key]
+        ).fetchone()
+        if row is None:
+            self._con.execute(
+                "INSERT INTO learned_patterns (pattern_type, pattern_data, confidence, observed_count, first_seen, "
+                "last_seen, pattern_key) VALUES (?, ?, ?, ?, make_timestamp(?), make_timestamp(?), ?)",
+                [pattern_type, json.dumps(data), confidence(observed), observed, when_us, when_us, key],
+            )
+        else:
+            total = int(row[1]) + observed
+            self._con.execute(
+                "UPDATE learned_patterns SET observed_count = ?, confidence = ?, "
+                "last_seen = greatest(last_seen, make_timestamp(?)) WHERE id = ?",
+                [total, confidence(total), when_us, row[0]],
+            )
+
+    def _update_co_edits(self, last_old_id: int) -> None:
+        """Co-edit pairs (seed 002: edits of two files in the same task within five
+        minutes), counted incrementally: only pairs with a row newer than
+        ``last_old_id`` are counted, each unordered pair of rows once."""
+        pairs = self._con.execute(
+            f"""SELECT least(a.file_path, b.file_path), greatest(a.file_path, b.file_path), count(*),
+                       epoch_us(max(greatest(a.timestamp, b.timestamp)))
+                FROM file_interactions a JOIN file_interactions b
+                  ON a.task_id = b.task_id AND a.file_path <> b.file_path AND b.id < a.id
+                 AND abs(epoch(a.timestamp) - epoch(b.timestamp)) <= {CO_EDIT_SECONDS}
+                WHERE a.id > ? AND a.operation = 'edit' AND b.operation = 'edit' AND a.success AND b.success
+                GROUP BY 1, 2""",
+            [last_old_id],
+        ).fetchall()
+        if not pairs:
+            return
+        files = sorted({f for pair in pairs for f in pair[:2]})
+        edits = dict(self._con.execute(
+            "SELECT file_path, count(*) FROM file_interactions WHERE operation = 'edit' AND success "
+            "AND file_path IN (SELECT unnest(?::VARCHAR[])) GROUP BY 1", [files]
+        ).fetchall())
+        for file1, file2, count, when_us in pairs:
+            fewer = max(1, min(edits.get(file1, 1), edits.get(file2, 1)))
+            data = {"files": [file1, file2], "operations": ["edit", "edit"], "within_seconds": CO_EDIT_SECONDS}
+            # Confidence: co-edits per edit of the less edited file ("when one changes,
+            # how often the other does too"), capped at 1.
+            def confidence(n: int, fewer: int = fewer) -> float:
+                return min(1.0, n / fewer)
+
+            self._upsert_pattern("co-edit", f"co-edit\x00{file1}\x00{file2}", data, int(count), confidence,
+                                 int(when_us))
+
+    def _update_error_fixes(self) -> None:
+        for tool, path, signature, when in self._fixes:
+            data = {"tool": tool, "file": path, "error": signature, "fix": "edit"}
+            # Confidence n / (n + 1): one sighting is a hint, repeated ones a habit.
+            self._upsert_pattern("error-fix", f"error-fix\x00{tool}\x00{path}\x00{signature}", data, 1,
+                                 lambda n: n / (n + 1), _micros(when))
+
+    def close(self) -> None:
+        """Flushes and closes; safe to call twice (also runs at interpreter exit)."""
+        if self._closed:
+            return
+        try:
+            self.flush()
+        finally:
+            self._closed = True
+            self._con.close()
+            atexit.unregister(self.close)
+
+    def __enter__(self) -> EpisodicMemory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- queries -----------------------------------------------------------------------
+
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        self.flush()
+        return self._con.execute(sql, list(params)).fetchall()
+
+    _INTERACTION_COLUMNS = (
+        "epoch_us(timestamp), session_id, task_id, file_path, operation, line_range, success, context, changes_summary"
+    )
+
+    @staticmethod
+    def _interaction(row: tuple[Any, ...]) -> FileInteraction:
+        span = json.loads(row[5]) if row[5] else None
+        return FileInteraction(row[0] / 1e6, row[1], row[2], row[3], row[4],
+                               (span["start"], span["end"]) if span else None, row[6], row[7], row[8])
+
+    def file_history(self, file_path: str, limit: int = 5) -> list[FileInteraction]:
+        """"Have I worked on this file before?": its last interactions, newest first."""
+        rows = self._query(
+            f"SELECT {self._INTERACTION_COLUMNS} FROM file_interactions WHERE file_path = ? "
+            "ORDER BY timestamp DESC, id DESC LIMIT ?", [file_path, limit])
+        return [self._interaction(r) for r in rows]
+
+    def last_interactions(self, pattern: str, limit: int = 10) -> list[FileInteraction]:
+        """"What did I last do with <pattern>?": interactions with files whose path
+        contains ``pattern`` (a plain substring, not a LIKE pattern), newest first."""
+        rows = self._query(
+            f"SELECT {self._INTERACTION_COLUMNS} FROM file_interactions WHERE contains(file_path, ?) "
+            "ORDER BY timestamp DESC, id DESC LIMIT ?", [pattern, limit])
+        return [self._interaction(r) for r in rows]
+
+    def co_edited_files(self, min_count: int = 3, within_seconds: int = CO_EDIT_SECONDS) -> list[CoEdit]:
+        """Files edited in the same task within ``within_seconds`` of each other, at
+        least ``min_count`` times (seed 002's query, with the time difference taken
+        in both directions)."""
+        rows = self._query(
+            """SELECT f1.file_path, f2.file_path, count(*) AS n
+               FROM file_interactions f1 JOIN file_interactions f2
+                 ON f1.task_id = f2.task_id AND f1.file_path < f2.file_path
+                AND abs(epoch(f2.timestamp) - epoch(f1.timestamp)) <= ?
+               WHERE f1.operation = 'edit' AND f2.operation = 'edit' AND f1.success AND f2.success
+               GROUP BY 1, 2 HAVING count(*) >= ? ORDER BY n DESC, 1, 2""",
+            [within_seconds, min_count])
+        return [CoEdit(a, b, int(n)) for a, b, n in rows]
+
+    def tool_stats(self, days: float = 7.0, now: float | None = None) -> list[ToolStats]:
+        """Per tool over the last ``days``: calls, successes, mean duration."""
+        since = _micros(self._now(now) - days * 86_400)
+        rows = self._query(
+            """SELECT tool_name, count(*), count(*) FILTER (WHERE success), avg(duration_ms)
+               FROM tool_executions WHERE timestamp > make_timestamp(?) GROUP BY 1 ORDER BY 2 DESC, 1""",
+            [since])
+        return [ToolStats(name, int(total), int(ok), None if avg is None else float(avg)) for name, total, ok, avg in rows]
+
+    _TASK_COLUMNS = ("task_id, session_id, description, intent, status, epoch_us(started_at), "
+                     "epoch_us(completed_at), files_touched, tools_used, outcome")
+
+    @staticmethod
+    def _task_record(row: tuple[Any, ...]) -> TaskRecord:
+        return TaskRecord(row[0], row[1], row[2], row[3], row[4], row[5] / 1e6,
+                          None if row[6] is None else row[6] / 1e6, json.loads(row[7] or "[]"),
+                          json.loads(row[8] or "{}"), row[9])
+
+    def task(self, task_id: str) -> TaskRecord:
+        rows = self._query(f"SELECT {self._TASK_COLUMNS} FROM task_history WHERE task_id = ?", [task_id])
+        if not rows:
+            raise UnknownTaskError(f"no task {task_id!r} in {self.path}")
+        return self._task_record(rows[0])
+
+    def open_tasks(self) -> list[TaskRecord]:
+        """"What was I working on?": active and paused tasks, newest first."""
+        rows = self._query(f"SELECT {self._TASK_COLUMNS} FROM task_history WHERE status IN ('active', 'paused') "
+                           "ORDER BY started_at DESC, id DESC")
+        return [self._task_record(r) for r in rows]
+
+    def find_similar_tasks(self, text: str, limit: int = 3) -> list[SimilarTask]:
+        """Past tasks most like ``text``: BM25 over each task's description and
+        outcome (k1 = 1.2, b = 0.75), the current task excluded; only tasks sharing
+        at least one term are returned."""
+        query = set(_terms(text))
+        if not query or limit <= 0:
+            return []
+        rows = self._query("SELECT task_id, description, outcome, status FROM task_history WHERE task_id <> ?",
+                           [self.current_task_id or ""])
+        docs = [Counter(_terms(f"{r[1]} {r[2] or ''}")) for r in rows]
+        if not docs:
+            return []
+        mean_len = sum(sum(d.values()) for d in docs) / len(docs) or 1.0
+        df = Counter(term for d in docs for term in query if term in d)
+        scored = []
+        for row, doc in zip(rows, docs):
+            length = sum(doc.values())
+            score = 0.0
+            for term in query & doc.keys():
+                idf = math.log(1 + (len(docs) - df[term] + 0.5) / (df[term] + 0.5))
+                tf = doc[term]
+                score += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * length / mean_len))
+            if score > 0:
+                scored.append(SimilarTask(row[1], row[2] or "", row[0], row[3], score))
+        scored.sort(key=lambda t: (-t.score, t.task_id))
+        return scored[:limit]
+
+    def patterns(self, pattern_type: str | None = None, *, min_count: int = 1) -> list[LearnedPattern]:
+        """Learned patterns ("co-edit", "error-fix"), most observed first."""
+        rows = self._query(
+            "SELECT pattern_type, pattern_data, confidence, observed_count, epoch_us(first_seen), epoch_us(last_seen) "
+            "FROM learned_patterns WHERE (? IS NULL OR pattern_type = ?) AND observed_count >= ? "
+            "ORDER BY observed_count DESC, confidence DESC, id",
+            [pattern_type, pattern_type, min_count])
+        return [LearnedPattern(t, json.loads(d), float(c), int(n), f / 1e6, l / 1e6) for t, d, c, n, f, l in rows]
+
+    def snapshots(self, limit: int = 10) -> list[dict[str, Any]]:
+        """The latest context snapshots of this store, newest first, in seed 002's shape."""
+        rows = self._query(
+            "SELECT epoch_us(timestamp), session_id, task_id, context_items, total_tokens, pruned_items, reason "
+            "FROM context_snapshots ORDER BY timestamp DESC, id DESC LIMIT ?", [limit])
+        return [{"timestamp": r[0] / 1e6, "session_id": r[1], "task_id": r[2], "items": json.loads(r[3]),
+                 "item_count": len(json.loads(r[3])), "total_tokens": r[4],
+                 "pruned_items": json.loads(r[5]) if r[5] else [], "reason": r[6]} for r in rows]
+
+    def learnings(self, learning_type: str | None = None) -> list[dict[str, Any]]:
+        rows = self._query(
+            "SELECT session_id, learning_type, data, confidence FROM session_learnings "
+            "WHERE ? IS NULL OR learning_type = ? ORDER BY id", [learning_type, learning_type])
+        return [{"session_id": s, "learning_type": t, "data": json.loads(d), "confidence": float(c)}
+                for s, t, d, c in rows]
+
+    def counts(self) -> dict[str, int]:
+        """Rows per table (for stats and tests)."""
+        self.flush()
+        tables: Iterable[str] = ("tool_executions", "file_interactions", "task_history", "context_snapshots",
+                                 "learned_patterns", "session_learnings")
+        return {t: int(self._con.execute(f"SELECT count(*) FROM {t}").fetchone()[0]) for t in tables}  # type: ignore[index]

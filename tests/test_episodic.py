@@ -1,0 +1,381 @@
+"""EpisodicMemory: schema, recording, every query on known data, patterns,
+migrations, and a locked or corrupt store."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import aircher_mem as am
+from aircher_mem import episodic
+from conftest import NOW
+
+
+@pytest.fixture
+def clock() -> list[float]:
+    return [NOW]
+
+
+@pytest.fixture
+def mem(clock: list[float]) -> am.EpisodicMemory:
+    m = am.EpisodicMemory(session_id="s1", clock=lambda: clock[0])
+    yield m
+    m.close()
+
+
+def raw(m: am.EpisodicMemory, sql: str) -> list[tuple[Any, ...]]:
+    """Reads the database directly, without flushing the buffer."""
+    return m._con.execute(sql).fetchall()
+
+
+def test_schema_has_the_seed_tables_and_version(mem: am.EpisodicMemory) -> None:
+    tables = {r[0] for r in raw(mem, "SELECT table_name FROM information_schema.tables")}
+    assert tables == {"schema_meta", "tool_executions", "file_interactions", "task_history", "context_snapshots",
+                      "learned_patterns", "session_learnings"}
+    assert mem.schema_version == am.episodic.SCHEMA_VERSION == 2
+    cols = [r[0] for r in raw(mem, "SELECT column_name FROM information_schema.columns "
+                                   "WHERE table_name = 'file_interactions' ORDER BY ordinal_position")]
+    assert cols == ["id", "timestamp", "session_id", "task_id", "file_path", "operation", "line_range", "success",
+                    "context", "changes_summary"]
+
+
+def test_writes_are_batched_and_flushed(clock: list[float]) -> None:
+    m = am.EpisodicMemory(batch_size=3, clock=lambda: clock[0])
+    m.record_file_interaction("a.py", "read")
+    m.record_file_interaction("a.py", "edit")
+    assert raw(m, "SELECT count(*) FROM file_interactions") == [(0,)]
+    m.record_tool_execution("pytest")  # third record: the batch is written
+    assert raw(m, "SELECT count(*) FROM file_interactions") == [(2,)]
+    m.record_file_interaction("b.py", "read")
+    assert len(m.file_history("b.py")) == 1  # queries flush first
+    m.close()
+    m.close()
+    with pytest.raises(am.StoreError, match="closed"):
+        m.record_file_interaction("a.py", "read")
+
+
+def test_file_history_newest_first_with_line_ranges(mem: am.EpisodicMemory, clock: list[float]) -> None:
+    for n in range(7):
+        clock[0] = NOW + n
+        mem.record_file_interaction("src/auth.py", "read", line_range=(n, n + 10), context=f"look {n}")
+    mem.record_file_interaction("src/other.py", "edit", changes_summary="rename")
+    history = mem.file_history("src/auth.py")
+    assert [h.line_range for h in history] == [(6, 16), (5, 15), (4, 14), (3, 13), (2, 12)]
+    assert history[0] == am.FileInteraction(NOW + 6, "s1", None, "src/auth.py", "read", (6, 16), True, "look 6", None)
+    assert json.loads(raw(mem, "SELECT line_range FROM file_interactions LIMIT 1")[0][0]) == {"start": 0, "end": 10}
+    assert mem.file_history("nope.py") == []
+
+
+def test_last_interactions_match_a_substring_literally(mem: am.EpisodicMemory, clock: list[float]) -> None:
+    for n, path in enumerate(["src/auth/login.py", "src/api.py", "tests/test_auth.py", "src/100%_auth.py"]):
+        clock[0] = NOW + n
+        mem.record_file_interaction(path, "read")
+    assert [i.file_path for i in mem.last_interactions("auth")] == [
+        "src/100%_auth.py", "tests/test_auth.py", "src/auth/login.py"]
+    assert [i.file_path for i in mem.last_interactions("%_")] == ["src/100%_auth.py"]
+    assert len(mem.last_interactions("auth", limit=1)) == 1
+
+
+def edit(m: am.EpisodicMemory, path: str, task: str, at: float) -> None:
+    m.record_file_interaction(path, "edit", task_id=task, timestamp=at)
+
+
+def test_co_edited_files_on_known_data(mem: am.EpisodicMemory) -> None:
+    # a.py + b.py edited together (<= 300 s apart, same task) in three tasks: 3.
+    for k, task in enumerate(["t1", "t2", "t3"]):
+        edit(mem, "a.py", task, NOW + k * 1000)
+        edit(mem, "b.py", task, NOW + k * 1000 + 299)
+    edit(mem, "c.py", "t1", NOW + 301)          # 301 s after a.py: too late; 2 s after b.py: counts once
+    edit(mem, "a.py", "t4", NOW)                # different task from b.py's edits
+    mem.record_file_interaction("b.py", "read", task_id="t4", timestamp=NOW)  # a read is not an edit
+    assert mem.co_edited_files() == [am.CoEdit("a.py", "b.py", 3)]
+    assert mem.co_edited_files(min_count=1) == [am.CoEdit("a.py", "b.py", 3), am.CoEdit("b.py", "c.py", 1)]
+    assert mem.co_edited_files(min_count=1, within_seconds=1000) == [
+        am.CoEdit("a.py", "b.py", 3), am.CoEdit("a.py", "c.py", 1), am.CoEdit("b.py", "c.py", 1)]
+
+
+def test_co_edit_patterns_are_learned_incrementally(mem: am.EpisodicMemory) -> None:
+    for k in range(4):
+        edit(mem, "api.py", f"t{k}", NOW + k * 1000)
+        edit(mem, "auth.py", f"t{k}", NOW + k * 1000 + 60)
+        mem.flush()  # one flush per task: each adds to the pattern
+    edit(mem, "auth.py", "t9", NOW + 9000)  # auth.py alone: lowers nothing, adds an edit
+    [pattern] = mem.patterns("co-edit")
+    assert pattern.data == {"files": ["api.py", "auth.py"], "operations": ["edit", "edit"], "within_seconds": 300}
+    assert pattern.observed_count == 4
+    assert pattern.confidence == pytest.approx(1.0)  # 4 co-edits / 4 edits of api.py
+    assert (pattern.first_seen, pattern.last_seen) == (NOW + 60, NOW + 3060)
+    assert mem.patterns("co-edit", min_count=5) == []
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["a.py", "b.py", "c.py"]), st.sampled_from(["t1", "t2"]),
+                          st.integers(0, 900), st.booleans()), max_size=30),
+       st.integers(1, 7))
+def test_incremental_co_edits_equal_the_full_query(edits: list[tuple[str, str, int, bool]], batch: int) -> None:
+    m = am.EpisodicMemory(batch_size=batch)
+    for path, task, at, flush in edits:
+        edit(m, path, task, NOW + at)
+        if flush:
+            m.flush()
+    learned = {tuple(p.data["files"]): p.observed_count for p in m.patterns("co-edit")}
+    assert learned == {(c.file1, c.file2): c.count for c in m.co_edited_files(min_count=1)}
+    m.close()
+
+
+def test_error_then_fix_pattern(mem: am.EpisodicMemory) -> None:
+    mem.start_task("t1", "make the tests pass")
+    for _ in range(2):
+        mem.record_tool_execution("pytest", {"args": "-x"}, success=False, file_path="tests/test_app.py",
+                                  error_message="AssertionError: 1 != 2\n  more")
+        mem.record_tool_execution("pytest", success=True, file_path="tests/test_app.py")  # no edit in between
+        mem.record_tool_execution("pytest", success=False, file_path="tests/test_app.py",
+                                  error_message="AssertionError: 1 != 2")
+        mem.record_file_interaction("tests/test_app.py", "edit")
+        mem.record_tool_execution("pytest", success=True, file_path="tests/test_app.py")
+    [pattern] = mem.patterns("error-fix")
+    assert pattern.data == {"tool": "pytest", "file": "tests/test_app.py", "error": "AssertionError: 1 != 2",
+                            "fix": "edit"}
+    assert (pattern.observed_count, pattern.confidence) == (2, pytest.approx(2 / 3))
+
+
+def test_tool_stats_over_the_last_seven_days(mem: am.EpisodicMemory) -> None:
+    mem.record_tool_execution("bash", {"cmd": "ls"}, success=True, duration_ms=10, timestamp=NOW - 3600)
+    mem.record_tool_execution("bash", {"cmd": "false"}, success=False, duration_ms=30, error_message="exit 1",
+                              timestamp=NOW - 86_400)
+    mem.record_tool_execution("edit", {"path": "a.py"}, success=True, timestamp=NOW)
+    mem.record_tool_execution("bash", {"cmd": "old"}, success=True, duration_ms=999, timestamp=NOW - 8 * 86_400)
+    stats = mem.tool_stats(now=NOW)
+    assert stats == [am.ToolStats("bash", 2, 1, 20.0), am.ToolStats("edit", 1, 1, None)]
+    assert stats[0].success_rate == 0.5
+    assert mem.tool_stats(days=30, now=NOW)[0].total == 3
+    params = raw(mem, "SELECT parameters FROM tool_executions ORDER BY id LIMIT 1")[0][0]
+    assert json.loads(params) == {"cmd": "ls"}
+
+
+def test_task_lifecycle_and_usage(mem: am.EpisodicMemory, clock: list[float]) -> None:
+    mem.start_task("t1", "fix login", intent="ProjectFixing")
+    mem.record_file_interaction("auth.py", "read")
+    mem.record_file_interaction("auth.py", "edit")
+    mem.record_file_interaction("views.py", "viewed", line_range=(1, 9))  # pruned view: not "touched"
+    mem.record_tool_execution("read_file")
+    mem.record_tool_execution("read_file")
+    mem.record_tool_execution("edit_file")
+    clock[0] = NOW + 10
+    mem.start_task("t2", "add caching")
+    mem.pause_task("t2")
+    clock[0] = NOW + 20
+    mem.start_task("t3", "write docs")
+    assert [t.task_id for t in mem.open_tasks()] == ["t3", "t2", "t1"]
+    assert [t.status for t in mem.open_tasks()] == ["active", "paused", "active"]
+    t1 = mem.task("t1")
+    assert (t1.files_touched, t1.tools_used, t1.intent) == (["auth.py"], {"read_file": 2, "edit_file": 1}, "ProjectFixing")
+    clock[0] = NOW + 30
+    mem.complete_task("t1", "patched the session check")
+    t1 = mem.task("t1")
+    assert (t1.status, t1.outcome, t1.completed_at) == ("completed", "patched the session check", NOW + 30)
+    mem.resume_task("t2")
+    assert mem.current_task_id == "t2"
+    mem.fail_task("t2", "no cache backend")
+    assert [t.task_id for t in mem.open_tasks()] == ["t3"]
+    with pytest.raises(am.TaskStateError, match="completed"):
+        mem.pause_task("t1")
+    with pytest.raises(am.TaskStateError, match="already exists"):
+        mem.start_task("t1", "again")
+    with pytest.raises(am.UnknownTaskError):
+        mem.complete_task("ghost")
+    with pytest.raises(am.InvalidInputError, match="intent"):
+        mem.start_task("t9", "x", intent="Chatting")
+
+
+def test_usage_of_an_earlier_session_task_is_kept(tmp_path: Path, clock: list[float]) -> None:
+    path = tmp_path / "memory.duckdb"
+    with am.EpisodicMemory(path, session_id="s1", clock=lambda: clock[0]) as first:
+        first.start_task("t1", "refactor parser")
+        first.record_tool_execution("grep")
+        first.record_file_interaction("parser.py", "edit")
+        first.pause_task("t1")
+    with am.EpisodicMemory(path, session_id="s2", clock=lambda: clock[0]) as second:
+        second.resume_task("t1")
+        second.record_tool_execution("grep")
+        second.record_file_interaction("lexer.py", "edit")
+        t1 = second.task("t1")
+        assert (t1.files_touched, t1.tools_used) == (["parser.py", "lexer.py"], {"grep": 2})
+        assert t1.session_id == "s1"
+
+
+def test_similar_tasks_rank_lexically(mem: am.EpisodicMemory) -> None:
+    tasks = {
+        "t1": ("Fix login failure for admin users", "session cookie was not refreshed in auth.py"),
+        "t2": ("Add caching to the search endpoint", "redis cache with 60 s TTL"),
+        "t3": ("Speed up CSV export", "streamed rows"),
+        "t4": ("Login page shows a blank screen", "missing template variable"),
+    }
+    for task_id, (description, outcome) in tasks.items():
+        mem.start_task(task_id, description)
+        mem.complete_task(task_id, outcome)
+    found = mem.find_similar_tasks("admin cannot login: session expires", limit=3)
+    assert [t.task_id for t in found] == ["t1", "t4"]
+    assert found[0].description == tasks["t1"][0] and found[0].outcome == tasks["t1"][1]
+    assert found[0].score > found[1].score > 0
+    assert mem.find_similar_tasks("cache the searchEndpoint")[0].task_id == "t2"  # identifiers are split
+    assert mem.find_similar_tasks("") == [] and mem.find_similar_tasks("the a of") == []
+    mem.start_task("t5", "login admin session cookie")  # the current task is not "past work"
+    assert "t5" not in [t.task_id for t in mem.find_similar_tasks("login admin session")]
+
+
+def test_snapshots_and_learnings(mem: am.EpisodicMemory) -> None:
+    snap = {"timestamp": NOW, "session_id": "s1", "task_id": "t1", "total_tokens": 120, "item_count": 1,
+            "items": [{"id": "x", "type": "UserMessage", "tokens": 120, "relevance": 1.5, "age_minutes": 0}],
+            "pruned_items": [{"id": "y", "type": "ToolResult", "tokens": 40, "relevance": 0.1}], "reason": "pruning"}
+    mem.store_snapshot(snap)
+    assert mem.snapshots() == [snap]
+    mem.record_learning("file_purpose", {"file": "auth.py", "purpose": "sessions"}, 0.9)
+    assert mem.learnings("file_purpose") == [
+        {"session_id": "s1", "learning_type": "file_purpose", "data": {"file": "auth.py", "purpose": "sessions"},
+         "confidence": pytest.approx(0.9)}]
+    assert mem.learnings("workflow") == []
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda m: m.record_file_interaction("a.py", "delete"), "operation"),
+        (lambda m: m.record_file_interaction("a.py", "read", line_range=(5, 2)), "line_range"),
+        (lambda m: m.record_file_interaction("a.py", "read", line_range=(-1, 2)), "line_range"),
+        (lambda m: m.record_file_interaction("", "read"), "file_path"),
+        (lambda m: m.record_file_interaction("a.py", "read", timestamp=float("nan")), "timestamp"),
+        (lambda m: m.record_tool_execution("bash", {"x": object()}), "parameters"),
+        (lambda m: m.record_tool_execution("bash", {"x": float("nan")}), "parameters"),
+        (lambda m: m.record_tool_execution("bash", duration_ms=-5), "duration_ms"),
+        (lambda m: m.record_tool_execution(""), "tool_name"),
+        (lambda m: m.record_learning("workflow", {}, 1.5), "confidence"),
+        (lambda m: m.store_snapshot({"timestamp": NOW}), "snapshot lacks"),
+    ],
+)
+def test_bad_records_raise_and_store_nothing(mem: am.EpisodicMemory, call: Any, message: str) -> None:
+    mem.record_file_interaction("kept.py", "read")
+    with pytest.raises(am.InvalidInputError, match=message):
+        call(mem)
+    assert mem.counts()["file_interactions"] == 1 and mem.counts()["tool_executions"] == 0
+
+
+def v1_store(path: Path) -> None:
+    """A store as the first release wrote it, with one row per table that has data."""
+    con = duckdb.connect(str(path))
+    for statement in episodic._MIGRATIONS[1]:
+        con.execute(statement)
+    con.execute("UPDATE schema_meta SET version = 1")
+    con.execute("INSERT INTO file_interactions (timestamp, session_id, file_path, operation, success) "
+                "VALUES (TIMESTAMP '2026-01-01 10:00:00', 'old', 'legacy.py', 'edit', true)")
+    con.execute("INSERT INTO learned_patterns (pattern_type, pattern_data, confidence, observed_count, first_seen, "
+                "last_seen) VALUES ('refactor', '{}', 0.5, 2, now(), now())")
+    con.close()
+
+
+def test_an_older_store_is_migrated_and_keeps_its_rows(tmp_path: Path) -> None:
+    path = tmp_path / "memory.duckdb"
+    v1_store(path)
+    with am.EpisodicMemory(path) as m:
+        assert m.schema_version == 2
+        [old] = m.file_history("legacy.py")
+        assert (old.session_id, old.operation) == ("old", "edit")
+        assert [p.pattern_type for p in m.patterns()] == ["refactor"]
+        m.record_learning("workflow", {"steps": 3}, 0.5)  # the v2 column works
+    with am.EpisodicMemory(path) as again:
+        assert again.schema_version == 2 and again.counts()["session_learnings"] == 1
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_a_newer_store_is_refused_and_left_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "memory.duckdb"
+    with am.EpisodicMemory(path) as m:
+        m.record_file_interaction("a.py", "read")
+    con = duckdb.connect(str(path))
+    con.execute("UPDATE schema_meta SET version = 99")
+    con.close()
+    before = digest(path)
+    with pytest.raises(am.SchemaVersionError, match="version 99"):
+        am.EpisodicMemory(path)
+    assert digest(path) == before
+
+
+def test_a_corrupt_store_is_a_clear_error_and_left_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "memory.duckdb"
+    path.write_bytes(b"\x00garbage" * 1000)
+    before = digest(path)
+    with pytest.raises(am.StoreCorruptError, match="not a DuckDB database"):
+        am.EpisodicMemory(path)
+    assert digest(path) == before
+
+
+def test_a_store_locked_by_another_process(tmp_path: Path) -> None:
+    path = tmp_path / "memory.duckdb"
+    script = textwrap.dedent(f"""
+        import sys, aircher_mem as am
+        m = am.EpisodicMemory({str(path)!r}, session_id="holder")
+        m.record_file_interaction("held.py", "edit")
+        m.flush()
+        print("ready", flush=True)
+        sys.stdin.readline()
+        m.close()
+    """)
+    with subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          text=True) as holder:
+        assert holder.stdin is not None and holder.stdout is not None
+        try:
+            assert holder.stdout.readline().strip() == "ready"
+            with pytest.raises(am.StoreLockedError, match="another process"):
+                am.EpisodicMemory(path)
+        finally:
+            holder.stdin.write("\n")
+            holder.stdin.flush()
+            holder.wait(timeout=30)
+    with am.EpisodicMemory(path) as m:  # nothing the holder stored was lost
+        assert [h.session_id for h in m.file_history("held.py")] == ["holder"]
+
+
+def test_buffered_records_are_written_at_exit(tmp_path: Path) -> None:
+    path = tmp_path / "memory.duckdb"
+    subprocess.run([sys.executable, "-c", textwrap.dedent(f"""
+        import aircher_mem as am
+        m = am.EpisodicMemory({str(path)!r})
+        m.record_file_interaction("exit.py", "read")   # never flushed or closed by hand
+    """)], check=True)
+    with am.EpisodicMemory(path) as m:
+        assert len(m.file_history("exit.py")) == 1
+
+
+def test_context_manager_wiring(clock: list[float]) -> None:
+    store = am.EpisodicMemory(session_id="s1", clock=lambda: clock[0])
+    store.start_task("old", "fix the login redirect loop")
+    store.complete_task("old", "cleared the stale session in auth.py")
+    ctx = am.DynamicContextManager(am.Policy(max_tokens=400), session_id="s1", episodic=store, clock=lambda: clock[0])
+    ctx.add_system_prompt("You are an agent.")
+    ctx.set_current_task("t1", "login loops forever")
+    messages = ctx.prepare_context("Why does login redirect forever?")
+    assert messages[-1] == {"role": "assistant",
+                            "content": "Relevant past work:\n- fix the login redirect loop: cleared the stale session in auth.py"}
+    for n in range(6):
+        clock[0] += 600
+        ctx.add_code_snippet("x = 1\n" * 40, file_path="auth.py", line_range=(10 * n + 1, 10 * n + 40))
+        ctx.maybe_prune()
+    viewed = [h for h in store.file_history("auth.py", limit=20) if h.operation == "viewed"]
+    assert viewed and all(h.session_id == "s1" and h.task_id == "t1" for h in viewed)
+    assert {h.line_range for h in viewed} <= {(10 * n + 1, 10 * n + 40) for n in range(6)}
+    reasons = [s["reason"] for s in store.snapshots(limit=50)]
+    assert reasons.count("pruning") == ctx.window.pruning_count > 0 and "task_switch" in reasons
+    store.close()

@@ -566,7 +566,7 @@ class EpisodicMemory:
                     [dirty, [json.dumps(self._task_usage[t][0]) for t in dirty],
                      [json.dumps(dict(self._task_usage[t][1])) for t in dirty]],
                 )
-            if self._pending["file_interactions"]:
+            if any(row[4] == "edit" and row[6] for row in self._pending["file_interactions"]):
                 self._update_co_edits(int(first_new_edit[0]) if first_new_edit else 0)
             self._update_error_fixes()
             con.execute("COMMIT")

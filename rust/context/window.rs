@@ -580,13 +580,7 @@ mod tests {
 
     #[test]
     fn weighted_selection_equals_sorting_everything() {
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move |m: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % m
-        };
+        let mut next = crate::context::test_rng(0x2545_f491_4f6c_dd1du64);
         for round in 0..300 {
             let n = next(400) as usize;
             let v: Vec<(u64, usize)> = (0..n).map(|_| (next(50), next(30) as usize)).collect();

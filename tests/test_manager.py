@@ -126,3 +126,22 @@ def test_bad_provider_output_is_rejected_without_corrupting_the_window(clock: li
         m.prepare_context("hi")
     assert [i.type_name for i in m.window.items()] == ["UserMessage"]
     assert m.window.token_count == m.window.items()[0].token_cost
+
+
+def test_supersede_and_stale_views(clock: list[float]) -> None:
+    m = manager(clock)
+    old = m.add_code_snippet("lines 1-50", file_path="a.py", line_range=(1, 50))
+    part = m.add_code_snippet("lines 60-70", file_path="a.py", line_range=(60, 70))
+    other = m.add_code_snippet("b", file_path="b.py", line_range=(1, 50))
+    wide = m.add_code_snippet("lines 1-80", file_path="a.py", line_range=(1, 80))  # covers old and part
+    assert [i.id for i in m.window.items()] == [other.id, wide.id]
+    assert [i.id for i in m.file_edited("a.py")] == [wide.id]
+    assert [i.id for i in m.window.items()] == [other.id]
+    assert old.id not in m.window and part.id not in m.window
+
+
+def test_seed002_keeps_every_view(clock: list[float]) -> None:
+    m = am.DynamicContextManager(am.Policy.seed002(max_tokens=1000), clock=lambda: clock[0])
+    m.add_code_snippet("x", file_path="a.py", line_range=(1, 50))
+    m.add_code_snippet("y", file_path="a.py", line_range=(1, 80))
+    assert m.file_edited("a.py") == [] and len(m.window) == 2

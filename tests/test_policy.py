@@ -7,8 +7,8 @@ import pytest
 import aircher_mem as am
 
 
-def test_defaults_are_seed_002() -> None:
-    p = am.Policy()
+def test_seed002_preset_is_the_seed_verbatim() -> None:
+    p = am.Policy.seed002()
     c = p.context
     assert (p.max_tokens, p.encoding) == (180_000, "cl100k_base")
     assert (c.prune_threshold, c.prune_fraction, c.decay_minutes, c.current_task_boost, c.dependent_boost) == (0.8, 0.3, 60.0, 2.0, 0.2)
@@ -16,7 +16,25 @@ def test_defaults_are_seed_002() -> None:
             c.weight_assistant_text, c.weight_tool_result, c.weight_code_snippet, c.weight_graph_query] == [
         100.0, 2.0, 1.5, 1.2, 0.9, 0.8, 0.7, 0.6]
     assert c.max_score == 100.0
-    assert am.Policy.seed002() == p
+    assert c == am.ContextPolicy() and not p.drop_stale_views and not p.supersede_views
+
+
+def test_default_is_the_seed_tuned_on_trajectories() -> None:
+    p = am.Policy()
+    assert p.context == am.ContextPolicy(weight_code_snippet=3.0)
+    assert p.drop_stale_views and p.supersede_views
+
+
+def test_fifo_preset_drops_oldest_first() -> None:
+    p = am.Policy.fifo(max_tokens=100)
+    w = am.ContextWindow(p.max_tokens, p.context)
+    kinds = [am.ContextItemType.SystemPrompt(), am.ContextItemType.CodeSnippet("a.py", (1, 2)),
+             am.ContextItemType.UserMessage(), am.ContextItemType.ToolResult("bash")]
+    for n, kind in enumerate(kinds):  # newest last; the code is older than the user message
+        w.add(am.ContextItem(f"i{n}", "x", kind, token_cost=30, timestamp=1000.0 + n * 90, relevance_score=1.0))
+    r = w.maybe_prune(1000.0 + 400)
+    assert r is not None and [i.id for i in r.removed] == ["i0", "i1"]
+    assert not p.drop_stale_views and not p.supersede_views
 
 
 def test_toml_round_trip_and_partial_files(tmp_path: Path) -> None:
@@ -24,9 +42,11 @@ def test_toml_round_trip_and_partial_files(tmp_path: Path) -> None:
     path = tmp_path / "config.toml"
     path.write_text(custom.to_toml())
     assert am.Policy.from_toml(path) == custom
-    path.write_text("[context]\nmax_tokens = 8000\ndecay_minutes = 30\n")
+    path.write_text("[context]\nmax_tokens = 8000\ndecay_minutes = 30\nsupersede_views = false\n")
     loaded = am.Policy.from_toml(path)
     assert (loaded.max_tokens, loaded.context.decay_minutes, loaded.context.prune_threshold) == (8000, 30.0, 0.8)
+    assert loaded.context.weight_code_snippet == 3.0  # unspecified keys keep the default's values
+    assert (loaded.supersede_views, loaded.drop_stale_views) == (False, True)
 
 
 def test_load_reads_the_project_config(tmp_path: Path) -> None:
@@ -49,6 +69,7 @@ def test_load_reads_the_project_config(tmp_path: Path) -> None:
         ("[contxt]\n", "unknown section"),
         ("[context]\nmax_tokens = 0\n", "max_tokens"),
         ("[context]\nmax_tokens = 1.5\n", "max_tokens"),
+        ("[context]\nsupersede_views = 1\n", "supersede_views"),
         ("[context\n", "not valid TOML"),
     ],
 )

@@ -98,10 +98,11 @@ class DynamicContextManager:
         episodic: EpisodicSink | None = None,
         clock: Callable[[], float] = time.time,
         similar_tasks: int = 3,
+        tokens: TokenCounter | None = None,
     ) -> None:
         self.policy = policy or Policy()
         self.window = ContextWindow(self.policy.max_tokens, self.policy.context)
-        self.tokens = TokenCounter(self.policy.encoding)
+        self.tokens = tokens or TokenCounter(self.policy.encoding)
         self.session_id = session_id or uuid.uuid4().hex
         self.code_provider = code_provider
         # Without an explicit provider, similar past tasks come from the episodic store.
@@ -110,6 +111,8 @@ class DynamicContextManager:
         self.clock = clock
         self.similar_tasks = similar_tasks
         self.last_prune: PruneResult | None = None
+        # file path -> ids of the CodeSnippet items showing it, oldest first
+        self._views: dict[str, list[str]] = {}
 
     # -- adding items -----------------------------------------------------------------
 
@@ -155,7 +158,37 @@ class DynamicContextManager:
     def add_code_snippet(
         self, text: str, *, file_path: str, line_range: tuple[int, int], relevance: float = 1.0
     ) -> ContextItem:
-        return self.add(text, ContextItemType.CodeSnippet(file_path, line_range), relevance=relevance)
+        """Adds lines of a file; with ``Policy.supersede_views``, older views of the
+        file that these lines cover are dropped (the agent sees the same lines once)."""
+        if self.policy.supersede_views:
+            start, end = line_range
+            self._drop_views(file_path, lambda shown: start <= shown[0] and shown[1] <= end)
+        item = self.add(text, ContextItemType.CodeSnippet(file_path, line_range), relevance=relevance)
+        self._views.setdefault(file_path, []).append(item.id)
+        return item
+
+    def file_edited(self, file_path: str) -> list[ContextItem]:
+        """Tells the manager a file changed. With ``Policy.drop_stale_views`` the code
+        views of it shown before are dropped (they no longer match the file);
+        returns what was dropped."""
+        if not self.policy.drop_stale_views:
+            self._views.pop(file_path, None)
+            return []
+        return self._drop_views(file_path, lambda shown: True)
+
+    def _drop_views(self, file_path: str, covered: Callable[[tuple[int, int]], bool]) -> list[ContextItem]:
+        dropped, kept = [], []
+        for item_id in self._views.get(file_path, []):
+            if item_id not in self.window:
+                continue
+            kind = self.window.get(item_id).item_type
+            assert isinstance(kind, ContextItemType.CodeSnippet)
+            if covered(kind.line_range):
+                dropped.append(self.window.remove(item_id))
+            else:
+                kept.append(item_id)
+        self._views[file_path] = kept
+        return dropped
 
     def add_task_state(self, task_id: str, description: str) -> ContextItem:
         return self.add(description, ContextItemType.TaskState(task_id, description), task_id=task_id)
@@ -170,7 +203,8 @@ class DynamicContextManager:
         self.window.set_current_task(task_id)
         if task_id is not None and description is not None:
             self.add_task_state(task_id, description)
-        self.snapshot_context("task_switch")
+        if self.episodic is not None:
+            self.snapshot_context("task_switch")
 
     def maybe_prune(self) -> PruneResult | None:
         """Prunes if the window is over its threshold; reports the removed items."""
@@ -184,7 +218,8 @@ class DynamicContextManager:
         )
         for item in result.removed:
             self.summarize_to_episodic(item)
-        self.snapshot_context("pruning", result)
+        if self.episodic is not None:
+            self.snapshot_context("pruning", result)
         self.last_prune = result
         return result
 

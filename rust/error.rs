@@ -15,6 +15,8 @@ pub enum Error {
     InvalidValue { field: &'static str, reason: String },
     #[error("invalid policy value {field}: {reason}")]
     Policy { field: String, reason: String },
+    #[error("no file {0:?} in the knowledge graph")]
+    UnknownFile(String),
 }
 
 pub(crate) fn invalid(field: &'static str, reason: impl Into<String>) -> Error {

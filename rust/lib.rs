@@ -2,6 +2,7 @@
 //! binding over it, compiled only with the `python` feature.
 
 pub mod context;
+pub mod graph;
 pub mod error;
 
 pub use error::{Error, Result};
@@ -20,6 +21,8 @@ mod _core {
 
     #[pymodule_export]
     use crate::py::context::{PyContextItem, PyContextItemType, PyContextPolicy, PyContextWindow, PyPruneResult};
+    #[pymodule_export]
+    use crate::py::graph::{PyCall, PyKnowledgeGraph, PySymbol};
 
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {

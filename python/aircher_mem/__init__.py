@@ -1,15 +1,20 @@
 """aircher-mem: memory for LLM coding agents.
 
 A Rust-pruned context window (:class:`ContextWindow`, :class:`DynamicContextManager`),
-a policy with every tunable number (:class:`Policy`) and offline token counting.
+episodic memory in DuckDB (:class:`EpisodicMemory`), the codebase as a graph
+(:class:`KnowledgeGraph`), a policy with every tunable number (:class:`Policy`) and
+offline token counting.
 """
 
 from ._core import (
+    Call,
     ContextItem,
     ContextItemType,
     ContextPolicy,
     ContextWindow,
+    KnowledgeGraph,
     PruneResult,
+    Symbol,
     __version__,
 )
 from .config import Policy
@@ -56,6 +61,9 @@ __all__ = [
     "ContextPolicy",
     "ContextWindow",
     "PruneResult",
+    "KnowledgeGraph",
+    "Symbol",
+    "Call",
     "Policy",
     "DynamicContextManager",
     "CodeProvider",

@@ -17,7 +17,7 @@ impl From<Error> for PyErr {
         let msg = err.to_string();
         match err {
             Error::DuplicateId(_) => DuplicateItemError::new_err(msg),
-            Error::UnknownId(_) => UnknownItemError::new_err(msg),
+            Error::UnknownId(_) | Error::UnknownFile(_) => UnknownItemError::new_err(msg),
             Error::UnknownDependency { .. } => UnknownDependencyError::new_err(msg),
             Error::InvalidValue { .. } => InvalidInputError::new_err(msg),
             Error::Policy { .. } => PolicyError::new_err(msg),

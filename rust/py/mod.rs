@@ -2,6 +2,7 @@
 
 pub mod context;
 mod errors;
+pub mod graph;
 
 use pyo3::prelude::*;
 

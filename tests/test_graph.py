@@ -1,0 +1,119 @@
+"""KnowledgeGraph.build on fixture repositories: exact nodes and edges per language,
+and every kind of bad input."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+import aircher_mem as am
+
+
+def write(root: Path, files: dict[str, str | bytes]) -> Path:
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    return root
+
+
+REPO = {
+    "app/models.py": "class Base:\n    pass\n\nclass User(Base):\n    def save(self):\n        return store(self)\n\ndef store(obj):\n    return obj\n",
+    "app/views.py": "from app.models import User\n\ndef create():\n    user = User()\n    user.save()\n    return user\n",
+    "web/main.ts": "import { fmt } from './fmt';\nexport function page(): string {\n  return fmt('x');\n}\n",
+    "web/fmt.ts": "export function fmt(s: string): string {\n  return s.trim();\n}\n",
+    "core/lib.rs": "pub struct Cache;\nimpl Cache {\n    pub fn get(&self) -> u8 { compute() }\n}\nfn compute() -> u8 { 1 }\n",
+    "svc/main.go": "package main\n\nfunc main() { serve() }\n\nfunc serve() {}\n",
+    "svc/App.java": "class App {\n  void start() { init(); }\n  void init() {}\n}\n",
+    "ui/widget.jsx": "function Widget() { return <b>{label()}</b>; }\nfunction label() { return 'x'; }\n",
+}
+
+
+def test_exact_graph_across_languages(tmp_path: Path) -> None:
+    g = am.KnowledgeGraph.build(write(tmp_path, REPO))
+    assert g.file_count == 8 and g.skipped == [] and g.warnings == []
+    assert g.edges() == [
+        ("app/models.py", "contains", "app/models.py:Base"),
+        ("app/models.py", "contains", "app/models.py:User"),
+        ("app/models.py", "contains", "app/models.py:store"),
+        ("app/models.py:User", "contains", "app/models.py:save"),
+        ("app/models.py:save", "calls", "app/models.py:store"),
+        ("app/views.py", "contains", "app/views.py:create"),
+        ("app/views.py:create", "calls", "app/models.py:User"),
+        ("app/views.py:create", "calls", "app/models.py:save"),
+        ("core/lib.rs", "contains", "core/lib.rs:Cache"),
+        ("core/lib.rs", "contains", "core/lib.rs:compute"),
+        ("core/lib.rs", "contains", "core/lib.rs:get"),
+        ("core/lib.rs:get", "calls", "core/lib.rs:compute"),
+        ("svc/App.java", "contains", "svc/App.java:App"),
+        ("svc/App.java:App", "contains", "svc/App.java:init"),
+        ("svc/App.java:App", "contains", "svc/App.java:start"),
+        ("svc/App.java:start", "calls", "svc/App.java:init"),
+        ("svc/main.go", "contains", "svc/main.go:main"),
+        ("svc/main.go", "contains", "svc/main.go:serve"),
+        ("svc/main.go:main", "calls", "svc/main.go:serve"),
+        ("ui/widget.jsx", "contains", "ui/widget.jsx:Widget"),
+        ("ui/widget.jsx", "contains", "ui/widget.jsx:label"),
+        ("ui/widget.jsx:Widget", "calls", "ui/widget.jsx:label"),
+        ("web/fmt.ts", "contains", "web/fmt.ts:fmt"),
+        ("web/main.ts", "contains", "web/main.ts:page"),
+        ("web/main.ts:page", "calls", "web/fmt.ts:fmt"),
+    ]
+    assert g.node_count == 8 + 17
+
+
+def test_queries_return_typed_symbols(tmp_path: Path) -> None:
+    g = am.KnowledgeGraph.build(write(tmp_path, REPO))
+    [user] = g.find_symbol("User")
+    assert (user.kind, user.path, user.language, user.line, user.end_line) == ("class", "app/models.py", "python", 4, 6)
+    assert user.signature == "class User(Base):"
+    # by path, then line
+    assert [s.name for s in g.find_symbol("s", prefix=True)] == ["save", "store", "start", "serve"]
+    [call] = g.get_callers("store")
+    assert (call.symbol.name, call.line, call.confidence) == ("save", 6, 1.0)
+    assert [c.symbol.name for c in g.get_callees("create")] == ["User", "save"]
+    assert [s.name for s in g.get_file_contents("app/models.py")] == ["Base", "User", "save", "store"]
+    assert g.find_symbol("nothing") == [] and g.get_callers("nothing") == []
+    with pytest.raises(am.UnknownItemError, match="no file"):
+        g.get_file_contents("app/absent.py")
+
+
+def test_bad_input_is_skipped_or_warned_never_fatal(tmp_path: Path) -> None:
+    write(tmp_path, {
+        "ok.py": "def fine():\n    pass\n",
+        "broken.py": "def good():\n    pass\n\ndef bad(:\n",
+        "latin1.py": b"def caf\xe9():\n    pass\n",
+        "blob.py": b"\x00\x01\x02binary",
+        "huge.py": "x = 1\n" * 200_000,
+        "ignored/skip.py": "def hidden():\n    pass\n",
+        "node_modules/pkg/index.js": "function vendored() {}\n",
+        ".gitignore": "ignored/\n",
+        "notes.txt": "not code",
+    })
+    (tmp_path / "loop").symlink_to(tmp_path, target_is_directory=True)
+    seen: list[tuple[int, int]] = []
+    g = am.KnowledgeGraph.build(tmp_path, max_file_bytes=1_000_000, progress=lambda done, total: seen.append((done, total)))
+    # broken.py keeps what parsed; an invalid UTF-8 byte ends an identifier
+    assert [(s.path, s.name) for s in g.find_symbol("", prefix=True)] == [
+        ("broken.py", "good"), ("broken.py", "bad"), ("latin1.py", "caf"), ("ok.py", "fine")]
+    assert {p for p, _ in g.skipped} == {"blob.py", "huge.py"}
+    assert dict(g.skipped)["blob.py"].startswith("binary") and "larger than" in dict(g.skipped)["huge.py"]
+    assert g.warnings == [(p, "syntax errors: indexed as far as the parser got") for p in ("broken.py", "latin1.py")]
+    assert seen == [(4, 4)]  # ok, broken, latin1 and blob (found binary while parsing)
+
+
+def test_bad_roots_and_callbacks(tmp_path: Path) -> None:
+    with pytest.raises(am.InvalidInputError, match="not a directory"):
+        am.KnowledgeGraph.build(tmp_path / "absent")
+    write(tmp_path, {"a.py": "def f():\n    pass\n"})
+
+    def boom(done: int, total: int) -> None:
+        raise RuntimeError("stop")
+
+    with pytest.raises(RuntimeError, match="stop"):
+        am.KnowledgeGraph.build(tmp_path, progress=boom)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert repr(am.KnowledgeGraph.build(empty)) == "KnowledgeGraph(files=0, nodes=0, edges=0, skipped=0)"

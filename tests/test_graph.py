@@ -117,3 +117,36 @@ def test_bad_roots_and_callbacks(tmp_path: Path) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()
     assert repr(am.KnowledgeGraph.build(empty)) == "KnowledgeGraph(files=0, nodes=0, edges=0, skipped=0)"
+
+
+def test_update_and_remove_files(tmp_path: Path) -> None:
+    root = write(tmp_path, REPO)
+    g = am.KnowledgeGraph.build(root)
+    (root / "app/jobs.py").write_text("def nightly():\n    store(None)\n")
+    g.update_file("app/jobs.py")
+    assert [c.symbol.name for c in g.get_callers("store")] == ["nightly", "save"]
+    (root / "app/models.py").write_text("def store(obj):\n    return obj\n\ndef store_all(objs):\n    store(objs)\n")
+    g.update_file(root / "app/models.py")  # absolute paths inside the root work too
+    assert [c.symbol.name for c in g.get_callers("store")] == ["nightly", "store_all"]
+    assert g.find_symbol("User") == [] and g.get_callees("create") == []
+    assert g.edges() == am.KnowledgeGraph.build(root).edges()  # same as a fresh build
+    (root / "app/jobs.py").unlink()
+    g.update_file("app/jobs.py")  # gone: removed
+    assert [c.symbol.name for c in g.get_callers("store")] == ["store_all"]
+    assert g.remove_file("web/fmt.ts") and not g.remove_file("web/fmt.ts")
+    assert g.get_callees("page") == []
+    (root / "svc/main.go").write_bytes(b"\x00binary now")
+    g.update_file("svc/main.go")
+    assert ("svc/main.go", "binary (NUL byte)") in g.skipped and g.find_symbol("serve") == []
+
+
+def test_update_refuses_paths_outside_the_project(tmp_path: Path) -> None:
+    root = write(tmp_path / "repo", {"a.py": "def f():\n    pass\n"})
+    write(tmp_path, {"secret.py": "def s():\n    pass\n"})
+    g = am.KnowledgeGraph.build(root)
+    for bad in ("../secret.py", str(tmp_path / "secret.py"), "/etc/passwd.py", ""):
+        with pytest.raises(am.InvalidInputError, match="outside the project root"):
+            g.update_file(bad)
+    with pytest.raises(am.InvalidInputError, match="not a source file"):
+        g.update_file("notes.txt")
+    assert g.file_count == 1

@@ -1,7 +1,7 @@
 //! The knowledge graph: files, functions, classes and variables as nodes; Contains and
 //! Calls edges, in a petgraph StableGraph with name and path indexes.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use petgraph::stable_graph::{NodeIndex, StableGraph};
 use petgraph::visit::{EdgeRef, IntoEdgeReferences};
@@ -53,16 +53,29 @@ pub struct Edge {
     pub confidence: f32,
     /// Line of the call site (Calls), or of the contained definition.
     pub line: usize,
+    /// Calls: index of the call site in its file's `calls`; Contains: `u32::MAX`.
+    call: u32,
 }
 
 /// The most definitions one call is linked to (see `KnowledgeGraph::from_files`).
 pub const MAX_CANDIDATES: usize = 5;
 
+#[derive(Debug, Clone)]
+struct FileEntry {
+    node: NodeIndex,
+    /// Node of each definition, in `FileSymbols::definitions` order.
+    defs: Vec<NodeIndex>,
+    symbols: FileSymbols,
+}
+
 #[derive(Debug, Default, Clone)]
 pub struct KnowledgeGraph {
     graph: StableGraph<Node, Edge>,
-    files: HashMap<String, NodeIndex>,
+    files: HashMap<String, FileEntry>,
     names: HashMap<String, Vec<NodeIndex>>,
+    /// Call name -> files with call sites of that name, so an update re-resolves
+    /// only the calls it can change.
+    called: HashMap<String, BTreeSet<String>>,
 }
 
 impl KnowledgeGraph {
@@ -76,63 +89,155 @@ impl KnowledgeGraph {
     /// edges out of 79 thousand nodes, nearly all wrong.
     pub fn from_files(files: Vec<(String, FileSymbols)>) -> Self {
         let mut g = KnowledgeGraph::default();
-        let mut per_file = Vec::with_capacity(files.len());
+        let paths: Vec<String> = files.iter().map(|(p, _)| p.clone()).collect();
         for (path, symbols) in files {
-            let file = g.graph.add_node(Node {
-                kind: NodeKind::File,
-                name: path.clone(),
-                path: path.clone(),
-                language: symbols.language,
-                line: 1,
-                end_line: symbols.definitions.iter().map(|d| d.end_line).max().unwrap_or(1),
-                signature: String::new(),
-            });
-            g.files.insert(path.clone(), file);
-            let mut ids: Vec<NodeIndex> = Vec::with_capacity(symbols.definitions.len());
-            for (i, def) in symbols.definitions.iter().enumerate() {
-                let kind = match def.kind {
-                    DefKind::Function => NodeKind::Function,
-                    DefKind::Class => NodeKind::Class,
-                    DefKind::Variable => NodeKind::Variable,
-                };
-                let id = g.graph.add_node(Node {
-                    kind,
-                    name: def.name.clone(),
-                    path: path.clone(),
-                    language: symbols.language,
-                    line: def.line,
-                    end_line: def.end_line,
-                    signature: def.signature.clone(),
-                });
-                // Contained by the innermost enclosing class or function, else the file.
-                let parent = (0..i).rev().find(|&j| symbols.definitions[j].contains(def)).map_or(file, |j| ids[j]);
-                g.graph.add_edge(parent, id, Edge { kind: EdgeKind::Contains, confidence: 1.0, line: def.line });
-                g.names.entry(def.name.clone()).or_default().push(id);
-                ids.push(id);
-            }
-            per_file.push((file, ids, symbols.calls));
+            g.add_file(path, symbols);
         }
-        for (file, ids, calls) in per_file {
-            for call in calls {
-                let caller = call.caller.map_or(file, |i| ids[i]);
-                let Some(candidates) = g.names.get(&call.name) else { continue };
-                let callable: Vec<NodeIndex> = candidates
-                    .iter()
-                    .copied()
-                    .filter(|&c| matches!(g.graph[c].kind, NodeKind::Function | NodeKind::Class))
-                    .collect();
-                let same_file: Vec<NodeIndex> = callable.iter().copied().filter(|&c| g.graph[c].path == g.graph[caller].path).collect();
-                let targets = if same_file.is_empty() { callable } else { same_file };
-                if targets.len() > MAX_CANDIDATES {
-                    continue;
-                }
-                let confidence = 1.0 / targets.len().max(1) as f32;
-                for target in targets {
-                    g.graph.add_edge(caller, target, Edge { kind: EdgeKind::Calls, confidence, line: call.line });
-                }
-            }
+        for path in &paths {
+            g.link_calls(path, None);
         }
         g
+    }
+
+    /// Replaces one file's symbols (adds the file if new) and repairs the edges into
+    /// and out of it: its own calls, and the calls elsewhere to names it defined or
+    /// now defines. Nothing else is re-linked.
+    pub fn update_file(&mut self, path: &str, symbols: FileSymbols) {
+        let mut affected: HashSet<String> = symbols.definitions.iter().map(|d| d.name.clone()).collect();
+        if let Some(old) = self.remove_nodes(path) {
+            affected.extend(old.symbols.definitions.into_iter().map(|d| d.name));
+        }
+        self.add_file(path.to_string(), symbols);
+        self.relink_others(path, &affected);
+        self.link_calls(path, None);
+    }
+
+    /// Removes a file and repairs the calls elsewhere to names it defined; false if
+    /// it was not in the graph.
+    pub fn remove_file(&mut self, path: &str) -> bool {
+        let Some(old) = self.remove_nodes(path) else { return false };
+        let affected: HashSet<String> = old.symbols.definitions.into_iter().map(|d| d.name).collect();
+        self.relink_others(path, &affected);
+        true
+    }
+
+    fn add_file(&mut self, path: String, symbols: FileSymbols) {
+        let file = self.graph.add_node(Node {
+            kind: NodeKind::File,
+            name: path.clone(),
+            path: path.clone(),
+            language: symbols.language,
+            line: 1,
+            end_line: symbols.definitions.iter().map(|d| d.end_line).max().unwrap_or(1),
+            signature: String::new(),
+        });
+        let mut defs: Vec<NodeIndex> = Vec::with_capacity(symbols.definitions.len());
+        for (i, def) in symbols.definitions.iter().enumerate() {
+            let kind = match def.kind {
+                DefKind::Function => NodeKind::Function,
+                DefKind::Class => NodeKind::Class,
+                DefKind::Variable => NodeKind::Variable,
+            };
+            let id = self.graph.add_node(Node {
+                kind,
+                name: def.name.clone(),
+                path: path.clone(),
+                language: symbols.language,
+                line: def.line,
+                end_line: def.end_line,
+                signature: def.signature.clone(),
+            });
+            // Contained by the innermost enclosing class or function, else the file.
+            let parent = (0..i).rev().find(|&j| symbols.definitions[j].contains(def)).map_or(file, |j| defs[j]);
+            self.graph.add_edge(parent, id, Edge { kind: EdgeKind::Contains, confidence: 1.0, line: def.line, call: u32::MAX });
+            self.names.entry(def.name.clone()).or_default().push(id);
+            defs.push(id);
+        }
+        for call in &symbols.calls {
+            self.called.entry(call.name.clone()).or_default().insert(path.clone());
+        }
+        self.files.insert(path, FileEntry { node: file, defs, symbols });
+    }
+
+    /// Removes a file's nodes (their edges go with them) and index entries.
+    fn remove_nodes(&mut self, path: &str) -> Option<FileEntry> {
+        let entry = self.files.remove(path)?;
+        for (def, id) in entry.symbols.definitions.iter().zip(&entry.defs) {
+            if let Some(ids) = self.names.get_mut(&def.name) {
+                ids.retain(|x| x != id);
+                if ids.is_empty() {
+                    self.names.remove(&def.name);
+                }
+            }
+            self.graph.remove_node(*id);
+        }
+        self.graph.remove_node(entry.node);
+        for call in &entry.symbols.calls {
+            if let Some(paths) = self.called.get_mut(&call.name) {
+                paths.remove(path);
+                if paths.is_empty() {
+                    self.called.remove(&call.name);
+                }
+            }
+        }
+        Some(entry)
+    }
+
+    /// Re-resolves, in every file but `path`, the calls to `names`.
+    fn relink_others(&mut self, path: &str, names: &HashSet<String>) {
+        let mut others: BTreeSet<String> = BTreeSet::new();
+        for name in names {
+            others.extend(self.called.get(name).into_iter().flatten().filter(|p| *p != path).cloned());
+        }
+        for other in &others {
+            self.unlink_calls(other, names);
+            self.link_calls(other, Some(names));
+        }
+    }
+
+    fn callers_of_file(&self, entry: &FileEntry) -> Vec<NodeIndex> {
+        std::iter::once(entry.node).chain(entry.defs.iter().copied()).collect()
+    }
+
+    fn unlink_calls(&mut self, path: &str, names: &HashSet<String>) {
+        let Some(entry) = self.files.get(path) else { return };
+        let doomed: Vec<_> = self
+            .callers_of_file(entry)
+            .into_iter()
+            .flat_map(|n| self.graph.edges_directed(n, Direction::Outgoing).collect::<Vec<_>>())
+            .filter(|e| e.weight().kind == EdgeKind::Calls && names.contains(&entry.symbols.calls[e.weight().call as usize].name))
+            .map(|e| e.id())
+            .collect();
+        for edge in doomed {
+            self.graph.remove_edge(edge);
+        }
+    }
+
+    /// Adds the Calls edges of a file's call sites (only those named in `only`, if given).
+    fn link_calls(&mut self, path: &str, only: Option<&HashSet<String>>) {
+        let Some(entry) = self.files.get(path) else { return };
+        let mut edges = Vec::new();
+        for (index, call) in entry.symbols.calls.iter().enumerate() {
+            if only.is_some_and(|names| !names.contains(&call.name)) {
+                continue;
+            }
+            let caller = call.caller.map_or(entry.node, |i| entry.defs[i]);
+            let Some(candidates) = self.names.get(&call.name) else { continue };
+            let callable: Vec<NodeIndex> =
+                candidates.iter().copied().filter(|&c| matches!(self.graph[c].kind, NodeKind::Function | NodeKind::Class)).collect();
+            let same_file: Vec<NodeIndex> = callable.iter().copied().filter(|&c| self.graph[c].path == path).collect();
+            let targets = if same_file.is_empty() { callable } else { same_file };
+            if targets.len() > MAX_CANDIDATES {
+                continue;
+            }
+            let confidence = 1.0 / targets.len().max(1) as f32;
+            for target in targets {
+                edges.push((caller, target, Edge { kind: EdgeKind::Calls, confidence, line: call.line, call: index as u32 }));
+            }
+        }
+        for (a, b, e) in edges {
+            self.graph.add_edge(a, b, e);
+        }
     }
 
     pub fn node_count(&self) -> usize {
@@ -151,7 +256,7 @@ impl KnowledgeGraph {
 
     /// Every definition in a file, in line order.
     pub fn file_contents(&self, path: &str) -> Option<Vec<NodeIndex>> {
-        let file = *self.files.get(path)?;
+        let file = self.files.get(path)?.node;
         let mut out = Vec::new();
         let mut stack = vec![file];
         while let Some(n) = stack.pop() {
@@ -203,14 +308,18 @@ impl KnowledgeGraph {
         self.calls(name, Direction::Outgoing)
     }
 
-    /// (source, kind, target) of every edge, as text, sorted: for exact tests.
-    pub fn edge_list(&self) -> Vec<(String, EdgeKind, String)> {
+    /// (source, kind, target, line, confidence) of every edge, as text, sorted: for
+    /// exact tests.
+    pub fn edge_list(&self) -> Vec<(String, EdgeKind, String, usize, f32)> {
         let label = |n: NodeIndex| {
             let node = &self.graph[n];
             if node.kind == NodeKind::File { node.path.clone() } else { format!("{}:{}", node.path, node.name) }
         };
-        let mut out: Vec<_> = (&self.graph).edge_references().map(|e| (label(e.source()), e.weight().kind, label(e.target()))).collect();
-        out.sort_by(|a, b| (&a.0, a.1 as u8, &a.2).cmp(&(&b.0, b.1 as u8, &b.2)));
+        let mut out: Vec<_> = (&self.graph)
+            .edge_references()
+            .map(|e| (label(e.source()), e.weight().kind, label(e.target()), e.weight().line, e.weight().confidence))
+            .collect();
+        out.sort_by(|a, b| (&a.0, a.1 as u8, &a.2, a.3).cmp(&(&b.0, b.1 as u8, &b.2, b.3)).then(a.4.total_cmp(&b.4)));
         out
     }
 }
@@ -236,8 +345,9 @@ mod tests {
             ("util.py", "def slug(s):\n    return s.lower()\n\ndef title():\n    pass\n"),
         ]);
         assert_eq!((g.file_count(), g.node_count()), (2, 7));
+        let edges: Vec<_> = g.edge_list().into_iter().map(|(a, k, b, _, _)| (a, k, b)).collect();
         assert_eq!(
-            g.edge_list(),
+            edges,
             vec![
                 e("app.py", Contains, "app.py:Page"),
                 e("app.py", Contains, "app.py:render"),
@@ -272,5 +382,54 @@ mod tests {
         let g = graph(&refs);
         assert!(g.callees("main").is_empty());
         assert_eq!(g.find_symbol("get", false).len(), MAX_CANDIDATES + 1);
+    }
+
+    #[test]
+    fn incremental_updates_equal_a_fresh_build() {
+        use std::collections::BTreeMap;
+        const NAMES: [&str; 5] = ["load", "save", "run", "fetch", "Repo"];
+        for seed in 1..=60u64 {
+            let mut next = crate::context::test_rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            let source = |next: &mut dyn FnMut(u64) -> u64| {
+                let mut text = String::new();
+                for _ in 0..next(4) {
+                    let name = NAMES[next(5) as usize];
+                    if name == "Repo" {
+                        text.push_str(&format!("class Repo:\n    def {}(self):\n        {}()\n", NAMES[next(4) as usize], NAMES[next(5) as usize]));
+                    } else {
+                        text.push_str(&format!("def {name}():\n    {}()\n    {}()\n", NAMES[next(5) as usize], NAMES[next(5) as usize]));
+                    }
+                }
+                text.push_str(&format!("{}()\n", NAMES[next(5) as usize]));
+                text
+            };
+            let mut files: BTreeMap<String, String> = BTreeMap::new();
+            for i in 0..8 {
+                files.insert(format!("f{i}.py"), source(&mut next));
+            }
+            let parse = |files: &BTreeMap<String, String>| -> Vec<(String, FileSymbols)> {
+                files.iter().map(|(p, s)| (p.clone(), extract(Language::Python, s.as_bytes()))).collect()
+            };
+            let mut g = KnowledgeGraph::from_files(parse(&files));
+            for step in 0..12 {
+                let path = format!("f{}.py", next(10)); // f8, f9 are new files
+                if next(4) == 0 {
+                    files.remove(&path);
+                    g.remove_file(&path);
+                } else {
+                    let text = source(&mut next);
+                    g.update_file(&path, extract(Language::Python, text.as_bytes()));
+                    files.insert(path.clone(), text);
+                }
+                let fresh = KnowledgeGraph::from_files(parse(&files));
+                assert_eq!(g.edge_list(), fresh.edge_list(), "seed {seed}, step {step}, after changing {path}");
+                assert_eq!((g.node_count(), g.file_count()), (fresh.node_count(), fresh.file_count()));
+                let mut a = g.find_symbol("", true).into_iter().map(|n| g.node(n).clone()).collect::<Vec<_>>();
+                let mut b = fresh.find_symbol("", true).into_iter().map(|n| fresh.node(n).clone()).collect::<Vec<_>>();
+                a.sort_by(|x, y| (&x.path, x.line, &x.name).cmp(&(&y.path, y.line, &y.name)));
+                b.sort_by(|x, y| (&x.path, x.line, &x.name).cmp(&(&y.path, y.line, &y.name)));
+                assert_eq!(a, b);
+            }
+        }
     }
 }

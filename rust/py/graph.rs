@@ -1,12 +1,13 @@
 //! Python classes for the knowledge graph. No logic here: see `crate::graph`.
 
-use std::path::PathBuf;
+use std::path::{Component, Path, PathBuf};
 
+use parking_lot::RwLock;
 use pyo3::prelude::*;
 
 use super::detached;
 use crate::error::invalid;
-use crate::graph::{discover, parse, Edge, EdgeKind, KnowledgeGraph, NodeIndex};
+use crate::graph::{discover, parse, Edge, EdgeKind, KnowledgeGraph, Language, NodeIndex, Source};
 use crate::Error;
 
 /// A definition (or file) in the graph.
@@ -62,16 +63,44 @@ impl PyCall {
 /// and module-level variables; Contains and Calls edges.
 #[pyclass(frozen, module = "aircher_mem._core", name = "KnowledgeGraph")]
 pub struct PyKnowledgeGraph {
+    root: PathBuf,
+    max_file_bytes: u64,
+    state: RwLock<State>,
+}
+
+struct State {
     graph: KnowledgeGraph,
     skipped: Vec<(String, String)>,
     warnings: Vec<(String, String)>,
 }
 
+impl State {
+    /// Forgets what was said about a file before it is looked at again.
+    fn forget(&mut self, path: &str) {
+        self.skipped.retain(|(p, _)| p != path);
+        self.warnings.retain(|(p, _)| p != path);
+    }
+}
+
 const CHUNK: usize = 256;
+const PARTIAL: &str = "syntax errors: indexed as far as the parser got";
+
+/// `path` relative to `root` (either form accepted), refusing anything outside it.
+fn relative_to(root: &Path, path: &Path) -> crate::Result<String> {
+    let outside = || invalid("path", format!("{} is outside the project root {}", path.display(), root.display()));
+    // Compare like with like: the root is canonical, so is an existing absolute path.
+    let canonical = if path.is_absolute() { path.canonicalize().ok() } else { None };
+    let absolute = canonical.as_deref().unwrap_or(path);
+    let rel = if absolute.is_absolute() { absolute.strip_prefix(root).map_err(|_| outside())? } else { path };
+    if rel.as_os_str().is_empty() || !rel.components().all(|c| matches!(c, Component::Normal(_) | Component::CurDir)) {
+        return Err(outside());
+    }
+    Ok(rel.components().filter(|c| matches!(c, Component::Normal(_))).map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/"))
+}
 
 impl PyKnowledgeGraph {
-    fn symbol(&self, id: NodeIndex) -> PySymbol {
-        let n = self.graph.node(id);
+    fn symbol(&self, graph: &KnowledgeGraph, id: NodeIndex) -> PySymbol {
+        let n = graph.node(id);
         PySymbol {
             kind: n.kind.name(),
             name: n.name.clone(),
@@ -83,8 +112,8 @@ impl PyKnowledgeGraph {
         }
     }
 
-    fn calls(&self, found: Vec<(NodeIndex, Edge)>) -> Vec<PyCall> {
-        found.into_iter().map(|(id, edge)| PyCall { symbol: self.symbol(id), line: edge.line, confidence: edge.confidence }).collect()
+    fn calls(&self, graph: &KnowledgeGraph, found: Vec<(NodeIndex, Edge)>) -> Vec<PyCall> {
+        found.into_iter().map(|(id, edge)| PyCall { symbol: self.symbol(graph, id), line: edge.line, confidence: edge.confidence }).collect()
     }
 }
 
@@ -101,6 +130,7 @@ impl PyKnowledgeGraph {
         if !root.is_dir() {
             return Err(invalid("root", format!("{} is not a directory", root.display())).into());
         }
+        let root = root.canonicalize().map_err(|err| invalid("root", format!("{}: {err}", root.display())))?;
         let (sources, mut skipped) = detached(py, || discover(&root, max_file_bytes));
         let mut files = Vec::with_capacity(sources.len());
         let mut warnings = Vec::new();
@@ -110,7 +140,7 @@ impl PyKnowledgeGraph {
                 match result {
                     Ok(symbols) => {
                         if symbols.syntax_errors {
-                            warnings.push((source.relative.clone(), "syntax errors: indexed as far as the parser got".to_string()));
+                            warnings.push((source.relative.clone(), PARTIAL.to_string()));
                         }
                         files.push((source.relative.clone(), symbols));
                     }
@@ -122,70 +152,134 @@ impl PyKnowledgeGraph {
             }
         }
         let graph = detached(py, || KnowledgeGraph::from_files(files));
-        Ok(Self { graph, skipped, warnings })
+        Ok(Self { root, max_file_bytes, state: RwLock::new(State { graph, skipped, warnings }) })
+    }
+
+    /// Re-reads one file and repairs only the edges into and out of it. A file that
+    /// is gone is removed; one that is now binary or too large is removed and listed
+    /// in `skipped`. `path` is relative to the root or absolute inside it.
+    fn update_file(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
+        let relative = relative_to(&self.root, &path)?;
+        let Some(language) = Language::from_path(Path::new(&relative)) else {
+            return Err(invalid("path", format!("{relative} is not a source file of a supported language")).into());
+        };
+        let full = self.root.join(&relative);
+        let size = match std::fs::metadata(&full) {
+            Ok(meta) => meta.len(),
+            Err(_) => {
+                let mut state = self.state.write();
+                state.forget(&relative);
+                state.graph.remove_file(&relative);
+                return Ok(());
+            }
+        };
+        let parsed = if size > self.max_file_bytes {
+            Err(format!("larger than {} bytes ({size} bytes)", self.max_file_bytes))
+        } else {
+            let source = Source { path: full, relative: relative.clone(), language };
+            detached(py, || parse(std::slice::from_ref(&source))).pop().expect("one file parsed")
+        };
+        detached(py, || {
+            let mut state = self.state.write();
+            state.forget(&relative);
+            match parsed {
+                Ok(symbols) => {
+                    if symbols.syntax_errors {
+                        state.warnings.push((relative.clone(), PARTIAL.to_string()));
+                    }
+                    state.graph.update_file(&relative, symbols);
+                }
+                Err(reason) => {
+                    state.graph.remove_file(&relative);
+                    state.skipped.push((relative.clone(), reason));
+                }
+            }
+        });
+        Ok(())
+    }
+
+    /// Drops a file from the graph (e.g. after it was deleted); false if it was not in it.
+    fn remove_file(&self, path: PathBuf) -> PyResult<bool> {
+        let relative = relative_to(&self.root, &path)?;
+        let mut state = self.state.write();
+        state.forget(&relative);
+        Ok(state.graph.remove_file(&relative))
+    }
+
+    /// The project root (absolute).
+    #[getter]
+    fn root(&self) -> PathBuf {
+        self.root.clone()
     }
 
     #[getter]
     fn file_count(&self) -> usize {
-        self.graph.file_count()
+        self.state.read().graph.file_count()
     }
     #[getter]
     fn node_count(&self) -> usize {
-        self.graph.node_count()
+        self.state.read().graph.node_count()
     }
     #[getter]
     fn edge_count(&self) -> usize {
-        self.graph.edge_count()
+        self.state.read().graph.edge_count()
     }
     /// (path, reason) of every file not indexed.
     #[getter]
     fn skipped(&self) -> Vec<(String, String)> {
-        self.skipped.clone()
+        self.state.read().skipped.clone()
     }
     /// (path, problem) of files indexed only in part.
     #[getter]
     fn warnings(&self) -> Vec<(String, String)> {
-        self.warnings.clone()
+        self.state.read().warnings.clone()
     }
 
     /// Definitions named `name` (or, with `prefix`, starting with it).
     #[pyo3(signature = (name, *, prefix = false))]
     fn find_symbol(&self, name: &str, prefix: bool) -> Vec<PySymbol> {
-        self.graph.find_symbol(name, prefix).into_iter().map(|id| self.symbol(id)).collect()
+        let state = self.state.read();
+        state.graph.find_symbol(name, prefix).into_iter().map(|id| self.symbol(&state.graph, id)).collect()
     }
 
     /// Every definition in a file, in line order.
     fn get_file_contents(&self, path: &str) -> PyResult<Vec<PySymbol>> {
-        let ids = self.graph.file_contents(path).ok_or_else(|| Error::UnknownFile(path.to_string()))?;
-        Ok(ids.into_iter().map(|id| self.symbol(id)).collect())
+        let state = self.state.read();
+        let ids = state.graph.file_contents(path).ok_or_else(|| Error::UnknownFile(path.to_string()))?;
+        Ok(ids.into_iter().map(|id| self.symbol(&state.graph, id)).collect())
     }
 
     /// What calls the definitions named `name`.
     fn get_callers(&self, name: &str) -> Vec<PyCall> {
-        self.calls(self.graph.callers(name))
+        let state = self.state.read();
+        self.calls(&state.graph, state.graph.callers(name))
     }
 
     /// What the definitions named `name` call.
     fn get_callees(&self, name: &str) -> Vec<PyCall> {
-        self.calls(self.graph.callees(name))
+        let state = self.state.read();
+        self.calls(&state.graph, state.graph.callees(name))
     }
 
     /// Every edge as (source, kind, target); a file is its path, a symbol "path:name".
     fn edges(&self) -> Vec<(String, &'static str, String)> {
-        self.graph
+        self.state
+            .read()
+            .graph
             .edge_list()
             .into_iter()
-            .map(|(a, kind, b)| (a, if kind == EdgeKind::Contains { "contains" } else { "calls" }, b))
+            .map(|(a, kind, b, _, _)| (a, if kind == EdgeKind::Contains { "contains" } else { "calls" }, b))
             .collect()
     }
 
     fn __repr__(&self) -> String {
+        let state = self.state.read();
         format!(
             "KnowledgeGraph(files={}, nodes={}, edges={}, skipped={})",
-            self.graph.file_count(),
-            self.graph.node_count(),
-            self.graph.edge_count(),
-            self.skipped.len()
+            state.graph.file_count(),
+            state.graph.node_count(),
+            state.graph.edge_count(),
+            state.skipped.len()
         )
     }
 }

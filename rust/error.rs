@@ -17,6 +17,12 @@ pub enum Error {
     Policy { field: String, reason: String },
     #[error("no file {0:?} in the knowledge graph")]
     UnknownFile(String),
+    #[error("{0}")]
+    Io(String),
+    #[error("{0}")]
+    Corrupt(String),
+    #[error("{path} has graph format version {found}; this aircher-mem reads version {expected}: rebuild the graph")]
+    FormatVersion { path: String, found: u32, expected: u32 },
 }
 
 pub(crate) fn invalid(field: &'static str, reason: impl Into<String>) -> Error {

@@ -150,3 +150,35 @@ def test_update_refuses_paths_outside_the_project(tmp_path: Path) -> None:
     with pytest.raises(am.InvalidInputError, match="not a source file"):
         g.update_file("notes.txt")
     assert g.file_count == 1
+
+
+def test_save_and_load(tmp_path: Path) -> None:
+    root = write(tmp_path / "repo", {**REPO, "blob.py": b"\x00"})
+    g = am.KnowledgeGraph.build(root)
+    path = tmp_path / "graph.bin"
+    g.save(path)
+    loaded = am.KnowledgeGraph.load(path)
+    assert loaded.edges() == g.edges() and loaded.skipped == g.skipped and loaded.root == g.root
+    assert [c.symbol.name for c in loaded.get_callers("store")] == ["save"]
+    (root / "app/jobs.py").write_text("def nightly():\n    store(None)\n")
+    loaded.update_file("app/jobs.py")  # a loaded graph updates like a built one
+    assert [c.symbol.name for c in loaded.get_callers("store")] == ["nightly", "save"]
+    assert not list(tmp_path.glob("graph.bin.tmp*"))
+
+
+def test_damaged_or_foreign_graph_files(tmp_path: Path) -> None:
+    g = am.KnowledgeGraph.build(write(tmp_path / "repo", REPO))
+    path = tmp_path / "graph.bin"
+    g.save(path)
+    data = path.read_bytes()
+    path.write_bytes(data[:-1] + bytes([data[-1] ^ 0xFF]))
+    with pytest.raises(am.StoreCorruptError, match="checksum"):
+        am.KnowledgeGraph.load(path)
+    path.write_bytes(data[:8] + (7).to_bytes(4, "little") + data[12:])
+    with pytest.raises(am.SchemaVersionError, match="version 7"):
+        am.KnowledgeGraph.load(path)
+    path.write_bytes(b"random bytes, not a graph at all")
+    with pytest.raises(am.StoreCorruptError, match="rebuild"):
+        am.KnowledgeGraph.load(path)
+    with pytest.raises(am.StoreError, match="cannot read"):
+        am.KnowledgeGraph.load(tmp_path / "absent.bin")

@@ -1,10 +1,12 @@
 //! Semantic memory (seed 002): the codebase as a graph. Plain Rust, no Python.
 
 mod extract;
+mod persist;
 mod scan;
 mod store;
 
 pub use extract::{extract, CallSite, DefKind, Definition, FileSymbols, Language};
+pub use persist::{load, save, Saved, FORMAT_VERSION};
 pub use scan::{discover, parse, Source, VENDORED};
 pub use store::{Edge, EdgeKind, KnowledgeGraph, Node, NodeKind};
 pub use petgraph::stable_graph::NodeIndex;

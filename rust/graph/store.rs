@@ -240,6 +240,13 @@ impl KnowledgeGraph {
         }
     }
 
+    /// Each file's symbols, by path: everything the graph is built from.
+    pub fn files(&self) -> Vec<(String, FileSymbols)> {
+        let mut out: Vec<_> = self.files.iter().map(|(p, e)| (p.clone(), e.symbols.clone())).collect();
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out
+    }
+
     pub fn node_count(&self) -> usize {
         self.graph.node_count()
     }

@@ -11,6 +11,9 @@ pyo3::import_exception!(aircher_mem.errors, UnknownItemError);
 pyo3::import_exception!(aircher_mem.errors, UnknownDependencyError);
 pyo3::import_exception!(aircher_mem.errors, InvalidInputError);
 pyo3::import_exception!(aircher_mem.errors, PolicyError);
+pyo3::import_exception!(aircher_mem.errors, StoreError);
+pyo3::import_exception!(aircher_mem.errors, StoreCorruptError);
+pyo3::import_exception!(aircher_mem.errors, SchemaVersionError);
 
 impl From<Error> for PyErr {
     fn from(err: Error) -> PyErr {
@@ -21,6 +24,9 @@ impl From<Error> for PyErr {
             Error::UnknownDependency { .. } => UnknownDependencyError::new_err(msg),
             Error::InvalidValue { .. } => InvalidInputError::new_err(msg),
             Error::Policy { .. } => PolicyError::new_err(msg),
+            Error::Io(_) => StoreError::new_err(msg),
+            Error::Corrupt(_) => StoreCorruptError::new_err(msg),
+            Error::FormatVersion { .. } => SchemaVersionError::new_err(msg),
         }
     }
 }

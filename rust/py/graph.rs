@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 
 use super::detached;
 use crate::error::invalid;
-use crate::graph::{discover, parse, Edge, EdgeKind, KnowledgeGraph, Language, NodeIndex, Source};
+use crate::graph::{discover, load, parse, save, Edge, EdgeKind, KnowledgeGraph, Language, NodeIndex, Saved, Source};
 use crate::Error;
 
 /// A definition (or file) in the graph.
@@ -196,6 +196,33 @@ impl PyKnowledgeGraph {
             }
         });
         Ok(())
+    }
+
+    /// Writes the graph to `path` (temporary file, then rename): what each file
+    /// defines and calls, the root, and what was skipped. Loading needs no parsing.
+    fn save(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
+        let state = self.state.read();
+        let saved = Saved {
+            root: self.root.to_string_lossy().into_owned(),
+            files: state.graph.files(),
+            skipped: state.skipped.clone(),
+            warnings: state.warnings.clone(),
+        };
+        drop(state);
+        Ok(detached(py, || save(&path, &saved))?)
+    }
+
+    /// Reads a graph written by `save`. A damaged file raises StoreCorruptError, one
+    /// of another format version SchemaVersionError: rebuild with `build` then.
+    /// `root` overrides the saved project root (e.g. after moving the checkout).
+    #[staticmethod]
+    #[pyo3(signature = (path, *, root = None, max_file_bytes = 1_000_000))]
+    fn load(py: Python<'_>, path: PathBuf, root: Option<PathBuf>, max_file_bytes: u64) -> PyResult<Self> {
+        let saved = detached(py, || load(&path))?;
+        let root = root.unwrap_or_else(|| PathBuf::from(&saved.root));
+        let Saved { files, skipped, warnings, .. } = saved;
+        let graph = detached(py, || KnowledgeGraph::from_files(files));
+        Ok(Self { root, max_file_bytes, state: RwLock::new(State { graph, skipped, warnings }) })
     }
 
     /// Drops a file from the graph (e.g. after it was deleted); false if it was not in it.

@@ -1,0 +1,119 @@
+//! Saving and loading a graph. What is stored is each file's extracted symbols (the
+//! graph is a function of them), so loading rebuilds the edges without parsing.
+//!
+//! Layout: magic `AIRGRAPH`, format version (u32 LE), payload length (u64 LE),
+//! foldhash of the payload (u64 LE), then the payload (postcard). Written to a
+//! temporary file beside the target and renamed over it, so a crash leaves the old
+//! file or the new one, never half of one.
+
+use std::hash::BuildHasher;
+use std::io::Write;
+use std::path::Path;
+
+use super::extract::FileSymbols;
+use crate::error::{Error, Result};
+
+const MAGIC: &[u8; 8] = b"AIRGRAPH";
+pub const FORMAT_VERSION: u32 = 1;
+const HEADER: usize = 8 + 4 + 8 + 8;
+
+/// What a graph file holds besides the symbols: the project root and what was not
+/// (fully) indexed.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Saved {
+    pub root: String,
+    pub files: Vec<(String, FileSymbols)>,
+    pub skipped: Vec<(String, String)>,
+    pub warnings: Vec<(String, String)>,
+}
+
+fn checksum(payload: &[u8]) -> u64 {
+    foldhash::fast::FixedState::with_seed(0xA1C4_E7A0).hash_one(payload)
+}
+
+pub fn save(path: &Path, saved: &Saved) -> Result<()> {
+    let io = |err: std::io::Error| Error::Io(format!("cannot write {}: {err}", path.display()));
+    let payload = postcard::to_stdvec(saved).map_err(|err| Error::Io(format!("cannot encode the graph: {err}")))?;
+    let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
+    tmp_name.push(format!(".tmp{}", std::process::id()));
+    let tmp = path.with_file_name(tmp_name);
+    {
+        let mut file = std::fs::File::create(&tmp).map_err(io)?;
+        file.write_all(MAGIC).map_err(io)?;
+        file.write_all(&FORMAT_VERSION.to_le_bytes()).map_err(io)?;
+        file.write_all(&(payload.len() as u64).to_le_bytes()).map_err(io)?;
+        file.write_all(&checksum(&payload).to_le_bytes()).map_err(io)?;
+        file.write_all(&payload).map_err(io)?;
+        file.sync_all().map_err(io)?;
+    }
+    std::fs::rename(&tmp, path).map_err(|err| {
+        let _ = std::fs::remove_file(&tmp);
+        io(err)
+    })
+}
+
+pub fn load(path: &Path) -> Result<Saved> {
+    let bytes = std::fs::read(path).map_err(|err| Error::Io(format!("cannot read {}: {err}", path.display())))?;
+    let corrupt = |why: &str| Error::Corrupt(format!("{} is not a readable aircher-mem graph ({why}): rebuild it", path.display()));
+    if bytes.len() < HEADER || &bytes[..8] != MAGIC {
+        return Err(corrupt("no graph header"));
+    }
+    let version = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
+    if version != FORMAT_VERSION {
+        return Err(Error::FormatVersion { path: path.display().to_string(), found: version, expected: FORMAT_VERSION });
+    }
+    let length = u64::from_le_bytes(bytes[12..20].try_into().expect("8 bytes"));
+    let sum = u64::from_le_bytes(bytes[20..28].try_into().expect("8 bytes"));
+    let payload = &bytes[HEADER..];
+    if payload.len() as u64 != length {
+        return Err(corrupt("truncated"));
+    }
+    if checksum(payload) != sum {
+        return Err(corrupt("checksum mismatch"));
+    }
+    postcard::from_bytes(payload).map_err(|err| corrupt(&err.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::{extract, Language};
+
+    fn saved() -> Saved {
+        Saved {
+            root: "/repo".into(),
+            files: vec![("a.py".into(), extract(Language::Python, b"class A:\n    def f(self):\n        g()\n\ndef g():\n    pass\n"))],
+            skipped: vec![("blob.py".into(), "binary (NUL byte)".into())],
+            warnings: vec![],
+        }
+    }
+
+    #[test]
+    fn round_trip_and_damage() {
+        let dir = std::env::temp_dir().join(format!("aircher-persist-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("graph.bin");
+        save(&path, &saved()).unwrap();
+        assert_eq!(load(&path).unwrap(), saved());
+        let good = std::fs::read(&path).unwrap();
+
+        let mut flipped = good.clone();
+        let last = flipped.len() - 1;
+        flipped[last] ^= 0xFF;
+        std::fs::write(&path, &flipped).unwrap();
+        assert!(matches!(load(&path), Err(Error::Corrupt(m)) if m.contains("checksum")));
+
+        std::fs::write(&path, &good[..good.len() - 3]).unwrap();
+        assert!(matches!(load(&path), Err(Error::Corrupt(m)) if m.contains("truncated")));
+
+        let mut old = good.clone();
+        old[8..12].copy_from_slice(&0u32.to_le_bytes());
+        std::fs::write(&path, &old).unwrap();
+        assert!(matches!(load(&path), Err(Error::FormatVersion { found: 0, expected: 1, .. })));
+
+        std::fs::write(&path, b"not a graph").unwrap();
+        assert!(matches!(load(&path), Err(Error::Corrupt(_))));
+        assert!(matches!(load(&dir.join("absent.bin")), Err(Error::Io(_))));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

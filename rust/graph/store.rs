@@ -103,22 +103,42 @@ impl KnowledgeGraph {
     /// and out of it: its own calls, and the calls elsewhere to names it defined or
     /// now defines. Nothing else is re-linked.
     pub fn update_file(&mut self, path: &str, symbols: FileSymbols) {
-        let mut affected: HashSet<String> = symbols.definitions.iter().map(|d| d.name.clone()).collect();
-        if let Some(old) = self.remove_nodes(path) {
-            affected.extend(old.symbols.definitions.into_iter().map(|d| d.name));
-        }
+        let mut names: HashSet<String> = symbols.definitions.iter().map(|d| d.name.clone()).collect();
+        names.extend(self.files.get(path).into_iter().flat_map(|e| e.symbols.definitions.iter().map(|d| d.name.clone())));
+        let before = self.callable_counts(names);
+        self.remove_nodes(path);
         self.add_file(path.to_string(), symbols);
-        self.relink_others(path, &affected);
+        let changed = self.changed(before);
+        self.relink_others(path, &changed);
         self.link_calls(path, None);
     }
 
     /// Removes a file and repairs the calls elsewhere to names it defined; false if
     /// it was not in the graph.
     pub fn remove_file(&mut self, path: &str) -> bool {
-        let Some(old) = self.remove_nodes(path) else { return false };
-        let affected: HashSet<String> = old.symbols.definitions.into_iter().map(|d| d.name).collect();
-        self.relink_others(path, &affected);
+        let Some(entry) = self.files.get(path) else { return false };
+        let names: HashSet<String> = entry.symbols.definitions.iter().map(|d| d.name.clone()).collect();
+        let before = self.callable_counts(names);
+        self.remove_nodes(path);
+        let changed = self.changed(before);
+        self.relink_others(path, &changed);
         true
+    }
+
+    fn callable_count(&self, name: &str) -> usize {
+        self.names.get(name).map_or(0, |ids| ids.iter().filter(|&&c| matches!(self.graph[c].kind, NodeKind::Function | NodeKind::Class)).count())
+    }
+
+    fn callable_counts(&self, names: HashSet<String>) -> Vec<(String, usize)> {
+        names.into_iter().map(|n| (self.callable_count(&n), n)).map(|(c, n)| (n, c)).collect()
+    }
+
+    /// The names whose calls elsewhere can resolve differently now. A name with more
+    /// than `MAX_CANDIDATES` definitions both before and after links nowhere outside
+    /// the files defining it, so `__init__`, `get` and friends are skipped: that is
+    /// what keeps an update cheap.
+    fn changed(&self, before: Vec<(String, usize)>) -> HashSet<String> {
+        before.into_iter().filter(|(n, b)| *b <= MAX_CANDIDATES || self.callable_count(n) <= MAX_CANDIDATES).map(|(n, _)| n).collect()
     }
 
     fn add_file(&mut self, path: String, symbols: FileSymbols) {

@@ -182,3 +182,31 @@ def test_damaged_or_foreign_graph_files(tmp_path: Path) -> None:
         am.KnowledgeGraph.load(path)
     with pytest.raises(am.StoreError, match="cannot read"):
         am.KnowledgeGraph.load(tmp_path / "absent.bin")
+
+
+def test_relevant_code_for_a_message(tmp_path: Path) -> None:
+    root = write(tmp_path, REPO)
+    g = am.KnowledgeGraph.build(root)
+    found = am.find_relevant_to_query(g, "Why does store lose data when a User is saved?", max_tokens=200)
+    # The two named definitions first (User has more neighbours), then create, which
+    # calls both, then Base, which User inherits from by name only (no edge yet).
+    assert [(c.file_path, c.line_range) for c in found] == [
+        ("app/models.py", (4, 6)), ("app/models.py", (8, 9)), ("app/views.py", (3, 6)), ("app/models.py", (1, 2))]
+    assert found[1].content == "def store(obj):\n    return obj"
+    assert found[0].relevance == 1.0 and all(0 < c.relevance <= 1 for c in found)
+    counter = am.TokenCounter()
+    assert sum(counter.count(c.content) for c in found) <= 200
+    assert all(not (c.file_path == "app/models.py" and c.line_range == (5, 6)) for c in found)  # save is inside User
+    exact = counter.count("def store(obj):\n    return obj")
+    tiny = am.find_relevant_to_query(g, "store", max_tokens=exact)  # room for the best snippet only
+    assert [c.line_range for c in tiny] == [(8, 9)]
+    assert am.find_relevant_to_query(g, "nothing named here", max_tokens=500) == []
+    by_file = am.find_relevant_to_query(g, "look at this", max_tokens=500, focus_files=["svc/main.go"])
+    assert {c.file_path for c in by_file} == {"svc/main.go"}
+
+
+def test_graph_feeds_prepare_context(tmp_path: Path) -> None:
+    g = am.KnowledgeGraph.build(write(tmp_path, REPO))
+    ctx = am.DynamicContextManager(am.Policy(max_tokens=4000), code_provider=am.graph_code_provider(g, max_tokens=300))
+    messages = ctx.prepare_context("fetch() in core/lib.rs: what does compute return?")
+    assert messages[1]["content"].startswith("[code: core/lib.rs lines 5-5]\nfn compute() -> u8 { 1 }")

@@ -17,6 +17,7 @@ from ._core import (
     Symbol,
     __version__,
 )
+from .codegraph import find_relevant_to_query, graph_code_provider
 from .config import Policy
 from .context import (
     CodeProvider,
@@ -64,6 +65,8 @@ __all__ = [
     "KnowledgeGraph",
     "Symbol",
     "Call",
+    "find_relevant_to_query",
+    "graph_code_provider",
     "Policy",
     "DynamicContextManager",
     "CodeProvider",

@@ -4,7 +4,7 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 use petgraph::stable_graph::{NodeIndex, StableGraph};
-use petgraph::visit::{EdgeRef, IntoEdgeReferences};
+use petgraph::visit::{EdgeRef, IntoEdgeReferences, NodeIndexable};
 use petgraph::Direction;
 
 use super::extract::{DefKind, FileSymbols, Language};
@@ -335,6 +335,55 @@ impl KnowledgeGraph {
         self.calls(name, Direction::Outgoing)
     }
 
+    /// Personalized PageRank (the repo-map idea): a random walk over the graph, edges
+    /// followed both ways in proportion to their confidence, that restarts at the
+    /// seeds with probability `1 - damping`. Returns nodes by score, highest first.
+    pub fn rank(&self, seeds: &[(NodeIndex, f64)], damping: f64, iterations: usize) -> Vec<(NodeIndex, f64)> {
+        let n = (&self.graph).node_bound();
+        let total: f64 = seeds.iter().map(|s| s.1).sum();
+        if seeds.is_empty() || total <= 0.0 {
+            return Vec::new();
+        }
+        let mut restart = vec![0.0; n];
+        for &(node, weight) in seeds {
+            restart[node.index()] += weight / total;
+        }
+        let mut out_weight = vec![0.0f64; n];
+        let edges: Vec<(usize, usize, f64)> = (&self.graph)
+            .edge_references()
+            .map(|e| (e.source().index(), e.target().index(), f64::from(e.weight().confidence)))
+            .collect();
+        for &(a, b, w) in &edges {
+            out_weight[a] += w;
+            out_weight[b] += w;
+        }
+        let mut score = restart.clone();
+        for _ in 0..iterations {
+            let mut next: Vec<f64> = restart.iter().map(|r| (1.0 - damping) * r).collect();
+            let mut dangling = 0.0;
+            for (i, s) in score.iter().enumerate() {
+                if out_weight[i] == 0.0 {
+                    dangling += s;
+                }
+            }
+            for (i, r) in restart.iter().enumerate() {
+                next[i] += damping * dangling * r;
+            }
+            for &(a, b, w) in &edges {
+                next[b] += damping * score[a] * w / out_weight[a];
+                next[a] += damping * score[b] * w / out_weight[b];
+            }
+            score = next;
+        }
+        let mut ranked: Vec<(NodeIndex, f64)> = self.graph.node_indices().map(|i| (i, score[i.index()])).filter(|(_, s)| *s > 0.0).collect();
+        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| (&self.graph[a.0].path, self.graph[a.0].line).cmp(&(&self.graph[b.0].path, self.graph[b.0].line))));
+        ranked
+    }
+
+    pub fn file_node(&self, path: &str) -> Option<NodeIndex> {
+        self.files.get(path).map(|e| e.node)
+    }
+
     /// (source, kind, target, line, confidence) of every edge, as text, sorted: for
     /// exact tests.
     pub fn edge_list(&self) -> Vec<(String, EdgeKind, String, usize, f32)> {
@@ -399,6 +448,22 @@ mod tests {
         let g = graph(&[("a.py", "def run():\n    pass\n"), ("b.py", "def run():\n    pass\n"), ("c.py", "def main():\n    run()\n")]);
         let callees: Vec<_> = g.callees("main").iter().map(|(n, e)| (g.node(*n).path.clone(), e.confidence)).collect();
         assert_eq!(callees, vec![("a.py".to_string(), 0.5), ("b.py".to_string(), 0.5)]);
+    }
+
+    #[test]
+    fn rank_favours_the_seed_and_its_neighbours() {
+        let g = graph(&[
+            ("a.py", "def seed():\n    near()\n\ndef near():\n    pass\n"),
+            ("b.py", "def far():\n    pass\n\ndef other():\n    far()\n"),
+        ]);
+        let seed = g.find_symbol("seed", false)[0];
+        let ranked = g.rank(&[(seed, 1.0)], 0.85, 30);
+        let names: Vec<_> = ranked.iter().map(|(n, _)| g.node(*n).name.as_str()).collect();
+        assert_eq!(&names[..3], &["seed", "a.py", "near"][..]);
+        assert!(!names.contains(&"far"), "b.py is not connected to the seed");
+        let total: f64 = ranked.iter().map(|r| r.1).sum();
+        assert!((total - 1.0).abs() < 1e-9, "scores are a probability distribution: {total}");
+        assert!(g.rank(&[], 0.85, 30).is_empty());
     }
 
     #[test]

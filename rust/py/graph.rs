@@ -288,6 +288,20 @@ impl PyKnowledgeGraph {
         self.calls(&state.graph, state.graph.callees(name))
     }
 
+    /// Symbols ranked by personalized PageRank seeded by definitions named in `names`
+    /// and by the files in `files` (unknown ones are ignored), best first.
+    #[pyo3(signature = (names, files = Vec::new(), *, limit = 50, damping = 0.85, iterations = 30))]
+    fn rank(&self, py: Python<'_>, names: Vec<String>, files: Vec<String>, limit: usize, damping: f64, iterations: usize) -> PyResult<Vec<(PySymbol, f64)>> {
+        if !(0.0..1.0).contains(&damping) {
+            return Err(invalid("damping", format!("must be in [0, 1), got {damping}")).into());
+        }
+        let state = self.state.read();
+        let mut seeds: Vec<(NodeIndex, f64)> = names.iter().flat_map(|n| state.graph.find_symbol(n, false)).map(|id| (id, 1.0)).collect();
+        seeds.extend(files.iter().filter_map(|f| state.graph.file_node(f)).map(|id| (id, 1.0)));
+        let ranked = detached(py, || state.graph.rank(&seeds, damping, iterations));
+        Ok(ranked.into_iter().take(limit).map(|(id, score)| (self.symbol(&state.graph, id), score)).collect())
+    }
+
     /// Every edge as (source, kind, target); a file is its path, a symbol "path:name".
     fn edges(&self) -> Vec<(String, &'static str, String)> {
         self.state

@@ -289,14 +289,22 @@ impl PyKnowledgeGraph {
     }
 
     /// Symbols ranked by personalized PageRank seeded by definitions named in `names`
-    /// and by the files in `files` (unknown ones are ignored), best first.
+    /// (each name's weight shared among its definitions) and by the files in `files`
+    /// (unknown ones are ignored), best first.
     #[pyo3(signature = (names, files = Vec::new(), *, limit = 50, damping = 0.85, iterations = 30))]
     fn rank(&self, py: Python<'_>, names: Vec<String>, files: Vec<String>, limit: usize, damping: f64, iterations: usize) -> PyResult<Vec<(PySymbol, f64)>> {
         if !(0.0..1.0).contains(&damping) {
             return Err(invalid("damping", format!("must be in [0, 1), got {damping}")).into());
         }
         let state = self.state.read();
-        let mut seeds: Vec<(NodeIndex, f64)> = names.iter().flat_map(|n| state.graph.find_symbol(n, false)).map(|id| (id, 1.0)).collect();
+        // A name defined once says more than one defined in fifty places: each name's
+        // seed weight is shared among its definitions.
+        let mut seeds: Vec<(NodeIndex, f64)> = Vec::new();
+        for name in &names {
+            let defs = state.graph.find_symbol(name, false);
+            let weight = 1.0 / defs.len().max(1) as f64;
+            seeds.extend(defs.into_iter().map(|id| (id, weight)));
+        }
         seeds.extend(files.iter().filter_map(|f| state.graph.file_node(f)).map(|id| (id, 1.0)));
         let ranked = detached(py, || state.graph.rank(&seeds, damping, iterations));
         Ok(ranked.into_iter().take(limit).map(|(id, score)| (self.symbol(&state.graph, id), score)).collect())

@@ -1,0 +1,77 @@
+"""Indexing CPython's standard library: our graph build (definitions, calls and
+containment for every file) against universal-ctags (definitions only) on the same
+tree in the same run; then load, update_file and query latency."""
+
+from __future__ import annotations
+
+import resource
+import shutil
+import subprocess
+import sysconfig
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import aircher_mem as am
+
+STDLIB = Path(sysconfig.get_paths()["stdlib"])
+CTAGS = shutil.which("ctags")
+
+
+def lines_of_python(root: Path) -> int:
+    return sum(p.read_bytes().count(b"\n") for p in root.rglob("*.py") if "site-packages" not in p.parts)
+
+
+@pytest.fixture(scope="module")
+def graph(tmp_path_factory: pytest.TempPathFactory) -> tuple[am.KnowledgeGraph, Path]:
+    g = am.KnowledgeGraph.build(STDLIB)
+    path = tmp_path_factory.mktemp("graph") / "stdlib.graph"
+    g.save(path)
+    return g, path
+
+
+def test_build_stdlib(benchmark: Any) -> None:
+    benchmark.group = "index CPython stdlib"
+    g = benchmark.pedantic(am.KnowledgeGraph.build, args=(STDLIB,), rounds=3, warmup_rounds=0)
+    benchmark.extra_info.update(impl="aircher-mem graph", files=g.file_count, nodes=g.node_count, edges=g.edge_count,
+                                lines=lines_of_python(STDLIB),
+                                peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+
+
+@pytest.mark.skipif(CTAGS is None, reason="universal-ctags is not installed (apt-get install universal-ctags)")
+def test_ctags_stdlib(benchmark: Any, tmp_path: Path) -> None:
+    benchmark.group = "index CPython stdlib"
+    out = tmp_path / "tags"
+    command = [str(CTAGS), "-R", "--languages=Python", "--exclude=site-packages", "-f", str(out), str(STDLIB)]
+    benchmark.pedantic(subprocess.run, args=(command,), kwargs={"check": True}, rounds=3, warmup_rounds=0)
+    tags = sum(1 for line in out.read_text(errors="replace").splitlines() if not line.startswith("!"))
+    benchmark.extra_info.update(impl="universal-ctags", tags=tags)
+
+
+def test_load(benchmark: Any, graph: tuple[am.KnowledgeGraph, Path]) -> None:
+    benchmark.group = "graph operations"
+    benchmark.extra_info.update(impl="load saved graph")
+    benchmark.pedantic(am.KnowledgeGraph.load, args=(graph[1],), rounds=5, warmup_rounds=1)
+
+
+@pytest.mark.parametrize("path", ["json/decoder.py", "os.py", "asyncio/tasks.py"])
+def test_update_file(benchmark: Any, graph: tuple[am.KnowledgeGraph, Path], path: str) -> None:
+    benchmark.group = "graph operations"
+    benchmark.extra_info.update(impl=f"update_file {path}")
+    benchmark(graph[0].update_file, path)
+
+
+@pytest.mark.parametrize("name", ["urlopen", "dumps"])
+def test_get_callers(benchmark: Any, graph: tuple[am.KnowledgeGraph, Path], name: str) -> None:
+    benchmark.group = "graph operations"
+    benchmark.extra_info.update(impl=f"get_callers {name}")
+    benchmark(graph[0].get_callers, name)
+
+
+def test_relevant_code(benchmark: Any, graph: tuple[am.KnowledgeGraph, Path]) -> None:
+    benchmark.group = "graph operations"
+    benchmark.extra_info.update(impl="find_relevant_to_query (2K tokens)")
+    counter = am.TokenCounter()
+    benchmark.pedantic(am.find_relevant_to_query, args=(graph[0], "json decoder raises JSONDecodeError in raw_decode"),
+                       kwargs={"max_tokens": 2000, "tokens": counter}, rounds=5, warmup_rounds=1)

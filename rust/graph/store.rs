@@ -173,8 +173,9 @@ impl KnowledgeGraph {
             self.names.entry(def.name.clone()).or_default().push(id);
             defs.push(id);
         }
-        for call in &symbols.calls {
-            self.called.entry(call.name.clone()).or_default().insert(path.clone());
+        let called: HashSet<&str> = symbols.calls.iter().map(|c| c.name.as_str()).collect();
+        for name in called {
+            self.called.entry(name.to_string()).or_default().insert(path.clone());
         }
         self.files.insert(path, FileEntry { node: file, defs, symbols });
     }
@@ -237,21 +238,31 @@ impl KnowledgeGraph {
     fn link_calls(&mut self, path: &str, only: Option<&HashSet<String>>) {
         let Some(entry) = self.files.get(path) else { return };
         let mut edges = Vec::new();
+        // Reused for every call: (callable anywhere, callable in this file).
+        let (mut anywhere, mut here) = (Vec::new(), Vec::new());
         for (index, call) in entry.symbols.calls.iter().enumerate() {
             if only.is_some_and(|names| !names.contains(&call.name)) {
                 continue;
             }
-            let caller = call.caller.map_or(entry.node, |i| entry.defs[i]);
             let Some(candidates) = self.names.get(&call.name) else { continue };
-            let callable: Vec<NodeIndex> =
-                candidates.iter().copied().filter(|&c| matches!(self.graph[c].kind, NodeKind::Function | NodeKind::Class)).collect();
-            let same_file: Vec<NodeIndex> = callable.iter().copied().filter(|&c| self.graph[c].path == path).collect();
-            let targets = if same_file.is_empty() { callable } else { same_file };
+            anywhere.clear();
+            here.clear();
+            for &c in candidates {
+                let node = &self.graph[c];
+                if matches!(node.kind, NodeKind::Function | NodeKind::Class) {
+                    anywhere.push(c);
+                    if node.path == path {
+                        here.push(c);
+                    }
+                }
+            }
+            let targets = if here.is_empty() { &anywhere } else { &here };
             if targets.len() > MAX_CANDIDATES {
                 continue;
             }
+            let caller = call.caller.map_or(entry.node, |i| entry.defs[i]);
             let confidence = 1.0 / targets.len().max(1) as f32;
-            for target in targets {
+            for &target in targets {
                 edges.push((caller, target, Edge { kind: EdgeKind::Calls, confidence, line: call.line, call: index as u32 }));
             }
         }

@@ -350,7 +350,7 @@ impl KnowledgeGraph {
     /// followed both ways in proportion to their confidence, that restarts at the
     /// seeds with probability `1 - damping`. Returns nodes by score, highest first.
     pub fn rank(&self, seeds: &[(NodeIndex, f64)], damping: f64, iterations: usize) -> Vec<(NodeIndex, f64)> {
-        let n = (&self.graph).node_bound();
+        let n = self.graph.node_bound();
         let total: f64 = seeds.iter().map(|s| s.1).sum();
         if seeds.is_empty() || total <= 0.0 {
             return Vec::new();

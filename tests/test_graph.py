@@ -210,3 +210,13 @@ def test_graph_feeds_prepare_context(tmp_path: Path) -> None:
     ctx = am.DynamicContextManager(am.Policy(max_tokens=4000), code_provider=am.graph_code_provider(g, max_tokens=300))
     messages = ctx.prepare_context("fetch() in core/lib.rs: what does compute return?")
     assert messages[1]["content"].startswith("[code: core/lib.rs lines 5-5]\nfn compute() -> u8 { 1 }")
+
+
+def test_neighbourhood(tmp_path: Path) -> None:
+    g = am.KnowledgeGraph.build(write(tmp_path, REPO))
+    assert [(s.name, d) for s, d in g.neighbourhood("store")] == [
+        ("store", 0), ("app/models.py", 1), ("save", 1)]
+    two = {(s.name, d) for s, d in g.neighbourhood("store", hops=2)}
+    assert ("User", 2) in two and ("create", 2) in two and ("Base", 2) in two
+    assert [s.name for s, _ in g.neighbourhood("svc/main.go")] == ["svc/main.go", "main", "serve"]
+    assert g.neighbourhood("nothing") == []

@@ -391,6 +391,28 @@ impl KnowledgeGraph {
         ranked
     }
 
+    /// Nodes within `hops` edges of the starts (edges followed both ways), with their
+    /// distance, nearest first; the starts themselves are at distance 0.
+    pub fn neighbourhood(&self, starts: &[NodeIndex], hops: usize) -> Vec<(NodeIndex, usize)> {
+        let mut distance: HashMap<NodeIndex, usize> = starts.iter().map(|&s| (s, 0)).collect();
+        let mut frontier: Vec<NodeIndex> = starts.to_vec();
+        for depth in 1..=hops {
+            let mut next = Vec::new();
+            for &node in &frontier {
+                for neighbour in self.graph.neighbors_undirected(node) {
+                    if let std::collections::hash_map::Entry::Vacant(slot) = distance.entry(neighbour) {
+                        slot.insert(depth);
+                        next.push(neighbour);
+                    }
+                }
+            }
+            frontier = next;
+        }
+        let mut out: Vec<_> = distance.into_iter().collect();
+        out.sort_by(|a, b| (a.1, &self.graph[a.0].path, self.graph[a.0].line).cmp(&(b.1, &self.graph[b.0].path, self.graph[b.0].line)));
+        out
+    }
+
     pub fn file_node(&self, path: &str) -> Option<NodeIndex> {
         self.files.get(path).map(|e| e.node)
     }
@@ -475,6 +497,10 @@ mod tests {
         let total: f64 = ranked.iter().map(|r| r.1).sum();
         assert!((total - 1.0).abs() < 1e-9, "scores are a probability distribution: {total}");
         assert!(g.rank(&[], 0.85, 30).is_empty());
+        let near: Vec<_> = g.neighbourhood(&[seed], 1).into_iter().map(|(n, d)| (g.node(n).name.clone(), d)).collect();
+        assert_eq!(near, vec![("seed".into(), 0), ("a.py".into(), 1), ("near".into(), 1)]);
+        assert_eq!(g.neighbourhood(&[seed], 0).len(), 1);
+        assert!(g.neighbourhood(&[seed], 5).iter().all(|(n, _)| g.node(*n).path == "a.py"));
     }
 
     #[test]

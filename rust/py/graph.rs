@@ -310,6 +310,16 @@ impl PyKnowledgeGraph {
         Ok(ranked.into_iter().take(limit).map(|(id, score)| (self.symbol(&state.graph, id), score)).collect())
     }
 
+    /// Everything within `hops` edges (either direction) of the definitions named
+    /// `name` or of the file `name`, as (symbol, distance), nearest first.
+    #[pyo3(signature = (name, hops = 1))]
+    fn neighbourhood(&self, name: &str, hops: usize) -> Vec<(PySymbol, usize)> {
+        let state = self.state.read();
+        let mut starts = state.graph.find_symbol(name, false);
+        starts.extend(state.graph.file_node(name));
+        state.graph.neighbourhood(&starts, hops).into_iter().map(|(id, d)| (self.symbol(&state.graph, id), d)).collect()
+    }
+
     /// Every edge as (source, kind, target); a file is its path, a symbol "path:name".
     fn edges(&self) -> Vec<(String, &'static str, String)> {
         self.state

@@ -7,7 +7,7 @@ offline token counting.
 """
 
 from ._core import (
-    Call,
+    Reference,
     ContextItem,
     ContextItemType,
     ContextPolicy,
@@ -64,7 +64,7 @@ __all__ = [
     "PruneResult",
     "KnowledgeGraph",
     "Symbol",
-    "Call",
+    "Reference",
     "find_relevant_to_query",
     "graph_code_provider",
     "Policy",

@@ -2,7 +2,9 @@
 //! Contains, Calls, Imports, Inherits, References and Uses edges, in a petgraph
 //! StableGraph with name, path and module indexes.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::BTreeSet;
+
+use foldhash::{HashMap, HashSet};
 
 use petgraph::stable_graph::{EdgeIndex, NodeIndex, StableGraph};
 use petgraph::visit::{EdgeRef, IntoEdgeReferences, NodeIndexable};
@@ -129,13 +131,22 @@ struct FileEntry {
     keys: Vec<String>,
     /// Module keys its imports (and its package) look up.
     lookups: BTreeSet<String>,
+    /// The file nodes each import resolves to (set when the file's imports are linked).
+    resolved: Vec<Vec<NodeIndex>>,
+    /// The file nodes in scope: what it imports and its package, sorted.
+    scope: Vec<NodeIndex>,
 }
 
 #[derive(Debug, Default, Clone)]
 pub struct KnowledgeGraph {
     graph: StableGraph<Node, Edge>,
     files: HashMap<String, FileEntry>,
+    /// Definitions by name, sorted by (file node, node): a file's are a contiguous run.
     names: HashMap<String, Vec<NodeIndex>>,
+    /// The file node of every node, by node index.
+    owner: Vec<NodeIndex>,
+    /// The node containing every node (`NodeIndex::end()` for files), by node index.
+    parents: Vec<NodeIndex>,
     /// Referenced name -> files referring to it, so an update re-resolves only the
     /// references it can change.
     wanted: HashMap<String, BTreeSet<String>>,
@@ -261,6 +272,15 @@ impl KnowledgeGraph {
             .collect()
     }
 
+    fn place(&mut self, node: NodeIndex, file: NodeIndex, parent: NodeIndex) {
+        if self.owner.len() <= node.index() {
+            self.owner.resize(node.index() + 1, NodeIndex::end());
+            self.parents.resize(node.index() + 1, NodeIndex::end());
+        }
+        self.owner[node.index()] = file;
+        self.parents[node.index()] = parent;
+    }
+
     fn add_file(&mut self, path: String, symbols: FileSymbols) {
         self.add_file_at(path, symbols, None);
     }
@@ -284,6 +304,7 @@ impl KnowledgeGraph {
             }
             None => self.graph.add_node(node),
         };
+        self.place(file, file, NodeIndex::end());
         let language = symbols.language;
         let mut defs: Vec<NodeIndex> = Vec::with_capacity(symbols.definitions.len());
         for (i, def) in symbols.definitions.iter().enumerate() {
@@ -300,7 +321,11 @@ impl KnowledgeGraph {
             // Contained by the innermost enclosing class or function, else the file.
             let parent = (0..i).rev().find(|&j| symbols.definitions[j].contains(def)).map_or(file, |j| defs[j]);
             self.graph.add_edge(parent, id, Edge { kind: EdgeKind::Contains, confidence: 1.0, line: def.line, reference: u32::MAX });
-            self.names.entry(def.name.clone()).or_default().push(id);
+            self.place(id, file, parent);
+            let owner = &self.owner;
+            let ids = self.names.entry(def.name.clone()).or_default();
+            let at = ids.partition_point(|&x| (owner[x.index()], x) < (file, id));
+            ids.insert(at, id);
             defs.push(id);
         }
         let mut imports = Vec::with_capacity(symbols.imports.len());
@@ -317,6 +342,7 @@ impl KnowledgeGraph {
                 items: import.items.clone(),
             });
             self.graph.add_edge(file, id, Edge { kind: EdgeKind::Contains, confidence: 1.0, line: import.line, reference: u32::MAX });
+            self.place(id, file, file);
             imports.push(id);
             lookups.extend(modules::lookups(language, &path, import).0);
         }
@@ -335,7 +361,7 @@ impl KnowledgeGraph {
         for key in &lookups {
             self.lookups.entry(key.clone()).or_default().insert(path.clone());
         }
-        self.files.insert(path, FileEntry { node: file, defs, imports, symbols, keys, lookups });
+        self.files.insert(path, FileEntry { node: file, defs, imports, symbols, keys, lookups, resolved: vec![], scope: vec![] });
     }
 
     /// Removes a file's nodes (their edges go with them) and index entries; the file
@@ -407,35 +433,30 @@ impl KnowledgeGraph {
 
     /// The files a module lookup resolves to; several matches in the importer's own
     /// folder win over matches elsewhere.
-    fn resolve(&self, importer: &str, keys: &[String], how: Match) -> Vec<String> {
-        let mut found: Vec<String> = Vec::new();
+    fn resolve(&self, importer: &str, keys: &[String], how: Match) -> Vec<NodeIndex> {
+        let mut found: Vec<&String> = Vec::new();
         for key in keys {
             let Some(files) = self.modules.get(key) else { continue };
-            found.extend(files.iter().filter(|f| *f != importer).cloned());
+            found.extend(files.iter().filter(|f| *f != importer));
             if how == Match::First && !found.is_empty() {
                 break;
             }
         }
         found.sort();
         found.dedup();
-        let dir = importer.rsplit_once('/').map_or("", |(d, _)| d);
-        let near: Vec<String> = found.iter().filter(|f| f.rsplit_once('/').map_or("", |(d, _)| d) == dir).cloned().collect();
-        if found.len() > 1 && !near.is_empty() {
-            near
-        } else {
-            found
+        let folder = |f: &str| f.rsplit_once('/').map_or("", |(d, _)| d).to_string();
+        let here = folder(importer);
+        if found.len() > 1 && found.iter().any(|f| folder(f) == here) {
+            found.retain(|f| folder(f) == here);
         }
+        found.into_iter().filter_map(|f| self.files.get(f)).map(|e| e.node).collect()
     }
 
-    /// Adds a file's import edges (for `All`) and the edges of its references (all,
-    /// or those named in `Names`).
-    fn link(&mut self, path: &str, how: &Relink<'_>) {
+    /// Resolves a file's imports and records them, with its scope, in its entry.
+    fn resolve_imports(&mut self, path: &str) {
         let Some(entry) = self.files.get(path) else { return };
         let language = entry.symbols.language;
-        let family = modules::family(language);
-        let mut edges: Vec<(NodeIndex, NodeIndex, Edge)> = Vec::new();
-        // Files each import resolves to, and everything in scope (imports and package).
-        let resolved: Vec<Vec<String>> = entry
+        let resolved: Vec<Vec<NodeIndex>> = entry
             .symbols
             .imports
             .iter()
@@ -444,18 +465,41 @@ impl KnowledgeGraph {
                 self.resolve(path, &keys, how)
             })
             .collect();
+        let mut scope: Vec<NodeIndex> = resolved.iter().flatten().copied().collect();
+        if let Some(files) = modules::package(language, path).and_then(|p| self.modules.get(&p)) {
+            scope.extend(files.iter().filter(|f| *f != path).filter_map(|f| self.files.get(f)).map(|e| e.node));
+        }
+        scope.sort();
+        scope.dedup();
+        if let Some(entry) = self.files.get_mut(path) {
+            entry.resolved = resolved;
+            entry.scope = scope;
+        }
+    }
+
+    /// The run of `candidates` (sorted by owner) defined in `file`.
+    fn defined_in<'c>(&self, candidates: &'c [NodeIndex], file: NodeIndex) -> &'c [NodeIndex] {
+        let lo = candidates.partition_point(|c| self.owner[c.index()] < file);
+        let hi = lo + candidates[lo..].partition_point(|c| self.owner[c.index()] <= file);
+        &candidates[lo..hi]
+    }
+
+    /// Adds a file's import edges (for `All`) and the edges of its references (all,
+    /// or those named in `Names`).
+    fn link(&mut self, path: &str, how: &Relink<'_>) {
         if matches!(how, Relink::All) {
-            for ((files, import), &node) in resolved.iter().zip(&entry.symbols.imports).zip(&entry.imports) {
+            self.resolve_imports(path);
+        }
+        let Some(entry) = self.files.get(path) else { return };
+        let family = modules::family(entry.symbols.language);
+        let mut edges: Vec<(NodeIndex, NodeIndex, Edge)> = Vec::new();
+        if matches!(how, Relink::All) {
+            for ((files, import), &node) in entry.resolved.iter().zip(&entry.symbols.imports).zip(&entry.imports) {
                 let confidence = 1.0 / files.len().max(1) as f32;
-                for f in files.iter().filter_map(|f| self.files.get(f)) {
-                    edges.push((node, f.node, Edge { kind: EdgeKind::Imports, confidence, line: import.line, reference: u32::MAX }));
+                for &f in files {
+                    edges.push((node, f, Edge { kind: EdgeKind::Imports, confidence, line: import.line, reference: u32::MAX }));
                 }
             }
-        }
-        let mut scope: HashSet<&str> = resolved.iter().flatten().map(String::as_str).collect();
-        let package = modules::package(language, path);
-        if let Some(files) = package.and_then(|p| self.modules.get(&p)) {
-            scope.extend(files.iter().map(String::as_str).filter(|f| *f != path));
         }
         // Reused for every reference: candidates here, in scope, anywhere.
         let (mut here, mut near, mut anywhere) = (Vec::new(), Vec::new(), Vec::new());
@@ -471,27 +515,24 @@ impl KnowledgeGraph {
                 Origin::Definition(d) => entry.defs[d as usize],
                 Origin::Import(i) => entry.imports[i as usize],
             };
+            let accept = |c: NodeIndex| {
+                let node = &self.graph[c];
+                targets(r.kind, node.kind) && (c != source || r.kind == RefKind::Call) && modules::family(node.language) == family
+            };
             here.clear();
             near.clear();
             anywhere.clear();
-            for &c in candidates {
-                let node = &self.graph[c];
-                if !targets(r.kind, node.kind) || (c == source && r.kind != RefKind::Call) || modules::family(node.language) != family {
-                    continue;
+            let files: &[NodeIndex] = match r.origin {
+                Origin::Import(i) => &entry.resolved[i as usize],
+                _ => &entry.scope,
+            };
+            if r.kind != RefKind::Item {
+                here.extend(self.defined_in(candidates, entry.node).iter().copied().filter(|&c| accept(c)));
+            }
+            if here.is_empty() {
+                for &f in files {
+                    near.extend(self.defined_in(candidates, f).iter().copied().filter(|&c| accept(c)));
                 }
-                if r.kind == RefKind::Item {
-                    let Origin::Import(i) = r.origin else { continue };
-                    if resolved[i as usize].contains(&node.path) {
-                        near.push(c);
-                    }
-                    continue;
-                }
-                if node.path == path {
-                    here.push(c);
-                } else if scope.contains(node.path.as_str()) {
-                    near.push(c);
-                }
-                anywhere.push(c);
             }
             let repo_wide = matches!(r.kind, RefKind::Call | RefKind::Inherit | RefKind::Type);
             let chosen = if !here.is_empty() {
@@ -499,6 +540,8 @@ impl KnowledgeGraph {
             } else if !near.is_empty() {
                 &near
             } else if repo_wide {
+                // Past MAX_CANDIDATES nothing is linked: stop counting there.
+                anywhere.extend(candidates.iter().copied().filter(|&c| accept(c)).take(MAX_CANDIDATES + 1));
                 &anywhere
             } else {
                 continue;
@@ -554,7 +597,7 @@ impl KnowledgeGraph {
 
     /// The class, function or file that contains a node directly.
     pub fn parent(&self, id: NodeIndex) -> Option<NodeIndex> {
-        self.graph.edges_directed(id, Direction::Incoming).find(|e| e.weight().kind == EdgeKind::Contains).map(|e| e.source())
+        self.parents.get(id.index()).copied().filter(|&p| p != NodeIndex::end())
     }
 
     /// Definitions named `name` (or starting with it), sorted by path then line.
@@ -619,6 +662,20 @@ impl KnowledgeGraph {
         };
         out.sort();
         out.dedup();
+        Some(out)
+    }
+
+    /// The edges a file's nodes make other than containment: (source, target, edge),
+    /// by line; None for a file not in the graph.
+    pub fn references_from(&self, path: &str) -> Option<Vec<(NodeIndex, NodeIndex, Edge)>> {
+        let entry = self.files.get(path)?;
+        let sources = std::iter::once(entry.node).chain(entry.defs.iter().copied()).chain(entry.imports.iter().copied());
+        let mut out: Vec<(NodeIndex, NodeIndex, Edge)> = sources
+            .flat_map(|n| self.graph.edges_directed(n, Direction::Outgoing))
+            .filter(|e| e.weight().kind != EdgeKind::Contains)
+            .map(|e| (e.source(), e.target(), *e.weight()))
+            .collect();
+        out.sort_by(|a, b| (a.2.line, a.2.kind, self.label(a.1)).cmp(&(b.2.line, b.2.kind, self.label(b.1))));
         Some(out)
     }
 

@@ -330,6 +330,20 @@ impl PyKnowledgeGraph {
         Ok(self.references(&state.graph, found))
     }
 
+    /// Every edge out of a file other than containment, as (source symbol, reference
+    /// to the target), by line: what the file calls, imports, inherits, names and uses.
+    fn get_references_from(&self, path: &str) -> PyResult<Vec<(PySymbol, PyReference)>> {
+        let state = self.state.read();
+        let edges = state.graph.references_from(path).ok_or_else(|| Error::UnknownFile(path.to_string()))?;
+        Ok(edges
+            .into_iter()
+            .map(|(a, b, e)| {
+                let reference = PyReference { symbol: self.symbol(&state.graph, b), kind: e.kind.name(), line: e.line, confidence: e.confidence };
+                (self.symbol(&state.graph, a), reference)
+            })
+            .collect())
+    }
+
     /// The files `path` imports (repository-relative paths, sorted).
     fn get_dependencies(&self, path: &str) -> PyResult<Vec<String>> {
         self.dependencies(path, Direction::Outgoing)

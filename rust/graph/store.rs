@@ -131,6 +131,8 @@ struct FileEntry {
     keys: Vec<String>,
     /// Module keys its imports (and its package) look up.
     lookups: BTreeSet<String>,
+    /// Indexes of `symbols.references`, sorted by name.
+    by_name: Vec<u32>,
     /// The file nodes each import resolves to (set when the file's imports are linked).
     resolved: Vec<Vec<NodeIndex>>,
     /// The file nodes in scope: what it imports and its package, sorted.
@@ -149,12 +151,15 @@ pub struct KnowledgeGraph {
     parents: Vec<NodeIndex>,
     /// Referenced name -> files referring to it, so an update re-resolves only the
     /// references it can change.
-    wanted: HashMap<String, BTreeSet<String>>,
-    /// Module key -> files answering to it.
-    modules: HashMap<String, Vec<String>>,
+    wanted: HashMap<String, BTreeSet<NodeIndex>>,
+    /// Module key -> files (their nodes) answering to it.
+    modules: HashMap<String, Vec<NodeIndex>>,
     /// Module key -> files looking it up.
-    lookups: HashMap<String, BTreeSet<String>>,
+    lookups: HashMap<String, BTreeSet<NodeIndex>>,
 }
+
+/// The file nodes each import of a file resolves to, and the file's scope.
+type Resolution = (Vec<Vec<NodeIndex>>, Vec<NodeIndex>);
 
 /// Per name, its candidate counts (see `candidate_counts`) before a change.
 struct Counts {
@@ -185,13 +190,23 @@ impl KnowledgeGraph {
     /// nearly all wrong. Uses and imported names resolve only in the file and what
     /// it imports.
     pub fn from_files(files: Vec<(String, FileSymbols)>) -> Self {
+        use rayon::prelude::*;
         let mut g = KnowledgeGraph::default();
-        let paths: Vec<String> = files.iter().map(|(p, _)| p.clone()).collect();
         for (path, symbols) in files {
             g.add_file(path, symbols);
         }
-        for path in &paths {
-            g.link(path, &Relink::All);
+        // Resolving and linking only read the graph: both run in parallel.
+        let resolutions: Vec<(String, Resolution)> = g.files.par_iter().map(|(path, entry)| (path.clone(), g.resolution(entry))).collect();
+        for (path, (resolved, scope)) in resolutions {
+            if let Some(entry) = g.files.get_mut(&path) {
+                (entry.resolved, entry.scope) = (resolved, scope);
+            }
+        }
+        let mut entries: Vec<&FileEntry> = g.files.values().collect();
+        entries.sort_by_key(|e| e.node);
+        let edges: Vec<Vec<(NodeIndex, NodeIndex, Edge)>> = entries.par_iter().map(|e| g.edges_of(e, &Relink::All)).collect();
+        for (a, b, e) in edges.into_iter().flatten() {
+            g.graph.add_edge(a, b, e);
         }
         g
     }
@@ -209,11 +224,23 @@ impl KnowledgeGraph {
         self.link(path, &Relink::All);
         let changed = self.changed(before);
         // The file set changed only if the file is new: then imports elsewhere may
-        // now resolve to it. Otherwise they still do, and only names need repair.
+        // now resolve to it. Otherwise they still do, and only the names they refer
+        // to that this file defined or defines need repair.
         let importers = self.importers(path);
-        let everything = names;
-        for other in &importers {
-            self.relink(other, if existed { Relink::Names(&everything) } else { Relink::All });
+        if existed {
+            let mut subsets: HashMap<NodeIndex, HashSet<String>> = HashMap::default();
+            for name in &names {
+                for file in self.wanted.get(name).into_iter().flatten().filter(|f| importers.contains(f)) {
+                    subsets.entry(*file).or_default().insert(name.clone());
+                }
+            }
+            for (file, names) in subsets {
+                self.relink(file, Relink::Names(&names));
+            }
+        } else {
+            for &file in &importers {
+                self.relink(file, Relink::All);
+            }
         }
         self.relink_others(path, &changed, &importers);
     }
@@ -227,17 +254,17 @@ impl KnowledgeGraph {
         let importers = self.importers(path);
         self.remove_nodes(path, true);
         let changed = self.changed(before);
-        for other in &importers {
-            self.relink(other, Relink::All);
+        for &file in &importers {
+            self.relink(file, Relink::All);
         }
         self.relink_others(path, &changed, &importers);
         true
     }
 
     /// Files (other than `path`) that look up a module key `path` answers to.
-    fn importers(&self, path: &str) -> BTreeSet<String> {
+    fn importers(&self, path: &str) -> BTreeSet<NodeIndex> {
         let Some(entry) = self.files.get(path) else { return BTreeSet::new() };
-        entry.keys.iter().flat_map(|k| self.lookups.get(k).into_iter().flatten()).filter(|p| *p != path).cloned().collect()
+        entry.keys.iter().flat_map(|k| self.lookups.get(k).into_iter().flatten()).filter(|&&f| f != entry.node).copied().collect()
     }
 
     /// Definitions of a name in a language family that references from anywhere can
@@ -346,22 +373,27 @@ impl KnowledgeGraph {
             imports.push(id);
             lookups.extend(modules::lookups(language, &path, import).0);
         }
-        let wanted: HashSet<&str> = symbols.references.iter().map(|r| r.name.as_str()).collect();
-        for name in wanted {
-            self.wanted.entry(name.to_string()).or_default().insert(path.clone());
+        let mut by_name: Vec<u32> = (0..symbols.references.len() as u32).collect();
+        by_name.sort_by(|&a, &b| symbols.references[a as usize].name.cmp(&symbols.references[b as usize].name));
+        let mut previous: Option<&str> = None;
+        for &r in &by_name {
+            let name = symbols.references[r as usize].name.as_str();
+            if previous != Some(name) {
+                self.wanted.entry(name.to_string()).or_default().insert(file);
+                previous = Some(name);
+            }
         }
         let keys = modules::keys(language, &path);
         for key in &keys {
             let files = self.modules.entry(key.clone()).or_default();
-            if !files.contains(&path) {
-                files.push(path.clone());
-                files.sort();
+            if !files.contains(&file) {
+                files.push(file);
             }
         }
         for key in &lookups {
-            self.lookups.entry(key.clone()).or_default().insert(path.clone());
+            self.lookups.entry(key.clone()).or_default().insert(file);
         }
-        self.files.insert(path, FileEntry { node: file, defs, imports, symbols, keys, lookups, resolved: vec![], scope: vec![] });
+        self.files.insert(path, FileEntry { node: file, defs, imports, symbols, keys, lookups, by_name, resolved: vec![], scope: vec![] });
     }
 
     /// Removes a file's nodes (their edges go with them) and index entries; the file
@@ -376,14 +408,14 @@ impl KnowledgeGraph {
             self.graph.remove_node(*id);
         }
         for reference in &entry.symbols.references {
-            remove_from_set(&mut self.wanted, &reference.name, path);
+            remove_from_set(&mut self.wanted, &reference.name, entry.node);
         }
         for key in &entry.lookups {
-            remove_from_set(&mut self.lookups, key, path);
+            remove_from_set(&mut self.lookups, key, entry.node);
         }
         if whole {
             for key in &entry.keys {
-                remove_from(&mut self.modules, key, |p| p == path);
+                remove_from(&mut self.modules, key, |&f| f == entry.node);
             }
             self.graph.remove_node(entry.node);
             None
@@ -400,81 +432,119 @@ impl KnowledgeGraph {
 
     /// Re-resolves, in the files other than `path` (and those already re-linked), the
     /// references to `names`.
-    fn relink_others(&mut self, path: &str, names: &HashSet<String>, done: &BTreeSet<String>) {
-        let mut others: BTreeSet<String> = BTreeSet::new();
+    fn relink_others(&mut self, path: &str, names: &HashSet<String>, done: &BTreeSet<NodeIndex>) {
+        let own = self.files.get(path).map(|e| e.node);
+        let mut others: BTreeSet<NodeIndex> = BTreeSet::new();
         for name in names {
-            others.extend(self.wanted.get(name).into_iter().flatten().filter(|p| *p != path && !done.contains(*p)).cloned());
+            others.extend(self.wanted.get(name).into_iter().flatten().filter(|f| Some(**f) != own && !done.contains(*f)));
         }
-        for other in &others {
-            self.relink(other, Relink::Names(names));
+        for file in others {
+            self.relink(file, Relink::Names(names));
+        }
+    }
+
+    /// The indexes of a file's references, all or those to `names`.
+    fn selected(entry: &FileEntry, how: &Relink<'_>) -> Vec<u32> {
+        match how {
+            Relink::All => (0..entry.symbols.references.len() as u32).collect(),
+            Relink::Names(names) => {
+                let name_of = |r: u32| entry.symbols.references[r as usize].name.as_str();
+                let mut out = Vec::new();
+                for name in names.iter() {
+                    let lo = entry.by_name.partition_point(|&r| name_of(r) < name.as_str());
+                    out.extend(entry.by_name[lo..].iter().take_while(|&&r| name_of(r) == name.as_str()));
+                }
+                out
+            }
+        }
+    }
+
+    fn source(entry: &FileEntry, origin: Origin) -> NodeIndex {
+        match origin {
+            Origin::File => entry.node,
+            Origin::Definition(d) => entry.defs[d as usize],
+            Origin::Import(i) => entry.imports[i as usize],
         }
     }
 
     /// Removes the edges a file's references (all, or those to `names`) and, for
     /// `All`, its imports made, then links them again.
-    fn relink(&mut self, path: &str, how: Relink<'_>) {
-        let Some(entry) = self.files.get(path) else { return };
-        let sources = std::iter::once(entry.node).chain(entry.defs.iter().copied()).chain(entry.imports.iter().copied());
-        let doomed: Vec<EdgeIndex> = sources
-            .flat_map(|n| self.graph.edges_directed(n, Direction::Outgoing).collect::<Vec<_>>())
-            .filter(|e| match (&how, e.weight().kind) {
-                (_, EdgeKind::Contains) => false,
-                (Relink::All, _) => true,
-                (Relink::Names(_), EdgeKind::Imports) => false,
-                (Relink::Names(names), _) => names.contains(&entry.symbols.references[e.weight().reference as usize].name),
-            })
-            .map(|e| e.id())
-            .collect();
+    fn relink(&mut self, file: NodeIndex, how: Relink<'_>) {
+        let path = self.graph[file].path.clone();
+        let Some(entry) = self.files.get(&path) else { return };
+        let doomed: Vec<EdgeIndex> = match how {
+            Relink::All => std::iter::once(entry.node)
+                .chain(entry.defs.iter().copied())
+                .chain(entry.imports.iter().copied())
+                .flat_map(|n| self.graph.edges_directed(n, Direction::Outgoing))
+                .filter(|e| e.weight().kind != EdgeKind::Contains)
+                .map(|e| e.id())
+                .collect(),
+            Relink::Names(_) => {
+                let mut selected = Self::selected(entry, &how);
+                selected.sort_unstable();
+                let mut sources: Vec<NodeIndex> = selected.iter().map(|&r| Self::source(entry, entry.symbols.references[r as usize].origin)).collect();
+                sources.sort_unstable();
+                sources.dedup();
+                sources
+                    .into_iter()
+                    .flat_map(|n| self.graph.edges_directed(n, Direction::Outgoing))
+                    .filter(|e| !matches!(e.weight().kind, EdgeKind::Contains | EdgeKind::Imports) && selected.binary_search(&e.weight().reference).is_ok())
+                    .map(|e| e.id())
+                    .collect()
+            }
+        };
         for edge in doomed {
             self.graph.remove_edge(edge);
         }
-        self.link(path, &how);
+        self.link(&path, &how);
     }
 
     /// The files a module lookup resolves to; several matches in the importer's own
     /// folder win over matches elsewhere.
-    fn resolve(&self, importer: &str, keys: &[String], how: Match) -> Vec<NodeIndex> {
-        let mut found: Vec<&String> = Vec::new();
+    fn resolve(&self, importer: NodeIndex, keys: &[String], how: Match) -> Vec<NodeIndex> {
+        let mut found: Vec<NodeIndex> = Vec::new();
         for key in keys {
             let Some(files) = self.modules.get(key) else { continue };
-            found.extend(files.iter().filter(|f| *f != importer));
+            found.extend(files.iter().filter(|&&f| f != importer));
             if how == Match::First && !found.is_empty() {
                 break;
             }
         }
         found.sort();
         found.dedup();
-        let folder = |f: &str| f.rsplit_once('/').map_or("", |(d, _)| d).to_string();
+        let folder = |f: NodeIndex| {
+            let path = &self.graph[f].path;
+            path.rsplit_once('/').map_or("", |(d, _)| d)
+        };
         let here = folder(importer);
-        if found.len() > 1 && found.iter().any(|f| folder(f) == here) {
-            found.retain(|f| folder(f) == here);
+        if found.len() > 1 && found.iter().any(|&f| folder(f) == here) {
+            found.retain(|&f| folder(f) == here);
         }
-        found.into_iter().filter_map(|f| self.files.get(f)).map(|e| e.node).collect()
+        found
     }
 
-    /// Resolves a file's imports and records them, with its scope, in its entry.
-    fn resolve_imports(&mut self, path: &str) {
-        let Some(entry) = self.files.get(path) else { return };
+    /// The file nodes each of a file's imports resolves to, and its scope: those and
+    /// its package, sorted.
+    fn resolution(&self, entry: &FileEntry) -> Resolution {
         let language = entry.symbols.language;
+        let path = &self.graph[entry.node].path;
         let resolved: Vec<Vec<NodeIndex>> = entry
             .symbols
             .imports
             .iter()
             .map(|import| {
                 let (keys, how) = modules::lookups(language, path, import);
-                self.resolve(path, &keys, how)
+                self.resolve(entry.node, &keys, how)
             })
             .collect();
         let mut scope: Vec<NodeIndex> = resolved.iter().flatten().copied().collect();
         if let Some(files) = modules::package(language, path).and_then(|p| self.modules.get(&p)) {
-            scope.extend(files.iter().filter(|f| *f != path).filter_map(|f| self.files.get(f)).map(|e| e.node));
+            scope.extend(files.iter().filter(|&&f| f != entry.node));
         }
         scope.sort();
         scope.dedup();
-        if let Some(entry) = self.files.get_mut(path) {
-            entry.resolved = resolved;
-            entry.scope = scope;
-        }
+        (resolved, scope)
     }
 
     /// The run of `candidates` (sorted by owner) defined in `file`.
@@ -484,13 +554,24 @@ impl KnowledgeGraph {
         &candidates[lo..hi]
     }
 
-    /// Adds a file's import edges (for `All`) and the edges of its references (all,
-    /// or those named in `Names`).
+    /// Adds a file's import edges (for `All`, after resolving its imports again) and
+    /// the edges of its references (all, or those named in `Names`).
     fn link(&mut self, path: &str, how: &Relink<'_>) {
+        let Some(entry) = self.files.get(path) else { return };
         if matches!(how, Relink::All) {
-            self.resolve_imports(path);
+            let (resolved, scope) = self.resolution(entry);
+            let entry = self.files.get_mut(path).expect("looked up above");
+            (entry.resolved, entry.scope) = (resolved, scope);
         }
         let Some(entry) = self.files.get(path) else { return };
+        for (a, b, e) in self.edges_of(entry, how) {
+            self.graph.add_edge(a, b, e);
+        }
+    }
+
+    /// The edges a file's imports (for `All`) and references (all, or those named in
+    /// `Names`) make, its imports being resolved already.
+    fn edges_of(&self, entry: &FileEntry, how: &Relink<'_>) -> Vec<(NodeIndex, NodeIndex, Edge)> {
         let family = modules::family(entry.symbols.language);
         let mut edges: Vec<(NodeIndex, NodeIndex, Edge)> = Vec::new();
         if matches!(how, Relink::All) {
@@ -503,18 +584,10 @@ impl KnowledgeGraph {
         }
         // Reused for every reference: candidates here, in scope, anywhere.
         let (mut here, mut near, mut anywhere) = (Vec::new(), Vec::new(), Vec::new());
-        for (index, r) in entry.symbols.references.iter().enumerate() {
-            if let Relink::Names(names) = how {
-                if !names.contains(&r.name) {
-                    continue;
-                }
-            }
+        for index in Self::selected(entry, how) {
+            let r = &entry.symbols.references[index as usize];
             let Some(candidates) = self.names.get(&r.name) else { continue };
-            let source = match r.origin {
-                Origin::File => entry.node,
-                Origin::Definition(d) => entry.defs[d as usize],
-                Origin::Import(i) => entry.imports[i as usize],
-            };
+            let source = Self::source(entry, r.origin);
             let accept = |c: NodeIndex| {
                 let node = &self.graph[c];
                 targets(r.kind, node.kind) && (c != source || r.kind == RefKind::Call) && modules::family(node.language) == family
@@ -551,12 +624,10 @@ impl KnowledgeGraph {
             }
             let confidence = 1.0 / chosen.len() as f32;
             for &target in chosen.iter() {
-                edges.push((source, target, Edge { kind: EdgeKind::of(r.kind), confidence, line: r.line, reference: index as u32 }));
+                edges.push((source, target, Edge { kind: EdgeKind::of(r.kind), confidence, line: r.line, reference: index }));
             }
         }
-        for (a, b, e) in edges {
-            self.graph.add_edge(a, b, e);
-        }
+        edges
     }
 
     /// Each file's symbols, by path: everything the graph is built from.
@@ -675,7 +746,7 @@ impl KnowledgeGraph {
             .filter(|e| e.weight().kind != EdgeKind::Contains)
             .map(|e| (e.source(), e.target(), *e.weight()))
             .collect();
-        out.sort_by(|a, b| (a.2.line, a.2.kind, self.label(a.1)).cmp(&(b.2.line, b.2.kind, self.label(b.1))));
+        out.sort_by_cached_key(|e| (e.2.line, e.2.kind, self.label(e.1)));
         Some(out)
     }
 
@@ -783,9 +854,9 @@ fn remove_from<T>(map: &mut HashMap<String, Vec<T>>, key: &str, doomed: impl Fn(
     }
 }
 
-fn remove_from_set(map: &mut HashMap<String, BTreeSet<String>>, key: &str, value: &str) {
+fn remove_from_set(map: &mut HashMap<String, BTreeSet<NodeIndex>>, key: &str, value: NodeIndex) {
     if let Some(values) = map.get_mut(key) {
-        values.remove(value);
+        values.remove(&value);
         if values.is_empty() {
             map.remove(key);
         }

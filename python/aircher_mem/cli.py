@@ -356,12 +356,12 @@ def cmd_context(args: argparse.Namespace, out: Output) -> int:
             return f"{file_path}:{line_range[0]}-{line_range[1]}"
         return _short(item.content, 60)
 
-    kept = [{"type": it.type_name, "role": m["role"], "tokens": it.token_cost, "score": round(float(s), 4),
+    kept: list[dict[str, Any]] = [{"type": it.type_name, "role": m["role"], "tokens": it.token_cost, "score": round(float(s), 4),
              "source": describe(it), "content": m["content"]} for it, s, m in zip(items, scores, messages)]
-    removed = [] if pruned is None else [
+    removed: list[dict[str, Any]] = [] if pruned is None else [
         {"type": it.type_name, "tokens": it.token_cost, "score": round(float(s), 4), "source": describe(it)}
         for it, s in zip(pruned.removed, pruned.removed_scores)]
-    result = {"message": args.message, "max_tokens": ctx.window.max_tokens, "threshold": ctx.window.threshold,
+    result: dict[str, Any] = {"message": args.message, "max_tokens": ctx.window.max_tokens, "threshold": ctx.window.threshold,
               "total_tokens": ctx.window.token_count, "items": kept, "pruned": removed,
               "pruned_tokens": sum(r["tokens"] for r in removed), "note": note}
     if out.as_json:

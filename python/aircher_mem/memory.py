@@ -58,8 +58,8 @@ Progress = Callable[[int, int], object]
 @dataclasses.dataclass(frozen=True)
 class IndexReport:
     """What one ``Memory.index()`` did. ``added``/``updated``/``removed`` compare
-    the files indexed now with those of the previous index (all files are "added" on
-    the first one); ``parsed`` counts the files parsed (all of them on a full build)."""
+    the files indexed now with those of the previous index (every file is "added"
+    when there is no manifest to trust); ``parsed`` counts the files parsed (all of them on a full build)."""
 
     full: bool
     reason: str

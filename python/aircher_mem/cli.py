@@ -389,7 +389,7 @@ def cmd_mcp(args: argparse.Namespace, out: Output) -> int:
     from .mcp_server import serve  # imports the MCP SDK only when serving
 
     root = Path(args.root) if args.root is not None else _find_root_or_cwd()
-    serve(root, index=not args.no_index)
+    serve(root, index=not args.no_index, refresh_seconds=args.refresh_seconds)
     return 0
 
 
@@ -527,6 +527,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--show", action="store_true", help="print the messages too")
     p = command("mcp", cmd_mcp, "serve the memory to an agent over MCP (stdio)")
     p.add_argument("--no-index", action="store_true", help="do not refresh the graph at start")
+    p.add_argument("--refresh-seconds", type=float, default=2.0,
+                   help="look for changed files before a graph query at most this often (default: 2)")
     command("doctor", cmd_doctor, "check the store, the versions and the encodings")
     return parser
 

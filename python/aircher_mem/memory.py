@@ -51,6 +51,9 @@ GRAPH_FILE = "graph.bin"
 MANIFEST_FILE = "files.json"
 MANIFEST_VERSION = 1
 _HASH_CHUNK = 1 << 20
+# The scan's hidden and vendored folders (rust/graph/scan.rs): never walked for empty files.
+VENDORED_DIRS = frozenset({"node_modules", "vendor", "third_party", "site-packages", ".venv", "venv", "__pycache__",
+                           "target", "dist", "build"})
 
 Progress = Callable[[int, int], object]
 
@@ -94,7 +97,7 @@ def tracked_files(root: Path) -> list[str]:
     found = {path for path, _ in probe.skipped if path}
     if probe.file_count:  # empty source files
         for directory, subdirs, names in os.walk(root):
-            subdirs[:] = [d for d in subdirs if not d.startswith(".")]
+            subdirs[:] = [d for d in subdirs if not d.startswith(".") and d not in VENDORED_DIRS]
             base = os.path.relpath(directory, root).replace(os.sep, "/")
             for name in names:
                 rel = name if base == "." else f"{base}/{name}"

@@ -111,6 +111,17 @@ def test_damaged_graph_or_manifest_leads_to_a_full_rebuild(project: Path) -> Non
         assert (report.added, report.updated, report.removed) == (PROJECT_SOURCES, [], [])
 
 
+def test_an_index_written_by_another_process_replaces_the_graph_held_in_memory(project: Path) -> None:
+    with am.Memory.open(project) as server, am.Memory.open(project) as cli:
+        server.index()
+        assert server.graph.find_symbol("fresh") == []
+        (project / "app/new.py").write_text("def fresh():\n    return 1\n")
+        assert cli.index().added == ["app/new.py"]  # graph.bin and manifest rewritten
+        report = server.index()
+        assert (report.full, report.parsed, report.added) == (False, 0, [])  # the pair on disk is current
+        assert [s.path for s in server.graph.find_symbol("fresh")] == ["app/new.py"]
+
+
 def test_paths_are_confined_to_the_root(project: Path, tmp_path: Path) -> None:
     (tmp_path / "secret.py").write_text("KEY = 1\n")
     os.symlink(tmp_path / "secret.py", project / "app" / "link.py")

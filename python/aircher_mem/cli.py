@@ -25,7 +25,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, TextIO
 
-from ._core import Call, Symbol, __version__
+from ._core import Call, ContextItem, ContextItemType, Symbol, __version__
 from .config import CONFIG_FILE, Policy
 from .errors import (
     AircherError,
@@ -348,12 +348,10 @@ def cmd_context(args: argparse.Namespace, out: Output) -> int:
         scores = ctx.window.scores(now)
         pruned = ctx.last_prune
 
-    def describe(item: Any) -> str:
+    def describe(item: ContextItem) -> str:
         kind = item.item_type
-        file_path = getattr(kind, "file_path", None)
-        line_range = getattr(kind, "line_range", None)
-        if file_path and line_range:
-            return f"{file_path}:{line_range[0]}-{line_range[1]}"
+        if isinstance(kind, ContextItemType.CodeSnippet):
+            return f"{kind.file_path}:{kind.line_range[0]}-{kind.line_range[1]}"
         return _short(item.content, 60)
 
     kept: list[dict[str, Any]] = [{"type": it.type_name, "role": m["role"], "tokens": it.token_cost, "score": round(float(s), 4),

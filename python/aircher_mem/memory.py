@@ -154,6 +154,7 @@ class Memory:
         self.max_file_bytes = max_file_bytes
         self._episodic: EpisodicMemory | None = None
         self._graph: KnowledgeGraph | None = None
+        self._graph_stamp: tuple[int, int] | None = None  # graph.bin as last loaded or saved here
         self._context: DynamicContextManager | None = None
         self._tokens: TokenCounter | None = None
         self._closed = False
@@ -245,8 +246,17 @@ class Memory:
         if self._graph is None:
             if not self.graph_path.is_file():
                 raise NotIndexedError(f"{self.root} has not been indexed yet: run `aircher-mem index {self.root}`")
+            stamp = self._stamp()
             self._graph = KnowledgeGraph.load(self.graph_path, root=self.root, max_file_bytes=self.max_file_bytes)
+            self._graph_stamp = stamp
         return self._graph
+
+    def _stamp(self) -> tuple[int, int] | None:
+        try:
+            stat = self.graph_path.stat()
+        except OSError:
+            return None
+        return stat.st_mtime_ns, stat.st_size
 
     @property
     def tokens(self) -> TokenCounter:
@@ -301,12 +311,12 @@ class Memory:
         try:
             if data["version"] != MANIFEST_VERSION or data["root"] != str(self.root):
                 return None, "manifest of another version or project root"
-            stat = self.graph_path.stat()
-            if data["graph"] != [stat.st_mtime_ns, stat.st_size]:
+            stamp = self._stamp()
+            if stamp is None:
+                return None, "graph file missing"
+            if data["graph"] != list(stamp):
                 return None, "graph file written since the manifest (by another process?)"
             files = {str(p): (int(m), int(s), str(h)) for p, (m, s, h) in data["files"].items()}
-        except FileNotFoundError:
-            return None, "graph file missing"
         except (KeyError, TypeError, ValueError) as exc:
             return None, f"damaged manifest ({exc!r})"
         return files, ""
@@ -317,8 +327,10 @@ class Memory:
 
     def _save(self, graph: KnowledgeGraph, files: dict[str, tuple[int, int, str]]) -> None:
         graph.save(self.graph_path)
-        stat = self.graph_path.stat()
-        manifest = {"version": MANIFEST_VERSION, "root": str(self.root), "graph": [stat.st_mtime_ns, stat.st_size],
+        self._graph_stamp = self._stamp()
+        if self._graph_stamp is None:
+            raise StoreError(f"{self.graph_path} vanished right after it was written")
+        manifest = {"version": MANIFEST_VERSION, "root": str(self.root), "graph": list(self._graph_stamp),
                     "files": {p: list(v) for p, v in sorted(files.items())}}
         _write_atomic(self.manifest_path, json.dumps(manifest, separators=(",", ":")))
 
@@ -334,6 +346,8 @@ class Memory:
         if full:
             reason = "full rebuild requested"
         elif old is not None:
+            if self._graph is not None and self._graph_stamp != self._stamp():
+                self._graph = None  # another process indexed since: its graph goes with the manifest read
             try:
                 graph = self.graph
             except (StoreCorruptError, SchemaVersionError) as exc:

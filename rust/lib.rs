@@ -22,7 +22,7 @@ mod _core {
     #[pymodule_export]
     use crate::py::context::{PyContextItem, PyContextItemType, PyContextPolicy, PyContextWindow, PyPruneResult};
     #[pymodule_export]
-    use crate::py::graph::{PyCall, PyKnowledgeGraph, PySymbol};
+    use crate::py::graph::{PyReference, PyKnowledgeGraph, PySymbol};
 
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {

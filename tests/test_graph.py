@@ -19,65 +19,189 @@ def write(root: Path, files: dict[str, str | bytes]) -> Path:
     return root
 
 
-REPO = {
-    "app/models.py": "class Base:\n    pass\n\nclass User(Base):\n    def save(self):\n        return store(self)\n\ndef store(obj):\n    return obj\n",
-    "app/views.py": "from app.models import User\n\ndef create():\n    user = User()\n    user.save()\n    return user\n",
-    "web/main.ts": "import { fmt } from './fmt';\nexport function page(): string {\n  return fmt('x');\n}\n",
-    "web/fmt.ts": "export function fmt(s: string): string {\n  return s.trim();\n}\n",
-    "core/lib.rs": "pub struct Cache;\nimpl Cache {\n    pub fn get(&self) -> u8 { compute() }\n}\nfn compute() -> u8 { 1 }\n",
-    "svc/main.go": "package main\n\nfunc main() { serve() }\n\nfunc serve() {}\n",
-    "svc/App.java": "class App {\n  void start() { init(); }\n  void init() {}\n}\n",
-    "ui/widget.jsx": "function Widget() { return <b>{label()}</b>; }\nfunction label() { return 'x'; }\n",
+# One small repository per language, with known definitions, calls, imports,
+# inheritance and variables; EDGES holds every edge, checked by hand.
+FIXTURES: dict[str, dict[str, str]] = {
+    "python": {
+        "app/models.py": "LIMIT = 10\n\nclass Base:\n    pass\n\nclass User(Base):\n    def save(self):\n        return store(self)[:LIMIT]\n\ndef store(obj):\n    return obj\n",
+        "app/views.py": "from app.models import User\nfrom .util import slug\n\ndef create(name: str) -> User:\n    user = User()\n    user.save()\n    return slug(name)\n",
+        "app/util.py": "def slug(s):\n    return s.lower()\n",
+    },
+    "typescript": {
+        "web/main.ts": "import { fmt } from './fmt';\nimport { Shape } from './shapes';\nexport class Square extends Shape {\n  area(): string { return fmt(this.name); }\n}\n",
+        "web/fmt.ts": "export function fmt(s: string): string {\n  return s.trim();\n}\n",
+        "web/shapes.ts": "export interface Named { name: string }\nexport abstract class Shape implements Named {\n  name = 'shape';\n}\n",
+    },
+    "rust": {
+        "core/src/lib.rs": "mod cache;\nuse crate::cache::Cache;\n\npub trait Store: Named {}\npub trait Named {}\n\npub fn make() -> Cache { Cache::new() }\n",
+        "core/src/cache.rs": "pub const SIZE: usize = 8;\npub struct Cache;\nimpl Cache {\n    pub fn new() -> Cache { compute(); Cache }\n}\nfn compute() -> usize { SIZE }\n",
+    },
+    "go": {
+        "svc/main.go": "package main\n\nimport \"example.com/svc/store\"\n\ntype Server struct {\n\tstore.Base\n}\n\nfunc main() { store.Open() }\n",
+        "svc/store/store.go": "package store\n\nvar Limit = 3\n\ntype Base struct{}\n\nfunc Open() int { return Limit }\n",
+    },
+    "java": {
+        "svc/App.java": "package svc;\nimport svc.model.User;\nclass App extends Base {\n  void start() { init(); new User(); }\n  void init() {}\n}\n",
+        "svc/Base.java": "package svc;\nclass Base {}\n",
+        "svc/model/User.java": "package svc.model;\npublic class User {\n  static int count = 0;\n  void touch() { count++; }\n}\n",
+    },
+    "javascript": {
+        "ui/widget.jsx": "import { label } from './label';\nexport function Widget() { return <b>{label()}</b>; }\n",
+        "ui/label.js": "export const PREFIX = '>';\nexport function label() { return PREFIX; }\n",
+    },
 }
+EDGES: dict[str, list[tuple[str, str, str]]] = {
+       "python": [
+           ("app/models.py", "contains", "app/models.py:Base"),
+           ("app/models.py", "contains", "app/models.py:LIMIT"),
+           ("app/models.py", "contains", "app/models.py:User"),
+           ("app/models.py", "contains", "app/models.py:store"),
+           ("app/models.py:User", "contains", "app/models.py:save"),
+           ("app/models.py:User", "inherits", "app/models.py:Base"),
+           ("app/models.py:save", "calls", "app/models.py:store"),
+           ("app/models.py:save", "uses", "app/models.py:LIMIT"),
+           ("app/util.py", "contains", "app/util.py:slug"),
+           ("app/views.py", "contains", "app/views.py:create"),
+           ("app/views.py", "contains", "app/views.py:import .util"),
+           ("app/views.py", "contains", "app/views.py:import app.models"),
+           ("app/views.py:create", "calls", "app/models.py:User"),
+           ("app/views.py:create", "calls", "app/models.py:save"),
+           ("app/views.py:create", "calls", "app/util.py:slug"),
+           ("app/views.py:create", "references", "app/models.py:User"),
+           ("app/views.py:import .util", "imports", "app/util.py"),
+           ("app/views.py:import .util", "references", "app/util.py:slug"),
+           ("app/views.py:import app.models", "imports", "app/models.py"),
+           ("app/views.py:import app.models", "references", "app/models.py:User"),
+       ],
+       "typescript": [
+           ("web/fmt.ts", "contains", "web/fmt.ts:fmt"),
+           ("web/main.ts", "contains", "web/main.ts:Square"),
+           ("web/main.ts", "contains", "web/main.ts:import ./fmt"),
+           ("web/main.ts", "contains", "web/main.ts:import ./shapes"),
+           ("web/main.ts:Square", "contains", "web/main.ts:area"),
+           ("web/main.ts:Square", "inherits", "web/shapes.ts:Shape"),
+           ("web/main.ts:area", "calls", "web/fmt.ts:fmt"),
+           ("web/main.ts:import ./fmt", "imports", "web/fmt.ts"),
+           ("web/main.ts:import ./fmt", "references", "web/fmt.ts:fmt"),
+           ("web/main.ts:import ./shapes", "imports", "web/shapes.ts"),
+           ("web/main.ts:import ./shapes", "references", "web/shapes.ts:Shape"),
+           ("web/shapes.ts", "contains", "web/shapes.ts:Named"),
+           ("web/shapes.ts", "contains", "web/shapes.ts:Shape"),
+           ("web/shapes.ts:Shape", "inherits", "web/shapes.ts:Named"),
+       ],
+       "rust": [
+           ("core/src/cache.rs", "contains", "core/src/cache.rs:Cache"),
+           ("core/src/cache.rs", "contains", "core/src/cache.rs:SIZE"),
+           ("core/src/cache.rs", "contains", "core/src/cache.rs:compute"),
+           ("core/src/cache.rs", "contains", "core/src/cache.rs:new"),
+           ("core/src/cache.rs", "references", "core/src/cache.rs:Cache"),
+           ("core/src/cache.rs:compute", "uses", "core/src/cache.rs:SIZE"),
+           ("core/src/cache.rs:new", "calls", "core/src/cache.rs:compute"),
+           ("core/src/lib.rs", "contains", "core/src/lib.rs:Named"),
+           ("core/src/lib.rs", "contains", "core/src/lib.rs:Store"),
+           ("core/src/lib.rs", "contains", "core/src/lib.rs:import cache"),
+           ("core/src/lib.rs", "contains", "core/src/lib.rs:import crate::cache"),
+           ("core/src/lib.rs", "contains", "core/src/lib.rs:make"),
+           ("core/src/lib.rs:Store", "inherits", "core/src/lib.rs:Named"),
+           ("core/src/lib.rs:import cache", "imports", "core/src/cache.rs"),
+           ("core/src/lib.rs:import crate::cache", "imports", "core/src/cache.rs"),
+           ("core/src/lib.rs:import crate::cache", "references", "core/src/cache.rs:Cache"),
+           ("core/src/lib.rs:make", "calls", "core/src/cache.rs:new"),
+       ],
+       "go": [
+           ("svc/main.go", "contains", "svc/main.go:Server"),
+           ("svc/main.go", "contains", "svc/main.go:import example.com/svc/store"),
+           ("svc/main.go", "contains", "svc/main.go:main"),
+           ("svc/main.go:Server", "inherits", "svc/store/store.go:Base"),
+           ("svc/main.go:import example.com/svc/store", "imports", "svc/store/store.go"),
+           ("svc/main.go:main", "calls", "svc/store/store.go:Open"),
+           ("svc/store/store.go", "contains", "svc/store/store.go:Base"),
+           ("svc/store/store.go", "contains", "svc/store/store.go:Limit"),
+           ("svc/store/store.go", "contains", "svc/store/store.go:Open"),
+           ("svc/store/store.go:Open", "uses", "svc/store/store.go:Limit"),
+       ],
+       "java": [
+           ("svc/App.java", "contains", "svc/App.java:App"),
+           ("svc/App.java", "contains", "svc/App.java:import svc.model.User"),
+           ("svc/App.java:App", "contains", "svc/App.java:init"),
+           ("svc/App.java:App", "contains", "svc/App.java:start"),
+           ("svc/App.java:App", "inherits", "svc/Base.java:Base"),
+           ("svc/App.java:import svc.model.User", "imports", "svc/model/User.java"),
+           ("svc/App.java:start", "calls", "svc/App.java:init"),
+           ("svc/App.java:start", "references", "svc/model/User.java:User"),
+           ("svc/Base.java", "contains", "svc/Base.java:Base"),
+           ("svc/model/User.java", "contains", "svc/model/User.java:User"),
+           ("svc/model/User.java:User", "contains", "svc/model/User.java:count"),
+           ("svc/model/User.java:User", "contains", "svc/model/User.java:touch"),
+           ("svc/model/User.java:touch", "uses", "svc/model/User.java:count"),
+       ],
+       "javascript": [
+           ("ui/label.js", "contains", "ui/label.js:PREFIX"),
+           ("ui/label.js", "contains", "ui/label.js:label"),
+           ("ui/label.js:label", "uses", "ui/label.js:PREFIX"),
+           ("ui/widget.jsx", "contains", "ui/widget.jsx:Widget"),
+           ("ui/widget.jsx", "contains", "ui/widget.jsx:import ./label"),
+           ("ui/widget.jsx:Widget", "calls", "ui/label.js:label"),
+           ("ui/widget.jsx:import ./label", "imports", "ui/label.js"),
+           ("ui/widget.jsx:import ./label", "references", "ui/label.js:label"),
+       ],
+}
+REPO = {path: text for files in FIXTURES.values() for path, text in files.items()}
 
 
-def test_exact_graph_across_languages(tmp_path: Path) -> None:
+@pytest.mark.parametrize("language", sorted(FIXTURES))
+def test_exact_graph_per_language(tmp_path: Path, language: str) -> None:
+    g = am.KnowledgeGraph.build(write(tmp_path, FIXTURES[language]))
+    assert g.skipped == [] and g.warnings == []
+    assert g.edges() == EDGES[language]
+
+
+def test_languages_side_by_side_do_not_mix(tmp_path: Path) -> None:
     g = am.KnowledgeGraph.build(write(tmp_path, REPO))
-    assert g.file_count == 8 and g.skipped == [] and g.warnings == []
-    assert g.edges() == [
-        ("app/models.py", "contains", "app/models.py:Base"),
-        ("app/models.py", "contains", "app/models.py:User"),
-        ("app/models.py", "contains", "app/models.py:store"),
-        ("app/models.py:User", "contains", "app/models.py:save"),
-        ("app/models.py:save", "calls", "app/models.py:store"),
-        ("app/views.py", "contains", "app/views.py:create"),
-        ("app/views.py:create", "calls", "app/models.py:User"),
-        ("app/views.py:create", "calls", "app/models.py:save"),
-        ("core/lib.rs", "contains", "core/lib.rs:Cache"),
-        ("core/lib.rs", "contains", "core/lib.rs:compute"),
-        ("core/lib.rs", "contains", "core/lib.rs:get"),
-        ("core/lib.rs:get", "calls", "core/lib.rs:compute"),
-        ("svc/App.java", "contains", "svc/App.java:App"),
-        ("svc/App.java:App", "contains", "svc/App.java:init"),
-        ("svc/App.java:App", "contains", "svc/App.java:start"),
-        ("svc/App.java:start", "calls", "svc/App.java:init"),
-        ("svc/main.go", "contains", "svc/main.go:main"),
-        ("svc/main.go", "contains", "svc/main.go:serve"),
-        ("svc/main.go:main", "calls", "svc/main.go:serve"),
-        ("ui/widget.jsx", "contains", "ui/widget.jsx:Widget"),
-        ("ui/widget.jsx", "contains", "ui/widget.jsx:label"),
-        ("ui/widget.jsx:Widget", "calls", "ui/widget.jsx:label"),
-        ("web/fmt.ts", "contains", "web/fmt.ts:fmt"),
-        ("web/main.ts", "contains", "web/main.ts:page"),
-        ("web/main.ts:page", "calls", "web/fmt.ts:fmt"),
-    ]
-    assert g.node_count == 8 + 17
+    assert g.edges() == sorted(e for edges in EDGES.values() for e in edges)
+    assert g.file_count == len(REPO)
 
 
 def test_queries_return_typed_symbols(tmp_path: Path) -> None:
     g = am.KnowledgeGraph.build(write(tmp_path, REPO))
-    [user] = g.find_symbol("User")
-    assert (user.kind, user.path, user.language, user.line, user.end_line) == ("class", "app/models.py", "python", 4, 6)
-    assert user.signature == "class User(Base):"
+    user, java_user = g.find_symbol("User")  # by path: Python's, then Java's
+    assert (user.kind, user.path, user.language, user.line, user.end_line) == ("class", "app/models.py", "python", 6, 8)
+    assert (user.signature, user.scope, java_user.path) == ("class User(Base):", "", "svc/model/User.java")
     # by path, then line
-    assert [s.name for s in g.find_symbol("s", prefix=True)] == ["save", "store", "start", "serve"]
+    assert [s.name for s in g.find_symbol("s", prefix=True)] == ["save", "store", "slug", "start"]
+    assert g.find_symbol("save")[0].scope == "User"
     [call] = g.get_callers("store")
-    assert (call.symbol.name, call.line, call.confidence) == ("save", 6, 1.0)
-    assert [c.symbol.name for c in g.get_callees("create")] == ["User", "save"]
-    assert [s.name for s in g.get_file_contents("app/models.py")] == ["Base", "User", "save", "store"]
+    assert (call.symbol.name, call.kind, call.line, call.confidence) == ("save", "calls", 8, 1.0)
+    assert [c.symbol.name for c in g.get_callees("create")] == ["User", "save", "slug"]
+    assert [s.name for s in g.get_file_contents("app/models.py")] == ["LIMIT", "Base", "User", "save", "store"]
     assert g.find_symbol("nothing") == [] and g.get_callers("nothing") == []
     with pytest.raises(am.UnknownItemError, match="no file"):
         g.get_file_contents("app/absent.py")
+
+
+def test_imports_dependencies_and_references(tmp_path: Path) -> None:
+    g = am.KnowledgeGraph.build(write(tmp_path, REPO))
+    imports = [s for s in g.get_file_contents("app/views.py") if s.kind == "import"]
+    assert [(s.name, s.items, s.line, s.signature) for s in imports] == [
+        ("app.models", ["User"], 1, "from app.models import User"), (".util", ["slug"], 2, "from .util import slug")]
+    assert g.get_dependencies("app/views.py") == ["app/models.py", "app/util.py"]
+    assert g.get_dependents("app/util.py") == ["app/views.py"] and g.get_dependencies("app/util.py") == []
+    assert g.get_dependencies("svc/main.go") == ["svc/store/store.go"]
+    assert g.get_dependents("core/src/cache.rs") == ["core/src/lib.rs"]
+    for query in (g.get_dependencies, g.get_dependents):
+        with pytest.raises(am.UnknownItemError, match="no file"):
+            query("app/absent.py")
+    refs = [(r.symbol.path, r.symbol.name, r.kind, r.line) for r in g.get_references("User")]
+    assert refs == [
+        ("app/views.py", "app.models", "references", 1),  # the import
+        ("app/views.py", "create", "references", 4),  # the return annotation
+        ("app/views.py", "create", "calls", 5),
+        ("svc/App.java", "start", "references", 4),  # new User()
+    ]
+    assert [(r.symbol.name, r.kind) for r in g.get_references("Base", kind="inherits")] == [("User", "inherits"), ("App", "inherits"), ("Server", "inherits")]
+    assert [(r.symbol.name, r.line) for r in g.get_references("LIMIT", kind="uses")] == [("save", 8)]
+    with pytest.raises(am.InvalidInputError, match="not one of"):
+        g.get_references("User", kind="likes")
 
 
 def test_bad_input_is_skipped_or_warned_never_fatal(tmp_path: Path) -> None:
@@ -128,16 +252,19 @@ def test_update_and_remove_files(tmp_path: Path) -> None:
     (root / "app/models.py").write_text("def store(obj):\n    return obj\n\ndef store_all(objs):\n    store(objs)\n")
     g.update_file(root / "app/models.py")  # absolute paths inside the root work too
     assert [c.symbol.name for c in g.get_callers("store")] == ["nightly", "store_all"]
-    assert g.find_symbol("User") == [] and g.get_callees("create") == []
+    # User is gone from Python; Java's User is no candidate for a Python call
+    assert [s.path for s in g.find_symbol("User")] == ["svc/model/User.java"]
+    assert [c.symbol.name for c in g.get_callees("create")] == ["slug"]
     assert g.edges() == am.KnowledgeGraph.build(root).edges()  # same as a fresh build
     (root / "app/jobs.py").unlink()
     g.update_file("app/jobs.py")  # gone: removed
     assert [c.symbol.name for c in g.get_callers("store")] == ["store_all"]
     assert g.remove_file("web/fmt.ts") and not g.remove_file("web/fmt.ts")
-    assert g.get_callees("page") == []
+    assert g.get_callees("area") == [] and g.get_dependencies("web/main.ts") == ["web/shapes.ts"]
     (root / "svc/main.go").write_bytes(b"\x00binary now")
     g.update_file("svc/main.go")
-    assert ("svc/main.go", "binary (NUL byte)") in g.skipped and g.find_symbol("serve") == []
+    assert ("svc/main.go", "binary (NUL byte)") in g.skipped and g.find_symbol("Server") == []
+    assert g.get_dependents("svc/store/store.go") == []
 
 
 def test_update_refuses_paths_outside_the_project(tmp_path: Path) -> None:
@@ -188,28 +315,32 @@ def test_relevant_code_for_a_message(tmp_path: Path) -> None:
     root = write(tmp_path, REPO)
     g = am.KnowledgeGraph.build(root)
     found = am.find_relevant_to_query(g, "Why does store lose data when a User is saved?", max_tokens=200)
-    # The two named definitions first (User has more neighbours), then create, which
-    # calls both, then Base, which User inherits from by name only (no edge yet).
+    # The named definitions first (Python's User has more neighbours than store; the
+    # Java User shares the name's weight), then create, which calls User and save,
+    # then Base, User's base class; App.start (new User()) comes before its class,
+    # which is then skipped as overlapping.
     assert [(c.file_path, c.line_range) for c in found] == [
-        ("app/models.py", (4, 6)), ("app/models.py", (8, 9)), ("app/views.py", (3, 6)), ("app/models.py", (1, 2))]
+        ("app/models.py", (6, 8)), ("app/models.py", (10, 11)), ("svc/model/User.java", (2, 5)), ("app/views.py", (4, 7)),
+        ("app/models.py", (3, 4)), ("svc/App.java", (4, 4)), ("app/util.py", (1, 2)), ("svc/App.java", (5, 5)),
+        ("svc/Base.java", (2, 2))]
     assert found[1].content == "def store(obj):\n    return obj"
     assert found[0].relevance == 1.0 and all(0 < c.relevance <= 1 for c in found)
     counter = am.TokenCounter()
     assert sum(counter.count(c.content) for c in found) <= 200
-    assert all(not (c.file_path == "app/models.py" and c.line_range == (5, 6)) for c in found)  # save is inside User
+    assert all(not (c.file_path == "app/models.py" and c.line_range == (7, 8)) for c in found)  # save is inside User
     exact = counter.count("def store(obj):\n    return obj")
     tiny = am.find_relevant_to_query(g, "store", max_tokens=exact)  # room for the best snippet only
-    assert [c.line_range for c in tiny] == [(8, 9)]
+    assert [c.line_range for c in tiny] == [(10, 11)]
     assert am.find_relevant_to_query(g, "nothing named here", max_tokens=500) == []
     by_file = am.find_relevant_to_query(g, "look at this", max_tokens=500, focus_files=["svc/main.go"])
-    assert {c.file_path for c in by_file} == {"svc/main.go"}
+    assert {c.file_path for c in by_file} == {"svc/main.go", "svc/store/store.go"}  # and what it imports
 
 
 def test_graph_feeds_prepare_context(tmp_path: Path) -> None:
     g = am.KnowledgeGraph.build(write(tmp_path, REPO))
     ctx = am.DynamicContextManager(am.Policy(max_tokens=4000), code_provider=am.graph_code_provider(g, max_tokens=300))
-    messages = ctx.prepare_context("fetch() in core/lib.rs: what does compute return?")
-    assert messages[1]["content"].startswith("[code: core/lib.rs lines 5-5]\nfn compute() -> u8 { 1 }")
+    messages = ctx.prepare_context("fetch() in core/src/cache.rs: what does compute return?")
+    assert messages[1]["content"].startswith("[code: core/src/cache.rs lines 6-6]\nfn compute() -> usize { SIZE }")
 
 
 def test_neighbourhood(tmp_path: Path) -> None:
@@ -217,6 +348,6 @@ def test_neighbourhood(tmp_path: Path) -> None:
     assert [(s.name, d) for s, d in g.neighbourhood("store")] == [
         ("store", 0), ("app/models.py", 1), ("save", 1)]
     two = {(s.name, d) for s, d in g.neighbourhood("store", hops=2)}
-    assert ("User", 2) in two and ("create", 2) in two and ("Base", 2) in two
-    assert [s.name for s, _ in g.neighbourhood("svc/main.go")] == ["svc/main.go", "main", "serve"]
+    assert ("User", 2) in two and ("create", 2) in two and ("Base", 2) in two and ("LIMIT", 2) in two
+    assert [s.name for s, _ in g.neighbourhood("svc/main.go")] == ["svc/main.go", "example.com/svc/store", "Server", "main"]
     assert g.neighbourhood("nothing") == []

@@ -11,7 +11,7 @@ offline token counting.
 """
 
 from ._core import (
-    Call,
+    Reference,
     ContextItem,
     ContextItemType,
     ContextPolicy,
@@ -73,7 +73,7 @@ __all__ = [
     "PruneResult",
     "KnowledgeGraph",
     "Symbol",
-    "Call",
+    "Reference",
     "find_relevant_to_query",
     "graph_code_provider",
     "Policy",

@@ -32,7 +32,8 @@ def find_relevant_to_query(
     """Code snippets (path, line range, content, relevance in (0, 1]) relevant to
     ``text``, best first, whose token counts add up to at most ``max_tokens``.
 
-    A snippet nested in one already taken (a method of a taken class) is skipped;
+    A snippet overlapping one already taken (a method of a taken class, a class
+    around a taken method) is skipped;
     snippets longer than 120 lines are cut there. Files that cannot be read any more
     are skipped."""
     counter = tokens or TokenCounter()
@@ -46,7 +47,7 @@ def find_relevant_to_query(
     for symbol, score in ranked:
         if symbol.kind not in ("function", "class"):
             continue
-        if any(c.file_path == symbol.path and c.line_range[0] <= symbol.line and symbol.end_line <= c.line_range[1]
+        if any(c.file_path == symbol.path and c.line_range[0] <= symbol.end_line and symbol.line <= c.line_range[1]
                for c in chosen):
             continue
         if symbol.path not in lines_cache:

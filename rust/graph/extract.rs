@@ -1,5 +1,8 @@
-//! Per-file extraction with tree-sitter: definitions and call sites, from each
-//! grammar's own tags query (the queries GitHub's code navigation uses).
+//! Per-file extraction with tree-sitter: definitions, imports and references (calls,
+//! base classes, type references, uses of module-level variables). Definitions and
+//! calls come from each grammar's own tags query (the queries GitHub's code
+//! navigation uses); imports, inheritance and variables from our own queries
+//! (`STRUCTURE`), run in the same pass.
 
 use std::path::Path;
 use std::sync::OnceLock;
@@ -60,7 +63,7 @@ impl Language {
     }
 
     fn tags_query(self) -> String {
-        match self {
+        let tags = match self {
             Language::Python => tree_sitter_python::TAGS_QUERY.to_string(),
             Language::Rust => tree_sitter_rust::TAGS_QUERY.to_string(),
             Language::JavaScript => tree_sitter_javascript::TAGS_QUERY.to_string(),
@@ -70,6 +73,32 @@ impl Language {
             }
             Language::Go => tree_sitter_go::TAGS_QUERY.to_string(),
             Language::Java => tree_sitter_java::TAGS_QUERY.to_string(),
+        };
+        format!("{tags}\n{}", self.structure_query())
+    }
+
+    /// Our own patterns. Captures: `@import` (the statement) with `@import.module` and
+    /// `@import.item`, or `@import.submodule` (Rust's `mod x;`); `@inherit` (a base
+    /// class, implemented interface, embedded struct or supertrait, inside the class
+    /// that names it); `@ref` (a type annotation); and variable definitions in the tags
+    /// form (`@name` inside `@definition.variable`).
+    fn structure_query(self) -> &'static str {
+        match self {
+            Language::Python => PYTHON,
+            Language::Rust => RUST,
+            Language::JavaScript => JAVASCRIPT,
+            Language::TypeScript | Language::Tsx => TYPESCRIPT,
+            Language::Go => GO,
+            Language::Java => JAVA,
+        }
+    }
+
+    /// Imports with a dotted module path (`a.b.c`) rather than a file path.
+    pub fn module_separator(self) -> &'static str {
+        match self {
+            Language::Python | Language::Java => ".",
+            Language::Rust => "::",
+            Language::JavaScript | Language::TypeScript | Language::Tsx | Language::Go => "/",
         }
     }
 
@@ -79,12 +108,80 @@ impl Language {
         let all = QUERIES.get_or_init(|| {
             Language::ALL
                 .iter()
-                .map(|l| Query::new(&l.grammar(), &l.tags_query()).expect("the grammars' own tags queries compile"))
+                .map(|l| Query::new(&l.grammar(), &l.tags_query()).expect("the tags and structure queries compile"))
                 .collect()
         });
         &all[Language::ALL.iter().position(|l| *l == self).expect("every language is in ALL")]
     }
 }
+
+const PYTHON: &str = r#"
+(import_statement name: [(dotted_name) @import.module (aliased_import name: (dotted_name) @import.module)]) @import
+(import_from_statement module_name: (_) @import.module) @import
+(import_from_statement name: [(dotted_name) @import.item (aliased_import name: (dotted_name) @import.item)]) @import
+(class_definition superclasses: (argument_list [(identifier) @inherit (attribute attribute: (identifier) @inherit)]))
+(type (identifier) @ref)
+(type (generic_type (identifier) @ref))
+"#;
+
+const RUST: &str = r#"
+(use_declaration argument: (_) @import.module) @import
+(mod_item name: (identifier) @import.submodule !body) @import
+(call_expression function: (scoped_identifier name: (identifier) @name)) @reference.call
+(trait_item bounds: (trait_bounds [(type_identifier) @inherit (generic_type type: (type_identifier) @inherit)]))
+(const_item name: (identifier) @name) @definition.variable
+(static_item name: (identifier) @name) @definition.variable
+"#;
+
+/// Imports and top-level variables, shared by JavaScript and TypeScript.
+macro_rules! js_common {
+    () => {
+        r#"
+(import_statement source: (string (string_fragment) @import.module)) @import
+(import_statement (import_clause (named_imports (import_specifier name: (identifier) @import.item))) source: (string (string_fragment) @import.module)) @import
+(export_statement source: (string (string_fragment) @import.module)) @import
+((call_expression function: (identifier) @_require arguments: (arguments (string (string_fragment) @import.module))) @import (#eq? @_require "require"))
+(program (lexical_declaration (variable_declarator name: (identifier) @name value: [(arrow_function) (function_expression)]) @definition.function))
+(program (export_statement declaration: (lexical_declaration (variable_declarator name: (identifier) @name value: [(arrow_function) (function_expression)]) @definition.function)))
+(program (lexical_declaration (variable_declarator name: (identifier) @name) @definition.variable))
+(program (variable_declaration (variable_declarator name: (identifier) @name) @definition.variable))
+(program (export_statement declaration: (lexical_declaration (variable_declarator name: (identifier) @name) @definition.variable)))
+"#
+    };
+}
+
+const JAVASCRIPT: &str = concat!(
+    js_common!(),
+    r#"
+(class_heritage [(identifier) @inherit (member_expression property: (property_identifier) @inherit)])
+"#
+);
+
+const TYPESCRIPT: &str = concat!(
+    js_common!(),
+    r#"
+(extends_clause value: [(identifier) @inherit (member_expression property: (property_identifier) @inherit)])
+(implements_clause [(type_identifier) @inherit (generic_type name: (type_identifier) @inherit)])
+(extends_type_clause type: [(type_identifier) @inherit (generic_type name: (type_identifier) @inherit)])
+"#
+);
+
+const GO: &str = r#"
+(import_spec path: (interpreted_string_literal) @import.module) @import
+(field_declaration_list (field_declaration !name type: [(type_identifier) @inherit (pointer_type (type_identifier) @inherit) (qualified_type name: (type_identifier) @inherit)]))
+(interface_type (type_elem (type_identifier) @inherit))
+(source_file (var_declaration (var_spec name: (identifier) @name) @definition.variable))
+(source_file (var_declaration (var_spec_list (var_spec name: (identifier) @name) @definition.variable)))
+(source_file (const_declaration (const_spec name: (identifier) @name) @definition.variable))
+"#;
+
+const JAVA: &str = r#"
+(import_declaration [(scoped_identifier) (identifier)] @import.module) @import
+(superclass [(type_identifier) @inherit (generic_type (type_identifier) @inherit)])
+(super_interfaces (type_list [(type_identifier) @inherit (generic_type (type_identifier) @inherit)]))
+(extends_interfaces (type_list [(type_identifier) @inherit (generic_type (type_identifier) @inherit)]))
+(class_body (field_declaration declarator: (variable_declarator name: (identifier) @name)) @definition.variable)
+"#;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub enum DefKind {
@@ -92,7 +189,7 @@ pub enum DefKind {
     Function,
     /// Classes, interfaces, structs, enums, traits, type declarations.
     Class,
-    /// Module-level constants and variables.
+    /// Module-level constants and variables, class fields.
     Variable,
 }
 
@@ -119,13 +216,52 @@ impl Definition {
     }
 }
 
+/// One import statement's module (a statement importing several modules gives one
+/// `Import` each).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct CallSite {
+pub struct Import {
+    /// As written: `a.b`, `..pkg`, `./util`, `crate::graph`, `net/http`.
+    pub module: String,
+    /// The names it brings in (`from m import a, b`, `import {a} from "m"`, `use m::{a, b}`).
+    pub items: Vec<String>,
+    /// Rust's `mod name;`: the child module's file.
+    pub submodule: bool,
+    pub line: usize,
+    /// The statement's first line, trimmed (at most 200 characters).
+    pub statement: String,
+}
+
+/// What a reference names; each kind becomes its own kind of edge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum RefKind {
+    /// A call of a function, method or class.
+    Call,
+    /// A base class, implemented interface, embedded struct or supertrait.
+    Inherit,
+    /// A type in an annotation, a `new`, an `impl`.
+    Type,
+    /// A variable of the file (or one it imports) read or written inside a definition.
+    Use,
+    /// A name an import brings in.
+    Item,
+}
+
+/// Where a reference is made from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum Origin {
+    File,
+    /// Index into `FileSymbols::definitions`.
+    Definition(u32),
+    /// Index into `FileSymbols::imports`.
+    Import(u32),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Reference {
+    pub kind: RefKind,
     pub name: String,
     pub line: usize,
-    /// Index into `FileSymbols::definitions` of the innermost enclosing function, or
-    /// None at file level.
-    pub caller: Option<usize>,
+    pub origin: Origin,
 }
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -133,7 +269,9 @@ pub struct FileSymbols {
     pub language: Language,
     /// In source order.
     pub definitions: Vec<Definition>,
-    pub calls: Vec<CallSite>,
+    pub imports: Vec<Import>,
+    /// Calls in source order, then the other kinds.
+    pub references: Vec<Reference>,
     /// Set when the source did not parse cleanly: what was extracted is kept.
     pub syntax_errors: bool,
 }
@@ -148,63 +286,293 @@ fn def_kind(capture: &str) -> Option<DefKind> {
     })
 }
 
-/// Extracts definitions and call sites from one file's bytes. Invalid UTF-8 is read
-/// lossily; a file that does not parse cleanly yields what tree-sitter recovered.
+fn first_line(text: &[u8]) -> String {
+    let first = String::from_utf8_lossy(text.split(|b| *b == b'\n').next().unwrap_or_default());
+    first.trim().chars().take(200).collect()
+}
+
+/// A reference found by the query, before its origin is known.
+struct Found {
+    kind: RefKind,
+    name: String,
+    line: usize,
+    byte: usize,
+}
+
+/// An import capture, before grouping by statement.
+struct RawImport {
+    statement: usize,
+    line: usize,
+    text: String,
+    module: Option<String>,
+    item: Option<String>,
+    submodule: bool,
+}
+
+/// Extracts definitions, imports and references from one file's bytes. Invalid UTF-8
+/// is read lossily; a file that does not parse cleanly yields what tree-sitter recovered.
 pub fn extract(language: Language, source: &[u8]) -> FileSymbols {
     let mut parser = Parser::new();
     parser.set_language(&language.grammar()).expect("grammar versions match the tree-sitter crate");
     let Some(tree) = parser.parse(source, None) else {
-        return FileSymbols { language, definitions: vec![], calls: vec![], syntax_errors: true };
+        return FileSymbols { language, definitions: vec![], imports: vec![], references: vec![], syntax_errors: true };
     };
     let query = language.query();
     let names = query.capture_names();
-    let name_index = names.iter().position(|n| *n == "name");
+    let index_of = |name: &str| names.iter().position(|n| *n == name).map(|i| i as u32);
+    let (name_index, import_index) = (index_of("name"), index_of("import"));
+    let text = |node: tree_sitter::Node| String::from_utf8_lossy(&source[node.byte_range()]).into_owned();
     let mut cursor = QueryCursor::new();
     let mut definitions: Vec<Definition> = Vec::new();
-    let mut calls: Vec<(String, usize, usize)> = Vec::new(); // name, line, byte
+    let mut found: Vec<Found> = Vec::new();
+    let mut raw_imports: Vec<RawImport> = Vec::new();
     let mut matches = cursor.matches(query, tree.root_node(), source);
     while let Some(m) = matches.next() {
-        let Some(name_node) = m.captures().iter().find(|c| Some(c.index as usize) == name_index).map(|c| c.node) else {
+        if let Some(statement) = m.captures().iter().find(|c| Some(c.index) == import_index).map(|c| c.node) {
+            let mut raw = RawImport {
+                statement: statement.start_byte(),
+                line: statement.start_position().row + 1,
+                text: first_line(&source[statement.byte_range()]),
+                module: None,
+                item: None,
+                submodule: false,
+            };
+            for capture in m.captures() {
+                match names[capture.index as usize] {
+                    "import.module" => raw.module = Some(text(capture.node)),
+                    "import.submodule" => (raw.module, raw.submodule) = (Some(text(capture.node)), true),
+                    "import.item" => raw.item = Some(text(capture.node)),
+                    _ => {}
+                }
+            }
+            raw_imports.push(raw);
             continue;
-        };
-        let name = String::from_utf8_lossy(&source[name_node.byte_range()]).into_owned();
+        }
+        let name_node = m.captures().iter().find(|c| Some(c.index) == name_index).map(|c| c.node);
         for capture in m.captures() {
             let capture_name = names[capture.index as usize];
             let node = capture.node;
-            if let Some(kind) = def_kind(capture_name) {
-                let text = &source[node.byte_range()];
-                let first = String::from_utf8_lossy(text.split(|b| *b == b'\n').next().unwrap_or_default());
-                let signature: String = first.trim().chars().take(200).collect();
-                let def = Definition {
-                    kind,
-                    name: name.clone(),
-                    signature,
-                    line: node.start_position().row + 1,
-                    end_line: node.end_position().row + 1,
-                    start_byte: node.start_byte(),
-                    end_byte: node.end_byte(),
-                };
-                // The JavaScript and TypeScript queries can both match one node.
-                if !definitions.iter().any(|d| d.start_byte == def.start_byte && d.name == def.name) {
-                    definitions.push(def);
+            let reference = |kind: RefKind, at: tree_sitter::Node| Found { kind, name: text(at), line: at.start_position().row + 1, byte: at.start_byte() };
+            match (capture_name, name_node) {
+                ("inherit", _) => found.push(reference(RefKind::Inherit, node)),
+                ("ref", _) => found.push(reference(RefKind::Type, node)),
+                ("reference.call", Some(name)) => found.push(reference(RefKind::Call, name)),
+                (other, Some(name)) if other.starts_with("reference.") => found.push(reference(RefKind::Type, name)),
+                (other, Some(name)) => {
+                    let Some(kind) = def_kind(other) else { continue };
+                    let def = Definition {
+                        kind,
+                        name: text(name),
+                        signature: first_line(&source[node.byte_range()]),
+                        line: node.start_position().row + 1,
+                        end_line: node.end_position().row + 1,
+                        start_byte: node.start_byte(),
+                        end_byte: node.end_byte(),
+                    };
+                    // Two patterns can match one node (JavaScript's and TypeScript's
+                    // queries; a top-level constant holding a function is a function).
+                    match definitions.iter_mut().find(|d| d.start_byte == def.start_byte && d.name == def.name) {
+                        Some(seen) if seen.kind == DefKind::Variable => *seen = def,
+                        Some(_) => {}
+                        None => definitions.push(def),
+                    }
                 }
-            } else if capture_name == "reference.call" {
-                calls.push((name.clone(), node.start_position().row + 1, name_node.start_byte()));
+                _ => {}
             }
         }
     }
     definitions.sort_by_key(|d| (d.start_byte, std::cmp::Reverse(d.end_byte)));
-    calls.sort_by_key(|c| c.2);
-    calls.dedup();
-    let calls = calls
+    let imports = group_imports(language, raw_imports);
+    let mut uses = uses(&tree, source, &definitions, &imports);
+    found.append(&mut uses);
+    let references = resolve_origins(found, &definitions, &imports);
+    FileSymbols { language, definitions, imports, references, syntax_errors: tree.root_node().has_error() }
+}
+
+/// One `Import` per (statement, module), items attached, in source order.
+fn group_imports(language: Language, raw: Vec<RawImport>) -> Vec<Import> {
+    let mut imports: Vec<(usize, Import)> = Vec::new();
+    let mut loose_items: Vec<(usize, String)> = Vec::new(); // items matched apart from their module
+    for r in raw {
+        let Some(module) = r.module else {
+            loose_items.extend(r.item.map(|i| (r.statement, i)));
+            continue;
+        };
+        let paths: Vec<(String, Option<String>)> = match language {
+            Language::Rust if !r.submodule => flatten_use(&module),
+            Language::Go => vec![(module.trim_matches(|c| c == '"' || c == '`').to_string(), None)],
+            _ => vec![(module, r.item)],
+        };
+        for (module, item) in paths {
+            let at = match imports.iter().position(|(s, i)| *s == r.statement && i.module == module) {
+                Some(at) => at,
+                None => {
+                    let import = Import { module, items: vec![], submodule: r.submodule, line: r.line, statement: r.text.clone() };
+                    imports.push((r.statement, import));
+                    imports.len() - 1
+                }
+            };
+            let items = &mut imports[at].1.items;
+            if let Some(item) = item.filter(|i| !items.contains(i)) {
+                items.push(item);
+            }
+        }
+    }
+    for (statement, item) in loose_items {
+        for (_, import) in imports.iter_mut().filter(|(s, _)| *s == statement) {
+            if !import.items.contains(&item) {
+                import.items.push(item.clone());
+            }
+        }
+    }
+    imports.sort_by_key(|(s, _)| *s);
+    imports.into_iter().map(|(_, i)| i).collect()
+}
+
+/// A Rust use tree as (module path, item) pairs: `a::{b, c::d as e, self}` gives
+/// (a, b), (a::c, d), (a, none); a glob or a bare path imports the module itself.
+pub fn flatten_use(tree: &str) -> Vec<(String, Option<String>)> {
+    fn expand(prefix: &str, tree: &str, out: &mut Vec<String>) {
+        let tree = tree.trim();
+        let join = |head: &str| match (prefix.is_empty(), head.is_empty()) {
+            (true, _) => head.to_string(),
+            (false, true) => prefix.to_string(),
+            (false, false) => format!("{prefix}::{head}"),
+        };
+        match (tree.find('{'), tree.rfind('}')) {
+            (Some(open), Some(close)) if open < close => {
+                let head = join(tree[..open].trim().trim_end_matches("::"));
+                let (mut depth, mut start) = (0usize, open + 1);
+                for (i, c) in tree.char_indices().take(close).skip(open + 1) {
+                    match c {
+                        '{' => depth += 1,
+                        '}' => depth = depth.saturating_sub(1),
+                        ',' if depth == 0 => {
+                            expand(&head, &tree[start..i], out);
+                            start = i + 1;
+                        }
+                        _ => {}
+                    }
+                }
+                expand(&head, &tree[start..close], out);
+            }
+            _ => {
+                let path = tree.split(" as ").next().unwrap_or_default().trim();
+                if !path.is_empty() {
+                    out.push(join(path));
+                }
+            }
+        }
+    }
+    let compact = tree.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut paths = Vec::new();
+    expand("", &compact, &mut paths);
+    paths
         .into_iter()
-        .map(|(name, line, byte)| {
-            // Innermost enclosing function: the last one in source order that contains it.
-            let caller = definitions.iter().rposition(|d| d.kind == DefKind::Function && d.contains_byte(byte));
-            CallSite { name, line, caller }
+        .map(|path| match path.rsplit_once("::") {
+            Some((module, "*" | "self")) => (module.to_string(), None),
+            Some((module, item)) => (module.to_string(), Some(item.to_string())),
+            None => (path, None),
         })
+        .collect()
+}
+
+/// Identifiers inside definitions that name one of the file's variables or a name
+/// it imports (a variable defined elsewhere): one `Use` per (definition, name).
+fn uses(tree: &tree_sitter::Tree, source: &[u8], definitions: &[Definition], imports: &[Import]) -> Vec<Found> {
+    let wanted: std::collections::HashSet<&[u8]> = definitions
+        .iter()
+        .filter(|d| d.kind == DefKind::Variable)
+        .map(|d| d.name.as_bytes())
+        .chain(imports.iter().flat_map(|i| i.items.iter().map(|n| n.as_bytes())))
         .collect();
-    FileSymbols { language, definitions, calls, syntax_errors: tree.root_node().has_error() }
+    let mut out = Vec::new();
+    if wanted.is_empty() {
+        return out;
+    }
+    let identifier = tree.language().id_for_node_kind("identifier", true);
+    let mut cursor = tree.walk();
+    loop {
+        let node = cursor.node();
+        if node.kind_id() == identifier && wanted.contains(&source[node.byte_range()]) {
+            out.push(Found {
+                kind: RefKind::Use,
+                name: String::from_utf8_lossy(&source[node.byte_range()]).into_owned(),
+                line: node.start_position().row + 1,
+                byte: node.start_byte(),
+            });
+        }
+        if cursor.goto_first_child() || cursor.goto_next_sibling() {
+            continue;
+        }
+        loop {
+            if !cursor.goto_parent() {
+                return out;
+            }
+            if cursor.goto_next_sibling() {
+                break;
+            }
+        }
+    }
+}
+
+/// Gives each reference its origin and drops what is not a reference:
+/// - a call is made from the innermost enclosing function (else the file);
+/// - a base from the innermost enclosing class;
+/// - a type reference or a use from the innermost enclosing definition, and a use
+///   at file level, or inside the variable's own definition, is no reference;
+/// - a type reference where a base was found is the base; repeats of a (kind,
+///   origin, name) other than calls are dropped, calls are one per call site.
+///
+/// Each import's items follow as `Item` references.
+fn resolve_origins(mut found: Vec<Found>, definitions: &[Definition], imports: &[Import]) -> Vec<Reference> {
+    found.sort_by_key(|f| (f.byte, f.kind as u8));
+    let inherit_bytes: std::collections::HashSet<usize> = found.iter().filter(|f| f.kind == RefKind::Inherit).map(|f| f.byte).collect();
+    let innermost = |byte: usize, accept: &dyn Fn(DefKind) -> bool| definitions.iter().rposition(|d| accept(d.kind) && d.contains_byte(byte));
+    let mut seen: std::collections::HashSet<(RefKind, Option<usize>, String)> = std::collections::HashSet::new();
+    let mut out: Vec<Reference> = Vec::new();
+    let mut last_call: Option<(usize, &str)> = None;
+    for f in &found {
+        let origin = match f.kind {
+            RefKind::Call => {
+                if last_call == Some((f.byte, f.name.as_str())) {
+                    continue;
+                }
+                last_call = Some((f.byte, f.name.as_str()));
+                innermost(f.byte, &|k| k == DefKind::Function)
+            }
+            RefKind::Inherit => match innermost(f.byte, &|k| k == DefKind::Class) {
+                Some(class) => Some(class),
+                None => continue,
+            },
+            RefKind::Type if inherit_bytes.contains(&f.byte) => continue,
+            RefKind::Type => innermost(f.byte, &|k| k != DefKind::Variable),
+            RefKind::Use => {
+                if definitions.iter().any(|d| d.kind == DefKind::Variable && d.name == f.name && d.contains_byte(f.byte)) {
+                    continue;
+                }
+                match innermost(f.byte, &|k| k != DefKind::Variable) {
+                    Some(def) => Some(def),
+                    None => continue,
+                }
+            }
+            RefKind::Item => continue, // items come from the imports, below
+        };
+        if f.kind != RefKind::Call && !seen.insert((f.kind, origin, f.name.clone())) {
+            continue;
+        }
+        let origin = origin.map_or(Origin::File, |d| Origin::Definition(d as u32));
+        out.push(Reference { kind: f.kind, name: f.name.clone(), line: f.line, origin });
+    }
+    // Calls first (in source order), then the rest: a stable order for tests.
+    out.sort_by_key(|r| r.kind != RefKind::Call);
+    for (i, import) in imports.iter().enumerate() {
+        for item in &import.items {
+            let name = item.rsplit(['.', ':']).next().unwrap_or(item).to_string();
+            out.push(Reference { kind: RefKind::Item, name, line: import.line, origin: Origin::Import(i as u32) });
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -215,53 +583,76 @@ mod tests {
         symbols.definitions.iter().map(|d| (d.kind, d.name.as_str(), d.line)).collect()
     }
 
+    /// (kind, name, line, origin as a definition's name, "file" or "import <module>").
+    fn refs(s: &FileSymbols) -> Vec<(RefKind, String, usize, String)> {
+        s.references
+            .iter()
+            .map(|r| {
+                let origin = match r.origin {
+                    Origin::File => "file".to_string(),
+                    Origin::Definition(d) => s.definitions[d as usize].name.clone(),
+                    Origin::Import(i) => format!("import {}", s.imports[i as usize].module),
+                };
+                (r.kind, r.name.clone(), r.line, origin)
+            })
+            .collect()
+    }
+
+    fn imports(s: &FileSymbols) -> Vec<(String, Vec<String>, usize)> {
+        s.imports.iter().map(|i| (i.module.clone(), i.items.clone(), i.line)).collect()
+    }
+
+    const EXPECTED: [(&str, &str, &str); 6] = [
+        (r#"[(Variable, "LIMIT", 4), (Class, "Repo", 6), (Function, "load", 7), (Function, "fetch", 10)]"#,
+         r#"[("os", [], 1), ("a.b", [], 1), ("..pkg", ["x", "y"], 2), ("m", [], 3)]"#,
+         r#"[(Call, "fetch", 8, "load"), (Call, "helper", 11, "fetch"), (Call, "strip", 11, "fetch"), (Call, "main", 13, "file"), (Inherit, "Base", 6, "Repo"), (Inherit, "Mixin", 6, "Repo"), (Type, "Key", 7, "load"), (Type, "int", 7, "load"), (Use, "LIMIT", 8, "load"), (Use, "x", 8, "load"), (Item, "x", 2, "import ..pkg"), (Item, "y", 2, "import ..pkg")]"#),
+        (r#"[(Variable, "MAX", 4), (Class, "S", 5), (Class, "T", 6), (Function, "go", 9), (Function, "helper", 11)]"#,
+         r#"[("crate::graph", ["extract"], 1), ("crate::graph::store", ["Edge"], 1), ("std", ["io"], 2), ("util", [], 3)]"#,
+         r#"[(Call, "helper", 9, "go"), (Inherit, "Base", 6, "T"), (Inherit, "Other", 6, "T"), (Type, "T", 7, "file"), (Type, "S", 8, "file"), (Use, "MAX", 9, "go"), (Item, "extract", 1, "import crate::graph"), (Item, "Edge", 1, "import crate::graph::store"), (Item, "io", 2, "import std")]"#),
+        (r#"[(Variable, "Count", 8), (Class, "T", 10), (Class, "I", 16), (Function, "Run", 21), (Function, "Helper", 23)]"#,
+         r#"[("fmt", [], 4), ("example.com/m/util", [], 5)]"#,
+         r#"[(Call, "Helper", 21, "Run"), (Call, "Println", 21, "Run"), (Type, "T", 10, "T"), (Inherit, "Base", 11, "T"), (Inherit, "Other", 12, "T"), (Type, "string", 13, "T"), (Type, "I", 16, "I"), (Type, "Stringer", 17, "I"), (Inherit, "Reader", 18, "I"), (Type, "T", 21, "Run"), (Use, "Count", 21, "Run"), (Type, "int", 23, "Helper")]"#),
+        (r#"[(Class, "A", 4), (Variable, "count", 5), (Function, "run", 6), (Function, "helper", 7), (Class, "I", 9)]"#,
+         r#"[("com.x.Foo", [], 2), ("java.util", [], 3)]"#,
+         r#"[(Call, "helper", 6, "run"), (Inherit, "Base", 4, "A"), (Inherit, "I", 4, "A"), (Inherit, "J", 4, "A"), (Use, "count", 6, "run"), (Type, "Foo", 6, "run"), (Inherit, "K", 9, "I")]"#),
+        (r#"[(Variable, "fs", 3), (Variable, "LIMIT", 4), (Function, "f", 5), (Class, "A", 6), (Function, "run", 7), (Function, "helper", 9)]"#,
+         r#"[("./util.js", ["slug", "title"], 1), ("react", [], 2), ("fs", [], 3)]"#,
+         r#"[(Call, "helper", 7, "run"), (Call, "slug", 7, "run"), (Inherit, "Base", 6, "A"), (Use, "LIMIT", 7, "run"), (Use, "slug", 7, "run"), (Item, "slug", 1, "import ./util.js"), (Item, "title", 1, "import ./util.js")]"#),
+        (r#"[(Class, "I", 3), (Class, "A", 4), (Function, "run", 5), (Function, "helper", 7)]"#,
+         r#"[("../repo", ["Repo"], 1), ("./types", [], 2)]"#,
+         r#"[(Call, "helper", 5, "run"), (Inherit, "J", 3, "I"), (Inherit, "Base", 4, "A"), (Inherit, "I", 4, "A"), (Type, "Repo", 5, "run"), (Item, "Repo", 1, "import ../repo")]"#),
+    ];
+
+    /// Every language: definitions, imports (module, items) and references with their
+    /// origin, checked by hand.
+    #[test]
+    fn definitions_imports_and_references_in_every_language() {
+        let samples: Vec<(Language, &str)> = vec![
+            (Language::Python, "import os, a.b as c\nfrom ..pkg import x, y as z\nfrom m import *\nLIMIT = 3\n\nclass Repo(Base, mod.Mixin):\n    def load(self, key: Key) -> int:\n        return fetch(key) + LIMIT + x\n\ndef fetch(key):\n    return helper(key).strip()\n\nmain()\n"),
+            (Language::Rust, "use crate::graph::{extract, store::Edge as E};\nuse std::io;\nmod util;\nconst MAX: usize = 3;\nstruct S;\ntrait T: Base + Other<u8> {}\nimpl T for S {}\nimpl S {\n    fn go(&self) { helper(MAX); }\n}\nfn helper(n: usize) {}\n"),
+            (Language::Go, "package p\n\nimport (\n\t\"fmt\"\n\tu \"example.com/m/util\"\n)\n\nvar Count = 1\n\ntype T struct {\n\tBase\n\t*Other\n\tname string\n}\n\ntype I interface {\n\tfmt.Stringer\n\tReader\n}\n\nfunc (t T) Run() { Helper(Count); fmt.Println() }\n\nfunc Helper(n int) {}\n"),
+            (Language::Java, "package a;\nimport com.x.Foo;\nimport java.util.*;\nclass A extends Base implements I, J<String> {\n  static int count = 0;\n  void run() { helper(count); new Foo(); }\n  void helper(int n) {}\n}\ninterface I extends K {}\n"),
+            (Language::JavaScript, "import { slug, title as t } from './util.js';\nimport React from 'react';\nconst fs = require('fs');\nexport const LIMIT = 3;\nconst f = () => 1;\nclass A extends Base {\n  run() { helper(LIMIT); slug(); }\n}\nfunction helper() {}\n"),
+            (Language::TypeScript, "import { Repo } from \"../repo\";\nexport * from './types';\ninterface I extends J<number> { x: number }\nclass A extends Base implements I {\n  run(r: Repo): void { helper(); }\n}\nfunction helper(): void {}\n"),
+        ];
+        for ((l, src), (defs, imps, rs)) in samples.into_iter().zip(EXPECTED) {
+            let s = extract(l, src.as_bytes());
+            assert_eq!(format!("{:?}", summary(&s)), defs, "{l:?}");
+            assert_eq!(format!("{:?}", imports(&s)), imps, "{l:?}");
+            assert_eq!(format!("{:?}", refs(&s)), rs, "{l:?}");
+            assert!(!s.syntax_errors, "{l:?}");
+        }
+        assert_eq!(
+            flatten_use("a::{b, c::{d as e, self}, *}"),
+            [("a".into(), Some("b".into())), ("a::c".into(), Some("d".into())), ("a::c".into(), None), ("a".into(), None)]
+        );
+    }
+
     #[test]
     fn every_language_query_compiles() {
         for l in Language::ALL {
             let _ = l.query();
         }
-    }
-
-    #[test]
-    fn python_definitions_and_calls() {
-        let src = b"LIMIT = 3\n\nclass Repo(Base):\n    def load(self, key):\n        return fetch(key)\n\ndef fetch(key):\n    return helper(key).strip()\n\nmain()\n";
-        let s = extract(Language::Python, src);
-        assert_eq!(
-            summary(&s),
-            vec![(DefKind::Variable, "LIMIT", 1), (DefKind::Class, "Repo", 3), (DefKind::Function, "load", 4), (DefKind::Function, "fetch", 7)]
-        );
-        assert_eq!(s.definitions[2].signature, "def load(self, key):");
-        assert!(s.definitions[1].contains(&s.definitions[2]));
-        let calls: Vec<_> = s.calls.iter().map(|c| (c.name.as_str(), c.line, c.caller)).collect();
-        assert_eq!(calls, vec![("fetch", 5, Some(2)), ("helper", 8, Some(3)), ("strip", 8, Some(3)), ("main", 10, None)]);
-        assert!(!s.syntax_errors);
-    }
-
-    #[test]
-    fn other_languages() {
-        let rust = extract(Language::Rust, b"struct S;\nimpl S {\n    fn go(&self) { helper(); }\n}\nfn helper() {}\n");
-        assert_eq!(summary(&rust), vec![(DefKind::Class, "S", 1), (DefKind::Function, "go", 3), (DefKind::Function, "helper", 5)]);
-        assert_eq!(rust.calls, vec![CallSite { name: "helper".into(), line: 3, caller: Some(1) }]);
-
-        let go = extract(Language::Go, b"package p\n\ntype T struct{}\n\nfunc (t T) Run() { Helper() }\n\nfunc Helper() {}\n");
-        assert_eq!(summary(&go), vec![(DefKind::Class, "T", 3), (DefKind::Function, "Run", 5), (DefKind::Function, "Helper", 7)]);
-        assert_eq!(go.calls.len(), 1);
-
-        let java = extract(Language::Java, b"class A {\n  void run() { helper(); }\n  void helper() {}\n}\n");
-        assert_eq!(summary(&java), vec![(DefKind::Class, "A", 1), (DefKind::Function, "run", 2), (DefKind::Function, "helper", 3)]);
-        assert_eq!(java.calls[0].caller, Some(1));
-
-        let js = extract(Language::JavaScript, b"class A {\n  run() { helper(); }\n}\nfunction helper() {}\n");
-        assert_eq!(summary(&js), vec![(DefKind::Class, "A", 1), (DefKind::Function, "run", 2), (DefKind::Function, "helper", 4)]);
-
-        let ts = extract(Language::TypeScript, b"interface I { x: number }\nclass A implements I {\n  run(): void { helper(); }\n}\nfunction helper(): void {}\n");
-        assert_eq!(
-            summary(&ts),
-            vec![(DefKind::Class, "I", 1), (DefKind::Class, "A", 2), (DefKind::Function, "run", 3), (DefKind::Function, "helper", 5)]
-        );
-        let tsx = extract(Language::Tsx, b"function App() { return <div>{render()}</div>; }\n");
-        assert_eq!(summary(&tsx), vec![(DefKind::Function, "App", 1)]);
-        assert_eq!(tsx.calls[0].name, "render");
     }
 
     #[test]

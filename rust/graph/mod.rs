@@ -1,12 +1,14 @@
 //! Semantic memory (seed 002): the codebase as a graph. Plain Rust, no Python.
 
 mod extract;
+mod modules;
 mod persist;
 mod scan;
 mod store;
 
-pub use extract::{extract, CallSite, DefKind, Definition, FileSymbols, Language};
+pub use extract::{extract, flatten_use, DefKind, Definition, FileSymbols, Import, Language, Origin, RefKind, Reference};
 pub use persist::{load, save, Saved, FORMAT_VERSION};
 pub use scan::{discover, parse, Source, VENDORED};
 pub use store::{Edge, EdgeKind, KnowledgeGraph, Node, NodeKind};
 pub use petgraph::stable_graph::NodeIndex;
+pub use petgraph::Direction;

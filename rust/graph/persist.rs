@@ -14,7 +14,7 @@ use super::extract::FileSymbols;
 use crate::error::{Error, Result};
 
 const MAGIC: &[u8; 8] = b"AIRGRAPH";
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 const HEADER: usize = 8 + 4 + 8 + 8;
 
 /// What a graph file holds besides the symbols: the project root and what was not
@@ -109,7 +109,7 @@ mod tests {
         let mut old = good.clone();
         old[8..12].copy_from_slice(&0u32.to_le_bytes());
         std::fs::write(&path, &old).unwrap();
-        assert!(matches!(load(&path), Err(Error::FormatVersion { found: 0, expected: 1, .. })));
+        assert!(matches!(load(&path), Err(Error::FormatVersion { found: 0, expected: FORMAT_VERSION, .. })));
 
         std::fs::write(&path, b"not a graph").unwrap();
         assert!(matches!(load(&path), Err(Error::Corrupt(_))));

@@ -1,13 +1,15 @@
-//! The knowledge graph: files, functions, classes and variables as nodes; Contains and
-//! Calls edges, in a petgraph StableGraph with name and path indexes.
+//! The knowledge graph: files, functions, classes, variables and imports as nodes;
+//! Contains, Calls, Imports, Inherits, References and Uses edges, in a petgraph
+//! StableGraph with name, path and module indexes.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-use petgraph::stable_graph::{NodeIndex, StableGraph};
+use petgraph::stable_graph::{EdgeIndex, NodeIndex, StableGraph};
 use petgraph::visit::{EdgeRef, IntoEdgeReferences, NodeIndexable};
 use petgraph::Direction;
 
-use super::extract::{DefKind, FileSymbols, Language};
+use super::extract::{DefKind, FileSymbols, Language, Origin, RefKind};
+use super::modules::{self, Match};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum NodeKind {
@@ -15,6 +17,7 @@ pub enum NodeKind {
     Function,
     Class,
     Variable,
+    Import,
 }
 
 impl NodeKind {
@@ -24,6 +27,15 @@ impl NodeKind {
             NodeKind::Function => "function",
             NodeKind::Class => "class",
             NodeKind::Variable => "variable",
+            NodeKind::Import => "import",
+        }
+    }
+
+    fn of(kind: DefKind) -> NodeKind {
+        match kind {
+            DefKind::Function => NodeKind::Function,
+            DefKind::Class => NodeKind::Class,
+            DefKind::Variable => NodeKind::Variable,
         }
     }
 }
@@ -31,33 +43,78 @@ impl NodeKind {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Node {
     pub kind: NodeKind,
-    /// The symbol's name; a file's is its path.
+    /// The symbol's name; a file's is its path, an import's its module as written.
     pub name: String,
     pub path: String,
     pub language: Language,
     pub line: usize,
     pub end_line: usize,
+    /// A definition's first line; an import's statement.
     pub signature: String,
+    /// An import's names (empty for other nodes).
+    pub items: Vec<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum EdgeKind {
+    /// File or class -> definition; file -> import.
     Contains,
+    /// Function (or file, at top level) -> function or class called.
     Calls,
+    /// Import -> file it resolves to.
+    Imports,
+    /// Class -> base class, interface, embedded struct, supertrait.
+    Inherits,
+    /// Definition -> class named in a type; import -> definition it imports.
+    References,
+    /// Definition -> variable it reads or writes.
+    Uses,
+}
+
+impl EdgeKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            EdgeKind::Contains => "contains",
+            EdgeKind::Calls => "calls",
+            EdgeKind::Imports => "imports",
+            EdgeKind::Inherits => "inherits",
+            EdgeKind::References => "references",
+            EdgeKind::Uses => "uses",
+        }
+    }
+
+    fn of(kind: RefKind) -> EdgeKind {
+        match kind {
+            RefKind::Call => EdgeKind::Calls,
+            RefKind::Inherit => EdgeKind::Inherits,
+            RefKind::Type | RefKind::Item => EdgeKind::References,
+            RefKind::Use => EdgeKind::Uses,
+        }
+    }
+}
+
+/// What a reference of each kind can point at.
+fn targets(kind: RefKind, node: NodeKind) -> bool {
+    match kind {
+        RefKind::Call => matches!(node, NodeKind::Function | NodeKind::Class),
+        RefKind::Inherit | RefKind::Type => node == NodeKind::Class,
+        RefKind::Use => node == NodeKind::Variable,
+        RefKind::Item => matches!(node, NodeKind::Function | NodeKind::Class | NodeKind::Variable),
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Edge {
     pub kind: EdgeKind,
-    /// 1 for a unique target; 1/n when a call's name matches n definitions.
+    /// 1 for a unique target; 1/n when a reference's name matches n definitions.
     pub confidence: f32,
-    /// Line of the call site (Calls), or of the contained definition.
+    /// Line of the reference, import or contained definition.
     pub line: usize,
-    /// Calls: index of the call site in its file's `calls`; Contains: `u32::MAX`.
-    call: u32,
+    /// Index of the reference in its file's `references`; `u32::MAX` for Contains and Imports.
+    reference: u32,
 }
 
-/// The most definitions one call is linked to (see `KnowledgeGraph::from_files`).
+/// The most definitions one reference is linked to (see `KnowledgeGraph::from_files`).
 pub const MAX_CANDIDATES: usize = 5;
 
 #[derive(Debug, Clone)]
@@ -65,7 +122,13 @@ struct FileEntry {
     node: NodeIndex,
     /// Node of each definition, in `FileSymbols::definitions` order.
     defs: Vec<NodeIndex>,
+    /// Node of each import, in `FileSymbols::imports` order.
+    imports: Vec<NodeIndex>,
     symbols: FileSymbols,
+    /// Module keys this file answers to.
+    keys: Vec<String>,
+    /// Module keys its imports (and its package) look up.
+    lookups: BTreeSet<String>,
 }
 
 #[derive(Debug, Default, Clone)]
@@ -73,20 +136,43 @@ pub struct KnowledgeGraph {
     graph: StableGraph<Node, Edge>,
     files: HashMap<String, FileEntry>,
     names: HashMap<String, Vec<NodeIndex>>,
-    /// Call name -> files with call sites of that name, so an update re-resolves
-    /// only the calls it can change.
-    called: HashMap<String, BTreeSet<String>>,
+    /// Referenced name -> files referring to it, so an update re-resolves only the
+    /// references it can change.
+    wanted: HashMap<String, BTreeSet<String>>,
+    /// Module key -> files answering to it.
+    modules: HashMap<String, Vec<String>>,
+    /// Module key -> files looking it up.
+    lookups: HashMap<String, BTreeSet<String>>,
+}
+
+/// Per name, its candidate counts (see `candidate_counts`) before a change.
+struct Counts {
+    family: &'static str,
+    before: Vec<(String, [usize; 2])>,
+}
+
+/// How the edges of a file are re-linked.
+enum Relink<'a> {
+    /// Imports and every reference.
+    All,
+    /// The references to these names.
+    Names(&'a HashSet<String>),
 }
 
 impl KnowledgeGraph {
     /// Builds the graph from parsed files (path relative to the root, symbols).
     ///
-    /// A call resolves to definitions of that name (functions and classes) in the
-    /// same file if there are any, else anywhere; n candidates share confidence 1/n.
-    /// Names defined nowhere in the repository (library calls) get no edge, and
-    /// neither do names with more than `MAX_CANDIDATES` definitions (`join`, `get`,
-    /// `run`...): on CPython's standard library linking them all made 2.9 million
-    /// edges out of 79 thousand nodes, nearly all wrong.
+    /// An import links to the files its module resolves to (see `modules`). A
+    /// reference resolves, by name, to definitions of the kind it can name, in its own
+    /// language (JavaScript and TypeScript count as one): in the
+    /// same file if there are any; else in the files the file imports (and, for Go
+    /// and Java, its package); else, for calls, bases and types, anywhere. n
+    /// candidates share confidence 1/n. Names defined nowhere in the repository
+    /// (library calls) get no edge, and neither do names with more than
+    /// `MAX_CANDIDATES` candidates (`join`, `get`, `run`...): on CPython's standard
+    /// library linking them all made 2.9 million edges out of 79 thousand nodes,
+    /// nearly all wrong. Uses and imported names resolve only in the file and what
+    /// it imports.
     pub fn from_files(files: Vec<(String, FileSymbols)>) -> Self {
         let mut g = KnowledgeGraph::default();
         let paths: Vec<String> = files.iter().map(|(p, _)| p.clone()).collect();
@@ -94,55 +180,94 @@ impl KnowledgeGraph {
             g.add_file(path, symbols);
         }
         for path in &paths {
-            g.link_calls(path, None);
+            g.link(path, &Relink::All);
         }
         g
     }
 
     /// Replaces one file's symbols (adds the file if new) and repairs the edges into
-    /// and out of it: its own calls, and the calls elsewhere to names it defined or
-    /// now defines. Nothing else is re-linked.
+    /// and out of it: its own, the references elsewhere to names it defined or now
+    /// defines, and the imports elsewhere that resolve to it. Nothing else is re-linked.
     pub fn update_file(&mut self, path: &str, symbols: FileSymbols) {
+        let existed = self.files.contains_key(path);
         let mut names: HashSet<String> = symbols.definitions.iter().map(|d| d.name.clone()).collect();
         names.extend(self.files.get(path).into_iter().flat_map(|e| e.symbols.definitions.iter().map(|d| d.name.clone())));
-        let before = self.callable_counts(names);
-        self.remove_nodes(path);
-        self.add_file(path.to_string(), symbols);
+        let before = self.counts_before(&names, modules::family(symbols.language));
+        let file = self.remove_nodes(path, !existed);
+        self.add_file_at(path.to_string(), symbols, file);
+        self.link(path, &Relink::All);
         let changed = self.changed(before);
-        self.relink_others(path, &changed);
-        self.link_calls(path, None);
+        // The file set changed only if the file is new: then imports elsewhere may
+        // now resolve to it. Otherwise they still do, and only names need repair.
+        let importers = self.importers(path);
+        let everything = names;
+        for other in &importers {
+            self.relink(other, if existed { Relink::Names(&everything) } else { Relink::All });
+        }
+        self.relink_others(path, &changed, &importers);
     }
 
-    /// Removes a file and repairs the calls elsewhere to names it defined; false if
-    /// it was not in the graph.
+    /// Removes a file and repairs the references elsewhere to names it defined and
+    /// the imports that resolved to it; false if it was not in the graph.
     pub fn remove_file(&mut self, path: &str) -> bool {
         let Some(entry) = self.files.get(path) else { return false };
         let names: HashSet<String> = entry.symbols.definitions.iter().map(|d| d.name.clone()).collect();
-        let before = self.callable_counts(names);
-        self.remove_nodes(path);
+        let before = self.counts_before(&names, modules::family(entry.symbols.language));
+        let importers = self.importers(path);
+        self.remove_nodes(path, true);
         let changed = self.changed(before);
-        self.relink_others(path, &changed);
+        for other in &importers {
+            self.relink(other, Relink::All);
+        }
+        self.relink_others(path, &changed, &importers);
         true
     }
 
-    fn callable_count(&self, name: &str) -> usize {
-        self.names.get(name).map_or(0, |ids| ids.iter().filter(|&&c| matches!(self.graph[c].kind, NodeKind::Function | NodeKind::Class)).count())
+    /// Files (other than `path`) that look up a module key `path` answers to.
+    fn importers(&self, path: &str) -> BTreeSet<String> {
+        let Some(entry) = self.files.get(path) else { return BTreeSet::new() };
+        entry.keys.iter().flat_map(|k| self.lookups.get(k).into_iter().flatten()).filter(|p| *p != path).cloned().collect()
     }
 
-    fn callable_counts(&self, names: HashSet<String>) -> Vec<(String, usize)> {
-        names.into_iter().map(|n| (self.callable_count(&n), n)).map(|(c, n)| (n, c)).collect()
+    /// Definitions of a name in a language family that references from anywhere can
+    /// link to: callables (for calls) and classes (for bases and types).
+    fn candidate_counts(&self, name: &str, family: &str) -> [usize; 2] {
+        let ids = self.names.get(name).map_or(&[][..], |ids| ids.as_slice());
+        let count = |kind: RefKind| {
+            ids.iter().filter(|&&c| targets(kind, self.graph[c].kind) && modules::family(self.graph[c].language) == family).count()
+        };
+        [count(RefKind::Call), count(RefKind::Inherit)]
     }
 
-    /// The names whose calls elsewhere can resolve differently now. A name with more
-    /// than `MAX_CANDIDATES` definitions both before and after links nowhere outside
-    /// the files defining it, so `__init__`, `get` and friends are skipped: that is
+    fn counts_before(&self, names: &HashSet<String>, family: &'static str) -> Counts {
+        Counts { family, before: names.iter().map(|n| (n.clone(), self.candidate_counts(n, family))).collect() }
+    }
+
+    /// The names whose references elsewhere can resolve differently now. A name with
+    /// more than `MAX_CANDIDATES` candidates of a kind both before and after links
+    /// nowhere through that kind outside the files defining it and those importing
+    /// them (re-linked anyway), so `__init__`, `get` and friends are skipped: that is
     /// what keeps an update cheap.
-    fn changed(&self, before: Vec<(String, usize)>) -> HashSet<String> {
-        before.into_iter().filter(|(n, b)| *b <= MAX_CANDIDATES || self.callable_count(n) <= MAX_CANDIDATES).map(|(n, _)| n).collect()
+    fn changed(&self, counts: Counts) -> HashSet<String> {
+        counts
+            .before
+            .into_iter()
+            .filter(|(name, b)| {
+                let after = self.candidate_counts(name, counts.family);
+                // A reference never links its own source: one candidate more can link.
+                (0..2).any(|k| (b[k] <= MAX_CANDIDATES + 1 || after[k] <= MAX_CANDIDATES + 1) && b[k] + after[k] > 0)
+            })
+            .map(|(n, _)| n)
+            .collect()
     }
 
     fn add_file(&mut self, path: String, symbols: FileSymbols) {
-        let file = self.graph.add_node(Node {
+        self.add_file_at(path, symbols, None);
+    }
+
+    /// Adds a file's nodes and index entries, reusing its file node if given.
+    fn add_file_at(&mut self, path: String, symbols: FileSymbols, file: Option<NodeIndex>) {
+        let node = Node {
             kind: NodeKind::File,
             name: path.clone(),
             path: path.clone(),
@@ -150,120 +275,240 @@ impl KnowledgeGraph {
             line: 1,
             end_line: symbols.definitions.iter().map(|d| d.end_line).max().unwrap_or(1),
             signature: String::new(),
-        });
+            items: vec![],
+        };
+        let file = match file {
+            Some(id) => {
+                self.graph[id] = node;
+                id
+            }
+            None => self.graph.add_node(node),
+        };
+        let language = symbols.language;
         let mut defs: Vec<NodeIndex> = Vec::with_capacity(symbols.definitions.len());
         for (i, def) in symbols.definitions.iter().enumerate() {
-            let kind = match def.kind {
-                DefKind::Function => NodeKind::Function,
-                DefKind::Class => NodeKind::Class,
-                DefKind::Variable => NodeKind::Variable,
-            };
             let id = self.graph.add_node(Node {
-                kind,
+                kind: NodeKind::of(def.kind),
                 name: def.name.clone(),
                 path: path.clone(),
-                language: symbols.language,
+                language,
                 line: def.line,
                 end_line: def.end_line,
                 signature: def.signature.clone(),
+                items: vec![],
             });
             // Contained by the innermost enclosing class or function, else the file.
             let parent = (0..i).rev().find(|&j| symbols.definitions[j].contains(def)).map_or(file, |j| defs[j]);
-            self.graph.add_edge(parent, id, Edge { kind: EdgeKind::Contains, confidence: 1.0, line: def.line, call: u32::MAX });
+            self.graph.add_edge(parent, id, Edge { kind: EdgeKind::Contains, confidence: 1.0, line: def.line, reference: u32::MAX });
             self.names.entry(def.name.clone()).or_default().push(id);
             defs.push(id);
         }
-        let called: HashSet<&str> = symbols.calls.iter().map(|c| c.name.as_str()).collect();
-        for name in called {
-            self.called.entry(name.to_string()).or_default().insert(path.clone());
+        let mut imports = Vec::with_capacity(symbols.imports.len());
+        let mut lookups: BTreeSet<String> = modules::package(language, &path).into_iter().collect();
+        for import in &symbols.imports {
+            let id = self.graph.add_node(Node {
+                kind: NodeKind::Import,
+                name: import.module.clone(),
+                path: path.clone(),
+                language,
+                line: import.line,
+                end_line: import.line,
+                signature: import.statement.clone(),
+                items: import.items.clone(),
+            });
+            self.graph.add_edge(file, id, Edge { kind: EdgeKind::Contains, confidence: 1.0, line: import.line, reference: u32::MAX });
+            imports.push(id);
+            lookups.extend(modules::lookups(language, &path, import).0);
         }
-        self.files.insert(path, FileEntry { node: file, defs, symbols });
+        let wanted: HashSet<&str> = symbols.references.iter().map(|r| r.name.as_str()).collect();
+        for name in wanted {
+            self.wanted.entry(name.to_string()).or_default().insert(path.clone());
+        }
+        let keys = modules::keys(language, &path);
+        for key in &keys {
+            let files = self.modules.entry(key.clone()).or_default();
+            if !files.contains(&path) {
+                files.push(path.clone());
+                files.sort();
+            }
+        }
+        for key in &lookups {
+            self.lookups.entry(key.clone()).or_default().insert(path.clone());
+        }
+        self.files.insert(path, FileEntry { node: file, defs, imports, symbols, keys, lookups });
     }
 
-    /// Removes a file's nodes (their edges go with them) and index entries.
-    fn remove_nodes(&mut self, path: &str) -> Option<FileEntry> {
+    /// Removes a file's nodes (their edges go with them) and index entries; the file
+    /// node itself only if `whole` (else it is returned for reuse).
+    fn remove_nodes(&mut self, path: &str, whole: bool) -> Option<NodeIndex> {
         let entry = self.files.remove(path)?;
         for (def, id) in entry.symbols.definitions.iter().zip(&entry.defs) {
-            if let Some(ids) = self.names.get_mut(&def.name) {
-                ids.retain(|x| x != id);
-                if ids.is_empty() {
-                    self.names.remove(&def.name);
-                }
-            }
+            remove_from(&mut self.names, &def.name, |x| x == id);
             self.graph.remove_node(*id);
         }
-        self.graph.remove_node(entry.node);
-        for call in &entry.symbols.calls {
-            if let Some(paths) = self.called.get_mut(&call.name) {
-                paths.remove(path);
-                if paths.is_empty() {
-                    self.called.remove(&call.name);
-                }
-            }
+        for id in &entry.imports {
+            self.graph.remove_node(*id);
         }
-        Some(entry)
+        for reference in &entry.symbols.references {
+            remove_from_set(&mut self.wanted, &reference.name, path);
+        }
+        for key in &entry.lookups {
+            remove_from_set(&mut self.lookups, key, path);
+        }
+        if whole {
+            for key in &entry.keys {
+                remove_from(&mut self.modules, key, |p| p == path);
+            }
+            self.graph.remove_node(entry.node);
+            None
+        } else {
+            // Outgoing edges of the kept file node are its top-level references.
+            let out: Vec<EdgeIndex> =
+                self.graph.edges_directed(entry.node, Direction::Outgoing).filter(|e| e.weight().kind != EdgeKind::Contains).map(|e| e.id()).collect();
+            for e in out {
+                self.graph.remove_edge(e);
+            }
+            Some(entry.node)
+        }
     }
 
-    /// Re-resolves, in every file but `path`, the calls to `names`.
-    fn relink_others(&mut self, path: &str, names: &HashSet<String>) {
+    /// Re-resolves, in the files other than `path` (and those already re-linked), the
+    /// references to `names`.
+    fn relink_others(&mut self, path: &str, names: &HashSet<String>, done: &BTreeSet<String>) {
         let mut others: BTreeSet<String> = BTreeSet::new();
         for name in names {
-            others.extend(self.called.get(name).into_iter().flatten().filter(|p| *p != path).cloned());
+            others.extend(self.wanted.get(name).into_iter().flatten().filter(|p| *p != path && !done.contains(*p)).cloned());
         }
         for other in &others {
-            self.unlink_calls(other, names);
-            self.link_calls(other, Some(names));
+            self.relink(other, Relink::Names(names));
         }
     }
 
-    fn callers_of_file(&self, entry: &FileEntry) -> Vec<NodeIndex> {
-        std::iter::once(entry.node).chain(entry.defs.iter().copied()).collect()
-    }
-
-    fn unlink_calls(&mut self, path: &str, names: &HashSet<String>) {
+    /// Removes the edges a file's references (all, or those to `names`) and, for
+    /// `All`, its imports made, then links them again.
+    fn relink(&mut self, path: &str, how: Relink<'_>) {
         let Some(entry) = self.files.get(path) else { return };
-        let doomed: Vec<_> = self
-            .callers_of_file(entry)
-            .into_iter()
+        let sources = std::iter::once(entry.node).chain(entry.defs.iter().copied()).chain(entry.imports.iter().copied());
+        let doomed: Vec<EdgeIndex> = sources
             .flat_map(|n| self.graph.edges_directed(n, Direction::Outgoing).collect::<Vec<_>>())
-            .filter(|e| e.weight().kind == EdgeKind::Calls && names.contains(&entry.symbols.calls[e.weight().call as usize].name))
+            .filter(|e| match (&how, e.weight().kind) {
+                (_, EdgeKind::Contains) => false,
+                (Relink::All, _) => true,
+                (Relink::Names(_), EdgeKind::Imports) => false,
+                (Relink::Names(names), _) => names.contains(&entry.symbols.references[e.weight().reference as usize].name),
+            })
             .map(|e| e.id())
             .collect();
         for edge in doomed {
             self.graph.remove_edge(edge);
         }
+        self.link(path, &how);
     }
 
-    /// Adds the Calls edges of a file's call sites (only those named in `only`, if given).
-    fn link_calls(&mut self, path: &str, only: Option<&HashSet<String>>) {
-        let Some(entry) = self.files.get(path) else { return };
-        let mut edges = Vec::new();
-        // Reused for every call: (callable anywhere, callable in this file).
-        let (mut anywhere, mut here) = (Vec::new(), Vec::new());
-        for (index, call) in entry.symbols.calls.iter().enumerate() {
-            if only.is_some_and(|names| !names.contains(&call.name)) {
-                continue;
+    /// The files a module lookup resolves to; several matches in the importer's own
+    /// folder win over matches elsewhere.
+    fn resolve(&self, importer: &str, keys: &[String], how: Match) -> Vec<String> {
+        let mut found: Vec<String> = Vec::new();
+        for key in keys {
+            let Some(files) = self.modules.get(key) else { continue };
+            found.extend(files.iter().filter(|f| *f != importer).cloned());
+            if how == Match::First && !found.is_empty() {
+                break;
             }
-            let Some(candidates) = self.names.get(&call.name) else { continue };
-            anywhere.clear();
-            here.clear();
-            for &c in candidates {
-                let node = &self.graph[c];
-                if matches!(node.kind, NodeKind::Function | NodeKind::Class) {
-                    anywhere.push(c);
-                    if node.path == path {
-                        here.push(c);
-                    }
+        }
+        found.sort();
+        found.dedup();
+        let dir = importer.rsplit_once('/').map_or("", |(d, _)| d);
+        let near: Vec<String> = found.iter().filter(|f| f.rsplit_once('/').map_or("", |(d, _)| d) == dir).cloned().collect();
+        if found.len() > 1 && !near.is_empty() {
+            near
+        } else {
+            found
+        }
+    }
+
+    /// Adds a file's import edges (for `All`) and the edges of its references (all,
+    /// or those named in `Names`).
+    fn link(&mut self, path: &str, how: &Relink<'_>) {
+        let Some(entry) = self.files.get(path) else { return };
+        let language = entry.symbols.language;
+        let family = modules::family(language);
+        let mut edges: Vec<(NodeIndex, NodeIndex, Edge)> = Vec::new();
+        // Files each import resolves to, and everything in scope (imports and package).
+        let resolved: Vec<Vec<String>> = entry
+            .symbols
+            .imports
+            .iter()
+            .map(|import| {
+                let (keys, how) = modules::lookups(language, path, import);
+                self.resolve(path, &keys, how)
+            })
+            .collect();
+        if matches!(how, Relink::All) {
+            for ((files, import), &node) in resolved.iter().zip(&entry.symbols.imports).zip(&entry.imports) {
+                let confidence = 1.0 / files.len().max(1) as f32;
+                for f in files.iter().filter_map(|f| self.files.get(f)) {
+                    edges.push((node, f.node, Edge { kind: EdgeKind::Imports, confidence, line: import.line, reference: u32::MAX }));
                 }
             }
-            let targets = if here.is_empty() { &anywhere } else { &here };
-            if targets.len() > MAX_CANDIDATES {
+        }
+        let mut scope: HashSet<&str> = resolved.iter().flatten().map(String::as_str).collect();
+        let package = modules::package(language, path);
+        if let Some(files) = package.and_then(|p| self.modules.get(&p)) {
+            scope.extend(files.iter().map(String::as_str).filter(|f| *f != path));
+        }
+        // Reused for every reference: candidates here, in scope, anywhere.
+        let (mut here, mut near, mut anywhere) = (Vec::new(), Vec::new(), Vec::new());
+        for (index, r) in entry.symbols.references.iter().enumerate() {
+            if let Relink::Names(names) = how {
+                if !names.contains(&r.name) {
+                    continue;
+                }
+            }
+            let Some(candidates) = self.names.get(&r.name) else { continue };
+            let source = match r.origin {
+                Origin::File => entry.node,
+                Origin::Definition(d) => entry.defs[d as usize],
+                Origin::Import(i) => entry.imports[i as usize],
+            };
+            here.clear();
+            near.clear();
+            anywhere.clear();
+            for &c in candidates {
+                let node = &self.graph[c];
+                if !targets(r.kind, node.kind) || (c == source && r.kind != RefKind::Call) || modules::family(node.language) != family {
+                    continue;
+                }
+                if r.kind == RefKind::Item {
+                    let Origin::Import(i) = r.origin else { continue };
+                    if resolved[i as usize].contains(&node.path) {
+                        near.push(c);
+                    }
+                    continue;
+                }
+                if node.path == path {
+                    here.push(c);
+                } else if scope.contains(node.path.as_str()) {
+                    near.push(c);
+                }
+                anywhere.push(c);
+            }
+            let repo_wide = matches!(r.kind, RefKind::Call | RefKind::Inherit | RefKind::Type);
+            let chosen = if !here.is_empty() {
+                &here
+            } else if !near.is_empty() {
+                &near
+            } else if repo_wide {
+                &anywhere
+            } else {
+                continue;
+            };
+            if chosen.is_empty() || chosen.len() > MAX_CANDIDATES {
                 continue;
             }
-            let caller = call.caller.map_or(entry.node, |i| entry.defs[i]);
-            let confidence = 1.0 / targets.len().max(1) as f32;
-            for &target in targets {
-                edges.push((caller, target, Edge { kind: EdgeKind::Calls, confidence, line: call.line, call: index as u32 }));
+            let confidence = 1.0 / chosen.len() as f32;
+            for &target in chosen.iter() {
+                edges.push((source, target, Edge { kind: EdgeKind::of(r.kind), confidence, line: r.line, reference: index as u32 }));
             }
         }
         for (a, b, e) in edges {
@@ -292,7 +537,7 @@ impl KnowledgeGraph {
         &self.graph[id]
     }
 
-    /// Every definition in a file, in line order.
+    /// Every definition and import in a file, in line order.
     pub fn file_contents(&self, path: &str) -> Option<Vec<NodeIndex>> {
         let file = self.files.get(path)?.node;
         let mut out = Vec::new();
@@ -303,8 +548,13 @@ impl KnowledgeGraph {
                 stack.push(e.target());
             }
         }
-        out.sort_by_key(|&n| (self.graph[n].line, self.graph[n].end_line));
+        out.sort_by_key(|&n| (self.graph[n].line, self.graph[n].end_line, self.graph[n].kind == NodeKind::Import));
         Some(out)
+    }
+
+    /// The class, function or file that contains a node directly.
+    pub fn parent(&self, id: NodeIndex) -> Option<NodeIndex> {
+        self.graph.edges_directed(id, Direction::Incoming).find(|e| e.weight().kind == EdgeKind::Contains).map(|e| e.source())
     }
 
     /// Definitions named `name` (or starting with it), sorted by path then line.
@@ -318,7 +568,9 @@ impl KnowledgeGraph {
         out
     }
 
-    fn calls(&self, name: &str, direction: Direction) -> Vec<(NodeIndex, Edge)> {
+    /// Edges of `kind` into (`Incoming`) or out of the definitions named `name`, as
+    /// (the node at the other end, the edge), by path and line.
+    pub fn related(&self, name: &str, kind: EdgeKind, direction: Direction) -> Vec<(NodeIndex, Edge)> {
         let mut out: Vec<(NodeIndex, Edge)> = self
             .names
             .get(name)
@@ -327,7 +579,7 @@ impl KnowledgeGraph {
             .flat_map(|&def| {
                 self.graph
                     .edges_directed(def, direction)
-                    .filter(|e| e.weight().kind == EdgeKind::Calls)
+                    .filter(move |e| e.weight().kind == kind)
                     .map(move |e| (if direction == Direction::Incoming { e.source() } else { e.target() }, *e.weight()))
             })
             .collect();
@@ -338,12 +590,36 @@ impl KnowledgeGraph {
 
     /// What calls a symbol: (caller, the call edge), by path and call line.
     pub fn callers(&self, name: &str) -> Vec<(NodeIndex, Edge)> {
-        self.calls(name, Direction::Incoming)
+        self.related(name, EdgeKind::Calls, Direction::Incoming)
     }
 
     /// What a symbol calls: (callee, the call edge).
     pub fn callees(&self, name: &str) -> Vec<(NodeIndex, Edge)> {
-        self.calls(name, Direction::Outgoing)
+        self.related(name, EdgeKind::Calls, Direction::Outgoing)
+    }
+
+    /// The files a file imports (`Outgoing`) or that import it (`Incoming`), sorted;
+    /// None for a file not in the graph.
+    pub fn dependencies(&self, path: &str, direction: Direction) -> Option<Vec<String>> {
+        let entry = self.files.get(path)?;
+        let mut out: Vec<String> = match direction {
+            Direction::Outgoing => entry
+                .imports
+                .iter()
+                .flat_map(|&i| self.graph.edges_directed(i, Direction::Outgoing))
+                .filter(|e| e.weight().kind == EdgeKind::Imports)
+                .map(|e| self.graph[e.target()].path.clone())
+                .collect(),
+            Direction::Incoming => self
+                .graph
+                .edges_directed(entry.node, Direction::Incoming)
+                .filter(|e| e.weight().kind == EdgeKind::Imports)
+                .map(|e| self.graph[e.source()].path.clone())
+                .collect(),
+        };
+        out.sort();
+        out.dedup();
+        Some(out)
     }
 
     /// Personalized PageRank (the repo-map idea): a random walk over the graph, edges
@@ -417,19 +693,45 @@ impl KnowledgeGraph {
         self.files.get(path).map(|e| e.node)
     }
 
+    /// A node as text: a file is its path, an import "path:import module", a symbol
+    /// "path:name".
+    pub fn label(&self, id: NodeIndex) -> String {
+        let node = &self.graph[id];
+        match node.kind {
+            NodeKind::File => node.path.clone(),
+            NodeKind::Import => format!("{}:import {}", node.path, node.name),
+            _ => format!("{}:{}", node.path, node.name),
+        }
+    }
+
     /// (source, kind, target, line, confidence) of every edge, as text, sorted: for
     /// exact tests.
     pub fn edge_list(&self) -> Vec<(String, EdgeKind, String, usize, f32)> {
-        let label = |n: NodeIndex| {
-            let node = &self.graph[n];
-            if node.kind == NodeKind::File { node.path.clone() } else { format!("{}:{}", node.path, node.name) }
-        };
         let mut out: Vec<_> = (&self.graph)
             .edge_references()
-            .map(|e| (label(e.source()), e.weight().kind, label(e.target()), e.weight().line, e.weight().confidence))
+            .map(|e| (self.label(e.source()), e.weight().kind, self.label(e.target()), e.weight().line, e.weight().confidence))
             .collect();
-        out.sort_by(|a, b| (&a.0, a.1 as u8, &a.2, a.3).cmp(&(&b.0, b.1 as u8, &b.2, b.3)).then(a.4.total_cmp(&b.4)));
+        out.sort_by(|a, b| (&a.0, a.1, &a.2, a.3).cmp(&(&b.0, b.1, &b.2, b.3)).then(a.4.total_cmp(&b.4)));
         out
+    }
+}
+
+/// Removes the entries of `map[key]` matching `doomed`, and the key once empty.
+fn remove_from<T>(map: &mut HashMap<String, Vec<T>>, key: &str, doomed: impl Fn(&T) -> bool) {
+    if let Some(values) = map.get_mut(key) {
+        values.retain(|v| !doomed(v));
+        if values.is_empty() {
+            map.remove(key);
+        }
+    }
+}
+
+fn remove_from_set(map: &mut HashMap<String, BTreeSet<String>>, key: &str, value: &str) {
+    if let Some(values) = map.get_mut(key) {
+        values.remove(value);
+        if values.is_empty() {
+            map.remove(key);
+        }
     }
 }
 
@@ -437,6 +739,7 @@ impl KnowledgeGraph {
 mod tests {
     use super::*;
     use crate::graph::extract::extract;
+    use petgraph::Direction;
     use EdgeKind::*;
 
     fn graph(files: &[(&str, &str)]) -> KnowledgeGraph {
@@ -450,30 +753,67 @@ mod tests {
     #[test]
     fn exact_graph_of_a_small_repo() {
         let g = graph(&[
-            ("app.py", "from util import slug\n\nclass Page:\n    def title(self):\n        return slug(self.name)\n\ndef render(p):\n    return p.title()\n"),
+            (
+                "app.py",
+                "from util import slug\nfrom models import Base, LIMIT\n\nclass Page(Base):\n    def title(self) -> str:\n        return slug(self.name)[:LIMIT]\n\ndef render(p):\n    return p.title()\n",
+            ),
             ("util.py", "def slug(s):\n    return s.lower()\n\ndef title():\n    pass\n"),
+            ("models.py", "LIMIT = 10\n\nclass Base:\n    pass\n"),
         ]);
-        assert_eq!((g.file_count(), g.node_count()), (2, 7));
+        assert_eq!((g.file_count(), g.node_count()), (3, 12));
         let edges: Vec<_> = g.edge_list().into_iter().map(|(a, k, b, _, _)| (a, k, b)).collect();
         assert_eq!(
             edges,
             vec![
                 e("app.py", Contains, "app.py:Page"),
+                e("app.py", Contains, "app.py:import models"),
+                e("app.py", Contains, "app.py:import util"),
                 e("app.py", Contains, "app.py:render"),
                 e("app.py:Page", Contains, "app.py:title"),
+                e("app.py:Page", Inherits, "models.py:Base"),
+                e("app.py:import models", Imports, "models.py"),
+                e("app.py:import models", References, "models.py:Base"),
+                e("app.py:import models", References, "models.py:LIMIT"),
+                e("app.py:import util", Imports, "util.py"),
+                e("app.py:import util", References, "util.py:slug"),
                 e("app.py:render", Calls, "app.py:title"), // same file wins over util.py's title
                 e("app.py:title", Calls, "util.py:slug"),
+                e("app.py:title", Uses, "models.py:LIMIT"),
+                e("models.py", Contains, "models.py:Base"),
+                e("models.py", Contains, "models.py:LIMIT"),
                 e("util.py", Contains, "util.py:slug"),
                 e("util.py", Contains, "util.py:title"),
             ]
         );
         let callers: Vec<_> = g.callers("slug").iter().map(|(n, e)| (g.node(*n).name.clone(), e.line, e.confidence)).collect();
-        assert_eq!(callers, vec![("title".to_string(), 5, 1.0)]);
+        assert_eq!(callers, vec![("title".to_string(), 6, 1.0)]);
         let contents: Vec<_> = g.file_contents("app.py").unwrap().iter().map(|&n| g.node(n).name.clone()).collect();
-        assert_eq!(contents, ["Page", "title", "render"]);
+        assert_eq!(contents, ["util", "models", "Page", "title", "render"]);
+        assert_eq!(g.dependencies("app.py", Direction::Outgoing).unwrap(), ["models.py", "util.py"]);
+        assert_eq!(g.dependencies("util.py", Direction::Incoming).unwrap(), ["app.py"]);
+        assert!(g.dependencies("util.py", Direction::Outgoing).unwrap().is_empty());
+        assert!(g.dependencies("nope.py", Direction::Outgoing).is_none());
         assert_eq!(g.find_symbol("title", false).len(), 2);
         assert_eq!(g.find_symbol("ti", true).len(), 2);
         assert!(g.file_contents("nope.py").is_none());
+        let import = g.file_contents("app.py").unwrap()[1];
+        assert_eq!((g.node(import).kind, g.node(import).items.clone()), (NodeKind::Import, vec!["Base".to_string(), "LIMIT".to_string()]));
+        assert_eq!(g.node(g.parent(import).unwrap()).name, "app.py");
+    }
+
+    #[test]
+    fn imports_decide_between_definitions_of_one_name() {
+        // Two `load`s: the call goes to the one the file imports, with confidence 1.
+        let g = graph(&[
+            ("a/store.py", "def load():\n    pass\n"),
+            ("b/store.py", "def load():\n    pass\n"),
+            ("main.py", "from b.store import load\n\ndef main():\n    load()\n"),
+            ("other.py", "def run():\n    load()\n"),
+        ]);
+        let callees: Vec<_> = g.callees("main").iter().map(|(n, e)| (g.node(*n).path.clone(), e.confidence)).collect();
+        assert_eq!(callees, vec![("b/store.py".to_string(), 1.0)]);
+        let callees: Vec<_> = g.callees("run").iter().map(|(n, e)| (g.node(*n).path.clone(), e.confidence)).collect();
+        assert_eq!(callees, vec![("a/store.py".to_string(), 0.5), ("b/store.py".to_string(), 0.5)]);
     }
 
     #[test]
@@ -516,32 +856,46 @@ mod tests {
     #[test]
     fn incremental_updates_equal_a_fresh_build() {
         use std::collections::BTreeMap;
-        const NAMES: [&str; 5] = ["load", "save", "run", "fetch", "Repo"];
+        const NAMES: [&str; 7] = ["load", "save", "run", "fetch", "Repo", "Base", "LIMIT"];
         for seed in 1..=60u64 {
             let mut next = crate::context::test_rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            let path_of = |next: &mut dyn FnMut(u64) -> u64| {
+                let i = next(10); // f8, f9 are new files
+                if next(3) == 0 { format!("pkg/f{i}.py") } else { format!("f{i}.py") }
+            };
             let source = |next: &mut dyn FnMut(u64) -> u64| {
                 let mut text = String::new();
-                for _ in 0..next(4) {
-                    let name = NAMES[next(5) as usize];
-                    if name == "Repo" {
-                        text.push_str(&format!("class Repo:\n    def {}(self):\n        {}()\n", NAMES[next(4) as usize], NAMES[next(5) as usize]));
-                    } else {
-                        text.push_str(&format!("def {name}():\n    {}()\n    {}()\n", NAMES[next(5) as usize], NAMES[next(5) as usize]));
+                let name = |next: &mut dyn FnMut(u64) -> u64| NAMES[next(7) as usize];
+                for _ in 0..next(5) {
+                    match next(5) {
+                        0 => text.push_str(&format!("from f{} import {}, {}\n", next(10), name(next), name(next))),
+                        1 => text.push_str(&format!("from .f{} import {}\n", next(10), name(next))),
+                        2 => text.push_str("LIMIT = 1\n"),
+                        3 => {
+                            let class = if next(2) == 0 { "Repo" } else { "Base" };
+                            let (base, method, callee) = (name(next), NAMES[next(4) as usize], name(next));
+                            text.push_str(&format!("class {class}({base}):\n    def {method}(self):\n        {callee}() + LIMIT\n"));
+                        }
+                        _ => {
+                            let (def, a, b) = (NAMES[next(4) as usize], name(next), name(next));
+                            text.push_str(&format!("def {def}():\n    {a}()\n    return {b}\n"));
+                        }
                     }
                 }
-                text.push_str(&format!("{}()\n", NAMES[next(5) as usize]));
+                text.push_str(&format!("{}()\n", name(next)));
                 text
             };
             let mut files: BTreeMap<String, String> = BTreeMap::new();
-            for i in 0..8 {
-                files.insert(format!("f{i}.py"), source(&mut next));
+            for _ in 0..10 {
+                let path = path_of(&mut next);
+                files.insert(path, source(&mut next));
             }
             let parse = |files: &BTreeMap<String, String>| -> Vec<(String, FileSymbols)> {
                 files.iter().map(|(p, s)| (p.clone(), extract(Language::Python, s.as_bytes()))).collect()
             };
             let mut g = KnowledgeGraph::from_files(parse(&files));
             for step in 0..12 {
-                let path = format!("f{}.py", next(10)); // f8, f9 are new files
+                let path = path_of(&mut next);
                 if next(4) == 0 {
                     files.remove(&path);
                     g.remove_file(&path);

@@ -7,14 +7,14 @@ use pyo3::prelude::*;
 
 use super::detached;
 use crate::error::invalid;
-use crate::graph::{discover, load, parse, save, Edge, EdgeKind, KnowledgeGraph, Language, NodeIndex, Saved, Source};
+use crate::graph::{discover, load, parse, save, Direction, Edge, EdgeKind, KnowledgeGraph, Language, NodeIndex, NodeKind, Saved, Source};
 use crate::Error;
 
-/// A definition (or file) in the graph.
+/// A node of the graph: a file, a definition or an import.
 #[pyclass(frozen, eq, module = "aircher_mem._core", name = "Symbol")]
 #[derive(Clone, PartialEq)]
 pub struct PySymbol {
-    /// "file", "function", "class" or "variable".
+    /// "file", "function", "class", "variable" or "import".
     #[pyo3(get)]
     kind: &'static str,
     #[pyo3(get)]
@@ -28,9 +28,15 @@ pub struct PySymbol {
     line: usize,
     #[pyo3(get)]
     end_line: usize,
-    /// The definition's first line.
+    /// The definition's first line; an import's statement.
     #[pyo3(get)]
     signature: String,
+    /// The class or function the symbol is defined in ("" at file level).
+    #[pyo3(get)]
+    scope: String,
+    /// The names an import brings in (empty for other symbols).
+    #[pyo3(get)]
+    items: Vec<String>,
 }
 
 #[pymethods]
@@ -40,12 +46,15 @@ impl PySymbol {
     }
 }
 
-/// One call edge: the symbol at the other end, the line of the call, and how sure
-/// the resolution is (1/n when the name matched n definitions).
-#[pyclass(frozen, module = "aircher_mem._core", name = "Call")]
-pub struct PyCall {
+/// One edge seen from a symbol: the symbol at the other end, the edge's kind
+/// ("calls", "inherits", "references", "uses"), the line of the reference, and how
+/// sure the resolution is (1/n when the name matched n definitions).
+#[pyclass(frozen, module = "aircher_mem._core", name = "Reference")]
+pub struct PyReference {
     #[pyo3(get)]
     symbol: PySymbol,
+    #[pyo3(get)]
+    kind: &'static str,
     #[pyo3(get)]
     line: usize,
     #[pyo3(get)]
@@ -53,14 +62,17 @@ pub struct PyCall {
 }
 
 #[pymethods]
-impl PyCall {
+impl PyReference {
     fn __repr__(&self) -> String {
-        format!("Call({:?} at line {}, confidence {})", self.symbol.name, self.line, self.confidence)
+        format!("Reference({} {:?} at line {}, confidence {})", self.kind, self.symbol.name, self.line, self.confidence)
     }
 }
 
-/// The codebase as a graph (seed 002's semantic memory): files, functions, classes
-/// and module-level variables; Contains and Calls edges.
+/// The edge kinds `get_references` accepts.
+const REFERENCE_KINDS: [EdgeKind; 4] = [EdgeKind::Calls, EdgeKind::Inherits, EdgeKind::References, EdgeKind::Uses];
+
+/// The codebase as a graph (seed 002's semantic memory): files, functions, classes,
+/// variables and imports; contains, calls, imports, inherits, references and uses edges.
 #[pyclass(frozen, module = "aircher_mem._core", name = "KnowledgeGraph")]
 pub struct PyKnowledgeGraph {
     root: PathBuf,
@@ -101,7 +113,10 @@ fn relative_to(root: &Path, path: &Path) -> crate::Result<String> {
 impl PyKnowledgeGraph {
     fn symbol(&self, graph: &KnowledgeGraph, id: NodeIndex) -> PySymbol {
         let n = graph.node(id);
+        let scope = graph.parent(id).map(|p| graph.node(p)).filter(|p| p.kind != NodeKind::File).map_or_else(String::new, |p| p.name.clone());
         PySymbol {
+            scope,
+            items: n.items.clone(),
             kind: n.kind.name(),
             name: n.name.clone(),
             path: n.path.clone(),
@@ -112,8 +127,15 @@ impl PyKnowledgeGraph {
         }
     }
 
-    fn calls(&self, graph: &KnowledgeGraph, found: Vec<(NodeIndex, Edge)>) -> Vec<PyCall> {
-        found.into_iter().map(|(id, edge)| PyCall { symbol: self.symbol(graph, id), line: edge.line, confidence: edge.confidence }).collect()
+    fn references(&self, graph: &KnowledgeGraph, found: Vec<(NodeIndex, Edge)>) -> Vec<PyReference> {
+        found
+            .into_iter()
+            .map(|(id, edge)| PyReference { symbol: self.symbol(graph, id), kind: edge.kind.name(), line: edge.line, confidence: edge.confidence })
+            .collect()
+    }
+
+    fn dependencies(&self, path: &str, direction: Direction) -> PyResult<Vec<String>> {
+        self.state.read().graph.dependencies(path, direction).ok_or_else(|| Error::UnknownFile(path.to_string()).into())
     }
 }
 
@@ -269,7 +291,7 @@ impl PyKnowledgeGraph {
         state.graph.find_symbol(name, prefix).into_iter().map(|id| self.symbol(&state.graph, id)).collect()
     }
 
-    /// Every definition in a file, in line order.
+    /// Every definition and import in a file, in line order.
     fn get_file_contents(&self, path: &str) -> PyResult<Vec<PySymbol>> {
         let state = self.state.read();
         let ids = state.graph.file_contents(path).ok_or_else(|| Error::UnknownFile(path.to_string()))?;
@@ -277,15 +299,45 @@ impl PyKnowledgeGraph {
     }
 
     /// What calls the definitions named `name`.
-    fn get_callers(&self, name: &str) -> Vec<PyCall> {
+    fn get_callers(&self, name: &str) -> Vec<PyReference> {
         let state = self.state.read();
-        self.calls(&state.graph, state.graph.callers(name))
+        self.references(&state.graph, state.graph.callers(name))
     }
 
     /// What the definitions named `name` call.
-    fn get_callees(&self, name: &str) -> Vec<PyCall> {
+    fn get_callees(&self, name: &str) -> Vec<PyReference> {
         let state = self.state.read();
-        self.calls(&state.graph, state.graph.callees(name))
+        self.references(&state.graph, state.graph.callees(name))
+    }
+
+    /// What refers to the definitions named `name`: calls them, inherits from them,
+    /// names them in a type or an import, uses them (a variable); or only `kind`.
+    #[pyo3(signature = (name, *, kind = None))]
+    fn get_references(&self, name: &str, kind: Option<&str>) -> PyResult<Vec<PyReference>> {
+        let kinds: Vec<EdgeKind> = match kind {
+            None => REFERENCE_KINDS.to_vec(),
+            Some(k) => match REFERENCE_KINDS.iter().find(|e| e.name() == k) {
+                Some(&e) => vec![e],
+                None => {
+                    let known: Vec<_> = REFERENCE_KINDS.iter().map(|e| e.name()).collect();
+                    return Err(invalid("kind", format!("{k:?} is not one of {known:?}")).into());
+                }
+            },
+        };
+        let state = self.state.read();
+        let mut found: Vec<(NodeIndex, Edge)> = kinds.into_iter().flat_map(|k| state.graph.related(name, k, Direction::Incoming)).collect();
+        found.sort_by(|a, b| (&state.graph.node(a.0).path, a.1.line, a.1.kind).cmp(&(&state.graph.node(b.0).path, b.1.line, b.1.kind)));
+        Ok(self.references(&state.graph, found))
+    }
+
+    /// The files `path` imports (repository-relative paths, sorted).
+    fn get_dependencies(&self, path: &str) -> PyResult<Vec<String>> {
+        self.dependencies(path, Direction::Outgoing)
+    }
+
+    /// The files that import `path`.
+    fn get_dependents(&self, path: &str) -> PyResult<Vec<String>> {
+        self.dependencies(path, Direction::Incoming)
     }
 
     /// Symbols ranked by personalized PageRank seeded by definitions named in `names`
@@ -320,15 +372,10 @@ impl PyKnowledgeGraph {
         state.graph.neighbourhood(&starts, hops).into_iter().map(|(id, d)| (self.symbol(&state.graph, id), d)).collect()
     }
 
-    /// Every edge as (source, kind, target); a file is its path, a symbol "path:name".
+    /// Every edge as (source, kind, target), sorted; a file is its path, a symbol
+    /// "path:name", an import "path:import module".
     fn edges(&self) -> Vec<(String, &'static str, String)> {
-        self.state
-            .read()
-            .graph
-            .edge_list()
-            .into_iter()
-            .map(|(a, kind, b, _, _)| (a, if kind == EdgeKind::Contains { "contains" } else { "calls" }, b))
-            .collect()
+        self.state.read().graph.edge_list().into_iter().map(|(a, kind, b, _, _)| (a, kind.name(), b)).collect()
     }
 
     fn __repr__(&self) -> String {

@@ -135,7 +135,7 @@ def test_episodic_commands(indexed: Path) -> None:
     assert pattern["data"] == {"tool": "pytest", "file": "app/models.py", "error": "AssertionError", "fix": "edit"}
     assert run_json("patterns", "--type", "co-edit", *root) == []
     stats = run_json("stats", *root)
-    assert stats["graph"] == {"files": 4, "nodes": 10, "edges": 9, "skipped": 0, "warnings": 0}
+    assert stats["graph"] == {"files": 4, "nodes": 11, "edges": 13, "skipped": 0, "warnings": 0}
     assert stats["episodic"]["file_interactions"] == 2 and stats["episodic"]["task_history"] == 2
     assert [(t["tool_name"], t["total"], t["successes"]) for t in stats["tools_7d"]] == [("pytest", 2, 1)]
     code, text = run("history", "app/util.py", *root)

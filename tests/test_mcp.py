@@ -123,6 +123,7 @@ def test_every_tool_over_stdio(project: Path) -> None:
                            ("record_tool_call", {"tool_name": "cat", "success": True, "file_path": "/etc/hosts"})]:
             assert "is outside the project root" in error(await s.call_tool(tool, args)), tool
         assert "no file" in error(await s.call_tool("get_file_contents", {"path": "app/absent.py"}))
+        assert "no file" in error(await s.call_tool("get_dependencies", {"path": "app/absent.py"}))
         assert "validation error" in error(await s.call_tool("find_symbol", {}))
         assert "validation error" in error(await s.call_tool("relevant_code", {"query": "x", "max_tokens": -5}))
         assert "validation error" in error(await s.call_tool("record_file_interaction",

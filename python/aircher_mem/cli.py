@@ -25,7 +25,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, TextIO
 
-from ._core import Call, ContextItem, ContextItemType, Symbol, __version__
+from ._core import ContextItem, ContextItemType, Reference, Symbol, __version__
 from .config import CONFIG_FILE, Policy
 from .errors import (
     AircherError,
@@ -57,7 +57,7 @@ def symbol_json(s: Symbol) -> dict[str, Any]:
             "signature": s.signature}
 
 
-def call_json(c: Call) -> dict[str, Any]:
+def call_json(c: Reference) -> dict[str, Any]:
     return {**symbol_json(c.symbol), "call_line": c.line, "confidence": round(c.confidence, 4)}
 
 
@@ -199,7 +199,7 @@ def _symbols(out: Output, found: list[Symbol], empty: str) -> int:
     return 0
 
 
-def _calls(out: Output, found: list[Call], empty: str) -> int:
+def _calls(out: Output, found: list[Reference], empty: str) -> int:
     if out.as_json:
         out.json([call_json(c) for c in found])
     elif not found:

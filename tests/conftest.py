@@ -1,5 +1,10 @@
 from __future__ import annotations
 
+import contextlib
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,3 +24,50 @@ def make_item(id: str, kind: am.ContextItemType | None = None, *, age_s: float =
 def clock() -> list[float]:
     """A settable clock: tests move time by assigning clock[0]."""
     return [NOW]
+
+
+# A small repository the Memory, CLI and MCP tests index: known definitions and calls,
+# an empty __init__.py, a .gitignore'd folder and a non-source file.
+PROJECT = {
+    "app/__init__.py": "",
+    "app/models.py": "class Base:\n    pass\n\nclass User(Base):\n    def save(self):\n        return store(self)\n\ndef store(obj):\n    return obj\n",
+    "app/views.py": "from app.models import User\n\ndef create():\n    user = User()\n    user.save()\n    return user\n",
+    "app/util.py": "def helper():\n    return 1\n",
+    "generated/gen.py": "def generated():\n    pass\n",
+    ".gitignore": "generated/\n",
+    "README.md": "# fixture\n",
+}
+PROJECT_SOURCES = ["app/__init__.py", "app/models.py", "app/util.py", "app/views.py"]
+
+
+def write_files(root: Path, files: dict[str, str]) -> Path:
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content)
+    return root
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A fresh copy of PROJECT (not indexed)."""
+    return write_files(tmp_path / "repo", PROJECT)
+
+
+@contextlib.contextmanager
+def duckdb_held_by_another_process(path: Path) -> Iterator[None]:
+    """Another process opens the DuckDB file ``path`` (taking its write lock) and
+    keeps it open until the block ends."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import duckdb, sys; c = duckdb.connect(sys.argv[1]); print('ready', flush=True); "
+         "sys.stdin.read()", str(path)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
+        yield
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(timeout=30)
+        assert holder.stdout is not None
+        holder.stdout.close()

@@ -1,5 +1,9 @@
 """aircher-mem: memory for LLM coding agents.
 
+``Memory.open(root)`` is the entry point: one project's store in ``<root>/.aircher/``
+with the pieces below wired together (``aircher-mem`` is its CLI, ``aircher-mem mcp``
+its MCP server).
+
 A Rust-pruned context window (:class:`ContextWindow`, :class:`DynamicContextManager`),
 episodic memory in DuckDB (:class:`EpisodicMemory`), the codebase as a graph
 (:class:`KnowledgeGraph`), a policy with every tunable number (:class:`Policy`) and
@@ -48,15 +52,20 @@ from .errors import (
     StoreCorruptError,
     StoreError,
     StoreLockedError,
+    StoreNotFoundError,
+    NotIndexedError,
     TaskStateError,
     UnknownDependencyError,
     UnknownItemError,
     UnknownTaskError,
 )
+from .memory import IndexReport, Memory
 from .tokens import TokenCounter, available_encodings
 
 __all__ = [
     "__version__",
+    "Memory",
+    "IndexReport",
     "ContextItem",
     "ContextItemType",
     "ContextPolicy",
@@ -95,6 +104,8 @@ __all__ = [
     "StoreError",
     "StoreLockedError",
     "StoreCorruptError",
+    "StoreNotFoundError",
+    "NotIndexedError",
     "SchemaVersionError",
     "UnknownTaskError",
     "TaskStateError",

@@ -18,6 +18,8 @@ __all__ = [
     "StoreError",
     "StoreLockedError",
     "StoreCorruptError",
+    "StoreNotFoundError",
+    "NotIndexedError",
     "SchemaVersionError",
     "UnknownTaskError",
     "TaskStateError",
@@ -65,6 +67,16 @@ class StoreLockedError(StoreError):
 
 class StoreCorruptError(StoreError):
     """The store file is not a readable DuckDB database."""
+
+
+class StoreNotFoundError(StoreError, FileNotFoundError):
+    """No ``.aircher/`` store in the project (create one with ``Memory.open`` or
+    ``aircher-mem init``)."""
+
+
+class NotIndexedError(StoreError):
+    """The project's code graph has not been built yet (``Memory.index()``,
+    ``aircher-mem index``)."""
 
 
 class SchemaVersionError(StoreError):

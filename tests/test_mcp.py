@@ -1,0 +1,170 @@
+"""The MCP server over stdio, driven by the SDK's own client: the installed
+``aircher-mem mcp`` is started, its tools listed and every one called on the fixture
+repository; bad paths and arguments come back as error results and the server goes on."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from conftest import PROJECT_SOURCES
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.types import CallToolResult, TextContent
+
+import aircher_mem as am
+from aircher_mem.mcp_server import TOOLS
+
+SCRIPT = str(Path(sys.executable).with_name("aircher-mem"))
+
+
+def text(result: CallToolResult) -> str:
+    [block] = result.content
+    assert isinstance(block, TextContent)
+    return block.text
+
+
+def ok(result: CallToolResult) -> Any:
+    assert not result.is_error, text(result)
+    return json.loads(text(result))
+
+
+def error(result: CallToolResult) -> str:
+    assert result.is_error
+    return text(result)
+
+
+async def session_run(root: Path, script: Any, *extra: str) -> None:
+    params = StdioServerParameters(command=SCRIPT, args=["mcp", "--root", str(root), *extra], cwd=str(root))
+    with open(root.parent / "server-stderr.txt", "w") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                await script(session)
+
+
+def test_every_tool_over_stdio(project: Path) -> None:
+    # An earlier session left memories behind.
+    with am.Memory.open(project) as memory:
+        mem = memory.episodic
+        mem.start_task("t0", "make store persist users")
+        for minute in range(3):
+            now = 1_700_000_000 + minute * 600
+            mem.record_file_interaction("app/models.py", "edit", task_id="t0", timestamp=now)
+            mem.record_file_interaction("app/views.py", "edit", task_id="t0", timestamp=now + 30)
+        mem.complete_task("t0", "store writes to disk")
+        mem.start_task("t1", "add a helper for views")
+
+    async def script(s: ClientSession) -> None:
+        tools = (await s.list_tools()).tools
+        assert sorted(t.name for t in tools) == sorted(TOOLS)
+        for t in tools:
+            assert t.description and len(t.description) > 60, t.name
+            assert t.input_schema["type"] == "object"
+        schema = {t.name: t.input_schema for t in tools}
+        assert schema["relevant_code"]["required"] == ["query"]
+        assert schema["record_file_interaction"]["properties"]["operation"]["enum"] == [
+            "read", "write", "edit", "search", "analyze"]
+
+        assert ok(await s.call_tool("find_symbol", {"name": "save"})) == [
+            {"name": "save", "kind": "function", "path": "app/models.py", "line": 5, "end_line": 6,
+             "signature": "def save(self):"}]
+        assert [x["name"] for x in ok(await s.call_tool("find_symbol", {"name": "s", "prefix": True}))] == [
+            "save", "store"]
+        assert ok(await s.call_tool("get_callers", {"name": "store"})) == [
+            {"name": "save", "kind": "function", "path": "app/models.py", "line": 5, "end_line": 6,
+             "signature": "def save(self):", "call_line": 6, "confidence": 1.0}]
+        assert [(c["name"], c["call_line"]) for c in ok(await s.call_tool("get_callees", {"name": "create"}))] == [
+            ("User", 4), ("save", 5)]
+        assert ok(await s.call_tool("get_dependencies", {"path": "app/views.py"})) == {
+            "path": "app/views.py", "dependencies": ["app/models.py"], "dependents": []}
+        assert [(x["name"], x["kind"], x["line"]) for x in
+                ok(await s.call_tool("get_file_contents", {"path": "app/models.py"}))] == [
+            ("Base", "class", 1), ("User", "class", 4), ("save", "function", 5), ("store", "function", 8)]
+        raw = text(await s.call_tool("get_file_contents", {"path": "app/util.py"}))
+        assert raw == '[{"name":"helper","kind":"function","path":"app/util.py","line":1,"end_line":2,' \
+                      '"signature":"def helper():"}]'  # compact JSON
+        code = ok(await s.call_tool("relevant_code", {"query": "why does store lose users?", "max_tokens": 8}))
+        assert code == [{"path": "app/models.py", "lines": [8, 9], "relevance": 1.0, "tokens": 7,
+                         "content": "def store(obj):\n    return obj"}]
+        assert sum(c["tokens"] for c in ok(await s.call_tool("relevant_code", {"query": "store save"}))) <= 2000
+
+        history = ok(await s.call_tool("file_history", {"path": "app/models.py", "limit": 2}))
+        assert [(h["operation"], h["task_id"]) for h in history] == [("edit", "t0"), ("edit", "t0")]
+        assert ok(await s.call_tool("co_edited_files", {})) == [
+            {"files": ["app/models.py", "app/views.py"], "count": 3}]
+        assert ok(await s.call_tool("co_edited_files", {"path": "app/util.py"})) == []
+        assert [(t["task_id"], t["status"]) for t in ok(await s.call_tool("tasks", {}))] == [("t1", "active")]
+        similar = ok(await s.call_tool("tasks", {"query": "users are not persisted by store"}))
+        assert [(t["task_id"], t["outcome"]) for t in similar] == [("t0", "store writes to disk")]
+
+        assert ok(await s.call_tool("record_tool_call", {
+            "tool_name": "pytest", "success": False, "parameters": {"args": "-x"}, "error_message": "1 failed",
+            "duration_ms": 840, "file_path": "app/util.py", "task_id": "t1"})) == {"recorded": True}
+        # The agent edits a file and says so: the next graph query sees the edit.
+        (project / "app/util.py").write_text("def helper():\n    return store(1)\n")
+        assert ok(await s.call_tool("record_file_interaction", {
+            "path": "app/util.py", "operation": "edit", "line_start": 1, "line_end": 2,
+            "changes_summary": "helper stores", "task_id": "t1"})) == {"recorded": True}
+        assert sorted(c["name"] for c in ok(await s.call_tool("get_callers", {"name": "store"}))) == [
+            "helper", "save"]
+        [latest] = ok(await s.call_tool("file_history", {"path": "app/util.py"}))
+        assert (latest["operation"], latest["lines"], latest["summary"]) == ("edit", [1, 2], "helper stores")
+
+        # Refused: paths outside the root, unknown files, bad arguments. The server goes on.
+        for tool, args in [("get_file_contents", {"path": "../outside.py"}),
+                           ("file_history", {"path": "/etc/passwd"}),
+                           ("get_dependencies", {"path": "../../x.py"}),
+                           ("record_file_interaction", {"path": "../x.py", "operation": "read"}),
+                           ("record_tool_call", {"tool_name": "cat", "success": True, "file_path": "/etc/hosts"})]:
+            assert "is outside the project root" in error(await s.call_tool(tool, args)), tool
+        assert "no file" in error(await s.call_tool("get_file_contents", {"path": "app/absent.py"}))
+        assert "no file" in error(await s.call_tool("get_dependencies", {"path": "app/absent.py"}))
+        assert "validation error" in error(await s.call_tool("find_symbol", {}))
+        assert "validation error" in error(await s.call_tool("relevant_code", {"query": "x", "max_tokens": -5}))
+        assert "validation error" in error(await s.call_tool("record_file_interaction",
+                                                                {"path": "app/util.py", "operation": "delete"}))
+        assert "give both line_start and line_end" in error(await s.call_tool(
+            "record_file_interaction", {"path": "app/util.py", "operation": "read", "line_start": 3}))
+        assert "Unknown tool" in error(await s.call_tool("rm_rf", {}))
+        assert ok(await s.call_tool("find_symbol", {"name": "User"}))[0]["path"] == "app/models.py"
+
+    anyio.run(session_run, project, script, "--refresh-seconds", "3600")
+    with am.Memory.open(project) as memory:  # what the agent recorded was flushed to the store
+        stats = memory.episodic.tool_stats(days=100_000)
+        assert [(t.tool_name, t.total, t.successes) for t in stats] == [("pytest", 1, 0)]
+        assert memory.index_problem() == ""
+        assert sorted(json.loads((project / ".aircher/files.json").read_text())["files"]) == PROJECT_SOURCES
+
+
+def test_server_builds_the_graph_at_start_and_follows_edits_over_time(project: Path) -> None:
+    async def script(s: ClientSession) -> None:
+        assert ok(await s.call_tool("find_symbol", {"name": "later"})) == []
+        (project / "app/later.py").write_text("def later():\n    return helper()\n")
+        time.sleep(0.3)  # past --refresh-seconds: the next query rescans
+        assert [x["path"] for x in ok(await s.call_tool("find_symbol", {"name": "later"}))] == ["app/later.py"]
+
+    anyio.run(session_run, project, script, "--refresh-seconds", "0.2")
+    assert (project / ".aircher" / "graph.bin").is_file()
+    log = (project.parent / "server-stderr.txt").read_text()
+    assert f"aircher-mem: {project.resolve()}: 4 files indexed (full build" in log and "Traceback" not in log
+
+
+@pytest.mark.parametrize("tool", ["find_symbol", "get_callers"])
+def test_server_measures_a_query_roundtrip(project: Path, tool: str) -> None:
+    timings: list[float] = []
+
+    async def script(s: ClientSession) -> None:
+        for _ in range(20):
+            start = time.perf_counter()
+            assert not (await s.call_tool(tool, {"name": "store"})).is_error
+            timings.append(time.perf_counter() - start)
+
+    anyio.run(session_run, project, script, "--refresh-seconds", "3600")
+    timings.sort()
+    print(f"{tool} over stdio: median {timings[10] * 1000:.2f} ms, max {timings[-1] * 1000:.2f} ms")
+    assert timings[10] < 0.5  # a round trip, not a rebuild

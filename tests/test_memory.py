@@ -1,0 +1,195 @@
+"""Memory: the store in <root>/.aircher/, incremental indexing by modification time and
+hash, the pieces wired together, paths confined to the root, flushing on close."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from conftest import PROJECT_SOURCES, duckdb_held_by_another_process
+
+import aircher_mem as am
+
+
+def test_open_creates_the_store_and_refuses_what_is_not_a_project(project: Path, tmp_path: Path) -> None:
+    with pytest.raises(am.StoreNotFoundError, match="no aircher-mem store in"):
+        am.Memory.open(project, create=False)
+    assert not (project / ".aircher").exists()  # refusing created nothing
+    with am.Memory.open(project) as memory:
+        assert memory.root == project.resolve()
+        assert (project / ".aircher" / "config.toml").is_file()
+        assert am.Policy.load(project) == am.Policy() == memory.policy
+        assert not memory.indexed
+        with pytest.raises(am.NotIndexedError, match="has not been indexed yet"):
+            memory.graph
+        memory.episodic.flush()
+        assert (project / ".aircher" / "memory.duckdb").is_file()
+    am.Memory.open(project, create=False).close()
+    with pytest.raises(am.InvalidInputError, match="is not a directory"):
+        am.Memory.open(tmp_path / "absent")
+    (project / ".aircher" / "config.toml").write_text("[context]\nmax_tokens = -1\n")
+    with pytest.raises(am.PolicyError, match="max_tokens"):
+        am.Memory.open(project)
+
+
+def test_first_index_builds_and_later_ones_parse_only_changed_files(project: Path) -> None:
+    with am.Memory.open(project) as memory:
+        first = memory.index()
+        assert (first.full, first.reason, first.files, first.parsed) == (True, "first index", 4, 4)
+        assert first.added == PROJECT_SOURCES and first.updated == first.removed == []
+        assert [s.path for s in memory.graph.find_symbol("generated")] == []  # .gitignore'd
+        manifest = json.loads((project / ".aircher" / "files.json").read_text())
+        assert sorted(manifest["files"]) == PROJECT_SOURCES
+        graph_mtime = (project / ".aircher" / "graph.bin").stat().st_mtime_ns
+
+        again = memory.index()
+        assert (again.full, again.parsed, again.added, again.updated, again.removed) == (False, 0, [], [], [])
+        assert (project / ".aircher" / "graph.bin").stat().st_mtime_ns == graph_mtime  # nothing to save
+
+        # A new modification time with the same content: hashed, not parsed.
+        stat = (project / "app/util.py").stat()
+        os.utime(project / "app/util.py", ns=(stat.st_atime_ns, stat.st_mtime_ns + 5_000_000_000))
+        touched = memory.index()
+        assert (touched.parsed, touched.updated) == (0, [])
+
+        (project / "app/util.py").write_text("def helper():\n    return store(2)\n\ndef extra():\n    return helper()\n")
+        (project / "app/new.py").write_text("def fresh():\n    return create()\n")
+        (project / "app/views.py").unlink()
+        changed = memory.index()
+        assert (changed.full, changed.parsed) == (False, 2)
+        assert (changed.added, changed.updated, changed.removed) == (["app/new.py"], ["app/util.py"], ["app/views.py"])
+        assert changed.files == 4
+        assert sorted(c.symbol.name for c in memory.graph.get_callers("store")) == ["helper", "save"]
+        assert memory.graph.find_symbol("create") == []
+        with pytest.raises(am.UnknownItemError):
+            memory.graph.get_file_contents("app/views.py")
+        # incrementally updated == built from scratch, edge for edge
+        assert memory.graph.edges() == am.KnowledgeGraph.build(project).edges()
+
+        (project / ".gitignore").write_text("")  # generated/ is no longer ignored
+        unignored = memory.index()
+        assert (unignored.added, unignored.parsed) == (["generated/gen.py"], 1)
+        assert [s.path for s in memory.graph.find_symbol("generated")] == ["generated/gen.py"]
+
+    with am.Memory.open(project) as reopened:  # graph and manifest persisted together
+        assert reopened.index_problem() == ""
+        assert reopened.graph.edges() == am.KnowledgeGraph.build(project).edges()
+        assert reopened.index().parsed == 0
+
+
+def test_damaged_graph_or_manifest_leads_to_a_full_rebuild(project: Path) -> None:
+    with am.Memory.open(project) as memory:
+        memory.index()
+    graph = project / ".aircher" / "graph.bin"
+    stat = graph.stat()
+    data = bytearray(graph.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # same size and time: only the checksum can tell
+    graph.write_bytes(bytes(data))
+    os.utime(graph, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    with am.Memory.open(project) as memory:
+        with pytest.raises(am.StoreCorruptError):
+            memory.graph
+        report = memory.index()
+        assert report.full and report.reason.startswith("graph file unreadable") and report.files == 4
+        assert [s.name for s in memory.graph.get_file_contents("app/util.py")] == ["helper"]
+
+    (project / ".aircher" / "files.json").write_text("{not json")
+    with am.Memory.open(project) as memory:
+        assert memory.index_problem().startswith("unreadable manifest")
+        report = memory.index()
+        assert report.full and report.reason.startswith("unreadable manifest")
+        assert (report.added, report.removed) == (PROJECT_SOURCES, [])  # nothing to compare with
+        assert memory.index_problem() == ""
+
+    # A graph written by someone else since the manifest: the pair is not trusted.
+    os.utime(graph, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1))
+    with am.Memory.open(project) as memory:
+        report = memory.index()
+        assert report.full and "graph file written since the manifest" in report.reason
+        assert (report.added, report.updated, report.removed) == (PROJECT_SOURCES, [], [])
+
+
+def test_an_index_written_by_another_process_replaces_the_graph_held_in_memory(project: Path) -> None:
+    with am.Memory.open(project) as server, am.Memory.open(project) as cli:
+        server.index()
+        assert server.graph.find_symbol("fresh") == []
+        (project / "app/new.py").write_text("def fresh():\n    return 1\n")
+        assert cli.index().added == ["app/new.py"]  # graph.bin and manifest rewritten
+        report = server.index()
+        assert (report.full, report.parsed, report.added) == (False, 0, [])  # the pair on disk is current
+        assert [s.path for s in server.graph.find_symbol("fresh")] == ["app/new.py"]
+
+
+def test_paths_are_confined_to_the_root(project: Path, tmp_path: Path) -> None:
+    (tmp_path / "secret.py").write_text("KEY = 1\n")
+    os.symlink(tmp_path / "secret.py", project / "app" / "link.py")
+    with am.Memory.open(project) as memory:
+        assert memory.relative("app/models.py") == "app/models.py"
+        assert memory.relative("./app/../app/models.py") == "app/models.py"
+        assert memory.relative(project / "app" / "models.py") == "app/models.py"
+        assert memory.relative("app/not-yet.py") == "app/not-yet.py"  # need not exist
+        for outside in ("../secret.py", str(tmp_path / "secret.py"), "/etc/passwd", "app/link.py",
+                        "app/../../secret.py"):
+            with pytest.raises(am.InvalidInputError, match="is outside the project root"):
+                memory.relative(outside)
+        for bad in ("", "  ", ".", "a\0b"):
+            with pytest.raises(am.InvalidInputError):
+                memory.relative(bad)
+
+
+def test_context_is_wired_to_the_graph_and_the_episodic_store(project: Path) -> None:
+    with am.Memory.open(project) as memory:
+        memory.index()
+        memory.episodic.start_task("t0", "make store persist users")
+        memory.episodic.complete_task("t0", "store now writes to disk")
+        ctx = memory.context
+        assert ctx is memory.context and ctx.episodic is memory.episodic
+        messages = ctx.prepare_context("why does store lose users?")
+        contents = [m["content"] for m in messages]
+        assert contents[0] == "why does store lose users?"
+        assert any(c.startswith("[code: app/models.py lines 8-9]\ndef store(obj):") for c in contents)
+        assert contents[-1] == "Relevant past work:\n- make store persist users: store now writes to disk"
+
+        # a tiny window prunes; the pruned code goes to the store as a "viewed" interaction
+        small = memory.context_manager(max_tokens=20, code_tokens=200)
+        small.prepare_context("store save User create helper")
+        assert small.last_prune is not None and small.window.token_count <= small.window.threshold
+        viewed = [f for f in memory.episodic.last_interactions("app/") if f.operation == "viewed"]
+        assert viewed and memory.episodic.snapshots(1)[0]["reason"] == "pruning"
+
+        preview = memory.context_manager(max_tokens=20, code_tokens=200, record=False)
+        before = memory.episodic.counts()
+        preview.prepare_context("store save User create helper")
+        assert memory.episodic.counts() == before  # a preview records nothing
+
+    with pytest.raises(am.InvalidInputError, match="max_tokens"):
+        with am.Memory.open(project) as memory:
+            memory.relevant_code("store", max_tokens=0)
+
+
+def test_close_flushes_buffered_records(project: Path) -> None:
+    memory = am.Memory.open(project)
+    memory.episodic.record_file_interaction("app/models.py", "edit", changes_summary="store returns a copy")
+    memory.close()
+    memory.close()  # twice is fine
+    with pytest.raises(am.StoreError, match="closed"):
+        memory.episodic
+    with am.Memory.open(project, create=False) as again:
+        [row] = again.episodic.file_history("app/models.py")
+        assert (row.operation, row.changes_summary) == ("edit", "store returns a copy")
+
+
+def test_a_store_held_by_another_process_is_refused_but_the_graph_still_answers(project: Path) -> None:
+    with am.Memory.open(project) as memory:
+        memory.index()
+        memory.episodic.record_file_interaction("app/models.py", "read")
+    with duckdb_held_by_another_process(project / ".aircher" / "memory.duckdb"):
+        with am.Memory.open(project) as memory:
+            with pytest.raises(am.StoreLockedError, match="open in another process"):
+                memory.episodic
+            assert [s.path for s in memory.graph.find_symbol("User")] == ["app/models.py"]
+            assert memory.index().parsed == 0
+    with am.Memory.open(project) as memory:  # nothing was lost
+        assert [f.operation for f in memory.episodic.file_history("app/models.py")] == ["read"]

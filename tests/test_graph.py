@@ -226,11 +226,16 @@ def test_bad_input_is_skipped_or_warned_never_fatal(tmp_path: Path) -> None:
     assert dict(g.skipped)["blob.py"].startswith("binary") and "larger than" in dict(g.skipped)["huge.py"]
     assert g.warnings == [(p, "syntax errors: indexed as far as the parser got") for p in ("broken.py", "latin1.py")]
     assert seen == [(4, 4)]  # ok, broken, latin1 and blob (found binary while parsing)
+    assert g.files == ["broken.py", "latin1.py", "ok.py"]
+    sources, skipped = am.KnowledgeGraph.discover(tmp_path)  # the same walk, nothing parsed
+    assert sources == ["blob.py", "broken.py", "latin1.py", "ok.py"] and [p for p, _ in skipped] == ["huge.py"]
+    assert am.KnowledgeGraph.discover(tmp_path, max_file_bytes=10**9)[0] == ["blob.py", "broken.py", "huge.py", "latin1.py", "ok.py"]
 
 
 def test_bad_roots_and_callbacks(tmp_path: Path) -> None:
-    with pytest.raises(am.InvalidInputError, match="not a directory"):
-        am.KnowledgeGraph.build(tmp_path / "absent")
+    for call in (am.KnowledgeGraph.build, am.KnowledgeGraph.discover):
+        with pytest.raises(am.InvalidInputError, match="not a directory"):
+            call(tmp_path / "absent")
     write(tmp_path, {"a.py": "def f():\n    pass\n"})
 
     def boom(done: int, total: int) -> None:

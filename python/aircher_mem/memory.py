@@ -39,7 +39,6 @@ from .errors import (
     StoreCorruptError,
     StoreError,
     StoreNotFoundError,
-    UnknownItemError,
 )
 from .tokens import TokenCounter
 
@@ -51,9 +50,6 @@ GRAPH_FILE = "graph.bin"
 MANIFEST_FILE = "files.json"
 MANIFEST_VERSION = 1
 _HASH_CHUNK = 1 << 20
-# The scan's hidden and vendored folders (rust/graph/scan.rs): never walked for empty files.
-VENDORED_DIRS = frozenset({"node_modules", "vendor", "third_party", "site-packages", ".venv", "venv", "__pycache__",
-                           "target", "dist", "build"})
 
 Progress = Callable[[int, int], object]
 
@@ -87,28 +83,9 @@ class IndexReport:
 def tracked_files(root: Path) -> list[str]:
     """The files the graph's scan walks to, relative to ``root`` with ``/``, sorted:
     every source file of a supported language that .gitignore, the hidden and the
-    vendored-folder rules let through, whatever its size or content.
-
-    The Rust scan is asked rather than imitated: a build with ``max_file_bytes=0``
-    walks the tree with the same rules but parses nothing, listing every non-empty
-    file as skipped for its size; empty files are parsed (there is nothing to parse)
-    and are found among the names a plain walk sees, which must be a superset."""
-    probe = KnowledgeGraph.build(root, max_file_bytes=0)
-    found = {path for path, _ in probe.skipped if path}
-    if probe.file_count:  # empty source files
-        for directory, subdirs, names in os.walk(root):
-            subdirs[:] = [d for d in subdirs if not d.startswith(".") and d not in VENDORED_DIRS]
-            base = os.path.relpath(directory, root).replace(os.sep, "/")
-            for name in names:
-                rel = name if base == "." else f"{base}/{name}"
-                if rel in found:
-                    continue
-                try:
-                    probe.get_file_contents(rel)
-                except UnknownItemError:
-                    continue
-                found.add(rel)
-    return sorted(found)
+    vendored-folder rules let through, whatever its size or content."""
+    sources, _ = KnowledgeGraph.discover(root, max_file_bytes=2**64 - 1)
+    return sources
 
 
 def _fingerprint(path: Path, max_hash_bytes: int) -> tuple[int, int, str] | None:

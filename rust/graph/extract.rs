@@ -102,16 +102,12 @@ impl Language {
         }
     }
 
-    /// The compiled tags query, built once per language and shared by all threads.
+    /// The compiled query (tags and structure), built the first time a file of the
+    /// language is parsed and shared by all threads.
     fn query(self) -> &'static Query {
-        static QUERIES: OnceLock<Vec<Query>> = OnceLock::new();
-        let all = QUERIES.get_or_init(|| {
-            Language::ALL
-                .iter()
-                .map(|l| Query::new(&l.grammar(), &l.tags_query()).expect("the tags and structure queries compile"))
-                .collect()
-        });
-        &all[Language::ALL.iter().position(|l| *l == self).expect("every language is in ALL")]
+        static QUERIES: [OnceLock<Query>; Language::ALL.len()] = [const { OnceLock::new() }; Language::ALL.len()];
+        let index = Language::ALL.iter().position(|l| *l == self).expect("every language is in ALL");
+        QUERIES[index].get_or_init(|| Query::new(&self.grammar(), &self.tags_query()).expect("the tags and structure queries compile"))
     }
 }
 

@@ -637,6 +637,13 @@ impl KnowledgeGraph {
         out
     }
 
+    /// The paths of the files in the graph, sorted.
+    pub fn paths(&self) -> Vec<String> {
+        let mut out: Vec<String> = self.files.keys().cloned().collect();
+        out.sort();
+        out
+    }
+
     pub fn node_count(&self) -> usize {
         self.graph.node_count()
     }

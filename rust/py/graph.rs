@@ -110,6 +110,17 @@ fn relative_to(root: &Path, path: &Path) -> crate::Result<String> {
     Ok(rel.components().filter(|c| matches!(c, Component::Normal(_))).map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/"))
 }
 
+/// Source files and skipped files, as `discover` returns them.
+type Discovered = (Vec<String>, Vec<(String, String)>);
+
+/// The project root, canonical, or an error if it is not a directory.
+fn canonical_root(root: &Path) -> crate::Result<PathBuf> {
+    if !root.is_dir() {
+        return Err(invalid("root", format!("{} is not a directory", root.display())));
+    }
+    root.canonicalize().map_err(|err| invalid("root", format!("{}: {err}", root.display())))
+}
+
 impl PyKnowledgeGraph {
     fn symbol(&self, graph: &KnowledgeGraph, id: NodeIndex) -> PySymbol {
         let n = graph.node(id);
@@ -149,10 +160,7 @@ impl PyKnowledgeGraph {
     #[staticmethod]
     #[pyo3(signature = (root, *, max_file_bytes = 1_000_000, progress = None))]
     fn build(py: Python<'_>, root: PathBuf, max_file_bytes: u64, progress: Option<Bound<'_, PyAny>>) -> PyResult<Self> {
-        if !root.is_dir() {
-            return Err(invalid("root", format!("{} is not a directory", root.display())).into());
-        }
-        let root = root.canonicalize().map_err(|err| invalid("root", format!("{}: {err}", root.display())))?;
+        let root = canonical_root(&root)?;
         let (sources, mut skipped) = detached(py, || discover(&root, max_file_bytes));
         let mut files = Vec::with_capacity(sources.len());
         let mut warnings = Vec::new();
@@ -289,6 +297,22 @@ impl PyKnowledgeGraph {
     fn find_symbol(&self, name: &str, prefix: bool) -> Vec<PySymbol> {
         let state = self.state.read();
         state.graph.find_symbol(name, prefix).into_iter().map(|id| self.symbol(&state.graph, id)).collect()
+    }
+
+    /// The source files `build` would index under `root` (relative paths, sorted) and
+    /// the files it would skip before parsing, with why; nothing is read or parsed.
+    #[staticmethod]
+    #[pyo3(signature = (root, *, max_file_bytes = 1_000_000))]
+    fn discover(py: Python<'_>, root: PathBuf, max_file_bytes: u64) -> PyResult<Discovered> {
+        let root = canonical_root(&root)?;
+        let (sources, skipped) = detached(py, || discover(&root, max_file_bytes));
+        Ok((sources.into_iter().map(|s| s.relative).collect(), skipped))
+    }
+
+    /// The files in the graph (relative paths, sorted).
+    #[getter]
+    fn files(&self) -> Vec<String> {
+        self.state.read().graph.paths()
     }
 
     /// Every definition and import in a file, in line order.

@@ -192,6 +192,10 @@ impl KnowledgeGraph {
     pub fn from_files(files: Vec<(String, FileSymbols)>) -> Self {
         use rayon::prelude::*;
         let mut g = KnowledgeGraph::default();
+        let nodes = files.iter().map(|(_, s)| 1 + s.definitions.len() + s.imports.len()).sum();
+        let references: usize = files.iter().map(|(_, s)| s.references.len()).sum();
+        g.graph.reserve_nodes(nodes);
+        g.graph.reserve_edges(nodes + references);
         for (path, symbols) in files {
             g.add_file(path, symbols);
         }
@@ -350,9 +354,15 @@ impl KnowledgeGraph {
             self.graph.add_edge(parent, id, Edge { kind: EdgeKind::Contains, confidence: 1.0, line: def.line, reference: u32::MAX });
             self.place(id, file, parent);
             let owner = &self.owner;
-            let ids = self.names.entry(def.name.clone()).or_default();
-            let at = ids.partition_point(|&x| (owner[x.index()], x) < (file, id));
-            ids.insert(at, id);
+            match self.names.get_mut(&def.name) {
+                Some(ids) => {
+                    let at = ids.partition_point(|&x| (owner[x.index()], x) < (file, id));
+                    ids.insert(at, id);
+                }
+                None => {
+                    self.names.insert(def.name.clone(), vec![id]);
+                }
+            }
             defs.push(id);
         }
         let mut imports = Vec::with_capacity(symbols.imports.len());
@@ -374,12 +384,19 @@ impl KnowledgeGraph {
             lookups.extend(modules::lookups(language, &path, import).0);
         }
         let mut by_name: Vec<u32> = (0..symbols.references.len() as u32).collect();
-        by_name.sort_by(|&a, &b| symbols.references[a as usize].name.cmp(&symbols.references[b as usize].name));
+        by_name.sort_unstable_by(|&a, &b| symbols.references[a as usize].name.cmp(&symbols.references[b as usize].name).then(a.cmp(&b)));
         let mut previous: Option<&str> = None;
         for &r in &by_name {
             let name = symbols.references[r as usize].name.as_str();
             if previous != Some(name) {
-                self.wanted.entry(name.to_string()).or_default().insert(file);
+                match self.wanted.get_mut(name) {
+                    Some(files) => {
+                        files.insert(file);
+                    }
+                    None => {
+                        self.wanted.insert(name.to_string(), BTreeSet::from([file]));
+                    }
+                }
                 previous = Some(name);
             }
         }

@@ -117,17 +117,3 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
-#[cfg(test)]
-mod timing_probe {
-    #[test]
-    #[ignore]
-    fn probe() {
-        for _ in 0..3 {
-            let t = std::time::Instant::now();
-            let saved = super::load(std::path::Path::new("/tmp/stdlib.graph")).unwrap();
-            let t1 = t.elapsed();
-            let g = crate::graph::KnowledgeGraph::from_files(saved.files);
-            eprintln!("load {:?} from_files {:?} edges {}", t1, t.elapsed() - t1, g.edge_count());
-        }
-    }
-}

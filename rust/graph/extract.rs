@@ -112,7 +112,8 @@ impl Language {
 }
 
 const PYTHON: &str = r#"
-(import_statement name: [(dotted_name) @import.module (aliased_import name: (dotted_name) @import.module)]) @import
+(import_statement name: (dotted_name) @import.module) @import
+(import_statement name: (aliased_import name: (dotted_name) @import.module alias: (identifier) @import.alias)) @import
 (import_from_statement module_name: (_) @import.module) @import
 (import_from_statement name: [(dotted_name) @import.item (aliased_import name: (dotted_name) @import.item)]) @import
 (class_definition superclasses: (argument_list [(identifier) @inherit (attribute attribute: (identifier) @inherit)]))
@@ -135,6 +136,7 @@ macro_rules! js_common {
         r#"
 (import_statement source: (string (string_fragment) @import.module)) @import
 (import_statement (import_clause (named_imports (import_specifier name: (identifier) @import.item))) source: (string (string_fragment) @import.module)) @import
+(import_statement (import_clause [(identifier) @import.alias (namespace_import (identifier) @import.alias)]) source: (string (string_fragment) @import.module)) @import
 (export_statement source: (string (string_fragment) @import.module)) @import
 ((call_expression function: (identifier) @_require arguments: (arguments (string (string_fragment) @import.module))) @import (#eq? @_require "require"))
 (program (lexical_declaration (variable_declarator name: (identifier) @name value: [(arrow_function) (function_expression)]) @definition.function))
@@ -164,6 +166,7 @@ const TYPESCRIPT: &str = concat!(
 
 const GO: &str = r#"
 (import_spec path: (interpreted_string_literal) @import.module) @import
+(import_spec name: (package_identifier) @import.alias path: (interpreted_string_literal) @import.module) @import
 (field_declaration_list (field_declaration !name type: [(type_identifier) @inherit (pointer_type (type_identifier) @inherit) (qualified_type name: (type_identifier) @inherit)]))
 (interface_type (type_elem (type_identifier) @inherit))
 (source_file (var_declaration (var_spec name: (identifier) @name) @definition.variable))
@@ -220,6 +223,9 @@ pub struct Import {
     pub module: String,
     /// The names it brings in (`from m import a, b`, `import {a} from "m"`, `use m::{a, b}`).
     pub items: Vec<String>,
+    /// The local name it binds, when renamed (`import a.b as c`, `import * as m`,
+    /// a Go package name).
+    pub alias: Option<String>,
     /// Rust's `mod name;`: the child module's file.
     pub submodule: bool,
     pub line: usize,
@@ -252,12 +258,23 @@ pub enum Origin {
     Import(u32),
 }
 
+/// What a call is made on, when that pins its target down.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum Receiver {
+    Unknown,
+    /// `self.f()`, `this.f()`: a method of the enclosing class.
+    This,
+    /// `m.f()` where `m` is the name an import (by index) binds.
+    Import(u32),
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Reference {
     pub kind: RefKind,
     pub name: String,
     pub line: usize,
     pub origin: Origin,
+    pub receiver: Receiver,
 }
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -293,6 +310,8 @@ struct Found {
     name: String,
     line: usize,
     byte: usize,
+    /// A call's receiver, when it is a plain name (`m` in `m.f()`).
+    receiver: Option<String>,
 }
 
 /// An import capture, before grouping by statement.
@@ -302,6 +321,7 @@ struct RawImport {
     text: String,
     module: Option<String>,
     item: Option<String>,
+    alias: Option<String>,
     submodule: bool,
 }
 
@@ -331,6 +351,7 @@ pub fn extract(language: Language, source: &[u8]) -> FileSymbols {
                 text: first_line(&source[statement.byte_range()]),
                 module: None,
                 item: None,
+                alias: None,
                 submodule: false,
             };
             for capture in m.captures() {
@@ -338,6 +359,7 @@ pub fn extract(language: Language, source: &[u8]) -> FileSymbols {
                     "import.module" => raw.module = Some(text(capture.node)),
                     "import.submodule" => (raw.module, raw.submodule) = (Some(text(capture.node)), true),
                     "import.item" => raw.item = Some(text(capture.node)),
+                    "import.alias" => raw.alias = Some(text(capture.node)),
                     _ => {}
                 }
             }
@@ -348,11 +370,12 @@ pub fn extract(language: Language, source: &[u8]) -> FileSymbols {
         for capture in m.captures() {
             let capture_name = names[capture.index as usize];
             let node = capture.node;
-            let reference = |kind: RefKind, at: tree_sitter::Node| Found { kind, name: text(at), line: at.start_position().row + 1, byte: at.start_byte() };
+            let reference =
+                |kind: RefKind, at: tree_sitter::Node| Found { kind, name: text(at), line: at.start_position().row + 1, byte: at.start_byte(), receiver: None };
             match (capture_name, name_node) {
                 ("inherit", _) => found.push(reference(RefKind::Inherit, node)),
                 ("ref", _) => found.push(reference(RefKind::Type, node)),
-                ("reference.call", Some(name)) => found.push(reference(RefKind::Call, name)),
+                ("reference.call", Some(name)) => found.push(Found { receiver: receiver(name, source), ..reference(RefKind::Call, name) }),
                 (other, Some(name)) if other.starts_with("reference.") => found.push(reference(RefKind::Type, name)),
                 (other, Some(name)) => {
                     let Some(kind) = def_kind(other) else { continue };
@@ -381,7 +404,7 @@ pub fn extract(language: Language, source: &[u8]) -> FileSymbols {
     let imports = group_imports(language, raw_imports);
     let mut uses = uses(&tree, source, &definitions, &imports);
     found.append(&mut uses);
-    let references = resolve_origins(found, &definitions, &imports);
+    let references = resolve_origins(language, found, &definitions, &imports);
     FileSymbols { language, definitions, imports, references, syntax_errors: tree.root_node().has_error() }
 }
 
@@ -403,14 +426,17 @@ fn group_imports(language: Language, raw: Vec<RawImport>) -> Vec<Import> {
             let at = match imports.iter().position(|(s, i)| *s == r.statement && i.module == module) {
                 Some(at) => at,
                 None => {
-                    let import = Import { module, items: vec![], submodule: r.submodule, line: r.line, statement: r.text.clone() };
+                    let import = Import { module, items: vec![], alias: None, submodule: r.submodule, line: r.line, statement: r.text.clone() };
                     imports.push((r.statement, import));
                     imports.len() - 1
                 }
             };
-            let items = &mut imports[at].1.items;
-            if let Some(item) = item.filter(|i| !items.contains(i)) {
-                items.push(item);
+            let import = &mut imports[at].1;
+            if let Some(item) = item.filter(|i| !import.items.contains(i)) {
+                import.items.push(item);
+            }
+            if r.alias.is_some() {
+                import.alias.clone_from(&r.alias);
             }
         }
     }
@@ -473,6 +499,38 @@ pub fn flatten_use(tree: &str) -> Vec<(String, Option<String>)> {
         .collect()
 }
 
+/// The receiver of a call whose name is `name`, when it is a plain word before it:
+/// `m` in `m.f()`, `m::f()`, `self.f()`.
+fn receiver(name: tree_sitter::Node, source: &[u8]) -> Option<String> {
+    let parent = name.parent()?;
+    let object = ["object", "operand", "value", "path"].into_iter().find_map(|field| parent.child_by_field_name(field))?;
+    let text = &source[object.byte_range()];
+    let word = !text.is_empty() && text.len() <= 64 && text.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_');
+    (object.end_byte() <= name.start_byte() && word).then(|| String::from_utf8_lossy(text).into_owned())
+}
+
+/// The names an import binds in the file: its alias; else, for a module import, the
+/// name code uses to reach it (`os` for `import os.path`, `util` for a Go import of
+/// `x/util`, `Foo` for `import a.Foo`) and, where an item can be a module, its items.
+fn bound_names(language: Language, import: &Import) -> Vec<&str> {
+    if let Some(alias) = &import.alias {
+        return vec![alias.as_str()];
+    }
+    let module = import.module.as_str();
+    let last = |sep: &str| module.rsplit(sep).next().unwrap_or(module);
+    let mut out: Vec<&str> = match language {
+        Language::Python if import.items.is_empty() && !module.starts_with('.') => vec![module.split('.').next().unwrap_or(module)],
+        Language::Go => vec![last("/")],
+        Language::Java => vec![last(".")],
+        Language::Rust => vec![last("::")],
+        _ => vec![],
+    };
+    if matches!(language, Language::Python | Language::Rust) {
+        out.extend(import.items.iter().map(String::as_str));
+    }
+    out
+}
+
 /// Identifiers inside definitions that name one of the file's variables or a name
 /// it imports (a variable defined elsewhere): one `Use` per (definition, name).
 fn uses(tree: &tree_sitter::Tree, source: &[u8], definitions: &[Definition], imports: &[Import]) -> Vec<Found> {
@@ -496,6 +554,7 @@ fn uses(tree: &tree_sitter::Tree, source: &[u8], definitions: &[Definition], imp
                 name: String::from_utf8_lossy(&source[node.byte_range()]).into_owned(),
                 line: node.start_position().row + 1,
                 byte: node.start_byte(),
+                receiver: None,
             });
         }
         if cursor.goto_first_child() || cursor.goto_next_sibling() {
@@ -521,7 +580,15 @@ fn uses(tree: &tree_sitter::Tree, source: &[u8], definitions: &[Definition], imp
 ///   origin, name) other than calls are dropped, calls are one per call site.
 ///
 /// Each import's items follow as `Item` references.
-fn resolve_origins(mut found: Vec<Found>, definitions: &[Definition], imports: &[Import]) -> Vec<Reference> {
+fn resolve_origins(language: Language, mut found: Vec<Found>, definitions: &[Definition], imports: &[Import]) -> Vec<Reference> {
+    let receiver_of = |text: &Option<String>| match text.as_deref() {
+        None => Receiver::Unknown,
+        Some("self" | "this" | "cls" | "Self") => Receiver::This,
+        Some(word) => imports
+            .iter()
+            .position(|i| bound_names(language, i).contains(&word))
+            .map_or(Receiver::Unknown, |i| Receiver::Import(i as u32)),
+    };
     found.sort_by_key(|f| (f.byte, f.kind as u8));
     let inherit_bytes: std::collections::HashSet<usize> = found.iter().filter(|f| f.kind == RefKind::Inherit).map(|f| f.byte).collect();
     let innermost = |byte: usize, accept: &dyn Fn(DefKind) -> bool| definitions.iter().rposition(|d| accept(d.kind) && d.contains_byte(byte));
@@ -558,14 +625,14 @@ fn resolve_origins(mut found: Vec<Found>, definitions: &[Definition], imports: &
             continue;
         }
         let origin = origin.map_or(Origin::File, |d| Origin::Definition(d as u32));
-        out.push(Reference { kind: f.kind, name: f.name.clone(), line: f.line, origin });
+        out.push(Reference { kind: f.kind, name: f.name.clone(), line: f.line, origin, receiver: receiver_of(&f.receiver) });
     }
     // Calls first (in source order), then the rest: a stable order for tests.
     out.sort_by_key(|r| r.kind != RefKind::Call);
     for (i, import) in imports.iter().enumerate() {
         for item in &import.items {
             let name = item.rsplit(['.', ':']).next().unwrap_or(item).to_string();
-            out.push(Reference { kind: RefKind::Item, name, line: import.line, origin: Origin::Import(i as u32) });
+            out.push(Reference { kind: RefKind::Item, name, line: import.line, origin: Origin::Import(i as u32), receiver: Receiver::Unknown });
         }
     }
     out

@@ -10,7 +10,7 @@ use petgraph::stable_graph::{EdgeIndex, NodeIndex, StableGraph};
 use petgraph::visit::{EdgeRef, IntoEdgeReferences, NodeIndexable};
 use petgraph::Direction;
 
-use super::extract::{DefKind, FileSymbols, Language, Origin, RefKind};
+use super::extract::{DefKind, FileSymbols, Language, Origin, Receiver, RefKind};
 use super::modules::{self, Match};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -616,10 +616,26 @@ impl KnowledgeGraph {
                 Origin::Import(i) => &entry.resolved[i as usize],
                 _ => &entry.scope,
             };
-            if r.kind != RefKind::Item {
+            // A receiver that names the class or an imported module decides first.
+            match r.receiver {
+                Receiver::This => {
+                    let class = std::iter::successors(self.parent(source), |&p| self.parent(p)).find(|&p| self.graph[p].kind == NodeKind::Class);
+                    if let Some(class) = class {
+                        here.extend(self.defined_in(candidates, entry.node).iter().copied().filter(|&c| accept(c) && self.parents[c.index()] == class));
+                    }
+                }
+                Receiver::Import(i) => {
+                    for &f in &entry.resolved[i as usize] {
+                        near.extend(self.defined_in(candidates, f).iter().copied().filter(|&c| accept(c)));
+                    }
+                }
+                Receiver::Unknown => {}
+            }
+            let pinned = !here.is_empty() || !near.is_empty();
+            if !pinned && r.kind != RefKind::Item {
                 here.extend(self.defined_in(candidates, entry.node).iter().copied().filter(|&c| accept(c)));
             }
-            if here.is_empty() {
+            if !pinned && here.is_empty() {
                 for &f in files {
                     near.extend(self.defined_in(candidates, f).iter().copied().filter(|&c| accept(c)));
                 }
@@ -969,6 +985,24 @@ mod tests {
     }
 
     #[test]
+    fn receivers_pin_calls_down() {
+        let g = graph(&[
+            ("db.py", "def connect():\n    pass\n"),
+            ("net.py", "def connect():\n    pass\n"),
+            (
+                "app.py",
+                "import db\nimport net as n\n\ndef connect():\n    pass\n\nclass A:\n    def run(self):\n        db.connect()\n        n.connect()\n        self.stop()\n    def stop(self):\n        pass\n\nclass B:\n    def stop(self):\n        pass\n",
+            ),
+        ]);
+        let callees: Vec<_> = g.callees("run").iter().map(|(n, e)| (g.label(*n), e.line, e.confidence)).collect();
+        // Without receivers all three would resolve in app.py itself (same file first).
+        assert_eq!(callees, vec![("app.py:stop".to_string(), 11, 1.0), ("db.py:connect".to_string(), 9, 1.0), ("net.py:connect".to_string(), 10, 1.0)]);
+        let stop = g.find_symbol("stop", false)[0];
+        assert_eq!(g.node(g.parent(stop).unwrap()).name, "A", "self.stop() is A's, not B's");
+        assert_eq!(g.callers("stop").len(), 1);
+    }
+
+    #[test]
     fn ambiguous_calls_link_every_candidate_with_lower_confidence() {
         let g = graph(&[("a.py", "def run():\n    pass\n"), ("b.py", "def run():\n    pass\n"), ("c.py", "def main():\n    run()\n")]);
         let callees: Vec<_> = g.callees("main").iter().map(|(n, e)| (g.node(*n).path.clone(), e.confidence)).collect();
@@ -1019,14 +1053,18 @@ mod tests {
                 let mut text = String::new();
                 let name = |next: &mut dyn FnMut(u64) -> u64| NAMES[next(7) as usize];
                 for _ in 0..next(5) {
-                    match next(5) {
+                    match next(6) {
                         0 => text.push_str(&format!("from f{} import {}, {}\n", next(10), name(next), name(next))),
                         1 => text.push_str(&format!("from .f{} import {}\n", next(10), name(next))),
                         2 => text.push_str("LIMIT = 1\n"),
                         3 => {
                             let class = if next(2) == 0 { "Repo" } else { "Base" };
                             let (base, method, callee) = (name(next), NAMES[next(4) as usize], name(next));
-                            text.push_str(&format!("class {class}({base}):\n    def {method}(self):\n        {callee}() + LIMIT\n"));
+                            text.push_str(&format!("class {class}({base}):\n    def {method}(self):\n        self.{callee}() + LIMIT\n"));
+                        }
+                        4 => {
+                            let (module, def, callee) = (next(10), NAMES[next(4) as usize], name(next));
+                            text.push_str(&format!("import f{module} as m\ndef {def}():\n    m.{callee}()\n"));
                         }
                         _ => {
                             let (def, a, b) = (NAMES[next(4) as usize], name(next), name(next));

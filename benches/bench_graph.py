@@ -1,9 +1,10 @@
-"""Indexing CPython's standard library: our graph build (definitions, calls and
-containment for every file) against universal-ctags (definitions only) on the same
-tree in the same run; then load, update_file and query latency."""
+"""Indexing CPython's standard library: our graph build (definitions, imports and
+every edge kind for every file) against universal-ctags (definitions only) on the
+same tree in the same run; then load, update_file and query latency."""
 
 from __future__ import annotations
 
+import itertools
 import resource
 import shutil
 import subprocess
@@ -62,7 +63,16 @@ def test_update_file(benchmark: Any, graph: tuple[am.KnowledgeGraph, Path], path
     benchmark(graph[0].update_file, path)
 
 
-@pytest.mark.parametrize("name", ["urlopen", "dumps"])
+def test_update_file_sample(benchmark: Any, graph: tuple[am.KnowledgeGraph, Path]) -> None:
+    """update_file over every 40th file of the tree in turn: the median is a typical file's."""
+    benchmark.group = "graph operations"
+    files = graph[0].files[::40]
+    benchmark.extra_info.update(impl=f"update_file, {len(files)} files in turn")
+    cycle = itertools.cycle(files)
+    benchmark.pedantic(lambda: graph[0].update_file(next(cycle)), rounds=len(files) * 3, warmup_rounds=0)
+
+
+@pytest.mark.parametrize("name", ["raw_decode", "urlopen", "dumps"])
 def test_get_callers(benchmark: Any, graph: tuple[am.KnowledgeGraph, Path], name: str) -> None:
     benchmark.group = "graph operations"
     benchmark.extra_info.update(impl=f"get_callers {name}")
@@ -75,3 +85,13 @@ def test_relevant_code(benchmark: Any, graph: tuple[am.KnowledgeGraph, Path]) ->
     counter = am.TokenCounter()
     benchmark.pedantic(am.find_relevant_to_query, args=(graph[0], "json decoder raises JSONDecodeError in raw_decode"),
                        kwargs={"max_tokens": 2000, "tokens": counter}, rounds=5, warmup_rounds=1)
+
+
+def test_call_precision(graph: tuple[am.KnowledgeGraph, Path]) -> None:
+    """Not timed: call edges against the ast ground truth of graph_precision.py (the
+    figures are in benches/README.md); fails if resolution quality drops."""
+    from graph_precision import measure
+
+    overall = measure(STDLIB, graph[0])["all"]
+    linked = overall["linked"]
+    assert linked / overall["sites"] > 0.98 and overall["right"] / linked > 0.99 and overall["exact"] / linked > 0.95

@@ -130,9 +130,9 @@ def ground_truth(root: Path, files: list[str]) -> list[Site]:
     return sites
 
 
-def measure(root: Path) -> dict[str, Counter[str]]:
+def measure(root: Path, graph: am.KnowledgeGraph | None = None) -> dict[str, Counter[str]]:
     started = time.perf_counter()
-    graph = am.KnowledgeGraph.build(root)
+    graph = graph or am.KnowledgeGraph.build(root)
     files = sorted({s.path for s in graph.find_symbol("", prefix=True) if s.path.endswith(".py")})
     sites = ground_truth(root, files)
     edges: dict[tuple[str, int, str], list[tuple[str, int]]] = defaultdict(list)

@@ -92,6 +92,8 @@ def test_graph_lookups(indexed: Path) -> None:
         {"name": "save", "kind": "function", "path": "app/models.py", "line": 5, "end_line": 6,
          "signature": "def save(self):"}]
     assert [s["name"] for s in run_json("symbol", "s", "--prefix", *root)] == ["save", "store"]
+    assert [s["name"] for s in run_json("symbol", "STR", "--fuzzy", *root)] == ["store"]
+    assert run("symbol", "s", "--prefix", "--fuzzy", *root)[0] == 2
     assert run_json("callers", "store", *root) == [
         {"name": "save", "kind": "function", "path": "app/models.py", "line": 5, "end_line": 6,
          "signature": "def save(self):", "call_line": 6, "confidence": 1.0}]

@@ -4,6 +4,7 @@ and every kind of bad input."""
 from __future__ import annotations
 
 import os
+import random
 from pathlib import Path
 
 import pytest
@@ -170,6 +171,10 @@ def test_queries_return_typed_symbols(tmp_path: Path) -> None:
     # by path, then line
     assert [s.name for s in g.find_symbol("s", prefix=True)] == ["save", "store", "slug", "start"]
     assert g.find_symbol("save")[0].scope == "User"
+    assert [s.name for s in g.find_symbol("USR", fuzzy=True)] == ["User", "User"]  # letters in order, any case
+    assert [s.name for s in g.find_symbol("stor", fuzzy=True)] == ["store", "Store"]  # then by length, path
+    with pytest.raises(am.InvalidInputError, match="exclusive"):
+        g.find_symbol("x", prefix=True, fuzzy=True)
     [call] = g.get_callers("store")
     assert (call.symbol.name, call.kind, call.line, call.confidence) == ("save", "calls", 8, 1.0)
     assert [c.symbol.name for c in g.get_callees("create")] == ["User", "save", "slug"]
@@ -210,7 +215,8 @@ def test_bad_input_is_skipped_or_warned_never_fatal(tmp_path: Path) -> None:
         "broken.py": "def good():\n    pass\n\ndef bad(:\n",
         "latin1.py": b"def caf\xe9():\n    pass\n",
         "blob.py": b"\x00\x01\x02binary",
-        "huge.py": "x = 1\n" * 200_000,
+        "huge.py": "x = 1\n" * 900_000,  # 5.4 MB
+        "noise.py": bytes(random.Random(7).randrange(1, 256) for _ in range(4000)),  # random bytes, no NUL
         "ignored/skip.py": "def hidden():\n    pass\n",
         "node_modules/pkg/index.js": "function vendored() {}\n",
         ".gitignore": "ignored/\n",
@@ -225,11 +231,12 @@ def test_bad_input_is_skipped_or_warned_never_fatal(tmp_path: Path) -> None:
     assert {p for p, _ in g.skipped} == {"blob.py", "huge.py"}
     assert dict(g.skipped)["blob.py"].startswith("binary") and "larger than" in dict(g.skipped)["huge.py"]
     assert g.warnings == [(p, "syntax errors: indexed as far as the parser got") for p in ("broken.py", "latin1.py")]
-    assert seen == [(4, 4)]  # ok, broken, latin1 and blob (found binary while parsing)
-    assert g.files == ["broken.py", "latin1.py", "ok.py"]
+    assert seen == [(5, 5)]  # ok, broken, latin1, noise and blob (found binary while parsing)
+    assert g.files == ["broken.py", "latin1.py", "noise.py", "ok.py"]  # noise: indexed, nothing in it
+    assert g.get_file_contents("noise.py") == []
     sources, skipped = am.KnowledgeGraph.discover(tmp_path)  # the same walk, nothing parsed
-    assert sources == ["blob.py", "broken.py", "latin1.py", "ok.py"] and [p for p, _ in skipped] == ["huge.py"]
-    assert am.KnowledgeGraph.discover(tmp_path, max_file_bytes=10**9)[0] == ["blob.py", "broken.py", "huge.py", "latin1.py", "ok.py"]
+    assert sources == ["blob.py", "broken.py", "latin1.py", "noise.py", "ok.py"] and [p for p, _ in skipped] == ["huge.py"]
+    assert "huge.py" in am.KnowledgeGraph.discover(tmp_path, max_file_bytes=10**9)[0]
 
 
 def test_bad_roots_and_callbacks(tmp_path: Path) -> None:

@@ -75,6 +75,7 @@ def test_every_tool_over_stdio(project: Path) -> None:
              "signature": "def save(self):"}]
         assert [x["name"] for x in ok(await s.call_tool("find_symbol", {"name": "s", "prefix": True}))] == [
             "save", "store"]
+        assert [x["name"] for x in ok(await s.call_tool("find_symbol", {"name": "STR", "fuzzy": True}))] == ["store"]
         assert ok(await s.call_tool("get_callers", {"name": "store"})) == [
             {"name": "save", "kind": "function", "path": "app/models.py", "line": 5, "end_line": 6,
              "signature": "def save(self):", "call_line": 6, "confidence": 1.0}]

@@ -213,8 +213,9 @@ def _calls(out: Output, found: list[Reference], empty: str) -> int:
 
 def cmd_symbol(args: argparse.Namespace, out: Output) -> int:
     with _open(args) as memory:
-        found = memory.graph.find_symbol(args.name, prefix=args.prefix)
-    return _symbols(out, found, f"no definition named {args.name!r}" + (" (prefix)" if args.prefix else ""))
+        found = memory.graph.find_symbol(args.name, prefix=args.prefix, fuzzy=args.fuzzy)
+    how = " (prefix)" if args.prefix else " (fuzzy)" if args.fuzzy else ""
+    return _symbols(out, found, f"no definition named {args.name!r}{how}")
 
 
 def cmd_callers(args: argparse.Namespace, out: Output) -> int:
@@ -500,7 +501,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p = command("symbol", cmd_symbol, "where a function, class or constant is defined")
     p.add_argument("name")
-    p.add_argument("--prefix", action="store_true", help="every definition whose name starts with NAME")
+    match = p.add_mutually_exclusive_group()
+    match.add_argument("--prefix", action="store_true", help="every definition whose name starts with NAME")
+    match.add_argument("--fuzzy", action="store_true", help="names holding NAME's letters in order, any case, best first")
     p = command("callers", cmd_callers, "the functions that call NAME")
     p.add_argument("name")
     p = command("callees", cmd_callees, "the functions NAME calls")

@@ -97,10 +97,13 @@ def build_server(memory: Memory, *, refresh_seconds: float = 2.0) -> MCPServer[A
 
     @tool(structured_output=False)
     def find_symbol(name: Name, prefix: Annotated[bool, Field(
-            description="Match every definition whose name starts with `name`.")] = False) -> str:
+            description="Match every definition whose name starts with `name`.")] = False,
+                    fuzzy: Annotated[bool, Field(
+            description="Match names holding the letters of `name` in order, ignoring case (when unsure of "
+                        "the exact name); best match first.")] = False) -> str:
         """Where a function, class or module-level constant is defined. Returns a JSON list of
         {name, kind, path, line, end_line, signature}; [] if nothing has that name."""
-        return service.run(lambda: _compact([symbol_json(s) for s in service.graph().find_symbol(name, prefix=prefix)]))
+        return service.run(lambda: _compact([symbol_json(s) for s in service.graph().find_symbol(name, prefix=prefix, fuzzy=fuzzy)]))
 
     @tool(structured_output=False)
     def get_callers(name: Name) -> str:

@@ -722,6 +722,37 @@ impl KnowledgeGraph {
         out
     }
 
+    /// Definitions whose name contains the letters of `query` in order, ignoring case
+    /// (`gfc` finds `get_file_contents`), best first: the name itself, then names
+    /// containing the query (earlier is better), then the tightest spread of letters;
+    /// ties by name length, path, line.
+    pub fn find_fuzzy(&self, query: &str) -> Vec<NodeIndex> {
+        let query: Vec<char> = query.to_lowercase().chars().collect();
+        if query.is_empty() {
+            return Vec::new();
+        }
+        let text: String = query.iter().collect();
+        let mut scored: Vec<((usize, usize), NodeIndex)> = Vec::new();
+        for (name, ids) in &self.names {
+            let lower = name.to_lowercase();
+            let score = if lower == text {
+                Some((0, 0))
+            } else if let Some(at) = lower.find(&text) {
+                Some((1, at))
+            } else {
+                subsequence_span(&lower, &query).map(|span| (2, span))
+            };
+            if let Some(score) = score {
+                scored.extend(ids.iter().map(|&id| (score, id)));
+            }
+        }
+        scored.sort_by(|a, b| {
+            let (x, y) = (&self.graph[a.1], &self.graph[b.1]);
+            (a.0, x.name.len(), &x.path, x.line).cmp(&(b.0, y.name.len(), &y.path, y.line))
+        });
+        scored.into_iter().map(|(_, id)| id).collect()
+    }
+
     /// Edges of `kind` into (`Incoming`) or out of the definitions named `name`, as
     /// (the node at the other end, the edge), by path and line.
     pub fn related(&self, name: &str, kind: EdgeKind, direction: Direction) -> Vec<(NodeIndex, Edge)> {
@@ -884,6 +915,31 @@ impl KnowledgeGraph {
     }
 }
 
+/// The length of the shortest stretch of `text` holding `query`'s characters in
+/// order (None if it does not).
+fn subsequence_span(text: &str, query: &[char]) -> Option<usize> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut best: Option<usize> = None;
+    for start in (0..chars.len()).filter(|&i| chars[i] == query[0]) {
+        let mut q = 1;
+        let mut end = start;
+        for (i, &c) in chars.iter().enumerate().skip(start + 1) {
+            if q == query.len() {
+                break;
+            }
+            if c == query[q] {
+                q += 1;
+                end = i;
+            }
+        }
+        if q == query.len() {
+            let span = end - start + 1;
+            best = Some(best.map_or(span, |b: usize| b.min(span)));
+        }
+    }
+    best
+}
+
 /// Removes the entries of `map[key]` matching `doomed`, and the key once empty.
 fn remove_from<T>(map: &mut HashMap<String, Vec<T>>, key: &str, doomed: impl Fn(&T) -> bool) {
     if let Some(values) = map.get_mut(key) {
@@ -967,6 +1023,20 @@ mod tests {
         let import = g.file_contents("app.py").unwrap()[1];
         assert_eq!((g.node(import).kind, g.node(import).items.clone()), (NodeKind::Import, vec!["Base".to_string(), "LIMIT".to_string()]));
         assert_eq!(g.node(g.parent(import).unwrap()).name, "app.py");
+    }
+
+    #[test]
+    fn fuzzy_symbol_search() {
+        let g = graph(&[("a.py", "def get_file_contents():\n    pass\n\ndef gcf():\n    pass\n\ndef configure():\n    pass\n\nclass FileContents:\n    pass\n")]);
+        let names = |q: &str| g.find_fuzzy(q).into_iter().map(|n| g.node(n).name.clone()).collect::<Vec<_>>();
+        assert_eq!(names("gcf"), ["gcf"]);
+        assert_eq!(names("gfc"), ["get_file_contents"]);
+        assert_eq!(names("filecontents"), ["FileContents", "get_file_contents"]);
+        assert_eq!(names("file_c"), ["get_file_contents"]);
+        assert_eq!(names("conf"), ["configure"]);
+        assert_eq!(names("co"), ["configure", "FileContents", "get_file_contents"]);
+        assert!(names("").is_empty() && names("zzz").is_empty());
+        assert_eq!(subsequence_span("abxxcab", &['a', 'b', 'c']), Some(5));
     }
 
     #[test]

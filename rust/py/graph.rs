@@ -292,11 +292,17 @@ impl PyKnowledgeGraph {
         self.state.read().warnings.clone()
     }
 
-    /// Definitions named `name` (or, with `prefix`, starting with it).
-    #[pyo3(signature = (name, *, prefix = false))]
-    fn find_symbol(&self, name: &str, prefix: bool) -> Vec<PySymbol> {
+    /// Definitions named `name`, by path and line; with `prefix`, those whose name
+    /// starts with it; with `fuzzy`, those whose name holds its letters in order,
+    /// ignoring case, best match first.
+    #[pyo3(signature = (name, *, prefix = false, fuzzy = false))]
+    fn find_symbol(&self, name: &str, prefix: bool, fuzzy: bool) -> PyResult<Vec<PySymbol>> {
+        if prefix && fuzzy {
+            return Err(invalid("fuzzy", "prefix and fuzzy are exclusive").into());
+        }
         let state = self.state.read();
-        state.graph.find_symbol(name, prefix).into_iter().map(|id| self.symbol(&state.graph, id)).collect()
+        let found = if fuzzy { state.graph.find_fuzzy(name) } else { state.graph.find_symbol(name, prefix) };
+        Ok(found.into_iter().map(|id| self.symbol(&state.graph, id)).collect())
     }
 
     /// The source files `build` would index under `root` (relative paths, sorted) and

@@ -158,6 +158,27 @@ pub struct KnowledgeGraph {
     lookups: HashMap<String, BTreeSet<NodeIndex>>,
 }
 
+/// What a file's entry needs that depends on the file alone (computed in parallel
+/// on a build).
+struct Prepared {
+    keys: Vec<String>,
+    lookups: BTreeSet<String>,
+    by_name: Vec<u32>,
+}
+
+impl Prepared {
+    fn of(path: &str, symbols: &FileSymbols) -> Prepared {
+        let language = symbols.language;
+        let mut lookups: BTreeSet<String> = modules::package(language, path).into_iter().collect();
+        for import in &symbols.imports {
+            lookups.extend(modules::lookups(language, path, import).0);
+        }
+        let mut by_name: Vec<u32> = (0..symbols.references.len() as u32).collect();
+        by_name.sort_unstable_by(|&a, &b| symbols.references[a as usize].name.cmp(&symbols.references[b as usize].name).then(a.cmp(&b)));
+        Prepared { keys: modules::keys(language, path), lookups, by_name }
+    }
+}
+
 /// The file nodes each import of a file resolves to, and the file's scope.
 type Resolution = (Vec<Vec<NodeIndex>>, Vec<NodeIndex>);
 
@@ -196,8 +217,15 @@ impl KnowledgeGraph {
         let references: usize = files.iter().map(|(_, s)| s.references.len()).sum();
         g.graph.reserve_nodes(nodes);
         g.graph.reserve_edges(nodes + references);
-        for (path, symbols) in files {
-            g.add_file(path, symbols);
+        let prepared: Vec<(String, FileSymbols, Prepared)> = files
+            .into_par_iter()
+            .map(|(path, symbols)| {
+                let prepared = Prepared::of(&path, &symbols);
+                (path, symbols, prepared)
+            })
+            .collect();
+        for (path, symbols, prepared) in prepared {
+            g.add_file_at(path, symbols, prepared, None);
         }
         // Resolving and linking only read the graph: both run in parallel.
         let resolutions: Vec<(String, Resolution)> = g.files.par_iter().map(|(path, entry)| (path.clone(), g.resolution(entry))).collect();
@@ -224,7 +252,8 @@ impl KnowledgeGraph {
         names.extend(self.files.get(path).into_iter().flat_map(|e| e.symbols.definitions.iter().map(|d| d.name.clone())));
         let before = self.counts_before(&names, modules::family(symbols.language));
         let file = self.remove_nodes(path, !existed);
-        self.add_file_at(path.to_string(), symbols, file);
+        let prepared = Prepared::of(path, &symbols);
+        self.add_file_at(path.to_string(), symbols, prepared, file);
         self.link(path, &Relink::All);
         let changed = self.changed(before);
         // The file set changed only if the file is new: then imports elsewhere may
@@ -312,12 +341,9 @@ impl KnowledgeGraph {
         self.parents[node.index()] = parent;
     }
 
-    fn add_file(&mut self, path: String, symbols: FileSymbols) {
-        self.add_file_at(path, symbols, None);
-    }
-
     /// Adds a file's nodes and index entries, reusing its file node if given.
-    fn add_file_at(&mut self, path: String, symbols: FileSymbols, file: Option<NodeIndex>) {
+    fn add_file_at(&mut self, path: String, symbols: FileSymbols, prepared: Prepared, file: Option<NodeIndex>) {
+        let Prepared { keys, lookups, by_name } = prepared;
         let node = Node {
             kind: NodeKind::File,
             name: path.clone(),
@@ -366,7 +392,6 @@ impl KnowledgeGraph {
             defs.push(id);
         }
         let mut imports = Vec::with_capacity(symbols.imports.len());
-        let mut lookups: BTreeSet<String> = modules::package(language, &path).into_iter().collect();
         for import in &symbols.imports {
             let id = self.graph.add_node(Node {
                 kind: NodeKind::Import,
@@ -381,10 +406,7 @@ impl KnowledgeGraph {
             self.graph.add_edge(file, id, Edge { kind: EdgeKind::Contains, confidence: 1.0, line: import.line, reference: u32::MAX });
             self.place(id, file, file);
             imports.push(id);
-            lookups.extend(modules::lookups(language, &path, import).0);
         }
-        let mut by_name: Vec<u32> = (0..symbols.references.len() as u32).collect();
-        by_name.sort_unstable_by(|&a, &b| symbols.references[a as usize].name.cmp(&symbols.references[b as usize].name).then(a.cmp(&b)));
         let mut previous: Option<&str> = None;
         for &r in &by_name {
             let name = symbols.references[r as usize].name.as_str();
@@ -400,7 +422,6 @@ impl KnowledgeGraph {
                 previous = Some(name);
             }
         }
-        let keys = modules::keys(language, &path);
         for key in &keys {
             let files = self.modules.entry(key.clone()).or_default();
             if !files.contains(&file) {

@@ -104,7 +104,7 @@ impl<'a> Scorer<'a> {
     /// item stamped in the future (clock skew) counts as age 0. Dependents are kept
     /// up to date on every add and remove, so scoring is O(items), where the seed
     /// scans every item per item.
-    #[inline]
+    #[inline(always)]
     fn score(&mut self, row: &Row) -> f64 {
         let p = self.policy;
         let age_minutes = whole((self.now - row.timestamp) / 60.0).max(0.0);
@@ -119,7 +119,7 @@ impl<'a> Scorer<'a> {
         score.clamp(0.0, p.max_score)
     }
 
-    #[inline]
+    #[inline(always)]
     fn decay_factor(&mut self, age_minutes: f64) -> f64 {
         let exact = || (-age_minutes / self.policy.decay_minutes).exp();
         // `as usize` saturates, so a huge age falls outside the memo.
@@ -321,33 +321,36 @@ impl ContextWindow {
             }
         }
         self.index.remove_seqs(&doomed_seqs);
-        // One pass over the rows: survivors move down, and lose one dependent per
-        // removed item listing them (listed sequence numbers sorted, walked along).
-        listed.sort_unstable();
-        let mut listed = listed.iter().peekable();
-        let mut next_doomed = doomed.iter().peekable();
-        let mut kept = 0;
+        // Survivors lose one dependent per removed item listing them (a listed item
+        // may be gone already, or go now).
+        for seq in listed {
+            if doomed_seqs.binary_search(&seq).is_err() {
+                if let Some(pos) = self.position_of_seq(seq) {
+                    self.rows[pos].dependents -= 1;
+                }
+            }
+        }
+        // Survivors move down, without a branch per row (removals are scattered).
+        let (mut kept, mut next) = (0, 0);
         for pos in 0..self.rows.len() {
-            if next_doomed.next_if_eq(&&pos).is_some() {
-                continue;
-            }
-            let mut row = self.rows[pos];
-            while listed.next_if(|s| **s < row.seq).is_some() {}
-            while listed.next_if(|s| **s == row.seq).is_some() {
-                row.dependents -= 1;
-            }
-            self.rows[kept] = row;
-            kept += 1;
+            self.rows[kept] = self.rows[pos];
+            let gone = usize::from(doomed.get(next) == Some(&pos));
+            next += gone;
+            kept += 1 - gone;
         }
         self.rows.truncate(kept);
-        let mut next_doomed = doomed.iter().peekable();
-        let mut pos = 0;
-        self.items
-            .extract_if(.., |_| {
-                pos += 1;
-                next_doomed.next_if_eq(&&(pos - 1)).is_some()
-            })
-            .collect()
+        let mut removed = Vec::with_capacity(doomed.len());
+        let mut kept = Vec::with_capacity(self.items.len() - doomed.len());
+        let mut next = doomed.iter().peekable();
+        for (pos, item) in std::mem::take(&mut self.items).into_iter().enumerate() {
+            if next.next_if_eq(&&pos).is_some() {
+                removed.push(item);
+            } else {
+                kept.push(item);
+            }
+        }
+        self.items = kept;
+        removed
     }
 
     /// The relevance score of every item, in window order.

@@ -100,16 +100,13 @@ impl<'a> Scorer<'a> {
         }
     }
 
-    /// Age is in whole minutes, truncated, as chrono's `num_minutes()` in the seed; an
-    /// item stamped in the future (clock skew) counts as age 0. Dependents are kept
-    /// up to date on every add and remove, so scoring is O(items), where the seed
-    /// scans every item per item.
+    /// Dependents are kept up to date on every add and remove, so scoring is
+    /// O(items), where the seed scans every item per item.
     #[inline(always)]
     fn score(&mut self, row: &Row) -> f64 {
         let p = self.policy;
-        let age_minutes = whole((self.now - row.timestamp) / 60.0).max(0.0);
         let mut score = 1.0;
-        score *= self.decay_factor(age_minutes);
+        score *= self.decay_factor((self.now - row.timestamp) / 60.0);
         if self.current_task != 0 && row.task == self.current_task {
             score *= p.current_task_boost;
         }
@@ -119,32 +116,25 @@ impl<'a> Scorer<'a> {
         score.clamp(0.0, p.max_score)
     }
 
+    /// exp(-age / decay_minutes) for an age of `minutes`: whole minutes, truncated,
+    /// as chrono's `num_minutes()` in the seed; an item stamped in the future (clock
+    /// skew) counts as age 0.
     #[inline(always)]
-    fn decay_factor(&mut self, age_minutes: f64) -> f64 {
-        let exact = || (-age_minutes / self.policy.decay_minutes).exp();
-        // `as usize` saturates, so a huge age falls outside the memo.
-        match self.decay.get_mut(age_minutes as usize) {
-            Some(memo) => {
-                if memo.is_nan() {
-                    *memo = exact();
-                }
-                *memo
+    fn decay_factor(&mut self, minutes: f64) -> f64 {
+        let exact = |age: f64| (-age / self.policy.decay_minutes).exp();
+        // Converting to i64 truncates (and saturates): below the memo's end it is the
+        // whole age exactly, with no libm call (x86-64's baseline has no instruction
+        // for `trunc`, and the call cost a tenth of a prune).
+        let whole = (minutes as i64).max(0);
+        if whole < Self::MEMO_MINUTES as i64 {
+            let memo = &mut self.decay[whole as usize];
+            if memo.is_nan() {
+                *memo = exact(whole as f64);
             }
-            None => exact(),
+            *memo
+        } else {
+            exact(minutes.trunc())
         }
-    }
-}
-
-/// `x.trunc()` without a libm call (x86-64's baseline has no instruction for it, and
-/// the call was a tenth of a prune): below 2^52 in magnitude, converting through i64
-/// truncates exactly, up to the sign of a zero result (which `max(0.0)` and the
-/// decay factor ignore); larger floats are whole already, infinities stay.
-#[inline]
-fn whole(x: f64) -> f64 {
-    if x.abs() < 4_503_599_627_370_496.0 {
-        (x as i64) as f64
-    } else {
-        x
     }
 }
 
@@ -321,19 +311,21 @@ impl ContextWindow {
             }
         }
         self.index.remove_seqs(&doomed_seqs);
-        // Survivors lose one dependent per removed item listing them (a listed item
-        // may be gone already, or go now).
-        for seq in listed {
-            if doomed_seqs.binary_search(&seq).is_err() {
-                if let Some(pos) = self.position_of_seq(seq) {
-                    self.rows[pos].dependents -= 1;
-                }
-            }
-        }
-        // Survivors move down, without a branch per row (removals are scattered).
-        let (mut kept, mut next) = (0, 0);
+        // One pass over the rows: survivors move down, without a branch per row
+        // (removals are scattered), and lose one dependent per removed item listing
+        // them (sorted, walked along; a listed item may be gone already, or go now).
+        listed.sort_unstable();
+        let (mut kept, mut next, mut listing) = (0, 0, 0);
         for pos in 0..self.rows.len() {
-            self.rows[kept] = self.rows[pos];
+            let mut row = self.rows[pos];
+            while listed.get(listing).is_some_and(|&s| s < row.seq) {
+                listing += 1;
+            }
+            while listed.get(listing) == Some(&row.seq) {
+                row.dependents -= 1;
+                listing += 1;
+            }
+            self.rows[kept] = row;
             let gone = usize::from(doomed.get(next) == Some(&pos));
             next += gone;
             kept += 1 - gone;
@@ -341,13 +333,11 @@ impl ContextWindow {
         self.rows.truncate(kept);
         let mut removed = Vec::with_capacity(doomed.len());
         let mut kept = Vec::with_capacity(self.items.len() - doomed.len());
-        let mut next = doomed.iter().peekable();
+        let mut next = 0;
         for (pos, item) in std::mem::take(&mut self.items).into_iter().enumerate() {
-            if next.next_if_eq(&&pos).is_some() {
-                removed.push(item);
-            } else {
-                kept.push(item);
-            }
+            let gone = doomed.get(next) == Some(&pos);
+            next += usize::from(gone);
+            [&mut kept, &mut removed][usize::from(gone)].push(item);
         }
         self.items = kept;
         removed
@@ -437,15 +427,20 @@ fn select_lowest(v: &[(u64, usize)], target: usize, tie: impl Fn(usize, usize) -
         need -= weights[boundary];
         boundary += 1;
     }
-    let mut taken = Vec::new();
+    // Positions below the boundary are written at the cursor unconditionally, which
+    // advances only past them (no branch per entry: a third of them, scattered).
+    let mut taken = vec![0; v.len()];
+    let mut count = 0;
     let mut edge = Vec::new();
-    for (pos, e) in eligible() {
-        match bucket(e.0).cmp(&boundary) {
-            Ordering::Less => taken.push(pos),
-            Ordering::Equal => edge.push(pos),
-            Ordering::Greater => {}
+    for (pos, e) in v.iter().enumerate() {
+        let b = if e.0 == EXCLUDED { usize::MAX } else { bucket(e.0) };
+        taken[count] = pos;
+        count += usize::from(b < boundary);
+        if b == boundary {
+            edge.push(pos);
         }
     }
+    taken.truncate(count);
     edge.sort_unstable_by(|&a, &b| v[a].0.cmp(&v[b].0).then_with(|| tie(a, b)));
     let mut weight = 0;
     let cut = edge.iter().take_while(|&&p| {
@@ -631,13 +626,6 @@ mod tests {
             let mut want: Vec<usize> = sorted[..k].iter().map(|x| x.2).collect();
             want.sort();
             assert_eq!(select_lowest(&v, target, |a, b| (v[a].1, a).cmp(&(v[b].1, b))), want);
-        }
-    }
-
-    #[test]
-    fn whole_truncates_like_trunc() {
-        for x in [0.0, -0.0, 0.5, -0.5, 1.0, 59.999, 60.0, -1.5, 1e15 + 0.5, 4.5e15, -4.6e15, 1e300, f64::INFINITY, f64::NEG_INFINITY] {
-            assert_eq!(whole(x), x.trunc(), "{x}");
         }
     }
 

@@ -556,6 +556,18 @@ mod tests {
     }
 
     #[test]
+    fn negative_zero_ties_with_zero_as_in_the_reference() {
+        // Python compares -0.0 == 0.0; sort keys built from raw bits would not.
+        let mut w = window(1000);
+        let tool = || T::ToolResult { tool_name: "t".into(), file_path: None };
+        add(&mut w, ContextItem { relevance_score: 0.0, ..item("b", tool(), 0.0, 10) });
+        add(&mut w, ContextItem { relevance_score: -0.0, ..item("a", tool(), -0.0, 10) });
+        add(&mut w, item("c", tool(), 0.0, 10));
+        let r = w.prune(0.0).unwrap(); // target 9 tokens: one item; a and b tie on score and time
+        assert_eq!(r.removed.iter().map(|i| i.id.as_str()).collect::<Vec<_>>(), ["a"]);
+    }
+
+    #[test]
     fn far_over_threshold_prunes_back_under_it() {
         let mut w = window(100);
         for i in 0..30 {

@@ -42,7 +42,7 @@ pub struct PruneResult {
 
 /// One item's row: everything scoring and pruning read, packed together so a scan
 /// over 100K items streams through memory instead of chasing a pointer per item.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 struct Row {
     timestamp: f64,
     relevance: f64,
@@ -60,27 +60,19 @@ struct Row {
     has_dependencies: bool,
 }
 
-/// A prune candidate with its sort key inline, so ranking never chases pointers
-/// (equal scores are common: same kind, task and age in minutes).
-#[derive(Debug, Clone, Copy)]
-struct Candidate {
-    /// (score, timestamp) as one integer that sorts the same way: both are finite
-    /// and the score is >= 0, so their IEEE bits order like the values (the timestamp
-    /// after flipping, to handle negatives).
-    key: u128,
-    tokens: usize,
-    pos: u32,
+/// A score as an integer that sorts like it: scores are >= 0 (or NaN, which sorts
+/// last), so their IEEE bits order like the values once -0.0 is folded into 0.0.
+fn score_key(score: f64) -> u64 {
+    (score + 0.0).to_bits()
 }
 
-impl Candidate {
-    fn new(score: f64, timestamp: f64, tokens: usize, pos: usize) -> Self {
-        let ts = timestamp.to_bits();
-        let ts = if ts >> 63 == 1 { !ts } else { ts | 1 << 63 };
-        Candidate { key: (u128::from(score.to_bits()) << 64) | u128::from(ts), tokens, pos: pos as u32 }
-    }
-
-    fn score(&self) -> f64 {
-        f64::from_bits((self.key >> 64) as u64)
+/// A finite timestamp as an integer that sorts like it (negatives flipped, -0.0 = 0.0).
+fn timestamp_key(timestamp: f64) -> u64 {
+    let bits = (timestamp + 0.0).to_bits();
+    if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits | 1 << 63
     }
 }
 
@@ -108,15 +100,13 @@ impl<'a> Scorer<'a> {
         }
     }
 
-    /// Age is in whole minutes, truncated, as chrono's `num_minutes()` in the seed; an
-    /// item stamped in the future (clock skew) counts as age 0. Dependents are kept
-    /// up to date on every add and remove, so scoring is O(items), where the seed
-    /// scans every item per item.
+    /// Dependents are kept up to date on every add and remove, so scoring is
+    /// O(items), where the seed scans every item per item.
+    #[inline(always)]
     fn score(&mut self, row: &Row) -> f64 {
         let p = self.policy;
-        let age_minutes = ((self.now - row.timestamp) / 60.0).trunc().max(0.0);
         let mut score = 1.0;
-        score *= self.decay_factor(age_minutes);
+        score *= self.decay_factor((self.now - row.timestamp) / 60.0);
         if self.current_task != 0 && row.task == self.current_task {
             score *= p.current_task_boost;
         }
@@ -126,17 +116,24 @@ impl<'a> Scorer<'a> {
         score.clamp(0.0, p.max_score)
     }
 
-    fn decay_factor(&mut self, age_minutes: f64) -> f64 {
-        let exact = || (-age_minutes / self.policy.decay_minutes).exp();
-        // `as usize` saturates, so a huge age falls outside the memo.
-        match self.decay.get_mut(age_minutes as usize) {
-            Some(memo) => {
-                if memo.is_nan() {
-                    *memo = exact();
-                }
-                *memo
+    /// exp(-age / decay_minutes) for an age of `minutes`: whole minutes, truncated,
+    /// as chrono's `num_minutes()` in the seed; an item stamped in the future (clock
+    /// skew) counts as age 0.
+    #[inline(always)]
+    fn decay_factor(&mut self, minutes: f64) -> f64 {
+        let exact = |age: f64| (-age / self.policy.decay_minutes).exp();
+        // Converting to i64 truncates (and saturates): below the memo's end it is the
+        // whole age exactly, with no libm call (x86-64's baseline has no instruction
+        // for `trunc`, and the call cost a tenth of a prune).
+        let whole = (minutes as i64).max(0);
+        if whole < Self::MEMO_MINUTES as i64 {
+            let memo = &mut self.decay[whole as usize];
+            if memo.is_nan() {
+                *memo = exact(whole as f64);
             }
-            None => exact(),
+            *memo
+        } else {
+            exact(minutes.trunc())
         }
     }
 }
@@ -297,53 +294,52 @@ impl ContextWindow {
 
     pub fn remove(&mut self, id: &str) -> Result<Arc<ContextItem>> {
         let pos = self.position(id).ok_or_else(|| Error::UnknownId(id.to_string()))?;
-        let mut doomed = vec![false; self.items.len()];
-        doomed[pos] = true;
-        Ok(self.remove_marked(&doomed).pop().expect("one item removed"))
+        Ok(self.remove_positions(&[pos]).pop().expect("one item removed"))
     }
 
-    /// Removes the marked items and returns them in window order, keeping every count
-    /// exact. The removed `Arc`s are moved out, not cloned.
-    fn remove_marked(&mut self, marked: &[bool]) -> Vec<Arc<ContextItem>> {
-        let doomed: Vec<usize> = (0..marked.len()).filter(|&p| marked[p]).collect();
-        let doomed_seqs: Vec<u64> = doomed.iter().map(|&p| self.rows[p].seq).collect();
-        self.index.remove_seqs(&doomed_seqs);
-        let mut dependencies: Vec<u64> = Vec::new();
-        for &pos in &doomed {
+    /// Removes the items at these positions (ascending) and returns them in window
+    /// order, keeping every count exact. The removed `Arc`s are moved out, not cloned.
+    fn remove_positions(&mut self, doomed: &[usize]) -> Vec<Arc<ContextItem>> {
+        let mut doomed_seqs = Vec::with_capacity(doomed.len());
+        let mut listed: Vec<u64> = Vec::new();
+        for &pos in doomed {
             let row = &self.rows[pos];
+            doomed_seqs.push(row.seq);
             self.token_count -= row.tokens;
             if row.has_dependencies {
-                dependencies.extend_from_slice(&self.dependencies.remove(&row.seq).expect("rows with dependencies have an entry"));
+                listed.extend_from_slice(&self.dependencies.remove(&row.seq).expect("rows with dependencies have an entry"));
             }
         }
-        // Survivors lose one dependent per removed item listing them: sort the listed
-        // sequence numbers and walk them along the rows (both ascending).
-        dependencies.sort_unstable();
-        let mut listed = dependencies.iter().peekable();
-        for (pos, row) in self.rows.iter_mut().enumerate() {
-            if listed.peek().is_none() {
-                break;
+        self.index.remove_seqs(&doomed_seqs);
+        // One pass over the rows: survivors move down, without a branch per row
+        // (removals are scattered), and lose one dependent per removed item listing
+        // them (sorted, walked along; a listed item may be gone already, or go now).
+        listed.sort_unstable();
+        let (mut kept, mut next, mut listing) = (0, 0, 0);
+        for pos in 0..self.rows.len() {
+            let mut row = self.rows[pos];
+            while listed.get(listing).is_some_and(|&s| s < row.seq) {
+                listing += 1;
             }
-            while listed.next_if(|s| **s < row.seq).is_some() {}
-            while listed.next_if(|s| **s == row.seq).is_some() {
-                if !marked[pos] {
-                    row.dependents -= 1;
-                }
+            while listed.get(listing) == Some(&row.seq) {
+                row.dependents -= 1;
+                listing += 1;
             }
+            self.rows[kept] = row;
+            let gone = usize::from(doomed.get(next) == Some(&pos));
+            next += gone;
+            kept += 1 - gone;
         }
-        let mut pos = 0;
-        let removed = self
-            .items
-            .extract_if(.., |_| {
-                pos += 1;
-                marked[pos - 1]
-            })
-            .collect();
-        let mut pos = 0;
-        self.rows.retain(|_| {
-            pos += 1;
-            !marked[pos - 1]
-        });
+        self.rows.truncate(kept);
+        let mut removed = Vec::with_capacity(doomed.len());
+        let mut kept = Vec::with_capacity(self.items.len() - doomed.len());
+        let mut next = 0;
+        for (pos, item) in std::mem::take(&mut self.items).into_iter().enumerate() {
+            let gone = doomed.get(next) == Some(&pos);
+            next += usize::from(gone);
+            [&mut kept, &mut removed][usize::from(gone)].push(item);
+        }
+        self.items = kept;
         removed
     }
 
@@ -380,21 +376,11 @@ impl ContextWindow {
         let target = ((tokens_before as f64 * self.policy.prune_fraction) as usize).max(tokens_before.saturating_sub(threshold));
 
         let mut scorer = Scorer::new(self, now);
-        let mut order: Vec<Candidate> = Vec::with_capacity(self.rows.len());
-        for (pos, row) in self.rows.iter().enumerate() {
-            if !row.sticky {
-                order.push(Candidate::new(scorer.score(row), row.timestamp, row.tokens, pos));
-            }
-        }
-        let count = select_lowest(&mut order, target, |c| c.tokens, |a, b| self.rank(a, b));
-        let mut marked = vec![false; self.items.len()];
-        let mut scores = vec![0.0; self.items.len()];
-        for c in &order[..count] {
-            marked[c.pos as usize] = true;
-            scores[c.pos as usize] = c.score();
-        }
-        let removed_scores = (0..marked.len()).filter(|&p| marked[p]).map(|p| scores[p]).collect();
-        let removed = self.remove_marked(&marked);
+        let keys: Vec<(u64, usize)> =
+            self.rows.iter().map(|row| (if row.sticky { EXCLUDED } else { score_key(scorer.score(row)) }, row.tokens)).collect();
+        let doomed = select_lowest(&keys, target, |a, b| self.tie_break(a, b));
+        let removed_scores = doomed.iter().map(|&p| f64::from_bits(keys[p].0)).collect();
+        let removed = self.remove_positions(&doomed);
         self.pruning_count += 1;
         Ok(PruneResult {
             removed,
@@ -407,38 +393,78 @@ impl ContextWindow {
         })
     }
 
-    /// Pruning order: lowest score first; ties: older first, then id.
-    fn rank(&self, a: &Candidate, b: &Candidate) -> Ordering {
-        a.key.cmp(&b.key).then_with(|| self.items[a.pos as usize].id.cmp(&self.items[b.pos as usize].id))
+    /// Pruning order between equal scores: older first, then id.
+    fn tie_break(&self, a: usize, b: usize) -> Ordering {
+        let (ta, tb) = (timestamp_key(self.rows[a].timestamp), timestamp_key(self.rows[b].timestamp));
+        ta.cmp(&tb).then_with(|| self.items[a].id.cmp(&self.items[b].id))
     }
 }
 
-/// Reorders `v` so that its first k elements are the smallest prefix, in `cmp`
-/// order, whose weights sum to at least `target` (all of `v` if it sums to less),
-/// and returns k. The first k come in no particular order. Weighted quickselect:
-/// O(n) on average, where sorting everything is O(n log n); only the block holding
-/// the boundary is sorted.
-fn select_lowest<T>(v: &mut [T], target: usize, weight: impl Fn(&T) -> usize, cmp: impl Fn(&T, &T) -> Ordering) -> usize {
-    let (mut lo, mut hi, mut need) = (0, v.len(), target);
-    while hi - lo > 64 {
-        let mid = lo + (hi - lo) / 2;
-        v[lo..hi].select_nth_unstable_by(mid - lo, &cmp);
-        let left: usize = v[lo..mid].iter().map(&weight).sum();
-        if left >= need {
-            hi = mid;
-        } else {
-            need -= left;
-            lo = mid;
+/// The key of an entry `select_lowest` must skip (sticky items); no score has it.
+const EXCLUDED: u64 = u64::MAX;
+
+/// Positions, ascending, of the smallest prefix of `v` in (key, `tie`) order whose
+/// weights sum to at least `target` (all of it if it sums to less), skipping entries
+/// keyed `EXCLUDED`. Weighted selection by histogram, O(n): one pass adds each weight
+/// to its key's bucket (4096 buckets spanning the keys), which locates the bucket
+/// holding the boundary; entries below it are taken, and only that bucket is sorted.
+fn select_lowest(v: &[(u64, usize)], target: usize, tie: impl Fn(usize, usize) -> Ordering) -> Vec<usize> {
+    const BUCKET_BITS: u32 = 12;
+    let eligible = || v.iter().enumerate().filter(|(_, e)| e.0 != EXCLUDED);
+    let (lo, hi) = eligible().fold((u64::MAX, 0), |(lo, hi), (_, e)| (lo.min(e.0), hi.max(e.0)));
+    if target == 0 || lo > hi {
+        return Vec::new();
+    }
+    let shift = (u64::BITS - (hi - lo).leading_zeros()).saturating_sub(BUCKET_BITS);
+    let bucket = |key: u64| ((key - lo) >> shift) as usize;
+    let mut weights = vec![0usize; 1 << BUCKET_BITS];
+    for (_, e) in eligible() {
+        weights[bucket(e.0)] += e.1;
+    }
+    // Buckets before `boundary` weigh less than `target` together: all taken.
+    let (mut boundary, mut need) = (0, target);
+    while boundary < weights.len() && weights[boundary] < need {
+        need -= weights[boundary];
+        boundary += 1;
+    }
+    // Positions below the boundary are written at the cursor unconditionally, which
+    // advances only past them (no branch per entry: a third of them, scattered).
+    let mut taken = vec![0; v.len()];
+    let mut count = 0;
+    let mut edge = Vec::new();
+    for (pos, e) in v.iter().enumerate() {
+        let b = if e.0 == EXCLUDED { usize::MAX } else { bucket(e.0) };
+        taken[count] = pos;
+        count += usize::from(b < boundary);
+        if b == boundary {
+            edge.push(pos);
         }
     }
-    v[lo..hi].sort_unstable_by(&cmp);
-    let mut k = lo;
-    let mut taken = 0;
-    while k < hi && taken < need {
-        taken += weight(&v[k]);
-        k += 1;
+    taken.truncate(count);
+    edge.sort_unstable_by(|&a, &b| v[a].0.cmp(&v[b].0).then_with(|| tie(a, b)));
+    let mut weight = 0;
+    let cut = edge.iter().take_while(|&&p| {
+        let more = weight < need;
+        weight += v[p].1;
+        more
+    });
+    let cut = cut.count();
+    edge.truncate(cut);
+    if edge.is_empty() {
+        return taken;
     }
-    k
+    // Merge the boundary's chosen few into the ascending positions.
+    edge.sort_unstable();
+    let mut out = Vec::with_capacity(taken.len() + edge.len());
+    let mut edge = edge.into_iter().peekable();
+    for pos in taken {
+        while let Some(e) = edge.next_if(|&e| e < pos) {
+            out.push(e);
+        }
+        out.push(pos);
+    }
+    out.extend(edge);
+    out
 }
 
 fn check_now(now: f64) -> Result<()> {
@@ -530,6 +556,18 @@ mod tests {
     }
 
     #[test]
+    fn negative_zero_ties_with_zero_as_in_the_reference() {
+        // Python compares -0.0 == 0.0; sort keys built from raw bits would not.
+        let mut w = window(1000);
+        let tool = || T::ToolResult { tool_name: "t".into(), file_path: None };
+        add(&mut w, ContextItem { relevance_score: 0.0, ..item("b", tool(), 0.0, 10) });
+        add(&mut w, ContextItem { relevance_score: -0.0, ..item("a", tool(), -0.0, 10) });
+        add(&mut w, item("c", tool(), 0.0, 10));
+        let r = w.prune(0.0).unwrap(); // target 9 tokens: one item; a and b tie on score and time
+        assert_eq!(r.removed.iter().map(|i| i.id.as_str()).collect::<Vec<_>>(), ["a"]);
+    }
+
+    #[test]
     fn far_over_threshold_prunes_back_under_it() {
         let mut w = window(100);
         for i in 0..30 {
@@ -581,23 +619,25 @@ mod tests {
     #[test]
     fn weighted_selection_equals_sorting_everything() {
         let mut next = crate::context::test_rng(0x2545_f491_4f6c_dd1du64);
-        for round in 0..300 {
+        for round in 0..600 {
             let n = next(400) as usize;
-            let v: Vec<(u64, usize)> = (0..n).map(|_| (next(50), next(30) as usize)).collect();
-            let total: usize = v.iter().map(|x| x.1).sum();
+            // Keys packed (many ties, one bucket per key) or spread over 2^60 (many
+            // keys per bucket); some entries excluded.
+            let spread = if round % 2 == 0 { 1 } else { 1 << next(56) };
+            let key = |next: &mut dyn FnMut(u64) -> u64| if next(10) == 0 { EXCLUDED } else { next(50) * spread + next(3) };
+            let v: Vec<(u64, usize)> = (0..n).map(|_| (key(&mut next), next(30) as usize)).collect();
+            let total: usize = v.iter().filter(|x| x.0 != EXCLUDED).map(|x| x.1).sum();
             let target = if round % 7 == 0 { total + 5 } else { next(total as u64 + 1) as usize };
-            let mut sorted = v.clone();
+            let mut sorted: Vec<(u64, usize, usize)> = (0..n).filter(|&p| v[p].0 != EXCLUDED).map(|p| (v[p].0, v[p].1, p)).collect();
             sorted.sort();
             let (mut k, mut taken) = (0, 0);
-            while k < n && taken < target {
+            while k < sorted.len() && taken < target {
                 taken += sorted[k].1;
                 k += 1;
             }
-            let mut selected = v.clone();
-            let got = select_lowest(&mut selected, target, |x| x.1, |a, b| a.cmp(b));
-            assert_eq!(got, k);
-            selected[..got].sort();
-            assert_eq!(selected[..got], sorted[..k]);
+            let mut want: Vec<usize> = sorted[..k].iter().map(|x| x.2).collect();
+            want.sort();
+            assert_eq!(select_lowest(&v, target, |a, b| (v[a].1, a).cmp(&(v[b].1, b))), want);
         }
     }
 

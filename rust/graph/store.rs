@@ -261,13 +261,7 @@ impl KnowledgeGraph {
         // to that this file defined or defines need repair.
         let importers = self.importers(path);
         if existed {
-            let mut subsets: HashMap<NodeIndex, HashSet<String>> = HashMap::default();
-            for name in &names {
-                for file in self.wanted.get(name).into_iter().flatten().filter(|f| importers.contains(f)) {
-                    subsets.entry(*file).or_default().insert(name.clone());
-                }
-            }
-            for (file, names) in subsets {
+            for (file, names) in self.referring(&names, |f| !importers.contains(f)) {
                 self.relink(file, Relink::Names(&names));
             }
         } else {
@@ -469,16 +463,27 @@ impl KnowledgeGraph {
     }
 
     /// Re-resolves, in the files other than `path` (and those already re-linked), the
-    /// references to `names`.
+    /// references to `names`: each file only for the names it refers to.
     fn relink_others(&mut self, path: &str, names: &HashSet<String>, done: &BTreeSet<NodeIndex>) {
         let own = self.files.get(path).map(|e| e.node);
-        let mut others: BTreeSet<NodeIndex> = BTreeSet::new();
+        let skip = |f: &NodeIndex| Some(*f) == own || done.contains(f);
+        for (file, names) in self.referring(names, skip) {
+            self.relink(file, Relink::Names(&names));
+        }
+    }
+
+    /// The files referring to some of `names` (but not those `skip` says), each with
+    /// the names it refers to.
+    fn referring(&self, names: &HashSet<String>, skip: impl Fn(&NodeIndex) -> bool) -> Vec<(NodeIndex, HashSet<String>)> {
+        let mut subsets: HashMap<NodeIndex, HashSet<String>> = HashMap::default();
         for name in names {
-            others.extend(self.wanted.get(name).into_iter().flatten().filter(|f| Some(**f) != own && !done.contains(*f)));
+            for file in self.wanted.get(name).into_iter().flatten().filter(|f| !skip(f)) {
+                subsets.entry(*file).or_default().insert(name.clone());
+            }
         }
-        for file in others {
-            self.relink(file, Relink::Names(names));
-        }
+        let mut out: Vec<_> = subsets.into_iter().collect();
+        out.sort_by_key(|(file, _)| *file);
+        out
     }
 
     /// The indexes of a file's references, all or those to `names`.

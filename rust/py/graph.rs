@@ -47,7 +47,7 @@ impl PySymbol {
 }
 
 /// One edge seen from a symbol: the symbol at the other end, the edge's kind
-/// ("calls", "inherits", "references", "uses"), the line of the reference, and how
+/// ("calls", "inherits", "references", "uses", "imports"), the line of the reference, and how
 /// sure the resolution is (1/n when the name matched n definitions).
 #[pyclass(frozen, module = "aircher_mem._core", name = "Reference")]
 pub struct PyReference {

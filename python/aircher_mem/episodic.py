@@ -25,9 +25,10 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import duckdb
+if TYPE_CHECKING:
+    import duckdb
 
 from .context import PastTask
 from .errors import (
@@ -303,6 +304,7 @@ class EpisodicMemory:
 
     @staticmethod
     def _connect(path: str) -> duckdb.DuckDBPyConnection:
+        import duckdb  # imported on first use: most callers of the package never open a store
         if path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         # JSON is built in; never fetch extensions (no network at run time).
@@ -333,6 +335,7 @@ class EpisodicMemory:
         return int(row[0]) if row else 0
 
     def _migrate(self) -> None:
+        import duckdb
         version = self._version()
         if version > SCHEMA_VERSION:
             raise SchemaVersionError(
@@ -464,6 +467,7 @@ class EpisodicMemory:
 
     def start_task(self, task_id: str, description: str, *, intent: str | None = None) -> None:
         """Starts a task and makes it current; record_* calls default to it."""
+        import duckdb
         if intent is not None and intent not in INTENTS:
             raise InvalidInputError(f"intent must be one of {', '.join(INTENTS)}, got {intent!r}")
         self._check_open()
@@ -547,6 +551,7 @@ class EpisodicMemory:
     def flush(self) -> None:
         """Writes everything buffered in one transaction; on failure nothing is lost
         from the buffer and the error is raised."""
+        import duckdb
         self._check_open()
         if not self._pending_rows and not self._dirty_tasks and not self._fixes:
             return

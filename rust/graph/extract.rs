@@ -115,7 +115,8 @@ const PYTHON: &str = r#"
 (import_statement name: (dotted_name) @import.module) @import
 (import_statement name: (aliased_import name: (dotted_name) @import.module alias: (identifier) @import.alias)) @import
 (import_from_statement module_name: (_) @import.module) @import
-(import_from_statement name: [(dotted_name) @import.item (aliased_import name: (dotted_name) @import.item)]) @import
+(import_from_statement name: (dotted_name) @import.item) @import
+(import_from_statement name: (aliased_import name: (dotted_name) @import.item alias: (identifier) @import.item_alias)) @import
 (class_definition superclasses: (argument_list [(identifier) @inherit (attribute attribute: (identifier) @inherit)]))
 (type (identifier) @ref)
 (type (generic_type (identifier) @ref))
@@ -136,6 +137,7 @@ macro_rules! js_common {
         r#"
 (import_statement source: (string (string_fragment) @import.module)) @import
 (import_statement (import_clause (named_imports (import_specifier name: (identifier) @import.item))) source: (string (string_fragment) @import.module)) @import
+(import_statement (import_clause (named_imports (import_specifier name: (identifier) @import.item alias: (identifier) @import.item_alias))) source: (string (string_fragment) @import.module)) @import
 (import_statement (import_clause [(identifier) @import.alias (namespace_import (identifier) @import.alias)]) source: (string (string_fragment) @import.module)) @import
 (export_statement source: (string (string_fragment) @import.module)) @import
 ((call_expression function: (identifier) @_require arguments: (arguments (string (string_fragment) @import.module))) @import (#eq? @_require "require"))
@@ -226,6 +228,8 @@ pub struct Import {
     /// The local name it binds, when renamed (`import a.b as c`, `import * as m`,
     /// a Go package name).
     pub alias: Option<String>,
+    /// Items imported under another name: (local name, item).
+    pub renamed: Vec<(String, String)>,
     /// Rust's `mod name;`: the child module's file.
     pub submodule: bool,
     pub line: usize,
@@ -266,6 +270,9 @@ pub enum Receiver {
     This,
     /// `m.f()` where `m` is the name an import (by index) binds.
     Import(u32),
+    /// `f()` where an import (by index) brings `f` in (perhaps renamed): looked up
+    /// there after the file itself.
+    Named(u32),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -321,6 +328,7 @@ struct RawImport {
     text: String,
     module: Option<String>,
     item: Option<String>,
+    item_alias: Option<String>,
     alias: Option<String>,
     submodule: bool,
 }
@@ -351,6 +359,7 @@ pub fn extract(language: Language, source: &[u8]) -> FileSymbols {
                 text: first_line(&source[statement.byte_range()]),
                 module: None,
                 item: None,
+                item_alias: None,
                 alias: None,
                 submodule: false,
             };
@@ -360,6 +369,7 @@ pub fn extract(language: Language, source: &[u8]) -> FileSymbols {
                     "import.submodule" => (raw.module, raw.submodule) = (Some(text(capture.node)), true),
                     "import.item" => raw.item = Some(text(capture.node)),
                     "import.alias" => raw.alias = Some(text(capture.node)),
+                    "import.item_alias" => raw.item_alias = Some(text(capture.node)),
                     _ => {}
                 }
             }
@@ -411,10 +421,11 @@ pub fn extract(language: Language, source: &[u8]) -> FileSymbols {
 /// One `Import` per (statement, module), items attached, in source order.
 fn group_imports(language: Language, raw: Vec<RawImport>) -> Vec<Import> {
     let mut imports: Vec<(usize, Import)> = Vec::new();
-    let mut loose_items: Vec<(usize, String)> = Vec::new(); // items matched apart from their module
+    // Items matched apart from their module: (statement, item, local name if renamed).
+    let mut loose_items: Vec<(usize, String, Option<String>)> = Vec::new();
     for r in raw {
         let Some(module) = r.module else {
-            loose_items.extend(r.item.map(|i| (r.statement, i)));
+            loose_items.extend(r.item.map(|i| (r.statement, i, r.item_alias)));
             continue;
         };
         let paths: Vec<(String, Option<String>)> = match language {
@@ -426,29 +437,38 @@ fn group_imports(language: Language, raw: Vec<RawImport>) -> Vec<Import> {
             let at = match imports.iter().position(|(s, i)| *s == r.statement && i.module == module) {
                 Some(at) => at,
                 None => {
-                    let import = Import { module, items: vec![], alias: None, submodule: r.submodule, line: r.line, statement: r.text.clone() };
+                    let import =
+                        Import { module, items: vec![], alias: None, renamed: vec![], submodule: r.submodule, line: r.line, statement: r.text.clone() };
                     imports.push((r.statement, import));
                     imports.len() - 1
                 }
             };
             let import = &mut imports[at].1;
-            if let Some(item) = item.filter(|i| !import.items.contains(i)) {
-                import.items.push(item);
-            }
+            add_item(import, item, r.item_alias.clone());
             if r.alias.is_some() {
                 import.alias.clone_from(&r.alias);
             }
         }
     }
-    for (statement, item) in loose_items {
+    for (statement, item, local) in loose_items {
         for (_, import) in imports.iter_mut().filter(|(s, _)| *s == statement) {
-            if !import.items.contains(&item) {
-                import.items.push(item.clone());
-            }
+            add_item(import, Some(item.clone()), local.clone());
         }
     }
     imports.sort_by_key(|(s, _)| *s);
     imports.into_iter().map(|(_, i)| i).collect()
+}
+
+fn add_item(import: &mut Import, item: Option<String>, local: Option<String>) {
+    let Some(item) = item else { return };
+    if let Some(local) = local.filter(|l| *l != item) {
+        if !import.renamed.iter().any(|(l, _)| *l == local) {
+            import.renamed.push((local, item.clone()));
+        }
+    }
+    if !import.items.contains(&item) {
+        import.items.push(item);
+    }
 }
 
 /// A Rust use tree as (module path, item) pairs: `a::{b, c::d as e, self}` gives
@@ -538,7 +558,7 @@ fn uses(tree: &tree_sitter::Tree, source: &[u8], definitions: &[Definition], imp
         .iter()
         .filter(|d| d.kind == DefKind::Variable)
         .map(|d| d.name.as_bytes())
-        .chain(imports.iter().flat_map(|i| i.items.iter().map(|n| n.as_bytes())))
+        .chain(imports.iter().flat_map(|i| i.items.iter().chain(i.renamed.iter().map(|(local, _)| local)).map(|n| n.as_bytes())))
         .collect();
     let mut out = Vec::new();
     if wanted.is_empty() {
@@ -581,6 +601,16 @@ fn uses(tree: &tree_sitter::Tree, source: &[u8], definitions: &[Definition], imp
 ///
 /// Each import's items follow as `Item` references.
 fn resolve_origins(language: Language, mut found: Vec<Found>, definitions: &[Definition], imports: &[Import]) -> Vec<Reference> {
+    // The import bringing each plain name in, and the item a renamed one stands for.
+    let mut named: std::collections::HashMap<&str, (u32, &str)> = std::collections::HashMap::new();
+    for (i, import) in imports.iter().enumerate().rev() {
+        for item in &import.items {
+            named.insert(item.as_str(), (i as u32, item.as_str()));
+        }
+        for (local, item) in &import.renamed {
+            named.insert(local.as_str(), (i as u32, item.as_str()));
+        }
+    }
     let receiver_of = |text: &Option<String>| match text.as_deref() {
         None => Receiver::Unknown,
         Some("self" | "this" | "cls" | "Self") => Receiver::This,
@@ -625,7 +655,13 @@ fn resolve_origins(language: Language, mut found: Vec<Found>, definitions: &[Def
             continue;
         }
         let origin = origin.map_or(Origin::File, |d| Origin::Definition(d as u32));
-        out.push(Reference { kind: f.kind, name: f.name.clone(), line: f.line, origin, receiver: receiver_of(&f.receiver) });
+        // A renamed import is looked up under its item's name.
+        let (name, receiver) = match (f.kind, &f.receiver, named.get(f.name.as_str())) {
+            (RefKind::Call, None, Some(&(i, item))) => (item.to_string(), Receiver::Named(i)),
+            (RefKind::Use, _, Some(&(_, item))) => (item.to_string(), Receiver::Unknown),
+            _ => (f.name.clone(), receiver_of(&f.receiver)),
+        };
+        out.push(Reference { kind: f.kind, name, line: f.line, origin, receiver });
     }
     // Calls first (in source order), then the rest: a stable order for tests.
     out.sort_by_key(|r| r.kind != RefKind::Call);

@@ -184,7 +184,7 @@ mod tests {
     use super::*;
 
     fn import(module: &str, items: &[&str]) -> Import {
-        Import { module: module.into(), items: items.iter().map(|s| s.to_string()).collect(), alias: None, submodule: false, line: 1, statement: String::new() }
+        Import { module: module.into(), items: items.iter().map(|s| s.to_string()).collect(), alias: None, renamed: vec![], submodule: false, line: 1, statement: String::new() }
     }
 
     #[test]

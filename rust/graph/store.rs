@@ -655,15 +655,23 @@ impl KnowledgeGraph {
                         near.extend(self.defined_in(candidates, f).iter().copied().filter(|&c| accept(c)));
                     }
                 }
-                Receiver::Unknown => {}
+                Receiver::Named(_) | Receiver::Unknown => {}
             }
             let pinned = !here.is_empty() || !near.is_empty();
             if !pinned && r.kind != RefKind::Item {
                 here.extend(self.defined_in(candidates, entry.node).iter().copied().filter(|&c| accept(c)));
             }
             if !pinned && here.is_empty() {
-                for &f in files {
-                    near.extend(self.defined_in(candidates, f).iter().copied().filter(|&c| accept(c)));
+                // A name an import brings in is looked up there before the rest in scope.
+                if let Receiver::Named(i) = r.receiver {
+                    for &f in &entry.resolved[i as usize] {
+                        near.extend(self.defined_in(candidates, f).iter().copied().filter(|&c| accept(c)));
+                    }
+                }
+                if near.is_empty() {
+                    for &f in files {
+                        near.extend(self.defined_in(candidates, f).iter().copied().filter(|&c| accept(c)));
+                    }
                 }
             }
             let repo_wide = matches!(r.kind, RefKind::Call | RefKind::Inherit | RefKind::Type);
@@ -1099,6 +1107,21 @@ mod tests {
     }
 
     #[test]
+    fn imported_names_resolve_in_their_module_even_renamed() {
+        let g = graph(&[
+            ("a/store.py", "def load():\n    pass\n\ndef save():\n    pass\n"),
+            ("b/store.py", "def load():\n    pass\n\ndef save():\n    pass\n"),
+            ("main.py", "from a.store import load, save as keep\nfrom b import store\n\ndef main():\n    load()\n    keep()\n    store.save()\n"),
+        ]);
+        let callees: Vec<_> = g.callees("main").iter().map(|(n, e)| (g.label(*n), e.line, e.confidence)).collect();
+        // b/store.py is in scope too; each name goes to the import that brings it in.
+        assert_eq!(
+            callees,
+            vec![("a/store.py:load".to_string(), 5, 1.0), ("a/store.py:save".to_string(), 6, 1.0), ("b/store.py:save".to_string(), 7, 1.0)]
+        );
+    }
+
+    #[test]
     fn ambiguous_calls_link_every_candidate_with_lower_confidence() {
         let g = graph(&[("a.py", "def run():\n    pass\n"), ("b.py", "def run():\n    pass\n"), ("c.py", "def main():\n    run()\n")]);
         let callees: Vec<_> = g.callees("main").iter().map(|(n, e)| (g.node(*n).path.clone(), e.confidence)).collect();
@@ -1150,7 +1173,7 @@ mod tests {
                 let name = |next: &mut dyn FnMut(u64) -> u64| NAMES[next(7) as usize];
                 for _ in 0..next(5) {
                     match next(6) {
-                        0 => text.push_str(&format!("from f{} import {}, {}\n", next(10), name(next), name(next))),
+                        0 => text.push_str(&format!("from f{} import {}, {} as other\nother()\n", next(10), name(next), name(next))),
                         1 => text.push_str(&format!("from .f{} import {}\n", next(10), name(next))),
                         2 => text.push_str("LIMIT = 1\n"),
                         3 => {

@@ -164,6 +164,11 @@ struct Prepared {
     keys: Vec<String>,
     lookups: BTreeSet<String>,
     by_name: Vec<u32>,
+    /// The node of each definition, with the index of the innermost definition
+    /// containing it (None: the file).
+    defs: Vec<(Node, Option<usize>)>,
+    /// The node of each import.
+    imports: Vec<Node>,
 }
 
 impl Prepared {
@@ -175,7 +180,28 @@ impl Prepared {
         }
         let mut by_name: Vec<u32> = (0..symbols.references.len() as u32).collect();
         by_name.sort_unstable_by(|&a, &b| symbols.references[a as usize].name.cmp(&symbols.references[b as usize].name).then(a.cmp(&b)));
-        Prepared { keys: modules::keys(language, path), lookups, by_name }
+        let node = |kind, name: &str, line, end_line, signature: &str, items: &[String]| Node {
+            kind,
+            name: name.to_string(),
+            path: path.to_string(),
+            language,
+            line,
+            end_line,
+            signature: signature.to_string(),
+            items: items.to_vec(),
+        };
+        let found = &symbols.definitions;
+        let defs = found
+            .iter()
+            .enumerate()
+            .map(|(i, d)| {
+                // Contained by the innermost enclosing class or function.
+                let container = (0..i).rev().find(|&j| found[j].contains(d));
+                (node(NodeKind::of(d.kind), &d.name, d.line, d.end_line, &d.signature, &[]), container)
+            })
+            .collect();
+        let imports = symbols.imports.iter().map(|i| node(NodeKind::Import, &i.module, i.line, i.line, &i.statement, &i.items)).collect();
+        Prepared { keys: modules::keys(language, path), lookups, by_name, defs, imports }
     }
 }
 
@@ -337,7 +363,7 @@ impl KnowledgeGraph {
 
     /// Adds a file's nodes and index entries, reusing its file node if given.
     fn add_file_at(&mut self, path: String, symbols: FileSymbols, prepared: Prepared, file: Option<NodeIndex>) {
-        let Prepared { keys, lookups, by_name } = prepared;
+        let Prepared { keys, lookups, by_name, defs: def_nodes, imports: import_nodes } = prepared;
         let node = Node {
             kind: NodeKind::File,
             name: path.clone(),
@@ -356,21 +382,10 @@ impl KnowledgeGraph {
             None => self.graph.add_node(node),
         };
         self.place(file, file, NodeIndex::end());
-        let language = symbols.language;
         let mut defs: Vec<NodeIndex> = Vec::with_capacity(symbols.definitions.len());
-        for (i, def) in symbols.definitions.iter().enumerate() {
-            let id = self.graph.add_node(Node {
-                kind: NodeKind::of(def.kind),
-                name: def.name.clone(),
-                path: path.clone(),
-                language,
-                line: def.line,
-                end_line: def.end_line,
-                signature: def.signature.clone(),
-                items: vec![],
-            });
-            // Contained by the innermost enclosing class or function, else the file.
-            let parent = (0..i).rev().find(|&j| symbols.definitions[j].contains(def)).map_or(file, |j| defs[j]);
+        for (def, (node, container)) in symbols.definitions.iter().zip(def_nodes) {
+            let id = self.graph.add_node(node);
+            let parent = container.map_or(file, |j| defs[j]);
             self.graph.add_edge(parent, id, Edge { kind: EdgeKind::Contains, confidence: 1.0, line: def.line, reference: u32::MAX });
             self.place(id, file, parent);
             let owner = &self.owner;
@@ -386,17 +401,8 @@ impl KnowledgeGraph {
             defs.push(id);
         }
         let mut imports = Vec::with_capacity(symbols.imports.len());
-        for import in &symbols.imports {
-            let id = self.graph.add_node(Node {
-                kind: NodeKind::Import,
-                name: import.module.clone(),
-                path: path.clone(),
-                language,
-                line: import.line,
-                end_line: import.line,
-                signature: import.statement.clone(),
-                items: import.items.clone(),
-            });
+        for (import, node) in symbols.imports.iter().zip(import_nodes) {
+            let id = self.graph.add_node(node);
             self.graph.add_edge(file, id, Edge { kind: EdgeKind::Contains, confidence: 1.0, line: import.line, reference: u32::MAX });
             self.place(id, file, file);
             imports.push(id);

@@ -103,6 +103,19 @@ def test_every_tool_over_stdio(project: Path) -> None:
         similar = ok(await s.call_tool("tasks", {"query": "users are not persisted by store"}))
         assert [(t["task_id"], t["outcome"]) for t in similar] == [("t0", "store writes to disk")]
 
+        # The agent declares its task, works, and completes it; a later search finds the outcome.
+        assert ok(await s.call_tool("task", {"action": "start", "task_id": "t2", "description": "cache helper"})) == {
+            "task_id": "t2", "status": "active"}
+        assert ok(await s.call_tool("task", {"action": "pause", "task_id": "t2"}))["status"] == "paused"
+        assert ok(await s.call_tool("task", {"action": "resume", "task_id": "t2"}))["status"] == "active"
+        assert ok(await s.call_tool("task", {"action": "complete", "task_id": "t2", "outcome": "memoized helper"})) == {
+            "task_id": "t2", "status": "completed"}
+        assert [(t["task_id"], t["outcome"]) for t in ok(await s.call_tool("tasks", {"query": "cache helper"}))][0] == (
+            "t2", "memoized helper")
+        assert "needs a description" in error(await s.call_tool("task", {"action": "start", "task_id": "t3"}))
+        assert "t2" in error(await s.call_tool("task", {"action": "fail", "task_id": "t2"}))  # already completed
+        assert "validation error" in error(await s.call_tool("task", {"action": "delete", "task_id": "t2"}))
+
         assert ok(await s.call_tool("record_tool_call", {
             "tool_name": "pytest", "success": False, "parameters": {"args": "-x"}, "error_message": "1 failed",
             "duration_ms": 840, "file_path": "app/util.py", "task_id": "t1"})) == {"recorded": True}

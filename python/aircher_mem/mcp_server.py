@@ -37,7 +37,7 @@ log = logging.getLogger("aircher_mem.mcp")
 
 TOOLS = (
     "find_symbol", "get_callers", "get_callees", "get_dependencies", "get_file_contents", "relevant_code",
-    "file_history", "co_edited_files", "tasks", "record_tool_call", "record_file_interaction",
+    "file_history", "co_edited_files", "tasks", "task", "record_tool_call", "record_file_interaction",
 )
 
 INSTRUCTIONS = (
@@ -45,7 +45,8 @@ INSTRUCTIONS = (
     "(find_symbol), who calls what (get_callers, get_callees), which files import which (get_dependencies), "
     "what a file defines (get_file_contents) and which code matters for a task (relevant_code, within a token "
     "budget). The episodic memory remembers earlier sessions: file_history, co_edited_files, tasks. Report your "
-    "own work with record_tool_call and record_file_interaction so later sessions can use it. Paths are "
+    "own work with task (start one before working, complete it when done), record_tool_call and "
+    "record_file_interaction so later sessions can use it. Paths are "
     "relative to the project root."
 )
 
@@ -197,6 +198,38 @@ def build_server(memory: Memory, *, refresh_seconds: float = 2.0) -> MCPServer[A
             return _compact([{"task_id": t.task_id, "status": t.status, "description": t.description,
                               "outcome": t.outcome, "started": round(t.started_at, 3),
                               "files_touched": t.files_touched} for t in memory.episodic.open_tasks()[:limit]])
+        return service.run(body)
+
+    @tool(structured_output=False)
+    def task(
+        action: Annotated[Literal["start", "pause", "resume", "complete", "fail"], Field(
+            description="start a new task, pause or resume it, complete or fail it when done.")],
+        task_id: Annotated[str, Field(min_length=1, description="Your id for the task, e.g. 'fix-login-302'.")],
+        description: Annotated[str | None, Field(description="For start: what the task is, one sentence.")] = None,
+        outcome: Annotated[str | None, Field(description="For complete or fail: what came of it, one sentence; "
+                                                          "later sessions read it.")] = None,
+    ) -> str:
+        """Start a task before working on it and complete (or fail) it when done. Records made with its task_id
+        are grouped under it, files edited together within a task are learned as co-edited, and later sessions
+        find the task and its outcome with tasks(query=...). Returns {task_id, status}."""
+        def body() -> str:
+            store = memory.episodic
+            if action == "start":
+                if not description:
+                    raise InvalidInputError("starting a task needs a description")
+                store.start_task(task_id, description)
+            elif action == "pause":
+                store.pause_task(task_id)
+            elif action == "resume":
+                store.resume_task(task_id)
+            elif action == "complete":
+                store.complete_task(task_id, outcome)
+            else:
+                store.fail_task(task_id, outcome)
+            memory.flush()
+            status = {"start": "active", "pause": "paused", "resume": "active", "complete": "completed",
+                      "fail": "failed"}[action]
+            return _compact({"task_id": task_id, "status": status})
         return service.run(body)
 
     @tool(structured_output=False)

@@ -641,43 +641,42 @@ impl KnowledgeGraph {
                 let node = &self.graph[c];
                 targets(r.kind, node.kind) && (c != source || r.kind == RefKind::Call) && modules::family(node.language) == family
             };
+            // The acceptable candidates defined in any of `files`.
+            let defined_in = |files: &[NodeIndex], out: &mut Vec<NodeIndex>| {
+                for &f in files {
+                    out.extend(self.defined_in(candidates, f).iter().copied().filter(|&c| accept(c)));
+                }
+            };
             here.clear();
             near.clear();
             anywhere.clear();
-            let files: &[NodeIndex] = match r.origin {
-                Origin::Import(i) => &entry.resolved[i as usize],
-                _ => &entry.scope,
-            };
             // A receiver that names the class or an imported module decides first.
             match r.receiver {
                 Receiver::This => {
                     let class = std::iter::successors(self.parent(source), |&p| self.parent(p)).find(|&p| self.graph[p].kind == NodeKind::Class);
                     if let Some(class) = class {
-                        here.extend(self.defined_in(candidates, entry.node).iter().copied().filter(|&c| accept(c) && self.parents[c.index()] == class));
+                        defined_in(&[entry.node], &mut here);
+                        here.retain(|c| self.parents[c.index()] == class);
                     }
                 }
-                Receiver::Import(i) => {
-                    for &f in &entry.resolved[i as usize] {
-                        near.extend(self.defined_in(candidates, f).iter().copied().filter(|&c| accept(c)));
-                    }
-                }
+                Receiver::Import(i) => defined_in(&entry.resolved[i as usize], &mut near),
                 Receiver::Named(_) | Receiver::Unknown => {}
             }
             let pinned = !here.is_empty() || !near.is_empty();
             if !pinned && r.kind != RefKind::Item {
-                here.extend(self.defined_in(candidates, entry.node).iter().copied().filter(|&c| accept(c)));
+                defined_in(&[entry.node], &mut here);
             }
             if !pinned && here.is_empty() {
                 // A name an import brings in is looked up there before the rest in scope.
                 if let Receiver::Named(i) = r.receiver {
-                    for &f in &entry.resolved[i as usize] {
-                        near.extend(self.defined_in(candidates, f).iter().copied().filter(|&c| accept(c)));
-                    }
+                    defined_in(&entry.resolved[i as usize], &mut near);
                 }
                 if near.is_empty() {
-                    for &f in files {
-                        near.extend(self.defined_in(candidates, f).iter().copied().filter(|&c| accept(c)));
-                    }
+                    let files: &[NodeIndex] = match r.origin {
+                        Origin::Import(i) => &entry.resolved[i as usize],
+                        _ => &entry.scope,
+                    };
+                    defined_in(files, &mut near);
                 }
             }
             let repo_wide = matches!(r.kind, RefKind::Call | RefKind::Inherit | RefKind::Type);

@@ -60,7 +60,7 @@ def top_level(tree: ast.Module) -> dict[str, int]:
 def absolute(module: str | None, level: int, rel: str) -> str | None:
     if level == 0:
         return module
-    package = rel[:-3].split("/")[:-1] if not rel.endswith("__init__.py") else rel[:-3].split("/")[:-1]
+    package = rel.split("/")[:-1]  # the folder: a module's package, or the package an __init__.py is
     if level - 1 > len(package):
         return None
     base = package[: len(package) - (level - 1)]

@@ -93,15 +93,6 @@ impl Language {
         }
     }
 
-    /// Imports with a dotted module path (`a.b.c`) rather than a file path.
-    pub fn module_separator(self) -> &'static str {
-        match self {
-            Language::Python | Language::Java => ".",
-            Language::Rust => "::",
-            Language::JavaScript | Language::TypeScript | Language::Tsx | Language::Go => "/",
-        }
-    }
-
     /// The compiled query (tags and structure), built the first time a file of the
     /// language is parsed and shared by all threads.
     fn query(self) -> &'static Query {
@@ -473,7 +464,7 @@ fn add_item(import: &mut Import, item: Option<String>, local: Option<String>) {
 
 /// A Rust use tree as (module path, item) pairs: `a::{b, c::d as e, self}` gives
 /// (a, b), (a::c, d), (a, none); a glob or a bare path imports the module itself.
-pub fn flatten_use(tree: &str) -> Vec<(String, Option<String>)> {
+fn flatten_use(tree: &str) -> Vec<(String, Option<String>)> {
     fn expand(prefix: &str, tree: &str, out: &mut Vec<String>) {
         let tree = tree.trim();
         let join = |head: &str| match (prefix.is_empty(), head.is_empty()) {

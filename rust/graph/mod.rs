@@ -6,7 +6,7 @@ mod persist;
 mod scan;
 mod store;
 
-pub use extract::{extract, flatten_use, DefKind, Definition, FileSymbols, Import, Language, Origin, Receiver, RefKind, Reference};
+pub use extract::{extract, DefKind, Definition, FileSymbols, Import, Language, Origin, Receiver, RefKind, Reference};
 pub use persist::{load, save, Saved, FORMAT_VERSION};
 pub use scan::{discover, parse, Source, VENDORED};
 pub use store::{Edge, EdgeKind, KnowledgeGraph, Node, NodeKind};

@@ -129,8 +129,8 @@ struct FileEntry {
     symbols: FileSymbols,
     /// Module keys this file answers to.
     keys: Vec<String>,
-    /// Module keys its imports (and its package) look up.
-    lookups: BTreeSet<String>,
+    /// The module keys each import looks up, and how their matches combine.
+    import_keys: Vec<(Vec<String>, Match)>,
     /// Indexes of `symbols.references`, sorted by name.
     by_name: Vec<u32>,
     /// The file nodes each import resolves to (set when the file's imports are linked).
@@ -162,7 +162,7 @@ pub struct KnowledgeGraph {
 /// on a build).
 struct Prepared {
     keys: Vec<String>,
-    lookups: BTreeSet<String>,
+    import_keys: Vec<(Vec<String>, Match)>,
     by_name: Vec<u32>,
     /// The node of each definition, with the index of the innermost definition
     /// containing it (None: the file).
@@ -174,10 +174,7 @@ struct Prepared {
 impl Prepared {
     fn of(path: &str, symbols: &FileSymbols) -> Prepared {
         let language = symbols.language;
-        let mut lookups: BTreeSet<String> = modules::package(language, path).into_iter().collect();
-        for import in &symbols.imports {
-            lookups.extend(modules::lookups(language, path, import).0);
-        }
+        let import_keys = symbols.imports.iter().map(|import| modules::lookups(language, path, import)).collect();
         let mut by_name: Vec<u32> = (0..symbols.references.len() as u32).collect();
         by_name.sort_unstable_by(|&a, &b| symbols.references[a as usize].name.cmp(&symbols.references[b as usize].name).then(a.cmp(&b)));
         let node = |kind, name: &str, line, end_line, signature: &str, items: &[String]| Node {
@@ -201,7 +198,7 @@ impl Prepared {
             })
             .collect();
         let imports = symbols.imports.iter().map(|i| node(NodeKind::Import, &i.module, i.line, i.line, &i.statement, &i.items)).collect();
-        Prepared { keys: modules::keys(language, path), lookups, by_name, defs, imports }
+        Prepared { keys: modules::keys(language, path), import_keys, by_name, defs, imports }
     }
 }
 
@@ -363,7 +360,7 @@ impl KnowledgeGraph {
 
     /// Adds a file's nodes and index entries, reusing its file node if given.
     fn add_file_at(&mut self, path: String, symbols: FileSymbols, prepared: Prepared, file: Option<NodeIndex>) {
-        let Prepared { keys, lookups, by_name, defs: def_nodes, imports: import_nodes } = prepared;
+        let Prepared { keys, import_keys, by_name, defs: def_nodes, imports: import_nodes } = prepared;
         let node = Node {
             kind: NodeKind::File,
             name: path.clone(),
@@ -428,10 +425,10 @@ impl KnowledgeGraph {
                 files.push(file);
             }
         }
-        for key in &lookups {
-            self.lookups.entry(key.clone()).or_default().insert(file);
+        for key in lookups(&path, symbols.language, &import_keys) {
+            self.lookups.entry(key).or_default().insert(file);
         }
-        self.files.insert(path, FileEntry { node: file, defs, imports, symbols, keys, lookups, by_name, resolved: vec![], scope: vec![] });
+        self.files.insert(path, FileEntry { node: file, defs, imports, symbols, keys, import_keys, by_name, resolved: vec![], scope: vec![] });
     }
 
     /// Removes a file's nodes (their edges go with them) and index entries; the file
@@ -448,8 +445,8 @@ impl KnowledgeGraph {
         for reference in &entry.symbols.references {
             remove_from_set(&mut self.wanted, &reference.name, entry.node);
         }
-        for key in &entry.lookups {
-            remove_from_set(&mut self.lookups, key, entry.node);
+        for key in lookups(path, entry.symbols.language, &entry.import_keys) {
+            remove_from_set(&mut self.lookups, &key, entry.node);
         }
         if whole {
             for key in &entry.keys {
@@ -578,15 +575,7 @@ impl KnowledgeGraph {
     fn resolution(&self, entry: &FileEntry) -> Resolution {
         let language = entry.symbols.language;
         let path = &self.graph[entry.node].path;
-        let resolved: Vec<Vec<NodeIndex>> = entry
-            .symbols
-            .imports
-            .iter()
-            .map(|import| {
-                let (keys, how) = modules::lookups(language, path, import);
-                self.resolve(entry.node, &keys, how)
-            })
-            .collect();
+        let resolved: Vec<Vec<NodeIndex>> = entry.import_keys.iter().map(|(keys, how)| self.resolve(entry.node, keys, *how)).collect();
         let mut scope: Vec<NodeIndex> = resolved.iter().flatten().copied().collect();
         if let Some(files) = modules::package(language, path).and_then(|p| self.modules.get(&p)) {
             scope.extend(files.iter().filter(|&&f| f != entry.node));
@@ -979,6 +968,11 @@ fn subsequence_span(text: &str, query: &[char]) -> Option<usize> {
     best
 }
 
+/// Every module key a file looks up: its imports' and its package's.
+fn lookups(path: &str, language: Language, import_keys: &[(Vec<String>, Match)]) -> BTreeSet<String> {
+    modules::package(language, path).into_iter().chain(import_keys.iter().flat_map(|(keys, _)| keys.iter().cloned())).collect()
+}
+
 /// Removes the entries of `map[key]` matching `doomed`, and the key once empty.
 fn remove_from<T>(map: &mut HashMap<String, Vec<T>>, key: &str, doomed: impl Fn(&T) -> bool) {
     if let Some(values) = map.get_mut(key) {
@@ -1007,6 +1001,11 @@ mod tests {
 
     fn graph(files: &[(&str, &str)]) -> KnowledgeGraph {
         KnowledgeGraph::from_files(files.iter().map(|(p, src)| (p.to_string(), extract(Language::Python, src.as_bytes()))).collect())
+    }
+
+    /// What the definitions named `name` call: (callee label, call line, confidence).
+    fn callees(g: &KnowledgeGraph, name: &str) -> Vec<(String, usize, f32)> {
+        g.callees(name).iter().map(|(n, e)| (g.label(*n), e.line, e.confidence)).collect()
     }
 
     fn e(a: &str, k: EdgeKind, b: &str) -> (String, EdgeKind, String) {
@@ -1087,10 +1086,8 @@ mod tests {
             ("main.py", "from b.store import load\n\ndef main():\n    load()\n"),
             ("other.py", "def run():\n    load()\n"),
         ]);
-        let callees: Vec<_> = g.callees("main").iter().map(|(n, e)| (g.node(*n).path.clone(), e.confidence)).collect();
-        assert_eq!(callees, vec![("b/store.py".to_string(), 1.0)]);
-        let callees: Vec<_> = g.callees("run").iter().map(|(n, e)| (g.node(*n).path.clone(), e.confidence)).collect();
-        assert_eq!(callees, vec![("a/store.py".to_string(), 0.5), ("b/store.py".to_string(), 0.5)]);
+        assert_eq!(callees(&g, "main"), [("b/store.py:load".to_string(), 4, 1.0)]);
+        assert_eq!(callees(&g, "run"), [("a/store.py:load".to_string(), 2, 0.5), ("b/store.py:load".to_string(), 2, 0.5)]);
     }
 
     #[test]
@@ -1103,9 +1100,8 @@ mod tests {
                 "import db\nimport net as n\n\ndef connect():\n    pass\n\nclass A:\n    def run(self):\n        db.connect()\n        n.connect()\n        self.stop()\n    def stop(self):\n        pass\n\nclass B:\n    def stop(self):\n        pass\n",
             ),
         ]);
-        let callees: Vec<_> = g.callees("run").iter().map(|(n, e)| (g.label(*n), e.line, e.confidence)).collect();
         // Without receivers all three would resolve in app.py itself (same file first).
-        assert_eq!(callees, vec![("app.py:stop".to_string(), 11, 1.0), ("db.py:connect".to_string(), 9, 1.0), ("net.py:connect".to_string(), 10, 1.0)]);
+        assert_eq!(callees(&g, "run"), [("app.py:stop".to_string(), 11, 1.0), ("db.py:connect".to_string(), 9, 1.0), ("net.py:connect".to_string(), 10, 1.0)]);
         let stop = g.find_symbol("stop", false)[0];
         assert_eq!(g.node(g.parent(stop).unwrap()).name, "A", "self.stop() is A's, not B's");
         assert_eq!(g.callers("stop").len(), 1);
@@ -1118,19 +1114,17 @@ mod tests {
             ("b/store.py", "def load():\n    pass\n\ndef save():\n    pass\n"),
             ("main.py", "from a.store import load, save as keep\nfrom b import store\n\ndef main():\n    load()\n    keep()\n    store.save()\n"),
         ]);
-        let callees: Vec<_> = g.callees("main").iter().map(|(n, e)| (g.label(*n), e.line, e.confidence)).collect();
         // b/store.py is in scope too; each name goes to the import that brings it in.
         assert_eq!(
-            callees,
-            vec![("a/store.py:load".to_string(), 5, 1.0), ("a/store.py:save".to_string(), 6, 1.0), ("b/store.py:save".to_string(), 7, 1.0)]
+            callees(&g, "main"),
+            [("a/store.py:load".to_string(), 5, 1.0), ("a/store.py:save".to_string(), 6, 1.0), ("b/store.py:save".to_string(), 7, 1.0)]
         );
     }
 
     #[test]
     fn ambiguous_calls_link_every_candidate_with_lower_confidence() {
         let g = graph(&[("a.py", "def run():\n    pass\n"), ("b.py", "def run():\n    pass\n"), ("c.py", "def main():\n    run()\n")]);
-        let callees: Vec<_> = g.callees("main").iter().map(|(n, e)| (g.node(*n).path.clone(), e.confidence)).collect();
-        assert_eq!(callees, vec![("a.py".to_string(), 0.5), ("b.py".to_string(), 0.5)]);
+        assert_eq!(callees(&g, "main"), [("a.py:run".to_string(), 2, 0.5), ("b.py:run".to_string(), 2, 0.5)]);
     }
 
     #[test]

@@ -138,11 +138,12 @@ impl PyKnowledgeGraph {
         }
     }
 
+    fn reference(&self, graph: &KnowledgeGraph, other: NodeIndex, edge: Edge) -> PyReference {
+        PyReference { symbol: self.symbol(graph, other), kind: edge.kind.name(), line: edge.line, confidence: edge.confidence }
+    }
+
     fn references(&self, graph: &KnowledgeGraph, found: Vec<(NodeIndex, Edge)>) -> Vec<PyReference> {
-        found
-            .into_iter()
-            .map(|(id, edge)| PyReference { symbol: self.symbol(graph, id), kind: edge.kind.name(), line: edge.line, confidence: edge.confidence })
-            .collect()
+        found.into_iter().map(|(id, edge)| self.reference(graph, id, edge)).collect()
     }
 
     fn dependencies(&self, path: &str, direction: Direction) -> PyResult<Vec<String>> {
@@ -365,13 +366,7 @@ impl PyKnowledgeGraph {
     fn get_references_from(&self, path: &str) -> PyResult<Vec<(PySymbol, PyReference)>> {
         let state = self.state.read();
         let edges = state.graph.references_from(path).ok_or_else(|| Error::UnknownFile(path.to_string()))?;
-        Ok(edges
-            .into_iter()
-            .map(|(a, b, e)| {
-                let reference = PyReference { symbol: self.symbol(&state.graph, b), kind: e.kind.name(), line: e.line, confidence: e.confidence };
-                (self.symbol(&state.graph, a), reference)
-            })
-            .collect())
+        Ok(edges.into_iter().map(|(a, b, e)| (self.symbol(&state.graph, a), self.reference(&state.graph, b, e))).collect())
     }
 
     /// The files `path` imports (repository-relative paths, sorted).

@@ -22,11 +22,18 @@ pub enum Error {
     #[error("{0}")]
     Corrupt(String),
     #[error("{path} has graph format version {found}; this aircher-mem reads version {expected}: rebuild the graph")]
-    FormatVersion { path: String, found: u32, expected: u32 },
+    FormatVersion {
+        path: String,
+        found: u32,
+        expected: u32,
+    },
 }
 
 pub(crate) fn invalid(field: &'static str, reason: impl Into<String>) -> Error {
-    Error::InvalidValue { field, reason: reason.into() }
+    Error::InvalidValue {
+        field,
+        reason: reason.into(),
+    }
 }
 
 /// A count that arrives as a signed integer (from Python or a config file) and must
@@ -40,6 +47,9 @@ pub fn non_negative(field: &'static str, value: f64) -> Result<f64> {
     if value.is_finite() && value >= 0.0 {
         Ok(value)
     } else {
-        Err(invalid(field, format!("must be a finite number >= 0, got {value}")))
+        Err(invalid(
+            field,
+            format!("must be a finite number >= 0, got {value}"),
+        ))
     }
 }

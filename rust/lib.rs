@@ -2,8 +2,8 @@
 //! binding over it, compiled only with the `python` feature.
 
 pub mod context;
-pub mod graph;
 pub mod error;
+pub mod graph;
 
 pub use error::{Error, Result};
 
@@ -20,9 +20,11 @@ mod _core {
     use pyo3::prelude::*;
 
     #[pymodule_export]
-    use crate::py::context::{PyContextItem, PyContextItemType, PyContextPolicy, PyContextWindow, PyPruneResult};
+    use crate::py::context::{
+        PyContextItem, PyContextItemType, PyContextPolicy, PyContextWindow, PyPruneResult,
+    };
     #[pymodule_export]
-    use crate::py::graph::{PyReference, PyKnowledgeGraph, PySymbol};
+    use crate::py::graph::{PyKnowledgeGraph, PyReference, PySymbol};
 
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {

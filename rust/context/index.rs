@@ -40,7 +40,10 @@ fn retain_branch_free(v: &mut Vec<(u64, u64)>, keep: impl Fn(&(u64, u64)) -> boo
 impl IdIndex {
     /// Sequence numbers of the entries whose id has this hash.
     pub fn candidates(&self, hash: u64) -> impl Iterator<Item = u64> + '_ {
-        with_hash(&self.main, hash).iter().chain(with_hash(&self.recent, hash)).map(|e| e.1)
+        with_hash(&self.main, hash)
+            .iter()
+            .chain(with_hash(&self.recent, hash))
+            .map(|e| e.1)
     }
 
     pub fn insert(&mut self, hash: u64, seq: u64) {
@@ -54,12 +57,17 @@ impl IdIndex {
     /// Removes the entries with these sequence numbers (ascending): a bitmap over
     /// their range, then one filtering pass; no sorting, no per-entry hashing.
     pub fn remove_seqs(&mut self, seqs: &[u64]) {
-        let (Some(&first), Some(&last)) = (seqs.first(), seqs.last()) else { return };
+        let (Some(&first), Some(&last)) = (seqs.first(), seqs.last()) else {
+            return;
+        };
         let mut doomed = vec![0u64; ((last - first) / 64 + 1) as usize];
         for &s in seqs {
             doomed[((s - first) / 64) as usize] |= 1 << ((s - first) % 64);
         }
-        let keep = |e: &(u64, u64)| !(first..=last).contains(&e.1) || doomed[((e.1 - first) / 64) as usize] & (1 << ((e.1 - first) % 64)) == 0;
+        let keep = |e: &(u64, u64)| {
+            !(first..=last).contains(&e.1)
+                || doomed[((e.1 - first) / 64) as usize] & (1 << ((e.1 - first) % 64)) == 0
+        };
         retain_branch_free(&mut self.main, keep);
         retain_branch_free(&mut self.recent, keep);
     }

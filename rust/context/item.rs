@@ -27,10 +27,16 @@ impl UserIntent {
     }
 
     pub fn parse(name: &str) -> Result<Self> {
-        Self::ALL.into_iter().find(|i| i.as_str() == name).ok_or_else(|| {
-            let known: Vec<_> = Self::ALL.iter().map(|i| i.as_str()).collect();
-            invalid("intent", format!("{name:?} is not one of {}", known.join(", ")))
-        })
+        Self::ALL
+            .into_iter()
+            .find(|i| i.as_str() == name)
+            .ok_or_else(|| {
+                let known: Vec<_> = Self::ALL.iter().map(|i| i.as_str()).collect();
+                invalid(
+                    "intent",
+                    format!("{name:?} is not one of {}", known.join(", ")),
+                )
+            })
     }
 }
 
@@ -38,13 +44,29 @@ impl UserIntent {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ContextItemType {
     SystemPrompt,
-    UserMessage { intent: Option<UserIntent> },
-    AssistantResponse { tool_calls: Vec<String> },
-    ToolResult { tool_name: String, file_path: Option<String> },
+    UserMessage {
+        intent: Option<UserIntent>,
+    },
+    AssistantResponse {
+        tool_calls: Vec<String>,
+    },
+    ToolResult {
+        tool_name: String,
+        file_path: Option<String>,
+    },
     /// `line_range` is inclusive, 1-based, as editors show it.
-    CodeSnippet { file_path: String, line_range: (u64, u64) },
-    TaskState { task_id: String, description: String },
-    KnowledgeGraphQuery { query: String, result_summary: String },
+    CodeSnippet {
+        file_path: String,
+        line_range: (u64, u64),
+    },
+    TaskState {
+        task_id: String,
+        description: String,
+    },
+    KnowledgeGraphQuery {
+        query: String,
+        result_summary: String,
+    },
 }
 
 impl ContextItemType {
@@ -88,18 +110,31 @@ impl ContextItem {
             return Err(invalid("id", "must not be empty"));
         }
         if !self.timestamp.is_finite() {
-            return Err(invalid("timestamp", format!("must be finite, got {}", self.timestamp)));
+            return Err(invalid(
+                "timestamp",
+                format!("must be finite, got {}", self.timestamp),
+            ));
         }
         non_negative("relevance_score", self.relevance_score)?;
-        if let ContextItemType::CodeSnippet { line_range: (start, end), .. } = self.item_type {
+        if let ContextItemType::CodeSnippet {
+            line_range: (start, end),
+            ..
+        } = self.item_type
+        {
             if start > end {
-                return Err(invalid("line_range", format!("start {start} is after end {end}")));
+                return Err(invalid(
+                    "line_range",
+                    format!("start {start} is after end {end}"),
+                ));
             }
         }
         let mut seen = foldhash::HashSet::default();
         self.dependencies.retain(|d| seen.insert(d.clone()));
         if seen.contains(&self.id) {
-            return Err(invalid("dependencies", format!("item {:?} depends on itself", self.id)));
+            return Err(invalid(
+                "dependencies",
+                format!("item {:?} depends on itself", self.id),
+            ));
         }
         Ok(self)
     }
@@ -127,18 +162,42 @@ pub(crate) mod tests {
     fn validation_rejects_bad_fields() {
         let ok = item("a", ContextItemType::SystemPrompt, 0.0, 1);
         assert!(ok.clone().validated().is_ok());
-        let nan = ContextItem { relevance_score: f64::NAN, ..ok.clone() };
-        assert!(matches!(nan.validated(), Err(crate::Error::InvalidValue { field: "relevance_score", .. })));
-        let neg = ContextItem { relevance_score: -0.5, ..ok.clone() };
+        let nan = ContextItem {
+            relevance_score: f64::NAN,
+            ..ok.clone()
+        };
+        assert!(matches!(
+            nan.validated(),
+            Err(crate::Error::InvalidValue {
+                field: "relevance_score",
+                ..
+            })
+        ));
+        let neg = ContextItem {
+            relevance_score: -0.5,
+            ..ok.clone()
+        };
         assert!(neg.validated().is_err());
-        let inf_ts = ContextItem { timestamp: f64::INFINITY, ..ok.clone() };
+        let inf_ts = ContextItem {
+            timestamp: f64::INFINITY,
+            ..ok.clone()
+        };
         assert!(inf_ts.validated().is_err());
-        let empty = ContextItem { id: String::new(), ..ok.clone() };
+        let empty = ContextItem {
+            id: String::new(),
+            ..ok.clone()
+        };
         assert!(empty.validated().is_err());
-        let own = ContextItem { dependencies: vec!["a".into()], ..ok.clone() };
+        let own = ContextItem {
+            dependencies: vec!["a".into()],
+            ..ok.clone()
+        };
         assert!(own.validated().is_err());
         let bad_range = ContextItem {
-            item_type: ContextItemType::CodeSnippet { file_path: "x.py".into(), line_range: (9, 3) },
+            item_type: ContextItemType::CodeSnippet {
+                file_path: "x.py".into(),
+                line_range: (9, 3),
+            },
             ..ok
         };
         assert!(bad_range.validated().is_err());

@@ -73,7 +73,10 @@ impl ContextPolicy {
     pub fn validate(&self) -> Result<()> {
         for &name in Self::FIELDS {
             let value = self.get(name).unwrap_or(f64::NAN);
-            let bad = |reason: &str| Error::Policy { field: name.to_string(), reason: format!("{reason}, got {value}") };
+            let bad = |reason: &str| Error::Policy {
+                field: name.to_string(),
+                reason: format!("{reason}, got {value}"),
+            };
             if !value.is_finite() || value < 0.0 {
                 return Err(bad("must be a finite number >= 0"));
             }
@@ -126,14 +129,23 @@ mod tests {
     #[test]
     fn defaults_are_the_seed_values_and_valid() {
         let p = ContextPolicy::default();
-        assert_eq!((p.prune_threshold, p.prune_fraction, p.decay_minutes), (0.8, 0.3, 60.0));
+        assert_eq!(
+            (p.prune_threshold, p.prune_fraction, p.decay_minutes),
+            (0.8, 0.3, 60.0)
+        );
         assert_eq!(p.get("weight_graph_query"), Some(0.6));
         p.validate().unwrap();
     }
 
     #[test]
     fn bad_values_are_rejected_by_name() {
-        for (name, value) in [("prune_threshold", 0.0), ("prune_fraction", 1.5), ("decay_minutes", 0.0), ("weight_tool_result", f64::NAN), ("current_task_boost", -1.0)] {
+        for (name, value) in [
+            ("prune_threshold", 0.0),
+            ("prune_fraction", 1.5),
+            ("decay_minutes", 0.0),
+            ("weight_tool_result", f64::NAN),
+            ("current_task_boost", -1.0),
+        ] {
             let mut p = ContextPolicy::default();
             p.set(name, value).unwrap();
             match p.validate() {

@@ -233,11 +233,16 @@ impl ContextWindow {
     }
 
     fn position(&self, id: &str) -> Option<usize> {
-        self.index.candidates(hash_id(id)).filter_map(|seq| self.position_of_seq(seq)).find(|&pos| self.items[pos].id == id)
+        self.index
+            .candidates(hash_id(id))
+            .filter_map(|seq| self.position_of_seq(seq))
+            .find(|&pos| self.items[pos].id == id)
     }
 
     pub fn get(&self, id: &str) -> Result<&Arc<ContextItem>> {
-        self.position(id).map(|p| &self.items[p]).ok_or_else(|| Error::UnknownId(id.to_string()))
+        self.position(id)
+            .map(|p| &self.items[p])
+            .ok_or_else(|| Error::UnknownId(id.to_string()))
     }
 
     pub fn add(&mut self, item: Arc<ContextItem>) -> Result<()> {
@@ -252,8 +257,15 @@ impl ContextWindow {
             if self.contains(&item.id) || batch.insert(&item.id, ()).is_some() {
                 return Err(Error::DuplicateId(item.id.clone()));
             }
-            if let Some(dep) = item.dependencies.iter().find(|d| !batch.contains_key(d.as_str()) && !self.contains(d)) {
-                return Err(Error::UnknownDependency { item: item.id.clone(), dependency: dep.clone() });
+            if let Some(dep) = item
+                .dependencies
+                .iter()
+                .find(|d| !batch.contains_key(d.as_str()) && !self.contains(d))
+            {
+                return Err(Error::UnknownDependency {
+                    item: item.id.clone(),
+                    dependency: dep.clone(),
+                });
             }
         }
         drop(batch);
@@ -293,8 +305,13 @@ impl ContextWindow {
     }
 
     pub fn remove(&mut self, id: &str) -> Result<Arc<ContextItem>> {
-        let pos = self.position(id).ok_or_else(|| Error::UnknownId(id.to_string()))?;
-        Ok(self.remove_positions(&[pos]).pop().expect("one item removed"))
+        let pos = self
+            .position(id)
+            .ok_or_else(|| Error::UnknownId(id.to_string()))?;
+        Ok(self
+            .remove_positions(&[pos])
+            .pop()
+            .expect("one item removed"))
     }
 
     /// Removes the items at these positions (ascending) and returns them in window
@@ -307,7 +324,12 @@ impl ContextWindow {
             doomed_seqs.push(row.seq);
             self.token_count -= row.tokens;
             if row.has_dependencies {
-                listed.extend_from_slice(&self.dependencies.remove(&row.seq).expect("rows with dependencies have an entry"));
+                listed.extend_from_slice(
+                    &self
+                        .dependencies
+                        .remove(&row.seq)
+                        .expect("rows with dependencies have an entry"),
+                );
             }
         }
         self.index.remove_seqs(&doomed_seqs);
@@ -373,11 +395,24 @@ impl ContextWindow {
         check_now(now)?;
         let tokens_before = self.token_count;
         let threshold = self.threshold();
-        let target = ((tokens_before as f64 * self.policy.prune_fraction) as usize).max(tokens_before.saturating_sub(threshold));
+        let target = ((tokens_before as f64 * self.policy.prune_fraction) as usize)
+            .max(tokens_before.saturating_sub(threshold));
 
         let mut scorer = Scorer::new(self, now);
-        let keys: Vec<(u64, usize)> =
-            self.rows.iter().map(|row| (if row.sticky { EXCLUDED } else { score_key(scorer.score(row)) }, row.tokens)).collect();
+        let keys: Vec<(u64, usize)> = self
+            .rows
+            .iter()
+            .map(|row| {
+                (
+                    if row.sticky {
+                        EXCLUDED
+                    } else {
+                        score_key(scorer.score(row))
+                    },
+                    row.tokens,
+                )
+            })
+            .collect();
         let doomed = select_lowest(&keys, target, |a, b| self.tie_break(a, b));
         let removed_scores = doomed.iter().map(|&p| f64::from_bits(keys[p].0)).collect();
         let removed = self.remove_positions(&doomed);
@@ -395,8 +430,12 @@ impl ContextWindow {
 
     /// Pruning order between equal scores: older first, then id.
     fn tie_break(&self, a: usize, b: usize) -> Ordering {
-        let (ta, tb) = (timestamp_key(self.rows[a].timestamp), timestamp_key(self.rows[b].timestamp));
-        ta.cmp(&tb).then_with(|| self.items[a].id.cmp(&self.items[b].id))
+        let (ta, tb) = (
+            timestamp_key(self.rows[a].timestamp),
+            timestamp_key(self.rows[b].timestamp),
+        );
+        ta.cmp(&tb)
+            .then_with(|| self.items[a].id.cmp(&self.items[b].id))
     }
 }
 
@@ -408,7 +447,11 @@ const EXCLUDED: u64 = u64::MAX;
 /// keyed `EXCLUDED`. Weighted selection by histogram, O(n): one pass adds each weight
 /// to its key's bucket (4096 buckets spanning the keys), which locates the bucket
 /// holding the boundary; entries below it are taken, and only that bucket is sorted.
-fn select_lowest(v: &[(u64, usize)], target: usize, tie: impl Fn(usize, usize) -> Ordering) -> Vec<usize> {
+fn select_lowest(
+    v: &[(u64, usize)],
+    target: usize,
+    tie: impl Fn(usize, usize) -> Ordering,
+) -> Vec<usize> {
     const BUCKET_BITS: u32 = 12;
     let eligible = || v.iter().enumerate().filter(|(_, e)| e.0 != EXCLUDED);
     let (lo, hi) = eligible().fold((u64::MAX, 0), |(lo, hi), (_, e)| (lo.min(e.0), hi.max(e.0)));
@@ -433,7 +476,11 @@ fn select_lowest(v: &[(u64, usize)], target: usize, tie: impl Fn(usize, usize) -
     let mut count = 0;
     let mut edge = Vec::new();
     for (pos, e) in v.iter().enumerate() {
-        let b = if e.0 == EXCLUDED { usize::MAX } else { bucket(e.0) };
+        let b = if e.0 == EXCLUDED {
+            usize::MAX
+        } else {
+            bucket(e.0)
+        };
         taken[count] = pos;
         count += usize::from(b < boundary);
         if b == boundary {
@@ -471,7 +518,10 @@ fn check_now(now: f64) -> Result<()> {
     if now.is_finite() {
         Ok(())
     } else {
-        Err(invalid("now", format!("must be a finite timestamp, got {now}")))
+        Err(invalid(
+            "now",
+            format!("must be a finite timestamp, got {now}"),
+        ))
     }
 }
 
@@ -497,10 +547,52 @@ mod tests {
         w.set_current_task(Some("t1".into()));
         add(&mut w, item("sys", T::SystemPrompt, NOW, 10));
         // 90 s old -> 1 whole minute; current task; one dependent.
-        add(&mut w, ContextItem { task_id: Some("t1".into()), ..item("code", T::CodeSnippet { file_path: "a.py".into(), line_range: (1, 5) }, NOW - 90.0, 10) });
-        add(&mut w, ContextItem { dependencies: vec!["code".into()], relevance_score: 0.5, ..item("tool", T::ToolResult { tool_name: "bash".into(), file_path: None }, NOW - 3600.0, 10) });
-        add(&mut w, item("say", T::AssistantResponse { tool_calls: vec![] }, NOW, 10));
-        add(&mut w, item("act", T::AssistantResponse { tool_calls: vec!["edit".into()] }, NOW + 600.0, 10));
+        add(
+            &mut w,
+            ContextItem {
+                task_id: Some("t1".into()),
+                ..item(
+                    "code",
+                    T::CodeSnippet {
+                        file_path: "a.py".into(),
+                        line_range: (1, 5),
+                    },
+                    NOW - 90.0,
+                    10,
+                )
+            },
+        );
+        add(
+            &mut w,
+            ContextItem {
+                dependencies: vec!["code".into()],
+                relevance_score: 0.5,
+                ..item(
+                    "tool",
+                    T::ToolResult {
+                        tool_name: "bash".into(),
+                        file_path: None,
+                    },
+                    NOW - 3600.0,
+                    10,
+                )
+            },
+        );
+        add(
+            &mut w,
+            item("say", T::AssistantResponse { tool_calls: vec![] }, NOW, 10),
+        );
+        add(
+            &mut w,
+            item(
+                "act",
+                T::AssistantResponse {
+                    tool_calls: vec!["edit".into()],
+                },
+                NOW + 600.0,
+                10,
+            ),
+        );
         let s = w.scores(NOW).unwrap();
         assert_eq!(s[0], 100.0);
         assert_eq!(s[1], (-1.0f64 / 60.0).exp() * 2.0 * 1.2 * 0.7);
@@ -512,13 +604,50 @@ mod tests {
     #[test]
     fn prune_removes_lowest_until_thirty_percent_of_tokens() {
         let mut w = window(100);
-        add(&mut w, ContextItem { sticky: true, ..item("sys", T::SystemPrompt, NOW, 20) });
-        add(&mut w, item("old_graph", T::KnowledgeGraphQuery { query: "q".into(), result_summary: "r".into() }, NOW - 7200.0, 20));
-        add(&mut w, item("old_code", T::CodeSnippet { file_path: "a.py".into(), line_range: (1, 2) }, NOW - 7200.0, 20));
-        add(&mut w, item("user", T::UserMessage { intent: None }, NOW, 25));
-        assert_eq!(w.maybe_prune(NOW).unwrap().map(|r| r.tokens_before), Some(85));
+        add(
+            &mut w,
+            ContextItem {
+                sticky: true,
+                ..item("sys", T::SystemPrompt, NOW, 20)
+            },
+        );
+        add(
+            &mut w,
+            item(
+                "old_graph",
+                T::KnowledgeGraphQuery {
+                    query: "q".into(),
+                    result_summary: "r".into(),
+                },
+                NOW - 7200.0,
+                20,
+            ),
+        );
+        add(
+            &mut w,
+            item(
+                "old_code",
+                T::CodeSnippet {
+                    file_path: "a.py".into(),
+                    line_range: (1, 2),
+                },
+                NOW - 7200.0,
+                20,
+            ),
+        );
+        add(
+            &mut w,
+            item("user", T::UserMessage { intent: None }, NOW, 25),
+        );
+        assert_eq!(
+            w.maybe_prune(NOW).unwrap().map(|r| r.tokens_before),
+            Some(85)
+        );
         // 85 tokens > 80: target = max(25, 5) = 25; graph (0.6e^-2) then code (0.7e^-2).
-        assert_eq!(w.items().iter().map(|i| i.id.as_str()).collect::<Vec<_>>(), ["sys", "user"]);
+        assert_eq!(
+            w.items().iter().map(|i| i.id.as_str()).collect::<Vec<_>>(),
+            ["sys", "user"]
+        );
         assert_eq!(w.token_count(), 45);
         assert_eq!(w.pruning_count(), 1);
         assert_eq!(w.index.len(), 2);
@@ -530,25 +659,73 @@ mod tests {
     #[test]
     fn removed_items_come_back_in_window_order_with_their_scores() {
         let mut w = window(1000);
-        for (id, age) in [("a", 7200.0), ("b", 0.0), ("c", 3600.0), ("d", 10800.0), ("e", 60.0)] {
-            add(&mut w, item(id, T::ToolResult { tool_name: "t".into(), file_path: None }, NOW - age, 10));
+        for (id, age) in [
+            ("a", 7200.0),
+            ("b", 0.0),
+            ("c", 3600.0),
+            ("d", 10800.0),
+            ("e", 60.0),
+        ] {
+            add(
+                &mut w,
+                item(
+                    id,
+                    T::ToolResult {
+                        tool_name: "t".into(),
+                        file_path: None,
+                    },
+                    NOW - age,
+                    10,
+                ),
+            );
         }
         w.policy.prune_fraction = 0.6; // 30 tokens: three items
         let r = w.prune(NOW).unwrap();
         // Lowest scores: d (3 h), a (2 h), c (1 h); reported in window order.
-        assert_eq!(r.removed.iter().map(|i| i.id.as_str()).collect::<Vec<_>>(), ["a", "c", "d"]);
-        let expected: Vec<f64> = [120.0f64, 60.0, 180.0].iter().map(|m| (-m / 60.0).exp() * 0.8).collect();
+        assert_eq!(
+            r.removed.iter().map(|i| i.id.as_str()).collect::<Vec<_>>(),
+            ["a", "c", "d"]
+        );
+        let expected: Vec<f64> = [120.0f64, 60.0, 180.0]
+            .iter()
+            .map(|m| (-m / 60.0).exp() * 0.8)
+            .collect();
         assert_eq!(r.removed_scores, expected);
-        assert_eq!(w.items().iter().map(|i| i.id.as_str()).collect::<Vec<_>>(), ["b", "e"]);
+        assert_eq!(
+            w.items().iter().map(|i| i.id.as_str()).collect::<Vec<_>>(),
+            ["b", "e"]
+        );
     }
 
     #[test]
     fn ties_break_older_first_then_by_id() {
         let mut w = window(1000);
         for id in ["b", "a", "c"] {
-            add(&mut w, item(id, T::ToolResult { tool_name: "t".into(), file_path: None }, NOW, 10));
+            add(
+                &mut w,
+                item(
+                    id,
+                    T::ToolResult {
+                        tool_name: "t".into(),
+                        file_path: None,
+                    },
+                    NOW,
+                    10,
+                ),
+            );
         }
-        add(&mut w, item("z", T::ToolResult { tool_name: "t".into(), file_path: None }, NOW - 1.0, 10));
+        add(
+            &mut w,
+            item(
+                "z",
+                T::ToolResult {
+                    tool_name: "t".into(),
+                    file_path: None,
+                },
+                NOW - 1.0,
+                10,
+            ),
+        );
         let r = w.prune(NOW).unwrap(); // target 12 tokens -> two items: z (older), then a
         let ids: Vec<_> = r.removed.iter().map(|i| i.id.as_str()).collect();
         assert_eq!(ids, ["a", "z"]);
@@ -559,32 +736,90 @@ mod tests {
     fn negative_zero_ties_with_zero_as_in_the_reference() {
         // Python compares -0.0 == 0.0; sort keys built from raw bits would not.
         let mut w = window(1000);
-        let tool = || T::ToolResult { tool_name: "t".into(), file_path: None };
-        add(&mut w, ContextItem { relevance_score: 0.0, ..item("b", tool(), 0.0, 10) });
-        add(&mut w, ContextItem { relevance_score: -0.0, ..item("a", tool(), -0.0, 10) });
+        let tool = || T::ToolResult {
+            tool_name: "t".into(),
+            file_path: None,
+        };
+        add(
+            &mut w,
+            ContextItem {
+                relevance_score: 0.0,
+                ..item("b", tool(), 0.0, 10)
+            },
+        );
+        add(
+            &mut w,
+            ContextItem {
+                relevance_score: -0.0,
+                ..item("a", tool(), -0.0, 10)
+            },
+        );
         add(&mut w, item("c", tool(), 0.0, 10));
         let r = w.prune(0.0).unwrap(); // target 9 tokens: one item; a and b tie on score and time
-        assert_eq!(r.removed.iter().map(|i| i.id.as_str()).collect::<Vec<_>>(), ["a"]);
+        assert_eq!(
+            r.removed.iter().map(|i| i.id.as_str()).collect::<Vec<_>>(),
+            ["a"]
+        );
     }
 
     #[test]
     fn far_over_threshold_prunes_back_under_it() {
         let mut w = window(100);
         for i in 0..30 {
-            add(&mut w, item(&format!("i{i}"), T::ToolResult { tool_name: "t".into(), file_path: None }, NOW - i as f64 * 60.0, 10));
+            add(
+                &mut w,
+                item(
+                    &format!("i{i}"),
+                    T::ToolResult {
+                        tool_name: "t".into(),
+                        file_path: None,
+                    },
+                    NOW - i as f64 * 60.0,
+                    10,
+                ),
+            );
         }
         let r = w.maybe_prune(NOW).unwrap().unwrap();
-        assert_eq!((r.tokens_before, r.target_tokens, r.tokens_after), (300, 220, 80));
+        assert_eq!(
+            (r.tokens_before, r.target_tokens, r.tokens_after),
+            (300, 220, 80)
+        );
         // The 22 oldest go.
-        assert_eq!(r.removed.iter().map(|i| i.id.as_str()).collect::<Vec<_>>(), (8..30).map(|i| format!("i{i}")).collect::<Vec<_>>());
+        assert_eq!(
+            r.removed.iter().map(|i| i.id.as_str()).collect::<Vec<_>>(),
+            (8..30).map(|i| format!("i{i}")).collect::<Vec<_>>()
+        );
     }
 
     #[test]
     fn dependents_are_counted_once_per_dependent_and_forgotten_when_removed() {
         let mut w = window(1000);
-        add(&mut w, item("base", T::ToolResult { tool_name: "t".into(), file_path: None }, NOW, 1));
-        add(&mut w, ContextItem { dependencies: vec!["base".into()], ..item("d1", T::SystemPrompt, NOW, 1) });
-        add(&mut w, ContextItem { dependencies: vec!["base".into(), "d1".into()], ..item("d2", T::SystemPrompt, NOW, 1) });
+        add(
+            &mut w,
+            item(
+                "base",
+                T::ToolResult {
+                    tool_name: "t".into(),
+                    file_path: None,
+                },
+                NOW,
+                1,
+            ),
+        );
+        add(
+            &mut w,
+            ContextItem {
+                dependencies: vec!["base".into()],
+                ..item("d1", T::SystemPrompt, NOW, 1)
+            },
+        );
+        add(
+            &mut w,
+            ContextItem {
+                dependencies: vec!["base".into(), "d1".into()],
+                ..item("d2", T::SystemPrompt, NOW, 1)
+            },
+        );
         let deps = |w: &ContextWindow| w.rows.iter().map(|r| r.dependents).collect::<Vec<_>>();
         assert_eq!(deps(&w), vec![2, 1, 0]);
         w.remove("d1").unwrap();
@@ -592,7 +827,18 @@ mod tests {
         // A dependency names the item present when the dependent was added: an id
         // removed and added again is a new item nobody depends on yet.
         w.remove("base").unwrap();
-        add(&mut w, item("base", T::ToolResult { tool_name: "t".into(), file_path: None }, NOW, 1));
+        add(
+            &mut w,
+            item(
+                "base",
+                T::ToolResult {
+                    tool_name: "t".into(),
+                    file_path: None,
+                },
+                NOW,
+                1,
+            ),
+        );
         assert_eq!(deps(&w), vec![0, 0]);
         assert_eq!(w.get("d2").unwrap().id, "d2");
         assert_eq!(w.token_count(), 2);
@@ -606,9 +852,15 @@ mod tests {
         assert_eq!(w.add(dup), Err(Error::DuplicateId("a".into())));
         let batch = vec![
             Arc::new(item("b", T::SystemPrompt, NOW, 5)),
-            Arc::new(ContextItem { dependencies: vec!["missing".into()], ..item("c", T::SystemPrompt, NOW, 5) }),
+            Arc::new(ContextItem {
+                dependencies: vec!["missing".into()],
+                ..item("c", T::SystemPrompt, NOW, 5)
+            }),
         ];
-        assert!(matches!(w.extend(batch), Err(Error::UnknownDependency { .. })));
+        assert!(matches!(
+            w.extend(batch),
+            Err(Error::UnknownDependency { .. })
+        ));
         assert_eq!((w.len(), w.token_count()), (1, 5));
         assert_eq!(w.remove("zzz"), Err(Error::UnknownId("zzz".into())));
         assert!(w.scores(f64::NAN).is_err());
@@ -624,11 +876,26 @@ mod tests {
             // Keys packed (many ties, one bucket per key) or spread over 2^60 (many
             // keys per bucket); some entries excluded.
             let spread = if round % 2 == 0 { 1 } else { 1 << next(56) };
-            let key = |next: &mut dyn FnMut(u64) -> u64| if next(10) == 0 { EXCLUDED } else { next(50) * spread + next(3) };
-            let v: Vec<(u64, usize)> = (0..n).map(|_| (key(&mut next), next(30) as usize)).collect();
+            let key = |next: &mut dyn FnMut(u64) -> u64| {
+                if next(10) == 0 {
+                    EXCLUDED
+                } else {
+                    next(50) * spread + next(3)
+                }
+            };
+            let v: Vec<(u64, usize)> = (0..n)
+                .map(|_| (key(&mut next), next(30) as usize))
+                .collect();
             let total: usize = v.iter().filter(|x| x.0 != EXCLUDED).map(|x| x.1).sum();
-            let target = if round % 7 == 0 { total + 5 } else { next(total as u64 + 1) as usize };
-            let mut sorted: Vec<(u64, usize, usize)> = (0..n).filter(|&p| v[p].0 != EXCLUDED).map(|p| (v[p].0, v[p].1, p)).collect();
+            let target = if round % 7 == 0 {
+                total + 5
+            } else {
+                next(total as u64 + 1) as usize
+            };
+            let mut sorted: Vec<(u64, usize, usize)> = (0..n)
+                .filter(|&p| v[p].0 != EXCLUDED)
+                .map(|p| (v[p].0, v[p].1, p))
+                .collect();
             sorted.sort();
             let (mut k, mut taken) = (0, 0);
             while k < sorted.len() && taken < target {
@@ -637,14 +904,23 @@ mod tests {
             }
             let mut want: Vec<usize> = sorted[..k].iter().map(|x| x.2).collect();
             want.sort();
-            assert_eq!(select_lowest(&v, target, |a, b| (v[a].1, a).cmp(&(v[b].1, b))), want);
+            assert_eq!(
+                select_lowest(&v, target, |a, b| (v[a].1, a).cmp(&(v[b].1, b))),
+                want
+            );
         }
     }
 
     #[test]
     fn only_sticky_items_left_means_nothing_removed() {
         let mut w = window(10);
-        add(&mut w, ContextItem { sticky: true, ..item("s", T::SystemPrompt, NOW, 50) });
+        add(
+            &mut w,
+            ContextItem {
+                sticky: true,
+                ..item("s", T::SystemPrompt, NOW, 50)
+            },
+        );
         let r = w.maybe_prune(NOW).unwrap().unwrap();
         assert!(r.removed.is_empty());
         assert_eq!(r.tokens_after, 50);

@@ -22,8 +22,15 @@ pub enum Language {
 }
 
 impl Language {
-    pub const ALL: [Language; 7] =
-        [Language::Python, Language::Rust, Language::JavaScript, Language::TypeScript, Language::Tsx, Language::Go, Language::Java];
+    pub const ALL: [Language; 7] = [
+        Language::Python,
+        Language::Rust,
+        Language::JavaScript,
+        Language::TypeScript,
+        Language::Tsx,
+        Language::Go,
+        Language::Java,
+    ];
 
     pub fn from_path(path: &Path) -> Option<Language> {
         Some(match path.extension()?.to_str()? {
@@ -69,7 +76,11 @@ impl Language {
             Language::JavaScript => tree_sitter_javascript::TAGS_QUERY.to_string(),
             // TypeScript's tags only cover what it adds to JavaScript.
             Language::TypeScript | Language::Tsx => {
-                format!("{}\n{}", tree_sitter_javascript::TAGS_QUERY, tree_sitter_typescript::TAGS_QUERY)
+                format!(
+                    "{}\n{}",
+                    tree_sitter_javascript::TAGS_QUERY,
+                    tree_sitter_typescript::TAGS_QUERY
+                )
             }
             Language::Go => tree_sitter_go::TAGS_QUERY.to_string(),
             Language::Java => tree_sitter_java::TAGS_QUERY.to_string(),
@@ -96,10 +107,17 @@ impl Language {
     /// The compiled query (tags and structure), built the first time a file of the
     /// language is parsed and shared by all threads.
     fn query(self) -> &'static Query {
-        static QUERIES: [OnceLock<Query>; Language::ALL.len()] = [const { OnceLock::new() }; Language::ALL.len()];
-        let index = Language::ALL.iter().position(|l| *l == self).expect("every language is in ALL");
+        static QUERIES: [OnceLock<Query>; Language::ALL.len()] =
+            [const { OnceLock::new() }; Language::ALL.len()];
+        let index = Language::ALL
+            .iter()
+            .position(|l| *l == self)
+            .expect("every language is in ALL");
         use_mimalloc();
-        QUERIES[index].get_or_init(|| Query::new(&self.grammar(), &self.tags_query()).expect("the tags and structure queries compile"))
+        QUERIES[index].get_or_init(|| {
+            Query::new(&self.grammar(), &self.tags_query())
+                .expect("the tags and structure queries compile")
+        })
     }
 }
 
@@ -176,7 +194,9 @@ const JAVA: &str = r#"
 (class_body (field_declaration declarator: (variable_declarator name: (identifier) @name)) @definition.variable)
 "#;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub enum DefKind {
     /// Functions, methods, macros.
     Function,
@@ -332,7 +352,12 @@ fn use_mimalloc() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         use libmimalloc_sys as mi;
-        let allocator = tree_sitter::Allocator { malloc: mi::mi_malloc, calloc: mi::mi_calloc, realloc: mi::mi_realloc, free: mi::mi_free };
+        let allocator = tree_sitter::Allocator {
+            malloc: mi::mi_malloc,
+            calloc: mi::mi_calloc,
+            realloc: mi::mi_realloc,
+            free: mi::mi_free,
+        };
         // SAFETY: the four functions are one allocator family returning malloc-aligned
         // memory (null only when out of memory, as malloc); this runs once, before
         // this crate creates any tree-sitter object (`extract` and `Language::query`, its
@@ -346,22 +371,36 @@ fn use_mimalloc() {
 pub fn extract(language: Language, source: &[u8]) -> FileSymbols {
     use_mimalloc();
     let mut parser = Parser::new();
-    parser.set_language(&language.grammar()).expect("grammar versions match the tree-sitter crate");
+    parser
+        .set_language(&language.grammar())
+        .expect("grammar versions match the tree-sitter crate");
     let Some(tree) = parser.parse(source, None) else {
-        return FileSymbols { language, definitions: vec![], imports: vec![], references: vec![], syntax_errors: true };
+        return FileSymbols {
+            language,
+            definitions: vec![],
+            imports: vec![],
+            references: vec![],
+            syntax_errors: true,
+        };
     };
     let query = language.query();
     let names = query.capture_names();
     let index_of = |name: &str| names.iter().position(|n| *n == name).map(|i| i as u32);
     let (name_index, import_index) = (index_of("name"), index_of("import"));
-    let text = |node: tree_sitter::Node| String::from_utf8_lossy(&source[node.byte_range()]).into_owned();
+    let text =
+        |node: tree_sitter::Node| String::from_utf8_lossy(&source[node.byte_range()]).into_owned();
     let mut cursor = QueryCursor::new();
     let mut definitions: Vec<Definition> = Vec::new();
     let mut found: Vec<Found> = Vec::new();
     let mut raw_imports: Vec<RawImport> = Vec::new();
     let mut matches = cursor.matches(query, tree.root_node(), source);
     while let Some(m) = matches.next() {
-        if let Some(statement) = m.captures().iter().find(|c| Some(c.index) == import_index).map(|c| c.node) {
+        if let Some(statement) = m
+            .captures()
+            .iter()
+            .find(|c| Some(c.index) == import_index)
+            .map(|c| c.node)
+        {
             let mut raw = RawImport {
                 statement: statement.start_byte(),
                 line: statement.start_position().row + 1,
@@ -375,7 +414,9 @@ pub fn extract(language: Language, source: &[u8]) -> FileSymbols {
             for capture in m.captures() {
                 match names[capture.index as usize] {
                     "import.module" => raw.module = Some(text(capture.node)),
-                    "import.submodule" => (raw.module, raw.submodule) = (Some(text(capture.node)), true),
+                    "import.submodule" => {
+                        (raw.module, raw.submodule) = (Some(text(capture.node)), true)
+                    }
                     "import.item" => raw.item = Some(text(capture.node)),
                     "import.alias" => raw.alias = Some(text(capture.node)),
                     "import.item_alias" => raw.item_alias = Some(text(capture.node)),
@@ -385,19 +426,35 @@ pub fn extract(language: Language, source: &[u8]) -> FileSymbols {
             raw_imports.push(raw);
             continue;
         }
-        let name_node = m.captures().iter().find(|c| Some(c.index) == name_index).map(|c| c.node);
+        let name_node = m
+            .captures()
+            .iter()
+            .find(|c| Some(c.index) == name_index)
+            .map(|c| c.node);
         for capture in m.captures() {
             let capture_name = names[capture.index as usize];
             let node = capture.node;
-            let reference =
-                |kind: RefKind, at: tree_sitter::Node| Found { kind, name: text(at), line: at.start_position().row + 1, byte: at.start_byte(), receiver: None };
+            let reference = |kind: RefKind, at: tree_sitter::Node| Found {
+                kind,
+                name: text(at),
+                line: at.start_position().row + 1,
+                byte: at.start_byte(),
+                receiver: None,
+            };
             match (capture_name, name_node) {
                 ("inherit", _) => found.push(reference(RefKind::Inherit, node)),
                 ("ref", _) => found.push(reference(RefKind::Type, node)),
-                ("reference.call", Some(name)) => found.push(Found { receiver: receiver(node, name, source), ..reference(RefKind::Call, name) }),
-                (other, Some(name)) if other.starts_with("reference.") => found.push(reference(RefKind::Type, name)),
+                ("reference.call", Some(name)) => found.push(Found {
+                    receiver: receiver(node, name, source),
+                    ..reference(RefKind::Call, name)
+                }),
+                (other, Some(name)) if other.starts_with("reference.") => {
+                    found.push(reference(RefKind::Type, name))
+                }
                 (other, Some(name)) => {
-                    let Some(kind) = def_kind(other) else { continue };
+                    let Some(kind) = def_kind(other) else {
+                        continue;
+                    };
                     let def = Definition {
                         kind,
                         name: text(name),
@@ -409,7 +466,10 @@ pub fn extract(language: Language, source: &[u8]) -> FileSymbols {
                     };
                     // Two patterns can match one node (JavaScript's and TypeScript's
                     // queries; a top-level constant holding a function is a function).
-                    match definitions.iter_mut().find(|d| d.start_byte == def.start_byte && d.name == def.name) {
+                    match definitions
+                        .iter_mut()
+                        .find(|d| d.start_byte == def.start_byte && d.name == def.name)
+                    {
                         Some(seen) if seen.kind == DefKind::Variable => *seen = def,
                         Some(_) => {}
                         None => definitions.push(def),
@@ -424,7 +484,13 @@ pub fn extract(language: Language, source: &[u8]) -> FileSymbols {
     let mut uses = uses(&tree, source, &definitions, &imports);
     found.append(&mut uses);
     let references = resolve_origins(language, found, &definitions, &imports);
-    FileSymbols { language, definitions, imports, references, syntax_errors: tree.root_node().has_error() }
+    FileSymbols {
+        language,
+        definitions,
+        imports,
+        references,
+        syntax_errors: tree.root_node().has_error(),
+    }
 }
 
 /// One `Import` per (statement, module), items attached, in source order.
@@ -439,15 +505,28 @@ fn group_imports(language: Language, raw: Vec<RawImport>) -> Vec<Import> {
         };
         let paths: Vec<(String, Option<String>)> = match language {
             Language::Rust if !r.submodule => flatten_use(&module),
-            Language::Go => vec![(module.trim_matches(|c| c == '"' || c == '`').to_string(), None)],
+            Language::Go => vec![(
+                module.trim_matches(|c| c == '"' || c == '`').to_string(),
+                None,
+            )],
             _ => vec![(module, r.item)],
         };
         for (module, item) in paths {
-            let at = match imports.iter().position(|(s, i)| *s == r.statement && i.module == module) {
+            let at = match imports
+                .iter()
+                .position(|(s, i)| *s == r.statement && i.module == module)
+            {
                 Some(at) => at,
                 None => {
-                    let import =
-                        Import { module, items: vec![], alias: None, renamed: vec![], submodule: r.submodule, line: r.line, statement: r.text.clone() };
+                    let import = Import {
+                        module,
+                        items: vec![],
+                        alias: None,
+                        renamed: vec![],
+                        submodule: r.submodule,
+                        line: r.line,
+                        statement: r.text.clone(),
+                    };
                     imports.push((r.statement, import));
                     imports.len() - 1
                 }
@@ -541,10 +620,15 @@ fn receiver(call: tree_sitter::Node, name: tree_sitter::Node, source: &[u8]) -> 
         }
         parent = child;
     }
-    let object = ["object", "operand", "value", "path"].into_iter().find_map(|field| parent.child_by_field_name(field))?;
+    let object = ["object", "operand", "value", "path"]
+        .into_iter()
+        .find_map(|field| parent.child_by_field_name(field))?;
     let text = &source[object.byte_range()];
-    let word = !text.is_empty() && text.len() <= 64 && text.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_');
-    (object.end_byte() <= name.start_byte() && word).then(|| String::from_utf8_lossy(text).into_owned())
+    let word = !text.is_empty()
+        && text.len() <= 64
+        && text.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_');
+    (object.end_byte() <= name.start_byte() && word)
+        .then(|| String::from_utf8_lossy(text).into_owned())
 }
 
 /// The names an import binds in the file: its alias; else, for a module import, the
@@ -557,7 +641,9 @@ fn bound_names(language: Language, import: &Import) -> Vec<&str> {
     let module = import.module.as_str();
     let last = |sep: &str| module.rsplit(sep).next().unwrap_or(module);
     let mut out: Vec<&str> = match language {
-        Language::Python if import.items.is_empty() && !module.starts_with('.') => vec![module.split('.').next().unwrap_or(module)],
+        Language::Python if import.items.is_empty() && !module.starts_with('.') => {
+            vec![module.split('.').next().unwrap_or(module)]
+        }
         Language::Go => vec![last("/")],
         Language::Java => vec![last(".")],
         Language::Rust => vec![last("::")],
@@ -571,12 +657,22 @@ fn bound_names(language: Language, import: &Import) -> Vec<&str> {
 
 /// Identifiers inside definitions that name one of the file's variables or a name
 /// it imports (a variable defined elsewhere): one `Use` per (definition, name).
-fn uses(tree: &tree_sitter::Tree, source: &[u8], definitions: &[Definition], imports: &[Import]) -> Vec<Found> {
+fn uses(
+    tree: &tree_sitter::Tree,
+    source: &[u8],
+    definitions: &[Definition],
+    imports: &[Import],
+) -> Vec<Found> {
     let wanted: std::collections::HashSet<&[u8]> = definitions
         .iter()
         .filter(|d| d.kind == DefKind::Variable)
         .map(|d| d.name.as_bytes())
-        .chain(imports.iter().flat_map(|i| i.items.iter().chain(i.renamed.iter().map(|(local, _)| local)).map(|n| n.as_bytes())))
+        .chain(imports.iter().flat_map(|i| {
+            i.items
+                .iter()
+                .chain(i.renamed.iter().map(|(local, _)| local))
+                .map(|n| n.as_bytes())
+        }))
         .collect();
     let mut out = Vec::new();
     if wanted.is_empty() {
@@ -618,7 +714,12 @@ fn uses(tree: &tree_sitter::Tree, source: &[u8], definitions: &[Definition], imp
 ///   origin, name) other than calls are dropped, calls are one per call site.
 ///
 /// Each import's items follow as `Item` references.
-fn resolve_origins(language: Language, mut found: Vec<Found>, definitions: &[Definition], imports: &[Import]) -> Vec<Reference> {
+fn resolve_origins(
+    language: Language,
+    mut found: Vec<Found>,
+    definitions: &[Definition],
+    imports: &[Import],
+) -> Vec<Reference> {
     // The import bringing each plain name in, and the item a renamed one stands for.
     let mut named: std::collections::HashMap<&str, (u32, &str)> = std::collections::HashMap::new();
     for (i, import) in imports.iter().enumerate().rev() {
@@ -638,9 +739,18 @@ fn resolve_origins(language: Language, mut found: Vec<Found>, definitions: &[Def
             .map_or(Receiver::Unknown, |i| Receiver::Import(i as u32)),
     };
     found.sort_by_key(|f| (f.byte, f.kind as u8));
-    let inherit_bytes: std::collections::HashSet<usize> = found.iter().filter(|f| f.kind == RefKind::Inherit).map(|f| f.byte).collect();
-    let innermost = |byte: usize, accept: &dyn Fn(DefKind) -> bool| definitions.iter().rposition(|d| accept(d.kind) && d.contains_byte(byte));
-    let mut seen: std::collections::HashSet<(RefKind, Option<usize>, String)> = std::collections::HashSet::new();
+    let inherit_bytes: std::collections::HashSet<usize> = found
+        .iter()
+        .filter(|f| f.kind == RefKind::Inherit)
+        .map(|f| f.byte)
+        .collect();
+    let innermost = |byte: usize, accept: &dyn Fn(DefKind) -> bool| {
+        definitions
+            .iter()
+            .rposition(|d| accept(d.kind) && d.contains_byte(byte))
+    };
+    let mut seen: std::collections::HashSet<(RefKind, Option<usize>, String)> =
+        std::collections::HashSet::new();
     let mut out: Vec<Reference> = Vec::new();
     let mut last_call: Option<(usize, &str)> = None;
     for f in &found {
@@ -659,7 +769,9 @@ fn resolve_origins(language: Language, mut found: Vec<Found>, definitions: &[Def
             RefKind::Type if inherit_bytes.contains(&f.byte) => continue,
             RefKind::Type => innermost(f.byte, &|k| k != DefKind::Variable),
             RefKind::Use => {
-                if definitions.iter().any(|d| d.kind == DefKind::Variable && d.name == f.name && d.contains_byte(f.byte)) {
+                if definitions.iter().any(|d| {
+                    d.kind == DefKind::Variable && d.name == f.name && d.contains_byte(f.byte)
+                }) {
                     continue;
                 }
                 match innermost(f.byte, &|k| k != DefKind::Variable) {
@@ -679,14 +791,26 @@ fn resolve_origins(language: Language, mut found: Vec<Found>, definitions: &[Def
             (RefKind::Use, _, Some(&(_, item))) => (item.to_string(), Receiver::Unknown),
             _ => (f.name.clone(), receiver_of(&f.receiver)),
         };
-        out.push(Reference { kind: f.kind, name, line: f.line, origin, receiver });
+        out.push(Reference {
+            kind: f.kind,
+            name,
+            line: f.line,
+            origin,
+            receiver,
+        });
     }
     // Calls first (in source order), then the rest: a stable order for tests.
     out.sort_by_key(|r| r.kind != RefKind::Call);
     for (i, import) in imports.iter().enumerate() {
         for item in &import.items {
             let name = item.rsplit(['.', ':']).next().unwrap_or(item).to_string();
-            out.push(Reference { kind: RefKind::Item, name, line: import.line, origin: Origin::Import(i as u32), receiver: Receiver::Unknown });
+            out.push(Reference {
+                kind: RefKind::Item,
+                name,
+                line: import.line,
+                origin: Origin::Import(i as u32),
+                receiver: Receiver::Unknown,
+            });
         }
     }
     out
@@ -697,7 +821,11 @@ mod tests {
     use super::*;
 
     fn summary(symbols: &FileSymbols) -> Vec<(DefKind, &str, usize)> {
-        symbols.definitions.iter().map(|d| (d.kind, d.name.as_str(), d.line)).collect()
+        symbols
+            .definitions
+            .iter()
+            .map(|d| (d.kind, d.name.as_str(), d.line))
+            .collect()
     }
 
     /// (kind, name, line, origin as a definition's name, "file" or "import <module>").
@@ -716,28 +844,43 @@ mod tests {
     }
 
     fn imports(s: &FileSymbols) -> Vec<(String, Vec<String>, usize)> {
-        s.imports.iter().map(|i| (i.module.clone(), i.items.clone(), i.line)).collect()
+        s.imports
+            .iter()
+            .map(|i| (i.module.clone(), i.items.clone(), i.line))
+            .collect()
     }
 
     const EXPECTED: [(&str, &str, &str); 6] = [
-        (r#"[(Variable, "LIMIT", 4), (Class, "Repo", 6), (Function, "load", 7), (Function, "fetch", 10)]"#,
-         r#"[("os", [], 1), ("a.b", [], 1), ("..pkg", ["x", "y"], 2), ("m", [], 3)]"#,
-         r#"[(Call, "fetch", 8, "load"), (Call, "helper", 11, "fetch"), (Call, "strip", 11, "fetch"), (Call, "main", 13, "file"), (Inherit, "Base", 6, "Repo"), (Inherit, "Mixin", 6, "Repo"), (Type, "Key", 7, "load"), (Type, "int", 7, "load"), (Use, "LIMIT", 8, "load"), (Use, "x", 8, "load"), (Item, "x", 2, "import ..pkg"), (Item, "y", 2, "import ..pkg")]"#),
-        (r#"[(Variable, "MAX", 4), (Class, "S", 5), (Class, "T", 6), (Function, "go", 9), (Function, "helper", 11)]"#,
-         r#"[("crate::graph", ["extract"], 1), ("crate::graph::store", ["Edge"], 1), ("std", ["io"], 2), ("util", [], 3)]"#,
-         r#"[(Call, "helper", 9, "go"), (Inherit, "Base", 6, "T"), (Inherit, "Other", 6, "T"), (Type, "T", 7, "file"), (Type, "S", 8, "file"), (Use, "MAX", 9, "go"), (Item, "extract", 1, "import crate::graph"), (Item, "Edge", 1, "import crate::graph::store"), (Item, "io", 2, "import std")]"#),
-        (r#"[(Variable, "Count", 8), (Class, "T", 10), (Class, "I", 16), (Function, "Run", 21), (Function, "Helper", 23)]"#,
-         r#"[("fmt", [], 4), ("example.com/m/util", [], 5)]"#,
-         r#"[(Call, "Helper", 21, "Run"), (Call, "Println", 21, "Run"), (Type, "T", 10, "T"), (Inherit, "Base", 11, "T"), (Inherit, "Other", 12, "T"), (Type, "string", 13, "T"), (Type, "I", 16, "I"), (Type, "Stringer", 17, "I"), (Inherit, "Reader", 18, "I"), (Type, "T", 21, "Run"), (Use, "Count", 21, "Run"), (Type, "int", 23, "Helper")]"#),
-        (r#"[(Class, "A", 4), (Variable, "count", 5), (Function, "run", 6), (Function, "helper", 7), (Class, "I", 9)]"#,
-         r#"[("com.x.Foo", [], 2), ("java.util", [], 3)]"#,
-         r#"[(Call, "helper", 6, "run"), (Inherit, "Base", 4, "A"), (Inherit, "I", 4, "A"), (Inherit, "J", 4, "A"), (Use, "count", 6, "run"), (Type, "Foo", 6, "run"), (Inherit, "K", 9, "I")]"#),
-        (r#"[(Variable, "fs", 3), (Variable, "LIMIT", 4), (Function, "f", 5), (Class, "A", 6), (Function, "run", 7), (Function, "helper", 9)]"#,
-         r#"[("./util.js", ["slug", "title"], 1), ("react", [], 2), ("fs", [], 3)]"#,
-         r#"[(Call, "helper", 7, "run"), (Call, "slug", 7, "run"), (Inherit, "Base", 6, "A"), (Use, "LIMIT", 7, "run"), (Use, "slug", 7, "run"), (Item, "slug", 1, "import ./util.js"), (Item, "title", 1, "import ./util.js")]"#),
-        (r#"[(Class, "I", 3), (Class, "A", 4), (Function, "run", 5), (Function, "helper", 7)]"#,
-         r#"[("../repo", ["Repo"], 1), ("./types", [], 2)]"#,
-         r#"[(Call, "helper", 5, "run"), (Inherit, "J", 3, "I"), (Inherit, "Base", 4, "A"), (Inherit, "I", 4, "A"), (Type, "Repo", 5, "run"), (Item, "Repo", 1, "import ../repo")]"#),
+        (
+            r#"[(Variable, "LIMIT", 4), (Class, "Repo", 6), (Function, "load", 7), (Function, "fetch", 10)]"#,
+            r#"[("os", [], 1), ("a.b", [], 1), ("..pkg", ["x", "y"], 2), ("m", [], 3)]"#,
+            r#"[(Call, "fetch", 8, "load"), (Call, "helper", 11, "fetch"), (Call, "strip", 11, "fetch"), (Call, "main", 13, "file"), (Inherit, "Base", 6, "Repo"), (Inherit, "Mixin", 6, "Repo"), (Type, "Key", 7, "load"), (Type, "int", 7, "load"), (Use, "LIMIT", 8, "load"), (Use, "x", 8, "load"), (Item, "x", 2, "import ..pkg"), (Item, "y", 2, "import ..pkg")]"#,
+        ),
+        (
+            r#"[(Variable, "MAX", 4), (Class, "S", 5), (Class, "T", 6), (Function, "go", 9), (Function, "helper", 11)]"#,
+            r#"[("crate::graph", ["extract"], 1), ("crate::graph::store", ["Edge"], 1), ("std", ["io"], 2), ("util", [], 3)]"#,
+            r#"[(Call, "helper", 9, "go"), (Inherit, "Base", 6, "T"), (Inherit, "Other", 6, "T"), (Type, "T", 7, "file"), (Type, "S", 8, "file"), (Use, "MAX", 9, "go"), (Item, "extract", 1, "import crate::graph"), (Item, "Edge", 1, "import crate::graph::store"), (Item, "io", 2, "import std")]"#,
+        ),
+        (
+            r#"[(Variable, "Count", 8), (Class, "T", 10), (Class, "I", 16), (Function, "Run", 21), (Function, "Helper", 23)]"#,
+            r#"[("fmt", [], 4), ("example.com/m/util", [], 5)]"#,
+            r#"[(Call, "Helper", 21, "Run"), (Call, "Println", 21, "Run"), (Type, "T", 10, "T"), (Inherit, "Base", 11, "T"), (Inherit, "Other", 12, "T"), (Type, "string", 13, "T"), (Type, "I", 16, "I"), (Type, "Stringer", 17, "I"), (Inherit, "Reader", 18, "I"), (Type, "T", 21, "Run"), (Use, "Count", 21, "Run"), (Type, "int", 23, "Helper")]"#,
+        ),
+        (
+            r#"[(Class, "A", 4), (Variable, "count", 5), (Function, "run", 6), (Function, "helper", 7), (Class, "I", 9)]"#,
+            r#"[("com.x.Foo", [], 2), ("java.util", [], 3)]"#,
+            r#"[(Call, "helper", 6, "run"), (Inherit, "Base", 4, "A"), (Inherit, "I", 4, "A"), (Inherit, "J", 4, "A"), (Use, "count", 6, "run"), (Type, "Foo", 6, "run"), (Inherit, "K", 9, "I")]"#,
+        ),
+        (
+            r#"[(Variable, "fs", 3), (Variable, "LIMIT", 4), (Function, "f", 5), (Class, "A", 6), (Function, "run", 7), (Function, "helper", 9)]"#,
+            r#"[("./util.js", ["slug", "title"], 1), ("react", [], 2), ("fs", [], 3)]"#,
+            r#"[(Call, "helper", 7, "run"), (Call, "slug", 7, "run"), (Inherit, "Base", 6, "A"), (Use, "LIMIT", 7, "run"), (Use, "slug", 7, "run"), (Item, "slug", 1, "import ./util.js"), (Item, "title", 1, "import ./util.js")]"#,
+        ),
+        (
+            r#"[(Class, "I", 3), (Class, "A", 4), (Function, "run", 5), (Function, "helper", 7)]"#,
+            r#"[("../repo", ["Repo"], 1), ("./types", [], 2)]"#,
+            r#"[(Call, "helper", 5, "run"), (Inherit, "J", 3, "I"), (Inherit, "Base", 4, "A"), (Inherit, "I", 4, "A"), (Type, "Repo", 5, "run"), (Item, "Repo", 1, "import ../repo")]"#,
+        ),
     ];
 
     /// Every language: definitions, imports (module, items) and references with their
@@ -761,7 +904,12 @@ mod tests {
         }
         assert_eq!(
             flatten_use("a::{b, c::{d as e, self}, *}"),
-            [("a".into(), Some("b".into())), ("a::c".into(), Some("d".into())), ("a::c".into(), None), ("a".into(), None)]
+            [
+                ("a".into(), Some("b".into())),
+                ("a::c".into(), Some("d".into())),
+                ("a::c".into(), None),
+                ("a".into(), None)
+            ]
         );
     }
 
@@ -777,7 +925,9 @@ mod tests {
         let s = extract(Language::Python, b"def ok():\n    pass\n\ndef broken(:\n");
         assert!(s.syntax_errors);
         assert_eq!(s.definitions[0].name, "ok");
-        let junk: Vec<u8> = (0..5000u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+        let junk: Vec<u8> = (0..5000u32)
+            .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+            .collect();
         for l in Language::ALL {
             let _ = extract(l, &junk);
         }

@@ -46,7 +46,9 @@ fn module_path(language: Language, path: &str) -> &str {
 }
 
 fn suffixes(path: &str) -> impl Iterator<Item = &str> {
-    std::iter::once(path).chain(path.match_indices('/').map(move |(i, _)| &path[i + 1..])).filter(|s| !s.is_empty())
+    std::iter::once(path)
+        .chain(path.match_indices('/').map(move |(i, _)| &path[i + 1..]))
+        .filter(|s| !s.is_empty())
 }
 
 /// The keys a file answers to: every suffix of its module path (and, for Java
@@ -56,7 +58,9 @@ pub fn keys(language: Language, path: &str) -> Vec<String> {
     let mut out: Vec<String> = suffixes(module).map(|s| key(language, s)).collect();
     let folder_too = match language {
         Language::Java => true,
-        Language::JavaScript | Language::TypeScript | Language::Tsx => module.rsplit('/').next() == Some("index"),
+        Language::JavaScript | Language::TypeScript | Language::Tsx => {
+            module.rsplit('/').next() == Some("index")
+        }
         _ => false,
     };
     if folder_too {
@@ -102,7 +106,12 @@ pub fn lookups(language: Language, importer: &str, import: &Import) -> (Vec<Stri
     let dir = parent(importer);
     let with_items = |base: String| -> Vec<String> {
         let mut out = vec![base.clone()];
-        out.extend(import.items.iter().map(|item| join(&base, &item.replace(['.', ':'], "/"))));
+        out.extend(
+            import
+                .items
+                .iter()
+                .map(|item| join(&base, &item.replace(['.', ':'], "/"))),
+        );
         out.retain(|k| !k.is_empty());
         out
     };
@@ -130,7 +139,10 @@ pub fn lookups(language: Language, importer: &str, import: &Import) -> (Vec<Stri
                     Some((stem, ext)) if known.contains(&ext) => stem.to_string(),
                     _ => target,
                 };
-                (vec![target].into_iter().filter(|t| !t.is_empty()).collect(), Match::All)
+                (
+                    vec![target].into_iter().filter(|t| !t.is_empty()).collect(),
+                    Match::All,
+                )
             }
         }
         Language::Java => {
@@ -140,7 +152,10 @@ pub fn lookups(language: Language, importer: &str, import: &Import) -> (Vec<Stri
             out.extend(Some(parent(&path).to_string()).filter(|p| !p.is_empty()));
             (out, Match::First)
         }
-        Language::Go => (suffixes(&import.module).map(str::to_string).collect(), Match::First),
+        Language::Go => (
+            suffixes(&import.module).map(str::to_string).collect(),
+            Match::First,
+        ),
         Language::Rust => {
             let own = module_path(language, importer);
             if import.submodule {
@@ -176,7 +191,9 @@ pub fn lookups(language: Language, importer: &str, import: &Import) -> (Vec<Stri
 /// Folder of a file's package, as a key, for Go and Java (whose files see their
 /// package's definitions without an import); None for other languages.
 pub fn package(language: Language, path: &str) -> Option<String> {
-    matches!(language, Language::Go | Language::Java).then(|| key(language, parent(path))).filter(|k| !k.ends_with(':'))
+    matches!(language, Language::Go | Language::Java)
+        .then(|| key(language, parent(path)))
+        .filter(|k| !k.ends_with(':'))
 }
 
 #[cfg(test)]
@@ -184,35 +201,126 @@ mod tests {
     use super::*;
 
     fn import(module: &str, items: &[&str]) -> Import {
-        Import { module: module.into(), items: items.iter().map(|s| s.to_string()).collect(), alias: None, renamed: vec![], submodule: false, line: 1, statement: String::new() }
+        Import {
+            module: module.into(),
+            items: items.iter().map(|s| s.to_string()).collect(),
+            alias: None,
+            renamed: vec![],
+            submodule: false,
+            line: 1,
+            statement: String::new(),
+        }
     }
 
     #[test]
     fn keys_are_module_suffixes() {
-        assert_eq!(keys(Language::Python, "Lib/email/utils.py"), ["py:Lib/email/utils", "py:email/utils", "py:utils"]);
+        assert_eq!(
+            keys(Language::Python, "Lib/email/utils.py"),
+            ["py:Lib/email/utils", "py:email/utils", "py:utils"]
+        );
         assert_eq!(keys(Language::Python, "pkg/__init__.py"), ["py:pkg"]);
-        assert_eq!(keys(Language::Rust, "src/graph/mod.rs"), ["rs:src/graph", "rs:graph"]);
-        assert_eq!(keys(Language::Go, "cmd/tool/main.go"), ["go:cmd/tool", "go:tool"]);
-        assert_eq!(keys(Language::Java, "com/x/Foo.java"), ["java:com/x/Foo", "java:x/Foo", "java:Foo", "java:com/x", "java:x"]);
-        assert_eq!(keys(Language::TypeScript, "src/ui/index.ts"), ["js:src/ui/index", "js:ui/index", "js:index", "js:src/ui", "js:ui"]);
+        assert_eq!(
+            keys(Language::Rust, "src/graph/mod.rs"),
+            ["rs:src/graph", "rs:graph"]
+        );
+        assert_eq!(
+            keys(Language::Go, "cmd/tool/main.go"),
+            ["go:cmd/tool", "go:tool"]
+        );
+        assert_eq!(
+            keys(Language::Java, "com/x/Foo.java"),
+            [
+                "java:com/x/Foo",
+                "java:x/Foo",
+                "java:Foo",
+                "java:com/x",
+                "java:x"
+            ]
+        );
+        assert_eq!(
+            keys(Language::TypeScript, "src/ui/index.ts"),
+            [
+                "js:src/ui/index",
+                "js:ui/index",
+                "js:index",
+                "js:src/ui",
+                "js:ui"
+            ]
+        );
     }
 
     #[test]
     fn lookups_per_language() {
         let l = |lang, importer, i: Import| lookups(lang, importer, &i);
-        assert_eq!(l(Language::Python, "a/b.py", import("os.path", &["join"])).0, ["py:os/path", "py:os/path/join"]);
-        assert_eq!(l(Language::Python, "a/b/c.py", import("..x", &["y"])).0, ["py:a/x", "py:a/x/y"]);
-        assert_eq!(l(Language::Python, "a/c.py", import(".", &["y"])).0, ["py:a", "py:a/y"]);
-        assert!(l(Language::Python, "c.py", import("..x", &[])).0.is_empty(), "above the root");
-        assert_eq!(l(Language::TypeScript, "src/app.ts", import("./util/str.js", &[])).0, ["js:src/util/str"]);
-        assert!(l(Language::JavaScript, "src/app.js", import("react", &[])).0.is_empty());
-        assert_eq!(l(Language::Java, "A.java", import("com.x.Foo", &[])), (vec!["java:com/x/Foo".into(), "java:com/x".into()], Match::First));
-        assert_eq!(l(Language::Go, "main.go", import("example.com/m/util", &[])).0, ["go:example.com/m/util", "go:m/util", "go:util"]);
-        assert_eq!(l(Language::Rust, "src/graph/store.rs", import("super", &["extract"])).0, ["rs:src/graph", "rs:src/graph/extract"]);
-        assert_eq!(l(Language::Rust, "src/lib.rs", import("crate::graph", &["Edge"])).0, ["rs:graph", "rs:graph/Edge"]);
-        let sub = Import { submodule: true, ..import("store", &[]) };
-        assert_eq!(l(Language::Rust, "src/graph/mod.rs", sub).0, ["rs:src/graph/store"]);
-        assert_eq!(package(Language::Go, "cmd/main.go").as_deref(), Some("go:cmd"));
+        assert_eq!(
+            l(Language::Python, "a/b.py", import("os.path", &["join"])).0,
+            ["py:os/path", "py:os/path/join"]
+        );
+        assert_eq!(
+            l(Language::Python, "a/b/c.py", import("..x", &["y"])).0,
+            ["py:a/x", "py:a/x/y"]
+        );
+        assert_eq!(
+            l(Language::Python, "a/c.py", import(".", &["y"])).0,
+            ["py:a", "py:a/y"]
+        );
+        assert!(
+            l(Language::Python, "c.py", import("..x", &[])).0.is_empty(),
+            "above the root"
+        );
+        assert_eq!(
+            l(
+                Language::TypeScript,
+                "src/app.ts",
+                import("./util/str.js", &[])
+            )
+            .0,
+            ["js:src/util/str"]
+        );
+        assert!(l(Language::JavaScript, "src/app.js", import("react", &[]))
+            .0
+            .is_empty());
+        assert_eq!(
+            l(Language::Java, "A.java", import("com.x.Foo", &[])),
+            (
+                vec!["java:com/x/Foo".into(), "java:com/x".into()],
+                Match::First
+            )
+        );
+        assert_eq!(
+            l(Language::Go, "main.go", import("example.com/m/util", &[])).0,
+            ["go:example.com/m/util", "go:m/util", "go:util"]
+        );
+        assert_eq!(
+            l(
+                Language::Rust,
+                "src/graph/store.rs",
+                import("super", &["extract"])
+            )
+            .0,
+            ["rs:src/graph", "rs:src/graph/extract"]
+        );
+        assert_eq!(
+            l(
+                Language::Rust,
+                "src/lib.rs",
+                import("crate::graph", &["Edge"])
+            )
+            .0,
+            ["rs:graph", "rs:graph/Edge"]
+        );
+        let sub = Import {
+            submodule: true,
+            ..import("store", &[])
+        };
+        assert_eq!(
+            l(Language::Rust, "src/graph/mod.rs", sub).0,
+            ["rs:src/graph/store"]
+        );
+        assert_eq!(
+            package(Language::Go, "cmd/main.go").as_deref(),
+            Some("go:cmd")
+        );
         assert_eq!(package(Language::Python, "cmd/main.py"), None);
     }
 }

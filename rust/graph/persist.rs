@@ -33,7 +33,8 @@ fn checksum(payload: &[u8]) -> u64 {
 
 pub fn save(path: &Path, saved: &Saved) -> Result<()> {
     let io = |err: std::io::Error| Error::Io(format!("cannot write {}: {err}", path.display()));
-    let payload = postcard::to_stdvec(saved).map_err(|err| Error::Io(format!("cannot encode the graph: {err}")))?;
+    let payload = postcard::to_stdvec(saved)
+        .map_err(|err| Error::Io(format!("cannot encode the graph: {err}")))?;
     let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
     tmp_name.push(format!(".tmp{}", std::process::id()));
     let tmp = path.with_file_name(tmp_name);
@@ -41,8 +42,10 @@ pub fn save(path: &Path, saved: &Saved) -> Result<()> {
         let mut file = std::fs::File::create(&tmp).map_err(io)?;
         file.write_all(MAGIC).map_err(io)?;
         file.write_all(&FORMAT_VERSION.to_le_bytes()).map_err(io)?;
-        file.write_all(&(payload.len() as u64).to_le_bytes()).map_err(io)?;
-        file.write_all(&checksum(&payload).to_le_bytes()).map_err(io)?;
+        file.write_all(&(payload.len() as u64).to_le_bytes())
+            .map_err(io)?;
+        file.write_all(&checksum(&payload).to_le_bytes())
+            .map_err(io)?;
         file.write_all(&payload).map_err(io)?;
         file.sync_all().map_err(io)?;
     }
@@ -53,14 +56,24 @@ pub fn save(path: &Path, saved: &Saved) -> Result<()> {
 }
 
 pub fn load(path: &Path) -> Result<Saved> {
-    let bytes = std::fs::read(path).map_err(|err| Error::Io(format!("cannot read {}: {err}", path.display())))?;
-    let corrupt = |why: &str| Error::Corrupt(format!("{} is not a readable aircher-mem graph ({why}): rebuild it", path.display()));
+    let bytes = std::fs::read(path)
+        .map_err(|err| Error::Io(format!("cannot read {}: {err}", path.display())))?;
+    let corrupt = |why: &str| {
+        Error::Corrupt(format!(
+            "{} is not a readable aircher-mem graph ({why}): rebuild it",
+            path.display()
+        ))
+    };
     if bytes.len() < HEADER || &bytes[..8] != MAGIC {
         return Err(corrupt("no graph header"));
     }
     let version = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
     if version != FORMAT_VERSION {
-        return Err(Error::FormatVersion { path: path.display().to_string(), found: version, expected: FORMAT_VERSION });
+        return Err(Error::FormatVersion {
+            path: path.display().to_string(),
+            found: version,
+            expected: FORMAT_VERSION,
+        });
     }
     let length = u64::from_le_bytes(bytes[12..20].try_into().expect("8 bytes"));
     let sum = u64::from_le_bytes(bytes[20..28].try_into().expect("8 bytes"));
@@ -82,7 +95,13 @@ mod tests {
     fn saved() -> Saved {
         Saved {
             root: "/repo".into(),
-            files: vec![("a.py".into(), extract(Language::Python, b"class A:\n    def f(self):\n        g()\n\ndef g():\n    pass\n"))],
+            files: vec![(
+                "a.py".into(),
+                extract(
+                    Language::Python,
+                    b"class A:\n    def f(self):\n        g()\n\ndef g():\n    pass\n",
+                ),
+            )],
             skipped: vec![("blob.py".into(), "binary (NUL byte)".into())],
             warnings: vec![],
         }
@@ -109,7 +128,14 @@ mod tests {
         let mut old = good.clone();
         old[8..12].copy_from_slice(&0u32.to_le_bytes());
         std::fs::write(&path, &old).unwrap();
-        assert!(matches!(load(&path), Err(Error::FormatVersion { found: 0, expected: FORMAT_VERSION, .. })));
+        assert!(matches!(
+            load(&path),
+            Err(Error::FormatVersion {
+                found: 0,
+                expected: FORMAT_VERSION,
+                ..
+            })
+        ));
 
         std::fs::write(&path, b"not a graph").unwrap();
         assert!(matches!(load(&path), Err(Error::Corrupt(_))));

@@ -8,7 +8,18 @@ use rayon::prelude::*;
 use super::extract::{extract, FileSymbols, Language};
 
 /// Folders of third-party or generated code, never indexed.
-pub const VENDORED: &[&str] = &["node_modules", "vendor", "third_party", "site-packages", ".venv", "venv", "__pycache__", "target", "dist", "build"];
+pub const VENDORED: &[&str] = &[
+    "node_modules",
+    "vendor",
+    "third_party",
+    "site-packages",
+    ".venv",
+    "venv",
+    "__pycache__",
+    "target",
+    "dist",
+    "build",
+];
 
 /// A source file to parse: its path relative to the root (with `/`) and language.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,7 +36,11 @@ pub fn discover(root: &Path, max_file_bytes: u64) -> (Vec<Source>, Vec<(String, 
     let walker = ignore::WalkBuilder::new(root)
         .require_git(false) // .gitignore counts even outside a git checkout
         .follow_links(false) // a symlink loop cannot trap the walk
-        .filter_entry(|entry| !(entry.depth() > 0 && entry.file_type().is_some_and(|t| t.is_dir()) && VENDORED.contains(&entry.file_name().to_string_lossy().as_ref())))
+        .filter_entry(|entry| {
+            !(entry.depth() > 0
+                && entry.file_type().is_some_and(|t| t.is_dir())
+                && VENDORED.contains(&entry.file_name().to_string_lossy().as_ref()))
+        })
         .build();
     for entry in walker {
         let entry = match entry {
@@ -39,13 +54,26 @@ pub fn discover(root: &Path, max_file_bytes: u64) -> (Vec<Source>, Vec<(String, 
             continue;
         }
         let path = entry.path();
-        let Some(language) = Language::from_path(path) else { continue };
-        let relative = path.strip_prefix(root).unwrap_or(path).to_string_lossy().replace('\\', "/");
+        let Some(language) = Language::from_path(path) else {
+            continue;
+        };
+        let relative = path
+            .strip_prefix(root)
+            .unwrap_or(path)
+            .to_string_lossy()
+            .replace('\\', "/");
         match entry.metadata() {
             Ok(meta) if meta.len() > max_file_bytes => {
-                skipped.push((relative, format!("larger than {max_file_bytes} bytes ({} bytes)", meta.len())));
+                skipped.push((
+                    relative,
+                    format!("larger than {max_file_bytes} bytes ({} bytes)", meta.len()),
+                ));
             }
-            Ok(_) => sources.push(Source { path: path.to_path_buf(), relative, language }),
+            Ok(_) => sources.push(Source {
+                path: path.to_path_buf(),
+                relative,
+                language,
+            }),
             Err(err) => skipped.push((relative, format!("unreadable: {err}"))),
         }
     }

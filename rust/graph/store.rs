@@ -101,7 +101,10 @@ fn targets(kind: RefKind, node: NodeKind) -> bool {
         RefKind::Call => matches!(node, NodeKind::Function | NodeKind::Class),
         RefKind::Inherit | RefKind::Type => node == NodeKind::Class,
         RefKind::Use => node == NodeKind::Variable,
-        RefKind::Item => matches!(node, NodeKind::Function | NodeKind::Class | NodeKind::Variable),
+        RefKind::Item => matches!(
+            node,
+            NodeKind::Function | NodeKind::Class | NodeKind::Variable
+        ),
     }
 }
 
@@ -174,9 +177,18 @@ struct Prepared {
 impl Prepared {
     fn of(path: &str, symbols: &FileSymbols) -> Prepared {
         let language = symbols.language;
-        let import_keys = symbols.imports.iter().map(|import| modules::lookups(language, path, import)).collect();
+        let import_keys = symbols
+            .imports
+            .iter()
+            .map(|import| modules::lookups(language, path, import))
+            .collect();
         let mut by_name: Vec<u32> = (0..symbols.references.len() as u32).collect();
-        by_name.sort_unstable_by(|&a, &b| symbols.references[a as usize].name.cmp(&symbols.references[b as usize].name).then(a.cmp(&b)));
+        by_name.sort_unstable_by(|&a, &b| {
+            symbols.references[a as usize]
+                .name
+                .cmp(&symbols.references[b as usize].name)
+                .then(a.cmp(&b))
+        });
         let node = |kind, name: &str, line, end_line, signature: &str, items: &[String]| Node {
             kind,
             name: name.to_string(),
@@ -194,11 +206,40 @@ impl Prepared {
             .map(|(i, d)| {
                 // Contained by the innermost enclosing class or function.
                 let container = (0..i).rev().find(|&j| found[j].contains(d));
-                (node(NodeKind::of(d.kind), &d.name, d.line, d.end_line, &d.signature, &[]), container)
+                (
+                    node(
+                        NodeKind::of(d.kind),
+                        &d.name,
+                        d.line,
+                        d.end_line,
+                        &d.signature,
+                        &[],
+                    ),
+                    container,
+                )
             })
             .collect();
-        let imports = symbols.imports.iter().map(|i| node(NodeKind::Import, &i.module, i.line, i.line, &i.statement, &i.items)).collect();
-        Prepared { keys: modules::keys(language, path), import_keys, by_name, defs, imports }
+        let imports = symbols
+            .imports
+            .iter()
+            .map(|i| {
+                node(
+                    NodeKind::Import,
+                    &i.module,
+                    i.line,
+                    i.line,
+                    &i.statement,
+                    &i.items,
+                )
+            })
+            .collect();
+        Prepared {
+            keys: modules::keys(language, path),
+            import_keys,
+            by_name,
+            defs,
+            imports,
+        }
     }
 }
 
@@ -236,7 +277,10 @@ impl KnowledgeGraph {
     pub fn from_files(files: Vec<(String, FileSymbols)>) -> Self {
         use rayon::prelude::*;
         let mut g = KnowledgeGraph::default();
-        let nodes = files.iter().map(|(_, s)| 1 + s.definitions.len() + s.imports.len()).sum();
+        let nodes = files
+            .iter()
+            .map(|(_, s)| 1 + s.definitions.len() + s.imports.len())
+            .sum();
         let references: usize = files.iter().map(|(_, s)| s.references.len()).sum();
         g.graph.reserve_nodes(nodes);
         g.graph.reserve_edges(nodes + references);
@@ -251,7 +295,11 @@ impl KnowledgeGraph {
             g.add_file_at(path, symbols, prepared, None);
         }
         // Resolving and linking only read the graph: both run in parallel.
-        let resolutions: Vec<(String, Resolution)> = g.files.par_iter().map(|(path, entry)| (path.clone(), g.resolution(entry))).collect();
+        let resolutions: Vec<(String, Resolution)> = g
+            .files
+            .par_iter()
+            .map(|(path, entry)| (path.clone(), g.resolution(entry)))
+            .collect();
         for (path, (resolved, scope)) in resolutions {
             if let Some(entry) = g.files.get_mut(&path) {
                 (entry.resolved, entry.scope) = (resolved, scope);
@@ -259,7 +307,10 @@ impl KnowledgeGraph {
         }
         let mut entries: Vec<&FileEntry> = g.files.values().collect();
         entries.sort_by_key(|e| e.node);
-        let edges: Vec<Vec<(NodeIndex, NodeIndex, Edge)>> = entries.par_iter().map(|e| g.edges_of(e, &Relink::All)).collect();
+        let edges: Vec<Vec<(NodeIndex, NodeIndex, Edge)>> = entries
+            .par_iter()
+            .map(|e| g.edges_of(e, &Relink::All))
+            .collect();
         for (a, b, e) in edges.into_iter().flatten() {
             g.graph.add_edge(a, b, e);
         }
@@ -271,8 +322,14 @@ impl KnowledgeGraph {
     /// defines, and the imports elsewhere that resolve to it. Nothing else is re-linked.
     pub fn update_file(&mut self, path: &str, symbols: FileSymbols) {
         let existed = self.files.contains_key(path);
-        let mut names: HashSet<String> = symbols.definitions.iter().map(|d| d.name.clone()).collect();
-        names.extend(self.files.get(path).into_iter().flat_map(|e| e.symbols.definitions.iter().map(|d| d.name.clone())));
+        let mut names: HashSet<String> =
+            symbols.definitions.iter().map(|d| d.name.clone()).collect();
+        names.extend(
+            self.files
+                .get(path)
+                .into_iter()
+                .flat_map(|e| e.symbols.definitions.iter().map(|d| d.name.clone())),
+        );
         let before = self.counts_before(&names, modules::family(symbols.language));
         let file = self.remove_nodes(path, !existed);
         let prepared = Prepared::of(path, &symbols);
@@ -298,8 +355,15 @@ impl KnowledgeGraph {
     /// Removes a file and repairs the references elsewhere to names it defined and
     /// the imports that resolved to it; false if it was not in the graph.
     pub fn remove_file(&mut self, path: &str) -> bool {
-        let Some(entry) = self.files.get(path) else { return false };
-        let names: HashSet<String> = entry.symbols.definitions.iter().map(|d| d.name.clone()).collect();
+        let Some(entry) = self.files.get(path) else {
+            return false;
+        };
+        let names: HashSet<String> = entry
+            .symbols
+            .definitions
+            .iter()
+            .map(|d| d.name.clone())
+            .collect();
         let before = self.counts_before(&names, modules::family(entry.symbols.language));
         let importers = self.importers(path);
         self.remove_nodes(path, true);
@@ -313,8 +377,16 @@ impl KnowledgeGraph {
 
     /// Files (other than `path`) that look up a module key `path` answers to.
     fn importers(&self, path: &str) -> BTreeSet<NodeIndex> {
-        let Some(entry) = self.files.get(path) else { return BTreeSet::new() };
-        entry.keys.iter().flat_map(|k| self.lookups.get(k).into_iter().flatten()).filter(|&&f| f != entry.node).copied().collect()
+        let Some(entry) = self.files.get(path) else {
+            return BTreeSet::new();
+        };
+        entry
+            .keys
+            .iter()
+            .flat_map(|k| self.lookups.get(k).into_iter().flatten())
+            .filter(|&&f| f != entry.node)
+            .copied()
+            .collect()
     }
 
     /// Definitions of a name in a language family that references from anywhere can
@@ -322,13 +394,24 @@ impl KnowledgeGraph {
     fn candidate_counts(&self, name: &str, family: &str) -> [usize; 2] {
         let ids = self.names.get(name).map_or(&[][..], |ids| ids.as_slice());
         let count = |kind: RefKind| {
-            ids.iter().filter(|&&c| targets(kind, self.graph[c].kind) && modules::family(self.graph[c].language) == family).count()
+            ids.iter()
+                .filter(|&&c| {
+                    targets(kind, self.graph[c].kind)
+                        && modules::family(self.graph[c].language) == family
+                })
+                .count()
         };
         [count(RefKind::Call), count(RefKind::Inherit)]
     }
 
     fn counts_before(&self, names: &HashSet<String>, family: &'static str) -> Counts {
-        Counts { family, before: names.iter().map(|n| (n.clone(), self.candidate_counts(n, family))).collect() }
+        Counts {
+            family,
+            before: names
+                .iter()
+                .map(|n| (n.clone(), self.candidate_counts(n, family)))
+                .collect(),
+        }
     }
 
     /// The names whose references elsewhere can resolve differently now. A name with
@@ -343,7 +426,10 @@ impl KnowledgeGraph {
             .filter(|(name, b)| {
                 let after = self.candidate_counts(name, counts.family);
                 // A reference never links its own source: one candidate more can link.
-                (0..2).any(|k| (b[k] <= MAX_CANDIDATES + 1 || after[k] <= MAX_CANDIDATES + 1) && b[k] + after[k] > 0)
+                (0..2).any(|k| {
+                    (b[k] <= MAX_CANDIDATES + 1 || after[k] <= MAX_CANDIDATES + 1)
+                        && b[k] + after[k] > 0
+                })
             })
             .map(|(n, _)| n)
             .collect()
@@ -359,15 +445,32 @@ impl KnowledgeGraph {
     }
 
     /// Adds a file's nodes and index entries, reusing its file node if given.
-    fn add_file_at(&mut self, path: String, symbols: FileSymbols, prepared: Prepared, file: Option<NodeIndex>) {
-        let Prepared { keys, import_keys, by_name, defs: def_nodes, imports: import_nodes } = prepared;
+    fn add_file_at(
+        &mut self,
+        path: String,
+        symbols: FileSymbols,
+        prepared: Prepared,
+        file: Option<NodeIndex>,
+    ) {
+        let Prepared {
+            keys,
+            import_keys,
+            by_name,
+            defs: def_nodes,
+            imports: import_nodes,
+        } = prepared;
         let node = Node {
             kind: NodeKind::File,
             name: path.clone(),
             path: path.clone(),
             language: symbols.language,
             line: 1,
-            end_line: symbols.definitions.iter().map(|d| d.end_line).max().unwrap_or(1),
+            end_line: symbols
+                .definitions
+                .iter()
+                .map(|d| d.end_line)
+                .max()
+                .unwrap_or(1),
             signature: String::new(),
             items: vec![],
         };
@@ -383,7 +486,16 @@ impl KnowledgeGraph {
         for (def, (node, container)) in symbols.definitions.iter().zip(def_nodes) {
             let id = self.graph.add_node(node);
             let parent = container.map_or(file, |j| defs[j]);
-            self.graph.add_edge(parent, id, Edge { kind: EdgeKind::Contains, confidence: 1.0, line: def.line, reference: u32::MAX });
+            self.graph.add_edge(
+                parent,
+                id,
+                Edge {
+                    kind: EdgeKind::Contains,
+                    confidence: 1.0,
+                    line: def.line,
+                    reference: u32::MAX,
+                },
+            );
             self.place(id, file, parent);
             let owner = &self.owner;
             match self.names.get_mut(&def.name) {
@@ -400,7 +512,16 @@ impl KnowledgeGraph {
         let mut imports = Vec::with_capacity(symbols.imports.len());
         for (import, node) in symbols.imports.iter().zip(import_nodes) {
             let id = self.graph.add_node(node);
-            self.graph.add_edge(file, id, Edge { kind: EdgeKind::Contains, confidence: 1.0, line: import.line, reference: u32::MAX });
+            self.graph.add_edge(
+                file,
+                id,
+                Edge {
+                    kind: EdgeKind::Contains,
+                    confidence: 1.0,
+                    line: import.line,
+                    reference: u32::MAX,
+                },
+            );
             self.place(id, file, file);
             imports.push(id);
         }
@@ -428,7 +549,20 @@ impl KnowledgeGraph {
         for key in lookups(&path, symbols.language, &import_keys) {
             self.lookups.entry(key).or_default().insert(file);
         }
-        self.files.insert(path, FileEntry { node: file, defs, imports, symbols, keys, import_keys, by_name, resolved: vec![], scope: vec![] });
+        self.files.insert(
+            path,
+            FileEntry {
+                node: file,
+                defs,
+                imports,
+                symbols,
+                keys,
+                import_keys,
+                by_name,
+                resolved: vec![],
+                scope: vec![],
+            },
+        );
     }
 
     /// Removes a file's nodes (their edges go with them) and index entries; the file
@@ -456,8 +590,12 @@ impl KnowledgeGraph {
             None
         } else {
             // Outgoing edges of the kept file node are its top-level references.
-            let out: Vec<EdgeIndex> =
-                self.graph.edges_directed(entry.node, Direction::Outgoing).filter(|e| e.weight().kind != EdgeKind::Contains).map(|e| e.id()).collect();
+            let out: Vec<EdgeIndex> = self
+                .graph
+                .edges_directed(entry.node, Direction::Outgoing)
+                .filter(|e| e.weight().kind != EdgeKind::Contains)
+                .map(|e| e.id())
+                .collect();
             for e in out {
                 self.graph.remove_edge(e);
             }
@@ -477,10 +615,20 @@ impl KnowledgeGraph {
 
     /// The files referring to some of `names` (but not those `skip` says), each with
     /// the names it refers to.
-    fn referring(&self, names: &HashSet<String>, skip: impl Fn(&NodeIndex) -> bool) -> Vec<(NodeIndex, HashSet<String>)> {
+    fn referring(
+        &self,
+        names: &HashSet<String>,
+        skip: impl Fn(&NodeIndex) -> bool,
+    ) -> Vec<(NodeIndex, HashSet<String>)> {
         let mut subsets: HashMap<NodeIndex, HashSet<String>> = HashMap::default();
         for name in names {
-            for file in self.wanted.get(name).into_iter().flatten().filter(|f| !skip(f)) {
+            for file in self
+                .wanted
+                .get(name)
+                .into_iter()
+                .flatten()
+                .filter(|f| !skip(f))
+            {
                 subsets.entry(*file).or_default().insert(name.clone());
             }
         }
@@ -497,8 +645,14 @@ impl KnowledgeGraph {
                 let name_of = |r: u32| entry.symbols.references[r as usize].name.as_str();
                 let mut out = Vec::new();
                 for name in names.iter() {
-                    let lo = entry.by_name.partition_point(|&r| name_of(r) < name.as_str());
-                    out.extend(entry.by_name[lo..].iter().take_while(|&&r| name_of(r) == name.as_str()));
+                    let lo = entry
+                        .by_name
+                        .partition_point(|&r| name_of(r) < name.as_str());
+                    out.extend(
+                        entry.by_name[lo..]
+                            .iter()
+                            .take_while(|&&r| name_of(r) == name.as_str()),
+                    );
                 }
                 out
             }
@@ -517,7 +671,9 @@ impl KnowledgeGraph {
     /// `All`, its imports made, then links them again.
     fn relink(&mut self, file: NodeIndex, how: Relink<'_>) {
         let path = self.graph[file].path.clone();
-        let Some(entry) = self.files.get(&path) else { return };
+        let Some(entry) = self.files.get(&path) else {
+            return;
+        };
         let doomed: Vec<EdgeIndex> = match how {
             Relink::All => std::iter::once(entry.node)
                 .chain(entry.defs.iter().copied())
@@ -529,13 +685,19 @@ impl KnowledgeGraph {
             Relink::Names(_) => {
                 let mut selected = Self::selected(entry, &how);
                 selected.sort_unstable();
-                let mut sources: Vec<NodeIndex> = selected.iter().map(|&r| Self::source(entry, entry.symbols.references[r as usize].origin)).collect();
+                let mut sources: Vec<NodeIndex> = selected
+                    .iter()
+                    .map(|&r| Self::source(entry, entry.symbols.references[r as usize].origin))
+                    .collect();
                 sources.sort_unstable();
                 sources.dedup();
                 sources
                     .into_iter()
                     .flat_map(|n| self.graph.edges_directed(n, Direction::Outgoing))
-                    .filter(|e| !matches!(e.weight().kind, EdgeKind::Contains | EdgeKind::Imports) && selected.binary_search(&e.weight().reference).is_ok())
+                    .filter(|e| {
+                        !matches!(e.weight().kind, EdgeKind::Contains | EdgeKind::Imports)
+                            && selected.binary_search(&e.weight().reference).is_ok()
+                    })
                     .map(|e| e.id())
                     .collect()
             }
@@ -551,7 +713,9 @@ impl KnowledgeGraph {
     fn resolve(&self, importer: NodeIndex, keys: &[String], how: Match) -> Vec<NodeIndex> {
         let mut found: Vec<NodeIndex> = Vec::new();
         for key in keys {
-            let Some(files) = self.modules.get(key) else { continue };
+            let Some(files) = self.modules.get(key) else {
+                continue;
+            };
             found.extend(files.iter().filter(|&&f| f != importer));
             if how == Match::First && !found.is_empty() {
                 break;
@@ -575,7 +739,11 @@ impl KnowledgeGraph {
     fn resolution(&self, entry: &FileEntry) -> Resolution {
         let language = entry.symbols.language;
         let path = &self.graph[entry.node].path;
-        let resolved: Vec<Vec<NodeIndex>> = entry.import_keys.iter().map(|(keys, how)| self.resolve(entry.node, keys, *how)).collect();
+        let resolved: Vec<Vec<NodeIndex>> = entry
+            .import_keys
+            .iter()
+            .map(|(keys, how)| self.resolve(entry.node, keys, *how))
+            .collect();
         let mut scope: Vec<NodeIndex> = resolved.iter().flatten().copied().collect();
         if let Some(files) = modules::package(language, path).and_then(|p| self.modules.get(&p)) {
             scope.extend(files.iter().filter(|&&f| f != entry.node));
@@ -595,13 +763,17 @@ impl KnowledgeGraph {
     /// Adds a file's import edges (for `All`, after resolving its imports again) and
     /// the edges of its references (all, or those named in `Names`).
     fn link(&mut self, path: &str, how: &Relink<'_>) {
-        let Some(entry) = self.files.get(path) else { return };
+        let Some(entry) = self.files.get(path) else {
+            return;
+        };
         if matches!(how, Relink::All) {
             let (resolved, scope) = self.resolution(entry);
             let entry = self.files.get_mut(path).expect("looked up above");
             (entry.resolved, entry.scope) = (resolved, scope);
         }
-        let Some(entry) = self.files.get(path) else { return };
+        let Some(entry) = self.files.get(path) else {
+            return;
+        };
         for (a, b, e) in self.edges_of(entry, how) {
             self.graph.add_edge(a, b, e);
         }
@@ -613,10 +785,24 @@ impl KnowledgeGraph {
         let family = modules::family(entry.symbols.language);
         let mut edges: Vec<(NodeIndex, NodeIndex, Edge)> = Vec::new();
         if matches!(how, Relink::All) {
-            for ((files, import), &node) in entry.resolved.iter().zip(&entry.symbols.imports).zip(&entry.imports) {
+            for ((files, import), &node) in entry
+                .resolved
+                .iter()
+                .zip(&entry.symbols.imports)
+                .zip(&entry.imports)
+            {
                 let confidence = 1.0 / files.len().max(1) as f32;
                 for &f in files {
-                    edges.push((node, f, Edge { kind: EdgeKind::Imports, confidence, line: import.line, reference: u32::MAX }));
+                    edges.push((
+                        node,
+                        f,
+                        Edge {
+                            kind: EdgeKind::Imports,
+                            confidence,
+                            line: import.line,
+                            reference: u32::MAX,
+                        },
+                    ));
                 }
             }
         }
@@ -624,16 +810,25 @@ impl KnowledgeGraph {
         let (mut here, mut near, mut anywhere) = (Vec::new(), Vec::new(), Vec::new());
         for index in Self::selected(entry, how) {
             let r = &entry.symbols.references[index as usize];
-            let Some(candidates) = self.names.get(&r.name) else { continue };
+            let Some(candidates) = self.names.get(&r.name) else {
+                continue;
+            };
             let source = Self::source(entry, r.origin);
             let accept = |c: NodeIndex| {
                 let node = &self.graph[c];
-                targets(r.kind, node.kind) && (c != source || r.kind == RefKind::Call) && modules::family(node.language) == family
+                targets(r.kind, node.kind)
+                    && (c != source || r.kind == RefKind::Call)
+                    && modules::family(node.language) == family
             };
             // The acceptable candidates defined in any of `files`.
             let defined_in = |files: &[NodeIndex], out: &mut Vec<NodeIndex>| {
                 for &f in files {
-                    out.extend(self.defined_in(candidates, f).iter().copied().filter(|&c| accept(c)));
+                    out.extend(
+                        self.defined_in(candidates, f)
+                            .iter()
+                            .copied()
+                            .filter(|&c| accept(c)),
+                    );
                 }
             };
             here.clear();
@@ -642,7 +837,8 @@ impl KnowledgeGraph {
             // A receiver that names the class or an imported module decides first.
             match r.receiver {
                 Receiver::This => {
-                    let class = std::iter::successors(self.parent(source), |&p| self.parent(p)).find(|&p| self.graph[p].kind == NodeKind::Class);
+                    let class = std::iter::successors(self.parent(source), |&p| self.parent(p))
+                        .find(|&p| self.graph[p].kind == NodeKind::Class);
                     if let Some(class) = class {
                         defined_in(&[entry.node], &mut here);
                         here.retain(|c| self.parents[c.index()] == class);
@@ -675,7 +871,13 @@ impl KnowledgeGraph {
                 &near
             } else if repo_wide {
                 // Past MAX_CANDIDATES nothing is linked: stop counting there.
-                anywhere.extend(candidates.iter().copied().filter(|&c| accept(c)).take(MAX_CANDIDATES + 1));
+                anywhere.extend(
+                    candidates
+                        .iter()
+                        .copied()
+                        .filter(|&c| accept(c))
+                        .take(MAX_CANDIDATES + 1),
+                );
                 &anywhere
             } else {
                 continue;
@@ -685,7 +887,16 @@ impl KnowledgeGraph {
             }
             let confidence = 1.0 / chosen.len() as f32;
             for &target in chosen.iter() {
-                edges.push((source, target, Edge { kind: EdgeKind::of(r.kind), confidence, line: r.line, reference: index }));
+                edges.push((
+                    source,
+                    target,
+                    Edge {
+                        kind: EdgeKind::of(r.kind),
+                        confidence,
+                        line: r.line,
+                        reference: index,
+                    },
+                ));
             }
         }
         edges
@@ -693,7 +904,11 @@ impl KnowledgeGraph {
 
     /// Each file's symbols, by path: everything the graph is built from.
     pub fn files(&self) -> Vec<(String, FileSymbols)> {
-        let mut out: Vec<_> = self.files.iter().map(|(p, e)| (p.clone(), e.symbols.clone())).collect();
+        let mut out: Vec<_> = self
+            .files
+            .iter()
+            .map(|(p, e)| (p.clone(), e.symbols.clone()))
+            .collect();
         out.sort_by(|a, b| a.0.cmp(&b.0));
         out
     }
@@ -725,28 +940,51 @@ impl KnowledgeGraph {
         let mut out = Vec::new();
         let mut stack = vec![file];
         while let Some(n) = stack.pop() {
-            for e in self.graph.edges_directed(n, Direction::Outgoing).filter(|e| e.weight().kind == EdgeKind::Contains) {
+            for e in self
+                .graph
+                .edges_directed(n, Direction::Outgoing)
+                .filter(|e| e.weight().kind == EdgeKind::Contains)
+            {
                 out.push(e.target());
                 stack.push(e.target());
             }
         }
-        out.sort_by_key(|&n| (self.graph[n].line, self.graph[n].end_line, self.graph[n].kind == NodeKind::Import));
+        out.sort_by_key(|&n| {
+            (
+                self.graph[n].line,
+                self.graph[n].end_line,
+                self.graph[n].kind == NodeKind::Import,
+            )
+        });
         Some(out)
     }
 
     /// The class, function or file that contains a node directly.
     pub fn parent(&self, id: NodeIndex) -> Option<NodeIndex> {
-        self.parents.get(id.index()).copied().filter(|&p| p != NodeIndex::end())
+        self.parents
+            .get(id.index())
+            .copied()
+            .filter(|&p| p != NodeIndex::end())
     }
 
     /// Definitions named `name` (or starting with it), sorted by path then line.
     pub fn find_symbol(&self, name: &str, prefix: bool) -> Vec<NodeIndex> {
         let mut out: Vec<NodeIndex> = if prefix {
-            self.names.iter().filter(|(n, _)| n.starts_with(name)).flat_map(|(_, ids)| ids.iter().copied()).collect()
+            self.names
+                .iter()
+                .filter(|(n, _)| n.starts_with(name))
+                .flat_map(|(_, ids)| ids.iter().copied())
+                .collect()
         } else {
             self.names.get(name).cloned().unwrap_or_default()
         };
-        out.sort_by(|&a, &b| (&self.graph[a].path, self.graph[a].line, &self.graph[a].name).cmp(&(&self.graph[b].path, self.graph[b].line, &self.graph[b].name)));
+        out.sort_by(|&a, &b| {
+            (&self.graph[a].path, self.graph[a].line, &self.graph[a].name).cmp(&(
+                &self.graph[b].path,
+                self.graph[b].line,
+                &self.graph[b].name,
+            ))
+        });
         out
     }
 
@@ -783,7 +1021,12 @@ impl KnowledgeGraph {
 
     /// Edges of `kind` into (`Incoming`) or out of the definitions named `name`, as
     /// (the node at the other end, the edge), by path and line.
-    pub fn related(&self, name: &str, kind: EdgeKind, direction: Direction) -> Vec<(NodeIndex, Edge)> {
+    pub fn related(
+        &self,
+        name: &str,
+        kind: EdgeKind,
+        direction: Direction,
+    ) -> Vec<(NodeIndex, Edge)> {
         let mut out: Vec<(NodeIndex, Edge)> = self
             .names
             .get(name)
@@ -793,10 +1036,25 @@ impl KnowledgeGraph {
                 self.graph
                     .edges_directed(def, direction)
                     .filter(move |e| e.weight().kind == kind)
-                    .map(move |e| (if direction == Direction::Incoming { e.source() } else { e.target() }, *e.weight()))
+                    .map(move |e| {
+                        (
+                            if direction == Direction::Incoming {
+                                e.source()
+                            } else {
+                                e.target()
+                            },
+                            *e.weight(),
+                        )
+                    })
             })
             .collect();
-        out.sort_by(|a, b| (&self.graph[a.0].path, a.1.line, self.graph[a.0].line).cmp(&(&self.graph[b.0].path, b.1.line, self.graph[b.0].line)));
+        out.sort_by(|a, b| {
+            (&self.graph[a.0].path, a.1.line, self.graph[a.0].line).cmp(&(
+                &self.graph[b.0].path,
+                b.1.line,
+                self.graph[b.0].line,
+            ))
+        });
         out.dedup_by_key(|(n, e)| (*n, e.line));
         out
     }
@@ -839,7 +1097,9 @@ impl KnowledgeGraph {
     /// by line; None for a file not in the graph.
     pub fn references_from(&self, path: &str) -> Option<Vec<(NodeIndex, NodeIndex, Edge)>> {
         let entry = self.files.get(path)?;
-        let sources = std::iter::once(entry.node).chain(entry.defs.iter().copied()).chain(entry.imports.iter().copied());
+        let sources = std::iter::once(entry.node)
+            .chain(entry.defs.iter().copied())
+            .chain(entry.imports.iter().copied());
         let mut out: Vec<(NodeIndex, NodeIndex, Edge)> = sources
             .flat_map(|n| self.graph.edges_directed(n, Direction::Outgoing))
             .filter(|e| e.weight().kind != EdgeKind::Contains)
@@ -852,7 +1112,12 @@ impl KnowledgeGraph {
     /// Personalized PageRank (the repo-map idea): a random walk over the graph, edges
     /// followed both ways in proportion to their confidence, that restarts at the
     /// seeds with probability `1 - damping`. Returns nodes by score, highest first.
-    pub fn rank(&self, seeds: &[(NodeIndex, f64)], damping: f64, iterations: usize) -> Vec<(NodeIndex, f64)> {
+    pub fn rank(
+        &self,
+        seeds: &[(NodeIndex, f64)],
+        damping: f64,
+        iterations: usize,
+    ) -> Vec<(NodeIndex, f64)> {
         let n = self.graph.node_bound();
         let total: f64 = seeds.iter().map(|s| s.1).sum();
         if seeds.is_empty() || total <= 0.0 {
@@ -865,7 +1130,13 @@ impl KnowledgeGraph {
         let mut out_weight = vec![0.0f64; n];
         let edges: Vec<(usize, usize, f64)> = (&self.graph)
             .edge_references()
-            .map(|e| (e.source().index(), e.target().index(), f64::from(e.weight().confidence)))
+            .map(|e| {
+                (
+                    e.source().index(),
+                    e.target().index(),
+                    f64::from(e.weight().confidence),
+                )
+            })
             .collect();
         for &(a, b, w) in &edges {
             out_weight[a] += w;
@@ -889,8 +1160,18 @@ impl KnowledgeGraph {
             }
             score = next;
         }
-        let mut ranked: Vec<(NodeIndex, f64)> = self.graph.node_indices().map(|i| (i, score[i.index()])).filter(|(_, s)| *s > 0.0).collect();
-        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| (&self.graph[a.0].path, self.graph[a.0].line).cmp(&(&self.graph[b.0].path, self.graph[b.0].line))));
+        let mut ranked: Vec<(NodeIndex, f64)> = self
+            .graph
+            .node_indices()
+            .map(|i| (i, score[i.index()]))
+            .filter(|(_, s)| *s > 0.0)
+            .collect();
+        ranked.sort_by(|a, b| {
+            b.1.total_cmp(&a.1).then_with(|| {
+                (&self.graph[a.0].path, self.graph[a.0].line)
+                    .cmp(&(&self.graph[b.0].path, self.graph[b.0].line))
+            })
+        });
         ranked
     }
 
@@ -903,7 +1184,9 @@ impl KnowledgeGraph {
             let mut next = Vec::new();
             for &node in &frontier {
                 for neighbour in self.graph.neighbors_undirected(node) {
-                    if let std::collections::hash_map::Entry::Vacant(slot) = distance.entry(neighbour) {
+                    if let std::collections::hash_map::Entry::Vacant(slot) =
+                        distance.entry(neighbour)
+                    {
                         slot.insert(depth);
                         next.push(neighbour);
                     }
@@ -912,7 +1195,13 @@ impl KnowledgeGraph {
             frontier = next;
         }
         let mut out: Vec<_> = distance.into_iter().collect();
-        out.sort_by(|a, b| (a.1, &self.graph[a.0].path, self.graph[a.0].line).cmp(&(b.1, &self.graph[b.0].path, self.graph[b.0].line)));
+        out.sort_by(|a, b| {
+            (a.1, &self.graph[a.0].path, self.graph[a.0].line).cmp(&(
+                b.1,
+                &self.graph[b.0].path,
+                self.graph[b.0].line,
+            ))
+        });
         out
     }
 
@@ -936,9 +1225,21 @@ impl KnowledgeGraph {
     pub fn edge_list(&self) -> Vec<(String, EdgeKind, String, usize, f32)> {
         let mut out: Vec<_> = (&self.graph)
             .edge_references()
-            .map(|e| (self.label(e.source()), e.weight().kind, self.label(e.target()), e.weight().line, e.weight().confidence))
+            .map(|e| {
+                (
+                    self.label(e.source()),
+                    e.weight().kind,
+                    self.label(e.target()),
+                    e.weight().line,
+                    e.weight().confidence,
+                )
+            })
             .collect();
-        out.sort_by(|a, b| (&a.0, a.1, &a.2, a.3).cmp(&(&b.0, b.1, &b.2, b.3)).then(a.4.total_cmp(&b.4)));
+        out.sort_by(|a, b| {
+            (&a.0, a.1, &a.2, a.3)
+                .cmp(&(&b.0, b.1, &b.2, b.3))
+                .then(a.4.total_cmp(&b.4))
+        });
         out
     }
 }
@@ -969,8 +1270,19 @@ fn subsequence_span(text: &str, query: &[char]) -> Option<usize> {
 }
 
 /// Every module key a file looks up: its imports' and its package's.
-fn lookups(path: &str, language: Language, import_keys: &[(Vec<String>, Match)]) -> BTreeSet<String> {
-    modules::package(language, path).into_iter().chain(import_keys.iter().flat_map(|(keys, _)| keys.iter().cloned())).collect()
+fn lookups(
+    path: &str,
+    language: Language,
+    import_keys: &[(Vec<String>, Match)],
+) -> BTreeSet<String> {
+    modules::package(language, path)
+        .into_iter()
+        .chain(
+            import_keys
+                .iter()
+                .flat_map(|(keys, _)| keys.iter().cloned()),
+        )
+        .collect()
 }
 
 /// Removes the entries of `map[key]` matching `doomed`, and the key once empty.
@@ -1000,12 +1312,20 @@ mod tests {
     use EdgeKind::*;
 
     fn graph(files: &[(&str, &str)]) -> KnowledgeGraph {
-        KnowledgeGraph::from_files(files.iter().map(|(p, src)| (p.to_string(), extract(Language::Python, src.as_bytes()))).collect())
+        KnowledgeGraph::from_files(
+            files
+                .iter()
+                .map(|(p, src)| (p.to_string(), extract(Language::Python, src.as_bytes())))
+                .collect(),
+        )
     }
 
     /// What the definitions named `name` call: (callee label, call line, confidence).
     fn callees(g: &KnowledgeGraph, name: &str) -> Vec<(String, usize, f32)> {
-        g.callees(name).iter().map(|(n, e)| (g.label(*n), e.line, e.confidence)).collect()
+        g.callees(name)
+            .iter()
+            .map(|(n, e)| (g.label(*n), e.line, e.confidence))
+            .collect()
     }
 
     fn e(a: &str, k: EdgeKind, b: &str) -> (String, EdgeKind, String) {
@@ -1023,7 +1343,11 @@ mod tests {
             ("models.py", "LIMIT = 10\n\nclass Base:\n    pass\n"),
         ]);
         assert_eq!((g.file_count(), g.node_count()), (3, 12));
-        let edges: Vec<_> = g.edge_list().into_iter().map(|(a, k, b, _, _)| (a, k, b)).collect();
+        let edges: Vec<_> = g
+            .edge_list()
+            .into_iter()
+            .map(|(a, k, b, _, _)| (a, k, b))
+            .collect();
         assert_eq!(
             edges,
             vec![
@@ -1047,32 +1371,64 @@ mod tests {
                 e("util.py", Contains, "util.py:title"),
             ]
         );
-        let callers: Vec<_> = g.callers("slug").iter().map(|(n, e)| (g.node(*n).name.clone(), e.line, e.confidence)).collect();
+        let callers: Vec<_> = g
+            .callers("slug")
+            .iter()
+            .map(|(n, e)| (g.node(*n).name.clone(), e.line, e.confidence))
+            .collect();
         assert_eq!(callers, vec![("title".to_string(), 6, 1.0)]);
-        let contents: Vec<_> = g.file_contents("app.py").unwrap().iter().map(|&n| g.node(n).name.clone()).collect();
+        let contents: Vec<_> = g
+            .file_contents("app.py")
+            .unwrap()
+            .iter()
+            .map(|&n| g.node(n).name.clone())
+            .collect();
         assert_eq!(contents, ["util", "models", "Page", "title", "render"]);
-        assert_eq!(g.dependencies("app.py", Direction::Outgoing).unwrap(), ["models.py", "util.py"]);
-        assert_eq!(g.dependencies("util.py", Direction::Incoming).unwrap(), ["app.py"]);
-        assert!(g.dependencies("util.py", Direction::Outgoing).unwrap().is_empty());
+        assert_eq!(
+            g.dependencies("app.py", Direction::Outgoing).unwrap(),
+            ["models.py", "util.py"]
+        );
+        assert_eq!(
+            g.dependencies("util.py", Direction::Incoming).unwrap(),
+            ["app.py"]
+        );
+        assert!(g
+            .dependencies("util.py", Direction::Outgoing)
+            .unwrap()
+            .is_empty());
         assert!(g.dependencies("nope.py", Direction::Outgoing).is_none());
         assert_eq!(g.find_symbol("title", false).len(), 2);
         assert_eq!(g.find_symbol("ti", true).len(), 2);
         assert!(g.file_contents("nope.py").is_none());
         let import = g.file_contents("app.py").unwrap()[1];
-        assert_eq!((g.node(import).kind, g.node(import).items.clone()), (NodeKind::Import, vec!["Base".to_string(), "LIMIT".to_string()]));
+        assert_eq!(
+            (g.node(import).kind, g.node(import).items.clone()),
+            (
+                NodeKind::Import,
+                vec!["Base".to_string(), "LIMIT".to_string()]
+            )
+        );
         assert_eq!(g.node(g.parent(import).unwrap()).name, "app.py");
     }
 
     #[test]
     fn fuzzy_symbol_search() {
         let g = graph(&[("a.py", "def get_file_contents():\n    pass\n\ndef gcf():\n    pass\n\ndef configure():\n    pass\n\nclass FileContents:\n    pass\n")]);
-        let names = |q: &str| g.find_fuzzy(q).into_iter().map(|n| g.node(n).name.clone()).collect::<Vec<_>>();
+        let names = |q: &str| {
+            g.find_fuzzy(q)
+                .into_iter()
+                .map(|n| g.node(n).name.clone())
+                .collect::<Vec<_>>()
+        };
         assert_eq!(names("gcf"), ["gcf"]);
         assert_eq!(names("gfc"), ["get_file_contents"]);
         assert_eq!(names("filecontents"), ["FileContents", "get_file_contents"]);
         assert_eq!(names("file_c"), ["get_file_contents"]);
         assert_eq!(names("conf"), ["configure"]);
-        assert_eq!(names("co"), ["configure", "FileContents", "get_file_contents"]);
+        assert_eq!(
+            names("co"),
+            ["configure", "FileContents", "get_file_contents"]
+        );
         assert!(names("").is_empty() && names("zzz").is_empty());
         assert_eq!(subsequence_span("abxxcab", &['a', 'b', 'c']), Some(5));
     }
@@ -1083,11 +1439,23 @@ mod tests {
         let g = graph(&[
             ("a/store.py", "def load():\n    pass\n"),
             ("b/store.py", "def load():\n    pass\n"),
-            ("main.py", "from b.store import load\n\ndef main():\n    load()\n"),
+            (
+                "main.py",
+                "from b.store import load\n\ndef main():\n    load()\n",
+            ),
             ("other.py", "def run():\n    load()\n"),
         ]);
-        assert_eq!(callees(&g, "main"), [("b/store.py:load".to_string(), 4, 1.0)]);
-        assert_eq!(callees(&g, "run"), [("a/store.py:load".to_string(), 2, 0.5), ("b/store.py:load".to_string(), 2, 0.5)]);
+        assert_eq!(
+            callees(&g, "main"),
+            [("b/store.py:load".to_string(), 4, 1.0)]
+        );
+        assert_eq!(
+            callees(&g, "run"),
+            [
+                ("a/store.py:load".to_string(), 2, 0.5),
+                ("b/store.py:load".to_string(), 2, 0.5)
+            ]
+        );
     }
 
     #[test]
@@ -1101,9 +1469,20 @@ mod tests {
             ),
         ]);
         // Without receivers all three would resolve in app.py itself (same file first).
-        assert_eq!(callees(&g, "run"), [("app.py:stop".to_string(), 11, 1.0), ("db.py:connect".to_string(), 9, 1.0), ("net.py:connect".to_string(), 10, 1.0)]);
+        assert_eq!(
+            callees(&g, "run"),
+            [
+                ("app.py:stop".to_string(), 11, 1.0),
+                ("db.py:connect".to_string(), 9, 1.0),
+                ("net.py:connect".to_string(), 10, 1.0)
+            ]
+        );
         let stop = g.find_symbol("stop", false)[0];
-        assert_eq!(g.node(g.parent(stop).unwrap()).name, "A", "self.stop() is A's, not B's");
+        assert_eq!(
+            g.node(g.parent(stop).unwrap()).name,
+            "A",
+            "self.stop() is A's, not B's"
+        );
         assert_eq!(g.callers("stop").len(), 1);
     }
 
@@ -1117,14 +1496,28 @@ mod tests {
         // b/store.py is in scope too; each name goes to the import that brings it in.
         assert_eq!(
             callees(&g, "main"),
-            [("a/store.py:load".to_string(), 5, 1.0), ("a/store.py:save".to_string(), 6, 1.0), ("b/store.py:save".to_string(), 7, 1.0)]
+            [
+                ("a/store.py:load".to_string(), 5, 1.0),
+                ("a/store.py:save".to_string(), 6, 1.0),
+                ("b/store.py:save".to_string(), 7, 1.0)
+            ]
         );
     }
 
     #[test]
     fn ambiguous_calls_link_every_candidate_with_lower_confidence() {
-        let g = graph(&[("a.py", "def run():\n    pass\n"), ("b.py", "def run():\n    pass\n"), ("c.py", "def main():\n    run()\n")]);
-        assert_eq!(callees(&g, "main"), [("a.py:run".to_string(), 2, 0.5), ("b.py:run".to_string(), 2, 0.5)]);
+        let g = graph(&[
+            ("a.py", "def run():\n    pass\n"),
+            ("b.py", "def run():\n    pass\n"),
+            ("c.py", "def main():\n    run()\n"),
+        ]);
+        assert_eq!(
+            callees(&g, "main"),
+            [
+                ("a.py:run".to_string(), 2, 0.5),
+                ("b.py:run".to_string(), 2, 0.5)
+            ]
+        );
     }
 
     #[test]
@@ -1135,23 +1528,44 @@ mod tests {
         ]);
         let seed = g.find_symbol("seed", false)[0];
         let ranked = g.rank(&[(seed, 1.0)], 0.85, 30);
-        let names: Vec<_> = ranked.iter().map(|(n, _)| g.node(*n).name.as_str()).collect();
+        let names: Vec<_> = ranked
+            .iter()
+            .map(|(n, _)| g.node(*n).name.as_str())
+            .collect();
         assert_eq!(&names[..3], &["seed", "a.py", "near"][..]);
         assert!(!names.contains(&"far"), "b.py is not connected to the seed");
         let total: f64 = ranked.iter().map(|r| r.1).sum();
-        assert!((total - 1.0).abs() < 1e-9, "scores are a probability distribution: {total}");
+        assert!(
+            (total - 1.0).abs() < 1e-9,
+            "scores are a probability distribution: {total}"
+        );
         assert!(g.rank(&[], 0.85, 30).is_empty());
-        let near: Vec<_> = g.neighbourhood(&[seed], 1).into_iter().map(|(n, d)| (g.node(n).name.clone(), d)).collect();
-        assert_eq!(near, vec![("seed".into(), 0), ("a.py".into(), 1), ("near".into(), 1)]);
+        let near: Vec<_> = g
+            .neighbourhood(&[seed], 1)
+            .into_iter()
+            .map(|(n, d)| (g.node(n).name.clone(), d))
+            .collect();
+        assert_eq!(
+            near,
+            vec![("seed".into(), 0), ("a.py".into(), 1), ("near".into(), 1)]
+        );
         assert_eq!(g.neighbourhood(&[seed], 0).len(), 1);
-        assert!(g.neighbourhood(&[seed], 5).iter().all(|(n, _)| g.node(*n).path == "a.py"));
+        assert!(g
+            .neighbourhood(&[seed], 5)
+            .iter()
+            .all(|(n, _)| g.node(*n).path == "a.py"));
     }
 
     #[test]
     fn names_with_too_many_definitions_are_not_linked() {
-        let mut files: Vec<(String, String)> = (0..=MAX_CANDIDATES).map(|i| (format!("m{i}.py"), "def get():\n    pass\n".to_string())).collect();
+        let mut files: Vec<(String, String)> = (0..=MAX_CANDIDATES)
+            .map(|i| (format!("m{i}.py"), "def get():\n    pass\n".to_string()))
+            .collect();
         files.push(("main.py".into(), "def main():\n    get()\n".into()));
-        let refs: Vec<(&str, &str)> = files.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+        let refs: Vec<(&str, &str)> = files
+            .iter()
+            .map(|(a, b)| (a.as_str(), b.as_str()))
+            .collect();
         let g = graph(&refs);
         assert!(g.callees("main").is_empty());
         assert_eq!(g.find_symbol("get", false).len(), MAX_CANDIDATES + 1);
@@ -1165,24 +1579,37 @@ mod tests {
             let mut next = crate::context::test_rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
             let path_of = |next: &mut dyn FnMut(u64) -> u64| {
                 let i = next(10); // f8, f9 are new files
-                if next(3) == 0 { format!("pkg/f{i}.py") } else { format!("f{i}.py") }
+                if next(3) == 0 {
+                    format!("pkg/f{i}.py")
+                } else {
+                    format!("f{i}.py")
+                }
             };
             let source = |next: &mut dyn FnMut(u64) -> u64| {
                 let mut text = String::new();
                 let name = |next: &mut dyn FnMut(u64) -> u64| NAMES[next(7) as usize];
                 for _ in 0..next(5) {
                     match next(6) {
-                        0 => text.push_str(&format!("from f{} import {}, {} as other\nother()\n", next(10), name(next), name(next))),
+                        0 => text.push_str(&format!(
+                            "from f{} import {}, {} as other\nother()\n",
+                            next(10),
+                            name(next),
+                            name(next)
+                        )),
                         1 => text.push_str(&format!("from .f{} import {}\n", next(10), name(next))),
                         2 => text.push_str("LIMIT = 1\n"),
                         3 => {
                             let class = if next(2) == 0 { "Repo" } else { "Base" };
-                            let (base, method, callee) = (name(next), NAMES[next(4) as usize], name(next));
+                            let (base, method, callee) =
+                                (name(next), NAMES[next(4) as usize], name(next));
                             text.push_str(&format!("class {class}({base}):\n    def {method}(self):\n        self.{callee}() + LIMIT\n"));
                         }
                         4 => {
-                            let (module, def, callee) = (next(10), NAMES[next(4) as usize], name(next));
-                            text.push_str(&format!("import f{module} as m\ndef {def}():\n    m.{callee}()\n"));
+                            let (module, def, callee) =
+                                (next(10), NAMES[next(4) as usize], name(next));
+                            text.push_str(&format!(
+                                "import f{module} as m\ndef {def}():\n    m.{callee}()\n"
+                            ));
                         }
                         _ => {
                             let (def, a, b) = (NAMES[next(4) as usize], name(next), name(next));
@@ -1199,7 +1626,10 @@ mod tests {
                 files.insert(path, source(&mut next));
             }
             let parse = |files: &BTreeMap<String, String>| -> Vec<(String, FileSymbols)> {
-                files.iter().map(|(p, s)| (p.clone(), extract(Language::Python, s.as_bytes()))).collect()
+                files
+                    .iter()
+                    .map(|(p, s)| (p.clone(), extract(Language::Python, s.as_bytes())))
+                    .collect()
             };
             let mut g = KnowledgeGraph::from_files(parse(&files));
             for step in 0..12 {
@@ -1213,10 +1643,25 @@ mod tests {
                     files.insert(path.clone(), text);
                 }
                 let fresh = KnowledgeGraph::from_files(parse(&files));
-                assert_eq!(g.edge_list(), fresh.edge_list(), "seed {seed}, step {step}, after changing {path}");
-                assert_eq!((g.node_count(), g.file_count()), (fresh.node_count(), fresh.file_count()));
-                let mut a = g.find_symbol("", true).into_iter().map(|n| g.node(n).clone()).collect::<Vec<_>>();
-                let mut b = fresh.find_symbol("", true).into_iter().map(|n| fresh.node(n).clone()).collect::<Vec<_>>();
+                assert_eq!(
+                    g.edge_list(),
+                    fresh.edge_list(),
+                    "seed {seed}, step {step}, after changing {path}"
+                );
+                assert_eq!(
+                    (g.node_count(), g.file_count()),
+                    (fresh.node_count(), fresh.file_count())
+                );
+                let mut a = g
+                    .find_symbol("", true)
+                    .into_iter()
+                    .map(|n| g.node(n).clone())
+                    .collect::<Vec<_>>();
+                let mut b = fresh
+                    .find_symbol("", true)
+                    .into_iter()
+                    .map(|n| fresh.node(n).clone())
+                    .collect::<Vec<_>>();
                 a.sort_by(|x, y| (&x.path, x.line, &x.name).cmp(&(&y.path, y.line, &y.name)));
                 b.sort_by(|x, y| (&x.path, x.line, &x.name).cmp(&(&y.path, y.line, &y.name)));
                 assert_eq!(a, b);

@@ -2,13 +2,15 @@
 
 use std::sync::Arc;
 
-use numpy::{PyArray1, IntoPyArray};
+use numpy::{IntoPyArray, PyArray1};
 use parking_lot::RwLock;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use super::detached;
-use crate::context::{ContextItem, ContextItemType, ContextPolicy, ContextWindow, PruneResult, UserIntent};
+use crate::context::{
+    ContextItem, ContextItemType, ContextPolicy, ContextWindow, PruneResult, UserIntent,
+};
 use crate::error::count;
 
 /// The kind of a context item and its fields (seed 002's `ContextItemType`).
@@ -17,14 +19,30 @@ use crate::error::count;
 pub enum PyContextItemType {
     SystemPrompt {},
     #[pyo3(constructor = (intent = None))]
-    UserMessage { intent: Option<String> },
+    UserMessage {
+        intent: Option<String>,
+    },
     #[pyo3(constructor = (tool_calls = Vec::new()))]
-    AssistantResponse { tool_calls: Vec<String> },
+    AssistantResponse {
+        tool_calls: Vec<String>,
+    },
     #[pyo3(constructor = (tool_name, file_path = None))]
-    ToolResult { tool_name: String, file_path: Option<String> },
-    CodeSnippet { file_path: String, line_range: (u64, u64) },
-    TaskState { task_id: String, description: String },
-    KnowledgeGraphQuery { query: String, result_summary: String },
+    ToolResult {
+        tool_name: String,
+        file_path: Option<String>,
+    },
+    CodeSnippet {
+        file_path: String,
+        line_range: (u64, u64),
+    },
+    TaskState {
+        task_id: String,
+        description: String,
+    },
+    KnowledgeGraphQuery {
+        query: String,
+        result_summary: String,
+    },
 }
 
 impl PyContextItemType {
@@ -32,12 +50,40 @@ impl PyContextItemType {
         use PyContextItemType as P;
         Ok(match self.clone() {
             P::SystemPrompt {} => ContextItemType::SystemPrompt,
-            P::UserMessage { intent } => ContextItemType::UserMessage { intent: intent.as_deref().map(UserIntent::parse).transpose()? },
-            P::AssistantResponse { tool_calls } => ContextItemType::AssistantResponse { tool_calls },
-            P::ToolResult { tool_name, file_path } => ContextItemType::ToolResult { tool_name, file_path },
-            P::CodeSnippet { file_path, line_range } => ContextItemType::CodeSnippet { file_path, line_range },
-            P::TaskState { task_id, description } => ContextItemType::TaskState { task_id, description },
-            P::KnowledgeGraphQuery { query, result_summary } => ContextItemType::KnowledgeGraphQuery { query, result_summary },
+            P::UserMessage { intent } => ContextItemType::UserMessage {
+                intent: intent.as_deref().map(UserIntent::parse).transpose()?,
+            },
+            P::AssistantResponse { tool_calls } => {
+                ContextItemType::AssistantResponse { tool_calls }
+            }
+            P::ToolResult {
+                tool_name,
+                file_path,
+            } => ContextItemType::ToolResult {
+                tool_name,
+                file_path,
+            },
+            P::CodeSnippet {
+                file_path,
+                line_range,
+            } => ContextItemType::CodeSnippet {
+                file_path,
+                line_range,
+            },
+            P::TaskState {
+                task_id,
+                description,
+            } => ContextItemType::TaskState {
+                task_id,
+                description,
+            },
+            P::KnowledgeGraphQuery {
+                query,
+                result_summary,
+            } => ContextItemType::KnowledgeGraphQuery {
+                query,
+                result_summary,
+            },
         })
     }
 
@@ -45,12 +91,38 @@ impl PyContextItemType {
         use ContextItemType as C;
         match kind.clone() {
             C::SystemPrompt => Self::SystemPrompt {},
-            C::UserMessage { intent } => Self::UserMessage { intent: intent.map(|i| i.as_str().to_string()) },
+            C::UserMessage { intent } => Self::UserMessage {
+                intent: intent.map(|i| i.as_str().to_string()),
+            },
             C::AssistantResponse { tool_calls } => Self::AssistantResponse { tool_calls },
-            C::ToolResult { tool_name, file_path } => Self::ToolResult { tool_name, file_path },
-            C::CodeSnippet { file_path, line_range } => Self::CodeSnippet { file_path, line_range },
-            C::TaskState { task_id, description } => Self::TaskState { task_id, description },
-            C::KnowledgeGraphQuery { query, result_summary } => Self::KnowledgeGraphQuery { query, result_summary },
+            C::ToolResult {
+                tool_name,
+                file_path,
+            } => Self::ToolResult {
+                tool_name,
+                file_path,
+            },
+            C::CodeSnippet {
+                file_path,
+                line_range,
+            } => Self::CodeSnippet {
+                file_path,
+                line_range,
+            },
+            C::TaskState {
+                task_id,
+                description,
+            } => Self::TaskState {
+                task_id,
+                description,
+            },
+            C::KnowledgeGraphQuery {
+                query,
+                result_summary,
+            } => Self::KnowledgeGraphQuery {
+                query,
+                result_summary,
+            },
         }
     }
 }
@@ -72,14 +144,51 @@ impl PyContextItemType {
             P::UserMessage { intent } => ("UserMessage", format!("intent={}", py_opt(intent))),
             P::AssistantResponse { tool_calls } => {
                 let calls: Vec<_> = tool_calls.iter().map(|c| py_str(c)).collect();
-                ("AssistantResponse", format!("tool_calls=[{}]", calls.join(", ")))
+                (
+                    "AssistantResponse",
+                    format!("tool_calls=[{}]", calls.join(", ")),
+                )
             }
-            P::ToolResult { tool_name, file_path } => ("ToolResult", format!("tool_name={}, file_path={}", py_str(tool_name), py_opt(file_path))),
-            P::CodeSnippet { file_path, line_range: (a, b) } => ("CodeSnippet", format!("file_path={}, line_range=({a}, {b})", py_str(file_path))),
-            P::TaskState { task_id, description } => ("TaskState", format!("task_id={}, description={}", py_str(task_id), py_str(description))),
-            P::KnowledgeGraphQuery { query, result_summary } => {
-                ("KnowledgeGraphQuery", format!("query={}, result_summary={}", py_str(query), py_str(result_summary)))
-            }
+            P::ToolResult {
+                tool_name,
+                file_path,
+            } => (
+                "ToolResult",
+                format!(
+                    "tool_name={}, file_path={}",
+                    py_str(tool_name),
+                    py_opt(file_path)
+                ),
+            ),
+            P::CodeSnippet {
+                file_path,
+                line_range: (a, b),
+            } => (
+                "CodeSnippet",
+                format!("file_path={}, line_range=({a}, {b})", py_str(file_path)),
+            ),
+            P::TaskState {
+                task_id,
+                description,
+            } => (
+                "TaskState",
+                format!(
+                    "task_id={}, description={}",
+                    py_str(task_id),
+                    py_str(description)
+                ),
+            ),
+            P::KnowledgeGraphQuery {
+                query,
+                result_summary,
+            } => (
+                "KnowledgeGraphQuery",
+                format!(
+                    "query={}, result_summary={}",
+                    py_str(query),
+                    py_str(result_summary)
+                ),
+            ),
         };
         format!("ContextItemType.{name}({fields})")
     }
@@ -163,7 +272,12 @@ impl PyContextItem {
 
     fn __repr__(&self) -> String {
         let sticky = if self.0.sticky { "True" } else { "False" };
-        format!("ContextItem(id={}, type={}, tokens={}, sticky={sticky})", py_str(&self.0.id), self.0.item_type.name(), self.0.token_cost)
+        format!(
+            "ContextItem(id={}, type={}, tokens={}, sticky={sticky})",
+            py_str(&self.0.id),
+            self.0.item_type.name(),
+            self.0.token_cost
+        )
     }
 }
 
@@ -172,7 +286,10 @@ impl PyContextItem {
 #[derive(Clone, PartialEq)]
 pub struct PyContextPolicy(pub ContextPolicy);
 
-fn apply(mut policy: ContextPolicy, overrides: Option<&Bound<'_, PyDict>>) -> PyResult<ContextPolicy> {
+fn apply(
+    mut policy: ContextPolicy,
+    overrides: Option<&Bound<'_, PyDict>>,
+) -> PyResult<ContextPolicy> {
     if let Some(overrides) = overrides {
         for (name, value) in overrides.iter() {
             policy.set(&name.extract::<String>()?, value.extract::<f64>()?)?;
@@ -268,7 +385,10 @@ impl PyContextPolicy {
     }
 
     fn __repr__(&self) -> String {
-        let fields: Vec<_> = ContextPolicy::FIELDS.iter().map(|&n| format!("{n}={}", self.0.get(n).unwrap_or(f64::NAN))).collect();
+        let fields: Vec<_> = ContextPolicy::FIELDS
+            .iter()
+            .map(|&n| format!("{n}={}", self.0.get(n).unwrap_or(f64::NAN)))
+            .collect();
         format!("ContextPolicy({})", fields.join(", "))
     }
 }
@@ -313,7 +433,13 @@ impl PyPruneResult {
 
     fn __repr__(&self) -> String {
         let r = &self.0;
-        format!("PruneResult(removed={}, tokens {} -> {}, reason={:?})", r.removed.len(), r.tokens_before, r.tokens_after, r.reason.as_str())
+        format!(
+            "PruneResult(removed={}, tokens {} -> {}, reason={:?})",
+            r.removed.len(),
+            r.tokens_before,
+            r.tokens_after,
+            r.reason.as_str()
+        )
     }
 }
 
@@ -327,7 +453,10 @@ impl PyContextWindow {
     #[pyo3(signature = (max_tokens, policy = None))]
     fn new(max_tokens: i64, policy: Option<&PyContextPolicy>) -> PyResult<Self> {
         let policy = policy.map(|p| p.0.clone()).unwrap_or_default();
-        Ok(Self(RwLock::new(ContextWindow::new(count("max_tokens", max_tokens)?, policy)?)))
+        Ok(Self(RwLock::new(ContextWindow::new(
+            count("max_tokens", max_tokens)?,
+            policy,
+        )?)))
     }
 
     fn add(&self, item: &PyContextItem) -> PyResult<()> {
@@ -350,7 +479,13 @@ impl PyContextWindow {
 
     /// The items, in the order they were added.
     fn items(&self) -> Vec<PyContextItem> {
-        self.0.read().items().iter().cloned().map(PyContextItem).collect()
+        self.0
+            .read()
+            .items()
+            .iter()
+            .cloned()
+            .map(PyContextItem)
+            .collect()
     }
 
     fn __len__(&self) -> usize {
@@ -415,6 +550,12 @@ impl PyContextWindow {
 
     fn __repr__(&self) -> String {
         let w = self.0.read();
-        format!("ContextWindow(items={}, tokens={}/{}, threshold={})", w.len(), w.token_count(), w.max_tokens(), w.threshold())
+        format!(
+            "ContextWindow(items={}, tokens={}/{}, threshold={})",
+            w.len(),
+            w.token_count(),
+            w.max_tokens(),
+            w.threshold()
+        )
     }
 }

@@ -7,7 +7,10 @@ use pyo3::prelude::*;
 
 use super::detached;
 use crate::error::invalid;
-use crate::graph::{discover, load, parse, save, Direction, Edge, EdgeKind, KnowledgeGraph, Language, NodeIndex, NodeKind, Saved, Source};
+use crate::graph::{
+    discover, load, parse, save, Direction, Edge, EdgeKind, KnowledgeGraph, Language, NodeIndex,
+    NodeKind, Saved, Source,
+};
 use crate::Error;
 
 /// A node of the graph: a file, a definition or an import.
@@ -42,7 +45,10 @@ pub struct PySymbol {
 #[pymethods]
 impl PySymbol {
     fn __repr__(&self) -> String {
-        format!("Symbol({} {:?} at {}:{}-{})", self.kind, self.name, self.path, self.line, self.end_line)
+        format!(
+            "Symbol({} {:?} at {}:{}-{})",
+            self.kind, self.name, self.path, self.line, self.end_line
+        )
     }
 }
 
@@ -64,12 +70,20 @@ pub struct PyReference {
 #[pymethods]
 impl PyReference {
     fn __repr__(&self) -> String {
-        format!("Reference({} {:?} at line {}, confidence {})", self.kind, self.symbol.name, self.line, self.confidence)
+        format!(
+            "Reference({} {:?} at line {}, confidence {})",
+            self.kind, self.symbol.name, self.line, self.confidence
+        )
     }
 }
 
 /// The edge kinds `get_references` accepts.
-const REFERENCE_KINDS: [EdgeKind; 4] = [EdgeKind::Calls, EdgeKind::Inherits, EdgeKind::References, EdgeKind::Uses];
+const REFERENCE_KINDS: [EdgeKind; 4] = [
+    EdgeKind::Calls,
+    EdgeKind::Inherits,
+    EdgeKind::References,
+    EdgeKind::Uses,
+];
 
 /// The codebase as a graph (seed 002's semantic memory): files, functions, classes,
 /// variables and imports; contains, calls, imports, inherits, references and uses edges.
@@ -99,15 +113,41 @@ const PARTIAL: &str = "syntax errors: indexed as far as the parser got";
 
 /// `path` relative to `root` (either form accepted), refusing anything outside it.
 fn relative_to(root: &Path, path: &Path) -> crate::Result<String> {
-    let outside = || invalid("path", format!("{} is outside the project root {}", path.display(), root.display()));
+    let outside = || {
+        invalid(
+            "path",
+            format!(
+                "{} is outside the project root {}",
+                path.display(),
+                root.display()
+            ),
+        )
+    };
     // Compare like with like: the root is canonical, so is an existing absolute path.
-    let canonical = if path.is_absolute() { path.canonicalize().ok() } else { None };
+    let canonical = if path.is_absolute() {
+        path.canonicalize().ok()
+    } else {
+        None
+    };
     let absolute = canonical.as_deref().unwrap_or(path);
-    let rel = if absolute.is_absolute() { absolute.strip_prefix(root).map_err(|_| outside())? } else { path };
-    if rel.as_os_str().is_empty() || !rel.components().all(|c| matches!(c, Component::Normal(_) | Component::CurDir)) {
+    let rel = if absolute.is_absolute() {
+        absolute.strip_prefix(root).map_err(|_| outside())?
+    } else {
+        path
+    };
+    if rel.as_os_str().is_empty()
+        || !rel
+            .components()
+            .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
+    {
         return Err(outside());
     }
-    Ok(rel.components().filter(|c| matches!(c, Component::Normal(_))).map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/"))
+    Ok(rel
+        .components()
+        .filter(|c| matches!(c, Component::Normal(_)))
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/"))
 }
 
 /// Source files and skipped files, as `discover` returns them.
@@ -116,15 +156,23 @@ type Discovered = (Vec<String>, Vec<(String, String)>);
 /// The project root, canonical, or an error if it is not a directory.
 fn canonical_root(root: &Path) -> crate::Result<PathBuf> {
     if !root.is_dir() {
-        return Err(invalid("root", format!("{} is not a directory", root.display())));
+        return Err(invalid(
+            "root",
+            format!("{} is not a directory", root.display()),
+        ));
     }
-    root.canonicalize().map_err(|err| invalid("root", format!("{}: {err}", root.display())))
+    root.canonicalize()
+        .map_err(|err| invalid("root", format!("{}: {err}", root.display())))
 }
 
 impl PyKnowledgeGraph {
     fn symbol(&self, graph: &KnowledgeGraph, id: NodeIndex) -> PySymbol {
         let n = graph.node(id);
-        let scope = graph.parent(id).map(|p| graph.node(p)).filter(|p| p.kind != NodeKind::File).map_or_else(String::new, |p| p.name.clone());
+        let scope = graph
+            .parent(id)
+            .map(|p| graph.node(p))
+            .filter(|p| p.kind != NodeKind::File)
+            .map_or_else(String::new, |p| p.name.clone());
         PySymbol {
             scope,
             items: n.items.clone(),
@@ -139,15 +187,31 @@ impl PyKnowledgeGraph {
     }
 
     fn reference(&self, graph: &KnowledgeGraph, other: NodeIndex, edge: Edge) -> PyReference {
-        PyReference { symbol: self.symbol(graph, other), kind: edge.kind.name(), line: edge.line, confidence: edge.confidence }
+        PyReference {
+            symbol: self.symbol(graph, other),
+            kind: edge.kind.name(),
+            line: edge.line,
+            confidence: edge.confidence,
+        }
     }
 
-    fn references(&self, graph: &KnowledgeGraph, found: Vec<(NodeIndex, Edge)>) -> Vec<PyReference> {
-        found.into_iter().map(|(id, edge)| self.reference(graph, id, edge)).collect()
+    fn references(
+        &self,
+        graph: &KnowledgeGraph,
+        found: Vec<(NodeIndex, Edge)>,
+    ) -> Vec<PyReference> {
+        found
+            .into_iter()
+            .map(|(id, edge)| self.reference(graph, id, edge))
+            .collect()
     }
 
     fn dependencies(&self, path: &str, direction: Direction) -> PyResult<Vec<String>> {
-        self.state.read().graph.dependencies(path, direction).ok_or_else(|| Error::UnknownFile(path.to_string()).into())
+        self.state
+            .read()
+            .graph
+            .dependencies(path, direction)
+            .ok_or_else(|| Error::UnknownFile(path.to_string()).into())
     }
 }
 
@@ -160,7 +224,12 @@ impl PyKnowledgeGraph {
     /// parallel without the GIL; `progress(done, total)` is called between chunks.
     #[staticmethod]
     #[pyo3(signature = (root, *, max_file_bytes = 1_000_000, progress = None))]
-    fn build(py: Python<'_>, root: PathBuf, max_file_bytes: u64, progress: Option<Bound<'_, PyAny>>) -> PyResult<Self> {
+    fn build(
+        py: Python<'_>,
+        root: PathBuf,
+        max_file_bytes: u64,
+        progress: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
         let root = canonical_root(&root)?;
         let (sources, mut skipped) = detached(py, || discover(&root, max_file_bytes));
         let mut files = Vec::with_capacity(sources.len());
@@ -179,11 +248,22 @@ impl PyKnowledgeGraph {
                 }
             }
             if let Some(callback) = &progress {
-                callback.call1(((done * CHUNK + chunk.len()).min(sources.len()), sources.len()))?;
+                callback.call1((
+                    (done * CHUNK + chunk.len()).min(sources.len()),
+                    sources.len(),
+                ))?;
             }
         }
         let graph = detached(py, || KnowledgeGraph::from_files(files));
-        Ok(Self { root, max_file_bytes, state: RwLock::new(State { graph, skipped, warnings }) })
+        Ok(Self {
+            root,
+            max_file_bytes,
+            state: RwLock::new(State {
+                graph,
+                skipped,
+                warnings,
+            }),
+        })
     }
 
     /// Re-reads one file and repairs only the edges into and out of it. A file that
@@ -192,7 +272,11 @@ impl PyKnowledgeGraph {
     fn update_file(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
         let relative = relative_to(&self.root, &path)?;
         let Some(language) = Language::from_path(Path::new(&relative)) else {
-            return Err(invalid("path", format!("{relative} is not a source file of a supported language")).into());
+            return Err(invalid(
+                "path",
+                format!("{relative} is not a source file of a supported language"),
+            )
+            .into());
         };
         let full = self.root.join(&relative);
         let size = match std::fs::metadata(&full) {
@@ -205,10 +289,19 @@ impl PyKnowledgeGraph {
             }
         };
         let parsed = if size > self.max_file_bytes {
-            Err(format!("larger than {} bytes ({size} bytes)", self.max_file_bytes))
+            Err(format!(
+                "larger than {} bytes ({size} bytes)",
+                self.max_file_bytes
+            ))
         } else {
-            let source = Source { path: full, relative: relative.clone(), language };
-            detached(py, || parse(std::slice::from_ref(&source))).pop().expect("one file parsed")
+            let source = Source {
+                path: full,
+                relative: relative.clone(),
+                language,
+            };
+            detached(py, || parse(std::slice::from_ref(&source)))
+                .pop()
+                .expect("one file parsed")
         };
         detached(py, || {
             let mut state = self.state.write();
@@ -248,12 +341,30 @@ impl PyKnowledgeGraph {
     /// `root` overrides the saved project root (e.g. after moving the checkout).
     #[staticmethod]
     #[pyo3(signature = (path, *, root = None, max_file_bytes = 1_000_000))]
-    fn load(py: Python<'_>, path: PathBuf, root: Option<PathBuf>, max_file_bytes: u64) -> PyResult<Self> {
+    fn load(
+        py: Python<'_>,
+        path: PathBuf,
+        root: Option<PathBuf>,
+        max_file_bytes: u64,
+    ) -> PyResult<Self> {
         let saved = detached(py, || load(&path))?;
         let root = root.unwrap_or_else(|| PathBuf::from(&saved.root));
-        let Saved { files, skipped, warnings, .. } = saved;
+        let Saved {
+            files,
+            skipped,
+            warnings,
+            ..
+        } = saved;
         let graph = detached(py, || KnowledgeGraph::from_files(files));
-        Ok(Self { root, max_file_bytes, state: RwLock::new(State { graph, skipped, warnings }) })
+        Ok(Self {
+            root,
+            max_file_bytes,
+            state: RwLock::new(State {
+                graph,
+                skipped,
+                warnings,
+            }),
+        })
     }
 
     /// Drops a file from the graph (e.g. after it was deleted); false if it was not in it.
@@ -302,8 +413,15 @@ impl PyKnowledgeGraph {
             return Err(invalid("fuzzy", "prefix and fuzzy are exclusive").into());
         }
         let state = self.state.read();
-        let found = if fuzzy { state.graph.find_fuzzy(name) } else { state.graph.find_symbol(name, prefix) };
-        Ok(found.into_iter().map(|id| self.symbol(&state.graph, id)).collect())
+        let found = if fuzzy {
+            state.graph.find_fuzzy(name)
+        } else {
+            state.graph.find_symbol(name, prefix)
+        };
+        Ok(found
+            .into_iter()
+            .map(|id| self.symbol(&state.graph, id))
+            .collect())
     }
 
     /// The source files `build` would index under `root` (relative paths, sorted) and
@@ -325,8 +443,14 @@ impl PyKnowledgeGraph {
     /// Every definition and import in a file, in line order.
     fn get_file_contents(&self, path: &str) -> PyResult<Vec<PySymbol>> {
         let state = self.state.read();
-        let ids = state.graph.file_contents(path).ok_or_else(|| Error::UnknownFile(path.to_string()))?;
-        Ok(ids.into_iter().map(|id| self.symbol(&state.graph, id)).collect())
+        let ids = state
+            .graph
+            .file_contents(path)
+            .ok_or_else(|| Error::UnknownFile(path.to_string()))?;
+        Ok(ids
+            .into_iter()
+            .map(|id| self.symbol(&state.graph, id))
+            .collect())
     }
 
     /// What calls the definitions named `name`.
@@ -356,8 +480,17 @@ impl PyKnowledgeGraph {
             },
         };
         let state = self.state.read();
-        let mut found: Vec<(NodeIndex, Edge)> = kinds.into_iter().flat_map(|k| state.graph.related(name, k, Direction::Incoming)).collect();
-        found.sort_by(|a, b| (&state.graph.node(a.0).path, a.1.line, a.1.kind).cmp(&(&state.graph.node(b.0).path, b.1.line, b.1.kind)));
+        let mut found: Vec<(NodeIndex, Edge)> = kinds
+            .into_iter()
+            .flat_map(|k| state.graph.related(name, k, Direction::Incoming))
+            .collect();
+        found.sort_by(|a, b| {
+            (&state.graph.node(a.0).path, a.1.line, a.1.kind).cmp(&(
+                &state.graph.node(b.0).path,
+                b.1.line,
+                b.1.kind,
+            ))
+        });
         Ok(self.references(&state.graph, found))
     }
 
@@ -365,8 +498,19 @@ impl PyKnowledgeGraph {
     /// to the target), by line: what the file calls, imports, inherits, names and uses.
     fn get_references_from(&self, path: &str) -> PyResult<Vec<(PySymbol, PyReference)>> {
         let state = self.state.read();
-        let edges = state.graph.references_from(path).ok_or_else(|| Error::UnknownFile(path.to_string()))?;
-        Ok(edges.into_iter().map(|(a, b, e)| (self.symbol(&state.graph, a), self.reference(&state.graph, b, e))).collect())
+        let edges = state
+            .graph
+            .references_from(path)
+            .ok_or_else(|| Error::UnknownFile(path.to_string()))?;
+        Ok(edges
+            .into_iter()
+            .map(|(a, b, e)| {
+                (
+                    self.symbol(&state.graph, a),
+                    self.reference(&state.graph, b, e),
+                )
+            })
+            .collect())
     }
 
     /// The files `path` imports (repository-relative paths, sorted).
@@ -383,7 +527,15 @@ impl PyKnowledgeGraph {
     /// (each name's weight shared among its definitions) and by the files in `files`
     /// (unknown ones are ignored), best first.
     #[pyo3(signature = (names, files = Vec::new(), *, limit = 50, damping = 0.85, iterations = 30))]
-    fn rank(&self, py: Python<'_>, names: Vec<String>, files: Vec<String>, limit: usize, damping: f64, iterations: usize) -> PyResult<Vec<(PySymbol, f64)>> {
+    fn rank(
+        &self,
+        py: Python<'_>,
+        names: Vec<String>,
+        files: Vec<String>,
+        limit: usize,
+        damping: f64,
+        iterations: usize,
+    ) -> PyResult<Vec<(PySymbol, f64)>> {
         if !(0.0..1.0).contains(&damping) {
             return Err(invalid("damping", format!("must be in [0, 1), got {damping}")).into());
         }
@@ -396,9 +548,18 @@ impl PyKnowledgeGraph {
             let weight = 1.0 / defs.len().max(1) as f64;
             seeds.extend(defs.into_iter().map(|id| (id, weight)));
         }
-        seeds.extend(files.iter().filter_map(|f| state.graph.file_node(f)).map(|id| (id, 1.0)));
+        seeds.extend(
+            files
+                .iter()
+                .filter_map(|f| state.graph.file_node(f))
+                .map(|id| (id, 1.0)),
+        );
         let ranked = detached(py, || state.graph.rank(&seeds, damping, iterations));
-        Ok(ranked.into_iter().take(limit).map(|(id, score)| (self.symbol(&state.graph, id), score)).collect())
+        Ok(ranked
+            .into_iter()
+            .take(limit)
+            .map(|(id, score)| (self.symbol(&state.graph, id), score))
+            .collect())
     }
 
     /// Everything within `hops` edges (either direction) of the definitions named
@@ -408,13 +569,24 @@ impl PyKnowledgeGraph {
         let state = self.state.read();
         let mut starts = state.graph.find_symbol(name, false);
         starts.extend(state.graph.file_node(name));
-        state.graph.neighbourhood(&starts, hops).into_iter().map(|(id, d)| (self.symbol(&state.graph, id), d)).collect()
+        state
+            .graph
+            .neighbourhood(&starts, hops)
+            .into_iter()
+            .map(|(id, d)| (self.symbol(&state.graph, id), d))
+            .collect()
     }
 
     /// Every edge as (source, kind, target), sorted; a file is its path, a symbol
     /// "path:name", an import "path:import module".
     fn edges(&self) -> Vec<(String, &'static str, String)> {
-        self.state.read().graph.edge_list().into_iter().map(|(a, kind, b, _, _)| (a, kind.name(), b)).collect()
+        self.state
+            .read()
+            .graph
+            .edge_list()
+            .into_iter()
+            .map(|(a, kind, b, _, _)| (a, kind.name(), b))
+            .collect()
     }
 
     fn __repr__(&self) -> String {

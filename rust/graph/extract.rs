@@ -302,7 +302,7 @@ pub struct FileSymbols {
     /// In source order.
     pub definitions: Vec<Definition>,
     pub imports: Vec<Import>,
-    /// Calls in source order, then the other kinds.
+    /// Sorted by name; within a name, calls in source order, then the other kinds.
     pub references: Vec<Reference>,
     /// Set when the source did not parse cleanly: what was extracted is kept.
     pub syntax_errors: bool,
@@ -799,8 +799,6 @@ fn resolve_origins(
             receiver,
         });
     }
-    // Calls first (in source order), then the rest: a stable order for tests.
-    out.sort_by_key(|r| r.kind != RefKind::Call);
     for (i, import) in imports.iter().enumerate() {
         for item in &import.items {
             let name = item.rsplit(['.', ':']).next().unwrap_or(item).to_string();
@@ -813,6 +811,13 @@ fn resolve_origins(
             });
         }
     }
+    // By name, and within a name calls first in source order, then the other kinds:
+    // a file's references to one name are one run, found by binary search.
+    out.sort_by(|a, b| {
+        a.name
+            .cmp(&b.name)
+            .then((a.kind != RefKind::Call).cmp(&(b.kind != RefKind::Call)))
+    });
     out
 }
 
@@ -829,8 +834,11 @@ mod tests {
     }
 
     /// (kind, name, line, origin as a definition's name, "file" or "import <module>").
+    /// By line, kind and name (the file holds them by name).
     fn refs(s: &FileSymbols) -> Vec<(RefKind, String, usize, String)> {
-        s.references
+        assert!(s.references.is_sorted_by(|a, b| a.name <= b.name));
+        let mut out: Vec<_> = s
+            .references
             .iter()
             .map(|r| {
                 let origin = match r.origin {
@@ -840,7 +848,9 @@ mod tests {
                 };
                 (r.kind, r.name.clone(), r.line, origin)
             })
-            .collect()
+            .collect();
+        out.sort_by(|a, b| (a.2, a.0 as u8, &a.1).cmp(&(b.2, b.0 as u8, &b.1)));
+        out
     }
 
     fn imports(s: &FileSymbols) -> Vec<(String, Vec<String>, usize)> {
@@ -854,32 +864,32 @@ mod tests {
         (
             r#"[(Variable, "LIMIT", 4), (Class, "Repo", 6), (Function, "load", 7), (Function, "fetch", 10)]"#,
             r#"[("os", [], 1), ("a.b", [], 1), ("..pkg", ["x", "y"], 2), ("m", [], 3)]"#,
-            r#"[(Call, "fetch", 8, "load"), (Call, "helper", 11, "fetch"), (Call, "strip", 11, "fetch"), (Call, "main", 13, "file"), (Inherit, "Base", 6, "Repo"), (Inherit, "Mixin", 6, "Repo"), (Type, "Key", 7, "load"), (Type, "int", 7, "load"), (Use, "LIMIT", 8, "load"), (Use, "x", 8, "load"), (Item, "x", 2, "import ..pkg"), (Item, "y", 2, "import ..pkg")]"#,
+            r#"[(Item, "x", 2, "import ..pkg"), (Item, "y", 2, "import ..pkg"), (Inherit, "Base", 6, "Repo"), (Inherit, "Mixin", 6, "Repo"), (Type, "Key", 7, "load"), (Type, "int", 7, "load"), (Call, "fetch", 8, "load"), (Use, "LIMIT", 8, "load"), (Use, "x", 8, "load"), (Call, "helper", 11, "fetch"), (Call, "strip", 11, "fetch"), (Call, "main", 13, "file")]"#,
         ),
         (
             r#"[(Variable, "MAX", 4), (Class, "S", 5), (Class, "T", 6), (Function, "go", 9), (Function, "helper", 11)]"#,
             r#"[("crate::graph", ["extract"], 1), ("crate::graph::store", ["Edge"], 1), ("std", ["io"], 2), ("util", [], 3)]"#,
-            r#"[(Call, "helper", 9, "go"), (Inherit, "Base", 6, "T"), (Inherit, "Other", 6, "T"), (Type, "T", 7, "file"), (Type, "S", 8, "file"), (Use, "MAX", 9, "go"), (Item, "extract", 1, "import crate::graph"), (Item, "Edge", 1, "import crate::graph::store"), (Item, "io", 2, "import std")]"#,
+            r#"[(Item, "Edge", 1, "import crate::graph::store"), (Item, "extract", 1, "import crate::graph"), (Item, "io", 2, "import std"), (Inherit, "Base", 6, "T"), (Inherit, "Other", 6, "T"), (Type, "T", 7, "file"), (Type, "S", 8, "file"), (Call, "helper", 9, "go"), (Use, "MAX", 9, "go")]"#,
         ),
         (
             r#"[(Variable, "Count", 8), (Class, "T", 10), (Class, "I", 16), (Function, "Run", 21), (Function, "Helper", 23)]"#,
             r#"[("fmt", [], 4), ("example.com/m/util", [], 5)]"#,
-            r#"[(Call, "Helper", 21, "Run"), (Call, "Println", 21, "Run"), (Type, "T", 10, "T"), (Inherit, "Base", 11, "T"), (Inherit, "Other", 12, "T"), (Type, "string", 13, "T"), (Type, "I", 16, "I"), (Type, "Stringer", 17, "I"), (Inherit, "Reader", 18, "I"), (Type, "T", 21, "Run"), (Use, "Count", 21, "Run"), (Type, "int", 23, "Helper")]"#,
+            r#"[(Type, "T", 10, "T"), (Inherit, "Base", 11, "T"), (Inherit, "Other", 12, "T"), (Type, "string", 13, "T"), (Type, "I", 16, "I"), (Type, "Stringer", 17, "I"), (Inherit, "Reader", 18, "I"), (Call, "Helper", 21, "Run"), (Call, "Println", 21, "Run"), (Type, "T", 21, "Run"), (Use, "Count", 21, "Run"), (Type, "int", 23, "Helper")]"#,
         ),
         (
             r#"[(Class, "A", 4), (Variable, "count", 5), (Function, "run", 6), (Function, "helper", 7), (Class, "I", 9)]"#,
             r#"[("com.x.Foo", [], 2), ("java.util", [], 3)]"#,
-            r#"[(Call, "helper", 6, "run"), (Inherit, "Base", 4, "A"), (Inherit, "I", 4, "A"), (Inherit, "J", 4, "A"), (Use, "count", 6, "run"), (Type, "Foo", 6, "run"), (Inherit, "K", 9, "I")]"#,
+            r#"[(Inherit, "Base", 4, "A"), (Inherit, "I", 4, "A"), (Inherit, "J", 4, "A"), (Call, "helper", 6, "run"), (Type, "Foo", 6, "run"), (Use, "count", 6, "run"), (Inherit, "K", 9, "I")]"#,
         ),
         (
             r#"[(Variable, "fs", 3), (Variable, "LIMIT", 4), (Function, "f", 5), (Class, "A", 6), (Function, "run", 7), (Function, "helper", 9)]"#,
             r#"[("./util.js", ["slug", "title"], 1), ("react", [], 2), ("fs", [], 3)]"#,
-            r#"[(Call, "helper", 7, "run"), (Call, "slug", 7, "run"), (Inherit, "Base", 6, "A"), (Use, "LIMIT", 7, "run"), (Use, "slug", 7, "run"), (Item, "slug", 1, "import ./util.js"), (Item, "title", 1, "import ./util.js")]"#,
+            r#"[(Item, "slug", 1, "import ./util.js"), (Item, "title", 1, "import ./util.js"), (Inherit, "Base", 6, "A"), (Call, "helper", 7, "run"), (Call, "slug", 7, "run"), (Use, "LIMIT", 7, "run"), (Use, "slug", 7, "run")]"#,
         ),
         (
             r#"[(Class, "I", 3), (Class, "A", 4), (Function, "run", 5), (Function, "helper", 7)]"#,
             r#"[("../repo", ["Repo"], 1), ("./types", [], 2)]"#,
-            r#"[(Call, "helper", 5, "run"), (Inherit, "J", 3, "I"), (Inherit, "Base", 4, "A"), (Inherit, "I", 4, "A"), (Type, "Repo", 5, "run"), (Item, "Repo", 1, "import ../repo")]"#,
+            r#"[(Item, "Repo", 1, "import ../repo"), (Inherit, "J", 3, "I"), (Inherit, "Base", 4, "A"), (Inherit, "I", 4, "A"), (Call, "helper", 5, "run"), (Type, "Repo", 5, "run")]"#,
         ),
     ];
 

@@ -10,8 +10,8 @@ pub use extract::{
     extract, DefKind, Definition, FileSymbols, Import, Language, Origin, Receiver, RefKind,
     Reference,
 };
-pub use persist::{load, save, Saved, FORMAT_VERSION};
+pub use persist::{corrupt, load, save, Saved, FORMAT_VERSION};
 pub use petgraph::stable_graph::NodeIndex;
 pub use petgraph::Direction;
 pub use scan::{discover, parse, Source, VENDORED};
-pub use store::{Edge, EdgeKind, KnowledgeGraph, Node, NodeKind};
+pub use store::{Edge, EdgeKind, KnowledgeGraph, Links, Node, NodeKind};

@@ -1,5 +1,6 @@
-//! Saving and loading a graph. What is stored is each file's extracted symbols (the
-//! graph is a function of them), so loading rebuilds the edges without parsing.
+//! Saving and loading a graph. What is stored is each file's extracted symbols and
+//! its links (what its imports resolved to, its edges), so loading neither parses
+//! nor links again.
 //!
 //! Layout: magic `AIRGRAPH`, format version (u32 LE), payload length (u64 LE),
 //! foldhash of the payload (u64 LE), then the payload (postcard). Written to a
@@ -11,10 +12,11 @@ use std::io::Write;
 use std::path::Path;
 
 use super::extract::FileSymbols;
+use super::store::Links;
 use crate::error::{Error, Result};
 
 const MAGIC: &[u8; 8] = b"AIRGRAPH";
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 const HEADER: usize = 8 + 4 + 8 + 8;
 
 /// What a graph file holds besides the symbols: the project root and what was not
@@ -23,12 +25,22 @@ const HEADER: usize = 8 + 4 + 8 + 8;
 pub struct Saved {
     pub root: String,
     pub files: Vec<(String, FileSymbols)>,
+    /// Per file, in `files` order.
+    pub links: Vec<Links>,
     pub skipped: Vec<(String, String)>,
     pub warnings: Vec<(String, String)>,
 }
 
 fn checksum(payload: &[u8]) -> u64 {
     foldhash::fast::FixedState::with_seed(0xA1C4_E7A0).hash_one(payload)
+}
+
+/// The error for a graph file that cannot be read back, saying why.
+pub fn corrupt(path: &Path, why: &str) -> Error {
+    Error::Corrupt(format!(
+        "{} is not a readable aircher-mem graph ({why}): rebuild it",
+        path.display()
+    ))
 }
 
 pub fn save(path: &Path, saved: &Saved) -> Result<()> {
@@ -58,12 +70,7 @@ pub fn save(path: &Path, saved: &Saved) -> Result<()> {
 pub fn load(path: &Path) -> Result<Saved> {
     let bytes = std::fs::read(path)
         .map_err(|err| Error::Io(format!("cannot read {}: {err}", path.display())))?;
-    let corrupt = |why: &str| {
-        Error::Corrupt(format!(
-            "{} is not a readable aircher-mem graph ({why}): rebuild it",
-            path.display()
-        ))
-    };
+    let corrupt = |why: &str| corrupt(path, why);
     if bytes.len() < HEADER || &bytes[..8] != MAGIC {
         return Err(corrupt("no graph header"));
     }
@@ -102,6 +109,7 @@ mod tests {
                     b"class A:\n    def f(self):\n        g()\n\ndef g():\n    pass\n",
                 ),
             )],
+            links: vec![Links::default()],
             skipped: vec![("blob.py".into(), "binary (NUL byte)".into())],
             warnings: vec![],
         }

@@ -57,7 +57,9 @@ pub struct Node {
     pub items: Vec<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub enum EdgeKind {
     /// File or class -> definition; file -> import.
     Contains,
@@ -119,6 +121,31 @@ pub struct Edge {
     reference: u32,
 }
 
+/// A file's linking as saved, so loading does not resolve and link again. Nodes are
+/// named so that they survive renumbering: a file by its position in
+/// `KnowledgeGraph::files`, a node by its position in its file (0 the file, then
+/// its definitions, then its imports).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Links {
+    /// The files each import resolves to.
+    resolved: Vec<Vec<u32>>,
+    /// The files in scope.
+    scope: Vec<u32>,
+    /// The edges out of the file's nodes other than Contains.
+    edges: Vec<LinkedEdge>,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+struct LinkedEdge {
+    from: u32,
+    to_file: u32,
+    to: u32,
+    kind: EdgeKind,
+    confidence: f32,
+    line: u32,
+    reference: u32,
+}
+
 /// The most definitions one reference is linked to (see `KnowledgeGraph::from_files`).
 pub const MAX_CANDIDATES: usize = 5;
 
@@ -134,12 +161,28 @@ struct FileEntry {
     keys: Vec<String>,
     /// The module keys each import looks up, and how their matches combine.
     import_keys: Vec<(Vec<String>, Match)>,
-    /// Indexes of `symbols.references`, sorted by name.
-    by_name: Vec<u32>,
     /// The file nodes each import resolves to (set when the file's imports are linked).
     resolved: Vec<Vec<NodeIndex>>,
     /// The file nodes in scope: what it imports and its package, sorted.
     scope: Vec<NodeIndex>,
+}
+
+impl FileEntry {
+    /// The file's node, then its definitions', then its imports'.
+    fn nodes(&self) -> impl Iterator<Item = NodeIndex> + '_ {
+        std::iter::once(self.node)
+            .chain(self.defs.iter().copied())
+            .chain(self.imports.iter().copied())
+    }
+
+    /// The node at a position in `nodes`.
+    fn node_at(&self, position: u32) -> Option<NodeIndex> {
+        match (position as usize).checked_sub(1) {
+            None => Some(self.node),
+            Some(i) if i < self.defs.len() => Some(self.defs[i]),
+            Some(i) => self.imports.get(i - self.defs.len()).copied(),
+        }
+    }
 }
 
 #[derive(Debug, Default, Clone)]
@@ -166,7 +209,6 @@ pub struct KnowledgeGraph {
 struct Prepared {
     keys: Vec<String>,
     import_keys: Vec<(Vec<String>, Match)>,
-    by_name: Vec<u32>,
     /// The node of each definition, with the index of the innermost definition
     /// containing it (None: the file).
     defs: Vec<(Node, Option<usize>)>,
@@ -182,13 +224,6 @@ impl Prepared {
             .iter()
             .map(|import| modules::lookups(language, path, import))
             .collect();
-        let mut by_name: Vec<u32> = (0..symbols.references.len() as u32).collect();
-        by_name.sort_unstable_by(|&a, &b| {
-            symbols.references[a as usize]
-                .name
-                .cmp(&symbols.references[b as usize].name)
-                .then(a.cmp(&b))
-        });
         let node = |kind, name: &str, line, end_line, signature: &str, items: &[String]| Node {
             kind,
             name: name.to_string(),
@@ -236,7 +271,6 @@ impl Prepared {
         Prepared {
             keys: modules::keys(language, path),
             import_keys,
-            by_name,
             defs,
             imports,
         }
@@ -275,26 +309,9 @@ impl KnowledgeGraph {
     /// nearly all wrong. Uses and imported names resolve only in the file and what
     /// it imports.
     pub fn from_files(files: Vec<(String, FileSymbols)>) -> Self {
-        use rayon::prelude::*;
-        let mut g = KnowledgeGraph::default();
-        let nodes = files
-            .iter()
-            .map(|(_, s)| 1 + s.definitions.len() + s.imports.len())
-            .sum();
-        let references: usize = files.iter().map(|(_, s)| s.references.len()).sum();
-        g.graph.reserve_nodes(nodes);
-        g.graph.reserve_edges(nodes + references);
-        let prepared: Vec<(String, FileSymbols, Prepared)> = files
-            .into_par_iter()
-            .map(|(path, symbols)| {
-                let prepared = Prepared::of(&path, &symbols);
-                (path, symbols, prepared)
-            })
-            .collect();
-        for (path, symbols, prepared) in prepared {
-            g.add_file_at(path, symbols, prepared, None);
-        }
+        let (mut g, _) = Self::with_nodes(files);
         // Resolving and linking only read the graph: both run in parallel.
+        use rayon::prelude::*;
         let resolutions: Vec<(String, Resolution)> = g
             .files
             .par_iter()
@@ -315,6 +332,174 @@ impl KnowledgeGraph {
             g.graph.add_edge(a, b, e);
         }
         g
+    }
+
+    /// The nodes and indexes of `files` (no links yet), and each file's node in order.
+    fn with_nodes(files: Vec<(String, FileSymbols)>) -> (Self, Vec<NodeIndex>) {
+        use rayon::prelude::*;
+        let mut g = KnowledgeGraph::default();
+        let nodes = files
+            .iter()
+            .map(|(_, s)| 1 + s.definitions.len() + s.imports.len())
+            .sum();
+        let references: usize = files.iter().map(|(_, s)| s.references.len()).sum();
+        g.graph.reserve_nodes(nodes);
+        g.graph.reserve_edges(nodes + references);
+        let prepared: Vec<(String, FileSymbols, Prepared)> = files
+            .into_par_iter()
+            .map(|(path, symbols)| {
+                let prepared = Prepared::of(&path, &symbols);
+                (path, symbols, prepared)
+            })
+            .collect();
+        let order = prepared
+            .into_iter()
+            .map(|(path, symbols, prepared)| g.add_file_at(path, symbols, prepared, None))
+            .collect();
+        (g, order)
+    }
+
+    /// Each file's symbols and links, by path: what `from_saved` rebuilds the graph from.
+    pub fn saved(&self) -> (Vec<(String, FileSymbols)>, Vec<Links>) {
+        let files = self.files();
+        let entries: Vec<&FileEntry> = files.iter().map(|(path, _)| &self.files[path]).collect();
+        // Every node's (file position, position in the file).
+        let mut at = vec![(u32::MAX, u32::MAX); self.graph.node_bound()];
+        for (p, entry) in entries.iter().enumerate() {
+            for (local, node) in entry.nodes().enumerate() {
+                at[node.index()] = (p as u32, local as u32);
+            }
+        }
+        let links = entries
+            .iter()
+            .map(|entry| {
+                let position = |f: &NodeIndex| at[f.index()].0;
+                let edges = entry
+                    .nodes()
+                    .enumerate()
+                    .flat_map(|(local, node)| {
+                        self.graph
+                            .edges_directed(node, Direction::Outgoing)
+                            .map(move |e| (local, e))
+                    })
+                    .filter(|(_, e)| e.weight().kind != EdgeKind::Contains)
+                    .map(|(local, e)| {
+                        let (to_file, to) = at[e.target().index()];
+                        let w = e.weight();
+                        LinkedEdge {
+                            from: local as u32,
+                            to_file,
+                            to,
+                            kind: w.kind,
+                            confidence: w.confidence,
+                            line: w.line as u32,
+                            reference: w.reference,
+                        }
+                    })
+                    .collect();
+                Links {
+                    resolved: entry
+                        .resolved
+                        .iter()
+                        .map(|files| files.iter().map(position).collect())
+                        .collect(),
+                    scope: entry.scope.iter().map(position).collect(),
+                    edges,
+                }
+            })
+            .collect();
+        (files, links)
+    }
+
+    /// The graph `saved` described (its edges are not computed again). An error says
+    /// what does not fit together (a file written by a broken build, say).
+    pub fn from_saved(
+        files: Vec<(String, FileSymbols)>,
+        links: Vec<Links>,
+    ) -> Result<Self, String> {
+        if links.len() != files.len() {
+            return Err(format!(
+                "{} files but links for {}",
+                files.len(),
+                links.len()
+            ));
+        }
+        if let Some((path, _)) = files
+            .iter()
+            .find(|(_, s)| !s.references.is_sorted_by(|a, b| a.name <= b.name))
+        {
+            return Err(format!("{path}: references out of order"));
+        }
+        let (mut g, order) = Self::with_nodes(files);
+        let entries: Vec<&FileEntry> = order.iter().map(|&f| &g.files[&g.graph[f].path]).collect();
+        let file = |p: u32| {
+            order
+                .get(p as usize)
+                .copied()
+                .ok_or_else(|| format!("no file at position {p}"))
+        };
+        let files = |ps: Vec<u32>| {
+            ps.into_iter()
+                .map(file)
+                .collect::<Result<Vec<NodeIndex>, String>>()
+        };
+        let mut resolutions: Vec<Resolution> = Vec::with_capacity(entries.len());
+        let mut edges = Vec::with_capacity(links.iter().map(|l| l.edges.len()).sum());
+        for (entry, links) in entries.iter().zip(links) {
+            let path = &g.graph[entry.node].path;
+            let damaged = |why: String| format!("{path}: {why}");
+            if links.resolved.len() != entry.imports.len() {
+                return Err(damaged(format!(
+                    "{} imports but {} resolved",
+                    entry.imports.len(),
+                    links.resolved.len()
+                )));
+            }
+            let resolved = links
+                .resolved
+                .into_iter()
+                .map(files)
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(damaged)?;
+            resolutions.push((resolved, files(links.scope).map_err(damaged)?));
+            for e in links.edges {
+                let to_file = entries
+                    .get(e.to_file as usize)
+                    .ok_or_else(|| damaged(format!("no file at position {}", e.to_file)))?;
+                let (Some(from), Some(to)) = (entry.node_at(e.from), to_file.node_at(e.to)) else {
+                    return Err(damaged(format!(
+                        "no node at position {} or {}",
+                        e.from, e.to
+                    )));
+                };
+                if e.reference != u32::MAX && e.reference as usize >= entry.symbols.references.len()
+                {
+                    return Err(damaged(format!("no reference {}", e.reference)));
+                }
+                edges.push((
+                    from,
+                    to,
+                    Edge {
+                        kind: e.kind,
+                        confidence: e.confidence,
+                        line: e.line as usize,
+                        reference: e.reference,
+                    },
+                ));
+            }
+        }
+        let paths: Vec<String> = entries
+            .iter()
+            .map(|e| g.graph[e.node].path.clone())
+            .collect();
+        for (path, (resolved, scope)) in paths.iter().zip(resolutions) {
+            let entry = g.files.get_mut(path).expect("added above");
+            (entry.resolved, entry.scope) = (resolved, scope);
+        }
+        for (a, b, e) in edges {
+            g.graph.add_edge(a, b, e);
+        }
+        Ok(g)
     }
 
     /// Replaces one file's symbols (adds the file if new) and repairs the edges into
@@ -451,11 +636,10 @@ impl KnowledgeGraph {
         symbols: FileSymbols,
         prepared: Prepared,
         file: Option<NodeIndex>,
-    ) {
+    ) -> NodeIndex {
         let Prepared {
             keys,
             import_keys,
-            by_name,
             defs: def_nodes,
             imports: import_nodes,
         } = prepared;
@@ -526,8 +710,8 @@ impl KnowledgeGraph {
             imports.push(id);
         }
         let mut previous: Option<&str> = None;
-        for &r in &by_name {
-            let name = symbols.references[r as usize].name.as_str();
+        for reference in &symbols.references {
+            let name = reference.name.as_str();
             if previous != Some(name) {
                 match self.wanted.get_mut(name) {
                     Some(files) => {
@@ -558,11 +742,11 @@ impl KnowledgeGraph {
                 symbols,
                 keys,
                 import_keys,
-                by_name,
                 resolved: vec![],
                 scope: vec![],
             },
         );
+        file
     }
 
     /// Removes a file's nodes (their edges go with them) and index entries; the file
@@ -642,17 +826,12 @@ impl KnowledgeGraph {
         match how {
             Relink::All => (0..entry.symbols.references.len() as u32).collect(),
             Relink::Names(names) => {
-                let name_of = |r: u32| entry.symbols.references[r as usize].name.as_str();
+                let references = &entry.symbols.references;
                 let mut out = Vec::new();
                 for name in names.iter() {
-                    let lo = entry
-                        .by_name
-                        .partition_point(|&r| name_of(r) < name.as_str());
-                    out.extend(
-                        entry.by_name[lo..]
-                            .iter()
-                            .take_while(|&&r| name_of(r) == name.as_str()),
-                    );
+                    let lo = references.partition_point(|r| r.name < *name);
+                    let hi = lo + references[lo..].partition_point(|r| r.name == *name);
+                    out.extend(lo as u32..hi as u32);
                 }
                 out
             }
@@ -675,9 +854,8 @@ impl KnowledgeGraph {
             return;
         };
         let doomed: Vec<EdgeIndex> = match how {
-            Relink::All => std::iter::once(entry.node)
-                .chain(entry.defs.iter().copied())
-                .chain(entry.imports.iter().copied())
+            Relink::All => entry
+                .nodes()
                 .flat_map(|n| self.graph.edges_directed(n, Direction::Outgoing))
                 .filter(|e| e.weight().kind != EdgeKind::Contains)
                 .map(|e| e.id())
@@ -1097,10 +1275,8 @@ impl KnowledgeGraph {
     /// by line; None for a file not in the graph.
     pub fn references_from(&self, path: &str) -> Option<Vec<(NodeIndex, NodeIndex, Edge)>> {
         let entry = self.files.get(path)?;
-        let sources = std::iter::once(entry.node)
-            .chain(entry.defs.iter().copied())
-            .chain(entry.imports.iter().copied());
-        let mut out: Vec<(NodeIndex, NodeIndex, Edge)> = sources
+        let mut out: Vec<(NodeIndex, NodeIndex, Edge)> = entry
+            .nodes()
             .flat_map(|n| self.graph.edges_directed(n, Direction::Outgoing))
             .filter(|e| e.weight().kind != EdgeKind::Contains)
             .map(|e| (e.source(), e.target(), *e.weight()))
@@ -1572,6 +1748,41 @@ mod tests {
     }
 
     #[test]
+    fn links_that_do_not_fit_the_files_are_an_error() {
+        let g = graph(&[
+            ("a.py", "import b\n\ndef f():\n    b.g()\n"),
+            ("b.py", "def g():\n    pass\n"),
+        ]);
+        let (files, links) = g.saved();
+        assert_eq!(
+            KnowledgeGraph::from_saved(files.clone(), links.clone())
+                .unwrap()
+                .edge_list(),
+            g.edge_list()
+        );
+        assert!(
+            KnowledgeGraph::from_saved(files.clone(), links[..1].to_vec())
+                .unwrap_err()
+                .contains("2 files but links for 1")
+        );
+        let mut bad = links.clone();
+        bad[0].edges[0].to_file = 7;
+        assert!(KnowledgeGraph::from_saved(files.clone(), bad)
+            .unwrap_err()
+            .contains("a.py: no file at position 7"));
+        let mut bad = links.clone();
+        bad[0].edges[0].to = 99;
+        assert!(KnowledgeGraph::from_saved(files.clone(), bad)
+            .unwrap_err()
+            .contains("no node at position"));
+        let mut bad = links;
+        bad[0].resolved.clear();
+        assert!(KnowledgeGraph::from_saved(files, bad)
+            .unwrap_err()
+            .contains("1 imports but 0 resolved"));
+    }
+
+    #[test]
     fn incremental_updates_equal_a_fresh_build() {
         use std::collections::BTreeMap;
         const NAMES: [&str; 7] = ["load", "save", "run", "fetch", "Repo", "Base", "LIMIT"];
@@ -1641,6 +1852,12 @@ mod tests {
                     let text = source(&mut next);
                     g.update_file(&path, extract(Language::Python, text.as_bytes()));
                     files.insert(path.clone(), text);
+                }
+                if step % 4 == 3 {
+                    // Saved and loaded (renumbered): equal, and it goes on updating.
+                    let (saved, links) = g.saved();
+                    g = KnowledgeGraph::from_saved(saved, links)
+                        .expect("a graph's own links fit it");
                 }
                 let fresh = KnowledgeGraph::from_files(parse(&files));
                 assert_eq!(

@@ -8,8 +8,8 @@ use pyo3::prelude::*;
 use super::detached;
 use crate::error::invalid;
 use crate::graph::{
-    discover, load, parse, save, Direction, Edge, EdgeKind, KnowledgeGraph, Language, NodeIndex,
-    NodeKind, Saved, Source,
+    corrupt, discover, load, parse, save, Direction, Edge, EdgeKind, KnowledgeGraph, Language,
+    NodeIndex, NodeKind, Saved, Source,
 };
 use crate::Error;
 
@@ -326,9 +326,11 @@ impl PyKnowledgeGraph {
     /// defines and calls, the root, and what was skipped. Loading needs no parsing.
     fn save(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
         let state = self.state.read();
+        let (files, links) = state.graph.saved();
         let saved = Saved {
             root: self.root.to_string_lossy().into_owned(),
-            files: state.graph.files(),
+            files,
+            links,
             skipped: state.skipped.clone(),
             warnings: state.warnings.clone(),
         };
@@ -351,11 +353,13 @@ impl PyKnowledgeGraph {
         let root = root.unwrap_or_else(|| PathBuf::from(&saved.root));
         let Saved {
             files,
+            links,
             skipped,
             warnings,
             ..
         } = saved;
-        let graph = detached(py, || KnowledgeGraph::from_files(files));
+        let graph = detached(py, || KnowledgeGraph::from_saved(files, links))
+            .map_err(|why| corrupt(&path, &why))?;
         Ok(Self {
             root,
             max_file_bytes,

@@ -3,13 +3,17 @@
 //! nor links again.
 //!
 //! Layout: magic `AIRGRAPH`, format version (u32 LE), payload length (u64 LE),
-//! foldhash of the payload (u64 LE), then the payload (postcard). Written to a
+//! foldhash of the payload (u64 LE), then the payload: the length of the `Meta`
+//! (u64 LE), the `Meta`, then the files in chunks of `CHUNK`, each encoded on its
+//! own (postcard) so that chunks are encoded and decoded in parallel. Written to a
 //! temporary file beside the target and renamed over it, so a crash leaves the old
 //! file or the new one, never half of one.
 
 use std::hash::BuildHasher;
 use std::io::Write;
 use std::path::Path;
+
+use rayon::prelude::*;
 
 use super::extract::FileSymbols;
 use super::store::Links;
@@ -18,6 +22,17 @@ use crate::error::{Error, Result};
 const MAGIC: &[u8; 8] = b"AIRGRAPH";
 pub const FORMAT_VERSION: u32 = 3;
 const HEADER: usize = 8 + 4 + 8 + 8;
+/// Files per chunk.
+const CHUNK: usize = 64;
+
+/// The payload's head: everything but the files, and the byte length of each chunk.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Meta {
+    root: String,
+    skipped: Vec<(String, String)>,
+    warnings: Vec<(String, String)>,
+    chunks: Vec<u64>,
+}
 
 /// What a graph file holds besides the symbols: the project root and what was not
 /// (fully) indexed.
@@ -45,8 +60,35 @@ pub fn corrupt(path: &Path, why: &str) -> Error {
 
 pub fn save(path: &Path, saved: &Saved) -> Result<()> {
     let io = |err: std::io::Error| Error::Io(format!("cannot write {}: {err}", path.display()));
-    let payload = postcard::to_stdvec(saved)
-        .map_err(|err| Error::Io(format!("cannot encode the graph: {err}")))?;
+    let encoding = |err: postcard::Error| Error::Io(format!("cannot encode the graph: {err}"));
+    if saved.links.len() != saved.files.len() {
+        return Err(Error::Io(format!(
+            "cannot encode the graph: {} files, links for {}",
+            saved.files.len(),
+            saved.links.len()
+        )));
+    }
+    let chunks: Vec<Vec<u8>> = saved
+        .files
+        .par_chunks(CHUNK)
+        .zip(saved.links.par_chunks(CHUNK))
+        .map(|(files, links)| postcard::to_stdvec(&files.iter().zip(links).collect::<Vec<_>>()))
+        .collect::<std::result::Result<_, _>>()
+        .map_err(encoding)?;
+    let meta = Meta {
+        root: saved.root.clone(),
+        skipped: saved.skipped.clone(),
+        warnings: saved.warnings.clone(),
+        chunks: chunks.iter().map(|c| c.len() as u64).collect(),
+    };
+    let meta = postcard::to_stdvec(&meta).map_err(encoding)?;
+    let mut payload =
+        Vec::with_capacity(8 + meta.len() + chunks.iter().map(Vec::len).sum::<usize>());
+    payload.extend_from_slice(&(meta.len() as u64).to_le_bytes());
+    payload.extend_from_slice(&meta);
+    for chunk in &chunks {
+        payload.extend_from_slice(chunk);
+    }
     let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
     tmp_name.push(format!(".tmp{}", std::process::id()));
     let tmp = path.with_file_name(tmp_name);
@@ -91,7 +133,42 @@ pub fn load(path: &Path) -> Result<Saved> {
     if checksum(payload) != sum {
         return Err(corrupt("checksum mismatch"));
     }
-    postcard::from_bytes(payload).map_err(|err| corrupt(&err.to_string()))
+    let decoding = |err: postcard::Error| corrupt(&err.to_string());
+    let (head, rest) = payload
+        .split_at_checked(8)
+        .ok_or_else(|| corrupt("truncated"))?;
+    let meta_length = u64::from_le_bytes(head.try_into().expect("8 bytes"));
+    let (meta, mut rest) = rest
+        .split_at_checked(usize::try_from(meta_length).unwrap_or(usize::MAX))
+        .ok_or_else(|| corrupt("truncated"))?;
+    let Meta {
+        root,
+        skipped,
+        warnings,
+        chunks,
+    } = postcard::from_bytes(meta).map_err(decoding)?;
+    let mut parts: Vec<&[u8]> = Vec::with_capacity(chunks.len());
+    for length in chunks {
+        let (part, after) = rest
+            .split_at_checked(usize::try_from(length).unwrap_or(usize::MAX))
+            .ok_or_else(|| corrupt("truncated"))?;
+        parts.push(part);
+        rest = after;
+    }
+    type Chunk = Vec<((String, FileSymbols), Links)>;
+    let decoded: Vec<Chunk> = parts
+        .into_par_iter()
+        .map(postcard::from_bytes)
+        .collect::<std::result::Result<_, _>>()
+        .map_err(decoding)?;
+    let (files, links) = decoded.into_iter().flatten().unzip();
+    Ok(Saved {
+        root,
+        files,
+        links,
+        skipped,
+        warnings,
+    })
 }
 
 #[cfg(test)]

@@ -197,11 +197,11 @@ pub struct KnowledgeGraph {
     parents: Vec<NodeIndex>,
     /// Referenced name -> files referring to it, so an update re-resolves only the
     /// references it can change.
-    wanted: HashMap<String, BTreeSet<NodeIndex>>,
+    wanted: HashMap<String, Vec<NodeIndex>>,
     /// Module key -> files (their nodes) answering to it.
     modules: HashMap<String, Vec<NodeIndex>>,
     /// Module key -> files looking it up.
-    lookups: HashMap<String, BTreeSet<NodeIndex>>,
+    lookups: HashMap<String, Vec<NodeIndex>>,
 }
 
 /// What a file's entry needs that depends on the file alone (computed in parallel
@@ -713,14 +713,7 @@ impl KnowledgeGraph {
         for reference in &symbols.references {
             let name = reference.name.as_str();
             if previous != Some(name) {
-                match self.wanted.get_mut(name) {
-                    Some(files) => {
-                        files.insert(file);
-                    }
-                    None => {
-                        self.wanted.insert(name.to_string(), BTreeSet::from([file]));
-                    }
-                }
+                insert_sorted(&mut self.wanted, name, file);
                 previous = Some(name);
             }
         }
@@ -731,7 +724,7 @@ impl KnowledgeGraph {
             }
         }
         for key in lookups(&path, symbols.language, &import_keys) {
-            self.lookups.entry(key).or_default().insert(file);
+            insert_sorted(&mut self.lookups, &key, file);
         }
         self.files.insert(
             path,
@@ -761,10 +754,10 @@ impl KnowledgeGraph {
             self.graph.remove_node(*id);
         }
         for reference in &entry.symbols.references {
-            remove_from_set(&mut self.wanted, &reference.name, entry.node);
+            remove_from(&mut self.wanted, &reference.name, |&f| f == entry.node);
         }
         for key in lookups(path, entry.symbols.language, &entry.import_keys) {
-            remove_from_set(&mut self.lookups, &key, entry.node);
+            remove_from(&mut self.lookups, &key, |&f| f == entry.node);
         }
         if whole {
             for key in &entry.keys {
@@ -1471,11 +1464,16 @@ fn remove_from<T>(map: &mut HashMap<String, Vec<T>>, key: &str, doomed: impl Fn(
     }
 }
 
-fn remove_from_set(map: &mut HashMap<String, BTreeSet<NodeIndex>>, key: &str, value: NodeIndex) {
-    if let Some(values) = map.get_mut(key) {
-        values.remove(&value);
-        if values.is_empty() {
-            map.remove(key);
+/// Adds `value` to the sorted values of `key` (once).
+fn insert_sorted(map: &mut HashMap<String, Vec<NodeIndex>>, key: &str, value: NodeIndex) {
+    match map.get_mut(key) {
+        Some(values) => {
+            if let Err(at) = values.binary_search(&value) {
+                values.insert(at, value);
+            }
+        }
+        None => {
+            map.insert(key.to_string(), vec![value]);
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Python classes for the knowledge graph. No logic here: see `crate::graph`.
 
 use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::Ordering;
 
 use parking_lot::RwLock;
 use pyo3::prelude::*;
@@ -8,8 +9,8 @@ use pyo3::prelude::*;
 use super::detached;
 use crate::error::invalid;
 use crate::graph::{
-    corrupt, discover, load, parse, save, Direction, Edge, EdgeKind, KnowledgeGraph, Language,
-    NodeIndex, NodeKind, Saved, Source,
+    corrupt, discover, load, parse, save, Direction, Edge, EdgeKind, FileSymbols, KnowledgeGraph,
+    Language, NodeIndex, NodeKind, Progress, Saved, Source,
 };
 use crate::Error;
 
@@ -108,7 +109,48 @@ impl State {
     }
 }
 
-const CHUNK: usize = 256;
+/// How often `build` reports progress (and checks for Ctrl-C) while parsing.
+const REPORT_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// Parses `sources` on the thread pool while this thread, the GIL released between
+/// reports, calls `progress(done, total)` every `REPORT_EVERY` and at the end. An
+/// exception from the callback, or a signal (Ctrl-C), stops the parse early and is
+/// raised.
+fn parse_reporting(
+    py: Python<'_>,
+    sources: &[Source],
+    progress: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Vec<Result<FileSymbols, String>>> {
+    let state = Progress::default();
+    std::thread::scope(|scope| {
+        let worker = scope.spawn(|| parse(sources, &state));
+        let mut outcome = Ok(());
+        loop {
+            let finished = detached(py, || {
+                let until = std::time::Instant::now() + REPORT_EVERY;
+                while !worker.is_finished() && std::time::Instant::now() < until {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+                worker.is_finished()
+            });
+            if outcome.is_ok() {
+                let done = state.done.load(Ordering::Relaxed);
+                outcome = py.check_signals().and_then(|()| match progress {
+                    Some(callback) => callback.call1((done, sources.len())).map(drop),
+                    None => Ok(()),
+                });
+                if outcome.is_err() {
+                    state.cancelled.store(true, Ordering::Relaxed);
+                }
+            }
+            if finished {
+                break;
+            }
+        }
+        let parsed = worker.join().expect("parsing does not panic");
+        outcome.map(|()| parsed)
+    })
+}
 const PARTIAL: &str = "syntax errors: indexed as far as the parser got";
 
 /// `path` relative to `root` (either form accepted), refusing anything outside it.
@@ -221,7 +263,8 @@ impl PyKnowledgeGraph {
     /// TSX, Go, Java): .gitignore is respected, vendored folders, binary files and
     /// files over `max_file_bytes` are skipped (see `skipped`), files with syntax
     /// errors are indexed as far as the parser got (see `warnings`). Parsing runs in
-    /// parallel without the GIL; `progress(done, total)` is called between chunks.
+    /// parallel without the GIL; `progress(done, total)` is called every 100 ms while
+    /// parsing and once at the end; an exception it raises, or Ctrl-C, stops the build.
     #[staticmethod]
     #[pyo3(signature = (root, *, max_file_bytes = 1_000_000, progress = None))]
     fn build(
@@ -232,26 +275,18 @@ impl PyKnowledgeGraph {
     ) -> PyResult<Self> {
         let root = canonical_root(&root)?;
         let (sources, mut skipped) = detached(py, || discover(&root, max_file_bytes));
+        let parsed = parse_reporting(py, &sources, progress.as_ref())?;
         let mut files = Vec::with_capacity(sources.len());
         let mut warnings = Vec::new();
-        for (done, chunk) in sources.chunks(CHUNK).enumerate() {
-            let parsed = detached(py, || parse(chunk));
-            for (source, result) in chunk.iter().zip(parsed) {
-                match result {
-                    Ok(symbols) => {
-                        if symbols.syntax_errors {
-                            warnings.push((source.relative.clone(), PARTIAL.to_string()));
-                        }
-                        files.push((source.relative.clone(), symbols));
+        for (source, result) in sources.iter().zip(parsed) {
+            match result {
+                Ok(symbols) => {
+                    if symbols.syntax_errors {
+                        warnings.push((source.relative.clone(), PARTIAL.to_string()));
                     }
-                    Err(reason) => skipped.push((source.relative.clone(), reason)),
+                    files.push((source.relative.clone(), symbols));
                 }
-            }
-            if let Some(callback) = &progress {
-                callback.call1((
-                    (done * CHUNK + chunk.len()).min(sources.len()),
-                    sources.len(),
-                ))?;
+                Err(reason) => skipped.push((source.relative.clone(), reason)),
             }
         }
         let graph = detached(py, || KnowledgeGraph::from_files(files));
@@ -298,10 +333,13 @@ impl PyKnowledgeGraph {
                 path: full,
                 relative: relative.clone(),
                 language,
+                bytes: size,
             };
-            detached(py, || parse(std::slice::from_ref(&source)))
-                .pop()
-                .expect("one file parsed")
+            detached(py, || {
+                parse(std::slice::from_ref(&source), &Progress::default())
+            })
+            .pop()
+            .expect("one file parsed")
         };
         detached(py, || {
             let mut state = self.state.write();

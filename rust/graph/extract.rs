@@ -7,6 +7,8 @@
 use std::path::Path;
 use std::sync::OnceLock;
 
+use foldhash::{HashMap, HashSet};
+
 use streaming_iterator::StreamingIterator;
 use tree_sitter::{Parser, Query, QueryCursor};
 
@@ -360,21 +362,27 @@ fn use_mimalloc() {
         };
         // SAFETY: the four functions are one allocator family returning malloc-aligned
         // memory (null only when out of memory, as malloc); this runs once, before
-        // this crate creates any tree-sitter object (`extract` and `Language::query`, its
-        // only users of tree-sitter, call this first).
+        // this crate creates any tree-sitter object (`parse_tree` and `Language::query`,
+        // the only places that make them, call this first).
         unsafe { tree_sitter::set_allocator(Some(allocator)) };
     });
 }
 
-/// Extracts definitions, imports and references from one file's bytes. Invalid UTF-8
-/// is read lossily; a file that does not parse cleanly yields what tree-sitter recovered.
-pub fn extract(language: Language, source: &[u8]) -> FileSymbols {
+/// One file's syntax tree (None only if tree-sitter gives up). `extract` starts here;
+/// public so that the parse alone can be timed (`examples/graph_phases.rs`).
+pub fn parse_tree(language: Language, source: &[u8]) -> Option<tree_sitter::Tree> {
     use_mimalloc();
     let mut parser = Parser::new();
     parser
         .set_language(&language.grammar())
         .expect("grammar versions match the tree-sitter crate");
-    let Some(tree) = parser.parse(source, None) else {
+    parser.parse(source, None)
+}
+
+/// Extracts definitions, imports and references from one file's bytes. Invalid UTF-8
+/// is read lossily; a file that does not parse cleanly yields what tree-sitter recovered.
+pub fn extract(language: Language, source: &[u8]) -> FileSymbols {
+    let Some(tree) = parse_tree(language, source) else {
         return FileSymbols {
             language,
             definitions: vec![],
@@ -663,7 +671,7 @@ fn uses(
     definitions: &[Definition],
     imports: &[Import],
 ) -> Vec<Found> {
-    let wanted: std::collections::HashSet<&[u8]> = definitions
+    let wanted: HashSet<&[u8]> = definitions
         .iter()
         .filter(|d| d.kind == DefKind::Variable)
         .map(|d| d.name.as_bytes())
@@ -721,7 +729,7 @@ fn resolve_origins(
     imports: &[Import],
 ) -> Vec<Reference> {
     // The import bringing each plain name in, and the item a renamed one stands for.
-    let mut named: std::collections::HashMap<&str, (u32, &str)> = std::collections::HashMap::new();
+    let mut named: HashMap<&str, (u32, &str)> = HashMap::default();
     for (i, import) in imports.iter().enumerate().rev() {
         for item in &import.items {
             named.insert(item.as_str(), (i as u32, item.as_str()));
@@ -739,7 +747,7 @@ fn resolve_origins(
             .map_or(Receiver::Unknown, |i| Receiver::Import(i as u32)),
     };
     found.sort_by_key(|f| (f.byte, f.kind as u8));
-    let inherit_bytes: std::collections::HashSet<usize> = found
+    let inherit_bytes: HashSet<usize> = found
         .iter()
         .filter(|f| f.kind == RefKind::Inherit)
         .map(|f| f.byte)
@@ -749,8 +757,7 @@ fn resolve_origins(
             .iter()
             .rposition(|d| accept(d.kind) && d.contains_byte(byte))
     };
-    let mut seen: std::collections::HashSet<(RefKind, Option<usize>, String)> =
-        std::collections::HashSet::new();
+    let mut seen: HashSet<(RefKind, Option<usize>, &str)> = HashSet::default();
     let mut out: Vec<Reference> = Vec::new();
     let mut last_call: Option<(usize, &str)> = None;
     for f in &found {
@@ -781,7 +788,7 @@ fn resolve_origins(
             }
             RefKind::Item => continue, // items come from the imports, below
         };
-        if f.kind != RefKind::Call && !seen.insert((f.kind, origin, f.name.clone())) {
+        if f.kind != RefKind::Call && !seen.insert((f.kind, origin, f.name.as_str())) {
             continue;
         }
         let origin = origin.map_or(Origin::File, |d| Origin::Definition(d as u32));

@@ -7,8 +7,8 @@ mod scan;
 mod store;
 
 pub use extract::{
-    extract, DefKind, Definition, FileSymbols, Import, Language, Origin, Receiver, RefKind,
-    Reference,
+    extract, parse_tree, DefKind, Definition, FileSymbols, Import, Language, Origin, Receiver,
+    RefKind, Reference,
 };
 pub use persist::{corrupt, load, save, Saved, FORMAT_VERSION};
 pub use petgraph::stable_graph::NodeIndex;

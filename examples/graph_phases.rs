@@ -1,0 +1,138 @@
+//! Where the time of a graph build goes, phase by phase, against universal-ctags on
+//! the same tree in the same run (rounds interleaved, medians reported):
+//!
+//! ```text
+//! cargo run --release --example graph_phases -- "$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["stdlib"])')"
+//! ```
+//!
+//! "parse only" is tree-sitter building every file's syntax tree on all cores, with
+//! no query run and nothing kept: what any tree-sitter indexer pays before it
+//! extracts anything.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use _core::graph::{
+    discover, load, parse, parse_tree, save, KnowledgeGraph, Progress, Saved, VENDORED,
+};
+use rayon::prelude::*;
+
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+const ROUNDS: usize = 3;
+
+fn timed<T>(work: impl FnOnce() -> T) -> (T, Duration) {
+    let start = Instant::now();
+    let out = work();
+    (out, start.elapsed())
+}
+
+fn ctags(root: &Path, out: &Path) -> Option<Duration> {
+    let mut command = Command::new("ctags");
+    command
+        .args([
+            "-R",
+            "--languages=Python,Rust,JavaScript,TypeScript,Go,Java",
+            "-f",
+        ])
+        .arg(out);
+    for folder in VENDORED {
+        command.arg(format!("--exclude={folder}"));
+    }
+    let (status, took) = timed(|| command.arg(root).status());
+    status.ok().filter(|s| s.success()).map(|_| took)
+}
+
+fn median(mut times: Vec<Duration>) -> Duration {
+    times.sort();
+    times[times.len() / 2]
+}
+
+fn main() {
+    let Some(root) = std::env::args().nth(1).map(PathBuf::from) else {
+        eprintln!("usage: graph_phases ROOT");
+        std::process::exit(2);
+    };
+    let scratch = std::env::temp_dir().join(format!("graph-phases-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).expect("a scratch folder");
+    let mut phases: Vec<(&str, Vec<Duration>)> = [
+        "universal-ctags",
+        "discover",
+        "parse only",
+        "parse + extract",
+        "link",
+        "save",
+        "load",
+    ]
+    .into_iter()
+    .map(|name| (name, Vec::new()))
+    .collect();
+    let mut record = |phase: usize, took: Duration| phases[phase].1.push(took);
+    for _ in 0..ROUNDS {
+        if let Some(took) = ctags(&root, &scratch.join("tags")) {
+            record(0, took);
+        }
+        let ((sources, _), took) = timed(|| discover(&root, 1_000_000));
+        record(1, took);
+        let mut largest_first: Vec<_> = sources.iter().collect();
+        largest_first.sort_by_key(|s| std::cmp::Reverse(s.bytes));
+        let (_, took) = timed(|| {
+            largest_first.par_iter().for_each(|s| {
+                if let Ok(bytes) = std::fs::read(&s.path) {
+                    drop(parse_tree(s.language, &bytes));
+                }
+            })
+        });
+        record(2, took);
+        let (parsed, took) = timed(|| parse(&sources, &Progress::default()));
+        record(3, took);
+        let files: Vec<_> = sources
+            .iter()
+            .zip(parsed)
+            .filter_map(|(s, p)| Some((s.relative.clone(), p.ok()?)))
+            .collect();
+        let (graph, took) = timed(|| KnowledgeGraph::from_files(files));
+        record(4, took);
+        let (files, links) = graph.saved();
+        let saved = Saved {
+            root: root.display().to_string(),
+            files,
+            links,
+            skipped: vec![],
+            warnings: vec![],
+        };
+        let path = scratch.join("graph.bin");
+        let (_, took) = timed(|| save(&path, &saved).expect("the graph saves"));
+        record(5, took);
+        drop((graph, saved));
+        let (_, took) = timed(|| {
+            let saved = load(&path).expect("the graph loads");
+            KnowledgeGraph::from_saved(saved.files, saved.links).expect("its links fit")
+        });
+        record(6, took);
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+    let ctags = phases[0].1.clone();
+    println!(
+        "{}: {} cores, medians of {ROUNDS} interleaved rounds",
+        root.display(),
+        rayon::current_num_threads()
+    );
+    println!("{:<16} {:>10} {:>10}", "phase", "median", "x ctags");
+    for (name, times) in phases.into_iter().filter(|(_, t)| !t.is_empty()) {
+        let ratio = if ctags.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "{:.2}",
+                median(times.clone()).as_secs_f64() / median(ctags.clone()).as_secs_f64()
+            )
+        };
+        println!(
+            "{name:<16} {:>8.0}ms {ratio:>10}",
+            median(times).as_secs_f64() * 1000.0
+        );
+    }
+}

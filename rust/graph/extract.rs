@@ -87,7 +87,8 @@ impl Language {
             Language::Go => tree_sitter_go::TAGS_QUERY.to_string(),
             Language::Java => tree_sitter_java::TAGS_QUERY.to_string(),
         };
-        format!("{tags}\n{}", self.structure_query())
+        // Every identifier, for `uses` (cheaper in this pass than in a walk of its own).
+        format!("{tags}\n{}\n(identifier) @use\n", self.structure_query())
     }
 
     /// Our own patterns. Captures: `@import` (the statement) with `@import.module` and
@@ -394,15 +395,23 @@ pub fn extract(language: Language, source: &[u8]) -> FileSymbols {
     let query = language.query();
     let names = query.capture_names();
     let index_of = |name: &str| names.iter().position(|n| *n == name).map(|i| i as u32);
-    let (name_index, import_index) = (index_of("name"), index_of("import"));
+    let (name_index, import_index, use_index) =
+        (index_of("name"), index_of("import"), index_of("use"));
     let text =
         |node: tree_sitter::Node| String::from_utf8_lossy(&source[node.byte_range()]).into_owned();
     let mut cursor = QueryCursor::new();
     let mut definitions: Vec<Definition> = Vec::new();
     let mut found: Vec<Found> = Vec::new();
     let mut raw_imports: Vec<RawImport> = Vec::new();
+    let mut identifiers: Vec<tree_sitter::Node> = Vec::new();
     let mut matches = cursor.matches(query, tree.root_node(), source);
     while let Some(m) = matches.next() {
+        if let [only] = m.captures() {
+            if Some(only.index) == use_index {
+                identifiers.push(only.node);
+                continue;
+            }
+        }
         if let Some(statement) = m
             .captures()
             .iter()
@@ -489,7 +498,7 @@ pub fn extract(language: Language, source: &[u8]) -> FileSymbols {
     }
     definitions.sort_by_key(|d| (d.start_byte, std::cmp::Reverse(d.end_byte)));
     let imports = group_imports(language, raw_imports);
-    let mut uses = uses(&tree, source, &definitions, &imports);
+    let mut uses = uses(&identifiers, source, &definitions, &imports);
     found.append(&mut uses);
     let references = resolve_origins(language, found, &definitions, &imports);
     FileSymbols {
@@ -666,7 +675,7 @@ fn bound_names(language: Language, import: &Import) -> Vec<&str> {
 /// Identifiers inside definitions that name one of the file's variables or a name
 /// it imports (a variable defined elsewhere): one `Use` per (definition, name).
 fn uses(
-    tree: &tree_sitter::Tree,
+    identifiers: &[tree_sitter::Node],
     source: &[u8],
     definitions: &[Definition],
     imports: &[Import],
@@ -682,35 +691,17 @@ fn uses(
                 .map(|n| n.as_bytes())
         }))
         .collect();
-    let mut out = Vec::new();
-    if wanted.is_empty() {
-        return out;
-    }
-    let identifier = tree.language().id_for_node_kind("identifier", true);
-    let mut cursor = tree.walk();
-    loop {
-        let node = cursor.node();
-        if node.kind_id() == identifier && wanted.contains(&source[node.byte_range()]) {
-            out.push(Found {
-                kind: RefKind::Use,
-                name: String::from_utf8_lossy(&source[node.byte_range()]).into_owned(),
-                line: node.start_position().row + 1,
-                byte: node.start_byte(),
-                receiver: None,
-            });
-        }
-        if cursor.goto_first_child() || cursor.goto_next_sibling() {
-            continue;
-        }
-        loop {
-            if !cursor.goto_parent() {
-                return out;
-            }
-            if cursor.goto_next_sibling() {
-                break;
-            }
-        }
-    }
+    identifiers
+        .iter()
+        .filter(|node| wanted.contains(&source[node.byte_range()]))
+        .map(|node| Found {
+            kind: RefKind::Use,
+            name: String::from_utf8_lossy(&source[node.byte_range()]).into_owned(),
+            line: node.start_position().row + 1,
+            byte: node.start_byte(),
+            receiver: None,
+        })
+        .collect()
 }
 
 /// Gives each reference its origin and drops what is not a reference:

@@ -14,4 +14,4 @@ pub use persist::{corrupt, load, save, Saved, FORMAT_VERSION};
 pub use petgraph::stable_graph::NodeIndex;
 pub use petgraph::Direction;
 pub use scan::{discover, parse, Progress, Source, VENDORED};
-pub use store::{Edge, EdgeKind, KnowledgeGraph, Links, Node, NodeKind};
+pub use store::{Edge, EdgeKind, KnowledgeGraph, Links, Node, NodeKind, SavedFile};

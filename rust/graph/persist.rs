@@ -15,8 +15,7 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
-use super::extract::FileSymbols;
-use super::store::Links;
+use super::store::SavedFile;
 use crate::error::{Error, Result};
 
 const MAGIC: &[u8; 8] = b"AIRGRAPH";
@@ -39,9 +38,7 @@ struct Meta {
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Saved {
     pub root: String,
-    pub files: Vec<(String, FileSymbols)>,
-    /// Per file, in `files` order.
-    pub links: Vec<Links>,
+    pub files: Vec<SavedFile>,
     pub skipped: Vec<(String, String)>,
     pub warnings: Vec<(String, String)>,
 }
@@ -61,18 +58,10 @@ pub fn corrupt(path: &Path, why: &str) -> Error {
 pub fn save(path: &Path, saved: &Saved) -> Result<()> {
     let io = |err: std::io::Error| Error::Io(format!("cannot write {}: {err}", path.display()));
     let encoding = |err: postcard::Error| Error::Io(format!("cannot encode the graph: {err}"));
-    if saved.links.len() != saved.files.len() {
-        return Err(Error::Io(format!(
-            "cannot encode the graph: {} files, links for {}",
-            saved.files.len(),
-            saved.links.len()
-        )));
-    }
     let chunks: Vec<Vec<u8>> = saved
         .files
         .par_chunks(CHUNK)
-        .zip(saved.links.par_chunks(CHUNK))
-        .map(|(files, links)| postcard::to_stdvec(&files.iter().zip(links).collect::<Vec<_>>()))
+        .map(postcard::to_stdvec)
         .collect::<std::result::Result<_, _>>()
         .map_err(encoding)?;
     let meta = Meta {
@@ -155,17 +144,14 @@ pub fn load(path: &Path) -> Result<Saved> {
         parts.push(part);
         rest = after;
     }
-    type Chunk = Vec<((String, FileSymbols), Links)>;
-    let decoded: Vec<Chunk> = parts
+    let decoded: Vec<Vec<SavedFile>> = parts
         .into_par_iter()
         .map(postcard::from_bytes)
         .collect::<std::result::Result<_, _>>()
         .map_err(decoding)?;
-    let (files, links) = decoded.into_iter().flatten().unzip();
     Ok(Saved {
         root,
-        files,
-        links,
+        files: decoded.into_iter().flatten().collect(),
         skipped,
         warnings,
     })
@@ -174,7 +160,7 @@ pub fn load(path: &Path) -> Result<Saved> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::graph::{extract, Language};
+    use crate::graph::{extract, Language, Links};
 
     fn saved() -> Saved {
         Saved {
@@ -185,8 +171,8 @@ mod tests {
                     Language::Python,
                     b"class A:\n    def f(self):\n        g()\n\ndef g():\n    pass\n",
                 ),
+                Links::default(),
             )],
-            links: vec![Links::default()],
             skipped: vec![("blob.py".into(), "binary (NUL byte)".into())],
             warnings: vec![],
         }

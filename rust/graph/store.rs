@@ -146,6 +146,9 @@ struct LinkedEdge {
     reference: u32,
 }
 
+/// A file as saved: its path, symbols and links.
+pub type SavedFile = (String, FileSymbols, Links);
+
 /// The most definitions one reference is linked to (see `KnowledgeGraph::from_files`).
 pub const MAX_CANDIDATES: usize = 5;
 
@@ -360,7 +363,7 @@ impl KnowledgeGraph {
     }
 
     /// Each file's symbols and links, by path: what `from_saved` rebuilds the graph from.
-    pub fn saved(&self) -> (Vec<(String, FileSymbols)>, Vec<Links>) {
+    pub fn saved(&self) -> Vec<SavedFile> {
         let files = self.files();
         let entries: Vec<&FileEntry> = files.iter().map(|(path, _)| &self.files[path]).collect();
         // Every node's (file position, position in the file).
@@ -370,60 +373,55 @@ impl KnowledgeGraph {
                 at[node.index()] = (p as u32, local as u32);
             }
         }
-        let links = entries
-            .iter()
-            .map(|entry| {
-                let position = |f: &NodeIndex| at[f.index()].0;
-                let edges = entry
-                    .nodes()
-                    .enumerate()
-                    .flat_map(|(local, node)| {
-                        self.graph
-                            .edges_directed(node, Direction::Outgoing)
-                            .map(move |e| (local, e))
-                    })
-                    .filter(|(_, e)| e.weight().kind != EdgeKind::Contains)
-                    .map(|(local, e)| {
-                        let (to_file, to) = at[e.target().index()];
-                        let w = e.weight();
-                        LinkedEdge {
-                            from: local as u32,
-                            to_file,
-                            to,
-                            kind: w.kind,
-                            confidence: w.confidence,
-                            line: w.line as u32,
-                            reference: w.reference,
-                        }
-                    })
-                    .collect();
-                Links {
-                    resolved: entry
-                        .resolved
-                        .iter()
-                        .map(|files| files.iter().map(position).collect())
-                        .collect(),
-                    scope: entry.scope.iter().map(position).collect(),
-                    edges,
-                }
-            })
-            .collect();
-        (files, links)
+        let links = entries.iter().map(|entry| {
+            let position = |f: &NodeIndex| at[f.index()].0;
+            let edges = entry
+                .nodes()
+                .enumerate()
+                .flat_map(|(local, node)| {
+                    self.graph
+                        .edges_directed(node, Direction::Outgoing)
+                        .map(move |e| (local, e))
+                })
+                .filter(|(_, e)| e.weight().kind != EdgeKind::Contains)
+                .map(|(local, e)| {
+                    let (to_file, to) = at[e.target().index()];
+                    let w = e.weight();
+                    LinkedEdge {
+                        from: local as u32,
+                        to_file,
+                        to,
+                        kind: w.kind,
+                        confidence: w.confidence,
+                        line: w.line as u32,
+                        reference: w.reference,
+                    }
+                })
+                .collect();
+            Links {
+                resolved: entry
+                    .resolved
+                    .iter()
+                    .map(|files| files.iter().map(position).collect())
+                    .collect(),
+                scope: entry.scope.iter().map(position).collect(),
+                edges,
+            }
+        });
+        files
+            .into_iter()
+            .zip(links)
+            .map(|((path, symbols), links)| (path, symbols, links))
+            .collect()
     }
 
     /// The graph `saved` described (its edges are not computed again). An error says
     /// what does not fit together (a file written by a broken build, say).
-    pub fn from_saved(
-        files: Vec<(String, FileSymbols)>,
-        links: Vec<Links>,
-    ) -> Result<Self, String> {
-        if links.len() != files.len() {
-            return Err(format!(
-                "{} files but links for {}",
-                files.len(),
-                links.len()
-            ));
-        }
+    pub fn from_saved(saved: Vec<SavedFile>) -> Result<Self, String> {
+        let (files, links): (Vec<_>, Vec<_>) = saved
+            .into_iter()
+            .map(|(path, symbols, links)| ((path, symbols), links))
+            .unzip();
         if let Some((path, _)) = files
             .iter()
             .find(|(_, s)| !s.references.is_sorted_by(|a, b| a.name <= b.name))
@@ -1751,33 +1749,17 @@ mod tests {
             ("a.py", "import b\n\ndef f():\n    b.g()\n"),
             ("b.py", "def g():\n    pass\n"),
         ]);
-        let (files, links) = g.saved();
-        assert_eq!(
-            KnowledgeGraph::from_saved(files.clone(), links.clone())
-                .unwrap()
-                .edge_list(),
-            g.edge_list()
-        );
-        assert!(
-            KnowledgeGraph::from_saved(files.clone(), links[..1].to_vec())
-                .unwrap_err()
-                .contains("2 files but links for 1")
-        );
-        let mut bad = links.clone();
-        bad[0].edges[0].to_file = 7;
-        assert!(KnowledgeGraph::from_saved(files.clone(), bad)
-            .unwrap_err()
-            .contains("a.py: no file at position 7"));
-        let mut bad = links.clone();
-        bad[0].edges[0].to = 99;
-        assert!(KnowledgeGraph::from_saved(files.clone(), bad)
-            .unwrap_err()
-            .contains("no node at position"));
-        let mut bad = links;
-        bad[0].resolved.clear();
-        assert!(KnowledgeGraph::from_saved(files, bad)
-            .unwrap_err()
-            .contains("1 imports but 0 resolved"));
+        let saved = g.saved();
+        let loaded = KnowledgeGraph::from_saved(saved.clone()).unwrap();
+        assert_eq!(loaded.edge_list(), g.edge_list());
+        let damaged = |damage: fn(&mut Links)| {
+            let mut bad = saved.clone();
+            damage(&mut bad[0].2);
+            KnowledgeGraph::from_saved(bad).unwrap_err()
+        };
+        assert!(damaged(|l| l.edges[0].to_file = 7).contains("a.py: no file at position 7"));
+        assert!(damaged(|l| l.edges[0].to = 99).contains("no node at position"));
+        assert!(damaged(|l| l.resolved.clear()).contains("1 imports but 0 resolved"));
     }
 
     #[test]
@@ -1853,9 +1835,7 @@ mod tests {
                 }
                 if step % 4 == 3 {
                     // Saved and loaded (renumbered): equal, and it goes on updating.
-                    let (saved, links) = g.saved();
-                    g = KnowledgeGraph::from_saved(saved, links)
-                        .expect("a graph's own links fit it");
+                    g = KnowledgeGraph::from_saved(g.saved()).expect("a graph's own links fit it");
                 }
                 let fresh = KnowledgeGraph::from_files(parse(&files));
                 assert_eq!(

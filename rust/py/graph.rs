@@ -101,6 +101,27 @@ struct State {
     warnings: Vec<(String, String)>,
 }
 
+impl PyKnowledgeGraph {
+    fn new(
+        root: PathBuf,
+        max_file_bytes: u64,
+        graph: KnowledgeGraph,
+        skipped: Vec<(String, String)>,
+        warnings: Vec<(String, String)>,
+    ) -> Self {
+        let state = RwLock::new(State {
+            graph,
+            skipped,
+            warnings,
+        });
+        Self {
+            root,
+            max_file_bytes,
+            state,
+        }
+    }
+}
+
 impl State {
     /// Forgets what was said about a file before it is looked at again.
     fn forget(&mut self, path: &str) {
@@ -290,15 +311,7 @@ impl PyKnowledgeGraph {
             }
         }
         let graph = detached(py, || KnowledgeGraph::from_files(files));
-        Ok(Self {
-            root,
-            max_file_bytes,
-            state: RwLock::new(State {
-                graph,
-                skipped,
-                warnings,
-            }),
-        })
+        Ok(Self::new(root, max_file_bytes, graph, skipped, warnings))
     }
 
     /// Re-reads one file and repairs only the edges into and out of it. A file that
@@ -364,11 +377,9 @@ impl PyKnowledgeGraph {
     /// defines and calls, the root, and what was skipped. Loading needs no parsing.
     fn save(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
         let state = self.state.read();
-        let (files, links) = state.graph.saved();
         let saved = Saved {
             root: self.root.to_string_lossy().into_owned(),
-            files,
-            links,
+            files: state.graph.saved(),
             skipped: state.skipped.clone(),
             warnings: state.warnings.clone(),
         };
@@ -391,22 +402,13 @@ impl PyKnowledgeGraph {
         let root = root.unwrap_or_else(|| PathBuf::from(&saved.root));
         let Saved {
             files,
-            links,
             skipped,
             warnings,
             ..
         } = saved;
-        let graph = detached(py, || KnowledgeGraph::from_saved(files, links))
+        let graph = detached(py, || KnowledgeGraph::from_saved(files))
             .map_err(|why| corrupt(&path, &why))?;
-        Ok(Self {
-            root,
-            max_file_bytes,
-            state: RwLock::new(State {
-                graph,
-                skipped,
-                warnings,
-            }),
-        })
+        Ok(Self::new(root, max_file_bytes, graph, skipped, warnings))
     }
 
     /// Drops a file from the graph (e.g. after it was deleted); false if it was not in it.

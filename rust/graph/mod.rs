@@ -1,8 +1,12 @@
 //! Semantic memory (seed 002): the codebase as a graph. Plain Rust, no Python.
 
 mod extract;
+mod link;
+mod model;
 mod modules;
 mod persist;
+mod query;
+mod rank;
 mod scan;
 mod store;
 
@@ -10,8 +14,10 @@ pub use extract::{
     extract, parse_tree, DefKind, Definition, FileSymbols, Import, Language, Origin, Receiver,
     RefKind, Reference,
 };
+pub use link::MAX_CANDIDATES;
+pub use model::{Edge, EdgeKind, Links, Node, NodeKind, SavedFile};
 pub use persist::{corrupt, load, save, Saved, FORMAT_VERSION};
 pub use petgraph::stable_graph::NodeIndex;
 pub use petgraph::Direction;
 pub use scan::{discover, parse, Progress, Source, VENDORED};
-pub use store::{Edge, EdgeKind, KnowledgeGraph, Links, Node, NodeKind, SavedFile};
+pub use store::KnowledgeGraph;

@@ -15,7 +15,7 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
-use super::store::SavedFile;
+use super::model::SavedFile;
 use crate::error::{Error, Result};
 
 const MAGIC: &[u8; 8] = b"AIRGRAPH";

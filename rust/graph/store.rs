@@ -1,6 +1,7 @@
 //! The knowledge graph: files, functions, classes, variables and imports as nodes;
 //! Contains, Calls, Imports, Inherits, References and Uses edges, in a petgraph
-//! StableGraph with name, path and module indexes.
+//! StableGraph with name, path and module indexes. Building, updating and removing
+//! files here; linking in `link`, queries in `query`, ranking in `rank`.
 
 use std::collections::BTreeSet;
 
@@ -10,176 +11,39 @@ use petgraph::stable_graph::{EdgeIndex, NodeIndex, StableGraph};
 use petgraph::visit::{EdgeRef, IntoEdgeReferences, NodeIndexable};
 use petgraph::Direction;
 
-use super::extract::{DefKind, FileSymbols, Language, Origin, Receiver, RefKind};
+use super::extract::{FileSymbols, Language, RefKind};
+use super::link::{targets, Relink, Resolution, MAX_CANDIDATES};
+use super::model::{Edge, EdgeKind, LinkedEdge, Links, Node, NodeKind, SavedFile};
 use super::modules::{self, Match};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum NodeKind {
-    File,
-    Function,
-    Class,
-    Variable,
-    Import,
-}
-
-impl NodeKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            NodeKind::File => "file",
-            NodeKind::Function => "function",
-            NodeKind::Class => "class",
-            NodeKind::Variable => "variable",
-            NodeKind::Import => "import",
-        }
-    }
-
-    fn of(kind: DefKind) -> NodeKind {
-        match kind {
-            DefKind::Function => NodeKind::Function,
-            DefKind::Class => NodeKind::Class,
-            DefKind::Variable => NodeKind::Variable,
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct Node {
-    pub kind: NodeKind,
-    /// The symbol's name; a file's is its path, an import's its module as written.
-    pub name: String,
-    pub path: String,
-    pub language: Language,
-    pub line: usize,
-    pub end_line: usize,
-    /// A definition's first line; an import's statement.
-    pub signature: String,
-    /// An import's names (empty for other nodes).
-    pub items: Vec<String>,
-}
-
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
-)]
-pub enum EdgeKind {
-    /// File or class -> definition; file -> import.
-    Contains,
-    /// Function (or file, at top level) -> function or class called.
-    Calls,
-    /// Import -> file it resolves to.
-    Imports,
-    /// Class -> base class, interface, embedded struct, supertrait.
-    Inherits,
-    /// Definition -> class named in a type; import -> definition it imports.
-    References,
-    /// Definition -> variable it reads or writes.
-    Uses,
-}
-
-impl EdgeKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            EdgeKind::Contains => "contains",
-            EdgeKind::Calls => "calls",
-            EdgeKind::Imports => "imports",
-            EdgeKind::Inherits => "inherits",
-            EdgeKind::References => "references",
-            EdgeKind::Uses => "uses",
-        }
-    }
-
-    fn of(kind: RefKind) -> EdgeKind {
-        match kind {
-            RefKind::Call => EdgeKind::Calls,
-            RefKind::Inherit => EdgeKind::Inherits,
-            RefKind::Type | RefKind::Item => EdgeKind::References,
-            RefKind::Use => EdgeKind::Uses,
-        }
-    }
-}
-
-/// What a reference of each kind can point at.
-fn targets(kind: RefKind, node: NodeKind) -> bool {
-    match kind {
-        RefKind::Call => matches!(node, NodeKind::Function | NodeKind::Class),
-        RefKind::Inherit | RefKind::Type => node == NodeKind::Class,
-        RefKind::Use => node == NodeKind::Variable,
-        RefKind::Item => matches!(
-            node,
-            NodeKind::Function | NodeKind::Class | NodeKind::Variable
-        ),
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Edge {
-    pub kind: EdgeKind,
-    /// 1 for a unique target; 1/n when a reference's name matches n definitions.
-    pub confidence: f32,
-    /// Line of the reference, import or contained definition.
-    pub line: usize,
-    /// Index of the reference in its file's `references`; `u32::MAX` for Contains and Imports.
-    reference: u32,
-}
-
-/// A file's linking as saved, so loading does not resolve and link again. Nodes are
-/// named so that they survive renumbering: a file by its position in
-/// `KnowledgeGraph::files`, a node by its position in its file (0 the file, then
-/// its definitions, then its imports).
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Links {
-    /// The files each import resolves to.
-    resolved: Vec<Vec<u32>>,
-    /// The files in scope.
-    scope: Vec<u32>,
-    /// The edges out of the file's nodes other than Contains.
-    edges: Vec<LinkedEdge>,
-}
-
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-struct LinkedEdge {
-    from: u32,
-    to_file: u32,
-    to: u32,
-    kind: EdgeKind,
-    confidence: f32,
-    line: u32,
-    reference: u32,
-}
-
-/// A file as saved: its path, symbols and links.
-pub type SavedFile = (String, FileSymbols, Links);
-
-/// The most definitions one reference is linked to (see `KnowledgeGraph::from_files`).
-pub const MAX_CANDIDATES: usize = 5;
-
 #[derive(Debug, Clone)]
-struct FileEntry {
-    node: NodeIndex,
+pub(super) struct FileEntry {
+    pub(super) node: NodeIndex,
     /// Node of each definition, in `FileSymbols::definitions` order.
-    defs: Vec<NodeIndex>,
+    pub(super) defs: Vec<NodeIndex>,
     /// Node of each import, in `FileSymbols::imports` order.
-    imports: Vec<NodeIndex>,
-    symbols: FileSymbols,
+    pub(super) imports: Vec<NodeIndex>,
+    pub(super) symbols: FileSymbols,
     /// Module keys this file answers to.
-    keys: Vec<String>,
+    pub(super) keys: Vec<String>,
     /// The module keys each import looks up, and how their matches combine.
-    import_keys: Vec<(Vec<String>, Match)>,
+    pub(super) import_keys: Vec<(Vec<String>, Match)>,
     /// The file nodes each import resolves to (set when the file's imports are linked).
-    resolved: Vec<Vec<NodeIndex>>,
+    pub(super) resolved: Vec<Vec<NodeIndex>>,
     /// The file nodes in scope: what it imports and its package, sorted.
-    scope: Vec<NodeIndex>,
+    pub(super) scope: Vec<NodeIndex>,
 }
 
 impl FileEntry {
     /// The file's node, then its definitions', then its imports'.
-    fn nodes(&self) -> impl Iterator<Item = NodeIndex> + '_ {
+    pub(super) fn nodes(&self) -> impl Iterator<Item = NodeIndex> + '_ {
         std::iter::once(self.node)
             .chain(self.defs.iter().copied())
             .chain(self.imports.iter().copied())
     }
 
     /// The node at a position in `nodes`.
-    fn node_at(&self, position: u32) -> Option<NodeIndex> {
+    pub(super) fn node_at(&self, position: u32) -> Option<NodeIndex> {
         match (position as usize).checked_sub(1) {
             None => Some(self.node),
             Some(i) if i < self.defs.len() => Some(self.defs[i]),
@@ -190,26 +54,26 @@ impl FileEntry {
 
 #[derive(Debug, Default, Clone)]
 pub struct KnowledgeGraph {
-    graph: StableGraph<Node, Edge>,
-    files: HashMap<String, FileEntry>,
+    pub(super) graph: StableGraph<Node, Edge>,
+    pub(super) files: HashMap<String, FileEntry>,
     /// Definitions by name, sorted by (file node, node): a file's are a contiguous run.
-    names: HashMap<String, Vec<NodeIndex>>,
+    pub(super) names: HashMap<String, Vec<NodeIndex>>,
     /// The file node of every node, by node index.
-    owner: Vec<NodeIndex>,
+    pub(super) owner: Vec<NodeIndex>,
     /// The node containing every node (`NodeIndex::end()` for files), by node index.
-    parents: Vec<NodeIndex>,
+    pub(super) parents: Vec<NodeIndex>,
     /// Referenced name -> files referring to it, so an update re-resolves only the
     /// references it can change.
-    wanted: HashMap<String, Vec<NodeIndex>>,
+    pub(super) wanted: HashMap<String, Vec<NodeIndex>>,
     /// Module key -> files (their nodes) answering to it.
-    modules: HashMap<String, Vec<NodeIndex>>,
+    pub(super) modules: HashMap<String, Vec<NodeIndex>>,
     /// Module key -> files looking it up.
-    lookups: HashMap<String, Vec<NodeIndex>>,
+    pub(super) lookups: HashMap<String, Vec<NodeIndex>>,
 }
 
 /// What a file's entry needs that depends on the file alone (computed in parallel
 /// on a build).
-struct Prepared {
+pub(super) struct Prepared {
     keys: Vec<String>,
     import_keys: Vec<(Vec<String>, Match)>,
     /// The node of each definition, with the index of the innermost definition
@@ -220,7 +84,7 @@ struct Prepared {
 }
 
 impl Prepared {
-    fn of(path: &str, symbols: &FileSymbols) -> Prepared {
+    pub(super) fn of(path: &str, symbols: &FileSymbols) -> Prepared {
         let language = symbols.language;
         let import_keys = symbols
             .imports
@@ -280,21 +144,10 @@ impl Prepared {
     }
 }
 
-/// The file nodes each import of a file resolves to, and the file's scope.
-type Resolution = (Vec<Vec<NodeIndex>>, Vec<NodeIndex>);
-
 /// Per name, its candidate counts (see `candidate_counts`) before a change.
-struct Counts {
-    family: &'static str,
-    before: Vec<(String, [usize; 2])>,
-}
-
-/// How the edges of a file are re-linked.
-enum Relink<'a> {
-    /// Imports and every reference.
-    All,
-    /// The references to these names.
-    Names(&'a HashSet<String>),
+pub(super) struct Counts {
+    pub(super) family: &'static str,
+    pub(super) before: Vec<(String, [usize; 2])>,
 }
 
 impl KnowledgeGraph {
@@ -338,7 +191,7 @@ impl KnowledgeGraph {
     }
 
     /// The nodes and indexes of `files` (no links yet), and each file's node in order.
-    fn with_nodes(files: Vec<(String, FileSymbols)>) -> (Self, Vec<NodeIndex>) {
+    pub(super) fn with_nodes(files: Vec<(String, FileSymbols)>) -> (Self, Vec<NodeIndex>) {
         use rayon::prelude::*;
         let mut g = KnowledgeGraph::default();
         let nodes = files
@@ -559,7 +412,7 @@ impl KnowledgeGraph {
     }
 
     /// Files (other than `path`) that look up a module key `path` answers to.
-    fn importers(&self, path: &str) -> BTreeSet<NodeIndex> {
+    pub(super) fn importers(&self, path: &str) -> BTreeSet<NodeIndex> {
         let Some(entry) = self.files.get(path) else {
             return BTreeSet::new();
         };
@@ -574,7 +427,7 @@ impl KnowledgeGraph {
 
     /// Definitions of a name in a language family that references from anywhere can
     /// link to: callables (for calls) and classes (for bases and types).
-    fn candidate_counts(&self, name: &str, family: &str) -> [usize; 2] {
+    pub(super) fn candidate_counts(&self, name: &str, family: &str) -> [usize; 2] {
         let ids = self.names.get(name).map_or(&[][..], |ids| ids.as_slice());
         let count = |kind: RefKind| {
             ids.iter()
@@ -587,7 +440,7 @@ impl KnowledgeGraph {
         [count(RefKind::Call), count(RefKind::Inherit)]
     }
 
-    fn counts_before(&self, names: &HashSet<String>, family: &'static str) -> Counts {
+    pub(super) fn counts_before(&self, names: &HashSet<String>, family: &'static str) -> Counts {
         Counts {
             family,
             before: names
@@ -602,7 +455,7 @@ impl KnowledgeGraph {
     /// nowhere through that kind outside the files defining it and those importing
     /// them (re-linked anyway), so `__init__`, `get` and friends are skipped: that is
     /// what keeps an update cheap.
-    fn changed(&self, counts: Counts) -> HashSet<String> {
+    pub(super) fn changed(&self, counts: Counts) -> HashSet<String> {
         counts
             .before
             .into_iter()
@@ -618,7 +471,7 @@ impl KnowledgeGraph {
             .collect()
     }
 
-    fn place(&mut self, node: NodeIndex, file: NodeIndex, parent: NodeIndex) {
+    pub(super) fn place(&mut self, node: NodeIndex, file: NodeIndex, parent: NodeIndex) {
         if self.owner.len() <= node.index() {
             self.owner.resize(node.index() + 1, NodeIndex::end());
             self.parents.resize(node.index() + 1, NodeIndex::end());
@@ -628,7 +481,7 @@ impl KnowledgeGraph {
     }
 
     /// Adds a file's nodes and index entries, reusing its file node if given.
-    fn add_file_at(
+    pub(super) fn add_file_at(
         &mut self,
         path: String,
         symbols: FileSymbols,
@@ -742,7 +595,7 @@ impl KnowledgeGraph {
 
     /// Removes a file's nodes (their edges go with them) and index entries; the file
     /// node itself only if `whole` (else it is returned for reuse).
-    fn remove_nodes(&mut self, path: &str, whole: bool) -> Option<NodeIndex> {
+    pub(super) fn remove_nodes(&mut self, path: &str, whole: bool) -> Option<NodeIndex> {
         let entry = self.files.remove(path)?;
         for (def, id) in entry.symbols.definitions.iter().zip(&entry.defs) {
             remove_from(&mut self.names, &def.name, |x| x == id);
@@ -778,297 +631,12 @@ impl KnowledgeGraph {
         }
     }
 
-    /// Re-resolves, in the files other than `path` (and those already re-linked), the
-    /// references to `names`: each file only for the names it refers to.
-    fn relink_others(&mut self, path: &str, names: &HashSet<String>, done: &BTreeSet<NodeIndex>) {
-        let own = self.files.get(path).map(|e| e.node);
-        let skip = |f: &NodeIndex| Some(*f) == own || done.contains(f);
-        for (file, names) in self.referring(names, skip) {
-            self.relink(file, Relink::Names(&names));
-        }
-    }
-
-    /// The files referring to some of `names` (but not those `skip` says), each with
-    /// the names it refers to.
-    fn referring(
-        &self,
-        names: &HashSet<String>,
-        skip: impl Fn(&NodeIndex) -> bool,
-    ) -> Vec<(NodeIndex, HashSet<String>)> {
-        let mut subsets: HashMap<NodeIndex, HashSet<String>> = HashMap::default();
-        for name in names {
-            for file in self
-                .wanted
-                .get(name)
-                .into_iter()
-                .flatten()
-                .filter(|f| !skip(f))
-            {
-                subsets.entry(*file).or_default().insert(name.clone());
-            }
-        }
-        let mut out: Vec<_> = subsets.into_iter().collect();
-        out.sort_by_key(|(file, _)| *file);
-        out
-    }
-
-    /// The indexes of a file's references, all or those to `names`.
-    fn selected(entry: &FileEntry, how: &Relink<'_>) -> Vec<u32> {
-        match how {
-            Relink::All => (0..entry.symbols.references.len() as u32).collect(),
-            Relink::Names(names) => {
-                let references = &entry.symbols.references;
-                let mut out = Vec::new();
-                for name in names.iter() {
-                    let lo = references.partition_point(|r| r.name < *name);
-                    let hi = lo + references[lo..].partition_point(|r| r.name == *name);
-                    out.extend(lo as u32..hi as u32);
-                }
-                out
-            }
-        }
-    }
-
-    fn source(entry: &FileEntry, origin: Origin) -> NodeIndex {
-        match origin {
-            Origin::File => entry.node,
-            Origin::Definition(d) => entry.defs[d as usize],
-            Origin::Import(i) => entry.imports[i as usize],
-        }
-    }
-
-    /// Removes the edges a file's references (all, or those to `names`) and, for
-    /// `All`, its imports made, then links them again.
-    fn relink(&mut self, file: NodeIndex, how: Relink<'_>) {
-        let path = self.graph[file].path.clone();
-        let Some(entry) = self.files.get(&path) else {
-            return;
-        };
-        let doomed: Vec<EdgeIndex> = match how {
-            Relink::All => entry
-                .nodes()
-                .flat_map(|n| self.graph.edges_directed(n, Direction::Outgoing))
-                .filter(|e| e.weight().kind != EdgeKind::Contains)
-                .map(|e| e.id())
-                .collect(),
-            Relink::Names(_) => {
-                let mut selected = Self::selected(entry, &how);
-                selected.sort_unstable();
-                let mut sources: Vec<NodeIndex> = selected
-                    .iter()
-                    .map(|&r| Self::source(entry, entry.symbols.references[r as usize].origin))
-                    .collect();
-                sources.sort_unstable();
-                sources.dedup();
-                sources
-                    .into_iter()
-                    .flat_map(|n| self.graph.edges_directed(n, Direction::Outgoing))
-                    .filter(|e| {
-                        !matches!(e.weight().kind, EdgeKind::Contains | EdgeKind::Imports)
-                            && selected.binary_search(&e.weight().reference).is_ok()
-                    })
-                    .map(|e| e.id())
-                    .collect()
-            }
-        };
-        for edge in doomed {
-            self.graph.remove_edge(edge);
-        }
-        self.link(&path, &how);
-    }
-
-    /// The files a module lookup resolves to; several matches in the importer's own
-    /// folder win over matches elsewhere.
-    fn resolve(&self, importer: NodeIndex, keys: &[String], how: Match) -> Vec<NodeIndex> {
-        let mut found: Vec<NodeIndex> = Vec::new();
-        for key in keys {
-            let Some(files) = self.modules.get(key) else {
-                continue;
-            };
-            found.extend(files.iter().filter(|&&f| f != importer));
-            if how == Match::First && !found.is_empty() {
-                break;
-            }
-        }
-        found.sort();
-        found.dedup();
-        let folder = |f: NodeIndex| {
-            let path = &self.graph[f].path;
-            path.rsplit_once('/').map_or("", |(d, _)| d)
-        };
-        let here = folder(importer);
-        if found.len() > 1 && found.iter().any(|&f| folder(f) == here) {
-            found.retain(|&f| folder(f) == here);
-        }
-        found
-    }
-
-    /// The file nodes each of a file's imports resolves to, and its scope: those and
-    /// its package, sorted.
-    fn resolution(&self, entry: &FileEntry) -> Resolution {
-        let language = entry.symbols.language;
-        let path = &self.graph[entry.node].path;
-        let resolved: Vec<Vec<NodeIndex>> = entry
-            .import_keys
-            .iter()
-            .map(|(keys, how)| self.resolve(entry.node, keys, *how))
-            .collect();
-        let mut scope: Vec<NodeIndex> = resolved.iter().flatten().copied().collect();
-        if let Some(files) = modules::package(language, path).and_then(|p| self.modules.get(&p)) {
-            scope.extend(files.iter().filter(|&&f| f != entry.node));
-        }
-        scope.sort();
-        scope.dedup();
-        (resolved, scope)
-    }
-
-    /// The run of `candidates` (sorted by owner) defined in `file`.
-    fn defined_in<'c>(&self, candidates: &'c [NodeIndex], file: NodeIndex) -> &'c [NodeIndex] {
-        let lo = candidates.partition_point(|c| self.owner[c.index()] < file);
-        let hi = lo + candidates[lo..].partition_point(|c| self.owner[c.index()] <= file);
-        &candidates[lo..hi]
-    }
-
-    /// Adds a file's import edges (for `All`, after resolving its imports again) and
-    /// the edges of its references (all, or those named in `Names`).
-    fn link(&mut self, path: &str, how: &Relink<'_>) {
-        let Some(entry) = self.files.get(path) else {
-            return;
-        };
-        if matches!(how, Relink::All) {
-            let (resolved, scope) = self.resolution(entry);
-            let entry = self.files.get_mut(path).expect("looked up above");
-            (entry.resolved, entry.scope) = (resolved, scope);
-        }
-        let Some(entry) = self.files.get(path) else {
-            return;
-        };
-        for (a, b, e) in self.edges_of(entry, how) {
-            self.graph.add_edge(a, b, e);
-        }
-    }
-
-    /// The edges a file's imports (for `All`) and references (all, or those named in
-    /// `Names`) make, its imports being resolved already.
-    fn edges_of(&self, entry: &FileEntry, how: &Relink<'_>) -> Vec<(NodeIndex, NodeIndex, Edge)> {
-        let family = modules::family(entry.symbols.language);
-        let mut edges: Vec<(NodeIndex, NodeIndex, Edge)> = Vec::new();
-        if matches!(how, Relink::All) {
-            for ((files, import), &node) in entry
-                .resolved
-                .iter()
-                .zip(&entry.symbols.imports)
-                .zip(&entry.imports)
-            {
-                let confidence = 1.0 / files.len().max(1) as f32;
-                for &f in files {
-                    edges.push((
-                        node,
-                        f,
-                        Edge {
-                            kind: EdgeKind::Imports,
-                            confidence,
-                            line: import.line,
-                            reference: u32::MAX,
-                        },
-                    ));
-                }
-            }
-        }
-        // Reused for every reference: candidates here, in scope, anywhere.
-        let (mut here, mut near, mut anywhere) = (Vec::new(), Vec::new(), Vec::new());
-        for index in Self::selected(entry, how) {
-            let r = &entry.symbols.references[index as usize];
-            let Some(candidates) = self.names.get(&r.name) else {
-                continue;
-            };
-            let source = Self::source(entry, r.origin);
-            let accept = |c: NodeIndex| {
-                let node = &self.graph[c];
-                targets(r.kind, node.kind)
-                    && (c != source || r.kind == RefKind::Call)
-                    && modules::family(node.language) == family
-            };
-            // The acceptable candidates defined in any of `files`.
-            let defined_in = |files: &[NodeIndex], out: &mut Vec<NodeIndex>| {
-                for &f in files {
-                    out.extend(
-                        self.defined_in(candidates, f)
-                            .iter()
-                            .copied()
-                            .filter(|&c| accept(c)),
-                    );
-                }
-            };
-            here.clear();
-            near.clear();
-            anywhere.clear();
-            // A receiver that names the class or an imported module decides first.
-            match r.receiver {
-                Receiver::This => {
-                    let class = std::iter::successors(self.parent(source), |&p| self.parent(p))
-                        .find(|&p| self.graph[p].kind == NodeKind::Class);
-                    if let Some(class) = class {
-                        defined_in(&[entry.node], &mut here);
-                        here.retain(|c| self.parents[c.index()] == class);
-                    }
-                }
-                Receiver::Import(i) => defined_in(&entry.resolved[i as usize], &mut near),
-                Receiver::Named(_) | Receiver::Unknown => {}
-            }
-            let pinned = !here.is_empty() || !near.is_empty();
-            if !pinned && r.kind != RefKind::Item {
-                defined_in(&[entry.node], &mut here);
-            }
-            if !pinned && here.is_empty() {
-                // A name an import brings in is looked up there before the rest in scope.
-                if let Receiver::Named(i) = r.receiver {
-                    defined_in(&entry.resolved[i as usize], &mut near);
-                }
-                if near.is_empty() {
-                    let files: &[NodeIndex] = match r.origin {
-                        Origin::Import(i) => &entry.resolved[i as usize],
-                        _ => &entry.scope,
-                    };
-                    defined_in(files, &mut near);
-                }
-            }
-            let repo_wide = matches!(r.kind, RefKind::Call | RefKind::Inherit | RefKind::Type);
-            let chosen = if !here.is_empty() {
-                &here
-            } else if !near.is_empty() {
-                &near
-            } else if repo_wide {
-                // Past MAX_CANDIDATES nothing is linked: stop counting there.
-                anywhere.extend(
-                    candidates
-                        .iter()
-                        .copied()
-                        .filter(|&c| accept(c))
-                        .take(MAX_CANDIDATES + 1),
-                );
-                &anywhere
-            } else {
-                continue;
-            };
-            if chosen.is_empty() || chosen.len() > MAX_CANDIDATES {
-                continue;
-            }
-            let confidence = 1.0 / chosen.len() as f32;
-            for &target in chosen.iter() {
-                edges.push((
-                    source,
-                    target,
-                    Edge {
-                        kind: EdgeKind::of(r.kind),
-                        confidence,
-                        line: r.line,
-                        reference: index,
-                    },
-                ));
-            }
-        }
-        edges
+    /// The class, function or file that contains a node directly.
+    pub fn parent(&self, id: NodeIndex) -> Option<NodeIndex> {
+        self.parents
+            .get(id.index())
+            .copied()
+            .filter(|&p| p != NodeIndex::end())
     }
 
     /// Each file's symbols, by path: everything the graph is built from.
@@ -1101,275 +669,6 @@ impl KnowledgeGraph {
 
     pub fn node(&self, id: NodeIndex) -> &Node {
         &self.graph[id]
-    }
-
-    /// Every definition and import in a file, in line order.
-    pub fn file_contents(&self, path: &str) -> Option<Vec<NodeIndex>> {
-        let file = self.files.get(path)?.node;
-        let mut out = Vec::new();
-        let mut stack = vec![file];
-        while let Some(n) = stack.pop() {
-            for e in self
-                .graph
-                .edges_directed(n, Direction::Outgoing)
-                .filter(|e| e.weight().kind == EdgeKind::Contains)
-            {
-                out.push(e.target());
-                stack.push(e.target());
-            }
-        }
-        out.sort_by_key(|&n| {
-            (
-                self.graph[n].line,
-                self.graph[n].end_line,
-                self.graph[n].kind == NodeKind::Import,
-            )
-        });
-        Some(out)
-    }
-
-    /// The class, function or file that contains a node directly.
-    pub fn parent(&self, id: NodeIndex) -> Option<NodeIndex> {
-        self.parents
-            .get(id.index())
-            .copied()
-            .filter(|&p| p != NodeIndex::end())
-    }
-
-    /// Definitions named `name` (or starting with it), sorted by path then line.
-    pub fn find_symbol(&self, name: &str, prefix: bool) -> Vec<NodeIndex> {
-        let mut out: Vec<NodeIndex> = if prefix {
-            self.names
-                .iter()
-                .filter(|(n, _)| n.starts_with(name))
-                .flat_map(|(_, ids)| ids.iter().copied())
-                .collect()
-        } else {
-            self.names.get(name).cloned().unwrap_or_default()
-        };
-        out.sort_by(|&a, &b| {
-            (&self.graph[a].path, self.graph[a].line, &self.graph[a].name).cmp(&(
-                &self.graph[b].path,
-                self.graph[b].line,
-                &self.graph[b].name,
-            ))
-        });
-        out
-    }
-
-    /// Definitions whose name contains the letters of `query` in order, ignoring case
-    /// (`gfc` finds `get_file_contents`), best first: the name itself, then names
-    /// containing the query (earlier is better), then the tightest spread of letters;
-    /// ties by name length, path, line.
-    pub fn find_fuzzy(&self, query: &str) -> Vec<NodeIndex> {
-        let query: Vec<char> = query.to_lowercase().chars().collect();
-        if query.is_empty() {
-            return Vec::new();
-        }
-        let text: String = query.iter().collect();
-        let mut scored: Vec<((usize, usize), NodeIndex)> = Vec::new();
-        for (name, ids) in &self.names {
-            let lower = name.to_lowercase();
-            let score = if lower == text {
-                Some((0, 0))
-            } else if let Some(at) = lower.find(&text) {
-                Some((1, at))
-            } else {
-                subsequence_span(&lower, &query).map(|span| (2, span))
-            };
-            if let Some(score) = score {
-                scored.extend(ids.iter().map(|&id| (score, id)));
-            }
-        }
-        scored.sort_by(|a, b| {
-            let (x, y) = (&self.graph[a.1], &self.graph[b.1]);
-            (a.0, x.name.len(), &x.path, x.line).cmp(&(b.0, y.name.len(), &y.path, y.line))
-        });
-        scored.into_iter().map(|(_, id)| id).collect()
-    }
-
-    /// Edges of `kind` into (`Incoming`) or out of the definitions named `name`, as
-    /// (the node at the other end, the edge), by path and line.
-    pub fn related(
-        &self,
-        name: &str,
-        kind: EdgeKind,
-        direction: Direction,
-    ) -> Vec<(NodeIndex, Edge)> {
-        let mut out: Vec<(NodeIndex, Edge)> = self
-            .names
-            .get(name)
-            .into_iter()
-            .flatten()
-            .flat_map(|&def| {
-                self.graph
-                    .edges_directed(def, direction)
-                    .filter(move |e| e.weight().kind == kind)
-                    .map(move |e| {
-                        (
-                            if direction == Direction::Incoming {
-                                e.source()
-                            } else {
-                                e.target()
-                            },
-                            *e.weight(),
-                        )
-                    })
-            })
-            .collect();
-        out.sort_by(|a, b| {
-            (&self.graph[a.0].path, a.1.line, self.graph[a.0].line).cmp(&(
-                &self.graph[b.0].path,
-                b.1.line,
-                self.graph[b.0].line,
-            ))
-        });
-        out.dedup_by_key(|(n, e)| (*n, e.line));
-        out
-    }
-
-    /// What calls a symbol: (caller, the call edge), by path and call line.
-    pub fn callers(&self, name: &str) -> Vec<(NodeIndex, Edge)> {
-        self.related(name, EdgeKind::Calls, Direction::Incoming)
-    }
-
-    /// What a symbol calls: (callee, the call edge).
-    pub fn callees(&self, name: &str) -> Vec<(NodeIndex, Edge)> {
-        self.related(name, EdgeKind::Calls, Direction::Outgoing)
-    }
-
-    /// The files a file imports (`Outgoing`) or that import it (`Incoming`), sorted;
-    /// None for a file not in the graph.
-    pub fn dependencies(&self, path: &str, direction: Direction) -> Option<Vec<String>> {
-        let entry = self.files.get(path)?;
-        let mut out: Vec<String> = match direction {
-            Direction::Outgoing => entry
-                .imports
-                .iter()
-                .flat_map(|&i| self.graph.edges_directed(i, Direction::Outgoing))
-                .filter(|e| e.weight().kind == EdgeKind::Imports)
-                .map(|e| self.graph[e.target()].path.clone())
-                .collect(),
-            Direction::Incoming => self
-                .graph
-                .edges_directed(entry.node, Direction::Incoming)
-                .filter(|e| e.weight().kind == EdgeKind::Imports)
-                .map(|e| self.graph[e.source()].path.clone())
-                .collect(),
-        };
-        out.sort();
-        out.dedup();
-        Some(out)
-    }
-
-    /// The edges a file's nodes make other than containment: (source, target, edge),
-    /// by line; None for a file not in the graph.
-    pub fn references_from(&self, path: &str) -> Option<Vec<(NodeIndex, NodeIndex, Edge)>> {
-        let entry = self.files.get(path)?;
-        let mut out: Vec<(NodeIndex, NodeIndex, Edge)> = entry
-            .nodes()
-            .flat_map(|n| self.graph.edges_directed(n, Direction::Outgoing))
-            .filter(|e| e.weight().kind != EdgeKind::Contains)
-            .map(|e| (e.source(), e.target(), *e.weight()))
-            .collect();
-        out.sort_by_cached_key(|e| (e.2.line, e.2.kind, self.label(e.1)));
-        Some(out)
-    }
-
-    /// Personalized PageRank (the repo-map idea): a random walk over the graph, edges
-    /// followed both ways in proportion to their confidence, that restarts at the
-    /// seeds with probability `1 - damping`. Returns nodes by score, highest first.
-    pub fn rank(
-        &self,
-        seeds: &[(NodeIndex, f64)],
-        damping: f64,
-        iterations: usize,
-    ) -> Vec<(NodeIndex, f64)> {
-        let n = self.graph.node_bound();
-        let total: f64 = seeds.iter().map(|s| s.1).sum();
-        if seeds.is_empty() || total <= 0.0 {
-            return Vec::new();
-        }
-        let mut restart = vec![0.0; n];
-        for &(node, weight) in seeds {
-            restart[node.index()] += weight / total;
-        }
-        let mut out_weight = vec![0.0f64; n];
-        let edges: Vec<(usize, usize, f64)> = (&self.graph)
-            .edge_references()
-            .map(|e| {
-                (
-                    e.source().index(),
-                    e.target().index(),
-                    f64::from(e.weight().confidence),
-                )
-            })
-            .collect();
-        for &(a, b, w) in &edges {
-            out_weight[a] += w;
-            out_weight[b] += w;
-        }
-        let mut score = restart.clone();
-        for _ in 0..iterations {
-            let mut next: Vec<f64> = restart.iter().map(|r| (1.0 - damping) * r).collect();
-            let mut dangling = 0.0;
-            for (i, s) in score.iter().enumerate() {
-                if out_weight[i] == 0.0 {
-                    dangling += s;
-                }
-            }
-            for (i, r) in restart.iter().enumerate() {
-                next[i] += damping * dangling * r;
-            }
-            for &(a, b, w) in &edges {
-                next[b] += damping * score[a] * w / out_weight[a];
-                next[a] += damping * score[b] * w / out_weight[b];
-            }
-            score = next;
-        }
-        let mut ranked: Vec<(NodeIndex, f64)> = self
-            .graph
-            .node_indices()
-            .map(|i| (i, score[i.index()]))
-            .filter(|(_, s)| *s > 0.0)
-            .collect();
-        ranked.sort_by(|a, b| {
-            b.1.total_cmp(&a.1).then_with(|| {
-                (&self.graph[a.0].path, self.graph[a.0].line)
-                    .cmp(&(&self.graph[b.0].path, self.graph[b.0].line))
-            })
-        });
-        ranked
-    }
-
-    /// Nodes within `hops` edges of the starts (edges followed both ways), with their
-    /// distance, nearest first; the starts themselves are at distance 0.
-    pub fn neighbourhood(&self, starts: &[NodeIndex], hops: usize) -> Vec<(NodeIndex, usize)> {
-        let mut distance: HashMap<NodeIndex, usize> = starts.iter().map(|&s| (s, 0)).collect();
-        let mut frontier: Vec<NodeIndex> = starts.to_vec();
-        for depth in 1..=hops {
-            let mut next = Vec::new();
-            for &node in &frontier {
-                for neighbour in self.graph.neighbors_undirected(node) {
-                    if let std::collections::hash_map::Entry::Vacant(slot) =
-                        distance.entry(neighbour)
-                    {
-                        slot.insert(depth);
-                        next.push(neighbour);
-                    }
-                }
-            }
-            frontier = next;
-        }
-        let mut out: Vec<_> = distance.into_iter().collect();
-        out.sort_by(|a, b| {
-            (a.1, &self.graph[a.0].path, self.graph[a.0].line).cmp(&(
-                b.1,
-                &self.graph[b.0].path,
-                self.graph[b.0].line,
-            ))
-        });
-        out
     }
 
     pub fn file_node(&self, path: &str) -> Option<NodeIndex> {
@@ -1411,33 +710,8 @@ impl KnowledgeGraph {
     }
 }
 
-/// The length of the shortest stretch of `text` holding `query`'s characters in
-/// order (None if it does not).
-fn subsequence_span(text: &str, query: &[char]) -> Option<usize> {
-    let chars: Vec<char> = text.chars().collect();
-    let mut best: Option<usize> = None;
-    for start in (0..chars.len()).filter(|&i| chars[i] == query[0]) {
-        let mut q = 1;
-        let mut end = start;
-        for (i, &c) in chars.iter().enumerate().skip(start + 1) {
-            if q == query.len() {
-                break;
-            }
-            if c == query[q] {
-                q += 1;
-                end = i;
-            }
-        }
-        if q == query.len() {
-            let span = end - start + 1;
-            best = Some(best.map_or(span, |b: usize| b.min(span)));
-        }
-    }
-    best
-}
-
 /// Every module key a file looks up: its imports' and its package's.
-fn lookups(
+pub(super) fn lookups(
     path: &str,
     language: Language,
     import_keys: &[(Vec<String>, Match)],
@@ -1453,7 +727,11 @@ fn lookups(
 }
 
 /// Removes the entries of `map[key]` matching `doomed`, and the key once empty.
-fn remove_from<T>(map: &mut HashMap<String, Vec<T>>, key: &str, doomed: impl Fn(&T) -> bool) {
+pub(super) fn remove_from<T>(
+    map: &mut HashMap<String, Vec<T>>,
+    key: &str,
+    doomed: impl Fn(&T) -> bool,
+) {
     if let Some(values) = map.get_mut(key) {
         values.retain(|v| !doomed(v));
         if values.is_empty() {
@@ -1463,7 +741,11 @@ fn remove_from<T>(map: &mut HashMap<String, Vec<T>>, key: &str, doomed: impl Fn(
 }
 
 /// Adds `value` to the sorted values of `key` (once).
-fn insert_sorted(map: &mut HashMap<String, Vec<NodeIndex>>, key: &str, value: NodeIndex) {
+pub(super) fn insert_sorted(
+    map: &mut HashMap<String, Vec<NodeIndex>>,
+    key: &str,
+    value: NodeIndex,
+) {
     match map.get_mut(key) {
         Some(values) => {
             if let Err(at) = values.binary_search(&value) {
@@ -1477,13 +759,13 @@ fn insert_sorted(map: &mut HashMap<String, Vec<NodeIndex>>, key: &str, value: No
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::graph::extract::extract;
     use petgraph::Direction;
     use EdgeKind::*;
 
-    fn graph(files: &[(&str, &str)]) -> KnowledgeGraph {
+    pub(crate) fn graph(files: &[(&str, &str)]) -> KnowledgeGraph {
         KnowledgeGraph::from_files(
             files
                 .iter()
@@ -1493,14 +775,14 @@ mod tests {
     }
 
     /// What the definitions named `name` call: (callee label, call line, confidence).
-    fn callees(g: &KnowledgeGraph, name: &str) -> Vec<(String, usize, f32)> {
+    pub(crate) fn callees(g: &KnowledgeGraph, name: &str) -> Vec<(String, usize, f32)> {
         g.callees(name)
             .iter()
             .map(|(n, e)| (g.label(*n), e.line, e.confidence))
             .collect()
     }
 
-    fn e(a: &str, k: EdgeKind, b: &str) -> (String, EdgeKind, String) {
+    pub(crate) fn e(a: &str, k: EdgeKind, b: &str) -> (String, EdgeKind, String) {
         (a.to_string(), k, b.to_string())
     }
 
@@ -1581,166 +863,6 @@ mod tests {
             )
         );
         assert_eq!(g.node(g.parent(import).unwrap()).name, "app.py");
-    }
-
-    #[test]
-    fn fuzzy_symbol_search() {
-        let g = graph(&[("a.py", "def get_file_contents():\n    pass\n\ndef gcf():\n    pass\n\ndef configure():\n    pass\n\nclass FileContents:\n    pass\n")]);
-        let names = |q: &str| {
-            g.find_fuzzy(q)
-                .into_iter()
-                .map(|n| g.node(n).name.clone())
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(names("gcf"), ["gcf"]);
-        assert_eq!(names("gfc"), ["get_file_contents"]);
-        assert_eq!(names("filecontents"), ["FileContents", "get_file_contents"]);
-        assert_eq!(names("file_c"), ["get_file_contents"]);
-        assert_eq!(names("conf"), ["configure"]);
-        assert_eq!(
-            names("co"),
-            ["configure", "FileContents", "get_file_contents"]
-        );
-        assert!(names("").is_empty() && names("zzz").is_empty());
-        assert_eq!(subsequence_span("abxxcab", &['a', 'b', 'c']), Some(5));
-    }
-
-    #[test]
-    fn imports_decide_between_definitions_of_one_name() {
-        // Two `load`s: the call goes to the one the file imports, with confidence 1.
-        let g = graph(&[
-            ("a/store.py", "def load():\n    pass\n"),
-            ("b/store.py", "def load():\n    pass\n"),
-            (
-                "main.py",
-                "from b.store import load\n\ndef main():\n    load()\n",
-            ),
-            ("other.py", "def run():\n    load()\n"),
-        ]);
-        assert_eq!(
-            callees(&g, "main"),
-            [("b/store.py:load".to_string(), 4, 1.0)]
-        );
-        assert_eq!(
-            callees(&g, "run"),
-            [
-                ("a/store.py:load".to_string(), 2, 0.5),
-                ("b/store.py:load".to_string(), 2, 0.5)
-            ]
-        );
-    }
-
-    #[test]
-    fn receivers_pin_calls_down() {
-        let g = graph(&[
-            ("db.py", "def connect():\n    pass\n"),
-            ("net.py", "def connect():\n    pass\n"),
-            (
-                "app.py",
-                "import db\nimport net as n\n\ndef connect():\n    pass\n\nclass A:\n    def run(self):\n        db.connect()\n        n.connect()\n        self.stop()\n    def stop(self):\n        pass\n\nclass B:\n    def stop(self):\n        pass\n",
-            ),
-        ]);
-        // Without receivers all three would resolve in app.py itself (same file first).
-        assert_eq!(
-            callees(&g, "run"),
-            [
-                ("app.py:stop".to_string(), 11, 1.0),
-                ("db.py:connect".to_string(), 9, 1.0),
-                ("net.py:connect".to_string(), 10, 1.0)
-            ]
-        );
-        let stop = g.find_symbol("stop", false)[0];
-        assert_eq!(
-            g.node(g.parent(stop).unwrap()).name,
-            "A",
-            "self.stop() is A's, not B's"
-        );
-        assert_eq!(g.callers("stop").len(), 1);
-    }
-
-    #[test]
-    fn imported_names_resolve_in_their_module_even_renamed() {
-        let g = graph(&[
-            ("a/store.py", "def load():\n    pass\n\ndef save():\n    pass\n"),
-            ("b/store.py", "def load():\n    pass\n\ndef save():\n    pass\n"),
-            ("main.py", "from a.store import load, save as keep\nfrom b import store\n\ndef main():\n    load()\n    keep()\n    store.save()\n"),
-        ]);
-        // b/store.py is in scope too; each name goes to the import that brings it in.
-        assert_eq!(
-            callees(&g, "main"),
-            [
-                ("a/store.py:load".to_string(), 5, 1.0),
-                ("a/store.py:save".to_string(), 6, 1.0),
-                ("b/store.py:save".to_string(), 7, 1.0)
-            ]
-        );
-    }
-
-    #[test]
-    fn ambiguous_calls_link_every_candidate_with_lower_confidence() {
-        let g = graph(&[
-            ("a.py", "def run():\n    pass\n"),
-            ("b.py", "def run():\n    pass\n"),
-            ("c.py", "def main():\n    run()\n"),
-        ]);
-        assert_eq!(
-            callees(&g, "main"),
-            [
-                ("a.py:run".to_string(), 2, 0.5),
-                ("b.py:run".to_string(), 2, 0.5)
-            ]
-        );
-    }
-
-    #[test]
-    fn rank_favours_the_seed_and_its_neighbours() {
-        let g = graph(&[
-            ("a.py", "def seed():\n    near()\n\ndef near():\n    pass\n"),
-            ("b.py", "def far():\n    pass\n\ndef other():\n    far()\n"),
-        ]);
-        let seed = g.find_symbol("seed", false)[0];
-        let ranked = g.rank(&[(seed, 1.0)], 0.85, 30);
-        let names: Vec<_> = ranked
-            .iter()
-            .map(|(n, _)| g.node(*n).name.as_str())
-            .collect();
-        assert_eq!(&names[..3], &["seed", "a.py", "near"][..]);
-        assert!(!names.contains(&"far"), "b.py is not connected to the seed");
-        let total: f64 = ranked.iter().map(|r| r.1).sum();
-        assert!(
-            (total - 1.0).abs() < 1e-9,
-            "scores are a probability distribution: {total}"
-        );
-        assert!(g.rank(&[], 0.85, 30).is_empty());
-        let near: Vec<_> = g
-            .neighbourhood(&[seed], 1)
-            .into_iter()
-            .map(|(n, d)| (g.node(n).name.clone(), d))
-            .collect();
-        assert_eq!(
-            near,
-            vec![("seed".into(), 0), ("a.py".into(), 1), ("near".into(), 1)]
-        );
-        assert_eq!(g.neighbourhood(&[seed], 0).len(), 1);
-        assert!(g
-            .neighbourhood(&[seed], 5)
-            .iter()
-            .all(|(n, _)| g.node(*n).path == "a.py"));
-    }
-
-    #[test]
-    fn names_with_too_many_definitions_are_not_linked() {
-        let mut files: Vec<(String, String)> = (0..=MAX_CANDIDATES)
-            .map(|i| (format!("m{i}.py"), "def get():\n    pass\n".to_string()))
-            .collect();
-        files.push(("main.py".into(), "def main():\n    get()\n".into()));
-        let refs: Vec<(&str, &str)> = files
-            .iter()
-            .map(|(a, b)| (a.as_str(), b.as_str()))
-            .collect();
-        let g = graph(&refs);
-        assert!(g.callees("main").is_empty());
-        assert_eq!(g.find_symbol("get", false).len(), MAX_CANDIDATES + 1);
     }
 
     #[test]

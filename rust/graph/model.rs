@@ -1,0 +1,126 @@
+//! The graph's data: node and edge kinds, nodes, edges, and a file's links as saved.
+
+use super::extract::{DefKind, FileSymbols, Language, RefKind};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum NodeKind {
+    File,
+    Function,
+    Class,
+    Variable,
+    Import,
+}
+
+impl NodeKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            NodeKind::File => "file",
+            NodeKind::Function => "function",
+            NodeKind::Class => "class",
+            NodeKind::Variable => "variable",
+            NodeKind::Import => "import",
+        }
+    }
+
+    pub(super) fn of(kind: DefKind) -> NodeKind {
+        match kind {
+            DefKind::Function => NodeKind::Function,
+            DefKind::Class => NodeKind::Class,
+            DefKind::Variable => NodeKind::Variable,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    pub kind: NodeKind,
+    /// The symbol's name; a file's is its path, an import's its module as written.
+    pub name: String,
+    pub path: String,
+    pub language: Language,
+    pub line: usize,
+    pub end_line: usize,
+    /// A definition's first line; an import's statement.
+    pub signature: String,
+    /// An import's names (empty for other nodes).
+    pub items: Vec<String>,
+}
+
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+pub enum EdgeKind {
+    /// File or class -> definition; file -> import.
+    Contains,
+    /// Function (or file, at top level) -> function or class called.
+    Calls,
+    /// Import -> file it resolves to.
+    Imports,
+    /// Class -> base class, interface, embedded struct, supertrait.
+    Inherits,
+    /// Definition -> class named in a type; import -> definition it imports.
+    References,
+    /// Definition -> variable it reads or writes.
+    Uses,
+}
+
+impl EdgeKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            EdgeKind::Contains => "contains",
+            EdgeKind::Calls => "calls",
+            EdgeKind::Imports => "imports",
+            EdgeKind::Inherits => "inherits",
+            EdgeKind::References => "references",
+            EdgeKind::Uses => "uses",
+        }
+    }
+
+    pub(super) fn of(kind: RefKind) -> EdgeKind {
+        match kind {
+            RefKind::Call => EdgeKind::Calls,
+            RefKind::Inherit => EdgeKind::Inherits,
+            RefKind::Type | RefKind::Item => EdgeKind::References,
+            RefKind::Use => EdgeKind::Uses,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Edge {
+    pub kind: EdgeKind,
+    /// 1 for a unique target; 1/n when a reference's name matches n definitions.
+    pub confidence: f32,
+    /// Line of the reference, import or contained definition.
+    pub line: usize,
+    /// Index of the reference in its file's `references`; `u32::MAX` for Contains and Imports.
+    pub(super) reference: u32,
+}
+
+/// A file's linking as saved, so loading does not resolve and link again. Nodes are
+/// named so that they survive renumbering: a file by its position in
+/// `KnowledgeGraph::files`, a node by its position in its file (0 the file, then
+/// its definitions, then its imports).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Links {
+    /// The files each import resolves to.
+    pub(super) resolved: Vec<Vec<u32>>,
+    /// The files in scope.
+    pub(super) scope: Vec<u32>,
+    /// The edges out of the file's nodes other than Contains.
+    pub(super) edges: Vec<LinkedEdge>,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub(super) struct LinkedEdge {
+    pub(super) from: u32,
+    pub(super) to_file: u32,
+    pub(super) to: u32,
+    pub(super) kind: EdgeKind,
+    pub(super) confidence: f32,
+    pub(super) line: u32,
+    pub(super) reference: u32,
+}
+
+/// A file as saved: its path, symbols and links.
+pub type SavedFile = (String, FileSymbols, Links);

@@ -18,6 +18,8 @@ use _core::graph::{
 };
 use rayon::prelude::*;
 
+// With the `python` feature the library declares this allocator itself.
+#[cfg(not(feature = "python"))]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

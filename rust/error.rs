@@ -1,9 +1,11 @@
 //! The one error type of the engine. The binding layer maps each variant to a
 //! Python exception class (see `py/errors.rs`); nothing here knows about Python.
 
+use std::path::{Path, PathBuf};
+
 pub type Result<T> = std::result::Result<T, Error>;
 
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error("an item with id {0:?} is already in the context window")]
     DuplicateId(String),
@@ -17,8 +19,21 @@ pub enum Error {
     Policy { field: String, reason: String },
     #[error("no file {0:?} in the knowledge graph")]
     UnknownFile(String),
-    #[error("{0}")]
-    Io(String),
+    /// A file that could not be read or written, with the OS error.
+    #[error("cannot {action} {}: {source}", path.display())]
+    Io {
+        /// What was being done: "read", "write", ...
+        action: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file that is not there (an I/O error of kind `NotFound`).
+    #[error("cannot {action} {}: no such file or directory", path.display())]
+    Missing { action: &'static str, path: PathBuf },
+    /// A graph that cannot be encoded (postcard).
+    #[error("cannot encode the graph: {0}")]
+    Encode(#[source] postcard::Error),
     #[error("{0}")]
     Corrupt(String),
     #[error("{path} has graph format version {found}; this aircher-mem reads version {expected}: rebuild the graph")]
@@ -27,6 +42,23 @@ pub enum Error {
         found: u32,
         expected: u32,
     },
+}
+
+impl Error {
+    /// The error for `action` ("read", "write", ...) on `path` failing with `source`:
+    /// `Missing` if the file is not there, else `Io` (which keeps the OS error).
+    pub fn io(action: &'static str, path: &Path, source: std::io::Error) -> Error {
+        let path = path.to_path_buf();
+        if source.kind() == std::io::ErrorKind::NotFound {
+            Error::Missing { action, path }
+        } else {
+            Error::Io {
+                action,
+                path,
+                source,
+            }
+        }
+    }
 }
 
 pub(crate) fn invalid(field: &'static str, reason: impl Into<String>) -> Error {

@@ -56,8 +56,8 @@ pub fn corrupt(path: &Path, why: &str) -> Error {
 }
 
 pub fn save(path: &Path, saved: &Saved) -> Result<()> {
-    let io = |err: std::io::Error| Error::Io(format!("cannot write {}: {err}", path.display()));
-    let encoding = |err: postcard::Error| Error::Io(format!("cannot encode the graph: {err}"));
+    let io = |err: std::io::Error| Error::io("write", path, err);
+    let encoding = Error::Encode;
     let chunks: Vec<Vec<u8>> = saved
         .files
         .par_chunks(CHUNK)
@@ -99,8 +99,7 @@ pub fn save(path: &Path, saved: &Saved) -> Result<()> {
 }
 
 pub fn load(path: &Path) -> Result<Saved> {
-    let bytes = std::fs::read(path)
-        .map_err(|err| Error::Io(format!("cannot read {}: {err}", path.display())))?;
+    let bytes = std::fs::read(path).map_err(|err| Error::io("read", path, err))?;
     let corrupt = |why: &str| corrupt(path, why);
     if bytes.len() < HEADER || &bytes[..8] != MAGIC {
         return Err(corrupt("no graph header"));
@@ -210,7 +209,21 @@ mod tests {
 
         std::fs::write(&path, b"not a graph").unwrap();
         assert!(matches!(load(&path), Err(Error::Corrupt(_))));
-        assert!(matches!(load(&dir.join("absent.bin")), Err(Error::Io(_))));
+        let absent = dir.join("absent.bin");
+        match load(&absent) {
+            Err(err @ Error::Missing { .. }) => {
+                assert!(err.to_string().contains(&absent.display().to_string()))
+            }
+            other => panic!("expected Missing, got {other:?}"),
+        }
+        // A folder is there but cannot be read as a file: an Io error with its cause.
+        match load(&dir) {
+            Err(err @ Error::Io { .. }) => {
+                assert!(std::error::Error::source(&err).is_some());
+                assert!(err.to_string().contains(&dir.display().to_string()));
+            }
+            other => panic!("expected Io, got {other:?}"),
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -12,6 +12,7 @@ pyo3::import_exception!(aircher_mem.errors, UnknownDependencyError);
 pyo3::import_exception!(aircher_mem.errors, InvalidInputError);
 pyo3::import_exception!(aircher_mem.errors, PolicyError);
 pyo3::import_exception!(aircher_mem.errors, StoreError);
+pyo3::import_exception!(aircher_mem.errors, FileMissingError);
 pyo3::import_exception!(aircher_mem.errors, StoreCorruptError);
 pyo3::import_exception!(aircher_mem.errors, SchemaVersionError);
 
@@ -24,7 +25,8 @@ impl From<Error> for PyErr {
             Error::UnknownDependency { .. } => UnknownDependencyError::new_err(msg),
             Error::InvalidValue { .. } => InvalidInputError::new_err(msg),
             Error::Policy { .. } => PolicyError::new_err(msg),
-            Error::Io(_) => StoreError::new_err(msg),
+            Error::Io { .. } | Error::Encode(_) => StoreError::new_err(msg),
+            Error::Missing { .. } => FileMissingError::new_err(msg),
             Error::Corrupt(_) => StoreCorruptError::new_err(msg),
             Error::FormatVersion { .. } => SchemaVersionError::new_err(msg),
         }

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 import aircher_mem as am
-from aircher_mem import reference
+from aircher_mem import _reference as reference
 from conftest import NOW, agent_like_window
 
 SIZES = [1_000, 10_000, 100_000]

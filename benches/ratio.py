@@ -14,7 +14,7 @@ import statistics
 import time
 
 import aircher_mem as am
-from aircher_mem import reference
+from aircher_mem import _reference as reference
 from conftest import NOW, agent_like_window
 
 

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import aircher_mem as am
-from aircher_mem import reference
+from aircher_mem import _reference as reference
 from conftest import NOW, T
 
 KINDS = st.sampled_from([

@@ -1,8 +1,9 @@
 """aircher-mem: memory for LLM coding agents.
 
 ``Memory.open(root)`` is the entry point: one project's store in ``<root>/.aircher/``
-with the pieces below wired together (``aircher-mem`` is its CLI, ``aircher-mem mcp``
-its MCP server).
+with the pieces below wired together, and every verb the interfaces offer
+(``aircher-mem`` is its CLI, ``aircher-mem mcp`` its MCP server; both in
+``aircher_mem.interfaces``). Verbs return the typed results of ``aircher_mem.results``.
 
 A Rust-pruned context window (:class:`ContextWindow`, :class:`DynamicContextManager`),
 episodic memory in DuckDB (:class:`EpisodicMemory`), the codebase as a graph
@@ -21,23 +22,24 @@ from ._core import (
     Symbol,
     __version__,
 )
-from .codegraph import find_relevant_to_query, graph_code_provider
-from .config import Policy
+from .config import EpisodicPolicy, GraphPolicy, Policy, RetrievalPolicy, ServerPolicy
 from .context import (
     CodeProvider,
     DynamicContextManager,
     EpisodicSink,
     HistoryProvider,
     Message,
-    PastTask,
-    RelevantCode,
     item_to_message,
 )
-from .episodic import (
+from .episodic import EpisodicMemory
+from .graph import find_relevant_to_query, graph_code_provider
+from .results import (
     CoEdit,
-    EpisodicMemory,
     FileInteraction,
+    IndexReport,
     LearnedPattern,
+    PastTask,
+    RelevantCode,
     SimilarTask,
     TaskRecord,
     ToolStats,
@@ -53,13 +55,15 @@ from .errors import (
     StoreError,
     StoreLockedError,
     StoreNotFoundError,
+    FileMissingError,
     NotIndexedError,
     TaskStateError,
+    UnknownSymbolError,
     UnknownDependencyError,
     UnknownItemError,
     UnknownTaskError,
 )
-from .memory import IndexReport, Memory
+from .memory import Memory
 from .tokens import TokenCounter, available_encodings
 
 __all__ = [
@@ -77,6 +81,10 @@ __all__ = [
     "find_relevant_to_query",
     "graph_code_provider",
     "Policy",
+    "GraphPolicy",
+    "EpisodicPolicy",
+    "RetrievalPolicy",
+    "ServerPolicy",
     "DynamicContextManager",
     "CodeProvider",
     "HistoryProvider",
@@ -106,6 +114,8 @@ __all__ = [
     "StoreCorruptError",
     "StoreNotFoundError",
     "NotIndexedError",
+    "FileMissingError",
+    "UnknownSymbolError",
     "SchemaVersionError",
     "UnknownTaskError",
     "TaskStateError",

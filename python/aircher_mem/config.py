@@ -8,6 +8,22 @@ default ``<project>/.aircher/config.toml``::
     encoding = "cl100k_base"
     prune_threshold = 0.8        # any field of ContextPolicy
     weight_code_snippet = 0.7
+
+    [graph]                      # GraphPolicy: indexing and ranking
+    max_file_bytes = 1000000
+
+    [episodic]                   # EpisodicPolicy: recording and co-edit learning
+    co_edit_seconds = 300
+
+    [retrieval]                  # RetrievalPolicy: relevant code and lexical search
+    code_share = 0.25            # relevant code may take this share of max_tokens
+    max_code_tokens = 16000
+
+    [server]                     # ServerPolicy: the MCP server
+    refresh_seconds = 2.0
+
+Every section and key is optional; an unknown one is a PolicyError naming the file
+and the key.
 """
 
 from __future__ import annotations
@@ -18,7 +34,7 @@ import math
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from ._core import ContextPolicy
 from .errors import InvalidInputError, PolicyError
@@ -28,10 +44,18 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
-__all__ = ["Policy", "CONFIG_FILE"]
+__all__ = [
+    "Policy",
+    "GraphPolicy",
+    "EpisodicPolicy",
+    "RetrievalPolicy",
+    "ServerPolicy",
+    "CONFIG_FILE",
+]
 
 CONFIG_FILE = Path(".aircher") / "config.toml"
 _FLAGS = ("drop_stale_views", "supersede_views")
+_INT_MAX = 2**63 - 1
 
 
 def _default_context() -> ContextPolicy:
@@ -42,9 +66,123 @@ def _default_context() -> ContextPolicy:
     return ContextPolicy(weight_code_snippet=3.0)
 
 
+class _Section:
+    """A frozen section of plain numbers and flags. Each field's metadata gives its
+    bounds (``lo``/``hi``, inclusive unless ``lo_open``); ``__post_init__`` checks
+    types and bounds, so a bad value is a PolicyError naming the key."""
+
+    section: ClassVar[str]
+
+    def __post_init__(self) -> None:
+        for field in dataclasses.fields(self):  # type: ignore[arg-type]
+            value = getattr(self, field.name)
+            key = f"{self.section}.{field.name}"
+            kind = field.type
+            if kind == "bool":
+                if not isinstance(value, bool):
+                    raise PolicyError(f"{key} must be true or false, got {value!r}")
+                continue
+            if kind == "int":
+                if isinstance(value, bool) or not isinstance(value, int):
+                    raise PolicyError(f"{key} must be an integer, got {value!r}")
+            elif kind == "float":
+                if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                    raise PolicyError(f"{key} must be a finite number, got {value!r}")
+                object.__setattr__(self, field.name, float(value))
+                value = float(value)
+            else:  # str
+                if not isinstance(value, str) or not value:
+                    raise PolicyError(f"{key} must be a non-empty string, got {value!r}")
+                continue
+            lo, hi = field.metadata.get("lo"), field.metadata.get("hi", _INT_MAX)
+            low_ok = lo is None or (value > lo if field.metadata.get("lo_open") else value >= lo)
+            if not low_ok or value > hi:
+                left = "(" if field.metadata.get("lo_open") else "["
+                raise PolicyError(f"{key} must be in {left}{lo}, {hi}], got {value!r}")
+
+    @classmethod
+    def keys(cls) -> list[str]:
+        return [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.keys()}
+
+
+def _bound(default: Any, lo: float | None = None, hi: float = _INT_MAX, *, lo_open: bool = False) -> Any:
+    return dataclasses.field(default=default, metadata={"lo": lo, "hi": hi, "lo_open": lo_open})
+
+
+@dataclasses.dataclass(frozen=True)
+class GraphPolicy(_Section):
+    """``[graph]``: what the code graph indexes and how it ranks."""
+
+    section: ClassVar[str] = "graph"
+    #: Files larger than this are skipped (listed with the reason).
+    max_file_bytes: int = _bound(1_000_000, 1)
+    #: Personalized PageRank: probability of following an edge rather than jumping
+    #: back to the query's definitions.
+    pagerank_damping: float = _bound(0.85, 0.0, 0.99)
+    pagerank_iterations: int = _bound(30, 1, 1000)
+
+
+@dataclasses.dataclass(frozen=True)
+class EpisodicPolicy(_Section):
+    """``[episodic]``: how what the agent did is recorded and learned from."""
+
+    section: ClassVar[str] = "episodic"
+    #: Buffered records are written in batches of this many rows.
+    batch_size: int = _bound(256, 1, 1_000_000)
+    #: Two files edited within one task at most this many seconds apart are co-edited.
+    co_edit_seconds: int = _bound(300, 1)
+    #: Co-edited pairs seen fewer times than this are not reported by default.
+    co_edit_min_count: int = _bound(3, 1)
+    #: Similar past tasks shown by ``prepare_context``.
+    similar_tasks: int = _bound(3, 0, 100)
+
+
+@dataclasses.dataclass(frozen=True)
+class RetrievalPolicy(_Section):
+    """``[retrieval]``: finding the code (and past tasks) relevant to a message."""
+
+    section: ClassVar[str] = "retrieval"
+    #: Share of the window's ``max_tokens`` that relevant code may take per message.
+    code_share: float = _bound(0.25, 0.0, 1.0, lo_open=True)
+    #: ... but never more than this many tokens.
+    max_code_tokens: int = _bound(16_000, 1)
+    #: Ranked definitions considered before the token budget cuts.
+    candidates: int = _bound(200, 1, 100_000)
+    #: A snippet longer than this many lines is cut there.
+    snippet_max_lines: int = _bound(120, 1, 100_000)
+    #: BM25 constants for lexical search (past tasks today).
+    bm25_k1: float = _bound(1.2, 0.0, 100.0)
+    bm25_b: float = _bound(0.75, 0.0, 1.0)
+
+    def code_tokens(self, max_tokens: int) -> int:
+        """The code budget of a window of ``max_tokens``: ``code_share`` of it, at
+        least 1 and at most ``max_code_tokens``."""
+        return max(1, min(self.max_code_tokens, int(max_tokens * self.code_share)))
+
+
+@dataclasses.dataclass(frozen=True)
+class ServerPolicy(_Section):
+    """``[server]``: long-running processes (``aircher-mem mcp``)."""
+
+    section: ClassVar[str] = "server"
+    #: Look for changed files before a graph query at most this often (seconds);
+    #: a one-shot CLI command looks once, before its first graph query.
+    refresh_seconds: float = _bound(2.0, 0.0, 86_400.0)
+    #: Refresh the graph (index incrementally) when the server starts.
+    index_at_start: bool = True
+
+
+_SECTIONS: dict[str, type[_Section]] = {
+    "graph": GraphPolicy, "episodic": EpisodicPolicy, "retrieval": RetrievalPolicy, "server": ServerPolicy}
+
+
 @dataclasses.dataclass(frozen=True)
 class Policy:
-    """Everything tunable. ``context`` holds the relevance formula's constants.
+    """Everything tunable. ``context`` holds the relevance formula's constants; the
+    sections ``graph``, ``episodic``, ``retrieval`` and ``server`` the rest.
 
     The default is seed 002's formula tuned on real trajectories (code weighs 3.0,
     stale and repeated views are dropped); ``Policy.seed002()`` is the seed verbatim
@@ -57,10 +195,15 @@ class Policy:
     drop_stale_views: bool = True
     #: When a file's lines are shown again, drop older views those lines cover.
     supersede_views: bool = True
+    graph: GraphPolicy = dataclasses.field(default_factory=GraphPolicy)
+    episodic: EpisodicPolicy = dataclasses.field(default_factory=EpisodicPolicy)
+    retrieval: RetrievalPolicy = dataclasses.field(default_factory=RetrievalPolicy)
+    server: ServerPolicy = dataclasses.field(default_factory=ServerPolicy)
 
     def __post_init__(self) -> None:
-        if isinstance(self.max_tokens, bool) or not isinstance(self.max_tokens, int) or self.max_tokens <= 0:
-            raise PolicyError(f"max_tokens must be a positive integer, got {self.max_tokens!r}")
+        if (isinstance(self.max_tokens, bool) or not isinstance(self.max_tokens, int)
+                or not 0 < self.max_tokens <= _INT_MAX):
+            raise PolicyError(f"max_tokens must be a positive integer below 2**63, got {self.max_tokens!r}")
         if not isinstance(self.encoding, str) or not self.encoding:
             raise PolicyError(f"encoding must be a non-empty string, got {self.encoding!r}")
         if not isinstance(self.context, ContextPolicy):
@@ -68,6 +211,14 @@ class Policy:
         for flag in _FLAGS:
             if not isinstance(getattr(self, flag), bool):
                 raise PolicyError(f"{flag} must be true or false, got {getattr(self, flag)!r}")
+        for name, kind in _SECTIONS.items():
+            if not isinstance(getattr(self, name), kind):
+                raise PolicyError(f"{name} must be a {kind.__name__}, got {type(getattr(self, name)).__name__}")
+
+    @property
+    def code_tokens(self) -> int:
+        """The token budget of relevant code per message in this policy's window."""
+        return self.retrieval.code_tokens(self.max_tokens)
 
     @classmethod
     def seed002(cls, **overrides: Any) -> Policy:
@@ -85,10 +236,15 @@ class Policy:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, source: str = "policy") -> Policy:
-        """Builds a policy from the TOML layout; unknown keys and wrong types are errors."""
-        unknown = set(data) - {"context"}
+        """Builds a policy from the TOML layout; unknown sections and keys, and values
+        of the wrong type or range, are PolicyErrors naming ``source`` and the key."""
+        known = ["context", *_SECTIONS]
+        unknown = set(data) - set(known)
         if unknown:
-            raise PolicyError(f"{source}: unknown section(s) {sorted(unknown)}; known: ['context']")
+            raise PolicyError(f"{source}: unknown section(s) {sorted(unknown)}; known: {known}")
+        for name, value in data.items():
+            if not isinstance(value, Mapping):
+                raise PolicyError(f"{source}: [{name}] must be a table of keys, got {type(value).__name__} {value!r}")
         section = dict(data.get("context", {}))
         top: dict[str, Any] = {}
         for key in ("max_tokens", "encoding", *_FLAGS):
@@ -96,13 +252,22 @@ class Policy:
                 top[key] = section.pop(key)
         for key, value in section.items():
             if key not in ContextPolicy.fields:
-                known = ", ".join(["max_tokens", "encoding", *_FLAGS, *ContextPolicy.fields])
-                raise PolicyError(f"{source}: unknown key context.{key}; known keys: {known}")
+                keys = ", ".join(["max_tokens", "encoding", *_FLAGS, *ContextPolicy.fields])
+                raise PolicyError(f"{source}: unknown key context.{key}; known keys: {keys}")
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
                 raise PolicyError(f"{source}: context.{key} must be a finite number, got {value!r}")
+        for name, kind in _SECTIONS.items():
+            values = dict(data.get(name, {}))
+            for key in values:
+                if key not in kind.keys():
+                    raise PolicyError(f"{source}: unknown key {name}.{key}; known keys: {', '.join(kind.keys())}")
+            try:
+                top[name] = kind(**values)
+            except PolicyError as exc:
+                raise PolicyError(f"{source}: {exc}") from None
         try:
             return cls(context=_default_context().replace(**section), **top)
-        except InvalidInputError as exc:
+        except (InvalidInputError, OverflowError) as exc:
             raise PolicyError(f"{source}: {exc}") from None
 
     @classmethod
@@ -125,10 +290,15 @@ class Policy:
     def to_dict(self) -> dict[str, Any]:
         """The TOML layout; ``Policy.from_dict(p.to_dict()) == p``."""
         flags = {flag: getattr(self, flag) for flag in _FLAGS}
-        return {"context": {"max_tokens": self.max_tokens, "encoding": self.encoding, **flags, **self.context.to_dict()}}
+        out: dict[str, Any] = {
+            "context": {"max_tokens": self.max_tokens, "encoding": self.encoding, **flags, **self.context.to_dict()}}
+        for name in _SECTIONS:
+            out[name] = getattr(self, name).to_dict()
+        return out
 
     def to_toml(self) -> str:
-        lines = ["[context]"]
-        for key, value in self.to_dict()["context"].items():
-            lines.append(f"{key} = {json.dumps(value)}")
-        return "\n".join(lines) + "\n"
+        blocks = []
+        for name, values in self.to_dict().items():
+            lines = [f"[{name}]"] + [f"{key} = {json.dumps(value)}" for key, value in values.items()]
+            blocks.append("\n".join(lines))
+        return "\n\n".join(blocks) + "\n"

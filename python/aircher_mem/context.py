@@ -9,7 +9,6 @@ prune to an optional episodic sink.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import time
 import uuid
@@ -18,12 +17,11 @@ from typing import Any, Protocol
 
 from ._core import ContextItem, ContextItemType, ContextWindow, PruneResult
 from .config import Policy
+from .results import PastTask, RelevantCode
 from .tokens import TokenCounter
 
 __all__ = [
     "DynamicContextManager",
-    "RelevantCode",
-    "PastTask",
     "CodeProvider",
     "HistoryProvider",
     "EpisodicSink",
@@ -34,24 +32,6 @@ __all__ = [
 log = logging.getLogger("aircher_mem.context")
 
 Message = dict[str, str]
-
-
-@dataclasses.dataclass(frozen=True)
-class RelevantCode:
-    """A code snippet a provider found relevant to a message."""
-
-    file_path: str
-    line_range: tuple[int, int]
-    content: str
-    relevance: float = 1.0
-
-
-@dataclasses.dataclass(frozen=True)
-class PastTask:
-    """A similar task from earlier sessions."""
-
-    description: str
-    outcome: str
 
 
 CodeProvider = Callable[[str], Iterable[RelevantCode]]
@@ -97,7 +77,7 @@ class DynamicContextManager:
         history_provider: HistoryProvider | None = None,
         episodic: EpisodicSink | None = None,
         clock: Callable[[], float] = time.time,
-        similar_tasks: int = 3,
+        similar_tasks: int | None = None,
         tokens: TokenCounter | None = None,
     ) -> None:
         self.policy = policy or Policy()
@@ -109,7 +89,7 @@ class DynamicContextManager:
         self.history_provider = history_provider or (episodic.find_similar_tasks if episodic is not None else None)
         self.episodic = episodic
         self.clock = clock
-        self.similar_tasks = similar_tasks
+        self.similar_tasks = self.policy.episodic.similar_tasks if similar_tasks is None else similar_tasks
         self.last_prune: PruneResult | None = None
         # file path -> ids of the CodeSnippet items showing it, oldest first
         self._views: dict[str, list[str]] = {}
@@ -228,10 +208,12 @@ class DynamicContextManager:
         the relevant code and similar past work, and return the chat messages.
 
         A second ``maybe_prune`` after adding keeps the returned list under the
-        threshold even when the new material pushed the window over it.
+        threshold even when the new material pushed the window over it. The message
+        being prepared always survives that prune: if it was among the lowest
+        scored, it is put back (the window may then exceed its threshold by it).
         """
         self.maybe_prune()
-        self.add_user_message(user_message)
+        message = self.add_user_message(user_message)
         if self.code_provider is not None:
             for snippet in self.code_provider(user_message):
                 self.add_code_snippet(
@@ -243,7 +225,9 @@ class DynamicContextManager:
             if past:
                 summary = "Relevant past work:\n" + "\n".join(f"- {t.description}: {t.outcome}" for t in past)
                 self.add(summary, ContextItemType.AssistantResponse([]), relevance=0.8)
-        self.maybe_prune()
+        pruned = self.maybe_prune()
+        if pruned is not None and message.id not in self.window:
+            self.window.add(message)
         return self.messages()
 
     def messages(self) -> list[Message]:

@@ -15,7 +15,6 @@ Task lifecycle changes are written at once.
 from __future__ import annotations
 
 import atexit
-import dataclasses
 import json
 import logging
 import math
@@ -30,28 +29,12 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import duckdb
 
-from .context import PastTask
-from .errors import (
-    InvalidInputError,
-    SchemaVersionError,
-    StoreCorruptError,
-    StoreError,
-    StoreLockedError,
-    TaskStateError,
-    UnknownTaskError,
-)
+from . import store
+from .config import EpisodicPolicy, RetrievalPolicy
+from .errors import InvalidInputError, StoreError, TaskStateError, UnknownTaskError
+from .results import CoEdit, FileInteraction, LearnedPattern, SimilarTask, TaskRecord, ToolRun, ToolStats
 
-__all__ = [
-    "EpisodicMemory",
-    "FileInteraction",
-    "ToolStats",
-    "CoEdit",
-    "TaskRecord",
-    "SimilarTask",
-    "LearnedPattern",
-    "SCHEMA_VERSION",
-    "OPERATIONS",
-]
+__all__ = ["EpisodicMemory", "SCHEMA_VERSION", "OPERATIONS"]
 
 log = logging.getLogger("aircher_mem.episodic")
 
@@ -115,7 +98,8 @@ _MIGRATIONS: dict[int, list[str]] = {
         "ALTER TABLE session_learnings ADD COLUMN created_at TIMESTAMP",
     ],
 }
-SCHEMA_VERSION = max(_MIGRATIONS)
+store.register("episodic", _MIGRATIONS)
+SCHEMA_VERSION = store.latest_version("episodic")
 
 # Column order of each buffered table, and how each value is cast in the batch insert.
 _COLUMNS: dict[str, list[tuple[str, str]]] = {
@@ -138,7 +122,6 @@ _COLUMNS: dict[str, list[tuple[str, str]]] = {
         ("created_at", "TIMESTAMP"),
     ],
 }
-CO_EDIT_SECONDS = 300
 
 
 def _batch_insert_sql(table: str) -> str:
@@ -183,71 +166,6 @@ def _text(field: str, value: str) -> str:
     return value
 
 
-@dataclasses.dataclass(frozen=True)
-class FileInteraction:
-    timestamp: float
-    session_id: str
-    task_id: str | None
-    file_path: str
-    operation: str
-    line_range: tuple[int, int] | None
-    success: bool
-    context: str | None
-    changes_summary: str | None
-
-
-@dataclasses.dataclass(frozen=True)
-class ToolStats:
-    tool_name: str
-    total: int
-    successes: int
-    avg_duration_ms: float | None
-
-    @property
-    def success_rate(self) -> float:
-        return self.successes / self.total if self.total else 0.0
-
-
-@dataclasses.dataclass(frozen=True)
-class CoEdit:
-    file1: str
-    file2: str
-    count: int
-
-
-@dataclasses.dataclass(frozen=True)
-class TaskRecord:
-    task_id: str
-    session_id: str
-    description: str
-    intent: str | None
-    status: str
-    started_at: float
-    completed_at: float | None
-    files_touched: list[str]
-    tools_used: dict[str, int]
-    outcome: str | None
-
-
-@dataclasses.dataclass(frozen=True)
-class SimilarTask(PastTask):
-    """A past task ranked by lexical similarity (BM25) to a query."""
-
-    task_id: str
-    status: str
-    score: float
-
-
-@dataclasses.dataclass(frozen=True)
-class LearnedPattern:
-    pattern_type: str
-    data: dict[str, Any]
-    confidence: float
-    observed_count: int
-    first_seen: float
-    last_seen: float
-
-
 _WORD = re.compile(r"[A-Za-z][a-z]+|[A-Z]+(?![a-z])|\d+")
 _STOP = frozenset("a an and the to of in on for with is it this that be by or as at from fix add".split())
 
@@ -272,17 +190,25 @@ class EpisodicMemory:
         path: str | Path = ":memory:",
         *,
         session_id: str | None = None,
-        batch_size: int = 256,
+        batch_size: int | None = None,
         clock: Callable[[], float] = time.time,
+        policy: EpisodicPolicy | None = None,
+        search: RetrievalPolicy | None = None,
     ) -> None:
-        if batch_size < 1:
-            raise InvalidInputError(f"batch_size must be >= 1, got {batch_size}")
+        """``policy`` sets batch size and co-edit window (``batch_size`` overrides
+        it); ``search`` the BM25 constants of :meth:`find_similar_tasks`."""
+        self.policy = policy or EpisodicPolicy()
+        self.search = search or RetrievalPolicy()
+        if batch_size is None:
+            batch_size = self.policy.batch_size
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise InvalidInputError(f"batch_size must be an integer >= 1, got {batch_size!r}")
         self.path = str(path)
         self.session_id = session_id or uuid.uuid4().hex
         self.batch_size = batch_size
         self.clock = clock
         self.current_task_id: str | None = None
-        self._con = self._connect(self.path)
+        self._con = store.connect(self.path)
         self._pending: dict[str, list[tuple[Any, ...]]] = {table: [] for table in _COLUMNS}
         self._pending_rows = 0
         # task_id -> (files touched in order, tool counts): kept here, written on flush.
@@ -302,64 +228,12 @@ class EpisodicMemory:
 
     # -- opening -----------------------------------------------------------------------
 
-    @staticmethod
-    def _connect(path: str) -> duckdb.DuckDBPyConnection:
-        import duckdb  # imported on first use: most callers of the package never open a store
-        if path != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-        # JSON is built in; never fetch extensions (no network at run time).
-        config: dict[str, str | bool | int | float | list[str]] = {
-            "autoinstall_known_extensions": False, "autoload_known_extensions": False}
-        try:
-            return duckdb.connect(path, config=config)
-        except duckdb.IOException as exc:
-            message = str(exc)
-            if "lock" in message.lower():
-                raise StoreLockedError(
-                    f"{path} is open in another process (DuckDB allows one writer per file); "
-                    f"close it there or go through its server. DuckDB said: {message}"
-                ) from None
-            if "not a valid DuckDB database" in message:
-                raise StoreCorruptError(f"{path} is not a DuckDB database: {message}") from None
-            raise StoreError(f"cannot open {path}: {message}") from None
-        except duckdb.Error as exc:
-            raise StoreCorruptError(f"cannot open {path}: {exc}") from None
-
-    def _version(self) -> int:
-        exists = self._con.execute(
-            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_meta'"
-        ).fetchone()
-        if not exists or exists[0] == 0:
-            return 0
-        row = self._con.execute("SELECT version FROM schema_meta").fetchone()
-        return int(row[0]) if row else 0
-
     def _migrate(self) -> None:
-        import duckdb
-        version = self._version()
-        if version > SCHEMA_VERSION:
-            raise SchemaVersionError(
-                f"{self.path} has schema version {version}, newer than this aircher-mem's {SCHEMA_VERSION}; "
-                "upgrade aircher-mem to open it (the file was not changed)"
-            )
-        if version == SCHEMA_VERSION:
-            return
-        self._con.execute("BEGIN TRANSACTION")
-        try:
-            for step in range(version + 1, SCHEMA_VERSION + 1):
-                for statement in _MIGRATIONS[step]:
-                    self._con.execute(statement)
-                self._con.execute("UPDATE schema_meta SET version = ?", [step])
-            self._con.execute("COMMIT")
-        except duckdb.Error as exc:
-            self._con.execute("ROLLBACK")
-            raise StoreError(f"migrating {self.path} from version {version} failed: {exc}") from None
-        if version:
-            log.info("migrated %s from schema version %d to %d", self.path, version, SCHEMA_VERSION)
+        store.migrate(self._con, "episodic", path=self.path)
 
     @property
     def schema_version(self) -> int:
-        return self._version()
+        return store.schema_version(self._con, "episodic")
 
     # -- recording ---------------------------------------------------------------------
 
@@ -621,7 +495,7 @@ class EpisodicMemory:
                            epoch_us(max(greatest(a.timestamp, b.timestamp))) AS last_us
                     FROM file_interactions a JOIN file_interactions b
                       ON a.task_id = b.task_id AND a.file_path <> b.file_path AND b.id < a.id
-                     AND abs(epoch(a.timestamp) - epoch(b.timestamp)) <= {CO_EDIT_SECONDS}
+                     AND abs(epoch(a.timestamp) - epoch(b.timestamp)) <= {self.policy.co_edit_seconds}
                     WHERE a.id > ? AND a.operation = 'edit' AND b.operation = 'edit' AND a.success AND b.success
                     GROUP BY 1, 2),
                 edits AS (
@@ -645,7 +519,7 @@ class EpisodicMemory:
                    (pattern_type, pattern_data, confidence, observed_count, first_seen, last_seen, pattern_key)
                SELECT 'co-edit',
                       to_json({{'files': [d.f1, d.f2], 'operations': ['edit', 'edit'],
-                               'within_seconds': {CO_EDIT_SECONDS}}}),
+                               'within_seconds': {self.policy.co_edit_seconds}}}),
                       least(1.0, d.n / d.fewer), d.n, make_timestamp(d.first_us), make_timestamp(d.last_us), d.key
                FROM co_edit_delta d
                WHERE d.key NOT IN (SELECT pattern_key FROM learned_patterns WHERE pattern_type = 'co-edit')""")
@@ -698,6 +572,17 @@ class EpisodicMemory:
             "ORDER BY timestamp DESC, id DESC LIMIT ?", [file_path, limit])
         return [self._interaction(r) for r in rows]
 
+    def failed_tool_runs(self, file_path: str, limit: int = 5) -> list[ToolRun]:
+        """Failed tool executions about ``file_path`` (its ``file_path`` parameter),
+        newest first."""
+        rows = self._query(
+            "SELECT epoch_us(timestamp), session_id, task_id, tool_name, parameters, success, error_message, "
+            "duration_ms, json_extract_string(parameters, '$.file_path') FROM tool_executions "
+            "WHERE NOT success AND json_extract_string(parameters, '$.file_path') = ? "
+            "ORDER BY timestamp DESC, id DESC LIMIT ?", [file_path, limit])
+        return [ToolRun(r[0] / 1e6, r[1], r[2], r[3], json.loads(r[4]), bool(r[5]), r[6],
+                        None if r[7] is None else int(r[7]), r[8]) for r in rows]
+
     def last_interactions(self, pattern: str, limit: int = 10) -> list[FileInteraction]:
         """"What did I last do with <pattern>?": interactions with files whose path
         contains ``pattern`` (a plain substring, not a LIKE pattern), newest first."""
@@ -706,10 +591,12 @@ class EpisodicMemory:
             "ORDER BY timestamp DESC, id DESC LIMIT ?", [pattern, limit])
         return [self._interaction(r) for r in rows]
 
-    def co_edited_files(self, min_count: int = 3, within_seconds: int = CO_EDIT_SECONDS) -> list[CoEdit]:
+    def co_edited_files(self, min_count: int | None = None, within_seconds: int | None = None) -> list[CoEdit]:
         """Files edited in the same task within ``within_seconds`` of each other, at
         least ``min_count`` times (seed 002's query, with the time difference taken
-        in both directions)."""
+        in both directions; the defaults come from the policy)."""
+        min_count = self.policy.co_edit_min_count if min_count is None else min_count
+        within_seconds = self.policy.co_edit_seconds if within_seconds is None else within_seconds
         rows = self._query(
             """SELECT f1.file_path, f2.file_path, count(*) AS n
                FROM file_interactions f1 JOIN file_interactions f2
@@ -752,7 +639,7 @@ class EpisodicMemory:
 
     def find_similar_tasks(self, text: str, limit: int = 3) -> list[SimilarTask]:
         """Past tasks most like ``text``: BM25 over each task's description and
-        outcome (k1 = 1.2, b = 0.75), the current task excluded; only tasks sharing
+        outcome (k1 and b from the retrieval policy), the current task excluded; only tasks sharing
         at least one term are returned."""
         query = set(_terms(text))
         if not query or limit <= 0:
@@ -765,13 +652,14 @@ class EpisodicMemory:
         mean_len = sum(sum(d.values()) for d in docs) / len(docs) or 1.0
         df = Counter(term for d in docs for term in query if term in d)
         scored = []
+        k1, b = self.search.bm25_k1, self.search.bm25_b
         for row, doc in zip(rows, docs):
             length = sum(doc.values())
             score = 0.0
             for term in query & doc.keys():
                 idf = math.log(1 + (len(docs) - df[term] + 0.5) / (df[term] + 0.5))
                 tf = doc[term]
-                score += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * length / mean_len))
+                score += idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / mean_len))
             if score > 0:
                 scored.append(SimilarTask(row[1], row[2] or "", row[0], row[3], score))
         scored.sort(key=lambda t: (-t.score, t.task_id))

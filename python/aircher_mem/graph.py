@@ -1,0 +1,334 @@
+"""The project's code graph kept on disk and up to date: ``graph.bin`` plus a
+manifest (``files.json``), and the code most relevant to a query.
+
+Which files changed is decided by the manifest: each indexed file's modification
+time, size and SHA-256. A file whose time or size moved is hashed, and re-parsed
+only if its content differs. The manifest names the graph file it belongs to (its
+size and time), so a graph written by another process is never paired with a stale
+manifest: that case, a missing or damaged manifest and a damaged graph file all lead
+to a full rebuild. The manifest also keeps the scan's count of files in languages
+the graph does not parse, so ``stats`` and ``doctor`` can say what was left out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from ._core import KnowledgeGraph, Symbol, relative_path
+from .config import Policy
+from .errors import InvalidInputError, NotIndexedError, SchemaVersionError, StoreCorruptError, StoreError
+from .results import IndexReport, RelevantCode
+from .tokens import TokenCounter
+
+__all__ = ["GraphIndex", "find_relevant_to_query", "graph_code_provider", "tracked_files", "write_atomic"]
+
+GRAPH_FILE = "graph.bin"
+MANIFEST_FILE = "files.json"
+MANIFEST_VERSION = 1
+_HASH_CHUNK = 1 << 20
+
+Progress = Callable[[int, int], object]
+Fingerprint = tuple[int, int, str]
+
+
+def tracked_files(root: Path) -> tuple[list[str], dict[str, int]]:
+    """The files the graph's scan walks to, relative to ``root`` with ``/``, sorted
+    (every source file of a supported language that .gitignore, the hidden and the
+    vendored-folder rules let through, whatever its size or content), and the count
+    of files in other languages, by language."""
+    sources, _, unsupported = KnowledgeGraph.discover(root, max_file_bytes=2**64 - 1)
+    return sources, dict(unsupported)
+
+
+def _fingerprint(path: Path, max_hash_bytes: int) -> Fingerprint | None:
+    """(mtime_ns, size, sha256) of a file, taken before it is read; None if it is gone.
+    Files too large to index are not hashed (their size is what matters)."""
+    try:
+        stat = path.stat()
+        digest = ""
+        if stat.st_size <= max_hash_bytes:
+            sha = hashlib.sha256()
+            with path.open("rb") as handle:
+                while chunk := handle.read(_HASH_CHUNK):
+                    sha.update(chunk)
+            digest = sha.hexdigest()
+    except OSError:
+        return None
+    return stat.st_mtime_ns, stat.st_size, digest
+
+
+def _same(a: Fingerprint, b: Fingerprint) -> bool:
+    """Same content: equal hashes, or for files too large to hash, equal time and size."""
+    return a[2] == b[2] if a[2] and b[2] else a == b
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Writes ``text`` to a temporary file beside ``path`` and renames it over."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+class GraphIndex:
+    """The graph of ``root`` stored in ``store`` (the ``.aircher/`` folder): loaded
+    on first use, refreshed by :meth:`index`."""
+
+    def __init__(self, root: Path, store: Path, policy: Policy) -> None:
+        self.root = root
+        self.store = store
+        self.policy = policy
+        self._graph: KnowledgeGraph | None = None
+        self._stamp: tuple[int, int] | None = None  # graph.bin as last loaded or saved here
+
+    @property
+    def max_file_bytes(self) -> int:
+        return self.policy.graph.max_file_bytes
+
+    @property
+    def graph_path(self) -> Path:
+        return self.store / GRAPH_FILE
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.store / MANIFEST_FILE
+
+    @property
+    def indexed(self) -> bool:
+        return self._graph is not None or self.graph_path.is_file()
+
+    def relative(self, path: str | os.PathLike[str]) -> str:
+        """``path`` (relative to the root, or absolute) as a root-relative path with
+        ``/``; a path that leads outside the root raises :class:`InvalidInputError`."""
+        if not isinstance(path, (str, os.PathLike)):
+            raise InvalidInputError(f"path must be a string, got {type(path).__name__}")
+        return relative_path(self.root, path)
+
+    @property
+    def graph(self) -> KnowledgeGraph:
+        """The code graph as last indexed (loaded on first use). Raises
+        :class:`NotIndexedError` before the first index, and
+        :class:`StoreCorruptError` / :class:`SchemaVersionError` for a graph file
+        that cannot be read (``index()`` rebuilds it)."""
+        if self._graph is None:
+            if not self.graph_path.is_file():
+                raise NotIndexedError(f"{self.root} has not been indexed yet: run `aircher-mem index {self.root}`")
+            stamp = self._file_stamp()
+            self._graph = KnowledgeGraph.load(self.graph_path, root=self.root, max_file_bytes=self.max_file_bytes)
+            self._stamp = stamp
+        return self._graph
+
+    def _file_stamp(self) -> tuple[int, int] | None:
+        try:
+            stat = self.graph_path.stat()
+        except OSError:
+            return None
+        return stat.st_mtime_ns, stat.st_size
+
+    # -- the manifest -----------------------------------------------------------------
+
+    def _read_manifest(self) -> tuple[dict[str, Fingerprint] | None, dict[str, int], str]:
+        """The manifest's files and unsupported-language counts, or None and why it
+        cannot be trusted."""
+        try:
+            data = json.loads(self.manifest_path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            why = "first index" if not self.graph_path.exists() else "no manifest of the indexed files"
+            return None, {}, why
+        except (OSError, ValueError) as exc:
+            return None, {}, f"unreadable manifest ({exc})"
+        try:
+            if data["version"] != MANIFEST_VERSION or data["root"] != str(self.root):
+                return None, {}, "manifest of another version or project root"
+            stamp = self._file_stamp()
+            if stamp is None:
+                return None, {}, "graph file missing"
+            if data["graph"] != list(stamp):
+                return None, {}, "graph file written since the manifest (by another process?)"
+            files = {str(p): (int(m), int(s), str(h)) for p, (m, s, h) in data["files"].items()}
+            unsupported = {str(k): int(v) for k, v in data.get("unsupported", {}).items()}
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            return None, {}, f"damaged manifest ({exc!r})"
+        return files, unsupported, ""
+
+    def problem(self) -> str:
+        """Why the next :meth:`index` will rebuild the whole graph; "" if it will not."""
+        return self._read_manifest()[2]
+
+    def unsupported(self) -> dict[str, int]:
+        """Files of languages the graph does not parse, by language, as of the last index."""
+        return self._read_manifest()[1]
+
+    def _save(self, graph: KnowledgeGraph, files: dict[str, Fingerprint], unsupported: dict[str, int]) -> None:
+        self.store.mkdir(parents=True, exist_ok=True)
+        graph.save(self.graph_path)
+        self._stamp = self._file_stamp()
+        if self._stamp is None:
+            raise StoreError(f"{self.graph_path} vanished right after it was written")
+        manifest = {"version": MANIFEST_VERSION, "root": str(self.root), "graph": list(self._stamp),
+                    "files": {p: list(v) for p, v in sorted(files.items())},
+                    "unsupported": dict(sorted(unsupported.items()))}
+        write_atomic(self.manifest_path, json.dumps(manifest, separators=(",", ":")))
+
+    # -- indexing ---------------------------------------------------------------------
+
+    def index(self, *, full: bool = False, progress: Progress | None = None) -> IndexReport:
+        """Builds the graph, or updates it with only the files added, changed
+        (modification time or size moved *and* content hash differs) or removed since
+        the last index; saves graph and manifest when anything changed.
+        ``progress(done, total)`` is called as files are parsed."""
+        start = time.perf_counter()
+        old, old_unsupported, reason = self._read_manifest()
+        graph: KnowledgeGraph | None = None
+        if full:
+            reason = "full rebuild requested"
+        elif old is not None:
+            if self._graph is not None and self._stamp != self._file_stamp():
+                self._graph = None  # another process indexed since: its graph goes with the manifest read
+            try:
+                graph = self.graph
+            except (StoreCorruptError, SchemaVersionError) as exc:
+                reason = f"graph file unreadable ({exc})"
+        tracked, unsupported = tracked_files(self.root)
+        fingerprints: dict[str, Fingerprint] = {}
+        if graph is None or old is None:
+            for rel in tracked:  # taken before parsing: a later edit is seen next time
+                fp = _fingerprint(self.root / rel, self.max_file_bytes)
+                if fp is not None:
+                    fingerprints[rel] = fp
+            graph = KnowledgeGraph.build(self.root, max_file_bytes=self.max_file_bytes, progress=progress)
+            parsed = len(fingerprints)
+            old_files = old or {}
+            rebuilt = True
+        else:
+            old_files = old
+            rebuilt = False
+            changed = self._changed(tracked, old, fingerprints)
+            for done, rel in enumerate(changed, 1):
+                graph.update_file(rel)
+                if progress is not None:
+                    progress(done, len(changed))
+            for rel in sorted(old.keys() - fingerprints.keys()):
+                graph.remove_file(rel)
+            parsed = len(changed)
+        added = sorted(fingerprints.keys() - old_files.keys())
+        removed = sorted(old_files.keys() - fingerprints.keys())
+        updated = sorted(p for p in fingerprints.keys() & old_files.keys() if not _same(fingerprints[p], old_files[p]))
+        if rebuilt or added or removed or updated or fingerprints != old_files or unsupported != old_unsupported:
+            self._save(graph, fingerprints, unsupported)
+        self._graph = graph
+        return IndexReport(
+            root=str(self.root), full=rebuilt, reason=reason if rebuilt else "", files=graph.file_count,
+            parsed=parsed, added=added, updated=updated, removed=removed, skipped=graph.skipped,
+            warnings=graph.warnings, unsupported=unsupported, seconds=time.perf_counter() - start)
+
+    def _changed(self, tracked: list[str], old: dict[str, Fingerprint], fingerprints: dict[str, Fingerprint]) -> list[str]:
+        """The tracked files whose content differs from ``old`` (fills ``fingerprints``)."""
+        changed: list[str] = []
+        for rel in tracked:
+            before = old.get(rel)
+            try:
+                stat = (self.root / rel).stat()
+            except OSError:
+                continue
+            if before is not None and before[:2] == (stat.st_mtime_ns, stat.st_size):
+                fingerprints[rel] = before
+                continue
+            fp = _fingerprint(self.root / rel, self.max_file_bytes)
+            if fp is None:
+                continue
+            fingerprints[rel] = fp
+            if before is None or not _same(before, fp):
+                changed.append(rel)
+        return changed
+
+    # -- relevant code ----------------------------------------------------------------
+
+    def relevant_code(self, query: str, *, max_tokens: int, focus_files: Sequence[str] = (),
+                      tokens: TokenCounter | None = None) -> list[RelevantCode]:
+        """The code most relevant to ``query`` that fits ``max_tokens`` (see
+        :func:`find_relevant_to_query`), ranked with this index's policy."""
+        return find_relevant_to_query(self.graph, query, max_tokens=max_tokens, focus_files=focus_files,
+                                      tokens=tokens, policy=self.policy)
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
+_PATH = re.compile(r"[\w.-]+(?:/[\w.-]+)*\.\w+")
+
+
+def find_relevant_to_query(
+    graph: KnowledgeGraph,
+    text: str,
+    *,
+    max_tokens: int,
+    focus_files: Sequence[str] = (),
+    tokens: TokenCounter | None = None,
+    policy: Policy | None = None,
+) -> list[RelevantCode]:
+    """Code snippets (path, line range, content, relevance in (0, 1], tokens)
+    relevant to ``text``, best first, whose token counts add up to at most
+    ``max_tokens``.
+
+    The definitions named in ``text`` (identifiers and file paths it mentions) and
+    ``focus_files`` seed a personalized PageRank over the graph; the best ranked
+    functions and classes are read from disk and taken in order while they fit. A
+    snippet overlapping one already taken (a method of a taken class, a class around
+    a taken method) is skipped; snippets longer than the policy's
+    ``retrieval.snippet_max_lines`` are cut there. Files that cannot be read any
+    more are skipped."""
+    policy = policy or Policy()
+    counter = tokens or TokenCounter(policy.encoding)
+    names = sorted(set(_IDENTIFIER.findall(text)))
+    files = sorted(set(_PATH.findall(text)) | set(focus_files))
+    ranked = graph.rank(names, files, limit=policy.retrieval.candidates, damping=policy.graph.pagerank_damping,
+                        iterations=policy.graph.pagerank_iterations)
+    top = ranked[0][1] if ranked else 1.0
+    chosen: list[RelevantCode] = []
+    budget = max_tokens
+    lines_cache: dict[str, list[str] | None] = {}
+    for symbol, score in ranked:
+        if symbol.kind not in ("function", "class") or _overlaps(chosen, symbol):
+            continue
+        if symbol.path not in lines_cache:
+            try:
+                text_of_file = (graph.root / symbol.path).read_text(encoding="utf-8", errors="replace")
+                lines_cache[symbol.path] = text_of_file.splitlines()
+            except OSError:
+                lines_cache[symbol.path] = None
+        lines = lines_cache[symbol.path]
+        if lines is None:
+            continue
+        end = min(symbol.end_line, symbol.line + policy.retrieval.snippet_max_lines - 1, len(lines))
+        content = "\n".join(lines[symbol.line - 1:end])
+        cost = counter.count(content)
+        if cost > budget:
+            continue
+        budget -= cost
+        chosen.append(RelevantCode(symbol.path, (symbol.line, end), content, min(1.0, score / top), cost))
+        if budget <= 0:
+            break
+    return chosen
+
+
+def _overlaps(chosen: list[RelevantCode], symbol: Symbol) -> bool:
+    return any(c.file_path == symbol.path and c.line_range[0] <= symbol.end_line and symbol.line <= c.line_range[1]
+               for c in chosen)
+
+
+def graph_code_provider(graph: KnowledgeGraph, *, max_tokens: int | None = None, tokens: TokenCounter | None = None,
+                        policy: Policy | None = None) -> Callable[[str], list[RelevantCode]]:
+    """A ``code_provider`` for :class:`DynamicContextManager`: each message brings in
+    up to ``max_tokens`` (default: the policy's code budget) of the code most
+    relevant to it."""
+    policy = policy or Policy()
+    budget = policy.code_tokens if max_tokens is None else max_tokens
+
+    def provide(message: str) -> list[RelevantCode]:
+        return find_relevant_to_query(graph, message, max_tokens=budget, tokens=tokens, policy=policy)
+
+    return provide

@@ -1,0 +1,221 @@
+"""The MCP server (seed 000's "MCP Interface Layer"): a project's memory as tools
+for an agent, over stdio, with the official ``mcp`` SDK.
+
+Each tool is one :class:`aircher_mem.Memory` verb; it answers the verb's result as
+compact JSON, the same keys as ``aircher-mem <command> --json``. Paths are relative
+to the project root (absolute ones must lie inside it); an unknown name or file or a
+bad argument comes back as an error result ``{"error": {"code", "type",
+"message"}}`` the model can read, and the server keeps serving.
+
+The graph is refreshed (incrementally) at start, and by the service before a graph
+query when the agent recorded an edit or ``[server] refresh_seconds`` passed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
+
+from .._core import __version__
+from ..config import Policy
+from ..errors import AircherError, InvalidInputError
+from ..memory import Memory
+from . import wire
+
+__all__ = ["build_server", "serve", "TOOLS"]
+
+log = logging.getLogger("aircher_mem.mcp")
+
+TOOLS = (
+    "find_symbol", "get_callers", "get_callees", "get_dependencies", "get_file_contents", "relevant_code",
+    "file_history", "co_edited_files", "tasks", "task", "record_tool_call", "record_file_interaction",
+)
+
+INSTRUCTIONS = (
+    "Memory of this repository for a coding agent. The code graph answers where things are defined "
+    "(find_symbol), who calls what (get_callers, get_callees), which files import which (get_dependencies), "
+    "what a file defines (get_file_contents) and which code matters for a task (relevant_code, within a token "
+    "budget). The episodic memory remembers earlier sessions: file_history, co_edited_files, tasks. Report your "
+    "own work with task (start one before working, complete it when done), record_tool_call and "
+    "record_file_interaction so later sessions can use it. Paths are relative to the project root. Names may "
+    "be qualified as Class.method. Errors come back as {\"error\": {\"code\", \"type\", \"message\"}}."
+)
+
+Name = Annotated[str, Field(min_length=1, description="A function, method, class or constant name, e.g. 'save', "
+                                                       "or Class.method, e.g. 'User.save'.")]
+FilePath = Annotated[str, Field(min_length=1, description="A file path relative to the project root, e.g. 'app/models.py'.")]
+Limit = Annotated[int, Field(ge=1, le=200, description="At most this many results.")]
+TaskId = Annotated[str | None, Field(description="Optional id of the task this belongs to; co-edit patterns are "
+                                                  "learned from edits within one task.")]
+
+
+def _answer(call: Callable[[], Any]) -> str:
+    """Runs one verb: its result as JSON, or its error as an error result."""
+    try:
+        return wire.dumps(call())
+    except (AircherError, OSError) as exc:
+        raise ToolError(wire.dumps(wire.error_json(exc))) from None
+
+
+def build_server(memory: Memory) -> MCPServer[Any]:
+    """An MCP server over ``memory`` with the tools named in ``TOOLS``."""
+    server: MCPServer[Any] = MCPServer("aircher-mem", version=__version__, instructions=INSTRUCTIONS,
+                                       log_level="WARNING")
+    tool = server.tool(structured_output=False)
+
+    @tool
+    def find_symbol(name: Name, prefix: Annotated[bool, Field(
+            description="Match every definition whose name starts with `name`.")] = False,
+                    fuzzy: Annotated[bool, Field(
+            description="Match names holding the letters of `name` in order, ignoring case (when unsure of "
+                        "the exact name); best match first.")] = False) -> str:
+        """Where a function, class or module-level constant is defined. Returns JSON {query, match, symbols:
+        [{name, kind, scope, path, line, end_line, signature, qualified}]}; an exact name nothing defines is an
+        unknown_symbol error with suggestions."""
+        return _answer(lambda: memory.symbol(name, prefix=prefix, fuzzy=fuzzy))
+
+    @tool
+    def get_callers(name: Name) -> str:
+        """The functions that call `name`: JSON {name, direction, definitions, calls: [{symbol, call_line, kind,
+        confidence}]}. confidence < 1 means the call's name matches several definitions."""
+        return _answer(lambda: memory.callers(name))
+
+    @tool
+    def get_callees(name: Name) -> str:
+        """The functions and classes that `name` calls, resolved in the project: JSON {name, direction,
+        definitions, calls: [{symbol, call_line, kind, confidence}]}."""
+        return _answer(lambda: memory.callees(name))
+
+    @tool
+    def get_dependencies(path: FilePath) -> str:
+        """The project files that `path` imports ("dependencies") and the files that import it ("dependents"):
+        JSON {path, dependencies, dependents}. Use before changing a module's interface."""
+        return _answer(lambda: memory.dependencies(path))
+
+    @tool
+    def get_file_contents(path: FilePath) -> str:
+        """The outline of a source file: its functions, classes and constants in line order, as JSON {path,
+        symbols: [{name, kind, scope, path, line, end_line, signature, qualified}]}. Cheaper than reading the file;
+        read the lines you need afterwards."""
+        return _answer(lambda: memory.outline(path))
+
+    @tool
+    def relevant_code(
+        query: Annotated[str, Field(min_length=1, description="What you are about to do, in words; name the "
+                                                               "functions, classes or files involved if you know them.")],
+        max_tokens: Annotated[int | None, Field(ge=1, le=100_000, description="Token budget for all returned code "
+                                                                               "(default: the project's policy).")] = None,
+    ) -> str:
+        """The code most relevant to a task, ranked over the code graph (definitions and files the query names,
+        and what they call or are called by), cut to fit `max_tokens`. JSON {query, max_tokens, tokens, snippets:
+        [{file_path, line_range, content, relevance (0-1], tokens}]}, best first."""
+        return _answer(lambda: memory.relevant_code(query, max_tokens=max_tokens))
+
+    @tool
+    def file_history(path: FilePath, limit: Limit = 10) -> str:
+        """What was done with a file in earlier sessions, newest first, and the failed tool runs on it: JSON
+        {path, interactions: [{timestamp, operation, line_range, success, task_id, context, changes_summary, ...}],
+        failed_tool_runs: [{timestamp, tool_name, error_message, parameters, task_id, ...}]}."""
+        return _answer(lambda: memory.file_history(path, limit=limit))
+
+    @tool
+    def co_edited_files(
+        path: Annotated[str | None, Field(description="Only pairs that include this file (relative path).")] = None,
+        min_count: Annotated[int | None, Field(ge=1, description="Edited together at least this many times "
+                                                                 "(default: the project's policy, 3).")] = None,
+    ) -> str:
+        """Files that were edited together (same task, within 5 minutes) in earlier sessions: when you change one,
+        check the other. JSON {path, min_count, pairs: [{file1, file2, count}]}, most frequent first."""
+        return _answer(lambda: memory.co_edited_files(path, min_count=min_count))
+
+    @tool
+    def tasks(
+        query: Annotated[str | None, Field(description="Find past tasks similar to this text instead of the "
+                                                        "open ones.")] = None,
+        limit: Limit = 10,
+    ) -> str:
+        """Without `query`: the open (active or paused) tasks, newest first. With `query`: past tasks most similar
+        to it, with their outcome, so earlier solutions can be reused. JSON {query, tasks: [{task_id, status,
+        description, outcome, started_at, files_touched, score}]}."""
+        return _answer(lambda: memory.tasks(query, limit=limit))
+
+    @tool
+    def task(
+        action: Annotated[Literal["start", "pause", "resume", "complete", "fail"], Field(
+            description="start a new task, pause or resume it, complete or fail it when done.")],
+        task_id: Annotated[str, Field(min_length=1, description="Your id for the task, e.g. 'fix-login-302'.")],
+        description: Annotated[str | None, Field(description="For start: what the task is, one sentence.")] = None,
+        outcome: Annotated[str | None, Field(description="For complete or fail: what came of it, one sentence; "
+                                                          "later sessions read it.")] = None,
+    ) -> str:
+        """Start a task before working on it and complete (or fail) it when done. Records made with its task_id
+        are grouped under it, files edited together within a task are learned as co-edited, and later sessions
+        find the task and its outcome with tasks(query=...). Returns {task_id, status}."""
+        return _answer(lambda: memory.task(action, task_id, description=description, outcome=outcome))
+
+    @tool
+    def record_tool_call(
+        tool_name: Annotated[str, Field(min_length=1, description="The tool you ran, e.g. 'pytest' or 'bash'.")],
+        success: Annotated[bool, Field(description="Whether it succeeded.")],
+        parameters: Annotated[dict[str, Any] | None, Field(description="Its arguments (JSON object).")] = None,
+        error_message: Annotated[str | None, Field(description="The error, if it failed.")] = None,
+        duration_ms: Annotated[int | None, Field(ge=0, description="How long it took.")] = None,
+        file_path: Annotated[str | None, Field(description="The file it was about, if any (relative path).")] = None,
+        task_id: TaskId = None,
+    ) -> str:
+        """Remember a tool call you made (a test run, a build, a search), so later sessions know which tools fail
+        and which edits fixed an error. Returns {what, graph_stale}."""
+        return _answer(lambda: memory.record_tool_call(
+            tool_name, parameters, success=success, error_message=error_message, duration_ms=duration_ms,
+            file_path=file_path, task_id=task_id))
+
+    @tool
+    def record_file_interaction(
+        path: FilePath,
+        operation: Annotated[Literal["read", "write", "edit", "search", "analyze"], Field(
+            description="What you did with the file.")],
+        line_start: Annotated[int | None, Field(ge=1, description="First line involved, if known.")] = None,
+        line_end: Annotated[int | None, Field(ge=1, description="Last line involved, if known.")] = None,
+        success: Annotated[bool, Field(description="Whether it worked.")] = True,
+        changes_summary: Annotated[str | None, Field(description="For edits: what changed and why, one line.")] = None,
+        task_id: TaskId = None,
+    ) -> str:
+        """Remember that you read, wrote, edited, searched or analyzed a file, so later sessions find it in
+        file_history and learn which files change together. After a write or edit the code graph is refreshed
+        before the next query. Returns {what, graph_stale}."""
+        def call() -> Any:
+            if (line_start is None) != (line_end is None):
+                raise InvalidInputError("give both line_start and line_end, or neither")
+            span = (line_start, line_end) if line_start is not None and line_end is not None else None
+            return memory.record_file_interaction(path, operation, line_range=span, success=success,
+                                                  changes_summary=changes_summary, task_id=task_id)
+        return _answer(call)
+
+    return server
+
+
+def serve(root: str | os.PathLike[str], *, index: bool | None = None, refresh_seconds: float | None = None) -> None:
+    """Opens (or creates) the project's memory, refreshes the graph (unless ``index``
+    is False, or None and the policy's ``[server] index_at_start`` is off), and
+    serves MCP on stdin/stdout until the client disconnects; then flushes and closes.
+    ``refresh_seconds`` overrides the policy's ``[server] refresh_seconds``."""
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    policy = None
+    if refresh_seconds is not None:
+        loaded = Policy.load(Path(root))
+        policy = dataclasses.replace(loaded, server=dataclasses.replace(loaded.server, refresh_seconds=refresh_seconds))
+    with Memory.open(Path(root), policy=policy) as memory:
+        if index if index is not None else memory.policy.server.index_at_start:
+            report = memory.index()
+            print(f"aircher-mem: {memory.root}: {report.files} files indexed "
+                  f"({'full build' if report.full else 'incremental'}, {report.seconds:.2f} s)", file=sys.stderr)
+        build_server(memory).run("stdio")

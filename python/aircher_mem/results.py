@@ -1,0 +1,440 @@
+"""Every typed result the service (:class:`aircher_mem.Memory`) returns.
+
+All are frozen dataclasses of plain values (str, int, float, bool, None, lists,
+tuples, dicts and other results), so one function turns any of them into JSON
+(:func:`aircher_mem.interfaces.wire.to_json`): the CLI's ``--json``, the MCP tools
+and every later interface give the same keys for the same result.
+
+Storage and the agent loop share these types (``PastTask`` is what the context
+manager shows of a similar task; ``FileInteraction`` is a row of the episodic
+store), so neither imports the other.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, ClassVar, Literal
+
+__all__ = [
+    "RelevantCode",
+    "PastTask",
+    "FileInteraction",
+    "ToolRun",
+    "ToolStats",
+    "CoEdit",
+    "TaskRecord",
+    "SimilarTask",
+    "LearnedPattern",
+    "IndexReport",
+    "SymbolInfo",
+    "CallSite",
+    "Symbols",
+    "Calls",
+    "ReferenceList",
+    "Dependencies",
+    "FileOutline",
+    "Neighbour",
+    "Neighbourhood",
+    "CodeResult",
+    "FileHistory",
+    "CoEdits",
+    "TaskSummary",
+    "Tasks",
+    "TaskStatus",
+    "Recorded",
+    "Patterns",
+    "GraphStats",
+    "Stats",
+    "ContextEntry",
+    "ContextPreview",
+    "Check",
+    "Doctor",
+    "InitResult",
+]
+
+
+
+# -- the agent loop and episodic storage ---------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class RelevantCode:
+    """A code snippet found relevant to a message: ``tokens`` is its token count
+    (0 when the provider did not count it)."""
+
+    file_path: str
+    line_range: tuple[int, int]
+    content: str
+    relevance: float = 1.0
+    tokens: int = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class PastTask:
+    """A similar task from earlier sessions."""
+
+    description: str
+    outcome: str
+
+
+@dataclasses.dataclass(frozen=True)
+class FileInteraction:
+    """A read, write, edit, search, analysis or pruned view of a file."""
+
+    timestamp: float
+    session_id: str
+    task_id: str | None
+    file_path: str
+    operation: str
+    line_range: tuple[int, int] | None
+    success: bool
+    context: str | None
+    changes_summary: str | None
+
+
+@dataclasses.dataclass(frozen=True)
+class ToolRun:
+    """One recorded tool execution."""
+
+    timestamp: float
+    session_id: str
+    task_id: str | None
+    tool_name: str
+    parameters: Any
+    success: bool
+    error_message: str | None
+    duration_ms: int | None
+    file_path: str | None
+
+
+@dataclasses.dataclass(frozen=True)
+class ToolStats:
+    tool_name: str
+    total: int
+    successes: int
+    avg_duration_ms: float | None
+
+    json_properties: ClassVar[tuple[str, ...]] = ("success_rate",)
+
+    @property
+    def success_rate(self) -> float:
+        return self.successes / self.total if self.total else 0.0
+
+
+@dataclasses.dataclass(frozen=True)
+class CoEdit:
+    """Two files edited within one task close together in time, ``count`` times."""
+
+    file1: str
+    file2: str
+    count: int
+
+
+@dataclasses.dataclass(frozen=True)
+class TaskRecord:
+    task_id: str
+    session_id: str
+    description: str
+    intent: str | None
+    status: str
+    started_at: float
+    completed_at: float | None
+    files_touched: list[str]
+    tools_used: dict[str, int]
+    outcome: str | None
+
+
+@dataclasses.dataclass(frozen=True)
+class SimilarTask(PastTask):
+    """A past task ranked by lexical similarity (BM25) to a query."""
+
+    task_id: str
+    status: str
+    score: float
+
+
+@dataclasses.dataclass(frozen=True)
+class LearnedPattern:
+    pattern_type: str
+    data: dict[str, Any]
+    confidence: float
+    observed_count: int
+    first_seen: float
+    last_seen: float
+
+
+# -- the code graph ------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class IndexReport:
+    """What one ``Memory.index()`` did. ``added``/``updated``/``removed`` compare
+    the files indexed now with those of the previous index (every file is "added"
+    when there is no manifest to trust); ``parsed`` counts the files parsed (all of
+    them on a full build). ``unsupported`` counts the files of languages the graph
+    does not parse, by language."""
+
+    root: str
+    full: bool
+    reason: str
+    files: int
+    parsed: int
+    added: list[str]
+    updated: list[str]
+    removed: list[str]
+    skipped: list[tuple[str, str]]
+    warnings: list[tuple[str, str]]
+    unsupported: dict[str, int]
+    seconds: float
+
+    json_properties: ClassVar[tuple[str, ...]] = ("files_per_second",)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.full or self.added or self.updated or self.removed)
+
+    @property
+    def files_per_second(self) -> float:
+        return self.parsed / self.seconds if self.seconds > 0 else 0.0
+
+
+@dataclasses.dataclass(frozen=True)
+class SymbolInfo:
+    """A definition: ``scope`` is the enclosing class (or impl, interface) and ""
+    at module level; ``qualified`` is ``scope.name`` (or ``name``)."""
+
+    name: str
+    kind: str
+    scope: str
+    path: str
+    line: int
+    end_line: int
+    signature: str
+
+    json_properties: ClassVar[tuple[str, ...]] = ("qualified",)
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.scope}.{self.name}" if self.scope else self.name
+
+
+@dataclasses.dataclass(frozen=True)
+class CallSite:
+    """The other end of a call (or reference): the definition, where the call is
+    (``call_line``), its kind and the confidence of the link (1/n when the name
+    matched n definitions)."""
+
+    symbol: SymbolInfo
+    call_line: int
+    kind: str
+    confidence: float
+
+
+@dataclasses.dataclass(frozen=True)
+class Symbols:
+    """Definitions matching ``query`` (``match``: exact, prefix or fuzzy)."""
+
+    query: str
+    match: Literal["exact", "prefix", "fuzzy"]
+    symbols: list[SymbolInfo]
+
+
+@dataclasses.dataclass(frozen=True)
+class Calls:
+    """Who calls ``name`` (``direction`` "callers") or what it calls ("callees"):
+    ``definitions`` are the definitions the name matched."""
+
+    name: str
+    direction: Literal["callers", "callees"]
+    definitions: list[SymbolInfo]
+    calls: list[CallSite]
+
+
+@dataclasses.dataclass(frozen=True)
+class ReferenceList:
+    """Every edge into definitions named ``name`` (``kind``: calls, references,
+    inherits, uses or imports; None for all)."""
+
+    name: str
+    kind: str | None
+    references: list[CallSite]
+
+
+@dataclasses.dataclass(frozen=True)
+class Dependencies:
+    """The project files ``path`` imports and the files that import it."""
+
+    path: str
+    dependencies: list[str]
+    dependents: list[str]
+
+
+@dataclasses.dataclass(frozen=True)
+class FileOutline:
+    """What a file defines, in line order."""
+
+    path: str
+    symbols: list[SymbolInfo]
+
+
+@dataclasses.dataclass(frozen=True)
+class Neighbour:
+    symbol: SymbolInfo
+    distance: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Neighbourhood:
+    """Definitions within ``hops`` edges of ``name`` (either direction)."""
+
+    name: str
+    hops: int
+    symbols: list[Neighbour]
+
+
+@dataclasses.dataclass(frozen=True)
+class CodeResult:
+    """The code most relevant to ``query`` within ``max_tokens`` (``tokens`` used)."""
+
+    query: str
+    max_tokens: int
+    tokens: int
+    snippets: list[RelevantCode]
+
+
+# -- episodic verbs ------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class FileHistory:
+    """What was done with a file, newest first, and the failed tool runs on it."""
+
+    path: str
+    interactions: list[FileInteraction]
+    failed_tool_runs: list[ToolRun]
+
+
+@dataclasses.dataclass(frozen=True)
+class CoEdits:
+    """File pairs edited together at least ``min_count`` times (only those with
+    ``path`` when it is given), most frequent first."""
+
+    path: str | None
+    min_count: int
+    pairs: list[CoEdit]
+
+
+@dataclasses.dataclass(frozen=True)
+class TaskSummary:
+    """A task as the task verbs list it: ``score`` is set for similar-task searches."""
+
+    task_id: str
+    status: str
+    description: str
+    outcome: str | None
+    started_at: float | None
+    files_touched: list[str]
+    score: float | None
+
+
+@dataclasses.dataclass(frozen=True)
+class Tasks:
+    """The open tasks (``query`` None), or past tasks most similar to ``query``."""
+
+    query: str | None
+    tasks: list[TaskSummary]
+
+
+@dataclasses.dataclass(frozen=True)
+class TaskStatus:
+    """A task's status after a lifecycle step."""
+
+    task_id: str
+    status: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Recorded:
+    """A record_* call was accepted: ``what`` was recorded; ``graph_stale`` when
+    the code graph will be refreshed before the next graph query."""
+
+    what: Literal["tool_call", "file_interaction"]
+    graph_stale: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class Patterns:
+    pattern_type: str | None
+    min_count: int
+    patterns: list[LearnedPattern]
+
+
+# -- overview ------------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class GraphStats:
+    files: int
+    nodes: int
+    edges: int
+    skipped: int
+    warnings: int
+    unsupported: dict[str, int]
+
+
+@dataclasses.dataclass(frozen=True)
+class Stats:
+    """Sizes of the graph and the store. ``graph`` is None before the first index;
+    ``episodic`` is None, with ``store_busy`` saying why, when another process holds
+    the store."""
+
+    root: str
+    supported_languages: list[str]
+    graph: GraphStats | None
+    episodic: dict[str, int] | None
+    tools_7d: list[ToolStats]
+    store_busy: str | None
+
+
+@dataclasses.dataclass(frozen=True)
+class ContextEntry:
+    """One item of a prepared window (``content`` is None for pruned items)."""
+
+    type: str
+    role: str | None
+    tokens: int
+    score: float
+    source: str
+    content: str | None
+
+
+@dataclasses.dataclass(frozen=True)
+class ContextPreview:
+    """What ``prepare_context(message)`` puts in a window of ``max_tokens``:
+    ``code_tokens`` is the budget relevant code had."""
+
+    message: str
+    max_tokens: int
+    threshold: int
+    code_tokens: int
+    total_tokens: int
+    items: list[ContextEntry]
+    pruned: list[ContextEntry]
+    pruned_tokens: int
+    notes: list[str]
+
+
+@dataclasses.dataclass(frozen=True)
+class Check:
+    check: str
+    status: Literal["ok", "warn", "fail"]
+    detail: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Doctor:
+    ok: bool
+    checks: list[Check]
+
+
+@dataclasses.dataclass(frozen=True)
+class InitResult:
+    root: str
+    store: str
+    created: bool

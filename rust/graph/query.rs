@@ -7,6 +7,43 @@ use petgraph::Direction;
 
 use super::model::{Edge, EdgeKind, NodeKind};
 use super::store::KnowledgeGraph;
+use crate::error::{invalid, Result};
+
+/// The edge kinds by which something refers to a definition (what `references`
+/// follows when no kind is asked for).
+pub const REFERENCE_KINDS: [EdgeKind; 4] = [
+    EdgeKind::Calls,
+    EdgeKind::Inherits,
+    EdgeKind::References,
+    EdgeKind::Uses,
+];
+
+/// The reference kinds a kind name asks for: all of `REFERENCE_KINDS` for None,
+/// else the one of that name; another name is an error.
+pub fn reference_kinds(kind: Option<&str>) -> Result<Vec<EdgeKind>> {
+    let Some(kind) = kind else {
+        return Ok(REFERENCE_KINDS.to_vec());
+    };
+    match REFERENCE_KINDS.iter().find(|e| e.name() == kind) {
+        Some(&e) => Ok(vec![e]),
+        None => {
+            let known: Vec<_> = REFERENCE_KINDS.iter().map(|e| e.name()).collect();
+            Err(invalid("kind", format!("{kind:?} is not one of {known:?}")))
+        }
+    }
+}
+
+/// A name as queries take it: `method`, or `Class.method` or `Class::method` split
+/// at the last `.` or `::` into (Some(Class), method). A name with nothing before
+/// the separator is plain.
+pub fn split_qualified(name: &str) -> (Option<&str>, &str) {
+    let dot = name.rfind('.').map(|i| (i, i + 1));
+    let colons = name.rfind("::").map(|i| (i, i + 2));
+    match dot.max(colons) {
+        Some((at, after)) if at > 0 => (Some(&name[..at]), &name[after..]),
+        _ => (None, name),
+    }
+}
 
 impl KnowledgeGraph {
     /// Every definition and import in a file, in line order.
@@ -34,16 +71,47 @@ impl KnowledgeGraph {
         Some(out)
     }
 
+    /// The class or function a node is defined in: its parent's name, unless the
+    /// parent is the file (None then, and for files).
+    pub fn scope(&self, id: NodeIndex) -> Option<&str> {
+        self.parent(id)
+            .map(|p| &self.graph[p])
+            .filter(|p| p.kind != NodeKind::File)
+            .map(|p| p.name.as_str())
+    }
+
+    /// Whether a node is defined in `scope` (any node when `scope` is None).
+    fn in_scope(&self, id: NodeIndex, scope: Option<&str>) -> bool {
+        scope.is_none_or(|s| self.scope(id) == Some(s))
+    }
+
+    /// The definitions `name` names: those called `name`, or for `Class.method`
+    /// (`Class::method`) those called `method` whose scope is `Class`.
+    pub fn definitions(&self, name: &str) -> Vec<NodeIndex> {
+        let (scope, name) = split_qualified(name);
+        self.names
+            .get(name)
+            .into_iter()
+            .flatten()
+            .copied()
+            .filter(|&id| self.in_scope(id, scope))
+            .collect()
+    }
+
     /// Definitions named `name` (or starting with it), sorted by path then line.
+    /// `Class.method` (`Class::method`) matches `method` (or the names starting
+    /// with it) in the scope `Class` only.
     pub fn find_symbol(&self, name: &str, prefix: bool) -> Vec<NodeIndex> {
         let mut out: Vec<NodeIndex> = if prefix {
+            let (scope, name) = split_qualified(name);
             self.names
                 .iter()
                 .filter(|(n, _)| n.starts_with(name))
                 .flat_map(|(_, ids)| ids.iter().copied())
+                .filter(|&id| self.in_scope(id, scope))
                 .collect()
         } else {
-            self.names.get(name).cloned().unwrap_or_default()
+            self.definitions(name)
         };
         out.sort_by(|&a, &b| {
             (&self.graph[a].path, self.graph[a].line, &self.graph[a].name).cmp(&(
@@ -58,8 +126,10 @@ impl KnowledgeGraph {
     /// Definitions whose name contains the letters of `query` in order, ignoring case
     /// (`gfc` finds `get_file_contents`), best first: the name itself, then names
     /// containing the query (earlier is better), then the tightest spread of letters;
-    /// ties by name length, path, line.
+    /// ties by name length, path, line. `Class.query` (`Class::query`) matches the
+    /// method part so, in the scope `Class` (exactly) only.
     pub fn find_fuzzy(&self, query: &str) -> Vec<NodeIndex> {
+        let (scope, query) = split_qualified(query);
         let query: Vec<char> = query.to_lowercase().chars().collect();
         if query.is_empty() {
             return Vec::new();
@@ -76,7 +146,11 @@ impl KnowledgeGraph {
                 subsequence_span(&lower, &query).map(|span| (2, span))
             };
             if let Some(score) = score {
-                scored.extend(ids.iter().map(|&id| (score, id)));
+                scored.extend(
+                    ids.iter()
+                        .filter(|&&id| self.in_scope(id, scope))
+                        .map(|&id| (score, id)),
+                );
             }
         }
         scored.sort_by(|a, b| {
@@ -86,8 +160,17 @@ impl KnowledgeGraph {
         scored.into_iter().map(|(_, id)| id).collect()
     }
 
-    /// Edges of `kind` into (`Incoming`) or out of the definitions named `name`, as
-    /// (the node at the other end, the edge), by path and line.
+    /// `find_symbol` (exact or `prefix`) or `find_fuzzy`; asking for both is an error.
+    pub fn find(&self, name: &str, prefix: bool, fuzzy: bool) -> Result<Vec<NodeIndex>> {
+        match (prefix, fuzzy) {
+            (true, true) => Err(invalid("fuzzy", "prefix and fuzzy are exclusive")),
+            (_, true) => Ok(self.find_fuzzy(name)),
+            _ => Ok(self.find_symbol(name, prefix)),
+        }
+    }
+
+    /// Edges of `kind` into (`Incoming`) or out of the definitions `name` names
+    /// (see `definitions`), as (the node at the other end, the edge), by path and line.
     pub fn related(
         &self,
         name: &str,
@@ -95,11 +178,9 @@ impl KnowledgeGraph {
         direction: Direction,
     ) -> Vec<(NodeIndex, Edge)> {
         let mut out: Vec<(NodeIndex, Edge)> = self
-            .names
-            .get(name)
+            .definitions(name)
             .into_iter()
-            .flatten()
-            .flat_map(|&def| {
+            .flat_map(|def| {
                 self.graph
                     .edges_directed(def, direction)
                     .filter(move |e| e.weight().kind == kind)
@@ -124,6 +205,23 @@ impl KnowledgeGraph {
         });
         out.dedup_by_key(|(n, e)| (*n, e.line));
         out
+    }
+
+    /// What refers to the definitions `name` names through edges of `kinds` (see
+    /// `REFERENCE_KINDS`), by path, line and kind.
+    pub fn references(&self, name: &str, kinds: &[EdgeKind]) -> Vec<(NodeIndex, Edge)> {
+        let mut found: Vec<(NodeIndex, Edge)> = kinds
+            .iter()
+            .flat_map(|&k| self.related(name, k, Direction::Incoming))
+            .collect();
+        found.sort_by(|a, b| {
+            (&self.graph[a.0].path, a.1.line, a.1.kind).cmp(&(
+                &self.graph[b.0].path,
+                b.1.line,
+                b.1.kind,
+            ))
+        });
+        found
     }
 
     /// What calls a symbol: (caller, the call edge), by path and call line.

@@ -6,6 +6,7 @@ use petgraph::stable_graph::NodeIndex;
 use petgraph::visit::{EdgeRef, IntoEdgeReferences, NodeIndexable};
 
 use super::store::KnowledgeGraph;
+use crate::error::{invalid, Result};
 
 impl KnowledgeGraph {
     /// Personalized PageRank (the repo-map idea): a random walk over the graph, edges
@@ -74,12 +75,58 @@ impl KnowledgeGraph {
         ranked
     }
 
+    /// The `limit` best nodes by `rank`, seeded by the definitions each of `names`
+    /// names (see `definitions`; a name's weight shared among its definitions: one
+    /// defined once says more than one defined in fifty places) and by the files in
+    /// `files` (unknown ones are ignored). `damping` must be in [0, 1).
+    pub fn rank_named(
+        &self,
+        names: &[String],
+        files: &[String],
+        limit: usize,
+        damping: f64,
+        iterations: usize,
+    ) -> Result<Vec<(NodeIndex, f64)>> {
+        if !(0.0..1.0).contains(&damping) {
+            return Err(invalid(
+                "damping",
+                format!("must be in [0, 1), got {damping}"),
+            ));
+        }
+        let mut seeds: Vec<(NodeIndex, f64)> = Vec::new();
+        for name in names {
+            let defs = self.find_symbol(name, false);
+            let weight = 1.0 / defs.len().max(1) as f64;
+            seeds.extend(defs.into_iter().map(|id| (id, weight)));
+        }
+        seeds.extend(
+            files
+                .iter()
+                .filter_map(|f| self.file_node(f))
+                .map(|id| (id, 1.0)),
+        );
+        let mut ranked = self.rank(&seeds, damping, iterations);
+        ranked.truncate(limit);
+        Ok(ranked)
+    }
+
+    /// `neighbourhood` of the definitions `name` names (see `definitions`) and of
+    /// the file `name`.
+    pub fn neighbourhood_of(&self, name: &str, hops: usize) -> Vec<(NodeIndex, usize)> {
+        let mut starts = self.find_symbol(name, false);
+        starts.extend(self.file_node(name));
+        self.neighbourhood(&starts, hops)
+    }
+
     /// Nodes within `hops` edges of the starts (edges followed both ways), with their
     /// distance, nearest first; the starts themselves are at distance 0.
     pub fn neighbourhood(&self, starts: &[NodeIndex], hops: usize) -> Vec<(NodeIndex, usize)> {
         let mut distance: HashMap<NodeIndex, usize> = starts.iter().map(|&s| (s, 0)).collect();
         let mut frontier: Vec<NodeIndex> = starts.to_vec();
         for depth in 1..=hops {
+            if frontier.is_empty() {
+                break;
+            }
             let mut next = Vec::new();
             for &node in &frontier {
                 for neighbour in self.graph.neighbors_undirected(node) {

@@ -1,16 +1,15 @@
 //! Python classes for the knowledge graph. No logic here: see `crate::graph`.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 
-use parking_lot::RwLock;
+use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 
 use super::detached;
-use crate::error::invalid;
 use crate::graph::{
-    corrupt, discover, load, parse, save, Direction, Edge, EdgeKind, FileSymbols, KnowledgeGraph,
-    Language, NodeIndex, NodeKind, Progress, Saved, Source,
+    parse, reference_kinds, Direction, Edge, FileSymbols, KnowledgeGraph, NodeIndex, Progress,
+    Project, Remark, Source,
 };
 use crate::Error;
 
@@ -78,56 +77,11 @@ impl PyReference {
     }
 }
 
-/// The edge kinds `get_references` accepts.
-const REFERENCE_KINDS: [EdgeKind; 4] = [
-    EdgeKind::Calls,
-    EdgeKind::Inherits,
-    EdgeKind::References,
-    EdgeKind::Uses,
-];
-
 /// The codebase as a graph (seed 002's semantic memory): files, functions, classes,
 /// variables and imports; contains, calls, imports, inherits, references and uses edges.
 #[pyclass(frozen, module = "aircher_mem._core", name = "KnowledgeGraph")]
 pub struct PyKnowledgeGraph {
-    root: PathBuf,
-    max_file_bytes: u64,
-    state: RwLock<State>,
-}
-
-struct State {
-    graph: KnowledgeGraph,
-    skipped: Vec<(String, String)>,
-    warnings: Vec<(String, String)>,
-}
-
-impl PyKnowledgeGraph {
-    fn new(
-        root: PathBuf,
-        max_file_bytes: u64,
-        graph: KnowledgeGraph,
-        skipped: Vec<(String, String)>,
-        warnings: Vec<(String, String)>,
-    ) -> Self {
-        let state = RwLock::new(State {
-            graph,
-            skipped,
-            warnings,
-        });
-        Self {
-            root,
-            max_file_bytes,
-            state,
-        }
-    }
-}
-
-impl State {
-    /// Forgets what was said about a file before it is looked at again.
-    fn forget(&mut self, path: &str) {
-        self.skipped.retain(|(p, _)| p != path);
-        self.warnings.retain(|(p, _)| p != path);
-    }
+    project: Project,
 }
 
 /// How often `build` reports progress (and checks for Ctrl-C) while parsing.
@@ -168,111 +122,57 @@ fn parse_reporting(
                 break;
             }
         }
-        let parsed = worker.join().expect("parsing does not panic");
+        let parsed = worker
+            .join()
+            .map_err(|_| PyRuntimeError::new_err("parsing failed (a parser thread panicked)"))?;
         outcome.map(|()| parsed)
     })
 }
-const PARTIAL: &str = "syntax errors: indexed as far as the parser got";
-
-/// `path` relative to `root` (either form accepted), refusing anything outside it.
-fn relative_to(root: &Path, path: &Path) -> crate::Result<String> {
-    let outside = || {
-        invalid(
-            "path",
-            format!(
-                "{} is outside the project root {}",
-                path.display(),
-                root.display()
-            ),
-        )
-    };
-    // Compare like with like: the root is canonical, so is an existing absolute path.
-    let canonical = if path.is_absolute() {
-        path.canonicalize().ok()
-    } else {
-        None
-    };
-    let absolute = canonical.as_deref().unwrap_or(path);
-    let rel = if absolute.is_absolute() {
-        absolute.strip_prefix(root).map_err(|_| outside())?
-    } else {
-        path
-    };
-    if rel.as_os_str().is_empty()
-        || !rel
-            .components()
-            .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
-    {
-        return Err(outside());
-    }
-    Ok(rel
-        .components()
-        .filter(|c| matches!(c, Component::Normal(_)))
-        .map(|c| c.as_os_str().to_string_lossy())
-        .collect::<Vec<_>>()
-        .join("/"))
-}
 
 /// Source files and skipped files, as `discover` returns them.
-type Discovered = (Vec<String>, Vec<(String, String)>);
+type Discovered = (Vec<String>, Vec<Remark>);
 
-/// The project root, canonical, or an error if it is not a directory.
-fn canonical_root(root: &Path) -> crate::Result<PathBuf> {
-    if !root.is_dir() {
-        return Err(invalid(
-            "root",
-            format!("{} is not a directory", root.display()),
-        ));
+/// A node as Python sees it.
+fn symbol(graph: &KnowledgeGraph, id: NodeIndex) -> PySymbol {
+    let n = graph.node(id);
+    PySymbol {
+        scope: graph.scope(id).unwrap_or_default().to_string(),
+        items: n.items.clone(),
+        kind: n.kind.name(),
+        name: n.name.clone(),
+        path: n.path.clone(),
+        language: n.language.name(),
+        line: n.line,
+        end_line: n.end_line,
+        signature: n.signature.clone(),
     }
-    root.canonicalize()
-        .map_err(|err| invalid("root", format!("{}: {err}", root.display())))
+}
+
+fn reference(graph: &KnowledgeGraph, other: NodeIndex, edge: Edge) -> PyReference {
+    PyReference {
+        symbol: symbol(graph, other),
+        kind: edge.kind.name(),
+        line: edge.line,
+        confidence: edge.confidence,
+    }
+}
+
+fn references(graph: &KnowledgeGraph, found: Vec<(NodeIndex, Edge)>) -> Vec<PyReference> {
+    found
+        .into_iter()
+        .map(|(id, edge)| reference(graph, id, edge))
+        .collect()
+}
+
+fn symbols(graph: &KnowledgeGraph, ids: Vec<NodeIndex>) -> Vec<PySymbol> {
+    ids.into_iter().map(|id| symbol(graph, id)).collect()
 }
 
 impl PyKnowledgeGraph {
-    fn symbol(&self, graph: &KnowledgeGraph, id: NodeIndex) -> PySymbol {
-        let n = graph.node(id);
-        let scope = graph
-            .parent(id)
-            .map(|p| graph.node(p))
-            .filter(|p| p.kind != NodeKind::File)
-            .map_or_else(String::new, |p| p.name.clone());
-        PySymbol {
-            scope,
-            items: n.items.clone(),
-            kind: n.kind.name(),
-            name: n.name.clone(),
-            path: n.path.clone(),
-            language: n.language.name(),
-            line: n.line,
-            end_line: n.end_line,
-            signature: n.signature.clone(),
-        }
-    }
-
-    fn reference(&self, graph: &KnowledgeGraph, other: NodeIndex, edge: Edge) -> PyReference {
-        PyReference {
-            symbol: self.symbol(graph, other),
-            kind: edge.kind.name(),
-            line: edge.line,
-            confidence: edge.confidence,
-        }
-    }
-
-    fn references(
-        &self,
-        graph: &KnowledgeGraph,
-        found: Vec<(NodeIndex, Edge)>,
-    ) -> Vec<PyReference> {
-        found
-            .into_iter()
-            .map(|(id, edge)| self.reference(graph, id, edge))
-            .collect()
-    }
-
     fn dependencies(&self, path: &str, direction: Direction) -> PyResult<Vec<String>> {
-        self.state
-            .read()
-            .graph
+        self.project
+            .state()
+            .graph()
             .dependencies(path, direction)
             .ok_or_else(|| Error::UnknownFile(path.to_string()).into())
     }
@@ -294,97 +194,24 @@ impl PyKnowledgeGraph {
         max_file_bytes: u64,
         progress: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let root = canonical_root(&root)?;
-        let (sources, mut skipped) = detached(py, || discover(&root, max_file_bytes));
-        let parsed = parse_reporting(py, &sources, progress.as_ref())?;
-        let mut files = Vec::with_capacity(sources.len());
-        let mut warnings = Vec::new();
-        for (source, result) in sources.iter().zip(parsed) {
-            match result {
-                Ok(symbols) => {
-                    if symbols.syntax_errors {
-                        warnings.push((source.relative.clone(), PARTIAL.to_string()));
-                    }
-                    files.push((source.relative.clone(), symbols));
-                }
-                Err(reason) => skipped.push((source.relative.clone(), reason)),
-            }
-        }
-        let graph = detached(py, || KnowledgeGraph::from_files(files));
-        Ok(Self::new(root, max_file_bytes, graph, skipped, warnings))
+        let scan = detached(py, || Project::scan(&root, max_file_bytes))?;
+        let parsed = parse_reporting(py, &scan.sources, progress.as_ref())?;
+        let project = detached(py, || Project::from_parsed(scan, parsed));
+        Ok(Self { project })
     }
 
     /// Re-reads one file and repairs only the edges into and out of it. A file that
     /// is gone is removed; one that is now binary or too large is removed and listed
     /// in `skipped`. `path` is relative to the root or absolute inside it.
     fn update_file(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
-        let relative = relative_to(&self.root, &path)?;
-        let Some(language) = Language::from_path(Path::new(&relative)) else {
-            return Err(invalid(
-                "path",
-                format!("{relative} is not a source file of a supported language"),
-            )
-            .into());
-        };
-        let full = self.root.join(&relative);
-        let size = match std::fs::metadata(&full) {
-            Ok(meta) => meta.len(),
-            Err(_) => {
-                let mut state = self.state.write();
-                state.forget(&relative);
-                state.graph.remove_file(&relative);
-                return Ok(());
-            }
-        };
-        let parsed = if size > self.max_file_bytes {
-            Err(format!(
-                "larger than {} bytes ({size} bytes)",
-                self.max_file_bytes
-            ))
-        } else {
-            let source = Source {
-                path: full,
-                relative: relative.clone(),
-                language,
-                bytes: size,
-            };
-            detached(py, || {
-                parse(std::slice::from_ref(&source), &Progress::default())
-            })
-            .pop()
-            .expect("one file parsed")
-        };
-        detached(py, || {
-            let mut state = self.state.write();
-            state.forget(&relative);
-            match parsed {
-                Ok(symbols) => {
-                    if symbols.syntax_errors {
-                        state.warnings.push((relative.clone(), PARTIAL.to_string()));
-                    }
-                    state.graph.update_file(&relative, symbols);
-                }
-                Err(reason) => {
-                    state.graph.remove_file(&relative);
-                    state.skipped.push((relative.clone(), reason));
-                }
-            }
-        });
+        detached(py, || self.project.update_file(&path))?;
         Ok(())
     }
 
     /// Writes the graph to `path` (temporary file, then rename): what each file
     /// defines and calls, the root, and what was skipped. Loading needs no parsing.
     fn save(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
-        let state = self.state.read();
-        let saved = Saved {
-            root: self.root.to_string_lossy().into_owned(),
-            files: state.graph.saved(),
-            skipped: state.skipped.clone(),
-            warnings: state.warnings.clone(),
-        };
-        drop(state);
-        Ok(detached(py, || save(&path, &saved))?)
+        Ok(detached(py, || self.project.save(&path))?)
     }
 
     /// Reads a graph written by `save`. A damaged file raises StoreCorruptError, one
@@ -398,74 +225,53 @@ impl PyKnowledgeGraph {
         root: Option<PathBuf>,
         max_file_bytes: u64,
     ) -> PyResult<Self> {
-        let saved = detached(py, || load(&path))?;
-        let root = root.unwrap_or_else(|| PathBuf::from(&saved.root));
-        let Saved {
-            files,
-            skipped,
-            warnings,
-            ..
-        } = saved;
-        let graph = detached(py, || KnowledgeGraph::from_saved(files))
-            .map_err(|why| corrupt(&path, &why))?;
-        Ok(Self::new(root, max_file_bytes, graph, skipped, warnings))
+        let project = detached(py, || Project::load(&path, root, max_file_bytes))?;
+        Ok(Self { project })
     }
 
     /// Drops a file from the graph (e.g. after it was deleted); false if it was not in it.
-    fn remove_file(&self, path: PathBuf) -> PyResult<bool> {
-        let relative = relative_to(&self.root, &path)?;
-        let mut state = self.state.write();
-        state.forget(&relative);
-        Ok(state.graph.remove_file(&relative))
+    fn remove_file(&self, py: Python<'_>, path: PathBuf) -> PyResult<bool> {
+        Ok(detached(py, || self.project.remove_file(&path))?)
     }
 
     /// The project root (absolute).
     #[getter]
     fn root(&self) -> PathBuf {
-        self.root.clone()
+        self.project.root().to_path_buf()
     }
 
     #[getter]
     fn file_count(&self) -> usize {
-        self.state.read().graph.file_count()
+        self.project.state().graph().file_count()
     }
     #[getter]
     fn node_count(&self) -> usize {
-        self.state.read().graph.node_count()
+        self.project.state().graph().node_count()
     }
     #[getter]
     fn edge_count(&self) -> usize {
-        self.state.read().graph.edge_count()
+        self.project.state().graph().edge_count()
     }
     /// (path, reason) of every file not indexed.
     #[getter]
-    fn skipped(&self) -> Vec<(String, String)> {
-        self.state.read().skipped.clone()
+    fn skipped(&self) -> Vec<Remark> {
+        self.project.state().skipped().to_vec()
     }
     /// (path, problem) of files indexed only in part.
     #[getter]
-    fn warnings(&self) -> Vec<(String, String)> {
-        self.state.read().warnings.clone()
+    fn warnings(&self) -> Vec<Remark> {
+        self.project.state().warnings().to_vec()
     }
 
     /// Definitions named `name`, by path and line; with `prefix`, those whose name
     /// starts with it; with `fuzzy`, those whose name holds its letters in order,
-    /// ignoring case, best match first.
+    /// ignoring case, best match first. `Class.method` (or `Class::method`) looks
+    /// for `method` (exact, prefix or fuzzy) defined directly in `Class` only.
     #[pyo3(signature = (name, *, prefix = false, fuzzy = false))]
     fn find_symbol(&self, name: &str, prefix: bool, fuzzy: bool) -> PyResult<Vec<PySymbol>> {
-        if prefix && fuzzy {
-            return Err(invalid("fuzzy", "prefix and fuzzy are exclusive").into());
-        }
-        let state = self.state.read();
-        let found = if fuzzy {
-            state.graph.find_fuzzy(name)
-        } else {
-            state.graph.find_symbol(name, prefix)
-        };
-        Ok(found
-            .into_iter()
-            .map(|id| self.symbol(&state.graph, id))
-            .collect())
+        let state = self.project.state();
+        let found = state.graph().find(name, prefix, fuzzy)?;
+        Ok(symbols(state.graph(), found))
     }
 
     /// The source files `build` would index under `root` (relative paths, sorted) and
@@ -473,87 +279,64 @@ impl PyKnowledgeGraph {
     #[staticmethod]
     #[pyo3(signature = (root, *, max_file_bytes = 1_000_000))]
     fn discover(py: Python<'_>, root: PathBuf, max_file_bytes: u64) -> PyResult<Discovered> {
-        let root = canonical_root(&root)?;
-        let (sources, skipped) = detached(py, || discover(&root, max_file_bytes));
-        Ok((sources.into_iter().map(|s| s.relative).collect(), skipped))
+        let scan = detached(py, || Project::scan(&root, max_file_bytes))?;
+        Ok((
+            scan.sources.into_iter().map(|s| s.relative).collect(),
+            scan.skipped,
+        ))
     }
 
     /// The files in the graph (relative paths, sorted).
     #[getter]
     fn files(&self) -> Vec<String> {
-        self.state.read().graph.paths()
+        self.project.state().graph().paths()
     }
 
     /// Every definition and import in a file, in line order.
     fn get_file_contents(&self, path: &str) -> PyResult<Vec<PySymbol>> {
-        let state = self.state.read();
+        let state = self.project.state();
         let ids = state
-            .graph
+            .graph()
             .file_contents(path)
             .ok_or_else(|| Error::UnknownFile(path.to_string()))?;
-        Ok(ids
-            .into_iter()
-            .map(|id| self.symbol(&state.graph, id))
-            .collect())
+        Ok(symbols(state.graph(), ids))
     }
 
-    /// What calls the definitions named `name`.
+    /// What calls the definitions named `name` (or `Class.method`).
     fn get_callers(&self, name: &str) -> Vec<PyReference> {
-        let state = self.state.read();
-        self.references(&state.graph, state.graph.callers(name))
+        let state = self.project.state();
+        references(state.graph(), state.graph().callers(name))
     }
 
-    /// What the definitions named `name` call.
+    /// What the definitions named `name` (or `Class.method`) call.
     fn get_callees(&self, name: &str) -> Vec<PyReference> {
-        let state = self.state.read();
-        self.references(&state.graph, state.graph.callees(name))
+        let state = self.project.state();
+        references(state.graph(), state.graph().callees(name))
     }
 
     /// What refers to the definitions named `name`: calls them, inherits from them,
     /// names them in a type or an import, uses them (a variable); or only `kind`.
     #[pyo3(signature = (name, *, kind = None))]
     fn get_references(&self, name: &str, kind: Option<&str>) -> PyResult<Vec<PyReference>> {
-        let kinds: Vec<EdgeKind> = match kind {
-            None => REFERENCE_KINDS.to_vec(),
-            Some(k) => match REFERENCE_KINDS.iter().find(|e| e.name() == k) {
-                Some(&e) => vec![e],
-                None => {
-                    let known: Vec<_> = REFERENCE_KINDS.iter().map(|e| e.name()).collect();
-                    return Err(invalid("kind", format!("{k:?} is not one of {known:?}")).into());
-                }
-            },
-        };
-        let state = self.state.read();
-        let mut found: Vec<(NodeIndex, Edge)> = kinds
-            .into_iter()
-            .flat_map(|k| state.graph.related(name, k, Direction::Incoming))
-            .collect();
-        found.sort_by(|a, b| {
-            (&state.graph.node(a.0).path, a.1.line, a.1.kind).cmp(&(
-                &state.graph.node(b.0).path,
-                b.1.line,
-                b.1.kind,
-            ))
-        });
-        Ok(self.references(&state.graph, found))
+        let kinds = reference_kinds(kind)?;
+        let state = self.project.state();
+        Ok(references(
+            state.graph(),
+            state.graph().references(name, &kinds),
+        ))
     }
 
     /// Every edge out of a file other than containment, as (source symbol, reference
     /// to the target), by line: what the file calls, imports, inherits, names and uses.
     fn get_references_from(&self, path: &str) -> PyResult<Vec<(PySymbol, PyReference)>> {
-        let state = self.state.read();
-        let edges = state
-            .graph
+        let state = self.project.state();
+        let graph = state.graph();
+        let edges = graph
             .references_from(path)
             .ok_or_else(|| Error::UnknownFile(path.to_string()))?;
         Ok(edges
             .into_iter()
-            .map(|(a, b, e)| {
-                (
-                    self.symbol(&state.graph, a),
-                    self.reference(&state.graph, b, e),
-                )
-            })
+            .map(|(a, b, e)| (symbol(graph, a), reference(graph, b, e)))
             .collect())
     }
 
@@ -580,53 +363,39 @@ impl PyKnowledgeGraph {
         damping: f64,
         iterations: usize,
     ) -> PyResult<Vec<(PySymbol, f64)>> {
-        if !(0.0..1.0).contains(&damping) {
-            return Err(invalid("damping", format!("must be in [0, 1), got {damping}")).into());
-        }
-        let state = self.state.read();
-        // A name defined once says more than one defined in fifty places: each name's
-        // seed weight is shared among its definitions.
-        let mut seeds: Vec<(NodeIndex, f64)> = Vec::new();
-        for name in &names {
-            let defs = state.graph.find_symbol(name, false);
-            let weight = 1.0 / defs.len().max(1) as f64;
-            seeds.extend(defs.into_iter().map(|id| (id, weight)));
-        }
-        seeds.extend(
-            files
-                .iter()
-                .filter_map(|f| state.graph.file_node(f))
-                .map(|id| (id, 1.0)),
-        );
-        let ranked = detached(py, || state.graph.rank(&seeds, damping, iterations));
-        Ok(ranked
-            .into_iter()
-            .take(limit)
-            .map(|(id, score)| (self.symbol(&state.graph, id), score))
-            .collect())
+        // The lock is taken and released without the GIL: a thread never waits for
+        // the GIL while holding it (an update waiting to write would block readers).
+        Ok(detached(py, || -> crate::Result<Vec<(PySymbol, f64)>> {
+            let state = self.project.state();
+            let graph = state.graph();
+            let ranked = graph.rank_named(&names, &files, limit, damping, iterations)?;
+            Ok(ranked
+                .into_iter()
+                .map(|(id, score)| (symbol(graph, id), score))
+                .collect())
+        })?)
     }
 
     /// Everything within `hops` edges (either direction) of the definitions named
-    /// `name` or of the file `name`, as (symbol, distance), nearest first.
+    /// `name` (or `Class.method`) or of the file `name`, as (symbol, distance),
+    /// nearest first.
     #[pyo3(signature = (name, hops = 1))]
     fn neighbourhood(&self, name: &str, hops: usize) -> Vec<(PySymbol, usize)> {
-        let state = self.state.read();
-        let mut starts = state.graph.find_symbol(name, false);
-        starts.extend(state.graph.file_node(name));
-        state
-            .graph
-            .neighbourhood(&starts, hops)
+        let state = self.project.state();
+        let graph = state.graph();
+        graph
+            .neighbourhood_of(name, hops)
             .into_iter()
-            .map(|(id, d)| (self.symbol(&state.graph, id), d))
+            .map(|(id, d)| (symbol(graph, id), d))
             .collect()
     }
 
     /// Every edge as (source, kind, target), sorted; a file is its path, a symbol
     /// "path:name", an import "path:import module".
     fn edges(&self) -> Vec<(String, &'static str, String)> {
-        self.state
-            .read()
-            .graph
+        self.project
+            .state()
+            .graph()
             .edge_list()
             .into_iter()
             .map(|(a, kind, b, _, _)| (a, kind.name(), b))
@@ -634,13 +403,13 @@ impl PyKnowledgeGraph {
     }
 
     fn __repr__(&self) -> String {
-        let state = self.state.read();
+        let state = self.project.state();
         format!(
             "KnowledgeGraph(files={}, nodes={}, edges={}, skipped={})",
-            state.graph.file_count(),
-            state.graph.node_count(),
-            state.graph.edge_count(),
-            state.skipped.len()
+            state.graph().file_count(),
+            state.graph().node_count(),
+            state.graph().edge_count(),
+            state.skipped().len()
         )
     }
 }

@@ -1,0 +1,559 @@
+//! A project: a root folder, the graph of its source files, and what was said about
+//! the files that were not (fully) indexed. Building from disk, updating one file
+//! from disk, saving and loading, and the paths a caller may name. The bindings wrap
+//! this type; everything here is plain Rust.
+
+use std::path::{Component, Path, PathBuf};
+
+use parking_lot::{RwLock, RwLockReadGuard};
+
+use super::extract::{FileSymbols, Language};
+use super::persist::{corrupt, load, save, Saved};
+use super::scan::{discover, parse, Progress, Source};
+use super::store::KnowledgeGraph;
+use crate::error::{invalid, Result};
+
+/// The warning for a file indexed only as far as the parser got.
+pub const PARTIAL: &str = "syntax errors: indexed as far as the parser got";
+
+/// (path, why) of a file not indexed, or indexed in part.
+pub type Remark = (String, String);
+
+/// The graph and the remarks about files, kept together under one lock.
+#[derive(Debug, Default)]
+pub struct State {
+    graph: KnowledgeGraph,
+    skipped: Vec<Remark>,
+    warnings: Vec<Remark>,
+}
+
+impl State {
+    pub fn graph(&self) -> &KnowledgeGraph {
+        &self.graph
+    }
+
+    /// (path, reason) of every file not indexed.
+    pub fn skipped(&self) -> &[Remark] {
+        &self.skipped
+    }
+
+    /// (path, problem) of every file indexed only in part.
+    pub fn warnings(&self) -> &[Remark] {
+        &self.warnings
+    }
+
+    /// Forgets what was said about a file before it is looked at again.
+    fn forget(&mut self, path: &str) {
+        self.skipped.retain(|(p, _)| p != path);
+        self.warnings.retain(|(p, _)| p != path);
+    }
+}
+
+/// What a scan of a root found, before anything is parsed.
+#[derive(Debug, Clone)]
+pub struct Scan {
+    /// The root, canonical.
+    pub root: PathBuf,
+    pub max_file_bytes: u64,
+    /// The source files to parse, sorted by relative path.
+    pub sources: Vec<Source>,
+    /// Files skipped before parsing (too large, unreadable), with why.
+    pub skipped: Vec<Remark>,
+}
+
+/// What `Project::update_file` did with a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Updated {
+    /// Parsed and indexed.
+    Indexed,
+    /// Indexed as far as the parser got (listed in `warnings`).
+    Partial,
+    /// Not on disk (any more): removed from the graph.
+    Removed,
+    /// Too large, binary or unreadable: removed from the graph and listed in
+    /// `skipped` with this reason.
+    Skipped(String),
+}
+
+/// A project root and its graph. Reads take a shared lock and updates an exclusive
+/// one, held only while the graph changes (never while a file is read or parsed).
+#[derive(Debug)]
+pub struct Project {
+    root: PathBuf,
+    max_file_bytes: u64,
+    state: RwLock<State>,
+}
+
+impl Project {
+    fn new(
+        root: PathBuf,
+        max_file_bytes: u64,
+        graph: KnowledgeGraph,
+        skipped: Vec<Remark>,
+        warnings: Vec<Remark>,
+    ) -> Self {
+        let state = RwLock::new(State {
+            graph,
+            skipped,
+            warnings,
+        });
+        Self {
+            root,
+            max_file_bytes,
+            state,
+        }
+    }
+
+    /// The source files under `root` (see `scan::discover`); `root` must be a folder.
+    pub fn scan(root: &Path, max_file_bytes: u64) -> Result<Scan> {
+        let root = canonical_root(root)?;
+        let (sources, skipped) = discover(&root, max_file_bytes);
+        Ok(Scan {
+            root,
+            max_file_bytes,
+            sources,
+            skipped,
+        })
+    }
+
+    /// The project of a scan whose sources were parsed (`parsed` in `sources`
+    /// order, as `scan::parse` returns them): a file that could not be parsed is
+    /// skipped with its reason, one with syntax errors gets a warning.
+    pub fn from_parsed(scan: Scan, parsed: Vec<std::result::Result<FileSymbols, String>>) -> Self {
+        let Scan {
+            root,
+            max_file_bytes,
+            sources,
+            mut skipped,
+        } = scan;
+        let mut files = Vec::with_capacity(sources.len());
+        let mut warnings = Vec::new();
+        for (source, result) in sources.into_iter().zip(parsed) {
+            match result {
+                Ok(symbols) => {
+                    if symbols.syntax_errors {
+                        warnings.push((source.relative.clone(), PARTIAL.to_string()));
+                    }
+                    files.push((source.relative, symbols));
+                }
+                Err(reason) => skipped.push((source.relative, reason)),
+            }
+        }
+        let graph = KnowledgeGraph::from_files(files);
+        Self::new(root, max_file_bytes, graph, skipped, warnings)
+    }
+
+    /// Scans `root` and parses its source files (in parallel, reporting to `progress`).
+    pub fn build(root: &Path, max_file_bytes: u64, progress: &Progress) -> Result<Self> {
+        let scan = Self::scan(root, max_file_bytes)?;
+        let parsed = parse(&scan.sources, progress);
+        Ok(Self::from_parsed(scan, parsed))
+    }
+
+    /// The project root (canonical when built; as saved or given when loaded).
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn max_file_bytes(&self) -> u64 {
+        self.max_file_bytes
+    }
+
+    /// The graph and the remarks, read-locked until the guard is dropped.
+    pub fn state(&self) -> RwLockReadGuard<'_, State> {
+        self.state.read()
+    }
+
+    /// `path` (relative to the root, or absolute inside it) as the graph names it.
+    pub fn relative(&self, path: &Path) -> Result<String> {
+        relative_to(&self.root, path)
+    }
+
+    /// Re-reads one file from disk and repairs only the edges into and out of it. A
+    /// file that is gone is removed; one that is too large, binary or unreadable is
+    /// removed and listed in `skipped`; one with syntax errors is indexed as far as
+    /// the parser got and listed in `warnings`. A path outside the root, or not of a
+    /// language the graph parses, is an error.
+    pub fn update_file(&self, path: &Path) -> Result<Updated> {
+        let relative = self.relative(path)?;
+        let Some(language) = Language::from_path(Path::new(&relative)) else {
+            return Err(invalid(
+                "path",
+                format!("{relative} is not a source file of a supported language"),
+            ));
+        };
+        let full = self.root.join(&relative);
+        let Ok(meta) = std::fs::metadata(&full) else {
+            let mut state = self.state.write();
+            state.forget(&relative);
+            state.graph.remove_file(&relative);
+            return Ok(Updated::Removed);
+        };
+        let size = meta.len();
+        let parsed = if size > self.max_file_bytes {
+            Err(format!(
+                "larger than {} bytes ({size} bytes)",
+                self.max_file_bytes
+            ))
+        } else {
+            let source = Source {
+                path: full,
+                relative: relative.clone(),
+                language,
+                bytes: size,
+            };
+            parse(std::slice::from_ref(&source), &Progress::default())
+                .pop()
+                .unwrap_or_else(|| Err("not parsed".to_string()))
+        };
+        let mut state = self.state.write();
+        state.forget(&relative);
+        Ok(match parsed {
+            Ok(symbols) => {
+                let partial = symbols.syntax_errors;
+                if partial {
+                    state.warnings.push((relative.clone(), PARTIAL.to_string()));
+                }
+                state.graph.update_file(&relative, symbols);
+                if partial {
+                    Updated::Partial
+                } else {
+                    Updated::Indexed
+                }
+            }
+            Err(reason) => {
+                state.graph.remove_file(&relative);
+                state.skipped.push((relative, reason.clone()));
+                Updated::Skipped(reason)
+            }
+        })
+    }
+
+    /// Drops a file from the graph and what was said about it; false if it was not
+    /// in the graph.
+    pub fn remove_file(&self, path: &Path) -> Result<bool> {
+        let relative = self.relative(path)?;
+        let mut state = self.state.write();
+        state.forget(&relative);
+        Ok(state.graph.remove_file(&relative))
+    }
+
+    /// What `save` writes: the root, each file's symbols and links, the remarks.
+    pub fn saved(&self) -> Saved {
+        let state = self.state.read();
+        Saved {
+            root: self.root.to_string_lossy().into_owned(),
+            files: state.graph.saved(),
+            skipped: state.skipped.clone(),
+            warnings: state.warnings.clone(),
+        }
+    }
+
+    /// Writes the project to `path` (see `persist`); the lock is held only while
+    /// the graph is copied out, not while the file is written.
+    pub fn save(&self, path: &Path) -> Result<()> {
+        save(path, &self.saved())
+    }
+
+    /// Reads a project written by `save`; `root` overrides the saved root.
+    pub fn load(path: &Path, root: Option<PathBuf>, max_file_bytes: u64) -> Result<Self> {
+        let Saved {
+            root: saved_root,
+            files,
+            skipped,
+            warnings,
+        } = load(path)?;
+        let root = root.unwrap_or_else(|| PathBuf::from(saved_root));
+        let graph = KnowledgeGraph::from_saved(files).map_err(|why| corrupt(path, &why))?;
+        Ok(Self::new(root, max_file_bytes, graph, skipped, warnings))
+    }
+}
+
+/// The project root, canonical, or an error if it is not a directory.
+pub fn canonical_root(root: &Path) -> Result<PathBuf> {
+    if !root.is_dir() {
+        return Err(invalid(
+            "root",
+            format!("{} is not a directory", root.display()),
+        ));
+    }
+    root.canonicalize()
+        .map_err(|err| invalid("root", format!("{}: {err}", root.display())))
+}
+
+/// `path` with its longest existing ancestor resolved (symlinks, `..`) and the rest
+/// appended as written; `path` itself when no ancestor resolves.
+fn resolve(path: &Path) -> PathBuf {
+    let mut existing = path;
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(mut resolved) = existing.canonicalize() {
+            resolved.extend(rest.iter().rev());
+            return resolved;
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name);
+                existing = parent;
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
+}
+
+/// `path` relative to `root`, with `/` between components: `path` is relative to
+/// the root or absolute inside it. Refused (as invalid input): an empty path, one
+/// holding a NUL byte, the root itself, a `..` component, and a path that leads
+/// outside the root, also through a symlink.
+pub fn relative_to(root: &Path, path: &Path) -> Result<String> {
+    let refuse = |why: &str| invalid("path", format!("{} {why}", path.display()));
+    if path.as_os_str().is_empty() {
+        return Err(invalid("path", "is empty"));
+    }
+    if path.as_os_str().as_encoded_bytes().contains(&0) {
+        return Err(invalid("path", format!("{:?} holds a NUL byte", path)));
+    }
+    let outside = || refuse(&format!("is outside the project root {}", root.display()));
+    // Compare like with like: symlinks resolved on both sides.
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let rel = if path.is_absolute() {
+        resolve(path)
+            .strip_prefix(&root)
+            .map_err(|_| outside())?
+            .to_path_buf()
+    } else {
+        path.to_path_buf()
+    };
+    if !rel
+        .components()
+        .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
+    {
+        return Err(outside());
+    }
+    let parts: Vec<String> = rel
+        .components()
+        .filter(|c| matches!(c, Component::Normal(_)))
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if parts.is_empty() {
+        return Err(refuse("is the project root itself, not a file in it"));
+    }
+    // A relative path must not leave the root through a symlink either.
+    if !path.is_absolute() && !resolve(&root.join(&rel)).starts_with(&root) {
+        return Err(outside());
+    }
+    Ok(parts.join("/"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Error;
+
+    fn project() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("a")).unwrap();
+        std::fs::write(root.join("a/b.py"), "def f():\n    g()\n").unwrap();
+        std::fs::write(root.join("g.py"), "def g():\n    pass\n").unwrap();
+        (dir, root)
+    }
+
+    fn refused(result: Result<String>) -> String {
+        match result {
+            Err(err @ Error::InvalidValue { .. }) => err.to_string(),
+            other => panic!("expected an invalid path, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn relative_to_accepts_paths_inside_the_root_only() {
+        let (_dir, root) = project();
+        let rel = |p: &str| relative_to(&root, Path::new(p));
+        assert_eq!(rel("a/b.py").unwrap(), "a/b.py");
+        assert_eq!(rel("./a/b").unwrap(), "a/b");
+        assert_eq!(rel("a/./b.py").unwrap(), "a/b.py");
+        assert_eq!(rel("new/file.py").unwrap(), "new/file.py", "need not exist");
+        let inside = root.join("a/b.py");
+        assert_eq!(relative_to(&root, &inside).unwrap(), "a/b.py");
+        let gone = root.join("a/gone.py");
+        assert_eq!(relative_to(&root, &gone).unwrap(), "a/gone.py");
+        // A root given through a `..` is the same root.
+        let roundabout = root.join("a/..");
+        assert_eq!(relative_to(&roundabout, &inside).unwrap(), "a/b.py");
+
+        assert!(refused(rel("../x.py")).contains("outside the project root"));
+        assert!(refused(rel("a/../../x.py")).contains("outside"));
+        assert!(
+            refused(rel("a/../g.py")).contains("outside"),
+            "no `..` at all"
+        );
+        let elsewhere = root.parent().unwrap().join("x.py");
+        assert!(refused(relative_to(&root, &elsewhere)).contains("outside"));
+        assert!(refused(relative_to(&root, Path::new("/etc/passwd"))).contains("outside"));
+        assert!(refused(relative_to(&root, &root.join("a/../../x.py"))).contains("outside"));
+        assert!(refused(relative_to(&root, &root)).contains("project root itself"));
+        assert!(refused(rel(".")).contains("project root itself"));
+        assert!(refused(rel("")).contains("empty"));
+        assert!(refused(rel("a/b\0.py")).contains("NUL"));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn relative_to_refuses_symlinks_out_of_the_root() {
+        let (_dir, root) = project();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("x.py"), "").unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.join("out")).unwrap();
+        std::os::unix::fs::symlink(root.join("a"), root.join("alias")).unwrap();
+        assert!(refused(relative_to(&root, &root.join("out/x.py"))).contains("outside"));
+        assert!(refused(relative_to(&root, &root.join("out/new.py"))).contains("outside"));
+        assert!(refused(relative_to(&root, Path::new("out/x.py"))).contains("outside"));
+        // A link that stays inside is followed for absolute paths (as canonical).
+        assert_eq!(
+            relative_to(&root, &root.join("alias/b.py")).unwrap(),
+            "a/b.py"
+        );
+        assert_eq!(
+            relative_to(&root, Path::new("alias/b.py")).unwrap(),
+            "alias/b.py"
+        );
+    }
+
+    fn callers(project: &Project, name: &str) -> Vec<String> {
+        let state = project.state();
+        let g = state.graph();
+        g.callers(name).iter().map(|(n, _)| g.label(*n)).collect()
+    }
+
+    #[test]
+    fn build_then_update_from_disk() {
+        let (_dir, root) = project();
+        std::fs::write(root.join("broken.py"), "def h(:\n    pass\n").unwrap();
+        std::fs::write(root.join("big.py"), "x = 1\n".repeat(100)).unwrap();
+        let p = Project::build(&root, 300, &Progress::default()).unwrap();
+        assert_eq!(p.root(), root);
+        assert_eq!(callers(&p, "g"), ["a/b.py:f"]);
+        assert_eq!(p.state().graph().paths(), ["a/b.py", "broken.py", "g.py"]);
+        assert_eq!(
+            p.state().warnings(),
+            [("broken.py".to_string(), PARTIAL.to_string())]
+        );
+        assert_eq!(p.state().skipped().len(), 1);
+        assert_eq!(p.state().skipped()[0].0, "big.py");
+
+        // Fixed: indexed, the warning gone.
+        std::fs::write(root.join("broken.py"), "def h():\n    g()\n").unwrap();
+        assert_eq!(
+            p.update_file(Path::new("broken.py")).unwrap(),
+            Updated::Indexed
+        );
+        assert!(p.state().warnings().is_empty());
+        assert_eq!(callers(&p, "g"), ["a/b.py:f", "broken.py:h"]);
+
+        // Broken again (absolute path): indexed in part, warned once.
+        std::fs::write(root.join("broken.py"), "def h(:\n").unwrap();
+        let absolute = root.join("broken.py");
+        assert_eq!(p.update_file(&absolute).unwrap(), Updated::Partial);
+        assert_eq!(p.update_file(&absolute).unwrap(), Updated::Partial);
+        assert_eq!(p.state().warnings().len(), 1);
+
+        // Shrunk below the limit: indexed, no longer skipped.
+        std::fs::write(root.join("big.py"), "x = 1\n").unwrap();
+        assert_eq!(
+            p.update_file(Path::new("big.py")).unwrap(),
+            Updated::Indexed
+        );
+        assert!(p.state().skipped().is_empty());
+        assert!(p.state().graph().file_node("big.py").is_some());
+
+        // Too large now: removed and skipped, with why.
+        std::fs::write(root.join("g.py"), "x = 1\n".repeat(100)).unwrap();
+        let Updated::Skipped(why) = p.update_file(Path::new("g.py")).unwrap() else {
+            panic!("g.py is too large");
+        };
+        assert!(why.starts_with("larger than 300 bytes"), "{why}");
+        assert_eq!(p.state().skipped(), [("g.py".to_string(), why)]);
+        assert!(p.state().graph().file_node("g.py").is_none());
+
+        // Binary: skipped too.
+        std::fs::write(root.join("big.py"), b"x = 1\0\n").unwrap();
+        assert_eq!(
+            p.update_file(Path::new("big.py")).unwrap(),
+            Updated::Skipped("binary (NUL byte)".into())
+        );
+        assert_eq!(p.state().skipped().len(), 2);
+
+        // Gone: removed, and what was said about it forgotten.
+        std::fs::remove_file(root.join("g.py")).unwrap();
+        assert_eq!(p.update_file(Path::new("g.py")).unwrap(), Updated::Removed);
+        assert_eq!(p.state().skipped().len(), 1);
+        std::fs::remove_file(root.join("broken.py")).unwrap();
+        assert_eq!(
+            p.update_file(Path::new("broken.py")).unwrap(),
+            Updated::Removed
+        );
+        assert!(p.state().warnings().is_empty());
+        assert!(p.state().graph().file_node("broken.py").is_none());
+
+        // New file: added and linked.
+        std::fs::write(root.join("a/c.py"), "def g():\n    pass\n").unwrap();
+        assert_eq!(
+            p.update_file(Path::new("a/c.py")).unwrap(),
+            Updated::Indexed
+        );
+        assert_eq!(callers(&p, "g"), ["a/b.py:f"]);
+
+        // Not a language the graph parses, or outside the root: errors.
+        std::fs::write(root.join("notes.txt"), "hello").unwrap();
+        assert!(matches!(
+            p.update_file(Path::new("notes.txt")),
+            Err(Error::InvalidValue { .. })
+        ));
+        assert!(matches!(
+            p.update_file(Path::new("../x.py")),
+            Err(Error::InvalidValue { .. })
+        ));
+    }
+
+    #[test]
+    fn remove_forgets_and_save_load_round_trips() {
+        let (_dir, root) = project();
+        std::fs::write(root.join("broken.py"), "def h(:\n").unwrap();
+        std::fs::write(root.join("blob.py"), b"\0\0").unwrap();
+        let p = Project::build(&root, 1_000_000, &Progress::default()).unwrap();
+        assert_eq!(p.state().warnings().len(), 1);
+        assert_eq!(
+            p.state().skipped(),
+            [("blob.py".to_string(), "binary (NUL byte)".to_string())]
+        );
+
+        let file = root.join("graph.bin");
+        p.save(&file).unwrap();
+        let loaded = Project::load(&file, None, 1_000_000).unwrap();
+        assert_eq!(loaded.root(), root);
+        assert_eq!(loaded.saved(), p.saved());
+        let moved = Project::load(&file, Some("/elsewhere".into()), 5).unwrap();
+        assert_eq!(moved.root(), Path::new("/elsewhere"));
+        assert_eq!(moved.max_file_bytes(), 5);
+
+        assert!(p.remove_file(Path::new("broken.py")).unwrap());
+        assert!(p.state().warnings().is_empty());
+        assert!(
+            !p.remove_file(Path::new("blob.py")).unwrap(),
+            "never in the graph"
+        );
+        assert!(p.state().skipped().is_empty(), "but forgotten");
+        assert!(!p.remove_file(&root.join("nope.py")).unwrap());
+        assert!(p.remove_file(&root).is_err());
+
+        assert!(matches!(
+            Project::load(&root.join("absent.bin"), None, 1),
+            Err(Error::Missing { .. })
+        ));
+        assert!(matches!(
+            Project::build(&root.join("a/b.py"), 1, &Progress::default()),
+            Err(Error::InvalidValue { .. })
+        ));
+    }
+}

@@ -14,7 +14,7 @@ import pytest
 from conftest import PROJECT_SOURCES, duckdb_held_by_another_process
 
 import aircher_mem as am
-from aircher_mem.cli import ProgressLine, main
+from aircher_mem.interfaces.cli import ProgressLine, main
 
 SCRIPT = str(Path(sys.executable).with_name("aircher-mem"))  # the installed console script
 
@@ -86,22 +86,45 @@ def test_progress_line_redraws_files_and_rate_on_a_terminal() -> None:
     assert quiet.getvalue() == ""
 
 
+SAVE = {"name": "save", "kind": "function", "scope": "User", "path": "app/models.py", "line": 5, "end_line": 6,
+        "signature": "def save(self):", "qualified": "User.save"}
+STORE = {"name": "store", "kind": "function", "scope": "", "path": "app/models.py", "line": 8, "end_line": 9,
+         "signature": "def store(obj):", "qualified": "store"}
+
+
 def test_graph_lookups(indexed: Path) -> None:
     root = ["--root", str(indexed)]
-    assert run_json("symbol", "save", *root) == [
-        {"name": "save", "kind": "function", "path": "app/models.py", "line": 5, "end_line": 6,
-         "signature": "def save(self):"}]
-    assert [s["name"] for s in run_json("symbol", "s", "--prefix", *root)] == ["save", "store"]
-    assert [s["name"] for s in run_json("symbol", "STR", "--fuzzy", *root)] == ["store"]
+    assert run_json("symbol", "save", *root) == {"query": "save", "match": "exact", "symbols": [SAVE]}
+    assert run_json("symbol", "User.save", *root)["symbols"] == [SAVE]
+    assert [s["name"] for s in run_json("symbol", "s", "--prefix", *root)["symbols"]] == ["save", "store"]
+    assert [s["name"] for s in run_json("symbol", "STR", "--fuzzy", *root)["symbols"]] == ["store"]
     assert run("symbol", "s", "--prefix", "--fuzzy", *root)[0] == 2
-    assert run_json("callers", "store", *root) == [
-        {"name": "save", "kind": "function", "path": "app/models.py", "line": 5, "end_line": 6,
-         "signature": "def save(self):", "call_line": 6, "confidence": 1.0}]
-    assert [(c["name"], c["call_line"]) for c in run_json("callees", "create", *root)] == [("User", 4), ("save", 5)]
+    assert run_json("callers", "store", *root) == {
+        "name": "store", "direction": "callers", "definitions": [STORE],
+        "calls": [{"symbol": SAVE, "call_line": 6, "kind": "calls", "confidence": 1.0}]}
+    assert run_json("callers", "User.save", *root)["definitions"] == [SAVE]
+    callees = run_json("callees", "create", *root)["calls"]
+    assert [(c["symbol"]["name"], c["call_line"]) for c in callees] == [("User", 4), ("save", 5)]
     code, text = run("symbol", "User", *root)
     assert code == 0 and text.splitlines()[2].split() == ["class", "User", "app/models.py:4-6", "class", "User(Base):"]
-    assert run("callers", "nobody", *root) == (0, "no callers of 'nobody' in the graph\n")
-    assert run_json("symbol", "nobody", *root) == []
+    code, text = run("symbol", "save", *root)  # a method shows its class
+    assert code == 0 and text.splitlines()[2].split()[:3] == ["function", "User.save", "app/models.py:5-6"]
+    code, text = run("callers", "create", *root)
+    assert code == 0 and text == "'create' is defined (create (app/views.py:3)) but nothing in the graph calls it\n"
+
+
+def test_unknown_names_say_so_with_exit_3(indexed: Path) -> None:
+    root = ["--root", str(indexed)]
+    for verb in ("symbol", "callers", "callees"):
+        done = cli(verb, "stroe", *root)
+        assert done.returncode == 3 and done.stdout == "", verb
+        assert done.stderr == f"aircher-mem {verb}: no definition named 'stroe' in the code graph; did you mean: store?\n"
+    as_json = cli("callers", "nobody", "--json", *root)
+    assert as_json.returncode == 3
+    assert json.loads(as_json.stdout) == {"error": {
+        "code": "unknown_symbol", "type": "UnknownSymbolError",
+        "message": "no definition named 'nobody' in the code graph"}}
+    assert run_json("symbol", "nobody", "--prefix", *root)["symbols"] == []  # a search finding nothing is no error
 
 
 def test_deps_lists_imports_both_ways(indexed: Path) -> None:
@@ -113,7 +136,7 @@ def test_deps_lists_imports_both_ways(indexed: Path) -> None:
     code, text = run("deps", "app/models.py", *root)
     assert code == 0 and text.splitlines() == [
         "app/models.py imports 0 file(s) of the project:", "app/models.py is imported by 1 file(s):", "  app/views.py"]
-    assert cli("deps", "app/absent.py", "--root", str(indexed)).returncode == 1
+    assert cli("deps", "app/absent.py", "--root", str(indexed)).returncode == 3
 
 
 def test_episodic_commands(indexed: Path) -> None:
@@ -128,16 +151,23 @@ def test_episodic_commands(indexed: Path) -> None:
         mem.start_task("t2", "add a helper for views")
     root = ["--root", str(indexed)]
     history = run_json("history", "app/models.py", *root)
-    assert [(h["operation"], h["changes_summary"]) for h in history] == [
+    assert [(h["operation"], h["changes_summary"]) for h in history["interactions"]] == [
         ("edit", "fix the assertion"), ("edit", "store writes to disk")]
-    assert run_json("history", str(indexed / "app/models.py"), "--limit", "1", *root)[0]["line_range"] is None
-    assert [t["task_id"] for t in run_json("tasks", *root)] == ["t2", "t1"]
-    assert [t["task_id"] for t in run_json("tasks", "persist users in store", *root)] == ["t1"]
-    [pattern] = run_json("patterns", "--type", "error-fix", *root)
+    [failed] = history["failed_tool_runs"]  # the failed test run on the file
+    assert (failed["tool_name"], failed["error_message"], failed["duration_ms"], failed["file_path"]) == (
+        "pytest", "AssertionError", 120, "app/models.py")
+    assert run_json("history", str(indexed / "app/models.py"), "--limit", "1", *root)["interactions"][0][
+        "line_range"] is None
+    assert [t["task_id"] for t in run_json("tasks", *root)["tasks"]] == ["t2", "t1"]
+    assert [t["task_id"] for t in run_json("tasks", "persist users in store", *root)["tasks"]] == ["t1"]
+    [pattern] = run_json("patterns", "--type", "error-fix", *root)["patterns"]
     assert pattern["data"] == {"tool": "pytest", "file": "app/models.py", "error": "AssertionError", "fix": "edit"}
-    assert run_json("patterns", "--type", "co-edit", *root) == []
+    assert run_json("patterns", "--type", "co-edit", *root)["patterns"] == []
+    assert run_json("task", "complete", "t2", "--outcome", "done", *root) == {"task_id": "t2", "status": "completed"}
+    assert run_json("tasks", *root)["tasks"][0]["task_id"] == "t1"
     stats = run_json("stats", *root)
-    assert stats["graph"] == {"files": 4, "nodes": 11, "edges": 13, "skipped": 0, "warnings": 0}
+    assert stats["graph"] == {"files": 4, "nodes": 11, "edges": 13, "skipped": 0, "warnings": 0, "unsupported": {}}
+    assert stats["store_busy"] is None and "Python" in stats["supported_languages"]
     assert stats["episodic"]["file_interactions"] == 2 and stats["episodic"]["task_history"] == 2
     assert [(t["tool_name"], t["total"], t["successes"]) for t in stats["tools_7d"]] == [("pytest", 2, 1)]
     code, text = run("history", "app/util.py", *root)
@@ -147,19 +177,33 @@ def test_episodic_commands(indexed: Path) -> None:
 def test_context_shows_items_pruned_items_and_tokens(indexed: Path) -> None:
     root = ["--root", str(indexed)]
     full = run_json("context", "store save User", *root)
-    assert full["max_tokens"] == 180_000 and full["pruned"] == [] and full["note"] == ""
+    assert full["max_tokens"] == 180_000 and full["pruned"] == [] and full["notes"] == []
+    assert full["code_tokens"] == 16_000  # 25 % of the window, capped by retrieval.max_code_tokens
     assert full["items"][0] == {"type": "UserMessage", "role": "user", "tokens": 3, "score": 1.5,
                                 "source": "store save User", "content": "store save User"}
     sources = [i["source"] for i in full["items"][1:]]
     assert sorted(sources) == ["app/models.py:1-2", "app/models.py:4-6", "app/models.py:8-9", "app/views.py:3-6"]
     assert full["total_tokens"] == sum(i["tokens"] for i in full["items"])
 
-    small = run_json("context", "store save User", "--budget", "30", *root)
+    small = run_json("context", "store save User", "--budget", "30", "--code-tokens", "16000", *root)
     assert small["pruned"] and small["total_tokens"] <= small["threshold"] == 24
     assert small["pruned_tokens"] == sum(p["tokens"] for p in small["pruned"])
     assert len(small["items"]) + len(small["pruned"]) == len(full["items"])
-    code, text = run("context", "store save User", "--budget", "30", "--show", *root)
+    code, text = run("context", "store save User", "--budget", "30", "--code-tokens", "16000", "--show", *root)
     assert code == 0 and f"pruned {len(small['pruned'])} items" in text and "\n--- user ---\n" in text
+    assert "def store(obj):" in text  # --show prints the code itself
+
+
+def test_the_code_budget_follows_the_window_and_the_message_survives(indexed: Path) -> None:
+    root = ["--root", str(indexed)]
+    assert run_json("context", "store", "--budget", "32000", *root)["code_tokens"] == 8000
+    assert run_json("context", "store", "--budget", "8000", *root)["code_tokens"] == 2000
+    tiny = run_json("context", "store save User and explain everything it does", "--budget", "100",
+                    "--code-tokens", "16000", *root)
+    assert tiny["pruned"]  # the code did not fit ...
+    kept = [i for i in tiny["items"] if i["type"] == "UserMessage"]
+    assert [i["content"] for i in kept] == ["store save User and explain everything it does"]  # ... the message did
+    assert all(p["type"] != "UserMessage" for p in tiny["pruned"])
 
 
 def test_init_and_doctor(project: Path) -> None:
@@ -171,11 +215,14 @@ def test_init_and_doctor(project: Path) -> None:
     assert code == 1 and not report["ok"]  # not indexed yet
     statuses = {c["check"]: c["status"] for c in report["checks"]}
     assert statuses == {"versions": "ok", "store": "ok", "config": "ok", "encoding": "ok", "episodic": "ok",
-                        "graph": "fail"}
+                        "graph": "fail", "languages": "ok"}
     assert run("index", str(project), "--quiet")[0] == 0
     report = run_json("doctor", "--root", str(project))
     assert report["ok"] and all(c["status"] == "ok" for c in report["checks"])
-    assert "manifest matches" in report["checks"][-1]["detail"]
+    details = {c["check"]: c["detail"] for c in report["checks"]}
+    assert "manifest matches" in details["graph"]
+    assert details["languages"].startswith("parsed: Python, ") and details["languages"].endswith(
+        "; no files of other languages")
 
 
 @pytest.mark.parametrize(("argv", "code", "message"), [
@@ -209,7 +256,42 @@ def test_errors_on_a_store(indexed: Path, tmp_path: Path) -> None:
         assert cli("symbol", "User", *root).returncode == 0
         context = cli("context", "store", "--json", *root)
         assert context.returncode == 0
-        assert json.loads(context.stdout)["note"] == "past tasks left out: the episodic store is open in another process"
+        assert json.loads(context.stdout)["notes"] == ["past tasks left out: the episodic store is open in another process"]
+        stats = cli("stats", *root)  # the graph half, and why the rest is missing
+        assert stats.returncode == 0, stats.stderr
+        assert "graph     4 files" in stats.stdout and "episodic  busy: " in stats.stdout
     (indexed / ".aircher" / "config.toml").write_text("[context]\nbogus = 1\n")
     bad_config = cli("stats", *root)
     assert bad_config.returncode == 2 and "unknown key context.bogus" in bad_config.stderr
+
+
+def test_files_of_unparsed_languages_are_counted(project: Path) -> None:
+    (project / "lib").mkdir()
+    for name in ("a.c", "b.c", "a.h", "x.rb"):
+        (project / "lib" / name).write_text("int x;\n")
+    report = run_json("index", str(project))
+    assert report["files"] == 4 and report["unsupported"] == {"C": 3, "Ruby": 1}
+    code, text = run("index", str(project))
+    assert code == 0 and "not parsed (language not supported): C 3, Ruby 1 files" in text
+    assert run_json("stats", "--root", str(project))["graph"]["unsupported"] == {"C": 3, "Ruby": 1}
+    code, text = run("stats", "--root", str(project))
+    assert "          not parsed: C 3, Ruby 1 files" in text
+    doctor = run_json("doctor", "--root", str(project))
+    [languages] = [c for c in doctor["checks"] if c["check"] == "languages"]
+    assert doctor["ok"] and languages["status"] == "warn"
+    assert languages["detail"].startswith("not in the graph (language not supported): C 3, Ruby 1 files; parsed: ")
+
+
+def test_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
+    root = tmp_path / "many"
+    root.mkdir()
+    (root / "m.py").write_text("".join(f"def f{n}():\n    pass\n" for n in range(20_000)))
+    assert cli("index", str(root)).returncode == 0
+    done = subprocess.run(f"'{SCRIPT}' symbol f --prefix --root '{root}' | head -n 1", shell=True,
+                          capture_output=True, text=True, timeout=120)
+    assert done.stdout.startswith("kind") and done.stderr == ""
+
+
+def test_mcp_help_offers_no_json_flag() -> None:
+    done = cli("mcp", "--help")
+    assert done.returncode == 0 and "--root" in done.stdout and "--json" not in done.stdout

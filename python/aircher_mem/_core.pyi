@@ -13,7 +13,7 @@ import numpy.typing as npt
 __version__: str
 __all__ = [
     "__version__", "ContextItem", "ContextItemType", "ContextPolicy", "ContextWindow", "PruneResult",
-    "KnowledgeGraph", "Reference", "Symbol",
+    "KnowledgeGraph", "Reference", "Symbol", "relative_path",
 ]
 
 @disjoint_base
@@ -292,3 +292,7 @@ class KnowledgeGraph:
         self, names: Sequence[str], files: Sequence[str] = ..., *, limit: int = 50, damping: float = 0.85,
         iterations: int = 30,
     ) -> list[tuple[Symbol, float]]: ...
+
+def relative_path(root: str | PathLike[str], path: str | PathLike[str]) -> str:
+    """``path`` relative to the project ``root`` with ``/`` separators; InvalidInputError
+    for an empty path, a NUL byte, the root itself or a path outside the root."""

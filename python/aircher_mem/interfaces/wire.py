@@ -23,6 +23,7 @@ from ..errors import (
     NotIndexedError,
     StoreLockedError,
     StoreNotFoundError,
+    UnknownItemError,
     UnknownSymbolError,
     UnknownTaskError,
 )
@@ -79,7 +80,8 @@ def error_json(exc: BaseException) -> dict[str, Any]:
 
 def exit_code(exc: BaseException) -> int:
     """The CLI's exit code for an error."""
-    if isinstance(exc, (StoreNotFoundError, NotIndexedError, UnknownSymbolError, UnknownTaskError, FileMissingError)):
+    if isinstance(exc, (StoreNotFoundError, NotIndexedError, UnknownSymbolError, UnknownTaskError, UnknownItemError,
+                        FileMissingError)):
         return EXIT_NOT_FOUND
     if isinstance(exc, StoreLockedError):
         return EXIT_LOCKED

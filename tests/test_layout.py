@@ -1,0 +1,102 @@
+"""The package's import graph: no cycles, and imports only in the direction of the
+architecture (interfaces -> memory -> components -> foundations). Read from the
+installed package's sources, every import statement (also those inside functions)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import aircher_mem
+
+PACKAGE = Path(aircher_mem.__file__).parent
+
+# Higher layers may import lower ones (and foundations each other); never upward.
+LAYERS = {
+    "aircher_mem": 5, "aircher_mem.__main__": 5,
+    "aircher_mem.interfaces": 4, "aircher_mem.interfaces.cli": 4, "aircher_mem.interfaces.mcp": 4,
+    "aircher_mem.interfaces.wire": 3,
+    "aircher_mem.memory": 2, "aircher_mem.replay": 2,
+    "aircher_mem.context": 1, "aircher_mem.graph": 1, "aircher_mem.episodic": 1,
+    "aircher_mem.store": 0, "aircher_mem.results": 0, "aircher_mem.config": 0, "aircher_mem.errors": 0,
+    "aircher_mem.tokens": 0, "aircher_mem._core": 0, "aircher_mem._reference": 0,
+}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports_of(path: Path) -> set[str]:
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package
+            for _ in range(node.level - 1):
+                base = base.rsplit(".", 1)[0]
+            module = f"{base}.{node.module}" if node.level and node.module else base if node.level else node.module
+            assert module is not None
+            found.add(module)
+            for alias in node.names:  # `from . import wire` names a module
+                if f"{module}.{alias.name}" in LAYERS:
+                    found.add(f"{module}.{alias.name}")
+    return {m for m in found if m.split(".")[0] == "aircher_mem"}
+
+
+def graph() -> dict[str, set[str]]:
+    return {module_name(p): imports_of(p) for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def test_every_module_has_a_layer() -> None:
+    assert sorted(set(graph()) - set(LAYERS)) == []
+
+
+def test_imports_go_one_way() -> None:
+    wrong = [(m, i) for m, targets in graph().items() for i in sorted(targets)
+             if i != m and LAYERS[i] > LAYERS[m] and not (m == "aircher_mem.interfaces" or i == "aircher_mem")]
+    assert wrong == []
+    # components never import each other's storage or the service
+    assert "aircher_mem.context" not in graph()["aircher_mem.episodic"]
+
+
+def test_no_import_cycle() -> None:
+    edges = graph()
+    state: dict[str, int] = {}
+    cycle: list[str] = []
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(edges.get(node, ())):
+            if nxt == node or nxt not in edges or nxt == "aircher_mem":
+                continue
+            if state.get(nxt) == 1:
+                cycle.extend(path + [nxt])
+                return
+            if nxt not in state:
+                visit(nxt, path + [nxt])
+        state[node] = 2
+
+    for start in sorted(edges):
+        if start not in state:
+            visit(start, [start])
+    assert cycle == []
+
+
+def test_the_cli_pulls_in_nothing_that_imports_it_back() -> None:
+    edges = graph()
+    seen: set[str] = set()
+    todo = ["aircher_mem.interfaces.cli"]
+    while todo:
+        module = todo.pop()
+        for target in edges.get(module, ()):
+            if target not in seen and target != "aircher_mem":
+                seen.add(target)
+                todo.append(target)
+    assert not any("aircher_mem.interfaces.cli" in edges.get(m, ()) for m in seen)

@@ -24,7 +24,7 @@ mod _core {
         PyContextItem, PyContextItemType, PyContextPolicy, PyContextWindow, PyPruneResult,
     };
     #[pymodule_export]
-    use crate::py::graph::{PyKnowledgeGraph, PyReference, PySymbol};
+    use crate::py::graph::{relative_path, PyKnowledgeGraph, PyReference, PySymbol};
 
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {

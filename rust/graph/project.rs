@@ -302,47 +302,68 @@ fn resolve(path: &Path) -> PathBuf {
 }
 
 /// `path` relative to `root`, with `/` between components: `path` is relative to
-/// the root or absolute inside it. Refused (as invalid input): an empty path, one
-/// holding a NUL byte, the root itself, a `..` component, and a path that leads
-/// outside the root, also through a symlink.
+/// the root or absolute inside it (symlinks resolved), `.` is dropped and `..` takes
+/// back the component before it. Refused (as invalid input): an empty or blank path,
+/// one holding a NUL byte, the root itself, and a path that leads outside the root,
+/// by `..` or through a symlink.
 pub fn relative_to(root: &Path, path: &Path) -> Result<String> {
-    let refuse = |why: &str| invalid("path", format!("{} {why}", path.display()));
-    if path.as_os_str().is_empty() {
-        return Err(invalid("path", "is empty"));
+    let raw = path.as_os_str().as_encoded_bytes();
+    if raw.contains(&0) {
+        return Err(invalid("path", format!("{path:?} holds a NUL byte")));
     }
-    if path.as_os_str().as_encoded_bytes().contains(&0) {
-        return Err(invalid("path", format!("{:?} holds a NUL byte", path)));
-    }
-    let outside = || refuse(&format!("is outside the project root {}", root.display()));
     // Compare like with like: symlinks resolved on both sides.
     let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let outside = |why: &str| {
+        invalid(
+            "path",
+            format!(
+                "{} is outside the project root {}{why}",
+                path.display(),
+                root.display()
+            ),
+        )
+    };
+    if raw.iter().all(u8::is_ascii_whitespace) {
+        return Err(outside(": the path is empty"));
+    }
     let rel = if path.is_absolute() {
         resolve(path)
             .strip_prefix(&root)
-            .map_err(|_| outside())?
+            .map_err(|_| outside(""))?
             .to_path_buf()
     } else {
         path.to_path_buf()
     };
-    if !rel
-        .components()
-        .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
-    {
-        return Err(outside());
+    let mut parts: Vec<&std::ffi::OsStr> = Vec::new();
+    for component in rel.components() {
+        match component {
+            Component::Normal(part) => parts.push(part),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                parts.pop().ok_or_else(|| outside(""))?;
+            }
+            Component::RootDir | Component::Prefix(_) => return Err(outside("")),
+        }
     }
-    let parts: Vec<String> = rel
-        .components()
-        .filter(|c| matches!(c, Component::Normal(_)))
-        .map(|c| c.as_os_str().to_string_lossy().into_owned())
-        .collect();
     if parts.is_empty() {
-        return Err(refuse("is the project root itself, not a file in it"));
+        return Err(invalid(
+            "path",
+            format!(
+                "{} is the project root itself, not a file in it",
+                path.display()
+            ),
+        ));
     }
-    // A relative path must not leave the root through a symlink either.
-    if !path.is_absolute() && !resolve(&root.join(&rel)).starts_with(&root) {
-        return Err(outside());
+    // Nor may it leave the root through a symlink inside it.
+    let joined: PathBuf = parts.iter().collect();
+    if !resolve(&root.join(joined)).starts_with(&root) {
+        return Err(outside(""));
     }
-    Ok(parts.join("/"))
+    Ok(parts
+        .iter()
+        .map(|part| part.to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/"))
 }
 
 #[cfg(test)]
@@ -384,17 +405,22 @@ mod tests {
 
         assert!(refused(rel("../x.py")).contains("outside the project root"));
         assert!(refused(rel("a/../../x.py")).contains("outside"));
-        assert!(
-            refused(rel("a/../g.py")).contains("outside"),
-            "no `..` at all"
-        );
+        assert_eq!(rel("a/../g.py").unwrap(), "g.py", "`..` inside the root");
+        assert_eq!(rel("./a/../a/b.py").unwrap(), "a/b.py");
+        let back_in = root.join("a/../a/b.py");
+        assert_eq!(relative_to(&root, &back_in).unwrap(), "a/b.py");
+        let name = root.file_name().unwrap().to_string_lossy();
+        let left = format!("../{name}/g.py");
+        assert!(refused(rel(&left)).contains("outside"), "left, then back");
+        assert!(refused(rel("a/../..")).contains("outside"));
         let elsewhere = root.parent().unwrap().join("x.py");
         assert!(refused(relative_to(&root, &elsewhere)).contains("outside"));
         assert!(refused(relative_to(&root, Path::new("/etc/passwd"))).contains("outside"));
         assert!(refused(relative_to(&root, &root.join("a/../../x.py"))).contains("outside"));
         assert!(refused(relative_to(&root, &root)).contains("project root itself"));
         assert!(refused(rel(".")).contains("project root itself"));
-        assert!(refused(rel("")).contains("empty"));
+        assert!(refused(rel("")).contains("outside the project root"));
+        assert!(refused(rel("  ")).contains("the path is empty"));
         assert!(refused(rel("a/b\0.py")).contains("NUL"));
     }
 
@@ -409,6 +435,9 @@ mod tests {
         assert!(refused(relative_to(&root, &root.join("out/x.py"))).contains("outside"));
         assert!(refused(relative_to(&root, &root.join("out/new.py"))).contains("outside"));
         assert!(refused(relative_to(&root, Path::new("out/x.py"))).contains("outside"));
+        assert!(refused(relative_to(&root, Path::new("a/../out/x.py"))).contains("outside"));
+        std::os::unix::fs::symlink(outside.path().join("x.py"), root.join("a/link.py")).unwrap();
+        assert!(refused(relative_to(&root, Path::new("a/link.py"))).contains("outside"));
         // A link that stays inside is followed for absolute paths (as canonical).
         assert_eq!(
             relative_to(&root, &root.join("alias/b.py")).unwrap(),

@@ -2,7 +2,7 @@
 //! `AircherError`, with stdlib bases such as ValueError and KeyError where users
 //! expect them). The classes are defined in Python so they can inherit from both.
 
-use pyo3::PyErr;
+use pyo3::{PyErr, Python};
 
 use crate::Error;
 
@@ -25,7 +25,13 @@ impl From<Error> for PyErr {
             Error::UnknownDependency { .. } => UnknownDependencyError::new_err(msg),
             Error::InvalidValue { .. } => InvalidInputError::new_err(msg),
             Error::Policy { .. } => PolicyError::new_err(msg),
-            Error::Io { .. } | Error::Encode(_) => StoreError::new_err(msg),
+            Error::Io { source, .. } => {
+                // The OSError (errno, strerror) becomes the exception's __cause__.
+                let err = StoreError::new_err(msg);
+                Python::attach(|py| err.set_cause(py, Some(PyErr::from(source))));
+                err
+            }
+            Error::Encode(_) => StoreError::new_err(msg),
             Error::Missing { .. } => FileMissingError::new_err(msg),
             Error::Corrupt(_) => StoreCorruptError::new_err(msg),
             Error::FormatVersion { .. } => SchemaVersionError::new_err(msg),

@@ -8,8 +8,8 @@ use pyo3::prelude::*;
 
 use super::detached;
 use crate::graph::{
-    parse, reference_kinds, Direction, Edge, FileSymbols, KnowledgeGraph, NodeIndex, Progress,
-    Project, Remark, Source,
+    canonical_root, parse, reference_kinds, relative_to, Direction, Edge, FileSymbols,
+    KnowledgeGraph, NodeIndex, Progress, Project, Remark, Source,
 };
 use crate::Error;
 
@@ -127,6 +127,18 @@ fn parse_reporting(
             .map_err(|_| PyRuntimeError::new_err("parsing failed (a parser thread panicked)"))?;
         outcome.map(|()| parsed)
     })
+}
+
+/// `path` relative to the project `root`, with `/` separators: the one rule every
+/// interface uses to name a file of the project. `path` may be relative to `root`
+/// or absolute inside it; `root` is canonicalised. Raises InvalidInputError for an
+/// empty path, a NUL byte, the root itself, a `..` component, or a path outside the
+/// root (also through a symlink).
+#[pyfunction]
+pub fn relative_path(py: Python<'_>, root: PathBuf, path: PathBuf) -> PyResult<String> {
+    Ok(detached(py, || {
+        relative_to(&canonical_root(&root)?, &path)
+    })?)
 }
 
 /// Source files and skipped files, as `discover` returns them.

@@ -76,7 +76,8 @@ fn main() {
         if let Some(took) = ctags(&root, &scratch.join("tags")) {
             record(0, took);
         }
-        let ((sources, _), took) = timed(|| discover(&root, 1_000_000));
+        let (found, took) = timed(|| discover(&root, 1_000_000));
+        let sources = found.sources;
         record(1, took);
         let mut largest_first: Vec<_> = sources.iter().collect();
         largest_first.sort_by_key(|s| std::cmp::Reverse(s.bytes));

@@ -59,6 +59,19 @@ impl Language {
         }
     }
 
+    /// The language's name as people write it ("Python", "TypeScript", "TSX").
+    pub fn display_name(self) -> &'static str {
+        match self {
+            Language::Python => "Python",
+            Language::Rust => "Rust",
+            Language::JavaScript => "JavaScript",
+            Language::TypeScript => "TypeScript",
+            Language::Tsx => "TSX",
+            Language::Go => "Go",
+            Language::Java => "Java",
+        }
+    }
+
     fn grammar(self) -> tree_sitter::Language {
         match self {
             Language::Python => tree_sitter_python::LANGUAGE.into(),

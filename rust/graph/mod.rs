@@ -22,5 +22,7 @@ pub use petgraph::stable_graph::NodeIndex;
 pub use petgraph::Direction;
 pub use project::{canonical_root, relative_to, Project, Remark, Scan, State, Updated, PARTIAL};
 pub use query::{reference_kinds, split_qualified, REFERENCE_KINDS};
-pub use scan::{discover, parse, Progress, Source, VENDORED};
+pub use scan::{
+    discover, parse, unsupported_language, Discovered, Progress, Source, UNSUPPORTED, VENDORED,
+};
 pub use store::KnowledgeGraph;

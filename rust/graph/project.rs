@@ -3,6 +3,7 @@
 //! from disk, saving and loading, and the paths a caller may name. The bindings wrap
 //! this type; everything here is plain Rust.
 
+use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
 use parking_lot::{RwLock, RwLockReadGuard};
@@ -59,6 +60,8 @@ pub struct Scan {
     pub sources: Vec<Source>,
     /// Files skipped before parsing (too large, unreadable), with why.
     pub skipped: Vec<Remark>,
+    /// Files of languages the graph does not parse: language -> count.
+    pub unsupported: BTreeMap<String, usize>,
 }
 
 /// What `Project::update_file` did with a file.
@@ -107,12 +110,13 @@ impl Project {
     /// The source files under `root` (see `scan::discover`); `root` must be a folder.
     pub fn scan(root: &Path, max_file_bytes: u64) -> Result<Scan> {
         let root = canonical_root(root)?;
-        let (sources, skipped) = discover(&root, max_file_bytes);
+        let found = discover(&root, max_file_bytes);
         Ok(Scan {
             root,
             max_file_bytes,
-            sources,
-            skipped,
+            sources: found.sources,
+            skipped: found.skipped,
+            unsupported: found.unsupported,
         })
     }
 
@@ -125,6 +129,7 @@ impl Project {
             max_file_bytes,
             sources,
             mut skipped,
+            ..
         } = scan;
         let mut files = Vec::with_capacity(sources.len());
         let mut warnings = Vec::new();

@@ -1,6 +1,7 @@
 //! Finding and parsing a repository's source files: .gitignore respected, binary,
 //! oversized and vendored files skipped (each with its reason), parsing in parallel.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
@@ -22,6 +23,56 @@ pub const VENDORED: &[&str] = &[
     "build",
 ];
 
+/// Programming languages the graph does not parse, by file extension (exact, so
+/// `.r` and `.R` are listed both): what `discover` counts so that a caller can say
+/// which parts of a repository the graph does not see. `.h` counts as C.
+pub const UNSUPPORTED: &[(&str, &[&str])] = &[
+    ("C", &["c", "h"]),
+    ("C++", &["cc", "cpp", "cxx", "hpp", "hh", "hxx"]),
+    ("C#", &["cs"]),
+    ("Ruby", &["rb"]),
+    ("PHP", &["php"]),
+    ("Kotlin", &["kt", "kts"]),
+    ("Swift", &["swift"]),
+    ("Scala", &["scala"]),
+    ("Shell", &["sh", "bash"]),
+    ("Lua", &["lua"]),
+    ("Perl", &["pl", "pm"]),
+    ("R", &["r", "R"]),
+    ("Objective-C", &["m", "mm"]),
+    ("Dart", &["dart"]),
+    ("Elixir", &["ex", "exs"]),
+    ("Erlang", &["erl"]),
+    ("Haskell", &["hs"]),
+    ("OCaml", &["ml", "mli"]),
+    ("Zig", &["zig"]),
+    ("Julia", &["jl"]),
+    ("Clojure", &["clj"]),
+    ("SQL", &["sql"]),
+    ("Vue", &["vue"]),
+    ("Svelte", &["svelte"]),
+];
+
+/// The language of `UNSUPPORTED` a file's extension names, if any.
+pub fn unsupported_language(path: &Path) -> Option<&'static str> {
+    let extension = path.extension()?.to_str()?;
+    UNSUPPORTED
+        .iter()
+        .find(|(_, extensions)| extensions.contains(&extension))
+        .map(|(name, _)| *name)
+}
+
+/// What `discover` finds under a root.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Discovered {
+    /// The source files to parse, sorted by relative path.
+    pub sources: Vec<Source>,
+    /// (path, why) of the files skipped before parsing.
+    pub skipped: Vec<(String, String)>,
+    /// Files of languages the graph does not parse (`UNSUPPORTED`): language -> count.
+    pub unsupported: BTreeMap<String, usize>,
+}
+
 /// A source file to parse: its path relative to the root (with `/`), language and size.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Source {
@@ -39,10 +90,13 @@ pub struct Progress {
     pub cancelled: AtomicBool,
 }
 
-/// Source files under `root` (sorted by relative path) and the files skipped, with why.
-pub fn discover(root: &Path, max_file_bytes: u64) -> (Vec<Source>, Vec<(String, String)>) {
+/// Source files under `root` (sorted by relative path), the files skipped, with why,
+/// and how many files of each language the graph does not parse there. The walk
+/// respects .gitignore, and skips hidden files and folders and `VENDORED` folders.
+pub fn discover(root: &Path, max_file_bytes: u64) -> Discovered {
     let mut sources = Vec::new();
     let mut skipped = Vec::new();
+    let mut unsupported: BTreeMap<String, usize> = BTreeMap::new();
     let walker = ignore::WalkBuilder::new(root)
         .require_git(false) // .gitignore counts even outside a git checkout
         .follow_links(false) // a symlink loop cannot trap the walk
@@ -65,6 +119,9 @@ pub fn discover(root: &Path, max_file_bytes: u64) -> (Vec<Source>, Vec<(String, 
         }
         let path = entry.path();
         let Some(language) = Language::from_path(path) else {
+            if let Some(other) = unsupported_language(path) {
+                *unsupported.entry(other.to_string()).or_default() += 1;
+            }
             continue;
         };
         let relative = path
@@ -89,7 +146,11 @@ pub fn discover(root: &Path, max_file_bytes: u64) -> (Vec<Source>, Vec<(String, 
         }
     }
     sources.sort_by(|a, b| a.relative.cmp(&b.relative));
-    (sources, skipped)
+    Discovered {
+        sources,
+        skipped,
+        unsupported,
+    }
 }
 
 /// Parses files in parallel, largest first (so that no core is left alone with a
@@ -120,4 +181,71 @@ fn parse_one(source: &Source) -> Result<FileSymbols, String> {
         return Err("binary (NUL byte)".to_string());
     }
     Ok(extract(source.language, &bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn discover_counts_files_of_other_languages() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let files = [
+            "app.py",
+            "lib/core.rs",
+            "native/a.c",
+            "native/a.h",
+            "native/b.cpp",
+            "native/b.hpp",
+            "scripts/run.sh",
+            "scripts/R/plot.R",
+            "scripts/R/fit.r",
+            "web/App.vue",
+            "web/x.kts",
+            "README.md",
+            "Makefile",
+            "data.json",
+            "ignored/skip.c",
+            "node_modules/dep/index.c",
+            ".hidden/h.rb",
+            ".secret.rb",
+        ];
+        for file in files {
+            let path = root.join(file);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "x\n").unwrap();
+        }
+        std::fs::write(root.join(".gitignore"), "ignored/\n").unwrap();
+        let found = discover(root, 1_000_000);
+        let sources: Vec<_> = found.sources.iter().map(|s| s.relative.as_str()).collect();
+        assert_eq!(sources, ["app.py", "lib/core.rs"]);
+        assert!(found.skipped.is_empty());
+        let counts: Vec<(&str, usize)> = found
+            .unsupported
+            .iter()
+            .map(|(name, n)| (name.as_str(), *n))
+            .collect();
+        assert_eq!(
+            counts,
+            [
+                ("C", 2),
+                ("C++", 2),
+                ("Kotlin", 1),
+                ("R", 2),
+                ("Shell", 1),
+                ("Vue", 1)
+            ]
+        );
+        assert_eq!(unsupported_language(Path::new("x.h")), Some("C"));
+        assert_eq!(unsupported_language(Path::new("x.py")), None);
+        assert_eq!(unsupported_language(Path::new("Makefile")), None);
+        // No language is both parsed and counted as unsupported.
+        for (name, extensions) in UNSUPPORTED {
+            for extension in *extensions {
+                let file = format!("x.{extension}");
+                assert!(Language::from_path(Path::new(&file)).is_none(), "{name}");
+            }
+        }
+    }
 }

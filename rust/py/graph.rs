@@ -1,5 +1,6 @@
 //! Python classes for the knowledge graph. No logic here: see `crate::graph`.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 
@@ -9,7 +10,7 @@ use pyo3::prelude::*;
 use super::detached;
 use crate::graph::{
     canonical_root, parse, reference_kinds, relative_to, Direction, Edge, FileSymbols,
-    KnowledgeGraph, NodeIndex, Progress, Project, Remark, Source,
+    KnowledgeGraph, Language, NodeIndex, Progress, Project, Remark, Source,
 };
 use crate::Error;
 
@@ -141,8 +142,9 @@ pub fn relative_path(py: Python<'_>, root: PathBuf, path: PathBuf) -> PyResult<S
     })?)
 }
 
-/// Source files and skipped files, as `discover` returns them.
-type Discovered = (Vec<String>, Vec<Remark>);
+/// Source files, skipped files and the count of files per unsupported language, as
+/// `discover` returns them.
+type Discovered = (Vec<String>, Vec<Remark>, BTreeMap<String, usize>);
 
 /// A node as Python sees it.
 fn symbol(graph: &KnowledgeGraph, id: NodeIndex) -> PySymbol {
@@ -286,8 +288,10 @@ impl PyKnowledgeGraph {
         Ok(symbols(state.graph(), found))
     }
 
-    /// The source files `build` would index under `root` (relative paths, sorted) and
-    /// the files it would skip before parsing, with why; nothing is read or parsed.
+    /// The source files `build` would index under `root` (relative paths, sorted),
+    /// the files it would skip before parsing, with why, and how many files of each
+    /// programming language the graph does not parse lie there (language name ->
+    /// count, e.g. {"C": 12}); nothing is read or parsed.
     #[staticmethod]
     #[pyo3(signature = (root, *, max_file_bytes = 1_000_000))]
     fn discover(py: Python<'_>, root: PathBuf, max_file_bytes: u64) -> PyResult<Discovered> {
@@ -295,7 +299,14 @@ impl PyKnowledgeGraph {
         Ok((
             scan.sources.into_iter().map(|s| s.relative).collect(),
             scan.skipped,
+            scan.unsupported,
         ))
+    }
+
+    /// The languages the graph parses, by name ("Python", "Rust", "TSX"...).
+    #[staticmethod]
+    fn supported_languages() -> Vec<&'static str> {
+        Language::ALL.iter().map(|l| l.display_name()).collect()
     }
 
     /// The files in the graph (relative paths, sorted).

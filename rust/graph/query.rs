@@ -324,4 +324,106 @@ mod tests {
         assert!(names("").is_empty() && names("zzz").is_empty());
         assert_eq!(subsequence_span("abxxcab", &['a', 'b', 'c']), Some(5));
     }
+
+    const TWO_RUNS: &str = "class A:\n    def run(self):\n        helper()\n    def go(self):\n        self.run()\n\nclass B:\n    def run(self):\n        pass\n    def go(self):\n        self.run()\n\ndef run():\n    pass\n\ndef helper():\n    pass\n";
+
+    /// "scope.name:line" of each node.
+    fn named(g: &KnowledgeGraph, ids: &[NodeIndex]) -> Vec<String> {
+        ids.iter()
+            .map(|&id| {
+                let scope = g.scope(id).unwrap_or("");
+                format!("{scope}.{}:{}", g.node(id).name, g.node(id).line)
+            })
+            .collect()
+    }
+
+    fn ends(g: &KnowledgeGraph, found: Vec<(NodeIndex, Edge)>) -> Vec<String> {
+        let ids: Vec<NodeIndex> = found.into_iter().map(|(id, _)| id).collect();
+        named(g, &ids)
+    }
+
+    #[test]
+    fn split_qualified_names() {
+        assert_eq!(split_qualified("run"), (None, "run"));
+        assert_eq!(split_qualified("A.run"), (Some("A"), "run"));
+        assert_eq!(split_qualified("A::run"), (Some("A"), "run"));
+        assert_eq!(split_qualified("a.b::c"), (Some("a.b"), "c"));
+        assert_eq!(split_qualified("A::b.c"), (Some("A::b"), "c"));
+        assert_eq!(split_qualified("A."), (Some("A"), ""));
+        assert_eq!(split_qualified(".run"), (None, ".run"));
+        assert_eq!(split_qualified("::run"), (None, "::run"));
+        assert_eq!(split_qualified(""), (None, ""));
+    }
+
+    #[test]
+    fn qualified_names_pick_the_method_of_one_class() {
+        let g = graph(&[("m.py", TWO_RUNS)]);
+        let find = |name: &str| named(&g, &g.find_symbol(name, false));
+        assert_eq!(find("run"), ["A.run:2", "B.run:8", ".run:13"]);
+        assert_eq!(find("A.run"), ["A.run:2"]);
+        assert_eq!(find("A::run"), ["A.run:2"]);
+        assert_eq!(find("B.run"), ["B.run:8"]);
+        assert!(find("C.run").is_empty());
+        assert!(find("A.helper").is_empty(), "helper is not A's");
+        assert!(find("A.").is_empty());
+        assert_eq!(g.definitions("A.go").len(), 1);
+
+        // Callers and callees of one class's method only.
+        assert_eq!(ends(&g, g.callers("A.run")), ["A.go:4"]);
+        assert_eq!(ends(&g, g.callers("B.run")), ["B.go:10"]);
+        assert_eq!(ends(&g, g.callers("run")), ["A.go:4", "B.go:10"]);
+        assert_eq!(ends(&g, g.callees("A.run")), [".helper:16"]);
+        assert!(g.callees("B.run").is_empty());
+        assert_eq!(
+            ends(&g, g.references("A.run", &REFERENCE_KINDS)),
+            ["A.go:4"]
+        );
+
+        // Prefix and fuzzy apply to the method part; the class must match exactly.
+        let prefix = |name: &str| named(&g, &g.find_symbol(name, true));
+        assert_eq!(prefix("A.r"), ["A.run:2"]);
+        assert_eq!(prefix("A."), ["A.run:2", "A.go:4"]);
+        assert!(prefix("a.r").is_empty());
+        assert_eq!(prefix("r").len(), 3);
+        let fuzzy = |name: &str| named(&g, &g.find_fuzzy(name));
+        assert_eq!(fuzzy("B.rn"), ["B.run:8"]);
+        assert_eq!(fuzzy("A.g"), ["A.go:4"]);
+        assert!(fuzzy("A.").is_empty());
+        assert!(fuzzy("Ab.run").is_empty());
+        assert_eq!(fuzzy("rn").len(), 3);
+        assert!(g.find("A.run", true, true).is_err());
+        assert_eq!(g.find("A.ru", true, false).unwrap().len(), 1);
+
+        // The neighbourhood of A.run: A.run, what contains it, calls it, it calls.
+        let near: Vec<String> = g
+            .neighbourhood_of("A.run", 1)
+            .into_iter()
+            .map(|(id, d)| format!("{}:{d}", named(&g, &[id])[0]))
+            .collect();
+        assert_eq!(near, ["A.run:2:0", ".A:1:1", "A.go:4:1", ".helper:16:1"]);
+        assert_eq!(g.neighbourhood_of("run", 0).len(), 3);
+        assert_eq!(g.neighbourhood_of("m.py", 0).len(), 1, "a file is no class");
+    }
+
+    /// In Rust a method's scope is a trait it is declared in; an `impl` block is no
+    /// definition, so the methods of `impl S` are at file level (no `S::m`).
+    #[test]
+    fn qualified_names_in_rust_use_the_enclosing_definition() {
+        let g = crate::graph::KnowledgeGraph::from_files(vec![(
+            "lib.rs".to_string(),
+            crate::graph::extract(
+                crate::graph::Language::Rust,
+                b"trait Shape {\n    fn area(&self) -> f64 { 0.0 }\n}\ntrait Other {\n    fn area(&self) -> f64 { 1.0 }\n}\nfn area() {}\n",
+            ),
+        )]);
+        assert_eq!(g.find_symbol("area", false).len(), 3);
+        assert_eq!(
+            named(&g, &g.find_symbol("Shape::area", false)),
+            ["Shape.area:2"]
+        );
+        assert_eq!(
+            named(&g, &g.find_symbol("Other.area", false)),
+            ["Other.area:5"]
+        );
+    }
 }

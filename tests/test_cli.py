@@ -198,7 +198,7 @@ def test_the_code_budget_follows_the_window_and_the_message_survives(indexed: Pa
     root = ["--root", str(indexed)]
     assert run_json("context", "store", "--budget", "32000", *root)["code_tokens"] == 8000
     assert run_json("context", "store", "--budget", "8000", *root)["code_tokens"] == 2000
-    tiny = run_json("context", "store save User and explain everything it does", "--budget", "100",
+    tiny = run_json("context", "store save User and explain everything it does", "--budget", "30",
                     "--code-tokens", "16000", *root)
     assert tiny["pruned"]  # the code did not fit ...
     kept = [i for i in tiny["items"] if i["type"] == "UserMessage"]

@@ -40,7 +40,7 @@ def raw(m: am.EpisodicMemory, sql: str) -> list[tuple[Any, ...]]:
 
 def test_schema_has_the_seed_tables_and_version(mem: am.EpisodicMemory) -> None:
     tables = {r[0] for r in raw(mem, "SELECT table_name FROM information_schema.tables")}
-    assert tables == {"schema_meta", "tool_executions", "file_interactions", "task_history", "context_snapshots",
+    assert tables == {"schema_meta", "schema_versions", "tool_executions", "file_interactions", "task_history", "context_snapshots",
                       "learned_patterns", "session_learnings"}
     assert mem.schema_version == am.episodic.SCHEMA_VERSION == 2
     cols = [r[0] for r in raw(mem, "SELECT column_name FROM information_schema.columns "
@@ -379,3 +379,21 @@ def test_context_manager_wiring(clock: list[float]) -> None:
     reasons = [s["reason"] for s in store.snapshots(limit=50)]
     assert reasons.count("pruning") == ctx.window.pruning_count > 0 and "task_switch" in reasons
     store.close()
+
+
+def test_the_migration_registry_versions_each_component(tmp_path: Path) -> None:
+    path = tmp_path / "memory.duckdb"
+    with am.EpisodicMemory(path) as m:
+        m.record_file_interaction("a.py", "read")
+    con = duckdb.connect(str(path))
+    assert con.execute("SELECT component, version FROM schema_versions").fetchall() == [("episodic", 2)]
+    assert con.execute("SELECT version FROM schema_meta").fetchall() == [(2,)]  # what older releases read
+    con.execute("DROP TABLE schema_versions")  # a store written before the registry
+    con.close()
+    with am.EpisodicMemory(path) as m:
+        assert m.schema_version == 2 and len(m.file_history("a.py")) == 1
+    con = duckdb.connect(str(path))
+    con.execute("UPDATE schema_versions SET version = 7")
+    con.close()
+    with pytest.raises(am.SchemaVersionError, match="episodic schema version 7"):
+        am.EpisodicMemory(path)

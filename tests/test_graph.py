@@ -236,7 +236,8 @@ def test_bad_input_is_skipped_or_warned_never_fatal(tmp_path: Path) -> None:
     assert seen[-1] == (5, 5) and seen == sorted(seen) and {t for _, t in seen} == {5}
     assert g.files == ["broken.py", "latin1.py", "noise.py", "ok.py"]  # noise: indexed, nothing in it
     assert g.get_file_contents("noise.py") == []
-    sources, skipped = am.KnowledgeGraph.discover(tmp_path)  # the same walk, nothing parsed
+    sources, skipped, unsupported = am.KnowledgeGraph.discover(tmp_path)  # the same walk, nothing parsed
+    assert unsupported == {}
     assert sources == ["blob.py", "broken.py", "latin1.py", "noise.py", "ok.py"] and [p for p, _ in skipped] == ["huge.py"]
     assert "huge.py" in am.KnowledgeGraph.discover(tmp_path, max_file_bytes=10**9)[0]
 

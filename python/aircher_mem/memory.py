@@ -19,6 +19,7 @@ while another process (an MCP server) holds the DuckDB file, which allows one wr
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import functools
 import logging
 import os
@@ -293,8 +294,11 @@ class Memory:
     def _definitions(self, graph: KnowledgeGraph, name: str) -> list[Symbol]:
         found = graph.find_symbol(name)
         if not found:
-            near = [s.name for s in graph.find_symbol(name.rsplit(".", 1)[-1], fuzzy=True)[:5]]
-            hint = f"; did you mean: {', '.join(dict.fromkeys(near))}?" if near else ""
+            base = name.replace("::", ".").rsplit(".", 1)[-1]
+            seen = {s.name for s in graph.find_symbol(base[:2], prefix=True)}
+            seen.update(s.name for s in graph.find_symbol(base, fuzzy=True))
+            near = difflib.get_close_matches(base, sorted(seen), n=5, cutoff=0.6)
+            hint = f"; did you mean: {', '.join(near)}?" if near else ""
             raise UnknownSymbolError(f"no definition named {name!r} in the code graph{hint}")
         return found
 

@@ -89,17 +89,25 @@ def _has_table(con: duckdb.DuckDBPyConnection, table: str) -> bool:
     return bool(row and row[0])
 
 
+def _recorded(con: duckdb.DuckDBPyConnection, component: str) -> bool:
+    if not _has_table(con, "schema_versions"):
+        return False
+    return con.execute("SELECT count(*) FROM schema_versions WHERE component = ?", [component]).fetchone() == (1,)
+
+
 def schema_version(con: duckdb.DuckDBPyConnection, component: str) -> int:
-    """The version of ``component``'s tables in this file (0: none yet)."""
+    """The version of ``component``'s tables in this file (0: none yet); for a
+    component that kept its version in a table of its own before the registry, the
+    higher of the two (an older aircher-mem may have written only that one)."""
+    version = 0
     if _has_table(con, "schema_versions"):
         row = con.execute("SELECT version FROM schema_versions WHERE component = ?", [component]).fetchone()
-        if row:
-            return int(row[0])
+        version = int(row[0]) if row else 0
     legacy = _LEGACY_TABLE.get(component)
     if legacy and _has_table(con, legacy):
         row = con.execute(f"SELECT version FROM {legacy}").fetchone()
-        return int(row[0]) if row else 0
-    return 0
+        version = max(version, int(row[0]) if row else 0)
+    return version
 
 
 def migrate(con: duckdb.DuckDBPyConnection, component: str, *, path: str = "store") -> int:
@@ -113,7 +121,7 @@ def migrate(con: duckdb.DuckDBPyConnection, component: str, *, path: str = "stor
         raise SchemaVersionError(
             f"{path} has {component} schema version {version}, newer than this aircher-mem's {latest}; "
             "upgrade aircher-mem to open it (the file was not changed)")
-    if version == latest:
+    if version == latest and _recorded(con, component):
         return version
     con.execute("BEGIN TRANSACTION")
     try:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
 from .._core import __version__
@@ -58,12 +58,13 @@ TaskId = Annotated[str | None, Field(description="Optional id of the task this b
                                                   "learned from edits within one task.")]
 
 
-def _answer(call: Callable[[], Any]) -> str:
-    """Runs one verb: its result as JSON, or its error as an error result."""
+def _answer(call: Callable[[], Any]) -> CallToolResult:
+    """Runs one verb: its result as JSON, or its error as an error result holding
+    the error JSON (and nothing else, so the model can parse it)."""
     try:
-        return wire.dumps(call())
+        return CallToolResult(content=[TextContent(type="text", text=wire.dumps(call()))])
     except (AircherError, OSError) as exc:
-        raise ToolError(wire.dumps(wire.error_json(exc))) from None
+        return CallToolResult(content=[TextContent(type="text", text=wire.dumps(wire.error_json(exc)))], is_error=True)
 
 
 def build_server(memory: Memory) -> MCPServer[Any]:
@@ -77,32 +78,32 @@ def build_server(memory: Memory) -> MCPServer[Any]:
             description="Match every definition whose name starts with `name`.")] = False,
                     fuzzy: Annotated[bool, Field(
             description="Match names holding the letters of `name` in order, ignoring case (when unsure of "
-                        "the exact name); best match first.")] = False) -> str:
+                        "the exact name); best match first.")] = False) -> CallToolResult:
         """Where a function, class or module-level constant is defined. Returns JSON {query, match, symbols:
         [{name, kind, scope, path, line, end_line, signature, qualified}]}; an exact name nothing defines is an
         unknown_symbol error with suggestions."""
         return _answer(lambda: memory.symbol(name, prefix=prefix, fuzzy=fuzzy))
 
     @tool
-    def get_callers(name: Name) -> str:
+    def get_callers(name: Name) -> CallToolResult:
         """The functions that call `name`: JSON {name, direction, definitions, calls: [{symbol, call_line, kind,
         confidence}]}. confidence < 1 means the call's name matches several definitions."""
         return _answer(lambda: memory.callers(name))
 
     @tool
-    def get_callees(name: Name) -> str:
+    def get_callees(name: Name) -> CallToolResult:
         """The functions and classes that `name` calls, resolved in the project: JSON {name, direction,
         definitions, calls: [{symbol, call_line, kind, confidence}]}."""
         return _answer(lambda: memory.callees(name))
 
     @tool
-    def get_dependencies(path: FilePath) -> str:
+    def get_dependencies(path: FilePath) -> CallToolResult:
         """The project files that `path` imports ("dependencies") and the files that import it ("dependents"):
         JSON {path, dependencies, dependents}. Use before changing a module's interface."""
         return _answer(lambda: memory.dependencies(path))
 
     @tool
-    def get_file_contents(path: FilePath) -> str:
+    def get_file_contents(path: FilePath) -> CallToolResult:
         """The outline of a source file: its functions, classes and constants in line order, as JSON {path,
         symbols: [{name, kind, scope, path, line, end_line, signature, qualified}]}. Cheaper than reading the file;
         read the lines you need afterwards."""
@@ -114,14 +115,14 @@ def build_server(memory: Memory) -> MCPServer[Any]:
                                                                "functions, classes or files involved if you know them.")],
         max_tokens: Annotated[int | None, Field(ge=1, le=100_000, description="Token budget for all returned code "
                                                                                "(default: the project's policy).")] = None,
-    ) -> str:
+    ) -> CallToolResult:
         """The code most relevant to a task, ranked over the code graph (definitions and files the query names,
         and what they call or are called by), cut to fit `max_tokens`. JSON {query, max_tokens, tokens, snippets:
         [{file_path, line_range, content, relevance (0-1], tokens}]}, best first."""
         return _answer(lambda: memory.relevant_code(query, max_tokens=max_tokens))
 
     @tool
-    def file_history(path: FilePath, limit: Limit = 10) -> str:
+    def file_history(path: FilePath, limit: Limit = 10) -> CallToolResult:
         """What was done with a file in earlier sessions, newest first, and the failed tool runs on it: JSON
         {path, interactions: [{timestamp, operation, line_range, success, task_id, context, changes_summary, ...}],
         failed_tool_runs: [{timestamp, tool_name, error_message, parameters, task_id, ...}]}."""
@@ -132,7 +133,7 @@ def build_server(memory: Memory) -> MCPServer[Any]:
         path: Annotated[str | None, Field(description="Only pairs that include this file (relative path).")] = None,
         min_count: Annotated[int | None, Field(ge=1, description="Edited together at least this many times "
                                                                  "(default: the project's policy, 3).")] = None,
-    ) -> str:
+    ) -> CallToolResult:
         """Files that were edited together (same task, within 5 minutes) in earlier sessions: when you change one,
         check the other. JSON {path, min_count, pairs: [{file1, file2, count}]}, most frequent first."""
         return _answer(lambda: memory.co_edited_files(path, min_count=min_count))
@@ -142,7 +143,7 @@ def build_server(memory: Memory) -> MCPServer[Any]:
         query: Annotated[str | None, Field(description="Find past tasks similar to this text instead of the "
                                                         "open ones.")] = None,
         limit: Limit = 10,
-    ) -> str:
+    ) -> CallToolResult:
         """Without `query`: the open (active or paused) tasks, newest first. With `query`: past tasks most similar
         to it, with their outcome, so earlier solutions can be reused. JSON {query, tasks: [{task_id, status,
         description, outcome, started_at, files_touched, score}]}."""
@@ -156,7 +157,7 @@ def build_server(memory: Memory) -> MCPServer[Any]:
         description: Annotated[str | None, Field(description="For start: what the task is, one sentence.")] = None,
         outcome: Annotated[str | None, Field(description="For complete or fail: what came of it, one sentence; "
                                                           "later sessions read it.")] = None,
-    ) -> str:
+    ) -> CallToolResult:
         """Start a task before working on it and complete (or fail) it when done. Records made with its task_id
         are grouped under it, files edited together within a task are learned as co-edited, and later sessions
         find the task and its outcome with tasks(query=...). Returns {task_id, status}."""
@@ -171,7 +172,7 @@ def build_server(memory: Memory) -> MCPServer[Any]:
         duration_ms: Annotated[int | None, Field(ge=0, description="How long it took.")] = None,
         file_path: Annotated[str | None, Field(description="The file it was about, if any (relative path).")] = None,
         task_id: TaskId = None,
-    ) -> str:
+    ) -> CallToolResult:
         """Remember a tool call you made (a test run, a build, a search), so later sessions know which tools fail
         and which edits fixed an error. Returns {what, graph_stale}."""
         return _answer(lambda: memory.record_tool_call(
@@ -188,7 +189,7 @@ def build_server(memory: Memory) -> MCPServer[Any]:
         success: Annotated[bool, Field(description="Whether it worked.")] = True,
         changes_summary: Annotated[str | None, Field(description="For edits: what changed and why, one line.")] = None,
         task_id: TaskId = None,
-    ) -> str:
+    ) -> CallToolResult:
         """Remember that you read, wrote, edited, searched or analyzed a file, so later sessions find it in
         file_history and learn which files change together. After a write or edit the code graph is refreshed
         before the next query. Returns {what, graph_stale}."""

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 import aircher_mem as am
+import pytest
 from aircher_mem import _reference as reference
 from conftest import NOW, agent_like_window
 
@@ -29,8 +28,12 @@ def test_prune_rust(benchmark: Any, n: int) -> None:
     base.extend(items)
     benchmark.group = f"prune {n:,} items"
     benchmark.extra_info.update(items=n, impl="rust")
-    result = benchmark.pedantic(lambda w: w.maybe_prune(NOW), setup=lambda: ((base.copy(),), {}),
-                                rounds=max(20, 1_000_000 // n), warmup_rounds=2)
+    result = benchmark.pedantic(
+        lambda w: w.maybe_prune(NOW),
+        setup=lambda: ((base.copy(),), {}),
+        rounds=max(20, 1_000_000 // n),
+        warmup_rounds=2,
+    )
     assert result is not None and result.tokens_after <= result.threshold
 
 

@@ -8,10 +8,9 @@ import random
 from pathlib import Path
 from typing import Any
 
+import aircher_mem as am
 import duckdb
 import pytest
-
-import aircher_mem as am
 from conftest import NOW
 
 CALLS = 2_000
@@ -36,15 +35,19 @@ def test_record_batched(benchmark: Any, tmp_path: Path) -> None:
 def test_record_insert_per_call(benchmark: Any, tmp_path: Path) -> None:
     """Baseline: one INSERT statement per call, as a naive recorder would do."""
     con = duckdb.connect(str(tmp_path / "naive.duckdb"))
-    con.execute("CREATE TABLE file_interactions (timestamp TIMESTAMP, session_id VARCHAR, file_path VARCHAR, "
-                "operation VARCHAR, line_range JSON, success BOOLEAN)")
+    con.execute(
+        "CREATE TABLE file_interactions (timestamp TIMESTAMP, session_id VARCHAR, file_path VARCHAR, "
+        "operation VARCHAR, line_range JSON, success BOOLEAN)"
+    )
     benchmark.group = "record_file_interaction x 2000"
     benchmark.extra_info.update(impl="insert-per-call", calls=CALLS)
 
     def record() -> None:
         for n in range(CALLS):
-            con.execute("INSERT INTO file_interactions VALUES (now(), 's', ?, 'read', ?, true)",
-                        [FILES[n % len(FILES)], f'{{"start": {n}, "end": {n + 40}}}'])
+            con.execute(
+                "INSERT INTO file_interactions VALUES (now(), 's', ?, 'read', ?, true)",
+                [FILES[n % len(FILES)], f'{{"start": {n}, "end": {n + 40}}}'],
+            )
 
     benchmark.pedantic(record, rounds=3, warmup_rounds=0)
     con.close()
@@ -59,11 +62,19 @@ def big_store(tmp_path_factory: pytest.TempPathFactory) -> am.EpisodicMemory:
         store.start_task(f"t{t}", " ".join(rng.sample(words, 4)))
         store.complete_task(f"t{t}", " ".join(rng.sample(words, 3)))
     for n in range(ROWS):
-        store.record_file_interaction(rng.choice(FILES), rng.choice(["read", "read", "edit", "search"]),
-                                      task_id=f"t{n // 100}", timestamp=NOW + n * 5)
+        store.record_file_interaction(
+            rng.choice(FILES),
+            rng.choice(["read", "read", "edit", "search"]),
+            task_id=f"t{n // 100}",
+            timestamp=NOW + n * 5,
+        )
     for n in range(ROWS // 5):
-        store.record_tool_execution(rng.choice(["bash", "read_file", "edit_file", "pytest"]),
-                                    success=rng.random() < 0.8, duration_ms=rng.randint(5, 500), timestamp=NOW + n * 25)
+        store.record_tool_execution(
+            rng.choice(["bash", "read_file", "edit_file", "pytest"]),
+            success=rng.random() < 0.8,
+            duration_ms=rng.randint(5, 500),
+            timestamp=NOW + n * 25,
+        )
     store.flush()
     return store
 

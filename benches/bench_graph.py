@@ -12,9 +12,8 @@ import sysconfig
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 import aircher_mem as am
+import pytest
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 CTAGS = shutil.which("ctags")
@@ -35,9 +34,14 @@ def graph(tmp_path_factory: pytest.TempPathFactory) -> tuple[am.KnowledgeGraph, 
 def test_build_stdlib(benchmark: Any) -> None:
     benchmark.group = "index CPython stdlib"
     g = benchmark.pedantic(am.KnowledgeGraph.build, args=(STDLIB,), rounds=3, warmup_rounds=0)
-    benchmark.extra_info.update(impl="aircher-mem graph", files=g.file_count, nodes=g.node_count, edges=g.edge_count,
-                                lines=lines_of_python(STDLIB),
-                                peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+    benchmark.extra_info.update(
+        impl="aircher-mem graph",
+        files=g.file_count,
+        nodes=g.node_count,
+        edges=g.edge_count,
+        lines=lines_of_python(STDLIB),
+        peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024,
+    )
 
 
 @pytest.mark.skipif(CTAGS is None, reason="universal-ctags is not installed (apt-get install universal-ctags)")
@@ -91,8 +95,13 @@ def test_relevant_code(benchmark: Any, graph: tuple[am.KnowledgeGraph, Path]) ->
     benchmark.group = "graph operations"
     benchmark.extra_info.update(impl="find_relevant_to_query (2K tokens)")
     counter = am.TokenCounter()
-    benchmark.pedantic(am.find_relevant_to_query, args=(graph[0], "json decoder raises JSONDecodeError in raw_decode"),
-                       kwargs={"max_tokens": 2000, "tokens": counter}, rounds=5, warmup_rounds=1)
+    benchmark.pedantic(
+        am.find_relevant_to_query,
+        args=(graph[0], "json decoder raises JSONDecodeError in raw_decode"),
+        kwargs={"max_tokens": 2000, "tokens": counter},
+        rounds=5,
+        warmup_rounds=1,
+    )
 
 
 def test_call_precision(graph: tuple[am.KnowledgeGraph, Path]) -> None:

@@ -6,9 +6,12 @@ import aircher_mem as am
 
 NOW = 1_700_000_000.0
 KINDS = [
-    am.ContextItemType.UserMessage(), am.ContextItemType.AssistantResponse(),
-    am.ContextItemType.AssistantResponse(["bash"]), am.ContextItemType.ToolResult("bash", "src/app.py"),
-    am.ContextItemType.CodeSnippet("src/app.py", (10, 80)), am.ContextItemType.TaskState("t1", "fix"),
+    am.ContextItemType.UserMessage(),
+    am.ContextItemType.AssistantResponse(),
+    am.ContextItemType.AssistantResponse(["bash"]),
+    am.ContextItemType.ToolResult("bash", "src/app.py"),
+    am.ContextItemType.CodeSnippet("src/app.py", (10, 80)),
+    am.ContextItemType.TaskState("t1", "fix"),
     am.ContextItemType.KnowledgeGraphQuery("callers of f", "g, h"),
 ]
 
@@ -19,13 +22,24 @@ def agent_like_window(n: int, seed: int = 0) -> tuple[list[am.ContextItem], int]
     Returns the items and a max_tokens that puts them at 90 % of the window, so one
     prune runs the seed's path (threshold 80 %, remove 30 %)."""
     rng = random.Random(seed)
-    items = [am.ContextItem("sys", "system", am.ContextItemType.SystemPrompt(), token_cost=500, timestamp=NOW - 3 * 3600, sticky=True)]
+    items = [
+        am.ContextItem(
+            "sys", "system", am.ContextItemType.SystemPrompt(), token_cost=500, timestamp=NOW - 3 * 3600, sticky=True
+        )
+    ]
     for i in range(1, n):
         deps = [items[rng.randrange(i)].id] if rng.random() < 0.1 else []
-        items.append(am.ContextItem(
-            f"item-{i:07d}", "", rng.choice(KINDS), token_cost=rng.randint(10, 2000),
-            timestamp=NOW - rng.uniform(0, 3 * 3600), relevance_score=rng.choice([1.0, 1.0, 0.8, 0.5]),
-            task_id=rng.choice(["t1", "t2", "t3"]), dependencies=deps,
-        ))
+        items.append(
+            am.ContextItem(
+                f"item-{i:07d}",
+                "",
+                rng.choice(KINDS),
+                token_cost=rng.randint(10, 2000),
+                timestamp=NOW - rng.uniform(0, 3 * 3600),
+                relevance_score=rng.choice([1.0, 1.0, 0.8, 0.5]),
+                task_id=rng.choice(["t1", "t2", "t3"]),
+                dependencies=deps,
+            )
+        )
     total = sum(i.token_cost for i in items)
     return items, int(total / 0.9)

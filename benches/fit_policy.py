@@ -32,10 +32,12 @@ def main(path: str) -> None:
         overrides["weight_assistant_tool_calls"] = overrides["weight_assistant_text"] * 1.2 / 0.9
         objective = 0.0
         for budget in (4000, 8000):
-            policy = am.Policy(max_tokens=budget, context=am.ContextPolicy(**overrides),
-                               drop_stale_views=True, supersede_views=True)
-            [s] = rp.summarize(rp.replay(events, policy, instance=i, strategy="fit", tokens=counter)
-                               for i, events in fit)
+            policy = am.Policy(
+                max_tokens=budget, context=am.ContextPolicy(**overrides), drop_stale_views=True, supersede_views=True
+            )
+            [s] = rp.summarize(
+                rp.replay(events, policy, instance=i, strategy="fit", tokens=counter) for i, events in fit
+            )
             objective += s.held_share - s.edits_without_view / max(1, s.edits)
         rows.append((objective, overrides))
         print(f"{objective:+.4f} {overrides}", file=sys.stderr)

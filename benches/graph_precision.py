@@ -121,7 +121,9 @@ def ground_truth(root: Path, files: list[str]) -> list[Site]:
                     if func.attr in tops.get(path, {}):
                         return Site(rel, line, func.attr, (path, tops[path][func.attr]), "module.attr")
                 elif func.value.id == "self" and cls is not None:
-                    methods = {n.name: n.lineno for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+                    methods = {
+                        n.name: n.lineno for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    }
                     if func.attr in methods:
                         return Site(rel, line, func.attr, (rel, methods[func.attr]), "self.method")
             return None
@@ -153,8 +155,10 @@ def measure(root: Path, graph: am.KnowledgeGraph | None = None) -> dict[str, Cou
                 stats[bucket]["linked"] += 1
                 stats[bucket]["right"] += site.target in targets
                 stats[bucket]["exact"] += targets == [site.target]
-    print(f"{root}: {len(files)} Python files, {len(sites)} call sites with a known target "
-          f"({time.perf_counter() - started:.1f} s)")
+    print(
+        f"{root}: {len(files)} Python files, {len(sites)} call sites with a known target "
+        f"({time.perf_counter() - started:.1f} s)"
+    )
     return stats
 
 
@@ -162,8 +166,10 @@ def main() -> None:
     root = Path(sys.argv[1] if len(sys.argv) > 1 else sysconfig.get_paths()["stdlib"])
     stats = measure(root)
     e = stats["edges"]
-    print(f"The graph links {e['sites']:,} call sites ({e['unique'] / max(e['sites'], 1):.1%} to a single definition); "
-          f"{e['known'] / max(e['sites'], 1):.1%} of them are sites with a known target, below.")
+    print(
+        f"The graph links {e['sites']:,} call sites ({e['unique'] / max(e['sites'], 1):.1%} to a single definition); "
+        f"{e['known'] / max(e['sites'], 1):.1%} of them are sites with a known target, below."
+    )
     print("| call sites | known | linked | right among targets | exact (only target) |")
     print("|---|---:|---:|---:|---:|")
     for bucket in ("same file", "from-import", "module.attr", "self.method", "all"):
@@ -171,8 +177,10 @@ def main() -> None:
         if not s["sites"]:
             continue
         linked = max(s["linked"], 1)
-        print(f"| {bucket} | {s['sites']:,} | {s['linked'] / s['sites']:.1%} | {s['right'] / linked:.1%} | "
-              f"{s['exact'] / linked:.1%} |")
+        print(
+            f"| {bucket} | {s['sites']:,} | {s['linked'] / s['sites']:.1%} | {s['right'] / linked:.1%} | "
+            f"{s['exact'] / linked:.1%} |"
+        )
 
 
 if __name__ == "__main__":

@@ -45,8 +45,10 @@ def main() -> None:
             rust.append(r)
             python.append(p)
             ratios.append(p / r)
-        print(f"| {n:,} | {statistics.median(rust) * 1e3:.3f} ms | {statistics.median(python) * 1e3:.1f} ms "
-              f"| {statistics.median(ratios):.0f}x |")
+        print(
+            f"| {n:,} | {statistics.median(rust) * 1e3:.3f} ms | {statistics.median(python) * 1e3:.1f} ms "
+            f"| {statistics.median(ratios):.0f}x |"
+        )
 
 
 if __name__ == "__main__":

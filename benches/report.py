@@ -25,8 +25,10 @@ def prune_table(benchmarks: list[dict[str, Any]]) -> None:
     for n in sorted(rows):
         r, p = rows[n].get("rust"), rows[n].get("python")
         if r and p:
-            print(f"| {n:,} | {ms(r['median'])} | {ms(r['min'])} | {ms(p['median'])} | {ms(p['min'])} "
-                  f"| {p['median'] / r['median']:.0f}x | {p['min'] / r['min']:.0f}x |")
+            print(
+                f"| {n:,} | {ms(r['median'])} | {ms(r['min'])} | {ms(p['median'])} | {ms(p['min'])} "
+                f"| {p['median'] / r['median']:.0f}x | {p['min'] / r['min']:.0f}x |"
+            )
 
 
 def main(path: str) -> None:
@@ -45,8 +47,10 @@ def main(path: str) -> None:
             continue
         print(f"\n### {group}\n\n| case | median | min | rounds |\n|---|---:|---:|---:|")
         for b in sorted(bs, key=lambda b: b["stats"]["median"]):
-            print(f"| {b['extra_info'].get('impl', b['name'])} | {ms(b['stats']['median'])} | {ms(b['stats']['min'])} "
-                  f"| {b['stats']['rounds']} |")
+            print(
+                f"| {b['extra_info'].get('impl', b['name'])} | {ms(b['stats']['median'])} | {ms(b['stats']['min'])} "
+                f"| {b['stats']['rounds']} |"
+            )
 
 
 if __name__ == "__main__":

@@ -35,10 +35,21 @@ def builtin_session() -> Iterator[dict[str, Any]]:
     yield {"kind": "system", "text": "You are a coding agent. Use one bash command per turn."}
     yield {"kind": "task", "text": "Fix the off-by-one error in pagination (app/pages.py)."}
     for turn in range(40):
-        yield {"kind": "action", "tool": "cat", "text": f"THOUGHT: look at page {turn}\n```bash\nsed -n '{turn * 40 + 1},{turn * 40 + 40}p' app/pages.py\n```"}
-        body = "\n".join(f"{n}: def page_{n}(items): return items[{n}:{n} + 10]" for n in range(turn * 40 + 1, turn * 40 + 41))
-        yield {"kind": "observation", "tool": "cat", "text": body,
-               "reads": [{"file_path": "app/pages.py", "line_range": [turn * 40 + 1, turn * 40 + 40]}]}
+        yield {
+            "kind": "action",
+            "tool": "cat",
+            "text": f"THOUGHT: look at page {turn}\n```bash\n"
+            f"sed -n '{turn * 40 + 1},{turn * 40 + 40}p' app/pages.py\n```",
+        }
+        body = "\n".join(
+            f"{n}: def page_{n}(items): return items[{n}:{n} + 10]" for n in range(turn * 40 + 1, turn * 40 + 41)
+        )
+        yield {
+            "kind": "observation",
+            "tool": "cat",
+            "text": body,
+            "reads": [{"file_path": "app/pages.py", "line_range": [turn * 40 + 1, turn * 40 + 40]}],
+        }
 
 
 def main() -> None:
@@ -50,8 +61,10 @@ def main() -> None:
     clock = [1_700_000_000.0]  # one simulated minute per event, so time decay shows
     manager = am.DynamicContextManager(am.Policy(max_tokens=args.budget), clock=lambda: clock[0])
     events = trajectory(args.instance) if DATA.is_file() else builtin_session()
-    print(f"source: {args.instance if DATA.is_file() else 'built-in session'}; budget {args.budget} tokens "
-          f"(prune above {manager.window.threshold})")
+    print(
+        f"source: {args.instance if DATA.is_file() else 'built-in session'}; budget {args.budget} tokens "
+        f"(prune above {manager.window.threshold})"
+    )
     print(f"{'step':>4} {'event':<12} {'tokens':>7} {'items':>5}  pruned")
     for step, event in enumerate(events):
         clock[0] += 60
@@ -74,8 +87,10 @@ def main() -> None:
         note = f"{len(result.removed)} items, {result.tokens_before} -> {result.tokens_after}" if result else ""
         print(f"{step:>4} {kind or '?':<12} {manager.window.token_count:>7} {len(manager.window):>5}  {note}")
     messages = manager.messages()
-    print(f"\n{manager.window.pruning_count} prunes; final context: {len(messages)} messages, "
-          f"{manager.window.token_count} tokens; first message role: {messages[0]['role']}")
+    print(
+        f"\n{manager.window.pruning_count} prunes; final context: {len(messages)} messages, "
+        f"{manager.window.token_count} tokens; first message role: {messages[0]['role']}"
+    )
 
 
 if __name__ == "__main__":

@@ -7,17 +7,20 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 import aircher_mem as am
+import pytest
 
 NOW = 1_700_000_000.0
 
 T = am.ContextItemType
 
 
-def make_item(id: str, kind: am.ContextItemType | None = None, *, age_s: float = 0.0, tokens: int = 10, **kw: Any) -> am.ContextItem:
-    return am.ContextItem(id, f"content {id}", kind or T.ToolResult("bash"), token_cost=tokens, timestamp=NOW - age_s, **kw)
+def make_item(
+    id: str, kind: am.ContextItemType | None = None, *, age_s: float = 0.0, tokens: int = 10, **kw: Any
+) -> am.ContextItem:
+    return am.ContextItem(
+        id, f"content {id}", kind or T.ToolResult("bash"), token_cost=tokens, timestamp=NOW - age_s, **kw
+    )
 
 
 @pytest.fixture
@@ -59,9 +62,16 @@ def duckdb_held_by_another_process(path: Path) -> Iterator[None]:
     """Another process opens the DuckDB file ``path`` (taking its write lock) and
     keeps it open until the block ends."""
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import duckdb, sys; c = duckdb.connect(sys.argv[1]); print('ready', flush=True); "
-         "sys.stdin.read()", str(path)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-c",
+            "import duckdb, sys; c = duckdb.connect(sys.argv[1]); print('ready', flush=True); sys.stdin.read()",
+            str(path),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
         yield

@@ -10,11 +10,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-from conftest import PROJECT_SOURCES, duckdb_held_by_another_process
-
 import aircher_mem as am
+import pytest
 from aircher_mem.interfaces.cli import ProgressLine, main
+from conftest import duckdb_held_by_another_process
 
 SCRIPT = str(Path(sys.executable).with_name("aircher-mem"))  # the installed console script
 
@@ -62,7 +61,11 @@ def test_incremental_index_reports_what_changed(indexed: Path) -> None:
     (indexed / "app/models.py").unlink()
     report = run_json("index", str(indexed))
     assert (report["full"], report["parsed"], report["updated"], report["removed"]) == (
-        False, 1, ["app/util.py"], ["app/models.py"])
+        False,
+        1,
+        ["app/util.py"],
+        ["app/models.py"],
+    )
     assert report["files"] == 3 and report["files_per_second"] > 0
     code, text = run("index", str(indexed), "--full")
     assert code == 0 and "full build (full rebuild requested)" in text and "3 files" in text
@@ -86,10 +89,26 @@ def test_progress_line_redraws_files_and_rate_on_a_terminal() -> None:
     assert quiet.getvalue() == ""
 
 
-SAVE = {"name": "save", "kind": "function", "scope": "User", "path": "app/models.py", "line": 5, "end_line": 6,
-        "signature": "def save(self):", "qualified": "User.save"}
-STORE = {"name": "store", "kind": "function", "scope": "", "path": "app/models.py", "line": 8, "end_line": 9,
-         "signature": "def store(obj):", "qualified": "store"}
+SAVE = {
+    "name": "save",
+    "kind": "function",
+    "scope": "User",
+    "path": "app/models.py",
+    "line": 5,
+    "end_line": 6,
+    "signature": "def save(self):",
+    "qualified": "User.save",
+}
+STORE = {
+    "name": "store",
+    "kind": "function",
+    "scope": "",
+    "path": "app/models.py",
+    "line": 8,
+    "end_line": 9,
+    "signature": "def store(obj):",
+    "qualified": "store",
+}
 
 
 def test_graph_lookups(indexed: Path) -> None:
@@ -100,8 +119,11 @@ def test_graph_lookups(indexed: Path) -> None:
     assert [s["name"] for s in run_json("symbol", "STR", "--fuzzy", *root)["symbols"]] == ["store"]
     assert run("symbol", "s", "--prefix", "--fuzzy", *root)[0] == 2
     assert run_json("callers", "store", *root) == {
-        "name": "store", "direction": "callers", "definitions": [STORE],
-        "calls": [{"symbol": SAVE, "call_line": 6, "kind": "calls", "confidence": 1.0}]}
+        "name": "store",
+        "direction": "callers",
+        "definitions": [STORE],
+        "calls": [{"symbol": SAVE, "call_line": 6, "kind": "calls", "confidence": 1.0}],
+    }
     assert run_json("callers", "User.save", *root)["definitions"] == [SAVE]
     callees = run_json("callees", "create", *root)["calls"]
     assert [(c["symbol"]["name"], c["call_line"]) for c in callees] == [("User", 4), ("save", 5)]
@@ -118,24 +140,39 @@ def test_unknown_names_say_so_with_exit_3(indexed: Path) -> None:
     for verb in ("symbol", "callers", "callees"):
         done = cli(verb, "stroe", *root)
         assert done.returncode == 3 and done.stdout == "", verb
-        assert done.stderr == f"aircher-mem {verb}: no definition named 'stroe' in the code graph; did you mean: store?\n"
+        assert (
+            done.stderr == f"aircher-mem {verb}: no definition named 'stroe' in the code graph; did you mean: store?\n"
+        )
     as_json = cli("callers", "nobody", "--json", *root)
     assert as_json.returncode == 3
-    assert json.loads(as_json.stdout) == {"error": {
-        "code": "unknown_symbol", "type": "UnknownSymbolError",
-        "message": "no definition named 'nobody' in the code graph"}}
+    assert json.loads(as_json.stdout) == {
+        "error": {
+            "code": "unknown_symbol",
+            "type": "UnknownSymbolError",
+            "message": "no definition named 'nobody' in the code graph",
+        }
+    }
     assert run_json("symbol", "nobody", "--prefix", *root)["symbols"] == []  # a search finding nothing is no error
 
 
 def test_deps_lists_imports_both_ways(indexed: Path) -> None:
     root = ["--root", str(indexed)]
     assert run_json("deps", "app/views.py", *root) == {
-        "path": "app/views.py", "dependencies": ["app/models.py"], "dependents": []}
+        "path": "app/views.py",
+        "dependencies": ["app/models.py"],
+        "dependents": [],
+    }
     assert run_json("deps", "app/models.py", *root) == {
-        "path": "app/models.py", "dependencies": [], "dependents": ["app/views.py"]}
+        "path": "app/models.py",
+        "dependencies": [],
+        "dependents": ["app/views.py"],
+    }
     code, text = run("deps", "app/models.py", *root)
     assert code == 0 and text.splitlines() == [
-        "app/models.py imports 0 file(s) of the project:", "app/models.py is imported by 1 file(s):", "  app/views.py"]
+        "app/models.py imports 0 file(s) of the project:",
+        "app/models.py is imported by 1 file(s):",
+        "  app/views.py",
+    ]
     assert cli("deps", "app/absent.py", "--root", str(indexed)).returncode == 3
 
 
@@ -144,20 +181,34 @@ def test_episodic_commands(indexed: Path) -> None:
         mem = memory.episodic
         mem.start_task("t1", "make store persist users")
         mem.record_file_interaction("app/models.py", "edit", line_range=(8, 9), changes_summary="store writes to disk")
-        mem.record_tool_execution("pytest", {"args": "-x"}, success=False, error_message="AssertionError",
-                                  file_path="app/models.py", duration_ms=120)
+        mem.record_tool_execution(
+            "pytest",
+            {"args": "-x"},
+            success=False,
+            error_message="AssertionError",
+            file_path="app/models.py",
+            duration_ms=120,
+        )
         mem.record_file_interaction("app/models.py", "edit", changes_summary="fix the assertion")
         mem.record_tool_execution("pytest", {"args": "-x"}, success=True, file_path="app/models.py", duration_ms=80)
         mem.start_task("t2", "add a helper for views")
     root = ["--root", str(indexed)]
     history = run_json("history", "app/models.py", *root)
     assert [(h["operation"], h["changes_summary"]) for h in history["interactions"]] == [
-        ("edit", "fix the assertion"), ("edit", "store writes to disk")]
+        ("edit", "fix the assertion"),
+        ("edit", "store writes to disk"),
+    ]
     [failed] = history["failed_tool_runs"]  # the failed test run on the file
     assert (failed["tool_name"], failed["error_message"], failed["duration_ms"], failed["file_path"]) == (
-        "pytest", "AssertionError", 120, "app/models.py")
-    assert run_json("history", str(indexed / "app/models.py"), "--limit", "1", *root)["interactions"][0][
-        "line_range"] is None
+        "pytest",
+        "AssertionError",
+        120,
+        "app/models.py",
+    )
+    assert (
+        run_json("history", str(indexed / "app/models.py"), "--limit", "1", *root)["interactions"][0]["line_range"]
+        is None
+    )
     assert [t["task_id"] for t in run_json("tasks", *root)["tasks"]] == ["t2", "t1"]
     assert [t["task_id"] for t in run_json("tasks", "persist users in store", *root)["tasks"]] == ["t1"]
     [pattern] = run_json("patterns", "--type", "error-fix", *root)["patterns"]
@@ -179,8 +230,14 @@ def test_context_shows_items_pruned_items_and_tokens(indexed: Path) -> None:
     full = run_json("context", "store save User", *root)
     assert full["max_tokens"] == 180_000 and full["pruned"] == [] and full["notes"] == []
     assert full["code_tokens"] == 16_000  # 25 % of the window, capped by retrieval.max_code_tokens
-    assert full["items"][0] == {"type": "UserMessage", "role": "user", "tokens": 3, "score": 1.5,
-                                "source": "store save User", "content": "store save User"}
+    assert full["items"][0] == {
+        "type": "UserMessage",
+        "role": "user",
+        "tokens": 3,
+        "score": 1.5,
+        "source": "store save User",
+        "content": "store save User",
+    }
     sources = [i["source"] for i in full["items"][1:]]
     assert sorted(sources) == ["app/models.py:1-2", "app/models.py:4-6", "app/models.py:8-9", "app/views.py:3-6"]
     assert full["total_tokens"] == sum(i["tokens"] for i in full["items"])
@@ -198,8 +255,9 @@ def test_the_code_budget_follows_the_window_and_the_message_survives(indexed: Pa
     root = ["--root", str(indexed)]
     assert run_json("context", "store", "--budget", "32000", *root)["code_tokens"] == 8000
     assert run_json("context", "store", "--budget", "8000", *root)["code_tokens"] == 2000
-    tiny = run_json("context", "store save User and explain everything it does", "--budget", "30",
-                    "--code-tokens", "16000", *root)
+    tiny = run_json(
+        "context", "store save User and explain everything it does", "--budget", "30", "--code-tokens", "16000", *root
+    )
     assert tiny["pruned"]  # the code did not fit ...
     kept = [i for i in tiny["items"] if i["type"] == "UserMessage"]
     assert [i["content"] for i in kept] == ["store save User and explain everything it does"]  # ... the message did
@@ -214,25 +272,36 @@ def test_init_and_doctor(project: Path) -> None:
     report = json.loads(text)
     assert code == 1 and not report["ok"]  # not indexed yet
     statuses = {c["check"]: c["status"] for c in report["checks"]}
-    assert statuses == {"versions": "ok", "store": "ok", "config": "ok", "encoding": "ok", "episodic": "ok",
-                        "graph": "fail", "languages": "ok"}
+    assert statuses == {
+        "versions": "ok",
+        "store": "ok",
+        "config": "ok",
+        "encoding": "ok",
+        "episodic": "ok",
+        "graph": "fail",
+        "languages": "ok",
+    }
     assert run("index", str(project), "--quiet")[0] == 0
     report = run_json("doctor", "--root", str(project))
     assert report["ok"] and all(c["status"] == "ok" for c in report["checks"])
     details = {c["check"]: c["detail"] for c in report["checks"]}
     assert "manifest matches" in details["graph"]
     assert details["languages"].startswith("parsed: Python, ") and details["languages"].endswith(
-        "; no files of other languages")
+        "; no files of other languages"
+    )
 
 
-@pytest.mark.parametrize(("argv", "code", "message"), [
-    (["symbol", "User"], 3, "no aircher-mem store in"),
-    (["history", "app/models.py"], 3, "no aircher-mem store in"),
-    (["index", "does/not/exist"], 2, "is not a directory"),
-    (["symbol"], 2, "the following arguments are required: name"),
-    (["frobnicate"], 2, "invalid choice: 'frobnicate'"),
-    (["tasks", "--limit", "0"], 2, "must be > 0"),
-])
+@pytest.mark.parametrize(
+    ("argv", "code", "message"),
+    [
+        (["symbol", "User"], 3, "no aircher-mem store in"),
+        (["history", "app/models.py"], 3, "no aircher-mem store in"),
+        (["index", "does/not/exist"], 2, "is not a directory"),
+        (["symbol"], 2, "the following arguments are required: name"),
+        (["frobnicate"], 2, "invalid choice: 'frobnicate'"),
+        (["tasks", "--limit", "0"], 2, "must be > 0"),
+    ],
+)
 def test_errors_are_one_line_with_an_exit_code(tmp_path: Path, argv: list[str], code: int, message: str) -> None:
     done = cli(*argv, cwd=tmp_path)
     assert done.returncode == code
@@ -256,7 +325,9 @@ def test_errors_on_a_store(indexed: Path, tmp_path: Path) -> None:
         assert cli("symbol", "User", *root).returncode == 0
         context = cli("context", "store", "--json", *root)
         assert context.returncode == 0
-        assert json.loads(context.stdout)["notes"] == ["past tasks left out: the episodic store is open in another process"]
+        assert json.loads(context.stdout)["notes"] == [
+            "past tasks left out: the episodic store is open in another process"
+        ]
         stats = cli("stats", *root)  # the graph half, and why the rest is missing
         assert stats.returncode == 0, stats.stderr
         assert "graph     4 files" in stats.stdout and "episodic  busy: " in stats.stdout
@@ -287,8 +358,13 @@ def test_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
     root.mkdir()
     (root / "m.py").write_text("".join(f"def f{n}():\n    pass\n" for n in range(20_000)))
     assert cli("index", str(root)).returncode == 0
-    done = subprocess.run(f"'{SCRIPT}' symbol f --prefix --root '{root}' | head -n 1", shell=True,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        f"'{SCRIPT}' symbol f --prefix --root '{root}' | head -n 1",
+        shell=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.stdout.startswith("kind") and done.stderr == ""
 
 

@@ -2,19 +2,31 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 import aircher_mem as am
+import pytest
 
 
 def test_seed002_preset_is_the_seed_verbatim() -> None:
     p = am.Policy.seed002()
     c = p.context
     assert (p.max_tokens, p.encoding) == (180_000, "cl100k_base")
-    assert (c.prune_threshold, c.prune_fraction, c.decay_minutes, c.current_task_boost, c.dependent_boost) == (0.8, 0.3, 60.0, 2.0, 0.2)
-    assert [c.weight_system_prompt, c.weight_task_state, c.weight_user_message, c.weight_assistant_tool_calls,
-            c.weight_assistant_text, c.weight_tool_result, c.weight_code_snippet, c.weight_graph_query] == [
-        100.0, 2.0, 1.5, 1.2, 0.9, 0.8, 0.7, 0.6]
+    assert (c.prune_threshold, c.prune_fraction, c.decay_minutes, c.current_task_boost, c.dependent_boost) == (
+        0.8,
+        0.3,
+        60.0,
+        2.0,
+        0.2,
+    )
+    assert [
+        c.weight_system_prompt,
+        c.weight_task_state,
+        c.weight_user_message,
+        c.weight_assistant_tool_calls,
+        c.weight_assistant_text,
+        c.weight_tool_result,
+        c.weight_code_snippet,
+        c.weight_graph_query,
+    ] == [100.0, 2.0, 1.5, 1.2, 0.9, 0.8, 0.7, 0.6]
     assert c.max_score == 100.0
     assert c == am.ContextPolicy() and not p.drop_stale_views and not p.supersede_views
 
@@ -28,8 +40,12 @@ def test_default_is_the_seed_tuned_on_trajectories() -> None:
 def test_fifo_preset_drops_oldest_first() -> None:
     p = am.Policy.fifo(max_tokens=100)
     w = am.ContextWindow(p.max_tokens, p.context)
-    kinds = [am.ContextItemType.SystemPrompt(), am.ContextItemType.CodeSnippet("a.py", (1, 2)),
-             am.ContextItemType.UserMessage(), am.ContextItemType.ToolResult("bash")]
+    kinds = [
+        am.ContextItemType.SystemPrompt(),
+        am.ContextItemType.CodeSnippet("a.py", (1, 2)),
+        am.ContextItemType.UserMessage(),
+        am.ContextItemType.ToolResult("bash"),
+    ]
     for n, kind in enumerate(kinds):  # newest last; the code is older than the user message
         w.add(am.ContextItem(f"i{n}", "x", kind, token_cost=30, timestamp=1000.0 + n * 90, relevance_score=1.0))
     r = w.maybe_prune(1000.0 + 400)

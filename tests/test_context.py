@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 import aircher_mem as am
+import pytest
 from conftest import NOW
 
 
@@ -15,9 +14,17 @@ class Sink:
         self.interactions: list[tuple[Any, ...]] = []
         self.snapshots: list[dict[str, Any]] = []
 
-    def record_file_interaction(self, file_path: str, operation: str, *, line_range: tuple[int, int] | None = None,
-                                success: bool = True, context: str | None = None, task_id: str | None = None,
-                                session_id: str | None = None) -> None:
+    def record_file_interaction(
+        self,
+        file_path: str,
+        operation: str,
+        *,
+        line_range: tuple[int, int] | None = None,
+        success: bool = True,
+        context: str | None = None,
+        task_id: str | None = None,
+        session_id: str | None = None,
+    ) -> None:
         self.interactions.append((session_id, task_id, file_path, operation, line_range, success))
 
     def find_similar_tasks(self, text: str, limit: int = 3) -> list[am.PastTask]:
@@ -43,8 +50,15 @@ def test_add_helpers_count_tokens_once_and_tag_the_task(clock: list[float]) -> N
     m.add_user_message("also check logout", intent="CodeReading")
     assert tool.task_id == "t1" and code.task_id == "t1" and code.timestamp == NOW
     kinds = [i.type_name for i in m.window.items()]
-    assert kinds == ["SystemPrompt", "TaskState", "ToolResult", "CodeSnippet", "AssistantResponse",
-                     "KnowledgeGraphQuery", "UserMessage"]
+    assert kinds == [
+        "SystemPrompt",
+        "TaskState",
+        "ToolResult",
+        "CodeSnippet",
+        "AssistantResponse",
+        "KnowledgeGraphQuery",
+        "UserMessage",
+    ]
     assert m.window.token_count == sum(i.token_cost for i in m.window.items())
 
 
@@ -99,12 +113,27 @@ def test_snapshot_has_the_seed_shape(clock: list[float]) -> None:
     result = m.maybe_prune()
     assert result is not None and [i.id for i in result.removed] == [first.id]
     snap = sink.snapshots[-1]
-    assert set(snap) == {"timestamp", "session_id", "task_id", "total_tokens", "item_count", "items", "pruned_items", "reason"}
+    assert set(snap) == {
+        "timestamp",
+        "session_id",
+        "task_id",
+        "total_tokens",
+        "item_count",
+        "items",
+        "pruned_items",
+        "reason",
+    }
     assert (snap["reason"], snap["session_id"], snap["task_id"], snap["item_count"]) == ("pruning", "s1", "t9", 1)
     assert snap["total_tokens"] == m.window.token_count
     assert snap["items"][0]["type"] == "UserMessage" and snap["items"][0]["age_minutes"] == 0
-    assert snap["pruned_items"] == [{"id": first.id, "type": "ToolResult", "tokens": first.token_cost,
-                                     "relevance": pytest.approx(0.8 * 2.0 * 2.718281828459045 ** -1)}]
+    assert snap["pruned_items"] == [
+        {
+            "id": first.id,
+            "type": "ToolResult",
+            "tokens": first.token_cost,
+            "relevance": pytest.approx(0.8 * 2.0 * 2.718281828459045**-1),
+        }
+    ]
     assert m.last_prune is result
 
 
@@ -114,7 +143,10 @@ def test_messages_render_every_item_type(clock: list[float]) -> None:
     m.add_task_state("t2", "add caching")
     m.add_graph_query("find_symbol cache", "cache.py:4")
     assert [msg["content"].splitlines()[0] for msg in m.messages()] == [
-        "[tool result: pytest on tests/]", "[current task t2] add caching", "[code graph: find_symbol cache]"]
+        "[tool result: pytest on tests/]",
+        "[current task t2] add caching",
+        "[code graph: find_symbol cache]",
+    ]
 
 
 def test_bad_provider_output_is_rejected_without_corrupting_the_window(clock: list[float]) -> None:

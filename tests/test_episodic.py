@@ -11,14 +11,13 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import aircher_mem as am
 import duckdb
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-import aircher_mem as am
 from aircher_mem import episodic
 from conftest import NOW
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 
 @pytest.fixture
@@ -40,13 +39,37 @@ def raw(m: am.EpisodicMemory, sql: str) -> list[tuple[Any, ...]]:
 
 def test_schema_has_the_seed_tables_and_version(mem: am.EpisodicMemory) -> None:
     tables = {r[0] for r in raw(mem, "SELECT table_name FROM information_schema.tables")}
-    assert tables == {"schema_meta", "schema_versions", "tool_executions", "file_interactions", "task_history", "context_snapshots",
-                      "learned_patterns", "session_learnings"}
+    assert tables == {
+        "schema_meta",
+        "schema_versions",
+        "tool_executions",
+        "file_interactions",
+        "task_history",
+        "context_snapshots",
+        "learned_patterns",
+        "session_learnings",
+    }
     assert mem.schema_version == am.episodic.SCHEMA_VERSION == 2
-    cols = [r[0] for r in raw(mem, "SELECT column_name FROM information_schema.columns "
-                                   "WHERE table_name = 'file_interactions' ORDER BY ordinal_position")]
-    assert cols == ["id", "timestamp", "session_id", "task_id", "file_path", "operation", "line_range", "success",
-                    "context", "changes_summary"]
+    cols = [
+        r[0]
+        for r in raw(
+            mem,
+            "SELECT column_name FROM information_schema.columns "
+            "WHERE table_name = 'file_interactions' ORDER BY ordinal_position",
+        )
+    ]
+    assert cols == [
+        "id",
+        "timestamp",
+        "session_id",
+        "task_id",
+        "file_path",
+        "operation",
+        "line_range",
+        "success",
+        "context",
+        "changes_summary",
+    ]
 
 
 def test_writes_are_batched_and_flushed(clock: list[float]) -> None:
@@ -81,7 +104,10 @@ def test_last_interactions_match_a_substring_literally(mem: am.EpisodicMemory, c
         clock[0] = NOW + n
         mem.record_file_interaction(path, "read")
     assert [i.file_path for i in mem.last_interactions("auth")] == [
-        "src/100%_auth.py", "tests/test_auth.py", "src/auth/login.py"]
+        "src/100%_auth.py",
+        "tests/test_auth.py",
+        "src/auth/login.py",
+    ]
     assert [i.file_path for i in mem.last_interactions("%_")] == ["src/100%_auth.py"]
     assert len(mem.last_interactions("auth", limit=1)) == 1
 
@@ -95,13 +121,16 @@ def test_co_edited_files_on_known_data(mem: am.EpisodicMemory) -> None:
     for k, task in enumerate(["t1", "t2", "t3"]):
         edit(mem, "a.py", task, NOW + k * 1000)
         edit(mem, "b.py", task, NOW + k * 1000 + 299)
-    edit(mem, "c.py", "t1", NOW + 301)          # 301 s after a.py: too late; 2 s after b.py: counts once
-    edit(mem, "a.py", "t4", NOW)                # different task from b.py's edits
+    edit(mem, "c.py", "t1", NOW + 301)  # 301 s after a.py: too late; 2 s after b.py: counts once
+    edit(mem, "a.py", "t4", NOW)  # different task from b.py's edits
     mem.record_file_interaction("b.py", "read", task_id="t4", timestamp=NOW)  # a read is not an edit
     assert mem.co_edited_files() == [am.CoEdit("a.py", "b.py", 3)]
     assert mem.co_edited_files(min_count=1) == [am.CoEdit("a.py", "b.py", 3), am.CoEdit("b.py", "c.py", 1)]
     assert mem.co_edited_files(min_count=1, within_seconds=1000) == [
-        am.CoEdit("a.py", "b.py", 3), am.CoEdit("a.py", "c.py", 1), am.CoEdit("b.py", "c.py", 1)]
+        am.CoEdit("a.py", "b.py", 3),
+        am.CoEdit("a.py", "c.py", 1),
+        am.CoEdit("b.py", "c.py", 1),
+    ]
 
 
 def test_co_edit_patterns_are_learned_incrementally(mem: am.EpisodicMemory) -> None:
@@ -119,9 +148,15 @@ def test_co_edit_patterns_are_learned_incrementally(mem: am.EpisodicMemory) -> N
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(["a.py", "b.py", "c.py"]), st.sampled_from(["t1", "t2"]),
-                          st.integers(0, 900), st.booleans()), max_size=30),
-       st.integers(1, 7))
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["a.py", "b.py", "c.py"]), st.sampled_from(["t1", "t2"]), st.integers(0, 900), st.booleans()
+        ),
+        max_size=30,
+    ),
+    st.integers(1, 7),
+)
 def test_incremental_co_edits_equal_the_full_query(edits: list[tuple[str, str, int, bool]], batch: int) -> None:
     m = am.EpisodicMemory(batch_size=batch)
     for path, task, at, flush in edits:
@@ -136,23 +171,34 @@ def test_incremental_co_edits_equal_the_full_query(edits: list[tuple[str, str, i
 def test_error_then_fix_pattern(mem: am.EpisodicMemory) -> None:
     mem.start_task("t1", "make the tests pass")
     for _ in range(2):
-        mem.record_tool_execution("pytest", {"args": "-x"}, success=False, file_path="tests/test_app.py",
-                                  error_message="AssertionError: 1 != 2\n  more")
+        mem.record_tool_execution(
+            "pytest",
+            {"args": "-x"},
+            success=False,
+            file_path="tests/test_app.py",
+            error_message="AssertionError: 1 != 2\n  more",
+        )
         mem.record_tool_execution("pytest", success=True, file_path="tests/test_app.py")  # no edit in between
-        mem.record_tool_execution("pytest", success=False, file_path="tests/test_app.py",
-                                  error_message="AssertionError: 1 != 2")
+        mem.record_tool_execution(
+            "pytest", success=False, file_path="tests/test_app.py", error_message="AssertionError: 1 != 2"
+        )
         mem.record_file_interaction("tests/test_app.py", "edit")
         mem.record_tool_execution("pytest", success=True, file_path="tests/test_app.py")
     [pattern] = mem.patterns("error-fix")
-    assert pattern.data == {"tool": "pytest", "file": "tests/test_app.py", "error": "AssertionError: 1 != 2",
-                            "fix": "edit"}
+    assert pattern.data == {
+        "tool": "pytest",
+        "file": "tests/test_app.py",
+        "error": "AssertionError: 1 != 2",
+        "fix": "edit",
+    }
     assert (pattern.observed_count, pattern.confidence) == (2, pytest.approx(2 / 3))
 
 
 def test_tool_stats_over_the_last_seven_days(mem: am.EpisodicMemory) -> None:
     mem.record_tool_execution("bash", {"cmd": "ls"}, success=True, duration_ms=10, timestamp=NOW - 3600)
-    mem.record_tool_execution("bash", {"cmd": "false"}, success=False, duration_ms=30, error_message="exit 1",
-                              timestamp=NOW - 86_400)
+    mem.record_tool_execution(
+        "bash", {"cmd": "false"}, success=False, duration_ms=30, error_message="exit 1", timestamp=NOW - 86_400
+    )
     mem.record_tool_execution("edit", {"path": "a.py"}, success=True, timestamp=NOW)
     mem.record_tool_execution("bash", {"cmd": "old"}, success=True, duration_ms=999, timestamp=NOW - 8 * 86_400)
     stats = mem.tool_stats(now=NOW)
@@ -179,7 +225,11 @@ def test_task_lifecycle_and_usage(mem: am.EpisodicMemory, clock: list[float]) ->
     assert [t.task_id for t in mem.open_tasks()] == ["t3", "t2", "t1"]
     assert [t.status for t in mem.open_tasks()] == ["active", "paused", "active"]
     t1 = mem.task("t1")
-    assert (t1.files_touched, t1.tools_used, t1.intent) == (["auth.py"], {"read_file": 2, "edit_file": 1}, "ProjectFixing")
+    assert (t1.files_touched, t1.tools_used, t1.intent) == (
+        ["auth.py"],
+        {"read_file": 2, "edit_file": 1},
+        "ProjectFixing",
+    )
     clock[0] = NOW + 30
     mem.complete_task("t1", "patched the session check")
     t1 = mem.task("t1")
@@ -235,15 +285,27 @@ def test_similar_tasks_rank_lexically(mem: am.EpisodicMemory) -> None:
 
 
 def test_snapshots_and_learnings(mem: am.EpisodicMemory) -> None:
-    snap = {"timestamp": NOW, "session_id": "s1", "task_id": "t1", "total_tokens": 120, "item_count": 1,
-            "items": [{"id": "x", "type": "UserMessage", "tokens": 120, "relevance": 1.5, "age_minutes": 0}],
-            "pruned_items": [{"id": "y", "type": "ToolResult", "tokens": 40, "relevance": 0.1}], "reason": "pruning"}
+    snap = {
+        "timestamp": NOW,
+        "session_id": "s1",
+        "task_id": "t1",
+        "total_tokens": 120,
+        "item_count": 1,
+        "items": [{"id": "x", "type": "UserMessage", "tokens": 120, "relevance": 1.5, "age_minutes": 0}],
+        "pruned_items": [{"id": "y", "type": "ToolResult", "tokens": 40, "relevance": 0.1}],
+        "reason": "pruning",
+    }
     mem.store_snapshot(snap)
     assert mem.snapshots() == [snap]
     mem.record_learning("file_purpose", {"file": "auth.py", "purpose": "sessions"}, 0.9)
     assert mem.learnings("file_purpose") == [
-        {"session_id": "s1", "learning_type": "file_purpose", "data": {"file": "auth.py", "purpose": "sessions"},
-         "confidence": pytest.approx(0.9)}]
+        {
+            "session_id": "s1",
+            "learning_type": "file_purpose",
+            "data": {"file": "auth.py", "purpose": "sessions"},
+            "confidence": pytest.approx(0.9),
+        }
+    ]
     assert mem.learnings("workflow") == []
 
 
@@ -276,10 +338,14 @@ def v1_store(path: Path) -> None:
     for statement in episodic._MIGRATIONS[1]:
         con.execute(statement)
     con.execute("UPDATE schema_meta SET version = 1")
-    con.execute("INSERT INTO file_interactions (timestamp, session_id, file_path, operation, success) "
-                "VALUES (TIMESTAMP '2026-01-01 10:00:00', 'old', 'legacy.py', 'edit', true)")
-    con.execute("INSERT INTO learned_patterns (pattern_type, pattern_data, confidence, observed_count, first_seen, "
-                "last_seen) VALUES ('refactor', '{}', 0.5, 2, now(), now())")
+    con.execute(
+        "INSERT INTO file_interactions (timestamp, session_id, file_path, operation, success) "
+        "VALUES (TIMESTAMP '2026-01-01 10:00:00', 'old', 'legacy.py', 'edit', true)"
+    )
+    con.execute(
+        "INSERT INTO learned_patterns (pattern_type, pattern_data, confidence, observed_count, first_seen, "
+        "last_seen) VALUES ('refactor', '{}', 0.5, 2, now(), now())"
+    )
     con.close()
 
 
@@ -333,8 +399,9 @@ def test_a_store_locked_by_another_process(tmp_path: Path) -> None:
         sys.stdin.readline()
         m.close()
     """)
-    with subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                          text=True) as holder:
+    with subprocess.Popen(
+        [sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    ) as holder:
         assert holder.stdin is not None and holder.stdout is not None
         try:
             assert holder.stdout.readline().strip() == "ready"
@@ -350,11 +417,18 @@ def test_a_store_locked_by_another_process(tmp_path: Path) -> None:
 
 def test_buffered_records_are_written_at_exit(tmp_path: Path) -> None:
     path = tmp_path / "memory.duckdb"
-    subprocess.run([sys.executable, "-c", textwrap.dedent(f"""
+    subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
         import aircher_mem as am
         m = am.EpisodicMemory({str(path)!r})
         m.record_file_interaction("exit.py", "read")   # never flushed or closed by hand
-    """)], check=True)
+    """),
+        ],
+        check=True,
+    )
     with am.EpisodicMemory(path) as m:
         assert len(m.file_history("exit.py")) == 1
 
@@ -367,8 +441,10 @@ def test_context_manager_wiring(clock: list[float]) -> None:
     ctx.add_system_prompt("You are an agent.")
     ctx.set_current_task("t1", "login loops forever")
     messages = ctx.prepare_context("Why does login redirect forever?")
-    assert messages[-1] == {"role": "assistant",
-                            "content": "Relevant past work:\n- fix the login redirect loop: cleared the stale session in auth.py"}
+    assert messages[-1] == {
+        "role": "assistant",
+        "content": "Relevant past work:\n- fix the login redirect loop: cleared the stale session in auth.py",
+    }
     for n in range(6):
         clock[0] += 600
         ctx.add_code_snippet("x = 1\n" * 40, file_path="auth.py", line_range=(10 * n + 1, 10 * n + 40))

@@ -3,13 +3,11 @@ and every kind of bad input."""
 
 from __future__ import annotations
 
-import os
 import random
 from pathlib import Path
 
-import pytest
-
 import aircher_mem as am
+import pytest
 
 
 def write(root: Path, files: dict[str, str | bytes]) -> Path:
@@ -38,7 +36,7 @@ FIXTURES: dict[str, dict[str, str]] = {
         "core/src/cache.rs": "pub const SIZE: usize = 8;\npub struct Cache;\nimpl Cache {\n    pub fn new() -> Cache { compute(); Cache }\n}\nfn compute() -> usize { SIZE }\n",
     },
     "go": {
-        "svc/main.go": "package main\n\nimport \"example.com/svc/store\"\n\ntype Server struct {\n\tstore.Base\n}\n\nfunc main() { store.Open() }\n",
+        "svc/main.go": 'package main\n\nimport "example.com/svc/store"\n\ntype Server struct {\n\tstore.Base\n}\n\nfunc main() { store.Open() }\n',
         "svc/store/store.go": "package store\n\nvar Limit = 3\n\ntype Base struct{}\n\nfunc Open() int { return Limit }\n",
     },
     "java": {
@@ -52,100 +50,100 @@ FIXTURES: dict[str, dict[str, str]] = {
     },
 }
 EDGES: dict[str, list[tuple[str, str, str]]] = {
-       "python": [
-           ("app/models.py", "contains", "app/models.py:Base"),
-           ("app/models.py", "contains", "app/models.py:LIMIT"),
-           ("app/models.py", "contains", "app/models.py:User"),
-           ("app/models.py", "contains", "app/models.py:store"),
-           ("app/models.py:User", "contains", "app/models.py:save"),
-           ("app/models.py:User", "inherits", "app/models.py:Base"),
-           ("app/models.py:save", "calls", "app/models.py:store"),
-           ("app/models.py:save", "uses", "app/models.py:LIMIT"),
-           ("app/util.py", "contains", "app/util.py:slug"),
-           ("app/views.py", "contains", "app/views.py:create"),
-           ("app/views.py", "contains", "app/views.py:import .util"),
-           ("app/views.py", "contains", "app/views.py:import app.models"),
-           ("app/views.py:create", "calls", "app/models.py:User"),
-           ("app/views.py:create", "calls", "app/models.py:save"),
-           ("app/views.py:create", "calls", "app/util.py:slug"),
-           ("app/views.py:create", "references", "app/models.py:User"),
-           ("app/views.py:import .util", "imports", "app/util.py"),
-           ("app/views.py:import .util", "references", "app/util.py:slug"),
-           ("app/views.py:import app.models", "imports", "app/models.py"),
-           ("app/views.py:import app.models", "references", "app/models.py:User"),
-       ],
-       "typescript": [
-           ("web/fmt.ts", "contains", "web/fmt.ts:fmt"),
-           ("web/main.ts", "contains", "web/main.ts:Square"),
-           ("web/main.ts", "contains", "web/main.ts:import ./fmt"),
-           ("web/main.ts", "contains", "web/main.ts:import ./shapes"),
-           ("web/main.ts:Square", "contains", "web/main.ts:area"),
-           ("web/main.ts:Square", "inherits", "web/shapes.ts:Shape"),
-           ("web/main.ts:area", "calls", "web/fmt.ts:fmt"),
-           ("web/main.ts:import ./fmt", "imports", "web/fmt.ts"),
-           ("web/main.ts:import ./fmt", "references", "web/fmt.ts:fmt"),
-           ("web/main.ts:import ./shapes", "imports", "web/shapes.ts"),
-           ("web/main.ts:import ./shapes", "references", "web/shapes.ts:Shape"),
-           ("web/shapes.ts", "contains", "web/shapes.ts:Named"),
-           ("web/shapes.ts", "contains", "web/shapes.ts:Shape"),
-           ("web/shapes.ts:Shape", "inherits", "web/shapes.ts:Named"),
-       ],
-       "rust": [
-           ("core/src/cache.rs", "contains", "core/src/cache.rs:Cache"),
-           ("core/src/cache.rs", "contains", "core/src/cache.rs:SIZE"),
-           ("core/src/cache.rs", "contains", "core/src/cache.rs:compute"),
-           ("core/src/cache.rs", "contains", "core/src/cache.rs:new"),
-           ("core/src/cache.rs", "references", "core/src/cache.rs:Cache"),
-           ("core/src/cache.rs:compute", "uses", "core/src/cache.rs:SIZE"),
-           ("core/src/cache.rs:new", "calls", "core/src/cache.rs:compute"),
-           ("core/src/lib.rs", "contains", "core/src/lib.rs:Named"),
-           ("core/src/lib.rs", "contains", "core/src/lib.rs:Store"),
-           ("core/src/lib.rs", "contains", "core/src/lib.rs:import cache"),
-           ("core/src/lib.rs", "contains", "core/src/lib.rs:import crate::cache"),
-           ("core/src/lib.rs", "contains", "core/src/lib.rs:make"),
-           ("core/src/lib.rs:Store", "inherits", "core/src/lib.rs:Named"),
-           ("core/src/lib.rs:import cache", "imports", "core/src/cache.rs"),
-           ("core/src/lib.rs:import crate::cache", "imports", "core/src/cache.rs"),
-           ("core/src/lib.rs:import crate::cache", "references", "core/src/cache.rs:Cache"),
-           ("core/src/lib.rs:make", "calls", "core/src/cache.rs:new"),
-       ],
-       "go": [
-           ("svc/main.go", "contains", "svc/main.go:Server"),
-           ("svc/main.go", "contains", "svc/main.go:import example.com/svc/store"),
-           ("svc/main.go", "contains", "svc/main.go:main"),
-           ("svc/main.go:Server", "inherits", "svc/store/store.go:Base"),
-           ("svc/main.go:import example.com/svc/store", "imports", "svc/store/store.go"),
-           ("svc/main.go:main", "calls", "svc/store/store.go:Open"),
-           ("svc/store/store.go", "contains", "svc/store/store.go:Base"),
-           ("svc/store/store.go", "contains", "svc/store/store.go:Limit"),
-           ("svc/store/store.go", "contains", "svc/store/store.go:Open"),
-           ("svc/store/store.go:Open", "uses", "svc/store/store.go:Limit"),
-       ],
-       "java": [
-           ("svc/App.java", "contains", "svc/App.java:App"),
-           ("svc/App.java", "contains", "svc/App.java:import svc.model.User"),
-           ("svc/App.java:App", "contains", "svc/App.java:init"),
-           ("svc/App.java:App", "contains", "svc/App.java:start"),
-           ("svc/App.java:App", "inherits", "svc/Base.java:Base"),
-           ("svc/App.java:import svc.model.User", "imports", "svc/model/User.java"),
-           ("svc/App.java:start", "calls", "svc/App.java:init"),
-           ("svc/App.java:start", "references", "svc/model/User.java:User"),
-           ("svc/Base.java", "contains", "svc/Base.java:Base"),
-           ("svc/model/User.java", "contains", "svc/model/User.java:User"),
-           ("svc/model/User.java:User", "contains", "svc/model/User.java:count"),
-           ("svc/model/User.java:User", "contains", "svc/model/User.java:touch"),
-           ("svc/model/User.java:touch", "uses", "svc/model/User.java:count"),
-       ],
-       "javascript": [
-           ("ui/label.js", "contains", "ui/label.js:PREFIX"),
-           ("ui/label.js", "contains", "ui/label.js:label"),
-           ("ui/label.js:label", "uses", "ui/label.js:PREFIX"),
-           ("ui/widget.jsx", "contains", "ui/widget.jsx:Widget"),
-           ("ui/widget.jsx", "contains", "ui/widget.jsx:import ./label"),
-           ("ui/widget.jsx:Widget", "calls", "ui/label.js:label"),
-           ("ui/widget.jsx:import ./label", "imports", "ui/label.js"),
-           ("ui/widget.jsx:import ./label", "references", "ui/label.js:label"),
-       ],
+    "python": [
+        ("app/models.py", "contains", "app/models.py:Base"),
+        ("app/models.py", "contains", "app/models.py:LIMIT"),
+        ("app/models.py", "contains", "app/models.py:User"),
+        ("app/models.py", "contains", "app/models.py:store"),
+        ("app/models.py:User", "contains", "app/models.py:save"),
+        ("app/models.py:User", "inherits", "app/models.py:Base"),
+        ("app/models.py:save", "calls", "app/models.py:store"),
+        ("app/models.py:save", "uses", "app/models.py:LIMIT"),
+        ("app/util.py", "contains", "app/util.py:slug"),
+        ("app/views.py", "contains", "app/views.py:create"),
+        ("app/views.py", "contains", "app/views.py:import .util"),
+        ("app/views.py", "contains", "app/views.py:import app.models"),
+        ("app/views.py:create", "calls", "app/models.py:User"),
+        ("app/views.py:create", "calls", "app/models.py:save"),
+        ("app/views.py:create", "calls", "app/util.py:slug"),
+        ("app/views.py:create", "references", "app/models.py:User"),
+        ("app/views.py:import .util", "imports", "app/util.py"),
+        ("app/views.py:import .util", "references", "app/util.py:slug"),
+        ("app/views.py:import app.models", "imports", "app/models.py"),
+        ("app/views.py:import app.models", "references", "app/models.py:User"),
+    ],
+    "typescript": [
+        ("web/fmt.ts", "contains", "web/fmt.ts:fmt"),
+        ("web/main.ts", "contains", "web/main.ts:Square"),
+        ("web/main.ts", "contains", "web/main.ts:import ./fmt"),
+        ("web/main.ts", "contains", "web/main.ts:import ./shapes"),
+        ("web/main.ts:Square", "contains", "web/main.ts:area"),
+        ("web/main.ts:Square", "inherits", "web/shapes.ts:Shape"),
+        ("web/main.ts:area", "calls", "web/fmt.ts:fmt"),
+        ("web/main.ts:import ./fmt", "imports", "web/fmt.ts"),
+        ("web/main.ts:import ./fmt", "references", "web/fmt.ts:fmt"),
+        ("web/main.ts:import ./shapes", "imports", "web/shapes.ts"),
+        ("web/main.ts:import ./shapes", "references", "web/shapes.ts:Shape"),
+        ("web/shapes.ts", "contains", "web/shapes.ts:Named"),
+        ("web/shapes.ts", "contains", "web/shapes.ts:Shape"),
+        ("web/shapes.ts:Shape", "inherits", "web/shapes.ts:Named"),
+    ],
+    "rust": [
+        ("core/src/cache.rs", "contains", "core/src/cache.rs:Cache"),
+        ("core/src/cache.rs", "contains", "core/src/cache.rs:SIZE"),
+        ("core/src/cache.rs", "contains", "core/src/cache.rs:compute"),
+        ("core/src/cache.rs", "contains", "core/src/cache.rs:new"),
+        ("core/src/cache.rs", "references", "core/src/cache.rs:Cache"),
+        ("core/src/cache.rs:compute", "uses", "core/src/cache.rs:SIZE"),
+        ("core/src/cache.rs:new", "calls", "core/src/cache.rs:compute"),
+        ("core/src/lib.rs", "contains", "core/src/lib.rs:Named"),
+        ("core/src/lib.rs", "contains", "core/src/lib.rs:Store"),
+        ("core/src/lib.rs", "contains", "core/src/lib.rs:import cache"),
+        ("core/src/lib.rs", "contains", "core/src/lib.rs:import crate::cache"),
+        ("core/src/lib.rs", "contains", "core/src/lib.rs:make"),
+        ("core/src/lib.rs:Store", "inherits", "core/src/lib.rs:Named"),
+        ("core/src/lib.rs:import cache", "imports", "core/src/cache.rs"),
+        ("core/src/lib.rs:import crate::cache", "imports", "core/src/cache.rs"),
+        ("core/src/lib.rs:import crate::cache", "references", "core/src/cache.rs:Cache"),
+        ("core/src/lib.rs:make", "calls", "core/src/cache.rs:new"),
+    ],
+    "go": [
+        ("svc/main.go", "contains", "svc/main.go:Server"),
+        ("svc/main.go", "contains", "svc/main.go:import example.com/svc/store"),
+        ("svc/main.go", "contains", "svc/main.go:main"),
+        ("svc/main.go:Server", "inherits", "svc/store/store.go:Base"),
+        ("svc/main.go:import example.com/svc/store", "imports", "svc/store/store.go"),
+        ("svc/main.go:main", "calls", "svc/store/store.go:Open"),
+        ("svc/store/store.go", "contains", "svc/store/store.go:Base"),
+        ("svc/store/store.go", "contains", "svc/store/store.go:Limit"),
+        ("svc/store/store.go", "contains", "svc/store/store.go:Open"),
+        ("svc/store/store.go:Open", "uses", "svc/store/store.go:Limit"),
+    ],
+    "java": [
+        ("svc/App.java", "contains", "svc/App.java:App"),
+        ("svc/App.java", "contains", "svc/App.java:import svc.model.User"),
+        ("svc/App.java:App", "contains", "svc/App.java:init"),
+        ("svc/App.java:App", "contains", "svc/App.java:start"),
+        ("svc/App.java:App", "inherits", "svc/Base.java:Base"),
+        ("svc/App.java:import svc.model.User", "imports", "svc/model/User.java"),
+        ("svc/App.java:start", "calls", "svc/App.java:init"),
+        ("svc/App.java:start", "references", "svc/model/User.java:User"),
+        ("svc/Base.java", "contains", "svc/Base.java:Base"),
+        ("svc/model/User.java", "contains", "svc/model/User.java:User"),
+        ("svc/model/User.java:User", "contains", "svc/model/User.java:count"),
+        ("svc/model/User.java:User", "contains", "svc/model/User.java:touch"),
+        ("svc/model/User.java:touch", "uses", "svc/model/User.java:count"),
+    ],
+    "javascript": [
+        ("ui/label.js", "contains", "ui/label.js:PREFIX"),
+        ("ui/label.js", "contains", "ui/label.js:label"),
+        ("ui/label.js:label", "uses", "ui/label.js:PREFIX"),
+        ("ui/widget.jsx", "contains", "ui/widget.jsx:Widget"),
+        ("ui/widget.jsx", "contains", "ui/widget.jsx:import ./label"),
+        ("ui/widget.jsx:Widget", "calls", "ui/label.js:label"),
+        ("ui/widget.jsx:import ./label", "imports", "ui/label.js"),
+        ("ui/widget.jsx:import ./label", "references", "ui/label.js:label"),
+    ],
 }
 REPO = {path: text for files in FIXTURES.values() for path, text in files.items()}
 
@@ -188,7 +186,9 @@ def test_imports_dependencies_and_references(tmp_path: Path) -> None:
     g = am.KnowledgeGraph.build(write(tmp_path, REPO))
     imports = [s for s in g.get_file_contents("app/views.py") if s.kind == "import"]
     assert [(s.name, s.items, s.line, s.signature) for s in imports] == [
-        ("app.models", ["User"], 1, "from app.models import User"), (".util", ["slug"], 2, "from .util import slug")]
+        ("app.models", ["User"], 1, "from app.models import User"),
+        (".util", ["slug"], 2, "from .util import slug"),
+    ]
     assert g.get_dependencies("app/views.py") == ["app/models.py", "app/util.py"]
     assert g.get_dependents("app/util.py") == ["app/views.py"] and g.get_dependencies("app/util.py") == []
     assert g.get_dependencies("svc/main.go") == ["svc/store/store.go"]
@@ -203,31 +203,44 @@ def test_imports_dependencies_and_references(tmp_path: Path) -> None:
         ("app/views.py", "create", "calls", 5),
         ("svc/App.java", "start", "references", 4),  # new User()
     ]
-    assert [(r.symbol.name, r.kind) for r in g.get_references("Base", kind="inherits")] == [("User", "inherits"), ("App", "inherits"), ("Server", "inherits")]
+    assert [(r.symbol.name, r.kind) for r in g.get_references("Base", kind="inherits")] == [
+        ("User", "inherits"),
+        ("App", "inherits"),
+        ("Server", "inherits"),
+    ]
     assert [(r.symbol.name, r.line) for r in g.get_references("LIMIT", kind="uses")] == [("save", 8)]
     with pytest.raises(am.InvalidInputError, match="not one of"):
         g.get_references("User", kind="likes")
 
 
 def test_bad_input_is_skipped_or_warned_never_fatal(tmp_path: Path) -> None:
-    write(tmp_path, {
-        "ok.py": "def fine():\n    pass\n",
-        "broken.py": "def good():\n    pass\n\ndef bad(:\n",
-        "latin1.py": b"def caf\xe9():\n    pass\n",
-        "blob.py": b"\x00\x01\x02binary",
-        "huge.py": "x = 1\n" * 900_000,  # 5.4 MB
-        "noise.py": bytes(random.Random(7).randrange(1, 256) for _ in range(4000)),  # random bytes, no NUL
-        "ignored/skip.py": "def hidden():\n    pass\n",
-        "node_modules/pkg/index.js": "function vendored() {}\n",
-        ".gitignore": "ignored/\n",
-        "notes.txt": "not code",
-    })
+    write(
+        tmp_path,
+        {
+            "ok.py": "def fine():\n    pass\n",
+            "broken.py": "def good():\n    pass\n\ndef bad(:\n",
+            "latin1.py": b"def caf\xe9():\n    pass\n",
+            "blob.py": b"\x00\x01\x02binary",
+            "huge.py": "x = 1\n" * 900_000,  # 5.4 MB
+            "noise.py": bytes(random.Random(7).randrange(1, 256) for _ in range(4000)),  # random bytes, no NUL
+            "ignored/skip.py": "def hidden():\n    pass\n",
+            "node_modules/pkg/index.js": "function vendored() {}\n",
+            ".gitignore": "ignored/\n",
+            "notes.txt": "not code",
+        },
+    )
     (tmp_path / "loop").symlink_to(tmp_path, target_is_directory=True)
     seen: list[tuple[int, int]] = []
-    g = am.KnowledgeGraph.build(tmp_path, max_file_bytes=1_000_000, progress=lambda done, total: seen.append((done, total)))
+    g = am.KnowledgeGraph.build(
+        tmp_path, max_file_bytes=1_000_000, progress=lambda done, total: seen.append((done, total))
+    )
     # broken.py keeps what parsed; an invalid UTF-8 byte ends an identifier
     assert [(s.path, s.name) for s in g.find_symbol("", prefix=True)] == [
-        ("broken.py", "good"), ("broken.py", "bad"), ("latin1.py", "caf"), ("ok.py", "fine")]
+        ("broken.py", "good"),
+        ("broken.py", "bad"),
+        ("latin1.py", "caf"),
+        ("ok.py", "fine"),
+    ]
     assert {p for p, _ in g.skipped} == {"blob.py", "huge.py"}
     assert dict(g.skipped)["blob.py"].startswith("binary") and "larger than" in dict(g.skipped)["huge.py"]
     assert g.warnings == [(p, "syntax errors: indexed as far as the parser got") for p in ("broken.py", "latin1.py")]
@@ -238,7 +251,9 @@ def test_bad_input_is_skipped_or_warned_never_fatal(tmp_path: Path) -> None:
     assert g.get_file_contents("noise.py") == []
     sources, skipped, unsupported = am.KnowledgeGraph.discover(tmp_path)  # the same walk, nothing parsed
     assert unsupported == {}
-    assert sources == ["blob.py", "broken.py", "latin1.py", "noise.py", "ok.py"] and [p for p, _ in skipped] == ["huge.py"]
+    assert sources == ["blob.py", "broken.py", "latin1.py", "noise.py", "ok.py"] and [p for p, _ in skipped] == [
+        "huge.py"
+    ]
     assert "huge.py" in am.KnowledgeGraph.discover(tmp_path, max_file_bytes=10**9)[0]
 
 
@@ -335,9 +350,16 @@ def test_relevant_code_for_a_message(tmp_path: Path) -> None:
     # then Base, User's base class; App.start (new User()) comes before its class,
     # which is then skipped as overlapping.
     assert [(c.file_path, c.line_range) for c in found] == [
-        ("app/models.py", (6, 8)), ("app/models.py", (10, 11)), ("svc/model/User.java", (2, 5)), ("app/views.py", (4, 7)),
-        ("app/models.py", (3, 4)), ("svc/App.java", (4, 4)), ("app/util.py", (1, 2)), ("svc/App.java", (5, 5)),
-        ("svc/Base.java", (2, 2))]
+        ("app/models.py", (6, 8)),
+        ("app/models.py", (10, 11)),
+        ("svc/model/User.java", (2, 5)),
+        ("app/views.py", (4, 7)),
+        ("app/models.py", (3, 4)),
+        ("svc/App.java", (4, 4)),
+        ("app/util.py", (1, 2)),
+        ("svc/App.java", (5, 5)),
+        ("svc/Base.java", (2, 2)),
+    ]
     assert found[1].content == "def store(obj):\n    return obj"
     assert found[0].relevance == 1.0 and all(0 < c.relevance <= 1 for c in found)
     counter = am.TokenCounter()
@@ -360,9 +382,13 @@ def test_graph_feeds_prepare_context(tmp_path: Path) -> None:
 
 def test_neighbourhood(tmp_path: Path) -> None:
     g = am.KnowledgeGraph.build(write(tmp_path, REPO))
-    assert [(s.name, d) for s, d in g.neighbourhood("store")] == [
-        ("store", 0), ("app/models.py", 1), ("save", 1)]
+    assert [(s.name, d) for s, d in g.neighbourhood("store")] == [("store", 0), ("app/models.py", 1), ("save", 1)]
     two = {(s.name, d) for s, d in g.neighbourhood("store", hops=2)}
     assert ("User", 2) in two and ("create", 2) in two and ("Base", 2) in two and ("LIMIT", 2) in two
-    assert [s.name for s, _ in g.neighbourhood("svc/main.go")] == ["svc/main.go", "example.com/svc/store", "Server", "main"]
+    assert [s.name for s, _ in g.neighbourhood("svc/main.go")] == [
+        "svc/main.go",
+        "example.com/svc/store",
+        "Server",
+        "main",
+    ]
     assert g.neighbourhood("nothing") == []

@@ -13,13 +13,24 @@ PACKAGE = Path(aircher_mem.__file__).parent
 
 # Higher layers may import lower ones (and foundations each other); never upward.
 LAYERS = {
-    "aircher_mem": 5, "aircher_mem.__main__": 5,
-    "aircher_mem.interfaces": 4, "aircher_mem.interfaces.cli": 4, "aircher_mem.interfaces.mcp": 4,
+    "aircher_mem": 5,
+    "aircher_mem.__main__": 5,
+    "aircher_mem.interfaces": 4,
+    "aircher_mem.interfaces.cli": 4,
+    "aircher_mem.interfaces.mcp": 4,
     "aircher_mem.interfaces.wire": 3,
-    "aircher_mem.memory": 2, "aircher_mem.replay": 2,
-    "aircher_mem.context": 1, "aircher_mem.graph": 1, "aircher_mem.episodic": 1,
-    "aircher_mem.store": 0, "aircher_mem.results": 0, "aircher_mem.config": 0, "aircher_mem.errors": 0,
-    "aircher_mem.tokens": 0, "aircher_mem._core": 0, "aircher_mem._reference": 0,
+    "aircher_mem.memory": 2,
+    "aircher_mem.replay": 2,
+    "aircher_mem.context": 1,
+    "aircher_mem.graph": 1,
+    "aircher_mem.episodic": 1,
+    "aircher_mem.store": 0,
+    "aircher_mem.results": 0,
+    "aircher_mem.config": 0,
+    "aircher_mem.errors": 0,
+    "aircher_mem.tokens": 0,
+    "aircher_mem._core": 0,
+    "aircher_mem._reference": 0,
 }
 
 
@@ -59,8 +70,12 @@ def test_every_module_has_a_layer() -> None:
 
 
 def test_imports_go_one_way() -> None:
-    wrong = [(m, i) for m, targets in graph().items() for i in sorted(targets)
-             if i != m and LAYERS[i] > LAYERS[m] and not (m == "aircher_mem.interfaces" or i == "aircher_mem")]
+    wrong = [
+        (m, i)
+        for m, targets in graph().items()
+        for i in sorted(targets)
+        if i != m and LAYERS[i] > LAYERS[m] and not (m == "aircher_mem.interfaces" or i == "aircher_mem")
+    ]
     assert wrong == []
     # components never import each other's storage or the service
     assert "aircher_mem.context" not in graph()["aircher_mem.episodic"]

@@ -11,14 +11,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+import aircher_mem as am
 import anyio
 import pytest
+from aircher_mem.interfaces.mcp import TOOLS
 from conftest import PROJECT_SOURCES
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult, TextContent
-
-import aircher_mem as am
-from aircher_mem.interfaces.mcp import TOOLS
 
 SCRIPT = str(Path(sys.executable).with_name("aircher-mem"))
 
@@ -69,45 +68,90 @@ def test_every_tool_over_stdio(project: Path) -> None:
         schema = {t.name: t.input_schema for t in tools}
         assert schema["relevant_code"]["required"] == ["query"]
         assert schema["record_file_interaction"]["properties"]["operation"]["enum"] == [
-            "read", "write", "edit", "search", "analyze"]
+            "read",
+            "write",
+            "edit",
+            "search",
+            "analyze",
+        ]
 
-        save = {"name": "save", "kind": "function", "scope": "User", "path": "app/models.py", "line": 5,
-                "end_line": 6, "signature": "def save(self):", "qualified": "User.save"}
+        save = {
+            "name": "save",
+            "kind": "function",
+            "scope": "User",
+            "path": "app/models.py",
+            "line": 5,
+            "end_line": 6,
+            "signature": "def save(self):",
+            "qualified": "User.save",
+        }
         assert ok(await s.call_tool("find_symbol", {"name": "save"})) == {
-            "query": "save", "match": "exact", "symbols": [save]}
+            "query": "save",
+            "match": "exact",
+            "symbols": [save],
+        }
         assert ok(await s.call_tool("find_symbol", {"name": "User.save"}))["symbols"] == [save]
         found = ok(await s.call_tool("find_symbol", {"name": "s", "prefix": True}))["symbols"]
         assert [x["name"] for x in found] == ["save", "store"]
         found = ok(await s.call_tool("find_symbol", {"name": "STR", "fuzzy": True}))["symbols"]
         assert [x["name"] for x in found] == ["store"]
         assert ok(await s.call_tool("get_callers", {"name": "store"}))["calls"] == [
-            {"symbol": save, "call_line": 6, "kind": "calls", "confidence": 1.0}]
+            {"symbol": save, "call_line": 6, "kind": "calls", "confidence": 1.0}
+        ]
         callees = ok(await s.call_tool("get_callees", {"name": "create"}))["calls"]
         assert [(c["symbol"]["name"], c["call_line"]) for c in callees] == [("User", 4), ("save", 5)]
         unknown = json.loads(error(await s.call_tool("get_callers", {"name": "stroe"})))
-        assert unknown == {"error": {"code": "unknown_symbol", "type": "UnknownSymbolError",
-                                     "message": "no definition named 'stroe' in the code graph; did you mean: store?"}}
+        assert unknown == {
+            "error": {
+                "code": "unknown_symbol",
+                "type": "UnknownSymbolError",
+                "message": "no definition named 'stroe' in the code graph; did you mean: store?",
+            }
+        }
         assert ok(await s.call_tool("get_dependencies", {"path": "app/views.py"})) == {
-            "path": "app/views.py", "dependencies": ["app/models.py"], "dependents": []}
+            "path": "app/views.py",
+            "dependencies": ["app/models.py"],
+            "dependents": [],
+        }
         outline = ok(await s.call_tool("get_file_contents", {"path": "app/models.py"}))
         assert [(x["qualified"], x["kind"], x["line"]) for x in outline["symbols"]] == [
-            ("Base", "class", 1), ("User", "class", 4), ("User.save", "function", 5), ("store", "function", 8)]
+            ("Base", "class", 1),
+            ("User", "class", 4),
+            ("User.save", "function", 5),
+            ("store", "function", 8),
+        ]
         raw = text(await s.call_tool("get_file_contents", {"path": "app/util.py"}))
-        assert raw == ('{"path":"app/util.py","symbols":[{"name":"helper","kind":"function","scope":"",'
-                       '"path":"app/util.py","line":1,"end_line":2,"signature":"def helper():",'
-                       '"qualified":"helper"}]}')  # compact JSON
+        assert raw == (
+            '{"path":"app/util.py","symbols":[{"name":"helper","kind":"function","scope":"",'
+            '"path":"app/util.py","line":1,"end_line":2,"signature":"def helper():",'
+            '"qualified":"helper"}]}'
+        )  # compact JSON
         code = ok(await s.call_tool("relevant_code", {"query": "why does store lose users?", "max_tokens": 8}))
-        assert code == {"query": "why does store lose users?", "max_tokens": 8, "tokens": 7, "snippets": [
-            {"file_path": "app/models.py", "line_range": [8, 9], "content": "def store(obj):\n    return obj",
-             "relevance": 1.0, "tokens": 7}]}
+        assert code == {
+            "query": "why does store lose users?",
+            "max_tokens": 8,
+            "tokens": 7,
+            "snippets": [
+                {
+                    "file_path": "app/models.py",
+                    "line_range": [8, 9],
+                    "content": "def store(obj):\n    return obj",
+                    "relevance": 1.0,
+                    "tokens": 7,
+                }
+            ],
+        }
         default = ok(await s.call_tool("relevant_code", {"query": "store save"}))
         assert default["max_tokens"] == 16_000 and default["tokens"] == sum(c["tokens"] for c in default["snippets"])
 
         history = ok(await s.call_tool("file_history", {"path": "app/models.py", "limit": 2}))
         assert [(h["operation"], h["task_id"]) for h in history["interactions"]] == [("edit", "t0"), ("edit", "t0")]
         assert history["failed_tool_runs"] == []
-        assert ok(await s.call_tool("co_edited_files", {})) == {"path": None, "min_count": 3, "pairs": [
-            {"file1": "app/models.py", "file2": "app/views.py", "count": 3}]}
+        assert ok(await s.call_tool("co_edited_files", {})) == {
+            "path": None,
+            "min_count": 3,
+            "pairs": [{"file1": "app/models.py", "file2": "app/views.py", "count": 3}],
+        }
         assert ok(await s.call_tool("co_edited_files", {"path": "app/util.py"}))["pairs"] == []
         open_tasks = ok(await s.call_tool("tasks", {}))
         assert [(t["task_id"], t["status"]) for t in open_tasks["tasks"]] == [("t1", "active")]
@@ -116,52 +160,86 @@ def test_every_tool_over_stdio(project: Path) -> None:
 
         # The agent declares its task, works, and completes it; a later search finds the outcome.
         assert ok(await s.call_tool("task", {"action": "start", "task_id": "t2", "description": "cache helper"})) == {
-            "task_id": "t2", "status": "active"}
+            "task_id": "t2",
+            "status": "active",
+        }
         assert ok(await s.call_tool("task", {"action": "pause", "task_id": "t2"}))["status"] == "paused"
         assert ok(await s.call_tool("task", {"action": "resume", "task_id": "t2"}))["status"] == "active"
         assert ok(await s.call_tool("task", {"action": "complete", "task_id": "t2", "outcome": "memoized helper"})) == {
-            "task_id": "t2", "status": "completed"}
+            "task_id": "t2",
+            "status": "completed",
+        }
         found = ok(await s.call_tool("tasks", {"query": "cache helper"}))["tasks"]
-        assert [(t["task_id"], t["outcome"]) for t in found][0] == ("t2", "memoized helper")
+        assert next((t["task_id"], t["outcome"]) for t in found) == ("t2", "memoized helper")
         assert "needs a description" in error(await s.call_tool("task", {"action": "start", "task_id": "t3"}))
         assert "t2" in error(await s.call_tool("task", {"action": "fail", "task_id": "t2"}))  # already completed
         assert "validation error" in error(await s.call_tool("task", {"action": "delete", "task_id": "t2"}))
 
-        assert ok(await s.call_tool("record_tool_call", {
-            "tool_name": "pytest", "success": False, "parameters": {"args": "-x"}, "error_message": "1 failed",
-            "duration_ms": 840, "file_path": "app/util.py", "task_id": "t1"})) == {
-            "what": "tool_call", "graph_stale": False}
+        assert ok(
+            await s.call_tool(
+                "record_tool_call",
+                {
+                    "tool_name": "pytest",
+                    "success": False,
+                    "parameters": {"args": "-x"},
+                    "error_message": "1 failed",
+                    "duration_ms": 840,
+                    "file_path": "app/util.py",
+                    "task_id": "t1",
+                },
+            )
+        ) == {"what": "tool_call", "graph_stale": False}
         # The agent edits a file and says so: the next graph query sees the edit.
         (project / "app/util.py").write_text("def helper():\n    return store(1)\n")
-        assert ok(await s.call_tool("record_file_interaction", {
-            "path": "app/util.py", "operation": "edit", "line_start": 1, "line_end": 2,
-            "changes_summary": "helper stores", "task_id": "t1"})) == {"what": "file_interaction", "graph_stale": True}
+        assert ok(
+            await s.call_tool(
+                "record_file_interaction",
+                {
+                    "path": "app/util.py",
+                    "operation": "edit",
+                    "line_start": 1,
+                    "line_end": 2,
+                    "changes_summary": "helper stores",
+                    "task_id": "t1",
+                },
+            )
+        ) == {"what": "file_interaction", "graph_stale": True}
         callers = ok(await s.call_tool("get_callers", {"name": "store"}))["calls"]
         assert sorted(c["symbol"]["name"] for c in callers) == ["helper", "save"]
         history = ok(await s.call_tool("file_history", {"path": "app/util.py"}))
         [latest] = history["interactions"]
         assert (latest["operation"], latest["line_range"], latest["changes_summary"]) == (
-            "edit", [1, 2], "helper stores")
+            "edit",
+            [1, 2],
+            "helper stores",
+        )
         [failed] = history["failed_tool_runs"]  # promised by the tool's description, and given
         assert (failed["tool_name"], failed["error_message"], failed["parameters"]) == (
-            "pytest", "1 failed", {"args": "-x", "file_path": "app/util.py"})
+            "pytest",
+            "1 failed",
+            {"args": "-x", "file_path": "app/util.py"},
+        )
 
         # Refused: paths outside the root, unknown files, bad arguments. The server goes on.
-        for tool, args in [("get_file_contents", {"path": "../outside.py"}),
-                           ("file_history", {"path": "/etc/passwd"}),
-                           ("get_dependencies", {"path": "../../x.py"}),
-                           ("record_file_interaction", {"path": "../x.py", "operation": "read"}),
-                           ("record_tool_call", {"tool_name": "cat", "success": True, "file_path": "/etc/hosts"})]:
+        for tool, args in [
+            ("get_file_contents", {"path": "../outside.py"}),
+            ("file_history", {"path": "/etc/passwd"}),
+            ("get_dependencies", {"path": "../../x.py"}),
+            ("record_file_interaction", {"path": "../x.py", "operation": "read"}),
+            ("record_tool_call", {"tool_name": "cat", "success": True, "file_path": "/etc/hosts"}),
+        ]:
             refused = json.loads(error(await s.call_tool(tool, args)))["error"]
             assert refused["code"] == "invalid_input" and "is outside the project root" in refused["message"], tool
         assert "no file" in error(await s.call_tool("get_file_contents", {"path": "app/absent.py"}))
         assert "no file" in error(await s.call_tool("get_dependencies", {"path": "app/absent.py"}))
         assert "validation error" in error(await s.call_tool("find_symbol", {}))
         assert "validation error" in error(await s.call_tool("relevant_code", {"query": "x", "max_tokens": -5}))
-        assert "validation error" in error(await s.call_tool("record_file_interaction",
-                                                                {"path": "app/util.py", "operation": "delete"}))
-        assert "give both line_start and line_end" in error(await s.call_tool(
-            "record_file_interaction", {"path": "app/util.py", "operation": "read", "line_start": 3}))
+        assert "validation error" in error(
+            await s.call_tool("record_file_interaction", {"path": "app/util.py", "operation": "delete"})
+        )
+        assert "give both line_start and line_end" in error(
+            await s.call_tool("record_file_interaction", {"path": "app/util.py", "operation": "read", "line_start": 3})
+        )
         assert "Unknown tool" in error(await s.call_tool("rm_rf", {}))
         assert ok(await s.call_tool("find_symbol", {"name": "User"}))["symbols"][0]["path"] == "app/models.py"
 
@@ -176,7 +254,8 @@ def test_every_tool_over_stdio(project: Path) -> None:
 def test_server_builds_the_graph_at_start_and_follows_edits_over_time(project: Path) -> None:
     async def script(s: ClientSession) -> None:
         assert json.loads(error(await s.call_tool("find_symbol", {"name": "later"})))["error"]["code"] == (
-            "unknown_symbol")
+            "unknown_symbol"
+        )
         (project / "app/later.py").write_text("def later():\n    return helper()\n")
         time.sleep(0.3)  # past --refresh-seconds: the next query rescans
         found = ok(await s.call_tool("find_symbol", {"name": "later"}))["symbols"]
@@ -213,8 +292,11 @@ SHARED_VERBS = [
     (["callees", "User.save"], "get_callees", {"name": "User.save"}),
     (["deps", "app/views.py"], "get_dependencies", {"path": "app/views.py"}),
     (["outline", "app/models.py"], "get_file_contents", {"path": "app/models.py"}),
-    (["code", "why does store lose users?", "--max-tokens", "40"], "relevant_code",
-     {"query": "why does store lose users?", "max_tokens": 40}),
+    (
+        ["code", "why does store lose users?", "--max-tokens", "40"],
+        "relevant_code",
+        {"query": "why does store lose users?", "max_tokens": 40},
+    ),
     (["history", "app/models.py"], "file_history", {"path": "app/models.py"}),
     (["co-edits", "--min-count", "1"], "co_edited_files", {"min_count": 1}),
     (["co-edits", "app/views.py"], "co_edited_files", {"path": "app/views.py"}),
@@ -232,18 +314,24 @@ def test_the_cli_and_the_mcp_tools_give_the_same_json(project: Path) -> None:
     with am.Memory.open(project) as memory:
         memory.index()
         memory.task("start", "t0", description="make store persist users")
-        for minute in range(3):
+        for _minute in range(3):
             memory.record_file_interaction("app/models.py", "edit", task_id="t0")
             memory.record_file_interaction("app/views.py", "edit", task_id="t0")
-        memory.record_tool_call("pytest", {"args": "-x"}, success=False, file_path="app/models.py",
-                                error_message="AssertionError", task_id="t0")
+        memory.record_tool_call(
+            "pytest",
+            {"args": "-x"},
+            success=False,
+            file_path="app/models.py",
+            error_message="AssertionError",
+            task_id="t0",
+        )
     root = ["--root", str(project)]
     expected = []
     for argv, _, _ in SHARED_VERBS + SHARED_ERRORS:
         done = subprocess.run([SCRIPT, *argv, "--json", *root], capture_output=True, text=True, timeout=120)
         expected.append(json.loads(done.stdout))
-    assert all("error" not in e for e in expected[:len(SHARED_VERBS)])
-    assert all("error" in e for e in expected[len(SHARED_VERBS):])
+    assert all("error" not in e for e in expected[: len(SHARED_VERBS)])
+    assert all("error" in e for e in expected[len(SHARED_VERBS) :])
 
     async def script(s: ClientSession) -> None:
         for (argv, tool, args), want in zip(SHARED_VERBS + SHARED_ERRORS, expected):

@@ -7,10 +7,9 @@ import json
 import os
 from pathlib import Path
 
+import aircher_mem as am
 import pytest
 from conftest import PROJECT_SOURCES, duckdb_held_by_another_process
-
-import aircher_mem as am
 
 
 def test_open_creates_the_store_and_refuses_what_is_not_a_project(project: Path, tmp_path: Path) -> None:
@@ -54,7 +53,9 @@ def test_first_index_builds_and_later_ones_parse_only_changed_files(project: Pat
         touched = memory.index()
         assert (touched.parsed, touched.updated) == (0, [])
 
-        (project / "app/util.py").write_text("def helper():\n    return store(2)\n\ndef extra():\n    return helper()\n")
+        (project / "app/util.py").write_text(
+            "def helper():\n    return store(2)\n\ndef extra():\n    return helper()\n"
+        )
         (project / "app/new.py").write_text("def fresh():\n    return create()\n")
         (project / "app/views.py").unlink()
         changed = memory.index()
@@ -130,8 +131,13 @@ def test_paths_are_confined_to_the_root(project: Path, tmp_path: Path) -> None:
         assert memory.relative("./app/../app/models.py") == "app/models.py"
         assert memory.relative(project / "app" / "models.py") == "app/models.py"
         assert memory.relative("app/not-yet.py") == "app/not-yet.py"  # need not exist
-        for outside in ("../secret.py", str(tmp_path / "secret.py"), "/etc/passwd", "app/link.py",
-                        "app/../../secret.py"):
+        for outside in (
+            "../secret.py",
+            str(tmp_path / "secret.py"),
+            "/etc/passwd",
+            "app/link.py",
+            "app/../../secret.py",
+        ):
             with pytest.raises(am.InvalidInputError, match="is outside the project root"):
                 memory.relative(outside)
         for bad in ("", "  ", ".", "a\0b"):

@@ -17,7 +17,11 @@ from conftest import PROJECT, write_files
 README = Path(__file__).resolve().parent.parent / "README.md"
 SCRIPT = str(Path(sys.executable).with_name("aircher-mem"))
 # The README's examples name files of a small app; the fixture project has them.
-FILES = {**PROJECT, "auth.py": "def login(user):\n    return user\n", "tests/test_auth.py": "def test_login():\n    pass\n"}
+FILES = {
+    **PROJECT,
+    "auth.py": "def login(user):\n    return user\n",
+    "tests/test_auth.py": "def test_login():\n    pass\n",
+}
 
 
 def blocks(language: str) -> list[str]:

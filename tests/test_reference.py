@@ -4,18 +4,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 import aircher_mem as am
 from aircher_mem import _reference as reference
 from conftest import NOW, T
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-KINDS = st.sampled_from([
-    T.SystemPrompt(), T.UserMessage(), T.UserMessage("CodeWriting"), T.AssistantResponse(),
-    T.AssistantResponse(["read_file"]), T.ToolResult("bash", "a.py"), T.CodeSnippet("a.py", (1, 40)),
-    T.TaskState("t1", "fix it"), T.KnowledgeGraphQuery("callers of f", "g"),
-])
+KINDS = st.sampled_from(
+    [
+        T.SystemPrompt(),
+        T.UserMessage(),
+        T.UserMessage("CodeWriting"),
+        T.AssistantResponse(),
+        T.AssistantResponse(["read_file"]),
+        T.ToolResult("bash", "a.py"),
+        T.CodeSnippet("a.py", (1, 40)),
+        T.TaskState("t1", "fix it"),
+        T.KnowledgeGraphQuery("callers of f", "g"),
+    ]
+)
 TASKS = st.sampled_from([None, "t1", "t2"])
 
 
@@ -41,22 +48,28 @@ def cases(draw: st.DrawFn) -> Case:
         # Few distinct ages and weights, so that equal scores (ties) are common.
         age = draw(st.one_of(st.sampled_from([0.0, 59.0, 60.0, 3600.0, -120.0]), st.floats(0, 86_400)))
         deps = draw(st.lists(st.integers(0, i - 1), max_size=3)) if i else []
-        items.append(am.ContextItem(
-            f"item{draw(st.integers(0, 10**6))}-{i}",
-            "x",
-            draw(KINDS),
-            token_cost=draw(st.integers(0, 400)),
-            timestamp=NOW - age,
-            relevance_score=draw(st.sampled_from([0.0, 0.5, 1.0, 1.5]) | st.floats(0, 2)),
-            task_id=draw(TASKS),
-            dependencies=[items[d].id for d in deps],
-            sticky=draw(st.sampled_from([False, False, False, True])),
-        ))
-    policy = draw(st.sampled_from([
-        am.ContextPolicy(),
-        am.ContextPolicy(prune_threshold=0.5, prune_fraction=0.1, decay_minutes=7.0, dependent_boost=1.5),
-        am.ContextPolicy(weight_code_snippet=3.0, current_task_boost=0.5, max_score=1.0),
-    ]))
+        items.append(
+            am.ContextItem(
+                f"item{draw(st.integers(0, 10**6))}-{i}",
+                "x",
+                draw(KINDS),
+                token_cost=draw(st.integers(0, 400)),
+                timestamp=NOW - age,
+                relevance_score=draw(st.sampled_from([0.0, 0.5, 1.0, 1.5]) | st.floats(0, 2)),
+                task_id=draw(TASKS),
+                dependencies=[items[d].id for d in deps],
+                sticky=draw(st.sampled_from([False, False, False, True])),
+            )
+        )
+    policy = draw(
+        st.sampled_from(
+            [
+                am.ContextPolicy(),
+                am.ContextPolicy(prune_threshold=0.5, prune_fraction=0.1, decay_minutes=7.0, dependent_boost=1.5),
+                am.ContextPolicy(weight_code_snippet=3.0, current_task_boost=0.5, max_score=1.0),
+            ]
+        )
+    )
     return Case(items, draw(st.integers(1, 8000)), draw(TASKS), policy)
 
 
@@ -72,7 +85,9 @@ def test_rust_scores_equal_the_reference(case: Case) -> None:
 @given(cases())
 def test_rust_prune_decisions_equal_the_reference(case: Case) -> None:
     result = case.window().prune(NOW)
-    expected = reference.pruned_ids(reference.ref_items(case.items), case.policy, case.current_task, NOW, case.max_tokens)
+    expected = reference.pruned_ids(
+        reference.ref_items(case.items), case.policy, case.current_task, NOW, case.max_tokens
+    )
     assert [i.id for i in result.removed] == expected
 
 

@@ -6,19 +6,32 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 import aircher_mem as am
+import pytest
 from aircher_mem import replay as rp
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "trajectories-mini-swe-agent-gemini3pro.tar.gz"
 
 
 def read(step: int, path: str, lo: int, hi: int, text: str) -> list[dict[str, object]]:
-    action = {"step": step, "kind": "action", "tool": "cat", "op": "read", "text": f"sed -n {lo},{hi}p {path}",
-              "reads": [], "writes": []}
-    shown = {"step": step + 1, "kind": "observation", "tool": "cat", "op": "read", "text": text,
-             "reads": [{"file_path": path, "line_range": [lo, hi], "ok": True}], "writes": []}
+    action = {
+        "step": step,
+        "kind": "action",
+        "tool": "cat",
+        "op": "read",
+        "text": f"sed -n {lo},{hi}p {path}",
+        "reads": [],
+        "writes": [],
+    }
+    shown = {
+        "step": step + 1,
+        "kind": "observation",
+        "tool": "cat",
+        "op": "read",
+        "text": text,
+        "reads": [{"file_path": path, "line_range": [lo, hi], "ok": True}],
+        "writes": [],
+    }
     return [action, shown]
 
 
@@ -28,16 +41,32 @@ def trajectory() -> list[dict[str, object]]:
         {"kind": "system", "text": "You are an agent."},
         {"kind": "task", "text": "Fix the bug in a.py"},
     ]
-    events += read(1, "a.py", 1, 100, big)          # shown: a.py 1-100
+    events += read(1, "a.py", 1, 100, big)  # shown: a.py 1-100
     events += read(3, "b.py", 1, 100, big)
     events += read(5, "c.py", 1, 100, big)
-    events += read(7, "a.py", 50, 60, "a 50-60")    # a re-read of 11 lines of a.py
-    events += [{"kind": "action", "tool": "sed", "op": "edit", "text": "sed -i s/x/y/ a.py", "reads": [],
-                "writes": [{"file_path": "a.py", "line_range": None}]},
-               {"kind": "observation", "tool": "sed", "op": "edit", "text": "", "reads": [], "writes": []}]
+    events += read(7, "a.py", 50, 60, "a 50-60")  # a re-read of 11 lines of a.py
+    events += [
+        {
+            "kind": "action",
+            "tool": "sed",
+            "op": "edit",
+            "text": "sed -i s/x/y/ a.py",
+            "reads": [],
+            "writes": [{"file_path": "a.py", "line_range": None}],
+        },
+        {"kind": "observation", "tool": "sed", "op": "edit", "text": "", "reads": [], "writes": []},
+    ]
     events += read(11, "a.py", 50, 60, "a 50-60 again")  # after the edit: not a re-read
-    events += [{"kind": "action", "tool": "sed", "op": "edit", "text": "sed -i s/q/r/ d.py", "reads": [],
-                "writes": [{"file_path": "d.py", "line_range": None}]}]  # never viewed
+    events += [
+        {
+            "kind": "action",
+            "tool": "sed",
+            "op": "edit",
+            "text": "sed -i s/q/r/ d.py",
+            "reads": [],
+            "writes": [{"file_path": "d.py", "line_range": None}],
+        }
+    ]  # never viewed
     return events
 
 
@@ -76,8 +105,11 @@ def test_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
 @pytest.mark.skipif(not DATA.is_file(), reason=f"{DATA} is absent (the shared data set)")
 def test_real_trajectories_default_beats_the_seed() -> None:
     trajectories = list(rp.load_trajectories(DATA, limit=12))
-    results = [rp.replay(events, rp.STRATEGIES[s](8000), instance=i, strategy=s)
-               for i, events in trajectories for s in ("seed002", "default")]
+    results = [
+        rp.replay(events, rp.STRATEGIES[s](8000), instance=i, strategy=s)
+        for i, events in trajectories
+        for s in ("seed002", "default")
+    ]
     by = {s.strategy: s for s in rp.summarize(results)}
     assert by["default"].rereads == by["seed002"].rereads > 0
     assert by["default"].rereads_held >= by["seed002"].rereads_held

@@ -5,9 +5,8 @@ import socket
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 import aircher_mem as am
+import pytest
 from aircher_mem import tokens
 
 
@@ -17,7 +16,10 @@ def test_counts_match_cl100k() -> None:
     assert counter.count("hello world") == 2
     assert counter.count("") == 0
     assert counter.count("<|endoftext|>") > 1  # special-token text counts as plain text
-    assert counter.count_many(["hello world", "def f(x):\n    return x\n"]) == [2, counter.count("def f(x):\n    return x\n")]
+    assert counter.count_many(["hello world", "def f(x):\n    return x\n"]) == [
+        2,
+        counter.count("def f(x):\n    return x\n"),
+    ]
     assert am.available_encodings() == ["cl100k_base"]
 
 
@@ -31,12 +33,12 @@ def test_loading_needs_no_network(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_unknown_encoding_is_a_clear_error() -> None:
-    with pytest.raises(am.EncodingUnavailableError, match="o200k_base.*available: cl100k_base"):
+    with pytest.raises(am.EncodingUnavailableError, match=r"o200k_base.*available: cl100k_base"):
         am.TokenCounter("o200k_base")
 
 
 def test_tampered_encoding_file_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    module, relative, sha, pattern, special = tokens._ENCODINGS["cl100k_base"]
+    module, relative, sha, _pattern, _special = tokens._ENCODINGS["cl100k_base"]
     original = tokens._ranks_file(module, relative)
     bad = tmp_path / "data" / "cl100k_base.tiktoken"
     bad.parent.mkdir()

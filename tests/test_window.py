@@ -5,10 +5,9 @@ from __future__ import annotations
 import math
 import threading
 
+import aircher_mem as am
 import numpy as np
 import pytest
-
-import aircher_mem as am
 from conftest import NOW, T, make_item
 
 
@@ -60,12 +59,14 @@ def test_prune_at_eighty_percent_removes_thirty_percent_lowest_first() -> None:
 
 def test_prune_result_reports_what_was_removed() -> None:
     w = am.ContextWindow(1000)
-    w.extend([
-        make_item("sys", T.SystemPrompt(), tokens=100, sticky=True),
-        make_item("g", T.KnowledgeGraphQuery("q", "r"), tokens=150, age_s=3600),
-        make_item("c", T.CodeSnippet("a.py", (1, 9)), tokens=150, age_s=3600),
-        make_item("u", T.UserMessage(), tokens=500),
-    ])
+    w.extend(
+        [
+            make_item("sys", T.SystemPrompt(), tokens=100, sticky=True),
+            make_item("g", T.KnowledgeGraphQuery("q", "r"), tokens=150, age_s=3600),
+            make_item("c", T.CodeSnippet("a.py", (1, 9)), tokens=150, age_s=3600),
+            make_item("u", T.UserMessage(), tokens=500),
+        ]
+    )
     r = w.maybe_prune(NOW)
     assert r is not None
     # 900 tokens > 800: target max(270, 100) = 270 -> g (150) then c (150).
@@ -138,8 +139,17 @@ def test_window_api() -> None:
 
 def test_item_fields_round_trip() -> None:
     kind = T.CodeSnippet("src/auth.py", (3, 7))
-    item = am.ContextItem("i", "def f(): ...", kind, token_cost=5, timestamp=NOW, relevance_score=0.25,
-                          task_id="t", dependencies=["x", "y", "x"], sticky=True)
+    item = am.ContextItem(
+        "i",
+        "def f(): ...",
+        kind,
+        token_cost=5,
+        timestamp=NOW,
+        relevance_score=0.25,
+        task_id="t",
+        dependencies=["x", "y", "x"],
+        sticky=True,
+    )
     assert (item.id, item.content, item.token_cost, item.timestamp) == ("i", "def f(): ...", 5, NOW)
     assert (item.relevance_score, item.task_id, item.dependencies, item.sticky) == (0.25, "t", ["x", "y"], True)
     assert item.item_type == kind and item.type_name == "CodeSnippet"
@@ -204,8 +214,14 @@ def test_window_errors_are_typed_and_change_nothing() -> None:
 
 
 def test_errors_share_one_root() -> None:
-    for cls in (am.InvalidInputError, am.DuplicateItemError, am.UnknownDependencyError, am.UnknownItemError,
-                am.PolicyError, am.EncodingUnavailableError):
+    for cls in (
+        am.InvalidInputError,
+        am.DuplicateItemError,
+        am.UnknownDependencyError,
+        am.UnknownItemError,
+        am.PolicyError,
+        am.EncodingUnavailableError,
+    ):
         assert issubclass(cls, am.AircherError)
     assert issubclass(am.InvalidInputError, ValueError) and issubclass(am.UnknownItemError, KeyError)
 

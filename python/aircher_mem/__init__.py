@@ -12,13 +12,13 @@ offline token counting.
 """
 
 from ._core import (
-    Reference,
     ContextItem,
     ContextItemType,
     ContextPolicy,
     ContextWindow,
     KnowledgeGraph,
     PruneResult,
+    Reference,
     Symbol,
     __version__,
 )
@@ -32,7 +32,27 @@ from .context import (
     item_to_message,
 )
 from .episodic import EpisodicMemory
+from .errors import (
+    AircherError,
+    DuplicateItemError,
+    EncodingUnavailableError,
+    FileMissingError,
+    InvalidInputError,
+    NotIndexedError,
+    PolicyError,
+    SchemaVersionError,
+    StoreCorruptError,
+    StoreError,
+    StoreLockedError,
+    StoreNotFoundError,
+    TaskStateError,
+    UnknownDependencyError,
+    UnknownItemError,
+    UnknownSymbolError,
+    UnknownTaskError,
+)
 from .graph import find_relevant_to_query, graph_code_provider
+from .memory import Memory
 from .results import (
     CoEdit,
     FileInteraction,
@@ -44,26 +64,6 @@ from .results import (
     TaskRecord,
     ToolStats,
 )
-from .errors import (
-    AircherError,
-    DuplicateItemError,
-    EncodingUnavailableError,
-    InvalidInputError,
-    PolicyError,
-    SchemaVersionError,
-    StoreCorruptError,
-    StoreError,
-    StoreLockedError,
-    StoreNotFoundError,
-    FileMissingError,
-    NotIndexedError,
-    TaskStateError,
-    UnknownSymbolError,
-    UnknownDependencyError,
-    UnknownItemError,
-    UnknownTaskError,
-)
-from .memory import Memory
 from .tokens import TokenCounter, available_encodings
 
 __all__ = [

@@ -5,15 +5,22 @@ from os import PathLike
 from pathlib import Path
 from typing import ClassVar, final
 
-from typing_extensions import disjoint_base
-
 import numpy as np
 import numpy.typing as npt
+from typing_extensions import disjoint_base
 
 __version__: str
 __all__ = [
-    "__version__", "ContextItem", "ContextItemType", "ContextPolicy", "ContextWindow", "PruneResult",
-    "KnowledgeGraph", "Reference", "Symbol", "relative_path",
+    "__version__",
+    "ContextItem",
+    "ContextItemType",
+    "ContextPolicy",
+    "ContextWindow",
+    "PruneResult",
+    "KnowledgeGraph",
+    "Reference",
+    "Symbol",
+    "relative_path",
 ]
 
 @disjoint_base
@@ -291,7 +298,12 @@ class KnowledgeGraph:
     def edges(self) -> list[tuple[str, str, str]]: ...
     def neighbourhood(self, name: str, hops: int = 1) -> list[tuple[Symbol, int]]: ...
     def rank(
-        self, names: Sequence[str], files: Sequence[str] = ..., *, limit: int = 50, damping: float = 0.85,
+        self,
+        names: Sequence[str],
+        files: Sequence[str] = ...,
+        *,
+        limit: int = 50,
+        damping: float = 0.85,
         iterations: int = 30,
     ) -> list[tuple[Symbol, float]]: ...
 

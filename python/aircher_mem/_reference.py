@@ -44,8 +44,17 @@ def ref_items(items: Sequence[ContextItem]) -> list[RefItem]:
         kind = it.item_type
         tool_calls = isinstance(kind, ContextItemType.AssistantResponse) and bool(kind.tool_calls)
         out.append(
-            RefItem(it.id, it.type_name, tool_calls, it.timestamp, it.relevance_score, it.token_cost,
-                    it.task_id, tuple(it.dependencies), it.sticky)
+            RefItem(
+                it.id,
+                it.type_name,
+                tool_calls,
+                it.timestamp,
+                it.relevance_score,
+                it.token_cost,
+                it.task_id,
+                tuple(it.dependencies),
+                it.sticky,
+            )
         )
     return out
 
@@ -56,14 +65,21 @@ def _weight(policy: ContextPolicy, item: RefItem) -> float:
     return float(getattr(policy, _TYPE_WEIGHT[item.type_name]))
 
 
-def relevance_scores(items: Sequence[RefItem], policy: ContextPolicy, current_task: str | None, now: float) -> list[float]:
+def relevance_scores(
+    items: Sequence[RefItem], policy: ContextPolicy, current_task: str | None, now: float
+) -> list[float]:
     present = {it.id for it in items}
     dependents = dict.fromkeys(present, 0)
     for it in items:
         for dep in set(it.dependencies):
             if dep in present:
                 dependents[dep] += 1
-    decay, boost, dep_boost, top = policy.decay_minutes, policy.current_task_boost, policy.dependent_boost, policy.max_score
+    decay, boost, dep_boost, top = (
+        policy.decay_minutes,
+        policy.current_task_boost,
+        policy.dependent_boost,
+        policy.max_score,
+    )
     scores = []
     for it in items:
         age_minutes = max(float(math.trunc((now - it.timestamp) / 60.0)), 0.0)  # whole minutes, as chrono

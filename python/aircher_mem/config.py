@@ -176,7 +176,11 @@ class ServerPolicy(_Section):
 
 
 _SECTIONS: dict[str, type[_Section]] = {
-    "graph": GraphPolicy, "episodic": EpisodicPolicy, "retrieval": RetrievalPolicy, "server": ServerPolicy}
+    "graph": GraphPolicy,
+    "episodic": EpisodicPolicy,
+    "retrieval": RetrievalPolicy,
+    "server": ServerPolicy,
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -201,8 +205,11 @@ class Policy:
     server: ServerPolicy = dataclasses.field(default_factory=ServerPolicy)
 
     def __post_init__(self) -> None:
-        if (isinstance(self.max_tokens, bool) or not isinstance(self.max_tokens, int)
-                or not 0 < self.max_tokens <= _INT_MAX):
+        if (
+            isinstance(self.max_tokens, bool)
+            or not isinstance(self.max_tokens, int)
+            or not 0 < self.max_tokens <= _INT_MAX
+        ):
             raise PolicyError(f"max_tokens must be a positive integer below 2**63, got {self.max_tokens!r}")
         if not isinstance(self.encoding, str) or not self.encoding:
             raise PolicyError(f"encoding must be a non-empty string, got {self.encoding!r}")
@@ -291,7 +298,8 @@ class Policy:
         """The TOML layout; ``Policy.from_dict(p.to_dict()) == p``."""
         flags = {flag: getattr(self, flag) for flag in _FLAGS}
         out: dict[str, Any] = {
-            "context": {"max_tokens": self.max_tokens, "encoding": self.encoding, **flags, **self.context.to_dict()}}
+            "context": {"max_tokens": self.max_tokens, "encoding": self.encoding, **flags, **self.context.to_dict()}
+        }
         for name in _SECTIONS:
             out[name] = getattr(self, name).to_dict()
         return out

@@ -194,7 +194,10 @@ class DynamicContextManager:
             return None
         log.info(
             "context at %d%%, pruned %d items, %d -> %d tokens",
-            before * 100 // self.window.max_tokens, len(result.removed), result.tokens_before, result.tokens_after,
+            before * 100 // self.window.max_tokens,
+            len(result.removed),
+            result.tokens_before,
+            result.tokens_after,
         )
         for item in result.removed:
             self.summarize_to_episodic(item)
@@ -217,7 +220,9 @@ class DynamicContextManager:
         if self.code_provider is not None:
             for snippet in self.code_provider(user_message):
                 self.add_code_snippet(
-                    snippet.content, file_path=snippet.file_path, line_range=snippet.line_range,
+                    snippet.content,
+                    file_path=snippet.file_path,
+                    line_range=snippet.line_range,
                     relevance=snippet.relevance,
                 )
         if self.history_provider is not None:
@@ -243,10 +248,14 @@ class DynamicContextManager:
         if isinstance(kind, ContextItemType.CodeSnippet):
             if self.episodic is not None:
                 self.episodic.record_file_interaction(
-                    kind.file_path, "viewed", line_range=kind.line_range, success=True,
+                    kind.file_path,
+                    "viewed",
+                    line_range=kind.line_range,
+                    success=True,
                     context=f"Lines {kind.line_range[0]}-{kind.line_range[1]} pruned from context "
                     f"({item.token_cost} tokens)",
-                    task_id=item.task_id, session_id=self.session_id,
+                    task_id=item.task_id,
+                    session_id=self.session_id,
                 )
         else:
             log.debug("pruned %s: %.200s", item.type_name, item.content)
@@ -263,14 +272,21 @@ class DynamicContextManager:
             "total_tokens": self.window.token_count,
             "item_count": len(items),
             "items": [
-                {"id": it.id, "type": it.type_name, "tokens": it.token_cost, "relevance": float(score),
-                 "age_minutes": int((now - it.timestamp) // 60)}
+                {
+                    "id": it.id,
+                    "type": it.type_name,
+                    "tokens": it.token_cost,
+                    "relevance": float(score),
+                    "age_minutes": int((now - it.timestamp) // 60),
+                }
                 for it, score in zip(items, scores)
             ],
             "pruned_items": [
                 {"id": it.id, "type": it.type_name, "tokens": it.token_cost, "relevance": score}
                 for it, score in zip(pruned.removed, pruned.removed_scores)
-            ] if pruned is not None else [],
+            ]
+            if pruned is not None
+            else [],
             "reason": reason,
         }
         if self.episodic is not None:

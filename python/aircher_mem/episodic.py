@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    import duckdb
+    pass
 
 from . import store
 from .config import EpisodicPolicy, RetrievalPolicy
@@ -104,21 +104,42 @@ SCHEMA_VERSION = store.latest_version("episodic")
 # Column order of each buffered table, and how each value is cast in the batch insert.
 _COLUMNS: dict[str, list[tuple[str, str]]] = {
     "tool_executions": [
-        ("timestamp", "TIMESTAMP"), ("session_id", "VARCHAR"), ("task_id", "VARCHAR"), ("tool_name", "VARCHAR"),
-        ("parameters", "JSON"), ("result", "JSON"), ("success", "BOOLEAN"), ("error_message", "VARCHAR"),
-        ("duration_ms", "INTEGER"), ("context_tokens", "INTEGER"),
+        ("timestamp", "TIMESTAMP"),
+        ("session_id", "VARCHAR"),
+        ("task_id", "VARCHAR"),
+        ("tool_name", "VARCHAR"),
+        ("parameters", "JSON"),
+        ("result", "JSON"),
+        ("success", "BOOLEAN"),
+        ("error_message", "VARCHAR"),
+        ("duration_ms", "INTEGER"),
+        ("context_tokens", "INTEGER"),
     ],
     "file_interactions": [
-        ("timestamp", "TIMESTAMP"), ("session_id", "VARCHAR"), ("task_id", "VARCHAR"), ("file_path", "VARCHAR"),
-        ("operation", "VARCHAR"), ("line_range", "JSON"), ("success", "BOOLEAN"), ("context", "VARCHAR"),
+        ("timestamp", "TIMESTAMP"),
+        ("session_id", "VARCHAR"),
+        ("task_id", "VARCHAR"),
+        ("file_path", "VARCHAR"),
+        ("operation", "VARCHAR"),
+        ("line_range", "JSON"),
+        ("success", "BOOLEAN"),
+        ("context", "VARCHAR"),
         ("changes_summary", "VARCHAR"),
     ],
     "context_snapshots": [
-        ("timestamp", "TIMESTAMP"), ("session_id", "VARCHAR"), ("task_id", "VARCHAR"), ("context_items", "JSON"),
-        ("total_tokens", "INTEGER"), ("pruned_items", "JSON"), ("reason", "VARCHAR"),
+        ("timestamp", "TIMESTAMP"),
+        ("session_id", "VARCHAR"),
+        ("task_id", "VARCHAR"),
+        ("context_items", "JSON"),
+        ("total_tokens", "INTEGER"),
+        ("pruned_items", "JSON"),
+        ("reason", "VARCHAR"),
     ],
     "session_learnings": [
-        ("session_id", "VARCHAR"), ("learning_type", "VARCHAR"), ("data", "JSON"), ("confidence", "FLOAT"),
+        ("session_id", "VARCHAR"),
+        ("learning_type", "VARCHAR"),
+        ("data", "JSON"),
+        ("confidence", "FLOAT"),
         ("created_at", "TIMESTAMP"),
     ],
 }
@@ -127,7 +148,9 @@ _COLUMNS: dict[str, list[tuple[str, str]]] = {
 def _batch_insert_sql(table: str) -> str:
     names = ", ".join(name for name, _ in _COLUMNS[table])
     values = ", ".join(
-        f"make_timestamp(unnest(?::BIGINT[]))" if kind == "TIMESTAMP" else f"unnest(?::{'VARCHAR' if kind == 'JSON' else kind}[])::{kind}"
+        "make_timestamp(unnest(?::BIGINT[]))"
+        if kind == "TIMESTAMP"
+        else f"unnest(?::{'VARCHAR' if kind == 'JSON' else kind}[])::{kind}"
         for _, kind in _COLUMNS[table]
     )
     return f"INSERT INTO {table} ({names}) SELECT {values}"
@@ -270,9 +293,16 @@ class EpisodicMemory:
         if file_path is not None:
             params.setdefault("file_path", file_path)
         row = (
-            _micros(self._now(timestamp)), self.session_id, self._task(task_id), _text("tool_name", tool_name),
-            _json("parameters", params), _json("result", result), bool(success), error_message,
-            _count("duration_ms", duration_ms), _count("context_tokens", context_tokens),
+            _micros(self._now(timestamp)),
+            self.session_id,
+            self._task(task_id),
+            _text("tool_name", tool_name),
+            _json("parameters", params),
+            _json("result", result),
+            bool(success),
+            error_message,
+            _count("duration_ms", duration_ms),
+            _count("context_tokens", context_tokens),
         )
         task = row[2]
         self._note_usage(task, tool=tool_name)
@@ -304,8 +334,15 @@ class EpisodicMemory:
                 raise InvalidInputError(f"line_range must be (start, end) with 0 <= start <= end, got {line_range!r}")
             span = json.dumps({"start": start, "end": end})
         row = (
-            _micros(self._now(timestamp)), session_id or self.session_id, self._task(task_id),
-            _text("file_path", file_path), operation, span, bool(success), context, changes_summary,
+            _micros(self._now(timestamp)),
+            session_id or self.session_id,
+            self._task(task_id),
+            _text("file_path", file_path),
+            operation,
+            span,
+            bool(success),
+            context,
+            changes_summary,
         )
         task = row[2]
         if success and operation != "viewed":
@@ -320,9 +357,12 @@ class EpisodicMemory:
         builds them on every prune and task switch)."""
         try:
             row = (
-                _micros(_time("timestamp", snapshot["timestamp"])), str(snapshot["session_id"]),
-                snapshot.get("task_id"), _json("items", snapshot["items"]),
-                _count("total_tokens", snapshot["total_tokens"]), _json("pruned_items", snapshot.get("pruned_items")),
+                _micros(_time("timestamp", snapshot["timestamp"])),
+                str(snapshot["session_id"]),
+                snapshot.get("task_id"),
+                _json("items", snapshot["items"]),
+                _count("total_tokens", snapshot["total_tokens"]),
+                _json("pruned_items", snapshot.get("pruned_items")),
                 _text("reason", snapshot["reason"]),
             )
         except KeyError as exc:
@@ -333,8 +373,13 @@ class EpisodicMemory:
         """A cross-session learning ("file_purpose", "common_error", "workflow", ...)."""
         if not (isinstance(confidence, (int, float)) and 0.0 <= confidence <= 1.0):
             raise InvalidInputError(f"confidence must be in [0, 1], got {confidence!r}")
-        row = (self.session_id, _text("learning_type", learning_type), _json("data", dict(data)),
-               float(confidence), _micros(self.clock()))
+        row = (
+            self.session_id,
+            _text("learning_type", learning_type),
+            _json("data", dict(data)),
+            float(confidence),
+            _micros(self.clock()),
+        )
         self._buffer("session_learnings", row)
 
     # -- tasks -------------------------------------------------------------------------
@@ -342,6 +387,7 @@ class EpisodicMemory:
     def start_task(self, task_id: str, description: str, *, intent: str | None = None) -> None:
         """Starts a task and makes it current; record_* calls default to it."""
         import duckdb
+
         if intent is not None and intent not in INTENTS:
             raise InvalidInputError(f"intent must be one of {', '.join(INTENTS)}, got {intent!r}")
         self._check_open()
@@ -349,8 +395,13 @@ class EpisodicMemory:
             self._con.execute(
                 "INSERT INTO task_history (task_id, session_id, description, intent, status, started_at, "
                 "files_touched, tools_used) VALUES (?, ?, ?, ?, 'active', make_timestamp(?), '[]', '{}')",
-                [_text("task_id", task_id), self.session_id, _text("description", description), intent,
-                 _micros(self.clock())],
+                [
+                    _text("task_id", task_id),
+                    self.session_id,
+                    _text("description", description),
+                    intent,
+                    _micros(self.clock()),
+                ],
             )
         except duckdb.ConstraintException:
             raise TaskStateError(f"task {task_id!r} already exists; resume it instead") from None
@@ -404,8 +455,9 @@ class EpisodicMemory:
             tools[tool] += 1
         self._dirty_tasks.add(task_id)
 
-    def _track_error_fix(self, task: str | None, path: str, tool: str, success: bool, error: str | None,
-                         when: float) -> None:
+    def _track_error_fix(
+        self, task: str | None, path: str, tool: str, success: bool, error: str | None, when: float
+    ) -> None:
         key = (task, path)
         if not success:
             signature = (error or "").strip().splitlines()[0][:200] if error and error.strip() else "error"
@@ -426,6 +478,7 @@ class EpisodicMemory:
         """Writes everything buffered in one transaction; on failure nothing is lost
         from the buffer and the error is raised."""
         import duckdb
+
         self._check_open()
         if not self._pending_rows and not self._dirty_tasks and not self._fixes:
             return
@@ -442,8 +495,11 @@ class EpisodicMemory:
                     "UPDATE task_history SET files_touched = v.files::JSON, tools_used = v.tools::JSON "
                     "FROM (SELECT unnest(?::VARCHAR[]) AS task_id, unnest(?::VARCHAR[]) AS files, "
                     "unnest(?::VARCHAR[]) AS tools) v WHERE task_history.task_id = v.task_id",
-                    [dirty, [json.dumps(self._task_usage[t][0]) for t in dirty],
-                     [json.dumps(dict(self._task_usage[t][1])) for t in dirty]],
+                    [
+                        dirty,
+                        [json.dumps(self._task_usage[t][0]) for t in dirty],
+                        [json.dumps(dict(self._task_usage[t][1])) for t in dirty],
+                    ],
                 )
             if any(row[4] == "edit" and row[6] for row in self._pending["file_interactions"]):
                 self._update_co_edits(int(first_new_edit[0]) if first_new_edit else 0)
@@ -451,16 +507,24 @@ class EpisodicMemory:
             con.execute("COMMIT")
         except duckdb.Error as exc:
             con.execute("ROLLBACK")
-            raise StoreError(f"writing to {self.path} failed (nothing was written; the records are kept "
-                             f"in memory): {exc}") from None
+            raise StoreError(
+                f"writing to {self.path} failed (nothing was written; the records are kept in memory): {exc}"
+            ) from None
         for rows in self._pending.values():
             rows.clear()
         self._pending_rows = 0
         self._dirty_tasks.clear()
         self._fixes.clear()
 
-    def _upsert_pattern(self, pattern_type: str, key: str, data: dict[str, Any], observed: int,
-                        confidence: Callable[[int], float], when_us: int) -> None:
+    def _upsert_pattern(
+        self,
+        pattern_type: str,
+        key: str,
+        data: dict[str, Any],
+        observed: int,
+        confidence: Callable[[int], float],
+        when_us: int,
+    ) -> None:
         row = self._con.execute(
             "SELECT id, observed_count FROM learned_patterns WHERE pattern_key = ?", [key]
         ).fetchone()
@@ -513,7 +577,8 @@ class EpisodicMemory:
                    observed_count = learned_patterns.observed_count + d.n,
                    confidence = least(1.0, (learned_patterns.observed_count + d.n) / d.fewer),
                    last_seen = greatest(learned_patterns.last_seen, make_timestamp(d.last_us))
-               FROM co_edit_delta d WHERE learned_patterns.pattern_key = d.key""")
+               FROM co_edit_delta d WHERE learned_patterns.pattern_key = d.key"""
+        )
         con.execute(
             f"""INSERT INTO learned_patterns
                    (pattern_type, pattern_data, confidence, observed_count, first_seen, last_seen, pattern_key)
@@ -522,15 +587,22 @@ class EpisodicMemory:
                                'within_seconds': {self.policy.co_edit_seconds}}}),
                       least(1.0, d.n / d.fewer), d.n, make_timestamp(d.first_us), make_timestamp(d.last_us), d.key
                FROM co_edit_delta d
-               WHERE d.key NOT IN (SELECT pattern_key FROM learned_patterns WHERE pattern_type = 'co-edit')""")
+               WHERE d.key NOT IN (SELECT pattern_key FROM learned_patterns WHERE pattern_type = 'co-edit')"""
+        )
         con.execute("DROP TABLE co_edit_delta")
 
     def _update_error_fixes(self) -> None:
         for tool, path, signature, when in self._fixes:
             data = {"tool": tool, "file": path, "error": signature, "fix": "edit"}
             # Confidence n / (n + 1): one sighting is a hint, repeated ones a habit.
-            self._upsert_pattern("error-fix", "error-fix:" + json.dumps([tool, path, signature]), data, 1,
-                                 lambda n: n / (n + 1), _micros(when))
+            self._upsert_pattern(
+                "error-fix",
+                "error-fix:" + json.dumps([tool, path, signature]),
+                data,
+                1,
+                lambda n: n / (n + 1),
+                _micros(when),
+            )
 
     def close(self) -> None:
         """Flushes and closes; safe to call twice (also runs at interpreter exit)."""
@@ -562,14 +634,25 @@ class EpisodicMemory:
     @staticmethod
     def _interaction(row: tuple[Any, ...]) -> FileInteraction:
         span = json.loads(row[5]) if row[5] else None
-        return FileInteraction(row[0] / 1e6, row[1], row[2], row[3], row[4],
-                               (span["start"], span["end"]) if span else None, row[6], row[7], row[8])
+        return FileInteraction(
+            row[0] / 1e6,
+            row[1],
+            row[2],
+            row[3],
+            row[4],
+            (span["start"], span["end"]) if span else None,
+            row[6],
+            row[7],
+            row[8],
+        )
 
     def file_history(self, file_path: str, limit: int = 5) -> list[FileInteraction]:
-        """"Have I worked on this file before?": its last interactions, newest first."""
+        """ "Have I worked on this file before?": its last interactions, newest first."""
         rows = self._query(
             f"SELECT {self._INTERACTION_COLUMNS} FROM file_interactions WHERE file_path = ? "
-            "ORDER BY timestamp DESC, id DESC LIMIT ?", [file_path, limit])
+            "ORDER BY timestamp DESC, id DESC LIMIT ?",
+            [file_path, limit],
+        )
         return [self._interaction(r) for r in rows]
 
     def failed_tool_runs(self, file_path: str, limit: int = 5) -> list[ToolRun]:
@@ -579,16 +662,32 @@ class EpisodicMemory:
             "SELECT epoch_us(timestamp), session_id, task_id, tool_name, parameters, success, error_message, "
             "duration_ms, json_extract_string(parameters, '$.file_path') FROM tool_executions "
             "WHERE NOT success AND json_extract_string(parameters, '$.file_path') = ? "
-            "ORDER BY timestamp DESC, id DESC LIMIT ?", [file_path, limit])
-        return [ToolRun(r[0] / 1e6, r[1], r[2], r[3], json.loads(r[4]), bool(r[5]), r[6],
-                        None if r[7] is None else int(r[7]), r[8]) for r in rows]
+            "ORDER BY timestamp DESC, id DESC LIMIT ?",
+            [file_path, limit],
+        )
+        return [
+            ToolRun(
+                r[0] / 1e6,
+                r[1],
+                r[2],
+                r[3],
+                json.loads(r[4]),
+                bool(r[5]),
+                r[6],
+                None if r[7] is None else int(r[7]),
+                r[8],
+            )
+            for r in rows
+        ]
 
     def last_interactions(self, pattern: str, limit: int = 10) -> list[FileInteraction]:
-        """"What did I last do with <pattern>?": interactions with files whose path
+        """ "What did I last do with <pattern>?": interactions with files whose path
         contains ``pattern`` (a plain substring, not a LIKE pattern), newest first."""
         rows = self._query(
             f"SELECT {self._INTERACTION_COLUMNS} FROM file_interactions WHERE contains(file_path, ?) "
-            "ORDER BY timestamp DESC, id DESC LIMIT ?", [pattern, limit])
+            "ORDER BY timestamp DESC, id DESC LIMIT ?",
+            [pattern, limit],
+        )
         return [self._interaction(r) for r in rows]
 
     def co_edited_files(self, min_count: int | None = None, within_seconds: int | None = None) -> list[CoEdit]:
@@ -604,7 +703,8 @@ class EpisodicMemory:
                 AND abs(epoch(f2.timestamp) - epoch(f1.timestamp)) <= ?
                WHERE f1.operation = 'edit' AND f2.operation = 'edit' AND f1.success AND f2.success
                GROUP BY 1, 2 HAVING count(*) >= ? ORDER BY n DESC, 1, 2""",
-            [within_seconds, min_count])
+            [within_seconds, min_count],
+        )
         return [CoEdit(a, b, int(n)) for a, b, n in rows]
 
     def tool_stats(self, days: float = 7.0, now: float | None = None) -> list[ToolStats]:
@@ -613,17 +713,31 @@ class EpisodicMemory:
         rows = self._query(
             """SELECT tool_name, count(*), count(*) FILTER (WHERE success), avg(duration_ms)
                FROM tool_executions WHERE timestamp > make_timestamp(?) GROUP BY 1 ORDER BY 2 DESC, 1""",
-            [since])
-        return [ToolStats(name, int(total), int(ok), None if avg is None else float(avg)) for name, total, ok, avg in rows]
+            [since],
+        )
+        return [
+            ToolStats(name, int(total), int(ok), None if avg is None else float(avg)) for name, total, ok, avg in rows
+        ]
 
-    _TASK_COLUMNS = ("task_id, session_id, description, intent, status, epoch_us(started_at), "
-                     "epoch_us(completed_at), files_touched, tools_used, outcome")
+    _TASK_COLUMNS = (
+        "task_id, session_id, description, intent, status, epoch_us(started_at), "
+        "epoch_us(completed_at), files_touched, tools_used, outcome"
+    )
 
     @staticmethod
     def _task_record(row: tuple[Any, ...]) -> TaskRecord:
-        return TaskRecord(row[0], row[1], row[2], row[3], row[4], row[5] / 1e6,
-                          None if row[6] is None else row[6] / 1e6, json.loads(row[7] or "[]"),
-                          json.loads(row[8] or "{}"), row[9])
+        return TaskRecord(
+            row[0],
+            row[1],
+            row[2],
+            row[3],
+            row[4],
+            row[5] / 1e6,
+            None if row[6] is None else row[6] / 1e6,
+            json.loads(row[7] or "[]"),
+            json.loads(row[8] or "{}"),
+            row[9],
+        )
 
     def task(self, task_id: str) -> TaskRecord:
         rows = self._query(f"SELECT {self._TASK_COLUMNS} FROM task_history WHERE task_id = ?", [task_id])
@@ -632,9 +746,11 @@ class EpisodicMemory:
         return self._task_record(rows[0])
 
     def open_tasks(self) -> list[TaskRecord]:
-        """"What was I working on?": active and paused tasks, newest first."""
-        rows = self._query(f"SELECT {self._TASK_COLUMNS} FROM task_history WHERE status IN ('active', 'paused') "
-                           "ORDER BY started_at DESC, id DESC")
+        """ "What was I working on?": active and paused tasks, newest first."""
+        rows = self._query(
+            f"SELECT {self._TASK_COLUMNS} FROM task_history WHERE status IN ('active', 'paused') "
+            "ORDER BY started_at DESC, id DESC"
+        )
         return [self._task_record(r) for r in rows]
 
     def find_similar_tasks(self, text: str, limit: int = 3) -> list[SimilarTask]:
@@ -644,8 +760,10 @@ class EpisodicMemory:
         query = set(_terms(text))
         if not query or limit <= 0:
             return []
-        rows = self._query("SELECT task_id, description, outcome, status FROM task_history WHERE task_id <> ?",
-                           [self.current_task_id or ""])
+        rows = self._query(
+            "SELECT task_id, description, outcome, status FROM task_history WHERE task_id <> ?",
+            [self.current_task_id or ""],
+        )
         docs = [Counter(_terms(f"{r[1]} {r[2] or ''}")) for r in rows]
         if not docs:
             return []
@@ -671,28 +789,53 @@ class EpisodicMemory:
             "SELECT pattern_type, pattern_data, confidence, observed_count, epoch_us(first_seen), epoch_us(last_seen) "
             "FROM learned_patterns WHERE (? IS NULL OR pattern_type = ?) AND observed_count >= ? "
             "ORDER BY observed_count DESC, confidence DESC, id",
-            [pattern_type, pattern_type, min_count])
-        return [LearnedPattern(t, json.loads(d), float(c), int(n), f / 1e6, l / 1e6) for t, d, c, n, f, l in rows]
+            [pattern_type, pattern_type, min_count],
+        )
+        return [
+            LearnedPattern(t, json.loads(d), float(c), int(n), first / 1e6, last / 1e6)
+            for t, d, c, n, first, last in rows
+        ]
 
     def snapshots(self, limit: int = 10) -> list[dict[str, Any]]:
         """The latest context snapshots of this store, newest first, in seed 002's shape."""
         rows = self._query(
             "SELECT epoch_us(timestamp), session_id, task_id, context_items, total_tokens, pruned_items, reason "
-            "FROM context_snapshots ORDER BY timestamp DESC, id DESC LIMIT ?", [limit])
-        return [{"timestamp": r[0] / 1e6, "session_id": r[1], "task_id": r[2], "items": json.loads(r[3]),
-                 "item_count": len(json.loads(r[3])), "total_tokens": r[4],
-                 "pruned_items": json.loads(r[5]) if r[5] else [], "reason": r[6]} for r in rows]
+            "FROM context_snapshots ORDER BY timestamp DESC, id DESC LIMIT ?",
+            [limit],
+        )
+        return [
+            {
+                "timestamp": r[0] / 1e6,
+                "session_id": r[1],
+                "task_id": r[2],
+                "items": json.loads(r[3]),
+                "item_count": len(json.loads(r[3])),
+                "total_tokens": r[4],
+                "pruned_items": json.loads(r[5]) if r[5] else [],
+                "reason": r[6],
+            }
+            for r in rows
+        ]
 
     def learnings(self, learning_type: str | None = None) -> list[dict[str, Any]]:
         rows = self._query(
             "SELECT session_id, learning_type, data, confidence FROM session_learnings "
-            "WHERE ? IS NULL OR learning_type = ? ORDER BY id", [learning_type, learning_type])
-        return [{"session_id": s, "learning_type": t, "data": json.loads(d), "confidence": float(c)}
-                for s, t, d, c in rows]
+            "WHERE ? IS NULL OR learning_type = ? ORDER BY id",
+            [learning_type, learning_type],
+        )
+        return [
+            {"session_id": s, "learning_type": t, "data": json.loads(d), "confidence": float(c)} for s, t, d, c in rows
+        ]
 
     def counts(self) -> dict[str, int]:
         """Rows per table (for stats and tests)."""
         self.flush()
-        tables: Iterable[str] = ("tool_executions", "file_interactions", "task_history", "context_snapshots",
-                                 "learned_patterns", "session_learnings")
+        tables: Iterable[str] = (
+            "tool_executions",
+            "file_interactions",
+            "task_history",
+            "context_snapshots",
+            "learned_patterns",
+            "session_learnings",
+        )
         return {t: int(self._con.execute(f"SELECT count(*) FROM {t}").fetchone()[0]) for t in tables}  # type: ignore[index]

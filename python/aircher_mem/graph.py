@@ -170,9 +170,13 @@ class GraphIndex:
         self._stamp = self._file_stamp()
         if self._stamp is None:
             raise StoreError(f"{self.graph_path} vanished right after it was written")
-        manifest = {"version": MANIFEST_VERSION, "root": str(self.root), "graph": list(self._stamp),
-                    "files": {p: list(v) for p, v in sorted(files.items())},
-                    "unsupported": dict(sorted(unsupported.items()))}
+        manifest = {
+            "version": MANIFEST_VERSION,
+            "root": str(self.root),
+            "graph": list(self._stamp),
+            "files": {p: list(v) for p, v in sorted(files.items())},
+            "unsupported": dict(sorted(unsupported.items())),
+        }
         write_atomic(self.manifest_path, json.dumps(manifest, separators=(",", ":")))
 
     # -- indexing ---------------------------------------------------------------------
@@ -223,11 +227,23 @@ class GraphIndex:
             self._save(graph, fingerprints, unsupported)
         self._graph = graph
         return IndexReport(
-            root=str(self.root), full=rebuilt, reason=reason if rebuilt else "", files=graph.file_count,
-            parsed=parsed, added=added, updated=updated, removed=removed, skipped=graph.skipped,
-            warnings=graph.warnings, unsupported=unsupported, seconds=time.perf_counter() - start)
+            root=str(self.root),
+            full=rebuilt,
+            reason=reason if rebuilt else "",
+            files=graph.file_count,
+            parsed=parsed,
+            added=added,
+            updated=updated,
+            removed=removed,
+            skipped=graph.skipped,
+            warnings=graph.warnings,
+            unsupported=unsupported,
+            seconds=time.perf_counter() - start,
+        )
 
-    def _changed(self, tracked: list[str], old: dict[str, Fingerprint], fingerprints: dict[str, Fingerprint]) -> list[str]:
+    def _changed(
+        self, tracked: list[str], old: dict[str, Fingerprint], fingerprints: dict[str, Fingerprint]
+    ) -> list[str]:
         """The tracked files whose content differs from ``old`` (fills ``fingerprints``)."""
         changed: list[str] = []
         for rel in tracked:
@@ -249,12 +265,14 @@ class GraphIndex:
 
     # -- relevant code ----------------------------------------------------------------
 
-    def relevant_code(self, query: str, *, max_tokens: int, focus_files: Sequence[str] = (),
-                      tokens: TokenCounter | None = None) -> list[RelevantCode]:
+    def relevant_code(
+        self, query: str, *, max_tokens: int, focus_files: Sequence[str] = (), tokens: TokenCounter | None = None
+    ) -> list[RelevantCode]:
         """The code most relevant to ``query`` that fits ``max_tokens`` (see
         :func:`find_relevant_to_query`), ranked with this index's policy."""
-        return find_relevant_to_query(self.graph, query, max_tokens=max_tokens, focus_files=focus_files,
-                                      tokens=tokens, policy=self.policy)
+        return find_relevant_to_query(
+            self.graph, query, max_tokens=max_tokens, focus_files=focus_files, tokens=tokens, policy=self.policy
+        )
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
@@ -285,8 +303,13 @@ def find_relevant_to_query(
     counter = tokens or TokenCounter(policy.encoding)
     names = sorted(set(_IDENTIFIER.findall(text)))
     files = sorted(set(_PATH.findall(text)) | set(focus_files))
-    ranked = graph.rank(names, files, limit=policy.retrieval.candidates, damping=policy.graph.pagerank_damping,
-                        iterations=policy.graph.pagerank_iterations)
+    ranked = graph.rank(
+        names,
+        files,
+        limit=policy.retrieval.candidates,
+        damping=policy.graph.pagerank_damping,
+        iterations=policy.graph.pagerank_iterations,
+    )
     top = ranked[0][1] if ranked else 1.0
     chosen: list[RelevantCode] = []
     budget = max_tokens
@@ -304,7 +327,7 @@ def find_relevant_to_query(
         if lines is None:
             continue
         end = min(symbol.end_line, symbol.line + policy.retrieval.snippet_max_lines - 1, len(lines))
-        content = "\n".join(lines[symbol.line - 1:end])
+        content = "\n".join(lines[symbol.line - 1 : end])
         cost = counter.count(content)
         if cost > budget:
             continue
@@ -316,12 +339,19 @@ def find_relevant_to_query(
 
 
 def _overlaps(chosen: list[RelevantCode], symbol: Symbol) -> bool:
-    return any(c.file_path == symbol.path and c.line_range[0] <= symbol.end_line and symbol.line <= c.line_range[1]
-               for c in chosen)
+    return any(
+        c.file_path == symbol.path and c.line_range[0] <= symbol.end_line and symbol.line <= c.line_range[1]
+        for c in chosen
+    )
 
 
-def graph_code_provider(graph: KnowledgeGraph, *, max_tokens: int | None = None, tokens: TokenCounter | None = None,
-                        policy: Policy | None = None) -> Callable[[str], list[RelevantCode]]:
+def graph_code_provider(
+    graph: KnowledgeGraph,
+    *,
+    max_tokens: int | None = None,
+    tokens: TokenCounter | None = None,
+    policy: Policy | None = None,
+) -> Callable[[str], list[RelevantCode]]:
     """A ``code_provider`` for :class:`DynamicContextManager`: each message brings in
     up to ``max_tokens`` (default: the policy's code budget) of the code most
     relevant to it."""

@@ -46,8 +46,8 @@ from .errors import (
 )
 from .graph import GraphIndex, Progress, write_atomic
 from .results import (
-    CallSite,
     Calls,
+    CallSite,
     Check,
     CodeResult,
     CoEdits,
@@ -110,8 +110,8 @@ def find_root(start: str | os.PathLike[str] | None = None) -> Path:
         if (folder / STORE_DIR).is_dir():
             return folder
     raise StoreNotFoundError(
-        f"no aircher-mem store in {here} or its parents; run `aircher-mem index <repository>` first, "
-        "or pass --root")
+        f"no aircher-mem store in {here} or its parents; run `aircher-mem index <repository>` first, or pass --root"
+    )
 
 
 def _symbol(s: Symbol) -> SymbolInfo:
@@ -171,7 +171,8 @@ class Memory:
             if not create:
                 raise StoreNotFoundError(
                     f"no aircher-mem store in {path} (no {STORE_DIR}/ folder); "
-                    f"create it with `aircher-mem index {path}`")
+                    f"create it with `aircher-mem index {path}`"
+                )
             try:
                 store.mkdir(mode=0o700)
             except OSError as exc:
@@ -242,8 +243,14 @@ class Memory:
             self._context = self.context_manager()
         return self._context
 
-    def context_manager(self, *, max_tokens: int | None = None, code_tokens: int | None = None,
-                        record: bool = True, history: bool = True) -> DynamicContextManager:
+    def context_manager(
+        self,
+        *,
+        max_tokens: int | None = None,
+        code_tokens: int | None = None,
+        record: bool = True,
+        history: bool = True,
+    ) -> DynamicContextManager:
         """A new context manager over this memory. The code budget per message is
         ``code_tokens``, by default the policy's share of ``max_tokens``.
         ``record=False`` writes nothing to the episodic store (for previews);
@@ -259,9 +266,12 @@ class Memory:
 
         episodic = self.episodic if record or history else None
         return DynamicContextManager(
-            policy, code_provider=code,
+            policy,
+            code_provider=code,
             history_provider=episodic.find_similar_tasks if history and episodic is not None else None,
-            episodic=episodic if record else None, tokens=self.tokens)
+            episodic=episodic if record else None,
+            tokens=self.tokens,
+        )
 
     # -- indexing ---------------------------------------------------------------------
 
@@ -366,8 +376,9 @@ class Memory:
         return Neighbourhood(name, hops, [Neighbour(_symbol(s), d) for s, d in graph.neighbourhood(name, hops)])
 
     @_verb
-    def relevant_code(self, query: str, *, max_tokens: int | None = None,
-                      focus_files: Sequence[str] = ()) -> CodeResult:
+    def relevant_code(
+        self, query: str, *, max_tokens: int | None = None, focus_files: Sequence[str] = ()
+    ) -> CodeResult:
         """The code most relevant to ``query`` that fits ``max_tokens`` (default:
         the policy's code budget), best first."""
         if not isinstance(query, str) or not query.strip():
@@ -379,7 +390,9 @@ class Memory:
         return CodeResult(query, budget, sum(c.tokens for c in found), found)
 
     @_verb
-    def preview_context(self, message: str, *, max_tokens: int | None = None, code_tokens: int | None = None) -> ContextPreview:
+    def preview_context(
+        self, message: str, *, max_tokens: int | None = None, code_tokens: int | None = None
+    ) -> ContextPreview:
         """What ``prepare_context(message)`` puts in a fresh window of ``max_tokens``
         (default: the policy's): every item with its score and tokens, and what was
         pruned. Nothing is recorded; similar past tasks are left out (with a note)
@@ -404,47 +417,88 @@ class Memory:
         scores = ctx.window.scores(now)
         kept = {item.id for item in items}
         pruned = ctx.last_prune
-        removed = [] if pruned is None else [
-            ContextEntry(it.type_name, None, it.token_cost, float(s), _describe(it), None)
-            for it, s in zip(pruned.removed, pruned.removed_scores) if it.id not in kept]
-        entries = [ContextEntry(it.type_name, m["role"], it.token_cost, float(s), _describe(it), m["content"])
-                   for it, s, m in zip(items, scores, messages)]
+        removed = (
+            []
+            if pruned is None
+            else [
+                ContextEntry(it.type_name, None, it.token_cost, float(s), _describe(it), None)
+                for it, s in zip(pruned.removed, pruned.removed_scores)
+                if it.id not in kept
+            ]
+        )
+        entries = [
+            ContextEntry(it.type_name, m["role"], it.token_cost, float(s), _describe(it), m["content"])
+            for it, s, m in zip(items, scores, messages)
+        ]
         budget = ctx.policy.code_tokens if code_tokens is None else code_tokens
-        return ContextPreview(message, ctx.window.max_tokens, ctx.window.threshold, budget, ctx.window.token_count,
-                              entries, removed, sum(r.tokens for r in removed), notes)
+        return ContextPreview(
+            message,
+            ctx.window.max_tokens,
+            ctx.window.threshold,
+            budget,
+            ctx.window.token_count,
+            entries,
+            removed,
+            sum(r.tokens for r in removed),
+            notes,
+        )
 
     # -- recording --------------------------------------------------------------------
 
     @_verb
-    def record_tool_call(self, tool_name: str, parameters: Mapping[str, Any] | None = None, *, success: bool,
-                         error_message: str | None = None, duration_ms: int | None = None,
-                         file_path: str | None = None, task_id: str | None = None) -> Recorded:
+    def record_tool_call(
+        self,
+        tool_name: str,
+        parameters: Mapping[str, Any] | None = None,
+        *,
+        success: bool,
+        error_message: str | None = None,
+        duration_ms: int | None = None,
+        file_path: str | None = None,
+        task_id: str | None = None,
+    ) -> Recorded:
         """Remembers a tool call (durably: flushed before returning)."""
         rel = self.relative(file_path) if file_path is not None else None
-        self.episodic.record_tool_execution(tool_name, parameters, success=success, error_message=error_message,
-                                            duration_ms=duration_ms, file_path=rel, task_id=task_id)
+        self.episodic.record_tool_execution(
+            tool_name,
+            parameters,
+            success=success,
+            error_message=error_message,
+            duration_ms=duration_ms,
+            file_path=rel,
+            task_id=task_id,
+        )
         self.episodic.flush()
         return Recorded("tool_call", self._stale)
 
     @_verb
-    def record_file_interaction(self, path: str | os.PathLike[str], operation: str, *,
-                                line_range: tuple[int, int] | None = None, success: bool = True,
-                                changes_summary: str | None = None, task_id: str | None = None) -> Recorded:
+    def record_file_interaction(
+        self,
+        path: str | os.PathLike[str],
+        operation: str,
+        *,
+        line_range: tuple[int, int] | None = None,
+        success: bool = True,
+        changes_summary: str | None = None,
+        task_id: str | None = None,
+    ) -> Recorded:
         """Remembers a read, write, edit, search or analysis of a file (durably). A
         write or edit makes the graph refresh before the next graph verb."""
         rel = self.relative(path)
         if operation not in OPERATIONS:
             raise InvalidInputError(f"operation must be one of {', '.join(OPERATIONS)}, got {operation!r}")
-        self.episodic.record_file_interaction(rel, operation, line_range=line_range, success=success,
-                                              changes_summary=changes_summary, task_id=task_id)
+        self.episodic.record_file_interaction(
+            rel, operation, line_range=line_range, success=success, changes_summary=changes_summary, task_id=task_id
+        )
         self.episodic.flush()
         if operation in ("write", "edit"):
             self._stale = True
         return Recorded("file_interaction", self._stale)
 
     @_verb
-    def task(self, action: str, task_id: str, *, description: str | None = None,
-             outcome: str | None = None) -> TaskStatus:
+    def task(
+        self, action: str, task_id: str, *, description: str | None = None, outcome: str | None = None
+    ) -> TaskStatus:
         """A task lifecycle step: ``start`` (needs ``description``), ``pause``,
         ``resume``, ``complete`` or ``fail`` (with an optional ``outcome``)."""
         store = self.episodic
@@ -473,8 +527,9 @@ class Memory:
         failed tool runs on it."""
         rel = self.relative(path)
         limit = _limit("limit", limit)
-        return FileHistory(rel, self.episodic.file_history(rel, limit=limit),
-                           self.episodic.failed_tool_runs(rel, limit=limit))
+        return FileHistory(
+            rel, self.episodic.file_history(rel, limit=limit), self.episodic.failed_tool_runs(rel, limit=limit)
+        )
 
     @_verb
     def co_edited_files(self, path: str | os.PathLike[str] | None = None, *, min_count: int | None = None) -> CoEdits:
@@ -491,11 +546,15 @@ class Memory:
         tasks most similar to it, with their outcomes."""
         limit = _limit("limit", limit)
         if query:
-            found = [TaskSummary(t.task_id, t.status, t.description, t.outcome, None, [], t.score)
-                     for t in self.episodic.find_similar_tasks(query, limit=limit)]
+            found = [
+                TaskSummary(t.task_id, t.status, t.description, t.outcome, None, [], t.score)
+                for t in self.episodic.find_similar_tasks(query, limit=limit)
+            ]
         else:
-            found = [TaskSummary(t.task_id, t.status, t.description, t.outcome, t.started_at, t.files_touched, None)
-                     for t in self.episodic.open_tasks()[:limit]]
+            found = [
+                TaskSummary(t.task_id, t.status, t.description, t.outcome, t.started_at, t.files_touched, None)
+                for t in self.episodic.open_tasks()[:limit]
+            ]
         return Tasks(query or None, found)
 
     @_verb
@@ -512,8 +571,9 @@ class Memory:
         if not self.indexed:
             return None
         g = self._index.graph
-        return GraphStats(g.file_count, g.node_count, g.edge_count, len(g.skipped), len(g.warnings),
-                          self._index.unsupported())
+        return GraphStats(
+            g.file_count, g.node_count, g.edge_count, len(g.skipped), len(g.warnings), self._index.unsupported()
+        )
 
     @_verb
     def stats(self) -> Stats:
@@ -558,10 +618,20 @@ class Memory:
         except AircherError as exc:
             checks.append(Check("store", "fail", str(exc)))
         policy = memory.policy if memory is not None else Policy()
-        check("config", lambda: f"{CONFIG_FILE}: max_tokens {policy.max_tokens}, encoding {policy.encoding}, "
-                                f"code budget {policy.code_tokens} tokens")
-        check("encoding", lambda: f"{TokenCounter(policy.encoding).encoding} loads offline "
-                                  f"(available: {', '.join(available_encodings())})")
+        check(
+            "config",
+            lambda: (
+                f"{CONFIG_FILE}: max_tokens {policy.max_tokens}, encoding {policy.encoding}, "
+                f"code budget {policy.code_tokens} tokens"
+            ),
+        )
+        check(
+            "encoding",
+            lambda: (
+                f"{TokenCounter(policy.encoding).encoding} loads offline "
+                f"(available: {', '.join(available_encodings())})"
+            ),
+        )
         if memory is not None:
             with memory:
                 check("episodic", memory._doctor_episodic)
@@ -572,16 +642,19 @@ class Memory:
     def _doctor_episodic(self) -> str:
         counts = self.episodic.counts()
         return f"{self.db_path.name}: schema {self.episodic.schema_version}, " + ", ".join(
-            f"{k} {v}" for k, v in counts.items())
+            f"{k} {v}" for k, v in counts.items()
+        )
 
     def _doctor_graph(self) -> str:
         stats = self._graph_stats()
         if stats is None:
             raise NotIndexedError("not indexed yet: run aircher-mem index")
         problem = self.index_problem()
-        return (f"{self.graph_path.name}: {stats.files} files, {stats.nodes} nodes, {stats.edges} edges, "
-                f"{stats.skipped} skipped, {stats.warnings} warnings; "
-                + (f"next index rebuilds it: {problem}" if problem else "manifest matches"))
+        return (
+            f"{self.graph_path.name}: {stats.files} files, {stats.nodes} nodes, {stats.edges} edges, "
+            f"{stats.skipped} skipped, {stats.warnings} warnings; "
+            + (f"next index rebuilds it: {problem}" if problem else "manifest matches")
+        )
 
     def _doctor_languages(self) -> str:
         supported = ", ".join(KnowledgeGraph.supported_languages())

@@ -63,8 +63,9 @@ def load_trajectories(path: str | Path, limit: int | None = None) -> Iterator[tu
                 yield file.stem, [json.loads(line) for line in lines if line.strip()]
         return
     with tarfile.open(path) as tar:
-        members = sorted((m for m in tar.getmembers() if m.isfile() and m.name.endswith(".jsonl")),
-                         key=lambda m: m.name)[:limit]
+        members = sorted(
+            (m for m in tar.getmembers() if m.isfile() and m.name.endswith(".jsonl")), key=lambda m: m.name
+        )[:limit]
         for member in members:
             stream = tar.extractfile(member)
             if stream is None:
@@ -125,12 +126,19 @@ class _Shown:
 
 def _known(span: Any) -> bool:
     """A usable line range: [lo, hi] with 0 <= lo <= hi (some reads have no end)."""
-    return (isinstance(span, list) and len(span) == 2 and all(isinstance(n, int) for n in span)
-            and 0 <= span[0] <= span[1])
+    return (
+        isinstance(span, list) and len(span) == 2 and all(isinstance(n, int) for n in span) and 0 <= span[0] <= span[1]
+    )
 
 
-def replay(events: Sequence[Event], policy: Policy, *, instance: str = "", strategy: str = "",
-           tokens: TokenCounter | None = None) -> ReplayResult:
+def replay(
+    events: Sequence[Event],
+    policy: Policy,
+    *,
+    instance: str = "",
+    strategy: str = "",
+    tokens: TokenCounter | None = None,
+) -> ReplayResult:
     """Feeds one trajectory through a fresh DynamicContextManager."""
     clock = [1_700_000_000.0]
     manager = DynamicContextManager(policy, session_id=instance or "replay", clock=lambda: clock[0], tokens=tokens)
@@ -171,12 +179,14 @@ def replay(events: Sequence[Event], policy: Policy, *, instance: str = "", strat
                 shown.since_edit.setdefault(path, set()).update(lines)
             if ranged:
                 first = ranged[0]
-                item = manager.add_code_snippet(text, file_path=first["file_path"],
-                                                line_range=(first["line_range"][0], first["line_range"][1]))
+                item = manager.add_code_snippet(
+                    text, file_path=first["file_path"], line_range=(first["line_range"][0], first["line_range"][1])
+                )
                 for read in ranged:
                     path = read["file_path"]
                     shown.views.setdefault(path, []).append(
-                        (item.id, shown.epoch.get(path, 0), read["line_range"][0], read["line_range"][1]))
+                        (item.id, shown.epoch.get(path, 0), read["line_range"][0], read["line_range"][1])
+                    )
             else:
                 manager.add_tool_result(text, tool_name=event.get("tool") or "bash", file_path=event.get("file_path"))
     return result
@@ -209,35 +219,53 @@ def summarize(results: Iterable[ReplayResult]) -> list[Summary]:
     for (strategy, budget), rs in sorted(groups.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         times = sorted(t for r in rs for t in r.prune_seconds) or [0.0]
         calls = sum(r.model_calls for r in rs) or 1
-        out.append(Summary(
-            strategy, budget, len(rs), sum(r.rereads for r in rs), sum(r.rereads_held for r in rs),
-            sum(r.edits for r in rs), sum(r.edits_without_view for r in rs),
-            sum(r.tokens_at_calls for r in rs) / calls, sum(r.prunes for r in rs),
-            statistics.fmean(times) * 1e3, times[min(len(times) - 1, int(len(times) * 0.99))] * 1e3,
-        ))
+        out.append(
+            Summary(
+                strategy,
+                budget,
+                len(rs),
+                sum(r.rereads for r in rs),
+                sum(r.rereads_held for r in rs),
+                sum(r.edits for r in rs),
+                sum(r.edits_without_view for r in rs),
+                sum(r.tokens_at_calls for r in rs) / calls,
+                sum(r.prunes for r in rs),
+                statistics.fmean(times) * 1e3,
+                times[min(len(times) - 1, int(len(times) * 0.99))] * 1e3,
+            )
+        )
     return out
 
 
 def table(summaries: Sequence[Summary]) -> str:
-    lines = ["| budget | strategy | re-reads held | edits without view | mean tokens at call | prunes "
-             "| maybe_prune mean | p99 |", "|---:|---|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        "| budget | strategy | re-reads held | edits without view | mean tokens at call | prunes "
+        "| maybe_prune mean | p99 |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|",
+    ]
     for s in summaries:
         lines.append(
             f"| {s.budget:,} | {s.strategy} | {s.held_share:.1%} ({s.rereads_held}/{s.rereads}) "
             f"| {s.edits_without_view}/{s.edits} | {s.mean_tokens:,.0f} | {s.prunes:,} "
-            f"| {s.prune_ms_mean:.3f} ms | {s.prune_ms_p99:.3f} ms |")
+            f"| {s.prune_ms_mean:.3f} ms | {s.prune_ms_p99:.3f} ms |"
+        )
     return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m aircher_mem.replay", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m aircher_mem.replay", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("path", help="a .tar.gz of trajectory JSONL files, or a folder of them")
     parser.add_argument("--budget", type=int, nargs="+", default=[4000, 8000, 16000, 32000])
     parser.add_argument("--strategy", nargs="+", choices=sorted(STRATEGIES), default=list(STRATEGIES))
     parser.add_argument("--limit", type=int, help="replay only the first N trajectories")
-    parser.add_argument("--half", choices=["all", "first", "second"], default="all",
-                        help="trajectories in name order: the first half (fitting) or the second (reporting)")
+    parser.add_argument(
+        "--half",
+        choices=["all", "first", "second"],
+        default="all",
+        help="trajectories in name order: the first half (fitting) or the second (reporting)",
+    )
     args = parser.parse_args(argv)
     if not Path(args.path).exists():
         parser.error(f"{args.path}: no such file or folder")
@@ -250,11 +278,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     for n, (instance, events) in enumerate(trajectories, 1):
         for budget in args.budget:
             for strategy in args.strategy:
-                results.append(replay(events, STRATEGIES[strategy](budget), instance=instance, strategy=strategy,
-                                      tokens=counter))
+                results.append(
+                    replay(events, STRATEGIES[strategy](budget), instance=instance, strategy=strategy, tokens=counter)
+                )
         if n % 50 == 0 or n == len(trajectories):
-            print(f"replayed {n}/{len(trajectories)} trajectories ({time.perf_counter() - started:.0f} s)",
-                  file=sys.stderr)
+            print(
+                f"replayed {n}/{len(trajectories)} trajectories ({time.perf_counter() - started:.0f} s)",
+                file=sys.stderr,
+            )
     print(f"{len(trajectories)} trajectories ({args.half}), {SECONDS_PER_EVENT:.0f} s per event\n")
     print(table(summarize(results)))
     return 0

@@ -53,8 +53,8 @@ __all__ = [
 ]
 
 
-
 # -- the agent loop and episodic storage ---------------------------------------------------
+
 
 @dataclasses.dataclass(frozen=True)
 class RelevantCode:
@@ -163,6 +163,7 @@ class LearnedPattern:
 
 
 # -- the code graph ------------------------------------------------------------------------
+
 
 @dataclasses.dataclass(frozen=True)
 class IndexReport:
@@ -302,6 +303,7 @@ class CodeResult:
 
 # -- episodic verbs ------------------------------------------------------------------------
 
+
 @dataclasses.dataclass(frozen=True)
 class FileHistory:
     """What was done with a file, newest first, and the failed tool runs on it."""
@@ -367,6 +369,7 @@ class Patterns:
 
 
 # -- overview ------------------------------------------------------------------------------
+
 
 @dataclasses.dataclass(frozen=True)
 class GraphStats:

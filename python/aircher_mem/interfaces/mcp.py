@@ -36,8 +36,18 @@ __all__ = ["build_server", "serve", "TOOLS"]
 log = logging.getLogger("aircher_mem.mcp")
 
 TOOLS = (
-    "find_symbol", "get_callers", "get_callees", "get_dependencies", "get_file_contents", "relevant_code",
-    "file_history", "co_edited_files", "tasks", "task", "record_tool_call", "record_file_interaction",
+    "find_symbol",
+    "get_callers",
+    "get_callees",
+    "get_dependencies",
+    "get_file_contents",
+    "relevant_code",
+    "file_history",
+    "co_edited_files",
+    "tasks",
+    "task",
+    "record_tool_call",
+    "record_file_interaction",
 )
 
 INSTRUCTIONS = (
@@ -47,15 +57,26 @@ INSTRUCTIONS = (
     "budget). The episodic memory remembers earlier sessions: file_history, co_edited_files, tasks. Report your "
     "own work with task (start one before working, complete it when done), record_tool_call and "
     "record_file_interaction so later sessions can use it. Paths are relative to the project root. Names may "
-    "be qualified as Class.method. Errors come back as {\"error\": {\"code\", \"type\", \"message\"}}."
+    'be qualified as Class.method. Errors come back as {"error": {"code", "type", "message"}}.'
 )
 
-Name = Annotated[str, Field(min_length=1, description="A function, method, class or constant name, e.g. 'save', "
-                                                       "or Class.method, e.g. 'User.save'.")]
-FilePath = Annotated[str, Field(min_length=1, description="A file path relative to the project root, e.g. 'app/models.py'.")]
+Name = Annotated[
+    str,
+    Field(
+        min_length=1,
+        description="A function, method, class or constant name, e.g. 'save', or Class.method, e.g. 'User.save'.",
+    ),
+]
+FilePath = Annotated[
+    str, Field(min_length=1, description="A file path relative to the project root, e.g. 'app/models.py'.")
+]
 Limit = Annotated[int, Field(ge=1, le=200, description="At most this many results.")]
-TaskId = Annotated[str | None, Field(description="Optional id of the task this belongs to; co-edit patterns are "
-                                                  "learned from edits within one task.")]
+TaskId = Annotated[
+    str | None,
+    Field(
+        description="Optional id of the task this belongs to; co-edit patterns are learned from edits within one task."
+    ),
+]
 
 
 def _answer(call: Callable[[], Any]) -> CallToolResult:
@@ -69,16 +90,23 @@ def _answer(call: Callable[[], Any]) -> CallToolResult:
 
 def build_server(memory: Memory) -> MCPServer[Any]:
     """An MCP server over ``memory`` with the tools named in ``TOOLS``."""
-    server: MCPServer[Any] = MCPServer("aircher-mem", version=__version__, instructions=INSTRUCTIONS,
-                                       log_level="WARNING")
+    server: MCPServer[Any] = MCPServer(
+        "aircher-mem", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
+    )
     tool = server.tool(structured_output=False)
 
     @tool
-    def find_symbol(name: Name, prefix: Annotated[bool, Field(
-            description="Match every definition whose name starts with `name`.")] = False,
-                    fuzzy: Annotated[bool, Field(
-            description="Match names holding the letters of `name` in order, ignoring case (when unsure of "
-                        "the exact name); best match first.")] = False) -> CallToolResult:
+    def find_symbol(
+        name: Name,
+        prefix: Annotated[bool, Field(description="Match every definition whose name starts with `name`.")] = False,
+        fuzzy: Annotated[
+            bool,
+            Field(
+                description="Match names holding the letters of `name` in order, ignoring case (when unsure of "
+                "the exact name); best match first."
+            ),
+        ] = False,
+    ) -> CallToolResult:
         """Where a function, class or module-level constant is defined. Returns JSON {query, match, symbols:
         [{name, kind, scope, path, line, end_line, signature, qualified}]}; an exact name nothing defines is an
         unknown_symbol error with suggestions."""
@@ -111,10 +139,18 @@ def build_server(memory: Memory) -> MCPServer[Any]:
 
     @tool
     def relevant_code(
-        query: Annotated[str, Field(min_length=1, description="What you are about to do, in words; name the "
-                                                               "functions, classes or files involved if you know them.")],
-        max_tokens: Annotated[int | None, Field(ge=1, le=100_000, description="Token budget for all returned code "
-                                                                               "(default: the project's policy).")] = None,
+        query: Annotated[
+            str,
+            Field(
+                min_length=1,
+                description="What you are about to do, in words; name the "
+                "functions, classes or files involved if you know them.",
+            ),
+        ],
+        max_tokens: Annotated[
+            int | None,
+            Field(ge=1, le=100_000, description="Token budget for all returned code (default: the project's policy)."),
+        ] = None,
     ) -> CallToolResult:
         """The code most relevant to a task, ranked over the code graph (definitions and files the query names,
         and what they call or are called by), cut to fit `max_tokens`. JSON {query, max_tokens, tokens, snippets:
@@ -131,8 +167,10 @@ def build_server(memory: Memory) -> MCPServer[Any]:
     @tool
     def co_edited_files(
         path: Annotated[str | None, Field(description="Only pairs that include this file (relative path).")] = None,
-        min_count: Annotated[int | None, Field(ge=1, description="Edited together at least this many times "
-                                                                 "(default: the project's policy, 3).")] = None,
+        min_count: Annotated[
+            int | None,
+            Field(ge=1, description="Edited together at least this many times (default: the project's policy, 3)."),
+        ] = None,
     ) -> CallToolResult:
         """Files that were edited together (same task, within 5 minutes) in earlier sessions: when you change one,
         check the other. JSON {path, min_count, pairs: [{file1, file2, count}]}, most frequent first."""
@@ -140,8 +178,9 @@ def build_server(memory: Memory) -> MCPServer[Any]:
 
     @tool
     def tasks(
-        query: Annotated[str | None, Field(description="Find past tasks similar to this text instead of the "
-                                                        "open ones.")] = None,
+        query: Annotated[
+            str | None, Field(description="Find past tasks similar to this text instead of the open ones.")
+        ] = None,
         limit: Limit = 10,
     ) -> CallToolResult:
         """Without `query`: the open (active or paused) tasks, newest first. With `query`: past tasks most similar
@@ -151,12 +190,16 @@ def build_server(memory: Memory) -> MCPServer[Any]:
 
     @tool
     def task(
-        action: Annotated[Literal["start", "pause", "resume", "complete", "fail"], Field(
-            description="start a new task, pause or resume it, complete or fail it when done.")],
+        action: Annotated[
+            Literal["start", "pause", "resume", "complete", "fail"],
+            Field(description="start a new task, pause or resume it, complete or fail it when done."),
+        ],
         task_id: Annotated[str, Field(min_length=1, description="Your id for the task, e.g. 'fix-login-302'.")],
         description: Annotated[str | None, Field(description="For start: what the task is, one sentence.")] = None,
-        outcome: Annotated[str | None, Field(description="For complete or fail: what came of it, one sentence; "
-                                                          "later sessions read it.")] = None,
+        outcome: Annotated[
+            str | None,
+            Field(description="For complete or fail: what came of it, one sentence; later sessions read it."),
+        ] = None,
     ) -> CallToolResult:
         """Start a task before working on it and complete (or fail) it when done. Records made with its task_id
         are grouped under it, files edited together within a task are learned as co-edited, and later sessions
@@ -175,15 +218,24 @@ def build_server(memory: Memory) -> MCPServer[Any]:
     ) -> CallToolResult:
         """Remember a tool call you made (a test run, a build, a search), so later sessions know which tools fail
         and which edits fixed an error. Returns {what, graph_stale}."""
-        return _answer(lambda: memory.record_tool_call(
-            tool_name, parameters, success=success, error_message=error_message, duration_ms=duration_ms,
-            file_path=file_path, task_id=task_id))
+        return _answer(
+            lambda: memory.record_tool_call(
+                tool_name,
+                parameters,
+                success=success,
+                error_message=error_message,
+                duration_ms=duration_ms,
+                file_path=file_path,
+                task_id=task_id,
+            )
+        )
 
     @tool
     def record_file_interaction(
         path: FilePath,
-        operation: Annotated[Literal["read", "write", "edit", "search", "analyze"], Field(
-            description="What you did with the file.")],
+        operation: Annotated[
+            Literal["read", "write", "edit", "search", "analyze"], Field(description="What you did with the file.")
+        ],
         line_start: Annotated[int | None, Field(ge=1, description="First line involved, if known.")] = None,
         line_end: Annotated[int | None, Field(ge=1, description="Last line involved, if known.")] = None,
         success: Annotated[bool, Field(description="Whether it worked.")] = True,
@@ -193,12 +245,15 @@ def build_server(memory: Memory) -> MCPServer[Any]:
         """Remember that you read, wrote, edited, searched or analyzed a file, so later sessions find it in
         file_history and learn which files change together. After a write or edit the code graph is refreshed
         before the next query. Returns {what, graph_stale}."""
+
         def call() -> Any:
             if (line_start is None) != (line_end is None):
                 raise InvalidInputError("give both line_start and line_end, or neither")
             span = (line_start, line_end) if line_start is not None and line_end is not None else None
-            return memory.record_file_interaction(path, operation, line_range=span, success=success,
-                                                  changes_summary=changes_summary, task_id=task_id)
+            return memory.record_file_interaction(
+                path, operation, line_range=span, success=success, changes_summary=changes_summary, task_id=task_id
+            )
+
         return _answer(call)
 
     return server
@@ -217,6 +272,9 @@ def serve(root: str | os.PathLike[str], *, index: bool | None = None, refresh_se
     with Memory.open(Path(root), policy=policy) as memory:
         if index if index is not None else memory.policy.server.index_at_start:
             report = memory.index()
-            print(f"aircher-mem: {memory.root}: {report.files} files indexed "
-                  f"({'full build' if report.full else 'incremental'}, {report.seconds:.2f} s)", file=sys.stderr)
+            print(
+                f"aircher-mem: {memory.root}: {report.files} files indexed "
+                f"({'full build' if report.full else 'incremental'}, {report.seconds:.2f} s)",
+                file=sys.stderr,
+            )
         build_server(memory).run("stdio")

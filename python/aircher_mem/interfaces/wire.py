@@ -80,8 +80,10 @@ def error_json(exc: BaseException) -> dict[str, Any]:
 
 def exit_code(exc: BaseException) -> int:
     """The CLI's exit code for an error."""
-    if isinstance(exc, (StoreNotFoundError, NotIndexedError, UnknownSymbolError, UnknownTaskError, UnknownItemError,
-                        FileMissingError)):
+    if isinstance(
+        exc,
+        (StoreNotFoundError, NotIndexedError, UnknownSymbolError, UnknownTaskError, UnknownItemError, FileMissingError),
+    ):
         return EXIT_NOT_FOUND
     if isinstance(exc, StoreLockedError):
         return EXIT_LOCKED

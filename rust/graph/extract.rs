@@ -589,10 +589,17 @@ fn add_item(import: &mut Import, item: Option<String>, local: Option<String>) {
     }
 }
 
+/// How deep `flatten_use` follows nested braces; deeper groups are dropped (no real
+/// use tree comes near, and the recursion must stay bounded on hostile input).
+const MAX_USE_DEPTH: usize = 32;
+
 /// A Rust use tree as (module path, item) pairs: `a::{b, c::d as e, self}` gives
 /// (a, b), (a::c, d), (a, none); a glob or a bare path imports the module itself.
 fn flatten_use(tree: &str) -> Vec<(String, Option<String>)> {
-    fn expand(prefix: &str, tree: &str, out: &mut Vec<String>) {
+    fn expand(prefix: &str, tree: &str, out: &mut Vec<String>, level: usize) {
+        if level > MAX_USE_DEPTH {
+            return;
+        }
         let tree = tree.trim();
         let join = |head: &str| match (prefix.is_empty(), head.is_empty()) {
             (true, _) => head.to_string(),
@@ -608,13 +615,13 @@ fn flatten_use(tree: &str) -> Vec<(String, Option<String>)> {
                         '{' => depth += 1,
                         '}' => depth = depth.saturating_sub(1),
                         ',' if depth == 0 => {
-                            expand(&head, &tree[start..i], out);
+                            expand(&head, &tree[start..i], out, level + 1);
                             start = i + 1;
                         }
                         _ => {}
                     }
                 }
-                expand(&head, &tree[start..close], out);
+                expand(&head, &tree[start..close], out, level + 1);
             }
             _ => {
                 let path = tree.split(" as ").next().unwrap_or_default().trim();
@@ -626,7 +633,7 @@ fn flatten_use(tree: &str) -> Vec<(String, Option<String>)> {
     }
     let compact = tree.split_whitespace().collect::<Vec<_>>().join(" ");
     let mut paths = Vec::new();
-    expand("", &compact, &mut paths);
+    expand("", &compact, &mut paths, 0);
     paths
         .into_iter()
         .map(|path| match path.rsplit_once("::") {
@@ -932,6 +939,20 @@ mod tests {
                 ("a".into(), None)
             ]
         );
+    }
+
+    #[test]
+    fn deeply_nested_use_trees_are_cut_off_not_a_stack_overflow() {
+        let nest = |depth: usize| format!("a::{}b{}", "{x::".repeat(depth), "}".repeat(depth));
+        assert!(flatten_use(&nest(200_000)).is_empty());
+        let module = format!("a{}", "::x".repeat(MAX_USE_DEPTH));
+        assert_eq!(
+            flatten_use(&nest(MAX_USE_DEPTH)),
+            [(module, Some("b".into()))]
+        );
+        let source = format!("use {};\nfn f() {{}}\n", nest(2_000));
+        let symbols = extract(Language::Rust, source.as_bytes());
+        assert_eq!(symbols.definitions.len(), 1);
     }
 
     #[test]

@@ -321,6 +321,12 @@ def test_save_and_load(tmp_path: Path) -> None:
     loaded.update_file("app/jobs.py")  # a loaded graph updates like a built one
     assert [c.symbol.name for c in loaded.get_callers("store")] == ["nightly", "save"]
     assert not list(tmp_path.glob("graph.bin.tmp*"))
+    nested = tmp_path / "new" / ".aircher" / "graph.bin"  # missing folders are created
+    g.save(nested)
+    assert am.KnowledgeGraph.load(nested).edges() == g.edges()
+    with pytest.raises(am.FileMissingError, match="no such file") as missing:
+        am.KnowledgeGraph.load(tmp_path / "absent" / "graph.bin")
+    assert isinstance(missing.value, FileNotFoundError) and isinstance(missing.value, am.StoreError)
 
 
 def test_damaged_or_foreign_graph_files(tmp_path: Path) -> None:

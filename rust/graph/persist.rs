@@ -81,6 +81,9 @@ pub fn save(path: &Path, saved: &Saved) -> Result<()> {
     let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
     tmp_name.push(format!(".tmp{}", std::process::id()));
     let tmp = path.with_file_name(tmp_name);
+    if let Some(folder) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(folder).map_err(io)?;
+    }
     {
         let mut file = std::fs::File::create(&tmp).map_err(io)?;
         file.write_all(MAGIC).map_err(io)?;

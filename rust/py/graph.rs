@@ -222,8 +222,9 @@ impl PyKnowledgeGraph {
         Ok(())
     }
 
-    /// Writes the graph to `path` (temporary file, then rename): what each file
-    /// defines and calls, the root, and what was skipped. Loading needs no parsing.
+    /// Writes the graph to `path` (temporary file, then rename; missing folders are
+    /// created): what each file defines and calls, the root, and what was skipped.
+    /// Loading needs no parsing.
     fn save(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
         Ok(detached(py, || self.project.save(&path))?)
     }

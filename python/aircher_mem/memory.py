@@ -331,18 +331,19 @@ class Memory:
     @_verb
     def callers(self, name: str) -> Calls:
         """The functions that call ``name`` (or ``Class.method``)."""
-        name = _name(name)
-        graph = self._graph()
-        definitions = self._definitions(graph, name)
-        return Calls(name, "callers", [_symbol(s) for s in definitions], [_call(c) for c in graph.get_callers(name)])
+        return self._calls(name, "callers")
 
     @_verb
     def callees(self, name: str) -> Calls:
         """What ``name`` (or ``Class.method``) calls, resolved in the project."""
+        return self._calls(name, "callees")
+
+    def _calls(self, name: str, direction: Literal["callers", "callees"]) -> Calls:
         name = _name(name)
         graph = self._graph()
-        definitions = self._definitions(graph, name)
-        return Calls(name, "callees", [_symbol(s) for s in definitions], [_call(c) for c in graph.get_callees(name)])
+        definitions = [_symbol(s) for s in self._definitions(graph, name)]
+        found = graph.get_callers(name) if direction == "callers" else graph.get_callees(name)
+        return Calls(name, direction, definitions, [_call(c) for c in found])
 
     @_verb
     def references(self, name: str, *, kind: str | None = None) -> ReferenceList:

@@ -326,6 +326,13 @@ def test_the_cli_and_the_mcp_tools_give_the_same_json(project: Path) -> None:
             task_id="t0",
         )
     root = ["--root", str(project)]
+    started = subprocess.run(
+        [SCRIPT, "task", "start", "t-cli", "--description", "from the CLI", "--json", *root],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert json.loads(started.stdout) == {"task_id": "t-cli", "status": "active"}
     expected = []
     for argv, _, _ in SHARED_VERBS + SHARED_ERRORS:
         done = subprocess.run([SCRIPT, *argv, "--json", *root], capture_output=True, text=True, timeout=120)
@@ -337,5 +344,9 @@ def test_the_cli_and_the_mcp_tools_give_the_same_json(project: Path) -> None:
         for (argv, tool, args), want in zip(SHARED_VERBS + SHARED_ERRORS, expected):
             result = await s.call_tool(tool, args)
             assert json.loads(text(result)) == want, argv
+        assert ok(await s.call_tool("task", {"action": "start", "task_id": "t-mcp", "description": "over MCP"})) == {
+            "task_id": "t-mcp",
+            "status": "active",
+        }
 
     anyio.run(session_run, project, script, "--refresh-seconds", "3600")

@@ -202,3 +202,39 @@ def test_a_store_held_by_another_process_is_refused_but_the_graph_still_answers(
             assert memory.index().parsed == 0
     with am.Memory.open(project) as memory:  # nothing was lost
         assert [f.operation for f in memory.episodic.file_history("app/models.py")] == ["read"]
+
+
+def test_verbs_share_one_lock_and_a_recorded_edit_refreshes_the_graph(project: Path) -> None:
+    import dataclasses
+    import threading
+
+    with am.Memory.open(project) as memory:
+        memory.index()
+        never = dataclasses.replace(memory.policy.server, refresh_seconds=86_400.0)
+        memory.policy = dataclasses.replace(memory.policy, server=never)
+        assert [c.symbol.name for c in memory.callers("store").calls] == ["save"]
+        (project / "app/util.py").write_text("def helper():\n    return store(1)\n")
+        assert [c.symbol.name for c in memory.callers("store").calls] == ["save"]  # not due, not told
+        assert memory.record_file_interaction("app/util.py", "edit").graph_stale
+        assert sorted(c.symbol.name for c in memory.callers("store").calls) == ["helper", "save"]
+
+        errors: list[BaseException] = []
+
+        def work(n: int) -> None:
+            try:
+                for i in range(20):
+                    memory.record_tool_call("pytest", {"run": i}, success=i % 2 == 0, task_id=f"w{n}")
+                    assert memory.callers("store").definitions[0].name == "store"
+                    memory.file_history("app/util.py", limit=3)
+            except BaseException as exc:  # pragma: no cover - reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=work, args=(n,)) for n in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert errors == []
+        assert [(s.tool_name, s.total) for s in memory.episodic.tool_stats(days=1)] == [("pytest", 120)]
+    with pytest.raises(am.StoreError, match="closed"):
+        memory.callers("store")

@@ -29,6 +29,7 @@ LAYERS = {
     "aircher_mem.config": 0,
     "aircher_mem.errors": 0,
     "aircher_mem.tokens": 0,
+    "aircher_mem.redact": 0,
     "aircher_mem._core": 0,
     "aircher_mem._reference": 0,
 }

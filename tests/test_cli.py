@@ -371,3 +371,17 @@ def test_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
 def test_mcp_help_offers_no_json_flag() -> None:
     done = cli("mcp", "--help")
     assert done.returncode == 0 and "--root" in done.stdout and "--json" not in done.stdout
+
+
+@pytest.mark.parametrize(
+    "config", ["context = 5\n", 'context = "ab"\n', "[[context]]\n", "[context]\nmax_tokens = 9223372036854775808\n"]
+)
+def test_a_bad_config_is_a_policy_error_and_doctor_checks_the_rest(indexed: Path, config: str) -> None:
+    (indexed / ".aircher" / "config.toml").write_text(config)
+    stats = cli("stats", "--root", str(indexed))
+    assert stats.returncode == 2 and "config.toml" in stats.stderr and "Traceback" not in stats.stderr
+    doctor = cli("doctor", "--json", "--root", str(indexed))
+    report = json.loads(doctor.stdout)
+    statuses = {c["check"]: c["status"] for c in report["checks"]}
+    assert doctor.returncode == 1 and statuses["config"] == "fail"
+    assert statuses["store"] == statuses["graph"] == statuses["episodic"] == "ok"

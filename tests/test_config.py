@@ -87,6 +87,18 @@ def test_load_reads_the_project_config(tmp_path: Path) -> None:
         ("[context]\nmax_tokens = 1.5\n", "max_tokens"),
         ("[context]\nsupersede_views = 1\n", "supersede_views"),
         ("[context\n", "not valid TOML"),
+        ("context = 5\n", r"\[context\] must be a table"),
+        ('context = "ab"\n', r"\[context\] must be a table"),
+        ("[[context]]\n", r"\[context\] must be a table"),
+        ("[context]\nmax_tokens = 9223372036854775808\n", "max_tokens must be a positive integer below 2"),
+        ("[context]\nmax_tokens = 99999999999999999999999\n", "not valid TOML|max_tokens"),
+        ("[graph]\nmax_file_bytes = -1\n", r"graph.max_file_bytes must be in \[1, "),
+        ("[graph]\npagerank_damping = 1.5\n", "graph.pagerank_damping"),
+        ("[server]\nrefresh_seconds = nan\n", "server.refresh_seconds must be a finite number"),
+        ("[server]\nindex_at_start = 1\n", "server.index_at_start must be true or false"),
+        ("[retrieval]\ncode_share = 0\n", r"retrieval.code_share must be in \(0.0, 1.0\]"),
+        ("[retrieval]\nbogus = 1\n", "unknown key retrieval.bogus; known keys: code_share"),
+        ("[episodic]\nco_edit_seconds = '300'\n", "episodic.co_edit_seconds must be an integer"),
     ],
 )
 def test_bad_config_names_the_file_and_key(tmp_path: Path, text: str, message: str) -> None:
@@ -116,3 +128,17 @@ def test_context_policy_in_code() -> None:
         p.replace(prune_threshold=float("nan"))
     with pytest.raises(am.PolicyError):
         am.Policy(max_tokens=-3)
+
+
+def test_sections_round_trip_and_set_the_budgets(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text("[retrieval]\ncode_share = 0.5\nmax_code_tokens = 3000\n[episodic]\nco_edit_seconds = 60\n")
+    p = am.Policy.from_toml(path)
+    assert (p.retrieval.code_share, p.retrieval.max_code_tokens, p.episodic.co_edit_seconds) == (0.5, 3000, 60)
+    assert p.graph == am.GraphPolicy() and p.server == am.ServerPolicy()  # sections left out keep the defaults
+    assert am.Policy(max_tokens=4000, retrieval=p.retrieval).code_tokens == 2000
+    assert am.Policy(max_tokens=100_000, retrieval=p.retrieval).code_tokens == 3000  # capped
+    assert am.Policy(max_tokens=1).code_tokens == 1
+    path.write_text(p.to_toml())
+    assert am.Policy.from_toml(path) == p
+    assert list(p.to_dict()) == ["context", "graph", "episodic", "retrieval", "server"]

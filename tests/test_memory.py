@@ -238,3 +238,68 @@ def test_verbs_share_one_lock_and_a_recorded_edit_refreshes_the_graph(project: P
         assert [(s.tool_name, s.total) for s in memory.episodic.tool_stats(days=1)] == [("pytest", 120)]
     with pytest.raises(am.StoreError, match="closed"):
         memory.callers("store")
+
+
+def test_a_file_changed_while_it_is_indexed_is_parsed_again_next_time(project: Path) -> None:
+    def edit_during_parse(done: int, total: int) -> None:
+        (project / "app/util.py").write_text("def helper():\n    return 2\n\ndef late():\n    return helper()\n")
+
+    with am.Memory.open(project) as memory:
+        report = memory.index(progress=edit_during_parse)
+        assert report.full and report.unsettled == ["app/util.py"]
+        again = memory.index()  # the file is parsed again, whatever the parse saw
+        assert (again.full, again.parsed, again.updated, again.unsettled) == (False, 1, ["app/util.py"], [])
+        assert [s.name for s in memory.graph.find_symbol("late")] == ["late"]
+        assert memory.index().parsed == 0
+        doctor = am.Memory.doctor(project, deep=True)
+        assert {c.check: c.status for c in doctor.checks}["graph (deep)"] == "ok"
+        (project / "app/views.py").write_text("def view():\n    return 1\n")  # not indexed yet
+    doctor = am.Memory.doctor(project, deep=True)
+    [deep] = [c for c in doctor.checks if c.check == "graph (deep)"]
+    assert deep.status == "warn" and "differs from a fresh build" in deep.detail and "edge(s)" in deep.detail
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        [1, 2],
+        {"../outside.py": [1, 2, "h"]},
+        {"/etc/passwd": [1, 2, "h"]},
+        {"app/util.py": "x"},
+        {"app/util.py": [1, 2]},
+        {"app/util.py": [1.5, 2, "h"]},
+        {"a//b.py": [1, 2, "h"]},
+        "files",
+    ],
+)
+def test_a_manifest_of_the_wrong_shape_means_a_full_rebuild(project: Path, files: object) -> None:
+    import json
+
+    with am.Memory.open(project) as memory:
+        memory.index()
+        data = json.loads(memory.manifest_path.read_text())
+        data["files"] = files
+        memory.manifest_path.write_text(json.dumps(data))
+        assert memory.index_problem().startswith("damaged manifest")
+        report = memory.index()
+        assert report.full and report.reason.startswith("damaged manifest") and report.files == 4
+        assert memory.index_problem() == ""
+
+
+def test_leftover_temporary_files_of_dead_writers_are_removed(project: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    store = project / ".aircher"
+    store.mkdir()
+    stale = store / f".files.json.{int(dead.stdout)}.tmp"
+    live = store / f".files.json.{os.getppid()}.tmp"
+    stale.write_text("{")
+    live.write_text("{")
+    with am.Memory.open(project) as memory:
+        memory.index()
+    assert not stale.exists() and live.exists()
+    assert (store / "files.json").stat().st_mode & 0o777 == 0o600
+    assert (store / "config.toml").stat().st_mode & 0o777 == 0o600

@@ -63,15 +63,59 @@ def _fingerprint(path: Path, max_hash_bytes: int) -> Fingerprint | None:
     return stat.st_mtime_ns, stat.st_size, digest
 
 
+# The fingerprint of a file that changed while it was being indexed: it matches no
+# file on disk, so the next index parses the file again.
+UNSETTLED: Fingerprint = (-1, -1, "")
+
+
+def _manifest_files(raw: object) -> dict[str, Fingerprint]:
+    """The manifest's ``files``, validated: root-relative paths inside the project
+    mapped to (mtime_ns, size, sha256 or ""). Anything else is a ValueError (the
+    manifest is then not trusted: a full rebuild)."""
+    if not isinstance(raw, dict):
+        raise ValueError(f"files is a {type(raw).__name__}, not an object")
+    files: dict[str, Fingerprint] = {}
+    for path, value in raw.items():
+        parts = path.split("/")
+        if not path or "\0" in path or path.startswith("/") or any(p in ("", ".", "..") for p in parts):
+            raise ValueError(f"{path!r} is not a path inside the project")
+        if not (isinstance(value, list) and len(value) == 3):
+            raise ValueError(f"{path!r}: {value!r} is not [mtime_ns, size, sha256]")
+        mtime, size, digest = value
+        if not (type(mtime) is int and type(size) is int and isinstance(digest, str)):
+            raise ValueError(f"{path!r}: {value!r} is not [mtime_ns, size, sha256]")
+        files[path] = (mtime, size, digest)
+    return files
+
+
+def _remove_stale_temporaries(path: Path) -> None:
+    """Removes ``.<name>.<pid>.tmp`` files left beside ``path`` by writers that died
+    (their process is gone); a live writer's file is left alone."""
+    for tmp in path.parent.glob(f".{path.name}.*.tmp"):
+        pid = tmp.name[len(path.name) + 2 : -len(".tmp")]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass  # alive, or not ours to signal
+
+
 def _same(a: Fingerprint, b: Fingerprint) -> bool:
     """Same content: equal hashes, or for files too large to hash, equal time and size."""
     return a[2] == b[2] if a[2] and b[2] else a == b
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Writes ``text`` to a temporary file beside ``path`` and renames it over."""
+    """Writes ``text`` to a temporary file beside ``path`` (private to the user:
+    0600) and renames it over; leftovers of writers that died are removed."""
+    _remove_stale_temporaries(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
     os.replace(tmp, path)
 
 
@@ -150,10 +194,10 @@ class GraphIndex:
                 return None, {}, "graph file missing"
             if data["graph"] != list(stamp):
                 return None, {}, "graph file written since the manifest (by another process?)"
-            files = {str(p): (int(m), int(s), str(h)) for p, (m, s, h) in data["files"].items()}
+            files = _manifest_files(data["files"])
             unsupported = {str(k): int(v) for k, v in data.get("unsupported", {}).items()}
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            return None, {}, f"damaged manifest ({exc!r})"
+            return None, {}, f"damaged manifest ({exc})"
         return files, unsupported, ""
 
     def problem(self) -> str:
@@ -207,6 +251,7 @@ class GraphIndex:
                     fingerprints[rel] = fp
             graph = KnowledgeGraph.build(self.root, max_file_bytes=self.max_file_bytes, progress=progress)
             parsed = len(fingerprints)
+            unsettled = self._settle(fingerprints, list(fingerprints))
             old_files = old or {}
             rebuilt = True
         else:
@@ -220,6 +265,7 @@ class GraphIndex:
             for rel in sorted(old.keys() - fingerprints.keys()):
                 graph.remove_file(rel)
             parsed = len(changed)
+            unsettled = self._settle(fingerprints, changed)
         added = sorted(fingerprints.keys() - old_files.keys())
         removed = sorted(old_files.keys() - fingerprints.keys())
         updated = sorted(p for p in fingerprints.keys() & old_files.keys() if not _same(fingerprints[p], old_files[p]))
@@ -238,8 +284,44 @@ class GraphIndex:
             skipped=graph.skipped,
             warnings=graph.warnings,
             unsupported=unsupported,
+            unsettled=unsettled,
             seconds=time.perf_counter() - start,
         )
+
+    def _settle(self, fingerprints: dict[str, Fingerprint], parsed: list[str]) -> list[str]:
+        """Looks at the ``parsed`` files again after parsing: one whose time or size
+        moved since its fingerprint (it changed while being read) gets the UNSETTLED
+        fingerprint, so the next index parses it again. Returns those files."""
+        unsettled = []
+        for rel in parsed:
+            try:
+                stat = (self.root / rel).stat()
+                now = (stat.st_mtime_ns, stat.st_size)
+            except OSError:
+                now = None
+            if now != fingerprints[rel][:2]:
+                fingerprints[rel] = UNSETTLED
+                unsettled.append(rel)
+        return sorted(unsettled)
+
+    def compare_with_fresh_build(self) -> str:
+        """Builds the graph afresh (in memory) and says how the stored one differs:
+        "" when files and edges are the same."""
+        fresh = KnowledgeGraph.build(self.root, max_file_bytes=self.max_file_bytes)
+        stored = self.graph
+        problems = []
+        extra, missing = sorted(set(stored.files) - set(fresh.files)), sorted(set(fresh.files) - set(stored.files))
+        if extra:
+            problems.append(f"{len(extra)} file(s) no longer there or indexable ({', '.join(extra[:3])})")
+        if missing:
+            problems.append(f"{len(missing)} file(s) not in the graph ({', '.join(missing[:3])})")
+        edges_stored, edges_fresh = set(stored.edges()), set(fresh.edges())
+        if edges_stored != edges_fresh:
+            problems.append(
+                f"{len(edges_stored - edges_fresh)} edge(s) a fresh build does not have, "
+                f"{len(edges_fresh - edges_stored)} it has that the graph lacks"
+            )
+        return "; ".join(problems)
 
     def _changed(
         self, tracked: list[str], old: dict[str, Fingerprint], fingerprints: dict[str, Fingerprint]

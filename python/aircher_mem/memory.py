@@ -39,6 +39,7 @@ from .errors import (
     AircherError,
     InvalidInputError,
     NotIndexedError,
+    PolicyError,
     StoreError,
     StoreLockedError,
     StoreNotFoundError,
@@ -596,10 +597,11 @@ class Memory:
         return InitResult(str(self.root), str(self.store), self.created)
 
     @classmethod
-    def doctor(cls, root: str | os.PathLike[str] | None = None) -> Doctor:
+    def doctor(cls, root: str | os.PathLike[str] | None = None, *, deep: bool = False) -> Doctor:
         """Checks the installed packages, the store, the config, the token encoding,
         the episodic store and the graph; every failure is reported, none stops the
-        others. A store held by another process is a warning."""
+        others. A store held by another process is a warning. ``deep`` also builds
+        the graph afresh and compares it with the stored one (slow on large trees)."""
         checks: list[Check] = []
 
         def check(name: str, probe: Callable[[], str]) -> None:
@@ -612,20 +614,28 @@ class Memory:
 
         check("versions", _versions)
         memory: Memory | None = None
+        config_error: PolicyError | None = None
         try:
             where = find_root() if root is None else Path(root)
-            memory = cls.open(where, create=False)
+            try:
+                memory = cls.open(where, create=False)
+            except PolicyError as exc:  # a bad config.toml: check the rest with the defaults
+                config_error = exc
+                memory = cls.open(where, create=False, policy=Policy())
             checks.append(Check("store", "ok", str(memory.store)))
         except AircherError as exc:
             checks.append(Check("store", "fail", str(exc)))
         policy = memory.policy if memory is not None else Policy()
-        check(
-            "config",
-            lambda: (
+
+        def config() -> str:
+            if config_error is not None:
+                raise config_error
+            return (
                 f"{CONFIG_FILE}: max_tokens {policy.max_tokens}, encoding {policy.encoding}, "
                 f"code budget {policy.code_tokens} tokens"
-            ),
-        )
+            )
+
+        check("config", config)
         check(
             "encoding",
             lambda: (
@@ -637,6 +647,8 @@ class Memory:
             with memory:
                 check("episodic", memory._doctor_episodic)
                 check("graph", memory._doctor_graph)
+                if deep:
+                    check("graph (deep)", memory._doctor_deep)
                 check("languages", memory._doctor_languages)
         return Doctor(all(c.status != "fail" for c in checks), checks)
 
@@ -656,6 +668,14 @@ class Memory:
             f"{stats.skipped} skipped, {stats.warnings} warnings; "
             + (f"next index rebuilds it: {problem}" if problem else "manifest matches")
         )
+
+    def _doctor_deep(self) -> str:
+        if not self.indexed:
+            raise NotIndexedError("not indexed yet: run aircher-mem index")
+        problems = self._index.compare_with_fresh_build()
+        if problems:
+            raise _Warning(f"differs from a fresh build: {problems}; run aircher-mem index --full")
+        return "the stored graph equals a fresh build (files and edges)"
 
     def _doctor_languages(self) -> str:
         supported = ", ".join(KnowledgeGraph.supported_languages())

@@ -171,7 +171,8 @@ class IndexReport:
     the files indexed now with those of the previous index (every file is "added"
     when there is no manifest to trust); ``parsed`` counts the files parsed (all of
     them on a full build). ``unsupported`` counts the files of languages the graph
-    does not parse, by language."""
+    does not parse, by language; ``unsettled`` lists the files that changed while
+    they were being indexed (the next index parses them again)."""
 
     root: str
     full: bool
@@ -184,6 +185,7 @@ class IndexReport:
     skipped: list[tuple[str, str]]
     warnings: list[tuple[str, str]]
     unsupported: dict[str, int]
+    unsettled: list[str]
     seconds: float
 
     json_properties: ClassVar[tuple[str, ...]] = ("files_per_second",)

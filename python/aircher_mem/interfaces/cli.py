@@ -392,7 +392,7 @@ COMMANDS: dict[str, Command] = {
     "patterns": _with_memory(lambda m, a: m.patterns(a.type, min_count=a.min_count)),
     "stats": _with_memory(lambda m, a: m.stats()),
     "context": _with_memory(lambda m, a: m.preview_context(a.message, max_tokens=a.budget, code_tokens=a.code_tokens)),
-    "doctor": lambda a: Memory.doctor(a.root),
+    "doctor": lambda a: Memory.doctor(a.root, deep=a.deep),
 }
 
 RENDER: dict[type, Callable[[Any, Output], None]] = {
@@ -532,7 +532,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=_seconds,
         help="look for changed files before a graph query at most this often (default: [server] refresh_seconds, 2)",
     )
-    command("doctor", "check the store, the versions, the encodings and the languages")
+    p = command("doctor", "check the store, the versions, the encodings and the languages")
+    p.add_argument("--deep", action="store_true", help="also compare the graph with a fresh build (slow)")
     return parser
 
 

@@ -405,6 +405,7 @@ class EpisodicMemory:
             )
         except duckdb.ConstraintException:
             raise TaskStateError(f"task {task_id!r} already exists; resume it instead") from None
+        store.protect(self.path)
         self._task_usage[task_id] = ([], Counter())
         self.current_task_id = task_id
 
@@ -418,6 +419,7 @@ class EpisodicMemory:
             "completed_at = CASE WHEN ? THEN make_timestamp(?) ELSE NULL END WHERE task_id = ?",
             [status, outcome, done, _micros(self.clock()), task_id],
         )
+        store.protect(self.path)
 
     def pause_task(self, task_id: str) -> None:
         self._set_status(task_id, ["active"], "paused")
@@ -515,6 +517,7 @@ class EpisodicMemory:
         self._pending_rows = 0
         self._dirty_tasks.clear()
         self._fixes.clear()
+        store.protect(self.path)  # DuckDB creates a new WAL after each checkpoint
 
     def _upsert_pattern(
         self,
@@ -625,7 +628,17 @@ class EpisodicMemory:
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         self.flush()
-        return self._con.execute(sql, list(params)).fetchall()
+        return self._read(sql, params)
+
+    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Runs one statement; a DuckDB error is a StoreError (StoreCorruptError when
+        the file cannot be read)."""
+        import duckdb
+
+        try:
+            return self._con.execute(sql, list(params)).fetchall()
+        except duckdb.Error as exc:
+            raise store.corrupt_or_error(self.path, exc, "reading it") from None
 
     _INTERACTION_COLUMNS = (
         "epoch_us(timestamp), session_id, task_id, file_path, operation, line_range, success, context, changes_summary"
@@ -838,4 +851,4 @@ class EpisodicMemory:
             "learned_patterns",
             "session_learnings",
         )
-        return {t: int(self._con.execute(f"SELECT count(*) FROM {t}").fetchone()[0]) for t in tables}  # type: ignore[index]
+        return {t: int(self._read(f"SELECT count(*) FROM {t}")[0][0]) for t in tables}

@@ -1,0 +1,181 @@
+"""The store file: what is refused before DuckDB touches it (and left byte for byte
+as it was), the typed one-line errors, and the file modes of a new store."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import stat
+from pathlib import Path
+
+import aircher_mem as am
+import duckdb
+import pytest
+from aircher_mem import store
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def real_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real, closed store with a few thousand rows (several blocks); tests copy
+    its bytes (a path: hypothesis would print the bytes of a failing example)."""
+    path = tmp_path_factory.mktemp("real") / "memory.duckdb"
+    with am.EpisodicMemory(path, session_id="s") as m:
+        for i in range(3000):
+            m.record_file_interaction(f"src/file{i}.py", "read", context="x" * 100)
+        m.start_task("t1", "a task")
+    assert not Path(str(path) + ".wal").exists()
+    return path
+
+
+def open_and_read(path: Path) -> None:
+    with am.EpisodicMemory(path) as m:
+        m.counts()
+        m.file_history("src/file7.py")
+
+
+def assert_refused(path: Path, error: type[am.StoreError], match: str) -> str:
+    before = digest(path) if path.is_file() else None
+    with pytest.raises(error) as info:
+        am.EpisodicMemory(path)
+    message = str(info.value)
+    assert type(info.value) is error
+    assert "\n" not in message and str(path) in message and match in message
+    if before is not None:
+        assert digest(path) == before
+    assert not Path(str(path) + ".wal").exists()
+    return message
+
+
+# Cut in the headers (refused before DuckDB opens it), in the first blocks (DuckDB
+# fails while opening or migrating), and in the table data (it fails on a query).
+@pytest.mark.parametrize("keep", [1, 100, 4096, 8192, 12287, 12288, 12289, 16384, 143360, 208896, 300000, 471040])
+def test_a_truncated_store_is_corrupt_and_untouched(tmp_path: Path, real_store: Path, keep: int) -> None:
+    path = tmp_path / "memory.duckdb"
+    path.write_bytes(real_store.read_bytes()[:keep])
+    before = digest(path)
+    with pytest.raises(am.StoreCorruptError) as info:
+        open_and_read(path)
+    assert type(info.value) is am.StoreCorruptError
+    assert "\n" not in str(info.value) and str(path) in str(info.value)
+    assert digest(path) == before
+
+
+def test_truncation_messages(tmp_path: Path, real_store: Path) -> None:
+    path = tmp_path / "memory.duckdb"
+    path.write_bytes(real_store.read_bytes()[:5000])
+    assert assert_refused(path, am.StoreCorruptError, "truncated") == (
+        f"{path} is truncated (5000 bytes, shorter than DuckDB's 12288-byte header)"
+    )
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(keep=st.integers(min_value=0, max_value=2_200_000))
+def test_any_truncation_is_refused_or_read_untouched(tmp_path: Path, real_store: Path, keep: int) -> None:
+    """Cut anywhere: StoreCorruptError on opening or reading, or (cut among the free
+    blocks at the end, which DuckDB itself trims) read; the bytes never change."""
+    path = tmp_path / "cut.duckdb"
+    path.write_bytes(real_store.read_bytes()[:keep])
+    before = digest(path)
+    try:
+        open_and_read(path)
+    except am.StoreCorruptError as exc:
+        assert "\n" not in str(exc) and str(path) in str(exc)
+    assert digest(path) == before
+
+
+def test_a_sqlite_database_is_corrupt_and_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "memory.duckdb"
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE t (x)")
+    con.execute("INSERT INTO t VALUES (1)")
+    con.commit()
+    con.close()
+    assert assert_refused(path, am.StoreCorruptError, "SQLite") == f"{path} is a SQLite database, not a DuckDB one"
+
+
+def test_random_bytes_are_corrupt_and_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "memory.duckdb"
+    path.write_bytes(os.urandom(100_000))
+    assert assert_refused(path, am.StoreCorruptError, "") == f"{path} is not a DuckDB database (no DuckDB header)"
+
+
+def test_an_empty_file_is_corrupt_and_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "memory.duckdb"
+    path.touch()
+    assert assert_refused(path, am.StoreCorruptError, "") == f"{path} is an empty file, not a DuckDB database"
+    assert path.read_bytes() == b""
+
+
+def test_a_directory_at_the_path_is_corrupt(tmp_path: Path) -> None:
+    path = tmp_path / "memory.duckdb"
+    path.mkdir()
+    (path / "inside").write_text("kept")
+    assert assert_refused(path, am.StoreCorruptError, "") == f"{path} is a directory, not a DuckDB database file"
+    assert (path / "inside").read_text() == "kept"
+
+
+def test_a_damaged_block_read_while_migrating_is_corrupt(tmp_path: Path) -> None:
+    """DuckDB opens a file whose header is intact and fails on the first read: that
+    error, too, is a one-line StoreCorruptError."""
+    error = store.corrupt_or_error(
+        "x.duckdb", duckdb.IOException('IO Error: Could not read enough bytes from file\n"x"'), "migrating it"
+    )
+    assert type(error) is am.StoreCorruptError
+    assert str(error) == (
+        'x.duckdb is damaged or truncated (while migrating it): IO Error: Could not read enough bytes from file "x"'
+    )
+    other = store.corrupt_or_error("x.duckdb", duckdb.CatalogException("Catalog Error: no table"), "reading it")
+    assert type(other) is am.StoreError and str(other) == "x.duckdb: reading it failed: Catalog Error: no table"
+
+
+@pytest.mark.parametrize("path", ["a\x00b.duckdb", "\ud800.duckdb"])
+def test_an_impossible_path_is_invalid_input(tmp_path: Path, path: str) -> None:
+    with pytest.raises(am.InvalidInputError, match="store path"):
+        am.EpisodicMemory(str(tmp_path) + "/" + path)
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_a_new_store_is_private(tmp_path: Path) -> None:
+    old = os.umask(0o022)  # a usual umask: DuckDB alone would create 0644 files
+    try:
+        folder = tmp_path / "project" / ".aircher"
+        path = folder / "memory.duckdb"
+        m = am.EpisodicMemory(path)
+        assert mode(folder) == 0o700 and mode(path) == 0o600
+        m._con.execute("CHECKPOINT")
+        m.start_task("t1", "a task")  # written at once, not buffered
+        wal = Path(str(path) + ".wal")
+        assert wal.exists() and mode(wal) == 0o600
+        m._con.execute("CHECKPOINT")
+        m.complete_task("t1")
+        assert wal.exists() and mode(wal) == 0o600
+        m._con.execute("CHECKPOINT")
+        m.record_file_interaction("a.py", "edit")
+        m.flush()
+        assert wal.exists() and mode(wal) == 0o600
+        m._con.execute("CHECKPOINT")  # DuckDB drops the WAL and creates a new one on the next write
+        m.record_file_interaction("b.py", "edit")
+        m.flush()
+        assert mode(wal) == 0o600
+        m.close()
+        assert mode(path) == 0o600
+    finally:
+        os.umask(old)
+
+
+def test_an_existing_folder_and_file_keep_their_modes(tmp_path: Path) -> None:
+    path = tmp_path / "memory.duckdb"
+    am.EpisodicMemory(path).close()
+    path.chmod(0o640)
+    am.EpisodicMemory(path).close()
+    assert mode(path) == 0o640 and mode(tmp_path) == stat.S_IMODE(tmp_path.stat().st_mode)

@@ -49,7 +49,7 @@ def test_schema_has_the_seed_tables_and_version(mem: am.EpisodicMemory) -> None:
         "learned_patterns",
         "session_learnings",
     }
-    assert mem.schema_version == am.episodic.SCHEMA_VERSION == 2
+    assert mem.schema_version == am.episodic.SCHEMA_VERSION == 3
     cols = [
         r[0]
         for r in raw(
@@ -353,13 +353,13 @@ def test_an_older_store_is_migrated_and_keeps_its_rows(tmp_path: Path) -> None:
     path = tmp_path / "memory.duckdb"
     v1_store(path)
     with am.EpisodicMemory(path) as m:
-        assert m.schema_version == 2
+        assert m.schema_version == 3
         [old] = m.file_history("legacy.py")
         assert (old.session_id, old.operation) == ("old", "edit")
         assert [p.pattern_type for p in m.patterns()] == ["refactor"]
         m.record_learning("workflow", {"steps": 3}, 0.5)  # the v2 column works
     with am.EpisodicMemory(path) as again:
-        assert again.schema_version == 2 and again.counts()["session_learnings"] == 1
+        assert again.schema_version == 3 and again.counts()["session_learnings"] == 1
 
 
 def digest(path: Path) -> str:
@@ -462,14 +462,435 @@ def test_the_migration_registry_versions_each_component(tmp_path: Path) -> None:
     with am.EpisodicMemory(path) as m:
         m.record_file_interaction("a.py", "read")
     con = duckdb.connect(str(path))
-    assert con.execute("SELECT component, version FROM schema_versions").fetchall() == [("episodic", 2)]
-    assert con.execute("SELECT version FROM schema_meta").fetchall() == [(2,)]  # what older releases read
+    assert con.execute("SELECT component, version FROM schema_versions").fetchall() == [("episodic", 3)]
+    assert con.execute("SELECT version FROM schema_meta").fetchall() == [(3,)]  # what older releases read
     con.execute("DROP TABLE schema_versions")  # a store written before the registry
     con.close()
     with am.EpisodicMemory(path) as m:
-        assert m.schema_version == 2 and len(m.file_history("a.py")) == 1
+        assert m.schema_version == 3 and len(m.file_history("a.py")) == 1
     con = duckdb.connect(str(path))
     con.execute("UPDATE schema_versions SET version = 7")
     con.close()
     with pytest.raises(am.SchemaVersionError, match="episodic schema version 7"):
         am.EpisodicMemory(path)
+
+
+# -- one bad record never poisons the store -------------------------------------------
+
+
+def nested(depth: int, leaf: Any = 1) -> Any:
+    """A list ``depth`` levels deep, built without recursion."""
+    value = leaf
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+DEEP = nested(100_000)
+
+
+@pytest.mark.parametrize(
+    ("call", "field"),
+    [
+        (lambda m: m.record_tool_execution("bash", duration_ms=2**63), "duration_ms"),
+        (lambda m: m.record_tool_execution("bash", context_tokens=2**63), "context_tokens"),
+        (lambda m: m.record_tool_execution("bash", duration_ms=1.5), "duration_ms"),
+        (lambda m: m.record_tool_execution("bash", timestamp=1e13), "timestamp"),
+        (lambda m: m.record_tool_execution("bash", timestamp=-1e12), "timestamp"),
+        (lambda m: m.record_tool_execution("bash", timestamp=float("inf")), "timestamp"),
+        (lambda m: m.record_tool_execution("ba\ud800sh"), "tool_name"),
+        (lambda m: m.record_tool_execution("bash", {"cmd": "ls \udfff"}), "parameters"),
+        (lambda m: m.record_tool_execution("bash", {"\ud800": 1}), "parameters"),
+        (lambda m: m.record_tool_execution("bash", result={"out": ["\ud800"]}), "result"),
+        (lambda m: m.record_tool_execution("bash", success=False, error_message="no \ud800"), "error_message"),
+        (lambda m: m.record_tool_execution("bash", {"x": float("inf")}), "parameters"),
+        (lambda m: m.record_tool_execution("bash", result=float("nan")), "result"),
+        (lambda m: m.record_tool_execution("bash", {"deep": DEEP}), "parameters"),
+        (lambda m: m.record_tool_execution("bash", result=nested(65)), "result"),
+        (lambda m: m.record_tool_execution("bash", {"x": {1, 2}}), "parameters"),
+        (lambda m: m.record_tool_execution("bash", {("a", "b"): 1}), "parameters"),
+        (lambda m: m.record_tool_execution("bash", ["not", "a", "mapping"]), "parameters"),  # type: ignore[arg-type]
+        (lambda m: m.record_tool_execution("bash", success="yes"), "success"),
+        (lambda m: m.record_tool_execution("bash", task_id="t\ud800"), "task_id"),
+        (lambda m: m.record_file_interaction("a\ud800.py", "read"), "file_path"),
+        (lambda m: m.record_file_interaction("a.py", "read", context="\ud800"), "context"),
+        (lambda m: m.record_file_interaction("a.py", "edit", changes_summary="\udc80"), "changes_summary"),
+        (lambda m: m.record_file_interaction("a.py", "read", line_range=(0, 2**63)), "line_range"),
+        (lambda m: m.record_file_interaction("a.py", "read", line_range=(1,)), "line_range"),
+        (lambda m: m.record_file_interaction("a.py", "read", session_id="\ud800"), "session_id"),
+        (lambda m: m.record_file_interaction("a.py", ["read"]), "operation"),
+        (
+            lambda m: m.store_snapshot(
+                {"timestamp": 1e13, "session_id": "s", "items": [], "total_tokens": 0, "reason": "r"}
+            ),
+            "timestamp",
+        ),
+        (
+            lambda m: m.store_snapshot(
+                {"timestamp": NOW, "session_id": "s", "items": None, "total_tokens": 0, "reason": "r"}
+            ),
+            "items",
+        ),
+        (
+            lambda m: m.store_snapshot(
+                {"timestamp": NOW, "session_id": "s", "items": [], "total_tokens": None, "reason": "r"}
+            ),
+            "total_tokens",
+        ),
+        (
+            lambda m: m.store_snapshot(
+                {"timestamp": NOW, "session_id": "s", "items": [], "total_tokens": 2**63, "reason": "r"}
+            ),
+            "total_tokens",
+        ),
+        (
+            lambda m: m.store_snapshot(
+                {"timestamp": NOW, "session_id": "s", "items": [DEEP], "total_tokens": 1, "reason": "r"}
+            ),
+            "items",
+        ),
+        (
+            lambda m: m.store_snapshot(
+                {"timestamp": NOW, "session_id": 5, "items": [], "total_tokens": 1, "reason": "r"}
+            ),
+            "session_id",
+        ),
+        (lambda m: m.store_snapshot(["not a mapping"]), "snapshot"),
+        (lambda m: m.record_learning("workflow", {"x": "\ud800"}, 0.5), "data"),
+        (lambda m: m.record_learning("workflow", {"x": 1}, float("nan")), "confidence"),
+        (lambda m: m.record_learning("workflow", {"x": 1}, True), "confidence"),
+        (lambda m: m.record_learning("workflow", [1], 0.5), "data"),
+    ],
+)
+def test_a_value_the_store_cannot_hold_is_refused_at_the_call(
+    tmp_path: Path, clock: list[float], call: Any, field: str
+) -> None:
+    path = tmp_path / "memory.duckdb"
+    m = am.EpisodicMemory(path, session_id="s1", clock=lambda: clock[0], batch_size=2)
+    m.record_file_interaction("before.py", "read")
+    with pytest.raises(am.InvalidInputError, match=field):
+        call(m)
+    m.record_tool_execution("after", {"ok": True}, duration_ms=2**31, context_tokens=2**40)
+    m.record_file_interaction("after.py", "edit")
+    m.close()  # never fails because of the refused record
+    with am.EpisodicMemory(path) as again:
+        counts = again.counts()
+        assert (counts["file_interactions"], counts["tool_executions"]) == (2, 1)
+        assert counts["context_snapshots"] == counts["session_learnings"] == 0
+        assert raw(again, "SELECT duration_ms, context_tokens FROM tool_executions") == [(2**31, 2**40)]
+
+
+def test_wide_durations_and_token_counts_are_stored(mem: am.EpisodicMemory) -> None:
+    big = 2**63 - 1
+    mem.record_tool_execution("slow", duration_ms=big, context_tokens=big)
+    mem.store_snapshot({"timestamp": NOW, "session_id": "s1", "items": [], "total_tokens": big, "reason": "r"})
+    assert mem.snapshots()[0]["total_tokens"] == big
+    assert raw(mem, "SELECT duration_ms, context_tokens FROM tool_executions") == [(big, big)]
+    assert mem.tool_stats(now=NOW)[0].avg_duration_ms == pytest.approx(float(big))
+
+
+def v2_store(path: Path) -> None:
+    con = duckdb.connect(str(path))
+    for step in (1, 2):
+        for statement in episodic._MIGRATIONS[step]:
+            con.execute(statement)
+    con.execute("UPDATE schema_meta SET version = 2")
+    con.execute("CREATE TABLE schema_versions (component VARCHAR PRIMARY KEY, version INTEGER NOT NULL)")
+    con.execute("INSERT INTO schema_versions VALUES ('episodic', 2)")
+    con.execute(
+        "INSERT INTO tool_executions (timestamp, session_id, tool_name, parameters, success, duration_ms, "
+        "context_tokens) VALUES (TIMESTAMP '2026-01-01 10:00:00', 'old', 'pytest', '{}', true, 1500, 2000)"
+    )
+    con.execute(
+        "INSERT INTO context_snapshots (timestamp, session_id, context_items, total_tokens, reason) "
+        "VALUES (TIMESTAMP '2026-01-01 10:00:00', 'old', '[]', 300, 'pruning')"
+    )
+    con.close()
+
+
+def test_step_3_widens_durations_and_token_counts(tmp_path: Path) -> None:
+    path = tmp_path / "memory.duckdb"
+    v2_store(path)
+    with am.EpisodicMemory(path) as m:
+        assert m.schema_version == 3
+        types = dict(
+            raw(
+                m,
+                "SELECT table_name || '.' || column_name, data_type FROM information_schema.columns "
+                "WHERE column_name IN ('duration_ms', 'context_tokens', 'total_tokens')",
+            )
+        )
+        assert types == {
+            "tool_executions.duration_ms": "BIGINT",
+            "tool_executions.context_tokens": "BIGINT",
+            "context_snapshots.total_tokens": "BIGINT",
+        }
+        assert raw(m, "SELECT duration_ms, context_tokens FROM tool_executions") == [(1500, 2000)]
+        assert [s["total_tokens"] for s in m.snapshots()] == [300]
+        m.record_tool_execution("long", duration_ms=2**40)
+    with am.EpisodicMemory(path) as again:
+        assert sorted(r[0] for r in raw(again, "SELECT duration_ms FROM tool_executions")) == [1500, 2**40]
+
+
+def test_a_row_duckdb_refuses_is_dropped_with_a_warning_and_the_rest_written(
+    mem: am.EpisodicMemory, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Defence in depth: should a row get past the checks at the call, the flush
+    finds it, drops it, and keeps every other row (of every table)."""
+    for i in range(7):
+        mem.record_tool_execution(f"tool{i}", {"i": i})
+        mem.record_file_interaction(f"f{i}.py", "read")
+    bad = list(mem._pending["tool_executions"][3])
+    bad[8] = 2**63  # past BIGINT
+    mem._pending["tool_executions"].insert(3, tuple(bad))
+    mem._pending["tool_executions"].append(tuple(bad))
+    mem._pending_rows += 2
+    with caplog.at_level("WARNING", logger="aircher_mem.episodic"):
+        mem.flush()
+    assert [r[0] for r in raw(mem, "SELECT tool_name FROM tool_executions ORDER BY id")] == [
+        f"tool{i}" for i in range(7)
+    ]
+    assert mem.counts()["file_interactions"] == 7 and mem._pending_rows == 0
+    warnings = [r for r in caplog.records if r.name == "aircher_mem.episodic"]
+    assert len(warnings) == 2 and all(r.levelname == "WARNING" for r in warnings)
+    assert all(
+        r.getMessage().startswith("dropped a tool_executions record that :memory: cannot store: ") for r in warnings
+    )
+    mem.record_tool_execution("later")
+    assert mem.counts()["tool_executions"] == 8
+
+
+def test_an_io_failure_keeps_the_records(mem: am.EpisodicMemory) -> None:
+    """Only an error about a value makes the flush drop rows; anything else keeps
+    them all buffered and raises StoreError."""
+    mem.record_file_interaction("kept.py", "read")
+    mem._con.execute("DROP TABLE file_interactions")  # any failure that is not about a row
+    with pytest.raises(am.StoreError, match="the records are kept in memory"):
+        mem.flush()
+    assert len(mem._pending["file_interactions"]) == 1 and mem._pending_rows == 1
+    mem._pending["file_interactions"].clear()
+    mem._pending_rows = 0
+
+
+def test_a_bad_buffered_row_at_exit_is_logged_not_a_traceback(tmp_path: Path) -> None:
+    path = tmp_path / "memory.duckdb"
+    script = textwrap.dedent(f"""
+        import aircher_mem as am
+        m = am.EpisodicMemory({str(path)!r})
+        m.record_file_interaction("exit.py", "read")
+        m.record_tool_execution("bash")
+        bad = list(m._pending["tool_executions"][0]); bad[8] = 2**63
+        m._pending["tool_executions"].append(tuple(bad)); m._pending_rows += 1
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert "Traceback" not in done.stderr
+    with am.EpisodicMemory(path) as m:
+        assert m.counts()["file_interactions"] == 1 and m.counts()["tool_executions"] == 1
+
+
+# Random mixes of valid and invalid records through every record_* method.
+
+_text = st.text(st.characters(exclude_categories=("Cs",)), max_size=12)
+_name = st.text(st.characters(exclude_categories=("Cs",)), min_size=1, max_size=12)
+_json_value = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | _text,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_text, inner, max_size=3),
+    max_leaves=8,
+)
+_bigint = st.integers(min_value=0, max_value=2**63 - 1)
+_time = st.floats(min_value=-62_135_596_800.0, max_value=253_402_300_799.0)
+_surrogate = st.sampled_from(["\ud800", "a\udfff", "\udc80x"])
+_bad_time = st.sampled_from([float("nan"), float("inf"), -float("inf"), 1e13, -1e12, 2**70, "now", True])
+_bad_count = st.sampled_from([-1, 2**63, 2**70, 1.5, True, "3"])
+_bad_json = st.sampled_from(
+    [float("nan"), float("inf"), object(), {1, 2}, b"bytes", nested(65), DEEP, {"k": "\ud800"}, {("a",): 1}]
+)
+
+VALID: dict[str, dict[str, Any]] = {
+    "tool": {
+        "tool_name": _name,
+        "parameters": st.none() | st.dictionaries(_text, _json_value, max_size=3),
+        "result": _json_value,
+        "success": st.booleans(),
+        "error_message": st.none() | _text,
+        "duration_ms": st.none() | _bigint,
+        "context_tokens": st.none() | _bigint,
+        "file_path": st.none() | _name,
+        "task_id": st.none() | _name,
+        "timestamp": st.none() | _time,
+    },
+    "file": {
+        "file_path": _name,
+        "operation": st.sampled_from(episodic.OPERATIONS),
+        "line_range": st.none() | st.lists(_bigint, min_size=2, max_size=2).map(lambda p: (min(p), max(p))),
+        "success": st.booleans(),
+        "context": st.none() | _text,
+        "changes_summary": st.none() | _text,
+        "task_id": st.none() | _name,
+        "session_id": st.none() | _name,
+        "timestamp": st.none() | _time,
+    },
+    "snapshot": {
+        "timestamp": _time,
+        "session_id": _name,
+        "task_id": st.none() | _name,
+        "items": st.lists(_json_value, max_size=3),
+        "total_tokens": _bigint,
+        "pruned_items": st.none() | st.lists(_json_value, max_size=3),
+        "reason": _name,
+    },
+    "learning": {
+        "learning_type": _name,
+        "data": st.dictionaries(_text, _json_value, max_size=3),
+        "confidence": st.floats(min_value=0.0, max_value=1.0),
+    },
+}
+INVALID: dict[str, dict[str, Any]] = {
+    "tool": {
+        "tool_name": st.sampled_from(["", None, 5]) | _surrogate,
+        "parameters": _bad_json.map(lambda v: {"v": v}) | st.sampled_from([[1], "x"]),
+        "result": _bad_json,
+        "success": st.sampled_from([None, "yes", 1]),
+        "error_message": _surrogate | st.just(5),
+        "duration_ms": _bad_count,
+        "context_tokens": _bad_count,
+        "file_path": _surrogate | st.just(5),
+        "task_id": _surrogate | st.sampled_from(["", 7]),
+        "timestamp": _bad_time,
+    },
+    "file": {
+        "file_path": _surrogate | st.sampled_from(["", None]),
+        "operation": st.sampled_from(["delete", None, ["read"], ""]),
+        "line_range": st.sampled_from([(5, 2), (-1, 2), (0, 2**63), (1,), "1-2", (1.0, 2.0), (True, 2)]),
+        "success": st.sampled_from([None, "no"]),
+        "context": _surrogate | st.just(5),
+        "changes_summary": _surrogate | st.just(b"x"),
+        "task_id": _surrogate | st.just(""),
+        "session_id": _surrogate | st.sampled_from(["", 3]),
+        "timestamp": _bad_time,
+    },
+    "snapshot": {
+        "timestamp": _bad_time,
+        "session_id": _surrogate | st.sampled_from(["", None, 5]),
+        "task_id": _surrogate | st.just(5),
+        "items": _bad_json | st.none() | _bad_json.map(lambda v: [v]),
+        "total_tokens": _bad_count | st.none(),
+        "pruned_items": _bad_json.map(lambda v: [v]),
+        "reason": _surrogate | st.sampled_from(["", None]),
+    },
+    "learning": {
+        "learning_type": _surrogate | st.sampled_from(["", None]),
+        "data": _bad_json.map(lambda v: {"v": v}) | st.sampled_from([[1], None]),
+        "confidence": st.sampled_from([float("nan"), float("inf"), 1.5, -0.1, "high", True, None]),
+    },
+}
+
+
+@st.composite
+def records(draw: st.DrawFn) -> tuple[str, dict[str, Any], str | None]:
+    kind = draw(st.sampled_from(sorted(VALID)))
+    fields = {name: draw(strategy) for name, strategy in VALID[kind].items()}
+    broken = draw(st.none() | st.sampled_from(sorted(INVALID[kind])))
+    if broken is not None:
+        fields[broken] = draw(INVALID[kind][broken])
+    return kind, fields, broken
+
+
+def record(m: am.EpisodicMemory, kind: str, f: dict[str, Any]) -> None:
+    if kind == "tool":
+        m.record_tool_execution(f.pop("tool_name"), f.pop("parameters"), **f)
+    elif kind == "file":
+        m.record_file_interaction(f.pop("file_path"), f.pop("operation"), **f)
+    elif kind == "snapshot":
+        m.store_snapshot(f)
+    else:
+        m.record_learning(f["learning_type"], f["data"], f["confidence"])
+
+
+def plain(value: Any) -> Any:
+    """What JSON gives back for ``value`` (tuples are lists, keys strings)."""
+    return json.loads(json.dumps(value))
+
+
+def expected_row(kind: str, f: dict[str, Any], now: float) -> tuple[Any, ...]:
+    def micros(t: float | None) -> int:
+        return round((now if t is None else t) * 1_000_000)
+
+    if kind == "tool":
+        params = dict(f["parameters"] or {})
+        if f["file_path"] is not None:
+            params.setdefault("file_path", f["file_path"])
+        return (
+            micros(f["timestamp"]),
+            "s1",
+            f["task_id"],
+            f["tool_name"],
+            plain(params),
+            plain(f["result"]),
+            f["success"],
+            f["error_message"],
+            f["duration_ms"],
+            f["context_tokens"],
+        )
+    if kind == "file":
+        span = None if f["line_range"] is None else {"start": f["line_range"][0], "end": f["line_range"][1]}
+        return (
+            micros(f["timestamp"]),
+            f["session_id"] or "s1",
+            f["task_id"],
+            f["file_path"],
+            f["operation"],
+            span,
+            f["success"],
+            f["context"],
+            f["changes_summary"],
+        )
+    if kind == "snapshot":
+        return (
+            micros(f["timestamp"]),
+            f["session_id"],
+            f["task_id"],
+            plain(f["items"]),
+            f["total_tokens"],
+            plain(f["pruned_items"]),
+            f["reason"],
+        )
+    return ("s1", f["learning_type"], plain(f["data"]), pytest.approx(f["confidence"], rel=1e-6, abs=1e-30))
+
+
+STORED_SQL = {
+    "tool": "SELECT epoch_us(timestamp), session_id, task_id, tool_name, parameters, result, success, error_message, "
+    "duration_ms, context_tokens FROM tool_executions ORDER BY id",
+    "file": "SELECT epoch_us(timestamp), session_id, task_id, file_path, operation, line_range, success, context, "
+    "changes_summary FROM file_interactions ORDER BY id",
+    "snapshot": "SELECT epoch_us(timestamp), session_id, task_id, context_items, total_tokens, pruned_items, reason "
+    "FROM context_snapshots ORDER BY id",
+    "learning": "SELECT session_id, learning_type, data, confidence FROM session_learnings ORDER BY id",
+}
+JSON_COLUMNS = {"tool": (4, 5), "file": (5,), "snapshot": (3, 5), "learning": (2,)}
+
+
+@settings(max_examples=120, deadline=None)
+@given(calls=st.lists(records(), max_size=12), batch=st.integers(min_value=1, max_value=5))
+def test_valid_records_are_stored_and_invalid_ones_refused(
+    calls: list[tuple[str, dict[str, Any], str | None]], batch: int
+) -> None:
+    m = am.EpisodicMemory(session_id="s1", batch_size=batch, clock=lambda: NOW)
+    expected: dict[str, list[tuple[Any, ...]]] = {kind: [] for kind in STORED_SQL}
+    try:
+        for kind, fields, broken in calls:
+            if broken is None:
+                expected[kind].append(expected_row(kind, fields, NOW))
+                record(m, kind, dict(fields))
+            else:
+                with pytest.raises(am.InvalidInputError):
+                    record(m, kind, dict(fields))
+        m.flush()
+        for kind, sql in STORED_SQL.items():
+            rows = [list(r) for r in raw(m, sql)]
+            for row in rows:
+                for i in JSON_COLUMNS[kind]:
+                    row[i] = None if row[i] is None else json.loads(row[i])
+            assert [tuple(r) for r in rows] == expected[kind]
+    finally:
+        m.close()

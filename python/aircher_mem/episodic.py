@@ -10,6 +10,14 @@ per table: DuckDB's per-row ``executemany`` costs about a millisecond a row), so
 ``record_*`` call costs microseconds; ``flush()`` makes them durable, every query
 flushes first, and ``close()`` (also run at interpreter exit) flushes and closes.
 Task lifecycle changes are written at once.
+
+Every argument is checked against its column AT THE CALL: a value the store could
+not hold (an integer outside BIGINT, a time outside years 1-9999, NaN, a string with
+a lone surrogate, JSON that is not serialisable or nested deeper than
+:data:`MAX_JSON_DEPTH`) raises :class:`InvalidInputError` naming the field and
+nothing is buffered. Should a buffered row still fail to insert, ``flush()`` finds
+it (bisecting the batch), drops it with a logged warning and writes every other
+row, so one bad record never blocks later writes or ``close()``.
 """
 
 from __future__ import annotations
@@ -31,10 +39,10 @@ if TYPE_CHECKING:
 
 from . import store
 from .config import EpisodicPolicy, RetrievalPolicy
-from .errors import InvalidInputError, StoreError, TaskStateError, UnknownTaskError
+from .errors import AircherError, InvalidInputError, StoreError, TaskStateError, UnknownTaskError
 from .results import CoEdit, FileInteraction, LearnedPattern, SimilarTask, TaskRecord, ToolRun, ToolStats
 
-__all__ = ["EpisodicMemory", "SCHEMA_VERSION", "OPERATIONS"]
+__all__ = ["EpisodicMemory", "SCHEMA_VERSION", "OPERATIONS", "MAX_JSON_DEPTH", "MAX_LIMIT"]
 
 log = logging.getLogger("aircher_mem.episodic")
 
@@ -97,6 +105,13 @@ _MIGRATIONS: dict[int, list[str]] = {
         "ALTER TABLE learned_patterns ADD COLUMN pattern_key VARCHAR",
         "ALTER TABLE session_learnings ADD COLUMN created_at TIMESTAMP",
     ],
+    3: [
+        # Durations and token counts are 64-bit: a 25-day tool run or a 2**31-token
+        # context is rare but real, and INTEGER made such a row fail every flush.
+        "ALTER TABLE tool_executions ALTER COLUMN duration_ms TYPE BIGINT",
+        "ALTER TABLE tool_executions ALTER COLUMN context_tokens TYPE BIGINT",
+        "ALTER TABLE context_snapshots ALTER COLUMN total_tokens TYPE BIGINT",
+    ],
 }
 store.register("episodic", _MIGRATIONS)
 SCHEMA_VERSION = store.latest_version("episodic")
@@ -112,8 +127,8 @@ _COLUMNS: dict[str, list[tuple[str, str]]] = {
         ("result", "JSON"),
         ("success", "BOOLEAN"),
         ("error_message", "VARCHAR"),
-        ("duration_ms", "INTEGER"),
-        ("context_tokens", "INTEGER"),
+        ("duration_ms", "BIGINT"),
+        ("context_tokens", "BIGINT"),
     ],
     "file_interactions": [
         ("timestamp", "TIMESTAMP"),
@@ -131,7 +146,7 @@ _COLUMNS: dict[str, list[tuple[str, str]]] = {
         ("session_id", "VARCHAR"),
         ("task_id", "VARCHAR"),
         ("context_items", "JSON"),
-        ("total_tokens", "INTEGER"),
+        ("total_tokens", "BIGINT"),
         ("pruned_items", "JSON"),
         ("reason", "VARCHAR"),
     ],
@@ -145,6 +160,20 @@ _COLUMNS: dict[str, list[tuple[str, str]]] = {
 }
 
 
+def _row_errors() -> tuple[type[Exception], ...]:
+    """DuckDB's errors about a value (as opposed to the file, the connection or
+    the SQL)."""
+    import duckdb
+
+    return (
+        duckdb.ConversionException,
+        duckdb.ConstraintException,
+        duckdb.InvalidInputException,
+        duckdb.OutOfRangeException,
+        duckdb.TypeMismatchException,
+    )
+
+
 def _batch_insert_sql(table: str) -> str:
     names = ", ".join(name for name, _ in _COLUMNS[table])
     values = ", ".join(
@@ -156,37 +185,139 @@ def _batch_insert_sql(table: str) -> str:
     return f"INSERT INTO {table} ({names}) SELECT {values}"
 
 
+MAX_JSON_DEPTH = 64
+"""How deeply a JSON value (parameters, results, snapshot items, learning data) may nest."""
+
+MAX_LIMIT = 10_000
+"""The largest ``limit`` a query takes."""
+
+_BIGINT_MAX = 2**63 - 1
+# Times are Unix seconds from 0001-01-01 to 9999-12-31 (UTC): inside DuckDB's
+# TIMESTAMP range and Python's datetime's.
+_MIN_TIME = -62_135_596_800.0
+_MAX_TIME = 253_402_300_799.0
+
+
 def _micros(seconds: float) -> int:
     return round(seconds * 1_000_000)
+
+
+def _plain_text(field: str, value: object) -> str:
+    """A real str DuckDB can store (UTF-8: no lone surrogates)."""
+    if not isinstance(value, str):
+        raise InvalidInputError(f"{field} must be a string, got {type(value).__name__}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidInputError(f"{field} has a lone surrogate at index {exc.start}; it cannot be stored") from None
+    return value
+
+
+def _text(field: str, value: object) -> str:
+    if not isinstance(value, str) or not value:
+        raise InvalidInputError(f"{field} must be a non-empty string, got {_short(value)}")
+    return _plain_text(field, value)
+
+
+def _optional_text(field: str, value: object) -> str | None:
+    return None if value is None else _plain_text(field, value)
+
+
+def _short(value: object) -> str:
+    """``repr`` of a value, cut for an error message (values may be 10 MB)."""
+    try:
+        text = repr(value)
+    except Exception:  # a hostile __repr__
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _integer(field: str, value: object, minimum: int = 0, maximum: int = _BIGINT_MAX) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
+        raise InvalidInputError(f"{field} must be an integer from {minimum} to {maximum}, got {_short(value)}")
+    return int(value)
+
+
+def _count(field: str, value: object) -> int | None:
+    return None if value is None else _integer(field, value)
+
+
+def _number(field: str, value: object, minimum: float = 0.0) -> float:
+    """A finite real number >= ``minimum`` as a float."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InvalidInputError(f"{field} must be a number, got {_short(value)}")
+    try:
+        number = float(value)
+    except OverflowError:
+        number = math.inf
+    if not math.isfinite(number) or number < minimum:
+        raise InvalidInputError(f"{field} must be a finite number >= {minimum:g}, got {_short(value)}")
+    return number
+
+
+def _time(field: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InvalidInputError(f"{field} must be a finite Unix time, got {_short(value)}")
+    try:
+        seconds = float(value)
+    except OverflowError:
+        seconds = math.inf
+    if not (math.isfinite(seconds) and _MIN_TIME <= seconds <= _MAX_TIME):
+        raise InvalidInputError(
+            f"{field} must be a finite Unix time in years 1 to 9999 ({_MIN_TIME:.0f} to {_MAX_TIME:.0f}), "
+            f"got {_short(value)}"
+        )
+    return seconds
+
+
+def _flag(field: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise InvalidInputError(f"{field} must be True or False, got {_short(value)}")
+    return value
+
+
+def _check_json(field: str, value: object) -> None:
+    """Checks, without recursion, that ``value`` is plain JSON data the store can
+    hold: dicts (keys str, int, float, bool or None), lists, tuples, strs without
+    lone surrogates, ints, finite floats, bools, None; at most MAX_JSON_DEPTH deep."""
+    stack: list[tuple[object, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, str):
+            _plain_text(field, item)
+        elif item is None or isinstance(item, (bool, int)):
+            pass
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                raise InvalidInputError(f"{field} must be JSON-serializable: {item!r} is not a JSON number")
+        elif isinstance(item, (dict, list, tuple)):
+            if depth >= MAX_JSON_DEPTH:
+                raise InvalidInputError(f"{field} is nested deeper than {MAX_JSON_DEPTH} levels")
+            if isinstance(item, dict):
+                for key, child in item.items():
+                    if not (key is None or isinstance(key, (str, int, float))):
+                        raise InvalidInputError(
+                            f"{field} must be JSON-serializable: keys must be str, int, float, bool or None, "
+                            f"not {type(key).__name__}"
+                        )
+                    stack.append((key, depth + 1))
+                    stack.append((child, depth + 1))
+            else:
+                stack.extend((child, depth + 1) for child in item)
+        else:
+            raise InvalidInputError(
+                f"{field} must be JSON-serializable: Object of type {type(item).__name__} is not JSON serializable"
+            )
 
 
 def _json(field: str, value: Any) -> str | None:
     if value is None:
         return None
+    _check_json(field, value)
     try:
         return json.dumps(value, allow_nan=False)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, RecursionError) as exc:
         raise InvalidInputError(f"{field} must be JSON-serializable: {exc}") from None
-
-
-def _count(field: str, value: int | None) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise InvalidInputError(f"{field} must be an integer >= 0, got {value!r}")
-    return value
-
-
-def _time(field: str, value: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise InvalidInputError(f"{field} must be a finite Unix time, got {value!r}")
-    return float(value)
-
-
-def _text(field: str, value: str) -> str:
-    if not isinstance(value, str) or not value:
-        raise InvalidInputError(f"{field} must be a non-empty string, got {value!r}")
-    return value
 
 
 _WORD = re.compile(r"[A-Za-z][a-z]+|[A-Z]+(?![a-z])|\d+")
@@ -225,9 +356,13 @@ class EpisodicMemory:
         if batch_size is None:
             batch_size = self.policy.batch_size
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise InvalidInputError(f"batch_size must be an integer >= 1, got {batch_size!r}")
+            raise InvalidInputError(f"batch_size must be an integer >= 1, got {_short(batch_size)}")
+        if not isinstance(path, (str, Path)):
+            raise InvalidInputError(f"path must be a str or a Path, got {type(path).__name__}")
+        if not callable(clock):
+            raise InvalidInputError(f"clock must be callable, got {_short(clock)}")
         self.path = str(path)
-        self.session_id = session_id or uuid.uuid4().hex
+        self.session_id = _optional_text("session_id", session_id) or uuid.uuid4().hex
         self.batch_size = batch_size
         self.clock = clock
         self.current_task_id: str | None = None
@@ -247,7 +382,7 @@ class EpisodicMemory:
         except BaseException:
             self._con.close()
             raise
-        atexit.register(self.close)
+        atexit.register(self._close_at_exit)
 
     # -- opening -----------------------------------------------------------------------
 
@@ -264,7 +399,7 @@ class EpisodicMemory:
         return _time("timestamp", self.clock() if timestamp is None else timestamp)
 
     def _task(self, task_id: str | None) -> str | None:
-        return self.current_task_id if task_id is None else task_id
+        return self.current_task_id if task_id is None else _text("task_id", task_id)
 
     def _buffer(self, table: str, row: tuple[Any, ...]) -> None:
         self._check_open()
@@ -289,9 +424,12 @@ class EpisodicMemory:
     ) -> None:
         """One tool call. ``file_path`` (stored in ``parameters``) ties it to a file
         for the error-then-fix pattern."""
+        self._check_open()
+        if parameters is not None and not isinstance(parameters, Mapping):
+            raise InvalidInputError(f"parameters must be a mapping, got {type(parameters).__name__}")
         params = dict(parameters or {})
         if file_path is not None:
-            params.setdefault("file_path", file_path)
+            params.setdefault("file_path", _plain_text("file_path", file_path))
         row = (
             _micros(self._now(timestamp)),
             self.session_id,
@@ -299,8 +437,8 @@ class EpisodicMemory:
             _text("tool_name", tool_name),
             _json("parameters", params),
             _json("result", result),
-            bool(success),
-            error_message,
+            _flag("success", success),
+            _optional_text("error_message", error_message),
             _count("duration_ms", duration_ms),
             _count("context_tokens", context_tokens),
         )
@@ -325,24 +463,32 @@ class EpisodicMemory:
         timestamp: float | None = None,
     ) -> None:
         """A read, write, edit, search, analyze, or a "viewed" (pruned code)."""
-        if operation not in OPERATIONS:
-            raise InvalidInputError(f"operation must be one of {', '.join(OPERATIONS)}, got {operation!r}")
+        self._check_open()
+        if not isinstance(operation, str) or operation not in OPERATIONS:
+            raise InvalidInputError(f"operation must be one of {', '.join(OPERATIONS)}, got {_short(operation)}")
         span = None
         if line_range is not None:
+            if not isinstance(line_range, (tuple, list)) or len(line_range) != 2:
+                raise InvalidInputError(f"line_range must be (start, end), got {_short(line_range)}")
             start, end = line_range
-            if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in (start, end)) or start > end:
-                raise InvalidInputError(f"line_range must be (start, end) with 0 <= start <= end, got {line_range!r}")
+            if (
+                not all(isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= _BIGINT_MAX for n in (start, end))
+                or start > end
+            ):
+                raise InvalidInputError(
+                    f"line_range must be (start, end) with 0 <= start <= end <= {_BIGINT_MAX}, got {_short(line_range)}"
+                )
             span = json.dumps({"start": start, "end": end})
         row = (
             _micros(self._now(timestamp)),
-            session_id or self.session_id,
+            self.session_id if session_id is None else _text("session_id", session_id),
             self._task(task_id),
             _text("file_path", file_path),
             operation,
             span,
-            bool(success),
-            context,
-            changes_summary,
+            _flag("success", success),
+            _optional_text("context", context),
+            _optional_text("changes_summary", changes_summary),
         )
         task = row[2]
         if success and operation != "viewed":
@@ -355,30 +501,42 @@ class EpisodicMemory:
     def store_snapshot(self, snapshot: Mapping[str, Any]) -> None:
         """A context-window snapshot in seed 002's shape (``DynamicContextManager``
         builds them on every prune and task switch)."""
+        self._check_open()
+        if not isinstance(snapshot, Mapping):
+            raise InvalidInputError(f"snapshot must be a mapping, got {type(snapshot).__name__}")
         try:
+            items = snapshot["items"]
+            tokens = snapshot["total_tokens"]
+            if items is None:
+                raise InvalidInputError("snapshot items must be a list, got None")
+            if tokens is None:
+                raise InvalidInputError("total_tokens must be an integer, got None")
             row = (
                 _micros(_time("timestamp", snapshot["timestamp"])),
-                str(snapshot["session_id"]),
-                snapshot.get("task_id"),
-                _json("items", snapshot["items"]),
-                _count("total_tokens", snapshot["total_tokens"]),
+                _text("session_id", snapshot["session_id"]),
+                _optional_text("task_id", snapshot.get("task_id")),
+                _json("items", items),
+                _count("total_tokens", tokens),
                 _json("pruned_items", snapshot.get("pruned_items")),
                 _text("reason", snapshot["reason"]),
             )
         except KeyError as exc:
-            raise InvalidInputError(f"snapshot lacks {exc.args[0]!r}") from None
+            raise InvalidInputError(f"snapshot lacks {_short(exc.args[0])}") from None
         self._buffer("context_snapshots", row)
 
     def record_learning(self, learning_type: str, data: Mapping[str, Any], confidence: float) -> None:
         """A cross-session learning ("file_purpose", "common_error", "workflow", ...)."""
-        if not (isinstance(confidence, (int, float)) and 0.0 <= confidence <= 1.0):
-            raise InvalidInputError(f"confidence must be in [0, 1], got {confidence!r}")
+        self._check_open()
+        if _number("confidence", confidence) > 1.0:
+            raise InvalidInputError(f"confidence must be in [0, 1], got {_short(confidence)}")
+        if not isinstance(data, Mapping):
+            raise InvalidInputError(f"data must be a mapping, got {type(data).__name__}")
         row = (
             self.session_id,
             _text("learning_type", learning_type),
             _json("data", dict(data)),
-            float(confidence),
-            _micros(self.clock()),
+            _number("confidence", confidence),
+            _micros(self._now(None)),
         )
         self._buffer("session_learnings", row)
 
@@ -388,37 +546,48 @@ class EpisodicMemory:
         """Starts a task and makes it current; record_* calls default to it."""
         import duckdb
 
-        if intent is not None and intent not in INTENTS:
-            raise InvalidInputError(f"intent must be one of {', '.join(INTENTS)}, got {intent!r}")
         self._check_open()
+        if intent is not None and (not isinstance(intent, str) or intent not in INTENTS):
+            raise InvalidInputError(f"intent must be one of {', '.join(INTENTS)}, got {_short(intent)}")
+        values = [
+            _text("task_id", task_id),
+            self.session_id,
+            _text("description", description),
+            intent,
+            _micros(self._now(None)),
+        ]
         try:
             self._con.execute(
                 "INSERT INTO task_history (task_id, session_id, description, intent, status, started_at, "
                 "files_touched, tools_used) VALUES (?, ?, ?, ?, 'active', make_timestamp(?), '[]', '{}')",
-                [
-                    _text("task_id", task_id),
-                    self.session_id,
-                    _text("description", description),
-                    intent,
-                    _micros(self.clock()),
-                ],
+                values,
             )
         except duckdb.ConstraintException:
             raise TaskStateError(f"task {task_id!r} already exists; resume it instead") from None
+        except duckdb.Error as exc:
+            raise store.corrupt_or_error(self.path, exc, "starting a task in it") from None
         store.protect(self.path)
         self._task_usage[task_id] = ([], Counter())
         self.current_task_id = task_id
 
     def _set_status(self, task_id: str, allowed: Sequence[str], status: str, outcome: str | None = None) -> None:
+        import duckdb
+
+        _plain_text("task_id", task_id)
+        outcome = _optional_text("outcome", outcome)
+        when = _micros(self._now(None))
         current = self.task(task_id).status
         if current not in allowed:
             raise TaskStateError(f"task {task_id!r} is {current}; cannot mark it {status}")
         done = status in ("completed", "failed")
-        self._con.execute(
-            "UPDATE task_history SET status = ?, outcome = coalesce(?, outcome), "
-            "completed_at = CASE WHEN ? THEN make_timestamp(?) ELSE NULL END WHERE task_id = ?",
-            [status, outcome, done, _micros(self.clock()), task_id],
-        )
+        try:
+            self._con.execute(
+                "UPDATE task_history SET status = ?, outcome = coalesce(?, outcome), "
+                "completed_at = CASE WHEN ? THEN make_timestamp(?) ELSE NULL END WHERE task_id = ?",
+                [status, outcome, done, when, task_id],
+            )
+        except duckdb.Error as exc:
+            raise store.corrupt_or_error(self.path, exc, f"marking a task {status} in it") from None
         store.protect(self.path)
 
     def pause_task(self, task_id: str) -> None:
@@ -444,11 +613,10 @@ class EpisodicMemory:
         if task_id is None:
             return
         if task_id not in self._task_usage:
-            row = self._con.execute(
-                "SELECT files_touched, tools_used FROM task_history WHERE task_id = ?", [task_id]
-            ).fetchone()
-            if row is None:
+            found = self._read("SELECT files_touched, tools_used FROM task_history WHERE task_id = ?", [task_id])
+            if not found:
                 return  # a task id nobody started: the rows keep it, task_history has nothing to update
+            row = found[0]
             self._task_usage[task_id] = (json.loads(row[0] or "[]"), Counter(json.loads(row[1] or "{}")))
         files, tools = self._task_usage[task_id]
         if file is not None and file not in files:
@@ -477,13 +645,48 @@ class EpisodicMemory:
             raise StoreError(f"the episodic store {self.path} is closed")
 
     def flush(self) -> None:
-        """Writes everything buffered in one transaction; on failure nothing is lost
-        from the buffer and the error is raised."""
+        """Writes everything buffered in one transaction. A row DuckDB refuses (none
+        should: every field is checked at the call) is found by bisecting its batch,
+        dropped with a logged warning, and everything else is written. Any other
+        failure raises StoreError and keeps the records in memory."""
         import duckdb
 
         self._check_open()
         if not self._pending_rows and not self._dirty_tasks and not self._fixes:
             return
+        try:
+            self._write()
+        except duckdb.Error as exc:
+            # Only an error about a value is looked for row by row: an I/O error
+            # would fail every row alone too, and must not drop them.
+            if not isinstance(exc, _row_errors()) or not self._drop_bad_rows():
+                raise self._write_error(exc) from None
+            try:
+                self._write()
+            except duckdb.Error as again:
+                raise self._write_error(again) from None
+        for rows in self._pending.values():
+            rows.clear()
+        self._pending_rows = 0
+        self._dirty_tasks.clear()
+        self._fixes.clear()
+        store.protect(self.path)  # DuckDB creates a new WAL after each checkpoint
+
+    def _write_error(self, exc: Exception) -> StoreError:
+        error = store.corrupt_or_error(self.path, exc, "writing to it")
+        return type(error)(f"{error} (nothing was written; the records are kept in memory)")
+
+    def _rollback(self) -> None:
+        import duckdb
+
+        try:
+            self._con.execute("ROLLBACK")
+        except duckdb.Error:  # no transaction left to roll back
+            pass
+
+    def _write(self) -> None:
+        import duckdb
+
         con = self._con
         con.execute("BEGIN TRANSACTION")
         try:
@@ -507,17 +710,52 @@ class EpisodicMemory:
                 self._update_co_edits(int(first_new_edit[0]) if first_new_edit else 0)
             self._update_error_fixes()
             con.execute("COMMIT")
-        except duckdb.Error as exc:
-            con.execute("ROLLBACK")
-            raise StoreError(
-                f"writing to {self.path} failed (nothing was written; the records are kept in memory): {exc}"
-            ) from None
-        for rows in self._pending.values():
-            rows.clear()
-        self._pending_rows = 0
-        self._dirty_tasks.clear()
-        self._fixes.clear()
-        store.protect(self.path)  # DuckDB creates a new WAL after each checkpoint
+        except duckdb.Error:
+            self._rollback()
+            raise
+
+    def _insert_fails(self, table: str, rows: list[tuple[Any, ...]]) -> str | None:
+        """Tries inserting ``rows`` in a transaction that is rolled back; DuckDB's
+        error, or None when they would go in."""
+        import duckdb
+
+        self._con.execute("BEGIN TRANSACTION")
+        try:
+            self._con.execute(_batch_insert_sql(table), [list(column) for column in zip(*rows)])
+        except _row_errors() as exc:
+            self._rollback()
+            return " ".join(str(exc).split())
+        except duckdb.Error:
+            self._rollback()
+            raise
+        self._rollback()
+        return None
+
+    def _drop_bad_rows(self) -> int:
+        """Drops from the buffer each row DuckDB refuses on its own (found by
+        bisection: a few probes per bad row), with a warning; returns how many."""
+        dropped = 0
+        for table, rows in self._pending.items():
+            if not rows or self._insert_fails(table, rows) is None:
+                continue
+            bad: list[tuple[int, str]] = []
+            ranges = [(0, len(rows))]
+            while ranges:
+                lo, hi = ranges.pop()
+                error = self._insert_fails(table, rows[lo:hi])
+                if error is None:
+                    continue
+                if hi - lo == 1:
+                    bad.append((lo, error))
+                else:
+                    mid = (lo + hi) // 2
+                    ranges += [(mid, hi), (lo, mid)]
+            for index, error in sorted(bad, reverse=True):
+                log.warning("dropped a %s record that %s cannot store: %s", table, self.path, error[:500])
+                del rows[index]
+            dropped += len(bad)
+        self._pending_rows -= dropped
+        return dropped
 
     def _upsert_pattern(
         self,
@@ -616,7 +854,14 @@ class EpisodicMemory:
         finally:
             self._closed = True
             self._con.close()
-            atexit.unregister(self.close)
+            atexit.unregister(self._close_at_exit)
+
+    def _close_at_exit(self) -> None:
+        """close() at interpreter exit: a failure is logged, not a traceback."""
+        try:
+            self.close()
+        except AircherError as exc:
+            log.error("closing the episodic store at exit: %s", exc)
 
     def __enter__(self) -> EpisodicMemory:
         return self

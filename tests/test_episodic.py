@@ -894,3 +894,189 @@ def test_valid_records_are_stored_and_invalid_ones_refused(
             assert [tuple(r) for r in rows] == expected[kind]
     finally:
         m.close()
+
+
+# -- hostile arguments: only AircherError ----------------------------------------------
+
+HOSTILE: list[Any] = [
+    float("nan"),
+    float("inf"),
+    -float("inf"),
+    1e308,
+    -0.0,
+    2**70,
+    -(2**70),
+    2**63,
+    -1,
+    0,
+    True,
+    None,
+    "",
+    "\ud800",
+    "\x00",
+    "a\x00b",
+    "x" * 10_000_000,
+    b"bytes",
+    object(),
+    [],
+    {},
+    {"k": float("nan")},
+    nested(65),
+    DEEP,
+    {1, 2},
+]
+_hostile = st.sampled_from(HOSTILE)
+
+# method -> (positional arguments, keyword arguments), all valid.
+CALLS: dict[str, tuple[list[Any], dict[str, Any]]] = {
+    "record_tool_execution": (
+        ["bash", {"cmd": "ls"}],
+        {
+            "result": {"ok": 1},
+            "success": False,
+            "error_message": "boom",
+            "duration_ms": 5,
+            "context_tokens": 9,
+            "file_path": "a.py",
+            "task_id": None,
+            "timestamp": NOW,
+        },
+    ),
+    "record_file_interaction": (
+        ["a.py", "edit"],
+        {
+            "line_range": (1, 2),
+            "success": True,
+            "context": "c",
+            "changes_summary": "s",
+            "task_id": None,
+            "session_id": "s1",
+            "timestamp": NOW,
+        },
+    ),
+    "store_snapshot": (
+        [{"timestamp": NOW, "session_id": "s1", "items": [], "total_tokens": 1, "reason": "r"}],
+        {},
+    ),
+    "record_learning": (["workflow", {"steps": 1}, 0.5], {}),
+    "start_task": (["t-new", "do a thing"], {"intent": "CodeWriting"}),
+    "pause_task": (["t1"], {}),
+    "resume_task": (["t1"], {}),
+    "complete_task": (["t1"], {"outcome": "done"}),
+    "fail_task": (["t1"], {"outcome": "no"}),
+    "file_history": (["a.py"], {"limit": 5}),
+    "failed_tool_runs": (["a.py"], {"limit": 5}),
+    "last_interactions": (["a"], {"limit": 5}),
+    "co_edited_files": ([], {"min_count": 1, "within_seconds": 300}),
+    "tool_stats": ([], {"days": 7.0, "now": NOW}),
+    "task": (["t1"], {}),
+    "open_tasks": ([], {}),
+    "find_similar_tasks": (["fix the login"], {"limit": 3}),
+    "patterns": ([], {"pattern_type": "co-edit", "min_count": 1}),
+    "snapshots": ([], {"limit": 5}),
+    "learnings": ([], {"learning_type": "workflow"}),
+    "counts": ([], {}),
+    "flush": ([], {}),
+}
+
+
+@st.composite
+def hostile_calls(draw: st.DrawFn) -> tuple[str, list[Any], dict[str, Any]]:
+    name = draw(st.sampled_from(sorted(CALLS)))
+    args, kwargs = list(CALLS[name][0]), dict(CALLS[name][1])
+    slots = [("arg", i) for i in range(len(args))] + [("kw", k) for k in kwargs]
+    if slots:
+        for kind, slot in draw(st.lists(st.sampled_from(slots), min_size=1, max_size=2, unique=True)):
+            value = draw(_hostile | _hostile.map(lambda v: {"nested": v}) | _hostile.map(lambda v: [v]))
+            if kind == "arg":
+                args[slot] = value  # type: ignore[index]
+            else:
+                kwargs[slot] = value  # type: ignore[index]
+    return name, args, kwargs
+
+
+@settings(max_examples=150, deadline=None)
+@given(calls=st.lists(hostile_calls(), min_size=1, max_size=4))
+def test_hostile_arguments_raise_only_aircher_errors(calls: list[tuple[str, list[Any], dict[str, Any]]]) -> None:
+    m = am.EpisodicMemory(session_id="s1", batch_size=2, clock=lambda: NOW)
+    try:
+        m.start_task("t1", "fix the login redirect")
+        for name, args, kwargs in calls:
+            try:
+                getattr(m, name)(*args, **kwargs)
+            except am.AircherError:
+                pass
+        m.flush()
+        m.counts()
+    finally:
+        m.close()
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    session_id=st.none() | _hostile,
+    batch_size=st.none() | _hostile,
+    clock_value=st.sampled_from([NOW, float("nan"), 1e13, "now", None]),
+)
+def test_hostile_construction_and_clocks_raise_only_aircher_errors(
+    session_id: Any, batch_size: Any, clock_value: Any
+) -> None:
+    try:
+        m = am.EpisodicMemory(session_id=session_id, batch_size=batch_size, clock=lambda: clock_value)
+    except am.AircherError:
+        return
+    try:
+        for call in (
+            lambda: m.record_file_interaction("a.py", "read"),
+            lambda: m.record_learning("w", {}, 0.5),
+            lambda: m.start_task("t", "d"),
+            lambda: m.tool_stats(),
+        ):
+            try:
+                call()
+            except am.AircherError:
+                pass
+    finally:
+        m.close()
+
+
+@pytest.mark.parametrize(
+    ("call", "error"),
+    [
+        (lambda m: m.file_history("a.py", limit=-1), "limit"),
+        (lambda m: m.file_history("a.py", limit=2**70), "limit"),
+        (lambda m: m.file_history("a.py", limit=0), "limit"),
+        (lambda m: m.last_interactions("a", limit=10_001), "limit"),
+        (lambda m: m.snapshots(limit=1.5), "limit"),
+        (lambda m: m.tool_stats(days=float("nan")), "days"),
+        (lambda m: m.tool_stats(days=float("inf")), "days"),
+        (lambda m: m.tool_stats(days=-1), "days"),
+        (lambda m: m.tool_stats(now=1e13), "timestamp"),
+        (lambda m: m.find_similar_tasks(None), "text"),
+        (lambda m: m.find_similar_tasks("login \ud800"), "text"),
+        (lambda m: m.file_history("\ud800"), "file_path"),
+        (lambda m: m.patterns(min_count=2**70), "min_count"),
+        (lambda m: m.co_edited_files(within_seconds=float("nan")), "within_seconds"),
+        (lambda m: m.co_edited_files(min_count=0), "min_count"),
+        (lambda m: m.task(5), "task_id"),
+        (lambda m: m.learnings("\udc80"), "learning_type"),
+    ],
+)
+def test_bad_query_arguments_are_invalid_input(mem: am.EpisodicMemory, call: Any, error: str) -> None:
+    with pytest.raises(am.InvalidInputError, match=error):
+        call(mem)
+
+
+def test_query_edges_still_answer(mem: am.EpisodicMemory) -> None:
+    mem.record_tool_execution("old", timestamp=NOW - 10 * 365 * 86_400)
+    assert [s.tool_name for s in mem.tool_stats(days=1e300, now=NOW)] == ["old"]
+    assert mem.tool_stats(days=0, now=NOW) == []
+    assert mem.find_similar_tasks("anything", limit=0) == []
+    assert mem.file_history("a\x00b", limit=10_000) == []
+
+
+def test_a_duckdb_failure_in_a_query_is_a_store_error(mem: am.EpisodicMemory) -> None:
+    mem._con.execute("DROP TABLE learned_patterns")
+    with pytest.raises(am.StoreError, match="reading it failed") as info:
+        mem.patterns()
+    assert type(info.value) is am.StoreError and "\n" not in str(info.value)

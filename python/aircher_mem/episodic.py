@@ -18,6 +18,11 @@ a lone surrogate, JSON that is not serialisable or nested deeper than
 nothing is buffered. Should a buffered row still fail to insert, ``flush()`` finds
 it (bisecting the batch), drops it with a logged warning and writes every other
 row, so one bad record never blocks later writes or ``close()``.
+
+Queries check theirs too (limits 1 to :data:`MAX_LIMIT`, ``days`` and seconds
+finite and >= 0, strings real ``str`` without lone surrogates): every error a
+method raises is an :class:`AircherError`; DuckDB's own become :class:`StoreError`
+(:class:`StoreCorruptError` when the file cannot be read).
 """
 
 from __future__ import annotations
@@ -236,6 +241,10 @@ def _integer(field: str, value: object, minimum: int = 0, maximum: int = _BIGINT
     if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
         raise InvalidInputError(f"{field} must be an integer from {minimum} to {maximum}, got {_short(value)}")
     return int(value)
+
+
+def _limit(field: str, value: object) -> int:
+    return _integer(field, value, 1, MAX_LIMIT)
 
 
 def _count(field: str, value: object) -> int | None:
@@ -906,6 +915,7 @@ class EpisodicMemory:
 
     def file_history(self, file_path: str, limit: int = 5) -> list[FileInteraction]:
         """ "Have I worked on this file before?": its last interactions, newest first."""
+        file_path, limit = _plain_text("file_path", file_path), _limit("limit", limit)
         rows = self._query(
             f"SELECT {self._INTERACTION_COLUMNS} FROM file_interactions WHERE file_path = ? "
             "ORDER BY timestamp DESC, id DESC LIMIT ?",
@@ -916,6 +926,7 @@ class EpisodicMemory:
     def failed_tool_runs(self, file_path: str, limit: int = 5) -> list[ToolRun]:
         """Failed tool executions about ``file_path`` (its ``file_path`` parameter),
         newest first."""
+        file_path, limit = _plain_text("file_path", file_path), _limit("limit", limit)
         rows = self._query(
             "SELECT epoch_us(timestamp), session_id, task_id, tool_name, parameters, success, error_message, "
             "duration_ms, json_extract_string(parameters, '$.file_path') FROM tool_executions "
@@ -941,6 +952,7 @@ class EpisodicMemory:
     def last_interactions(self, pattern: str, limit: int = 10) -> list[FileInteraction]:
         """ "What did I last do with <pattern>?": interactions with files whose path
         contains ``pattern`` (a plain substring, not a LIKE pattern), newest first."""
+        pattern, limit = _plain_text("pattern", pattern), _limit("limit", limit)
         rows = self._query(
             f"SELECT {self._INTERACTION_COLUMNS} FROM file_interactions WHERE contains(file_path, ?) "
             "ORDER BY timestamp DESC, id DESC LIMIT ?",
@@ -948,12 +960,12 @@ class EpisodicMemory:
         )
         return [self._interaction(r) for r in rows]
 
-    def co_edited_files(self, min_count: int | None = None, within_seconds: int | None = None) -> list[CoEdit]:
+    def co_edited_files(self, min_count: int | None = None, within_seconds: float | None = None) -> list[CoEdit]:
         """Files edited in the same task within ``within_seconds`` of each other, at
         least ``min_count`` times (seed 002's query, with the time difference taken
         in both directions; the defaults come from the policy)."""
-        min_count = self.policy.co_edit_min_count if min_count is None else min_count
-        within_seconds = self.policy.co_edit_seconds if within_seconds is None else within_seconds
+        min_count = self.policy.co_edit_min_count if min_count is None else _integer("min_count", min_count, 1)
+        within = self.policy.co_edit_seconds if within_seconds is None else _number("within_seconds", within_seconds)
         rows = self._query(
             """SELECT f1.file_path, f2.file_path, count(*) AS n
                FROM file_interactions f1 JOIN file_interactions f2
@@ -961,13 +973,14 @@ class EpisodicMemory:
                 AND abs(epoch(f2.timestamp) - epoch(f1.timestamp)) <= ?
                WHERE f1.operation = 'edit' AND f2.operation = 'edit' AND f1.success AND f2.success
                GROUP BY 1, 2 HAVING count(*) >= ? ORDER BY n DESC, 1, 2""",
-            [within_seconds, min_count],
+            [within, min_count],
         )
         return [CoEdit(a, b, int(n)) for a, b, n in rows]
 
     def tool_stats(self, days: float = 7.0, now: float | None = None) -> list[ToolStats]:
         """Per tool over the last ``days``: calls, successes, mean duration."""
-        since = _micros(self._now(now) - days * 86_400)
+        span = _number("days", days) * 86_400  # inf for a huge finite count of days: everything
+        since = _micros(max(self._now(now) - span, _MIN_TIME))
         rows = self._query(
             """SELECT tool_name, count(*), count(*) FILTER (WHERE success), avg(duration_ms)
                FROM tool_executions WHERE timestamp > make_timestamp(?) GROUP BY 1 ORDER BY 2 DESC, 1""",
@@ -998,6 +1011,7 @@ class EpisodicMemory:
         )
 
     def task(self, task_id: str) -> TaskRecord:
+        task_id = _plain_text("task_id", task_id)
         rows = self._query(f"SELECT {self._TASK_COLUMNS} FROM task_history WHERE task_id = ?", [task_id])
         if not rows:
             raise UnknownTaskError(f"no task {task_id!r} in {self.path}")
@@ -1015,6 +1029,7 @@ class EpisodicMemory:
         """Past tasks most like ``text``: BM25 over each task's description and
         outcome (k1 and b from the retrieval policy), the current task excluded; only tasks sharing
         at least one term are returned."""
+        text, limit = _plain_text("text", text), _integer("limit", limit, 0, MAX_LIMIT)
         query = set(_terms(text))
         if not query or limit <= 0:
             return []
@@ -1043,6 +1058,7 @@ class EpisodicMemory:
 
     def patterns(self, pattern_type: str | None = None, *, min_count: int = 1) -> list[LearnedPattern]:
         """Learned patterns ("co-edit", "error-fix"), most observed first."""
+        pattern_type, min_count = _optional_text("pattern_type", pattern_type), _integer("min_count", min_count)
         rows = self._query(
             "SELECT pattern_type, pattern_data, confidence, observed_count, epoch_us(first_seen), epoch_us(last_seen) "
             "FROM learned_patterns WHERE (? IS NULL OR pattern_type = ?) AND observed_count >= ? "
@@ -1056,6 +1072,7 @@ class EpisodicMemory:
 
     def snapshots(self, limit: int = 10) -> list[dict[str, Any]]:
         """The latest context snapshots of this store, newest first, in seed 002's shape."""
+        limit = _limit("limit", limit)
         rows = self._query(
             "SELECT epoch_us(timestamp), session_id, task_id, context_items, total_tokens, pruned_items, reason "
             "FROM context_snapshots ORDER BY timestamp DESC, id DESC LIMIT ?",
@@ -1076,6 +1093,7 @@ class EpisodicMemory:
         ]
 
     def learnings(self, learning_type: str | None = None) -> list[dict[str, Any]]:
+        learning_type = _optional_text("learning_type", learning_type)
         rows = self._query(
             "SELECT session_id, learning_type, data, confidence FROM session_learnings "
             "WHERE ? IS NULL OR learning_type = ? ORDER BY id",

@@ -162,8 +162,8 @@ macro_rules! js_common {
     () => {
         r#"
 (import_statement source: (string (string_fragment) @import.module)) @import
-(import_statement (import_clause (named_imports (import_specifier name: (identifier) @import.item))) source: (string (string_fragment) @import.module)) @import
-(import_statement (import_clause (named_imports (import_specifier name: (identifier) @import.item alias: (identifier) @import.item_alias))) source: (string (string_fragment) @import.module)) @import
+(import_statement (import_clause (named_imports (import_specifier name: (identifier) @import.item)))) @import
+(import_statement (import_clause (named_imports (import_specifier name: (identifier) @import.item alias: (identifier) @import.item_alias)))) @import
 (import_statement (import_clause [(identifier) @import.alias (namespace_import (identifier) @import.alias)]) source: (string (string_fragment) @import.module)) @import
 (export_statement source: (string (string_fragment) @import.module)) @import
 ((call_expression function: (identifier) @_require arguments: (arguments (string (string_fragment) @import.module))) @import (#eq? @_require "require"))
@@ -322,6 +322,12 @@ pub struct FileSymbols {
     pub references: Vec<Reference>,
     /// Set when the source did not parse cleanly: what was extracted is kept.
     pub syntax_errors: bool,
+    /// Why the extraction stopped short of the whole file (a limit of `MAX_TREE_DEPTH`,
+    /// `MAX_USE_DEPTH` or `FILE_BUDGET` was reached), one note per limit; what was found
+    /// before is kept. Reported as the file's warnings; not saved with the symbols
+    /// (the graph file keeps the warnings).
+    #[serde(skip)]
+    pub truncated: Vec<String>,
 }
 
 fn def_kind(capture: &str) -> Option<DefKind> {
@@ -334,9 +340,21 @@ fn def_kind(capture: &str) -> Option<DefKind> {
     })
 }
 
+/// A node's first line, trimmed, at most 200 characters. Reads at most 1 KiB past
+/// the leading blanks: it runs once per match, and many matches can share one huge
+/// line (`import {a0, ..., a24999} from "m"`).
 fn first_line(text: &[u8]) -> String {
-    let first = String::from_utf8_lossy(text.split(|b| *b == b'\n').next().unwrap_or_default());
-    first.trim().chars().take(200).collect()
+    let start = text
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .unwrap_or(text.len());
+    let text = &text[start..text.len().min(start + 1024)];
+    let line = text.split(|b| *b == b'\n').next().unwrap_or_default();
+    String::from_utf8_lossy(line)
+        .trim()
+        .chars()
+        .take(200)
+        .collect()
 }
 
 /// A reference found by the query, before its origin is known.
@@ -382,29 +400,119 @@ fn use_mimalloc() {
     });
 }
 
+/// How deep in a syntax tree extraction looks: patterns start only at nodes up to
+/// this depth, and nothing below is indexed. Real code stays far above (a dozen
+/// nested callbacks in JavaScript is ~80 levels); hostile input (`f(f(f(...)))`
+/// 60,000 deep, a 200,000-link `a.b.b...` chain) goes much deeper, and there
+/// tree-sitter's query cursor keeps a pending match per level and walks all of
+/// them at every node: quadratic time (and its 16-bit depth counters wrap past
+/// 65,535). A file that goes deeper is indexed down to this depth and gets a
+/// warning (`nesting deeper than 256 levels: truncated`).
+pub const MAX_TREE_DEPTH: u32 = 256;
+
+/// Each file's budget for parsing, and again for running the query: past it
+/// extraction stops, keeps what it found and the file gets a warning. A backstop
+/// only: every shape of input we know of is linear and far below (a 1 MB file takes
+/// well under a second), but a grammar's query may have superlinear cases we have
+/// not met.
+pub const FILE_BUDGET: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The note for a file nested deeper than `MAX_TREE_DEPTH`.
+fn too_deep(levels: impl std::fmt::Display) -> String {
+    format!("nesting deeper than {levels} levels: truncated")
+}
+
+/// The note for a file whose parse or query ran out of `FILE_BUDGET`.
+fn over_budget(phase: &str) -> String {
+    format!(
+        "{phase} took longer than the {} s budget per file: truncated",
+        FILE_BUDGET.as_secs()
+    )
+}
+
 /// One file's syntax tree (None only if tree-sitter gives up). `extract` starts here;
 /// public so that the parse alone can be timed (`examples/graph_phases.rs`).
 pub fn parse_tree(language: Language, source: &[u8]) -> Option<tree_sitter::Tree> {
+    parse_within(language, source, FILE_BUDGET)
+}
+
+/// `parse_tree`, given up (None) after `budget`.
+fn parse_within(
+    language: Language,
+    source: &[u8],
+    budget: std::time::Duration,
+) -> Option<tree_sitter::Tree> {
     use_mimalloc();
     let mut parser = Parser::new();
     parser
         .set_language(&language.grammar())
         .expect("grammar versions match the tree-sitter crate");
-    parser.parse(source, None)
+    let deadline = std::time::Instant::now() + budget;
+    let mut check = |_: &tree_sitter::ParseState| {
+        if std::time::Instant::now() < deadline {
+            std::ops::ControlFlow::Continue(())
+        } else {
+            std::ops::ControlFlow::Break(())
+        }
+    };
+    let options = tree_sitter::ParseOptions::new().progress_callback(&mut check);
+    let len = source.len();
+    parser.parse_with_options(
+        &mut |i, _| if i < len { &source[i..] } else { &[] },
+        None,
+        Some(options),
+    )
+}
+
+/// Whether any node of `tree` lies deeper than `limit` (the root is at depth 0).
+/// Iterative (a tree cursor), and it stops at the first such node.
+fn deeper_than(tree: &tree_sitter::Tree, limit: u32) -> bool {
+    let mut cursor = tree.walk();
+    let mut depth = 0u32;
+    loop {
+        if cursor.goto_first_child() {
+            depth += 1;
+            if depth > limit {
+                return true;
+            }
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return false;
+            }
+            depth -= 1;
+        }
+    }
 }
 
 /// Extracts definitions, imports and references from one file's bytes. Invalid UTF-8
 /// is read lossily; a file that does not parse cleanly yields what tree-sitter recovered.
+/// Time and memory are linear in the file's size: nesting is cut at
+/// `MAX_TREE_DEPTH`, each phase at `FILE_BUDGET`, and either leaves a note in
+/// `truncated`.
 pub fn extract(language: Language, source: &[u8]) -> FileSymbols {
-    let Some(tree) = parse_tree(language, source) else {
+    extract_within(language, source, FILE_BUDGET)
+}
+
+fn extract_within(language: Language, source: &[u8], budget: std::time::Duration) -> FileSymbols {
+    let Some(tree) = parse_within(language, source, budget) else {
         return FileSymbols {
             language,
             definitions: vec![],
             imports: vec![],
             references: vec![],
             syntax_errors: true,
+            truncated: vec![over_budget("parsing")],
         };
     };
+    let mut truncated = Vec::new();
+    if deeper_than(&tree, MAX_TREE_DEPTH) {
+        truncated.push(too_deep(MAX_TREE_DEPTH));
+    }
     let query = language.query();
     let names = query.capture_names();
     let index_of = |name: &str| names.iter().position(|n| *n == name).map(|i| i as u32);
@@ -413,11 +521,26 @@ pub fn extract(language: Language, source: &[u8]) -> FileSymbols {
     let text =
         |node: tree_sitter::Node| String::from_utf8_lossy(&source[node.byte_range()]).into_owned();
     let mut cursor = QueryCursor::new();
+    cursor.set_max_start_depth(Some(MAX_TREE_DEPTH));
+    let deadline = std::time::Instant::now() + budget;
+    let out_of_time = std::cell::Cell::new(false);
+    let mut check = |_: &tree_sitter::QueryCursorState| {
+        if std::time::Instant::now() < deadline {
+            std::ops::ControlFlow::Continue(())
+        } else {
+            out_of_time.set(true);
+            std::ops::ControlFlow::Break(())
+        }
+    };
     let mut definitions: Vec<Definition> = Vec::new();
     let mut found: Vec<Found> = Vec::new();
     let mut raw_imports: Vec<RawImport> = Vec::new();
     let mut identifiers: Vec<tree_sitter::Node> = Vec::new();
-    let mut matches = cursor.matches(query, tree.root_node(), source);
+    // Two patterns can match one node (JavaScript's and TypeScript's queries; a
+    // top-level constant holding a function is a function): (start, name) -> index.
+    let mut defined: HashMap<(usize, String), usize> = HashMap::default();
+    let options = tree_sitter::QueryCursorOptions::new().progress_callback(&mut check);
+    let mut matches = cursor.matches_with_options(query, tree.root_node(), source, options);
     while let Some(m) = matches.next() {
         if let [only] = m.captures() {
             if Some(only.index) == use_index {
@@ -494,23 +617,32 @@ pub fn extract(language: Language, source: &[u8]) -> FileSymbols {
                         start_byte: node.start_byte(),
                         end_byte: node.end_byte(),
                     };
-                    // Two patterns can match one node (JavaScript's and TypeScript's
-                    // queries; a top-level constant holding a function is a function).
-                    match definitions
-                        .iter_mut()
-                        .find(|d| d.start_byte == def.start_byte && d.name == def.name)
-                    {
-                        Some(seen) if seen.kind == DefKind::Variable => *seen = def,
-                        Some(_) => {}
-                        None => definitions.push(def),
+                    match defined.entry((def.start_byte, def.name.clone())) {
+                        std::collections::hash_map::Entry::Occupied(seen) => {
+                            let seen = &mut definitions[*seen.get()];
+                            if seen.kind == DefKind::Variable {
+                                *seen = def;
+                            }
+                        }
+                        std::collections::hash_map::Entry::Vacant(slot) => {
+                            slot.insert(definitions.len());
+                            definitions.push(def);
+                        }
                     }
                 }
                 _ => {}
             }
         }
     }
+    drop(matches);
+    if out_of_time.get() {
+        truncated.push(over_budget("the query"));
+    }
     definitions.sort_by_key(|d| (d.start_byte, std::cmp::Reverse(d.end_byte)));
-    let imports = group_imports(language, raw_imports);
+    let (imports, cut) = group_imports(language, raw_imports);
+    if cut {
+        truncated.push(too_deep(format!("{MAX_USE_DEPTH} use-tree")));
+    }
     let mut uses = uses(&identifiers, source, &definitions, &imports);
     found.append(&mut uses);
     let references = resolve_origins(language, found, &definitions, &imports);
@@ -520,21 +652,34 @@ pub fn extract(language: Language, source: &[u8]) -> FileSymbols {
         imports,
         references,
         syntax_errors: tree.root_node().has_error(),
+        truncated,
     }
 }
 
-/// One `Import` per (statement, module), items attached, in source order.
-fn group_imports(language: Language, raw: Vec<RawImport>) -> Vec<Import> {
+/// One `Import` per (statement, module), items attached, in source order; true when
+/// a Rust use tree was cut at `MAX_USE_DEPTH`. Linear in the captures (each lookup
+/// is a hash).
+fn group_imports(language: Language, raw: Vec<RawImport>) -> (Vec<Import>, bool) {
     let mut imports: Vec<(usize, Import)> = Vec::new();
+    let mut index: HashMap<(usize, String), usize> = HashMap::default();
+    // Every import of a statement, by the statement's start.
+    let mut of_statement: HashMap<usize, Vec<usize>> = HashMap::default();
+    // Items already in each import (`Import::items` without repeats).
+    let mut has: Vec<HashSet<String>> = Vec::new();
     // Items matched apart from their module: (statement, item, local name if renamed).
     let mut loose_items: Vec<(usize, String, Option<String>)> = Vec::new();
+    let mut cut = false;
     for r in raw {
         let Some(module) = r.module else {
             loose_items.extend(r.item.map(|i| (r.statement, i, r.item_alias)));
             continue;
         };
         let paths: Vec<(String, Option<String>)> = match language {
-            Language::Rust if !r.submodule => flatten_use(&module),
+            Language::Rust if !r.submodule => {
+                let (paths, deeper) = flatten_use(&module);
+                cut |= deeper;
+                paths
+            }
             Language::Go => vec![(
                 module.trim_matches(|c| c == '"' || c == '`').to_string(),
                 None,
@@ -542,12 +687,9 @@ fn group_imports(language: Language, raw: Vec<RawImport>) -> Vec<Import> {
             _ => vec![(module, r.item)],
         };
         for (module, item) in paths {
-            let at = match imports
-                .iter()
-                .position(|(s, i)| *s == r.statement && i.module == module)
-            {
-                Some(at) => at,
-                None => {
+            let at = *index
+                .entry((r.statement, module.clone()))
+                .or_insert_with(|| {
                     let import = Import {
                         module,
                         items: vec![],
@@ -558,90 +700,142 @@ fn group_imports(language: Language, raw: Vec<RawImport>) -> Vec<Import> {
                         statement: r.text.clone(),
                     };
                     imports.push((r.statement, import));
+                    has.push(HashSet::default());
+                    of_statement
+                        .entry(r.statement)
+                        .or_default()
+                        .push(imports.len() - 1);
                     imports.len() - 1
-                }
-            };
+                });
             let import = &mut imports[at].1;
-            add_item(import, item, r.item_alias.clone());
+            add_item(import, &mut has[at], item, r.item_alias.clone());
             if r.alias.is_some() {
                 import.alias.clone_from(&r.alias);
             }
         }
     }
     for (statement, item, local) in loose_items {
-        for (_, import) in imports.iter_mut().filter(|(s, _)| *s == statement) {
-            add_item(import, Some(item.clone()), local.clone());
+        for &at in of_statement.get(&statement).into_iter().flatten() {
+            add_item(
+                &mut imports[at].1,
+                &mut has[at],
+                Some(item.clone()),
+                local.clone(),
+            );
         }
     }
     imports.sort_by_key(|(s, _)| *s);
-    imports.into_iter().map(|(_, i)| i).collect()
+    (imports.into_iter().map(|(_, i)| i).collect(), cut)
 }
 
-fn add_item(import: &mut Import, item: Option<String>, local: Option<String>) {
+/// Adds an item (under `local` when renamed) to an import once; `has` holds the
+/// import's items and renamed local names, for constant-time repeats.
+fn add_item(
+    import: &mut Import,
+    has: &mut HashSet<String>,
+    item: Option<String>,
+    local: Option<String>,
+) {
     let Some(item) = item else { return };
     if let Some(local) = local.filter(|l| *l != item) {
-        if !import.renamed.iter().any(|(l, _)| *l == local) {
+        if has.insert(format!("as {local}")) {
             import.renamed.push((local, item.clone()));
         }
     }
-    if !import.items.contains(&item) {
+    if has.insert(item.clone()) {
         import.items.push(item);
     }
 }
 
-/// How deep `flatten_use` follows nested braces; deeper groups are dropped (no real
-/// use tree comes near, and the recursion must stay bounded on hostile input).
+/// How deep `flatten_use` follows nested braces; deeper groups are dropped and the
+/// file gets a warning (`nesting deeper than 32 use-tree levels: truncated`). No real
+/// use tree comes near.
 const MAX_USE_DEPTH: usize = 32;
 
 /// A Rust use tree as (module path, item) pairs: `a::{b, c::d as e, self}` gives
 /// (a, b), (a::c, d), (a, none); a glob or a bare path imports the module itself.
-fn flatten_use(tree: &str) -> Vec<(String, Option<String>)> {
-    fn expand(prefix: &str, tree: &str, out: &mut Vec<String>, level: usize) {
-        if level > MAX_USE_DEPTH {
-            return;
+/// Iterative (a work list), each brace group read once: linear in the text. Groups
+/// nested deeper than `MAX_USE_DEPTH` are dropped, and the flag says so.
+fn flatten_use(tree: &str) -> (Vec<(String, Option<String>)>, bool) {
+    let compact = tree.split_whitespace().collect::<Vec<_>>().join(" ");
+    let text = compact.as_str();
+    // The matching close of each `{` (None if unbalanced), by one pass with a stack.
+    let mut closes: HashMap<usize, usize> = HashMap::default();
+    let mut open: Vec<usize> = Vec::new();
+    for (i, c) in text.char_indices() {
+        match c {
+            '{' => open.push(i),
+            '}' => {
+                if let Some(start) = open.pop() {
+                    closes.insert(start, i);
+                }
+            }
+            _ => {}
         }
-        let tree = tree.trim();
-        let join = |head: &str| match (prefix.is_empty(), head.is_empty()) {
-            (true, _) => head.to_string(),
-            (false, true) => prefix.to_string(),
-            (false, false) => format!("{prefix}::{head}"),
-        };
-        match (tree.find('{'), tree.rfind('}')) {
-            (Some(open), Some(close)) if open < close => {
-                let head = join(tree[..open].trim().trim_end_matches("::"));
-                let (mut depth, mut start) = (0usize, open + 1);
-                for (i, c) in tree.char_indices().take(close).skip(open + 1) {
-                    match c {
-                        '{' => depth += 1,
-                        '}' => depth = depth.saturating_sub(1),
-                        ',' if depth == 0 => {
-                            expand(&head, &tree[start..i], out, level + 1);
-                            start = i + 1;
+    }
+    let join = |prefix: &str, head: &str| match (prefix.is_empty(), head.is_empty()) {
+        (true, _) => head.to_string(),
+        (false, true) => prefix.to_string(),
+        (false, false) => format!("{prefix}::{head}"),
+    };
+    let mut cut = false;
+    let mut paths = Vec::new();
+    // (prefix, byte range of a use tree, level), last first.
+    let mut work: Vec<(String, usize, usize, usize)> = vec![(String::new(), 0, text.len(), 0)];
+    while let Some((prefix, start, end, level)) = work.pop() {
+        if level > MAX_USE_DEPTH {
+            cut = true;
+            continue;
+        }
+        let part = &text[start..end];
+        let lead = part.len() - part.trim_start().len();
+        let brace = part
+            .find('{')
+            .map(|o| start + o)
+            .and_then(|o| closes.get(&o).filter(|c| **c < end).map(|c| (o, *c)));
+        match brace {
+            Some((open, close)) => {
+                let head = join(
+                    &prefix,
+                    text[start + lead..open].trim().trim_end_matches("::"),
+                );
+                // The group's members at its own level, split at top-level commas.
+                let mut members = Vec::new();
+                let mut at = open + 1;
+                let mut i = open + 1;
+                while i < close {
+                    match text.as_bytes()[i] {
+                        b'{' => i = closes.get(&i).map_or(close, |c| *c + 1),
+                        b',' => {
+                            members.push((at, i));
+                            at = i + 1;
+                            i += 1;
                         }
-                        _ => {}
+                        _ => i += 1,
                     }
                 }
-                expand(&head, &tree[start..close], out, level + 1);
+                members.push((at, close));
+                for (a, b) in members.into_iter().rev() {
+                    work.push((head.clone(), a, b, level + 1));
+                }
             }
-            _ => {
-                let path = tree.split(" as ").next().unwrap_or_default().trim();
-                if !path.is_empty() {
-                    out.push(join(path));
+            None => {
+                let path = part.split(" as ").next().unwrap_or_default().trim();
+                if !path.is_empty() && !path.contains(['{', '}']) {
+                    paths.push(join(&prefix, path));
                 }
             }
         }
     }
-    let compact = tree.split_whitespace().collect::<Vec<_>>().join(" ");
-    let mut paths = Vec::new();
-    expand("", &compact, &mut paths, 0);
-    paths
+    let pairs = paths
         .into_iter()
         .map(|path| match path.rsplit_once("::") {
             Some((module, "*" | "self")) => (module.to_string(), None),
             Some((module, item)) => (module.to_string(), Some(item.to_string())),
             None => (path, None),
         })
-        .collect()
+        .collect();
+    (pairs, cut)
 }
 
 /// The receiver of a call whose name is `name`, when it is a plain word before it:
@@ -749,13 +943,19 @@ fn resolve_origins(
             named.insert(local.as_str(), (i as u32, item.as_str()));
         }
     }
+    // The first import binding each name.
+    let mut bound: HashMap<&str, u32> = HashMap::default();
+    for (i, import) in imports.iter().enumerate() {
+        for name in bound_names(language, import) {
+            bound.entry(name).or_insert(i as u32);
+        }
+    }
     let receiver_of = |text: &Option<String>| match text.as_deref() {
         None => Receiver::Unknown,
         Some("self" | "this" | "cls" | "Self") => Receiver::This,
-        Some(word) => imports
-            .iter()
-            .position(|i| bound_names(language, i).contains(&word))
-            .map_or(Receiver::Unknown, |i| Receiver::Import(i as u32)),
+        Some(word) => bound
+            .get(word)
+            .map_or(Receiver::Unknown, |&i| Receiver::Import(i)),
     };
     found.sort_by_key(|f| (f.byte, f.kind as u8));
     let inherit_bytes: HashSet<usize> = found
@@ -763,36 +963,53 @@ fn resolve_origins(
         .filter(|f| f.kind == RefKind::Inherit)
         .map(|f| f.byte)
         .collect();
-    let innermost = |byte: usize, accept: &dyn Fn(DefKind) -> bool| {
-        definitions
-            .iter()
-            .rposition(|d| accept(d.kind) && d.contains_byte(byte))
+    // The definitions open at the current byte, outermost first: `found` is in byte
+    // order and `definitions` in start order, so one sweep keeps it up to date and
+    // each lookup scans only the nesting (not every definition of the file).
+    let mut open: Vec<usize> = Vec::new();
+    let mut next_definition = 0;
+    let innermost = |open: &[usize], byte: usize, accept: &dyn Fn(&Definition) -> bool| {
+        open.iter()
+            .rev()
+            .copied()
+            .find(|&d| accept(&definitions[d]) && definitions[d].contains_byte(byte))
     };
     let mut seen: HashSet<(RefKind, Option<usize>, &str)> = HashSet::default();
     let mut out: Vec<Reference> = Vec::new();
     let mut last_call: Option<(usize, &str)> = None;
     for f in &found {
+        while next_definition < definitions.len()
+            && definitions[next_definition].start_byte <= f.byte
+        {
+            open.push(next_definition);
+            next_definition += 1;
+        }
+        while open
+            .last()
+            .is_some_and(|&d| definitions[d].end_byte <= f.byte)
+        {
+            open.pop();
+        }
+        let innermost = |accept: &dyn Fn(&Definition) -> bool| innermost(&open, f.byte, accept);
         let origin = match f.kind {
             RefKind::Call => {
                 if last_call == Some((f.byte, f.name.as_str())) {
                     continue;
                 }
                 last_call = Some((f.byte, f.name.as_str()));
-                innermost(f.byte, &|k| k == DefKind::Function)
+                innermost(&|d| d.kind == DefKind::Function)
             }
-            RefKind::Inherit => match innermost(f.byte, &|k| k == DefKind::Class) {
+            RefKind::Inherit => match innermost(&|d| d.kind == DefKind::Class) {
                 Some(class) => Some(class),
                 None => continue,
             },
             RefKind::Type if inherit_bytes.contains(&f.byte) => continue,
-            RefKind::Type => innermost(f.byte, &|k| k != DefKind::Variable),
+            RefKind::Type => innermost(&|d| d.kind != DefKind::Variable),
             RefKind::Use => {
-                if definitions.iter().any(|d| {
-                    d.kind == DefKind::Variable && d.name == f.name && d.contains_byte(f.byte)
-                }) {
+                if innermost(&|d| d.kind == DefKind::Variable && d.name == f.name).is_some() {
                     continue;
                 }
-                match innermost(f.byte, &|k| k != DefKind::Variable) {
+                match innermost(&|d| d.kind != DefKind::Variable) {
                     Some(def) => Some(def),
                     None => continue,
                 }
@@ -931,7 +1148,7 @@ mod tests {
             assert!(!s.syntax_errors, "{l:?}");
         }
         assert_eq!(
-            flatten_use("a::{b, c::{d as e, self}, *}"),
+            flatten_use("a::{b, c::{d as e, self}, *}").0,
             [
                 ("a".into(), Some("b".into())),
                 ("a::c".into(), Some("d".into())),
@@ -944,15 +1161,170 @@ mod tests {
     #[test]
     fn deeply_nested_use_trees_are_cut_off_not_a_stack_overflow() {
         let nest = |depth: usize| format!("a::{}b{}", "{x::".repeat(depth), "}".repeat(depth));
-        assert!(flatten_use(&nest(200_000)).is_empty());
+        assert_eq!(flatten_use(&nest(200_000)), (vec![], true));
         let module = format!("a{}", "::x".repeat(MAX_USE_DEPTH));
         assert_eq!(
             flatten_use(&nest(MAX_USE_DEPTH)),
-            [(module, Some("b".into()))]
+            (vec![(module, Some("b".into()))], false)
+        );
+        let source = format!("use {};\nfn f() {{}}\n", nest(50));
+        let symbols = extract(Language::Rust, source.as_bytes());
+        assert_eq!(symbols.definitions.len(), 1);
+        assert_eq!(
+            symbols.truncated,
+            ["nesting deeper than 32 use-tree levels: truncated"]
         );
         let source = format!("use {};\nfn f() {{}}\n", nest(2_000));
         let symbols = extract(Language::Rust, source.as_bytes());
         assert_eq!(symbols.definitions.len(), 1);
+        assert!(symbols.truncated.contains(&too_deep(MAX_TREE_DEPTH)));
+    }
+
+    fn nested(open: &str, middle: &str, close: &str, depth: usize) -> String {
+        format!("{}{middle}{}", open.repeat(depth), close.repeat(depth))
+    }
+
+    /// Hostile files of every language (deep nesting, long chains, huge import
+    /// lists): each is indexed (what lies within the limits is found) and says
+    /// whether it was cut. They once took 40 s to minutes each, or overflowed the
+    /// stack; the bound here is only that they finish (timings are in the commit
+    /// messages and `examples/pathological.rs`). Run on a thread with a small stack:
+    /// nothing recurses over the input.
+    #[test]
+    fn pathological_files_finish_and_say_what_was_cut() {
+        let imports = (0..2_500)
+            .map(|i| format!("a{i}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let deep = too_deep(MAX_TREE_DEPTH);
+        let cases: Vec<(Language, String, usize, bool)> = vec![
+            // (language, source, references at least, truncated)
+            (
+                Language::JavaScript,
+                format!("import {{{imports}}} from \"./m\";\n"),
+                2_500,
+                false,
+            ),
+            (
+                Language::TypeScript,
+                format!("import {{{imports}}} from \"./m\";\n"),
+                2_500,
+                false,
+            ),
+            (Language::Python, nested("f(", "x", ")", 60_000), 50, true),
+            (
+                Language::Python,
+                format!("a{}\n", ".b".repeat(200_000)),
+                0,
+                true,
+            ),
+            (Language::Python, nested("[", "", "]", 100_000), 0, true),
+            (
+                Language::Rust,
+                format!("use a::{};\n", nested("b::{", "c", "}", 250_000)),
+                0,
+                true,
+            ),
+            (
+                Language::Rust,
+                format!("fn m() {{ {}; }}\n", nested("f(", "x", ")", 60_000)),
+                50,
+                true,
+            ),
+            (Language::JavaScript, nested("[", "", "]", 100_000), 0, true),
+            (
+                Language::JavaScript,
+                nested("f(", "x", ")", 60_000),
+                50,
+                true,
+            ),
+            (
+                Language::JavaScript,
+                format!("a{}\n", ".b".repeat(200_000)),
+                0,
+                true,
+            ),
+            (Language::Tsx, nested("f(", "x", ")", 60_000), 50, true),
+            (Language::TypeScript, nested("{", "", "}", 100_000), 0, true),
+            (
+                Language::Go,
+                format!(
+                    "package p\nfunc m() {{ {} }}\n",
+                    nested("f(", "x", ")", 60_000)
+                ),
+                50,
+                true,
+            ),
+            (
+                Language::Java,
+                format!(
+                    "class A {{ void m() {{ {}; }} }}\n",
+                    nested("f(", "x", ")", 60_000)
+                ),
+                50,
+                true,
+            ),
+            (
+                Language::Java,
+                format!("class A {{ void m() {} }}\n", nested("{", "", "}", 100_000)),
+                0,
+                true,
+            ),
+            (
+                Language::Python,
+                (0..20_000)
+                    .map(|i| format!("def f{i}():\n    g{i}()\n"))
+                    .collect(),
+                20_000,
+                false,
+            ),
+            (
+                Language::Python,
+                format!("import m\n{}", "m.f()\n".repeat(100_000)),
+                1,
+                false,
+            ),
+        ];
+        std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(move || {
+                for (i, (language, source, references, cut)) in cases.into_iter().enumerate() {
+                    let s = extract(language, source.as_bytes());
+                    assert!(
+                        s.references.len() >= references,
+                        "case {i}: {}",
+                        s.references.len()
+                    );
+                    assert_eq!(
+                        s.truncated.contains(&deep),
+                        cut,
+                        "case {i}: {:?}",
+                        s.truncated
+                    );
+                }
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+    }
+
+    /// Past its budget, the query stops, keeps what it found and says so.
+    #[test]
+    fn the_time_budget_cuts_extraction_off() {
+        let source = "def f():\n    g()\n".repeat(50_000);
+        let s = extract_within(
+            Language::Python,
+            source.as_bytes(),
+            std::time::Duration::ZERO,
+        );
+        assert!(
+            s.truncated.iter().any(|t| t.contains("budget")),
+            "{:?}",
+            s.truncated
+        );
+        let s = extract(Language::Python, source.as_bytes());
+        assert!(s.truncated.is_empty());
+        assert_eq!(s.definitions.len(), 50_000);
     }
 
     #[test]

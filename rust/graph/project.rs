@@ -69,7 +69,8 @@ pub struct Scan {
 pub enum Updated {
     /// Parsed and indexed.
     Indexed,
-    /// Indexed as far as the parser got (listed in `warnings`).
+    /// Indexed as far as the parser got, or as far as a limit of extraction
+    /// allowed (listed in `warnings`).
     Partial,
     /// Not on disk (any more): removed from the graph.
     Removed,
@@ -135,10 +136,8 @@ impl Project {
         let mut warnings = Vec::new();
         for (source, result) in sources.into_iter().zip(parsed) {
             match result {
-                Ok(symbols) => {
-                    if symbols.syntax_errors {
-                        warnings.push((source.relative.clone(), PARTIAL.to_string()));
-                    }
+                Ok(mut symbols) => {
+                    warnings.extend(remarks(&source.relative, &mut symbols));
                     files.push((source.relative, symbols));
                 }
                 Err(reason) => skipped.push((source.relative, reason)),
@@ -214,11 +213,10 @@ impl Project {
         let mut state = self.state.write();
         state.forget(&relative);
         Ok(match parsed {
-            Ok(symbols) => {
-                let partial = symbols.syntax_errors;
-                if partial {
-                    state.warnings.push((relative.clone(), PARTIAL.to_string()));
-                }
+            Ok(mut symbols) => {
+                let said = remarks(&relative, &mut symbols);
+                let partial = !said.is_empty();
+                state.warnings.extend(said);
                 state.graph.update_file(&relative, symbols);
                 if partial {
                     Updated::Partial
@@ -272,6 +270,19 @@ impl Project {
         let graph = KnowledgeGraph::from_saved(files).map_err(|why| corrupt(path, &why))?;
         Ok(Self::new(root, max_file_bytes, graph, skipped, warnings))
     }
+}
+
+/// The warnings about one parsed file: syntax errors, and each limit its extraction
+/// reached (taken out of `symbols`).
+fn remarks(path: &str, symbols: &mut FileSymbols) -> Vec<Remark> {
+    let mut out = Vec::new();
+    if symbols.syntax_errors {
+        out.push((path.to_string(), PARTIAL.to_string()));
+    }
+    for note in std::mem::take(&mut symbols.truncated) {
+        out.push((path.to_string(), note));
+    }
+    out
 }
 
 /// The project root, canonical, or an error if it is not a directory.

@@ -151,6 +151,12 @@ class GraphIndex:
         ``/``; a path that leads outside the root raises :class:`InvalidInputError`."""
         if not isinstance(path, (str, os.PathLike)):
             raise InvalidInputError(f"path must be a string, got {type(path).__name__}")
+        text = os.fspath(path)
+        if isinstance(text, str):
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                raise InvalidInputError(f"path {text!r:.80} is not valid text (it holds a lone surrogate)") from None
         return relative_path(self.root, path)
 
     @property
@@ -358,7 +364,22 @@ class GraphIndex:
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
-_PATH = re.compile(r"[\w.-]+(?:/[\w.-]+)*\.\w+")
+_PATH_LIKE = re.compile(r"[\w./-]+")
+_WORD = re.compile(r"\w+")
+
+
+def _paths(text: str) -> set[str]:
+    """File paths a message mentions (``app/models.py``, ``setup.cfg``): runs of
+    word characters, dots, dashes and slashes whose last part has an extension.
+    Linear in the text (a regex with the extension at the end backtracks
+    quadratically over a long run without a dot)."""
+    found = set()
+    for token in _PATH_LIKE.findall(text):
+        token = token.strip("/").rstrip(".-")
+        _, dot, extension = token.rpartition(".")
+        if dot and extension and "/" not in extension and "//" not in token and _WORD.fullmatch(extension):
+            found.add(token)
+    return found
 
 
 def find_relevant_to_query(
@@ -384,7 +405,7 @@ def find_relevant_to_query(
     policy = policy or Policy()
     counter = tokens or TokenCounter(policy.encoding)
     names = sorted(set(_IDENTIFIER.findall(text)))
-    files = sorted(set(_PATH.findall(text)) | set(focus_files))
+    files = sorted(_paths(text) | set(focus_files))
     ranked = graph.rank(
         names,
         files,

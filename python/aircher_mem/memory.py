@@ -83,6 +83,7 @@ log = logging.getLogger("aircher_mem.memory")
 STORE_DIR = ".aircher"
 DB_FILE = "memory.duckdb"
 TASK_ACTIONS = ("start", "pause", "resume", "complete", "fail")
+REFERENCE_KINDS = ("calls", "references", "inherits", "uses", "imports")
 _TASK_STATUS = {"start": "active", "pause": "paused", "resume": "active", "complete": "completed", "fail": "failed"}
 
 P = ParamSpec("P")
@@ -129,10 +130,22 @@ def _limit(name: str, value: object, *, maximum: int = 10_000) -> int:
     return value
 
 
-def _name(value: object) -> str:
+def _text(field: str, value: object, *, max_chars: int = 1_000_000) -> str:
+    """A non-blank string that is valid Unicode text (no lone surrogate) of at most
+    ``max_chars`` characters."""
     if not isinstance(value, str) or not value.strip():
-        raise InvalidInputError(f"name must be a non-empty string, got {value!r}")
-    return value.strip()
+        raise InvalidInputError(f"{field} must be a non-empty string, got {value!r:.80}")
+    if len(value) > max_chars:
+        raise InvalidInputError(f"{field} is longer than {max_chars:,} characters ({len(value):,})")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInputError(f"{field} is not valid text (it holds a lone surrogate): {value!r:.80}") from None
+    return value
+
+
+def _name(value: object) -> str:
+    return _text("name", value, max_chars=10_000).strip()
 
 
 class Memory:
@@ -162,6 +175,12 @@ class Memory:
         """Opens ``<root>/.aircher/``; creates it (with a default ``config.toml``) if
         ``create``, else raises :class:`StoreNotFoundError` when it is absent.
         ``policy`` overrides the project's ``config.toml``."""
+        if not isinstance(root, (str, os.PathLike)) or not os.fspath(root):
+            raise InvalidInputError(f"root must be a folder's path, got {root!r:.80}")
+        try:
+            os.fsencode(root)
+        except (UnicodeEncodeError, TypeError):
+            raise InvalidInputError(f"root {root!r:.80} is not a valid path") from None
         path = Path(root).expanduser()
         if not path.is_dir():
             raise InvalidInputError(f"{path} is not a directory")
@@ -319,6 +338,8 @@ class Memory:
         starting with it; ``fuzzy``: names holding its letters in order, best first.
         An exact name that nothing defines raises :class:`UnknownSymbolError`."""
         name = _name(name)
+        if not isinstance(prefix, bool) or not isinstance(fuzzy, bool):
+            raise InvalidInputError(f"prefix and fuzzy must be true or false, got {prefix!r} and {fuzzy!r}")
         if prefix and fuzzy:
             raise InvalidInputError("prefix and fuzzy cannot both be set")
         graph = self._graph()
@@ -351,6 +372,8 @@ class Memory:
         """Every edge into the definitions named ``name`` (``kind``: calls,
         references, inherits, uses or imports)."""
         name = _name(name)
+        if kind is not None and kind not in REFERENCE_KINDS:
+            raise InvalidInputError(f"kind must be one of {', '.join(REFERENCE_KINDS)} or None, got {kind!r:.80}")
         graph = self._graph()
         self._definitions(graph, name)
         return ReferenceList(name, kind, [_call(c) for c in graph.get_references(name, kind=kind)])
@@ -383,8 +406,7 @@ class Memory:
     ) -> CodeResult:
         """The code most relevant to ``query`` that fits ``max_tokens`` (default:
         the policy's code budget), best first."""
-        if not isinstance(query, str) or not query.strip():
-            raise InvalidInputError(f"query must be a non-empty string, got {query!r}")
+        query = _text("query", query)
         budget = self.policy.code_tokens if max_tokens is None else _limit("max_tokens", max_tokens, maximum=2**62)
         focus = [self.relative(f) for f in focus_files]
         self._graph()
@@ -399,8 +421,7 @@ class Memory:
         (default: the policy's): every item with its score and tokens, and what was
         pruned. Nothing is recorded; similar past tasks are left out (with a note)
         when another process holds the store."""
-        if not isinstance(message, str) or not message.strip():
-            raise InvalidInputError(f"message must be a non-empty string, got {message!r}")
+        message = _text("message", message)
         if max_tokens is not None:
             _limit("max_tokens", max_tokens, maximum=2**62)
         notes: list[str] = []
@@ -548,6 +569,7 @@ class Memory:
         tasks most similar to it, with their outcomes."""
         limit = _limit("limit", limit)
         if query:
+            query = _text("query", query)
             found = [
                 TaskSummary(t.task_id, t.status, t.description, t.outcome, None, [], t.score)
                 for t in self.episodic.find_similar_tasks(query, limit=limit)

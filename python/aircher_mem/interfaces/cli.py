@@ -61,7 +61,10 @@ class Output:
         self.out.write(wire.dumps(value) + "\n")
 
     def line(self, text: str = "") -> None:
-        self.out.write(text + "\n")
+        try:
+            self.out.write(text + "\n")
+        except UnicodeEncodeError:  # a lone surrogate (from a file name or an argument): show it escaped
+            self.out.write(text.encode("utf-8", "backslashreplace").decode("utf-8") + "\n")
 
     def table(self, headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
         cells = [[str(h) for h in headers]] + [["" if v is None else str(v) for v in row] for row in rows]
@@ -537,6 +540,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _say(text: str) -> None:
+    """One line on stderr; what UTF-8 cannot carry (a lone surrogate) is escaped."""
+    sys.stderr.write(text.encode("utf-8", "backslashreplace").decode("utf-8") + "\n")
+
+
 def _quiet_broken_pipe() -> int:
     """The reader went away (``aircher-mem ... | head``): stop quietly, as Unix tools do."""
     try:
@@ -571,18 +579,18 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None) -> 
     except BrokenPipeError:
         return _quiet_broken_pipe()
     except KeyboardInterrupt:
-        sys.stderr.write("aircher-mem: interrupted\n")
+        _say("aircher-mem: interrupted")
         return wire.EXIT_INTERRUPTED
     except (AircherError, OSError) as exc:
         if out.as_json:
             out.json(wire.error_json(exc))
-        sys.stderr.write(f"aircher-mem {args.command}: {exc}\n")
+        _say(f"aircher-mem {args.command}: {exc}")
         return wire.exit_code(exc)
     except Exception as exc:
         if os.environ.get("AIRCHER_DEBUG"):
             raise
-        sys.stderr.write(
+        _say(
             f"aircher-mem {args.command}: internal error: {type(exc).__name__}: {exc} "
-            "(set AIRCHER_DEBUG=1 for the traceback, and please report it)\n"
+            "(set AIRCHER_DEBUG=1 for the traceback, and please report it)"
         )
         return wire.EXIT_INTERNAL

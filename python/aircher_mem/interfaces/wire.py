@@ -68,8 +68,16 @@ def to_json(value: Any) -> Any:
 
 
 def dumps(value: Any) -> str:
-    """One line of JSON for ``value`` (a result or an error payload)."""
-    return json.dumps(to_json(value), ensure_ascii=False, separators=(",", ":"))
+    """One line of JSON for ``value`` (a result or an error payload): UTF-8 text, or
+    ASCII with escapes when it holds what UTF-8 cannot carry (a lone surrogate from
+    a file name or an argument)."""
+    data = to_json(value)
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(data, ensure_ascii=True, separators=(",", ":"))
+    return text
 
 
 def error_json(exc: BaseException) -> dict[str, Any]:

@@ -15,6 +15,7 @@ import aircher_mem as am
 import duckdb
 import pytest
 from aircher_mem import episodic
+from aircher_mem.redact import pii_tags, redact, redact_value
 from conftest import NOW
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -816,19 +817,27 @@ def expected_row(kind: str, f: dict[str, Any], now: float) -> tuple[Any, ...]:
     def micros(t: float | None) -> int:
         return round((now if t is None else t) * 1_000_000)
 
+    # What the store keeps: secrets redacted, PII tagged (see aircher_mem.redact).
+    def text(value: str | None) -> str | None:
+        return None if value is None else redact(value)
+
     if kind == "tool":
-        params = dict(f["parameters"] or {})
+        given = dict(f["parameters"] or {})
         if f["file_path"] is not None:
-            params.setdefault("file_path", f["file_path"])
+            given.setdefault("file_path", f["file_path"])
+        params = redact_value(given)
+        result, error = redact_value(f["result"]), text(f["error_message"])
+        if pii_tags([params, result, error]):
+            params["_pii"] = pii_tags([params, result, error])
         return (
             micros(f["timestamp"]),
             "s1",
             f["task_id"],
             f["tool_name"],
             plain(params),
-            plain(f["result"]),
+            plain(result),
             f["success"],
-            f["error_message"],
+            error,
             f["duration_ms"],
             f["context_tokens"],
         )
@@ -842,20 +851,23 @@ def expected_row(kind: str, f: dict[str, Any], now: float) -> tuple[Any, ...]:
             f["operation"],
             span,
             f["success"],
-            f["context"],
-            f["changes_summary"],
+            text(f["context"]),
+            text(f["changes_summary"]),
         )
     if kind == "snapshot":
         return (
             micros(f["timestamp"]),
             f["session_id"],
             f["task_id"],
-            plain(f["items"]),
+            plain(redact_value(f["items"])),
             f["total_tokens"],
-            plain(f["pruned_items"]),
+            plain(redact_value(f["pruned_items"])),
             f["reason"],
         )
-    return ("s1", f["learning_type"], plain(f["data"]), pytest.approx(f["confidence"], rel=1e-6, abs=1e-30))
+    data = redact_value(dict(f["data"]))
+    if pii_tags(data):
+        data["_pii"] = pii_tags(data)
+    return ("s1", f["learning_type"], plain(data), pytest.approx(f["confidence"], rel=1e-6, abs=1e-30))
 
 
 STORED_SQL = {

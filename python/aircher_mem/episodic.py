@@ -19,6 +19,13 @@ nothing is buffered. Should a buffered row still fail to insert, ``flush()`` fin
 it (bisecting the batch), drops it with a logged warning and writes every other
 row, so one bad record never blocks later writes or ``close()``.
 
+Secrets never reach the file in clear: tool parameters, results and error
+messages, file interaction context and changes summaries, task descriptions and
+outcomes, snapshot items and learnings go through :mod:`aircher_mem.redact` before
+they are buffered (each secret becomes ``[REDACTED:<kind>:<hash>]``). E-mail
+addresses and phone numbers are kept and tagged: ``"_pii": ["email", "phone"]`` in a
+tool execution's stored ``parameters`` and in a learning's ``data``.
+
 Queries check theirs too (limits 1 to :data:`MAX_LIMIT`, ``days`` and seconds
 finite and >= 0, strings real ``str`` without lone surrogates): every error a
 method raises is an :class:`AircherError`; DuckDB's own become :class:`StoreError`
@@ -45,6 +52,7 @@ if TYPE_CHECKING:
 from . import store
 from .config import EpisodicPolicy, RetrievalPolicy
 from .errors import AircherError, InvalidInputError, StoreError, TaskStateError, UnknownTaskError
+from .redact import pii_tags, redact, redact_value
 from .results import CoEdit, FileInteraction, LearnedPattern, SimilarTask, TaskRecord, ToolRun, ToolStats
 
 __all__ = ["EpisodicMemory", "SCHEMA_VERSION", "OPERATIONS", "MAX_JSON_DEPTH", "MAX_LIMIT"]
@@ -319,7 +327,19 @@ def _check_json(field: str, value: object) -> None:
             )
 
 
+def _redacted_text(field: str, value: object) -> str | None:
+    """An optional text checked, then with its secrets redacted."""
+    return None if value is None else redact(_plain_text(field, value))
+
+
+def _redacted(field: str, value: Any) -> Any:
+    """A JSON value checked, then with its secrets redacted (tuples become lists)."""
+    _check_json(field, value)
+    return redact_value(value)
+
+
 def _json(field: str, value: Any) -> str | None:
+    """A JSON value as text (checked; call :func:`_redacted` first for content)."""
     if value is None:
         return None
     _check_json(field, value)
@@ -439,15 +459,21 @@ class EpisodicMemory:
         params = dict(parameters or {})
         if file_path is not None:
             params.setdefault("file_path", _plain_text("file_path", file_path))
+        stored_params = _redacted("parameters", params)
+        stored_result = _redacted("result", result)
+        error = _redacted_text("error_message", error_message)
+        tags = pii_tags([stored_params, stored_result, error])
+        if tags:
+            stored_params["_pii"] = tags
         row = (
             _micros(self._now(timestamp)),
             self.session_id,
             self._task(task_id),
             _text("tool_name", tool_name),
-            _json("parameters", params),
-            _json("result", result),
+            _json("parameters", stored_params),
+            _json("result", stored_result),
             _flag("success", success),
-            _optional_text("error_message", error_message),
+            error,
             _count("duration_ms", duration_ms),
             _count("context_tokens", context_tokens),
         )
@@ -455,7 +481,7 @@ class EpisodicMemory:
         self._note_usage(task, tool=tool_name)
         target = params.get("file_path")
         if isinstance(target, str):
-            self._track_error_fix(task, target, tool_name, success, error_message, row[0] / 1e6)
+            self._track_error_fix(task, target, tool_name, success, error, row[0] / 1e6)
         self._buffer("tool_executions", row)
 
     def record_file_interaction(
@@ -496,8 +522,8 @@ class EpisodicMemory:
             operation,
             span,
             _flag("success", success),
-            _optional_text("context", context),
-            _optional_text("changes_summary", changes_summary),
+            _redacted_text("context", context),
+            _redacted_text("changes_summary", changes_summary),
         )
         task = row[2]
         if success and operation != "viewed":
@@ -524,9 +550,9 @@ class EpisodicMemory:
                 _micros(_time("timestamp", snapshot["timestamp"])),
                 _text("session_id", snapshot["session_id"]),
                 _optional_text("task_id", snapshot.get("task_id")),
-                _json("items", items),
+                _json("items", _redacted("items", items)),
                 _count("total_tokens", tokens),
-                _json("pruned_items", snapshot.get("pruned_items")),
+                _json("pruned_items", _redacted("pruned_items", snapshot.get("pruned_items"))),
                 _text("reason", snapshot["reason"]),
             )
         except KeyError as exc:
@@ -540,10 +566,14 @@ class EpisodicMemory:
             raise InvalidInputError(f"confidence must be in [0, 1], got {_short(confidence)}")
         if not isinstance(data, Mapping):
             raise InvalidInputError(f"data must be a mapping, got {type(data).__name__}")
+        stored = _redacted("data", dict(data))
+        tags = pii_tags(stored)
+        if tags:
+            stored["_pii"] = tags
         row = (
             self.session_id,
             _text("learning_type", learning_type),
-            _json("data", dict(data)),
+            _json("data", stored),
             _number("confidence", confidence),
             _micros(self._now(None)),
         )
@@ -561,7 +591,7 @@ class EpisodicMemory:
         values = [
             _text("task_id", task_id),
             self.session_id,
-            _text("description", description),
+            redact(_text("description", description)),
             intent,
             _micros(self._now(None)),
         ]
@@ -583,7 +613,7 @@ class EpisodicMemory:
         import duckdb
 
         _plain_text("task_id", task_id)
-        outcome = _optional_text("outcome", outcome)
+        outcome = _redacted_text("outcome", outcome)
         when = _micros(self._now(None))
         current = self.task(task_id).status
         if current not in allowed:

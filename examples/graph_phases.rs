@@ -89,7 +89,7 @@ fn main() {
             })
         });
         record(2, took);
-        let (parsed, took) = timed(|| parse(&sources, &Progress::default()));
+        let (parsed, took) = timed(|| parse(&root, 1_000_000, &sources, &Progress::default()));
         record(3, took);
         let files: Vec<_> = sources
             .iter()

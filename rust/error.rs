@@ -31,6 +31,9 @@ pub enum Error {
     /// A file that is not there (an I/O error of kind `NotFound`).
     #[error("cannot {action} {}: no such file or directory", path.display())]
     Missing { action: &'static str, path: PathBuf },
+    /// A project file that is not read: not a regular file, or too large.
+    #[error("cannot read {}: {reason}", path.display())]
+    Unreadable { path: PathBuf, reason: String },
     /// A graph that cannot be encoded (postcard).
     #[error("cannot encode the graph: {0}")]
     Encode(#[source] postcard::Error),

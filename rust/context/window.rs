@@ -7,6 +7,10 @@ use super::index::{hash_id, IdIndex};
 use super::{ContextItem, ContextPolicy};
 use crate::error::{invalid, Error, Result};
 
+/// The most tokens a window holds in total (`i64::MAX`): `extend` refuses a batch
+/// that would pass it, so `token_count` never wraps.
+pub const MAX_TOKEN_COUNT: usize = i64::MAX as usize;
+
 /// Why a prune ran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PruneReason {
@@ -245,6 +249,7 @@ impl ContextWindow {
             .ok_or_else(|| Error::UnknownId(id.to_string()))
     }
 
+    /// Adds one item (see `extend`).
     pub fn add(&mut self, item: Arc<ContextItem>) -> Result<()> {
         self.extend(vec![item])
     }
@@ -269,6 +274,18 @@ impl ContextWindow {
             }
         }
         drop(batch);
+        // The window's total stays an exact count Python can hold (a signed 64-bit
+        // integer): a batch that would pass it is refused, not wrapped.
+        let total = items.iter().try_fold(self.token_count, |sum, item| {
+            sum.checked_add(item.token_cost)
+                .filter(|&t| t <= MAX_TOKEN_COUNT)
+        });
+        if total.is_none() {
+            return Err(invalid(
+                "token_cost",
+                format!("the window's token count would pass {MAX_TOKEN_COUNT}"),
+            ));
+        }
         self.items.reserve(items.len());
         self.rows.reserve(items.len());
         for item in items {

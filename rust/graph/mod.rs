@@ -8,6 +8,7 @@ mod persist;
 mod project;
 mod query;
 mod rank;
+mod read;
 mod scan;
 mod store;
 
@@ -22,6 +23,7 @@ pub use petgraph::stable_graph::NodeIndex;
 pub use petgraph::Direction;
 pub use project::{canonical_root, relative_to, Project, Remark, Scan, State, Updated, PARTIAL};
 pub use query::{reference_kinds, split_qualified, REFERENCE_KINDS};
+pub use read::{read_project_file, reason as unread_reason};
 pub use scan::{
     discover, parse, unsupported_language, Discovered, Progress, Source, UNSUPPORTED, VENDORED,
 };

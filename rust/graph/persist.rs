@@ -6,8 +6,9 @@
 //! foldhash of the payload (u64 LE), then the payload: the length of the `Meta`
 //! (u64 LE), the `Meta`, then the files in chunks of `CHUNK`, each encoded on its
 //! own (postcard) so that chunks are encoded and decoded in parallel. Written to a
-//! temporary file beside the target and renamed over it, so a crash leaves the old
-//! file or the new one, never half of one.
+//! temporary file beside the target (`<name>.tmp<pid>`, mode 0600 like the file it
+//! becomes) and renamed over it, so a crash leaves the old file or the new one, never
+//! half of one; the next save removes such leftovers.
 
 use std::hash::BuildHasher;
 use std::io::Write;
@@ -84,8 +85,9 @@ pub fn save(path: &Path, saved: &Saved) -> Result<()> {
     if let Some(folder) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(folder).map_err(io)?;
     }
+    remove_leftovers(path);
     {
-        let mut file = std::fs::File::create(&tmp).map_err(io)?;
+        let mut file = create_private(&tmp).map_err(io)?;
         file.write_all(MAGIC).map_err(io)?;
         file.write_all(&FORMAT_VERSION.to_le_bytes()).map_err(io)?;
         file.write_all(&(payload.len() as u64).to_le_bytes())
@@ -99,6 +101,45 @@ pub fn save(path: &Path, saved: &Saved) -> Result<()> {
         let _ = std::fs::remove_file(&tmp);
         io(err)
     })
+}
+
+/// A new file only its owner can read and write (0600 on Unix: a graph names every
+/// symbol of a private project); one left at that name is replaced.
+fn create_private(path: &Path) -> std::io::Result<std::fs::File> {
+    let _ = std::fs::remove_file(path);
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options.open(path)
+}
+
+/// Removes the temporary files a crashed save left beside `path`: regular files
+/// named exactly `<name>.tmp<digits>` (nothing else is touched). Best effort.
+fn remove_leftovers(path: &Path) {
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        return;
+    };
+    let folder = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return;
+    };
+    let prefix = format!("{name}.tmp");
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let Some(other) = file_name.to_str() else {
+            continue;
+        };
+        let leftover = other.strip_prefix(&prefix).is_some_and(|pid| {
+            !pid.is_empty() && pid.len() <= 20 && pid.bytes().all(|b| b.is_ascii_digit())
+        });
+        if leftover && entry.file_type().is_ok_and(|t| t.is_file()) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
 }
 
 pub fn load(path: &Path) -> Result<Saved> {
@@ -178,6 +219,38 @@ mod tests {
             skipped: vec![("blob.py".into(), "binary (NUL byte)".into())],
             warnings: vec![],
         }
+    }
+
+    /// The graph file is private (0600) and a crashed save's temporary files go at
+    /// the next save; other files beside it stay.
+    #[cfg(unix)]
+    #[test]
+    fn saves_are_private_and_clean_up_leftovers() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("graph.bin");
+        let keep = [
+            "graph.bin.tmp",
+            "graph.bin.tmpx1",
+            "graph.bin.tmp12.bak",
+            "other.tmp1",
+        ];
+        for name in ["graph.bin.tmp123", "graph.bin.tmp9"].iter().chain(&keep) {
+            std::fs::write(dir.path().join(name), "x").unwrap();
+        }
+        save(&path, &saved()).unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        let mut left: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        left.sort();
+        let mut expected: Vec<String> = keep.iter().map(|s| s.to_string()).collect();
+        expected.push("graph.bin".into());
+        expected.sort();
+        assert_eq!(left, expected);
+        assert_eq!(load(&path).unwrap(), saved());
     }
 
     #[test]

@@ -10,9 +10,10 @@ use parking_lot::{RwLock, RwLockReadGuard};
 
 use super::extract::{FileSymbols, Language};
 use super::persist::{corrupt, load, save, Saved};
-use super::scan::{discover, parse, Progress, Source};
+use super::read::{read_project_file, reason};
+use super::scan::{discover, parse, symbols_of, Progress, Source, NOT_UTF8};
 use super::store::KnowledgeGraph;
-use crate::error::{invalid, Result};
+use crate::error::{invalid, Error, Result};
 
 /// The warning for a file indexed only as far as the parser got.
 pub const PARTIAL: &str = "syntax errors: indexed as far as the parser got";
@@ -150,7 +151,7 @@ impl Project {
     /// Scans `root` and parses its source files (in parallel, reporting to `progress`).
     pub fn build(root: &Path, max_file_bytes: u64, progress: &Progress) -> Result<Self> {
         let scan = Self::scan(root, max_file_bytes)?;
-        let parsed = parse(&scan.sources, progress);
+        let parsed = parse(&scan.root, scan.max_file_bytes, &scan.sources, progress);
         Ok(Self::from_parsed(scan, parsed))
     }
 
@@ -173,42 +174,37 @@ impl Project {
         relative_to(&self.root, path)
     }
 
-    /// Re-reads one file from disk and repairs only the edges into and out of it. A
-    /// file that is gone is removed; one that is too large, binary or unreadable is
-    /// removed and listed in `skipped`; one with syntax errors is indexed as far as
+    /// Re-reads one file from disk (with `read_project_file`: no symlink followed,
+    /// nothing but a regular file opened) and repairs only the edges into and out of
+    /// it. A file that is gone is removed; one that is too large, binary, unreadable,
+    /// a symlink or not a regular file is removed and listed in `skipped` (so is a
+    /// name that is not UTF-8, left out of the graph); one with syntax errors is indexed as far as
     /// the parser got and listed in `warnings`. A path outside the root, or not of a
     /// language the graph parses, is an error.
     pub fn update_file(&self, path: &Path) -> Result<Updated> {
         let relative = self.relative(path)?;
+        if path.to_str().is_none() {
+            // As a scan does: the graph names files by UTF-8 paths.
+            let mut state = self.state.write();
+            state.forget(&relative);
+            state.skipped.push((relative, NOT_UTF8.to_string()));
+            return Ok(Updated::Skipped(NOT_UTF8.to_string()));
+        }
         let Some(language) = Language::from_path(Path::new(&relative)) else {
             return Err(invalid(
                 "path",
                 format!("{relative} is not a source file of a supported language"),
             ));
         };
-        let full = self.root.join(&relative);
-        let Ok(meta) = std::fs::metadata(&full) else {
-            let mut state = self.state.write();
-            state.forget(&relative);
-            state.graph.remove_file(&relative);
-            return Ok(Updated::Removed);
-        };
-        let size = meta.len();
-        let parsed = if size > self.max_file_bytes {
-            Err(format!(
-                "larger than {} bytes ({size} bytes)",
-                self.max_file_bytes
-            ))
-        } else {
-            let source = Source {
-                path: full,
-                relative: relative.clone(),
-                language,
-                bytes: size,
-            };
-            parse(std::slice::from_ref(&source), &Progress::default())
-                .pop()
-                .unwrap_or_else(|| Err("not parsed".to_string()))
+        let parsed = match read_project_file(&self.root, &relative, self.max_file_bytes) {
+            Err(Error::Missing { .. }) => {
+                let mut state = self.state.write();
+                state.forget(&relative);
+                state.graph.remove_file(&relative);
+                return Ok(Updated::Removed);
+            }
+            Err(err) => Err(reason(&err)),
+            Ok(bytes) => symbols_of(language, &bytes),
         };
         let mut state = self.state.write();
         state.forget(&relative);

@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use rayon::prelude::*;
 
 use super::extract::{extract, FileSymbols, Language};
+use super::read::{read_project_file, reason};
 
 /// Folders of third-party or generated code, never indexed.
 pub const VENDORED: &[&str] = &[
@@ -62,6 +63,12 @@ pub fn unsupported_language(path: &Path) -> Option<&'static str> {
         .map(|(name, _)| *name)
 }
 
+/// Why a FIFO, socket or device is skipped.
+pub const SPECIAL: &str = "not a regular file (a FIFO, socket or device): not read";
+
+/// Why a file whose name is not valid UTF-8 is skipped.
+pub const NOT_UTF8: &str = "file name is not valid UTF-8";
+
 /// What `discover` finds under a root.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Discovered {
@@ -114,10 +121,34 @@ pub fn discover(root: &Path, max_file_bytes: u64) -> Discovered {
                 continue;
             }
         };
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
+        let path = entry.path();
+        let Some(kind) = entry.file_type() else {
+            continue;
+        };
+        // Folders are walked and symlinks not followed (silently: a link is not a
+        // file of the project); anything else that is not a regular file (a FIFO
+        // would block the reader, a device has effects) is skipped, saying why.
+        if kind.is_dir() || kind.is_symlink() {
             continue;
         }
-        let path = entry.path();
+        let lossy = || {
+            path.strip_prefix(root)
+                .unwrap_or(path)
+                .to_string_lossy()
+                .replace('\\', "/")
+        };
+        if !kind.is_file() {
+            skipped.push((lossy(), SPECIAL.to_string()));
+            continue;
+        }
+        // The graph names files by UTF-8 paths: two names that differ only in
+        // bytes that are not UTF-8 would become one.
+        if path.strip_prefix(root).unwrap_or(path).to_str().is_none() {
+            if Language::from_path(path).is_some() {
+                skipped.push((lossy(), NOT_UTF8.to_string()));
+            }
+            continue;
+        }
         let Some(language) = Language::from_path(path) else {
             if let Some(other) = unsupported_language(path) {
                 *unsupported.entry(other.to_string()).or_default() += 1;
@@ -154,10 +185,16 @@ pub fn discover(root: &Path, max_file_bytes: u64) -> Discovered {
 }
 
 /// Parses files in parallel, largest first (so that no core is left alone with a
-/// big file at the end), in `sources` order in the result. A file that cannot be
-/// read, or holds a NUL byte in its first 8 KiB (binary), is an `Err` with the
+/// big file at the end), in `sources` order in the result. Each file is read with
+/// `read_project_file` (under `root`, at most `max_file_bytes`). A file that cannot
+/// be read, or holds a NUL byte in its first 8 KiB (binary), is an `Err` with the
 /// reason; so is each file not parsed because `progress` was cancelled.
-pub fn parse(sources: &[Source], progress: &Progress) -> Vec<Result<FileSymbols, String>> {
+pub fn parse(
+    root: &Path,
+    max_file_bytes: u64,
+    sources: &[Source],
+    progress: &Progress,
+) -> Vec<Result<FileSymbols, String>> {
     let mut order: Vec<usize> = (0..sources.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(sources[i].bytes));
     let mut parsed: Vec<(usize, Result<FileSymbols, String>)> = order
@@ -166,7 +203,10 @@ pub fn parse(sources: &[Source], progress: &Progress) -> Vec<Result<FileSymbols,
             if progress.cancelled.load(Ordering::Relaxed) {
                 return (i, Err("cancelled".to_string()));
             }
-            let result = parse_one(&sources[i]);
+            let source = &sources[i];
+            let result = read_project_file(root, &source.relative, max_file_bytes)
+                .map_err(|err| reason(&err))
+                .and_then(|bytes| symbols_of(source.language, &bytes));
             progress.done.fetch_add(1, Ordering::Relaxed);
             (i, result)
         })
@@ -175,12 +215,12 @@ pub fn parse(sources: &[Source], progress: &Progress) -> Vec<Result<FileSymbols,
     parsed.into_iter().map(|(_, result)| result).collect()
 }
 
-fn parse_one(source: &Source) -> Result<FileSymbols, String> {
-    let bytes = std::fs::read(&source.path).map_err(|err| format!("unreadable: {err}"))?;
+/// A file's symbols, or why not: binary (a NUL byte in the first 8 KiB).
+pub fn symbols_of(language: Language, bytes: &[u8]) -> Result<FileSymbols, String> {
     if bytes[..bytes.len().min(8192)].contains(&0) {
         return Err("binary (NUL byte)".to_string());
     }
-    Ok(extract(source.language, &bytes))
+    Ok(extract(language, bytes))
 }
 
 #[cfg(test)]
@@ -247,5 +287,38 @@ mod tests {
                 assert!(Language::from_path(Path::new(&file)).is_none(), "{name}");
             }
         }
+    }
+
+    /// FIFOs (and sockets, devices) are skipped with a reason, never opened; so are
+    /// file names that are not UTF-8, which would collide once made lossy.
+    #[cfg(unix)]
+    #[test]
+    fn special_files_and_non_utf8_names_are_skipped() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::write(root.join("ok.py"), "def f():\n    pass\n").unwrap();
+        for name in [&b"a\xff.py"[..], b"a\xfe.py"] {
+            let path = root.join(std::ffi::OsStr::from_bytes(name));
+            std::fs::write(path, "def g():\n    pass\n").unwrap();
+        }
+        let fifo = std::ffi::CString::new(root.join("pipe.py").as_os_str().as_bytes()).unwrap();
+        // SAFETY: a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        let found = discover(&root, 1_000_000);
+        let sources: Vec<_> = found.sources.iter().map(|s| s.relative.as_str()).collect();
+        assert_eq!(sources, ["ok.py"]);
+        let mut skipped = found.skipped.clone();
+        skipped.sort();
+        assert_eq!(
+            skipped,
+            [
+                ("a\u{FFFD}.py".to_string(), NOT_UTF8.to_string()),
+                ("a\u{FFFD}.py".to_string(), NOT_UTF8.to_string()),
+                ("pipe.py".to_string(), SPECIAL.to_string()),
+            ]
+        );
+        let parsed = parse(&root, 1_000_000, &found.sources, &Progress::default());
+        assert!(parsed[0].is_ok());
     }
 }

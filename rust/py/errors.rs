@@ -31,7 +31,7 @@ impl From<Error> for PyErr {
                 Python::attach(|py| err.set_cause(py, Some(PyErr::from(source))));
                 err
             }
-            Error::Encode(_) => StoreError::new_err(msg),
+            Error::Encode(_) | Error::Unreadable { .. } => StoreError::new_err(msg),
             Error::Missing { .. } => FileMissingError::new_err(msg),
             Error::Corrupt(_) => StoreCorruptError::new_err(msg),
             Error::FormatVersion { .. } => SchemaVersionError::new_err(msg),

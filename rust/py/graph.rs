@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use super::detached;
 use crate::graph::{
     canonical_root, parse, reference_kinds, relative_to, Direction, Edge, FileSymbols,
-    KnowledgeGraph, Language, NodeIndex, Progress, Project, Remark, Source,
+    KnowledgeGraph, Language, NodeIndex, Progress, Project, Remark, Scan,
 };
 use crate::Error;
 
@@ -94,12 +94,13 @@ const REPORT_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
 /// raised.
 fn parse_reporting(
     py: Python<'_>,
-    sources: &[Source],
+    scan: &Scan,
     progress: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Vec<Result<FileSymbols, String>>> {
     let state = Progress::default();
+    let sources = &scan.sources;
     std::thread::scope(|scope| {
-        let worker = scope.spawn(|| parse(sources, &state));
+        let worker = scope.spawn(|| parse(&scan.root, scan.max_file_bytes, sources, &state));
         let mut outcome = Ok(());
         loop {
             let finished = detached(py, || {
@@ -209,7 +210,7 @@ impl PyKnowledgeGraph {
         progress: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let scan = detached(py, || Project::scan(&root, max_file_bytes))?;
-        let parsed = parse_reporting(py, &scan.sources, progress.as_ref())?;
+        let parsed = parse_reporting(py, &scan, progress.as_ref())?;
         let project = detached(py, || Project::from_parsed(scan, parsed));
         Ok(Self { project })
     }

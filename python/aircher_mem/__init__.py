@@ -53,6 +53,7 @@ from .errors import (
 )
 from .graph import find_relevant_to_query, graph_code_provider
 from .memory import Memory
+from .redact import pii_tags, redact, redact_value
 from .results import (
     CoEdit,
     FileInteraction,
@@ -102,6 +103,9 @@ __all__ = [
     "LearnedPattern",
     "TokenCounter",
     "available_encodings",
+    "redact",
+    "redact_value",
+    "pii_tags",
     "AircherError",
     "DuplicateItemError",
     "EncodingUnavailableError",

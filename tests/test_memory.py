@@ -303,3 +303,43 @@ def test_leftover_temporary_files_of_dead_writers_are_removed(project: Path) -> 
     assert not stale.exists() and live.exists()
     assert (store / "files.json").stat().st_mode & 0o777 == 0o600
     assert (store / "config.toml").stat().st_mode & 0o777 == 0o600
+
+
+def test_a_file_replaced_by_a_fifo_hangs_nothing(project: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    with am.Memory.open(project) as memory:
+        memory.index()
+    (project / "app/models.py").unlink()
+    os.mkfifo(project / "app/models.py")  # nobody ever writes to it
+    script = (
+        "import sys, aircher_mem as am\n"
+        "with am.Memory.open(sys.argv[1]) as m:\n"
+        "    code = m.relevant_code('store save User')\n"
+        "    preview = m.preview_context('store save User')\n"
+        "    report = m.index(full=True)\n"
+        "    print(len(code.snippets), report.files, sorted(p for p, _ in report.skipped))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script, str(project)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    _, files, skipped = done.stdout.split(" ", 2)
+    assert files == "3" and "app/models.py" in skipped  # listed as skipped, never opened for reading
+
+
+def test_reads_never_leave_the_project(project: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.py"
+    outside.write_text("def store(obj):\n    return 'SECRET-OUTSIDE'\n")
+    with am.Memory.open(project) as memory:
+        memory.index()
+        (project / "app/models.py").unlink()
+        (project / "app/models.py").symlink_to(outside)  # swapped for a link after indexing
+        code = memory.relevant_code("store save User")
+        assert all("SECRET-OUTSIDE" not in c.content for c in code.snippets)
+        preview = memory.preview_context("store save User")
+        assert all("SECRET-OUTSIDE" not in (i.content or "") for i in preview.items)
+        with pytest.raises(am.InvalidInputError):
+            memory.graph.update_file("app/models.py")
+        with pytest.raises(am.InvalidInputError):
+            am.KnowledgeGraph.build(project).update_file(str(outside))

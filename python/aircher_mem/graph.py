@@ -16,11 +16,12 @@ import hashlib
 import json
 import os
 import re
+import stat
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from ._core import KnowledgeGraph, Symbol, relative_path
+from ._core import KnowledgeGraph, Symbol, read_project_file, relative_path
 from .config import Policy
 from .errors import InvalidInputError, NotIndexedError, SchemaVersionError, StoreCorruptError, StoreError
 from .results import IndexReport, RelevantCode
@@ -31,7 +32,6 @@ __all__ = ["GraphIndex", "find_relevant_to_query", "graph_code_provider", "track
 GRAPH_FILE = "graph.bin"
 MANIFEST_FILE = "files.json"
 MANIFEST_VERSION = 1
-_HASH_CHUNK = 1 << 20
 
 Progress = Callable[[int, int], object]
 Fingerprint = tuple[int, int, str]
@@ -46,21 +46,39 @@ def tracked_files(root: Path) -> tuple[list[str], dict[str, int]]:
     return sources, dict(unsupported)
 
 
-def _fingerprint(path: Path, max_hash_bytes: int) -> Fingerprint | None:
-    """(mtime_ns, size, sha256) of a file, taken before it is read; None if it is gone.
-    Files too large to index are not hashed (their size is what matters)."""
+def read_source(root: Path, relative: str, max_bytes: int) -> bytes | None:
+    """A project file's bytes, read the one way project files are read
+    (:func:`aircher_mem._core.read_project_file`: no symlink followed, nothing but a
+    regular file opened, never outside the root); None when it cannot be read so."""
     try:
-        stat = path.stat()
-        digest = ""
-        if stat.st_size <= max_hash_bytes:
-            sha = hashlib.sha256()
-            with path.open("rb") as handle:
-                while chunk := handle.read(_HASH_CHUNK):
-                    sha.update(chunk)
-            digest = sha.hexdigest()
-    except OSError:
+        return read_project_file(root, relative, max_bytes=max_bytes)
+    except (InvalidInputError, StoreError):  # FileMissingError is a StoreError too
         return None
-    return stat.st_mtime_ns, stat.st_size, digest
+
+
+def _stat(path: Path) -> tuple[int, int] | None:
+    """(mtime_ns, size) of a regular file, not following a symlink; None otherwise."""
+    try:
+        info = os.lstat(path)
+    except (OSError, ValueError):
+        return None
+    return (info.st_mtime_ns, info.st_size) if stat.S_ISREG(info.st_mode) else None
+
+
+def _fingerprint(root: Path, relative: str, max_hash_bytes: int) -> Fingerprint | None:
+    """(mtime_ns, size, sha256) of a regular file, taken before the graph reads it;
+    None if it is gone or is not a regular file. Files too large to index are not
+    hashed (their size is what matters)."""
+    before = _stat(root / relative)
+    if before is None:
+        return None
+    digest = ""
+    if before[1] <= max_hash_bytes:
+        data = read_source(root, relative, max_hash_bytes)
+        if data is None:
+            return None
+        digest = hashlib.sha256(data).hexdigest()
+    return before[0], before[1], digest
 
 
 # The fingerprint of a file that changed while it was being indexed: it matches no
@@ -175,10 +193,10 @@ class GraphIndex:
 
     def _file_stamp(self) -> tuple[int, int] | None:
         try:
-            stat = self.graph_path.stat()
+            info = self.graph_path.stat()
         except OSError:
             return None
-        return stat.st_mtime_ns, stat.st_size
+        return info.st_mtime_ns, info.st_size
 
     # -- the manifest -----------------------------------------------------------------
 
@@ -252,7 +270,7 @@ class GraphIndex:
         fingerprints: dict[str, Fingerprint] = {}
         if graph is None or old is None:
             for rel in tracked:  # taken before parsing: a later edit is seen next time
-                fp = _fingerprint(self.root / rel, self.max_file_bytes)
+                fp = _fingerprint(self.root, rel, self.max_file_bytes)
                 if fp is not None:
                     fingerprints[rel] = fp
             graph = KnowledgeGraph.build(self.root, max_file_bytes=self.max_file_bytes, progress=progress)
@@ -300,12 +318,7 @@ class GraphIndex:
         fingerprint, so the next index parses it again. Returns those files."""
         unsettled = []
         for rel in parsed:
-            try:
-                stat = (self.root / rel).stat()
-                now = (stat.st_mtime_ns, stat.st_size)
-            except OSError:
-                now = None
-            if now != fingerprints[rel][:2]:
+            if _stat(self.root / rel) != fingerprints[rel][:2]:
                 fingerprints[rel] = UNSETTLED
                 unsettled.append(rel)
         return sorted(unsettled)
@@ -336,14 +349,13 @@ class GraphIndex:
         changed: list[str] = []
         for rel in tracked:
             before = old.get(rel)
-            try:
-                stat = (self.root / rel).stat()
-            except OSError:
+            now = _stat(self.root / rel)
+            if now is None:
                 continue
-            if before is not None and before[:2] == (stat.st_mtime_ns, stat.st_size):
+            if before is not None and before[:2] == now:
                 fingerprints[rel] = before
                 continue
-            fp = _fingerprint(self.root / rel, self.max_file_bytes)
+            fp = _fingerprint(self.root, rel, self.max_file_bytes)
             if fp is None:
                 continue
             fingerprints[rel] = fp
@@ -421,11 +433,8 @@ def find_relevant_to_query(
         if symbol.kind not in ("function", "class") or _overlaps(chosen, symbol):
             continue
         if symbol.path not in lines_cache:
-            try:
-                text_of_file = (graph.root / symbol.path).read_text(encoding="utf-8", errors="replace")
-                lines_cache[symbol.path] = text_of_file.splitlines()
-            except OSError:
-                lines_cache[symbol.path] = None
+            data = read_source(graph.root, symbol.path, policy.graph.max_file_bytes)
+            lines_cache[symbol.path] = None if data is None else data.decode("utf-8", "replace").splitlines()
         lines = lines_cache[symbol.path]
         if lines is None:
             continue

@@ -5,6 +5,9 @@ pub mod context;
 pub mod error;
 pub mod graph;
 
+#[cfg(test)]
+mod fuzz;
+
 pub use error::{Error, Result};
 
 #[cfg(feature = "python")]
@@ -24,7 +27,9 @@ mod _core {
         PyContextItem, PyContextItemType, PyContextPolicy, PyContextWindow, PyPruneResult,
     };
     #[pymodule_export]
-    use crate::py::graph::{relative_path, PyKnowledgeGraph, PyReference, PySymbol};
+    use crate::py::graph::{
+        read_project_file, relative_path, PyKnowledgeGraph, PyReference, PySymbol,
+    };
 
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {

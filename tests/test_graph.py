@@ -398,3 +398,187 @@ def test_neighbourhood(tmp_path: Path) -> None:
         "main",
     ]
     assert g.neighbourhood("nothing") == []
+
+
+# --- Reliability: hostile files, special files, symlinks, typed errors -----------
+
+
+def test_pathological_files_index_with_a_warning(tmp_path: Path) -> None:
+    """Deep nesting, long chains and huge import lists once took minutes (or
+    overflowed the stack): each now indexes, cut at documented limits with a warning."""
+    names = ", ".join(f"a{i}" for i in range(2_500))
+    write(
+        tmp_path,
+        {
+            "imports.js": f'import {{{names}}} from "./m";\n',
+            "calls.py": "f(" * 60_000 + "x" + ")" * 60_000 + "\n",
+            "chain.py": "a" + ".b" * 200_000 + "\n",
+            "brackets.js": "[" * 100_000 + "]" * 100_000 + "\n",
+            "uses.rs": "use a::" + "{b::" * 2_000 + "c" + "}" * 2_000 + ";\nfn f() {}\n",
+        },
+    )
+    g = am.KnowledgeGraph.build(tmp_path)
+    assert sorted(g.files) == ["brackets.js", "calls.py", "chain.py", "imports.js", "uses.rs"]
+    warned = {p for p, w in g.warnings if "nesting deeper than" in w}
+    assert warned == {"brackets.js", "calls.py", "chain.py", "uses.rs"}
+    (imports,) = [s for s in g.get_file_contents("imports.js") if s.kind == "import"]
+    assert len(imports.items) == 2_500
+    assert [s.name for s in g.find_symbol("f")] == ["f"]
+
+
+def test_special_files_are_never_opened(tmp_path: Path) -> None:
+    import os
+
+    root = write(tmp_path / "repo", {"a.py": "def f():\n    pass\n", "b.py": "def g():\n    pass\n"})
+    os.mkfifo(root / "pipe.py")
+    g = am.KnowledgeGraph.build(root)
+    assert ("pipe.py", "not a regular file (a FIFO, socket or device): not read") in g.skipped
+    assert "pipe.py" in dict(am.KnowledgeGraph.discover(root)[1])
+    # An indexed file replaced by a FIFO: skipped, and no hang.
+    (root / "b.py").unlink()
+    os.mkfifo(root / "b.py")
+    g.update_file("b.py")
+    assert "b.py" not in g.files and "FIFO" in dict(g.skipped)["b.py"]
+
+
+def test_update_file_never_reads_through_a_symlink(tmp_path: Path) -> None:
+    root = write(tmp_path / "repo", {"a.py": "def f():\n    pass\n"})
+    write(tmp_path, {"secret.py": "def secret():\n    pass\n"})
+    (root / "out.py").symlink_to(tmp_path / "secret.py")
+    (root / "outdir").symlink_to(tmp_path, target_is_directory=True)
+    g = am.KnowledgeGraph.build(root)
+    for path in ("out.py", "outdir/secret.py", root / "out.py"):
+        with pytest.raises(am.InvalidInputError):
+            g.update_file(path)
+    assert g.find_symbol("secret") == []
+
+
+def test_read_project_file(tmp_path: Path) -> None:
+    import os
+
+    root = write(tmp_path / "repo", {"a.py": "x = 1\n", "pkg/b.py": "y = 2\n"})
+    write(tmp_path, {"secret.py": "s = 3\n"})
+    (root / "out.py").symlink_to(tmp_path / "secret.py")
+    os.mkfifo(root / "pipe.py")
+    read = am._core.read_project_file
+    assert read(root, "a.py", max_bytes=100) == b"x = 1\n"
+    assert read(str(root), root / "pkg/b.py", max_bytes=6) == b"y = 2\n"
+    for bad in ("../secret.py", tmp_path / "secret.py", "out.py", "\ud800.py"):
+        with pytest.raises(am.InvalidInputError):
+            read(root, bad, max_bytes=100)
+    with pytest.raises(am.FileMissingError):
+        read(root, "gone.py", max_bytes=100)
+    with pytest.raises(am.StoreError, match="FIFO"):
+        read(root, "pipe.py", max_bytes=100)
+    with pytest.raises(am.StoreError, match="larger than 5"):
+        read(root, "a.py", max_bytes=5)
+    for max_bytes in (-1, 2**64, 2**70):
+        with pytest.raises(am.InvalidInputError):
+            read(root, "a.py", max_bytes=max_bytes)
+
+
+def test_non_utf8_file_names_are_skipped(tmp_path: Path) -> None:
+    import os
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "ok.py").write_text("def f():\n    pass\n")
+    for name in (b"a\xff.py", b"a\xfe.py"):
+        with open(os.path.join(os.fsencode(root), name), "wb") as out:
+            out.write(b"def g():\n    pass\n")
+    g = am.KnowledgeGraph.build(root)
+    assert g.files == ["ok.py"] and g.find_symbol("g") == []
+    assert [w for _, w in g.skipped] == ["file name is not valid UTF-8"] * 2
+    g.save(tmp_path / "g.bin")
+    loaded = am.KnowledgeGraph.load(tmp_path / "g.bin")
+    assert loaded.files == g.files and loaded.file_count == g.file_count and loaded.skipped == g.skipped
+    g.update_file(os.fsdecode(os.path.join(os.fsencode(root), b"a\xff.py")))
+    assert g.files == ["ok.py"]
+
+
+def test_graph_file_is_private_and_leftovers_go(tmp_path: Path) -> None:
+    root = write(tmp_path / "repo", {"a.py": "def f():\n    pass\n"})
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "graph.bin.tmp4242").write_bytes(b"crashed")
+    (out / "graph.bin.tmp.keep").write_bytes(b"other")
+    am.KnowledgeGraph.build(root).save(out / "graph.bin")
+    assert (out / "graph.bin").stat().st_mode & 0o777 == 0o600
+    assert sorted(p.name for p in out.iterdir()) == ["graph.bin", "graph.bin.tmp.keep"]
+
+
+def test_bad_values_raise_typed_errors(tmp_path: Path) -> None:
+    g = am.KnowledgeGraph.build(write(tmp_path, {"a.py": "def f():\n    g()\n"}))
+    bad_calls = [
+        lambda: g.neighbourhood("f", hops=-1),
+        lambda: g.neighbourhood("f", hops=2**70),
+        lambda: g.find_symbol("\ud800"),
+        lambda: g.get_callers("\ud800"),
+        lambda: g.get_callees("\udcff"),
+        lambda: g.get_references("f", kind="\ud800"),
+        lambda: g.get_file_contents("\ud800"),
+        lambda: g.get_dependencies("\ud800"),
+        lambda: g.update_file("\ud800.py"),
+        lambda: g.remove_file("\ud800.py"),
+        lambda: g.save("\ud800"),
+        lambda: g.rank(["\ud800"]),
+        lambda: g.rank(["f"], limit=-1),
+        lambda: g.rank(["f"], damping=2**2000),
+        lambda: am.KnowledgeGraph.build(tmp_path, max_file_bytes=-1),
+        lambda: am.KnowledgeGraph.discover(tmp_path, max_file_bytes=2**64),
+        lambda: am.KnowledgeGraph.load("\ud800"),
+        lambda: am._core.relative_path(tmp_path, "\ud800"),
+    ]
+    for call in bad_calls:
+        with pytest.raises(am.InvalidInputError):
+            call()
+
+
+def test_hostile_values_raise_only_aircher_errors(tmp_path: Path) -> None:
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    g = am.KnowledgeGraph.build(write(tmp_path, {"a.py": "def f():\n    g()\n"}))
+    hostile = st.one_of(
+        st.integers(min_value=-(2**80), max_value=2**80),
+        st.sampled_from([2**63, -(2**63) - 1, 2**64, -1, 0, float("nan"), float("inf"), -float("inf")]),
+        st.floats(allow_nan=True, allow_infinity=True),
+        st.text(max_size=20),
+        st.sampled_from(["\ud800", "a\x00b", "x" * 1_000_000, "\udcff.py", "", "../x.py", "/etc/passwd"]),
+    )
+    entry_points = [
+        lambda v: g.find_symbol(v),
+        lambda v: g.find_symbol(v, prefix=True),
+        lambda v: g.find_symbol(v, fuzzy=True),
+        lambda v: g.get_callers(v),
+        lambda v: g.get_callees(v),
+        lambda v: g.get_references(v),
+        lambda v: g.get_references("f", kind=v),
+        lambda v: g.get_references_from(v),
+        lambda v: g.get_file_contents(v),
+        lambda v: g.get_dependencies(v),
+        lambda v: g.get_dependents(v),
+        lambda v: g.neighbourhood(v),
+        lambda v: g.neighbourhood("f", hops=v),
+        lambda v: g.rank([v]),
+        lambda v: g.rank(["f"], [v]),
+        lambda v: g.rank(["f"], limit=v),
+        lambda v: g.rank(["f"], damping=v),
+        lambda v: g.rank(["f"], iterations=v if not isinstance(v, int) else min(v, 100)),
+        lambda v: g.update_file(v),
+        lambda v: g.remove_file(v),
+        lambda v: am._core.relative_path(tmp_path, v),
+        lambda v: am._core.read_project_file(tmp_path, v, max_bytes=100),
+        lambda v: am._core.read_project_file(tmp_path, "a.py", max_bytes=v),
+        lambda v: am.KnowledgeGraph.discover(tmp_path, max_file_bytes=v),
+    ]
+
+    @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(st.sampled_from(range(len(entry_points))), hostile)
+    def check(which: int, value: object) -> None:
+        try:
+            entry_points[which](value)
+        except am.AircherError:
+            pass
+
+    check()

@@ -249,3 +249,132 @@ def test_pruning_releases_the_gil() -> None:
         done.set()
         t.join()
     assert during > 0
+
+
+# --- Typed errors at the boundary: hostile values raise AircherError subclasses ---
+
+
+def test_out_of_range_values_raise_invalid_input() -> None:
+    w = am.ContextWindow(1_000)
+    bad_calls = [
+        lambda: am.ContextWindow(2**70),
+        lambda: am.ContextWindow(-1),
+        lambda: am.ContextWindow(1.5),  # type: ignore[arg-type]
+        lambda: am.ContextItem("a", "x", T.SystemPrompt(), token_cost=2**63, timestamp=NOW),
+        lambda: am.ContextItem("a", "x", T.SystemPrompt(), token_cost=-1, timestamp=NOW),
+        lambda: am.ContextItem("a", "x", T.SystemPrompt(), token_cost=1, timestamp=2**2000),
+        lambda: am.ContextItem("a", "x", T.SystemPrompt(), token_cost=1, timestamp=float("nan")),
+        lambda: am.ContextItem("a", "x", T.SystemPrompt(), token_cost=1, timestamp=NOW, relevance_score=-1.0),
+        lambda: T.CodeSnippet("a.py", (-1, 2)),
+        lambda: T.CodeSnippet("a.py", (1, 2**64)),
+        lambda: T.CodeSnippet("a.py", (1,)),  # type: ignore[arg-type]
+        lambda: w.prune(2**2000),
+        lambda: w.scores(2**2000),
+        lambda: w.maybe_prune(2**2000),
+        lambda: am.ContextPolicy(prune_threshold=2**2000),
+    ]
+    for call in bad_calls:
+        with pytest.raises(am.InvalidInputError):
+            call()
+
+
+def test_lone_surrogates_raise_invalid_input() -> None:
+    w = am.ContextWindow(1_000)
+    w.add(make_item("ok"))
+    s = "\ud800"
+    bad_calls = [
+        lambda: am.ContextItem(s, "x", T.SystemPrompt(), token_cost=1, timestamp=NOW),
+        lambda: am.ContextItem("a", s, T.SystemPrompt(), token_cost=1, timestamp=NOW),
+        lambda: am.ContextItem("a", "x", T.SystemPrompt(), token_cost=1, timestamp=NOW, task_id=s),
+        lambda: am.ContextItem("a", "x", T.SystemPrompt(), token_cost=1, timestamp=NOW, dependencies=[s]),
+        lambda: T.ToolResult(s),
+        lambda: T.ToolResult("bash", s),
+        lambda: T.UserMessage(s),
+        lambda: T.AssistantResponse([s]),
+        lambda: T.CodeSnippet(s, (1, 2)),
+        lambda: T.TaskState(s, "d"),
+        lambda: T.KnowledgeGraphQuery("q", s),
+        lambda: w.remove(s),
+        lambda: w.get(s),
+        lambda: s in w,
+        lambda: w.set_current_task(s),
+        lambda: am.ContextPolicy(**{s: 1.0}),
+    ]
+    for call in bad_calls:
+        with pytest.raises(am.InvalidInputError, match="lone surrogate"):
+            call()
+
+
+def test_token_count_never_wraps() -> None:
+    w = am.ContextWindow(2**63 - 1)
+    big = 2**63 - 1
+    w.add(am.ContextItem("a", "x", T.SystemPrompt(), token_cost=big, timestamp=NOW))
+    with pytest.raises(am.InvalidInputError, match="token count"):
+        w.add(am.ContextItem("b", "x", T.SystemPrompt(), token_cost=1, timestamp=NOW))
+    with pytest.raises(am.InvalidInputError):
+        w.extend([am.ContextItem(f"c{i}", "x", T.SystemPrompt(), token_cost=big, timestamp=NOW) for i in range(3)])
+    assert (len(w), w.token_count) == (1, big)
+
+
+def test_hostile_values_raise_only_aircher_errors() -> None:
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    hostile = st.one_of(
+        st.integers(min_value=-(2**80), max_value=2**80),
+        st.sampled_from([2**63, 2**63 - 1, -(2**63) - 1, 2**64, -1, 0, float("nan"), float("inf"), -float("inf")]),
+        st.floats(allow_nan=True, allow_infinity=True),
+        st.text(max_size=20),
+        st.sampled_from(["\ud800", "a\x00b", "x" * 1_000_000, "\udcff", ""]),
+    )
+
+    def item(**kw: object) -> am.ContextItem:
+        args: dict[str, object] = {"token_cost": 1, "timestamp": NOW} | kw
+        return am.ContextItem(
+            str(args.pop("id", "h")),  # type: ignore[arg-type]
+            args.pop("content", "x"),  # type: ignore[arg-type]
+            args.pop("item_type", T.SystemPrompt()),  # type: ignore[arg-type]
+            **args,  # type: ignore[arg-type]
+        )
+
+    w = am.ContextWindow(10**6)
+    entry_points = [
+        lambda v: am.ContextWindow(v),
+        lambda v: (
+            item(id=v) if isinstance(v, str) else am.ContextItem(v, "x", T.SystemPrompt(), token_cost=1, timestamp=NOW)
+        ),
+        lambda v: am.ContextItem("h", v, T.SystemPrompt(), token_cost=1, timestamp=NOW),
+        lambda v: item(token_cost=v),
+        lambda v: item(timestamp=v),
+        lambda v: item(relevance_score=v),
+        lambda v: item(task_id=v),
+        lambda v: item(dependencies=[v]),
+        lambda v: T.ToolResult(v),
+        lambda v: T.UserMessage(v),
+        lambda v: T.AssistantResponse([v]),
+        lambda v: T.CodeSnippet("a.py", (v, v)),
+        lambda v: T.CodeSnippet(v, (1, 2)),
+        lambda v: T.TaskState(v, v),
+        lambda v: T.KnowledgeGraphQuery(v, v),
+        lambda v: am.ContextPolicy(prune_threshold=v),
+        lambda v: am.ContextPolicy(decay_minutes=v),
+        lambda v: w.add(item(id="w" + str(v)[:50], token_cost=v)),
+        lambda v: w.remove(v),
+        lambda v: w.get(v),
+        lambda v: v in w,
+        lambda v: w.set_current_task(v),
+        lambda v: w.scores(v),
+        lambda v: w.prune(v),
+        lambda v: w.maybe_prune(v),
+    ]
+
+    @settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(st.sampled_from(range(len(entry_points))), hostile)
+    def check(which: int, value: object) -> None:
+        try:
+            entry_points[which](value)
+        except am.AircherError:
+            pass
+        assert w.token_count == sum(i.token_cost for i in w.items())
+
+    check()

@@ -20,6 +20,7 @@ __all__ = [
     "KnowledgeGraph",
     "Reference",
     "Symbol",
+    "read_project_file",
     "relative_path",
 ]
 
@@ -310,3 +311,10 @@ class KnowledgeGraph:
 def relative_path(root: str | PathLike[str], path: str | PathLike[str]) -> str:
     """``path`` relative to the project ``root`` with ``/`` separators; InvalidInputError
     for an empty path, a NUL byte, the root itself or a path outside the root."""
+
+def read_project_file(root: str | PathLike[str], path: str | PathLike[str], *, max_bytes: int) -> bytes:
+    """The bytes of project file ``path`` (relative to ``root`` or absolute inside it), read
+    without following any symlink and only if it is a regular file of at most ``max_bytes``.
+    InvalidInputError for a path outside the root, through or to a symlink, or a bad
+    ``max_bytes``; FileMissingError for an absent file; StoreError for a FIFO, socket, device,
+    folder or a file larger than ``max_bytes``."""

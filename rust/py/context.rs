@@ -7,6 +7,7 @@ use parking_lot::RwLock;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use super::convert::{Int, LineRange, Real, Text};
 use super::detached;
 use crate::context::{
     ContextItem, ContextItemType, ContextPolicy, ContextWindow, PruneResult, UserIntent,
@@ -20,69 +21,70 @@ pub enum PyContextItemType {
     SystemPrompt {},
     #[pyo3(constructor = (intent = None))]
     UserMessage {
-        intent: Option<String>,
+        intent: Option<Text>,
     },
     #[pyo3(constructor = (tool_calls = Vec::new()))]
     AssistantResponse {
-        tool_calls: Vec<String>,
+        tool_calls: Vec<Text>,
     },
     #[pyo3(constructor = (tool_name, file_path = None))]
     ToolResult {
-        tool_name: String,
-        file_path: Option<String>,
+        tool_name: Text,
+        file_path: Option<Text>,
     },
     CodeSnippet {
-        file_path: String,
-        line_range: (u64, u64),
+        file_path: Text,
+        line_range: LineRange,
     },
     TaskState {
-        task_id: String,
-        description: String,
+        task_id: Text,
+        description: Text,
     },
     KnowledgeGraphQuery {
-        query: String,
-        result_summary: String,
+        query: Text,
+        result_summary: Text,
     },
 }
 
 impl PyContextItemType {
     fn to_core(&self) -> PyResult<ContextItemType> {
         use PyContextItemType as P;
+        let texts = |v: Vec<Text>| v.into_iter().map(|t| t.0).collect();
         Ok(match self.clone() {
             P::SystemPrompt {} => ContextItemType::SystemPrompt,
             P::UserMessage { intent } => ContextItemType::UserMessage {
-                intent: intent.as_deref().map(UserIntent::parse).transpose()?,
+                intent: intent.map(|i| UserIntent::parse(&i.0)).transpose()?,
             },
-            P::AssistantResponse { tool_calls } => {
-                ContextItemType::AssistantResponse { tool_calls }
-            }
+            P::AssistantResponse { tool_calls } => ContextItemType::AssistantResponse {
+                tool_calls: texts(tool_calls),
+            },
             P::ToolResult {
                 tool_name,
                 file_path,
             } => ContextItemType::ToolResult {
-                tool_name,
-                file_path,
+                tool_name: tool_name.0,
+                file_path: file_path.map(|t| t.0),
             },
             P::CodeSnippet {
                 file_path,
                 line_range,
             } => ContextItemType::CodeSnippet {
-                file_path,
-                line_range,
+                file_path: file_path.0,
+                line_range: (line_range.0, line_range.1),
             },
             P::TaskState {
                 task_id,
                 description,
             } => ContextItemType::TaskState {
-                task_id,
-                description,
+                task_id: task_id.0,
+                description: description.0,
             },
             P::KnowledgeGraphQuery {
                 query,
                 result_summary,
             } => ContextItemType::KnowledgeGraphQuery {
-                query,
-                result_summary,
+                query: query.0,
+                result_summary: result_summary.0,
             },
         })
     }
@@ -92,36 +94,38 @@ impl PyContextItemType {
         match kind.clone() {
             C::SystemPrompt => Self::SystemPrompt {},
             C::UserMessage { intent } => Self::UserMessage {
-                intent: intent.map(|i| i.as_str().to_string()),
+                intent: intent.map(|i| Text(i.as_str().to_string())),
             },
-            C::AssistantResponse { tool_calls } => Self::AssistantResponse { tool_calls },
+            C::AssistantResponse { tool_calls } => Self::AssistantResponse {
+                tool_calls: tool_calls.into_iter().map(Text).collect(),
+            },
             C::ToolResult {
                 tool_name,
                 file_path,
             } => Self::ToolResult {
-                tool_name,
-                file_path,
+                tool_name: Text(tool_name),
+                file_path: file_path.map(Text),
             },
             C::CodeSnippet {
                 file_path,
-                line_range,
+                line_range: (first, last),
             } => Self::CodeSnippet {
-                file_path,
-                line_range,
+                file_path: Text(file_path),
+                line_range: LineRange(first, last),
             },
             C::TaskState {
                 task_id,
                 description,
             } => Self::TaskState {
-                task_id,
-                description,
+                task_id: Text(task_id),
+                description: Text(description),
             },
             C::KnowledgeGraphQuery {
                 query,
                 result_summary,
             } => Self::KnowledgeGraphQuery {
-                query,
-                result_summary,
+                query: Text(query),
+                result_summary: Text(result_summary),
             },
         }
     }
@@ -131,8 +135,9 @@ fn py_str(s: &str) -> String {
     format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"))
 }
 
-fn py_opt(s: &Option<String>) -> String {
-    s.as_deref().map_or_else(|| "None".to_string(), py_str)
+fn py_opt(s: &Option<Text>) -> String {
+    s.as_ref()
+        .map_or_else(|| "None".to_string(), |t| py_str(&t.0))
 }
 
 #[pymethods]
@@ -143,7 +148,7 @@ impl PyContextItemType {
             P::SystemPrompt {} => ("SystemPrompt", String::new()),
             P::UserMessage { intent } => ("UserMessage", format!("intent={}", py_opt(intent))),
             P::AssistantResponse { tool_calls } => {
-                let calls: Vec<_> = tool_calls.iter().map(|c| py_str(c)).collect();
+                let calls: Vec<_> = tool_calls.iter().map(|c| py_str(&c.0)).collect();
                 (
                     "AssistantResponse",
                     format!("tool_calls=[{}]", calls.join(", ")),
@@ -156,16 +161,16 @@ impl PyContextItemType {
                 "ToolResult",
                 format!(
                     "tool_name={}, file_path={}",
-                    py_str(tool_name),
+                    py_str(&tool_name.0),
                     py_opt(file_path)
                 ),
             ),
             P::CodeSnippet {
                 file_path,
-                line_range: (a, b),
+                line_range: LineRange(a, b),
             } => (
                 "CodeSnippet",
-                format!("file_path={}, line_range=({a}, {b})", py_str(file_path)),
+                format!("file_path={}, line_range=({a}, {b})", py_str(&file_path.0)),
             ),
             P::TaskState {
                 task_id,
@@ -174,8 +179,8 @@ impl PyContextItemType {
                 "TaskState",
                 format!(
                     "task_id={}, description={}",
-                    py_str(task_id),
-                    py_str(description)
+                    py_str(&task_id.0),
+                    py_str(&description.0)
                 ),
             ),
             P::KnowledgeGraphQuery {
@@ -185,8 +190,8 @@ impl PyContextItemType {
                 "KnowledgeGraphQuery",
                 format!(
                     "query={}, result_summary={}",
-                    py_str(query),
-                    py_str(result_summary)
+                    py_str(&query.0),
+                    py_str(&result_summary.0)
                 ),
             ),
         };
@@ -201,28 +206,31 @@ pub struct PyContextItem(pub Arc<ContextItem>);
 #[pymethods]
 impl PyContextItem {
     #[new]
-    #[pyo3(signature = (id, content, item_type, *, token_cost, timestamp, relevance_score = 1.0, task_id = None, dependencies = Vec::new(), sticky = false))]
+    #[pyo3(
+        signature = (id, content, item_type, *, token_cost, timestamp, relevance_score = Real(1.0), task_id = None, dependencies = Vec::new(), sticky = false),
+        text_signature = "(id, content, item_type, *, token_cost, timestamp, relevance_score=1.0, task_id=None, dependencies=..., sticky=False)"
+    )]
     #[allow(clippy::too_many_arguments)]
     fn new(
-        id: String,
-        content: String,
+        id: Text,
+        content: Text,
         item_type: &PyContextItemType,
-        token_cost: i64,
-        timestamp: f64,
-        relevance_score: f64,
-        task_id: Option<String>,
-        dependencies: Vec<String>,
+        token_cost: Int<i64>,
+        timestamp: Real,
+        relevance_score: Real,
+        task_id: Option<Text>,
+        dependencies: Vec<Text>,
         sticky: bool,
     ) -> PyResult<Self> {
         let item = ContextItem {
-            id,
-            content,
+            id: id.0,
+            content: content.0,
             item_type: item_type.to_core()?,
-            timestamp,
-            relevance_score,
-            token_cost: count("token_cost", token_cost)?,
-            task_id,
-            dependencies,
+            timestamp: timestamp.0,
+            relevance_score: relevance_score.0,
+            token_cost: count("token_cost", token_cost.0)?,
+            task_id: task_id.map(|t| t.0),
+            dependencies: dependencies.into_iter().map(|t| t.0).collect(),
             sticky,
         };
         Ok(Self(Arc::new(item.validated()?)))
@@ -292,7 +300,9 @@ fn apply(
 ) -> PyResult<ContextPolicy> {
     if let Some(overrides) = overrides {
         for (name, value) in overrides.iter() {
-            policy.set(&name.extract::<String>()?, value.extract::<f64>()?)?;
+            let name: Text = name.extract()?;
+            let value: Real = value.extract()?;
+            policy.set(&name.0, value.0)?;
         }
     }
     policy.validate()?;
@@ -451,10 +461,10 @@ pub struct PyContextWindow(RwLock<ContextWindow>);
 impl PyContextWindow {
     #[new]
     #[pyo3(signature = (max_tokens, policy = None))]
-    fn new(max_tokens: i64, policy: Option<&PyContextPolicy>) -> PyResult<Self> {
+    fn new(max_tokens: Int<i64>, policy: Option<&PyContextPolicy>) -> PyResult<Self> {
         let policy = policy.map(|p| p.0.clone()).unwrap_or_default();
         Ok(Self(RwLock::new(ContextWindow::new(
-            count("max_tokens", max_tokens)?,
+            count("max_tokens", max_tokens.0)?,
             policy,
         )?)))
     }
@@ -469,12 +479,12 @@ impl PyContextWindow {
         Ok(detached(py, || self.0.write().extend(items))?)
     }
 
-    fn remove(&self, id: &str) -> PyResult<PyContextItem> {
-        Ok(PyContextItem(self.0.write().remove(id)?))
+    fn remove(&self, id: Text) -> PyResult<PyContextItem> {
+        Ok(PyContextItem(self.0.write().remove(&id.0)?))
     }
 
-    fn get(&self, id: &str) -> PyResult<PyContextItem> {
-        Ok(PyContextItem(Arc::clone(self.0.read().get(id)?)))
+    fn get(&self, id: Text) -> PyResult<PyContextItem> {
+        Ok(PyContextItem(Arc::clone(self.0.read().get(&id.0)?)))
     }
 
     /// The items, in the order they were added.
@@ -492,8 +502,8 @@ impl PyContextWindow {
         self.0.read().len()
     }
 
-    fn __contains__(&self, id: &str) -> bool {
-        self.0.read().contains(id)
+    fn __contains__(&self, id: Text) -> bool {
+        self.0.read().contains(&id.0)
     }
 
     #[getter]
@@ -523,24 +533,24 @@ impl PyContextWindow {
     }
 
     #[pyo3(signature = (task_id))]
-    fn set_current_task(&self, task_id: Option<String>) {
-        self.0.write().set_current_task(task_id);
+    fn set_current_task(&self, task_id: Option<Text>) {
+        self.0.write().set_current_task(task_id.map(|t| t.0));
     }
 
     /// Relevance of every item at `now` (Unix seconds), in window order, as float64.
-    fn scores<'py>(&self, py: Python<'py>, now: f64) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        let scores = detached(py, || self.0.read().scores(now))?;
+    fn scores<'py>(&self, py: Python<'py>, now: Real) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let scores = detached(py, || self.0.read().scores(now.0))?;
         Ok(scores.into_pyarray(py))
     }
 
     /// Removes the lowest-scored non-sticky items (see the README for the rule).
-    fn prune(&self, py: Python<'_>, now: f64) -> PyResult<PyPruneResult> {
-        Ok(PyPruneResult(detached(py, || self.0.write().prune(now))?))
+    fn prune(&self, py: Python<'_>, now: Real) -> PyResult<PyPruneResult> {
+        Ok(PyPruneResult(detached(py, || self.0.write().prune(now.0))?))
     }
 
     /// Prunes only when the window is over its threshold; returns None otherwise.
-    fn maybe_prune(&self, py: Python<'_>, now: f64) -> PyResult<Option<PyPruneResult>> {
-        Ok(detached(py, || self.0.write().maybe_prune(now))?.map(PyPruneResult))
+    fn maybe_prune(&self, py: Python<'_>, now: Real) -> PyResult<Option<PyPruneResult>> {
+        Ok(detached(py, || self.0.write().maybe_prune(now.0))?.map(PyPruneResult))
     }
 
     /// An independent window with the same items (items are shared, not copied).

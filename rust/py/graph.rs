@@ -6,7 +6,9 @@ use std::sync::atomic::Ordering;
 
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 
+use super::convert::{FsPath, Int, Real, Text};
 use super::detached;
 use crate::graph::{
     canonical_root, parse, reference_kinds, relative_to, Direction, Edge, FileSymbols,
@@ -137,10 +139,34 @@ fn parse_reporting(
 /// empty path, a NUL byte, the root itself, a `..` component, or a path outside the
 /// root (also through a symlink).
 #[pyfunction]
-pub fn relative_path(py: Python<'_>, root: PathBuf, path: PathBuf) -> PyResult<String> {
+pub fn relative_path(py: Python<'_>, root: FsPath, path: FsPath) -> PyResult<String> {
     Ok(detached(py, || {
-        relative_to(&canonical_root(&root)?, &path)
+        relative_to(&canonical_root(&root.0)?, &path.0)
     })?)
+}
+
+/// The bytes of the project file `path` (relative to `root` or absolute inside it),
+/// read the one way the engine reads project files: no symbolic link is followed
+/// (on any component of the path), nothing but a regular file is opened (a FIFO
+/// never blocks), at most `max_bytes` are read. Raises InvalidInputError for a
+/// path outside the root, through or to a symlink, or a bad `max_bytes`;
+/// FileMissingError for a file (or folder on the way) that is not there;
+/// StoreError for a FIFO, socket, device or folder, and for a file larger than
+/// `max_bytes`.
+#[pyfunction]
+#[pyo3(signature = (root, path, *, max_bytes))]
+pub fn read_project_file<'py>(
+    py: Python<'py>,
+    root: FsPath,
+    path: FsPath,
+    max_bytes: Int<u64>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let bytes = detached(py, || -> crate::Result<Vec<u8>> {
+        let root = canonical_root(&root.0)?;
+        let relative = relative_to(&root, &path.0)?;
+        crate::graph::read_project_file(&root, &relative, max_bytes.0)
+    })?;
+    Ok(PyBytes::new(py, &bytes))
 }
 
 /// Source files, skipped files and the count of files per unsupported language, as
@@ -202,14 +228,17 @@ impl PyKnowledgeGraph {
     /// parallel without the GIL; `progress(done, total)` is called every 100 ms while
     /// parsing and once at the end; an exception it raises, or Ctrl-C, stops the build.
     #[staticmethod]
-    #[pyo3(signature = (root, *, max_file_bytes = 1_000_000, progress = None))]
+    #[pyo3(
+        signature = (root, *, max_file_bytes = Int(1_000_000), progress = None),
+        text_signature = "(root, *, max_file_bytes=1000000, progress=None)"
+    )]
     fn build(
         py: Python<'_>,
-        root: PathBuf,
-        max_file_bytes: u64,
+        root: FsPath,
+        max_file_bytes: Int<u64>,
         progress: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let scan = detached(py, || Project::scan(&root, max_file_bytes))?;
+        let scan = detached(py, || Project::scan(&root.0, max_file_bytes.0))?;
         let parsed = parse_reporting(py, &scan, progress.as_ref())?;
         let project = detached(py, || Project::from_parsed(scan, parsed));
         Ok(Self { project })
@@ -218,36 +247,40 @@ impl PyKnowledgeGraph {
     /// Re-reads one file and repairs only the edges into and out of it. A file that
     /// is gone is removed; one that is now binary or too large is removed and listed
     /// in `skipped`. `path` is relative to the root or absolute inside it.
-    fn update_file(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
-        detached(py, || self.project.update_file(&path))?;
+    fn update_file(&self, py: Python<'_>, path: FsPath) -> PyResult<()> {
+        detached(py, || self.project.update_file(&path.0))?;
         Ok(())
     }
 
     /// Writes the graph to `path` (temporary file, then rename; missing folders are
     /// created): what each file defines and calls, the root, and what was skipped.
     /// Loading needs no parsing.
-    fn save(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
-        Ok(detached(py, || self.project.save(&path))?)
+    fn save(&self, py: Python<'_>, path: FsPath) -> PyResult<()> {
+        Ok(detached(py, || self.project.save(&path.0))?)
     }
 
     /// Reads a graph written by `save`. A damaged file raises StoreCorruptError, one
     /// of another format version SchemaVersionError: rebuild with `build` then.
     /// `root` overrides the saved project root (e.g. after moving the checkout).
     #[staticmethod]
-    #[pyo3(signature = (path, *, root = None, max_file_bytes = 1_000_000))]
+    #[pyo3(
+        signature = (path, *, root = None, max_file_bytes = Int(1_000_000)),
+        text_signature = "(path, *, root=None, max_file_bytes=1000000)"
+    )]
     fn load(
         py: Python<'_>,
-        path: PathBuf,
-        root: Option<PathBuf>,
-        max_file_bytes: u64,
+        path: FsPath,
+        root: Option<FsPath>,
+        max_file_bytes: Int<u64>,
     ) -> PyResult<Self> {
-        let project = detached(py, || Project::load(&path, root, max_file_bytes))?;
+        let root = root.map(|r| r.0);
+        let project = detached(py, || Project::load(&path.0, root, max_file_bytes.0))?;
         Ok(Self { project })
     }
 
     /// Drops a file from the graph (e.g. after it was deleted); false if it was not in it.
-    fn remove_file(&self, py: Python<'_>, path: PathBuf) -> PyResult<bool> {
-        Ok(detached(py, || self.project.remove_file(&path))?)
+    fn remove_file(&self, py: Python<'_>, path: FsPath) -> PyResult<bool> {
+        Ok(detached(py, || self.project.remove_file(&path.0))?)
     }
 
     /// The project root (absolute).
@@ -284,9 +317,9 @@ impl PyKnowledgeGraph {
     /// ignoring case, best match first. `Class.method` (or `Class::method`) looks
     /// for `method` (exact, prefix or fuzzy) defined directly in `Class` only.
     #[pyo3(signature = (name, *, prefix = false, fuzzy = false))]
-    fn find_symbol(&self, name: &str, prefix: bool, fuzzy: bool) -> PyResult<Vec<PySymbol>> {
+    fn find_symbol(&self, name: Text, prefix: bool, fuzzy: bool) -> PyResult<Vec<PySymbol>> {
         let state = self.project.state();
-        let found = state.graph().find(name, prefix, fuzzy)?;
+        let found = state.graph().find(&name.0, prefix, fuzzy)?;
         Ok(symbols(state.graph(), found))
     }
 
@@ -295,9 +328,12 @@ impl PyKnowledgeGraph {
     /// programming language the graph does not parse lie there (language name ->
     /// count, e.g. {"C": 12}); nothing is read or parsed.
     #[staticmethod]
-    #[pyo3(signature = (root, *, max_file_bytes = 1_000_000))]
-    fn discover(py: Python<'_>, root: PathBuf, max_file_bytes: u64) -> PyResult<Discovered> {
-        let scan = detached(py, || Project::scan(&root, max_file_bytes))?;
+    #[pyo3(
+        signature = (root, *, max_file_bytes = Int(1_000_000)),
+        text_signature = "(root, *, max_file_bytes=1000000)"
+    )]
+    fn discover(py: Python<'_>, root: FsPath, max_file_bytes: Int<u64>) -> PyResult<Discovered> {
+        let scan = detached(py, || Project::scan(&root.0, max_file_bytes.0))?;
         Ok((
             scan.sources.into_iter().map(|s| s.relative).collect(),
             scan.skipped,
@@ -318,7 +354,8 @@ impl PyKnowledgeGraph {
     }
 
     /// Every definition and import in a file, in line order.
-    fn get_file_contents(&self, path: &str) -> PyResult<Vec<PySymbol>> {
+    fn get_file_contents(&self, path: Text) -> PyResult<Vec<PySymbol>> {
+        let path = path.0.as_str();
         let state = self.project.state();
         let ids = state
             .graph()
@@ -328,32 +365,33 @@ impl PyKnowledgeGraph {
     }
 
     /// What calls the definitions named `name` (or `Class.method`).
-    fn get_callers(&self, name: &str) -> Vec<PyReference> {
+    fn get_callers(&self, name: Text) -> Vec<PyReference> {
         let state = self.project.state();
-        references(state.graph(), state.graph().callers(name))
+        references(state.graph(), state.graph().callers(&name.0))
     }
 
     /// What the definitions named `name` (or `Class.method`) call.
-    fn get_callees(&self, name: &str) -> Vec<PyReference> {
+    fn get_callees(&self, name: Text) -> Vec<PyReference> {
         let state = self.project.state();
-        references(state.graph(), state.graph().callees(name))
+        references(state.graph(), state.graph().callees(&name.0))
     }
 
     /// What refers to the definitions named `name`: calls them, inherits from them,
     /// names them in a type or an import, uses them (a variable); or only `kind`.
     #[pyo3(signature = (name, *, kind = None))]
-    fn get_references(&self, name: &str, kind: Option<&str>) -> PyResult<Vec<PyReference>> {
-        let kinds = reference_kinds(kind)?;
+    fn get_references(&self, name: Text, kind: Option<Text>) -> PyResult<Vec<PyReference>> {
+        let kinds = reference_kinds(kind.as_ref().map(|k| k.0.as_str()))?;
         let state = self.project.state();
         Ok(references(
             state.graph(),
-            state.graph().references(name, &kinds),
+            state.graph().references(&name.0, &kinds),
         ))
     }
 
     /// Every edge out of a file other than containment, as (source symbol, reference
     /// to the target), by line: what the file calls, imports, inherits, names and uses.
-    fn get_references_from(&self, path: &str) -> PyResult<Vec<(PySymbol, PyReference)>> {
+    fn get_references_from(&self, path: Text) -> PyResult<Vec<(PySymbol, PyReference)>> {
+        let path = path.0.as_str();
         let state = self.project.state();
         let graph = state.graph();
         let edges = graph
@@ -366,28 +404,34 @@ impl PyKnowledgeGraph {
     }
 
     /// The files `path` imports (repository-relative paths, sorted).
-    fn get_dependencies(&self, path: &str) -> PyResult<Vec<String>> {
-        self.dependencies(path, Direction::Outgoing)
+    fn get_dependencies(&self, path: Text) -> PyResult<Vec<String>> {
+        self.dependencies(&path.0, Direction::Outgoing)
     }
 
     /// The files that import `path`.
-    fn get_dependents(&self, path: &str) -> PyResult<Vec<String>> {
-        self.dependencies(path, Direction::Incoming)
+    fn get_dependents(&self, path: Text) -> PyResult<Vec<String>> {
+        self.dependencies(&path.0, Direction::Incoming)
     }
 
     /// Symbols ranked by personalized PageRank seeded by definitions named in `names`
     /// (each name's weight shared among its definitions) and by the files in `files`
     /// (unknown ones are ignored), best first.
-    #[pyo3(signature = (names, files = Vec::new(), *, limit = 50, damping = 0.85, iterations = 30))]
+    #[pyo3(
+        signature = (names, files = Vec::new(), *, limit = Int(50), damping = Real(0.85), iterations = Int(30)),
+        text_signature = "($self, names, files=..., *, limit=50, damping=0.85, iterations=30)"
+    )]
     fn rank(
         &self,
         py: Python<'_>,
-        names: Vec<String>,
-        files: Vec<String>,
-        limit: usize,
-        damping: f64,
-        iterations: usize,
+        names: Vec<Text>,
+        files: Vec<Text>,
+        limit: Int<usize>,
+        damping: Real,
+        iterations: Int<usize>,
     ) -> PyResult<Vec<(PySymbol, f64)>> {
+        let names: Vec<String> = names.into_iter().map(|t| t.0).collect();
+        let files: Vec<String> = files.into_iter().map(|t| t.0).collect();
+        let (limit, damping, iterations) = (limit.0, damping.0, iterations.0);
         // The lock is taken and released without the GIL: a thread never waits for
         // the GIL while holding it (an update waiting to write would block readers).
         Ok(detached(py, || -> crate::Result<Vec<(PySymbol, f64)>> {
@@ -404,12 +448,12 @@ impl PyKnowledgeGraph {
     /// Everything within `hops` edges (either direction) of the definitions named
     /// `name` (or `Class.method`) or of the file `name`, as (symbol, distance),
     /// nearest first.
-    #[pyo3(signature = (name, hops = 1))]
-    fn neighbourhood(&self, name: &str, hops: usize) -> Vec<(PySymbol, usize)> {
+    #[pyo3(signature = (name, hops = Int(1)), text_signature = "($self, name, hops=1)")]
+    fn neighbourhood(&self, name: Text, hops: Int<usize>) -> Vec<(PySymbol, usize)> {
         let state = self.project.state();
         let graph = state.graph();
         graph
-            .neighbourhood_of(name, hops)
+            .neighbourhood_of(&name.0, hops.0)
             .into_iter()
             .map(|(id, d)| (symbol(graph, id), d))
             .collect()

@@ -1,6 +1,7 @@
 //! Thin PyO3 wrappers over the pure-Rust engine: convert, call, convert back.
 
 pub mod context;
+mod convert;
 mod errors;
 pub mod graph;
 

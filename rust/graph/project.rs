@@ -231,7 +231,16 @@ impl Project {
     /// Drops a file from the graph and what was said about it; false if it was not
     /// in the graph.
     pub fn remove_file(&self, path: &Path) -> Result<bool> {
-        let relative = self.relative(path)?;
+        // A file the graph holds is removed by the name it is known by, whatever is
+        // on disk now (it may have become a symlink out of the project): nothing is
+        // read, so only other paths go through the full check.
+        let known = path
+            .to_str()
+            .filter(|name| self.state.read().graph.file_node(name).is_some());
+        let relative = match known {
+            Some(name) => name.to_string(),
+            None => self.relative(path)?,
+        };
         let mut state = self.state.write();
         state.forget(&relative);
         Ok(state.graph.remove_file(&relative))
@@ -555,6 +564,31 @@ mod tests {
             p.update_file(Path::new("../x.py")),
             Err(Error::InvalidValue { .. })
         ));
+    }
+
+    #[test]
+    fn a_file_turned_into_a_symlink_out_can_still_be_removed() {
+        let (dir, root) = project();
+        let p = Project::build(&root, 1_000_000, &Progress::default()).unwrap();
+        let outside = dir
+            .path()
+            .parent()
+            .unwrap()
+            .join(format!("out-{}.py", std::process::id()));
+        std::fs::write(&outside, "def f():\n    pass\n").unwrap();
+        std::fs::remove_file(root.join("g.py")).unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("g.py")).unwrap();
+        assert!(
+            p.relative(Path::new("g.py")).is_err(),
+            "reading through it is refused"
+        );
+        assert!(
+            p.remove_file(Path::new("g.py")).unwrap(),
+            "but the graph lets go of it"
+        );
+        assert!(p.state().graph().file_node("g.py").is_none());
+        assert!(p.remove_file(Path::new("../x.py")).is_err());
+        std::fs::remove_file(outside).unwrap();
     }
 
     #[test]

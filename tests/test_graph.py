@@ -534,6 +534,47 @@ def test_bad_values_raise_typed_errors(tmp_path: Path) -> None:
             call()
 
 
+class _Hostile:
+    """A sequence whose every access raises."""
+
+    def __len__(self) -> int:
+        raise RuntimeError("no len")
+
+    def __getitem__(self, i: int) -> object:
+        raise RuntimeError("no item")
+
+
+WRONG_TYPES: list[object] = ["f", "", 5, 0, 1.5, [1, 2], ["f"], [None], {"a": 1}, {}, None, object(), b"f", _Hostile()]
+
+
+def test_wrong_argument_types_raise_invalid_input(tmp_path: Path) -> None:
+    g = am.KnowledgeGraph.build(write(tmp_path, {"a.py": "def f():\n    g()\n"}))
+    bad_calls = [
+        lambda: g.find_symbol("f", prefix="yes"),  # type: ignore[arg-type]
+        lambda: g.find_symbol("f", prefix=1),  # type: ignore[arg-type]
+        lambda: g.find_symbol("f", fuzzy=[1]),  # type: ignore[arg-type]
+        lambda: g.find_symbol("f", fuzzy=None),  # type: ignore[arg-type]
+        lambda: g.rank(5),  # type: ignore[arg-type]
+        lambda: g.rank("f"),
+        lambda: g.rank([1]),  # type: ignore[list-item]
+        lambda: g.rank(["f"], 5),  # type: ignore[arg-type]
+        lambda: g.rank(["f"], files=_Hostile()),  # type: ignore[arg-type]
+        lambda: g.rank(["f"], files=None),  # type: ignore[arg-type]
+        lambda: am.KnowledgeGraph.build(tmp_path, progress=5),  # type: ignore[arg-type]
+        lambda: am.KnowledgeGraph.build(tmp_path, progress="x"),  # type: ignore[arg-type]
+    ]
+    for call in bad_calls:
+        with pytest.raises(am.InvalidInputError) as info:
+            call()
+        assert not isinstance(info.value, TypeError)
+    with pytest.raises(am.InvalidInputError, match=r"wrong type.*str"):
+        g.rank("f")
+    with pytest.raises(am.InvalidInputError, match="progress must be callable"):
+        am.KnowledgeGraph.build(tmp_path, progress=5)  # type: ignore[arg-type]
+    assert [s.name for s in g.find_symbol("f", prefix=True)] == ["f"]
+    assert am.KnowledgeGraph.build(tmp_path, progress=None).file_count == 1
+
+
 def test_hostile_values_raise_only_aircher_errors(tmp_path: Path) -> None:
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
@@ -545,6 +586,7 @@ def test_hostile_values_raise_only_aircher_errors(tmp_path: Path) -> None:
         st.floats(allow_nan=True, allow_infinity=True),
         st.text(max_size=20),
         st.sampled_from(["\ud800", "a\x00b", "x" * 1_000_000, "\udcff.py", "", "../x.py", "/etc/passwd"]),
+        st.sampled_from(WRONG_TYPES),
     )
     entry_points = [
         lambda v: g.find_symbol(v),
@@ -571,6 +613,12 @@ def test_hostile_values_raise_only_aircher_errors(tmp_path: Path) -> None:
         lambda v: am._core.read_project_file(tmp_path, v, max_bytes=100),
         lambda v: am._core.read_project_file(tmp_path, "a.py", max_bytes=v),
         lambda v: am.KnowledgeGraph.discover(tmp_path, max_file_bytes=v),
+        lambda v: g.find_symbol("f", prefix=v),
+        lambda v: g.find_symbol("f", fuzzy=v),
+        lambda v: g.rank(v),
+        lambda v: g.rank(["f"], v),
+        lambda v: g.rank(["f"], files=v),
+        lambda v: am.KnowledgeGraph.build(tmp_path, progress=v),
     ]
 
     @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))

@@ -185,6 +185,79 @@ def test_bad_item_types_raise() -> None:
         am.ContextItem("", "x", T.SystemPrompt(), token_cost=1, timestamp=NOW)
 
 
+class _Hostile:
+    """A sequence whose every access raises: extraction must still end in InvalidInputError."""
+
+    def __len__(self) -> int:
+        raise RuntimeError("no len")
+
+    def __getitem__(self, i: int) -> object:
+        raise RuntimeError("no item")
+
+
+# Values of the wrong Python type for some parameter (None where it is allowed
+# for others): the boundary must answer InvalidInputError, never TypeError.
+WRONG_TYPES: list[object] = [
+    "not a type",
+    "",
+    5,
+    0,
+    1.5,
+    [1, 2],
+    ["a"],
+    [None],
+    {"a": 1},
+    {},
+    None,
+    object(),
+    b"bytes",
+    (1, 2),
+    _Hostile(),
+    T.SystemPrompt,
+    am.ContextPolicy(),
+]
+
+
+def test_wrong_argument_types_raise_invalid_input() -> None:
+    w = am.ContextWindow(100)
+    w.add(make_item("a"))
+    bad_calls = [
+        lambda: am.ContextItem("i", "c", "not a type", token_cost=1, timestamp=NOW),  # type: ignore[arg-type]
+        lambda: am.ContextItem("i", "c", None, token_cost=1, timestamp=NOW),  # type: ignore[arg-type]
+        lambda: am.ContextItem("i", "c", T.SystemPrompt(), token_cost=1, timestamp=NOW, sticky=[1]),  # type: ignore[arg-type]
+        lambda: am.ContextItem("i", "c", T.SystemPrompt(), token_cost=1, timestamp=NOW, sticky=1),  # type: ignore[arg-type]
+        lambda: am.ContextItem("i", "c", T.SystemPrompt(), token_cost=1, timestamp=NOW, dependencies=5),  # type: ignore[arg-type]
+        lambda: am.ContextItem("i", "c", T.SystemPrompt(), token_cost=1, timestamp=NOW, dependencies="ab"),
+        lambda: am.ContextWindow(100, policy="x"),  # type: ignore[arg-type]
+        lambda: am.ContextWindow(100, policy=make_item("p")),  # type: ignore[arg-type]
+        lambda: w.add("not an item"),  # type: ignore[arg-type]
+        lambda: w.add(None),  # type: ignore[arg-type]
+        lambda: w.add(T.SystemPrompt()),  # type: ignore[arg-type]
+        lambda: w.extend([1, 2]),  # type: ignore[list-item]
+        lambda: w.extend([make_item("b"), "c"]),  # type: ignore[list-item]
+        lambda: w.extend(5),  # type: ignore[arg-type]
+        lambda: w.extend("ab"),  # type: ignore[arg-type]
+        lambda: w.extend(_Hostile()),  # type: ignore[arg-type]
+        lambda: T.AssistantResponse(tool_calls=5),  # type: ignore[arg-type]
+        lambda: T.AssistantResponse(tool_calls="bash"),
+        lambda: T.AssistantResponse(tool_calls=[1]),  # type: ignore[list-item]
+    ]
+    for call in bad_calls:
+        with pytest.raises(am.InvalidInputError) as info:
+            call()
+        assert not isinstance(info.value, TypeError)
+    assert [i.id for i in w.items()] == ["a"]
+    with pytest.raises(am.InvalidInputError, match=r"wrong type.*str.*ContextItem") as info:
+        w.add("not an item")  # type: ignore[arg-type]
+    assert isinstance(info.value.__cause__, TypeError)
+    with pytest.raises(am.InvalidInputError, match=r"wrong type.*int"):
+        am.ContextItem("i", "c", T.SystemPrompt(), token_cost=1, timestamp=NOW, dependencies=5)  # type: ignore[arg-type]
+    # The right types still pass.
+    item = am.ContextItem("i", "c", T.AssistantResponse(["x"]), token_cost=1, timestamp=NOW, sticky=True)
+    assert item.sticky and item.item_type == T.AssistantResponse(tool_calls=["x"])
+    assert am.ContextWindow(100, policy=None).policy == am.ContextPolicy()
+
+
 def test_window_errors_are_typed_and_change_nothing() -> None:
     w = am.ContextWindow(100)
     w.add(make_item("a"))
@@ -326,6 +399,7 @@ def test_hostile_values_raise_only_aircher_errors() -> None:
         st.floats(allow_nan=True, allow_infinity=True),
         st.text(max_size=20),
         st.sampled_from(["\ud800", "a\x00b", "x" * 1_000_000, "\udcff", ""]),
+        st.sampled_from(WRONG_TYPES),
     )
 
     def item(**kw: object) -> am.ContextItem:
@@ -366,6 +440,17 @@ def test_hostile_values_raise_only_aircher_errors() -> None:
         lambda v: w.scores(v),
         lambda v: w.prune(v),
         lambda v: w.maybe_prune(v),
+        lambda v: item(item_type=v),
+        lambda v: item(sticky=v),
+        lambda v: item(dependencies=v),
+        lambda v: am.ContextWindow(100, policy=v),
+        lambda v: am.ContextWindow(100, v),
+        lambda v: w.add(v),
+        lambda v: w.extend(v),
+        lambda v: w.extend([v]),
+        lambda v: T.AssistantResponse(v),
+        lambda v: T.AssistantResponse(tool_calls=v),
+        lambda v: T.ToolResult("bash", v),
     ]
 
     @settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))

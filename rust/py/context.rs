@@ -7,7 +7,7 @@ use parking_lot::RwLock;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use super::convert::{Int, LineRange, Real, Text};
+use super::convert::{Checked, Int, LineRange, Real, Text};
 use super::detached;
 use crate::context::{
     ContextItem, ContextItemType, ContextPolicy, ContextWindow, PruneResult, UserIntent,
@@ -23,9 +23,9 @@ pub enum PyContextItemType {
     UserMessage {
         intent: Option<Text>,
     },
-    #[pyo3(constructor = (tool_calls = Vec::new()))]
+    #[pyo3(constructor = (tool_calls = Checked(Vec::new())))]
     AssistantResponse {
-        tool_calls: Vec<Text>,
+        tool_calls: Checked<Vec<Text>>,
     },
     #[pyo3(constructor = (tool_name, file_path = None))]
     ToolResult {
@@ -56,7 +56,7 @@ impl PyContextItemType {
                 intent: intent.map(|i| UserIntent::parse(&i.0)).transpose()?,
             },
             P::AssistantResponse { tool_calls } => ContextItemType::AssistantResponse {
-                tool_calls: texts(tool_calls),
+                tool_calls: texts(tool_calls.0),
             },
             P::ToolResult {
                 tool_name,
@@ -97,7 +97,7 @@ impl PyContextItemType {
                 intent: intent.map(|i| Text(i.as_str().to_string())),
             },
             C::AssistantResponse { tool_calls } => Self::AssistantResponse {
-                tool_calls: tool_calls.into_iter().map(Text).collect(),
+                tool_calls: Checked(tool_calls.into_iter().map(Text).collect()),
             },
             C::ToolResult {
                 tool_name,
@@ -148,7 +148,7 @@ impl PyContextItemType {
             P::SystemPrompt {} => ("SystemPrompt", String::new()),
             P::UserMessage { intent } => ("UserMessage", format!("intent={}", py_opt(intent))),
             P::AssistantResponse { tool_calls } => {
-                let calls: Vec<_> = tool_calls.iter().map(|c| py_str(&c.0)).collect();
+                let calls: Vec<_> = tool_calls.0.iter().map(|c| py_str(&c.0)).collect();
                 (
                     "AssistantResponse",
                     format!("tool_calls=[{}]", calls.join(", ")),
@@ -207,31 +207,31 @@ pub struct PyContextItem(pub Arc<ContextItem>);
 impl PyContextItem {
     #[new]
     #[pyo3(
-        signature = (id, content, item_type, *, token_cost, timestamp, relevance_score = Real(1.0), task_id = None, dependencies = Vec::new(), sticky = false),
+        signature = (id, content, item_type, *, token_cost, timestamp, relevance_score = Real(1.0), task_id = None, dependencies = Checked(Vec::new()), sticky = Checked(false)),
         text_signature = "(id, content, item_type, *, token_cost, timestamp, relevance_score=1.0, task_id=None, dependencies=..., sticky=False)"
     )]
     #[allow(clippy::too_many_arguments)]
     fn new(
         id: Text,
         content: Text,
-        item_type: &PyContextItemType,
+        item_type: Checked<PyRef<'_, PyContextItemType>>,
         token_cost: Int<i64>,
         timestamp: Real,
         relevance_score: Real,
         task_id: Option<Text>,
-        dependencies: Vec<Text>,
-        sticky: bool,
+        dependencies: Checked<Vec<Text>>,
+        sticky: Checked<bool>,
     ) -> PyResult<Self> {
         let item = ContextItem {
             id: id.0,
             content: content.0,
-            item_type: item_type.to_core()?,
+            item_type: item_type.0.to_core()?,
             timestamp: timestamp.0,
             relevance_score: relevance_score.0,
             token_cost: count("token_cost", token_cost.0)?,
             task_id: task_id.map(|t| t.0),
-            dependencies: dependencies.into_iter().map(|t| t.0).collect(),
-            sticky,
+            dependencies: dependencies.0.into_iter().map(|t| t.0).collect(),
+            sticky: sticky.0,
         };
         Ok(Self(Arc::new(item.validated()?)))
     }
@@ -461,21 +461,28 @@ pub struct PyContextWindow(RwLock<ContextWindow>);
 impl PyContextWindow {
     #[new]
     #[pyo3(signature = (max_tokens, policy = None))]
-    fn new(max_tokens: Int<i64>, policy: Option<&PyContextPolicy>) -> PyResult<Self> {
-        let policy = policy.map(|p| p.0.clone()).unwrap_or_default();
+    fn new(
+        max_tokens: Int<i64>,
+        policy: Option<Checked<PyRef<'_, PyContextPolicy>>>,
+    ) -> PyResult<Self> {
+        let policy = policy.map(|p| p.0 .0.clone()).unwrap_or_default();
         Ok(Self(RwLock::new(ContextWindow::new(
             count("max_tokens", max_tokens.0)?,
             policy,
         )?)))
     }
 
-    fn add(&self, item: &PyContextItem) -> PyResult<()> {
-        Ok(self.0.write().add(Arc::clone(&item.0))?)
+    fn add(&self, item: Checked<PyRef<'_, PyContextItem>>) -> PyResult<()> {
+        Ok(self.0.write().add(Arc::clone(&item.0 .0))?)
     }
 
     /// Adds many items, all or none.
-    fn extend(&self, py: Python<'_>, items: Vec<PyRef<'_, PyContextItem>>) -> PyResult<()> {
-        let items: Vec<_> = items.iter().map(|i| Arc::clone(&i.0)).collect();
+    fn extend(
+        &self,
+        py: Python<'_>,
+        items: Checked<Vec<PyRef<'_, PyContextItem>>>,
+    ) -> PyResult<()> {
+        let items: Vec<_> = items.0.iter().map(|i| Arc::clone(&i.0)).collect();
         Ok(detached(py, || self.0.write().extend(items))?)
     }
 

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use pyo3::prelude::*;
 use pyo3::types::{PyFloat, PyInt, PyString, PyTuple};
 
-use super::errors::InvalidInputError;
+use super::errors::{AircherError, InvalidInputError};
 
 fn refused(what: &str, obj: &Borrowed<'_, '_, PyAny>, why: &str) -> PyErr {
     let kind = obj
@@ -169,5 +169,64 @@ impl<'py> IntoPyObject<'py> for LineRange {
     type Error = PyErr;
     fn into_pyobject(self, py: Python<'py>) -> PyResult<Self::Output> {
         (self.0, self.1).into_pyobject(py)
+    }
+}
+
+/// Any other argument (a class instance, a bool, a list, an optional of those):
+/// extracted as `T` is, but an argument of the wrong type raises InvalidInputError
+/// (with pyo3's message, which names the type expected and the type given) instead
+/// of pyo3's TypeError. An AircherError raised while extracting (an element of a
+/// list that is not valid text) passes unchanged; so does a BaseException that is
+/// not an Exception (KeyboardInterrupt). The original error is the `__cause__`.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Checked<T>(pub T);
+
+impl<'a, 'py, T> FromPyObject<'a, 'py> for Checked<T>
+where
+    T: FromPyObject<'a, 'py>,
+    T::Error: Into<PyErr>,
+{
+    type Error = PyErr;
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        let py = obj.py();
+        T::extract(obj).map(Checked).map_err(|err| {
+            let err: PyErr = err.into();
+            if err.is_instance_of::<AircherError>(py)
+                || !err.is_instance_of::<pyo3::exceptions::PyException>(py)
+            {
+                return err;
+            }
+            let kind = obj
+                .get_type()
+                .name()
+                .map_or_else(|_| "?".to_string(), |n| n.to_string());
+            let refused = InvalidInputError::new_err(format!(
+                "an argument has the wrong type (got a value of type {kind}): {}",
+                err.value(py)
+            ));
+            refused.set_cause(py, Some(err));
+            refused
+        })
+    }
+}
+
+impl<'py, T: IntoPyObject<'py>> IntoPyObject<'py> for Checked<T> {
+    type Target = T::Target;
+    type Output = T::Output;
+    type Error = T::Error;
+    fn into_pyobject(self, py: Python<'py>) -> Result<Self::Output, Self::Error> {
+        self.0.into_pyobject(py)
+    }
+}
+
+impl<'a, 'py, T> IntoPyObject<'py> for &'a Checked<T>
+where
+    &'a T: IntoPyObject<'py>,
+{
+    type Target = <&'a T as IntoPyObject<'py>>::Target;
+    type Output = <&'a T as IntoPyObject<'py>>::Output;
+    type Error = <&'a T as IntoPyObject<'py>>::Error;
+    fn into_pyobject(self, py: Python<'py>) -> Result<Self::Output, Self::Error> {
+        (&self.0).into_pyobject(py)
     }
 }

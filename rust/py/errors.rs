@@ -6,6 +6,7 @@ use pyo3::{PyErr, Python};
 
 use crate::Error;
 
+pyo3::import_exception!(aircher_mem.errors, AircherError);
 pyo3::import_exception!(aircher_mem.errors, DuplicateItemError);
 pyo3::import_exception!(aircher_mem.errors, UnknownItemError);
 pyo3::import_exception!(aircher_mem.errors, UnknownDependencyError);

@@ -8,8 +8,9 @@ use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use super::convert::{FsPath, Int, Real, Text};
+use super::convert::{Checked, FsPath, Int, Real, Text};
 use super::detached;
+use super::errors::InvalidInputError;
 use crate::graph::{
     canonical_root, parse, reference_kinds, relative_to, Direction, Edge, FileSymbols,
     KnowledgeGraph, Language, NodeIndex, Progress, Project, Remark, Scan,
@@ -238,6 +239,12 @@ impl PyKnowledgeGraph {
         max_file_bytes: Int<u64>,
         progress: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
+        if let Some(callback) = progress.as_ref().filter(|p| !p.is_callable()) {
+            let kind = callback.get_type().name()?;
+            return Err(InvalidInputError::new_err(format!(
+                "progress must be callable or None (got a value of type {kind})"
+            )));
+        }
         let scan = detached(py, || Project::scan(&root.0, max_file_bytes.0))?;
         let parsed = parse_reporting(py, &scan, progress.as_ref())?;
         let project = detached(py, || Project::from_parsed(scan, parsed));
@@ -316,10 +323,18 @@ impl PyKnowledgeGraph {
     /// starts with it; with `fuzzy`, those whose name holds its letters in order,
     /// ignoring case, best match first. `Class.method` (or `Class::method`) looks
     /// for `method` (exact, prefix or fuzzy) defined directly in `Class` only.
-    #[pyo3(signature = (name, *, prefix = false, fuzzy = false))]
-    fn find_symbol(&self, name: Text, prefix: bool, fuzzy: bool) -> PyResult<Vec<PySymbol>> {
+    #[pyo3(
+        signature = (name, *, prefix = Checked(false), fuzzy = Checked(false)),
+        text_signature = "($self, name, *, prefix=False, fuzzy=False)"
+    )]
+    fn find_symbol(
+        &self,
+        name: Text,
+        prefix: Checked<bool>,
+        fuzzy: Checked<bool>,
+    ) -> PyResult<Vec<PySymbol>> {
         let state = self.project.state();
-        let found = state.graph().find(&name.0, prefix, fuzzy)?;
+        let found = state.graph().find(&name.0, prefix.0, fuzzy.0)?;
         Ok(symbols(state.graph(), found))
     }
 
@@ -417,20 +432,20 @@ impl PyKnowledgeGraph {
     /// (each name's weight shared among its definitions) and by the files in `files`
     /// (unknown ones are ignored), best first.
     #[pyo3(
-        signature = (names, files = Vec::new(), *, limit = Int(50), damping = Real(0.85), iterations = Int(30)),
+        signature = (names, files = Checked(Vec::new()), *, limit = Int(50), damping = Real(0.85), iterations = Int(30)),
         text_signature = "($self, names, files=..., *, limit=50, damping=0.85, iterations=30)"
     )]
     fn rank(
         &self,
         py: Python<'_>,
-        names: Vec<Text>,
-        files: Vec<Text>,
+        names: Checked<Vec<Text>>,
+        files: Checked<Vec<Text>>,
         limit: Int<usize>,
         damping: Real,
         iterations: Int<usize>,
     ) -> PyResult<Vec<(PySymbol, f64)>> {
-        let names: Vec<String> = names.into_iter().map(|t| t.0).collect();
-        let files: Vec<String> = files.into_iter().map(|t| t.0).collect();
+        let names: Vec<String> = names.0.into_iter().map(|t| t.0).collect();
+        let files: Vec<String> = files.0.into_iter().map(|t| t.0).collect();
         let (limit, damping, iterations) = (limit.0, damping.0, iterations.0);
         // The lock is taken and released without the GIL: a thread never waits for
         // the GIL while holding it (an update waiting to write would block readers).

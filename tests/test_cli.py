@@ -385,3 +385,24 @@ def test_a_bad_config_is_a_policy_error_and_doctor_checks_the_rest(indexed: Path
     statuses = {c["check"]: c["status"] for c in report["checks"]}
     assert doctor.returncode == 1 and statuses["config"] == "fail"
     assert statuses["store"] == statuses["graph"] == statuses["episodic"] == "ok"
+
+
+def test_references_and_neighbourhood(indexed: Path) -> None:
+    root = ["--root", str(indexed)]
+    refs = run_json("refs", "User", *root)
+    # the import in views.py names it; create() calls it
+    assert [(r["kind"], r["symbol"]["qualified"], r["call_line"]) for r in refs["references"]] == [
+        ("references", "app.models", 1),
+        ("calls", "create", 4),
+    ]
+    inherits = run_json("refs", "Base", "--kind", "inherits", *root)
+    assert [(r["symbol"]["name"], r["kind"]) for r in inherits["references"]] == [("User", "inherits")]
+    near = run_json("near", "store", *root)
+    assert [(n["symbol"]["qualified"], n["distance"]) for n in near["symbols"]] == [
+        ("store", 0),
+        ("app/models.py", 1),
+        ("User.save", 1),
+    ]
+    code, text = run("refs", "Base", "--kind", "inherits", *root)
+    assert code == 0 and text.splitlines()[2].split()[:2] == ["inherits", "User"]
+    assert run("refs", "nobody", *root)[0] == 3 and run("near", "store", "--hops", "0", *root)[0] == 2

@@ -291,6 +291,9 @@ SHARED_VERBS = [
     (["callers", "store"], "get_callers", {"name": "store"}),
     (["callees", "User.save"], "get_callees", {"name": "User.save"}),
     (["deps", "app/views.py"], "get_dependencies", {"path": "app/views.py"}),
+    (["refs", "User"], "get_references", {"name": "User"}),
+    (["refs", "Base", "--kind", "inherits"], "get_references", {"name": "Base", "kind": "inherits"}),
+    (["near", "store", "--hops", "2"], "get_neighbourhood", {"name": "store", "hops": 2}),
     (["outline", "app/models.py"], "get_file_contents", {"path": "app/models.py"}),
     (
         ["code", "why does store lose users?", "--max-tokens", "40"],

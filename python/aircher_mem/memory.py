@@ -76,7 +76,7 @@ from .results import (
 )
 from .tokens import TokenCounter, available_encodings
 
-__all__ = ["Memory", "STORE_DIR", "TASK_ACTIONS", "find_root"]
+__all__ = ["Memory", "STORE_DIR", "TASK_ACTIONS", "REFERENCE_KINDS", "find_root"]
 
 log = logging.getLogger("aircher_mem.memory")
 

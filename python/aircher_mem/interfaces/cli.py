@@ -27,7 +27,7 @@ from typing import Any, TextIO
 from .._core import __version__
 from ..config import CONFIG_FILE
 from ..errors import AircherError, StoreNotFoundError
-from ..memory import TASK_ACTIONS, Memory, find_root
+from ..memory import REFERENCE_KINDS, TASK_ACTIONS, Memory, find_root
 from ..results import (
     Calls,
     CodeResult,
@@ -39,7 +39,9 @@ from ..results import (
     FileOutline,
     IndexReport,
     InitResult,
+    Neighbourhood,
     Patterns,
+    ReferenceList,
     Stats,
     Symbols,
     Tasks,
@@ -183,6 +185,26 @@ def show_calls(r: Calls, out: Output) -> None:
             (c.symbol.kind, c.symbol.qualified, f"{c.symbol.path}:{c.symbol.line}", c.call_line, f"{c.confidence:.2f}")
             for c in r.calls
         ],
+    )
+
+
+def show_references(r: ReferenceList, out: Output) -> None:
+    if not r.references:
+        out.line(f"nothing in the graph refers to {r.name!r}" + (f" ({r.kind})" if r.kind else ""))
+        return
+    out.table(
+        ["kind", "from", "defined at", "line", "confidence"],
+        [
+            (c.kind, c.symbol.qualified, f"{c.symbol.path}:{c.symbol.line}", c.call_line, f"{c.confidence:.2f}")
+            for c in r.references
+        ],
+    )
+
+
+def show_neighbourhood(r: Neighbourhood, out: Output) -> None:
+    out.table(
+        ["hops", "kind", "name", "where"],
+        [(n.distance, n.symbol.kind, n.symbol.qualified, f"{n.symbol.path}:{n.symbol.line}") for n in r.symbols],
     )
 
 
@@ -386,6 +408,8 @@ COMMANDS: dict[str, Command] = {
     "callers": _with_memory(lambda m, a: m.callers(a.name)),
     "callees": _with_memory(lambda m, a: m.callees(a.name)),
     "outline": _with_memory(lambda m, a: m.outline(a.path)),
+    "refs": _with_memory(lambda m, a: m.references(a.name, kind=a.kind)),
+    "near": _with_memory(lambda m, a: m.neighbourhood(a.name, hops=a.hops)),
     "deps": _with_memory(lambda m, a: m.dependencies(a.path)),
     "code": _with_memory(lambda m, a: m.relevant_code(a.query, max_tokens=a.max_tokens)),
     "history": _with_memory(lambda m, a: m.file_history(a.file, limit=a.limit)),
@@ -404,6 +428,8 @@ RENDER: dict[type, Callable[[Any, Output], None]] = {
     Symbols: show_symbols,
     Calls: show_calls,
     FileOutline: show_outline,
+    ReferenceList: show_references,
+    Neighbourhood: show_neighbourhood,
     Dependencies: show_dependencies,
     CodeResult: show_code,
     FileHistory: show_history,
@@ -493,6 +519,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name")
     p = command("callees", "the functions NAME (or Class.method) calls")
     p.add_argument("name")
+    p = command("refs", "every reference to NAME: calls, base classes, type annotations, imports, uses")
+    p.add_argument("name")
+    p.add_argument("--kind", choices=REFERENCE_KINDS)
+    p = command("near", "the definitions within --hops edges of NAME, nearest first")
+    p.add_argument("name")
+    p.add_argument("--hops", type=_positive, default=1)
     p = command("outline", "what a source file defines, in line order")
     p.add_argument("path")
     p = command("deps", "the project files PATH imports, and those importing it")

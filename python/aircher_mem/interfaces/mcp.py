@@ -39,6 +39,8 @@ TOOLS = (
     "find_symbol",
     "get_callers",
     "get_callees",
+    "get_references",
+    "get_neighbourhood",
     "get_dependencies",
     "get_file_contents",
     "relevant_code",
@@ -52,7 +54,8 @@ TOOLS = (
 
 INSTRUCTIONS = (
     "Memory of this repository for a coding agent. The code graph answers where things are defined "
-    "(find_symbol), who calls what (get_callers, get_callees), which files import which (get_dependencies), "
+    "(find_symbol), who calls what (get_callers, get_callees), what refers to a definition (get_references), "
+    "what lies around it (get_neighbourhood), which files import which (get_dependencies), "
     "what a file defines (get_file_contents) and which code matters for a task (relevant_code, within a token "
     "budget). The episodic memory remembers earlier sessions: file_history, co_edited_files, tasks. Report your "
     "own work with task (start one before working, complete it when done), record_tool_call and "
@@ -123,6 +126,28 @@ def build_server(memory: Memory) -> MCPServer[Any]:
         """The functions and classes that `name` calls, resolved in the project: JSON {name, direction,
         definitions, calls: [{symbol, call_line, kind, confidence}]}."""
         return _answer(lambda: memory.callees(name))
+
+    @tool
+    def get_references(
+        name: Name,
+        kind: Annotated[
+            Literal["calls", "references", "inherits", "uses", "imports"] | None,
+            Field(description="Only this kind of reference (default: all)."),
+        ] = None,
+    ) -> CallToolResult:
+        """Everything that refers to `name`: calls, base classes (inherits), type annotations and `new`
+        (references), imports naming it, reads and writes of a variable (uses). Use before renaming or changing a
+        definition. JSON {name, kind, references: [{symbol, call_line, kind, confidence}]}."""
+        return _answer(lambda: memory.references(name, kind=kind))
+
+    @tool
+    def get_neighbourhood(
+        name: Name,
+        hops: Annotated[int, Field(ge=1, le=10, description="How many edges away to look.")] = 1,
+    ) -> CallToolResult:
+        """The definitions within `hops` edges of `name`, in either direction (what it calls, what calls it, its
+        class, what it imports or uses), nearest first: JSON {name, hops, symbols: [{symbol, distance}]}."""
+        return _answer(lambda: memory.neighbourhood(name, hops=hops))
 
     @tool
     def get_dependencies(path: FilePath) -> CallToolResult:

@@ -169,12 +169,6 @@ class GraphIndex:
         ``/``; a path that leads outside the root raises :class:`InvalidInputError`."""
         if not isinstance(path, (str, os.PathLike)):
             raise InvalidInputError(f"path must be a string, got {type(path).__name__}")
-        text = os.fspath(path)
-        if isinstance(text, str):
-            try:
-                text.encode("utf-8")
-            except UnicodeEncodeError:
-                raise InvalidInputError(f"path {text!r:.80} is not valid text (it holds a lone surrogate)") from None
         return relative_path(self.root, path)
 
     @property

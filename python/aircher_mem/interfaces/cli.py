@@ -30,6 +30,7 @@ from ..errors import AircherError, StoreNotFoundError
 from ..memory import REFERENCE_KINDS, TASK_ACTIONS, Memory, find_root
 from ..results import (
     Calls,
+    CallSite,
     CodeResult,
     CoEdits,
     ContextPreview,
@@ -146,18 +147,10 @@ def show_index(r: IndexReport, out: Output) -> None:
     )
     if r.unsupported:
         out.line(f"not parsed (language not supported): {_counts(r.unsupported)} files")
-    if r.skipped:
-        out.line(
-            f"skipped {len(r.skipped)}: "
-            + "; ".join(f"{p or '?'} ({why})" for p, why in r.skipped[:5])
-            + (" ..." if len(r.skipped) > 5 else "")
-        )
-    if r.warnings:
-        out.line(
-            f"warnings {len(r.warnings)}: "
-            + "; ".join(f"{p} ({why})" for p, why in r.warnings[:5])
-            + (" ..." if len(r.warnings) > 5 else "")
-        )
+    for label, remarks in (("skipped", r.skipped), ("warnings", r.warnings)):
+        if remarks:
+            listed = "; ".join(f"{p or '?'} ({why})" for p, why in remarks[:5])
+            out.line(f"{label} {len(remarks)}: {listed}" + (" ..." if len(remarks) > 5 else ""))
 
 
 def show_symbols(r: Symbols, out: Output) -> None:
@@ -170,6 +163,11 @@ def show_symbols(r: Symbols, out: Output) -> None:
     )
 
 
+def _site(c: CallSite, kind: str) -> tuple[str, str, str, int, str]:
+    """A table row for one end of a call or reference."""
+    return (kind, c.symbol.qualified, f"{c.symbol.path}:{c.symbol.line}", c.call_line, f"{c.confidence:.2f}")
+
+
 def show_calls(r: Calls, out: Output) -> None:
     where = ", ".join(f"{s.qualified} ({s.path}:{s.line})" for s in r.definitions)
     if not r.calls:
@@ -179,26 +177,14 @@ def show_calls(r: Calls, out: Output) -> None:
         )
         return
     out.line(f"{r.direction} of {r.name!r}, defined at {where}:")
-    out.table(
-        ["kind", "name", "defined at", "call line", "confidence"],
-        [
-            (c.symbol.kind, c.symbol.qualified, f"{c.symbol.path}:{c.symbol.line}", c.call_line, f"{c.confidence:.2f}")
-            for c in r.calls
-        ],
-    )
+    out.table(["kind", "name", "defined at", "call line", "confidence"], [_site(c, c.symbol.kind) for c in r.calls])
 
 
 def show_references(r: ReferenceList, out: Output) -> None:
     if not r.references:
         out.line(f"nothing in the graph refers to {r.name!r}" + (f" ({r.kind})" if r.kind else ""))
         return
-    out.table(
-        ["kind", "from", "defined at", "line", "confidence"],
-        [
-            (c.kind, c.symbol.qualified, f"{c.symbol.path}:{c.symbol.line}", c.call_line, f"{c.confidence:.2f}")
-            for c in r.references
-        ],
-    )
+    out.table(["kind", "from", "defined at", "line", "confidence"], [_site(c, c.kind) for c in r.references])
 
 
 def show_neighbourhood(r: Neighbourhood, out: Output) -> None:

@@ -481,6 +481,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         timings["ours_index"] = time.perf_counter() - start
         took = timings["ours_index"]
         print(f"ours: index {index.files} files ({index.parsed} parsed, full={index.full}) in {took:.1f} s")
+        from aircher_mem.graph import tracked_files
+
+        indexed = set(tracked_files(work)[0])
+        unindexed = sorted({t.path for t in targets} - indexed)
+        report["targets_in_unindexed_files"] = unindexed
+        if unindexed:
+            print(f"note: targets in files the graph does not index (ours cannot find them): {unindexed}")
         store = work / ".aircher"
         stamps = {p: p.stat().st_mtime_ns for p in store.iterdir() if p.is_file() and p.suffix != ".toml"}
 
@@ -508,7 +515,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             report["best"] = best
             print(f"best on fit: {best}")
             lines.append(row(f"ours best {best}, fit", tried[0][2], len(halves["fit"])))
-            for label, values in (("defaults", overrides), (f"best {best}", best)):
+            for label, values in ((str(overrides or "defaults"), overrides), (f"best {best}", best)):
                 result = evaluate(values, halves["check"])
                 report["results"][f"ours {label}/check"] = result
                 lines.append(row(f"ours {label}, check", result, len(halves["check"])))

@@ -193,6 +193,7 @@ class Ours:
         self.mem = Memory.open(root, create=True, policy=policy)
         self.report: Any = None
         self.index_seconds = 0.0
+        self._code_flag: bool | None = None
 
     def index(self) -> Any:
         start = time.perf_counter()
@@ -201,7 +202,14 @@ class Ours:
         return self.report
 
     def search(self, text: str, k: int, level: str) -> Any:
-        return self.mem.search_code(text, k=k, level=level)  # type: ignore[attr-defined]
+        """``search_code`` without the hits' source (``code=False``) when it takes that
+        flag: the ranking is the same, and a bench does not read the code."""
+        if self._code_flag is None:
+            import inspect
+
+            self._code_flag = "code" in inspect.signature(self.mem.search_code).parameters  # type: ignore[attr-defined]
+        extra = {"code": False} if self._code_flag else {}
+        return self.mem.search_code(text, k=k, level=level, **extra)  # type: ignore[attr-defined]
 
     def files(self, text: str, k: int = 10) -> list[str]:
         return [hit.path for hit in self.search(text, k, "file").hits]
@@ -210,25 +218,43 @@ class Ours:
         self.mem.close()
 
 
+def describe_channels(channels: Any) -> str:
+    """``lexical:0.82x1`` per channel (normalized score x fusion weight) for a list of
+    ``ChannelScore``-like objects, or ``name:value`` for a mapping."""
+    if isinstance(channels, Mapping):
+        items = list(channels.items())
+    else:
+        items = [
+            (
+                getattr(c, "channel", c),
+                f"{c.normalized:.2f}x{c.weight:g}" if hasattr(c, "normalized") and hasattr(c, "weight") else "",
+            )
+            for c in channels
+        ]
+    return ",".join(f"{k}:{v:.3g}" if isinstance(v, float) else f"{k}:{v}" if v != "" else str(k) for k, v in items)
+
+
 def describe_hit(hit: Any) -> str:
-    """One line for a hit: path[:line] [name] score, channels, matched terms."""
-    where = hit.path if getattr(hit, "line", None) is None else f"{hit.path}:{hit.line}"
-    name = f" {hit.kind} {hit.name}" if getattr(hit, "name", None) else ""
+    """One line for a hit: path[:line] [kind scope.name] score, channels, matched terms."""
+    where = hit.path if getattr(hit, "name", None) is None else f"{hit.path}:{hit.line}"
+    name = ""
+    if getattr(hit, "name", None):
+        scope = getattr(hit, "scope", "") or ""
+        name = f" {hit.kind} {scope + '.' if scope else ''}{hit.name}"
     score = getattr(hit, "score", None)
     parts = [f"{where}{name}", f"score={score:.4g}" if isinstance(score, (int, float)) else ""]
+    if getattr(hit, "test", False):
+        parts.append("test")
     channels = getattr(hit, "channels", None)
     if channels:
-        if isinstance(channels, Mapping):
-            parts.append(
-                "channels="
-                + ",".join(f"{k}:{v:.3g}" if isinstance(v, float) else f"{k}:{v}" for k, v in channels.items())
-            )
-        else:
-            parts.append(f"channels={channels}")
+        parts.append("channels=" + describe_channels(channels))
     matched = getattr(hit, "matched", None)
     if matched:
         shown = list(matched)[:8] if not isinstance(matched, str) else [matched]
         parts.append("matched=" + ",".join(map(str, shown)))
+    via = getattr(hit, "via", None)
+    if via:
+        parts.append("via=" + ",".join(str(getattr(v, "name", v)) for v in list(via)[:3]))
     return "  ".join(p for p in parts if p)
 
 

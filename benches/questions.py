@@ -8,7 +8,7 @@ included) into ``--cache``: click (CLI), starlette (ASGI web framework), request
 files that answer it, chosen by reading the packages' code; a question is a hit at k
 when ANY of its expected files is among the top k files (they are alternatives: the
 module to read, or the one beside it). Expected definitions are shown for reference
-(a definition hit = a hit whose name, or its last dotted part, is one of them).
+(a definition hit = a hit named like one of them, or a member of one).
 
 Two of the three questions of the issue are here (click's shell completion,
 "add rate limiting middleware" on starlette); the third, gin's radix-tree routing, is
@@ -168,8 +168,11 @@ def fetch(cache: Path, package: str, version: str) -> Path:
 
 
 def def_name_matches(hit: Any, names: Sequence[str]) -> bool:
+    """The hit is one of ``names``, or a member of one (its scope names it)."""
     name = str(getattr(hit, "name", None) or "")
-    return bool(name) and (name in names or name.rsplit(".", 1)[-1] in names)
+    scope = str(getattr(hit, "scope", None) or "")
+    parts = {name, name.rsplit(".", 1)[-1], *scope.replace("::", ".").split(".")} - {""}
+    return bool(name) and bool(parts & set(names))
 
 
 def first_rank(flags: Sequence[bool]) -> int | None:
@@ -235,7 +238,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "files": [describe_hit(h) for h in files.hits[:3]],
                 "defs": [describe_hit(h) for h in defs.hits[:3]],
                 "reason": [files.reason, defs.reason],
+                "notes": sorted({*getattr(files, "notes", []), *getattr(defs, "notes", [])}),
             }
+            if row["ours"]["notes"]:
+                print(f"  notes: {row['ours']['notes']}")
             print(f"  ours files (rank {cell(row['ours']['rank'])}):" + (f" [{files.reason}]" if files.reason else ""))
             for line in row["ours"]["files"]:
                 print(f"    {line}")

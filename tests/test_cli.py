@@ -239,7 +239,7 @@ def test_context_shows_items_pruned_items_and_tokens(indexed: Path) -> None:
         "content": "store save User",
     }
     sources = [i["source"] for i in full["items"][1:]]
-    assert sorted(sources) == ["app/models.py:1-2", "app/models.py:4-6", "app/models.py:8-9", "app/views.py:3-6"]
+    assert sorted(sources) == ["app/models.py:5-6", "app/models.py:8-9", "app/views.py:3-6"]
     assert full["total_tokens"] == sum(i["tokens"] for i in full["items"])
 
     small = run_json("context", "store save User", "--budget", "30", "--code-tokens", "16000", *root)
@@ -248,7 +248,7 @@ def test_context_shows_items_pruned_items_and_tokens(indexed: Path) -> None:
     assert len(small["items"]) + len(small["pruned"]) == len(full["items"])
     code, text = run("context", "store save User", "--budget", "30", "--code-tokens", "16000", "--show", *root)
     assert code == 0 and f"pruned {len(small['pruned'])} items" in text and "\n--- user ---\n" in text
-    assert "def store(obj):" in text  # --show prints the code itself
+    assert "def save(self):" in text  # --show prints the code itself
 
 
 def test_the_code_budget_follows_the_window_and_the_message_survives(indexed: Path) -> None:

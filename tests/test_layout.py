@@ -23,6 +23,8 @@ LAYERS = {
     "aircher_mem.replay": 2,
     "aircher_mem.context": 1,
     "aircher_mem.graph": 1,
+    "aircher_mem.retrieval": 1,
+    "aircher_mem.embeddings": 1,
     "aircher_mem.episodic": 1,
     "aircher_mem.store": 0,
     "aircher_mem.results": 0,

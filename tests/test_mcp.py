@@ -300,6 +300,8 @@ SHARED_VERBS = [
         "relevant_code",
         {"query": "why does store lose users?", "max_tokens": 40},
     ),
+    (["search", "persist the user", "-k", "3"], "search_code", {"text": "persist the user", "k": 3}),
+    (["search", "user model", "--files"], "search_code", {"text": "user model", "level": "file"}),
     (["history", "app/models.py"], "file_history", {"path": "app/models.py"}),
     (["co-edits", "--min-count", "1"], "co_edited_files", {"min_count": 1}),
     (["co-edits", "app/views.py"], "co_edited_files", {"path": "app/views.py"}),
@@ -309,6 +311,7 @@ SHARED_VERBS = [
 # Errors have one shape too.
 SHARED_ERRORS = [
     (["callers", "nobody"], "get_callers", {"name": "nobody"}),
+    (["search", "   "], "search_code", {"text": "   "}),
     (["deps", "../outside.py"], "get_dependencies", {"path": "../outside.py"}),
 ]
 

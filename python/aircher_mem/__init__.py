@@ -12,6 +12,7 @@ offline token counting.
 """
 
 from ._core import (
+    CodeHit,
     ContextItem,
     ContextItemType,
     ContextPolicy,
@@ -19,6 +20,7 @@ from ._core import (
     KnowledgeGraph,
     PruneResult,
     Reference,
+    SearchParams,
     Symbol,
     __version__,
 )
@@ -51,11 +53,13 @@ from .errors import (
     UnknownSymbolError,
     UnknownTaskError,
 )
-from .graph import find_relevant_to_query, graph_code_provider
 from .memory import Memory
 from .redact import pii_tags, redact, redact_value
 from .results import (
+    ChannelScore,
+    CodeSearch,
     CoEdit,
+    FoundCode,
     FileInteraction,
     IndexReport,
     LearnedPattern,
@@ -65,6 +69,7 @@ from .results import (
     TaskRecord,
     ToolStats,
 )
+from .retrieval import find_relevant_to_query, graph_code_provider, search_code
 from .tokens import TokenCounter, available_encodings
 
 __all__ = [
@@ -77,10 +82,16 @@ __all__ = [
     "ContextWindow",
     "PruneResult",
     "KnowledgeGraph",
+    "SearchParams",
+    "CodeHit",
     "Symbol",
     "Reference",
     "find_relevant_to_query",
     "graph_code_provider",
+    "search_code",
+    "CodeSearch",
+    "FoundCode",
+    "ChannelScore",
     "Policy",
     "GraphPolicy",
     "EpisodicPolicy",

@@ -251,6 +251,51 @@ class Reference:
     def confidence(self) -> float: ...
 
 @final
+class SearchParams:
+    """The weights of a code search; the Policy's ``[retrieval]`` section builds one
+    (:func:`aircher_mem.retrieval.search_params`)."""
+
+    def __new__(
+        cls,
+        *,
+        k1: float,
+        b: float,
+        field_weights: Sequence[tuple[str, float]],
+        normalization: str,
+        lexical_weight: float,
+        graph_weight: float,
+        dense_weight: float,
+        candidates: int,
+        graph_seeds: int,
+        path_weight: float,
+        focus_weight: float,
+        damping: float,
+        epsilon: float,
+        max_pushes: int,
+        test_factor: float,
+        file_spread: float,
+    ) -> SearchParams: ...
+
+@final
+class CodeHit:
+    """A code search result: the definition or file, its fused score, each channel's
+    (name, raw, normalized, weight), the query terms it matched, a file's best
+    definitions, and whether it is a test or fixture file."""
+
+    @property
+    def symbol(self) -> Symbol: ...
+    @property
+    def score(self) -> float: ...
+    @property
+    def channels(self) -> list[tuple[str, float, float, float]]: ...
+    @property
+    def matched(self) -> list[str]: ...
+    @property
+    def via(self) -> list[Symbol]: ...
+    @property
+    def test(self) -> bool: ...
+
+@final
 class KnowledgeGraph:
     """The codebase as a graph: files, functions, classes, variables, imports and their edges."""
 
@@ -298,6 +343,16 @@ class KnowledgeGraph:
     def get_dependents(self, path: str) -> list[str]: ...
     def edges(self) -> list[tuple[str, str, str]]: ...
     def neighbourhood(self, name: str, hops: int = 1) -> list[tuple[Symbol, int]]: ...
+    def search(
+        self,
+        text: str,
+        params: SearchParams,
+        *,
+        level: str = "definition",
+        limit: int = 10,
+        focus: Sequence[str] = ...,
+        dense: Sequence[tuple[str, float]] = ...,
+    ) -> tuple[list[CodeHit], list[str], str]: ...
     def rank(
         self,
         names: Sequence[str],

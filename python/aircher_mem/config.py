@@ -93,6 +93,9 @@ class _Section:
             else:  # str
                 if not isinstance(value, str) or not value:
                     raise PolicyError(f"{key} must be a non-empty string, got {value!r}")
+                choices = field.metadata.get("choices")
+                if choices and value not in choices:
+                    raise PolicyError(f"{key} must be one of {', '.join(choices)}, got {value!r}")
                 continue
             lo, hi = field.metadata.get("lo"), field.metadata.get("hi", _INT_MAX)
             low_ok = lo is None or (value > lo if field.metadata.get("lo_open") else value >= lo)
@@ -110,6 +113,10 @@ class _Section:
 
 def _bound(default: Any, lo: float | None = None, hi: float = _INT_MAX, *, lo_open: bool = False) -> Any:
     return dataclasses.field(default=default, metadata={"lo": lo, "hi": hi, "lo_open": lo_open})
+
+
+def _choice(default: str, *choices: str) -> Any:
+    return dataclasses.field(default=default, metadata={"choices": choices})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -153,9 +160,46 @@ class RetrievalPolicy(_Section):
     candidates: int = _bound(200, 1, 100_000)
     #: A snippet longer than this many lines is cut there.
     snippet_max_lines: int = _bound(120, 1, 100_000)
-    #: BM25 constants for lexical search (past tasks today).
+    #: Relevant code scoring below this share of the best hit's score is left out
+    #: of the context, however much budget is left.
+    min_relevance: float = _bound(0.1, 0.0, 1.0)
+    #: BM25 constants for lexical search (code, past tasks).
     bm25_k1: float = _bound(1.2, 0.0, 100.0)
     bm25_b: float = _bound(0.75, 0.0, 1.0)
+    #: BM25F weight of each field of a code document: a definition's name, its
+    #: qualified name (``Class.method``), signature, docstring, body and path; a
+    #: file's top-level names (its path and module docstring use ``path``/``doc``).
+    weight_name: float = _bound(3.0, 0.0, 100.0)
+    weight_qualified: float = _bound(1.0, 0.0, 100.0)
+    weight_signature: float = _bound(1.0, 0.0, 100.0)
+    weight_doc: float = _bound(2.0, 0.0, 100.0)
+    weight_body: float = _bound(1.0, 0.0, 100.0)
+    weight_path: float = _bound(1.0, 0.0, 100.0)
+    weight_names: float = _bound(1.0, 0.0, 100.0)
+    #: How each channel's scores are put on one scale before fusion: ``minmax``
+    #: (0 to 1 over the channel's hits) or ``zscore`` (standard scores, shifted so
+    #: the channel's lowest hit is 0).
+    normalization: str = _choice("minmax", "minmax", "zscore")
+    #: Fusion weights of the channels: BM25F over code documents, the walk over the
+    #: code graph, and embeddings (``pip install aircher-mem[embeddings]``).
+    lexical_weight: float = _bound(1.0, 0.0, 100.0)
+    graph_weight: float = _bound(0.5, 0.0, 100.0)
+    dense_weight: float = _bound(0.5, 0.0, 100.0)
+    #: The best lexical hits that seed the graph walk.
+    graph_seeds: int = _bound(20, 0, 10_000)
+    #: Seed weight of the files a message mentions (paths, module names) and of the
+    #: focus files, each as a share of the lexical seeds' total weight.
+    path_weight: float = _bound(1.0, 0.0, 100.0)
+    focus_weight: float = _bound(0.5, 0.0, 100.0)
+    #: The walk's precision: a node passes its weight on while it holds more than
+    #: this times its degree (smaller: more of the graph visited, slower).
+    walk_epsilon: float = _bound(1e-4, 1e-9, 1.0, lo_open=True)
+    #: At most this many steps of the walk per query.
+    walk_max_pushes: int = _bound(200_000, 1, 100_000_000)
+    #: Score factor of test and fixture files (unless the message names them).
+    test_factor: float = _bound(0.5, 0.0, 1.0)
+    #: A file's score is its best document's plus this times its next two's.
+    file_spread: float = _bound(0.25, 0.0, 10.0)
 
     def code_tokens(self, max_tokens: int) -> int:
         """The code budget of a window of ``max_tokens``: ``code_share`` of it, at

@@ -1,5 +1,6 @@
-"""The project's code graph kept on disk and up to date: ``graph.bin`` plus a
-manifest (``files.json``), and the code most relevant to a query.
+"""The project's code graph kept on disk and up to date: ``graph.bin`` (and the
+lexical index of its code, ``graph.lexical``, saved with it) plus a manifest
+(``files.json``).
 
 Which files changed is decided by the manifest: each indexed file's modification
 time, size and SHA-256. A file whose time or size moved is hashed, and re-parsed
@@ -27,7 +28,7 @@ from .errors import InvalidInputError, NotIndexedError, SchemaVersionError, Stor
 from .results import IndexReport, RelevantCode
 from .tokens import TokenCounter
 
-__all__ = ["GraphIndex", "find_relevant_to_query", "graph_code_provider", "tracked_files", "write_atomic"]
+__all__ = ["GraphIndex", "read_source", "tracked_files", "write_atomic"]
 
 GRAPH_FILE = "graph.bin"
 MANIFEST_FILE = "files.json"
@@ -356,115 +357,3 @@ class GraphIndex:
             if before is None or not _same(before, fp):
                 changed.append(rel)
         return changed
-
-    # -- relevant code ----------------------------------------------------------------
-
-    def relevant_code(
-        self, query: str, *, max_tokens: int, focus_files: Sequence[str] = (), tokens: TokenCounter | None = None
-    ) -> list[RelevantCode]:
-        """The code most relevant to ``query`` that fits ``max_tokens`` (see
-        :func:`find_relevant_to_query`), ranked with this index's policy."""
-        return find_relevant_to_query(
-            self.graph, query, max_tokens=max_tokens, focus_files=focus_files, tokens=tokens, policy=self.policy
-        )
-
-
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
-_PATH_LIKE = re.compile(r"[\w./-]+")
-_WORD = re.compile(r"\w+")
-
-
-def _paths(text: str) -> set[str]:
-    """File paths a message mentions (``app/models.py``, ``setup.cfg``): runs of
-    word characters, dots, dashes and slashes whose last part has an extension.
-    Linear in the text (a regex with the extension at the end backtracks
-    quadratically over a long run without a dot)."""
-    found = set()
-    for token in _PATH_LIKE.findall(text):
-        token = token.strip("/").rstrip(".-")
-        _, dot, extension = token.rpartition(".")
-        if dot and extension and "/" not in extension and "//" not in token and _WORD.fullmatch(extension):
-            found.add(token)
-    return found
-
-
-def find_relevant_to_query(
-    graph: KnowledgeGraph,
-    text: str,
-    *,
-    max_tokens: int,
-    focus_files: Sequence[str] = (),
-    tokens: TokenCounter | None = None,
-    policy: Policy | None = None,
-) -> list[RelevantCode]:
-    """Code snippets (path, line range, content, relevance in (0, 1], tokens)
-    relevant to ``text``, best first, whose token counts add up to at most
-    ``max_tokens``.
-
-    The definitions named in ``text`` (identifiers and file paths it mentions) and
-    ``focus_files`` seed a personalized PageRank over the graph; the best ranked
-    functions and classes are read from disk and taken in order while they fit. A
-    snippet overlapping one already taken (a method of a taken class, a class around
-    a taken method) is skipped; snippets longer than the policy's
-    ``retrieval.snippet_max_lines`` are cut there. Files that cannot be read any
-    more are skipped."""
-    policy = policy or Policy()
-    counter = tokens or TokenCounter(policy.encoding)
-    names = sorted(set(_IDENTIFIER.findall(text)))
-    files = sorted(_paths(text) | set(focus_files))
-    ranked = graph.rank(
-        names,
-        files,
-        limit=policy.retrieval.candidates,
-        damping=policy.graph.pagerank_damping,
-        iterations=policy.graph.pagerank_iterations,
-    )
-    top = ranked[0][1] if ranked else 1.0
-    chosen: list[RelevantCode] = []
-    budget = max_tokens
-    lines_cache: dict[str, list[str] | None] = {}
-    for symbol, score in ranked:
-        if symbol.kind not in ("function", "class") or _overlaps(chosen, symbol):
-            continue
-        if symbol.path not in lines_cache:
-            data = read_source(graph.root, symbol.path, policy.graph.max_file_bytes)
-            lines_cache[symbol.path] = None if data is None else data.decode("utf-8", "replace").splitlines()
-        lines = lines_cache[symbol.path]
-        if lines is None:
-            continue
-        end = min(symbol.end_line, symbol.line + policy.retrieval.snippet_max_lines - 1, len(lines))
-        content = "\n".join(lines[symbol.line - 1 : end])
-        cost = counter.count(content)
-        if cost > budget:
-            continue
-        budget -= cost
-        chosen.append(RelevantCode(symbol.path, (symbol.line, end), content, min(1.0, score / top), cost))
-        if budget <= 0:
-            break
-    return chosen
-
-
-def _overlaps(chosen: list[RelevantCode], symbol: Symbol) -> bool:
-    return any(
-        c.file_path == symbol.path and c.line_range[0] <= symbol.end_line and symbol.line <= c.line_range[1]
-        for c in chosen
-    )
-
-
-def graph_code_provider(
-    graph: KnowledgeGraph,
-    *,
-    max_tokens: int | None = None,
-    tokens: TokenCounter | None = None,
-    policy: Policy | None = None,
-) -> Callable[[str], list[RelevantCode]]:
-    """A ``code_provider`` for :class:`DynamicContextManager`: each message brings in
-    up to ``max_tokens`` (default: the policy's code budget) of the code most
-    relevant to it."""
-    policy = policy or Policy()
-    budget = policy.code_tokens if max_tokens is None else max_tokens
-
-    def provide(message: str) -> list[RelevantCode]:
-        return find_relevant_to_query(graph, message, max_tokens=budget, tokens=tokens, policy=policy)
-
-    return provide

@@ -46,7 +46,9 @@ from .errors import (
     UnknownSymbolError,
 )
 from .graph import GraphIndex, Progress, write_atomic
+from .retrieval import LEVELS, find_relevant_to_query, search_code
 from .results import (
+    CodeSearch,
     Calls,
     CallSite,
     Check,
@@ -282,7 +284,9 @@ class Memory:
         def code(message: str) -> list[RelevantCode]:
             if not self.indexed:
                 return []
-            return self._index.relevant_code(message, max_tokens=budget, tokens=self.tokens)
+            return find_relevant_to_query(
+                self._index.graph, message, max_tokens=budget, tokens=self.tokens, policy=self.policy
+            )
 
         episodic = self.episodic if record or history else None
         return DynamicContextManager(
@@ -409,9 +413,37 @@ class Memory:
         query = _text("query", query)
         budget = self.policy.code_tokens if max_tokens is None else _limit("max_tokens", max_tokens, maximum=2**62)
         focus = [self.relative(f) for f in focus_files]
-        self._graph()
-        found = self._index.relevant_code(query, max_tokens=budget, focus_files=focus, tokens=self.tokens)
+        found = find_relevant_to_query(
+            self._graph(), query, max_tokens=budget, focus_files=focus, tokens=self.tokens, policy=self.policy
+        )
         return CodeResult(query, budget, sum(c.tokens for c in found), found)
+
+    @_verb
+    def search_code(
+        self,
+        text: str,
+        k: int = 10,
+        *,
+        level: Literal["definition", "file"] = "definition",
+        focus_files: Sequence[str] = (),
+        code: bool = True,
+    ) -> CodeSearch:
+        """The ``k`` definitions (``level="definition"``) or files (``level="file"``)
+        most relevant to ``text``, a question or a task in plain words, best first:
+        lexical matches over names, docstrings, bodies and paths, a walk over the
+        code graph from them and from the files ``text`` names and ``focus_files``,
+        fused with the policy's ``[retrieval]`` weights. Each hit says which channels
+        found it and which words matched; with ``code``, a definition carries its
+        source. An empty result's ``reason`` says why."""
+        text = _text("text", text)
+        k = _limit("k", k, maximum=1000)
+        if level not in LEVELS:
+            raise InvalidInputError(f"level must be 'definition' or 'file', got {level!r}")
+        focus = [self.relative(f) for f in focus_files]
+        graph = self._graph()
+        return search_code(
+            graph, text, policy=self.policy, level=level, limit=k, focus_files=focus, code=bool(code)
+        )
 
     @_verb
     def preview_context(

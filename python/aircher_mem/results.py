@@ -36,6 +36,9 @@ __all__ = [
     "Neighbour",
     "Neighbourhood",
     "CodeResult",
+    "ChannelScore",
+    "FoundCode",
+    "CodeSearch",
     "FileHistory",
     "CoEdits",
     "TaskSummary",
@@ -301,6 +304,56 @@ class CodeResult:
     max_tokens: int
     tokens: int
     snippets: list[RelevantCode]
+
+
+@dataclasses.dataclass(frozen=True)
+class ChannelScore:
+    """What one retrieval channel (``lexical``, ``graph``, ``dense``) gave a hit:
+    its raw score, the score normalized over the channel's hits, and the channel's
+    fusion weight."""
+
+    channel: str
+    raw: float
+    normalized: float
+    weight: float
+
+
+@dataclasses.dataclass(frozen=True)
+class FoundCode:
+    """A code search hit: a definition (``name`` set) or a file (``name`` None,
+    ``kind`` "file", ``via`` its best definitions). ``channels`` and ``matched``
+    explain the score; ``test`` marks a test or fixture file (scored down);
+    ``code`` is the definition's source when asked for."""
+
+    path: str
+    name: str | None
+    kind: str
+    scope: str
+    line: int
+    end_line: int
+    signature: str
+    score: float
+    channels: list[ChannelScore]
+    matched: list[str]
+    via: list[SymbolInfo]
+    test: bool
+    code: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class CodeSearch:
+    """The code most relevant to ``query`` at ``level`` ("definition" or "file"),
+    best first. ``channels`` are the channels used, ``mentioned`` the project files
+    the query names, ``reason`` why nothing was found (else ""), ``notes`` what
+    was left out (e.g. the dense channel when its extra is not installed)."""
+
+    query: str
+    level: Literal["definition", "file"]
+    hits: list[FoundCode]
+    channels: list[str]
+    mentioned: list[str]
+    reason: str
+    notes: list[str]
 
 
 # -- episodic verbs ------------------------------------------------------------------------

@@ -236,6 +236,11 @@ pub struct Definition {
 }
 
 impl Definition {
+    /// The definition's bytes in its file's source.
+    pub fn byte_range(&self) -> std::ops::Range<usize> {
+        self.start_byte..self.end_byte
+    }
+
     pub fn contains(&self, other: &Definition) -> bool {
         self.start_byte <= other.start_byte && other.end_byte <= self.end_byte && self != other
     }

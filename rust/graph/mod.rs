@@ -1,5 +1,6 @@
 //! Semantic memory (seed 002): the codebase as a graph. Plain Rust, no Python.
 
+mod documents;
 mod extract;
 mod link;
 mod model;
@@ -10,6 +11,7 @@ mod query;
 mod rank;
 mod read;
 mod scan;
+mod search;
 mod store;
 
 pub use extract::{
@@ -18,13 +20,18 @@ pub use extract::{
 };
 pub use link::MAX_CANDIDATES;
 pub use model::{Edge, EdgeKind, Links, Node, NodeKind, SavedFile};
-pub use persist::{corrupt, load, save, Saved, FORMAT_VERSION};
+pub use documents::{definition_key, documents, file_key, parse_key, DEFINITION, FILE};
+pub use persist::{corrupt, load, load_with_sum, save, Saved, FORMAT_VERSION};
 pub use petgraph::stable_graph::NodeIndex;
 pub use petgraph::Direction;
-pub use project::{canonical_root, relative_to, Project, Remark, Scan, State, Updated, PARTIAL};
+pub use project::{
+    canonical_root, lexical_path, relative_to, Project, Remark, Scan, State, Updated, PARTIAL,
+};
 pub use query::{reference_kinds, split_qualified, REFERENCE_KINDS};
 pub use read::{read_project_file, reason as unread_reason};
 pub use scan::{
-    discover, parse, unsupported_language, Discovered, Progress, Source, UNSUPPORTED, VENDORED,
+    discover, parse, parse_file, unsupported_language, Discovered, ParsedFile, Progress, Source,
+    UNSUPPORTED, VENDORED,
 };
+pub use search::{is_test_path, mentioned_files, search, Found, Hit, Level, SearchParams};
 pub use store::KnowledgeGraph;

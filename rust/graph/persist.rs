@@ -56,7 +56,9 @@ pub fn corrupt(path: &Path, why: &str) -> Error {
     ))
 }
 
-pub fn save(path: &Path, saved: &Saved) -> Result<()> {
+/// Writes `saved` to `path`; returns the payload's checksum, which names this
+/// version of the file (files saved beside it record it, see `load_with_sum`).
+pub fn save(path: &Path, saved: &Saved) -> Result<u64> {
     let io = |err: std::io::Error| Error::io("write", path, err);
     let encoding = Error::Encode;
     let chunks: Vec<Vec<u8>> = saved
@@ -79,6 +81,7 @@ pub fn save(path: &Path, saved: &Saved) -> Result<()> {
     for chunk in &chunks {
         payload.extend_from_slice(chunk);
     }
+    let sum = checksum(&payload);
     let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
     tmp_name.push(format!(".tmp{}", std::process::id()));
     let tmp = path.with_file_name(tmp_name);
@@ -92,15 +95,15 @@ pub fn save(path: &Path, saved: &Saved) -> Result<()> {
         file.write_all(&FORMAT_VERSION.to_le_bytes()).map_err(io)?;
         file.write_all(&(payload.len() as u64).to_le_bytes())
             .map_err(io)?;
-        file.write_all(&checksum(&payload).to_le_bytes())
-            .map_err(io)?;
+        file.write_all(&sum.to_le_bytes()).map_err(io)?;
         file.write_all(&payload).map_err(io)?;
         file.sync_all().map_err(io)?;
     }
     std::fs::rename(&tmp, path).map_err(|err| {
         let _ = std::fs::remove_file(&tmp);
         io(err)
-    })
+    })?;
+    Ok(sum)
 }
 
 /// A new file only its owner can read and write (0600 on Unix: a graph names every
@@ -143,6 +146,11 @@ fn remove_leftovers(path: &Path) {
 }
 
 pub fn load(path: &Path) -> Result<Saved> {
+    load_with_sum(path).map(|(saved, _)| saved)
+}
+
+/// `load`, and the checksum `save` returned for the file.
+pub fn load_with_sum(path: &Path) -> Result<(Saved, u64)> {
     let bytes = std::fs::read(path).map_err(|err| Error::io("read", path, err))?;
     let corrupt = |why: &str| corrupt(path, why);
     if bytes.len() < HEADER || &bytes[..8] != MAGIC {
@@ -192,12 +200,13 @@ pub fn load(path: &Path) -> Result<Saved> {
         .map(postcard::from_bytes)
         .collect::<std::result::Result<_, _>>()
         .map_err(decoding)?;
-    Ok(Saved {
+    let saved = Saved {
         root,
         files: decoded.into_iter().flatten().collect(),
         skipped,
         warnings,
-    })
+    };
+    Ok((saved, sum))
 }
 
 #[cfg(test)]

@@ -8,12 +8,15 @@ use std::path::{Component, Path, PathBuf};
 
 use parking_lot::{RwLock, RwLockReadGuard};
 
+use rayon::prelude::*;
+
 use super::extract::{FileSymbols, Language};
-use super::persist::{corrupt, load, save, Saved};
+use super::persist::{corrupt, load_with_sum, save, Saved};
 use super::read::{read_project_file, reason};
-use super::scan::{discover, parse, symbols_of, Progress, Source, NOT_UTF8};
+use super::scan::{discover, parse, parse_file, ParsedFile, Progress, Source, NOT_UTF8};
 use super::store::KnowledgeGraph;
 use crate::error::{invalid, Error, Result};
+use crate::retrieve::{Document, LexicalIndex};
 
 /// The warning for a file indexed only as far as the parser got.
 pub const PARTIAL: &str = "syntax errors: indexed as far as the parser got";
@@ -21,10 +24,13 @@ pub const PARTIAL: &str = "syntax errors: indexed as far as the parser got";
 /// (path, why) of a file not indexed, or indexed in part.
 pub type Remark = (String, String);
 
-/// The graph and the remarks about files, kept together under one lock.
+/// The graph, the lexical index of its files and the remarks about files, kept
+/// together under one lock: the index holds the documents of exactly the files the
+/// graph holds.
 #[derive(Debug, Default)]
 pub struct State {
     graph: KnowledgeGraph,
+    lexical: LexicalIndex,
     skipped: Vec<Remark>,
     warnings: Vec<Remark>,
 }
@@ -32,6 +38,24 @@ pub struct State {
 impl State {
     pub fn graph(&self) -> &KnowledgeGraph {
         &self.graph
+    }
+
+    /// The documents of the graph's files (see `documents`).
+    pub fn lexical(&self) -> &LexicalIndex {
+        &self.lexical
+    }
+
+    /// Puts a parsed file in the graph and its documents in the index.
+    fn index(&mut self, path: &str, parsed: ParsedFile) {
+        self.lexical.remove_group(path);
+        add_documents(&mut self.lexical, parsed.documents);
+        self.graph.update_file(path, parsed.symbols);
+    }
+
+    /// Takes a file out of the graph and the index; false if the graph did not hold it.
+    fn drop_file(&mut self, path: &str) -> bool {
+        self.lexical.remove_group(path);
+        self.graph.remove_file(path)
     }
 
     /// (path, reason) of every file not indexed.
@@ -94,11 +118,13 @@ impl Project {
         root: PathBuf,
         max_file_bytes: u64,
         graph: KnowledgeGraph,
+        lexical: LexicalIndex,
         skipped: Vec<Remark>,
         warnings: Vec<Remark>,
     ) -> Self {
         let state = RwLock::new(State {
             graph,
+            lexical,
             skipped,
             warnings,
         });
@@ -125,7 +151,7 @@ impl Project {
     /// The project of a scan whose sources were parsed (`parsed` in `sources`
     /// order, as `scan::parse` returns them): a file that could not be parsed is
     /// skipped with its reason, one with syntax errors gets a warning.
-    pub fn from_parsed(scan: Scan, parsed: Vec<std::result::Result<FileSymbols, String>>) -> Self {
+    pub fn from_parsed(scan: Scan, parsed: Vec<std::result::Result<ParsedFile, String>>) -> Self {
         let Scan {
             root,
             max_file_bytes,
@@ -135,17 +161,22 @@ impl Project {
         } = scan;
         let mut files = Vec::with_capacity(sources.len());
         let mut warnings = Vec::new();
+        let mut lexical = LexicalIndex::default();
         for (source, result) in sources.into_iter().zip(parsed) {
             match result {
-                Ok(mut symbols) => {
+                Ok(ParsedFile {
+                    mut symbols,
+                    documents,
+                }) => {
                     warnings.extend(remarks(&source.relative, &mut symbols));
+                    add_documents(&mut lexical, documents);
                     files.push((source.relative, symbols));
                 }
                 Err(reason) => skipped.push((source.relative, reason)),
             }
         }
         let graph = KnowledgeGraph::from_files(files);
-        Self::new(root, max_file_bytes, graph, skipped, warnings)
+        Self::new(root, max_file_bytes, graph, lexical, skipped, warnings)
     }
 
     /// Scans `root` and parses its source files (in parallel, reporting to `progress`).
@@ -200,20 +231,20 @@ impl Project {
             Err(Error::Missing { .. }) => {
                 let mut state = self.state.write();
                 state.forget(&relative);
-                state.graph.remove_file(&relative);
+                state.drop_file(&relative);
                 return Ok(Updated::Removed);
             }
             Err(err) => Err(reason(&err)),
-            Ok(bytes) => symbols_of(language, &bytes),
+            Ok(bytes) => parse_file(&relative, language, &bytes),
         };
         let mut state = self.state.write();
         state.forget(&relative);
         Ok(match parsed {
-            Ok(mut symbols) => {
-                let said = remarks(&relative, &mut symbols);
+            Ok(mut parsed) => {
+                let said = remarks(&relative, &mut parsed.symbols);
                 let partial = !said.is_empty();
                 state.warnings.extend(said);
-                state.graph.update_file(&relative, symbols);
+                state.index(&relative, parsed);
                 if partial {
                     Updated::Partial
                 } else {
@@ -221,7 +252,7 @@ impl Project {
                 }
             }
             Err(reason) => {
-                state.graph.remove_file(&relative);
+                state.drop_file(&relative);
                 state.skipped.push((relative, reason.clone()));
                 Updated::Skipped(reason)
             }
@@ -243,12 +274,27 @@ impl Project {
         };
         let mut state = self.state.write();
         state.forget(&relative);
-        Ok(state.graph.remove_file(&relative))
+        Ok(state.drop_file(&relative))
     }
 
     /// What `save` writes: the root, each file's symbols and links, the remarks.
     pub fn saved(&self) -> Saved {
-        let state = self.state.read();
+        self.saved_from(&self.state.read())
+    }
+
+    /// Writes the project to `path` (see `persist`) and its lexical index beside it
+    /// (`lexical_path`), tied to this version of the graph file; the lock is held
+    /// only while the graph and the index are copied out, not while files are written.
+    pub fn save(&self, path: &Path) -> Result<()> {
+        let (saved, lexical) = {
+            let state = self.state.read();
+            (self.saved_from(&state), state.lexical.clone())
+        };
+        let sum = save(path, &saved)?;
+        lexical.save(&lexical_path(path), sum)
+    }
+
+    fn saved_from(&self, state: &State) -> Saved {
         Saved {
             root: self.root.to_string_lossy().into_owned(),
             files: state.graph.saved(),
@@ -257,23 +303,60 @@ impl Project {
         }
     }
 
-    /// Writes the project to `path` (see `persist`); the lock is held only while
-    /// the graph is copied out, not while the file is written.
-    pub fn save(&self, path: &Path) -> Result<()> {
-        save(path, &self.saved())
-    }
-
-    /// Reads a project written by `save`; `root` overrides the saved root.
+    /// Reads a project written by `save`; `root` overrides the saved root. The
+    /// lexical index is read from beside it; when it is missing, unreadable or saved
+    /// with another version of the graph file, it is rebuilt from the files on disk
+    /// (`rebuilt_lexical` says so).
     pub fn load(path: &Path, root: Option<PathBuf>, max_file_bytes: u64) -> Result<Self> {
-        let Saved {
-            root: saved_root,
-            files,
-            skipped,
-            warnings,
-        } = load(path)?;
+        let (
+            Saved {
+                root: saved_root,
+                files,
+                skipped,
+                warnings,
+            },
+            sum,
+        ) = load_with_sum(path)?;
         let root = root.unwrap_or_else(|| PathBuf::from(saved_root));
         let graph = KnowledgeGraph::from_saved(files).map_err(|why| corrupt(path, &why))?;
-        Ok(Self::new(root, max_file_bytes, graph, skipped, warnings))
+        let lexical = match LexicalIndex::load(&lexical_path(path)) {
+            Ok((lexical, generation)) if generation == sum => lexical,
+            _ => lexical_from_disk(&root, max_file_bytes, &graph),
+        };
+        Ok(Self::new(root, max_file_bytes, graph, lexical, skipped, warnings))
+    }
+}
+
+/// Where the lexical index of the graph file `path` lives: beside it, with the
+/// extension `.lexical` (`graph.bin` -> `graph.lexical`).
+pub fn lexical_path(path: &Path) -> PathBuf {
+    path.with_extension("lexical")
+}
+
+/// The lexical index of the graph's files, read again from disk (in parallel). A
+/// file that cannot be read any more contributes no documents; the next update
+/// from disk settles it.
+fn lexical_from_disk(root: &Path, max_file_bytes: u64, graph: &KnowledgeGraph) -> LexicalIndex {
+    let files = graph.files();
+    let documents: Vec<_> = files
+        .par_iter()
+        .filter_map(|(path, symbols)| {
+            let bytes = read_project_file(root, path, max_file_bytes).ok()?;
+            parse_file(path, symbols.language, &bytes).ok()
+        })
+        .map(|parsed| parsed.documents)
+        .collect();
+    let mut lexical = LexicalIndex::default();
+    add_documents(&mut lexical, documents.into_iter().flatten());
+    lexical
+}
+
+/// Adds code documents to the index. They use the seven field names of
+/// `documents`, far below the index's cap on distinct fields, its only refusal.
+fn add_documents(lexical: &mut LexicalIndex, documents: impl IntoIterator<Item = Document>) {
+    for document in documents {
+        let added = lexical.upsert(document);
+        debug_assert!(added.is_ok(), "{added:?}");
     }
 }
 

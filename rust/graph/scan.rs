@@ -7,8 +7,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use rayon::prelude::*;
 
+use super::documents::documents;
 use super::extract::{extract, FileSymbols, Language};
 use super::read::{read_project_file, reason};
+use crate::retrieve::Document;
 
 /// Folders of third-party or generated code, never indexed.
 pub const VENDORED: &[&str] = &[
@@ -194,10 +196,10 @@ pub fn parse(
     max_file_bytes: u64,
     sources: &[Source],
     progress: &Progress,
-) -> Vec<Result<FileSymbols, String>> {
+) -> Vec<Result<ParsedFile, String>> {
     let mut order: Vec<usize> = (0..sources.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(sources[i].bytes));
-    let mut parsed: Vec<(usize, Result<FileSymbols, String>)> = order
+    let mut parsed: Vec<(usize, Result<ParsedFile, String>)> = order
         .into_par_iter()
         .map(|i| {
             if progress.cancelled.load(Ordering::Relaxed) {
@@ -206,13 +208,27 @@ pub fn parse(
             let source = &sources[i];
             let result = read_project_file(root, &source.relative, max_file_bytes)
                 .map_err(|err| reason(&err))
-                .and_then(|bytes| symbols_of(source.language, &bytes));
+                .and_then(|bytes| parse_file(&source.relative, source.language, &bytes));
             progress.done.fetch_add(1, Ordering::Relaxed);
             (i, result)
         })
         .collect();
     parsed.sort_unstable_by_key(|(i, _)| *i);
     parsed.into_iter().map(|(_, result)| result).collect()
+}
+
+/// A file parsed: its symbols for the graph, its documents for the lexical index.
+#[derive(Debug, Clone)]
+pub struct ParsedFile {
+    pub symbols: FileSymbols,
+    pub documents: Vec<Document>,
+}
+
+/// `path`'s symbols and documents (see `symbols_of`, `documents`).
+pub fn parse_file(path: &str, language: Language, bytes: &[u8]) -> Result<ParsedFile, String> {
+    let symbols = symbols_of(language, bytes)?;
+    let documents = documents(path, &symbols, bytes);
+    Ok(ParsedFile { symbols, documents })
 }
 
 /// A file's symbols, or why not: binary (a NUL byte in the first 8 KiB).

@@ -12,9 +12,10 @@ use super::convert::{Checked, FsPath, Int, Real, Text};
 use super::detached;
 use super::errors::InvalidInputError;
 use crate::graph::{
-    canonical_root, parse, reference_kinds, relative_to, Direction, Edge, FileSymbols,
-    KnowledgeGraph, Language, NodeIndex, Progress, Project, Remark, Scan,
+    canonical_root, parse, reference_kinds, relative_to, search, Direction, Edge, KnowledgeGraph,
+    Language, Level, NodeIndex, ParsedFile, Progress, Project, Remark, Scan, SearchParams,
 };
+use crate::retrieve::{Bm25Params, Normalization};
 use crate::Error;
 
 /// A node of the graph: a file, a definition or an import.
@@ -81,6 +82,102 @@ impl PyReference {
     }
 }
 
+/// The weights of a code search (the Policy's `[retrieval]` section builds one);
+/// every argument is required: the Policy is the one place their values live.
+#[pyclass(frozen, module = "aircher_mem._core", name = "SearchParams")]
+pub struct PySearchParams {
+    params: SearchParams,
+}
+
+#[pymethods]
+impl PySearchParams {
+    #[new]
+    #[pyo3(signature = (
+        *, k1, b, field_weights, normalization, lexical_weight, graph_weight, dense_weight,
+        candidates, graph_seeds, path_weight, focus_weight, damping, epsilon, max_pushes,
+        test_factor, file_spread
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        k1: Real,
+        b: Real,
+        field_weights: Checked<Vec<(Text, Real)>>,
+        normalization: Text,
+        lexical_weight: Real,
+        graph_weight: Real,
+        dense_weight: Real,
+        candidates: Int<usize>,
+        graph_seeds: Int<usize>,
+        path_weight: Real,
+        focus_weight: Real,
+        damping: Real,
+        epsilon: Real,
+        max_pushes: Int<usize>,
+        test_factor: Real,
+        file_spread: Real,
+    ) -> PyResult<Self> {
+        if !(0.0..1.0).contains(&damping.0) {
+            return Err(InvalidInputError::new_err(format!(
+                "damping must be in [0, 1), got {}",
+                damping.0
+            )));
+        }
+        let normalization: Normalization = normalization.0.parse()?;
+        Ok(Self {
+            params: SearchParams {
+                bm25: Bm25Params {
+                    k1: k1.0,
+                    b: b.0,
+                    field_weights: field_weights.0.into_iter().map(|(f, w)| (f.0, w.0)).collect(),
+                },
+                normalization,
+                lexical_weight: lexical_weight.0,
+                graph_weight: graph_weight.0,
+                dense_weight: dense_weight.0,
+                candidates: candidates.0,
+                graph_seeds: graph_seeds.0,
+                path_weight: path_weight.0,
+                focus_weight: focus_weight.0,
+                damping: damping.0,
+                epsilon: epsilon.0,
+                max_pushes: max_pushes.0,
+                test_factor: test_factor.0,
+                file_spread: file_spread.0,
+            },
+        })
+    }
+}
+
+/// One code search result: the definition (or file) found, its fused score, the
+/// score of each channel that found it as (channel, raw, normalized, weight), the
+/// query terms it matched and, for a file, its best definitions.
+#[pyclass(frozen, module = "aircher_mem._core", name = "CodeHit")]
+pub struct PyCodeHit {
+    #[pyo3(get)]
+    symbol: PySymbol,
+    #[pyo3(get)]
+    score: f64,
+    #[pyo3(get)]
+    channels: Vec<(String, f64, f64, f64)>,
+    #[pyo3(get)]
+    matched: Vec<String>,
+    #[pyo3(get)]
+    via: Vec<PySymbol>,
+    /// A test or fixture file (scored down).
+    #[pyo3(get)]
+    test: bool,
+}
+
+#[pymethods]
+impl PyCodeHit {
+    fn __repr__(&self) -> String {
+        format!(
+            "CodeHit({} {:?} at {}:{}, score {:.4})",
+            self.symbol.kind, self.symbol.name, self.symbol.path, self.symbol.line, self.score
+        )
+    }
+}
+
 /// The codebase as a graph (seed 002's semantic memory): files, functions, classes,
 /// variables and imports; contains, calls, imports, inherits, references and uses edges.
 #[pyclass(frozen, module = "aircher_mem._core", name = "KnowledgeGraph")]
@@ -99,7 +196,7 @@ fn parse_reporting(
     py: Python<'_>,
     scan: &Scan,
     progress: Option<&Bound<'_, PyAny>>,
-) -> PyResult<Vec<Result<FileSymbols, String>>> {
+) -> PyResult<Vec<Result<ParsedFile, String>>> {
     let state = Progress::default();
     let sources = &scan.sources;
     std::thread::scope(|scope| {
@@ -458,6 +555,54 @@ impl PyKnowledgeGraph {
                 .map(|(id, score)| (symbol(graph, id), score))
                 .collect())
         })?)
+    }
+
+    /// The definitions (`level="definition"`) or files (`level="file"`) most
+    /// relevant to `text`, best first, at most `limit`: lexical matches, a walk over
+    /// the graph from them, from the files `text` mentions and from `focus` files,
+    /// and `dense` (document key, similarity) pairs when given, fused with `params`.
+    /// Returns (hits, files the text mentions, why nothing was found or "").
+    #[pyo3(
+        signature = (text, params, *, level = Text("definition".to_string()), limit = Int(10), focus = Checked(Vec::new()), dense = Checked(Vec::new())),
+        text_signature = "($self, text, params, *, level='definition', limit=10, focus=(), dense=())"
+    )]
+    #[allow(clippy::too_many_arguments)]
+    fn search(
+        &self,
+        py: Python<'_>,
+        text: Text,
+        params: PyRef<'_, PySearchParams>,
+        level: Text,
+        limit: Int<usize>,
+        focus: Checked<Vec<Text>>,
+        dense: Checked<Vec<(Text, Real)>>,
+    ) -> PyResult<(Vec<PyCodeHit>, Vec<String>, String)> {
+        let level: Level = level.0.parse()?;
+        let focus: Vec<String> = focus.0.into_iter().map(|t| t.0).collect();
+        let dense: Vec<(String, f64)> = dense.0.into_iter().map(|(k, s)| (k.0, s.0)).collect();
+        let params = &params.params;
+        Ok(detached(py, || {
+            let state = self.project.state();
+            let graph = state.graph();
+            let found = search(&state, &text.0, &focus, &dense, level, limit.0, params);
+            let hits = found
+                .hits
+                .into_iter()
+                .map(|hit| PyCodeHit {
+                    symbol: symbol(graph, hit.node),
+                    score: hit.score,
+                    channels: hit
+                        .channels
+                        .into_iter()
+                        .map(|c| (c.name, c.raw, c.normalized, c.weight))
+                        .collect(),
+                    matched: hit.matched,
+                    via: symbols(graph, hit.via),
+                    test: hit.test,
+                })
+                .collect();
+            (hits, found.mentioned, found.reason)
+        }))
     }
 
     /// Everything within `hops` edges (either direction) of the definitions named

@@ -32,6 +32,7 @@ from ..results import (
     Calls,
     CallSite,
     CodeResult,
+    CodeSearch,
     CoEdits,
     ContextPreview,
     Dependencies,
@@ -222,6 +223,27 @@ def show_code(r: CodeResult, out: Output) -> None:
         )
 
 
+def show_search(r: CodeSearch, out: Output) -> None:
+    if not r.hits:
+        out.line(f"nothing found for {_short(r.query)!r}: {r.reason}")
+    for n, h in enumerate(r.hits, 1):
+        why = ", ".join(f"{c.channel} {c.normalized:.2f}" for c in h.channels)
+        words = f"; words: {', '.join(h.matched)}" if h.matched else ""
+        test = " [test]" if h.test else ""
+        if h.name is None:
+            best = ", ".join(f"{v.qualified}:{v.line}" for v in h.via)
+            out.line(f"{n:>2}. {h.path}{test}  score {h.score:.3f} ({why}{words})" + (f"\n    best: {best}" if best else ""))
+        else:
+            name = f"{h.scope}.{h.name}" if h.scope else h.name
+            out.line(f"{n:>2}. {h.kind} {name}  {h.path}:{h.line}-{h.end_line}{test}  score {h.score:.3f} ({why}{words})")
+            if h.code is not None:
+                out.line(h.code + "\n")
+    if r.mentioned:
+        out.line(f"files the text names: {', '.join(r.mentioned)}")
+    for note in r.notes:
+        out.line(f"note: {note}")
+
+
 def show_history(r: FileHistory, out: Output) -> None:
     if not r.interactions and not r.failed_tool_runs:
         out.line(f"no recorded interactions with {r.path}")
@@ -398,6 +420,11 @@ COMMANDS: dict[str, Command] = {
     "near": _with_memory(lambda m, a: m.neighbourhood(a.name, hops=a.hops)),
     "deps": _with_memory(lambda m, a: m.dependencies(a.path)),
     "code": _with_memory(lambda m, a: m.relevant_code(a.query, max_tokens=a.max_tokens)),
+    "search": _with_memory(
+        lambda m, a: m.search_code(
+            a.text, a.k, level="file" if a.files else "definition", focus_files=a.focus or (), code=not a.no_code
+        )
+    ),
     "history": _with_memory(lambda m, a: m.file_history(a.file, limit=a.limit)),
     "co-edits": _with_memory(lambda m, a: m.co_edited_files(a.path, min_count=a.min_count)),
     "tasks": _with_memory(lambda m, a: m.tasks(a.query, limit=a.limit)),
@@ -418,6 +445,7 @@ RENDER: dict[type, Callable[[Any, Output], None]] = {
     Neighbourhood: show_neighbourhood,
     Dependencies: show_dependencies,
     CodeResult: show_code,
+    CodeSearch: show_search,
     FileHistory: show_history,
     CoEdits: show_co_edits,
     Tasks: show_tasks,
@@ -518,6 +546,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("code", "the code most relevant to QUERY, within a token budget")
     p.add_argument("query")
     p.add_argument("--max-tokens", type=_positive, help="token budget (default: the policy's code budget)")
+    p = command("search", "find code by meaning: the definitions (or --files) that answer TEXT, best first, each explained")
+    p.add_argument("text")
+    p.add_argument("-k", type=_positive, default=10, help="how many hits (default: 10)")
+    p.add_argument("--files", action="store_true", help="rank files instead of definitions")
+    p.add_argument("--focus", action="append", metavar="PATH", help="a file you are working on (repeatable)")
+    p.add_argument("--no-code", action="store_true", help="do not print each definition's code")
     p = command("history", "what the agent did with a file, newest first, and failed tool runs on it")
     p.add_argument("file")
     p.add_argument("--limit", type=_positive, default=10)

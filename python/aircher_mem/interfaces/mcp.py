@@ -44,6 +44,7 @@ TOOLS = (
     "get_dependencies",
     "get_file_contents",
     "relevant_code",
+    "search_code",
     "file_history",
     "co_edited_files",
     "tasks",
@@ -56,8 +57,8 @@ INSTRUCTIONS = (
     "Memory of this repository for a coding agent. The code graph answers where things are defined "
     "(find_symbol), who calls what (get_callers, get_callees), what refers to a definition (get_references), "
     "what lies around it (get_neighbourhood), which files import which (get_dependencies), "
-    "what a file defines (get_file_contents) and which code matters for a task (relevant_code, within a token "
-    "budget). The episodic memory remembers earlier sessions: file_history, co_edited_files, tasks. Report your "
+    "what a file defines (get_file_contents), which code answers a question in plain words (search_code) and "
+    "which code matters for a task (relevant_code, within a token budget). The episodic memory remembers earlier sessions: file_history, co_edited_files, tasks. Report your "
     "own work with task (start one before working, complete it when done), record_tool_call and "
     "record_file_interaction so later sessions can use it. Paths are relative to the project root. Names may "
     'be qualified as Class.method. Errors come back as {"error": {"code", "type", "message"}}.'
@@ -181,6 +182,28 @@ def build_server(memory: Memory) -> MCPServer[Any]:
         and what they call or are called by), cut to fit `max_tokens`. JSON {query, max_tokens, tokens, snippets:
         [{file_path, line_range, content, relevance (0-1], tokens}]}, best first."""
         return _answer(lambda: memory.relevant_code(query, max_tokens=max_tokens))
+
+    @tool
+    def search_code(
+        text: Annotated[
+            str,
+            Field(
+                min_length=1,
+                description="A question or task in plain words, an error message or a traceback, e.g. "
+                "'how does shell completion work for zsh?'.",
+            ),
+        ],
+        k: Annotated[int, Field(ge=1, le=200, description="How many hits.")] = 10,
+        level: Annotated[
+            Literal["definition", "file"], Field(description="Rank definitions (with their code) or files.")
+        ] = "definition",
+    ) -> CallToolResult:
+        """Find code by meaning: the definitions (or files) that answer `text`, best first, from words matched in
+        names, docstrings, bodies and paths, the code graph around them, and files the text names. JSON {query,
+        level, hits: [{path, name, kind, scope, line, end_line, signature, score, channels: [{channel, raw,
+        normalized, weight}], matched, via, test, code}], channels, mentioned, reason (why nothing was found),
+        notes}."""
+        return _answer(lambda: memory.search_code(text, k, level=level))
 
     @tool
     def file_history(path: FilePath, limit: Limit = 10) -> CallToolResult:

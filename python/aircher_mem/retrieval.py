@@ -1,0 +1,221 @@
+"""Finding code by meaning: one hybrid search over the code graph.
+
+The engine is Rust (``_core.KnowledgeGraph.search``): BM25F over one document per
+definition (name, qualified name, signature, docstring, body, path) and one per file
+(path, module docstring, top-level names), kept exact as the graph is updated and
+saved beside ``graph.bin``; a personalized PageRank over the graph seeded by the
+best lexical hits, by the files a text mentions (paths, absolute or under
+``site-packages/``, and dotted module names) and by focus files; optional dense
+similarities. Each channel's scores are normalized and fused with the weights of the
+Policy's ``[retrieval]`` section; test and fixture files are scored down; every hit
+says which channels found it and which words matched.
+
+This module turns a Policy into the engine's parameters, hits into results, and
+definitions into snippets that fit a token budget (what ``prepare_context`` adds).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Literal
+
+from ._core import CodeHit as _CoreHit
+from ._core import KnowledgeGraph, SearchParams, Symbol
+from .config import Policy
+from .errors import InvalidInputError
+from .graph import read_source
+from .results import ChannelScore, CodeSearch, FoundCode, RelevantCode, SymbolInfo
+from .tokens import TokenCounter
+
+__all__ = [
+    "LEVELS",
+    "search_params",
+    "search_code",
+    "find_relevant_to_query",
+    "graph_code_provider",
+]
+
+Level = Literal["definition", "file"]
+LEVELS: tuple[Level, ...] = ("definition", "file")
+
+#: The retrieval policy's field weights, by the document field they weigh.
+_FIELDS = ("name", "qualified", "signature", "doc", "body", "path", "names")
+
+_PARAMS: dict[int, tuple[Policy, SearchParams]] = {}
+
+
+def search_params(policy: Policy) -> SearchParams:
+    """The engine's parameters for ``policy`` (its ``[retrieval]`` section and the
+    graph's PageRank damping)."""
+    cached = _PARAMS.get(id(policy))
+    if cached is not None and cached[0] is policy:
+        return cached[1]
+    r = policy.retrieval
+    params = SearchParams(
+        k1=r.bm25_k1,
+        b=r.bm25_b,
+        field_weights=[(field, getattr(r, f"weight_{field}")) for field in _FIELDS],
+        normalization=r.normalization,
+        lexical_weight=r.lexical_weight,
+        graph_weight=r.graph_weight,
+        dense_weight=r.dense_weight,
+        candidates=r.candidates,
+        graph_seeds=r.graph_seeds,
+        path_weight=r.path_weight,
+        focus_weight=r.focus_weight,
+        damping=policy.graph.pagerank_damping,
+        epsilon=r.walk_epsilon,
+        max_pushes=r.walk_max_pushes,
+        test_factor=r.test_factor,
+        file_spread=r.file_spread,
+    )
+    if len(_PARAMS) > 64:
+        _PARAMS.clear()
+    _PARAMS[id(policy)] = (policy, params)
+    return params
+
+
+def _info(s: Symbol) -> SymbolInfo:
+    return SymbolInfo(s.name, s.kind, s.scope, s.path, s.line, s.end_line, s.signature)
+
+
+def _lines(graph: KnowledgeGraph, path: str, policy: Policy, cache: dict[str, list[str] | None]) -> list[str] | None:
+    if path not in cache:
+        data = read_source(graph.root, path, policy.graph.max_file_bytes)
+        cache[path] = None if data is None else data.decode("utf-8", "replace").splitlines()
+    return cache[path]
+
+
+def _snippet(lines: list[str], symbol: Symbol, max_lines: int) -> tuple[int, str]:
+    end = min(symbol.end_line, symbol.line + max_lines - 1, len(lines))
+    return end, "\n".join(lines[symbol.line - 1 : end])
+
+
+def search_code(
+    graph: KnowledgeGraph,
+    text: str,
+    *,
+    policy: Policy,
+    level: Level = "definition",
+    limit: int = 10,
+    focus_files: Sequence[str] = (),
+    code: bool = True,
+    dense: Sequence[tuple[str, float]] = (),
+    notes: Sequence[str] = (),
+) -> CodeSearch:
+    """The definitions (or files) of ``graph`` most relevant to ``text``, best
+    first (see the module's docstring). With ``code``, a definition hit carries its
+    source (cut at the policy's ``snippet_max_lines``)."""
+    if level not in LEVELS:
+        raise InvalidInputError(f"level must be 'definition' or 'file', got {level!r}")
+    hits, mentioned, reason = graph.search(
+        text, search_params(policy), level=level, limit=limit, focus=list(focus_files), dense=list(dense)
+    )
+    cache: dict[str, list[str] | None] = {}
+    found = [_found(graph, hit, level, policy, cache if code else None) for hit in hits]
+    channels = ["lexical", "graph"] + (["dense"] if dense else [])
+    return CodeSearch(text, level, found, channels, mentioned, reason, list(notes))
+
+
+def _found(
+    graph: KnowledgeGraph, hit: _CoreHit, level: Level, policy: Policy, cache: dict[str, list[str] | None] | None
+) -> FoundCode:
+    s = hit.symbol
+    content = None
+    end_line = s.end_line
+    if cache is not None and level == "definition":
+        lines = _lines(graph, s.path, policy, cache)
+        if lines is not None:
+            end_line, content = _snippet(lines, s, policy.retrieval.snippet_max_lines)
+    return FoundCode(
+        path=s.path,
+        name=None if level == "file" else s.name,
+        kind=s.kind,
+        scope=s.scope,
+        line=s.line,
+        end_line=end_line,
+        signature="" if level == "file" else s.signature,
+        score=hit.score,
+        channels=[ChannelScore(*c) for c in hit.channels],
+        matched=list(hit.matched),
+        via=[_info(v) for v in hit.via],
+        test=hit.test,
+        code=content,
+    )
+
+
+def find_relevant_to_query(
+    graph: KnowledgeGraph,
+    text: str,
+    *,
+    max_tokens: int,
+    focus_files: Sequence[str] = (),
+    tokens: TokenCounter | None = None,
+    policy: Policy | None = None,
+) -> list[RelevantCode]:
+    """Code snippets (path, line range, content, relevance in (0, 1], tokens)
+    relevant to ``text``, best first, whose token counts add up to at most
+    ``max_tokens``: the functions and classes :func:`search_code` ranks best
+    (among the policy's ``retrieval.candidates``, scoring at least
+    ``retrieval.min_relevance`` of the best), read from disk and taken in order
+    while they fit. A snippet overlapping one already taken (a method of a
+    taken class, a class around a taken method) is skipped; snippets longer than
+    ``retrieval.snippet_max_lines`` are cut there. Files that cannot be read any
+    more are skipped."""
+    policy = policy or Policy()
+    counter = tokens or TokenCounter(policy.encoding)
+    hits, _, _ = graph.search(
+        text,
+        search_params(policy),
+        level="definition",
+        limit=policy.retrieval.candidates,
+        focus=list(focus_files),
+    )
+    top = hits[0].score if hits and hits[0].score > 0 else 1.0
+    chosen: list[RelevantCode] = []
+    budget = max_tokens
+    cache: dict[str, list[str] | None] = {}
+    for hit in hits:
+        symbol = hit.symbol
+        if hit.score < policy.retrieval.min_relevance * top:
+            break
+        if symbol.kind not in ("function", "class") or _overlaps(chosen, symbol):
+            continue
+        lines = _lines(graph, symbol.path, policy, cache)
+        if lines is None:
+            continue
+        end, content = _snippet(lines, symbol, policy.retrieval.snippet_max_lines)
+        cost = counter.count(content)
+        if cost > budget:
+            continue
+        budget -= cost
+        chosen.append(RelevantCode(symbol.path, (symbol.line, end), content, min(1.0, hit.score / top), cost))
+        if budget <= 0:
+            break
+    return chosen
+
+
+def _overlaps(chosen: list[RelevantCode], symbol: Symbol) -> bool:
+    return any(
+        c.file_path == symbol.path and c.line_range[0] <= symbol.end_line and symbol.line <= c.line_range[1]
+        for c in chosen
+    )
+
+
+def graph_code_provider(
+    graph: KnowledgeGraph,
+    *,
+    max_tokens: int | None = None,
+    tokens: TokenCounter | None = None,
+    policy: Policy | None = None,
+) -> Callable[[str], list[RelevantCode]]:
+    """A ``code_provider`` for :class:`DynamicContextManager`: each message brings in
+    up to ``max_tokens`` (default: the policy's code budget) of the code most
+    relevant to it."""
+    policy = policy or Policy()
+    budget = policy.code_tokens if max_tokens is None else max_tokens
+
+    def provide(message: str) -> list[RelevantCode]:
+        return find_relevant_to_query(graph, message, max_tokens=budget, tokens=tokens, policy=policy)
+
+    return provide

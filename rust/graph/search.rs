@@ -1,0 +1,524 @@
+//! Code search: the lexical index, a personalized PageRank over the graph seeded by
+//! the lexical hits, the paths the text mentions and the focus files, and (when the
+//! caller has them) dense similarities, fused into definitions or files, each hit
+//! explained.
+
+use foldhash::{HashMap, HashSet};
+
+use petgraph::stable_graph::NodeIndex;
+
+use super::documents::{definition_key, file_key, parse_key};
+use super::model::NodeKind;
+use super::project::State;
+use super::store::KnowledgeGraph;
+use crate::error::{invalid, Result};
+use crate::retrieve::{fuse, Bm25Params, Channel, ChannelScore, Normalization};
+
+/// What a search returns: definitions, or files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    Definition,
+    File,
+}
+
+impl std::str::FromStr for Level {
+    type Err = crate::Error;
+
+    fn from_str(level: &str) -> Result<Self> {
+        match level {
+            "definition" => Ok(Level::Definition),
+            "file" => Ok(Level::File),
+            other => Err(invalid(
+                "level",
+                format!("must be 'definition' or 'file', got {other:?}"),
+            )),
+        }
+    }
+}
+
+/// Every weight of a code search (the Policy's `[retrieval]` section).
+#[derive(Debug, Clone)]
+pub struct SearchParams {
+    pub bm25: Bm25Params,
+    pub normalization: Normalization,
+    pub lexical_weight: f64,
+    pub graph_weight: f64,
+    pub dense_weight: f64,
+    /// Lexical hits (and graph nodes) taken into the fusion.
+    pub candidates: usize,
+    /// The best lexical hits that seed the walk.
+    pub graph_seeds: usize,
+    /// Seed weight of the files the text mentions, and of the focus files, each as
+    /// a share of the lexical seeds' total.
+    pub path_weight: f64,
+    pub focus_weight: f64,
+    pub damping: f64,
+    pub epsilon: f64,
+    pub max_pushes: usize,
+    /// Score factor of test and fixture files (not applied to files the text names).
+    pub test_factor: f64,
+    /// Weight of a file's second and third best documents in its score.
+    pub file_spread: f64,
+}
+
+/// One result: a definition or a file, its fused score, and why.
+#[derive(Debug, Clone)]
+pub struct Hit {
+    pub key: String,
+    pub path: String,
+    /// The definition's node (or the file's, at file level).
+    pub node: NodeIndex,
+    pub score: f64,
+    /// The channels that found it (at file level: the file's best document's).
+    pub channels: Vec<ChannelScore>,
+    /// The query terms the lexical index matched in it.
+    pub matched: Vec<String>,
+    /// At file level, the file's best definitions (their nodes), best first.
+    pub via: Vec<NodeIndex>,
+    /// A test or fixture file, scored down by `test_factor`.
+    pub test: bool,
+}
+
+/// A search's hits, best first; the files the text mentions that seeded it; why
+/// nothing came back, when nothing did.
+#[derive(Debug, Clone, Default)]
+pub struct Found {
+    pub hits: Vec<Hit>,
+    pub mentioned: Vec<String>,
+    pub reason: String,
+}
+
+/// Searches the code of `state` for `text`. `focus` are files (relative paths) the
+/// caller is working on; `dense` are (document key, similarity) pairs from a
+/// vector index, empty when the caller has none.
+pub fn search(
+    state: &State,
+    text: &str,
+    focus: &[String],
+    dense: &[(String, f64)],
+    level: Level,
+    limit: usize,
+    params: &SearchParams,
+) -> Found {
+    let graph = state.graph();
+    let lexical = state.lexical().search(text, &params.bm25, &[], params.candidates);
+    let mentioned = mentioned_files(graph, text);
+    let mut matched: HashMap<&str, &[String]> = HashMap::default();
+    let mut lexical_scores: Vec<(String, f64)> = Vec::with_capacity(lexical.len());
+    for hit in &lexical {
+        matched.insert(&hit.key, &hit.matched);
+        lexical_scores.push((hit.key.clone(), hit.score));
+    }
+    // Seeds: the best lexical hits by score, then the mentioned and focus files,
+    // each of those weighing a share of the lexical seeds' total.
+    let mut seeds: Vec<(NodeIndex, f64)> = lexical
+        .iter()
+        .take(params.graph_seeds)
+        .filter_map(|hit| Some((graph.node_of_key(&hit.key)?, hit.score)))
+        .collect();
+    let lexical_total: f64 = seeds.iter().map(|s| s.1).sum::<f64>().max(1.0);
+    let mut files = |paths: &[String], share: f64| {
+        let nodes: Vec<NodeIndex> = paths.iter().filter_map(|p| graph.file_node(p)).collect();
+        for node in &nodes {
+            seeds.push((*node, share * lexical_total / nodes.len() as f64));
+        }
+    };
+    files(&mentioned, params.path_weight);
+    files(focus, params.focus_weight);
+    let walked = graph.rank_local(&seeds, params.damping, params.epsilon, params.max_pushes);
+    let graph_scores: Vec<(String, f64)> = walked
+        .iter()
+        .filter_map(|&(node, score)| Some((graph.key_of_node(node)?, score)))
+        .take(params.candidates)
+        .collect();
+    let channels = [
+        Channel {
+            name: "lexical",
+            weight: params.lexical_weight,
+            scores: &lexical_scores,
+        },
+        Channel {
+            name: "graph",
+            weight: params.graph_weight,
+            scores: &graph_scores,
+        },
+        Channel {
+            name: "dense",
+            weight: params.dense_weight,
+            scores: dense,
+        },
+    ];
+    let fused = fuse(&channels, params.normalization);
+    let named: HashSet<&str> = mentioned.iter().map(String::as_str).collect();
+    let factor = |path: &str| -> (f64, bool) {
+        let test = is_test_path(path);
+        if test && !named.contains(path) {
+            (params.test_factor, true)
+        } else {
+            (1.0, test)
+        }
+    };
+    let mut hits: Vec<Hit> = Vec::new();
+    match level {
+        Level::Definition => {
+            for doc in fused {
+                let Some((path, Some(_))) = parse_key(&doc.key) else {
+                    continue;
+                };
+                let Some(node) = graph.node_of_key(&doc.key) else {
+                    continue;
+                };
+                let (f, test) = factor(path);
+                hits.push(Hit {
+                    path: path.to_string(),
+                    node,
+                    score: doc.score * f,
+                    matched: matched.get(doc.key.as_str()).map(|m| m.to_vec()).unwrap_or_default(),
+                    channels: doc.channels,
+                    via: Vec::new(),
+                    test,
+                    key: doc.key,
+                });
+            }
+        }
+        Level::File => {
+            // A file's documents (its own and its definitions'), best first.
+            let mut by_file: HashMap<String, Vec<(f64, String, Vec<ChannelScore>)>> =
+                HashMap::default();
+            for doc in fused {
+                let Some((path, _)) = parse_key(&doc.key) else {
+                    continue;
+                };
+                by_file
+                    .entry(path.to_string())
+                    .or_default()
+                    .push((doc.score, doc.key, doc.channels));
+            }
+            for (path, docs) in by_file {
+                let Some(file) = graph.file_node(&path) else {
+                    continue;
+                };
+                let score = docs[0].0
+                    + params.file_spread * docs.iter().skip(1).take(2).map(|d| d.0).sum::<f64>();
+                let (f, test) = factor(&path);
+                let mut terms: Vec<String> = Vec::new();
+                for (_, key, _) in &docs {
+                    for term in matched.get(key.as_str()).copied().unwrap_or_default() {
+                        if !terms.contains(term) {
+                            terms.push(term.clone());
+                        }
+                    }
+                }
+                let via = docs
+                    .iter()
+                    .filter(|(_, key, _)| key != &file_key(&path))
+                    .filter_map(|(_, key, _)| graph.node_of_key(key))
+                    .take(3)
+                    .collect();
+                let (_, _, channels) = docs.into_iter().next().expect("a file has a document");
+                hits.push(Hit {
+                    key: file_key(&path),
+                    path,
+                    node: file,
+                    score: score * f,
+                    channels,
+                    matched: terms,
+                    via,
+                    test,
+                });
+            }
+        }
+    }
+    hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.key.cmp(&b.key)));
+    hits.truncate(limit);
+    let reason = if hits.is_empty() {
+        why_empty(state, text)
+    } else {
+        String::new()
+    };
+    Found {
+        hits,
+        mentioned,
+        reason,
+    }
+}
+
+/// Why a search found nothing.
+fn why_empty(state: &State, text: &str) -> String {
+    if state.graph().file_count() == 0 {
+        return "nothing is indexed: run `aircher-mem index` first".to_string();
+    }
+    let terms = crate::retrieve::tokens(text);
+    if terms.is_empty() {
+        return "the text has no searchable words (only stop words, symbols or 1-letter words)"
+            .to_string();
+    }
+    let mut distinct: Vec<String> = Vec::new();
+    for term in terms {
+        if !distinct.contains(&term) {
+            distinct.push(term);
+        }
+    }
+    format!(
+        "no indexed definition, file name or docstring contains any of: {}",
+        distinct.join(", ")
+    )
+}
+
+/// A test or fixture file, by its path: a `test`/`tests`/`testing`/`fixtures`/
+/// `__tests__`/`testdata` folder, `conftest.py`, or a name like `test_x.py`,
+/// `x_test.go`, `x.test.ts`, `x.spec.js`, `XTest.java`.
+pub fn is_test_path(path: &str) -> bool {
+    let mut parts = path.split('/').collect::<Vec<_>>();
+    let name = parts.pop().unwrap_or_default();
+    if parts.iter().any(|p| {
+        matches!(
+            *p,
+            "test" | "tests" | "testing" | "fixtures" | "fixture" | "__tests__" | "testdata"
+        )
+    }) {
+        return true;
+    }
+    let stem = name.split('.').next().unwrap_or_default();
+    name == "conftest.py"
+        || stem.starts_with("test_")
+        || stem.ends_with("_test")
+        || stem.ends_with("Test")
+        || stem.ends_with("Tests")
+        || name.contains(".test.")
+        || name.contains(".spec.")
+}
+
+impl KnowledgeGraph {
+    /// The node of a document key (a definition's or a file's).
+    pub fn node_of_key(&self, key: &str) -> Option<NodeIndex> {
+        let (path, index) = parse_key(key)?;
+        let entry = self.files.get(path)?;
+        match index {
+            None => Some(entry.node),
+            Some(i) => entry.defs.get(i).copied(),
+        }
+    }
+
+    /// The document key of a file or definition node (None for imports).
+    pub fn key_of_node(&self, node: NodeIndex) -> Option<String> {
+        let data = self.graph.node_weight(node)?;
+        let entry = self.files.get(&data.path)?;
+        match data.kind {
+            NodeKind::File => Some(file_key(&data.path)),
+            NodeKind::Import => None,
+            _ => {
+                let i = entry.defs.iter().position(|&d| d == node)?;
+                Some(definition_key(&data.path, i))
+            }
+        }
+    }
+}
+
+/// The project files a text mentions: paths (`src/app/models.py`, absolute ones,
+/// `site-packages/pkg/mod.py`, Windows `\\` separators) and dotted module names
+/// (`pkg.sub.mod`, also with one or two trailing attribute names), each mapped to
+/// the files whose path ends with it (or, for an absolute path, that it ends with).
+/// A bare word is never a mention. Sorted, without repeats.
+pub fn mentioned_files(graph: &KnowledgeGraph, text: &str) -> Vec<String> {
+    // Files by their last component's stem.
+    let mut found: Vec<String> = Vec::new();
+    let mut runs = 0;
+    for run in text.split(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '.' | '/' | '\\' | '-'))) {
+        let run = run.trim_matches(|c: char| matches!(c, '.' | '-' | '/' | '\\'));
+        if run.len() < 3 || run.len() > 512 || !(run.contains('/') || run.contains('\\') || run.contains('.')) {
+            continue;
+        }
+        runs += 1;
+        if runs > 512 {
+            break;
+        }
+        let slashed = run.contains('/') || run.contains('\\');
+        let parts: Vec<&str> = run.split(['/', '\\']).filter(|p| !p.is_empty() && *p != ".").collect();
+        let Some(last) = parts.last() else {
+            continue;
+        };
+        if slashed || has_source_extension(last) {
+            // A path: its components, the last with its extension.
+            for path in graph.files_ending_with(&parts) {
+                if !found.contains(&path) {
+                    found.push(path);
+                }
+            }
+        } else {
+            // A dotted name: `a.b.c` as `a/b/c.<ext>` or `a/b/c/<package file>`,
+            // also without one or two trailing attributes.
+            let names: Vec<&str> = run.split('.').collect();
+            for drop in 0..=2usize {
+                let Some(keep) = names.len().checked_sub(drop).filter(|k| *k >= 2) else {
+                    break;
+                };
+                let hits = graph.modules_named(&names[..keep]);
+                if !hits.is_empty() {
+                    for path in hits {
+                        if !found.contains(&path) {
+                            found.push(path);
+                        }
+                    }
+                    break;
+                }
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// A file name of a language the graph parses (`x.py`, `x.go`).
+fn has_source_extension(name: &str) -> bool {
+    super::extract::Language::from_path(std::path::Path::new(name)).is_some()
+}
+
+impl KnowledgeGraph {
+    /// The files `parts` (a path, split) names, compared component by component from
+    /// the end: those whose path ends with it, that it ends with (an absolute path),
+    /// or that share its file name and at least its last folder (an installed copy
+    /// under `site-packages/`); the longest common suffix wins.
+    fn files_ending_with(&self, parts: &[&str]) -> Vec<String> {
+        let Some(last) = parts.last() else {
+            return Vec::new();
+        };
+        let mut best: Vec<String> = Vec::new();
+        let mut best_length = 0;
+        for path in self.paths_named(last) {
+            let file: Vec<&str> = path.split('/').collect();
+            let common = file
+                .iter()
+                .rev()
+                .zip(parts.iter().rev())
+                .take_while(|(a, b)| a == b)
+                .count();
+            // The mention is a suffix of the path, or the path of the mention, or
+            // they share at least a folder and the file name (an installed copy:
+            // `site-packages/pkg/m.py` for `src/pkg/m.py`).
+            let whole = common == parts.len() || common == file.len() || common >= 2;
+            if !whole || common < best_length {
+                continue;
+            }
+            if common > best_length {
+                best.clear();
+                best_length = common;
+            }
+            best.push(path.to_string());
+        }
+        best
+    }
+
+    /// The files a module name (`a.b.c` split) names: `a/b/c.<ext>` or a package
+    /// file `a/b/c/__init__.py` (`mod.rs`, `index.js`...), at the end of a path.
+    fn modules_named(&self, names: &[&str]) -> Vec<String> {
+        let Some((last, _)) = names.split_last() else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for path in self.paths_with_stem(last) {
+            let components: Vec<&str> = path.split('/').collect();
+            let Some((file, folders)) = components.split_last() else {
+                continue;
+            };
+            let stem = file.split('.').next().unwrap_or_default();
+            let mut chain: Vec<&str> = folders.to_vec();
+            chain.push(stem);
+            if chain.ends_with(names) {
+                out.push(path.to_string());
+            }
+        }
+        for package in ["__init__.py", "mod.rs", "index.js", "index.ts"] {
+            let mut parts: Vec<&str> = names.to_vec();
+            parts.push(package);
+            for path in self.paths_named(package) {
+                let components: Vec<&str> = path.split('/').collect();
+                if components.ends_with(&parts) && !out.iter().any(|p| p == path) {
+                    out.push(path.to_string());
+                }
+            }
+        }
+        out
+    }
+
+    /// Paths whose last component is `name`.
+    fn paths_named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.files
+            .keys()
+            .map(String::as_str)
+            .filter(move |p| p.rsplit('/').next() == Some(name))
+    }
+
+    /// Paths whose last component's stem (before the first dot) is `stem`.
+    fn paths_with_stem<'a>(&'a self, stem: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.files.keys().map(String::as_str).filter(move |p| {
+            p.rsplit('/')
+                .next()
+                .and_then(|n| n.split('.').next())
+                == Some(stem)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::{extract, Language};
+
+    fn graph(files: &[(&str, &str)]) -> KnowledgeGraph {
+        KnowledgeGraph::from_files(
+            files
+                .iter()
+                .map(|(p, s)| {
+                    let language = Language::from_path(std::path::Path::new(p)).unwrap();
+                    (p.to_string(), extract(language, s.as_bytes()))
+                })
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn mentions_map_to_project_files() {
+        let g = graph(&[
+            ("src/click/shell_completion.py", "def f(): pass\n"),
+            ("src/click/core.py", "def g(): pass\n"),
+            ("tests/core.py", "def h(): pass\n"),
+            ("pkg/db/__init__.py", "x = 1\n"),
+            ("pkg/db/models/query.py", "class QuerySet: pass\n"),
+        ]);
+        let m = |text: &str| mentioned_files(&g, text);
+        assert_eq!(m("see click/shell_completion.py:12"), ["src/click/shell_completion.py"]);
+        assert_eq!(
+            m("File \"/home/u/venv/lib/python3.11/site-packages/click/core.py\", line 3"),
+            ["src/click/core.py"]
+        );
+        // A bare file name matches every file of that name.
+        assert_eq!(m("core.py fails"), ["src/click/core.py", "tests/core.py"]);
+        assert_eq!(m("in pkg.db.models.query.QuerySet.filter"), ["pkg/db/models/query.py"]);
+        assert_eq!(m("import pkg.db"), ["pkg/db/__init__.py"]);
+        // Bare words and unknown paths are not mentions.
+        assert!(m("django query core").is_empty());
+        assert!(m("other/thing.py e.g. i.e.").is_empty());
+        assert!(m(&"a/".repeat(100_000)).is_empty());
+    }
+
+    #[test]
+    fn test_paths() {
+        for path in [
+            "tests/a.py",
+            "pkg/test/a.py",
+            "test_x.py",
+            "a/x_test.go",
+            "conftest.py",
+            "web/x.spec.ts",
+            "src/__tests__/a.js",
+            "FooTest.java",
+            "fixtures/a.py",
+        ] {
+            assert!(is_test_path(path), "{path}");
+        }
+        for path in ["src/contest.py", "latest.py", "pkg/testing_tools.py", "attest/a.py"] {
+            assert!(!is_test_path(path), "{path}");
+        }
+    }
+}

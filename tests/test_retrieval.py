@@ -184,7 +184,7 @@ def test_the_index_follows_edits_and_is_saved_beside_the_graph(memory: am.Memory
 def test_focus_files_pull_their_neighbourhood(memory: am.Memory) -> None:
     plain = memory.search_code("source", 5)
     focused = memory.search_code("source", 5, focus_files=["src/clik/core.py"])
-    assert [h.name for h in plain.hits][0] == "source"
+    assert plain.hits[0].name == "source"
     graph_of = {h.name: next((c.raw for c in h.channels if c.channel == "graph"), 0.0) for h in focused.hits}
     plain_graph = {h.name: next((c.raw for c in h.channels if c.channel == "graph"), 0.0) for h in plain.hits}
     assert graph_of.get("Command", 0.0) > plain_graph.get("Command", 0.0)
@@ -210,7 +210,7 @@ def test_every_weight_comes_from_the_policy(cli_project: Path) -> None:
         alone = m.search_code("bash and zsh shell completion", 5, level="file")
     assert [h.path for h in alone.hits] != [h.path for h in both.hits]
     assert all(next(c for c in h.channels if c.channel == "graph").weight == 0.0 for h in alone.hits if h.channels)
-    with pytest.raises(am.PolicyError, match="retrieval.normalization must be one of minmax, zscore"):
+    with pytest.raises(am.PolicyError, match=r"retrieval\.normalization must be one of minmax, zscore"):
         am.RetrievalPolicy(normalization="softmax")
 
 

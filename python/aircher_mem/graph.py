@@ -16,17 +16,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import stat
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 
-from ._core import KnowledgeGraph, Symbol, read_project_file, relative_path
+from ._core import KnowledgeGraph, read_project_file, relative_path
 from .config import Policy
 from .errors import InvalidInputError, NotIndexedError, SchemaVersionError, StoreCorruptError, StoreError
-from .results import IndexReport, RelevantCode
-from .tokens import TokenCounter
+from .results import IndexReport
 
 __all__ = ["GraphIndex", "read_source", "tracked_files", "write_atomic"]
 

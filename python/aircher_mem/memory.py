@@ -46,13 +46,12 @@ from .errors import (
     UnknownSymbolError,
 )
 from .graph import GraphIndex, Progress, write_atomic
-from .retrieval import LEVELS, find_relevant_to_query, search_code
 from .results import (
-    CodeSearch,
     Calls,
     CallSite,
     Check,
     CodeResult,
+    CodeSearch,
     CoEdits,
     ContextEntry,
     ContextPreview,
@@ -76,6 +75,7 @@ from .results import (
     TaskStatus,
     TaskSummary,
 )
+from .retrieval import LEVELS, find_relevant_to_query, search_code
 from .tokens import TokenCounter, available_encodings
 
 __all__ = ["Memory", "STORE_DIR", "TASK_ACTIONS", "REFERENCE_KINDS", "find_root"]
@@ -441,9 +441,7 @@ class Memory:
             raise InvalidInputError(f"level must be 'definition' or 'file', got {level!r}")
         focus = [self.relative(f) for f in focus_files]
         graph = self._graph()
-        return search_code(
-            graph, text, policy=self.policy, level=level, limit=k, focus_files=focus, code=bool(code)
-        )
+        return search_code(graph, text, policy=self.policy, level=level, limit=k, focus_files=focus, code=bool(code))
 
     @_verb
     def preview_context(

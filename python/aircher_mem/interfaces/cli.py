@@ -232,10 +232,13 @@ def show_search(r: CodeSearch, out: Output) -> None:
         test = " [test]" if h.test else ""
         if h.name is None:
             best = ", ".join(f"{v.qualified}:{v.line}" for v in h.via)
-            out.line(f"{n:>2}. {h.path}{test}  score {h.score:.3f} ({why}{words})" + (f"\n    best: {best}" if best else ""))
+            out.line(f"{n:>2}. {h.path}{test}  score {h.score:.3f} ({why}{words})")
+            if best:
+                out.line(f"    best: {best}")
         else:
             name = f"{h.scope}.{h.name}" if h.scope else h.name
-            out.line(f"{n:>2}. {h.kind} {name}  {h.path}:{h.line}-{h.end_line}{test}  score {h.score:.3f} ({why}{words})")
+            where = f"{h.path}:{h.line}-{h.end_line}{test}"
+            out.line(f"{n:>2}. {h.kind} {name}  {where}  score {h.score:.3f} ({why}{words})")
             if h.code is not None:
                 out.line(h.code + "\n")
     if r.mentioned:
@@ -546,7 +549,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("code", "the code most relevant to QUERY, within a token budget")
     p.add_argument("query")
     p.add_argument("--max-tokens", type=_positive, help="token budget (default: the policy's code budget)")
-    p = command("search", "find code by meaning: the definitions (or --files) that answer TEXT, best first, each explained")
+    p = command("search", "find code by meaning: the definitions (or --files) answering TEXT, best first, explained")
     p.add_argument("text")
     p.add_argument("-k", type=_positive, default=10, help="how many hits (default: 10)")
     p.add_argument("--files", action="store_true", help="rank files instead of definitions")

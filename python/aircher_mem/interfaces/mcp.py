@@ -58,7 +58,8 @@ INSTRUCTIONS = (
     "(find_symbol), who calls what (get_callers, get_callees), what refers to a definition (get_references), "
     "what lies around it (get_neighbourhood), which files import which (get_dependencies), "
     "what a file defines (get_file_contents), which code answers a question in plain words (search_code) and "
-    "which code matters for a task (relevant_code, within a token budget). The episodic memory remembers earlier sessions: file_history, co_edited_files, tasks. Report your "
+    "which code matters for a task (relevant_code, within a token budget). "
+    "The episodic memory remembers earlier sessions: file_history, co_edited_files, tasks. Report your "
     "own work with task (start one before working, complete it when done), record_tool_call and "
     "record_file_interaction so later sessions can use it. Paths are relative to the project root. Names may "
     'be qualified as Class.method. Errors come back as {"error": {"code", "type", "message"}}.'

@@ -66,7 +66,10 @@ pub fn documents(path: &str, symbols: &FileSymbols, source: &[u8]) -> Vec<Docume
         // and the names of its members, not every method's body again.
         let mut body = String::new();
         let mut at = range.start;
-        for inner in defs[i + 1..].iter().take_while(|d| d.byte_range().start < range.end) {
+        for inner in defs[i + 1..]
+            .iter()
+            .take_while(|d| d.byte_range().start < range.end)
+        {
             let inner_range = inner.byte_range();
             if inner_range.start < at || !def.contains(inner) {
                 continue;
@@ -113,7 +116,10 @@ pub fn documents(path: &str, symbols: &FileSymbols, source: &[u8]) -> Vec<Docume
         group: path.to_string(),
         fields: vec![
             ("path".to_string(), path.to_string()),
-            ("doc".to_string(), module_doc(symbols.language, source, &lines)),
+            (
+                "doc".to_string(),
+                module_doc(symbols.language, source, &lines),
+            ),
             ("names".to_string(), top_level.join(" ")),
         ],
         meta: Vec::new(),
@@ -200,7 +206,9 @@ fn docstring(
 ) -> String {
     if language == Language::Python {
         // The body starts after the first line of the header ending with `:`.
-        let last = lines.line_of(end.saturating_sub(1)).min(line + MAX_HEADER_LINES);
+        let last = lines
+            .line_of(end.saturating_sub(1))
+            .min(line + MAX_HEADER_LINES);
         return (line..last)
             .find(|&n| trim(lines.line(n)).ends_with(b":"))
             .and_then(|n| python_string_at(source, lines, n + 1))
@@ -399,13 +407,22 @@ def helper(): return 1
         let go = b"// Package gin routes requests.\npackage gin\n\n/* addRoute adds a node\n * with the given handle. */\nfunc (n *node) addRoute(path string) {}\n";
         let symbols = extract(Language::Go, go);
         let docs = documents("tree.go", &symbols, go);
-        assert_eq!(field(&docs[0], "doc"), "addRoute adds a node with the given handle.");
-        assert_eq!(field(docs.last().unwrap(), "doc"), "Package gin routes requests.");
+        assert_eq!(
+            field(&docs[0], "doc"),
+            "addRoute adds a node with the given handle."
+        );
+        assert_eq!(
+            field(docs.last().unwrap(), "doc"),
+            "Package gin routes requests."
+        );
     }
 
     #[test]
     fn keys_round_trip() {
-        assert_eq!(parse_key(&definition_key("a#b.py", 12)), Some(("a#b.py", Some(12))));
+        assert_eq!(
+            parse_key(&definition_key("a#b.py", 12)),
+            Some(("a#b.py", Some(12)))
+        );
         assert_eq!(parse_key(&file_key("a#b.py")), Some(("a#b.py", None)));
         assert_eq!(parse_key("nohash"), None);
         assert_eq!(parse_key("a.py#x"), None);

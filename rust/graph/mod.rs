@@ -14,13 +14,13 @@ mod scan;
 mod search;
 mod store;
 
+pub use documents::{definition_key, documents, file_key, parse_key, DEFINITION, FILE};
 pub use extract::{
     extract, parse_tree, DefKind, Definition, FileSymbols, Import, Language, Origin, Receiver,
     RefKind, Reference,
 };
 pub use link::MAX_CANDIDATES;
 pub use model::{Edge, EdgeKind, Links, Node, NodeKind, SavedFile};
-pub use documents::{definition_key, documents, file_key, parse_key, DEFINITION, FILE};
 pub use persist::{corrupt, load, load_with_sum, save, Saved, FORMAT_VERSION};
 pub use petgraph::stable_graph::NodeIndex;
 pub use petgraph::Direction;

@@ -323,7 +323,14 @@ impl Project {
             Ok((lexical, generation)) if generation == sum => lexical,
             _ => lexical_from_disk(&root, max_file_bytes, &graph),
         };
-        Ok(Self::new(root, max_file_bytes, graph, lexical, skipped, warnings))
+        Ok(Self::new(
+            root,
+            max_file_bytes,
+            graph,
+            lexical,
+            skipped,
+            warnings,
+        ))
     }
 }
 

@@ -93,47 +93,58 @@ impl KnowledgeGraph {
         if !(total > 0.0 && total.is_finite()) {
             return Vec::new();
         }
-        let mut degrees: HashMap<NodeIndex, f64> = HashMap::default();
-        let mut degree = |node: NodeIndex| -> f64 {
-            *degrees.entry(node).or_insert_with(|| {
-                self.graph
-                .edges_directed(node, petgraph::Direction::Outgoing)
-                .chain(self.graph.edges_directed(node, petgraph::Direction::Incoming))
-                    .map(|e| f64::from(e.weight().confidence))
-                    .sum()
-            })
-        };
-        let mut residual: HashMap<NodeIndex, f64> = HashMap::default();
-        let mut score: HashMap<NodeIndex, f64> = HashMap::default();
+        // Dense per-node state (a few vectors of the graph's size: cheaper than
+        // hashing on every edge visited).
+        let n = self.graph.node_bound();
+        let mut degree = vec![f64::NAN; n];
+        let mut residual = vec![0.0f64; n];
+        let mut score = vec![0.0f64; n];
+        let mut queued = vec![false; n];
+        let mut touched: Vec<usize> = Vec::new();
         let mut queue: std::collections::VecDeque<NodeIndex> = Default::default();
-        let mut queued: foldhash::HashSet<NodeIndex> = Default::default();
         for &(node, weight) in seeds {
             if weight > 0.0 && self.graph.contains_node(node) {
-                *residual.entry(node).or_default() += weight / total;
-                if queued.insert(node) {
+                let i = node.index();
+                residual[i] += weight / total;
+                if !queued[i] {
+                    queued[i] = true;
                     queue.push_back(node);
                 }
             }
         }
         let mut pushes = 0;
         while let Some(node) = queue.pop_front() {
-            queued.remove(&node);
+            let i = node.index();
+            queued[i] = false;
             if pushes >= max_pushes {
                 break;
             }
-            let r = residual.get(&node).copied().unwrap_or(0.0);
-            let weight = degree(node);
+            if degree[i].is_nan() {
+                degree[i] = self
+                    .graph
+                    .edges_directed(node, petgraph::Direction::Outgoing)
+                    .chain(
+                        self.graph
+                            .edges_directed(node, petgraph::Direction::Incoming),
+                    )
+                    .map(|e| f64::from(e.weight().confidence))
+                    .sum();
+            }
+            let (r, weight) = (residual[i], degree[i]);
             if r <= epsilon * weight.max(1.0) {
                 continue;
             }
             pushes += 1;
-            residual.insert(node, 0.0);
+            residual[i] = 0.0;
+            if score[i] == 0.0 {
+                touched.push(i);
+            }
             if weight == 0.0 {
                 // Nowhere to go: the walk stays (as `rank` restarts, up to scale).
-                *score.entry(node).or_default() += r;
+                score[i] += r;
                 continue;
             }
-            *score.entry(node).or_default() += (1.0 - damping) * r;
+            score[i] += (1.0 - damping) * r;
             let spread = damping * r / weight;
             let edges = self
                 .graph
@@ -145,15 +156,19 @@ impl KnowledgeGraph {
                         .map(|e| (e.source(), e.weight().confidence)),
                 );
             for (next, confidence) in edges {
-                let slot = residual.entry(next).or_default();
-                *slot += spread * f64::from(confidence);
-                if *slot > epsilon && queued.insert(next) {
+                let j = next.index();
+                residual[j] += spread * f64::from(confidence);
+                if residual[j] > epsilon && !queued[j] {
+                    queued[j] = true;
                     queue.push_back(next);
                 }
             }
         }
-        let mut ranked: Vec<(NodeIndex, f64)> =
-            score.into_iter().filter(|(_, s)| *s > 0.0).collect();
+        let mut ranked: Vec<(NodeIndex, f64)> = touched
+            .into_iter()
+            .filter(|&i| score[i] > 0.0)
+            .map(|i| (NodeIndex::new(i), score[i]))
+            .collect();
         ranked.sort_by(|a, b| {
             b.1.total_cmp(&a.1).then_with(|| {
                 (&self.graph[a.0].path, self.graph[a.0].line)

@@ -101,7 +101,9 @@ pub fn search(
     params: &SearchParams,
 ) -> Found {
     let graph = state.graph();
-    let lexical = state.lexical().search(text, &params.bm25, &[], params.candidates);
+    let lexical = state
+        .lexical()
+        .search(text, &params.bm25, &[], params.candidates);
     let mentioned = mentioned_files(graph, text);
     let mut matched: HashMap<&str, &[String]> = HashMap::default();
     let mut lexical_scores: Vec<(String, f64)> = Vec::with_capacity(lexical.len());
@@ -173,7 +175,10 @@ pub fn search(
                     path: path.to_string(),
                     node,
                     score: doc.score * f,
-                    matched: matched.get(doc.key.as_str()).map(|m| m.to_vec()).unwrap_or_default(),
+                    matched: matched
+                        .get(doc.key.as_str())
+                        .map(|m| m.to_vec())
+                        .unwrap_or_default(),
                     channels: doc.channels,
                     via: Vec::new(),
                     test,
@@ -189,10 +194,11 @@ pub fn search(
                 let Some((path, _)) = parse_key(&doc.key) else {
                     continue;
                 };
-                by_file
-                    .entry(path.to_string())
-                    .or_default()
-                    .push((doc.score, doc.key, doc.channels));
+                by_file.entry(path.to_string()).or_default().push((
+                    doc.score,
+                    doc.key,
+                    doc.channels,
+                ));
             }
             for (path, docs) in by_file {
                 let Some(file) = graph.file_node(&path) else {
@@ -324,9 +330,14 @@ pub fn mentioned_files(graph: &KnowledgeGraph, text: &str) -> Vec<String> {
     // Files by their last component's stem.
     let mut found: Vec<String> = Vec::new();
     let mut runs = 0;
-    for run in text.split(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '.' | '/' | '\\' | '-'))) {
+    for run in
+        text.split(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '.' | '/' | '\\' | '-')))
+    {
         let run = run.trim_matches(|c: char| matches!(c, '.' | '-' | '/' | '\\'));
-        if run.len() < 3 || run.len() > 512 || !(run.contains('/') || run.contains('\\') || run.contains('.')) {
+        if run.len() < 3
+            || run.len() > 512
+            || !(run.contains('/') || run.contains('\\') || run.contains('.'))
+        {
             continue;
         }
         runs += 1;
@@ -334,7 +345,10 @@ pub fn mentioned_files(graph: &KnowledgeGraph, text: &str) -> Vec<String> {
             break;
         }
         let slashed = run.contains('/') || run.contains('\\');
-        let parts: Vec<&str> = run.split(['/', '\\']).filter(|p| !p.is_empty() && *p != ".").collect();
+        let parts: Vec<&str> = run
+            .split(['/', '\\'])
+            .filter(|p| !p.is_empty() && *p != ".")
+            .collect();
         let Some(last) = parts.last() else {
             continue;
         };
@@ -451,12 +465,10 @@ impl KnowledgeGraph {
 
     /// Paths whose last component's stem (before the first dot) is `stem`.
     fn paths_with_stem<'a>(&'a self, stem: &'a str) -> impl Iterator<Item = &'a str> + 'a {
-        self.files.keys().map(String::as_str).filter(move |p| {
-            p.rsplit('/')
-                .next()
-                .and_then(|n| n.split('.').next())
-                == Some(stem)
-        })
+        self.files
+            .keys()
+            .map(String::as_str)
+            .filter(move |p| p.rsplit('/').next().and_then(|n| n.split('.').next()) == Some(stem))
     }
 }
 
@@ -487,19 +499,60 @@ mod tests {
             ("pkg/db/models/query.py", "class QuerySet: pass\n"),
         ]);
         let m = |text: &str| mentioned_files(&g, text);
-        assert_eq!(m("see click/shell_completion.py:12"), ["src/click/shell_completion.py"]);
+        assert_eq!(
+            m("see click/shell_completion.py:12"),
+            ["src/click/shell_completion.py"]
+        );
         assert_eq!(
             m("File \"/home/u/venv/lib/python3.11/site-packages/click/core.py\", line 3"),
             ["src/click/core.py"]
         );
         // A bare file name matches every file of that name.
         assert_eq!(m("core.py fails"), ["src/click/core.py", "tests/core.py"]);
-        assert_eq!(m("in pkg.db.models.query.QuerySet.filter"), ["pkg/db/models/query.py"]);
+        assert_eq!(
+            m("in pkg.db.models.query.QuerySet.filter"),
+            ["pkg/db/models/query.py"]
+        );
         assert_eq!(m("import pkg.db"), ["pkg/db/__init__.py"]);
         // Bare words and unknown paths are not mentions.
         assert!(m("django query core").is_empty());
         assert!(m("other/thing.py e.g. i.e.").is_empty());
         assert!(m(&"a/".repeat(100_000)).is_empty());
+    }
+
+    /// Forward push converges to the PageRank of `rank` (same walk) as epsilon
+    /// shrinks, and stops after `max_pushes`.
+    #[test]
+    fn local_walk_matches_power_iteration() {
+        let g = graph(&[
+            (
+                "a.py",
+                "from b import g\nfrom c import h\n\ndef f():\n    g()\n    h()\n",
+            ),
+            (
+                "b.py",
+                "from c import h\n\ndef g():\n    h()\n\nclass K:\n    pass\n",
+            ),
+            ("c.py", "def h():\n    return 1\n"),
+        ]);
+        let seed = g.node_of_key("a.py#0").unwrap();
+        let exact = g.rank(&[(seed, 1.0)], 0.85, 500);
+        let local = g.rank_local(&[(seed, 1.0)], 0.85, 1e-12, usize::MAX);
+        assert_eq!(exact.len(), local.len());
+        let by_node: HashMap<NodeIndex, f64> = local.iter().copied().collect();
+        for (node, score) in &exact {
+            assert!(
+                (by_node[node] - score).abs() < 1e-6,
+                "{node:?}: {score} vs {}",
+                by_node[node]
+            );
+        }
+        let one = g.rank_local(&[(seed, 1.0)], 0.85, 1e-12, 1);
+        assert_eq!(one.len(), 1);
+        assert_eq!(one[0].0, seed);
+        assert!((one[0].1 - 0.15).abs() < 1e-12);
+        assert!(g.rank_local(&[], 0.85, 1e-4, 10).is_empty());
+        assert!(g.rank_local(&[(seed, f64::NAN)], 0.85, 1e-4, 10).is_empty());
     }
 
     #[test]
@@ -517,7 +570,12 @@ mod tests {
         ] {
             assert!(is_test_path(path), "{path}");
         }
-        for path in ["src/contest.py", "latest.py", "pkg/testing_tools.py", "attest/a.py"] {
+        for path in [
+            "src/contest.py",
+            "latest.py",
+            "pkg/testing_tools.py",
+            "attest/a.py",
+        ] {
             assert!(!is_test_path(path), "{path}");
         }
     }

@@ -4,6 +4,7 @@
 pub mod context;
 pub mod error;
 pub mod graph;
+pub mod retrieve;
 
 #[cfg(test)]
 mod fuzz;

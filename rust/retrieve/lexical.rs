@@ -1,0 +1,2413 @@
+//! A BM25F inverted index over generic documents: each document has a kind, a unique
+//! key, a group (for removal in one go: a file's definitions), named text fields that
+//! are indexed, and metadata that is only stored.
+//!
+//! Layout. A document lives in a *slot* (a `u32`, in insertion order). Each term has
+//! a posting list sorted by (slot, field): one posting per field the term occurs in,
+//! holding the field and the term frequency packed in a `u32`. Field lengths are kept
+//! per field as a column indexed by slot. A field's id is its rank among the sorted
+//! field names, so that every index holding the same documents sums a document's
+//! fields in the same order and scores come out bit for bit the same (a new name
+//! renumbers the fields above it, at most [`MAX_FIELDS`] times).
+//!
+//! Updates. A removed document is a *tombstone*: its slot is marked dead and its key,
+//! group, metadata and term list are dropped at once; the statistics (document
+//! count, document frequency of each of its terms, field length totals) are
+//! decremented exactly at that moment, so scores never drift. Its postings stay
+//! until [`LexicalIndex::compact`], which runs by itself when a quarter of the slots
+//! are dead, and renumbers slots, terms, fields and kinds to what is in use. What is
+//! saved (and serialized) is always the compacted form: no trace of a removed
+//! document goes to a file.
+//!
+//! Bounds: a field keeps its first [`MAX_FIELD_TOKENS`] tokens, a document at most
+//! [`MAX_FIELDS`] distinct field names exist at a time.
+
+use std::cell::RefCell;
+use std::cmp::Ordering;
+use std::collections::HashSet;
+use std::ops::ControlFlow;
+use std::path::Path;
+
+use foldhash::HashMap;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::persist;
+use super::tokenize::for_each_token;
+use crate::error::{invalid, Error, Result};
+
+/// Distinct field names an index holds at a time.
+pub const MAX_FIELDS: usize = 32;
+/// Tokens of a field that are indexed; the rest of a longer field is ignored.
+pub const MAX_FIELD_TOKENS: usize = 100_000;
+/// The version of the file [`LexicalIndex::save`] writes.
+pub const FORMAT_VERSION: u32 = 1;
+const MAGIC: &[u8; 8] = b"AIRLEXIC";
+const WHAT: &str = "lexical index";
+
+/// A posting packs the field id above the term frequency.
+const FIELD_SHIFT: u32 = 27;
+const TF_MASK: u32 = (1 << FIELD_SHIFT) - 1;
+/// The kind of a dead slot, and "dropped" in renumberings.
+const DEAD: u32 = u32::MAX;
+/// Compaction waits for at least this many dead slots (and a quarter of all).
+const COMPACT_MIN_DEAD: usize = 64;
+
+/// A document to index.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Document {
+    pub kind: String,
+    /// Unique: upserting a key replaces the document that had it.
+    pub key: String,
+    /// What [`LexicalIndex::remove_group`] removes together (for code: the file).
+    pub group: String,
+    /// (field name, text) pairs, tokenized with [`super::tokenize::tokens`]; a name
+    /// appears at most once per document.
+    pub fields: Vec<(String, String)>,
+    /// Stored and returned, never indexed.
+    pub meta: Vec<(String, String)>,
+}
+
+/// A stored document, without its text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DocRef<'a> {
+    pub kind: &'a str,
+    pub key: &'a str,
+    pub group: &'a str,
+    pub meta: &'a [(String, String)],
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct LexicalHit {
+    pub key: String,
+    pub score: f64,
+    /// The distinct query terms found in the document (in a field of weight > 0), in
+    /// query order.
+    pub matched: Vec<String>,
+}
+
+/// BM25F parameters: `k1` >= 0 (term frequency saturation), `b` in [0, 1] (length
+/// normalization), and a weight >= 0 per field name (1.0 when not listed, 0 ignores
+/// the field; a name listed twice takes the last weight).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bm25Params {
+    pub k1: f64,
+    pub b: f64,
+    pub field_weights: Vec<(String, f64)>,
+}
+
+impl Default for Bm25Params {
+    fn default() -> Self {
+        Bm25Params {
+            k1: 1.2,
+            b: 0.75,
+            field_weights: Vec::new(),
+        }
+    }
+}
+
+impl Bm25Params {
+    /// An invalid-input error for a value out of range.
+    pub fn validate(&self) -> Result<()> {
+        if !(self.k1.is_finite() && self.k1 >= 0.0) {
+            return Err(invalid(
+                "k1",
+                format!("must be a finite number >= 0, got {}", self.k1),
+            ));
+        }
+        if !(self.b.is_finite() && (0.0..=1.0).contains(&self.b)) {
+            return Err(invalid(
+                "b",
+                format!("must be a number in [0, 1], got {}", self.b),
+            ));
+        }
+        for (name, weight) in &self.field_weights {
+            if !(weight.is_finite() && *weight >= 0.0) {
+                return Err(invalid(
+                    "field_weights",
+                    format!("the weight of {name:?} must be a finite number >= 0, got {weight}"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// These parameters brought into range: a value that is not a finite number
+    /// to the default (a weight to 0), then `k1` and weights to >= 0, `b` to [0, 1].
+    pub fn clamped(&self) -> Bm25Params {
+        let finite = |value: f64, default: f64| if value.is_finite() { value } else { default };
+        Bm25Params {
+            k1: finite(self.k1, 1.2).max(0.0),
+            b: finite(self.b, 0.75).clamp(0.0, 1.0),
+            field_weights: self
+                .field_weights
+                .iter()
+                .map(|(name, weight)| (name.clone(), finite(*weight, 0.0).max(0.0)))
+                .collect(),
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+struct Posting {
+    doc: u32,
+    packed: u32,
+}
+
+impl Posting {
+    fn new(doc: u32, field: usize, tf: u32) -> Posting {
+        debug_assert!(field < MAX_FIELDS && tf as usize <= MAX_FIELD_TOKENS);
+        Posting {
+            doc,
+            packed: ((field as u32) << FIELD_SHIFT) | tf,
+        }
+    }
+
+    fn field(self) -> usize {
+        (self.packed >> FIELD_SHIFT) as usize
+    }
+
+    fn tf(self) -> u32 {
+        self.packed & TF_MASK
+    }
+}
+
+/// What a live slot holds besides its kind and field lengths.
+#[derive(Clone, Debug)]
+struct Slot {
+    key: String,
+    group: String,
+    meta: Vec<(String, String)>,
+    /// Where the distinct terms of the document are in `forward`: what to
+    /// decrement when it goes.
+    terms: std::ops::Range<usize>,
+}
+
+/// See the module documentation.
+#[derive(Clone, Default)]
+pub struct LexicalIndex {
+    /// Sorted: a field's id is its position.
+    fields: Vec<String>,
+    /// `field_len[field][slot]`: the number of tokens indexed.
+    field_len: Vec<Vec<u32>>,
+    /// Over live documents: the sum of the field's lengths, and the number of
+    /// documents where it is not empty (the average length is their ratio).
+    field_total: Vec<u64>,
+    field_docs: Vec<u32>,
+    kinds: Vec<String>,
+    kind_ids: HashMap<String, u32>,
+    /// Per slot: the kind, or `DEAD`.
+    kind_of: Vec<u32>,
+    /// Per slot: `None` once removed.
+    docs: Vec<Option<Slot>>,
+    by_key: HashMap<String, u32>,
+    groups: HashMap<String, Vec<u32>>,
+    terms: Vec<String>,
+    term_ids: HashMap<String, u32>,
+    postings: Vec<Vec<Posting>>,
+    /// Per term: the number of live documents that have it.
+    df: Vec<u32>,
+    /// The distinct terms of each document, one after the other (see
+    /// `Slot::terms`); a removed document's stay until `compact`.
+    forward: Vec<u32>,
+    live: usize,
+}
+
+impl std::fmt::Debug for LexicalIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LexicalIndex")
+            .field("documents", &self.live)
+            .field("dead", &(self.docs.len() - self.live))
+            .field("terms", &self.terms.len())
+            .field(
+                "postings",
+                &self.postings.iter().map(Vec::len).sum::<usize>(),
+            )
+            .field("fields", &self.fields)
+            .field("kinds", &self.kinds)
+            .finish()
+    }
+}
+
+thread_local! {
+    /// Score accumulators of `search`, reused across calls on a thread.
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+#[derive(Default)]
+struct Scratch {
+    /// Per slot; zero except at `touched`.
+    scores: Vec<f64>,
+    touched: Vec<u32>,
+    /// Scores to select from.
+    values: Vec<f64>,
+}
+
+/// The `k`-th largest of `values` (reordered), if there are that many.
+fn kth_largest(values: &mut [f64], k: usize) -> Option<f64> {
+    if k == 0 || values.len() < k {
+        return None;
+    }
+    let (_, kth, _) = values.select_nth_unstable_by(k - 1, |a, b| b.total_cmp(a));
+    Some(*kth)
+}
+
+/// Whether a document with `score` so far, which the remaining terms can raise by
+/// at most `bound`, ends below `theta` for sure (with a margin for rounding), so
+/// that it cannot tie with the documents that reach `theta`.
+fn below(score: f64, bound: f64, theta: f64) -> bool {
+    (score + bound) * (1.0 + 1e-9) < theta
+}
+
+/// The end of the postings of the document of `list[at]` (at most one per field).
+fn group_end(list: &[Posting], at: usize) -> usize {
+    let doc = list[at].doc;
+    let mut end = at + 1;
+    while end < list.len() && list[end].doc == doc {
+        end += 1;
+    }
+    end
+}
+
+/// The first position at or after `from` whose posting is for `doc` or a later
+/// slot: galloping, so that looking up few documents in a long list is cheap.
+fn seek(list: &[Posting], from: usize, doc: u32) -> usize {
+    let mut low = from;
+    let mut high = from;
+    let mut step = 1;
+    while high < list.len() && list[high].doc < doc {
+        low = high + 1;
+        high += step;
+        step *= 2;
+    }
+    let high = high.min(list.len());
+    low + list[low..high].partition_point(|p| p.doc < doc)
+}
+
+impl Scratch {
+    fn reset(&mut self, slots: usize) {
+        for &slot in &self.touched {
+            self.scores[slot as usize] = 0.0;
+        }
+        self.touched.clear();
+        if self.scores.len() < slots {
+            self.scores.resize(slots, 0.0);
+        }
+    }
+}
+
+/// Lengths up to this get their BM25F length normalization from a table computed
+/// once per query; longer ones compute it (the same way).
+const NORM_TABLE: usize = 1024;
+
+/// Per field, `w_f / (1 - b + b * len / avglen_f)`: what a term frequency in the
+/// field is multiplied by (0 for a field of weight 0).
+struct Norms {
+    table: Vec<f64>,
+    weights: Vec<f64>,
+    slope: Vec<f64>,
+    flat: f64,
+}
+
+impl Norms {
+    fn new(index: &LexicalIndex, weights: &[f64], b: f64) -> Norms {
+        // b / avglen_f, to multiply by len_f.
+        let slope: Vec<f64> = (0..index.fields.len())
+            .map(|f| match index.field_docs[f] {
+                0 => 0.0,
+                docs => b / (index.field_total[f] as f64 / docs as f64),
+            })
+            .collect();
+        let mut norms = Norms {
+            table: Vec::new(),
+            weights: weights.to_vec(),
+            slope,
+            flat: 1.0 - b,
+        };
+        norms.table = (0..weights.len())
+            .flat_map(|f| (0..NORM_TABLE as u32).map(move |len| (f, len)))
+            .map(|(f, len)| norms.compute(f, len))
+            .collect();
+        norms
+    }
+
+    fn compute(&self, field: usize, len: u32) -> f64 {
+        let weight = self.weights[field];
+        if weight > 0.0 {
+            weight / (self.flat + self.slope[field] * len as f64)
+        } else {
+            0.0
+        }
+    }
+
+    #[inline]
+    fn get(&self, field: usize, len: u32) -> f64 {
+        match self.table.get(field * NORM_TABLE + len as usize) {
+            Some(&norm) if (len as usize) < NORM_TABLE => norm,
+            _ => self.compute(field, len),
+        }
+    }
+}
+
+/// Old id -> new id (or `DEAD`) for a compaction.
+struct Remap {
+    slot: Vec<u32>,
+    field: Vec<u32>,
+    term: Vec<u32>,
+    kind: Vec<u32>,
+}
+
+fn ranks(keep: impl Iterator<Item = bool>) -> Vec<u32> {
+    let mut next = 0;
+    keep.map(|kept| {
+        if kept {
+            next += 1;
+            next - 1
+        } else {
+            DEAD
+        }
+    })
+    .collect()
+}
+
+impl LexicalIndex {
+    pub fn new() -> LexicalIndex {
+        LexicalIndex::default()
+    }
+
+    /// The number of documents.
+    pub fn len(&self) -> usize {
+        self.live
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.live == 0
+    }
+
+    pub fn contains(&self, key: &str) -> bool {
+        self.by_key.contains_key(key)
+    }
+
+    /// The field names in use (sorted).
+    pub fn fields(&self) -> &[String] {
+        &self.fields
+    }
+
+    pub fn get(&self, key: &str) -> Option<DocRef<'_>> {
+        let &slot = self.by_key.get(key)?;
+        let data = self.docs[slot as usize].as_ref()?;
+        Some(DocRef {
+            kind: &self.kinds[self.kind_of[slot as usize] as usize],
+            key: &data.key,
+            group: &data.group,
+            meta: &data.meta,
+        })
+    }
+
+    /// The keys of the documents in `group`, sorted.
+    pub fn keys_in_group(&self, group: &str) -> Vec<&str> {
+        let mut keys: Vec<&str> = self
+            .groups
+            .get(group)
+            .into_iter()
+            .flatten()
+            .filter_map(|&slot| self.docs[slot as usize].as_ref())
+            .map(|data| data.key.as_str())
+            .collect();
+        keys.sort_unstable();
+        keys
+    }
+
+    /// The groups that have documents, sorted.
+    pub fn groups(&self) -> Vec<&str> {
+        let mut groups: Vec<&str> = self.groups.keys().map(String::as_str).collect();
+        groups.sort_unstable();
+        groups
+    }
+
+    /// Indexes `doc`, replacing the document with the same key if there is one. An
+    /// invalid-input error (and no change) if a field name appears twice in `doc` or
+    /// if its new field names would make more than [`MAX_FIELDS`].
+    pub fn upsert(&mut self, doc: Document) -> Result<()> {
+        let mut names: Vec<&str> = doc.fields.iter().map(|(name, _)| name.as_str()).collect();
+        names.sort_unstable();
+        if let Some(twice) = names.windows(2).find(|w| w[0] == w[1]) {
+            return Err(invalid(
+                "fields",
+                format!(
+                    "field {:?} appears twice in document {:?}",
+                    twice[0], doc.key
+                ),
+            ));
+        }
+        let missing = |index: &LexicalIndex| -> Vec<&str> {
+            names
+                .iter()
+                .copied()
+                .filter(|name| index.field_id(name).is_none())
+                .collect()
+        };
+        let mut new = missing(self);
+        if self.fields.len() + new.len() > MAX_FIELDS && self.field_docs.contains(&0) {
+            self.compact();
+            new = missing(self);
+        }
+        if self.fields.len() + new.len() > MAX_FIELDS {
+            return Err(invalid(
+                "fields",
+                format!(
+                    "at most {MAX_FIELDS} distinct field names: the index has {}, document {:?} adds {new:?}",
+                    self.fields.len(),
+                    doc.key
+                ),
+            ));
+        }
+        if self.docs.len() >= DEAD as usize - 1 {
+            self.compact();
+            if self.docs.len() >= DEAD as usize - 1 {
+                return Err(invalid("documents", "the index is full"));
+            }
+        }
+        for name in new {
+            self.register_field(name);
+        }
+        if let Some(&old) = self.by_key.get(&doc.key) {
+            self.remove_slot(old);
+        }
+        self.insert(doc);
+        self.maybe_compact();
+        Ok(())
+    }
+
+    /// Removes the document with `key`; false if there is none.
+    pub fn remove(&mut self, key: &str) -> bool {
+        let Some(&slot) = self.by_key.get(key) else {
+            return false;
+        };
+        self.remove_slot(slot);
+        self.maybe_compact();
+        true
+    }
+
+    /// Removes every document of `group`, returning how many there were.
+    pub fn remove_group(&mut self, group: &str) -> usize {
+        let Some(members) = self.groups.remove(group) else {
+            return 0;
+        };
+        for &slot in &members {
+            self.tombstone(slot);
+        }
+        self.maybe_compact();
+        members.len()
+    }
+
+    /// The `limit` documents that score highest for `query` with BM25F (see
+    /// [`Bm25Params`]), best first, equal scores by key; only documents of `kinds`
+    /// (all if empty). Document count and frequencies are over the whole index.
+    /// `params` out of range are brought into range (see [`Bm25Params::clamped`]):
+    /// check them with [`Bm25Params::validate`] where they come in.
+    ///
+    /// Terms are scored rarest first, each document's gains summed in that order
+    /// (a function of the documents only, so equal indexes give equal scores bit
+    /// for bit). Once the `limit`-th best score so far is above what the remaining
+    /// terms could add, documents not yet found cannot make it: the remaining,
+    /// common terms are looked up for the candidates only (safe pruning: the
+    /// result is the one scoring every document would give).
+    pub fn search(
+        &self,
+        query: &str,
+        params: &Bm25Params,
+        kinds: &[&str],
+        limit: usize,
+    ) -> Vec<LexicalHit> {
+        self.search_with(query, params, kinds, limit, true)
+    }
+
+    fn search_with(
+        &self,
+        query: &str,
+        params: &Bm25Params,
+        kinds: &[&str],
+        limit: usize,
+        prune: bool,
+    ) -> Vec<LexicalHit> {
+        if limit == 0 || self.live == 0 {
+            return Vec::new();
+        }
+        let params = params.clamped();
+        let allowed: Option<Vec<bool>> = (!kinds.is_empty()).then(|| {
+            let mut allowed = vec![false; self.kinds.len()];
+            for kind in kinds {
+                if let Some(&id) = self.kind_ids.get(*kind) {
+                    allowed[id as usize] = true;
+                }
+            }
+            allowed
+        });
+        if allowed.as_ref().is_some_and(|a| !a.contains(&true)) {
+            return Vec::new();
+        }
+        let wanted = |slot: u32| {
+            let kind = self.kind_of[slot as usize];
+            kind != DEAD && allowed.as_ref().is_none_or(|a| a[kind as usize])
+        };
+        let terms = self.query_terms(query);
+        if terms.is_empty() {
+            return Vec::new();
+        }
+        let mut weights = vec![1.0; self.fields.len()];
+        for (name, weight) in &params.field_weights {
+            if let Some(field) = self.field_id(name) {
+                weights[field] = *weight;
+            }
+        }
+        let norms = Norms::new(self, &weights, params.b);
+        let k1 = params.k1;
+        let n = self.live as f64;
+        // Rarest first; ties by the term itself.
+        let mut order = terms.clone();
+        order.sort_unstable_by(|&a, &b| {
+            (self.df[a as usize], &self.terms[a as usize])
+                .cmp(&(self.df[b as usize], &self.terms[b as usize]))
+        });
+        let idf: Vec<f64> = order
+            .iter()
+            .map(|&term| {
+                let df = self.df[term as usize] as f64;
+                (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+            })
+            .collect();
+        // What the terms after the i-th can add at most (tf / (k1 + tf) < 1), with a
+        // margin for rounding, and how many postings they have.
+        let mut bound_after = vec![0.0; order.len()];
+        let mut postings_after = vec![0usize; order.len()];
+        for i in (0..order.len().saturating_sub(1)).rev() {
+            bound_after[i] = bound_after[i + 1] + idf[i + 1] * (k1 + 1.0) * (1.0 + 1e-9);
+            postings_after[i] = postings_after[i + 1] + self.postings[order[i + 1] as usize].len();
+        }
+        // The term frequency of `doc` over `postings` (its postings for one term).
+        let tf_of = |doc: u32, postings: &[Posting]| -> f64 {
+            let mut tf = 0.0;
+            for posting in postings {
+                let field = posting.field();
+                let len = self.field_len[field][doc as usize];
+                tf += posting.tf() as f64 * norms.get(field, len);
+            }
+            tf
+        };
+
+        SCRATCH.with(|scratch| {
+            let mut scratch = scratch.borrow_mut();
+            let scratch = &mut *scratch;
+            scratch.reset(self.docs.len());
+            let Scratch {
+                scores,
+                touched,
+                values,
+            } = scratch;
+            // After the switch, the only documents that can still make the cut,
+            // by slot.
+            let mut candidates: Option<Vec<u32>> = None;
+            for (i, &term) in order.iter().enumerate() {
+                let idf = idf[i];
+                let list = &self.postings[term as usize];
+                let gain = |tf: f64| idf * tf * (k1 + 1.0) / (k1 + tf);
+                match &mut candidates {
+                    None => {
+                        let mut at = 0;
+                        while at < list.len() {
+                            let doc = list[at].doc;
+                            let end = group_end(list, at);
+                            let tf = tf_of(doc, &list[at..end]);
+                            at = end;
+                            if tf > 0.0 {
+                                let gain = gain(tf);
+                                if gain > 0.0 {
+                                    let score = &mut scores[doc as usize];
+                                    if *score == 0.0 {
+                                        touched.push(doc);
+                                    }
+                                    *score += gain;
+                                }
+                            }
+                        }
+                        // Worth checking when what is left to read outweighs the
+                        // check itself.
+                        if prune && postings_after[i] > touched.len() && touched.len() >= limit {
+                            values.clear();
+                            values.extend(
+                                touched
+                                    .iter()
+                                    .filter(|&&d| wanted(d))
+                                    .map(|&d| scores[d as usize]),
+                            );
+                            if let Some(theta) = kth_largest(values, limit) {
+                                if bound_after[i] * (1.0 + 1e-9) < theta {
+                                    #[cfg(test)]
+                                    tests::PRUNED.with(|p| p.set(p.get() + 1));
+                                    let mut kept: Vec<u32> = touched
+                                        .iter()
+                                        .copied()
+                                        .filter(|&d| {
+                                            wanted(d)
+                                                && !below(scores[d as usize], bound_after[i], theta)
+                                        })
+                                        .collect();
+                                    kept.sort_unstable();
+                                    candidates = Some(kept);
+                                }
+                            }
+                        }
+                    }
+                    Some(kept) => {
+                        let mut at = 0;
+                        for &doc in kept.iter() {
+                            at = seek(list, at, doc);
+                            if at == list.len() {
+                                break;
+                            }
+                            let end = if list[at].doc == doc {
+                                group_end(list, at)
+                            } else {
+                                at
+                            };
+                            if end > at {
+                                let tf = tf_of(doc, &list[at..end]);
+                                if tf > 0.0 {
+                                    scores[doc as usize] += gain(tf);
+                                }
+                            }
+                            at = end;
+                        }
+                        if kept.len() > limit {
+                            values.clear();
+                            values.extend(kept.iter().map(|&d| scores[d as usize]));
+                            if let Some(theta) = kth_largest(values, limit) {
+                                kept.retain(|&d| !below(scores[d as usize], bound_after[i], theta));
+                            }
+                        }
+                    }
+                }
+            }
+            let mut hits: Vec<(f64, u32)> = match &candidates {
+                Some(kept) => kept.iter().map(|&d| (scores[d as usize], d)).collect(),
+                None => touched
+                    .iter()
+                    .filter(|&&d| wanted(d))
+                    .map(|&d| (scores[d as usize], d))
+                    .collect(),
+            };
+            scratch.reset(0);
+            let order = |a: &(f64, u32), b: &(f64, u32)| -> Ordering {
+                b.0.total_cmp(&a.0)
+                    .then_with(|| self.key_of(a.1).cmp(self.key_of(b.1)))
+            };
+            if hits.len() > limit {
+                hits.select_nth_unstable_by(limit - 1, order);
+                hits.truncate(limit);
+            }
+            hits.sort_unstable_by(order);
+            hits.into_iter()
+                .map(|(score, slot)| LexicalHit {
+                    key: self.key_of(slot).to_owned(),
+                    score,
+                    matched: terms
+                        .iter()
+                        .filter(|&&term| self.matches(term, slot, &weights))
+                        .map(|&term| self.terms[term as usize].clone())
+                        .collect(),
+                })
+                .collect()
+        })
+    }
+
+    /// Drops the postings of removed documents and renumbers slots, terms, fields
+    /// and kinds to what is in use. Runs by itself when a quarter of the slots are
+    /// dead; never changes what `search` returns.
+    pub fn compact(&mut self) {
+        let dead_slots = self.docs.len() > self.live;
+        if !dead_slots && !self.df.contains(&0) && !self.field_docs.contains(&0) {
+            let mut used = vec![false; self.kinds.len()];
+            for &kind in &self.kind_of {
+                used[kind as usize] = true;
+            }
+            if !used.contains(&false) {
+                return;
+            }
+        }
+        let remap = self.remap();
+        let postings = std::mem::take(&mut self.postings);
+        self.postings = postings
+            .into_par_iter()
+            .enumerate()
+            .filter(|(term, _)| remap.term[*term] != DEAD)
+            .map(|(_, mut list)| {
+                list.retain_mut(|posting| {
+                    let doc = remap.slot[posting.doc as usize];
+                    if doc == DEAD {
+                        return false;
+                    }
+                    let field = remap.field[posting.field()];
+                    *posting = Posting::new(doc, field as usize, posting.tf());
+                    true
+                });
+                if list.capacity() > 2 * list.len() {
+                    list.shrink_to_fit();
+                }
+                list
+            })
+            .collect();
+        let kept = |map: &[u32], i: usize| map[i] != DEAD;
+        self.terms = std::mem::take(&mut self.terms)
+            .into_iter()
+            .enumerate()
+            .filter(|&(t, _)| kept(&remap.term, t))
+            .map(|(_, term)| term)
+            .collect();
+        self.df.retain(|&df| df > 0);
+        self.term_ids.retain(|_, id| {
+            *id = remap.term[*id as usize];
+            *id != DEAD
+        });
+        let live: Vec<usize> = (0..self.docs.len())
+            .filter(|&s| kept(&remap.slot, s))
+            .collect();
+        let mut forward = Vec::with_capacity(self.forward.len());
+        self.docs = std::mem::take(&mut self.docs)
+            .into_iter()
+            .flatten()
+            .map(|mut data| {
+                let start = forward.len();
+                forward.extend(
+                    self.forward[data.terms.clone()]
+                        .iter()
+                        .map(|&term| remap.term[term as usize]),
+                );
+                data.terms = start..forward.len();
+                Some(data)
+            })
+            .collect();
+        self.forward = forward;
+        self.kind_of = live
+            .iter()
+            .map(|&s| remap.kind[self.kind_of[s] as usize])
+            .collect();
+        let columns = std::mem::take(&mut self.field_len);
+        self.field_len = columns
+            .into_iter()
+            .enumerate()
+            .filter(|&(f, _)| kept(&remap.field, f))
+            .map(|(_, column)| live.iter().map(|&s| column[s]).collect())
+            .collect();
+        let mut f = 0;
+        self.fields.retain(|_| {
+            f += 1;
+            kept(&remap.field, f - 1)
+        });
+        self.field_total.retain(|&total| total > 0);
+        self.field_docs.retain(|&docs| docs > 0);
+        let mut k = 0;
+        self.kinds.retain(|_| {
+            k += 1;
+            kept(&remap.kind, k - 1)
+        });
+        self.kind_ids.retain(|_, id| {
+            *id = remap.kind[*id as usize];
+            *id != DEAD
+        });
+        for slot in self.by_key.values_mut() {
+            *slot = remap.slot[*slot as usize];
+        }
+        for members in self.groups.values_mut() {
+            for slot in members.iter_mut() {
+                *slot = remap.slot[*slot as usize];
+            }
+        }
+        debug_assert_eq!(self.docs.len(), self.live);
+    }
+
+    /// Saves the index (compacted: nothing of a removed document is written) to
+    /// `path`, with `generation`, an opaque number [`LexicalIndex::load`] returns.
+    pub fn save(&self, path: &Path, generation: u64) -> Result<()> {
+        let payload = postcard::to_stdvec(&self.to_stored()).map_err(Error::Encode)?;
+        persist::write(path, MAGIC, FORMAT_VERSION, generation, &payload)
+    }
+
+    /// Loads an index saved by [`LexicalIndex::save`], with its generation. A file
+    /// that is damaged or not such an index is `Error::Corrupt` ("rebuild it").
+    pub fn load(path: &Path) -> Result<(LexicalIndex, u64)> {
+        let (payload, generation) = persist::read(path, MAGIC, FORMAT_VERSION, WHAT)?;
+        let corrupt = |why: &str| persist::corrupt(path, WHAT, why);
+        let stored: StoredOwned =
+            postcard::from_bytes(&payload).map_err(|e| corrupt(&e.to_string()))?;
+        let index = LexicalIndex::from_stored(stored).map_err(|why| corrupt(&why))?;
+        Ok((index, generation))
+    }
+
+    fn field_id(&self, name: &str) -> Option<usize> {
+        self.fields.binary_search_by(|f| f.as_str().cmp(name)).ok()
+    }
+
+    fn key_of(&self, slot: u32) -> &str {
+        self.docs[slot as usize]
+            .as_ref()
+            .map_or("", |data| data.key.as_str())
+    }
+
+    /// The distinct known terms of `query`, in order.
+    fn query_terms(&self, query: &str) -> Vec<u32> {
+        let mut seen = HashSet::new();
+        let mut terms = Vec::new();
+        for_each_token(query, |token| {
+            if let Some(&term) = self.term_ids.get(token) {
+                if self.df[term as usize] > 0 && seen.insert(term) {
+                    terms.push(term);
+                }
+            }
+            ControlFlow::Continue(())
+        });
+        terms
+    }
+
+    /// Whether the document in `slot` has `term` in a field of weight > 0.
+    fn matches(&self, term: u32, slot: u32, weights: &[f64]) -> bool {
+        let list = &self.postings[term as usize];
+        let start = list.partition_point(|p| p.doc < slot);
+        list[start..]
+            .iter()
+            .take_while(|p| p.doc == slot)
+            .any(|p| weights[p.field()] > 0.0)
+    }
+
+    /// Adds a field name, renumbering the fields after it.
+    fn register_field(&mut self, name: &str) {
+        let at = self
+            .fields
+            .binary_search_by(|f| f.as_str().cmp(name))
+            .unwrap_err();
+        if at < self.fields.len() {
+            self.postings.par_iter_mut().for_each(|list| {
+                for posting in list.iter_mut() {
+                    if posting.field() >= at {
+                        *posting = Posting::new(posting.doc, posting.field() + 1, posting.tf());
+                    }
+                }
+            });
+        }
+        self.fields.insert(at, name.to_owned());
+        self.field_len.insert(at, vec![0; self.docs.len()]);
+        self.field_total.insert(at, 0);
+        self.field_docs.insert(at, 0);
+    }
+
+    /// Indexes `doc` in a new slot; its key is not in the index and its fields are
+    /// registered.
+    fn insert(&mut self, doc: Document) {
+        let Document {
+            kind,
+            key,
+            group,
+            fields,
+            meta,
+        } = doc;
+        let slot = self.docs.len() as u32;
+        for column in &mut self.field_len {
+            column.push(0);
+        }
+        // (term, field) for each token, sorted below into postings.
+        let mut occurrences: Vec<(u32, u32)> = Vec::new();
+        for (name, text) in &fields {
+            let field = self.field_id(name).expect("fields are registered first");
+            let (terms, term_ids, postings, df) = (
+                &mut self.terms,
+                &mut self.term_ids,
+                &mut self.postings,
+                &mut self.df,
+            );
+            let mut count = 0;
+            for_each_token(text, |token| {
+                let term = match term_ids.get(token) {
+                    Some(&term) => term,
+                    None => {
+                        let term = terms.len() as u32;
+                        terms.push(token.to_owned());
+                        term_ids.insert(token.to_owned(), term);
+                        postings.push(Vec::new());
+                        df.push(0);
+                        term
+                    }
+                };
+                occurrences.push((term, field as u32));
+                count += 1;
+                if count == MAX_FIELD_TOKENS {
+                    ControlFlow::Break(())
+                } else {
+                    ControlFlow::Continue(())
+                }
+            });
+            self.field_len[field][slot as usize] = count as u32;
+            if count > 0 {
+                self.field_total[field] += count as u64;
+                self.field_docs[field] += 1;
+            }
+        }
+        occurrences.sort_unstable();
+        let start = self.forward.len();
+        for run in occurrences.chunk_by(|a, b| a == b) {
+            let (term, field) = run[0];
+            if self.forward.len() == start || self.forward.last() != Some(&term) {
+                self.forward.push(term);
+                self.df[term as usize] += 1;
+            }
+            self.postings[term as usize].push(Posting::new(slot, field as usize, run.len() as u32));
+        }
+        let kind = match self.kind_ids.get(&kind) {
+            Some(&id) => id,
+            None => {
+                let id = self.kinds.len() as u32;
+                self.kinds.push(kind.clone());
+                self.kind_ids.insert(kind, id);
+                id
+            }
+        };
+        self.kind_of.push(kind);
+        self.by_key.insert(key.clone(), slot);
+        self.groups.entry(group.clone()).or_default().push(slot);
+        self.docs.push(Some(Slot {
+            key,
+            group,
+            meta,
+            terms: start..self.forward.len(),
+        }));
+        self.live += 1;
+    }
+
+    /// Tombstones `slot` and takes it out of its group.
+    fn remove_slot(&mut self, slot: u32) {
+        let group = self.tombstone(slot);
+        if let Some(members) = self.groups.get_mut(&group) {
+            if let Some(at) = members.iter().position(|&m| m == slot) {
+                members.swap_remove(at);
+            }
+            if members.is_empty() {
+                self.groups.remove(&group);
+            }
+        }
+    }
+
+    /// Marks `slot` dead, drops what it held and takes its counts out of the
+    /// statistics; returns its group. Its postings stay until `compact`.
+    fn tombstone(&mut self, slot: u32) -> String {
+        let s = slot as usize;
+        let data = self.docs[s].take().expect("a live slot");
+        for &term in &self.forward[data.terms] {
+            self.df[term as usize] -= 1;
+        }
+        for field in 0..self.fields.len() {
+            let len = std::mem::take(&mut self.field_len[field][s]);
+            if len > 0 {
+                self.field_total[field] -= len as u64;
+                self.field_docs[field] -= 1;
+            }
+        }
+        self.kind_of[s] = DEAD;
+        self.live -= 1;
+        self.by_key.remove(&data.key);
+        data.group
+    }
+
+    fn maybe_compact(&mut self) {
+        let dead = self.docs.len() - self.live;
+        if dead >= COMPACT_MIN_DEAD && dead * 4 >= self.docs.len() {
+            self.compact();
+        }
+    }
+
+    fn remap(&self) -> Remap {
+        let mut used = vec![false; self.kinds.len()];
+        for &kind in &self.kind_of {
+            if kind != DEAD {
+                used[kind as usize] = true;
+            }
+        }
+        Remap {
+            slot: ranks(self.kind_of.iter().map(|&kind| kind != DEAD)),
+            field: ranks(self.field_docs.iter().map(|&docs| docs > 0)),
+            term: ranks(self.df.iter().map(|&df| df > 0)),
+            kind: ranks(used.into_iter()),
+        }
+    }
+
+    /// The compacted, self-contained form that is saved, borrowing the strings.
+    fn to_stored(&self) -> StoredRef<'_> {
+        let remap = self.remap();
+        let docs = self
+            .docs
+            .iter()
+            .zip(&self.kind_of)
+            .filter_map(|(data, &kind)| {
+                let data = data.as_ref()?;
+                Some(StoredDocRef {
+                    key: &data.key,
+                    kind: remap.kind[kind as usize],
+                    group: &data.group,
+                    meta: &data.meta,
+                })
+            })
+            .collect();
+        let encoded: Vec<Vec<u8>> = self
+            .postings
+            .par_iter()
+            .enumerate()
+            .filter(|(term, _)| remap.term[*term] != DEAD)
+            .map(|(_, list)| {
+                let mut bytes = Vec::with_capacity(list.len() * 2);
+                let mut previous = 0;
+                for posting in list {
+                    let doc = remap.slot[posting.doc as usize];
+                    if doc == DEAD {
+                        continue;
+                    }
+                    let field = remap.field[posting.field()];
+                    write_varint(&mut bytes, doc - previous);
+                    write_varint(&mut bytes, posting.tf() << 5 | field);
+                    previous = doc;
+                }
+                bytes
+            })
+            .collect();
+        Stored {
+            fields: pick(&self.fields, &remap.field),
+            kinds: pick(&self.kinds, &remap.kind),
+            docs,
+            terms: pick(&self.terms, &remap.term),
+            sizes: encoded.iter().map(|b| b.len() as u64).collect(),
+            postings: Bytes(encoded.concat()),
+        }
+    }
+
+    /// Rebuilds an index from its stored form, checking every invariant `search`
+    /// relies on; the reason if one does not hold.
+    fn from_stored(stored: StoredOwned) -> std::result::Result<LexicalIndex, String> {
+        let Stored {
+            fields,
+            kinds,
+            docs,
+            terms,
+            sizes,
+            postings: Bytes(bytes),
+        } = stored;
+        if fields.len() > MAX_FIELDS {
+            return Err(format!("{} field names", fields.len()));
+        }
+        if !fields.windows(2).all(|w| w[0] < w[1]) {
+            return Err("field names out of order".into());
+        }
+        if terms.len() != sizes.len() {
+            return Err("terms and posting lists differ in number".into());
+        }
+        let slots = docs.len();
+        if slots >= DEAD as usize - 1 || terms.len() >= DEAD as usize {
+            return Err("too many documents or terms".into());
+        }
+        let mut ranges = Vec::with_capacity(sizes.len());
+        let mut offset = 0usize;
+        for size in sizes {
+            let end = usize::try_from(size)
+                .ok()
+                .and_then(|size| offset.checked_add(size))
+                .filter(|&end| end <= bytes.len())
+                .ok_or("posting lists longer than the file")?;
+            ranges.push(offset..end);
+            offset = end;
+        }
+        if offset != bytes.len() {
+            return Err("bytes after the posting lists".into());
+        }
+        let field_count = fields.len();
+        // Each list on its own (in parallel): decoded, in order, in range.
+        let postings: Vec<Vec<Posting>> = ranges
+            .into_par_iter()
+            .map(|range| decode_postings(&bytes[range], slots, field_count))
+            .collect::<std::result::Result<_, _>>()?;
+        drop(bytes);
+        let mut index = LexicalIndex {
+            field_len: vec![vec![0; slots]; field_count],
+            field_total: vec![0; field_count],
+            field_docs: vec![0; field_count],
+            fields,
+            ..LexicalIndex::default()
+        };
+        for (id, kind) in kinds.iter().enumerate() {
+            if index.kind_ids.insert(kind.clone(), id as u32).is_some() {
+                return Err(format!("kind {kind:?} twice"));
+            }
+        }
+        index.kinds = kinds;
+        index.term_ids.reserve(terms.len());
+        for (term, name) in terms.iter().enumerate() {
+            if index.term_ids.insert(name.clone(), term as u32).is_some() {
+                return Err(format!("term {name:?} twice"));
+            }
+        }
+        index.terms = terms;
+        // Lengths, document frequencies and each document's number of terms, then
+        // each document's terms in place.
+        let mut ends = vec![0usize; slots + 1];
+        index.df.reserve(postings.len());
+        for list in &postings {
+            let mut df = 0;
+            let mut previous = DEAD;
+            for posting in list {
+                if posting.doc != previous {
+                    ends[posting.doc as usize + 1] += 1;
+                    df += 1;
+                    previous = posting.doc;
+                }
+                let len = &mut index.field_len[posting.field()][posting.doc as usize];
+                *len += posting.tf();
+                if *len as usize > MAX_FIELD_TOKENS {
+                    return Err("a field longer than the limit".into());
+                }
+            }
+            index.df.push(df);
+        }
+        for slot in 0..slots {
+            ends[slot + 1] += ends[slot];
+        }
+        let mut cursor = ends.clone();
+        index.forward = vec![0; ends[slots]];
+        for (term, list) in postings.iter().enumerate() {
+            let mut previous = DEAD;
+            for posting in list {
+                if posting.doc != previous {
+                    let at = &mut cursor[posting.doc as usize];
+                    index.forward[*at] = term as u32;
+                    *at += 1;
+                    previous = posting.doc;
+                }
+            }
+        }
+        index.postings = postings;
+        index.by_key.reserve(slots);
+        for (slot, doc) in docs.into_iter().enumerate() {
+            if doc.kind as usize >= index.kinds.len() {
+                return Err("a document of no kind".into());
+            }
+            if index.by_key.insert(doc.key.clone(), slot as u32).is_some() {
+                return Err(format!("key {:?} twice", doc.key));
+            }
+            index
+                .groups
+                .entry(doc.group.clone())
+                .or_default()
+                .push(slot as u32);
+            index.kind_of.push(doc.kind);
+            index.docs.push(Some(Slot {
+                key: doc.key,
+                group: doc.group,
+                meta: doc.meta,
+                terms: ends[slot]..ends[slot + 1],
+            }));
+        }
+        for (field, column) in index.field_len.iter().enumerate() {
+            for &len in column.iter().filter(|&&len| len > 0) {
+                index.field_total[field] += len as u64;
+                index.field_docs[field] += 1;
+            }
+        }
+        index.live = slots;
+        Ok(index)
+    }
+}
+
+/// The names whose id `map` keeps, in order.
+fn pick<'a>(names: &'a [String], map: &[u32]) -> Vec<&'a str> {
+    names
+        .iter()
+        .zip(map)
+        .filter(|(_, &id)| id != DEAD)
+        .map(|(name, _)| name.as_str())
+        .collect()
+}
+
+fn write_varint(out: &mut Vec<u8>, mut value: u32) {
+    while value >= 0x80 {
+        out.push(value as u8 | 0x80);
+        value >>= 7;
+    }
+    out.push(value as u8);
+}
+
+fn read_varint(bytes: &[u8], at: &mut usize) -> Option<u32> {
+    let mut value: u32 = 0;
+    for shift in (0..35).step_by(7) {
+        let byte = *bytes.get(*at)?;
+        *at += 1;
+        value |= u32::from(byte & 0x7F).checked_shl(shift)?;
+        if byte < 0x80 {
+            // A fifth byte may only hold the top 4 bits.
+            return (shift < 28 || byte < 0x10).then_some(value);
+        }
+    }
+    None
+}
+
+/// One term's stored postings, `(slot delta, tf << 5 | field)` as varints: decoded
+/// and checked (in range, in (slot, field) order, a frequency of at least 1).
+fn decode_postings(
+    bytes: &[u8],
+    slots: usize,
+    fields: usize,
+) -> std::result::Result<Vec<Posting>, String> {
+    let mut list: Vec<Posting> = Vec::with_capacity(bytes.len() / 2);
+    let mut at = 0;
+    while at < bytes.len() {
+        let (Some(delta), Some(packed)) =
+            (read_varint(bytes, &mut at), read_varint(bytes, &mut at))
+        else {
+            return Err("a cut posting".into());
+        };
+        let (field, tf) = ((packed & 31) as usize, packed >> 5);
+        let doc = match list.last() {
+            None => Some(delta),
+            Some(last) => last.doc.checked_add(delta),
+        };
+        let doc = doc
+            .filter(|&doc| (doc as usize) < slots)
+            .ok_or("a posting of no document")?;
+        if field >= fields || tf == 0 || tf as usize > MAX_FIELD_TOKENS {
+            return Err("a posting of no field".into());
+        }
+        if let Some(last) = list.last() {
+            if last.doc == doc && last.field() >= field {
+                return Err("postings out of order".into());
+            }
+        }
+        list.push(Posting::new(doc, field, tf));
+    }
+    if list.is_empty() {
+        return Err("a term that has no postings".into());
+    }
+    Ok(list)
+}
+
+#[derive(Clone, Serialize, Deserialize)]
+struct StoredDoc<S, M> {
+    key: S,
+    kind: u32,
+    group: S,
+    meta: M,
+}
+
+type StoredDocRef<'a> = StoredDoc<&'a str, &'a [(String, String)]>;
+
+/// What is saved: the field names, kinds, the documents of the live slots in
+/// order, the terms, and per term the byte length of its postings in `postings`,
+/// where each is `(slot delta, tf << 5 | field)` as LEB128 varints. Lengths,
+/// frequencies and maps are derived on load. Generic over owned or borrowed
+/// strings (the same encoding).
+#[derive(Clone, Serialize, Deserialize)]
+struct Stored<S, D> {
+    fields: Vec<S>,
+    kinds: Vec<S>,
+    docs: Vec<D>,
+    terms: Vec<S>,
+    sizes: Vec<u64>,
+    postings: Bytes,
+}
+
+type StoredRef<'a> = Stored<&'a str, StoredDocRef<'a>>;
+type StoredOwned = Stored<String, StoredDoc<String, Vec<(String, String)>>>;
+
+/// A byte string, encoded as one (postcard: length and bytes), not as a sequence.
+#[derive(Clone, Debug, PartialEq)]
+struct Bytes(Vec<u8>);
+
+impl Serialize for Bytes {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        serializer.serialize_bytes(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Bytes {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> std::result::Result<Bytes, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = Bytes;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("bytes")
+            }
+            fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> std::result::Result<Bytes, E> {
+                Ok(Bytes(v.to_vec()))
+            }
+            fn visit_byte_buf<E: serde::de::Error>(
+                self,
+                v: Vec<u8>,
+            ) -> std::result::Result<Bytes, E> {
+                Ok(Bytes(v))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> std::result::Result<Bytes, A::Error> {
+                let mut bytes = Vec::new();
+                while let Some(byte) = seq.next_element()? {
+                    bytes.push(byte);
+                }
+                Ok(Bytes(bytes))
+            }
+        }
+        deserializer.deserialize_byte_buf(Visitor)
+    }
+}
+
+/// Serializes the compacted form (as `save` writes it).
+impl Serialize for LexicalIndex {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        self.to_stored().serialize(serializer)
+    }
+}
+
+/// Checks every invariant, as `load` does.
+impl<'de> Deserialize<'de> for LexicalIndex {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> std::result::Result<Self, D::Error> {
+        let stored = StoredOwned::deserialize(deserializer)?;
+        LexicalIndex::from_stored(stored).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::cell::Cell;
+    use std::collections::BTreeMap;
+
+    thread_local! {
+        /// How many searches on this thread switched to candidates only.
+        pub(super) static PRUNED: Cell<usize> = const { Cell::new(0) };
+    }
+
+    type Hit = (String, f64, Vec<String>);
+
+    /// BM25F written out plainly over the documents themselves: every document
+    /// scored, terms summed rarest first (ties by term), fields in name order, as
+    /// the index defines its sums.
+    fn reference(
+        docs: &[Document],
+        query: &str,
+        params: &Bm25Params,
+        kinds: &[&str],
+        limit: usize,
+    ) -> Vec<Hit> {
+        let n = docs.len() as f64;
+        /// Per field name: (tokens kept, term counts).
+        type Fields<'a> = BTreeMap<&'a str, (usize, BTreeMap<String, u32>)>;
+        let parsed: Vec<Fields> = docs
+            .iter()
+            .map(|d| {
+                d.fields
+                    .iter()
+                    .map(|(name, text)| {
+                        let mut counts = BTreeMap::new();
+                        let kept: Vec<String> = crate::retrieve::tokenize::tokens(text)
+                            .into_iter()
+                            .take(MAX_FIELD_TOKENS)
+                            .collect();
+                        for t in &kept {
+                            *counts.entry(t.clone()).or_insert(0) += 1;
+                        }
+                        (name.as_str(), (kept.len(), counts))
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut totals: BTreeMap<&str, (u64, u32)> = BTreeMap::new();
+        for doc in &parsed {
+            for (name, (len, _)) in doc {
+                if *len > 0 {
+                    let t = totals.entry(name).or_insert((0, 0));
+                    t.0 += *len as u64;
+                    t.1 += 1;
+                }
+            }
+        }
+        let mut dfs: BTreeMap<&str, usize> = BTreeMap::new();
+        for doc in &parsed {
+            let mut terms: Vec<&str> = doc
+                .values()
+                .flat_map(|(_, c)| c.keys().map(String::as_str))
+                .collect();
+            terms.sort_unstable();
+            terms.dedup();
+            for t in terms {
+                *dfs.entry(t).or_insert(0) += 1;
+            }
+        }
+        let df = |term: &str| dfs.get(term).copied().unwrap_or(0);
+        let mut terms: Vec<String> = Vec::new();
+        for t in crate::retrieve::tokenize::tokens(query) {
+            if !terms.contains(&t) && df(&t) > 0 {
+                terms.push(t);
+            }
+        }
+        let mut order = terms.clone();
+        order.sort_by(|a, b| (df(a), a).cmp(&(df(b), b)));
+        let weight = |name: &str| {
+            params
+                .field_weights
+                .iter()
+                .rev()
+                .find(|(f, _)| f == name)
+                .map_or(1.0, |(_, w)| *w)
+        };
+        let norm = |name: &str, len: usize| {
+            let w = weight(name);
+            let (total, count) = totals[name];
+            let slope = params.b / (total as f64 / count as f64);
+            if w > 0.0 {
+                w / ((1.0 - params.b) + slope * len as f64)
+            } else {
+                0.0
+            }
+        };
+        let mut hits: Vec<Hit> = Vec::new();
+        for (d, fields) in docs.iter().zip(&parsed) {
+            if !kinds.is_empty() && !kinds.contains(&d.kind.as_str()) {
+                continue;
+            }
+            let mut score = 0.0;
+            for term in &order {
+                let mut tf = 0.0;
+                for (name, (len, counts)) in fields {
+                    if let Some(&c) = counts.get(term) {
+                        tf += c as f64 * norm(name, *len);
+                    }
+                }
+                if tf > 0.0 {
+                    let df = df(term) as f64;
+                    let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+                    score += idf * tf * (params.k1 + 1.0) / (params.k1 + tf);
+                }
+            }
+            if score > 0.0 {
+                let matched = terms
+                    .iter()
+                    .filter(|t| {
+                        fields
+                            .iter()
+                            .any(|(name, (_, c))| c.contains_key(*t) && weight(name) > 0.0)
+                    })
+                    .cloned()
+                    .collect();
+                hits.push((d.key.clone(), score, matched));
+            }
+        }
+        hits.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        hits.truncate(limit);
+        hits
+    }
+
+    fn same_as_reference(
+        got: &[LexicalHit],
+        expected: &[Hit],
+    ) -> std::result::Result<(), TestCaseError> {
+        let got_keys: Vec<&str> = got.iter().map(|h| h.key.as_str()).collect();
+        let expected_keys: Vec<&str> = expected.iter().map(|h| h.0.as_str()).collect();
+        prop_assert_eq!(got_keys, expected_keys);
+        for (g, e) in got.iter().zip(expected) {
+            prop_assert!((g.score - e.1).abs() <= 1e-9, "{:?} {:?}", g, e);
+            prop_assert_eq!(&g.matched, &e.2);
+        }
+        Ok(())
+    }
+
+    fn doc(kind: &str, key: &str, group: &str, fields: &[(&str, &str)]) -> Document {
+        Document {
+            kind: kind.into(),
+            key: key.into(),
+            group: group.into(),
+            fields: fields
+                .iter()
+                .map(|(n, t)| (n.to_string(), t.to_string()))
+                .collect(),
+            meta: vec![("line".into(), key.len().to_string())],
+        }
+    }
+
+    fn index(docs: &[Document]) -> LexicalIndex {
+        let mut index = LexicalIndex::new();
+        for d in docs {
+            index.upsert(d.clone()).unwrap();
+        }
+        check_invariants(&index);
+        index
+    }
+
+    fn keys(hits: &[LexicalHit]) -> Vec<&str> {
+        hits.iter().map(|h| h.key.as_str()).collect()
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-12
+    }
+
+    /// Everything the statistics and `search` rely on, recomputed from scratch.
+    fn check_invariants(index: &LexicalIndex) {
+        let slots = index.docs.len();
+        assert_eq!(index.kind_of.len(), slots);
+        assert_eq!(index.live, index.docs.iter().flatten().count());
+        assert_eq!(index.by_key.len(), index.live);
+        for (key, &slot) in &index.by_key {
+            assert_eq!(&index.docs[slot as usize].as_ref().unwrap().key, key);
+            assert_ne!(index.kind_of[slot as usize], DEAD);
+        }
+        let members: usize = index.groups.values().map(Vec::len).sum();
+        assert_eq!(members, index.live);
+        assert!(index.groups.values().all(|m| !m.is_empty()));
+        assert!(index.fields.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(index.terms.len(), index.postings.len());
+        assert_eq!(index.terms.len(), index.df.len());
+        let mut lengths = vec![vec![0u32; slots]; index.fields.len()];
+        for (term, list) in index.postings.iter().enumerate() {
+            assert!(list
+                .windows(2)
+                .all(|w| (w[0].doc, w[0].field()) < (w[1].doc, w[1].field())));
+            let mut live_docs: Vec<u32> = list
+                .iter()
+                .filter(|p| index.kind_of[p.doc as usize] != DEAD)
+                .map(|p| p.doc)
+                .collect();
+            live_docs.dedup();
+            assert_eq!(
+                index.df[term] as usize,
+                live_docs.len(),
+                "df of {}",
+                index.terms[term]
+            );
+            for &doc in &live_docs {
+                let data = index.docs[doc as usize].as_ref().unwrap();
+                assert!(index.forward[data.terms.clone()].contains(&(term as u32)));
+            }
+            for p in list
+                .iter()
+                .filter(|p| index.kind_of[p.doc as usize] != DEAD)
+            {
+                lengths[p.field()][p.doc as usize] += p.tf();
+            }
+            assert_eq!(index.term_ids[&index.terms[term]], term as u32);
+        }
+        let forward: usize = index.docs.iter().flatten().map(|d| d.terms.len()).sum();
+        assert_eq!(
+            forward,
+            index.df.iter().map(|&df| df as usize).sum::<usize>()
+        );
+        for (field, column) in lengths.iter().enumerate() {
+            let mut total = 0;
+            let mut docs = 0;
+            for (slot, &len) in column.iter().enumerate() {
+                if index.kind_of[slot] != DEAD {
+                    assert_eq!(index.field_len[field][slot], len);
+                    total += len as u64;
+                    docs += (len > 0) as u32;
+                }
+            }
+            assert_eq!(index.field_total[field], total);
+            assert_eq!(index.field_docs[field], docs);
+        }
+    }
+
+    #[test]
+    fn bm25f_one_field_exact() {
+        let index = index(&[
+            doc("fn", "d1", "g", &[("body", "alpha beta")]),
+            doc("fn", "d2", "g", &[("body", "alpha alpha gamma")]),
+        ]);
+        let hits = index.search("alpha", &Bm25Params::default(), &[], 10);
+        // N = 2, df = 2: idf = ln(1 + 0.5 / 2.5); avglen = 2.5.
+        let idf = 1.2f64.ln();
+        let bm25 = |tf: f64| idf * tf * 2.2 / (1.2 + tf);
+        let d1 = bm25(1.0 / (0.25 + 0.75 * 2.0 / 2.5));
+        let d2 = bm25(2.0 / (0.25 + 0.75 * 3.0 / 2.5));
+        assert_eq!(keys(&hits), ["d2", "d1"]);
+        assert!(
+            close(hits[0].score, d2) && close(hits[1].score, d1),
+            "{hits:?}"
+        );
+        assert!(
+            close(hits[0].score, 0.2373416715660948),
+            "{}",
+            hits[0].score
+        );
+        assert_eq!(hits[0].matched, ["alpha"]);
+        // A rarer term: df = 1, idf = ln(1 + 1.5 / 1.5) = ln 2.
+        let hits = index.search("gamma", &Bm25Params::default(), &[], 10);
+        let tf = 1.0 / (0.25 + 0.75 * 3.0 / 2.5);
+        assert_eq!(keys(&hits), ["d2"]);
+        assert!(close(hits[0].score, 2f64.ln() * tf * 2.2 / (1.2 + tf)));
+    }
+
+    #[test]
+    fn bm25f_fields_weights_and_matched_terms() {
+        let index = index(&[
+            doc(
+                "fn",
+                "d1",
+                "a.py",
+                &[("name", "parse_tree"), ("body", "tree walk")],
+            ),
+            doc(
+                "fn",
+                "d2",
+                "b.py",
+                &[("name", "walk"), ("body", "parse the tree tree")],
+            ),
+        ]);
+        let params = Bm25Params {
+            k1: 1.2,
+            b: 0.75,
+            field_weights: vec![("name".into(), 2.0)],
+        };
+        // name: d1 [parse_tree, parse, tree] (3), d2 [walk] (1): avg 2.
+        // body: d1 [tree, walk] (2), d2 [parse, tree, tree] (3): avg 2.5.
+        let idf = 1.2f64.ln();
+        let bm25 = |tf: f64| idf * tf * 2.2 / (1.2 + tf);
+        let d1 = bm25(2.0 / (0.25 + 0.75 * 3.0 / 2.0) + 1.0 / (0.25 + 0.75 * 2.0 / 2.5));
+        let d2 = bm25(2.0 / (0.25 + 0.75 * 3.0 / 2.5));
+        let hits = index.search("tree", &params, &[], 10);
+        assert_eq!(keys(&hits), ["d1", "d2"]);
+        assert!(
+            close(hits[0].score, d1) && close(hits[1].score, d2),
+            "{hits:?}"
+        );
+
+        // Terms count once, matched in query order, unknown terms ignored.
+        let hits = index.search("walk Tree nothing walk tree", &params, &[], 10);
+        let d2_walk = bm25(2.0 / (0.25 + 0.75 * 1.0 / 2.0));
+        let d1_walk = bm25(1.0 / (0.25 + 0.75 * 2.0 / 2.5));
+        assert_eq!(keys(&hits), ["d2", "d1"]);
+        assert!(close(hits[0].score, d2_walk + d2) && close(hits[1].score, d1_walk + d1));
+        assert!(hits.iter().all(|h| h.matched == ["walk", "tree"]));
+
+        // Weight 0: the field is ignored, for scores and for `matched`.
+        let body_only = Bm25Params {
+            field_weights: vec![("name".into(), 0.0), ("other".into(), 5.0)],
+            ..Bm25Params::default()
+        };
+        // `parse_tree` and `parse` are only in d1's name.
+        let hits = index.search("parse_tree", &body_only, &[], 10);
+        assert_eq!(keys(&hits), ["d2", "d1"]);
+        assert_eq!(hits[0].matched, ["parse", "tree"]);
+        assert_eq!(hits[1].matched, ["tree"]);
+        assert!(close(hits[1].score, bm25(1.0 / (0.25 + 0.75 * 2.0 / 2.5))));
+        let hits = index.search("walk parse", &body_only, &[], 10);
+        assert_eq!(keys(&hits), ["d1", "d2"]);
+        assert_eq!(hits[0].matched, ["walk"]);
+        assert_eq!(hits[1].matched, ["parse"]);
+    }
+
+    #[test]
+    fn kinds_filter_ties_and_limit() {
+        let index = index(&[
+            doc("fn", "c", "g1", &[("body", "shared words")]),
+            doc("fn", "a", "g1", &[("body", "shared words")]),
+            doc("class", "b", "g2", &[("body", "shared words")]),
+            doc("memory", "m", "g3", &[("text", "other")]),
+        ]);
+        let params = Bm25Params::default();
+        let all = index.search("shared", &params, &[], 10);
+        assert_eq!(keys(&all), ["a", "b", "c"]);
+        assert!(all.iter().all(|h| h.score == all[0].score));
+        assert_eq!(keys(&index.search("shared", &params, &[], 2)), ["a", "b"]);
+        assert!(index.search("shared", &params, &[], 0).is_empty());
+        let fns = index.search("shared", &params, &["fn", "nope"], 10);
+        assert_eq!(keys(&fns), ["a", "c"]);
+        // Statistics are over the whole index, not the kinds asked for.
+        assert_eq!(fns[0].score, all[0].score);
+        assert!(index.search("shared", &params, &["nope"], 10).is_empty());
+        assert!(index.search("", &params, &[], 10).is_empty());
+        assert!(index.search("the of and", &params, &[], 10).is_empty());
+        assert!(LexicalIndex::new()
+            .search("shared", &params, &[], 10)
+            .is_empty());
+    }
+
+    #[test]
+    fn upsert_replace_remove_and_groups() {
+        let mut index = index(&[
+            doc("fn", "a.py::f", "a.py", &[("name", "alpha")]),
+            doc("fn", "a.py::g", "a.py", &[("name", "beta")]),
+            doc("fn", "b.py::h", "b.py", &[("name", "alpha gamma")]),
+        ]);
+        assert_eq!(index.len(), 3);
+        assert_eq!(index.groups(), ["a.py", "b.py"]);
+        assert_eq!(index.keys_in_group("a.py"), ["a.py::f", "a.py::g"]);
+        assert!(index.keys_in_group("c.py").is_empty());
+        let got = index.get("b.py::h").unwrap();
+        assert_eq!(
+            (got.kind, got.key, got.group, got.meta),
+            (
+                "fn",
+                "b.py::h",
+                "b.py",
+                &[("line".to_string(), "7".to_string())][..]
+            )
+        );
+        // Replacing moves the key to another group and other words.
+        index
+            .upsert(doc("class", "a.py::f", "c.py", &[("name", "delta")]))
+            .unwrap();
+        check_invariants(&index);
+        assert_eq!(index.len(), 3);
+        assert_eq!(index.keys_in_group("a.py"), ["a.py::g"]);
+        assert_eq!(index.groups(), ["a.py", "b.py", "c.py"]);
+        assert_eq!(index.get("a.py::f").unwrap().kind, "class");
+        let params = Bm25Params::default();
+        assert_eq!(keys(&index.search("alpha", &params, &[], 10)), ["b.py::h"]);
+        assert_eq!(keys(&index.search("delta", &params, &[], 10)), ["a.py::f"]);
+
+        assert!(index.remove("a.py::g"));
+        assert!(!index.remove("a.py::g"));
+        assert_eq!(index.groups(), ["b.py", "c.py"]);
+        assert_eq!(index.remove_group("b.py"), 1);
+        assert_eq!(index.remove_group("b.py"), 0);
+        check_invariants(&index);
+        assert_eq!(index.len(), 1);
+        assert!(index.get("b.py::h").is_none() && !index.contains("b.py::h"));
+        assert!(index.search("alpha", &params, &[], 10).is_empty());
+        index.compact();
+        check_invariants(&index);
+        assert_eq!(index.terms, ["delta"]);
+        assert_eq!(index.kinds, ["class"]);
+        assert_eq!(index.fields(), ["name"]);
+        assert_eq!(keys(&index.search("delta", &params, &[], 10)), ["a.py::f"]);
+    }
+
+    #[test]
+    fn bad_documents_are_refused_whole() {
+        let mut index = index(&[doc("fn", "a", "g", &[("name", "alpha")])]);
+        let twice = doc(
+            "fn",
+            "b",
+            "g",
+            &[("body", "x"), ("name", "y"), ("body", "z")],
+        );
+        match index.upsert(twice) {
+            Err(Error::InvalidValue {
+                field: "fields",
+                reason,
+            }) => {
+                assert!(reason.contains("\"body\" appears twice"), "{reason}")
+            }
+            other => panic!("{other:?}"),
+        }
+        let names: Vec<String> = (0..MAX_FIELDS).map(|i| format!("f{i:02}")).collect();
+        let wide = |key: &str, names: &[String]| Document {
+            key: key.into(),
+            fields: names
+                .iter()
+                .map(|n| (n.clone(), "word".to_string()))
+                .collect(),
+            ..Document::default()
+        };
+        // "name" is in use: 32 new names make 33.
+        assert!(matches!(
+            index.upsert(wide("w", &names)),
+            Err(Error::InvalidValue {
+                field: "fields",
+                ..
+            })
+        ));
+        assert_eq!(index.len(), 1);
+        assert_eq!(index.fields(), ["name"]);
+        check_invariants(&index);
+        // Once "name" is no longer used, its place is free again.
+        index.remove("a");
+        index.upsert(wide("w", &names)).unwrap();
+        check_invariants(&index);
+        assert_eq!(index.fields().len(), MAX_FIELDS);
+        let hits = index.search("word", &Bm25Params::default(), &[], 10);
+        assert_eq!(keys(&hits), ["w"]);
+    }
+
+    #[test]
+    fn huge_fields_are_capped() {
+        let text = "word ".repeat(MAX_FIELD_TOKENS + 50);
+        let index = index(&[doc("fn", "big", "g", &[("body", &text)])]);
+        assert_eq!(index.field_len[0][0], MAX_FIELD_TOKENS as u32);
+        assert_eq!(index.postings[0][0].tf(), MAX_FIELD_TOKENS as u32);
+        assert_eq!(
+            index.search("word", &Bm25Params::default(), &[], 1).len(),
+            1
+        );
+    }
+
+    #[test]
+    fn params() {
+        assert!(Bm25Params::default().validate().is_ok());
+        for (k1, b, weight, field) in [
+            (-1.0, 0.5, 1.0, "k1"),
+            (f64::NAN, 0.5, 1.0, "k1"),
+            (1.0, 1.5, 1.0, "b"),
+            (1.0, 0.5, -2.0, "field_weights"),
+            (1.0, 0.5, f64::INFINITY, "field_weights"),
+        ] {
+            let params = Bm25Params {
+                k1,
+                b,
+                field_weights: vec![("name".into(), weight)],
+            };
+            assert!(
+                matches!(params.validate(), Err(Error::InvalidValue { field: f, .. }) if f == field),
+                "{params:?}"
+            );
+            let clamped = params.clamped();
+            assert!(clamped.validate().is_ok(), "{clamped:?}");
+        }
+        let index = index(&[doc("fn", "a", "g", &[("name", "alpha")])]);
+        let wild = Bm25Params {
+            k1: f64::INFINITY,
+            b: -3.0,
+            field_weights: vec![("name".into(), f64::NAN)],
+        };
+        assert!(index.search("alpha", &wild, &[], 5).is_empty());
+    }
+
+    #[test]
+    fn compaction_runs_by_itself_and_changes_nothing() {
+        let docs: Vec<Document> = (0..300)
+            .map(|i| {
+                let body = format!("common w{} w{} group{}", i % 7, i % 13, i / 100);
+                doc(
+                    ["fn", "class"][i % 2],
+                    &format!("k{i:03}"),
+                    &format!("g{}", i / 10),
+                    &[("body", &body), ("name", &format!("name_{}", i % 5))],
+                )
+            })
+            .collect();
+        let mut index = index(&docs);
+        for g in 0..12 {
+            index.remove_group(&format!("g{g}"));
+            check_invariants(&index);
+        }
+        // 120 of 300 removed: compacted on the way.
+        assert!(index.docs.len() < 300, "{:?}", index);
+        let fresh = self::index(&docs[120..]);
+        let params = Bm25Params::default();
+        for query in [
+            "common w3",
+            "name_2 w12 group1",
+            "group0",
+            "w0 w1 w2 w3 w4 w5 w6",
+        ] {
+            assert_eq!(
+                index.search(query, &params, &[], 50),
+                fresh.search(query, &params, &[], 50)
+            );
+        }
+        let removed = |hit: &LexicalHit| hit.key.as_str() < "k120";
+        assert!(!index
+            .search("group0 w1", &params, &[], 300)
+            .iter()
+            .any(removed));
+    }
+
+    #[test]
+    fn save_load_round_trip_and_forgetting() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lexical.bin");
+        let mut index = index(&[
+            doc(
+                "fn",
+                "keep::f",
+                "keep.py",
+                &[("name", "alpha beta"), ("body", "gamma")],
+            ),
+            doc(
+                "memory",
+                "secret-key-123",
+                "secrets",
+                &[("text", "password hunter2 alpha")],
+            ),
+        ]);
+        index
+            .upsert(Document {
+                meta: vec![("note".into(), "private-meta-456".into())],
+                ..doc("fn", "gone::g", "keep.py", &[("name", "alpha")])
+            })
+            .unwrap();
+        index.remove("gone::g");
+        assert_eq!(index.remove_group("secrets"), 1);
+        index.save(&path, 42).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        let text = String::from_utf8_lossy(&bytes);
+        for secret in [
+            "secret-key-123",
+            "private-meta-456",
+            "hunter2",
+            "password",
+            "secrets",
+            "memory",
+            "text",
+        ] {
+            assert!(!text.contains(secret), "{secret} survived in the file");
+        }
+        let (loaded, generation) = LexicalIndex::load(&path).unwrap();
+        check_invariants(&loaded);
+        assert_eq!(generation, 42);
+        assert_eq!(loaded.len(), 1);
+        let params = Bm25Params::default();
+        for query in ["alpha", "gamma beta", "hunter2"] {
+            assert_eq!(
+                loaded.search(query, &params, &[], 5),
+                index.search(query, &params, &[], 5)
+            );
+        }
+        // Serde (postcard here) holds the same compacted form.
+        let encoded = postcard::to_stdvec(&index).unwrap();
+        let decoded: LexicalIndex = postcard::from_bytes(&encoded).unwrap();
+        check_invariants(&decoded);
+        assert_eq!(
+            decoded.search("alpha", &params, &[], 5),
+            index.search("alpha", &params, &[], 5)
+        );
+
+        // Damage: a flipped byte, a cut, another kind of file.
+        let mut flipped = bytes.clone();
+        *flipped.last_mut().unwrap() ^= 0x40;
+        for bad in [
+            &flipped[..],
+            &bytes[..bytes.len() / 2],
+            b"AIRGRAPH\x03\0\0\0 and so on and so on and so on",
+        ] {
+            std::fs::write(&path, bad).unwrap();
+            match LexicalIndex::load(&path) {
+                Err(Error::Corrupt(m)) => assert!(
+                    m.contains("rebuild it") && m.contains("lexical index"),
+                    "{m}"
+                ),
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
+    /// A well-framed file whose payload breaks an invariant is refused, not trusted.
+    #[test]
+    fn inconsistent_payloads_are_corrupt() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lexical.bin");
+        let good: StoredOwned = postcard::from_bytes(
+            &postcard::to_stdvec(&index(&[
+                doc("fn", "a", "g", &[("name", "alpha beta")]),
+                doc("fn", "b", "g", &[("name", "beta")]),
+            ]))
+            .unwrap(),
+        )
+        .unwrap();
+        // The postings as (delta, tf << 5 | field) per term, and back.
+        fn lists(s: &StoredOwned) -> Vec<Vec<(u32, u32)>> {
+            let mut at = 0;
+            s.sizes
+                .iter()
+                .map(|&size| {
+                    let end = at + size as usize;
+                    let mut list = Vec::new();
+                    while at < end {
+                        let delta = read_varint(&s.postings.0, &mut at).unwrap();
+                        list.push((delta, read_varint(&s.postings.0, &mut at).unwrap()));
+                    }
+                    list
+                })
+                .collect()
+        }
+        fn set(s: &mut StoredOwned, lists: Vec<Vec<(u32, u32)>>) {
+            s.sizes.clear();
+            s.postings.0.clear();
+            for list in lists {
+                let before = s.postings.0.len();
+                for (delta, packed) in list {
+                    write_varint(&mut s.postings.0, delta);
+                    write_varint(&mut s.postings.0, packed);
+                }
+                s.sizes.push((s.postings.0.len() - before) as u64);
+            }
+        }
+        fn edit(f: impl Fn(&mut Vec<Vec<(u32, u32)>>)) -> impl Fn(&mut StoredOwned) {
+            move |s| {
+                let mut l = lists(s);
+                f(&mut l);
+                set(s, l);
+            }
+        }
+        assert_eq!(
+            lists(&good),
+            [vec![(0, 1 << 5)], vec![(0, 1 << 5), (1, 1 << 5)]]
+        );
+        type Mutation = Box<dyn Fn(&mut StoredOwned)>;
+        let mutations: Vec<(&str, Mutation)> = vec![
+            (
+                "a posting of no document",
+                Box::new(edit(|l| l[0][0].0 = 7)),
+            ),
+            (
+                "a posting of no field",
+                Box::new(edit(|l| l[0][0].1 = 1 << 5 | 3)),
+            ),
+            ("a posting of no field", Box::new(edit(|l| l[0][0].1 = 0))),
+            (
+                "postings out of order",
+                Box::new(edit(|l| l[1].push((0, 1 << 5)))),
+            ),
+            ("has no postings", Box::new(edit(|l| l[1].clear()))),
+            ("a cut posting", Box::new(|s| s.postings.0[0] |= 0x80)),
+            ("longer than the file", Box::new(|s| s.sizes[1] += 1)),
+            ("bytes after", Box::new(|s| s.postings.0.push(0))),
+            (
+                "longer than the limit",
+                Box::new(edit(|l| {
+                    l[0][0].1 = 60_000 << 5;
+                    l[1][0].1 = 60_000 << 5;
+                })),
+            ),
+            ("twice", Box::new(|s| s.terms[1] = s.terms[0].clone())),
+            ("twice", Box::new(|s| s.docs[1].key = "a".into())),
+            ("no kind", Box::new(|s| s.docs[1].kind = 5)),
+            (
+                "differ in number",
+                Box::new(|s| {
+                    s.terms.pop();
+                }),
+            ),
+            (
+                "out of order",
+                Box::new(|s| s.fields = vec!["z".into(), "a".into()]),
+            ),
+        ];
+        for (why, mutate) in mutations {
+            let mut stored = good.clone();
+            mutate(&mut stored);
+            let payload = postcard::to_stdvec(&stored).unwrap();
+            persist::write(&path, MAGIC, FORMAT_VERSION, 1, &payload).unwrap();
+            match LexicalIndex::load(&path) {
+                Err(Error::Corrupt(m)) => assert!(m.contains(why), "{why}: {m}"),
+                other => panic!("{why}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn varints() {
+        for value in [0, 1, 127, 128, 300, 1 << 21, u32::MAX] {
+            let mut bytes = Vec::new();
+            write_varint(&mut bytes, value);
+            let mut at = 0;
+            assert_eq!(read_varint(&bytes, &mut at), Some(value));
+            assert_eq!(at, bytes.len());
+        }
+        let mut at = 0;
+        assert_eq!(read_varint(&[0xFF, 0xFF, 0xFF, 0xFF, 0x1F], &mut at), None);
+        let mut at = 0;
+        assert_eq!(read_varint(&[0x80, 0x80], &mut at), None);
+        let mut at = 0;
+        assert_eq!(read_varint(&[0xFF; 6], &mut at), None);
+    }
+
+    // The model-based property test: any sequence of updates searches exactly like
+    // an index built from the documents that remain, and so does its saved copy.
+
+    const WORDS: &[&str] = &[
+        "alpha",
+        "beta",
+        "gamma",
+        "delta",
+        "parse_tree",
+        "httpServer",
+        "getValue",
+        "the",
+        "x",
+        "walk",
+        "tree",
+        "Alpha",
+        "src/a/b.py",
+        "größe",
+        "tree tree",
+        "HTTP",
+    ];
+    const FIELD_NAMES: &[&str] = &["name", "body", "path", "doc", "zz"];
+    const KINDS: &[&str] = &["fn", "class", "memory"];
+
+    fn text() -> impl Strategy<Value = String> {
+        prop::collection::vec(prop::sample::select(WORDS), 0..6).prop_map(|w| w.join(" "))
+    }
+
+    fn document() -> impl Strategy<Value = Document> {
+        (
+            0..8usize,
+            0..KINDS.len(),
+            0..3usize,
+            prop::collection::vec((0..FIELD_NAMES.len(), text()), 0..4),
+            text(),
+        )
+            .prop_map(|(key, kind, group, fields, meta)| {
+                let mut seen = Vec::new();
+                let fields = fields
+                    .into_iter()
+                    .filter(|(f, _)| {
+                        let new = !seen.contains(f);
+                        seen.push(*f);
+                        new
+                    })
+                    .map(|(f, text)| (FIELD_NAMES[f].to_string(), text))
+                    .collect();
+                Document {
+                    kind: KINDS[kind].into(),
+                    key: format!("k{key}"),
+                    group: format!("g{group}"),
+                    fields,
+                    meta: vec![("m".into(), meta)],
+                }
+            })
+    }
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Upsert(Document),
+        Remove(usize),
+        RemoveGroup(usize),
+        Compact,
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            5 => document().prop_map(Op::Upsert),
+            2 => (0..8usize).prop_map(Op::Remove),
+            1 => (0..3usize).prop_map(Op::RemoveGroup),
+            1 => Just(Op::Compact),
+        ]
+    }
+
+    #[derive(Debug, Clone)]
+    struct Query {
+        text: String,
+        params: Bm25Params,
+        kinds: Vec<&'static str>,
+        limit: usize,
+    }
+
+    fn query() -> impl Strategy<Value = Query> {
+        (
+            text(),
+            0.0..3.0f64,
+            prop::sample::select(vec![0.0, 0.3, 0.75, 1.0]),
+            prop::collection::vec(
+                (
+                    0..FIELD_NAMES.len(),
+                    prop::sample::select(vec![0.0, 0.5, 1.0, 3.0]),
+                ),
+                0..3,
+            ),
+            prop::sample::subsequence(KINDS.to_vec(), 0..=2),
+            1..12usize,
+        )
+            .prop_map(|(text, k1, b, weights, kinds, limit)| Query {
+                text,
+                params: Bm25Params {
+                    k1,
+                    b,
+                    field_weights: weights
+                        .into_iter()
+                        .map(|(f, w)| (FIELD_NAMES[f].to_string(), w))
+                        .collect(),
+                },
+                kinds,
+                limit,
+            })
+    }
+
+    fn same_results(
+        a: &LexicalIndex,
+        b: &LexicalIndex,
+        q: &Query,
+    ) -> std::result::Result<(), TestCaseError> {
+        let x = a.search(&q.text, &q.params, &q.kinds, q.limit);
+        let y = b.search(&q.text, &q.params, &q.kinds, q.limit);
+        prop_assert_eq!(keys(&x), keys(&y), "{:?}", q);
+        for (x, y) in x.iter().zip(&y) {
+            prop_assert!((x.score - y.score).abs() <= 1e-9, "{:?} {:?}", x, y);
+            prop_assert_eq!(&x.matched, &y.matched);
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, failure_persistence: None, ..ProptestConfig::default() })]
+
+        #[test]
+        fn updates_search_like_a_fresh_index(
+            ops in prop::collection::vec(op(), 0..40),
+            queries in prop::collection::vec(query(), 1..8),
+        ) {
+            let mut index = LexicalIndex::new();
+            let mut model: BTreeMap<String, Document> = BTreeMap::new();
+            for op in ops {
+                match op {
+                    Op::Upsert(d) => {
+                        index.upsert(d.clone()).unwrap();
+                        model.insert(d.key.clone(), d);
+                    }
+                    Op::Remove(k) => {
+                        let key = format!("k{k}");
+                        prop_assert_eq!(index.remove(&key), model.remove(&key).is_some());
+                    }
+                    Op::RemoveGroup(g) => {
+                        let group = format!("g{g}");
+                        let before = model.len();
+                        model.retain(|_, d| d.group != group);
+                        prop_assert_eq!(index.remove_group(&group), before - model.len());
+                    }
+                    Op::Compact => index.compact(),
+                }
+            }
+            check_invariants(&index);
+            // Built in another order, so slots and term ids differ.
+            let mut fresh = LexicalIndex::new();
+            for d in model.values().rev() {
+                fresh.upsert(d.clone()).unwrap();
+            }
+            prop_assert_eq!(index.len(), model.len());
+            for (key, d) in &model {
+                let got = index.get(key).unwrap();
+                prop_assert_eq!((got.kind, got.group, got.meta), (d.kind.as_str(), d.group.as_str(), &d.meta[..]));
+            }
+            let mut groups: Vec<&str> = model.values().map(|d| d.group.as_str()).collect();
+            groups.sort_unstable();
+            groups.dedup();
+            prop_assert_eq!(index.groups(), groups);
+
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("lexical.bin");
+            index.save(&path, 7).unwrap();
+            let (loaded, generation) = LexicalIndex::load(&path).unwrap();
+            prop_assert_eq!(generation, 7);
+            check_invariants(&loaded);
+            let mut compacted = index.clone();
+            compacted.compact();
+            check_invariants(&compacted);
+            let survivors: Vec<Document> = model.values().cloned().collect();
+            for q in &queries {
+                let expected = reference(&survivors, &q.text, &q.params, &q.kinds, q.limit);
+                same_as_reference(&index.search(&q.text, &q.params, &q.kinds, q.limit), &expected)?;
+                same_results(&index, &fresh, q)?;
+                same_results(&loaded, &fresh, q)?;
+                same_results(&compacted, &fresh, q)?;
+            }
+        }
+    }
+
+    /// Documents with a skewed vocabulary, so that queries mix rare and common
+    /// terms and pruning kicks in.
+    fn skewed_documents(seed: u64, count: usize) -> Vec<Document> {
+        let mut state = seed;
+        let mut next = move |n: u64| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) % n
+        };
+        (0..count)
+            .map(|i| {
+                let mut field = |words: u64| {
+                    (0..words)
+                        .map(|_| {
+                            // Word w with probability ~ 1/(w+1).
+                            let r = next(1 << 20) as f64 / (1 << 20) as f64;
+                            let w = ((61f64).powf(r) - 1.0) as u64;
+                            format!("w{}x", w)
+                        })
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                };
+                let name = field(2);
+                let body = field(4 + i as u64 % 9);
+                Document {
+                    kind: ["fn", "class"][i % 2].into(),
+                    key: format!("d{i:04}"),
+                    group: format!("g{}", i % 17),
+                    fields: vec![("name".into(), name), ("body".into(), body)],
+                    meta: vec![],
+                }
+            })
+            .collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 48, failure_persistence: None, ..ProptestConfig::default() })]
+
+        /// Pruned search returns exactly what scoring every document returns, and
+        /// what the plain reference computes.
+        #[test]
+        fn pruning_changes_nothing(
+            seed in any::<u64>(),
+            count in 50..400usize,
+            queries in prop::collection::vec(
+                (prop::collection::vec(0..60u32, 1..10), 1..25usize, prop::sample::subsequence(vec!["fn", "class"], 0..=1), 0.0..2.0f64, 0.0..=1.0f64),
+                8,
+            ),
+        ) {
+            let docs = skewed_documents(seed, count);
+            let index = index(&docs);
+            for (words, limit, kinds, k1, b) in queries {
+                let text: Vec<String> = words.iter().map(|w| format!("w{w}x")).collect();
+                let text = text.join(" ");
+                let params = Bm25Params { k1, b, field_weights: vec![("name".into(), 2.0)] };
+                let pruned = index.search(&text, &params, &kinds, limit);
+                let full = index.search_with(&text, &params, &kinds, limit, false);
+                prop_assert_eq!(&pruned, &full);
+                same_as_reference(&pruned, &reference(&docs, &text, &params, &kinds, limit))?;
+            }
+        }
+    }
+
+    #[test]
+    fn pruning_happens() {
+        let docs = skewed_documents(3, 2000);
+        let index = index(&docs);
+        let before = PRUNED.with(Cell::get);
+        let params = Bm25Params::default();
+        for q in ["w0x w1x w50x", "w59x w0x w2x w3x", "w40x w1x w0x w4x w5x"] {
+            assert_eq!(
+                index.search(q, &params, &[], 5),
+                index.search_with(q, &params, &[], 5, false)
+            );
+        }
+        assert!(PRUNED.with(Cell::get) > before);
+    }
+
+    #[test]
+    fn seek_gallops_to_the_first_posting_not_before() {
+        let list: Vec<Posting> = [1u32, 1, 3, 4, 9, 9, 9, 12, 30]
+            .iter()
+            .map(|&doc| Posting { doc, packed: 1 })
+            .collect();
+        for from in 0..list.len() {
+            for doc in 0..35 {
+                let expected = from + list[from..].iter().take_while(|p| p.doc < doc).count();
+                assert_eq!(seek(&list, from, doc), expected, "from {from} doc {doc}");
+            }
+        }
+        assert_eq!(group_end(&list, 4), 7);
+        assert_eq!(group_end(&list, 8), 9);
+    }
+}

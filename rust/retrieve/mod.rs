@@ -1,0 +1,17 @@
+//! A generic retrieval engine, plain Rust: a code-aware tokenizer, a BM25F inverted
+//! index over documents of any kind (code definitions, memories), dense vectors
+//! searched by brute force, and the fusion of several channels' scores into one
+//! ranking that explains itself. Knows nothing of the graph or of Python.
+
+pub mod fuse;
+pub mod lexical;
+mod persist;
+pub mod tokenize;
+pub mod vectors;
+
+pub use fuse::{fuse, Channel, ChannelScore, Fused, Normalization};
+pub use lexical::{
+    Bm25Params, DocRef, Document, LexicalHit, LexicalIndex, MAX_FIELDS, MAX_FIELD_TOKENS,
+};
+pub use tokenize::{for_each_token, tokens, CODE_NOISE, STOP_WORDS};
+pub use vectors::VectorIndex;

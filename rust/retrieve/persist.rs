@@ -1,0 +1,225 @@
+//! The file discipline of the retrieval indexes, the graph file's (see
+//! `graph::persist`): magic (8 bytes), format version (u32 LE), generation (u64 LE),
+//! payload length (u64 LE), foldhash of version, generation and payload (u64 LE),
+//! then the payload. Written to a temporary file beside the target
+//! (`<name>.tmp<pid>`, mode 0600) and renamed over it, so a crash leaves the old file
+//! or the new one, never half of one; the next save removes such leftovers.
+//!
+//! The generation is opaque here: the caller stores a number that ties an index file
+//! to the graph file it was saved with.
+
+use std::hash::BuildHasher;
+use std::io::Write;
+use std::path::Path;
+
+use crate::error::{Error, Result};
+
+const HEADER: usize = 8 + 4 + 8 + 8 + 8;
+
+fn checksum(version: u32, generation: u64, payload: &[u8]) -> u64 {
+    foldhash::fast::FixedState::with_seed(0xA1C4_E7A1).hash_one((version, generation, payload))
+}
+
+/// The error for an index file that cannot be read back, saying why.
+pub fn corrupt(path: &Path, what: &str, why: &str) -> Error {
+    Error::Corrupt(format!(
+        "{} is not a readable aircher-mem {what} ({why}): rebuild it",
+        path.display()
+    ))
+}
+
+/// Writes `payload` to `path` under the header described above.
+pub fn write(
+    path: &Path,
+    magic: &[u8; 8],
+    version: u32,
+    generation: u64,
+    payload: &[u8],
+) -> Result<()> {
+    let io = |err: std::io::Error| Error::io("write", path, err);
+    let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
+    tmp_name.push(format!(".tmp{}", std::process::id()));
+    let tmp = path.with_file_name(tmp_name);
+    if let Some(folder) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(folder).map_err(io)?;
+    }
+    remove_leftovers(path);
+    let written = (|| {
+        let mut file = create_private(&tmp)?;
+        let mut header = Vec::with_capacity(HEADER);
+        header.extend_from_slice(magic);
+        header.extend_from_slice(&version.to_le_bytes());
+        header.extend_from_slice(&generation.to_le_bytes());
+        header.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+        header.extend_from_slice(&checksum(version, generation, payload).to_le_bytes());
+        file.write_all(&header)?;
+        file.write_all(payload)?;
+        file.sync_all()
+    })();
+    if let Err(err) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(io(err));
+    }
+    std::fs::rename(&tmp, path).map_err(|err| {
+        let _ = std::fs::remove_file(&tmp);
+        io(err)
+    })
+}
+
+/// Reads a file written by [`write`] with the same `magic` and `version`: its
+/// payload and generation. `what` names the kind of file in errors ("lexical
+/// index").
+pub fn read(path: &Path, magic: &[u8; 8], version: u32, what: &str) -> Result<(Vec<u8>, u64)> {
+    let mut bytes = std::fs::read(path).map_err(|err| Error::io("read", path, err))?;
+    let corrupt = |why: &str| corrupt(path, what, why);
+    if bytes.len() < HEADER || &bytes[..8] != magic {
+        return Err(corrupt("no header"));
+    }
+    let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
+    let found = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
+    if found != version {
+        return Err(corrupt(&format!(
+            "format version {found}, this aircher-mem reads version {version}"
+        )));
+    }
+    let generation = word(12);
+    let length = word(20);
+    let sum = word(28);
+    if (bytes.len() - HEADER) as u64 != length {
+        return Err(corrupt("truncated"));
+    }
+    if checksum(version, generation, &bytes[HEADER..]) != sum {
+        return Err(corrupt("checksum mismatch"));
+    }
+    bytes.drain(..HEADER);
+    Ok((bytes, generation))
+}
+
+/// A new file only its owner can read and write (0600 on Unix: an index holds the
+/// words of a private project); one left at that name is replaced.
+fn create_private(path: &Path) -> std::io::Result<std::fs::File> {
+    let _ = std::fs::remove_file(path);
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options.open(path)
+}
+
+/// Removes the temporary files a crashed save left beside `path`: regular files
+/// named exactly `<name>.tmp<digits>` (nothing else is touched). Best effort.
+fn remove_leftovers(path: &Path) {
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        return;
+    };
+    let folder = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return;
+    };
+    let prefix = format!("{name}.tmp");
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let Some(other) = file_name.to_str() else {
+            continue;
+        };
+        let leftover = other.strip_prefix(&prefix).is_some_and(|pid| {
+            !pid.is_empty() && pid.len() <= 20 && pid.bytes().all(|b| b.is_ascii_digit())
+        });
+        if leftover && entry.file_type().is_ok_and(|t| t.is_file()) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// Reads a little-endian length-prefixed section: the `u64` length, then that many
+/// bytes. `None` if `bytes` is too short.
+pub fn split_section(bytes: &[u8]) -> Option<(&[u8], &[u8])> {
+    let (head, rest) = bytes.split_at_checked(8)?;
+    let length = u64::from_le_bytes(head.try_into().expect("8 bytes"));
+    rest.split_at_checked(usize::try_from(length).ok()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MAGIC: &[u8; 8] = b"AIRTESTS";
+
+    #[cfg(unix)]
+    #[test]
+    fn private_file_and_leftovers_removed() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("index.bin");
+        let keep = ["index.bin.tmp", "index.bin.tmpx1", "other.tmp1"];
+        for name in ["index.bin.tmp123"].iter().chain(&keep) {
+            std::fs::write(dir.path().join(name), "x").unwrap();
+        }
+        write(&path, MAGIC, 1, 7, b"payload").unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        let mut left: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        left.sort();
+        let mut expected: Vec<String> = keep.iter().map(|s| s.to_string()).collect();
+        expected.push("index.bin".into());
+        expected.sort();
+        assert_eq!(left, expected);
+        assert_eq!(
+            read(&path, MAGIC, 1, "test").unwrap(),
+            (b"payload".to_vec(), 7)
+        );
+    }
+
+    #[test]
+    fn damage_is_corrupt_and_says_rebuild() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("index.bin");
+        write(&path, MAGIC, 2, 99, b"some payload bytes").unwrap();
+        let good = std::fs::read(&path).unwrap();
+        let expect = |bytes: &[u8], why: &str| {
+            std::fs::write(&path, bytes).unwrap();
+            match read(&path, MAGIC, 2, "test index") {
+                Err(Error::Corrupt(m)) => {
+                    assert!(m.contains(why) && m.contains("rebuild it"), "{m}");
+                    assert!(m.contains("test index"), "{m}");
+                }
+                other => panic!("expected Corrupt({why}), got {other:?}"),
+            }
+        };
+        let mut flipped = good.clone();
+        *flipped.last_mut().unwrap() ^= 1;
+        expect(&flipped, "checksum");
+        let mut generation = good.clone();
+        generation[12] ^= 1;
+        expect(&generation, "checksum");
+        expect(&good[..good.len() - 1], "truncated");
+        expect(&good[..10], "no header");
+        expect(b"AIRGRAPH and more bytes than a header has", "no header");
+        let mut version = good.clone();
+        version[8] = 9;
+        expect(&version, "format version 9");
+        assert!(matches!(
+            read(&dir.path().join("absent"), MAGIC, 2, "test"),
+            Err(Error::Missing { .. })
+        ));
+        assert!(matches!(
+            read(dir.path(), MAGIC, 2, "test"),
+            Err(Error::Io { .. })
+        ));
+    }
+
+    #[test]
+    fn sections() {
+        let mut bytes = 3u64.to_le_bytes().to_vec();
+        bytes.extend_from_slice(b"abcde");
+        assert_eq!(split_section(&bytes), Some((&b"abc"[..], &b"de"[..])));
+        assert_eq!(split_section(&bytes[..9]), None);
+        assert_eq!(split_section(b"1234"), None);
+    }
+}

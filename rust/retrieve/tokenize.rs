@@ -1,0 +1,413 @@
+//! A tokenizer for code and the prose around it: identifiers are kept whole and split
+//! into their parts, so a query for `completion` finds `shell_completion` and a query
+//! for `shell_completion` prefers it over a text that only says "shell".
+//!
+//! Rules, in order:
+//! - a *word* is a run of Unicode alphanumerics and `_`; anything else separates
+//!   words, so paths and dotted names split at `/` and `.`;
+//! - each word is emitted whole, lower-cased (`find_symbol`, `httpserver`), then its
+//!   `_`-separated segments, then the *parts* of each segment: split at camelCase
+//!   boundaries with acronyms kept together (`HTTPServerError` -> `http`, `server`,
+//!   `error`) and at letter/digit boundaries (`getX2Value` -> `get`, `x`, `2`,
+//!   `value`); nothing is emitted twice for one position (`click` is one token), and
+//!   a word of underscores only is no token;
+//! - a token shorter than [`MIN_CHARS`] characters or longer than [`MAX_BYTES`]
+//!   bytes is dropped, and so is one in [`STOP_WORDS`] or [`CODE_NOISE`].
+//!
+//! One pass over the text, no recursion; the only memory is a buffer of
+//! [`MAX_BYTES`] for the lower-cased token (a longer one is given up on as soon as it
+//! is known to be too long).
+
+use std::ops::ControlFlow;
+use std::sync::OnceLock;
+
+/// Tokens shorter than this many characters are dropped (`x`, `2`).
+pub const MIN_CHARS: usize = 2;
+/// Tokens longer than this many bytes (lower-cased, UTF-8) are dropped: hashes,
+/// base64 blobs, minified code.
+pub const MAX_BYTES: usize = 64;
+
+/// English words too common in questions and comments to tell documents apart
+/// ("how does the parser handle it"). Sorted (a test checks). Words that are also
+/// meaningful names in code are left out on purpose: `while`, `all`, `any`, `some`,
+/// `each`, `then`, `now`, `once`, `before`, `after`, `up`, `down`, `out`, `over`,
+/// `under`, `re` (the regex module).
+#[rustfmt::skip]
+pub const STOP_WORDS: &[&str] = &[
+    "about", "above", "across", "again", "against", "already", "also", "although", "am",
+    "among", "an", "and", "another", "anyone", "anything", "are", "aren", "as", "at", "be",
+    "became", "because", "become", "been", "being", "below", "between", "both", "but", "by",
+    "can", "cannot", "could", "couldn", "did", "didn", "do", "does", "doesn", "doing",
+    "don", "during", "either", "enough", "even", "ever", "every", "few", "for", "from",
+    "further", "had", "hadn", "has", "hasn", "have", "haven", "having", "he", "her", "here",
+    "hers", "herself", "him", "himself", "his", "how", "however", "if", "in", "instead",
+    "into", "is", "isn", "it", "its", "itself", "just", "ll", "many", "may", "maybe", "me",
+    "might", "mightn", "more", "most", "much", "must", "mustn", "my", "myself", "needn",
+    "neither", "no", "nor", "not", "of", "often", "on", "only", "or", "other", "our",
+    "ours", "ourselves", "own", "perhaps", "please", "quite", "rather", "really", "same",
+    "shall", "shan", "she", "should", "shouldn", "since", "so", "something", "sometimes",
+    "still", "such", "than", "that", "the", "their", "theirs", "them", "themselves",
+    "there", "these", "they", "this", "those", "though", "through", "thus", "to", "too",
+    "toward", "towards", "until", "upon", "us", "ve", "very", "was", "wasn", "we", "were",
+    "weren", "what", "when", "where", "whether", "which", "who", "whom", "whose", "why",
+    "will", "with", "without", "won", "would", "wouldn", "yet", "you", "your", "yours",
+    "yourself", "yourselves",
+];
+
+/// Words so common in code that they say nothing about a definition: receivers
+/// (`self`, `cls`, `this`), declaration keywords (`def`, `fn`, `let`, `var`,
+/// `const`), `return`, `pass`, and the literals `None`, `true`, `false`, `null`.
+/// Sorted (a test checks). `this` is in both lists: it is prose and code noise.
+pub const CODE_NOISE: &[&str] = &[
+    "cls", "const", "def", "false", "fn", "let", "none", "null", "pass", "return", "self", "this",
+    "true", "var",
+];
+
+/// Whether `token` (lower-cased) is dropped as a stop word or code noise.
+pub fn is_stop_word(token: &str) -> bool {
+    // Every listed word fits in 16 bytes: compare them as integers.
+    static PACKED: OnceLock<Vec<u128>> = OnceLock::new();
+    let Some(key) = pack(token) else {
+        return false;
+    };
+    let packed = PACKED.get_or_init(|| {
+        let mut packed: Vec<u128> = STOP_WORDS
+            .iter()
+            .chain(CODE_NOISE)
+            .map(|w| pack(w).expect("a short word"))
+            .collect();
+        packed.sort_unstable();
+        packed
+    });
+    packed.binary_search(&key).is_ok()
+}
+
+/// The bytes of a word of at most 16 bytes as one integer (distinct words give
+/// distinct integers: no word has a NUL byte, the padding).
+fn pack(word: &str) -> Option<u128> {
+    let bytes = word.as_bytes();
+    if bytes.len() > 16 {
+        return None;
+    }
+    let mut buffer = [0u8; 16];
+    buffer[..bytes.len()].copy_from_slice(bytes);
+    Some(u128::from_be_bytes(buffer))
+}
+
+/// The tokens of `text`, in order, repeats included (they are term frequencies).
+pub fn tokens(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for_each_token(text, |token| {
+        out.push(token.to_owned());
+        ControlFlow::Continue(())
+    });
+    out
+}
+
+/// Calls `emit` with each token of `text` in order (see [`tokens`]), without
+/// allocating per token; `emit` stops the walk by returning `ControlFlow::Break`.
+pub fn for_each_token(text: &str, mut emit: impl FnMut(&str) -> ControlFlow<()>) {
+    let mut buffer = String::with_capacity(MAX_BYTES + 8);
+    let mut start: Option<usize> = None;
+    for (at, c) in text.char_indices() {
+        if is_word_char(c) {
+            start.get_or_insert(at);
+        } else if let Some(from) = start.take() {
+            if word(&text[from..at], &mut buffer, &mut emit).is_break() {
+                return;
+            }
+        }
+    }
+    if let Some(from) = start {
+        let _ = word(&text[from..], &mut buffer, &mut emit);
+    }
+}
+
+fn is_word_char(c: char) -> bool {
+    if c.is_ascii() {
+        c.is_ascii_alphanumeric() || c == '_'
+    } else {
+        c.is_alphanumeric()
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Class {
+    Upper,
+    /// Lower-case letters and letters without case (CJK, ...).
+    Lower,
+    Digit,
+}
+
+fn class(c: char) -> Class {
+    if c.is_uppercase() {
+        Class::Upper
+    } else if c.is_numeric() {
+        Class::Digit
+    } else {
+        Class::Lower
+    }
+}
+
+/// Emits `word` whole, then for each `_`-separated segment: the segment if it is
+/// not the whole word, then its camelCase and letter/digit parts if it has more than
+/// one (`getX2Value_async` -> `getx2value_async`, `getx2value`, `get`, `x`, `2`,
+/// `value`, `async`, before the length filter).
+fn word(
+    word: &str,
+    buffer: &mut String,
+    emit: &mut impl FnMut(&str) -> ControlFlow<()>,
+) -> ControlFlow<()> {
+    if word.bytes().all(|b| b == b'_') {
+        return ControlFlow::Continue(());
+    }
+    emit_lower(word, buffer, emit)?;
+    for segment in word.split('_').filter(|s| !s.is_empty()) {
+        if segment.len() != word.len() {
+            emit_lower(segment, buffer, emit)?;
+        }
+        if boundaries(segment, |_| ControlFlow::Break(())).is_continue() {
+            continue;
+        }
+        let mut start = 0;
+        boundaries(segment, |at| {
+            emit_lower(&segment[start..at], buffer, emit)?;
+            start = at;
+            ControlFlow::Continue(())
+        })?;
+        emit_lower(&segment[start..], buffer, emit)?;
+    }
+    ControlFlow::Continue(())
+}
+
+/// Calls `found` with the byte offset of each camelCase or letter/digit boundary
+/// inside `segment` (which has no `_`), in order.
+fn boundaries(segment: &str, mut found: impl FnMut(usize) -> ControlFlow<()>) -> ControlFlow<()> {
+    // The previous character's class and offset, and the class of the one before.
+    let mut previous: Option<(Class, usize)> = None;
+    let mut before_previous: Option<Class> = None;
+    for (at, c) in segment.char_indices() {
+        let current = class(c);
+        if let Some((last, last_at)) = previous {
+            let boundary = match (last, current) {
+                (Class::Lower, Class::Upper) => Some(at),
+                (Class::Digit, Class::Upper | Class::Lower)
+                | (Class::Upper | Class::Lower, Class::Digit) => Some(at),
+                // The end of an acronym: `HTTPServer` splits before the `S`.
+                (Class::Upper, Class::Lower) if before_previous == Some(Class::Upper) => {
+                    Some(last_at)
+                }
+                _ => None,
+            };
+            if let Some(boundary) = boundary {
+                found(boundary)?;
+            }
+        }
+        before_previous = previous.map(|(last, _)| last);
+        previous = Some((current, at));
+    }
+    ControlFlow::Continue(())
+}
+
+/// Lower-cases `token` into `buffer` and emits it if it passes the filters. Gives up
+/// as soon as the lower-cased form is longer than [`MAX_BYTES`], so a megabyte-long
+/// word costs no more than a short one here.
+fn emit_lower(
+    token: &str,
+    buffer: &mut String,
+    emit: &mut impl FnMut(&str) -> ControlFlow<()>,
+) -> ControlFlow<()> {
+    buffer.clear();
+    let mut chars = 0;
+    for c in token.chars() {
+        if c.is_ascii() {
+            buffer.push(c.to_ascii_lowercase());
+        } else {
+            buffer.extend(c.to_lowercase());
+        }
+        chars += 1;
+        if buffer.len() > MAX_BYTES {
+            return ControlFlow::Continue(());
+        }
+    }
+    if chars < MIN_CHARS || is_stop_word(buffer) {
+        return ControlFlow::Continue(());
+    }
+    emit(buffer)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn t(text: &str) -> Vec<String> {
+        tokens(text)
+    }
+
+    #[test]
+    fn lists_are_sorted_lowercase_and_unique() {
+        for list in [STOP_WORDS, CODE_NOISE] {
+            assert!(list.windows(2).all(|w| w[0] < w[1]), "{list:?}");
+            assert!(list.iter().all(|w| w.len() <= 16 && *w == w.to_lowercase()));
+        }
+        assert!(STOP_WORDS.len() >= 140);
+    }
+
+    #[test]
+    fn snake_case() {
+        assert_eq!(t("find_symbol"), ["find_symbol", "find", "symbol"]);
+        assert_eq!(t("__init__"), ["__init__", "init"]);
+        assert_eq!(
+            t("MAX_FIELD_TOKENS"),
+            ["max_field_tokens", "max", "field", "tokens"]
+        );
+    }
+
+    #[test]
+    fn camel_case_and_acronyms() {
+        assert_eq!(t("HttpServer"), ["httpserver", "http", "server"]);
+        assert_eq!(
+            t("HTTPServerError"),
+            ["httpservererror", "http", "server", "error"]
+        );
+        assert_eq!(t("parseJSON"), ["parsejson", "parse", "json"]);
+        assert_eq!(
+            t("XMLHttpRequest"),
+            ["xmlhttprequest", "xml", "http", "request"]
+        );
+        assert_eq!(t("click"), ["click"]);
+        assert_eq!(t("Click"), ["click"]);
+        assert_eq!(t("URL"), ["url"]);
+    }
+
+    #[test]
+    fn digits() {
+        // `x` and `2` are parts too, but shorter than two characters.
+        assert_eq!(t("getX2Value"), ["getx2value", "get", "value"]);
+        assert_eq!(t("utf8_decode"), ["utf8_decode", "utf8", "utf", "decode"]);
+        assert_eq!(
+            t("getValue_async"),
+            ["getvalue_async", "getvalue", "get", "value", "async"]
+        );
+        assert_eq!(
+            t("sha256sum 42 7"),
+            ["sha256sum", "sha", "256", "sum", "42"]
+        );
+        assert_eq!(t("Base64URL"), ["base64url", "base", "64", "url"]);
+    }
+
+    #[test]
+    fn paths_and_dotted_names() {
+        assert_eq!(
+            t("src/click/shell_completion.py"),
+            [
+                "src",
+                "click",
+                "shell_completion",
+                "shell",
+                "completion",
+                "py"
+            ]
+        );
+        assert_eq!(t("os.path.join"), ["os", "path", "join"]);
+        assert_eq!(t("a::b::CamelCase()"), ["camelcase", "camel", "case"]);
+    }
+
+    #[test]
+    fn stop_words_and_code_noise() {
+        assert_eq!(
+            t("How does the parser handle it when self is None?"),
+            ["parser", "handle"]
+        );
+        assert_eq!(t("def f(self): return True"), Vec::<String>::new());
+        // Parts are filtered one by one: `is` goes, `valid` stays.
+        assert_eq!(t("is_valid"), ["is_valid", "valid"]);
+        assert_eq!(
+            t("while async import class"),
+            ["while", "async", "import", "class"]
+        );
+    }
+
+    #[test]
+    fn unicode() {
+        assert_eq!(t("größe_wert"), ["größe_wert", "größe", "wert"]);
+        assert_eq!(t("ÜberKlasse"), ["überklasse", "über", "klasse"]);
+        assert_eq!(t("naïve café"), ["naïve", "café"]);
+        // Letters without case do not split.
+        assert_eq!(t("数据_处理"), ["数据_处理", "数据", "处理"]);
+    }
+
+    #[test]
+    fn empty_and_separators_only() {
+        assert!(t("").is_empty());
+        assert!(t("  ./-- ()[] \n\t").is_empty());
+        assert!(t("_ __ ___").is_empty());
+    }
+
+    #[test]
+    fn long_tokens_are_dropped() {
+        let long = "a".repeat(65);
+        assert!(t(&long).is_empty());
+        let fits = "b".repeat(64);
+        assert_eq!(t(&fits), [fits]);
+        // The whole word is too long, its parts are not.
+        let word = format!("{}_{}", "c".repeat(40), "d".repeat(40));
+        assert_eq!(t(&word), ["c".repeat(40), "d".repeat(40)]);
+    }
+
+    #[test]
+    fn a_megabyte_of_one_character_is_fast_and_empty() {
+        let started = std::time::Instant::now();
+        for c in ["a", "A", "_", "7", "ß", " "] {
+            let text = c.repeat(1 << 20);
+            assert!(t(&text).is_empty(), "{c}");
+        }
+        let text = "aB".repeat(1 << 19);
+        let many = t(&text);
+        assert_eq!(many.len(), (1 << 19) - 1);
+        assert!(many.iter().all(|t| t == "ba"));
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    }
+
+    #[test]
+    fn the_walk_stops_when_asked() {
+        let mut seen = Vec::new();
+        for_each_token("alpha beta gamma", |t| {
+            seen.push(t.to_owned());
+            if seen.len() == 2 {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        });
+        assert_eq!(seen, ["alpha", "beta"]);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
+
+        #[test]
+        fn tokens_are_bounded_and_lowercase(text in any::<String>()) {
+            check(&text)?;
+        }
+
+        #[test]
+        fn code_like_tokens_are_bounded_and_lowercase(text in "[a-zA-Z0-9_ ./ßÉİΣ数]{0,300}") {
+            check(&text)?;
+        }
+    }
+
+    fn check(text: &str) -> std::result::Result<(), TestCaseError> {
+        for token in tokens(text) {
+            prop_assert!(token.len() <= MAX_BYTES, "{token:?}");
+            prop_assert!(token.chars().count() >= MIN_CHARS, "{token:?}");
+            prop_assert!(!is_stop_word(&token));
+            prop_assert!(
+                token.chars().flat_map(char::to_lowercase).eq(token.chars()),
+                "not lower-case: {token:?}"
+            );
+        }
+        Ok(())
+    }
+}

@@ -14,7 +14,7 @@ Two rankers, in the same run, on the same extracted trees:
 ``bm25-split`` (the same BM25 with snake_case/camelCase split into their parts as well)
 is available with ``--engines`` as a second lexical reference.
 
-    python benches/localization.py [--data DIR] [--cache DIR] [--only ID] [--json OUT]
+    python benches/localization.py [--data DIR] [--cache DIR] [--only ID] [--override key=value] [--json OUT]
 
 The trees are extracted once into ``--cache`` (default: a fixed folder under the
 system's temp dir), and the index ``ours`` builds lives in each extracted tree
@@ -313,9 +313,9 @@ def bm25_engine(tokenize: Callable[[str], list[str]]) -> Engine:
     return build
 
 
-def ours_engine(k: int) -> Engine:
+def ours_engine(k: int, overrides: Mapping[str, Any] | None = None) -> Engine:
     def build(tree: Path) -> tuple[Ranker, float, dict[str, Any], Callable[[], None]]:
-        ours = Ours(tree, static_tree_policy(tree))
+        ours = Ours(tree, static_tree_policy(tree, overrides))
         report = ours.index()
         notes = {"files": report.files, "parsed": report.parsed, "full": report.full, "reason": report.reason}
         return (lambda text: ours.files(text, k)), ours.index_seconds, notes, ours.close
@@ -405,6 +405,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="comma-separated rankers: bm25, bm25-split, ours (default bm25,ours; ours is left out, "
         "with a note, while the installed aircher_mem has no Memory.search_code)",
     )
+    parser.add_argument("--override", action="append", default=[], metavar="KEY=VALUE", help="[retrieval] key for ours")
     parser.add_argument("--json", type=Path, metavar="OUT", help="write every row and the summary here")
     args = parser.parse_args(argv)
 
@@ -422,7 +423,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             engines[name] = bm25_engine(split_tokens)
         elif name == "ours":
             if search_code_available():
-                engines[name] = ours_engine(args.k)
+                engines[name] = ours_engine(args.k, parse_overrides(args.override))
             else:
                 print("note: the installed aircher_mem has no Memory.search_code; 'ours' left out", file=sys.stderr)
         else:

@@ -94,7 +94,7 @@ fn main() {
         let files: Vec<_> = sources
             .iter()
             .zip(parsed)
-            .filter_map(|(s, p)| Some((s.relative.clone(), p.ok()?)))
+            .filter_map(|(s, p)| Some((s.relative.clone(), p.ok()?.symbols)))
             .collect();
         let (graph, took) = timed(|| KnowledgeGraph::from_files(files));
         record(4, took);

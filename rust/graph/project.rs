@@ -161,7 +161,7 @@ impl Project {
         } = scan;
         let mut files = Vec::with_capacity(sources.len());
         let mut warnings = Vec::new();
-        let mut lexical = LexicalIndex::default();
+        let mut all_documents = Vec::new();
         for (source, result) in sources.into_iter().zip(parsed) {
             match result {
                 Ok(ParsedFile {
@@ -169,13 +169,15 @@ impl Project {
                     documents,
                 }) => {
                     warnings.extend(remarks(&source.relative, &mut symbols));
-                    add_documents(&mut lexical, documents);
+                    all_documents.extend(documents);
                     files.push((source.relative, symbols));
                 }
                 Err(reason) => skipped.push((source.relative, reason)),
             }
         }
         let graph = KnowledgeGraph::from_files(files);
+        let mut lexical = LexicalIndex::default();
+        add_documents(&mut lexical, all_documents);
         Self::new(root, max_file_bytes, graph, lexical, skipped, warnings)
     }
 
@@ -354,17 +356,16 @@ fn lexical_from_disk(root: &Path, max_file_bytes: u64, graph: &KnowledgeGraph) -
         .map(|parsed| parsed.documents)
         .collect();
     let mut lexical = LexicalIndex::default();
-    add_documents(&mut lexical, documents.into_iter().flatten());
+    add_documents(&mut lexical, documents.into_iter().flatten().collect());
     lexical
 }
 
-/// Adds code documents to the index. They use the seven field names of
-/// `documents`, far below the index's cap on distinct fields, its only refusal.
-fn add_documents(lexical: &mut LexicalIndex, documents: impl IntoIterator<Item = Document>) {
-    for document in documents {
-        let added = lexical.upsert(document);
-        debug_assert!(added.is_ok(), "{added:?}");
-    }
+/// Adds code documents to the index (tokenized in parallel). They use the seven
+/// field names of `documents`, far below the index's cap on distinct fields, its
+/// only refusal.
+fn add_documents(lexical: &mut LexicalIndex, documents: Vec<Document>) {
+    let added = lexical.upsert_all(documents);
+    debug_assert!(added.is_ok(), "{added:?}");
 }
 
 /// The warnings about one parsed file: syntax errors, and each limit its extraction

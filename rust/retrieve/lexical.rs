@@ -229,6 +229,43 @@ impl std::fmt::Debug for LexicalIndex {
     }
 }
 
+/// A document's text tokenized: per field (in the document's order), its token
+/// count and its distinct terms with their counts. Computed apart from the index
+/// (in parallel by `upsert_all`).
+struct Counted {
+    fields: Vec<(u32, Vec<(String, u32)>)>,
+}
+
+impl Counted {
+    fn of(fields: &[(String, String)]) -> Counted {
+        let fields = fields
+            .iter()
+            .map(|(_, text)| {
+                let mut tokens: Vec<String> = Vec::new();
+                for_each_token(text, |token| {
+                    tokens.push(token.to_owned());
+                    if tokens.len() == MAX_FIELD_TOKENS {
+                        ControlFlow::Break(())
+                    } else {
+                        ControlFlow::Continue(())
+                    }
+                });
+                let count = tokens.len() as u32;
+                tokens.sort_unstable();
+                let mut terms: Vec<(String, u32)> = Vec::new();
+                for token in tokens {
+                    match terms.last_mut() {
+                        Some((last, tf)) if *last == token => *tf += 1,
+                        _ => terms.push((token, 1)),
+                    }
+                }
+                (count, terms)
+            })
+            .collect();
+        Counted { fields }
+    }
+}
+
 thread_local! {
     /// Score accumulators of `search`, reused across calls on a thread.
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
@@ -429,6 +466,30 @@ impl LexicalIndex {
     /// invalid-input error (and no change) if a field name appears twice in `doc` or
     /// if its new field names would make more than [`MAX_FIELDS`].
     pub fn upsert(&mut self, doc: Document) -> Result<()> {
+        self.make_room(&doc)?;
+        let counted = Counted::of(&doc.fields);
+        self.insert(doc, counted);
+        self.maybe_compact();
+        Ok(())
+    }
+
+    /// `upsert` of each document in turn, their text tokenized in parallel first: a
+    /// bulk load (a project's first index) that gives the same index as upserting
+    /// one by one. Stops at the first document refused, with its error (those
+    /// before it are in).
+    pub fn upsert_all(&mut self, docs: Vec<Document>) -> Result<()> {
+        let counted: Vec<Counted> = docs.par_iter().map(|d| Counted::of(&d.fields)).collect();
+        for (doc, counted) in docs.into_iter().zip(counted) {
+            self.make_room(&doc)?;
+            self.insert(doc, counted);
+            self.maybe_compact();
+        }
+        Ok(())
+    }
+
+    /// Checks `doc`'s field names, registers the new ones and removes the document
+    /// its key replaces: all `upsert` does before indexing the text.
+    fn make_room(&mut self, doc: &Document) -> Result<()> {
         let mut names: Vec<&str> = doc.fields.iter().map(|(name, _)| name.as_str()).collect();
         names.sort_unstable();
         if let Some(twice) = names.windows(2).find(|w| w[0] == w[1]) {
@@ -474,8 +535,6 @@ impl LexicalIndex {
         if let Some(&old) = self.by_key.get(&doc.key) {
             self.remove_slot(old);
         }
-        self.insert(doc);
-        self.maybe_compact();
         Ok(())
     }
 
@@ -900,9 +959,9 @@ impl LexicalIndex {
         self.field_docs.insert(at, 0);
     }
 
-    /// Indexes `doc` in a new slot; its key is not in the index and its fields are
-    /// registered.
-    fn insert(&mut self, doc: Document) {
+    /// Indexes `doc` (its text counted in `counted`) in a new slot; its key is not
+    /// in the index and its fields are registered.
+    fn insert(&mut self, doc: Document, counted: Counted) {
         let Document {
             kind,
             key,
@@ -914,52 +973,38 @@ impl LexicalIndex {
         for column in &mut self.field_len {
             column.push(0);
         }
-        // (term, field) for each token, sorted below into postings.
-        let mut occurrences: Vec<(u32, u32)> = Vec::new();
-        for (name, text) in &fields {
+        // (term, field, count) for each distinct term of each field.
+        let mut occurrences: Vec<(u32, u32, u32)> = Vec::new();
+        for ((name, _), (count, terms)) in fields.iter().zip(counted.fields) {
             let field = self.field_id(name).expect("fields are registered first");
-            let (terms, term_ids, postings, df) = (
-                &mut self.terms,
-                &mut self.term_ids,
-                &mut self.postings,
-                &mut self.df,
-            );
-            let mut count = 0;
-            for_each_token(text, |token| {
-                let term = match term_ids.get(token) {
+            for (token, tf) in terms {
+                let term = match self.term_ids.get(token.as_str()) {
                     Some(&term) => term,
                     None => {
-                        let term = terms.len() as u32;
-                        terms.push(token.to_owned());
-                        term_ids.insert(token.to_owned(), term);
-                        postings.push(Vec::new());
-                        df.push(0);
+                        let term = self.terms.len() as u32;
+                        self.terms.push(token.clone());
+                        self.term_ids.insert(token, term);
+                        self.postings.push(Vec::new());
+                        self.df.push(0);
                         term
                     }
                 };
-                occurrences.push((term, field as u32));
-                count += 1;
-                if count == MAX_FIELD_TOKENS {
-                    ControlFlow::Break(())
-                } else {
-                    ControlFlow::Continue(())
-                }
-            });
-            self.field_len[field][slot as usize] = count as u32;
+                occurrences.push((term, field as u32, tf));
+            }
+            self.field_len[field][slot as usize] = count;
             if count > 0 {
-                self.field_total[field] += count as u64;
+                self.field_total[field] += u64::from(count);
                 self.field_docs[field] += 1;
             }
         }
         occurrences.sort_unstable();
         let start = self.forward.len();
-        for run in occurrences.chunk_by(|a, b| a == b) {
-            let (term, field) = run[0];
+        for &(term, field, tf) in &occurrences {
             if self.forward.len() == start || self.forward.last() != Some(&term) {
                 self.forward.push(term);
                 self.df[term as usize] += 1;
             }
-            self.postings[term as usize].push(Posting::new(slot, field as usize, run.len() as u32));
+            self.postings[term as usize].push(Posting::new(slot, field as usize, tf));
         }
         let kind = match self.kind_ids.get(&kind) {
             Some(&id) => id,
@@ -2286,6 +2331,10 @@ mod tests {
             for d in model.values().rev() {
                 fresh.upsert(d.clone()).unwrap();
             }
+            // And in bulk, tokenized in parallel.
+            let mut bulk = LexicalIndex::new();
+            bulk.upsert_all(model.values().cloned().collect()).unwrap();
+            check_invariants(&bulk);
             prop_assert_eq!(index.len(), model.len());
             for (key, d) in &model {
                 let got = index.get(key).unwrap();
@@ -2312,6 +2361,7 @@ mod tests {
                 same_results(&index, &fresh, q)?;
                 same_results(&loaded, &fresh, q)?;
                 same_results(&compacted, &fresh, q)?;
+                same_results(&bulk, &fresh, q)?;
             }
         }
     }

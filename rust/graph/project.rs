@@ -175,9 +175,15 @@ impl Project {
                 Err(reason) => skipped.push((source.relative, reason)),
             }
         }
-        let graph = KnowledgeGraph::from_files(files);
-        let mut lexical = LexicalIndex::default();
-        add_documents(&mut lexical, all_documents);
+        // The graph links while the documents are indexed: neither needs the other.
+        let (graph, lexical) = rayon::join(
+            || KnowledgeGraph::from_files(files),
+            || {
+                let mut lexical = LexicalIndex::default();
+                add_documents(&mut lexical, all_documents);
+                lexical
+            },
+        );
         Self::new(root, max_file_bytes, graph, lexical, skipped, warnings)
     }
 

@@ -52,6 +52,8 @@ const TF_MASK: u32 = (1 << FIELD_SHIFT) - 1;
 const DEAD: u32 = u32::MAX;
 /// Compaction waits for at least this many dead slots (and a quarter of all).
 const COMPACT_MIN_DEAD: usize = 64;
+/// `upsert_all` builds shards in parallel from this many documents on.
+const SHARD_MIN_DOCS: usize = 2048;
 
 /// A document to index.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -473,17 +475,155 @@ impl LexicalIndex {
         Ok(())
     }
 
-    /// `upsert` of each document in turn, their text tokenized in parallel first: a
-    /// bulk load (a project's first index) that gives the same index as upserting
-    /// one by one. Stops at the first document refused, with its error (those
-    /// before it are in).
+    /// `upsert` of each document in turn: a bulk load (a project's first index)
+    /// that gives the same index as upserting one by one, built in parallel. Text
+    /// is tokenized on the thread pool; into an empty index, large batches are cut
+    /// into one shard per thread, indexed side by side and merged in order. Stops at
+    /// the first document refused, with its error (those before it are in).
     pub fn upsert_all(&mut self, docs: Vec<Document>) -> Result<()> {
+        let threads = rayon::current_num_threads();
+        if !self.is_empty() || threads < 2 || docs.len() < SHARD_MIN_DOCS {
+            return self.upsert_each(docs);
+        }
+        let size = docs.len().div_ceil(threads);
+        let mut chunks: Vec<Vec<Document>> = Vec::with_capacity(threads);
+        let mut rest = docs;
+        while !rest.is_empty() {
+            let tail = rest.split_off(size.min(rest.len()));
+            chunks.push(std::mem::replace(&mut rest, tail));
+        }
+        let shards: Vec<(LexicalIndex, Result<()>)> = chunks
+            .into_par_iter()
+            .map(|chunk| {
+                let mut shard = LexicalIndex::new();
+                let done = shard.upsert_each(chunk);
+                (shard, done)
+            })
+            .collect();
+        for (shard, done) in shards {
+            self.absorb(shard)?;
+            done?;
+        }
+        Ok(())
+    }
+
+    /// `upsert` of each document in order, their text tokenized in parallel first.
+    fn upsert_each(&mut self, docs: Vec<Document>) -> Result<()> {
         let counted: Vec<Counted> = docs.par_iter().map(|d| Counted::of(&d.fields)).collect();
         for (doc, counted) in docs.into_iter().zip(counted) {
             self.make_room(&doc)?;
             self.insert(doc, counted);
             self.maybe_compact();
         }
+        Ok(())
+    }
+
+    /// Adds every document of `other` after this index's, as if each were upserted
+    /// here in `other`'s slot order (a key already here is replaced). An
+    /// invalid-input error, and no change, if the fields would be too many.
+    fn absorb(&mut self, mut other: LexicalIndex) -> Result<()> {
+        other.compact();
+        let new: Vec<String> = other
+            .fields
+            .iter()
+            .filter(|f| self.field_id(f).is_none())
+            .cloned()
+            .collect();
+        if self.fields.len() + new.len() > MAX_FIELDS {
+            return Err(invalid(
+                "fields",
+                format!(
+                    "at most {MAX_FIELDS} distinct field names: the index has {}, the documents add {new:?}",
+                    self.fields.len()
+                ),
+            ));
+        }
+        for name in &new {
+            self.register_field(name);
+        }
+        // Both field lists are sorted, so this map keeps postings in field order.
+        let field_map: Vec<usize> = other
+            .fields
+            .iter()
+            .map(|f| self.field_id(f).expect("registered above"))
+            .collect();
+        for data in other.docs.iter().flatten() {
+            if let Some(&old) = self.by_key.get(&data.key) {
+                self.remove_slot(old);
+            }
+        }
+        let offset = self.docs.len();
+        let added = other.docs.len();
+        for column in &mut self.field_len {
+            column.resize(offset + added, 0);
+        }
+        for (f, column) in other.field_len.iter().enumerate() {
+            let to = field_map[f];
+            self.field_len[to][offset..].copy_from_slice(column);
+            self.field_total[to] += other.field_total[f];
+            self.field_docs[to] += other.field_docs[f];
+        }
+        let kind_map: Vec<u32> = other
+            .kinds
+            .iter()
+            .map(|kind| match self.kind_ids.get(kind) {
+                Some(&id) => id,
+                None => {
+                    let id = self.kinds.len() as u32;
+                    self.kinds.push(kind.clone());
+                    self.kind_ids.insert(kind.clone(), id);
+                    id
+                }
+            })
+            .collect();
+        self.kind_of
+            .extend(other.kind_of.iter().map(|&k| kind_map[k as usize]));
+        let term_map: Vec<u32> = other
+            .terms
+            .iter()
+            .map(|term| match self.term_ids.get(term.as_str()) {
+                Some(&id) => id,
+                None => {
+                    let id = self.terms.len() as u32;
+                    self.terms.push(term.clone());
+                    self.term_ids.insert(term.clone(), id);
+                    self.postings.push(Vec::new());
+                    self.df.push(0);
+                    id
+                }
+            })
+            .collect();
+        let doc_offset = offset as u32;
+        for (t, list) in other.postings.into_iter().enumerate() {
+            let to = term_map[t] as usize;
+            self.df[to] += other.df[t];
+            self.postings[to].extend(
+                list.into_iter()
+                    .map(|p| Posting::new(p.doc + doc_offset, field_map[p.field()], p.tf())),
+            );
+        }
+        for (i, data) in other.docs.into_iter().enumerate() {
+            let data = data.expect("compacted: every slot is live");
+            let start = self.forward.len();
+            self.forward.extend(
+                other.forward[data.terms.clone()]
+                    .iter()
+                    .map(|&t| term_map[t as usize]),
+            );
+            self.forward[start..].sort_unstable();
+            let slot = doc_offset + i as u32;
+            self.by_key.insert(data.key.clone(), slot);
+            self.groups
+                .entry(data.group.clone())
+                .or_default()
+                .push(slot);
+            self.docs.push(Some(Slot {
+                terms: start..self.forward.len(),
+                ..data
+            }));
+            self.live += 1;
+        }
+        self.maybe_compact();
         Ok(())
     }
 
@@ -2362,6 +2502,46 @@ mod tests {
                 same_results(&loaded, &fresh, q)?;
                 same_results(&compacted, &fresh, q)?;
                 same_results(&bulk, &fresh, q)?;
+            }
+        }
+    }
+
+    /// A bulk load cut into shards and merged is the index upserting one by one
+    /// gives: same documents, scores bit for bit, matched terms; a key repeated
+    /// across shards keeps its last document.
+    #[test]
+    fn sharded_bulk_load_equals_one_by_one() {
+        for seed in 0..3u64 {
+            let mut docs = skewed_documents(seed, 5000);
+            // Repeats across shards, and a third field in some documents.
+            for i in (0..docs.len()).step_by(97) {
+                docs[i].key = format!("d{:04}", (i * 7) % 5000);
+                docs[i].fields.push(("path".into(), format!("pkg/m{i}.py")));
+            }
+            let mut one_by_one = LexicalIndex::new();
+            for d in docs.clone() {
+                one_by_one.upsert(d).unwrap();
+            }
+            let mut bulk = LexicalIndex::new();
+            bulk.upsert_all(docs).unwrap();
+            check_invariants(&bulk);
+            assert_eq!(bulk.len(), one_by_one.len());
+            assert_eq!(bulk.groups(), one_by_one.groups());
+            let params = Bm25Params {
+                k1: 1.2,
+                b: 0.75,
+                field_weights: vec![("name".into(), 3.0), ("path".into(), 0.5)],
+            };
+            for q in 0..40u32 {
+                let text = format!("w{}x w{}x w{}x pkg m{}", q % 7, q, q * 3 % 61, q * 97);
+                let a = one_by_one.search(&text, &params, &[], 15);
+                let b = bulk.search(&text, &params, &[], 15);
+                let bits = |hits: &[LexicalHit]| -> Vec<(String, u64, Vec<String>)> {
+                    hits.iter()
+                        .map(|h| (h.key.clone(), h.score.to_bits(), h.matched.clone()))
+                        .collect()
+                };
+                assert_eq!(bits(&a), bits(&b), "{text}");
             }
         }
     }

@@ -163,7 +163,8 @@ def _check_positive_int(name: str, value: object) -> int:
 class Embedder:
     """Sentence embeddings from all-MiniLM-L6-v2 (int8): ``Embedder.load().embed(texts)``.
 
-    Loading takes a fraction of a second and about 100 MB; keep one instance and reuse it.
+    Loading takes a fraction of a second and about 190 MB of memory (onnxruntime keeps up to
+    ~150 MB more for its buffers once long texts have run); keep one instance and reuse it.
     ``embed`` may be called from several threads at once."""
 
     #: Vector length (384).

@@ -29,8 +29,11 @@ mod _core {
     };
     #[pymodule_export]
     use crate::py::graph::{
-        read_project_file, relative_path, PyKnowledgeGraph, PyReference, PySymbol,
+        read_project_file, relative_path, PyCodeHit, PyKnowledgeGraph, PyReference, PySearchParams,
+        PySymbol,
     };
+    #[pymodule_export]
+    use crate::py::retrieve::PyVectorIndex;
 
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -81,3 +81,13 @@ def duckdb_held_by_another_process(path: Path) -> Iterator[None]:
         holder.wait(timeout=30)
         assert holder.stdout is not None
         holder.stdout.close()
+
+
+@pytest.fixture(autouse=True)
+def _no_dense_channel(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Search results do not depend on whether the `embeddings` extra happens to be
+    installed: the dense channel is off unless a test is marked `dense`."""
+    if request.node.get_closest_marker("dense") is None:
+        import aircher_mem.retrieval as retrieval
+
+        monkeypatch.setattr(retrieval, "available", lambda: (False, "dense channel disabled in tests"))

@@ -234,3 +234,42 @@ def test_cli_search(cli_project: Path) -> None:
     empty = subprocess.run([SCRIPT, "search", "the of", *root], capture_output=True, text=True, timeout=120)
     assert empty.returncode == 0
     assert empty.stdout.startswith("nothing found for 'the of': the text has no searchable words")
+
+
+@pytest.mark.dense
+def test_the_dense_channel_embeds_the_code_and_follows_edits(cli_project: Path) -> None:
+    from aircher_mem.embeddings import available
+
+    ok, why = available()
+    if not ok:
+        pytest.skip(why)
+    on = am.Policy(retrieval=am.RetrievalPolicy(dense="on"))
+    with am.Memory.open(cli_project, policy=on) as m:
+        report = m.index()
+        # 11 functions and classes, 5 files (variables are not embedded).
+        assert report.dense == "dense channel: 16 documents embedded, 0 vectors dropped, 16 in all"
+        assert (cli_project / ".aircher/graph.vectors").stat().st_mode & 0o077 == 0
+        found = m.search_code("ask someone to type an answer", 3)
+        assert found.channels == ["lexical", "graph", "dense"] and found.notes == []
+        top = found.hits[0]
+        assert (top.path, top.name) == ("src/clik/termui.py", "prompt")
+        assert [c.channel for c in top.channels] == ["dense", "graph"] or "dense" in [c.channel for c in top.channels]
+        path = cli_project / "src/clik/termui.py"
+        path.write_text(path.read_text().replace("Prompt the user for input", "Ask for a line of input"))
+        assert m.index().dense == "dense channel: 1 documents embedded, 1 vectors dropped, 16 in all"
+    with am.Memory.open(cli_project, policy=on) as again:  # loaded, not embedded again
+        assert again.index().dense == "dense channel: 0 documents embedded, 0 vectors dropped, 16 in all"
+    off = am.Policy(retrieval=am.RetrievalPolicy(dense="off"))
+    with am.Memory.open(cli_project, policy=off) as m:
+        assert m.search_code("ask someone to type an answer", 3).channels == ["lexical", "graph"]
+
+
+def test_without_the_extra_search_says_the_dense_channel_is_off(memory: am.Memory, cli_project: Path) -> None:
+    found = memory.search_code("prompt the user", 1)
+    assert found.notes == [] and found.channels == ["lexical", "graph"]  # off by default
+    on = am.Policy(retrieval=am.RetrievalPolicy(dense="on"))
+    with am.Memory.open(cli_project, policy=on) as m:
+        found = m.search_code("prompt the user", 1)
+        assert found.notes == ["dense channel off: dense channel disabled in tests"]
+        assert found.channels == ["lexical", "graph"]
+        assert m.index().dense == "dense channel off: dense channel disabled in tests"

@@ -185,6 +185,14 @@ class RetrievalPolicy(_Section):
     lexical_weight: float = _bound(1.0, 0.0, 100.0)
     graph_weight: float = _bound(0.5, 0.0, 100.0)
     dense_weight: float = _bound(0.5, 0.0, 100.0)
+    #: The dense channel (``pip install 'aircher-mem[embeddings]'``): ``on`` makes
+    #: ``index`` embed every function, class and file and ``search_code`` the
+    #: query. Off by default: on 2 cores the model embeds about 30-60 definitions a
+    #: second, so a first index of a large repository takes minutes.
+    dense: str = _choice("off", "off", "on")
+    #: Dense hits less similar than this (cosine) to the query are ignored: every
+    #: text has nearest neighbours, related or not.
+    dense_min_similarity: float = _bound(0.3, -1.0, 1.0)
     #: The best lexical hits that seed the graph walk.
     graph_seeds: int = _bound(20, 0, 10_000)
     #: Seed weight of the files a message mentions (paths, module names) and of the

@@ -75,7 +75,7 @@ from .results import (
     TaskStatus,
     TaskSummary,
 )
-from .retrieval import LEVELS, find_relevant_to_query, search_code
+from .retrieval import LEVELS, DenseIndex, dense_channel, find_relevant_to_query, search_code
 from .tokens import TokenCounter, available_encodings
 
 __all__ = ["Memory", "STORE_DIR", "TASK_ACTIONS", "REFERENCE_KINDS", "find_root"]
@@ -170,6 +170,7 @@ class Memory:
         self._lock = threading.RLock()
         self._checked: float | None = None  # when the graph was last refreshed (monotonic)
         self._stale = False
+        self._dense_channel: tuple[DenseIndex | None, str] | None = None
         self._closed = False
 
     @classmethod
@@ -305,7 +306,18 @@ class Memory:
         removed since the last index (see :class:`aircher_mem.graph.GraphIndex`)."""
         report = self._index.index(full=full, progress=progress)
         self._checked, self._stale = time.monotonic(), False
-        return report
+        dense, why = self._dense()
+        if dense is None:
+            return dataclasses.replace(report, dense=why)
+        embedded, dropped = dense.sync(self._index.graph, progress)
+        said = f"dense channel: {embedded} documents embedded, {dropped} vectors dropped, {len(dense)} in all"
+        return dataclasses.replace(report, dense=said)
+
+    def _dense(self) -> tuple[DenseIndex | None, str]:
+        """The dense channel (loaded once), or None and why not."""
+        if self._dense_channel is None:
+            self._dense_channel = dense_channel(self.policy, self._index.graph_path)
+        return self._dense_channel
 
     def index_problem(self) -> str:
         """Why the next ``index()`` will rebuild the whole graph; "" if it will not."""
@@ -441,7 +453,26 @@ class Memory:
             raise InvalidInputError(f"level must be 'definition' or 'file', got {level!r}")
         focus = [self.relative(f) for f in focus_files]
         graph = self._graph()
-        return search_code(graph, text, policy=self.policy, level=level, limit=k, focus_files=focus, code=bool(code))
+        dense, why = self._dense()
+        notes = [why] if why else []
+        scores: list[tuple[str, float]] = []
+        if dense is not None:
+            if len(dense):
+                r = self.policy.retrieval
+                scores = dense.scores(text, r.candidates, r.dense_min_similarity)
+            else:
+                notes.append("dense channel empty: run `aircher-mem index` to embed the code")
+        return search_code(
+            graph,
+            text,
+            policy=self.policy,
+            level=level,
+            limit=k,
+            focus_files=focus,
+            code=bool(code),
+            dense=scores,
+            notes=notes,
+        )
 
     @_verb
     def preview_context(

@@ -190,6 +190,7 @@ class IndexReport:
     unsupported: dict[str, int]
     unsettled: list[str]
     seconds: float
+    dense: str = ""
 
     json_properties: ClassVar[tuple[str, ...]] = ("files_per_second",)
 

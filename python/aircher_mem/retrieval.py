@@ -16,24 +16,32 @@ definitions into snippets that fit a token budget (what ``prepare_context`` adds
 
 from __future__ import annotations
 
+import hashlib
+import logging
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Literal
 
 from ._core import CodeHit as _CoreHit
-from ._core import KnowledgeGraph, SearchParams, Symbol
+from ._core import KnowledgeGraph, SearchParams, Symbol, VectorIndex
 from .config import Policy
-from .errors import InvalidInputError
+from .embeddings import Embedder, available
+from .errors import InvalidInputError, StoreError
 from .graph import read_source
 from .results import ChannelScore, CodeSearch, FoundCode, RelevantCode, SymbolInfo
 from .tokens import TokenCounter
 
 __all__ = [
     "LEVELS",
+    "DenseIndex",
+    "dense_channel",
     "search_params",
     "search_code",
     "find_relevant_to_query",
     "graph_code_provider",
 ]
+
+log = logging.getLogger(__name__)
 
 Level = Literal["definition", "file"]
 LEVELS: tuple[Level, ...] = ("definition", "file")
@@ -142,6 +150,85 @@ def _found(
         test=hit.test,
         code=content,
     )
+
+
+# -- the dense channel ------------------------------------------------------------------
+
+#: The file of a graph's vectors: ``graph.vectors`` beside ``graph.bin``.
+VECTORS_SUFFIX = ".vectors"
+_SEPARATOR = "\x1f"
+
+
+def _vector_key(key: str, text: str) -> str:
+    """A document's vector key: its key and a digest of the text embedded, so a
+    changed definition is embedded again and a stale vector is found and dropped."""
+    return f"{key}{_SEPARATOR}{hashlib.blake2b(text.encode('utf-8', 'replace'), digest_size=8).hexdigest()}"
+
+
+class DenseIndex:
+    """The dense channel of code search: an embedding of each function, class and
+    file (name, signature, docstring; path, module docstring, names), kept in a
+    :class:`VectorIndex` saved beside the graph file and brought in step with the
+    graph by :meth:`sync`."""
+
+    def __init__(self, path: Path, embedder: Embedder) -> None:
+        self.path = path
+        self.embedder = embedder
+        self.vectors = VectorIndex(embedder.dim)
+        if path.is_file():
+            try:
+                loaded = VectorIndex.load(path)
+            except StoreError as exc:  # damaged: embedded again by the next sync
+                log.warning("vectors at %s not read (%s): they will be rebuilt", path, exc)
+            else:
+                if loaded.dim == embedder.dim:
+                    self.vectors = loaded
+
+    def __len__(self) -> int:
+        return len(self.vectors)
+
+    def sync(self, graph: KnowledgeGraph, progress: Callable[[int, int], object] | None = None) -> tuple[int, int]:
+        """Embeds the documents the index lacks and drops the vectors of documents
+        gone or changed; saves when anything changed. Returns (embedded, dropped).
+        ``progress(done, total)`` is called after each batch."""
+        wanted = {_vector_key(key, text): text for key, text in graph.embedding_texts()}
+        have = set(self.vectors.keys())
+        stale = sorted(have - set(wanted))
+        missing = sorted(set(wanted) - have)
+        if stale:
+            self.vectors.remove(stale)
+        batch = 256
+        for start in range(0, len(missing), batch):
+            keys = missing[start : start + batch]
+            self.vectors.upsert(keys, self.embedder.embed([wanted[k] for k in keys]))
+            if progress is not None:
+                progress(min(start + batch, len(missing)), len(missing))
+        if stale or missing:
+            self.vectors.save(self.path)
+        return len(missing), len(stale)
+
+    def scores(self, text: str, limit: int, minimum: float) -> list[tuple[str, float]]:
+        """(document key, cosine similarity) of the ``limit`` documents nearest to
+        ``text`` that are at least ``minimum`` similar."""
+        if not len(self.vectors):
+            return []
+        query = self.embedder.embed([text])[0]
+        return [
+            (key.split(_SEPARATOR, 1)[0], float(score))
+            for key, score in self.vectors.search(query, limit)
+            if score >= minimum
+        ]
+
+
+def dense_channel(policy: Policy, graph_path: Path) -> tuple[DenseIndex | None, str]:
+    """The dense channel for a graph file under ``policy``, or None and why not
+    (empty when the policy leaves it off)."""
+    if policy.retrieval.dense == "off":
+        return None, ""
+    ok, why = available()
+    if not ok:
+        return None, f"dense channel off: {why}"
+    return DenseIndex(graph_path.with_suffix(VECTORS_SUFFIX), Embedder.load()), ""
 
 
 def find_relevant_to_query(

@@ -10,6 +10,11 @@ use crate::retrieve::Document;
 pub const DEFINITION: &str = "definition";
 /// The document kind of a file.
 pub const FILE: &str = "file";
+/// The meta key of the text an embedding model reads for a document (functions,
+/// classes and files have one; variables do not).
+pub const EMBED: &str = "embed";
+/// Bytes of a document's embedding text.
+const MAX_EMBED_BYTES: usize = 1024;
 
 /// Bytes of a definition's body that are indexed (the rest is left out).
 const MAX_BODY_BYTES: usize = 64 * 1024;
@@ -92,6 +97,14 @@ pub fn documents(path: &str, symbols: &FileSymbols, source: &[u8]) -> Vec<Docume
         } else {
             docstring(symbols.language, source, &lines, def.line, range.end)
         };
+        let meta = if def.kind == DefKind::Variable {
+            Vec::new()
+        } else {
+            vec![(
+                EMBED.to_string(),
+                embedding_text(&[&qualified, &def.signature, &doc]),
+            )]
+        };
         if matches!(def.kind, DefKind::Function | DefKind::Class) {
             stack.push(i);
         }
@@ -107,24 +120,36 @@ pub fn documents(path: &str, symbols: &FileSymbols, source: &[u8]) -> Vec<Docume
                 ("body".to_string(), body),
                 ("path".to_string(), path.to_string()),
             ],
-            meta: Vec::new(),
+            meta,
         });
     }
+    let module = module_doc(symbols.language, source, &lines);
+    let names = top_level.join(" ");
     out.push(Document {
         kind: FILE.to_string(),
         key: file_key(path),
         group: path.to_string(),
+        meta: vec![(EMBED.to_string(), embedding_text(&[path, &module, &names]))],
         fields: vec![
             ("path".to_string(), path.to_string()),
-            (
-                "doc".to_string(),
-                module_doc(symbols.language, source, &lines),
-            ),
-            ("names".to_string(), top_level.join(" ")),
+            ("doc".to_string(), module),
+            ("names".to_string(), names),
         ],
-        meta: Vec::new(),
     });
     out
+}
+
+/// The text an embedding model reads for a document: the non-empty parts, one per
+/// line, at most `MAX_EMBED_BYTES` (the model reads 256 tokens anyway).
+fn embedding_text(parts: &[&str]) -> String {
+    let mut text = parts
+        .iter()
+        .filter(|p| !p.is_empty())
+        .copied()
+        .collect::<Vec<_>>()
+        .join("\n");
+    truncate(&mut text, MAX_EMBED_BYTES);
+    text
 }
 
 /// `source[start..end]`, clamped to the source.
@@ -394,6 +419,20 @@ def helper(): return 1
         assert_eq!(field(file, "doc"), "Shell completion for bash and zsh.");
         assert_eq!(field(file, "names"), "BashComplete helper");
         assert_eq!(field(file, "path"), "click/shell_completion.py");
+        let embed = |d: &Document| {
+            d.meta
+                .iter()
+                .find(|(k, _)| k == EMBED)
+                .map(|(_, t)| t.clone())
+        };
+        assert_eq!(
+            embed(method).as_deref(),
+            Some("BashComplete.source\ndef source(self,\nRender the completion script.")
+        );
+        assert_eq!(
+            embed(file).as_deref(),
+            Some("click/shell_completion.py\nShell completion for bash and zsh.\nBashComplete helper")
+        );
     }
 
     #[test]

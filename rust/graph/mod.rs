@@ -14,7 +14,7 @@ mod scan;
 mod search;
 mod store;
 
-pub use documents::{definition_key, documents, file_key, parse_key, DEFINITION, FILE};
+pub use documents::{definition_key, documents, file_key, parse_key, DEFINITION, EMBED, FILE};
 pub use extract::{
     extract, parse_tree, DefKind, Definition, FileSymbols, Import, Language, Origin, Receiver,
     RefKind, Reference,

@@ -13,7 +13,7 @@ use super::detached;
 use super::errors::InvalidInputError;
 use crate::graph::{
     canonical_root, parse, reference_kinds, relative_to, search, Direction, Edge, KnowledgeGraph,
-    Language, Level, NodeIndex, ParsedFile, Progress, Project, Remark, Scan, SearchParams,
+    Language, Level, NodeIndex, ParsedFile, Progress, Project, Remark, Scan, SearchParams, EMBED,
 };
 use crate::retrieve::{Bm25Params, Normalization};
 use crate::Error;
@@ -128,7 +128,11 @@ impl PySearchParams {
                 bm25: Bm25Params {
                     k1: k1.0,
                     b: b.0,
-                    field_weights: field_weights.0.into_iter().map(|(f, w)| (f.0, w.0)).collect(),
+                    field_weights: field_weights
+                        .0
+                        .into_iter()
+                        .map(|(f, w)| (f.0, w.0))
+                        .collect(),
                 },
                 normalization,
                 lexical_weight: lexical_weight.0,
@@ -603,6 +607,24 @@ impl PyKnowledgeGraph {
                 .collect();
             (hits, found.mentioned, found.reason)
         }))
+    }
+
+    /// (document key, text) of every document an embedding model reads (functions,
+    /// classes and files), sorted by key: what a dense index is built from.
+    fn embedding_texts(&self, py: Python<'_>) -> Vec<(String, String)> {
+        detached(py, || {
+            let state = self.project.state();
+            let mut out: Vec<(String, String)> = state
+                .lexical()
+                .documents()
+                .filter_map(|d| {
+                    let (_, text) = d.meta.iter().find(|(k, _)| k == EMBED)?;
+                    Some((d.key.to_string(), text.clone()))
+                })
+                .collect();
+            out.sort_unstable();
+            out
+        })
     }
 
     /// Everything within `hops` edges (either direction) of the definitions named

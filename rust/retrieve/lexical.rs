@@ -443,6 +443,19 @@ impl LexicalIndex {
         })
     }
 
+    /// Every document, in no particular order.
+    pub fn documents(&self) -> impl Iterator<Item = DocRef<'_>> + '_ {
+        self.docs.iter().enumerate().filter_map(|(slot, data)| {
+            let data = data.as_ref()?;
+            Some(DocRef {
+                kind: &self.kinds[self.kind_of[slot] as usize],
+                key: &data.key,
+                group: &data.group,
+                meta: &data.meta,
+            })
+        })
+    }
+
     /// The keys of the documents in `group`, sorted.
     pub fn keys_in_group(&self, group: &str) -> Vec<&str> {
         let mut keys: Vec<&str> = self

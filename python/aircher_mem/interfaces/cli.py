@@ -148,6 +148,8 @@ def show_index(r: IndexReport, out: Output) -> None:
     )
     if r.unsupported:
         out.line(f"not parsed (language not supported): {_counts(r.unsupported)} files")
+    if r.dense:
+        out.line(r.dense)
     for label, remarks in (("skipped", r.skipped), ("warnings", r.warnings)):
         if remarks:
             listed = "; ".join(f"{p or '?'} ({why})" for p, why in remarks[:5])

@@ -20,6 +20,9 @@ __all__ = [
     "KnowledgeGraph",
     "Reference",
     "Symbol",
+    "SearchParams",
+    "CodeHit",
+    "VectorIndex",
     "read_project_file",
     "relative_path",
 ]

@@ -555,6 +555,69 @@ mod tests {
         assert!(g.rank_local(&[(seed, f64::NAN)], 0.85, 1e-4, 10).is_empty());
     }
 
+    /// The lexical index of a project updated file by file from disk searches like
+    /// that of a fresh build of the same files: same keys, scores bit for bit.
+    mod incremental {
+        use super::super::super::project::Project;
+        use crate::graph::Progress;
+        use crate::retrieve::Bm25Params;
+        use proptest::prelude::*;
+
+        const WORDS: [&str; 12] = [
+            "parse", "header", "email", "address", "retry", "request", "zip", "member", "token",
+            "cache", "route", "tree",
+        ];
+
+        fn source(words: &[usize]) -> String {
+            let mut out = String::from("\"\"\"Module about things.\"\"\"\n\n");
+            for (i, w) in words.iter().enumerate() {
+                let a = WORDS[w % WORDS.len()];
+                let b = WORDS[(w / 3) % WORDS.len()];
+                out.push_str(&format!(
+                    "def {a}_{b}_{i}(x):\n    \"\"\"Do the {a} of a {b}.\"\"\"\n    return {b}(x)\n\n"
+                ));
+            }
+            out
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 24, failure_persistence: None, ..ProptestConfig::default() })]
+
+            #[test]
+            fn updates_from_disk_equal_a_fresh_build(
+                edits in prop::collection::vec((0..5usize, prop::option::of(prop::collection::vec(0..40usize, 0..6))), 1..12),
+                queries in prop::collection::vec(prop::collection::vec(0..12usize, 1..4), 1..5),
+            ) {
+                let dir = tempfile::tempdir().unwrap();
+                let root = dir.path();
+                std::fs::write(root.join("f0.py"), source(&[1, 2])).unwrap();
+                let project = Project::build(root, 1_000_000, &Progress::default()).unwrap();
+                for (file, content) in edits {
+                    let path = root.join(format!("f{file}.py"));
+                    match content {
+                        Some(words) => std::fs::write(&path, source(&words)).unwrap(),
+                        None => { let _ = std::fs::remove_file(&path); }
+                    }
+                    project.update_file(&path).unwrap();
+                }
+                let fresh = Project::build(root, 1_000_000, &Progress::default()).unwrap();
+                let params = Bm25Params { k1: 1.2, b: 0.75, field_weights: vec![("name".into(), 3.0)] };
+                let (a, b) = (project.state(), fresh.state());
+                prop_assert_eq!(a.lexical().len(), b.lexical().len());
+                for words in queries {
+                    let text: Vec<&str> = words.iter().map(|w| WORDS[*w]).collect();
+                    let text = text.join(" ");
+                    let x = a.lexical().search(&text, &params, &[], 50);
+                    let y = b.lexical().search(&text, &params, &[], 50);
+                    let bits = |hits: &[crate::retrieve::LexicalHit]| -> Vec<(String, u64)> {
+                        hits.iter().map(|h| (h.key.clone(), h.score.to_bits())).collect()
+                    };
+                    prop_assert_eq!(bits(&x), bits(&y), "{}", text);
+                }
+            }
+        }
+    }
+
     #[test]
     fn test_paths() {
         for path in [

@@ -1,6 +1,7 @@
 //! aircher-mem's Rust core. `context` is plain Rust; the Python module below is a thin
 //! binding over it, compiled only with the `python` feature.
 
+mod atomic;
 pub mod context;
 pub mod error;
 pub mod graph;

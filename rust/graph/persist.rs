@@ -5,18 +5,16 @@
 //! Layout: magic `AIRGRAPH`, format version (u32 LE), payload length (u64 LE),
 //! foldhash of the payload (u64 LE), then the payload: the length of the `Meta`
 //! (u64 LE), the `Meta`, then the files in chunks of `CHUNK`, each encoded on its
-//! own (postcard) so that chunks are encoded and decoded in parallel. Written to a
-//! temporary file beside the target (`<name>.tmp<pid>`, mode 0600 like the file it
-//! becomes) and renamed over it, so a crash leaves the old file or the new one, never
-//! half of one; the next save removes such leftovers.
+//! own (postcard) so that chunks are encoded and decoded in parallel. Written
+//! atomically, mode 0600 (`crate::atomic`).
 
 use std::hash::BuildHasher;
-use std::io::Write;
 use std::path::Path;
 
 use rayon::prelude::*;
 
 use super::model::SavedFile;
+use crate::atomic::write_atomic;
 use crate::error::{Error, Result};
 
 const MAGIC: &[u8; 8] = b"AIRGRAPH";
@@ -59,7 +57,6 @@ pub fn corrupt(path: &Path, why: &str) -> Error {
 /// Writes `saved` to `path`; returns the payload's checksum, which names this
 /// version of the file (files saved beside it record it, see `load_with_sum`).
 pub fn save(path: &Path, saved: &Saved) -> Result<u64> {
-    let io = |err: std::io::Error| Error::io("write", path, err);
     let encoding = Error::Encode;
     let chunks: Vec<Vec<u8>> = saved
         .files
@@ -82,67 +79,13 @@ pub fn save(path: &Path, saved: &Saved) -> Result<u64> {
         payload.extend_from_slice(chunk);
     }
     let sum = checksum(&payload);
-    let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
-    tmp_name.push(format!(".tmp{}", std::process::id()));
-    let tmp = path.with_file_name(tmp_name);
-    if let Some(folder) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(folder).map_err(io)?;
-    }
-    remove_leftovers(path);
-    {
-        let mut file = create_private(&tmp).map_err(io)?;
-        file.write_all(MAGIC).map_err(io)?;
-        file.write_all(&FORMAT_VERSION.to_le_bytes()).map_err(io)?;
-        file.write_all(&(payload.len() as u64).to_le_bytes())
-            .map_err(io)?;
-        file.write_all(&sum.to_le_bytes()).map_err(io)?;
-        file.write_all(&payload).map_err(io)?;
-        file.sync_all().map_err(io)?;
-    }
-    std::fs::rename(&tmp, path).map_err(|err| {
-        let _ = std::fs::remove_file(&tmp);
-        io(err)
-    })?;
+    let mut header = Vec::with_capacity(HEADER);
+    header.extend_from_slice(MAGIC);
+    header.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    header.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    header.extend_from_slice(&sum.to_le_bytes());
+    write_atomic(path, &[&header, &payload])?;
     Ok(sum)
-}
-
-/// A new file only its owner can read and write (0600 on Unix: a graph names every
-/// symbol of a private project); one left at that name is replaced.
-fn create_private(path: &Path) -> std::io::Result<std::fs::File> {
-    let _ = std::fs::remove_file(path);
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    options.open(path)
-}
-
-/// Removes the temporary files a crashed save left beside `path`: regular files
-/// named exactly `<name>.tmp<digits>` (nothing else is touched). Best effort.
-fn remove_leftovers(path: &Path) {
-    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
-        return;
-    };
-    let folder = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let Ok(entries) = std::fs::read_dir(folder) else {
-        return;
-    };
-    let prefix = format!("{name}.tmp");
-    for entry in entries.flatten() {
-        let file_name = entry.file_name();
-        let Some(other) = file_name.to_str() else {
-            continue;
-        };
-        let leftover = other.strip_prefix(&prefix).is_some_and(|pid| {
-            !pid.is_empty() && pid.len() <= 20 && pid.bytes().all(|b| b.is_ascii_digit())
-        });
-        if leftover && entry.file_type().is_ok_and(|t| t.is_file()) {
-            let _ = std::fs::remove_file(entry.path());
-        }
-    }
 }
 
 pub fn load(path: &Path) -> Result<Saved> {

@@ -9,6 +9,16 @@ use super::store::KnowledgeGraph;
 use crate::error::{invalid, Result};
 
 impl KnowledgeGraph {
+    /// Highest score first; equal scores by path, then line.
+    fn sort_ranked(&self, ranked: &mut [(NodeIndex, f64)]) {
+        ranked.sort_by(|a, b| {
+            b.1.total_cmp(&a.1).then_with(|| {
+                (&self.graph[a.0].path, self.graph[a.0].line)
+                    .cmp(&(&self.graph[b.0].path, self.graph[b.0].line))
+            })
+        });
+    }
+
     /// Personalized PageRank (the repo-map idea): a random walk over the graph, edges
     /// followed both ways in proportion to their confidence, that restarts at the
     /// seeds with probability `1 - damping`. Returns nodes by score, highest first.
@@ -66,12 +76,7 @@ impl KnowledgeGraph {
             .map(|i| (i, score[i.index()]))
             .filter(|(_, s)| *s > 0.0)
             .collect();
-        ranked.sort_by(|a, b| {
-            b.1.total_cmp(&a.1).then_with(|| {
-                (&self.graph[a.0].path, self.graph[a.0].line)
-                    .cmp(&(&self.graph[b.0].path, self.graph[b.0].line))
-            })
-        });
+        self.sort_ranked(&mut ranked);
         ranked
     }
 
@@ -169,12 +174,7 @@ impl KnowledgeGraph {
             .filter(|&i| score[i] > 0.0)
             .map(|i| (NodeIndex::new(i), score[i]))
             .collect();
-        ranked.sort_by(|a, b| {
-            b.1.total_cmp(&a.1).then_with(|| {
-                (&self.graph[a.0].path, self.graph[a.0].line)
-                    .cmp(&(&self.graph[b.0].path, self.graph[b.0].line))
-            })
-        });
+        self.sort_ranked(&mut ranked);
         ranked
     }
 

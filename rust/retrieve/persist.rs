@@ -1,17 +1,15 @@
 //! The file discipline of the retrieval indexes, the graph file's (see
 //! `graph::persist`): magic (8 bytes), format version (u32 LE), generation (u64 LE),
 //! payload length (u64 LE), foldhash of version, generation and payload (u64 LE),
-//! then the payload. Written to a temporary file beside the target
-//! (`<name>.tmp<pid>`, mode 0600) and renamed over it, so a crash leaves the old file
-//! or the new one, never half of one; the next save removes such leftovers.
+//! then the payload. Written atomically, mode 0600 (`crate::atomic`).
 //!
 //! The generation is opaque here: the caller stores a number that ties an index file
 //! to the graph file it was saved with.
 
 use std::hash::BuildHasher;
-use std::io::Write;
 use std::path::Path;
 
+use crate::atomic::write_atomic;
 use crate::error::{Error, Result};
 
 const HEADER: usize = 8 + 4 + 8 + 8 + 8;
@@ -28,7 +26,8 @@ pub fn corrupt(path: &Path, what: &str, why: &str) -> Error {
     ))
 }
 
-/// Writes `payload` to `path` under the header described above.
+/// Writes `payload` to `path` under the header described above (see
+/// `crate::atomic`).
 pub fn write(
     path: &Path,
     magic: &[u8; 8],
@@ -36,34 +35,13 @@ pub fn write(
     generation: u64,
     payload: &[u8],
 ) -> Result<()> {
-    let io = |err: std::io::Error| Error::io("write", path, err);
-    let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
-    tmp_name.push(format!(".tmp{}", std::process::id()));
-    let tmp = path.with_file_name(tmp_name);
-    if let Some(folder) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(folder).map_err(io)?;
-    }
-    remove_leftovers(path);
-    let written = (|| {
-        let mut file = create_private(&tmp)?;
-        let mut header = Vec::with_capacity(HEADER);
-        header.extend_from_slice(magic);
-        header.extend_from_slice(&version.to_le_bytes());
-        header.extend_from_slice(&generation.to_le_bytes());
-        header.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-        header.extend_from_slice(&checksum(version, generation, payload).to_le_bytes());
-        file.write_all(&header)?;
-        file.write_all(payload)?;
-        file.sync_all()
-    })();
-    if let Err(err) = written {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(io(err));
-    }
-    std::fs::rename(&tmp, path).map_err(|err| {
-        let _ = std::fs::remove_file(&tmp);
-        io(err)
-    })
+    let mut header = Vec::with_capacity(HEADER);
+    header.extend_from_slice(magic);
+    header.extend_from_slice(&version.to_le_bytes());
+    header.extend_from_slice(&generation.to_le_bytes());
+    header.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    header.extend_from_slice(&checksum(version, generation, payload).to_le_bytes());
+    write_atomic(path, &[&header, payload])
 }
 
 /// Reads a file written by [`write`] with the same `magic` and `version`: its
@@ -93,45 +71,6 @@ pub fn read(path: &Path, magic: &[u8; 8], version: u32, what: &str) -> Result<(V
     }
     bytes.drain(..HEADER);
     Ok((bytes, generation))
-}
-
-/// A new file only its owner can read and write (0600 on Unix: an index holds the
-/// words of a private project); one left at that name is replaced.
-fn create_private(path: &Path) -> std::io::Result<std::fs::File> {
-    let _ = std::fs::remove_file(path);
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    options.open(path)
-}
-
-/// Removes the temporary files a crashed save left beside `path`: regular files
-/// named exactly `<name>.tmp<digits>` (nothing else is touched). Best effort.
-fn remove_leftovers(path: &Path) {
-    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
-        return;
-    };
-    let folder = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let Ok(entries) = std::fs::read_dir(folder) else {
-        return;
-    };
-    let prefix = format!("{name}.tmp");
-    for entry in entries.flatten() {
-        let file_name = entry.file_name();
-        let Some(other) = file_name.to_str() else {
-            continue;
-        };
-        let leftover = other.strip_prefix(&prefix).is_some_and(|pid| {
-            !pid.is_empty() && pid.len() <= 20 && pid.bytes().all(|b| b.is_ascii_digit())
-        });
-        if leftover && entry.file_type().is_ok_and(|t| t.is_file()) {
-            let _ = std::fs::remove_file(entry.path());
-        }
-    }
 }
 
 /// Reads a little-endian length-prefixed section: the `u64` length, then that many

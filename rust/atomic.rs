@@ -1,0 +1,77 @@
+//! Writing a file so that a crash leaves the old file or the new one, never half of
+//! one: the bytes go to a temporary file beside the target (`<name>.tmp<pid>`, mode
+//! 0600: the engine's files hold the names and words of a private project), are
+//! synced, and the temporary file is renamed over the target. The next write removes
+//! the leftovers of a crashed one.
+
+use std::io::Write;
+use std::path::Path;
+
+use crate::error::{Error, Result};
+
+/// Writes `parts`, one after the other, to `path` as described above; missing
+/// folders are created.
+pub fn write_atomic(path: &Path, parts: &[&[u8]]) -> Result<()> {
+    let io = |err: std::io::Error| Error::io("write", path, err);
+    let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
+    tmp_name.push(format!(".tmp{}", std::process::id()));
+    let tmp = path.with_file_name(tmp_name);
+    if let Some(folder) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(folder).map_err(io)?;
+    }
+    remove_leftovers(path);
+    let written = (|| {
+        let mut file = create_private(&tmp)?;
+        for part in parts {
+            file.write_all(part)?;
+        }
+        file.sync_all()
+    })();
+    if let Err(err) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(io(err));
+    }
+    std::fs::rename(&tmp, path).map_err(|err| {
+        let _ = std::fs::remove_file(&tmp);
+        io(err)
+    })
+}
+
+/// A new file only its owner can read and write (0600 on Unix); one left at that
+/// name is replaced.
+fn create_private(path: &Path) -> std::io::Result<std::fs::File> {
+    let _ = std::fs::remove_file(path);
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options.open(path)
+}
+
+/// Removes the temporary files a crashed write left beside `path`: regular files
+/// named exactly `<name>.tmp<digits>` (nothing else is touched). Best effort.
+fn remove_leftovers(path: &Path) {
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        return;
+    };
+    let folder = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return;
+    };
+    let prefix = format!("{name}.tmp");
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let Some(other) = file_name.to_str() else {
+            continue;
+        };
+        let leftover = other.strip_prefix(&prefix).is_some_and(|pid| {
+            !pid.is_empty() && pid.len() <= 20 && pid.bytes().all(|b| b.is_ascii_digit())
+        });
+        if leftover && entry.file_type().is_ok_and(|t| t.is_file()) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}

@@ -106,66 +106,74 @@ impl KnowledgeGraph {
         let mut score = vec![0.0f64; n];
         let mut queued = vec![false; n];
         let mut touched: Vec<usize> = Vec::new();
-        let mut queue: std::collections::VecDeque<NodeIndex> = Default::default();
+        // Pushed in rounds: every node above the threshold at the start of a round
+        // is pushed with the residual it had then, so the result does not depend
+        // on the order nodes and edges are numbered in (a graph built fresh and one
+        // loaded or updated walk alike).
+        let mut frontier: Vec<NodeIndex> = Vec::new();
         for &(node, weight) in seeds {
             if weight > 0.0 && self.graph.contains_node(node) {
                 let i = node.index();
                 residual[i] += weight / total;
                 if !queued[i] {
                     queued[i] = true;
-                    queue.push_back(node);
+                    frontier.push(node);
                 }
             }
         }
         let mut pushes = 0;
-        while let Some(node) = queue.pop_front() {
-            let i = node.index();
-            queued[i] = false;
-            if pushes >= max_pushes {
-                break;
+        let mut round: Vec<(NodeIndex, f64, f64)> = Vec::new();
+        while !frontier.is_empty() && pushes < max_pushes {
+            round.clear();
+            for node in frontier.drain(..) {
+                let i = node.index();
+                queued[i] = false;
+                if degree[i].is_nan() {
+                    degree[i] = self
+                        .graph
+                        .edges_directed(node, petgraph::Direction::Outgoing)
+                        .chain(
+                            self.graph
+                                .edges_directed(node, petgraph::Direction::Incoming),
+                        )
+                        .map(|e| f64::from(e.weight().confidence))
+                        .sum();
+                }
+                let (r, weight) = (residual[i], degree[i]);
+                if r > epsilon * weight.max(1.0) && pushes < max_pushes {
+                    pushes += 1;
+                    residual[i] = 0.0;
+                    round.push((node, r, weight));
+                }
             }
-            if degree[i].is_nan() {
-                degree[i] = self
+            for &(node, r, weight) in &round {
+                let i = node.index();
+                if score[i] == 0.0 {
+                    touched.push(i);
+                }
+                if weight == 0.0 {
+                    // Nowhere to go: the walk stays (as `rank` restarts, up to scale).
+                    score[i] += r;
+                    continue;
+                }
+                score[i] += (1.0 - damping) * r;
+                let spread = damping * r / weight;
+                let edges = self
                     .graph
                     .edges_directed(node, petgraph::Direction::Outgoing)
+                    .map(|e| (e.target(), e.weight().confidence))
                     .chain(
                         self.graph
-                            .edges_directed(node, petgraph::Direction::Incoming),
-                    )
-                    .map(|e| f64::from(e.weight().confidence))
-                    .sum();
-            }
-            let (r, weight) = (residual[i], degree[i]);
-            if r <= epsilon * weight.max(1.0) {
-                continue;
-            }
-            pushes += 1;
-            residual[i] = 0.0;
-            if score[i] == 0.0 {
-                touched.push(i);
-            }
-            if weight == 0.0 {
-                // Nowhere to go: the walk stays (as `rank` restarts, up to scale).
-                score[i] += r;
-                continue;
-            }
-            score[i] += (1.0 - damping) * r;
-            let spread = damping * r / weight;
-            let edges = self
-                .graph
-                .edges_directed(node, petgraph::Direction::Outgoing)
-                .map(|e| (e.target(), e.weight().confidence))
-                .chain(
-                    self.graph
-                        .edges_directed(node, petgraph::Direction::Incoming)
-                        .map(|e| (e.source(), e.weight().confidence)),
-                );
-            for (next, confidence) in edges {
-                let j = next.index();
-                residual[j] += spread * f64::from(confidence);
-                if residual[j] > epsilon && !queued[j] {
-                    queued[j] = true;
-                    queue.push_back(next);
+                            .edges_directed(node, petgraph::Direction::Incoming)
+                            .map(|e| (e.source(), e.weight().confidence)),
+                    );
+                for (next, confidence) in edges {
+                    let j = next.index();
+                    residual[j] += spread * f64::from(confidence);
+                    if residual[j] > epsilon && !queued[j] {
+                        queued[j] = true;
+                        frontier.push(next);
+                    }
                 }
             }
         }

@@ -555,6 +555,53 @@ mod tests {
         assert!(g.rank_local(&[(seed, f64::NAN)], 0.85, 1e-4, 10).is_empty());
     }
 
+    /// The walk gives the same scores on a graph whose nodes are numbered another
+    /// way: loaded from its saved form, or with a file updated in place.
+    #[test]
+    fn local_walk_does_not_depend_on_numbering() {
+        let files = [
+            (
+                "a.py",
+                "from b import g\nfrom c import h\n\ndef f():\n    g()\n    h()\n",
+            ),
+            (
+                "b.py",
+                "from c import h\n\ndef g():\n    h()\n\nclass K:\n    def m(self):\n        g()\n",
+            ),
+            ("c.py", "def h():\n    return 1\n\ndef i():\n    h()\n"),
+        ];
+        let g = graph(&files);
+        let mut updated = graph(&files);
+        updated.update_file("b.py", extract(Language::Python, files[1].1.as_bytes()));
+        updated.update_file("a.py", extract(Language::Python, files[0].1.as_bytes()));
+        let loaded = KnowledgeGraph::from_saved(g.saved()).unwrap();
+        let walk = |g: &KnowledgeGraph| -> Vec<(String, f64)> {
+            let seeds = [
+                (g.node_of_key("a.py#0").unwrap(), 2.0),
+                (g.node_of_key("c.py#").unwrap(), 1.0),
+            ];
+            let mut out: Vec<(String, f64)> = g
+                .rank_local(&seeds, 0.85, 1e-4, usize::MAX)
+                .into_iter()
+                .filter_map(|(n, s)| Some((g.key_of_node(n)?, s)))
+                .collect();
+            out.sort_by(|a, b| a.0.cmp(&b.0));
+            out
+        };
+        let expected = walk(&g);
+        assert!(expected.len() > 4);
+        for other in [walk(&updated), walk(&loaded)] {
+            assert_eq!(other.len(), expected.len());
+            for ((k1, s1), (k2, s2)) in expected.iter().zip(&other) {
+                assert_eq!(k1, k2);
+                assert!(
+                    (s1 - s2).abs() <= 1e-12 * s1.abs().max(1.0),
+                    "{k1}: {s1} vs {s2}"
+                );
+            }
+        }
+    }
+
     /// The lexical index of a project updated file by file from disk searches like
     /// that of a fresh build of the same files: same keys, scores bit for bit.
     mod incremental {

@@ -40,6 +40,9 @@ use crate::error::{invalid, Error, Result};
 pub const MAX_FIELDS: usize = 32;
 /// Tokens of a field that are indexed; the rest of a longer field is ignored.
 pub const MAX_FIELD_TOKENS: usize = 100_000;
+/// Distinct indexed terms of a query that are searched for (the first ones); the
+/// rest of a longer query is ignored. A long issue or traceback has a few hundred.
+pub const MAX_QUERY_TERMS: usize = 512;
 /// The version of the file [`LexicalIndex::save`] writes.
 pub const FORMAT_VERSION: u32 = 1;
 const MAGIC: &[u8; 8] = b"AIRLEXIC";
@@ -1066,7 +1069,8 @@ impl LexicalIndex {
             .map_or("", |data| data.key.as_str())
     }
 
-    /// The distinct known terms of `query`, in order.
+    /// The distinct known terms of `query`, in order: at most `MAX_QUERY_TERMS`,
+    /// the first ones, so a huge query costs a bounded search.
     fn query_terms(&self, query: &str) -> Vec<u32> {
         let mut seen = HashSet::new();
         let mut terms = Vec::new();
@@ -1076,7 +1080,11 @@ impl LexicalIndex {
                     terms.push(term);
                 }
             }
-            ControlFlow::Continue(())
+            if terms.len() == MAX_QUERY_TERMS {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
         });
         terms
     }
@@ -2517,6 +2525,31 @@ mod tests {
                 same_results(&bulk, &fresh, q)?;
             }
         }
+    }
+
+    /// A query is searched for its first `MAX_QUERY_TERMS` distinct known terms.
+    #[test]
+    fn huge_queries_are_cut() {
+        let mut index = LexicalIndex::new();
+        // Letters only: one token a word (digits would split off a shared part).
+        let letters = |i: usize| -> String {
+            [i / 676, i / 26 % 26, i % 26]
+                .iter()
+                .map(|&d| (b'a' + d as u8) as char)
+                .collect()
+        };
+        let words: Vec<String> = (0..2000).map(|i| format!("zq{}", letters(i))).collect();
+        for (i, w) in words.iter().enumerate() {
+            index
+                .upsert(doc("fn", &format!("d{i}"), "g", &[("body", w.as_str())]))
+                .unwrap();
+        }
+        let query = format!("unknown {}", words.join(" "));
+        let hits = index.search(&query, &Bm25Params::default(), &[], 5000);
+        assert_eq!(hits.len(), MAX_QUERY_TERMS);
+        let mut keys: Vec<usize> = hits.iter().map(|h| h.key[1..].parse().unwrap()).collect();
+        keys.sort_unstable();
+        assert_eq!(keys, (0..MAX_QUERY_TERMS).collect::<Vec<_>>());
     }
 
     /// A bulk load cut into shards and merged is the index upserting one by one

@@ -280,6 +280,7 @@ def test_init_and_doctor(project: Path) -> None:
         "episodic": "ok",
         "graph": "fail",
         "languages": "ok",
+        "search": "ok",
     }
     assert run("index", str(project), "--quiet")[0] == 0
     report = run_json("doctor", "--root", str(project))
@@ -289,6 +290,11 @@ def test_init_and_doctor(project: Path) -> None:
     assert details["languages"].startswith("parsed: Python, ") and details["languages"].endswith(
         "; no files of other languages"
     )
+    assert details["search"] == 'channels: lexical, graph (dense off: [retrieval] dense = "on" turns it on)'
+    (project / ".aircher" / "graph.lexical").unlink()
+    statuses = {c["check"]: c for c in run_json("doctor", "--root", str(project))["checks"]}
+    assert statuses["search"]["status"] == "warn"
+    assert statuses["search"]["detail"] == "no graph.lexical: it is rebuilt from the files when the graph loads"
 
 
 @pytest.mark.parametrize(

@@ -34,6 +34,7 @@ from typing import Any, Literal, ParamSpec, TypeVar
 from ._core import ContextItem, ContextItemType, KnowledgeGraph, Reference, Symbol, __version__
 from .config import CONFIG_FILE, Policy
 from .context import DynamicContextManager
+from .embeddings import available
 from .episodic import OPERATIONS, EpisodicMemory
 from .errors import (
     AircherError,
@@ -75,7 +76,7 @@ from .results import (
     TaskStatus,
     TaskSummary,
 )
-from .retrieval import LEVELS, DenseIndex, dense_channel, find_relevant_to_query, search_code
+from .retrieval import LEVELS, VECTORS_SUFFIX, DenseIndex, dense_channel, find_relevant_to_query, search_code
 from .tokens import TokenCounter, available_encodings
 
 __all__ = ["Memory", "STORE_DIR", "TASK_ACTIONS", "REFERENCE_KINDS", "find_root"]
@@ -733,6 +734,7 @@ class Memory:
                 if deep:
                     check("graph (deep)", memory._doctor_deep)
                 check("languages", memory._doctor_languages)
+                check("search", memory._doctor_search)
         return Doctor(all(c.status != "fail" for c in checks), checks)
 
     def _doctor_episodic(self) -> str:
@@ -767,6 +769,21 @@ class Memory:
             return f"parsed: {supported}; no files of other languages"
         others = ", ".join(f"{lang} {n}" for lang, n in sorted(unsupported.items(), key=lambda kv: (-kv[1], kv[0])))
         raise _Warning(f"not in the graph (language not supported): {others} files; parsed: {supported}")
+
+    def _doctor_search(self) -> str:
+        """The channels code search uses, and why the dense one is not among them."""
+        lexical = self._index.graph_path.with_suffix(".lexical")
+        if self.indexed and not lexical.is_file():
+            raise _Warning(f"no {lexical.name}: it is rebuilt from the files when the graph loads")
+        if self.policy.retrieval.dense == "off":
+            return 'channels: lexical, graph (dense off: [retrieval] dense = "on" turns it on)'
+        ok, why = available()
+        if not ok:
+            raise _Warning(f"[retrieval] dense is on but {why}")
+        vectors = self._index.graph_path.with_suffix(VECTORS_SUFFIX)
+        if not vectors.is_file():
+            raise _Warning("dense channel on but nothing embedded yet: run aircher-mem index")
+        return f"channels: lexical, graph, dense ({vectors.name})"
 
     # -- lifetime ---------------------------------------------------------------------
 

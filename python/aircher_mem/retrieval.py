@@ -33,6 +33,7 @@ from .tokens import TokenCounter
 
 __all__ = [
     "LEVELS",
+    "VECTORS_SUFFIX",
     "DenseIndex",
     "dense_channel",
     "search_params",

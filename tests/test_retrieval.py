@@ -273,3 +273,17 @@ def test_without_the_extra_search_says_the_dense_channel_is_off(memory: am.Memor
         assert found.notes == ["dense channel off: dense channel disabled in tests"]
         assert found.channels == ["lexical", "graph"]
         assert m.index().dense == "dense channel off: dense channel disabled in tests"
+
+
+def test_hostile_queries(memory: am.Memory) -> None:
+    # NULs, control characters, huge texts and paths outside the project.
+    assert memory.search_code("prompt\x00the\x01user", 1).hits[0].name == "prompt"
+    huge = " ".join(f"name{i} prompt" for i in range(100_000))[:999_999]
+    assert memory.search_code(huge, 1).hits[0].name == "prompt"  # the first 512 terms are searched
+    with pytest.raises(am.InvalidInputError, match="text"):
+        memory.search_code("prompt \ud800")
+    with pytest.raises(am.InvalidInputError):
+        memory.search_code("prompt", focus_files=["../../etc/passwd"])
+    # Paths that are not the project's files are not mentions (and nothing is read).
+    trace = 'File "/etc/passwd", line 1\nFile "../../outside/termui.py", line 2'
+    assert memory.search_code(trace, 3).mentioned == []

@@ -163,6 +163,9 @@ class RetrievalPolicy(_Section):
     #: Relevant code scoring below this share of the best hit's score is left out
     #: of the context, however much budget is left.
     min_relevance: float = _bound(0.1, 0.0, 1.0)
+    #: Once a snippet does not fit the code budget, at most this many more
+    #: candidates are tried (each costs a token count).
+    fill_attempts: int = _bound(8, 0, 100_000)
     #: BM25 constants for lexical search (code, past tasks).
     bm25_k1: float = _bound(1.2, 0.0, 100.0)
     bm25_b: float = _bound(0.75, 0.0, 1.0)

@@ -246,7 +246,8 @@ def find_relevant_to_query(
     ``max_tokens``: the functions and classes :func:`search_code` ranks best
     (among the policy's ``retrieval.candidates``, scoring at least
     ``retrieval.min_relevance`` of the best), read from disk and taken in order
-    while they fit. A snippet overlapping one already taken (a method of a
+    while they fit; after the first that does not, ``retrieval.fill_attempts``
+    more are tried. A snippet overlapping one already taken (a method of a
     taken class, a class around a taken method) is skipped; snippets longer than
     ``retrieval.snippet_max_lines`` are cut there. Files that cannot be read any
     more are skipped."""
@@ -263,9 +264,10 @@ def find_relevant_to_query(
     chosen: list[RelevantCode] = []
     budget = max_tokens
     cache: dict[str, list[str] | None] = {}
+    attempts = policy.retrieval.fill_attempts
     for hit in hits:
         symbol = hit.symbol
-        if hit.score < policy.retrieval.min_relevance * top:
+        if hit.score < policy.retrieval.min_relevance * top or attempts < 0:
             break
         if symbol.kind not in ("function", "class") or _overlaps(chosen, symbol):
             continue
@@ -275,6 +277,7 @@ def find_relevant_to_query(
         end, content = _snippet(lines, symbol, policy.retrieval.snippet_max_lines)
         cost = counter.count(content)
         if cost > budget:
+            attempts -= 1
             continue
         budget -= cost
         chosen.append(RelevantCode(symbol.path, (symbol.line, end), content, min(1.0, hit.score / top), cost))

@@ -287,3 +287,29 @@ def test_hostile_queries(memory: am.Memory) -> None:
     # Paths that are not the project's files are not mentions (and nothing is read).
     trace = 'File "/etc/passwd", line 1\nFile "../../outside/termui.py", line 2'
     assert memory.search_code(trace, 3).mentioned == []
+
+
+class _Counter:
+    """Counts one snippet (the class ShellComplete) as 1 token, every other as a million."""
+
+    def count(self, text: str) -> int:
+        return 1 if text.startswith("class ShellComplete:") else 1_000_000
+
+
+@pytest.mark.parametrize(
+    ("attempts", "taken"),
+    [(0, []), (2, []), (3, ["src/clik/shell_completion.py"]), (8, ["src/clik/shell_completion.py"])],
+)
+def test_relevant_code_tries_fill_attempts_more_after_a_miss(
+    memory: am.Memory, attempts: int, taken: list[str]
+) -> None:
+    # Ranked: BashComplete, ZshComplete, the test function, then ShellComplete.
+    policy = am.Policy(retrieval=am.RetrievalPolicy(fill_attempts=attempts))
+    found = am.find_relevant_to_query(
+        memory.graph,
+        "shell completion bash zsh",
+        max_tokens=10,
+        tokens=_Counter(),
+        policy=policy,  # type: ignore[arg-type]
+    )
+    assert [c.file_path for c in found] == taken

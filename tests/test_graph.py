@@ -155,6 +155,45 @@ def test_exact_graph_per_language(tmp_path: Path, language: str) -> None:
     assert g.edges() == EDGES[language]
 
 
+GO_TESTS = {
+    "go.mod": "module example.com/m\n",
+    "store/store.go": "package store\n\nfunc Open() int { return 1 }\n\nfunc Close() { helper() }\n",
+    "store/store_test.go": (
+        'package store\n\nimport "testing"\n\nfunc helper() {}\n\nfunc TestOpen(t *testing.T) { Open(); helper() }\n'
+    ),
+    "main.go": 'package main\n\nimport "example.com/m/store"\n\nfunc main() { store.Open(); helper() }\n',
+}
+
+
+def test_go_test_files_belong_to_the_test_build_only(tmp_path: Path) -> None:
+    root = write(tmp_path, GO_TESTS)
+    g = am.KnowledgeGraph.build(root)
+    # The test file sees its package (Open, helper); the package's other files and its
+    # importers see neither the test file nor what it defines (helper).
+    assert g.edges() == [
+        ("main.go", "contains", "main.go:import example.com/m/store"),
+        ("main.go", "contains", "main.go:main"),
+        ("main.go:import example.com/m/store", "imports", "store/store.go"),
+        ("main.go:main", "calls", "store/store.go:Open"),
+        ("store/store.go", "contains", "store/store.go:Close"),
+        ("store/store.go", "contains", "store/store.go:Open"),
+        ("store/store_test.go", "contains", "store/store_test.go:TestOpen"),
+        ("store/store_test.go", "contains", "store/store_test.go:helper"),
+        ("store/store_test.go", "contains", "store/store_test.go:import testing"),
+        ("store/store_test.go:TestOpen", "calls", "store/store.go:Open"),
+        ("store/store_test.go:TestOpen", "calls", "store/store_test.go:helper"),
+    ]
+    assert g.get_dependencies("main.go") == ["store/store.go"]
+    assert g.get_dependents("store/store_test.go") == []
+    assert [c.symbol.path for c in g.get_callers("helper")] == ["store/store_test.go"]
+    # Incrementally the same: the test file removed and written again.
+    (root / "store/store_test.go").unlink()
+    g.update_file("store/store_test.go")
+    (root / "store/store_test.go").write_text(GO_TESTS["store/store_test.go"])
+    g.update_file("store/store_test.go")
+    assert g.edges() == am.KnowledgeGraph.build(root).edges()
+
+
 def test_languages_side_by_side_do_not_mix(tmp_path: Path) -> None:
     g = am.KnowledgeGraph.build(write(tmp_path, REPO))
     assert g.edges() == sorted(e for edges in EDGES.values() for e in edges)

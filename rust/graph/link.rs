@@ -28,6 +28,11 @@ pub(super) fn targets(kind: RefKind, node: NodeKind) -> bool {
     }
 }
 
+/// A Go test file (`x_test.go`): part of its package's test build only.
+pub(super) fn go_test_file(path: &str) -> bool {
+    path.ends_with("_test.go")
+}
+
 /// The most definitions one reference is linked to (see `KnowledgeGraph::from_files`).
 pub const MAX_CANDIDATES: usize = 5;
 
@@ -160,7 +165,12 @@ impl KnowledgeGraph {
             let Some(files) = self.modules.get(key) else {
                 continue;
             };
-            found.extend(files.iter().filter(|&&f| f != importer));
+            // A Go package's `_test.go` files are never imported.
+            found.extend(
+                files
+                    .iter()
+                    .filter(|&&f| f != importer && !go_test_file(&self.graph[f].path)),
+            );
             if how == Match::First && !found.is_empty() {
                 break;
             }
@@ -190,7 +200,14 @@ impl KnowledgeGraph {
             .collect();
         let mut scope: Vec<NodeIndex> = resolved.iter().flatten().copied().collect();
         if let Some(files) = modules::package(language, path).and_then(|p| self.modules.get(&p)) {
-            scope.extend(files.iter().filter(|&&f| f != entry.node));
+            // A Go test file sees its whole package; the package's other files do not
+            // see its test files (they belong to the test build only).
+            let test = go_test_file(path);
+            scope.extend(
+                files
+                    .iter()
+                    .filter(|&&f| f != entry.node && (test || !go_test_file(&self.graph[f].path))),
+            );
         }
         scope.sort();
         scope.dedup();
@@ -258,6 +275,8 @@ impl KnowledgeGraph {
                 }
             }
         }
+        // Only a Go test file may refer to what `_test.go` files define.
+        let from_test = go_test_file(&self.graph[entry.node].path);
         // Reused for every reference: candidates here, in scope, anywhere.
         let (mut here, mut near, mut anywhere) = (Vec::new(), Vec::new(), Vec::new());
         for index in Self::selected(entry, how) {
@@ -271,6 +290,7 @@ impl KnowledgeGraph {
                 targets(r.kind, node.kind)
                     && (c != source || r.kind == RefKind::Call)
                     && modules::family(node.language) == family
+                    && (from_test || !go_test_file(&node.path))
             };
             // The acceptable candidates defined in any of `files`.
             let defined_in = |files: &[NodeIndex], out: &mut Vec<NodeIndex>| {

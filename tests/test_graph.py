@@ -221,6 +221,22 @@ def test_queries_return_typed_symbols(tmp_path: Path) -> None:
         g.get_file_contents("app/absent.py")
 
 
+def test_module_qualified_names(tmp_path: Path) -> None:
+    g = am.KnowledgeGraph.build(write(tmp_path, REPO))
+
+    def where(found: list[am.Symbol]) -> list[tuple[str, str, str]]:
+        return [(s.path, s.scope, s.name) for s in found]
+
+    assert where(g.find_symbol("models.store")) == [("app/models.py", "", "store")]
+    assert where(g.find_symbol("app.models.store")) == [("app/models.py", "", "store")]
+    assert where(g.find_symbol("app/models.store")) == [("app/models.py", "", "store")]
+    assert where(g.find_symbol("app.models.User.save")) == [("app/models.py", "User", "save")]
+    assert where(g.find_symbol("User.save")) == [("app/models.py", "User", "save")]
+    assert g.find_symbol("views.store") == [] and g.find_symbol("other.models.store") == []
+    assert [c.symbol.name for c in g.get_callers("models.store")] == ["save"]
+    assert where(g.find_symbol("models.st", prefix=True)) == [("app/models.py", "", "store")]
+
+
 def test_imports_dependencies_and_references(tmp_path: Path) -> None:
     g = am.KnowledgeGraph.build(write(tmp_path, REPO))
     imports = [s for s in g.get_file_contents("app/views.py") if s.kind == "import"]

@@ -45,6 +45,19 @@ pub fn split_qualified(name: &str) -> (Option<&str>, &str) {
     }
 }
 
+/// A file's module path as components: `pkg/mod.py` is `pkg, mod`; a package file
+/// (`__init__.py`, `mod.rs`, `lib.rs`, `index.js`...) is its folder's.
+fn module_parts(path: &str) -> Vec<&str> {
+    let mut parts: Vec<&str> = path.split('/').collect();
+    if let Some(file) = parts.pop() {
+        let stem = file.split('.').next().unwrap_or(file);
+        if !matches!(stem, "__init__" | "mod" | "lib" | "index") {
+            parts.push(stem);
+        }
+    }
+    parts
+}
+
 impl KnowledgeGraph {
     /// Every definition and import in a file, in line order.
     pub fn file_contents(&self, path: &str) -> Option<Vec<NodeIndex>> {
@@ -80,13 +93,33 @@ impl KnowledgeGraph {
             .map(|p| p.name.as_str())
     }
 
-    /// Whether a node is defined in `scope` (any node when `scope` is None).
+    /// Whether a node is defined in `scope` (any node when `scope` is None): its
+    /// class (`Class`), its module (`pkg.module`, `pkg::module`, `pkg/module`: the
+    /// end of its file's module path), or both (`pkg.module.Class`).
     fn in_scope(&self, id: NodeIndex, scope: Option<&str>) -> bool {
-        scope.is_none_or(|s| self.scope(id) == Some(s))
+        let Some(qualifier) = scope else {
+            return true;
+        };
+        let own = self.scope(id);
+        if own == Some(qualifier) {
+            return true;
+        }
+        let mut parts: Vec<&str> = qualifier
+            .split(['.', ':', '/'])
+            .filter(|p| !p.is_empty())
+            .collect();
+        if let Some(class) = own {
+            if parts.last() != Some(&class) {
+                return false;
+            }
+            parts.pop();
+        }
+        !parts.is_empty() && module_parts(&self.graph[id].path).ends_with(&parts)
     }
 
-    /// The definitions `name` names: those called `name`, or for `Class.method`
-    /// (`Class::method`) those called `method` whose scope is `Class`.
+    /// The definitions `name` names: those called `name`, or for a qualified name
+    /// (`Class.method`, `Class::method`, `pkg.module.func`, `pkg.module.Class.method`)
+    /// those called by its last part defined in that scope (see `in_scope`).
     pub fn definitions(&self, name: &str) -> Vec<NodeIndex> {
         let (scope, name) = split_qualified(name);
         self.names

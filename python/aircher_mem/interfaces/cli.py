@@ -527,7 +527,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("path", nargs="?", default=".", help="the project folder (default: .)")
     p.add_argument("--full", action="store_true", help="rebuild everything")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p = command("symbol", "where a function, class or constant is defined (NAME or Class.method)")
+    p = command("symbol", "where a function, class or constant is defined (NAME, Class.method or pkg.module.NAME)")
     p.add_argument("name")
     match = p.add_mutually_exclusive_group()
     match.add_argument("--prefix", action="store_true", help="every definition whose name starts with NAME")

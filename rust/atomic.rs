@@ -75,3 +75,40 @@ fn remove_leftovers(path: &Path) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The file is private (0600) and a crashed write's temporary files go at the
+    /// next write; other files beside it stay.
+    #[cfg(unix)]
+    #[test]
+    fn private_file_and_leftovers_removed() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("graph.bin");
+        let keep = [
+            "graph.bin.tmp",
+            "graph.bin.tmpx1",
+            "graph.bin.tmp12.bak",
+            "other.tmp1",
+        ];
+        for name in ["graph.bin.tmp123", "graph.bin.tmp9"].iter().chain(&keep) {
+            std::fs::write(dir.path().join(name), "x").unwrap();
+        }
+        write_atomic(&path, &[b"pay", b"load"]).unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        let mut left: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        left.sort();
+        let mut expected: Vec<String> = keep.iter().map(|s| s.to_string()).collect();
+        expected.push("graph.bin".into());
+        expected.sort();
+        assert_eq!(left, expected);
+        assert_eq!(std::fs::read(&path).unwrap(), b"payload");
+    }
+}

@@ -313,3 +313,12 @@ def test_relevant_code_tries_fill_attempts_more_after_a_miss(
         policy=policy,  # type: ignore[arg-type]
     )
     assert [c.file_path for c in found] == taken
+
+
+def test_a_huge_text_that_matches_nothing_gets_a_short_reason(memory: am.Memory) -> None:
+    words = " ".join(f"zq{i:06d}x" for i in range(90_000))  # 90K distinct words, none indexed
+    found = memory.search_code(words, 3)
+    assert found.hits == []
+    assert found.reason.startswith("no indexed definition, file name or docstring contains any of: zq000000x")
+    listed = found.reason.split(": ", 1)[1].split(", ")
+    assert len(listed) == 21 and listed[-1] == "..."  # the first 20 distinct words

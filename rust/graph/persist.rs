@@ -173,38 +173,6 @@ mod tests {
         }
     }
 
-    /// The graph file is private (0600) and a crashed save's temporary files go at
-    /// the next save; other files beside it stay.
-    #[cfg(unix)]
-    #[test]
-    fn saves_are_private_and_clean_up_leftovers() {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("graph.bin");
-        let keep = [
-            "graph.bin.tmp",
-            "graph.bin.tmpx1",
-            "graph.bin.tmp12.bak",
-            "other.tmp1",
-        ];
-        for name in ["graph.bin.tmp123", "graph.bin.tmp9"].iter().chain(&keep) {
-            std::fs::write(dir.path().join(name), "x").unwrap();
-        }
-        save(&path, &saved()).unwrap();
-        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
-        assert_eq!(mode & 0o777, 0o600);
-        let mut left: Vec<String> = std::fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .collect();
-        left.sort();
-        let mut expected: Vec<String> = keep.iter().map(|s| s.to_string()).collect();
-        expected.push("graph.bin".into());
-        expected.sort();
-        assert_eq!(left, expected);
-        assert_eq!(load(&path).unwrap(), saved());
-    }
-
     #[test]
     fn round_trip_and_damage() {
         let dir = std::env::temp_dir().join(format!("aircher-persist-{}", std::process::id()));

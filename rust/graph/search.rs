@@ -254,22 +254,35 @@ fn why_empty(state: &State, text: &str) -> String {
     if state.graph().file_count() == 0 {
         return "nothing is indexed: run `aircher-mem index` first".to_string();
     }
-    let terms = crate::retrieve::tokens(text);
-    if terms.is_empty() {
+    // The first few distinct words, so that a huge text gives a short answer.
+    let mut distinct: Vec<String> = Vec::new();
+    let mut seen: HashSet<String> = HashSet::default();
+    let mut more = false;
+    crate::retrieve::for_each_token(text, |token| {
+        if seen.contains(token) {
+            return std::ops::ControlFlow::Continue(());
+        }
+        if distinct.len() == LISTED_WORDS {
+            more = true;
+            return std::ops::ControlFlow::Break(());
+        }
+        seen.insert(token.to_string());
+        distinct.push(token.to_string());
+        std::ops::ControlFlow::Continue(())
+    });
+    if distinct.is_empty() {
         return "the text has no searchable words (only stop words, symbols or 1-letter words)"
             .to_string();
     }
-    let mut distinct: Vec<String> = Vec::new();
-    for term in terms {
-        if !distinct.contains(&term) {
-            distinct.push(term);
-        }
-    }
     format!(
-        "no indexed definition, file name or docstring contains any of: {}",
-        distinct.join(", ")
+        "no indexed definition, file name or docstring contains any of: {}{}",
+        distinct.join(", "),
+        if more { ", ..." } else { "" }
     )
 }
+
+/// Words of a query an empty result lists.
+const LISTED_WORDS: usize = 20;
 
 /// A test or fixture file, by its path: a `test`/`tests`/`testing`/`fixtures`/
 /// `__tests__`/`testdata` folder, `conftest.py`, or a name like `test_x.py`,

@@ -34,7 +34,7 @@ mod _core {
         PySymbol,
     };
     #[pymodule_export]
-    use crate::py::retrieve::PyVectorIndex;
+    use crate::py::retrieve::{fuse, tokenize, PyLexicalIndex, PyVectorIndex};
 
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -1,6 +1,6 @@
 """Typed surface of the Rust core (aircher_mem._core). Users import from aircher_mem."""
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from os import PathLike
 from pathlib import Path
 from typing import ClassVar, final
@@ -23,6 +23,9 @@ __all__ = [
     "SearchParams",
     "CodeHit",
     "VectorIndex",
+    "LexicalIndex",
+    "tokenize",
+    "fuse",
     "read_project_file",
     "relative_path",
 ]
@@ -313,6 +316,70 @@ class VectorIndex:
     def save(self, path: str | PathLike[str]) -> None: ...
     @staticmethod
     def load(path: str | PathLike[str]) -> VectorIndex: ...
+
+@final
+class LexicalIndex:
+    """BM25F index of generic documents (kind, key, group, fields), saved to and loaded from
+    one file. Limits: at most 32 distinct field names in use at a time (MAX_FIELDS), the first
+    100 000 tokens of a field are indexed (MAX_FIELD_TOKENS), the first 512 distinct known
+    terms of a query are searched for (MAX_QUERY_TERMS). Text is tokenized by :func:`tokenize`.
+    Not locked: the long calls release the GIL, and while one thread changes the index (upsert,
+    remove, remove_group) any other call on it raises RuntimeError ("Already mutably borrowed"),
+    as does a change while another thread searches it; searches may run side by side."""
+
+    def __new__(cls) -> LexicalIndex: ...
+    def __len__(self) -> int:
+        """The number of documents."""
+    def __contains__(self, key: object, /) -> bool:
+        """Whether a document has this key (False for anything but a str)."""
+    def keys(self) -> list[str]:
+        """The keys of the documents, sorted."""
+    def upsert(self, documents: Sequence[tuple[str, str, str, Mapping[str, str]]]) -> None:
+        """Indexes each ``(kind, key, group, {field: text})``; a key already present (or met
+        earlier in the batch) is replaced. All or nothing: the whole batch is checked first,
+        and InvalidInputError with nothing indexed for a field name twice in a document, more
+        than 32 distinct field names between those in use and the batch's, a str with a lone
+        surrogate or a value of the wrong type. Tokenizes in parallel with the GIL released."""
+    def remove(self, keys: Sequence[str]) -> int:
+        """Removes the documents with these keys; returns how many there were."""
+    def remove_group(self, group: str) -> int:
+        """Removes every document of ``group``; returns how many there were."""
+    def search(
+        self,
+        query: str,
+        limit: int,
+        *,
+        kinds: Sequence[str] = (),
+        field_weights: Mapping[str, float] | None = None,
+        k1: float = 1.2,
+        b: float = 0.75,
+    ) -> list[tuple[str, float, list[str]]]:
+        """The ``limit`` documents that score highest for ``query`` with BM25F, best first
+        (equal scores by key), as ``(key, score, matched query terms)``; only documents of
+        ``kinds`` (all if empty). A field's weight is 1.0 unless given; 0 ignores the field.
+        InvalidInputError for ``k1 < 0``, ``b`` outside [0, 1], a weight < 0, any of them
+        not finite, or a negative ``limit``."""
+    def save(self, path: str | PathLike[str]) -> None:
+        """Writes the index to ``path`` (temporary file, then rename; mode 0600)."""
+    @staticmethod
+    def load(path: str | PathLike[str]) -> LexicalIndex:
+        """Reads an index written by :meth:`save`; StoreCorruptError for a damaged file."""
+
+def tokenize(text: str) -> list[str]:
+    """The tokens of ``text`` the lexical index indexes and searches for, in order: each word
+    lowercased, then its parts (snake_case, camelCase, digits); stop words, code noise and
+    tokens of fewer than 2 characters or more than 64 bytes are left out."""
+
+def fuse(
+    channels: Sequence[tuple[str, float, Sequence[tuple[str, float]]]], normalization: str = "minmax"
+) -> list[tuple[str, float, list[tuple[str, float, float, float]]]]:
+    """Fuses retrieval channels ``(name, weight, [(key, raw score)])`` into one ranking: each
+    channel's scores are normalized over what it returned (``"minmax"``: (s - min) / (max - min);
+    ``"zscore"``: (s - min) / std; 1.0 for all when they are equal), weighted and summed. Returns
+    every key some channel returned as ``(key, fused score, [(channel, raw, normalized, weight)])``,
+    best first, equal scores by key. A key listed twice in a channel counts once with its highest
+    score, non-finite scores are skipped, a non-finite weight counts as 0. InvalidInputError for
+    another normalization."""
 
 @final
 class KnowledgeGraph:

@@ -1,12 +1,18 @@
-//! Python class for dense vectors. No logic here: see `crate::retrieve::vectors`.
+//! Python classes and functions of the generic retrieval engine: dense vectors, the
+//! BM25F lexical index, the tokenizer and the fusion of channels. No logic here: see
+//! `crate::retrieve`.
 
 use numpy::{PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
+use pyo3::types::{PyMapping, PyString};
 
-use super::convert::{Checked, FsPath, Int, Text};
+use super::convert::{Checked, FsPath, Int, Real, Text};
 use super::detached;
 use super::errors::InvalidInputError;
-use crate::retrieve::VectorIndex;
+use crate::retrieve::{
+    fuse as fuse_channels, tokens, Bm25Params, Channel, Document, LexicalIndex, Normalization,
+    VectorIndex, MAX_FIELDS, MAX_FIELD_TOKENS,
+};
 
 /// Dense vectors by key, one contiguous float32 matrix searched by brute force
 /// (cosine: rows are L2-normalised on insert). Saved to and loaded from one file.
@@ -96,4 +102,234 @@ impl PyVectorIndex {
         let (index, _) = detached(py, || VectorIndex::load(&path.0))?;
         Ok(Self { index })
     }
+}
+
+/// The (key, value) pairs of a Python mapping (any `collections.abc.Mapping`), in
+/// its iteration order: InvalidInputError for anything that is not a mapping, and
+/// whatever converting a key or a value raises.
+struct Pairs<K, V>(Vec<(K, V)>);
+
+impl<'a, 'py, K, V> FromPyObject<'a, 'py> for Pairs<K, V>
+where
+    K: for<'b> FromPyObject<'b, 'py, Error = PyErr>,
+    V: for<'b> FromPyObject<'b, 'py, Error = PyErr>,
+{
+    type Error = PyErr;
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        let Ok(mapping) = obj.cast::<PyMapping>() else {
+            let kind = obj
+                .get_type()
+                .name()
+                .map_or_else(|_| "?".to_string(), |n| n.to_string());
+            return Err(InvalidInputError::new_err(format!(
+                "a mapping argument must be a Mapping (got a value of type {kind})"
+            )));
+        };
+        let mut pairs = Vec::new();
+        for item in mapping.items()?.iter() {
+            let (key, value): (Bound<'py, PyAny>, Bound<'py, PyAny>) = item.extract()?;
+            pairs.push((key.extract::<K>()?, value.extract::<V>()?));
+        }
+        Ok(Pairs(pairs))
+    }
+}
+
+/// One document as Python passes it: (kind, key, group, {field: text}).
+type DocumentTuple = (Text, Text, Text, Pairs<Text, Text>);
+
+/// A BM25F index of generic documents (kind, key, group, text fields), saved to
+/// and loaded from one file. Limits: at most MAX_FIELDS (32) distinct field names
+/// in use at a time, the first MAX_FIELD_TOKENS (100 000) tokens of a field are
+/// indexed, the first MAX_QUERY_TERMS (512) distinct known terms of a query are
+/// searched for. Not locked: a call that overlaps a change (upsert, remove,
+/// remove_group: they release the GIL) raises RuntimeError; searches may overlap.
+#[pyclass(module = "aircher_mem._core", name = "LexicalIndex")]
+pub struct PyLexicalIndex {
+    index: LexicalIndex,
+}
+
+#[pymethods]
+impl PyLexicalIndex {
+    #[new]
+    fn new() -> Self {
+        Self {
+            index: LexicalIndex::new(),
+        }
+    }
+
+    /// The number of documents.
+    fn __len__(&self) -> usize {
+        self.index.len()
+    }
+
+    /// Whether a document has this key (False for anything but a str).
+    fn __contains__(&self, key: &Bound<'_, PyAny>) -> bool {
+        key.cast::<PyString>()
+            .ok()
+            .and_then(|s| s.to_str().ok().map(|k| self.index.contains(k)))
+            .unwrap_or(false)
+    }
+
+    /// The keys of the documents, sorted.
+    fn keys(&self) -> Vec<String> {
+        let mut keys: Vec<String> = self
+            .index
+            .documents()
+            .map(|doc| doc.key.to_owned())
+            .collect();
+        keys.sort_unstable();
+        keys
+    }
+
+    /// Indexes each (kind, key, group, {field: text}); a key already present (or
+    /// met earlier in the batch) is replaced. All or nothing: the whole batch is
+    /// checked first, and InvalidInputError (nothing indexed) for a field name twice
+    /// in a document or more than 32 distinct field names between those in use and
+    /// the batch's. Tokenizes in parallel with the GIL released.
+    fn upsert(&mut self, py: Python<'_>, documents: Checked<Vec<DocumentTuple>>) -> PyResult<()> {
+        let docs: Vec<Document> = documents
+            .0
+            .into_iter()
+            .map(|(kind, key, group, fields)| Document {
+                kind: kind.0,
+                key: key.0,
+                group: group.0,
+                fields: fields.0.into_iter().map(|(n, t)| (n.0, t.0)).collect(),
+                meta: Vec::new(),
+            })
+            .collect();
+        let index = &mut self.index;
+        detached(py, || -> crate::Result<()> {
+            index.check_batch(&docs)?;
+            index.upsert_all(docs)
+        })?;
+        Ok(())
+    }
+
+    /// Removes the documents with these keys; returns how many there were.
+    fn remove(&mut self, py: Python<'_>, keys: Checked<Vec<Text>>) -> usize {
+        let index = &mut self.index;
+        detached(py, || keys.0.iter().filter(|k| index.remove(&k.0)).count())
+    }
+
+    /// Removes every document of `group`; returns how many there were.
+    fn remove_group(&mut self, py: Python<'_>, group: Text) -> usize {
+        let index = &mut self.index;
+        detached(py, || index.remove_group(&group.0))
+    }
+
+    /// The `limit` documents that score highest for `query` with BM25F, best first
+    /// (equal scores by key), as (key, score, matched terms): only documents of
+    /// `kinds` (all if empty). A field's weight is 1.0 unless given (0 ignores it).
+    /// InvalidInputError for k1 < 0, b outside [0, 1], a weight < 0 or any of them
+    /// not finite.
+    #[pyo3(
+        signature = (query, limit, *, kinds = Checked(Vec::new()), field_weights = Checked(None), k1 = Real(1.2), b = Real(0.75)),
+        text_signature = "($self, query, limit, *, kinds=(), field_weights=None, k1=1.2, b=0.75)"
+    )]
+    #[allow(clippy::too_many_arguments)]
+    fn search(
+        &self,
+        py: Python<'_>,
+        query: Text,
+        limit: Int<usize>,
+        kinds: Checked<Vec<Text>>,
+        field_weights: Checked<Option<Pairs<Text, Real>>>,
+        k1: Real,
+        b: Real,
+    ) -> PyResult<Vec<(String, f64, Vec<String>)>> {
+        let params = Bm25Params {
+            k1: k1.0,
+            b: b.0,
+            field_weights: field_weights
+                .0
+                .map(|pairs| pairs.0.into_iter().map(|(n, w)| (n.0, w.0)).collect())
+                .unwrap_or_default(),
+        };
+        params.validate()?;
+        let kinds: Vec<&str> = kinds.0.iter().map(|k| k.0.as_str()).collect();
+        let hits = detached(py, || self.index.search(&query.0, &params, &kinds, limit.0));
+        Ok(hits
+            .into_iter()
+            .map(|hit| (hit.key, hit.score, hit.matched))
+            .collect())
+    }
+
+    /// Writes the index to `path` (temporary file, then rename; mode 0600).
+    fn save(&self, py: Python<'_>, path: FsPath) -> PyResult<()> {
+        Ok(detached(py, || self.index.save(&path.0, 0))?)
+    }
+
+    /// Reads an index written by `save`; StoreCorruptError for a damaged file.
+    #[staticmethod]
+    fn load(py: Python<'_>, path: FsPath) -> PyResult<Self> {
+        let (index, _) = detached(py, || LexicalIndex::load(&path.0))?;
+        Ok(Self { index })
+    }
+}
+
+// The limits the docstrings state.
+const _: () = assert!(MAX_FIELDS == 32 && MAX_FIELD_TOKENS == 100_000);
+const _: () = assert!(crate::retrieve::lexical::MAX_QUERY_TERMS == 512);
+
+/// The tokens of `text` the lexical index indexes and searches for, in order: each
+/// word lowercased, then its parts (snake_case, camelCase, digits), stop words,
+/// code noise and tokens of fewer than 2 characters or more than 64 bytes left out.
+#[pyfunction]
+pub fn tokenize(py: Python<'_>, text: Text) -> Vec<String> {
+    detached(py, || tokens(&text.0))
+}
+
+/// One channel as Python passes it: (name, weight, [(key, raw score)]).
+type ChannelTuple = (Text, Real, Vec<(Text, Real)>);
+
+/// Fuses retrieval channels into one ranking: each channel's raw scores are
+/// normalized over what it returned ("minmax": (s - min) / (max - min); "zscore":
+/// (s - min) / std; 1.0 for all when they are equal), weighted and summed. Returns
+/// every key some channel returned as (key, fused score, [(channel, raw,
+/// normalized, weight)]), best first, equal scores by key. A key listed twice in a
+/// channel counts once with its highest score, non-finite scores are skipped, a
+/// non-finite weight counts as 0. InvalidInputError for another normalization.
+#[pyfunction]
+#[pyo3(
+    signature = (channels, normalization = Text("minmax".to_string())),
+    text_signature = "(channels, normalization='minmax')"
+)]
+#[allow(clippy::type_complexity)]
+pub fn fuse(
+    py: Python<'_>,
+    channels: Checked<Vec<ChannelTuple>>,
+    normalization: Text,
+) -> PyResult<Vec<(String, f64, Vec<(String, f64, f64, f64)>)>> {
+    let normalization: Normalization = normalization.0.parse()?;
+    let channels: Vec<(String, f64, Vec<(String, f64)>)> = channels
+        .0
+        .into_iter()
+        .map(|(name, weight, scores)| {
+            let scores = scores.into_iter().map(|(k, s)| (k.0, s.0)).collect();
+            (name.0, weight.0, scores)
+        })
+        .collect();
+    let fused = detached(py, || {
+        let channels: Vec<Channel<'_, String>> = channels
+            .iter()
+            .map(|(name, weight, scores)| Channel {
+                name,
+                weight: *weight,
+                scores,
+            })
+            .collect();
+        fuse_channels(&channels, normalization)
+    });
+    Ok(fused
+        .into_iter()
+        .map(|f| {
+            let channels = f
+                .channels
+                .into_iter()
+                .map(|c| (c.name, c.raw, c.normalized, c.weight))
+                .collect();
+            (f.key, f.score, channels)
+        })
+        .collect())
 }

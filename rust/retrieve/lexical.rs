@@ -523,6 +523,53 @@ impl LexicalIndex {
         Ok(())
     }
 
+    /// Checks a batch before [`LexicalIndex::upsert_all`], without changing the
+    /// index: if this returns Ok, `upsert_all(docs)` indexes every document (so a
+    /// caller can have all or nothing). An invalid-input error, naming the first
+    /// offending document, if a field name appears twice in a document, if the
+    /// field names in use (in a non-empty field of a document) and the batch's make
+    /// more than [`MAX_FIELDS`] (a sufficient bound: it does not count on documents
+    /// the batch replaces giving their field names up), or if the index would be
+    /// full.
+    pub fn check_batch(&self, docs: &[Document]) -> Result<()> {
+        let mut names: HashSet<&str> = self
+            .fields
+            .iter()
+            .zip(&self.field_docs)
+            .filter(|&(_, &docs)| docs > 0)
+            .map(|(name, _)| name.as_str())
+            .collect();
+        for doc in docs {
+            let mut own: Vec<&str> = doc.fields.iter().map(|(name, _)| name.as_str()).collect();
+            own.sort_unstable();
+            if let Some(twice) = own.windows(2).find(|w| w[0] == w[1]) {
+                return Err(invalid(
+                    "fields",
+                    format!(
+                        "field {:?} appears twice in document {:?}",
+                        twice[0], doc.key
+                    ),
+                ));
+            }
+            names.extend(own);
+            if names.len() > MAX_FIELDS {
+                return Err(invalid(
+                    "fields",
+                    format!(
+                        "at most {MAX_FIELDS} distinct field names: those in use and those of the \
+                         documents up to {:?} make {}",
+                        doc.key,
+                        names.len()
+                    ),
+                ));
+            }
+        }
+        if self.live.saturating_add(docs.len()) >= DEAD as usize - 1 {
+            return Err(invalid("documents", "the index is full"));
+        }
+        Ok(())
+    }
+
     /// `upsert` of each document in order, their text tokenized in parallel first.
     fn upsert_each(&mut self, docs: Vec<Document>) -> Result<()> {
         let counted: Vec<Counted> = docs.par_iter().map(|d| Counted::of(&d.fields)).collect();
@@ -539,12 +586,20 @@ impl LexicalIndex {
     /// invalid-input error, and no change, if the fields would be too many.
     fn absorb(&mut self, mut other: LexicalIndex) -> Result<()> {
         other.compact();
-        let new: Vec<String> = other
-            .fields
-            .iter()
-            .filter(|f| self.field_id(f).is_none())
-            .cloned()
-            .collect();
+        let missing = |index: &LexicalIndex| -> Vec<String> {
+            other
+                .fields
+                .iter()
+                .filter(|f| index.field_id(f).is_none())
+                .cloned()
+                .collect()
+        };
+        let mut new = missing(self);
+        // As `make_room` does: field names no document uses any more make room.
+        if self.fields.len() + new.len() > MAX_FIELDS && self.field_docs.contains(&0) {
+            self.compact();
+            new = missing(self);
+        }
         if self.fields.len() + new.len() > MAX_FIELDS {
             return Err(invalid(
                 "fields",
@@ -2045,6 +2100,94 @@ mod tests {
         assert_eq!(index.fields().len(), MAX_FIELDS);
         let hits = index.search("word", &Bm25Params::default(), &[], 10);
         assert_eq!(keys(&hits), ["w"]);
+    }
+
+    #[test]
+    fn check_batch_refuses_what_upsert_all_would_and_changes_nothing() {
+        let mut index = index(&[doc("fn", "a", "g", &[("name", "alpha")])]);
+        let before = index.search("alpha", &Bm25Params::default(), &[], 10);
+        let good = doc("fn", "b", "g", &[("name", "beta")]);
+        let twice = doc("fn", "c", "g", &[("body", "x"), ("body", "z")]);
+        match index.check_batch(&[good.clone(), twice]) {
+            Err(Error::InvalidValue {
+                field: "fields",
+                reason,
+            }) => assert!(
+                reason.contains("\"body\" appears twice in document \"c\""),
+                "{reason}"
+            ),
+            other => panic!("{other:?}"),
+        }
+        // "name" is in use: with 32 names more the batch is refused, whole.
+        let names: Vec<String> = (0..MAX_FIELDS).map(|i| format!("f{i:02}")).collect();
+        let wide = Document {
+            key: "w".into(),
+            fields: names.iter().map(|n| (n.clone(), "word".into())).collect(),
+            ..Document::default()
+        };
+        assert!(matches!(
+            index.check_batch(&[good.clone(), wide.clone()]),
+            Err(Error::InvalidValue {
+                field: "fields",
+                ..
+            })
+        ));
+        assert_eq!(index.len(), 1);
+        assert_eq!(
+            index.search("alpha", &Bm25Params::default(), &[], 10),
+            before
+        );
+        index.check_batch(&[]).unwrap();
+        index.check_batch(std::slice::from_ref(&good)).unwrap();
+        index.upsert_all(vec![good]).unwrap();
+        check_invariants(&index);
+        assert_eq!(index.len(), 2);
+        // Names no document uses any more do not count.
+        index.remove("a");
+        index.remove("b");
+        index.check_batch(std::slice::from_ref(&wide)).unwrap();
+        index.upsert_all(vec![wide]).unwrap();
+        check_invariants(&index);
+        assert_eq!(index.fields().len(), MAX_FIELDS);
+    }
+
+    #[test]
+    fn parallel_upsert_all_into_an_emptied_index_frees_unused_field_names() {
+        // An index whose documents are all removed (not yet compacted) still lists
+        // their 32 field names; the sharded path must make room as `upsert` does.
+        let names: Vec<String> = (0..MAX_FIELDS).map(|i| format!("f{i:02}")).collect();
+        let mut index = LexicalIndex::new();
+        index
+            .upsert(Document {
+                key: "w".into(),
+                fields: names.iter().map(|n| (n.clone(), "word".into())).collect(),
+                ..Document::default()
+            })
+            .unwrap();
+        index.remove("w");
+        assert!(index.is_empty());
+        assert_eq!(index.fields().len(), MAX_FIELDS);
+        let docs: Vec<Document> = (0..SHARD_MIN_DOCS + 10)
+            .map(|i| {
+                doc(
+                    "fn",
+                    &format!("k{i}"),
+                    "g",
+                    &[("text", &format!("w{}", i % 5))],
+                )
+            })
+            .collect();
+        index.check_batch(&docs).unwrap();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        pool.install(|| index.upsert_all(docs)).unwrap();
+        check_invariants(&index);
+        assert_eq!(index.len(), SHARD_MIN_DOCS + 10);
+        assert_eq!(index.fields(), ["text"]);
+        let hits = index.search("w3", &Bm25Params::default(), &[], 3);
+        assert_eq!(keys(&hits), ["k1003", "k1008", "k1013"]);
     }
 
     #[test]

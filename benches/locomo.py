@@ -278,7 +278,9 @@ def memory_system(conv: Conversation, run: Run, tmp: Path, *, dense: bool) -> Re
         if not ok:
             raise Unavailable(f"--dense on: {why}")
     policy = Policy.from_dict({"retrieval": {"dense": "on" if dense else "off"}}, source="--dense")
-    memory = Memory.open(tmp / conv.sample_id, policy=policy)
+    root = tmp / conv.sample_id
+    root.mkdir(parents=True, exist_ok=True)
+    memory = Memory.open(root, policy=policy)
     for turn in conv.turns:
         start = time.perf_counter()
         memory.add_turn(

@@ -24,12 +24,13 @@ from ._core import (
     Symbol,
     __version__,
 )
-from .config import EpisodicPolicy, GraphPolicy, Policy, RetrievalPolicy, ServerPolicy
+from .config import EpisodicPolicy, GraphPolicy, LongtermPolicy, Policy, RetrievalPolicy, ServerPolicy
 from .context import (
     CodeProvider,
     DynamicContextManager,
     EpisodicSink,
     HistoryProvider,
+    MemoryProvider,
     Message,
     item_to_message,
 )
@@ -50,24 +51,36 @@ from .errors import (
     TaskStateError,
     UnknownDependencyError,
     UnknownItemError,
+    UnknownMemoryError,
     UnknownSymbolError,
     UnknownTaskError,
 )
+from .longterm import LongTermMemory
 from .memory import Memory
 from .redact import pii_tags, redact, redact_value
 from .results import (
     ChannelScore,
     CodeSearch,
     CoEdit,
+    ConversationContext,
+    Extracted,
     FileInteraction,
     FoundCode,
+    GcReport,
     IndexReport,
     LearnedPattern,
+    MemoryExplanation,
+    MemoryRecord,
     PastTask,
+    Recall,
+    RecallHit,
     RelevantCode,
+    Remembered,
     SimilarTask,
     TaskRecord,
     ToolStats,
+    Turn,
+    TurnAdded,
 )
 from .retrieval import find_relevant_to_query, graph_code_provider, search_code
 from .tokens import TokenCounter, available_encodings
@@ -96,6 +109,7 @@ __all__ = [
     "GraphPolicy",
     "EpisodicPolicy",
     "RetrievalPolicy",
+    "LongtermPolicy",
     "ServerPolicy",
     "DynamicContextManager",
     "CodeProvider",
@@ -134,4 +148,17 @@ __all__ = [
     "SchemaVersionError",
     "UnknownTaskError",
     "TaskStateError",
+    "UnknownMemoryError",
+    "LongTermMemory",
+    "MemoryProvider",
+    "Turn",
+    "TurnAdded",
+    "Extracted",
+    "Remembered",
+    "MemoryRecord",
+    "Recall",
+    "RecallHit",
+    "MemoryExplanation",
+    "GcReport",
+    "ConversationContext",
 ]

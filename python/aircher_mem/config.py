@@ -19,6 +19,9 @@ default ``<project>/.aircher/config.toml``::
     code_share = 0.25            # relevant code may take this share of max_tokens
     max_code_tokens = 16000
 
+    [longterm]                   # LongtermPolicy: turns, memories, recall, gc
+    short_term_turns = 100
+
     [server]                     # ServerPolicy: the MCP server
     refresh_seconds = 2.0
 
@@ -49,6 +52,7 @@ __all__ = [
     "GraphPolicy",
     "EpisodicPolicy",
     "RetrievalPolicy",
+    "LongtermPolicy",
     "ServerPolicy",
     "CONFIG_FILE",
 ]
@@ -221,6 +225,67 @@ class RetrievalPolicy(_Section):
 
 
 @dataclasses.dataclass(frozen=True)
+class LongtermPolicy(_Section):
+    """``[longterm]``: conversation turns and the memories kept from them (seed
+    004's values as defaults; seed 000's similarity thresholds)."""
+
+    section: ClassVar[str] = "longterm"
+    #: The short-term window: the last this many turns of a session (004: N = 100).
+    short_term_turns: int = _bound(100, 1, 1_000_000)
+    #: Extract memories from assistant turns too (user turns always).
+    extract_assistant: bool = False
+    #: ``heuristic`` rules only; ``llm`` the extractor callable only (the rules when
+    #: it fails); ``hybrid`` both (004's default). Without an extractor: heuristic.
+    extractor_mode: str = _choice("hybrid", "heuristic", "llm", "hybrid")
+    #: Seconds an extractor callable may take before the rules alone are used.
+    llm_timeout_seconds: float = _bound(8.0, 0.0, 3600.0, lo_open=True)
+    #: A new memory whose token set overlaps an existing one's at least this much
+    #: (Jaccard, 004) merges into it: hits + 1, last seen now, the turn linked.
+    merge_jaccard: float = _bound(0.7, 0.0, 1.0, lo_open=True)
+    #: With embeddings: cosine at least this merges too (000: 0.85-0.95 merge,
+    #: above 0.95 a duplicate, which merging also absorbs).
+    merge_cosine: float = _bound(0.85, 0.0, 1.0, lo_open=True)
+    #: 004's score: w_freq ln(1 + hits) + w_recency exp(-lambda age_days) +
+    #: w_importance importance, age counted from the memory's last sighting.
+    w_freq: float = _bound(1.0, 0.0, 100.0)
+    w_recency: float = _bound(1.0, 0.0, 100.0)
+    w_importance: float = _bound(2.0, 0.0, 100.0)
+    decay_lambda: float = _bound(0.05, 0.0, 100.0)
+    #: gc: a mid-term memory seen at least ``promote_hits`` times, last within
+    #: ``promote_days``, moves to the long-term layer.
+    promote_hits: int = _bound(3, 1)
+    promote_days: float = _bound(7.0, 0.0, 1e6)
+    #: gc: a mid-term memory scoring below ``archive_score`` or not seen for more
+    #: than ``archive_days`` is archived; beyond ``mid_capacity`` active mid-term
+    #: memories, the lowest scoring are archived.
+    archive_score: float = _bound(0.5, 0.0, 1e6)
+    archive_days: float = _bound(30.0, 0.0, 1e6)
+    mid_capacity: int = _bound(500, 1)
+    #: Recall: each hit's retrieval score (lexical and dense channels fused with
+    #: ``[retrieval]``'s weights and normalization) plus these times its recency
+    #: (exp(-decay_lambda age_days) at the time asked about), its importance (0 or
+    #: 1) and its usage ((cited - ignored) / (cited + ignored + 1), memories only).
+    recall_recency_weight: float = _bound(0.1, 0.0, 100.0)
+    recall_importance_weight: float = _bound(0.1, 0.0, 100.0)
+    recall_usage_weight: float = _bound(0.1, 0.0, 100.0)
+    #: BM25F weights of a turn's text, its speaker, its date (day, month, year,
+    #: weekday), the turns around it in its session (``context``), and of a
+    #: memory's content (``text``) and tags.
+    weight_text: float = _bound(1.0, 0.0, 100.0)
+    weight_speaker: float = _bound(1.0, 0.0, 100.0)
+    weight_date: float = _bound(1.0, 0.0, 100.0)
+    weight_context: float = _bound(0.5, 0.0, 100.0)
+    weight_tags: float = _bound(0.5, 0.0, 100.0)
+    #: ``prepare_context`` may give relevant memories this share of ``max_tokens``,
+    #: at most ``max_memories`` of them.
+    memory_share: float = _bound(0.05, 0.0, 1.0)
+    max_memories: int = _bound(10, 0, 1000)
+    #: Buffered writes go to the store in batches of this many rows (and before
+    #: any read, at ``flush()`` and ``close()``).
+    batch_rows: int = _bound(1024, 1, 1_000_000)
+
+
+@dataclasses.dataclass(frozen=True)
 class ServerPolicy(_Section):
     """``[server]``: long-running processes (``aircher-mem mcp``)."""
 
@@ -236,6 +301,7 @@ _SECTIONS: dict[str, type[_Section]] = {
     "graph": GraphPolicy,
     "episodic": EpisodicPolicy,
     "retrieval": RetrievalPolicy,
+    "longterm": LongtermPolicy,
     "server": ServerPolicy,
 }
 
@@ -243,7 +309,7 @@ _SECTIONS: dict[str, type[_Section]] = {
 @dataclasses.dataclass(frozen=True)
 class Policy:
     """Everything tunable. ``context`` holds the relevance formula's constants; the
-    sections ``graph``, ``episodic``, ``retrieval`` and ``server`` the rest.
+    sections ``graph``, ``episodic``, ``retrieval``, ``longterm`` and ``server`` the rest.
 
     The default is seed 002's formula tuned on real trajectories (code weighs 3.0,
     stale and repeated views are dropped); ``Policy.seed002()`` is the seed verbatim
@@ -259,6 +325,7 @@ class Policy:
     graph: GraphPolicy = dataclasses.field(default_factory=GraphPolicy)
     episodic: EpisodicPolicy = dataclasses.field(default_factory=EpisodicPolicy)
     retrieval: RetrievalPolicy = dataclasses.field(default_factory=RetrievalPolicy)
+    longterm: LongtermPolicy = dataclasses.field(default_factory=LongtermPolicy)
     server: ServerPolicy = dataclasses.field(default_factory=ServerPolicy)
 
     def __post_init__(self) -> None:

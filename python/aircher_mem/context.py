@@ -17,13 +17,14 @@ from typing import Any, Protocol
 
 from ._core import ContextItem, ContextItemType, ContextWindow, PruneResult
 from .config import Policy
-from .results import PastTask, RelevantCode
+from .results import PastTask, RecallHit, RelevantCode
 from .tokens import TokenCounter
 
 __all__ = [
     "DynamicContextManager",
     "CodeProvider",
     "HistoryProvider",
+    "MemoryProvider",
     "EpisodicSink",
     "Message",
     "item_to_message",
@@ -39,6 +40,9 @@ CodeProvider = Callable[[str], Iterable[RelevantCode]]
 
 HistoryProvider = Callable[[str, int], Iterable[PastTask]]
 """``provider(user_message, limit)`` -> similar past tasks (episodic memory)."""
+
+MemoryProvider = Callable[[str], Iterable[RecallHit]]
+"""``provider(user_message)`` -> recalled memories, best first (long-term memory)."""
 
 
 class EpisodicSink(Protocol):
@@ -75,6 +79,7 @@ class DynamicContextManager:
         session_id: str | None = None,
         code_provider: CodeProvider | None = None,
         history_provider: HistoryProvider | None = None,
+        memory_provider: MemoryProvider | None = None,
         episodic: EpisodicSink | None = None,
         clock: Callable[[], float] = time.time,
         similar_tasks: int | None = None,
@@ -87,6 +92,7 @@ class DynamicContextManager:
         self.code_provider = code_provider
         # Without an explicit provider, similar past tasks come from the episodic store.
         self.history_provider = history_provider or (episodic.find_similar_tasks if episodic is not None else None)
+        self.memory_provider = memory_provider
         self.episodic = episodic
         self.clock = clock
         self.similar_tasks = self.policy.episodic.similar_tasks if similar_tasks is None else similar_tasks
@@ -208,7 +214,12 @@ class DynamicContextManager:
 
     def prepare_context(self, user_message: str) -> list[Message]:
         """Seed 002's step before each model call: prune if needed, add the message,
-        the relevant code and similar past work, and return the chat messages.
+        the relevant code, similar past work and recalled memories, and return the
+        chat messages.
+
+        Memories come in one item each, "Memory <id> (<kind>): <content>", so the
+        agent can cite them (``Memory.feedback``), best first while they fit
+        ``[longterm] memory_share`` of ``max_tokens``.
 
         A second ``maybe_prune`` after adding keeps the returned list under the
         threshold even when the new material pushed the window over it. The message
@@ -230,10 +241,24 @@ class DynamicContextManager:
             if past:
                 summary = "Relevant past work:\n" + "\n".join(f"- {t.description}: {t.outcome}" for t in past)
                 self.add(summary, ContextItemType.AssistantResponse([]), relevance=0.8)
+        if self.memory_provider is not None:
+            self._add_memories(user_message)
         pruned = self.maybe_prune()
         if pruned is not None and message.id not in self.window:
             self.window.add(message)
         return self.messages()
+
+    def _add_memories(self, user_message: str) -> None:
+        budget = int(self.policy.max_tokens * self.policy.longterm.memory_share)
+        used = 0
+        assert self.memory_provider is not None
+        for hit in self.memory_provider(user_message):
+            text = f"Memory {hit.id} ({hit.kind}): {hit.content}"
+            cost = self.tokens.count(text)
+            if used + cost > budget:
+                break
+            used += cost
+            self.add(text, ContextItemType.AssistantResponse([]), relevance=0.8)
 
     def messages(self) -> list[Message]:
         """The window as chat messages, in the order items were added."""

@@ -29,6 +29,7 @@ __all__ = [
     "UnknownTaskError",
     "UnknownSymbolError",
     "TaskStateError",
+    "UnknownMemoryError",
 ]
 
 
@@ -141,3 +142,12 @@ class TaskStateError(InvalidInputError):
     """A task lifecycle step that its current status does not allow."""
 
     code = "task_state"
+
+
+class UnknownMemoryError(AircherError, KeyError):
+    """No memory with this id (never stored, or forgotten)."""
+
+    code = "unknown_memory"
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""

@@ -27,6 +27,7 @@ import platform
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal, ParamSpec, TypeVar
@@ -47,6 +48,8 @@ from .errors import (
     UnknownSymbolError,
 )
 from .graph import GraphIndex, Progress, write_atomic
+from .longterm import LongTermMemory
+from .longterm.store import KINDS, Extractor
 from .results import (
     Calls,
     CallSite,
@@ -56,27 +59,46 @@ from .results import (
     CoEdits,
     ContextEntry,
     ContextPreview,
+    ConversationContext,
     Dependencies,
     Doctor,
+    FeedbackResult,
     FileHistory,
     FileOutline,
+    Forgotten,
+    GcReport,
     GraphStats,
     IndexReport,
     InitResult,
+    MemoryExplanation,
+    MemoryList,
+    MemoryRecord,
     Neighbour,
     Neighbourhood,
     Patterns,
+    Recall,
+    RecallHit,
     Recorded,
     ReferenceList,
     RelevantCode,
+    Remembered,
     Stats,
     SymbolInfo,
     Symbols,
     Tasks,
     TaskStatus,
     TaskSummary,
+    TurnAdded,
 )
-from .retrieval import LEVELS, VECTORS_SUFFIX, DenseIndex, dense_channel, find_relevant_to_query, search_code
+from .retrieval import (
+    LEVELS,
+    VECTORS_SUFFIX,
+    DenseIndex,
+    dense_channel,
+    dense_embedder,
+    find_relevant_to_query,
+    search_code,
+)
 from .tokens import TokenCounter, available_encodings
 
 __all__ = ["Memory", "STORE_DIR", "TASK_ACTIONS", "REFERENCE_KINDS", "find_root"]
@@ -159,13 +181,17 @@ class Memory:
     snapshots and similar past tasks go to and come from the episodic store.
     """
 
-    def __init__(self, root: Path, policy: Policy, *, created: bool = False) -> None:
+    def __init__(
+        self, root: Path, policy: Policy, *, created: bool = False, extractor: Extractor | None = None
+    ) -> None:
         self.root = root
+        self.extractor = extractor
         self.store = root / STORE_DIR
         self.policy = policy
         self.created = created
         self._index = GraphIndex(root, self.store, policy)
         self._episodic: EpisodicMemory | None = None
+        self._longterm: LongTermMemory | None = None
         self._context: DynamicContextManager | None = None
         self._tokens: TokenCounter | None = None
         self._lock = threading.RLock()
@@ -175,10 +201,18 @@ class Memory:
         self._closed = False
 
     @classmethod
-    def open(cls, root: str | os.PathLike[str] = ".", *, create: bool = True, policy: Policy | None = None) -> Memory:
+    def open(
+        cls,
+        root: str | os.PathLike[str] = ".",
+        *,
+        create: bool = True,
+        policy: Policy | None = None,
+        extractor: Extractor | None = None,
+    ) -> Memory:
         """Opens ``<root>/.aircher/``; creates it (with a default ``config.toml``) if
         ``create``, else raises :class:`StoreNotFoundError` when it is absent.
-        ``policy`` overrides the project's ``config.toml``."""
+        ``policy`` overrides the project's ``config.toml``; ``extractor`` is an
+        optional LLM callable for long-term memory (``[longterm] extractor_mode``)."""
         if not isinstance(root, (str, os.PathLike)) or not os.fspath(root):
             raise InvalidInputError(f"root must be a folder's path, got {root!r:.80}")
         try:
@@ -207,7 +241,9 @@ class Memory:
                 write_atomic(config, Policy().to_toml())
             except OSError as exc:
                 raise StoreError(f"cannot write {config}: {exc}") from None
-        return cls(path, policy or Policy.load(path), created=created)
+        if extractor is not None and not callable(extractor):
+            raise InvalidInputError(f"extractor must be callable, got {extractor!r:.80}")
+        return cls(path, policy or Policy.load(path), created=created, extractor=extractor)
 
     # -- paths and pieces -------------------------------------------------------------
 
@@ -241,6 +277,23 @@ class Memory:
         if self._episodic is None:
             self._episodic = EpisodicMemory(self.db_path, policy=self.policy.episodic, search=self.policy.retrieval)
         return self._episodic
+
+    @property
+    def longterm(self) -> LongTermMemory:
+        """Long-term memory: turns and memories (opened on first use, in the same
+        DuckDB file as the episodic store)."""
+        self._check_open()
+        if self._longterm is None:
+            embedder, why = dense_embedder(self.policy)
+            self._longterm = LongTermMemory(
+                self.db_path,
+                policy=self.policy.longterm,
+                retrieval=self.policy.retrieval,
+                embedder=embedder,
+                dense_note=why,
+                extractor=self.extractor,
+            )
+        return self._longterm
 
     @property
     def indexed(self) -> bool:
@@ -278,8 +331,8 @@ class Memory:
         """A new context manager over this memory. The code budget per message is
         ``code_tokens``, by default the policy's share of ``max_tokens``.
         ``record=False`` writes nothing to the episodic store (for previews);
-        ``history=False`` does not look up similar past tasks in it either, so the
-        store is not opened."""
+        ``history=False`` does not look up similar past tasks or recall memories
+        either, so the store is not opened."""
         policy = self.policy if max_tokens is None else dataclasses.replace(self.policy, max_tokens=max_tokens)
         budget = policy.code_tokens if code_tokens is None else _limit("code_tokens", code_tokens, maximum=2**62)
 
@@ -290,11 +343,22 @@ class Memory:
                 self._index.graph, message, max_tokens=budget, tokens=self.tokens, policy=self.policy
             )
 
+        def memories(message: str) -> list[RecallHit]:
+            limit = policy.longterm.max_memories
+            if not limit:
+                return []
+            try:
+                return self.longterm.recall(message, k=limit, kinds=KINDS).hits
+            except AircherError as exc:  # the window goes on without memories
+                log.warning("no memories for the context of %s: %s", self.root, exc)
+                return []
+
         episodic = self.episodic if record or history else None
         return DynamicContextManager(
             policy,
             code_provider=code,
             history_provider=episodic.find_similar_tasks if history and episodic is not None else None,
+            memory_provider=memories if history else None,
             episodic=episodic if record else None,
             tokens=self.tokens,
         )
@@ -527,6 +591,135 @@ class Memory:
             sum(r.tokens for r in removed),
             notes,
         )
+
+    # -- long-term memory -------------------------------------------------------------
+
+    @_verb
+    def add_turn(
+        self,
+        session_id: str,
+        role: str,
+        text: str,
+        *,
+        speaker: str | None = None,
+        at: float | datetime | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        extract: bool = True,
+    ) -> TurnAdded:
+        """Stores a conversation turn (``role`` "user" or "assistant"; ``at`` when it
+        was said, default now) and extracts memories from it (see
+        :class:`aircher_mem.longterm.LongTermMemory`)."""
+        return self.longterm.add_turn(
+            session_id, role, text, speaker=speaker, at=at, metadata=metadata, extract=extract
+        )
+
+    @_verb
+    def remember(
+        self,
+        content: str,
+        *,
+        kind: str = "fact",
+        importance: int = 0,
+        tags: Sequence[str] = (),
+        level: str | None = None,
+        domain: str | None = None,
+        module: str | None = None,
+        code_ref: str | None = None,
+        parent_id: int | None = None,
+        at: float | datetime | None = None,
+    ) -> Remembered:
+        """Keeps a memory on purpose (dedup and slot conflicts apply)."""
+        return self.longterm.remember(
+            content,
+            kind=kind,
+            importance=importance,
+            tags=tags,
+            level=level,
+            domain=domain,
+            module=module,
+            code_ref=code_ref,
+            parent_id=parent_id,
+            at=at,
+        )
+
+    @_verb
+    def recall(
+        self,
+        query: str,
+        *,
+        k: int = 10,
+        session_id: str | None = None,
+        kinds: Sequence[str] | None = None,
+        at: float | datetime | None = None,
+    ) -> Recall:
+        """Memories and raw turns relevant to ``query``, best first, each with its
+        source turns and the reasons for its score."""
+        return self.longterm.recall(query, k=k, session_id=session_id, kinds=kinds, at=at)
+
+    @_verb
+    def feedback(self, memory_id: int, signal: Literal["cited", "ignored"]) -> FeedbackResult:
+        """Tells memory that a recalled memory was cited (used) or ignored."""
+        return self.longterm.feedback(memory_id, signal)
+
+    @_verb
+    def forget(self, memory_id: int | None = None, *, text: str | None = None) -> Forgotten:
+        """Forgets a memory (or those matching ``text``) for good."""
+        return self.longterm.forget(memory_id, text=text)
+
+    @_verb
+    def update(
+        self,
+        memory_id: int,
+        *,
+        content: str | None = None,
+        tags: Sequence[str] | None = None,
+        status: str | None = None,
+    ) -> MemoryRecord:
+        """Changes a memory's content, tags or status."""
+        return self.longterm.update(memory_id, content=content, tags=tags, status=status)
+
+    @_verb
+    def explain(self, memory_id: int) -> MemoryExplanation:
+        """Why a memory is where it is: every score term, its rules, turns and history."""
+        return self.longterm.explain(memory_id)
+
+    @_verb
+    def gc(self, *, dry_run: bool = False) -> GcReport:
+        """Rescores memories, promotes mid -> long, archives what decayed."""
+        return self.longterm.gc(dry_run=dry_run)
+
+    @_verb
+    def get_context(self, session_id: str, k: int = 20) -> ConversationContext:
+        """The session's last turns and the top ``k`` memories by score."""
+        return self.longterm.get_context(session_id, k)
+
+    @_verb
+    def memories(
+        self,
+        *,
+        layer: str | None = None,
+        status: str | None = "active",
+        kind: str | None = None,
+        limit: int = 50,
+        sort: Literal["score", "recent", "id"] = "score",
+    ) -> MemoryList:
+        """Memories by layer, status and kind, sorted by score, recency or id."""
+        return self.longterm.memories(layer=layer, status=status, kind=kind, limit=limit, sort=sort)
+
+    @_verb
+    def facts(self, *, level: str | None = None, domain: str | None = None) -> MemoryList:
+        """Active memories at a level of the hierarchy (L0 project ... L3 code)."""
+        return self.longterm.facts(level=level, domain=domain)
+
+    @_verb
+    def subtree(self, memory_id: int) -> MemoryList:
+        """A memory and its descendants."""
+        return self.longterm.subtree(memory_id)
+
+    @_verb
+    def promote(self, memory_id: int, level: str) -> MemoryRecord:
+        """Moves a memory to another level (L0-L3)."""
+        return self.longterm.promote(memory_id, level)
 
     # -- recording --------------------------------------------------------------------
 
@@ -792,6 +985,8 @@ class Memory:
         with self._lock:
             if self._episodic is not None:
                 self._episodic.flush()
+            if self._longterm is not None:
+                self._longterm.flush()
 
     def close(self) -> None:
         """Flushes and closes; safe to call twice."""
@@ -799,8 +994,12 @@ class Memory:
             if self._closed:
                 return
             self._closed = True
-            if self._episodic is not None:
-                self._episodic.close()
+            try:
+                if self._longterm is not None:
+                    self._longterm.close()
+            finally:
+                if self._episodic is not None:
+                    self._episodic.close()
 
     def __enter__(self) -> Memory:
         return self

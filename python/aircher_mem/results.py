@@ -53,6 +53,23 @@ __all__ = [
     "Check",
     "Doctor",
     "InitResult",
+    "Turn",
+    "Extracted",
+    "TurnAdded",
+    "MemoryRecord",
+    "Remembered",
+    "RecallHit",
+    "Recall",
+    "ScoreTerm",
+    "MemoryLink",
+    "MemoryEdge",
+    "MemoryAction",
+    "MemoryExplanation",
+    "GcReport",
+    "ConversationContext",
+    "MemoryList",
+    "Forgotten",
+    "FeedbackResult",
 ]
 
 
@@ -497,3 +514,232 @@ class InitResult:
     root: str
     store: str
     created: bool
+
+
+# -- long-term memory ----------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Turn:
+    """A conversation turn as stored (secrets redacted): ``at`` is when it was said
+    (Unix seconds), ``tags`` the kinds of personal data it holds ("email", "phone")."""
+
+    id: int
+    session_id: str
+    role: str
+    speaker: str | None
+    text: str
+    at: float
+    metadata: dict[str, Any]
+    tags: list[str]
+
+
+@dataclasses.dataclass(frozen=True)
+class Extracted:
+    """What extraction did with one candidate of a turn: ``created`` a memory,
+    ``merged`` it into an existing one (``memory_id``), or ``superseded`` the
+    memory ``superseded`` (an older value of the same slot) with a new one."""
+
+    action: Literal["created", "merged", "superseded"]
+    memory_id: int
+    content: str
+    kind: str
+    rules: list[str]
+    superseded: int | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class TurnAdded:
+    """``add_turn``'s result: the new turn's id and what extraction did; ``notes``
+    say what did not run (an extractor that failed or timed out)."""
+
+    turn_id: int
+    session_id: str
+    extracted: list[Extracted]
+    notes: list[str]
+
+
+@dataclasses.dataclass(frozen=True)
+class MemoryRecord:
+    """A memory (seed 001's kinds plus decisions) with the fields of the four seeds:
+    hierarchy (000), validity in time (bi-temporal: ``valid_from``/``valid_until``
+    in the world, ``created_at`` in the store), 004's layer, hits, importance and
+    score, 001's usage counters, and its slot (subject, attribute) and value when
+    the rules could tell one."""
+
+    id: int
+    kind: str
+    content: str
+    level: str
+    domain: str | None
+    module: str | None
+    code_ref: str | None
+    parent_id: int | None
+    layer: str
+    status: str
+    importance: int
+    hits: int
+    score: float
+    tags: list[str]
+    created_at: float
+    valid_from: float
+    valid_until: float | None
+    superseded_by: int | None
+    last_seen: float
+    retrieved: int
+    cited: int
+    ignored: int
+    scope: str
+    source: str
+    confidence: float
+    slot: list[str] | None
+    value: str | None
+
+
+@dataclasses.dataclass(frozen=True)
+class Remembered:
+    """``remember``'s result: the memory that holds the content now, and whether it
+    was ``created``, ``merged`` into an existing one or ``superseded`` another."""
+
+    memory_id: int
+    action: Literal["created", "merged", "superseded"]
+    superseded: int | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class RecallHit:
+    """A recalled memory (``kind`` its kind) or raw turn (``kind`` "turn").
+    ``score`` = the fused retrieval score (``channels``) + ``recency``,
+    ``importance`` and ``usage`` terms (each already weighted); ``matched`` the
+    query words found; ``turns`` the source turns (a turn hit: itself), a memory
+    hit absorbing its turns' own hits."""
+
+    kind: str
+    id: int
+    content: str
+    score: float
+    channels: list[ChannelScore]
+    matched: list[str]
+    recency: float
+    importance: float
+    usage: float
+    turns: list[Turn]
+
+
+@dataclasses.dataclass(frozen=True)
+class Recall:
+    """Memories and turns relevant to ``query`` (as valid at ``at``, None: now),
+    best first; ``reason`` says why there is nothing (else ""), ``notes`` what
+    was left out (the dense channel without its extra)."""
+
+    query: str
+    at: float | None
+    hits: list[RecallHit]
+    channels: list[str]
+    reason: str
+    notes: list[str]
+
+
+@dataclasses.dataclass(frozen=True)
+class ScoreTerm:
+    """One term of 004's score: ``weight`` x ``value`` = ``contribution``."""
+
+    name: str
+    weight: float
+    value: float
+    contribution: float
+
+
+@dataclasses.dataclass(frozen=True)
+class MemoryLink:
+    """A source turn of a memory and why: ``extracted``, ``merged``, ``conflict``
+    (the turn that superseded an older value) or ``remembered``."""
+
+    turn: Turn
+    reason: str
+
+
+@dataclasses.dataclass(frozen=True)
+class MemoryEdge:
+    """A link between memories: ``relation`` is ``supersedes``/``superseded_by``
+    or ``parent``/``child``."""
+
+    relation: str
+    memory_id: int
+    content: str
+
+
+@dataclasses.dataclass(frozen=True)
+class MemoryAction:
+    """Something done to a memory, when and with what detail."""
+
+    at: float
+    action: str
+    detail: str
+
+
+@dataclasses.dataclass(frozen=True)
+class MemoryExplanation:
+    """004's why: the memory, its age in days, every term of its score, the rules
+    that extracted it, its source turns, related memories, the last actions taken
+    on it, and what ``gc`` would do to it now."""
+
+    memory: MemoryRecord
+    age_days: float
+    score: float
+    terms: list[ScoreTerm]
+    rules: list[str]
+    links: list[MemoryLink]
+    related: list[MemoryEdge]
+    actions: list[MemoryAction]
+    outlook: str
+
+
+@dataclasses.dataclass(frozen=True)
+class GcReport:
+    """What a gc pass did (or, ``dry_run``, would do): memories scored, promoted
+    mid -> long, archived (by reason: low score, age, capacity)."""
+
+    dry_run: bool
+    scored: int
+    promoted: list[int]
+    archived_low_score: list[int]
+    archived_age: list[int]
+    archived_capacity: list[int]
+    mid_active: int
+    long_active: int
+
+
+@dataclasses.dataclass(frozen=True)
+class ConversationContext:
+    """004's context: the session's last turns (oldest first) and the top memories
+    by score."""
+
+    session_id: str
+    short_term: list[Turn]
+    memories: list[MemoryRecord]
+
+
+@dataclasses.dataclass(frozen=True)
+class MemoryList:
+    """Memories, in the order asked for."""
+
+    memories: list[MemoryRecord]
+
+
+@dataclasses.dataclass(frozen=True)
+class Forgotten:
+    """The memories forgotten for good (row, links, index entries)."""
+
+    ids: list[int]
+
+
+@dataclasses.dataclass(frozen=True)
+class FeedbackResult:
+    """A memory's usage counters after ``feedback``."""
+
+    memory_id: int
+    signal: Literal["cited", "ignored"]
+    retrieved: int
+    cited: int
+    ignored: int

@@ -36,6 +36,7 @@ __all__ = [
     "VECTORS_SUFFIX",
     "DenseIndex",
     "dense_channel",
+    "dense_embedder",
     "search_params",
     "search_code",
     "find_relevant_to_query",
@@ -221,15 +222,24 @@ class DenseIndex:
         ]
 
 
-def dense_channel(policy: Policy, graph_path: Path) -> tuple[DenseIndex | None, str]:
-    """The dense channel for a graph file under ``policy``, or None and why not
-    (empty when the policy leaves it off)."""
+def dense_embedder(policy: Policy) -> tuple[Callable[[], Embedder] | None, str]:
+    """What loads the embedding model under ``policy``, or None and why not (empty
+    when the policy leaves the dense channel off)."""
     if policy.retrieval.dense == "off":
         return None, ""
     ok, why = available()
     if not ok:
         return None, f"dense channel off: {why}"
-    return DenseIndex(graph_path.with_suffix(VECTORS_SUFFIX), Embedder.load()), ""
+    return Embedder.load, ""
+
+
+def dense_channel(policy: Policy, graph_path: Path) -> tuple[DenseIndex | None, str]:
+    """The dense channel for a graph file under ``policy``, or None and why not
+    (empty when the policy leaves it off)."""
+    load, why = dense_embedder(policy)
+    if load is None:
+        return None, why
+    return DenseIndex(graph_path.with_suffix(VECTORS_SUFFIX), load()), ""
 
 
 def find_relevant_to_query(

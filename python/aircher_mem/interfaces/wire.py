@@ -24,6 +24,7 @@ from ..errors import (
     StoreLockedError,
     StoreNotFoundError,
     UnknownItemError,
+    UnknownMemoryError,
     UnknownSymbolError,
     UnknownTaskError,
 )
@@ -90,7 +91,15 @@ def exit_code(exc: BaseException) -> int:
     """The CLI's exit code for an error."""
     if isinstance(
         exc,
-        (StoreNotFoundError, NotIndexedError, UnknownSymbolError, UnknownTaskError, UnknownItemError, FileMissingError),
+        (
+            StoreNotFoundError,
+            NotIndexedError,
+            UnknownSymbolError,
+            UnknownTaskError,
+            UnknownMemoryError,
+            UnknownItemError,
+            FileMissingError,
+        ),
     ):
         return EXIT_NOT_FOUND
     if isinstance(exc, StoreLockedError):

@@ -1,0 +1,1579 @@
+"""Long-term memory: conversation turns in, memories out, recalled by meaning.
+
+One model for seeds 004, 000, 001 and 003 (``ARCHITECTURE.md``): ``turns`` are the raw
+log (004); ``memories`` hold facts, episodes, patterns, workflows and decisions with
+the union of the seeds' fields; ``memory_links`` say which turns a memory came from
+and why (extracted, merged, conflict, remembered); ``memory_edges`` link memories
+(supersedes, parent); ``memory_actions`` keep what was done to each (explain).
+
+How it runs:
+
+- The tables live in the project's DuckDB file. They are read once, on first use,
+  into memory (rows, the slot map, a BM25F index in Rust over turns and memories);
+  writes change that state at once and reach the file in batches (``batch_rows``,
+  before ``close()``, at ``flush()``), so ``add_turn`` costs no database round
+  trip. ``forget`` writes at once, in one transaction.
+- ``add_turn`` redacts secrets (:func:`aircher_mem.redact.redact`) and tags personal
+  data before anything is kept, then extracts (heuristic rules, plus an optional
+  extractor callable with a timeout, never blocking the write): a candidate with a
+  slot (subject, attribute) that holds another value supersedes that memory (the
+  old one gets ``valid_until``, ``superseded_by``, status archived: nothing is
+  deleted); one whose tokens overlap an existing memory's by ``merge_jaccard``
+  merges into it (hits + 1); anything else is a new mid-term memory.
+- ``recall`` fuses the lexical channel (and the dense one, with embeddings on) in
+  Rust, adds recency, importance and usage, keeps what was valid at ``at``, and
+  folds a turn's hit into the hit of a memory that points to it.
+- Embeddings (``[retrieval] dense = "on"`` and the extra installed) are never
+  computed in ``add_turn``: new texts are embedded in one batch at the next
+  ``recall`` (or ``flush``), and their vectors kept in the store.
+"""
+
+from __future__ import annotations
+
+import atexit
+import dataclasses
+import datetime as dt
+import json
+import logging
+import math
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from .. import store
+from .._core import LexicalIndex, VectorIndex, fuse
+from ..config import LongtermPolicy, RetrievalPolicy
+from ..errors import InvalidInputError, StoreError, UnknownMemoryError
+from ..redact import pii_tags, redact, redact_value
+from ..results import (
+    ChannelScore,
+    ConversationContext,
+    Extracted,
+    FeedbackResult,
+    Forgotten,
+    GcReport,
+    MemoryAction,
+    MemoryEdge,
+    MemoryExplanation,
+    MemoryLink,
+    MemoryList,
+    MemoryRecord,
+    Recall,
+    RecallHit,
+    Remembered,
+    Turn,
+    TurnAdded,
+)
+from .extract import Candidate, combine, extract, jaccard, normalize, run_llm, token_set
+from .scoring import age_days, gc_outlook, score_terms
+from .scoring import recency as recency_of
+from .scoring import score as score_of
+from .scoring import usage as usage_of
+
+if TYPE_CHECKING:
+    import duckdb
+
+    from ..embeddings import Embedder
+
+__all__ = [
+    "LongTermMemory",
+    "KINDS",
+    "ROLES",
+    "LEVELS",
+    "LAYERS",
+    "STATUSES",
+    "SCOPES",
+    "Extractor",
+    "MAX_TEXT_CHARS",
+]
+
+log = logging.getLogger("aircher_mem.longterm")
+
+KINDS = ("fact", "episode", "pattern", "workflow", "decision")
+ROLES = ("user", "assistant")
+LEVELS = ("L0", "L1", "L2", "L3")
+LAYERS = ("mid", "long")
+STATUSES = ("active", "archived")
+SCOPES = ("user-private", "project-shared", "system")
+MAX_TEXT_CHARS = 1_000_000
+MAX_METADATA_CHARS = 100_000
+_MAX_K = 1000
+_MAX_DEPTH = 64  # subtree walks stop here (a parent chain can be long, never endless)
+
+Extractor = Callable[[str], object]
+"""``extractor(turn_text)`` -> seed 004's JSON: a list of ``{content, importance,
+tags, action: create|archive, ...}`` (see :func:`aircher_mem.longterm.extract.run_llm`)."""
+
+# Never edit a released step: add a new one.
+_MIGRATIONS: dict[int, list[str]] = {
+    1: [
+        """CREATE TABLE turns (
+            id BIGINT PRIMARY KEY,
+            session_id VARCHAR NOT NULL,
+            role VARCHAR NOT NULL,
+            speaker VARCHAR,
+            text VARCHAR NOT NULL,
+            said_at DOUBLE NOT NULL,
+            metadata VARCHAR NOT NULL,
+            tags VARCHAR NOT NULL
+        )""",
+        """CREATE TABLE memories (
+            id BIGINT PRIMARY KEY,
+            kind VARCHAR NOT NULL,
+            content VARCHAR NOT NULL,
+            summary VARCHAR NOT NULL,
+            compressed VARCHAR NOT NULL,
+            index_text VARCHAR NOT NULL,
+            level VARCHAR NOT NULL,
+            domain VARCHAR,
+            module VARCHAR,
+            code_ref VARCHAR,
+            parent_id BIGINT,
+            created_at DOUBLE NOT NULL,
+            valid_from DOUBLE NOT NULL,
+            valid_until DOUBLE,
+            superseded_by BIGINT,
+            layer VARCHAR NOT NULL,
+            hits BIGINT NOT NULL,
+            importance INTEGER NOT NULL,
+            status VARCHAR NOT NULL,
+            last_seen DOUBLE NOT NULL,
+            score DOUBLE NOT NULL,
+            retrieved BIGINT NOT NULL,
+            cited BIGINT NOT NULL,
+            ignored BIGINT NOT NULL,
+            scope VARCHAR NOT NULL,
+            tier VARCHAR NOT NULL,
+            priority DOUBLE NOT NULL,
+            is_anchor BOOLEAN NOT NULL,
+            last_accessed DOUBLE,
+            ttl_seconds DOUBLE,
+            ttl_refresh VARCHAR,
+            ttl_on_expire VARCHAR,
+            tags VARCHAR NOT NULL,
+            source VARCHAR NOT NULL,
+            confidence DOUBLE NOT NULL,
+            slot_subject VARCHAR,
+            slot_attribute VARCHAR,
+            slot_value VARCHAR,
+            rules VARCHAR NOT NULL
+        )""",
+        """CREATE TABLE memory_links (
+            memory_id BIGINT NOT NULL,
+            turn_id BIGINT NOT NULL,
+            reason VARCHAR NOT NULL,
+            linked_at DOUBLE NOT NULL,
+            PRIMARY KEY (memory_id, turn_id)
+        )""",
+        """CREATE TABLE memory_edges (
+            source_id BIGINT NOT NULL,
+            target_id BIGINT NOT NULL,
+            relation VARCHAR NOT NULL,
+            linked_at DOUBLE NOT NULL,
+            PRIMARY KEY (source_id, target_id, relation)
+        )""",
+        """CREATE TABLE memory_actions (
+            memory_id BIGINT NOT NULL,
+            done_at DOUBLE NOT NULL,
+            action VARCHAR NOT NULL,
+            detail VARCHAR NOT NULL
+        )""",
+        """CREATE TABLE memory_vectors (
+            item_key VARCHAR PRIMARY KEY,
+            vector FLOAT[] NOT NULL
+        )""",
+    ],
+}
+store.register("longterm", _MIGRATIONS)
+
+_TURN_COLUMNS = ("id", "session_id", "role", "speaker", "text", "said_at", "metadata", "tags")
+_TURN_TYPES = ("BIGINT", "VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR", "DOUBLE", "VARCHAR", "VARCHAR")
+
+
+@dataclasses.dataclass(slots=True)
+class _Turn:
+    id: int
+    session_id: str
+    role: str
+    speaker: str | None
+    text: str
+    at: float
+    metadata: str  # JSON
+    tags: list[str]
+
+    def result(self) -> Turn:
+        return Turn(
+            self.id,
+            self.session_id,
+            self.role,
+            self.speaker,
+            self.text,
+            self.at,
+            json.loads(self.metadata),
+            list(self.tags),
+        )
+
+
+@dataclasses.dataclass(slots=True)
+class _Memory:
+    id: int
+    kind: str
+    content: str
+    summary: str = ""
+    compressed: str = ""
+    index_text: str = ""
+    level: str = "L0"
+    domain: str | None = None
+    module: str | None = None
+    code_ref: str | None = None
+    parent_id: int | None = None
+    created_at: float = 0.0
+    valid_from: float = 0.0
+    valid_until: float | None = None
+    superseded_by: int | None = None
+    layer: str = "mid"
+    hits: int = 0
+    importance: int = 0
+    status: str = "active"
+    last_seen: float = 0.0
+    score: float = 0.0
+    retrieved: int = 0
+    cited: int = 0
+    ignored: int = 0
+    scope: str = "project-shared"
+    tier: str = "hot"
+    priority: float = 0.0
+    is_anchor: bool = False
+    last_accessed: float | None = None
+    ttl_seconds: float | None = None
+    ttl_refresh: str | None = None
+    ttl_on_expire: str | None = None
+    tags: list[str] = dataclasses.field(default_factory=list)
+    source: str = "extracted"
+    confidence: float = 1.0
+    slot_subject: str | None = None
+    slot_attribute: str | None = None
+    slot_value: str | None = None
+    rules: list[str] = dataclasses.field(default_factory=list)
+
+    @property
+    def slot(self) -> tuple[str, str] | None:
+        if self.slot_subject is None or self.slot_attribute is None:
+            return None
+        return (self.slot_subject, self.slot_attribute)
+
+    def valid_at(self, at: float) -> bool:
+        return self.valid_from <= at and (self.valid_until is None or at < self.valid_until)
+
+
+_MEMORY_FIELDS = tuple(f.name for f in dataclasses.fields(_Memory))
+_JSON_FIELDS = ("tags", "rules")
+_MEMORY_TYPES = {
+    "id": "BIGINT",
+    "parent_id": "BIGINT",
+    "superseded_by": "BIGINT",
+    "hits": "BIGINT",
+    "retrieved": "BIGINT",
+    "cited": "BIGINT",
+    "ignored": "BIGINT",
+    "importance": "INTEGER",
+    "is_anchor": "BOOLEAN",
+}
+_DOUBLES = (
+    "created_at",
+    "valid_from",
+    "valid_until",
+    "last_seen",
+    "score",
+    "priority",
+    "last_accessed",
+    "ttl_seconds",
+    "confidence",
+)
+
+
+def _memory_type(name: str) -> str:
+    return _MEMORY_TYPES.get(name, "DOUBLE" if name in _DOUBLES else "VARCHAR")
+
+
+def _unnest_insert(verb: str, table: str, columns: Sequence[str], types: Sequence[str]) -> str:
+    selects = ", ".join(f"unnest(?::{kind}[])" for kind in types)
+    return f"{verb} INTO {table} ({', '.join(columns)}) SELECT {selects}"
+
+
+_INSERT_TURNS = _unnest_insert("INSERT", "turns", _TURN_COLUMNS, _TURN_TYPES)
+_UPSERT_MEMORIES = _unnest_insert(
+    "INSERT OR REPLACE", "memories", _MEMORY_FIELDS, [_memory_type(n) for n in _MEMORY_FIELDS]
+)
+_INSERT_LINKS = _unnest_insert(
+    "INSERT OR REPLACE",
+    "memory_links",
+    ("memory_id", "turn_id", "reason", "linked_at"),
+    ("BIGINT", "BIGINT", "VARCHAR", "DOUBLE"),
+)
+_INSERT_EDGES = _unnest_insert(
+    "INSERT OR IGNORE",
+    "memory_edges",
+    ("source_id", "target_id", "relation", "linked_at"),
+    ("BIGINT", "BIGINT", "VARCHAR", "DOUBLE"),
+)
+_INSERT_ACTIONS = _unnest_insert(
+    "INSERT", "memory_actions", ("memory_id", "done_at", "action", "detail"), ("BIGINT", "DOUBLE", "VARCHAR", "VARCHAR")
+)
+
+# -- argument checks ---------------------------------------------------------------------
+
+_MIN_TIME = -62_135_596_800.0
+_MAX_TIME = 253_402_300_799.0
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:79] + "…"
+
+
+def _text(field: str, value: object, *, max_chars: int = MAX_TEXT_CHARS) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInputError(f"{field} must be a non-empty string, got {_short(value)}")
+    if len(value) > max_chars:
+        raise InvalidInputError(f"{field} is {len(value)} characters long; the limit is {max_chars}")
+    if "\x00" in value:
+        raise InvalidInputError(f"{field} must not contain NUL characters")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInputError(f"{field} must be valid Unicode text (it holds a lone surrogate)") from None
+    return value
+
+
+def _optional_text(field: str, value: object, *, max_chars: int = 1000) -> str | None:
+    return None if value is None else _text(field, value, max_chars=max_chars).strip()
+
+
+def _choice(field: str, value: object, choices: Sequence[str]) -> str:
+    if not isinstance(value, str) or value not in choices:
+        raise InvalidInputError(f"{field} must be one of {', '.join(choices)}, got {_short(value)}")
+    return value
+
+
+def _time(field: str, value: object) -> float:
+    """Unix seconds from a number or a datetime (naive: UTC), years 1 to 9999."""
+    if isinstance(value, dt.datetime):
+        moment = value if value.tzinfo is not None else value.replace(tzinfo=dt.timezone.utc)
+        try:
+            return moment.timestamp()
+        except (OverflowError, ValueError, OSError):
+            raise InvalidInputError(f"{field} is out of range: {_short(value)}") from None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InvalidInputError(f"{field} must be a datetime or Unix seconds, got {_short(value)}")
+    try:
+        seconds = float(value)
+    except OverflowError:
+        seconds = math.inf
+    if not (math.isfinite(seconds) and _MIN_TIME <= seconds <= _MAX_TIME):
+        raise InvalidInputError(f"{field} must be a finite time in years 1 to 9999, got {_short(value)}")
+    return seconds
+
+
+def _id(field: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value < 2**63:
+        raise InvalidInputError(f"{field} must be a positive integer id, got {_short(value)}")
+    return value
+
+
+def _count(field: str, value: object, maximum: int = _MAX_K) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= maximum:
+        raise InvalidInputError(f"{field} must be an integer from 1 to {maximum}, got {_short(value)}")
+    return value
+
+
+def _tags(value: object) -> list[str]:
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        raise InvalidInputError(f"tags must be a sequence of strings, got {_short(value)}")
+    out: list[str] = []
+    for tag in value:
+        text = _text("a tag", tag, max_chars=200).strip()
+        if text not in out:
+            out.append(text)
+    if len(out) > 100:
+        raise InvalidInputError(f"at most 100 tags, got {len(out)}")
+    return out
+
+
+def _metadata(value: object) -> str:
+    if value is None:
+        return "{}"
+    if not isinstance(value, Mapping):
+        raise InvalidInputError(f"metadata must be a mapping, got {type(value).__name__}")
+    try:
+        text = json.dumps(redact_value(dict(value)), allow_nan=False, ensure_ascii=False, sort_keys=True)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise InvalidInputError(f"metadata must be JSON (finite numbers, str keys): {exc}") from None
+    if len(text) > MAX_METADATA_CHARS:
+        raise InvalidInputError(f"metadata is {len(text)} characters as JSON; the limit is {MAX_METADATA_CHARS}")
+    _text("metadata", text, max_chars=MAX_METADATA_CHARS)
+    return text
+
+
+def _date_words(at: float) -> str:
+    """The words a question may use for when something was said: "7 May 2023 Sunday"."""
+    try:
+        moment = dt.datetime.fromtimestamp(at, dt.timezone.utc)
+    except (OverflowError, ValueError, OSError):
+        return ""
+    return f"{moment.day} {moment.strftime('%B')} {moment.year} {moment.strftime('%A')}"
+
+
+def _turn_key(turn_id: int) -> str:
+    return f"t{turn_id}"
+
+
+def _memory_key(memory_id: int) -> str:
+    return f"m{memory_id}"
+
+
+def _parse_key(key: str) -> tuple[str, int]:
+    return ("turn" if key[0] == "t" else "memory"), int(key[1:])
+
+
+@dataclasses.dataclass(slots=True)
+class _Scored:
+    key: str
+    score: float
+    channels: list[ChannelScore]
+    matched: list[str]
+    recency: float
+    importance: float
+    usage: float
+    absorbed: list[int] = dataclasses.field(default_factory=list)
+
+
+class LongTermMemory:
+    """Turns and memories in the DuckDB file at ``path`` (``":memory:"`` for tests).
+
+    ``embedder`` (a callable returning an :class:`aircher_mem.embeddings.Embedder`)
+    turns the dense channel on; ``dense_note`` says why it is off otherwise.
+    ``extractor`` is the optional LLM callable (``[longterm] extractor_mode``).
+    """
+
+    def __init__(
+        self,
+        path: str | Path = ":memory:",
+        *,
+        policy: LongtermPolicy | None = None,
+        retrieval: RetrievalPolicy | None = None,
+        clock: Callable[[], float] = time.time,
+        embedder: Callable[[], Embedder] | None = None,
+        dense_note: str = "",
+        extractor: Extractor | None = None,
+    ) -> None:
+        if not callable(clock):
+            raise InvalidInputError(f"clock must be callable, got {_short(clock)}")
+        if extractor is not None and not callable(extractor):
+            raise InvalidInputError(f"extractor must be callable, got {_short(extractor)}")
+        self.policy = policy or LongtermPolicy()
+        self.retrieval = retrieval or RetrievalPolicy()
+        self.clock = clock
+        self.extractor = extractor
+        self.path = str(path)
+        self._embedder_factory = embedder
+        self._embedder: Embedder | None = None
+        self.dense_note = dense_note if embedder is None else ""
+        self._con: duckdb.DuckDBPyConnection = store.connect(self.path)
+        try:
+            store.migrate(self._con, "longterm", path=self.path)
+        except BaseException:
+            self._con.close()
+            raise
+        self._closed = False
+        self._loaded = False
+        self._turns: dict[int, _Turn] = {}
+        self._sessions: dict[str, list[int]] = defaultdict(list)  # turn ids in order of arrival
+        self._position: dict[int, int] = {}  # turn id -> its place in its session
+        self._memories: dict[int, _Memory] = {}
+        self._sources: dict[int, dict[int, str]] = defaultdict(dict)  # memory -> {turn: reason}
+        self._memories_of: dict[int, set[int]] = defaultdict(set)  # turn -> memories
+        self._edges: dict[int, list[tuple[str, int]]] = defaultdict(list)  # memory -> (relation, other)
+        self._actions: dict[int, list[MemoryAction]] = defaultdict(list)
+        self._children: dict[int, set[int]] = defaultdict(set)
+        self._slots: dict[tuple[str, str], int] = {}
+        self._lexical = LexicalIndex()
+        self._vectors: VectorIndex | None = None
+        self._unembedded: set[str] = set()
+        self._next_turn = 1
+        self._next_memory = 1
+        # Pending writes.
+        self._new_turns: list[int] = []
+        self._dirty: set[int] = set()
+        self._new_links: list[tuple[int, int, str, float]] = []
+        self._new_edges: list[tuple[int, int, str, float]] = []
+        self._new_actions: list[tuple[int, float, str, str]] = []
+        self._new_vectors: dict[str, list[float]] = {}
+        self._pending = 0
+        atexit.register(self._close_at_exit)
+
+    # -- loading -------------------------------------------------------------------------
+
+    def _load(self) -> None:
+        if self._loaded:
+            return
+        import duckdb
+
+        try:
+            turns = self._con.execute(f"SELECT {', '.join(_TURN_COLUMNS)} FROM turns ORDER BY id").fetchall()
+            memories = self._con.execute(f"SELECT {', '.join(_MEMORY_FIELDS)} FROM memories ORDER BY id").fetchall()
+            links = self._con.execute("SELECT memory_id, turn_id, reason FROM memory_links").fetchall()
+            edges = self._con.execute("SELECT source_id, target_id, relation FROM memory_edges").fetchall()
+            actions = self._con.execute(
+                "SELECT memory_id, done_at, action, detail FROM memory_actions ORDER BY done_at, rowid"
+            ).fetchall()
+        except duckdb.Error as exc:
+            raise store.corrupt_or_error(self.path, exc, "reading long-term memory") from None
+        for row in turns:
+            turn = _Turn(row[0], row[1], row[2], row[3], row[4], row[5], row[6], json.loads(row[7]))
+            self._turns[turn.id] = turn
+            self._position[turn.id] = len(self._sessions[turn.session_id])
+            self._sessions[turn.session_id].append(turn.id)
+        for row in memories:
+            values = dict(zip(_MEMORY_FIELDS, row))
+            for name in _JSON_FIELDS:
+                values[name] = json.loads(values[name])
+            memory = _Memory(**values)
+            self._memories[memory.id] = memory
+            if memory.parent_id is not None:
+                self._children[memory.parent_id].add(memory.id)
+            slot = memory.slot
+            if slot is not None and memory.status == "active" and memory.valid_until is None:
+                self._slots[slot] = memory.id
+        for memory_id, turn_id, reason in links:
+            self._sources[memory_id][turn_id] = reason
+            self._memories_of[turn_id].add(memory_id)
+        for source, target, relation in edges:
+            self._edges[source].append((relation, target))
+        for memory_id, done_at, action, detail in actions:
+            self._actions[memory_id].append(MemoryAction(done_at, action, detail))
+        self._next_turn = max(self._turns, default=0) + 1
+        self._next_memory = max(self._memories, default=0) + 1
+        self._lexical.upsert([self._turn_document(t) for t in self._turns.values()])
+        self._lexical.upsert([self._memory_document(m) for m in self._memories.values()])
+        if self._embedder_factory is not None:
+            self._load_vectors()
+        self._loaded = True
+
+    def _load_vectors(self) -> None:
+        rows = self._con.execute("SELECT item_key, vector FROM memory_vectors").fetchall()
+        keys = set(self._lexical.keys())
+        self._unembedded = set(keys)
+        for key, vector in rows:
+            if key not in keys:
+                continue
+            array = np.asarray(vector, dtype=np.float32)
+            if self._vectors is None:
+                self._vectors = VectorIndex(len(array))
+            if len(array) == self._vectors.dim:
+                self._vectors.upsert([key], array.reshape(1, -1))
+                self._unembedded.discard(key)
+
+    def _turn_document(self, turn: _Turn) -> tuple[str, str, str, dict[str, str]]:
+        """A turn's fields: its text, speaker and date words, and as ``context`` the
+        turns before and after it in its session (an answer often sits in the reply
+        to a question)."""
+        session = self._sessions[turn.session_id]
+        at = self._position[turn.id]
+        around = [session[i] for i in (at - 1, at + 1) if 0 <= i < len(session)]
+        return (
+            "turn",
+            _turn_key(turn.id),
+            turn.session_id,
+            {
+                "text": turn.text,
+                "speaker": turn.speaker or "",
+                "date": _date_words(turn.at),
+                "context": " ".join(self._turns[i].text for i in around),
+            },
+        )
+
+    def _memory_document(self, memory: _Memory) -> tuple[str, str, str, dict[str, str]]:
+        speakers = sorted({self._turns[t].speaker or "" for t in self._sources.get(memory.id, {}) if t in self._turns})
+        return (
+            "memory",
+            _memory_key(memory.id),
+            "",
+            {
+                "text": memory.content,
+                "tags": " ".join(memory.tags),
+                "speaker": " ".join(speakers),
+                "date": _date_words(memory.valid_from),
+            },
+        )
+
+    def _index_memory(self, memory: _Memory) -> None:
+        self._lexical.upsert([self._memory_document(memory)])
+        self._forget_vector(_memory_key(memory.id))
+        self._unembedded.add(_memory_key(memory.id))
+
+    # -- writing -------------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StoreError(f"the long-term memory in {self.path} is closed")
+
+    def _note(self, rows: int = 1) -> None:
+        self._pending += rows
+        if self._pending >= self.policy.batch_rows:
+            self.flush()
+
+    def _act(self, memory_id: int, at: float, action: str, detail: str = "") -> None:
+        entry = MemoryAction(at, action, detail)
+        self._actions[memory_id].append(entry)
+        self._new_actions.append((memory_id, at, action, detail))
+        self._note()
+
+    def _link(self, memory_id: int, turn_id: int, reason: str, at: float) -> None:
+        if turn_id in self._sources[memory_id]:
+            return
+        self._sources[memory_id][turn_id] = reason
+        self._memories_of[turn_id].add(memory_id)
+        self._new_links.append((memory_id, turn_id, reason, at))
+        self._note()
+
+    def _edge(self, source: int, target: int, relation: str, at: float) -> None:
+        self._edges[source].append((relation, target))
+        self._new_edges.append((source, target, relation, at))
+        self._note()
+
+    def _touch(self, memory: _Memory) -> None:
+        self._dirty.add(memory.id)
+        self._note()
+
+    def flush(self) -> None:
+        """Writes everything pending in one transaction (and embeds new texts when
+        the dense channel is on). On failure raises StoreError and keeps it pending."""
+        import duckdb
+
+        self._check_open()
+        if self._embedder_factory is not None and self._loaded:
+            self._embed_pending()
+        if not (self._pending or self._new_vectors):
+            return
+        con = self._con
+        try:
+            con.execute("BEGIN TRANSACTION")
+            if self._new_turns:
+                rows = [self._turns[i] for i in self._new_turns if i in self._turns]
+                if rows:
+                    con.execute(
+                        _INSERT_TURNS,
+                        [
+                            [t.id for t in rows],
+                            [t.session_id for t in rows],
+                            [t.role for t in rows],
+                            [t.speaker for t in rows],
+                            [t.text for t in rows],
+                            [t.at for t in rows],
+                            [t.metadata for t in rows],
+                            [json.dumps(t.tags) for t in rows],
+                        ],
+                    )
+            dirty = [self._memories[i] for i in sorted(self._dirty) if i in self._memories]
+            if dirty:
+                columns = []
+                for name in _MEMORY_FIELDS:
+                    values = [getattr(m, name) for m in dirty]
+                    if name in _JSON_FIELDS:
+                        values = [json.dumps(v) for v in values]
+                    columns.append(values)
+                con.execute(_UPSERT_MEMORIES, columns)
+            for sql, rows_ in (
+                (_INSERT_LINKS, [r for r in self._new_links if r[0] in self._memories]),
+                (_INSERT_EDGES, [r for r in self._new_edges if r[0] in self._memories and r[1] in self._memories]),
+                (_INSERT_ACTIONS, [r for r in self._new_actions if r[0] in self._memories]),
+            ):
+                if rows_:
+                    con.execute(sql, [list(column) for column in zip(*rows_)])
+            if self._new_vectors:
+                keys = list(self._new_vectors)
+                con.execute(
+                    "INSERT OR REPLACE INTO memory_vectors SELECT unnest(?::VARCHAR[]), unnest(?::FLOAT[][])",
+                    [keys, [self._new_vectors[k] for k in keys]],
+                )
+            con.execute("COMMIT")
+        except duckdb.Error as exc:
+            try:
+                con.execute("ROLLBACK")
+            except duckdb.Error:
+                pass
+            error = store.corrupt_or_error(self.path, exc, "writing long-term memory")
+            raise type(error)(f"{error} (nothing was written; the changes are kept in memory)") from None
+        self._new_turns.clear()
+        self._dirty.clear()
+        self._new_links.clear()
+        self._new_edges.clear()
+        self._new_actions.clear()
+        self._new_vectors.clear()
+        self._pending = 0
+        store.protect(self.path)
+
+    def close(self) -> None:
+        """Flushes and closes; closing twice is a no-op."""
+        if self._closed:
+            return
+        try:
+            self.flush()
+        finally:
+            self._closed = True
+            self._con.close()
+            atexit.unregister(self._close_at_exit)
+
+    def _close_at_exit(self) -> None:
+        try:
+            self.close()
+        except Exception as exc:
+            log.warning("long-term memory in %s: closing at exit failed: %s", self.path, exc)
+
+    # -- turns ---------------------------------------------------------------------------
+
+    def add_turn(
+        self,
+        session_id: str,
+        role: str,
+        text: str,
+        *,
+        speaker: str | None = None,
+        at: float | dt.datetime | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        extract: bool = True,
+    ) -> TurnAdded:
+        """Stores a turn (secrets redacted, personal data tagged) and, for a user turn
+        (or any, with ``extract_assistant``), extracts memories from it."""
+        self._check_open()
+        session = _text("session_id", session_id, max_chars=1000)
+        role = _choice("role", role, ROLES)
+        raw = _text("text", text)
+        who = _optional_text("speaker", speaker)
+        when = self.clock() if at is None else _time("at", at)
+        meta = _metadata(metadata)
+        if not isinstance(extract, bool):
+            raise InvalidInputError(f"extract must be true or false, got {_short(extract)}")
+        self._load()
+        clean = redact(raw)
+        turn = _Turn(self._next_turn, session, role, who, clean, when, meta, pii_tags(raw))
+        self._next_turn += 1
+        self._turns[turn.id] = turn
+        before = self._sessions[session][-1:]
+        self._position[turn.id] = len(self._sessions[session])
+        self._sessions[session].append(turn.id)
+        # the turn before gains this one as its context
+        self._lexical.upsert([self._turn_document(self._turns[i]) for i in (*before, turn.id)])
+        self._unembedded.add(_turn_key(turn.id))
+        self._new_turns.append(turn.id)
+        self._note()
+        done: list[Extracted] = []
+        notes: list[str] = []
+        if extract and (role == "user" or self.policy.extract_assistant):
+            candidates, archive, note = self._candidates(clean, role, who)
+            if note:
+                notes.append(note)
+            for candidate in candidates:
+                done.append(self._ingest(candidate, turn=turn, at=when, tags=turn.tags))
+            for content in archive:
+                for memory_id in self._matching(content):
+                    self._archive(self._memories[memory_id], when, f"the extractor asked (turn {turn.id})")
+        return TurnAdded(turn.id, session, done, notes)
+
+    def _candidates(self, text: str, role: str, speaker: str | None) -> tuple[list[Candidate], list[str], str]:
+        mode = self.policy.extractor_mode
+        heuristic = extract(text, role=role, speaker=speaker) if mode != "llm" or self.extractor is None else []
+        if self.extractor is None or mode == "heuristic":
+            return heuristic, [], ""
+        found, archive, error = run_llm(self.extractor, text, timeout=self.policy.llm_timeout_seconds)
+        if error:
+            note = f"extractor: {error}; the heuristic rules were used"
+            if mode == "llm":
+                heuristic = extract(text, role=role, speaker=speaker)
+            return combine(heuristic, found, "hybrid") if found else heuristic, archive, note
+        return combine(heuristic, found, mode), archive, ""
+
+    def turns(self, session_id: str, *, limit: int | None = None) -> list[Turn]:
+        """The last ``limit`` turns of a session (default: the short-term window),
+        oldest first."""
+        self._check_open()
+        session = _text("session_id", session_id, max_chars=1000)
+        count = self.policy.short_term_turns if limit is None else _count("limit", limit, 1_000_000)
+        self._load()
+        ids = self._sessions.get(session, [])
+        chosen = sorted(ids, key=lambda i: (self._turns[i].at, i))[-count:]
+        return [self._turns[i].result() for i in chosen]
+
+    # -- memories ------------------------------------------------------------------------
+
+    def remember(
+        self,
+        content: str,
+        *,
+        kind: str = "fact",
+        importance: int = 0,
+        tags: Sequence[str] = (),
+        level: str | None = None,
+        domain: str | None = None,
+        module: str | None = None,
+        code_ref: str | None = None,
+        parent_id: int | None = None,
+        at: float | dt.datetime | None = None,
+        scope: str = "project-shared",
+    ) -> Remembered:
+        """Keeps ``content`` as a memory (redacted). Dedup and slot conflicts apply as
+        for extracted memories (the rules are run on it to find a slot). ``level``
+        defaults to L3 with a code_ref, L2 with a module, L1 with a domain, else L0."""
+        self._check_open()
+        raw = _text("content", content)
+        kind = _choice("kind", kind, KINDS)
+        if isinstance(importance, bool) or importance not in (0, 1):
+            raise InvalidInputError(f"importance must be 0 or 1, got {_short(importance)}")
+        tag_list = _tags(tags)
+        domain = _optional_text("domain", domain)
+        module = _optional_text("module", module)
+        code_ref = _optional_text("code_ref", code_ref)
+        if level is None:
+            level = "L3" if code_ref else "L2" if module else "L1" if domain else "L0"
+        level = _choice("level", level, LEVELS)
+        scope = _choice("scope", scope, SCOPES)
+        when = self.clock() if at is None else _time("at", at)
+        self._load()
+        if parent_id is not None and _id("parent_id", parent_id) not in self._memories:
+            raise UnknownMemoryError(f"no memory {parent_id} (parent_id)")
+        clean = redact(raw)
+        slot, value, rules = None, None, ["remember"]
+        found = extract(clean, role="user")
+        if len(found) == 1 and found[0].slot is not None:
+            slot, value = found[0].slot, found[0].value
+            rules += list(found[0].rules)
+        candidate = Candidate(
+            content=clean.strip(),
+            kind=kind,
+            category=found[0].category if found else "fact",
+            slot=slot,
+            value=value,
+            rules=tuple(rules),
+            importance=importance,
+            tags=tuple(tag_list),
+        )
+        done = self._ingest(
+            candidate,
+            turn=None,
+            at=when,
+            tags=pii_tags(raw),
+            fields={"level": level, "domain": domain, "module": module, "code_ref": code_ref, "scope": scope},
+            parent_id=parent_id,
+            source="remember",
+        )
+        return Remembered(done.memory_id, done.action, done.superseded)
+
+    def _similar(self, candidate: Candidate) -> int | None:
+        """The active memory of the same kind this candidate merges into, if any:
+        same slot and value, or no conflicting slot and Jaccard >= merge_jaccard."""
+        tokens = token_set(candidate.content)
+        if not tokens:
+            return None
+        best, best_sim = None, 0.0
+        for key, _score, _terms in self._lexical.search(candidate.content, 10, kinds=("memory",)):
+            memory = self._memories.get(int(key[1:]))
+            if memory is None or memory.status != "active" or memory.kind != candidate.kind:
+                continue
+            if memory.slot is not None and candidate.slot is not None and memory.slot != candidate.slot:
+                continue
+            if memory.slot is not None and memory.slot == candidate.slot and memory.slot_value != candidate.value:
+                continue
+            similarity = jaccard(tokens, token_set(memory.content))
+            if similarity >= self.policy.merge_jaccard and similarity > best_sim:
+                best, best_sim = memory.id, similarity
+        return best
+
+    def _ingest(
+        self,
+        candidate: Candidate,
+        *,
+        turn: _Turn | None,
+        at: float,
+        tags: Sequence[str] = (),
+        fields: Mapping[str, Any] | None = None,
+        parent_id: int | None = None,
+        source: str = "extracted",
+    ) -> Extracted:
+        rules = sorted(set(candidate.rules))
+        superseded: _Memory | None = None
+        if candidate.slot is not None:
+            current_id = self._slots.get(candidate.slot)
+            current = self._memories.get(current_id) if current_id is not None else None
+            if current is not None and current.status == "active":
+                if normalize(current.slot_value or "") == normalize(candidate.value or ""):
+                    return self._merge(current, candidate, turn, at, rules)
+                superseded = current
+        if superseded is None:
+            target = self._similar(candidate)
+            if target is not None:
+                return self._merge(self._memories[target], candidate, turn, at, rules)
+        now = self.clock()
+        memory = _Memory(
+            id=self._next_memory,
+            kind=candidate.kind,
+            content=candidate.content,
+            created_at=now,
+            valid_from=at,
+            last_seen=at,
+            importance=candidate.importance,
+            tags=sorted({*candidate.tags, *tags, *(["pii"] if tags else [])}),
+            source=source,
+            parent_id=parent_id,
+            rules=rules,
+            slot_subject=candidate.slot[0] if candidate.slot else None,
+            slot_attribute=candidate.slot[1] if candidate.slot else None,
+            slot_value=candidate.value,
+            **(fields or {}),
+        )
+        self._next_memory += 1
+        memory.score = score_of(0, age_days(at, now), memory.importance, self.policy)
+        self._memories[memory.id] = memory
+        if parent_id is not None:
+            self._children[parent_id].add(memory.id)
+            self._edge(memory.id, parent_id, "parent", now)
+        if turn is not None:
+            self._link(memory.id, turn.id, "conflict" if superseded is not None else "extracted", now)
+        self._index_memory(memory)
+        self._touch(memory)
+        self._act(memory.id, now, "created", f"{source}; rules {', '.join(rules)}")
+        if candidate.slot is not None:
+            self._slots[candidate.slot] = memory.id
+        if superseded is not None:
+            superseded.valid_until = at
+            superseded.superseded_by = memory.id
+            superseded.status = "archived"
+            self._touch(superseded)
+            self._edge(memory.id, superseded.id, "supersedes", now)
+            self._act(superseded.id, now, "superseded", f"by memory {memory.id}: {candidate.value!r}")
+            self._act(memory.id, now, "supersedes", f"memory {superseded.id}: {superseded.slot_value!r}")
+            return Extracted("superseded", memory.id, memory.content, memory.kind, rules, superseded.id)
+        return Extracted("created", memory.id, memory.content, memory.kind, rules)
+
+    def _merge(
+        self, memory: _Memory, candidate: Candidate, turn: _Turn | None, at: float, rules: list[str]
+    ) -> Extracted:
+        now = self.clock()
+        memory.hits += 1
+        memory.last_seen = max(memory.last_seen, at)
+        memory.importance = max(memory.importance, candidate.importance)
+        memory.rules = sorted({*memory.rules, *rules})
+        if turn is not None:
+            self._link(memory.id, turn.id, "merged", now)
+            self._lexical.upsert([self._memory_document(memory)])  # a new speaker, maybe
+        self._touch(memory)
+        self._act(memory.id, now, "merged", f"turn {turn.id}" if turn is not None else "remember")
+        return Extracted("merged", memory.id, memory.content, memory.kind, rules)
+
+    def _archive(self, memory: _Memory, at: float, why: str) -> None:
+        if memory.status == "archived":
+            return
+        memory.status = "archived"
+        if memory.slot is not None and self._slots.get(memory.slot) == memory.id:
+            del self._slots[memory.slot]
+        self._touch(memory)
+        self._act(memory.id, at, "archived", why)
+
+    def _get(self, memory_id: object) -> _Memory:
+        key = _id("memory_id", memory_id)
+        self._load()
+        memory = self._memories.get(key)
+        if memory is None:
+            raise UnknownMemoryError(f"no memory {key}")
+        return memory
+
+    def _record(self, memory: _Memory, now: float | None = None) -> MemoryRecord:
+        now = self.clock() if now is None else now
+        live = score_of(memory.hits, age_days(memory.last_seen, now), memory.importance, self.policy)
+        return MemoryRecord(
+            id=memory.id,
+            kind=memory.kind,
+            content=memory.content,
+            level=memory.level,
+            domain=memory.domain,
+            module=memory.module,
+            code_ref=memory.code_ref,
+            parent_id=memory.parent_id,
+            layer=memory.layer,
+            status=memory.status,
+            importance=memory.importance,
+            hits=memory.hits,
+            score=live,
+            tags=list(memory.tags),
+            created_at=memory.created_at,
+            valid_from=memory.valid_from,
+            valid_until=memory.valid_until,
+            superseded_by=memory.superseded_by,
+            last_seen=memory.last_seen,
+            retrieved=memory.retrieved,
+            cited=memory.cited,
+            ignored=memory.ignored,
+            scope=memory.scope,
+            source=memory.source,
+            confidence=memory.confidence,
+            slot=list(memory.slot) if memory.slot else None,
+            value=memory.slot_value,
+        )
+
+    def get(self, memory_id: int) -> MemoryRecord:
+        self._check_open()
+        return self._record(self._get(memory_id))
+
+    def update(
+        self,
+        memory_id: int,
+        *,
+        content: str | None = None,
+        tags: Sequence[str] | None = None,
+        status: str | None = None,
+    ) -> MemoryRecord:
+        """Changes a memory's content (redacted, re-indexed), tags or status
+        (``active``/``archived``); each change is logged for ``explain``."""
+        self._check_open()
+        memory = self._get(memory_id)
+        new_content = None if content is None else redact(_text("content", content)).strip()
+        new_tags = None if tags is None else _tags(tags)
+        new_status = None if status is None else _choice("status", status, STATUSES)
+        now = self.clock()
+        if new_content is not None and new_content != memory.content:
+            memory.content = new_content
+            self._act(memory.id, now, "updated", "content")
+        if new_tags is not None and new_tags != memory.tags:
+            memory.tags = new_tags
+            self._act(memory.id, now, "updated", f"tags {', '.join(new_tags)}")
+        if new_status is not None and new_status != memory.status:
+            if new_status == "archived":
+                self._archive(memory, now, "update")
+            else:
+                memory.status = "active"
+                slot = memory.slot
+                if slot is not None and memory.valid_until is None and slot not in self._slots:
+                    self._slots[slot] = memory.id
+                self._act(memory.id, now, "reactivated", "update")
+        self._index_memory(memory)
+        self._touch(memory)
+        return self._record(memory, now)
+
+    def feedback(self, memory_id: int, signal: Literal["cited", "ignored"]) -> FeedbackResult:
+        """001's usage tracker: the agent cited the memory, or it was shown and ignored."""
+        self._check_open()
+        memory = self._get(memory_id)
+        signal = _choice("signal", signal, ("cited", "ignored"))  # type: ignore[assignment]
+        now = self.clock()
+        if signal == "cited":
+            memory.cited += 1
+            memory.last_seen = max(memory.last_seen, now)
+        else:
+            memory.ignored += 1
+        self._touch(memory)
+        self._act(memory.id, now, signal, "")
+        return FeedbackResult(memory.id, signal, memory.retrieved, memory.cited, memory.ignored)
+
+    def _matching(self, text: str) -> list[int]:
+        """Memories whose normalized content equals ``text``'s, else contains it."""
+        wanted = normalize(text)
+        if not wanted:
+            return []
+        equal = [m.id for m in self._memories.values() if normalize(m.content) == wanted]
+        if equal:
+            return equal
+        return [m.id for m in self._memories.values() if wanted in normalize(m.content)]
+
+    def forget(self, memory_id: int | None = None, *, text: str | None = None) -> Forgotten:
+        """Forgets for good: the memory's row, links, edges, actions, lexical and
+        vector entries (written at once). By ``text``: every memory whose normalized
+        content equals it, else every one that contains it."""
+        import duckdb
+
+        self._check_open()
+        if (memory_id is None) == (text is None):
+            raise InvalidInputError("forget takes a memory id or text=, not both or neither")
+        self._load()
+        if memory_id is not None:
+            ids = [self._get(memory_id).id]
+        else:
+            ids = self._matching(redact(_text("text", text)))
+        if not ids:
+            return Forgotten([])
+        self.flush()
+        con = self._con
+        keys = [_memory_key(i) for i in ids]
+        try:
+            con.execute("BEGIN TRANSACTION")
+            con.execute("DELETE FROM memories WHERE id IN (SELECT unnest(?::BIGINT[]))", [ids])
+            con.execute("DELETE FROM memory_links WHERE memory_id IN (SELECT unnest(?::BIGINT[]))", [ids])
+            con.execute(
+                "DELETE FROM memory_edges WHERE source_id IN (SELECT unnest(?::BIGINT[])) "
+                "OR target_id IN (SELECT unnest(?::BIGINT[]))",
+                [ids, ids],
+            )
+            con.execute("DELETE FROM memory_actions WHERE memory_id IN (SELECT unnest(?::BIGINT[]))", [ids])
+            con.execute("DELETE FROM memory_vectors WHERE item_key IN (SELECT unnest(?::VARCHAR[]))", [keys])
+            con.execute("UPDATE memories SET parent_id = NULL WHERE parent_id IN (SELECT unnest(?::BIGINT[]))", [ids])
+            con.execute(
+                "UPDATE memories SET superseded_by = NULL WHERE superseded_by IN (SELECT unnest(?::BIGINT[]))",
+                [ids],
+            )
+            con.execute("COMMIT")
+            con.execute("CHECKPOINT")  # the forgotten text leaves the write-ahead log
+        except duckdb.Error as exc:
+            try:
+                con.execute("ROLLBACK")
+            except duckdb.Error:
+                pass
+            raise store.corrupt_or_error(self.path, exc, "forgetting") from None
+        store.protect(self.path)
+        gone = set(ids)
+        for memory_id_ in ids:
+            memory = self._memories.pop(memory_id_)
+            if memory.slot is not None and self._slots.get(memory.slot) == memory_id_:
+                del self._slots[memory.slot]
+            for turn_id in self._sources.pop(memory_id_, {}):
+                self._memories_of[turn_id].discard(memory_id_)
+            self._edges.pop(memory_id_, None)
+            self._actions.pop(memory_id_, None)
+            self._children.pop(memory_id_, None)
+            if memory.parent_id is not None:
+                self._children[memory.parent_id].discard(memory_id_)
+        for memory in self._memories.values():
+            if memory.parent_id in gone:
+                memory.parent_id = None
+            if memory.superseded_by in gone:
+                memory.superseded_by = None
+        for edges in self._edges.values():
+            edges[:] = [(relation, other) for relation, other in edges if other not in gone]
+        self._lexical.remove(keys)
+        for key in keys:
+            self._forget_vector(key)
+        return Forgotten(sorted(ids))
+
+    def _forget_vector(self, key: str) -> None:
+        self._unembedded.discard(key)
+        self._new_vectors.pop(key, None)
+        if self._vectors is not None:
+            self._vectors.remove([key])
+
+    # -- reading -------------------------------------------------------------------------
+
+    def memories(
+        self,
+        *,
+        layer: str | None = None,
+        status: str | None = "active",
+        kind: str | None = None,
+        limit: int = 50,
+        sort: Literal["score", "recent", "id"] = "score",
+    ) -> MemoryList:
+        """Memories filtered by layer, status and kind, by live score (or most recent
+        sighting, or id), at most ``limit``."""
+        self._check_open()
+        if layer is not None:
+            _choice("layer", layer, LAYERS)
+        if status is not None:
+            _choice("status", status, STATUSES)
+        if kind is not None:
+            _choice("kind", kind, KINDS)
+        sort = _choice("sort", sort, ("score", "recent", "id"))  # type: ignore[assignment]
+        limit = _count("limit", limit, 1_000_000)
+        self._load()
+        now = self.clock()
+        chosen = [
+            m
+            for m in self._memories.values()
+            if (layer is None or m.layer == layer)
+            and (status is None or m.status == status)
+            and (kind is None or m.kind == kind)
+        ]
+        records = [self._record(m, now) for m in chosen]
+        if sort == "score":
+            records.sort(key=lambda r: (-r.score, r.id))
+        elif sort == "recent":
+            records.sort(key=lambda r: (-r.last_seen, r.id))
+        else:
+            records.sort(key=lambda r: r.id)
+        return MemoryList(records[:limit])
+
+    def get_context(self, session_id: str, k: int = 20) -> ConversationContext:
+        """004's context: the session's short-term window and the top ``k`` active
+        memories by score."""
+        short = self.turns(session_id)
+        k = _count("k", k)
+        return ConversationContext(session_id, short, self.memories(limit=k).memories)
+
+    def facts(self, *, level: str | None = None, domain: str | None = None) -> MemoryList:
+        """000's hierarchy: active memories at ``level`` (L0 project ... L3 code) and
+        in ``domain``, by level then score."""
+        self._check_open()
+        if level is not None:
+            _choice("level", level, LEVELS)
+        domain = _optional_text("domain", domain)
+        self._load()
+        now = self.clock()
+        records = [
+            self._record(m, now)
+            for m in self._memories.values()
+            if m.status == "active" and (level is None or m.level == level) and (domain is None or m.domain == domain)
+        ]
+        records.sort(key=lambda r: (r.level, -r.score, r.id))
+        return MemoryList(records)
+
+    def subtree(self, memory_id: int) -> MemoryList:
+        """The memory and its descendants (children by ``parent_id``), breadth first."""
+        self._check_open()
+        root = self._get(memory_id)
+        now = self.clock()
+        order, seen, frontier = [root.id], {root.id}, [root.id]
+        for _depth in range(_MAX_DEPTH):
+            nxt = [c for parent in frontier for c in sorted(self._children.get(parent, ())) if c not in seen]
+            if not nxt:
+                break
+            seen.update(nxt)
+            order += nxt
+            frontier = nxt
+        return MemoryList([self._record(self._memories[i], now) for i in order])
+
+    def promote(self, memory_id: int, level: str) -> MemoryRecord:
+        """Moves a memory to another level of 000's hierarchy (L0-L3)."""
+        self._check_open()
+        memory = self._get(memory_id)
+        level = _choice("level", level, LEVELS)
+        now = self.clock()
+        if level != memory.level:
+            self._act(memory.id, now, "level", f"{memory.level} -> {level}")
+            memory.level = level
+            self._touch(memory)
+        return self._record(memory, now)
+
+    def explain(self, memory_id: int) -> MemoryExplanation:
+        """004's why: hits, age, every score term, the rules, the source turns, related
+        memories, the last actions and what gc would do."""
+        self._check_open()
+        memory = self._get(memory_id)
+        now = self.clock()
+        age = age_days(memory.last_seen, now)
+        terms = score_terms(memory.hits, age, memory.importance, self.policy)
+        total = sum(t.contribution for t in terms)
+        links = [
+            MemoryLink(self._turns[t].result(), reason)
+            for t, reason in sorted(self._sources.get(memory.id, {}).items())
+            if t in self._turns
+        ]
+        related = [
+            MemoryEdge(relation, other, self._memories[other].content)
+            for relation, other in self._edges.get(memory.id, [])
+            if other in self._memories
+        ]
+        for source, edges in self._edges.items():
+            for relation, other in edges:
+                if other == memory.id and source in self._memories:
+                    inverse = {"supersedes": "superseded_by", "parent": "child"}.get(relation, relation)
+                    related.append(MemoryEdge(inverse, source, self._memories[source].content))
+        outlook = gc_outlook(memory.layer, memory.status, memory.hits, age, total, self.policy)
+        return MemoryExplanation(
+            self._record(memory, now),
+            age,
+            total,
+            terms,
+            list(memory.rules),
+            links,
+            related,
+            list(self._actions.get(memory.id, []))[-20:],
+            outlook,
+        )
+
+    # -- gc ------------------------------------------------------------------------------
+
+    def gc(self, *, dry_run: bool = False) -> GcReport:
+        """004's pass: recompute every active memory's score; promote mid -> long
+        (hits >= promote_hits, seen within promote_days); archive mid-term memories
+        scoring below archive_score or unseen for archive_days; then archive the
+        lowest scoring beyond mid_capacity. ``dry_run`` changes nothing."""
+        self._check_open()
+        if not isinstance(dry_run, bool):
+            raise InvalidInputError(f"dry_run must be true or false, got {_short(dry_run)}")
+        self._load()
+        now = self.clock()
+        policy = self.policy
+        active = [m for m in self._memories.values() if m.status == "active"]
+        scores: dict[int, float] = {}
+        promoted: list[int] = []
+        low: list[int] = []
+        old: list[int] = []
+        for m in active:
+            age = age_days(m.last_seen, now)
+            value = score_of(m.hits, age, m.importance, policy)
+            scores[m.id] = value
+            if m.layer != "mid":
+                continue
+            if m.hits >= policy.promote_hits and age <= policy.promote_days:
+                promoted.append(m.id)
+            elif value < policy.archive_score:
+                low.append(m.id)
+            elif age > policy.archive_days:
+                old.append(m.id)
+        gone = set(low) | set(old)
+        staying = sorted(
+            (m for m in active if m.layer == "mid" and m.id not in gone and m.id not in promoted),
+            key=lambda m: (scores[m.id], m.last_seen, m.id),
+        )
+        excess = max(0, len(staying) - policy.mid_capacity)
+        capacity = [m.id for m in staying[:excess]]
+        long_active = sum(1 for m in active if m.layer == "long") + len(promoted)
+        mid_active = len(staying) - excess
+        report = GcReport(dry_run, len(active), promoted, low, old, capacity, mid_active, long_active)
+        if dry_run:
+            return report
+        self.flush()
+        for m in active:
+            m.score = scores[m.id]
+        for memory_id in promoted:
+            memory = self._memories[memory_id]
+            memory.layer = "long"
+            self._act(memory_id, now, "promoted", f"hits {memory.hits} >= {policy.promote_hits}")
+        for ids, why in ((low, "low score"), (old, "age"), (capacity, "capacity")):
+            for memory_id in ids:
+                self._archive(self._memories[memory_id], now, f"gc: {why}")
+        self._write_scores(active)
+        self.flush()
+        return report
+
+    def _write_scores(self, memories: list[_Memory]) -> None:
+        """Scores, layers and statuses of many memories in one UPDATE (cheaper than
+        rewriting the rows); the rows changed otherwise are already dirty."""
+        import duckdb
+
+        changed = [m for m in memories if m.id not in self._dirty]
+        if not changed:
+            return
+        try:
+            self._con.execute(
+                "UPDATE memories SET score = v.score FROM (SELECT unnest(?::BIGINT[]) AS id, "
+                "unnest(?::DOUBLE[]) AS score) v WHERE memories.id = v.id",
+                [[m.id for m in changed], [m.score for m in changed]],
+            )
+        except duckdb.Error as exc:
+            raise store.corrupt_or_error(self.path, exc, "writing gc scores") from None
+
+    # -- recall --------------------------------------------------------------------------
+
+    def _embed_pending(self) -> None:
+        if not self._unembedded or self._embedder_factory is None:
+            return
+        if self._embedder is None:
+            self._embedder = self._embedder_factory()
+        keys = sorted(self._unembedded)
+        texts = [self._item_text(k) for k in keys]
+        vectors = self._embedder.embed(texts)
+        if self._vectors is None:
+            self._vectors = VectorIndex(vectors.shape[1])
+        self._vectors.upsert(keys, vectors)
+        for key, row in zip(keys, vectors):
+            self._new_vectors[key] = row.tolist()
+        self._unembedded.clear()
+
+    def _item_text(self, key: str) -> str:
+        kind, item = _parse_key(key)
+        if kind == "turn":
+            turn = self._turns[item]
+            return f"{turn.speaker}: {turn.text}" if turn.speaker else turn.text
+        return self._memories[item].content
+
+    def recall(
+        self,
+        query: str,
+        *,
+        k: int = 10,
+        session_id: str | None = None,
+        kinds: Sequence[str] | None = None,
+        at: float | dt.datetime | None = None,
+    ) -> Recall:
+        """Memories and raw turns relevant to ``query``, best first (see the module
+        documentation). ``kinds`` limits the hits (memory kinds and "turn");
+        ``session_id`` limits turn hits to one session; ``at`` asks what was valid
+        then (memories valid at ``at``, turns said by then). Counts ``retrieved`` on
+        every memory returned."""
+        self._check_open()
+        text = _text("query", query, max_chars=100_000)
+        k = _count("k", k)
+        session = _optional_text("session_id", session_id)
+        allowed: set[str] | None = None
+        if kinds is not None:
+            if isinstance(kinds, str) or not isinstance(kinds, Iterable):
+                raise InvalidInputError(f"kinds must be a sequence of kinds, got {_short(kinds)}")
+            allowed = {_choice("a kind", kind, (*KINDS, "turn")) for kind in kinds}
+        when = None if at is None else _time("at", at)
+        self._load()
+        now = self.clock() if when is None else when
+        policy = self.policy
+        notes = [] if self._embedder_factory is not None else [self.dense_note] if self.dense_note else []
+        if not self._turns and not self._memories:
+            return Recall(text, when, [], [], "nothing stored yet: no turns or memories", notes)
+        pool = max(100, 10 * k)
+        weights = {
+            "text": policy.weight_text,
+            "speaker": policy.weight_speaker,
+            "date": policy.weight_date,
+            "tags": policy.weight_tags,
+            "context": policy.weight_context,
+        }
+        lexical = self._lexical.search(
+            text, pool, field_weights=weights, k1=self.retrieval.bm25_k1, b=self.retrieval.bm25_b
+        )
+        matched = {key: terms for key, _score, terms in lexical}
+        channels = [("lexical", self.retrieval.lexical_weight, [(key, score) for key, score, _ in lexical])]
+        used = ["lexical"]
+        if self._embedder_factory is not None:
+            self._embed_pending()
+            if self._vectors is not None and len(self._vectors):
+                vector = self._embedder.embed([text])[0] if self._embedder is not None else None
+                if vector is not None:
+                    dense = [
+                        (key, float(sim))
+                        for key, sim in self._vectors.search(vector, pool)
+                        if sim >= self.retrieval.dense_min_similarity
+                    ]
+                    channels.append(("dense", self.retrieval.dense_weight, dense))
+                    used.append("dense")
+        fused = fuse(channels, self.retrieval.normalization)
+        scored: dict[str, _Scored] = {}
+        for key, value, parts in fused:
+            kind, item = _parse_key(key)
+            if kind == "turn":
+                turn = self._turns.get(item)
+                if turn is None or (session is not None and turn.session_id != session):
+                    continue
+                if when is not None and turn.at > when:
+                    continue
+                recency = recency_of(age_days(turn.at, now), policy)
+                importance = usage = 0.0
+            else:
+                memory = self._memories.get(item)
+                if memory is None:
+                    continue
+                if when is None and memory.status != "active":
+                    continue
+                if when is not None and not memory.valid_at(when):
+                    continue
+                if allowed is not None and memory.kind not in allowed:
+                    continue
+                recency = recency_of(age_days(min(memory.last_seen, now), now), policy)
+                importance = float(memory.importance)
+                usage = usage_of(memory.cited, memory.ignored)
+            recency *= policy.recall_recency_weight
+            importance *= policy.recall_importance_weight
+            usage *= policy.recall_usage_weight
+            scored[key] = _Scored(
+                key,
+                value + recency + importance + usage,
+                [ChannelScore(name, raw, norm, weight) for name, raw, norm, weight in parts],
+                list(matched.get(key, [])),
+                recency,
+                importance,
+                usage,
+            )
+        hits = self._aggregate(scored, allowed)
+        if not hits:
+            reason = (
+                "no stored turn or memory shares a word with the query"
+                if not lexical
+                else "nothing matching was valid at that time or in that session"
+            )
+            return Recall(text, when, [], used, reason, notes)
+        out: list[RecallHit] = []
+        for entry in hits[:k]:
+            kind, item = _parse_key(entry.key)
+            if kind == "turn":
+                turn = self._turns[item]
+                out.append(
+                    RecallHit(
+                        "turn",
+                        item,
+                        turn.text,
+                        entry.score,
+                        entry.channels,
+                        entry.matched,
+                        entry.recency,
+                        entry.importance,
+                        entry.usage,
+                        [turn.result()],
+                    )
+                )
+                continue
+            memory = self._memories[item]
+            memory.retrieved += 1
+            memory.last_accessed = self.clock()
+            self._touch(memory)
+            sources = sorted(self._sources.get(item, {}), key=lambda t: (t not in entry.absorbed, t))
+            turns = [self._turns[t].result() for t in sources if t in self._turns]
+            out.append(
+                RecallHit(
+                    memory.kind,
+                    item,
+                    memory.content,
+                    entry.score,
+                    entry.channels,
+                    entry.matched,
+                    entry.recency,
+                    entry.importance,
+                    entry.usage,
+                    turns,
+                )
+            )
+        return Recall(text, when, out, used, "", notes)
+
+    def _aggregate(self, scored: dict[str, _Scored], allowed: set[str] | None) -> list[_Scored]:
+        """A turn's hit folds into the best memory hit that points to it (the memory's
+        score becomes the higher of the two, and it lists the turn first); the rest
+        are listed as they are, best first."""
+        ranked = sorted(scored.values(), key=lambda s: (-s.score, s.key))
+        out: list[_Scored] = []
+        for entry in ranked:
+            kind, item = _parse_key(entry.key)
+            if kind == "memory":
+                out.append(entry)
+                continue
+            owners = [scored[_memory_key(m)] for m in self._memories_of.get(item, ()) if _memory_key(m) in scored]
+            if owners:
+                owner = max(owners, key=lambda s: (s.score, s.key))
+                owner.absorbed.append(item)
+                if entry.score > owner.score:
+                    owner.score = entry.score
+                    owner.channels = entry.channels
+                    owner.matched = entry.matched or owner.matched
+                continue
+            if allowed is None or "turn" in allowed:
+                out.append(entry)
+        out.sort(key=lambda s: (-s.score, s.key))
+        return out
+
+    # -- maintenance ---------------------------------------------------------------------
+
+    def counts(self) -> dict[str, int]:
+        """Turns, sessions, memories (active, archived; mid, long)."""
+        self._check_open()
+        self._load()
+        active = [m for m in self._memories.values() if m.status == "active"]
+        return {
+            "turns": len(self._turns),
+            "sessions": len(self._sessions),
+            "memories": len(self._memories),
+            "active": len(active),
+            "archived": len(self._memories) - len(active),
+            "mid": sum(1 for m in active if m.layer == "mid"),
+            "long": sum(1 for m in active if m.layer == "long"),
+        }
+
+    def __enter__(self) -> LongTermMemory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

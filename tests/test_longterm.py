@@ -1,0 +1,392 @@
+"""Long-term memory through the service: turns, extraction outcomes, merge,
+supersede, forget for good, 004's score and gc, recall and its explanations."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import os
+import stat
+from pathlib import Path
+
+import pytest
+from aircher_mem import Memory, Policy
+from aircher_mem.config import LongtermPolicy
+from aircher_mem.errors import InvalidInputError, UnknownMemoryError
+from aircher_mem.longterm import LongTermMemory
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+DAY = 86_400.0
+T0 = 1_700_000_000.0  # 2023-11-14 22:13:20 UTC
+
+
+class Clock:
+    def __init__(self, now: float = T0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def ltm(clock: Clock) -> LongTermMemory:
+    memory = LongTermMemory(":memory:", clock=clock)
+    yield memory
+    memory.close()
+
+
+# -- turns -------------------------------------------------------------------------------
+
+
+def test_turns_are_stored_redacted_tagged_and_windowed(tmp_path: Path, clock: Clock) -> None:
+    policy = LongtermPolicy(short_term_turns=3)
+    with LongTermMemory(tmp_path / "m.duckdb", policy=policy, clock=clock) as ltm:
+        added = [ltm.add_turn("s1", "user", f"message number {i}", at=T0 + i, extract=False) for i in range(5)]
+        assert [a.turn_id for a in added] == [1, 2, 3, 4, 5]
+        assert all(a.extracted == [] for a in added)
+        clock.now = T0 + 10
+        secret = ltm.add_turn(
+            "s1",
+            "user",
+            "my key is ghp_" + "a" * 36 + " and mail me at ana@example.com",
+            metadata={"dia_id": "D1:3", "password": "hunter2hunter2"},
+            extract=False,
+        )
+        assert secret.turn_id == 6
+        window = ltm.turns("s1")
+        assert [t.id for t in window] == [4, 5, 6]
+        last = window[-1]
+        assert "ghp_" not in last.text and "[REDACTED:github_token:" in last.text
+        assert "ana@example.com" in last.text and last.tags == ["email"]
+        assert last.metadata["dia_id"] == "D1:3" and "hunter2" not in str(last.metadata)
+        assert last.at == T0 + 10  # the clock's now
+    # persisted, and private to the user
+    assert stat.S_IMODE(os.stat(tmp_path / "m.duckdb").st_mode) == 0o600
+    with LongTermMemory(tmp_path / "m.duckdb", policy=policy, clock=clock) as again:
+        assert [t.text for t in again.turns("s1", limit=2)] == ["message number 4", last.text]
+        assert again.add_turn("s2", "assistant", "ok", extract=False).turn_id == 7
+
+
+@pytest.mark.parametrize(
+    ("call", "error"),
+    [
+        (lambda m: m.add_turn("", "user", "x"), "session_id"),
+        (lambda m: m.add_turn("s", "system", "x"), "role"),
+        (lambda m: m.add_turn("s", "user", "   "), "text"),
+        (lambda m: m.add_turn("s", "user", "bad \ud800"), "lone surrogate"),
+        (lambda m: m.add_turn("s", "user", "nul \x00"), "NUL"),
+        (lambda m: m.add_turn("s", "user", "x", at=math.nan), "at"),
+        (lambda m: m.add_turn("s", "user", "x", at=10**30), "at"),
+        (lambda m: m.add_turn("s", "user", "x", metadata={"n": math.inf}), "metadata"),
+        (lambda m: m.add_turn("s", "user", "x", metadata=[1]), "metadata"),
+        (lambda m: m.remember("x", kind="opinion"), "kind"),
+        (lambda m: m.remember("x", importance=2), "importance"),
+        (lambda m: m.remember("x", tags="a,b"), "tags"),
+        (lambda m: m.remember("x", level="L9"), "level"),
+        (lambda m: m.recall("x", k=0), "k"),
+        (lambda m: m.recall("x", kinds=["nope"]), "kind"),
+        (lambda m: m.feedback(1, "liked"), "memory"),
+        (lambda m: m.forget(), "forget"),
+        (lambda m: m.explain(True), "memory_id"),
+    ],
+)
+def test_bad_arguments_are_typed_errors(ltm: LongTermMemory, call, error: str) -> None:
+    with pytest.raises((InvalidInputError, UnknownMemoryError), match=error):
+        call(ltm)
+
+
+# -- extraction outcomes: created, merged, superseded --------------------------------------
+
+
+def test_preference_change_supersedes_and_both_stay_explainable(ltm: LongTermMemory, clock: Clock) -> None:
+    first = ltm.add_turn("s1", "user", "I prefer tabs.", at=T0 - 10 * DAY)
+    assert [(e.action, e.memory_id, e.content) for e in first.extracted] == [("created", 1, "I prefer tabs.")]
+    again = ltm.add_turn("s1", "user", "I prefer tabs.", at=T0 - 9 * DAY)
+    assert [(e.action, e.memory_id) for e in again.extracted] == [("merged", 1)]
+    change = ltm.add_turn("s2", "user", "I now prefer spaces.", at=T0 - 2 * DAY)
+    assert [(e.action, e.memory_id, e.superseded) for e in change.extracted] == [("superseded", 2, 1)]
+
+    old, new = ltm.get(1), ltm.get(2)
+    assert (old.status, old.valid_until, old.superseded_by, old.hits) == ("archived", T0 - 2 * DAY, 2, 1)
+    assert (new.status, new.valid_from, new.valid_until, new.slot, new.value) == (
+        "active",
+        T0 - 2 * DAY,
+        None,
+        ["user", "indentation"],
+        "spaces",
+    )
+    # the new fact is never lost (mem0's bug), the old one is not deleted
+    now = ltm.recall("do I prefer tabs or spaces", kinds=["fact"])
+    assert [h.id for h in now.hits] == [2]
+    then = ltm.recall("do I prefer tabs or spaces", kinds=["fact"], at=T0 - 5 * DAY)
+    assert [h.id for h in then.hits] == [1]
+    why_old = ltm.explain(1)
+    assert [(link.turn.id, link.reason) for link in why_old.links] == [(1, "extracted"), (2, "merged")]
+    assert [(e.relation, e.memory_id) for e in why_old.related] == [("superseded_by", 2)]
+    assert [a.action for a in why_old.actions] == ["created", "merged", "superseded"]
+    why_new = ltm.explain(2)
+    assert [(link.turn.id, link.reason) for link in why_new.links] == [(3, "conflict")]
+    assert [(e.relation, e.memory_id) for e in why_new.related] == [("supersedes", 1)]
+
+
+def test_project_fact_moves_to_a_new_value(ltm: LongTermMemory) -> None:
+    ltm.add_turn("s", "user", "The database is Postgres.", at=T0 - DAY)
+    moved = ltm.add_turn("s", "user", "We moved to MySQL last week.", at=T0)
+    assert [(e.action, e.superseded) for e in moved.extracted] == [("superseded", 1)]
+    assert ltm.get(2).slot == ["project", "database"] and ltm.get(2).value == "mysql"
+    assert ltm.memories().memories[0].id == 2
+    assert [m.id for m in ltm.memories(status="archived").memories] == [1]
+
+
+def test_remember_dedups_by_jaccard(ltm: LongTermMemory) -> None:
+    a = ltm.remember("The staging server restarts every night at two")
+    assert (a.memory_id, a.action) == (1, "created")
+    same = ltm.remember("the staging server restarts every night at two!")
+    assert (same.memory_id, same.action) == (1, "merged")
+    # 6 of 7 content words shared: Jaccard 6/8 = 0.75 >= 0.7
+    close = ltm.remember("The staging server restarts every night at three")
+    assert (close.memory_id, close.action) == (1, "merged")
+    other = ltm.remember("Production deploys need two approvals")
+    assert (other.memory_id, other.action) == (2, "created")
+    assert ltm.get(1).hits == 2
+    assert ltm.remember("The staging server restarts every night at two", kind="decision").action == "created"
+
+
+def test_assistant_turns_extract_only_when_asked(clock: Clock) -> None:
+    with LongTermMemory(":memory:", clock=clock) as ltm:
+        assert ltm.add_turn("s", "assistant", "We use pytest for the tests.").extracted == []
+    with LongTermMemory(":memory:", clock=clock, policy=LongtermPolicy(extract_assistant=True)) as ltm:
+        assert [e.action for e in ltm.add_turn("s", "assistant", "We use pytest for the tests.").extracted] == [
+            "created"
+        ]
+
+
+def test_an_llm_extractor_adds_and_its_failure_never_blocks(clock: Clock) -> None:
+    def good(text: str) -> object:
+        return [{"content": "User likes JRPGs", "importance": 1, "tags": ["interests"], "action": "create"}]
+
+    def broken(text: str) -> object:
+        raise RuntimeError("rate limited")
+
+    with LongTermMemory(":memory:", clock=clock, extractor=good) as ltm:
+        added = ltm.add_turn("s", "user", "my name is Alex. JRPGs are great fun")
+        assert [e.content for e in added.extracted] == ["my name is Alex.", "User likes JRPGs"]
+        assert ltm.get(2).importance == 1 and ltm.explain(2).rules == ["llm"]
+    with LongTermMemory(":memory:", clock=clock, extractor=broken) as ltm:
+        added = ltm.add_turn("s", "user", "my name is Alex.")
+        assert [e.content for e in added.extracted] == ["my name is Alex."]
+        assert added.notes and "rate limited" in added.notes[0]
+
+
+# -- 004's score, explain and gc ---------------------------------------------------------------
+
+
+def test_score_terms_by_hand(ltm: LongTermMemory, clock: Clock) -> None:
+    ltm.remember("Deploys happen from the release branch", importance=1, at=T0 - 10 * DAY)
+    ltm.remember("Deploys happen from the release branch", at=T0 - 10 * DAY)
+    ltm.remember("Deploys happen from the release branch", at=T0 - 10 * DAY)
+    why = ltm.explain(1)
+    assert why.memory.hits == 2 and why.age_days == pytest.approx(10.0)
+    terms = {t.name: (t.weight, t.value, t.contribution) for t in why.terms}
+    assert terms["frequency"] == (1.0, pytest.approx(math.log(3)), pytest.approx(math.log(3)))
+    assert terms["recency"] == (1.0, pytest.approx(math.exp(-0.5)), pytest.approx(math.exp(-0.5)))
+    assert terms["importance"] == (2.0, 1.0, 2.0)
+    assert why.score == pytest.approx(math.log(3) + math.exp(-0.5) + 2.0)
+    assert why.memory.score == pytest.approx(why.score)
+    assert why.outlook == "keep"
+
+
+def test_gc_promotes_archives_and_enforces_capacity(clock: Clock) -> None:
+    policy = LongtermPolicy(mid_capacity=2)
+    with LongTermMemory(":memory:", clock=clock, policy=policy) as ltm:
+        for _ in range(4):  # hits 3, seen now: promoted
+            ltm.remember("alpha service owns the billing tables", at=T0)
+        ltm.remember("bravo notes about the cache layer", at=T0 - 20 * DAY)  # 0 + e^-1 = 0.37 < 0.5
+        ltm.remember("charlie runbook for incidents", importance=1, at=T0 - 40 * DAY)  # old
+        ltm.remember("delta fact one", at=T0 - 1 * DAY)  # e^-0.05 = 0.95
+        ltm.remember("echo fact two", at=T0 - 2 * DAY)  # 0.90
+        ltm.remember("foxtrot fact three", at=T0 - 3 * DAY)  # 0.86: the lowest, over capacity
+        dry = ltm.gc(dry_run=True)
+        assert (dry.promoted, dry.archived_low_score, dry.archived_age, dry.archived_capacity) == ([1], [2], [3], [6])
+        assert (dry.scored, dry.mid_active, dry.long_active) == (6, 2, 1)
+        assert ltm.get(1).layer == "mid" and ltm.get(2).status == "active"  # nothing changed
+        done = ltm.gc()
+        assert done == type(dry)(False, *list(dataclass_values(dry))[1:])
+        assert ltm.get(1).layer == "long"
+        assert [m.id for m in ltm.memories(status="archived", sort="id").memories] == [2, 3, 6]
+        assert ltm.explain(2).actions[-1].detail == "gc: low score"
+        assert ltm.gc().promoted == []  # long-term is never archived by gc
+
+
+def dataclass_values(report: object) -> list[object]:
+    import dataclasses
+
+    return [getattr(report, f.name) for f in dataclasses.fields(report)]  # type: ignore[arg-type]
+
+
+# -- forget -----------------------------------------------------------------------------------
+
+
+def test_forget_is_for_good_and_survives_reopening(tmp_path: Path, clock: Clock) -> None:
+    path = tmp_path / "m.duckdb"
+    with LongTermMemory(path, clock=clock) as ltm:
+        ltm.add_turn("s", "user", "My name is Alex.")
+        ltm.remember("The release checklist lives in docs/release.md")
+        assert ltm.forget(text="the release checklist lives in docs/release.md").ids == [2]
+        assert ltm.forget(1).ids == [1]
+        with pytest.raises(UnknownMemoryError):
+            ltm.explain(1)
+        assert ltm.memories(status=None).memories == []
+        assert all(h.kind == "turn" for h in ltm.recall("name Alex release checklist").hits)
+        assert ltm.forget(text="nothing like this").ids == []
+    with LongTermMemory(path, clock=clock) as ltm:
+        assert ltm.memories(status=None).memories == []
+        assert [h.kind for h in ltm.recall("name Alex").hits] == ["turn"]
+    con = __import__("duckdb").connect(str(path))
+    assert con.execute("SELECT count(*) FROM memory_links").fetchone() == (0,)
+    assert con.execute("SELECT count(*) FROM memory_actions").fetchone() == (0,)
+
+
+_CONTENTS = [
+    "the build uses cargo and maturin",
+    "the build uses cargo and maturin today",
+    "alice owns the payments module",
+    "never push directly to main",
+    "the api runs on port 8080",
+    "tests run with pytest -x",
+]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.lists(
+        st.one_of(
+            st.tuples(st.just("remember"), st.sampled_from(_CONTENTS)),
+            st.tuples(st.just("forget"), st.integers(1, 8)),
+            st.tuples(st.just("forget_text"), st.sampled_from(_CONTENTS)),
+        ),
+        max_size=25,
+    )
+)
+def test_a_forgotten_memory_never_comes_back(ops: list[tuple[str, object]]) -> None:
+    with LongTermMemory(":memory:", clock=Clock()) as ltm:
+        forgotten: set[int] = set()
+        for op, arg in ops:
+            if op == "remember":
+                done = ltm.remember(str(arg))
+                assert done.memory_id not in forgotten  # ids are never reused
+            elif op == "forget":
+                try:
+                    forgotten.update(ltm.forget(int(arg)).ids)  # type: ignore[arg-type]
+                except UnknownMemoryError:
+                    pass
+            else:
+                forgotten.update(ltm.forget(text=str(arg)).ids)
+            for query in _CONTENTS:
+                ids = {h.id for h in ltm.recall(query, k=50).hits if h.kind != "turn"}
+                assert not ids & forgotten
+            listed = {m.id for m in ltm.memories(status=None, limit=1000).memories}
+            assert not listed & forgotten
+            for memory_id in forgotten:
+                with pytest.raises(UnknownMemoryError):
+                    ltm.explain(memory_id)
+
+
+# -- recall -------------------------------------------------------------------------------------
+
+
+def test_recall_aggregates_turns_into_their_memories_and_counts_usage(ltm: LongTermMemory) -> None:
+    ltm.add_turn("s1", "user", "My name is Alex.", speaker="Alex", at=T0 - DAY)
+    ltm.add_turn("s1", "user", "The weather is nice and sunny today", speaker="Alex", extract=False)
+    recall = ltm.recall("what is Alex's name?")
+    assert recall.channels == ["lexical"] and recall.reason == ""
+    top = recall.hits[0]
+    assert (top.kind, top.id, top.content) == ("fact", 1, "My name is Alex.")
+    assert [t.id for t in top.turns] == [1]
+    assert 1 not in [h.id for h in recall.hits if h.kind == "turn"]  # folded into the memory
+    assert {c.channel for c in top.channels} == {"lexical"} and "name" in top.matched
+    assert ltm.get(1).retrieved == 1
+    fed = ltm.feedback(1, "cited")
+    assert (fed.retrieved, fed.cited, fed.ignored) == (1, 1, 0)
+    again = ltm.recall("what is Alex's name?").hits[0]
+    assert again.usage == pytest.approx(0.1 * 1 / 2)
+    assert ltm.recall("zebra quantum").reason == "no stored turn or memory shares a word with the query"
+    assert LongTermMemory(":memory:").recall("anything").reason.startswith("nothing stored")
+
+
+def test_recall_filters_by_session_kind_and_time(ltm: LongTermMemory) -> None:
+    ltm.add_turn("a", "user", "the parrot learned a new word", at=T0 - 3 * DAY, extract=False)
+    ltm.add_turn("b", "user", "the parrot escaped the cage", at=T0 - 1 * DAY, extract=False)
+    assert [h.id for h in ltm.recall("parrot", session_id="b").hits] == [2]
+    assert [h.id for h in ltm.recall("parrot", at=T0 - 2 * DAY).hits] == [1]
+    assert ltm.recall("parrot", kinds=["fact"]).hits == []
+    # the more recent of two equal matches ranks first
+    assert [h.id for h in ltm.recall("parrot").hits] == [2, 1]
+
+
+def test_hierarchy_facts_subtree_promote(ltm: LongTermMemory) -> None:
+    root = ltm.remember("The service is a Django monolith").memory_id
+    child = ltm.remember("Payments live in the billing app", domain="payments", parent_id=root).memory_id
+    leaf = ltm.remember(
+        "Refunds are computed in refund_amount", code_ref="billing/refunds.py:42", parent_id=child
+    ).memory_id
+    assert [(m.id, m.level) for m in ltm.facts().memories] == [(root, "L0"), (child, "L1"), (leaf, "L3")]
+    assert [m.id for m in ltm.facts(domain="payments").memories] == [child]
+    assert [m.id for m in ltm.subtree(root).memories] == [root, child, leaf]
+    assert [m.id for m in ltm.subtree(child).memories] == [child, leaf]
+    assert ltm.promote(leaf, "L2").level == "L2"
+    assert ltm.explain(leaf).actions[-1].detail == "L3 -> L2"
+    with pytest.raises(UnknownMemoryError):
+        ltm.remember("orphan", parent_id=99)
+
+
+def test_update_reindexes_and_archives(ltm: LongTermMemory) -> None:
+    memory_id = ltm.remember("The linter is flake8").memory_id
+    updated = ltm.update(memory_id, content="The linter is ruff", tags=["tooling"])
+    assert (updated.content, updated.tags) == ("The linter is ruff", ["tooling"])
+    assert [h.id for h in ltm.recall("ruff linter", kinds=["fact"]).hits] == [memory_id]
+    assert ltm.recall("flake8", kinds=["fact"]).hits == []
+    ltm.update(memory_id, status="archived")
+    assert ltm.recall("ruff linter", kinds=["fact"]).hits == []
+    assert ltm.update(memory_id, status="active").status == "active"
+
+
+def test_get_context_gives_the_window_and_top_memories(ltm: LongTermMemory) -> None:
+    ltm.add_turn("s", "user", "I prefer tabs.")
+    ltm.remember("Never push to main", importance=1)
+    ltm.add_turn("s", "assistant", "Noted.")
+    context = ltm.get_context("s", k=1)
+    assert [t.text for t in context.short_term] == ["I prefer tabs.", "Noted."]
+    assert [m.content for m in context.memories] == ["Never push to main"]
+
+
+# -- the service ---------------------------------------------------------------------------------
+
+
+def test_service_verbs_and_prepare_context_cite_memories(tmp_path: Path) -> None:
+    with Memory.open(tmp_path) as memory:
+        added = memory.add_turn("s1", "user", "We use pytest for the tests.", at=dt.datetime(2024, 5, 1))
+        assert added.turn_id == 1 and [e.action for e in added.extracted] == ["created"]
+        assert memory.remember("Never push to main", importance=1).memory_id == 2
+        assert memory.recall("how do we run the tests?").hits[0].id == 1
+        messages = memory.context.prepare_context("which test runner do we use?")
+        assert any(m["content"] == "Memory 1 (fact): We use pytest for the tests." for m in messages)
+        assert memory.explain(1).memory.retrieved == 2
+    with Memory.open(tmp_path) as memory:
+        assert [m.id for m in memory.memories(sort="id").memories] == [1, 2]
+        assert memory.gc(dry_run=True).scored == 2
+        assert memory.forget(2).ids == [2]
+
+
+def test_policy_section_round_trips() -> None:
+    policy = Policy.from_dict({"longterm": {"short_term_turns": 5, "extractor_mode": "llm"}})
+    assert policy.longterm.short_term_turns == 5
+    assert Policy.from_dict(policy.to_dict()) == policy
+    with pytest.raises(InvalidInputError, match="extractor_mode"):
+        Policy.from_dict({"longterm": {"extractor_mode": "magic"}})

@@ -310,7 +310,7 @@ def test_recall_aggregates_turns_into_their_memories_and_counts_usage(ltm: LongT
     assert (top.kind, top.id, top.content) == ("fact", 1, "My name is Alex.")
     assert [t.id for t in top.turns] == [1]
     assert 1 not in [h.id for h in recall.hits if h.kind == "turn"]  # folded into the memory
-    assert {c.channel for c in top.channels} == {"lexical"} and "name" in top.matched
+    assert {c.channel for c in top.channels} == {"lexical", "session"} and "name" in top.matched
     assert ltm.get(1).retrieved == 1
     fed = ltm.feedback(1, "cited")
     assert (fed.retrieved, fed.cited, fed.ignored) == (1, 1, 0)

@@ -265,6 +265,9 @@ class LongtermPolicy(_Section):
     #: ``[retrieval]``'s weights and normalization) plus these times its recency
     #: (exp(-decay_lambda age_days) at the time asked about), its importance (0 or
     #: 1) and its usage ((cited - ignored) / (cited + ignored + 1), memories only).
+    #: ... and a turn gets this times its session's BM25 score over the best
+    #: session's (the conversation around it is about the query too).
+    recall_session_weight: float = _bound(0.5, 0.0, 100.0)
     recall_recency_weight: float = _bound(0.1, 0.0, 100.0)
     recall_importance_weight: float = _bound(0.1, 0.0, 100.0)
     recall_usage_weight: float = _bound(0.1, 0.0, 100.0)

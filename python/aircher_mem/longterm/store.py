@@ -103,6 +103,7 @@ MAX_TEXT_CHARS = 1_000_000
 MAX_METADATA_CHARS = 100_000
 _MAX_K = 1000
 _MAX_DEPTH = 64  # subtree walks stop here (a parent chain can be long, never endless)
+_SESSION_CHARS = 200_000  # a session's document holds at most its last this many characters
 
 Extractor = Callable[[str], object]
 """``extractor(turn_text)`` -> seed 004's JSON: a list of ``{content, importance,
@@ -436,6 +437,10 @@ def _memory_key(memory_id: int) -> str:
     return f"m{memory_id}"
 
 
+def _session_key(session_id: str) -> str:
+    return f"s{session_id}"
+
+
 def _parse_key(key: str) -> tuple[str, int]:
     return ("turn" if key[0] == "t" else "memory"), int(key[1:])
 
@@ -494,6 +499,7 @@ class LongTermMemory:
         self._turns: dict[int, _Turn] = {}
         self._sessions: dict[str, list[int]] = defaultdict(list)  # turn ids in order of arrival
         self._position: dict[int, int] = {}  # turn id -> its place in its session
+        self._stale_sessions: set[str] = set()  # session documents to rebuild before a recall
         self._memories: dict[int, _Memory] = {}
         self._sources: dict[int, dict[int, str]] = defaultdict(dict)  # memory -> {turn: reason}
         self._memories_of: dict[int, set[int]] = defaultdict(set)  # turn -> memories
@@ -559,6 +565,7 @@ class LongTermMemory:
         self._next_turn = max(self._turns, default=0) + 1
         self._next_memory = max(self._memories, default=0) + 1
         self._lexical.upsert([self._turn_document(t) for t in self._turns.values()])
+        self._stale_sessions = set(self._sessions)
         self._lexical.upsert([self._memory_document(m) for m in self._memories.values()])
         if self._embedder_factory is not None:
             self._load_vectors()
@@ -597,6 +604,37 @@ class LongTermMemory:
             },
         )
 
+    def _refresh_sessions(self) -> None:
+        """Rebuilds the session documents (the session's turns, the most recent
+        ``_SESSION_CHARS`` characters of them) changed since the last recall."""
+        if not self._stale_sessions:
+            return
+        documents = []
+        for session in sorted(self._stale_sessions):
+            texts: list[str] = []
+            size = 0
+            for turn_id in reversed(self._sessions[session]):
+                text = self._turns[turn_id].text
+                size += len(text) + 1
+                if size > _SESSION_CHARS:
+                    break
+                texts.append(text)
+            documents.append(("session", _session_key(session), session, {"text": "\n".join(reversed(texts))}))
+        self._lexical.upsert(documents)
+        self._stale_sessions.clear()
+
+    def _session_scores(self, text: str) -> dict[str, tuple[float, float]]:
+        """Session id -> (BM25 score of its session document, that score over the
+        best session's)."""
+        if self.policy.recall_session_weight <= 0:
+            return {}
+        self._refresh_sessions()
+        found = self._lexical.search(text, 100, kinds=("session",), k1=self.retrieval.bm25_k1, b=self.retrieval.bm25_b)
+        best = max((score for _key, score, _terms in found), default=0.0)
+        if best <= 0:
+            return {}
+        return {key[1:]: (score, score / best) for key, score, _terms in found}
+
     def _memory_document(self, memory: _Memory) -> tuple[str, str, str, dict[str, str]]:
         speakers = sorted({self._turns[t].speaker or "" for t in self._sources.get(memory.id, {}) if t in self._turns})
         return (
@@ -625,7 +663,7 @@ class LongTermMemory:
     def _note(self, rows: int = 1) -> None:
         self._pending += rows
         if self._pending >= self.policy.batch_rows:
-            self.flush()
+            self._write()
 
     def _act(self, memory_id: int, at: float, action: str, detail: str = "") -> None:
         entry = MemoryAction(at, action, detail)
@@ -651,13 +689,19 @@ class LongTermMemory:
         self._note()
 
     def flush(self) -> None:
-        """Writes everything pending in one transaction (and embeds new texts when
-        the dense channel is on). On failure raises StoreError and keeps it pending."""
-        import duckdb
-
+        """Embeds the texts not embedded yet (with the dense channel on) and writes
+        everything pending in one transaction. On failure raises StoreError and
+        keeps it pending."""
         self._check_open()
         if self._embedder_factory is not None and self._loaded:
             self._embed_pending()
+        self._write()
+
+    def _write(self) -> None:
+        """Writes everything pending in one transaction (never embeds: this runs
+        inside ``add_turn`` when a batch is full)."""
+        import duckdb
+
         if not (self._pending or self._new_vectors):
             return
         con = self._con
@@ -723,7 +767,7 @@ class LongTermMemory:
         if self._closed:
             return
         try:
-            self.flush()
+            self._write()
         finally:
             self._closed = True
             self._con.close()
@@ -769,6 +813,7 @@ class LongTermMemory:
         self._sessions[session].append(turn.id)
         # the turn before gains this one as its context
         self._lexical.upsert([self._turn_document(self._turns[i]) for i in (*before, turn.id)])
+        self._stale_sessions.add(session)
         self._unembedded.add(_turn_key(turn.id))
         self._new_turns.append(turn.id)
         self._note()
@@ -1104,7 +1149,7 @@ class LongTermMemory:
             ids = self._matching(redact(_text("text", text)))
         if not ids:
             return Forgotten([])
-        self.flush()
+        self._write()
         con = self._con
         keys = [_memory_key(i) for i in ids]
         try:
@@ -1332,7 +1377,7 @@ class LongTermMemory:
         report = GcReport(dry_run, len(active), promoted, low, old, capacity, mid_active, long_active)
         if dry_run:
             return report
-        self.flush()
+        self._write()
         for m in active:
             m.score = scores[m.id]
         for memory_id in promoted:
@@ -1343,12 +1388,13 @@ class LongTermMemory:
             for memory_id in ids:
                 self._archive(self._memories[memory_id], now, f"gc: {why}")
         self._write_scores(active)
-        self.flush()
+        self._write()
         return report
 
     def _write_scores(self, memories: list[_Memory]) -> None:
-        """Scores, layers and statuses of many memories in one UPDATE (cheaper than
-        rewriting the rows); the rows changed otherwise are already dirty."""
+        """The scores of many memories in one UPDATE (cheaper than rewriting the
+        rows); rows changed otherwise (promoted, archived) are dirty and written
+        whole by the next ``_write``."""
         import duckdb
 
         changed = [m for m in memories if m.id not in self._dirty]
@@ -1426,7 +1472,12 @@ class LongTermMemory:
             "context": policy.weight_context,
         }
         lexical = self._lexical.search(
-            text, pool, field_weights=weights, k1=self.retrieval.bm25_k1, b=self.retrieval.bm25_b
+            text,
+            pool,
+            kinds=("turn", "memory"),
+            field_weights=weights,
+            k1=self.retrieval.bm25_k1,
+            b=self.retrieval.bm25_b,
         )
         matched = {key: terms for key, _score, terms in lexical}
         channels = [("lexical", self.retrieval.lexical_weight, [(key, score) for key, score, _ in lexical])]
@@ -1444,9 +1495,11 @@ class LongTermMemory:
                     channels.append(("dense", self.retrieval.dense_weight, dense))
                     used.append("dense")
         fused = fuse(channels, self.retrieval.normalization)
+        sessions = self._session_scores(text)
         scored: dict[str, _Scored] = {}
         for key, value, parts in fused:
             kind, item = _parse_key(key)
+            channel_scores = [ChannelScore(name, raw, norm, weight) for name, raw, norm, weight in parts]
             if kind == "turn":
                 turn = self._turns.get(item)
                 if turn is None or (session is not None and turn.session_id != session):
@@ -1455,6 +1508,10 @@ class LongTermMemory:
                     continue
                 recency = recency_of(age_days(turn.at, now), policy)
                 importance = usage = 0.0
+                if turn.session_id in sessions:
+                    raw, share = sessions[turn.session_id]
+                    channel_scores.append(ChannelScore("session", raw, share, policy.recall_session_weight))
+                    value += share * policy.recall_session_weight
             else:
                 memory = self._memories.get(item)
                 if memory is None:
@@ -1474,7 +1531,7 @@ class LongTermMemory:
             scored[key] = _Scored(
                 key,
                 value + recency + importance + usage,
-                [ChannelScore(name, raw, norm, weight) for name, raw, norm, weight in parts],
+                channel_scores,
                 list(matched.get(key, [])),
                 recency,
                 importance,

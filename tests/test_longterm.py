@@ -390,3 +390,38 @@ def test_policy_section_round_trips() -> None:
     assert Policy.from_dict(policy.to_dict()) == policy
     with pytest.raises(InvalidInputError, match="extractor_mode"):
         Policy.from_dict({"longterm": {"extractor_mode": "magic"}})
+
+
+class FakeEmbedder:
+    """Vectors by text: near-duplicates point the same way, the rest elsewhere."""
+
+    VECTORS = {
+        "The deploy script lives in tools/release.sh": [1.0, 0.0, 0.0, 0.0],
+        "Releases are shipped by running tools/release.sh": [0.9, 0.435889894, 0.0, 0.0],  # cosine 0.9
+        "Lunch is at noon": [0.0, 0.0, 1.0, 0.0],
+    }
+
+    def embed(self, texts: list[str]) -> object:
+        import numpy as np
+
+        return np.array([self.VECTORS.get(t, [0.0, 0.0, 0.0, 1.0]) for t in texts], dtype=np.float32)
+
+
+def test_near_duplicates_merge_by_cosine_once_embedded(clock: Clock) -> None:
+    with LongTermMemory(":memory:", clock=clock, embedder=FakeEmbedder) as ltm:
+        ids = [ltm.remember(text) for text in FakeEmbedder.VECTORS]
+        assert [(r.memory_id, r.action) for r in ids] == [(1, "created"), (2, "created"), (3, "created")]
+        found = ltm.recall("where is the release script?")  # embeds what is new, then merges
+        assert found.channels == ["lexical", "dense"]
+        assert (ltm.get(1).status, ltm.get(1).hits) == ("active", 1)
+        assert (ltm.get(2).status, ltm.get(3).status) == ("archived", "active")
+        assert [(e.relation, e.memory_id) for e in ltm.explain(2).related] == [("merged_into", 1)]
+        assert [(e.relation, e.memory_id) for e in ltm.explain(1).related] == [("merged_from", 2)]
+        assert ltm.explain(2).actions[-1].detail == "merged into memory 1 (cosine 0.900)"
+        assert 2 not in [h.id for h in ltm.recall("tools/release.sh").hits]
+
+
+def test_memories_from_turns_with_personal_data_are_tagged(ltm: LongTermMemory) -> None:
+    added = ltm.add_turn("s", "user", "My name is Alex and my email is alex@example.com.")
+    memory = ltm.get(added.extracted[0].memory_id)
+    assert "pii" in memory.tags and "email" in memory.tags

@@ -437,6 +437,16 @@ def _memory_key(memory_id: int) -> str:
     return f"m{memory_id}"
 
 
+def _mergeable(memory: _Memory, kind: str, slot: tuple[str, str] | None, value: str | None) -> bool:
+    """Whether a memory may absorb another of ``kind``, ``slot`` and ``value``: it is
+    active, of that kind, and its slot does not hold something else."""
+    if memory.status != "active" or memory.kind != kind:
+        return False
+    if memory.slot is not None and slot is not None and memory.slot != slot:
+        return False
+    return not (memory.slot is not None and memory.slot == slot and memory.slot_value != value)
+
+
 def _session_key(session_id: str) -> str:
     return f"s{session_id}"
 
@@ -927,11 +937,7 @@ class LongTermMemory:
         best, best_sim = None, 0.0
         for key, _score, _terms in self._lexical.search(candidate.content, 10, kinds=("memory",)):
             memory = self._memories.get(int(key[1:]))
-            if memory is None or memory.status != "active" or memory.kind != candidate.kind:
-                continue
-            if memory.slot is not None and candidate.slot is not None and memory.slot != candidate.slot:
-                continue
-            if memory.slot is not None and memory.slot == candidate.slot and memory.slot_value != candidate.value:
+            if memory is None or not _mergeable(memory, candidate.kind, candidate.slot, candidate.value):
                 continue
             similarity = jaccard(tokens, token_set(memory.content))
             if similarity >= self.policy.merge_jaccard and similarity > best_sim:
@@ -1320,7 +1326,9 @@ class LongTermMemory:
         for source, edges in self._edges.items():
             for relation, other in edges:
                 if other == memory.id and source in self._memories:
-                    inverse = {"supersedes": "superseded_by", "parent": "child"}.get(relation, relation)
+                    inverse = {"supersedes": "superseded_by", "parent": "child", "merged_into": "merged_from"}.get(
+                        relation, relation
+                    )
                     related.append(MemoryEdge(inverse, source, self._memories[source].content))
         outlook = gc_outlook(memory.layer, memory.status, memory.hits, age, total, self.policy)
         return MemoryExplanation(
@@ -1425,6 +1433,40 @@ class LongTermMemory:
         for key, row in zip(keys, vectors):
             self._new_vectors[key] = row.tolist()
         self._unembedded.clear()
+        for key, row in zip(keys, vectors):
+            if key[0] == "m":
+                self._merge_near_duplicate(int(key[1:]), row)
+
+    def _merge_near_duplicate(self, memory_id: int, vector: np.ndarray) -> None:
+        """000's cosine rule, applied once a memory is embedded (never in
+        ``add_turn``): an older active memory of the same kind and no conflicting
+        slot at least ``merge_cosine`` similar absorbs it (hits, turns); the newer
+        one is archived with a ``merged_into`` edge, so it stays explainable."""
+        memory = self._memories.get(memory_id)
+        if memory is None or memory.status != "active" or self._vectors is None:
+            return
+        for key, similarity in self._vectors.search(vector, 20):
+            if similarity < self.policy.merge_cosine:
+                return
+            if key[0] != "m" or int(key[1:]) >= memory_id:
+                continue
+            keep = self._memories.get(int(key[1:]))
+            if keep is None or not _mergeable(keep, memory.kind, memory.slot, memory.slot_value):
+                continue
+            now = self.clock()
+            keep.hits += 1 + memory.hits
+            keep.last_seen = max(keep.last_seen, memory.last_seen)
+            keep.importance = max(keep.importance, memory.importance)
+            for turn_id in sorted(self._sources.get(memory_id, {})):
+                self._link(keep.id, turn_id, "merged", now)
+            self._touch(keep)
+            self._act(keep.id, now, "merged", f"memory {memory_id} (cosine {similarity:.3f})")
+            self._archive(memory, now, f"merged into memory {keep.id} (cosine {similarity:.3f})")
+            if memory.slot is not None and memory.slot not in self._slots:
+                self._slots[memory.slot] = keep.id
+            self._edge(memory_id, keep.id, "merged_into", now)
+            self._lexical.upsert([self._memory_document(keep)])
+            return
 
     def _item_text(self, key: str) -> str:
         kind, item = _parse_key(key)

@@ -8,6 +8,7 @@ import math
 import os
 import stat
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 from aircher_mem import Memory, Policy
@@ -395,7 +396,7 @@ def test_policy_section_round_trips() -> None:
 class FakeEmbedder:
     """Vectors by text: near-duplicates point the same way, the rest elsewhere."""
 
-    VECTORS = {
+    VECTORS: ClassVar[dict[str, list[float]]] = {
         "The deploy script lives in tools/release.sh": [1.0, 0.0, 0.0, 0.0],
         "Releases are shipped by running tools/release.sh": [0.9, 0.435889894, 0.0, 0.0],  # cosine 0.9
         "Lunch is at noon": [0.0, 0.0, 1.0, 0.0],

@@ -426,3 +426,34 @@ def test_memories_from_turns_with_personal_data_are_tagged(ltm: LongTermMemory) 
     added = ltm.add_turn("s", "user", "My name is Alex and my email is alex@example.com.")
     memory = ltm.get(added.extracted[0].memory_id)
     assert "pii" in memory.tags and "email" in memory.tags
+
+
+_HOSTILE = st.one_of(
+    st.text(max_size=300),
+    st.sampled_from(
+        ["\ud800 lone", "nul\x00", "", "   ", "?" * 5000, "I " * 20000, "my name is " * 3000, "é" * 70_000]
+    ),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["turn", "remember", "recall", "forget"]), _HOSTILE), max_size=8))
+def test_hostile_text_gets_a_typed_error_or_works(ops: list[tuple[str, str]]) -> None:
+    from aircher_mem import AircherError
+
+    with LongTermMemory(":memory:", clock=Clock()) as ltm:
+        for op, text in ops:
+            try:
+                if op == "turn":
+                    ltm.add_turn("s", "user", text, speaker=text[:20] or None, metadata={"raw": text[:50]})
+                elif op == "remember":
+                    ltm.remember(text)
+                elif op == "recall":
+                    ltm.recall(text, k=5)
+                else:
+                    ltm.forget(text=text)
+            except AircherError:
+                pass
+        ltm.flush()
+        counts = ltm.counts()
+        assert counts["memories"] == counts["active"] + counts["archived"]

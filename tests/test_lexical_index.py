@@ -427,3 +427,114 @@ def test_removed_keys_never_return_and_results_are_sorted(
         fresh = LexicalIndex()
         fresh.upsert(list(live.values()))
         assert hits == fresh.search(query, limit, **kwargs)
+
+
+# Stemming (Snowball English, for prose): tokenize(text, stem=True) and LexicalIndex(stem=True).
+
+PROSE = [
+    ("turn", "t1", "s1", {"text": "The parties were running late"}),
+    ("memory", "m1", "s1", {"text": "a party at the meeting"}),
+    ("turn", "t2", "s2", {"text": "she runs every morning"}),
+]
+
+
+def test_tokenize_stem() -> None:
+    assert tokenize("The parties were running late", stem=True) == ["parti", "run", "late"]
+    assert tokenize("The parties were running late") == ["parties", "running", "late"]
+    assert tokenize("The parties were running late", stem=False) == ["parties", "running", "late"]
+    assert tokenize("meetings", stem=True) == tokenize("meeting", stem=True) == ["meet"]
+    assert tokenize("ran runs", stem=True) == ["ran", "run"]
+    # Identifiers are stemmed whole and part by part; a stem that is a stop word goes.
+    assert tokenize("parseHTTPResponse", stem=True) == ["parsehttprespons", "pars", "http", "respons"]
+    assert tokenize("others", stem=True) == []
+    with pytest.raises(TypeError):
+        tokenize("parties", True)  # type: ignore[call-arg]
+    with pytest.raises(InvalidInputError):
+        tokenize("parties", stem="yes")  # type: ignore[arg-type]
+
+
+def test_stemming_is_off_by_default_and_read_only() -> None:
+    assert LexicalIndex().stem is False
+    assert LexicalIndex(stem=False).stem is False
+    assert LexicalIndex(stem=True).stem is True
+    with pytest.raises(AttributeError):
+        LexicalIndex().stem = True  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        LexicalIndex(True)  # type: ignore[call-arg]
+    with pytest.raises(InvalidInputError):
+        LexicalIndex(stem=1)  # type: ignore[arg-type]
+
+
+def test_stemming_index_finds_other_forms() -> None:
+    plain, stemming = LexicalIndex(), LexicalIndex(stem=True)
+    plain.upsert(PROSE)
+    stemming.upsert(PROSE)
+
+    def found(index: LexicalIndex, query: str) -> list[tuple[str, list[str]]]:
+        return sorted((key, matched) for key, _, matched in index.search(query, 10))
+
+    assert found(plain, "parties") == [("t1", ["parties"])]
+    assert found(plain, "party") == [("m1", ["party"])]
+    assert found(plain, "run meetings") == []
+    # Matched terms are stems.
+    assert found(stemming, "parties") == [("m1", ["parti"]), ("t1", ["parti"])]
+    assert found(stemming, "party") == found(stemming, "parties")
+    assert found(stemming, "run meetings") == [("m1", ["meet"]), ("t1", ["run"]), ("t2", ["run"])]
+    assert found(stemming, "ran") == []
+    # Changes keep stemming.
+    assert stemming.remove(["m1"]) == 1
+    stemming.upsert([("memory", "m2", "s3", {"text": "Partying hard"})])
+    assert found(stemming, "party") == [("m2", ["parti"]), ("t1", ["parti"])]
+
+
+def test_save_load_keeps_the_stemming_flag(tmp_path: Path) -> None:
+    path = tmp_path / "lexical.bin"
+    for stem in [False, True]:
+        index = LexicalIndex(stem=stem)
+        index.upsert(PROSE)
+        index.save(path)
+        loaded = LexicalIndex.load(path)
+        assert loaded.stem is stem
+        for query in ["party", "parties meetings", "running late", "ran"]:
+            assert loaded.search(query, 10) == index.search(query, 10)
+        assert len(loaded.search("party", 10)) == (2 if stem else 1)
+        # Documents upserted after loading are stemmed as the query is.
+        loaded.upsert([("memory", "m9", "s9", {"text": "parties"})])
+        assert ("m9" in keys(loaded.search("party", 10))) is stem
+
+
+# English forms that share stems, none with `_` (so a stem is one token again).
+FORMS = ["party", "parties", "running", "runs", "run", "meeting", "meetings", "walked", "walks", "happily", "cats"]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    docs=st.lists(
+        st.tuples(
+            st.sampled_from(["memory", "turn"]),
+            st.sampled_from([f"k{i}" for i in range(6)]),
+            st.sampled_from(["g1", "g2"]),
+            st.dictionaries(
+                st.sampled_from(["text", "title"]),
+                st.lists(st.sampled_from(FORMS), max_size=6).map(" ".join),
+                max_size=2,
+            ),
+        ),
+        max_size=10,
+    ),
+    query=st.lists(st.sampled_from(FORMS), min_size=1, max_size=4).map(" ".join),
+)
+def test_a_stemming_index_is_a_plain_index_of_stems(
+    docs: list[tuple[str, str, str, dict[str, str]]], query: str
+) -> None:
+    stemming = LexicalIndex(stem=True)
+    stemming.upsert(docs)
+    plain = LexicalIndex()
+    plain.upsert(
+        [
+            (kind, key, group, {name: " ".join(tokenize(text, stem=True)) for name, text in fields.items()})
+            for kind, key, group, fields in docs
+        ]
+    )
+    stems = " ".join(tokenize(query, stem=True))
+    assert stemming.search(query, 10) == plain.search(stems, 10)

@@ -323,11 +323,18 @@ class LexicalIndex:
     one file. Limits: at most 32 distinct field names in use at a time (MAX_FIELDS), the first
     100 000 tokens of a field are indexed (MAX_FIELD_TOKENS), the first 512 distinct known
     terms of a query are searched for (MAX_QUERY_TERMS). Text is tokenized by :func:`tokenize`.
+    With ``stem=True`` (for prose: conversation turns, memories; off for code), documents and
+    queries alike are tokenized by ``tokenize(text, stem=True)``: "parties" finds "party", the
+    matched terms :meth:`search` returns are stems ("parti"), and the flag is saved with the
+    index and restored by :meth:`load`.
     Not locked: the long calls release the GIL, and while one thread changes the index (upsert,
     remove, remove_group) any other call on it raises RuntimeError ("Already mutably borrowed"),
     as does a change while another thread searches it; searches may run side by side."""
 
-    def __new__(cls) -> LexicalIndex: ...
+    def __new__(cls, *, stem: bool = False) -> LexicalIndex: ...
+    @property
+    def stem(self) -> bool:
+        """Whether documents and queries are stemmed (fixed when the index is made)."""
     def __len__(self) -> int:
         """The number of documents."""
     def __contains__(self, key: object, /) -> bool:
@@ -355,7 +362,8 @@ class LexicalIndex:
         b: float = 0.75,
     ) -> list[tuple[str, float, list[str]]]:
         """The ``limit`` documents that score highest for ``query`` with BM25F, best first
-        (equal scores by key), as ``(key, score, matched query terms)``; only documents of
+        (equal scores by key), as ``(key, score, matched query terms)`` (stems if the index
+        stems); only documents of
         ``kinds`` (all if empty). A field's weight is 1.0 unless given; 0 ignores the field.
         InvalidInputError for ``k1 < 0``, ``b`` outside [0, 1], a weight < 0, any of them
         not finite, or a negative ``limit``."""
@@ -363,12 +371,17 @@ class LexicalIndex:
         """Writes the index to ``path`` (temporary file, then rename; mode 0600)."""
     @staticmethod
     def load(path: str | PathLike[str]) -> LexicalIndex:
-        """Reads an index written by :meth:`save`; StoreCorruptError for a damaged file."""
+        """Reads an index written by :meth:`save`, stemming if it did; a file written before
+        stemming existed loads as a non-stemming index. StoreCorruptError for a damaged file."""
 
-def tokenize(text: str) -> list[str]:
+def tokenize(text: str, *, stem: bool = False) -> list[str]:
     """The tokens of ``text`` the lexical index indexes and searches for, in order: each word
     lowercased, then its parts (snake_case, camelCase, digits); stop words, code noise and
-    tokens of fewer than 2 characters or more than 64 bytes are left out."""
+    tokens of fewer than 2 characters or more than 64 bytes are left out. With ``stem=True``
+    each token is replaced by its Snowball English stem, identifiers and their parts included
+    (``"The parties were running late"`` -> ``["parti", "run", "late"]``,
+    ``"parseHTTPResponse"`` -> ``["parsehttprespons", "pars", "http", "respons"]``), and a stem
+    that is a stop word is left out, as a :class:`LexicalIndex` made with ``stem=True`` does."""
 
 def fuse(
     channels: Sequence[tuple[str, float, Sequence[tuple[str, float]]]], normalization: str = "minmax"

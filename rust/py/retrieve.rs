@@ -9,9 +9,10 @@ use pyo3::types::{PyMapping, PyString};
 use super::convert::{Checked, FsPath, Int, Real, Text};
 use super::detached;
 use super::errors::InvalidInputError;
+use crate::retrieve::tokenize::tokens_with;
 use crate::retrieve::{
-    fuse as fuse_channels, tokens, Bm25Params, Channel, Document, LexicalIndex, Normalization,
-    VectorIndex, MAX_FIELDS, MAX_FIELD_TOKENS,
+    fuse as fuse_channels, Bm25Params, Channel, Document, LexicalIndex, Normalization, VectorIndex,
+    MAX_FIELDS, MAX_FIELD_TOKENS,
 };
 
 /// Dense vectors by key, one contiguous float32 matrix searched by brute force
@@ -141,8 +142,10 @@ type DocumentTuple = (Text, Text, Text, Pairs<Text, Text>);
 /// and loaded from one file. Limits: at most MAX_FIELDS (32) distinct field names
 /// in use at a time, the first MAX_FIELD_TOKENS (100 000) tokens of a field are
 /// indexed, the first MAX_QUERY_TERMS (512) distinct known terms of a query are
-/// searched for. Not locked: a call that overlaps a change (upsert, remove,
-/// remove_group: they release the GIL) raises RuntimeError; searches may overlap.
+/// searched for. With `stem=True`, documents and queries are stemmed (Snowball
+/// English, for prose), the flag is saved with the index, and matched terms are
+/// stems. Not locked: a call that overlaps a change (upsert, remove, remove_group:
+/// they release the GIL) raises RuntimeError; searches may overlap.
 #[pyclass(module = "aircher_mem._core", name = "LexicalIndex")]
 pub struct PyLexicalIndex {
     index: LexicalIndex,
@@ -151,10 +154,17 @@ pub struct PyLexicalIndex {
 #[pymethods]
 impl PyLexicalIndex {
     #[new]
-    fn new() -> Self {
+    #[pyo3(signature = (*, stem = Checked(false)), text_signature = "(*, stem=False)")]
+    fn new(stem: Checked<bool>) -> Self {
         Self {
-            index: LexicalIndex::new(),
+            index: LexicalIndex::with_stemming(stem.0),
         }
+    }
+
+    /// Whether documents and queries are stemmed (fixed when the index is made).
+    #[getter]
+    fn stem(&self) -> bool {
+        self.index.stem()
     }
 
     /// The number of documents.
@@ -274,10 +284,13 @@ const _: () = assert!(crate::retrieve::lexical::MAX_QUERY_TERMS == 512);
 
 /// The tokens of `text` the lexical index indexes and searches for, in order: each
 /// word lowercased, then its parts (snake_case, camelCase, digits), stop words,
-/// code noise and tokens of fewer than 2 characters or more than 64 bytes left out.
+/// code noise and tokens of fewer than 2 characters or more than 64 bytes left out;
+/// with `stem=True`, each replaced by its Snowball English stem (as an index made
+/// with `stem=True` does), a stem that is a stop word left out.
 #[pyfunction]
-pub fn tokenize(py: Python<'_>, text: Text) -> Vec<String> {
-    detached(py, || tokens(&text.0))
+#[pyo3(signature = (text, *, stem = Checked(false)), text_signature = "(text, *, stem=False)")]
+pub fn tokenize(py: Python<'_>, text: Text, stem: Checked<bool>) -> Vec<String> {
+    detached(py, || tokens_with(&text.0, stem.0))
 }
 
 /// One channel as Python passes it: (name, weight, [(key, raw score)]).

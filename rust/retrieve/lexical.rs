@@ -21,6 +21,14 @@
 //!
 //! Bounds: a field keeps its first [`MAX_FIELD_TOKENS`] tokens, a document at most
 //! [`MAX_FIELDS`] distinct field names exist at a time.
+//!
+//! Stemming. An index made with [`LexicalIndex::with_stemming`]`(true)` replaces
+//! every token of documents and queries alike by its Snowball English stem (see
+//! [`super::tokenize`]; identifiers too, which is fine since both sides agree), so
+//! "parties" finds "party". For prose (conversation turns, memories); code search
+//! does not stem. The flag is fixed for the life of the index, saved with it and
+//! restored by `load`; the terms it holds, and the matched terms `search` returns,
+//! are then stems ("parti").
 
 use std::cell::RefCell;
 use std::cmp::Ordering;
@@ -33,7 +41,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::persist;
-use super::tokenize::for_each_token;
+use super::tokenize::for_each_token_with;
 use crate::error::{invalid, Error, Result};
 
 /// Distinct field names an index holds at a time.
@@ -43,8 +51,12 @@ pub const MAX_FIELD_TOKENS: usize = 100_000;
 /// Distinct indexed terms of a query that are searched for (the first ones); the
 /// rest of a longer query is ignored. A long issue or traceback has a few hundred.
 pub const MAX_QUERY_TERMS: usize = 512;
-/// The version of the file [`LexicalIndex::save`] writes.
-pub const FORMAT_VERSION: u32 = 1;
+/// The version of the file [`LexicalIndex::save`] writes. Version 2 puts the
+/// stemming flag before version 1's payload; [`LexicalIndex::load`] still reads
+/// version 1 files (as non-stemming indexes: there was no stemming then).
+pub const FORMAT_VERSION: u32 = 2;
+/// The oldest version [`LexicalIndex::load`] reads.
+const OLDEST_VERSION: u32 = 1;
 const MAGIC: &[u8; 8] = b"AIRLEXIC";
 const WHAT: &str = "lexical index";
 
@@ -66,8 +78,8 @@ pub struct Document {
     pub key: String,
     /// What [`LexicalIndex::remove_group`] removes together (for code: the file).
     pub group: String,
-    /// (field name, text) pairs, tokenized with [`super::tokenize::tokens`]; a name
-    /// appears at most once per document.
+    /// (field name, text) pairs, tokenized with [`super::tokenize::tokens`] (stemmed
+    /// if the index stems); a name appears at most once per document.
     pub fields: Vec<(String, String)>,
     /// Stored and returned, never indexed.
     pub meta: Vec<(String, String)>,
@@ -87,7 +99,7 @@ pub struct LexicalHit {
     pub key: String,
     pub score: f64,
     /// The distinct query terms found in the document (in a field of weight > 0), in
-    /// query order.
+    /// query order: indexed terms, so stems if the index stems.
     pub matched: Vec<String>,
 }
 
@@ -216,6 +228,8 @@ pub struct LexicalIndex {
     /// `Slot::terms`); a removed document's stay until `compact`.
     forward: Vec<u32>,
     live: usize,
+    /// Whether documents and queries are stemmed (see the module documentation).
+    stem: bool,
 }
 
 impl std::fmt::Debug for LexicalIndex {
@@ -230,6 +244,7 @@ impl std::fmt::Debug for LexicalIndex {
             )
             .field("fields", &self.fields)
             .field("kinds", &self.kinds)
+            .field("stem", &self.stem)
             .finish()
     }
 }
@@ -242,12 +257,13 @@ struct Counted {
 }
 
 impl Counted {
-    fn of(fields: &[(String, String)]) -> Counted {
+    /// `fields` tokenized, stemmed if `stem`.
+    fn of(fields: &[(String, String)], stem: bool) -> Counted {
         let fields = fields
             .iter()
             .map(|(_, text)| {
                 let mut tokens: Vec<String> = Vec::new();
-                for_each_token(text, |token| {
+                for_each_token_with(text, stem, |token| {
                     tokens.push(token.to_owned());
                     if tokens.len() == MAX_FIELD_TOKENS {
                         ControlFlow::Break(())
@@ -413,8 +429,23 @@ fn ranks(keep: impl Iterator<Item = bool>) -> Vec<u32> {
 }
 
 impl LexicalIndex {
+    /// An empty index that does not stem (as code search wants).
     pub fn new() -> LexicalIndex {
         LexicalIndex::default()
+    }
+
+    /// An empty index that stems documents and queries with Snowball English if
+    /// `stem` (for prose; see the module documentation).
+    pub fn with_stemming(stem: bool) -> LexicalIndex {
+        LexicalIndex {
+            stem,
+            ..LexicalIndex::default()
+        }
+    }
+
+    /// Whether the index stems (see [`LexicalIndex::with_stemming`]).
+    pub fn stem(&self) -> bool {
+        self.stem
     }
 
     /// The number of documents.
@@ -485,7 +516,7 @@ impl LexicalIndex {
     /// if its new field names would make more than [`MAX_FIELDS`].
     pub fn upsert(&mut self, doc: Document) -> Result<()> {
         self.make_room(&doc)?;
-        let counted = Counted::of(&doc.fields);
+        let counted = Counted::of(&doc.fields, self.stem);
         self.insert(doc, counted);
         self.maybe_compact();
         Ok(())
@@ -511,7 +542,7 @@ impl LexicalIndex {
         let shards: Vec<(LexicalIndex, Result<()>)> = chunks
             .into_par_iter()
             .map(|chunk| {
-                let mut shard = LexicalIndex::new();
+                let mut shard = LexicalIndex::with_stemming(self.stem);
                 let done = shard.upsert_each(chunk);
                 (shard, done)
             })
@@ -572,7 +603,11 @@ impl LexicalIndex {
 
     /// `upsert` of each document in order, their text tokenized in parallel first.
     fn upsert_each(&mut self, docs: Vec<Document>) -> Result<()> {
-        let counted: Vec<Counted> = docs.par_iter().map(|d| Counted::of(&d.fields)).collect();
+        let stem = self.stem;
+        let counted: Vec<Counted> = docs
+            .par_iter()
+            .map(|d| Counted::of(&d.fields, stem))
+            .collect();
         for (doc, counted) in docs.into_iter().zip(counted) {
             self.make_room(&doc)?;
             self.insert(doc, counted);
@@ -585,6 +620,7 @@ impl LexicalIndex {
     /// here in `other`'s slot order (a key already here is replaced). An
     /// invalid-input error, and no change, if the fields would be too many.
     fn absorb(&mut self, mut other: LexicalIndex) -> Result<()> {
+        debug_assert_eq!(self.stem, other.stem, "terms of one kind only");
         other.compact();
         let missing = |index: &LexicalIndex| -> Vec<String> {
             other
@@ -1096,21 +1132,28 @@ impl LexicalIndex {
         debug_assert_eq!(self.docs.len(), self.live);
     }
 
-    /// Saves the index (compacted: nothing of a removed document is written) to
-    /// `path`, with `generation`, an opaque number [`LexicalIndex::load`] returns.
+    /// Saves the index (compacted: nothing of a removed document is written) and
+    /// whether it stems to `path` ([`FORMAT_VERSION`]), with `generation`, an
+    /// opaque number [`LexicalIndex::load`] returns.
     pub fn save(&self, path: &Path, generation: u64) -> Result<()> {
-        let payload = postcard::to_stdvec(&self.to_stored()).map_err(Error::Encode)?;
+        let payload = postcard::to_stdvec(&self.to_saved()).map_err(Error::Encode)?;
         persist::write(path, MAGIC, FORMAT_VERSION, generation, &payload)
     }
 
-    /// Loads an index saved by [`LexicalIndex::save`], with its generation. A file
-    /// that is damaged or not such an index is `Error::Corrupt` ("rebuild it").
+    /// Loads an index saved by [`LexicalIndex::save`], with its generation; it
+    /// stems if it did when saved. A version 1 file (written before stemming
+    /// existed) loads as a non-stemming index. A file that is damaged or not such
+    /// an index is `Error::Corrupt` ("rebuild it").
     pub fn load(path: &Path) -> Result<(LexicalIndex, u64)> {
-        let (payload, generation) = persist::read(path, MAGIC, FORMAT_VERSION, WHAT)?;
+        let (payload, generation, version) =
+            persist::read_versions(path, MAGIC, OLDEST_VERSION..=FORMAT_VERSION, WHAT)?;
         let corrupt = |why: &str| persist::corrupt(path, WHAT, why);
-        let stored: StoredOwned =
-            postcard::from_bytes(&payload).map_err(|e| corrupt(&e.to_string()))?;
-        let index = LexicalIndex::from_stored(stored).map_err(|why| corrupt(&why))?;
+        let saved: SavedOwned = match version {
+            1 => postcard::from_bytes(&payload).map(|index| Saved { stem: false, index }),
+            _ => postcard::from_bytes(&payload),
+        }
+        .map_err(|e| corrupt(&e.to_string()))?;
+        let index = LexicalIndex::from_saved(saved).map_err(|why| corrupt(&why))?;
         Ok((index, generation))
     }
 
@@ -1129,7 +1172,7 @@ impl LexicalIndex {
     fn query_terms(&self, query: &str) -> Vec<u32> {
         let mut seen = HashSet::new();
         let mut terms = Vec::new();
-        for_each_token(query, |token| {
+        for_each_token_with(query, self.stem, |token| {
             if let Some(&term) = self.term_ids.get(token) {
                 if self.df[term as usize] > 0 && seen.insert(term) {
                     terms.push(term);
@@ -1297,6 +1340,21 @@ impl LexicalIndex {
             term: ranks(self.df.iter().map(|&df| df > 0)),
             kind: ranks(used.into_iter()),
         }
+    }
+
+    /// What is saved: the flag and the compacted form, borrowing the strings.
+    fn to_saved(&self) -> Saved<StoredRef<'_>> {
+        Saved {
+            stem: self.stem,
+            index: self.to_stored(),
+        }
+    }
+
+    /// [`LexicalIndex::from_stored`], stemming as saved.
+    fn from_saved(saved: SavedOwned) -> std::result::Result<LexicalIndex, String> {
+        let mut index = LexicalIndex::from_stored(saved.index)?;
+        index.stem = saved.stem;
+        Ok(index)
     }
 
     /// The compacted, self-contained form that is saved, borrowing the strings.
@@ -1581,6 +1639,16 @@ struct Stored<S, D> {
 type StoredRef<'a> = Stored<&'a str, StoredDocRef<'a>>;
 type StoredOwned = Stored<String, StoredDoc<String, Vec<(String, String)>>>;
 
+/// The payload of a version 2 file: the stemming flag (one byte, 0 or 1), then
+/// the [`Stored`] form, which alone is the payload of a version 1 file.
+#[derive(Clone, Serialize, Deserialize)]
+struct Saved<I> {
+    stem: bool,
+    index: I,
+}
+
+type SavedOwned = Saved<StoredOwned>;
+
 /// A byte string, encoded as one (postcard: length and bytes), not as a sequence.
 #[derive(Clone, Debug, PartialEq)]
 struct Bytes(Vec<u8>);
@@ -1628,13 +1696,13 @@ impl<'de> Deserialize<'de> for Bytes {
     }
 }
 
-/// Serializes the compacted form (as `save` writes it).
+/// Serializes the stemming flag and the compacted form (the payload `save` writes).
 impl Serialize for LexicalIndex {
     fn serialize<S: serde::Serializer>(
         &self,
         serializer: S,
     ) -> std::result::Result<S::Ok, S::Error> {
-        self.to_stored().serialize(serializer)
+        self.to_saved().serialize(serializer)
     }
 }
 
@@ -1643,8 +1711,8 @@ impl<'de> Deserialize<'de> for LexicalIndex {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> std::result::Result<Self, D::Error> {
-        let stored = StoredOwned::deserialize(deserializer)?;
-        LexicalIndex::from_stored(stored).map_err(serde::de::Error::custom)
+        let saved = SavedOwned::deserialize(deserializer)?;
+        LexicalIndex::from_saved(saved).map_err(serde::de::Error::custom)
     }
 }
 
@@ -1672,6 +1740,18 @@ mod tests {
         kinds: &[&str],
         limit: usize,
     ) -> Vec<Hit> {
+        reference_with(docs, query, params, kinds, limit, false)
+    }
+
+    /// [`reference`], tokens stemmed if `stem`.
+    fn reference_with(
+        docs: &[Document],
+        query: &str,
+        params: &Bm25Params,
+        kinds: &[&str],
+        limit: usize,
+        stem: bool,
+    ) -> Vec<Hit> {
         let n = docs.len() as f64;
         /// Per field name: (tokens kept, term counts).
         type Fields<'a> = BTreeMap<&'a str, (usize, BTreeMap<String, u32>)>;
@@ -1682,7 +1762,7 @@ mod tests {
                     .iter()
                     .map(|(name, text)| {
                         let mut counts = BTreeMap::new();
-                        let kept: Vec<String> = crate::retrieve::tokenize::tokens(text)
+                        let kept: Vec<String> = crate::retrieve::tokenize::tokens_with(text, stem)
                             .into_iter()
                             .take(MAX_FIELD_TOKENS)
                             .collect();
@@ -1718,7 +1798,7 @@ mod tests {
         }
         let df = |term: &str| dfs.get(term).copied().unwrap_or(0);
         let mut terms: Vec<String> = Vec::new();
-        for t in crate::retrieve::tokenize::tokens(query) {
+        for t in crate::retrieve::tokenize::tokens_with(query, stem) {
             if !terms.contains(&t) && df(&t) > 0 {
                 terms.push(t);
             }
@@ -2357,14 +2437,15 @@ mod tests {
     fn inconsistent_payloads_are_corrupt() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("lexical.bin");
-        let good: StoredOwned = postcard::from_bytes(
+        let good: StoredOwned = postcard::from_bytes::<SavedOwned>(
             &postcard::to_stdvec(&index(&[
                 doc("fn", "a", "g", &[("name", "alpha beta")]),
                 doc("fn", "b", "g", &[("name", "beta")]),
             ]))
             .unwrap(),
         )
-        .unwrap();
+        .unwrap()
+        .index;
         // The postings as (delta, tf << 5 | field) per term, and back.
         fn lists(s: &StoredOwned) -> Vec<Vec<(u32, u32)>> {
             let mut at = 0;
@@ -2447,12 +2528,45 @@ mod tests {
         for (why, mutate) in mutations {
             let mut stored = good.clone();
             mutate(&mut stored);
-            let payload = postcard::to_stdvec(&stored).unwrap();
-            persist::write(&path, MAGIC, FORMAT_VERSION, 1, &payload).unwrap();
+            // In a version 1 file as in a version 2 one, stemming or not.
+            let v1 = postcard::to_stdvec(&stored).unwrap();
+            persist::write(&path, MAGIC, 1, 1, &v1).unwrap();
             match LexicalIndex::load(&path) {
                 Err(Error::Corrupt(m)) => assert!(m.contains(why), "{why}: {m}"),
                 other => panic!("{why}: {other:?}"),
             }
+            for stem in [false, true] {
+                let saved = Saved {
+                    stem,
+                    index: stored.clone(),
+                };
+                let payload = postcard::to_stdvec(&saved).unwrap();
+                persist::write(&path, MAGIC, FORMAT_VERSION, 1, &payload).unwrap();
+                match LexicalIndex::load(&path) {
+                    Err(Error::Corrupt(m)) => assert!(m.contains(why), "{why}: {m}"),
+                    other => panic!("{why}: {other:?}"),
+                }
+            }
+        }
+        // The flag is a byte, 0 or 1.
+        let mut payload = postcard::to_stdvec(&Saved {
+            stem: true,
+            index: good.clone(),
+        })
+        .unwrap();
+        assert_eq!(payload[0], 1);
+        payload[0] = 2;
+        persist::write(&path, MAGIC, FORMAT_VERSION, 1, &payload).unwrap();
+        assert!(matches!(LexicalIndex::load(&path), Err(Error::Corrupt(_))));
+        // A version 1 payload is not a version 2 one, nor the reverse.
+        let v1 = postcard::to_stdvec(&good).unwrap();
+        persist::write(&path, MAGIC, FORMAT_VERSION, 1, &v1).unwrap();
+        assert!(matches!(LexicalIndex::load(&path), Err(Error::Corrupt(_))));
+        // A version from the future is refused, saying which ones are read.
+        persist::write(&path, MAGIC, FORMAT_VERSION + 1, 1, &v1).unwrap();
+        match LexicalIndex::load(&path) {
+            Err(Error::Corrupt(m)) => assert!(m.contains("reads versions 1 to 2"), "{m}"),
+            other => panic!("{other:?}"),
         }
     }
 
@@ -2493,6 +2607,13 @@ mod tests {
         "größe",
         "tree tree",
         "HTTP",
+        // Forms that share a stem.
+        "walking",
+        "walks",
+        "parties",
+        "party",
+        "trees",
+        "meetings",
     ];
     const FIELD_NAMES: &[&str] = &["name", "body", "path", "doc", "zz"];
     const KINDS: &[&str] = &["fn", "class", "memory"];
@@ -2605,10 +2726,11 @@ mod tests {
 
         #[test]
         fn updates_search_like_a_fresh_index(
+            stem in any::<bool>(),
             ops in prop::collection::vec(op(), 0..40),
             queries in prop::collection::vec(query(), 1..8),
         ) {
-            let mut index = LexicalIndex::new();
+            let mut index = LexicalIndex::with_stemming(stem);
             let mut model: BTreeMap<String, Document> = BTreeMap::new();
             for op in ops {
                 match op {
@@ -2631,12 +2753,13 @@ mod tests {
             }
             check_invariants(&index);
             // Built in another order, so slots and term ids differ.
-            let mut fresh = LexicalIndex::new();
+            let mut fresh = LexicalIndex::with_stemming(stem);
             for d in model.values().rev() {
                 fresh.upsert(d.clone()).unwrap();
             }
             // And in bulk, tokenized in parallel.
-            let mut bulk = LexicalIndex::new();
+            let mut bulk = LexicalIndex::with_stemming(stem);
+            bulk.check_batch(&model.values().cloned().collect::<Vec<_>>()).unwrap();
             bulk.upsert_all(model.values().cloned().collect()).unwrap();
             check_invariants(&bulk);
             prop_assert_eq!(index.len(), model.len());
@@ -2658,9 +2781,12 @@ mod tests {
             let mut compacted = index.clone();
             compacted.compact();
             check_invariants(&compacted);
+            for built in [&index, &fresh, &bulk, &loaded, &compacted] {
+                prop_assert_eq!(built.stem(), stem);
+            }
             let survivors: Vec<Document> = model.values().cloned().collect();
             for q in &queries {
-                let expected = reference(&survivors, &q.text, &q.params, &q.kinds, q.limit);
+                let expected = reference_with(&survivors, &q.text, &q.params, &q.kinds, q.limit, stem);
                 same_as_reference(&index.search(&q.text, &q.params, &q.kinds, q.limit), &expected)?;
                 same_results(&index, &fresh, q)?;
                 same_results(&loaded, &fresh, q)?;
@@ -2700,20 +2826,37 @@ mod tests {
     /// across shards keeps its last document.
     #[test]
     fn sharded_bulk_load_equals_one_by_one() {
-        for seed in 0..3u64 {
+        for (seed, stem) in [(0u64, false), (1, false), (2, false), (3, true), (4, true)] {
             let mut docs = skewed_documents(seed, 5000);
+            if stem {
+                docs = docs.into_iter().map(english).collect();
+            }
             // Repeats across shards, and a third field in some documents.
             for i in (0..docs.len()).step_by(97) {
                 docs[i].key = format!("d{:04}", (i * 7) % 5000);
                 docs[i].fields.push(("path".into(), format!("pkg/m{i}.py")));
             }
-            let mut one_by_one = LexicalIndex::new();
+            let mut one_by_one = LexicalIndex::with_stemming(stem);
             for d in docs.clone() {
                 one_by_one.upsert(d).unwrap();
             }
-            let mut bulk = LexicalIndex::new();
+            let mut bulk = LexicalIndex::with_stemming(stem);
             bulk.upsert_all(docs).unwrap();
             check_invariants(&bulk);
+            assert!(bulk.stem() == stem && one_by_one.stem() == stem);
+            let live_terms = |index: &LexicalIndex| -> Vec<String> {
+                let mut terms: Vec<String> = (0..index.terms.len())
+                    .filter(|&t| index.df[t] > 0)
+                    .map(|t| index.terms[t].clone())
+                    .collect();
+                terms.sort_unstable();
+                terms
+            };
+            let terms = live_terms(&bulk);
+            assert_eq!(terms, live_terms(&one_by_one));
+            // Stems only, when stemming (the plain documents have no English words).
+            assert_eq!(terms.contains(&"parti".to_string()), stem);
+            assert!(!terms.contains(&"parties".to_string()));
             assert_eq!(bulk.len(), one_by_one.len());
             assert_eq!(bulk.groups(), one_by_one.groups());
             let params = Bm25Params {
@@ -2722,7 +2865,10 @@ mod tests {
                 field_weights: vec![("name".into(), 3.0), ("path".into(), 0.5)],
             };
             for q in 0..40u32 {
-                let text = format!("w{}x w{}x w{}x pkg m{}", q % 7, q, q * 3 % 61, q * 97);
+                let mut text = format!("w{}x w{}x w{}x pkg m{}", q % 7, q, q * 3 % 61, q * 97);
+                if stem {
+                    text = english_text(&text);
+                }
                 let a = one_by_one.search(&text, &params, &[], 15);
                 let b = bulk.search(&text, &params, &[], 15);
                 let bits = |hits: &[LexicalHit]| -> Vec<(String, u64, Vec<String>)> {
@@ -2733,6 +2879,57 @@ mod tests {
                 assert_eq!(bits(&a), bits(&b), "{text}");
             }
         }
+    }
+
+    /// English word forms, several per stem, for the `w{n}x` words of
+    /// [`skewed_documents`] (word `n` is `ENGLISH[n % len]`).
+    const ENGLISH: &[&str] = &[
+        "party",
+        "parties",
+        "running",
+        "runs",
+        "run",
+        "meeting",
+        "meetings",
+        "meet",
+        "walked",
+        "walking",
+        "connection",
+        "connected",
+        "connects",
+        "happily",
+        "happy",
+        "studies",
+        "studying",
+        "cats",
+        "cat",
+        "generalization",
+        "general",
+        "ran",
+    ];
+
+    /// `text` with each `w{n}x` word replaced by an English form.
+    fn english_text(text: &str) -> String {
+        text.split(' ')
+            .map(|word| {
+                match word
+                    .strip_prefix('w')
+                    .and_then(|w| w.strip_suffix('x'))
+                    .and_then(|n| n.parse::<usize>().ok())
+                {
+                    Some(n) => ENGLISH[n % ENGLISH.len()],
+                    None => word,
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    fn english(mut doc: Document) -> Document {
+        for (_, text) in &mut doc.fields {
+            *text = english_text(text);
+        }
+        doc
     }
 
     /// Documents with a skewed vocabulary, so that queries mix rare and common
@@ -2812,6 +3009,197 @@ mod tests {
             );
         }
         assert!(PRUNED.with(Cell::get) > before);
+    }
+
+    #[test]
+    fn stemming_finds_other_forms_and_is_off_by_default() {
+        let docs = [
+            doc("memory", "m1", "s1", &[("text", "a party at the meeting")]),
+            doc(
+                "turn",
+                "t1",
+                "s1",
+                &[("text", "The parties were running late")],
+            ),
+            doc("turn", "t2", "s2", &[("text", "she runs every morning")]),
+        ];
+        let plain = index(&docs);
+        assert!(!plain.stem() && !LexicalIndex::new().stem() && !LexicalIndex::default().stem());
+        let mut stemming = LexicalIndex::with_stemming(true);
+        for d in &docs {
+            stemming.upsert(d.clone()).unwrap();
+        }
+        check_invariants(&stemming);
+        assert!(stemming.stem());
+        let params = Bm25Params::default();
+        let found = |index: &LexicalIndex, query: &str| -> Vec<(String, Vec<String>)> {
+            let mut hits: Vec<(String, Vec<String>)> = index
+                .search(query, &params, &[], 10)
+                .into_iter()
+                .map(|h| (h.key, h.matched))
+                .collect();
+            hits.sort();
+            hits
+        };
+        let hit = |key: &str, matched: &[&str]| {
+            (
+                key.to_string(),
+                matched.iter().map(|m| m.to_string()).collect::<Vec<_>>(),
+            )
+        };
+        // The plain index matches words as written.
+        assert_eq!(found(&plain, "parties"), [hit("t1", &["parties"])]);
+        assert_eq!(found(&plain, "party"), [hit("m1", &["party"])]);
+        assert_eq!(found(&plain, "run"), []);
+        // The stemming one matches stems, and says so.
+        assert_eq!(
+            found(&stemming, "parties"),
+            [hit("m1", &["parti"]), hit("t1", &["parti"])]
+        );
+        assert_eq!(
+            found(&stemming, "run meetings"),
+            [
+                hit("m1", &["meet"]),
+                hit("t1", &["run"]),
+                hit("t2", &["run"])
+            ]
+        );
+        assert_eq!(found(&stemming, "ran"), []);
+        // Removal and compaction keep stemming.
+        assert!(stemming.remove("m1"));
+        stemming.compact();
+        assert_eq!(found(&stemming, "party"), [hit("t1", &["parti"])]);
+        stemming
+            .upsert(doc("memory", "m2", "s3", &[("text", "Partying")]))
+            .unwrap();
+        assert_eq!(
+            found(&stemming, "party"),
+            [hit("m2", &["parti"]), hit("t1", &["parti"])]
+        );
+        assert!(format!("{stemming:?}").contains("stem: true"));
+    }
+
+    #[test]
+    fn save_load_keeps_the_stemming_flag() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lexical.bin");
+        let params = Bm25Params::default();
+        for stem in [false, true] {
+            let mut index = LexicalIndex::with_stemming(stem);
+            index
+                .upsert_all(vec![
+                    doc(
+                        "turn",
+                        "t1",
+                        "s1",
+                        &[("text", "The parties were running late")],
+                    ),
+                    doc("memory", "m1", "s1", &[("text", "a party at the meeting")]),
+                ])
+                .unwrap();
+            index.save(&path, 9).unwrap();
+            let (loaded, generation) = LexicalIndex::load(&path).unwrap();
+            check_invariants(&loaded);
+            assert_eq!((loaded.stem(), generation), (stem, 9));
+            for query in ["party", "parties meetings", "running late", "ran"] {
+                assert_eq!(
+                    loaded.search(query, &params, &[], 5),
+                    index.search(query, &params, &[], 5),
+                    "{query}"
+                );
+            }
+            assert_eq!(
+                loaded.search("party", &params, &[], 5).len(),
+                1 + stem as usize
+            );
+            // Serde keeps the flag too.
+            let decoded: LexicalIndex =
+                postcard::from_bytes(&postcard::to_stdvec(&index).unwrap()).unwrap();
+            assert_eq!(decoded.stem(), stem);
+        }
+    }
+
+    /// A file saved by the version 1 code (before stemming), byte for byte: the
+    /// documents of `version_1_files_load_as_non_stemming`, generation 5.
+    const V1_FILE: &str = "4149524c455849430100000005000000000000009f00000000000000896c22240dc2\
+        19b502047465787405746f70696302047475726e066d656d6f7279020274310002733101046c696e65\
+        0137026d310102733101046c696e65013709046c61746507706172746965730772756e6e696e67076d\
+        656574696e67057061727479046874747005706172736511706172736568747470726573706f6e7365\
+        08726573706f6e73650902020202020202020212002000200020012001200121012101210121";
+
+    /// Users have version 1 files on disk: they load, as indexes that do not stem,
+    /// whether kept from then (`V1_FILE`) or written in that layout now.
+    #[test]
+    fn version_1_files_load_as_non_stemming() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("graph.lexical");
+        let meta = |d: Document| Document {
+            meta: vec![("line".into(), "7".into())],
+            ..d
+        };
+        let docs = vec![
+            meta(doc(
+                "turn",
+                "t1",
+                "s1",
+                &[("text", "The parties were running late")],
+            )),
+            meta(doc(
+                "memory",
+                "m1",
+                "s1",
+                &[
+                    ("text", "a party at the meeting"),
+                    ("topic", "parseHTTPResponse"),
+                ],
+            )),
+        ];
+        let original = index(&docs);
+        let hex: String = V1_FILE.split_whitespace().collect();
+        let bytes: Vec<u8> = (0..hex.len())
+            .step_by(2)
+            .map(|at| u8::from_str_radix(&hex[at..at + 2], 16).unwrap())
+            .collect();
+        assert_eq!(&bytes[8..12], &1u32.to_le_bytes());
+        std::fs::write(&path, &bytes).unwrap();
+        let (kept, generation) = LexicalIndex::load(&path).unwrap();
+        assert_eq!(generation, 5);
+        // Written in the version 1 layout by this code.
+        persist::write(
+            &path,
+            MAGIC,
+            1,
+            6,
+            &postcard::to_stdvec(&original.to_stored()).unwrap(),
+        )
+        .unwrap();
+        let (written, generation) = LexicalIndex::load(&path).unwrap();
+        assert_eq!(generation, 6);
+        let params = Bm25Params::default();
+        for loaded in [&kept, &written] {
+            check_invariants(loaded);
+            assert!(!loaded.stem());
+            assert_eq!(loaded.len(), 2);
+            assert_eq!(loaded.get("m1").unwrap().meta, &docs[1].meta[..]);
+            for query in [
+                "party",
+                "parties",
+                "running",
+                "http response",
+                "late meeting",
+            ] {
+                assert_eq!(
+                    loaded.search(query, &params, &[], 5),
+                    original.search(query, &params, &[], 5),
+                    "{query}"
+                );
+            }
+            assert_eq!(keys(&loaded.search("parties", &params, &[], 5)), ["t1"]);
+        }
+        // Saved again, it is a version 2 file that still does not stem.
+        kept.save(&path, 5).unwrap();
+        assert_eq!(&std::fs::read(&path).unwrap()[8..12], &2u32.to_le_bytes());
+        assert!(!LexicalIndex::load(&path).unwrap().0.stem());
     }
 
     #[test]

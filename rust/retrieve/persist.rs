@@ -7,6 +7,7 @@
 //! to the graph file it was saved with.
 
 use std::hash::BuildHasher;
+use std::ops::RangeInclusive;
 use std::path::Path;
 
 use crate::atomic::write_atomic;
@@ -48,16 +49,33 @@ pub fn write(
 /// payload and generation. `what` names the kind of file in errors ("lexical
 /// index").
 pub fn read(path: &Path, magic: &[u8; 8], version: u32, what: &str) -> Result<(Vec<u8>, u64)> {
+    let (payload, generation, _) = read_versions(path, magic, version..=version, what)?;
+    Ok((payload, generation))
+}
+
+/// Reads a file written by [`write`] with the same `magic` and a version in
+/// `versions` (the ones this build still reads): its payload, generation and
+/// version.
+pub fn read_versions(
+    path: &Path,
+    magic: &[u8; 8],
+    versions: RangeInclusive<u32>,
+    what: &str,
+) -> Result<(Vec<u8>, u64, u32)> {
     let mut bytes = std::fs::read(path).map_err(|err| Error::io("read", path, err))?;
     let corrupt = |why: &str| corrupt(path, what, why);
     if bytes.len() < HEADER || &bytes[..8] != magic {
         return Err(corrupt("no header"));
     }
     let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
-    let found = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
-    if found != version {
+    let version = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
+    if !versions.contains(&version) {
+        let reads = match (versions.start(), versions.end()) {
+            (first, last) if first == last => format!("version {first}"),
+            (first, last) => format!("versions {first} to {last}"),
+        };
         return Err(corrupt(&format!(
-            "format version {found}, this aircher-mem reads version {version}"
+            "format version {version}, this aircher-mem reads {reads}"
         )));
     }
     let generation = word(12);
@@ -70,7 +88,7 @@ pub fn read(path: &Path, magic: &[u8; 8], version: u32, what: &str) -> Result<(V
         return Err(corrupt("checksum mismatch"));
     }
     bytes.drain(..HEADER);
-    Ok((bytes, generation))
+    Ok((bytes, generation, version))
 }
 
 /// Reads a little-endian length-prefixed section: the `u64` length, then that many
@@ -134,6 +152,31 @@ mod tests {
             read(dir.path(), MAGIC, 2, "test"),
             Err(Error::Io { .. })
         ));
+    }
+
+    #[test]
+    fn a_range_of_versions() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("index.bin");
+        for version in [1, 2] {
+            write(&path, MAGIC, version, 3, b"payload").unwrap();
+            assert_eq!(
+                read_versions(&path, MAGIC, 1..=2, "test").unwrap(),
+                (b"payload".to_vec(), 3, version)
+            );
+        }
+        write(&path, MAGIC, 3, 3, b"payload").unwrap();
+        match read_versions(&path, MAGIC, 1..=2, "test") {
+            Err(Error::Corrupt(m)) => assert!(
+                m.contains("format version 3, this aircher-mem reads versions 1 to 2"),
+                "{m}"
+            ),
+            other => panic!("{other:?}"),
+        }
+        match read(&path, MAGIC, 2, "test") {
+            Err(Error::Corrupt(m)) => assert!(m.contains("reads version 2)"), "{m}"),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

@@ -17,9 +17,23 @@
 //! One pass over the text, no recursion; the only memory is a buffer of
 //! [`MAX_BYTES`] for the lower-cased token (a longer one is given up on as soon as it
 //! is known to be too long).
+//!
+//! Stemming (optional, for prose: [`tokens_with`], [`for_each_token_with`]). Each
+//! token that passes the filters above is replaced by its Snowball English stem
+//! ([`stem`]: `parties` and `party` -> `parti`, `running` and `runs` -> `run`), and
+//! dropped if the stem is itself a stop word (`others` -> `other`) or shorter than
+//! [`MIN_CHARS`]. Every token is stemmed, identifiers and their parts included:
+//! `parseHTTPResponse` gives `parsehttprespons`, `pars`, `http`, `respons`. That is
+//! harmless as long as documents and queries are stemmed alike (the lexical index
+//! does both or neither), but it is why code search does not stem. A stem is never
+//! longer than its word, so it still fits in [`MAX_BYTES`]. The stemmer is made
+//! once per process; a token whose stem differs costs one small allocation.
 
+use std::borrow::Cow;
 use std::ops::ControlFlow;
 use std::sync::OnceLock;
+
+use rust_stemmers::{Algorithm, Stemmer};
 
 /// Tokens shorter than this many characters are dropped (`x`, `2`).
 pub const MIN_CHARS: usize = 2;
@@ -94,10 +108,24 @@ fn pack(word: &str) -> Option<u128> {
     Some(u128::from_be_bytes(buffer))
 }
 
+/// The Snowball English stem of `token` (lower-case): `running` -> `run`,
+/// `parties` -> `parti`, `meetings` -> `meet`. Borrowed when it is the token itself.
+pub fn stem(token: &str) -> Cow<'_, str> {
+    static STEMMER: OnceLock<Stemmer> = OnceLock::new();
+    STEMMER
+        .get_or_init(|| Stemmer::create(Algorithm::English))
+        .stem(token)
+}
+
 /// The tokens of `text`, in order, repeats included (they are term frequencies).
 pub fn tokens(text: &str) -> Vec<String> {
+    tokens_with(text, false)
+}
+
+/// [`tokens`], each replaced by its stem if `stem` (see the module documentation).
+pub fn tokens_with(text: &str, stem: bool) -> Vec<String> {
     let mut out = Vec::new();
-    for_each_token(text, |token| {
+    for_each_token_with(text, stem, |token| {
         out.push(token.to_owned());
         ControlFlow::Continue(())
     });
@@ -106,21 +134,38 @@ pub fn tokens(text: &str) -> Vec<String> {
 
 /// Calls `emit` with each token of `text` in order (see [`tokens`]), without
 /// allocating per token; `emit` stops the walk by returning `ControlFlow::Break`.
-pub fn for_each_token(text: &str, mut emit: impl FnMut(&str) -> ControlFlow<()>) {
-    let mut buffer = String::with_capacity(MAX_BYTES + 8);
+pub fn for_each_token(text: &str, emit: impl FnMut(&str) -> ControlFlow<()>) {
+    for_each_token_with(text, false, emit);
+}
+
+/// [`for_each_token`], each token replaced by its stem if `stem` (see the module
+/// documentation).
+pub fn for_each_token_with(text: &str, stem: bool, mut emit: impl FnMut(&str) -> ControlFlow<()>) {
+    let mut out = Out {
+        buffer: String::with_capacity(MAX_BYTES + 8),
+        stem,
+        emit: &mut emit,
+    };
     let mut start: Option<usize> = None;
     for (at, c) in text.char_indices() {
         if is_word_char(c) {
             start.get_or_insert(at);
         } else if let Some(from) = start.take() {
-            if word(&text[from..at], &mut buffer, &mut emit).is_break() {
+            if word(&text[from..at], &mut out).is_break() {
                 return;
             }
         }
     }
     if let Some(from) = start {
-        let _ = word(&text[from..], &mut buffer, &mut emit);
+        let _ = word(&text[from..], &mut out);
     }
+}
+
+/// Where tokens go: the lower-casing buffer, whether to stem, the caller's `emit`.
+struct Out<'a, F> {
+    buffer: String,
+    stem: bool,
+    emit: &'a mut F,
 }
 
 fn is_word_char(c: char) -> bool {
@@ -153,29 +198,25 @@ fn class(c: char) -> Class {
 /// not the whole word, then its camelCase and letter/digit parts if it has more than
 /// one (`getX2Value_async` -> `getx2value_async`, `getx2value`, `get`, `x`, `2`,
 /// `value`, `async`, before the length filter).
-fn word(
-    word: &str,
-    buffer: &mut String,
-    emit: &mut impl FnMut(&str) -> ControlFlow<()>,
-) -> ControlFlow<()> {
+fn word<F: FnMut(&str) -> ControlFlow<()>>(word: &str, out: &mut Out<'_, F>) -> ControlFlow<()> {
     if word.bytes().all(|b| b == b'_') {
         return ControlFlow::Continue(());
     }
-    emit_lower(word, buffer, emit)?;
+    emit_lower(word, out)?;
     for segment in word.split('_').filter(|s| !s.is_empty()) {
         if segment.len() != word.len() {
-            emit_lower(segment, buffer, emit)?;
+            emit_lower(segment, out)?;
         }
         if boundaries(segment, |_| ControlFlow::Break(())).is_continue() {
             continue;
         }
         let mut start = 0;
         boundaries(segment, |at| {
-            emit_lower(&segment[start..at], buffer, emit)?;
+            emit_lower(&segment[start..at], out)?;
             start = at;
             ControlFlow::Continue(())
         })?;
-        emit_lower(&segment[start..], buffer, emit)?;
+        emit_lower(&segment[start..], out)?;
     }
     ControlFlow::Continue(())
 }
@@ -209,14 +250,14 @@ fn boundaries(segment: &str, mut found: impl FnMut(usize) -> ControlFlow<()>) ->
     ControlFlow::Continue(())
 }
 
-/// Lower-cases `token` into `buffer` and emits it if it passes the filters. Gives up
-/// as soon as the lower-cased form is longer than [`MAX_BYTES`], so a megabyte-long
-/// word costs no more than a short one here.
-fn emit_lower(
+/// Lower-cases `token` into the buffer and emits it (or its stem) if it passes the
+/// filters. Gives up as soon as the lower-cased form is longer than [`MAX_BYTES`],
+/// so a megabyte-long word costs no more than a short one here.
+fn emit_lower<F: FnMut(&str) -> ControlFlow<()>>(
     token: &str,
-    buffer: &mut String,
-    emit: &mut impl FnMut(&str) -> ControlFlow<()>,
+    out: &mut Out<'_, F>,
 ) -> ControlFlow<()> {
+    let buffer = &mut out.buffer;
     buffer.clear();
     let mut chars = 0;
     for c in token.chars() {
@@ -233,7 +274,15 @@ fn emit_lower(
     if chars < MIN_CHARS || is_stop_word(buffer) {
         return ControlFlow::Continue(());
     }
-    emit(buffer)
+    if out.stem {
+        if let Cow::Owned(stemmed) = stem(buffer) {
+            if stemmed.chars().nth(MIN_CHARS - 1).is_none() || is_stop_word(&stemmed) {
+                return ControlFlow::Continue(());
+            }
+            return (out.emit)(&stemmed);
+        }
+    }
+    (out.emit)(buffer)
 }
 
 #[cfg(test)]
@@ -384,6 +433,54 @@ mod tests {
         assert_eq!(seen, ["alpha", "beta"]);
     }
 
+    #[test]
+    fn snowball_english_stems() {
+        for (word, expected) in [
+            ("running", "run"),
+            ("runs", "run"),
+            ("run", "run"),
+            // Irregular forms are not stems of one another.
+            ("ran", "ran"),
+            ("parties", "parti"),
+            ("party", "parti"),
+            ("meeting", "meet"),
+            ("meetings", "meet"),
+            ("connection", "connect"),
+            ("connected", "connect"),
+        ] {
+            assert_eq!(stem(word), expected, "{word}");
+        }
+        assert!(matches!(stem("run"), Cow::Borrowed("run")));
+    }
+
+    #[test]
+    fn stemmed_tokens() {
+        let s = |text: &str| tokens_with(text, true);
+        assert_eq!(s("The parties were running late"), ["parti", "run", "late"]);
+        assert_eq!(s("a party at the meeting"), ["parti", "meet"]);
+        assert_eq!(s("meetings"), s("meeting"));
+        // Identifiers are stemmed whole and part by part.
+        assert_eq!(
+            s("parseHTTPResponse"),
+            ["parsehttprespons", "pars", "http", "respons"]
+        );
+        assert_eq!(s("find_symbols"), ["find_symbol", "find", "symbol"]);
+        // A stem that is a stop word goes, as the word itself would.
+        assert_eq!(s("others"), Vec::<String>::new());
+        assert_eq!(t("others"), ["others"]);
+        // Off, nothing changes.
+        assert_eq!(
+            tokens_with("The parties were running late", false),
+            ["parties", "running", "late"]
+        );
+        let mut seen = Vec::new();
+        for_each_token_with("meetings parties", true, |t| {
+            seen.push(t.to_owned());
+            ControlFlow::Break(())
+        });
+        assert_eq!(seen, ["meet"]);
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
 
@@ -396,13 +493,24 @@ mod tests {
         fn code_like_tokens_are_bounded_and_lowercase(text in "[a-zA-Z0-9_ ./ßÉİΣ数]{0,300}") {
             check(&text)?;
         }
+
+        #[test]
+        fn prose_tokens_are_bounded_and_lowercase(
+            text in "([a-zA-Zß]{1,8}(ing|ed|ies|s|ly|ness|ational|ization|y|e|ée)?[ ,._]){0,40}",
+        ) {
+            check(&text)?;
+        }
     }
 
     fn check(text: &str) -> std::result::Result<(), TestCaseError> {
-        for token in tokens(text) {
+        let plain = tokens(text);
+        let stemmed = tokens_with(text, true);
+        // One stem per token at most, in order.
+        prop_assert!(stemmed.len() <= plain.len());
+        for token in plain.iter().chain(&stemmed) {
             prop_assert!(token.len() <= MAX_BYTES, "{token:?}");
             prop_assert!(token.chars().count() >= MIN_CHARS, "{token:?}");
-            prop_assert!(!is_stop_word(&token));
+            prop_assert!(!is_stop_word(token));
             prop_assert!(
                 token.chars().flat_map(char::to_lowercase).eq(token.chars()),
                 "not lower-case: {token:?}"

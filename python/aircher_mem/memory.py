@@ -856,16 +856,17 @@ class Memory:
 
     @_verb
     def stats(self) -> Stats:
-        """Sizes of the graph and the episodic store, and tool success rates over the
-        last 7 days. While another process holds the store, the graph half is given
+        """Sizes of the graph, the episodic store and long-term memory, and tool
+        success rates over the last 7 days. While another process holds the store, the graph half is given
         and ``store_busy`` says why."""
         graph = self._graph_stats()
         try:
             store = self.episodic
             counts, tools, busy = store.counts(), store.tool_stats(days=7), None
+            longterm: dict[str, int] | None = self.longterm.counts()
         except StoreLockedError as exc:
-            counts, tools, busy = None, [], str(exc)
-        return Stats(str(self.root), KnowledgeGraph.supported_languages(), graph, counts, tools, busy)
+            counts, tools, busy, longterm = None, [], str(exc), None
+        return Stats(str(self.root), KnowledgeGraph.supported_languages(), graph, counts, tools, busy, longterm)
 
     @_verb
     def init(self) -> InitResult:

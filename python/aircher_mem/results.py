@@ -457,8 +457,8 @@ class GraphStats:
 @dataclasses.dataclass(frozen=True)
 class Stats:
     """Sizes of the graph and the store. ``graph`` is None before the first index;
-    ``episodic`` is None, with ``store_busy`` saying why, when another process holds
-    the store."""
+    ``episodic`` and ``longterm`` (turns, sessions, memories by status and layer)
+    are None, with ``store_busy`` saying why, when another process holds the store."""
 
     root: str
     supported_languages: list[str]
@@ -466,6 +466,7 @@ class Stats:
     episodic: dict[str, int] | None
     tools_7d: list[ToolStats]
     store_busy: str | None
+    longterm: dict[str, int] | None = None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -341,6 +341,8 @@ def show_stats(r: Stats, out: Output) -> None:
         out.line(f"episodic  busy: {r.store_busy}")
     else:
         out.line("episodic  " + ", ".join(f"{k} {v}" for k, v in r.episodic.items()))
+    if r.longterm is not None:
+        out.line("longterm  " + ", ".join(f"{k} {v}" for k, v in r.longterm.items()))
     if r.tools_7d:
         out.line("tools, last 7 days:")
         out.table(

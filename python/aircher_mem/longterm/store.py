@@ -517,7 +517,7 @@ class LongTermMemory:
         self._actions: dict[int, list[MemoryAction]] = defaultdict(list)
         self._children: dict[int, set[int]] = defaultdict(set)
         self._slots: dict[tuple[str, str], int] = {}
-        self._lexical = LexicalIndex()
+        self._lexical = LexicalIndex(stem=True)  # prose: Snowball English stems
         self._vectors: VectorIndex | None = None
         self._unembedded: set[str] = set()
         self._next_turn = 1

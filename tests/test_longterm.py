@@ -457,3 +457,29 @@ def test_hostile_text_gets_a_typed_error_or_works(ops: list[tuple[str, str]]) ->
         ltm.flush()
         counts = ltm.counts()
         assert counts["memories"] == counts["active"] + counts["archived"]
+
+
+def test_extractor_modes_llm_only_and_archive(clock: Clock) -> None:
+    def llm(text: str) -> object:
+        if "forget the old editor" in text:
+            return [{"content": "I use vim", "action": "archive"}]
+        return [{"content": "Alex is a backend engineer", "importance": 0, "tags": ["work"], "action": "create"}]
+
+    def slow(text: str) -> object:
+        import time
+
+        time.sleep(1.0)
+        return []
+
+    policy = LongtermPolicy(extractor_mode="llm", llm_timeout_seconds=0.05)
+    with LongTermMemory(":memory:", clock=clock, extractor=llm, policy=policy) as ltm:
+        added = ltm.add_turn("s", "user", "My name is Alex. I work on the backend.")
+        assert [(e.content, e.rules) for e in added.extracted] == [("Alex is a backend engineer", ["llm"])]
+        assert ltm.remember("I use vim").action == "created"
+        assert ltm.add_turn("s", "user", "please forget the old editor").extracted == []
+        assert ltm.get(2).status == "archived"
+        assert ltm.explain(2).actions[-1].detail == "the extractor asked (turn 2)"
+    with LongTermMemory(":memory:", clock=clock, extractor=slow, policy=policy) as ltm:
+        added = ltm.add_turn("s", "user", "My name is Alex.")
+        assert [e.content for e in added.extracted] == ["My name is Alex."]  # the rules, after the timeout
+        assert "timeout" in added.notes[0]

@@ -1,0 +1,1362 @@
+"""The local HTTP server (seed 004's API): one process per project store, the single
+writer of its DuckDB file, and a small stdlib client for the CLI, the MCP server and
+hooks.
+
+``serve(root)`` opens ``Memory.open(root)``, binds 127.0.0.1 (``--port 0``: a free
+port), writes ``<root>/.aircher/server.json`` (mode 0600: host, port, pid and a
+random token) and serves until SIGINT or SIGTERM; then it removes the file and
+closes the store. ``discover(root)`` reads that file (None when it is missing,
+unreadable or stale: its pid is dead) and ``Client`` talks to the server.
+
+Every endpoint is one row of :data:`ROUTES`: method, path, the :class:`Memory` verb,
+the request fields (JSON body for POST/PATCH, query string for GET/DELETE) mapped
+explicitly to the verb's keyword arguments, and the result dataclass. The handlers,
+the argument checks and ``GET /openapi.json`` all come from that table. A result
+body is exactly ``wire.to_json(result)``, the JSON of ``aircher-mem ... --json`` and
+the MCP tools; an error is ``{"error": {"code", "type", "message"}}`` with the
+error's stable code.
+
+Status codes: 400 bad input (``invalid_input`` and its subclasses; malformed JSON,
+wrong types, NaN, lone surrogates, unknown or missing fields); 401 no or wrong token
+(``unauthorized``); 403 a non-loopback ``Origin`` (``bad_origin``); 404 unknown
+memory, task, symbol or file, no store or not indexed, or no such route
+(``not_found``); 405 (``method_not_allowed``); 413 a body over 2 MB (``too_large``);
+421 a ``Host`` header other than 127.0.0.1/localhost/[::1] with the server's port
+(``bad_host``, against DNS rebinding); 503 ``store_locked`` (another process holds
+the DuckDB file: retry later) and other store failures; 500 ``internal`` for a bug
+(logged, no traceback in the body).
+
+Security: loopback only (``host`` must be 127.0.0.1, localhost or ::1); every
+request but ``GET /health`` needs ``Authorization: Bearer <token>`` (compared in
+constant time); the token lives only in server.json, readable by its owner. ``GET
+/health`` answers ``{"ok": true, "version"}`` and nothing else without a token, so a
+client can tell a live server from a stale file cheaply; the Host and Origin checks
+apply to it too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import datetime as dt
+import hmac
+import http.client
+import json
+import logging
+import math
+import os
+import re
+import secrets
+import signal
+import socket
+import threading
+import types
+import typing
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlencode, urlsplit
+
+from .. import results
+from .._core import __version__
+from ..config import Policy
+from ..errors import (
+    AircherError,
+    EncodingUnavailableError,
+    FileMissingError,
+    InvalidInputError,
+    NotIndexedError,
+    StoreError,
+    StoreLockedError,
+    StoreNotFoundError,
+    UnknownItemError,
+    UnknownMemoryError,
+    UnknownSymbolError,
+    UnknownTaskError,
+)
+from ..longterm.store import KINDS
+from ..memory import STORE_DIR, Memory
+from . import wire
+
+if typing.TYPE_CHECKING:  # imported when serving or testing only
+    from starlette.applications import Starlette
+
+__all__ = [
+    "serve",
+    "build_app",
+    "discover",
+    "ServerInfo",
+    "Client",
+    "HTTPError",
+    "ServerUnavailableError",
+    "ROUTES",
+    "Route",
+    "Field",
+    "openapi",
+    "SERVER_FILE",
+    "MAX_BODY",
+    "DEFAULT_PORT",
+]
+
+log = logging.getLogger("aircher_mem.http")
+
+SERVER_FILE = "server.json"
+DEFAULT_PORT = 8787
+MAX_BODY = 2 * 1024 * 1024
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+_MAX_INT = 2**63 - 1
+_RUNNING: set[Path] = set()  # roots served by this process
+
+
+# -- errors -----------------------------------------------------------------------------
+
+
+class HTTPError(AircherError):
+    """The server refused a request for a reason of HTTP itself (no token, a bad
+    Host, a body too large, no such route) or failed (``internal``): ``status`` is
+    the HTTP status, ``code`` the error body's code."""
+
+    code = "http"
+
+    def __init__(self, message: str, *, status: int = 500, code: str = "http") -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+
+
+class ServerUnavailableError(StoreError):
+    """No answer from the server named in server.json (not listening, timed out)."""
+
+    code = "server_unavailable"
+
+
+def _subclasses(cls: type[AircherError]) -> Iterator[type[AircherError]]:
+    yield cls
+    for sub in cls.__subclasses__():
+        yield from _subclasses(sub)
+
+
+def _error_classes() -> dict[str, type[AircherError]]:
+    """Every AircherError subclass by its stable code (errors.py and this module)."""
+    found: dict[str, type[AircherError]] = {}
+    for cls in _subclasses(AircherError):
+        found.setdefault(cls.code, cls)
+    return found
+
+
+def status_of(exc: BaseException) -> int:
+    """The HTTP status of an error the service raised."""
+    if isinstance(exc, HTTPError):
+        return exc.status
+    if isinstance(exc, InvalidInputError):
+        return 400
+    if isinstance(
+        exc,
+        (
+            UnknownMemoryError,
+            UnknownTaskError,
+            UnknownSymbolError,
+            UnknownItemError,
+            NotIndexedError,
+            StoreNotFoundError,
+            FileMissingError,
+        ),
+    ):
+        return 404
+    if isinstance(exc, (StoreError, EncodingUnavailableError)):
+        return 503
+    return 500
+
+
+# -- the route table --------------------------------------------------------------------
+
+FieldType = Literal["string", "integer", "number", "boolean", "strings", "object", "any", "time", "line_range"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Field:
+    """A request field: its JSON ``name``, type, whether it is required, and the
+    verb's keyword argument it becomes (``arg``, default: ``name``). An optional
+    field left out (or null) is not passed, so the verb's default applies."""
+
+    name: str
+    type: FieldType = "string"
+    required: bool = False
+    arg: str | None = None
+    choices: tuple[str, ...] = ()
+    description: str = ""
+
+    @property
+    def kwarg(self) -> str:
+        return self.arg or self.name
+
+
+@dataclasses.dataclass(frozen=True)
+class Route:
+    """One endpoint: ``verb`` is the :class:`Memory` method called with the fields'
+    values (``call`` replaces that when the endpoint does more); ``path_fields``
+    are the ``{...}`` parts of ``path``; ``fields`` come from the JSON body (POST,
+    PATCH) or the query string (GET, DELETE)."""
+
+    method: Literal["GET", "POST", "PATCH", "DELETE"]
+    path: str
+    verb: str
+    result: tuple[type, ...]
+    summary: str
+    fields: tuple[Field, ...] = ()
+    path_fields: tuple[Field, ...] = ()
+    call: Callable[[Memory, dict[str, Any]], Any] | None = None
+    auth: bool = True
+
+    @property
+    def body(self) -> bool:
+        return self.method in ("POST", "PATCH")
+
+
+def _list_memories(memory: Memory, args: dict[str, Any]) -> results.MemoryList | results.Recall:
+    """``GET /memories``: with a non-empty ``q``, recall restricted to memory kinds
+    (``kind`` one of them, ``layer`` filtering the hits); else ``Memory.memories``."""
+    query = args.pop("q", None)
+    if not query:
+        if args.get("status") == "all":
+            args["status"] = None
+        return memory.memories(**args)
+    for name in ("status", "sort"):
+        if name in args:
+            raise InvalidInputError(f"{name} applies to listing memories, not to a search (q)")
+    limit = args.get("limit", 50)
+    kind = args.get("kind")
+    layer = args.get("layer")
+    kinds = (kind,) if kind is not None else KINDS
+    if layer is None:
+        return memory.recall(query, k=limit, kinds=kinds)
+    if not isinstance(limit, int) or not 1 <= limit <= 1000:
+        raise InvalidInputError(f"limit must be an integer from 1 to 1000 with q, got {limit!r}")
+    in_layer = {m.id for m in memory.memories(layer=layer, status=None, limit=1_000_000).memories}
+    found = memory.recall(query, k=min(1000, limit * 5), kinds=kinds)
+    hits = [h for h in found.hits if h.id in in_layer][:limit]
+    return dataclasses.replace(found, hits=hits)
+
+
+def _forget(memory: Memory, args: dict[str, Any]) -> results.Forgotten:
+    if ("memory_id" in args) == ("text" in args):
+        raise InvalidInputError("give exactly one of memory_id and text")
+    return memory.forget(args.get("memory_id"), text=args.get("text"))
+
+
+_MEMORY_ID = Field("id", "integer", required=True, arg="memory_id", description="A memory id.")
+_FILE = Field("path", required=True, description="A file path relative to the project root.")
+_LIMIT = Field("limit", "integer", description="At most this many results.")
+_TASK = Field("task_id", description="The task this belongs to.")
+
+ROUTES: tuple[Route, ...] = (
+    Route(
+        "GET",
+        "/health",
+        "health",
+        (),
+        "Liveness: ok and the version (no token needed).",
+        auth=False,
+    ),
+    Route("GET", "/openapi.json", "openapi", (), "This API's OpenAPI 3.1 description."),
+    # long-term memory (seed 004)
+    Route(
+        "POST",
+        "/turns",
+        "add_turn",
+        (results.TurnAdded,),
+        "Stores a conversation turn and extracts memories from it.",
+        (
+            Field("session_id", required=True),
+            Field("role", required=True, choices=("user", "assistant")),
+            Field("text", required=True),
+            Field("speaker"),
+            Field("at", "time", description="When it was said: ISO-8601 or Unix seconds (default now)."),
+            Field("metadata", "object"),
+            Field("auto_extract", "boolean", arg="extract", description="Extract memories (default true)."),
+        ),
+    ),
+    Route(
+        "GET",
+        "/context",
+        "get_context",
+        (results.ConversationContext,),
+        "The session's last turns and the top k memories by score.",
+        (Field("session_id", required=True), Field("k", "integer")),
+    ),
+    Route(
+        "POST",
+        "/memories",
+        "remember",
+        (results.Remembered,),
+        "Keeps a memory on purpose (dedup and slot conflicts apply).",
+        (
+            Field("content", required=True),
+            Field("importance", "integer", description="0 or 1."),
+            Field("tags", "strings"),
+            Field("kind", choices=KINDS),
+            Field("level", choices=("L0", "L1", "L2", "L3")),
+            Field("domain"),
+            Field("module"),
+            Field("code_ref"),
+            Field("parent_id", "integer"),
+            Field("at", "time"),
+        ),
+    ),
+    Route(
+        "GET",
+        "/memories",
+        "memories",
+        (results.MemoryList, results.Recall),
+        "Memories by layer, status and kind (status=all: any); with q, a search over memories.",
+        (
+            Field("layer", choices=("mid", "long")),
+            Field("q", description="Search memories for this text (recall restricted to memory kinds)."),
+            _LIMIT,
+            Field("status", choices=("active", "archived", "all")),
+            Field("kind", choices=KINDS),
+            Field("sort", choices=("score", "recent", "id")),
+        ),
+        call=_list_memories,
+    ),
+    Route(
+        "PATCH",
+        "/memories/{id}",
+        "update",
+        (results.MemoryRecord,),
+        "Changes a memory's content, tags or status.",
+        (Field("content"), Field("tags", "strings"), Field("status", choices=("active", "archived"))),
+        (_MEMORY_ID,),
+    ),
+    Route("DELETE", "/memories/{id}", "forget", (results.Forgotten,), "Forgets a memory for good.", (), (_MEMORY_ID,)),
+    Route(
+        "POST",
+        "/forget",
+        "forget",
+        (results.Forgotten,),
+        "Forgets a memory (memory_id) or the memories matching text, for good.",
+        (Field("memory_id", "integer"), Field("text")),
+        call=_forget,
+    ),
+    Route(
+        "GET",
+        "/memories/{id}/why",
+        "explain",
+        (results.MemoryExplanation,),
+        "Why a memory is where it is: score terms, rules, source turns, history.",
+        (),
+        (_MEMORY_ID,),
+    ),
+    Route(
+        "GET",
+        "/memories/{id}/subtree",
+        "subtree",
+        (results.MemoryList,),
+        "A memory and its descendants.",
+        (),
+        (_MEMORY_ID,),
+    ),
+    Route(
+        "POST",
+        "/memories/{id}/promote",
+        "promote",
+        (results.MemoryRecord,),
+        "Moves a memory to another level of the hierarchy.",
+        (Field("level", required=True, choices=("L0", "L1", "L2", "L3")),),
+        (_MEMORY_ID,),
+    ),
+    Route(
+        "GET",
+        "/facts",
+        "facts",
+        (results.MemoryList,),
+        "Active memories at a level of the hierarchy.",
+        (Field("level", choices=("L0", "L1", "L2", "L3")), Field("domain")),
+    ),
+    Route(
+        "POST",
+        "/gc",
+        "gc",
+        (results.GcReport,),
+        "Rescores memories, promotes mid -> long, archives what decayed.",
+        (Field("dry_run", "boolean"),),
+    ),
+    Route(
+        "POST",
+        "/recall",
+        "recall",
+        (results.Recall,),
+        "Memories and raw turns relevant to a query, best first.",
+        (
+            Field("query", required=True),
+            Field("k", "integer"),
+            Field("session_id"),
+            Field("kinds", "strings", description="Memory kinds and/or 'turn'."),
+            Field("at", "time", description="What was valid then: ISO-8601 or Unix seconds."),
+        ),
+    ),
+    Route(
+        "POST",
+        "/feedback",
+        "feedback",
+        (results.FeedbackResult,),
+        "Tells memory that a recalled memory was cited (used) or ignored.",
+        (Field("memory_id", "integer", required=True), Field("signal", required=True, choices=("cited", "ignored"))),
+    ),
+    # the code graph
+    Route(
+        "GET",
+        "/symbols",
+        "symbol",
+        (results.Symbols,),
+        "Where a name (or Class.method) is defined; prefix or fuzzy matches.",
+        (Field("name", required=True), Field("prefix", "boolean"), Field("fuzzy", "boolean")),
+    ),
+    Route("GET", "/callers", "callers", (results.Calls,), "Who calls a name.", (Field("name", required=True),)),
+    Route("GET", "/callees", "callees", (results.Calls,), "What a name calls.", (Field("name", required=True),)),
+    Route(
+        "GET",
+        "/references",
+        "references",
+        (results.ReferenceList,),
+        "Every edge into the definitions named name.",
+        (Field("name", required=True), Field("kind", choices=("calls", "references", "inherits", "uses", "imports"))),
+    ),
+    Route(
+        "GET",
+        "/neighbourhood",
+        "neighbourhood",
+        (results.Neighbourhood,),
+        "Definitions within hops edges of a name.",
+        (Field("name", required=True), Field("hops", "integer")),
+    ),
+    Route(
+        "POST",
+        "/search/code",
+        "search_code",
+        (results.CodeSearch,),
+        "The definitions or files most relevant to a question in plain words.",
+        (
+            Field("text", required=True),
+            Field("k", "integer"),
+            Field("level", choices=("definition", "file")),
+            Field("focus_files", "strings"),
+            Field("code", "boolean", description="Include each definition's source (default true)."),
+        ),
+    ),
+    Route(
+        "POST",
+        "/code/relevant",
+        "relevant_code",
+        (results.CodeResult,),
+        "The code most relevant to a query within a token budget.",
+        (Field("query", required=True), Field("max_tokens", "integer"), Field("focus_files", "strings")),
+    ),
+    Route(
+        "GET",
+        "/files/{path}/history",
+        "file_history",
+        (results.FileHistory,),
+        "What was done with a file in earlier sessions, and failed tool runs on it.",
+        (_LIMIT,),
+        (_FILE,),
+    ),
+    Route(
+        "GET",
+        "/files/{path}/outline",
+        "outline",
+        (results.FileOutline,),
+        "What a file defines, in line order.",
+        (),
+        (_FILE,),
+    ),
+    Route(
+        "GET",
+        "/files/{path}/dependencies",
+        "dependencies",
+        (results.Dependencies,),
+        "The project files a file imports and those importing it.",
+        (),
+        (_FILE,),
+    ),
+    # episodic memory
+    Route(
+        "GET",
+        "/tasks",
+        "tasks",
+        (results.Tasks,),
+        "Open tasks; with query, the most similar past tasks.",
+        (Field("query"), _LIMIT),
+    ),
+    Route(
+        "GET",
+        "/co-edits",
+        "co_edited_files",
+        (results.CoEdits,),
+        "Files edited together at least min_count times.",
+        (Field("path"), Field("min_count", "integer")),
+    ),
+    Route(
+        "GET",
+        "/patterns",
+        "patterns",
+        (results.Patterns,),
+        "Learned patterns, most observed first.",
+        (Field("type", arg="pattern_type", choices=("co-edit", "error-fix")), Field("min_count", "integer")),
+    ),
+    Route(
+        "POST",
+        "/record/tool",
+        "record_tool_call",
+        (results.Recorded,),
+        "Remembers a tool call.",
+        (
+            Field("tool_name", required=True),
+            Field("parameters", "any"),
+            Field("success", "boolean", required=True),
+            Field("error_message"),
+            Field("duration_ms", "integer"),
+            Field("file_path"),
+            _TASK,
+        ),
+    ),
+    Route(
+        "POST",
+        "/record/file",
+        "record_file_interaction",
+        (results.Recorded,),
+        "Remembers a read, write, edit, search or analysis of a file.",
+        (
+            Field("path", required=True),
+            Field("operation", required=True),
+            Field("line_range", "line_range"),
+            Field("success", "boolean"),
+            Field("changes_summary"),
+            _TASK,
+        ),
+    ),
+    Route(
+        "POST",
+        "/task",
+        "task",
+        (results.TaskStatus,),
+        "A task lifecycle step (start needs a description).",
+        (
+            Field("action", required=True, choices=("start", "pause", "resume", "complete", "fail")),
+            Field("task_id", required=True),
+            Field("description"),
+            Field("outcome"),
+        ),
+    ),
+    # overview
+    Route("GET", "/stats", "stats", (results.Stats,), "Sizes of the graph and the store, tool success rates."),
+    Route(
+        "POST",
+        "/index",
+        "index",
+        (results.IndexReport,),
+        "Builds the code graph, or updates it incrementally.",
+        (Field("full", "boolean"),),
+    ),
+    Route(
+        "POST",
+        "/context/preview",
+        "preview_context",
+        (results.ContextPreview,),
+        "What prepare_context(message) puts in a fresh window.",
+        (Field("message", required=True), Field("max_tokens", "integer"), Field("code_tokens", "integer")),
+    ),
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Health:
+    ok: bool
+    version: str
+
+
+# -- request parsing --------------------------------------------------------------------
+
+
+def _bad(message: str) -> InvalidInputError:
+    return InvalidInputError(message)
+
+
+def _reject_constant(name: str) -> Any:
+    raise _bad(f"the body is not valid JSON: {name} is not a number JSON allows")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _bad(f"the body holds a number out of range: {text[:40]}")
+    return value
+
+
+def _check_text(value: object) -> None:
+    """Refuses strings UTF-8 cannot carry (lone surrogates from \\ud800 escapes)."""
+    stack: list[object] = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                raise _bad(f"the body holds a lone surrogate: {item!r:.80}") from None
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+
+
+def parse_json(body: bytes) -> Any:
+    """A request body as JSON: strict (no NaN/Infinity, finite numbers, valid UTF-8,
+    no lone surrogates); any fault is :class:`InvalidInputError`."""
+    try:
+        text = body.decode("utf-8")
+        data = json.loads(text, parse_constant=_reject_constant, parse_float=_finite)
+    except InvalidInputError:
+        raise
+    except UnicodeDecodeError:
+        raise _bad("the body is not UTF-8 text") from None
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, too many digits, too deep
+        raise _bad(f"the body is not valid JSON: {str(exc)[:200]}") from None
+    _check_text(data)
+    return data
+
+
+_INT = re.compile(r"-?[0-9]{1,19}")
+_TRUE, _FALSE = ("true", "1", "yes"), ("false", "0", "no")
+
+
+def _parse_time(name: str, value: object) -> float | dt.datetime:
+    if isinstance(value, str):
+        text = value.strip()
+        if re.fullmatch(r"-?[0-9]+(\.[0-9]+)?", text):
+            return _finite(text)
+        if text.endswith(("Z", "z")):
+            text = text[:-1] + "+00:00"
+        try:
+            return dt.datetime.fromisoformat(text)
+        except ValueError:
+            raise _bad(f"{name} must be ISO-8601 (2024-05-07T12:00:00Z) or Unix seconds, got {value!r:.80}") from None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _bad(f"{name} must be ISO-8601 text or Unix seconds, got {_kind(value)}")
+    if isinstance(value, int) and abs(value) > _MAX_INT:
+        raise _bad(f"{name} is out of range: {value}")
+    return float(value)
+
+
+def _kind(value: object) -> str:
+    names: dict[type, str] = {dict: "an object", list: "an array", str: "a string", type(None): "null"}
+    return names.get(type(value), type(value).__name__)
+
+
+def convert(field: Field, value: object, *, query: bool) -> Any:
+    """``value`` (JSON, or a query string's text when ``query``) as the verb's
+    argument for ``field``; :class:`InvalidInputError` when it does not fit."""
+    name, kind = field.name, field.type
+    if query and isinstance(value, str):
+        if kind == "integer":
+            if not _INT.fullmatch(value.strip()):
+                raise _bad(f"{name} must be an integer, got {value!r:.80}")
+            value = int(value)
+        elif kind == "boolean":
+            low = value.strip().lower()
+            if low not in _TRUE + _FALSE:
+                raise _bad(f"{name} must be true or false, got {value!r:.80}")
+            value = low in _TRUE
+    if kind == "time":
+        return _parse_time(name, value)
+    if kind == "any":
+        return value
+    if kind == "string":
+        if not isinstance(value, str):
+            raise _bad(f"{name} must be a string, got {_kind(value)}")
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise _bad(f"{name} holds a lone surrogate: {value!r:.80}") from None
+        if field.choices and value not in field.choices:
+            raise _bad(f"{name} must be one of {', '.join(field.choices)}, got {value!r:.80}")
+        return value
+    if kind == "integer":
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise _bad(f"{name} must be an integer, got {_kind(value)}")
+        if abs(value) > _MAX_INT:
+            raise _bad(f"{name} is out of range: {value}")
+        return value
+    if kind == "number":
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise _bad(f"{name} must be a number, got {_kind(value)}")
+        return value
+    if kind == "boolean":
+        if not isinstance(value, bool):
+            raise _bad(f"{name} must be true or false, got {_kind(value)}")
+        return value
+    if kind == "strings":
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise _bad(f"{name} must be an array of strings, got {_kind(value)}")
+        return list(value)
+    if kind == "object":
+        if not isinstance(value, dict):
+            raise _bad(f"{name} must be an object, got {_kind(value)}")
+        return value
+    if kind == "line_range":
+        if (
+            not isinstance(value, list)
+            or len(value) != 2
+            or not all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= _MAX_INT for v in value)
+        ):
+            raise _bad(f"{name} must be [first, last] line numbers, got {value!r:.80}")
+        return (value[0], value[1])
+    raise AssertionError(f"unknown field type {kind}")  # pragma: no cover
+
+
+def arguments(route: Route, values: Mapping[str, object], *, query: bool) -> dict[str, Any]:
+    """The verb's keyword arguments from a request's fields: unknown fields, missing
+    required ones and values of the wrong type are :class:`InvalidInputError`;
+    null (or an empty query value) for an optional field leaves it out."""
+    known = {f.name: f for f in route.fields}
+    unknown = sorted(set(values) - set(known))
+    if unknown:
+        allowed = ", ".join(known) or "none"
+        raise _bad(f"unknown field{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; allowed: {allowed}")
+    out: dict[str, Any] = {}
+    for field in route.fields:
+        value = values.get(field.name)
+        if value is None or (query and value == ""):
+            if field.required:
+                raise _bad(f"{field.name} is required")
+            continue
+        out[field.kwarg] = convert(field, value, query=query)
+    return out
+
+
+# -- the ASGI app -----------------------------------------------------------------------
+
+
+def _error_response(status: int, code: str, message: str, type_name: str = "HTTPError") -> Any:
+    from starlette.responses import Response
+
+    body = wire.dumps({"error": {"code": code, "type": type_name, "message": message}})
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    return Response(body.encode("utf-8"), status_code=status, media_type="application/json", headers=headers)
+
+
+def _json_response(value: Any) -> Any:
+    from starlette.responses import Response
+
+    return Response(wire.dumps(value).encode("utf-8"), media_type="application/json")
+
+
+def _allowed_origin(origin: str) -> bool:
+    try:
+        parts = urlsplit(origin)
+        host = parts.hostname
+        parts.port  # noqa: B018 - raises ValueError on a bad port
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and host in ("127.0.0.1", "localhost", "::1")
+
+
+class _Guard:
+    """Host, Origin, token and body-size checks in front of every route."""
+
+    def __init__(self, app: Any, *, token: str, hosts: frozenset[str], max_body: int) -> None:
+        self.app = app
+        self.token = token.encode("ascii")
+        self.hosts = hosts
+        self.max_body = max_body
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers: dict[bytes, bytes] = {}
+        for key, value in scope["headers"]:
+            if key in headers:  # a repeated security header is refused below
+                headers[key] = b"\x00"
+            else:
+                headers[key] = value
+        problem = self.check(scope, headers)
+        if problem is not None:
+            await _error_response(*problem)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+    def check(self, scope: Any, headers: dict[bytes, bytes]) -> tuple[int, str, str] | None:
+        host = headers.get(b"host", b"").decode("latin-1").lower()
+        if host not in self.hosts:
+            return 421, "bad_host", "the Host header must name this server on 127.0.0.1, localhost or [::1]"
+        origin = headers.get(b"origin")
+        if origin is not None and not _allowed_origin(origin.decode("latin-1")):
+            return 403, "bad_origin", "requests from web pages are refused (Origin is not loopback)"
+        if not (scope["method"] == "GET" and scope["path"] == "/health"):
+            given = headers.get(b"authorization", b"")
+            scheme, _, token = given.partition(b" ")
+            if scheme.lower() != b"bearer" or not hmac.compare_digest(token.strip(), self.token):
+                return (
+                    401,
+                    "unauthorized",
+                    "missing or wrong token: send Authorization: Bearer <token from server.json>",
+                )
+        length = headers.get(b"content-length")
+        if length is not None:
+            if not length.isdigit():
+                return 400, "invalid_input", "Content-Length is not a number"
+            if int(length) > self.max_body:
+                return 413, "too_large", f"the body is larger than {self.max_body:,} bytes"
+        return None
+
+
+async def _read_body(request: Any, limit: int) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise HTTPError(f"the body is larger than {limit:,} bytes", status=413, code="too_large")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _starlette_path(route: Route) -> str:
+    path = route.path
+    for field in route.path_fields:
+        if field.name == "path":
+            path = path.replace("{path}", "{path:path}")
+    return path
+
+
+def _path_value(field: Field, text: str) -> Any:
+    if field.type == "integer":
+        if not _INT.fullmatch(text):
+            raise _bad(f"{field.name} must be an integer, got {text!r:.80}")
+        return int(text)
+    return convert(field, text, query=True)
+
+
+def build_app(
+    memory: Memory,
+    *,
+    token: str,
+    hosts: tuple[str, ...] = ("127.0.0.1:8787", "localhost:8787", "[::1]:8787"),
+    max_body: int = MAX_BODY,
+) -> Any:
+    """The ASGI app over ``memory``: ``hosts`` are the Host headers accepted,
+    ``token`` the bearer token every route but ``GET /health`` needs."""
+    from starlette.applications import Starlette
+    from starlette.concurrency import run_in_threadpool
+    from starlette.exceptions import HTTPException
+    from starlette.requests import Request
+    from starlette.routing import Route as StarletteRoute
+
+    spec = openapi()
+
+    def handler(route: Route) -> Callable[[Request], Any]:
+        async def handle(request: Request) -> Any:
+            try:
+                if route.verb == "health":
+                    return _json_response(Health(True, __version__))
+                if route.verb == "openapi":
+                    return _json_response(spec)
+                args: dict[str, Any] = {}
+                for field in route.path_fields:
+                    args[field.kwarg] = _path_value(field, request.path_params[field.name])
+                if route.body:
+                    body = await _read_body(request, max_body)
+                    values = parse_json(body) if body.strip() else {}
+                    if not isinstance(values, dict):
+                        raise _bad(f"the body must be a JSON object, got {_kind(values)}")
+                    args.update(arguments(route, values, query=False))
+                else:
+                    pairs = request.query_params.multi_items()
+                    names = [k for k, _ in pairs]
+                    repeated = sorted({k for k in names if names.count(k) > 1})
+                    if repeated:
+                        raise _bad(f"repeated query parameter: {', '.join(repeated)}")
+                    _check_text(pairs)
+                    args.update(arguments(route, dict(pairs), query=True))
+                if route.call is not None:
+                    result = await run_in_threadpool(route.call, memory, args)
+                else:
+                    result = await run_in_threadpool(getattr(memory, route.verb), **args)
+                return _json_response(result)
+            except AircherError as exc:
+                status = status_of(exc)
+                if status >= 500:
+                    log.warning("%s %s: %s", route.method, route.path, exc)
+                return _error_response(status, exc.code, str(exc), type(exc).__name__)
+            except Exception as exc:
+                log.exception("%s %s failed", route.method, route.path)
+                return _error_response(500, "internal", f"internal error ({type(exc).__name__}); see the server log")
+
+        return handle
+
+    async def http_error(request: Request, exc: Exception) -> Any:
+        assert isinstance(exc, HTTPException)
+        if exc.status_code == 405:
+            return _error_response(405, "method_not_allowed", f"{request.method} is not allowed on {request.url.path}")
+        if exc.status_code == 404:
+            return _error_response(404, "not_found", f"no route {request.url.path}")
+        return _error_response(exc.status_code, "http", str(exc.detail))
+
+    routes = [
+        StarletteRoute(_starlette_path(r), handler(r), methods=[r.method], name=f"{r.method} {r.path}") for r in ROUTES
+    ]
+    app: Starlette = Starlette(routes=routes, exception_handlers={HTTPException: http_error})
+    return _Guard(app, token=token, hosts=frozenset(h.lower() for h in hosts), max_body=max_body)
+
+
+def _hosts(port: int) -> tuple[str, ...]:
+    return (f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}")
+
+
+# -- OpenAPI ----------------------------------------------------------------------------
+
+_FIELD_SCHEMAS: dict[str, dict[str, Any]] = {
+    "string": {"type": "string"},
+    "integer": {"type": "integer", "minimum": -_MAX_INT, "maximum": _MAX_INT},
+    "number": {"type": "number"},
+    "boolean": {"type": "boolean"},
+    "strings": {"type": "array", "items": {"type": "string"}},
+    "object": {"type": "object"},
+    "any": {},
+    "time": {"anyOf": [{"type": "string", "format": "date-time"}, {"type": "number"}]},
+    "line_range": {
+        "type": "array",
+        "prefixItems": [{"type": "integer", "minimum": 0}, {"type": "integer", "minimum": 0}],
+        "minItems": 2,
+        "maxItems": 2,
+    },
+}
+
+
+def _field_schema(field: Field) -> dict[str, Any]:
+    schema = dict(_FIELD_SCHEMAS[field.type])
+    if field.choices:
+        schema["enum"] = list(field.choices)
+    if field.description:
+        schema["description"] = field.description
+    return schema
+
+
+def type_schema(tp: Any, components: dict[str, Any]) -> dict[str, Any]:
+    """The JSON schema of a type hint (results' dataclasses go to ``components``)."""
+    if tp is Any:
+        return {}
+    if tp is type(None):
+        return {"type": "null"}
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        name = tp.__name__
+        if name not in components:
+            components[name] = {}  # a placeholder against recursion
+            hints = typing.get_type_hints(tp)
+            props = {f.name: type_schema(hints[f.name], components) for f in dataclasses.fields(tp)}
+            required = [
+                f.name
+                for f in dataclasses.fields(tp)
+                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+            ]
+            for prop in getattr(tp, "json_properties", ()):
+                getter = getattr(tp, prop).fget
+                props[prop] = type_schema(typing.get_type_hints(getter)["return"], components)
+                required.append(prop)
+            schema: dict[str, Any] = {"type": "object", "properties": props, "required": required}
+            if tp.__doc__ and not tp.__doc__.startswith(f"{name}("):
+                schema["description"] = " ".join(tp.__doc__.split())
+            components[name] = schema
+        return {"$ref": f"#/components/schemas/{name}"}
+    simple = {str: "string", int: "integer", float: "number", bool: "boolean"}
+    if tp in simple:
+        return {"type": simple[tp]}
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin is Literal:
+        return {"enum": list(args)}
+    if origin in (typing.Union, types.UnionType):
+        return {"anyOf": [type_schema(a, components) for a in args]}
+    if origin is list:
+        return {"type": "array", "items": type_schema(args[0], components)}
+    if origin is tuple:
+        if len(args) == 2 and args[1] is Ellipsis:
+            return {"type": "array", "items": type_schema(args[0], components)}
+        items = [type_schema(a, components) for a in args]
+        return {"type": "array", "prefixItems": items, "minItems": len(items), "maxItems": len(items)}
+    if origin is dict:
+        return {"type": "object", "additionalProperties": type_schema(args[1], components)}
+    raise TypeError(f"no JSON schema for {tp!r}")  # pragma: no cover - a new result type
+
+
+def openapi() -> dict[str, Any]:
+    """The OpenAPI 3.1 description of :data:`ROUTES`."""
+    components: dict[str, Any] = {
+        "Error": {
+            "type": "object",
+            "properties": {
+                "error": {
+                    "type": "object",
+                    "properties": {
+                        "code": {"type": "string"},
+                        "type": {"type": "string"},
+                        "message": {"type": "string"},
+                    },
+                    "required": ["code", "type", "message"],
+                }
+            },
+            "required": ["error"],
+        }
+    }
+    error = {
+        "description": "An error",
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+    }
+    paths: dict[str, Any] = {}
+    for route in ROUTES:
+        if route.verb == "health":
+            result: dict[str, Any] = type_schema(Health, components)
+        elif route.verb == "openapi":
+            result = {"type": "object"}
+        elif len(route.result) == 1:
+            result = type_schema(route.result[0], components)
+        else:
+            result = {"anyOf": [type_schema(t, components) for t in route.result]}
+        operation: dict[str, Any] = {
+            "operationId": f"{route.method.lower()}_{route.verb}" + ("_search" if route.call is _forget else ""),
+            "summary": route.summary,
+            "responses": {
+                "200": {"description": "OK", "content": {"application/json": {"schema": result}}},
+                **{str(s): error for s in (400, 401, 403, 404, 405, 413, 421, 500, 503)},
+            },
+        }
+        if not route.auth:
+            operation["security"] = []
+        parameters = [
+            {"name": f.name, "in": "path", "required": True, "schema": _field_schema(f)} for f in route.path_fields
+        ]
+        if route.body:
+            properties = {f.name: _field_schema(f) for f in route.fields}
+            body_schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
+            required = [f.name for f in route.fields if f.required]
+            if required:
+                body_schema["required"] = required
+            operation["requestBody"] = {
+                "required": bool(required),
+                "content": {"application/json": {"schema": body_schema}},
+            }
+        else:
+            parameters += [
+                {"name": f.name, "in": "query", "required": f.required, "schema": _field_schema(f)}
+                for f in route.fields
+            ]
+        if parameters:
+            operation["parameters"] = parameters
+        paths.setdefault(route.path, {})[route.method.lower()] = operation
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "aircher-mem", "version": __version__},
+        "servers": [{"url": f"http://127.0.0.1:{DEFAULT_PORT}"}],
+        "security": [{"bearer": []}],
+        "paths": paths,
+        "components": {
+            "schemas": components,
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        },
+    }
+
+
+# -- server.json ------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class ServerInfo:
+    """What server.json says: where the server listens, its pid and token."""
+
+    host: str
+    port: int
+    pid: int
+    token: str
+
+
+def server_file(root: str | os.PathLike[str]) -> Path:
+    return Path(root) / STORE_DIR / SERVER_FILE
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    if os.name == "nt":  # pragma: no cover - os.kill(pid, 0) would signal it
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    except OSError:
+        return False
+    return True
+
+
+def _read_info(path: Path) -> ServerInfo | None:
+    """server.json's content, or None when it is missing or not what serve writes."""
+    try:
+        with open(path, "rb") as f:
+            data = json.loads(f.read(65_536).decode("utf-8"))
+        host, port, pid, token = data["host"], data["port"], data["pid"], data["token"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if (
+        host not in LOOPBACK
+        or not isinstance(port, int)
+        or isinstance(port, bool)
+        or not 1 <= port <= 65535
+        or not isinstance(pid, int)
+        or isinstance(pid, bool)
+        or pid <= 0
+        or not isinstance(token, str)
+        or not token
+    ):
+        return None
+    return ServerInfo(host, port, pid, token)
+
+
+def discover(root: str | os.PathLike[str]) -> ServerInfo | None:
+    """The server running for the project at ``root``, from its server.json; None
+    when there is none (no file, unreadable, or its pid is dead). It does not
+    connect: a client that gets no answer raises :class:`ServerUnavailableError`."""
+    info = _read_info(server_file(root))
+    if info is None or not _alive(info.pid):
+        return None
+    return info
+
+
+def _write_info(path: Path, info: ServerInfo) -> None:
+    """Writes server.json (0600) atomically and exclusively: a live server's file
+    is never replaced (:class:`StoreLockedError`), a stale one is."""
+    data = json.dumps(dataclasses.asdict(info)).encode("utf-8")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        try:
+            os.fchmod(fd, 0o600)
+        except (AttributeError, OSError):  # pragma: no cover - Windows
+            pass
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    try:
+        for _ in range(3):
+            try:
+                os.link(tmp, path)
+                return
+            except FileExistsError:
+                other = _read_info(path)
+                if other is not None and other.pid != os.getpid() and _alive(other.pid):
+                    raise _already(path, other) from None
+                path.unlink(missing_ok=True)
+            except OSError:  # no hard links here: replace (the live check above was done)
+                os.replace(tmp, path)
+                return
+        raise StoreLockedError(f"could not write {path}: another server keeps replacing it")
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _already(path: Path, info: ServerInfo) -> StoreLockedError:
+    return StoreLockedError(
+        f"a server already runs for this project (pid {info.pid}, http://{info.host}:{info.port}; {path}); "
+        "use it, or stop it first"
+    )
+
+
+def _remove_info(path: Path, token: str) -> None:
+    info = _read_info(path)
+    if info is not None and info.token == token:
+        path.unlink(missing_ok=True)
+
+
+# -- serving ----------------------------------------------------------------------------
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if host == "::1" else socket.AF_INET
+    address = "127.0.0.1" if host == "localhost" else host
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        if os.name != "nt":
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((address, port))
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        raise InvalidInputError(
+            f"cannot listen on {host} port {port}: {exc.strerror or exc}; pick another with --port (0: any free port)"
+        ) from None
+    sock.setblocking(False)
+    return sock
+
+
+def serve(
+    root: str | os.PathLike[str],
+    *,
+    host: str = "127.0.0.1",
+    port: int = DEFAULT_PORT,
+    policy: Policy | None = None,
+) -> None:
+    """Serves the project's memory over HTTP on ``host`` (loopback only) and
+    ``port`` (0: a free one) until SIGINT or SIGTERM, as the store's single writer.
+    Refuses (:class:`StoreLockedError`) when a live server already runs for the
+    project or another process holds the store; a stale server.json is replaced."""
+    if not isinstance(host, str) or host not in LOOPBACK:
+        raise InvalidInputError(f"host must be loopback ({', '.join(LOOPBACK)}), got {host!r:.80}")
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise InvalidInputError(f"port must be an integer from 0 to 65535, got {port!r:.80}")
+    import uvicorn
+
+    memory = Memory.open(root, policy=policy)
+    path = server_file(memory.root)
+    stop = threading.Event()
+    main = threading.current_thread() is threading.main_thread()
+    previous: dict[signal.Signals, Any] = {}
+    sock: socket.socket | None = None
+    token = secrets.token_urlsafe(32)
+    written = False
+    try:
+        if memory.root in _RUNNING:
+            raise StoreLockedError(f"this process already serves {memory.root}")
+        other = _read_info(path)
+        if other is not None and other.pid != os.getpid() and _alive(other.pid):
+            raise _already(path, other)
+        if main:  # a signal before uvicorn runs stops us; uvicorn re-raises its signal here at the end
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                previous[sig] = signal.signal(sig, lambda *_: stop.set())
+        memory.episodic  # noqa: B018 - the store is ours from now on (StoreLockedError if not)
+        if memory.indexed and memory.policy.server.index_at_start:
+            try:
+                memory.index()
+            except (AircherError, OSError) as exc:
+                log.warning("could not refresh the code graph of %s: %s", memory.root, exc)
+        sock = _bind(host, port)
+        real_port = sock.getsockname()[1]
+        info = ServerInfo(host, real_port, os.getpid(), token)
+        _write_info(path, info)
+        written = True
+        _RUNNING.add(memory.root)
+        app = build_app(memory, token=token, hosts=_hosts(real_port))
+        config = uvicorn.Config(
+            app,
+            log_config=None,
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+            server_header=False,
+            timeout_graceful_shutdown=10,
+        )
+        server = uvicorn.Server(config)
+        log.info("aircher-mem serves %s on http://%s:%d", memory.root, host, real_port)
+        if not stop.is_set():
+            asyncio.run(server.serve(sockets=[sock]))
+    finally:
+        _RUNNING.discard(memory.root)
+        if written:
+            _remove_info(path, token)
+        if sock is not None:
+            sock.close()
+        memory.close()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+# -- the client -------------------------------------------------------------------------
+
+
+class Client:
+    """A client of a running server, stdlib only: ``Client.discover(root)`` (None
+    when no server runs), then ``request(method, path, json=, params=)`` returns the
+    result's JSON or raises the :class:`AircherError` subclass named by the error's
+    code (:class:`HTTPError` for HTTP's own, :class:`ServerUnavailableError` when
+    nothing answers within ``timeout`` seconds)."""
+
+    def __init__(self, host: str, port: int, token: str, *, timeout: float = 10.0) -> None:
+        self.host, self.port, self.token, self.timeout = host, port, token, timeout
+
+    @classmethod
+    def discover(cls, root: str | os.PathLike[str], *, timeout: float = 10.0) -> Client | None:
+        info = discover(root)
+        return None if info is None else cls(info.host, info.port, info.token, timeout=timeout)
+
+    def __repr__(self) -> str:
+        return f"Client(http://{self.host}:{self.port})"
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        json: Any = None,
+        params: Mapping[str, object] | None = None,
+    ) -> Any:
+        """Sends one request (``path`` already %-quoted; ``params`` None values are
+        left out, booleans sent as true/false) and returns the decoded JSON body."""
+        if params:
+            query = {
+                k: ("true" if v else "false") if isinstance(v, bool) else str(v)
+                for k, v in params.items()
+                if v is not None
+            }
+            if query:
+                path = f"{path}?{urlencode(query)}"
+        headers = {"Authorization": f"Bearer {self.token}", "Accept": "application/json"}
+        body: bytes | None = None
+        if json is not None:
+            body = _dumps(json)
+            headers["Content-Type"] = "application/json"
+        address = "127.0.0.1" if self.host == "localhost" else self.host
+        conn = http.client.HTTPConnection(address, self.port, timeout=self.timeout)
+        try:
+            conn.request(method, path, body=body, headers=headers)
+            response = conn.getresponse()
+            status, data = response.status, response.read()
+        except (OSError, http.client.HTTPException) as exc:
+            raise ServerUnavailableError(
+                f"the aircher-mem server at {self.host}:{self.port} did not answer: {exc or type(exc).__name__}"
+            ) from None
+        finally:
+            conn.close()
+        try:
+            decoded = _loads(data)
+        except ValueError:
+            raise HTTPError(f"HTTP {status}: not JSON: {data[:200]!r}", status=status, code="http") from None
+        if status < 400:
+            return decoded
+        raise _client_error(status, decoded)
+
+
+def _dumps(value: Any) -> bytes:
+    try:
+        return json.dumps(value, allow_nan=False, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"the request is not JSON: {exc}") from None
+    except UnicodeEncodeError:
+        return json.dumps(value, allow_nan=False, separators=(",", ":")).encode("ascii")
+
+
+def _loads(data: bytes) -> Any:
+    return json.loads(data.decode("utf-8"))
+
+
+def _client_error(status: int, body: Any) -> AircherError:
+    error = body.get("error") if isinstance(body, dict) else None
+    if not isinstance(error, dict):
+        return HTTPError(f"HTTP {status}: {str(body)[:200]}", status=status)
+    code, message = str(error.get("code", "http")), str(error.get("message", ""))
+    cls = _error_classes().get(code)
+    if cls is None or cls is HTTPError or cls is AircherError:
+        return HTTPError(message, status=status, code=code)
+    try:
+        return cls(message)
+    except TypeError:  # pragma: no cover - a class that needs more arguments
+        return HTTPError(message, status=status, code=code)

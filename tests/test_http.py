@@ -1,0 +1,566 @@
+"""The local HTTP server: the app in-process (Starlette's TestClient) for every route,
+the JSON of each result (the same as ``wire.to_json`` of the verb), the security
+checks and hostile input; then one real ``serve`` in a subprocess with ``--port 0``,
+found through server.json and driven by the stdlib ``Client``."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import aircher_mem as am
+import jsonschema
+import pytest
+from aircher_mem.errors import InvalidInputError, StoreLockedError, UnknownMemoryError, UnknownSymbolError
+from aircher_mem.interfaces import http, wire
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from starlette.testclient import TestClient
+
+TOKEN = "test-token-" + "x" * 32
+BASE = "http://127.0.0.1:8787"
+NOW = 1_700_000_000.0
+
+
+@pytest.fixture
+def memory(project: Path) -> Iterator[am.Memory]:
+    with am.Memory.open(project) as mem:
+        mem.index()
+        mem.longterm.clock = lambda: NOW
+        yield mem
+
+
+@pytest.fixture
+def client(memory: am.Memory) -> Iterator[TestClient]:
+    app = http.build_app(memory, token=TOKEN)
+    with TestClient(app, base_url=BASE, headers={"Authorization": f"Bearer {TOKEN}"}) as c:
+        yield c
+
+
+def ok(response: Any) -> Any:
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"] == "application/json"
+    return response.json()
+
+
+def err(response: Any, status: int, code: str) -> str:
+    assert response.status_code == status, response.text
+    body = response.json()
+    assert set(body) == {"error"} and set(body["error"]) == {"code", "type", "message"}, body
+    assert body["error"]["code"] == code, body
+    assert "Traceback" not in response.text
+    return str(body["error"]["message"])
+
+
+# -- the verbs over HTTP --------------------------------------------------------------
+
+
+def test_turns_memories_recall_explain_forget_round_trip(client: TestClient, memory: am.Memory) -> None:
+    added = ok(client.post("/turns", json={"session_id": "s1", "role": "user", "text": "I prefer tabs."}))
+    assert [(e["action"], e["content"]) for e in added["extracted"]] == [("created", "I prefer tabs.")]
+    mid = added["extracted"][0]["memory_id"]
+    kept = ok(client.post("/memories", json={"content": "The CI runs on Python 3.11", "importance": 1, "tags": ["ci"]}))
+    assert kept["action"] == "created"
+    listed = ok(client.get("/memories", params={"sort": "id"}))
+    assert [m["id"] for m in listed["memories"]] == [mid, kept["memory_id"]]
+    found = ok(client.post("/recall", json={"query": "which python does CI use", "k": 3}))
+    assert found["hits"][0]["id"] == kept["memory_id"]
+    searched = ok(client.get("/memories", params={"q": "tabs", "limit": 5}))
+    assert [h["id"] for h in searched["hits"]] == [mid]
+    assert ok(client.get("/memories", params={"q": "tabs", "layer": "long"}))["hits"] == []
+    why = ok(client.get(f"/memories/{mid}/why"))
+    assert why["memory"]["content"] == "I prefer tabs." and why["links"][0]["reason"] == "extracted"
+    assert ok(client.delete(f"/memories/{mid}")) == {"ids": [mid]}
+    err(client.get(f"/memories/{mid}/why"), 404, "unknown_memory")
+    err(client.delete(f"/memories/{mid}"), 404, "unknown_memory")
+    context = ok(client.get("/context", params={"session_id": "s1", "k": 5}))
+    assert [t["text"] for t in context["short_term"]] == ["I prefer tabs."]
+
+
+def test_results_are_exactly_the_verbs_json(client: TestClient, memory: am.Memory) -> None:
+    """Each body equals wire.to_json of the same verb called on the Memory (and fits
+    the OpenAPI schema of the route's result)."""
+    ok(client.post("/turns", json={"session_id": "s", "role": "user", "text": "My name is Ada.", "at": NOW - 86400}))
+    ok(client.post("/memories", json={"content": "Deploys go through staging first", "tags": ["ops"]}))
+    ok(client.post("/task", json={"action": "start", "task_id": "t1", "description": "fix the save bug"}))
+    ok(client.post("/record/file", json={"path": "app/models.py", "operation": "edit", "line_range": [4, 6]}))
+    ok(client.post("/record/tool", json={"tool_name": "pytest", "parameters": {"k": "save"}, "success": False}))
+    spec = ok(client.get("/openapi.json"))
+    pairs: list[tuple[str, str, Any, Any]] = [
+        ("get", "/symbols?name=User", None, memory.symbol("User")),
+        ("get", "/symbols?name=sa&prefix=true", None, memory.symbol("sa", prefix=True)),
+        ("get", "/callers?name=store", None, memory.callers("store")),
+        ("get", "/callees?name=create", None, memory.callees("create")),
+        ("get", "/references?name=User", None, memory.references("User")),
+        ("get", "/files/app/models.py/outline", None, memory.outline("app/models.py")),
+        ("get", "/files/app/views.py/dependencies", None, memory.dependencies("app/views.py")),
+        ("get", "/files/app/models.py/history?limit=5", None, memory.file_history("app/models.py", limit=5)),
+        ("post", "/search/code", {"text": "save a user", "k": 3}, memory.search_code("save a user", 3)),
+        ("post", "/code/relevant", {"query": "save user"}, memory.relevant_code("save user")),
+        ("get", "/tasks", None, memory.tasks()),
+        ("get", "/tasks?query=save+bug", None, memory.tasks("save bug")),
+        ("get", "/co-edits", None, memory.co_edited_files()),
+        ("get", "/patterns", None, memory.patterns()),
+        ("get", "/context?session_id=s", None, memory.get_context("s")),
+        ("get", "/memories?sort=id&status=all", None, memory.memories(sort="id", status=None)),
+        ("get", "/memories/1/why", None, memory.explain(1)),
+        ("get", "/memories/1/subtree", None, memory.subtree(1)),
+        ("get", "/facts", None, memory.facts()),
+        ("post", "/gc", {"dry_run": True}, memory.gc(dry_run=True)),
+        ("get", "/stats", None, memory.stats()),
+    ]
+    for method, path, body, expected in pairs:
+        got = ok(client.request(method.upper(), path, json=body))
+        assert got == wire.to_json(expected), path
+        route = path.split("?")[0]
+        template = next(r.path for r in http.ROUTES if r.method == method.upper() and _matches(r.path, route))
+        schema = spec["paths"][template][method]["responses"]["200"]["content"]["application/json"]["schema"]
+        jsonschema.validate(got, {**schema, "components": spec["components"]})
+
+
+def _matches(template: str, path: str) -> bool:
+    t, p = template.strip("/").split("/"), path.strip("/").split("/")
+    if "{path}" in t:
+        return path.startswith("/" + "/".join(t[: t.index("{path}")])) and path.endswith("/" + t[-1])
+    return len(t) == len(p) and all(a == b or a.startswith("{") for a, b in zip(t, p))
+
+
+def test_every_route_answers(client: TestClient) -> None:
+    """One valid request per route (the table and this list agree), never a 5xx."""
+    samples: dict[tuple[str, str], tuple[str, Any]] = {
+        ("GET", "/health"): ("/health", None),
+        ("GET", "/openapi.json"): ("/openapi.json", None),
+        ("POST", "/turns"): ("/turns", {"session_id": "s", "role": "assistant", "text": "ok", "auto_extract": False}),
+        ("GET", "/context"): ("/context?session_id=s&k=3", None),
+        ("POST", "/memories"): ("/memories", {"content": "Use ruff", "kind": "decision", "level": "L0"}),
+        ("GET", "/memories"): ("/memories?layer=mid&limit=5&kind=decision", None),
+        ("PATCH", "/memories/{id}"): ("/memories/1", {"tags": ["lint"], "status": "active"}),
+        ("POST", "/memories/{id}/promote"): ("/memories/1/promote", {"level": "L1"}),
+        ("GET", "/memories/{id}/subtree"): ("/memories/1/subtree", None),
+        ("GET", "/memories/{id}/why"): ("/memories/1/why", None),
+        ("GET", "/facts"): ("/facts?level=L1", None),
+        ("POST", "/feedback"): ("/feedback", {"memory_id": 1, "signal": "cited"}),
+        ("POST", "/recall"): ("/recall", {"query": "ruff", "kinds": ["decision"], "at": "2023-11-14T22:13:20Z"}),
+        ("POST", "/gc"): ("/gc", None),
+        ("DELETE", "/memories/{id}"): ("/memories/1", None),
+        ("POST", "/forget"): ("/forget", {"text": "nothing matches this"}),
+        ("GET", "/symbols"): ("/symbols?name=Usr&fuzzy=true", None),
+        ("GET", "/callers"): ("/callers?name=User.save", None),
+        ("GET", "/callees"): ("/callees?name=User.save", None),
+        ("GET", "/references"): ("/references?name=Base&kind=inherits", None),
+        ("GET", "/neighbourhood"): ("/neighbourhood?name=store", None),
+        ("POST", "/search/code"): ("/search/code", {"text": "helper", "level": "file", "code": False}),
+        ("POST", "/code/relevant"): ("/code/relevant", {"query": "helper", "max_tokens": 100}),
+        ("GET", "/files/{path}/history"): ("/files/app/util.py/history", None),
+        ("GET", "/files/{path}/outline"): ("/files/app/util.py/outline", None),
+        ("GET", "/files/{path}/dependencies"): ("/files/app/util.py/dependencies", None),
+        ("GET", "/tasks"): ("/tasks?limit=3", None),
+        ("GET", "/co-edits"): ("/co-edits?path=app/util.py&min_count=1", None),
+        ("GET", "/patterns"): ("/patterns?type=co-edit", None),
+        ("POST", "/record/tool"): ("/record/tool", {"tool_name": "ls", "success": True, "duration_ms": 3}),
+        ("POST", "/record/file"): ("/record/file", {"path": "app/util.py", "operation": "read"}),
+        ("POST", "/task"): ("/task", {"action": "start", "task_id": "t9", "description": "a task"}),
+        ("GET", "/stats"): ("/stats", None),
+        ("POST", "/index"): ("/index", {"full": False}),
+        ("POST", "/context/preview"): ("/context/preview", {"message": "where is save", "max_tokens": 2000}),
+    }
+    assert sorted(samples) == sorted((r.method, r.path) for r in http.ROUTES)
+    for (method, _), (path, body) in samples.items():
+        ok(client.request(method, path, json=body))
+
+
+def test_at_takes_iso_8601_or_unix_seconds(client: TestClient) -> None:
+    for at in ("2023-11-14T22:13:20Z", "2023-11-14T22:13:20+00:00", "2023-11-14 22:13:20", 1_700_000_000, 1.7e9):
+        ok(client.post("/turns", json={"session_id": "at", "role": "user", "text": f"at {at}", "at": at}))
+    turns = ok(client.get("/context", params={"session_id": "at"}))["short_term"]
+    assert {t["at"] for t in turns} <= {NOW, 1.7e9} and len(turns) == 5
+    assert "ISO-8601" in err(client.post("/recall", json={"query": "x", "at": "yesterday"}), 400, "invalid_input")
+    err(client.post("/recall", json={"query": "x", "at": True}), 400, "invalid_input")
+    err(client.post("/recall", json={"query": "x", "at": 10**30}), 400, "invalid_input")
+
+
+# -- security --------------------------------------------------------------------------
+
+
+def test_the_token_is_required_except_for_health(client: TestClient) -> None:
+    for headers in ({"Authorization": ""}, {"Authorization": "Bearer wrong"}, {"Authorization": TOKEN}):
+        err(client.get("/stats", headers=headers), 401, "unauthorized")
+        err(client.get("/openapi.json", headers=headers), 401, "unauthorized")
+    anonymous = TestClient(client.app, base_url=BASE)
+    response = anonymous.get("/stats")
+    err(response, 401, "unauthorized")
+    assert response.headers["www-authenticate"] == "Bearer"
+    err(anonymous.post("/turns", json={}), 401, "unauthorized")
+    err(anonymous.get("/nowhere"), 401, "unauthorized")  # routes are not revealed either
+    assert ok(anonymous.get("/health")) == {"ok": True, "version": am.__version__}
+    assert ok(client.get("/stats", headers={"Authorization": f"bearer {TOKEN}"}))["root"]
+
+
+def test_host_and_origin_checks_stop_dns_rebinding_and_web_pages(client: TestClient) -> None:
+    for host in ("evil.example:8787", "127.0.0.1:9999", "127.0.0.1", "localhost.evil.com:8787", ""):
+        err(client.get("/stats", headers={"Host": host}), 421, "bad_host")
+        err(client.get("/health", headers={"Host": host}), 421, "bad_host")
+    for host in ("localhost:8787", "LOCALHOST:8787", "[::1]:8787"):
+        ok(client.get("/health", headers={"Host": host}))
+    for origin in ("https://evil.example", "null", "http://127.0.0.1.evil.com", "file://", "http://[::1"):
+        err(client.get("/stats", headers={"Origin": origin}), 403, "bad_origin")
+    for origin in ("http://localhost:3000", "http://127.0.0.1:8787", "http://[::1]:8787"):
+        ok(client.get("/stats", headers={"Origin": origin}))
+
+
+def test_bodies_over_the_limit_are_413(client: TestClient) -> None:
+    big = json.dumps({"session_id": "s", "role": "user", "text": "x" * (http.MAX_BODY + 1)})
+    err(client.post("/turns", content=big, headers={"Content-Type": "application/json"}), 413, "too_large")
+
+    def chunks() -> Iterator[bytes]:  # no Content-Length: the limit applies while reading
+        yield b'{"session_id": "s", "role": "user", "text": "'
+        for _ in range(3):
+            yield b"y" * 1024 * 1024
+        yield b'"}'
+
+    err(client.post("/turns", content=chunks()), 413, "too_large")
+    ok(client.post("/turns", json={"session_id": "s", "role": "user", "text": "z" * 1_000_000, "auto_extract": False}))
+
+
+# -- bad input -------------------------------------------------------------------------
+
+BAD_BODIES = [
+    b"{",
+    b"[1, 2]",
+    b'"text"',
+    b"\xff\xfe",
+    b'{"session_id": "s", "role": "user", "text": NaN}',
+    b'{"session_id": "s", "role": "user", "text": "t", "at": Infinity}',
+    b'{"session_id": "s", "role": "user", "text": "t", "at": 1e999}',
+    b'{"session_id": "s", "role": "user", "text": "\\ud800"}',
+    b'{"session_id": "s\\udfff", "role": "user", "text": "t"}',
+    b'{"session_id": "s", "role": "user", "text": "t", "metadata": {"\\ud800": 1}}',
+    b'{"session_id": "s", "role": "user", "text": "t", "at": ' + b"9" * 5000 + b"}",
+    b"[" * 100_000 + b"]" * 100_000,
+    b'{"session_id": "s", "role": "user"}',
+    b'{"session_id": "s", "role": "user", "text": "t", "colour": "red"}',
+    b'{"session_id": 1, "role": "user", "text": "t"}',
+    b'{"session_id": "s", "role": "robot", "text": "t"}',
+    b'{"session_id": "s", "role": "user", "text": ""}',
+    b'{"session_id": "s", "role": "user", "text": ["t"]}',
+    b'{"session_id": "s", "role": "user", "text": "t", "auto_extract": "yes"}',
+    b'{"session_id": "s", "role": "user", "text": "t", "metadata": []}',
+    b'{"session_id": null, "role": "user", "text": "t"}',
+]
+
+
+@pytest.mark.parametrize("body", BAD_BODIES, ids=range(len(BAD_BODIES)))
+def test_bad_bodies_are_400(client: TestClient, body: bytes) -> None:
+    err(client.post("/turns", content=body, headers={"Content-Type": "application/json"}), 400, "invalid_input")
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body"),
+    [
+        ("POST", "/recall", {"query": "x", "k": 10**30}),
+        ("POST", "/recall", {"query": "x", "k": 0}),
+        ("POST", "/recall", {"query": "x", "k": 2.5}),
+        ("POST", "/recall", {"query": "x", "k": True}),
+        ("POST", "/recall", {"query": "x", "kinds": "fact"}),
+        ("POST", "/recall", {"query": "x", "kinds": ["nope"]}),
+        ("POST", "/feedback", {"memory_id": -1, "signal": "cited"}),
+        ("POST", "/feedback", {"memory_id": 1, "signal": "loved"}),
+        ("POST", "/memories", {"content": "x", "importance": 7}),
+        ("POST", "/memories", {"content": "x", "tags": [1]}),
+        ("PATCH", "/memories/abc", {"content": "x"}),
+        ("PATCH", "/memories/1", {"colour": "x"}),
+        ("PATCH", "/memories/99999999999999999999999", {"content": "x"}),
+        ("GET", "/memories?limit=abc", None),
+        ("GET", "/memories?limit=0", None),
+        ("GET", "/memories?limit=1&limit=2", None),
+        ("GET", "/memories?colour=red", None),
+        ("GET", "/memories?q=x&status=archived", None),
+        ("GET", "/memories?layer=short", None),
+        ("GET", "/symbols", None),
+        ("GET", "/symbols?name=", None),
+        ("GET", "/symbols?name=a&prefix=maybe", None),
+        ("GET", "/symbols?name=a&prefix=true&fuzzy=true", None),
+        ("GET", "/files/..%2F..%2Fetc%2Fpasswd/history", None),
+        ("GET", "/files/%2Fetc%2Fpasswd/history", None),
+        ("POST", "/record/file", {"path": "app/util.py", "operation": "read", "line_range": [1]}),
+        ("POST", "/record/file", {"path": "app/util.py", "operation": "chew"}),
+        ("POST", "/task", {"action": "start", "task_id": "t"}),
+        ("POST", "/forget", {}),
+        ("POST", "/forget", {"memory_id": 1, "text": "x"}),
+        ("POST", "/gc", {"dry_run": 1}),
+        ("POST", "/search/code", {"text": "x", "level": "galaxy"}),
+    ],
+)
+def test_bad_arguments_are_400(client: TestClient, method: str, path: str, body: Any) -> None:
+    err(client.request(method, path, json=body), 400, "invalid_input")
+
+
+def test_unknown_things_are_404_and_wrong_methods_405(client: TestClient) -> None:
+    err(client.get("/memories/12345/why"), 404, "unknown_memory")
+    err(client.patch("/memories/12345", json={"content": "x"}), 404, "unknown_memory")
+    err(client.post("/feedback", json={"memory_id": 12345, "signal": "ignored"}), 404, "unknown_memory")
+    err(client.get("/symbols", params={"name": "Nope"}), 404, "unknown_symbol")
+    err(client.post("/task", json={"action": "complete", "task_id": "nope"}), 404, "unknown_task")
+    err(client.get("/nowhere"), 404, "not_found")
+    err(client.put("/memories/1", json={}), 405, "method_not_allowed")
+    err(client.get("/turns"), 405, "method_not_allowed")
+
+
+def test_an_unexpected_failure_is_500_without_a_traceback(
+    client: TestClient, memory: am.Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def boom(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("secret internals")
+
+    monkeypatch.setattr(memory, "stats", boom)
+    message = err(client.get("/stats"), 500, "internal")
+    assert "secret" not in message and "RuntimeError" in message
+
+
+def test_a_store_held_elsewhere_is_503(tmp_path: Path) -> None:
+    from conftest import duckdb_held_by_another_process
+
+    with am.Memory.open(tmp_path) as mem:
+        with duckdb_held_by_another_process(mem.db_path):
+            app = http.build_app(mem, token=TOKEN)
+            with TestClient(app, base_url=BASE, headers={"Authorization": f"Bearer {TOKEN}"}) as c:
+                err(c.post("/turns", json={"session_id": "s", "role": "user", "text": "t"}), 503, "store_locked")
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=20),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=12), children, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    route=st.sampled_from([r for r in http.ROUTES if r.body and r.verb != "index"]),
+    data=st.data(),
+)
+def test_fuzzed_bodies_never_give_a_5xx(client: TestClient, route: http.Route, data: st.DataObject) -> None:
+    names = [f.name for f in route.fields] + ["extra"]
+    body = data.draw(st.dictionaries(st.sampled_from(names), json_values, max_size=len(names)))
+    path = route.path.replace("{id}", str(data.draw(st.integers(-5, 5)))).replace("{path}", "app/util.py")
+    response = client.request(route.method, path, json=body)
+    assert response.status_code < 500, (route.path, body, response.text)
+    if response.status_code >= 400:
+        assert set(response.json()["error"]) == {"code", "type", "message"}
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(route=st.sampled_from([r for r in http.ROUTES if not r.body]), data=st.data())
+def test_fuzzed_queries_never_give_a_5xx(client: TestClient, route: http.Route, data: st.DataObject) -> None:
+    names = [f.name for f in route.fields] + ["extra"]
+    values = st.text(max_size=12) | st.integers().map(str) | st.sampled_from(["true", "0", "-1", "1e9", "NaN"])
+    params = data.draw(st.dictionaries(st.sampled_from(names), values, max_size=len(names)))
+    segment = data.draw(st.sampled_from(["1", "0", "-3", "x", "app%2Futil.py", "%00", "..%2F..", "9" * 30]))
+    path = route.path.replace("{id}", segment).replace("{path}", segment)
+    response = client.request(route.method, path, params=params)
+    assert response.status_code < 500, (path, params, response.text)
+
+
+# -- OpenAPI ---------------------------------------------------------------------------
+
+
+def test_openapi_lists_every_route_with_resolvable_schemas(client: TestClient) -> None:
+    spec = ok(client.get("/openapi.json"))
+    assert spec["openapi"] == "3.1.0"
+    listed = {(m.upper(), p) for p, ops in spec["paths"].items() for m in ops}
+    assert listed == {(r.method, r.path) for r in http.ROUTES}
+    text = json.dumps(spec)
+    for name in {part.split('"')[0] for part in text.split('"$ref": "#/components/schemas/')[1:]}:
+        assert spec["components"]["schemas"][name]["type"] == "object", name
+    turns = spec["paths"]["/turns"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    assert turns["required"] == ["session_id", "role", "text"] and turns["additionalProperties"] is False
+    record = spec["components"]["schemas"]["MemoryRecord"]
+    assert record["properties"]["slot"] == {"anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "null"}]}
+    assert spec["components"]["schemas"]["SymbolInfo"]["properties"]["qualified"] == {"type": "string"}
+    assert spec["paths"]["/health"]["get"]["security"] == []
+    jsonschema.Draft202012Validator.check_schema({**spec["components"]["schemas"]["Recall"]})
+
+
+# -- server.json, discover and the client -----------------------------------------------
+
+
+def write_info(root: Path, **info: Any) -> Path:
+    path = http.server_file(root)
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(json.dumps(info))
+    return path
+
+
+def dead_pid() -> int:
+    done = subprocess.Popen([sys.executable, "-c", "pass"])
+    done.wait()
+    return done.pid
+
+
+def test_discover_ignores_missing_stale_and_unreadable_files(tmp_path: Path) -> None:
+    assert http.discover(tmp_path) is None
+    live = {"host": "127.0.0.1", "port": 8787, "pid": os.getpid(), "token": "t"}
+    write_info(tmp_path, **live)
+    assert http.discover(tmp_path) == http.ServerInfo("127.0.0.1", 8787, os.getpid(), "t")
+    client = http.Client.discover(tmp_path, timeout=0.5)
+    assert client is not None and (client.port, client.token, client.timeout) == (8787, "t", 0.5)
+    for bad in (
+        {**live, "pid": dead_pid()},
+        {**live, "host": "10.0.0.1"},
+        {**live, "port": "8787"},
+        {**live, "port": 0},
+        {**live, "token": ""},
+        {**live, "pid": True},
+        {"host": "127.0.0.1"},
+    ):
+        write_info(tmp_path, **bad)
+        assert http.discover(tmp_path) is None, bad
+    http.server_file(tmp_path).write_bytes(b"\x00not json")
+    assert http.discover(tmp_path) is None
+    assert http.Client.discover(tmp_path) is None
+
+
+def test_the_client_raises_the_class_of_the_error_code() -> None:
+    def error(status: int, code: str) -> am.AircherError:
+        return http._client_error(status, {"error": {"code": code, "type": "X", "message": "m"}})
+
+    assert type(error(404, "unknown_memory")) is UnknownMemoryError
+    assert type(error(404, "unknown_symbol")) is UnknownSymbolError
+    assert type(error(503, "store_locked")) is StoreLockedError
+    assert type(error(400, "invalid_input")) is InvalidInputError
+    assert str(error(400, "invalid_input")) == "m"
+    unauthorized = error(401, "unauthorized")
+    assert isinstance(unauthorized, http.HTTPError) and (unauthorized.status, unauthorized.code) == (
+        401,
+        "unauthorized",
+    )
+    assert isinstance(http._client_error(502, "<html>"), http.HTTPError)
+
+
+def test_serve_refuses_other_hosts_and_ports(tmp_path: Path) -> None:
+    for host in ("0.0.0.0", "192.168.1.1", "example.com", "127.0.0.2", ""):
+        with pytest.raises(InvalidInputError, match="loopback"):
+            http.serve(tmp_path, host=host, port=0)
+    for port in (-1, 65536, True, "80"):
+        with pytest.raises(InvalidInputError, match="port"):
+            http.serve(tmp_path, port=port)  # type: ignore[arg-type]
+    assert not (tmp_path / ".aircher" / "server.json").exists()
+
+
+SERVE = textwrap.dedent(
+    """
+    import logging, sys
+    from pathlib import Path
+    from aircher_mem.interfaces.http import serve
+    logging.basicConfig(level=logging.INFO)
+    serve(Path(sys.argv[1]), port=0)
+    print("stopped", flush=True)
+    """
+)
+
+
+def start_server(root: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", SERVE, str(root)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+def wait_for(root: Path, proc: subprocess.Popen[str], timeout: float = 60) -> http.ServerInfo:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        info = http.discover(root)
+        if info is not None and info.pid == proc.pid:
+            return info
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    raise AssertionError("no server.json")
+
+
+def test_a_real_server_end_to_end(project: Path) -> None:
+    stale = write_info(project, host="127.0.0.1", port=1, pid=dead_pid(), token="old")
+    proc = start_server(project)
+    try:
+        info = wait_for(project, proc)
+        assert info.port not in (0, 1) and info.token != "old" and len(info.token) >= 40
+        assert stat.S_IMODE(stale.stat().st_mode) == 0o600
+        client = http.Client.discover(project, timeout=30)
+        assert client is not None
+        assert client.request("GET", "/health") == {"ok": True, "version": am.__version__}
+        assert client.request("POST", "/index")["files"] == 4
+        added = client.request("POST", "/turns", json={"session_id": "s", "role": "user", "text": "I prefer tabs."})
+        mid = added["extracted"][0]["memory_id"]
+        listed = client.request("GET", "/memories", params={"layer": "mid", "limit": 10, "q": None})
+        assert [m["content"] for m in listed["memories"]] == ["I prefer tabs."]
+        found = client.request("POST", "/recall", json={"query": "tabs or spaces?"})
+        assert found["hits"][0]["id"] == mid
+        assert client.request("GET", f"/memories/{mid}/why")["memory"]["id"] == mid
+        assert client.request("GET", "/symbols", params={"name": "User"})["symbols"][0]["path"] == "app/models.py"
+        assert client.request("GET", "/files/app%2Fmodels.py/history")["path"] == "app/models.py"
+        assert client.request("DELETE", f"/memories/{mid}") == {"ids": [mid]}
+        with pytest.raises(UnknownMemoryError, match=str(mid)):
+            client.request("GET", f"/memories/{mid}/why")
+        with pytest.raises(InvalidInputError, match="unknown field"):
+            client.request("POST", "/recall", json={"query": "x", "colour": 1})
+        with pytest.raises(http.HTTPError) as denied:
+            http.Client(info.host, info.port, "wrong").request("GET", "/stats")
+        assert (denied.value.status, denied.value.code) == (401, "unauthorized")
+        # the Host check on a real socket, and a second server on the same root
+        import http.client as hc
+
+        conn = hc.HTTPConnection("127.0.0.1", info.port, timeout=10)
+        conn.request("GET", "/health", headers={"Host": "attacker.example"})
+        assert conn.getresponse().status == 421
+        conn.close()
+        with pytest.raises(StoreLockedError, match=f"pid {proc.pid}"):
+            http.serve(project, port=0)
+        second = start_server(project)
+        _, errors = second.communicate(timeout=60)
+        assert second.returncode != 0 and "already runs" in errors
+        # concurrent writers: every acknowledged turn is stored
+        acked: list[int] = []
+
+        def write(n: int) -> None:
+            for i in range(10):
+                body = {"session_id": "many", "role": "assistant", "text": f"turn {n} {i}", "auto_extract": False}
+                acked.append(client.request("POST", "/turns", json=body)["turn_id"])
+
+        threads = [threading.Thread(target=write, args=(n,)) for n in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert len(set(acked)) == 80
+        assert client.request("GET", "/stats")["longterm"]["turns"] == 81
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, errors = proc.communicate(timeout=60)
+    assert proc.returncode == 0, errors
+    assert out.strip() == "stopped" and "Traceback" not in errors
+    assert not http.server_file(project).exists()
+    with pytest.raises(http.ServerUnavailableError):
+        http.Client(info.host, info.port, info.token, timeout=2).request("GET", "/health")
+    # the store is free again, and holds what the server acknowledged
+    with am.Memory.open(project) as mem:
+        assert mem.stats().longterm["turns"] == 81  # type: ignore[index]
+
+
+def test_sigint_stops_the_server_and_removes_its_file(tmp_path: Path) -> None:
+    proc = start_server(tmp_path)
+    try:
+        info = wait_for(tmp_path, proc)
+        assert http.Client(info.host, info.port, info.token).request("GET", "/stats")["graph"] is None
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, errors = proc.communicate(timeout=60)
+    assert proc.returncode == 0 and out.strip() == "stopped", errors
+    assert not http.server_file(tmp_path).exists()

@@ -1,0 +1,161 @@
+"""Load on the local HTTP server: a real ``serve`` (subprocess, ``--port 0``) on a
+copy of this repository's Python sources, 16 concurrent clients (threads, each with
+its own stdlib ``Client``, one connection per request) for ``POST /turns`` (with
+extraction), ``POST /recall`` and ``GET /symbols``; requests/s and p50/p99 latency
+per endpoint, then a check that every acknowledged turn is stored (through the
+server, and again from the file after the server stopped).
+
+    python benches/bench_http.py [--clients 16] [--requests 200]
+
+Under pytest a small run checks the same invariants.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import aircher_mem as am
+from aircher_mem.interfaces import http
+
+SOURCES = Path(__file__).resolve().parents[1] / "python"
+SERVE = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from aircher_mem.interfaces.http import serve
+    serve(Path(sys.argv[1]), port=0)
+    """
+)
+WORDS = ["tabs", "spaces", "vim", "emacs", "postgres", "sqlite", "pytest", "ruff", "docker", "nix"]
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(p / 100 * len(ordered)))]
+
+
+def load(
+    info: http.ServerInfo, clients: int, requests: int, call: Callable[[http.Client, int, int], Any]
+) -> tuple[float, list[float], list[Any]]:
+    """``clients`` threads doing ``requests`` calls each; wall seconds, latencies, answers."""
+    latencies: list[float] = []
+    answers: list[Any] = []
+    lock = threading.Lock()
+    errors: list[BaseException] = []
+
+    def worker(n: int) -> None:
+        client = http.Client(info.host, info.port, info.token, timeout=60)
+        mine, got = [], []
+        try:
+            for i in range(requests):
+                start = time.perf_counter()
+                got.append(call(client, n, i))
+                mine.append(time.perf_counter() - start)
+        except BaseException as exc:  # reported after the run
+            errors.append(exc)
+        with lock:
+            latencies.extend(mine)
+            answers.extend(got)
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(clients)]
+    start = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall = time.perf_counter() - start
+    if errors:
+        raise errors[0]
+    return wall, latencies, answers
+
+
+def add_turn(client: http.Client, n: int, i: int) -> int:
+    word = WORDS[(n + i) % len(WORDS)]
+    body = {"session_id": f"client-{n}", "role": "user", "text": f"I prefer {word} for project {n}-{i}."}
+    return int(client.request("POST", "/turns", json=body)["turn_id"])
+
+
+def recall(client: http.Client, n: int, i: int) -> int:
+    body = {"query": f"what does the user prefer, {WORDS[i % len(WORDS)]}?", "k": 10}
+    return len(client.request("POST", "/recall", json=body)["hits"])
+
+
+def symbols(client: http.Client, n: int, i: int) -> int:
+    names = ["Memory", "recall", "serve", "to_json", "Policy", "add_turn", "search_code", "Client"]
+    try:
+        return len(client.request("GET", "/symbols", params={"name": names[(n + i) % len(names)]})["symbols"])
+    except am.UnknownSymbolError:
+        return 0
+
+
+def run(clients: int = 16, requests: int = 200, echo: Callable[[str], None] = print) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "repo"
+        shutil.copytree(SOURCES, root, ignore=shutil.ignore_patterns("__pycache__", "*.so"))
+        proc = subprocess.Popen([sys.executable, "-c", SERVE, str(root)], stderr=subprocess.PIPE, text=True)
+        try:
+            end = time.monotonic() + 120
+            info = http.discover(root)
+            while info is None or info.pid != proc.pid:
+                if proc.poll() is not None or time.monotonic() > end:
+                    raise RuntimeError(f"the server did not start: {proc.communicate()[1]}")
+                time.sleep(0.05)
+                info = http.discover(root)
+            admin = http.Client(info.host, info.port, info.token, timeout=300)
+            indexed = admin.request("POST", "/index")
+            echo(f"indexed {indexed['files']} files in {indexed['seconds']:.2f} s; {clients} clients x {requests}")
+            figures: dict[str, Any] = {}
+            acked: list[int] = []
+            for name, call in (("POST /turns", add_turn), ("POST /recall", recall), ("GET /symbols", symbols)):
+                wall, latencies, answers = load(info, clients, requests, call)
+                if call is add_turn:
+                    acked = answers
+                figures[name] = {
+                    "requests": len(latencies),
+                    "rps": len(latencies) / wall,
+                    "p50_ms": 1000 * statistics.median(latencies),
+                    "p99_ms": 1000 * percentile(latencies, 99),
+                }
+                f = figures[name]
+                rate, p50, p99 = f["rps"], f["p50_ms"], f["p99_ms"]
+                echo(f"{name:14} {f['requests']:6} req  {rate:8.1f} req/s  p50 {p50:7.2f} ms  p99 {p99:7.2f} ms")
+            stored = admin.request("GET", "/stats")["longterm"]["turns"]
+            lost_live = len(set(acked)) != len(acked) or stored != len(acked)
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            _, errors = proc.communicate(timeout=120)
+        with am.Memory.open(root) as memory:
+            longterm = memory.stats().longterm
+            after = longterm["turns"] if longterm else -1
+        figures["acknowledged_turns"] = len(acked)
+        figures["stored_turns"] = after
+        figures["lost"] = lost_live or after != len(acked)
+        echo(f"turns acknowledged {len(acked)}, stored (live) {stored}, stored (after stop) {after}")
+        if proc.returncode != 0 or figures["lost"]:
+            raise AssertionError(f"server exit {proc.returncode}, lost {figures['lost']}: {errors[-2000:]}")
+        return figures
+
+
+def test_http_load_small() -> None:
+    figures = run(clients=4, requests=10, echo=lambda _: None)
+    assert figures["acknowledged_turns"] == figures["stored_turns"] == 40 and not figures["lost"]
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--clients", type=int, default=16)
+    parser.add_argument("--requests", type=int, default=200, help="per client and endpoint")
+    args = parser.parse_args()
+    run(args.clients, args.requests)

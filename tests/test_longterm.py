@@ -400,6 +400,7 @@ class FakeEmbedder:
         "The deploy script lives in tools/release.sh": [1.0, 0.0, 0.0, 0.0],
         "Releases are shipped by running tools/release.sh": [0.9, 0.435889894, 0.0, 0.0],  # cosine 0.9
         "Lunch is at noon": [0.0, 0.0, 1.0, 0.0],
+        "lunch": [0.0, 0.0, 1.0, 0.0],
     }
 
     def embed(self, texts: list[str]) -> object:
@@ -410,7 +411,7 @@ class FakeEmbedder:
 
 def test_near_duplicates_merge_by_cosine_once_embedded(clock: Clock) -> None:
     with LongTermMemory(":memory:", clock=clock, embedder=FakeEmbedder) as ltm:
-        ids = [ltm.remember(text) for text in FakeEmbedder.VECTORS]
+        ids = [ltm.remember(text) for text in list(FakeEmbedder.VECTORS)[:3]]
         assert [(r.memory_id, r.action) for r in ids] == [(1, "created"), (2, "created"), (3, "created")]
         found = ltm.recall("where is the release script?")  # embeds what is new, then merges
         assert found.channels == ["lexical", "dense"]
@@ -483,3 +484,28 @@ def test_extractor_modes_llm_only_and_archive(clock: Clock) -> None:
         added = ltm.add_turn("s", "user", "My name is Alex.")
         assert [e.content for e in added.extracted] == ["My name is Alex."]  # the rules, after the timeout
         assert "timeout" in added.notes[0]
+
+
+def test_vectors_persist_and_the_dense_channel_survives_reopening(tmp_path: Path, clock: Clock) -> None:
+    path = tmp_path / "m.duckdb"
+    with LongTermMemory(path, clock=clock, embedder=FakeEmbedder) as ltm:
+        ltm.remember("Lunch is at noon")
+        assert ltm.recall("lunch").channels == ["lexical", "dense"]
+    with LongTermMemory(path, clock=clock, embedder=FakeEmbedder) as ltm:  # nothing left to embed
+        found = ltm.recall("lunch")
+        assert found.channels == ["lexical", "dense"]
+        assert {c.channel for c in found.hits[0].channels} == {"lexical", "dense"}
+
+
+def test_gc_changes_are_written(tmp_path: Path, clock: Clock) -> None:
+    path = tmp_path / "m.duckdb"
+    with LongTermMemory(path, clock=clock) as ltm:
+        for _ in range(4):
+            ltm.remember("alpha service owns the billing tables", at=T0)
+        ltm.remember("bravo notes about the cache layer", at=T0 - 20 * DAY)
+        report = ltm.gc()
+        assert (report.promoted, report.archived_low_score) == ([1], [2])
+    with LongTermMemory(path, clock=clock) as ltm:
+        assert (ltm.get(1).layer, ltm.get(2).status) == ("long", "archived")
+        assert [a.action for a in ltm.explain(2).actions] == ["created", "archived"]
+        assert ltm.remember("bravo notes about the cache layer").action == "created"  # archived: no merge

@@ -33,6 +33,8 @@ from __future__ import annotations
 import atexit
 import dataclasses
 import datetime as dt
+import functools
+import itertools
 import json
 import logging
 import math
@@ -69,7 +71,7 @@ from ..results import (
     TurnAdded,
 )
 from .extract import Candidate, combine, extract, jaccard, normalize, run_llm, token_set
-from .scoring import age_days, gc_outlook, score_terms
+from .scoring import DAY, age_days, gc_outlook, score_terms
 from .scoring import recency as recency_of
 from .scoring import score as score_of
 from .scoring import usage as usage_of
@@ -103,6 +105,7 @@ MAX_TEXT_CHARS = 1_000_000
 MAX_METADATA_CHARS = 100_000
 _MAX_K = 1000
 _MAX_DEPTH = 64  # subtree walks stop here (a parent chain can be long, never endless)
+_SPEAKER_LINKS = 32  # a memory's document names the speakers of this many of its turns
 _SESSION_CHARS = 200_000  # a session's document holds at most its last this many characters
 
 Extractor = Callable[[str], object]
@@ -422,8 +425,13 @@ def _metadata(value: object) -> str:
 
 def _date_words(at: float) -> str:
     """The words a question may use for when something was said: "7 May 2023 Sunday"."""
+    return _day_words(math.floor(at / 86_400.0)) if math.isfinite(at) else ""
+
+
+@functools.lru_cache(maxsize=4096)
+def _day_words(day: int) -> str:
     try:
-        moment = dt.datetime.fromtimestamp(at, dt.timezone.utc)
+        moment = dt.datetime.fromtimestamp(day * 86_400.0, dt.timezone.utc)
     except (OverflowError, ValueError, OSError):
         return ""
     return f"{moment.day} {moment.strftime('%B')} {moment.year} {moment.strftime('%A')}"
@@ -518,6 +526,7 @@ class LongTermMemory:
         self._children: dict[int, set[int]] = defaultdict(set)
         self._slots: dict[tuple[str, str], int] = {}
         self._lexical = LexicalIndex(stem=True)  # prose: Snowball English stems
+        self._dedup = LexicalIndex(stem=True)  # the content of active memories only (merge checks)
         self._vectors: VectorIndex | None = None
         self._unembedded: set[str] = set()
         self._next_turn = 1
@@ -577,23 +586,36 @@ class LongTermMemory:
         self._lexical.upsert([self._turn_document(t) for t in self._turns.values()])
         self._stale_sessions = set(self._sessions)
         self._lexical.upsert([self._memory_document(m) for m in self._memories.values()])
+        self._dedup.upsert(
+            [
+                ("memory", _memory_key(m.id), "", {"text": m.content})
+                for m in self._memories.values()
+                if m.status == "active"
+            ]
+        )
         if self._embedder_factory is not None:
             self._load_vectors()
         self._loaded = True
 
     def _load_vectors(self) -> None:
-        rows = self._con.execute("SELECT item_key, vector FROM memory_vectors").fetchall()
         keys = set(self._lexical.keys())
         self._unembedded = set(keys)
-        for key, vector in rows:
-            if key not in keys:
-                continue
-            array = np.asarray(vector, dtype=np.float32)
-            if self._vectors is None:
-                self._vectors = VectorIndex(len(array))
-            if len(array) == self._vectors.dim:
-                self._vectors.upsert([key], array.reshape(1, -1))
-                self._unembedded.discard(key)
+        rows = self._con.execute("SELECT item_key, vector FROM memory_vectors").fetchall()
+        rows = [(key, vector) for key, vector in rows if key in keys]
+        if not rows:
+            return
+        dim = len(rows[0][1])
+        rows = [(key, vector) for key, vector in rows if len(vector) == dim]
+        self._vectors = VectorIndex(dim)
+        self._vectors.upsert([key for key, _ in rows], np.asarray([v for _, v in rows], dtype=np.float32))
+        self._unembedded.difference_update(key for key, _ in rows)
+
+    def _track_active(self, memory: _Memory) -> None:
+        """Keeps the merge-check index to the active memories."""
+        if memory.status == "active":
+            self._dedup.upsert([("memory", _memory_key(memory.id), "", {"text": memory.content})])
+        else:
+            self._dedup.remove([_memory_key(memory.id)])
 
     def _turn_document(self, turn: _Turn) -> tuple[str, str, str, dict[str, str]]:
         """A turn's fields: its text, speaker and date words, and as ``context`` the
@@ -646,7 +668,7 @@ class LongTermMemory:
         return {key[1:]: (score, score / best) for key, score, _terms in found}
 
     def _memory_document(self, memory: _Memory) -> tuple[str, str, str, dict[str, str]]:
-        speakers = sorted({self._turns[t].speaker or "" for t in self._sources.get(memory.id, {}) if t in self._turns})
+        speakers = sorted(self._speakers(memory.id))
         return (
             "memory",
             _memory_key(memory.id),
@@ -659,8 +681,14 @@ class LongTermMemory:
             },
         )
 
+    def _speakers(self, memory_id: int) -> set[str]:
+        """Who said the first ``_SPEAKER_LINKS`` source turns of a memory."""
+        sources = itertools.islice(self._sources.get(memory_id, {}), _SPEAKER_LINKS)
+        return {self._turns[t].speaker or "" for t in sources if t in self._turns}
+
     def _index_memory(self, memory: _Memory) -> None:
         self._lexical.upsert([self._memory_document(memory)])
+        self._track_active(memory)
         self._forget_vector(_memory_key(memory.id))
         self._unembedded.add(_memory_key(memory.id))
 
@@ -935,7 +963,7 @@ class LongTermMemory:
         if not tokens:
             return None
         best, best_sim = None, 0.0
-        for key, _score, _terms in self._lexical.search(candidate.content, 10, kinds=("memory",)):
+        for key, _score, _terms in self._dedup.search(candidate.content, 10):
             memory = self._memories.get(int(key[1:]))
             if memory is None or not _mergeable(memory, candidate.kind, candidate.slot, candidate.value):
                 continue
@@ -1003,6 +1031,7 @@ class LongTermMemory:
             superseded.valid_until = at
             superseded.superseded_by = memory.id
             superseded.status = "archived"
+            self._track_active(superseded)
             self._touch(superseded)
             self._edge(memory.id, superseded.id, "supersedes", now)
             self._act(superseded.id, now, "superseded", f"by memory {memory.id}: {candidate.value!r}")
@@ -1019,8 +1048,10 @@ class LongTermMemory:
         memory.importance = max(memory.importance, candidate.importance)
         memory.rules = sorted({*memory.rules, *rules})
         if turn is not None:
+            before = self._speakers(memory.id)
             self._link(memory.id, turn.id, "merged", now)
-            self._lexical.upsert([self._memory_document(memory)])  # a new speaker, maybe
+            if self._speakers(memory.id) != before:  # the document names its speakers
+                self._lexical.upsert([self._memory_document(memory)])
         self._touch(memory)
         self._act(memory.id, now, "merged", f"turn {turn.id}" if turn is not None else "remember")
         return Extracted("merged", memory.id, memory.content, memory.kind, rules)
@@ -1029,6 +1060,7 @@ class LongTermMemory:
         if memory.status == "archived":
             return
         memory.status = "archived"
+        self._track_active(memory)
         if memory.slot is not None and self._slots.get(memory.slot) == memory.id:
             del self._slots[memory.slot]
         self._touch(memory)
@@ -1203,6 +1235,7 @@ class LongTermMemory:
         for edges in self._edges.values():
             edges[:] = [(relation, other) for relation, other in edges if other not in gone]
         self._lexical.remove(keys)
+        self._dedup.remove(keys)
         for key in keys:
             self._forget_vector(key)
         return Forgotten(sorted(ids))
@@ -1361,9 +1394,12 @@ class LongTermMemory:
         promoted: list[int] = []
         low: list[int] = []
         old: list[int] = []
-        for m in active:
-            age = age_days(m.last_seen, now)
-            value = score_of(m.hits, age, m.importance, policy)
+        w_freq, w_recency, w_importance = policy.w_freq, policy.w_recency, policy.w_importance
+        decay, day = policy.decay_lambda, DAY
+        for m in active:  # scoring.score, inlined: this loop runs over every memory
+            age = max(0.0, (now - m.last_seen) / day)
+            value = w_freq * math.log1p(max(0, m.hits)) + w_recency * math.exp(-decay * age)
+            value += w_importance * m.importance
             scores[m.id] = value
             if m.layer != "mid":
                 continue
@@ -1373,9 +1409,9 @@ class LongTermMemory:
                 low.append(m.id)
             elif age > policy.archive_days:
                 old.append(m.id)
-        gone = set(low) | set(old)
+        leaving = set(low) | set(old) | set(promoted)
         staying = sorted(
-            (m for m in active if m.layer == "mid" and m.id not in gone and m.id not in promoted),
+            (m for m in active if m.layer == "mid" and m.id not in leaving),
             key=lambda m: (scores[m.id], m.last_seen, m.id),
         )
         excess = max(0, len(staying) - policy.mid_capacity)
@@ -1385,37 +1421,61 @@ class LongTermMemory:
         report = GcReport(dry_run, len(active), promoted, low, old, capacity, mid_active, long_active)
         if dry_run:
             return report
-        self._write()
+        self._write()  # what was pending, so that the rows below are written as they are now
+        actions: list[tuple[int, float, str, str]] = []
         for m in active:
             m.score = scores[m.id]
         for memory_id in promoted:
             memory = self._memories[memory_id]
             memory.layer = "long"
-            self._act(memory_id, now, "promoted", f"hits {memory.hits} >= {policy.promote_hits}")
+            actions.append((memory_id, now, "promoted", f"hits {memory.hits} >= {policy.promote_hits}"))
         for ids, why in ((low, "low score"), (old, "age"), (capacity, "capacity")):
             for memory_id in ids:
-                self._archive(self._memories[memory_id], now, f"gc: {why}")
-        self._write_scores(active)
-        self._write()
+                memory = self._memories[memory_id]
+                memory.status = "archived"
+                if memory.slot is not None and self._slots.get(memory.slot) == memory_id:
+                    del self._slots[memory.slot]
+                actions.append((memory_id, now, "archived", f"gc: {why}"))
+        self._dedup.remove([_memory_key(i) for ids in (low, old, capacity) for i in ids])
+        for memory_id, at, action, detail in actions:
+            self._actions[memory_id].append(MemoryAction(at, action, detail))
+        self._write_gc(active, actions)
         return report
 
-    def _write_scores(self, memories: list[_Memory]) -> None:
-        """The scores of many memories in one UPDATE (cheaper than rewriting the
-        rows); rows changed otherwise (promoted, archived) are dirty and written
-        whole by the next ``_write``."""
+    def _write_gc(self, memories: list[_Memory], actions: list[tuple[int, float, str, str]]) -> None:
+        """A gc pass's changes in one transaction: score, layer and status of every
+        memory scored in one UPDATE (much cheaper than rewriting whole rows), and
+        its actions in one INSERT."""
         import duckdb
 
-        changed = [m for m in memories if m.id not in self._dirty]
-        if not changed:
-            return
+        con = self._con
         try:
-            self._con.execute(
-                "UPDATE memories SET score = v.score FROM (SELECT unnest(?::BIGINT[]) AS id, "
-                "unnest(?::DOUBLE[]) AS score) v WHERE memories.id = v.id",
-                [[m.id for m in changed], [m.score for m in changed]],
+            con.execute("BEGIN TRANSACTION")
+            con.execute(
+                "UPDATE memories SET score = v.score, layer = v.layer, status = v.status FROM "
+                "(SELECT unnest(?::BIGINT[]) AS id, unnest(?::DOUBLE[]) AS score, unnest(?::VARCHAR[]) AS layer, "
+                "unnest(?::VARCHAR[]) AS status) v WHERE memories.id = v.id",
+                [
+                    [m.id for m in memories],
+                    [m.score for m in memories],
+                    [m.layer for m in memories],
+                    [m.status for m in memories],
+                ],
             )
+            if actions:
+                con.execute(_INSERT_ACTIONS, [list(column) for column in zip(*actions)])
+            con.execute("COMMIT")
         except duckdb.Error as exc:
-            raise store.corrupt_or_error(self.path, exc, "writing gc scores") from None
+            try:
+                con.execute("ROLLBACK")
+            except duckdb.Error:
+                pass
+            # the state in memory is ahead of the file: write those rows whole next time
+            self._dirty.update(m.id for m in memories)
+            self._new_actions.extend(actions)
+            self._pending += len(memories) + len(actions)
+            raise store.corrupt_or_error(self.path, exc, "writing a gc pass") from None
+        store.protect(self.path)
 
     # -- recall --------------------------------------------------------------------------
 
@@ -1527,7 +1587,9 @@ class LongTermMemory:
         if self._embedder_factory is not None:
             self._embed_pending()
             if self._vectors is not None and len(self._vectors):
-                vector = self._embedder.embed([text])[0] if self._embedder is not None else None
+                if self._embedder is None:  # every item was embedded before this process
+                    self._embedder = self._embedder_factory()
+                vector = self._embedder.embed([text])[0]
                 if vector is not None:
                     dense = [
                         (key, float(sim))

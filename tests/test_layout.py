@@ -18,6 +18,7 @@ LAYERS = {
     "aircher_mem.interfaces": 4,
     "aircher_mem.interfaces.cli": 4,
     "aircher_mem.interfaces.mcp": 4,
+    "aircher_mem.interfaces.hooks": 4,
     "aircher_mem.interfaces.http": 4,
     "aircher_mem.interfaces.wire": 3,
     "aircher_mem.memory": 2,

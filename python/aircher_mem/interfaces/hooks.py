@@ -1,0 +1,1058 @@
+"""Claude Code hooks: project memory injected into the agent's context and its work
+recorded, without the agent calling a tool.
+
+``install(root)`` writes our entries into Claude Code's settings and ``uninstall``
+removes exactly them; ``run_hook(event, payload)`` is what ``aircher-mem hook EVENT``
+runs with the event's JSON (read from stdin by the CLI). The settings layout written::
+
+    {"hooks": {
+      "SessionStart": [{"hooks": [{"type": "command", "command": "/path/to/aircher-mem hook SessionStart",
+                                   "timeout": 10}]}],
+      "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "... hook UserPromptSubmit", ...}]}],
+      "PostToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": "... hook PostToolUse", ...}]}],
+      "PreCompact": [{"hooks": [{"type": "command", "command": "... hook PreCompact", ...}]}],
+      "Stop": [{"hooks": [{"type": "command", "command": "... hook Stop", ...}]}]}}
+
+An entry is ours when its command's first word is the ``aircher-mem`` script (any
+folder) and its second ``hook``; everything else in the file is kept as it was (the
+JSON is re-serialized with an indent of 2 and a trailing newline, and not written at
+all when nothing changes).
+
+What each event does (the store is ``find_root(root or payload["cwd"])``; without one
+a hook does nothing):
+
+- ``SessionStart`` (source startup, resume, clear or compact): prints the open tasks,
+  the project's rules and facts (important memories, then L0 facts, by score) and the
+  memories most relevant to the open tasks, one ``[memory N] text`` line each, within
+  :data:`CONTEXT_CHARS`.
+- ``UserPromptSubmit``: recalls memories for the prompt and prints those scoring at
+  least :data:`RECALL_MIN_SCORE`; then stores the prompt as a user turn (extraction runs).
+- ``PostToolUse``: records the tool call, and for Read, Edit, MultiEdit, Write and
+  NotebookEdit the file interaction (read, edit, write) with the lines read or changed
+  when the tool's input or response gives them. A recorded edit marks the memory's
+  graph stale (``Recorded.graph_stale``): through a server, the server refreshes the
+  graph before its next graph verb; a one-shot process looks at modification times
+  anyway.
+- ``PreCompact`` (trigger manual or auto): stores a context snapshot (seed 002's shape)
+  of the transcript's last messages, with the context size the last answer reported.
+- ``Stop``: adds the session's user and assistant turns not stored yet from the
+  transcript (the offset read so far is kept per session in ``.aircher/hooks-state.json``,
+  0600), skipping the prompts ``UserPromptSubmit`` stored; extraction runs on them.
+
+A hook never fails or blocks the agent: ``run_hook`` never raises, always exits 0, and
+anything wrong (a malformed payload, no store, a store another process holds past
+:data:`DEADLINE_SECONDS`, an error) is logged as a warning (stderr) and prints nothing.
+Work is checked against the deadline between steps, so a hook stops early rather than
+hold the agent; ``Stop`` resumes where it stopped the next time.
+
+When a server runs for the project (``.aircher/server.json`` exists and
+``aircher_mem.interfaces.http.Client.discover(root)`` returns a client), the hooks
+are its clients (``GET /tasks``, ``GET /memories``, ``POST /recall``, ``POST /turns``,
+``POST /record/tool_call``, ``POST /record/file_interaction``, ``POST /record/snapshot``,
+with the JSON of :mod:`.wire`); otherwise they open the store themselves.
+
+Sources relied on (third-party pages found by search, not authority):
+
+- Claude Code's hooks reference (docs.anthropic.com/en/docs/claude-code/hooks, now
+  code.claude.com/docs/en/hooks; its translations, and a copy in the claude-mem
+  project's ``docs/reference``): the settings files
+  (``~/.claude/settings.json`` user, ``.claude/settings.json`` project), the
+  ``{"hooks": {Event: [{"matcher", "hooks": [{"type": "command", "command", "timeout"}]}]}}``
+  layout (``matcher`` only for tool events, ``*`` every tool, omitted elsewhere), the
+  stdin fields (``session_id``, ``transcript_path``, ``cwd``, ``hook_event_name``;
+  ``prompt``; ``tool_name``, ``tool_input``, ``tool_response``; ``source``
+  startup|resume|clear|compact; ``trigger`` manual|auto), and that stdout on exit 0 is
+  added to the context for SessionStart and UserPromptSubmit (JSON
+  ``hookSpecificOutput.additionalContext`` being the other way), exit 2 blocking.
+- The size: injected hook output is capped at 10,000 characters (longer becomes a
+  preview) per users who measured it (dev.to "rulestack" UserPromptSubmit lab;
+  colbymchenry/codegraph pull request 1695); the reference prose gives no number, so
+  :data:`CONTEXT_CHARS` stays well under it.
+- Tool payloads, which the reference leaves to each tool: Read's ``tool_response``
+  ``{"type": "text", "file": {"filePath", "content", "numLines", "startLine", "totalLines"}}``
+  and Edit/Write's ``{"filePath", "structuredPatch": [{"oldStart", "oldLines",
+  "newStart", "newLines", "lines"}]}`` (CloudNimble.ClaudeEssentials' hook payload
+  documentation); transcript lines ``{"type": "user"|"assistant", "message": {"role",
+  "content"}, "uuid", "timestamp", "isMeta", "isSidechain"}`` (the Agent SDK's sessions
+  page and notes on the transcript format).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import logging
+import os
+import shlex
+import shutil
+import stat
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+from ..errors import AircherError, InvalidInputError, StoreLockedError, StoreNotFoundError
+from ..graph import write_atomic
+from ..longterm.store import KINDS
+from ..memory import STORE_DIR, Memory, find_root
+from .wire import EXIT_OK, to_json
+
+__all__ = [
+    "EVENTS",
+    "CONTEXT_CHARS",
+    "RECALL_K",
+    "RECALL_MIN_SCORE",
+    "DEADLINE_SECONDS",
+    "TRANSCRIPT_MAX_BYTES",
+    "STATE_FILE",
+    "install",
+    "uninstall",
+    "run_hook",
+    "settings_path",
+]
+
+log = logging.getLogger("aircher_mem.hooks")
+
+EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "PreCompact", "Stop")
+SCRIPT = "aircher-mem"
+SCOPES = ("project", "user")
+MATCHERS = {"PostToolUse": "*"}  # every tool; the other events take no matcher
+HOOK_TIMEOUT_SECONDS = 10  # Claude Code's own limit on our command (a backstop)
+
+# -- limits that belong in the Policy (``[hooks]``); module constants until they move ----
+
+#: Characters of context a hook prints at most (Claude Code accepts 10,000).
+CONTEXT_CHARS = 4000
+#: Memories recalled for a prompt, and the least score one needs to be injected: a
+#: recall score is the channels' min-max normalized, weighted match (1.0 for the best
+#: lexical match, 0.0 for the weakest of the pool) plus small recency, importance and
+#: usage terms, so 0.5 keeps the upper half of the matches.
+RECALL_K = 5
+RECALL_MIN_SCORE = 0.5
+#: Seconds a hook works before it stops (between steps) and answers with what it has.
+DEADLINE_SECONDS = 2.0
+#: Bytes of the transcript one Stop (or PreCompact) reads at most.
+TRANSCRIPT_MAX_BYTES = 2_000_000
+#: Characters of one injected line, of one stored tool parameter, of one stored turn.
+LINE_CHARS = 300
+PARAMETER_CHARS = 500
+TURN_CHARS = 100_000
+#: Characters of a hook payload read at most (a Read of a large file carries it whole).
+PAYLOAD_MAX_CHARS = 32_000_000
+#: Where a transcript may be: inside these folders (``~`` is the user's home).
+TRANSCRIPT_DIRS: tuple[str, ...] = ("~", "/tmp")
+
+STATE_FILE = "hooks-state.json"
+STATE_SESSIONS = 50  # sessions remembered in the state file
+PENDING_PROMPTS = 20  # prompts stored by UserPromptSubmit that Stop has not met yet
+MARKER = "[aircher-mem]"  # starts what we print; a turn holding it is not stored again
+
+R = TypeVar("R")
+
+# -- settings ---------------------------------------------------------------------------
+
+
+def settings_path(root: str | os.PathLike[str], *, scope: str = "project", settings: Path | None = None) -> Path:
+    """Claude Code's settings file for ``scope``: ``<root>/.claude/settings.json``
+    ("project") or ``~/.claude/settings.json`` ("user"); ``settings`` overrides both."""
+    if scope not in SCOPES:
+        raise InvalidInputError(f"scope must be 'project' or 'user', got {scope!r:.80}")
+    if settings is not None:
+        path = Path(settings).expanduser()
+    elif scope == "user":
+        path = Path.home() / ".claude" / "settings.json"
+    else:
+        path = Path(root).expanduser() / ".claude" / "settings.json"
+    if path.is_symlink():  # a settings file kept elsewhere (dotfiles): write the real one
+        path = path.resolve()
+    if path.is_dir():
+        raise InvalidInputError(f"Claude Code settings {path} is a directory, not a file")
+    return path
+
+
+def _script() -> str:
+    found = shutil.which(SCRIPT)
+    return os.path.abspath(found) if found else SCRIPT
+
+
+def _command(script: str, event: str) -> str:
+    return f"{shlex.quote(script)} hook {event}"
+
+
+def _ours(command: object, event: str | None = None) -> bool:
+    """Whether ``command`` runs our hook (for ``event``, when given)."""
+    if not isinstance(command, str):
+        return False
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    if len(words) < 2 or os.path.basename(words[0]) not in (SCRIPT, f"{SCRIPT}.exe") or words[1] != "hook":
+        return False
+    return event is None or words[2:3] == [event]
+
+
+def _entry(event: str, command: str) -> dict[str, Any]:
+    hook = {"type": "command", "command": command, "timeout": HOOK_TIMEOUT_SECONDS}
+    entry: dict[str, Any] = {"matcher": MATCHERS[event]} if event in MATCHERS else {}
+    entry["hooks"] = [hook]
+    return entry
+
+
+def _read_settings(path: Path) -> tuple[dict[str, Any], bool]:
+    """The settings as a dict and whether the file exists; InvalidInputError naming
+    the file when it is not a JSON object with an object ``hooks``."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}, False
+    except UnicodeDecodeError as exc:
+        raise InvalidInputError(f"Claude Code settings {path} is not UTF-8 text: {exc}") from None
+    except OSError as exc:
+        raise AircherError(f"cannot read Claude Code settings {path}: {exc}") from None
+    if not text.strip():
+        return {}, True
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise InvalidInputError(f"Claude Code settings {path} is not valid JSON ({exc}); left unchanged") from None
+    if not isinstance(data, dict):
+        raise InvalidInputError(f"Claude Code settings {path} is not a JSON object; left unchanged")
+    hooks = data.get("hooks")
+    if hooks is not None and not isinstance(hooks, dict):
+        raise InvalidInputError(f"Claude Code settings {path}: 'hooks' is not an object; left unchanged")
+    for event in EVENTS:
+        groups = (hooks or {}).get(event)
+        if groups is not None and not isinstance(groups, list):
+            raise InvalidInputError(f"Claude Code settings {path}: hooks.{event} is not a list; left unchanged")
+    return data, True
+
+
+def _write_settings(path: Path, data: Mapping[str, Any]) -> None:
+    """Writes ``data`` (indent 2, trailing newline) atomically, keeping the file's mode."""
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            mode = stat.S_IMODE(path.stat().st_mode)
+        except FileNotFoundError:
+            mode = 0o644
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(text)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.chmod(tmp, mode)
+            os.replace(tmp, path)
+        except BaseException:
+            with _quiet():
+                os.unlink(tmp)
+            raise
+    except OSError as exc:
+        raise AircherError(f"cannot write Claude Code settings {path}: {exc}") from None
+
+
+@contextmanager
+def _quiet() -> Iterator[None]:
+    try:
+        yield
+    except OSError:
+        pass
+
+
+def _groups(hooks: Mapping[str, Any], event: str) -> list[Any]:
+    groups = hooks.get(event)
+    return groups if isinstance(groups, list) else []
+
+
+def _commands(group: object) -> list[dict[str, Any]]:
+    if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+        return [h for h in group["hooks"] if isinstance(h, dict)]
+    return []
+
+
+def install(root: str | os.PathLike[str], *, scope: str = "project", settings: Path | None = None) -> dict[str, Any]:
+    """Adds ``aircher-mem hook <event>`` for each of :data:`EVENTS` to Claude Code's
+    settings (see :func:`settings_path`), keeping everything else. Idempotent: an
+    event that has our hook already is left alone (its command is updated if the
+    script moved). Returns ``{"path", "scope", "command", "added", "updated",
+    "unchanged", "written"}``."""
+    path = settings_path(root, scope=scope, settings=settings)
+    data, _existed = _read_settings(path)
+    hooks: dict[str, Any] = data.get("hooks") or {}
+    script = _script()
+    added: list[str] = []
+    updated: list[str] = []
+    unchanged: list[str] = []
+    for event in EVENTS:
+        command = _command(script, event)
+        mine = [h for g in _groups(hooks, event) for h in _commands(g) if _ours(h.get("command"), event)]
+        if not mine:
+            hooks.setdefault(event, []).append(_entry(event, command))
+            added.append(event)
+            continue
+        stale = [h for h in mine if h.get("command") != command]
+        for hook in stale:
+            hook["command"] = command
+        (updated if stale else unchanged).append(event)
+    written = bool(added or updated)
+    if written:
+        data["hooks"] = hooks
+        _write_settings(path, data)
+    return {
+        "path": str(path),
+        "scope": scope,
+        "command": _command(script, "EVENT"),
+        "added": added,
+        "updated": updated,
+        "unchanged": unchanged,
+        "written": written,
+    }
+
+
+def uninstall(root: str | os.PathLike[str], *, scope: str = "project", settings: Path | None = None) -> dict[str, Any]:
+    """Removes every hook of ours (any event) from Claude Code's settings, and the
+    matcher groups, event lists and ``hooks`` object left empty by it; a file left
+    holding nothing (``{}``) is deleted. Returns ``{"path", "scope", "removed",
+    "written", "deleted"}``."""
+    path = settings_path(root, scope=scope, settings=settings)
+    data, existed = _read_settings(path)
+    summary: dict[str, Any] = {"path": str(path), "scope": scope, "removed": [], "written": False, "deleted": False}
+    hooks = data.get("hooks")
+    if not existed or not isinstance(hooks, dict):
+        return summary
+    removed: list[str] = []
+    for event in list(hooks):
+        groups = hooks[event]
+        if not isinstance(groups, list):
+            continue
+        kept_groups: list[Any] = []
+        touched = False
+        for group in groups:
+            inner = _commands(group)
+            kept = [h for h in inner if not _ours(h.get("command"))]
+            if len(kept) != len(inner):
+                touched = True
+                if not kept and len(group["hooks"]) == len(inner):
+                    continue  # the group held only ours
+                group["hooks"] = [h for h in group["hooks"] if not (isinstance(h, dict) and _ours(h.get("command")))]
+            kept_groups.append(group)
+        if touched:
+            removed.append(event)
+            if kept_groups:
+                hooks[event] = kept_groups
+            else:
+                del hooks[event]
+    if not removed:
+        return summary
+    if not hooks:
+        del data["hooks"]
+    if data:
+        _write_settings(path, data)
+        summary["written"] = True
+    else:
+        try:
+            path.unlink()
+        except OSError as exc:
+            raise AircherError(f"cannot remove Claude Code settings {path}: {exc}") from None
+        summary["deleted"] = True
+    summary["removed"] = removed
+    return summary
+
+
+# -- where the hooks read and write ------------------------------------------------------
+
+
+class _Backend(Protocol):
+    """The verbs the hooks use, answering with :mod:`.wire` JSON."""
+
+    def tasks(self) -> Any: ...
+    def memories(self, limit: int) -> Any: ...
+    def facts(self) -> Any: ...
+    def recall(self, query: str, k: int) -> Any: ...
+    def add_turn(self, session_id: str, role: str, text: str, at: float | None, metadata: dict[str, Any]) -> None: ...
+    def record_tool_call(
+        self, tool: str, parameters: dict[str, Any], success: bool, error: str | None, path: str | None
+    ) -> None: ...
+    def record_file(self, path: str, operation: str, lines: tuple[int, int] | None, summary: str | None) -> None: ...
+    def snapshot(self, snapshot: dict[str, Any]) -> None: ...
+
+
+class _Direct:
+    """The store opened in this process; a store another process holds is retried
+    until the deadline."""
+
+    def __init__(self, memory: Memory, deadline: float) -> None:
+        self.memory = memory
+        self.deadline = deadline
+
+    def _retry(self, call: Callable[[], R]) -> R:
+        pause = 0.02
+        while True:
+            try:
+                return call()
+            except StoreLockedError:
+                if time.monotonic() + pause > self.deadline:
+                    raise
+                time.sleep(pause)
+                pause = min(pause * 2, 0.2)
+
+    def tasks(self) -> Any:
+        return to_json(self._retry(lambda: self.memory.tasks(limit=10)))
+
+    def memories(self, limit: int) -> Any:
+        return to_json(self._retry(lambda: self.memory.memories(limit=limit, sort="score")))
+
+    def facts(self) -> Any:
+        return to_json(self._retry(lambda: self.memory.facts(level="L0")))
+
+    def recall(self, query: str, k: int) -> Any:
+        return to_json(self._retry(lambda: self.memory.recall(query, k=k, kinds=KINDS)))
+
+    def add_turn(self, session_id: str, role: str, text: str, at: float | None, metadata: dict[str, Any]) -> None:
+        self._retry(lambda: self.memory.add_turn(session_id, role, text, at=at, metadata=metadata))
+
+    def record_tool_call(
+        self, tool: str, parameters: dict[str, Any], success: bool, error: str | None, path: str | None
+    ) -> None:
+        self._retry(
+            lambda: self.memory.record_tool_call(tool, parameters, success=success, error_message=error, file_path=path)
+        )
+
+    def record_file(self, path: str, operation: str, lines: tuple[int, int] | None, summary: str | None) -> None:
+        self._retry(
+            lambda: self.memory.record_file_interaction(path, operation, line_range=lines, changes_summary=summary)
+        )
+
+    def snapshot(self, snapshot: dict[str, Any]) -> None:
+        def store() -> None:
+            self.memory.episodic.store_snapshot(snapshot)
+            self.memory.episodic.flush()
+
+        self._retry(store)
+
+
+class _Remote:
+    """The project's server (``aircher_mem.interfaces.http.Client``)."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+
+    def _call(self, method: str, path: str, **kwargs: Any) -> Any:
+        answer = self.client.request(method, path, **kwargs)
+        if hasattr(answer, "json") and callable(answer.json):
+            answer = answer.json()
+        return answer
+
+    def tasks(self) -> Any:
+        return self._call("GET", "/tasks", params={"limit": 10})
+
+    def memories(self, limit: int) -> Any:
+        return self._call("GET", "/memories", params={"limit": limit, "sort": "score"})
+
+    def facts(self) -> Any:
+        found = self.memories(500)
+        return {"memories": [m for m in _list(found, "memories") if m.get("level") == "L0"]}
+
+    def recall(self, query: str, k: int) -> Any:
+        return self._call("POST", "/recall", json={"query": query, "k": k, "kinds": list(KINDS)})
+
+    def add_turn(self, session_id: str, role: str, text: str, at: float | None, metadata: dict[str, Any]) -> None:
+        body = {"session_id": session_id, "role": role, "text": text, "at": at, "metadata": metadata}
+        self._call("POST", "/turns", json=body)
+
+    def record_tool_call(
+        self, tool: str, parameters: dict[str, Any], success: bool, error: str | None, path: str | None
+    ) -> None:
+        body = {
+            "tool_name": tool,
+            "parameters": parameters,
+            "success": success,
+            "error_message": error,
+            "file_path": path,
+        }
+        self._call("POST", "/record/tool_call", json=body)
+
+    def record_file(self, path: str, operation: str, lines: tuple[int, int] | None, summary: str | None) -> None:
+        body = {
+            "path": path,
+            "operation": operation,
+            "line_range": list(lines) if lines else None,
+            "changes_summary": summary,
+        }
+        self._call("POST", "/record/file_interaction", json=body)
+
+    def snapshot(self, snapshot: dict[str, Any]) -> None:
+        self._call("POST", "/record/snapshot", json=snapshot)
+
+
+def _client(root: Path) -> Any:
+    """A client of the project's server, or None (no server, or no HTTP module)."""
+    if not (root / STORE_DIR / "server.json").is_file():
+        return None  # no server: do not pay for importing the HTTP stack
+    try:
+        http = importlib.import_module("aircher_mem.interfaces.http")
+    except ImportError:
+        return None
+    discover = getattr(getattr(http, "Client", None), "discover", None)
+    if not callable(discover):
+        return None
+    try:
+        return discover(root)
+    except Exception as exc:  # a broken server file: open the store directly
+        log.warning("aircher-mem hook: no server for %s (%s); opening the store directly", root, exc)
+        return None
+
+
+@contextmanager
+def _backend(root: Path, deadline: float) -> Iterator[_Backend]:
+    client = _client(root)
+    if client is not None:
+        yield _Remote(client)
+        return
+    with Memory.open(root, create=False) as memory:
+        yield _Direct(memory, deadline)
+
+
+# -- running a hook ----------------------------------------------------------------------
+
+
+def run_hook(event: str, payload: str, *, root: Path | None = None) -> tuple[str, int]:
+    """Runs the hook for ``event`` (one of :data:`EVENTS`) on its JSON ``payload``;
+    returns the text to print on stdout (context for SessionStart and
+    UserPromptSubmit, else "") and the exit code, always 0. Never raises: every
+    problem is logged as a warning and the hook prints nothing."""
+    deadline = time.monotonic() + DEADLINE_SECONDS
+    try:
+        return _run(event, payload, root, deadline), EXIT_OK
+    except Exception as exc:  # a hook never fails the agent's action
+        log.warning("aircher-mem hook %.40s: %s: %s", event, type(exc).__name__, exc)
+        return "", EXIT_OK
+
+
+def _run(event: str, payload: str, root: Path | None, deadline: float) -> str:
+    handler = _HANDLERS.get(event) if isinstance(event, str) else None
+    if handler is None:
+        log.warning("aircher-mem hook: unknown event %r (known: %s)", event, ", ".join(EVENTS))
+        return ""
+    data = _payload(payload)
+    if data is None:
+        return ""
+    named = data.get("hook_event_name")
+    if named is not None and named != event:
+        log.warning("aircher-mem hook %s: the payload is for %r; ignored", event, named)
+        return ""
+    start = root if root is not None else data.get("cwd")
+    if not isinstance(start, (str, os.PathLike)) or not os.fspath(start):
+        log.warning("aircher-mem hook %s: no project folder (no cwd in the payload)", event)
+        return ""
+    try:
+        project = find_root(start)
+    except StoreNotFoundError:
+        log.debug("aircher-mem hook %s: no store for %s", event, start)
+        return ""
+    with _backend(project, deadline) as backend:
+        return handler(_Call(backend, data, project, deadline))
+
+
+def _payload(payload: object) -> dict[str, Any] | None:
+    if not isinstance(payload, str):
+        log.warning("aircher-mem hook: the payload is not text")
+        return None
+    if len(payload) > PAYLOAD_MAX_CHARS:
+        log.warning("aircher-mem hook: payload of %d characters is over %d; ignored", len(payload), PAYLOAD_MAX_CHARS)
+        return None
+    try:
+        data = json.loads(payload.lstrip("\ufeff"))
+    except (ValueError, RecursionError) as exc:
+        log.warning("aircher-mem hook: the payload is not JSON: %s", exc)
+        return None
+    if not isinstance(data, dict):
+        log.warning("aircher-mem hook: the payload is not a JSON object")
+        return None
+    return data
+
+
+class _Call:
+    """One hook run: where to read and write, the event's fields, the deadline."""
+
+    def __init__(self, backend: _Backend, data: dict[str, Any], root: Path, deadline: float) -> None:
+        self.backend = backend
+        self.data = data
+        self.root = root
+        self.deadline = deadline
+
+    @property
+    def late(self) -> bool:
+        return time.monotonic() > self.deadline
+
+    def text(self, field: str, max_chars: int = TURN_CHARS) -> str | None:
+        value = self.data.get(field)
+        if not isinstance(value, str) or not value.strip():
+            return None
+        return value[:max_chars]
+
+    @property
+    def session(self) -> str | None:
+        return self.text("session_id", 1000)
+
+
+class _Text:
+    """A header and lines under section titles, all within ``budget`` characters."""
+
+    def __init__(self, header: str, budget: int = CONTEXT_CHARS) -> None:
+        self.header = header
+        self.left = budget - len(header) - 1
+        self.lines: list[str] = []
+
+    def add(self, line: str) -> bool:
+        if len(line) + 1 > self.left:
+            return False
+        self.lines.append(line)
+        self.left -= len(line) + 1
+        return True
+
+    def section(self, title: str, lines: Sequence[str]) -> None:
+        if not lines or len(title) + len(lines[0]) + 2 > self.left:
+            return
+        self.add(title)
+        for line in lines:
+            if not self.add(line):
+                break
+
+    def text(self) -> str:
+        return "\n".join([self.header, *self.lines]) + "\n" if self.lines else ""
+
+
+def _one_line(text: object, width: int = LINE_CHARS) -> str:
+    one = " ".join(str(text).split())
+    return one if len(one) <= width else one[: width - 3] + "..."
+
+
+def _list(answer: Any, key: str) -> list[dict[str, Any]]:
+    found = answer.get(key) if isinstance(answer, Mapping) else None
+    return [x for x in found if isinstance(x, dict)] if isinstance(found, list) else []
+
+
+def _memory_line(m: Mapping[str, Any]) -> str:
+    return f"[memory {m.get('id')}] {_one_line(m.get('content', ''))}"
+
+
+# -- the events ---------------------------------------------------------------------------
+
+
+def _session_start(call: _Call) -> str:
+    out = _Text(f"{MARKER} Project memory; cite a memory by its id, e.g. [memory 1].")
+    b = call.backend
+    tasks = _list(b.tasks(), "tasks")
+    out.section(
+        "Open tasks:",
+        [
+            f"[task {_one_line(t.get('task_id'), 80)}] ({t.get('status')}) {_one_line(t.get('description'))}"
+            for t in tasks
+        ],
+    )
+    seen: set[Any] = set()
+
+    def fresh(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        chosen = []
+        for m in found:
+            if m.get("id") not in seen:
+                seen.add(m.get("id"))
+                chosen.append(m)
+        return chosen
+
+    if not call.late:
+        ranked = _list(b.memories(200), "memories")
+        important = [m for m in ranked if m.get("importance")]
+        facts = _list(b.facts(), "memories")
+        out.section("Project rules and facts:", [_memory_line(m) for m in fresh(important + facts)])
+    if tasks and not call.late:
+        query = " ".join(str(t.get("description", "")) for t in tasks)[:10_000]
+        if query.strip():
+            hits = [h for h in _list(b.recall(query, 10), "hits") if h.get("kind") != "turn"]
+            out.section("Relevant to the open tasks:", [_memory_line(h) for h in fresh(hits)])
+    return out.text()
+
+
+def _prompt_hash(text: str) -> str:
+    return hashlib.sha256(" ".join(text.split()).encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def _user_prompt(call: _Call) -> str:
+    prompt = call.text("prompt")
+    if prompt is None:
+        return ""
+    out = _Text(f"{MARKER} Recalled from project memory; cite a memory by its id, e.g. [memory 1].")
+    hits = [
+        h
+        for h in _list(call.backend.recall(prompt[:10_000], RECALL_K), "hits")
+        if h.get("kind") != "turn" and isinstance(h.get("score"), (int, float)) and h["score"] >= RECALL_MIN_SCORE
+    ]
+    out.section("Memories that may bear on this prompt:", [_memory_line(h) for h in hits])
+    text = out.text()
+    session = call.session
+    if session is None or call.late or MARKER in prompt:
+        return text
+    try:  # what was recalled is printed even when the prompt cannot be stored
+        call.backend.add_turn(session, "user", prompt, None, {"source": "claude-code", "hook": "UserPromptSubmit"})
+    except Exception as exc:  # Stop stores it from the transcript later
+        log.warning("aircher-mem hook UserPromptSubmit: the prompt was not stored: %s: %s", type(exc).__name__, exc)
+        return text
+    with _State(call.root) as state:
+        entry = state.session(session)
+        entry["prompts"] = [*entry.get("prompts", []), _prompt_hash(prompt)][-PENDING_PROMPTS:]
+    return text
+
+
+def _inside(call: _Call, value: object) -> str | None:
+    """``value`` as an absolute path when it names something inside the project."""
+    if not isinstance(value, str) or not value or "\0" in value:
+        return None
+    path = Path(value)
+    if not path.is_absolute():
+        cwd = call.data.get("cwd")
+        path = Path(cwd if isinstance(cwd, str) else call.root) / path
+    try:
+        path.resolve().relative_to(call.root)
+    except (ValueError, OSError):
+        return None
+    return str(path)
+
+
+def _parameters(tool_input: Mapping[str, Any], drop: str | None) -> dict[str, Any]:
+    """The tool's input, short: long strings clipped, nested values as clipped JSON."""
+    out: dict[str, Any] = {}
+    for key, value in list(tool_input.items())[:50]:
+        if key == drop:
+            continue
+        if value is None or isinstance(value, (bool, int, float)):
+            out[str(key)] = value
+        elif isinstance(value, str):
+            out[str(key)] = value if len(value) <= PARAMETER_CHARS else value[:PARAMETER_CHARS] + "..."
+        else:
+            try:
+                out[str(key)] = _one_line(json.dumps(value, ensure_ascii=False), PARAMETER_CHARS)
+            except (TypeError, ValueError):
+                continue
+    return out
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _patch_lines(response: object) -> tuple[tuple[int, int] | None, int, int]:
+    """The new-file lines an Edit/Write's structuredPatch changed (first, last), and
+    the lines added and removed."""
+    hunks = response.get("structuredPatch") if isinstance(response, Mapping) else None
+    changed: list[int] = []
+    added = removed = 0
+    for hunk in hunks if isinstance(hunks, list) else []:
+        if not isinstance(hunk, Mapping):
+            continue
+        start, count = _int(hunk.get("newStart")), _int(hunk.get("newLines"))
+        if start is None:
+            continue
+        lines = hunk.get("lines")
+        if not isinstance(lines, list):
+            changed += [max(start, 1), max(start + (count or 1) - 1, 1)]
+            continue
+        line = start
+        for text in lines:
+            if not isinstance(text, str) or text.startswith("\\"):
+                continue
+            if text.startswith("+"):
+                changed.append(line)
+                added += 1
+                line += 1
+            elif text.startswith("-"):
+                changed.append(line)
+                removed += 1
+            else:
+                line += 1
+    span = (max(min(changed), 1), max(max(changed), 1)) if changed else None
+    return span, added, removed
+
+
+def _read_lines(tool_input: Mapping[str, Any], response: object) -> tuple[int, int] | None:
+    file = response.get("file") if isinstance(response, Mapping) else None
+    if isinstance(file, Mapping):
+        start, count = _int(file.get("startLine")), _int(file.get("numLines"))
+        if start and count:
+            return start, start + count - 1
+    offset, limit = _int(tool_input.get("offset")), _int(tool_input.get("limit"))
+    if limit:
+        first = offset or 1
+        return first, first + limit - 1
+    return None
+
+
+def _post_tool(call: _Call) -> str:
+    tool = call.text("tool_name", 200)
+    if tool is None:
+        return ""
+    tool_input = call.data.get("tool_input")
+    tool_input = tool_input if isinstance(tool_input, Mapping) else {}
+    response = call.data.get("tool_response")
+    path_key = "notebook_path" if tool == "NotebookEdit" else "file_path"
+    path = _inside(call, tool_input.get(path_key))
+    failed = isinstance(response, Mapping) and (
+        response.get("success") is False or response.get("is_error") is True or response.get("interrupted") is True
+    )
+    error = response.get("error") if isinstance(response, Mapping) else None
+    call.backend.record_tool_call(
+        tool,
+        _parameters(tool_input, path_key if path is not None else None),
+        not failed,
+        _one_line(error, 2000) if failed and isinstance(error, str) else None,
+        path,
+    )
+    if path is None or failed or call.late:
+        return ""
+    if tool == "Read":
+        call.backend.record_file(path, "read", _read_lines(tool_input, response), None)
+    elif tool in ("Edit", "MultiEdit", "NotebookEdit"):
+        span, added, removed = _patch_lines(response)
+        call.backend.record_file(path, "edit", span, f"{tool}: +{added} -{removed} lines" if span else None)
+    elif tool == "Write":
+        span, added, removed = _patch_lines(response)
+        content = tool_input.get("content")
+        if span is None and isinstance(content, str) and content:
+            added = content.count("\n") + (0 if content.endswith("\n") else 1)
+            span = (1, added)
+        call.backend.record_file(path, "write", span, f"Write: +{added} -{removed} lines" if span else None)
+    return ""
+
+
+def _pre_compact(call: _Call) -> str:
+    path = _transcript(call.data.get("transcript_path"))
+    if path is None:
+        return ""
+    trigger = call.text("trigger", 40) or "unknown"
+    size = path.stat().st_size
+    start = max(0, size - TRANSCRIPT_MAX_BYTES)
+    with path.open("rb") as handle:
+        handle.seek(start)
+        chunk = handle.read(TRANSCRIPT_MAX_BYTES)
+    lines = chunk.split(b"\n")
+    if start:
+        lines = lines[1:]  # the first is cut
+    now = time.time()
+    items: list[dict[str, Any]] = []
+    used: int | None = None
+    for number, raw in enumerate(lines):
+        entry = _json_line(raw)
+        if entry is None or entry.get("type") not in ("user", "assistant"):
+            continue
+        message = entry.get("message")
+        content = message.get("content") if isinstance(message, Mapping) else None
+        if content is None:
+            continue
+        if entry["type"] == "assistant":
+            kind = "AssistantResponse"
+            usage = message.get("usage") if isinstance(message, Mapping) else None
+            if isinstance(usage, Mapping):
+                parts = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
+                used = sum(_int(usage.get(p)) or 0 for p in parts)
+        elif isinstance(content, list) and any(
+            isinstance(b, Mapping) and b.get("type") == "tool_result" for b in content
+        ):
+            kind = "ToolResult"
+        else:
+            kind = "UserMessage"
+        at = _timestamp(entry.get("timestamp"))
+        items.append(
+            {
+                "id": str(entry.get("uuid") or f"line {number}")[:100],
+                "type": kind,
+                "tokens": len(json.dumps(content, ensure_ascii=False)) // 4,  # estimated: 4 characters a token
+                "relevance": 1.0,  # not scored: the agent's window, not ours
+                "age_minutes": int((now - at) // 60) if at is not None and at <= now else 0,
+            }
+        )
+    items = items[-500:]
+    call.backend.snapshot(
+        {
+            "timestamp": now,
+            "session_id": call.session or "claude-code",
+            "task_id": None,
+            "total_tokens": used if used is not None else sum(i["tokens"] for i in items),
+            "item_count": len(items),
+            "items": items,
+            "pruned_items": [],
+            "reason": f"pre-compact ({trigger})",
+        }
+    )
+    return ""
+
+
+def _stop(call: _Call) -> str:
+    session = call.session
+    path = _transcript(call.data.get("transcript_path"))
+    if session is None or path is None:
+        return ""
+    with _State(call.root) as state:
+        entry = state.session(session)
+        offset = _int(entry.get("offset")) or 0
+        skip = entry.get("skip") is True
+        size = path.stat().st_size
+        if offset > size:  # a new or rewritten transcript
+            log.warning("aircher-mem hook Stop: %s is shorter than what was read; reading it again", path)
+            offset, skip = 0, False
+        with path.open("rb") as handle:
+            handle.seek(offset)
+            chunk = handle.read(TRANSCRIPT_MAX_BYTES)
+        pending = [p for p in entry.get("prompts", []) if isinstance(p, str)]
+        pos = 0
+        if skip:  # the rest of a line longer than TRANSCRIPT_MAX_BYTES
+            newline = chunk.find(b"\n")
+            pos = len(chunk) if newline < 0 else newline + 1
+            skip = newline < 0
+        done = offset + pos
+        try:
+            while pos < len(chunk) and not call.late:
+                newline = chunk.find(b"\n", pos)
+                if newline < 0:
+                    if pos == 0 and len(chunk) == TRANSCRIPT_MAX_BYTES:
+                        done, skip = offset + len(chunk), True  # one line longer than the cap
+                    break
+                turn = _turn(chunk[pos:newline])
+                pos = newline + 1
+                if turn is not None:
+                    role, text, at, uuid = turn
+                    digest = _prompt_hash(text)
+                    if role == "user" and digest in pending:
+                        pending.remove(digest)  # stored by UserPromptSubmit
+                    else:
+                        metadata = {"source": "claude-code", "hook": "Stop", "uuid": uuid}
+                        call.backend.add_turn(session, role, text, at, metadata)
+                done = offset + pos
+        finally:
+            entry.update(offset=done, skip=skip, prompts=pending)
+    return ""
+
+
+_HANDLERS: dict[str, Callable[[_Call], str]] = {
+    "SessionStart": _session_start,
+    "UserPromptSubmit": _user_prompt,
+    "PostToolUse": _post_tool,
+    "PreCompact": _pre_compact,
+    "Stop": _stop,
+}
+
+
+# -- transcripts --------------------------------------------------------------------------
+
+
+def _transcript(value: object) -> Path | None:
+    """The transcript file, when it is a regular ``.jsonl`` file inside the user's
+    home or /tmp (:data:`TRANSCRIPT_DIRS`) once symlinks are resolved."""
+    if not isinstance(value, str) or not value or "\0" in value:
+        return None
+    path = Path(value).expanduser()
+    if not path.is_absolute() or path.suffix != ".jsonl":
+        log.warning("aircher-mem hook: transcript %.200r is not an absolute .jsonl path; not read", value)
+        return None
+    try:
+        real = path.resolve(strict=True)
+        allowed = [Path(d).expanduser().resolve() for d in TRANSCRIPT_DIRS]
+        if not any(real.is_relative_to(folder) for folder in allowed):
+            log.warning("aircher-mem hook: transcript %s is outside %s; not read", real, ", ".join(TRANSCRIPT_DIRS))
+            return None
+        if not stat.S_ISREG(real.stat().st_mode):
+            return None
+    except (OSError, RuntimeError):
+        return None
+    return real
+
+
+def _json_line(raw: bytes) -> dict[str, Any] | None:
+    if not raw.strip():
+        return None
+    try:
+        entry = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    return entry if isinstance(entry, dict) else None
+
+
+def _timestamp(value: object) -> float | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except (ValueError, OverflowError, OSError):
+        return None
+
+
+def _turn(raw: bytes) -> tuple[str, str, float | None, str | None] | None:
+    """(role, text, when, uuid) of a transcript line that is something the user typed
+    or the assistant wrote; None for tool calls and results, meta lines (hook output,
+    command echoes), compaction summaries and subagents' lines."""
+    entry = _json_line(raw)
+    if entry is None or entry.get("type") not in ("user", "assistant"):
+        return None
+    if entry.get("isMeta") or entry.get("isSidechain") or entry.get("isCompactSummary"):
+        return None
+    message = entry.get("message")
+    content = message.get("content") if isinstance(message, Mapping) else None
+    if isinstance(content, str):
+        text = content
+    elif isinstance(content, list):
+        text = "\n".join(
+            b["text"]
+            for b in content
+            if isinstance(b, Mapping) and b.get("type") == "text" and isinstance(b.get("text"), str)
+        )
+    else:
+        return None
+    text = text.strip()[:TURN_CHARS]
+    if not text or MARKER in text or text.startswith(("<command-", "<local-command-")):
+        return None
+    uuid = entry.get("uuid")
+    return str(entry["type"]), text, _timestamp(entry.get("timestamp")), uuid if isinstance(uuid, str) else None
+
+
+# -- the state file -----------------------------------------------------------------------
+
+
+class _State:
+    """``.aircher/hooks-state.json`` (0600): per session, the transcript offset read
+    and the prompts stored by UserPromptSubmit; saved when the block ends."""
+
+    def __init__(self, root: Path) -> None:
+        self.path = root / STORE_DIR / STATE_FILE
+        self.data: dict[str, Any] = {}
+
+    def __enter__(self) -> _State:
+        try:
+            loaded = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            loaded = {}
+        sessions = loaded.get("sessions") if isinstance(loaded, dict) else None
+        self.data = (
+            {"sessions": {k: v for k, v in sessions.items() if isinstance(v, dict)}}
+            if isinstance(sessions, dict)
+            else {"sessions": {}}
+        )
+        return self
+
+    def session(self, session_id: str) -> dict[str, Any]:
+        entry: dict[str, Any] = self.data["sessions"].setdefault(session_id, {})
+        entry["updated"] = time.time()
+        return entry
+
+    def __exit__(self, *exc: object) -> None:
+        sessions = self.data["sessions"]
+        newest = sorted(sessions, key=lambda s: -float(sessions[s].get("updated") or 0))[:STATE_SESSIONS]
+        self.data["sessions"] = {s: sessions[s] for s in newest}
+        try:
+            write_atomic(self.path, json.dumps(self.data, ensure_ascii=False))
+        except OSError as exc:
+            log.warning("aircher-mem hook: cannot write %s: %s", self.path, exc)

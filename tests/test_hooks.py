@@ -1,0 +1,581 @@
+"""Claude Code hooks: installing into a settings file (idempotent, exactly undone,
+malformed files refused) and each event end to end on a fixture project, with event
+JSON shaped as Claude Code's hooks reference documents it (session_id,
+transcript_path, cwd, hook_event_name, source, prompt, tool_name, tool_input,
+tool_response, trigger) and tool payloads as documented for Read and Edit
+(``file.startLine``/``numLines``, ``structuredPatch``); see the module docstring."""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import sys
+import time
+import types
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import aircher_mem as am
+import pytest
+from aircher_mem.interfaces import hooks
+from aircher_mem.interfaces.wire import to_json
+from conftest import duckdb_held_by_another_process
+
+SCRIPT = "/opt/aircher/bin/aircher-mem"
+
+# Someone's settings: other keys, and other hooks on two of our events.
+THEIRS: dict[str, Any] = {
+    "permissions": {"allow": ["Bash(npm run lint)"], "deny": []},
+    "env": {"FOO": "bär"},
+    "hooks": {
+        "PostToolUse": [{"matcher": "Write|Edit", "hooks": [{"type": "command", "command": "npx prettier --write"}]}],
+        "Stop": [{"hooks": [{"type": "command", "command": "say done", "timeout": 5}]}],
+        "Notification": [{"hooks": [{"type": "command", "command": "notify-send claude"}]}],
+    },
+    "model": "opus",
+}
+
+
+def dump(data: Any) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+@pytest.fixture
+def script(monkeypatch: pytest.MonkeyPatch) -> str:
+    """The installed aircher-mem script, as shutil.which finds it."""
+    monkeypatch.setattr(shutil, "which", lambda name: SCRIPT if name == "aircher-mem" else None)
+    return SCRIPT
+
+
+# -- install / uninstall -------------------------------------------------------------------
+
+
+def test_install_adds_each_event_keeps_the_rest_and_uninstall_restores_the_file(tmp_path: Path, script: str) -> None:
+    settings = tmp_path / "settings.json"
+    original = dump(THEIRS)
+    settings.write_text(original, encoding="utf-8")
+    settings.chmod(0o640)
+
+    summary = hooks.install(tmp_path, settings=settings)
+    assert summary == {
+        "path": str(settings),
+        "scope": "project",
+        "command": f"{SCRIPT} hook EVENT",
+        "added": list(hooks.EVENTS),
+        "updated": [],
+        "unchanged": [],
+        "written": True,
+    }
+    text = settings.read_text(encoding="utf-8")
+    assert text.endswith("}\n") and '"FOO": "bär"' in text  # indent 2, UTF-8 kept, newline
+    data = json.loads(text)
+    assert {k: v for k, v in data.items() if k != "hooks"} == {k: v for k, v in THEIRS.items() if k != "hooks"}
+    assert list(data) == list(THEIRS)  # key order kept
+    assert data["hooks"]["Notification"] == THEIRS["hooks"]["Notification"]
+    assert data["hooks"]["PostToolUse"] == [
+        *THEIRS["hooks"]["PostToolUse"],
+        {"matcher": "*", "hooks": [{"type": "command", "command": f"{SCRIPT} hook PostToolUse", "timeout": 10}]},
+    ]
+    assert data["hooks"]["Stop"] == [
+        *THEIRS["hooks"]["Stop"],
+        {"hooks": [{"type": "command", "command": f"{SCRIPT} hook Stop", "timeout": 10}]},
+    ]
+    for event in ("SessionStart", "UserPromptSubmit", "PreCompact"):
+        assert data["hooks"][event] == [
+            {"hooks": [{"type": "command", "command": f"{SCRIPT} hook {event}", "timeout": 10}]}
+        ]
+    assert oct(settings.stat().st_mode & 0o777) == oct(0o640)  # the file's mode kept
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+    again = hooks.install(tmp_path, settings=settings)  # idempotent: nothing written
+    assert (again["added"], again["updated"], again["unchanged"], again["written"]) == (
+        [],
+        [],
+        list(hooks.EVENTS),
+        False,
+    )
+    assert settings.read_text(encoding="utf-8") == text
+
+    removed = hooks.uninstall(tmp_path, settings=settings)
+    assert removed == {
+        "path": str(settings),
+        "scope": "project",
+        "removed": ["PostToolUse", "Stop", "SessionStart", "UserPromptSubmit", "PreCompact"],  # in the file's order
+        "written": True,
+        "deleted": False,
+    }
+    assert settings.read_text(encoding="utf-8") == original  # byte for byte
+    assert hooks.uninstall(tmp_path, settings=settings)["removed"] == []  # nothing of ours left
+
+
+def test_project_scope_creates_the_file_and_uninstall_deletes_what_it_created(project: Path, script: str) -> None:
+    summary = hooks.install(project)
+    path = project / ".claude" / "settings.json"
+    assert summary["path"] == str(path) and path.is_file()
+    assert set(json.loads(path.read_text())["hooks"]) == set(hooks.EVENTS)
+    assert hooks.uninstall(project)["deleted"] is True
+    assert not path.exists()
+
+
+def test_user_scope_writes_the_home_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, script: str) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    summary = hooks.install(tmp_path / "anywhere", scope="user")
+    assert summary["path"] == str(tmp_path / "home" / ".claude" / "settings.json")
+    with pytest.raises(am.InvalidInputError, match="scope must be"):
+        hooks.install(tmp_path, scope="global")
+
+
+def test_a_moved_script_is_updated_and_a_hand_placed_hook_removed_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = tmp_path / "settings.json"
+    mixed = {
+        "hooks": {
+            "Stop": [
+                {
+                    "hooks": [
+                        {"type": "command", "command": "say done"},
+                        {"type": "command", "command": "'/old place/aircher-mem' hook Stop"},
+                    ]
+                }
+            ]
+        }
+    }
+    settings.write_text(dump(mixed))
+    monkeypatch.setattr(shutil, "which", lambda name: None)  # not on PATH: the bare name
+    summary = hooks.install(tmp_path, settings=settings)
+    assert summary["updated"] == ["Stop"] and "Stop" not in summary["added"]
+    stop = json.loads(settings.read_text())["hooks"]["Stop"]
+    assert stop == [
+        {"hooks": [{"type": "command", "command": "say done"}, {"type": "command", "command": "aircher-mem hook Stop"}]}
+    ]
+    hooks.uninstall(tmp_path, settings=settings)
+    assert json.loads(settings.read_text()) == {
+        "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}
+    }
+
+
+@pytest.mark.parametrize(
+    "content",
+    ["{not json", "[1, 2]", '{"hooks": []}', '{"hooks": {"Stop": {"command": "x"}}}', b"\xff\xfe{}"],
+    ids=["not-json", "not-object", "hooks-not-object", "event-not-list", "not-utf8"],
+)
+def test_a_malformed_settings_file_is_refused_and_left_alone(tmp_path: Path, content: str | bytes, script: str) -> None:
+    settings = tmp_path / "settings.json"
+    raw = content if isinstance(content, bytes) else content.encode()
+    settings.write_bytes(raw)
+    for verb in (hooks.install, hooks.uninstall):
+        with pytest.raises(am.InvalidInputError, match=str(settings)):
+            verb(tmp_path, settings=settings)
+        assert settings.read_bytes() == raw
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["settings.json"]
+
+
+def test_our_commands_are_recognized_by_script_and_verb() -> None:
+    assert hooks._ours("aircher-mem hook Stop", "Stop")
+    assert hooks._ours("/usr/local/bin/aircher-mem hook PostToolUse")
+    assert hooks._ours("'/my dir/aircher-mem' hook Stop", "Stop")
+    assert not hooks._ours("aircher-mem hook Stop", "PreCompact")
+    assert not hooks._ours("aircher-mem recall x")
+    assert not hooks._ours("my-aircher-mem hook Stop")
+    assert not hooks._ours("echo aircher-mem hook Stop")
+    assert not hooks._ours(None)
+    assert not hooks._ours("'unbalanced")
+
+
+# -- running hooks ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def store(project: Path) -> Path:
+    """The fixture project with a store: two rules and an open task."""
+    with am.Memory.open(project) as memory:
+        assert memory.remember("Never push to main", importance=1).memory_id == 1
+        assert memory.remember("We use pytest for the tests").memory_id == 2
+        memory.task("start", "t1", description="Fix the login bug in the views")
+    return project
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A home folder for transcripts (and nothing of /tmp allowed besides)."""
+    folder = tmp_path / "home"
+    (folder / ".claude" / "projects" / "repo").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(folder))
+    monkeypatch.setattr(hooks, "TRANSCRIPT_DIRS", ("~",))
+    return folder
+
+
+def event(name: str, project: Path, **fields: Any) -> str:
+    payload = {
+        "session_id": "s1",
+        "transcript_path": fields.pop("transcript_path", "/nonexistent/s1.jsonl"),
+        "cwd": str(project),
+        "hook_event_name": name,
+        **fields,
+    }
+    return json.dumps(payload)
+
+
+def line(kind: str, content: Any, *, at: float | None = None, **extra: Any) -> str:
+    """A transcript line; ``at`` (default: now) in the transcript's ISO 8601 with Z."""
+    when = datetime.fromtimestamp(time.time() if at is None else at, tz=timezone.utc)
+    return json.dumps(
+        {
+            "type": kind,
+            "uuid": f"u-{abs(hash(json.dumps(content))) % 10**8}",
+            "timestamp": when.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+            "sessionId": "s1",
+            "message": {"role": kind, "content": content},
+            **extra,
+        }
+    )
+
+
+SESSION_START = """\
+[aircher-mem] Project memory; cite a memory by its id, e.g. [memory 1].
+Open tasks:
+[task t1] (active) Fix the login bug in the views
+Project rules and facts:
+[memory 1] Never push to main
+[memory 2] We use pytest for the tests
+"""
+
+PROMPT_CONTEXT = """\
+[aircher-mem] Recalled from project memory; cite a memory by its id, e.g. [memory 1].
+Memories that may bear on this prompt:
+[memory 1] Never push to main
+"""
+
+
+def test_session_start_prints_tasks_rules_and_facts(store: Path) -> None:
+    for source in ("startup", "resume", "clear", "compact"):
+        out, code = hooks.run_hook("SessionStart", event("SessionStart", store / "app", source=source))
+        assert (out, code) == (SESSION_START, 0)
+
+
+def test_session_start_stays_within_the_budget(store: Path) -> None:
+    with am.Memory.open(store) as memory:
+        for i in range(200):
+            memory.remember(f"Rule number {i}: the module m{i} keeps its own cache " + "x" * 80)
+    out, code = hooks.run_hook("SessionStart", event("SessionStart", store))
+    assert code == 0 and len(out) <= hooks.CONTEXT_CHARS
+    assert out.startswith(SESSION_START.rsplit("[memory 2]", 1)[0])  # the important memory first
+    assert out.count("\n") > 20
+
+
+def test_user_prompt_injects_what_scores_above_the_threshold_and_stores_the_prompt(store: Path) -> None:
+    out, code = hooks.run_hook("UserPromptSubmit", event("UserPromptSubmit", store, prompt="Can I push to main now?"))
+    assert (out, code) == (PROMPT_CONTEXT, 0)
+    out, code = hooks.run_hook("UserPromptSubmit", event("UserPromptSubmit", store, prompt="What a lovely weather"))
+    assert (out, code) == ("", 0)
+    with am.Memory.open(store) as memory:
+        turns = memory.longterm.turns("s1")
+        assert [(t.role, t.text) for t in turns] == [
+            ("user", "Can I push to main now?"),
+            ("user", "What a lovely weather"),
+        ]
+        assert turns[0].metadata == {"source": "claude-code", "hook": "UserPromptSubmit"}
+    state = json.loads((store / ".aircher" / hooks.STATE_FILE).read_text())
+    assert len(state["sessions"]["s1"]["prompts"]) == 2
+    assert oct((store / ".aircher" / hooks.STATE_FILE).stat().st_mode & 0o777) == oct(0o600)
+
+
+def test_post_tool_use_records_calls_and_file_interactions_with_line_ranges(store: Path) -> None:
+    models = str(store / "app" / "models.py")
+    read = {
+        "type": "text",
+        "file": {"filePath": models, "content": "...", "numLines": 3, "startLine": 4, "totalLines": 9},
+    }
+    edit = {
+        "filePath": models,
+        "oldString": "def store(obj):",
+        "newString": "def store(obj, *, fast=False):",
+        "structuredPatch": [
+            {
+                "oldStart": 5,
+                "oldLines": 5,
+                "newStart": 5,
+                "newLines": 5,
+                "lines": [
+                    "     def save(self):",
+                    "         return store(self)",
+                    " ",
+                    "-def store(obj):",
+                    "+def store(obj, *, fast=False):",
+                    "     return obj",
+                ],
+            }
+        ],
+        "userModified": False,
+        "replaceAll": False,
+    }
+    calls = [
+        ("Read", {"file_path": models, "offset": 4, "limit": 3}, read),
+        (
+            "Edit",
+            {"file_path": models, "old_string": "def store(obj):", "new_string": "def store(obj, *, fast=False):"},
+            edit,
+        ),
+        ("Write", {"file_path": str(store / "app" / "new.py"), "content": "a = 1\nb = 2\nc = 3\n"}, {"type": "create"}),
+        ("Read", {"file_path": "/etc/hostname"}, {"type": "text"}),  # outside the project: the call only
+        ("Bash", {"command": "pytest -q", "description": "run the tests"}, {"stdout": "ok", "interrupted": False}),
+    ]
+    for tool, tool_input, response in calls:
+        payload = event("PostToolUse", store, tool_name=tool, tool_input=tool_input, tool_response=response)
+        assert hooks.run_hook("PostToolUse", payload) == ("", 0)
+    with am.Memory.open(store) as memory:
+        history = memory.file_history("app/models.py").interactions
+        assert [(i.operation, i.line_range, i.changes_summary) for i in history] == [
+            ("edit", (8, 8), "Edit: +1 -1 lines"),
+            ("read", (4, 6), None),
+        ]
+        written = memory.file_history("app/new.py").interactions
+        assert [(i.operation, i.line_range) for i in written] == [("write", (1, 3))]
+        assert memory.episodic.counts()["tool_executions"] == 5
+        rows = memory.episodic._read("SELECT tool_name, parameters FROM tool_executions ORDER BY id")
+        params = {name: json.loads(p) for name, p in rows}
+        assert params["Edit"]["file_path"] == "app/models.py"  # stored relative, as the file interactions
+        assert params["Bash"] == {"command": "pytest -q", "description": "run the tests"}
+        assert params["Read"]["file_path"] == "/etc/hostname"
+
+
+def write_transcript(home: Path, lines: list[str]) -> Path:
+    path = home / ".claude" / "projects" / "repo" / "s1.jsonl"
+    path.write_text("".join(f"{text}\n" for text in lines), encoding="utf-8")
+    return path
+
+
+def test_stop_adds_the_new_turns_of_the_transcript_once(store: Path, home: Path) -> None:
+    hooks.run_hook("UserPromptSubmit", event("UserPromptSubmit", store, prompt="Can I push to main now?"))
+    transcript = write_transcript(
+        home,
+        [
+            line("user", "Can I push to main now?"),  # stored by UserPromptSubmit already
+            line(
+                "assistant",
+                [
+                    {"type": "thinking", "thinking": "hmm"},
+                    {"type": "text", "text": "No: open a pull request for review instead."},
+                    {"type": "tool_use", "id": "t", "name": "Bash", "input": {}},
+                ],
+                at=time.time() + 1.5,
+            ),
+            line("user", [{"type": "tool_result", "tool_use_id": "t", "content": "ok"}]),
+            line("user", "<command-name>/clear</command-name>"),
+            line("user", "hook output", isMeta=True),
+            line("user", "side", isSidechain=True),
+            "{broken json",
+            line("summary", "x"),
+            line("user", "I prefer tabs over spaces in the Makefile", at=time.time() + 2),
+            line("assistant", [{"type": "text", "text": "Noted: tabs in the Makefile."}], at=time.time() + 3),
+        ],
+    )
+    stop = event("Stop", store, transcript_path=str(transcript), stop_hook_active=False)
+    assert hooks.run_hook("Stop", stop) == ("", 0)
+    assert hooks.run_hook("Stop", stop) == ("", 0)  # nothing new: nothing added
+    with am.Memory.open(store) as memory:
+        turns = memory.longterm.turns("s1")
+        assert [(t.role, t.text) for t in turns] == [
+            ("user", "Can I push to main now?"),
+            ("assistant", "No: open a pull request for review instead."),
+            ("user", "I prefer tabs over spaces in the Makefile"),
+            ("assistant", "Noted: tabs in the Makefile."),
+        ]
+        assert turns[1].at == pytest.approx(time.time() + 1.5, abs=10)  # the transcript's time
+        assert turns[1].metadata["hook"] == "Stop" and turns[1].metadata["uuid"].startswith("u-")
+        found = memory.recall("pull request review", kinds=["turn"]).hits
+        assert found[0].content == "No: open a pull request for review instead."
+        extracted = memory.recall("tabs Makefile", kinds=["fact"]).hits  # extraction ran on the user turn
+        assert [h.content for h in extracted] == ["I prefer tabs over spaces in the Makefile"]
+
+    with transcript.open("a", encoding="utf-8") as handle:
+        handle.write(line("user", "Also run ruff before committing", at=time.time() + 4) + "\n")
+        handle.write('{"type": "user", "message": {"content": "half a li')  # being written
+    assert hooks.run_hook("Stop", stop) == ("", 0)
+    with am.Memory.open(store) as memory:
+        assert [t.text for t in memory.longterm.turns("s1")][-1] == "Also run ruff before committing"
+        assert len(memory.longterm.turns("s1")) == 5
+    state = json.loads((store / ".aircher" / hooks.STATE_FILE).read_text())["sessions"]["s1"]
+    assert state["offset"] == len(transcript.read_bytes().rsplit(b"\n", 1)[0]) + 1 and state["prompts"] == []
+
+
+def test_stop_reads_no_transcript_outside_home_or_tmp(store: Path, home: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere" / "s1.jsonl"
+    outside.parent.mkdir()
+    outside.write_text(line("user", "Secret plans for the launch") + "\n")
+    link = home / ".claude" / "projects" / "repo" / "link.jsonl"
+    link.symlink_to(outside)
+    fifo_like = home / "folder.jsonl"
+    fifo_like.mkdir()
+    for path in (outside, link, fifo_like, home / "absent.jsonl", "relative/s1.jsonl", home / "notes.txt"):
+        assert hooks.run_hook("Stop", event("Stop", store, transcript_path=str(path))) == ("", 0)
+    with am.Memory.open(store) as memory:
+        assert memory.longterm.turns("s1") == []
+
+
+def test_stop_reads_at_most_the_cap_and_goes_on_later(store: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    lines = [line("user", f"Message number {i} about the parser") for i in range(6)]
+    monkeypatch.setattr(hooks, "TRANSCRIPT_MAX_BYTES", len(lines[0]) * 3)
+    transcript = write_transcript(home, [lines[0], "x" * (len(lines[0]) * 4), *lines[1:]])
+    stop = event("Stop", store, transcript_path=str(transcript))
+    for _ in range(12):
+        hooks.run_hook("Stop", stop)
+    with am.Memory.open(store) as memory:
+        assert [t.text for t in memory.longterm.turns("s1")] == [
+            f"Message number {i} about the parser" for i in range(6)
+        ]
+
+
+def test_pre_compact_stores_a_snapshot_of_the_transcript(store: Path, home: Path) -> None:
+    usage = {
+        "input_tokens": 100,
+        "cache_creation_input_tokens": 20,
+        "cache_read_input_tokens": 3000,
+        "output_tokens": 50,
+    }
+    transcript = write_transcript(
+        home,
+        [
+            line("user", "Refactor the parser"),
+            line("assistant", [{"type": "text", "text": "Reading it."}], usage=None),
+            line("user", [{"type": "tool_result", "tool_use_id": "t", "content": "def parse(): ..."}]),
+            json.dumps(
+                {
+                    "type": "assistant",
+                    "uuid": "a2",
+                    "message": {"role": "assistant", "content": [{"type": "text", "text": "Done."}], "usage": usage},
+                }
+            ),
+        ],
+    )
+    payload = event("PreCompact", store, transcript_path=str(transcript), trigger="manual", custom_instructions="")
+    assert hooks.run_hook("PreCompact", payload) == ("", 0)
+    with am.Memory.open(store) as memory:
+        (snapshot,) = memory.episodic.snapshots()
+    assert snapshot["reason"] == "pre-compact (manual)" and snapshot["session_id"] == "s1"
+    assert [i["type"] for i in snapshot["items"]] == [
+        "UserMessage",
+        "AssistantResponse",
+        "ToolResult",
+        "AssistantResponse",
+    ]
+    assert snapshot["total_tokens"] == 3170 and snapshot["items"][-1]["id"] == "a2"
+
+
+@pytest.mark.parametrize(
+    "payload",
+    ["{not json", "[1, 2]", "", "null", '{"cwd": 5}', '{"hook_event_name": "Stop", "cwd": "."}', 42],
+    ids=["not-json", "list", "empty", "null", "bad-cwd", "other-event", "not-text"],
+)
+def test_a_malformed_payload_prints_nothing_and_exits_0(store: Path, payload: Any) -> None:
+    assert hooks.run_hook("SessionStart", payload) == ("", 0)
+
+
+def test_unknown_events_and_missing_fields_do_nothing(store: Path) -> None:
+    assert hooks.run_hook("PreToolUse", event("PreToolUse", store)) == ("", 0)
+    assert hooks.run_hook("UserPromptSubmit", event("UserPromptSubmit", store)) == ("", 0)  # no prompt
+    assert hooks.run_hook("PostToolUse", event("PostToolUse", store, tool_input="x")) == ("", 0)  # no tool name
+    assert hooks.run_hook("Stop", json.dumps({"hook_event_name": "Stop", "cwd": str(store)})) == ("", 0)
+
+
+def test_a_folder_without_a_store_is_left_alone(tmp_path: Path) -> None:
+    folder = tmp_path / "no-store"
+    folder.mkdir()
+    for name in hooks.EVENTS:
+        assert hooks.run_hook(name, event(name, folder, prompt="hi", tool_name="Read")) == ("", 0)
+    assert list(folder.iterdir()) == []
+    assert hooks.run_hook("SessionStart", event("SessionStart", folder), root=folder) == ("", 0)
+
+
+def test_root_overrides_the_payload_cwd(store: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    assert hooks.run_hook("SessionStart", event("SessionStart", elsewhere), root=store) == (SESSION_START, 0)
+
+
+def test_a_store_held_by_another_process_gives_up_within_the_deadline(
+    store: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with duckdb_held_by_another_process(store / ".aircher" / "memory.duckdb"):
+        started = time.monotonic()
+        with caplog.at_level(logging.WARNING, logger="aircher_mem.hooks"):
+            assert hooks.run_hook("SessionStart", event("SessionStart", store)) == ("", 0)
+        assert time.monotonic() - started < hooks.DEADLINE_SECONDS + 3
+    assert "StoreLockedError" in caplog.text
+
+
+def test_an_unexpected_error_is_logged_never_raised(
+    store: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken(call: Any) -> str:
+        raise RuntimeError("boom")
+
+    monkeypatch.setitem(hooks._HANDLERS, "SessionStart", broken)
+    with caplog.at_level(logging.WARNING, logger="aircher_mem.hooks"):
+        assert hooks.run_hook("SessionStart", event("SessionStart", store)) == ("", 0)
+    assert "RuntimeError: boom" in caplog.text
+
+
+def test_with_a_server_the_hooks_go_through_its_client(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stand-in for aircher_mem.interfaces.http answering from a Memory with the
+    wire JSON: the same text is injected and the same records are made."""
+    assert hooks.run_hook("SessionStart", event("SessionStart", store)) == (SESSION_START, 0)  # no server: direct
+    memory = am.Memory.open(store)
+    requests: list[tuple[str, str]] = []
+
+    class Client:
+        @classmethod
+        def discover(cls, root: Path) -> Client | None:
+            return cls() if Path(root) == store.resolve() else None
+
+        def request(self, method: str, path: str, json: Any = None, params: Any = None) -> Any:
+            requests.append((method, path))
+            if (method, path) == ("GET", "/tasks"):
+                return to_json(memory.tasks(limit=params["limit"]))
+            if (method, path) == ("GET", "/memories"):
+                return to_json(memory.memories(limit=params["limit"], sort=params["sort"]))
+            if (method, path) == ("POST", "/recall"):
+                return to_json(memory.recall(json["query"], k=json["k"], kinds=json["kinds"]))
+            if (method, path) == ("POST", "/turns"):
+                turn = memory.add_turn(
+                    json["session_id"], json["role"], json["text"], at=json["at"], metadata=json["metadata"]
+                )
+                return to_json(turn)
+            if (method, path) == ("POST", "/record/tool_call"):
+                body = dict(json)
+                return to_json(memory.record_tool_call(body.pop("tool_name"), body.pop("parameters"), **body))
+            if (method, path) == ("POST", "/record/file_interaction"):
+                lines = tuple(json["line_range"]) if json["line_range"] else None
+                return to_json(
+                    memory.record_file_interaction(
+                        json["path"], json["operation"], line_range=lines, changes_summary=json["changes_summary"]
+                    )
+                )
+            raise AssertionError(f"unexpected {method} {path}")
+
+    module = types.ModuleType("aircher_mem.interfaces.http")
+    module.Client = Client  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "aircher_mem.interfaces.http", module)
+    try:
+        (store / ".aircher" / "server.json").write_text("{}")
+        assert hooks.run_hook("SessionStart", event("SessionStart", store)) == (SESSION_START, 0)
+        prompt = event("UserPromptSubmit", store, prompt="Can I push to main now?")
+        assert hooks.run_hook("UserPromptSubmit", prompt) == (PROMPT_CONTEXT, 0)
+        assert [t.text for t in memory.longterm.turns("s1")] == ["Can I push to main now?"]
+        read = {"file": {"startLine": 1, "numLines": 2}}
+        payload = event(
+            "PostToolUse",
+            store,
+            tool_name="Read",
+            tool_input={"file_path": str(store / "app/util.py")},
+            tool_response=read,
+        )
+        assert hooks.run_hook("PostToolUse", payload) == ("", 0)
+        assert ("POST", "/record/file_interaction") in requests and ("GET", "/tasks") in requests
+        history = memory.file_history("app/util.py").interactions
+        assert [(i.operation, i.line_range) for i in history] == [("read", (1, 2))]
+    finally:
+        memory.close()

@@ -5,6 +5,12 @@ The first job on any repository::
     aircher-mem index .                      # build the code graph (.aircher/ in the repo)
     aircher-mem context "why does login fail for admins?" --show
 
+Long-term memory, what the agent was told and decided::
+
+    aircher-mem add-turn --session s1 --role user --text "I prefer tabs."
+    aircher-mem recall "tabs or spaces?"      # memories and turns, who said them and when
+    aircher-mem explain --id 1                # every score term, rules, source turns, gc outlook
+
 Tables for people, ``--json`` for scripts (the same JSON the MCP tools return).
 Errors are one line on stderr and an exit code: 1 an error, 2 a bad argument or
 path, 3 not found (no store, not indexed, no such symbol or task), 4 the store is
@@ -26,7 +32,8 @@ from typing import Any, TextIO
 
 from .._core import __version__
 from ..config import CONFIG_FILE
-from ..errors import AircherError, StoreNotFoundError
+from ..errors import AircherError, InvalidInputError, StoreNotFoundError
+from ..longterm.store import KINDS, LAYERS, LEVELS, ROLES, STATUSES
 from ..memory import REFERENCE_KINDS, TASK_ACTIONS, Memory, find_root
 from ..results import (
     Calls,
@@ -35,19 +42,30 @@ from ..results import (
     CodeSearch,
     CoEdits,
     ContextPreview,
+    ConversationContext,
     Dependencies,
     Doctor,
+    FeedbackResult,
     FileHistory,
     FileOutline,
+    Forgotten,
+    GcReport,
     IndexReport,
     InitResult,
+    MemoryExplanation,
+    MemoryList,
+    MemoryRecord,
     Neighbourhood,
     Patterns,
+    Recall,
     ReferenceList,
+    Remembered,
     Stats,
     Symbols,
     Tasks,
     TaskStatus,
+    Turn,
+    TurnAdded,
 )
 from . import wire
 
@@ -388,6 +406,190 @@ def show_doctor(r: Doctor, out: Output) -> None:
     out.table(["check", "status", "detail"], [(c.check, c.status, c.detail) for c in r.checks])
 
 
+# -- long-term memory ------------------------------------------------------------------------
+
+
+def _said(turns: Sequence[Turn]) -> str:
+    """Who said a memory's first source turn and when (``ann 2024-05-01 10:00``),
+    and how many more turns back it."""
+    if not turns:
+        return ""
+    first = turns[0]
+    more = f" (+{len(turns) - 1})" if len(turns) > 1 else ""
+    return f"{first.speaker or first.role} {_when(first.at)[:16]}{more}"
+
+
+def _ids(ids: Sequence[int]) -> str:
+    return ", ".join(str(i) for i in ids) if ids else "none"
+
+
+def show_turn_added(r: TurnAdded, out: Output) -> None:
+    n = len(r.extracted)
+    out.line(f"turn {r.turn_id} added to session {r.session_id}: {n} memor{'y' if n == 1 else 'ies'} extracted")
+    if r.extracted:
+        out.table(
+            ["action", "memory", "kind", "content", "rules", "supersedes"],
+            [
+                (e.action, e.memory_id, e.kind, _short(e.content, 60), ", ".join(e.rules), e.superseded)
+                for e in r.extracted
+            ],
+        )
+    for note in r.notes:
+        out.line(f"note: {note}")
+
+
+def show_remembered(r: Remembered, out: Output) -> None:
+    if r.action == "merged":
+        out.line(f"merged into memory {r.memory_id} (the same memory, seen once more)")
+    elif r.action == "superseded":
+        out.line(f"remembered as memory {r.memory_id}; it supersedes memory {r.superseded} (archived)")
+    else:
+        out.line(f"remembered as memory {r.memory_id}")
+
+
+def _memory_rows(memories: Sequence[MemoryRecord]) -> list[tuple[Any, ...]]:
+    return [
+        (
+            m.id,
+            m.kind,
+            m.level,
+            m.layer,
+            m.status,
+            f"{m.score:.3f}",
+            m.hits,
+            ",".join(m.tags),
+            _short(m.content, 60),
+        )
+        for m in memories
+    ]
+
+
+MEMORY_COLUMNS = ["id", "kind", "level", "layer", "status", "score", "hits", "tags", "content"]
+
+
+def show_memories(r: MemoryList, out: Output) -> None:
+    if not r.memories:
+        out.line("no memories match")
+        return
+    out.table(MEMORY_COLUMNS, _memory_rows(r.memories))
+
+
+def show_memory(r: MemoryRecord, out: Output) -> None:
+    out.table(MEMORY_COLUMNS, _memory_rows([r]))
+
+
+def show_conversation(r: ConversationContext, out: Output) -> None:
+    out.line(f"session {r.session_id}: last {len(r.short_term)} turn(s)")
+    if r.short_term:
+        out.table(
+            ["turn", "when", "who", "text"],
+            [(t.id, _when(t.at), t.speaker or t.role, _short(t.text, 70)) for t in r.short_term],
+        )
+    out.line(f"top {len(r.memories)} memor{'y' if len(r.memories) == 1 else 'ies'} by score")
+    if r.memories:
+        out.table(MEMORY_COLUMNS, _memory_rows(r.memories))
+
+
+def show_recall(r: Recall, out: Output) -> None:
+    if not r.hits:
+        out.line(f"nothing recalled for {_short(r.query)!r}: {r.reason}")
+    else:
+        when = f" as of {_when(r.at)}" if r.at is not None else ""
+        out.line(f"{len(r.hits)} hit(s) for {_short(r.query)!r}{when} (channels: {', '.join(r.channels)})")
+        out.table(
+            ["#", "kind", "id", "score", "content", "said by", "matched"],
+            [
+                (n, h.kind, h.id, f"{h.score:.3f}", _short(h.content, 60), _said(h.turns), ", ".join(h.matched))
+                for n, h in enumerate(r.hits, 1)
+            ],
+        )
+    for note in r.notes:
+        out.line(f"note: {note}")
+
+
+def show_explanation(r: MemoryExplanation, out: Output) -> None:
+    m = r.memory
+    out.line(f"memory {m.id}: {m.content}")
+    out.line(f"  {m.kind}, level {m.level}, {m.layer}-term layer, {m.status}, scope {m.scope}")
+    facts = [f"source {m.source} (confidence {m.confidence:.2f})"]
+    if m.slot is not None:
+        facts.append(f"slot {'/'.join(m.slot)} = {m.value}")
+    if m.tags:
+        facts.append(f"tags {', '.join(m.tags)}")
+    for label, value in (("domain", m.domain), ("module", m.module), ("code", m.code_ref), ("parent", m.parent_id)):
+        if value is not None:
+            facts.append(f"{label} {value}")
+    out.line("  " + "; ".join(facts))
+    valid = f"valid from {_when(m.valid_from)}" + (f" until {_when(m.valid_until)}" if m.valid_until else "")
+    superseded = f"; superseded by memory {m.superseded_by}" if m.superseded_by is not None else ""
+    out.line(f"  created {_when(m.created_at)}; {valid}; last seen {_when(m.last_seen)}{superseded}")
+    out.line(
+        f"  age {r.age_days:.1f} days; hits {m.hits}, importance {m.importance}; "
+        f"recalled {m.retrieved}, cited {m.cited}, ignored {m.ignored}"
+    )
+    out.line(f"score {r.score:.4f} = " + " + ".join(f"{t.name} {t.contribution:.4f}" for t in r.terms))
+    out.table(
+        ["term", "weight", "value", "contribution"],
+        [(t.name, f"{t.weight:g}", f"{t.value:.4f}", f"{t.contribution:.4f}") for t in r.terms],
+    )
+    out.line(f"rules: {', '.join(r.rules) if r.rules else 'none (kept on purpose)'}")
+    if r.links:
+        out.line("source turns:")
+        out.table(
+            ["turn", "why", "session", "who", "when", "text"],
+            [
+                (
+                    lk.turn.id,
+                    lk.reason,
+                    lk.turn.session_id,
+                    lk.turn.speaker or lk.turn.role,
+                    _when(lk.turn.at),
+                    _short(lk.turn.text, 60),
+                )
+                for lk in r.links
+            ],
+        )
+    else:
+        out.line("source turns: none")
+    if r.related:
+        out.line("related memories:")
+        out.table(
+            ["relation", "memory", "content"], [(e.relation, e.memory_id, _short(e.content, 70)) for e in r.related]
+        )
+    else:
+        out.line("related memories: none")
+    if r.actions:
+        out.line("actions:")
+        out.table(["when", "action", "detail"], [(_when(a.at), a.action, _short(a.detail, 70)) for a in r.actions])
+    out.line(f"gc outlook: {r.outlook}")
+
+
+def show_gc(r: GcReport, out: Output) -> None:
+    if r.dry_run:
+        out.line(
+            f"gc dry run, nothing changed: {r.scored} active memories scored; it would leave "
+            f"{r.mid_active} mid-term and {r.long_active} long-term"
+        )
+    else:
+        out.line(f"gc: {r.scored} active memories scored; now {r.mid_active} mid-term and {r.long_active} long-term")
+    would = "would " if r.dry_run else ""
+    out.line(f"{would}promote to long-term: {_ids(r.promoted)}")
+    out.line(f"{would}archive, score too low: {_ids(r.archived_low_score)}")
+    out.line(f"{would}archive, not seen for too long: {_ids(r.archived_age)}")
+    out.line(f"{would}archive, over capacity: {_ids(r.archived_capacity)}")
+
+
+def show_forgotten(r: Forgotten, out: Output) -> None:
+    if not r.ids:
+        out.line("nothing matches; nothing forgotten")
+    else:
+        out.line(f"forgot {len(r.ids)} memor{'y' if len(r.ids) == 1 else 'ies'} for good: {_ids(r.ids)}")
+
+
+def show_feedback(r: FeedbackResult, out: Output) -> None:
+    out.line(f"memory {r.memory_id} {r.signal}: recalled {r.retrieved}, cited {r.cited}, ignored {r.ignored} times")
+
+
 # -- commands: arguments in, one verb, the result out ----------------------------------------
 
 Command = Callable[[argparse.Namespace], Any]
@@ -406,6 +608,12 @@ def cmd_index(args: argparse.Namespace) -> IndexReport:
         finally:
             if progress is not None:
                 progress.finish()
+
+
+def cmd_update(memory: Memory, args: argparse.Namespace) -> MemoryRecord:
+    if args.text is None and args.tags is None and args.status is None:
+        raise InvalidInputError("update needs --text, --tags or --status")
+    return memory.update(args.id, content=args.text, tags=args.tags, status=args.status)
 
 
 def _with_memory(verb: Callable[[Memory, argparse.Namespace], Any]) -> Command:
@@ -440,6 +648,38 @@ COMMANDS: dict[str, Command] = {
     "stats": _with_memory(lambda m, a: m.stats()),
     "context": _with_memory(lambda m, a: m.preview_context(a.message, max_tokens=a.budget, code_tokens=a.code_tokens)),
     "doctor": lambda a: Memory.doctor(a.root, deep=a.deep),
+    # long-term memory
+    "add-turn": _with_memory(
+        lambda m, a: m.add_turn(a.session, a.role, a.text, speaker=a.speaker, at=a.at, extract=not a.no_extract)
+    ),
+    "get-context": _with_memory(lambda m, a: m.get_context(a.session, a.k)),
+    "remember": _with_memory(
+        lambda m, a: m.remember(
+            a.text,
+            kind=a.kind,
+            importance=a.importance,
+            tags=a.tags or (),
+            level=a.level,
+            domain=a.domain,
+            module=a.module,
+            code_ref=a.code_ref,
+            parent_id=a.parent,
+        )
+    ),
+    "list": _with_memory(
+        lambda m, a: m.memories(
+            layer=a.layer, status=None if a.status == "all" else a.status, kind=a.kind, limit=a.limit, sort=a.sort
+        )
+    ),
+    "forget": _with_memory(lambda m, a: m.forget(a.id, text=a.text)),
+    "gc": _with_memory(lambda m, a: m.gc(dry_run=a.dry_run)),
+    "explain": _with_memory(lambda m, a: m.explain(a.id)),
+    "recall": _with_memory(lambda m, a: m.recall(a.query, k=a.k, session_id=a.session, kinds=a.kinds, at=a.at)),
+    "feedback": _with_memory(lambda m, a: m.feedback(a.id, a.signal)),
+    "update": _with_memory(lambda m, a: cmd_update(m, a)),
+    "facts": _with_memory(lambda m, a: m.facts(level=a.level, domain=a.domain)),
+    "subtree": _with_memory(lambda m, a: m.subtree(a.id)),
+    "promote": _with_memory(lambda m, a: m.promote(a.id, a.level)),
 }
 
 RENDER: dict[type, Callable[[Any, Output], None]] = {
@@ -460,17 +700,94 @@ RENDER: dict[type, Callable[[Any, Output], None]] = {
     Patterns: show_patterns,
     Stats: show_stats,
     Doctor: show_doctor,
+    TurnAdded: show_turn_added,
+    Remembered: show_remembered,
+    MemoryList: show_memories,
+    MemoryRecord: show_memory,
+    ConversationContext: show_conversation,
+    Recall: show_recall,
+    MemoryExplanation: show_explanation,
+    GcReport: show_gc,
+    Forgotten: show_forgotten,
+    FeedbackResult: show_feedback,
 }
 
 
-def cmd_mcp(args: argparse.Namespace) -> None:
+def _project_root(args: argparse.Namespace) -> Path:
+    """``--root``, else the nearest folder with a store, else the current one."""
+    if args.root is not None:
+        return Path(args.root)
+    try:
+        return find_root()
+    except StoreNotFoundError:
+        return Path.cwd()
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
     from .mcp import serve  # imports the MCP SDK only when serving
 
+    serve(_project_root(args), index=False if args.no_index else None, refresh_seconds=args.refresh_seconds)
+    return wire.EXIT_OK
+
+
+class _Unavailable(Exception):
+    """A command whose module is not part of this installation."""
+
+
+def _unavailable(what: str, exc: ImportError) -> _Unavailable:
+    return _Unavailable(f"{what} is not available in this installation ({exc})")
+
+
+def cmd_serve(args: argparse.Namespace, out: Output) -> int:
     try:
-        root = Path(args.root) if args.root is not None else find_root()
-    except StoreNotFoundError:
-        root = Path.cwd()
-    serve(root, index=False if args.no_index else None, refresh_seconds=args.refresh_seconds)
+        # Its dependencies load only when serving. (The ignore covers checkouts without the module.)
+        from .http import serve  # type: ignore[import-not-found, unused-ignore]
+    except ImportError as exc:
+        raise _unavailable("the HTTP server", exc) from None
+    serve(_project_root(args), host=args.host, port=args.port)
+    return wire.EXIT_OK
+
+
+def cmd_hooks(args: argparse.Namespace, out: Output) -> int:
+    try:
+        from .hooks import install, uninstall  # type: ignore[import-not-found, unused-ignore]
+    except ImportError as exc:
+        raise _unavailable("the Claude Code hooks module", exc) from None
+    action = install if args.action == "install" else uninstall
+    summary = action(_project_root(args), scope=args.scope, settings=args.settings)
+    if out.as_json:
+        out.json(summary)
+    else:
+        for key, value in summary.items():
+            out.line(f"{key}: {value if isinstance(value, str) else wire.dumps(value)}")
+    return wire.EXIT_OK
+
+
+def cmd_hook(args: argparse.Namespace, out: Output) -> int:
+    """Claude Code runs this: exit code 2 would block the agent's action, so an
+    error of the store or the payload is a 1 (shown to the user, never blocking)."""
+    try:
+        from .hooks import run_hook  # type: ignore[import-not-found, unused-ignore]
+    except ImportError as exc:
+        raise _unavailable("the Claude Code hooks module", exc) from None
+    try:
+        text, code = run_hook(args.event, sys.stdin.read(), root=Path(args.root) if args.root is not None else None)
+    except (AircherError, OSError, UnicodeDecodeError) as exc:
+        _say(f"aircher-mem hook {args.event}: {exc}")
+        return wire.EXIT_ERROR
+    if text:
+        out.out.write(text)
+        out.out.flush()
+    return int(code)
+
+
+# Commands that run a service or write their own output; each returns the exit code.
+SERVICES: dict[str, Callable[[argparse.Namespace, Output], int]] = {
+    "mcp": lambda a, out: cmd_mcp(a),
+    "serve": cmd_serve,
+    "hooks": cmd_hooks,
+    "hook": cmd_hook,
+}
 
 
 # -- parsing and dispatch ----------------------------------------------------------------------
@@ -496,6 +813,92 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _time(text: str) -> datetime:
+    """An ISO-8601 date or time (``2024-05-01``, ``2024-05-01T14:30:00+02:00``, a
+    trailing ``Z``); without an offset it is UTC, as :class:`Memory` reads it."""
+    try:
+        return datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not an ISO-8601 time (e.g. 2024-05-01 or 2024-05-01T14:30:00+02:00)"
+        ) from None
+
+
+def _words(text: str) -> list[str]:
+    """A comma-separated list (``a,b``); blanks dropped, so ``""`` is the empty list."""
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= value <= 65_535:
+        raise argparse.ArgumentTypeError(f"must be from 0 (any free port) to 65535, got {value}")
+    return value
+
+
+def _longterm_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
+    """Seed 004's verbs on turns and memories (and 000's hierarchy)."""
+    p = command("add-turn", "store a conversation turn and extract memories from it (facts, decisions, preferences)")
+    p.add_argument("--session", required=True, help="the conversation's id")
+    p.add_argument("--role", required=True, choices=ROLES)
+    p.add_argument("--text", required=True, help="what was said")
+    p.add_argument("--speaker", help="who said it (default: the role)")
+    p.add_argument("--at", type=_time, help="when it was said, ISO-8601 (default: now; without an offset: UTC)")
+    p.add_argument("--no-extract", action="store_true", help="store the turn only")
+    p = command("get-context", "a session's last turns and the top memories by score")
+    p.add_argument("--session", required=True)
+    p.add_argument("--k", type=_positive, default=20, help="how many memories (default: 20)")
+    p = command("remember", "keep a memory on purpose: one fact, decision or preference, with the why")
+    p.add_argument("--text", required=True, help="the memory, self-contained")
+    p.add_argument("--importance", type=int, choices=(0, 1), default=0, help="1: always worth keeping")
+    p.add_argument("--tags", type=_words, metavar="A,B", help="comma-separated tags")
+    p.add_argument("--kind", choices=KINDS, default="fact")
+    p.add_argument("--level", choices=LEVELS, help="L0 project, L1 domain, L2 module, L3 code (default: from the rest)")
+    p.add_argument("--domain", help="the domain it belongs to (level L1 and below)")
+    p.add_argument("--module", help="the module it belongs to (level L2 and below)")
+    p.add_argument("--code-ref", metavar="REF", help="the code it is about, e.g. app/models.py:User.save")
+    p.add_argument("--parent", type=_positive, metavar="ID", help="the memory it refines")
+    p = command("list", "memories by layer, status and kind, sorted by score, recency or id")
+    p.add_argument("--layer", choices=LAYERS, help="mid-term or long-term only")
+    p.add_argument("--status", choices=(*STATUSES, "all"), default="active")
+    p.add_argument("--kind", choices=KINDS)
+    p.add_argument("--sort", choices=("score", "recent", "id"), default="score")
+    p.add_argument("--limit", type=_positive, default=50)
+    p = command("forget", "forget a memory for good, by id or every one matching the text")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--id", type=_positive)
+    which.add_argument("--text", help="forget the memories whose content is (else contains) this text")
+    p = command("gc", "rescore memories, promote mid-term to long-term, archive what decayed")
+    p.add_argument("--dry-run", action="store_true", help="show what it would do, change nothing")
+    p = command("explain", "why a memory is where it is: score terms, rules, source turns, related, actions")
+    p.add_argument("--id", type=_positive, required=True)
+    p = command("recall", "the memories and turns most relevant to QUERY, best first, with who said them")
+    p.add_argument("query")
+    p.add_argument("-k", type=_positive, default=10, help="how many hits (default: 10)")
+    p.add_argument("--session", help="favour this session's turns")
+    p.add_argument("--kinds", type=_words, metavar="A,B", help=f"only these kinds ({', '.join((*KINDS, 'turn'))})")
+    p.add_argument("--at", type=_time, help="as valid at this ISO-8601 time (default: now)")
+    p = command("feedback", "tell memory that a recalled memory was cited (used) or ignored")
+    p.add_argument("--id", type=_positive, required=True)
+    p.add_argument("signal", choices=("cited", "ignored"))
+    p = command("update", "change a memory's text, tags or status")
+    p.add_argument("--id", type=_positive, required=True)
+    p.add_argument("--text", help="the new content")
+    p.add_argument("--tags", type=_words, metavar="A,B", help='the new tags ("" clears them)')
+    p.add_argument("--status", choices=STATUSES)
+    p = command("facts", "active memories at a level of the hierarchy (L0 project ... L3 code)")
+    p.add_argument("--level", choices=LEVELS)
+    p.add_argument("--domain")
+    p = command("subtree", "a memory and the memories refining it")
+    p.add_argument("--id", type=_positive, required=True)
+    p = command("promote", "move a memory to another level of the hierarchy")
+    p.add_argument("--id", type=_positive, required=True)
+    p.add_argument("--level", choices=LEVELS, required=True)
+
+
 def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--json", action="store_true", help="print JSON (the MCP tools' shapes) instead of tables")
@@ -512,9 +915,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(
         prog="aircher-mem",
-        description="Memory for LLM coding agents: code graph, episodic memory, context.",
+        description="Memory for LLM coding agents: code graph, episodic and long-term memory, context.",
         epilog='start with: aircher-mem index .  then: aircher-mem context "<what you are about to do>" --show; '
-        "exit codes: 1 error, 2 bad argument or path, 3 not found (no store, not indexed, no such symbol), "
+        "exit codes: 1 error, 2 bad argument or path, 3 not found (no store, not indexed, no such symbol or memory), "
         "4 store locked",
     )
     parser.add_argument("--version", action="version", version=f"aircher-mem {__version__}")
@@ -596,6 +999,26 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p = command("doctor", "check the store, the versions, the encodings and the languages")
     p.add_argument("--deep", action="store_true", help="also compare the graph with a fresh build (slow)")
+    _longterm_commands(command)
+    p = command("serve", "serve the memory over HTTP on 127.0.0.1, the project's one writer", root_only)
+    p.add_argument("--host", default="127.0.0.1", help="the address to bind (default: 127.0.0.1)")
+    p.add_argument("--port", type=_port, default=8787, help="the port (default: 8787; 0: any free port)")
+    p = command("hooks", "install or uninstall aircher-mem's Claude Code hooks", root_only)
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("action", choices=("install", "uninstall"))
+    scope = p.add_mutually_exclusive_group()
+    scope.add_argument(
+        "--project",
+        dest="scope",
+        action="store_const",
+        const="project",
+        help="the project's .claude/settings.json (default)",
+    )
+    scope.add_argument("--user", dest="scope", action="store_const", const="user", help="the user's settings")
+    p.set_defaults(scope="project")
+    p.add_argument("--settings", type=Path, metavar="PATH", help="this settings file instead")
+    p = command("hook", "run a Claude Code hook: the event's JSON on stdin, the hook's output on stdout", root_only)
+    p.add_argument("event", help="the hook event, e.g. SessionStart, UserPromptSubmit, PostToolUse")
     return parser
 
 
@@ -623,9 +1046,8 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None) -> 
         return int(exc.code) if isinstance(exc.code, int) else wire.EXIT_USAGE
     out = Output(getattr(args, "json", False), stdout or sys.stdout)
     try:
-        if args.command == "mcp":
-            cmd_mcp(args)
-            return wire.EXIT_OK
+        if args.command in SERVICES:
+            return SERVICES[args.command](args, out)
         result = COMMANDS[args.command](args)
         if out.as_json:
             out.json(result)
@@ -640,6 +1062,9 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None) -> 
     except KeyboardInterrupt:
         _say("aircher-mem: interrupted")
         return wire.EXIT_INTERRUPTED
+    except _Unavailable as exc:
+        _say(f"aircher-mem {args.command}: {exc}")
+        return wire.EXIT_INTERNAL
     except (AircherError, OSError) as exc:
         if out.as_json:
             out.json(wire.error_json(exc))

@@ -7,6 +7,11 @@ to the project root (absolute ones must lie inside it); an unknown name or file 
 bad argument comes back as an error result ``{"error": {"code", "type",
 "message"}}`` the model can read, and the server keeps serving.
 
+The long-term tools (``remember``, ``recall``, ``forget``, ``explain``, ``feedback``,
+``add_turn``) keep what the agent was told and decided across sessions; their
+descriptions tell the model when to remember, what makes a good memory and how to
+cite one.
+
 The graph is refreshed (incrementally) at start, and by the service before a graph
 query when the agent recorded an edit or ``[server] refresh_seconds`` passed.
 """
@@ -18,8 +23,9 @@ import logging
 import os
 import sys
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent
@@ -28,6 +34,7 @@ from pydantic import Field
 from .._core import __version__
 from ..config import Policy
 from ..errors import AircherError, InvalidInputError
+from ..longterm.store import KINDS
 from ..memory import Memory
 from . import wire
 
@@ -51,6 +58,12 @@ TOOLS = (
     "task",
     "record_tool_call",
     "record_file_interaction",
+    "remember",
+    "recall",
+    "forget",
+    "explain",
+    "feedback",
+    "add_turn",
 )
 
 INSTRUCTIONS = (
@@ -61,7 +74,13 @@ INSTRUCTIONS = (
     "which code matters for a task (relevant_code, within a token budget). "
     "The episodic memory remembers earlier sessions: file_history, co_edited_files, tasks. Report your "
     "own work with task (start one before working, complete it when done), record_tool_call and "
-    "record_file_interaction so later sessions can use it. Paths are relative to the project root. Names may "
+    "record_file_interaction so later sessions can use it. "
+    "The long-term memory keeps what you were told and decided: recall(query) before you answer or act on "
+    "something the user may have said before (preferences, decisions, facts about the project); remember(content) "
+    "one self-contained fact, decision or preference with its why when the user states one; feedback(id, 'cited') "
+    "for each recalled memory you used and 'ignored' for those shown but irrelevant; forget(id) when the user asks "
+    "or a memory is wrong; explain(id) says why a memory ranks where it does; add_turn stores a conversation turn "
+    "and extracts memories from it. Paths are relative to the project root. Names may "
     'be qualified as Class.method. Errors come back as {"error": {"code", "type", "message"}}.'
 )
 
@@ -82,6 +101,30 @@ TaskId = Annotated[
         description="Optional id of the task this belongs to; co-edit patterns are learned from edits within one task."
     ),
 ]
+
+
+MemoryId = Annotated[int, Field(ge=1, description="A memory's id, as recall, remember or add_turn returned it.")]
+Kind = Literal["fact", "decision", "episode", "pattern", "workflow"]
+assert set(get_args(Kind)) == set(KINDS)  # one list of kinds, spelled out for the schema
+IsoTime = Annotated[
+    str | None,
+    Field(
+        description="An ISO-8601 date or time, e.g. '2024-05-01' or '2024-05-01T14:30:00+02:00' "
+        "(without an offset: UTC)."
+    ),
+]
+
+
+def _time(field: str, text: str | None) -> datetime | None:
+    """An ISO-8601 string as a datetime (naive: UTC, as Memory reads it)."""
+    if text is None:
+        return None
+    try:
+        return datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text)
+    except ValueError:
+        raise InvalidInputError(
+            f"{field} must be an ISO-8601 time like 2024-05-01T14:30:00+02:00, got {text!r:.80}"
+        ) from None
 
 
 def _answer(call: Callable[[], Any]) -> CallToolResult:
@@ -304,6 +347,153 @@ def build_server(memory: Memory) -> MCPServer[Any]:
             )
 
         return _answer(call)
+
+    # -- long-term memory ------------------------------------------------------------------
+
+    @tool
+    def remember(
+        content: Annotated[
+            str,
+            Field(
+                min_length=1,
+                description="One self-contained fact, decision or preference, with its why, readable without "
+                "the conversation: 'The API returns dates in UTC because clients live in many time zones', not "
+                "'use UTC' or 'as discussed'.",
+            ),
+        ],
+        kind: Annotated[
+            Kind,
+            Field(
+                description="fact (how things are), decision (what was chosen and why), episode (what happened), "
+                "pattern (something that recurs), workflow (how to do something here)."
+            ),
+        ] = "fact",
+        importance: Annotated[
+            Literal[0, 1],
+            Field(
+                description="1 for what must never be forgotten (a hard rule, a user's explicit "
+                "instruction); 0 otherwise."
+            ),
+        ] = 0,
+        tags: Annotated[list[str] | None, Field(description="A few short tags, e.g. ['deploy', 'ops'].")] = None,
+        level: Annotated[
+            Literal["L0", "L1", "L2", "L3"] | None,
+            Field(
+                description="L0 the whole project, L1 a domain, L2 a module, L3 a piece of code (default: "
+                "from domain, module and code_ref)."
+            ),
+        ] = None,
+        domain: Annotated[str | None, Field(description="The domain it is about, e.g. 'billing'.")] = None,
+        module: Annotated[str | None, Field(description="The module it is about, e.g. 'app/models.py'.")] = None,
+        code_ref: Annotated[
+            str | None, Field(description="The code it is about, e.g. 'app/models.py:User.save'.")
+        ] = None,
+        parent_id: Annotated[
+            int | None, Field(ge=1, description="The memory this one refines (a more specific case).")
+        ] = None,
+    ) -> CallToolResult:
+        """Keep something for later sessions. Remember when the user states a preference, makes or confirms a
+        decision, corrects you, or tells you a fact about the project you could not read from the code; not what
+        the code or git already says, and not small talk. One memory per fact, decision or preference, with the
+        reason. A memory equal to an existing one merges into it; a new value for the same thing (a changed
+        preference) supersedes the old one. Returns JSON {memory_id, action: created|merged|superseded,
+        superseded}."""
+        return _answer(
+            lambda: memory.remember(
+                content,
+                kind=kind,
+                importance=importance,
+                tags=tags or (),
+                level=level,
+                domain=domain,
+                module=module,
+                code_ref=code_ref,
+                parent_id=parent_id,
+            )
+        )
+
+    @tool
+    def recall(
+        query: Annotated[
+            str,
+            Field(
+                min_length=1, description="What you need to know, in words, e.g. 'how does the user want tests run?'."
+            ),
+        ],
+        k: Annotated[int, Field(ge=1, le=100, description="How many hits.")] = 10,
+        session_id: Annotated[str | None, Field(description="Favour this conversation's turns.")] = None,
+        kinds: Annotated[
+            list[Literal["fact", "decision", "episode", "pattern", "workflow", "turn"]] | None,
+            Field(description="Only these kinds; 'turn' is a raw conversation turn (default: all)."),
+        ] = None,
+        at: IsoTime = None,
+    ) -> CallToolResult:
+        """Memories and conversation turns relevant to `query`, best first, as valid now (or at `at`). Recall
+        before answering or acting on something the user may have told you before. JSON {query, at, hits: [{kind,
+        id, content, score, channels, matched, recency, importance, usage, turns: [{session_id, role, speaker, text,
+        at}]}], channels, reason (why nothing was found), notes}. When you use a hit, say so and cite it (e.g.
+        'memory 12: ...'), then call feedback(id, 'cited'); call feedback(id, 'ignored') for hits that were shown
+        but irrelevant. Turn hits (kind 'turn') are raw evidence, not memories."""
+        return _answer(lambda: memory.recall(query, k=k, session_id=session_id, kinds=kinds, at=_time("at", at)))
+
+    @tool
+    def forget(
+        memory_id: Annotated[int | None, Field(ge=1, description="The memory to forget.")] = None,
+        text: Annotated[
+            str | None,
+            Field(description="Instead of an id: forget the memories whose content is this text (else contains it)."),
+        ] = None,
+    ) -> CallToolResult:
+        """Forget a memory for good (no undo): when the user asks you to forget something, or a memory is wrong.
+        Give memory_id or text, not both. A changed preference needs no forget: remember the new value and the old
+        one is superseded. Returns JSON {ids} (the memories forgotten; empty when nothing matched the text)."""
+        return _answer(lambda: memory.forget(memory_id, text=text))
+
+    @tool
+    def explain(memory_id: MemoryId) -> CallToolResult:
+        """Why a memory ranks where it does: JSON {memory, age_days, score, terms: [{name, weight, value,
+        contribution}], rules (what extracted it), links: [{turn, reason}] (its source turns), related: [{relation,
+        memory_id, content}] (supersedes, superseded_by, parent, child), actions: [{at, action, detail}], outlook
+        (what gc would do to it now)}."""
+        return _answer(lambda: memory.explain(memory_id))
+
+    @tool
+    def feedback(
+        memory_id: MemoryId,
+        signal: Annotated[
+            Literal["cited", "ignored"],
+            Field(
+                description="cited: you used the memory in your answer or action; ignored: it was shown but "
+                "did not help."
+            ),
+        ],
+    ) -> CallToolResult:
+        """Tell memory how a recalled memory served you, so useful memories rise and noise sinks. Call it for the
+        hits of recall you read: 'cited' for each one you used, 'ignored' for those that were irrelevant. Returns
+        JSON {memory_id, signal, retrieved, cited, ignored}."""
+        return _answer(lambda: memory.feedback(memory_id, signal))
+
+    @tool
+    def add_turn(
+        session_id: Annotated[str, Field(min_length=1, description="The conversation's id, the same for each turn.")],
+        role: Annotated[Literal["user", "assistant"], Field(description="Who spoke.")],
+        text: Annotated[str, Field(min_length=1, description="What was said, verbatim.")],
+        speaker: Annotated[str | None, Field(description="The speaker's name, if known.")] = None,
+        at: IsoTime = None,
+        metadata: Annotated[dict[str, Any] | None, Field(description="Anything else about the turn (JSON).")] = None,
+        extract: Annotated[
+            bool, Field(description="Extract memories (preferences, decisions, facts) from the turn.")
+        ] = True,
+    ) -> CallToolResult:
+        """Store a conversation turn; memory extracts facts, decisions and preferences from it by rule (a changed
+        preference supersedes the old one) and recall finds the turn itself later. Use it to log the user's
+        messages when your client does not; prefer remember for a single thing worth keeping. Returns JSON
+        {turn_id, session_id, extracted: [{action, memory_id, content, kind, rules, superseded}], notes}."""
+        return _answer(
+            lambda: memory.add_turn(
+                session_id, role, text, speaker=speaker, at=_time("at", at), metadata=metadata, extract=extract
+            )
+        )
 
     return server
 

@@ -80,6 +80,21 @@ def test_first_index_builds_and_later_ones_parse_only_changed_files(project: Pat
         assert reopened.index().parsed == 0
 
 
+def test_a_file_skipped_for_its_size_is_not_counted_as_parsed(project: Path) -> None:
+    (project / ".aircher").mkdir()
+    (project / ".aircher" / "config.toml").write_text("[graph]\nmax_file_bytes = 200\n")
+    (project / "app/big.py").write_text("x = 1\n" * 100)  # 600 bytes
+    with am.Memory.open(project) as memory:
+        first = memory.index()
+        assert [p for p, _ in first.skipped] == ["app/big.py"]
+        assert (first.files, first.parsed) == (4, 4)
+        (project / "app/big.py").write_text("x = 2\n" * 100)
+        (project / "app/util.py").write_text("def helper():\n    return 2\n")
+        again = memory.index()
+        assert [p for p, _ in again.skipped] == ["app/big.py"]
+        assert (again.full, again.files, again.parsed) == (False, 4, 1)
+
+
 def test_damaged_graph_or_manifest_leads_to_a_full_rebuild(project: Path) -> None:
     with am.Memory.open(project) as memory:
         memory.index()

@@ -18,7 +18,7 @@ import json
 import os
 import stat
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ._core import KnowledgeGraph, read_project_file, relative_path
@@ -123,6 +123,13 @@ def _remove_stale_temporaries(path: Path) -> None:
 def _same(a: Fingerprint, b: Fingerprint) -> bool:
     """Same content: equal hashes, or for files too large to hash, equal time and size."""
     return a[2] == b[2] if a[2] and b[2] else a == b
+
+
+def _parsed(graph: KnowledgeGraph, tried: Iterable[str]) -> int:
+    """How many of the files ``tried`` were parsed: those the graph skipped (too
+    large, binary, unreadable) were not."""
+    skipped = {path for path, _ in graph.skipped}
+    return sum(1 for rel in tried if rel not in skipped)
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -267,7 +274,7 @@ class GraphIndex:
                 if fp is not None:
                     fingerprints[rel] = fp
             graph = KnowledgeGraph.build(self.root, max_file_bytes=self.max_file_bytes, progress=progress)
-            parsed = len(fingerprints)
+            parsed = _parsed(graph, fingerprints)
             unsettled = self._settle(fingerprints, list(fingerprints))
             old_files = old or {}
             rebuilt = True
@@ -281,7 +288,7 @@ class GraphIndex:
                     progress(done, len(changed))
             for rel in sorted(old.keys() - fingerprints.keys()):
                 graph.remove_file(rel)
-            parsed = len(changed)
+            parsed = _parsed(graph, changed)
             unsettled = self._settle(fingerprints, changed)
         added = sorted(fingerprints.keys() - old_files.keys())
         removed = sorted(old_files.keys() - fingerprints.keys())

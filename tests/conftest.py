@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -91,3 +92,62 @@ def _no_dense_channel(request: pytest.FixtureRequest, monkeypatch: pytest.Monkey
         import aircher_mem.retrieval as retrieval
 
         monkeypatch.setattr(retrieval, "available", lambda: (False, "dense channel disabled in tests"))
+
+
+@dataclasses.dataclass
+class Served:
+    """A server started by :func:`serving`: its server.json and the (method, path)
+    of every request it received."""
+
+    info: Any
+    requests: list[tuple[str, str]]
+
+
+@contextlib.contextmanager
+def serving(memory: am.Memory) -> Iterator[Served]:
+    """``memory`` served over real HTTP on 127.0.0.1 (a free port) by uvicorn in a
+    thread of this process, with ``<root>/.aircher/server.json`` written as ``serve``
+    writes it, so the CLI, the MCP server and the hooks find it and become its
+    clients. Yields a :class:`Served`; the file is removed when the block ends. (The
+    real ``aircher-mem serve`` in a subprocess has its own tests in test_http.py.)"""
+    import os
+    import secrets
+    import socket
+    import threading
+
+    import uvicorn
+    from aircher_mem.interfaces import http
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(128)
+    port = sock.getsockname()[1]
+    token = secrets.token_urlsafe(32)
+    inner = http.build_app(memory, token=token, hosts=http._hosts(port))
+    requests: list[tuple[str, str]] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            requests.append((scope["method"], scope["path"]))
+        await inner(scope, receive, send)
+
+    server = uvicorn.Server(uvicorn.Config(app, log_config=None, log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    info = http.ServerInfo("127.0.0.1", port, os.getpid(), token)
+    path = http.server_file(memory.root)
+    http._write_info(path, info)
+    try:
+        client = http.Client(info.host, info.port, info.token, timeout=10)
+        for _ in range(500):  # until uvicorn accepts
+            if server.started:
+                break
+            threading.Event().wait(0.01)
+        assert client.request("GET", "/health")["ok"] is True
+        requests.clear()
+        yield Served(info, requests)
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+        sock.close()
+        path.unlink(missing_ok=True)

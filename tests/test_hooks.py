@@ -1,27 +1,36 @@
 """Claude Code hooks: installing into a settings file (idempotent, exactly undone,
 malformed files refused) and each event end to end on a fixture project, with event
-JSON shaped as Claude Code's hooks reference documents it (session_id,
-transcript_path, cwd, hook_event_name, source, prompt, tool_name, tool_input,
-tool_response, trigger) and tool payloads as documented for Read and Edit
-(``file.startLine``/``numLines``, ``structuredPatch``); see the module docstring."""
+JSON shaped as Claude Code's hooks reference documents it: the common fields
+session_id, transcript_path, cwd, permission_mode and hook_event_name; SessionStart's
+source (startup|resume|clear|compact) and model; UserPromptSubmit's prompt;
+PostToolUse's tool_name, tool_input, tool_response and tool_use_id; PreCompact's
+trigger and custom_instructions; Stop's stop_hook_active. Where from: the reference
+at code.claude.com/docs/en/hooks (formerly docs.anthropic.com/en/docs/claude-code/hooks;
+read through its German and Japanese translations on docs.claude.com and a copy of
+its "Input schema" sections in the Claude-Code-Workflow project's
+.claude/docs/HOOKS_OFFICIAL_REFERENCE.md, found with the search tool), and tool
+payloads as documented for Read and Edit (``file.startLine``/``numLines``,
+``structuredPatch``); see aircher_mem.interfaces.hooks' docstring."""
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import shutil
+import signal
+import subprocess
 import sys
+import threading
 import time
-import types
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import aircher_mem as am
 import pytest
-from aircher_mem.interfaces import hooks
-from aircher_mem.interfaces.wire import to_json
-from conftest import duckdb_held_by_another_process
+from aircher_mem.interfaces import hooks, http
+from conftest import duckdb_held_by_another_process, serving
 
 SCRIPT = "/opt/aircher/bin/aircher-mem"
 
@@ -209,14 +218,20 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def event(name: str, project: Path, **fields: Any) -> str:
+    """An event's JSON: the fields every event carries, then the event's own."""
     payload = {
         "session_id": "s1",
         "transcript_path": fields.pop("transcript_path", "/nonexistent/s1.jsonl"),
         "cwd": str(project),
+        "permission_mode": "default",
         "hook_event_name": name,
         **fields,
     }
     return json.dumps(payload)
+
+
+def set_policy(root: Path, toml: str) -> None:
+    (root / ".aircher" / "config.toml").write_text(toml)
 
 
 def line(kind: str, content: Any, *, at: float | None = None, **extra: Any) -> str:
@@ -261,7 +276,7 @@ def test_session_start_stays_within_the_budget(store: Path) -> None:
         for i in range(200):
             memory.remember(f"Rule number {i}: the module m{i} keeps its own cache " + "x" * 80)
     out, code = hooks.run_hook("SessionStart", event("SessionStart", store))
-    assert code == 0 and len(out) <= hooks.CONTEXT_CHARS
+    assert code == 0 and len(out) <= am.Policy().hooks.context_chars == 4000
     assert out.startswith(SESSION_START.rsplit("[memory 2]", 1)[0])  # the important memory first
     assert out.count("\n") > 20
 
@@ -416,9 +431,9 @@ def test_stop_reads_no_transcript_outside_home_or_tmp(store: Path, home: Path, t
         assert memory.longterm.turns("s1") == []
 
 
-def test_stop_reads_at_most_the_cap_and_goes_on_later(store: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_stop_reads_at_most_the_cap_and_goes_on_later(store: Path, home: Path) -> None:
     lines = [line("user", f"Message number {i} about the parser") for i in range(6)]
-    monkeypatch.setattr(hooks, "TRANSCRIPT_MAX_BYTES", len(lines[0]) * 3)
+    set_policy(store, f"[hooks]\ntranscript_max_bytes = {len(lines[0]) * 3}\n")
     transcript = write_transcript(home, [lines[0], "x" * (len(lines[0]) * 4), *lines[1:]])
     stop = event("Stop", store, transcript_path=str(transcript))
     for _ in range(12):
@@ -503,7 +518,7 @@ def test_a_store_held_by_another_process_gives_up_within_the_deadline(
         started = time.monotonic()
         with caplog.at_level(logging.WARNING, logger="aircher_mem.hooks"):
             assert hooks.run_hook("SessionStart", event("SessionStart", store)) == ("", 0)
-        assert time.monotonic() - started < hooks.DEADLINE_SECONDS + 3
+        assert time.monotonic() - started < am.Policy().hooks.deadline_seconds + 3
     assert "StoreLockedError" in caplog.text
 
 
@@ -519,63 +534,189 @@ def test_an_unexpected_error_is_logged_never_raised(
     assert "RuntimeError: boom" in caplog.text
 
 
-def test_with_a_server_the_hooks_go_through_its_client(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A stand-in for aircher_mem.interfaces.http answering from a Memory with the
-    wire JSON: the same text is injected and the same records are made."""
+def test_with_a_server_the_hooks_are_its_clients_and_do_the_same(store: Path, home: Path) -> None:
+    """A server on loopback holds the memory: every hook is a request to it (real
+    HTTP), prints the same text and makes the same records as without it."""
     assert hooks.run_hook("SessionStart", event("SessionStart", store)) == (SESSION_START, 0)  # no server: direct
-    memory = am.Memory.open(store)
-    requests: list[tuple[str, str]] = []
-
-    class Client:
-        @classmethod
-        def discover(cls, root: Path) -> Client | None:
-            return cls() if Path(root) == store.resolve() else None
-
-        def request(self, method: str, path: str, json: Any = None, params: Any = None) -> Any:
-            requests.append((method, path))
-            if (method, path) == ("GET", "/tasks"):
-                return to_json(memory.tasks(limit=params["limit"]))
-            if (method, path) == ("GET", "/memories"):
-                return to_json(memory.memories(limit=params["limit"], sort=params["sort"]))
-            if (method, path) == ("POST", "/recall"):
-                return to_json(memory.recall(json["query"], k=json["k"], kinds=json["kinds"]))
-            if (method, path) == ("POST", "/turns"):
-                turn = memory.add_turn(
-                    json["session_id"], json["role"], json["text"], at=json["at"], metadata=json["metadata"]
-                )
-                return to_json(turn)
-            if (method, path) == ("POST", "/record/tool_call"):
-                body = dict(json)
-                return to_json(memory.record_tool_call(body.pop("tool_name"), body.pop("parameters"), **body))
-            if (method, path) == ("POST", "/record/file_interaction"):
-                lines = tuple(json["line_range"]) if json["line_range"] else None
-                return to_json(
-                    memory.record_file_interaction(
-                        json["path"], json["operation"], line_range=lines, changes_summary=json["changes_summary"]
-                    )
-                )
-            raise AssertionError(f"unexpected {method} {path}")
-
-    module = types.ModuleType("aircher_mem.interfaces.http")
-    module.Client = Client  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "aircher_mem.interfaces.http", module)
-    try:
-        (store / ".aircher" / "server.json").write_text("{}")
-        assert hooks.run_hook("SessionStart", event("SessionStart", store)) == (SESSION_START, 0)
+    with am.Memory.open(store) as memory, serving(memory) as served:
+        assert hooks.run_hook("SessionStart", event("SessionStart", store, source="resume")) == (SESSION_START, 0)
+        assert served.requests == [("GET", "/tasks"), ("GET", "/memories"), ("GET", "/facts"), ("POST", "/recall")]
         prompt = event("UserPromptSubmit", store, prompt="Can I push to main now?")
         assert hooks.run_hook("UserPromptSubmit", prompt) == (PROMPT_CONTEXT, 0)
         assert [t.text for t in memory.longterm.turns("s1")] == ["Can I push to main now?"]
-        read = {"file": {"startLine": 1, "numLines": 2}}
-        payload = event(
-            "PostToolUse",
-            store,
-            tool_name="Read",
-            tool_input={"file_path": str(store / "app/util.py")},
-            tool_response=read,
-        )
+        read = {"type": "text", "file": {"filePath": "x", "content": "", "numLines": 2, "startLine": 1}}
+        tool = {"file_path": str(store / "app/util.py")}
+        payload = event("PostToolUse", store, tool_name="Read", tool_input=tool, tool_response=read, tool_use_id="t1")
         assert hooks.run_hook("PostToolUse", payload) == ("", 0)
-        assert ("POST", "/record/file_interaction") in requests and ("GET", "/tasks") in requests
         history = memory.file_history("app/util.py").interactions
         assert [(i.operation, i.line_range) for i in history] == [("read", (1, 2))]
+        transcript = write_transcript(home, [line("user", "Refactor the parser"), line("assistant", "On it.")])
+        compact = event("PreCompact", store, transcript_path=str(transcript), trigger="auto", custom_instructions="")
+        assert hooks.run_hook("PreCompact", compact) == ("", 0)
+        (snapshot,) = memory.episodic.snapshots()
+        assert (snapshot["reason"], snapshot["item_count"]) == ("pre-compact (auto)", 2)
+        stop = event("Stop", store, transcript_path=str(transcript), stop_hook_active=False)
+        assert hooks.run_hook("Stop", stop) == ("", 0)
+        assert [t.text for t in memory.longterm.turns("s1")][-2:] == ["Refactor the parser", "On it."]
+        assert sorted(set(served.requests)) == [
+            ("GET", "/facts"),
+            ("GET", "/memories"),
+            ("GET", "/tasks"),
+            ("POST", "/recall"),
+            ("POST", "/record/file"),
+            ("POST", "/record/snapshot"),
+            ("POST", "/record/tool"),
+            ("POST", "/turns"),
+        ]
+
+
+def test_a_hook_past_its_deadline_prints_nothing_and_leaves_the_work(
+    store: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    set_policy(store, "[hooks]\ndeadline_seconds = 0.5\n")
+    release = threading.Event()
+
+    def stuck(self: Any) -> Any:
+        release.wait(60)
+        return {"query": None, "tasks": []}
+
+    monkeypatch.setattr(hooks._Verbs, "tasks", stuck)
+    started = time.monotonic()
+    with caplog.at_level(logging.WARNING, logger="aircher_mem.hooks"):
+        assert hooks.run_hook("SessionStart", event("SessionStart", store)) == ("", 0)
+    assert time.monotonic() - started < 30  # the deadline, not the minute the work is stuck for
+    assert hooks.abandoned()
+    assert "no answer within 0.5 s ([hooks] deadline_seconds); printed nothing" in caplog.text
+    release.set()
+    for _ in range(500):
+        if not hooks.abandoned():
+            break
+        time.sleep(0.02)
+    assert not hooks.abandoned()
+
+
+STUCK_HOOK = """
+import sys, time
+from aircher_mem.interfaces import cli, hooks
+hooks._Verbs.tasks = lambda self: time.sleep(60)
+sys.exit(cli.main(["hook", "SessionStart"]))
+"""
+
+
+def test_the_hook_command_exits_0_at_its_deadline_whatever_the_work_does(store: Path) -> None:
+    set_policy(store, "[hooks]\ndeadline_seconds = 0.5\n")
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-c", STUCK_HOOK],
+        input=event("SessionStart", store),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (done.returncode, done.stdout) == (0, "")
+    assert time.monotonic() - started < 50  # not the minute the work is stuck for
+    assert "printed nothing" in done.stderr and "Traceback" not in done.stderr
+
+
+def start_serve(root: Path) -> tuple[subprocess.Popen[str], Any]:
+    """``aircher-mem serve --port 0`` for ``root`` and its server.json once written."""
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).with_name("aircher-mem")), "serve", "--root", str(root), "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    for _ in range(1200):
+        info = http.discover(root)
+        if info is not None and info.pid == proc.pid:
+            return proc, info
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    proc.kill()
+    raise AssertionError("aircher-mem serve wrote no server.json")
+
+
+def stop_serve(proc: subprocess.Popen[str]) -> None:
+    proc.send_signal(signal.SIGTERM)
+    _, errors = proc.communicate(timeout=60)
+    assert proc.returncode == 0 and "Traceback" not in errors, errors
+
+
+@pytest.mark.parametrize("server", [False, True], ids=["store", "server"])
+def test_installed_hooks_end_to_end(store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: bool) -> None:
+    """Installed into a settings file, the commands Claude Code would run (through a
+    shell, the event on stdin) inject the context at SessionStart and record a
+    PostToolUse edit, with the store or with ``aircher-mem serve`` holding it; then
+    uninstall leaves the file byte for byte as it was."""
+    set_policy(store, "[hooks]\ndeadline_seconds = 30\n")  # a loaded CI machine starts Python slowly
+    settings = tmp_path / "settings.json"
+    original = dump(THEIRS)
+    settings.write_text(original, encoding="utf-8")
+    bin_dir = Path(sys.executable).parent
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    assert hooks.install(store, settings=settings)["added"] == list(hooks.EVENTS)
+    installed = json.loads(settings.read_text(encoding="utf-8"))["hooks"]
+
+    def command(name: str) -> str:
+        (found,) = [h["command"] for g in installed[name] for h in g["hooks"] if hooks._ours(h["command"], name)]
+        assert found == f"{bin_dir / 'aircher-mem'} hook {name}"
+        return str(found)
+
+    proc = start_serve(store)[0] if server else None
+    try:
+        start = subprocess.run(
+            command("SessionStart"),
+            shell=True,
+            input=event("SessionStart", store, source="startup", model="claude-sonnet-4-5"),
+            capture_output=True,
+            text=True,
+            cwd=store,
+            timeout=120,
+        )
+        assert (start.returncode, start.stdout) == (0, SESSION_START), start.stderr
+        views = str(store / "app" / "views.py")
+        patch = [
+            {
+                "oldStart": 4,
+                "oldLines": 1,
+                "newStart": 4,
+                "newLines": 1,
+                "lines": ["-    user = User()", "+    user = User()  # new"],
+            }
+        ]
+        edit = event(
+            "PostToolUse",
+            store,
+            tool_name="Edit",
+            tool_input={"file_path": views, "old_string": "user = User()", "new_string": "user = User()  # new"},
+            tool_response={"filePath": views, "structuredPatch": patch},
+            tool_use_id="toolu_01",
+        )
+        done = subprocess.run(
+            command("PostToolUse"), shell=True, input=edit, capture_output=True, text=True, cwd=store, timeout=120
+        )
+        assert (done.returncode, done.stdout) == (0, ""), done.stderr
     finally:
-        memory.close()
+        if proc is not None:
+            stop_serve(proc)
+    with am.Memory.open(store) as memory:
+        history = memory.file_history("app/views.py").interactions
+        assert [(i.operation, i.line_range, i.changes_summary) for i in history] == [
+            ("edit", (4, 4), "Edit: +1 -1 lines")
+        ]
+        ((name, success, parameters),) = memory.episodic._read(
+            "SELECT tool_name, success, parameters FROM tool_executions"
+        )
+        assert (name, success, json.loads(parameters)) == (
+            "Edit",
+            True,
+            {"file_path": "app/views.py", "old_string": "user = User()", "new_string": "user = User()  # new"},
+        )
+    assert hooks.uninstall(store, settings=settings)["removed"] == [
+        "PostToolUse",
+        "Stop",
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreCompact",
+    ]
+    assert settings.read_bytes() == original.encode("utf-8")

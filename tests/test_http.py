@@ -169,6 +169,16 @@ def test_every_route_answers(client: TestClient) -> None:
         ("GET", "/patterns"): ("/patterns?type=co-edit", None),
         ("POST", "/record/tool"): ("/record/tool", {"tool_name": "ls", "success": True, "duration_ms": 3}),
         ("POST", "/record/file"): ("/record/file", {"path": "app/util.py", "operation": "read"}),
+        ("POST", "/record/snapshot"): (
+            "/record/snapshot",
+            {
+                "timestamp": NOW,
+                "session_id": "s",
+                "total_tokens": 5,
+                "items": [{"id": "a", "tokens": 5}],
+                "reason": "r",
+            },
+        ),
         ("POST", "/task"): ("/task", {"action": "start", "task_id": "t9", "description": "a task"}),
         ("GET", "/stats"): ("/stats", None),
         ("POST", "/index"): ("/index", {"full": False}),

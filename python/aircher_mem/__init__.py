@@ -24,7 +24,7 @@ from ._core import (
     Symbol,
     __version__,
 )
-from .config import EpisodicPolicy, GraphPolicy, LongtermPolicy, Policy, RetrievalPolicy, ServerPolicy
+from .config import EpisodicPolicy, GraphPolicy, HooksPolicy, LongtermPolicy, Policy, RetrievalPolicy, ServerPolicy
 from .context import (
     CodeProvider,
     DynamicContextManager,
@@ -111,6 +111,7 @@ __all__ = [
     "RetrievalPolicy",
     "LongtermPolicy",
     "ServerPolicy",
+    "HooksPolicy",
     "DynamicContextManager",
     "CodeProvider",
     "HistoryProvider",

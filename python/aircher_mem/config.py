@@ -54,6 +54,7 @@ __all__ = [
     "RetrievalPolicy",
     "LongtermPolicy",
     "ServerPolicy",
+    "HooksPolicy",
     "CONFIG_FILE",
 ]
 
@@ -298,6 +299,32 @@ class ServerPolicy(_Section):
     refresh_seconds: float = _bound(2.0, 0.0, 86_400.0)
     #: Refresh the graph (index incrementally) when the server starts.
     index_at_start: bool = True
+    #: ``aircher-mem serve``: the largest request body accepted (bytes; larger is a 413).
+    max_body_bytes: int = _bound(2 * 1024 * 1024, 1024, 1 << 30)
+    #: Seconds a client (the CLI, the MCP server) waits for the HTTP server's answer.
+    client_timeout_seconds: float = _bound(60.0, 0.0, 86_400.0, lo_open=True)
+
+
+@dataclasses.dataclass(frozen=True)
+class HooksPolicy(_Section):
+    """``[hooks]``: the Claude Code hooks (``aircher-mem hook EVENT``)."""
+
+    section: ClassVar[str] = "hooks"
+    #: Seconds a hook may take: past it, it prints nothing and exits 0 (work still
+    #: under way is abandoned; what was stored stays stored).
+    deadline_seconds: float = _bound(2.0, 0.0, 600.0, lo_open=True)
+    #: Characters of context a hook prints at most (Claude Code caps injected text
+    #: at 10,000 characters).
+    context_chars: int = _bound(4000, 100, 10_000)
+    #: Memories recalled for a prompt (UserPromptSubmit) ...
+    recall_k: int = _bound(5, 1, 100)
+    #: ... and the least recall score one needs to be injected: a recall score is the
+    #: channels' min-max normalized, weighted match (1.0 for the best lexical match,
+    #: 0.0 for the weakest of the pool) plus small recency, importance and usage
+    #: terms, so 0.5 keeps the upper half of the matches.
+    recall_min_score: float = _bound(0.5, 0.0, 100.0)
+    #: Bytes of the transcript one Stop (or PreCompact) reads at most.
+    transcript_max_bytes: int = _bound(2_000_000, 1, 1 << 34)
 
 
 _SECTIONS: dict[str, type[_Section]] = {
@@ -306,13 +333,14 @@ _SECTIONS: dict[str, type[_Section]] = {
     "retrieval": RetrievalPolicy,
     "longterm": LongtermPolicy,
     "server": ServerPolicy,
+    "hooks": HooksPolicy,
 }
 
 
 @dataclasses.dataclass(frozen=True)
 class Policy:
     """Everything tunable. ``context`` holds the relevance formula's constants; the
-    sections ``graph``, ``episodic``, ``retrieval``, ``longterm`` and ``server`` the rest.
+    sections ``graph``, ``episodic``, ``retrieval``, ``longterm``, ``server`` and ``hooks`` the rest.
 
     The default is seed 002's formula tuned on real trajectories (code weighs 3.0,
     stale and repeated views are dropped); ``Policy.seed002()`` is the seed verbatim
@@ -330,6 +358,7 @@ class Policy:
     retrieval: RetrievalPolicy = dataclasses.field(default_factory=RetrievalPolicy)
     longterm: LongtermPolicy = dataclasses.field(default_factory=LongtermPolicy)
     server: ServerPolicy = dataclasses.field(default_factory=ServerPolicy)
+    hooks: HooksPolicy = dataclasses.field(default_factory=HooksPolicy)
 
     def __post_init__(self) -> None:
         if (

@@ -774,6 +774,15 @@ class Memory:
         return Recorded("file_interaction", self._stale)
 
     @_verb
+    def record_snapshot(self, snapshot: Mapping[str, Any]) -> Recorded:
+        """Remembers a context-window snapshot in seed 002's shape (``timestamp``,
+        ``session_id``, ``task_id``, ``total_tokens``, ``items``, ``pruned_items``,
+        ``reason``), e.g. an agent's window before it compacts (durably)."""
+        self.episodic.store_snapshot(snapshot)
+        self.episodic.flush()
+        return Recorded("snapshot", self._stale)
+
+    @_verb
     def task(
         self, action: str, task_id: str, *, description: str | None = None, outcome: str | None = None
     ) -> TaskStatus:

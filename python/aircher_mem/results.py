@@ -430,7 +430,7 @@ class Recorded:
     """A record_* call was accepted: ``what`` was recorded; ``graph_stale`` when
     the code graph will be refreshed before the next graph query."""
 
-    what: Literal["tool_call", "file_interaction"]
+    what: Literal["tool_call", "file_interaction", "snapshot"]
     graph_stale: bool
 
 

@@ -12,6 +12,8 @@ Long-term memory, what the agent was told and decided::
     aircher-mem explain --id 1                # every score term, rules, source turns, gc outlook
 
 Tables for people, ``--json`` for scripts (the same JSON the MCP tools return).
+When ``aircher-mem serve`` runs for the project, every command is its client over
+HTTP (the server is the store's one writer) and gives the same output.
 Errors are one line on stderr and an exit code: 1 an error, 2 a bad argument or
 path, 3 not found (no store, not indexed, no such symbol or task), 4 the store is
 open in another process, 130 interrupted. Every command is one call to a
@@ -21,6 +23,7 @@ open in another process, 130 interrupted. Every command is one call to a
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import sys
@@ -34,7 +37,7 @@ from .._core import __version__
 from ..config import CONFIG_FILE
 from ..errors import AircherError, InvalidInputError, StoreNotFoundError
 from ..longterm.store import KINDS, LAYERS, LEVELS, ROLES, STATUSES
-from ..memory import REFERENCE_KINDS, TASK_ACTIONS, Memory, find_root
+from ..memory import REFERENCE_KINDS, STORE_DIR, TASK_ACTIONS, Memory, find_root
 from ..results import (
     Calls,
     CallSite,
@@ -143,8 +146,21 @@ class ProgressLine:
             self.stream.flush()
 
 
-def _open(args: argparse.Namespace) -> Memory:
-    return Memory.open(Path(args.root) if args.root is not None else find_root(), create=False)
+Verbs = Any  # a Memory, or an http.RemoteMemory: the same verbs and results
+
+
+def _connect(root: Path, *, create: bool) -> Verbs:
+    """The project's memory: its server's when one runs (``aircher-mem serve``), so
+    this process never opens the store the server holds; else the store itself."""
+    try:
+        from .http import connect  # type: ignore[import-not-found, unused-ignore]
+    except ImportError:  # a checkout without the HTTP module: the store itself
+        return Memory.open(root, create=create)
+    return connect(root, create=create)
+
+
+def _open(args: argparse.Namespace) -> Verbs:
+    return _connect(Path(args.root) if args.root is not None else find_root(), create=False)
 
 
 # -- renderers: one per result type, text only (JSON is wire's) ------------------------------
@@ -596,13 +612,18 @@ Command = Callable[[argparse.Namespace], Any]
 
 
 def cmd_init(args: argparse.Namespace) -> InitResult:
-    with Memory.open(args.path) as memory:
+    with _connect(Path(args.path), create=True) as memory:
+        if not isinstance(memory, Memory):  # a server runs for it: the store exists
+            return InitResult(str(memory.root), str(memory.root / STORE_DIR), False)
         return memory.init()
 
 
 def cmd_index(args: argparse.Namespace) -> IndexReport:
-    progress = ProgressLine(sys.stderr) if not args.quiet else None
-    with Memory.open(args.path) as memory:
+    with _connect(Path(args.path), create=True) as memory:
+        if not isinstance(memory, Memory):  # the server indexes (no progress line)
+            report: IndexReport = memory.index(full=args.full)
+            return report
+        progress = ProgressLine(sys.stderr) if not args.quiet else None
         try:
             return memory.index(full=args.full, progress=progress)
         finally:
@@ -610,13 +631,14 @@ def cmd_index(args: argparse.Namespace) -> IndexReport:
                 progress.finish()
 
 
-def cmd_update(memory: Memory, args: argparse.Namespace) -> MemoryRecord:
+def cmd_update(memory: Verbs, args: argparse.Namespace) -> MemoryRecord:
     if args.text is None and args.tags is None and args.status is None:
         raise InvalidInputError("update needs --text, --tags or --status")
-    return memory.update(args.id, content=args.text, tags=args.tags, status=args.status)
+    record: MemoryRecord = memory.update(args.id, content=args.text, tags=args.tags, status=args.status)
+    return record
 
 
-def _with_memory(verb: Callable[[Memory, argparse.Namespace], Any]) -> Command:
+def _with_memory(verb: Callable[[Verbs, argparse.Namespace], Any]) -> Command:
     def run(args: argparse.Namespace) -> Any:
         with _open(args) as memory:
             return verb(memory, args)
@@ -764,20 +786,28 @@ def cmd_hooks(args: argparse.Namespace, out: Output) -> int:
 
 
 def cmd_hook(args: argparse.Namespace, out: Output) -> int:
-    """Claude Code runs this: exit code 2 would block the agent's action, so an
-    error of the store or the payload is a 1 (shown to the user, never blocking)."""
+    """Claude Code runs this with the event's JSON on stdin. It never fails the
+    agent's action: the exit code is 0 whatever happens (2 would block the action),
+    problems go to stderr, and when the hook's work passes ``[hooks]
+    deadline_seconds`` it prints nothing and the process exits at once."""
     try:
-        from .hooks import run_hook  # type: ignore[import-not-found, unused-ignore]
+        hooks = importlib.import_module(f"{__package__}.hooks")
     except ImportError as exc:
         raise _unavailable("the Claude Code hooks module", exc) from None
     try:
-        text, code = run_hook(args.event, sys.stdin.read(), root=Path(args.root) if args.root is not None else None)
+        stdin = getattr(sys.stdin, "buffer", None)
+        payload = stdin.read().decode("utf-8", "replace") if stdin is not None else sys.stdin.read()
+        text, code = hooks.run_hook(args.event, payload, root=Path(args.root) if args.root is not None else None)
     except (AircherError, OSError, UnicodeDecodeError) as exc:
         _say(f"aircher-mem hook {args.event}: {exc}")
-        return wire.EXIT_ERROR
+        return wire.EXIT_OK
     if text:
         out.out.write(text)
-        out.out.flush()
+    out.out.flush()
+    abandoned = getattr(hooks, "abandoned", None)
+    if callable(abandoned) and abandoned():  # work past the deadline: do not wait for it
+        sys.stderr.flush()
+        os._exit(int(code))
     return int(code)
 
 

@@ -24,9 +24,10 @@ a hook does nothing):
 - ``SessionStart`` (source startup, resume, clear or compact): prints the open tasks,
   the project's rules and facts (important memories, then L0 facts, by score) and the
   memories most relevant to the open tasks, one ``[memory N] text`` line each, within
-  :data:`CONTEXT_CHARS`.
-- ``UserPromptSubmit``: recalls memories for the prompt and prints those scoring at
-  least :data:`RECALL_MIN_SCORE`; then stores the prompt as a user turn (extraction runs).
+  the Policy's ``[hooks] context_chars``.
+- ``UserPromptSubmit``: recalls ``[hooks] recall_k`` memories for the prompt and prints
+  those scoring at least ``recall_min_score``; then stores the prompt as a user turn
+  (extraction runs).
 - ``PostToolUse``: records the tool call, and for Read, Edit, MultiEdit, Write and
   NotebookEdit the file interaction (read, edit, write) with the lines read or changed
   when the tool's input or response gives them. A recorded edit marks the memory's
@@ -40,16 +41,19 @@ a hook does nothing):
   0600), skipping the prompts ``UserPromptSubmit`` stored; extraction runs on them.
 
 A hook never fails or blocks the agent: ``run_hook`` never raises, always exits 0, and
-anything wrong (a malformed payload, no store, a store another process holds past
-:data:`DEADLINE_SECONDS`, an error) is logged as a warning (stderr) and prints nothing.
-Work is checked against the deadline between steps, so a hook stops early rather than
-hold the agent; ``Stop`` resumes where it stopped the next time.
+anything wrong (a malformed payload, no store, a store another process holds past the
+deadline, an error) is logged as a warning (stderr) and prints nothing. The deadline
+is the Policy's ``[hooks] deadline_seconds`` (2 s) from the start: the work runs in a
+thread, and when it has not answered by then the hook prints nothing and
+``aircher-mem hook`` exits 0 at once. Work is also checked against the deadline
+between steps, so it stops early rather than late; ``Stop`` resumes where it stopped
+the next time.
 
-When a server runs for the project (``.aircher/server.json`` exists and
-``aircher_mem.interfaces.http.Client.discover(root)`` returns a client), the hooks
-are its clients (``GET /tasks``, ``GET /memories``, ``POST /recall``, ``POST /turns``,
-``POST /record/tool_call``, ``POST /record/file_interaction``, ``POST /record/snapshot``,
-with the JSON of :mod:`.wire`); otherwise they open the store themselves.
+When a server runs for the project (``http.Client.discover(root)`` finds one), the
+hooks are its clients through ``http.RemoteMemory`` (``GET /tasks``, ``GET /memories``,
+``GET /facts``, ``POST /recall``, ``POST /turns``, ``POST /record/tool``,
+``POST /record/file``, ``POST /record/snapshot``), the same verbs with the same
+results; otherwise they open the store themselves.
 
 Sources relied on (third-party pages found by search, not authority):
 
@@ -67,7 +71,7 @@ Sources relied on (third-party pages found by search, not authority):
 - The size: injected hook output is capped at 10,000 characters (longer becomes a
   preview) per users who measured it (dev.to "rulestack" UserPromptSubmit lab;
   colbymchenry/codegraph pull request 1695); the reference prose gives no number, so
-  :data:`CONTEXT_CHARS` stays well under it.
+  ``[hooks] context_chars`` (4,000) stays well under it.
 - Tool payloads, which the reference leaves to each tool: Read's ``tool_response``
   ``{"type": "text", "file": {"filePath", "content", "numLines", "startLine", "totalLines"}}``
   and Edit/Write's ``{"filePath", "structuredPatch": [{"oldStart", "oldLines",
@@ -80,7 +84,6 @@ Sources relied on (third-party pages found by search, not authority):
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
 import logging
 import os
@@ -88,13 +91,15 @@ import shlex
 import shutil
 import stat
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
+from ..config import HooksPolicy, Policy
 from ..errors import AircherError, InvalidInputError, StoreLockedError, StoreNotFoundError
 from ..graph import write_atomic
 from ..longterm.store import KINDS
@@ -103,15 +108,11 @@ from .wire import EXIT_OK, to_json
 
 __all__ = [
     "EVENTS",
-    "CONTEXT_CHARS",
-    "RECALL_K",
-    "RECALL_MIN_SCORE",
-    "DEADLINE_SECONDS",
-    "TRANSCRIPT_MAX_BYTES",
     "STATE_FILE",
     "install",
     "uninstall",
     "run_hook",
+    "abandoned",
     "settings_path",
 ]
 
@@ -123,20 +124,9 @@ SCOPES = ("project", "user")
 MATCHERS = {"PostToolUse": "*"}  # every tool; the other events take no matcher
 HOOK_TIMEOUT_SECONDS = 10  # Claude Code's own limit on our command (a backstop)
 
-# -- limits that belong in the Policy (``[hooks]``); module constants until they move ----
+# -- limits: the tunable ones are the Policy's ``[hooks]`` (deadline_seconds,
+# context_chars, recall_k, recall_min_score, transcript_max_bytes) ----------------------
 
-#: Characters of context a hook prints at most (Claude Code accepts 10,000).
-CONTEXT_CHARS = 4000
-#: Memories recalled for a prompt, and the least score one needs to be injected: a
-#: recall score is the channels' min-max normalized, weighted match (1.0 for the best
-#: lexical match, 0.0 for the weakest of the pool) plus small recency, importance and
-#: usage terms, so 0.5 keeps the upper half of the matches.
-RECALL_K = 5
-RECALL_MIN_SCORE = 0.5
-#: Seconds a hook works before it stops (between steps) and answers with what it has.
-DEADLINE_SECONDS = 2.0
-#: Bytes of the transcript one Stop (or PreCompact) reads at most.
-TRANSCRIPT_MAX_BYTES = 2_000_000
 #: Characters of one injected line, of one stored tool parameter, of one stored turn.
 LINE_CHARS = 300
 PARAMETER_CHARS = 500
@@ -368,26 +358,12 @@ def uninstall(root: str | os.PathLike[str], *, scope: str = "project", settings:
 # -- where the hooks read and write ------------------------------------------------------
 
 
-class _Backend(Protocol):
-    """The verbs the hooks use, answering with :mod:`.wire` JSON."""
+class _Verbs:
+    """The verbs the hooks use, on a :class:`Memory` or on the project's server (an
+    ``http.RemoteMemory``: the same verbs and results), answering with :mod:`.wire`
+    JSON; a store another process holds is retried until the deadline."""
 
-    def tasks(self) -> Any: ...
-    def memories(self, limit: int) -> Any: ...
-    def facts(self) -> Any: ...
-    def recall(self, query: str, k: int) -> Any: ...
-    def add_turn(self, session_id: str, role: str, text: str, at: float | None, metadata: dict[str, Any]) -> None: ...
-    def record_tool_call(
-        self, tool: str, parameters: dict[str, Any], success: bool, error: str | None, path: str | None
-    ) -> None: ...
-    def record_file(self, path: str, operation: str, lines: tuple[int, int] | None, summary: str | None) -> None: ...
-    def snapshot(self, snapshot: dict[str, Any]) -> None: ...
-
-
-class _Direct:
-    """The store opened in this process; a store another process holds is retried
-    until the deadline."""
-
-    def __init__(self, memory: Memory, deadline: float) -> None:
+    def __init__(self, memory: Any, deadline: float) -> None:
         self.memory = memory
         self.deadline = deadline
 
@@ -430,134 +406,101 @@ class _Direct:
         )
 
     def snapshot(self, snapshot: dict[str, Any]) -> None:
-        def store() -> None:
-            self.memory.episodic.store_snapshot(snapshot)
-            self.memory.episodic.flush()
-
-        self._retry(store)
-
-
-class _Remote:
-    """The project's server (``aircher_mem.interfaces.http.Client``)."""
-
-    def __init__(self, client: Any) -> None:
-        self.client = client
-
-    def _call(self, method: str, path: str, **kwargs: Any) -> Any:
-        answer = self.client.request(method, path, **kwargs)
-        if hasattr(answer, "json") and callable(answer.json):
-            answer = answer.json()
-        return answer
-
-    def tasks(self) -> Any:
-        return self._call("GET", "/tasks", params={"limit": 10})
-
-    def memories(self, limit: int) -> Any:
-        return self._call("GET", "/memories", params={"limit": limit, "sort": "score"})
-
-    def facts(self) -> Any:
-        found = self.memories(500)
-        return {"memories": [m for m in _list(found, "memories") if m.get("level") == "L0"]}
-
-    def recall(self, query: str, k: int) -> Any:
-        return self._call("POST", "/recall", json={"query": query, "k": k, "kinds": list(KINDS)})
-
-    def add_turn(self, session_id: str, role: str, text: str, at: float | None, metadata: dict[str, Any]) -> None:
-        body = {"session_id": session_id, "role": role, "text": text, "at": at, "metadata": metadata}
-        self._call("POST", "/turns", json=body)
-
-    def record_tool_call(
-        self, tool: str, parameters: dict[str, Any], success: bool, error: str | None, path: str | None
-    ) -> None:
-        body = {
-            "tool_name": tool,
-            "parameters": parameters,
-            "success": success,
-            "error_message": error,
-            "file_path": path,
-        }
-        self._call("POST", "/record/tool_call", json=body)
-
-    def record_file(self, path: str, operation: str, lines: tuple[int, int] | None, summary: str | None) -> None:
-        body = {
-            "path": path,
-            "operation": operation,
-            "line_range": list(lines) if lines else None,
-            "changes_summary": summary,
-        }
-        self._call("POST", "/record/file_interaction", json=body)
-
-    def snapshot(self, snapshot: dict[str, Any]) -> None:
-        self._call("POST", "/record/snapshot", json=snapshot)
-
-
-def _client(root: Path) -> Any:
-    """A client of the project's server, or None (no server, or no HTTP module)."""
-    if not (root / STORE_DIR / "server.json").is_file():
-        return None  # no server: do not pay for importing the HTTP stack
-    try:
-        http = importlib.import_module("aircher_mem.interfaces.http")
-    except ImportError:
-        return None
-    discover = getattr(getattr(http, "Client", None), "discover", None)
-    if not callable(discover):
-        return None
-    try:
-        return discover(root)
-    except Exception as exc:  # a broken server file: open the store directly
-        log.warning("aircher-mem hook: no server for %s (%s); opening the store directly", root, exc)
-        return None
+        self._retry(lambda: self.memory.record_snapshot(snapshot))
 
 
 @contextmanager
-def _backend(root: Path, deadline: float) -> Iterator[_Backend]:
-    client = _client(root)
+def _backend(root: Path, policy: Policy, deadline: float) -> Iterator[_Verbs]:
+    """The project's server when one runs (``.aircher/server.json``), else the
+    store opened here."""
+    from .http import Client, RemoteMemory
+
+    client = Client.discover(root)
     if client is not None:
-        yield _Remote(client)
+        client.timeout = max(0.05, deadline - time.monotonic())
+        yield _Verbs(RemoteMemory(client, root), deadline)
         return
-    with Memory.open(root, create=False) as memory:
-        yield _Direct(memory, deadline)
+    with Memory.open(root, create=False, policy=policy) as memory:
+        yield _Verbs(memory, deadline)
 
 
 # -- running a hook ----------------------------------------------------------------------
+
+
+_WORKER = "aircher-mem-hook"
 
 
 def run_hook(event: str, payload: str, *, root: Path | None = None) -> tuple[str, int]:
     """Runs the hook for ``event`` (one of :data:`EVENTS`) on its JSON ``payload``;
     returns the text to print on stdout (context for SessionStart and
     UserPromptSubmit, else "") and the exit code, always 0. Never raises: every
-    problem is logged as a warning and the hook prints nothing."""
-    deadline = time.monotonic() + DEADLINE_SECONDS
+    problem is logged as a warning and the hook prints nothing.
+
+    The work runs in a thread given the Policy's ``[hooks] deadline_seconds`` from
+    the call: past it, ``run_hook`` returns ``("", 0)`` and leaves the thread
+    (:func:`abandoned` says so; ``aircher-mem hook`` then exits at once)."""
+    started = time.monotonic()
     try:
-        return _run(event, payload, root, deadline), EXIT_OK
+        prepared = _prepare(event, payload, root)
     except Exception as exc:  # a hook never fails the agent's action
         log.warning("aircher-mem hook %.40s: %s: %s", event, type(exc).__name__, exc)
         return "", EXIT_OK
+    if prepared is None:
+        return "", EXIT_OK
+    handler, data, project, policy = prepared
+    limit = policy.hooks.deadline_seconds
+    deadline = started + limit
+    answer: list[str] = []
+
+    def work() -> None:
+        try:
+            with _backend(project, policy, deadline) as backend:
+                answer.append(handler(_Call(backend, data, project, deadline, policy.hooks)))
+        except Exception as exc:
+            log.warning("aircher-mem hook %.40s: %s: %s", event, type(exc).__name__, exc)
+
+    worker = threading.Thread(target=work, name=_WORKER, daemon=True)
+    worker.start()
+    worker.join(max(0.0, deadline - time.monotonic()))
+    if worker.is_alive():
+        log.warning(
+            "aircher-mem hook %s: no answer within %g s ([hooks] deadline_seconds); printed nothing", event, limit
+        )
+        return "", EXIT_OK
+    return (answer[0] if answer else ""), EXIT_OK
 
 
-def _run(event: str, payload: str, root: Path | None, deadline: float) -> str:
+def abandoned() -> bool:
+    """Whether a hook's work is still running after :func:`run_hook` gave up on it."""
+    return any(t.name == _WORKER and t.is_alive() for t in threading.enumerate())
+
+
+def _prepare(
+    event: str, payload: str, root: Path | None
+) -> tuple[Callable[[_Call], str], dict[str, Any], Path, Policy] | None:
+    """The handler, the payload, the project and its policy; None (logged) when
+    there is nothing to do."""
     handler = _HANDLERS.get(event) if isinstance(event, str) else None
     if handler is None:
         log.warning("aircher-mem hook: unknown event %r (known: %s)", event, ", ".join(EVENTS))
-        return ""
+        return None
     data = _payload(payload)
     if data is None:
-        return ""
+        return None
     named = data.get("hook_event_name")
     if named is not None and named != event:
         log.warning("aircher-mem hook %s: the payload is for %r; ignored", event, named)
-        return ""
+        return None
     start = root if root is not None else data.get("cwd")
     if not isinstance(start, (str, os.PathLike)) or not os.fspath(start):
         log.warning("aircher-mem hook %s: no project folder (no cwd in the payload)", event)
-        return ""
+        return None
     try:
         project = find_root(start)
     except StoreNotFoundError:
         log.debug("aircher-mem hook %s: no store for %s", event, start)
-        return ""
-    with _backend(project, deadline) as backend:
-        return handler(_Call(backend, data, project, deadline))
+        return None
+    return handler, data, project, Policy.load(project)
 
 
 def _payload(payload: object) -> dict[str, Any] | None:
@@ -581,11 +524,12 @@ def _payload(payload: object) -> dict[str, Any] | None:
 class _Call:
     """One hook run: where to read and write, the event's fields, the deadline."""
 
-    def __init__(self, backend: _Backend, data: dict[str, Any], root: Path, deadline: float) -> None:
+    def __init__(self, backend: _Verbs, data: dict[str, Any], root: Path, deadline: float, policy: HooksPolicy) -> None:
         self.backend = backend
         self.data = data
         self.root = root
         self.deadline = deadline
+        self.policy = policy
 
     @property
     def late(self) -> bool:
@@ -605,7 +549,7 @@ class _Call:
 class _Text:
     """A header and lines under section titles, all within ``budget`` characters."""
 
-    def __init__(self, header: str, budget: int = CONTEXT_CHARS) -> None:
+    def __init__(self, header: str, budget: int) -> None:
         self.header = header
         self.left = budget - len(header) - 1
         self.lines: list[str] = []
@@ -647,7 +591,7 @@ def _memory_line(m: Mapping[str, Any]) -> str:
 
 
 def _session_start(call: _Call) -> str:
-    out = _Text(f"{MARKER} Project memory; cite a memory by its id, e.g. [memory 1].")
+    out = _Text(f"{MARKER} Project memory; cite a memory by its id, e.g. [memory 1].", call.policy.context_chars)
     b = call.backend
     tasks = _list(b.tasks(), "tasks")
     out.section(
@@ -688,11 +632,15 @@ def _user_prompt(call: _Call) -> str:
     prompt = call.text("prompt")
     if prompt is None:
         return ""
-    out = _Text(f"{MARKER} Recalled from project memory; cite a memory by its id, e.g. [memory 1].")
+    out = _Text(
+        f"{MARKER} Recalled from project memory; cite a memory by its id, e.g. [memory 1].", call.policy.context_chars
+    )
     hits = [
         h
-        for h in _list(call.backend.recall(prompt[:10_000], RECALL_K), "hits")
-        if h.get("kind") != "turn" and isinstance(h.get("score"), (int, float)) and h["score"] >= RECALL_MIN_SCORE
+        for h in _list(call.backend.recall(prompt[:10_000], call.policy.recall_k), "hits")
+        if h.get("kind") != "turn"
+        and isinstance(h.get("score"), (int, float))
+        and h["score"] >= call.policy.recall_min_score
     ]
     out.section("Memories that may bear on this prompt:", [_memory_line(h) for h in hits])
     text = out.text()
@@ -836,10 +784,11 @@ def _pre_compact(call: _Call) -> str:
         return ""
     trigger = call.text("trigger", 40) or "unknown"
     size = path.stat().st_size
-    start = max(0, size - TRANSCRIPT_MAX_BYTES)
+    cap = call.policy.transcript_max_bytes
+    start = max(0, size - cap)
     with path.open("rb") as handle:
         handle.seek(start)
-        chunk = handle.read(TRANSCRIPT_MAX_BYTES)
+        chunk = handle.read(cap)
     lines = chunk.split(b"\n")
     if start:
         lines = lines[1:]  # the first is cut
@@ -897,6 +846,7 @@ def _stop(call: _Call) -> str:
     path = _transcript(call.data.get("transcript_path"))
     if session is None or path is None:
         return ""
+    cap = call.policy.transcript_max_bytes
     with _State(call.root) as state:
         entry = state.session(session)
         offset = _int(entry.get("offset")) or 0
@@ -907,10 +857,10 @@ def _stop(call: _Call) -> str:
             offset, skip = 0, False
         with path.open("rb") as handle:
             handle.seek(offset)
-            chunk = handle.read(TRANSCRIPT_MAX_BYTES)
+            chunk = handle.read(cap)
         pending = [p for p in entry.get("prompts", []) if isinstance(p, str)]
         pos = 0
-        if skip:  # the rest of a line longer than TRANSCRIPT_MAX_BYTES
+        if skip:  # the rest of a line longer than the cap
             newline = chunk.find(b"\n")
             pos = len(chunk) if newline < 0 else newline + 1
             skip = newline < 0
@@ -919,7 +869,7 @@ def _stop(call: _Call) -> str:
             while pos < len(chunk) and not call.late:
                 newline = chunk.find(b"\n", pos)
                 if newline < 0:
-                    if pos == 0 and len(chunk) == TRANSCRIPT_MAX_BYTES:
+                    if pos == 0 and len(chunk) == cap:
                         done, skip = offset + len(chunk), True  # one line longer than the cap
                     break
                 turn = _turn(chunk[pos:newline])

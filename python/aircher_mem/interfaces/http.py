@@ -20,7 +20,8 @@ Status codes: 400 bad input (``invalid_input`` and its subclasses; malformed JSO
 wrong types, NaN, lone surrogates, unknown or missing fields); 401 no or wrong token
 (``unauthorized``); 403 a non-loopback ``Origin`` (``bad_origin``); 404 unknown
 memory, task, symbol or file, no store or not indexed, or no such route
-(``not_found``); 405 (``method_not_allowed``); 413 a body over 2 MB (``too_large``);
+(``not_found``); 405 (``method_not_allowed``); 413 a body over ``[server] max_body_bytes``, 2 MiB
+by default (``too_large``);
 421 a ``Host`` header other than 127.0.0.1/localhost/[::1] with the server's port
 (``bad_host``, against DNS rebinding); 503 ``store_locked`` (another process holds
 the DuckDB file: retry later) and other store failures; 500 ``internal`` for a bug
@@ -41,6 +42,7 @@ import dataclasses
 import datetime as dt
 import hmac
 import http.client
+import inspect
 import json
 import logging
 import math
@@ -55,11 +57,11 @@ import typing
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import quote, urlencode, urlsplit
 
 from .. import results
 from .._core import __version__
-from ..config import Policy
+from ..config import Policy, ServerPolicy
 from ..errors import (
     AircherError,
     EncodingUnavailableError,
@@ -75,7 +77,7 @@ from ..errors import (
     UnknownTaskError,
 )
 from ..longterm.store import KINDS
-from ..memory import STORE_DIR, Memory
+from ..memory import STORE_DIR, Memory, find_root
 from . import wire
 
 if typing.TYPE_CHECKING:  # imported when serving or testing only
@@ -87,6 +89,8 @@ __all__ = [
     "discover",
     "ServerInfo",
     "Client",
+    "RemoteMemory",
+    "connect",
     "HTTPError",
     "ServerUnavailableError",
     "ROUTES",
@@ -102,7 +106,7 @@ log = logging.getLogger("aircher_mem.http")
 
 SERVER_FILE = "server.json"
 DEFAULT_PORT = 8787
-MAX_BODY = 2 * 1024 * 1024
+MAX_BODY = ServerPolicy().max_body_bytes  # the default; [server] max_body_bytes sets it
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 _MAX_INT = 2**63 - 1
 _RUNNING: set[Path] = set()  # roots served by this process
@@ -170,7 +174,9 @@ def status_of(exc: BaseException) -> int:
 
 # -- the route table --------------------------------------------------------------------
 
-FieldType = Literal["string", "integer", "number", "boolean", "strings", "object", "any", "time", "line_range"]
+FieldType = Literal[
+    "string", "integer", "number", "boolean", "strings", "object", "objects", "any", "time", "line_range"
+]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -185,6 +191,9 @@ class Field:
     arg: str | None = None
     choices: tuple[str, ...] = ()
     description: str = ""
+    #: What a client sends when the verb's argument is None on purpose (the verb's
+    #: None is not its default): e.g. ``status=None`` (any status) is ``"all"``.
+    none_value: str | None = None
 
     @property
     def kwarg(self) -> str:
@@ -207,6 +216,8 @@ class Route:
     path_fields: tuple[Field, ...] = ()
     call: Callable[[Memory, dict[str, Any]], Any] | None = None
     auth: bool = True
+    #: The verb takes the whole body as one mapping argument of this name.
+    body_arg: str | None = None
 
     @property
     def body(self) -> bool:
@@ -313,7 +324,7 @@ ROUTES: tuple[Route, ...] = (
             Field("layer", choices=("mid", "long")),
             Field("q", description="Search memories for this text (recall restricted to memory kinds)."),
             _LIMIT,
-            Field("status", choices=("active", "archived", "all")),
+            Field("status", choices=("active", "archived", "all"), none_value="all"),
             Field("kind", choices=KINDS),
             Field("sort", choices=("score", "recent", "id")),
         ),
@@ -537,6 +548,24 @@ ROUTES: tuple[Route, ...] = (
     ),
     Route(
         "POST",
+        "/record/snapshot",
+        "record_snapshot",
+        (results.Recorded,),
+        "Remembers a context-window snapshot (seed 002's shape), e.g. before the agent compacts.",
+        (
+            Field("timestamp", "number", required=True, description="Unix seconds."),
+            Field("session_id", required=True),
+            Field("task_id"),
+            Field("total_tokens", "integer", required=True),
+            Field("item_count", "integer"),
+            Field("items", "objects", required=True, description="The window's items: id, type, tokens, ..."),
+            Field("pruned_items", "objects"),
+            Field("reason", required=True),
+        ),
+        body_arg="snapshot",
+    ),
+    Route(
+        "POST",
         "/task",
         "task",
         (results.TaskStatus,),
@@ -703,6 +732,10 @@ def convert(field: Field, value: object, *, query: bool) -> Any:
         if not isinstance(value, dict):
             raise _bad(f"{name} must be an object, got {_kind(value)}")
         return value
+    if kind == "objects":
+        if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+            raise _bad(f"{name} must be an array of objects, got {_kind(value)}")
+        return value
     if kind == "line_range":
         if (
             not isinstance(value, list)
@@ -843,10 +876,13 @@ def build_app(
     *,
     token: str,
     hosts: tuple[str, ...] = ("127.0.0.1:8787", "localhost:8787", "[::1]:8787"),
-    max_body: int = MAX_BODY,
+    max_body: int | None = None,
 ) -> Any:
     """The ASGI app over ``memory``: ``hosts`` are the Host headers accepted,
-    ``token`` the bearer token every route but ``GET /health`` needs."""
+    ``token`` the bearer token every route but ``GET /health`` needs, ``max_body``
+    the largest body (default: the policy's ``[server] max_body_bytes``)."""
+    if max_body is None:
+        max_body = memory.policy.server.max_body_bytes
     from starlette.applications import Starlette
     from starlette.concurrency import run_in_threadpool
     from starlette.exceptions import HTTPException
@@ -881,6 +917,8 @@ def build_app(
                     args.update(arguments(route, dict(pairs), query=True))
                 if route.call is not None:
                     result = await run_in_threadpool(route.call, memory, args)
+                elif route.body_arg is not None:
+                    result = await run_in_threadpool(getattr(memory, route.verb), **{route.body_arg: args})
                 else:
                     result = await run_in_threadpool(getattr(memory, route.verb), **args)
                 return _json_response(result)
@@ -923,6 +961,7 @@ _FIELD_SCHEMAS: dict[str, dict[str, Any]] = {
     "boolean": {"type": "boolean"},
     "strings": {"type": "array", "items": {"type": "string"}},
     "object": {"type": "object"},
+    "objects": {"type": "array", "items": {"type": "object"}},
     "any": {},
     "time": {"anyOf": [{"type": "string", "format": "date-time"}, {"type": "number"}]},
     "line_range": {
@@ -1333,6 +1372,127 @@ class Client:
         if status < 400:
             return decoded
         raise _client_error(status, decoded)
+
+
+# -- Memory over HTTP -------------------------------------------------------------------
+
+
+def _client_routes() -> dict[str, Route]:
+    """The route a client calls for each verb: the first of ``ROUTES`` naming it,
+    but ``POST /forget`` for ``forget`` (it takes an id or a text)."""
+    found: dict[str, Route] = {}
+    for route in ROUTES:
+        if route.verb in ("health", "openapi") or (route.verb == "forget" and route.call is not _forget):
+            continue
+        found.setdefault(route.verb, route)
+    return found
+
+
+_CLIENT_ROUTES = _client_routes()
+
+
+def _returns(verb: str) -> Any:
+    return typing.get_type_hints(getattr(Memory, verb))["return"]
+
+
+def _encode(value: Any) -> Any:
+    """An argument as JSON: datetimes as ISO-8601, paths as text, tuples as lists."""
+    if isinstance(value, dt.datetime):
+        return value.isoformat()
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if isinstance(value, Mapping):
+        return {str(k): _encode(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_encode(v) for v in value]
+    return value
+
+
+class RemoteMemory:
+    """The verbs of :class:`Memory` answered by the project's server: ``remote.recall(
+    "tabs?")`` sends ``POST /recall`` and returns the :class:`results.Recall` the
+    server's Memory returned (the body decoded by :func:`wire.from_json`, so its
+    ``wire.to_json`` is the body itself). Arguments are bound to the verb's own
+    signature (a wrong call is the same TypeError); an argument no route field
+    takes (``index``'s ``progress``) is an :class:`InvalidInputError` unless it is
+    None. Errors are the server's, as :class:`Client` raises them."""
+
+    def __init__(self, client: Client, root: str | os.PathLike[str]) -> None:
+        self.client = client
+        self.root = Path(root)
+
+    def __repr__(self) -> str:
+        return f"RemoteMemory({self.root}, http://{self.client.host}:{self.client.port})"
+
+    def __enter__(self) -> RemoteMemory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Nothing to release: every request has its own connection."""
+
+    def __getattr__(self, verb: str) -> Callable[..., Any]:
+        if verb.startswith("_") or verb not in _CLIENT_ROUTES:
+            raise AttributeError(f"{type(self).__name__} has no verb {verb!r}")
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            return self.call(verb, *args, **kwargs)
+
+        call.__name__ = verb
+        return call
+
+    def call(self, verb: str, *args: Any, **kwargs: Any) -> Any:
+        """``Memory.<verb>(*args, **kwargs)`` on the server."""
+        route = _CLIENT_ROUTES[verb]
+        bound = inspect.signature(getattr(Memory, verb)).bind(self, *args, **kwargs)
+        values = dict(bound.arguments)
+        del values[next(iter(values))]  # self
+        path = route.path
+        fields = {f.kwarg: f for f in route.fields + route.path_fields}
+        sent: dict[str, Any] = {}
+        if route.body_arg is not None:
+            whole = values.pop(route.body_arg)
+            if not isinstance(whole, Mapping):
+                raise InvalidInputError(f"{route.body_arg} must be a mapping, got {type(whole).__name__}")
+            sent.update(_encode(whole))
+        for kwarg, value in values.items():
+            field = fields.get(kwarg)
+            if value is None and (field is None or field.none_value is None):
+                continue  # the verb's default, on the server too
+            if field is None:
+                raise InvalidInputError(f"{verb}: {kwarg} cannot be sent to the server")
+            value = field.none_value if value is None else _encode(value)
+            if field in route.path_fields:
+                path = path.replace(f"{{{field.name}}}", quote(str(value), safe=""))
+            else:
+                sent[field.name] = value
+        if route.body:
+            answer = self.client.request(route.method, path, json=sent)
+        else:
+            answer = self.client.request(route.method, path, params=sent)
+        try:
+            return wire.from_json(_returns(verb), answer)
+        except TypeError as exc:
+            raise HTTPError(
+                f"the server's answer to {verb} does not fit: {exc}", status=502, code="bad_response"
+            ) from None
+
+
+def connect(
+    root: str | os.PathLike[str] | None = None, *, create: bool = False, policy: Policy | None = None
+) -> Memory | RemoteMemory:
+    """The project's memory: a :class:`RemoteMemory` when a server runs for it
+    (:func:`discover`), else ``Memory.open(root, create=create)``. ``root``
+    defaults to the nearest folder with a store from here upward."""
+    if root is None:
+        root = find_root()
+    client = Client.discover(root)
+    if client is None:
+        return Memory.open(root, create=create, policy=policy)
+    client.timeout = (policy or Policy.load(Path(root))).server.client_timeout_seconds
+    return RemoteMemory(client, Path(root).resolve())
 
 
 def _dumps(value: Any) -> bytes:

@@ -13,7 +13,9 @@ descriptions tell the model when to remember, what makes a good memory and how t
 cite one.
 
 The graph is refreshed (incrementally) at start, and by the service before a graph
-query when the agent recorded an edit or ``[server] refresh_seconds`` passed.
+query when the agent recorded an edit or ``[server] refresh_seconds`` passed. When
+``aircher-mem serve`` runs for the project at start, the tools are its clients over
+HTTP (the same JSON) and this process never opens the store.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from ..errors import AircherError, InvalidInputError
 from ..longterm.store import KINDS
 from ..memory import Memory
 from . import wire
+from .http import Client, RemoteMemory
 
 __all__ = ["build_server", "serve", "TOOLS"]
 
@@ -136,8 +139,9 @@ def _answer(call: Callable[[], Any]) -> CallToolResult:
         return CallToolResult(content=[TextContent(type="text", text=wire.dumps(wire.error_json(exc)))], is_error=True)
 
 
-def build_server(memory: Memory) -> MCPServer[Any]:
-    """An MCP server over ``memory`` with the tools named in ``TOOLS``."""
+def build_server(memory: Memory | RemoteMemory) -> MCPServer[Any]:
+    """An MCP server over ``memory`` (a :class:`Memory`, or the project's HTTP server
+    as a :class:`RemoteMemory`: the same results) with the tools named in ``TOOLS``."""
     server: MCPServer[Any] = MCPServer(
         "aircher-mem", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
     )
@@ -499,11 +503,19 @@ def build_server(memory: Memory) -> MCPServer[Any]:
 
 
 def serve(root: str | os.PathLike[str], *, index: bool | None = None, refresh_seconds: float | None = None) -> None:
-    """Opens (or creates) the project's memory, refreshes the graph (unless ``index``
-    is False, or None and the policy's ``[server] index_at_start`` is off), and
-    serves MCP on stdin/stdout until the client disconnects; then flushes and closes.
+    """Serves MCP on stdin/stdout until the client disconnects. When an ``aircher-mem
+    serve`` runs for the project, every tool is a request to it (it holds the store
+    and refreshes the graph itself). Otherwise this opens (or creates) the project's
+    memory, refreshes the graph (unless ``index`` is False, or None and the policy's
+    ``[server] index_at_start`` is off), serves, then flushes and closes;
     ``refresh_seconds`` overrides the policy's ``[server] refresh_seconds``."""
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    client = Client.discover(root)
+    if client is not None:  # the project's HTTP server holds the store: be its client
+        client.timeout = Policy.load(Path(root)).server.client_timeout_seconds
+        print(f"aircher-mem: {root}: using the server at http://{client.host}:{client.port}", file=sys.stderr)
+        build_server(RemoteMemory(client, Path(root).resolve())).run("stdio")
+        return
     policy = None
     if refresh_seconds is not None:
         loaded = Policy.load(Path(root))

@@ -222,10 +222,6 @@ def test_remember_then_recall_cite_and_forget_in_one_session(tmp_path: Path, clo
         assert wire.to_json(memory.memories(status=None)) == {"memories": []}
 
 
-@pytest.mark.xfail(
-    reason="LongTermMemory.recall searches before _session_scores() adds the stale session documents to the "
-    "same lexical index, so a process's first recall scores with other corpus statistics than later ones"
-)
 def test_a_second_recall_scores_like_the_first(tmp_path: Path, clock: list[float]) -> None:
     async def script(c: Client) -> None:
         for n, said in enumerate(["I prefer tabs.", "We use Postgres.", "Our CI runs on GitHub Actions."]):

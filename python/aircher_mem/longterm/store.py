@@ -1207,13 +1207,20 @@ class LongTermMemory:
                 [ids],
             )
             con.execute("COMMIT")
-            con.execute("CHECKPOINT")  # the forgotten text leaves the write-ahead log
         except duckdb.Error as exc:
             try:
                 con.execute("ROLLBACK")
             except duckdb.Error:
                 pass
             raise store.corrupt_or_error(self.path, exc, "forgetting") from None
+        try:
+            con.execute("CHECKPOINT")  # the forgotten text leaves the write-ahead log
+        except duckdb.Error as exc:
+            # Committed: the memories are gone either way, and this process must agree.
+            # DuckDB refuses a checkpoint while it sees another write transaction open
+            # (seen with the episodic store open in the same process, on a store
+            # reopened after an earlier forget); the next checkpoint clears the log.
+            log.warning("forgot %s; the write-ahead log keeps their text until the next checkpoint: %s", ids, exc)
         store.protect(self.path)
         gone = set(ids)
         for memory_id_ in ids:
@@ -1566,6 +1573,10 @@ class LongTermMemory:
         if not self._turns and not self._memories:
             return Recall(text, when, [], [], "nothing stored yet: no turns or memories", notes)
         pool = max(100, 10 * k)
+        # Session documents share the lexical index: bring them up to date before any
+        # search, so every recall (a process's first, or a server's hundredth) scores
+        # with the same corpus statistics.
+        self._refresh_sessions()
         weights = {
             "text": policy.weight_text,
             "speaker": policy.weight_speaker,

@@ -1,0 +1,300 @@
+"""The CLI and the MCP server as clients of ``aircher-mem serve``: with a server
+running for the project they call it over HTTP and give the same output as without
+one. In-process (a loopback server in a thread, the clock fixed) the outputs are
+compared byte for byte; with the real ``aircher-mem serve`` in a subprocess, the
+console script and a real MCP session over stdio (the SDK's client starting
+``aircher-mem mcp``) work while the server holds the store, and without it."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import aircher_mem as am
+import anyio
+import pytest
+from aircher_mem.interfaces import cli, http, wire
+from conftest import PROJECT, serving, write_files
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.types import CallToolResult, TextContent
+
+SCRIPT = str(Path(sys.executable).with_name("aircher-mem"))
+NOW = 1_700_000_000.0
+
+# Every long-term, code-graph and episodic command, in an order where each finds
+# something (ids are those the earlier commands create).
+COMMANDS: list[list[str]] = [
+    ["add-turn", "--session", "s1", "--role", "user", "--text", "I prefer tabs over spaces."],
+    ["add-turn", "--session", "s1", "--role", "user", "--text", "Actually I prefer spaces now.", "--speaker", "ann"],
+    ["add-turn", "--session", "s1", "--role", "assistant", "--text", "Noted.", "--no-extract"],
+    ["remember", "--text", "Deploys go through staging first", "--importance", "1", "--tags", "ops,deploy"],
+    ["remember", "--text", "The billing module rounds half up", "--kind", "decision", "--domain", "billing"],
+    ["get-context", "--session", "s1", "--k", "5"],
+    ["list"],
+    ["list", "--layer", "mid", "--sort", "id", "--status", "all"],
+    ["recall", "what does the user prefer, tabs or spaces?"],
+    ["recall", "deploy", "-k", "3", "--kinds", "fact,turn", "--session", "s1"],
+    ["explain", "--id", "1"],
+    ["feedback", "--id", "3", "cited"],
+    ["update", "--id", "3", "--tags", "ops"],
+    ["facts", "--level", "L0"],
+    ["promote", "--id", "4", "--level", "L1"],
+    ["subtree", "--id", "4"],
+    ["gc", "--dry-run"],
+    ["gc"],
+    ["forget", "--text", "rounds half up"],
+    ["forget", "--id", "3"],
+    ["explain", "--id", "99"],  # unknown: exit 3, the same error
+    ["symbol", "User"],
+    ["symbol", "sa", "--prefix"],
+    ["callers", "store"],
+    ["callees", "create"],
+    ["refs", "User"],
+    ["near", "store", "--hops", "2"],
+    ["outline", "app/models.py"],
+    ["deps", "app/views.py"],
+    ["code", "save a user", "--max-tokens", "200"],
+    ["search", "save a user", "-k", "3"],
+    ["task", "start", "t1", "--description", "Fix the user save"],
+    ["history", "app/models.py"],
+    ["co-edits"],
+    ["tasks"],
+    ["task", "complete", "t1", "--outcome", "save writes once"],
+    # (a process excludes its own current task from similar tasks: a server that
+    # started t1 would not list it while it runs, a fresh CLI process would)
+    ["tasks", "save user"],
+    ["patterns"],
+    ["context", "where is the user saved?", "--budget", "4000"],
+    ["symbol", "Nope"],  # unknown: exit 3
+]
+
+
+# Commands that change the memory run once, with --json; the others twice (table, JSON).
+CHANGING = {"add-turn", "remember", "feedback", "update", "promote", "gc", "forget", "task"}
+
+
+def fresh_project(root: Path) -> Path:
+    if root.exists():
+        shutil.rmtree(root)
+    write_files(root, PROJECT)
+    with am.Memory.open(root) as memory:
+        memory.index()
+    return root
+
+
+def run_cli(root: Path, argv: list[str]) -> tuple[int, str]:
+    out = io.StringIO()
+    code = cli.main([*argv, "--root", str(root)], stdout=out)
+    return code, out.getvalue()
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[float]]:
+    """Memories the CLI opens itself read this clock (a server's memory is given
+    it by the test)."""
+    now = [NOW]
+    opened = cli._open
+
+    def open_with_clock(args: Any) -> Any:
+        memory = opened(args)
+        if isinstance(memory, am.Memory):
+            memory.longterm.clock = memory.episodic.clock = lambda: now[0]
+        return memory
+
+    monkeypatch.setattr(cli, "_open", open_with_clock)
+    yield now
+
+
+def test_the_cli_prints_the_same_with_and_without_a_server(tmp_path: Path, clock: list[float]) -> None:
+    root = tmp_path / "repo"
+
+    def session(served: Any) -> list[tuple[int | None, str, int, str]]:
+        outputs = []
+        for n, argv in enumerate(COMMANDS):
+            clock[0] = NOW + 60 * n
+            before = len(served.requests) if served else 0
+            code, table = run_cli(root, argv) if argv[0] not in CHANGING else (None, "")
+            json_code, as_json = run_cli(root, [*argv, "--json"])
+            if served is not None:  # each command was requests to the server, none opened the store
+                assert len(served.requests) > before, argv
+            outputs.append((code, table, json_code, as_json))
+        return outputs
+
+    fresh_project(root)
+    direct = session(None)
+    assert [c for _, _, c, _ in direct].count(0) == len(COMMANDS) - 2
+    assert direct[COMMANDS.index(["explain", "--id", "99"])][:3:2] == (wire.EXIT_NOT_FOUND, wire.EXIT_NOT_FOUND)
+
+    fresh_project(root)  # the same path, so every root in the output is the same
+    with am.Memory.open(root) as memory:
+        memory.longterm.clock = memory.episodic.clock = lambda: clock[0]
+        with serving(memory) as served:
+            remote = session(served)
+    for argv, want, got in zip(COMMANDS, direct, remote):
+        assert got[:3] == want[:3], argv
+        assert json.loads(got[3]) == json.loads(want[3]), argv
+        assert got[3] == want[3], argv
+
+
+def test_index_and_init_go_to_the_server(tmp_path: Path) -> None:
+    root = fresh_project(tmp_path / "repo")
+    (root / "app" / "extra.py").write_text("def extra():\n    return helper()\n")
+    with am.Memory.open(root) as memory, serving(memory) as served:
+        out = io.StringIO()
+        assert cli.main(["index", str(root), "--json"], stdout=out) == 0
+        assert json.loads(out.getvalue())["added"] == ["app/extra.py"]
+        assert served.requests == [("POST", "/index")]
+        out = io.StringIO()
+        assert cli.main(["init", str(root), "--json"], stdout=out) == 0
+        assert json.loads(out.getvalue()) == {"root": str(root), "store": str(root / ".aircher"), "created": False}
+        assert memory.symbol("extra").symbols[0].path == "app/extra.py"
+
+
+def test_remote_memory_binds_arguments_as_the_verb_does(tmp_path: Path) -> None:
+    root = fresh_project(tmp_path / "repo")
+    with am.Memory.open(root) as memory, serving(memory):
+        remote = http.connect(root)
+        assert isinstance(remote, http.RemoteMemory) and remote.root == root
+        assert remote.symbol("User", prefix=False) == memory.symbol("User")
+        with pytest.raises(TypeError):
+            remote.symbol("User", True)  # prefix is keyword-only, on a Memory too
+        with pytest.raises(am.InvalidInputError, match="progress cannot be sent"):
+            remote.index(progress=lambda done, total: None)
+        with pytest.raises(AttributeError):
+            remote.longterm  # not a verb
+        with pytest.raises(am.UnknownSymbolError):
+            remote.symbol("Nope")
+    assert isinstance(http.connect(root), am.Memory)  # no server: the store itself
+
+
+# -- the real server, the console script and a real MCP session ---------------------------
+
+
+def start_serve(root: Path) -> tuple[subprocess.Popen[str], http.ServerInfo]:
+    proc = subprocess.Popen(
+        [SCRIPT, "serve", "--root", str(root), "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    for _ in range(1200):
+        info = http.discover(root)
+        if info is not None and info.pid == proc.pid:
+            return proc, info
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    proc.kill()
+    raise AssertionError("aircher-mem serve wrote no server.json")
+
+
+def stop_serve(proc: subprocess.Popen[str]) -> None:
+    proc.send_signal(signal.SIGTERM)
+    _, errors = proc.communicate(timeout=60)
+    assert proc.returncode == 0 and "Traceback" not in errors, errors
+
+
+def console(root: Path, *argv: str) -> tuple[int, str, str]:
+    done = subprocess.run([SCRIPT, *argv, "--root", str(root)], capture_output=True, text=True, timeout=120)
+    return done.returncode, done.stdout, done.stderr
+
+
+def test_the_console_script_while_the_server_holds_the_store_and_after(tmp_path: Path) -> None:
+    root = fresh_project(tmp_path / "repo")
+    proc, _ = start_serve(root)
+    try:
+        with pytest.raises(am.StoreLockedError):  # the server holds the store: a direct open would fail
+            with am.Memory.open(root) as memory:
+                memory.remember("a direct write")
+        code, out, err = console(root, "add-turn", "--session", "s", "--role", "user", "--text", "I prefer tabs.")
+        assert (code, err) == (0, "") and out.startswith("turn 1 added to session s: 1 memory extracted")
+        code, out, _ = console(root, "recall", "tabs?", "--json")
+        assert code == 0 and [(h["kind"], h["id"]) for h in json.loads(out)["hits"]][:1] == [("fact", 1)]
+        code, out, _ = console(root, "history", "app/models.py", "--json")
+        assert code == 0 and json.loads(out) == {"path": "app/models.py", "interactions": [], "failed_tool_runs": []}
+        code, out, err = console(root, "explain", "--id", "7")
+        assert (code, out) == (wire.EXIT_NOT_FOUND, "") and err.startswith("aircher-mem explain: ")
+        assert json.loads(console(root, "stats", "--json")[1])["longterm"]["memories"] == 1
+    finally:
+        stop_serve(proc)
+    assert http.discover(root) is None
+    code, out, _ = console(root, "list", "--json")  # no server: the store itself, with what the server stored
+    assert code == 0 and [m["content"] for m in json.loads(out)["memories"]] == ["I prefer tabs."]
+
+
+def text(result: CallToolResult) -> str:
+    [block] = result.content
+    assert isinstance(block, TextContent)
+    return block.text
+
+
+async def mcp_session(root: Path) -> list[tuple[bool, Any]]:
+    """A short agent session over stdio: remember, recall, cite, explain, look up code,
+    record an edit and read it back, and one error."""
+    params = StdioServerParameters(command=SCRIPT, args=["mcp", "--root", str(root)], cwd=str(root))
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("remember", {"content": "Tests run with pytest -x because CI is slow", "tags": ["ci"]}),
+        ("add_turn", {"session_id": "s", "role": "user", "text": "I prefer tabs.", "at": "2023-11-14T22:13:20Z"}),
+        ("recall", {"query": "how are tests run?", "kinds": ["fact"]}),
+        ("feedback", {"memory_id": 1, "signal": "cited"}),
+        ("find_symbol", {"name": "User"}),
+        ("get_callers", {"name": "store"}),
+        ("record_file_interaction", {"path": "app/util.py", "operation": "read", "line_start": 1, "line_end": 2}),
+        ("file_history", {"path": "app/util.py"}),
+        ("explain", {"memory_id": 42}),
+        ("forget", {"text": "pytest -x"}),
+    ]
+    answers: list[tuple[bool, Any]] = []
+    with open(root.parent / "mcp-stderr.txt", "w") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                for tool, arguments in calls:
+                    result = await session.call_tool(tool, arguments)
+                    answers.append((bool(result.is_error), json.loads(text(result))))
+    return answers
+
+
+def stable(answers: list[tuple[bool, Any]]) -> list[tuple[bool, Any]]:
+    """The answers without what depends on the wall clock (times and scores)."""
+    out: list[tuple[bool, Any]] = []
+    for is_error, data in answers:
+        if isinstance(data, dict) and "hits" in data:
+            data = [(h["kind"], h["id"], h["content"]) for h in data["hits"]]
+        elif isinstance(data, dict) and "interactions" in data:
+            data = [(i["operation"], i["line_range"]) for i in data["interactions"]]
+        out.append((is_error, data))
+    return out
+
+
+def test_a_real_mcp_session_with_and_without_the_server(tmp_path: Path) -> None:
+    root = fresh_project(tmp_path / "repo")
+    without = anyio.run(mcp_session, root)
+    assert stable(without) == [
+        (False, {"memory_id": 1, "action": "created", "superseded": None}),
+        (False, {"turn_id": 1, "session_id": "s", "extracted": [without[1][1]["extracted"][0]], "notes": []}),
+        (False, [("fact", 1, "Tests run with pytest -x because CI is slow")]),
+        (False, {"memory_id": 1, "signal": "cited", "retrieved": 1, "cited": 1, "ignored": 0}),
+        (False, without[4][1]),
+        (False, without[5][1]),
+        (False, {"what": "file_interaction", "graph_stale": False}),
+        (False, [("read", [1, 2])]),
+        (True, {"error": {"code": "unknown_memory", "type": "UnknownMemoryError", "message": "no memory 42"}}),
+        (False, {"ids": [1]}),
+    ]
+    assert [s["path"] for s in without[4][1]["symbols"]] == ["app/models.py"]
+
+    root = fresh_project(tmp_path / "repo")
+    proc, _ = start_serve(root)
+    try:
+        served = anyio.run(mcp_session, root)
+        assert "using the server at http://127.0.0.1:" in (tmp_path / "mcp-stderr.txt").read_text()
+        code, out, _ = console(root, "list", "--status", "all", "--json")  # the server's store has the session's work
+        assert code == 0 and [m["content"] for m in json.loads(out)["memories"]] == ["I prefer tabs."]
+    finally:
+        stop_serve(proc)
+    assert stable(served) == stable(without)

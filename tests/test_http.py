@@ -288,6 +288,16 @@ def test_bad_bodies_are_400(client: TestClient, body: bytes) -> None:
         ("POST", "/memories", {"content": "x", "importance": 7}),
         ("POST", "/memories", {"content": "x", "tags": [1]}),
         ("PATCH", "/memories/abc", {"content": "x"}),
+        ("PATCH", "/memories/0", {"content": "x"}),
+        ("GET", "/memories/-3/why", None),
+        ("POST", "/memories", {"content": "x", "parent_id": 0}),
+        ("GET", "/tasks?limit=0", None),
+        ("GET", "/facts?level=", None),
+        (
+            "POST",
+            "/record/snapshot",
+            {"timestamp": 1.0, "session_id": "s", "total_tokens": 1, "items": [], "reason": "r", "item_count": -1},
+        ),
         ("PATCH", "/memories/1", {"colour": "x"}),
         ("PATCH", "/memories/99999999999999999999999", {"content": "x"}),
         ("GET", "/memories?limit=abc", None),
@@ -322,8 +332,12 @@ def test_unknown_things_are_404_and_wrong_methods_405(client: TestClient) -> Non
     err(client.get("/symbols", params={"name": "Nope"}), 404, "unknown_symbol")
     err(client.post("/task", json={"action": "complete", "task_id": "nope"}), 404, "unknown_task")
     err(client.get("/nowhere"), 404, "not_found")
-    err(client.put("/memories/1", json={}), 405, "method_not_allowed")
-    err(client.get("/turns"), 405, "method_not_allowed")
+    put = client.put("/memories/1", json={})
+    err(put, 405, "method_not_allowed")
+    assert sorted(put.headers["allow"].split(", ")) == ["DELETE", "PATCH"]  # every method the path has
+    turns = client.get("/turns")
+    err(turns, 405, "method_not_allowed")
+    assert turns.headers["allow"] == "POST"
 
 
 def test_an_unexpected_failure_is_500_without_a_traceback(

@@ -194,6 +194,10 @@ class Field:
     #: What a client sends when the verb's argument is None on purpose (the verb's
     #: None is not its default): e.g. ``status=None`` (any status) is ``"all"``.
     none_value: str | None = None
+    #: Bounds of an integer, stated in the OpenAPI (the verb checks its own upper
+    #: bounds: a limit over them is a 400 too).
+    minimum: int | None = None
+    maximum: int | None = None
 
     @property
     def kwarg(self) -> str:
@@ -255,9 +259,9 @@ def _forget(memory: Memory, args: dict[str, Any]) -> results.Forgotten:
     return memory.forget(args.get("memory_id"), text=args.get("text"))
 
 
-_MEMORY_ID = Field("id", "integer", required=True, arg="memory_id", description="A memory id.")
+_MEMORY_ID = Field("id", "integer", required=True, arg="memory_id", description="A memory id.", minimum=1)
 _FILE = Field("path", required=True, description="A file path relative to the project root.")
-_LIMIT = Field("limit", "integer", description="At most this many results.")
+_LIMIT = Field("limit", "integer", description="At most this many results.", minimum=1)
 _TASK = Field("task_id", description="The task this belongs to.")
 
 ROUTES: tuple[Route, ...] = (
@@ -293,7 +297,7 @@ ROUTES: tuple[Route, ...] = (
         "get_context",
         (results.ConversationContext,),
         "The session's last turns and the top k memories by score.",
-        (Field("session_id", required=True), Field("k", "integer")),
+        (Field("session_id", required=True), Field("k", "integer", minimum=1)),
     ),
     Route(
         "POST",
@@ -303,14 +307,14 @@ ROUTES: tuple[Route, ...] = (
         "Keeps a memory on purpose (dedup and slot conflicts apply).",
         (
             Field("content", required=True),
-            Field("importance", "integer", description="0 or 1."),
+            Field("importance", "integer", description="0 or 1.", minimum=0, maximum=1),
             Field("tags", "strings"),
             Field("kind", choices=KINDS),
             Field("level", choices=("L0", "L1", "L2", "L3")),
             Field("domain"),
             Field("module"),
             Field("code_ref"),
-            Field("parent_id", "integer"),
+            Field("parent_id", "integer", minimum=1),
             Field("at", "time"),
         ),
     ),
@@ -346,7 +350,7 @@ ROUTES: tuple[Route, ...] = (
         "forget",
         (results.Forgotten,),
         "Forgets a memory (memory_id) or the memories matching text, for good.",
-        (Field("memory_id", "integer"), Field("text")),
+        (Field("memory_id", "integer", minimum=1), Field("text")),
         call=_forget,
     ),
     Route(
@@ -400,7 +404,7 @@ ROUTES: tuple[Route, ...] = (
         "Memories and raw turns relevant to a query, best first.",
         (
             Field("query", required=True),
-            Field("k", "integer"),
+            Field("k", "integer", minimum=1),
             Field("session_id"),
             Field("kinds", "strings", description="Memory kinds and/or 'turn'."),
             Field("at", "time", description="What was valid then: ISO-8601 or Unix seconds."),
@@ -412,7 +416,10 @@ ROUTES: tuple[Route, ...] = (
         "feedback",
         (results.FeedbackResult,),
         "Tells memory that a recalled memory was cited (used) or ignored.",
-        (Field("memory_id", "integer", required=True), Field("signal", required=True, choices=("cited", "ignored"))),
+        (
+            Field("memory_id", "integer", required=True, minimum=1),
+            Field("signal", required=True, choices=("cited", "ignored")),
+        ),
     ),
     # the code graph
     Route(
@@ -439,7 +446,7 @@ ROUTES: tuple[Route, ...] = (
         "neighbourhood",
         (results.Neighbourhood,),
         "Definitions within hops edges of a name.",
-        (Field("name", required=True), Field("hops", "integer")),
+        (Field("name", required=True), Field("hops", "integer", minimum=1)),
     ),
     Route(
         "POST",
@@ -449,7 +456,7 @@ ROUTES: tuple[Route, ...] = (
         "The definitions or files most relevant to a question in plain words.",
         (
             Field("text", required=True),
-            Field("k", "integer"),
+            Field("k", "integer", minimum=1),
             Field("level", choices=("definition", "file")),
             Field("focus_files", "strings"),
             Field("code", "boolean", description="Include each definition's source (default true)."),
@@ -461,7 +468,7 @@ ROUTES: tuple[Route, ...] = (
         "relevant_code",
         (results.CodeResult,),
         "The code most relevant to a query within a token budget.",
-        (Field("query", required=True), Field("max_tokens", "integer"), Field("focus_files", "strings")),
+        (Field("query", required=True), Field("max_tokens", "integer", minimum=1), Field("focus_files", "strings")),
     ),
     Route(
         "GET",
@@ -505,7 +512,7 @@ ROUTES: tuple[Route, ...] = (
         "co_edited_files",
         (results.CoEdits,),
         "Files edited together at least min_count times.",
-        (Field("path"), Field("min_count", "integer")),
+        (Field("path"), Field("min_count", "integer", minimum=1)),
     ),
     Route(
         "GET",
@@ -513,7 +520,7 @@ ROUTES: tuple[Route, ...] = (
         "patterns",
         (results.Patterns,),
         "Learned patterns, most observed first.",
-        (Field("type", arg="pattern_type", choices=("co-edit", "error-fix")), Field("min_count", "integer")),
+        (Field("type", arg="pattern_type", choices=("co-edit", "error-fix")), Field("min_count", "integer", minimum=1)),
     ),
     Route(
         "POST",
@@ -526,7 +533,7 @@ ROUTES: tuple[Route, ...] = (
             Field("parameters", "any"),
             Field("success", "boolean", required=True),
             Field("error_message"),
-            Field("duration_ms", "integer"),
+            Field("duration_ms", "integer", minimum=0),
             Field("file_path"),
             _TASK,
         ),
@@ -556,8 +563,8 @@ ROUTES: tuple[Route, ...] = (
             Field("timestamp", "number", required=True, description="Unix seconds."),
             Field("session_id", required=True),
             Field("task_id"),
-            Field("total_tokens", "integer", required=True),
-            Field("item_count", "integer"),
+            Field("total_tokens", "integer", required=True, minimum=0),
+            Field("item_count", "integer", minimum=0),
             Field("items", "objects", required=True, description="The window's items: id, type, tokens, ..."),
             Field("pruned_items", "objects"),
             Field("reason", required=True),
@@ -593,7 +600,11 @@ ROUTES: tuple[Route, ...] = (
         "preview_context",
         (results.ContextPreview,),
         "What prepare_context(message) puts in a fresh window.",
-        (Field("message", required=True), Field("max_tokens", "integer"), Field("code_tokens", "integer")),
+        (
+            Field("message", required=True),
+            Field("max_tokens", "integer", minimum=1),
+            Field("code_tokens", "integer", minimum=1),
+        ),
     ),
 )
 
@@ -715,6 +726,12 @@ def convert(field: Field, value: object, *, query: bool) -> Any:
             raise _bad(f"{name} must be an integer, got {_kind(value)}")
         if abs(value) > _MAX_INT:
             raise _bad(f"{name} is out of range: {value}")
+        if (field.minimum is not None and value < field.minimum) or (
+            field.maximum is not None and value > field.maximum
+        ):
+            low = "" if field.minimum is None else f" from {field.minimum}"
+            high = "" if field.maximum is None else f" to {field.maximum}"
+            raise _bad(f"{name} must be an integer{low}{high}, got {value}")
         return value
     if kind == "number":
         if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -750,7 +767,8 @@ def convert(field: Field, value: object, *, query: bool) -> Any:
 def arguments(route: Route, values: Mapping[str, object], *, query: bool) -> dict[str, Any]:
     """The verb's keyword arguments from a request's fields: unknown fields, missing
     required ones and values of the wrong type are :class:`InvalidInputError`;
-    null (or an empty query value) for an optional field leaves it out."""
+    null (or, in a query, an empty value for a free-text field) for an optional
+    field leaves it out."""
     known = {f.name: f for f in route.fields}
     unknown = sorted(set(values) - set(known))
     if unknown:
@@ -759,7 +777,7 @@ def arguments(route: Route, values: Mapping[str, object], *, query: bool) -> dic
     out: dict[str, Any] = {}
     for field in route.fields:
         value = values.get(field.name)
-        if value is None or (query and value == ""):
+        if value is None or (query and value == "" and field.type == "string" and not field.choices):
             if field.required:
                 raise _bad(f"{field.name} is required")
             continue
@@ -770,12 +788,16 @@ def arguments(route: Route, values: Mapping[str, object], *, query: bool) -> dic
 # -- the ASGI app -----------------------------------------------------------------------
 
 
-def _error_response(status: int, code: str, message: str, type_name: str = "HTTPError") -> Any:
+def _error_response(
+    status: int, code: str, message: str, type_name: str = "HTTPError", headers: Mapping[str, str] | None = None
+) -> Any:
     from starlette.responses import Response
 
     body = wire.dumps({"error": {"code": code, "type": type_name, "message": message}})
-    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-    return Response(body.encode("utf-8"), status_code=status, media_type="application/json", headers=headers)
+    extra = dict(headers or {})
+    if status == 401:
+        extra["WWW-Authenticate"] = "Bearer"
+    return Response(body.encode("utf-8"), status_code=status, media_type="application/json", headers=extra or None)
 
 
 def _json_response(value: Any) -> Any:
@@ -867,7 +889,7 @@ def _path_value(field: Field, text: str) -> Any:
     if field.type == "integer":
         if not _INT.fullmatch(text):
             raise _bad(f"{field.name} must be an integer, got {text!r:.80}")
-        return int(text)
+        return convert(field, int(text), query=False)
     return convert(field, text, query=True)
 
 
@@ -935,14 +957,29 @@ def build_app(
 
     async def http_error(request: Request, exc: Exception) -> Any:
         assert isinstance(exc, HTTPException)
-        if exc.status_code == 405:
-            return _error_response(405, "method_not_allowed", f"{request.method} is not allowed on {request.url.path}")
+        if exc.status_code == 405:  # with Starlette's Allow header (RFC 9110)
+            message = f"{request.method} is not allowed on {request.url.path}"
+            return _error_response(405, "method_not_allowed", message, headers=exc.headers)
         if exc.status_code == 404:
             return _error_response(404, "not_found", f"no route {request.url.path}")
         return _error_response(exc.status_code, "http", str(exc.detail))
 
+    # One Starlette route per path, dispatching on the method, so that a 405 names
+    # every method the path allows in its Allow header.
+    by_path: dict[str, dict[str, Callable[[Request], Any]]] = {}
+    for r in ROUTES:
+        by_path.setdefault(_starlette_path(r), {})[r.method] = handler(r)
+
+    def dispatch(handlers: dict[str, Callable[[Request], Any]]) -> Callable[[Request], Any]:
+        async def handle(request: Request) -> Any:
+            method = "GET" if request.method == "HEAD" else request.method
+            return await handlers[method](request)
+
+        return handle
+
     routes = [
-        StarletteRoute(_starlette_path(r), handler(r), methods=[r.method], name=f"{r.method} {r.path}") for r in ROUTES
+        StarletteRoute(path, dispatch(handlers), methods=list(handlers), name=path)
+        for path, handlers in by_path.items()
     ]
     app: Starlette = Starlette(routes=routes, exception_handlers={HTTPException: http_error})
     return _Guard(app, token=token, hosts=frozenset(h.lower() for h in hosts), max_body=max_body)
@@ -964,19 +1001,22 @@ _FIELD_SCHEMAS: dict[str, dict[str, Any]] = {
     "objects": {"type": "array", "items": {"type": "object"}},
     "any": {},
     "time": {"anyOf": [{"type": "string", "format": "date-time"}, {"type": "number"}]},
-    "line_range": {
-        "type": "array",
-        "prefixItems": [{"type": "integer", "minimum": 0}, {"type": "integer", "minimum": 0}],
-        "minItems": 2,
-        "maxItems": 2,
-    },
+    "line_range": {"type": "array", "items": {"type": "integer", "minimum": 0}, "minItems": 2, "maxItems": 2},
 }
 
 
-def _field_schema(field: Field) -> dict[str, Any]:
+def _field_schema(field: Field, *, nullable: bool = False) -> dict[str, Any]:
+    """A field's JSON schema; ``nullable`` adds null (an optional body field sent as
+    null is left out, as if absent)."""
     schema = dict(_FIELD_SCHEMAS[field.type])
     if field.choices:
         schema["enum"] = list(field.choices)
+    if field.minimum is not None:
+        schema["minimum"] = field.minimum
+    if field.maximum is not None:
+        schema["maximum"] = field.maximum
+    if nullable and field.type != "any":
+        schema = {"anyOf": [schema, {"type": "null"}]}
     if field.description:
         schema["description"] = field.description
     return schema
@@ -1022,6 +1062,8 @@ def type_schema(tp: Any, components: dict[str, Any]) -> dict[str, Any]:
         if len(args) == 2 and args[1] is Ellipsis:
             return {"type": "array", "items": type_schema(args[0], components)}
         items = [type_schema(a, components) for a in args]
+        if all(item == items[0] for item in items):  # (first, last) and the like: plain items, any draft reads it
+            return {"type": "array", "items": items[0], "minItems": len(items), "maxItems": len(items)}
         return {"type": "array", "prefixItems": items, "minItems": len(items), "maxItems": len(items)}
     if origin is dict:
         return {"type": "object", "additionalProperties": type_schema(args[1], components)}
@@ -1075,7 +1117,7 @@ def openapi() -> dict[str, Any]:
             {"name": f.name, "in": "path", "required": True, "schema": _field_schema(f)} for f in route.path_fields
         ]
         if route.body:
-            properties = {f.name: _field_schema(f) for f in route.fields}
+            properties = {f.name: _field_schema(f, nullable=not f.required) for f in route.fields}
             body_schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
             required = [f.name for f in route.fields if f.required]
             if required:

@@ -3,7 +3,9 @@ copy of this repository's Python sources, 16 concurrent clients (threads, each w
 its own stdlib ``Client``, one connection per request) for ``POST /turns`` (with
 extraction), ``POST /recall`` and ``GET /symbols``; requests/s and p50/p99 latency
 per endpoint, then a check that every acknowledged turn is stored (through the
-server, and again from the file after the server stopped).
+server, and again from the file after the server stopped). The baseline, in the same
+run: the same verbs with the same arguments called in-process on that store (one
+thread; the server runs one verb at a time too), as many calls as one client made.
 
     python benches/bench_http.py [--clients 16] [--requests 200]
 
@@ -100,6 +102,47 @@ def symbols(client: http.Client, n: int, i: int) -> int:
         return 0
 
 
+def baseline(memory: am.Memory, requests: int, echo: Callable[[str], None]) -> dict[str, Any]:
+    """The same calls as the clients', on ``memory`` in this process, one at a time."""
+    names = ["Memory", "recall", "serve", "to_json", "Policy", "add_turn", "search_code", "Client"]
+
+    def symbol(i: int) -> Any:
+        try:
+            return memory.symbol(names[i % len(names)])
+        except am.UnknownSymbolError:
+            return None
+
+    calls: list[tuple[str, Callable[[int], Any]]] = [
+        (
+            "add_turn",
+            lambda i: memory.add_turn("baseline", "user", f"I prefer {WORDS[i % len(WORDS)]} for project b-{i}."),
+        ),
+        ("recall", lambda i: memory.recall(f"what does the user prefer, {WORDS[i % len(WORDS)]}?", k=10)),
+        ("symbol", symbol),
+    ]
+    figures: dict[str, Any] = {}
+    for name, call in calls:
+        latencies = []
+        start = time.perf_counter()
+        for i in range(requests):
+            begin = time.perf_counter()
+            call(i)
+            latencies.append(time.perf_counter() - begin)
+        wall = time.perf_counter() - start
+        figures[name] = {
+            "requests": requests,
+            "rps": requests / wall,
+            "p50_ms": 1000 * statistics.median(latencies),
+            "p99_ms": 1000 * percentile(latencies, 99),
+        }
+        f = figures[name]
+        echo(
+            f"in-process {name:9} {requests:6} calls {f['rps']:8.1f} calls/s  "
+            f"p50 {f['p50_ms']:7.2f} ms  p99 {f['p99_ms']:7.2f} ms"
+        )
+    return figures
+
+
 def run(clients: int = 16, requests: int = 200, echo: Callable[[str], None] = print) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "repo"
@@ -139,6 +182,7 @@ def run(clients: int = 16, requests: int = 200, echo: Callable[[str], None] = pr
         with am.Memory.open(root) as memory:
             longterm = memory.stats().longterm
             after = longterm["turns"] if longterm else -1
+            figures["in-process"] = baseline(memory, requests, echo)
         figures["acknowledged_turns"] = len(acked)
         figures["stored_turns"] = after
         figures["lost"] = lost_live or after != len(acked)
@@ -151,6 +195,7 @@ def run(clients: int = 16, requests: int = 200, echo: Callable[[str], None] = pr
 def test_http_load_small() -> None:
     figures = run(clients=4, requests=10, echo=lambda _: None)
     assert figures["acknowledged_turns"] == figures["stored_turns"] == 40 and not figures["lost"]
+    assert set(figures["in-process"]) == {"add_turn", "recall", "symbol"}
 
 
 if __name__ == "__main__":

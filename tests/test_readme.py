@@ -1,6 +1,7 @@
 """Every code example of the README runs as written: the Python blocks in order, in
-one namespace, and each ``aircher-mem`` command of the shell blocks (the MCP server
-and the install/CI lines aside), in a copy of the fixture project."""
+one namespace, and each ``aircher-mem`` command of the shell blocks (the MCP and HTTP
+servers and the install/CI lines aside) and each line piping into one, in a copy of
+the fixture project."""
 
 from __future__ import annotations
 
@@ -28,6 +29,9 @@ def blocks(language: str) -> list[str]:
     return re.findall(rf"^```{language}\n(.*?)^```", README.read_text(encoding="utf-8"), flags=re.S | re.M)
 
 
+LONG_RUNNING = ("aircher-mem mcp", "aircher-mem serve")  # servers: they run until stopped
+
+
 def commands() -> list[str]:
     found = []
     for block in blocks("bash"):
@@ -35,9 +39,14 @@ def commands() -> list[str]:
             line = line.split("  #")[0].strip()
             for part in line.split(";"):
                 part = part.strip()
-                if part.startswith("aircher-mem ") and not part.startswith("aircher-mem mcp"):
+                if part.startswith("aircher-mem ") and not part.startswith(LONG_RUNNING):
                     found.append(part)
     return found
+
+
+def pipelines() -> list[str]:
+    """Shell lines that pipe into aircher-mem (a hook fed its event)."""
+    return [line.strip() for block in blocks("bash") for line in block.splitlines() if "| aircher-mem " in line]
 
 
 @pytest.fixture
@@ -73,3 +82,15 @@ def test_shell_examples_run_as_written(app: Path) -> None:
         if done.returncode != 0 or "Traceback" in done.stderr:
             failed.append(f"{command}: exit {done.returncode}: {done.stderr}")
     assert failed == []
+
+
+def test_piped_examples_run_as_written(app: Path) -> None:
+    """The hook example prints the SessionStart context of the project's store."""
+    assert len(pipelines()) == 1
+    subprocess.run([SCRIPT, "init"], check=True, timeout=120, capture_output=True)
+    subprocess.run([SCRIPT, "remember", "--text", "Never push to main", "--importance", "1"], check=True, timeout=120)
+    env = {**os.environ, "PATH": f"{Path(SCRIPT).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    for line in pipelines():
+        done = subprocess.run(["bash", "-c", line], capture_output=True, text=True, timeout=120, env=env)
+        assert done.returncode == 0 and done.stderr == "", (line, done.stderr)
+        assert done.stdout.splitlines()[-2:] == ["Project rules and facts:", "[memory 1] Never push to main"]

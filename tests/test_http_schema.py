@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from collections.abc import Iterator
 
 import aircher_mem as am
@@ -32,6 +33,7 @@ TOKEN = "schemathesis-token-" + "x" * 32
 BASE = "http://127.0.0.1:8787"
 EXAMPLES = int(os.environ.get("AIRCHER_SCHEMATHESIS_EXAMPLES", "15"))
 SEEN: set[tuple[str, str]] = set()
+STATUSES: Counter[int] = Counter()  # every answer's status, for the summary
 
 
 @pytest.fixture(scope="module")
@@ -61,6 +63,7 @@ def call(case: schemathesis.Case) -> None:
     documented status, content type, headers and response schema, bad input refused)."""
     SEEN.add((case.method.upper(), case.path))
     response = case.call(base_url=BASE, headers={"Authorization": f"Bearer {TOKEN}"})
+    STATUSES[response.status_code] += 1
     assert response.status_code < 500, (case.method, case.formatted_path, case.body, response.text[:500])
     case.validate_response(response, excluded_checks=[positive_data_acceptance])
 
@@ -113,6 +116,8 @@ def test_every_route_was_exercised() -> None:
     if not SEEN:
         pytest.skip("the generated tests did not run (selected out)")
     assert set(OPERATIONS) <= SEEN  # (and methods no route has, which schemathesis tries too)
+    assert not [status for status in STATUSES if status >= 500]
+    print(f"\nschemathesis: {sum(STATUSES.values())} requests, statuses {dict(sorted(STATUSES.items()))}")
 
 
 def test_the_schema_is_the_servers_own(api_schema: schemathesis.BaseSchema) -> None:

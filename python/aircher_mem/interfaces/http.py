@@ -7,6 +7,11 @@ port), writes ``<root>/.aircher/server.json`` (mode 0600: host, port, pid and a
 random token) and serves until SIGINT or SIGTERM; then it removes the file and
 closes the store. ``discover(root)`` reads that file (None when it is missing,
 unreadable or stale: its pid is dead) and ``Client`` talks to the server.
+``RemoteMemory`` is the :class:`Memory` verbs over that client (the route of each
+verb from the same table, the answer decoded back into the verb's result
+dataclass), and ``connect(root)`` gives it when a server runs for the project and
+``Memory.open(root)`` otherwise: the CLI, the MCP server and the hooks use it, so
+with a server they never open the store it holds, and print the same either way.
 
 Every endpoint is one row of :data:`ROUTES`: method, path, the :class:`Memory` verb,
 the request fields (JSON body for POST/PATCH, query string for GET/DELETE) mapped
@@ -20,10 +25,10 @@ Status codes: 400 bad input (``invalid_input`` and its subclasses; malformed JSO
 wrong types, NaN, lone surrogates, unknown or missing fields); 401 no or wrong token
 (``unauthorized``); 403 a non-loopback ``Origin`` (``bad_origin``); 404 unknown
 memory, task, symbol or file, no store or not indexed, or no such route
-(``not_found``); 405 (``method_not_allowed``); 413 a body over ``[server] max_body_bytes``, 2 MiB
-by default (``too_large``);
-421 a ``Host`` header other than 127.0.0.1/localhost/[::1] with the server's port
-(``bad_host``, against DNS rebinding); 503 ``store_locked`` (another process holds
+(``not_found``); 405 with an ``Allow`` header (``method_not_allowed``); 413 a body
+over ``[server] max_body_bytes``, 2 MiB by default (``too_large``); 421 a ``Host``
+header other than 127.0.0.1/localhost/[::1] with the server's port (``bad_host``,
+against DNS rebinding); 503 ``store_locked`` (another process holds
 the DuckDB file: retry later) and other store failures; 500 ``internal`` for a bug
 (logged, no traceback in the body).
 

@@ -1,7 +1,8 @@
 """Load on the local HTTP server: a real ``serve`` (subprocess, ``--port 0``) on a
 copy of this repository's Python sources, 16 concurrent clients (threads, each with
 its own stdlib ``Client``, one connection per request) for ``POST /turns`` (with
-extraction), ``POST /recall`` and ``GET /symbols``; requests/s and p50/p99 latency
+extraction), ``POST /recall`` and ``GET /symbols``, and ``GET /health`` (no verb: the
+cost of HTTP itself); requests/s and p50/p99 latency
 per endpoint, then a check that every acknowledged turn is stored (through the
 server, and again from the file after the server stopped). The baseline, in the same
 run: the same verbs with the same arguments called in-process on that store (one
@@ -143,6 +144,11 @@ def baseline(memory: am.Memory, requests: int, echo: Callable[[str], None]) -> d
     return figures
 
 
+def health(client: http.Client, n: int, i: int) -> int:
+    """The floor: HTTP, the checks and JSON, no verb."""
+    return int(client.request("GET", "/health")["ok"])
+
+
 def run(clients: int = 16, requests: int = 200, echo: Callable[[str], None] = print) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "repo"
@@ -161,7 +167,13 @@ def run(clients: int = 16, requests: int = 200, echo: Callable[[str], None] = pr
             echo(f"indexed {indexed['files']} files in {indexed['seconds']:.2f} s; {clients} clients x {requests}")
             figures: dict[str, Any] = {}
             acked: list[int] = []
-            for name, call in (("POST /turns", add_turn), ("POST /recall", recall), ("GET /symbols", symbols)):
+            endpoints = (
+                ("POST /turns", add_turn),
+                ("POST /recall", recall),
+                ("GET /symbols", symbols),
+                ("GET /health", health),
+            )
+            for name, call in endpoints:
                 wall, latencies, answers = load(info, clients, requests, call)
                 if call is add_turn:
                     acked = answers

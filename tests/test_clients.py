@@ -298,3 +298,53 @@ def test_a_real_mcp_session_with_and_without_the_server(tmp_path: Path) -> None:
     finally:
         stop_serve(proc)
     assert stable(served) == stable(without)
+
+
+def test_an_mcp_session_goes_on_when_the_server_stops(tmp_path: Path) -> None:
+    """The server stops mid-session: the next tool call finds nothing listening
+    (the request was not sent) and no live server.json, so the MCP server opens the
+    store itself and goes on, with what the server had stored."""
+    root = fresh_project(tmp_path / "repo")
+    proc, _ = start_serve(root)
+    params = StdioServerParameters(command=SCRIPT, args=["mcp", "--root", str(root)], cwd=str(root))
+    answers: list[Any] = []
+
+    async def session() -> None:
+        with open(tmp_path / "mcp-stderr.txt", "w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write):
+                async with ClientSession(read, write) as mcp:
+                    await mcp.initialize()
+                    made = await mcp.call_tool("remember", {"content": "Deploys go through staging first"})
+                    answers.append(json.loads(text(made)))
+                    stop_serve(proc)
+                    found = await mcp.call_tool("recall", {"query": "how do deploys go?", "kinds": ["fact"]})
+                    answers.append((found.is_error, json.loads(text(found))))
+                    again = await mcp.call_tool("remember", {"content": "Releases are tagged on Fridays"})
+                    answers.append(json.loads(text(again)))
+
+    try:
+        anyio.run(session)
+    finally:
+        if proc.poll() is None:
+            stop_serve(proc)
+    assert answers[0] == {"memory_id": 1, "action": "created", "superseded": None}
+    is_error, found = answers[1]
+    assert not is_error and [(h["kind"], h["id"]) for h in found["hits"]] == [("fact", 1)]
+    assert answers[2] == {"memory_id": 2, "action": "created", "superseded": None}
+    assert "stopped; opening the store here" in (tmp_path / "mcp-stderr.txt").read_text()
+    with am.Memory.open(root) as memory:
+        assert [m.content for m in memory.memories(sort="id").memories] == [
+            "Deploys go through staging first",
+            "Releases are tagged on Fridays",
+        ]
+
+
+def test_a_refused_connection_is_server_gone_and_nothing_was_sent() -> None:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # bound, not listening: connections are refused
+        with pytest.raises(http.ServerGoneError, match="the request was not sent"):
+            http.Client("127.0.0.1", port, "token", timeout=5).request("GET", "/health")
+    assert issubclass(http.ServerGoneError, http.ServerUnavailableError)

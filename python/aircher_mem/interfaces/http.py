@@ -98,6 +98,7 @@ __all__ = [
     "connect",
     "HTTPError",
     "ServerUnavailableError",
+    "ServerGoneError",
     "ROUTES",
     "Route",
     "Field",
@@ -137,6 +138,13 @@ class ServerUnavailableError(StoreError):
     """No answer from the server named in server.json (not listening, timed out)."""
 
     code = "server_unavailable"
+
+
+class ServerGoneError(ServerUnavailableError):
+    """Nothing listens where server.json said: the connection was refused, so the
+    request was not sent (safe to make elsewhere)."""
+
+    code = "server_gone"
 
 
 def _subclasses(cls: type[AircherError]) -> Iterator[type[AircherError]]:
@@ -1403,6 +1411,12 @@ class Client:
         address = "127.0.0.1" if self.host == "localhost" else self.host
         conn = http.client.HTTPConnection(address, self.port, timeout=self.timeout)
         try:
+            try:
+                conn.connect()
+            except ConnectionRefusedError:
+                raise ServerGoneError(
+                    f"no aircher-mem server listens at {self.host}:{self.port} any more (the request was not sent)"
+                ) from None
             conn.request(method, path, body=body, headers=headers)
             response = conn.getresponse()
             status, data = response.status, response.read()
@@ -1464,9 +1478,13 @@ class RemoteMemory:
     takes (``index``'s ``progress``) is an :class:`InvalidInputError` unless it is
     None. Errors are the server's, as :class:`Client` raises them."""
 
-    def __init__(self, client: Client, root: str | os.PathLike[str]) -> None:
+    def __init__(
+        self, client: Client, root: str | os.PathLike[str], *, fallback: Callable[[], Memory] | None = None
+    ) -> None:
         self.client = client
         self.root = Path(root)
+        self.fallback = fallback
+        self.local: Memory | None = None
 
     def __repr__(self) -> str:
         return f"RemoteMemory({self.root}, http://{self.client.host}:{self.client.port})"
@@ -1478,7 +1496,9 @@ class RemoteMemory:
         self.close()
 
     def close(self) -> None:
-        """Nothing to release: every request has its own connection."""
+        """Closes the store opened by the fallback, if it was (requests hold nothing)."""
+        if self.local is not None:
+            self.local.close()
 
     def __getattr__(self, verb: str) -> Callable[..., Any]:
         if verb.startswith("_") or verb not in _CLIENT_ROUTES:
@@ -1491,7 +1511,22 @@ class RemoteMemory:
         return call
 
     def call(self, verb: str, *args: Any, **kwargs: Any) -> Any:
-        """``Memory.<verb>(*args, **kwargs)`` on the server."""
+        """``Memory.<verb>(*args, **kwargs)`` on the server. With a ``fallback``, a
+        server that went away (the connection refused, server.json gone or stale)
+        hands over to ``fallback()``, a Memory on the store, for this call and the
+        next ones."""
+        if self.local is not None:
+            return getattr(self.local, verb)(*args, **kwargs)
+        try:
+            return self._call(verb, *args, **kwargs)
+        except ServerGoneError:
+            if self.fallback is None or discover(self.root) is not None:
+                raise
+            log.warning("the aircher-mem server of %s stopped; opening the store here", self.root)
+            self.local = self.fallback()
+            return getattr(self.local, verb)(*args, **kwargs)
+
+    def _call(self, verb: str, *args: Any, **kwargs: Any) -> Any:
         route = _CLIENT_ROUTES[verb]
         bound = inspect.signature(getattr(Memory, verb)).bind(self, *args, **kwargs)
         values = dict(bound.arguments)

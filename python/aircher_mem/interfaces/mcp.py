@@ -505,21 +505,25 @@ def build_server(memory: Memory | RemoteMemory) -> MCPServer[Any]:
 def serve(root: str | os.PathLike[str], *, index: bool | None = None, refresh_seconds: float | None = None) -> None:
     """Serves MCP on stdin/stdout until the client disconnects. When an ``aircher-mem
     serve`` runs for the project, every tool is a request to it (it holds the store
-    and refreshes the graph itself). Otherwise this opens (or creates) the project's
-    memory, refreshes the graph (unless ``index`` is False, or None and the policy's
-    ``[server] index_at_start`` is off), serves, then flushes and closes;
-    ``refresh_seconds`` overrides the policy's ``[server] refresh_seconds``."""
+    and refreshes the graph itself); if it stops, the tools open the store here.
+    Otherwise this opens (or creates) the project's memory, refreshes the graph
+    (unless ``index`` is False, or None and the policy's ``[server] index_at_start``
+    is off), serves, then flushes and closes; ``refresh_seconds`` overrides the
+    policy's ``[server] refresh_seconds``."""
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    client = Client.discover(root)
-    if client is not None:  # the project's HTTP server holds the store: be its client
-        client.timeout = Policy.load(Path(root)).server.client_timeout_seconds
-        print(f"aircher-mem: {root}: using the server at http://{client.host}:{client.port}", file=sys.stderr)
-        build_server(RemoteMemory(client, Path(root).resolve())).run("stdio")
-        return
     policy = None
     if refresh_seconds is not None:
         loaded = Policy.load(Path(root))
         policy = dataclasses.replace(loaded, server=dataclasses.replace(loaded.server, refresh_seconds=refresh_seconds))
+    client = Client.discover(root)
+    if client is not None:  # the project's HTTP server holds the store: be its client
+        client.timeout = (policy or Policy.load(Path(root))).server.client_timeout_seconds
+        print(f"aircher-mem: {root}: using the server at http://{client.host}:{client.port}", file=sys.stderr)
+        with RemoteMemory(
+            client, Path(root).resolve(), fallback=lambda: Memory.open(Path(root), policy=policy)
+        ) as remote:
+            build_server(remote).run("stdio")
+        return
     with Memory.open(Path(root), policy=policy) as memory:
         if index if index is not None else memory.policy.server.index_at_start:
             report = memory.index()

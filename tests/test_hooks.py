@@ -654,7 +654,14 @@ def test_installed_hooks_end_to_end(store: Path, tmp_path: Path, monkeypatch: py
     settings.write_text(original, encoding="utf-8")
     bin_dir = Path(sys.executable).parent
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
-    assert hooks.install(store, settings=settings)["added"] == list(hooks.EVENTS)
+
+    def hooks_command(action: str) -> dict[str, Any]:  # the console script, as a user runs it
+        argv = [str(bin_dir / "aircher-mem"), "hooks", action, "--root", str(store), "--settings", str(settings)]
+        done = subprocess.run([*argv, "--json"], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return dict(json.loads(done.stdout))
+
+    assert hooks_command("install")["added"] == list(hooks.EVENTS)
     installed = json.loads(settings.read_text(encoding="utf-8"))["hooks"]
 
     def command(name: str) -> str:
@@ -712,7 +719,7 @@ def test_installed_hooks_end_to_end(store: Path, tmp_path: Path, monkeypatch: py
             True,
             {"file_path": "app/views.py", "old_string": "user = User()", "new_string": "user = User()  # new"},
         )
-    assert hooks.uninstall(store, settings=settings)["removed"] == [
+    assert hooks_command("uninstall")["removed"] == [
         "PostToolUse",
         "Stop",
         "SessionStart",

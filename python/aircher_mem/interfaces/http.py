@@ -938,7 +938,7 @@ def build_app(
                     args[field.kwarg] = _path_value(field, request.path_params[field.name])
                 if route.body:
                     body = await _read_body(request, max_body)
-                    values = parse_json(body) if body.strip() else {}
+                    values = parse_json(body) if body.strip(b" \t\n\r") else {}  # JSON whitespace only
                     if not isinstance(values, dict):
                         raise _bad(f"the body must be a JSON object, got {_kind(values)}")
                     args.update(arguments(route, values, query=False))

@@ -593,3 +593,39 @@ def test_sigint_stops_the_server_and_removes_its_file(tmp_path: Path) -> None:
         out, errors = proc.communicate(timeout=60)
     assert proc.returncode == 0 and out.strip() == "stopped", errors
     assert not http.server_file(tmp_path).exists()
+
+
+def test_from_json_is_the_way_back_for_every_result(client: TestClient, memory: am.Memory) -> None:
+    """wire.from_json rebuilds each verb's result from its JSON (tuples as tuples,
+    nested dataclasses, computed json_properties left out), so that a RemoteMemory
+    returns what the Memory would."""
+    ok(client.post("/turns", json={"session_id": "s", "role": "user", "text": "I prefer tabs.", "at": NOW - 86400}))
+    ok(client.post("/record/file", json={"path": "app/models.py", "operation": "edit", "line_range": [4, 6]}))
+    made = [
+        memory.symbol("User"),
+        memory.callers("store"),
+        memory.references("User"),
+        memory.neighbourhood("store", hops=2),
+        memory.file_history("app/models.py"),
+        memory.search_code("save a user", 3),
+        memory.relevant_code("save user"),
+        memory.recall("tabs"),
+        memory.explain(1),
+        memory.gc(dry_run=True),
+        memory.stats(),
+        memory.index(),
+        memory.preview_context("where is save"),
+        memory.get_context("s"),
+    ]
+    for result in made:
+        data = wire.to_json(result)
+        back = wire.from_json(type(result), data)
+        assert type(back) is type(result) and wire.to_json(back) == data, type(result).__name__
+    history = wire.from_json(am.results.FileHistory, wire.to_json(made[4]))
+    # equal but for floats, which the JSON rounds to 4 decimals
+    assert history.interactions[0].line_range == (4, 6) and history.path == made[4].path
+    for bad in ({"query": "x"}, {**wire.to_json(made[0]), "symbols": "no"}, [], None):
+        with pytest.raises(TypeError):
+            wire.from_json(am.results.Symbols, bad)
+    with pytest.raises(TypeError, match="expected one of"):
+        wire.from_json(am.results.Symbols, {**wire.to_json(made[0]), "match": "somehow"})

@@ -302,8 +302,8 @@ def test_a_real_mcp_session_with_and_without_the_server(tmp_path: Path) -> None:
 
 def test_an_mcp_session_goes_on_when_the_server_stops(tmp_path: Path) -> None:
     """The server stops mid-session: the next tool call finds nothing listening
-    (the request was not sent) and no live server.json, so the MCP server opens the
-    store itself and goes on, with what the server had stored."""
+    (the request was not sent), so the MCP server opens the store itself and goes
+    on, with what the server had stored."""
     root = fresh_project(tmp_path / "repo")
     proc, _ = start_serve(root)
     params = StdioServerParameters(command=SCRIPT, args=["mcp", "--root", str(root)], cwd=str(root))
@@ -331,7 +331,7 @@ def test_an_mcp_session_goes_on_when_the_server_stops(tmp_path: Path) -> None:
     is_error, found = answers[1]
     assert not is_error and [(h["kind"], h["id"]) for h in found["hits"]] == [("fact", 1)]
     assert answers[2] == {"memory_id": 2, "action": "created", "superseded": None}
-    assert "stopped; opening the store here" in (tmp_path / "mcp-stderr.txt").read_text()
+    assert "no aircher-mem server answers for" in (tmp_path / "mcp-stderr.txt").read_text()
     with am.Memory.open(root) as memory:
         assert [m.content for m in memory.memories(sort="id").memories] == [
             "Deploys go through staging first",
@@ -348,3 +348,22 @@ def test_a_refused_connection_is_server_gone_and_nothing_was_sent() -> None:
         with pytest.raises(http.ServerGoneError, match="the request was not sent"):
             http.Client("127.0.0.1", port, "token", timeout=5).request("GET", "/health")
     assert issubclass(http.ServerGoneError, http.ServerUnavailableError)
+
+
+def test_a_server_json_naming_a_live_pid_but_no_server_falls_back_to_the_store(tmp_path: Path) -> None:
+    """server.json left by a killed server whose pid now belongs to another process:
+    nothing listens on its port, so the console script and the hooks use the store."""
+    import os
+    import socket
+
+    root = fresh_project(tmp_path / "repo")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # bound, never listening: connections are refused
+        http._write_info(http.server_file(root), http.ServerInfo("127.0.0.1", port, os.getppid(), "stale"))
+        assert http.discover(root) is not None  # the pid lives (this test's parent)
+        code, out, err = console(root, "remember", "--text", "Deploys go through staging first", "--json")
+        assert (code, json.loads(out)["memory_id"]) == (0, 1)
+        assert "no aircher-mem server answers for" in err and "opening the store here" in err
+        code, out, _ = console(root, "list", "--json")
+        assert code == 0 and [m["content"] for m in json.loads(out)["memories"]] == ["Deploys go through staging first"]

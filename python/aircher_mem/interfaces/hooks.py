@@ -418,7 +418,8 @@ def _backend(root: Path, policy: Policy, deadline: float) -> Iterator[_Verbs]:
     client = Client.discover(root)
     if client is not None:
         client.timeout = max(0.05, deadline - time.monotonic())
-        yield _Verbs(RemoteMemory(client, root), deadline)
+        with RemoteMemory(client, root, fallback=lambda: Memory.open(root, create=False, policy=policy)) as remote:
+            yield _Verbs(remote, deadline)
         return
     with Memory.open(root, create=False, policy=policy) as memory:
         yield _Verbs(memory, deadline)

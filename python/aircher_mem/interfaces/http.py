@@ -1512,17 +1512,19 @@ class RemoteMemory:
 
     def call(self, verb: str, *args: Any, **kwargs: Any) -> Any:
         """``Memory.<verb>(*args, **kwargs)`` on the server. With a ``fallback``, a
-        server that went away (the connection refused, server.json gone or stale)
-        hands over to ``fallback()``, a Memory on the store, for this call and the
-        next ones."""
+        server that went away (the connection refused: it stopped, or server.json
+        names a pid that lives on in another process) hands over to ``fallback()``,
+        a Memory on the store, for this call and the next ones."""
         if self.local is not None:
             return getattr(self.local, verb)(*args, **kwargs)
         try:
             return self._call(verb, *args, **kwargs)
         except ServerGoneError:
-            if self.fallback is None or discover(self.root) is not None:
+            if self.fallback is None:
                 raise
-            log.warning("the aircher-mem server of %s stopped; opening the store here", self.root)
+            # Nothing was sent. If a server still held the store after all, DuckDB's
+            # lock would refuse this process (StoreLockedError): never two writers.
+            log.warning("no aircher-mem server answers for %s; opening the store here", self.root)
             self.local = self.fallback()
             return getattr(self.local, verb)(*args, **kwargs)
 
@@ -1567,14 +1569,16 @@ def connect(
 ) -> Memory | RemoteMemory:
     """The project's memory: a :class:`RemoteMemory` when a server runs for it
     (:func:`discover`), else ``Memory.open(root, create=create)``. ``root``
-    defaults to the nearest folder with a store from here upward."""
+    defaults to the nearest folder with a store from here upward. The remote one
+    falls back to the store itself when nothing listens where server.json says."""
     if root is None:
         root = find_root()
     client = Client.discover(root)
     if client is None:
         return Memory.open(root, create=create, policy=policy)
     client.timeout = (policy or Policy.load(Path(root))).server.client_timeout_seconds
-    return RemoteMemory(client, Path(root).resolve())
+    where = Path(root)
+    return RemoteMemory(client, where.resolve(), fallback=lambda: Memory.open(where, create=create, policy=policy))
 
 
 def _dumps(value: Any) -> bytes:

@@ -40,7 +40,7 @@ fn ctags(root: &Path, out: &Path) -> Option<Duration> {
     command
         .args([
             "-R",
-            "--languages=Python,Rust,JavaScript,TypeScript,Go,Java",
+            "--languages=Python,Rust,JavaScript,TypeScript,Go,Java,C,C++,C#,Ruby,PHP",
             "-f",
         ])
         .arg(out);
@@ -78,12 +78,14 @@ fn main() {
     .map(|name| (name, Vec::new()))
     .collect();
     let mut record = |phase: usize, took: Duration| phases[phase].1.push(took);
+    let mut size = (0usize, 0u64);
     for _ in 0..ROUNDS {
         if let Some(took) = ctags(&root, &scratch.join("tags")) {
             record(0, took);
         }
         let (found, took) = timed(|| discover(&root, 1_000_000));
         let sources = found.sources;
+        size = (sources.len(), sources.iter().map(|s| s.bytes).sum());
         record(1, took);
         let mut largest_first: Vec<_> = sources.iter().collect();
         largest_first.sort_by_key(|s| std::cmp::Reverse(s.bytes));
@@ -159,6 +161,21 @@ fn main() {
         root.display(),
         rayon::current_num_threads()
     );
+    let build = medians[1] + medians[3] + medians[4];
+    println!(
+        "{} files, {:.1} MB: build (discover + parse + extract + link) {:.0} files/s, {:.1} MB/s",
+        size.0,
+        size.1 as f64 / 1e6,
+        size.0 as f64 / build,
+        size.1 as f64 / 1e6 / build
+    );
+    if !ctags.is_empty() {
+        let ctags_s = median(ctags.clone()).as_secs_f64();
+        println!(
+            "universal-ctags {:.0} files/s (one process)",
+            size.0 as f64 / ctags_s
+        );
+    }
     println!("{:<16} {:>10} {:>10}", "phase", "median", "x ctags");
     for (name, times) in phases.into_iter().filter(|(_, t)| !t.is_empty()) {
         let ratio = if ctags.is_empty() {

@@ -15,7 +15,7 @@ use crate::context::{ContextItem, ContextItemType, ContextPolicy, ContextWindow}
 use crate::graph::{extract, load, save, KnowledgeGraph, Language, Saved};
 use crate::Error;
 
-const SAMPLES: [(Language, &str); 7] = [
+const SAMPLES: [(Language, &str); 12] = [
     (Language::Python, "import os\nfrom .m import a as b\nclass A(B):\n    def f(self, x: int) -> T:\n        return g(x).h\nX = 1\n"),
     (Language::Rust, "use a::{b, c::d as e};\nmod m;\nconst X: u8 = 1;\ntrait T: U {}\nimpl T for S { fn f(&self) { g(X); a::h(); } }\n"),
     (Language::JavaScript, "import {a, b as c} from './m';\nconst x = require('y');\nclass A extends B { f() { g(a); } }\nexport const h = () => 1;\n"),
@@ -23,6 +23,11 @@ const SAMPLES: [(Language, &str); 7] = [
     (Language::Tsx, "import React from 'react';\nconst App = () => <div onClick={() => f(1)}>{x}</div>;\nfunction f(n: number) { return n; }\n"),
     (Language::Go, "package p\nimport (\n\t\"fmt\"\n\tu \"x/util\"\n)\nvar V = 1\ntype T struct { Base }\nfunc (t T) F() { fmt.Println(V); u.G() }\n"),
     (Language::Java, "package a;\nimport b.C;\nclass A extends B implements I { static int n; void f() { g(n); new C(); } }\n"),
+    (Language::C, "#include \"a.h\"\n#include <b.h>\n#define N 1\nstatic int x = 0;\nstruct s { int y; };\ntypedef struct s s_t;\nint f(s_t *p) { g(x); p->h(N); return 0; }\n"),
+    (Language::Cpp, "#include \"a.hpp\"\nnamespace n {\nclass A : public B<int> { int x; void f() { g(x); this->h(); } };\nvoid A::k() { n::g(); new A(); }\n}\n"),
+    (Language::CSharp, "using A.B;\nusing M = C.D;\nnamespace N { class A : B, I<int> { int x; void F(T t) { G(x); this.H(); new C(); } } }\n"),
+    (Language::Ruby, "require 'a'\nrequire_relative 'b'\nX = 1\nmodule M\n  class A < B\n    include C\n    def f(y)\n      z = g(y)\n      h + X\n    end\n  end\nend\n"),
+    (Language::Php, "<?php\nnamespace A;\nuse B\\C;\nuse D\\{E, F as G};\nrequire __DIR__ . '/h.php';\nconst X = 1;\nclass A extends B implements I { use T; private $n; function f(C $c) { g($this->n); $c->h(); C::k(X); } }\n"),
 ];
 
 /// One edit of a source: (kind, position, length, byte).

@@ -48,6 +48,30 @@ FIXTURES: dict[str, dict[str, str]] = {
         "ui/widget.jsx": "import { label } from './label';\nexport function Widget() { return <b>{label()}</b>; }\n",
         "ui/label.js": "export const PREFIX = '>';\nexport function label() { return PREFIX; }\n",
     },
+    "c": {
+        "cli/main.c": '#include "util/list.h"\n#include <stdio.h>\n\nint main(void) { list_t *l = list_new(); return list_len(l); }\n',
+        "cli/util/list.h": "#define LIST_MAX 8\ntypedef struct list { int len; } list_t;\nlist_t *list_new(void);\nint list_len(list_t *l);\n",
+        "cli/util/list.c": '#include "list.h"\n#include <stdlib.h>\n\nstatic int created = 0;\n\nlist_t *list_new(void) { created++; return calloc(1, LIST_MAX); }\nint list_len(list_t *l) { return l->len; }\n',
+    },
+    "cpp": {
+        "geo/shape.hpp": "#pragma once\nnamespace geo {\nclass Shape {\n public:\n  virtual double area() const { return 0; }\n};\n}\n",
+        "geo/square.cpp": '#include "shape.hpp"\nnamespace geo {\nint corners = 4;\nclass Square : public Shape {\n  double width;\n  double area() const override { return width * corners; }\n  double twice() const { return 2 * this->area(); }\n};\nSquare *make_square() { return new Square(); }\n}\n',
+    },
+    "csharp": {
+        "Shop/Models/Cart.cs": "namespace Shop.Models {\n  public class Cart : Entity {\n    public int Count;\n    public void Add() { Count++; }\n  }\n  public class Entity { }\n}\n",
+        "Shop/Web/Checkout.cs": "using Shop.Models;\nnamespace Shop.Web {\n  class Checkout {\n    void Run() { var c = new Cart(); c.Add(); Log(); }\n    static void Log() { }\n  }\n}\n",
+    },
+    "ruby": {
+        "lib/cart.rb": "require_relative 'item'\nTAX = 3\nclass Cart < Item\n  def total\n    price + TAX\n  end\nend\n",
+        "lib/item.rb": "class Item\n  def price\n    1\n  end\nend\n",
+        "bin/run.rb": "require 'cart'\nCart.new.total\n",
+    },
+    "php": {
+        "src/Models/Invoice.php": "<?php\nnamespace App\\Models;\nclass Invoice extends Model {\n    private $total = 0;\n    public function add($n) { $this->total += $n; return helper($n); }\n}\n",
+        "src/Models/Model.php": "<?php\nnamespace App\\Models;\nabstract class Model {}\n",
+        "src/helpers.php": "<?php\nfunction helper($n) { return $n; }\n",
+        "src/Http/Billing.php": "<?php\nnamespace App\\Http;\nuse App\\Models\\Invoice;\nrequire_once __DIR__ . '/../helpers.php';\nclass Billing {\n    public function charge(Invoice $i) { $i->add(1); }\n}\n",
+    },
 }
 EDGES: dict[str, list[tuple[str, str, str]]] = {
     "python": [
@@ -145,6 +169,100 @@ EDGES: dict[str, list[tuple[str, str, str]]] = {
         ("ui/widget.jsx:import ./label", "references", "ui/label.js:label"),
     ],
 }
+# C: prototypes are no definitions (calls go to list.c), `<stdio.h>` stays unresolved.
+EDGES.update(
+    {
+        "c": [
+            ("cli/main.c", "contains", "cli/main.c:import <stdio.h>"),
+            ("cli/main.c", "contains", "cli/main.c:import util/list.h"),
+            ("cli/main.c", "contains", "cli/main.c:main"),
+            ("cli/main.c:import util/list.h", "imports", "cli/util/list.h"),
+            ("cli/main.c:main", "calls", "cli/util/list.c:list_len"),
+            ("cli/main.c:main", "calls", "cli/util/list.c:list_new"),
+            ("cli/main.c:main", "references", "cli/util/list.h:list_t"),
+            ("cli/util/list.c", "contains", "cli/util/list.c:created"),
+            ("cli/util/list.c", "contains", "cli/util/list.c:import <stdlib.h>"),
+            ("cli/util/list.c", "contains", "cli/util/list.c:import list.h"),
+            ("cli/util/list.c", "contains", "cli/util/list.c:list_len"),
+            ("cli/util/list.c", "contains", "cli/util/list.c:list_new"),
+            ("cli/util/list.c:import list.h", "imports", "cli/util/list.h"),
+            ("cli/util/list.c:list_len", "references", "cli/util/list.h:list_t"),
+            ("cli/util/list.c:list_new", "references", "cli/util/list.h:list_t"),
+            ("cli/util/list.c:list_new", "uses", "cli/util/list.c:created"),
+            ("cli/util/list.h", "contains", "cli/util/list.h:LIST_MAX"),
+            ("cli/util/list.h", "contains", "cli/util/list.h:list_t"),
+            ("cli/util/list.h", "references", "cli/util/list.h:list_t"),
+            ("cli/util/list.h:list_t", "contains", "cli/util/list.h:list"),
+        ],
+        "cpp": [
+            ("geo/shape.hpp", "contains", "geo/shape.hpp:Shape"),
+            ("geo/shape.hpp:Shape", "contains", "geo/shape.hpp:area"),
+            ("geo/square.cpp", "contains", "geo/square.cpp:Square"),
+            ("geo/square.cpp", "contains", "geo/square.cpp:corners"),
+            ("geo/square.cpp", "contains", "geo/square.cpp:import shape.hpp"),
+            ("geo/square.cpp", "contains", "geo/square.cpp:make_square"),
+            ("geo/square.cpp:Square", "contains", "geo/square.cpp:area"),
+            ("geo/square.cpp:Square", "contains", "geo/square.cpp:twice"),
+            ("geo/square.cpp:Square", "contains", "geo/square.cpp:width"),
+            ("geo/square.cpp:Square", "inherits", "geo/shape.hpp:Shape"),
+            ("geo/square.cpp:area", "uses", "geo/square.cpp:corners"),
+            ("geo/square.cpp:area", "uses", "geo/square.cpp:width"),
+            ("geo/square.cpp:import shape.hpp", "imports", "geo/shape.hpp"),
+            ("geo/square.cpp:make_square", "references", "geo/square.cpp:Square"),
+            ("geo/square.cpp:twice", "calls", "geo/square.cpp:area"),
+        ],
+        "csharp": [
+            ("Shop/Models/Cart.cs", "contains", "Shop/Models/Cart.cs:Cart"),
+            ("Shop/Models/Cart.cs", "contains", "Shop/Models/Cart.cs:Entity"),
+            ("Shop/Models/Cart.cs:Add", "uses", "Shop/Models/Cart.cs:Count"),
+            ("Shop/Models/Cart.cs:Cart", "contains", "Shop/Models/Cart.cs:Add"),
+            ("Shop/Models/Cart.cs:Cart", "contains", "Shop/Models/Cart.cs:Count"),
+            ("Shop/Models/Cart.cs:Cart", "inherits", "Shop/Models/Cart.cs:Entity"),
+            ("Shop/Web/Checkout.cs", "contains", "Shop/Web/Checkout.cs:Checkout"),
+            ("Shop/Web/Checkout.cs", "contains", "Shop/Web/Checkout.cs:import Shop.Models"),
+            ("Shop/Web/Checkout.cs:Checkout", "contains", "Shop/Web/Checkout.cs:Log"),
+            ("Shop/Web/Checkout.cs:Checkout", "contains", "Shop/Web/Checkout.cs:Run"),
+            ("Shop/Web/Checkout.cs:Run", "calls", "Shop/Models/Cart.cs:Add"),
+            ("Shop/Web/Checkout.cs:Run", "calls", "Shop/Web/Checkout.cs:Log"),
+            ("Shop/Web/Checkout.cs:Run", "references", "Shop/Models/Cart.cs:Cart"),
+            ("Shop/Web/Checkout.cs:import Shop.Models", "imports", "Shop/Models/Cart.cs"),
+        ],
+        "ruby": [
+            ("bin/run.rb", "contains", "bin/run.rb:import cart"),
+            ("bin/run.rb", "calls", "lib/cart.rb:Cart"),
+            ("bin/run.rb", "calls", "lib/cart.rb:total"),
+            ("bin/run.rb:import cart", "imports", "lib/cart.rb"),
+            ("lib/cart.rb", "contains", "lib/cart.rb:Cart"),
+            ("lib/cart.rb", "contains", "lib/cart.rb:TAX"),
+            ("lib/cart.rb", "contains", "lib/cart.rb:import ./item"),
+            ("lib/cart.rb:Cart", "contains", "lib/cart.rb:total"),
+            ("lib/cart.rb:Cart", "inherits", "lib/item.rb:Item"),
+            ("lib/cart.rb:import ./item", "imports", "lib/item.rb"),
+            ("lib/cart.rb:total", "calls", "lib/item.rb:price"),
+            ("lib/cart.rb:total", "uses", "lib/cart.rb:TAX"),
+            ("lib/item.rb", "contains", "lib/item.rb:Item"),
+            ("lib/item.rb:Item", "contains", "lib/item.rb:price"),
+        ],
+        "php": [
+            ("src/Http/Billing.php", "contains", "src/Http/Billing.php:Billing"),
+            ("src/Http/Billing.php", "contains", "src/Http/Billing.php:import /../helpers.php"),
+            ("src/Http/Billing.php", "contains", "src/Http/Billing.php:import App\\Models\\Invoice"),
+            ("src/Http/Billing.php:Billing", "contains", "src/Http/Billing.php:charge"),
+            ("src/Http/Billing.php:charge", "calls", "src/Models/Invoice.php:add"),
+            ("src/Http/Billing.php:charge", "references", "src/Models/Invoice.php:Invoice"),
+            ("src/Http/Billing.php:import /../helpers.php", "imports", "src/helpers.php"),
+            ("src/Http/Billing.php:import App\\Models\\Invoice", "imports", "src/Models/Invoice.php"),
+            ("src/Models/Invoice.php", "contains", "src/Models/Invoice.php:Invoice"),
+            ("src/Models/Invoice.php:Invoice", "contains", "src/Models/Invoice.php:add"),
+            ("src/Models/Invoice.php:Invoice", "contains", "src/Models/Invoice.php:total"),
+            ("src/Models/Invoice.php:Invoice", "inherits", "src/Models/Model.php:Model"),
+            ("src/Models/Invoice.php:add", "calls", "src/helpers.php:helper"),
+            ("src/Models/Invoice.php:add", "uses", "src/Models/Invoice.php:total"),
+            ("src/Models/Model.php", "contains", "src/Models/Model.php:Model"),
+            ("src/helpers.php", "contains", "src/helpers.php:helper"),
+        ],
+    }
+)
 REPO = {path: text for files in FIXTURES.values() for path, text in files.items()}
 
 
@@ -196,7 +314,8 @@ def test_go_test_files_belong_to_the_test_build_only(tmp_path: Path) -> None:
 
 def test_languages_side_by_side_do_not_mix(tmp_path: Path) -> None:
     g = am.KnowledgeGraph.build(write(tmp_path, REPO))
-    assert g.edges() == sorted(e for edges in EDGES.values() for e in edges)
+    # edges() sorts by kind in EdgeKind order (contains first), not by its name
+    assert sorted(g.edges()) == sorted(e for edges in EDGES.values() for e in edges)
     assert g.file_count == len(REPO)
 
 
@@ -418,8 +537,8 @@ def test_relevant_code_for_a_message(tmp_path: Path) -> None:
         ("core/src/lib.rs", (4, 4)),
         ("svc/store/store.go", (7, 7)),
         ("svc/App.java", (4, 4)),
-        ("svc/store/store.go", (5, 5)),
         ("svc/main.go", (9, 9)),
+        ("svc/store/store.go", (5, 5)),
         ("svc/main.go", (5, 7)),
     ]
     assert found[2].content == "def store(obj):\n    return obj"

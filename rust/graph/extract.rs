@@ -21,10 +21,15 @@ pub enum Language {
     Tsx,
     Go,
     Java,
+    C,
+    Cpp,
+    CSharp,
+    Ruby,
+    Php,
 }
 
 impl Language {
-    pub const ALL: [Language; 7] = [
+    pub const ALL: [Language; 12] = [
         Language::Python,
         Language::Rust,
         Language::JavaScript,
@@ -32,6 +37,11 @@ impl Language {
         Language::Tsx,
         Language::Go,
         Language::Java,
+        Language::C,
+        Language::Cpp,
+        Language::CSharp,
+        Language::Ruby,
+        Language::Php,
     ];
 
     pub fn from_path(path: &Path) -> Option<Language> {
@@ -43,6 +53,14 @@ impl Language {
             "tsx" => Language::Tsx,
             "go" => Language::Go,
             "java" => Language::Java,
+            // A header is C's unless its extension says C++.
+            "c" | "h" => Language::C,
+            "cc" | "cpp" | "cxx" | "c++" | "hpp" | "hh" | "hxx" | "h++" | "ipp" | "tpp" => {
+                Language::Cpp
+            }
+            "cs" => Language::CSharp,
+            "rb" | "rake" => Language::Ruby,
+            "php" => Language::Php,
             _ => return None,
         })
     }
@@ -56,6 +74,11 @@ impl Language {
             Language::Tsx => "tsx",
             Language::Go => "go",
             Language::Java => "java",
+            Language::C => "c",
+            Language::Cpp => "cpp",
+            Language::CSharp => "csharp",
+            Language::Ruby => "ruby",
+            Language::Php => "php",
         }
     }
 
@@ -69,6 +92,11 @@ impl Language {
             Language::Tsx => "TSX",
             Language::Go => "Go",
             Language::Java => "Java",
+            Language::C => "C",
+            Language::Cpp => "C++",
+            Language::CSharp => "C#",
+            Language::Ruby => "Ruby",
+            Language::Php => "PHP",
         }
     }
 
@@ -81,6 +109,11 @@ impl Language {
             Language::Tsx => tree_sitter_typescript::LANGUAGE_TSX.into(),
             Language::Go => tree_sitter_go::LANGUAGE.into(),
             Language::Java => tree_sitter_java::LANGUAGE.into(),
+            Language::C => tree_sitter_c::LANGUAGE.into(),
+            Language::Cpp => tree_sitter_cpp::LANGUAGE.into(),
+            Language::CSharp => tree_sitter_c_sharp::LANGUAGE.into(),
+            Language::Ruby => tree_sitter_ruby::LANGUAGE.into(),
+            Language::Php => tree_sitter_php::LANGUAGE_PHP.into(),
         }
     }
 
@@ -99,9 +132,22 @@ impl Language {
             }
             Language::Go => tree_sitter_go::TAGS_QUERY.to_string(),
             Language::Java => tree_sitter_java::TAGS_QUERY.to_string(),
+            Language::C | Language::Cpp => String::new(),
+            Language::CSharp => tree_sitter_c_sharp::TAGS_QUERY.to_string(),
+            Language::Ruby => tree_sitter_ruby::TAGS_QUERY.to_string(),
+            Language::Php => tree_sitter_php::TAGS_QUERY.to_string(),
         };
+        let tags = DROPPED_TAGS
+            .iter()
+            .filter(|(l, _)| *l == self)
+            .fold(tags, |tags, (_, pattern)| tags.replace(pattern, ""));
         // Every identifier, for `uses` (cheaper in this pass than in a walk of its own).
-        format!("{tags}\n{}\n(identifier) @use\n", self.structure_query())
+        let names = match self {
+            Language::Ruby => "[(identifier) (constant)]",
+            Language::Php => "(name)",
+            _ => "(identifier)",
+        };
+        format!("{tags}\n{}\n{names} @use\n", self.structure_query())
     }
 
     /// Our own patterns. Captures: `@import` (the statement) with `@import.module` and
@@ -117,6 +163,11 @@ impl Language {
             Language::TypeScript | Language::Tsx => TYPESCRIPT,
             Language::Go => GO,
             Language::Java => JAVA,
+            Language::C => C,
+            Language::Cpp => CPP,
+            Language::CSharp => CSHARP,
+            Language::Ruby => RUBY,
+            Language::Php => PHP,
         }
     }
 
@@ -209,6 +260,172 @@ const JAVA: &str = r#"
 (extends_interfaces (type_list [(type_identifier) @inherit (generic_type (type_identifier) @inherit)]))
 (class_body (field_declaration declarator: (variable_declarator name: (identifier) @name)) @definition.variable)
 "#;
+
+/// C and C++ (whose own tags queries capture a function's declarator rather than
+/// its definition, count prototypes and `enum e x;` uses as definitions, and have no
+/// calls): definitions with bodies, file-level variables (not `extern` declarations),
+/// macros, `#include` (`"x.h"` as `x.h`, `<x.h>` with its brackets), calls, types.
+macro_rules! c_common {
+    () => {
+        r#"
+(preproc_include path: (string_literal (string_content) @import.module)) @import
+(preproc_include path: (system_lib_string) @import.module) @import
+(function_definition declarator: (function_declarator declarator: (identifier) @name)) @definition.function
+(function_definition declarator: (pointer_declarator declarator: (function_declarator declarator: (identifier) @name))) @definition.function
+(function_definition declarator: (pointer_declarator declarator: (pointer_declarator declarator: (function_declarator declarator: (identifier) @name)))) @definition.function
+(preproc_function_def name: (identifier) @name) @definition.macro
+(preproc_def name: (identifier) @name) @definition.constant
+(struct_specifier name: (type_identifier) @name body: (_)) @definition.struct
+(union_specifier name: (type_identifier) @name body: (_)) @definition.struct
+(enum_specifier name: (type_identifier) @name body: (_)) @definition.enum
+(type_definition declarator: (type_identifier) @name) @definition.type
+(translation_unit (declaration declarator: [(identifier) @name (init_declarator declarator: [(identifier) @name (pointer_declarator declarator: (identifier) @name) (array_declarator declarator: (identifier) @name)]) (pointer_declarator declarator: (identifier) @name) (array_declarator declarator: (identifier) @name)]) @definition.variable (#not-match? @definition.variable "^extern"))
+(preproc_if (declaration declarator: [(identifier) @name (init_declarator declarator: [(identifier) @name (pointer_declarator declarator: (identifier) @name) (array_declarator declarator: (identifier) @name)]) (pointer_declarator declarator: (identifier) @name) (array_declarator declarator: (identifier) @name)]) @definition.variable (#not-match? @definition.variable "^extern"))
+(preproc_ifdef (declaration declarator: [(identifier) @name (init_declarator declarator: [(identifier) @name (pointer_declarator declarator: (identifier) @name) (array_declarator declarator: (identifier) @name)]) (pointer_declarator declarator: (identifier) @name) (array_declarator declarator: (identifier) @name)]) @definition.variable (#not-match? @definition.variable "^extern"))
+(preproc_else (declaration declarator: [(identifier) @name (init_declarator declarator: [(identifier) @name (pointer_declarator declarator: (identifier) @name) (array_declarator declarator: (identifier) @name)]) (pointer_declarator declarator: (identifier) @name) (array_declarator declarator: (identifier) @name)]) @definition.variable (#not-match? @definition.variable "^extern"))
+(preproc_elif (declaration declarator: [(identifier) @name (init_declarator declarator: [(identifier) @name (pointer_declarator declarator: (identifier) @name) (array_declarator declarator: (identifier) @name)]) (pointer_declarator declarator: (identifier) @name) (array_declarator declarator: (identifier) @name)]) @definition.variable (#not-match? @definition.variable "^extern"))
+(declaration_list (declaration declarator: [(identifier) @name (init_declarator declarator: [(identifier) @name (pointer_declarator declarator: (identifier) @name) (array_declarator declarator: (identifier) @name)]) (pointer_declarator declarator: (identifier) @name) (array_declarator declarator: (identifier) @name)]) @definition.variable (#not-match? @definition.variable "^extern"))
+(call_expression function: (identifier) @name) @reference.call
+(call_expression function: (field_expression field: (field_identifier) @name)) @reference.call
+[(parameter_declaration type: (type_identifier) @ref) (field_declaration type: (type_identifier) @ref) (declaration type: (type_identifier) @ref) (function_definition type: (type_identifier) @ref) (type_definition type: (type_identifier) @ref) (type_descriptor type: (type_identifier) @ref)]
+[(parameter_declaration type: (_ name: (type_identifier) @ref !body)) (field_declaration type: (_ name: (type_identifier) @ref !body)) (declaration type: (_ name: (type_identifier) @ref !body)) (function_definition type: (_ name: (type_identifier) @ref !body)) (type_definition type: (_ name: (type_identifier) @ref !body)) (type_descriptor type: (_ name: (type_identifier) @ref !body))]
+"#
+    };
+}
+
+const C: &str = c_common!();
+
+const CPP: &str = concat!(
+    c_common!(),
+    r#"
+(function_definition declarator: (function_declarator declarator: [(field_identifier) (operator_name) (destructor_name)] @name)) @definition.function
+(function_definition declarator: (function_declarator declarator: (qualified_identifier name: [(identifier) (operator_name) (destructor_name)] @name))) @definition.function
+(function_definition declarator: (function_declarator declarator: (qualified_identifier name: (qualified_identifier name: [(identifier) (operator_name) (destructor_name)] @name)))) @definition.function
+(function_definition declarator: (reference_declarator (function_declarator declarator: [(identifier) (field_identifier) (operator_name)] @name))) @definition.function
+(function_definition declarator: (pointer_declarator declarator: (function_declarator declarator: [(field_identifier) (operator_name)] @name))) @definition.function
+(function_definition declarator: [(pointer_declarator declarator: (function_declarator declarator: (qualified_identifier name: (identifier) @name))) (reference_declarator (function_declarator declarator: (qualified_identifier name: (identifier) @name)))]) @definition.function
+(class_specifier name: (type_identifier) @name body: (_)) @definition.class
+(class_specifier name: (qualified_identifier name: (type_identifier) @name) body: (_)) @definition.class
+(struct_specifier name: (qualified_identifier name: (type_identifier) @name) body: (_)) @definition.struct
+(alias_declaration name: (type_identifier) @name) @definition.type
+(field_declaration_list (field_declaration declarator: [(field_identifier) @name (pointer_declarator declarator: (field_identifier) @name) (array_declarator declarator: (field_identifier) @name)]) @definition.variable)
+(call_expression function: (qualified_identifier name: (identifier) @name)) @reference.call
+(call_expression function: (template_function name: (identifier) @name)) @reference.call
+(call_expression function: (field_expression field: (template_method name: (field_identifier) @name))) @reference.call
+(base_class_clause [(type_identifier) @inherit (template_type name: (type_identifier) @inherit) (qualified_identifier name: [(type_identifier) @inherit (template_type name: (type_identifier) @inherit)])])
+(new_expression type: [(type_identifier) @ref (template_type name: (type_identifier) @ref) (qualified_identifier name: (type_identifier) @ref)])
+(template_argument_list (type_descriptor type: (type_identifier) @ref))
+[(parameter_declaration type: [(template_type name: (type_identifier) @ref) (qualified_identifier name: (type_identifier) @ref)]) (field_declaration type: [(template_type name: (type_identifier) @ref) (qualified_identifier name: (type_identifier) @ref)]) (declaration type: [(template_type name: (type_identifier) @ref) (qualified_identifier name: (type_identifier) @ref)]) (function_definition type: [(template_type name: (type_identifier) @ref) (qualified_identifier name: (type_identifier) @ref)])]
+"#
+);
+
+/// C#, on top of its tags query (definitions of classes, interfaces and methods;
+/// `new` and declared types; calls on a member, `@reference.send`).
+const CSHARP: &str = r#"
+(using_directive !name [(identifier) (qualified_name)] @import.module) @import
+(using_directive name: (identifier) @import.alias [(identifier) (qualified_name)] @import.module) @import
+(struct_declaration name: (identifier) @name) @definition.struct
+(enum_declaration name: (identifier) @name) @definition.enum
+(record_declaration name: (identifier) @name) @definition.class
+(constructor_declaration name: (identifier) @name) @definition.method
+(local_function_statement name: (identifier) @name) @definition.function
+(declaration_list (field_declaration (variable_declaration (variable_declarator name: (identifier) @name))) @definition.variable)
+(declaration_list (property_declaration name: (identifier) @name) @definition.variable)
+(invocation_expression function: (identifier) @name) @reference.call
+(invocation_expression function: (generic_name (identifier) @name)) @reference.call
+(invocation_expression function: (member_access_expression name: (generic_name (identifier) @name))) @reference.call
+(base_list [(identifier) @inherit (generic_name (identifier) @inherit) (qualified_name name: [(identifier) @inherit (generic_name (identifier) @inherit)])])
+(parameter type: [(identifier) @ref (generic_name (identifier) @ref) (qualified_name name: (identifier) @ref)])
+(method_declaration returns: [(identifier) @ref (generic_name (identifier) @ref) (qualified_name name: (identifier) @ref)])
+(property_declaration type: [(identifier) @ref (generic_name (identifier) @ref)])
+(variable_declaration type: (generic_name (identifier) @ref))
+(object_creation_expression type: [(generic_name (identifier) @ref) (qualified_name name: (identifier) @ref)])
+"#;
+
+/// Ruby, on top of its tags query (methods, classes, calls with `method:`) without
+/// its pattern that makes every identifier a call: here a bare identifier is a call
+/// only where a statement or an argument can be one, and not when the file assigns
+/// or takes a parameter of that name (`@local`).
+const RUBY: &str = r#"
+((call method: (identifier) @_require arguments: (argument_list . (string . (string_content) @import.module .))) @import (#any-of? @_require "require" "load"))
+((call method: (identifier) @_require arguments: (argument_list . (string . (string_content) @import.relative .))) @import (#eq? @_require "require_relative"))
+(module name: [(constant) @name (scope_resolution name: (constant) @name)]) @definition.class
+(assignment left: (constant) @name) @definition.constant
+(call receiver: [(constant) @name (scope_resolution name: (constant) @name)] method: (identifier) @_new (#eq? @_new "new")) @reference.call
+(body_statement (identifier) @name @reference.bare)
+(block_body (identifier) @name @reference.bare)
+(then (identifier) @name @reference.bare)
+(else (identifier) @name @reference.bare)
+(begin (identifier) @name @reference.bare)
+(parenthesized_statements (identifier) @name @reference.bare)
+(argument_list (identifier) @name @reference.bare)
+(assignment right: (identifier) @name @reference.bare)
+(binary left: (identifier) @name @reference.bare)
+(binary right: (identifier) @name @reference.bare)
+(array (identifier) @name @reference.bare)
+(pair value: (identifier) @name @reference.bare)
+[(if condition: (identifier) @name @reference.bare) (unless condition: (identifier) @name @reference.bare) (while condition: (identifier) @name @reference.bare) (until condition: (identifier) @name @reference.bare)]
+(call receiver: (identifier) @name @reference.bare)
+(method body: (identifier) @name @reference.bare)
+(superclass [(constant) @inherit (scope_resolution name: (constant) @inherit)])
+((call method: (identifier) @_mixin arguments: (argument_list [(constant) @inherit (scope_resolution name: (constant) @inherit)])) (#any-of? @_mixin "include" "extend" "prepend"))
+(assignment left: (identifier) @local)
+(operator_assignment left: (identifier) @local)
+(left_assignment_list (identifier) @local)
+[(method_parameters (identifier) @local) (block_parameters (identifier) @local) (lambda_parameters (identifier) @local)]
+[(optional_parameter name: (identifier) @local) (keyword_parameter name: (identifier) @local) (splat_parameter name: (identifier) @local) (hash_splat_parameter name: (identifier) @local) (block_parameter name: (identifier) @local)]
+(for pattern: (identifier) @local)
+(exception_variable (identifier) @local)
+"#;
+
+/// PHP, on top of its tags query (classes, interfaces, traits, functions, methods;
+/// qualified, scoped and member calls; `new`), less its patterns for implemented
+/// interfaces (bases here) and calls through a variable (`$f()`).
+const PHP: &str = r#"
+(namespace_use_declaration (namespace_use_clause [(qualified_name) (name)] @import.module !alias)) @import
+(namespace_use_declaration (namespace_use_clause [(qualified_name) (name)] @import.module alias: (name) @import.alias)) @import
+(namespace_use_declaration (namespace_name) @import.module body: (namespace_use_group (namespace_use_clause [(name) (qualified_name)] @import.item !alias))) @import
+(namespace_use_declaration (namespace_name) @import.module body: (namespace_use_group (namespace_use_clause [(name) (qualified_name)] @import.item alias: (name) @import.item_alias))) @import
+(include_expression [(string (string_content) @import.module) (binary_expression right: (string (string_content) @import.module))]) @import
+(include_once_expression [(string (string_content) @import.module) (binary_expression right: (string (string_content) @import.module))]) @import
+(require_expression [(string (string_content) @import.module) (binary_expression right: (string (string_content) @import.module))]) @import
+(require_once_expression [(string (string_content) @import.module) (binary_expression right: (string (string_content) @import.module))]) @import
+(enum_declaration name: (name) @name) @definition.enum
+(const_declaration (const_element (name) @name) @definition.constant)
+(property_declaration (property_element name: (variable_name (name) @name))) @definition.variable
+(function_call_expression function: (name) @name) @reference.call
+(object_creation_expression [(name) @ref (qualified_name (name) @ref)])
+(base_clause [(name) @inherit (qualified_name (name) @inherit)])
+(class_interface_clause [(name) @inherit (qualified_name (name) @inherit)])
+(use_declaration [(name) @inherit (qualified_name (name) @inherit)])
+(named_type [(name) @ref (qualified_name (name) @ref)])
+"#;
+
+/// Patterns of a grammar's tags query left out, with why (see `RUBY`, `CSHARP` and
+/// `PHP`); a test checks each is still in the crate's query.
+const DROPPED_TAGS: &[(Language, &str)] = &[
+    (
+        Language::Ruby,
+        r#"(
+  [(identifier) (constant)] @name @reference.call
+  (#is-not? local)
+  (#not-match? @name "^(lambda|load|require|require_relative|__FILE__|__LINE__)$")
+)"#,
+    ),
+    (
+        Language::CSharp,
+        "(class_declaration (base_list (_) @name)) @reference.class",
+    ),
+    (
+        Language::CSharp,
+        "(interface_declaration (base_list (_) @name)) @reference.interface",
+    ),
+    (
+        Language::Php,
+        "(class_interface_clause [(name) (qualified_name)] @name) @reference.implementation",
+    ),
+    (Language::Php, "    (variable_name (name)) @name\n"),
+];
 
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
@@ -362,6 +579,17 @@ fn first_line(text: &[u8]) -> String {
         .collect()
 }
 
+/// A node's last line, 1-based: the line of its last byte (C's `#define` ends
+/// with its newline, at column 0 of the next line).
+fn last_line(node: tree_sitter::Node) -> usize {
+    let end = node.end_position();
+    if end.column == 0 && end.row > node.start_position().row {
+        end.row
+    } else {
+        end.row + 1
+    }
+}
+
 /// A reference found by the query, before its origin is known.
 struct Found {
     kind: RefKind,
@@ -370,6 +598,8 @@ struct Found {
     byte: usize,
     /// A call's receiver, when it is a plain name (`m` in `m.f()`).
     receiver: Option<String>,
+    /// A Ruby identifier that is a call unless the file has a local of that name.
+    bare: bool,
 }
 
 /// An import capture, before grouping by statement.
@@ -382,6 +612,8 @@ struct RawImport {
     item_alias: Option<String>,
     alias: Option<String>,
     submodule: bool,
+    /// Ruby's `require_relative`: the path is relative to the file's folder.
+    relative: bool,
 }
 
 /// Sends tree-sitter's C allocations to mimalloc, once, before the first parser or
@@ -541,6 +773,9 @@ fn extract_within(language: Language, source: &[u8], budget: std::time::Duration
     let mut found: Vec<Found> = Vec::new();
     let mut raw_imports: Vec<RawImport> = Vec::new();
     let mut identifiers: Vec<tree_sitter::Node> = Vec::new();
+    // Ruby's local variables and parameters, by name: bare identifiers so named are
+    // no calls.
+    let mut locals: HashSet<Vec<u8>> = HashSet::default();
     // Two patterns can match one node (JavaScript's and TypeScript's queries; a
     // top-level constant holding a function is a function): (start, name) -> index.
     let mut defined: HashMap<(usize, String), usize> = HashMap::default();
@@ -568,12 +803,16 @@ fn extract_within(language: Language, source: &[u8], budget: std::time::Duration
                 item_alias: None,
                 alias: None,
                 submodule: false,
+                relative: false,
             };
             for capture in m.captures() {
                 match names[capture.index as usize] {
                     "import.module" => raw.module = Some(text(capture.node)),
                     "import.submodule" => {
                         (raw.module, raw.submodule) = (Some(text(capture.node)), true)
+                    }
+                    "import.relative" => {
+                        (raw.module, raw.relative) = (Some(text(capture.node)), true)
                     }
                     "import.item" => raw.item = Some(text(capture.node)),
                     "import.alias" => raw.alias = Some(text(capture.node)),
@@ -598,11 +837,20 @@ fn extract_within(language: Language, source: &[u8], budget: std::time::Duration
                 line: at.start_position().row + 1,
                 byte: at.start_byte(),
                 receiver: None,
+                bare: false,
             };
             match (capture_name, name_node) {
                 ("inherit", _) => found.push(reference(RefKind::Inherit, node)),
                 ("ref", _) => found.push(reference(RefKind::Type, node)),
-                ("reference.call", Some(name)) => found.push(Found {
+                ("local", _) => {
+                    locals.insert(source[node.byte_range()].to_vec());
+                }
+                ("reference.bare", Some(name)) => found.push(Found {
+                    bare: true,
+                    ..reference(RefKind::Call, name)
+                }),
+                // C#'s tags name a call on a member `@reference.send`.
+                ("reference.call" | "reference.send", Some(name)) => found.push(Found {
                     receiver: receiver(node, name, source),
                     ..reference(RefKind::Call, name)
                 }),
@@ -618,7 +866,7 @@ fn extract_within(language: Language, source: &[u8], budget: std::time::Duration
                         name: text(name),
                         signature: first_line(&source[node.byte_range()]),
                         line: node.start_position().row + 1,
-                        end_line: node.end_position().row + 1,
+                        end_line: last_line(node),
                         start_byte: node.start_byte(),
                         end_byte: node.end_byte(),
                     };
@@ -648,6 +896,7 @@ fn extract_within(language: Language, source: &[u8], budget: std::time::Duration
     if cut {
         truncated.push(too_deep(format!("{MAX_USE_DEPTH} use-tree")));
     }
+    found.retain(|f| !f.bare || !locals.contains(f.name.as_bytes()));
     let mut uses = uses(&identifiers, source, &definitions, &imports);
     found.append(&mut uses);
     let references = resolve_origins(language, found, &definitions, &imports);
@@ -689,6 +938,8 @@ fn group_imports(language: Language, raw: Vec<RawImport>) -> (Vec<Import>, bool)
                 module.trim_matches(|c| c == '"' || c == '`').to_string(),
                 None,
             )],
+            // `require_relative "x"` is the file `./x`.
+            _ if r.relative && !module.starts_with('.') => vec![(format!("./{module}"), r.item)],
             _ => vec![(module, r.item)],
         };
         for (module, item) in paths {
@@ -856,10 +1107,21 @@ fn receiver(call: tree_sitter::Node, name: tree_sitter::Node, source: &[u8]) -> 
         }
         parent = child;
     }
-    let object = ["object", "operand", "value", "path"]
-        .into_iter()
-        .find_map(|field| parent.child_by_field_name(field))?;
+    let object = [
+        "object",
+        "operand",
+        "value",
+        "path",
+        "argument",
+        "receiver",
+        "expression",
+        "scope",
+    ]
+    .into_iter()
+    .find_map(|field| parent.child_by_field_name(field))?;
     let text = &source[object.byte_range()];
+    // PHP's `$this->f()`, `$m->f()`.
+    let text = text.strip_prefix(b"$").unwrap_or(text);
     let word = !text.is_empty()
         && text.len() <= 64
         && text.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_');
@@ -883,9 +1145,13 @@ fn bound_names(language: Language, import: &Import) -> Vec<&str> {
         Language::Go => vec![last("/")],
         Language::Java => vec![last(".")],
         Language::Rust => vec![last("::")],
+        // A grouped `use A\{B, C}` binds its items, `use A\B` the last name.
+        Language::Php if import.items.is_empty() && !module.contains(['/', '.']) => {
+            vec![last("\\")]
+        }
         _ => vec![],
     };
-    if matches!(language, Language::Python | Language::Rust) {
+    if matches!(language, Language::Python | Language::Rust | Language::Php) {
         out.extend(import.items.iter().map(String::as_str));
     }
     out
@@ -919,6 +1185,7 @@ fn uses(
             line: node.start_position().row + 1,
             byte: node.start_byte(),
             receiver: None,
+            bare: false,
         })
         .collect()
 }
@@ -1163,6 +1430,56 @@ mod tests {
         );
     }
 
+    /// The languages added after the first six, as above: C (prototypes and
+    /// `extern` declarations are no definitions), C++ (out-of-class methods are
+    /// top-level, as Go's), C#, Ruby (a bare identifier is a call unless the file
+    /// has a local so named: `sum` here) and PHP.
+    #[test]
+    fn definitions_imports_and_references_in_c_cpp_csharp_ruby_php() {
+        let samples: Vec<(Language, &str)> = vec![
+            (Language::C, "#include \"util.h\"\n#include <stdio.h>\n#define LIMIT 3\nstatic int count = 0;\nextern int shared;\nstruct node { struct node *next; };\ntypedef struct node node_t;\nint run(node_t *n) { helper(count); n->visit(LIMIT); return 0; }\nstatic void helper(int x) {}\nint proto(int);\n"),
+            (Language::Cpp, "#include \"shape.hpp\"\nnamespace geo {\nint limit = 3;\nclass Square : public Shape, private base::Named<int> {\n  int side;\n  double area() { return helper(side) + this->scale(); }\n  void run();\n};\nvoid Square::run() { geo::helper(limit); auto *s = new Square(); }\n}\n"),
+            (Language::CSharp, "using System.Text;\nusing M = App.Models.User;\nnamespace App.Web {\n  class Shop : Base, IShop<int> {\n    int count = 0;\n    public void Run(User u) { Helper(count); this.Stop(); new Cart(); u.Save(); }\n    void Stop() { }\n  }\n  interface IShop<T> : IBase { }\n}\n"),
+            (Language::Ruby, "require 'json'\nrequire_relative 'models/user'\nLIMIT = 3\nmodule Shop\n  class Cart < Base\n    include Comparable\n    def total(items)\n      sum = helper(items)\n      sum + LIMIT + validate\n    end\n    def self.build\n      Cart.new.total([])\n    end\n  end\nend\n"),
+            (Language::Php, "<?php\nnamespace App\\Http;\nuse App\\Models\\User;\nuse App\\Support\\{Str, Arr as A};\nrequire_once __DIR__ . '/helpers.php';\nconst LIMIT = 3;\nclass Shop extends Base implements Named {\n    use Greets;\n    private $count = 0;\n    public function run(User $u) { helper($this->count); $this->stop(); User::find(LIMIT); }\n    function stop() {}\n}\n"),
+        ];
+        let expected: Vec<(&str, &str, &str)> = vec![
+            (
+                r#"[(Variable, "LIMIT", 3), (Variable, "count", 4), (Class, "node", 6), (Class, "node_t", 7), (Function, "run", 8), (Function, "helper", 9)]"#,
+                r#"[("util.h", [], 1), ("<stdio.h>", [], 2)]"#,
+                r#"[(Type, "node", 6, "node"), (Type, "node", 7, "node_t"), (Call, "helper", 8, "run"), (Call, "visit", 8, "run"), (Type, "node_t", 8, "run"), (Use, "LIMIT", 8, "run"), (Use, "count", 8, "run")]"#,
+            ),
+            (
+                r#"[(Variable, "limit", 3), (Class, "Square", 4), (Variable, "side", 5), (Function, "area", 6), (Function, "run", 9)]"#,
+                r#"[("shape.hpp", [], 1)]"#,
+                r#"[(Inherit, "Named", 4, "Square"), (Inherit, "Shape", 4, "Square"), (Call, "helper", 6, "area"), (Call, "scale", 6, "area"), (Use, "side", 6, "area"), (Call, "helper", 9, "run"), (Type, "Square", 9, "run"), (Use, "limit", 9, "run")]"#,
+            ),
+            (
+                r#"[(Class, "Shop", 4), (Variable, "count", 5), (Function, "Run", 6), (Function, "Stop", 7), (Class, "IShop", 9)]"#,
+                r#"[("System.Text", [], 1), ("App.Models.User", [], 2)]"#,
+                r#"[(Inherit, "Base", 4, "Shop"), (Inherit, "IShop", 4, "Shop"), (Call, "Helper", 6, "Run"), (Call, "Save", 6, "Run"), (Call, "Stop", 6, "Run"), (Type, "Cart", 6, "Run"), (Type, "User", 6, "Run"), (Use, "count", 6, "Run"), (Inherit, "IBase", 9, "IShop")]"#,
+            ),
+            (
+                r#"[(Variable, "LIMIT", 3), (Class, "Shop", 4), (Class, "Cart", 5), (Function, "total", 7), (Function, "build", 11)]"#,
+                r#"[("json", [], 1), ("./models/user", [], 2)]"#,
+                r#"[(Call, "require", 1, "file"), (Call, "require_relative", 2, "file"), (Inherit, "Base", 5, "Cart"), (Call, "include", 6, "file"), (Inherit, "Comparable", 6, "Cart"), (Call, "helper", 8, "total"), (Call, "validate", 9, "total"), (Use, "LIMIT", 9, "total"), (Call, "Cart", 12, "build"), (Call, "new", 12, "build"), (Call, "total", 12, "build")]"#,
+            ),
+            (
+                r#"[(Variable, "LIMIT", 6), (Class, "Shop", 7), (Variable, "count", 9), (Function, "run", 10), (Function, "stop", 11)]"#,
+                r#"[("App\\Models\\User", [], 3), ("App\\Support", ["Str", "Arr"], 4), ("/helpers.php", [], 5)]"#,
+                r#"[(Item, "Arr", 4, "import App\\Support"), (Item, "Str", 4, "import App\\Support"), (Inherit, "Base", 7, "Shop"), (Inherit, "Named", 7, "Shop"), (Inherit, "Greets", 8, "Shop"), (Call, "find", 10, "run"), (Call, "helper", 10, "run"), (Call, "stop", 10, "run"), (Type, "User", 10, "run"), (Use, "LIMIT", 10, "run"), (Use, "count", 10, "run")]"#,
+            ),
+        ];
+        assert_eq!(samples.len(), expected.len());
+        for ((l, src), (defs, imps, rs)) in samples.into_iter().zip(expected) {
+            let s = extract(l, src.as_bytes());
+            assert_eq!(format!("{:?}", summary(&s)), defs, "{l:?}");
+            assert_eq!(format!("{:?}", imports(&s)), imps, "{l:?}");
+            assert_eq!(format!("{:?}", refs(&s)), rs, "{l:?}");
+            assert!(!s.syntax_errors, "{l:?}");
+        }
+    }
+
     #[test]
     fn deeply_nested_use_trees_are_cut_off_not_a_stack_overflow() {
         let nest = |depth: usize| format!("a::{}b{}", "{x::".repeat(depth), "}".repeat(depth));
@@ -1284,6 +1601,84 @@ mod tests {
                 false,
             ),
             (
+                Language::C,
+                format!("int m() {{ {}; }}\n", nested("f(", "x", ")", 60_000)),
+                50,
+                true,
+            ),
+            (
+                Language::C,
+                format!("int m() {} \n", nested("{", "", "}", 100_000)),
+                0,
+                true,
+            ),
+            (
+                Language::C,
+                nested("#if X\n", "int x;\n", "#endif\n", 5_000),
+                0,
+                true,
+            ),
+            (
+                Language::C,
+                (0..20_000)
+                    .map(|i| format!("int f{i}(void) {{ return g{i}(); }}\n"))
+                    .collect(),
+                20_000,
+                false,
+            ),
+            (
+                Language::Cpp,
+                format!(
+                    "namespace n {{ void m() {{ {}; }} }}\n",
+                    nested("f(", "x", ")", 60_000)
+                ),
+                50,
+                true,
+            ),
+            (
+                Language::Cpp,
+                nested("namespace a { ", "", "}", 20_000),
+                0,
+                true,
+            ),
+            (
+                Language::CSharp,
+                format!(
+                    "class A {{ void M() {{ {}; }} }}\n",
+                    nested("f(", "x", ")", 60_000)
+                ),
+                50,
+                true,
+            ),
+            (
+                Language::CSharp,
+                nested("class A { ", "", "}", 20_000),
+                0,
+                true,
+            ),
+            (Language::Ruby, nested("f(", "x", ")", 60_000), 50, true),
+            (Language::Ruby, nested("[", "", "]", 100_000), 0, true),
+            (
+                Language::Ruby,
+                (0..20_000)
+                    .map(|i| format!("def f{i}\n  g{i}(1)\nend\n"))
+                    .collect(),
+                20_000,
+                false,
+            ),
+            (
+                Language::Php,
+                format!("<?php\n{};\n", nested("f(", "x", ")", 60_000)),
+                50,
+                true,
+            ),
+            (
+                Language::Php,
+                format!("<?php\n{}\n", nested("[", "", "]", 100_000)),
+                0,
+                true,
+            ),
+            (
                 Language::Python,
                 format!("import m\n{}", "m.f()\n".repeat(100_000)),
                 1,
@@ -1330,6 +1725,21 @@ mod tests {
         let s = extract(Language::Python, source.as_bytes());
         assert!(s.truncated.is_empty());
         assert_eq!(s.definitions.len(), 50_000);
+    }
+
+    /// The patterns left out of a grammar's tags query are still in it (else a new
+    /// version of the crate changed them, and they would stay in unnoticed).
+    #[test]
+    fn dropped_tags_patterns_are_in_their_queries() {
+        for (language, pattern) in DROPPED_TAGS {
+            let tags = match language {
+                Language::CSharp => tree_sitter_c_sharp::TAGS_QUERY,
+                Language::Ruby => tree_sitter_ruby::TAGS_QUERY,
+                Language::Php => tree_sitter_php::TAGS_QUERY,
+                _ => unreachable!("only these drop patterns"),
+            };
+            assert!(tags.contains(pattern), "{language:?}: {pattern}");
+        }
     }
 
     #[test]

@@ -13,6 +13,10 @@ pub fn family(language: Language) -> &'static str {
         Language::JavaScript | Language::TypeScript | Language::Tsx => "js",
         Language::Go => "go",
         Language::Java => "java",
+        Language::C | Language::Cpp => "c",
+        Language::CSharp => "cs",
+        Language::Ruby => "rb",
+        Language::Php => "php",
     }
 }
 
@@ -51,9 +55,55 @@ fn suffixes(path: &str) -> impl Iterator<Item = &str> {
         .filter(|s| !s.is_empty())
 }
 
+/// The key of a path from the root (`c:/src/x.h`), for includes and requires
+/// relative to the including file, where any file ending so would be wrong.
+fn exact(language: Language, path: &str) -> String {
+    key(language, &format!("/{path}"))
+}
+
+/// A C# file's path with the dots of its folders as slashes: a folder
+/// `Newtonsoft.Json/Linq` holds the namespace `Newtonsoft.Json.Linq`.
+fn dotted_folders(path: &str) -> String {
+    match path.rsplit_once('/') {
+        Some((dir, file)) => format!("{}/{file}", dir.replace('.', "/")),
+        None => path.to_string(),
+    }
+}
+
 /// The keys a file answers to: every suffix of its module path (and, for Java
 /// classes and JavaScript `index` files, of their folder too: a package or a folder import).
+/// C and C++ files answer to their paths with the extension (`#include` names
+/// the file), from the root and every suffix; a Ruby file to its path without
+/// `.rb` from the root too (`require_relative`); a PHP file to both forms (`use` a
+/// class, `include` a file); a C# file to its folder's suffixes too (a namespace).
 pub fn keys(language: Language, path: &str) -> Vec<String> {
+    match language {
+        Language::C | Language::Cpp => {
+            let mut out = vec![exact(language, path)];
+            out.extend(suffixes(path).map(|s| key(language, s)));
+            return out;
+        }
+        Language::Ruby => {
+            let stem = strip_extension(path);
+            let mut out = vec![exact(language, stem)];
+            out.extend(suffixes(stem).map(|s| key(language, s)));
+            return out;
+        }
+        Language::Php => {
+            let mut out = vec![exact(language, path)];
+            out.extend(suffixes(path).map(|s| key(language, s)));
+            out.extend(suffixes(strip_extension(path)).map(|s| key(language, s)));
+            return out;
+        }
+        Language::CSharp => {
+            let path = dotted_folders(path);
+            let module = strip_extension(&path);
+            let mut out: Vec<String> = suffixes(module).map(|s| key(language, s)).collect();
+            out.extend(suffixes(parent(module)).map(|s| key(language, s)));
+            return out;
+        }
+        _ => {}
+    }
     let module = module_path(language, path);
     let mut out: Vec<String> = suffixes(module).map(|s| key(language, s)).collect();
     let folder_too = match language {
@@ -97,6 +147,38 @@ fn join(dir: &str, rest: &str) -> String {
         (false, true) => dir.to_string(),
         (false, false) => format!("{dir}/{rest}"),
     }
+}
+
+/// A path with its leading `./` and `../` removed: what a file ending so is named.
+fn below(path: &str) -> String {
+    let mut rest = path;
+    while let Some(r) = rest.strip_prefix("./").or_else(|| rest.strip_prefix("../")) {
+        rest = r;
+    }
+    rest.to_string()
+}
+
+/// `path` from `dir` (from the root: `/dir/path`), then `path` as a suffix.
+fn relative_then_suffix(dir: &str, path: &str) -> Vec<String> {
+    let mut out: Vec<String> = normalize(&join(dir, path))
+        .filter(|p| !p.is_empty())
+        .map(|p| format!("/{p}"))
+        .into_iter()
+        .collect();
+    out.push(below(path));
+    out.retain(|p| !p.is_empty() && p != "/");
+    out
+}
+
+/// A namespace's trailing parts, longest first, down to two (one if that is all):
+/// `App/Models/User`, `Models/User`. A namespace's root (`App`) is rarely a folder
+/// (`app/`, `src/`); a single last part alone would find any file of that name.
+fn namespace_suffixes(path: &str) -> Vec<String> {
+    let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+    let shortest = parts.len().min(2);
+    (0..(parts.len() + 1).saturating_sub(shortest.max(1)))
+        .map(|i| parts[i..].join("/"))
+        .collect()
 }
 
 /// The keys an import of `importer` looks up, and how to combine their matches.
@@ -156,6 +238,48 @@ pub fn lookups(language: Language, importer: &str, import: &Import) -> (Vec<Stri
             suffixes(&import.module).map(str::to_string).collect(),
             Match::First,
         ),
+        Language::C | Language::Cpp => {
+            let module = import.module.as_str();
+            match module.strip_prefix('<').and_then(|m| m.strip_suffix('>')) {
+                // `<x.h>`: a file of the project only if one ends so.
+                Some(system) => (vec![below(system)], Match::First),
+                // `"x.h"`: beside the including file first, then any file ending so.
+                None => (relative_then_suffix(dir, module), Match::First),
+            }
+        }
+        Language::Ruby => {
+            let module = import.module.strip_suffix(".rb").unwrap_or(&import.module);
+            if module.starts_with("./") || module.starts_with("../") {
+                let target = normalize(&join(dir, module));
+                let paths = target.map(|t| format!("/{t}")).into_iter().collect();
+                (paths, Match::First)
+            } else {
+                (vec![below(module)], Match::First)
+            }
+        }
+        Language::Php if import.module.contains('/') || import.module.ends_with(".php") => {
+            // `include "x.php"`, `require __DIR__ . "/x.php"`: a file beside the
+            // including one first, then any file ending so.
+            let module = import.module.trim_start_matches('/');
+            (relative_then_suffix(dir, module), Match::First)
+        }
+        Language::Php => {
+            let module = import.module.trim_start_matches('\\').replace('\\', "/");
+            if import.items.is_empty() {
+                (namespace_suffixes(&module), Match::First)
+            } else {
+                let paths = import
+                    .items
+                    .iter()
+                    .flat_map(|item| namespace_suffixes(&join(&module, &item.replace('\\', "/"))))
+                    .collect();
+                (paths, Match::All)
+            }
+        }
+        Language::CSharp => (
+            namespace_suffixes(&import.module.replace('.', "/")),
+            Match::First,
+        ),
         Language::Rust => {
             let own = module_path(language, importer);
             if import.submodule {
@@ -188,12 +312,16 @@ pub fn lookups(language: Language, importer: &str, import: &Import) -> (Vec<Stri
     (paths.into_iter().map(|p| key(language, &p)).collect(), how)
 }
 
-/// Folder of a file's package, as a key, for Go and Java (whose files see their
+/// Folder of a file's package, as a key, for Go, Java and C# (whose files see their
 /// package's definitions without an import); None for other languages.
 pub fn package(language: Language, path: &str) -> Option<String> {
-    matches!(language, Language::Go | Language::Java)
-        .then(|| key(language, parent(path)))
-        .filter(|k| !k.ends_with(':'))
+    match language {
+        Language::Go | Language::Java => Some(key(language, parent(path))),
+        // A namespace's files, as `keys` names C# folders.
+        Language::CSharp => Some(key(language, parent(&dotted_folders(path)))),
+        _ => None,
+    }
+    .filter(|k| !k.ends_with(':'))
 }
 
 #[cfg(test)]
@@ -322,5 +450,139 @@ mod tests {
             Some("go:cmd")
         );
         assert_eq!(package(Language::Python, "cmd/main.py"), None);
+    }
+
+    #[test]
+    fn includes_requires_and_namespaces() {
+        let l = |lang, importer, i: Import| lookups(lang, importer, &i);
+        assert_eq!(
+            keys(Language::C, "src/util/list.h"),
+            [
+                "c:/src/util/list.h",
+                "c:src/util/list.h",
+                "c:util/list.h",
+                "c:list.h"
+            ]
+        );
+        assert_eq!(keys(Language::Cpp, "a.hpp"), ["c:/a.hpp", "c:a.hpp"]);
+        // Quoted: beside the includer (from the root), then any file ending so.
+        assert_eq!(
+            l(Language::C, "src/main.c", import("util/list.h", &[])),
+            (
+                vec!["c:/src/util/list.h".into(), "c:util/list.h".into()],
+                Match::First
+            )
+        );
+        assert_eq!(
+            l(Language::Cpp, "src/a/b.cpp", import("../inc/x.h", &[])).0,
+            ["c:/src/inc/x.h", "c:inc/x.h"]
+        );
+        // System: only a file of the project ending so.
+        assert_eq!(
+            l(Language::C, "src/main.c", import("<linux/list.h>", &[])).0,
+            ["c:linux/list.h"]
+        );
+        assert_eq!(
+            keys(Language::Ruby, "lib/shop/cart.rb"),
+            [
+                "rb:/lib/shop/cart",
+                "rb:lib/shop/cart",
+                "rb:shop/cart",
+                "rb:cart"
+            ]
+        );
+        assert_eq!(
+            l(Language::Ruby, "lib/shop.rb", import("./shop/cart", &[])).0,
+            ["rb:/lib/shop/cart"]
+        );
+        assert_eq!(
+            l(Language::Ruby, "lib/a/b.rb", import("../c.rb", &[])).0,
+            ["rb:/lib/c"]
+        );
+        assert_eq!(
+            l(Language::Ruby, "bin/run.rb", import("shop/cart", &[])).0,
+            ["rb:shop/cart"]
+        );
+        assert_eq!(
+            keys(Language::Php, "src/Models/User.php"),
+            [
+                "php:/src/Models/User.php",
+                "php:src/Models/User.php",
+                "php:Models/User.php",
+                "php:User.php",
+                "php:src/Models/User",
+                "php:Models/User",
+                "php:User"
+            ]
+        );
+        assert_eq!(
+            l(
+                Language::Php,
+                "src/Http/A.php",
+                import("App\\Models\\User", &[])
+            ),
+            (
+                vec!["php:App/Models/User".into(), "php:Models/User".into()],
+                Match::First
+            )
+        );
+        assert_eq!(
+            l(
+                Language::Php,
+                "src/Http/A.php",
+                import("App\\Support", &["Str", "Arr"])
+            ),
+            (
+                vec![
+                    "php:App/Support/Str".into(),
+                    "php:Support/Str".into(),
+                    "php:App/Support/Arr".into(),
+                    "php:Support/Arr".into()
+                ],
+                Match::All
+            )
+        );
+        assert_eq!(
+            l(
+                Language::Php,
+                "src/Http/A.php",
+                import("/../helpers.php", &[])
+            )
+            .0,
+            ["php:/src/helpers.php", "php:helpers.php"]
+        );
+        assert_eq!(
+            keys(Language::CSharp, "src/Newtonsoft.Json/Linq/JToken.cs"),
+            [
+                "cs:src/Newtonsoft/Json/Linq/JToken",
+                "cs:Newtonsoft/Json/Linq/JToken",
+                "cs:Json/Linq/JToken",
+                "cs:Linq/JToken",
+                "cs:JToken",
+                "cs:src/Newtonsoft/Json/Linq",
+                "cs:Newtonsoft/Json/Linq",
+                "cs:Json/Linq",
+                "cs:Linq"
+            ]
+        );
+        // `using System.Linq` does not find a project's own `Linq` folder.
+        assert_eq!(
+            l(Language::CSharp, "a.cs", import("System.Linq", &[])).0,
+            ["cs:System/Linq"]
+        );
+        assert_eq!(
+            l(
+                Language::CSharp,
+                "a.cs",
+                import("Newtonsoft.Json.Linq", &[])
+            )
+            .0,
+            ["cs:Newtonsoft/Json/Linq", "cs:Json/Linq"]
+        );
+        assert_eq!(
+            package(Language::CSharp, "src/Shop.Web/A.cs").as_deref(),
+            Some("cs:src/Shop/Web")
+        );
+        assert_eq!(package(Language::C, "src/a.c"), None);
     }
 }

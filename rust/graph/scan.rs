@@ -28,13 +28,8 @@ pub const VENDORED: &[&str] = &[
 
 /// Programming languages the graph does not parse, by file extension (exact, so
 /// `.r` and `.R` are listed both): what `discover` counts so that a caller can say
-/// which parts of a repository the graph does not see. `.h` counts as C.
+/// which parts of a repository the graph does not see.
 pub const UNSUPPORTED: &[(&str, &[&str])] = &[
-    ("C", &["c", "h"]),
-    ("C++", &["cc", "cpp", "cxx", "hpp", "hh", "hxx"]),
-    ("C#", &["cs"]),
-    ("Ruby", &["rb"]),
-    ("PHP", &["php"]),
     ("Kotlin", &["kt", "kts"]),
     ("Swift", &["swift"]),
     ("Scala", &["scala"]),
@@ -275,25 +270,26 @@ mod tests {
         std::fs::write(root.join(".gitignore"), "ignored/\n").unwrap();
         let found = discover(root, 1_000_000);
         let sources: Vec<_> = found.sources.iter().map(|s| s.relative.as_str()).collect();
-        assert_eq!(sources, ["app.py", "lib/core.rs"]);
+        assert_eq!(
+            sources,
+            [
+                "app.py",
+                "lib/core.rs",
+                "native/a.c",
+                "native/a.h",
+                "native/b.cpp",
+                "native/b.hpp"
+            ]
+        );
         assert!(found.skipped.is_empty());
         let counts: Vec<(&str, usize)> = found
             .unsupported
             .iter()
             .map(|(name, n)| (name.as_str(), *n))
             .collect();
-        assert_eq!(
-            counts,
-            [
-                ("C", 2),
-                ("C++", 2),
-                ("Kotlin", 1),
-                ("R", 2),
-                ("Shell", 1),
-                ("Vue", 1)
-            ]
-        );
-        assert_eq!(unsupported_language(Path::new("x.h")), Some("C"));
+        assert_eq!(counts, [("Kotlin", 1), ("R", 2), ("Shell", 1), ("Vue", 1)]);
+        assert_eq!(unsupported_language(Path::new("x.kt")), Some("Kotlin"));
+        assert_eq!(unsupported_language(Path::new("x.h")), None);
         assert_eq!(unsupported_language(Path::new("x.py")), None);
         assert_eq!(unsupported_language(Path::new("Makefile")), None);
         // No language is both parsed and counted as unsupported.

@@ -324,7 +324,7 @@ impl PyKnowledgeGraph {
 #[pymethods]
 impl PyKnowledgeGraph {
     /// Indexes every source file under `root` (Python, Rust, JavaScript, TypeScript,
-    /// TSX, Go, Java): .gitignore is respected, vendored folders, binary files and
+    /// TSX, Go, Java, C, C++, C#, Ruby, PHP): .gitignore is respected, vendored folders, binary files and
     /// files over `max_file_bytes` are skipped (see `skipped`), files with syntax
     /// errors are indexed as far as the parser got (see `warnings`). Parsing runs in
     /// parallel without the GIL; `progress(done, total)` is called every 100 ms while
@@ -442,7 +442,7 @@ impl PyKnowledgeGraph {
     /// The source files `build` would index under `root` (relative paths, sorted),
     /// the files it would skip before parsing, with why, and how many files of each
     /// programming language the graph does not parse lie there (language name ->
-    /// count, e.g. {"C": 12}); nothing is read or parsed.
+    /// count, e.g. {"Kotlin": 12}); nothing is read or parsed.
     #[staticmethod]
     #[pyo3(
         signature = (root, *, max_file_bytes = Int(1_000_000)),

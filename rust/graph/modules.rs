@@ -61,13 +61,15 @@ fn exact(language: Language, path: &str) -> String {
     key(language, &format!("/{path}"))
 }
 
-/// A C# file's path with the dots of its folders as slashes: a folder
-/// `Newtonsoft.Json/Linq` holds the namespace `Newtonsoft.Json.Linq`.
+/// A C# file's path with the dots of its folders as slashes (a folder
+/// `Newtonsoft.Json/Linq` holds the namespace `Newtonsoft.Json.Linq`), in lower
+/// case (the namespace `Python.Runtime` lives in `src/runtime`).
 fn dotted_folders(path: &str) -> String {
     match path.rsplit_once('/') {
         Some((dir, file)) => format!("{}/{file}", dir.replace('.', "/")),
         None => path.to_string(),
     }
+    .to_lowercase()
 }
 
 /// The keys a file answers to: every suffix of its module path (and, for Java
@@ -277,7 +279,7 @@ pub fn lookups(language: Language, importer: &str, import: &Import) -> (Vec<Stri
             }
         }
         Language::CSharp => (
-            namespace_suffixes(&import.module.replace('.', "/")),
+            namespace_suffixes(&import.module.replace('.', "/").to_lowercase()),
             Match::First,
         ),
         Language::Rust => {
@@ -554,21 +556,21 @@ mod tests {
         assert_eq!(
             keys(Language::CSharp, "src/Newtonsoft.Json/Linq/JToken.cs"),
             [
-                "cs:src/Newtonsoft/Json/Linq/JToken",
-                "cs:Newtonsoft/Json/Linq/JToken",
-                "cs:Json/Linq/JToken",
-                "cs:Linq/JToken",
-                "cs:JToken",
-                "cs:src/Newtonsoft/Json/Linq",
-                "cs:Newtonsoft/Json/Linq",
-                "cs:Json/Linq",
-                "cs:Linq"
+                "cs:src/newtonsoft/json/linq/jtoken",
+                "cs:newtonsoft/json/linq/jtoken",
+                "cs:json/linq/jtoken",
+                "cs:linq/jtoken",
+                "cs:jtoken",
+                "cs:src/newtonsoft/json/linq",
+                "cs:newtonsoft/json/linq",
+                "cs:json/linq",
+                "cs:linq"
             ]
         );
         // `using System.Linq` does not find a project's own `Linq` folder.
         assert_eq!(
             l(Language::CSharp, "a.cs", import("System.Linq", &[])).0,
-            ["cs:System/Linq"]
+            ["cs:system/linq"]
         );
         assert_eq!(
             l(
@@ -577,11 +579,11 @@ mod tests {
                 import("Newtonsoft.Json.Linq", &[])
             )
             .0,
-            ["cs:Newtonsoft/Json/Linq", "cs:Json/Linq"]
+            ["cs:newtonsoft/json/linq", "cs:json/linq"]
         );
         assert_eq!(
             package(Language::CSharp, "src/Shop.Web/A.cs").as_deref(),
-            Some("cs:src/Shop/Web")
+            Some("cs:src/shop/web")
         );
         assert_eq!(package(Language::C, "src/a.c"), None);
     }

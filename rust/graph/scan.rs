@@ -219,11 +219,55 @@ pub struct ParsedFile {
     pub documents: Vec<Document>,
 }
 
-/// `path`'s symbols and documents (see `symbols_of`, `documents`).
+/// `path`'s symbols and documents (see `symbols_of`, `documents`). A `.h` file
+/// that reads as C++ (`header_language`) is parsed as C++.
 pub fn parse_file(path: &str, language: Language, bytes: &[u8]) -> Result<ParsedFile, String> {
+    let language = match language {
+        Language::C if path.ends_with(".h") => header_language(bytes),
+        other => other,
+    };
     let symbols = symbols_of(language, bytes)?;
     let documents = documents(path, &symbols, bytes);
     Ok(ParsedFile { symbols, documents })
+}
+
+/// C++ for a header with a line that only C++ has (one starting `namespace `,
+/// `template`, `class `, `public:`..., `using namespace`, or an `#include` of a
+/// standard header without an extension, `<vector>`); else C. A `.h` file is C or
+/// C++ (LLVM, Qt and pybind11 name their C++ headers so); the C grammar reads C++
+/// as a run of syntax errors, the C++ grammar reads C but not its C++ keywords
+/// used as names (`new`, `class` in the Linux kernel).
+pub fn header_language(bytes: &[u8]) -> Language {
+    const CPP: &[&[u8]] = &[
+        b"namespace ",
+        b"template<",
+        b"template <",
+        b"class ",
+        b"public:",
+        b"private:",
+        b"protected:",
+        b"using namespace ",
+        b"extern \"C++\"",
+    ];
+    let cpp = bytes.split(|b| *b == b'\n').any(|line| {
+        let start = line.iter().position(|b| !b.is_ascii_whitespace());
+        let line = &line[start.unwrap_or(line.len())..];
+        CPP.iter().any(|p| line.starts_with(p))
+            || line
+                .strip_prefix(b"#include <")
+                .and_then(|rest| rest.split(|b| *b == b'>').next())
+                .is_some_and(|name| !name.is_empty() && !name.contains(&b'.') && rest_is_name(name))
+    });
+    if cpp {
+        Language::Cpp
+    } else {
+        Language::C
+    }
+}
+
+/// A standard C++ header's name: letters, digits and `_` (`vector`, `unordered_map`).
+fn rest_is_name(name: &[u8]) -> bool {
+    name.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
 }
 
 /// A file's symbols, or why not: binary (a NUL byte in the first 8 KiB).
@@ -299,6 +343,34 @@ mod tests {
                 assert!(Language::from_path(Path::new(&file)).is_none(), "{name}");
             }
         }
+    }
+
+    #[test]
+    fn headers_that_read_as_cpp_are_parsed_as_cpp() {
+        let cpp = b"#pragma once\n#include <vector>\nint f(void);\n";
+        assert_eq!(header_language(cpp), Language::Cpp);
+        let cpp = b"struct A;\nnamespace n {\n  class B : public A {};\n}\n";
+        assert_eq!(header_language(cpp), Language::Cpp);
+        // The kernel's C: `new` and `class` as names, `<linux/x.h>`.
+        let c = b"#include <linux/list.h>\nint f(struct device *new, int class);\n/* class of device */\n";
+        assert_eq!(header_language(c), Language::C);
+        let parsed = parse_file(
+            "a/b.h",
+            Language::C,
+            b"namespace n { class B { void f() {} }; }\n",
+        )
+        .unwrap();
+        assert_eq!(parsed.symbols.language, Language::Cpp);
+        assert!(!parsed.symbols.syntax_errors);
+        assert_eq!(parsed.symbols.definitions.len(), 2);
+        let parsed = parse_file(
+            "a/b.c",
+            Language::C,
+            b"int new(int class) { return class; }\n",
+        )
+        .unwrap();
+        assert_eq!(parsed.symbols.language, Language::C);
+        assert!(!parsed.symbols.syntax_errors);
     }
 
     /// FIFOs (and sockets, devices) are skipped with a reason, never opened; so are

@@ -160,21 +160,23 @@ fn below(path: &str) -> String {
     rest.to_string()
 }
 
-/// `path` from `dir` (from the root: `/dir/path`), then `path` as a suffix.
+/// `path` from `dir` (from the root: `/dir/path`), then `path` as a suffix, then
+/// its last parts (two at least).
 fn relative_then_suffix(dir: &str, path: &str) -> Vec<String> {
     let mut out: Vec<String> = normalize(&join(dir, path))
         .filter(|p| !p.is_empty())
         .map(|p| format!("/{p}"))
         .into_iter()
         .collect();
-    out.push(below(path));
+    out.extend(namespace_suffixes(&below(path)));
     out.retain(|p| !p.is_empty() && p != "/");
     out
 }
 
-/// A namespace's trailing parts, longest first, down to two (one if that is all):
-/// `App/Models/User`, `Models/User`. A namespace's root (`App`) is rarely a folder
-/// (`app/`, `src/`); a single last part alone would find any file of that name.
+/// A namespace's (or include path's) trailing parts, longest first, down to two
+/// (one if that is all): `App/Models/User`, `Models/User`. A namespace's root
+/// (`App`) is rarely a folder (`app/`, `src/`); a single last part alone would find
+/// any file of that name (`<linux/types.h>` is not `types.h`).
 fn namespace_suffixes(path: &str) -> Vec<String> {
     let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
     let shortest = parts.len().min(2);
@@ -243,9 +245,11 @@ pub fn lookups(language: Language, importer: &str, import: &Import) -> (Vec<Stri
         Language::C | Language::Cpp => {
             let module = import.module.as_str();
             match module.strip_prefix('<').and_then(|m| m.strip_suffix('>')) {
-                // `<x.h>`: a file of the project only if one ends so.
-                Some(system) => (vec![below(system)], Match::First),
-                // `"x.h"`: beside the including file first, then any file ending so.
+                // `<x.h>`: a file of the project only if one ends so (or ends with
+                // its last parts, two at least: `<boost/asio/ip.hpp>` in a tree
+                // rooted at `asio/`).
+                Some(system) => (namespace_suffixes(&below(system)), Match::First),
+                // `"x.h"`: beside the including file first, then by suffix.
                 None => (relative_then_suffix(dir, module), Match::First),
             }
         }
@@ -478,6 +482,23 @@ mod tests {
         assert_eq!(
             l(Language::Cpp, "src/a/b.cpp", import("../inc/x.h", &[])).0,
             ["c:/src/inc/x.h", "c:inc/x.h"]
+        );
+        assert_eq!(
+            l(
+                Language::Cpp,
+                "ip/tcp.hpp",
+                import("<boost/asio/ip/tcp.hpp>", &[])
+            )
+            .0,
+            [
+                "c:boost/asio/ip/tcp.hpp",
+                "c:asio/ip/tcp.hpp",
+                "c:ip/tcp.hpp"
+            ]
+        );
+        assert_eq!(
+            l(Language::C, "a.c", import("<stdio.h>", &[])).0,
+            ["c:stdio.h"]
         );
         // System: only a file of the project ending so.
         assert_eq!(

@@ -15,7 +15,7 @@ use crate::context::{ContextItem, ContextItemType, ContextPolicy, ContextWindow}
 use crate::graph::{extract, load, save, KnowledgeGraph, Language, Saved};
 use crate::Error;
 
-const SAMPLES: [(Language, &str); 12] = [
+const SAMPLES: [(Language, &str); 14] = [
     (Language::Python, "import os\nfrom .m import a as b\nclass A(B):\n    def f(self, x: int) -> T:\n        return g(x).h\nX = 1\n"),
     (Language::Rust, "use a::{b, c::d as e};\nmod m;\nconst X: u8 = 1;\ntrait T: U {}\nimpl T for S { fn f(&self) { g(X); a::h(); } }\n"),
     (Language::JavaScript, "import {a, b as c} from './m';\nconst x = require('y');\nclass A extends B { f() { g(a); } }\nexport const h = () => 1;\n"),
@@ -28,6 +28,8 @@ const SAMPLES: [(Language, &str); 12] = [
     (Language::CSharp, "using A.B;\nusing M = C.D;\nnamespace N { class A : B, I<int> { int x; void F(T t) { G(x); this.H(); new C(); } } }\n"),
     (Language::Ruby, "require 'a'\nrequire_relative 'b'\nX = 1\nmodule M\n  class A < B\n    include C\n    def f(y)\n      z = g(y)\n      h + X\n    end\n  end\nend\n"),
     (Language::Php, "<?php\nnamespace A;\nuse B\\C;\nuse D\\{E, F as G};\nrequire __DIR__ . '/h.php';\nconst X = 1;\nclass A extends B implements I { use T; private $n; function f(C $c) { g($this->n); $c->h(); C::k(X); } }\n"),
+    (Language::Lua, "local m = require(\"a.b\")\nX = 1\nlocal T = {}\nfunction T.f(y) m.g(y); h(X) end\nfunction T:k() self:f(1) end\n"),
+    (Language::Bash, "source ./a.sh\n. \"$D/b.sh\"\nX=1\nf() { g \"$X\"; echo $(h 1); }\nfunction k { f; }\n"),
 ];
 
 /// One edit of a source: (kind, position, length, byte).

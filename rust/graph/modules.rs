@@ -17,6 +17,8 @@ pub fn family(language: Language) -> &'static str {
         Language::CSharp => "cs",
         Language::Ruby => "rb",
         Language::Php => "php",
+        Language::Lua => "lua",
+        Language::Bash => "sh",
     }
 }
 
@@ -45,6 +47,7 @@ fn module_path(language: Language, path: &str) -> &str {
         Language::Go => parent(path),
         Language::Python if file == "__init__" => parent(path),
         Language::Rust if matches!(file, "mod" | "lib" | "main") => parent(path),
+        Language::Lua if file == "init" => parent(path),
         _ => stem,
     }
 }
@@ -91,7 +94,7 @@ pub fn keys(language: Language, path: &str) -> Vec<String> {
             out.extend(suffixes(stem).map(|s| key(language, s)));
             return out;
         }
-        Language::Php => {
+        Language::Php | Language::Bash => {
             let mut out = vec![exact(language, path)];
             out.extend(suffixes(path).map(|s| key(language, s)));
             out.extend(suffixes(strip_extension(path)).map(|s| key(language, s)));
@@ -280,6 +283,20 @@ pub fn lookups(language: Language, importer: &str, import: &Import) -> (Vec<Stri
                     .flat_map(|item| namespace_suffixes(&join(&module, &item.replace('\\', "/"))))
                     .collect();
                 (paths, Match::All)
+            }
+        }
+        Language::Lua => (vec![import.module.replace('.', "/")], Match::First),
+        Language::Bash => {
+            // `source "$DIR/x.sh"`: what follows the variable, beside the file first.
+            let module = import.module.trim_matches(|c| c == '"' || c == '\'');
+            let module = match module.strip_prefix('$') {
+                Some(rest) => rest.split_once('/').map_or("", |(_, path)| path),
+                None => module,
+            };
+            if module.is_empty() || module.contains('$') {
+                (vec![], Match::First)
+            } else {
+                (relative_then_suffix(dir, module), Match::First)
             }
         }
         Language::CSharp => (
@@ -607,5 +624,27 @@ mod tests {
             Some("cs:src/shop/web")
         );
         assert_eq!(package(Language::C, "src/a.c"), None);
+        assert_eq!(
+            keys(Language::Lua, "game/board/init.lua"),
+            ["lua:game/board", "lua:board"]
+        );
+        assert_eq!(
+            l(Language::Lua, "main.lua", import("game.board", &[])).0,
+            ["lua:game/board"]
+        );
+        assert_eq!(
+            l(
+                Language::Bash,
+                "bin/run.sh",
+                import("\"$(dirname \"$0\")/../lib/x.sh\"", &[])
+            )
+            .0,
+            ["sh:/lib/x.sh", "sh:lib/x.sh"]
+        );
+        assert_eq!(
+            l(Language::Bash, "run.sh", import("$HOME/.rc", &[])).0,
+            ["sh:/.rc", "sh:.rc"]
+        );
+        assert!(l(Language::Bash, "run.sh", import("$RC", &[])).0.is_empty());
     }
 }

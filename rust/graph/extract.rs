@@ -889,7 +889,7 @@ fn extract_within(language: Language, source: &[u8], budget: std::time::Duration
                 }),
                 // C#'s tags name a call on a member `@reference.send`.
                 ("reference.call" | "reference.send", Some(name)) => found.push(Found {
-                    receiver: receiver(node, name, source),
+                    receiver: receiver(language, node, name, source),
                     ..reference(RefKind::Call, name)
                 }),
                 (other, Some(name)) if other.starts_with("reference.") => {
@@ -1134,7 +1134,12 @@ fn flatten_use(tree: &str) -> (Vec<(String, Option<String>)>, bool) {
 
 /// The receiver of a call whose name is `name`, when it is a plain word before it:
 /// `m` in `m.f()`, `m::f()`, `self.f()`.
-fn receiver(call: tree_sitter::Node, name: tree_sitter::Node, source: &[u8]) -> Option<String> {
+fn receiver(
+    language: Language,
+    call: tree_sitter::Node,
+    name: tree_sitter::Node,
+    source: &[u8],
+) -> Option<String> {
     // The name's parent, found down from the call (`Node::parent` walks down from
     // the root: it took 3% of extraction).
     let mut parent = call;
@@ -1145,19 +1150,19 @@ fn receiver(call: tree_sitter::Node, name: tree_sitter::Node, source: &[u8]) -> 
         }
         parent = child;
     }
-    let object = [
-        "object",
-        "operand",
-        "value",
-        "path",
-        "argument",
-        "receiver",
-        "expression",
-        "scope",
-        "table",
-    ]
-    .into_iter()
-    .find_map(|field| parent.child_by_field_name(field))?;
+    // The field holding the object, per grammar (each lookup by name costs: a
+    // plain call `f()` tries them all).
+    let fields: &[&str] = match language {
+        Language::C | Language::Cpp => &["argument", "scope"],
+        Language::CSharp => &["expression"],
+        Language::Ruby => &["receiver"],
+        Language::Php => &["object", "scope"],
+        Language::Lua => &["table"],
+        _ => &["object", "operand", "value", "path"],
+    };
+    let object = fields
+        .iter()
+        .find_map(|field| parent.child_by_field_name(field))?;
     let text = &source[object.byte_range()];
     // PHP's `$this->f()`, `$m->f()`.
     let text = text.strip_prefix(b"$").unwrap_or(text);

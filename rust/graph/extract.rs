@@ -1769,6 +1769,44 @@ mod tests {
             ),
             (Language::Bash, nested("$(f ", "x", ")", 30_000), 0, true),
             (
+                Language::Cpp,
+                (0..20_000)
+                    .map(|i| format!("void f{i}() {{ g{i}(); }}\n"))
+                    .collect(),
+                20_000,
+                false,
+            ),
+            (
+                Language::CSharp,
+                format!(
+                    "class A {{\n{}}}\n",
+                    (0..20_000)
+                        .map(|i| format!("void F{i}() {{ G{i}(); }}\n"))
+                        .collect::<String>()
+                ),
+                20_000,
+                false,
+            ),
+            (
+                Language::Php,
+                format!(
+                    "<?php\n{}",
+                    (0..20_000)
+                        .map(|i| format!("function f{i}() {{ g{i}(); }}\n"))
+                        .collect::<String>()
+                ),
+                20_000,
+                false,
+            ),
+            (
+                Language::Bash,
+                (0..20_000)
+                    .map(|i| format!("f{i}() {{ g{i}; }}\n"))
+                    .collect(),
+                20_000,
+                false,
+            ),
+            (
                 Language::Bash,
                 nested("f() { g; ", "true", "; }", 20_000),
                 10,
@@ -1821,6 +1859,19 @@ mod tests {
         let s = extract(Language::Python, source.as_bytes());
         assert!(s.truncated.is_empty());
         assert_eq!(s.definitions.len(), 50_000);
+        // Every grammar's parse is given up past its budget (PHP's outside `<?php`
+        // is one text token: no work to cut).
+        let php = format!("<?php\n{source}");
+        for language in Language::ALL {
+            let source = if language == Language::Php {
+                &php
+            } else {
+                &source
+            };
+            let s = extract_within(language, source.as_bytes(), std::time::Duration::ZERO);
+            assert_eq!(s.truncated, [over_budget("parsing")], "{language:?}");
+            assert!(s.definitions.is_empty() && s.syntax_errors, "{language:?}");
+        }
     }
 
     /// The patterns left out of a grammar's tags query are still in it (else a new

@@ -356,7 +356,9 @@ def test_files_of_unparsed_languages_are_counted(project: Path) -> None:
     doctor = run_json("doctor", "--root", str(project))
     [languages] = [c for c in doctor["checks"] if c["check"] == "languages"]
     assert doctor["ok"] and languages["status"] == "warn"
-    assert languages["detail"].startswith("not in the graph (language not supported): Kotlin 3, Swift 1 files; parsed: ")
+    assert languages["detail"].startswith(
+        "not in the graph (language not supported): Kotlin 3, Swift 1 files; parsed: "
+    )
 
 
 def test_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:

@@ -177,7 +177,8 @@ EDGES: dict[str, list[tuple[str, str, str]]] = {
         ("ui/widget.jsx:import ./label", "references", "ui/label.js:label"),
     ],
 }
-# C: prototypes are no definitions (calls go to list.c), `<stdio.h>` stays unresolved.
+# C: prototypes are no definitions (calls go to list.c), `<stdio.h>` stays unresolved,
+# LIST_MAX (written as a macro) is found in the header list.c includes.
 EDGES.update(
     {
         "c": [
@@ -197,6 +198,7 @@ EDGES.update(
             ("cli/util/list.c:list_len", "references", "cli/util/list.h:list_t"),
             ("cli/util/list.c:list_new", "references", "cli/util/list.h:list_t"),
             ("cli/util/list.c:list_new", "uses", "cli/util/list.c:created"),
+            ("cli/util/list.c:list_new", "uses", "cli/util/list.h:LIST_MAX"),
             ("cli/util/list.h", "contains", "cli/util/list.h:LIST_MAX"),
             ("cli/util/list.h", "contains", "cli/util/list.h:list_t"),
             ("cli/util/list.h", "references", "cli/util/list.h:list_t"),

@@ -935,7 +935,7 @@ fn extract_within(language: Language, source: &[u8], budget: std::time::Duration
         truncated.push(too_deep(format!("{MAX_USE_DEPTH} use-tree")));
     }
     found.retain(|f| !f.bare || !locals.contains(f.name.as_bytes()));
-    let mut uses = uses(&identifiers, source, &definitions, &imports);
+    let mut uses = uses(language, &identifiers, source, &definitions, &imports);
     found.append(&mut uses);
     let references = resolve_origins(language, found, &definitions, &imports);
     FileSymbols {
@@ -1201,9 +1201,22 @@ fn bound_names(language: Language, import: &Import) -> Vec<&str> {
     out
 }
 
+/// Whether a C or C++ name is written as a macro or constant is (`LIST_MAX`,
+/// `EINVAL`): two or more capitals, digits and `_`, one capital at least.
+fn macro_like(name: &[u8]) -> bool {
+    name.len() >= 2
+        && name.iter().any(u8::is_ascii_uppercase)
+        && name
+            .iter()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || *b == b'_')
+}
+
 /// Identifiers inside definitions that name one of the file's variables or a name
-/// it imports (a variable defined elsewhere): one `Use` per (definition, name).
+/// it imports (a variable defined elsewhere): one `Use` per (definition, name). In
+/// C and C++, whose `#include` names no items, also every name written as a macro
+/// is: linked to a `#define` of the file or of the files it includes.
 fn uses(
+    language: Language,
     identifiers: &[tree_sitter::Node],
     source: &[u8],
     definitions: &[Definition],
@@ -1222,7 +1235,11 @@ fn uses(
         .collect();
     identifiers
         .iter()
-        .filter(|node| wanted.contains(&source[node.byte_range()]))
+        .filter(|node| {
+            let name = &source[node.byte_range()];
+            wanted.contains(name)
+                || (matches!(language, Language::C | Language::Cpp) && macro_like(name))
+        })
         .map(|node| Found {
             kind: RefKind::Use,
             name: String::from_utf8_lossy(&source[node.byte_range()]).into_owned(),
@@ -1522,6 +1539,24 @@ mod tests {
             assert_eq!(format!("{:?}", refs(&s)), rs, "{l:?}");
             assert!(!s.syntax_errors, "{l:?}");
         }
+    }
+
+    /// C's includes name no items: a name written as a macro is a use (linked to a
+    /// `#define` of the file or of what it includes), other names are not.
+    #[test]
+    fn c_names_written_as_macros_are_uses() {
+        let source = "#include \"list.h\"\nint f(int n) { return n > LIST_MAX ? -EINVAL : X1 + x_max + A; }\n";
+        let s = extract(Language::C, source.as_bytes());
+        assert_eq!(
+            format!("{:?}", refs(&s)),
+            r#"[(Use, "EINVAL", 2, "f"), (Use, "LIST_MAX", 2, "f"), (Use, "X1", 2, "f")]"#
+        );
+        let python = extract(Language::Python, b"def f():\n    return LIST_MAX\n");
+        assert!(python.references.is_empty());
+        assert!(macro_like(b"O_RDONLY") && macro_like(b"X1"));
+        assert!(
+            !macro_like(b"A") && !macro_like(b"x_max") && !macro_like(b"__") && !macro_like(b"Foo")
+        );
     }
 
     /// Lua (`local m = require "x"` binds `m`: `util.trim` is looked up in it) and

@@ -423,6 +423,24 @@ def test_near_duplicates_merge_by_cosine_once_embedded(clock: Clock) -> None:
         assert 2 not in [h.id for h in ltm.recall("tools/release.sh").hits]
 
 
+def test_a_recall_scores_as_the_next_one(clock: Clock) -> None:
+    """Whatever a recall brings up to date (stale session documents, pending embeddings
+    and the cosine merges they cause) is done before it searches, not after."""
+    query = "where is the release script for postgres?"
+    with LongTermMemory(":memory:", clock=clock, embedder=FakeEmbedder) as ltm:
+        ltm.add_turn("s1", "user", "We keep the release script next to the Postgres dump.")
+        for text in list(FakeEmbedder.VECTORS)[:3]:
+            ltm.remember(text)
+        first = ltm.recall(query)
+        assert ltm.get(2).status == "archived"  # merged into 1 by cosine during the first recall
+        assert [(h.kind, h.id) for h in first.hits] == [("turn", 1), ("fact", 1)]
+        assert ltm.recall(query) == first
+        ltm.add_turn("s2", "user", "Postgres 16 runs the release script checks.")  # a new session
+        third = ltm.recall(query)
+        assert [(h.kind, h.id) for h in third.hits] == [("turn", 1), ("turn", 2), ("fact", 1)]
+        assert ltm.recall(query) == third
+
+
 def test_memories_from_turns_with_personal_data_are_tagged(ltm: LongTermMemory) -> None:
     added = ltm.add_turn("s", "user", "My name is Alex and my email is alex@example.com.")
     memory = ltm.get(added.extracted[0].memory_id)

@@ -657,10 +657,9 @@ class LongTermMemory:
 
     def _session_scores(self, text: str) -> dict[str, tuple[float, float]]:
         """Session id -> (BM25 score of its session document, that score over the
-        best session's)."""
+        best session's). ``recall`` brings the session documents up to date first."""
         if self.policy.recall_session_weight <= 0:
             return {}
-        self._refresh_sessions()
         found = self._lexical.search(text, 100, kinds=("session",), k1=self.retrieval.bm25_k1, b=self.retrieval.bm25_b)
         best = max((score for _key, score, _terms in found), default=0.0)
         if best <= 0:
@@ -1584,6 +1583,14 @@ class LongTermMemory:
             "tags": policy.weight_tags,
             "context": policy.weight_context,
         }
+        # Everything that changes the indexes happens before the first search, so that a
+        # recall scores as the next one would: the session documents (they share the
+        # lexical index's corpus statistics) and the pending embeddings (their cosine
+        # merges re-index memories).
+        if policy.recall_session_weight > 0:
+            self._refresh_sessions()
+        if self._embedder_factory is not None:
+            self._embed_pending()
         lexical = self._lexical.search(
             text,
             pool,
@@ -1596,7 +1603,6 @@ class LongTermMemory:
         channels = [("lexical", self.retrieval.lexical_weight, [(key, score) for key, score, _ in lexical])]
         used = ["lexical"]
         if self._embedder_factory is not None:
-            self._embed_pending()
             if self._vectors is not None and len(self._vectors):
                 if self._embedder is None:  # every item was embedded before this process
                     self._embedder = self._embedder_factory()

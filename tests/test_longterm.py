@@ -527,3 +527,44 @@ def test_gc_changes_are_written(tmp_path: Path, clock: Clock) -> None:
         assert (ltm.get(1).layer, ltm.get(2).status) == ("long", "archived")
         assert [a.action for a in ltm.explain(2).actions] == ["created", "archived"]
         assert ltm.remember("bravo notes about the cache layer").action == "created"  # archived: no merge
+
+
+def test_stored_vectors_load_and_bad_ones_are_embedded_again(tmp_path: Path, clock: Clock) -> None:
+    import duckdb
+
+    path = tmp_path / "m.duckdb"
+    texts = ["Lunch is at noon", "The deploy script lives in tools/release.sh", "Coffee is free", "Tea is free"]
+    with LongTermMemory(path, clock=clock, embedder=FakeEmbedder) as ltm:
+        assert [ltm.remember(text).memory_id for text in texts] == [1, 2, 3, 4]
+        ltm.flush()  # embeds all four
+    con = duckdb.connect(str(path))
+    con.execute("UPDATE memory_vectors SET vector = [1.0, NULL, 0.0, 0.0] WHERE item_key = 'm2'")
+    con.execute("UPDATE memory_vectors SET vector = [1.0, 0.0] WHERE item_key = 'm3'")  # another dimension
+    con.execute("UPDATE memory_vectors SET vector = ['nan'::FLOAT, 0, 0, 0] WHERE item_key = 'm4'")
+    con.execute("INSERT INTO memory_vectors VALUES ('m99', [0.0, 0.0, 1.0, 0.0]), ('t7', [1.0])")  # no such items
+    con.close()
+    embedded: list[str] = []
+
+    class Counting(FakeEmbedder):
+        def embed(self, texts: list[str]) -> object:
+            embedded.extend(texts)
+            return super().embed(texts)
+
+    with LongTermMemory(path, clock=clock, embedder=Counting) as ltm:
+        assert ltm.counts()["memories"] == 4  # loaded: the vectors read, nothing embedded yet
+        assert embedded == []
+        found = ltm.recall("lunch")
+        assert embedded == [*texts[1:], "lunch"]  # the three bad vectors, then the query
+        assert found.channels == ["lexical", "dense"]
+        assert [(h.id, [c.channel for c in h.channels]) for h in found.hits] == [(1, ["lexical", "dense"])]
+    con = duckdb.connect(str(path))
+    rows = con.execute("SELECT item_key, vector FROM memory_vectors ORDER BY item_key").fetchall()
+    con.close()
+    assert rows == [
+        ("m1", [0.0, 0.0, 1.0, 0.0]),
+        ("m2", [1.0, 0.0, 0.0, 0.0]),
+        ("m3", [0.0, 0.0, 0.0, 1.0]),
+        ("m4", [0.0, 0.0, 0.0, 1.0]),
+        ("m99", [0.0, 0.0, 1.0, 0.0]),
+        ("t7", [1.0]),
+    ]

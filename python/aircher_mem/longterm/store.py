@@ -107,6 +107,7 @@ _MAX_K = 1000
 _MAX_DEPTH = 64  # subtree walks stop here (a parent chain can be long, never endless)
 _SPEAKER_LINKS = 32  # a memory's document names the speakers of this many of its turns
 _SESSION_CHARS = 200_000  # a session's document holds at most its last this many characters
+_VECTOR_SLICE = 16_384  # stored vectors are read this many rows at a time
 
 Extractor = Callable[[str], object]
 """``extractor(turn_text)`` -> seed 004's JSON: a list of ``{content, importance,
@@ -598,17 +599,42 @@ class LongTermMemory:
         self._loaded = True
 
     def _load_vectors(self) -> None:
+        """The stored vectors of the items that exist, into the ``VectorIndex``: read
+        as numpy arrays (never one Python float at a time), ``_VECTOR_SLICE`` rows a
+        query, one upsert each. Only vectors of the dimension most of them have, with
+        every value finite, are kept: the other items are embedded again at the next
+        recall."""
+        import duckdb
+
         keys = set(self._lexical.keys())
         self._unembedded = set(keys)
-        rows = self._con.execute("SELECT item_key, vector FROM memory_vectors").fetchall()
-        rows = [(key, vector) for key, vector in rows if key in keys]
-        if not rows:
-            return
-        dim = len(rows[0][1])
-        rows = [(key, vector) for key, vector in rows if len(vector) == dim]
-        self._vectors = VectorIndex(dim)
-        self._vectors.upsert([key for key, _ in rows], np.asarray([v for _, v in rows], dtype=np.float32))
-        self._unembedded.difference_update(key for key, _ in rows)
+        try:
+            found = self._con.execute(
+                "SELECT len(vector) AS dim, max(rowid) FROM memory_vectors WHERE len(vector) > 0 "
+                "GROUP BY dim ORDER BY count(*) DESC, dim LIMIT 1"
+            ).fetchone()
+            if found is None:
+                return
+            dim, last = int(found[0]), int(found[1])
+            vectors = VectorIndex(dim)
+            for start in range(0, last + 1, _VECTOR_SLICE):
+                rows = self._con.execute(
+                    "SELECT item_key, vector FROM memory_vectors WHERE rowid >= ? AND rowid < ? AND len(vector) = ?",
+                    [start, start + _VECTOR_SLICE, dim],
+                ).fetchnumpy()
+                chosen = [i for i, key in enumerate(rows["item_key"]) if key in keys]
+                if not chosen:
+                    continue
+                found_vectors = rows["vector"]
+                matrix = np.stack([np.ma.filled(found_vectors[i], np.nan) for i in chosen]).astype(np.float32)
+                finite = np.asarray(np.isfinite(matrix).all(axis=1))
+                kept = [str(rows["item_key"][i]) for i, ok in zip(chosen, finite) if ok]
+                vectors.upsert(kept, np.ascontiguousarray(matrix[finite]))
+                self._unembedded.difference_update(kept)
+        except duckdb.Error as exc:
+            raise store.corrupt_or_error(self.path, exc, "reading the stored vectors") from None
+        if len(vectors):
+            self._vectors = vectors
 
     def _track_active(self, memory: _Memory) -> None:
         """Keeps the merge-check index to the active memories."""

@@ -568,3 +568,39 @@ def test_stored_vectors_load_and_bad_ones_are_embedded_again(tmp_path: Path, clo
         ("m99", [0.0, 0.0, 1.0, 0.0]),
         ("t7", [1.0]),
     ]
+
+
+def test_secrets_are_redacted_wherever_they_would_be_stored(tmp_path: Path, clock: Clock) -> None:
+    import duckdb
+
+    token = "ghp_" + "a" * 36
+
+    def llm(text: str) -> object:
+        return [{"content": f"The deploy token is {token}", "importance": 1, "tags": [token], "action": "create"}]
+
+    path = tmp_path / "m.duckdb"
+    with LongTermMemory(path, clock=clock, extractor=llm) as ltm:
+        added = ltm.add_turn("s", "user", f"the token is {token}", speaker=f"bot {token}", metadata={"k": token})
+        assert [(e.action, e.memory_id) for e in added.extracted] == [("created", 1)]
+        remembered = ltm.remember(f"CI uses {token}", tags=[token, "ci"], domain=token, module="m", code_ref=token)
+        assert remembered.memory_id == 2
+        ltm.update(1, tags=[f"deploy {token}"])
+        kept = [ltm.get(1), ltm.get(2)]
+        marker = kept[0].content.removeprefix("The deploy token is ")
+        assert marker.startswith("[REDACTED:github_token:") and token not in marker
+        assert (kept[0].tags, kept[1].content, kept[1].tags) == (
+            [f"deploy {marker}"],
+            f"CI uses {marker}",
+            [marker, "ci"],
+        )
+        assert (kept[1].domain, kept[1].code_ref) == (marker, marker)
+        assert ltm.turns("s")[0].speaker == f"bot {marker}"
+        assert ltm.forget(text=f"CI uses {token}").ids == [2]  # the text is redacted before matching
+    con = duckdb.connect(str(path))
+    stored = [
+        str(row)
+        for table in ("turns", "memories", "memory_links", "memory_edges", "memory_actions")
+        for row in con.execute(f"SELECT * FROM {table}").fetchall()
+    ]
+    con.close()
+    assert stored and not [row for row in stored if token in row]

@@ -359,6 +359,20 @@ def _optional_text(field: str, value: object, *, max_chars: int = 1000) -> str |
     return None if value is None else _text(field, value, max_chars=max_chars).strip()
 
 
+def _redacted(value: str | None) -> str | None:
+    return None if value is None else redact(value)
+
+
+def _redacted_candidate(candidate: Candidate) -> Candidate:
+    """An extractor's candidate with its content, value and tags redacted."""
+    return dataclasses.replace(
+        candidate,
+        content=redact(candidate.content),
+        value=_redacted(candidate.value),
+        tags=tuple(sorted({redact(tag) for tag in candidate.tags})),
+    )
+
+
 def _choice(field: str, value: object, choices: Sequence[str]) -> str:
     if not isinstance(value, str) or value not in choices:
         raise InvalidInputError(f"{field} must be one of {', '.join(choices)}, got {_short(value)}")
@@ -401,7 +415,7 @@ def _tags(value: object) -> list[str]:
         raise InvalidInputError(f"tags must be a sequence of strings, got {_short(value)}")
     out: list[str] = []
     for tag in value:
-        text = _text("a tag", tag, max_chars=200).strip()
+        text = redact(_text("a tag", tag, max_chars=200)).strip()
         if text not in out:
             out.append(text)
     if len(out) > 100:
@@ -861,7 +875,7 @@ class LongTermMemory:
         session = _text("session_id", session_id, max_chars=1000)
         role = _choice("role", role, ROLES)
         raw = _text("text", text)
-        who = _optional_text("speaker", speaker)
+        who = _redacted(_optional_text("speaker", speaker))
         when = self.clock() if at is None else _time("at", at)
         meta = _metadata(metadata)
         if not isinstance(extract, bool):
@@ -899,6 +913,9 @@ class LongTermMemory:
         if self.extractor is None or mode == "heuristic":
             return heuristic, [], ""
         found, archive, error = run_llm(self.extractor, text, timeout=self.policy.llm_timeout_seconds)
+        # the extractor's output is stored too: what it says goes through the detector
+        found = [_redacted_candidate(c) for c in found]
+        archive = [redact(content) for content in archive]
         if error:
             note = f"extractor: {error}; the heuristic rules were used"
             if mode == "llm":
@@ -943,9 +960,9 @@ class LongTermMemory:
         if isinstance(importance, bool) or importance not in (0, 1):
             raise InvalidInputError(f"importance must be 0 or 1, got {_short(importance)}")
         tag_list = _tags(tags)
-        domain = _optional_text("domain", domain)
-        module = _optional_text("module", module)
-        code_ref = _optional_text("code_ref", code_ref)
+        domain = _redacted(_optional_text("domain", domain))
+        module = _redacted(_optional_text("module", module))
+        code_ref = _redacted(_optional_text("code_ref", code_ref))
         if level is None:
             level = "L3" if code_ref else "L2" if module else "L1" if domain else "L0"
         level = _choice("level", level, LEVELS)

@@ -150,7 +150,7 @@ def test_remember_dedups_by_jaccard(ltm: LongTermMemory) -> None:
     assert (a.memory_id, a.action) == (1, "created")
     same = ltm.remember("the staging server restarts every night at two!")
     assert (same.memory_id, same.action) == (1, "merged")
-    # 6 of 7 content words shared: Jaccard 6/8 = 0.75 >= 0.7
+    # 5 of 6 tokens shared ("the" and "at" are stop words): Jaccard 5/7 = 0.714 >= 0.7
     close = ltm.remember("The staging server restarts every night at three")
     assert (close.memory_id, close.action) == (1, "merged")
     other = ltm.remember("Production deploys need two approvals")
@@ -604,3 +604,262 @@ def test_secrets_are_redacted_wherever_they_would_be_stored(tmp_path: Path, cloc
     ]
     con.close()
     assert stored and not [row for row in stored if token in row]
+
+
+# -- the seeds' numbers, at their boundaries ------------------------------------------------------
+
+
+def test_policy_defaults_are_the_seeds_numbers() -> None:
+    p = LongtermPolicy()
+    assert (p.short_term_turns, p.merge_jaccard, p.merge_cosine, p.duplicate_cosine) == (100, 0.7, 0.85, 0.95)
+    assert (p.w_freq, p.w_recency, p.w_importance, p.decay_lambda) == (1.0, 1.0, 2.0, 0.05)
+    assert (p.promote_hits, p.promote_days, p.archive_score, p.archive_days, p.mid_capacity) == (3, 7.0, 0.5, 30.0, 500)
+
+
+def test_jaccard_merges_at_0_7_and_not_below(ltm: LongTermMemory) -> None:
+    from aircher_mem.longterm.extract import jaccard, token_set
+
+    base = "The staging server restarts every night at two"
+    above = "The staging server restarts every night at three"  # 5 of 7 tokens: 0.714
+    below = "The staging server restarts every single night at three"  # 5 of 8: 0.625
+    assert jaccard(token_set(base), token_set(above)) == 5 / 7
+    assert jaccard(token_set(base), token_set(below)) == 5 / 8  # memory 1 keeps base's words after the merge
+    assert [(r.memory_id, r.action) for r in (ltm.remember(t) for t in (base, above, below))] == [
+        (1, "created"),
+        (1, "merged"),
+        (2, "created"),
+    ]
+    assert (ltm.get(1).hits, ltm.get(2).hits) == (1, 0)
+
+
+class PlaneEmbedder:
+    """Each memory's own direction: cosine to "base" 0.96, 0.851 and 0.849, and at
+    most 0.817 between any two of the others; any other text gets a fifth axis."""
+
+    VECTORS: ClassVar[dict[str, list[float]]] = {
+        "base: the release script is tools/release.sh": [1.0, 0.0, 0.0, 0.0, 0.0],
+        "dup: run tools/release.sh to ship": [0.96, 0.28, 0.0, 0.0, 0.0],
+        "merge: shipping goes through a script": [0.851, 0.0, math.sqrt(1 - 0.851**2), 0.0, 0.0],
+        "new: a script exists somewhere": [0.849, 0.0, 0.0, math.sqrt(1 - 0.849**2), 0.0],
+    }
+
+    def embed(self, texts: list[str]) -> object:
+        import numpy as np
+
+        return np.array([self.VECTORS.get(t, [0.0, 0.0, 0.0, 0.0, 1.0]) for t in texts], dtype=np.float32)
+
+
+def test_cosine_duplicate_merge_and_new_at_000s_thresholds(clock: Clock) -> None:
+    with LongTermMemory(":memory:", clock=clock, embedder=PlaneEmbedder) as ltm:
+        assert [ltm.remember(t).action for t in PlaneEmbedder.VECTORS] == ["created"] * 4  # no shared words
+        ltm.flush()  # embeds the four, then applies the cosine rule
+        assert [(ltm.get(i).status, ltm.get(i).hits) for i in (1, 2, 3, 4)] == [
+            ("active", 2),
+            ("archived", 0),
+            ("archived", 0),
+            ("active", 0),
+        ]
+        assert ltm.explain(2).actions[-1].detail == "duplicate of memory 1 (cosine 0.960)"
+        assert ltm.explain(3).actions[-1].detail == "merged into memory 1 (cosine 0.851)"
+        assert [a.detail for a in ltm.explain(1).actions[1:]] == [
+            "memory 2, a duplicate (cosine 0.960)",
+            "memory 3 (cosine 0.851)",
+        ]
+        assert [(e.relation, e.memory_id) for e in ltm.explain(1).related] == [("merged_from", 2), ("merged_from", 3)]
+
+
+def test_gc_rules_at_their_boundaries(clock: Clock) -> None:
+    with LongTermMemory(":memory:", clock=clock) as ltm:
+        for _ in range(4):
+            ltm.remember("alpha owns billing", at=T0 - 6.9 * DAY)  # 1: hits 3, seen 6.9 days ago: promoted
+        for _ in range(4):
+            ltm.remember("bravo owns search", at=T0 - 7.1 * DAY)  # 2: hits 3 but 7.1 days: kept, ln 4 + 0.70
+        for _ in range(3):
+            ltm.remember("charlie owns payroll", at=T0)  # 3: hits 2: kept
+        ltm.remember("delta runbook", importance=1, at=T0 - 30.1 * DAY)  # 4: 2.22, unseen 30.1 days: archived
+        ltm.remember("echo runbook", importance=1, at=T0 - 29.9 * DAY)  # 5: kept
+        ltm.remember("foxtrot note", at=T0 - 13.8 * DAY)  # 6: e^-0.69 = 0.5016: kept
+        ltm.remember("golf note", at=T0 - 13.9 * DAY)  # 7: e^-0.695 = 0.4991: archived
+        assert [ltm.get(i).hits for i in range(1, 8)] == [3, 3, 2, 0, 0, 0, 0]
+        assert [ltm.explain(i).outlook for i in (1, 2, 3, 4, 5, 6)] == [
+            "promote to long-term",
+            "keep",
+            "keep",
+            "archive: not seen for 30.1 days > 30.0",
+            "keep",
+            "keep",
+        ]
+        assert ltm.explain(7).outlook == "archive: score 0.499 < 0.5"
+        report = ltm.gc()
+        assert (report.promoted, report.archived_low_score, report.archived_age, report.archived_capacity) == (
+            [1],
+            [7],
+            [4],
+            [],
+        )
+        assert (report.scored, report.mid_active, report.long_active) == (7, 4, 1)
+
+
+def test_gc_keeps_500_mid_term_memories_by_default(clock: Clock) -> None:
+    with LongTermMemory(":memory:", clock=clock) as ltm:
+        for i in range(502):  # each a minute older than the one before; none merge
+            assert ltm.remember(f"note {i} zz{i}", at=T0 - 60 * i).memory_id == i + 1
+        report = ltm.gc(dry_run=True)
+        assert (report.archived_capacity, report.mid_active) == ([502, 501], 500)
+        assert ltm.gc().archived_capacity == [502, 501]
+        assert ltm.explain(501).actions[-1].detail == "gc: capacity"
+        assert ltm.counts()["active"] == 500
+
+
+def test_feedback_moves_the_usage_term(ltm: LongTermMemory) -> None:
+    ltm.remember("Builds run on buildkite")
+    assert ltm.recall("buildkite builds").hits[0].usage == 0.0
+    for signal in ("ignored", "ignored", "cited"):
+        ltm.feedback(1, signal)  # type: ignore[arg-type]
+    fed = ltm.feedback(1, "ignored")
+    assert (fed.retrieved, fed.cited, fed.ignored) == (1, 1, 3)
+    hit = ltm.recall("buildkite builds").hits[0]
+    assert hit.usage == pytest.approx(0.1 * (1 - 3) / (1 + 3 + 1))  # recall_usage_weight (cited - ignored) / (n + 1)
+    assert [a.action for a in ltm.explain(1).actions] == ["created", "ignored", "ignored", "cited", "ignored"]
+
+
+# -- forget, against every way a memory can be made or changed ------------------------------------
+
+_SAID = [
+    "I prefer tabs.",
+    "I now prefer spaces.",
+    "The database is Postgres.",
+    "We moved to MySQL.",
+    "My name is Alex.",
+    "We use pytest for the tests.",
+]
+_KEPT = [
+    "base: the release script is tools/release.sh",
+    "dup: run tools/release.sh to ship",
+    "merge: shipping goes through a script",
+    "alice owns the payments module",
+    "alice owns the payments module today",
+]
+_QUERIES = ["tabs spaces prefer", "database postgres mysql", "name Alex", "pytest tests", "release script", "alice"]
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.tuples(st.just("turn"), st.sampled_from(_SAID)),
+            st.tuples(st.just("remember"), st.sampled_from(_KEPT)),
+            st.tuples(st.just("child"), st.integers(1, 10)),
+            st.tuples(st.just("forget"), st.integers(1, 10)),
+            st.tuples(st.just("forget_text"), st.sampled_from(_SAID + _KEPT)),
+            st.tuples(st.just("archive"), st.integers(1, 10)),
+            st.tuples(st.just("recall"), st.sampled_from(_QUERIES)),  # embeds: cosine merges
+            st.tuples(st.just("gc"), st.just(0)),
+        ),
+        max_size=20,
+    )
+)
+def test_a_forgotten_memory_never_comes_back_whatever_made_it(ops: list[tuple[str, object]]) -> None:
+    """Turns (extracted, merged, superseded), remember (Jaccard and cosine merges,
+    children), updates and gc, with forgets anywhere: a forgotten memory is in no
+    recall, list, explain (its own or another's), record, or table row, even after
+    reopening."""
+    import tempfile
+
+    import duckdb
+
+    clock = Clock()
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "m.duckdb"
+        forgotten: set[int] = set()
+        with LongTermMemory(path, clock=clock, embedder=PlaneEmbedder) as ltm:
+            for op, arg in ops:
+                clock.now += 60
+                try:
+                    if op == "turn":
+                        ltm.add_turn("s", "user", str(arg))
+                    elif op == "remember":
+                        assert ltm.remember(str(arg)).memory_id not in forgotten  # ids are never reused
+                    elif op == "child":
+                        ltm.remember(f"child note {arg}", parent_id=int(arg))  # type: ignore[call-overload]
+                    elif op == "forget":
+                        forgotten.update(ltm.forget(int(arg)).ids)  # type: ignore[call-overload]
+                    elif op == "forget_text":
+                        forgotten.update(ltm.forget(text=str(arg)).ids)
+                    elif op == "archive":
+                        ltm.update(int(arg), status="archived")  # type: ignore[call-overload]
+                    elif op == "recall":
+                        ltm.recall(str(arg))
+                    else:
+                        ltm.gc()
+                except UnknownMemoryError:
+                    pass
+                _assert_forgotten(ltm, forgotten)
+        with LongTermMemory(path, clock=clock, embedder=PlaneEmbedder) as ltm:
+            _assert_forgotten(ltm, forgotten)
+        con = duckdb.connect(str(path))
+        try:
+            keys = [f"m{i}" for i in forgotten]
+            for sql, values in (
+                ("SELECT id FROM memories WHERE id IN (SELECT unnest(?::BIGINT[]))", [list(forgotten)]),
+                (
+                    "SELECT memory_id FROM memory_links WHERE memory_id IN (SELECT unnest(?::BIGINT[]))",
+                    [list(forgotten)],
+                ),
+                (
+                    "SELECT memory_id FROM memory_actions WHERE memory_id IN (SELECT unnest(?::BIGINT[]))",
+                    [list(forgotten)],
+                ),
+                (
+                    "SELECT source_id FROM memory_edges WHERE source_id IN (SELECT unnest(?::BIGINT[])) "
+                    "OR target_id IN (SELECT unnest(?::BIGINT[]))",
+                    [list(forgotten), list(forgotten)],
+                ),
+                (
+                    "SELECT id FROM memories WHERE parent_id IN (SELECT unnest(?::BIGINT[])) "
+                    "OR superseded_by IN (SELECT unnest(?::BIGINT[]))",
+                    [list(forgotten), list(forgotten)],
+                ),
+                ("SELECT item_key FROM memory_vectors WHERE item_key IN (SELECT unnest(?::VARCHAR[]))", [keys]),
+            ):
+                assert con.execute(sql, values).fetchall() == []
+        finally:
+            con.close()
+
+
+def _assert_forgotten(ltm: LongTermMemory, forgotten: set[int]) -> None:
+    for query in _QUERIES:
+        for at in (None, T0 + 10 * DAY):
+            hits = ltm.recall(query, k=50, at=at).hits
+            assert not {h.id for h in hits if h.kind != "turn"} & forgotten
+    records = ltm.memories(status=None, limit=1000).memories
+    assert not {m.id for m in records} & forgotten
+    assert not {m.parent_id for m in records} & forgotten
+    assert not {m.superseded_by for m in records} & forgotten
+    for record in records:
+        why = ltm.explain(record.id)
+        assert not {e.memory_id for e in why.related} & forgotten
+        for action in why.actions:
+            if action.action in ("superseded", "supersedes"):  # they quote the other memory's value
+                other = int(action.detail.removeprefix("by ").removeprefix("memory ").split(":")[0].split()[0])
+                assert (other in forgotten) == action.detail.endswith(" (forgotten)") == (":" not in action.detail)
+    for memory_id in forgotten:
+        with pytest.raises(UnknownMemoryError):
+            ltm.explain(memory_id)
+
+
+@pytest.mark.parametrize("gone", [1, 2])
+def test_forgetting_one_side_of_a_supersede_leaves_no_quote_of_it(tmp_path: Path, clock: Clock, gone: int) -> None:
+    path = tmp_path / "m.duckdb"
+    with LongTermMemory(path, clock=clock) as ltm:
+        ltm.add_turn("s", "user", "I prefer tabs.")
+        ltm.add_turn("s", "user", "I now prefer spaces.")
+        kept = 3 - gone
+        quote = {1: "by memory 2: 'spaces'", 2: "memory 1: 'tabs'"}[kept]
+        assert ltm.explain(kept).actions[-1].detail == quote
+        assert ltm.forget(gone).ids == [gone]
+        scrubbed = {1: "by memory 2 (forgotten)", 2: "memory 1 (forgotten)"}[kept]
+        assert ltm.explain(kept).actions[-1].detail == scrubbed
+    with LongTermMemory(path, clock=clock) as ltm:
+        assert [a.detail for a in ltm.explain(kept).actions][-1] == scrubbed
+        assert ltm.explain(kept).related == []

@@ -243,9 +243,12 @@ class LongtermPolicy(_Section):
     #: A new memory whose token set overlaps an existing one's at least this much
     #: (Jaccard, 004) merges into it: hits + 1, last seen now, the turn linked.
     merge_jaccard: float = _bound(0.7, 0.0, 1.0, lo_open=True)
-    #: With embeddings: cosine at least this merges too (000: 0.85-0.95 merge,
-    #: above 0.95 a duplicate, which merging also absorbs).
+    #: With embeddings (000): a memory at least ``merge_cosine`` similar to an older
+    #: one merges into it (0.85-0.95); above ``duplicate_cosine`` it is a duplicate.
+    #: Both are absorbed the same way (hits, turns; the newer one archived), and
+    #: explain tells which it was; below ``merge_cosine`` it stays a memory of its own.
     merge_cosine: float = _bound(0.85, 0.0, 1.0, lo_open=True)
+    duplicate_cosine: float = _bound(0.95, 0.0, 1.0, lo_open=True)
     #: 004's score: w_freq ln(1 + hits) + w_recency exp(-lambda age_days) +
     #: w_importance importance, age counted from the memory's last sighting.
     w_freq: float = _bound(1.0, 0.0, 100.0)

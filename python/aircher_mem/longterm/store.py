@@ -1232,9 +1232,18 @@ class LongTermMemory:
         self._write()
         con = self._con
         keys = [_memory_key(i) for i in ids]
+        scrubbed = self._scrubbed_actions(set(ids))
         try:
             con.execute("BEGIN TRANSACTION")
             con.execute("DELETE FROM memories WHERE id IN (SELECT unnest(?::BIGINT[]))", [ids])
+            if scrubbed:
+                con.execute(
+                    "UPDATE memory_actions SET detail = v.new FROM (SELECT unnest(?::BIGINT[]) AS id, "
+                    "unnest(?::VARCHAR[]) AS action, unnest(?::VARCHAR[]) AS old, unnest(?::VARCHAR[]) AS new) v "
+                    "WHERE memory_actions.memory_id = v.id AND memory_actions.action = v.action "
+                    "AND memory_actions.detail = v.old",
+                    [list(column) for column in zip(*((m, a.action, a.detail, new) for m, _i, a, new in scrubbed))],
+                )
             con.execute("DELETE FROM memory_links WHERE memory_id IN (SELECT unnest(?::BIGINT[]))", [ids])
             con.execute(
                 "DELETE FROM memory_edges WHERE source_id IN (SELECT unnest(?::BIGINT[])) "
@@ -1265,6 +1274,8 @@ class LongTermMemory:
             log.warning("forgot %s; the write-ahead log keeps their text until the next checkpoint: %s", ids, exc)
         store.protect(self.path)
         gone = set(ids)
+        for memory_id_, index, action, new in scrubbed:
+            self._actions[memory_id_][index] = dataclasses.replace(action, detail=new)
         for memory_id_ in ids:
             memory = self._memories.pop(memory_id_)
             if memory.slot is not None and self._slots.get(memory.slot) == memory_id_:
@@ -1288,6 +1299,27 @@ class LongTermMemory:
         for key in keys:
             self._forget_vector(key)
         return Forgotten(sorted(ids))
+
+    def _scrubbed_actions(self, ids: set[int]) -> list[tuple[int, int, MemoryAction, str]]:
+        """The actions of other memories that quote a memory being forgotten (a
+        supersede names the other memory's value), with what they become: the id
+        stays, the value goes. (memory id, index in its actions, action, new detail)"""
+        out = []
+        quoting = {other for i in ids for relation, other in self._edges.get(i, []) if relation == "supersedes"}
+        quoting.update(
+            source
+            for source, edges in self._edges.items()
+            if any(relation == "supersedes" and other in ids for relation, other in edges)
+        )
+        for memory_id in sorted(quoting - ids):
+            for index, action in enumerate(self._actions.get(memory_id, [])):
+                if action.action not in ("superseded", "supersedes"):
+                    continue
+                head, colon, _value = action.detail.partition(": ")
+                other = head.removeprefix("by ").removeprefix("memory ")
+                if colon and other.isdigit() and int(other) in ids:
+                    out.append((memory_id, index, action, f"{head} (forgotten)"))
+        return out
 
     def _forget_vector(self, key: str) -> None:
         self._unembedded.discard(key)
@@ -1549,7 +1581,8 @@ class LongTermMemory:
     def _merge_near_duplicate(self, memory_id: int, vector: np.ndarray) -> None:
         """000's cosine rule, applied once a memory is embedded (never in
         ``add_turn``): an older active memory of the same kind and no conflicting
-        slot at least ``merge_cosine`` similar absorbs it (hits, turns); the newer
+        slot at least ``merge_cosine`` similar absorbs it (hits, turns; above
+        ``duplicate_cosine`` it is called a duplicate); the newer
         one is archived with a ``merged_into`` edge, so it stays explainable."""
         memory = self._memories.get(memory_id)
         if memory is None or memory.status != "active" or self._vectors is None:
@@ -1569,8 +1602,13 @@ class LongTermMemory:
             for turn_id in sorted(self._sources.get(memory_id, {})):
                 self._link(keep.id, turn_id, "merged", now)
             self._touch(keep)
-            self._act(keep.id, now, "merged", f"memory {memory_id} (cosine {similarity:.3f})")
-            self._archive(memory, now, f"merged into memory {keep.id} (cosine {similarity:.3f})")
+            cosine = f"(cosine {similarity:.3f})"
+            if similarity > self.policy.duplicate_cosine:
+                self._act(keep.id, now, "merged", f"memory {memory_id}, a duplicate {cosine}")
+                self._archive(memory, now, f"duplicate of memory {keep.id} {cosine}")
+            else:
+                self._act(keep.id, now, "merged", f"memory {memory_id} {cosine}")
+                self._archive(memory, now, f"merged into memory {keep.id} {cosine}")
             if memory.slot is not None and memory.slot not in self._slots:
                 self._slots[memory.slot] = keep.id
             self._edge(memory_id, keep.id, "merged_into", now)

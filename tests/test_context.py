@@ -177,3 +177,39 @@ def test_seed002_keeps_every_view(clock: list[float]) -> None:
     m.add_code_snippet("x", file_path="a.py", line_range=(1, 50))
     m.add_code_snippet("y", file_path="a.py", line_range=(1, 80))
     assert m.file_edited("a.py") == [] and len(m.window) == 2
+
+
+def test_memories_come_in_best_first_with_their_ids_within_the_share(clock: list[float]) -> None:
+    def hit(memory_id: int, kind: str, content: str) -> am.RecallHit:
+        return am.RecallHit(kind, memory_id, content, 1.0, [], [], 0.0, 0.0, 0.0, [])
+
+    asked: list[str] = []
+
+    def memories(message: str) -> list[am.RecallHit]:
+        asked.append(message)
+        return [
+            hit(7, "fact", "We use pytest for the tests."),
+            hit(3, "decision", "Deploys go through staging first because prod broke twice."),
+            hit(9, "fact", "Use ruff."),  # fits, but comes after one that did not
+        ]
+
+    m = manager(clock, max_tokens=500, memory_provider=memories)  # share 0.05: 25 tokens
+    texts = [
+        "Memory 7 (fact): We use pytest for the tests.",
+        "Memory 3 (decision): Deploys go through staging first because prod broke twice.",
+        "Memory 9 (fact): Use ruff.",
+    ]
+    costs = [m.tokens.count(t) for t in texts]
+    assert costs[0] <= 25 < costs[0] + costs[1] and costs[0] + costs[2] <= 25  # what the test stands on
+    messages = m.prepare_context("how do we test?")
+    assert asked == ["how do we test?"]
+    assert messages == [
+        {"role": "user", "content": "how do we test?"},
+        {"role": "assistant", "content": texts[0]},
+    ]
+    wide = manager(clock, max_tokens=100_000, memory_provider=memories)  # 5,000 tokens: all three
+    assert [msg["content"] for msg in wide.prepare_context("how do we test?")[1:]] == texts
+    shut = am.DynamicContextManager(
+        am.Policy.from_dict({"longterm": {"memory_share": 0.0}}), clock=lambda: clock[0], memory_provider=memories
+    )
+    assert shut.prepare_context("how do we test?") == [{"role": "user", "content": "how do we test?"}]

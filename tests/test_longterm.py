@@ -385,6 +385,24 @@ def test_service_verbs_and_prepare_context_cite_memories(tmp_path: Path) -> None
         assert memory.forget(2).ids == [2]
 
 
+def test_prepare_context_recalls_at_most_max_memories_and_never_raw_turns(tmp_path: Path) -> None:
+    policy = Policy.from_dict({"longterm": {"max_memories": 2}})
+    with Memory.open(tmp_path, policy=policy) as memory:
+        memory.add_turn("s1", "user", "Our pytest runs are slow on CI", extract=False)  # a turn, never an item
+        for text in ("We use pytest for the tests.", "pytest runs with -x.", "pytest plugins live in conftest."):
+            memory.remember(text)
+        assert [h.id for h in memory.recall("which pytest options?", kinds=["fact"]).hits] == [2, 1, 3]
+        assert memory.context_manager(record=False).prepare_context("which pytest options?") == [
+            {"role": "user", "content": "which pytest options?"},
+            {"role": "assistant", "content": "Memory 2 (fact): pytest runs with -x."},
+            {"role": "assistant", "content": "Memory 1 (fact): We use pytest for the tests."},
+        ]
+        memory.longterm.close()  # the store fails: the window goes on without memories
+        assert memory.context_manager(record=False).prepare_context("pytest?") == [
+            {"role": "user", "content": "pytest?"}
+        ]
+
+
 def test_policy_section_round_trips() -> None:
     policy = Policy.from_dict({"longterm": {"short_term_turns": 5, "extractor_mode": "llm"}})
     assert policy.longterm.short_term_turns == 5

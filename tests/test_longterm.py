@@ -110,6 +110,7 @@ def test_preference_change_supersedes_and_both_stay_explainable(ltm: LongTermMem
     assert [(e.action, e.memory_id, e.content) for e in first.extracted] == [("created", 1, "I prefer tabs.")]
     again = ltm.add_turn("s1", "user", "I prefer tabs.", at=T0 - 9 * DAY)
     assert [(e.action, e.memory_id) for e in again.extracted] == [("merged", 1)]
+    assert (ltm.get(1).hits, ltm.get(1).last_seen, ltm.get(1).valid_from) == (1, T0 - 9 * DAY, T0 - 10 * DAY)
     change = ltm.add_turn("s2", "user", "I now prefer spaces.", at=T0 - 2 * DAY)
     assert [(e.action, e.memory_id, e.superseded) for e in change.extracted] == [("superseded", 2, 1)]
 

@@ -108,6 +108,7 @@ _MAX_DEPTH = 64  # subtree walks stop here (a parent chain can be long, never en
 _SPEAKER_LINKS = 32  # a memory's document names the speakers of this many of its turns
 _SESSION_CHARS = 200_000  # a session's document holds at most its last this many characters
 _VECTOR_SLICE = 16_384  # stored vectors are read this many rows at a time
+_LOAD_SLICE = 8_192  # rows are read, and documents indexed, this many at a time
 
 Extractor = Callable[[str], object]
 """``extractor(turn_text)`` -> seed 004's JSON: a list of ``{content, importance,
@@ -277,6 +278,20 @@ class _Memory:
 
 _MEMORY_FIELDS = tuple(f.name for f in dataclasses.fields(_Memory))
 _JSON_FIELDS = ("tags", "rules")
+_TAGS_AT, _RULES_AT = _MEMORY_FIELDS.index("tags"), _MEMORY_FIELDS.index("rules")
+
+
+def _slices(items: Iterable[Any], size: int) -> Iterable[list[Any]]:
+    iterator = iter(items)
+    while chunk := list(itertools.islice(iterator, size)):
+        yield chunk
+
+
+def _json_list(text: str) -> list[str]:
+    """A stored JSON list of strings (most are empty: no parsing for those)."""
+    return [] if text == "[]" else json.loads(text)
+
+
 _MEMORY_TYPES = {
     "id": "BIGINT",
     "parent_id": "BIGINT",
@@ -559,55 +574,59 @@ class LongTermMemory:
     # -- loading -------------------------------------------------------------------------
 
     def _load(self) -> None:
+        """Reads every row into memory and builds the indexes. Rows are fetched, and
+        documents indexed, ``_LOAD_SLICE`` at a time, so that neither every row as a
+        tuple nor every document is held at once next to what is built from them."""
         if self._loaded:
             return
         import duckdb
 
         try:
-            turns = self._con.execute(f"SELECT {', '.join(_TURN_COLUMNS)} FROM turns ORDER BY id").fetchall()
-            memories = self._con.execute(f"SELECT {', '.join(_MEMORY_FIELDS)} FROM memories ORDER BY id").fetchall()
-            links = self._con.execute("SELECT memory_id, turn_id, reason FROM memory_links").fetchall()
-            edges = self._con.execute("SELECT source_id, target_id, relation FROM memory_edges").fetchall()
-            actions = self._con.execute(
-                "SELECT memory_id, done_at, action, detail FROM memory_actions ORDER BY done_at, rowid"
-            ).fetchall()
+            con = self._con
+            con.execute(f"SELECT {', '.join(_TURN_COLUMNS)} FROM turns ORDER BY id")
+            while rows := con.fetchmany(_LOAD_SLICE):
+                for row in rows:
+                    turn = _Turn(row[0], row[1], row[2], row[3], row[4], row[5], row[6], _json_list(row[7]))
+                    self._turns[turn.id] = turn
+                    self._position[turn.id] = len(self._sessions[turn.session_id])
+                    self._sessions[turn.session_id].append(turn.id)
+            con.execute(f"SELECT {', '.join(_MEMORY_FIELDS)} FROM memories ORDER BY id")
+            while rows := con.fetchmany(_LOAD_SLICE):
+                for row in rows:
+                    memory = _Memory(*row)  # the columns are the dataclass's fields, in order
+                    memory.tags = _json_list(row[_TAGS_AT])
+                    memory.rules = _json_list(row[_RULES_AT])
+                    self._memories[memory.id] = memory
+                    if memory.parent_id is not None:
+                        self._children[memory.parent_id].add(memory.id)
+                    slot = memory.slot
+                    if slot is not None and memory.status == "active" and memory.valid_until is None:
+                        self._slots[slot] = memory.id
+            con.execute("SELECT memory_id, turn_id, reason FROM memory_links")
+            while rows := con.fetchmany(_LOAD_SLICE):
+                for memory_id, turn_id, reason in rows:
+                    self._sources[memory_id][turn_id] = reason
+                    self._memories_of[turn_id].add(memory_id)
+            for source, target, relation in con.execute(
+                "SELECT source_id, target_id, relation FROM memory_edges"
+            ).fetchall():
+                self._edges[source].append((relation, target))
+            con.execute("SELECT memory_id, done_at, action, detail FROM memory_actions ORDER BY done_at, rowid")
+            while rows := con.fetchmany(_LOAD_SLICE):
+                for memory_id, done_at, action, detail in rows:
+                    self._actions[memory_id].append(MemoryAction(done_at, action, detail))
         except duckdb.Error as exc:
             raise store.corrupt_or_error(self.path, exc, "reading long-term memory") from None
-        for row in turns:
-            turn = _Turn(row[0], row[1], row[2], row[3], row[4], row[5], row[6], json.loads(row[7]))
-            self._turns[turn.id] = turn
-            self._position[turn.id] = len(self._sessions[turn.session_id])
-            self._sessions[turn.session_id].append(turn.id)
-        for row in memories:
-            values = dict(zip(_MEMORY_FIELDS, row))
-            for name in _JSON_FIELDS:
-                values[name] = json.loads(values[name])
-            memory = _Memory(**values)
-            self._memories[memory.id] = memory
-            if memory.parent_id is not None:
-                self._children[memory.parent_id].add(memory.id)
-            slot = memory.slot
-            if slot is not None and memory.status == "active" and memory.valid_until is None:
-                self._slots[slot] = memory.id
-        for memory_id, turn_id, reason in links:
-            self._sources[memory_id][turn_id] = reason
-            self._memories_of[turn_id].add(memory_id)
-        for source, target, relation in edges:
-            self._edges[source].append((relation, target))
-        for memory_id, done_at, action, detail in actions:
-            self._actions[memory_id].append(MemoryAction(done_at, action, detail))
         self._next_turn = max(self._turns, default=0) + 1
         self._next_memory = max(self._memories, default=0) + 1
-        self._lexical.upsert([self._turn_document(t) for t in self._turns.values()])
+        for chunk in _slices(self._turns.values(), _LOAD_SLICE):
+            self._lexical.upsert([self._turn_document(t) for t in chunk])
         self._stale_sessions = set(self._sessions)
-        self._lexical.upsert([self._memory_document(m) for m in self._memories.values()])
-        self._dedup.upsert(
-            [
-                ("memory", _memory_key(m.id), "", {"text": m.content})
-                for m in self._memories.values()
-                if m.status == "active"
-            ]
-        )
+        for chunk in _slices(self._memories.values(), _LOAD_SLICE):
+            self._lexical.upsert([self._memory_document(m) for m in chunk])
+            self._dedup.upsert(
+                [("memory", _memory_key(m.id), "", {"text": m.content}) for m in chunk if m.status == "active"]
+            )
         if self._embedder_factory is not None:
             self._load_vectors()
         self._loaded = True
@@ -1476,19 +1495,24 @@ class LongTermMemory:
         low: list[int] = []
         old: list[int] = []
         w_freq, w_recency, w_importance = policy.w_freq, policy.w_recency, policy.w_importance
-        decay, day = policy.decay_lambda, DAY
+        decay, day, log1p, exp = policy.decay_lambda, DAY, math.log1p, math.exp
+        promote_hits, promote_days = policy.promote_hits, policy.promote_days
+        archive_score, archive_days = policy.archive_score, policy.archive_days
         for m in active:  # scoring.score, inlined: this loop runs over every memory
-            age = max(0.0, (now - m.last_seen) / day)
-            value = w_freq * math.log1p(max(0, m.hits)) + w_recency * math.exp(-decay * age)
+            age = (now - m.last_seen) / day
+            if age < 0.0:
+                age = 0.0
+            hits = m.hits
+            value = w_freq * log1p(hits if hits > 0 else 0) + w_recency * exp(-decay * age)
             value += w_importance * m.importance
             scores[m.id] = value
             if m.layer != "mid":
                 continue
-            if m.hits >= policy.promote_hits and age <= policy.promote_days:
+            if hits >= promote_hits and age <= promote_days:
                 promoted.append(m.id)
-            elif value < policy.archive_score:
+            elif value < archive_score:
                 low.append(m.id)
-            elif age > policy.archive_days:
+            elif age > archive_days:
                 old.append(m.id)
         leaving = set(low) | set(old) | set(promoted)
         staying = sorted(
@@ -1503,30 +1527,46 @@ class LongTermMemory:
         if dry_run:
             return report
         self._write()  # what was pending, so that the rows below are written as they are now
-        actions: list[tuple[int, float, str, str]] = []
         for m in active:
             m.score = scores[m.id]
+        # the actions, as (ids, action, detail) groups: one INSERT each
+        groups: dict[tuple[str, str], list[int]] = defaultdict(list)
         for memory_id in promoted:
             memory = self._memories[memory_id]
             memory.layer = "long"
-            actions.append((memory_id, now, "promoted", f"hits {memory.hits} >= {policy.promote_hits}"))
+            groups["promoted", f"hits {memory.hits} >= {policy.promote_hits}"].append(memory_id)
+        archived = 0
         for ids, why in ((low, "low score"), (old, "age"), (capacity, "capacity")):
             for memory_id in ids:
                 memory = self._memories[memory_id]
                 memory.status = "archived"
                 if memory.slot is not None and self._slots.get(memory.slot) == memory_id:
                     del self._slots[memory.slot]
-                actions.append((memory_id, now, "archived", f"gc: {why}"))
-        self._dedup.remove([_memory_key(i) for ids in (low, old, capacity) for i in ids])
-        for memory_id, at, action, detail in actions:
-            self._actions[memory_id].append(MemoryAction(at, action, detail))
-        self._write_gc(active, actions)
+            if ids:
+                groups["archived", f"gc: {why}"] = ids
+            archived += len(ids)
+        if archived > len(active) - archived:  # cheaper to build the merge-check index anew
+            self._dedup = LexicalIndex(stem=True)
+            self._dedup.upsert(
+                [
+                    ("memory", _memory_key(m.id), "", {"text": m.content})
+                    for m in self._memories.values()
+                    if m.status == "active"
+                ]
+            )
+        else:
+            self._dedup.remove([_memory_key(i) for ids in (low, old, capacity) for i in ids])
+        for (action, detail), ids in groups.items():
+            entry = MemoryAction(now, action, detail)  # frozen: one object serves them all
+            for memory_id in ids:
+                self._actions[memory_id].append(entry)
+        self._write_gc(active, now, groups)
         return report
 
-    def _write_gc(self, memories: list[_Memory], actions: list[tuple[int, float, str, str]]) -> None:
+    def _write_gc(self, memories: list[_Memory], now: float, groups: Mapping[tuple[str, str], list[int]]) -> None:
         """A gc pass's changes in one transaction: score, layer and status of every
         memory scored in one UPDATE (much cheaper than rewriting whole rows), and
-        its actions in one INSERT."""
+        each group of like actions in one INSERT."""
         import duckdb
 
         con = self._con
@@ -1543,8 +1583,12 @@ class LongTermMemory:
                     [m.status for m in memories],
                 ],
             )
-            if actions:
-                con.execute(_INSERT_ACTIONS, [list(column) for column in zip(*actions)])
+            for (action, detail), ids in groups.items():
+                con.execute(
+                    "INSERT INTO memory_actions (memory_id, done_at, action, detail) "
+                    "SELECT unnest(?::BIGINT[]), ?, ?, ?",
+                    [ids, now, action, detail],
+                )
             con.execute("COMMIT")
         except duckdb.Error as exc:
             try:
@@ -1553,6 +1597,7 @@ class LongTermMemory:
                 pass
             # the state in memory is ahead of the file: write those rows whole next time
             self._dirty.update(m.id for m in memories)
+            actions = [(i, now, action, detail) for (action, detail), ids in groups.items() for i in ids]
             self._new_actions.extend(actions)
             self._pending += len(memories) + len(actions)
             raise store.corrupt_or_error(self.path, exc, "writing a gc pass") from None

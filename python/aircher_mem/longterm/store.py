@@ -659,7 +659,8 @@ class LongTermMemory:
                 if not chosen:
                     continue
                 found_vectors = rows["vector"]
-                matrix = np.stack([np.ma.filled(found_vectors[i], np.nan) for i in chosen]).astype(np.float32)
+                matrix = np.stack([np.ma.filled(found_vectors[i], np.nan) for i in chosen])
+                matrix = matrix.astype(np.float32, copy=False)
                 finite = np.asarray(np.isfinite(matrix).all(axis=1))
                 kept = [str(rows["item_key"][i]) for i, ok in zip(chosen, finite) if ok]
                 vectors.upsert(kept, np.ascontiguousarray(matrix[finite]))

@@ -575,8 +575,8 @@ class LongTermMemory:
 
     def _load(self) -> None:
         """Reads every row into memory and builds the indexes. Rows are fetched, and
-        documents indexed, ``_LOAD_SLICE`` at a time, so that neither every row as a
-        tuple nor every document is held at once next to what is built from them."""
+        memory documents indexed, ``_LOAD_SLICE`` at a time, so that every row as a
+        tuple is never held at once next to what is built from them."""
         if self._loaded:
             return
         import duckdb
@@ -619,8 +619,8 @@ class LongTermMemory:
             raise store.corrupt_or_error(self.path, exc, "reading long-term memory") from None
         self._next_turn = max(self._turns, default=0) + 1
         self._next_memory = max(self._memories, default=0) + 1
-        for chunk in _slices(self._turns.values(), _LOAD_SLICE):
-            self._lexical.upsert([self._turn_document(t) for t in chunk])
+        # one call: into the empty index, the Rust side builds shards in parallel
+        self._lexical.upsert([self._turn_document(t) for t in self._turns.values()])
         self._stale_sessions = set(self._sessions)
         for chunk in _slices(self._memories.values(), _LOAD_SLICE):
             self._lexical.upsert([self._memory_document(m) for m in chunk])

@@ -545,6 +545,14 @@ def test_gc_changes_are_written(tmp_path: Path, clock: Clock) -> None:
     with LongTermMemory(path, clock=clock) as ltm:
         assert (ltm.get(1).layer, ltm.get(2).status) == ("long", "archived")
         assert [a.action for a in ltm.explain(2).actions] == ["created", "archived"]
+        assert [a.detail for a in ltm.explain(1).actions] == [
+            "remember; rules remember",
+            *["remember"] * 3,
+            "hits 3 >= 3",
+        ]
+        # the stored score is gc's: 004's formula at gc time (the archived one was active then)
+        stored = dict(ltm._con.execute("SELECT id, score FROM memories").fetchall())
+        assert stored == {1: pytest.approx(math.log(4) + 1.0), 2: pytest.approx(math.exp(-1.0))}
         assert ltm.remember("bravo notes about the cache layer").action == "created"  # archived: no merge
 
 

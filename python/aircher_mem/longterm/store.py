@@ -1499,6 +1499,8 @@ class LongTermMemory:
         decay, day, log1p, exp = policy.decay_lambda, DAY, math.log1p, math.exp
         promote_hits, promote_days = policy.promote_hits, policy.promote_days
         archive_score, archive_days = policy.archive_score, policy.archive_days
+        staying: list[tuple[float, float, int]] = []  # mid-term memories that stay: (score, last seen, id)
+        long_active = 0
         for m in active:  # scoring.score, inlined: this loop runs over every memory
             age = (now - m.last_seen) / day
             if age < 0.0:
@@ -1508,21 +1510,19 @@ class LongTermMemory:
             value += w_importance * m.importance
             scores[m.id] = value
             if m.layer != "mid":
-                continue
-            if hits >= promote_hits and age <= promote_days:
+                long_active += 1
+            elif hits >= promote_hits and age <= promote_days:
                 promoted.append(m.id)
             elif value < archive_score:
                 low.append(m.id)
             elif age > archive_days:
                 old.append(m.id)
-        leaving = set(low) | set(old) | set(promoted)
-        staying = sorted(
-            (m for m in active if m.layer == "mid" and m.id not in leaving),
-            key=lambda m: (scores[m.id], m.last_seen, m.id),
-        )
+            else:
+                staying.append((value, m.last_seen, m.id))
+        staying.sort()  # the lowest scoring (then least recently seen) go first
         excess = max(0, len(staying) - policy.mid_capacity)
-        capacity = [m.id for m in staying[:excess]]
-        long_active = sum(1 for m in active if m.layer == "long") + len(promoted)
+        capacity = [memory_id for _score, _seen, memory_id in staying[:excess]]
+        long_active += len(promoted)
         mid_active = len(staying) - excess
         report = GcReport(dry_run, len(active), promoted, low, old, capacity, mid_active, long_active)
         if dry_run:
@@ -1561,34 +1561,57 @@ class LongTermMemory:
             entry = MemoryAction(now, action, detail)  # frozen: one object serves them all
             for memory_id in ids:
                 self._actions[memory_id].append(entry)
-        self._write_gc(active, now, groups)
+        self._write_gc(active, now, promoted, [i for ids in (low, old, capacity) for i in ids], groups)
         return report
 
-    def _write_gc(self, memories: list[_Memory], now: float, groups: Mapping[tuple[str, str], list[int]]) -> None:
-        """A gc pass's changes in one transaction: score, layer and status of every
-        memory scored in one UPDATE (much cheaper than rewriting whole rows), and
-        each group of like actions in one INSERT."""
+    def _write_gc(
+        self,
+        memories: list[_Memory],
+        now: float,
+        promoted: list[int],
+        archived: list[int],
+        groups: Mapping[tuple[str, str], list[int]],
+    ) -> None:
+        """A gc pass's changes in one transaction, only the columns it changes: the
+        score of every active memory recomputed by DuckDB (the same formula; the
+        file was brought up to date first), the layer of the promoted and the
+        status of the archived joined on their ids, and each group of like actions
+        in one INSERT. (The stored score is what gc last computed; nothing reads it
+        back for a decision: records and gc use the live score.)"""
         import duckdb
 
+        policy = self.policy
         con = self._con
         try:
             con.execute("BEGIN TRANSACTION")
             con.execute(
-                "UPDATE memories SET score = v.score, layer = v.layer, status = v.status FROM "
-                "(SELECT unnest(?::BIGINT[]) AS id, unnest(?::DOUBLE[]) AS score, unnest(?::VARCHAR[]) AS layer, "
-                "unnest(?::VARCHAR[]) AS status) v WHERE memories.id = v.id",
-                [
-                    [m.id for m in memories],
-                    [m.score for m in memories],
-                    [m.layer for m in memories],
-                    [m.status for m in memories],
-                ],
+                "UPDATE memories SET score = ? * ln(1 + greatest(hits, 0)) + ? * exp(-? * greatest(0, (? - last_seen) "
+                "/ ?)) + ? * importance WHERE status = 'active'",
+                [policy.w_freq, policy.w_recency, policy.decay_lambda, now, DAY, policy.w_importance],
             )
+            for column, value, ids in (("layer", "long", promoted), ("status", "archived", archived)):
+                if ids:
+                    con.execute(
+                        f"UPDATE memories SET {column} = ? FROM (SELECT unnest(?::BIGINT[]) AS id) v "
+                        "WHERE memories.id = v.id",
+                        [value, ids],
+                    )
+            promotions: tuple[list[int], list[str]] = ([], [])  # their details differ: one INSERT of two lists
             for (action, detail), ids in groups.items():
+                if action == "promoted":
+                    promotions[0].extend(ids)
+                    promotions[1].extend([detail] * len(ids))
+                    continue
                 con.execute(
                     "INSERT INTO memory_actions (memory_id, done_at, action, detail) "
                     "SELECT unnest(?::BIGINT[]), ?, ?, ?",
                     [ids, now, action, detail],
+                )
+            if promotions[0]:
+                con.execute(
+                    "INSERT INTO memory_actions (memory_id, done_at, action, detail) "
+                    "SELECT unnest(?::BIGINT[]), ?, 'promoted', unnest(?::VARCHAR[])",
+                    [promotions[0], now, promotions[1]],
                 )
             con.execute("COMMIT")
         except duckdb.Error as exc:

@@ -5,7 +5,9 @@ measure with a baseline in the same run:
 - ``add_turn`` (heuristic extraction on) on the full store, one call per round; each
   round's setup also times, on the same turn, ``extract()`` alone and one
   ``INSERT`` of the turn into a bare DuckDB ``turns`` table of N rows (what a naive
-  store pays per turn), so the ratios come from the same machine state;
+  store pays per turn), so the ratios come from the same machine state; besides
+  the wall time, the process's CPU time in each call (``add_turn_cpu_*``: the work,
+  without the waits for a core, which dominate p99 on a loaded machine);
 - ``recall`` (k = 10, LoCoMo's questions) lexical only, interleaved with bm25s
   (``bm25s.tokenize(stopwords="en")``, top 10) over the same texts; and with the
   dense channel on: every stored turn and memory gets a random unit vector
@@ -352,11 +354,12 @@ def test_recall_lexical(benchmark: Any, store: Store, lexical: LongTermMemory, b
     """Each round: one question through ``recall`` (lexical), then through bm25s; the
     pytest-benchmark stats are both together, extra_info each one's p50/p95."""
     benchmark.group = f"recall on {store.n:,} turns + {store.n:,} memories"
-    times: dict[str, list[float]] = {"recall": [], "bm25": []}
+    times: dict[str, list[float]] = {"recall": [], "bm25": [], "recall_cpu": []}
 
     def both(q: str) -> None:
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         hits = lexical.recall(q, k=10).hits
+        times["recall_cpu"].append(time.process_time() - start_cpu)
         middle = time.perf_counter()
         bm25.rank(q, 10)
         times["recall"].append(middle - start)
@@ -366,6 +369,7 @@ def test_recall_lexical(benchmark: Any, store: Store, lexical: LongTermMemory, b
     run_queries(benchmark, questions(store, benchmark), both, passes=2)
     benchmark.extra_info.update(impl="recall (lexical) then bm25s, same question", load_average=load_average())
     benchmark.extra_info.update(dist(times["recall"], "recall_"))
+    benchmark.extra_info.update(dist(times["recall_cpu"], "recall_cpu_"))
     benchmark.extra_info.update(dist(times["bm25"], "bm25_"))
     for p in ("p50", "p95"):
         ratio = benchmark.extra_info[f"recall_{p}_ms"] / benchmark.extra_info[f"bm25_{p}_ms"]
@@ -468,10 +472,12 @@ def test_add_turn(benchmark: Any, store: Store, tmp_path: Path) -> None:
 
     calls = 50 if benchmark.disabled else 3000
     times: list[float] = []
+    cpu: list[float] = []  # the process's CPU time in the call: the work, without the waits for a core
 
     def add(**turn: Any) -> None:
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         results.append(lt.add_turn(**turn))
+        cpu.append(time.process_time() - start_cpu)
         times.append(time.perf_counter() - start)
 
     try:
@@ -482,6 +488,7 @@ def test_add_turn(benchmark: Any, store: Store, tmp_path: Path) -> None:
     benchmark.extra_info.update(impl="add_turn (extract=True), baselines timed in the setup")
     benchmark.extra_info.update(load_average=load_average(), calls=len(times))
     benchmark.extra_info.update(dist(times, "add_turn_"))
+    benchmark.extra_info.update(dist(cpu, "add_turn_cpu_"))
     benchmark.extra_info.update(dist(base["extract"], "extract_"))
     benchmark.extra_info.update(dist(base["insert"], "insert_"))
     for p in ("p50", "p95", "p99"):

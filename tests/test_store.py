@@ -179,3 +179,24 @@ def test_an_existing_folder_and_file_keep_their_modes(tmp_path: Path) -> None:
     path.chmod(0o640)
     am.EpisodicMemory(path).close()
     assert mode(path) == 0o640 and mode(tmp_path) == stat.S_IMODE(tmp_path.stat().st_mode)
+
+
+def test_the_progress_bar_is_off(tmp_path: Path) -> None:
+    """DuckDB draws a progress bar on stdout for a query over 2 s (a 100K-row load
+    on a busy machine did): on the MCP server's stdout that breaks the protocol.
+    Its default depends on the process (off under pytest, on in a plain one), so a
+    plain process reads the flag."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from aircher_mem import store\n"
+        "for path in (':memory:', sys.argv[1]):\n"
+        "    con = store.connect(path)\n"
+        "    print(con.execute(\"SELECT current_setting('enable_progress_bar')\").fetchone()[0])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "m.duckdb")], capture_output=True, text=True, check=True
+    )
+    assert done.stdout == "False\nFalse\n"

@@ -187,6 +187,13 @@ def connect(path: str | Path) -> duckdb.DuckDBPyConnection:
         raise corrupt_or_error(text, exc, "opening it") from None
     except duckdb.Error as exc:
         raise StoreCorruptError(f"cannot open {text}: {_one_line(str(exc))}") from None
+    # No progress bar: DuckDB draws it on stdout for a query over 2 s (a 100K-row load
+    # on a busy machine), which is the MCP server's protocol channel and a CLI's JSON.
+    try:
+        con.execute("SET enable_progress_bar = false")
+    except duckdb.Error as exc:
+        con.close()
+        raise StoreCorruptError(f"cannot open {text}: {_one_line(str(exc))}") from None
     if created:
         try:
             os.chmod(text, 0o600)

@@ -890,3 +890,25 @@ def test_forgetting_one_side_of_a_supersede_leaves_no_quote_of_it(tmp_path: Path
     with LongTermMemory(path, clock=clock) as ltm:
         assert [a.detail for a in ltm.explain(kept).actions][-1] == scrubbed
         assert ltm.explain(kept).related == []
+
+
+def test_the_cosine_merge_looks_past_turns_that_say_the_same(clock: Clock) -> None:
+    """The vector index holds turns too: 30 turns as close to the new memory as it is
+    to itself must not hide the older memory it merges into (the window was 20)."""
+
+    class Crowd:
+        def embed(self, texts: list[str]) -> object:
+            import numpy as np
+
+            table = {"alpha: the cache lives in redis": [0.9, 0.435889894, 0.0], "the cache is redis": [1.0, 0.0, 0.0]}
+            vectors = [table.get(t, [1.0, 0.0, 0.0] if t.startswith("s:") else [0.0, 0.0, 1.0]) for t in texts]
+            return np.array(vectors, dtype=np.float32)
+
+    with LongTermMemory(":memory:", clock=clock, embedder=Crowd) as ltm:
+        assert ltm.remember("alpha: the cache lives in redis").memory_id == 1
+        for i in range(30):
+            ltm.add_turn("s", "user", f"turn {i}", speaker="s", extract=False)
+        assert ltm.remember("the cache is redis").memory_id == 2
+        ltm.flush()
+        assert (ltm.get(2).status, ltm.get(1).hits) == ("archived", 1)
+        assert ltm.explain(2).actions[-1].detail == "merged into memory 1 (cosine 0.900)"

@@ -109,6 +109,7 @@ _SPEAKER_LINKS = 32  # a memory's document names the speakers of this many of it
 _SESSION_CHARS = 200_000  # a session's document holds at most its last this many characters
 _VECTOR_SLICE = 16_384  # stored vectors are read this many rows at a time
 _LOAD_SLICE = 8_192  # rows are read, and documents indexed, this many at a time
+_COSINE_WINDOW = 1_000  # the cosine merge looks for an older memory among this many nearest items
 
 Extractor = Callable[[str], object]
 """``extractor(turn_text)`` -> seed 004's JSON: a list of ``{content, importance,
@@ -1652,11 +1653,13 @@ class LongTermMemory:
         ``add_turn``): an older active memory of the same kind and no conflicting
         slot at least ``merge_cosine`` similar absorbs it (hits, turns; above
         ``duplicate_cosine`` it is called a duplicate); the newer
-        one is archived with a ``merged_into`` edge, so it stays explainable."""
+        one is archived with a ``merged_into`` edge, so it stays explainable. The
+        older memory is looked for among the ``_COSINE_WINDOW`` nearest items (turns
+        are in the same index, and a memory's own turns are near it)."""
         memory = self._memories.get(memory_id)
         if memory is None or memory.status != "active" or self._vectors is None:
             return
-        for key, similarity in self._vectors.search(vector, 20):
+        for key, similarity in self._vectors.search(vector, _COSINE_WINDOW):
             if similarity < self.policy.merge_cosine:
                 return
             if key[0] != "m" or int(key[1:]) >= memory_id:

@@ -105,8 +105,8 @@ def test_the_tools_tell_a_model_when_to_remember_and_how_to_cite(tmp_path: Path,
     with_server(tmp_path / "p", clock, script)
 
 
-# (CLI argv, MCP tool, arguments), in order: one recall, as a fresh process would
-# answer it (see test_a_second_recall_scores_like_the_first).
+# (CLI argv, MCP tool, arguments), in order: one recall (a process's first recall
+# scores as its later ones do: test_a_second_recall_scores_like_the_first).
 SHARED = [
     (
         ["add-turn", "--session", "s1", "--role", "user", "--text", "I prefer tabs.", "--speaker", "ann"],

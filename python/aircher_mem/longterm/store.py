@@ -557,6 +557,10 @@ class LongTermMemory:
         self._children: dict[int, set[int]] = defaultdict(set)
         self._slots: dict[tuple[str, str], int] = {}
         self._lexical = LexicalIndex(stem=True)  # prose: Snowball English stems
+        # Session documents in their own index: they never change the corpus
+        # statistics turns and memories are scored with (nor does the moment they
+        # are rebuilt).
+        self._session_lexical = LexicalIndex(stem=True)
         self._dedup = LexicalIndex(stem=True)  # the content of active memories only (merge checks)
         self._vectors: VectorIndex | None = None
         self._unembedded: set[str] = set()
@@ -713,7 +717,7 @@ class LongTermMemory:
                     break
                 texts.append(text)
             documents.append(("session", _session_key(session), session, {"text": "\n".join(reversed(texts))}))
-        self._lexical.upsert(documents)
+        self._session_lexical.upsert(documents)
         self._stale_sessions.clear()
 
     def _session_scores(self, text: str) -> dict[str, tuple[float, float]]:
@@ -721,7 +725,9 @@ class LongTermMemory:
         best session's). ``recall`` brings the session documents up to date first."""
         if self.policy.recall_session_weight <= 0:
             return {}
-        found = self._lexical.search(text, 100, kinds=("session",), k1=self.retrieval.bm25_k1, b=self.retrieval.bm25_b)
+        found = self._session_lexical.search(
+            text, 100, kinds=("session",), k1=self.retrieval.bm25_k1, b=self.retrieval.bm25_b
+        )
         best = max((score for _key, score, _terms in found), default=0.0)
         if best <= 0:
             return {}
@@ -1737,9 +1743,9 @@ class LongTermMemory:
             "context": policy.weight_context,
         }
         # Everything that changes the indexes happens before the first search, so that a
-        # recall scores as the next one would: the session documents (they share the
-        # lexical index's corpus statistics) and the pending embeddings (their cosine
-        # merges re-index memories).
+        # recall scores as the next one would: the session documents (in an index of
+        # their own, so they never change how turns and memories score) and the pending
+        # embeddings (their cosine merges re-index memories).
         if policy.recall_session_weight > 0:
             self._refresh_sessions()
         if self._embedder_factory is not None:

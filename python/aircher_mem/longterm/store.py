@@ -70,6 +70,7 @@ from ..results import (
     Turn,
     TurnAdded,
 )
+from .dialogue import party, questions, unaddressed
 from .extract import Candidate, combine, extract, jaccard, normalize, run_llm, token_set
 from .scoring import DAY, age_days, gc_outlook, score_terms
 from .scoring import recency as recency_of
@@ -682,22 +683,43 @@ class LongTermMemory:
         else:
             self._dedup.remove([_memory_key(memory.id)])
 
-    def _turn_document(self, turn: _Turn) -> tuple[str, str, str, dict[str, str]]:
-        """A turn's fields: its text, speaker and date words, and as ``context`` the
-        turns before and after it in its session (an answer often sits in the reply
-        to a question)."""
+    def _neighbours(self, turn: _Turn) -> tuple[_Turn | None, _Turn | None]:
+        """The turns before and after ``turn`` in its session (None at an end)."""
         session = self._sessions[turn.session_id]
         at = self._position[turn.id]
-        around = [session[i] for i in (at - 1, at + 1) if 0 <= i < len(session)]
+        before = self._turns[session[at - 1]] if at > 0 else None
+        after = self._turns[session[at + 1]] if at + 1 < len(session) else None
+        return before, after
+
+    def _unaddressed(self, turn: _Turn) -> str:
+        """The turn's text without the names of the parties of the turns next to
+        it (``dialogue.unaddressed``): "Thanks, Caroline!" is said to Caroline, not
+        about her."""
+        around = [t.speaker for t in self._neighbours(turn) if t is not None]
+        return unaddressed(turn.text, around, turn.speaker)
+
+    def _turn_document(self, turn: _Turn) -> tuple[str, str, str, dict[str, str]]:
+        """A turn's fields: its text (without the names it addresses, and, when it
+        replies to another party, followed by the questions of the turn it replies
+        to: ``dialogue``), its speaker and date words, and as ``context`` the turns
+        before and after it in its session (an answer often sits in the reply to a
+        question). Depends on the turns next to it only, so ``add_turn`` re-indexes
+        the turn before a new one and ``_load`` rebuilds the same documents."""
+        before, after = self._neighbours(turn)
+        text = self._unaddressed(turn)
+        if before is not None and party(before.speaker, before.role) != party(turn.speaker, turn.role):
+            asked = questions(self._unaddressed(before))
+            if asked:
+                text = f"{text}\n{asked}"
         return (
             "turn",
             _turn_key(turn.id),
             turn.session_id,
             {
-                "text": turn.text,
+                "text": text,
                 "speaker": turn.speaker or "",
                 "date": _date_words(turn.at),
-                "context": " ".join(self._turns[i].text for i in around),
+                "context": " ".join(t.text for t in (before, after) if t is not None),
             },
         )
 

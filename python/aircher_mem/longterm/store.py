@@ -22,7 +22,11 @@ How it runs:
   merges into it (hits + 1); anything else is a new mid-term memory.
 - ``recall`` fuses the lexical channel (and the dense one, with embeddings on) in
   Rust, adds recency, importance and usage, keeps what was valid at ``at``, and
-  folds a turn's hit into the hit of a memory that points to it.
+  folds a turn's hit into the hit of a memory that points to it. A turn is indexed
+  with its speaker, its date in words, the turns next to it, and as its text: its
+  own without the names it addresses, plus the questions of the turn it replies
+  to (``dialogue``). Session documents (a turn's session matching too) live in an
+  index of their own, so they never change how turns and memories score.
 - Embeddings (``[retrieval] dense = "on"`` and the extra installed) are never
   computed in ``add_turn``: new texts are embedded in one batch at the next
   ``recall`` (or ``flush``), and their vectors kept in the store.

@@ -11,7 +11,7 @@ import pytest
 from aircher_mem.config import LongtermPolicy
 from aircher_mem.longterm import LongTermMemory
 from aircher_mem.longterm.dialogue import name_words, party, questions, unaddressed
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 T0 = 1_700_000_000.0
@@ -178,3 +178,36 @@ def test_session_documents_never_change_how_turns_score() -> None:
             scores.append(first)
     assert scores[0] == scores[1]
     assert sorted(scores[0]) == [1, 2, 3]  # 1 by its context: turn 3 is next to it in s0
+
+
+_SPEAKERS = st.sampled_from(["Ann", "Bob", "Cy Lee", None])
+_WORDS = st.sampled_from(["Ann", "Bob", "Lee", "cat", "hike", "tabs", "why", "Cy", "ok", "?", ".", "!", ","])
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["s1", "s2"]),
+            st.sampled_from(["user", "assistant"]),
+            _SPEAKERS,
+            st.lists(_WORDS, min_size=1, max_size=8),
+        ),
+        min_size=1,
+        max_size=10,
+    )
+)
+def test_live_and_reopened_stores_recall_alike(
+    tmp_path: Path, turns: list[tuple[str, str, str | None, list[str]]]
+) -> None:
+    """Documents depend on a turn's neighbours only, re-indexed as turns arrive: a
+    store reopened from its file ranks and scores exactly as the live one did."""
+    path = tmp_path / f"m{abs(hash(repr(turns)))}.duckdb"
+    queries = ["Ann cat", "Bob hike why", "Cy Lee tabs", "ok"]
+    with LongTermMemory(path, clock=lambda: T0) as ltm:
+        for session, role, speaker, words in turns:
+            ltm.add_turn(session, role, " ".join(words), speaker=speaker, at=T0, extract=False)
+        live = [[(h.id, h.score, h.matched) for h in ltm.recall(q, kinds=["turn"]).hits] for q in queries]
+    with LongTermMemory(path, clock=lambda: T0) as ltm:
+        again = [[(h.id, h.score, h.matched) for h in ltm.recall(q, kinds=["turn"]).hits] for q in queries]
+    assert again == live

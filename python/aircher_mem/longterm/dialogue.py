@@ -39,6 +39,8 @@ def questions(text: str, limit: int = QUESTION_CHARS) -> str:
     in order, joined by a space; at most the last ``limit`` characters of them
     (whole sentences only, so possibly none). ``"Nice! How often do you run? I
     do."`` -> ``"How often do you run?"``."""
+    if "?" not in text and "\uff1f" not in text:
+        return ""
     found = [m.group(0).strip() for m in _SENTENCE.finditer(text) if m.group(0).rstrip()[-1:] in ("?", "\uff1f")]
     kept: list[str] = []
     size = 0
@@ -72,7 +74,7 @@ def unaddressed(text: str, addressees: Iterable[str | None], speaker: str | None
     replaced by a space. ``unaddressed("Thanks, Caroline! I love it.",
     ["Caroline"], "Melanie")`` -> ``"Thanks,  ! I love it."``."""
     own = set(name_words(speaker))
-    names = tuple(sorted({w for who in addressees for w in name_words(who)} - own))
+    names = tuple(sorted(w for w in {w for who in addressees for w in name_words(who)} - own if w in text))
     if not names:
         return text
     return _names_pattern(names).sub(" ", text)

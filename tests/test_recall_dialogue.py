@@ -114,6 +114,23 @@ def test_a_reply_is_found_by_the_question_it_answers() -> None:
         assert turn_hits(ltm, "nice run") == [(1, ["nice", "run"])]  # only the question travels
 
 
+def test_the_question_is_a_field_of_its_own() -> None:
+    """A long question never dilutes the reply's own words; weight 0 turns it off."""
+    long_question = "Which of the many ways we discussed at length last week should we use? " * 5
+    with LongTermMemory(":memory:", policy=TEXT_ONLY, clock=lambda: T0) as ltm:
+        ltm.add_turn("a", "user", long_question, speaker="Ann", at=T0, extract=False)
+        ltm.add_turn("a", "user", "Use a pull request.", speaker="Bob", at=T0, extract=False)
+        ltm.add_turn("b", "user", "We discussed ways.", speaker="Ann", at=T0, extract=False)
+        ltm.add_turn("b", "user", "Use a pull request.", speaker="Bob", at=T0, extract=False)
+        scores = {h.id: h.channels[0].raw for h in ltm.recall("pull request", kinds=["turn"]).hits}
+        assert sorted(scores) == [2, 4] and scores[2] == scores[4]
+    off = LongtermPolicy(weight_context=0.0, recall_session_weight=0.0, weight_question=0.0)
+    with LongTermMemory(":memory:", policy=off, clock=lambda: T0) as ltm:
+        ltm.add_turn("s", "user", "How often do you work out?", speaker="Ann", at=T0, extract=False)
+        ltm.add_turn("s", "user", "Three times a week.", speaker="Bob", at=T0, extract=False)
+        assert turn_hits(ltm, "work out") == [(1, ["work", "out"])]
+
+
 def test_no_question_or_no_other_party_means_no_reply() -> None:
     with LongTermMemory(":memory:", policy=TEXT_ONLY, clock=lambda: T0) as ltm:
         ltm.add_turn("a", "user", "I work out daily.", speaker="Ann", at=T0, extract=False)

@@ -275,14 +275,16 @@ class LongtermPolicy(_Section):
     recall_recency_weight: float = _bound(0.1, 0.0, 100.0)
     recall_importance_weight: float = _bound(0.1, 0.0, 100.0)
     recall_usage_weight: float = _bound(0.1, 0.0, 100.0)
-    #: BM25F weights of a turn's text (without the names it addresses, with the
-    #: questions of the turn it replies to: ``longterm.dialogue``), its speaker,
-    #: its date (day, month, year, weekday), the turns around it in its session
-    #: (``context``), and of a memory's content (``text``) and tags.
+    #: BM25F weights of a turn's text (without the names it addresses:
+    #: ``longterm.dialogue``), its speaker, its date (day, month, year, weekday),
+    #: the turns around it in its session (``context``), the questions of the turn
+    #: it replies to (``question``: 1.0 counts them as the turn's own words, 0 turns
+    #: the rule off), and of a memory's content (``text``) and tags.
     weight_text: float = _bound(1.0, 0.0, 100.0)
     weight_speaker: float = _bound(1.0, 0.0, 100.0)
     weight_date: float = _bound(1.0, 0.0, 100.0)
     weight_context: float = _bound(0.5, 0.0, 100.0)
+    weight_question: float = _bound(1.0, 0.0, 100.0)
     weight_tags: float = _bound(0.5, 0.0, 100.0)
     #: ``prepare_context`` may give relevant memories this share of ``max_tokens``,
     #: at most ``max_memories`` of them.

@@ -703,29 +703,26 @@ class LongTermMemory:
         return unaddressed(turn.text, around, turn.speaker)
 
     def _turn_document(self, turn: _Turn) -> tuple[str, str, str, dict[str, str]]:
-        """A turn's fields: its text (without the names it addresses, and, when it
-        replies to another party, followed by the questions of the turn it replies
-        to: ``dialogue``), its speaker and date words, and as ``context`` the turns
-        before and after it in its session (an answer often sits in the reply to a
-        question). Depends on the turns next to it only, so ``add_turn`` re-indexes
-        the turn before a new one and ``_load`` rebuilds the same documents."""
+        """A turn's fields: its text (without the names it addresses:
+        ``dialogue``), its speaker and date words, as ``question`` the questions of
+        the turn it replies to (when another party said it), and as ``context`` the
+        turns before and after it in its session (an answer often sits in the reply
+        to a question). The question is a field of its own, not appended to the
+        text, so a long question never dilutes the reply's own words. Depends on
+        the turns next to it only, so ``add_turn`` re-indexes the turn before a new
+        one and ``_load`` rebuilds the same documents."""
         before, after = self._neighbours(turn)
-        text = self._unaddressed(turn)
+        fields = {
+            "text": self._unaddressed(turn),
+            "speaker": turn.speaker or "",
+            "date": _date_words(turn.at),
+            "context": " ".join(t.text for t in (before, after) if t is not None),
+        }
         if before is not None and party(before.speaker, before.role) != party(turn.speaker, turn.role):
             asked = questions(self._unaddressed(before))
             if asked:
-                text = f"{text}\n{asked}"
-        return (
-            "turn",
-            _turn_key(turn.id),
-            turn.session_id,
-            {
-                "text": text,
-                "speaker": turn.speaker or "",
-                "date": _date_words(turn.at),
-                "context": " ".join(t.text for t in (before, after) if t is not None),
-            },
-        )
+                fields["question"] = asked
+        return ("turn", _turn_key(turn.id), turn.session_id, fields)
 
     def _refresh_sessions(self) -> None:
         """Rebuilds the session documents (the session's turns, the most recent
@@ -1767,6 +1764,7 @@ class LongTermMemory:
             "date": policy.weight_date,
             "tags": policy.weight_tags,
             "context": policy.weight_context,
+            "question": policy.weight_question,
         }
         # Everything that changes the indexes happens before the first search, so that a
         # recall scores as the next one would: the session documents (in an index of

@@ -457,7 +457,10 @@ def test_bad_input_is_skipped_or_warned_never_fatal(tmp_path: Path) -> None:
     ]
     assert {p for p, _ in g.skipped} == {"blob.py", "huge.py"}
     assert dict(g.skipped)["blob.py"].startswith("binary") and "larger than" in dict(g.skipped)["huge.py"]
-    assert g.warnings == [(p, "syntax errors: indexed as far as the parser got") for p in ("broken.py", "latin1.py")]
+    assert g.warnings == [
+        ("broken.py", "syntax error at line 4: indexed as far as the parser got"),
+        ("latin1.py", "syntax error at line 1: indexed as far as the parser got"),
+    ]
     # Reported every 100 ms and at the end: ok, broken, latin1, noise and blob (found
     # binary while parsing) are the 5 parsed.
     assert seen[-1] == (5, 5) and seen == sorted(seen) and {t for _, t in seen} == {5}

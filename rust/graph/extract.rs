@@ -582,6 +582,11 @@ pub struct FileSymbols {
     pub references: Vec<Reference>,
     /// Set when the source did not parse cleanly: what was extracted is kept.
     pub syntax_errors: bool,
+    /// Where the parser failed first (1-based): the start of the first error node
+    /// that holds no other (see `first_error_line`). Reported in the file's warning;
+    /// not saved with the symbols (the graph file keeps the warnings).
+    #[serde(skip)]
+    pub error_line: Option<usize>,
     /// Why the extraction stopped short of the whole file (a limit of `MAX_TREE_DEPTH`,
     /// `MAX_USE_DEPTH` or `FILE_BUDGET` was reached), one note per limit; what was found
     /// before is kept. Reported as the file's warnings; not saved with the symbols
@@ -717,6 +722,11 @@ fn parse_within(
     source: &[u8],
     budget: std::time::Duration,
 ) -> Option<tree_sitter::Tree> {
+    let patched = match language {
+        Language::TypeScript | Language::Tsx => typescript_patched(source),
+        _ => None,
+    };
+    let source = patched.as_deref().unwrap_or(source);
     use_mimalloc();
     let mut parser = Parser::new();
     parser
@@ -737,6 +747,106 @@ fn parse_within(
         None,
         Some(options),
     )
+}
+
+/// TypeScript that tree-sitter-typescript 0.23 (the latest grammar crate) does not
+/// parse, blanked out so that the rest of the file parses: the variance modifiers of
+/// type parameters (`interface I<out O, in I>`, TypeScript 4.7) and the `type` of
+/// `export type * from` (5.0). Spaces replace the words, so every byte keeps its
+/// offset and the tree's ranges still index the original source (text is always
+/// read from it). A modifier is `in` or `out` after `<` or `,`, followed on the same
+/// line by a name and then `,`, `>`, `=`, `extends` or another name (`in out T`):
+/// in valid code that is a type parameter (or text of a string, comment or JSX,
+/// where blanking changes nothing extracted). None when nothing needs blanking.
+fn typescript_patched(source: &[u8]) -> Option<Vec<u8>> {
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'$' || b >= 0x80;
+    let blank = |b: u8| b == b' ' || b == b'\t';
+    let skip = |at: usize, ws: &dyn Fn(u8) -> bool| {
+        source[at..]
+            .iter()
+            .position(|&b| !ws(b))
+            .map_or(source.len(), |n| at + n)
+    };
+    let word_end = |at: usize| {
+        source[at..]
+            .iter()
+            .position(|&b| !word(b))
+            .map_or(source.len(), |n| at + n)
+    };
+    let mut out: Option<Vec<u8>> = None;
+    let mut i = 0;
+    while i < source.len() {
+        let b = source[i];
+        i += 1;
+        if b == b'<' || b == b',' {
+            let mut at = skip(i, &|b: u8| b.is_ascii_whitespace());
+            // `in`, `out` or `in out`, then the parameter's name.
+            let mut modifiers = Vec::new();
+            loop {
+                let end = word_end(at);
+                let text = &source[at..end];
+                let next = skip(end, &blank);
+                if (text == b"in" || text == b"out") && next > end && word_end(next) > next {
+                    modifiers.push(at..end);
+                    at = next;
+                } else {
+                    break;
+                }
+            }
+            if modifiers.is_empty() {
+                continue;
+            }
+            let name_end = word_end(at);
+            let after = skip(name_end, &|b: u8| b.is_ascii_whitespace());
+            let follows = source.get(after).copied();
+            let fits = matches!(follows, Some(b',' | b'>' | b'='))
+                || source[after..].starts_with(b"extends")
+                    && !source.get(after + 7).copied().is_some_and(word);
+            if name_end > at && fits {
+                let out = out.get_or_insert_with(|| source.to_vec());
+                for range in modifiers {
+                    out[range].fill(b' ');
+                }
+            }
+        } else if b == b'e'
+            && (i < 2 || !word(source[i - 2]))
+            && source[i - 1..].starts_with(b"export")
+        {
+            // `export type *`: the `type` goes.
+            let after_export = i - 1 + 6;
+            let at = skip(after_export, &|b: u8| b.is_ascii_whitespace());
+            if at > after_export && source[at..].starts_with(b"type") {
+                let star = skip(at + 4, &|b: u8| b.is_ascii_whitespace());
+                if star > at + 4 && source.get(star) == Some(&b'*') {
+                    out.get_or_insert_with(|| source.to_vec())[at..at + 4].fill(b' ');
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The line (1-based) where the parser failed first: the start of the first error
+/// (or missing) node, in source order, that holds no other. An outer error node
+/// often spans from far before the failure (tree-sitter wraps what it could not fit
+/// around it, up to the whole file); the innermost one starts where parsing went
+/// wrong. None when the tree has no error.
+fn first_error_line(tree: &tree_sitter::Tree) -> Option<usize> {
+    let mut node = tree.root_node();
+    if !node.has_error() {
+        return None;
+    }
+    let mut cursor = tree.walk();
+    loop {
+        // The first child holding an error, if any: go down into it.
+        let next = node
+            .children(&mut cursor)
+            .find(|c| c.has_error() || c.is_error() || c.is_missing());
+        match next {
+            Some(child) => node = child,
+            None => return Some(node.start_position().row + 1),
+        }
+    }
 }
 
 /// Whether any node of `tree` lies deeper than `limit` (the root is at depth 0).
@@ -781,6 +891,7 @@ fn extract_within(language: Language, source: &[u8], budget: std::time::Duration
             imports: vec![],
             references: vec![],
             syntax_errors: true,
+            error_line: None,
             truncated: vec![over_budget("parsing")],
         };
     };
@@ -944,6 +1055,7 @@ fn extract_within(language: Language, source: &[u8], budget: std::time::Duration
         imports,
         references,
         syntax_errors: tree.root_node().has_error(),
+        error_line: first_error_line(&tree),
         truncated,
     }
 }
@@ -1929,6 +2041,87 @@ mod tests {
         for l in Language::ALL {
             let _ = l.query();
         }
+    }
+
+    /// TypeScript the grammar does not know (variance modifiers, `export type *`)
+    /// parses once blanked, with every byte at its place; look-alikes elsewhere
+    /// are left alone.
+    #[test]
+    fn typescript_the_grammar_lacks_parses_without_errors() {
+        let source = "export interface A<out O = unknown, in I, in out T extends B> extends C<O> {\n  x: O;\n}\ntype F<in I, out O> = (i: I) => O;\nexport type * from \"./m\";\nexport function run(a: A<number, string, B>): void { helper(a); }\n";
+        for language in [Language::TypeScript, Language::Tsx] {
+            let s = extract(language, source.as_bytes());
+            assert!(!s.syntax_errors, "{language:?}");
+            assert_eq!(s.error_line, None);
+            assert_eq!(
+                format!("{:?}", summary(&s)),
+                r#"[(Class, "A", 1), (Function, "run", 6)]"#
+            );
+            assert_eq!(
+                s.definitions[0].signature,
+                "interface A<out O = unknown, in I, in out T extends B> extends C<O> {"
+            );
+            assert_eq!(imports(&s), [("./m".to_string(), vec![], 5)]);
+        }
+        let patched =
+            |s: &str| typescript_patched(s.as_bytes()).map(|p| String::from_utf8(p).unwrap());
+        assert_eq!(
+            patched("interface A<out O> {}").as_deref(),
+            Some("interface A<    O> {}")
+        );
+        assert_eq!(
+            patched("type B<in out T,>=T;").as_deref(),
+            Some("type B<       T,>=T;")
+        );
+        assert_eq!(
+            patched("export  type * as n from 'm';").as_deref(),
+            Some("export       * as n from 'm';")
+        );
+        // Not a type parameter: no name after the word, a line break, or no `,`, `>`,
+        // `=` or `extends` after the name; `export type {` and `exporter type *`.
+        for same in [
+            "f(a, out)",
+            "x = a,\nout\nb",
+            "for (const k in o) {}",
+            "a < out b + c",
+            "export type { A } from 'm';",
+            "exporter type * 2",
+            "let v = x < in_ ? 1 : 2",
+        ] {
+            assert_eq!(patched(same), None, "{same}");
+        }
+    }
+
+    /// A syntax error is placed where the parser failed, not at the start of the
+    /// error node wrapping it; a file without errors has no line.
+    #[test]
+    fn syntax_errors_name_the_line_where_parsing_failed() {
+        let line = |l: Language, src: &str| extract(l, src.as_bytes()).error_line;
+        assert_eq!(
+            line(
+                Language::Python,
+                "def ok():\n    pass\n\ndef broken(:\n    pass\n"
+            ),
+            Some(4)
+        );
+        assert_eq!(line(Language::Python, "x = 1\n"), None);
+        // tree-sitter-python fails on a line inside brackets indented less than the
+        // block (valid Python): the error wraps the whole class, its line is 4.
+        let dedent = "import os\n\nclass T:\n    def f(self):\n        def g():\n            (bar.\n        baz)\n        return g\n";
+        let s = extract(Language::Python, dedent.as_bytes());
+        assert!(s.syntax_errors);
+        assert_eq!(s.error_line, Some(6));
+        assert_eq!(
+            line(
+                Language::Java,
+                "class A {\n  void m() {\n    int x = ;\n  }\n}\n"
+            ),
+            Some(3)
+        );
+        assert_eq!(
+            line(Language::TypeScript, "let a = 1;\nlet b = (;\n"),
+            Some(2)
+        );
     }
 
     #[test]

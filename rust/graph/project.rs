@@ -21,6 +21,14 @@ use crate::retrieve::{Document, LexicalIndex};
 /// The warning for a file indexed only as far as the parser got.
 pub const PARTIAL: &str = "syntax errors: indexed as far as the parser got";
 
+/// `PARTIAL` with the line where the parser failed first, when known.
+pub fn partial(line: Option<usize>) -> String {
+    match line {
+        Some(line) => format!("syntax error at line {line}: indexed as far as the parser got"),
+        None => PARTIAL.to_string(),
+    }
+}
+
 /// (path, why) of a file not indexed, or indexed in part.
 pub type Remark = (String, String);
 
@@ -374,12 +382,12 @@ fn add_documents(lexical: &mut LexicalIndex, documents: Vec<Document>) {
     debug_assert!(added.is_ok(), "{added:?}");
 }
 
-/// The warnings about one parsed file: syntax errors, and each limit its extraction
-/// reached (taken out of `symbols`).
+/// The warnings about one parsed file: syntax errors (at the line where parsing
+/// failed), and each limit its extraction reached (both taken out of `symbols`).
 fn remarks(path: &str, symbols: &mut FileSymbols) -> Vec<Remark> {
     let mut out = Vec::new();
     if symbols.syntax_errors {
-        out.push((path.to_string(), PARTIAL.to_string()));
+        out.push((path.to_string(), partial(symbols.error_line.take())));
     }
     for note in std::mem::take(&mut symbols.truncated) {
         out.push((path.to_string(), note));
@@ -584,7 +592,7 @@ mod tests {
         assert_eq!(p.state().graph().paths(), ["a/b.py", "broken.py", "g.py"]);
         assert_eq!(
             p.state().warnings(),
-            [("broken.py".to_string(), PARTIAL.to_string())]
+            [("broken.py".to_string(), partial(Some(1)))]
         );
         assert_eq!(p.state().skipped().len(), 1);
         assert_eq!(p.state().skipped()[0].0, "big.py");

@@ -215,6 +215,13 @@ const PYTHON: &str = r#"
 (class_definition superclasses: (argument_list [(identifier) @inherit (attribute attribute: (identifier) @inherit)]))
 (type (identifier) @ref)
 (type (generic_type (identifier) @ref))
+(assignment left: (identifier) @bind.name right: (call function: [(identifier) @bind.type (attribute attribute: (identifier) @bind.type)]))
+(assignment left: (identifier) @bind.name type: (type [(identifier) @bind.type (attribute attribute: (identifier) @bind.type)]))
+(typed_parameter (identifier) @bind.name type: (type [(identifier) @bind.type (attribute attribute: (identifier) @bind.type)]))
+(typed_default_parameter name: (identifier) @bind.name type: (type [(identifier) @bind.type (attribute attribute: (identifier) @bind.type)]))
+((assignment left: (attribute object: (identifier) @_self attribute: (identifier) @attr.name) right: (call function: [(identifier) @attr.type (attribute attribute: (identifier) @attr.type)])) (#eq? @_self "self"))
+((assignment left: (attribute object: (identifier) @_self attribute: (identifier) @attr.name) type: (type [(identifier) @attr.type (attribute attribute: (identifier) @attr.type)])) (#eq? @_self "self"))
+(class_definition body: (block (expression_statement (assignment left: (identifier) @attr.name type: (type [(identifier) @attr.type (attribute attribute: (identifier) @attr.type)])))))
 "#;
 
 const RUST: &str = r#"
@@ -241,6 +248,8 @@ macro_rules! js_common {
 (program (lexical_declaration (variable_declarator name: (identifier) @name) @definition.variable))
 (program (variable_declaration (variable_declarator name: (identifier) @name) @definition.variable))
 (program (export_statement declaration: (lexical_declaration (variable_declarator name: (identifier) @name) @definition.variable)))
+(variable_declarator name: (identifier) @bind.name value: (new_expression constructor: [(identifier) @bind.type (member_expression property: (property_identifier) @bind.type)]))
+(assignment_expression left: (member_expression object: (this) property: (property_identifier) @attr.name) right: (new_expression constructor: [(identifier) @attr.type (member_expression property: (property_identifier) @attr.type)]))
 "#
     };
 }
@@ -258,6 +267,11 @@ const TYPESCRIPT: &str = concat!(
 (extends_clause value: [(identifier) @inherit (member_expression property: (property_identifier) @inherit)])
 (implements_clause [(type_identifier) @inherit (generic_type name: (type_identifier) @inherit)])
 (extends_type_clause type: [(type_identifier) @inherit (generic_type name: (type_identifier) @inherit)])
+(variable_declarator name: (identifier) @bind.name type: (type_annotation [(type_identifier) @bind.type (generic_type name: (type_identifier) @bind.type)]))
+(required_parameter pattern: (identifier) @bind.name type: (type_annotation [(type_identifier) @bind.type (generic_type name: (type_identifier) @bind.type)]))
+(optional_parameter pattern: (identifier) @bind.name type: (type_annotation [(type_identifier) @bind.type (generic_type name: (type_identifier) @bind.type)]))
+(public_field_definition name: (property_identifier) @attr.name type: (type_annotation [(type_identifier) @attr.type (generic_type name: (type_identifier) @attr.type)]))
+(required_parameter (accessibility_modifier) pattern: (identifier) @attr.name type: (type_annotation [(type_identifier) @attr.type (generic_type name: (type_identifier) @attr.type)]))
 "#
 );
 
@@ -269,6 +283,9 @@ const GO: &str = r#"
 (source_file (var_declaration (var_spec name: (identifier) @name) @definition.variable))
 (source_file (var_declaration (var_spec_list (var_spec name: (identifier) @name) @definition.variable)))
 (source_file (const_declaration (const_spec name: (identifier) @name) @definition.variable))
+(var_spec name: (identifier) @bind.name type: [(type_identifier) @bind.type (pointer_type (type_identifier) @bind.type) (qualified_type name: (type_identifier) @bind.type) (pointer_type (qualified_type name: (type_identifier) @bind.type))])
+(parameter_declaration name: (identifier) @bind.name type: [(type_identifier) @bind.type (pointer_type (type_identifier) @bind.type) (qualified_type name: (type_identifier) @bind.type) (pointer_type (qualified_type name: (type_identifier) @bind.type))])
+(short_var_declaration left: (expression_list . (identifier) @bind.name) right: (expression_list . [(composite_literal type: (type_identifier) @bind.type) (unary_expression operand: (composite_literal type: (type_identifier) @bind.type))]))
 "#;
 
 const JAVA: &str = r#"
@@ -277,6 +294,10 @@ const JAVA: &str = r#"
 (super_interfaces (type_list [(type_identifier) @inherit (generic_type (type_identifier) @inherit)]))
 (extends_interfaces (type_list [(type_identifier) @inherit (generic_type (type_identifier) @inherit)]))
 (class_body (field_declaration declarator: (variable_declarator name: (identifier) @name)) @definition.variable)
+((local_variable_declaration type: [(type_identifier) @bind.type (generic_type (type_identifier) @bind.type)] declarator: (variable_declarator name: (identifier) @bind.name)) (#not-eq? @bind.type "var"))
+((local_variable_declaration type: (type_identifier) @_var declarator: (variable_declarator name: (identifier) @bind.name value: (object_creation_expression type: [(type_identifier) @bind.type (generic_type (type_identifier) @bind.type)]))) (#eq? @_var "var"))
+(formal_parameter type: [(type_identifier) @bind.type (generic_type (type_identifier) @bind.type)] name: (identifier) @bind.name)
+(field_declaration type: [(type_identifier) @attr.type (generic_type (type_identifier) @attr.type)] declarator: (variable_declarator name: (identifier) @attr.name))
 "#;
 
 /// C and C++ (whose own tags queries capture a function's declarator rather than
@@ -561,6 +582,10 @@ pub enum Receiver {
     /// `f()` where an import (by index) brings `f` in (perhaps renamed): looked up
     /// there after the file itself.
     Named(u32),
+    /// `x.f()` where `x` has a known class (by index into `FileSymbols::types`):
+    /// `x = C(...)`, `x: C`, a parameter `x: C`, `self.x = C(...)` in the class,
+    /// Go/Java/TypeScript declared types. `f` is looked up in `C`, then its bases.
+    Type(u32),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -580,6 +605,8 @@ pub struct FileSymbols {
     pub imports: Vec<Import>,
     /// Sorted by name; within a name, calls in source order, then the other kinds.
     pub references: Vec<Reference>,
+    /// The class names `Receiver::Type` refers to, each once.
+    pub types: Vec<String>,
     /// Set when the source did not parse cleanly: what was extracted is kept.
     pub syntax_errors: bool,
     /// Where the parser failed first (1-based): the start of the first error node
@@ -639,10 +666,21 @@ struct Found {
     name: String,
     line: usize,
     byte: usize,
-    /// A call's receiver, when it is a plain name (`m` in `m.f()`).
+    /// A call's receiver, when it is a plain name (`m` in `m.f()`) or an attribute
+    /// of `self` or `this` (`self.x` in `self.x.f()`).
     receiver: Option<String>,
     /// A Ruby identifier that is a call unless the file has a local of that name.
     bare: bool,
+}
+
+/// A name given a class in the source: a variable or parameter (`x = C(...)`,
+/// `x: C`, `C x`, `var x C`), or an attribute of the enclosing class (`self.x =
+/// C(...)`, a field `x: C`) when `attribute`.
+struct Binding {
+    name: String,
+    class: String,
+    byte: usize,
+    attribute: bool,
 }
 
 /// An import capture, before grouping by statement.
@@ -890,6 +928,7 @@ fn extract_within(language: Language, source: &[u8], budget: std::time::Duration
             definitions: vec![],
             imports: vec![],
             references: vec![],
+            types: vec![],
             syntax_errors: true,
             error_line: None,
             truncated: vec![over_budget("parsing")],
@@ -904,6 +943,10 @@ fn extract_within(language: Language, source: &[u8], budget: std::time::Duration
     let index_of = |name: &str| names.iter().position(|n| *n == name).map(|i| i as u32);
     let (name_index, import_index, use_index) =
         (index_of("name"), index_of("import"), index_of("use"));
+    let binding_index = [
+        (index_of("bind.name"), index_of("bind.type"), false),
+        (index_of("attr.name"), index_of("attr.type"), true),
+    ];
     let text =
         |node: tree_sitter::Node| String::from_utf8_lossy(&source[node.byte_range()]).into_owned();
     let mut cursor = QueryCursor::new();
@@ -925,6 +968,7 @@ fn extract_within(language: Language, source: &[u8], budget: std::time::Duration
     // Ruby's local variables and parameters, by name: bare identifiers so named are
     // no calls.
     let mut locals: HashSet<Vec<u8>> = HashSet::default();
+    let mut bindings: Vec<Binding> = Vec::new();
     // Two patterns can match one node (JavaScript's and TypeScript's queries; a
     // top-level constant holding a function is a function): (start, name) -> index.
     let mut defined: HashMap<(usize, String), usize> = HashMap::default();
@@ -936,6 +980,24 @@ fn extract_within(language: Language, source: &[u8], budget: std::time::Duration
                 identifiers.push(only.node);
                 continue;
             }
+        }
+        let binding = binding_index.iter().find_map(|&(name, class, attribute)| {
+            let of = |index: Option<u32>| {
+                m.captures()
+                    .iter()
+                    .find(|c| index.is_some() && Some(c.index) == index)
+                    .map(|c| c.node)
+            };
+            Some((of(name)?, of(class)?, attribute))
+        });
+        if let Some((name, class, attribute)) = binding {
+            bindings.push(Binding {
+                name: text(name),
+                class: text(class),
+                byte: name.start_byte(),
+                attribute,
+            });
+            continue;
         }
         if let Some(statement) = m
             .captures()
@@ -1048,12 +1110,13 @@ fn extract_within(language: Language, source: &[u8], budget: std::time::Duration
     found.retain(|f| !f.bare || !locals.contains(f.name.as_bytes()));
     let mut uses = uses(language, &identifiers, source, &definitions, &imports);
     found.append(&mut uses);
-    let references = resolve_origins(language, found, &definitions, &imports);
+    let (references, types) = resolve_origins(language, found, &definitions, &imports, &bindings);
     FileSymbols {
         language,
         definitions,
         imports,
         references,
+        types,
         syntax_errors: tree.root_node().has_error(),
         error_line: first_error_line(&tree),
         truncated,
@@ -1253,14 +1316,19 @@ fn receiver(
     source: &[u8],
 ) -> Option<String> {
     // The name's parent, found down from the call (`Node::parent` walks down from
-    // the root: it took 3% of extraction).
+    // the root: it took 3% of extraction). Java's and JavaScript's tags mark the
+    // arguments as the call, beside the name: there the parent is asked for.
     let mut parent = call;
-    loop {
-        let child = parent.child_with_descendant(name)?;
-        if child == name {
-            break;
+    if call.start_byte() > name.start_byte() {
+        parent = name.parent()?;
+    } else {
+        loop {
+            let child = parent.child_with_descendant(name)?;
+            if child == name {
+                break;
+            }
+            parent = child;
         }
-        parent = child;
     }
     // The field holding the object, per grammar (each lookup by name costs: a
     // plain call `f()` tries them all).
@@ -1278,9 +1346,16 @@ fn receiver(
     let text = &source[object.byte_range()];
     // PHP's `$this->f()`, `$m->f()`.
     let text = text.strip_prefix(b"$").unwrap_or(text);
-    let word = !text.is_empty()
-        && text.len() <= 64
-        && text.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_');
+    let is_word = |text: &[u8]| {
+        !text.is_empty()
+            && text.len() <= 64
+            && text.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
+    };
+    // `self.x` and `this.x`: an attribute of the enclosing class.
+    let word = is_word(text)
+        || [&b"self."[..], b"this."]
+            .iter()
+            .any(|p| text.starts_with(p) && is_word(&text[p.len()..]));
     (object.end_byte() <= name.start_byte() && word)
         .then(|| String::from_utf8_lossy(text).into_owned())
 }
@@ -1377,7 +1452,11 @@ fn resolve_origins(
     mut found: Vec<Found>,
     definitions: &[Definition],
     imports: &[Import],
-) -> Vec<Reference> {
+    bindings: &[Binding],
+) -> (Vec<Reference>, Vec<String>) {
+    let classes = Classes::of(bindings, definitions);
+    let mut types: Vec<String> = Vec::new();
+    let mut type_index: HashMap<String, u32> = HashMap::default();
     // The import bringing each plain name in, and the item a renamed one stands for.
     let mut named: HashMap<&str, (u32, &str)> = HashMap::default();
     for (i, import) in imports.iter().enumerate().rev() {
@@ -1395,12 +1474,37 @@ fn resolve_origins(
             bound.entry(name).or_insert(i as u32);
         }
     }
-    let receiver_of = |text: &Option<String>| match text.as_deref() {
-        None => Receiver::Unknown,
-        Some("self" | "this" | "cls" | "Self") => Receiver::This,
-        Some(word) => bound
-            .get(word)
-            .map_or(Receiver::Unknown, |&i| Receiver::Import(i)),
+    // A receiver as written, where the call is made from (the open definitions,
+    // outermost first), to what it pins the call to.
+    let mut receiver_of = |text: &Option<String>, open: &[usize], byte: usize| -> Receiver {
+        let class = match text.as_deref() {
+            None => return Receiver::Unknown,
+            Some("self" | "this" | "cls" | "Self") => return Receiver::This,
+            Some(attribute) if attribute.contains('.') => {
+                let field = attribute.split_once('.').map_or("", |(_, f)| f);
+                classes.attribute(open, byte, field)
+            }
+            Some(word) => match classes.variable(open, byte, word) {
+                Some(class) => Some(class),
+                None if bound.contains_key(word) => {
+                    return Receiver::Import(bound[word]);
+                }
+                // A Java field named without `this`.
+                None if language == Language::Java => classes.attribute(open, byte, word),
+                None => None,
+            },
+        };
+        match class {
+            Some(class) => {
+                let next = types.len() as u32;
+                let at = *type_index.entry(class.to_string()).or_insert(next);
+                if at == next {
+                    types.push(class.to_string());
+                }
+                Receiver::Type(at)
+            }
+            None => Receiver::Unknown,
+        }
     };
     found.sort_by_key(|f| (f.byte, f.kind as u8));
     let inherit_bytes: HashSet<usize> = found
@@ -1469,7 +1573,8 @@ fn resolve_origins(
         let (name, receiver) = match (f.kind, &f.receiver, named.get(f.name.as_str())) {
             (RefKind::Call, None, Some(&(i, item))) => (item.to_string(), Receiver::Named(i)),
             (RefKind::Use, _, Some(&(_, item))) => (item.to_string(), Receiver::Unknown),
-            _ => (f.name.clone(), receiver_of(&f.receiver)),
+            (RefKind::Call, _, _) => (f.name.clone(), receiver_of(&f.receiver, &open, f.byte)),
+            _ => (f.name.clone(), Receiver::Unknown),
         };
         out.push(Reference {
             kind: f.kind,
@@ -1498,7 +1603,111 @@ fn resolve_origins(
             .cmp(&b.name)
             .then((a.kind != RefKind::Call).cmp(&(b.kind != RefKind::Call)))
     });
-    out
+    (out, types)
+}
+
+/// The classes the file's bindings give names, by scope: a variable's scope is the
+/// innermost function around it (or the file), an attribute's the innermost class.
+/// A name given two different classes in one scope has none (the code is read
+/// without its control flow).
+struct Classes<'a> {
+    /// (scope: a function's index or None for the file, name) -> class.
+    variables: HashMap<(Option<usize>, &'a str), Option<&'a str>>,
+    /// (class index, attribute) -> class.
+    attributes: HashMap<(usize, &'a str), Option<&'a str>>,
+    definitions: &'a [Definition],
+}
+
+impl<'a> Classes<'a> {
+    fn of(bindings: &'a [Binding], definitions: &'a [Definition]) -> Self {
+        let mut variables: HashMap<(Option<usize>, &str), Option<&str>> = HashMap::default();
+        let mut attributes: HashMap<(usize, &str), Option<&str>> = HashMap::default();
+        let merge = |slot: &mut Option<&'a str>, class: &'a str| {
+            if *slot != Some(class) {
+                *slot = None;
+            }
+        };
+        // One sweep in byte order, as in `resolve_origins`: the definitions open at
+        // each binding, outermost first.
+        let mut order: Vec<&Binding> = bindings.iter().collect();
+        order.sort_by_key(|b| b.byte);
+        let mut open: Vec<usize> = Vec::new();
+        let mut next = 0;
+        for b in order {
+            while next < definitions.len() && definitions[next].start_byte <= b.byte {
+                open.push(next);
+                next += 1;
+            }
+            while open
+                .last()
+                .is_some_and(|&d| definitions[d].end_byte <= b.byte)
+            {
+                open.pop();
+            }
+            let innermost = |kind: DefKind| {
+                open.iter()
+                    .rev()
+                    .copied()
+                    .find(|&d| definitions[d].kind == kind && definitions[d].contains_byte(b.byte))
+            };
+            let class = b.class.as_str();
+            if b.attribute {
+                if let Some(owner) = innermost(DefKind::Class) {
+                    attributes
+                        .entry((owner, b.name.as_str()))
+                        .and_modify(|slot| merge(slot, class))
+                        .or_insert(Some(class));
+                }
+            } else if innermost(DefKind::Class) > innermost(DefKind::Function) {
+                // A name bound in a class body (a field) is no variable of the methods.
+                continue;
+            } else {
+                variables
+                    .entry((innermost(DefKind::Function), b.name.as_str()))
+                    .and_modify(|slot| merge(slot, class))
+                    .or_insert(Some(class));
+            }
+        }
+        Classes {
+            variables,
+            attributes,
+            definitions,
+        }
+    }
+
+    /// The class of a variable seen from `byte` inside `open` (the definitions open
+    /// there, outermost first, some perhaps closed already): the innermost function
+    /// binding it, else the file.
+    fn variable(&self, open: &[usize], byte: usize, name: &str) -> Option<&'a str> {
+        if self.variables.is_empty() {
+            return None;
+        }
+        let functions = open
+            .iter()
+            .rev()
+            .filter(|&&d| {
+                self.definitions[d].kind == DefKind::Function
+                    && self.definitions[d].contains_byte(byte)
+            })
+            .map(|&d| Some(d));
+        for scope in functions.chain([None]) {
+            if let Some(class) = self.variables.get(&(scope, name)) {
+                return *class;
+            }
+        }
+        None
+    }
+
+    /// The class of an attribute of the innermost class around `byte`.
+    fn attribute(&self, open: &[usize], byte: usize, name: &str) -> Option<&'a str> {
+        if self.attributes.is_empty() {
+            return None;
+        }
+        let class = open.iter().rev().find(|&&d| {
+            self.definitions[d].kind == DefKind::Class && self.definitions[d].contains_byte(byte)
+        })?;
+        self.attributes.get(&(*class, name)).copied().flatten()
+    }
 }
 
 #[cfg(test)]

@@ -11,8 +11,8 @@ use petgraph::stable_graph::{EdgeIndex, NodeIndex, StableGraph};
 use petgraph::visit::{EdgeRef, IntoEdgeReferences, NodeIndexable};
 use petgraph::Direction;
 
-use super::extract::{FileSymbols, Language, RefKind};
-use super::link::{targets, Relink, Resolution, MAX_CANDIDATES};
+use super::extract::{DefKind, FileSymbols, Language, Origin, Receiver, RefKind};
+use super::link::{targets, typed, Pass, Relink, Resolution, MAX_CANDIDATES};
 use super::model::{Edge, EdgeKind, LinkedEdge, Links, Node, NodeKind, SavedFile};
 use super::modules::{self, Match};
 
@@ -144,6 +144,51 @@ impl Prepared {
     }
 }
 
+/// What of a file decides method resolution in other files: each class's name with
+/// its bases as written and, when it names bases, the imports that resolve them.
+/// Method names are not in it: the calls to them are linked again by name.
+#[derive(Default, PartialEq)]
+pub(super) struct Shape {
+    classes: Vec<(String, Vec<String>)>,
+    imports: Vec<ImportShape>,
+}
+
+/// An import's module, items, renamed items and alias.
+type ImportShape = (String, Vec<String>, Vec<(String, String)>, Option<String>);
+
+pub(super) fn class_shape(symbols: &FileSymbols) -> Shape {
+    let mut classes: Vec<(String, Vec<String>)> = symbols
+        .definitions
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| d.kind == DefKind::Class)
+        .map(|(i, d)| {
+            let mut bases: Vec<String> = symbols
+                .references
+                .iter()
+                .filter(|r| r.kind == RefKind::Inherit && r.origin == Origin::Definition(i as u32))
+                .map(|r| r.name.clone())
+                .collect();
+            bases.sort();
+            (d.name.clone(), bases)
+        })
+        .collect();
+    classes.sort();
+    let imports = if classes.iter().any(|(_, bases)| !bases.is_empty()) {
+        symbols
+            .imports
+            .iter()
+            .map(|i| {
+                let renamed = i.renamed.clone();
+                (i.module.clone(), i.items.clone(), renamed, i.alias.clone())
+            })
+            .collect()
+    } else {
+        vec![]
+    };
+    Shape { classes, imports }
+}
+
 /// Per name, its candidate counts (see `candidate_counts`) before a change.
 pub(super) struct Counts {
     pub(super) family: &'static str,
@@ -178,14 +223,17 @@ impl KnowledgeGraph {
                 (entry.resolved, entry.scope) = (resolved, scope);
             }
         }
-        let mut entries: Vec<&FileEntry> = g.files.values().collect();
-        entries.sort_by_key(|e| e.node);
-        let edges: Vec<Vec<(NodeIndex, NodeIndex, Edge)>> = entries
-            .par_iter()
-            .map(|e| g.edges_of(e, &Relink::All))
-            .collect();
-        for (a, b, e) in edges.into_iter().flatten() {
-            g.graph.add_edge(a, b, e);
+        // Bases first: method resolution walks their edges.
+        for pass in [Pass::Bases, Pass::Rest] {
+            let mut entries: Vec<&FileEntry> = g.files.values().collect();
+            entries.sort_by_key(|e| e.node);
+            let edges: Vec<Vec<(NodeIndex, NodeIndex, Edge)>> = entries
+                .par_iter()
+                .map(|e| g.edges_of(e, &Relink::All, pass))
+                .collect();
+            for (a, b, e) in edges.into_iter().flatten() {
+                g.graph.add_edge(a, b, e);
+            }
         }
         g
     }
@@ -281,6 +329,15 @@ impl KnowledgeGraph {
         {
             return Err(format!("{path}: references out of order"));
         }
+        if let Some((path, _)) = files.iter().find(|(_, s)| {
+            s.references.iter().any(|r| match r.receiver {
+                Receiver::Type(t) => t as usize >= s.types.len(),
+                Receiver::Import(i) | Receiver::Named(i) => i as usize >= s.imports.len(),
+                Receiver::This | Receiver::Unknown => false,
+            })
+        }) {
+            return Err(format!("{path}: a receiver out of range"));
+        }
         let (mut g, order) = Self::with_nodes(files);
         let entries: Vec<&FileEntry> = order.iter().map(|&f| &g.files[&g.graph[f].path]).collect();
         let file = |p: u32| {
@@ -358,6 +415,8 @@ impl KnowledgeGraph {
     /// defines, and the imports elsewhere that resolve to it. Nothing else is re-linked.
     pub fn update_file(&mut self, path: &str, symbols: FileSymbols) {
         let existed = self.files.contains_key(path);
+        let shape_before = self.files.get(path).map(|e| class_shape(&e.symbols));
+        let reshaped = shape_before.unwrap_or_default() != class_shape(&symbols);
         let mut names: HashSet<String> =
             symbols.definitions.iter().map(|d| d.name.clone()).collect();
         names.extend(
@@ -386,6 +445,36 @@ impl KnowledgeGraph {
             }
         }
         self.relink_others(path, &changed, &importers);
+        self.relink_typed(path, &names, reshaped);
+    }
+
+    /// Last step of an update: the calls whose targets method resolution found (or
+    /// could find now) through classes and bases, linked again once every base edge
+    /// is repaired (while the file's nodes were replaced, the base edges into them
+    /// were missing). Those to the file's names in every file referring to them and
+    /// all of the file's own; all of every file's when the file's classes changed
+    /// (`class_shape`).
+    fn relink_typed(&mut self, path: &str, names: &HashSet<String>, reshaped: bool) {
+        let own = self.files.get(path).map(|e| e.node);
+        if reshaped {
+            let mut files: Vec<NodeIndex> = self
+                .files
+                .values()
+                .filter(|e| e.symbols.references.iter().any(|r| typed(r.receiver)))
+                .map(|e| e.node)
+                .collect();
+            files.sort();
+            for file in files {
+                self.relink(file, Relink::Typed(None));
+            }
+            return;
+        }
+        for (file, names) in self.referring(names, |f| Some(*f) == own) {
+            self.relink(file, Relink::Typed(Some(&names)));
+        }
+        if let Some(file) = own {
+            self.relink(file, Relink::Typed(None));
+        }
     }
 
     /// Removes a file and repairs the references elsewhere to names it defined and
@@ -401,6 +490,7 @@ impl KnowledgeGraph {
             .map(|d| d.name.clone())
             .collect();
         let before = self.counts_before(&names, modules::family(entry.symbols.language));
+        let reshaped = class_shape(&entry.symbols) != Shape::default();
         let importers = self.importers(path);
         self.remove_nodes(path, true);
         let changed = self.changed(before);
@@ -408,6 +498,7 @@ impl KnowledgeGraph {
             self.relink(file, Relink::All);
         }
         self.relink_others(path, &changed, &importers);
+        self.relink_typed(path, &names, reshaped);
         true
     }
 
@@ -769,7 +860,11 @@ pub(super) mod tests {
         KnowledgeGraph::from_files(
             files
                 .iter()
-                .map(|(p, src)| (p.to_string(), extract(Language::Python, src.as_bytes())))
+                .map(|(p, src)| {
+                    let language =
+                        Language::from_path(std::path::Path::new(p)).unwrap_or(Language::Python);
+                    (p.to_string(), extract(language, src.as_bytes()))
+                })
                 .collect(),
         )
     }
@@ -902,7 +997,7 @@ pub(super) mod tests {
                 let mut text = String::new();
                 let name = |next: &mut dyn FnMut(u64) -> u64| NAMES[next(7) as usize];
                 for _ in 0..next(5) {
-                    match next(6) {
+                    match next(8) {
                         0 => text.push_str(&format!(
                             "from f{} import {}, {} as other\nother()\n",
                             next(10),
@@ -922,6 +1017,22 @@ pub(super) mod tests {
                                 (next(10), NAMES[next(4) as usize], name(next));
                             text.push_str(&format!(
                                 "import f{module} as m\ndef {def}():\n    m.{callee}()\n"
+                            ));
+                        }
+                        6 => {
+                            // A call on a variable of a known class.
+                            let class = if next(2) == 0 { "Repo" } else { "Base" };
+                            let (def, callee) = (NAMES[next(4) as usize], name(next));
+                            text.push_str(&format!(
+                                "def {def}():\n    x = {class}()\n    x.{callee}()\n"
+                            ));
+                        }
+                        7 => {
+                            // A call on an annotated parameter and on an attribute.
+                            let class = if next(2) == 0 { "Repo" } else { "Base" };
+                            let (method, callee) = (NAMES[next(4) as usize], name(next));
+                            text.push_str(&format!(
+                                "class Repo:\n    def __init__(self):\n        self.y = {class}()\n    def {method}(self, p: {class}):\n        p.{callee}()\n        self.y.{callee}()\n"
                             ));
                         }
                         _ => {

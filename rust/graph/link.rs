@@ -48,6 +48,8 @@ pub(super) enum Relink<'a> {
     /// The calls on a receiver of a known class or `self` (whose targets depend on
     /// classes and bases anywhere): those to these names, or all.
     Typed(Option<&'a HashSet<String>>),
+    /// The base classes of these names.
+    Bases(&'a HashSet<String>),
 }
 
 /// Which references of a file `edges_of` links: base classes are linked first, as
@@ -141,6 +143,11 @@ impl KnowledgeGraph {
                 out.retain(|&r| typed(references[r as usize].receiver));
                 out
             }
+            Relink::Bases(names) => {
+                let mut out = named(names);
+                out.retain(|&r| references[r as usize].kind == RefKind::Inherit);
+                out
+            }
             Relink::Typed(None) => (0..references.len() as u32)
                 .filter(|&r| typed(references[r as usize].receiver))
                 .collect(),
@@ -169,7 +176,7 @@ impl KnowledgeGraph {
                 .filter(|e| e.weight().kind != EdgeKind::Contains)
                 .map(|e| e.id())
                 .collect(),
-            Relink::Names(_) | Relink::Typed(_) => {
+            Relink::Names(_) | Relink::Typed(_) | Relink::Bases(_) => {
                 let mut selected = Self::selected(entry, &how);
                 selected.sort_unstable();
                 let mut sources: Vec<NodeIndex> = selected
@@ -542,6 +549,7 @@ impl KnowledgeGraph {
 mod tests {
     use super::super::store::tests::{callees, graph};
     use super::*;
+    use crate::graph::extract::{extract, Language};
     use petgraph::visit::IntoEdgeReferences;
 
     #[test]
@@ -826,6 +834,34 @@ mod tests {
                 call("src/app.ts:App.run", 12, "src/repo.ts:Base.close", 1.0),
             ]
         );
+    }
+
+    /// Updating a file whose class is a base on the way to a method elsewhere: the
+    /// calls re-linked meanwhile see the base edges into its new nodes (g.py is
+    /// re-linked before h.py, which holds the edge C -> B).
+    #[test]
+    fn updates_repair_base_edges_before_resolving_methods() {
+        let files = [
+            (
+                "g.py",
+                "from h import C\nimport f\n\ndef main():\n    x = C()\n    x.n()\n",
+            ),
+            (
+                "f.py",
+                "from k import A\n\nclass B(A):\n    pass\n\ndef n():\n    pass\n",
+            ),
+            ("k.py", "class A:\n    def n(self):\n        pass\n"),
+            ("h.py", "from f import B\n\nclass C(B):\n    pass\n"),
+        ];
+        let mut g = graph(&files);
+        let expected = [
+            call("g.py:main", 5, "h.py:C", 1.0),
+            call("g.py:main", 6, "k.py:A.n", 1.0),
+        ];
+        assert_eq!(calls(&g), expected);
+        g.update_file("f.py", extract(Language::Python, files[1].1.as_bytes()));
+        assert_eq!(calls(&g), expected);
+        assert_eq!(g.edge_list(), graph(&files).edge_list());
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! StableGraph with name, path and module indexes. Building, updating and removing
 //! files here; linking in `link`, queries in `query`, ranking in `rank`.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use foldhash::{HashMap, HashSet};
 
@@ -12,7 +12,7 @@ use petgraph::visit::{EdgeRef, IntoEdgeReferences, NodeIndexable};
 use petgraph::Direction;
 
 use super::extract::{DefKind, FileSymbols, Language, Origin, Receiver, RefKind};
-use super::link::{targets, typed, Pass, Relink, Resolution, MAX_CANDIDATES};
+use super::link::{go_receiver, targets, typed, Pass, Relink, Resolution, MAX_CANDIDATES};
 use super::model::{Edge, EdgeKind, LinkedEdge, Links, Node, NodeKind, SavedFile};
 use super::modules::{self, Match};
 
@@ -187,6 +187,54 @@ pub(super) fn class_shape(symbols: &FileSymbols) -> Shape {
         vec![]
     };
     Shape { classes, imports }
+}
+
+/// The names of the classes of one or two versions of a file.
+fn class_names(a: Option<&FileSymbols>, b: Option<&FileSymbols>) -> HashSet<String> {
+    a.into_iter()
+        .chain(b)
+        .flat_map(|s| s.definitions.iter())
+        .filter(|d| d.kind == DefKind::Class)
+        .map(|d| d.name.clone())
+        .collect()
+}
+
+/// (class, method) of every method a file defines: a function directly in a class,
+/// or a Go function whose receiver names a type.
+fn methods(symbols: &FileSymbols) -> HashSet<(String, String)> {
+    let defs = &symbols.definitions;
+    let mut out = HashSet::default();
+    for (i, d) in defs.iter().enumerate() {
+        if d.kind != DefKind::Function {
+            continue;
+        }
+        let container = (0..i)
+            .rev()
+            .find(|&j| defs[j].contains(d))
+            .map(|j| &defs[j]);
+        match container {
+            Some(c) if c.kind == DefKind::Class => {
+                out.insert((c.name.clone(), d.name.clone()));
+            }
+            None if symbols.language == Language::Go => {
+                if let Some(t) = go_receiver(&d.signature) {
+                    out.insert((t.to_string(), d.name.clone()));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The names of the methods one version of a file has and the other has not (in
+/// that class).
+fn moved_methods(a: Option<&FileSymbols>, b: Option<&FileSymbols>) -> HashSet<String> {
+    let (a, b) = (
+        a.map(methods).unwrap_or_default(),
+        b.map(methods).unwrap_or_default(),
+    );
+    a.symmetric_difference(&b).map(|(_, m)| m.clone()).collect()
 }
 
 /// Per name, its candidate counts (see `candidate_counts`) before a change.
@@ -415,8 +463,10 @@ impl KnowledgeGraph {
     /// defines, and the imports elsewhere that resolve to it. Nothing else is re-linked.
     pub fn update_file(&mut self, path: &str, symbols: FileSymbols) {
         let existed = self.files.contains_key(path);
-        let shape_before = self.files.get(path).map(|e| class_shape(&e.symbols));
-        let reshaped = shape_before.unwrap_or_default() != class_shape(&symbols);
+        let old = self.files.get(path).map(|e| &e.symbols);
+        let reshaped = old.map(class_shape).unwrap_or_default() != class_shape(&symbols);
+        let moved = moved_methods(old, Some(&symbols));
+        let classes = class_names(old, Some(&symbols));
         let mut names: HashSet<String> =
             symbols.definitions.iter().map(|d| d.name.clone()).collect();
         names.extend(
@@ -426,10 +476,13 @@ impl KnowledgeGraph {
                 .flat_map(|e| e.symbols.definitions.iter().map(|d| d.name.clone())),
         );
         let before = self.counts_before(&names, modules::family(symbols.language));
+        let typed_in = self.typed_calls_into(path);
         let file = self.remove_nodes(path, !existed);
         let prepared = Prepared::of(path, &symbols);
         self.add_file_at(path.to_string(), symbols, prepared, file);
         self.link(path, &Relink::All);
+        // The base edges into the file's classes first: resolving a method walks them.
+        self.relink_bases(path, &classes);
         let changed = self.changed(before);
         // The file set changed only if the file is new: then imports elsewhere may
         // now resolve to it. Otherwise they still do, and only the names they refer
@@ -445,16 +498,57 @@ impl KnowledgeGraph {
             }
         }
         self.relink_others(path, &changed, &importers);
-        self.relink_typed(path, &names, reshaped);
+        self.relink_typed(path, typed_in, &moved, reshaped);
     }
 
-    /// Last step of an update: the calls whose targets method resolution found (or
-    /// could find now) through classes and bases, linked again once every base edge
-    /// is repaired (while the file's nodes were replaced, the base edges into them
-    /// were missing). Those to the file's names in every file referring to them and
-    /// all of the file's own; all of every file's when the file's classes changed
-    /// (`class_shape`).
-    fn relink_typed(&mut self, path: &str, names: &HashSet<String>, reshaped: bool) {
+    /// The calls elsewhere made on a receiver of a known class or `self` that are
+    /// linked into `path`'s definitions: (file, names).
+    fn typed_calls_into(&self, path: &str) -> HashMap<NodeIndex, HashSet<String>> {
+        let mut out: HashMap<NodeIndex, HashSet<String>> = HashMap::default();
+        let Some(entry) = self.files.get(path) else {
+            return out;
+        };
+        for &def in &entry.defs {
+            for e in self.graph.edges_directed(def, Direction::Incoming) {
+                if e.weight().kind != EdgeKind::Calls {
+                    continue;
+                }
+                let file = self.owner[e.source().index()];
+                if file == entry.node {
+                    continue;
+                }
+                let caller = &self.files[&self.graph[file].path];
+                if let Some(r) = caller.symbols.references.get(e.weight().reference as usize) {
+                    if typed(r.receiver) {
+                        out.entry(file).or_default().insert(r.name.clone());
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Re-links, in the files other than `path`, the base classes named in `names`.
+    fn relink_bases(&mut self, path: &str, names: &HashSet<String>) {
+        let own = self.files.get(path).map(|e| e.node);
+        for (file, names) in self.referring(names, |f| Some(*f) == own) {
+            self.relink(file, Relink::Bases(&names));
+        }
+    }
+
+    /// Last step of an update: the calls method resolution links (on a receiver of
+    /// a known class or `self`) that can go elsewhere now. With the file's classes
+    /// and bases the same (`class_shape`), those are the calls that were linked
+    /// into the file (its nodes were replaced), the calls to methods it added,
+    /// removed or moved between classes, and the file's own (made while the base
+    /// edges into it were missing); when its classes changed, every such call.
+    fn relink_typed(
+        &mut self,
+        path: &str,
+        typed_in: HashMap<NodeIndex, HashSet<String>>,
+        moved: &HashSet<String>,
+        reshaped: bool,
+    ) {
         let own = self.files.get(path).map(|e| e.node);
         if reshaped {
             let mut files: Vec<NodeIndex> = self
@@ -469,7 +563,14 @@ impl KnowledgeGraph {
             }
             return;
         }
-        for (file, names) in self.referring(names, |f| Some(*f) == own) {
+        let mut files: BTreeMap<NodeIndex, HashSet<String>> = typed_in
+            .into_iter()
+            .filter(|(f, _)| self.graph.contains_node(*f) && Some(*f) != own)
+            .collect();
+        for (file, names) in self.referring(moved, |f| Some(*f) == own) {
+            files.entry(file).or_default().extend(names);
+        }
+        for (file, names) in files {
             self.relink(file, Relink::Typed(Some(&names)));
         }
         if let Some(file) = own {
@@ -491,14 +592,18 @@ impl KnowledgeGraph {
             .collect();
         let before = self.counts_before(&names, modules::family(entry.symbols.language));
         let reshaped = class_shape(&entry.symbols) != Shape::default();
+        let moved = moved_methods(Some(&entry.symbols), None);
+        let classes = class_names(Some(&entry.symbols), None);
+        let typed_in = self.typed_calls_into(path);
         let importers = self.importers(path);
         self.remove_nodes(path, true);
+        self.relink_bases(path, &classes);
         let changed = self.changed(before);
         for &file in &importers {
             self.relink(file, Relink::All);
         }
         self.relink_others(path, &changed, &importers);
-        self.relink_typed(path, &names, reshaped);
+        self.relink_typed(path, typed_in, &moved, reshaped);
         true
     }
 

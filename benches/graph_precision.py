@@ -9,7 +9,15 @@ the code:
   defines `f` at top level;
 - `m.f()` where the file did `import m` (or `import m as x`; `x.f()`) and `m`
   defines `f` at top level;
-- `self.f()` inside a class whose body defines `f`.
+- `self.f()` inside a class whose body defines `f`;
+- `self.f()` where `f` is inherited: the first class in the method resolution
+  order (C3, over classes of the tree whose bases are all known) defining it;
+- `x.f()` where `x` is bound once in the function, by `x = C(...)` or `x: C`
+  ("typed variable"), or is a parameter annotated `x: C` and never rebound
+  ("typed parameter"), with `C` a class of the tree named directly, by a
+  from-import or as `m.C`; `f` found in `C`'s method resolution order;
+- `self.x.f()` where `self.x = C(...)` is the class's only assignment to
+  `self.x`, in its `__init__` ("self.attr").
 Calls the ast cannot pin down (methods on other objects, builtins, locals) are not
 counted. A site counts as linked when the graph has a call edge from that file and
 line to a definition named like the callee; it is right when the true definition is
@@ -67,6 +75,64 @@ def absolute(module: str | None, level: int, rel: str) -> str | None:
     return ".".join(base + ([module] if module else [])) or None
 
 
+ClassKey = tuple[str, str]  # (path, class name)
+
+
+@dataclass
+class ClassInfo:
+    methods: dict[str, int]
+    bases: list[ClassKey | None]  # None: a base outside the tree or not resolvable
+
+
+def linearize(key: ClassKey, classes: dict[ClassKey, ClassInfo], depth: int = 0) -> list[ClassKey] | None:
+    """C3 linearization over the tree's classes; None when a base is unknown or C3 fails."""
+    info = classes.get(key)
+    if info is None or depth > 30 or any(b is None for b in info.bases):
+        return None
+    parents = [b for b in info.bases if b is not None]
+    sequences: list[list[ClassKey]] = []
+    for base in parents:
+        line = linearize(base, classes, depth + 1)
+        if line is None:
+            return None
+        sequences.append(line)
+    sequences.append(list(parents))
+    out = [key]
+    while any(sequences):
+        for seq in sequences:
+            if not seq:
+                continue
+            head = seq[0]
+            if not any(head in other[1:] for other in sequences):
+                break
+        else:
+            return None
+        out.append(head)
+        sequences = [[c for c in seq if c != head] for seq in sequences]
+    return out
+
+
+def resolve_method(key: ClassKey, name: str, classes: dict[ClassKey, ClassInfo]) -> tuple[str, int] | None:
+    order = linearize(key, classes)
+    for k in order or []:
+        if name in classes[k].methods:
+            return (k[0], classes[k].methods[name])
+    return None
+
+
+def function_scope(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.AST]:
+    """The nodes of a function's body, not those of functions or classes nested in it."""
+    out: list[ast.AST] = []
+    todo: list[ast.AST] = list(func.body)
+    while todo:
+        node = todo.pop()
+        out.append(node)
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                todo.append(child)
+    return out
+
+
 def ground_truth(root: Path, files: list[str]) -> list[Site]:
     modules = module_files(root, files)
     trees: dict[str, ast.Module] = {}
@@ -78,7 +144,7 @@ def ground_truth(root: Path, files: list[str]) -> list[Site]:
             except (SyntaxError, ValueError):
                 continue
     tops = {rel: top_level(tree) for rel, tree in trees.items()}
-    sites: list[Site] = []
+    imports: dict[str, tuple[dict[str, tuple[str, str]], dict[str, str]]] = {}
     for rel, tree in trees.items():
         names: dict[str, tuple[str, str]] = {}  # local name -> (module file, name)
         mods: dict[str, str] = {}  # local name -> module file
@@ -92,6 +158,31 @@ def ground_truth(root: Path, files: list[str]) -> list[Site]:
                 for alias in node.names:
                     if alias.name in modules and (alias.asname or "." not in alias.name):
                         mods[alias.asname or alias.name] = modules[alias.name]
+        imports[rel] = (names, mods)
+    top_classes = {(rel, n.name): n for rel, tree in trees.items() for n in tree.body if isinstance(n, ast.ClassDef)}
+
+    def class_named(rel: str, expr: ast.expr) -> ClassKey | None:
+        """The tree's top-level class an expression names in file `rel`, if any."""
+        names, mods = imports[rel]
+        if isinstance(expr, ast.Name):
+            if (rel, expr.id) in top_classes:
+                return (rel, expr.id)
+            if expr.id in names and names[expr.id] in top_classes and expr.id not in tops[rel]:
+                return names[expr.id]
+        elif isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id in mods:
+            key = (mods[expr.value.id], expr.attr)
+            if key in top_classes:
+                return key
+        return None
+
+    classes: dict[ClassKey, ClassInfo] = {}
+    for (rel, name), node in top_classes.items():
+        methods = {n.name: n.lineno for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        bases = [class_named(rel, b) for b in node.bases if not (isinstance(b, ast.Name) and b.id == "object")]
+        classes[(rel, name)] = ClassInfo(methods, bases)
+    sites: list[Site] = []
+    for rel, tree in trees.items():
+        names, mods = imports[rel]
         own = tops[rel]
 
         def visit(node: ast.AST, cls: ast.ClassDef | None) -> None:
@@ -99,11 +190,82 @@ def ground_truth(root: Path, files: list[str]) -> list[Site]:
                 if isinstance(child, ast.ClassDef):
                     visit(child, child)
                     continue
+                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    typed_sites(child, cls)
                 if isinstance(child, ast.Call):
                     site = classify(child, cls)
                     if site is not None:
                         sites.append(site)
                 visit(child, cls)
+
+        def typed_sites(func: ast.FunctionDef | ast.AsyncFunctionDef, cls: ast.ClassDef | None) -> None:
+            """Calls on a variable or parameter bound once to a known class, and on an
+            attribute of `self` set once, in `__init__`, to one."""
+            scope = function_scope(func)
+            stores: Counter[str] = Counter()
+            for node in scope:
+                if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                    stores[node.id] += 1
+                elif isinstance(node, (ast.Global, ast.Nonlocal)):
+                    for n in node.names:
+                        stores[n] += 2
+            args = func.args
+            params = args.posonlyargs + args.args + args.kwonlyargs + [a for a in (args.vararg, args.kwarg) if a]
+            known: dict[str, tuple[ClassKey, str]] = {}
+            for a in params:
+                stores[a.arg] += 1
+                key = class_named(rel, a.annotation) if a.annotation is not None else None
+                if key is not None and a not in (args.vararg, args.kwarg):
+                    known[a.arg] = (key, "typed parameter")
+            for node in scope:
+                target, key = None, None
+                if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Call):
+                    target, key = node.targets[0], class_named(rel, node.value.func)
+                elif isinstance(node, ast.AnnAssign):
+                    target, key = node.target, class_named(rel, node.annotation)
+                if isinstance(target, ast.Name) and key is not None:
+                    known[target.id] = (key, "typed variable")
+            attrs: dict[str, ClassKey] = {}
+            if cls is not None:
+                assigned: Counter[str] = Counter()
+                for n in ast.walk(cls):
+                    if isinstance(n, ast.Attribute) and isinstance(n.ctx, (ast.Store, ast.Del)):
+                        if isinstance(n.value, ast.Name) and n.value.id == "self":
+                            assigned[n.attr] += 1
+                for m in cls.body:
+                    if isinstance(m, ast.FunctionDef) and m.name == "__init__":
+                        for n in ast.walk(m):
+                            if (
+                                isinstance(n, ast.Assign)
+                                and len(n.targets) == 1
+                                and isinstance(n.targets[0], ast.Attribute)
+                                and isinstance(n.targets[0].value, ast.Name)
+                                and n.targets[0].value.id == "self"
+                                and isinstance(n.value, ast.Call)
+                                and assigned[n.targets[0].attr] == 1
+                            ):
+                                key = class_named(rel, n.value.func)
+                                if key is not None:
+                                    attrs[n.targets[0].attr] = key
+            for node in scope:
+                if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+                    continue
+                value, line = node.func.value, node.func.end_lineno or node.func.lineno
+                found: tuple[ClassKey, str] | None = None
+                if isinstance(value, ast.Name) and value.id in known and stores[value.id] == 1:
+                    found = known[value.id]
+                elif (
+                    isinstance(value, ast.Attribute)
+                    and isinstance(value.value, ast.Name)
+                    and value.value.id == "self"
+                    and value.attr in attrs
+                ):
+                    found = (attrs[value.attr], "self.attr")
+                if found is None:
+                    continue
+                target = resolve_method(found[0], node.func.attr, classes)
+                if target is not None:
+                    sites.append(Site(rel, line, node.func.attr, target, found[1]))
 
         def classify(call: ast.Call, cls: ast.ClassDef | None) -> Site | None:
             func = call.func
@@ -126,10 +288,27 @@ def ground_truth(root: Path, files: list[str]) -> list[Site]:
                     }
                     if func.attr in methods:
                         return Site(rel, line, func.attr, (rel, methods[func.attr]), "self.method")
+                    if (rel, cls.name) in classes and top_classes.get((rel, cls.name)) is cls:
+                        target = resolve_method((rel, cls.name), func.attr, classes)
+                        if target is not None:
+                            return Site(rel, line, func.attr, target, "self.inherited")
             return None
 
         visit(tree, None)
     return sites
+
+
+CATEGORIES = (
+    "same file",
+    "from-import",
+    "module.attr",
+    "self.method",
+    "self.inherited",
+    "typed variable",
+    "typed parameter",
+    "self.attr",
+    "all",
+)
 
 
 def measure(root: Path, graph: am.KnowledgeGraph | None = None) -> dict[str, Counter[str]]:
@@ -172,7 +351,7 @@ def main() -> None:
     )
     print("| call sites | known | linked | right among targets | exact (only target) |")
     print("|---|---:|---:|---:|---:|")
-    for bucket in ("same file", "from-import", "module.attr", "self.method", "all"):
+    for bucket in CATEGORIES:
         s = stats[bucket]
         if not s["sites"]:
             continue

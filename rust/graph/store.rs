@@ -11,7 +11,7 @@ use petgraph::stable_graph::{EdgeIndex, NodeIndex, StableGraph};
 use petgraph::visit::{EdgeRef, IntoEdgeReferences, NodeIndexable};
 use petgraph::Direction;
 
-use super::extract::{DefKind, FileSymbols, Language, Origin, Receiver, RefKind};
+use super::extract::{DefKind, Definition, FileSymbols, Language, Origin, Receiver, RefKind};
 use super::link::{go_receiver, targets, typed, Pass, Relink, Resolution, MAX_CANDIDATES};
 use super::model::{Edge, EdgeKind, LinkedEdge, Links, Node, NodeKind, SavedFile};
 use super::modules::{self, Match};
@@ -157,18 +157,19 @@ pub(super) struct Shape {
 type ImportShape = (String, Vec<String>, Vec<(String, String)>, Option<String>);
 
 pub(super) fn class_shape(symbols: &FileSymbols) -> Shape {
+    let mut bases: HashMap<u32, Vec<String>> = HashMap::default();
+    for r in &symbols.references {
+        if let (RefKind::Inherit, Origin::Definition(d)) = (r.kind, r.origin) {
+            bases.entry(d).or_default().push(r.name.clone());
+        }
+    }
     let mut classes: Vec<(String, Vec<String>)> = symbols
         .definitions
         .iter()
         .enumerate()
         .filter(|(_, d)| d.kind == DefKind::Class)
         .map(|(i, d)| {
-            let mut bases: Vec<String> = symbols
-                .references
-                .iter()
-                .filter(|r| r.kind == RefKind::Inherit && r.origin == Origin::Definition(i as u32))
-                .map(|r| r.name.clone())
-                .collect();
+            let mut bases = bases.remove(&(i as u32)).unwrap_or_default();
             bases.sort();
             (d.name.clone(), bases)
         })
@@ -202,16 +203,18 @@ fn class_names(a: Option<&FileSymbols>, b: Option<&FileSymbols>) -> HashSet<Stri
 /// (class, method) of every method a file defines: a function directly in a class,
 /// or a Go function whose receiver names a type.
 fn methods(symbols: &FileSymbols) -> HashSet<(String, String)> {
-    let defs = &symbols.definitions;
     let mut out = HashSet::default();
-    for (i, d) in defs.iter().enumerate() {
+    // The definitions open at each one (they are in start order), innermost last.
+    let mut open: Vec<&Definition> = Vec::new();
+    for d in &symbols.definitions {
+        while open.last().is_some_and(|c| !c.contains(d)) {
+            open.pop();
+        }
+        let container = open.last().copied();
+        open.push(d);
         if d.kind != DefKind::Function {
             continue;
         }
-        let container = (0..i)
-            .rev()
-            .find(|&j| defs[j].contains(d))
-            .map(|j| &defs[j]);
         match container {
             Some(c) if c.kind == DefKind::Class => {
                 out.insert((c.name.clone(), d.name.clone()));
@@ -508,7 +511,18 @@ impl KnowledgeGraph {
         let Some(entry) = self.files.get(path) else {
             return out;
         };
-        for &def in &entry.defs {
+        // Method resolution links only to methods (children of classes, Go
+        // functions with a receiver); a typed call it could not pin down is linked
+        // by name like any other, and repaired like any other.
+        let method = |def: NodeIndex| {
+            let node = &self.graph[def];
+            node.kind == NodeKind::Function
+                && (self
+                    .parent(def)
+                    .is_some_and(|p| self.graph[p].kind == NodeKind::Class)
+                    || node.language == Language::Go && go_receiver(&node.signature).is_some())
+        };
+        for &def in entry.defs.iter().filter(|&&d| method(d)) {
             for e in self.graph.edges_directed(def, Direction::Incoming) {
                 if e.weight().kind != EdgeKind::Calls {
                     continue;

@@ -379,6 +379,11 @@ const CSHARP: &str = r#"
 (property_declaration type: [(identifier) @ref (generic_name (identifier) @ref)])
 (variable_declaration type: (generic_name (identifier) @ref))
 (object_creation_expression type: [(generic_name (identifier) @ref) (qualified_name name: (identifier) @ref)])
+(variable_declaration type: [(identifier) @bind.type (generic_name (identifier) @bind.type)] (variable_declarator name: (identifier) @bind.name))
+(variable_declaration type: (implicit_type) (variable_declarator name: (identifier) @bind.name (object_creation_expression type: [(identifier) @bind.type (generic_name (identifier) @bind.type)])))
+(parameter type: [(identifier) @bind.type (generic_name (identifier) @bind.type)] name: (identifier) @bind.name)
+(field_declaration (variable_declaration type: [(identifier) @attr.type (generic_name (identifier) @attr.type)] (variable_declarator name: (identifier) @attr.name)))
+(property_declaration type: [(identifier) @attr.type (generic_name (identifier) @attr.type)] name: (identifier) @attr.name)
 "#;
 
 /// Ruby, on top of its tags query (methods, classes, calls with `method:`) without
@@ -1489,8 +1494,10 @@ fn resolve_origins(
                 None if bound.contains_key(word) => {
                     return Receiver::Import(bound[word]);
                 }
-                // A Java field named without `this`.
-                None if language == Language::Java => classes.attribute(open, byte, word),
+                // A Java or C# field named without `this`.
+                None if matches!(language, Language::Java | Language::CSharp) => {
+                    classes.attribute(open, byte, word)
+                }
                 None => None,
             },
         };

@@ -804,6 +804,39 @@ mod tests {
         );
     }
 
+    /// C#: a local's declared type, `var x = new T()`, a parameter, a field and a
+    /// property used with and without `this`, and an inherited method.
+    #[test]
+    fn csharp_calls_resolve_through_declared_types() {
+        let g = graph(&[
+            (
+                "A/Base.cs",
+                "namespace A {\nclass Base {\n  public void Close() {}\n}\nclass Repo : Base {\n  public void Load() {}\n}\nclass Cache {\n  public void Load() {}\n  public void Close() {}\n}\n}\n",
+            ),
+            (
+                "A/App.cs",
+                "namespace A {\nclass App {\n  Cache cache;\n  Repo Store { get; set; }\n  void Run(Repo r) {\n    Cache c = new Cache();\n    var d = new Repo();\n    r.Load();\n    c.Load();\n    d.Close();\n    cache.Close();\n    this.cache.Load();\n    Store.Load();\n  }\n}\n}\n",
+            ),
+        ]);
+        let from = |f: &str| {
+            calls(&g)
+                .into_iter()
+                .filter(|c| c.0 == f)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            from("A/App.cs:App.Run"),
+            [
+                call("A/App.cs:App.Run", 8, "A/Base.cs:Repo.Load", 1.0),
+                call("A/App.cs:App.Run", 9, "A/Base.cs:Cache.Load", 1.0),
+                call("A/App.cs:App.Run", 10, "A/Base.cs:Base.Close", 1.0),
+                call("A/App.cs:App.Run", 11, "A/Base.cs:Cache.Close", 1.0),
+                call("A/App.cs:App.Run", 12, "A/Base.cs:Cache.Load", 1.0),
+                call("A/App.cs:App.Run", 13, "A/Base.cs:Repo.Load", 1.0),
+            ]
+        );
+    }
+
     /// TypeScript: an annotated variable and parameter, `new`, a field and a
     /// constructor's parameter property used through `this`, an inherited method.
     #[test]

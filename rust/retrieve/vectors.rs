@@ -1,7 +1,14 @@
 //! Dense vectors searched by brute force: one contiguous row-major `f32` matrix,
-//! rows L2-normalized on insert so that cosine similarity is a dot product. At
-//! 100K x 384 a full scan reads 150 MB, a few milliseconds on all cores, which is
-//! both exact and simpler than an approximate index at this size.
+//! rows L2-normalized on insert so that cosine similarity is a dot product.
+//!
+//! A full `f32` scan is bound by memory bandwidth (200K x 384 rows are 307 MB per
+//! query), so above [`SCREEN_ROWS`] rows `search` screens with an `i8` copy of each
+//! row (symmetric per-row quantization: `scale = max|x| / 127`), a quarter of the
+//! bytes, then reranks candidates with the exact `f32` dot product. The result is
+//! still exact, not approximate: each row also keeps the L2 norm of its
+//! quantization error, which bounds how far its screened score can be from its
+//! exact one, and every row whose bound reaches the k-th exact score among the
+//! candidates is reranked too (see [`VectorIndex::search`]).
 
 use std::path::Path;
 
@@ -22,6 +29,20 @@ pub const MAX_DIM: usize = 1 << 16;
 const PARALLEL_ROWS: usize = 20_000;
 /// Rows per parallel task.
 const ROWS_PER_TASK: usize = 4096;
+/// From this many rows on, `search` screens with the `i8` codes; below it the
+/// exact scan is as fast.
+pub const SCREEN_ROWS: usize = 4096;
+/// The screen keeps `max(limit * CANDIDATE_FACTOR, MIN_CANDIDATES)` rows for the
+/// exact rerank. A constant, not a Policy key: it changes only the speed, never
+/// the result (rows the screen might have misranked are reranked whatever it is),
+/// and the values fit the error of 8-bit codes (about 0.01 on a cosine).
+pub const CANDIDATE_FACTOR: usize = 8;
+/// See [`CANDIDATE_FACTOR`].
+pub const MIN_CANDIDATES: usize = 64;
+/// Added to each row's error bound: covers the rounding of the `f32` arithmetic
+/// (the exact `dot` of unit vectors is off by less than 1e-5 at any dimension this
+/// index takes in practice, the screened score by a few ulps).
+const BOUND_SLACK: f32 = 1e-4;
 
 /// See the module documentation.
 #[derive(Debug, Clone, PartialEq)]
@@ -30,7 +51,19 @@ pub struct VectorIndex {
     keys: Vec<String>,
     /// Row-major, `keys.len() * dim` values; row `i` is the vector of `keys[i]`.
     data: Vec<f32>,
+    /// `data` quantized, row by row: `round(x / scale)`, in -127..=127.
+    codes: Vec<i8>,
+    /// Per row: the scale of its codes and the L2 norm of the quantization error
+    /// (`|x - code * scale|`), derived from `data`.
+    quanta: Vec<Quantum>,
     position: HashMap<String, usize>,
+}
+
+/// The scale of a row's codes and the L2 norm of its quantization error.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Quantum {
+    scale: f32,
+    error: f32,
 }
 
 impl VectorIndex {
@@ -46,6 +79,8 @@ impl VectorIndex {
             dim,
             keys: Vec::new(),
             data: Vec::new(),
+            codes: Vec::new(),
+            quanta: Vec::new(),
             position: HashMap::default(),
         })
     }
@@ -82,17 +117,24 @@ impl VectorIndex {
     /// not finite, or all zeros.
     pub fn upsert(&mut self, key: &str, vector: &[f32]) -> Result<()> {
         let normalized = self.normalized("vector", vector)?;
-        match self.position.get(key) {
-            Some(&row) => {
-                let dim = self.dim;
-                self.data[row * dim..(row + 1) * dim].copy_from_slice(&normalized);
-            }
+        let dim = self.dim;
+        let row = match self.position.get(key) {
+            Some(&row) => row,
             None => {
-                self.position.insert(key.to_owned(), self.keys.len());
+                let row = self.keys.len();
+                self.position.insert(key.to_owned(), row);
                 self.keys.push(key.to_owned());
-                self.data.extend_from_slice(&normalized);
+                self.data.resize((row + 1) * dim, 0.0);
+                self.codes.resize((row + 1) * dim, 0);
+                self.quanta.push(Quantum {
+                    scale: 0.0,
+                    error: 0.0,
+                });
+                row
             }
-        }
+        };
+        self.data[row * dim..(row + 1) * dim].copy_from_slice(&normalized);
+        self.quanta[row] = quantize(&normalized, &mut self.codes[row * dim..(row + 1) * dim]);
         Ok(())
     }
 
@@ -106,6 +148,9 @@ impl VectorIndex {
         if row != last {
             self.data
                 .copy_within(last * dim..(last + 1) * dim, row * dim);
+            self.codes
+                .copy_within(last * dim..(last + 1) * dim, row * dim);
+            self.quanta[row] = self.quanta[last];
             self.keys.swap_remove(row);
             *self
                 .position
@@ -115,6 +160,8 @@ impl VectorIndex {
             self.keys.pop();
         }
         self.data.truncate(last * dim);
+        self.codes.truncate(last * dim);
+        self.quanta.truncate(last);
         true
     }
 
@@ -140,17 +187,29 @@ impl VectorIndex {
             if kept != row {
                 self.data
                     .copy_within(row * dim..(row + 1) * dim, kept * dim);
+                self.codes
+                    .copy_within(row * dim..(row + 1) * dim, kept * dim);
+                self.quanta[kept] = self.quanta[row];
                 *self.position.get_mut(&key).expect("a stored key") = kept;
             }
             self.keys.push(key);
         }
         self.data.truncate(self.keys.len() * dim);
+        self.codes.truncate(self.keys.len() * dim);
+        self.quanta.truncate(self.keys.len());
         total - self.keys.len()
     }
 
     /// The `limit` stored vectors most similar to `query` (cosine), best first,
     /// equal scores by key, among those whose key passes `filter` if given. An
     /// invalid-input error for a query as `upsert` would refuse it.
+    ///
+    /// From [`SCREEN_ROWS`] rows on, the rows are scored with their `i8` codes
+    /// first; the best `max(limit * CANDIDATE_FACTOR, MIN_CANDIDATES)` of them get
+    /// their exact score, and so does every other row whose screened score plus its
+    /// error bound reaches the `limit`-th exact score so far. Every other row is
+    /// below that score, so the result (keys, order and `f32` scores) is the one
+    /// [`VectorIndex::search_exact`] gives.
     pub fn search(
         &self,
         query: &[f32],
@@ -161,17 +220,44 @@ impl VectorIndex {
         if limit == 0 || self.keys.is_empty() {
             return Ok(Vec::new());
         }
-        let dim = self.dim;
+        if self.keys.len() < SCREEN_ROWS {
+            return Ok(self.exact(&query, limit, filter));
+        }
+        Ok(self.screened(&query, limit, filter))
+    }
+
+    /// What [`VectorIndex::search`] returns, by the exact `f32` scan of every row:
+    /// the reference it is tested against, and the baseline of its benchmark.
+    pub fn search_exact(
+        &self,
+        query: &[f32],
+        limit: usize,
+        filter: Option<&dyn Fn(&str) -> bool>,
+    ) -> Result<Vec<(String, f32)>> {
+        let query = self.normalized("query", query)?;
+        if limit == 0 || self.keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        Ok(self.exact(&query, limit, filter))
+    }
+
+    /// Every row scored, in parallel above [`PARALLEL_ROWS`].
+    fn scores(&self, score: impl Fn(usize, &mut [f32]) + Sync) -> Vec<f32> {
         let mut scores = vec![0.0f32; self.keys.len()];
         if self.keys.len() > PARALLEL_ROWS {
             scores
                 .par_chunks_mut(ROWS_PER_TASK)
-                .zip(self.data.par_chunks(ROWS_PER_TASK * dim))
-                .for_each(|(scores, rows)| score_rows(&query, rows, scores));
+                .enumerate()
+                .for_each(|(task, scores)| score(task * ROWS_PER_TASK, scores));
         } else {
-            score_rows(&query, &self.data, &mut scores);
+            score(0, &mut scores);
         }
-        let mut hits: Vec<(f32, usize)> = match filter {
+        scores
+    }
+
+    /// `(score, row)` of the rows whose key passes `filter`.
+    fn kept(&self, scores: &[f32], filter: Option<&dyn Fn(&str) -> bool>) -> Vec<(f32, usize)> {
+        match filter {
             Some(keep) => scores
                 .iter()
                 .enumerate()
@@ -183,20 +269,94 @@ impl VectorIndex {
                 .enumerate()
                 .map(|(row, &score)| (score, row))
                 .collect(),
-        };
-        let order = |a: &(f32, usize), b: &(f32, usize)| {
-            b.0.total_cmp(&a.0)
-                .then_with(|| self.keys[a.1].cmp(&self.keys[b.1]))
-        };
+        }
+    }
+
+    /// The best `limit` of `hits` (exact scores), best first, equal scores by key.
+    fn best(&self, mut hits: Vec<(f32, usize)>, limit: usize) -> Vec<(String, f32)> {
+        let order = |a: &(f32, usize), b: &(f32, usize)| self.order(a, b);
         if hits.len() > limit {
             hits.select_nth_unstable_by(limit - 1, order);
             hits.truncate(limit);
         }
         hits.sort_unstable_by(order);
-        Ok(hits
-            .into_iter()
+        hits.into_iter()
             .map(|(score, row)| (self.keys[row].clone(), score))
-            .collect())
+            .collect()
+    }
+
+    /// Score descending, then key ascending.
+    fn order(&self, a: &(f32, usize), b: &(f32, usize)) -> std::cmp::Ordering {
+        b.0.total_cmp(&a.0)
+            .then_with(|| self.keys[a.1].cmp(&self.keys[b.1]))
+    }
+
+    fn exact(
+        &self,
+        query: &[f32],
+        limit: usize,
+        filter: Option<&dyn Fn(&str) -> bool>,
+    ) -> Vec<(String, f32)> {
+        let dim = self.dim;
+        let scores = self.scores(|first, scores| {
+            let rows = &self.data[first * dim..(first + scores.len()) * dim];
+            score_rows(query, rows, scores);
+        });
+        self.best(self.kept(&scores, filter), limit)
+    }
+
+    fn screened(
+        &self,
+        query: &[f32],
+        limit: usize,
+        filter: Option<&dyn Fn(&str) -> bool>,
+    ) -> Vec<(String, f32)> {
+        let dim = self.dim;
+        let mut query_codes = vec![0i8; dim];
+        let query_quantum = quantize(query, &mut query_codes);
+        let screen = self.scores(|first, scores| {
+            let last = first + scores.len();
+            score_codes(
+                &query_codes,
+                query_quantum.scale,
+                &self.codes[first * dim..last * dim],
+                &self.quanta[first..last],
+                scores,
+            );
+        });
+        let mut hits = self.kept(&screen, filter);
+        let wanted = limit
+            .saturating_mul(CANDIDATE_FACTOR)
+            .max(MIN_CANDIDATES)
+            .max(limit);
+        // Ties broken by row: the candidates do not depend on the sort's whims.
+        let screen_order =
+            |a: &(f32, usize), b: &(f32, usize)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+        if hits.len() > wanted {
+            hits.select_nth_unstable_by(wanted - 1, screen_order);
+        }
+        let (candidates, rest) = hits.split_at(wanted.min(hits.len()));
+        let mut exact: Vec<(f32, usize)> = candidates
+            .iter()
+            .map(|&(_, row)| (dot(query, self.row(row)), row))
+            .collect();
+        if !rest.is_empty() {
+            // `exact` holds `wanted >= limit` rows: its limit-th best score is a
+            // floor that a row must reach to be in the result.
+            exact.select_nth_unstable_by(limit - 1, |a, b| self.order(a, b));
+            let floor = exact[limit - 1].0;
+            // |q.r - q'.r'| <= |q| |r - r'| + |q - q'| |r'|, with |q|, |r| = 1 and
+            // |r'| <= 1 + |r - r'| (q', r': the dequantized codes).
+            let query_error = query_quantum.error;
+            for &(screened, row) in rest {
+                let error = self.quanta[row].error;
+                let bound = error + query_error * (1.0 + error) + BOUND_SLACK;
+                if screened + bound >= floor {
+                    exact.push((dot(query, self.row(row)), row));
+                }
+            }
+        }
+        self.best(exact, limit)
     }
 
     /// Saves the index to `path` with `generation`, an opaque number
@@ -297,6 +457,100 @@ fn score_rows(query: &[f32], rows: &[f32], scores: &mut [f32]) {
     }
 }
 
+/// `codes` (as many as `vector`) and the quantum of `vector`: symmetric
+/// quantization, `scale = max|x| / 127`, `code = round(x / scale)`.
+fn quantize(vector: &[f32], codes: &mut [i8]) -> Quantum {
+    let max = vector.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+    if max == 0.0 {
+        codes.fill(0);
+        return Quantum {
+            scale: 0.0,
+            error: 0.0,
+        };
+    }
+    let scale = max / 127.0;
+    let mut squares = 0.0f64;
+    for (code, &x) in codes.iter_mut().zip(vector) {
+        *code = (x / scale).round().clamp(-127.0, 127.0) as i8;
+        let error = f64::from(x) - f64::from(*code) * f64::from(scale);
+        squares += error * error;
+    }
+    // Rounded up, so that the bound holds whatever the rounding to f32.
+    let error = squares.sqrt() as f32;
+    Quantum {
+        scale,
+        error: error + error * 1e-6,
+    }
+}
+
+/// The dot product of two code rows, with 32 independent sums so that it
+/// vectorizes; exact (|sum| <= 127 * 127 * MAX_DIM < 2^31).
+#[inline(always)]
+fn dot_codes(a: &[i8], b: &[i8]) -> i32 {
+    let mut sums = [0i32; 32];
+    let (chunks_a, chunks_b) = (a.chunks_exact(32), b.chunks_exact(32));
+    let tail: i32 = chunks_a
+        .remainder()
+        .iter()
+        .zip(chunks_b.remainder())
+        .map(|(&x, &y)| i32::from(x) * i32::from(y))
+        .sum();
+    for (x, y) in chunks_a.zip(chunks_b) {
+        for i in 0..32 {
+            sums[i] += i32::from(x[i]) * i32::from(y[i]);
+        }
+    }
+    sums.iter().sum::<i32>() + tail
+}
+
+#[inline(always)]
+fn score_codes_with(
+    query: &[i8],
+    query_scale: f32,
+    codes: &[i8],
+    quanta: &[Quantum],
+    scores: &mut [f32],
+) {
+    for ((score, row), quantum) in scores
+        .iter_mut()
+        .zip(codes.chunks_exact(query.len()))
+        .zip(quanta)
+    {
+        *score = dot_codes(query, row) as f32 * (query_scale * quantum.scale);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn score_codes_avx2(
+    query: &[i8],
+    query_scale: f32,
+    codes: &[i8],
+    quanta: &[Quantum],
+    scores: &mut [f32],
+) {
+    score_codes_with(query, query_scale, codes, quanta, scores);
+}
+
+/// The screened score of each row of `codes`: its code dot product with `query`
+/// times both scales. With AVX2 where the CPU has it (the build targets the
+/// baseline x86-64, whose 128-bit integer products are half as fast).
+fn score_codes(
+    query: &[i8],
+    query_scale: f32,
+    codes: &[i8],
+    quanta: &[Quantum],
+    scores: &mut [f32],
+) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2, just checked.
+        unsafe { score_codes_avx2(query, query_scale, codes, quanta, scores) };
+        return;
+    }
+    score_codes_with(query, query_scale, codes, quanta, scores);
+}
+
 /// The serialized form; `position` is derived.
 #[derive(Serialize, Deserialize)]
 struct Stored {
@@ -336,10 +590,18 @@ impl VectorIndex {
                 return Err(format!("key {key:?} twice"));
             }
         }
+        let mut codes = vec![0i8; data.len()];
+        let quanta = data
+            .par_chunks(dim)
+            .zip(codes.par_chunks_mut(dim))
+            .map(|(row, codes)| quantize(row, codes))
+            .collect();
         Ok(VectorIndex {
             dim,
             keys,
             data,
+            codes,
+            quanta,
             position,
         })
     }
@@ -599,9 +861,15 @@ mod tests {
             }
             prop_assert_eq!(index.len(), model.len());
             prop_assert_eq!(index.data.len(), model.len() * 3);
+            prop_assert_eq!(index.codes.len(), model.len() * 3);
+            prop_assert_eq!(index.quanta.len(), model.len());
             for (row, key) in index.keys().iter().enumerate() {
                 prop_assert_eq!(index.position[key], row);
                 prop_assert_eq!(index.get(key).unwrap(), &model[key][..]);
+                let mut codes = [0i8; 3];
+                let quantum = quantize(&model[key], &mut codes);
+                prop_assert_eq!(&index.codes[row * 3..row * 3 + 3], &codes[..]);
+                prop_assert_eq!(index.quanta[row], quantum);
             }
             let q = as_f32(&query);
             let qn = index.normalized("q", &q).unwrap();
@@ -614,7 +882,149 @@ mod tests {
             expected.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
             expected.truncate(limit);
             let filter: Option<&dyn Fn(&str) -> bool> = if odd_only { Some(&keep) } else { None };
-            prop_assert_eq!(index.search(&q, limit, filter).unwrap(), expected);
+            prop_assert_eq!(index.search(&q, limit, filter).unwrap(), expected.clone());
+            // The screen on this index (search uses it from SCREEN_ROWS rows on).
+            if !model.is_empty() {
+                prop_assert_eq!(index.screened(&qn, limit, filter), expected);
+            }
         }
+
+        /// The screen with exact rerank returns what the exact scan does: the
+        /// scores are the exact `f32` dot products, best first, equal scores by
+        /// key, whatever the rows (small integers for many ties, or clustered
+        /// around one direction so that the screen cannot tell them apart).
+        #[test]
+        fn screened_equals_exact(
+            dim in 1..48usize,
+            rows in 1..400usize,
+            kind in 0..3u8,
+            seed in any::<u64>(),
+            limit in 1..40usize,
+            odd_only in any::<bool>(),
+        ) {
+            let mut rng = Rng(seed);
+            let base: Vec<f32> = (0..dim).map(|_| rng.normal()).collect();
+            let vector = |rng: &mut Rng| -> Vec<f32> {
+                loop {
+                    let v: Vec<f32> = match kind {
+                        0 => (0..dim).map(|_| (rng.next() % 5) as f32 - 2.0).collect(),
+                        1 => (0..dim).map(|_| rng.normal()).collect(),
+                        _ => base.iter().map(|b| b + 1e-3 * rng.normal()).collect(),
+                    };
+                    if v.iter().any(|&x| x != 0.0) {
+                        return v;
+                    }
+                }
+            };
+            let mut index = VectorIndex::new(dim).unwrap();
+            for i in 0..rows {
+                let v = vector(&mut rng);
+                index.upsert(&format!("k{i}"), &v).unwrap();
+            }
+            let query = vector(&mut rng);
+            let qn = index.normalized("q", &query).unwrap();
+            let keep = |key: &str| !odd_only || key[1..].parse::<usize>().unwrap() % 2 == 1;
+            let filter: Option<&dyn Fn(&str) -> bool> = if odd_only { Some(&keep) } else { None };
+            let hits = index.screened(&qn, limit, filter);
+            prop_assert_eq!(&hits, &index.search_exact(&query, limit, filter).unwrap());
+            for pair in hits.windows(2) {
+                prop_assert!(pair[0].1 > pair[1].1 || (pair[0].1 == pair[1].1 && pair[0].0 < pair[1].0));
+            }
+            for (key, score) in &hits {
+                prop_assert!(keep(key));
+                prop_assert_eq!(*score, dot(&qn, index.get(key).unwrap()));
+            }
+        }
+    }
+
+    /// splitmix64, and normal values by Box-Muller.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        }
+
+        fn unit(&mut self) -> f64 {
+            ((self.next() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+        }
+
+        fn normal(&mut self) -> f32 {
+            let (u, v) = (self.unit(), self.unit());
+            ((-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()) as f32
+        }
+    }
+
+    /// 5,000 random unit vectors of 384 values (search screens them): the result
+    /// is the exact scan's, for several seeds, with and without a filter.
+    #[test]
+    fn screen_matches_exact_on_random_unit_vectors() {
+        const ROWS: usize = 5000;
+        assert!(ROWS >= SCREEN_ROWS);
+        for seed in [1, 2, 3, 4, 5] {
+            let mut rng = Rng(seed);
+            let mut index = VectorIndex::new(384).unwrap();
+            for i in 0..ROWS {
+                let v: Vec<f32> = (0..384).map(|_| rng.normal()).collect();
+                index.upsert(&format!("k{i}"), &v).unwrap();
+            }
+            let every_third = |key: &str| key[1..].parse::<usize>().unwrap() % 3 == 0;
+            for _ in 0..10 {
+                let q: Vec<f32> = (0..384).map(|_| rng.normal()).collect();
+                let hits = index.search(&q, 10, None).unwrap();
+                assert_eq!(hits.len(), 10);
+                assert_eq!(hits, index.search_exact(&q, 10, None).unwrap());
+                let hits = index.search(&q, 10, Some(&every_third)).unwrap();
+                assert!(hits.iter().all(|(k, _)| every_third(k)));
+                assert_eq!(
+                    hits,
+                    index.search_exact(&q, 10, Some(&every_third)).unwrap()
+                );
+            }
+            // A stored vector finds itself first, with its exact score.
+            let key = "k1234";
+            let v = index.get(key).unwrap().to_vec();
+            let hits = index.search(&v, 3, None).unwrap();
+            assert_eq!(hits[0], (key.to_string(), dot(&v, &v)));
+            assert_eq!(hits, index.search_exact(&v, 3, None).unwrap());
+        }
+    }
+
+    /// Codes follow the rows through replacement, removals and a save and load.
+    #[test]
+    fn codes_follow_the_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("vectors.bin");
+        let mut rng = Rng(9);
+        let mut index = VectorIndex::new(16).unwrap();
+        for i in 0..SCREEN_ROWS + 100 {
+            let v: Vec<f32> = (0..16).map(|_| rng.normal()).collect();
+            index.upsert(&format!("k{i}"), &v).unwrap();
+        }
+        index.upsert("k5", &[1.0; 16]).unwrap();
+        assert!(index.remove("k7"));
+        assert_eq!(index.remove_where(|k| k.ends_with('3')), 420);
+        for (row, key) in index.keys().iter().enumerate() {
+            let mut codes = [0i8; 16];
+            let quantum = quantize(index.get(key).unwrap(), &mut codes);
+            assert_eq!(&index.codes[row * 16..(row + 1) * 16], &codes[..]);
+            assert_eq!(index.quanta[row], quantum);
+        }
+        assert_eq!(
+            &index.codes[index.position["k5"] * 16..][..16],
+            &[127i8; 16]
+        );
+        index.save(&path, 1).unwrap();
+        let (loaded, _) = VectorIndex::load(&path).unwrap();
+        assert_eq!(loaded, index);
+        let q: Vec<f32> = (0..16).map(|_| rng.normal()).collect();
+        assert_eq!(
+            loaded.search(&q, 50, None).unwrap(),
+            index.search_exact(&q, 50, None).unwrap()
+        );
     }
 }

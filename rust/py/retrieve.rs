@@ -16,7 +16,9 @@ use crate::retrieve::{
 };
 
 /// Dense vectors by key, one contiguous float32 matrix searched by brute force
-/// (cosine: rows are L2-normalised on insert). Saved to and loaded from one file.
+/// (cosine: rows are L2-normalised on insert), screened with an int8 copy and
+/// reranked exactly, so the results are the exact scan's. Saved to and loaded from
+/// one file.
 #[pyclass(module = "aircher_mem._core", name = "VectorIndex")]
 pub struct PyVectorIndex {
     index: VectorIndex,

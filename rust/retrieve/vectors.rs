@@ -964,7 +964,7 @@ mod tests {
     #[test]
     fn screen_matches_exact_on_random_unit_vectors() {
         const ROWS: usize = 5000;
-        assert!(ROWS >= SCREEN_ROWS);
+        const { assert!(ROWS >= SCREEN_ROWS) };
         for seed in [1, 2, 3, 4, 5] {
             let mut rng = Rng(seed);
             let mut index = VectorIndex::new(384).unwrap();

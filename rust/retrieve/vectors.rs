@@ -39,10 +39,13 @@ pub const SCREEN_ROWS: usize = 4096;
 pub const CANDIDATE_FACTOR: usize = 8;
 /// See [`CANDIDATE_FACTOR`].
 pub const MIN_CANDIDATES: usize = 64;
-/// Added to each row's error bound: covers the rounding of the `f32` arithmetic
-/// (the exact `dot` of unit vectors is off by less than 1e-5 at any dimension this
-/// index takes in practice, the screened score by a few ulps).
-const BOUND_SLACK: f32 = 1e-4;
+/// Added to each row's error bound, with [`SLACK_PER_VALUE`] per dimension: covers
+/// the rounding of the `f32` arithmetic. The exact `dot` of two unit vectors of
+/// `dim` values is off by less than `(dim / 8 + 4) * 2^-24`, their norms differ
+/// from 1 by a few ulps, the screened score is off by a few ulps.
+const BOUND_SLACK: f32 = 1e-5;
+/// See [`BOUND_SLACK`]: 2^-22, four times the rounding error of one `f32` step.
+const SLACK_PER_VALUE: f32 = 1.0 / (1u32 << 22) as f32;
 
 /// See the module documentation.
 #[derive(Debug, Clone, PartialEq)]
@@ -348,9 +351,10 @@ impl VectorIndex {
             // |q.r - q'.r'| <= |q| |r - r'| + |q - q'| |r'|, with |q|, |r| = 1 and
             // |r'| <= 1 + |r - r'| (q', r': the dequantized codes).
             let query_error = query_quantum.error;
+            let slack = BOUND_SLACK + dim as f32 * SLACK_PER_VALUE;
             for &(screened, row) in rest {
                 let error = self.quanta[row].error;
-                let bound = error + query_error * (1.0 + error) + BOUND_SLACK;
+                let bound = error + query_error * (1.0 + error) + slack;
                 if screened + bound >= floor {
                     exact.push((dot(query, self.row(row)), row));
                 }

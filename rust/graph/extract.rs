@@ -1721,6 +1721,19 @@ impl<'a> Classes<'a> {
 mod tests {
     use super::*;
 
+    /// Extracts each sample and compares its definitions, imports and references
+    /// (as `summary`, `imports` and `refs` print them) with the expected text.
+    fn check_samples(samples: Vec<(Language, &str)>, expected: Vec<(&str, &str, &str)>) {
+        assert_eq!(samples.len(), expected.len());
+        for ((l, src), (defs, imps, rs)) in samples.into_iter().zip(expected) {
+            let s = extract(l, src.as_bytes());
+            assert_eq!(format!("{:?}", summary(&s)), defs, "{l:?}");
+            assert_eq!(format!("{:?}", imports(&s)), imps, "{l:?}");
+            assert_eq!(format!("{:?}", refs(&s)), rs, "{l:?}");
+            assert!(!s.syntax_errors, "{l:?}");
+        }
+    }
+
     fn summary(symbols: &FileSymbols) -> Vec<(DefKind, &str, usize)> {
         symbols
             .definitions
@@ -1859,14 +1872,7 @@ mod tests {
                 r#"[(Item, "Arr", 4, "import App\\Support"), (Item, "Str", 4, "import App\\Support"), (Inherit, "Base", 7, "Shop"), (Inherit, "Named", 7, "Shop"), (Inherit, "Greets", 8, "Shop"), (Call, "find", 10, "run"), (Call, "helper", 10, "run"), (Call, "stop", 10, "run"), (Type, "User", 10, "run"), (Use, "LIMIT", 10, "run"), (Use, "count", 10, "run")]"#,
             ),
         ];
-        assert_eq!(samples.len(), expected.len());
-        for ((l, src), (defs, imps, rs)) in samples.into_iter().zip(expected) {
-            let s = extract(l, src.as_bytes());
-            assert_eq!(format!("{:?}", summary(&s)), defs, "{l:?}");
-            assert_eq!(format!("{:?}", imports(&s)), imps, "{l:?}");
-            assert_eq!(format!("{:?}", refs(&s)), rs, "{l:?}");
-            assert!(!s.syntax_errors, "{l:?}");
-        }
+        check_samples(samples, expected);
     }
 
     /// C's includes name no items: a name written as a macro is a use (linked to a
@@ -1907,14 +1913,7 @@ mod tests {
                 r#"[(Call, "source", 2, "file"), (Call, ".", 3, "file"), (Call, "helper", 6, "run"), (Use, "LIMIT", 6, "run"), (Call, "echo", 7, "run"), (Call, "trim", 9, "helper"), (Call, "run", 10, "file")]"#,
             ),
         ];
-        assert_eq!(samples.len(), expected.len());
-        for ((l, src), (defs, imps, rs)) in samples.into_iter().zip(expected) {
-            let s = extract(l, src.as_bytes());
-            assert_eq!(format!("{:?}", summary(&s)), defs, "{l:?}");
-            assert_eq!(format!("{:?}", imports(&s)), imps, "{l:?}");
-            assert_eq!(format!("{:?}", refs(&s)), rs, "{l:?}");
-            assert!(!s.syntax_errors, "{l:?}");
-        }
+        check_samples(samples, expected);
     }
 
     #[test]

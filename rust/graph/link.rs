@@ -641,6 +641,11 @@ mod tests {
 
     /// Every call edge as (caller, line, callee, confidence), a method named with
     /// its class (`path:Class.name`).
+    /// The calls out of the definition `from` (named as `calls` names them).
+    fn calls_from(g: &KnowledgeGraph, from: &str) -> Vec<(String, usize, String, f32)> {
+        calls(g).into_iter().filter(|c| c.0 == from).collect()
+    }
+
     fn calls(g: &KnowledgeGraph) -> Vec<(String, usize, String, f32)> {
         let name = |n: NodeIndex| {
             let node = g.node(n);
@@ -721,12 +726,7 @@ mod tests {
             "m.py",
             "class A:\n    def go(self):\n        pass\n\nclass B:\n    def go(self):\n        pass\n\nshared = B()\n\ndef both(flag):\n    v = A()\n    v = B()\n    v.go()\n\ndef one():\n    w = A()\n\ndef other():\n    w.go()\n    shared.go()\n",
         )]);
-        let from = |f: &str| {
-            calls(&g)
-                .into_iter()
-                .filter(|c| c.0 == f)
-                .collect::<Vec<_>>()
-        };
+        let from = |f: &str| calls_from(&g, f);
         assert_eq!(
             from("m.py:both"),
             [
@@ -786,12 +786,7 @@ mod tests {
                 "package a;\nclass App {\n  Cache cache;\n  void run(Repo r) {\n    Cache c = new Cache();\n    var d = new Repo();\n    r.load();\n    c.load();\n    d.close();\n    cache.close();\n    this.cache.load();\n  }\n}\n",
             ),
         ]);
-        let from = |f: &str| {
-            calls(&g)
-                .into_iter()
-                .filter(|c| c.0 == f)
-                .collect::<Vec<_>>()
-        };
+        let from = |f: &str| calls_from(&g, f);
         assert_eq!(
             from("a/App.java:App.run"),
             [
@@ -818,12 +813,7 @@ mod tests {
                 "namespace A {\nclass App {\n  Cache cache;\n  Repo Store { get; set; }\n  void Run(Repo r) {\n    Cache c = new Cache();\n    var d = new Repo();\n    r.Load();\n    c.Load();\n    d.Close();\n    cache.Close();\n    this.cache.Load();\n    Store.Load();\n  }\n}\n}\n",
             ),
         ]);
-        let from = |f: &str| {
-            calls(&g)
-                .into_iter()
-                .filter(|c| c.0 == f)
-                .collect::<Vec<_>>()
-        };
+        let from = |f: &str| calls_from(&g, f);
         assert_eq!(
             from("A/App.cs:App.Run"),
             [
@@ -851,12 +841,7 @@ mod tests {
                 "import { Repo, Cache } from \"./repo\";\nexport class App {\n  cache: Cache;\n  constructor(private repo: Repo) {}\n  run(c: Cache): void {\n    const r: Repo = this.repo;\n    const n = new Cache();\n    r.load();\n    c.load();\n    n.close();\n    this.cache.load();\n    this.repo.close();\n  }\n}\n",
             ),
         ]);
-        let from = |f: &str| {
-            calls(&g)
-                .into_iter()
-                .filter(|c| c.0 == f)
-                .collect::<Vec<_>>()
-        };
+        let from = |f: &str| calls_from(&g, f);
         assert_eq!(
             from("src/app.ts:App.run"),
             [

@@ -2,8 +2,10 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -151,3 +153,29 @@ def serving(memory: am.Memory) -> Iterator[Served]:
         thread.join(timeout=30)
         sock.close()
         path.unlink(missing_ok=True)
+
+
+def start_serve(root: Path) -> tuple[subprocess.Popen[str], Any]:
+    """``aircher-mem serve --port 0`` for ``root`` (the installed console script) and
+    its server.json once written."""
+    from aircher_mem.interfaces import http
+
+    script = str(Path(sys.executable).with_name("aircher-mem"))
+    proc = subprocess.Popen(
+        [script, "serve", "--root", str(root), "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    for _ in range(1200):
+        info = http.discover(root)
+        if info is not None and info.pid == proc.pid:
+            return proc, info
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    proc.kill()
+    raise AssertionError("aircher-mem serve wrote no server.json")
+
+
+def stop_serve(proc: subprocess.Popen[str]) -> None:
+    """Stops a server started by :func:`start_serve`: a clean exit, no traceback."""
+    proc.send_signal(signal.SIGTERM)
+    _, errors = proc.communicate(timeout=60)
+    assert proc.returncode == 0 and "Traceback" not in errors, errors

@@ -10,10 +10,8 @@ from __future__ import annotations
 import io
 import json
 import shutil
-import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +20,7 @@ import aircher_mem as am
 import anyio
 import pytest
 from aircher_mem.interfaces import cli, http, wire
-from conftest import PROJECT, serving, write_files
+from conftest import PROJECT, serving, start_serve, stop_serve, write_files
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult, TextContent
 
@@ -176,26 +174,6 @@ def test_remote_memory_binds_arguments_as_the_verb_does(tmp_path: Path) -> None:
 
 
 # -- the real server, the console script and a real MCP session ---------------------------
-
-
-def start_serve(root: Path) -> tuple[subprocess.Popen[str], http.ServerInfo]:
-    proc = subprocess.Popen(
-        [SCRIPT, "serve", "--root", str(root), "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    for _ in range(1200):
-        info = http.discover(root)
-        if info is not None and info.pid == proc.pid:
-            return proc, info
-        assert proc.poll() is None, proc.communicate()
-        time.sleep(0.05)
-    proc.kill()
-    raise AssertionError("aircher-mem serve wrote no server.json")
-
-
-def stop_serve(proc: subprocess.Popen[str]) -> None:
-    proc.send_signal(signal.SIGTERM)
-    _, errors = proc.communicate(timeout=60)
-    assert proc.returncode == 0 and "Traceback" not in errors, errors
 
 
 def console(root: Path, *argv: str) -> tuple[int, str, str]:

@@ -18,7 +18,6 @@ import json
 import logging
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import threading
@@ -29,8 +28,8 @@ from typing import Any
 
 import aircher_mem as am
 import pytest
-from aircher_mem.interfaces import hooks, http
-from conftest import duckdb_held_by_another_process, serving
+from aircher_mem.interfaces import hooks
+from conftest import duckdb_held_by_another_process, serving, start_serve, stop_serve
 
 SCRIPT = "/opt/aircher/bin/aircher-mem"
 
@@ -616,30 +615,6 @@ def test_the_hook_command_exits_0_at_its_deadline_whatever_the_work_does(store: 
     assert (done.returncode, done.stdout) == (0, "")
     assert time.monotonic() - started < 50  # not the minute the work is stuck for
     assert "printed nothing" in done.stderr and "Traceback" not in done.stderr
-
-
-def start_serve(root: Path) -> tuple[subprocess.Popen[str], Any]:
-    """``aircher-mem serve --port 0`` for ``root`` and its server.json once written."""
-    proc = subprocess.Popen(
-        [str(Path(sys.executable).with_name("aircher-mem")), "serve", "--root", str(root), "--port", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    for _ in range(1200):
-        info = http.discover(root)
-        if info is not None and info.pid == proc.pid:
-            return proc, info
-        assert proc.poll() is None, proc.communicate()
-        time.sleep(0.05)
-    proc.kill()
-    raise AssertionError("aircher-mem serve wrote no server.json")
-
-
-def stop_serve(proc: subprocess.Popen[str]) -> None:
-    proc.send_signal(signal.SIGTERM)
-    _, errors = proc.communicate(timeout=60)
-    assert proc.returncode == 0 and "Traceback" not in errors, errors
 
 
 @pytest.mark.parametrize("server", [False, True], ids=["store", "server"])

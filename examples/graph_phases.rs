@@ -29,9 +29,29 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const ROUNDS: usize = 3;
 
+/// CPU time (user + system) of this process so far, all threads.
+fn cpu_time() -> Duration {
+    // SAFETY: getrusage writes the struct it is given and nothing else.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        usage
+    };
+    let of = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    of(usage.ru_utime) + of(usage.ru_stime)
+}
+
+thread_local! {
+    /// The CPU time of the last `timed` call.
+    static LAST_CPU: std::cell::Cell<Duration> = const { std::cell::Cell::new(Duration::ZERO) };
+}
+
+/// Runs `work`; its wall time, and its CPU time in `LAST_CPU` (other processes'
+/// load changes the first much more than the second).
 fn timed<T>(work: impl FnOnce() -> T) -> (T, Duration) {
-    let start = Instant::now();
+    let (start, cpu) = (Instant::now(), cpu_time());
     let out = work();
+    LAST_CPU.set(cpu_time().saturating_sub(cpu));
     (out, start.elapsed())
 }
 
@@ -77,7 +97,11 @@ fn main() {
     .into_iter()
     .map(|name| (name, Vec::new()))
     .collect();
-    let mut record = |phase: usize, took: Duration| phases[phase].1.push(took);
+    let mut cpu: Vec<Vec<Duration>> = vec![Vec::new(); phases.len()];
+    let mut record = |phase: usize, took: Duration| {
+        phases[phase].1.push(took);
+        cpu[phase].push(LAST_CPU.get());
+    };
     let mut size = (0usize, 0u64);
     for _ in 0..ROUNDS {
         if let Some(took) = ctags(&root, &scratch.join("tags")) {
@@ -155,6 +179,18 @@ fn main() {
     let graph_only = medians[1] + medians[3] + medians[4] - medians[7];
     let retrieval = medians[7] + medians[8];
     let retrieval_share = retrieval / graph_only;
+    let cpu_medians: Vec<f64> = cpu
+        .iter()
+        .map(|t| {
+            if t.is_empty() {
+                0.0
+            } else {
+                median(t.clone()).as_secs_f64()
+            }
+        })
+        .collect();
+    let cpu_graph = cpu_medians[1] + cpu_medians[3] + cpu_medians[4] - cpu_medians[7];
+    let cpu_retrieval = cpu_medians[7] + cpu_medians[8];
     let ctags = phases[0].1.clone();
     println!(
         "{}: {} cores, medians of {ROUNDS} interleaved rounds",
@@ -176,8 +212,15 @@ fn main() {
             size.0 as f64 / ctags_s
         );
     }
-    println!("{:<16} {:>10} {:>10}", "phase", "median", "x ctags");
-    for (name, times) in phases.into_iter().filter(|(_, t)| !t.is_empty()) {
+    println!(
+        "{:<16} {:>10} {:>10} {:>10}",
+        "phase", "median", "x ctags", "CPU"
+    );
+    for (i, (name, times)) in phases
+        .into_iter()
+        .enumerate()
+        .filter(|(_, (_, t))| !t.is_empty())
+    {
         let ratio = if ctags.is_empty() {
             String::new()
         } else {
@@ -186,8 +229,14 @@ fn main() {
                 median(times.clone()).as_secs_f64() / median(ctags.clone()).as_secs_f64()
             )
         };
+        // ctags runs in a child process: its CPU time is not ours to count.
+        let cpu_ms = if i == 0 {
+            String::new()
+        } else {
+            format!("{:.0}ms", cpu_medians[i] * 1000.0)
+        };
         println!(
-            "{name:<16} {:>8.0}ms {ratio:>10}",
+            "{name:<16} {:>8.0}ms {ratio:>10} {cpu_ms:>10}",
             median(times).as_secs_f64() * 1000.0
         );
     }
@@ -196,5 +245,11 @@ fn main() {
         retrieval * 1000.0,
         graph_only * 1000.0,
         retrieval_share * 100.0
+    );
+    println!(
+        "in CPU time: {:.0} ms on top of {:.0} ms (+{:.0} %)",
+        cpu_retrieval * 1000.0,
+        cpu_graph * 1000.0,
+        cpu_retrieval / cpu_graph * 100.0
     );
 }

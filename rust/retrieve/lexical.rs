@@ -33,7 +33,7 @@
 use std::cell::RefCell;
 use std::cmp::Ordering;
 use std::collections::HashSet;
-use std::ops::ControlFlow;
+use std::ops::{ControlFlow, Range};
 use std::path::Path;
 
 use foldhash::HashMap;
@@ -197,7 +197,7 @@ struct Slot {
     meta: Vec<(String, String)>,
     /// Where the distinct terms of the document are in `forward`: what to
     /// decrement when it goes.
-    terms: std::ops::Range<usize>,
+    terms: Range<usize>,
 }
 
 /// See the module documentation.
@@ -250,40 +250,77 @@ impl std::fmt::Debug for LexicalIndex {
 }
 
 /// A document's text tokenized: per field (in the document's order), its token
-/// count and its distinct terms with their counts. Computed apart from the index
-/// (in parallel by `upsert_all`).
+/// count and its distinct terms with their counts, sorted. Computed apart from the
+/// index (in parallel by `upsert_all`). The terms of all fields sit back to back in
+/// one string, so a document costs a few allocations, not one per token.
 struct Counted {
-    fields: Vec<(u32, Vec<(String, u32)>)>,
+    text: String,
+    /// Per field: its token count and the range of its terms in `terms`.
+    fields: Vec<(u32, Range<usize>)>,
+    /// Each distinct term of a field: its byte range in `text` and its count.
+    terms: Vec<(Range<usize>, u32)>,
+}
+
+thread_local! {
+    /// `Counted::of`'s token buffer and token spans, reused across documents.
+    static TOKENS: RefCell<(String, Vec<Range<usize>>)> = RefCell::default();
 }
 
 impl Counted {
     /// `fields` tokenized, stemmed if `stem`.
     fn of(fields: &[(String, String)], stem: bool) -> Counted {
-        let fields = fields
-            .iter()
-            .map(|(_, text)| {
-                let mut tokens: Vec<String> = Vec::new();
+        TOKENS.with_borrow_mut(|(buffer, spans)| {
+            let mut counted = Counted {
+                text: String::new(),
+                fields: Vec::with_capacity(fields.len()),
+                terms: Vec::new(),
+            };
+            for (_, text) in fields {
+                buffer.clear();
+                spans.clear();
                 for_each_token_with(text, stem, |token| {
-                    tokens.push(token.to_owned());
-                    if tokens.len() == MAX_FIELD_TOKENS {
+                    let start = buffer.len();
+                    buffer.push_str(token);
+                    spans.push(start..buffer.len());
+                    if spans.len() == MAX_FIELD_TOKENS {
                         ControlFlow::Break(())
                     } else {
                         ControlFlow::Continue(())
                     }
                 });
-                let count = tokens.len() as u32;
-                tokens.sort_unstable();
-                let mut terms: Vec<(String, u32)> = Vec::new();
-                for token in tokens {
-                    match terms.last_mut() {
-                        Some((last, tf)) if *last == token => *tf += 1,
-                        _ => terms.push((token, 1)),
+                let buffer = buffer.as_str();
+                spans.sort_unstable_by(|a, b| buffer[a.clone()].cmp(&buffer[b.clone()]));
+                let first = counted.terms.len();
+                let mut last: Option<&str> = None;
+                for span in spans.iter() {
+                    let token = &buffer[span.clone()];
+                    if last == Some(token) {
+                        counted.terms.last_mut().expect("a term before").1 += 1;
+                        continue;
                     }
+                    let start = counted.text.len();
+                    counted.text.push_str(token);
+                    counted.terms.push((start..counted.text.len(), 1));
+                    last = Some(token);
                 }
-                (count, terms)
-            })
-            .collect();
-        Counted { fields }
+                counted
+                    .fields
+                    .push((spans.len() as u32, first..counted.terms.len()));
+            }
+            counted
+        })
+    }
+
+    /// Each field's token count and its terms with their counts.
+    fn fields(&self) -> impl Iterator<Item = (u32, impl Iterator<Item = (&str, u32)>)> {
+        self.fields.iter().map(|(count, terms)| {
+            (
+                *count,
+                self.terms[terms.clone()]
+                    .iter()
+                    .map(|(span, tf)| (&self.text[span.clone()], *tf)),
+            )
+        })
     }
 }
 
@@ -547,11 +584,26 @@ impl LexicalIndex {
                 (shard, done)
             })
             .collect();
-        for (shard, done) in shards {
-            self.absorb(shard)?;
+        for (mut shard, done) in shards {
+            if self.is_pristine() {
+                // The first shard becomes the index, rather than being copied into it.
+                shard.compact();
+                *self = shard;
+            } else {
+                self.absorb(shard)?;
+            }
             done?;
         }
         Ok(())
+    }
+
+    /// Whether nothing was ever added (no slot, field, kind or term), so that
+    /// replacing the index by another of the same kind loses nothing.
+    fn is_pristine(&self) -> bool {
+        self.docs.is_empty()
+            && self.fields.is_empty()
+            && self.kinds.is_empty()
+            && self.terms.is_empty()
     }
 
     /// Checks a batch before [`LexicalIndex::upsert_all`], without changing the
@@ -720,10 +772,7 @@ impl LexicalIndex {
             self.forward[start..].sort_unstable();
             let slot = doc_offset + i as u32;
             self.by_key.insert(data.key.clone(), slot);
-            self.groups
-                .entry(data.group.clone())
-                .or_default()
-                .push(slot);
+            self.add_to_group(&data.group, slot);
             self.docs.push(Some(Slot {
                 terms: start..self.forward.len(),
                 ..data
@@ -1234,15 +1283,15 @@ impl LexicalIndex {
         }
         // (term, field, count) for each distinct term of each field.
         let mut occurrences: Vec<(u32, u32, u32)> = Vec::new();
-        for ((name, _), (count, terms)) in fields.iter().zip(counted.fields) {
+        for ((name, _), (count, terms)) in fields.iter().zip(counted.fields()) {
             let field = self.field_id(name).expect("fields are registered first");
             for (token, tf) in terms {
-                let term = match self.term_ids.get(token.as_str()) {
+                let term = match self.term_ids.get(token) {
                     Some(&term) => term,
                     None => {
                         let term = self.terms.len() as u32;
-                        self.terms.push(token.clone());
-                        self.term_ids.insert(token, term);
+                        self.terms.push(token.to_owned());
+                        self.term_ids.insert(token.to_owned(), term);
                         self.postings.push(Vec::new());
                         self.df.push(0);
                         term
@@ -1276,7 +1325,7 @@ impl LexicalIndex {
         };
         self.kind_of.push(kind);
         self.by_key.insert(key.clone(), slot);
-        self.groups.entry(group.clone()).or_default().push(slot);
+        self.add_to_group(&group, slot);
         self.docs.push(Some(Slot {
             key,
             group,
@@ -1284,6 +1333,16 @@ impl LexicalIndex {
             terms: start..self.forward.len(),
         }));
         self.live += 1;
+    }
+
+    /// Appends `slot` to `group`'s members (the name is copied only for a new group).
+    fn add_to_group(&mut self, group: &str, slot: u32) {
+        match self.groups.get_mut(group) {
+            Some(members) => members.push(slot),
+            None => {
+                self.groups.insert(group.to_owned(), vec![slot]);
+            }
+        }
     }
 
     /// Tombstones `slot` and takes it out of its group.

@@ -260,15 +260,21 @@ fn emit_lower<F: FnMut(&str) -> ControlFlow<()>>(
     let buffer = &mut out.buffer;
     buffer.clear();
     let mut chars = 0;
-    for c in token.chars() {
-        if c.is_ascii() {
-            buffer.push(c.to_ascii_lowercase());
-        } else {
-            buffer.extend(c.to_lowercase());
-        }
-        chars += 1;
-        if buffer.len() > MAX_BYTES {
+    if token.is_ascii() {
+        // One byte per character: the length is known before copying anything.
+        if token.len() > MAX_BYTES {
             return ControlFlow::Continue(());
+        }
+        buffer.push_str(token);
+        buffer.make_ascii_lowercase();
+        chars = token.len();
+    } else {
+        for c in token.chars() {
+            buffer.extend(c.to_lowercase());
+            chars += 1;
+            if buffer.len() > MAX_BYTES {
+                return ControlFlow::Continue(());
+            }
         }
     }
     if chars < MIN_CHARS || is_stop_word(buffer) {

@@ -27,6 +27,7 @@ use rayon::prelude::*;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// Rounds unless the second argument says otherwise.
 const ROUNDS: usize = 3;
 
 /// CPU time (user + system) of this process so far, all threads.
@@ -78,8 +79,16 @@ fn median(mut times: Vec<Duration>) -> Duration {
 
 fn main() {
     let Some(root) = std::env::args().nth(1).map(PathBuf::from) else {
-        eprintln!("usage: graph_phases ROOT");
+        eprintln!("usage: graph_phases ROOT [ROUNDS]");
         std::process::exit(2);
+    };
+    let rounds: usize = match std::env::args().nth(2).map(|r| r.parse()) {
+        None => ROUNDS,
+        Some(Ok(rounds)) if rounds > 0 => rounds,
+        Some(_) => {
+            eprintln!("ROUNDS: a positive integer");
+            std::process::exit(2);
+        }
     };
     let scratch = std::env::temp_dir().join(format!("graph-phases-{}", std::process::id()));
     std::fs::create_dir_all(&scratch).expect("a scratch folder");
@@ -103,7 +112,7 @@ fn main() {
         cpu[phase].push(LAST_CPU.get());
     };
     let mut size = (0usize, 0u64);
-    for _ in 0..ROUNDS {
+    for _ in 0..rounds {
         if let Some(took) = ctags(&root, &scratch.join("tags")) {
             record(0, took);
         }
@@ -193,7 +202,7 @@ fn main() {
     let cpu_retrieval = cpu_medians[7] + cpu_medians[8];
     let ctags = phases[0].1.clone();
     println!(
-        "{}: {} cores, medians of {ROUNDS} interleaved rounds",
+        "{}: {} cores, medians of {rounds} interleaved rounds",
         root.display(),
         rayon::current_num_threads()
     );

@@ -69,6 +69,8 @@ const DEAD: u32 = u32::MAX;
 const COMPACT_MIN_DEAD: usize = 64;
 /// `upsert_all` builds shards in parallel from this many documents on.
 const SHARD_MIN_DOCS: usize = 2048;
+/// Documents tokenized at once (in parallel) before they are indexed.
+const TOKENIZE_BLOCK: usize = 1024;
 
 /// A document to index.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -656,16 +658,24 @@ impl LexicalIndex {
     /// `upsert` of each document in order, their text tokenized in parallel first.
     fn upsert_each(&mut self, docs: Vec<Document>) -> Result<()> {
         let stem = self.stem;
-        let counted: Vec<Counted> = docs
-            .par_iter()
-            .map(|d| Counted::of(&d.fields, stem))
-            .collect();
-        for (doc, counted) in docs.into_iter().zip(counted) {
-            self.make_room(&doc)?;
-            self.insert(doc, counted);
-            self.maybe_compact();
+        let mut docs = docs.into_iter();
+        loop {
+            // A block at a time, so that the memory of one block's tokens is reused
+            // for the next rather than all of them taking fresh pages.
+            let block: Vec<Document> = docs.by_ref().take(TOKENIZE_BLOCK).collect();
+            if block.is_empty() {
+                return Ok(());
+            }
+            let counted: Vec<Counted> = block
+                .par_iter()
+                .map(|d| Counted::of(&d.fields, stem))
+                .collect();
+            for (doc, counted) in block.into_iter().zip(counted) {
+                self.make_room(&doc)?;
+                self.insert(doc, counted);
+                self.maybe_compact();
+            }
         }
-        Ok(())
     }
 
     /// Adds every document of `other` after this index's, as if each were upserted

@@ -2,7 +2,7 @@
 //! BM25F lexical index, the tokenizer and the fusion of channels. No logic here: see
 //! `crate::retrieve`.
 
-use numpy::{PyReadonlyArray1, PyReadonlyArray2};
+use numpy::{PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::{PyMapping, PyString};
 
@@ -22,6 +22,62 @@ use crate::retrieve::{
 #[pyclass(module = "aircher_mem._core", name = "VectorIndex")]
 pub struct PyVectorIndex {
     index: VectorIndex,
+}
+
+/// The rows of a 2-D numpy array of float32, or of float64 rounded to float32, with
+/// its shape; InvalidInputError for any other object.
+fn float_rows(array: &Bound<'_, PyAny>) -> PyResult<(Vec<usize>, Vec<Vec<f32>>)> {
+    if let Ok(array) = array.extract::<PyReadonlyArray2<'_, f32>>() {
+        let view = array.as_array();
+        return Ok((
+            view.shape().to_vec(),
+            view.rows().into_iter().map(|r| r.to_vec()).collect(),
+        ));
+    }
+    if let Ok(array) = array.extract::<PyReadonlyArray2<'_, f64>>() {
+        let view = array.as_array();
+        return Ok((
+            view.shape().to_vec(),
+            view.rows()
+                .into_iter()
+                .map(|r| r.iter().map(|&x| x as f32).collect())
+                .collect(),
+        ));
+    }
+    Err(not_floats(array, "vectors must be a 2-D"))
+}
+
+/// A 1-D numpy array of float32, or of float64 rounded to float32; InvalidInputError
+/// for any other object.
+fn float_vector(array: &Bound<'_, PyAny>) -> PyResult<Vec<f32>> {
+    if let Ok(array) = array.extract::<PyReadonlyArray1<'_, f32>>() {
+        return Ok(array.as_array().to_vec());
+    }
+    if let Ok(array) = array.extract::<PyReadonlyArray1<'_, f64>>() {
+        return Ok(array.as_array().iter().map(|&x| x as f32).collect());
+    }
+    Err(not_floats(array, "the query must be a 1-D"))
+}
+
+/// The error for an object that is not a float array of the rank wanted.
+fn not_floats(array: &Bound<'_, PyAny>, wanted: &str) -> PyErr {
+    let got = match array.cast::<numpy::PyUntypedArray>() {
+        Ok(array) => format!(
+            "a {}-D array of {}",
+            array.ndim(),
+            array
+                .dtype()
+                .str()
+                .map_or_else(|_| "?".to_string(), |s| s.to_string())
+        ),
+        Err(_) => array
+            .get_type()
+            .name()
+            .map_or_else(|_| "?".to_string(), |n| n.to_string()),
+    };
+    InvalidInputError::new_err(format!(
+        "{wanted} numpy array of float32 or float64, got {got}"
+    ))
 }
 
 #[pymethods]
@@ -54,19 +110,17 @@ impl PyVectorIndex {
         &mut self,
         py: Python<'_>,
         keys: Checked<Vec<Text>>,
-        vectors: PyReadonlyArray2<'_, f32>,
+        vectors: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
         let keys = keys.0;
-        let view = vectors.as_array();
-        if view.nrows() != keys.len() || view.ncols() != self.index.dim() {
+        let (shape, rows) = float_rows(vectors)?;
+        if shape != [keys.len(), self.index.dim()] {
             return Err(InvalidInputError::new_err(format!(
-                "vectors must have shape ({}, {}), got {:?}",
+                "vectors must have shape ({}, {}), got {shape:?}",
                 keys.len(),
                 self.index.dim(),
-                view.shape()
             )));
         }
-        let rows: Vec<Vec<f32>> = view.rows().into_iter().map(|r| r.to_vec()).collect();
         let index = &mut self.index;
         detached(py, || -> crate::Result<()> {
             for (key, row) in keys.iter().zip(&rows) {
@@ -87,10 +141,10 @@ impl PyVectorIndex {
     fn search(
         &self,
         py: Python<'_>,
-        query: PyReadonlyArray1<'_, f32>,
+        query: &Bound<'_, PyAny>,
         limit: Int<usize>,
     ) -> PyResult<Vec<(String, f32)>> {
-        let query = query.as_array().to_vec();
+        let query = float_vector(query)?;
         Ok(detached(py, || self.index.search(&query, limit.0, None))?)
     }
 

@@ -1,0 +1,91 @@
+"""The dense vector index as Python sees it (``aircher_mem._core.VectorIndex``): what
+it takes (float32 or float64 numpy arrays of the right shape) and the typed error for
+anything else."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from aircher_mem._core import VectorIndex
+from aircher_mem.errors import InvalidInputError
+
+
+def unit_rows() -> np.ndarray:
+    return np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.6, 0.8, 0.0]], dtype=np.float32)
+
+
+def test_float32_and_float64_give_the_same_index() -> None:
+    single, double = VectorIndex(3), VectorIndex(3)
+    single.upsert(["a", "b", "c"], unit_rows())
+    double.upsert(["a", "b", "c"], unit_rows().astype(np.float64))
+    query = np.array([0.0, 1.0, 0.0])
+    expected = [("b", 1.0), ("c", pytest.approx(0.8)), ("a", 0.0)]
+    assert single.search(query.astype(np.float32), 3) == expected
+    assert double.search(query, 3) == expected
+    assert single.search(query, 3) == double.search(query.astype(np.float32), 3)
+
+
+def test_a_non_contiguous_view_is_read_by_rows() -> None:
+    index = VectorIndex(3)
+    wide = np.zeros((2, 6), dtype=np.float32)
+    wide[0, ::2] = [1.0, 0.0, 0.0]
+    wide[1, ::2] = [0.0, 0.0, 1.0]
+    index.upsert(["x", "z"], wide[:, ::2])
+    assert index.search(np.array([0.0, 0.0, 2.0], dtype=np.float32), 1) == [("z", 1.0)]
+
+
+@pytest.mark.parametrize(
+    ("vectors", "message"),
+    [
+        (
+            np.ones((3, 3), dtype=np.int64),
+            "vectors must be a 2-D numpy array of float32 or float64, got a 2-D array of int64",
+        ),
+        (np.ones((3, 3), dtype=np.float16), "got a 2-D array of float16"),
+        ([[1.0, 0.0, 0.0]] * 3, "got list"),
+        (np.ones(3, dtype=np.float32), "got a 1-D array of float32"),
+        (np.ones((2, 3), dtype=np.float32), "must have shape (3, 3), got [2, 3]"),
+        (np.ones((3, 4)), "must have shape (3, 3), got [3, 4]"),
+    ],
+)
+def test_anything_else_is_invalid_input(vectors: object, message: str) -> None:
+    index = VectorIndex(3)
+    with pytest.raises(InvalidInputError) as raised:
+        index.upsert(["a", "b", "c"], vectors)  # type: ignore[arg-type]
+    assert message in str(raised.value)
+    assert len(index) == 0
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        (
+            np.ones((1, 3), dtype=np.float32),
+            "the query must be a 1-D numpy array of float32 or float64, got a 2-D array of float32",
+        ),
+        (np.ones(3, dtype=np.int32), "got a 1-D array of int32"),
+        ("abc", "got str"),
+    ],
+)
+def test_a_query_that_is_not_a_float_vector_is_invalid_input(query: object, message: str) -> None:
+    index = VectorIndex(3)
+    index.upsert(["a", "b", "c"], unit_rows())
+    with pytest.raises(InvalidInputError) as raised:
+        index.search(query, 2)  # type: ignore[arg-type]
+    assert message in str(raised.value)
+
+
+def test_a_non_finite_float64_row_is_refused_and_rows_before_it_kept(tmp_path: Path) -> None:
+    index = VectorIndex(3)
+    rows = unit_rows().astype(np.float64)
+    rows[1, 1] = np.nan
+    with pytest.raises(InvalidInputError):
+        index.upsert(["a", "b", "c"], rows)
+    assert index.keys() == ["a"]
+    # A float64 value beyond float32's range becomes infinite: refused too.
+    with pytest.raises(InvalidInputError):
+        index.upsert(["big"], np.array([[1e300, 0.0, 0.0]]))
+    index.save(tmp_path / "v.bin")
+    assert VectorIndex.load(tmp_path / "v.bin").keys() == ["a"]

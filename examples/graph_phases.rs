@@ -174,32 +174,20 @@ fn main() {
         record(6, took);
     }
     let _ = std::fs::remove_dir_all(&scratch);
-    let medians: Vec<f64> = phases
-        .iter()
-        .map(|(_, t)| {
-            if t.is_empty() {
-                0.0
-            } else {
-                median(t.clone()).as_secs_f64()
-            }
-        })
-        .collect();
+    let seconds = |t: &Vec<Duration>| {
+        if t.is_empty() {
+            0.0
+        } else {
+            median(t.clone()).as_secs_f64()
+        }
+    };
+    let medians: Vec<f64> = phases.iter().map(|(_, t)| seconds(t)).collect();
+    let cpu_medians: Vec<f64> = cpu.iter().map(seconds).collect();
     // discover + parse + extract (documents included) + link, without the documents.
-    let graph_only = medians[1] + medians[3] + medians[4] - medians[7];
-    let retrieval = medians[7] + medians[8];
+    let share = |m: &[f64]| (m[7] + m[8], m[1] + m[3] + m[4] - m[7]);
+    let (retrieval, graph_only) = share(&medians);
     let retrieval_share = retrieval / graph_only;
-    let cpu_medians: Vec<f64> = cpu
-        .iter()
-        .map(|t| {
-            if t.is_empty() {
-                0.0
-            } else {
-                median(t.clone()).as_secs_f64()
-            }
-        })
-        .collect();
-    let cpu_graph = cpu_medians[1] + cpu_medians[3] + cpu_medians[4] - cpu_medians[7];
-    let cpu_retrieval = cpu_medians[7] + cpu_medians[8];
+    let (cpu_retrieval, cpu_graph) = share(&cpu_medians);
     let ctags = phases[0].1.clone();
     println!(
         "{}: {} cores, medians of {rounds} interleaved rounds",

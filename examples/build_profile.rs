@@ -1,0 +1,224 @@
+//! Where a full build's time and memory go, phase by phase, as `Project::build`
+//! (what `KnowledgeGraph.build` and `aircher-mem index` run) does it: the scan, the
+//! parallel parse (read, parse, extract, documents), then the link and the lexical
+//! index side by side. For each phase: wall time, CPU time and their ratio (how
+//! many of the cores it kept busy), resident memory after it; for the parse, when
+//! the last files finished (a serial tail shows as a low ratio there).
+//!
+//! ```text
+//! cargo run --release --example build_profile -- /work/linux/linux-source-6.1/fs
+//! ```
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use _core::graph::{parse, ParsedFile, Progress, Project};
+
+#[cfg(not(feature = "python"))]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// CPU time of the process (all threads), user + system.
+fn cpu() -> Duration {
+    // SAFETY: getrusage fills the struct it is given.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        usage
+    };
+    let time = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    time(usage.ru_utime) + time(usage.ru_stime)
+}
+
+/// (resident, peak resident) in MB, from /proc/self/status.
+fn rss() -> (f64, f64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|kb| kb.parse::<f64>().ok())
+            .map_or(0.0, |kb| kb / 1024.0)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+struct Phase {
+    wall: Instant,
+    cpu: Duration,
+}
+
+impl Phase {
+    fn start() -> Self {
+        Phase {
+            wall: Instant::now(),
+            cpu: cpu(),
+        }
+    }
+
+    fn report(self, name: &str) -> f64 {
+        let wall = self.wall.elapsed().as_secs_f64();
+        let cpu = (cpu() - self.cpu).as_secs_f64();
+        let (now, peak) = rss();
+        println!(
+            "{name:<28} {wall:>8.2} s wall {cpu:>8.2} s cpu ({:.2} cores)  rss {now:>7.0} MB (peak {peak:.0})",
+            cpu / wall.max(1e-9)
+        );
+        wall
+    }
+}
+
+fn main() {
+    let Some(root) = std::env::args().nth(1).map(PathBuf::from) else {
+        eprintln!("usage: build_profile ROOT");
+        std::process::exit(2);
+    };
+    let max = 1_000_000;
+    println!(
+        "{}: {} threads",
+        root.display(),
+        rayon::current_num_threads()
+    );
+    let total = Instant::now();
+    let phase = Phase::start();
+    let scan = Project::scan(&root, max).expect("a folder");
+    let files = scan.sources.len();
+    let bytes: u64 = scan.sources.iter().map(|s| s.bytes).sum();
+    phase.report("scan");
+
+    // The parse as `Project::build` runs it, with each file's finish time noted
+    // through the progress counter's thread (a sampler, every 20 ms).
+    let progress = Progress::default();
+    let finished: Mutex<Vec<(f64, usize)>> = Mutex::new(Vec::new());
+    let start = Instant::now();
+    let phase = Phase::start();
+    let parsed = std::thread::scope(|s| {
+        let sampler = s.spawn(|| loop {
+            let done = progress.done.load(std::sync::atomic::Ordering::Relaxed);
+            finished
+                .lock()
+                .unwrap()
+                .push((start.elapsed().as_secs_f64(), done));
+            if done >= files {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        });
+        let parsed = parse(&scan.root, max, &scan.sources, &progress);
+        sampler.join().unwrap();
+        parsed
+    });
+    let parse_wall = phase.report("parse (read+extract+docs)");
+    let samples = finished.into_inner().unwrap();
+    let at = |fraction: f64| {
+        samples
+            .iter()
+            .find(|(_, done)| *done as f64 >= fraction * files as f64)
+            .map_or(parse_wall, |(t, _)| *t)
+    };
+    println!(
+        "  files done at 50% {:.2} s, 90% {:.2} s, 99% {:.2} s, 100% {:.2} s",
+        at(0.5),
+        at(0.9),
+        at(0.99),
+        at(1.0)
+    );
+
+    // What the parse holds until the link and the lexical index take it.
+    let mut doc_bytes = 0usize;
+    let mut docs = 0usize;
+    let (mut definitions, mut references, mut imports) = (0usize, 0usize, 0usize);
+    let mut name_bytes = 0usize;
+    for p in parsed.iter().flatten() {
+        let ParsedFile { symbols, documents } = p;
+        docs += documents.len();
+        doc_bytes += documents
+            .iter()
+            .map(|d| {
+                d.fields
+                    .iter()
+                    .map(|(k, v)| k.len() + v.len())
+                    .sum::<usize>()
+                    + d.meta.iter().map(|(k, v)| k.len() + v.len()).sum::<usize>()
+                    + d.key.len()
+                    + d.group.len()
+                    + d.kind.len()
+            })
+            .sum::<usize>();
+        definitions += symbols.definitions.len();
+        references += symbols.references.len();
+        imports += symbols.imports.len();
+        name_bytes += symbols
+            .references
+            .iter()
+            .map(|r| r.name.len())
+            .sum::<usize>();
+    }
+    println!(
+        "  held: {docs} documents, {:.0} MB of text in them; {definitions} definitions, \
+         {references} references ({:.0} MB of names), {imports} imports",
+        doc_bytes as f64 / 1e6,
+        name_bytes as f64 / 1e6
+    );
+
+    // BUILD_PROFILE_PART=graph (or lexical): the other part's input is dropped
+    // first, so that the memory after this phase is one part's alone.
+    let part = std::env::var("BUILD_PROFILE_PART").unwrap_or_default();
+    let parsed: Vec<_> = parsed
+        .into_iter()
+        .map(|p| {
+            p.map(|mut p| {
+                match part.as_str() {
+                    "graph" => p.documents.clear(),
+                    "lexical" => {
+                        p.symbols.definitions.clear();
+                        p.symbols.references.clear();
+                        p.symbols.imports.clear();
+                    }
+                    _ => {}
+                }
+                p
+            })
+        })
+        .collect();
+    if !part.is_empty() {
+        let (now, _) = rss();
+        println!("  {part} only: rss {now:.0} MB before it is built");
+    }
+    let phase = Phase::start();
+    let project = Project::from_parsed(scan, parsed);
+    phase.report("link + lexical index");
+    let build = total.elapsed().as_secs_f64();
+    {
+        let state = project.state();
+        let graph = state.graph();
+        println!(
+            "  {} files in the graph, {} nodes, {} edges",
+            graph.file_count(),
+            graph.node_count(),
+            graph.edge_count()
+        );
+        println!("  {:?}", state.lexical());
+    }
+    println!(
+        "build: {files} files, {:.1} MB in {build:.2} s: {:.0} files/s, {:.2} MB/s",
+        bytes as f64 / 1e6,
+        files as f64 / build,
+        bytes as f64 / 1e6 / build
+    );
+
+    let scratch = std::env::temp_dir().join(format!("build-profile-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).expect("a scratch folder");
+    let path = scratch.join("graph.bin");
+    let phase = Phase::start();
+    project.save(&path).expect("saves");
+    phase.report("save (graph + lexical)");
+    drop(project);
+    let phase = Phase::start();
+    let loaded = Project::load(&path, None, max).expect("loads");
+    phase.report("load (graph + lexical)");
+    drop(loaded);
+    let _ = std::fs::remove_dir_all(&scratch);
+}

@@ -1195,8 +1195,19 @@ impl LexicalIndex {
     /// whether it stems to `path` ([`FORMAT_VERSION`]), with `generation`, an
     /// opaque number [`LexicalIndex::load`] returns.
     pub fn save(&self, path: &Path, generation: u64) -> Result<()> {
-        let payload = postcard::to_stdvec(&self.to_saved()).map_err(Error::Encode)?;
-        persist::write(path, MAGIC, FORMAT_VERSION, generation, &payload)
+        Self::write_encoded(path, &self.encode()?, generation)
+    }
+
+    /// What [`LexicalIndex::save`] writes, as bytes, to be written later with
+    /// [`LexicalIndex::write_encoded`]: the saved form, far smaller than a copy
+    /// of the index (postings are delta-encoded).
+    pub fn encode(&self) -> Result<Vec<u8>> {
+        postcard::to_stdvec(&self.to_saved()).map_err(Error::Encode)
+    }
+
+    /// Writes bytes from [`LexicalIndex::encode`] to `path` as `save` does.
+    pub fn write_encoded(path: &Path, payload: &[u8], generation: u64) -> Result<()> {
+        persist::write(path, MAGIC, FORMAT_VERSION, generation, payload)
     }
 
     /// Loads an index saved by [`LexicalIndex::save`], with its generation; it

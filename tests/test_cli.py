@@ -361,6 +361,21 @@ def test_files_of_unparsed_languages_are_counted(project: Path) -> None:
     )
 
 
+def test_a_tree_whose_every_source_is_ignored_is_told_so(tmp_path: Path) -> None:
+    root = tmp_path / "linux"
+    (root / "kernel").mkdir(parents=True)
+    (root / "kernel" / "fork.c").write_text("int fork(void) { return 0; }\n")
+    (root / ".gitignore").write_text("/*\n!/debian/\n")
+    report = run_json("index", str(root))
+    why = "excluded by ignore rules (.gitignore, .ignore or git's excludes), as is every source file here: nothing is indexed"
+    assert report["files"] == 0 and report["skipped"] == [["kernel/fork.c", why]]
+    code, text = run("index", str(root), "--full")
+    assert code == 0 and f"skipped 1: kernel/fork.c ({why})" in text
+    (root / ".gitignore").write_text("/debian/\n")
+    report = run_json("index", str(root))
+    assert report["files"] == 1 and report["skipped"] == []
+
+
 def test_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
     root = tmp_path / "many"
     root.mkdir()

@@ -62,6 +62,11 @@ pub fn unsupported_language(path: &Path) -> Option<&'static str> {
 /// Why a FIFO, socket or device is skipped.
 pub const SPECIAL: &str = "not a regular file (a FIFO, socket or device): not read";
 
+/// Why a scan that found no source file names one: ignore rules exclude it, and
+/// every other source file of the tree.
+pub const ALL_EXCLUDED: &str = "excluded by ignore rules (.gitignore, .ignore or git's \
+     excludes), as is every source file here: nothing is indexed";
+
 /// Why a file whose name is not valid UTF-8 is skipped.
 pub const NOT_UTF8: &str = "file name is not valid UTF-8";
 
@@ -173,11 +178,43 @@ pub fn discover(root: &Path, max_file_bytes: u64) -> Discovered {
         }
     }
     sources.sort_by(|a, b| a.relative.cmp(&b.relative));
+    if sources.is_empty() {
+        if let Some(example) = excluded_source(root) {
+            skipped.push((example, ALL_EXCLUDED.to_string()));
+        }
+    }
     Discovered {
         sources,
         skipped,
         unsupported,
     }
+}
+
+/// A source file under `root` that the walk finds once ignore rules (.gitignore,
+/// .ignore, git's excludes) are not applied, if there is one; the hidden and
+/// vendored folders stay out as in `discover`. For a scan that found nothing: a
+/// tree whose every source file is ignored (Debian's kernel source ends its
+/// .gitignore with `/*`) would otherwise index nothing without a word.
+fn excluded_source(root: &Path) -> Option<String> {
+    ignore::WalkBuilder::new(root)
+        .standard_filters(false)
+        .hidden(true)
+        .follow_links(false)
+        .filter_entry(|entry| {
+            !(entry.depth() > 0
+                && entry.file_type().is_some_and(|t| t.is_dir())
+                && VENDORED.contains(&entry.file_name().to_string_lossy().as_ref()))
+        })
+        .build()
+        .filter_map(std::result::Result::ok)
+        .find(|entry| {
+            entry.file_type().is_some_and(|t| t.is_file())
+                && Language::from_path(entry.path()).is_some()
+        })
+        .and_then(|entry| {
+            let relative = entry.path().strip_prefix(root).ok()?.to_str()?;
+            Some(relative.replace('\\', "/"))
+        })
 }
 
 /// Parses files in parallel, largest first (so that no core is left alone with a
@@ -280,6 +317,40 @@ pub fn symbols_of(language: Language, bytes: &[u8]) -> Result<FileSymbols, Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A tree whose ignore rules exclude every source file (as Debian's kernel
+    /// source does) gets one skipped entry saying so; an empty tree, or one whose
+    /// ignored files are no sources, gets none.
+    #[test]
+    fn a_tree_whose_every_source_is_ignored_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let write = |file: &str| {
+            let path = root.join(file);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "x\n").unwrap();
+        };
+        assert_eq!(discover(root, 1000), Discovered::default());
+        write(".gitignore");
+        std::fs::write(root.join(".gitignore"), "/*\n!/debian/\n").unwrap();
+        write("README");
+        write("debian/rules");
+        write("node_modules/dep/index.js");
+        write(".hidden/h.py");
+        assert_eq!(discover(root, 1000), Discovered::default());
+        write("kernel/sched/core.c");
+        let found = discover(root, 1000);
+        assert!(found.sources.is_empty());
+        assert_eq!(
+            found.skipped,
+            [("kernel/sched/core.c".to_string(), ALL_EXCLUDED.to_string())]
+        );
+        // Once one source file is let through, the others are not reported.
+        write("debian/tool.py");
+        let found = discover(root, 1000);
+        assert_eq!(found.sources.len(), 1);
+        assert!(found.skipped.is_empty());
+    }
 
     #[test]
     fn discover_counts_files_of_other_languages() {

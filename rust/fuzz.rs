@@ -15,7 +15,7 @@ use crate::context::{ContextItem, ContextItemType, ContextPolicy, ContextWindow}
 use crate::graph::{extract, load, save, KnowledgeGraph, Language, Saved};
 use crate::Error;
 
-const SAMPLES: [(Language, &str); 14] = [
+const SAMPLES: [(Language, &str); 17] = [
     (Language::Python, "import os\nfrom .m import a as b\nclass A(B):\n    def f(self, x: int) -> T:\n        return g(x).h\nX = 1\n"),
     (Language::Rust, "use a::{b, c::d as e};\nmod m;\nconst X: u8 = 1;\ntrait T: U {}\nimpl T for S { fn f(&self) { g(X); a::h(); } }\n"),
     (Language::JavaScript, "import {a, b as c} from './m';\nconst x = require('y');\nclass A extends B { f() { g(a); } }\nexport const h = () => 1;\n"),
@@ -30,6 +30,9 @@ const SAMPLES: [(Language, &str); 14] = [
     (Language::Php, "<?php\nnamespace A;\nuse B\\C;\nuse D\\{E, F as G};\nrequire __DIR__ . '/h.php';\nconst X = 1;\nclass A extends B implements I { use T; private $n; function f(C $c) { g($this->n); $c->h(); C::k(X); } }\n"),
     (Language::Lua, "local m = require(\"a.b\")\nX = 1\nlocal T = {}\nfunction T.f(y) m.g(y); h(X) end\nfunction T:k() self:f(1) end\n"),
     (Language::Bash, "source ./a.sh\n. \"$D/b.sh\"\nX=1\nf() { g \"$X\"; echo $(h 1); }\nfunction k { f; }\n"),
+    (Language::Kotlin, "package p\nimport a.b.C\nimport d.e as f\nval X = 1\nclass A(val c: C) : B(), I { fun f(y: Int) { g(X); c.h(); this.k() } }\nobject O : I\n"),
+    (Language::Swift, "import Foundation\nlet x = 1\nprotocol P: Q { func f() }\nclass A: B, P {\n  var c: C = C()\n  func f() { g(x); c.h(); self.k() }\n  var d: Int { e() }\n}\nextension A: R { func m() {} }\n"),
+    (Language::Scala, "package p\nimport a.b.{C, D => E}\nobject O { val X = 1 }\ntrait T\nclass A(c: C) extends B with T { def f(y: Int) = { g(O.X); c.h(); this.k(); y max 2 } }\n"),
 ];
 
 /// One edit of a source: (kind, position, length, byte).

@@ -28,10 +28,13 @@ pub enum Language {
     Php,
     Lua,
     Bash,
+    Kotlin,
+    Swift,
+    Scala,
 }
 
 impl Language {
-    pub const ALL: [Language; 14] = [
+    pub const ALL: [Language; 17] = [
         Language::Python,
         Language::Rust,
         Language::JavaScript,
@@ -46,6 +49,9 @@ impl Language {
         Language::Php,
         Language::Lua,
         Language::Bash,
+        Language::Kotlin,
+        Language::Swift,
+        Language::Scala,
     ];
 
     pub fn from_path(path: &Path) -> Option<Language> {
@@ -67,6 +73,9 @@ impl Language {
             "php" => Language::Php,
             "lua" => Language::Lua,
             "sh" | "bash" => Language::Bash,
+            "kt" | "kts" => Language::Kotlin,
+            "swift" => Language::Swift,
+            "scala" | "sc" => Language::Scala,
             _ => return None,
         })
     }
@@ -87,6 +96,9 @@ impl Language {
             Language::Php => "php",
             Language::Lua => "lua",
             Language::Bash => "bash",
+            Language::Kotlin => "kotlin",
+            Language::Swift => "swift",
+            Language::Scala => "scala",
         }
     }
 
@@ -107,6 +119,9 @@ impl Language {
             Language::Php => "PHP",
             Language::Lua => "Lua",
             Language::Bash => "Bash",
+            Language::Kotlin => "Kotlin",
+            Language::Swift => "Swift",
+            Language::Scala => "Scala",
         }
     }
 
@@ -126,6 +141,9 @@ impl Language {
             Language::Php => tree_sitter_php::LANGUAGE_PHP.into(),
             Language::Lua => tree_sitter_lua::LANGUAGE.into(),
             Language::Bash => tree_sitter_bash::LANGUAGE.into(),
+            Language::Kotlin => tree_sitter_kotlin_ng::LANGUAGE.into(),
+            Language::Swift => tree_sitter_swift::LANGUAGE.into(),
+            Language::Scala => tree_sitter_scala::LANGUAGE.into(),
         }
     }
 
@@ -151,6 +169,10 @@ impl Language {
             Language::Lua => tree_sitter_lua::TAGS_QUERY.to_string(),
             // The crate has no tags query: ours only.
             Language::Bash => String::new(),
+            // Kotlin's crate has no tags query, Scala's does not export its file (ours
+            // follow it: see `SCALA`).
+            Language::Kotlin | Language::Scala => String::new(),
+            Language::Swift => tree_sitter_swift::TAGS_QUERY.to_string(),
         };
         let tags = DROPPED_TAGS
             .iter()
@@ -161,6 +183,7 @@ impl Language {
             Language::Ruby => "[(identifier) (constant)]",
             Language::Php => "(name)",
             Language::Bash => "(variable_name)",
+            Language::Swift => "(simple_identifier)",
             _ => "(identifier)",
         };
         format!("{tags}\n{}\n{names} @use\n", self.structure_query())
@@ -186,6 +209,9 @@ impl Language {
             Language::Php => PHP,
             Language::Lua => LUA,
             Language::Bash => BASH,
+            Language::Kotlin => KOTLIN,
+            Language::Swift => SWIFT,
+            Language::Scala => SCALA,
         }
     }
 
@@ -465,6 +491,99 @@ const BASH: &str = r#"
 (program (declaration_command (variable_assignment name: (variable_name) @name)) @definition.variable)
 "#;
 
+/// Kotlin (its crate has no tags query): classes, interfaces, objects, functions,
+/// constructors and `init` blocks, type aliases, file-level and class properties
+/// (`val`/`var` constructor parameters too); calls, plain or on a receiver;
+/// `import a.b.C` (`as x` binds `x`); supertypes; types named in declarations; the
+/// declared or constructed class of properties and parameters. A type's name is the
+/// last identifier of its `user_type` (`a.b.C<T>` is `C`).
+const KOTLIN: &str = r#"
+(import (qualified_identifier) @import.module) @import
+(import (qualified_identifier) @import.module (identifier) @import.alias) @import
+(class_declaration name: (identifier) @name) @definition.class
+(object_declaration name: (identifier) @name) @definition.class
+(companion_object name: (identifier) @name) @definition.class
+(function_declaration name: (identifier) @name) @definition.function
+(secondary_constructor "constructor" @name) @definition.function
+(anonymous_initializer "init" @name) @definition.function
+(type_alias type: (identifier) @name) @definition.type
+(source_file (property_declaration (variable_declaration (identifier) @name)) @definition.variable)
+([(class_body (property_declaration (variable_declaration (identifier) @name)) @definition.variable) (enum_class_body (property_declaration (variable_declaration (identifier) @name)) @definition.variable)])
+(class_parameter ["val" "var"] (identifier) @name) @definition.variable
+(call_expression . (identifier) @name) @reference.call
+(call_expression . (navigation_expression (identifier) @name .)) @reference.call
+([(class_declaration (delegation_specifiers (delegation_specifier [(user_type (identifier) @inherit .) (user_type (identifier) @inherit . (type_arguments)) (constructor_invocation [(user_type (identifier) @inherit .) (user_type (identifier) @inherit . (type_arguments))]) (explicit_delegation [(user_type (identifier) @inherit .) (user_type (identifier) @inherit . (type_arguments))])]))) (object_declaration (delegation_specifiers (delegation_specifier [(user_type (identifier) @inherit .) (user_type (identifier) @inherit . (type_arguments)) (constructor_invocation [(user_type (identifier) @inherit .) (user_type (identifier) @inherit . (type_arguments))])])))])
+[(user_type (identifier) @ref .) (user_type (identifier) @ref . (type_arguments))]
+(property_declaration (variable_declaration (identifier) @bind.name [(user_type (identifier) @bind.type .) (user_type (identifier) @bind.type . (type_arguments)) (nullable_type (user_type (identifier) @bind.type .))]))
+(property_declaration (variable_declaration (identifier) @bind.name) (call_expression . (identifier) @bind.type))
+(parameter (identifier) @bind.name [(user_type (identifier) @bind.type .) (user_type (identifier) @bind.type . (type_arguments)) (nullable_type (user_type (identifier) @bind.type .))])
+(class_parameter ["val" "var"] (identifier) @attr.name [(user_type (identifier) @attr.type .) (user_type (identifier) @attr.type . (type_arguments)) (nullable_type (user_type (identifier) @attr.type .))])
+(class_body (property_declaration (variable_declaration (identifier) @attr.name [(user_type (identifier) @attr.type .) (user_type (identifier) @attr.type . (type_arguments)) (nullable_type (user_type (identifier) @attr.type .))])))
+(class_body (property_declaration (variable_declaration (identifier) @attr.name) (call_expression . (identifier) @attr.type)))
+"#;
+
+/// Swift, on top of its tags query (classes, structs, enums, actors, protocols,
+/// functions) less its patterns whose definition is the whole class (`DROPPED_TAGS`):
+/// `import M`, protocol requirements, `init`/`deinit`, file-level and stored
+/// properties (a computed property is a function: its body runs code), calls,
+/// supertypes and conformances (an `extension` is no definition: its methods are the
+/// file's, as Rust's `impl`, and the type it extends is a type reference), types,
+/// the declared or constructed class of properties and parameters.
+const SWIFT: &str = r#"
+(import_declaration (identifier) @import.module) @import
+(protocol_function_declaration name: (simple_identifier) @name) @definition.function
+(init_declaration "init" @name) @definition.function
+(deinit_declaration "deinit" @name) @definition.function
+(source_file (property_declaration name: (pattern bound_identifier: (simple_identifier) @name)) @definition.variable)
+(class_body (property_declaration name: (pattern bound_identifier: (simple_identifier) @name)) @definition.variable)
+(class_body (property_declaration name: (pattern bound_identifier: (simple_identifier) @name) computed_value: (computed_property)) @definition.function)
+(call_expression . (simple_identifier) @name) @reference.call
+(call_expression . (navigation_expression suffix: (navigation_suffix suffix: (simple_identifier) @name))) @reference.call
+([(class_declaration name: (type_identifier) (inheritance_specifier inherits_from: [(user_type (type_identifier) @inherit .) (user_type (type_identifier) @inherit . (type_arguments))])) (protocol_declaration (inheritance_specifier inherits_from: [(user_type (type_identifier) @inherit .) (user_type (type_identifier) @inherit . (type_arguments))]))])
+[(user_type (type_identifier) @ref .) (user_type (type_identifier) @ref . (type_arguments))]
+(property_declaration name: (pattern bound_identifier: (simple_identifier) @bind.name) (type_annotation [(user_type (type_identifier) @bind.type .) (user_type (type_identifier) @bind.type . (type_arguments)) (optional_type wrapped: (user_type (type_identifier) @bind.type .))]))
+(property_declaration name: (pattern bound_identifier: (simple_identifier) @bind.name) value: (call_expression . (simple_identifier) @bind.type))
+(parameter name: (simple_identifier) @bind.name [(user_type (type_identifier) @bind.type .) (user_type (type_identifier) @bind.type . (type_arguments)) (optional_type wrapped: (user_type (type_identifier) @bind.type .))])
+(class_body (property_declaration name: (pattern bound_identifier: (simple_identifier) @attr.name) (type_annotation [(user_type (type_identifier) @attr.type .) (user_type (type_identifier) @attr.type . (type_arguments)) (optional_type wrapped: (user_type (type_identifier) @attr.type .))])))
+(class_body (property_declaration name: (pattern bound_identifier: (simple_identifier) @attr.name) value: (call_expression . (simple_identifier) @attr.type)))
+"#;
+
+/// Scala (2 and 3). The crate's tags query (queries/tags.scm, MIT) is not exported;
+/// these patterns follow it, less its locals as definitions (`val`s inside
+/// functions) and with objects as classes: classes, objects, traits, enums and their
+/// cases with parameters, functions (abstract ones too), type aliases, file-level and
+/// member `val`/`var`/`given`, class parameters; calls (plain, on a receiver,
+/// generic, infix `a max b`); `new C` and types in declarations; supertypes
+/// (`extends A with B`); imports (the statement as written: see `scala_imports`);
+/// the declared or constructed class of values and parameters.
+const SCALA: &str = r#"
+(import_declaration) @import @import.module
+(class_definition name: (identifier) @name) @definition.class
+(object_definition name: (identifier) @name) @definition.class
+(trait_definition name: (identifier) @name) @definition.interface
+(enum_definition name: (identifier) @name) @definition.enum
+(full_enum_case name: (identifier) @name) @definition.class
+(function_definition name: (identifier) @name) @definition.function
+(function_declaration name: (identifier) @name) @definition.function
+(type_definition name: (type_identifier) @name) @definition.type
+(compilation_unit [(val_definition pattern: (identifier) @name) (var_definition pattern: (identifier) @name) (given_definition name: (identifier) @name)] @definition.variable)
+(template_body [(val_definition pattern: (identifier) @name) (var_definition pattern: (identifier) @name) (val_declaration name: (identifier) @name) (var_declaration name: (identifier) @name) (given_definition name: (identifier) @name)] @definition.variable)
+(class_parameter name: (identifier) @name) @definition.variable
+(call_expression function: (identifier) @name) @reference.call
+(call_expression function: (field_expression field: (identifier) @name)) @reference.call
+(call_expression function: (generic_function function: [(identifier) @name (field_expression field: (identifier) @name)])) @reference.call
+(infix_expression operator: (identifier) @name) @reference.call
+(extends_clause [(type_identifier) @inherit (generic_type type: (type_identifier) @inherit) (stable_type_identifier (type_identifier) @inherit .) (generic_type type: (stable_type_identifier (type_identifier) @inherit .))])
+(instance_expression [(type_identifier) @ref (generic_type type: (type_identifier) @ref) (stable_type_identifier (type_identifier) @ref .)])
+[(parameter type: [(type_identifier) @ref (generic_type type: (type_identifier) @ref) (stable_type_identifier (type_identifier) @ref .)]) (class_parameter type: [(type_identifier) @ref (generic_type type: (type_identifier) @ref) (stable_type_identifier (type_identifier) @ref .)]) (function_definition return_type: [(type_identifier) @ref (generic_type type: (type_identifier) @ref) (stable_type_identifier (type_identifier) @ref .)]) (function_declaration return_type: [(type_identifier) @ref (generic_type type: (type_identifier) @ref) (stable_type_identifier (type_identifier) @ref .)]) (val_definition type: [(type_identifier) @ref (generic_type type: (type_identifier) @ref)]) (var_definition type: [(type_identifier) @ref (generic_type type: (type_identifier) @ref)]) (type_arguments (type_identifier) @ref)]
+([(val_definition pattern: (identifier) @bind.name type: [(type_identifier) @bind.type (generic_type type: (type_identifier) @bind.type)]) (var_definition pattern: (identifier) @bind.name type: [(type_identifier) @bind.type (generic_type type: (type_identifier) @bind.type)])])
+([(val_definition pattern: (identifier) @bind.name value: (instance_expression [(type_identifier) @bind.type (generic_type type: (type_identifier) @bind.type)])) (var_definition pattern: (identifier) @bind.name value: (instance_expression [(type_identifier) @bind.type (generic_type type: (type_identifier) @bind.type)]))])
+(val_definition pattern: (identifier) @bind.name value: (call_expression function: (identifier) @bind.type))
+(parameter name: (identifier) @bind.name type: [(type_identifier) @bind.type (generic_type type: (type_identifier) @bind.type)])
+(class_parameter name: (identifier) @attr.name type: [(type_identifier) @attr.type (generic_type type: (type_identifier) @attr.type)])
+(template_body [(val_definition pattern: (identifier) @attr.name type: [(type_identifier) @attr.type (generic_type type: (type_identifier) @attr.type)]) (var_definition pattern: (identifier) @attr.name type: [(type_identifier) @attr.type (generic_type type: (type_identifier) @attr.type)])])
+"#;
+
 /// Patterns of a grammar's tags query left out, with why (see `RUBY`, `CSHARP` and
 /// `PHP`); a test checks each is still in the crate's query.
 const DROPPED_TAGS: &[(Language, &str)] = &[
@@ -489,6 +608,26 @@ const DROPPED_TAGS: &[(Language, &str)] = &[
         "(class_interface_clause [(name) (qualified_name)] @name) @reference.implementation",
     ),
     (Language::Php, "    (variable_name (name)) @name\n"),
+    // Swift's methods, initializers and properties of a class or protocol: their
+    // definition node is the whole class (every method would span it); ours name
+    // them by their own node. Its pattern for every `property_declaration` makes
+    // locals definitions.
+    (
+        Language::Swift,
+        "(class_declaration\n    (class_body\n        [\n            (function_declaration\n                name: (simple_identifier) @name\n            )\n            (subscript_declaration\n                (parameter (simple_identifier) @name)\n            )\n            (init_declaration \"init\" @name)\n            (deinit_declaration \"deinit\" @name)\n        ]\n    )\n) @definition.method",
+    ),
+    (
+        Language::Swift,
+        "(protocol_declaration\n    (protocol_body\n        [\n            (protocol_function_declaration\n                name: (simple_identifier) @name\n            )\n            (subscript_declaration\n                (parameter (simple_identifier) @name)\n            )\n            (init_declaration \"init\" @name)\n        ]\n    )\n) @definition.method",
+    ),
+    (
+        Language::Swift,
+        "(class_declaration\n    (class_body\n        [\n            (property_declaration\n                (pattern (simple_identifier) @name)\n            )\n        ]\n    )\n) @definition.property",
+    ),
+    (
+        Language::Swift,
+        "(property_declaration\n    (pattern (simple_identifier) @name)\n) @definition.property",
+    ),
 ];
 
 #[derive(
@@ -1161,6 +1300,7 @@ fn group_imports(language: Language, raw: Vec<RawImport>) -> (Vec<Import>, bool)
                 module.trim_matches(|c| c == '"' || c == '`').to_string(),
                 None,
             )],
+            Language::Scala => scala_imports(&module),
             // `require_relative "x"` is the file `./x`.
             _ if r.relative && !module.starts_with('.') => vec![(format!("./{module}"), r.item)],
             _ => vec![(module, r.item)],
@@ -1325,6 +1465,9 @@ fn receiver(
     name: tree_sitter::Node,
     source: &[u8],
 ) -> Option<String> {
+    if matches!(language, Language::Kotlin | Language::Swift) {
+        return navigation_receiver(call, name, source);
+    }
     // The name's parent, found down from the call (`Node::parent` walks down from
     // the root: it took 3% of extraction). Java's and JavaScript's tags mark the
     // arguments as the call, beside the name: there the parent is asked for.
@@ -1370,6 +1513,104 @@ fn receiver(
         .then(|| String::from_utf8_lossy(text).into_owned())
 }
 
+/// The receiver of a Kotlin or Swift call on a member, as `receiver` gives it: the
+/// object of the call's `navigation_expression` (Kotlin's first child, Swift's
+/// `target`), when it is a plain word (`self` and `this` too) or an attribute of one.
+fn navigation_receiver(
+    call: tree_sitter::Node,
+    name: tree_sitter::Node,
+    source: &[u8],
+) -> Option<String> {
+    let navigation = call.named_child(0)?;
+    if navigation.kind() != "navigation_expression" || navigation.end_byte() < name.end_byte() {
+        return None;
+    }
+    let object = navigation
+        .child_by_field_name("target")
+        .or_else(|| navigation.named_child(0))?;
+    let text = &source[object.byte_range()];
+    let is_word = |text: &[u8]| {
+        !text.is_empty()
+            && text.len() <= 64
+            && text.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
+    };
+    let word = is_word(text)
+        || [&b"self."[..], b"this."]
+            .iter()
+            .any(|p| text.starts_with(p) && is_word(&text[p.len()..]));
+    (object.end_byte() <= name.start_byte() && word)
+        .then(|| String::from_utf8_lossy(text).into_owned())
+}
+
+/// A Scala import statement as (module, no item) pairs, one per class or package it
+/// names, as Java's: `import a.b.C` is a.b.C, `import a.b._` and `a.b.*` a.b,
+/// `import a.b.{C, D => E, given}` a.b.C and a.b.D, `import a.b.C as D` a.b.C; a
+/// statement of several clauses (`import a.B, c.D`) gives each. Renames keep the
+/// imported name.
+fn scala_imports(statement: &str) -> Vec<(String, Option<String>)> {
+    let body = statement.trim();
+    let body = body.strip_prefix("import").unwrap_or(body);
+    // Clauses, split at commas outside braces.
+    let mut clauses = Vec::new();
+    let (mut depth, mut start) = (0usize, 0);
+    for (i, c) in body.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                clauses.push(&body[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    clauses.push(&body[start..]);
+    let plain = |s: &str| s.split_whitespace().collect::<String>();
+    let mut out = Vec::new();
+    for clause in clauses {
+        let clause = clause.trim();
+        match clause.split_once('{') {
+            Some((prefix, selectors)) => {
+                let module = plain(prefix).trim_end_matches('.').to_string();
+                let selectors = selectors.split('}').next().unwrap_or_default();
+                let mut any = false;
+                for selector in selectors.split(',') {
+                    let item = selector
+                        .split("=>")
+                        .next()
+                        .unwrap_or_default()
+                        .split(" as ")
+                        .next()
+                        .unwrap_or_default()
+                        .trim();
+                    let wildcard = matches!(item, "_" | "*" | "given" | "")
+                        || item.starts_with("given ");
+                    if !wildcard && item.chars().all(|c| c.is_alphanumeric() || c == '_') {
+                        out.push((format!("{module}.{item}"), None));
+                        any = true;
+                    }
+                }
+                if !any && !module.is_empty() {
+                    out.push((module, None));
+                }
+            }
+            None => {
+                let path = clause.split(" as ").next().unwrap_or_default();
+                let path = plain(path);
+                let path = path
+                    .strip_suffix("._")
+                    .or_else(|| path.strip_suffix(".*"))
+                    .or_else(|| path.strip_suffix(".given"))
+                    .unwrap_or(&path);
+                if !path.is_empty() {
+                    out.push((path.to_string(), None));
+                }
+            }
+        }
+    }
+    out
+}
+
 /// The names an import binds in the file: its alias; else, for a module import, the
 /// name code uses to reach it (`os` for `import os.path`, `util` for a Go import of
 /// `x/util`, `Foo` for `import a.Foo`) and, where an item can be a module, its items.
@@ -1384,7 +1625,7 @@ fn bound_names(language: Language, import: &Import) -> Vec<&str> {
             vec![module.split('.').next().unwrap_or(module)]
         }
         Language::Go => vec![last("/")],
-        Language::Java => vec![last(".")],
+        Language::Java | Language::Kotlin | Language::Scala => vec![last(".")],
         Language::Rust => vec![last("::")],
         // A grouped `use A\{B, C}` binds its items, `use A\B` the last name.
         Language::Php if import.items.is_empty() && !module.contains(['/', '.']) => {
@@ -1499,8 +1740,16 @@ fn resolve_origins(
                 None if bound.contains_key(word) => {
                     return Receiver::Import(bound[word]);
                 }
-                // A Java or C# field named without `this`.
-                None if matches!(language, Language::Java | Language::CSharp) => {
+                // A Java, C#, Kotlin, Swift or Scala field named without `this`.
+                None if matches!(
+                    language,
+                    Language::Java
+                        | Language::CSharp
+                        | Language::Kotlin
+                        | Language::Swift
+                        | Language::Scala
+                ) =>
+                {
                     classes.attribute(open, byte, word)
                 }
                 None => None,
@@ -1880,6 +2129,82 @@ mod tests {
         check_samples(samples, expected);
     }
 
+
+    /// Kotlin (a constructor's `val` parameter is a field, `init` a function), Swift
+    /// (a computed property is a function; an extension is no class: its methods are
+    /// the file's, the type it extends a type reference) and Scala (objects are
+    /// classes; `import a.{b, c => d}` is one import per name), checked by hand;
+    /// calls on a declared or constructed receiver name its class.
+    #[test]
+    fn definitions_imports_and_references_in_kotlin_swift_scala() {
+        let samples: Vec<(Language, &str)> = vec![
+            (Language::Kotlin, "package com.shop.web\n\nimport com.shop.model.User\nimport com.shop.util.*\nimport kotlin.math.max as maximum\n\nconst val LIMIT = 3\n\ninterface Named {\n    fun name(): String\n}\n\nclass Cart(private val owner: User, seed: Int) : Base(1), Named {\n    var count: Int = 0\n    init { register(seed) }\n    override fun name(): String = owner.name\n    fun total(u: User?): Int {\n        val repo = Repo()\n        helper(LIMIT)\n        this.name()\n        u.save()\n        repo.find(count)\n        return maximum(count, 1)\n    }\n}\n\nobject Registry : Named {\n    override fun name() = \"r\"\n}\ntypealias Users = List<User>\nfun helper(n: Int) { println(n) }\n"),
+            (Language::Swift, "import Foundation\n@testable import ShopCore\n\nlet limit = 3\n\nprotocol Named: AnyObject { func name() -> String }\n\nclass Cart: Base, Named {\n    var count: Int = 0\n    let owner: User\n    init(owner: User) { self.owner = owner; setUp() }\n    func name() -> String { return owner.name }\n    func total(u: User?) -> Int {\n        let repo = Repo()\n        helper(limit)\n        self.name()\n        u?.save()\n        repo.find(count)\n        return max(count, 1)\n    }\n    var label: String { format(count) }\n}\n\nstruct Point: Equatable { let x: Int }\nextension Cart: CustomStringConvertible {\n    func extra() { describe() }\n}\nfunc helper(_ n: Int) { print(n) }\n"),
+            (Language::Scala, "package com.shop.web\n\nimport com.shop.model.User\nimport com.shop.util._\nimport scala.collection.{mutable, immutable => im}\n\nobject Config {\n  val Limit = 3\n}\n\ntrait Named { def name(): String }\n\nclass Cart(owner: User) extends Base(1) with Named {\n  var count: Int = 0\n  def name(): String = owner.name\n  def total(u: User): Int = {\n    val repo = new Repo()\n    helper(Config.Limit)\n    this.name()\n    u.save()\n    repo.find(count)\n    count max 1\n  }\n}\n\ncase class Point(x: Int) extends Ordered[Point]\ntype Users = List[User]\ndef helper(n: Int): Unit = println(n)\n"),
+        ];
+        let expected: Vec<(&str, &str, &str)> = vec![
+            (
+                r#"[(Variable, "LIMIT", 7), (Class, "Named", 9), (Function, "name", 10), (Class, "Cart", 13), (Variable, "owner", 13), (Variable, "count", 14), (Function, "init", 15), (Function, "name", 16), (Function, "total", 17), (Class, "Registry", 27), (Function, "name", 28), (Class, "Users", 30), (Function, "helper", 31)]"#,
+                r#"[("com.shop.model.User", [], 3), ("com.shop.util", [], 4), ("kotlin.math.max", [], 5)]"#,
+                r#"[(Type, "String", 10, "name"), (Inherit, "Base", 13, "Cart"), (Inherit, "Named", 13, "Cart"), (Type, "Int", 13, "Cart"), (Type, "User", 13, "Cart"), (Call, "register", 15, "init"), (Type, "String", 16, "name"), (Use, "owner", 16, "name"), (Type, "Int", 17, "total"), (Type, "User", 17, "total"), (Call, "Repo", 18, "total"), (Call, "helper", 19, "total"), (Use, "LIMIT", 19, "total"), (Call, "name", 20, "total"), (Call, "save", 21, "total"), (Call, "find", 22, "total"), (Use, "count", 22, "total"), (Call, "maximum", 23, "total"), (Inherit, "Named", 27, "Registry"), (Type, "List", 30, "Users"), (Type, "User", 30, "Users"), (Call, "println", 31, "helper"), (Type, "Int", 31, "helper")]"#,
+            ),
+            (
+                r#"[(Variable, "limit", 4), (Class, "Named", 6), (Function, "name", 6), (Class, "Cart", 8), (Variable, "count", 9), (Variable, "owner", 10), (Function, "init", 11), (Function, "name", 12), (Function, "total", 13), (Function, "label", 21), (Class, "Point", 24), (Variable, "x", 24), (Function, "extra", 26), (Function, "helper", 28)]"#,
+                r#"[("Foundation", [], 1), ("ShopCore", [], 2)]"#,
+                r#"[(Type, "testable", 2, "file"), (Inherit, "AnyObject", 6, "Named"), (Type, "String", 6, "name"), (Inherit, "Base", 8, "Cart"), (Inherit, "Named", 8, "Cart"), (Type, "Int", 9, "Cart"), (Type, "User", 10, "Cart"), (Call, "setUp", 11, "init"), (Type, "User", 11, "init"), (Use, "owner", 11, "init"), (Type, "String", 12, "name"), (Use, "owner", 12, "name"), (Type, "Int", 13, "total"), (Type, "User", 13, "total"), (Call, "Repo", 14, "total"), (Call, "helper", 15, "total"), (Use, "limit", 15, "total"), (Call, "name", 16, "total"), (Call, "save", 17, "total"), (Call, "find", 18, "total"), (Use, "count", 18, "total"), (Call, "max", 19, "total"), (Call, "format", 21, "label"), (Type, "String", 21, "label"), (Use, "count", 21, "label"), (Inherit, "Equatable", 24, "Point"), (Type, "Int", 24, "Point"), (Type, "Cart", 25, "file"), (Type, "CustomStringConvertible", 25, "file"), (Call, "describe", 26, "extra"), (Call, "print", 28, "helper"), (Type, "Int", 28, "helper")]"#,
+            ),
+            (
+                r#"[(Class, "Config", 7), (Variable, "Limit", 8), (Class, "Named", 11), (Function, "name", 11), (Class, "Cart", 13), (Variable, "owner", 13), (Variable, "count", 14), (Function, "name", 15), (Function, "total", 16), (Class, "Point", 26), (Variable, "x", 26), (Class, "Users", 27), (Function, "helper", 28)]"#,
+                r#"[("com.shop.model.User", [], 3), ("com.shop.util", [], 4), ("scala.collection.mutable", [], 5), ("scala.collection.immutable", [], 5)]"#,
+                r#"[(Type, "String", 11, "name"), (Inherit, "Base", 13, "Cart"), (Inherit, "Named", 13, "Cart"), (Type, "User", 13, "Cart"), (Type, "Int", 14, "Cart"), (Type, "String", 15, "name"), (Use, "owner", 15, "name"), (Type, "Int", 16, "total"), (Type, "User", 16, "total"), (Type, "Repo", 17, "total"), (Call, "helper", 18, "total"), (Use, "Limit", 18, "total"), (Call, "name", 19, "total"), (Call, "save", 20, "total"), (Call, "find", 21, "total"), (Use, "count", 21, "total"), (Call, "max", 22, "total"), (Inherit, "Ordered", 26, "Point"), (Type, "Int", 26, "Point"), (Type, "Point", 26, "Point"), (Type, "User", 27, "Users"), (Call, "println", 28, "helper"), (Type, "Int", 28, "helper"), (Type, "Unit", 28, "helper")]"#,
+            ),
+        ];
+        check_samples(samples.clone(), expected);
+        for (l, src) in samples {
+            let s = extract(l, src.as_bytes());
+            let receivers: Vec<(&str, Receiver)> = s
+                .references
+                .iter()
+                .filter(|r| r.receiver != Receiver::Unknown)
+                .map(|r| (r.name.as_str(), r.receiver))
+                .collect();
+            assert_eq!(
+                receivers,
+                [
+                    ("find", Receiver::Type(1)),
+                    ("name", Receiver::This),
+                    ("save", Receiver::Type(0))
+                ],
+                "{l:?}"
+            );
+            assert_eq!(s.types, ["User", "Repo"], "{l:?}");
+        }
+        let kotlin = extract(Language::Kotlin, b"import a.b.max as maximum\nimport a.C\n");
+        assert_eq!(kotlin.imports[0].alias.as_deref(), Some("maximum"));
+        assert_eq!(kotlin.imports[1].alias, None);
+    }
+
+    /// Scala's import statements, as `scala_imports` reads them.
+    #[test]
+    fn scala_import_statements() {
+        let modules = |statement: &str| -> Vec<String> {
+            scala_imports(statement).into_iter().map(|(m, _)| m).collect()
+        };
+        assert_eq!(modules("import a.b.C"), ["a.b.C"]);
+        assert_eq!(modules("import a.b._"), ["a.b"]);
+        assert_eq!(modules("import a.b.*"), ["a.b"]);
+        assert_eq!(modules("import a.b.given"), ["a.b"]);
+        assert_eq!(modules("import a.b.C as D"), ["a.b.C"]);
+        assert_eq!(
+            modules("import a.b.{C, D => E, given, _}"),
+            ["a.b.C", "a.b.D"]
+        );
+        assert_eq!(modules("import a.b.{\n  C,\n  D\n}"), ["a.b.C", "a.b.D"]);
+        assert_eq!(modules("import a.B, c.d.{E, F}"), ["a.B", "c.d.E", "c.d.F"]);
+        assert_eq!(modules("import a.b.{_, given}"), ["a.b"]);
+        assert!(modules("import").is_empty());
+    }
+
     /// C's includes name no items: a name written as a macro is a use (linked to a
     /// `#define` of the file or of what it includes), other names are not.
     #[test]
@@ -2238,6 +2563,96 @@ mod tests {
                 true,
             ),
             (
+                Language::Kotlin,
+                format!("fun m() {{ {} }}\n", nested("f(", "x", ")", 20_000)),
+                50,
+                true,
+            ),
+            (
+                Language::Kotlin,
+                format!("val x = {}\n", nested("listOf(", "", ")", 20_000)),
+                50,
+                true,
+            ),
+            (
+                Language::Kotlin,
+                nested("class A { ", "", "}\n", 20_000),
+                0,
+                true,
+            ),
+            (
+                Language::Kotlin,
+                format!("val x = a{}\n", ".b".repeat(100_000)),
+                0,
+                true,
+            ),
+            (
+                Language::Kotlin,
+                (0..20_000)
+                    .map(|i| format!("fun f{i}() {{ g{i}() }}\n"))
+                    .collect(),
+                20_000,
+                false,
+            ),
+            (
+                Language::Swift,
+                format!("func m() {{ {} }}\n", nested("f(", "x", ")", 20_000)),
+                50,
+                true,
+            ),
+            (
+                Language::Swift,
+                format!("let x = {}\n", nested("[", "", "]", 30_000)),
+                0,
+                true,
+            ),
+            (
+                Language::Swift,
+                nested("class A { ", "", "}\n", 20_000),
+                0,
+                true,
+            ),
+            (
+                Language::Swift,
+                (0..20_000)
+                    .map(|i| format!("func f{i}() {{ g{i}() }}\n"))
+                    .collect(),
+                20_000,
+                false,
+            ),
+            (
+                Language::Scala,
+                format!("def m = {}\n", nested("f(", "x", ")", 20_000)),
+                50,
+                true,
+            ),
+            (
+                Language::Scala,
+                nested("object A { ", "", "}\n", 20_000),
+                0,
+                true,
+            ),
+            (
+                Language::Scala,
+                format!("val x = a{}\n", ".b".repeat(100_000)),
+                0,
+                true,
+            ),
+            (
+                Language::Scala,
+                format!("import a.{{{imports}}}\n"),
+                0,
+                false,
+            ),
+            (
+                Language::Scala,
+                (0..20_000)
+                    .map(|i| format!("def f{i}() = g{i}()\n"))
+                    .collect(),
+                20_000,
+                false,
+            ),
+            (
                 Language::Python,
                 format!("import m\n{}", "m.f()\n".repeat(100_000)),
                 1,
@@ -2308,6 +2723,7 @@ mod tests {
                 Language::CSharp => tree_sitter_c_sharp::TAGS_QUERY,
                 Language::Ruby => tree_sitter_ruby::TAGS_QUERY,
                 Language::Php => tree_sitter_php::TAGS_QUERY,
+                Language::Swift => tree_sitter_swift::TAGS_QUERY,
                 _ => unreachable!("only these drop patterns"),
             };
             assert!(tags.contains(pattern), "{language:?}: {pattern}");

@@ -12,13 +12,15 @@ pub fn family(language: Language) -> &'static str {
         Language::Rust => "rs",
         Language::JavaScript | Language::TypeScript | Language::Tsx => "js",
         Language::Go => "go",
-        Language::Java => "java",
+        // Kotlin and Scala import Java classes and each other's (one JVM build).
+        Language::Java | Language::Kotlin | Language::Scala => "java",
         Language::C | Language::Cpp => "c",
         Language::CSharp => "cs",
         Language::Ruby => "rb",
         Language::Php => "php",
         Language::Lua => "lua",
         Language::Bash => "sh",
+        Language::Swift => "swift",
     }
 }
 
@@ -100,6 +102,17 @@ pub fn keys(language: Language, path: &str) -> Vec<String> {
             out.extend(suffixes(strip_extension(path)).map(|s| key(language, s)));
             return out;
         }
+        Language::Swift => {
+            // `import M` names a module: the files under any folder named `M`.
+            let mut out: Vec<String> = Vec::new();
+            for folder in parent(path).split('/').filter(|f| !f.is_empty()) {
+                let k = key(language, folder);
+                if !out.contains(&k) {
+                    out.push(k);
+                }
+            }
+            return out;
+        }
         Language::CSharp => {
             let path = dotted_folders(path);
             let module = strip_extension(&path);
@@ -112,7 +125,7 @@ pub fn keys(language: Language, path: &str) -> Vec<String> {
     let module = module_path(language, path);
     let mut out: Vec<String> = suffixes(module).map(|s| key(language, s)).collect();
     let folder_too = match language {
-        Language::Java => true,
+        Language::Java | Language::Kotlin | Language::Scala => true,
         Language::JavaScript | Language::TypeScript | Language::Tsx => {
             module.rsplit('/').next() == Some("index")
         }
@@ -241,6 +254,38 @@ pub fn lookups(language: Language, importer: &str, import: &Import) -> (Vec<Stri
             out.extend(Some(parent(&path).to_string()).filter(|p| !p.is_empty()));
             (out, Match::First)
         }
+        Language::Kotlin | Language::Scala => {
+            // As Java's, then the class's and the package's last parts (two at
+            // least): Kotlin's sources often leave out the common root package
+            // (`org.example.net.Api` in `net/Api.kt`).
+            let path = import.module.replace('.', "/");
+            let package = parent(&path).to_string();
+            let mut out = vec![path.clone()];
+            if !package.is_empty() {
+                out.push(package.clone());
+            }
+            for suffix in namespace_suffixes(&path)
+                .into_iter()
+                .skip(1)
+                .chain(namespace_suffixes(&package).into_iter().skip(1))
+            {
+                if !out.contains(&suffix) {
+                    out.push(suffix);
+                }
+            }
+            (out, Match::First)
+        }
+        Language::Swift => {
+            // `import M`, `import struct M.T`: the module, the first name.
+            let module = import.module.split('.').next().unwrap_or_default().trim();
+            (
+                vec![module.to_string()]
+                    .into_iter()
+                    .filter(|m| !m.is_empty())
+                    .collect(),
+                Match::First,
+            )
+        }
         Language::Go => (
             suffixes(&import.module).map(str::to_string).collect(),
             Match::First,
@@ -339,7 +384,20 @@ pub fn lookups(language: Language, importer: &str, import: &Import) -> (Vec<Stri
 /// package's definitions without an import); None for other languages.
 pub fn package(language: Language, path: &str) -> Option<String> {
     match language {
-        Language::Go | Language::Java => Some(key(language, parent(path))),
+        Language::Go | Language::Java | Language::Kotlin | Language::Scala => {
+            Some(key(language, parent(path)))
+        }
+        // A Swift module's files see each other: the folder after `Sources` or
+        // `Tests` (a Swift package's target), else the top folder (an Xcode target).
+        Language::Swift => {
+            let folders: Vec<&str> = parent(path).split('/').filter(|f| !f.is_empty()).collect();
+            let target = folders
+                .iter()
+                .rposition(|f| matches!(*f, "Sources" | "Tests"))
+                .and_then(|i| folders.get(i + 1))
+                .or(folders.first());
+            target.map(|t| key(language, t))
+        }
         // A namespace's files, as `keys` names C# folders.
         Language::CSharp => Some(key(language, parent(&dotted_folders(path)))),
         _ => None,
@@ -646,5 +704,52 @@ mod tests {
             ["sh:/.rc", "sh:.rc"]
         );
         assert!(l(Language::Bash, "run.sh", import("$RC", &[])).0.is_empty());
+        // Kotlin and Scala: as Java (one family: they import each other's classes),
+        // then the last parts of the class and of the package.
+        assert_eq!(
+            l(Language::Kotlin, "a.kt", import("org.example.net.Api", &[])),
+            (
+                vec![
+                    "java:org/example/net/Api".to_string(),
+                    "java:org/example/net".into(),
+                    "java:example/net/Api".into(),
+                    "java:net/Api".into(),
+                    "java:example/net".into()
+                ],
+                Match::First
+            )
+        );
+        assert_eq!(
+            l(Language::Scala, "a.scala", import("scala.util", &[])).0,
+            ["java:scala/util", "java:scala"]
+        );
+        assert_eq!(
+            keys(Language::Kotlin, "src/net/Api.kt"),
+            keys(Language::Java, "src/net/Api.java")
+        );
+        assert_eq!(
+            package(Language::Scala, "src/net/Api.scala").as_deref(),
+            Some("java:src/net")
+        );
+        // Swift: a module is a folder's name; a file's own module is the folder
+        // after `Sources` or `Tests`, else its top folder.
+        assert_eq!(
+            keys(Language::Swift, "Sources/Shop/Models/Cart.swift"),
+            ["swift:Sources", "swift:Shop", "swift:Models"]
+        );
+        assert!(keys(Language::Swift, "main.swift").is_empty());
+        assert_eq!(
+            l(Language::Swift, "a.swift", import("Shop.Cart", &[])).0,
+            ["swift:Shop"]
+        );
+        assert_eq!(
+            package(Language::Swift, "Sources/Shop/Models/Cart.swift").as_deref(),
+            Some("swift:Shop")
+        );
+        assert_eq!(
+            package(Language::Swift, "App/Views/Home.swift").as_deref(),
+            Some("swift:App")
+        );
+        assert_eq!(package(Language::Swift, "main.swift"), None);
     }
 }

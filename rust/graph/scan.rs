@@ -30,9 +30,6 @@ pub const VENDORED: &[&str] = &[
 /// `.r` and `.R` are listed both): what `discover` counts so that a caller can say
 /// which parts of a repository the graph does not see.
 pub const UNSUPPORTED: &[(&str, &[&str])] = &[
-    ("Kotlin", &["kt", "kts"]),
-    ("Swift", &["swift"]),
-    ("Scala", &["scala"]),
     ("Shell", &["zsh", "ksh", "fish"]),
     ("Perl", &["pl", "pm"]),
     ("R", &["r", "R"]),
@@ -367,7 +364,10 @@ mod tests {
             "scripts/R/plot.R",
             "scripts/R/fit.r",
             "web/App.vue",
-            "web/x.kts",
+            "web/x.dart",
+            "web/App.kt",
+            "ios/App.swift",
+            "jvm/Main.scala",
             "README.md",
             "Makefile",
             "data.json",
@@ -388,11 +388,14 @@ mod tests {
             sources,
             [
                 "app.py",
+                "ios/App.swift",
+                "jvm/Main.scala",
                 "lib/core.rs",
                 "native/a.c",
                 "native/a.h",
                 "native/b.cpp",
-                "native/b.hpp"
+                "native/b.hpp",
+                "web/App.kt"
             ]
         );
         assert!(found.skipped.is_empty());
@@ -401,8 +404,8 @@ mod tests {
             .iter()
             .map(|(name, n)| (name.as_str(), *n))
             .collect();
-        assert_eq!(counts, [("Kotlin", 1), ("R", 2), ("Shell", 1), ("Vue", 1)]);
-        assert_eq!(unsupported_language(Path::new("x.kt")), Some("Kotlin"));
+        assert_eq!(counts, [("Dart", 1), ("R", 2), ("Shell", 1), ("Vue", 1)]);
+        assert_eq!(unsupported_language(Path::new("x.dart")), Some("Dart"));
         assert_eq!(unsupported_language(Path::new("x.h")), None);
         assert_eq!(unsupported_language(Path::new("x.py")), None);
         assert_eq!(unsupported_language(Path::new("Makefile")), None);

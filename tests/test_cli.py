@@ -344,20 +344,20 @@ def test_errors_on_a_store(indexed: Path, tmp_path: Path) -> None:
 
 def test_files_of_unparsed_languages_are_counted(project: Path) -> None:
     (project / "lib").mkdir()
-    for name in ("a.kt", "b.kt", "a.kts", "x.swift"):
+    for name in ("a.dart", "b.dart", "c.dart", "x.ex"):
         (project / "lib" / name).write_text("int x;\n")
     report = run_json("index", str(project))
-    assert report["files"] == 4 and report["unsupported"] == {"Kotlin": 3, "Swift": 1}
+    assert report["files"] == 4 and report["unsupported"] == {"Dart": 3, "Elixir": 1}
     code, text = run("index", str(project))
-    assert code == 0 and "not parsed (language not supported): Kotlin 3, Swift 1 files" in text
-    assert run_json("stats", "--root", str(project))["graph"]["unsupported"] == {"Kotlin": 3, "Swift": 1}
+    assert code == 0 and "not parsed (language not supported): Dart 3, Elixir 1 files" in text
+    assert run_json("stats", "--root", str(project))["graph"]["unsupported"] == {"Dart": 3, "Elixir": 1}
     code, text = run("stats", "--root", str(project))
-    assert "          not parsed: Kotlin 3, Swift 1 files" in text
+    assert "          not parsed: Dart 3, Elixir 1 files" in text
     doctor = run_json("doctor", "--root", str(project))
     [languages] = [c for c in doctor["checks"] if c["check"] == "languages"]
     assert doctor["ok"] and languages["status"] == "warn"
     assert languages["detail"].startswith(
-        "not in the graph (language not supported): Kotlin 3, Swift 1 files; parsed: "
+        "not in the graph (language not supported): Dart 3, Elixir 1 files; parsed: "
     )
 
 

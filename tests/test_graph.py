@@ -80,6 +80,38 @@ FIXTURES: dict[str, dict[str, str]] = {
         "bin/deploy.sh": '#!/bin/bash\nsource "$(dirname "$0")/../lib/common.sh"\nmain() { log_line "deploying"; }\nmain\n',
         "lib/common.sh": 'LEVEL=info\nlog_line() { echo "[$LEVEL] $1"; }\n',
     },
+    "kotlin": {
+        "shop/src/main/kotlin/com/shop/model/Item.kt": (
+            "package com.shop.model\n\nconst val MAX_ITEMS = 5\n\nopen class Item(val price: Int) {\n"
+            "    fun total(): Int = price * MAX_ITEMS\n}\n"
+        ),
+        "shop/src/main/kotlin/com/shop/Basket.kt": (
+            "package com.shop\n\nimport com.shop.model.Item\n\nclass Basket : Item(0) {\n"
+            "    fun tally(i: Item): Int {\n        return i.total()\n    }\n}\n"
+        ),
+    },
+    "swift": {
+        "Sources/Cart/Cart.swift": (
+            "import Foundation\n\nlet taxRate = 2\n\nclass Cart: Pricing {\n    var lines: [Int] = []\n"
+            "    func checkout() -> Int { return price(lines.count) * taxRate }\n}\n"
+        ),
+        "Sources/Cart/Pricing.swift": (
+            "protocol Pricing {\n    func price(_ n: Int) -> Int\n}\nextension Pricing {\n"
+            "    func price(_ n: Int) -> Int { n }\n}\n"
+        ),
+        "Tests/CartTests/CartTests.swift": (
+            "@testable import Cart\n\nfunc testCheckout() { let c = Cart(); _ = c.checkout() }\n"
+        ),
+    },
+    "scala": {
+        "core/src/main/scala/shop/Prices.scala": (
+            "package shop\n\nobject Prices {\n  val Base = 10\n  def of(n: Int): Int = n * Base\n}\n"
+        ),
+        "core/src/main/scala/shop/app/Main.scala": (
+            "package shop.app\n\nimport shop.Prices\n\ntrait Runner\n\n"
+            "class Main extends Runner {\n  def run(): Int = Prices.of(2)\n}\n"
+        ),
+    },
 }
 EDGES: dict[str, list[tuple[str, str, str]]] = {
     "python": [
@@ -300,6 +332,125 @@ EDGES.update(
             ("lib/common.sh", "contains", "lib/common.sh:LEVEL"),
             ("lib/common.sh", "contains", "lib/common.sh:log_line"),
             ("lib/common.sh:log_line", "uses", "lib/common.sh:LEVEL"),
+        ],
+    }
+)
+# Kotlin (shares Java's module family: `import a.b.C` finds `a/b/C.kt` under any
+# source root), Swift (`@testable import Cart` is every file under a folder `Cart`; a
+# protocol's requirement and its extension's default are two definitions, the call
+# goes to both at 1/2) and Scala (`Prices.of` goes through the import binding
+# `Prices`).
+EDGES.update(
+    {
+        "kotlin": [
+            ("shop/src/main/kotlin/com/shop/Basket.kt", "contains", "shop/src/main/kotlin/com/shop/Basket.kt:Basket"),
+            (
+                "shop/src/main/kotlin/com/shop/Basket.kt",
+                "contains",
+                "shop/src/main/kotlin/com/shop/Basket.kt:import com.shop.model.Item",
+            ),
+            (
+                "shop/src/main/kotlin/com/shop/Basket.kt:Basket",
+                "contains",
+                "shop/src/main/kotlin/com/shop/Basket.kt:tally",
+            ),
+            (
+                "shop/src/main/kotlin/com/shop/Basket.kt:Basket",
+                "inherits",
+                "shop/src/main/kotlin/com/shop/model/Item.kt:Item",
+            ),
+            (
+                "shop/src/main/kotlin/com/shop/Basket.kt:import com.shop.model.Item",
+                "imports",
+                "shop/src/main/kotlin/com/shop/model/Item.kt",
+            ),
+            (
+                "shop/src/main/kotlin/com/shop/Basket.kt:tally",
+                "calls",
+                "shop/src/main/kotlin/com/shop/model/Item.kt:total",
+            ),
+            (
+                "shop/src/main/kotlin/com/shop/Basket.kt:tally",
+                "references",
+                "shop/src/main/kotlin/com/shop/model/Item.kt:Item",
+            ),
+            (
+                "shop/src/main/kotlin/com/shop/model/Item.kt",
+                "contains",
+                "shop/src/main/kotlin/com/shop/model/Item.kt:Item",
+            ),
+            (
+                "shop/src/main/kotlin/com/shop/model/Item.kt",
+                "contains",
+                "shop/src/main/kotlin/com/shop/model/Item.kt:MAX_ITEMS",
+            ),
+            (
+                "shop/src/main/kotlin/com/shop/model/Item.kt:Item",
+                "contains",
+                "shop/src/main/kotlin/com/shop/model/Item.kt:price",
+            ),
+            (
+                "shop/src/main/kotlin/com/shop/model/Item.kt:Item",
+                "contains",
+                "shop/src/main/kotlin/com/shop/model/Item.kt:total",
+            ),
+            (
+                "shop/src/main/kotlin/com/shop/model/Item.kt:total",
+                "uses",
+                "shop/src/main/kotlin/com/shop/model/Item.kt:MAX_ITEMS",
+            ),
+            (
+                "shop/src/main/kotlin/com/shop/model/Item.kt:total",
+                "uses",
+                "shop/src/main/kotlin/com/shop/model/Item.kt:price",
+            ),
+        ],
+        "swift": [
+            ("Sources/Cart/Cart.swift", "contains", "Sources/Cart/Cart.swift:Cart"),
+            ("Sources/Cart/Cart.swift", "contains", "Sources/Cart/Cart.swift:import Foundation"),
+            ("Sources/Cart/Cart.swift", "contains", "Sources/Cart/Cart.swift:taxRate"),
+            ("Sources/Cart/Cart.swift:Cart", "contains", "Sources/Cart/Cart.swift:checkout"),
+            ("Sources/Cart/Cart.swift:Cart", "contains", "Sources/Cart/Cart.swift:lines"),
+            ("Sources/Cart/Cart.swift:Cart", "inherits", "Sources/Cart/Pricing.swift:Pricing"),
+            ("Sources/Cart/Cart.swift:checkout", "calls", "Sources/Cart/Pricing.swift:price"),
+            ("Sources/Cart/Cart.swift:checkout", "calls", "Sources/Cart/Pricing.swift:price"),
+            ("Sources/Cart/Cart.swift:checkout", "uses", "Sources/Cart/Cart.swift:lines"),
+            ("Sources/Cart/Cart.swift:checkout", "uses", "Sources/Cart/Cart.swift:taxRate"),
+            ("Sources/Cart/Pricing.swift", "contains", "Sources/Cart/Pricing.swift:Pricing"),
+            ("Sources/Cart/Pricing.swift", "contains", "Sources/Cart/Pricing.swift:price"),
+            ("Sources/Cart/Pricing.swift", "references", "Sources/Cart/Pricing.swift:Pricing"),
+            ("Sources/Cart/Pricing.swift:Pricing", "contains", "Sources/Cart/Pricing.swift:price"),
+            ("Tests/CartTests/CartTests.swift", "contains", "Tests/CartTests/CartTests.swift:import Cart"),
+            ("Tests/CartTests/CartTests.swift", "contains", "Tests/CartTests/CartTests.swift:testCheckout"),
+            ("Tests/CartTests/CartTests.swift:import Cart", "imports", "Sources/Cart/Cart.swift"),
+            ("Tests/CartTests/CartTests.swift:import Cart", "imports", "Sources/Cart/Pricing.swift"),
+            ("Tests/CartTests/CartTests.swift:testCheckout", "calls", "Sources/Cart/Cart.swift:Cart"),
+            ("Tests/CartTests/CartTests.swift:testCheckout", "calls", "Sources/Cart/Cart.swift:checkout"),
+        ],
+        "scala": [
+            ("core/src/main/scala/shop/Prices.scala", "contains", "core/src/main/scala/shop/Prices.scala:Prices"),
+            ("core/src/main/scala/shop/Prices.scala:Prices", "contains", "core/src/main/scala/shop/Prices.scala:Base"),
+            ("core/src/main/scala/shop/Prices.scala:Prices", "contains", "core/src/main/scala/shop/Prices.scala:of"),
+            ("core/src/main/scala/shop/Prices.scala:of", "uses", "core/src/main/scala/shop/Prices.scala:Base"),
+            ("core/src/main/scala/shop/app/Main.scala", "contains", "core/src/main/scala/shop/app/Main.scala:Main"),
+            ("core/src/main/scala/shop/app/Main.scala", "contains", "core/src/main/scala/shop/app/Main.scala:Runner"),
+            (
+                "core/src/main/scala/shop/app/Main.scala",
+                "contains",
+                "core/src/main/scala/shop/app/Main.scala:import shop.Prices",
+            ),
+            ("core/src/main/scala/shop/app/Main.scala:Main", "contains", "core/src/main/scala/shop/app/Main.scala:run"),
+            (
+                "core/src/main/scala/shop/app/Main.scala:Main",
+                "inherits",
+                "core/src/main/scala/shop/app/Main.scala:Runner",
+            ),
+            (
+                "core/src/main/scala/shop/app/Main.scala:import shop.Prices",
+                "imports",
+                "core/src/main/scala/shop/Prices.scala",
+            ),
+            ("core/src/main/scala/shop/app/Main.scala:run", "calls", "core/src/main/scala/shop/Prices.scala:of"),
         ],
     }
 )
@@ -579,9 +730,9 @@ def test_relevant_code_for_a_message(tmp_path: Path) -> None:
         ("app/views.py", (4, 7)),
         ("core/src/lib.rs", (4, 4)),
         ("svc/store/store.go", (7, 7)),
+        ("svc/store/store.go", (5, 5)),
         ("svc/App.java", (4, 4)),
         ("svc/main.go", (9, 9)),
-        ("svc/store/store.go", (5, 5)),
         ("svc/main.go", (5, 7)),
     ]
     assert found[2].content == "def store(obj):\n    return obj"

@@ -324,7 +324,7 @@ impl PyKnowledgeGraph {
 #[pymethods]
 impl PyKnowledgeGraph {
     /// Indexes every source file under `root` (Python, Rust, JavaScript, TypeScript,
-    /// TSX, Go, Java, C, C++, C#, Ruby, PHP, Lua, Bash): .gitignore is respected, vendored folders, binary files and
+    /// TSX, Go, Java, C, C++, C#, Ruby, PHP, Lua, Bash, Kotlin, Swift, Scala): .gitignore is respected, vendored folders, binary files and
     /// files over `max_file_bytes` are skipped (see `skipped`), files with syntax
     /// errors are indexed as far as the parser got (see `warnings`). Parsing runs in
     /// parallel without the GIL; `progress(done, total)` is called every 100 ms while

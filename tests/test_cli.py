@@ -356,9 +356,7 @@ def test_files_of_unparsed_languages_are_counted(project: Path) -> None:
     doctor = run_json("doctor", "--root", str(project))
     [languages] = [c for c in doctor["checks"] if c["check"] == "languages"]
     assert doctor["ok"] and languages["status"] == "warn"
-    assert languages["detail"].startswith(
-        "not in the graph (language not supported): Dart 3, Elixir 1 files; parsed: "
-    )
+    assert languages["detail"].startswith("not in the graph (language not supported): Dart 3, Elixir 1 files; parsed: ")
 
 
 def test_a_tree_whose_every_source_is_ignored_is_told_so(tmp_path: Path) -> None:

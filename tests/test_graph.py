@@ -86,9 +86,13 @@ FIXTURES: dict[str, dict[str, str]] = {
             "    fun total(): Int = price * MAX_ITEMS\n}\n"
         ),
         "shop/src/main/kotlin/com/shop/Basket.kt": (
-            "package com.shop\n\nimport com.shop.model.Item\n\nclass Basket : Item(0) {\n"
-            "    fun tally(i: Item): Int {\n        return i.total()\n    }\n}\n"
+            "package com.shop\n\nimport com.shop.model.Item\nimport com.shop.text.money\n\n"
+            "class Basket : Item(0) {\n"
+            "    fun tally(i: Item): Int {\n        return i.total()\n    }\n"
+            "    fun label(): String = money(total())\n}\n"
         ),
+        # In a folder that leaves its package out: found by its `package` line.
+        "shop/src/main/kotlin/text/Money.kt": 'package com.shop.text\n\nfun money(n: Int): String = "$n EUR"\n',
     },
     "swift": {
         "Sources/Cart/Cart.swift": (
@@ -336,7 +340,8 @@ EDGES.update(
     }
 )
 # Kotlin (shares Java's module family: `import a.b.C` finds `a/b/C.kt` under any
-# source root), Swift (`@testable import Cart` is every file under a folder `Cart`; a
+# source root, `import com.shop.text.money` the file declaring `package
+# com.shop.text` in `text/`), Swift (`@testable import Cart` is every file under a folder `Cart`; a
 # protocol's requirement and its extension's default are two definitions, the call
 # goes to both at 1/2) and Scala (`Prices.of` goes through the import binding
 # `Prices`).
@@ -348,6 +353,16 @@ EDGES.update(
                 "shop/src/main/kotlin/com/shop/Basket.kt",
                 "contains",
                 "shop/src/main/kotlin/com/shop/Basket.kt:import com.shop.model.Item",
+            ),
+            (
+                "shop/src/main/kotlin/com/shop/Basket.kt",
+                "contains",
+                "shop/src/main/kotlin/com/shop/Basket.kt:import com.shop.text.money",
+            ),
+            (
+                "shop/src/main/kotlin/com/shop/Basket.kt:Basket",
+                "contains",
+                "shop/src/main/kotlin/com/shop/Basket.kt:label",
             ),
             (
                 "shop/src/main/kotlin/com/shop/Basket.kt:Basket",
@@ -364,6 +379,17 @@ EDGES.update(
                 "imports",
                 "shop/src/main/kotlin/com/shop/model/Item.kt",
             ),
+            (
+                "shop/src/main/kotlin/com/shop/Basket.kt:import com.shop.text.money",
+                "imports",
+                "shop/src/main/kotlin/text/Money.kt",
+            ),
+            (
+                "shop/src/main/kotlin/com/shop/Basket.kt:label",
+                "calls",
+                "shop/src/main/kotlin/com/shop/model/Item.kt:total",
+            ),
+            ("shop/src/main/kotlin/com/shop/Basket.kt:label", "calls", "shop/src/main/kotlin/text/Money.kt:money"),
             (
                 "shop/src/main/kotlin/com/shop/Basket.kt:tally",
                 "calls",
@@ -404,6 +430,7 @@ EDGES.update(
                 "uses",
                 "shop/src/main/kotlin/com/shop/model/Item.kt:price",
             ),
+            ("shop/src/main/kotlin/text/Money.kt", "contains", "shop/src/main/kotlin/text/Money.kt:money"),
         ],
         "swift": [
             ("Sources/Cart/Cart.swift", "contains", "Sources/Cart/Cart.swift:Cart"),

@@ -498,6 +498,7 @@ const BASH: &str = r#"
 /// declared or constructed class of properties and parameters. A type's name is the
 /// last identifier of its `user_type` (`a.b.C<T>` is `C`).
 const KOTLIN: &str = r#"
+(source_file (package_header (qualified_identifier) @package))
 (import (qualified_identifier) @import.module) @import
 (import (qualified_identifier) @import.module (identifier) @import.alias) @import
 (class_declaration name: (identifier) @name) @definition.class
@@ -557,6 +558,7 @@ const SWIFT: &str = r#"
 /// (`extends A with B`); imports (the statement as written: see `scala_imports`);
 /// the declared or constructed class of values and parameters.
 const SCALA: &str = r#"
+(compilation_unit (package_clause name: (package_identifier) @package))
 (import_declaration) @import @import.module
 (class_definition name: (identifier) @name) @definition.class
 (object_definition name: (identifier) @name) @definition.class
@@ -753,6 +755,10 @@ pub struct FileSymbols {
     pub types: Vec<String>,
     /// Set when the source did not parse cleanly: what was extracted is kept.
     pub syntax_errors: bool,
+    /// The package the file declares (Kotlin's and Scala's `package a.b`; Scala's
+    /// chained clauses joined: `package a` then `package b` is `a.b`): its imports'
+    /// files are found by it too, wherever its folder is.
+    pub package: Option<String>,
     /// Where the parser failed first (1-based): the start of the first error node
     /// that holds no other (see `first_error_line`). Reported in the file's warning;
     /// not saved with the symbols (the graph file keeps the warnings).
@@ -1079,6 +1085,7 @@ fn extract_within(language: Language, source: &[u8], budget: std::time::Duration
             references: vec![],
             types: vec![],
             syntax_errors: true,
+            package: None,
             error_line: None,
             truncated: vec![over_budget("parsing")],
         };
@@ -1118,6 +1125,8 @@ fn extract_within(language: Language, source: &[u8], budget: std::time::Duration
     // no calls.
     let mut locals: HashSet<Vec<u8>> = HashSet::default();
     let mut bindings: Vec<Binding> = Vec::new();
+    // Kotlin's and Scala's package clauses, in source order.
+    let mut package: Vec<String> = Vec::new();
     // Two patterns can match one node (JavaScript's and TypeScript's queries; a
     // top-level constant holding a function is a function): (start, name) -> index.
     let mut defined: HashMap<(usize, String), usize> = HashMap::default();
@@ -1201,6 +1210,7 @@ fn extract_within(language: Language, source: &[u8], budget: std::time::Duration
             };
             match (capture_name, name_node) {
                 ("inherit", _) => found.push(reference(RefKind::Inherit, node)),
+                ("package", _) => package.push(text(node).split_whitespace().collect()),
                 ("ref", _) => found.push(reference(RefKind::Type, node)),
                 ("local", _) => {
                     locals.insert(source[node.byte_range()].to_vec());
@@ -1267,6 +1277,7 @@ fn extract_within(language: Language, source: &[u8], budget: std::time::Duration
         references,
         types,
         syntax_errors: tree.root_node().has_error(),
+        package: (!package.is_empty()).then(|| package.join(".")),
         error_line: first_error_line(&tree),
         truncated,
     }
@@ -1583,8 +1594,8 @@ fn scala_imports(statement: &str) -> Vec<(String, Option<String>)> {
                         .next()
                         .unwrap_or_default()
                         .trim();
-                    let wildcard = matches!(item, "_" | "*" | "given" | "")
-                        || item.starts_with("given ");
+                    let wildcard =
+                        matches!(item, "_" | "*" | "given" | "") || item.starts_with("given ");
                     if !wildcard && item.chars().all(|c| c.is_alphanumeric() || c == '_') {
                         out.push((format!("{module}.{item}"), None));
                         any = true;
@@ -2129,7 +2140,6 @@ mod tests {
         check_samples(samples, expected);
     }
 
-
     /// Kotlin (a constructor's `val` parameter is a field, `init` a function), Swift
     /// (a computed property is a function; an extension is no class: its methods are
     /// the file's, the type it extends a type reference) and Scala (objects are
@@ -2182,13 +2192,28 @@ mod tests {
         let kotlin = extract(Language::Kotlin, b"import a.b.max as maximum\nimport a.C\n");
         assert_eq!(kotlin.imports[0].alias.as_deref(), Some("maximum"));
         assert_eq!(kotlin.imports[1].alias, None);
+        // The package declared, Scala's chained clauses joined.
+        let package = |l: Language, src: &str| extract(l, src.as_bytes()).package;
+        assert_eq!(
+            package(Language::Kotlin, "package com.shop.web\n\nfun f() {}\n").as_deref(),
+            Some("com.shop.web")
+        );
+        assert_eq!(package(Language::Kotlin, "fun f() {}\n"), None);
+        assert_eq!(
+            package(Language::Scala, "package a.b\npackage c\n\nobject O\n").as_deref(),
+            Some("a.b.c")
+        );
+        assert_eq!(package(Language::Java, "package a;\nclass A {}\n"), None);
     }
 
     /// Scala's import statements, as `scala_imports` reads them.
     #[test]
     fn scala_import_statements() {
         let modules = |statement: &str| -> Vec<String> {
-            scala_imports(statement).into_iter().map(|(m, _)| m).collect()
+            scala_imports(statement)
+                .into_iter()
+                .map(|(m, _)| m)
+                .collect()
         };
         assert_eq!(modules("import a.b.C"), ["a.b.C"]);
         assert_eq!(modules("import a.b._"), ["a.b"]);

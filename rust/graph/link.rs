@@ -249,7 +249,10 @@ impl KnowledgeGraph {
             .map(|(keys, how)| self.resolve(entry.node, keys, *how))
             .collect();
         let mut scope: Vec<NodeIndex> = resolved.iter().flatten().copied().collect();
-        if let Some(files) = modules::package(language, path).and_then(|p| self.modules.get(&p)) {
+        let declared = entry.symbols.package.as_deref();
+        if let Some(files) =
+            modules::package_of(language, path, declared).and_then(|p| self.modules.get(&p))
+        {
             // A Go test file sees its whole package; the package's other files do not
             // see its test files (they belong to the test build only).
             let test = go_test_file(path);

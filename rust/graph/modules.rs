@@ -380,6 +380,33 @@ pub fn lookups(language: Language, importer: &str, import: &Import) -> (Vec<Stri
     (paths.into_iter().map(|p| key(language, &p)).collect(), how)
 }
 
+/// The keys a Kotlin or Scala file answers to by the package it declares (`package
+/// a.b` in `X.kt`: `a/b` and `a/b/X`), wherever its folder is; none for other
+/// languages.
+pub fn declared_keys(language: Language, path: &str, declared: Option<&str>) -> Vec<String> {
+    match (language, declared) {
+        (Language::Kotlin | Language::Scala, Some(package)) if !package.is_empty() => {
+            let package = package.replace('.', "/");
+            let stem = strip_extension(path);
+            let file = stem.rsplit('/').next().unwrap_or(stem);
+            vec![
+                key(language, &package),
+                key(language, &join(&package, file)),
+            ]
+        }
+        _ => vec![],
+    }
+}
+
+/// A file's package as a key: the package a Kotlin or Scala file declares, else
+/// `package`'s folder.
+pub fn package_of(language: Language, path: &str, declared: Option<&str>) -> Option<String> {
+    match declared_keys(language, path, declared).into_iter().next() {
+        Some(package) => Some(package),
+        None => package(language, path),
+    }
+}
+
 /// Folder of a file's package, as a key, for Go, Java and C# (whose files see their
 /// package's definitions without an import); None for other languages.
 pub fn package(language: Language, path: &str) -> Option<String> {
@@ -751,5 +778,24 @@ mod tests {
             Some("swift:App")
         );
         assert_eq!(package(Language::Swift, "main.swift"), None);
+        // A declared package answers wherever the file is.
+        assert_eq!(
+            declared_keys(
+                Language::Kotlin,
+                "core/src/Channel.kt",
+                Some("kotlinx.coroutines")
+            ),
+            ["java:kotlinx/coroutines", "java:kotlinx/coroutines/Channel"]
+        );
+        assert!(declared_keys(Language::Kotlin, "a/B.kt", None).is_empty());
+        assert!(declared_keys(Language::Java, "a/B.java", Some("a")).is_empty());
+        assert_eq!(
+            package_of(Language::Scala, "src/X.scala", Some("a.b")).as_deref(),
+            Some("java:a/b")
+        );
+        assert_eq!(
+            package_of(Language::Scala, "src/X.scala", None).as_deref(),
+            Some("java:src")
+        );
     }
 }

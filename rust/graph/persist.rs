@@ -18,7 +18,7 @@ use crate::atomic::write_atomic;
 use crate::error::{Error, Result};
 
 const MAGIC: &[u8; 8] = b"AIRGRAPH";
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 const HEADER: usize = 8 + 4 + 8 + 8;
 /// Files per chunk.
 const CHUNK: usize = 64;

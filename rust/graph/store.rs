@@ -136,7 +136,15 @@ impl Prepared {
             })
             .collect();
         Prepared {
-            keys: modules::keys(language, path),
+            keys: {
+                let mut keys = modules::keys(language, path);
+                for k in modules::declared_keys(language, path, symbols.package.as_deref()) {
+                    if !keys.contains(&k) {
+                        keys.push(k);
+                    }
+                }
+                keys
+            },
             import_keys,
             defs,
             imports,
@@ -784,7 +792,7 @@ impl KnowledgeGraph {
                 files.push(file);
             }
         }
-        for key in lookups(&path, symbols.language, &import_keys) {
+        for key in lookups(&path, &symbols, &import_keys) {
             insert_sorted(&mut self.lookups, &key, file);
         }
         self.files.insert(
@@ -817,7 +825,7 @@ impl KnowledgeGraph {
         for reference in &entry.symbols.references {
             remove_from(&mut self.wanted, &reference.name, |&f| f == entry.node);
         }
-        for key in lookups(path, entry.symbols.language, &entry.import_keys) {
+        for key in lookups(path, &entry.symbols, &entry.import_keys) {
             remove_from(&mut self.lookups, &key, |&f| f == entry.node);
         }
         if whole {
@@ -923,10 +931,10 @@ impl KnowledgeGraph {
 /// Every module key a file looks up: its imports' and its package's.
 pub(super) fn lookups(
     path: &str,
-    language: Language,
+    symbols: &FileSymbols,
     import_keys: &[(Vec<String>, Match)],
 ) -> BTreeSet<String> {
-    modules::package(language, path)
+    modules::package_of(symbols.language, path, symbols.package.as_deref())
         .into_iter()
         .chain(
             import_keys

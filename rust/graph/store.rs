@@ -473,6 +473,15 @@ impl KnowledgeGraph {
     /// and out of it: its own, the references elsewhere to names it defined or now
     /// defines, and the imports elsewhere that resolve to it. Nothing else is re-linked.
     pub fn update_file(&mut self, path: &str, symbols: FileSymbols) {
+        // A Kotlin or Scala file whose `package` line changed answers to other module
+        // keys (`modules::declared_keys`): out as a removed file, in as a new one.
+        if self
+            .files
+            .get(path)
+            .is_some_and(|e| e.symbols.package != symbols.package)
+        {
+            self.remove_file(path);
+        }
         let existed = self.files.contains_key(path);
         let old = self.files.get(path).map(|e| &e.symbols);
         let reshaped = old.map(class_shape).unwrap_or_default() != class_shape(&symbols);
@@ -1104,6 +1113,50 @@ pub(super) mod tests {
         assert!(damaged(|l| l.edges[0].to_file = 7).contains("a.py: no file at position 7"));
         assert!(damaged(|l| l.edges[0].to = 99).contains("no node at position"));
         assert!(damaged(|l| l.resolved.clear()).contains("1 imports but 0 resolved"));
+    }
+
+    /// Kotlin files whose `package` lines change (the module keys they answer to
+    /// change with them): after each update, the same graph as a fresh build.
+    #[test]
+    fn package_changes_equal_a_fresh_build() {
+        use std::collections::BTreeMap;
+        const PACKAGES: [&str; 3] = ["a.b", "c", "a.b.k"];
+        for seed in 1..=20u64 {
+            let mut next = crate::context::test_rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            let source = |next: &mut dyn FnMut(u64) -> u64, i: u64| {
+                let package = PACKAGES[next(3) as usize];
+                let import = PACKAGES[next(3) as usize];
+                let other = next(4);
+                format!(
+                    "package {package}\n\nimport {import}.f{other}\nimport {import}.K{other}\n\nclass K{i}\nfun f{i}() {{ f{other}(); K{other}() }}\n"
+                )
+            };
+            let mut files: BTreeMap<String, String> = BTreeMap::new();
+            for i in 0..4 {
+                files.insert(format!("d{i}/F{i}.kt"), source(&mut next, i));
+            }
+            let parse = |files: &BTreeMap<String, String>| -> Vec<(String, FileSymbols)> {
+                files
+                    .iter()
+                    .map(|(p, s)| (p.clone(), extract(Language::Kotlin, s.as_bytes())))
+                    .collect()
+            };
+            let mut g = KnowledgeGraph::from_files(parse(&files));
+            for step in 0..10 {
+                let i = next(4);
+                let path = format!("d{i}/F{i}.kt");
+                let text = source(&mut next, i);
+                g.update_file(&path, extract(Language::Kotlin, text.as_bytes()));
+                files.insert(path.clone(), text);
+                let fresh = KnowledgeGraph::from_files(parse(&files));
+                assert_eq!(
+                    g.edge_list(),
+                    fresh.edge_list(),
+                    "seed {seed}, step {step}, after changing {path}"
+                );
+                assert_eq!(g.node_count(), fresh.node_count());
+            }
+        }
     }
 
     #[test]

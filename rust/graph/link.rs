@@ -11,7 +11,7 @@ use petgraph::visit::EdgeRef;
 use petgraph::Direction;
 
 use super::extract::{Origin, Receiver, RefKind};
-use super::model::{Edge, EdgeKind, NodeKind};
+use super::model::{line32, Edge, EdgeKind, NodeKind};
 use super::modules::{self, Match};
 use super::store::{FileEntry, KnowledgeGraph};
 
@@ -124,13 +124,14 @@ impl KnowledgeGraph {
     }
 
     /// The indexes of a file's references, all or those `how` names.
-    pub(super) fn selected(entry: &FileEntry, how: &Relink<'_>) -> Vec<u32> {
+    pub(super) fn selected(&self, entry: &FileEntry, how: &Relink<'_>) -> Vec<u32> {
         let references = &entry.symbols.references;
+        let name_of = |r: &super::store::Ref| self.interned.get(r.name);
         let named = |names: &HashSet<String>| {
             let mut out = Vec::new();
             for name in names.iter() {
-                let lo = references.partition_point(|r| r.name < *name);
-                let hi = lo + references[lo..].partition_point(|r| r.name == *name);
+                let lo = references.partition_point(|r| name_of(r) < name.as_str());
+                let hi = lo + references[lo..].partition_point(|r| name_of(r) == name.as_str());
                 out.extend(lo as u32..hi as u32);
             }
             out
@@ -177,7 +178,7 @@ impl KnowledgeGraph {
                 .map(|e| e.id())
                 .collect(),
             Relink::Names(_) | Relink::Typed(_) | Relink::Bases(_) => {
-                let mut selected = Self::selected(entry, &how);
+                let mut selected = self.selected(entry, &how);
                 selected.sort_unstable();
                 let mut sources: Vec<NodeIndex> = selected
                     .iter()
@@ -429,7 +430,7 @@ impl KnowledgeGraph {
                         Edge {
                             kind: EdgeKind::Imports,
                             confidence,
-                            line: import.line,
+                            line: line32(import.line),
                             reference: u32::MAX,
                         },
                     ));
@@ -440,12 +441,13 @@ impl KnowledgeGraph {
         let from_test = go_test_file(&self.graph[entry.node].path);
         // Reused for every reference: candidates here, in scope, anywhere.
         let (mut here, mut near, mut anywhere) = (Vec::new(), Vec::new(), Vec::new());
-        for index in Self::selected(entry, how) {
+        for index in self.selected(entry, how) {
             let r = &entry.symbols.references[index as usize];
             if (r.kind == RefKind::Inherit) != (pass == Pass::Bases) {
                 continue;
             }
-            let Some(candidates) = self.names.get(&r.name) else {
+            let called = self.interned.get(r.name);
+            let Some(candidates) = self.names.get(called) else {
                 continue;
             };
             let source = Self::source(entry, r.origin);
@@ -476,7 +478,7 @@ impl KnowledgeGraph {
                     let class = std::iter::successors(self.parent(source), |&p| self.parent(p))
                         .find(|&p| self.graph[p].kind == NodeKind::Class);
                     if let Some(class) = class {
-                        here = self.methods_in_bases(&[class], &r.name, &accept);
+                        here = self.methods_in_bases(&[class], called, &accept);
                     }
                 }
                 Receiver::Type(t) => {
@@ -486,7 +488,7 @@ impl KnowledgeGraph {
                             modules::family(node.language) == family
                                 && (from_test || !go_test_file(&node.path))
                         });
-                        here = self.methods_in_bases(&classes, &r.name, &accept);
+                        here = self.methods_in_bases(&classes, called, &accept);
                     }
                 }
                 Receiver::Import(i) => defined_in(&entry.resolved[i as usize], &mut near),
@@ -666,7 +668,7 @@ mod tests {
             .map(|e| {
                 (
                     name(e.source()),
-                    e.weight().line,
+                    e.weight().line as usize,
                     name(e.target()),
                     e.weight().confidence,
                 )

@@ -11,9 +11,13 @@ use petgraph::stable_graph::{EdgeIndex, NodeIndex, StableGraph};
 use petgraph::visit::{EdgeRef, IntoEdgeReferences, NodeIndexable};
 use petgraph::Direction;
 
-use super::extract::{DefKind, Definition, FileSymbols, Language, Origin, Receiver, RefKind};
+use std::sync::Arc;
+
+use super::extract::{
+    DefKind, Definition, FileSymbols, Import, Language, Origin, Receiver, RefKind, Reference,
+};
 use super::link::{go_receiver, targets, typed, Pass, Relink, Resolution, MAX_CANDIDATES};
-use super::model::{Edge, EdgeKind, LinkedEdge, Links, Node, NodeKind, SavedFile};
+use super::model::{line32, Edge, EdgeKind, LinkedEdge, Links, Node, NodeKind, SavedFile};
 use super::modules::{self, Match};
 
 #[derive(Debug, Clone)]
@@ -23,7 +27,7 @@ pub(super) struct FileEntry {
     pub(super) defs: Vec<NodeIndex>,
     /// Node of each import, in `FileSymbols::imports` order.
     pub(super) imports: Vec<NodeIndex>,
-    pub(super) symbols: FileSymbols,
+    pub(super) symbols: Stored,
     /// Module keys this file answers to.
     pub(super) keys: Vec<String>,
     /// The module keys each import looks up, and how their matches combine.
@@ -52,6 +56,62 @@ impl FileEntry {
     }
 }
 
+/// A file's symbols as the graph keeps them: `FileSymbols` with each reference's
+/// name interned in the graph's `Interner`. A reference is 28 bytes and no
+/// allocation of its own, where a `Reference` is 56 and one (CPython's stdlib has
+/// 380K references, more than four per node).
+#[derive(Debug, Clone)]
+pub(super) struct Stored {
+    pub(super) language: Language,
+    pub(super) definitions: Vec<Definition>,
+    pub(super) imports: Vec<Import>,
+    /// As `FileSymbols::references`: sorted by name.
+    pub(super) references: Vec<Ref>,
+    pub(super) types: Vec<String>,
+    pub(super) package: Option<String>,
+    syntax_errors: bool,
+    error_line: Option<usize>,
+    truncated: Vec<String>,
+}
+
+/// A `Reference` with its name interned and its line a u32 (an edge's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Ref {
+    pub(super) kind: RefKind,
+    /// In the graph's `Interner`.
+    pub(super) name: u32,
+    pub(super) line: u32,
+    pub(super) origin: Origin,
+    pub(super) receiver: Receiver,
+}
+
+/// The names references make, each held once for the whole graph. Names are
+/// never dropped: a name no file refers to any more stays (the names a project
+/// ever referred to are few, ~60K on CPython's stdlib).
+#[derive(Debug, Default, Clone)]
+pub(super) struct Interner {
+    ids: HashMap<Arc<str>, u32>,
+    names: Vec<Arc<str>>,
+}
+
+impl Interner {
+    fn intern(&mut self, name: &str) -> u32 {
+        if let Some(&id) = self.ids.get(name) {
+            return id;
+        }
+        let id = u32::try_from(self.names.len()).expect("fewer than 4 billion names");
+        let name: Arc<str> = Arc::from(name);
+        self.names.push(name.clone());
+        self.ids.insert(name, id);
+        id
+    }
+
+    /// The name of an id `intern` returned.
+    pub(super) fn get(&self, id: u32) -> &str {
+        &self.names[id as usize]
+    }
+}
+
 #[derive(Debug, Default, Clone)]
 pub struct KnowledgeGraph {
     pub(super) graph: StableGraph<Node, Edge>,
@@ -69,6 +129,8 @@ pub struct KnowledgeGraph {
     pub(super) modules: HashMap<String, Vec<NodeIndex>>,
     /// Module key -> files looking it up.
     pub(super) lookups: HashMap<String, Vec<NodeIndex>>,
+    /// The names of the references of every file's `Stored` symbols.
+    pub(super) interned: Interner,
 }
 
 /// What a file's entry needs that depends on the file alone (computed in parallel
@@ -269,9 +331,26 @@ impl KnowledgeGraph {
     /// nearly all wrong. Uses and imported names resolve only in the file and what
     /// it imports.
     pub fn from_files(files: Vec<(String, FileSymbols)>) -> Self {
+        use rayon::prelude::*;
+        // The symbols are kept for the graph's life, and were allocated while parsing,
+        // among the syntax trees, sources and documents that parsing frees: a copy
+        // (exact capacities, allocated together) frees those pages whole, where the
+        // originals would hold them: on CPython's stdlib ~50 MB of RSS (see
+        // `examples/graph_memory.rs`).
+        let files = files
+            .into_par_iter()
+            .map(|(path, symbols)| {
+                let copy = FileSymbols {
+                    definitions: symbols.definitions.clone(),
+                    imports: symbols.imports.clone(),
+                    types: symbols.types.clone(),
+                    ..symbols
+                };
+                (path, copy)
+            })
+            .collect();
         let (mut g, _) = Self::with_nodes(files);
         // Resolving and linking only read the graph: both run in parallel.
-        use rayon::prelude::*;
         let resolutions: Vec<(String, Resolution)> = g
             .files
             .par_iter()
@@ -290,6 +369,8 @@ impl KnowledgeGraph {
                 .par_iter()
                 .map(|e| g.edges_of(e, &Relink::All, pass))
                 .collect();
+            g.graph
+                .reserve_exact_edges(edges.iter().map(Vec::len).sum::<usize>());
             for (a, b, e) in edges.into_iter().flatten() {
                 g.graph.add_edge(a, b, e);
             }
@@ -305,9 +386,10 @@ impl KnowledgeGraph {
             .iter()
             .map(|(_, s)| 1 + s.definitions.len() + s.imports.len())
             .sum();
-        let references: usize = files.iter().map(|(_, s)| s.references.len()).sum();
-        g.graph.reserve_nodes(nodes);
-        g.graph.reserve_edges(nodes + references);
+        // Exactly: the edges of links are reserved when they are known (`from_files`,
+        // `from_saved`), so the edge list is not left at twice its length by doubling.
+        g.graph.reserve_exact_nodes(nodes);
+        g.graph.reserve_exact_edges(nodes - files.len());
         let prepared: Vec<(String, FileSymbols, Prepared)> = files
             .into_par_iter()
             .map(|(path, symbols)| {
@@ -353,7 +435,7 @@ impl KnowledgeGraph {
                         to,
                         kind: w.kind,
                         confidence: w.confidence,
-                        line: w.line as u32,
+                        line: w.line,
                         reference: w.reference,
                     }
                 })
@@ -449,7 +531,7 @@ impl KnowledgeGraph {
                     Edge {
                         kind: e.kind,
                         confidence: e.confidence,
-                        line: e.line as usize,
+                        line: e.line,
                         reference: e.reference,
                     },
                 ));
@@ -463,6 +545,7 @@ impl KnowledgeGraph {
             let entry = g.files.get_mut(path).expect("added above");
             (entry.resolved, entry.scope) = (resolved, scope);
         }
+        g.graph.reserve_exact_edges(edges.len());
         for (a, b, e) in edges {
             g.graph.add_edge(a, b, e);
         }
@@ -483,7 +566,8 @@ impl KnowledgeGraph {
             self.remove_file(path);
         }
         let existed = self.files.contains_key(path);
-        let old = self.files.get(path).map(|e| &e.symbols);
+        let old = self.files.get(path).map(|e| self.unstored(&e.symbols));
+        let old = old.as_ref();
         let reshaped = old.map(class_shape).unwrap_or_default() != class_shape(&symbols);
         let moved = moved_methods(old, Some(&symbols));
         let classes = class_names(old, Some(&symbols));
@@ -551,7 +635,8 @@ impl KnowledgeGraph {
                 let caller = &self.files[&self.graph[file].path];
                 if let Some(r) = caller.symbols.references.get(e.weight().reference as usize) {
                     if typed(r.receiver) {
-                        out.entry(file).or_default().insert(r.name.clone());
+                        let name = self.interned.get(r.name).to_string();
+                        out.entry(file).or_default().insert(name);
                     }
                 }
             }
@@ -622,9 +707,10 @@ impl KnowledgeGraph {
             .map(|d| d.name.clone())
             .collect();
         let before = self.counts_before(&names, modules::family(entry.symbols.language));
-        let reshaped = class_shape(&entry.symbols) != Shape::default();
-        let moved = moved_methods(Some(&entry.symbols), None);
-        let classes = class_names(Some(&entry.symbols), None);
+        let symbols = self.unstored(&entry.symbols);
+        let reshaped = class_shape(&symbols) != Shape::default();
+        let moved = moved_methods(Some(&symbols), None);
+        let classes = class_names(Some(&symbols), None);
         let typed_in = self.typed_calls_into(path);
         let importers = self.importers(path);
         self.remove_nodes(path, true);
@@ -754,7 +840,7 @@ impl KnowledgeGraph {
                 Edge {
                     kind: EdgeKind::Contains,
                     confidence: 1.0,
-                    line: def.line,
+                    line: line32(def.line),
                     reference: u32::MAX,
                 },
             );
@@ -780,19 +866,19 @@ impl KnowledgeGraph {
                 Edge {
                     kind: EdgeKind::Contains,
                     confidence: 1.0,
-                    line: import.line,
+                    line: line32(import.line),
                     reference: u32::MAX,
                 },
             );
             self.place(id, file, file);
             imports.push(id);
         }
-        let mut previous: Option<&str> = None;
+        let symbols = self.store(symbols);
+        let mut previous = None;
         for reference in &symbols.references {
-            let name = reference.name.as_str();
-            if previous != Some(name) {
-                insert_sorted(&mut self.wanted, name, file);
-                previous = Some(name);
+            if previous != Some(reference.name) {
+                insert_sorted(&mut self.wanted, self.interned.get(reference.name), file);
+                previous = Some(reference.name);
             }
         }
         for key in &keys {
@@ -801,7 +887,12 @@ impl KnowledgeGraph {
                 files.push(file);
             }
         }
-        for key in lookups(&path, &symbols, &import_keys) {
+        for key in lookups(
+            &path,
+            symbols.language,
+            symbols.package.as_deref(),
+            &import_keys,
+        ) {
             insert_sorted(&mut self.lookups, &key, file);
         }
         self.files.insert(
@@ -831,10 +922,16 @@ impl KnowledgeGraph {
         for id in &entry.imports {
             self.graph.remove_node(*id);
         }
+        let mut previous = None;
         for reference in &entry.symbols.references {
-            remove_from(&mut self.wanted, &reference.name, |&f| f == entry.node);
+            if previous != Some(reference.name) {
+                let name = self.interned.get(reference.name);
+                remove_from(&mut self.wanted, name, |&f| f == entry.node);
+                previous = Some(reference.name);
+            }
         }
-        for key in lookups(path, &entry.symbols, &entry.import_keys) {
+        let (language, package) = (entry.symbols.language, entry.symbols.package.as_deref());
+        for key in lookups(path, language, package, &entry.import_keys) {
             remove_from(&mut self.lookups, &key, |&f| f == entry.node);
         }
         if whole {
@@ -871,10 +968,80 @@ impl KnowledgeGraph {
         let mut out: Vec<_> = self
             .files
             .iter()
-            .map(|(p, e)| (p.clone(), e.symbols.clone()))
+            .map(|(p, e)| (p.clone(), self.unstored(&e.symbols)))
             .collect();
         out.sort_by(|a, b| a.0.cmp(&b.0));
         out
+    }
+
+    /// A file's symbols as kept, their reference names interned.
+    fn store(&mut self, symbols: FileSymbols) -> Stored {
+        let FileSymbols {
+            language,
+            definitions,
+            imports,
+            references,
+            types,
+            package,
+            syntax_errors,
+            error_line,
+            truncated,
+        } = symbols;
+        let mut last: Option<u32> = None;
+        let references = references
+            .iter()
+            .map(|r| {
+                // Sorted by name: one look-up a run of the same name.
+                let name = match last {
+                    Some(id) if self.interned.get(id) == r.name => id,
+                    _ => self.interned.intern(&r.name),
+                };
+                last = Some(name);
+                Ref {
+                    kind: r.kind,
+                    name,
+                    line: line32(r.line),
+                    origin: r.origin,
+                    receiver: r.receiver,
+                }
+            })
+            .collect();
+        Stored {
+            language,
+            definitions,
+            imports,
+            references,
+            types,
+            package,
+            syntax_errors,
+            error_line,
+            truncated,
+        }
+    }
+
+    /// The `FileSymbols` a file's `Stored` symbols were made from.
+    pub(super) fn unstored(&self, symbols: &Stored) -> FileSymbols {
+        FileSymbols {
+            language: symbols.language,
+            definitions: symbols.definitions.clone(),
+            imports: symbols.imports.clone(),
+            references: symbols
+                .references
+                .iter()
+                .map(|r| Reference {
+                    kind: r.kind,
+                    name: self.interned.get(r.name).to_string(),
+                    line: r.line as usize,
+                    origin: r.origin,
+                    receiver: r.receiver,
+                })
+                .collect(),
+            types: symbols.types.clone(),
+            package: symbols.package.clone(),
+            syntax_errors: symbols.syntax_errors,
+            error_line: symbols.error_line,
+            truncated: symbols.truncated.clone(),
+        }
     }
 
     /// The paths of the files in the graph, sorted.
@@ -923,7 +1090,7 @@ impl KnowledgeGraph {
                     self.label(e.source()),
                     e.weight().kind,
                     self.label(e.target()),
-                    e.weight().line,
+                    e.weight().line as usize,
                     e.weight().confidence,
                 )
             })
@@ -940,10 +1107,11 @@ impl KnowledgeGraph {
 /// Every module key a file looks up: its imports' and its package's.
 pub(super) fn lookups(
     path: &str,
-    symbols: &FileSymbols,
+    language: Language,
+    package: Option<&str>,
     import_keys: &[(Vec<String>, Match)],
 ) -> BTreeSet<String> {
-    modules::package_of(symbols.language, path, symbols.package.as_deref())
+    modules::package_of(language, path, package)
         .into_iter()
         .chain(
             import_keys
@@ -1009,7 +1177,7 @@ pub(super) mod tests {
     pub(crate) fn callees(g: &KnowledgeGraph, name: &str) -> Vec<(String, usize, f32)> {
         g.callees(name)
             .iter()
-            .map(|(n, e)| (g.label(*n), e.line, e.confidence))
+            .map(|(n, e)| (g.label(*n), e.line as usize, e.confidence))
             .collect()
     }
 
@@ -1059,7 +1227,7 @@ pub(super) mod tests {
         let callers: Vec<_> = g
             .callers("slug")
             .iter()
-            .map(|(n, e)| (g.node(*n).name.clone(), e.line, e.confidence))
+            .map(|(n, e)| (g.node(*n).name.clone(), e.line as usize, e.confidence))
             .collect();
         assert_eq!(callers, vec![("title".to_string(), 6, 1.0)]);
         let contents: Vec<_> = g

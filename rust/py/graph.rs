@@ -295,7 +295,7 @@ fn reference(graph: &KnowledgeGraph, other: NodeIndex, edge: Edge) -> PyReferenc
     PyReference {
         symbol: symbol(graph, other),
         kind: edge.kind.name(),
-        line: edge.line,
+        line: edge.line as usize,
         confidence: edge.confidence,
     }
 }

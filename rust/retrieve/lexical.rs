@@ -35,6 +35,7 @@ use std::cmp::Ordering;
 use std::collections::HashSet;
 use std::ops::{ControlFlow, Range};
 use std::path::Path;
+use std::sync::Arc;
 
 use foldhash::HashMap;
 use rayon::prelude::*;
@@ -194,8 +195,10 @@ impl Posting {
 /// What a live slot holds besides its kind and field lengths.
 #[derive(Clone, Debug)]
 struct Slot {
-    key: String,
-    group: String,
+    /// Shared with `by_key`.
+    key: Arc<str>,
+    /// Shared with `groups` and the group's other documents.
+    group: Arc<str>,
     meta: Vec<(String, String)>,
     /// Where the distinct terms of the document are in `forward`: what to
     /// decrement when it goes.
@@ -219,10 +222,11 @@ pub struct LexicalIndex {
     kind_of: Vec<u32>,
     /// Per slot: `None` once removed.
     docs: Vec<Option<Slot>>,
-    by_key: HashMap<String, u32>,
-    groups: HashMap<String, Vec<u32>>,
-    terms: Vec<String>,
-    term_ids: HashMap<String, u32>,
+    by_key: HashMap<Arc<str>, u32>,
+    groups: HashMap<Arc<str>, Vec<u32>>,
+    /// Each term once: `term_ids` shares its keys.
+    terms: Vec<Arc<str>>,
+    term_ids: HashMap<Arc<str>, u32>,
     postings: Vec<Vec<Posting>>,
     /// Per term: the number of live documents that have it.
     df: Vec<u32>,
@@ -537,7 +541,7 @@ impl LexicalIndex {
             .into_iter()
             .flatten()
             .filter_map(|&slot| self.docs[slot as usize].as_ref())
-            .map(|data| data.key.as_str())
+            .map(|data| &*data.key)
             .collect();
         keys.sort_unstable();
         keys
@@ -545,7 +549,7 @@ impl LexicalIndex {
 
     /// The groups that have documents, sorted.
     pub fn groups(&self) -> Vec<&str> {
-        let mut groups: Vec<&str> = self.groups.keys().map(String::as_str).collect();
+        let mut groups: Vec<&str> = self.groups.keys().map(|g| &**g).collect();
         groups.sort_unstable();
         groups
     }
@@ -750,7 +754,7 @@ impl LexicalIndex {
         let term_map: Vec<u32> = other
             .terms
             .iter()
-            .map(|term| match self.term_ids.get(term.as_str()) {
+            .map(|term| match self.term_ids.get(&**term) {
                 Some(&id) => id,
                 None => {
                     let id = self.terms.len() as u32;
@@ -838,7 +842,7 @@ impl LexicalIndex {
         for name in new {
             self.register_field(name);
         }
-        if let Some(&old) = self.by_key.get(&doc.key) {
+        if let Some(&old) = self.by_key.get(doc.key.as_str()) {
             self.remove_slot(old);
         }
         Ok(())
@@ -1079,7 +1083,7 @@ impl LexicalIndex {
                     matched: terms
                         .iter()
                         .filter(|&&term| self.matches(term, slot, &weights))
-                        .map(|&term| self.terms[term as usize].clone())
+                        .map(|&term| self.terms[term as usize].to_string())
                         .collect(),
                 })
                 .collect()
@@ -1234,7 +1238,7 @@ impl LexicalIndex {
     fn key_of(&self, slot: u32) -> &str {
         self.docs[slot as usize]
             .as_ref()
-            .map_or("", |data| data.key.as_str())
+            .map_or("", |data| &*data.key)
     }
 
     /// The distinct known terms of `query`, in order: at most `MAX_QUERY_TERMS`,
@@ -1311,8 +1315,9 @@ impl LexicalIndex {
                     Some(&term) => term,
                     None => {
                         let term = self.terms.len() as u32;
-                        self.terms.push(token.to_owned());
-                        self.term_ids.insert(token.to_owned(), term);
+                        let token: Arc<str> = Arc::from(token);
+                        self.terms.push(token.clone());
+                        self.term_ids.insert(token, term);
                         self.postings.push(Vec::new());
                         self.df.push(0);
                         term
@@ -1345,6 +1350,8 @@ impl LexicalIndex {
             }
         };
         self.kind_of.push(kind);
+        let key: Arc<str> = Arc::from(key);
+        let group = self.shared_group(group);
         self.by_key.insert(key.clone(), slot);
         self.add_to_group(&group, slot);
         self.docs.push(Some(Slot {
@@ -1356,32 +1363,40 @@ impl LexicalIndex {
         self.live += 1;
     }
 
-    /// Appends `slot` to `group`'s members (the name is copied only for a new group).
-    fn add_to_group(&mut self, group: &str, slot: u32) {
-        match self.groups.get_mut(group) {
+    /// Appends `slot` to `group`'s members (the name is shared, not copied).
+    fn add_to_group(&mut self, group: &Arc<str>, slot: u32) {
+        match self.groups.get_mut(&**group) {
             Some(members) => members.push(slot),
             None => {
-                self.groups.insert(group.to_owned(), vec![slot]);
+                self.groups.insert(group.clone(), vec![slot]);
             }
+        }
+    }
+
+    /// `group` as the index holds it: the name its other documents share.
+    fn shared_group(&self, group: String) -> Arc<str> {
+        match self.groups.get_key_value(group.as_str()) {
+            Some((name, _)) => name.clone(),
+            None => Arc::from(group),
         }
     }
 
     /// Tombstones `slot` and takes it out of its group.
     fn remove_slot(&mut self, slot: u32) {
         let group = self.tombstone(slot);
-        if let Some(members) = self.groups.get_mut(&group) {
+        if let Some(members) = self.groups.get_mut(&*group) {
             if let Some(at) = members.iter().position(|&m| m == slot) {
                 members.swap_remove(at);
             }
             if members.is_empty() {
-                self.groups.remove(&group);
+                self.groups.remove(&*group);
             }
         }
     }
 
     /// Marks `slot` dead, drops what it held and takes its counts out of the
     /// statistics; returns its group. Its postings stay until `compact`.
-    fn tombstone(&mut self, slot: u32) -> String {
+    fn tombstone(&mut self, slot: u32) -> Arc<str> {
         let s = slot as usize;
         let data = self.docs[s].take().expect("a live slot");
         for &term in &self.forward[data.terms] {
@@ -1543,6 +1558,7 @@ impl LexicalIndex {
             }
         }
         index.kinds = kinds;
+        let terms: Vec<Arc<str>> = terms.into_iter().map(Arc::from).collect();
         index.term_ids.reserve(terms.len());
         for (term, name) in terms.iter().enumerate() {
             if index.term_ids.insert(name.clone(), term as u32).is_some() {
@@ -1593,18 +1609,20 @@ impl LexicalIndex {
             if doc.kind as usize >= index.kinds.len() {
                 return Err("a document of no kind".into());
             }
-            if index.by_key.insert(doc.key.clone(), slot as u32).is_some() {
-                return Err(format!("key {:?} twice", doc.key));
+            let key: Arc<str> = Arc::from(doc.key);
+            if index.by_key.insert(key.clone(), slot as u32).is_some() {
+                return Err(format!("key {key:?} twice"));
             }
+            let group = index.shared_group(doc.group);
             index
                 .groups
-                .entry(doc.group.clone())
+                .entry(group.clone())
                 .or_default()
                 .push(slot as u32);
             index.kind_of.push(doc.kind);
             index.docs.push(Some(Slot {
-                key: doc.key,
-                group: doc.group,
+                key,
+                group,
                 meta: doc.meta,
                 terms: ends[slot]..ends[slot + 1],
             }));
@@ -1621,12 +1639,12 @@ impl LexicalIndex {
 }
 
 /// The names whose id `map` keeps, in order.
-fn pick<'a>(names: &'a [String], map: &[u32]) -> Vec<&'a str> {
+fn pick<'a, S: AsRef<str>>(names: &'a [S], map: &[u32]) -> Vec<&'a str> {
     names
         .iter()
         .zip(map)
         .filter(|(_, &id)| id != DEAD)
-        .map(|(name, _)| name.as_str())
+        .map(|(name, _)| name.as_ref())
         .collect()
 }
 
@@ -2209,7 +2227,7 @@ mod tests {
         assert!(index.search("alpha", &params, &[], 10).is_empty());
         index.compact();
         check_invariants(&index);
-        assert_eq!(index.terms, ["delta"]);
+        assert_eq!(index.terms, [Arc::from("delta")]);
         assert_eq!(index.kinds, ["class"]);
         assert_eq!(index.fields(), ["name"]);
         assert_eq!(keys(&index.search("delta", &params, &[], 10)), ["a.py::f"]);
@@ -2927,7 +2945,7 @@ mod tests {
             let live_terms = |index: &LexicalIndex| -> Vec<String> {
                 let mut terms: Vec<String> = (0..index.terms.len())
                     .filter(|&t| index.df[t] > 0)
-                    .map(|t| index.terms[t].clone())
+                    .map(|t| index.terms[t].to_string())
                     .collect();
                 terms.sort_unstable();
                 terms

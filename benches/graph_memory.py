@@ -2,9 +2,9 @@
 
 Each case runs in a fresh interpreter: ``KnowledgeGraph.build`` (the graph and its
 lexical index, as ``Memory`` builds them), then ``save``; then, in another process,
-``KnowledgeGraph.load`` of that file. Printed per case: the RSS (VmRSS) before,
-after, and the peak (``ru_maxrss``). Run it with the interpreter whose wheel is
-measured::
+``KnowledgeGraph.load`` of that file. Printed per case: the RSS (VmRSS) before and
+after, the peak (``ru_maxrss``) by then, and for the build the peak once saved.
+Run it with the interpreter whose wheel is measured::
 
     python benches/graph_memory.py [ROOT]
 
@@ -42,16 +42,19 @@ else:
     g = am.KnowledgeGraph.load(path)
 seconds = time.perf_counter() - start
 after = rss()
-if mode == "build":
-    g.save(path)
-print(json.dumps({
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+out = {
     "case": mode,
     "seconds": round(seconds, 2),
     "rss_before_mb": round(before),
     "rss_after_mb": round(after),
-    "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+    "peak_rss_mb": round(peak),
     "nodes": g.node_count,
-}))
+}
+if mode == "build":
+    g.save(path)
+    out["peak_rss_with_save_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+print(json.dumps(out))
 """
 
 

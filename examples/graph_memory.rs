@@ -126,7 +126,7 @@ fn breakdown(graph: &KnowledgeGraph) {
     let (all, whole) = heap_of(graph);
     drop(all);
     println!(
-        "  graph {:.1} MB: {} nodes, {} edges, {} files; FileSymbols {:.1} MB; node strings {:.1} MB (+ {:.1} MB of Node structs, {} B each); edge struct {} B",
+        "  graph {:.1} MB: {} nodes, {} edges, {} files; files() (FileSymbols as given back) {:.1} MB; node strings {:.1} MB (+ {:.1} MB of Node structs, {} B each); edge struct {} B",
         mb(whole),
         graph.node_count(),
         graph.edge_count(),
@@ -151,7 +151,7 @@ fn breakdown(graph: &KnowledgeGraph) {
         types += heap_of(&s.types).1;
     }
     println!(
-        "  FileSymbols: definitions {:.1} MB ({ndefs}), imports {:.1} MB ({nimports}), references {:.1} MB ({nrefs}), types {:.1} MB",
+        "  files(): definitions {:.1} MB ({ndefs}), imports {:.1} MB ({nimports}), references {:.1} MB ({nrefs}), types {:.1} MB",
         mb(defs),
         mb(imports),
         mb(refs),

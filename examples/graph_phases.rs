@@ -17,9 +17,9 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use _core::graph::{
-    discover, documents, load, parse, parse_tree, save, KnowledgeGraph, Progress, Saved, VENDORED,
+    discover, documents, lexical_of, load, parse, parse_tree, save, KnowledgeGraph, Progress,
+    Saved, VENDORED,
 };
-use _core::retrieve::LexicalIndex;
 use rayon::prelude::*;
 
 // With the `python` feature the library declares this allocator itself.
@@ -149,11 +149,7 @@ fn main() {
                 .collect::<Vec<_>>()
         });
         record(7, took);
-        let (_, took) = timed(|| {
-            LexicalIndex::default()
-                .upsert_all(docs)
-                .expect("documents index")
-        });
+        let (_, took) = timed(|| lexical_of(docs));
         record(8, took);
         let (graph, took) = timed(|| KnowledgeGraph::from_files(files));
         record(4, took);

@@ -394,12 +394,12 @@ fn add_documents(lexical: &mut LexicalIndex, documents: Vec<Document>) {
     debug_assert!(added.is_ok(), "{added:?}");
 }
 
-/// The lexical index of a whole project's documents. A copy of the index is kept:
+/// The lexical index of a whole project's documents, as a build makes it. A copy of the index is kept:
 /// its lists were allocated by the tokenizing threads among their tokens, and
 /// (grown by doubling) with room to spare; the copy's are exact and together, and
 /// the pages of the originals are freed whole (on CPython's stdlib the copy holds
 /// 18 MB less live heap, measured with `examples/graph_memory.rs`).
-fn lexical_of(documents: Vec<Document>) -> LexicalIndex {
+pub fn lexical_of(documents: Vec<Document>) -> LexicalIndex {
     let mut lexical = LexicalIndex::default();
     add_documents(&mut lexical, documents);
     lexical.clone()

@@ -147,14 +147,26 @@ pub fn for_each_token_with(text: &str, stem: bool, mut emit: impl FnMut(&str) ->
         emit: &mut emit,
     };
     let mut start: Option<usize> = None;
-    for (at, c) in text.char_indices() {
-        if is_word_char(c) {
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    while at < bytes.len() {
+        // ASCII a byte at a time; anything else decoded (`at` is always at the
+        // start of a character).
+        let (in_word, width) = match bytes[at] {
+            b if b.is_ascii() => (b.is_ascii_alphanumeric() || b == b'_', 1),
+            _ => {
+                let c = text[at..].chars().next().expect("a character starts here");
+                (is_word_char(c), c.len_utf8())
+            }
+        };
+        if in_word {
             start.get_or_insert(at);
         } else if let Some(from) = start.take() {
             if word(&text[from..at], &mut out).is_break() {
                 return;
             }
         }
+        at += width;
     }
     if let Some(from) = start {
         let _ = word(&text[from..], &mut out);
@@ -199,6 +211,10 @@ fn class(c: char) -> Class {
 /// one (`getX2Value_async` -> `getx2value_async`, `getx2value`, `get`, `x`, `2`,
 /// `value`, `async`, before the length filter).
 fn word<F: FnMut(&str) -> ControlFlow<()>>(word: &str, out: &mut Out<'_, F>) -> ControlFlow<()> {
+    if word.bytes().all(|b| b.is_ascii_lowercase()) {
+        // Most words of code and prose: nothing to split.
+        return emit_lower(word, out);
+    }
     if word.bytes().all(|b| b == b'_') {
         return ControlFlow::Continue(());
     }

@@ -1,7 +1,7 @@
 //! Where a full build's time and memory go, phase by phase, as `Project::build`
 //! (what `KnowledgeGraph.build` and `aircher-mem index` run) does it: the scan, the
 //! parallel parse (read, parse, extract, documents), then the link and the lexical
-//! index side by side. For each phase: wall time, CPU time and their ratio (how
+//! index, one after the other. For each phase: wall time, CPU time and their ratio (how
 //! many of the cores it kept busy), resident memory after it; for the parse, when
 //! the last files finished (a serial tail shows as a low ratio there).
 //!

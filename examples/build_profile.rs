@@ -15,34 +15,17 @@ use std::time::{Duration, Instant};
 
 use _core::graph::{parse, ParsedFile, Progress, Project};
 
+#[path = "common/measure.rs"]
+mod measure;
+use measure::{cpu_time, status_mb};
+
 #[cfg(not(feature = "python"))]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// CPU time of the process (all threads), user + system.
-fn cpu() -> Duration {
-    // SAFETY: getrusage fills the struct it is given.
-    let usage = unsafe {
-        let mut usage: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
-        usage
-    };
-    let time = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    time(usage.ru_utime) + time(usage.ru_stime)
-}
-
-/// (resident, peak resident) in MB, from /proc/self/status.
+/// (resident, peak resident) in MB.
 fn rss() -> (f64, f64) {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let field = |name: &str| {
-        status
-            .lines()
-            .find(|l| l.starts_with(name))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|kb| kb.parse::<f64>().ok())
-            .map_or(0.0, |kb| kb / 1024.0)
-    };
-    (field("VmRSS:"), field("VmHWM:"))
+    (status_mb("VmRSS:"), status_mb("VmHWM:"))
 }
 
 struct Phase {
@@ -54,13 +37,13 @@ impl Phase {
     fn start() -> Self {
         Phase {
             wall: Instant::now(),
-            cpu: cpu(),
+            cpu: cpu_time(),
         }
     }
 
     fn report(self, name: &str) -> f64 {
         let wall = self.wall.elapsed().as_secs_f64();
-        let cpu = (cpu() - self.cpu).as_secs_f64();
+        let cpu = (cpu_time() - self.cpu).as_secs_f64();
         let (now, peak) = rss();
         println!(
             "{name:<28} {wall:>8.2} s wall {cpu:>8.2} s cpu ({:.2} cores)  rss {now:>7.0} MB (peak {peak:.0})",

@@ -25,6 +25,10 @@ use std::time::Instant;
 use _core::graph::{discover, parse, Progress, Project, State};
 use _core::graph::{FileSymbols, KnowledgeGraph, NodeIndex};
 
+#[path = "common/measure.rs"]
+mod measure;
+use measure::status_mb;
+
 // With the `python` feature the library's allocator is used and nothing is counted.
 #[cfg_attr(feature = "python", allow(dead_code))]
 struct Counting;
@@ -63,37 +67,23 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
-fn status(field: &str) -> f64 {
-    let text = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    text.lines()
-        .find_map(|l| l.strip_prefix(field))
-        .and_then(|rest| {
-            rest.trim()
-                .trim_end_matches("kB")
-                .trim()
-                .parse::<f64>()
-                .ok()
-        })
-        .map_or(0.0, |kb| kb / 1024.0)
-}
-
 fn mb(bytes: isize) -> f64 {
     bytes as f64 / 1024.0 / 1024.0
 }
 
 fn report(phase: &str, start: Instant) {
-    let rss = status("VmRSS:");
+    let rss = status_mb("VmRSS:");
     // SAFETY: mi_collect has no preconditions.
     unsafe { libmimalloc_sys::mi_collect(true) };
-    let settled = status("VmRSS:");
+    let settled = status_mb("VmRSS:");
     // The worker threads' heaps too.
     // SAFETY: as above.
     rayon::broadcast(|_| unsafe { libmimalloc_sys::mi_collect(true) });
     println!(
         "{phase:<34} {:>7.1}s  RSS {rss:>7.1} MB  settled {settled:>7.1} MB  all {:>7.1} MB  peak RSS {:>7.1} MB  heap live {:>7.1} MB  heap peak {:>7.1} MB",
         start.elapsed().as_secs_f64(),
-        status("VmRSS:"),
-        status("VmHWM:"),
+        status_mb("VmRSS:"),
+        status_mb("VmHWM:"),
         mb(LIVE.load(Ordering::Relaxed)),
         mb(PEAK.load(Ordering::Relaxed)),
     );

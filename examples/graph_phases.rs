@@ -22,6 +22,10 @@ use _core::graph::{
 };
 use rayon::prelude::*;
 
+#[path = "common/measure.rs"]
+mod measure;
+use measure::cpu_time;
+
 // With the `python` feature the library declares this allocator itself.
 #[cfg(not(feature = "python"))]
 #[global_allocator]
@@ -29,18 +33,6 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// Rounds unless the second argument says otherwise.
 const ROUNDS: usize = 3;
-
-/// CPU time (user + system) of this process so far, all threads.
-fn cpu_time() -> Duration {
-    // SAFETY: getrusage writes the struct it is given and nothing else.
-    let usage = unsafe {
-        let mut usage: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
-        usage
-    };
-    let of = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    of(usage.ru_utime) + of(usage.ru_stime)
-}
 
 thread_local! {
     /// The CPU time of the last `timed` call.

@@ -105,11 +105,7 @@ pub fn discover(root: &Path, max_file_bytes: u64) -> Discovered {
     let walker = ignore::WalkBuilder::new(root)
         .require_git(false) // .gitignore counts even outside a git checkout
         .follow_links(false) // a symlink loop cannot trap the walk
-        .filter_entry(|entry| {
-            !(entry.depth() > 0
-                && entry.file_type().is_some_and(|t| t.is_dir())
-                && VENDORED.contains(&entry.file_name().to_string_lossy().as_ref()))
-        })
+        .filter_entry(not_vendored)
         .build();
     for entry in walker {
         let entry = match entry {
@@ -187,6 +183,13 @@ pub fn discover(root: &Path, max_file_bytes: u64) -> Discovered {
     }
 }
 
+/// Whether the walk enters `entry`: anything but a `VENDORED` folder below the root.
+fn not_vendored(entry: &ignore::DirEntry) -> bool {
+    !(entry.depth() > 0
+        && entry.file_type().is_some_and(|t| t.is_dir())
+        && VENDORED.contains(&entry.file_name().to_string_lossy().as_ref()))
+}
+
 /// A source file under `root` that the walk finds once ignore rules (.gitignore,
 /// .ignore, git's excludes) are not applied, if there is one; the hidden and
 /// vendored folders stay out as in `discover`. For a scan that found nothing: a
@@ -197,11 +200,7 @@ fn excluded_source(root: &Path) -> Option<String> {
         .standard_filters(false)
         .hidden(true)
         .follow_links(false)
-        .filter_entry(|entry| {
-            !(entry.depth() > 0
-                && entry.file_type().is_some_and(|t| t.is_dir())
-                && VENDORED.contains(&entry.file_name().to_string_lossy().as_ref()))
-        })
+        .filter_entry(not_vendored)
         .build()
         .filter_map(std::result::Result::ok)
         .find(|entry| {

@@ -203,6 +203,9 @@ struct Slot {
     /// Where the distinct terms of the document are in `forward`: what to
     /// decrement when it goes.
     terms: Range<usize>,
+    /// Its position among its group's members, so that leaving the group is one
+    /// swap, however large the group (every long-term memory shares one).
+    at: u32,
 }
 
 /// See the module documentation.
@@ -295,12 +298,17 @@ impl std::fmt::Debug for LexicalIndex {
     }
 }
 
-/// Appends `slot` to `group`'s members in `groups` (the name is shared, not copied).
-fn add_to_group(groups: &mut HashMap<Arc<str>, Vec<u32>>, group: &Arc<str>, slot: u32) {
+/// Appends `slot` to `group`'s members in `groups` (the name is shared, not
+/// copied); returns its position there.
+fn add_to_group(groups: &mut HashMap<Arc<str>, Vec<u32>>, group: &Arc<str>, slot: u32) -> u32 {
     match groups.get_mut(&**group) {
-        Some(members) => members.push(slot),
+        Some(members) => {
+            members.push(slot);
+            (members.len() - 1) as u32
+        }
         None => {
             groups.insert(group.clone(), vec![slot]);
+            0
         }
     }
 }
@@ -860,9 +868,10 @@ impl LexicalIndex {
                     forward[start..].sort_unstable();
                     let slot = doc_offset + i as u32;
                     by_key.insert(data.key.clone(), slot);
-                    add_to_group(groups, &data.group, slot);
+                    let at = add_to_group(groups, &data.group, slot);
                     docs.push(Some(Slot {
                         terms: start..forward.len(),
+                        at,
                         ..data
                     }));
                     *live += 1;
@@ -1429,12 +1438,13 @@ impl LexicalIndex {
         let key: Arc<str> = Arc::from(key);
         let group = self.shared_group(group);
         self.by_key.insert(key.clone(), slot);
-        add_to_group(&mut self.groups, &group, slot);
+        let at = add_to_group(&mut self.groups, &group, slot);
         self.docs.push(Some(Slot {
             key,
             group,
             meta,
             terms: start..self.forward.len(),
+            at,
         }));
         self.live += 1;
     }
@@ -1447,22 +1457,32 @@ impl LexicalIndex {
         }
     }
 
-    /// Tombstones `slot` and takes it out of its group.
+    /// Tombstones `slot` and takes it out of its group (the group's last member
+    /// takes its place).
     fn remove_slot(&mut self, slot: u32) {
-        let group = self.tombstone(slot);
-        if let Some(members) = self.groups.get_mut(&*group) {
-            if let Some(at) = members.iter().position(|&m| m == slot) {
-                members.swap_remove(at);
-            }
-            if members.is_empty() {
-                self.groups.remove(&*group);
-            }
+        let (group, at) = self.tombstone(slot);
+        let at = at as usize;
+        let members = self
+            .groups
+            .get_mut(&*group)
+            .expect("a live slot's group has it");
+        debug_assert_eq!(members[at], slot);
+        members.swap_remove(at);
+        if let Some(&moved) = members.get(at) {
+            self.docs[moved as usize]
+                .as_mut()
+                .expect("a member is live")
+                .at = at as u32;
+        }
+        if members.is_empty() {
+            self.groups.remove(&*group);
         }
     }
 
     /// Marks `slot` dead, drops what it held and takes its counts out of the
-    /// statistics; returns its group. Its postings stay until `compact`.
-    fn tombstone(&mut self, slot: u32) -> Arc<str> {
+    /// statistics; returns its group and its position there. Its postings stay
+    /// until `compact`.
+    fn tombstone(&mut self, slot: u32) -> (Arc<str>, u32) {
         let s = slot as usize;
         let data = self.docs[s].take().expect("a live slot");
         for &term in &self.forward[data.terms] {
@@ -1478,7 +1498,7 @@ impl LexicalIndex {
         self.kind_of[s] = DEAD;
         self.live -= 1;
         self.by_key.remove(&data.key);
-        data.group
+        (data.group, data.at)
     }
 
     fn maybe_compact(&mut self) {
@@ -1680,17 +1700,14 @@ impl LexicalIndex {
                 return Err(format!("key {key:?} twice"));
             }
             let group = index.shared_group(doc.group);
-            index
-                .groups
-                .entry(group.clone())
-                .or_default()
-                .push(slot as u32);
+            let at = add_to_group(&mut index.groups, &group, slot as u32);
             index.kind_of.push(doc.kind);
             index.docs.push(Some(Slot {
                 key,
                 group,
                 meta: doc.meta,
                 terms: ends[slot]..ends[slot + 1],
+                at,
             }));
         }
         for (field, column) in index.field_len.iter().enumerate() {
@@ -2081,6 +2098,12 @@ mod tests {
         let members: usize = index.groups.values().map(Vec::len).sum();
         assert_eq!(members, index.live);
         assert!(index.groups.values().all(|m| !m.is_empty()));
+        for (group, members) in &index.groups {
+            for (at, &slot) in members.iter().enumerate() {
+                let data = index.docs[slot as usize].as_ref().unwrap();
+                assert_eq!((&data.group, data.at as usize), (group, at));
+            }
+        }
         assert!(index.fields.windows(2).all(|w| w[0] < w[1]));
         assert_eq!(index.terms.len(), index.postings.len());
         assert_eq!(index.terms.len(), index.df.len());

@@ -86,10 +86,10 @@ FIXTURES: dict[str, dict[str, str]] = {
             "    fun total(): Int = price * MAX_ITEMS\n}\n"
         ),
         "shop/src/main/kotlin/com/shop/Basket.kt": (
-            "package com.shop\n\nimport com.shop.model.Item\nimport com.shop.text.money\n\n"
+            "package com.shop\n\nimport com.shop.model.Item\nimport com.shop.text.money as cash\n\n"
             "class Basket : Item(0) {\n"
             "    fun tally(i: Item): Int {\n        return i.total()\n    }\n"
-            "    fun label(): String = money(total())\n}\n"
+            "    fun label(): String = cash(total())\n}\n"
         ),
         # In a folder that leaves its package out: found by its `package` line.
         "shop/src/main/kotlin/text/Money.kt": 'package com.shop.text\n\nfun money(n: Int): String = "$n EUR"\n',
@@ -340,8 +340,8 @@ EDGES.update(
     }
 )
 # Kotlin (shares Java's module family: `import a.b.C` finds `a/b/C.kt` under any
-# source root, `import com.shop.text.money` the file declaring `package
-# com.shop.text` in `text/`), Swift (`@testable import Cart` is every file under a folder `Cart`; a
+# source root, `import com.shop.text.money as cash` the file declaring `package
+# com.shop.text` in `text/`, and `cash(...)` calls `money`), Swift (`@testable import Cart` is every file under a folder `Cart`; a
 # protocol's requirement and its extension's default are two definitions, the call
 # goes to both at 1/2) and Scala (`Prices.of` goes through the import binding
 # `Prices`).

@@ -1211,7 +1211,10 @@ fn extract_within(language: Language, source: &[u8], budget: std::time::Duration
             match (capture_name, name_node) {
                 ("inherit", _) => found.push(reference(RefKind::Inherit, node)),
                 ("package", _) => package.push(text(node).split_whitespace().collect()),
-                ("ref", _) => found.push(reference(RefKind::Type, node)),
+                ("ref", _) if !builtin_attribute(language, node, source) => {
+                    found.push(reference(RefKind::Type, node))
+                }
+                ("ref", _) => {}
                 ("local", _) => {
                     locals.insert(source[node.byte_range()].to_vec());
                 }
@@ -1622,6 +1625,21 @@ fn scala_imports(statement: &str) -> Vec<(String, Option<String>)> {
     out
 }
 
+/// Whether a Swift type name is a built-in attribute (`@objc`, `@available`,
+/// `@testable`, `@discardableResult`: lower case), not a type. An attribute in upper
+/// case names a type: a property wrapper, result builder or global actor
+/// (`@Published`, `@MainActor`).
+fn builtin_attribute(language: Language, node: tree_sitter::Node, source: &[u8]) -> bool {
+    language == Language::Swift
+        && source
+            .get(node.start_byte())
+            .is_some_and(u8::is_ascii_lowercase)
+        && node
+            .parent()
+            .and_then(|user_type| user_type.parent())
+            .is_some_and(|parent| parent.kind() == "attribute")
+}
+
 /// The names an import binds in the file: its alias; else, for a module import, the
 /// name code uses to reach it (`os` for `import os.path`, `util` for a Go import of
 /// `x/util`, `Foo` for `import a.Foo`) and, where an item can be a module, its items.
@@ -1727,6 +1745,12 @@ fn resolve_origins(
         }
         for (local, item) in &import.renamed {
             named.insert(local.as_str(), (i as u32, item.as_str()));
+        }
+        // Kotlin's `import a.b.max as maximum` renames what it imports, a function
+        // or a class as much as a package: `maximum(...)` calls `max`.
+        if let (Language::Kotlin, Some(alias)) = (language, &import.alias) {
+            let item = import.module.rsplit('.').next().unwrap_or(&import.module);
+            named.insert(alias.as_str(), (i as u32, item));
         }
     }
     // The first import binding each name.
@@ -2149,19 +2173,19 @@ mod tests {
     fn definitions_imports_and_references_in_kotlin_swift_scala() {
         let samples: Vec<(Language, &str)> = vec![
             (Language::Kotlin, "package com.shop.web\n\nimport com.shop.model.User\nimport com.shop.util.*\nimport kotlin.math.max as maximum\n\nconst val LIMIT = 3\n\ninterface Named {\n    fun name(): String\n}\n\nclass Cart(private val owner: User, seed: Int) : Base(1), Named {\n    var count: Int = 0\n    init { register(seed) }\n    override fun name(): String = owner.name\n    fun total(u: User?): Int {\n        val repo = Repo()\n        helper(LIMIT)\n        this.name()\n        u.save()\n        repo.find(count)\n        return maximum(count, 1)\n    }\n}\n\nobject Registry : Named {\n    override fun name() = \"r\"\n}\ntypealias Users = List<User>\nfun helper(n: Int) { println(n) }\n"),
-            (Language::Swift, "import Foundation\n@testable import ShopCore\n\nlet limit = 3\n\nprotocol Named: AnyObject { func name() -> String }\n\nclass Cart: Base, Named {\n    var count: Int = 0\n    let owner: User\n    init(owner: User) { self.owner = owner; setUp() }\n    func name() -> String { return owner.name }\n    func total(u: User?) -> Int {\n        let repo = Repo()\n        helper(limit)\n        self.name()\n        u?.save()\n        repo.find(count)\n        return max(count, 1)\n    }\n    var label: String { format(count) }\n}\n\nstruct Point: Equatable { let x: Int }\nextension Cart: CustomStringConvertible {\n    func extra() { describe() }\n}\nfunc helper(_ n: Int) { print(n) }\n"),
+            (Language::Swift, "import Foundation\n@testable import ShopCore\n\nlet limit = 3\n\nprotocol Named: AnyObject { func name() -> String }\n\nclass Cart: Base, Named {\n    var count: Int = 0\n    let owner: User\n    init(owner: User) { self.owner = owner; setUp() }\n    func name() -> String { return owner.name }\n    func total(u: User?) -> Int {\n        let repo = Repo()\n        helper(limit)\n        self.name()\n        u?.save()\n        repo.find(count)\n        return max(count, 1)\n    }\n    var label: String { format(count) }\n}\n\nstruct Point: Equatable { let x: Int }\nextension Cart: CustomStringConvertible {\n    func extra() { describe() }\n}\nfunc helper(_ n: Int) { print(n) }\nfinal class Model {\n    @Published var title: String = \"\"\n    @objc func tap() {}\n}\n"),
             (Language::Scala, "package com.shop.web\n\nimport com.shop.model.User\nimport com.shop.util._\nimport scala.collection.{mutable, immutable => im}\n\nobject Config {\n  val Limit = 3\n}\n\ntrait Named { def name(): String }\n\nclass Cart(owner: User) extends Base(1) with Named {\n  var count: Int = 0\n  def name(): String = owner.name\n  def total(u: User): Int = {\n    val repo = new Repo()\n    helper(Config.Limit)\n    this.name()\n    u.save()\n    repo.find(count)\n    count max 1\n  }\n}\n\ncase class Point(x: Int) extends Ordered[Point]\ntype Users = List[User]\ndef helper(n: Int): Unit = println(n)\n"),
         ];
         let expected: Vec<(&str, &str, &str)> = vec![
             (
                 r#"[(Variable, "LIMIT", 7), (Class, "Named", 9), (Function, "name", 10), (Class, "Cart", 13), (Variable, "owner", 13), (Variable, "count", 14), (Function, "init", 15), (Function, "name", 16), (Function, "total", 17), (Class, "Registry", 27), (Function, "name", 28), (Class, "Users", 30), (Function, "helper", 31)]"#,
                 r#"[("com.shop.model.User", [], 3), ("com.shop.util", [], 4), ("kotlin.math.max", [], 5)]"#,
-                r#"[(Type, "String", 10, "name"), (Inherit, "Base", 13, "Cart"), (Inherit, "Named", 13, "Cart"), (Type, "Int", 13, "Cart"), (Type, "User", 13, "Cart"), (Call, "register", 15, "init"), (Type, "String", 16, "name"), (Use, "owner", 16, "name"), (Type, "Int", 17, "total"), (Type, "User", 17, "total"), (Call, "Repo", 18, "total"), (Call, "helper", 19, "total"), (Use, "LIMIT", 19, "total"), (Call, "name", 20, "total"), (Call, "save", 21, "total"), (Call, "find", 22, "total"), (Use, "count", 22, "total"), (Call, "maximum", 23, "total"), (Inherit, "Named", 27, "Registry"), (Type, "List", 30, "Users"), (Type, "User", 30, "Users"), (Call, "println", 31, "helper"), (Type, "Int", 31, "helper")]"#,
+                r#"[(Type, "String", 10, "name"), (Inherit, "Base", 13, "Cart"), (Inherit, "Named", 13, "Cart"), (Type, "Int", 13, "Cart"), (Type, "User", 13, "Cart"), (Call, "register", 15, "init"), (Type, "String", 16, "name"), (Use, "owner", 16, "name"), (Type, "Int", 17, "total"), (Type, "User", 17, "total"), (Call, "Repo", 18, "total"), (Call, "helper", 19, "total"), (Use, "LIMIT", 19, "total"), (Call, "name", 20, "total"), (Call, "save", 21, "total"), (Call, "find", 22, "total"), (Use, "count", 22, "total"), (Call, "max", 23, "total"), (Inherit, "Named", 27, "Registry"), (Type, "List", 30, "Users"), (Type, "User", 30, "Users"), (Call, "println", 31, "helper"), (Type, "Int", 31, "helper")]"#,
             ),
             (
-                r#"[(Variable, "limit", 4), (Class, "Named", 6), (Function, "name", 6), (Class, "Cart", 8), (Variable, "count", 9), (Variable, "owner", 10), (Function, "init", 11), (Function, "name", 12), (Function, "total", 13), (Function, "label", 21), (Class, "Point", 24), (Variable, "x", 24), (Function, "extra", 26), (Function, "helper", 28)]"#,
+                r#"[(Variable, "limit", 4), (Class, "Named", 6), (Function, "name", 6), (Class, "Cart", 8), (Variable, "count", 9), (Variable, "owner", 10), (Function, "init", 11), (Function, "name", 12), (Function, "total", 13), (Function, "label", 21), (Class, "Point", 24), (Variable, "x", 24), (Function, "extra", 26), (Function, "helper", 28), (Class, "Model", 29), (Variable, "title", 30), (Function, "tap", 31)]"#,
                 r#"[("Foundation", [], 1), ("ShopCore", [], 2)]"#,
-                r#"[(Type, "testable", 2, "file"), (Inherit, "AnyObject", 6, "Named"), (Type, "String", 6, "name"), (Inherit, "Base", 8, "Cart"), (Inherit, "Named", 8, "Cart"), (Type, "Int", 9, "Cart"), (Type, "User", 10, "Cart"), (Call, "setUp", 11, "init"), (Type, "User", 11, "init"), (Use, "owner", 11, "init"), (Type, "String", 12, "name"), (Use, "owner", 12, "name"), (Type, "Int", 13, "total"), (Type, "User", 13, "total"), (Call, "Repo", 14, "total"), (Call, "helper", 15, "total"), (Use, "limit", 15, "total"), (Call, "name", 16, "total"), (Call, "save", 17, "total"), (Call, "find", 18, "total"), (Use, "count", 18, "total"), (Call, "max", 19, "total"), (Call, "format", 21, "label"), (Type, "String", 21, "label"), (Use, "count", 21, "label"), (Inherit, "Equatable", 24, "Point"), (Type, "Int", 24, "Point"), (Type, "Cart", 25, "file"), (Type, "CustomStringConvertible", 25, "file"), (Call, "describe", 26, "extra"), (Call, "print", 28, "helper"), (Type, "Int", 28, "helper")]"#,
+                r#"[(Inherit, "AnyObject", 6, "Named"), (Type, "String", 6, "name"), (Inherit, "Base", 8, "Cart"), (Inherit, "Named", 8, "Cart"), (Type, "Int", 9, "Cart"), (Type, "User", 10, "Cart"), (Call, "setUp", 11, "init"), (Type, "User", 11, "init"), (Use, "owner", 11, "init"), (Type, "String", 12, "name"), (Use, "owner", 12, "name"), (Type, "Int", 13, "total"), (Type, "User", 13, "total"), (Call, "Repo", 14, "total"), (Call, "helper", 15, "total"), (Use, "limit", 15, "total"), (Call, "name", 16, "total"), (Call, "save", 17, "total"), (Call, "find", 18, "total"), (Use, "count", 18, "total"), (Call, "max", 19, "total"), (Call, "format", 21, "label"), (Type, "String", 21, "label"), (Use, "count", 21, "label"), (Inherit, "Equatable", 24, "Point"), (Type, "Int", 24, "Point"), (Type, "Cart", 25, "file"), (Type, "CustomStringConvertible", 25, "file"), (Call, "describe", 26, "extra"), (Call, "print", 28, "helper"), (Type, "Int", 28, "helper"), (Type, "Published", 30, "Model"), (Type, "String", 30, "Model")]"#,
             ),
             (
                 r#"[(Class, "Config", 7), (Variable, "Limit", 8), (Class, "Named", 11), (Function, "name", 11), (Class, "Cart", 13), (Variable, "owner", 13), (Variable, "count", 14), (Function, "name", 15), (Function, "total", 16), (Class, "Point", 26), (Variable, "x", 26), (Class, "Users", 27), (Function, "helper", 28)]"#,
@@ -2178,15 +2202,16 @@ mod tests {
                 .filter(|r| r.receiver != Receiver::Unknown)
                 .map(|r| (r.name.as_str(), r.receiver))
                 .collect();
-            assert_eq!(
-                receivers,
-                [
-                    ("find", Receiver::Type(1)),
-                    ("name", Receiver::This),
-                    ("save", Receiver::Type(0))
-                ],
-                "{l:?}"
-            );
+            let mut expected = vec![
+                ("find", Receiver::Type(1)),
+                ("name", Receiver::This),
+                ("save", Receiver::Type(0)),
+            ];
+            if l == Language::Kotlin {
+                // `maximum(...)` through `import kotlin.math.max as maximum`.
+                expected.insert(1, ("max", Receiver::Named(2)));
+            }
+            assert_eq!(receivers, expected, "{l:?}");
             assert_eq!(s.types, ["User", "Repo"], "{l:?}");
         }
         let kotlin = extract(Language::Kotlin, b"import a.b.max as maximum\nimport a.C\n");

@@ -1865,9 +1865,13 @@ fn resolve_origins(
             continue;
         }
         let origin = origin.map_or(Origin::File, |d| Origin::Definition(d as u32));
-        // A renamed import is looked up under its item's name.
+        // A renamed import is looked up under its item's name (a class through it
+        // is a base or a type as much as a call).
         let (name, receiver) = match (f.kind, &f.receiver, named.get(f.name.as_str())) {
             (RefKind::Call, None, Some(&(i, item))) => (item.to_string(), Receiver::Named(i)),
+            (RefKind::Inherit | RefKind::Type, _, Some(&(i, item))) if item != f.name => {
+                (item.to_string(), Receiver::Named(i))
+            }
             (RefKind::Use, _, Some(&(_, item))) => (item.to_string(), Receiver::Unknown),
             (RefKind::Call, _, _) => (f.name.clone(), receiver_of(&f.receiver, &open, f.byte)),
             _ => (f.name.clone(), Receiver::Unknown),

@@ -629,6 +629,47 @@ mod tests {
     }
 
     #[test]
+    fn renamed_imports_name_bases_and_types() {
+        let g = graph(&[
+            ("a/models.py", "class Base:\n    pass\n"),
+            ("b/models.py", "class Base:\n    pass\n"),
+            ("main.py", "from a.models import Base as ModelBase\n\nclass User(ModelBase):\n    pass\n\ndef make(x: ModelBase):\n    pass\n"),
+        ]);
+        // Without the renaming, "ModelBase" names nothing; by "Base" alone both
+        // classes would be candidates. The import decides: a's (the import
+        // statement refers to it too).
+        let edges: Vec<(String, EdgeKind, String)> = g
+            .edge_list()
+            .into_iter()
+            .filter(|(_, kind, _, _, _)| matches!(kind, EdgeKind::Inherits | EdgeKind::References))
+            .map(|(from, kind, to, _, confidence)| {
+                assert_eq!(confidence, 1.0);
+                (from, kind, to)
+            })
+            .collect();
+        assert_eq!(
+            edges,
+            [
+                (
+                    "main.py:User".to_string(),
+                    EdgeKind::Inherits,
+                    "a/models.py:Base".to_string()
+                ),
+                (
+                    "main.py:import a.models".to_string(),
+                    EdgeKind::References,
+                    "a/models.py:Base".to_string()
+                ),
+                (
+                    "main.py:make".to_string(),
+                    EdgeKind::References,
+                    "a/models.py:Base".to_string()
+                ),
+            ]
+        );
+    }
+
+    #[test]
     fn ambiguous_calls_link_every_candidate_with_lower_confidence() {
         let g = graph(&[
             ("a.py", "def run():\n    pass\n"),

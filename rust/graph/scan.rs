@@ -12,14 +12,14 @@ use super::extract::{extract, FileSymbols, Language};
 use super::read::{read_project_file, reason};
 use crate::retrieve::Document;
 
-/// Folders of third-party or generated code, never indexed.
+/// Folders of third-party or generated code, never indexed (and any Python
+/// virtual environment, whatever its name: see `virtualenv`).
 pub const VENDORED: &[&str] = &[
     "node_modules",
     "vendor",
     "third_party",
     "site-packages",
     ".venv",
-    "venv",
     "__pycache__",
     "target",
     "dist",
@@ -183,11 +183,21 @@ pub fn discover(root: &Path, max_file_bytes: u64) -> Discovered {
     }
 }
 
-/// Whether the walk enters `entry`: anything but a `VENDORED` folder below the root.
+/// Whether the walk enters `entry`: anything but a `VENDORED` folder or a virtual
+/// environment below the root.
 fn not_vendored(entry: &ignore::DirEntry) -> bool {
     !(entry.depth() > 0
         && entry.file_type().is_some_and(|t| t.is_dir())
-        && VENDORED.contains(&entry.file_name().to_string_lossy().as_ref()))
+        && (VENDORED.contains(&entry.file_name().to_string_lossy().as_ref())
+            || virtualenv(entry.path())))
+}
+
+/// Whether `folder` is a Python virtual environment: it has the `pyvenv.cfg` that
+/// `venv` and `virtualenv` write. By that, not by name, so that a package named
+/// `venv` (CPython's own) is indexed and an environment named `env` or `.tox/py311`
+/// is not. A symlink named so is not followed.
+fn virtualenv(folder: &Path) -> bool {
+    std::fs::symlink_metadata(folder.join("pyvenv.cfg")).is_ok_and(|m| m.is_file())
 }
 
 /// A source file under `root` that the walk finds once ignore rules (.gitignore,
@@ -374,6 +384,12 @@ mod tests {
             "node_modules/dep/index.c",
             ".hidden/h.rb",
             ".secret.rb",
+            // A package named venv is code; virtual environments, by any name, are not.
+            "venv/__init__.py",
+            "env/pyvenv.cfg",
+            "env/lib/tool.py",
+            "tools/py311/pyvenv.cfg",
+            "tools/py311/bin/activate.py",
         ];
         for file in files {
             let path = root.join(file);
@@ -394,6 +410,7 @@ mod tests {
                 "native/a.h",
                 "native/b.cpp",
                 "native/b.hpp",
+                "venv/__init__.py",
                 "web/App.kt"
             ]
         );

@@ -6,10 +6,10 @@ use std::collections::BTreeSet;
 
 use foldhash::{HashMap, HashSet};
 
-use petgraph::stable_graph::{EdgeIndex, NodeIndex};
-use petgraph::visit::EdgeRef;
+use petgraph::stable_graph::NodeIndex;
 use petgraph::Direction;
 
+use super::adjacency::EdgeId;
 use super::extract::{Origin, Receiver, RefKind};
 use super::model::{line32, Edge, EdgeKind, NodeKind};
 use super::modules::{self, Match};
@@ -170,7 +170,7 @@ impl KnowledgeGraph {
         let Some(entry) = self.files.get(&path) else {
             return;
         };
-        let doomed: Vec<EdgeIndex> = match how {
+        let doomed: Vec<EdgeId> = match how {
             Relink::All => entry
                 .nodes()
                 .flat_map(|n| self.graph.edges_directed(n, Direction::Outgoing))
@@ -555,7 +555,6 @@ mod tests {
     use super::super::store::tests::{callees, graph};
     use super::*;
     use crate::graph::extract::{extract, Language};
-    use petgraph::visit::IntoEdgeReferences;
 
     #[test]
     fn imports_decide_between_definitions_of_one_name() {

@@ -1,5 +1,6 @@
 //! Semantic memory (seed 002): the codebase as a graph. Plain Rust, no Python.
 
+mod adjacency;
 mod documents;
 mod extract;
 mod link;

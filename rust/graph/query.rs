@@ -2,7 +2,6 @@
 //! edges into and out of them, and the files a file depends on.
 
 use petgraph::stable_graph::NodeIndex;
-use petgraph::visit::EdgeRef;
 use petgraph::Direction;
 
 use super::model::{Edge, EdgeKind, NodeKind};

@@ -3,7 +3,6 @@
 use foldhash::HashMap;
 
 use petgraph::stable_graph::NodeIndex;
-use petgraph::visit::{EdgeRef, IntoEdgeReferences, NodeIndexable};
 
 use super::store::KnowledgeGraph;
 use crate::error::{invalid, Result};
@@ -38,7 +37,8 @@ impl KnowledgeGraph {
             restart[node.index()] += weight / total;
         }
         let mut out_weight = vec![0.0f64; n];
-        let edges: Vec<(usize, usize, f64)> = (&self.graph)
+        let edges: Vec<(usize, usize, f64)> = self
+            .graph
             .edge_references()
             .map(|e| {
                 (

@@ -1,18 +1,18 @@
 //! The knowledge graph: files, functions, classes, variables and imports as nodes;
-//! Contains, Calls, Imports, Inherits, References and Uses edges, in a petgraph
-//! StableGraph with name, path and module indexes. Building, updating and removing
+//! Contains, Calls, Imports, Inherits, References and Uses edges, in a `Graph`
+//! (`adjacency`) with name, path and module indexes. Building, updating and removing
 //! files here; linking in `link`, queries in `query`, ranking in `rank`.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use foldhash::{HashMap, HashSet};
 
-use petgraph::stable_graph::{EdgeIndex, NodeIndex, StableGraph};
-use petgraph::visit::{EdgeRef, IntoEdgeReferences, NodeIndexable};
+use petgraph::stable_graph::NodeIndex;
 use petgraph::Direction;
 
 use std::sync::Arc;
 
+use super::adjacency::{EdgeId, Graph};
 use super::extract::{
     DefKind, Definition, FileSymbols, Import, Language, Origin, Receiver, RefKind, Reference,
 };
@@ -114,7 +114,7 @@ impl Interner {
 
 #[derive(Debug, Default, Clone)]
 pub struct KnowledgeGraph {
-    pub(super) graph: StableGraph<Node, Edge>,
+    pub(super) graph: Graph<Node, Edge>,
     pub(super) files: HashMap<String, FileEntry>,
     /// Definitions by name, sorted by (file node, node): a file's are a contiguous run.
     pub(super) names: HashMap<String, Vec<NodeIndex>>,
@@ -942,7 +942,7 @@ impl KnowledgeGraph {
             None
         } else {
             // Outgoing edges of the kept file node are its top-level references.
-            let out: Vec<EdgeIndex> = self
+            let out: Vec<EdgeId> = self
                 .graph
                 .edges_directed(entry.node, Direction::Outgoing)
                 .filter(|e| e.weight().kind != EdgeKind::Contains)
@@ -1083,7 +1083,8 @@ impl KnowledgeGraph {
     /// (source, kind, target, line, confidence) of every edge, as text, sorted: for
     /// exact tests.
     pub fn edge_list(&self) -> Vec<(String, EdgeKind, String, usize, f32)> {
-        let mut out: Vec<_> = (&self.graph)
+        let mut out: Vec<_> = self
+            .graph
             .edge_references()
             .map(|e| {
                 (

@@ -117,6 +117,15 @@ impl<N, E> Graph<N, E> {
         self.prev.reserve_exact(additional);
     }
 
+    /// How many nodes and edges can be added in new slots before a vector grows.
+    #[cfg(test)]
+    pub fn room(&self) -> (usize, usize) {
+        (
+            self.nodes.capacity() - self.nodes.len(),
+            (self.edges.capacity() - self.edges.len()).min(self.prev.capacity() - self.prev.len()),
+        )
+    }
+
     /// Adds a node in the last slot vacated, else a new one at the end.
     pub fn add_node(&mut self, weight: N) -> NodeIndex {
         self.node_count += 1;

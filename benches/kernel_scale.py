@@ -7,7 +7,8 @@ the same run (issue 15's kernel targets: build <= 3 min, RSS <= 4 GB, load <= 2 
    ``/usr/bin/time -v`` (wall time, peak RSS), store in ROOT/.aircher;
 3. in a fresh process: ``KnowledgeGraph.load`` of the saved graph (wall time, RSS),
    then ``update_file`` on ``--edits`` real ``.c`` files (every n-th of the sorted
-   list), each edited on disk (a comment line appended), updated, restored and
+   list), each edited on disk (``--edit comment``: a comment line appended;
+   ``--edit function``: a new function calling ``kfree`` appended), updated, restored and
    updated again; the median of the edited updates is reported;
 4. with ``--aider-python``: on the subtree ``--subtree`` (the whole kernel takes
    aider tens of minutes), aider's ``RepoMap.get_tags`` (``aider_tags.py``), our
@@ -15,6 +16,9 @@ the same run (issue 15's kernel targets: build <= 3 min, RSS <= 4 GB, load <= 2 
 
     python benches/kernel_scale.py /work/linux/linux-source-6.1 \\
         --aider-python /work/venv-aider/bin/python --subtree fs
+
+``--skip-index`` skips steps 1 and 2 and loads the store already in ROOT/.aircher
+(a full index of the kernel takes minutes and ~10 GB of RAM).
 
 Prints one JSON object (also written to ``--out`` when given).
 """
@@ -83,7 +87,7 @@ def rss():
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
 
-root, graph_path, edits = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+root, graph_path, edits, edit = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4]
 start = time.perf_counter()
 graph = KnowledgeGraph.load(graph_path, root=root)
 load = time.perf_counter() - start
@@ -96,7 +100,11 @@ for rel in chosen:
     path = root / rel
     original = path.read_bytes()
     try:
-        path.write_bytes(original + b"\n/* aircher-mem kernel_scale edit */\n")
+        if edit == "function":
+            added = f"\nint aircher_probe_{len(edited)}(void *p)\n{{\n\tkfree(p);\n\treturn 0;\n}}\n"
+        else:
+            added = "\n/* aircher-mem kernel_scale edit */\n"
+        path.write_bytes(original + added.encode())
         start = time.perf_counter()
         graph.update_file(rel)
         edited.append(time.perf_counter() - start)
@@ -109,11 +117,16 @@ print(json.dumps({
     "load_seconds": load,
     "rss_after_load_mb": loaded_rss,
     "files": len(graph.files),
+    "nodes": graph.node_count,
+    "edges": graph.edge_count,
+    "edit": edit,
     "update_files": len(edited),
     "update_median_ms": statistics.median(edited) * 1000,
     "update_p90_ms": sorted(edited)[int(0.9 * (len(edited) - 1))] * 1000,
     "update_max_ms": max(edited) * 1000,
     "restore_median_ms": statistics.median(restored) * 1000,
+    "restore_max_ms": max(restored) * 1000,
+    "edited_ms": {rel: round(t * 1000, 2) for rel, t in zip(chosen, edited)},
 }))
 """
 
@@ -130,16 +143,22 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("root", type=Path)
     parser.add_argument("--edits", type=int, default=50)
+    parser.add_argument("--edit", choices=["comment", "function"], default="comment")
     parser.add_argument("--aider-python", default=None)
     parser.add_argument("--subtree", default="fs")
     parser.add_argument("--skip-full", action="store_true", help="only the subtree comparison")
+    parser.add_argument(
+        "--skip-index",
+        action="store_true",
+        help="no ctags and no index: load the store already in ROOT/.aircher, then the updates",
+    )
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     root = args.root.resolve()
     cli = Path(sys.executable).with_name("aircher-mem")
     out: dict[str, object] = {"root": str(root), "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}
 
-    if not args.skip_full:
+    if not args.skip_full and not args.skip_index:
         files, size = tree_size(root)
         out["c_cpp_files"], out["c_cpp_mb"] = files, size / 1e6
         out["load_average_before"] = load_average()
@@ -159,13 +178,15 @@ def main() -> None:
         }
         out["load_average_after_index"] = load_average()
         out["ctags_after_seconds"] = ctags(root)
+    if not args.skip_full:
         graph_path = root / ".aircher" / "graph.bin"
         out["graph_file_mb"] = graph_path.stat().st_size / 1e6
         lexical = graph_path.with_suffix(".lexical")
         if lexical.exists():
             out["lexical_file_mb"] = lexical.stat().st_size / 1e6
+        out["load_average_before_load"] = load_average()
         done = subprocess.run(
-            [sys.executable, "-c", LOAD_AND_UPDATE, str(root), str(graph_path), str(args.edits)],
+            [sys.executable, "-c", LOAD_AND_UPDATE, str(root), str(graph_path), str(args.edits), args.edit],
             capture_output=True,
             text=True,
             check=True,

@@ -14,7 +14,7 @@ use super::extract::{FileSymbols, Language};
 use super::persist::{corrupt, load_with_sum, save, Saved};
 use super::read::{read_project_file, reason};
 use super::scan::{discover, parse, parse_file, ParsedFile, Progress, Source, NOT_UTF8};
-use super::store::KnowledgeGraph;
+use super::store::{with_spare, KnowledgeGraph};
 use crate::error::{invalid, Error, Result};
 use crate::retrieve::{Document, LexicalIndex};
 
@@ -130,6 +130,12 @@ impl Project {
         skipped: Vec<Remark>,
         warnings: Vec<Remark>,
     ) -> Self {
+        // As the graph does (`with_spare`): without room, the first update after a
+        // build or load copies the index's large arrays into fresh memory.
+        let mut lexical = lexical;
+        lexical.reserve(with_spare(lexical.len()) - lexical.len());
+        // What the build or load freed, and the arrays the room replaced.
+        release_free_memory();
         let state = RwLock::new(State {
             graph,
             lexical,
@@ -190,7 +196,6 @@ impl Project {
         // against 231-240 MB.
         let lexical = lexical_of(all_documents);
         let graph = KnowledgeGraph::from_files(files);
-        release_free_memory();
         Self::new(root, max_file_bytes, graph, lexical, skipped, warnings)
     }
 
@@ -340,7 +345,6 @@ impl Project {
             Ok((lexical, generation)) if generation == sum => lexical,
             _ => lexical_from_disk(&root, max_file_bytes, &graph),
         };
-        release_free_memory();
         Ok(Self::new(
             root,
             max_file_bytes,

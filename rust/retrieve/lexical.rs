@@ -209,7 +209,7 @@ struct Slot {
 }
 
 /// See the module documentation.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct LexicalIndex {
     /// Sorted: a field's id is its position.
     fields: Vec<String>,
@@ -239,46 +239,6 @@ pub struct LexicalIndex {
     live: usize,
     /// Whether documents and queries are stemmed (see the module documentation).
     stem: bool,
-}
-
-/// A copy made on all cores: the posting lists and slots in parallel, the maps
-/// beside them (a build copies its index once, see `graph::project::lexical_of`).
-impl Clone for LexicalIndex {
-    fn clone(&self) -> Self {
-        let ((postings, docs), (by_key, (groups, term_ids))) = rayon::join(
-            || {
-                rayon::join(
-                    || self.postings.par_iter().map(Vec::clone).collect(),
-                    || self.docs.par_iter().map(Option::clone).collect(),
-                )
-            },
-            || {
-                rayon::join(
-                    || self.by_key.clone(),
-                    || rayon::join(|| self.groups.clone(), || self.term_ids.clone()),
-                )
-            },
-        );
-        LexicalIndex {
-            fields: self.fields.clone(),
-            field_len: self.field_len.clone(),
-            field_total: self.field_total.clone(),
-            field_docs: self.field_docs.clone(),
-            kinds: self.kinds.clone(),
-            kind_ids: self.kind_ids.clone(),
-            kind_of: self.kind_of.clone(),
-            docs,
-            by_key,
-            groups,
-            terms: self.terms.clone(),
-            term_ids,
-            postings,
-            df: self.df.clone(),
-            forward: self.forward.clone(),
-            live: self.live,
-            stem: self.stem,
-        }
-    }
 }
 
 impl std::fmt::Debug for LexicalIndex {
@@ -851,59 +811,33 @@ impl LexicalIndex {
             })
             .collect();
         let doc_offset = offset as u32;
-        // `other`'s term of each term here (`DEAD` if none): term_map is one to one.
-        let mut source = vec![DEAD; self.terms.len()];
-        for (t, &to) in term_map.iter().enumerate() {
-            source[to as usize] = t as u32;
+        for (t, list) in other.postings.into_iter().enumerate() {
+            let to = term_map[t] as usize;
+            self.df[to] += other.df[t];
+            self.postings[to].extend(
+                list.into_iter()
+                    .map(|p| Posting::new(p.doc + doc_offset, field_map[p.field()], p.tf())),
+            );
         }
-        let LexicalIndex {
-            postings,
-            df,
-            forward,
-            by_key,
-            groups,
-            docs,
-            live,
-            ..
-        } = self;
-        // The postings on all cores, beside the documents' bookkeeping.
-        rayon::join(
-            || {
-                postings
-                    .par_iter_mut()
-                    .zip(df.par_iter_mut())
-                    .zip(source.par_iter())
-                    .filter(|(_, &from)| from != DEAD)
-                    .for_each(|((list, df), &from)| {
-                        let from = from as usize;
-                        *df += other.df[from];
-                        list.extend(other.postings[from].iter().map(|p| {
-                            Posting::new(p.doc + doc_offset, field_map[p.field()], p.tf())
-                        }));
-                    });
-            },
-            || {
-                for (i, data) in std::mem::take(&mut other.docs).into_iter().enumerate() {
-                    let data = data.expect("compacted: every slot is live");
-                    let start = forward.len();
-                    forward.extend(
-                        other.forward[data.terms.clone()]
-                            .iter()
-                            .map(|&t| term_map[t as usize]),
-                    );
-                    forward[start..].sort_unstable();
-                    let slot = doc_offset + i as u32;
-                    by_key.insert(data.key.clone(), slot);
-                    let at = add_to_group(groups, &data.group, slot);
-                    docs.push(Some(Slot {
-                        terms: start..forward.len(),
-                        at,
-                        ..data
-                    }));
-                    *live += 1;
-                }
-            },
-        );
+        for (i, data) in other.docs.into_iter().enumerate() {
+            let data = data.expect("compacted: every slot is live");
+            let start = self.forward.len();
+            self.forward.extend(
+                other.forward[data.terms.clone()]
+                    .iter()
+                    .map(|&t| term_map[t as usize]),
+            );
+            self.forward[start..].sort_unstable();
+            let slot = doc_offset + i as u32;
+            self.by_key.insert(data.key.clone(), slot);
+            let at = add_to_group(&mut self.groups, &data.group, slot);
+            self.docs.push(Some(Slot {
+                terms: start..self.forward.len(),
+                at,
+                ..data
+            }));
+            self.live += 1;
+        }
         self.maybe_compact();
         Ok(())
     }

@@ -170,6 +170,10 @@ fn main() {
         let (now, _) = rss();
         println!("  {part} only: rss {now:.0} MB before it is built");
     }
+    if std::env::var_os("BUILD_PROFILE_STEPS").is_some() {
+        steps(parsed);
+        return;
+    }
     let phase = Phase::start();
     let project = Project::from_parsed(scan, parsed);
     phase.report("link + lexical index");
@@ -203,5 +207,83 @@ fn main() {
     let loaded = Project::load(&path, None, max).expect("loads");
     phase.report("load (graph + lexical)");
     drop(loaded);
+    let _ = std::fs::remove_dir_all(&scratch);
+}
+
+/// Resets the peak resident size (VmHWM) to the current one, so that each step's
+/// peak is its own.
+fn reset_peak() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+/// BUILD_PROFILE_STEPS=1: the steps after the parse, one at a time, each with its
+/// own peak (the same work as `Project::from_parsed` and `Project::save`, in that
+/// order, on the public parts).
+fn steps(parsed: Vec<Result<ParsedFile, String>>) {
+    use _core::graph::{encode_chunk, payload, write_payload, KnowledgeGraph, CHUNK};
+    use _core::retrieve::LexicalIndex;
+    // BUILD_PROFILE_COLLECT=1: free pages returned to the OS after each step (as
+    // `Project::from_parsed` does at its end); BUILD_PROFILE_NOCLONE=1: the index
+    // is not copied.
+    let collect = std::env::var_os("BUILD_PROFILE_COLLECT").is_some();
+    let step = |name: &str, phase: Phase| {
+        if collect {
+            // SAFETY: mi_collect has no preconditions; it only returns free pages.
+            rayon::broadcast(|_| unsafe { libmimalloc_sys::mi_collect(true) });
+            // SAFETY: as above.
+            unsafe { libmimalloc_sys::mi_collect(true) };
+        }
+        phase.report(name);
+        reset_peak();
+    };
+    reset_peak();
+    let phase = Phase::start();
+    let mut files = Vec::new();
+    let mut documents = Vec::new();
+    for (i, p) in parsed.into_iter().enumerate() {
+        if let Ok(p) = p {
+            documents.extend(p.documents);
+            files.push((format!("{i}"), p.symbols));
+        }
+    }
+    step("  split", phase);
+    let phase = Phase::start();
+    let mut lexical = LexicalIndex::default();
+    lexical.upsert_all(documents).expect("indexed");
+    step("  lexical upsert_all", phase);
+    let phase = Phase::start();
+    let copy = if std::env::var_os("BUILD_PROFILE_NOCLONE").is_some() {
+        lexical
+    } else {
+        lexical.clone()
+    };
+    step("  lexical clone", phase);
+    let phase = Phase::start();
+    let graph = KnowledgeGraph::from_files(files);
+    step("  graph from_files", phase);
+    // As `Project::save`: the graph's runs of files and the index encoded side by
+    // side, the payload put together, both files written side by side.
+    let phase = Phase::start();
+    let (chunks, encoded) = rayon::join(
+        || graph.saved_chunks(CHUNK, |files| encode_chunk(&files)),
+        || copy.encode(),
+    );
+    let chunks: Vec<Vec<u8>> = chunks.into_iter().map(|c| c.expect("encodes")).collect();
+    let encoded = encoded.expect("encodes");
+    step("  encode graph | lexical", phase);
+    let phase = Phase::start();
+    let (payload, sum) = payload("", &[], &[], chunks).expect("a payload");
+    step("  graph payload", phase);
+    let phase = Phase::start();
+    let scratch = std::env::temp_dir().join(format!("build-steps-{}", std::process::id()));
+    let path = scratch.join("graph.bin");
+    std::thread::scope(|s| {
+        let lexical =
+            s.spawn(|| LexicalIndex::write_encoded(&scratch.join("graph.lexical"), &encoded, sum));
+        write_payload(&path, &payload, sum).expect("writes");
+        lexical.join().unwrap().expect("writes");
+    });
+    step("  write graph | lexical", phase);
+    println!("  encoded lexical {:.0} MB", encoded.len() as f64 / 1e6);
     let _ = std::fs::remove_dir_all(&scratch);
 }

@@ -21,7 +21,7 @@ const MAGIC: &[u8; 8] = b"AIRGRAPH";
 pub const FORMAT_VERSION: u32 = 5;
 const HEADER: usize = 8 + 4 + 8 + 8;
 /// Files per chunk.
-const CHUNK: usize = 64;
+pub const CHUNK: usize = 64;
 
 /// The payload's head: everything but the files, and the byte length of each chunk.
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -54,38 +54,71 @@ pub fn corrupt(path: &Path, why: &str) -> Error {
     ))
 }
 
+/// `Meta` as written: borrowed (serde encodes it exactly as `Meta`).
+#[derive(serde::Serialize)]
+struct MetaOut<'a> {
+    root: &'a str,
+    skipped: &'a [(String, String)],
+    warnings: &'a [(String, String)],
+    chunks: Vec<u64>,
+}
+
 /// Writes `saved` to `path`; returns the payload's checksum, which names this
 /// version of the file (files saved beside it record it, see `load_with_sum`).
 pub fn save(path: &Path, saved: &Saved) -> Result<u64> {
-    let encoding = Error::Encode;
     let chunks: Vec<Vec<u8>> = saved
         .files
         .par_chunks(CHUNK)
-        .map(postcard::to_stdvec)
-        .collect::<std::result::Result<_, _>>()
-        .map_err(encoding)?;
-    let meta = Meta {
-        root: saved.root.clone(),
-        skipped: saved.skipped.clone(),
-        warnings: saved.warnings.clone(),
+        .map(encode_chunk)
+        .collect::<Result<_>>()?;
+    let (payload, sum) = payload(&saved.root, &saved.skipped, &saved.warnings, chunks)?;
+    write_payload(path, &payload, sum)?;
+    Ok(sum)
+}
+
+/// One run of `CHUNK` files (or fewer, the last) as `save` encodes it: a caller
+/// that makes the saved files a run at a time (`KnowledgeGraph::saved_chunks`)
+/// encodes them with this and `payload`, and writes them with `write_payload`, byte for
+/// byte as `save`.
+pub fn encode_chunk(files: &[SavedFile]) -> Result<Vec<u8>> {
+    postcard::to_stdvec(files).map_err(Error::Encode)
+}
+
+/// The payload of a graph file (the meta, then the encoded runs of files in order)
+/// and its checksum. Each run is freed once copied in, so that the runs and the
+/// payload together hold the encoded files about once.
+pub fn payload(
+    root: &str,
+    skipped: &[(String, String)],
+    warnings: &[(String, String)],
+    chunks: Vec<Vec<u8>>,
+) -> Result<(Vec<u8>, u64)> {
+    let meta = MetaOut {
+        root,
+        skipped,
+        warnings,
         chunks: chunks.iter().map(|c| c.len() as u64).collect(),
     };
-    let meta = postcard::to_stdvec(&meta).map_err(encoding)?;
+    let meta = postcard::to_stdvec(&meta).map_err(Error::Encode)?;
     let mut payload =
         Vec::with_capacity(8 + meta.len() + chunks.iter().map(Vec::len).sum::<usize>());
     payload.extend_from_slice(&(meta.len() as u64).to_le_bytes());
     payload.extend_from_slice(&meta);
-    for chunk in &chunks {
-        payload.extend_from_slice(chunk);
+    for chunk in chunks {
+        payload.extend_from_slice(&chunk);
     }
     let sum = checksum(&payload);
+    Ok((payload, sum))
+}
+
+/// Writes a payload from `payload` (with its checksum) to `path` under the header.
+pub fn write_payload(path: &Path, payload: &[u8], sum: u64) -> Result<()> {
     let mut header = Vec::with_capacity(HEADER);
     header.extend_from_slice(MAGIC);
     header.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
     header.extend_from_slice(&(payload.len() as u64).to_le_bytes());
     header.extend_from_slice(&sum.to_le_bytes());
-    write_atomic(path, &[&header, &payload])?;
-    Ok(sum)
+    write_atomic(path, &[&header, payload])
 }
 
 pub fn load(path: &Path) -> Result<Saved> {

@@ -11,7 +11,7 @@ use parking_lot::{RwLock, RwLockReadGuard};
 use rayon::prelude::*;
 
 use super::extract::{FileSymbols, Language};
-use super::persist::{corrupt, load_with_sum, save, Saved};
+use super::persist::{self, corrupt, load_with_sum, Saved};
 use super::read::{read_project_file, reason};
 use super::scan::{discover, parse, parse_file, ParsedFile, Progress, Source, NOT_UTF8};
 use super::store::{with_spare, KnowledgeGraph};
@@ -303,17 +303,45 @@ impl Project {
     }
 
     /// Writes the project to `path` (see `persist`) and its lexical index beside it
-    /// (`lexical_path`), tied to this version of the graph file; the lock is held
-    /// only while the graph is copied out and the index encoded, not while files
-    /// are written. The index is encoded in place, not cloned: a clone doubled its
-    /// memory for the length of the save (hundreds of MB per 40 MB of C source).
+    /// (`lexical_path`), tied to this version of the graph file. The lock is held
+    /// only while the graph and the index are encoded (side by side), not while
+    /// files are written. The graph is copied into its saved form a run of files at
+    /// a time, each run encoded and dropped at once (the whole saved form at once
+    /// held gigabytes on the Linux kernel); the index is encoded in place, not
+    /// cloned. The two files are written (and synced) side by side; the index's
+    /// file names the graph file's checksum, so whichever is renamed first, a
+    /// crash between the two leaves an index that `load` does not pair with the
+    /// graph (it is rebuilt from disk then).
     pub fn save(&self, path: &Path) -> Result<()> {
-        let (saved, lexical) = {
+        let (chunks, lexical, skipped, warnings) = {
             let state = self.state.read();
-            (self.saved_from(&state), state.lexical.encode()?)
+            let (chunks, lexical) = rayon::join(
+                || {
+                    state
+                        .graph
+                        .saved_chunks(persist::CHUNK, |files| persist::encode_chunk(&files))
+                },
+                || state.lexical.encode(),
+            );
+            (
+                chunks,
+                lexical?,
+                state.skipped.clone(),
+                state.warnings.clone(),
+            )
         };
-        let sum = save(path, &saved)?;
-        LexicalIndex::write_encoded(&lexical_path(path), &lexical, sum)
+        let chunks = chunks.into_iter().collect::<Result<Vec<_>>>()?;
+        let root = self.root.to_string_lossy();
+        let (payload, sum) = persist::payload(&root, &skipped, &warnings, chunks)?;
+        drop((skipped, warnings));
+        std::thread::scope(|s| {
+            let index = s.spawn(|| LexicalIndex::write_encoded(&lexical_path(path), &lexical, sum));
+            let graph = persist::write_payload(path, &payload, sum);
+            let index = index
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            graph.and(index)
+        })
     }
 
     fn saved_from(&self, state: &State) -> Saved {
@@ -404,11 +432,19 @@ fn add_documents(lexical: &mut LexicalIndex, documents: Vec<Document>) {
 /// its lists were allocated by the tokenizing threads among their tokens, and
 /// (grown by doubling) with room to spare; the copy's are exact and together, and
 /// the pages of the originals are freed whole (on CPython's stdlib the copy holds
-/// 18 MB less live heap, measured with `examples/graph_memory.rs`).
+/// 18 MB less live heap, measured with `examples/graph_memory.rs`). The copy
+/// doubles the index while it is made: the pages the documents held (freed as
+/// they were indexed, on every thread) are returned first, so that the copy does
+/// not stand on them (on the Linux kernel they held 1.8 GB of text), and the
+/// original's right after.
 pub fn lexical_of(documents: Vec<Document>) -> LexicalIndex {
     let mut lexical = LexicalIndex::default();
     add_documents(&mut lexical, documents);
-    lexical.clone()
+    release_free_memory();
+    let copy = lexical.clone();
+    drop(lexical);
+    release_free_memory();
+    copy
 }
 
 /// The warnings about one parsed file: syntax errors (at the line where parsing
@@ -723,6 +759,54 @@ mod tests {
         assert!(p.state().graph().file_node("g.py").is_none());
         assert!(p.remove_file(Path::new("../x.py")).is_err());
         std::fs::remove_file(outside).unwrap();
+    }
+
+    /// The save copies the graph out a run of files at a time and writes both files
+    /// side by side: byte for byte what saving the whole saved form at once (and the
+    /// index after it) writes, with more files than one run holds.
+    #[test]
+    fn save_writes_what_the_saved_form_encodes() {
+        let (_dir, root) = project();
+        for i in 0..(2 * persist::CHUNK + 5) {
+            let body = format!(
+                "from g import g\n\ndef f{i}():\n    g()\n    f{}()\n",
+                i / 2
+            );
+            std::fs::write(root.join(format!("a/m{i:03}.py")), body).unwrap();
+        }
+        std::fs::write(root.join("broken.py"), "def h(:\n").unwrap();
+        std::fs::write(root.join("blob.py"), b"\0\0").unwrap();
+        let p = Project::build(&root, 1_000_000, &Progress::default()).unwrap();
+        let files = p.state().graph().file_count();
+        assert_eq!(files, 2 * persist::CHUNK + 8);
+        assert!(!p.state().skipped().is_empty() && !p.state().warnings().is_empty());
+
+        let out = tempfile::tempdir().unwrap();
+        let (new, old) = (out.path().join("new.bin"), out.path().join("old.bin"));
+        p.save(&new).unwrap();
+        let sum = persist::save(&old, &p.saved()).unwrap();
+        p.state().lexical().save(&lexical_path(&old), sum).unwrap();
+        assert_eq!(std::fs::read(&new).unwrap(), std::fs::read(&old).unwrap());
+        assert_eq!(
+            std::fs::read(lexical_path(&new)).unwrap(),
+            std::fs::read(lexical_path(&old)).unwrap()
+        );
+
+        // Runs of any length make the same saved form, in order.
+        let whole = p.state().graph().saved();
+        assert_eq!(whole.len(), files);
+        for chunk in [1, 7, persist::CHUNK, files, files + 1] {
+            let runs = p.state().graph().saved_chunks(chunk, |run| run);
+            assert_eq!(runs.len(), files.div_ceil(chunk));
+            assert!(runs[..runs.len() - 1].iter().all(|run| run.len() == chunk));
+            assert_eq!(runs.into_iter().flatten().collect::<Vec<_>>(), whole);
+        }
+        let loaded = Project::load(&new, None, 1_000_000).unwrap();
+        let (a, b) = (loaded.state(), p.state());
+        assert_eq!(a.graph().paths(), b.graph().paths());
+        assert_eq!(a.graph().node_count(), b.graph().node_count());
+        assert_eq!(a.graph().edge_count(), b.graph().edge_count());
+        assert_eq!(a.lexical().len(), b.lexical().len());
     }
 
     #[test]

@@ -410,8 +410,27 @@ impl KnowledgeGraph {
 
     /// Each file's symbols and links, by path: what `from_saved` rebuilds the graph from.
     pub fn saved(&self) -> Vec<SavedFile> {
-        let files = self.files();
-        let entries: Vec<&FileEntry> = files.iter().map(|(path, _)| &self.files[path]).collect();
+        self.saved_chunks(usize::MAX, |files| files)
+            .into_iter()
+            .flatten()
+            .collect()
+    }
+
+    /// `saved` in runs of `chunk` files (the last may be shorter), each run made and
+    /// handed to `each` on the thread pool, in order in the result: a saved file
+    /// holds a copy of its symbols (reference names spelled out), so a run is
+    /// copied out only when it is needed and dropped by `each` (the save encodes
+    /// it), rather than the whole graph at once (on the Linux kernel: 9 million
+    /// references).
+    pub fn saved_chunks<T: Send>(
+        &self,
+        chunk: usize,
+        each: impl Fn(Vec<SavedFile>) -> T + Sync + Send,
+    ) -> Vec<T> {
+        use rayon::prelude::*;
+        let mut paths: Vec<&String> = self.files.keys().collect();
+        paths.par_sort_unstable();
+        let entries: Vec<&FileEntry> = paths.iter().map(|path| &self.files[*path]).collect();
         // Every node's (file position, position in the file).
         let mut at = vec![(u32::MAX, u32::MAX); self.graph.node_bound()];
         for (p, entry) in entries.iter().enumerate() {
@@ -419,46 +438,65 @@ impl KnowledgeGraph {
                 at[node.index()] = (p as u32, local as u32);
             }
         }
-        let links = entries.iter().map(|entry| {
-            let position = |f: &NodeIndex| at[f.index()].0;
-            let edges = entry
-                .nodes()
-                .enumerate()
-                .flat_map(|(local, node)| {
-                    self.graph
-                        .edges_directed(node, Direction::Outgoing)
-                        .map(move |e| (local, e))
-                })
-                .filter(|(_, e)| e.weight().kind != EdgeKind::Contains)
-                .map(|(local, e)| {
-                    let (to_file, to) = at[e.target().index()];
-                    let w = e.weight();
-                    LinkedEdge {
-                        from: local as u32,
-                        to_file,
-                        to,
-                        kind: w.kind,
-                        confidence: w.confidence,
-                        line: w.line,
-                        reference: w.reference,
-                    }
-                })
-                .collect();
-            Links {
-                resolved: entry
-                    .resolved
-                    .iter()
-                    .map(|files| files.iter().map(position).collect())
-                    .collect(),
-                scope: entry.scope.iter().map(position).collect(),
-                edges,
-            }
-        });
-        files
-            .into_iter()
-            .zip(links)
-            .map(|((path, symbols), links)| (path, symbols, links))
+        let at = &at;
+        let one = |path: &String, entry: &FileEntry| -> SavedFile {
+            (
+                path.clone(),
+                self.unstored(&entry.symbols),
+                self.links(entry, at),
+            )
+        };
+        paths
+            .par_chunks(chunk.max(1))
+            .zip(entries.par_chunks(chunk.max(1)))
+            .map(|(paths, entries)| {
+                each(
+                    paths
+                        .iter()
+                        .zip(entries)
+                        .map(|(path, entry)| one(path, entry))
+                        .collect(),
+                )
+            })
             .collect()
+    }
+
+    /// A file's links as saved; `at` is every node's (file position, position in
+    /// the file).
+    fn links(&self, entry: &FileEntry, at: &[(u32, u32)]) -> Links {
+        let position = |f: &NodeIndex| at[f.index()].0;
+        let edges = entry
+            .nodes()
+            .enumerate()
+            .flat_map(|(local, node)| {
+                self.graph
+                    .edges_directed(node, Direction::Outgoing)
+                    .map(move |e| (local, e))
+            })
+            .filter(|(_, e)| e.weight().kind != EdgeKind::Contains)
+            .map(|(local, e)| {
+                let (to_file, to) = at[e.target().index()];
+                let w = e.weight();
+                LinkedEdge {
+                    from: local as u32,
+                    to_file,
+                    to,
+                    kind: w.kind,
+                    confidence: w.confidence,
+                    line: w.line,
+                    reference: w.reference,
+                }
+            })
+            .collect();
+        Links {
+            resolved: entry
+                .resolved
+                .iter()
+                .map(|files| files.iter().map(position).collect())
+                .collect(),
+            scope: entry.scope.iter().map(position).collect(),
+            edges,
+        }
     }
 
     /// The graph `saved` described (its edges are not computed again). An error says

@@ -358,3 +358,53 @@ def test_reads_never_leave_the_project(project: Path, tmp_path: Path) -> None:
             memory.graph.update_file("app/models.py")
         with pytest.raises(am.InvalidInputError):
             am.KnowledgeGraph.build(project).update_file(str(outside))
+
+
+def test_fingerprints_on_threads_are_the_serial_ones_in_order(tmp_path: Path) -> None:
+    import hashlib
+
+    from aircher_mem.graph import _FINGERPRINT_BATCH, _fingerprint, _fingerprints
+
+    root = tmp_path / "many"
+    root.mkdir()
+    names = [f"m{i:04d}.py" for i in range(2 * _FINGERPRINT_BATCH + 7)]  # three batches
+    for i, name in enumerate(names):
+        (root / name).write_text(f"def f{i}():\n    return {i}\n")
+    (root / "big.py").write_text("x = 1\n" * 10)  # over the limit below: not hashed
+    os.symlink(root / names[0], root / "link.py")  # not a regular file: left out
+    asked = [*reversed(names), "big.py", "link.py", "gone.py"]
+    found = _fingerprints(root, asked, max_hash_bytes=40)
+    assert list(found) == [*reversed(names), "big.py"]
+    for name in names:
+        info = os.lstat(root / name)
+        digest = hashlib.sha256((root / name).read_bytes()).hexdigest()
+        assert found[name] == (info.st_mtime_ns, info.st_size, digest) == _fingerprint(root, name, 40)
+    big = os.lstat(root / "big.py")
+    assert found["big.py"] == (big.st_mtime_ns, big.st_size, "")
+    assert _fingerprints(root, [], max_hash_bytes=40) == {}
+
+
+def test_an_index_of_many_files_updates_exactly_those_changed(tmp_path: Path) -> None:
+    from aircher_mem.graph import _FINGERPRINT_BATCH
+
+    root = tmp_path / "many"
+    (root / "pkg").mkdir(parents=True)
+    count = 2 * _FINGERPRINT_BATCH + 3
+    for i in range(count):
+        (root / "pkg" / f"m{i:04d}.py").write_text(f"def f{i}():\n    return {i}\n")
+    with am.Memory.open(root) as memory:
+        first = memory.index()
+        assert (first.full, first.files, first.parsed) == (True, count, count)
+        manifest = json.loads(memory.manifest_path.read_text())["files"]
+        assert len(manifest) == count and all(len(v[2]) == 64 for v in manifest.values())
+        edited = [f"pkg/m{i:04d}.py" for i in (0, _FINGERPRINT_BATCH + 1, count - 1)]
+        for rel in edited:
+            (root / rel).write_text("def changed():\n    return 0\n")
+        touched = root / "pkg" / "m0005.py"  # a new time, the same content: not parsed
+        info = touched.stat()
+        os.utime(touched, ns=(info.st_atime_ns, info.st_mtime_ns + 5_000_000_000))
+        (root / "pkg" / "m0007.py").unlink()
+        again = memory.index()
+        assert (again.full, again.parsed, again.updated, again.removed) == (False, 3, edited, ["pkg/m0007.py"])
+        assert [s.path for s in memory.graph.find_symbol("changed")] == edited
+        assert memory.index().parsed == 0

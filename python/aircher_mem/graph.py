@@ -19,6 +19,7 @@ import os
 import stat
 import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from ._core import KnowledgeGraph, read_project_file, relative_path
@@ -78,6 +79,30 @@ def _fingerprint(root: Path, relative: str, max_hash_bytes: int) -> Fingerprint 
             return None
         digest = hashlib.sha256(data).hexdigest()
     return before[0], before[1], digest
+
+
+# Files a thread fingerprints per task: large enough that handing out tasks costs
+# little against reading and hashing them.
+_FINGERPRINT_BATCH = 256
+
+
+def _fingerprints(root: Path, paths: list[str], max_hash_bytes: int) -> dict[str, Fingerprint]:
+    """:func:`_fingerprint` of each of ``paths``, in that order, leaving out those that
+    are gone or not regular files. On one thread per core: the read (in Rust) and
+    the hash run without the GIL, and on a large tree (the Linux kernel: 56,000
+    files) one thread spent 5-6 s of a full index here."""
+
+    def batch(part: list[str]) -> list[tuple[str, Fingerprint | None]]:
+        return [(rel, _fingerprint(root, rel, max_hash_bytes)) for rel in part]
+
+    parts = [paths[i : i + _FINGERPRINT_BATCH] for i in range(0, len(paths), _FINGERPRINT_BATCH)]
+    workers = min(len(parts), os.cpu_count() or 1)
+    if workers <= 1:
+        done = [batch(part) for part in parts]
+    else:
+        with ThreadPoolExecutor(workers) as pool:
+            done = list(pool.map(batch, parts))
+    return {rel: fp for part in done for rel, fp in part if fp is not None}
 
 
 # The fingerprint of a file that changed while it was being indexed: it matches no
@@ -269,10 +294,8 @@ class GraphIndex:
         tracked, unsupported = tracked_files(self.root)
         fingerprints: dict[str, Fingerprint] = {}
         if graph is None or old is None:
-            for rel in tracked:  # taken before parsing: a later edit is seen next time
-                fp = _fingerprint(self.root, rel, self.max_file_bytes)
-                if fp is not None:
-                    fingerprints[rel] = fp
+            # Taken before parsing: a later edit is seen next time.
+            fingerprints = _fingerprints(self.root, tracked, self.max_file_bytes)
             graph = KnowledgeGraph.build(self.root, max_file_bytes=self.max_file_bytes, progress=progress)
             parsed = _parsed(graph, fingerprints)
             unsettled = self._settle(fingerprints, list(fingerprints))
@@ -346,7 +369,7 @@ class GraphIndex:
         self, tracked: list[str], old: dict[str, Fingerprint], fingerprints: dict[str, Fingerprint]
     ) -> list[str]:
         """The tracked files whose content differs from ``old`` (fills ``fingerprints``)."""
-        changed: list[str] = []
+        moved: list[str] = []
         for rel in tracked:
             before = old.get(rel)
             now = _stat(self.root / rel)
@@ -354,11 +377,12 @@ class GraphIndex:
                 continue
             if before is not None and before[:2] == now:
                 fingerprints[rel] = before
-                continue
-            fp = _fingerprint(self.root, rel, self.max_file_bytes)
-            if fp is None:
-                continue
+            else:
+                moved.append(rel)
+        changed: list[str] = []
+        for rel, fp in _fingerprints(self.root, moved, self.max_file_bytes).items():
             fingerprints[rel] = fp
+            before = old.get(rel)
             if before is None or not _same(before, fp):
                 changed.append(rel)
         return changed

@@ -175,7 +175,15 @@ impl Project {
         } = scan;
         let mut files = Vec::with_capacity(sources.len());
         let mut warnings = Vec::new();
-        let mut all_documents = Vec::new();
+        // Sized once: grown by doubling, the list of every document (3 million on
+        // the Linux kernel, 120 bytes each before their text) was copied as it grew
+        // and left up to twice its size.
+        let documents = parsed
+            .iter()
+            .flatten()
+            .map(|file| file.documents.len())
+            .sum();
+        let mut all_documents = Vec::with_capacity(documents);
         for (source, result) in sources.into_iter().zip(parsed) {
             match result {
                 Ok(ParsedFile {

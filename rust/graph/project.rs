@@ -126,13 +126,12 @@ impl Project {
         root: PathBuf,
         max_file_bytes: u64,
         graph: KnowledgeGraph,
-        lexical: LexicalIndex,
+        mut lexical: LexicalIndex,
         skipped: Vec<Remark>,
         warnings: Vec<Remark>,
     ) -> Self {
         // As the graph does (`with_spare`): without room, the first update after a
         // build or load copies the index's large arrays into fresh memory.
-        let mut lexical = lexical;
         lexical.reserve(with_spare(lexical.len()) - lexical.len());
         // What the build or load freed, and the arrays the room replaced.
         release_free_memory();

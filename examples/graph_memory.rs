@@ -153,6 +153,9 @@ fn lexical(state: &State) {
     let (copy, bytes) = heap_of(state.lexical());
     drop(copy);
     println!("  lexical index {:.1} MB: {:?}", mb(bytes), state.lexical());
+    for (part, bytes) in state.lexical().heap_parts() {
+        println!("    {part:<24} {:>9.1} MB", mb(bytes as isize));
+    }
 }
 
 fn main() {

@@ -435,23 +435,16 @@ fn add_documents(lexical: &mut LexicalIndex, documents: Vec<Document>) {
     debug_assert!(added.is_ok(), "{added:?}");
 }
 
-/// The lexical index of a whole project's documents, as a build makes it. A copy of the index is kept:
-/// its lists were allocated by the tokenizing threads among their tokens, and
-/// (grown by doubling) with room to spare; the copy's are exact and together, and
-/// the pages of the originals are freed whole (on CPython's stdlib the copy holds
-/// 18 MB less live heap, measured with `examples/graph_memory.rs`). The copy
-/// doubles the index while it is made: the pages the documents held (freed as
-/// they were indexed, on every thread) are returned first, so that the copy does
-/// not stand on them (on the Linux kernel they held 1.8 GB of text), and the
-/// original's right after.
+/// The lexical index of a whole project's documents, as a build makes it. The
+/// bulk load builds it in memory of exact sizes, its lists together, apart from
+/// the pages the tokenizing threads used; those, and the documents' (freed as they
+/// were indexed, on every thread: 1.8 GB of text on the Linux kernel), are
+/// returned right after.
 pub fn lexical_of(documents: Vec<Document>) -> LexicalIndex {
     let mut lexical = LexicalIndex::default();
     add_documents(&mut lexical, documents);
     release_free_memory();
-    let copy = lexical.clone();
-    drop(lexical);
-    release_free_memory();
-    copy
+    lexical
 }
 
 /// The warnings about one parsed file: syntax errors (at the line where parsing

@@ -42,7 +42,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::persist;
-use super::tokenize::for_each_token_with;
+use super::tokenize::{for_each_token_with, head};
 use crate::error::{invalid, Error, Result};
 
 /// Distinct field names an index holds at a time.
@@ -285,9 +285,44 @@ struct Counted {
     terms: Vec<(Range<usize>, u32)>,
 }
 
+/// A token of `Counted::of`'s buffer: where it is, and its first 16 bytes as an
+/// integer that orders as the bytes do (tokens have no NUL byte, the padding), so
+/// that sorting compares integers and reads the text only past 16 equal bytes.
+#[derive(Clone, Copy)]
+struct Token {
+    prefix: u128,
+    start: u32,
+    end: u32,
+}
+
+impl Token {
+    fn new(token: &str, start: usize) -> Token {
+        Token {
+            prefix: head(token.as_bytes()),
+            start: start as u32,
+            end: (start + token.len()) as u32,
+        }
+    }
+
+    fn text(self, buffer: &str) -> &str {
+        &buffer[self.start as usize..self.end as usize]
+    }
+
+    /// The order of the two tokens' text in `buffer`.
+    fn cmp_in(&self, other: &Token, buffer: &str) -> Ordering {
+        self.prefix.cmp(&other.prefix).then_with(|| {
+            if self.end - self.start <= 16 && other.end - other.start <= 16 {
+                Ordering::Equal
+            } else {
+                self.text(buffer).cmp(other.text(buffer))
+            }
+        })
+    }
+}
+
 thread_local! {
-    /// `Counted::of`'s token buffer and token spans, reused across documents.
-    static TOKENS: RefCell<(String, Vec<Range<usize>>)> = RefCell::default();
+    /// `Counted::of`'s token buffer and tokens, reused across documents.
+    static TOKENS: RefCell<(String, Vec<Token>)> = RefCell::default();
 }
 
 impl Counted {
@@ -305,7 +340,7 @@ impl Counted {
                 for_each_token_with(text, stem, |token| {
                     let start = buffer.len();
                     buffer.push_str(token);
-                    spans.push(start..buffer.len());
+                    spans.push(Token::new(token, start));
                     if spans.len() == MAX_FIELD_TOKENS {
                         ControlFlow::Break(())
                     } else {
@@ -313,19 +348,18 @@ impl Counted {
                     }
                 });
                 let buffer = buffer.as_str();
-                spans.sort_unstable_by(|a, b| buffer[a.clone()].cmp(&buffer[b.clone()]));
+                spans.sort_unstable_by(|a, b| a.cmp_in(b, buffer));
                 let first = counted.terms.len();
-                let mut last: Option<&str> = None;
+                let mut last: Option<&Token> = None;
                 for span in spans.iter() {
-                    let token = &buffer[span.clone()];
-                    if last == Some(token) {
+                    if last.is_some_and(|last| last.cmp_in(span, buffer).is_eq()) {
                         counted.terms.last_mut().expect("a term before").1 += 1;
                         continue;
                     }
                     let start = counted.text.len();
-                    counted.text.push_str(token);
+                    counted.text.push_str(span.text(buffer));
                     counted.terms.push((start..counted.text.len(), 1));
-                    last = Some(token);
+                    last = Some(span);
                 }
                 counted
                     .fields
@@ -490,6 +524,62 @@ fn ranks(keep: impl Iterator<Item = bool>) -> Vec<u32> {
 }
 
 impl LexicalIndex {
+    /// Approximate heap bytes of the index's parts (capacities times element
+    /// sizes plus string bytes; allocator rounding and hash-table control bytes
+    /// left out): where its memory goes, for `examples/graph_memory.rs`.
+    #[doc(hidden)]
+    pub fn heap_parts(&self) -> Vec<(&'static str, usize)> {
+        use std::mem::size_of;
+        let arc = |s: &Arc<str>| s.len() + 2 * size_of::<usize>();
+        let postings: usize = self
+            .postings
+            .iter()
+            .map(|l| l.capacity() * size_of::<Posting>())
+            .sum();
+        let meta: usize = self
+            .docs
+            .iter()
+            .flatten()
+            .map(|d| {
+                d.meta.capacity() * size_of::<(String, String)>()
+                    + d.meta
+                        .iter()
+                        .map(|(k, v)| k.capacity() + v.capacity())
+                        .sum::<usize>()
+            })
+            .sum();
+        let keys: usize = self.docs.iter().flatten().map(|d| arc(&d.key)).sum();
+        let groups: usize = self
+            .groups
+            .iter()
+            .map(|(name, members)| arc(name) + members.capacity() * 4)
+            .sum();
+        vec![
+            ("postings", postings),
+            (
+                "posting list headers",
+                self.postings.capacity() * size_of::<Vec<Posting>>(),
+            ),
+            (
+                "terms (strings)",
+                self.terms.iter().map(arc).sum::<usize>() + self.terms.capacity() * 16,
+            ),
+            ("term_ids table", self.term_ids.capacity() * (16 + 4)),
+            ("df", self.df.capacity() * 4),
+            ("forward", self.forward.capacity() * 4),
+            ("slots", self.docs.capacity() * size_of::<Option<Slot>>()),
+            ("slot meta", meta),
+            ("keys (strings)", keys),
+            ("by_key table", self.by_key.capacity() * (16 + 4)),
+            ("groups", groups + self.groups.capacity() * (16 + 24)),
+            (
+                "field_len",
+                self.field_len.iter().map(|c| c.capacity() * 4).sum(),
+            ),
+            ("kind_of", self.kind_of.capacity() * 4),
+        ]
+    }
+
     /// An empty index that does not stem (as code search wants).
     pub fn new() -> LexicalIndex {
         LexicalIndex::default()
@@ -586,39 +676,311 @@ impl LexicalIndex {
     /// `upsert` of each document in turn: a bulk load (a project's first index)
     /// that gives the same index as upserting one by one, built in parallel. Text
     /// is tokenized on the thread pool; into an empty index, large batches are cut
-    /// into one shard per thread, indexed side by side and merged in order. Stops at
-    /// the first document refused, with its error (those before it are in).
+    /// into one shard per thread, indexed side by side and merged in order into
+    /// memory of exact sizes (an empty index comes out compacted, its lists
+    /// together). Stops at the first document refused, with its error (those
+    /// before it are in; past the field-name cap, those of the shards before).
     pub fn upsert_all(&mut self, docs: Vec<Document>) -> Result<()> {
-        let threads = rayon::current_num_threads();
-        if !self.is_empty() || threads < 2 || docs.len() < SHARD_MIN_DOCS {
+        if !self.is_empty() {
             return self.upsert_each(docs);
         }
-        let size = docs.len().div_ceil(threads);
+        let threads = rayon::current_num_threads();
+        let size = if docs.len() < SHARD_MIN_DOCS {
+            docs.len().max(1)
+        } else {
+            docs.len().div_ceil(threads)
+        };
         let mut chunks: Vec<Vec<Document>> = Vec::with_capacity(threads);
         let mut rest = docs;
         while !rest.is_empty() {
             let tail = rest.split_off(size.min(rest.len()));
             chunks.push(std::mem::replace(&mut rest, tail));
         }
+        let stem = self.stem;
         let shards: Vec<(LexicalIndex, Result<()>)> = chunks
             .into_par_iter()
             .map(|chunk| {
-                let mut shard = LexicalIndex::with_stemming(self.stem);
+                let mut shard = LexicalIndex::with_stemming(stem);
                 let done = shard.upsert_each(chunk);
                 (shard, done)
             })
             .collect();
-        for (mut shard, done) in shards {
-            if self.is_pristine() {
-                // The first shard becomes the index, rather than being copied into it.
-                shard.compact();
-                *self = shard;
-            } else {
-                self.absorb(shard)?;
+        // The shards up to the first that refused a document, and its error.
+        let mut kept = Vec::with_capacity(shards.len());
+        let mut outcome = Ok(());
+        let mut names: HashSet<String> = HashSet::new();
+        for (shard, done) in shards {
+            names.extend(shard.fields_in_use().map(str::to_owned));
+            if names.len() > MAX_FIELDS {
+                outcome = Err(invalid(
+                    "fields",
+                    format!(
+                        "at most {MAX_FIELDS} distinct field names: the documents have {}",
+                        names.len()
+                    ),
+                ));
+                break;
             }
-            done?;
+            kept.push(shard);
+            if done.is_err() {
+                outcome = done;
+                break;
+            }
         }
-        Ok(())
+        // An empty index keeps only whether it stems: its removed documents' field
+        // names and terms go.
+        *self = LexicalIndex::merged(kept, stem);
+        outcome
+    }
+
+    /// The names of the fields some live document has text in.
+    fn fields_in_use(&self) -> impl Iterator<Item = &str> {
+        self.fields
+            .iter()
+            .zip(&self.field_docs)
+            .filter(|&(_, &docs)| docs > 0)
+            .map(|(name, _)| name.as_str())
+    }
+
+    /// The index of `shards`' documents one after the other, compacted, as
+    /// upserting them in that order makes it (a key in a later shard replaces
+    /// the document an earlier one has). Their field names in use must fit in
+    /// [`MAX_FIELDS`]. Made in memory of exact sizes, a posting list at a time,
+    /// each shard's lists freed as they are copied: absorbing the shards into the
+    /// first, then copying the whole for tight memory, copied every posting twice
+    /// and held the index twice over.
+    fn merged(mut shards: Vec<LexicalIndex>, stem: bool) -> LexicalIndex {
+        for later in 1..shards.len() {
+            let (earlier, rest) = shards.split_at_mut(later);
+            for data in rest[0].docs.iter().flatten() {
+                for shard in earlier.iter_mut() {
+                    if let Some(&old) = shard.by_key.get(&data.key) {
+                        shard.remove_slot(old);
+                    }
+                }
+            }
+        }
+        for shard in &mut shards {
+            shard.compact();
+        }
+        let mut fields: Vec<String> = shards
+            .iter()
+            .flat_map(|shard| shard.fields.iter().cloned())
+            .collect();
+        fields.sort_unstable();
+        fields.dedup();
+        debug_assert!(fields.len() <= MAX_FIELDS);
+        let field_maps: Vec<Vec<usize>> = shards
+            .iter()
+            .map(|shard| {
+                let at = |f: &String| fields.binary_search(f).expect("a field of the union");
+                shard.fields.iter().map(at).collect()
+            })
+            .collect();
+        let slots: usize = shards.iter().map(|shard| shard.docs.len()).sum();
+        let forward_len: usize = shards.iter().map(|shard| shard.forward.len()).sum();
+        let mut shards = shards.into_iter();
+        // The first shard's terms, kinds, keys and groups are the index's; the
+        // others' are added to them.
+        let mut index = match shards.next() {
+            Some(first) => first,
+            None => return LexicalIndex::with_stemming(stem),
+        };
+        let rest: Vec<LexicalIndex> = shards.collect();
+        let mut first_postings = std::mem::take(&mut index.postings);
+        let first_docs = std::mem::take(&mut index.docs);
+        let first_forward = std::mem::take(&mut index.forward);
+        let first_kind_of = std::mem::take(&mut index.kind_of);
+        let first_field_len = std::mem::take(&mut index.field_len);
+        let first_totals = std::mem::take(&mut index.field_total);
+        let first_field_docs = std::mem::take(&mut index.field_docs);
+        index.fields = fields;
+        index.field_total = vec![0; index.fields.len()];
+        index.field_docs = vec![0; index.fields.len()];
+        index.field_len = vec![Vec::new(); index.fields.len()];
+        for column in &mut index.field_len {
+            column.reserve_exact(slots);
+            column.resize(slots, 0);
+        }
+        index.live = 0;
+        // Terms and kinds of the other shards: ids in the index.
+        let mut term_maps: Vec<Vec<u32>> = Vec::with_capacity(rest.len());
+        let mut kind_maps: Vec<Vec<u32>> = Vec::with_capacity(rest.len());
+        for shard in &rest {
+            let terms = shard.terms.iter().map(|term| index.term_id_or_new(term));
+            let terms: Vec<u32> = terms.collect();
+            term_maps.push(terms);
+            let kinds = shard.kinds.iter().map(|kind| index.kind_id_or_new(kind));
+            let kinds: Vec<u32> = kinds.collect();
+            kind_maps.push(kinds);
+        }
+        index.terms.shrink_to_fit();
+        let terms = index.terms.len();
+        // Per shard after the first: its term of each of the index's, if any.
+        let own: Vec<Vec<u32>> = term_maps
+            .iter()
+            .map(|map| {
+                let mut own = vec![DEAD; terms];
+                for (local, &term) in map.iter().enumerate() {
+                    own[term as usize] = local as u32;
+                }
+                own
+            })
+            .collect();
+        let mut rest_postings: Vec<Vec<Vec<Posting>>> = Vec::with_capacity(rest.len());
+        let mut offsets = Vec::with_capacity(rest.len());
+        let mut offset = first_docs.len() as u32;
+        let mut df = std::mem::take(&mut index.df);
+        df.resize(terms, 0);
+        let mut rest = rest;
+        for shard in &mut rest {
+            rest_postings.push(std::mem::take(&mut shard.postings));
+            offsets.push(offset);
+            offset += shard.docs.len() as u32;
+        }
+        let first_map = &field_maps[0];
+        let identity = first_map.iter().enumerate().all(|(i, &f)| i == f);
+        index.postings = Vec::with_capacity(terms);
+        for term in 0..terms {
+            let mut parts = 0;
+            let first = first_postings
+                .get_mut(term)
+                .map(std::mem::take)
+                .unwrap_or_default();
+            parts += first.len();
+            for (s, own) in own.iter().enumerate() {
+                if let Some(list) = rest_postings[s].get(own[term] as usize) {
+                    parts += list.len();
+                }
+            }
+            let mut list = Vec::with_capacity(parts);
+            if identity {
+                list.extend_from_slice(&first);
+            } else {
+                list.extend(
+                    first
+                        .iter()
+                        .map(|p| Posting::new(p.doc, first_map[p.field()], p.tf())),
+                );
+            }
+            drop(first);
+            for (s, own) in own.iter().enumerate() {
+                let Some(taken) = rest_postings[s]
+                    .get_mut(own[term] as usize)
+                    .map(std::mem::take)
+                else {
+                    continue;
+                };
+                let (map, at) = (&field_maps[s + 1], offsets[s]);
+                list.extend(
+                    taken
+                        .iter()
+                        .map(|p| Posting::new(p.doc + at, map[p.field()], p.tf())),
+                );
+                df[term] += rest[s].df[own[term] as usize];
+            }
+            index.postings.push(list);
+        }
+        drop(first_postings);
+        drop(rest_postings);
+        df.shrink_to_fit();
+        index.df = df;
+        // The documents, slot by slot.
+        index.docs = Vec::with_capacity(slots);
+        index.kind_of = Vec::with_capacity(slots);
+        index.forward = Vec::with_capacity(forward_len);
+        for (f, column) in first_field_len.iter().enumerate() {
+            let to = first_map[f];
+            index.field_len[to][..column.len()].copy_from_slice(column);
+            index.field_total[to] += first_totals[f];
+            index.field_docs[to] += first_field_docs[f];
+        }
+        index.kind_of.extend_from_slice(&first_kind_of);
+        for data in first_docs.into_iter().flatten() {
+            let start = index.forward.len();
+            index
+                .forward
+                .extend_from_slice(&first_forward[data.terms.clone()]);
+            index.docs.push(Some(Slot {
+                meta: data.meta.clone(),
+                terms: start..index.forward.len(),
+                ..data
+            }));
+            index.live += 1;
+        }
+        drop(first_forward);
+        for (s, shard) in rest.into_iter().enumerate() {
+            let LexicalIndex {
+                field_len,
+                field_total,
+                field_docs,
+                kind_of,
+                docs,
+                forward,
+                ..
+            } = shard;
+            let (terms, kinds, map) = (&term_maps[s], &kind_maps[s], &field_maps[s + 1]);
+            let at = offsets[s] as usize;
+            for (f, column) in field_len.iter().enumerate() {
+                let to = map[f];
+                index.field_len[to][at..at + column.len()].copy_from_slice(column);
+                index.field_total[to] += field_total[f];
+                index.field_docs[to] += field_docs[f];
+            }
+            index
+                .kind_of
+                .extend(kind_of.iter().map(|&k| kinds[k as usize]));
+            for (i, data) in docs.into_iter().enumerate() {
+                let data = data.expect("compacted: every slot is live");
+                let start = index.forward.len();
+                index.forward.extend(
+                    forward[data.terms.clone()]
+                        .iter()
+                        .map(|&t| terms[t as usize]),
+                );
+                index.forward[start..].sort_unstable();
+                let slot = (at + i) as u32;
+                index.by_key.insert(data.key.clone(), slot);
+                let group = index.shared_group_arc(&data.group);
+                let position = add_to_group(&mut index.groups, &group, slot);
+                index.docs.push(Some(Slot {
+                    key: data.key,
+                    group,
+                    meta: data.meta.clone(),
+                    terms: start..index.forward.len(),
+                    at: position,
+                }));
+                index.live += 1;
+            }
+        }
+        debug_assert_eq!(index.docs.len(), slots);
+        index
+    }
+
+    /// The id of `term`, added (with an empty posting list slot to come) if new.
+    fn term_id_or_new(&mut self, term: &Arc<str>) -> u32 {
+        match self.term_ids.get(&**term) {
+            Some(&id) => id,
+            None => {
+                let id = self.terms.len() as u32;
+                self.terms.push(term.clone());
+                self.term_ids.insert(term.clone(), id);
+                id
+            }
+        }
+    }
+
+    /// The id of `kind`, added if new.
+    fn kind_id_or_new(&mut self, kind: &str) -> u32 {
+        match self.kind_ids.get(kind) {
+            Some(&id) => id,
+            None => {
+                let id = self.kinds.len() as u32;
+                self.kinds.push(kind.to_owned());
+                self.kind_ids.insert(kind.to_owned(), id);
+                id
+            }
+        }
     }
 
     /// Room for `additional` more documents like those held (on average), so that
@@ -645,15 +1007,6 @@ impl LexicalIndex {
         self.terms.reserve_exact(terms);
         self.postings.reserve_exact(terms);
         self.df.reserve_exact(terms);
-    }
-
-    /// Whether nothing was ever added (no slot, field, kind or term), so that
-    /// replacing the index by another of the same kind loses nothing.
-    fn is_pristine(&self) -> bool {
-        self.docs.is_empty()
-            && self.fields.is_empty()
-            && self.kinds.is_empty()
-            && self.terms.is_empty()
     }
 
     /// Checks a batch before [`LexicalIndex::upsert_all`], without changing the
@@ -724,122 +1077,6 @@ impl LexicalIndex {
                 self.maybe_compact();
             }
         }
-    }
-
-    /// Adds every document of `other` after this index's, as if each were upserted
-    /// here in `other`'s slot order (a key already here is replaced). An
-    /// invalid-input error, and no change, if the fields would be too many.
-    fn absorb(&mut self, mut other: LexicalIndex) -> Result<()> {
-        debug_assert_eq!(self.stem, other.stem, "terms of one kind only");
-        other.compact();
-        let missing = |index: &LexicalIndex| -> Vec<String> {
-            other
-                .fields
-                .iter()
-                .filter(|f| index.field_id(f).is_none())
-                .cloned()
-                .collect()
-        };
-        let mut new = missing(self);
-        // As `make_room` does: field names no document uses any more make room.
-        if self.fields.len() + new.len() > MAX_FIELDS && self.field_docs.contains(&0) {
-            self.compact();
-            new = missing(self);
-        }
-        if self.fields.len() + new.len() > MAX_FIELDS {
-            return Err(invalid(
-                "fields",
-                format!(
-                    "at most {MAX_FIELDS} distinct field names: the index has {}, the documents add {new:?}",
-                    self.fields.len()
-                ),
-            ));
-        }
-        for name in &new {
-            self.register_field(name);
-        }
-        // Both field lists are sorted, so this map keeps postings in field order.
-        let field_map: Vec<usize> = other
-            .fields
-            .iter()
-            .map(|f| self.field_id(f).expect("registered above"))
-            .collect();
-        for data in other.docs.iter().flatten() {
-            if let Some(&old) = self.by_key.get(&data.key) {
-                self.remove_slot(old);
-            }
-        }
-        let offset = self.docs.len();
-        let added = other.docs.len();
-        for column in &mut self.field_len {
-            column.resize(offset + added, 0);
-        }
-        for (f, column) in other.field_len.iter().enumerate() {
-            let to = field_map[f];
-            self.field_len[to][offset..].copy_from_slice(column);
-            self.field_total[to] += other.field_total[f];
-            self.field_docs[to] += other.field_docs[f];
-        }
-        let kind_map: Vec<u32> = other
-            .kinds
-            .iter()
-            .map(|kind| match self.kind_ids.get(kind) {
-                Some(&id) => id,
-                None => {
-                    let id = self.kinds.len() as u32;
-                    self.kinds.push(kind.clone());
-                    self.kind_ids.insert(kind.clone(), id);
-                    id
-                }
-            })
-            .collect();
-        self.kind_of
-            .extend(other.kind_of.iter().map(|&k| kind_map[k as usize]));
-        let term_map: Vec<u32> = other
-            .terms
-            .iter()
-            .map(|term| match self.term_ids.get(&**term) {
-                Some(&id) => id,
-                None => {
-                    let id = self.terms.len() as u32;
-                    self.terms.push(term.clone());
-                    self.term_ids.insert(term.clone(), id);
-                    self.postings.push(Vec::new());
-                    self.df.push(0);
-                    id
-                }
-            })
-            .collect();
-        let doc_offset = offset as u32;
-        for (t, list) in other.postings.into_iter().enumerate() {
-            let to = term_map[t] as usize;
-            self.df[to] += other.df[t];
-            self.postings[to].extend(
-                list.into_iter()
-                    .map(|p| Posting::new(p.doc + doc_offset, field_map[p.field()], p.tf())),
-            );
-        }
-        for (i, data) in other.docs.into_iter().enumerate() {
-            let data = data.expect("compacted: every slot is live");
-            let start = self.forward.len();
-            self.forward.extend(
-                other.forward[data.terms.clone()]
-                    .iter()
-                    .map(|&t| term_map[t as usize]),
-            );
-            self.forward[start..].sort_unstable();
-            let slot = doc_offset + i as u32;
-            self.by_key.insert(data.key.clone(), slot);
-            let at = add_to_group(&mut self.groups, &data.group, slot);
-            self.docs.push(Some(Slot {
-                terms: start..self.forward.len(),
-                at,
-                ..data
-            }));
-            self.live += 1;
-        }
-        self.maybe_compact();
-        Ok(())
     }
 
     /// Checks `doc`'s field names, registers the new ones and removes the document
@@ -1407,6 +1644,14 @@ impl LexicalIndex {
             at,
         }));
         self.live += 1;
+    }
+
+    /// `group` as the index holds it: the name its other documents share.
+    fn shared_group_arc(&self, group: &Arc<str>) -> Arc<str> {
+        match self.groups.get_key_value(&**group) {
+            Some((name, _)) => name.clone(),
+            None => group.clone(),
+        }
     }
 
     /// `group` as the index holds it: the name its other documents share.
@@ -2415,6 +2660,40 @@ mod tests {
         assert_eq!(index.fields(), ["text"]);
         let hits = index.search("w3", &Bm25Params::default(), &[], 3);
         assert_eq!(keys(&hits), ["k1003", "k1008", "k1013"]);
+    }
+
+    #[test]
+    fn parallel_upsert_all_past_the_field_cap_keeps_the_shards_before() {
+        // Each half of the batch has 20 field names, together 40: the first
+        // shard goes in, the second is refused as a whole.
+        let half = SHARD_MIN_DOCS / 2;
+        let docs: Vec<Document> = (0..2 * half)
+            .map(|i| {
+                let side = if i < half { 'a' } else { 'b' };
+                Document {
+                    key: format!("k{i}"),
+                    group: "g".into(),
+                    fields: (0..20)
+                        .map(|f| (format!("{side}{f:02}"), format!("w{}", i % 3)))
+                        .collect(),
+                    ..Document::default()
+                }
+            })
+            .collect();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        let mut index = LexicalIndex::new();
+        let err = pool.install(|| index.upsert_all(docs)).unwrap_err();
+        assert!(
+            err.to_string().contains("at most 32 distinct field names"),
+            "{err}"
+        );
+        check_invariants(&index);
+        assert_eq!(index.len(), half);
+        assert!(index.contains("k0") && !index.contains(&format!("k{half}")));
+        assert_eq!(index.fields().len(), 20);
     }
 
     #[test]

@@ -1488,7 +1488,28 @@ impl LexicalIndex {
     /// [`LexicalIndex::write_encoded`]: the saved form, far smaller than a copy
     /// of the index (postings are delta-encoded).
     pub fn encode(&self) -> Result<Vec<u8>> {
-        postcard::to_stdvec(&self.to_saved()).map_err(Error::Encode)
+        // Postcard encodes a struct as its fields one after the other, and the
+        // postings (a byte string) come last: what precedes them is encoded as
+        // usual, they are written in place after it, into a buffer of the exact
+        // size, runs of terms side by side. Encoding `to_saved` instead made them a
+        // buffer per term, then one for all, then a copy grown by doubling: on the
+        // Linux kernel that held gigabytes more during a save.
+        let remap = self.remap();
+        let (head, lists) = self.stored_head(&remap);
+        let total: u64 = head.sizes.iter().sum();
+        let head = Saved {
+            stem: self.stem,
+            index: head,
+        };
+        let size = postcard::experimental::serialized_size(&head).map_err(Error::Encode)?
+            + varint64_len(total)
+            + total as usize;
+        let mut out = postcard::to_io(&head, Vec::with_capacity(size)).map_err(Error::Encode)?;
+        write_varint64(&mut out, total);
+        let start = out.len();
+        out.resize(size, 0);
+        write_postings(&mut out[start..], &lists, &head.index.sizes, &remap);
+        Ok(out)
     }
 
     /// Writes bytes from [`LexicalIndex::encode`] to `path` as `save` does.
@@ -1746,6 +1767,30 @@ impl LexicalIndex {
     /// The compacted, self-contained form that is saved, borrowing the strings.
     fn to_stored(&self) -> StoredRef<'_> {
         let remap = self.remap();
+        let (head, lists) = self.stored_head(&remap);
+        let mut postings = vec![0; head.sizes.iter().sum::<u64>() as usize];
+        write_postings(&mut postings, &lists, &head.sizes, &remap);
+        let Stored {
+            fields,
+            kinds,
+            docs,
+            terms,
+            sizes,
+            postings: (),
+        } = head;
+        Stored {
+            fields,
+            kinds,
+            docs,
+            terms,
+            sizes,
+            postings: Bytes(postings),
+        }
+    }
+
+    /// The stored form without its postings (`()` in their place), and the
+    /// posting lists of the terms it keeps, in order.
+    fn stored_head<'a>(&'a self, remap: &Remap) -> (StoredHead<'a>, Vec<&'a [Posting]>) {
         let docs = self
             .docs
             .iter()
@@ -1760,35 +1805,30 @@ impl LexicalIndex {
                 })
             })
             .collect();
-        let encoded: Vec<Vec<u8>> = self
+        let lists: Vec<&[Posting]> = self
             .postings
+            .iter()
+            .zip(&remap.term)
+            .filter(|&(_, &term)| term != DEAD)
+            .map(|(list, _)| list.as_slice())
+            .collect();
+        let sizes = lists
             .par_iter()
-            .enumerate()
-            .filter(|(term, _)| remap.term[*term] != DEAD)
-            .map(|(_, list)| {
-                let mut bytes = Vec::with_capacity(list.len() * 2);
-                let mut previous = 0;
-                for posting in list {
-                    let doc = remap.slot[posting.doc as usize];
-                    if doc == DEAD {
-                        continue;
-                    }
-                    let field = remap.field[posting.field()];
-                    write_varint(&mut bytes, doc - previous);
-                    write_varint(&mut bytes, posting.tf() << 5 | field);
-                    previous = doc;
-                }
-                bytes
+            .map(|list| {
+                stored_postings(list, remap)
+                    .map(|(delta, value)| varint_len(delta) + varint_len(value))
+                    .sum::<usize>() as u64
             })
             .collect();
-        Stored {
+        let head = Stored {
             fields: pick(&self.fields, &remap.field),
             kinds: pick(&self.kinds, &remap.kind),
             docs,
             terms: pick(&self.terms, &remap.term),
-            sizes: encoded.iter().map(|b| b.len() as u64).collect(),
-            postings: Bytes(encoded.concat()),
-        }
+            sizes,
+            postings: (),
+        };
+        (head, lists)
     }
 
     /// Rebuilds an index from its stored form, checking every invariant `search`
@@ -1936,12 +1976,76 @@ fn pick<'a, S: AsRef<str>>(names: &'a [S], map: &[u32]) -> Vec<&'a str> {
         .collect()
 }
 
-fn write_varint(out: &mut Vec<u8>, mut value: u32) {
+fn write_varint64(out: &mut Vec<u8>, mut value: u64) {
     while value >= 0x80 {
         out.push(value as u8 | 0x80);
         value >>= 7;
     }
     out.push(value as u8);
+}
+
+/// Bytes of `value` as a LEB128 varint.
+fn varint_len(value: u32) -> usize {
+    varint64_len(u64::from(value))
+}
+
+fn varint64_len(value: u64) -> usize {
+    (64 - (value | 1).leading_zeros() as usize).div_ceil(7)
+}
+
+/// `value` as a varint at `out[*at..]`, moving `at` past it.
+fn put_varint(out: &mut [u8], at: &mut usize, mut value: u32) {
+    while value >= 0x80 {
+        out[*at] = value as u8 | 0x80;
+        *at += 1;
+        value >>= 7;
+    }
+    out[*at] = value as u8;
+    *at += 1;
+}
+
+/// A stored posting list's two varints per live posting: the slot's distance to
+/// the previous one, and `tf << 5 | field` (slots and fields renumbered).
+fn stored_postings<'a>(
+    list: &'a [Posting],
+    remap: &'a Remap,
+) -> impl Iterator<Item = (u32, u32)> + 'a {
+    let mut previous = 0;
+    list.iter().filter_map(move |posting| {
+        let doc = remap.slot[posting.doc as usize];
+        if doc == DEAD {
+            return None;
+        }
+        let delta = doc - previous;
+        previous = doc;
+        Some((delta, posting.tf() << 5 | remap.field[posting.field()]))
+    })
+}
+
+/// Writes each list's stored postings into `out`, one after the other, `sizes`
+/// bytes each (as `stored_head` measured them; `out` is their sum), runs of lists
+/// on the thread pool.
+fn write_postings(out: &mut [u8], lists: &[&[Posting]], sizes: &[u64], remap: &Remap) {
+    const RUN: usize = 4096;
+    let mut runs: Vec<(&mut [u8], &[&[Posting]])> = Vec::with_capacity(lists.len().div_ceil(RUN));
+    let mut rest = out;
+    for (lists, sizes) in lists.chunks(RUN).zip(sizes.chunks(RUN)) {
+        let bytes = sizes.iter().sum::<u64>() as usize;
+        let (run, tail) = std::mem::take(&mut rest).split_at_mut(bytes);
+        runs.push((run, lists));
+        rest = tail;
+    }
+    debug_assert!(rest.is_empty());
+    runs.into_par_iter().for_each(|(run, lists)| {
+        let mut at = 0;
+        for list in lists {
+            for (delta, value) in stored_postings(list, remap) {
+                put_varint(run, &mut at, delta);
+                put_varint(run, &mut at, value);
+            }
+        }
+        debug_assert_eq!(at, run.len());
+    });
 }
 
 fn read_varint(bytes: &[u8], at: &mut usize) -> Option<u32> {
@@ -2013,16 +2117,18 @@ type StoredDocRef<'a> = StoredDoc<&'a str, &'a [(String, String)]>;
 /// frequencies and maps are derived on load. Generic over owned or borrowed
 /// strings (the same encoding).
 #[derive(Clone, Serialize, Deserialize)]
-struct Stored<S, D> {
+struct Stored<S, D, P = Bytes> {
     fields: Vec<S>,
     kinds: Vec<S>,
     docs: Vec<D>,
     terms: Vec<S>,
     sizes: Vec<u64>,
-    postings: Bytes,
+    postings: P,
 }
 
 type StoredRef<'a> = Stored<&'a str, StoredDocRef<'a>>;
+/// Without its postings (`()` encodes as nothing), which `encode` writes after it.
+type StoredHead<'a> = Stored<&'a str, StoredDocRef<'a>, ()>;
 type StoredOwned = Stored<String, StoredDoc<String, Vec<(String, String)>>>;
 
 /// The payload of a version 2 file: the stemming flag (one byte, 0 or 1), then
@@ -2894,8 +3000,8 @@ mod tests {
             for list in lists {
                 let before = s.postings.0.len();
                 for (delta, packed) in list {
-                    write_varint(&mut s.postings.0, delta);
-                    write_varint(&mut s.postings.0, packed);
+                    write_varint64(&mut s.postings.0, delta.into());
+                    write_varint64(&mut s.postings.0, packed.into());
                 }
                 s.sizes.push((s.postings.0.len() - before) as u64);
             }
@@ -3000,7 +3106,7 @@ mod tests {
     fn varints() {
         for value in [0, 1, 127, 128, 300, 1 << 21, u32::MAX] {
             let mut bytes = Vec::new();
-            write_varint(&mut bytes, value);
+            write_varint64(&mut bytes, value.into());
             let mut at = 0;
             assert_eq!(read_varint(&bytes, &mut at), Some(value));
             assert_eq!(at, bytes.len());
@@ -3198,6 +3304,8 @@ mod tests {
             groups.dedup();
             prop_assert_eq!(index.groups(), groups);
 
+            // Postings written in place after the rest: the bytes serde gives.
+            prop_assert_eq!(index.encode().unwrap(), postcard::to_stdvec(&index.to_saved()).unwrap());
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("lexical.bin");
             index.save(&path, 7).unwrap();

@@ -167,7 +167,7 @@ impl KnowledgeGraph {
     /// `All`, its imports made, then links them again.
     pub(super) fn relink(&mut self, file: NodeIndex, how: Relink<'_>) {
         let path = self.graph[file].path.clone();
-        let Some(entry) = self.files.get(&path) else {
+        let Some(entry) = self.files.get(&*path) else {
             return;
         };
         let doomed: Vec<EdgeId> = match how {

@@ -1,5 +1,7 @@
 //! The graph's data: node and edge kinds, nodes, edges, and a file's links as saved.
 
+use std::sync::Arc;
+
 use super::extract::{DefKind, FileSymbols, Language, RefKind};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -36,7 +38,8 @@ pub struct Node {
     pub kind: NodeKind,
     /// The symbol's name; a file's is its path, an import's its module as written.
     pub name: String,
-    pub path: String,
+    /// Shared by every node of the file (one allocation a file, not a node).
+    pub path: Arc<str>,
     pub language: Language,
     pub line: usize,
     pub end_line: usize,

@@ -276,13 +276,13 @@ impl KnowledgeGraph {
                 .iter()
                 .flat_map(|&i| self.graph.edges_directed(i, Direction::Outgoing))
                 .filter(|e| e.weight().kind == EdgeKind::Imports)
-                .map(|e| self.graph[e.target()].path.clone())
+                .map(|e| self.graph[e.target()].path.to_string())
                 .collect(),
             Direction::Incoming => self
                 .graph
                 .edges_directed(entry.node, Direction::Incoming)
                 .filter(|e| e.weight().kind == EdgeKind::Imports)
-                .map(|e| self.graph[e.source()].path.clone())
+                .map(|e| self.graph[e.source()].path.to_string())
                 .collect(),
         };
         out.sort();

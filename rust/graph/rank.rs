@@ -300,6 +300,6 @@ mod tests {
         assert!(g
             .neighbourhood(&[seed], 5)
             .iter()
-            .all(|(n, _)| g.node(*n).path == "a.py"));
+            .all(|(n, _)| &*g.node(*n).path == "a.py"));
     }
 }

@@ -322,7 +322,7 @@ impl KnowledgeGraph {
     /// The document key of a file or definition node (None for imports).
     pub fn key_of_node(&self, node: NodeIndex) -> Option<String> {
         let data = self.graph.node_weight(node)?;
-        let entry = self.files.get(&data.path)?;
+        let entry = self.files.get(&*data.path)?;
         match data.kind {
             NodeKind::File => Some(file_key(&data.path)),
             NodeKind::Import => None,

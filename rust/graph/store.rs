@@ -143,6 +143,8 @@ pub(super) struct Prepared {
     defs: Vec<(Node, Option<usize>)>,
     /// The node of each import.
     imports: Vec<Node>,
+    /// The file's path as its nodes share it.
+    path: Arc<str>,
 }
 
 impl Prepared {
@@ -153,10 +155,11 @@ impl Prepared {
             .iter()
             .map(|import| modules::lookups(language, path, import))
             .collect();
+        let shared: Arc<str> = Arc::from(path);
         let node = |kind, name: &str, line, end_line, signature: &str, items: &[String]| Node {
             kind,
             name: name.to_string(),
-            path: path.to_string(),
+            path: shared.clone(),
             language,
             line,
             end_line,
@@ -210,6 +213,7 @@ impl Prepared {
             import_keys,
             defs,
             imports,
+            path: shared,
         }
     }
 }
@@ -522,7 +526,7 @@ impl KnowledgeGraph {
             return Err(format!("{path}: a receiver out of range"));
         }
         let (mut g, order) = Self::with_nodes(files);
-        let entries: Vec<&FileEntry> = order.iter().map(|&f| &g.files[&g.graph[f].path]).collect();
+        let entries: Vec<&FileEntry> = order.iter().map(|&f| &g.files[&*g.graph[f].path]).collect();
         let file = |p: u32| {
             order
                 .get(p as usize)
@@ -579,12 +583,12 @@ impl KnowledgeGraph {
                 ));
             }
         }
-        let paths: Vec<String> = entries
+        let paths: Vec<Arc<str>> = entries
             .iter()
             .map(|e| g.graph[e.node].path.clone())
             .collect();
         for (path, (resolved, scope)) in paths.iter().zip(resolutions) {
-            let entry = g.files.get_mut(path).expect("added above");
+            let entry = g.files.get_mut(&**path).expect("added above");
             (entry.resolved, entry.scope) = (resolved, scope);
         }
         let count = g.graph.edge_count();
@@ -676,7 +680,7 @@ impl KnowledgeGraph {
                 if file == entry.node {
                     continue;
                 }
-                let caller = &self.files[&self.graph[file].path];
+                let caller = &self.files[&*self.graph[file].path];
                 if let Some(r) = caller.symbols.references.get(e.weight().reference as usize) {
                     if typed(r.receiver) {
                         let name = self.interned.get(r.name).to_string();
@@ -850,11 +854,12 @@ impl KnowledgeGraph {
             import_keys,
             defs: def_nodes,
             imports: import_nodes,
+            path: shared,
         } = prepared;
         let node = Node {
             kind: NodeKind::File,
             name: path.clone(),
-            path: path.clone(),
+            path: shared,
             language: symbols.language,
             line: 1,
             end_line: symbols
@@ -1118,7 +1123,7 @@ impl KnowledgeGraph {
     pub fn label(&self, id: NodeIndex) -> String {
         let node = &self.graph[id];
         match node.kind {
-            NodeKind::File => node.path.clone(),
+            NodeKind::File => node.path.to_string(),
             NodeKind::Import => format!("{}:import {}", node.path, node.name),
             _ => format!("{}:{}", node.path, node.name),
         }

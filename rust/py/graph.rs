@@ -283,7 +283,7 @@ fn symbol(graph: &KnowledgeGraph, id: NodeIndex) -> PySymbol {
         items: n.items.clone(),
         kind: n.kind.name(),
         name: n.name.clone(),
-        path: n.path.clone(),
+        path: n.path.to_string(),
         language: n.language.name(),
         line: n.line,
         end_line: n.end_line,

@@ -109,16 +109,16 @@ pub fn documents(path: &str, symbols: &FileSymbols, source: &[u8]) -> Vec<Docume
             stack.push(i);
         }
         out.push(Document {
-            kind: DEFINITION.to_string(),
+            kind: DEFINITION.into(),
             key: definition_key(path, i),
             group: path.to_string(),
             fields: vec![
-                ("name".to_string(), def.name.clone()),
-                ("qualified".to_string(), qualified),
-                ("signature".to_string(), def.signature.clone()),
-                ("doc".to_string(), doc),
-                ("body".to_string(), body),
-                ("path".to_string(), path.to_string()),
+                ("name".into(), def.name.clone()),
+                ("qualified".into(), qualified),
+                ("signature".into(), def.signature.clone()),
+                ("doc".into(), doc),
+                ("body".into(), body),
+                ("path".into(), path.to_string()),
             ],
             meta,
         });
@@ -126,14 +126,14 @@ pub fn documents(path: &str, symbols: &FileSymbols, source: &[u8]) -> Vec<Docume
     let module = module_doc(symbols.language, source, &lines);
     let names = top_level.join(" ");
     out.push(Document {
-        kind: FILE.to_string(),
+        kind: FILE.into(),
         key: file_key(path),
         group: path.to_string(),
         meta: vec![(EMBED.to_string(), embedding_text(&[path, &module, &names]))],
         fields: vec![
-            ("path".to_string(), path.to_string()),
-            ("doc".to_string(), module),
-            ("names".to_string(), names),
+            ("path".into(), path.to_string()),
+            ("doc".into(), module),
+            ("names".into(), names),
         ],
     });
     out

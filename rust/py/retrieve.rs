@@ -257,10 +257,14 @@ impl PyLexicalIndex {
             .0
             .into_iter()
             .map(|(kind, key, group, fields)| Document {
-                kind: kind.0,
+                kind: kind.0.into(),
                 key: key.0,
                 group: group.0,
-                fields: fields.0.into_iter().map(|(n, t)| (n.0, t.0)).collect(),
+                fields: fields
+                    .0
+                    .into_iter()
+                    .map(|(n, t)| (n.0.into(), t.0))
+                    .collect(),
                 meta: Vec::new(),
             })
             .collect();

@@ -30,6 +30,7 @@
 //! restored by `load`; the terms it holds, and the matched terms `search` returns,
 //! are then stems ("parti").
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::cmp::Ordering;
 use std::collections::HashSet;
@@ -76,14 +77,16 @@ const TOKENIZE_BLOCK: usize = 1024;
 /// A document to index.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Document {
-    pub kind: String,
+    /// Borrowed when it is a constant, as code's kinds and field names are: a
+    /// build makes millions of documents (3 million on the Linux kernel).
+    pub kind: Cow<'static, str>,
     /// Unique: upserting a key replaces the document that had it.
     pub key: String,
     /// What [`LexicalIndex::remove_group`] removes together (for code: the file).
     pub group: String,
     /// (field name, text) pairs, tokenized with [`super::tokenize::tokens`] (stemmed
     /// if the index stems); a name appears at most once per document.
-    pub fields: Vec<(String, String)>,
+    pub fields: Vec<(Cow<'static, str>, String)>,
     /// Stored and returned, never indexed.
     pub meta: Vec<(String, String)>,
 }
@@ -327,7 +330,7 @@ thread_local! {
 
 impl Counted {
     /// `fields` tokenized, stemmed if `stem`.
-    fn of(fields: &[(String, String)], stem: bool) -> Counted {
+    fn of(fields: &[(Cow<'static, str>, String)], stem: bool) -> Counted {
         TOKENS.with_borrow_mut(|(buffer, spans)| {
             let mut counted = Counted {
                 text: String::new(),
@@ -1026,7 +1029,7 @@ impl LexicalIndex {
             .map(|(name, _)| name.as_str())
             .collect();
         for doc in docs {
-            let mut own: Vec<&str> = doc.fields.iter().map(|(name, _)| name.as_str()).collect();
+            let mut own: Vec<&str> = doc.fields.iter().map(|(name, _)| &**name).collect();
             own.sort_unstable();
             if let Some(twice) = own.windows(2).find(|w| w[0] == w[1]) {
                 return Err(invalid(
@@ -1082,7 +1085,7 @@ impl LexicalIndex {
     /// Checks `doc`'s field names, registers the new ones and removes the document
     /// its key replaces: all `upsert` does before indexing the text.
     fn make_room(&mut self, doc: &Document) -> Result<()> {
-        let mut names: Vec<&str> = doc.fields.iter().map(|(name, _)| name.as_str()).collect();
+        let mut names: Vec<&str> = doc.fields.iter().map(|(name, _)| &**name).collect();
         names.sort_unstable();
         if let Some(twice) = names.windows(2).find(|w| w[0] == w[1]) {
             return Err(invalid(
@@ -1643,15 +1646,7 @@ impl LexicalIndex {
             }
             self.postings[term as usize].push(Posting::new(slot, field as usize, tf));
         }
-        let kind = match self.kind_ids.get(&kind) {
-            Some(&id) => id,
-            None => {
-                let id = self.kinds.len() as u32;
-                self.kinds.push(kind.clone());
-                self.kind_ids.insert(kind, id);
-                id
-            }
-        };
+        let kind = self.kind_id_or_new(&kind);
         self.kind_of.push(kind);
         let key: Arc<str> = Arc::from(key);
         let group = self.shared_group(group);
@@ -2261,7 +2256,7 @@ mod tests {
                         for t in &kept {
                             *counts.entry(t.clone()).or_insert(0) += 1;
                         }
-                        (name.as_str(), (kept.len(), counts))
+                        (&**name, (kept.len(), counts))
                     })
                     .collect()
             })
@@ -2317,7 +2312,7 @@ mod tests {
         };
         let mut hits: Vec<Hit> = Vec::new();
         for (d, fields) in docs.iter().zip(&parsed) {
-            if !kinds.is_empty() && !kinds.contains(&d.kind.as_str()) {
+            if !kinds.is_empty() && !kinds.contains(&&*d.kind) {
                 continue;
             }
             let mut score = 0.0;
@@ -2368,12 +2363,12 @@ mod tests {
 
     fn doc(kind: &str, key: &str, group: &str, fields: &[(&str, &str)]) -> Document {
         Document {
-            kind: kind.into(),
+            kind: kind.to_string().into(),
             key: key.into(),
             group: group.into(),
             fields: fields
                 .iter()
-                .map(|(n, t)| (n.to_string(), t.to_string()))
+                .map(|(n, t)| (n.to_string().into(), t.to_string()))
                 .collect(),
             meta: vec![("line".into(), key.len().to_string())],
         }
@@ -2656,7 +2651,7 @@ mod tests {
             key: key.into(),
             fields: names
                 .iter()
-                .map(|n| (n.clone(), "word".to_string()))
+                .map(|n| (n.clone().into(), "word".to_string()))
                 .collect(),
             ..Document::default()
         };
@@ -2700,7 +2695,10 @@ mod tests {
         let names: Vec<String> = (0..MAX_FIELDS).map(|i| format!("f{i:02}")).collect();
         let wide = Document {
             key: "w".into(),
-            fields: names.iter().map(|n| (n.clone(), "word".into())).collect(),
+            fields: names
+                .iter()
+                .map(|n| (n.clone().into(), "word".into()))
+                .collect(),
             ..Document::default()
         };
         assert!(matches!(
@@ -2738,7 +2736,10 @@ mod tests {
         index
             .upsert(Document {
                 key: "w".into(),
-                fields: names.iter().map(|n| (n.clone(), "word".into())).collect(),
+                fields: names
+                    .iter()
+                    .map(|n| (n.clone().into(), "word".into()))
+                    .collect(),
                 ..Document::default()
             })
             .unwrap();
@@ -2780,7 +2781,7 @@ mod tests {
                     key: format!("k{i}"),
                     group: "g".into(),
                     fields: (0..20)
-                        .map(|f| (format!("{side}{f:02}"), format!("w{}", i % 3)))
+                        .map(|f| (format!("{side}{f:02}").into(), format!("w{}", i % 3)))
                         .collect(),
                     ..Document::default()
                 }
@@ -3171,7 +3172,7 @@ mod tests {
                         seen.push(*f);
                         new
                     })
-                    .map(|(f, text)| (FIELD_NAMES[f].to_string(), text))
+                    .map(|(f, text)| (FIELD_NAMES[f].into(), text))
                     .collect();
                 Document {
                     kind: KINDS[kind].into(),
@@ -3297,7 +3298,7 @@ mod tests {
             prop_assert_eq!(index.len(), model.len());
             for (key, d) in &model {
                 let got = index.get(key).unwrap();
-                prop_assert_eq!((got.kind, got.group, got.meta), (d.kind.as_str(), d.group.as_str(), &d.meta[..]));
+                prop_assert_eq!((got.kind, got.group, got.meta), (&*d.kind, d.group.as_str(), &d.meta[..]));
             }
             let mut groups: Vec<&str> = model.values().map(|d| d.group.as_str()).collect();
             groups.sort_unstable();

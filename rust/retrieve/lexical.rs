@@ -1528,7 +1528,8 @@ impl LexicalIndex {
         let (payload, generation, version) =
             persist::read_versions(path, MAGIC, OLDEST_VERSION..=FORMAT_VERSION, WHAT)?;
         let corrupt = |why: &str| persist::corrupt(path, WHAT, why);
-        let saved: SavedOwned = match version {
+        // Strings and postings borrowed from the file's bytes, not copied first.
+        let saved: Saved<StoredIn<'_>> = match version {
             1 => postcard::from_bytes(&payload).map(|index| Saved { stem: false, index }),
             _ => postcard::from_bytes(&payload),
         }
@@ -1753,7 +1754,9 @@ impl LexicalIndex {
     }
 
     /// [`LexicalIndex::from_stored`], stemming as saved.
-    fn from_saved(saved: SavedOwned) -> std::result::Result<LexicalIndex, String> {
+    fn from_saved<S: AsRef<str>, B: AsRef<[u8]>>(
+        saved: Saved<Loaded<S, B>>,
+    ) -> std::result::Result<LexicalIndex, String> {
         let mut index = LexicalIndex::from_stored(saved.index)?;
         index.stem = saved.stem;
         Ok(index)
@@ -1828,15 +1831,20 @@ impl LexicalIndex {
 
     /// Rebuilds an index from its stored form, checking every invariant `search`
     /// relies on; the reason if one does not hold.
-    fn from_stored(stored: StoredOwned) -> std::result::Result<LexicalIndex, String> {
+    fn from_stored<S: AsRef<str>, B: AsRef<[u8]>>(
+        stored: Loaded<S, B>,
+    ) -> std::result::Result<LexicalIndex, String> {
         let Stored {
             fields,
             kinds,
             docs,
             terms,
             sizes,
-            postings: Bytes(bytes),
+            postings: encoded,
         } = stored;
+        let fields: Vec<String> = fields.iter().map(|f| f.as_ref().to_owned()).collect();
+        let kinds: Vec<String> = kinds.iter().map(|k| k.as_ref().to_owned()).collect();
+        let bytes = encoded.as_ref();
         if fields.len() > MAX_FIELDS {
             return Err(format!("{} field names", fields.len()));
         }
@@ -1870,7 +1878,7 @@ impl LexicalIndex {
             .into_par_iter()
             .map(|range| decode_postings(&bytes[range], slots, field_count))
             .collect::<std::result::Result<_, _>>()?;
-        drop(bytes);
+        drop(encoded);
         let mut index = LexicalIndex {
             field_len: vec![vec![0; slots]; field_count],
             field_total: vec![0; field_count],
@@ -1884,7 +1892,7 @@ impl LexicalIndex {
             }
         }
         index.kinds = kinds;
-        let terms: Vec<Arc<str>> = terms.into_iter().map(Arc::from).collect();
+        let terms: Vec<Arc<str>> = terms.iter().map(|t| Arc::from(t.as_ref())).collect();
         index.term_ids.reserve(terms.len());
         for (term, name) in terms.iter().enumerate() {
             if index.term_ids.insert(name.clone(), term as u32).is_some() {
@@ -1935,11 +1943,14 @@ impl LexicalIndex {
             if doc.kind as usize >= index.kinds.len() {
                 return Err("a document of no kind".into());
             }
-            let key: Arc<str> = Arc::from(doc.key);
+            let key: Arc<str> = Arc::from(doc.key.as_ref());
             if index.by_key.insert(key.clone(), slot as u32).is_some() {
                 return Err(format!("key {key:?} twice"));
             }
-            let group = index.shared_group(doc.group);
+            let group = match index.groups.get_key_value(doc.group.as_ref()) {
+                Some((name, _)) => name.clone(),
+                None => Arc::from(doc.group.as_ref()),
+            };
             let at = add_to_group(&mut index.groups, &group, slot as u32);
             index.kind_of.push(doc.kind);
             index.docs.push(Some(Slot {
@@ -2124,7 +2135,11 @@ struct Stored<S, D, P = Bytes> {
 type StoredRef<'a> = Stored<&'a str, StoredDocRef<'a>>;
 /// Without its postings (`()` encodes as nothing), which `encode` writes after it.
 type StoredHead<'a> = Stored<&'a str, StoredDocRef<'a>, ()>;
-type StoredOwned = Stored<String, StoredDoc<String, Vec<(String, String)>>>;
+/// The stored form as read back, its names as `S` and its postings as `B`.
+type Loaded<S, B> = Stored<S, StoredDoc<S, Vec<(String, String)>>, B>;
+type StoredOwned = Loaded<String, Bytes>;
+/// Read from a file's bytes: names and postings borrowed from them.
+type StoredIn<'a> = Loaded<&'a str, &'a [u8]>;
 
 /// The payload of a version 2 file: the stemming flag (one byte, 0 or 1), then
 /// the [`Stored`] form, which alone is the payload of a version 1 file.
@@ -2139,6 +2154,12 @@ type SavedOwned = Saved<StoredOwned>;
 /// A byte string, encoded as one (postcard: length and bytes), not as a sequence.
 #[derive(Clone, Debug, PartialEq)]
 struct Bytes(Vec<u8>);
+
+impl AsRef<[u8]> for Bytes {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
 
 impl Serialize for Bytes {
     fn serialize<S: serde::Serializer>(

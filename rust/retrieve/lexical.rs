@@ -1768,22 +1768,7 @@ impl LexicalIndex {
         let (head, lists) = self.stored_head(&remap);
         let mut postings = vec![0; head.sizes.iter().sum::<u64>() as usize];
         write_postings(&mut postings, &lists, &head.sizes, &remap);
-        let Stored {
-            fields,
-            kinds,
-            docs,
-            terms,
-            sizes,
-            postings: (),
-        } = head;
-        Stored {
-            fields,
-            kinds,
-            docs,
-            terms,
-            sizes,
-            postings: Bytes(postings),
-        }
+        head.with_postings(Bytes(postings))
     }
 
     /// The stored form without its postings (`()` in their place), and the
@@ -2130,6 +2115,20 @@ struct Stored<S, D, P = Bytes> {
     terms: Vec<S>,
     sizes: Vec<u64>,
     postings: P,
+}
+
+impl<S, D> Stored<S, D, ()> {
+    /// The stored form with `postings` in place of `()`.
+    fn with_postings<P>(self, postings: P) -> Stored<S, D, P> {
+        Stored {
+            fields: self.fields,
+            kinds: self.kinds,
+            docs: self.docs,
+            terms: self.terms,
+            sizes: self.sizes,
+            postings,
+        }
+    }
 }
 
 type StoredRef<'a> = Stored<&'a str, StoredDocRef<'a>>;

@@ -3,10 +3,13 @@
 //! nor links again.
 //!
 //! Layout: magic `AIRGRAPH`, format version (u32 LE), payload length (u64 LE),
-//! foldhash of the payload (u64 LE), then the payload: the length of the `Meta`
+//! checksum of the payload (u64 LE), then the payload: the length of the `Meta`
 //! (u64 LE), the `Meta`, then the files in chunks of `CHUNK`, each encoded on its
-//! own (postcard) so that chunks are encoded and decoded in parallel. Written
-//! atomically, mode 0600 (`crate::atomic`).
+//! own (postcard) so that chunks are encoded and decoded in parallel. The checksum
+//! is a foldhash of the parts' foldhashes (the length and `Meta` one part, each
+//! chunk one), so that the parts are written as they are, never copied into one
+//! buffer (version 5 hashed the payload whole: on the Linux kernel a save held a
+//! 611 MB copy of it). Written atomically, mode 0600 (`crate::atomic`).
 
 use std::hash::BuildHasher;
 use std::path::Path;
@@ -18,7 +21,7 @@ use crate::atomic::write_atomic;
 use crate::error::{Error, Result};
 
 const MAGIC: &[u8; 8] = b"AIRGRAPH";
-pub const FORMAT_VERSION: u32 = 5;
+pub const FORMAT_VERSION: u32 = 6;
 const HEADER: usize = 8 + 4 + 8 + 8;
 /// Files per chunk.
 pub const CHUNK: usize = 64;
@@ -42,8 +45,12 @@ pub struct Saved {
     pub warnings: Vec<(String, String)>,
 }
 
-fn checksum(payload: &[u8]) -> u64 {
-    foldhash::fast::FixedState::with_seed(0xA1C4_E7A0).hash_one(payload)
+/// The checksum of a payload made of `parts`, one after the other (see the
+/// module documentation): each part hashed on the thread pool.
+fn checksum(parts: &[&[u8]]) -> u64 {
+    let hash = foldhash::fast::FixedState::with_seed(0xA1C4_E7A0);
+    let each: Vec<u64> = parts.par_iter().map(|part| hash.hash_one(part)).collect();
+    hash.hash_one(each)
 }
 
 /// The error for a graph file that cannot be read back, saying why.
@@ -84,15 +91,30 @@ pub fn encode_chunk(files: &[SavedFile]) -> Result<Vec<u8>> {
     postcard::to_stdvec(files).map_err(Error::Encode)
 }
 
+/// The payload of a graph file, in its parts: the meta with its length before it,
+/// then the encoded runs of files in order (written as they are, not copied).
+pub struct Payload {
+    head: Vec<u8>,
+    chunks: Vec<Vec<u8>>,
+}
+
+impl Payload {
+    fn parts(&self) -> Vec<&[u8]> {
+        std::iter::once(&self.head)
+            .chain(&self.chunks)
+            .map(Vec::as_slice)
+            .collect()
+    }
+}
+
 /// The payload of a graph file (the meta, then the encoded runs of files in order)
-/// and its checksum. Each run is freed once copied in, so that the runs and the
-/// payload together hold the encoded files about once.
+/// and its checksum.
 pub fn payload(
     root: &str,
     skipped: &[(String, String)],
     warnings: &[(String, String)],
     chunks: Vec<Vec<u8>>,
-) -> Result<(Vec<u8>, u64)> {
+) -> Result<(Payload, u64)> {
     let meta = MetaOut {
         root,
         skipped,
@@ -100,25 +122,25 @@ pub fn payload(
         chunks: chunks.iter().map(|c| c.len() as u64).collect(),
     };
     let meta = postcard::to_stdvec(&meta).map_err(Error::Encode)?;
-    let mut payload =
-        Vec::with_capacity(8 + meta.len() + chunks.iter().map(Vec::len).sum::<usize>());
-    payload.extend_from_slice(&(meta.len() as u64).to_le_bytes());
-    payload.extend_from_slice(&meta);
-    for chunk in chunks {
-        payload.extend_from_slice(&chunk);
-    }
-    let sum = checksum(&payload);
+    let mut head = Vec::with_capacity(8 + meta.len());
+    head.extend_from_slice(&(meta.len() as u64).to_le_bytes());
+    head.extend_from_slice(&meta);
+    let payload = Payload { head, chunks };
+    let sum = checksum(&payload.parts());
     Ok((payload, sum))
 }
 
 /// Writes a payload from `payload` (with its checksum) to `path` under the header.
-pub fn write_payload(path: &Path, payload: &[u8], sum: u64) -> Result<()> {
+pub fn write_payload(path: &Path, payload: &Payload, sum: u64) -> Result<()> {
+    let mut parts = payload.parts();
+    let length: usize = parts.iter().map(|part| part.len()).sum();
     let mut header = Vec::with_capacity(HEADER);
     header.extend_from_slice(MAGIC);
     header.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-    header.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    header.extend_from_slice(&(length as u64).to_le_bytes());
     header.extend_from_slice(&sum.to_le_bytes());
-    write_atomic(path, &[&header, payload])
+    parts.insert(0, &header);
+    write_atomic(path, &parts)
 }
 
 pub fn load(path: &Path) -> Result<Saved> {
@@ -146,24 +168,28 @@ pub fn load_with_sum(path: &Path) -> Result<(Saved, u64)> {
     if payload.len() as u64 != length {
         return Err(corrupt("truncated"));
     }
-    if checksum(payload) != sum {
-        return Err(corrupt("checksum mismatch"));
-    }
     let decoding = |err: postcard::Error| corrupt(&err.to_string());
-    let (head, rest) = payload
-        .split_at_checked(8)
+    let meta_length = payload
+        .get(..8)
+        .map(|word| u64::from_le_bytes(word.try_into().expect("8 bytes")))
         .ok_or_else(|| corrupt("truncated"))?;
-    let meta_length = u64::from_le_bytes(head.try_into().expect("8 bytes"));
-    let (meta, mut rest) = rest
-        .split_at_checked(usize::try_from(meta_length).unwrap_or(usize::MAX))
+    let (head, mut rest) = payload
+        .split_at_checked(
+            usize::try_from(meta_length)
+                .unwrap_or(usize::MAX)
+                .saturating_add(8),
+        )
         .ok_or_else(|| corrupt("truncated"))?;
+    // The meta says where the chunks end: read before the checksum is checked
+    // (a damaged meta fails to decode, or names chunks the checksum refutes).
     let Meta {
         root,
         skipped,
         warnings,
         chunks,
-    } = postcard::from_bytes(meta).map_err(decoding)?;
-    let mut parts: Vec<&[u8]> = Vec::with_capacity(chunks.len());
+    } = postcard::from_bytes(&head[8..]).map_err(decoding)?;
+    let mut parts: Vec<&[u8]> = Vec::with_capacity(chunks.len() + 1);
+    parts.push(head);
     for length in chunks {
         let (part, after) = rest
             .split_at_checked(usize::try_from(length).unwrap_or(usize::MAX))
@@ -171,9 +197,15 @@ pub fn load_with_sum(path: &Path) -> Result<(Saved, u64)> {
         parts.push(part);
         rest = after;
     }
-    let decoded: Vec<Vec<SavedFile>> = parts
-        .into_par_iter()
-        .map(postcard::from_bytes)
+    if !rest.is_empty() {
+        return Err(corrupt("bytes after the last chunk"));
+    }
+    if checksum(&parts) != sum {
+        return Err(corrupt("checksum mismatch"));
+    }
+    let decoded: Vec<Vec<SavedFile>> = parts[1..]
+        .par_iter()
+        .map(|part| postcard::from_bytes(part))
         .collect::<std::result::Result<_, _>>()
         .map_err(decoding)?;
     let saved = Saved {
@@ -223,6 +255,14 @@ mod tests {
 
         std::fs::write(&path, &good[..good.len() - 3]).unwrap();
         assert!(matches!(load(&path), Err(Error::Corrupt(m)) if m.contains("truncated")));
+
+        // Any one byte damaged after the version (length, checksum, meta, chunks).
+        for at in 12..good.len() {
+            let mut damaged = good.clone();
+            damaged[at] ^= 0x41;
+            std::fs::write(&path, &damaged).unwrap();
+            assert!(matches!(load(&path), Err(Error::Corrupt(_))), "byte {at}");
+        }
 
         let mut old = good.clone();
         old[8..12].copy_from_slice(&0u32.to_le_bytes());

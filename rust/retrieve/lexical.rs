@@ -782,44 +782,39 @@ impl LexicalIndex {
             .collect();
         let slots: usize = shards.iter().map(|shard| shard.docs.len()).sum();
         let forward_len: usize = shards.iter().map(|shard| shard.forward.len()).sum();
-        let mut shards = shards.into_iter();
+        let Some(first) = shards.first_mut() else {
+            return LexicalIndex::with_stemming(stem);
+        };
         // The first shard's terms, kinds, keys and groups are the index's; the
         // others' are added to them.
-        let mut index = match shards.next() {
-            Some(first) => first,
-            None => return LexicalIndex::with_stemming(stem),
+        let mut index = LexicalIndex {
+            stem,
+            terms: std::mem::take(&mut first.terms),
+            term_ids: std::mem::take(&mut first.term_ids),
+            kinds: std::mem::take(&mut first.kinds),
+            kind_ids: std::mem::take(&mut first.kind_ids),
+            by_key: std::mem::take(&mut first.by_key),
+            groups: std::mem::take(&mut first.groups),
+            field_total: vec![0; fields.len()],
+            field_docs: vec![0; fields.len()],
+            field_len: vec![vec![0; slots]; fields.len()],
+            fields,
+            ..LexicalIndex::default()
         };
-        let rest: Vec<LexicalIndex> = shards.collect();
-        let mut first_postings = std::mem::take(&mut index.postings);
-        let first_docs = std::mem::take(&mut index.docs);
-        let first_forward = std::mem::take(&mut index.forward);
-        let first_kind_of = std::mem::take(&mut index.kind_of);
-        let first_field_len = std::mem::take(&mut index.field_len);
-        let first_totals = std::mem::take(&mut index.field_total);
-        let first_field_docs = std::mem::take(&mut index.field_docs);
-        index.fields = fields;
-        index.field_total = vec![0; index.fields.len()];
-        index.field_docs = vec![0; index.fields.len()];
-        index.field_len = vec![Vec::new(); index.fields.len()];
-        for column in &mut index.field_len {
-            column.reserve_exact(slots);
-            column.resize(slots, 0);
-        }
-        index.live = 0;
-        // Terms and kinds of the other shards: ids in the index.
-        let mut term_maps: Vec<Vec<u32>> = Vec::with_capacity(rest.len());
-        let mut kind_maps: Vec<Vec<u32>> = Vec::with_capacity(rest.len());
-        for shard in &rest {
+        // Each shard's terms and kinds as ids in the index (the first's are theirs).
+        let first_terms = (0..index.terms.len() as u32).collect();
+        let first_kinds = (0..index.kinds.len() as u32).collect();
+        let mut term_maps: Vec<Vec<u32>> = vec![first_terms];
+        let mut kind_maps: Vec<Vec<u32>> = vec![first_kinds];
+        for shard in &shards[1..] {
             let terms = shard.terms.iter().map(|term| index.term_id_or_new(term));
-            let terms: Vec<u32> = terms.collect();
-            term_maps.push(terms);
+            term_maps.push(terms.collect());
             let kinds = shard.kinds.iter().map(|kind| index.kind_id_or_new(kind));
-            let kinds: Vec<u32> = kinds.collect();
-            kind_maps.push(kinds);
+            kind_maps.push(kinds.collect());
         }
         index.terms.shrink_to_fit();
         let terms = index.terms.len();
-        // Per shard after the first: its term of each of the index's, if any.
+        // Per shard: its term of each of the index's, if any.
         let own: Vec<Vec<u32>> = term_maps
             .iter()
             .map(|map| {
@@ -830,89 +825,43 @@ impl LexicalIndex {
                 own
             })
             .collect();
-        let mut rest_postings: Vec<Vec<Vec<Posting>>> = Vec::with_capacity(rest.len());
-        let mut offsets = Vec::with_capacity(rest.len());
-        let mut offset = first_docs.len() as u32;
-        let mut df = std::mem::take(&mut index.df);
-        df.resize(terms, 0);
-        let mut rest = rest;
-        for shard in &mut rest {
-            rest_postings.push(std::mem::take(&mut shard.postings));
-            offsets.push(offset);
-            offset += shard.docs.len() as u32;
-        }
-        let first_map = &field_maps[0];
-        let identity = first_map.iter().enumerate().all(|(i, &f)| i == f);
+        let offsets: Vec<u32> = shards
+            .iter()
+            .scan(0, |at, shard| {
+                let offset = *at;
+                *at += shard.docs.len() as u32;
+                Some(offset)
+            })
+            .collect();
+        index.df = vec![0; terms];
         index.postings = Vec::with_capacity(terms);
         for term in 0..terms {
-            let mut parts = 0;
-            let first = first_postings
-                .get_mut(term)
-                .map(std::mem::take)
-                .unwrap_or_default();
-            parts += first.len();
-            for (s, own) in own.iter().enumerate() {
-                if let Some(list) = rest_postings[s].get(own[term] as usize) {
-                    parts += list.len();
-                }
-            }
+            let lists = || {
+                own.iter()
+                    .enumerate()
+                    .filter(move |&(_, own)| own[term] != DEAD)
+                    .map(|(s, own)| (s, own[term] as usize))
+            };
+            let parts = lists().map(|(s, t)| shards[s].postings[t].len()).sum();
             let mut list = Vec::with_capacity(parts);
-            if identity {
-                list.extend_from_slice(&first);
-            } else {
-                list.extend(
-                    first
-                        .iter()
-                        .map(|p| Posting::new(p.doc, first_map[p.field()], p.tf())),
-                );
-            }
-            drop(first);
-            for (s, own) in own.iter().enumerate() {
-                let Some(taken) = rest_postings[s]
-                    .get_mut(own[term] as usize)
-                    .map(std::mem::take)
-                else {
-                    continue;
-                };
-                let (map, at) = (&field_maps[s + 1], offsets[s]);
+            for (s, t) in lists() {
+                let shard = &mut shards[s];
+                let taken = std::mem::take(&mut shard.postings[t]);
+                let (map, at) = (&field_maps[s], offsets[s]);
                 list.extend(
                     taken
                         .iter()
                         .map(|p| Posting::new(p.doc + at, map[p.field()], p.tf())),
                 );
-                df[term] += rest[s].df[own[term] as usize];
+                index.df[term] += shard.df[t];
             }
             index.postings.push(list);
         }
-        drop(first_postings);
-        drop(rest_postings);
-        df.shrink_to_fit();
-        index.df = df;
         // The documents, slot by slot.
         index.docs = Vec::with_capacity(slots);
         index.kind_of = Vec::with_capacity(slots);
         index.forward = Vec::with_capacity(forward_len);
-        for (f, column) in first_field_len.iter().enumerate() {
-            let to = first_map[f];
-            index.field_len[to][..column.len()].copy_from_slice(column);
-            index.field_total[to] += first_totals[f];
-            index.field_docs[to] += first_field_docs[f];
-        }
-        index.kind_of.extend_from_slice(&first_kind_of);
-        for data in first_docs.into_iter().flatten() {
-            let start = index.forward.len();
-            index
-                .forward
-                .extend_from_slice(&first_forward[data.terms.clone()]);
-            index.docs.push(Some(Slot {
-                meta: data.meta.clone(),
-                terms: start..index.forward.len(),
-                ..data
-            }));
-            index.live += 1;
-        }
-        drop(first_forward);
-        for (s, shard) in rest.into_iter().enumerate() {
+        for (s, shard) in shards.into_iter().enumerate() {
             let LexicalIndex {
                 field_len,
                 field_total,
@@ -922,7 +871,7 @@ impl LexicalIndex {
                 forward,
                 ..
             } = shard;
-            let (terms, kinds, map) = (&term_maps[s], &kind_maps[s], &field_maps[s + 1]);
+            let (terms, kinds, map) = (&term_maps[s], &kind_maps[s], &field_maps[s]);
             let at = offsets[s] as usize;
             for (f, column) in field_len.iter().enumerate() {
                 let to = map[f];
@@ -934,7 +883,7 @@ impl LexicalIndex {
                 .kind_of
                 .extend(kind_of.iter().map(|&k| kinds[k as usize]));
             for (i, data) in docs.into_iter().enumerate() {
-                let data = data.expect("compacted: every slot is live");
+                let mut data = data.expect("compacted: every slot is live");
                 let start = index.forward.len();
                 index.forward.extend(
                     forward[data.terms.clone()]
@@ -942,17 +891,17 @@ impl LexicalIndex {
                         .map(|&t| terms[t as usize]),
                 );
                 index.forward[start..].sort_unstable();
-                let slot = (at + i) as u32;
-                index.by_key.insert(data.key.clone(), slot);
-                let group = index.shared_group_arc(&data.group);
-                let position = add_to_group(&mut index.groups, &group, slot);
-                index.docs.push(Some(Slot {
-                    key: data.key,
-                    group,
-                    meta: data.meta.clone(),
-                    terms: start..index.forward.len(),
-                    at: position,
-                }));
+                data.terms = start..index.forward.len();
+                // Copied to exact size, away from the pages of the documents.
+                data.meta = data.meta.clone();
+                if s > 0 {
+                    // The first shard's keys and groups are the index's already.
+                    let slot = (at + i) as u32;
+                    index.by_key.insert(data.key.clone(), slot);
+                    data.group = index.shared_group_arc(&data.group);
+                    data.at = add_to_group(&mut index.groups, &data.group, slot);
+                }
+                index.docs.push(Some(data));
                 index.live += 1;
             }
         }

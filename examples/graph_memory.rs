@@ -127,6 +127,9 @@ fn breakdown(graph: &KnowledgeGraph) {
         std::mem::size_of::<_core::graph::Node>(),
         std::mem::size_of::<_core::graph::Edge>(),
     );
+    for (part, bytes) in graph.heap_parts() {
+        println!("    {part:<24} {:>9.1} MB", mb(bytes as isize));
+    }
     let files = graph.files();
     let (mut defs, mut imports, mut refs, mut types) = (0isize, 0isize, 0isize, 0isize);
     let (mut ndefs, mut nimports, mut nrefs) = (0, 0, 0);

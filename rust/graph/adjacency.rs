@@ -100,6 +100,17 @@ fn side(direction: Direction) -> usize {
 }
 
 impl<N, E> Graph<N, E> {
+    /// Heap bytes of the node slots, the edge slots and the back links (the
+    /// weights' own allocations left out), for `KnowledgeGraph::heap_parts`.
+    pub(super) fn slot_bytes(&self) -> [usize; 3] {
+        use std::mem::size_of;
+        [
+            self.nodes.capacity() * size_of::<NodeSlot<N>>(),
+            self.edges.capacity() * size_of::<EdgeSlot<E>>(),
+            self.prev.capacity() * size_of::<[u32; 2]>(),
+        ]
+    }
+
     pub fn node_count(&self) -> usize {
         self.node_count
     }

@@ -375,8 +375,15 @@ impl Project {
             sum,
         ) = load_with_sum(path)?;
         let root = root.unwrap_or_else(|| PathBuf::from(saved_root));
-        let graph = KnowledgeGraph::from_saved(files).map_err(|why| corrupt(path, &why))?;
-        let lexical = match LexicalIndex::load(&lexical_path(path)) {
+        // The two files are decoded side by side: each takes about half the load,
+        // most of it in first touches of the memory it fills (kernel: 5.7-8.0 s
+        // and 7.8-13.0 s one after the other).
+        let (graph, lexical) = rayon::join(
+            || KnowledgeGraph::from_saved(files).map_err(|why| corrupt(path, &why)),
+            || LexicalIndex::load(&lexical_path(path)),
+        );
+        let graph = graph?;
+        let lexical = match lexical {
             Ok((lexical, generation)) if generation == sum => lexical,
             _ => lexical_from_disk(&root, max_file_bytes, &graph),
         };

@@ -321,6 +321,109 @@ pub(super) struct Counts {
 }
 
 impl KnowledgeGraph {
+    /// Approximate heap bytes of the graph's parts (capacities times element
+    /// sizes plus string bytes; allocator rounding and hash-table control bytes
+    /// left out): where its memory goes, for `examples/graph_memory.rs`.
+    #[doc(hidden)]
+    pub fn heap_parts(&self) -> Vec<(&'static str, usize)> {
+        use std::mem::size_of;
+        let strings = |v: &Vec<String>| -> usize {
+            v.capacity() * size_of::<String>() + v.iter().map(String::capacity).sum::<usize>()
+        };
+        let [node_slots, edge_slots, prev] = self.graph.slot_bytes();
+        let (mut node_names, mut node_signatures, mut node_items) = (0, 0, 0);
+        for id in self.graph.node_indices() {
+            let n = &self.graph[id];
+            node_names += n.name.capacity();
+            node_signatures += n.signature.capacity();
+            node_items += n.items.capacity() * size_of::<String>()
+                + n.items.iter().map(String::capacity).sum::<usize>();
+        }
+        let (mut defs, mut def_strings, mut imports, mut refs, mut other) = (0, 0, 0, 0, 0);
+        for entry in self.files.values() {
+            let s = &entry.symbols;
+            defs += s.definitions.capacity() * size_of::<Definition>();
+            def_strings += s
+                .definitions
+                .iter()
+                .map(|d| d.name.capacity() + d.signature.capacity())
+                .sum::<usize>();
+            imports += s.imports.capacity() * size_of::<Import>()
+                + s.imports
+                    .iter()
+                    .map(|i| {
+                        i.module.capacity()
+                            + i.statement.capacity()
+                            + strings(&i.items)
+                            + i.alias.as_ref().map_or(0, String::capacity)
+                            + i.renamed.capacity() * size_of::<(String, String)>()
+                            + i.renamed
+                                .iter()
+                                .map(|(a, b)| a.capacity() + b.capacity())
+                                .sum::<usize>()
+                    })
+                    .sum::<usize>();
+            refs += s.references.capacity() * size_of::<Ref>();
+            other += (entry.defs.capacity() + entry.imports.capacity() + entry.scope.capacity())
+                * 4
+                + strings(&entry.keys)
+                + entry
+                    .import_keys
+                    .iter()
+                    .map(|(k, _)| strings(k) + size_of::<(Vec<String>, Match)>())
+                    .sum::<usize>()
+                + entry
+                    .resolved
+                    .iter()
+                    .map(|r| r.capacity() * 4 + size_of::<Vec<NodeIndex>>())
+                    .sum::<usize>()
+                + strings(&s.types);
+        }
+        let map = |m: &HashMap<String, Vec<NodeIndex>>| -> usize {
+            m.capacity() * (size_of::<String>() + size_of::<Vec<NodeIndex>>())
+                + m.iter()
+                    .map(|(k, v)| k.capacity() + v.capacity() * 4)
+                    .sum::<usize>()
+        };
+        vec![
+            ("node slots", node_slots),
+            ("node names", node_names),
+            ("node signatures", node_signatures),
+            ("node items", node_items),
+            ("edge slots", edge_slots),
+            ("edge back links", prev),
+            (
+                "files table",
+                self.files.capacity() * (size_of::<String>() + size_of::<FileEntry>())
+                    + self.files.keys().map(String::capacity).sum::<usize>(),
+            ),
+            ("file definitions", defs),
+            ("file definition strings", def_strings),
+            ("file imports", imports),
+            ("file references", refs),
+            ("file keys, scope, other", other),
+            ("names", map(&self.names)),
+            (
+                "owner + parents",
+                (self.owner.capacity() + self.parents.capacity()) * 4,
+            ),
+            ("wanted", map(&self.wanted)),
+            ("modules", map(&self.modules)),
+            ("lookups", map(&self.lookups)),
+            (
+                "interned",
+                self.interned.names.capacity() * 16
+                    + self.interned.ids.capacity() * 20
+                    + self
+                        .interned
+                        .names
+                        .iter()
+                        .map(|n| n.len() + 16)
+                        .sum::<usize>(),
+            ),
+        ]
+    }
+
     /// Builds the graph from parsed files (path relative to the root, symbols).
     ///
     /// An import links to the files its module resolves to (see `modules`). A

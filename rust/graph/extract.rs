@@ -670,6 +670,44 @@ impl Definition {
     fn contains_byte(&self, byte: usize) -> bool {
         self.start_byte <= byte && byte < self.end_byte
     }
+
+    /// The definition without its name and signature (its node holds those).
+    pub(super) fn span(&self) -> Span {
+        let narrow = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        Span {
+            kind: self.kind,
+            line: narrow(self.line),
+            end_line: narrow(self.end_line),
+            start_byte: narrow(self.start_byte),
+            end_byte: narrow(self.end_byte),
+        }
+    }
+
+    /// The definition `span` was taken from, given its name and signature.
+    pub(super) fn with_span(span: Span, name: String, signature: String) -> Definition {
+        Definition {
+            kind: span.kind,
+            name,
+            signature,
+            line: span.line as usize,
+            end_line: span.end_line as usize,
+            start_byte: span.start_byte as usize,
+            end_byte: span.end_byte as usize,
+        }
+    }
+}
+
+/// A `Definition` as the graph keeps it, beside the node that holds its name and
+/// signature: 20 bytes and no allocation, where a `Definition` is 88 bytes and two
+/// (the kernel has 3 million: 477 MB, against 60). Lines and byte offsets fit in 32
+/// bits, as tree-sitter counts them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Span {
+    kind: DefKind,
+    line: u32,
+    end_line: u32,
+    start_byte: u32,
+    end_byte: u32,
 }
 
 /// One import statement's module (a statement importing several modules gives one

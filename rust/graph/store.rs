@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use super::adjacency::{EdgeId, Graph};
 use super::extract::{
-    DefKind, Definition, FileSymbols, Import, Language, Origin, Receiver, RefKind, Reference,
+    DefKind, Definition, FileSymbols, Import, Language, Origin, Receiver, RefKind, Reference, Span,
 };
 use super::link::{go_receiver, targets, typed, Pass, Relink, Resolution, MAX_CANDIDATES};
 use super::model::{line32, Edge, EdgeKind, LinkedEdge, Links, Node, NodeKind, SavedFile};
@@ -63,7 +63,8 @@ impl FileEntry {
 #[derive(Debug, Clone)]
 pub(super) struct Stored {
     pub(super) language: Language,
-    pub(super) definitions: Vec<Definition>,
+    /// In `FileSymbols::definitions` order; names and signatures are the nodes'.
+    pub(super) definitions: Vec<Span>,
     pub(super) imports: Vec<Import>,
     /// As `FileSymbols::references`: sorted by name.
     pub(super) references: Vec<Ref>,
@@ -339,15 +340,10 @@ impl KnowledgeGraph {
             node_items += n.items.capacity() * size_of::<String>()
                 + n.items.iter().map(String::capacity).sum::<usize>();
         }
-        let (mut defs, mut def_strings, mut imports, mut refs, mut other) = (0, 0, 0, 0, 0);
+        let (mut defs, mut imports, mut refs, mut other) = (0, 0, 0, 0);
         for entry in self.files.values() {
             let s = &entry.symbols;
-            defs += s.definitions.capacity() * size_of::<Definition>();
-            def_strings += s
-                .definitions
-                .iter()
-                .map(|d| d.name.capacity() + d.signature.capacity())
-                .sum::<usize>();
+            defs += s.definitions.capacity() * size_of::<Span>();
             imports += s.imports.capacity() * size_of::<Import>()
                 + s.imports
                     .iter()
@@ -398,7 +394,6 @@ impl KnowledgeGraph {
                     + self.files.keys().map(String::capacity).sum::<usize>(),
             ),
             ("file definitions", defs),
-            ("file definition strings", def_strings),
             ("file imports", imports),
             ("file references", refs),
             ("file keys, scope, other", other),
@@ -439,16 +434,16 @@ impl KnowledgeGraph {
     /// it imports.
     pub fn from_files(files: Vec<(String, FileSymbols)>) -> Self {
         use rayon::prelude::*;
-        // The symbols are kept for the graph's life, and were allocated while parsing,
-        // among the syntax trees, sources and documents that parsing frees: a copy
-        // (exact capacities, allocated together) frees those pages whole, where the
-        // originals would hold them: on CPython's stdlib ~50 MB of RSS (see
-        // `examples/graph_memory.rs`).
+        // The imports and types are kept for the graph's life, and were allocated
+        // while parsing, among the syntax trees, sources and documents that parsing
+        // frees: a copy (exact capacities, allocated together) frees those pages
+        // whole, where the originals would hold them: on CPython's stdlib ~50 MB of
+        // RSS (see `examples/graph_memory.rs`). Definitions are kept as `Span`s,
+        // made anew.
         let files = files
             .into_par_iter()
             .map(|(path, symbols)| {
                 let copy = FileSymbols {
-                    definitions: symbols.definitions.clone(),
                     imports: symbols.imports.clone(),
                     types: symbols.types.clone(),
                     ..symbols
@@ -547,11 +542,7 @@ impl KnowledgeGraph {
         }
         let at = &at;
         let one = |path: &String, entry: &FileEntry| -> SavedFile {
-            (
-                path.clone(),
-                self.unstored(&entry.symbols),
-                self.links(entry, at),
-            )
+            (path.clone(), self.unstored(entry), self.links(entry, at))
         };
         paths
             .par_chunks(chunk.max(1))
@@ -717,7 +708,7 @@ impl KnowledgeGraph {
             self.remove_file(path);
         }
         let existed = self.files.contains_key(path);
-        let old = self.files.get(path).map(|e| self.unstored(&e.symbols));
+        let old = self.files.get(path).map(|e| self.unstored(e));
         let old = old.as_ref();
         let reshaped = old.map(class_shape).unwrap_or_default() != class_shape(&symbols);
         let moved = moved_methods(old, Some(&symbols));
@@ -728,7 +719,7 @@ impl KnowledgeGraph {
             self.files
                 .get(path)
                 .into_iter()
-                .flat_map(|e| e.symbols.definitions.iter().map(|d| d.name.clone())),
+                .flat_map(|e| e.defs.iter().map(|&id| self.graph[id].name.clone())),
         );
         let before = self.counts_before(&names, modules::family(symbols.language));
         let typed_in = self.typed_calls_into(path);
@@ -852,13 +843,12 @@ impl KnowledgeGraph {
             return false;
         };
         let names: HashSet<String> = entry
-            .symbols
-            .definitions
+            .defs
             .iter()
-            .map(|d| d.name.clone())
+            .map(|&id| self.graph[id].name.clone())
             .collect();
         let before = self.counts_before(&names, modules::family(entry.symbols.language));
-        let symbols = self.unstored(&entry.symbols);
+        let symbols = self.unstored(entry);
         let reshaped = class_shape(&symbols) != Shape::default();
         let moved = moved_methods(Some(&symbols), None);
         let classes = class_names(Some(&symbols), None);
@@ -1067,8 +1057,8 @@ impl KnowledgeGraph {
     /// node itself only if `whole` (else it is returned for reuse).
     pub(super) fn remove_nodes(&mut self, path: &str, whole: bool) -> Option<NodeIndex> {
         let entry = self.files.remove(path)?;
-        for (def, id) in entry.symbols.definitions.iter().zip(&entry.defs) {
-            remove_from(&mut self.names, &def.name, |x| x == id);
+        for id in &entry.defs {
+            remove_from(&mut self.names, &self.graph[*id].name, |x| x == id);
             self.graph.remove_node(*id);
         }
         for id in &entry.imports {
@@ -1120,7 +1110,7 @@ impl KnowledgeGraph {
         let mut out: Vec<_> = self
             .files
             .iter()
-            .map(|(p, e)| (p.clone(), self.unstored(&e.symbols)))
+            .map(|(p, e)| (p.clone(), self.unstored(e)))
             .collect();
         out.sort_by(|a, b| a.0.cmp(&b.0));
         out
@@ -1160,7 +1150,7 @@ impl KnowledgeGraph {
             .collect();
         Stored {
             language,
-            definitions,
+            definitions: definitions.iter().map(Definition::span).collect(),
             imports,
             references,
             types,
@@ -1172,10 +1162,19 @@ impl KnowledgeGraph {
     }
 
     /// The `FileSymbols` a file's `Stored` symbols were made from.
-    pub(super) fn unstored(&self, symbols: &Stored) -> FileSymbols {
+    pub(super) fn unstored(&self, entry: &FileEntry) -> FileSymbols {
+        let symbols = &entry.symbols;
         FileSymbols {
             language: symbols.language,
-            definitions: symbols.definitions.clone(),
+            definitions: symbols
+                .definitions
+                .iter()
+                .zip(&entry.defs)
+                .map(|(&span, &id)| {
+                    let node = &self.graph[id];
+                    Definition::with_span(span, node.name.clone(), node.signature.clone())
+                })
+                .collect(),
             imports: symbols.imports.clone(),
             references: symbols
                 .references
@@ -1334,6 +1333,37 @@ pub(super) mod tests {
                 })
                 .collect(),
         )
+    }
+
+    /// `files()` gives back the symbols the graph was built from, exactly: the
+    /// definitions' names and signatures come from their nodes, the rest from what
+    /// the graph keeps, and an update replaces one file's alone.
+    #[test]
+    fn files_are_the_symbols_built_from() {
+        let sources = [
+            (
+                "a.py",
+                "import b\n\nclass A(b.B):\n    def run(self, x):\n        return helper(x)\n\n\ndef helper(y):\n    \"\"\"Doc.\"\"\"\n    return b.go(y)\n",
+            ),
+            ("b.py", "class B:\n    pass\n\ndef go(z):\n    return z\n"),
+            ("c.go", "package c\n\nfunc Run() int { return 1 }\n"),
+        ];
+        let symbols = |(p, src): (&str, &str)| {
+            let language = Language::from_path(std::path::Path::new(p)).expect("known");
+            (p.to_string(), extract(language, src.as_bytes()))
+        };
+        let files: Vec<(String, FileSymbols)> = sources.into_iter().map(symbols).collect();
+        let mut g = graph(&sources);
+        assert_eq!(g.files(), files);
+        assert!(files.iter().all(|(_, s)| !s.definitions.is_empty()));
+        let (_, changed) = symbols((
+            "b.py",
+            "def go(z, w):\n    return z\n\nclass C:\n    x = 1\n",
+        ));
+        g.update_file("b.py", changed.clone());
+        let mut expected = files;
+        expected[1].1 = changed;
+        assert_eq!(g.files(), expected);
     }
 
     /// What the definitions named `name` call: (callee label, call line, confidence).

@@ -1,7 +1,8 @@
 //! Where a full build's time and memory go, phase by phase, as `Project::build`
 //! (what `KnowledgeGraph.build` and `aircher-mem index` run) does it: the scan, the
-//! parallel parse (read, parse, extract, documents), then the link and the lexical
-//! index, one after the other. For each phase: wall time, CPU time and their ratio (how
+//! parallel parse (read, parse, extract, documents, each file's documents indexed
+//! into its thread's shard of the lexical index), then the shards' merge and the
+//! link, one after the other. For each phase: wall time, CPU time and their ratio (how
 //! many of the cores it kept busy), resident memory after it; for the parse, when
 //! the last files finished (a serial tail shows as a low ratio there).
 //!
@@ -13,7 +14,7 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use _core::graph::{parse, ParsedFile, Progress, Project};
+use _core::graph::{parse_indexed, Parsed, Progress, Project};
 
 #[path = "common/measure.rs"]
 mod measure;
@@ -89,11 +90,11 @@ fn main() {
             }
             std::thread::sleep(Duration::from_millis(20));
         });
-        let parsed = parse(&scan.root, max, &scan.sources, &progress);
+        let parsed = parse_indexed(&scan.root, max, &scan.sources, &progress);
         sampler.join().unwrap();
         parsed
     });
-    let parse_wall = phase.report("parse (read+extract+docs)");
+    let parse_wall = phase.report("parse + index (shards)");
     let samples = finished.into_inner().unwrap();
     let at = |fraction: f64| {
         samples
@@ -109,27 +110,10 @@ fn main() {
         at(1.0)
     );
 
-    // What the parse holds until the link and the lexical index take it.
-    let mut doc_bytes = 0usize;
-    let mut docs = 0usize;
+    // What the parse holds until the link and the merge take it.
     let (mut definitions, mut references, mut imports) = (0usize, 0usize, 0usize);
     let mut name_bytes = 0usize;
-    for p in parsed.iter().flatten() {
-        let ParsedFile { symbols, documents } = p;
-        docs += documents.len();
-        doc_bytes += documents
-            .iter()
-            .map(|d| {
-                d.fields
-                    .iter()
-                    .map(|(k, v)| k.len() + v.len())
-                    .sum::<usize>()
-                    + d.meta.iter().map(|(k, v)| k.len() + v.len()).sum::<usize>()
-                    + d.key.len()
-                    + d.group.len()
-                    + d.kind.len()
-            })
-            .sum::<usize>();
+    for symbols in parsed.files.iter().flatten() {
         definitions += symbols.definitions.len();
         references += symbols.references.len();
         imports += symbols.imports.len();
@@ -139,44 +123,20 @@ fn main() {
             .map(|r| r.name.len())
             .sum::<usize>();
     }
+    let docs: usize = parsed.shards.iter().map(|(shard, _)| shard.len()).sum();
     println!(
-        "  held: {docs} documents, {:.0} MB of text in them; {definitions} definitions, \
+        "  held: {} shards of {docs} documents; {definitions} definitions, \
          {references} references ({:.0} MB of names), {imports} imports",
-        doc_bytes as f64 / 1e6,
+        parsed.shards.len(),
         name_bytes as f64 / 1e6
     );
-
-    // BUILD_PROFILE_PART=graph (or lexical): the other part's input is dropped
-    // first, so that the memory after this phase is one part's alone.
-    let part = std::env::var("BUILD_PROFILE_PART").unwrap_or_default();
-    let parsed: Vec<_> = parsed
-        .into_iter()
-        .map(|p| {
-            p.map(|mut p| {
-                match part.as_str() {
-                    "graph" => p.documents.clear(),
-                    "lexical" => {
-                        p.symbols.definitions.clear();
-                        p.symbols.references.clear();
-                        p.symbols.imports.clear();
-                    }
-                    _ => {}
-                }
-                p
-            })
-        })
-        .collect();
-    if !part.is_empty() {
-        let (now, _) = rss();
-        println!("  {part} only: rss {now:.0} MB before it is built");
-    }
     if std::env::var_os("BUILD_PROFILE_STEPS").is_some() {
         steps(parsed);
         return;
     }
     let phase = Phase::start();
     let project = Project::from_parsed(scan, parsed);
-    phase.report("link + lexical index");
+    phase.report("merge + link");
     let build = total.elapsed().as_secs_f64();
     {
         let state = project.state();
@@ -219,12 +179,11 @@ fn reset_peak() {
 /// BUILD_PROFILE_STEPS=1: the steps after the parse, one at a time, each with its
 /// own peak (the same work as `Project::from_parsed` and `Project::save`, in that
 /// order, on the public parts).
-fn steps(parsed: Vec<Result<ParsedFile, String>>) {
+fn steps(parsed: Parsed) {
     use _core::graph::{encode_chunk, payload, write_payload, KnowledgeGraph, CHUNK};
     use _core::retrieve::LexicalIndex;
     // BUILD_PROFILE_COLLECT=1: free pages returned to the OS after each step (as
-    // `Project::from_parsed` does at its end); BUILD_PROFILE_NOCLONE=1: the index
-    // is not copied.
+    // `Project::from_parsed` does after the merge).
     let collect = std::env::var_os("BUILD_PROFILE_COLLECT").is_some();
     let step = |name: &str, phase: Phase| {
         if collect {
@@ -238,26 +197,17 @@ fn steps(parsed: Vec<Result<ParsedFile, String>>) {
     };
     reset_peak();
     let phase = Phase::start();
-    let mut files = Vec::new();
-    let mut documents = Vec::new();
-    for (i, p) in parsed.into_iter().enumerate() {
-        if let Ok(p) = p {
-            documents.extend(p.documents);
-            files.push((format!("{i}"), p.symbols));
-        }
-    }
+    let files: Vec<_> = parsed
+        .files
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, symbols)| Some((format!("{i}"), symbols.ok()?)))
+        .collect();
     step("  split", phase);
     let phase = Phase::start();
-    let mut lexical = LexicalIndex::default();
-    lexical.upsert_all(documents).expect("indexed");
-    step("  lexical upsert_all", phase);
-    let phase = Phase::start();
-    let copy = if std::env::var_os("BUILD_PROFILE_NOCLONE").is_some() {
-        lexical
-    } else {
-        lexical.clone()
-    };
-    step("  lexical clone", phase);
+    let (copy, added) = LexicalIndex::from_shards(parsed.shards, false);
+    added.expect("indexed");
+    step("  lexical from_shards", phase);
     let phase = Phase::start();
     let graph = KnowledgeGraph::from_files(files);
     step("  graph from_files", phase);

@@ -13,7 +13,9 @@ use rayon::prelude::*;
 use super::extract::{FileSymbols, Language};
 use super::persist::{self, corrupt, load_with_sum, Saved};
 use super::read::{read_project_file, reason};
-use super::scan::{discover, parse, parse_file, ParsedFile, Progress, Source, NOT_UTF8};
+use super::scan::{
+    discover, parse_file, parse_indexed, Parsed, ParsedFile, Progress, Source, NOT_UTF8,
+};
 use super::store::{with_spare, KnowledgeGraph};
 use crate::error::{invalid, Error, Result};
 use crate::retrieve::{Document, LexicalIndex};
@@ -161,10 +163,10 @@ impl Project {
         })
     }
 
-    /// The project of a scan whose sources were parsed (`parsed` in `sources`
-    /// order, as `scan::parse` returns them): a file that could not be parsed is
-    /// skipped with its reason, one with syntax errors gets a warning.
-    pub fn from_parsed(scan: Scan, parsed: Vec<std::result::Result<ParsedFile, String>>) -> Self {
+    /// The project of a scan whose sources were parsed (as `scan::parse_indexed`
+    /// returns them): a file that could not be parsed is skipped with its reason,
+    /// one with syntax errors gets a warning.
+    pub fn from_parsed(scan: Scan, parsed: Parsed) -> Self {
         let Scan {
             root,
             max_file_bytes,
@@ -174,34 +176,23 @@ impl Project {
         } = scan;
         let mut files = Vec::with_capacity(sources.len());
         let mut warnings = Vec::new();
-        // Sized once: grown by doubling, the list of every document (3 million on
-        // the Linux kernel, 120 bytes each before their text) was copied as it grew
-        // and left up to twice its size.
-        let documents = parsed
-            .iter()
-            .flatten()
-            .map(|file| file.documents.len())
-            .sum();
-        let mut all_documents = Vec::with_capacity(documents);
-        for (source, result) in sources.into_iter().zip(parsed) {
+        for (source, result) in sources.into_iter().zip(parsed.files) {
             match result {
-                Ok(ParsedFile {
-                    mut symbols,
-                    documents,
-                }) => {
+                Ok(mut symbols) => {
                     warnings.extend(remarks(&source.relative, &mut symbols));
-                    all_documents.extend(documents);
                     files.push((source.relative, symbols));
                 }
                 Err(reason) => skipped.push((source.relative, reason)),
             }
         }
-        // One after the other, each on all cores: side by side (rayon::join) they
-        // were no faster and held more memory. CPython's stdlib, 2 cores,
-        // 2026-11-24: graph_phases 945-977 ms side by side against 824-834 ms in
-        // turn; build_profile 0.95-1.01 s against 0.79-1.08 s, RSS after 266-272 MB
-        // against 231-240 MB.
-        let lexical = lexical_of(all_documents);
+        // The index first, then the graph, each on all cores: side by side
+        // (rayon::join) they were no faster and held more memory. CPython's
+        // stdlib, 2 cores, 2026-11-24: graph_phases 945-977 ms side by side against
+        // 824-834 ms in turn; build_profile 0.95-1.01 s against 0.79-1.08 s, RSS
+        // after 266-272 MB against 231-240 MB.
+        let (lexical, added) = LexicalIndex::from_shards(parsed.shards, false);
+        debug_assert!(added.is_ok(), "{added:?}");
+        release_free_memory();
         let graph = KnowledgeGraph::from_files(files);
         Self::new(root, max_file_bytes, graph, lexical, skipped, warnings)
     }
@@ -209,7 +200,7 @@ impl Project {
     /// Scans `root` and parses its source files (in parallel, reporting to `progress`).
     pub fn build(root: &Path, max_file_bytes: u64, progress: &Progress) -> Result<Self> {
         let scan = Self::scan(root, max_file_bytes)?;
-        let parsed = parse(&scan.root, scan.max_file_bytes, &scan.sources, progress);
+        let parsed = parse_indexed(&scan.root, scan.max_file_bytes, &scan.sources, progress);
         Ok(Self::from_parsed(scan, parsed))
     }
 
@@ -576,6 +567,50 @@ mod tests {
         std::fs::write(root.join("a/b.py"), "def f():\n    g()\n").unwrap();
         std::fs::write(root.join("g.py"), "def g():\n    pass\n").unwrap();
         (dir, root)
+    }
+
+    /// A build indexes each file's documents as it parses it, into shards by size:
+    /// the index answers as the one of all the documents at once does.
+    #[test]
+    fn a_build_indexes_what_the_parse_documents() {
+        let (_dir, root) = project();
+        for i in 0..40 {
+            let body = "    x = helper(y)\n".repeat(i % 9 + 1);
+            std::fs::write(
+                root.join(format!("m{i}.py")),
+                format!("def f{i}(y):\n{body}\nclass C{i}:\n    def run(self):\n        return f{i}(1)\n"),
+            )
+            .unwrap();
+        }
+        let built = Project::build(&root, 1_000_000, &Progress::default()).unwrap();
+        let scan = Project::scan(&root, 1_000_000).unwrap();
+        let parsed =
+            super::super::scan::parse(&root, 1_000_000, &scan.sources, &Progress::default());
+        let all = lexical_of(
+            parsed
+                .into_iter()
+                .flat_map(|p| p.unwrap().documents)
+                .collect(),
+        );
+        let state = built.state();
+        assert_eq!(state.lexical().len(), all.len());
+        assert_eq!(
+            all.len(),
+            40 * 4 + 2 * 2,
+            "three definitions and the file, each"
+        );
+        let params = crate::retrieve::Bm25Params::default();
+        for query in ["helper", "run f7", "C12 run", "C3", "m3.py x y"] {
+            let hits = |index: &LexicalIndex| -> Vec<(String, u64)> {
+                index
+                    .search(query, &params, &[], 20)
+                    .into_iter()
+                    .map(|h| (h.key, h.score.to_bits()))
+                    .collect()
+            };
+            assert_eq!(hits(state.lexical()), hits(&all), "{query}");
+            assert!(!hits(&all).is_empty(), "{query}");
+        }
     }
 
     fn refused(result: Result<String>) -> String {

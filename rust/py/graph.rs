@@ -12,8 +12,9 @@ use super::convert::{Checked, FsPath, Int, Real, Text};
 use super::detached;
 use super::errors::InvalidInputError;
 use crate::graph::{
-    canonical_root, parse, reference_kinds, relative_to, search, Direction, Edge, KnowledgeGraph,
-    Language, Level, NodeIndex, ParsedFile, Progress, Project, Remark, Scan, SearchParams, EMBED,
+    canonical_root, parse_indexed, reference_kinds, relative_to, search, Direction, Edge,
+    KnowledgeGraph, Language, Level, NodeIndex, Parsed, Progress, Project, Remark, Scan,
+    SearchParams, EMBED,
 };
 use crate::retrieve::{Bm25Params, Normalization};
 use crate::Error;
@@ -200,11 +201,12 @@ fn parse_reporting(
     py: Python<'_>,
     scan: &Scan,
     progress: Option<&Bound<'_, PyAny>>,
-) -> PyResult<Vec<Result<ParsedFile, String>>> {
+) -> PyResult<Parsed> {
     let state = Progress::default();
     let sources = &scan.sources;
     std::thread::scope(|scope| {
-        let worker = scope.spawn(|| parse(&scan.root, scan.max_file_bytes, sources, &state));
+        let worker =
+            scope.spawn(|| parse_indexed(&scan.root, scan.max_file_bytes, sources, &state));
         let mut outcome = Ok(());
         loop {
             let finished = detached(py, || {

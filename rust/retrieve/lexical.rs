@@ -669,11 +669,8 @@ impl LexicalIndex {
     /// invalid-input error (and no change) if a field name appears twice in `doc` or
     /// if its new field names would make more than [`MAX_FIELDS`].
     pub fn upsert(&mut self, doc: Document) -> Result<()> {
-        self.make_room(&doc)?;
         let counted = Counted::of(&doc.fields, self.stem);
-        self.insert(doc, counted);
-        self.maybe_compact();
-        Ok(())
+        self.add_counted(doc, counted)
     }
 
     /// `upsert` of each document in turn: a bulk load (a project's first index)
@@ -708,6 +705,23 @@ impl LexicalIndex {
                 (shard, done)
             })
             .collect();
+        let (index, outcome) = LexicalIndex::from_shards(shards, stem);
+        *self = index;
+        outcome
+    }
+
+    /// The index of the documents of `shards`, in that order, as upserting them
+    /// one after the other into an empty index that stems if `stem` makes it (a
+    /// key in a later shard replaces the document an earlier one has): how a bulk
+    /// load joins the indexes its threads made of their parts of the documents
+    /// (each shard with the outcome of filling it, `upsert_local`). Stops at the
+    /// first shard that refused a document (its documents up to that one are
+    /// kept), or whose field names would take the index past [`MAX_FIELDS`], and
+    /// returns that error.
+    pub fn from_shards(
+        shards: Vec<(LexicalIndex, Result<()>)>,
+        stem: bool,
+    ) -> (LexicalIndex, Result<()>) {
         // The shards up to the first that refused a document, and its error.
         let mut kept = Vec::with_capacity(shards.len());
         let mut outcome = Ok(());
@@ -732,8 +746,7 @@ impl LexicalIndex {
         }
         // An empty index keeps only whether it stems: its removed documents' field
         // names and terms go.
-        *self = LexicalIndex::merged(kept, stem);
-        outcome
+        (LexicalIndex::merged(kept, stem), outcome)
     }
 
     /// The names of the fields some live document has text in.
@@ -1024,11 +1037,25 @@ impl LexicalIndex {
                 .map(|d| Counted::of(&d.fields, stem))
                 .collect();
             for (doc, counted) in block.into_iter().zip(counted) {
-                self.make_room(&doc)?;
-                self.insert(doc, counted);
-                self.maybe_compact();
+                self.add_counted(doc, counted)?;
             }
         }
+    }
+
+    /// Upserts `docs` in order, tokenized on the calling thread (`upsert_all`
+    /// tokenizes on the thread pool): how each thread of a bulk load fills a
+    /// shard of its own for `from_shards`, as it goes (a project build indexes
+    /// each file's documents as soon as the file is parsed, so that they are
+    /// never all held at once: 1.8 GB of text on the Linux kernel).
+    pub fn upsert_local(&mut self, docs: Vec<Document>) -> Result<()> {
+        docs.into_iter().try_for_each(|doc| self.upsert(doc))
+    }
+
+    fn add_counted(&mut self, doc: Document, counted: Counted) -> Result<()> {
+        self.make_room(&doc)?;
+        self.insert(doc, counted);
+        self.maybe_compact();
+        Ok(())
     }
 
     /// Checks `doc`'s field names, registers the new ones and removes the document
@@ -3344,10 +3371,24 @@ mod tests {
             for d in docs.clone() {
                 one_by_one.upsert(d).unwrap();
             }
+            // Three shards of uneven sizes, each filled on its own thread
+            // (`upsert_local`), joined by `from_shards`: as a project build.
+            let cuts = [0, docs.len() / 7, docs.len() / 2, docs.len()];
+            let shards: Vec<(LexicalIndex, Result<()>)> = cuts
+                .windows(2)
+                .map(|w| {
+                    let mut shard = LexicalIndex::with_stemming(stem);
+                    let filled = shard.upsert_local(docs[w[0]..w[1]].to_vec());
+                    (shard, filled)
+                })
+                .collect();
+            let (local, filled) = LexicalIndex::from_shards(shards, stem);
+            filled.unwrap();
+            check_invariants(&local);
             let mut bulk = LexicalIndex::with_stemming(stem);
             bulk.upsert_all(docs).unwrap();
             check_invariants(&bulk);
-            assert!(bulk.stem() == stem && one_by_one.stem() == stem);
+            assert!(bulk.stem() == stem && one_by_one.stem() == stem && local.stem() == stem);
             let live_terms = |index: &LexicalIndex| -> Vec<String> {
                 let mut terms: Vec<String> = (0..index.terms.len())
                     .filter(|&t| index.df[t] > 0)
@@ -3358,6 +3399,9 @@ mod tests {
             };
             let terms = live_terms(&bulk);
             assert_eq!(terms, live_terms(&one_by_one));
+            assert_eq!(terms, live_terms(&local));
+            assert_eq!(local.len(), one_by_one.len());
+            assert_eq!(local.groups(), one_by_one.groups());
             // Stems only, when stemming (the plain documents have no English words).
             assert_eq!(terms.contains(&"parti".to_string()), stem);
             assert!(!terms.contains(&"parties".to_string()));
@@ -3381,8 +3425,40 @@ mod tests {
                         .collect()
                 };
                 assert_eq!(bits(&a), bits(&b), "{text}");
+                assert_eq!(
+                    bits(&a),
+                    bits(&local.search(&text, &params, &[], 15)),
+                    "{text}"
+                );
             }
         }
+    }
+
+    /// A shard that refused a document stops the join there: the shards before it
+    /// and its documents up to the refused one are kept, with the error.
+    #[test]
+    fn from_shards_stops_at_the_first_refusal() {
+        let mut first = LexicalIndex::new();
+        let ok = first.upsert_local(vec![doc("fn", "a", "g", &[("body", "alpha")])]);
+        let mut second = LexicalIndex::new();
+        let twice = doc("fn", "c", "g", &[("body", "gamma"), ("body", "again")]);
+        let refused = second.upsert_local(vec![doc("fn", "b", "g", &[("body", "beta")]), twice]);
+        assert!(refused.is_err());
+        let mut third = LexicalIndex::new();
+        let later = third.upsert_local(vec![doc("fn", "d", "g", &[("body", "delta")])]);
+        let (index, outcome) =
+            LexicalIndex::from_shards(vec![(first, ok), (second, refused), (third, later)], false);
+        assert!(
+            matches!(outcome, Err(Error::InvalidValue { .. })),
+            "{outcome:?}"
+        );
+        let mut keys: Vec<String> = ["alpha", "beta", "gamma", "delta"]
+            .iter()
+            .flat_map(|q| index.search(q, &Bm25Params::default(), &[], 5))
+            .map(|hit| hit.key)
+            .collect();
+        keys.sort_unstable();
+        assert_eq!(keys, ["a", "b"]);
     }
 
     #[test]

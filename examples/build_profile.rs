@@ -180,7 +180,7 @@ fn reset_peak() {
 /// own peak (the same work as `Project::from_parsed` and `Project::save`, in that
 /// order, on the public parts).
 fn steps(parsed: Parsed) {
-    use _core::graph::{encode_chunk, payload, write_payload, KnowledgeGraph, CHUNK};
+    use _core::graph::{encode_chunk, KnowledgeGraph, Writer, CHUNK};
     use _core::retrieve::LexicalIndex;
     // BUILD_PROFILE_COLLECT=1: free pages returned to the OS after each step (as
     // `Project::from_parsed` does after the merge).
@@ -211,29 +211,27 @@ fn steps(parsed: Parsed) {
     let phase = Phase::start();
     let graph = KnowledgeGraph::from_files(files);
     step("  graph from_files", phase);
-    // As `Project::save`: the graph's runs of files and the index encoded side by
-    // side, the payload put together, both files written side by side.
-    let phase = Phase::start();
-    let (chunks, encoded) = rayon::join(
-        || graph.saved_chunks(CHUNK, |files| encode_chunk(&files)),
-        || copy.encode(),
-    );
-    let chunks: Vec<Vec<u8>> = chunks.into_iter().map(|c| c.expect("encodes")).collect();
-    let encoded = encoded.expect("encodes");
-    step("  encode graph | lexical", phase);
-    let phase = Phase::start();
-    let (payload, sum) = payload("", &[], &[], chunks).expect("a payload");
-    step("  graph payload", phase);
+    // As `Project::save`: the graph's runs of files encoded and written as they
+    // come, then the index streamed; both synced and renamed.
     let phase = Phase::start();
     let scratch = std::env::temp_dir().join(format!("build-steps-{}", std::process::id()));
-    let path = scratch.join("graph.bin");
-    std::thread::scope(|s| {
-        let lexical =
-            s.spawn(|| LexicalIndex::write_encoded(&scratch.join("graph.lexical"), &encoded, sum));
-        write_payload(&path, &payload, sum).expect("writes");
-        lexical.join().unwrap().expect("writes");
-    });
-    step("  write graph | lexical", phase);
-    println!("  encoded lexical {:.0} MB", encoded.len() as f64 / 1e6);
+    let mut writer = Writer::create(&scratch.join("graph.bin")).expect("creates");
+    graph
+        .saved_chunks(
+            CHUNK,
+            |files| encode_chunk(&files),
+            |chunk| writer.chunk(&chunk?),
+        )
+        .expect("writes");
+    let (file, sum) = writer.finish("", &[], &[]).expect("writes");
+    step("  write graph", phase);
+    let phase = Phase::start();
+    let index = copy.write(&scratch.join("graph.lexical")).expect("writes");
+    let index = index.finish(sum).expect("writes");
+    step("  write lexical", phase);
+    let phase = Phase::start();
+    file.commit().expect("commits");
+    index.commit().expect("commits");
+    step("  sync + rename", phase);
     let _ = std::fs::remove_dir_all(&scratch);
 }

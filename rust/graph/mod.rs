@@ -23,8 +23,7 @@ pub use extract::{
 pub use link::MAX_CANDIDATES;
 pub use model::{Edge, EdgeKind, Links, Node, NodeKind, SavedFile};
 pub use persist::{
-    corrupt, encode_chunk, load, load_with_sum, payload, save, write_payload, Saved, CHUNK,
-    FORMAT_VERSION,
+    corrupt, encode_chunk, load, load_with_sum, save, Saved, Writer, CHUNK, FORMAT_VERSION,
 };
 pub use petgraph::stable_graph::NodeIndex;
 pub use petgraph::Direction;

@@ -3,13 +3,15 @@
 //! nor links again.
 //!
 //! Layout: magic `AIRGRAPH`, format version (u32 LE), payload length (u64 LE),
-//! checksum of the payload (u64 LE), then the payload: the length of the `Meta`
-//! (u64 LE), the `Meta`, then the files in chunks of `CHUNK`, each encoded on its
-//! own (postcard) so that chunks are encoded and decoded in parallel. The checksum
-//! is a foldhash of the parts' foldhashes (the length and `Meta` one part, each
-//! chunk one), so that the parts are written as they are, never copied into one
-//! buffer (version 5 hashed the payload whole: on the Linux kernel a save held a
-//! 611 MB copy of it). Written atomically, mode 0600 (`crate::atomic`).
+//! checksum of the payload (u64 LE), then the payload: the files in chunks of
+//! `CHUNK`, each encoded on its own (postcard) so that chunks are encoded and
+//! decoded in parallel, then the `Meta` (which names each chunk's length), then
+//! the length of the `Meta` (u64 LE). The checksum is a foldhash of the parts'
+//! foldhashes (each chunk one part, the `Meta` and its length one). So a save
+//! writes each chunk as soon as it is encoded and drops it, then the `Meta`, then
+//! the header over the zeros it began with (version 6, the `Meta` first, held
+//! every chunk until all were encoded: 611 MB on the Linux kernel). Written
+//! atomically, mode 0600 (`crate::atomic`).
 
 use std::hash::BuildHasher;
 use std::path::Path;
@@ -17,11 +19,11 @@ use std::path::Path;
 use rayon::prelude::*;
 
 use super::model::SavedFile;
-use crate::atomic::write_atomic;
+use crate::atomic::AtomicFile;
 use crate::error::{Error, Result};
 
 const MAGIC: &[u8; 8] = b"AIRGRAPH";
-pub const FORMAT_VERSION: u32 = 6;
+pub const FORMAT_VERSION: u32 = 7;
 const HEADER: usize = 8 + 4 + 8 + 8;
 /// Files per chunk.
 pub const CHUNK: usize = 64;
@@ -45,12 +47,26 @@ pub struct Saved {
     pub warnings: Vec<(String, String)>,
 }
 
-/// The checksum of a payload made of `parts`, one after the other (see the
-/// module documentation): each part hashed on the thread pool.
+/// The hasher of the checksum (see the module documentation).
+fn hasher() -> foldhash::fast::FixedState {
+    foldhash::fast::FixedState::with_seed(0xA1C4_E7A0)
+}
+
+/// One part's hash.
+fn part_sum(part: &[u8]) -> u64 {
+    hasher().hash_one(part)
+}
+
+/// The checksum of a payload whose parts hash to `sums`, in order.
+fn combined(sums: &[u64]) -> u64 {
+    hasher().hash_one(sums)
+}
+
+/// The checksum of a payload made of `parts`, one after the other: each part
+/// hashed on the thread pool.
 fn checksum(parts: &[&[u8]]) -> u64 {
-    let hash = foldhash::fast::FixedState::with_seed(0xA1C4_E7A0);
-    let each: Vec<u64> = parts.par_iter().map(|part| hash.hash_one(part)).collect();
-    hash.hash_one(each)
+    let sums: Vec<u64> = parts.par_iter().map(|part| part_sum(part)).collect();
+    combined(&sums)
 }
 
 /// The error for a graph file that cannot be read back, saying why.
@@ -67,80 +83,86 @@ struct MetaOut<'a> {
     root: &'a str,
     skipped: &'a [(String, String)],
     warnings: &'a [(String, String)],
-    chunks: Vec<u64>,
+    chunks: &'a [u64],
 }
 
 /// Writes `saved` to `path`; returns the payload's checksum, which names this
 /// version of the file (files saved beside it record it, see `load_with_sum`).
 pub fn save(path: &Path, saved: &Saved) -> Result<u64> {
-    let chunks: Vec<Vec<u8>> = saved
-        .files
-        .par_chunks(CHUNK)
-        .map(encode_chunk)
-        .collect::<Result<_>>()?;
-    let (payload, sum) = payload(&saved.root, &saved.skipped, &saved.warnings, chunks)?;
-    write_payload(path, &payload, sum)?;
+    let mut writer = Writer::create(path)?;
+    for files in saved.files.chunks(CHUNK) {
+        writer.chunk(&encode_chunk(files)?)?;
+    }
+    let (file, sum) = writer.finish(&saved.root, &saved.skipped, &saved.warnings)?;
+    file.commit()?;
     Ok(sum)
 }
 
 /// One run of `CHUNK` files (or fewer, the last) as `save` encodes it: a caller
 /// that makes the saved files a run at a time (`KnowledgeGraph::saved_chunks`)
-/// encodes them with this and `payload`, and writes them with `write_payload`, byte for
-/// byte as `save`.
+/// encodes them with this and hands them to a `Writer`, in order, byte for byte
+/// as `save`.
 pub fn encode_chunk(files: &[SavedFile]) -> Result<Vec<u8>> {
     postcard::to_stdvec(files).map_err(Error::Encode)
 }
 
-/// The payload of a graph file, in its parts: the meta with its length before it,
-/// then the encoded runs of files in order (written as they are, not copied).
-pub struct Payload {
-    head: Vec<u8>,
-    chunks: Vec<Vec<u8>>,
+/// A graph file being written (see the module documentation): the chunks as they
+/// come, then `finish`.
+pub struct Writer {
+    file: AtomicFile,
+    chunks: Vec<u64>,
+    sums: Vec<u64>,
 }
 
-impl Payload {
-    fn parts(&self) -> Vec<&[u8]> {
-        std::iter::once(&self.head)
-            .chain(&self.chunks)
-            .map(Vec::as_slice)
-            .collect()
+impl Writer {
+    /// Starts the file at `path` (in a temporary file, see `crate::atomic`).
+    pub fn create(path: &Path) -> Result<Writer> {
+        let mut file = AtomicFile::create(path)?;
+        file.write_all(&[0; HEADER])?;
+        Ok(Writer {
+            file,
+            chunks: Vec::new(),
+            sums: Vec::new(),
+        })
     }
-}
 
-/// The payload of a graph file (the meta, then the encoded runs of files in order)
-/// and its checksum.
-pub fn payload(
-    root: &str,
-    skipped: &[(String, String)],
-    warnings: &[(String, String)],
-    chunks: Vec<Vec<u8>>,
-) -> Result<(Payload, u64)> {
-    let meta = MetaOut {
-        root,
-        skipped,
-        warnings,
-        chunks: chunks.iter().map(|c| c.len() as u64).collect(),
-    };
-    let meta = postcard::to_stdvec(&meta).map_err(Error::Encode)?;
-    let mut head = Vec::with_capacity(8 + meta.len());
-    head.extend_from_slice(&(meta.len() as u64).to_le_bytes());
-    head.extend_from_slice(&meta);
-    let payload = Payload { head, chunks };
-    let sum = checksum(&payload.parts());
-    Ok((payload, sum))
-}
+    /// Appends the next encoded chunk (`encode_chunk`).
+    pub fn chunk(&mut self, encoded: &[u8]) -> Result<()> {
+        self.file.write_all(encoded)?;
+        self.chunks.push(encoded.len() as u64);
+        self.sums.push(part_sum(encoded));
+        Ok(())
+    }
 
-/// Writes a payload from `payload` (with its checksum) to `path` under the header.
-pub fn write_payload(path: &Path, payload: &Payload, sum: u64) -> Result<()> {
-    let mut parts = payload.parts();
-    let length: usize = parts.iter().map(|part| part.len()).sum();
-    let mut header = Vec::with_capacity(HEADER);
-    header.extend_from_slice(MAGIC);
-    header.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-    header.extend_from_slice(&(length as u64).to_le_bytes());
-    header.extend_from_slice(&sum.to_le_bytes());
-    parts.insert(0, &header);
-    write_atomic(path, &parts)
+    /// Writes the `Meta` and the header: the file, to `commit` (the caller may
+    /// write a file tied to this one first), and its checksum.
+    pub fn finish(
+        mut self,
+        root: &str,
+        skipped: &[(String, String)],
+        warnings: &[(String, String)],
+    ) -> Result<(AtomicFile, u64)> {
+        let meta = MetaOut {
+            root,
+            skipped,
+            warnings,
+            chunks: &self.chunks,
+        };
+        let mut tail = postcard::to_stdvec(&meta).map_err(Error::Encode)?;
+        let meta_length = tail.len() as u64;
+        tail.extend_from_slice(&meta_length.to_le_bytes());
+        self.file.write_all(&tail)?;
+        self.sums.push(part_sum(&tail));
+        let sum = combined(&self.sums);
+        let length = self.chunks.iter().sum::<u64>() + tail.len() as u64;
+        let mut header = Vec::with_capacity(HEADER);
+        header.extend_from_slice(MAGIC);
+        header.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        header.extend_from_slice(&length.to_le_bytes());
+        header.extend_from_slice(&sum.to_le_bytes());
+        self.file.write_at(0, &header)?;
+        Ok((self.file, sum))
+    }
 }
 
 pub fn load(path: &Path) -> Result<Saved> {
@@ -169,41 +191,41 @@ pub fn load_with_sum(path: &Path) -> Result<(Saved, u64)> {
         return Err(corrupt("truncated"));
     }
     let decoding = |err: postcard::Error| corrupt(&err.to_string());
-    let meta_length = payload
-        .get(..8)
-        .map(|word| u64::from_le_bytes(word.try_into().expect("8 bytes")))
+    // The meta, last, says where the chunks end: read before the checksum is
+    // checked (a damaged meta fails to decode, or names chunks the checksum
+    // refutes).
+    let (front, word) = payload
+        .split_at_checked(payload.len().saturating_sub(8))
+        .filter(|(_, word)| word.len() == 8)
         .ok_or_else(|| corrupt("truncated"))?;
-    let (head, mut rest) = payload
-        .split_at_checked(
-            usize::try_from(meta_length)
-                .unwrap_or(usize::MAX)
-                .saturating_add(8),
-        )
+    let meta_length = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+    let chunks_end = usize::try_from(meta_length)
+        .ok()
+        .and_then(|meta| front.len().checked_sub(meta))
         .ok_or_else(|| corrupt("truncated"))?;
-    // The meta says where the chunks end: read before the checksum is checked
-    // (a damaged meta fails to decode, or names chunks the checksum refutes).
+    let (mut rest, meta) = front.split_at(chunks_end);
     let Meta {
         root,
         skipped,
         warnings,
         chunks,
-    } = postcard::from_bytes(&head[8..]).map_err(decoding)?;
+    } = postcard::from_bytes(meta).map_err(decoding)?;
     let mut parts: Vec<&[u8]> = Vec::with_capacity(chunks.len() + 1);
-    parts.push(head);
     for length in chunks {
         let (part, after) = rest
             .split_at_checked(usize::try_from(length).unwrap_or(usize::MAX))
-            .ok_or_else(|| corrupt("truncated"))?;
+            .ok_or_else(|| corrupt("chunks longer than the file"))?;
         parts.push(part);
         rest = after;
     }
     if !rest.is_empty() {
-        return Err(corrupt("bytes after the last chunk"));
+        return Err(corrupt("bytes between the last chunk and the meta"));
     }
+    parts.push(&payload[chunks_end..]);
     if checksum(&parts) != sum {
         return Err(corrupt("checksum mismatch"));
     }
-    let decoded: Vec<Vec<SavedFile>> = parts[1..]
+    let decoded: Vec<Vec<SavedFile>> = parts[..parts.len() - 1]
         .par_iter()
         .map(|part| postcard::from_bytes(part))
         .collect::<std::result::Result<_, _>>()
@@ -247,9 +269,9 @@ mod tests {
         assert_eq!(load(&path).unwrap(), saved());
         let good = std::fs::read(&path).unwrap();
 
+        // A chunk's byte (the meta, last, names the chunks' lengths).
         let mut flipped = good.clone();
-        let last = flipped.len() - 1;
-        flipped[last] ^= 0xFF;
+        flipped[HEADER + 1] ^= 0xFF;
         std::fs::write(&path, &flipped).unwrap();
         assert!(matches!(load(&path), Err(Error::Corrupt(m)) if m.contains("checksum")));
 

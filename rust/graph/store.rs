@@ -512,23 +512,33 @@ impl KnowledgeGraph {
 
     /// Each file's symbols and links, by path: what `from_saved` rebuilds the graph from.
     pub fn saved(&self) -> Vec<SavedFile> {
-        self.saved_chunks(usize::MAX, |files| files)
-            .into_iter()
-            .flatten()
-            .collect()
+        let mut saved = Vec::new();
+        self.saved_chunks(
+            usize::MAX,
+            |files| files,
+            |files| {
+                saved = files;
+                Ok::<_, std::convert::Infallible>(())
+            },
+        )
+        .unwrap_or_else(|never| match never {});
+        saved
     }
 
     /// `saved` in runs of `chunk` files (the last may be shorter), each run made and
-    /// handed to `each` on the thread pool, in order in the result: a saved file
-    /// holds a copy of its symbols (reference names spelled out), so a run is
-    /// copied out only when it is needed and dropped by `each` (the save encodes
-    /// it), rather than the whole graph at once (on the Linux kernel: 9 million
-    /// references).
-    pub fn saved_chunks<T: Send>(
+    /// handed to `each` on the thread pool, and what `each` makes of it handed to
+    /// `sink` in order (a few runs per thread at a time): a saved file holds a copy
+    /// of its symbols (reference names spelled out), so a run is copied out only
+    /// when it is needed and dropped by `each` (the save encodes it), and what
+    /// `each` makes is dropped by `sink` (the save writes it), rather than the
+    /// whole graph at once (on the Linux kernel: 9 million references, 611 MB
+    /// encoded). Stops at `sink`'s first error.
+    pub fn saved_chunks<T: Send, E>(
         &self,
         chunk: usize,
         each: impl Fn(Vec<SavedFile>) -> T + Sync + Send,
-    ) -> Vec<T> {
+        mut sink: impl FnMut(T) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
         use rayon::prelude::*;
         let mut paths: Vec<&String> = self.files.keys().collect();
         paths.par_sort_unstable();
@@ -544,19 +554,25 @@ impl KnowledgeGraph {
         let one = |path: &String, entry: &FileEntry| -> SavedFile {
             (path.clone(), self.unstored(entry), self.links(entry, at))
         };
-        paths
-            .par_chunks(chunk.max(1))
-            .zip(entries.par_chunks(chunk.max(1)))
-            .map(|(paths, entries)| {
-                each(
-                    paths
-                        .iter()
-                        .zip(entries)
-                        .map(|(path, entry)| one(path, entry))
-                        .collect(),
-                )
-            })
-            .collect()
+        let chunk = chunk.max(1);
+        let batch = chunk.saturating_mul(4 * rayon::current_num_threads());
+        for (paths, entries) in paths.chunks(batch).zip(entries.chunks(batch)) {
+            let made: Vec<T> = paths
+                .par_chunks(chunk)
+                .zip(entries.par_chunks(chunk))
+                .map(|(paths, entries)| {
+                    each(
+                        paths
+                            .iter()
+                            .zip(entries)
+                            .map(|(path, entry)| one(path, entry))
+                            .collect(),
+                    )
+                })
+                .collect();
+            made.into_iter().try_for_each(&mut sink)?;
+        }
+        Ok(())
     }
 
     /// A file's links as saved; `at` is every node's (file position, position in

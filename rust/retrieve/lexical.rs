@@ -44,6 +44,7 @@ use serde::{Deserialize, Serialize};
 
 use super::persist;
 use super::tokenize::{for_each_token_with, head};
+use crate::atomic::AtomicFile;
 use crate::error::{invalid, Error, Result};
 
 /// Distinct field names an index holds at a time.
@@ -54,11 +55,21 @@ pub const MAX_FIELD_TOKENS: usize = 100_000;
 /// rest of a longer query is ignored. A long issue or traceback has a few hundred.
 pub const MAX_QUERY_TERMS: usize = 512;
 /// The version of the file [`LexicalIndex::save`] writes. Version 2 puts the
-/// stemming flag before version 1's payload; [`LexicalIndex::load`] still reads
-/// version 1 files (as non-stemming indexes: there was no stemming then).
-pub const FORMAT_VERSION: u32 = 2;
+/// stemming flag before version 1's payload; version 3 is version 2 with a
+/// blocked checksum (see `persist`), so that a save streams the file.
+/// [`LexicalIndex::load`] still reads version 1 files (as non-stemming indexes:
+/// there was no stemming then) and version 2 files.
+pub const FORMAT_VERSION: u32 = 3;
 /// The oldest version [`LexicalIndex::load`] reads.
 const OLDEST_VERSION: u32 = 1;
+/// The first version with a blocked checksum.
+const BLOCKED_FROM: u32 = 3;
+/// Bytes of postings `encode_into` encodes at a time (a longer list alone); tiny
+/// in tests, so that their indexes are written in many batches.
+#[cfg(not(test))]
+const ENCODE_BATCH: u64 = 16 << 20;
+#[cfg(test)]
+const ENCODE_BATCH: u64 = 24;
 const MAGIC: &[u8; 8] = b"AIRLEXIC";
 const WHAT: &str = "lexical index";
 
@@ -73,6 +84,42 @@ const COMPACT_MIN_DEAD: usize = 64;
 const SHARD_MIN_DOCS: usize = 2048;
 /// Documents tokenized at once (in parallel) before they are indexed.
 const TOKENIZE_BLOCK: usize = 1024;
+
+/// A byte sink of ours as an `io::Write`, keeping its first error.
+struct ToSink<'s, F> {
+    sink: &'s mut F,
+    failed: Option<Error>,
+}
+
+impl<F: FnMut(&[u8]) -> Result<()>> std::io::Write for ToSink<'_, F> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.write_all(bytes).map(|()| bytes.len())
+    }
+
+    fn write_all(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        if self.failed.is_some() {
+            return Err(std::io::Error::other("the sink failed"));
+        }
+        (self.sink)(bytes).map_err(|err| {
+            self.failed = Some(err);
+            std::io::Error::other("the sink failed")
+        })
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// An index file written but for its header (see [`LexicalIndex::write`]).
+pub struct Unfinished(persist::Writer);
+
+impl Unfinished {
+    /// Writes the header, with `generation`: the file, to commit.
+    pub fn finish(self, generation: u64) -> Result<AtomicFile> {
+        self.0.finish(generation)
+    }
+}
 
 /// A document to index.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -1460,19 +1507,39 @@ impl LexicalIndex {
     /// whether it stems to `path` ([`FORMAT_VERSION`]), with `generation`, an
     /// opaque number [`LexicalIndex::load`] returns.
     pub fn save(&self, path: &Path, generation: u64) -> Result<()> {
-        Self::write_encoded(path, &self.encode()?, generation)
+        self.write(path)?.finish(generation)?.commit()
     }
 
-    /// What [`LexicalIndex::save`] writes, as bytes, to be written later with
-    /// [`LexicalIndex::write_encoded`]: the saved form, far smaller than a copy
-    /// of the index (postings are delta-encoded).
+    /// Writes what [`LexicalIndex::save`] writes to a temporary file beside `path`,
+    /// streamed (see `encode_into`), but for the header: the caller finishes it with
+    /// the generation (known only once the graph file is written, say), then
+    /// commits it.
+    pub fn write(&self, path: &Path) -> Result<Unfinished> {
+        let mut writer = persist::Writer::create(path, MAGIC, FORMAT_VERSION)?;
+        self.encode_into(|bytes| writer.write_all(bytes))?;
+        Ok(Unfinished(writer))
+    }
+
+    /// The bytes [`LexicalIndex::save`] writes after the header (the saved form,
+    /// far smaller than a copy of the index: postings are delta-encoded), in one
+    /// buffer.
     pub fn encode(&self) -> Result<Vec<u8>> {
-        // Postcard encodes a struct as its fields one after the other, and the
-        // postings (a byte string) come last: what precedes them is encoded as
-        // usual, they are written in place after it, into a buffer of the exact
-        // size, runs of terms side by side. Encoding `to_saved` instead made them a
-        // buffer per term, then one for all, then a copy grown by doubling: on the
-        // Linux kernel that held gigabytes more during a save.
+        let mut out = Vec::new();
+        self.encode_into(|bytes| {
+            out.extend_from_slice(bytes);
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// The bytes of `encode`, handed to `sink` a part at a time. Postcard encodes
+    /// a struct as its fields one after the other, and the postings (a byte
+    /// string) come last: what precedes them is encoded as usual, then they are
+    /// written in place into a buffer of at most `ENCODE_BATCH` bytes at a time,
+    /// runs of terms side by side. Encoding `to_saved` instead made them a buffer
+    /// per term, then one for all, then a copy grown by doubling; a buffer of all
+    /// the postings held 850 MB on the Linux kernel.
+    fn encode_into(&self, mut sink: impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
         let remap = self.remap();
         let (head, lists) = self.stored_head(&remap);
         let total: u64 = head.sizes.iter().sum();
@@ -1480,20 +1547,49 @@ impl LexicalIndex {
             stem: self.stem,
             index: head,
         };
-        let size = postcard::experimental::serialized_size(&head).map_err(Error::Encode)?
-            + varint64_len(total)
-            + total as usize;
-        let mut out = postcard::to_io(&head, Vec::with_capacity(size)).map_err(Error::Encode)?;
+        // The head streamed too (its keys, groups, metadata and terms are ~350 MB
+        // encoded on the Linux kernel), through a buffer: postcard writes a byte
+        // at a time.
+        let mut to_sink = ToSink {
+            sink: &mut sink,
+            failed: None,
+        };
+        let (encoded, flushed) = {
+            let mut buffered = std::io::BufWriter::with_capacity(1 << 16, &mut to_sink);
+            let encoded = postcard::to_io(&head, &mut buffered).map(drop);
+            (encoded, std::io::Write::flush(&mut buffered))
+        };
+        // An error of the sink's comes back as it was (postcard's, or the flush's,
+        // only says the write failed).
+        if let Some(err) = to_sink.failed {
+            return Err(err);
+        }
+        encoded.map_err(Error::Encode)?;
+        debug_assert!(flushed.is_ok(), "only the sink fails");
+        let mut out = Vec::new();
         write_varint64(&mut out, total);
-        let start = out.len();
-        out.resize(size, 0);
-        write_postings(&mut out[start..], &lists, &head.index.sizes, &remap);
-        Ok(out)
+        sink(&out)?;
+        let sizes = &head.index.sizes;
+        let mut from = 0;
+        while from < lists.len() {
+            let mut to = from;
+            let mut bytes = 0u64;
+            while to < lists.len() && (to == from || bytes + sizes[to] <= ENCODE_BATCH) {
+                bytes += sizes[to];
+                to += 1;
+            }
+            out.clear();
+            out.resize(bytes as usize, 0);
+            write_postings(&mut out, &lists[from..to], &sizes[from..to], &remap);
+            sink(&out)?;
+            from = to;
+        }
+        Ok(())
     }
 
     /// Writes bytes from [`LexicalIndex::encode`] to `path` as `save` does.
     pub fn write_encoded(path: &Path, payload: &[u8], generation: u64) -> Result<()> {
-        persist::write(path, MAGIC, FORMAT_VERSION, generation, payload)
+        persist::write_blocked(path, MAGIC, FORMAT_VERSION, generation, payload)
     }
 
     /// Loads an index saved by [`LexicalIndex::save`], with its generation; it
@@ -1501,8 +1597,13 @@ impl LexicalIndex {
     /// existed) loads as a non-stemming index. A file that is damaged or not such
     /// an index is `Error::Corrupt` ("rebuild it").
     pub fn load(path: &Path) -> Result<(LexicalIndex, u64)> {
-        let (payload, generation, version) =
-            persist::read_versions(path, MAGIC, OLDEST_VERSION..=FORMAT_VERSION, WHAT)?;
+        let (payload, generation, version) = persist::read_versions_with(
+            path,
+            MAGIC,
+            OLDEST_VERSION..=FORMAT_VERSION,
+            WHAT,
+            BLOCKED_FROM,
+        )?;
         let corrupt = |why: &str| persist::corrupt(path, WHAT, why);
         // Strings and postings borrowed from the file's bytes, not copied first.
         let saved: Saved<StoredIn<'_>> = match version {
@@ -3070,7 +3171,7 @@ mod tests {
                     index: stored.clone(),
                 };
                 let payload = postcard::to_stdvec(&saved).unwrap();
-                persist::write(&path, MAGIC, FORMAT_VERSION, 1, &payload).unwrap();
+                persist::write_blocked(&path, MAGIC, FORMAT_VERSION, 1, &payload).unwrap();
                 match LexicalIndex::load(&path) {
                     Err(Error::Corrupt(m)) => assert!(m.contains(why), "{why}: {m}"),
                     other => panic!("{why}: {other:?}"),
@@ -3085,16 +3186,16 @@ mod tests {
         .unwrap();
         assert_eq!(payload[0], 1);
         payload[0] = 2;
-        persist::write(&path, MAGIC, FORMAT_VERSION, 1, &payload).unwrap();
+        persist::write_blocked(&path, MAGIC, FORMAT_VERSION, 1, &payload).unwrap();
         assert!(matches!(LexicalIndex::load(&path), Err(Error::Corrupt(_))));
         // A version 1 payload is not a version 2 one, nor the reverse.
         let v1 = postcard::to_stdvec(&good).unwrap();
-        persist::write(&path, MAGIC, FORMAT_VERSION, 1, &v1).unwrap();
+        persist::write_blocked(&path, MAGIC, FORMAT_VERSION, 1, &v1).unwrap();
         assert!(matches!(LexicalIndex::load(&path), Err(Error::Corrupt(_))));
         // A version from the future is refused, saying which ones are read.
-        persist::write(&path, MAGIC, FORMAT_VERSION + 1, 1, &v1).unwrap();
+        persist::write_blocked(&path, MAGIC, FORMAT_VERSION + 1, 1, &v1).unwrap();
         match LexicalIndex::load(&path) {
-            Err(Error::Corrupt(m)) => assert!(m.contains("reads versions 1 to 2"), "{m}"),
+            Err(Error::Corrupt(m)) => assert!(m.contains("reads versions 1 to 3"), "{m}"),
             other => panic!("{other:?}"),
         }
     }
@@ -3324,6 +3425,50 @@ mod tests {
                 same_results(&compacted, &fresh, q)?;
                 same_results(&bulk, &fresh, q)?;
             }
+        }
+    }
+
+    /// The bytes streamed to a sink are `encode`'s, in pieces; a sink that fails,
+    /// in the head or in the postings, stops the encoding with its own error.
+    #[test]
+    fn encode_into_streams_and_stops_at_the_sink_error() {
+        let docs: Vec<Document> = (0..300)
+            .map(|i| {
+                doc(
+                    "fn",
+                    &format!("k{i}"),
+                    "g",
+                    &[("body", &format!("w{} w{} common", i, i % 17))],
+                )
+            })
+            .collect();
+        let mut index = LexicalIndex::new();
+        index.upsert_all(docs).unwrap();
+        let whole = index.encode().unwrap();
+        let mut pieces = Vec::new();
+        index
+            .encode_into(|bytes| {
+                pieces.push(bytes.to_vec());
+                Ok(())
+            })
+            .unwrap();
+        assert!(pieces.len() > 10, "{}", pieces.len());
+        assert_eq!(pieces.concat(), whole);
+        for fail_at in [0, 1, pieces.len() / 2, pieces.len() - 1] {
+            let mut calls = 0;
+            let outcome = index.encode_into(|_| {
+                calls += 1;
+                if calls > fail_at {
+                    let full = std::io::Error::from(std::io::ErrorKind::StorageFull);
+                    return Err(Error::io("write", Path::new("disk"), full));
+                }
+                Ok(())
+            });
+            assert!(
+                matches!(outcome, Err(Error::Io { .. })),
+                "{fail_at}: {outcome:?}"
+            );
+            assert_eq!(calls, fail_at + 1, "no call after the failure");
         }
     }
 
@@ -3819,10 +3964,18 @@ mod tests {
             }
             assert_eq!(keys(&loaded.search("parties", &params, &[], 5)), ["t1"]);
         }
-        // Saved again, it is a version 2 file that still does not stem.
+        // Saved again, it is a file of the current version that still does not stem.
         kept.save(&path, 5).unwrap();
-        assert_eq!(&std::fs::read(&path).unwrap()[8..12], &2u32.to_le_bytes());
+        assert_eq!(
+            &std::fs::read(&path).unwrap()[8..12],
+            &FORMAT_VERSION.to_le_bytes()
+        );
         assert!(!LexicalIndex::load(&path).unwrap().0.stem());
+        // A version 2 file (its checksum over the payload whole) still loads.
+        persist::write(&path, MAGIC, 2, 8, &kept.encode().unwrap()).unwrap();
+        let (v2, generation) = LexicalIndex::load(&path).unwrap();
+        assert_eq!(generation, 8);
+        assert_eq!(v2.encode().unwrap(), kept.encode().unwrap());
     }
 
     #[test]

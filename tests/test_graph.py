@@ -729,11 +729,15 @@ def test_damaged_or_foreign_graph_files(tmp_path: Path) -> None:
     path = tmp_path / "graph.bin"
     g.save(path)
     data = path.read_bytes()
-    path.write_bytes(data[:-1] + bytes([data[-1] ^ 0xFF]))
+    header = 28  # magic, version, length, checksum; then the first chunk
+    path.write_bytes(data[: header + 1] + bytes([data[header + 1] ^ 0xFF]) + data[header + 2 :])
     with pytest.raises(am.StoreCorruptError, match="checksum"):
         am.KnowledgeGraph.load(path)
-    path.write_bytes(data[:8] + (7).to_bytes(4, "little") + data[12:])
-    with pytest.raises(am.SchemaVersionError, match="version 7"):
+    path.write_bytes(data[:-1] + bytes([data[-1] ^ 0xFF]))  # the meta's length, last
+    with pytest.raises(am.StoreCorruptError, match="rebuild"):
+        am.KnowledgeGraph.load(path)
+    path.write_bytes(data[:8] + (6).to_bytes(4, "little") + data[12:])  # the format before
+    with pytest.raises(am.SchemaVersionError, match="version 6"):
         am.KnowledgeGraph.load(path)
     path.write_bytes(b"random bytes, not a graph at all")
     with pytest.raises(am.StoreCorruptError, match="rebuild"):

@@ -108,13 +108,11 @@ impl KnowledgeGraph {
     ) -> Vec<(NodeIndex, HashSet<String>)> {
         let mut subsets: HashMap<NodeIndex, HashSet<String>> = HashMap::default();
         for name in names {
-            for file in self
-                .wanted
-                .get(name)
-                .into_iter()
-                .flatten()
-                .filter(|f| !skip(f))
-            {
+            let wanted = self
+                .interned
+                .id(name)
+                .and_then(|id| self.wanted.get(id as usize));
+            for file in wanted.into_iter().flatten().filter(|f| !skip(f)) {
                 subsets.entry(*file).or_default().insert(name.clone());
             }
         }
@@ -310,9 +308,10 @@ impl KnowledgeGraph {
         name: &str,
         accept: &dyn Fn(NodeIndex) -> bool,
     ) -> Vec<NodeIndex> {
-        let Some(candidates) = self.names.get(name) else {
+        let candidates = self.named(name);
+        if candidates.is_empty() {
             return vec![];
-        };
+        }
         let class = |c: NodeIndex| self.graph[c].kind == NodeKind::Class && accept(c);
         let mut out: Vec<NodeIndex> = self
             .defined_in(candidates, entry.node)
@@ -345,18 +344,20 @@ impl KnowledgeGraph {
         out
     }
 
-    /// The methods named `name` of `classes` or, level by level, of their bases
-    /// (the edges `Pass::Bases` made): those of the nearest level that has any. A
-    /// Go type's methods are the functions of its folder whose receiver it is.
+    /// The methods named `name` (an id in `interned`) of `classes` or, level by
+    /// level, of their bases (the edges `Pass::Bases` made): those of the nearest
+    /// level that has any. A Go type's methods are the functions of its folder
+    /// whose receiver it is.
     fn methods_in_bases(
         &self,
         classes: &[NodeIndex],
-        name: &str,
+        name: u32,
         accept: &dyn Fn(NodeIndex) -> bool,
     ) -> Vec<NodeIndex> {
-        let Some(candidates) = self.names.get(name) else {
+        let candidates = self.named_id(name);
+        if candidates.is_empty() {
             return vec![];
-        };
+        }
         let mut level: Vec<NodeIndex> = classes.to_vec();
         let mut seen: Vec<NodeIndex> = classes.to_vec();
         let mut found: Vec<NodeIndex> = Vec::new();
@@ -446,10 +447,10 @@ impl KnowledgeGraph {
             if (r.kind == RefKind::Inherit) != (pass == Pass::Bases) {
                 continue;
             }
-            let called = self.interned.get(r.name);
-            let Some(candidates) = self.names.get(called) else {
+            let candidates = self.named_id(r.name);
+            if candidates.is_empty() {
                 continue;
-            };
+            }
             let source = Self::source(entry, r.origin);
             let accept = |c: NodeIndex| {
                 let node = &self.graph[c];
@@ -478,7 +479,7 @@ impl KnowledgeGraph {
                     let class = std::iter::successors(self.parent(source), |&p| self.parent(p))
                         .find(|&p| self.graph[p].kind == NodeKind::Class);
                     if let Some(class) = class {
-                        here = self.methods_in_bases(&[class], called, &accept);
+                        here = self.methods_in_bases(&[class], r.name, &accept);
                     }
                 }
                 Receiver::Type(t) => {
@@ -488,7 +489,7 @@ impl KnowledgeGraph {
                             modules::family(node.language) == family
                                 && (from_test || !go_test_file(&node.path))
                         });
-                        here = self.methods_in_bases(&classes, called, &accept);
+                        here = self.methods_in_bases(&classes, r.name, &accept);
                     }
                 }
                 Receiver::Import(i) => defined_in(&entry.resolved[i as usize], &mut near),

@@ -121,10 +121,8 @@ impl KnowledgeGraph {
     /// those called by its last part defined in that scope (see `in_scope`).
     pub fn definitions(&self, name: &str) -> Vec<NodeIndex> {
         let (scope, name) = split_qualified(name);
-        self.names
-            .get(name)
-            .into_iter()
-            .flatten()
+        self.named(name)
+            .iter()
             .copied()
             .filter(|&id| self.in_scope(id, scope))
             .collect()
@@ -136,8 +134,7 @@ impl KnowledgeGraph {
     pub fn find_symbol(&self, name: &str, prefix: bool) -> Vec<NodeIndex> {
         let mut out: Vec<NodeIndex> = if prefix {
             let (scope, name) = split_qualified(name);
-            self.names
-                .iter()
+            self.all_named()
                 .filter(|(n, _)| n.starts_with(name))
                 .flat_map(|(_, ids)| ids.iter().copied())
                 .filter(|&id| self.in_scope(id, scope))
@@ -168,7 +165,7 @@ impl KnowledgeGraph {
         }
         let text: String = query.iter().collect();
         let mut scored: Vec<((usize, usize), NodeIndex)> = Vec::new();
-        for (name, ids) in &self.names {
+        for (name, ids) in self.all_named() {
             let lower = name.to_lowercase();
             let score = if lower == text {
                 Some((0, 0))

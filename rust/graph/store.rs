@@ -86,9 +86,9 @@ pub(super) struct Ref {
     pub(super) receiver: Receiver,
 }
 
-/// The names references make, each held once for the whole graph. Names are
-/// never dropped: a name no file refers to any more stays (the names a project
-/// ever referred to are few, ~60K on CPython's stdlib).
+/// The names references make and definitions have, each held once for the whole
+/// graph. Names are never dropped: a name no file refers to or defines any more
+/// stays (the names a project ever used are few, ~60K on CPython's stdlib).
 #[derive(Debug, Default, Clone)]
 pub(super) struct Interner {
     ids: HashMap<Arc<str>, u32>,
@@ -111,26 +111,44 @@ impl Interner {
     pub(super) fn get(&self, id: u32) -> &str {
         &self.names[id as usize]
     }
+
+    /// The id of `name`, if it was interned.
+    pub(super) fn id(&self, name: &str) -> Option<u32> {
+        self.ids.get(name).copied()
+    }
+
+    /// The ids and names interned, in id order.
+    pub(super) fn iter(&self) -> impl Iterator<Item = (u32, &str)> {
+        self.names
+            .iter()
+            .enumerate()
+            .map(|(id, name)| (id as u32, &**name))
+    }
 }
 
 #[derive(Debug, Default, Clone)]
 pub struct KnowledgeGraph {
     pub(super) graph: Graph<Node, Edge>,
     pub(super) files: HashMap<String, FileEntry>,
-    /// Definitions by name, sorted by (file node, node): a file's are a contiguous run.
-    pub(super) names: HashMap<String, Vec<NodeIndex>>,
+    /// Definitions by name (indexed by its id in `interned`), sorted by (file node,
+    /// node): a file's are a contiguous run. Indexed by the id rather than keyed by
+    /// the name: the linker looks candidates up by the reference's id, and the
+    /// Linux kernel has 1.5 M names, each a string key and a table slot more.
+    pub(super) names: Vec<Vec<NodeIndex>>,
     /// The file node of every node, by node index.
     pub(super) owner: Vec<NodeIndex>,
     /// The node containing every node (`NodeIndex::end()` for files), by node index.
     pub(super) parents: Vec<NodeIndex>,
-    /// Referenced name -> files referring to it, so an update re-resolves only the
-    /// references it can change.
-    pub(super) wanted: HashMap<String, Vec<NodeIndex>>,
+    /// Referenced name (by its id in `interned`) -> files referring to it, sorted,
+    /// so an update re-resolves only the references it can change. Indexed by the
+    /// id rather than keyed by the name: 1.9 M names on the Linux kernel, each a
+    /// string key and a table slot more.
+    pub(super) wanted: Vec<Vec<NodeIndex>>,
     /// Module key -> files (their nodes) answering to it.
     pub(super) modules: HashMap<String, Vec<NodeIndex>>,
     /// Module key -> files looking it up.
     pub(super) lookups: HashMap<String, Vec<NodeIndex>>,
-    /// The names of the references of every file's `Stored` symbols.
+    /// The names of the references and definitions of every file.
     pub(super) interned: Interner,
 }
 
@@ -322,6 +340,24 @@ pub(super) struct Counts {
 }
 
 impl KnowledgeGraph {
+    /// The definitions called `name`, sorted by (file node, node).
+    pub(super) fn named(&self, name: &str) -> &[NodeIndex] {
+        self.interned.id(name).map_or(&[], |id| self.named_id(id))
+    }
+
+    /// The definitions called the interned name `id`, as `named`.
+    pub(super) fn named_id(&self, id: u32) -> &[NodeIndex] {
+        self.names.get(id as usize).map_or(&[], Vec::as_slice)
+    }
+
+    /// Every name some definition has, with its definitions (as `named`).
+    pub(super) fn all_named(&self) -> impl Iterator<Item = (&str, &[NodeIndex])> {
+        self.interned
+            .iter()
+            .map(|(id, name)| (name, self.named_id(id)))
+            .filter(|(_, ids)| !ids.is_empty())
+    }
+
     /// Approximate heap bytes of the graph's parts (capacities times element
     /// sizes plus string bytes; allocator rounding and hash-table control bytes
     /// left out): where its memory goes, for `examples/graph_memory.rs`.
@@ -397,12 +433,20 @@ impl KnowledgeGraph {
             ("file imports", imports),
             ("file references", refs),
             ("file keys, scope, other", other),
-            ("names", map(&self.names)),
+            (
+                "names",
+                self.names.capacity() * size_of::<Vec<NodeIndex>>()
+                    + self.names.iter().map(|f| f.capacity() * 4).sum::<usize>(),
+            ),
             (
                 "owner + parents",
                 (self.owner.capacity() + self.parents.capacity()) * 4,
             ),
-            ("wanted", map(&self.wanted)),
+            (
+                "wanted",
+                self.wanted.capacity() * size_of::<Vec<NodeIndex>>()
+                    + self.wanted.iter().map(|f| f.capacity() * 4).sum::<usize>(),
+            ),
             ("modules", map(&self.modules)),
             ("lookups", map(&self.lookups)),
             (
@@ -898,7 +942,7 @@ impl KnowledgeGraph {
     /// Definitions of a name in a language family that references from anywhere can
     /// link to: callables (for calls) and classes (for bases and types).
     pub(super) fn candidate_counts(&self, name: &str, family: &str) -> [usize; 2] {
-        let ids = self.names.get(name).map_or(&[][..], |ids| ids.as_slice());
+        let ids = self.named(name);
         let count = |kind: RefKind| {
             ids.iter()
                 .filter(|&&c| {
@@ -1003,16 +1047,14 @@ impl KnowledgeGraph {
                 },
             );
             self.place(id, file, parent);
-            let owner = &self.owner;
-            match self.names.get_mut(&def.name) {
-                Some(ids) => {
-                    let at = ids.partition_point(|&x| (owner[x.index()], x) < (file, id));
-                    ids.insert(at, id);
-                }
-                None => {
-                    self.names.insert(def.name.clone(), vec![id]);
-                }
+            let name = self.interned.intern(&self.graph[id].name) as usize;
+            if self.names.len() <= name {
+                self.names.resize_with(name + 1, Vec::new);
             }
+            let owner = &self.owner;
+            let ids = &mut self.names[name];
+            let at = ids.partition_point(|&x| (owner[x.index()], x) < (file, id));
+            ids.insert(at, id);
             defs.push(id);
         }
         let mut imports = Vec::with_capacity(symbols.imports.len());
@@ -1035,7 +1077,13 @@ impl KnowledgeGraph {
         let mut previous = None;
         for reference in &symbols.references {
             if previous != Some(reference.name) {
-                insert_sorted(&mut self.wanted, self.interned.get(reference.name), file);
+                let name = reference.name as usize;
+                if self.wanted.len() <= name {
+                    self.wanted.resize_with(name + 1, Vec::new);
+                }
+                if let Err(at) = self.wanted[name].binary_search(&file) {
+                    self.wanted[name].insert(at, file);
+                }
                 previous = Some(reference.name);
             }
         }
@@ -1074,7 +1122,13 @@ impl KnowledgeGraph {
     pub(super) fn remove_nodes(&mut self, path: &str, whole: bool) -> Option<NodeIndex> {
         let entry = self.files.remove(path)?;
         for id in &entry.defs {
-            remove_from(&mut self.names, &self.graph[*id].name, |x| x == id);
+            if let Some(name) = self.interned.id(&self.graph[*id].name) {
+                let ids = &mut self.names[name as usize];
+                ids.retain(|x| x != id);
+                if ids.is_empty() {
+                    *ids = Vec::new();
+                }
+            }
             self.graph.remove_node(*id);
         }
         for id in &entry.imports {
@@ -1083,8 +1137,11 @@ impl KnowledgeGraph {
         let mut previous = None;
         for reference in &entry.symbols.references {
             if previous != Some(reference.name) {
-                let name = self.interned.get(reference.name);
-                remove_from(&mut self.wanted, name, |&f| f == entry.node);
+                let files = &mut self.wanted[reference.name as usize];
+                files.retain(|&f| f != entry.node);
+                if files.is_empty() {
+                    *files = Vec::new();
+                }
                 previous = Some(reference.name);
             }
         }

@@ -1587,11 +1587,6 @@ impl LexicalIndex {
         Ok(())
     }
 
-    /// Writes bytes from [`LexicalIndex::encode`] to `path` as `save` does.
-    pub fn write_encoded(path: &Path, payload: &[u8], generation: u64) -> Result<()> {
-        persist::write_blocked(path, MAGIC, FORMAT_VERSION, generation, payload)
-    }
-
     /// Loads an index saved by [`LexicalIndex::save`], with its generation; it
     /// stems if it did when saved. A version 1 file (written before stemming
     /// existed) loads as a non-stemming index. A file that is damaged or not such
@@ -3171,7 +3166,7 @@ mod tests {
                     index: stored.clone(),
                 };
                 let payload = postcard::to_stdvec(&saved).unwrap();
-                persist::write_blocked(&path, MAGIC, FORMAT_VERSION, 1, &payload).unwrap();
+                persist::write_blocked(&path, (MAGIC, FORMAT_VERSION, 1), &payload).unwrap();
                 match LexicalIndex::load(&path) {
                     Err(Error::Corrupt(m)) => assert!(m.contains(why), "{why}: {m}"),
                     other => panic!("{why}: {other:?}"),
@@ -3186,14 +3181,14 @@ mod tests {
         .unwrap();
         assert_eq!(payload[0], 1);
         payload[0] = 2;
-        persist::write_blocked(&path, MAGIC, FORMAT_VERSION, 1, &payload).unwrap();
+        persist::write_blocked(&path, (MAGIC, FORMAT_VERSION, 1), &payload).unwrap();
         assert!(matches!(LexicalIndex::load(&path), Err(Error::Corrupt(_))));
         // A version 1 payload is not a version 2 one, nor the reverse.
         let v1 = postcard::to_stdvec(&good).unwrap();
-        persist::write_blocked(&path, MAGIC, FORMAT_VERSION, 1, &v1).unwrap();
+        persist::write_blocked(&path, (MAGIC, FORMAT_VERSION, 1), &v1).unwrap();
         assert!(matches!(LexicalIndex::load(&path), Err(Error::Corrupt(_))));
         // A version from the future is refused, saying which ones are read.
-        persist::write_blocked(&path, MAGIC, FORMAT_VERSION + 1, 1, &v1).unwrap();
+        persist::write_blocked(&path, (MAGIC, FORMAT_VERSION + 1, 1), &v1).unwrap();
         match LexicalIndex::load(&path) {
             Err(Error::Corrupt(m)) => assert!(m.contains("reads versions 1 to 3"), "{m}"),
             other => panic!("{other:?}"),

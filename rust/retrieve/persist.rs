@@ -63,13 +63,19 @@ pub fn write(
     generation: u64,
     payload: &[u8],
 ) -> Result<()> {
-    let mut header = Vec::with_capacity(HEADER);
-    header.extend_from_slice(magic);
+    let sum = checksum(version, generation, payload);
+    let rest = after_magic(version, generation, payload.len() as u64, sum);
+    write_atomic(path, &[magic, &rest, payload])
+}
+
+/// The header after the magic.
+fn after_magic(version: u32, generation: u64, length: u64, sum: u64) -> Vec<u8> {
+    let mut header = Vec::with_capacity(HEADER - 8);
     header.extend_from_slice(&version.to_le_bytes());
     header.extend_from_slice(&generation.to_le_bytes());
-    header.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-    header.extend_from_slice(&checksum(version, generation, payload).to_le_bytes());
-    write_atomic(path, &[&header, payload])
+    header.extend_from_slice(&length.to_le_bytes());
+    header.extend_from_slice(&sum.to_le_bytes());
+    header
 }
 
 /// A file with a blocked checksum being written: the payload as it comes
@@ -124,25 +130,17 @@ impl Writer {
         if !self.block.is_empty() {
             self.flush_block()?;
         }
-        let mut header = Vec::with_capacity(HEADER - 8);
-        header.extend_from_slice(&self.version.to_le_bytes());
-        header.extend_from_slice(&generation.to_le_bytes());
-        header.extend_from_slice(&self.length.to_le_bytes());
         let sum = of_blocks(self.version, generation, &self.sums);
-        header.extend_from_slice(&sum.to_le_bytes());
+        let header = after_magic(self.version, generation, self.length, sum);
         self.file.write_at(8, &header)?;
         Ok(self.file)
     }
 }
 
-/// [`write`] with a blocked checksum: what a `Writer` writes.
-pub fn write_blocked(
-    path: &Path,
-    magic: &[u8; 8],
-    version: u32,
-    generation: u64,
-    payload: &[u8],
-) -> Result<()> {
+/// [`write`] with a blocked checksum, for tests: what a `Writer` writes.
+#[cfg(test)]
+pub(crate) fn write_blocked(path: &Path, file: (&[u8; 8], u32, u64), payload: &[u8]) -> Result<()> {
+    let (magic, version, generation) = file;
     let mut writer = Writer::create(path, magic, version)?;
     writer.write_all(payload)?;
     writer.finish(generation)?.commit()
@@ -293,7 +291,7 @@ mod tests {
         let read = |path: &Path| read_versions_with(path, MAGIC, 1..=3, "test", 3);
         assert_eq!(read(&path).unwrap(), (payload.clone(), 41, 3));
         let good = std::fs::read(&path).unwrap();
-        write_blocked(&path, MAGIC, 3, 41, &payload).unwrap();
+        write_blocked(&path, (MAGIC, 3, 41), &payload).unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), good);
         for at in [12, 20, 28, 36, HEADER + BLOCK + 5, good.len() - 1] {
             let mut damaged = good.clone();
@@ -311,7 +309,7 @@ mod tests {
         write(&path, MAGIC, 3, 41, &payload).unwrap();
         assert!(matches!(read(&path), Err(Error::Corrupt(m)) if m.contains("checksum")));
         // An empty payload.
-        write_blocked(&path, MAGIC, 3, 2, b"").unwrap();
+        write_blocked(&path, (MAGIC, 3, 2), b"").unwrap();
         assert_eq!(read(&path).unwrap(), (vec![], 2, 3));
     }
 

@@ -611,6 +611,34 @@ mod tests {
         }
     }
 
+    /// Two builds of the same tree save the same bytes: the files go to the same
+    /// shards every time, whatever thread parses them.
+    #[test]
+    fn builds_save_the_same_bytes() {
+        let (_dir, root) = project();
+        for i in 0..30 {
+            let body = "    return helper(y)\n".repeat(i % 7 + 1);
+            std::fs::write(
+                root.join(format!("m{i}.py")),
+                format!("def f{i}(y):\n{body}"),
+            )
+            .unwrap();
+        }
+        let out = tempfile::tempdir().unwrap();
+        let saved: Vec<(Vec<u8>, Vec<u8>)> = (0..3)
+            .map(|i| {
+                let path = out.path().join(format!("g{i}.bin"));
+                Project::build(&root, 1_000_000, &Progress::default())
+                    .unwrap()
+                    .save(&path)
+                    .unwrap();
+                let lexical = std::fs::read(lexical_path(&path)).unwrap();
+                (std::fs::read(&path).unwrap(), lexical)
+            })
+            .collect();
+        assert!(saved.iter().all(|files| *files == saved[0]));
+    }
+
     fn refused(result: Result<String>) -> String {
         match result {
             Err(err @ Error::InvalidValue { .. }) => err.to_string(),

@@ -567,19 +567,24 @@ mod tests {
         (dir, root)
     }
 
+    /// `project` and 40 files of 9 sizes, each with a function, a class and a
+    /// method: enough for every shard of a build.
+    fn sized_project() -> (tempfile::TempDir, PathBuf) {
+        let (dir, root) = project();
+        for i in 0..40 {
+            let body = "    x = helper(y)\n".repeat(i % 9 + 1);
+            let class = format!("class C{i}:\n    def run(self):\n        return f{i}(1)\n");
+            let source = format!("def f{i}(y):\n{body}\n{class}");
+            std::fs::write(root.join(format!("m{i}.py")), source).unwrap();
+        }
+        (dir, root)
+    }
+
     /// A build indexes each file's documents as it parses it, into shards by size:
     /// the index answers as the one of all the documents at once does.
     #[test]
     fn a_build_indexes_what_the_parse_documents() {
-        let (_dir, root) = project();
-        for i in 0..40 {
-            let body = "    x = helper(y)\n".repeat(i % 9 + 1);
-            std::fs::write(
-                root.join(format!("m{i}.py")),
-                format!("def f{i}(y):\n{body}\nclass C{i}:\n    def run(self):\n        return f{i}(1)\n"),
-            )
-            .unwrap();
-        }
+        let (_dir, root) = sized_project();
         let built = Project::build(&root, 1_000_000, &Progress::default()).unwrap();
         let scan = Project::scan(&root, 1_000_000).unwrap();
         let parsed =
@@ -615,15 +620,7 @@ mod tests {
     /// shards every time, whatever thread parses them.
     #[test]
     fn builds_save_the_same_bytes() {
-        let (_dir, root) = project();
-        for i in 0..30 {
-            let body = "    return helper(y)\n".repeat(i % 7 + 1);
-            std::fs::write(
-                root.join(format!("m{i}.py")),
-                format!("def f{i}(y):\n{body}"),
-            )
-            .unwrap();
-        }
+        let (_dir, root) = sized_project();
         let out = tempfile::tempdir().unwrap();
         let saved: Vec<(Vec<u8>, Vec<u8>)> = (0..3)
             .map(|i| {

@@ -1047,12 +1047,9 @@ impl KnowledgeGraph {
                 },
             );
             self.place(id, file, parent);
-            let name = self.interned.intern(&self.graph[id].name) as usize;
-            if self.names.len() <= name {
-                self.names.resize_with(name + 1, Vec::new);
-            }
+            let name = self.interned.intern(&self.graph[id].name);
             let owner = &self.owner;
-            let ids = &mut self.names[name];
+            let ids = by_id(&mut self.names, name);
             let at = ids.partition_point(|&x| (owner[x.index()], x) < (file, id));
             ids.insert(at, id);
             defs.push(id);
@@ -1077,13 +1074,7 @@ impl KnowledgeGraph {
         let mut previous = None;
         for reference in &symbols.references {
             if previous != Some(reference.name) {
-                let name = reference.name as usize;
-                if self.wanted.len() <= name {
-                    self.wanted.resize_with(name + 1, Vec::new);
-                }
-                if let Err(at) = self.wanted[name].binary_search(&file) {
-                    self.wanted[name].insert(at, file);
-                }
+                insert_once(by_id(&mut self.wanted, reference.name), file);
                 previous = Some(reference.name);
             }
         }
@@ -1123,11 +1114,7 @@ impl KnowledgeGraph {
         let entry = self.files.remove(path)?;
         for id in &entry.defs {
             if let Some(name) = self.interned.id(&self.graph[*id].name) {
-                let ids = &mut self.names[name as usize];
-                ids.retain(|x| x != id);
-                if ids.is_empty() {
-                    *ids = Vec::new();
-                }
+                remove_node(&mut self.names[name as usize], *id);
             }
             self.graph.remove_node(*id);
         }
@@ -1137,11 +1124,7 @@ impl KnowledgeGraph {
         let mut previous = None;
         for reference in &entry.symbols.references {
             if previous != Some(reference.name) {
-                let files = &mut self.wanted[reference.name as usize];
-                files.retain(|&f| f != entry.node);
-                if files.is_empty() {
-                    *files = Vec::new();
-                }
+                remove_node(&mut self.wanted[reference.name as usize], entry.node);
                 previous = Some(reference.name);
             }
         }
@@ -1370,6 +1353,30 @@ pub(super) fn remove_from<T>(
     }
 }
 
+/// Adds `value` to sorted `values` (once).
+fn insert_once(values: &mut Vec<NodeIndex>, value: NodeIndex) {
+    if let Err(at) = values.binary_search(&value) {
+        values.insert(at, value);
+    }
+}
+
+/// Removes `node` from `values`, freeing them once empty.
+fn remove_node(values: &mut Vec<NodeIndex>, node: NodeIndex) {
+    values.retain(|&x| x != node);
+    if values.is_empty() {
+        *values = Vec::new();
+    }
+}
+
+/// The nodes of an interned name `id` in a vector indexed by id, grown to hold it.
+fn by_id(lists: &mut Vec<Vec<NodeIndex>>, id: u32) -> &mut Vec<NodeIndex> {
+    let id = id as usize;
+    if lists.len() <= id {
+        lists.resize_with(id + 1, Vec::new);
+    }
+    &mut lists[id]
+}
+
 /// Adds `value` to the sorted values of `key` (once).
 pub(super) fn insert_sorted(
     map: &mut HashMap<String, Vec<NodeIndex>>,
@@ -1377,11 +1384,7 @@ pub(super) fn insert_sorted(
     value: NodeIndex,
 ) {
     match map.get_mut(key) {
-        Some(values) => {
-            if let Err(at) = values.binary_search(&value) {
-                values.insert(at, value);
-            }
-        }
+        Some(values) => insert_once(values, value),
         None => {
             map.insert(key.to_string(), vec![value]);
         }

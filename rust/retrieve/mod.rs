@@ -6,6 +6,7 @@
 pub mod fuse;
 pub mod lexical;
 mod persist;
+mod postings;
 pub mod tokenize;
 pub mod vectors;
 

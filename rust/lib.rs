@@ -5,6 +5,7 @@ mod atomic;
 pub mod context;
 pub mod error;
 pub mod graph;
+mod intern;
 pub mod retrieve;
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ use super::extract::{
 use super::link::{go_receiver, targets, typed, Pass, Relink, Resolution, MAX_CANDIDATES};
 use super::model::{line32, Edge, EdgeKind, LinkedEdge, Links, Node, NodeKind, SavedFile};
 use super::modules::{self, Match};
+use crate::intern::Interner;
 
 #[derive(Debug, Clone)]
 pub(super) struct FileEntry {
@@ -86,46 +87,6 @@ pub(super) struct Ref {
     pub(super) receiver: Receiver,
 }
 
-/// The names references make and definitions have, each held once for the whole
-/// graph. Names are never dropped: a name no file refers to or defines any more
-/// stays (the names a project ever used are few, ~60K on CPython's stdlib).
-#[derive(Debug, Default, Clone)]
-pub(super) struct Interner {
-    ids: HashMap<Arc<str>, u32>,
-    names: Vec<Arc<str>>,
-}
-
-impl Interner {
-    fn intern(&mut self, name: &str) -> u32 {
-        if let Some(&id) = self.ids.get(name) {
-            return id;
-        }
-        let id = u32::try_from(self.names.len()).expect("fewer than 4 billion names");
-        let name: Arc<str> = Arc::from(name);
-        self.names.push(name.clone());
-        self.ids.insert(name, id);
-        id
-    }
-
-    /// The name of an id `intern` returned.
-    pub(super) fn get(&self, id: u32) -> &str {
-        &self.names[id as usize]
-    }
-
-    /// The id of `name`, if it was interned.
-    pub(super) fn id(&self, name: &str) -> Option<u32> {
-        self.ids.get(name).copied()
-    }
-
-    /// The ids and names interned, in id order.
-    pub(super) fn iter(&self) -> impl Iterator<Item = (u32, &str)> {
-        self.names
-            .iter()
-            .enumerate()
-            .map(|(id, name)| (id as u32, &**name))
-    }
-}
-
 #[derive(Debug, Default, Clone)]
 pub struct KnowledgeGraph {
     pub(super) graph: Graph<Node, Edge>,
@@ -148,7 +109,10 @@ pub struct KnowledgeGraph {
     pub(super) modules: HashMap<String, Vec<NodeIndex>>,
     /// Module key -> files looking it up.
     pub(super) lookups: HashMap<String, Vec<NodeIndex>>,
-    /// The names of the references and definitions of every file.
+    /// The names of the references and definitions of every file, each held once
+    /// for the whole graph. Names are never dropped: a name no file refers to or
+    /// defines any more stays (the names a project ever used are few, ~60K on
+    /// CPython's stdlib).
     pub(super) interned: Interner,
 }
 
@@ -449,17 +413,7 @@ impl KnowledgeGraph {
             ),
             ("modules", map(&self.modules)),
             ("lookups", map(&self.lookups)),
-            (
-                "interned",
-                self.interned.names.capacity() * 16
-                    + self.interned.ids.capacity() * 20
-                    + self
-                        .interned
-                        .names
-                        .iter()
-                        .map(|n| n.len() + 16)
-                        .sum::<usize>(),
-            ),
+            ("interned", self.interned.heap_bytes()),
         ]
     }
 

@@ -48,6 +48,7 @@ use super::postings::{Posting, PostingList};
 use super::tokenize::{for_each_token_with, head};
 use crate::atomic::AtomicFile;
 use crate::error::{invalid, Error, Result};
+use crate::intern::Interner;
 
 /// Distinct field names an index holds at a time.
 pub const MAX_FIELDS: usize = 32;
@@ -252,9 +253,8 @@ pub struct LexicalIndex {
     docs: Vec<Option<Slot>>,
     by_key: HashMap<Arc<str>, u32>,
     groups: HashMap<Arc<str>, Vec<u32>>,
-    /// Each term once: `term_ids` shares its keys.
-    terms: Vec<Arc<str>>,
-    term_ids: HashMap<Arc<str>, u32>,
+    /// Each term once, its id its position.
+    terms: Interner,
     postings: Vec<PostingList>,
     /// Per term: the number of live documents that have it.
     df: Vec<u32>,
@@ -564,11 +564,7 @@ impl LexicalIndex {
                 "posting list headers",
                 self.postings.capacity() * size_of::<PostingList>(),
             ),
-            (
-                "terms (strings)",
-                self.terms.iter().map(arc).sum::<usize>() + self.terms.capacity() * 16,
-            ),
-            ("term_ids table", self.term_ids.capacity() * (16 + 4)),
+            ("terms", self.terms.heap_bytes()),
             ("df", self.df.capacity() * 4),
             ("forward", self.forward.capacity() * 4),
             ("slots", self.docs.capacity() * size_of::<Option<Slot>>()),
@@ -804,7 +800,6 @@ impl LexicalIndex {
         let mut index = LexicalIndex {
             stem,
             terms: std::mem::take(&mut first.terms),
-            term_ids: std::mem::take(&mut first.term_ids),
             kinds: std::mem::take(&mut first.kinds),
             kind_ids: std::mem::take(&mut first.kind_ids),
             by_key: std::mem::take(&mut first.by_key),
@@ -821,7 +816,7 @@ impl LexicalIndex {
         let mut term_maps: Vec<Vec<u32>> = vec![first_terms];
         let mut kind_maps: Vec<Vec<u32>> = vec![first_kinds];
         for shard in &shards[1..] {
-            let terms = shard.terms.iter().map(|term| index.term_id_or_new(term));
+            let terms = shard.terms.iter().map(|(_, term)| index.terms.intern(term));
             term_maps.push(terms.collect());
             let kinds = shard.kinds.iter().map(|kind| index.kind_id_or_new(kind));
             kind_maps.push(kinds.collect());
@@ -926,19 +921,6 @@ impl LexicalIndex {
         index
     }
 
-    /// The id of `term`, added (with an empty posting list slot to come) if new.
-    fn term_id_or_new(&mut self, term: &Arc<str>) -> u32 {
-        match self.term_ids.get(&**term) {
-            Some(&id) => id,
-            None => {
-                let id = self.terms.len() as u32;
-                self.terms.push(term.clone());
-                self.term_ids.insert(term.clone(), id);
-                id
-            }
-        }
-    }
-
     /// The id of `kind`, added if new.
     fn kind_id_or_new(&mut self, kind: &str) -> u32 {
         match self.kind_ids.get(kind) {
@@ -967,13 +949,14 @@ impl LexicalIndex {
         // `len` in proportion: what `additional` more documents add to it.
         let more = |len: usize| (len as u128 * additional as u128).div_ceil(slots) as usize;
         let (forward, terms) = (more(self.forward.len()), more(self.terms.len()));
+        let term_bytes = more(self.terms.text_len());
         self.docs.reserve_exact(additional);
         self.kind_of.reserve_exact(additional);
         for column in &mut self.field_len {
             column.reserve_exact(additional);
         }
         self.forward.reserve_exact(forward);
-        self.terms.reserve_exact(terms);
+        self.terms.reserve(terms, term_bytes);
         self.postings.reserve_exact(terms);
         self.df.reserve_exact(terms);
     }
@@ -1201,8 +1184,7 @@ impl LexicalIndex {
         // Rarest first; ties by the term itself.
         let mut order = terms.clone();
         order.sort_unstable_by(|&a, &b| {
-            (self.df[a as usize], &self.terms[a as usize])
-                .cmp(&(self.df[b as usize], &self.terms[b as usize]))
+            (self.df[a as usize], self.terms.get(a)).cmp(&(self.df[b as usize], self.terms.get(b)))
         });
         let idf: Vec<f64> = order
             .iter()
@@ -1348,7 +1330,7 @@ impl LexicalIndex {
                     matched: terms
                         .iter()
                         .filter(|&&term| self.matches(term, slot, &weights))
-                        .map(|&term| self.terms[term as usize].to_string())
+                        .map(|&term| self.terms.get(term).to_owned())
                         .collect(),
                 })
                 .collect()
@@ -1384,17 +1366,8 @@ impl LexicalIndex {
             })
             .collect();
         let kept = |map: &[u32], i: usize| map[i] != DEAD;
-        self.terms = std::mem::take(&mut self.terms)
-            .into_iter()
-            .enumerate()
-            .filter(|&(t, _)| kept(&remap.term, t))
-            .map(|(_, term)| term)
-            .collect();
+        self.terms = self.terms.retained(|term| kept(&remap.term, term as usize));
         self.df.retain(|&df| df > 0);
-        self.term_ids.retain(|_, id| {
-            *id = remap.term[*id as usize];
-            *id != DEAD
-        });
         let live: Vec<usize> = (0..self.docs.len())
             .filter(|&s| kept(&remap.slot, s))
             .collect();
@@ -1575,7 +1548,7 @@ impl LexicalIndex {
         let mut seen = HashSet::new();
         let mut terms = Vec::new();
         for_each_token_with(query, self.stem, |token| {
-            if let Some(&term) = self.term_ids.get(token) {
+            if let Some(term) = self.terms.id(token) {
                 if self.df[term as usize] > 0 && seen.insert(term) {
                     terms.push(term);
                 }
@@ -1641,18 +1614,11 @@ impl LexicalIndex {
         for ((name, _), (count, terms)) in fields.iter().zip(counted.fields()) {
             let field = self.field_id(name).expect("fields are registered first");
             for (token, tf) in terms {
-                let term = match self.term_ids.get(token) {
-                    Some(&term) => term,
-                    None => {
-                        let term = self.terms.len() as u32;
-                        let token: Arc<str> = Arc::from(token);
-                        self.terms.push(token.clone());
-                        self.term_ids.insert(token, term);
-                        self.postings.push(PostingList::default());
-                        self.df.push(0);
-                        term
-                    }
-                };
+                let term = self.terms.intern(token);
+                if term as usize == self.postings.len() {
+                    self.postings.push(PostingList::default());
+                    self.df.push(0);
+                }
                 occurrences.push((term, field as u32, tf));
             }
             self.field_len[field][slot as usize] = count;
@@ -1829,10 +1795,10 @@ impl LexicalIndex {
             })
             .collect();
         let head = Stored {
-            fields: pick(&self.fields, &remap.field),
-            kinds: pick(&self.kinds, &remap.kind),
+            fields: pick(self.fields.iter().map(String::as_str), &remap.field),
+            kinds: pick(self.kinds.iter().map(String::as_str), &remap.kind),
             docs,
-            terms: pick(&self.terms, &remap.term),
+            terms: pick(self.terms.iter().map(|(_, term)| term), &remap.term),
             sizes,
             postings: (),
         };
@@ -1903,14 +1869,14 @@ impl LexicalIndex {
             }
         }
         index.kinds = kinds;
-        let terms: Vec<Arc<str>> = terms.iter().map(|t| Arc::from(t.as_ref())).collect();
-        index.term_ids.reserve(terms.len());
-        for (term, name) in terms.iter().enumerate() {
-            if index.term_ids.insert(name.clone(), term as u32).is_some() {
+        let bytes = terms.iter().map(|t| t.as_ref().len()).sum();
+        index.terms = Interner::with_capacity(terms.len(), bytes);
+        for name in &terms {
+            let name = name.as_ref();
+            if index.terms.insert_new(name).is_none() {
                 return Err(format!("term {name:?} twice"));
             }
         }
-        index.terms = terms;
         // Lengths, document frequencies and each document's number of terms, then
         // each document's terms in place.
         let mut ends = vec![0usize; slots + 1];
@@ -1984,12 +1950,11 @@ impl LexicalIndex {
 }
 
 /// The names whose id `map` keeps, in order.
-fn pick<'a, S: AsRef<str>>(names: &'a [S], map: &[u32]) -> Vec<&'a str> {
+fn pick<'a>(names: impl Iterator<Item = &'a str>, map: &[u32]) -> Vec<&'a str> {
     names
-        .iter()
         .zip(map)
         .filter(|(_, &id)| id != DEAD)
-        .map(|(name, _)| name.as_ref())
+        .map(|(name, _)| name)
         .collect()
 }
 
@@ -2429,7 +2394,7 @@ mod tests {
                 index.df[term] as usize,
                 live_docs.len(),
                 "df of {}",
-                index.terms[term]
+                index.terms.get(term as u32)
             );
             for &doc in &live_docs {
                 let data = index.docs[doc as usize].as_ref().unwrap();
@@ -2441,7 +2406,10 @@ mod tests {
             {
                 lengths[p.field()][p.doc as usize] += p.tf();
             }
-            assert_eq!(index.term_ids[&index.terms[term]], term as u32);
+            assert_eq!(
+                index.terms.id(index.terms.get(term as u32)),
+                Some(term as u32)
+            );
         }
         let forward: usize = index.docs.iter().flatten().map(|d| d.terms.len()).sum();
         assert_eq!(
@@ -2623,7 +2591,10 @@ mod tests {
         assert!(index.search("alpha", &params, &[], 10).is_empty());
         index.compact();
         check_invariants(&index);
-        assert_eq!(index.terms, [Arc::from("delta")]);
+        assert_eq!(
+            index.terms.iter().map(|(_, t)| t).collect::<Vec<_>>(),
+            ["delta"]
+        );
         assert_eq!(index.kinds, ["class"]);
         assert_eq!(index.fields(), ["name"]);
         assert_eq!(keys(&index.search("delta", &params, &[], 10)), ["a.py::f"]);
@@ -3444,7 +3415,7 @@ mod tests {
             let live_terms = |index: &LexicalIndex| -> Vec<String> {
                 let mut terms: Vec<String> = (0..index.terms.len())
                     .filter(|&t| index.df[t] > 0)
-                    .map(|t| index.terms[t].to_string())
+                    .map(|t| index.terms.get(t as u32).to_owned())
                     .collect();
                 terms.sort_unstable();
                 terms

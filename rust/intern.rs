@@ -22,7 +22,7 @@ pub struct Interner {
 
 /// A fixed seed: the table's layout is the same in every run (it is never
 /// iterated, but a reproducible process is easier to measure).
-fn hash(text: &str) -> u64 {
+pub(crate) fn hash(text: &str) -> u64 {
     FixedState::default().hash_one(text)
 }
 

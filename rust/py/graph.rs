@@ -620,8 +620,8 @@ impl PyKnowledgeGraph {
                 .lexical()
                 .documents()
                 .filter_map(|d| {
-                    let (_, text) = d.meta.iter().find(|(k, _)| k == EMBED)?;
-                    Some((d.key.to_string(), text.clone()))
+                    let text = d.meta.get(EMBED)?;
+                    Some((d.key.to_string(), text.to_owned()))
                 })
                 .collect();
             out.sort_unstable();

@@ -12,7 +12,7 @@ pub mod vectors;
 
 pub use fuse::{fuse, Channel, ChannelScore, Fused, Normalization};
 pub use lexical::{
-    Bm25Params, DocRef, Document, LexicalHit, LexicalIndex, Unfinished, MAX_FIELDS,
+    Bm25Params, DocRef, Document, LexicalHit, LexicalIndex, Meta, Unfinished, MAX_FIELDS,
     MAX_FIELD_TOKENS,
 };
 pub use tokenize::{for_each_token, tokens, CODE_NOISE, STOP_WORDS};

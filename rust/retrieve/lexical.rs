@@ -365,10 +365,21 @@ impl Keys {
         self.0.find(hash(key), has).copied()
     }
 
-    /// Adds `slot`, which is live in `docs` and whose key is not in the table.
-    fn insert(&mut self, docs: &[Option<Slot>], slot: u32) {
-        let key_hash = |slot: &u32| docs[*slot as usize].as_ref().map_or(0, |d| hash(&d.key));
-        self.0.insert_unique(key_hash(&slot), slot, key_hash);
+    /// Adds `slot`, which is live in `docs`; false (and nothing changes) if
+    /// another slot has its key.
+    fn insert(&mut self, docs: &[Option<Slot>], slot: u32) -> bool {
+        let key_of = |slot: u32| docs[slot as usize].as_ref().map_or("", |d| &*d.key);
+        let key = key_of(slot);
+        let entry = self
+            .0
+            .entry(hash(key), |&s| key_of(s) == key, |&s| hash(key_of(s)));
+        match entry {
+            hashbrown::hash_table::Entry::Occupied(_) => false,
+            hashbrown::hash_table::Entry::Vacant(vacant) => {
+                vacant.insert(slot);
+                true
+            }
+        }
     }
 
     /// Takes out `slot`, which held `key`.
@@ -1004,7 +1015,8 @@ impl LexicalIndex {
                 }
                 index.docs.push(Some(data));
                 if s > 0 {
-                    index.by_key.insert(&index.docs, slot);
+                    let added = index.by_key.insert(&index.docs, slot);
+                    debug_assert!(added, "keys are unique across compacted shards");
                 }
                 index.live += 1;
             }
@@ -1739,7 +1751,8 @@ impl LexicalIndex {
             terms: start..self.forward.len(),
             at,
         }));
-        self.by_key.insert(&self.docs, slot);
+        let added = self.by_key.insert(&self.docs, slot);
+        debug_assert!(added, "the key was removed first");
         self.live += 1;
     }
 
@@ -2013,10 +2026,6 @@ impl LexicalIndex {
             if doc.kind as usize >= index.kinds.len() {
                 return Err("a document of no kind".into());
             }
-            let key = doc.key.as_ref();
-            if index.by_key.get(&index.docs, key).is_some() {
-                return Err(format!("key {key:?} twice"));
-            }
             let group = match index.groups.get_key_value(doc.group.as_ref()) {
                 Some((name, _)) => name.clone(),
                 None => Arc::from(doc.group.as_ref()),
@@ -2024,13 +2033,15 @@ impl LexicalIndex {
             let at = add_to_group(&mut index.groups, &group, slot as u32);
             index.kind_of.push(doc.kind);
             index.docs.push(Some(Slot {
-                key: key.into(),
+                key: doc.key.as_ref().into(),
                 group,
                 meta: Meta::new(&doc.meta),
                 terms: ends[slot]..ends[slot + 1],
                 at,
             }));
-            index.by_key.insert(&index.docs, slot as u32);
+            if !index.by_key.insert(&index.docs, slot as u32) {
+                return Err(format!("key {:?} twice", doc.key.as_ref()));
+            }
         }
         for (field, column) in index.field_len.iter().enumerate() {
             for &len in column.iter().filter(|&&len| len > 0) {
@@ -2186,7 +2197,7 @@ type StoredRef<'a> = Stored<&'a str, StoredDocRef<'a>>;
 /// Without its postings (`()` encodes as nothing), which `encode` writes after it.
 type StoredHead<'a> = Stored<&'a str, StoredDocRef<'a>, ()>;
 /// The stored form as read back, its names as `S` and its postings as `B`.
-type Loaded<S, B> = Stored<S, StoredDoc<S, Vec<(String, String)>>, B>;
+type Loaded<S, B> = Stored<S, StoredDoc<S, Vec<(S, S)>>, B>;
 type StoredOwned = Loaded<String, Bytes>;
 /// Read from a file's bytes: names and postings borrowed from them.
 type StoredIn<'a> = Loaded<&'a str, &'a [u8]>;

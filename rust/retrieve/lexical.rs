@@ -44,7 +44,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::persist;
-use super::postings::{Posting, PostingList};
+use super::postings::{read_varint64, write_varint64, Posting, PostingList};
 use super::tokenize::{for_each_token_with, head};
 use crate::atomic::AtomicFile;
 use crate::error::{invalid, Error, Result};
@@ -2061,27 +2061,6 @@ fn pick<'a>(names: impl Iterator<Item = &'a str>, map: &[u32]) -> Vec<&'a str> {
         .filter(|(_, &id)| id != DEAD)
         .map(|(name, _)| name)
         .collect()
-}
-
-fn read_varint64(bytes: &[u8], at: &mut usize) -> Option<u64> {
-    let mut value: u64 = 0;
-    for shift in (0..64).step_by(7) {
-        let byte = *bytes.get(*at)?;
-        *at += 1;
-        value |= u64::from(byte & 0x7F).checked_shl(shift)?;
-        if byte < 0x80 {
-            return Some(value);
-        }
-    }
-    None
-}
-
-fn write_varint64(out: &mut Vec<u8>, mut value: u64) {
-    while value >= 0x80 {
-        out.push(value as u8 | 0x80);
-        value >>= 7;
-    }
-    out.push(value as u8);
 }
 
 /// Bytes of `value` as a LEB128 varint.

@@ -111,8 +111,8 @@ impl PostingList {
                 .push((self.last, self.bytes.len()));
         }
         let previous = if self.is_empty() { 0 } else { self.last };
-        put_varint(&mut self.bytes, posting.doc - previous);
-        put_varint(&mut self.bytes, posting.packed);
+        write_varint64(&mut self.bytes, u64::from(posting.doc - previous));
+        write_varint64(&mut self.bytes, u64::from(posting.packed));
         self.last = posting.doc;
         self.len = self.len.saturating_add(1);
     }
@@ -264,7 +264,21 @@ impl Cursor<'_> {
     }
 }
 
-fn put_varint(out: &mut Vec<u8>, mut value: u32) {
+/// A LEB128 varint (of at most 10 bytes), `None` if cut.
+pub(super) fn read_varint64(bytes: &[u8], at: &mut usize) -> Option<u64> {
+    let mut value: u64 = 0;
+    for shift in (0..64).step_by(7) {
+        let byte = *bytes.get(*at)?;
+        *at += 1;
+        value |= u64::from(byte & 0x7F).checked_shl(shift)?;
+        if byte < 0x80 {
+            return Some(value);
+        }
+    }
+    None
+}
+
+pub(super) fn write_varint64(out: &mut Vec<u8>, mut value: u64) {
     while value >= 0x80 {
         out.push(value as u8 | 0x80);
         value >>= 7;
@@ -288,19 +302,13 @@ fn next_varint(bytes: &[u8], at: &mut usize) -> u32 {
     }
 }
 
-/// A varint of untrusted bytes, `None` if cut or above `u32::MAX`.
+/// A varint of untrusted bytes, `None` if cut or above `u32::MAX` (at most 5
+/// bytes).
 pub(super) fn read_varint(bytes: &[u8], at: &mut usize) -> Option<u32> {
-    let mut value: u32 = 0;
-    for shift in (0..35).step_by(7) {
-        let byte = *bytes.get(*at)?;
-        *at += 1;
-        value |= u32::from(byte & 0x7F).checked_shl(shift)?;
-        if byte < 0x80 {
-            // A fifth byte may only hold the top 4 bits.
-            return (shift < 28 || byte < 0x10).then_some(value);
-        }
-    }
-    None
+    let start = *at;
+    let value = read_varint64(bytes, at)?;
+    (*at - start <= 5).then_some(())?;
+    u32::try_from(value).ok()
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ pub mod context;
 pub mod error;
 pub mod graph;
 mod intern;
+mod mapped;
 pub mod retrieve;
 
 #[cfg(test)]

@@ -21,6 +21,7 @@ use rayon::prelude::*;
 use super::model::SavedFile;
 use crate::atomic::AtomicFile;
 use crate::error::{Error, Result};
+use crate::mapped::Mapped;
 
 const MAGIC: &[u8; 8] = b"AIRGRAPH";
 pub const FORMAT_VERSION: u32 = 7;
@@ -171,7 +172,7 @@ pub fn load(path: &Path) -> Result<Saved> {
 
 /// `load`, and the checksum `save` returned for the file.
 pub fn load_with_sum(path: &Path) -> Result<(Saved, u64)> {
-    let bytes = std::fs::read(path).map_err(|err| Error::io("read", path, err))?;
+    let bytes = Mapped::open(path)?;
     let corrupt = |why: &str| corrupt(path, why);
     if bytes.len() < HEADER || &bytes[..8] != MAGIC {
         return Err(corrupt("no graph header"));

@@ -20,6 +20,7 @@ use rayon::prelude::*;
 
 use crate::atomic::{write_atomic, AtomicFile};
 use crate::error::{Error, Result};
+use crate::mapped::Mapped;
 
 const HEADER: usize = 8 + 4 + 8 + 8 + 8;
 
@@ -147,22 +148,22 @@ pub(crate) fn write_blocked(path: &Path, file: (&[u8; 8], u32, u64), payload: &[
 }
 
 /// Reads a file written by [`write`] with the same `magic` and `version`: its
-/// payload and generation. `what` names the kind of file in errors ("lexical
+/// payload (mapped, see `crate::mapped`) and generation. `what` names the kind of file in errors ("lexical
 /// index").
-pub fn read(path: &Path, magic: &[u8; 8], version: u32, what: &str) -> Result<(Vec<u8>, u64)> {
+pub fn read(path: &Path, magic: &[u8; 8], version: u32, what: &str) -> Result<(Mapped, u64)> {
     let (payload, generation, _) = read_versions(path, magic, version..=version, what)?;
     Ok((payload, generation))
 }
 
 /// Reads a file written by [`write`] with the same `magic` and a version in
-/// `versions` (the ones this build still reads): its payload, generation and
-/// version.
+/// `versions` (the ones this build still reads): its payload (mapped),
+/// generation and version.
 pub fn read_versions(
     path: &Path,
     magic: &[u8; 8],
     versions: RangeInclusive<u32>,
     what: &str,
-) -> Result<(Vec<u8>, u64, u32)> {
+) -> Result<(Mapped, u64, u32)> {
     read_versions_with(path, magic, versions, what, u32::MAX)
 }
 
@@ -174,8 +175,8 @@ pub fn read_versions_with(
     versions: RangeInclusive<u32>,
     what: &str,
     blocked_from: u32,
-) -> Result<(Vec<u8>, u64, u32)> {
-    let mut bytes = std::fs::read(path).map_err(|err| Error::io("read", path, err))?;
+) -> Result<(Mapped, u64, u32)> {
+    let bytes = Mapped::open(path)?;
     let corrupt = |why: &str| corrupt(path, what, why);
     if bytes.len() < HEADER || &bytes[..8] != magic {
         return Err(corrupt("no header"));
@@ -206,8 +207,7 @@ pub fn read_versions_with(
     if found != sum {
         return Err(corrupt("checksum mismatch"));
     }
-    bytes.drain(..HEADER);
-    Ok((bytes, generation, version))
+    Ok((bytes.skip(HEADER), generation, version))
 }
 
 /// Reads a little-endian length-prefixed section: the `u64` length, then that many
@@ -230,7 +230,9 @@ mod tests {
         let path = dir.path().join("index.bin");
         write(&path, MAGIC, 1, 7, b"payload").unwrap();
         assert_eq!(
-            read(&path, MAGIC, 1, "test").unwrap(),
+            read(&path, MAGIC, 1, "test")
+                .map(|(p, g)| (p.to_vec(), g))
+                .unwrap(),
             (b"payload".to_vec(), 7)
         );
     }
@@ -288,7 +290,9 @@ mod tests {
             writer.write_all(piece).unwrap();
         }
         writer.finish(41).unwrap().commit().unwrap();
-        let read = |path: &Path| read_versions_with(path, MAGIC, 1..=3, "test", 3);
+        let read = |path: &Path| {
+            read_versions_with(path, MAGIC, 1..=3, "test", 3).map(|(p, g, v)| (p.to_vec(), g, v))
+        };
         assert_eq!(read(&path).unwrap(), (payload.clone(), 41, 3));
         let good = std::fs::read(&path).unwrap();
         write_blocked(&path, (MAGIC, 3, 41), &payload).unwrap();
@@ -320,7 +324,9 @@ mod tests {
         for version in [1, 2] {
             write(&path, MAGIC, version, 3, b"payload").unwrap();
             assert_eq!(
-                read_versions(&path, MAGIC, 1..=2, "test").unwrap(),
+                read_versions(&path, MAGIC, 1..=2, "test")
+                    .map(|(p, g, v)| (p.to_vec(), g, v))
+                    .unwrap(),
                 (b"payload".to_vec(), 3, version)
             );
         }

@@ -1,0 +1,109 @@
+//! Store files read by mapping them into memory rather than copying them onto the
+//! heap. A load decodes a file's bytes into its own structures and then lets the
+//! bytes go: mapped, they are the page cache's pages (already there when the file
+//! was just written or read), where a copy took as much fresh memory again, every
+//! page of it zeroed by the kernel first. The Linux kernel's two store files are
+//! 1.47 GB; `graph_memory load-child` on them: see benches/README.md.
+
+use std::fs::{File, OpenOptions};
+use std::ops::Deref;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
+use memmap2::Mmap;
+
+use crate::error::{Error, Result};
+
+/// A file's bytes, mapped read-only, from `start` on.
+#[derive(Debug)]
+pub struct Mapped {
+    map: Mmap,
+    start: usize,
+}
+
+impl Mapped {
+    /// Maps the regular file at `path`. Anything else (a FIFO, a device, a folder)
+    /// is an I/O error, found without blocking on it.
+    pub fn open(path: &Path) -> Result<Mapped> {
+        let file = OpenOptions::new()
+            .read(true)
+            // A FIFO opened for reading would wait for a writer; a regular file
+            // ignores the flag.
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path)
+            .map_err(|err| Error::io("read", path, err))?;
+        let regular = file
+            .metadata()
+            .map_err(|err| Error::io("read", path, err))?
+            .is_file();
+        if !regular {
+            let not_regular = std::io::Error::other("not a regular file");
+            return Err(Error::io("read", path, not_regular));
+        }
+        Ok(Mapped {
+            map: map(&file).map_err(|err| Error::io("read", path, err))?,
+            start: 0,
+        })
+    }
+
+    /// The bytes from `by` on, or all of them if `by` is past the end.
+    pub fn skip(mut self, by: usize) -> Mapped {
+        self.start = self.start.saturating_add(by).min(self.map.len());
+        self
+    }
+}
+
+fn map(file: &File) -> std::io::Result<Mmap> {
+    // SAFETY: the mapping is read-only and private to this process. The stores
+    // write their files whole under a temporary name and rename them into place
+    // (`crate::atomic`), so a file is never changed in place while it is mapped: a
+    // later save replaces the name, not the inode this maps. A file changed in
+    // place by something else while a load reads it gives bytes the checksum and
+    // the decoders' checks refuse (or, truncated, a SIGBUS), as it would corrupt a
+    // read of it into the heap.
+    unsafe { memmap2::MmapOptions::new().populate().map(file) }
+}
+
+impl Deref for Mapped {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        &self.map[self.start..]
+    }
+}
+
+impl AsRef<[u8]> for Mapped {
+    fn as_ref(&self) -> &[u8] {
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn maps_a_file_and_skips_a_prefix() {
+        let dir = std::env::temp_dir().join(format!("aircher-mapped-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("bytes");
+        std::fs::write(&path, b"headerpayload").unwrap();
+        let mapped = Mapped::open(&path).unwrap();
+        assert_eq!(&*mapped, b"headerpayload");
+        assert_eq!(&*mapped.skip(6), b"payload");
+        std::fs::write(&path, b"").unwrap();
+        assert!(Mapped::open(&path).unwrap().is_empty());
+        assert!(Mapped::open(&path).unwrap().skip(3).is_empty());
+        assert!(matches!(
+            Mapped::open(&dir.join("absent")),
+            Err(Error::Missing { .. })
+        ));
+        assert!(matches!(Mapped::open(&dir), Err(Error::Io { .. })));
+        let fifo = dir.join("fifo");
+        let name = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+        assert!(matches!(Mapped::open(&fifo), Err(Error::Io { .. })));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

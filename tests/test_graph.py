@@ -724,6 +724,25 @@ def test_save_and_load(tmp_path: Path) -> None:
     assert isinstance(missing.value, FileNotFoundError) and isinstance(missing.value, am.StoreError)
 
 
+def test_build_into_saves_what_build_saves(tmp_path: Path) -> None:
+    root = write(tmp_path / "repo", {**REPO, "blob.py": b"\x00", "broken.py": "def h(:\n    pass\n"})
+    g = am.KnowledgeGraph.build(root)
+    g.save(tmp_path / "held" / "graph.bin")
+    calls: list[tuple[int, int]] = []
+    streamed = tmp_path / "new" / "graph.bin"  # missing folders are created
+    files, skipped, warnings = am.KnowledgeGraph.build_into(root, streamed, progress=lambda *a: calls.append(a))
+    assert (files, skipped, warnings) == (g.file_count, g.skipped, g.warnings)
+    assert skipped == [("blob.py", "binary (NUL byte)")] and [w[0] for w in warnings] == ["broken.py"]
+    for name in ("graph.bin", "graph.lexical"):
+        assert (streamed.parent / name).read_bytes() == (tmp_path / "held" / name).read_bytes(), name
+    assert calls[-1] == (g.file_count + 1, g.file_count + 1)  # the skipped file is counted too
+    loaded = am.KnowledgeGraph.load(streamed)
+    assert loaded.edges() == g.edges()
+    assert [c.symbol.name for c in loaded.get_callers("store")] == ["save"]
+    with pytest.raises(am.InvalidInputError, match="progress must be callable"):
+        am.KnowledgeGraph.build_into(root, streamed, progress=3)  # type: ignore[arg-type]
+
+
 def test_damaged_or_foreign_graph_files(tmp_path: Path) -> None:
     g = am.KnowledgeGraph.build(write(tmp_path / "repo", REPO))
     path = tmp_path / "graph.bin"

@@ -3,6 +3,7 @@ hash, the pieces wired together, paths confined to the root, flushing on close."
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -78,6 +79,27 @@ def test_first_index_builds_and_later_ones_parse_only_changed_files(project: Pat
         assert reopened.index_problem() == ""
         assert reopened.graph.edges() == am.KnowledgeGraph.build(project).edges()
         assert reopened.index().parsed == 0
+
+
+def test_an_index_not_held_saves_the_same_store_and_loads_it_when_used(project: Path) -> None:
+    (project / "app/blob.py").write_bytes(b"x = 1\0")
+    store = project / ".aircher"
+    with am.Memory.open(project) as memory:
+        memory.index()
+        held = memory.index(full=True)
+        saved = {name: (store / name).read_bytes() for name in ("graph.bin", "graph.lexical")}
+        manifest = json.loads((store / "files.json").read_text())
+        edges = memory.graph.edges()
+        streamed = memory.index(full=True, hold=False)
+        assert dataclasses.replace(streamed, seconds=0) == dataclasses.replace(held, seconds=0)
+        assert (streamed.full, streamed.files, streamed.parsed) == (True, 4, 4)
+        assert [p for p, _ in streamed.skipped] == ["app/blob.py"]
+        assert {name: (store / name).read_bytes() for name in saved} == saved
+        assert json.loads((store / "files.json").read_text())["files"] == manifest["files"]
+        assert memory.graph.edges() == edges  # read back from the store
+        (project / "app/util.py").write_text("def helper():\n    return store(3)\n")
+        assert memory.index(hold=False).updated == ["app/util.py"]  # an update is kept as ever
+        assert sorted(c.symbol.name for c in memory.graph.get_callers("store")) == ["helper", "save"]
 
 
 def test_a_file_skipped_for_its_size_is_not_counted_as_parsed(project: Path) -> None:

@@ -408,6 +408,16 @@ class KnowledgeGraph:
         progress: Callable[[int, int], object] | None = None,
     ) -> KnowledgeGraph: ...
     @staticmethod
+    def build_into(
+        root: str | PathLike[str],
+        path: str | PathLike[str],
+        *,
+        max_file_bytes: int = 1_000_000,
+        progress: Callable[[int, int], object] | None = None,
+    ) -> tuple[int, list[tuple[str, str]], list[tuple[str, str]]]:
+        """Builds as :meth:`build` and saves as :meth:`save` (the same bytes) without keeping
+        the graph: less memory at the peak. Returns (file count, skipped, warnings)."""
+    @staticmethod
     def discover(
         root: str | PathLike[str], *, max_file_bytes: int = 1_000_000
     ) -> tuple[list[str], list[tuple[str, str]], dict[str, int]]: ...

@@ -150,11 +150,11 @@ def _same(a: Fingerprint, b: Fingerprint) -> bool:
     return a[2] == b[2] if a[2] and b[2] else a == b
 
 
-def _parsed(graph: KnowledgeGraph, tried: Iterable[str]) -> int:
-    """How many of the files ``tried`` were parsed: those the graph skipped (too
-    large, binary, unreadable) were not."""
-    skipped = {path for path, _ in graph.skipped}
-    return sum(1 for rel in tried if rel not in skipped)
+def _parsed(skipped: list[tuple[str, str]], tried: Iterable[str]) -> int:
+    """How many of the files ``tried`` were parsed: those ``skipped`` (too large,
+    binary, unreadable) were not."""
+    left_out = {path for path, _ in skipped}
+    return sum(1 for rel in tried if rel not in left_out)
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -257,9 +257,11 @@ class GraphIndex:
         """Files of languages the graph does not parse, by language, as of the last index."""
         return self._read_manifest()[1]
 
-    def _save(self, graph: KnowledgeGraph, files: dict[str, Fingerprint], unsupported: dict[str, int]) -> None:
+    def _save(self, graph: KnowledgeGraph | None, files: dict[str, Fingerprint], unsupported: dict[str, int]) -> None:
+        """Saves ``graph`` (None: saved already) and the manifest of ``files``."""
         self.store.mkdir(parents=True, exist_ok=True)
-        graph.save(self.graph_path)
+        if graph is not None:
+            graph.save(self.graph_path)
         self._stamp = self._file_stamp()
         if self._stamp is None:
             raise StoreError(f"{self.graph_path} vanished right after it was written")
@@ -274,11 +276,14 @@ class GraphIndex:
 
     # -- indexing ---------------------------------------------------------------------
 
-    def index(self, *, full: bool = False, progress: Progress | None = None) -> IndexReport:
+    def index(self, *, full: bool = False, progress: Progress | None = None, hold: bool = True) -> IndexReport:
         """Builds the graph, or updates it with only the files added, changed
         (modification time or size moved *and* content hash differs) or removed since
         the last index; saves graph and manifest when anything changed.
-        ``progress(done, total)`` is called as files are parsed."""
+        ``progress(done, total)`` is called as files are parsed. With ``hold=False``
+        a full build is written to the store without being kept
+        (:meth:`KnowledgeGraph.build_into`: less memory at its peak) and is loaded
+        when next used: for a caller that only indexes, as ``aircher-mem index``."""
         start = time.perf_counter()
         old, old_unsupported, reason = self._read_manifest()
         graph: KnowledgeGraph | None = None
@@ -296,8 +301,16 @@ class GraphIndex:
         if graph is None or old is None:
             # Taken before parsing: a later edit is seen next time.
             fingerprints = _fingerprints(self.root, tracked, self.max_file_bytes)
-            graph = KnowledgeGraph.build(self.root, max_file_bytes=self.max_file_bytes, progress=progress)
-            parsed = _parsed(graph, fingerprints)
+            if hold:
+                graph = KnowledgeGraph.build(self.root, max_file_bytes=self.max_file_bytes, progress=progress)
+                counted, skipped, warnings = graph.file_count, graph.skipped, graph.warnings
+            else:
+                self._graph = graph = None
+                self.store.mkdir(parents=True, exist_ok=True)
+                counted, skipped, warnings = KnowledgeGraph.build_into(
+                    self.root, self.graph_path, max_file_bytes=self.max_file_bytes, progress=progress
+                )
+            parsed = _parsed(skipped, fingerprints)
             unsettled = self._settle(fingerprints, list(fingerprints))
             old_files = old or {}
             rebuilt = True
@@ -311,7 +324,8 @@ class GraphIndex:
                     progress(done, len(changed))
             for rel in sorted(old.keys() - fingerprints.keys()):
                 graph.remove_file(rel)
-            parsed = _parsed(graph, changed)
+            counted, skipped, warnings = graph.file_count, graph.skipped, graph.warnings
+            parsed = _parsed(skipped, changed)
             unsettled = self._settle(fingerprints, changed)
         added = sorted(fingerprints.keys() - old_files.keys())
         removed = sorted(old_files.keys() - fingerprints.keys())
@@ -323,13 +337,13 @@ class GraphIndex:
             root=str(self.root),
             full=rebuilt,
             reason=reason if rebuilt else "",
-            files=graph.file_count,
+            files=counted,
             parsed=parsed,
             added=added,
             updated=updated,
             removed=removed,
-            skipped=graph.skipped,
-            warnings=graph.warnings,
+            skipped=skipped,
+            warnings=warnings,
             unsupported=unsupported,
             unsettled=unsettled,
             seconds=time.perf_counter() - start,

@@ -366,10 +366,12 @@ class Memory:
     # -- indexing ---------------------------------------------------------------------
 
     @_verb
-    def index(self, *, full: bool = False, progress: Progress | None = None) -> IndexReport:
+    def index(self, *, full: bool = False, progress: Progress | None = None, hold: bool = True) -> IndexReport:
         """Builds the graph, or updates it with only the files added, changed or
-        removed since the last index (see :class:`aircher_mem.graph.GraphIndex`)."""
-        report = self._index.index(full=full, progress=progress)
+        removed since the last index (see :class:`aircher_mem.graph.GraphIndex`);
+        ``hold=False``: a full build is saved without being kept (less memory at
+        its peak), and loaded when next used."""
+        report = self._index.index(full=full, progress=progress, hold=hold)
         self._checked, self._stale = time.monotonic(), False
         dense, why = self._dense()
         if dense is None:

@@ -17,6 +17,7 @@ use super::scan::{
     discover, parse_file, parse_indexed, Parsed, ParsedFile, Progress, Source, NOT_UTF8,
 };
 use super::store::{with_spare, KnowledgeGraph};
+use crate::atomic::AtomicFile;
 use crate::error::{invalid, Error, Result};
 use crate::retrieve::{Document, LexicalIndex};
 
@@ -167,34 +168,56 @@ impl Project {
     /// returns them): a file that could not be parsed is skipped with its reason,
     /// one with syntax errors gets a warning.
     pub fn from_parsed(scan: Scan, parsed: Parsed) -> Self {
-        let Scan {
+        let Parsed { files, shards } = parsed;
+        let Settled {
             root,
             max_file_bytes,
-            sources,
-            mut skipped,
-            ..
-        } = scan;
-        let mut files = Vec::with_capacity(sources.len());
-        let mut warnings = Vec::new();
-        for (source, result) in sources.into_iter().zip(parsed.files) {
-            match result {
-                Ok(mut symbols) => {
-                    warnings.extend(remarks(&source.relative, &mut symbols));
-                    files.push((source.relative, symbols));
-                }
-                Err(reason) => skipped.push((source.relative, reason)),
-            }
-        }
+            files,
+            skipped,
+            warnings,
+        } = settled(scan, files);
         // The index first, then the graph, each on all cores: side by side
         // (rayon::join) they were no faster and held more memory. CPython's
         // stdlib, 2 cores, 2026-11-24: graph_phases 945-977 ms side by side against
         // 824-834 ms in turn; build_profile 0.95-1.01 s against 0.79-1.08 s, RSS
         // after 266-272 MB against 231-240 MB.
-        let (lexical, added) = LexicalIndex::from_shards(parsed.shards, false);
+        let (lexical, added) = LexicalIndex::from_shards(shards, false);
         debug_assert!(added.is_ok(), "{added:?}");
         release_free_memory();
         let graph = KnowledgeGraph::from_files(files);
         Self::new(root, max_file_bytes, graph, lexical, skipped, warnings)
+    }
+
+    /// Writes what `from_parsed(scan, parsed).save(path)` writes, byte for byte,
+    /// without holding the project: the shards' merged index is written straight
+    /// to its file (`LexicalIndex::write_merged`) and the shards dropped before
+    /// the graph is made; the graph is dropped once saved. For a build whose
+    /// caller only wants the store (`aircher-mem index`): on the Linux kernel the
+    /// merge in memory held 1 GB above the shards, and the graph was made beside
+    /// the merged index. Returns the number of files in the graph, the files
+    /// skipped and the warnings.
+    pub fn build_into(scan: Scan, parsed: Parsed, path: &Path) -> Result<Built> {
+        let Parsed { files, shards } = parsed;
+        let Settled {
+            root,
+            files,
+            skipped,
+            warnings,
+            ..
+        } = settled(scan, files);
+        let (index, added) = LexicalIndex::write_merged(shards, false, &lexical_path(path))?;
+        debug_assert!(added.is_ok(), "{added:?}");
+        release_free_memory();
+        let graph = KnowledgeGraph::from_files(files);
+        let (graph_file, sum) = write_graph(path, &root, &graph, &skipped, &warnings)?;
+        let files = graph.file_count();
+        drop(graph);
+        commit_pair(graph_file, index.finish(sum)?)?;
+        Ok(Built {
+            files,
+            skipped,
+            warnings,
+        })
     }
 
     /// Scans `root` and parses its source files (in parallel, reporting to `progress`).
@@ -312,32 +335,17 @@ impl Project {
     /// whichever is renamed first, a crash between the two leaves an index that
     /// `load` does not pair with the graph (it is rebuilt from disk then).
     pub fn save(&self, path: &Path) -> Result<()> {
-        let root = self.root.to_string_lossy();
+        let root = &self.root;
         let (graph, index) = {
             let state = self.state.read();
             let (graph, index) = rayon::join(
-                || -> Result<_> {
-                    let mut graph = persist::Writer::create(path)?;
-                    state.graph.saved_chunks(
-                        persist::CHUNK,
-                        |files| persist::encode_chunk(&files),
-                        |chunk| graph.chunk(&chunk?),
-                    )?;
-                    graph.finish(&root, &state.skipped, &state.warnings)
-                },
+                || write_graph(path, root, &state.graph, &state.skipped, &state.warnings),
                 || state.lexical.write(&lexical_path(path)),
             );
             let (graph, sum) = graph?;
             (graph, index?.finish(sum)?)
         };
-        std::thread::scope(|s| {
-            let index = s.spawn(|| index.commit());
-            let graph = graph.commit();
-            let index = index
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            graph.and(index)
-        })
+        commit_pair(graph, index)
     }
 
     fn saved_from(&self, state: &State) -> Saved {
@@ -385,6 +393,88 @@ impl Project {
             warnings,
         ))
     }
+}
+
+/// What [`Project::build_into`] says of the project it saved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Built {
+    /// The files in the graph.
+    pub files: usize,
+    pub skipped: Vec<Remark>,
+    pub warnings: Vec<Remark>,
+}
+
+/// The parts of a parsed scan a project is made of (see `settled`).
+struct Settled {
+    root: PathBuf,
+    max_file_bytes: u64,
+    /// Each parsed file's symbols.
+    files: Vec<(String, FileSymbols)>,
+    /// The files skipped, those the parse could not read too.
+    skipped: Vec<Remark>,
+    /// A file with syntax errors gets one.
+    warnings: Vec<Remark>,
+}
+
+/// The parts of `scan` and its parse a project is made of.
+fn settled(scan: Scan, parsed: Vec<std::result::Result<FileSymbols, String>>) -> Settled {
+    let Scan {
+        root,
+        max_file_bytes,
+        sources,
+        mut skipped,
+        ..
+    } = scan;
+    let mut files = Vec::with_capacity(sources.len());
+    let mut warnings = Vec::new();
+    for (source, result) in sources.into_iter().zip(parsed) {
+        match result {
+            Ok(mut symbols) => {
+                warnings.extend(remarks(&source.relative, &mut symbols));
+                files.push((source.relative, symbols));
+            }
+            Err(reason) => skipped.push((source.relative, reason)),
+        }
+    }
+    Settled {
+        root,
+        max_file_bytes,
+        files,
+        skipped,
+        warnings,
+    }
+}
+
+/// The graph file of a project, streamed to a temporary file beside `path` (see
+/// `persist`): the graph is copied into its saved form a run of files at a time,
+/// each run encoded, written and dropped. The file, to commit, and its checksum.
+fn write_graph(
+    path: &Path,
+    root: &Path,
+    graph: &KnowledgeGraph,
+    skipped: &[Remark],
+    warnings: &[Remark],
+) -> Result<(AtomicFile, u64)> {
+    let mut file = persist::Writer::create(path)?;
+    graph.saved_chunks(
+        persist::CHUNK,
+        |files| persist::encode_chunk(&files),
+        |chunk| file.chunk(&chunk?),
+    )?;
+    file.finish(&root.to_string_lossy(), skipped, warnings)
+}
+
+/// Syncs and renames a graph file and its lexical index side by side (see
+/// [`Project::save`]).
+fn commit_pair(graph: AtomicFile, index: AtomicFile) -> Result<()> {
+    std::thread::scope(|s| {
+        let index = s.spawn(|| index.commit());
+        let graph = graph.commit();
+        let index = index
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        graph.and(index)
+    })
 }
 
 /// Returns the memory mimalloc holds free to the OS, on every rayon thread and this
@@ -634,6 +724,39 @@ mod tests {
             })
             .collect();
         assert!(saved.iter().all(|files| *files == saved[0]));
+    }
+
+    /// `build_into` writes the bytes a build's `save` writes, and says what the
+    /// built project says: its files, those skipped and the warnings.
+    #[test]
+    fn a_build_into_a_file_saves_what_a_build_saves() {
+        let (_dir, root) = sized_project();
+        std::fs::write(root.join("broken.py"), "def h(:\n    pass\n").unwrap();
+        std::fs::write(root.join("blob.py"), b"x = 1\0\0binary").unwrap();
+        let out = tempfile::tempdir().unwrap();
+        let (held, streamed) = (out.path().join("a.bin"), out.path().join("b.bin"));
+        let project = Project::build(&root, 1_000_000, &Progress::default()).unwrap();
+        project.save(&held).unwrap();
+        let scan = Project::scan(&root, 1_000_000).unwrap();
+        let parsed = parse_indexed(&root, 1_000_000, &scan.sources, &Progress::default());
+        let built = Project::build_into(scan, parsed, &streamed).unwrap();
+        assert_eq!(
+            std::fs::read(&streamed).unwrap(),
+            std::fs::read(&held).unwrap()
+        );
+        assert_eq!(
+            std::fs::read(lexical_path(&streamed)).unwrap(),
+            std::fs::read(lexical_path(&held)).unwrap()
+        );
+        let state = project.state();
+        assert_eq!(built.files, state.graph().file_count());
+        assert_eq!(built.files, 43, "the 40 sized files, b.py, g.py, broken.py");
+        assert_eq!(built.skipped, state.skipped);
+        assert_eq!(built.warnings, state.warnings);
+        assert_eq!(built.skipped.len(), 1, "{:?}", built.skipped);
+        assert!(built.warnings.iter().any(|(file, _)| file == "broken.py"));
+        let loaded = Project::load(&streamed, None, 1_000_000).unwrap();
+        assert_eq!(loaded.state().lexical().len(), state.lexical().len());
     }
 
     fn refused(result: Result<String>) -> String {

@@ -313,6 +313,25 @@ fn symbols(graph: &KnowledgeGraph, ids: Vec<NodeIndex>) -> Vec<PySymbol> {
     ids.into_iter().map(|id| symbol(graph, id)).collect()
 }
 
+/// The scan of `root` and its parse (see `parse_reporting`), `progress` checked
+/// first.
+fn scan_and_parse(
+    py: Python<'_>,
+    root: &FsPath,
+    max_file_bytes: u64,
+    progress: Option<&Bound<'_, PyAny>>,
+) -> PyResult<(Scan, Parsed)> {
+    if let Some(callback) = progress.filter(|p| !p.is_callable()) {
+        let kind = callback.get_type().name()?;
+        return Err(InvalidInputError::new_err(format!(
+            "progress must be callable or None (got a value of type {kind})"
+        )));
+    }
+    let scan = detached(py, || Project::scan(&root.0, max_file_bytes))?;
+    let parsed = parse_reporting(py, &scan, progress)?;
+    Ok((scan, parsed))
+}
+
 impl PyKnowledgeGraph {
     fn dependencies(&self, path: &str, direction: Direction) -> PyResult<Vec<String>> {
         self.project
@@ -342,16 +361,32 @@ impl PyKnowledgeGraph {
         max_file_bytes: Int<u64>,
         progress: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        if let Some(callback) = progress.as_ref().filter(|p| !p.is_callable()) {
-            let kind = callback.get_type().name()?;
-            return Err(InvalidInputError::new_err(format!(
-                "progress must be callable or None (got a value of type {kind})"
-            )));
-        }
-        let scan = detached(py, || Project::scan(&root.0, max_file_bytes.0))?;
-        let parsed = parse_reporting(py, &scan, progress.as_ref())?;
+        let (scan, parsed) = scan_and_parse(py, &root, max_file_bytes.0, progress.as_ref())?;
         let project = detached(py, || Project::from_parsed(scan, parsed));
         Ok(Self { project })
+    }
+
+    /// Builds the graph of `root` as `build` does and saves it to `path` as `save`
+    /// does (the same bytes), without keeping it: less memory at the peak (the
+    /// lexical index is written from its parts without being made whole, and
+    /// dropped before the graph is made). For a caller that only wants the store;
+    /// `load` reads it back. Returns (the number of files in the graph, `skipped`,
+    /// `warnings`).
+    #[staticmethod]
+    #[pyo3(
+        signature = (root, path, *, max_file_bytes = Int(1_000_000), progress = None),
+        text_signature = "(root, path, *, max_file_bytes=1000000, progress=None)"
+    )]
+    fn build_into(
+        py: Python<'_>,
+        root: FsPath,
+        path: FsPath,
+        max_file_bytes: Int<u64>,
+        progress: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<(usize, Vec<Remark>, Vec<Remark>)> {
+        let (scan, parsed) = scan_and_parse(py, &root, max_file_bytes.0, progress.as_ref())?;
+        let built = detached(py, || Project::build_into(scan, parsed, &path.0))?;
+        Ok((built.files, built.skipped, built.warnings))
     }
 
     /// Re-reads one file and repairs only the edges into and out of it. A file that

@@ -820,31 +820,86 @@ impl LexicalIndex {
         shards: Vec<(LexicalIndex, Result<()>)>,
         stem: bool,
     ) -> (LexicalIndex, Result<()>) {
-        // The shards up to the first that refused a document, and its error.
-        let mut kept = Vec::with_capacity(shards.len());
-        let mut outcome = Ok(());
-        let mut names: HashSet<String> = HashSet::new();
-        for (shard, done) in shards {
-            names.extend(shard.fields_in_use().map(str::to_owned));
-            if names.len() > MAX_FIELDS {
-                outcome = Err(invalid(
-                    "fields",
-                    format!(
-                        "at most {MAX_FIELDS} distinct field names: the documents have {}",
-                        names.len()
-                    ),
-                ));
-                break;
-            }
-            kept.push(shard);
-            if done.is_err() {
-                outcome = done;
-                break;
-            }
-        }
+        let (kept, outcome) = kept_shards(shards);
         // An empty index keeps only whether it stems: its removed documents' field
         // names and terms go.
         (LexicalIndex::merged(kept, stem), outcome)
+    }
+
+    /// Writes what `from_shards(shards, stem).0.write(path)` writes, byte for
+    /// byte, without making that index: each merged posting list is encoded from
+    /// the shards' straight into the file's buffer. A build that only saves the
+    /// index (`Project::build_into`) never holds it beside its shards: merged in
+    /// memory, it took 1 GB above the shards on the Linux kernel. Returns the file
+    /// to finish and commit, and the outcome `from_shards` returns.
+    pub fn write_merged(
+        shards: Vec<(LexicalIndex, Result<()>)>,
+        stem: bool,
+        path: &Path,
+    ) -> Result<(Unfinished, Result<()>)> {
+        let (mut shards, outcome) = kept_shards(shards);
+        LexicalIndex::settle(&mut shards);
+        if shards.is_empty() {
+            return Ok((LexicalIndex::with_stemming(stem).write(path)?, outcome));
+        }
+        let union = Union::of(&mut shards);
+        let docs = shards
+            .iter()
+            .zip(&union.kind_maps)
+            .flat_map(|(shard, kinds)| {
+                shard
+                    .docs
+                    .iter()
+                    .zip(&shard.kind_of)
+                    .map(move |(data, &kind)| {
+                        let data = data.as_ref().expect("settled: every slot is live");
+                        StoredDocRef {
+                            key: &data.key,
+                            kind: kinds[kind as usize],
+                            group: &data.group,
+                            meta: &data.meta,
+                        }
+                    })
+            })
+            .collect();
+        let terms = union.terms.len();
+        let sizes = (0..terms)
+            .into_par_iter()
+            .map(|term| {
+                let mut bytes = 0;
+                let mut previous = 0;
+                union.for_each_posting(&shards, term, |p| {
+                    bytes +=
+                        varint_len(p.doc - previous) + varint_len(p.tf() << 5 | p.field() as u32);
+                    previous = p.doc;
+                });
+                bytes as u64
+            })
+            .collect();
+        let head = Stored {
+            fields: union.fields.iter().map(String::as_str).collect(),
+            kinds: union.kinds.iter().map(String::as_str).collect(),
+            docs,
+            terms: union.terms.iter().map(|(_, term)| term).collect(),
+            sizes,
+            postings: (),
+        };
+        let mut writer = persist::Writer::create(path, MAGIC, FORMAT_VERSION)?;
+        encode_stored(
+            stem,
+            head,
+            |term, out| {
+                let (mut at, mut previous) = (0, 0);
+                union.for_each_posting(&shards, term, |p| {
+                    put_varint(out, &mut at, p.doc - previous);
+                    put_varint(out, &mut at, p.tf() << 5 | p.field() as u32);
+                    previous = p.doc;
+                });
+                debug_assert_eq!(at, out.len());
+            },
+            |bytes| writer.write_all(bytes),
+        )?;
+        Ok((Unfinished(writer), outcome))
     }
 
     /// The names of the fields some live document has text in.
@@ -856,14 +911,10 @@ impl LexicalIndex {
             .map(|(name, _)| name.as_str())
     }
 
-    /// The index of `shards`' documents one after the other, compacted, as
-    /// upserting them in that order makes it (a key in a later shard replaces
-    /// the document an earlier one has). Their field names in use must fit in
-    /// [`MAX_FIELDS`]. Made in memory of exact sizes, a posting list at a time,
-    /// each shard's lists freed as they are copied: absorbing the shards into the
-    /// first, then copying the whole for tight memory, copied every posting twice
-    /// and held the index twice over.
-    fn merged(mut shards: Vec<LexicalIndex>, stem: bool) -> LexicalIndex {
+    /// Takes out of earlier shards the keys a later one has (the later document
+    /// replaces them), then compacts each: every slot, term, field and kind a
+    /// shard then has is in use.
+    fn settle(shards: &mut [LexicalIndex]) {
         for later in 1..shards.len() {
             let (earlier, rest) = shards.split_at_mut(later);
             for data in rest[0].docs.iter().flatten() {
@@ -874,35 +925,35 @@ impl LexicalIndex {
                 }
             }
         }
-        for shard in &mut shards {
+        for shard in shards {
             shard.compact();
         }
-        let mut fields: Vec<String> = shards
-            .iter()
-            .flat_map(|shard| shard.fields.iter().cloned())
-            .collect();
-        fields.sort_unstable();
-        fields.dedup();
-        debug_assert!(fields.len() <= MAX_FIELDS);
-        let field_maps: Vec<Vec<usize>> = shards
-            .iter()
-            .map(|shard| {
-                let at = |f: &String| fields.binary_search(f).expect("a field of the union");
-                shard.fields.iter().map(at).collect()
-            })
-            .collect();
+    }
+
+    /// The index of `shards`' documents one after the other, compacted, as
+    /// upserting them in that order makes it (a key in a later shard replaces
+    /// the document an earlier one has). Their field names in use must fit in
+    /// [`MAX_FIELDS`]. Made in memory of exact sizes, a posting list at a time,
+    /// each shard's lists freed as they are copied: absorbing the shards into the
+    /// first, then copying the whole for tight memory, copied every posting twice
+    /// and held the index twice over.
+    fn merged(mut shards: Vec<LexicalIndex>, stem: bool) -> LexicalIndex {
+        LexicalIndex::settle(&mut shards);
+        if shards.is_empty() {
+            return LexicalIndex::with_stemming(stem);
+        }
         let slots: usize = shards.iter().map(|shard| shard.docs.len()).sum();
         let forward_len: usize = shards.iter().map(|shard| shard.forward.len()).sum();
-        let Some(first) = shards.first_mut() else {
-            return LexicalIndex::with_stemming(stem);
-        };
-        // The first shard's terms, kinds, keys and groups are the index's; the
-        // others' are added to them.
+        let mut union = Union::of(&mut shards);
+        let first = &mut shards[0];
+        // The first shard's keys and groups are the index's; the others' are
+        // added to them.
+        let fields = std::mem::take(&mut union.fields);
         let mut index = LexicalIndex {
             stem,
-            terms: std::mem::take(&mut first.terms),
-            kinds: std::mem::take(&mut first.kinds),
-            kind_ids: std::mem::take(&mut first.kind_ids),
+            terms: std::mem::take(&mut union.terms),
+            kinds: std::mem::take(&mut union.kinds),
+            kind_ids: std::mem::take(&mut union.kind_ids),
             by_key: std::mem::take(&mut first.by_key),
             groups: std::mem::take(&mut first.groups),
             field_total: vec![0; fields.len()],
@@ -911,57 +962,21 @@ impl LexicalIndex {
             fields,
             ..LexicalIndex::default()
         };
-        // Each shard's terms and kinds as ids in the index (the first's are theirs).
-        let first_terms = (0..index.terms.len() as u32).collect();
-        let first_kinds = (0..index.kinds.len() as u32).collect();
-        let mut term_maps: Vec<Vec<u32>> = vec![first_terms];
-        let mut kind_maps: Vec<Vec<u32>> = vec![first_kinds];
-        for shard in &shards[1..] {
-            let terms = shard.terms.iter().map(|(_, term)| index.terms.intern(term));
-            term_maps.push(terms.collect());
-            let kinds = shard.kinds.iter().map(|kind| index.kind_id_or_new(kind));
-            kind_maps.push(kinds.collect());
-        }
-        index.terms.shrink_to_fit();
         let terms = index.terms.len();
-        // Per shard: its term of each of the index's, if any.
-        let own: Vec<Vec<u32>> = term_maps
-            .iter()
-            .map(|map| {
-                let mut own = vec![DEAD; terms];
-                for (local, &term) in map.iter().enumerate() {
-                    own[term as usize] = local as u32;
-                }
-                own
-            })
-            .collect();
-        let offsets: Vec<u32> = shards
-            .iter()
-            .scan(0, |at, shard| {
-                let offset = *at;
-                *at += shard.docs.len() as u32;
-                Some(offset)
-            })
-            .collect();
         index.df = vec![0; terms];
         index.postings = Vec::with_capacity(terms);
         for term in 0..terms {
-            let lists = || {
-                own.iter()
-                    .enumerate()
-                    .filter(move |&(_, own)| own[term] != DEAD)
-                    .map(|(s, own)| (s, own[term] as usize))
-            };
             // Each part's first slot distance grows by at most 4 bytes.
-            let parts: usize = lists()
+            let parts: usize = union
+                .parts(term)
                 .map(|(s, t)| shards[s].postings[t].encoded().len() + 4)
                 .sum();
             let mut list = PostingList::default();
             list.reserve_exact(parts);
-            for (s, t) in lists() {
+            for (s, t) in union.parts(term) {
                 let shard = &mut shards[s];
                 let taken = std::mem::take(&mut shard.postings[t]);
-                let (map, at) = (&field_maps[s], offsets[s]);
+                let (map, at) = (&union.field_maps[s], union.offsets[s]);
                 for p in taken.iter() {
                     list.push(Posting::new(p.doc + at, map[p.field()], p.tf()));
                 }
@@ -984,8 +999,8 @@ impl LexicalIndex {
                 forward,
                 ..
             } = shard;
-            let (terms, kinds, map) = (&term_maps[s], &kind_maps[s], &field_maps[s]);
-            let at = offsets[s] as usize;
+            let (terms, kinds) = (&union.term_maps[s], &union.kind_maps[s]);
+            let (map, at) = (&union.field_maps[s], union.offsets[s] as usize);
             for (f, column) in field_len.iter().enumerate() {
                 let to = map[f];
                 index.field_len[to][at..at + column.len()].copy_from_slice(column);
@@ -1565,52 +1580,15 @@ impl LexicalIndex {
     /// runs of terms side by side. Encoding `to_saved` instead made them a buffer
     /// per term, then one for all, then a copy grown by doubling; a buffer of all
     /// the postings held 850 MB on the Linux kernel.
-    fn encode_into(&self, mut sink: impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
+    fn encode_into(&self, sink: impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
         let remap = self.remap();
         let (head, lists) = self.stored_head(&remap);
-        let total: u64 = head.sizes.iter().sum();
-        let head = Saved {
-            stem: self.stem,
-            index: head,
-        };
-        // The head streamed too (its keys, groups, metadata and terms are ~350 MB
-        // encoded on the Linux kernel), through a buffer: postcard writes a byte
-        // at a time.
-        let mut to_sink = ToSink {
-            sink: &mut sink,
-            failed: None,
-        };
-        let (encoded, flushed) = {
-            let mut buffered = std::io::BufWriter::with_capacity(1 << 16, &mut to_sink);
-            let encoded = postcard::to_io(&head, &mut buffered).map(drop);
-            (encoded, std::io::Write::flush(&mut buffered))
-        };
-        // An error of the sink's comes back as it was (postcard's, or the flush's,
-        // only says the write failed).
-        if let Some(err) = to_sink.failed {
-            return Err(err);
-        }
-        encoded.map_err(Error::Encode)?;
-        debug_assert!(flushed.is_ok(), "only the sink fails");
-        let mut out = Vec::new();
-        write_varint64(&mut out, total);
-        sink(&out)?;
-        let sizes = &head.index.sizes;
-        let mut from = 0;
-        while from < lists.len() {
-            let mut to = from;
-            let mut bytes = 0u64;
-            while to < lists.len() && (to == from || bytes + sizes[to] <= ENCODE_BATCH) {
-                bytes += sizes[to];
-                to += 1;
-            }
-            out.clear();
-            out.resize(bytes as usize, 0);
-            write_postings(&mut out, &lists[from..to], &sizes[from..to], &remap);
-            sink(&out)?;
-            from = to;
-        }
-        Ok(())
+        encode_stored(
+            self.stem,
+            head,
+            |at, out| encode_list(lists[at], &remap, out),
+            sink,
+        )
     }
 
     /// Loads an index saved by [`LexicalIndex::save`], with its generation; it
@@ -1861,7 +1839,9 @@ impl LexicalIndex {
         let remap = self.remap();
         let (head, lists) = self.stored_head(&remap);
         let mut postings = vec![0; head.sizes.iter().sum::<u64>() as usize];
-        write_postings(&mut postings, &lists, &head.sizes, &remap);
+        write_postings(&mut postings, 0, &head.sizes, &|at, out| {
+            encode_list(lists[at], &remap, out)
+        });
         head.with_postings(Bytes(postings))
     }
 
@@ -2054,6 +2034,190 @@ impl LexicalIndex {
     }
 }
 
+/// The bytes of a saved index whose stored form is `head` (its postings left
+/// out), handed to `sink` a part at a time: the head, then the postings, which
+/// `list(i, out)` writes for the `i`th term (`out` is `head.sizes[i]` bytes), in
+/// buffers of at most `ENCODE_BATCH` bytes, runs of terms side by side. Postcard
+/// encodes a struct as its fields one after the other, and the postings (a byte
+/// string) come last: what precedes them is encoded as usual, through a buffer.
+fn encode_stored(
+    stem: bool,
+    head: StoredHead<'_>,
+    list: impl Fn(usize, &mut [u8]) + Sync,
+    mut sink: impl FnMut(&[u8]) -> Result<()>,
+) -> Result<()> {
+    let total: u64 = head.sizes.iter().sum();
+    let head = Saved { stem, index: head };
+    // The head streamed too (its keys, groups, metadata and terms are ~350 MB
+    // encoded on the Linux kernel), through a buffer: postcard writes a byte at a
+    // time.
+    let mut to_sink = ToSink {
+        sink: &mut sink,
+        failed: None,
+    };
+    let (encoded, flushed) = {
+        let mut buffered = std::io::BufWriter::with_capacity(1 << 16, &mut to_sink);
+        let encoded = postcard::to_io(&head, &mut buffered).map(drop);
+        (encoded, std::io::Write::flush(&mut buffered))
+    };
+    // An error of the sink's comes back as it was (postcard's, or the flush's,
+    // only says the write failed).
+    if let Some(err) = to_sink.failed {
+        return Err(err);
+    }
+    encoded.map_err(Error::Encode)?;
+    debug_assert!(flushed.is_ok(), "only the sink fails");
+    let mut out = Vec::new();
+    write_varint64(&mut out, total);
+    sink(&out)?;
+    let sizes = &head.index.sizes;
+    let mut from = 0;
+    while from < sizes.len() {
+        let mut to = from;
+        let mut bytes = 0u64;
+        while to < sizes.len() && (to == from || bytes + sizes[to] <= ENCODE_BATCH) {
+            bytes += sizes[to];
+            to += 1;
+        }
+        out.clear();
+        out.resize(bytes as usize, 0);
+        write_postings(&mut out, from, &sizes[from..to], &list);
+        sink(&out)?;
+        from = to;
+    }
+    Ok(())
+}
+
+/// The shards up to the first that refused a document, or whose field names
+/// would take their union past [`MAX_FIELDS`], and that error (see
+/// [`LexicalIndex::from_shards`]).
+fn kept_shards(shards: Vec<(LexicalIndex, Result<()>)>) -> (Vec<LexicalIndex>, Result<()>) {
+    let mut kept = Vec::with_capacity(shards.len());
+    let mut names: HashSet<String> = HashSet::new();
+    for (shard, done) in shards {
+        names.extend(shard.fields_in_use().map(str::to_owned));
+        if names.len() > MAX_FIELDS {
+            let why = format!(
+                "at most {MAX_FIELDS} distinct field names: the documents have {}",
+                names.len()
+            );
+            return (kept, Err(invalid("fields", why)));
+        }
+        kept.push(shard);
+        if done.is_err() {
+            return (kept, done);
+        }
+    }
+    (kept, Ok(()))
+}
+
+/// How settled shards' ids map into the index of them all: its fields (their
+/// union, sorted), its terms and kinds (the first shard's, then each later
+/// shard's new ones, in order), and where each shard's slots start.
+struct Union {
+    fields: Vec<String>,
+    /// Per shard: the union's id of each of its fields.
+    field_maps: Vec<Vec<usize>>,
+    terms: Interner,
+    /// Per shard: the union's id of each of its terms.
+    term_maps: Vec<Vec<u32>>,
+    kinds: Vec<String>,
+    kind_ids: HashMap<String, u32>,
+    /// Per shard: the union's id of each of its kinds.
+    kind_maps: Vec<Vec<u32>>,
+    /// Per shard: its term of each of the union's, or `DEAD`.
+    own: Vec<Vec<u32>>,
+    /// Per shard: the union's slot of its first.
+    offsets: Vec<u32>,
+}
+
+impl Union {
+    /// The union of `shards` (at least one), taking the first's terms, kinds and
+    /// kind ids (its own ids in the union).
+    fn of(shards: &mut [LexicalIndex]) -> Union {
+        let mut fields: Vec<String> = shards
+            .iter()
+            .flat_map(|shard| shard.fields.iter().cloned())
+            .collect();
+        fields.sort_unstable();
+        fields.dedup();
+        debug_assert!(fields.len() <= MAX_FIELDS);
+        let field_maps = shards
+            .iter()
+            .map(|shard| {
+                let at = |f: &String| fields.binary_search(f).expect("a field of the union");
+                shard.fields.iter().map(at).collect()
+            })
+            .collect();
+        let first = &mut shards[0];
+        let mut union = LexicalIndex {
+            terms: std::mem::take(&mut first.terms),
+            kinds: std::mem::take(&mut first.kinds),
+            kind_ids: std::mem::take(&mut first.kind_ids),
+            ..LexicalIndex::default()
+        };
+        let mut term_maps: Vec<Vec<u32>> = vec![(0..union.terms.len() as u32).collect()];
+        let mut kind_maps: Vec<Vec<u32>> = vec![(0..union.kinds.len() as u32).collect()];
+        for shard in &shards[1..] {
+            let terms = shard.terms.iter().map(|(_, term)| union.terms.intern(term));
+            term_maps.push(terms.collect());
+            let kinds = shard.kinds.iter().map(|kind| union.kind_id_or_new(kind));
+            kind_maps.push(kinds.collect());
+        }
+        union.terms.shrink_to_fit();
+        let terms = union.terms.len();
+        let own = term_maps
+            .iter()
+            .map(|map| {
+                let mut own = vec![DEAD; terms];
+                for (local, &term) in map.iter().enumerate() {
+                    own[term as usize] = local as u32;
+                }
+                own
+            })
+            .collect();
+        let offsets = shards
+            .iter()
+            .scan(0, |at, shard| {
+                let offset = *at;
+                *at += shard.docs.len() as u32;
+                Some(offset)
+            })
+            .collect();
+        Union {
+            fields,
+            field_maps,
+            terms: union.terms,
+            term_maps,
+            kinds: union.kinds,
+            kind_ids: union.kind_ids,
+            kind_maps,
+            own,
+            offsets,
+        }
+    }
+
+    /// The shards that have the union's `term`, in order, and their id of it.
+    fn parts(&self, term: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
+        self.own
+            .iter()
+            .enumerate()
+            .filter(move |&(_, own)| own[term] != DEAD)
+            .map(move |(s, own)| (s, own[term] as usize))
+    }
+
+    /// Calls `f` with each posting of the union's `term` in `shards`, in the
+    /// union's slots and fields, in order.
+    fn for_each_posting(&self, shards: &[LexicalIndex], term: usize, mut f: impl FnMut(Posting)) {
+        for (s, t) in self.parts(term) {
+            let (map, at) = (&self.field_maps[s], self.offsets[s]);
+            for p in shards[s].postings[t].iter() {
+                f(Posting::new(p.doc + at, map[p.field()], p.tf()));
+            }
+        }
+    }
+}
+
 /// The names whose id `map` keeps, in order.
 fn pick<'a>(names: impl Iterator<Item = &'a str>, map: &[u32]) -> Vec<&'a str> {
     names
@@ -2101,35 +2265,46 @@ fn stored_postings<'a>(
     })
 }
 
-/// Writes each list's stored postings into `out`, one after the other, `sizes`
-/// bytes each (as `stored_head` measured them; `out` is their sum), runs of lists
-/// on the thread pool.
-fn write_postings(out: &mut [u8], lists: &[&PostingList], sizes: &[u64], remap: &Remap) {
+/// The stored postings of `list` (see `stored_postings`) into `out`, which is
+/// their size.
+fn encode_list(list: &PostingList, remap: &Remap, out: &mut [u8]) {
+    if remap.keeps_postings() {
+        out.copy_from_slice(list.encoded());
+        return;
+    }
+    let mut at = 0;
+    for (delta, value) in stored_postings(list, remap) {
+        put_varint(out, &mut at, delta);
+        put_varint(out, &mut at, value);
+    }
+    debug_assert_eq!(at, out.len());
+}
+
+/// Writes the lists `first..` into `out`, `sizes` bytes each (`out` is their
+/// sum), with `list` (see `encode_stored`), runs of lists on the thread pool.
+fn write_postings(
+    out: &mut [u8],
+    first: usize,
+    sizes: &[u64],
+    list: &(impl Fn(usize, &mut [u8]) + Sync),
+) {
     const RUN: usize = 4096;
-    let mut runs: Vec<(&mut [u8], &[&PostingList])> = Vec::with_capacity(lists.len().div_ceil(RUN));
+    let mut runs: Vec<(usize, &mut [u8], &[u64])> = Vec::with_capacity(sizes.len().div_ceil(RUN));
     let mut rest = out;
-    for (lists, sizes) in lists.chunks(RUN).zip(sizes.chunks(RUN)) {
+    for (i, sizes) in sizes.chunks(RUN).enumerate() {
         let bytes = sizes.iter().sum::<u64>() as usize;
         let (run, tail) = std::mem::take(&mut rest).split_at_mut(bytes);
-        runs.push((run, lists));
+        runs.push((first + i * RUN, run, sizes));
         rest = tail;
     }
     debug_assert!(rest.is_empty());
-    runs.into_par_iter().for_each(|(run, lists)| {
+    runs.into_par_iter().for_each(|(first, run, sizes)| {
         let mut at = 0;
-        for list in lists {
-            if remap.keeps_postings() {
-                let bytes = list.encoded();
-                run[at..at + bytes.len()].copy_from_slice(bytes);
-                at += bytes.len();
-                continue;
-            }
-            for (delta, value) in stored_postings(list, remap) {
-                put_varint(run, &mut at, delta);
-                put_varint(run, &mut at, value);
-            }
+        for (i, &size) in sizes.iter().enumerate() {
+            let size = size as usize;
+            list(first + i, &mut run[at..at + size]);
+            at += size;
         }
-        debug_assert_eq!(at, run.len());
     });
 }
 
@@ -3572,6 +3747,73 @@ mod tests {
                     bits(&local.search(&text, &params, &[], 15)),
                     "{text}"
                 );
+            }
+        }
+    }
+
+    /// `write_merged` writes the bytes the index `from_shards` makes saves: with
+    /// keys repeated across shards, fields and kinds that only some shards have
+    /// (so each shard's ids differ from the union's), stemming or not, no shard,
+    /// and a shard that refused a document (the same outcome too).
+    #[test]
+    fn written_merge_is_the_merged_index_saved() {
+        let dir = tempfile::tempdir().unwrap();
+        let cases: Vec<(u64, bool, Vec<usize>)> = vec![
+            (0, false, vec![0, 700, 2500, 4000]),
+            (1, true, vec![0, 1, 2, 3000]),
+            (2, false, vec![0, 4000]),
+            (3, false, vec![0]),
+        ];
+        for (seed, stem, cuts) in cases {
+            for refuse in [false, true] {
+                let make = || -> Vec<(LexicalIndex, Result<()>)> {
+                    let mut docs = skewed_documents(seed, 4000);
+                    for i in (0..docs.len()).step_by(89) {
+                        docs[i].key = format!("d{:04}", (i * 7) % 4000);
+                        docs[i].kind = Cow::Owned(format!("kind{}", i % 3));
+                    }
+                    // A field only the later documents have, one only the earlier.
+                    for d in &mut docs[2000..] {
+                        d.fields.push(("zpath".into(), format!("pkg/{}.py", d.key)));
+                    }
+                    for d in &mut docs[..600] {
+                        d.fields.push(("adoc".into(), "an early note".into()));
+                    }
+                    if refuse {
+                        // The last document of the last shard.
+                        let last = cuts[cuts.len() - 1].saturating_sub(1);
+                        docs[last].fields.push(("body".into(), "twice".into()));
+                    }
+                    cuts.windows(2)
+                        .map(|w| {
+                            let mut shard = LexicalIndex::with_stemming(stem);
+                            let filled = shard.upsert_local(docs[w[0]..w[1]].to_vec());
+                            (shard, filled)
+                        })
+                        .collect()
+                };
+                let (merged, outcome) = LexicalIndex::from_shards(make(), stem);
+                let (expected, written) = (dir.path().join("a"), dir.path().join("b"));
+                merged
+                    .write(&expected)
+                    .unwrap()
+                    .finish(7)
+                    .unwrap()
+                    .commit()
+                    .unwrap();
+                let (unfinished, streamed) =
+                    LexicalIndex::write_merged(make(), stem, &written).unwrap();
+                unfinished.finish(7).unwrap().commit().unwrap();
+                let case = format!("seed {seed}, cuts {cuts:?}, refuse {refuse}");
+                assert_eq!(
+                    std::fs::read(&written).unwrap(),
+                    std::fs::read(&expected).unwrap(),
+                    "{case}"
+                );
+                assert_eq!(format!("{streamed:?}"), format!("{outcome:?}"), "{case}");
+                assert_eq!(outcome.is_err(), refuse && cuts.len() > 1, "{case}");
+                let (loaded, generation) = LexicalIndex::load(&written).unwrap();
+                assert_eq!((loaded.len(), generation), (merged.len(), 7), "{case}");
             }
         }
     }

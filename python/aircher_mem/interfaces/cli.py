@@ -625,7 +625,8 @@ def cmd_index(args: argparse.Namespace) -> IndexReport:
             return report
         progress = ProgressLine(sys.stderr) if not args.quiet else None
         try:
-            return memory.index(full=args.full, progress=progress)
+            # This process ends with its report: a full build is written, not kept.
+            return memory.index(full=args.full, progress=progress, hold=False)
         finally:
             if progress is not None:
                 progress.finish()

@@ -6,12 +6,16 @@
 //! ```text
 //! STDLIB="$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["stdlib"])')"
 //! cargo run --release --example graph_memory -- graph "$STDLIB"    # the graph alone
+//! cargo run --release --example graph_memory -- parse "$STDLIB"    # what a parse holds
 //! cargo run --release --example graph_memory -- project "$STDLIB"  # graph + lexical index
 //! cargo run --release --example graph_memory -- load "$STDLIB"     # build, save, then load in a child
 //! ```
 //!
 //! `graph` parses every file and builds `KnowledgeGraph::from_files` (the graph of
-//! `KnowledgeGraph.build` without the retrieval documents); `project` runs
+//! `KnowledgeGraph.build` without the retrieval documents); `parse` runs the parse
+//! of a build (`parse_indexed`) and breaks down what it holds when it ends, each
+//! file's symbols and each shard of the lexical index (with `COMPACT=1`, after
+//! copying them to exact sizes: what their spare capacity costs); `project` runs
 //! `Project::build`, what `KnowledgeGraph.build` and `Memory` run (graph and lexical
 //! index); `load` saves that project and reads it back with `Project::load` in a
 //! fresh process. "settled" is the RSS after mimalloc was asked to return what it
@@ -22,8 +26,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicIsize, Ordering};
 use std::time::Instant;
 
-use _core::graph::{discover, parse, Progress, Project, State};
+use _core::graph::{discover, parse, parse_indexed, Progress, Project, State};
 use _core::graph::{FileSymbols, KnowledgeGraph, NodeIndex};
+use _core::retrieve::LexicalIndex;
 
 #[path = "common/measure.rs"]
 mod measure;
@@ -153,10 +158,14 @@ fn breakdown(graph: &KnowledgeGraph) {
 }
 
 fn lexical(state: &State) {
-    let (copy, bytes) = heap_of(state.lexical());
+    lexical_index(state.lexical());
+}
+
+fn lexical_index(index: &LexicalIndex) {
+    let (copy, bytes) = heap_of(index);
     drop(copy);
-    println!("  lexical index {:.1} MB: {:?}", mb(bytes), state.lexical());
-    for (part, bytes) in state.lexical().heap_parts() {
+    println!("  lexical index {:.1} MB: {:?}", mb(bytes), index);
+    for (part, bytes) in index.heap_parts() {
         println!("    {part:<24} {:>9.1} MB", mb(bytes as isize));
     }
 }
@@ -164,7 +173,7 @@ fn lexical(state: &State) {
 fn main() {
     let mut args = std::env::args().skip(1);
     let (Some(mode), Some(root)) = (args.next(), args.next().map(PathBuf::from)) else {
-        eprintln!("usage: graph_memory graph|project|load|load-child ROOT [GRAPH_FILE]");
+        eprintln!("usage: graph_memory graph|parse|project|load|load-child ROOT [GRAPH_FILE]");
         std::process::exit(2);
     };
     let start = Instant::now();
@@ -198,6 +207,40 @@ fn main() {
             report("graph built", start);
             breakdown(&graph);
             report("after breakdown", start);
+        }
+        "parse" => {
+            let scan = Project::scan(&root, 1_000_000).expect("a folder");
+            let parsed = parse_indexed(&scan.root, 1_000_000, &scan.sources, &Progress::default());
+            report("parsed (symbols + shards)", start);
+            let parsed = if std::env::var_os("COMPACT").is_some() {
+                let copy = _core::graph::Parsed {
+                    files: parsed.files.clone(),
+                    shards: parsed
+                        .shards
+                        .iter()
+                        .map(|(s, _)| (s.clone(), Ok(())))
+                        .collect(),
+                };
+                drop(parsed);
+                report("symbols and shards copied, originals dropped", start);
+                copy
+            } else {
+                parsed
+            };
+            let symbols: isize = parsed
+                .files
+                .iter()
+                .flatten()
+                .map(|symbols| heap_of(symbols).1)
+                .sum();
+            println!(
+                "  symbols of {} files {:.1} MB",
+                parsed.files.len(),
+                mb(symbols)
+            );
+            for (shard, _) in &parsed.shards {
+                lexical_index(shard);
+            }
         }
         "project" => {
             let project = Project::build(&root, 1_000_000, &Progress::default()).expect("builds");

@@ -843,25 +843,10 @@ impl LexicalIndex {
             return Ok((LexicalIndex::with_stemming(stem).write(path)?, outcome));
         }
         let union = Union::of(&mut shards);
-        let docs = shards
-            .iter()
-            .zip(&union.kind_maps)
-            .flat_map(|(shard, kinds)| {
-                shard
-                    .docs
-                    .iter()
-                    .zip(&shard.kind_of)
-                    .map(move |(data, &kind)| {
-                        let data = data.as_ref().expect("settled: every slot is live");
-                        StoredDocRef {
-                            key: &data.key,
-                            kind: kinds[kind as usize],
-                            group: &data.group,
-                            meta: &data.meta,
-                        }
-                    })
-            })
-            .collect();
+        let docs = MergedDocs {
+            shards: &shards,
+            kinds: &union.kind_maps,
+        };
         let terms = union.terms.len();
         let sizes = (0..terms)
             .into_par_iter()
@@ -2040,9 +2025,9 @@ impl LexicalIndex {
 /// buffers of at most `ENCODE_BATCH` bytes, runs of terms side by side. Postcard
 /// encodes a struct as its fields one after the other, and the postings (a byte
 /// string) come last: what precedes them is encoded as usual, through a buffer.
-fn encode_stored(
+fn encode_stored<D: Serialize>(
     stem: bool,
-    head: StoredHead<'_>,
+    head: Stored<&str, D, ()>,
     list: impl Fn(usize, &mut [u8]) + Sync,
     mut sink: impl FnMut(&[u8]) -> Result<()>,
 ) -> Result<()> {
@@ -2086,6 +2071,37 @@ fn encode_stored(
         from = to;
     }
     Ok(())
+}
+
+/// The documents of settled shards, one after the other, as the merged index
+/// stores them (`kinds`: each shard's kinds in the union): encoded as the `Vec`
+/// of them is, without making it (3 million on the Linux kernel, 146 MB).
+struct MergedDocs<'a> {
+    shards: &'a [LexicalIndex],
+    kinds: &'a [Vec<u32>],
+}
+
+impl Serialize for MergedDocs<'_> {
+    fn serialize<Z: serde::Serializer>(
+        &self,
+        serializer: Z,
+    ) -> std::result::Result<Z::Ok, Z::Error> {
+        use serde::ser::SerializeSeq;
+        let len = self.shards.iter().map(|shard| shard.docs.len()).sum();
+        let mut seq = serializer.serialize_seq(Some(len))?;
+        for (shard, kinds) in self.shards.iter().zip(self.kinds) {
+            for (data, &kind) in shard.docs.iter().zip(&shard.kind_of) {
+                let data = data.as_ref().expect("settled: every slot is live");
+                seq.serialize_element(&StoredDocRef {
+                    key: &data.key,
+                    kind: kinds[kind as usize],
+                    group: &data.group,
+                    meta: &data.meta,
+                })?;
+            }
+        }
+        seq.end()
+    }
 }
 
 /// The shards up to the first that refused a document, or whose field names
@@ -2322,12 +2338,12 @@ type StoredDocRef<'a> = StoredDoc<&'a str, &'a Meta>;
 /// order, the terms, and per term the byte length of its postings in `postings`,
 /// where each is `(slot delta, tf << 5 | field)` as LEB128 varints. Lengths,
 /// frequencies and maps are derived on load. Generic over owned or borrowed
-/// strings (the same encoding).
+/// strings and over the sequence of documents (the same encoding).
 #[derive(Clone, Serialize, Deserialize)]
 struct Stored<S, D, P = Bytes> {
     fields: Vec<S>,
     kinds: Vec<S>,
-    docs: Vec<D>,
+    docs: D,
     terms: Vec<S>,
     sizes: Vec<u64>,
     postings: P,
@@ -2347,11 +2363,11 @@ impl<S, D> Stored<S, D, ()> {
     }
 }
 
-type StoredRef<'a> = Stored<&'a str, StoredDocRef<'a>>;
+type StoredRef<'a> = Stored<&'a str, Vec<StoredDocRef<'a>>>;
 /// Without its postings (`()` encodes as nothing), which `encode` writes after it.
-type StoredHead<'a> = Stored<&'a str, StoredDocRef<'a>, ()>;
+type StoredHead<'a> = Stored<&'a str, Vec<StoredDocRef<'a>>, ()>;
 /// The stored form as read back, its names as `S` and its postings as `B`.
-type Loaded<S, B> = Stored<S, StoredDoc<S, Vec<(S, S)>>, B>;
+type Loaded<S, B> = Stored<S, Vec<StoredDoc<S, Vec<(S, S)>>>, B>;
 type StoredOwned = Loaded<String, Bytes>;
 /// Read from a file's bytes: names and postings borrowed from them.
 type StoredIn<'a> = Loaded<&'a str, &'a [u8]>;

@@ -60,11 +60,11 @@ pub fn documents(path: &str, symbols: &FileSymbols, source: &[u8]) -> Vec<Docume
         }
         let parent = stack.last().copied();
         if parent.is_none() {
-            top_level.push(def.name.as_str());
+            top_level.push(&*def.name);
         }
         let qualified = match parent {
             Some(p) => format!("{}.{}", defs[p].name, def.name),
-            None => def.name.clone(),
+            None => def.name.to_string(),
         };
         let range = def.byte_range();
         // The body without the definitions nested in it: a class is its own text
@@ -95,7 +95,13 @@ pub fn documents(path: &str, symbols: &FileSymbols, source: &[u8]) -> Vec<Docume
         let doc = if def.kind == DefKind::Variable {
             String::new()
         } else {
-            docstring(symbols.language, source, &lines, def.line, range.end)
+            docstring(
+                symbols.language,
+                source,
+                &lines,
+                def.line as usize,
+                range.end,
+            )
         };
         let meta = if def.kind == DefKind::Variable {
             Vec::new()
@@ -113,9 +119,9 @@ pub fn documents(path: &str, symbols: &FileSymbols, source: &[u8]) -> Vec<Docume
             key: definition_key(path, i),
             group: path.to_string(),
             fields: vec![
-                ("name".into(), def.name.clone()),
+                ("name".into(), def.name.to_string()),
                 ("qualified".into(), qualified),
-                ("signature".into(), def.signature.clone()),
+                ("signature".into(), def.signature.to_string()),
                 ("doc".into(), doc),
                 ("body".into(), body),
                 ("path".into(), path.to_string()),

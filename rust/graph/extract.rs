@@ -12,6 +12,8 @@ use foldhash::{HashMap, HashSet};
 use streaming_iterator::StreamingIterator;
 use tree_sitter::{Parser, Query, QueryCursor};
 
+use super::model::line32;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Language {
     Python,
@@ -647,20 +649,20 @@ pub enum DefKind {
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Definition {
     pub kind: DefKind,
-    pub name: String,
+    pub name: Box<str>,
     /// First line of the definition, trimmed (at most 200 characters).
-    pub signature: String,
-    /// 1-based, inclusive.
-    pub line: usize,
-    pub end_line: usize,
-    start_byte: usize,
-    end_byte: usize,
+    pub signature: Box<str>,
+    /// 1-based, inclusive. (u32, as tree-sitter counts rows and bytes.)
+    pub line: u32,
+    pub end_line: u32,
+    start_byte: u32,
+    end_byte: u32,
 }
 
 impl Definition {
     /// The definition's bytes in its file's source.
     pub fn byte_range(&self) -> std::ops::Range<usize> {
-        self.start_byte..self.end_byte
+        self.start_byte as usize..self.end_byte as usize
     }
 
     pub fn contains(&self, other: &Definition) -> bool {
@@ -668,31 +670,30 @@ impl Definition {
     }
 
     fn contains_byte(&self, byte: usize) -> bool {
-        self.start_byte <= byte && byte < self.end_byte
+        self.byte_range().contains(&byte)
     }
 
     /// The definition without its name and signature (its node holds those).
     pub(super) fn span(&self) -> Span {
-        let narrow = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
         Span {
             kind: self.kind,
-            line: narrow(self.line),
-            end_line: narrow(self.end_line),
-            start_byte: narrow(self.start_byte),
-            end_byte: narrow(self.end_byte),
+            line: self.line,
+            end_line: self.end_line,
+            start_byte: self.start_byte,
+            end_byte: self.end_byte,
         }
     }
 
     /// The definition `span` was taken from, given its name and signature.
-    pub(super) fn with_span(span: Span, name: String, signature: String) -> Definition {
+    pub(super) fn with_span(span: Span, name: Box<str>, signature: Box<str>) -> Definition {
         Definition {
             kind: span.kind,
             name,
             signature,
-            line: span.line as usize,
-            end_line: span.end_line as usize,
-            start_byte: span.start_byte as usize,
-            end_byte: span.end_byte as usize,
+            line: span.line,
+            end_line: span.end_line,
+            start_byte: span.start_byte,
+            end_byte: span.end_byte,
         }
     }
 }
@@ -775,8 +776,8 @@ pub enum Receiver {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Reference {
     pub kind: RefKind,
-    pub name: String,
-    pub line: usize,
+    pub name: Box<str>,
+    pub line: u32,
     pub origin: Origin,
     pub receiver: Receiver,
 }
@@ -1167,7 +1168,7 @@ fn extract_within(language: Language, source: &[u8], budget: std::time::Duration
     let mut package: Vec<String> = Vec::new();
     // Two patterns can match one node (JavaScript's and TypeScript's queries; a
     // top-level constant holding a function is a function): (start, name) -> index.
-    let mut defined: HashMap<(usize, String), usize> = HashMap::default();
+    let mut defined: HashMap<(u32, Box<str>), usize> = HashMap::default();
     let options = tree_sitter::QueryCursorOptions::new().progress_callback(&mut check);
     let mut matches = cursor.matches_with_options(query, tree.root_node(), source, options);
     while let Some(m) = matches.next() {
@@ -1274,12 +1275,12 @@ fn extract_within(language: Language, source: &[u8], budget: std::time::Duration
                     };
                     let def = Definition {
                         kind,
-                        name: text(name),
-                        signature: first_line(&source[node.byte_range()]),
-                        line: node.start_position().row + 1,
-                        end_line: last_line(node),
-                        start_byte: node.start_byte(),
-                        end_byte: node.end_byte(),
+                        name: text(name).into(),
+                        signature: first_line(&source[node.byte_range()]).into(),
+                        line: line32(node.start_position().row + 1),
+                        end_line: line32(last_line(node)),
+                        start_byte: line32(node.start_byte()),
+                        end_byte: line32(node.end_byte()),
                     };
                     match defined.entry((def.start_byte, def.name.clone())) {
                         std::collections::hash_map::Entry::Occupied(seen) => {
@@ -1862,14 +1863,14 @@ fn resolve_origins(
     let mut last_call: Option<(usize, &str)> = None;
     for f in &found {
         while next_definition < definitions.len()
-            && definitions[next_definition].start_byte <= f.byte
+            && definitions[next_definition].start_byte as usize <= f.byte
         {
             open.push(next_definition);
             next_definition += 1;
         }
         while open
             .last()
-            .is_some_and(|&d| definitions[d].end_byte <= f.byte)
+            .is_some_and(|&d| definitions[d].end_byte as usize <= f.byte)
         {
             open.pop();
         }
@@ -1889,7 +1890,7 @@ fn resolve_origins(
             RefKind::Type if inherit_bytes.contains(&f.byte) => continue,
             RefKind::Type => innermost(&|d| d.kind != DefKind::Variable),
             RefKind::Use => {
-                if innermost(&|d| d.kind == DefKind::Variable && d.name == f.name).is_some() {
+                if innermost(&|d| d.kind == DefKind::Variable && *d.name == *f.name).is_some() {
                     continue;
                 }
                 match innermost(&|d| d.kind != DefKind::Variable) {
@@ -1906,29 +1907,32 @@ fn resolve_origins(
         // A renamed import is looked up under its item's name (a class through it
         // is a base or a type as much as a call).
         let (name, receiver) = match (f.kind, &f.receiver, named.get(f.name.as_str())) {
-            (RefKind::Call, None, Some(&(i, item))) => (item.to_string(), Receiver::Named(i)),
+            (RefKind::Call, None, Some(&(i, item))) => (item.into(), Receiver::Named(i)),
             (RefKind::Inherit | RefKind::Type, _, Some(&(i, item))) if item != f.name => {
-                (item.to_string(), Receiver::Named(i))
+                (item.into(), Receiver::Named(i))
             }
-            (RefKind::Use, _, Some(&(_, item))) => (item.to_string(), Receiver::Unknown),
-            (RefKind::Call, _, _) => (f.name.clone(), receiver_of(&f.receiver, &open, f.byte)),
-            _ => (f.name.clone(), Receiver::Unknown),
+            (RefKind::Use, _, Some(&(_, item))) => (item.into(), Receiver::Unknown),
+            (RefKind::Call, _, _) => (
+                f.name.as_str().into(),
+                receiver_of(&f.receiver, &open, f.byte),
+            ),
+            _ => (f.name.as_str().into(), Receiver::Unknown),
         };
         out.push(Reference {
             kind: f.kind,
             name,
-            line: f.line,
+            line: line32(f.line),
             origin,
             receiver,
         });
     }
     for (i, import) in imports.iter().enumerate() {
         for item in &import.items {
-            let name = item.rsplit(['.', ':']).next().unwrap_or(item).to_string();
+            let name = item.rsplit(['.', ':']).next().unwrap_or(item).into();
             out.push(Reference {
                 kind: RefKind::Item,
                 name,
-                line: import.line,
+                line: line32(import.line),
                 origin: Origin::Import(i as u32),
                 receiver: Receiver::Unknown,
             });
@@ -1972,13 +1976,13 @@ impl<'a> Classes<'a> {
         let mut open: Vec<usize> = Vec::new();
         let mut next = 0;
         for b in order {
-            while next < definitions.len() && definitions[next].start_byte <= b.byte {
+            while next < definitions.len() && definitions[next].start_byte as usize <= b.byte {
                 open.push(next);
                 next += 1;
             }
             while open
                 .last()
-                .is_some_and(|&d| definitions[d].end_byte <= b.byte)
+                .is_some_and(|&d| definitions[d].end_byte as usize <= b.byte)
             {
                 open.pop();
             }
@@ -2065,17 +2069,17 @@ mod tests {
         }
     }
 
-    fn summary(symbols: &FileSymbols) -> Vec<(DefKind, &str, usize)> {
+    fn summary(symbols: &FileSymbols) -> Vec<(DefKind, &str, u32)> {
         symbols
             .definitions
             .iter()
-            .map(|d| (d.kind, d.name.as_str(), d.line))
+            .map(|d| (d.kind, &*d.name, d.line))
             .collect()
     }
 
     /// (kind, name, line, origin as a definition's name, "file" or "import <module>").
     /// By line, kind and name (the file holds them by name).
-    fn refs(s: &FileSymbols) -> Vec<(RefKind, String, usize, String)> {
+    fn refs(s: &FileSymbols) -> Vec<(RefKind, String, u32, String)> {
         assert!(s.references.is_sorted_by(|a, b| a.name <= b.name));
         let mut out: Vec<_> = s
             .references
@@ -2083,10 +2087,10 @@ mod tests {
             .map(|r| {
                 let origin = match r.origin {
                     Origin::File => "file".to_string(),
-                    Origin::Definition(d) => s.definitions[d as usize].name.clone(),
+                    Origin::Definition(d) => s.definitions[d as usize].name.to_string(),
                     Origin::Import(i) => format!("import {}", s.imports[i as usize].module),
                 };
-                (r.kind, r.name.clone(), r.line, origin)
+                (r.kind, r.name.to_string(), r.line, origin)
             })
             .collect();
         out.sort_by(|a, b| (a.2, a.0 as u8, &a.1).cmp(&(b.2, b.0 as u8, &b.1)));
@@ -2242,7 +2246,7 @@ mod tests {
                 .references
                 .iter()
                 .filter(|r| r.receiver != Receiver::Unknown)
-                .map(|r| (r.name.as_str(), r.receiver))
+                .map(|r| (&*r.name, r.receiver))
                 .collect();
             let mut expected = vec![
                 ("find", Receiver::Type(1)),
@@ -2844,7 +2848,7 @@ mod tests {
                 r#"[(Class, "A", 1), (Function, "run", 6)]"#
             );
             assert_eq!(
-                s.definitions[0].signature,
+                &*s.definitions[0].signature,
                 "interface A<out O = unknown, in I, in out T extends B> extends C<O> {"
             );
             assert_eq!(imports(&s), [("./m".to_string(), vec![], 5)]);
@@ -2914,7 +2918,7 @@ mod tests {
     fn broken_and_binary_input_does_not_panic() {
         let s = extract(Language::Python, b"def ok():\n    pass\n\ndef broken(:\n");
         assert!(s.syntax_errors);
-        assert_eq!(s.definitions[0].name, "ok");
+        assert_eq!(&*s.definitions[0].name, "ok");
         let junk: Vec<u8> = (0..5000u32)
             .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
             .collect();

@@ -160,8 +160,8 @@ impl Prepared {
                     node(
                         NodeKind::of(d.kind),
                         &d.name,
-                        d.line,
-                        d.end_line,
+                        d.line as usize,
+                        d.end_line as usize,
                         &d.signature,
                         &[],
                     ),
@@ -217,7 +217,7 @@ pub(super) fn class_shape(symbols: &FileSymbols) -> Shape {
     let mut bases: HashMap<u32, Vec<String>> = HashMap::default();
     for r in &symbols.references {
         if let (RefKind::Inherit, Origin::Definition(d)) = (r.kind, r.origin) {
-            bases.entry(d).or_default().push(r.name.clone());
+            bases.entry(d).or_default().push(r.name.to_string());
         }
     }
     let mut classes: Vec<(String, Vec<String>)> = symbols
@@ -228,7 +228,7 @@ pub(super) fn class_shape(symbols: &FileSymbols) -> Shape {
         .map(|(i, d)| {
             let mut bases = bases.remove(&(i as u32)).unwrap_or_default();
             bases.sort();
-            (d.name.clone(), bases)
+            (d.name.to_string(), bases)
         })
         .collect();
     classes.sort();
@@ -253,7 +253,7 @@ fn class_names(a: Option<&FileSymbols>, b: Option<&FileSymbols>) -> HashSet<Stri
         .chain(b)
         .flat_map(|s| s.definitions.iter())
         .filter(|d| d.kind == DefKind::Class)
-        .map(|d| d.name.clone())
+        .map(|d| d.name.to_string())
         .collect()
 }
 
@@ -274,11 +274,11 @@ fn methods(symbols: &FileSymbols) -> HashSet<(String, String)> {
         }
         match container {
             Some(c) if c.kind == DefKind::Class => {
-                out.insert((c.name.clone(), d.name.clone()));
+                out.insert((c.name.to_string(), d.name.to_string()));
             }
             None if symbols.language == Language::Go => {
                 if let Some(t) = go_receiver(&d.signature) {
-                    out.insert((t.to_string(), d.name.clone()));
+                    out.insert((t.to_string(), d.name.to_string()));
                 }
             }
             _ => {}
@@ -764,8 +764,11 @@ impl KnowledgeGraph {
         let reshaped = old.map(class_shape).unwrap_or_default() != class_shape(&symbols);
         let moved = moved_methods(old, Some(&symbols));
         let classes = class_names(old, Some(&symbols));
-        let mut names: HashSet<String> =
-            symbols.definitions.iter().map(|d| d.name.clone()).collect();
+        let mut names: HashSet<String> = symbols
+            .definitions
+            .iter()
+            .map(|d| d.name.to_string())
+            .collect();
         names.extend(
             self.files
                 .get(path)
@@ -1009,7 +1012,7 @@ impl KnowledgeGraph {
             end_line: symbols
                 .definitions
                 .iter()
-                .map(|d| d.end_line)
+                .map(|d| d.end_line as usize)
                 .max()
                 .unwrap_or(1),
             signature: String::new(),
@@ -1033,7 +1036,7 @@ impl KnowledgeGraph {
                 Edge {
                     kind: EdgeKind::Contains,
                     confidence: 1.0,
-                    line: line32(def.line),
+                    line: def.line,
                     reference: u32::MAX,
                 },
             );
@@ -1182,14 +1185,14 @@ impl KnowledgeGraph {
             .map(|r| {
                 // Sorted by name: one look-up a run of the same name.
                 let name = match last {
-                    Some(id) if self.interned.get(id) == r.name => id,
+                    Some(id) if self.interned.get(id) == &*r.name => id,
                     _ => self.interned.intern(&r.name),
                 };
                 last = Some(name);
                 Ref {
                     kind: r.kind,
                     name,
-                    line: line32(r.line),
+                    line: r.line,
                     origin: r.origin,
                     receiver: r.receiver,
                 }
@@ -1219,7 +1222,11 @@ impl KnowledgeGraph {
                 .zip(&entry.defs)
                 .map(|(&span, &id)| {
                     let node = &self.graph[id];
-                    Definition::with_span(span, node.name.clone(), node.signature.clone())
+                    Definition::with_span(
+                        span,
+                        node.name.as_str().into(),
+                        node.signature.as_str().into(),
+                    )
                 })
                 .collect(),
             imports: symbols.imports.clone(),
@@ -1228,8 +1235,8 @@ impl KnowledgeGraph {
                 .iter()
                 .map(|r| Reference {
                     kind: r.kind,
-                    name: self.interned.get(r.name).to_string(),
-                    line: r.line as usize,
+                    name: self.interned.get(r.name).into(),
+                    line: r.line,
                     origin: r.origin,
                     receiver: r.receiver,
                 })

@@ -19,6 +19,7 @@ use super::scan::{
 use super::store::{with_spare, KnowledgeGraph};
 use crate::atomic::AtomicFile;
 use crate::error::{invalid, Error, Result};
+use crate::release_free_memory;
 use crate::retrieve::{Document, LexicalIndex};
 
 /// The warning for a file indexed only as far as the parser got.
@@ -475,20 +476,6 @@ fn commit_pair(graph: AtomicFile, index: AtomicFile) -> Result<()> {
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         graph.and(index)
     })
-}
-
-/// Returns the memory mimalloc holds free to the OS, on every rayon thread and this
-/// one, after a build or load: a build frees most of what its parse allocated
-/// (syntax trees, sources, tokens), spread over the worker threads' heaps, which keep
-/// free pages until those threads allocate again (idle, they may never). Measured on
-/// CPython's stdlib with `examples/graph_memory.rs`. A no-op for memory not
-/// allocated by mimalloc (without the `python` feature Rust's allocator is the
-/// system's; tree-sitter's always is mimalloc).
-fn release_free_memory() {
-    // SAFETY: mi_collect has no preconditions; it only returns free pages.
-    rayon::broadcast(|_| unsafe { libmimalloc_sys::mi_collect(true) });
-    // SAFETY: as above.
-    unsafe { libmimalloc_sys::mi_collect(true) };
 }
 
 /// Where the lexical index of the graph file `path` lives: beside it, with the

@@ -842,13 +842,31 @@ impl LexicalIndex {
         if shards.is_empty() {
             return Ok((LexicalIndex::with_stemming(stem).write(path)?, outcome));
         }
-        let union = Union::of(&mut shards);
+        let mut union = Union::names(&mut shards);
+        let mut writer = persist::Writer::create(path, MAGIC, FORMAT_VERSION)?;
+        let mut sink = |bytes: &[u8]| writer.write_all(bytes);
+        // The saved form's parts one after the other, as postcard encodes them
+        // (a struct is its fields in order): first up to the documents.
+        let fields: Vec<&str> = union.fields.iter().map(String::as_str).collect();
+        let kinds: Vec<&str> = union.kinds.iter().map(String::as_str).collect();
         let docs = MergedDocs {
             shards: &shards,
             kinds: &union.kind_maps,
         };
-        let terms = union.terms.len();
-        let sizes = (0..terms)
+        encode_value(&(stem, fields, kinds, docs), &mut sink)?;
+        // The rest needs the shards' terms and postings only: the documents go
+        // (their slots, keys, metadata, forward lists: 1.1 GB on the Linux kernel)
+        // before the union's terms are made.
+        for shard in &mut shards {
+            *shard = LexicalIndex {
+                terms: std::mem::take(&mut shard.terms),
+                postings: std::mem::take(&mut shard.postings),
+                ..LexicalIndex::default()
+            };
+        }
+        crate::release_free_memory();
+        union.add_terms(&mut shards);
+        let sizes: Vec<u64> = (0..union.terms.len())
             .into_par_iter()
             .map(|term| {
                 let mut bytes = 0;
@@ -861,18 +879,10 @@ impl LexicalIndex {
                 bytes as u64
             })
             .collect();
-        let head = Stored {
-            fields: union.fields.iter().map(String::as_str).collect(),
-            kinds: union.kinds.iter().map(String::as_str).collect(),
-            docs,
-            terms: union.terms.iter().map(|(_, term)| term).collect(),
-            sizes,
-            postings: (),
-        };
-        let mut writer = persist::Writer::create(path, MAGIC, FORMAT_VERSION)?;
-        encode_stored(
-            stem,
-            head,
+        let terms: Vec<&str> = union.terms.iter().map(|(_, term)| term).collect();
+        encode_value(&(terms, &sizes), &mut sink)?;
+        encode_postings(
+            &sizes,
             |term, out| {
                 let (mut at, mut previous) = (0, 0);
                 union.for_each_posting(&shards, term, |p| {
@@ -882,7 +892,7 @@ impl LexicalIndex {
                 });
                 debug_assert_eq!(at, out.len());
             },
-            |bytes| writer.write_all(bytes),
+            &mut sink,
         )?;
         Ok((Unfinished(writer), outcome))
     }
@@ -2020,29 +2030,27 @@ impl LexicalIndex {
 }
 
 /// The bytes of a saved index whose stored form is `head` (its postings left
-/// out), handed to `sink` a part at a time: the head, then the postings, which
-/// `list(i, out)` writes for the `i`th term (`out` is `head.sizes[i]` bytes), in
-/// buffers of at most `ENCODE_BATCH` bytes, runs of terms side by side. Postcard
-/// encodes a struct as its fields one after the other, and the postings (a byte
-/// string) come last: what precedes them is encoded as usual, through a buffer.
+/// out), handed to `sink` a part at a time: the head, then the postings (see
+/// `encode_postings`).
 fn encode_stored<D: Serialize>(
     stem: bool,
     head: Stored<&str, D, ()>,
     list: impl Fn(usize, &mut [u8]) + Sync,
     mut sink: impl FnMut(&[u8]) -> Result<()>,
 ) -> Result<()> {
-    let total: u64 = head.sizes.iter().sum();
     let head = Saved { stem, index: head };
-    // The head streamed too (its keys, groups, metadata and terms are ~350 MB
-    // encoded on the Linux kernel), through a buffer: postcard writes a byte at a
-    // time.
-    let mut to_sink = ToSink {
-        sink: &mut sink,
-        failed: None,
-    };
+    encode_value(&head, &mut sink)?;
+    encode_postings(&head.index.sizes, list, &mut sink)
+}
+
+/// `value` encoded (postcard) into `sink`, through a buffer: postcard writes a
+/// byte at a time. The head of the Linux kernel's index (keys, groups, metadata
+/// and terms) is ~350 MB encoded, never held whole.
+fn encode_value<T: Serialize>(value: &T, sink: &mut impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
+    let mut to_sink = ToSink { sink, failed: None };
     let (encoded, flushed) = {
         let mut buffered = std::io::BufWriter::with_capacity(1 << 16, &mut to_sink);
-        let encoded = postcard::to_io(&head, &mut buffered).map(drop);
+        let encoded = postcard::to_io(value, &mut buffered).map(drop);
         (encoded, std::io::Write::flush(&mut buffered))
     };
     // An error of the sink's comes back as it was (postcard's, or the flush's,
@@ -2052,10 +2060,22 @@ fn encode_stored<D: Serialize>(
     }
     encoded.map_err(Error::Encode)?;
     debug_assert!(flushed.is_ok(), "only the sink fails");
+    Ok(())
+}
+
+/// The postings field of a saved index, into `sink`: a byte string (its length,
+/// then the bytes), which `list(i, out)` writes for the `i`th term (`out` is
+/// `sizes[i]` bytes), in buffers of at most `ENCODE_BATCH` bytes, runs of terms
+/// side by side. Encoding a buffer of all the postings held 850 MB on the Linux
+/// kernel.
+fn encode_postings(
+    sizes: &[u64],
+    list: impl Fn(usize, &mut [u8]) + Sync,
+    sink: &mut impl FnMut(&[u8]) -> Result<()>,
+) -> Result<()> {
     let mut out = Vec::new();
-    write_varint64(&mut out, total);
+    write_varint64(&mut out, sizes.iter().sum());
     sink(&out)?;
-    let sizes = &head.index.sizes;
     let mut from = 0;
     while from < sizes.len() {
         let mut to = from;
@@ -2151,6 +2171,14 @@ impl Union {
     /// The union of `shards` (at least one), taking the first's terms, kinds and
     /// kind ids (its own ids in the union).
     fn of(shards: &mut [LexicalIndex]) -> Union {
+        let mut union = Union::names(shards);
+        union.add_terms(shards);
+        union
+    }
+
+    /// The union of `shards`' fields and kinds (taking the first's), and their
+    /// offsets; no terms yet (`add_terms`).
+    fn names(shards: &mut [LexicalIndex]) -> Union {
         let mut fields: Vec<String> = shards
             .iter()
             .flat_map(|shard| shard.fields.iter().cloned())
@@ -2167,31 +2195,15 @@ impl Union {
             .collect();
         let first = &mut shards[0];
         let mut union = LexicalIndex {
-            terms: std::mem::take(&mut first.terms),
             kinds: std::mem::take(&mut first.kinds),
             kind_ids: std::mem::take(&mut first.kind_ids),
             ..LexicalIndex::default()
         };
-        let mut term_maps: Vec<Vec<u32>> = vec![(0..union.terms.len() as u32).collect()];
         let mut kind_maps: Vec<Vec<u32>> = vec![(0..union.kinds.len() as u32).collect()];
         for shard in &shards[1..] {
-            let terms = shard.terms.iter().map(|(_, term)| union.terms.intern(term));
-            term_maps.push(terms.collect());
             let kinds = shard.kinds.iter().map(|kind| union.kind_id_or_new(kind));
             kind_maps.push(kinds.collect());
         }
-        union.terms.shrink_to_fit();
-        let terms = union.terms.len();
-        let own = term_maps
-            .iter()
-            .map(|map| {
-                let mut own = vec![DEAD; terms];
-                for (local, &term) in map.iter().enumerate() {
-                    own[term as usize] = local as u32;
-                }
-                own
-            })
-            .collect();
         let offsets = shards
             .iter()
             .scan(0, |at, shard| {
@@ -2203,14 +2215,49 @@ impl Union {
         Union {
             fields,
             field_maps,
-            terms: union.terms,
-            term_maps,
+            terms: Interner::default(),
+            term_maps: Vec::new(),
             kinds: union.kinds,
             kind_ids: union.kind_ids,
             kind_maps,
-            own,
+            own: Vec::new(),
             offsets,
         }
+    }
+
+    /// The union's terms: the first shard's (taken), then each later one's new
+    /// ones, in order; and the maps between each shard's ids and the union's.
+    fn add_terms(&mut self, shards: &mut [LexicalIndex]) {
+        let mut terms = std::mem::take(&mut shards[0].terms);
+        // Room for every later term: what is never used is never touched.
+        let later = &shards[1..];
+        terms.reserve(
+            later.iter().map(|shard| shard.terms.len()).sum(),
+            later.iter().map(|shard| shard.terms.text_len()).sum(),
+        );
+        let mut term_maps: Vec<Vec<u32>> = vec![(0..terms.len() as u32).collect()];
+        for shard in later {
+            term_maps.push(
+                shard
+                    .terms
+                    .iter()
+                    .map(|(_, term)| terms.intern(term))
+                    .collect(),
+            );
+        }
+        terms.shrink_to_fit();
+        self.own = term_maps
+            .iter()
+            .map(|map| {
+                let mut own = vec![DEAD; terms.len()];
+                for (local, &term) in map.iter().enumerate() {
+                    own[term as usize] = local as u32;
+                }
+                own
+            })
+            .collect();
+        self.terms = terms;
+        self.term_maps = term_maps;
     }
 
     /// The shards that have the union's `term`, in order, and their id of it.

@@ -371,7 +371,7 @@ impl KnowledgeGraph {
                         let m = &self.graph[c];
                         m.kind == NodeKind::Function
                             && m.language == node.language
-                            && go_receiver(&m.signature) == Some(node.name.as_str())
+                            && go_receiver(&m.signature) == Some(&*node.name)
                             && folder(&m.path) == here
                             && accept(c)
                     }));
@@ -603,7 +603,7 @@ mod tests {
         );
         let stop = g.find_symbol("stop", false)[0];
         assert_eq!(
-            g.node(g.parent(stop).unwrap()).name,
+            &*g.node(g.parent(stop).unwrap()).name,
             "A",
             "self.stop() is A's, not B's"
         );

@@ -37,16 +37,17 @@ impl NodeKind {
 pub struct Node {
     pub kind: NodeKind,
     /// The symbol's name; a file's is its path, an import's its module as written.
-    pub name: String,
+    pub name: Box<str>,
     /// Shared by every node of the file (one allocation a file, not a node).
     pub path: Arc<str>,
     pub language: Language,
-    pub line: usize,
-    pub end_line: usize,
+    /// 1-based (u32, as tree-sitter counts rows).
+    pub line: u32,
+    pub end_line: u32,
     /// A definition's first line; an import's statement.
-    pub signature: String,
+    pub signature: Box<str>,
     /// An import's names (empty for other nodes).
-    pub items: Vec<String>,
+    pub items: Box<[Box<str>]>,
 }
 
 #[derive(

@@ -89,7 +89,7 @@ impl KnowledgeGraph {
         self.parent(id)
             .map(|p| &self.graph[p])
             .filter(|p| p.kind != NodeKind::File)
-            .map(|p| p.name.as_str())
+            .map(|p| &*p.name)
     }
 
     /// Whether a node is defined in `scope` (any node when `scope` is None): its
@@ -338,7 +338,7 @@ mod tests {
         let names = |q: &str| {
             g.find_fuzzy(q)
                 .into_iter()
-                .map(|n| g.node(n).name.clone())
+                .map(|n| g.node(n).name.to_string())
                 .collect::<Vec<_>>()
         };
         assert_eq!(names("gcf"), ["gcf"]);

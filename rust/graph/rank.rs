@@ -275,10 +275,7 @@ mod tests {
         ]);
         let seed = g.find_symbol("seed", false)[0];
         let ranked = g.rank(&[(seed, 1.0)], 0.85, 30);
-        let names: Vec<_> = ranked
-            .iter()
-            .map(|(n, _)| g.node(*n).name.as_str())
-            .collect();
+        let names: Vec<_> = ranked.iter().map(|(n, _)| &*g.node(*n).name).collect();
         assert_eq!(&names[..3], &["seed", "a.py", "near"][..]);
         assert!(!names.contains(&"far"), "b.py is not connected to the seed");
         let total: f64 = ranked.iter().map(|r| r.1).sum();

@@ -141,13 +141,13 @@ impl Prepared {
         let shared: Arc<str> = Arc::from(path);
         let node = |kind, name: &str, line, end_line, signature: &str, items: &[String]| Node {
             kind,
-            name: name.to_string(),
+            name: name.into(),
             path: shared.clone(),
             language,
             line,
             end_line,
-            signature: signature.to_string(),
-            items: items.to_vec(),
+            signature: signature.into(),
+            items: items.iter().map(|item| item.as_str().into()).collect(),
         };
         let found = &symbols.definitions;
         let defs = found
@@ -160,8 +160,8 @@ impl Prepared {
                     node(
                         NodeKind::of(d.kind),
                         &d.name,
-                        d.line as usize,
-                        d.end_line as usize,
+                        d.line,
+                        d.end_line,
                         &d.signature,
                         &[],
                     ),
@@ -176,8 +176,8 @@ impl Prepared {
                 node(
                     NodeKind::Import,
                     &i.module,
-                    i.line,
-                    i.line,
+                    line32(i.line),
+                    line32(i.line),
                     &i.statement,
                     &i.items,
                 )
@@ -335,10 +335,10 @@ impl KnowledgeGraph {
         let (mut node_names, mut node_signatures, mut node_items) = (0, 0, 0);
         for id in self.graph.node_indices() {
             let n = &self.graph[id];
-            node_names += n.name.capacity();
-            node_signatures += n.signature.capacity();
-            node_items += n.items.capacity() * size_of::<String>()
-                + n.items.iter().map(String::capacity).sum::<usize>();
+            node_names += n.name.len();
+            node_signatures += n.signature.len();
+            node_items += n.items.len() * size_of::<Box<str>>()
+                + n.items.iter().map(|item| item.len()).sum::<usize>();
         }
         let (mut defs, mut imports, mut refs, mut other) = (0, 0, 0, 0);
         for entry in self.files.values() {
@@ -773,7 +773,7 @@ impl KnowledgeGraph {
             self.files
                 .get(path)
                 .into_iter()
-                .flat_map(|e| e.defs.iter().map(|&id| self.graph[id].name.clone())),
+                .flat_map(|e| e.defs.iter().map(|&id| self.graph[id].name.to_string())),
         );
         let before = self.counts_before(&names, modules::family(symbols.language));
         let typed_in = self.typed_calls_into(path);
@@ -899,7 +899,7 @@ impl KnowledgeGraph {
         let names: HashSet<String> = entry
             .defs
             .iter()
-            .map(|&id| self.graph[id].name.clone())
+            .map(|&id| self.graph[id].name.to_string())
             .collect();
         let before = self.counts_before(&names, modules::family(entry.symbols.language));
         let symbols = self.unstored(entry);
@@ -1005,18 +1005,18 @@ impl KnowledgeGraph {
         } = prepared;
         let node = Node {
             kind: NodeKind::File,
-            name: path.clone(),
+            name: path.as_str().into(),
             path: shared,
             language: symbols.language,
             line: 1,
             end_line: symbols
                 .definitions
                 .iter()
-                .map(|d| d.end_line as usize)
+                .map(|d| d.end_line)
                 .max()
                 .unwrap_or(1),
-            signature: String::new(),
-            items: vec![],
+            signature: "".into(),
+            items: Box::default(),
         };
         let file = match file {
             Some(id) => {
@@ -1222,11 +1222,7 @@ impl KnowledgeGraph {
                 .zip(&entry.defs)
                 .map(|(&span, &id)| {
                     let node = &self.graph[id];
-                    Definition::with_span(
-                        span,
-                        node.name.as_str().into(),
-                        node.signature.as_str().into(),
-                    )
+                    Definition::with_span(span, node.name.clone(), node.signature.clone())
                 })
                 .collect(),
             imports: symbols.imports.clone(),
@@ -1501,14 +1497,14 @@ pub(super) mod tests {
         let callers: Vec<_> = g
             .callers("slug")
             .iter()
-            .map(|(n, e)| (g.node(*n).name.clone(), e.line as usize, e.confidence))
+            .map(|(n, e)| (g.node(*n).name.to_string(), e.line as usize, e.confidence))
             .collect();
         assert_eq!(callers, vec![("title".to_string(), 6, 1.0)]);
         let contents: Vec<_> = g
             .file_contents("app.py")
             .unwrap()
             .iter()
-            .map(|&n| g.node(n).name.clone())
+            .map(|&n| g.node(n).name.to_string())
             .collect();
         assert_eq!(contents, ["util", "models", "Page", "title", "render"]);
         assert_eq!(
@@ -1530,12 +1526,9 @@ pub(super) mod tests {
         let import = g.file_contents("app.py").unwrap()[1];
         assert_eq!(
             (g.node(import).kind, g.node(import).items.clone()),
-            (
-                NodeKind::Import,
-                vec!["Base".to_string(), "LIMIT".to_string()]
-            )
+            (NodeKind::Import, ["Base".into(), "LIMIT".into()].into())
         );
-        assert_eq!(g.node(g.parent(import).unwrap()).name, "app.py");
+        assert_eq!(&*g.node(g.parent(import).unwrap()).name, "app.py");
     }
 
     /// A built or loaded graph has room for a 16th more nodes and edges, so the

@@ -282,14 +282,14 @@ fn symbol(graph: &KnowledgeGraph, id: NodeIndex) -> PySymbol {
     let n = graph.node(id);
     PySymbol {
         scope: graph.scope(id).unwrap_or_default().to_string(),
-        items: n.items.clone(),
+        items: n.items.iter().map(|item| item.to_string()).collect(),
         kind: n.kind.name(),
-        name: n.name.clone(),
+        name: n.name.to_string(),
         path: n.path.to_string(),
         language: n.language.name(),
-        line: n.line,
-        end_line: n.end_line,
-        signature: n.signature.clone(),
+        line: n.line as usize,
+        end_line: n.end_line as usize,
+        signature: n.signature.to_string(),
     }
 }
 

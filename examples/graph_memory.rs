@@ -18,8 +18,10 @@
 //! copying them to exact sizes: what their spare capacity costs); `project` runs
 //! `Project::build`, what `KnowledgeGraph.build` and `Memory` run (graph and lexical
 //! index); `load` saves that project and reads it back with `Project::load` in a
-//! fresh process. "settled" is the RSS after mimalloc was asked to return what it
-//! holds free (`mi_collect(true)`): what the process keeps for its data.
+//! fresh process (`LOAD_PARTS=1`: the graph, then the lexical index, each loaded
+//! alone and timed, where `Project::load` loads them side by side). "settled" is
+//! the RSS after mimalloc was asked to return what it holds free
+//! (`mi_collect(true)`): what the process keeps for its data.
 
 use std::alloc::{GlobalAlloc, Layout};
 use std::path::{Path, PathBuf};
@@ -270,6 +272,23 @@ fn main() {
         }
         "load-child" => {
             let file = args.next().expect("a graph file");
+            if std::env::var_os("LOAD_PARTS").is_some() {
+                let t = Instant::now();
+                let (saved, _) = _core::graph::load_with_sum(Path::new(&file)).expect("reads");
+                let read = t.elapsed().as_secs_f64();
+                let graph = KnowledgeGraph::from_saved(saved.files).expect("graph");
+                println!(
+                    "graph: read+decode {read:.2} s, built {:.2} s",
+                    t.elapsed().as_secs_f64()
+                );
+                drop(graph);
+                let t = Instant::now();
+                let lexical = LexicalIndex::load(&_core::graph::lexical_path(Path::new(&file)))
+                    .expect("lexical");
+                println!("lexical: {:.2} s", t.elapsed().as_secs_f64());
+                drop(lexical);
+                return;
+            }
             let project = Project::load(Path::new(&file), Some(root), 1_000_000).expect("loads");
             report("loaded (graph + lexical)", start);
             breakdown(project.state().graph());

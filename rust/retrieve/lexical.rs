@@ -868,30 +868,13 @@ impl LexicalIndex {
         union.add_terms(&mut shards);
         let sizes: Vec<u64> = (0..union.terms.len())
             .into_par_iter()
-            .map(|term| {
-                let mut bytes = 0;
-                let mut previous = 0;
-                union.for_each_posting(&shards, term, |p| {
-                    bytes +=
-                        varint_len(p.doc - previous) + varint_len(p.tf() << 5 | p.field() as u32);
-                    previous = p.doc;
-                });
-                bytes as u64
-            })
+            .map(|term| stored_size(union.postings(&shards, term)))
             .collect();
         let terms: Vec<&str> = union.terms.iter().map(|(_, term)| term).collect();
         encode_value(&(terms, &sizes), &mut sink)?;
         encode_postings(
             &sizes,
-            |term, out| {
-                let (mut at, mut previous) = (0, 0);
-                union.for_each_posting(&shards, term, |p| {
-                    put_varint(out, &mut at, p.doc - previous);
-                    put_varint(out, &mut at, p.tf() << 5 | p.field() as u32);
-                    previous = p.doc;
-                });
-                debug_assert_eq!(at, out.len());
-            },
+            |term, out| put_stored(out, union.postings(&shards, term)),
             &mut sink,
         )?;
         Ok((Unfinished(writer), outcome))
@@ -968,14 +951,13 @@ impl LexicalIndex {
                 .sum();
             let mut list = PostingList::default();
             list.reserve_exact(parts);
+            for posting in union.postings(&shards, term) {
+                list.push(posting);
+            }
+            // The shards' lists copied are freed at once.
             for (s, t) in union.parts(term) {
-                let shard = &mut shards[s];
-                let taken = std::mem::take(&mut shard.postings[t]);
-                let (map, at) = (&union.field_maps[s], union.offsets[s]);
-                for p in taken.iter() {
-                    list.push(Posting::new(p.doc + at, map[p.field()], p.tf()));
-                }
-                index.df[term] += shard.df[t];
+                drop(std::mem::take(&mut shards[s].postings[t]));
+                index.df[term] += shards[s].df[t];
             }
             list.shrink_to_fit();
             index.postings.push(list);
@@ -1848,13 +1830,7 @@ impl LexicalIndex {
             .iter()
             .zip(&self.kind_of)
             .filter_map(|(data, &kind)| {
-                let data = data.as_ref()?;
-                Some(StoredDocRef {
-                    key: &data.key,
-                    kind: remap.kind[kind as usize],
-                    group: &data.group,
-                    meta: &data.meta,
-                })
+                Some(StoredDoc::of(data.as_ref()?, remap.kind[kind as usize]))
             })
             .collect();
         let lists: Vec<&PostingList> = self
@@ -1868,9 +1844,7 @@ impl LexicalIndex {
             .par_iter()
             .map(|list| match remap.keeps_postings() {
                 true => list.encoded().len() as u64,
-                false => stored_postings(list, remap)
-                    .map(|(delta, value)| varint_len(delta) + varint_len(value))
-                    .sum::<usize>() as u64,
+                false => stored_size(remapped(list, remap)),
             })
             .collect();
         let head = Stored {
@@ -2112,12 +2086,7 @@ impl Serialize for MergedDocs<'_> {
         for (shard, kinds) in self.shards.iter().zip(self.kinds) {
             for (data, &kind) in shard.docs.iter().zip(&shard.kind_of) {
                 let data = data.as_ref().expect("settled: every slot is live");
-                seq.serialize_element(&StoredDocRef {
-                    key: &data.key,
-                    kind: kinds[kind as usize],
-                    group: &data.group,
-                    meta: &data.meta,
-                })?;
+                seq.serialize_element(&StoredDoc::of(data, kinds[kind as usize]))?;
             }
         }
         seq.end()
@@ -2269,15 +2238,19 @@ impl Union {
             .map(move |(s, own)| (s, own[term] as usize))
     }
 
-    /// Calls `f` with each posting of the union's `term` in `shards`, in the
-    /// union's slots and fields, in order.
-    fn for_each_posting(&self, shards: &[LexicalIndex], term: usize, mut f: impl FnMut(Posting)) {
-        for (s, t) in self.parts(term) {
+    /// The postings of the union's `term` in `shards`, in the union's slots and
+    /// fields, in order.
+    fn postings<'a>(
+        &'a self,
+        shards: &'a [LexicalIndex],
+        term: usize,
+    ) -> impl Iterator<Item = Posting> + 'a {
+        self.parts(term).flat_map(move |(s, t)| {
             let (map, at) = (&self.field_maps[s], self.offsets[s]);
-            for p in shards[s].postings[t].iter() {
-                f(Posting::new(p.doc + at, map[p.field()], p.tf()));
-            }
-        }
+            shards[s].postings[t]
+                .iter()
+                .map(move |p| Posting::new(p.doc + at, map[p.field()], p.tf()))
+        })
     }
 }
 
@@ -2310,37 +2283,50 @@ fn put_varint(out: &mut [u8], at: &mut usize, mut value: u32) {
     *at += 1;
 }
 
-/// A stored posting list's two varints per live posting: the slot's distance to
-/// the previous one, and `tf << 5 | field` (slots and fields renumbered).
-fn stored_postings<'a>(
-    list: &'a PostingList,
-    remap: &'a Remap,
-) -> impl Iterator<Item = (u32, u32)> + 'a {
+/// A stored posting list's two varints per posting of `postings` (in order):
+/// the slot's distance to the previous one, and `tf << 5 | field`.
+fn as_stored(postings: impl Iterator<Item = Posting>) -> impl Iterator<Item = (u32, u32)> {
     let mut previous = 0;
-    list.iter().filter_map(move |posting| {
-        let doc = remap.slot[posting.doc as usize];
-        if doc == DEAD {
-            return None;
-        }
-        let delta = doc - previous;
-        previous = doc;
-        Some((delta, posting.tf() << 5 | remap.field[posting.field()]))
+    postings.map(move |posting| {
+        let delta = posting.doc - previous;
+        previous = posting.doc;
+        (delta, posting.tf() << 5 | posting.field() as u32)
     })
 }
 
-/// The stored postings of `list` (see `stored_postings`) into `out`, which is
-/// their size.
-fn encode_list(list: &PostingList, remap: &Remap, out: &mut [u8]) {
-    if remap.keeps_postings() {
-        out.copy_from_slice(list.encoded());
-        return;
-    }
+/// The live postings of `list`, their slots and fields renumbered by `remap`.
+fn remapped<'a>(list: &'a PostingList, remap: &'a Remap) -> impl Iterator<Item = Posting> + 'a {
+    list.iter().filter_map(|posting| {
+        let doc = remap.slot[posting.doc as usize];
+        let field = remap.field[posting.field()] as usize;
+        (doc != DEAD).then(|| Posting::new(doc, field, posting.tf()))
+    })
+}
+
+/// Bytes of the stored form of `postings` (see `as_stored`).
+fn stored_size(postings: impl Iterator<Item = Posting>) -> u64 {
+    as_stored(postings)
+        .map(|(delta, value)| varint_len(delta) + varint_len(value))
+        .sum::<usize>() as u64
+}
+
+/// The stored form of `postings` (see `as_stored`) into `out`, which is its size.
+fn put_stored(out: &mut [u8], postings: impl Iterator<Item = Posting>) {
     let mut at = 0;
-    for (delta, value) in stored_postings(list, remap) {
+    for (delta, value) in as_stored(postings) {
         put_varint(out, &mut at, delta);
         put_varint(out, &mut at, value);
     }
     debug_assert_eq!(at, out.len());
+}
+
+/// The stored postings of `list` into `out`, which is their size.
+fn encode_list(list: &PostingList, remap: &Remap, out: &mut [u8]) {
+    if remap.keeps_postings() {
+        out.copy_from_slice(list.encoded());
+    } else {
+        put_stored(out, remapped(list, remap));
+    }
 }
 
 /// Writes the lists `first..` into `out`, `sizes` bytes each (`out` is their
@@ -2380,6 +2366,18 @@ struct StoredDoc<S, M> {
 }
 
 type StoredDocRef<'a> = StoredDoc<&'a str, &'a Meta>;
+
+impl<'a> StoredDocRef<'a> {
+    /// The document of `data`, of the saved form's `kind`.
+    fn of(data: &'a Slot, kind: u32) -> StoredDocRef<'a> {
+        StoredDoc {
+            key: &data.key,
+            kind,
+            group: &data.group,
+            meta: &data.meta,
+        }
+    }
+}
 
 /// What is saved: the field names, kinds, the documents of the live slots in
 /// order, the terms, and per term the byte length of its postings in `postings`,

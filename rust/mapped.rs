@@ -51,6 +51,25 @@ impl Mapped {
         self.start = self.start.saturating_add(by).min(self.map.len());
         self
     }
+
+    /// Lets the whole pages before `end` (of these bytes) go from the process's
+    /// memory, for a caller that keeps reading only what follows: they stay in
+    /// the page cache, and a read of them maps them again.
+    pub fn release_before(&self, end: usize) {
+        let end = self.start + end.min(self.len());
+        // SAFETY: sysconf has no preconditions.
+        let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096);
+        let whole = end - end % page.max(1);
+        if whole > 0 {
+            // SAFETY: the mapping is read-only and of a file (see `map`): a page
+            // dropped from it was never written, and is read from the file again
+            // if touched. Failing, it keeps the pages: nothing to report.
+            let _ = unsafe {
+                self.map
+                    .unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, 0, whole)
+            };
+        }
+    }
 }
 
 fn map(file: &File) -> std::io::Result<Mmap> {
@@ -60,7 +79,11 @@ fn map(file: &File) -> std::io::Result<Mmap> {
     // later save replaces the name, not the inode this maps. A file changed in
     // place by something else while a load reads it gives bytes the checksum and
     // the decoders' checks refuse (or, truncated, a SIGBUS), as it would corrupt a
-    // read of it into the heap.
+    // read of it into the heap. A loaded lexical index keeps reading its posting
+    // lists from the mapping (`retrieve::postings::Shared`): there, a store file
+    // truncated in place by another program gives a SIGBUS, as it would to any
+    // reader of mapped index files (tantivy's, Lucene's); the store's folder is
+    // the user's alone (mode 0700).
     unsafe { memmap2::MmapOptions::new().populate().map(file) }
 }
 
@@ -91,6 +114,14 @@ mod tests {
         let mapped = Mapped::open(&path).unwrap();
         assert_eq!(&*mapped, b"headerpayload");
         assert_eq!(&*mapped.skip(6), b"payload");
+        // Pages let go read the file again when touched.
+        let long: Vec<u8> = (0..40_000u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&path, &long).unwrap();
+        let mapped = Mapped::open(&path).unwrap().skip(5);
+        for end in [0, 3, 4096, 20_000, 39_995, 1 << 20] {
+            mapped.release_before(end);
+            assert_eq!(&*mapped, &long[5..]);
+        }
         std::fs::write(&path, b"").unwrap();
         assert!(Mapped::open(&path).unwrap().is_empty());
         assert!(Mapped::open(&path).unwrap().skip(3).is_empty());

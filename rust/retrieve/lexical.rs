@@ -44,7 +44,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::persist;
-use super::postings::{read_varint64, write_varint64, Posting, PostingList};
+use super::postings::{read_varint64, write_varint64, Backing, Posting, PostingList, Shared};
 use super::tokenize::{for_each_token_with, head};
 use crate::atomic::AtomicFile;
 use crate::error::{invalid, Error, Result};
@@ -661,6 +661,10 @@ impl LexicalIndex {
             .sum();
         vec![
             ("postings", postings),
+            (
+                "postings read from the file (mapped, not heap)",
+                self.postings.iter().map(PostingList::shared_bytes).sum(),
+            ),
             (
                 "posting list headers",
                 self.postings.capacity() * size_of::<PostingList>(),
@@ -1581,13 +1585,24 @@ impl LexicalIndex {
             BLOCKED_FROM,
         )?;
         let corrupt = |why: &str| persist::corrupt(path, WHAT, why);
-        // Strings and postings borrowed from the file's bytes, not copied first.
+        // Strings borrowed from the file's bytes, not copied first; the posting
+        // lists keep reading them (`postings::Shared`).
+        let file = Shared::whole(Backing::File(payload));
+        let bytes = file.bytes();
         let saved: Saved<StoredIn<'_>> = match version {
-            1 => postcard::from_bytes(&payload).map(|index| Saved { stem: false, index }),
-            _ => postcard::from_bytes(&payload),
+            1 => postcard::from_bytes(bytes).map(|index| Saved { stem: false, index }),
+            _ => postcard::from_bytes(bytes),
         }
         .map_err(|e| corrupt(&e.to_string()))?;
-        let index = LexicalIndex::from_saved(saved).map_err(|why| corrupt(&why))?;
+        let Saved { stem, index } = saved;
+        let postings = index.postings;
+        // Where the postings are in the file (postcard borrows them from it).
+        let start = postings.as_ptr() as usize - bytes.as_ptr() as usize;
+        let postings = file.part(start..start + postings.len());
+        let index = index.with_postings(postings.clone());
+        let index = LexicalIndex::from_saved(Saved { stem, index }).map_err(|why| corrupt(&why))?;
+        // The rest of the file was copied out of: only its postings are read now.
+        postings.release_before();
         Ok((index, generation))
     }
 
@@ -1803,8 +1818,8 @@ impl LexicalIndex {
     }
 
     /// [`LexicalIndex::from_stored`], stemming as saved.
-    fn from_saved<S: AsRef<str>, B: AsRef<[u8]>>(
-        saved: Saved<Loaded<S, B>>,
+    fn from_saved<S: AsRef<str>>(
+        saved: Saved<Loaded<S, Shared>>,
     ) -> std::result::Result<LexicalIndex, String> {
         let mut index = LexicalIndex::from_stored(saved.index)?;
         index.stem = saved.stem;
@@ -1860,8 +1875,8 @@ impl LexicalIndex {
 
     /// Rebuilds an index from its stored form, checking every invariant `search`
     /// relies on; the reason if one does not hold.
-    fn from_stored<S: AsRef<str>, B: AsRef<[u8]>>(
-        stored: Loaded<S, B>,
+    fn from_stored<S: AsRef<str>>(
+        stored: Loaded<S, Shared>,
     ) -> std::result::Result<LexicalIndex, String> {
         let Stored {
             fields,
@@ -1873,7 +1888,7 @@ impl LexicalIndex {
         } = stored;
         let fields: Vec<String> = fields.iter().map(|f| f.as_ref().to_owned()).collect();
         let kinds: Vec<String> = kinds.iter().map(|k| k.as_ref().to_owned()).collect();
-        let bytes = encoded.as_ref();
+        let bytes = encoded.bytes();
         if fields.len() > MAX_FIELDS {
             return Err(format!("{} field names", fields.len()));
         }
@@ -1902,11 +1917,12 @@ impl LexicalIndex {
             return Err("bytes after the posting lists".into());
         }
         let field_count = fields.len();
-        // Each list on its own (in parallel): decoded, in order, in range.
+        // Each list on its own (in parallel): checked to be in order and in range,
+        // then read where it is.
         let max_tf = MAX_FIELD_TOKENS as u32;
         let postings: Vec<PostingList> = ranges
             .into_par_iter()
-            .map(|range| PostingList::decoded(&bytes[range], slots, field_count, max_tf))
+            .map(|range| PostingList::checked(&encoded, range, slots, field_count, max_tf))
             .collect::<std::result::Result<_, _>>()?;
         drop(encoded);
         let mut index = LexicalIndex {
@@ -2394,8 +2410,8 @@ struct Stored<S, D, P = Bytes> {
     postings: P,
 }
 
-impl<S, D> Stored<S, D, ()> {
-    /// The stored form with `postings` in place of `()`.
+impl<S, D, Q> Stored<S, D, Q> {
+    /// The stored form with `postings` in place of its own (`()` in a head).
     fn with_postings<P>(self, postings: P) -> Stored<S, D, P> {
         Stored {
             fields: self.fields,
@@ -2495,8 +2511,10 @@ impl<'de> Deserialize<'de> for LexicalIndex {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> std::result::Result<Self, D::Error> {
-        let saved = SavedOwned::deserialize(deserializer)?;
-        LexicalIndex::from_saved(saved).map_err(serde::de::Error::custom)
+        let Saved { stem, mut index } = SavedOwned::deserialize(deserializer)?;
+        let postings = std::mem::take(&mut index.postings.0);
+        let index = index.with_postings(Shared::whole(Backing::Heap(postings)));
+        LexicalIndex::from_saved(Saved { stem, index }).map_err(serde::de::Error::custom)
     }
 }
 
@@ -3591,35 +3609,15 @@ mod tests {
         fn updates_search_like_a_fresh_index(
             stem in any::<bool>(),
             ops in prop::collection::vec(op(), 0..40),
+            later in prop::collection::vec(op(), 0..20),
             queries in prop::collection::vec(query(), 1..8),
         ) {
             let mut index = LexicalIndex::with_stemming(stem);
             let mut model: BTreeMap<String, Document> = BTreeMap::new();
-            for op in ops {
-                match op {
-                    Op::Upsert(d) => {
-                        index.upsert(d.clone()).unwrap();
-                        model.insert(d.key.clone(), d);
-                    }
-                    Op::Remove(k) => {
-                        let key = format!("k{k}");
-                        prop_assert_eq!(index.remove(&key), model.remove(&key).is_some());
-                    }
-                    Op::RemoveGroup(g) => {
-                        let group = format!("g{g}");
-                        let before = model.len();
-                        model.retain(|_, d| d.group != group);
-                        prop_assert_eq!(index.remove_group(&group), before - model.len());
-                    }
-                    Op::Compact => index.compact(),
-                }
-            }
+            apply(&mut index, &mut model, ops)?;
             check_invariants(&index);
             // Built in another order, so slots and term ids differ.
-            let mut fresh = LexicalIndex::with_stemming(stem);
-            for d in model.values().rev() {
-                fresh.upsert(d.clone()).unwrap();
-            }
+            let fresh = fresh_index(&model, stem);
             // And in bulk, tokenized in parallel.
             let mut bulk = LexicalIndex::with_stemming(stem);
             bulk.check_batch(&model.values().cloned().collect::<Vec<_>>()).unwrap();
@@ -3640,9 +3638,12 @@ mod tests {
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("lexical.bin");
             index.save(&path, 7).unwrap();
-            let (loaded, generation) = LexicalIndex::load(&path).unwrap();
+            let (mut loaded, generation) = LexicalIndex::load(&path).unwrap();
             prop_assert_eq!(generation, 7);
             check_invariants(&loaded);
+            // Every loaded list reads the file's bytes; saved again, the same file.
+            prop_assert!(loaded.postings.iter().all(|l| l.shared_bytes() == l.encoded().len()));
+            prop_assert_eq!(loaded.encode().unwrap(), index.encode().unwrap());
             let mut compacted = index.clone();
             compacted.compact();
             check_invariants(&compacted);
@@ -3658,7 +3659,53 @@ mod tests {
                 same_results(&compacted, &fresh, q)?;
                 same_results(&bulk, &fresh, q)?;
             }
+            // Changed after the load (its lists copied as they grow, the file
+            // replaced under it), it searches as a fresh index of what it holds.
+            apply(&mut loaded, &mut model, later)?;
+            index.save(&path, 8).unwrap();
+            check_invariants(&loaded);
+            let fresh = fresh_index(&model, stem);
+            for q in &queries {
+                same_results(&loaded, &fresh, q)?;
+            }
         }
+    }
+
+    /// `ops` done to `index` and to `model`, the documents it should hold.
+    fn apply(
+        index: &mut LexicalIndex,
+        model: &mut BTreeMap<String, Document>,
+        ops: Vec<Op>,
+    ) -> std::result::Result<(), TestCaseError> {
+        for op in ops {
+            match op {
+                Op::Upsert(d) => {
+                    index.upsert(d.clone()).unwrap();
+                    model.insert(d.key.clone(), d);
+                }
+                Op::Remove(k) => {
+                    let key = format!("k{k}");
+                    prop_assert_eq!(index.remove(&key), model.remove(&key).is_some());
+                }
+                Op::RemoveGroup(g) => {
+                    let group = format!("g{g}");
+                    let before = model.len();
+                    model.retain(|_, d| d.group != group);
+                    prop_assert_eq!(index.remove_group(&group), before - model.len());
+                }
+                Op::Compact => index.compact(),
+            }
+        }
+        Ok(())
+    }
+
+    /// An index of `model`'s documents, added in reverse order.
+    fn fresh_index(model: &BTreeMap<String, Document>, stem: bool) -> LexicalIndex {
+        let mut fresh = LexicalIndex::with_stemming(stem);
+        for d in model.values().rev() {
+            fresh.upsert(d.clone()).unwrap();
+        }
+        fresh
     }
 
     /// The bytes streamed to a sink are `encode`'s, in pieces; a sink that fails,

@@ -374,7 +374,10 @@ class LexicalIndex:
     @staticmethod
     def load(path: str | PathLike[str]) -> LexicalIndex:
         """Reads an index written by :meth:`save`, stemming if it did; a file written before
-        stemming existed loads as a non-stemming index. StoreCorruptError for a damaged file."""
+        stemming existed loads as a non-stemming index. StoreCorruptError for a damaged file.
+        The index keeps reading its posting lists from the file, mapped: replace the file by
+        renaming another over it (as :meth:`save` does), never rewrite it in place while an
+        index loaded from it is in use (see RELIABILITY.md)."""
 
 def tokenize(text: str, *, stem: bool = False) -> list[str]:
     """The tokens of ``text`` the lexical index indexes and searches for, in order: each word

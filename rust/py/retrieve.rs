@@ -330,7 +330,10 @@ impl PyLexicalIndex {
         Ok(detached(py, || self.index.save(&path.0, 0))?)
     }
 
-    /// Reads an index written by `save`; StoreCorruptError for a damaged file.
+    /// Reads an index written by `save`; StoreCorruptError for a damaged file. The
+    /// index keeps reading its posting lists from the file, mapped: replace the file
+    /// by renaming another over it (as `save` does), never rewrite it in place while
+    /// an index loaded from it is in use.
     #[staticmethod]
     fn load(py: Python<'_>, path: FsPath) -> PyResult<Self> {
         let (index, _) = detached(py, || LexicalIndex::load(&path.0))?;

@@ -56,6 +56,12 @@ impl Posting {
 /// byte offset of that posting.
 type Skip = (u32, usize);
 
+/// Whether the posting after `count` others leaves a skip entry before it (as
+/// `push` and `checked` both keep them; a count that saturates leaves none).
+fn leaves_skip(count: usize) -> bool {
+    count > 0 && count < u32::MAX as usize && count.is_multiple_of(SKIP)
+}
+
 /// What loaded lists read their bytes from: a mapped store file, or the bytes of
 /// an index deserialized from memory.
 #[derive(Debug)]
@@ -214,7 +220,7 @@ impl PostingList {
 
     /// Room for `bytes` more encoded bytes, exactly.
     pub fn reserve_exact(&mut self, bytes: usize) {
-        self.bytes.own(bytes).reserve_exact(bytes);
+        self.bytes.own(0).reserve_exact(bytes);
     }
 
     pub fn shrink_to_fit(&mut self) {
@@ -236,8 +242,7 @@ impl PostingList {
         let previous = if self.is_empty() { 0 } else { self.last };
         // A shared list's bytes are copied, with room for another posting.
         let bytes = self.bytes.own(10);
-        // (A saturated count, never a multiple, adds no more entries.)
-        if count > 0 && count.is_multiple_of(SKIP) {
+        if leaves_skip(count) {
             self.skips
                 .get_or_insert_with(Box::default)
                 .push((self.last, bytes.len()));
@@ -325,8 +330,7 @@ impl PostingList {
                 return Err("postings out of order".into());
             }
             last_field = posting.field();
-            // The skip entries `push` leaves (a count that saturates leaves none).
-            if len > 0 && len < u32::MAX as usize && len.is_multiple_of(SKIP) {
+            if leaves_skip(len) {
                 skips.push((last, start));
             }
             last = doc;

@@ -46,15 +46,6 @@ impl FileEntry {
             .chain(self.defs.iter().copied())
             .chain(self.imports.iter().copied())
     }
-
-    /// The node at a position in `nodes`.
-    pub(super) fn node_at(&self, position: u32) -> Option<NodeIndex> {
-        match (position as usize).checked_sub(1) {
-            None => Some(self.node),
-            Some(i) if i < self.defs.len() => Some(self.defs[i]),
-            Some(i) => self.imports.get(i - self.defs.len()).copied(),
-        }
-    }
 }
 
 /// A file's symbols as the graph keeps them: `FileSymbols` with each reference's
@@ -131,7 +122,11 @@ pub(super) struct Prepared {
 }
 
 impl Prepared {
-    pub(super) fn of(path: &str, symbols: &FileSymbols) -> Prepared {
+    /// What `symbols` make of the file at `path`. The definitions' names and
+    /// signatures move into their nodes (left empty: the graph keeps definitions
+    /// as `Span`s and their names as the nodes'), rather than copied: on the
+    /// Linux kernel 6 M strings a load allocated twice.
+    pub(super) fn of(path: &str, symbols: &mut FileSymbols) -> Prepared {
         let language = symbols.language;
         let import_keys = symbols
             .imports
@@ -139,30 +134,40 @@ impl Prepared {
             .map(|import| modules::lookups(language, path, import))
             .collect();
         let shared: Arc<str> = Arc::from(path);
-        let node = |kind, name: &str, line, end_line, signature: &str, items: &[String]| Node {
-            kind,
-            name: name.into(),
-            path: shared.clone(),
-            language,
-            line,
-            end_line,
-            signature: signature.into(),
-            items: items.iter().map(|item| item.as_str().into()).collect(),
+        let node =
+            |kind, name: Box<str>, line, end_line, signature: Box<str>, items: &[String]| Node {
+                kind,
+                name,
+                path: shared.clone(),
+                language,
+                line,
+                end_line,
+                signature,
+                items: items.iter().map(|item| item.as_str().into()).collect(),
+            };
+        // Contained by the innermost enclosing class or function.
+        let containers: Vec<Option<usize>> = {
+            let found = &symbols.definitions;
+            (0..found.len())
+                .map(|i| (0..i).rev().find(|&j| found[j].contains(&found[i])))
+                .collect()
         };
-        let found = &symbols.definitions;
-        let defs = found
-            .iter()
-            .enumerate()
-            .map(|(i, d)| {
-                // Contained by the innermost enclosing class or function.
-                let container = (0..i).rev().find(|&j| found[j].contains(d));
+        let defs = symbols
+            .definitions
+            .iter_mut()
+            .zip(containers)
+            .map(|(d, container)| {
+                let (name, signature) = (
+                    std::mem::take(&mut d.name),
+                    std::mem::take(&mut d.signature),
+                );
                 (
                     node(
                         NodeKind::of(d.kind),
-                        &d.name,
+                        name,
                         d.line,
                         d.end_line,
-                        &d.signature,
+                        signature,
                         &[],
                     ),
                     container,
@@ -175,10 +180,10 @@ impl Prepared {
             .map(|i| {
                 node(
                     NodeKind::Import,
-                    &i.module,
+                    i.module.as_str().into(),
                     line32(i.line),
                     line32(i.line),
-                    &i.statement,
+                    i.statement.as_str().into(),
                     &i.items,
                 )
             })
@@ -448,8 +453,12 @@ impl KnowledgeGraph {
                 };
                 (path, copy)
             })
-            .collect();
-        let (mut g, _) = Self::with_nodes(files);
+            .collect::<Vec<(String, FileSymbols)>>();
+        let nodes = files
+            .iter()
+            .map(|(_, s)| 1 + s.definitions.len() + s.imports.len())
+            .sum();
+        let Ok((mut g, _)) = Self::with_nodes(nodes, Self::prepared_runs(files));
         // Resolving and linking only read the graph: both run in parallel.
         let resolutions: Vec<(String, Resolution)> = g
             .files
@@ -505,44 +514,51 @@ impl KnowledgeGraph {
         edges.into_iter().flatten().collect()
     }
 
-    /// The nodes and indexes of `files` (no links yet), and each file's node in order.
-    pub(super) fn with_nodes(files: Vec<(String, FileSymbols)>) -> (Self, Vec<NodeIndex>) {
-        use rayon::prelude::*;
+    /// The nodes and indexes of files prepared a run at a time (no links yet), and
+    /// each file's node in order; `nodes` (about the number the files make) sizes
+    /// the tables. Stops at a run's error.
+    pub(super) fn with_nodes<E>(
+        nodes: usize,
+        runs: impl Iterator<Item = Result<Vec<(String, FileSymbols, Prepared)>, E>>,
+    ) -> Result<(Self, Vec<NodeIndex>), E> {
         let mut g = KnowledgeGraph::default();
-        let nodes = files
-            .iter()
-            .map(|(_, s)| 1 + s.definitions.len() + s.imports.len())
-            .sum();
         // Exactly: the edges of links are reserved when they are known (`from_files`,
         // `from_saved`), so the edge list is not left at twice its length by doubling.
         g.graph.reserve_exact_nodes(with_spare(nodes));
         g.owner.reserve_exact(with_spare(nodes));
         g.parents.reserve_exact(with_spare(nodes));
-        g.graph.reserve_exact_edges(nodes - files.len());
-        // A run of files prepared at a time (in parallel), then added in order:
-        // every file's nodes prepared at once held them twice over until added
-        // (on the Linux kernel, 3.4 M nodes of 112 bytes and their strings).
-        let mut order = Vec::with_capacity(files.len());
-        let mut files = files.into_iter();
-        loop {
-            let run: Vec<(String, FileSymbols)> = files.by_ref().take(LINK_RUN).collect();
-            if run.is_empty() {
-                break;
-            }
-            let prepared: Vec<(String, FileSymbols, Prepared)> = run
-                .into_par_iter()
-                .map(|(path, symbols)| {
-                    let prepared = Prepared::of(&path, &symbols);
-                    (path, symbols, prepared)
-                })
-                .collect();
+        g.graph.reserve_exact_edges(nodes);
+        let mut order = Vec::new();
+        for run in runs {
             order.extend(
-                prepared
-                    .into_iter()
+                run?.into_iter()
                     .map(|(path, symbols, prepared)| g.add_file_at(path, symbols, prepared, None)),
             );
         }
-        (g, order)
+        Ok((g, order))
+    }
+
+    /// Files prepared (`Prepared::of`) a run of `LINK_RUN` at a time, in parallel:
+    /// every file's nodes prepared at once held them twice over until added (on the
+    /// Linux kernel, 3.4 M nodes of 112 bytes and their strings).
+    fn prepared_runs(
+        files: Vec<(String, FileSymbols)>,
+    ) -> impl Iterator<Item = Result<Vec<(String, FileSymbols, Prepared)>, std::convert::Infallible>>
+    {
+        use rayon::prelude::*;
+        let mut files = files.into_iter();
+        std::iter::from_fn(move || {
+            let run: Vec<(String, FileSymbols)> = files.by_ref().take(LINK_RUN).collect();
+            (!run.is_empty()).then(|| {
+                Ok(run
+                    .into_par_iter()
+                    .map(|(path, mut symbols)| {
+                        let prepared = Prepared::of(&path, &mut symbols);
+                        (path, symbols, prepared)
+                    })
+                    .collect())
+            })
+        })
     }
 
     /// Each file's symbols and links, by path: what `from_saved` rebuilds the graph from.
@@ -651,27 +667,49 @@ impl KnowledgeGraph {
     /// The graph `saved` described (its edges are not computed again). An error says
     /// what does not fit together (a file written by a broken build, say).
     pub fn from_saved(saved: Vec<SavedFile>) -> Result<Self, String> {
-        let (files, links): (Vec<_>, Vec<_>) = saved
-            .into_iter()
-            .map(|(path, symbols, links)| ((path, symbols), links))
-            .unzip();
-        if let Some((path, _)) = files
+        use rayon::prelude::*;
+        let nodes = saved
             .iter()
-            .find(|(_, s)| !s.references.is_sorted_by(|a, b| a.name <= b.name))
-        {
-            return Err(format!("{path}: references out of order"));
-        }
-        if let Some((path, _)) = files.iter().find(|(_, s)| {
-            s.references.iter().any(|r| match r.receiver {
-                Receiver::Type(t) => t as usize >= s.types.len(),
-                Receiver::Import(i) | Receiver::Named(i) => i as usize >= s.imports.len(),
-                Receiver::This | Receiver::Unknown => false,
+            .map(|(_, s, _)| 1 + s.definitions.len() + s.imports.len())
+            .sum();
+        // A run of files checked and prepared at a time, in parallel (their links
+        // kept aside for when every node is there).
+        let mut links = Vec::with_capacity(saved.len());
+        let mut saved = saved.into_iter();
+        let runs = std::iter::from_fn(|| {
+            let run: Vec<SavedFile> = saved.by_ref().take(LINK_RUN).collect();
+            (!run.is_empty()).then(|| -> Result<Vec<_>, String> {
+                let run: Vec<_> = run
+                    .into_par_iter()
+                    .map(Self::loaded)
+                    .collect::<Result<_, _>>()?;
+                Ok(run
+                    .into_iter()
+                    .map(|(path, symbols, prepared, saved)| {
+                        links.push(saved);
+                        (path, symbols, prepared)
+                    })
+                    .collect())
             })
-        }) {
-            return Err(format!("{path}: a receiver out of range"));
+        });
+        let (mut g, order) = Self::with_nodes(nodes, runs)?;
+        // Every file's nodes by its position, in `FileEntry::nodes` order: what the
+        // links name. Their edges are added file by file (gathered first, they held
+        // 300 MB more on the Linux kernel).
+        let mut starts = Vec::with_capacity(order.len() + 1);
+        let mut at = Vec::with_capacity(g.graph.node_count());
+        for &f in &order {
+            starts.push(at.len());
+            at.extend(g.files[&*g.graph[f].path].nodes());
         }
-        let (mut g, order) = Self::with_nodes(files);
-        let entries: Vec<&FileEntry> = order.iter().map(|&f| &g.files[&*g.graph[f].path]).collect();
+        starts.push(at.len());
+        let node_at = |file: u32, position: u32| {
+            let file = file as usize;
+            let (start, end) = (starts[file], starts[file + 1]);
+            at.get(start + position as usize)
+                .copied()
+                .filter(|_| (position as usize) < end - start)
+        };
         let file = |p: u32| {
             order
                 .get(p as usize)
@@ -683,15 +721,18 @@ impl KnowledgeGraph {
                 .map(file)
                 .collect::<Result<Vec<NodeIndex>, String>>()
         };
-        let mut resolutions: Vec<Resolution> = Vec::with_capacity(entries.len());
-        let mut edges = Vec::with_capacity(links.iter().map(|l| l.edges.len()).sum());
-        for (entry, links) in entries.iter().zip(links) {
-            let path = &g.graph[entry.node].path;
+        let count = g.graph.edge_count();
+        let linked: usize = links.iter().map(|l| l.edges.len()).sum();
+        g.graph
+            .reserve_exact_edges(with_spare(count + linked) - count);
+        for (p, links) in links.into_iter().enumerate() {
+            let path = g.graph[order[p]].path.clone();
             let damaged = |why: String| format!("{path}: {why}");
-            if links.resolved.len() != entry.imports.len() {
+            let entry = &g.files[&*path];
+            let (imports, references) = (entry.imports.len(), entry.symbols.references.len());
+            if links.resolved.len() != imports {
                 return Err(damaged(format!(
-                    "{} imports but {} resolved",
-                    entry.imports.len(),
+                    "{imports} imports but {} resolved",
                     links.resolved.len()
                 )));
             }
@@ -701,48 +742,52 @@ impl KnowledgeGraph {
                 .map(files)
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(damaged)?;
-            resolutions.push((resolved, files(links.scope).map_err(damaged)?));
+            let scope = files(links.scope).map_err(damaged)?;
             for e in links.edges {
-                let to_file = entries
-                    .get(e.to_file as usize)
-                    .ok_or_else(|| damaged(format!("no file at position {}", e.to_file)))?;
-                let (Some(from), Some(to)) = (entry.node_at(e.from), to_file.node_at(e.to)) else {
+                if e.to_file as usize >= order.len() {
+                    return Err(damaged(format!("no file at position {}", e.to_file)));
+                }
+                let (Some(from), Some(to)) = (node_at(p as u32, e.from), node_at(e.to_file, e.to))
+                else {
                     return Err(damaged(format!(
                         "no node at position {} or {}",
                         e.from, e.to
                     )));
                 };
-                if e.reference != u32::MAX && e.reference as usize >= entry.symbols.references.len()
-                {
+                if e.reference != u32::MAX && e.reference as usize >= references {
                     return Err(damaged(format!("no reference {}", e.reference)));
                 }
-                edges.push((
-                    from,
-                    to,
-                    Edge {
-                        kind: e.kind,
-                        confidence: e.confidence,
-                        line: e.line,
-                        reference: e.reference,
-                    },
-                ));
+                let edge = Edge {
+                    kind: e.kind,
+                    confidence: e.confidence,
+                    line: e.line,
+                    reference: e.reference,
+                };
+                g.graph.add_edge(from, to, edge);
             }
-        }
-        let paths: Vec<Arc<str>> = entries
-            .iter()
-            .map(|e| g.graph[e.node].path.clone())
-            .collect();
-        for (path, (resolved, scope)) in paths.iter().zip(resolutions) {
-            let entry = g.files.get_mut(&**path).expect("added above");
+            let entry = g.files.get_mut(&*path).expect("added above");
             (entry.resolved, entry.scope) = (resolved, scope);
         }
-        let count = g.graph.edge_count();
-        g.graph
-            .reserve_exact_edges(with_spare(count + edges.len()) - count);
-        for (a, b, e) in edges {
-            g.graph.add_edge(a, b, e);
-        }
         Ok(g)
+    }
+
+    /// A saved file checked (its references in order, their receivers in range)
+    /// and prepared (`Prepared::of`): each on its own, so on the thread pool.
+    fn loaded(
+        (path, mut symbols, links): SavedFile,
+    ) -> Result<(String, FileSymbols, Prepared, Links), String> {
+        if !symbols.references.is_sorted_by(|a, b| a.name <= b.name) {
+            return Err(format!("{path}: references out of order"));
+        }
+        if symbols.references.iter().any(|r| match r.receiver {
+            Receiver::Type(t) => t as usize >= symbols.types.len(),
+            Receiver::Import(i) | Receiver::Named(i) => i as usize >= symbols.imports.len(),
+            Receiver::This | Receiver::Unknown => false,
+        }) {
+            return Err(format!("{path}: a receiver out of range"));
+        }
+        let prepared = Prepared::of(&path, &mut symbols);
+        Ok((path, symbols, prepared, links))
     }
 
     /// Replaces one file's symbols (adds the file if new) and repairs the edges into
@@ -778,7 +823,8 @@ impl KnowledgeGraph {
         let before = self.counts_before(&names, modules::family(symbols.language));
         let typed_in = self.typed_calls_into(path);
         let file = self.remove_nodes(path, !existed);
-        let prepared = Prepared::of(path, &symbols);
+        let mut symbols = symbols;
+        let prepared = Prepared::of(path, &mut symbols);
         self.add_file_at(path.to_string(), symbols, prepared, file);
         self.link(path, &Relink::All);
         // The base edges into the file's classes first: resolving a method walks them.
@@ -1312,8 +1358,8 @@ impl KnowledgeGraph {
 /// of vectors) the first update after load that added a function took 304 ms
 /// (61 % of it growing the node and edge vectors, by perf), 138 ms with the room.
 /// Room never used is never touched and takes no memory.
-/// Files whose nodes `with_nodes` prepares at a time, and `from_files` links at a
-/// time after their bases.
+/// Files prepared at a time (`prepared_runs`, `from_saved`), and files
+/// `from_files` links at a time after their bases.
 #[cfg(not(test))]
 const LINK_RUN: usize = 2048;
 #[cfg(test)]
@@ -1559,6 +1605,39 @@ pub(super) mod tests {
             assert!(g.owner.capacity() - g.owner.len() >= nodes / 16);
             assert!(g.parents.capacity() - g.parents.len() >= nodes / 16);
         }
+    }
+
+    /// Eleven files loaded in runs of `LINK_RUN` (3 in tests): the graph saved, and
+    /// a file refused in the last run is an error naming it.
+    #[test]
+    fn a_graph_loaded_in_runs_is_the_graph_saved() {
+        let files: Vec<(String, String)> = (0..11)
+            .map(|i| {
+                let next = (i + 1) % 11;
+                let source = format!(
+                    "import f{next}\n\nclass C{i}:\n    def m(self):\n        f{next}.g{next}()\n\ndef g{i}():\n    pass\n"
+                );
+                (format!("f{i}.py"), source)
+            })
+            .collect();
+        let pairs: Vec<(&str, &str)> = files
+            .iter()
+            .map(|(p, s)| (p.as_str(), s.as_str()))
+            .collect();
+        let built = graph(&pairs);
+        let saved = built.saved();
+        let loaded = KnowledgeGraph::from_saved(saved.clone()).unwrap();
+        assert_eq!(loaded.edge_list(), built.edge_list());
+        assert_eq!(loaded.files(), built.files());
+        assert_eq!(loaded.saved(), saved);
+        // Sorted by path, the tenth file (in the last run) is f8.py.
+        let mut bad = saved;
+        let refs = &mut bad[9].1.references;
+        let mut first = refs[0].clone();
+        first.name = "zz".into();
+        refs.insert(0, first);
+        let why = KnowledgeGraph::from_saved(bad).unwrap_err();
+        assert_eq!(why, "f8.py: references out of order");
     }
 
     #[test]

@@ -61,13 +61,17 @@ pub const MAX_QUERY_TERMS: usize = 512;
 /// The version of the file [`LexicalIndex::save`] writes. Version 2 puts the
 /// stemming flag before version 1's payload; version 3 is version 2 with a
 /// blocked checksum (see `persist`), so that a save streams the file.
-/// [`LexicalIndex::load`] still reads version 1 files (as non-stemming indexes:
-/// there was no stemming then) and version 2 files.
-pub const FORMAT_VERSION: u32 = 3;
+/// Version 4 is version 3 with each document's terms and field lengths after the
+/// postings (`Columns`), which a load reads rather than derives from every
+/// posting. [`LexicalIndex::load`] still reads version 1 files (as non-stemming
+/// indexes: there was no stemming then), version 2 and version 3 files.
+pub const FORMAT_VERSION: u32 = 4;
 /// The oldest version [`LexicalIndex::load`] reads.
 const OLDEST_VERSION: u32 = 1;
 /// The first version with a blocked checksum.
 const BLOCKED_FROM: u32 = 3;
+/// The first version with `Columns` after the postings.
+const COLUMNS_FROM: u32 = 4;
 /// Bytes of postings `encode_into` encodes at a time (a longer list alone); tiny
 /// in tests, so that their indexes are written in many batches.
 #[cfg(not(test))]
@@ -858,10 +862,25 @@ impl LexicalIndex {
             kinds: &union.kind_maps,
         };
         encode_value(&(stem, fields, kinds, docs), &mut sink)?;
-        // The rest needs the shards' terms and postings only: the documents go
-        // (their slots, keys, metadata, forward lists: 1.1 GB on the Linux kernel)
-        // before the union's terms are made.
+        // The rest needs the shards' terms and postings, and the documents' terms
+        // and field lengths (the columns, last) only: the documents go (their
+        // slots, keys, metadata: 0.6 GB on the Linux kernel) before the union's
+        // terms are made.
+        let mut columns = Vec::with_capacity(shards.len());
         for shard in &mut shards {
+            let terms: Vec<Range<usize>> = (shard.docs.iter())
+                .map(|data| {
+                    data.as_ref()
+                        .expect("settled: every slot is live")
+                        .terms
+                        .clone()
+                })
+                .collect();
+            columns.push((
+                std::mem::take(&mut shard.forward),
+                terms,
+                std::mem::take(&mut shard.field_len),
+            ));
             *shard = LexicalIndex {
                 terms: std::mem::take(&mut shard.terms),
                 postings: std::mem::take(&mut shard.postings),
@@ -881,6 +900,41 @@ impl LexicalIndex {
             |term, out| put_stored(out, union.postings(&shards, term)),
             &mut sink,
         )?;
+        drop(shards);
+        // The columns: each document's terms as the union's (in its order).
+        let docs: usize = columns.iter().map(|(_, terms, _)| terms.len()).sum();
+        let counts =
+            (columns.iter()).flat_map(|(_, terms, _)| terms.iter().map(|r| r.len() as u32));
+        encode_u32s(counts, docs, &mut sink)?;
+        let total = (columns.iter())
+            .flat_map(|(_, terms, _)| terms)
+            .map(Range::len)
+            .sum();
+        let union = &union;
+        let terms = columns
+            .iter()
+            .enumerate()
+            .flat_map(|(s, (forward, terms, _))| {
+                terms.iter().flat_map(move |r| {
+                    let mut ids: Vec<u32> = (forward[r.clone()].iter())
+                        .map(|&t| union.term_maps[s][t as usize])
+                        .collect();
+                    ids.sort_unstable();
+                    ids
+                })
+            });
+        encode_u32s(terms, total, &mut sink)?;
+        let lengths = (0..union.fields.len()).flat_map(|field| {
+            columns
+                .iter()
+                .enumerate()
+                .flat_map(move |(s, (_, terms, lengths))| {
+                    let own = union.field_maps[s].iter().position(|&f| f == field);
+                    let column = own.map(|own| &lengths[own]);
+                    (0..terms.len()).map(move |slot| column.map_or(0, |c| c[slot]))
+                })
+        });
+        encode_u32s(lengths, docs * union.fields.len(), &mut sink)?;
         Ok((Unfinished(writer), outcome))
     }
 
@@ -1561,15 +1615,36 @@ impl LexicalIndex {
     /// runs of terms side by side. Encoding `to_saved` instead made them a buffer
     /// per term, then one for all, then a copy grown by doubling; a buffer of all
     /// the postings held 850 MB on the Linux kernel.
-    fn encode_into(&self, sink: impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
+    fn encode_into(&self, mut sink: impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
         let remap = self.remap();
         let (head, lists) = self.stored_head(&remap);
         encode_stored(
             self.stem,
             head,
             |at, out| encode_list(lists[at], &remap, out),
-            sink,
-        )
+            &mut sink,
+        )?;
+        // The columns of the live documents, in slot order: their terms renumbered
+        // as saved (a live document's terms are all kept, in the same order).
+        let live = || {
+            self.docs
+                .iter()
+                .enumerate()
+                .filter_map(|(s, d)| Some((s, d.as_ref()?)))
+        };
+        let fields: Vec<&Vec<u32>> = (self.field_len.iter().zip(&remap.field))
+            .filter(|&(_, &to)| to != DEAD)
+            .map(|(column, _)| column)
+            .collect();
+        let counts = live().map(|(_, data)| data.terms.len() as u32);
+        encode_u32s(counts, self.live, &mut sink)?;
+        let terms = live().flat_map(|(_, data)| &self.forward[data.terms.clone()]);
+        let total = live().map(|(_, data)| data.terms.len()).sum();
+        encode_u32s(terms.map(|&t| remap.term[t as usize]), total, &mut sink)?;
+        let lengths = fields
+            .iter()
+            .flat_map(|column| live().map(|(s, _)| column[s]));
+        encode_u32s(lengths, self.live * fields.len(), &mut sink)
     }
 
     /// Loads an index saved by [`LexicalIndex::save`], with its generation; it
@@ -1589,20 +1664,29 @@ impl LexicalIndex {
         // lists keep reading them (`postings::Shared`).
         let file = Shared::whole(Backing::File(payload));
         let bytes = file.bytes();
-        let saved: Saved<StoredIn<'_>> = match version {
-            1 => postcard::from_bytes(bytes).map(|index| Saved { stem: false, index }),
-            _ => postcard::from_bytes(bytes),
+        let (saved, rest): (Saved<StoredIn<'_>>, &[u8]) = match version {
+            1 => postcard::take_from_bytes(bytes)
+                .map(|(index, rest)| (Saved { stem: false, index }, rest)),
+            _ => postcard::take_from_bytes(bytes),
         }
         .map_err(|e| corrupt(&e.to_string()))?;
+        let columns = match version {
+            COLUMNS_FROM.. => Some(
+                postcard::from_bytes::<Columns<'_>>(rest).map_err(|e| corrupt(&e.to_string()))?,
+            ),
+            _ => None,
+        };
         let Saved { stem, index } = saved;
         let postings = index.postings;
         // Where the postings are in the file (postcard borrows them from it).
         let start = postings.as_ptr() as usize - bytes.as_ptr() as usize;
         let postings = file.part(start..start + postings.len());
         let index = index.with_postings(postings.clone());
-        let index = LexicalIndex::from_saved(Saved { stem, index }).map_err(|why| corrupt(&why))?;
-        // The rest of the file was copied out of: only its postings are read now.
-        postings.release_before();
+        let index = LexicalIndex::from_saved(Saved { stem, index }, columns)
+            .map_err(|why| corrupt(&why))?;
+        // The rest of the file was copied out of (the columns after the postings
+        // too): only its postings are read now.
+        postings.release_rest();
         Ok((index, generation))
     }
 
@@ -1820,8 +1904,9 @@ impl LexicalIndex {
     /// [`LexicalIndex::from_stored`], stemming as saved.
     fn from_saved<S: AsRef<str>>(
         saved: Saved<Loaded<S, Shared>>,
+        columns: Option<Columns<'_>>,
     ) -> std::result::Result<LexicalIndex, String> {
-        let mut index = LexicalIndex::from_stored(saved.index)?;
+        let mut index = LexicalIndex::from_stored(saved.index, columns)?;
         index.stem = saved.stem;
         Ok(index)
     }
@@ -1873,10 +1958,133 @@ impl LexicalIndex {
         (head, lists)
     }
 
+    /// Each document's field lengths and terms (`field_len`, `forward`) as
+    /// `Columns` hold them, checked: a document's terms known and increasing, and
+    /// each term listed by as many documents as its postings name (so removing
+    /// documents never takes its frequency below zero). Returns where each
+    /// document's terms end in `forward` (after a 0).
+    fn read_columns(
+        &mut self,
+        columns: &Columns<'_>,
+        slots: usize,
+    ) -> std::result::Result<Vec<usize>, String> {
+        let (fields, terms) = (self.fields.len(), self.df.len());
+        if columns.counts.len() != slots * 4 {
+            return Err("term counts of another number than the documents".into());
+        }
+        let mut ends = Vec::with_capacity(slots + 1);
+        ends.push(0usize);
+        for count in read_u32s(columns.counts) {
+            ends.push(ends[ends.len() - 1].saturating_add(count as usize));
+        }
+        if columns.forward.len() != ends[slots] * 4 {
+            return Err("documents' terms of another number than their counts".into());
+        }
+        let forward: Vec<u32> = columns
+            .forward
+            .par_chunks_exact(4)
+            .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
+            .collect();
+        let ordered = (0..slots).into_par_iter().all(|slot| {
+            let own = &forward[ends[slot]..ends[slot + 1]];
+            own.windows(2).all(|w| w[0] < w[1]) && own.last().is_none_or(|&t| (t as usize) < terms)
+        });
+        if !ordered {
+            return Err("a document's terms out of order or unknown".into());
+        }
+        let part = forward.len().div_ceil(rayon::current_num_threads()).max(1);
+        let listed = forward
+            .par_chunks(part)
+            .map(|part| {
+                let mut listed = vec![0u32; terms];
+                for &term in part {
+                    listed[term as usize] += 1;
+                }
+                listed
+            })
+            .reduce(
+                || vec![0; terms],
+                |mut a, b| {
+                    a.iter_mut().zip(b).for_each(|(a, b)| *a += b);
+                    a
+                },
+            );
+        if listed != self.df {
+            return Err("documents' terms that disagree with the postings".into());
+        }
+        if columns.lengths.len() != fields * slots * 4 {
+            return Err("field lengths of another number than the documents'".into());
+        }
+        self.field_len = match slots {
+            0 => vec![Vec::new(); fields],
+            _ => columns
+                .lengths
+                .par_chunks_exact(slots * 4)
+                .map(|column| read_u32s(column).collect())
+                .collect(),
+        };
+        if self
+            .field_len
+            .iter()
+            .flatten()
+            .any(|&len| len as usize > MAX_FIELD_TOKENS)
+        {
+            return Err("a field longer than the limit".into());
+        }
+        self.forward = forward;
+        Ok(ends)
+    }
+
+    /// Each document's field lengths and terms (`field_len`, `forward`) from every
+    /// posting (a file older than `COLUMNS_FROM`). Returns where each document's
+    /// terms end in `forward` (after a 0).
+    fn derive_columns(
+        &mut self,
+        postings: &[PostingList],
+        slots: usize,
+    ) -> std::result::Result<Vec<usize>, String> {
+        // Lengths and each document's number of terms, then each document's terms
+        // in place.
+        self.field_len = vec![vec![0; slots]; self.fields.len()];
+        let mut ends = vec![0usize; slots + 1];
+        for list in postings {
+            let mut previous = DEAD;
+            for posting in list.iter() {
+                if posting.doc != previous {
+                    ends[posting.doc as usize + 1] += 1;
+                    previous = posting.doc;
+                }
+                let len = &mut self.field_len[posting.field()][posting.doc as usize];
+                *len += posting.tf();
+                if *len as usize > MAX_FIELD_TOKENS {
+                    return Err("a field longer than the limit".into());
+                }
+            }
+        }
+        for slot in 0..slots {
+            ends[slot + 1] += ends[slot];
+        }
+        let mut cursor = ends.clone();
+        self.forward = vec![0; ends[slots]];
+        for (term, list) in postings.iter().enumerate() {
+            let mut previous = DEAD;
+            for posting in list.iter() {
+                if posting.doc != previous {
+                    let at = &mut cursor[posting.doc as usize];
+                    self.forward[*at] = term as u32;
+                    *at += 1;
+                    previous = posting.doc;
+                }
+            }
+        }
+        Ok(ends)
+    }
+
     /// Rebuilds an index from its stored form, checking every invariant `search`
     /// relies on; the reason if one does not hold.
     fn from_stored<S: AsRef<str>>(
         stored: Loaded<S, Shared>,
+        columns: Option<Columns<'_>>,
     ) -> std::result::Result<LexicalIndex, String> {
         let Stored {
             fields,
@@ -1920,13 +2128,20 @@ impl LexicalIndex {
         // Each list on its own (in parallel): checked to be in order and in range,
         // then read where it is.
         let max_tf = MAX_FIELD_TOKENS as u32;
-        let postings: Vec<PostingList> = ranges
+        // Each list's document frequency with it.
+        let (postings, df): (Vec<PostingList>, Vec<u32>) = ranges
             .into_par_iter()
-            .map(|range| PostingList::checked(&encoded, range, slots, field_count, max_tf))
-            .collect::<std::result::Result<_, _>>()?;
+            .map(|range| {
+                let list = PostingList::checked(&encoded, range, slots, field_count, max_tf)?;
+                let df = documents_of(&list);
+                Ok((list, df))
+            })
+            .collect::<std::result::Result<Vec<_>, String>>()?
+            .into_iter()
+            .unzip();
         drop(encoded);
         let mut index = LexicalIndex {
-            field_len: vec![vec![0; slots]; field_count],
+            df,
             field_total: vec![0; field_count],
             field_docs: vec![0; field_count],
             fields,
@@ -1946,43 +2161,10 @@ impl LexicalIndex {
                 return Err(format!("term {name:?} twice"));
             }
         }
-        // Lengths, document frequencies and each document's number of terms, then
-        // each document's terms in place.
-        let mut ends = vec![0usize; slots + 1];
-        index.df.reserve(postings.len());
-        for list in &postings {
-            let mut df = 0;
-            let mut previous = DEAD;
-            for posting in list.iter() {
-                if posting.doc != previous {
-                    ends[posting.doc as usize + 1] += 1;
-                    df += 1;
-                    previous = posting.doc;
-                }
-                let len = &mut index.field_len[posting.field()][posting.doc as usize];
-                *len += posting.tf();
-                if *len as usize > MAX_FIELD_TOKENS {
-                    return Err("a field longer than the limit".into());
-                }
-            }
-            index.df.push(df);
-        }
-        for slot in 0..slots {
-            ends[slot + 1] += ends[slot];
-        }
-        let mut cursor = ends.clone();
-        index.forward = vec![0; ends[slots]];
-        for (term, list) in postings.iter().enumerate() {
-            let mut previous = DEAD;
-            for posting in list.iter() {
-                if posting.doc != previous {
-                    let at = &mut cursor[posting.doc as usize];
-                    index.forward[*at] = term as u32;
-                    *at += 1;
-                    previous = posting.doc;
-                }
-            }
-        }
+        let ends = match columns {
+            Some(columns) => index.read_columns(&columns, slots)?,
+            None => index.derive_columns(&postings, slots)?,
+        };
         index.postings = postings;
         index.by_key.0.reserve(slots, |_| 0);
         index.docs.reserve_exact(slots);
@@ -2031,6 +2213,60 @@ fn encode_stored<D: Serialize>(
     let head = Saved { stem, index: head };
     encode_value(&head, &mut sink)?;
     encode_postings(&head.index.sizes, list, &mut sink)
+}
+
+/// What version 4 saves after the postings, each a byte string of u32s (LE): per
+/// document, in saved order, the number of its distinct terms; those terms in
+/// increasing order, one document's after another's; per saved field, every
+/// document's length in it. A load reads these rather than derive them from every
+/// posting (160 M on the Linux kernel: 3 s of one core).
+#[derive(Deserialize)]
+struct Columns<'a> {
+    counts: &'a [u8],
+    forward: &'a [u8],
+    lengths: &'a [u8],
+}
+
+/// `total` u32s as a byte string (postcard's: its length, then the bytes), into
+/// `sink` through a buffer of `ENCODE_BATCH` bytes.
+fn encode_u32s(
+    values: impl Iterator<Item = u32>,
+    total: usize,
+    sink: &mut impl FnMut(&[u8]) -> Result<()>,
+) -> Result<()> {
+    let mut out = Vec::new();
+    write_varint64(&mut out, total as u64 * 4);
+    let mut written = 0;
+    for value in values {
+        out.extend_from_slice(&value.to_le_bytes());
+        written += 1;
+        if out.len() as u64 >= ENCODE_BATCH {
+            sink(&out)?;
+            out.clear();
+        }
+    }
+    debug_assert_eq!(written, total, "as many values as the length says");
+    sink(&out)
+}
+
+/// The number of documents `list` names (its postings are by document).
+fn documents_of(list: &PostingList) -> u32 {
+    let mut previous = DEAD;
+    let mut documents = 0;
+    for posting in list.iter() {
+        if posting.doc != previous {
+            documents += 1;
+            previous = posting.doc;
+        }
+    }
+    documents
+}
+
+/// The u32s of a byte string of `Columns`.
+fn read_u32s(bytes: &[u8]) -> impl Iterator<Item = u32> + '_ {
+    bytes
+        .chunks_exact(4)
+        .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
 }
 
 /// `value` encoded (postcard) into `sink`, through a buffer: postcard writes a
@@ -2514,7 +2750,7 @@ impl<'de> Deserialize<'de> for LexicalIndex {
         let Saved { stem, mut index } = SavedOwned::deserialize(deserializer)?;
         let postings = std::mem::take(&mut index.postings.0);
         let index = index.with_postings(Shared::whole(Backing::Heap(postings)));
-        LexicalIndex::from_saved(Saved { stem, index }).map_err(serde::de::Error::custom)
+        LexicalIndex::from_saved(Saved { stem, index }, None).map_err(serde::de::Error::custom)
     }
 }
 
@@ -3421,8 +3657,9 @@ mod tests {
                     stem,
                     index: stored.clone(),
                 };
+                // (Version 3: the stored form alone, its columns derived.)
                 let payload = postcard::to_stdvec(&saved).unwrap();
-                persist::write_blocked(&path, (MAGIC, FORMAT_VERSION, 1), &payload).unwrap();
+                persist::write_blocked(&path, (MAGIC, COLUMNS_FROM - 1, 1), &payload).unwrap();
                 match LexicalIndex::load(&path) {
                     Err(Error::Corrupt(m)) => assert!(m.contains(why), "{why}: {m}"),
                     other => panic!("{why}: {other:?}"),
@@ -3446,8 +3683,67 @@ mod tests {
         // A version from the future is refused, saying which ones are read.
         persist::write_blocked(&path, (MAGIC, FORMAT_VERSION + 1, 1), &v1).unwrap();
         match LexicalIndex::load(&path) {
-            Err(Error::Corrupt(m)) => assert!(m.contains("reads versions 1 to 3"), "{m}"),
+            Err(Error::Corrupt(m)) => {
+                assert!(
+                    m.contains(&format!("reads versions 1 to {FORMAT_VERSION}")),
+                    "{m}"
+                )
+            }
             other => panic!("{other:?}"),
+        }
+    }
+
+    /// A version 4 file's columns (each document's terms and field lengths) are
+    /// read as saved, and refused where they do not fit the documents or disagree
+    /// with the postings.
+    #[test]
+    fn columns_that_do_not_fit_are_corrupt() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lexical.bin");
+        let index = index(&[
+            doc("fn", "a", "g", &[("name", "alpha beta")]),
+            doc("fn", "b", "g", &[("name", "beta")]),
+        ]);
+        let head = postcard::to_stdvec(&index.to_saved()).unwrap();
+        let encoded = index.encode().unwrap();
+        let good: Columns<'_> = postcard::from_bytes(&encoded[head.len()..]).unwrap();
+        let u32s = |bytes: &[u8]| read_u32s(bytes).collect::<Vec<u32>>();
+        assert_eq!(
+            (u32s(good.counts), u32s(good.forward), u32s(good.lengths)),
+            (vec![2, 1], vec![0, 1, 1], vec![2, 1])
+        );
+        let load = |counts: &[u32], forward: &[u32], lengths: &[u32]| {
+            let mut payload = head.clone();
+            for column in [counts, forward, lengths] {
+                let bytes: Vec<u8> = column.iter().flat_map(|v| v.to_le_bytes()).collect();
+                payload.extend(postcard::to_stdvec(&bytes).unwrap());
+            }
+            persist::write_blocked(&path, (MAGIC, FORMAT_VERSION, 1), &payload).unwrap();
+            LexicalIndex::load(&path)
+        };
+        let (loaded, _) = load(&[2, 1], &[0, 1, 1], &[2, 1]).unwrap();
+        assert_eq!(loaded.encode().unwrap(), encoded);
+        type Case<'a> = (&'a [u32], &'a [u32], &'a [u32], &'a str);
+        let cases: [Case<'_>; 8] = [
+            (&[2, 1], &[1, 0, 1], &[2, 1], "out of order or unknown"),
+            (&[2, 1], &[0, 7, 1], &[2, 1], "out of order or unknown"),
+            (&[2, 1], &[0, 1, 0], &[2, 1], "disagree with the postings"),
+            (&[1, 2], &[0, 0, 1], &[2, 1], "disagree with the postings"),
+            (
+                &[2, 2],
+                &[0, 1, 1],
+                &[2, 1],
+                "another number than their counts",
+            ),
+            (&[3], &[0, 1, 1], &[2, 1], "term counts of another number"),
+            (&[2, 1], &[0, 1, 1], &[2], "field lengths of another number"),
+            (&[2, 1], &[0, 1, 1], &[2, 100_001], "longer than the limit"),
+        ];
+        for (counts, forward, lengths, why) in cases {
+            match load(counts, forward, lengths) {
+                Err(Error::Corrupt(m)) => assert!(m.contains(why), "{why}: {m}"),
+                other => panic!("{why}: {:?}", other.map(|(i, _)| i.len())),
+            }
         }
     }
 
@@ -3633,8 +3929,13 @@ mod tests {
             groups.dedup();
             prop_assert_eq!(index.groups(), groups);
 
-            // Postings written in place after the rest: the bytes serde gives.
-            prop_assert_eq!(index.encode().unwrap(), postcard::to_stdvec(&index.to_saved()).unwrap());
+            // Postings written in place after the rest: the bytes serde gives, then
+            // the columns.
+            let encoded = index.encode().unwrap();
+            let (head, columns) = encoded.split_at(postcard::to_stdvec(&index.to_saved()).unwrap().len());
+            prop_assert_eq!(head, postcard::to_stdvec(&index.to_saved()).unwrap());
+            let columns: Columns<'_> = postcard::from_bytes(columns).unwrap();
+            prop_assert_eq!(columns.counts.len(), 4 * index.len());
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("lexical.bin");
             index.save(&path, 7).unwrap();

@@ -108,12 +108,12 @@ impl Shared {
         &self.backing.bytes()[self.start..self.end]
     }
 
-    /// Lets the pages of a mapped file before these bytes go from the process's
-    /// memory (see `Mapped::release_before`): a loaded index reads its postings
-    /// alone, which the file ends with.
-    pub fn release_before(&self) {
+    /// Lets the pages of a mapped file outside these bytes go from the process's
+    /// memory (see `Mapped::release`): a loaded index reads its postings alone.
+    pub fn release_rest(&self) {
         if let Backing::File(mapped) = &*self.backing {
-            mapped.release_before(self.start);
+            mapped.release(0..self.start);
+            mapped.release(self.end..mapped.len());
         }
     }
 

@@ -308,6 +308,59 @@ struct Slot {
     at: u32,
 }
 
+/// The distinct terms of each document, one after the other, in increasing order
+/// a document: those of the documents loaded read where the file holds them
+/// (`Columns::forward`, u32 LE; only a removal or a save reads them: 360 MB on the
+/// Linux kernel that a load neither copies nor allocates), those of documents
+/// added since after them, owned.
+#[derive(Clone, Default)]
+struct Forward {
+    loaded: Option<Shared>,
+    own: Vec<u32>,
+}
+
+impl Forward {
+    fn owned(own: Vec<u32>) -> Forward {
+        Forward { loaded: None, own }
+    }
+
+    fn loaded_len(&self) -> usize {
+        self.loaded
+            .as_ref()
+            .map_or(0, |bytes| bytes.bytes().len() / 4)
+    }
+
+    fn len(&self) -> usize {
+        self.loaded_len() + self.own.len()
+    }
+
+    fn push(&mut self, term: u32) {
+        self.own.push(term);
+    }
+
+    fn last(&self) -> Option<u32> {
+        match self.own.last() {
+            Some(&term) => Some(term),
+            None => self.get(self.len().saturating_sub(1)..self.len()).next(),
+        }
+    }
+
+    /// The terms at `range`: one document's, all loaded or all added since.
+    fn get(&self, range: Range<usize>) -> impl Iterator<Item = u32> + '_ {
+        let loaded = self.loaded_len();
+        let (from_file, own) = match (&self.loaded, range.start < loaded) {
+            (Some(bytes), true) => (&bytes.bytes()[range.start * 4..range.end * 4], &[][..]),
+            _ => (&[][..], &self.own[range.start - loaded..range.end - loaded]),
+        };
+        read_u32s(from_file).chain(own.iter().copied())
+    }
+
+    /// Heap bytes (`own`'s capacity), and bytes read from the file.
+    fn sizes(&self) -> (usize, usize) {
+        (self.own.capacity() * 4, self.loaded_len() * 4)
+    }
+}
+
 /// See the module documentation.
 #[derive(Clone, Default)]
 pub struct LexicalIndex {
@@ -334,7 +387,7 @@ pub struct LexicalIndex {
     df: Vec<u32>,
     /// The distinct terms of each document, one after the other (see
     /// `Slot::terms`); a removed document's stay until `compact`.
-    forward: Vec<u32>,
+    forward: Forward,
     live: usize,
     /// Whether documents and queries are stemmed (see the module documentation).
     stem: bool,
@@ -675,7 +728,11 @@ impl LexicalIndex {
             ),
             ("terms", self.terms.heap_bytes()),
             ("df", self.df.capacity() * 4),
-            ("forward", self.forward.capacity() * 4),
+            ("forward", self.forward.sizes().0),
+            (
+                "forward read from the file (mapped, not heap)",
+                self.forward.sizes().1,
+            ),
             ("slots", self.docs.capacity() * size_of::<Option<Slot>>()),
             ("slot meta", meta),
             ("keys (strings)", keys),
@@ -916,8 +973,8 @@ impl LexicalIndex {
             .enumerate()
             .flat_map(|(s, (forward, terms, _))| {
                 terms.iter().flat_map(move |r| {
-                    let mut ids: Vec<u32> = (forward[r.clone()].iter())
-                        .map(|&t| union.term_maps[s][t as usize])
+                    let mut ids: Vec<u32> = (forward.get(r.clone()))
+                        .map(|t| union.term_maps[s][t as usize])
                         .collect();
                     ids.sort_unstable();
                     ids
@@ -1023,7 +1080,7 @@ impl LexicalIndex {
         // The documents, slot by slot.
         index.docs = Vec::with_capacity(slots);
         index.kind_of = Vec::with_capacity(slots);
-        index.forward = Vec::with_capacity(forward_len);
+        let mut own = Vec::with_capacity(forward_len);
         for (s, shard) in shards.into_iter().enumerate() {
             let LexicalIndex {
                 field_len,
@@ -1047,14 +1104,10 @@ impl LexicalIndex {
                 .extend(kind_of.iter().map(|&k| kinds[k as usize]));
             for (i, data) in docs.into_iter().enumerate() {
                 let mut data = data.expect("compacted: every slot is live");
-                let start = index.forward.len();
-                index.forward.extend(
-                    forward[data.terms.clone()]
-                        .iter()
-                        .map(|&t| terms[t as usize]),
-                );
-                index.forward[start..].sort_unstable();
-                data.terms = start..index.forward.len();
+                let start = own.len();
+                own.extend(forward.get(data.terms.clone()).map(|t| terms[t as usize]));
+                own[start..].sort_unstable();
+                data.terms = start..own.len();
                 // Copied, away from the pages of the documents.
                 data.meta = data.meta.clone();
                 let slot = (at + i) as u32;
@@ -1071,6 +1124,7 @@ impl LexicalIndex {
                 index.live += 1;
             }
         }
+        index.forward = Forward::owned(own);
         debug_assert_eq!(index.docs.len(), slots);
         index
     }
@@ -1109,7 +1163,7 @@ impl LexicalIndex {
         for column in &mut self.field_len {
             column.reserve_exact(additional);
         }
-        self.forward.reserve_exact(forward);
+        self.forward.own.reserve_exact(forward);
         self.terms.reserve(terms, term_bytes);
         self.postings.reserve_exact(terms);
         self.df.reserve_exact(terms);
@@ -1532,15 +1586,13 @@ impl LexicalIndex {
             .map(|mut data| {
                 let start = forward.len();
                 forward.extend(
-                    self.forward[data.terms.clone()]
-                        .iter()
-                        .map(|&term| remap.term[term as usize]),
+                    (self.forward.get(data.terms.clone())).map(|term| remap.term[term as usize]),
                 );
                 data.terms = start..forward.len();
                 Some(data)
             })
             .collect();
-        self.forward = forward;
+        self.forward = Forward::owned(forward);
         self.kind_of = live
             .iter()
             .map(|&s| remap.kind[self.kind_of[s] as usize])
@@ -1638,9 +1690,9 @@ impl LexicalIndex {
             .collect();
         let counts = live().map(|(_, data)| data.terms.len() as u32);
         encode_u32s(counts, self.live, &mut sink)?;
-        let terms = live().flat_map(|(_, data)| &self.forward[data.terms.clone()]);
+        let terms = live().flat_map(|(_, data)| self.forward.get(data.terms.clone()));
         let total = live().map(|(_, data)| data.terms.len()).sum();
-        encode_u32s(terms.map(|&t| remap.term[t as usize]), total, &mut sink)?;
+        encode_u32s(terms.map(|t| remap.term[t as usize]), total, &mut sink)?;
         let lengths = fields
             .iter()
             .flat_map(|column| live().map(|(s, _)| column[s]));
@@ -1677,10 +1729,17 @@ impl LexicalIndex {
             _ => None,
         };
         let Saved { stem, index } = saved;
-        let postings = index.postings;
-        // Where the postings are in the file (postcard borrows them from it).
-        let start = postings.as_ptr() as usize - bytes.as_ptr() as usize;
-        let postings = file.part(start..start + postings.len());
+        // Where the postings and the documents' terms are in the file (postcard
+        // borrows them from it).
+        let part = |borrowed: &[u8]| {
+            let start = borrowed.as_ptr() as usize - bytes.as_ptr() as usize;
+            file.part(start..start + borrowed.len())
+        };
+        let postings = part(index.postings);
+        let columns = columns.map(|columns| {
+            let forward = part(columns.forward);
+            (columns, forward)
+        });
         let index = index.with_postings(postings.clone());
         let index = LexicalIndex::from_saved(Saved { stem, index }, columns)
             .map_err(|why| corrupt(&why))?;
@@ -1788,7 +1847,7 @@ impl LexicalIndex {
         occurrences.sort_unstable();
         let start = self.forward.len();
         for &(term, field, tf) in &occurrences {
-            if self.forward.len() == start || self.forward.last() != Some(&term) {
+            if self.forward.len() == start || self.forward.last() != Some(term) {
                 self.forward.push(term);
                 self.df[term as usize] += 1;
             }
@@ -1854,7 +1913,7 @@ impl LexicalIndex {
     fn tombstone(&mut self, slot: u32) -> (Arc<str>, u32) {
         let s = slot as usize;
         let data = self.docs[s].take().expect("a live slot");
-        for &term in &self.forward[data.terms] {
+        for term in self.forward.get(data.terms) {
             self.df[term as usize] -= 1;
         }
         for field in 0..self.fields.len() {
@@ -1904,7 +1963,7 @@ impl LexicalIndex {
     /// [`LexicalIndex::from_stored`], stemming as saved.
     fn from_saved<S: AsRef<str>>(
         saved: Saved<Loaded<S, Shared>>,
-        columns: Option<Columns<'_>>,
+        columns: Option<(Columns<'_>, Shared)>,
     ) -> std::result::Result<LexicalIndex, String> {
         let mut index = LexicalIndex::from_stored(saved.index, columns)?;
         index.stem = saved.stem;
@@ -1965,7 +2024,7 @@ impl LexicalIndex {
     /// document's terms end in `forward` (after a 0).
     fn read_columns(
         &mut self,
-        columns: &Columns<'_>,
+        (columns, shared): (Columns<'_>, Shared),
         slots: usize,
     ) -> std::result::Result<Vec<usize>, String> {
         let (fields, terms) = (self.fields.len(), self.df.len());
@@ -1980,24 +2039,28 @@ impl LexicalIndex {
         if columns.forward.len() != ends[slots] * 4 {
             return Err("documents' terms of another number than their counts".into());
         }
-        let forward: Vec<u32> = columns
-            .forward
-            .par_chunks_exact(4)
-            .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
-            .collect();
+        let forward = columns.forward;
         let ordered = (0..slots).into_par_iter().all(|slot| {
-            let own = &forward[ends[slot]..ends[slot + 1]];
-            own.windows(2).all(|w| w[0] < w[1]) && own.last().is_none_or(|&t| (t as usize) < terms)
+            let mut own = read_u32s(&forward[ends[slot] * 4..ends[slot + 1] * 4]);
+            let mut previous = own.next();
+            own.all(|term| {
+                let increasing = previous < Some(term);
+                previous = Some(term);
+                increasing
+            }) && previous.is_none_or(|term| (term as usize) < terms)
         });
         if !ordered {
             return Err("a document's terms out of order or unknown".into());
         }
-        let part = forward.len().div_ceil(rayon::current_num_threads()).max(1);
+        let part = 4
+            * (forward.len() / 4)
+                .div_ceil(rayon::current_num_threads())
+                .max(1);
         let listed = forward
             .par_chunks(part)
             .map(|part| {
                 let mut listed = vec![0u32; terms];
-                for &term in part {
+                for term in read_u32s(part) {
                     listed[term as usize] += 1;
                 }
                 listed
@@ -2031,7 +2094,10 @@ impl LexicalIndex {
         {
             return Err("a field longer than the limit".into());
         }
-        self.forward = forward;
+        self.forward = Forward {
+            loaded: Some(shared),
+            own: Vec::new(),
+        };
         Ok(ends)
     }
 
@@ -2065,18 +2131,19 @@ impl LexicalIndex {
             ends[slot + 1] += ends[slot];
         }
         let mut cursor = ends.clone();
-        self.forward = vec![0; ends[slots]];
+        let mut forward = vec![0; ends[slots]];
         for (term, list) in postings.iter().enumerate() {
             let mut previous = DEAD;
             for posting in list.iter() {
                 if posting.doc != previous {
                     let at = &mut cursor[posting.doc as usize];
-                    self.forward[*at] = term as u32;
+                    forward[*at] = term as u32;
                     *at += 1;
                     previous = posting.doc;
                 }
             }
         }
+        self.forward = Forward::owned(forward);
         Ok(ends)
     }
 
@@ -2084,7 +2151,7 @@ impl LexicalIndex {
     /// relies on; the reason if one does not hold.
     fn from_stored<S: AsRef<str>>(
         stored: Loaded<S, Shared>,
-        columns: Option<Columns<'_>>,
+        columns: Option<(Columns<'_>, Shared)>,
     ) -> std::result::Result<LexicalIndex, String> {
         let Stored {
             fields,
@@ -2162,7 +2229,7 @@ impl LexicalIndex {
             }
         }
         let ends = match columns {
-            Some(columns) => index.read_columns(&columns, slots)?,
+            Some(columns) => index.read_columns(columns, slots)?,
             None => index.derive_columns(&postings, slots)?,
         };
         index.postings = postings;
@@ -2986,7 +3053,10 @@ mod tests {
             );
             for &doc in &live_docs {
                 let data = index.docs[doc as usize].as_ref().unwrap();
-                assert!(index.forward[data.terms.clone()].contains(&(term as u32)));
+                assert!(index
+                    .forward
+                    .get(data.terms.clone())
+                    .any(|t| t == term as u32));
             }
             for p in list
                 .iter()
@@ -3942,8 +4012,11 @@ mod tests {
             let (mut loaded, generation) = LexicalIndex::load(&path).unwrap();
             prop_assert_eq!(generation, 7);
             check_invariants(&loaded);
-            // Every loaded list reads the file's bytes; saved again, the same file.
+            // Every loaded list, and every document's terms, read the file's bytes;
+            // saved again, the same file.
             prop_assert!(loaded.postings.iter().all(|l| l.shared_bytes() == l.encoded().len()));
+            let terms: usize = index.docs.iter().flatten().map(|d| d.terms.len()).sum();
+            prop_assert_eq!(loaded.forward.sizes(), (0, terms * 4));
             prop_assert_eq!(loaded.encode().unwrap(), index.encode().unwrap());
             let mut compacted = index.clone();
             compacted.compact();
@@ -4274,7 +4347,7 @@ mod tests {
                 i.docs.capacity(),
                 i.kind_of.capacity(),
                 i.field_len[0].capacity(),
-                i.forward.capacity(),
+                i.forward.own.capacity(),
                 i.terms.capacity(),
             )
         };

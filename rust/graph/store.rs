@@ -146,12 +146,7 @@ impl Prepared {
                 items: items.iter().map(|item| item.as_str().into()).collect(),
             };
         // Contained by the innermost enclosing class or function.
-        let containers: Vec<Option<usize>> = {
-            let found = &symbols.definitions;
-            (0..found.len())
-                .map(|i| (0..i).rev().find(|&j| found[j].contains(&found[i])))
-                .collect()
-        };
+        let containers = Definition::containers(&symbols.definitions);
         let defs = symbols
             .definitions
             .iter_mut()

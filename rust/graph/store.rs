@@ -1586,11 +1586,7 @@ pub(super) mod tests {
                 (format!("f{i}.py"), source)
             })
             .collect();
-        let pairs: Vec<(&str, &str)> = files
-            .iter()
-            .map(|(p, s)| (p.as_str(), s.as_str()))
-            .collect();
-        let built = graph(&pairs);
+        let built = graph_of(&files);
         let loaded = KnowledgeGraph::from_saved(built.saved()).unwrap();
         for g in [&built, &loaded] {
             let (nodes, edges) = (g.node_count(), g.edge_count());
@@ -1600,6 +1596,15 @@ pub(super) mod tests {
             assert!(g.owner.capacity() - g.owner.len() >= nodes / 16);
             assert!(g.parents.capacity() - g.parents.len() >= nodes / 16);
         }
+    }
+
+    /// The graph of (path, source) pairs held as strings.
+    fn graph_of(files: &[(String, String)]) -> KnowledgeGraph {
+        let pairs: Vec<(&str, &str)> = files
+            .iter()
+            .map(|(p, s)| (p.as_str(), s.as_str()))
+            .collect();
+        graph(&pairs)
     }
 
     /// Eleven files loaded in runs of `LINK_RUN` (3 in tests): the graph saved, and
@@ -1615,11 +1620,7 @@ pub(super) mod tests {
                 (format!("f{i}.py"), source)
             })
             .collect();
-        let pairs: Vec<(&str, &str)> = files
-            .iter()
-            .map(|(p, s)| (p.as_str(), s.as_str()))
-            .collect();
-        let built = graph(&pairs);
+        let built = graph_of(&files);
         let saved = built.saved();
         let loaded = KnowledgeGraph::from_saved(saved.clone()).unwrap();
         assert_eq!(loaded.edge_list(), built.edge_list());

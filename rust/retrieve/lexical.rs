@@ -1666,7 +1666,8 @@ impl LexicalIndex {
     /// written in place into a buffer of at most `ENCODE_BATCH` bytes at a time,
     /// runs of terms side by side. Encoding `to_saved` instead made them a buffer
     /// per term, then one for all, then a copy grown by doubling; a buffer of all
-    /// the postings held 850 MB on the Linux kernel.
+    /// the postings held 850 MB on the Linux kernel. The `Columns` follow, also
+    /// through a buffer.
     fn encode_into(&self, mut sink: impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
         let remap = self.remap();
         let (head, lists) = self.stored_head(&remap);
@@ -2700,8 +2701,10 @@ impl<'a> StoredDocRef<'a> {
 
 /// What is saved: the field names, kinds, the documents of the live slots in
 /// order, the terms, and per term the byte length of its postings in `postings`,
-/// where each is `(slot delta, tf << 5 | field)` as LEB128 varints. Lengths,
-/// frequencies and maps are derived on load. Generic over owned or borrowed
+/// where each is `(slot delta, tf << 5 | field)` as LEB128 varints. Version 4
+/// writes each document's terms and field lengths after it (`Columns`); frequencies
+/// and maps are derived on load (and lengths and terms from a file of an older
+/// version). Generic over owned or borrowed
 /// strings and over the sequence of documents (the same encoding).
 #[derive(Clone, Serialize, Deserialize)]
 struct Stored<S, D, P = Bytes> {

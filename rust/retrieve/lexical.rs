@@ -2199,11 +2199,7 @@ impl LexicalIndex {
         // Each list's document frequency with it.
         let (postings, df): (Vec<PostingList>, Vec<u32>) = ranges
             .into_par_iter()
-            .map(|range| {
-                let list = PostingList::checked(&encoded, range, slots, field_count, max_tf)?;
-                let df = documents_of(&list);
-                Ok((list, df))
-            })
+            .map(|range| PostingList::checked(&encoded, range, slots, field_count, max_tf))
             .collect::<std::result::Result<Vec<_>, String>>()?
             .into_iter()
             .unzip();
@@ -2315,19 +2311,6 @@ fn encode_u32s(
     }
     debug_assert_eq!(written, total, "as many values as the length says");
     sink(&out)
-}
-
-/// The number of documents `list` names (its postings are by document).
-fn documents_of(list: &PostingList) -> u32 {
-    let mut previous = DEAD;
-    let mut documents = 0;
-    for posting in list.iter() {
-        if posting.doc != previous {
-            documents += 1;
-            previous = posting.doc;
-        }
-    }
-    documents
 }
 
 /// The u32s of a byte string of `Columns`.

@@ -294,17 +294,19 @@ impl PostingList {
     /// The stored list `range` of `stored` checked (in range, in (slot, field)
     /// order, a frequency of at least 1 and at most `max_tf`, not empty): `slots`
     /// documents and `fields` fields exist. It shares those bytes (they are
-    /// neither copied nor re-encoded: a list that is checked is read as it is).
-    /// The reason if it is not such a list.
+    /// neither copied nor re-encoded: a list that is checked is read as it is),
+    /// with the number of documents it names. The reason if it is not such a
+    /// list.
     pub fn checked(
         stored: &Shared,
         range: Range<usize>,
         slots: usize,
         fields: usize,
         max_tf: u32,
-    ) -> std::result::Result<PostingList, String> {
+    ) -> std::result::Result<(PostingList, u32), String> {
         let bytes = &stored.bytes()[range.clone()];
         let mut len = 0usize;
+        let mut documents = 0u32;
         let mut last = 0u32;
         let mut skips: Vec<Skip> = Vec::new();
         let mut last_field = 0;
@@ -326,8 +328,12 @@ impl PostingList {
                 return Err("a posting of no field".into());
             }
             // The same document: its fields in increasing order.
-            if previous == Some(doc) && last_field >= posting.field() {
-                return Err("postings out of order".into());
+            if previous == Some(doc) {
+                if last_field >= posting.field() {
+                    return Err("postings out of order".into());
+                }
+            } else {
+                documents += 1;
             }
             last_field = posting.field();
             if leaves_skip(len) {
@@ -340,12 +346,13 @@ impl PostingList {
             return Err("a term that has no postings".into());
         }
         skips.shrink_to_fit();
-        Ok(PostingList {
+        let list = PostingList {
             bytes: Encoded::Shared(stored.part(range)),
             len: u32::try_from(len).unwrap_or(u32::MAX),
             last,
             skips: (!skips.is_empty()).then(|| Box::new(skips)),
-        })
+        };
+        Ok((list, documents))
     }
 }
 
@@ -499,7 +506,10 @@ mod tests {
             // Checked from its bytes, it is the same list, sharing them; pushed
             // to, it copies them and grows as the list it was made from.
             if !postings.is_empty() {
-                let mut copy = checked(list.encoded(), usize::MAX, 32, u32::MAX).unwrap();
+                let (mut copy, documents) = checked(list.encoded(), usize::MAX, 32, u32::MAX).unwrap();
+                let mut docs: Vec<u32> = postings.iter().map(|p| p.doc).collect();
+                docs.dedup();
+                prop_assert_eq!(documents as usize, docs.len());
                 prop_assert_eq!(copy.iter().collect::<Vec<_>>(), postings.clone());
                 prop_assert_eq!(&copy, &list);
                 prop_assert_eq!(copy.shared_bytes(), list.encoded().len());
@@ -538,7 +548,7 @@ mod tests {
         slots: usize,
         fields: usize,
         max_tf: u32,
-    ) -> std::result::Result<PostingList, String> {
+    ) -> std::result::Result<(PostingList, u32), String> {
         let stored = Shared::whole(Backing::Heap(bytes.to_vec()));
         PostingList::checked(&stored, 0..bytes.len(), slots, fields, max_tf)
     }

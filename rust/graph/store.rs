@@ -449,10 +449,7 @@ impl KnowledgeGraph {
                 (path, copy)
             })
             .collect::<Vec<(String, FileSymbols)>>();
-        let nodes = files
-            .iter()
-            .map(|(_, s)| 1 + s.definitions.len() + s.imports.len())
-            .sum();
+        let nodes = files.iter().map(|(_, s)| node_count(s)).sum();
         let Ok((mut g, _)) = Self::with_nodes(nodes, Self::prepared_runs(files));
         // Resolving and linking only read the graph: both run in parallel.
         let resolutions: Vec<(String, Resolution)> = g
@@ -541,18 +538,14 @@ impl KnowledgeGraph {
     ) -> impl Iterator<Item = Result<Vec<(String, FileSymbols, Prepared)>, std::convert::Infallible>>
     {
         use rayon::prelude::*;
-        let mut files = files.into_iter();
-        std::iter::from_fn(move || {
-            let run: Vec<(String, FileSymbols)> = files.by_ref().take(LINK_RUN).collect();
-            (!run.is_empty()).then(|| {
-                Ok(run
-                    .into_par_iter()
-                    .map(|(path, mut symbols)| {
-                        let prepared = Prepared::of(&path, &mut symbols);
-                        (path, symbols, prepared)
-                    })
-                    .collect())
-            })
+        in_runs(files).map(|run| {
+            Ok(run
+                .into_par_iter()
+                .map(|(path, mut symbols)| {
+                    let prepared = Prepared::of(&path, &mut symbols);
+                    (path, symbols, prepared)
+                })
+                .collect())
         })
     }
 
@@ -663,29 +656,22 @@ impl KnowledgeGraph {
     /// what does not fit together (a file written by a broken build, say).
     pub fn from_saved(saved: Vec<SavedFile>) -> Result<Self, String> {
         use rayon::prelude::*;
-        let nodes = saved
-            .iter()
-            .map(|(_, s, _)| 1 + s.definitions.len() + s.imports.len())
-            .sum();
+        let nodes = saved.iter().map(|(_, s, _)| node_count(s)).sum();
         // A run of files checked and prepared at a time, in parallel (their links
         // kept aside for when every node is there).
         let mut links = Vec::with_capacity(saved.len());
-        let mut saved = saved.into_iter();
-        let runs = std::iter::from_fn(|| {
-            let run: Vec<SavedFile> = saved.by_ref().take(LINK_RUN).collect();
-            (!run.is_empty()).then(|| -> Result<Vec<_>, String> {
-                let run: Vec<_> = run
-                    .into_par_iter()
-                    .map(Self::loaded)
-                    .collect::<Result<_, _>>()?;
-                Ok(run
-                    .into_iter()
-                    .map(|(path, symbols, prepared, saved)| {
-                        links.push(saved);
-                        (path, symbols, prepared)
-                    })
-                    .collect())
-            })
+        let runs = in_runs(saved).map(|run| -> Result<Vec<_>, String> {
+            let run: Vec<_> = run
+                .into_par_iter()
+                .map(Self::loaded)
+                .collect::<Result<_, _>>()?;
+            Ok(run
+                .into_iter()
+                .map(|(path, symbols, prepared, saved)| {
+                    links.push(saved);
+                    (path, symbols, prepared)
+                })
+                .collect())
         });
         let (mut g, order) = Self::with_nodes(nodes, runs)?;
         // Every file's nodes by its position, in `FileEntry::nodes` order: what the
@@ -1359,6 +1345,20 @@ impl KnowledgeGraph {
 const LINK_RUN: usize = 2048;
 #[cfg(test)]
 const LINK_RUN: usize = 3;
+
+/// `items` in runs of `LINK_RUN` (the last may be shorter), in order.
+fn in_runs<T>(items: Vec<T>) -> impl Iterator<Item = Vec<T>> {
+    let mut items = items.into_iter();
+    std::iter::from_fn(move || {
+        let run: Vec<T> = items.by_ref().take(LINK_RUN).collect();
+        (!run.is_empty()).then_some(run)
+    })
+}
+
+/// The nodes a file's symbols make: its own, and one a definition or import.
+fn node_count(symbols: &FileSymbols) -> usize {
+    1 + symbols.definitions.len() + symbols.imports.len()
+}
 
 pub(super) fn with_spare(n: usize) -> usize {
     n + n / 16

@@ -223,7 +223,7 @@ fn steps(parsed: Parsed) {
             |chunk| writer.chunk(&chunk?),
         )
         .expect("writes");
-    let (file, sum) = writer.finish("", &[], &[]).expect("writes");
+    let (file, sum) = writer.finish(graph.names(), "", &[], &[]).expect("writes");
     step("  write graph", phase);
     let phase = Phase::start();
     let index = copy.write(&scratch.join("graph.lexical")).expect("writes");

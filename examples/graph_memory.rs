@@ -276,7 +276,7 @@ fn main() {
                 let t = Instant::now();
                 let (saved, _) = _core::graph::load_with_sum(Path::new(&file)).expect("reads");
                 let read = t.elapsed().as_secs_f64();
-                let graph = KnowledgeGraph::from_saved(saved.files).expect("graph");
+                let graph = KnowledgeGraph::from_saved(saved.graph).expect("graph");
                 println!(
                     "graph: read+decode {read:.2} s, built {:.2} s",
                     t.elapsed().as_secs_f64()

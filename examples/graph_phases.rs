@@ -147,7 +147,7 @@ fn main() {
         record(4, took);
         let saved = Saved {
             root: root.display().to_string(),
-            files: graph.saved(),
+            graph: graph.saved(),
             skipped: vec![],
             warnings: vec![],
         };
@@ -156,7 +156,7 @@ fn main() {
         record(5, took);
         drop((graph, saved));
         let (_, took) = timed(|| {
-            KnowledgeGraph::from_saved(load(&path).expect("the graph loads").files)
+            KnowledgeGraph::from_saved(load(&path).expect("the graph loads").graph)
                 .expect("its links fit")
         });
         record(6, took);

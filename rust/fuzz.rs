@@ -105,7 +105,7 @@ fn good_graph_file(dir: &std::path::Path) -> Vec<u8> {
     let graph = KnowledgeGraph::from_files(files);
     let saved = Saved {
         root: "/repo".into(),
-        files: graph.saved(),
+        graph: graph.saved(),
         skipped: vec![("x.py".into(), "binary (NUL byte)".into())],
         warnings: vec![],
     };
@@ -121,7 +121,7 @@ fn load_bytes(dir: &std::path::Path, bytes: &[u8]) -> Result<(), TestCaseError> 
     match load(&path) {
         Ok(saved) => {
             // A file that decodes must also make a graph, or say why not.
-            let _ = KnowledgeGraph::from_saved(saved.files);
+            let _ = KnowledgeGraph::from_saved(saved.graph);
             Ok(())
         }
         Err(Error::Corrupt(_) | Error::FormatVersion { .. }) => Ok(()),

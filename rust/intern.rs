@@ -126,6 +126,41 @@ impl Interner {
         }
     }
 
+    /// Its strings back to back, and where each ends: what `from_parts` takes.
+    pub fn parts(&self) -> (&str, &[usize]) {
+        (&self.text, &self.ends)
+    }
+
+    /// The interner whose strings are `text` cut at `ends` (as `parts` gives
+    /// them), ids in that order; `None` if the ends do not cut `text` into
+    /// strings (one past its end, decreasing, inside a character) or a string
+    /// comes twice.
+    pub fn from_parts(text: String, ends: Vec<usize>) -> Option<Interner> {
+        let mut start = 0;
+        for &end in &ends {
+            if end < start || !text.is_char_boundary(end) {
+                return None;
+            }
+            start = end;
+        }
+        if start != text.len() || u32::try_from(ends.len()).map_or(true, |n| n == u32::MAX) {
+            return None;
+        }
+        let mut table = HashTable::with_capacity(ends.len());
+        for id in 0..ends.len() as u32 {
+            let name = slice(&text, &ends, id);
+            let hashed = hash(name);
+            if table
+                .find(hashed, |&other| slice(&text, &ends, other) == name)
+                .is_some()
+            {
+                return None;
+            }
+            table.insert_unique(hashed, id, |&other| hash(slice(&text, &ends, other)));
+        }
+        Some(Interner { text, ends, table })
+    }
+
     /// The interner of the strings whose id `keep` holds, in order: a kept id
     /// becomes its rank among the kept ones.
     pub fn retained(&self, keep: impl Fn(u32) -> bool) -> Interner {
@@ -191,6 +226,27 @@ mod tests {
                 prop_assert_eq!(kept.id(name), Some(rank as u32));
             }
         }
+    }
+
+    #[test]
+    fn made_from_its_parts() {
+        let mut interner = Interner::default();
+        for name in ["a", "", "bc", "é"] {
+            interner.intern(name);
+        }
+        let (text, ends) = interner.parts();
+        let again = Interner::from_parts(text.to_string(), ends.to_vec()).unwrap();
+        assert_eq!(again, interner);
+        assert_eq!(again.id("bc"), Some(2));
+        assert_eq!(again.id("é"), Some(3));
+        let none = |text: &str, ends: &[usize]| Interner::from_parts(text.into(), ends.to_vec());
+        assert_eq!(none("abc", &[1, 3]).map(|i| i.len()), Some(2));
+        assert!(none("abc", &[2, 1, 3]).is_none(), "decreasing");
+        assert!(none("abc", &[1, 4]).is_none(), "past the end");
+        assert!(none("abc", &[1]).is_none(), "text left over");
+        assert!(none("é", &[1, 2]).is_none(), "inside a character");
+        assert!(none("aba", &[1, 2, 3]).is_none(), "a string twice");
+        assert!(none("a", &[0, 0, 1]).is_none(), "the empty string twice");
     }
 
     #[test]

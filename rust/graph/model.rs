@@ -3,6 +3,8 @@
 use std::sync::Arc;
 
 use super::extract::{DefKind, FileSymbols, Language, RefKind};
+use super::store::Ref;
+use crate::intern::Interner;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum NodeKind {
@@ -133,5 +135,26 @@ pub(super) struct LinkedEdge {
     pub(super) reference: u32,
 }
 
-/// A file as saved: its path, symbols and links.
-pub type SavedFile = (String, FileSymbols, Links);
+/// A file as saved: its path, symbols and links, the names its definitions and
+/// references use given by their ids in the graph's names (`SavedGraph::names`):
+/// read back, the 9 M reference names of the Linux kernel are neither allocated
+/// one by one nor looked up again.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SavedFile {
+    pub path: String,
+    /// Its symbols but for the names: its definitions' are empty (`definitions`
+    /// names them) and its references are in `references`.
+    pub symbols: FileSymbols,
+    /// The name of each definition, by id.
+    pub(super) definitions: Vec<u32>,
+    /// As `FileSymbols::references` (sorted by name), each name by id.
+    pub(super) references: Vec<Ref>,
+    pub links: Links,
+}
+
+/// A graph as saved: every name its files use, each once, and the files.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SavedGraph {
+    pub names: Interner,
+    pub files: Vec<SavedFile>,
+}

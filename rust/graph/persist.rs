@@ -1,49 +1,55 @@
 //! Saving and loading a graph. What is stored is each file's extracted symbols and
 //! its links (what its imports resolved to, its edges), so loading neither parses
-//! nor links again.
+//! nor links again, and the graph's names, which the files name by id.
 //!
 //! Layout: magic `AIRGRAPH`, format version (u32 LE), payload length (u64 LE),
 //! checksum of the payload (u64 LE), then the payload: the files in chunks of
 //! `CHUNK`, each encoded on its own (postcard) so that chunks are encoded and
-//! decoded in parallel, then the `Meta` (which names each chunk's length), then
-//! the length of the `Meta` (u64 LE). The checksum is a foldhash of the parts'
-//! foldhashes (each chunk one part, the `Meta` and its length one). So a save
-//! writes each chunk as soon as it is encoded and drops it, then the `Meta`, then
-//! the header over the zeros it began with (version 6, the `Meta` first, held
-//! every chunk until all were encoded: 611 MB on the Linux kernel). Written
-//! atomically, mode 0600 (`crate::atomic`).
+//! decoded in parallel, then the names (postcard: their text and where each
+//! ends), then the `Meta` (which names the length of each chunk and of the
+//! names), then the length of the `Meta` (u64 LE). The checksum is a foldhash of
+//! the parts' foldhashes (each chunk one part, the names one, the `Meta` and its
+//! length one). So a save writes each chunk as soon as it is encoded and drops
+//! it, then the names and the `Meta`, then the header over the zeros it began
+//! with (version 6, the `Meta` first, held every chunk until all were encoded:
+//! 611 MB on the Linux kernel). Version 8 named each name by id (version 7 spelled
+//! them out in every file: the kernel's 9 M references were 9 M strings to
+//! allocate and look up again). Written atomically, mode 0600 (`crate::atomic`).
 
 use std::hash::BuildHasher;
 use std::path::Path;
 
 use rayon::prelude::*;
 
-use super::model::SavedFile;
+use super::model::{SavedFile, SavedGraph};
 use crate::atomic::AtomicFile;
 use crate::error::{Error, Result};
+use crate::intern::Interner;
 use crate::mapped::Mapped;
 
 const MAGIC: &[u8; 8] = b"AIRGRAPH";
-pub const FORMAT_VERSION: u32 = 7;
+pub const FORMAT_VERSION: u32 = 8;
 const HEADER: usize = 8 + 4 + 8 + 8;
 /// Files per chunk.
 pub const CHUNK: usize = 64;
 
-/// The payload's head: everything but the files, and the byte length of each chunk.
+/// The payload's tail: everything but the files and names, the byte length of
+/// each chunk and of the names.
 #[derive(serde::Serialize, serde::Deserialize)]
 struct Meta {
     root: String,
     skipped: Vec<(String, String)>,
     warnings: Vec<(String, String)>,
     chunks: Vec<u64>,
+    names: u64,
 }
 
 /// What a graph file holds besides the symbols: the project root and what was not
 /// (fully) indexed.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Saved {
     pub root: String,
-    pub files: Vec<SavedFile>,
+    pub graph: SavedGraph,
     pub skipped: Vec<(String, String)>,
     pub warnings: Vec<(String, String)>,
 }
@@ -85,16 +91,22 @@ struct MetaOut<'a> {
     skipped: &'a [(String, String)],
     warnings: &'a [(String, String)],
     chunks: &'a [u64],
+    names: u64,
 }
 
 /// Writes `saved` to `path`; returns the payload's checksum, which names this
 /// version of the file (files saved beside it record it, see `load_with_sum`).
 pub fn save(path: &Path, saved: &Saved) -> Result<u64> {
     let mut writer = Writer::create(path)?;
-    for files in saved.files.chunks(CHUNK) {
+    for files in saved.graph.files.chunks(CHUNK) {
         writer.chunk(&encode_chunk(files)?)?;
     }
-    let (file, sum) = writer.finish(&saved.root, &saved.skipped, &saved.warnings)?;
+    let (file, sum) = writer.finish(
+        &saved.graph.names,
+        &saved.root,
+        &saved.skipped,
+        &saved.warnings,
+    )?;
     file.commit()?;
     Ok(sum)
 }
@@ -135,19 +147,25 @@ impl Writer {
         Ok(())
     }
 
-    /// Writes the `Meta` and the header: the file, to `commit` (the caller may
-    /// write a file tied to this one first), and its checksum.
+    /// Writes the `names` the chunks' files use, the `Meta` and the header: the
+    /// file, to `commit` (the caller may write a file tied to this one first),
+    /// and its checksum.
     pub fn finish(
         mut self,
+        names: &Interner,
         root: &str,
         skipped: &[(String, String)],
         warnings: &[(String, String)],
     ) -> Result<(AtomicFile, u64)> {
+        let names = postcard::to_stdvec(&names.parts()).map_err(Error::Encode)?;
+        self.file.write_all(&names)?;
+        self.sums.push(part_sum(&names));
         let meta = MetaOut {
             root,
             skipped,
             warnings,
             chunks: &self.chunks,
+            names: names.len() as u64,
         };
         let mut tail = postcard::to_stdvec(&meta).map_err(Error::Encode)?;
         let meta_length = tail.len() as u64;
@@ -155,7 +173,7 @@ impl Writer {
         self.file.write_all(&tail)?;
         self.sums.push(part_sum(&tail));
         let sum = combined(&self.sums);
-        let length = self.chunks.iter().sum::<u64>() + tail.len() as u64;
+        let length = self.chunks.iter().sum::<u64>() + names.len() as u64 + tail.len() as u64;
         let mut header = Vec::with_capacity(HEADER);
         header.extend_from_slice(MAGIC);
         header.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
@@ -210,9 +228,10 @@ pub fn load_with_sum(path: &Path) -> Result<(Saved, u64)> {
         skipped,
         warnings,
         chunks,
+        names,
     } = postcard::from_bytes(meta).map_err(decoding)?;
-    let mut parts: Vec<&[u8]> = Vec::with_capacity(chunks.len() + 1);
-    for length in chunks {
+    let mut parts: Vec<&[u8]> = Vec::with_capacity(chunks.len() + 2);
+    for length in chunks.into_iter().chain([names]) {
         let (part, after) = rest
             .split_at_checked(usize::try_from(length).unwrap_or(usize::MAX))
             .ok_or_else(|| corrupt("chunks longer than the file"))?;
@@ -220,20 +239,34 @@ pub fn load_with_sum(path: &Path) -> Result<(Saved, u64)> {
         rest = after;
     }
     if !rest.is_empty() {
-        return Err(corrupt("bytes between the last chunk and the meta"));
+        return Err(corrupt("bytes between the names and the meta"));
     }
     parts.push(&payload[chunks_end..]);
     if checksum(&parts) != sum {
         return Err(corrupt("checksum mismatch"));
     }
-    let decoded: Vec<Vec<SavedFile>> = parts[..parts.len() - 1]
-        .par_iter()
-        .map(|part| postcard::from_bytes(part))
-        .collect::<std::result::Result<_, _>>()
-        .map_err(decoding)?;
+    let (chunks, names) = parts[..parts.len() - 1].split_at(parts.len() - 2);
+    // The names (a hash table of 1.9 M on the Linux kernel) beside the files.
+    let (names, decoded) = rayon::join(
+        || -> Result<Interner> {
+            let (text, ends): (String, Vec<usize>) =
+                postcard::from_bytes(names[0]).map_err(decoding)?;
+            Interner::from_parts(text, ends).ok_or_else(|| corrupt("names that do not fit"))
+        },
+        || -> Result<Vec<Vec<SavedFile>>> {
+            chunks
+                .par_iter()
+                .map(|part| postcard::from_bytes(part))
+                .collect::<std::result::Result<_, _>>()
+                .map_err(decoding)
+        },
+    );
     let saved = Saved {
         root,
-        files: decoded.into_iter().flatten().collect(),
+        graph: SavedGraph {
+            names: names?,
+            files: decoded?.into_iter().flatten().collect(),
+        },
         skipped,
         warnings,
     };
@@ -243,19 +276,15 @@ pub fn load_with_sum(path: &Path) -> Result<(Saved, u64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::graph::{extract, Language, Links};
+    use crate::graph::{extract, KnowledgeGraph, Language};
 
     fn saved() -> Saved {
+        let source = b"class A:\n    def f(self):\n        g()\n\ndef g():\n    pass\n";
+        let graph =
+            KnowledgeGraph::from_files(vec![("a.py".into(), extract(Language::Python, source))]);
         Saved {
             root: "/repo".into(),
-            files: vec![(
-                "a.py".into(),
-                extract(
-                    Language::Python,
-                    b"class A:\n    def f(self):\n        g()\n\ndef g():\n    pass\n",
-                ),
-                Links::default(),
-            )],
+            graph: graph.saved(),
             skipped: vec![("blob.py".into(), "binary (NUL byte)".into())],
             warnings: vec![],
         }

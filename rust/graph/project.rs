@@ -352,7 +352,7 @@ impl Project {
     fn saved_from(&self, state: &State) -> Saved {
         Saved {
             root: self.root.to_string_lossy().into_owned(),
-            files: state.graph.saved(),
+            graph: state.graph.saved(),
             skipped: state.skipped.clone(),
             warnings: state.warnings.clone(),
         }
@@ -366,7 +366,7 @@ impl Project {
         let (
             Saved {
                 root: saved_root,
-                files,
+                graph: files,
                 skipped,
                 warnings,
             },
@@ -462,7 +462,7 @@ fn write_graph(
         |files| persist::encode_chunk(&files),
         |chunk| file.chunk(&chunk?),
     )?;
-    file.finish(&root.to_string_lossy(), skipped, warnings)
+    file.finish(graph.names(), &root.to_string_lossy(), skipped, warnings)
 }
 
 /// Syncs and renames a graph file and its lexical index side by side (see
@@ -968,7 +968,7 @@ mod tests {
         );
 
         // Runs of any length make the same saved form, in order.
-        let whole = p.state().graph().saved();
+        let whole = p.state().graph().saved().files;
         assert_eq!(whole.len(), files);
         for chunk in [1, 7, persist::CHUNK, files, files + 1] {
             let mut runs = Vec::new();

@@ -17,7 +17,9 @@ use super::extract::{
     DefKind, Definition, FileSymbols, Import, Language, Origin, Receiver, RefKind, Reference, Span,
 };
 use super::link::{go_receiver, targets, typed, Pass, Relink, Resolution, MAX_CANDIDATES};
-use super::model::{line32, Edge, EdgeKind, LinkedEdge, Links, Node, NodeKind, SavedFile};
+use super::model::{
+    line32, Edge, EdgeKind, LinkedEdge, Links, Node, NodeKind, SavedFile, SavedGraph,
+};
 use super::modules::{self, Match};
 use crate::intern::Interner;
 
@@ -68,7 +70,7 @@ pub(super) struct Stored {
 }
 
 /// A `Reference` with its name interned and its line a u32 (an edge's).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(super) struct Ref {
     pub(super) kind: RefKind,
     /// In the graph's `Interner`.
@@ -77,6 +79,16 @@ pub(super) struct Ref {
     pub(super) origin: Origin,
     pub(super) receiver: Receiver,
 }
+
+/// A file's names as ids in the graph's `Interner`, when they are known already
+/// (a saved file's): its definitions' names, in order, and its references.
+pub(super) struct Named {
+    definitions: Vec<u32>,
+    references: Vec<Ref>,
+}
+
+/// A file ready to add: its path, symbols, names if known, and what `Prepared::of` made.
+type Ready = (String, FileSymbols, Option<Named>, Prepared);
 
 #[derive(Debug, Default, Clone)]
 pub struct KnowledgeGraph {
@@ -511,7 +523,7 @@ impl KnowledgeGraph {
     /// the tables. Stops at a run's error.
     pub(super) fn with_nodes<E>(
         nodes: usize,
-        runs: impl Iterator<Item = Result<Vec<(String, FileSymbols, Prepared)>, E>>,
+        runs: impl Iterator<Item = Result<Vec<Ready>, E>>,
     ) -> Result<(Self, Vec<NodeIndex>), E> {
         let mut g = KnowledgeGraph::default();
         // Exactly: the edges of links are reserved when they are known (`from_files`,
@@ -522,10 +534,9 @@ impl KnowledgeGraph {
         g.graph.reserve_exact_edges(nodes);
         let mut order = Vec::new();
         for run in runs {
-            order.extend(
-                run?.into_iter()
-                    .map(|(path, symbols, prepared)| g.add_file_at(path, symbols, prepared, None)),
-            );
+            order.extend(run?.into_iter().map(|(path, symbols, named, prepared)| {
+                g.add_file_at(path, symbols, named, prepared, None)
+            }));
         }
         Ok((g, order))
     }
@@ -535,36 +546,44 @@ impl KnowledgeGraph {
     /// Linux kernel, 3.4 M nodes of 112 bytes and their strings).
     fn prepared_runs(
         files: Vec<(String, FileSymbols)>,
-    ) -> impl Iterator<Item = Result<Vec<(String, FileSymbols, Prepared)>, std::convert::Infallible>>
-    {
+    ) -> impl Iterator<Item = Result<Vec<Ready>, std::convert::Infallible>> {
         use rayon::prelude::*;
         in_runs(files).map(|run| {
             Ok(run
                 .into_par_iter()
                 .map(|(path, mut symbols)| {
                     let prepared = Prepared::of(&path, &mut symbols);
-                    (path, symbols, prepared)
+                    (path, symbols, None, prepared)
                 })
                 .collect())
         })
     }
 
-    /// Each file's symbols and links, by path: what `from_saved` rebuilds the graph from.
-    pub fn saved(&self) -> Vec<SavedFile> {
-        let mut saved = Vec::new();
+    /// Its names and each file's symbols and links, by path: what `from_saved`
+    /// rebuilds the graph from.
+    pub fn saved(&self) -> SavedGraph {
+        let mut files = Vec::new();
         self.saved_chunks(
             usize::MAX,
-            |files| files,
-            |files| {
-                saved = files;
+            |saved| saved,
+            |saved| {
+                files = saved;
                 Ok::<_, std::convert::Infallible>(())
             },
         )
         .unwrap_or_else(|never| match never {});
-        saved
+        SavedGraph {
+            names: self.interned.clone(),
+            files,
+        }
     }
 
-    /// `saved` in runs of `chunk` files (the last may be shorter), each run made and
+    /// The names `saved_chunks` gives their ids in (`SavedFile`).
+    pub fn names(&self) -> &Interner {
+        &self.interned
+    }
+
+    /// `saved`'s files in runs of `chunk` files (the last may be shorter), each run made and
     /// handed to `each` on the thread pool, and what `each` makes of it handed to
     /// `sink` in order (a few runs per thread at a time): a saved file holds a copy
     /// of its symbols (reference names spelled out), so a run is copied out only
@@ -590,8 +609,20 @@ impl KnowledgeGraph {
             }
         }
         let at = &at;
-        let one = |path: &String, entry: &FileEntry| -> SavedFile {
-            (path.clone(), self.unstored(entry), self.links(entry, at))
+        let one = |path: &String, entry: &FileEntry| SavedFile {
+            path: path.clone(),
+            symbols: self.symbols_of(entry, false),
+            definitions: entry
+                .defs
+                .iter()
+                .map(|&id| {
+                    self.interned
+                        .id(&self.graph[id].name)
+                        .expect("a definition's name is interned when added")
+                })
+                .collect(),
+            references: entry.symbols.references.clone(),
+            links: self.links(entry, at),
         };
         let chunk = chunk.max(1);
         let batch = chunk.saturating_mul(4 * rayon::current_num_threads());
@@ -654,26 +685,33 @@ impl KnowledgeGraph {
 
     /// The graph `saved` described (its edges are not computed again). An error says
     /// what does not fit together (a file written by a broken build, say).
-    pub fn from_saved(saved: Vec<SavedFile>) -> Result<Self, String> {
+    pub fn from_saved(saved: SavedGraph) -> Result<Self, String> {
         use rayon::prelude::*;
-        let nodes = saved.iter().map(|(_, s, _)| node_count(s)).sum();
+        let SavedGraph {
+            names,
+            files: saved,
+        } = saved;
+        let nodes = saved.iter().map(|f| node_count(&f.symbols)).sum();
         // A run of files checked and prepared at a time, in parallel (their links
         // kept aside for when every node is there).
         let mut links = Vec::with_capacity(saved.len());
         let runs = in_runs(saved).map(|run| -> Result<Vec<_>, String> {
             let run: Vec<_> = run
                 .into_par_iter()
-                .map(Self::loaded)
+                .map(|file| Self::loaded(file, &names))
                 .collect::<Result<_, _>>()?;
             Ok(run
                 .into_iter()
-                .map(|(path, symbols, prepared, saved)| {
+                .map(|(ready, saved)| {
                     links.push(saved);
-                    (path, symbols, prepared)
+                    ready
                 })
                 .collect())
         });
         let (mut g, order) = Self::with_nodes(nodes, runs)?;
+        // The files' names are the saved ones, by the same ids (none was interned
+        // while they were added).
+        g.interned = names;
         // Every file's nodes by its position, in `FileEntry::nodes` order: what the
         // links name. Their edges are added file by file (gathered first, they held
         // 300 MB more on the Linux kernel).
@@ -752,23 +790,57 @@ impl KnowledgeGraph {
         Ok(g)
     }
 
-    /// A saved file checked (its references in order, their receivers in range)
+    /// A saved file checked (its names among `names`, its references in order,
+    /// where they are made and their receivers in range), its definitions named
     /// and prepared (`Prepared::of`): each on its own, so on the thread pool.
-    fn loaded(
-        (path, mut symbols, links): SavedFile,
-    ) -> Result<(String, FileSymbols, Prepared, Links), String> {
-        if !symbols.references.is_sorted_by(|a, b| a.name <= b.name) {
-            return Err(format!("{path}: references out of order"));
+    fn loaded(file: SavedFile, names: &Interner) -> Result<(Ready, Links), String> {
+        let SavedFile {
+            path,
+            mut symbols,
+            definitions,
+            references,
+            links,
+        } = file;
+        let damaged = |why: &str| Err(format!("{path}: {why}"));
+        if definitions.len() != symbols.definitions.len() || !symbols.references.is_empty() {
+            return damaged("names that do not fit its symbols");
         }
-        if symbols.references.iter().any(|r| match r.receiver {
-            Receiver::Type(t) => t as usize >= symbols.types.len(),
-            Receiver::Import(i) | Receiver::Named(i) => i as usize >= symbols.imports.len(),
-            Receiver::This | Receiver::Unknown => false,
+        let known = |id: u32| (id as usize) < names.len();
+        if !definitions.iter().all(|&id| known(id)) || !references.iter().all(|r| known(r.name)) {
+            return damaged("a name the graph does not have");
+        }
+        if !references.is_sorted_by(|a, b| names.get(a.name) <= names.get(b.name)) {
+            return damaged("references out of order");
+        }
+        let (defs, imports, types) = (
+            symbols.definitions.len(),
+            symbols.imports.len(),
+            symbols.types.len(),
+        );
+        if references.iter().any(|r| {
+            let origin = match r.origin {
+                Origin::Definition(d) => d as usize >= defs,
+                Origin::Import(i) => i as usize >= imports,
+                Origin::File => false,
+            };
+            origin
+                || match r.receiver {
+                    Receiver::Type(t) => t as usize >= types,
+                    Receiver::Import(i) | Receiver::Named(i) => i as usize >= imports,
+                    Receiver::This | Receiver::Unknown => false,
+                }
         }) {
-            return Err(format!("{path}: a receiver out of range"));
+            return damaged("a reference's origin or receiver out of range");
+        }
+        for (d, &id) in symbols.definitions.iter_mut().zip(&definitions) {
+            d.name = names.get(id).into();
         }
         let prepared = Prepared::of(&path, &mut symbols);
-        Ok((path, symbols, prepared, links))
+        let named = Named {
+            definitions,
+            references,
+        };
+        Ok(((path, symbols, Some(named), prepared), links))
     }
 
     /// Replaces one file's symbols (adds the file if new) and repairs the edges into
@@ -806,7 +878,7 @@ impl KnowledgeGraph {
         let file = self.remove_nodes(path, !existed);
         let mut symbols = symbols;
         let prepared = Prepared::of(path, &mut symbols);
-        self.add_file_at(path.to_string(), symbols, prepared, file);
+        self.add_file_at(path.to_string(), symbols, None, prepared, file);
         self.link(path, &Relink::All);
         // The base edges into the file's classes first: resolving a method walks them.
         self.relink_bases(path, &classes);
@@ -1015,11 +1087,13 @@ impl KnowledgeGraph {
         self.parents[node.index()] = parent;
     }
 
-    /// Adds a file's nodes and index entries, reusing its file node if given.
+    /// Adds a file's nodes and index entries, reusing its file node if given; its
+    /// names are interned unless `named` gives their ids.
     pub(super) fn add_file_at(
         &mut self,
         path: String,
         symbols: FileSymbols,
+        named: Option<Named>,
         prepared: Prepared,
         file: Option<NodeIndex>,
     ) -> NodeIndex {
@@ -1030,6 +1104,18 @@ impl KnowledgeGraph {
             imports: import_nodes,
             path: shared,
         } = prepared;
+        // Definitions first, then references, as they come: a build interns its
+        // names in the order a load finds them.
+        let Named {
+            definitions: def_names,
+            references,
+        } = named.unwrap_or_else(|| Named {
+            definitions: def_nodes
+                .iter()
+                .map(|(node, _)| self.interned.intern(&node.name))
+                .collect(),
+            references: self.interned_references(&symbols.references),
+        });
         let node = Node {
             kind: NodeKind::File,
             name: path.as_str().into(),
@@ -1054,7 +1140,9 @@ impl KnowledgeGraph {
         };
         self.place(file, file, NodeIndex::end());
         let mut defs: Vec<NodeIndex> = Vec::with_capacity(symbols.definitions.len());
-        for (def, (node, container)) in symbols.definitions.iter().zip(def_nodes) {
+        for ((def, (node, container)), name) in
+            symbols.definitions.iter().zip(def_nodes).zip(def_names)
+        {
             let id = self.graph.add_node(node);
             let parent = container.map_or(file, |j| defs[j]);
             self.graph.add_edge(
@@ -1068,7 +1156,6 @@ impl KnowledgeGraph {
                 },
             );
             self.place(id, file, parent);
-            let name = self.interned.intern(&self.graph[id].name);
             let owner = &self.owner;
             let ids = by_id(&mut self.names, name);
             let at = ids.partition_point(|&x| (owner[x.index()], x) < (file, id));
@@ -1091,7 +1178,7 @@ impl KnowledgeGraph {
             self.place(id, file, file);
             imports.push(id);
         }
-        let symbols = self.store(symbols);
+        let symbols = stored(symbols, references);
         let mut previous = None;
         for reference in &symbols.references {
             if previous != Some(reference.name) {
@@ -1193,21 +1280,10 @@ impl KnowledgeGraph {
         out
     }
 
-    /// A file's symbols as kept, their reference names interned.
-    fn store(&mut self, symbols: FileSymbols) -> Stored {
-        let FileSymbols {
-            language,
-            definitions,
-            imports,
-            references,
-            types,
-            package,
-            syntax_errors,
-            error_line,
-            truncated,
-        } = symbols;
+    /// `references` with their names interned.
+    fn interned_references(&mut self, references: &[Reference]) -> Vec<Ref> {
         let mut last: Option<u32> = None;
-        let references = references
+        references
             .iter()
             .map(|r| {
                 // Sorted by name: one look-up a run of the same name.
@@ -1224,22 +1300,17 @@ impl KnowledgeGraph {
                     receiver: r.receiver,
                 }
             })
-            .collect();
-        Stored {
-            language,
-            definitions: definitions.iter().map(Definition::span).collect(),
-            imports,
-            references,
-            types,
-            package,
-            syntax_errors,
-            error_line,
-            truncated,
-        }
+            .collect()
     }
 
     /// The `FileSymbols` a file's `Stored` symbols were made from.
     pub(super) fn unstored(&self, entry: &FileEntry) -> FileSymbols {
+        self.symbols_of(entry, true)
+    }
+
+    /// A file's symbols as given (`unstored`), or without the names of its
+    /// definitions and its references unless `named` (as `SavedFile` holds them).
+    fn symbols_of(&self, entry: &FileEntry, named: bool) -> FileSymbols {
         let symbols = &entry.symbols;
         FileSymbols {
             language: symbols.language,
@@ -1249,21 +1320,30 @@ impl KnowledgeGraph {
                 .zip(&entry.defs)
                 .map(|(&span, &id)| {
                     let node = &self.graph[id];
-                    Definition::with_span(span, node.name.clone(), node.signature.clone())
+                    let name = if named {
+                        node.name.clone()
+                    } else {
+                        Box::default()
+                    };
+                    Definition::with_span(span, name, node.signature.clone())
                 })
                 .collect(),
             imports: symbols.imports.clone(),
-            references: symbols
-                .references
-                .iter()
-                .map(|r| Reference {
-                    kind: r.kind,
-                    name: self.interned.get(r.name).into(),
-                    line: r.line,
-                    origin: r.origin,
-                    receiver: r.receiver,
-                })
-                .collect(),
+            references: if named {
+                symbols
+                    .references
+                    .iter()
+                    .map(|r| Reference {
+                        kind: r.kind,
+                        name: self.interned.get(r.name).into(),
+                        line: r.line,
+                        origin: r.origin,
+                        receiver: r.receiver,
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            },
             types: symbols.types.clone(),
             package: symbols.package.clone(),
             syntax_errors: symbols.syntax_errors,
@@ -1345,6 +1425,32 @@ impl KnowledgeGraph {
 const LINK_RUN: usize = 2048;
 #[cfg(test)]
 const LINK_RUN: usize = 3;
+
+/// A file's symbols as kept, given its references with their names interned.
+fn stored(symbols: FileSymbols, references: Vec<Ref>) -> Stored {
+    let FileSymbols {
+        language,
+        definitions,
+        imports,
+        references: _,
+        types,
+        package,
+        syntax_errors,
+        error_line,
+        truncated,
+    } = symbols;
+    Stored {
+        language,
+        definitions: definitions.iter().map(Definition::span).collect(),
+        imports,
+        references,
+        types,
+        package,
+        syntax_errors,
+        error_line,
+        truncated,
+    }
+}
 
 /// `items` in runs of `LINK_RUN` (the last may be shorter), in order.
 fn in_runs<T>(items: Vec<T>) -> impl Iterator<Item = Vec<T>> {
@@ -1628,9 +1734,10 @@ pub(super) mod tests {
         assert_eq!(loaded.saved(), saved);
         // Sorted by path, the tenth file (in the last run) is f8.py.
         let mut bad = saved;
-        let refs = &mut bad[9].1.references;
-        let mut first = refs[0].clone();
-        first.name = "zz".into();
+        let last = bad.names.intern("zz");
+        let refs = &mut bad.files[9].references;
+        let mut first = refs[0];
+        first.name = last;
         refs.insert(0, first);
         let why = KnowledgeGraph::from_saved(bad).unwrap_err();
         assert_eq!(why, "f8.py: references out of order");
@@ -1647,12 +1754,48 @@ pub(super) mod tests {
         assert_eq!(loaded.edge_list(), g.edge_list());
         let damaged = |damage: fn(&mut Links)| {
             let mut bad = saved.clone();
-            damage(&mut bad[0].2);
+            damage(&mut bad.files[0].links);
             KnowledgeGraph::from_saved(bad).unwrap_err()
         };
         assert!(damaged(|l| l.edges[0].to_file = 7).contains("a.py: no file at position 7"));
         assert!(damaged(|l| l.edges[0].to = 99).contains("no node at position"));
         assert!(damaged(|l| l.resolved.clear()).contains("1 imports but 0 resolved"));
+        // Names and references that do not fit the file (a file decodes into any
+        // of these).
+        let named = |damage: fn(&mut SavedFile)| {
+            let mut bad = saved.clone();
+            damage(&mut bad.files[0]);
+            KnowledgeGraph::from_saved(bad).unwrap_err()
+        };
+        let unfit = "a.py: names that do not fit its symbols";
+        assert_eq!(named(|f| f.definitions.clear()), unfit);
+        assert_eq!(
+            named(|f| f.symbols.references = vec![Reference {
+                kind: RefKind::Call,
+                name: "g".into(),
+                line: 1,
+                origin: Origin::File,
+                receiver: Receiver::Unknown,
+            }]),
+            unfit
+        );
+        let unknown = "a.py: a name the graph does not have";
+        assert_eq!(named(|f| f.definitions[0] = 99), unknown);
+        assert_eq!(named(|f| f.references[0].name = u32::MAX), unknown);
+        let range = "a.py: a reference's origin or receiver out of range";
+        assert_eq!(
+            named(|f| f.references[0].origin = Origin::Definition(1)),
+            range
+        );
+        assert_eq!(named(|f| f.references[0].origin = Origin::Import(1)), range);
+        assert_eq!(
+            named(|f| f.references[0].receiver = Receiver::Type(0)),
+            range
+        );
+        assert_eq!(
+            named(|f| f.references[0].receiver = Receiver::Named(1)),
+            range
+        );
     }
 
     /// Kotlin files whose `package` lines change (the module keys they answer to

@@ -23,6 +23,9 @@ use petgraph::Direction;
 /// No edge, no node (the end of a list).
 const END: u32 = u32::MAX;
 
+/// In `first[1]` of a vacant node slot (no edge has this index).
+const VACANT: u32 = u32::MAX - 1;
+
 /// An edge's slot. Valid until the edge is removed (then reused by a later edge).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct EdgeId(u32);
@@ -31,15 +34,6 @@ impl EdgeId {
     pub fn index(self) -> usize {
         self.0 as usize
     }
-}
-
-#[derive(Debug, Clone)]
-struct NodeSlot<N> {
-    /// None: a vacant slot.
-    weight: Option<N>,
-    /// The first (most recently added) edge out of the node and into it; in a
-    /// vacant slot, `first[0]` is the next vacant slot.
-    first: [u32; 2],
 }
 
 #[derive(Debug, Clone)]
@@ -57,7 +51,14 @@ struct EdgeSlot<E> {
 /// edge indexes stay valid until removed. See the module's comment.
 #[derive(Debug, Clone)]
 pub struct Graph<N, E> {
-    nodes: Vec<NodeSlot<N>>,
+    /// The node slots' weights (None: a vacant slot).
+    nodes: Vec<Option<N>>,
+    /// The first (most recently added) edge out of each node and into it; in a
+    /// vacant slot, the next vacant slot and `VACANT`. Apart from the weights, so
+    /// that adding and walking edges reads 8 bytes a node, not a whole slot: on
+    /// the Linux kernel a load adds 16 M edges between 3.4 M nodes, 27 MB of
+    /// these against 270 MB of weights.
+    first: Vec<[u32; 2]>,
     edges: Vec<EdgeSlot<E>>,
     /// The previous edge in each of an edge's two lists (END at a list's head), by
     /// edge index: apart from the slots, which walking a list reads alone.
@@ -74,6 +75,7 @@ impl<N, E> Default for Graph<N, E> {
     fn default() -> Self {
         Graph {
             nodes: Vec::new(),
+            first: Vec::new(),
             edges: Vec::new(),
             prev: Vec::new(),
             free_node: END,
@@ -84,12 +86,12 @@ impl<N, E> Default for Graph<N, E> {
     }
 }
 
-/// An index that fits below END.
+/// An index that fits below `VACANT` and `END`.
 fn slot_index(len: usize, what: &str) -> u32 {
     u32::try_from(len)
         .ok()
-        .filter(|&i| i != END)
-        .unwrap_or_else(|| panic!("more than 2^32 - 2 {what}"))
+        .filter(|&i| i < VACANT)
+        .unwrap_or_else(|| panic!("more than 2^32 - 3 {what}"))
 }
 
 fn side(direction: Direction) -> usize {
@@ -100,12 +102,14 @@ fn side(direction: Direction) -> usize {
 }
 
 impl<N, E> Graph<N, E> {
-    /// Heap bytes of the node slots, the edge slots and the back links (the
-    /// weights' own allocations left out), for `KnowledgeGraph::heap_parts`.
+    /// Heap bytes of the node slots (weights and list heads), the edge slots and
+    /// the back links (the weights' own allocations left out), for
+    /// `KnowledgeGraph::heap_parts`.
     pub(super) fn slot_bytes(&self) -> [usize; 3] {
         use std::mem::size_of;
         [
-            self.nodes.capacity() * size_of::<NodeSlot<N>>(),
+            self.nodes.capacity() * size_of::<Option<N>>()
+                + self.first.capacity() * size_of::<[u32; 2]>(),
             self.edges.capacity() * size_of::<EdgeSlot<E>>(),
             self.prev.capacity() * size_of::<[u32; 2]>(),
         ]
@@ -121,6 +125,7 @@ impl<N, E> Graph<N, E> {
 
     pub fn reserve_exact_nodes(&mut self, additional: usize) {
         self.nodes.reserve_exact(additional);
+        self.first.reserve_exact(additional);
     }
 
     pub fn reserve_exact_edges(&mut self, additional: usize) {
@@ -132,7 +137,8 @@ impl<N, E> Graph<N, E> {
     #[cfg(test)]
     pub fn room(&self) -> (usize, usize) {
         (
-            self.nodes.capacity() - self.nodes.len(),
+            (self.nodes.capacity() - self.nodes.len())
+                .min(self.first.capacity() - self.first.len()),
             (self.edges.capacity() - self.edges.len()).min(self.prev.capacity() - self.prev.len()),
         )
     }
@@ -141,48 +147,45 @@ impl<N, E> Graph<N, E> {
     pub fn add_node(&mut self, weight: N) -> NodeIndex {
         self.node_count += 1;
         if self.free_node != END {
-            let at = self.free_node;
-            let slot = &mut self.nodes[at as usize];
-            self.free_node = slot.first[0];
-            *slot = NodeSlot {
-                weight: Some(weight),
-                first: [END; 2],
-            };
-            return NodeIndex::new(at as usize);
+            let at = self.free_node as usize;
+            self.free_node = self.first[at][0];
+            self.nodes[at] = Some(weight);
+            self.first[at] = [END; 2];
+            return NodeIndex::new(at);
         }
         let at = slot_index(self.nodes.len(), "nodes");
-        self.nodes.push(NodeSlot {
-            weight: Some(weight),
-            first: [END; 2],
-        });
+        self.nodes.push(Some(weight));
+        self.first.push([END; 2]);
         NodeIndex::new(at as usize)
     }
 
     /// Removes a node and its edges (outgoing, then incoming, each most recent
     /// first, as `StableGraph` does); None if there is no such node.
     pub fn remove_node(&mut self, node: NodeIndex) -> Option<N> {
-        let weight = self.nodes.get_mut(node.index())?.weight.take()?;
+        let weight = self.nodes.get_mut(node.index())?.take()?;
         for k in 0..2 {
             loop {
-                let e = self.nodes[node.index()].first[k];
+                let e = self.first[node.index()][k];
                 if e == END {
                     break;
                 }
                 self.remove_edge(EdgeId(e));
             }
         }
-        self.nodes[node.index()].first = [self.free_node, END];
+        self.first[node.index()] = [self.free_node, VACANT];
         self.free_node = node.index() as u32;
         self.node_count -= 1;
         Some(weight)
     }
 
     pub fn contains_node(&self, node: NodeIndex) -> bool {
-        self.node_weight(node).is_some()
+        self.first
+            .get(node.index())
+            .is_some_and(|first| first[1] != VACANT)
     }
 
     pub fn node_weight(&self, node: NodeIndex) -> Option<&N> {
-        self.nodes.get(node.index())?.weight.as_ref()
+        self.nodes.get(node.index())?.as_ref()
     }
 
     /// The nodes in index order.
@@ -190,7 +193,7 @@ impl<N, E> Graph<N, E> {
         self.nodes
             .iter()
             .enumerate()
-            .filter(|(_, n)| n.weight.is_some())
+            .filter(|(_, n)| n.is_some())
             .map(|(i, _)| NodeIndex::new(i))
     }
 
@@ -209,10 +212,7 @@ impl<N, E> Graph<N, E> {
             a.index(),
             b.index()
         );
-        let next = [
-            self.nodes[a.index()].first[0],
-            self.nodes[b.index()].first[1],
-        ];
+        let next = [self.first[a.index()][0], self.first[b.index()][1]];
         let slot = EdgeSlot {
             weight: Some(weight),
             ends: [a, b],
@@ -235,8 +235,8 @@ impl<N, E> Graph<N, E> {
                 self.prev[n as usize][k] = at;
             }
         }
-        self.nodes[a.index()].first[0] = at;
-        self.nodes[b.index()].first[1] = at;
+        self.first[a.index()][0] = at;
+        self.first[b.index()][1] = at;
         self.edge_count += 1;
         EdgeId(at)
     }
@@ -256,7 +256,7 @@ impl<N, E> Graph<N, E> {
         let prev = std::mem::replace(&mut self.prev[at], [END; 2]);
         for k in 0..2 {
             match prev[k] {
-                END => self.nodes[ends[k].index()].first[k] = next[k],
+                END => self.first[ends[k].index()][k] = next[k],
                 p => self.edges[p as usize].next[k] = next[k],
             }
             if next[k] != END {
@@ -271,8 +271,8 @@ impl<N, E> Graph<N, E> {
     /// added first; none for a missing node.
     pub fn edges_directed(&self, node: NodeIndex, direction: Direction) -> Edges<'_, N, E> {
         let k = side(direction);
-        let next = match self.nodes.get(node.index()) {
-            Some(slot) if slot.weight.is_some() => slot.first[k],
+        let next = match self.first.get(node.index()) {
+            Some(first) if first[1] != VACANT => first[k],
             _ => END,
         };
         Edges {
@@ -319,7 +319,7 @@ impl<N, E> IndexMut<NodeIndex> for Graph<N, E> {
     fn index_mut(&mut self, node: NodeIndex) -> &mut N {
         self.nodes
             .get_mut(node.index())
-            .and_then(|slot| slot.weight.as_mut())
+            .and_then(Option::as_mut)
             .unwrap_or_else(|| panic!("no node {}", node.index()))
     }
 }

@@ -124,6 +124,8 @@ pub struct KnowledgeGraph {
 pub(super) struct Prepared {
     keys: Vec<String>,
     import_keys: Vec<(Vec<String>, Match)>,
+    /// The module keys the file looks up (`lookups`).
+    lookups: BTreeSet<String>,
     /// The node of each definition, with the index of the innermost definition
     /// containing it (None: the file).
     defs: Vec<(Node, Option<usize>)>,
@@ -140,11 +142,12 @@ impl Prepared {
     /// Linux kernel 6 M strings a load allocated twice.
     pub(super) fn of(path: &str, symbols: &mut FileSymbols) -> Prepared {
         let language = symbols.language;
-        let import_keys = symbols
+        let import_keys: Vec<_> = symbols
             .imports
             .iter()
             .map(|import| modules::lookups(language, path, import))
             .collect();
+        let lookups = lookups(path, language, symbols.package.as_deref(), &import_keys);
         let shared: Arc<str> = Arc::from(path);
         let node =
             |kind, name: Box<str>, line, end_line, signature: Box<str>, items: &[String]| Node {
@@ -206,6 +209,7 @@ impl Prepared {
                 keys
             },
             import_keys,
+            lookups,
             defs,
             imports,
             path: shared,
@@ -1100,6 +1104,7 @@ impl KnowledgeGraph {
         let Prepared {
             keys,
             import_keys,
+            lookups,
             defs: def_nodes,
             imports: import_nodes,
             path: shared,
@@ -1158,8 +1163,14 @@ impl KnowledgeGraph {
             self.place(id, file, parent);
             let owner = &self.owner;
             let ids = by_id(&mut self.names, name);
-            let at = ids.partition_point(|&x| (owner[x.index()], x) < (file, id));
-            ids.insert(at, id);
+            let before = |&x: &NodeIndex| (owner[x.index()], x) < (file, id);
+            // Last, as a build or a load adds every file.
+            if ids.last().is_none_or(before) {
+                ids.push(id);
+            } else {
+                let at = ids.partition_point(before);
+                ids.insert(at, id);
+            }
             defs.push(id);
         }
         let mut imports = Vec::with_capacity(symbols.imports.len());
@@ -1187,18 +1198,17 @@ impl KnowledgeGraph {
             }
         }
         for key in &keys {
-            let files = self.modules.entry(key.clone()).or_default();
-            if !files.contains(&file) {
-                files.push(file);
+            // The key copied only when new (most files share theirs).
+            match self.modules.get_mut(key.as_str()) {
+                Some(files) if files.contains(&file) => {}
+                Some(files) => files.push(file),
+                None => {
+                    self.modules.insert(key.clone(), vec![file]);
+                }
             }
         }
-        for key in lookups(
-            &path,
-            symbols.language,
-            symbols.package.as_deref(),
-            &import_keys,
-        ) {
-            insert_sorted(&mut self.lookups, &key, file);
+        for key in &lookups {
+            insert_sorted(&mut self.lookups, key, file);
         }
         self.files.insert(
             path,
@@ -1503,7 +1513,10 @@ pub(super) fn remove_from<T>(
 
 /// Adds `value` to sorted `values` (once).
 fn insert_once(values: &mut Vec<NodeIndex>, value: NodeIndex) {
-    if let Err(at) = values.binary_search(&value) {
+    // Last, as a build or a load adds every file.
+    if values.last().is_none_or(|&last| last < value) {
+        values.push(value);
+    } else if let Err(at) = values.binary_search(&value) {
         values.insert(at, value);
     }
 }

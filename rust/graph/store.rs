@@ -87,6 +87,14 @@ pub(super) struct Named {
     references: Vec<Ref>,
 }
 
+/// A saved file's links made nodes of: what each import resolves to, its scope,
+/// its edges.
+type Resolved = (
+    Vec<Vec<NodeIndex>>,
+    Vec<NodeIndex>,
+    Vec<(NodeIndex, NodeIndex, Edge)>,
+);
+
 /// A file ready to add: its path, symbols, names if known, and what `Prepared::of` made.
 type Ready = (String, FileSymbols, Option<Named>, Prepared);
 
@@ -525,9 +533,9 @@ impl KnowledgeGraph {
     /// The nodes and indexes of files prepared a run at a time (no links yet), and
     /// each file's node in order; `nodes` (about the number the files make) sizes
     /// the tables. Stops at a run's error.
-    pub(super) fn with_nodes<E>(
+    pub(super) fn with_nodes<E: Send>(
         nodes: usize,
-        runs: impl Iterator<Item = Result<Vec<Ready>, E>>,
+        mut runs: impl Iterator<Item = Result<Vec<Ready>, E>> + Send,
     ) -> Result<(Self, Vec<NodeIndex>), E> {
         let mut g = KnowledgeGraph::default();
         // Exactly: the edges of links are reserved when they are known (`from_files`,
@@ -537,10 +545,19 @@ impl KnowledgeGraph {
         g.parents.reserve_exact(with_spare(nodes));
         g.graph.reserve_exact_edges(nodes);
         let mut order = Vec::new();
-        for run in runs {
-            order.extend(run?.into_iter().map(|(path, symbols, named, prepared)| {
-                g.add_file_at(path, symbols, named, prepared, None)
-            }));
+        // Each run added (one at a time, in order) while the next is prepared.
+        let mut next = runs.next();
+        while let Some(run) = next {
+            let run = run?;
+            let ((), following) = rayon::join(
+                || {
+                    order.extend(run.into_iter().map(|(path, symbols, named, prepared)| {
+                        g.add_file_at(path, symbols, named, prepared, None)
+                    }))
+                },
+                || runs.next(),
+            );
+            next = following;
         }
         Ok((g, order))
     }
@@ -744,16 +761,22 @@ impl KnowledgeGraph {
                 .map(file)
                 .collect::<Result<Vec<NodeIndex>, String>>()
         };
-        let count = g.graph.edge_count();
-        let linked: usize = links.iter().map(|l| l.edges.len()).sum();
-        g.graph
-            .reserve_exact_edges(with_spare(count + linked) - count);
-        for (p, links) in links.into_iter().enumerate() {
-            let path = g.graph[order[p]].path.clone();
+        // Each file's path and numbers of imports and references, by position.
+        let shapes: Vec<(Arc<str>, usize, usize)> = order
+            .iter()
+            .map(|&f| {
+                let path = g.graph[f].path.clone();
+                let entry = &g.files[&*path];
+                let counts = (entry.imports.len(), entry.symbols.references.len());
+                (path, counts.0, counts.1)
+            })
+            .collect();
+        // A file's links checked and made nodes of: what its imports resolve to,
+        // its scope and its edges.
+        let resolve = |p: usize, links: Links| -> Result<Resolved, String> {
+            let (path, imports, references) = &shapes[p];
             let damaged = |why: String| format!("{path}: {why}");
-            let entry = &g.files[&*path];
-            let (imports, references) = (entry.imports.len(), entry.symbols.references.len());
-            if links.resolved.len() != imports {
+            if links.resolved.len() != *imports {
                 return Err(damaged(format!(
                     "{imports} imports but {} resolved",
                     links.resolved.len()
@@ -766,6 +789,7 @@ impl KnowledgeGraph {
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(damaged)?;
             let scope = files(links.scope).map_err(damaged)?;
+            let mut edges = Vec::with_capacity(links.edges.len());
             for e in links.edges {
                 if e.to_file as usize >= order.len() {
                     return Err(damaged(format!("no file at position {}", e.to_file)));
@@ -777,7 +801,7 @@ impl KnowledgeGraph {
                         e.from, e.to
                     )));
                 };
-                if e.reference != u32::MAX && e.reference as usize >= references {
+                if e.reference != u32::MAX && e.reference as usize >= *references {
                     return Err(damaged(format!("no reference {}", e.reference)));
                 }
                 let edge = Edge {
@@ -786,10 +810,42 @@ impl KnowledgeGraph {
                     line: e.line,
                     reference: e.reference,
                 };
-                g.graph.add_edge(from, to, edge);
+                edges.push((from, to, edge));
             }
-            let entry = g.files.get_mut(&*path).expect("added above");
-            (entry.resolved, entry.scope) = (resolved, scope);
+            Ok((resolved, scope, edges))
+        };
+        let count = g.graph.edge_count();
+        let linked: usize = links.iter().map(|l| l.edges.len()).sum();
+        g.graph
+            .reserve_exact_edges(with_spare(count + linked) - count);
+        // A run of files resolved at a time, in parallel, while the run before has
+        // its edges added (in order): adding is one at a time, the lists being
+        // the whole graph's. The first file (in order) that does not fit is the
+        // error.
+        let mut runs = in_runs(links.into_iter().enumerate().collect()).map(|run| {
+            let resolved: Vec<_> = run
+                .into_par_iter()
+                .map(|(p, links)| resolve(p, links).map(|r| (p, r)))
+                .collect();
+            resolved.into_iter().collect::<Result<Vec<_>, String>>()
+        });
+        let (graph, entries) = (&mut g.graph, &mut g.files);
+        let mut next = runs.next();
+        while let Some(run) = next {
+            let run = run?;
+            let ((), following) = rayon::join(
+                || {
+                    for (p, (resolved, scope, edges)) in run {
+                        for (from, to, edge) in edges {
+                            graph.add_edge(from, to, edge);
+                        }
+                        let entry = entries.get_mut(&*shapes[p].0).expect("added above");
+                        (entry.resolved, entry.scope) = (resolved, scope);
+                    }
+                },
+                || runs.next(),
+            );
+            next = following;
         }
         Ok(g)
     }

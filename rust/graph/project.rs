@@ -363,24 +363,20 @@ impl Project {
     /// with another version of the graph file, it is rebuilt from the files on disk
     /// (`rebuilt_lexical` says so).
     pub fn load(path: &Path, root: Option<PathBuf>, max_file_bytes: u64) -> Result<Self> {
-        let (
-            Saved {
-                root: saved_root,
-                graph: files,
-                skipped,
-                warnings,
-            },
-            sum,
-        ) = load_with_sum(path)?;
-        let root = root.unwrap_or_else(|| PathBuf::from(saved_root));
-        // The two files are decoded side by side: each takes about half the load,
+        // The two files are read side by side: each takes about half the load,
         // most of it in first touches of the memory it fills (kernel: 5.7-8.0 s
         // and 7.8-13.0 s one after the other).
         let (graph, lexical) = rayon::join(
-            || KnowledgeGraph::from_saved(files).map_err(|why| corrupt(path, &why)),
+            || -> Result<_> {
+                let (saved, sum) = load_with_sum(path)?;
+                let graph =
+                    KnowledgeGraph::from_saved(saved.graph).map_err(|why| corrupt(path, &why))?;
+                Ok((graph, sum, saved.root, saved.skipped, saved.warnings))
+            },
             || LexicalIndex::load(&lexical_path(path)),
         );
-        let graph = graph?;
+        let (graph, sum, saved_root, skipped, warnings) = graph?;
+        let root = root.unwrap_or_else(|| PathBuf::from(saved_root));
         let lexical = match lexical {
             Ok((lexical, generation)) if generation == sum => lexical,
             _ => lexical_from_disk(&root, max_file_bytes, &graph),

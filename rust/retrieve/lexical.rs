@@ -2331,7 +2331,7 @@ impl LexicalIndex {
         let made = |ends: &[usize]| Documents::made(&docs, ends, kinds_count);
         let (lists, (interned, documents)) = rayon::join(
             || lists_and_columns(&mut index),
-            || rayon::join(interned, || known_ends.as_deref().map(|ends| made(ends))),
+            || rayon::join(interned, || known_ends.as_deref().map(&made)),
         );
         // The first reason in the order the parts are read: lists, terms,
         // columns, documents.

@@ -535,7 +535,7 @@ impl KnowledgeGraph {
     /// the tables. Stops at a run's error.
     pub(super) fn with_nodes<E: Send>(
         nodes: usize,
-        mut runs: impl Iterator<Item = Result<Vec<Ready>, E>> + Send,
+        runs: impl Iterator<Item = Result<Vec<Ready>, E>> + Send,
     ) -> Result<(Self, Vec<NodeIndex>), E> {
         let mut g = KnowledgeGraph::default();
         // Exactly: the edges of links are reserved when they are known (`from_files`,
@@ -545,20 +545,12 @@ impl KnowledgeGraph {
         g.parents.reserve_exact(with_spare(nodes));
         g.graph.reserve_exact_edges(nodes);
         let mut order = Vec::new();
-        // Each run added (one at a time, in order) while the next is prepared.
-        let mut next = runs.next();
-        while let Some(run) = next {
-            let run = run?;
-            let ((), following) = rayon::join(
-                || {
-                    order.extend(run.into_iter().map(|(path, symbols, named, prepared)| {
-                        g.add_file_at(path, symbols, named, prepared, None)
-                    }))
-                },
-                || runs.next(),
-            );
-            next = following;
-        }
+        // Each run added (one file at a time, in order) while the next is prepared.
+        overlapped(runs, |run: Vec<Ready>| {
+            order.extend(run.into_iter().map(|(path, symbols, named, prepared)| {
+                g.add_file_at(path, symbols, named, prepared, None)
+            }))
+        })?;
         Ok((g, order))
     }
 
@@ -604,14 +596,14 @@ impl KnowledgeGraph {
         &self.interned
     }
 
-    /// `saved`'s files in runs of `chunk` files (the last may be shorter), each run made and
-    /// handed to `each` on the thread pool, and what `each` makes of it handed to
-    /// `sink` in order (a few runs per thread at a time): a saved file holds a copy
-    /// of its symbols (reference names spelled out), so a run is copied out only
-    /// when it is needed and dropped by `each` (the save encodes it), and what
-    /// `each` makes is dropped by `sink` (the save writes it), rather than the
-    /// whole graph at once (on the Linux kernel: 9 million references, 611 MB
-    /// encoded). Stops at `sink`'s first error.
+    /// `saved`'s files in runs of `chunk` files (the last may be shorter), each run
+    /// made and handed to `each` on the thread pool, and what `each` makes of it
+    /// handed to `sink` in order (a few runs per thread at a time): a saved file
+    /// holds a copy of its symbols (its imports, signatures, references), so a run
+    /// is copied out only when it is needed and dropped by `each` (the save
+    /// encodes it), and what `each` makes is dropped by `sink` (the save writes
+    /// it), rather than the whole graph at once (on the Linux kernel: 9 million
+    /// references, 514 MB encoded). Stops at `sink`'s first error.
     pub fn saved_chunks<T: Send, E>(
         &self,
         chunk: usize,
@@ -822,7 +814,7 @@ impl KnowledgeGraph {
         // its edges added (in order): adding is one at a time, the lists being
         // the whole graph's. The first file (in order) that does not fit is the
         // error.
-        let mut runs = in_runs(links.into_iter().enumerate().collect()).map(|run| {
+        let runs = in_runs(links.into_iter().enumerate().collect()).map(|run| {
             let resolved: Vec<_> = run
                 .into_par_iter()
                 .map(|(p, links)| resolve(p, links).map(|r| (p, r)))
@@ -830,23 +822,15 @@ impl KnowledgeGraph {
             resolved.into_iter().collect::<Result<Vec<_>, String>>()
         });
         let (graph, entries) = (&mut g.graph, &mut g.files);
-        let mut next = runs.next();
-        while let Some(run) = next {
-            let run = run?;
-            let ((), following) = rayon::join(
-                || {
-                    for (p, (resolved, scope, edges)) in run {
-                        for (from, to, edge) in edges {
-                            graph.add_edge(from, to, edge);
-                        }
-                        let entry = entries.get_mut(&*shapes[p].0).expect("added above");
-                        (entry.resolved, entry.scope) = (resolved, scope);
-                    }
-                },
-                || runs.next(),
-            );
-            next = following;
-        }
+        overlapped(runs, |run: Vec<(usize, Resolved)>| {
+            for (p, (resolved, scope, edges)) in run {
+                for (from, to, edge) in edges {
+                    graph.add_edge(from, to, edge);
+                }
+                let entry = entries.get_mut(&*shapes[p].0).expect("added above");
+                (entry.resolved, entry.scope) = (resolved, scope);
+            }
+        })?;
         Ok(g)
     }
 
@@ -1516,6 +1500,22 @@ fn stored(symbols: FileSymbols, references: Vec<Ref>) -> Stored {
         error_line,
         truncated,
     }
+}
+
+/// Hands each of `runs` to `each`, in order, while the next is made beside it
+/// (`runs` makes a run when asked for it; on the thread pool here). Stops at the
+/// first run that is an error.
+fn overlapped<T: Send, E: Send>(
+    mut runs: impl Iterator<Item = Result<T, E>> + Send,
+    mut each: impl FnMut(T) + Send,
+) -> Result<(), E> {
+    let mut next = runs.next();
+    while let Some(run) = next {
+        let run = run?;
+        let ((), following) = rayon::join(|| each(run), || runs.next());
+        next = following;
+    }
+    Ok(())
 }
 
 /// `items` in runs of `LINK_RUN` (the last may be shorter), in order.

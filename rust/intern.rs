@@ -8,6 +8,7 @@
 use std::hash::BuildHasher;
 
 use foldhash::fast::FixedState;
+use hashbrown::hash_table::Entry;
 use hashbrown::HashTable;
 
 /// See the module documentation.
@@ -66,32 +67,39 @@ impl Interner {
 
     /// The id of `name`, interned if new.
     pub fn intern(&mut self, name: &str) -> u32 {
-        match self.id(name) {
-            Some(id) => id,
-            None => self.add(name),
-        }
+        self.entry(name).0
     }
 
     /// Interns `name` as a new id; `None` (and nothing changes) if it was already.
     pub fn insert_new(&mut self, name: &str) -> Option<u32> {
-        match self.id(name) {
-            Some(_) => None,
-            None => Some(self.add(name)),
+        match self.entry(name) {
+            (id, true) => Some(id),
+            (_, false) => None,
         }
     }
 
-    /// Adds `name`, not interned yet.
-    fn add(&mut self, name: &str) -> u32 {
-        let id = u32::try_from(self.ends.len())
-            .ok()
-            .filter(|&id| id < u32::MAX)
-            .expect("fewer than 4 billion strings");
-        self.text.push_str(name);
-        self.ends.push(self.text.len());
+    /// The id of `name`, and whether it is new (added now): one hash and one
+    /// probe of the table (the Linux kernel's load interns 3.8 M terms).
+    fn entry(&mut self, name: &str) -> (u32, bool) {
         let (text, ends) = (&self.text, &self.ends);
-        self.table
-            .insert_unique(hash(name), id, |&id| hash(slice(text, ends, id)));
-        id
+        let entry = self.table.entry(
+            hash(name),
+            |&id| slice(text, ends, id) == name,
+            |&id| hash(slice(text, ends, id)),
+        );
+        match entry {
+            Entry::Occupied(found) => (*found.get(), false),
+            Entry::Vacant(vacant) => {
+                let id = u32::try_from(self.ends.len())
+                    .ok()
+                    .filter(|&id| id < u32::MAX)
+                    .expect("fewer than 4 billion strings");
+                self.text.push_str(name);
+                self.ends.push(self.text.len());
+                vacant.insert(id);
+                (id, true)
+            }
+        }
     }
 
     /// The ids and strings, in id order.
@@ -149,14 +157,17 @@ impl Interner {
         let mut table = HashTable::with_capacity(ends.len());
         for id in 0..ends.len() as u32 {
             let name = slice(&text, &ends, id);
-            let hashed = hash(name);
-            if table
-                .find(hashed, |&other| slice(&text, &ends, other) == name)
-                .is_some()
-            {
-                return None;
+            let entry = table.entry(
+                hash(name),
+                |&other| slice(&text, &ends, other) == name,
+                |&other| hash(slice(&text, &ends, other)),
+            );
+            match entry {
+                Entry::Occupied(_) => return None,
+                Entry::Vacant(vacant) => {
+                    vacant.insert(id);
+                }
             }
-            table.insert_unique(hashed, id, |&other| hash(slice(&text, &ends, other)));
         }
         Some(Interner { text, ends, table })
     }
@@ -171,7 +182,7 @@ impl Interner {
             .collect();
         let mut out = Interner::with_capacity(kept.len(), kept.iter().map(|s| s.len()).sum());
         for name in kept {
-            out.add(name);
+            out.intern(name);
         }
         out
     }

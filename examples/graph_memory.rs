@@ -19,7 +19,8 @@
 //! `Project::build`, what `KnowledgeGraph.build` and `Memory` run (graph and lexical
 //! index); `load` saves that project and reads it back with `Project::load` in a
 //! fresh process (`LOAD_PARTS=1`: the graph, then the lexical index, each loaded
-//! alone and timed, where `Project::load` loads them side by side). "settled" is
+//! alone and timed, where `Project::load` loads them side by side; `LOAD_ONLY=1`:
+//! the process ends after the load, for a profiler). "settled" is
 //! the RSS after mimalloc was asked to return what it holds free
 //! (`mi_collect(true)`): what the process keeps for its data.
 
@@ -291,6 +292,9 @@ fn main() {
             }
             let project = Project::load(Path::new(&file), Some(root), 1_000_000).expect("loads");
             report("loaded (graph + lexical)", start);
+            if std::env::var_os("LOAD_ONLY").is_some() {
+                std::process::exit(0);
+            }
             breakdown(project.state().graph());
             lexical(&project.state());
         }

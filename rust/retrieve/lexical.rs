@@ -501,6 +501,9 @@ impl Documents {
             by_key: Keys::default(),
         };
         out.by_key.0.reserve(slots, |_| 0);
+        // A file's documents are next to each other: its group's members are taken
+        // out of `groups` when its first comes, and put back after its last.
+        let mut current: Option<(Arc<str>, Vec<u32>)> = None;
         for (run, docs) in stored.chunks_mut(DOC_RUN).enumerate() {
             let made: Vec<(Box<str>, Meta, u64)> = docs
                 .par_iter_mut()
@@ -514,15 +517,25 @@ impl Documents {
                 if doc.kind as usize >= kinds {
                     return Err("a document of no kind".into());
                 }
-                let group = match out.groups.get_key_value(doc.group.as_ref()) {
-                    Some((name, _)) => name.clone(),
-                    None => Arc::from(doc.group.as_ref()),
+                let group = doc.group.as_ref();
+                let (name, members) = match &mut current {
+                    Some((name, members)) if **name == *group => (name, members),
+                    _ => {
+                        if let Some((name, members)) = current.take() {
+                            out.groups.insert(name, members);
+                        }
+                        let taken = out.groups.remove_entry(group);
+                        let (name, members) =
+                            current.insert(taken.unwrap_or_else(|| (Arc::from(group), Vec::new())));
+                        (name, members)
+                    }
                 };
-                let at = add_to_group(&mut out.groups, &group, slot as u32);
+                let at = members.len() as u32;
+                members.push(slot as u32);
                 out.kind_of.push(doc.kind);
                 out.docs.push(Some(Slot {
                     key,
-                    group,
+                    group: name.clone(),
                     meta,
                     terms: ends[slot]..ends[slot + 1],
                     at,
@@ -531,6 +544,9 @@ impl Documents {
                     return Err(format!("key {:?} twice", doc.key.as_ref()));
                 }
             }
+        }
+        if let Some((name, members)) = current {
+            out.groups.insert(name, members);
         }
         Ok(out)
     }
@@ -2330,9 +2346,11 @@ impl LexicalIndex {
         };
         let mut docs = docs;
         let mut made = |ends: &[usize]| Documents::made(&mut docs, ends, kinds_count);
-        let (lists, (interned, documents)) = rayon::join(
-            || lists_and_columns(&mut index),
-            || rayon::join(interned, || known_ends.as_deref().map(&mut made)),
+        // The documents first: most of their making is in order, on one thread,
+        // where the lists and the terms split over the pool.
+        let (documents, (lists, interned)) = rayon::join(
+            || known_ends.as_deref().map(&mut made),
+            || rayon::join(|| lists_and_columns(&mut index), interned),
         );
         // The first reason in the order the parts are read: lists, terms,
         // columns, documents.
@@ -3688,6 +3706,39 @@ mod tests {
     }
 
     #[test]
+    fn groups_apart_in_the_file_load_with_their_members_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lexical.bin");
+        let docs: Vec<Document> = [
+            ("a1", "a"),
+            ("b1", "b"),
+            ("a2", "a"),
+            ("a3", "a"),
+            ("c1", "c"),
+        ]
+        .iter()
+        .map(|&(key, group)| doc("fn", key, group, &[("name", key)]))
+        .collect();
+        index(&docs).save(&path, 1).unwrap();
+        let (loaded, _) = LexicalIndex::load(&path).unwrap();
+        check_invariants(&loaded);
+        let mut groups: Vec<(&str, Vec<&str>)> = loaded
+            .groups()
+            .into_iter()
+            .map(|group| (group, loaded.keys_in_group(group)))
+            .collect();
+        groups.sort();
+        assert_eq!(
+            groups,
+            [
+                ("a", vec!["a1", "a2", "a3"]),
+                ("b", vec!["b1"]),
+                ("c", vec!["c1"])
+            ]
+        );
+    }
+
+    #[test]
     fn save_load_round_trip_and_forgetting() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("lexical.bin");
@@ -4007,6 +4058,10 @@ mod tests {
         assert_eq!(read_varint(&[0x80, 0x80], &mut at), None);
         let mut at = 0;
         assert_eq!(read_varint(&[0xFF; 6], &mut at), None);
+        // One byte after another, then the end.
+        let (bytes, mut at) = ([0x05, 0x7F, 0x80, 0x01], 0);
+        let read: Vec<_> = std::iter::from_fn(|| read_varint(&bytes, &mut at)).collect();
+        assert_eq!((read, at), (vec![5, 127, 128], 4));
     }
 
     // The model-based property test: any sequence of updates searches exactly like

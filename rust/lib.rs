@@ -62,6 +62,13 @@ extern "C" fn prefer_small_pages() {
 #[link_section = ".init_array"]
 static PREFER_SMALL_PAGES: extern "C" fn() = prefer_small_pages;
 
+/// `n` and the room kept beside it for what comes next (a sixteenth): the graph's
+/// node and edge lists and a project's lexical index, after a build or a load.
+/// Without it the first update copies their large arrays into fresh memory.
+pub(crate) fn with_spare(n: usize) -> usize {
+    n + n / 16
+}
+
 #[cfg(feature = "python")]
 mod py;
 

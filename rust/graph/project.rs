@@ -16,11 +16,11 @@ use super::read::{read_project_file, reason};
 use super::scan::{
     discover, parse_file, parse_indexed, Parsed, ParsedFile, Progress, Source, NOT_UTF8,
 };
-use super::store::{with_spare, KnowledgeGraph};
+use super::store::KnowledgeGraph;
 use crate::atomic::AtomicFile;
 use crate::error::{invalid, Error, Result};
-use crate::release_free_memory;
 use crate::retrieve::{Document, LexicalIndex};
+use crate::{release_free_memory, with_spare};
 
 /// The warning for a file indexed only as far as the parser got.
 pub const PARTIAL: &str = "syntax errors: indexed as far as the parser got";

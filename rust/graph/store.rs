@@ -22,6 +22,7 @@ use super::model::{
 };
 use super::modules::{self, Match};
 use crate::intern::Interner;
+use crate::with_spare;
 
 #[derive(Debug, Clone)]
 pub(super) struct FileEntry {
@@ -1530,10 +1531,6 @@ fn in_runs<T>(items: Vec<T>) -> impl Iterator<Item = Vec<T>> {
 /// The nodes a file's symbols make: its own, and one a definition or import.
 fn node_count(symbols: &FileSymbols) -> usize {
     1 + symbols.definitions.len() + symbols.imports.len()
-}
-
-pub(super) fn with_spare(n: usize) -> usize {
-    n + n / 16
 }
 
 /// Every module key a file looks up: its imports' and its package's.

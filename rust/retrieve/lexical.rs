@@ -458,6 +458,42 @@ impl Keys {
     }
 }
 
+/// The room `LexicalIndex::reserve` makes: for `docs` more documents, and for
+/// the forward entries, terms and term bytes they would add in proportion.
+#[derive(Clone, Copy, Default)]
+struct Room {
+    docs: usize,
+    forward: usize,
+    terms: usize,
+    term_bytes: usize,
+}
+
+impl Room {
+    /// Room for `additional` documents beside `slots`, whose forward entries,
+    /// terms and term bytes are `lens`.
+    fn for_more(additional: usize, slots: usize, lens: [usize; 3]) -> Room {
+        if additional == 0 || slots == 0 {
+            return Room::default();
+        }
+        // `len` in proportion: what `additional` more documents add to it.
+        let more = |len: usize| (len as u128 * additional as u128).div_ceil(slots as u128) as usize;
+        let [forward, terms, term_bytes] = lens.map(more);
+        Room {
+            docs: additional,
+            forward,
+            terms,
+            term_bytes,
+        }
+    }
+
+    /// The room a loaded index of `slots` documents keeps (`with_spare`, as a
+    /// project reserves after a load: made with the arrays, none of them is
+    /// copied to grow).
+    fn loaded(slots: usize, lens: [usize; 3]) -> Room {
+        Room::for_more(crate::with_spare(slots) - slots, slots, lens)
+    }
+}
+
 /// Documents a load makes at a time (`Documents::made`).
 const DOC_RUN: usize = 1 << 16;
 
@@ -492,11 +528,12 @@ impl Documents {
         stored: &mut [StoredDoc<S, M>],
         ends: &[usize],
         kinds: usize,
+        room: Room,
     ) -> std::result::Result<Documents, String> {
         let slots = stored.len();
         let mut out = Documents {
-            docs: Vec::with_capacity(slots),
-            kind_of: Vec::with_capacity(slots),
+            docs: Vec::with_capacity(slots + room.docs),
+            kind_of: Vec::with_capacity(slots + room.docs),
             groups: HashMap::default(),
             by_key: Keys::default(),
         };
@@ -1255,23 +1292,20 @@ impl LexicalIndex {
     /// (a larger table is all touched) nor the posting lists (most share pages:
     /// room there took 9 % more RSS on the Linux kernel's index).
     pub fn reserve(&mut self, additional: usize) {
-        let slots = self.docs.len() as u128;
-        if additional == 0 || slots == 0 {
-            return;
-        }
-        // `len` in proportion: what `additional` more documents add to it.
-        let more = |len: usize| (len as u128 * additional as u128).div_ceil(slots) as usize;
-        let (forward, terms) = (more(self.forward.len()), more(self.terms.len()));
-        let term_bytes = more(self.terms.text_len());
-        self.docs.reserve_exact(additional);
-        self.kind_of.reserve_exact(additional);
+        let room = Room::for_more(
+            additional,
+            self.docs.len(),
+            [self.forward.len(), self.terms.len(), self.terms.text_len()],
+        );
+        self.docs.reserve_exact(room.docs);
+        self.kind_of.reserve_exact(room.docs);
         for column in &mut self.field_len {
-            column.reserve_exact(additional);
+            column.reserve_exact(room.docs);
         }
-        self.forward.own.reserve_exact(forward);
-        self.terms.reserve(terms, term_bytes);
-        self.postings.reserve_exact(terms);
-        self.df.reserve_exact(terms);
+        self.forward.own.reserve_exact(room.forward);
+        self.terms.reserve(room.terms, room.term_bytes);
+        self.postings.reserve_exact(room.terms);
+        self.df.reserve_exact(room.terms);
     }
 
     /// Checks a batch before [`LexicalIndex::upsert_all`], without changing the
@@ -2132,6 +2166,7 @@ impl LexicalIndex {
         &mut self,
         (columns, shared): (Columns<'_>, Shared),
         slots: usize,
+        room: Room,
     ) -> std::result::Result<Vec<usize>, String> {
         let (fields, terms) = (self.fields.len(), self.df.len());
         let ends = column_ends(&columns, slots)?;
@@ -2182,7 +2217,11 @@ impl LexicalIndex {
             _ => columns
                 .lengths
                 .par_chunks_exact(slots * 4)
-                .map(|column| read_u32s(column).collect())
+                .map(|column| {
+                    let mut lengths = Vec::with_capacity(slots + room.docs);
+                    lengths.extend(read_u32s(column));
+                    lengths
+                })
                 .collect(),
         };
         if self
@@ -2195,7 +2234,7 @@ impl LexicalIndex {
         }
         self.forward = Forward {
             loaded: Some(shared),
-            own: Vec::new(),
+            own: Vec::with_capacity(room.forward),
         };
         Ok(ends)
     }
@@ -2311,6 +2350,12 @@ impl LexicalIndex {
             .as_ref()
             .map(|(columns, _)| column_ends(columns, slots))
             .transpose()?;
+        // The room a project keeps, made with the arrays (`Room::loaded`). A file
+        // without columns says how many terms its documents have once they are
+        // derived: no room for more then.
+        let term_bytes = terms.iter().map(|t| t.as_ref().len()).sum();
+        let forward = known_ends.as_ref().map_or(0, |ends| ends[slots]);
+        let room = Room::loaded(slots, [forward, terms.len(), term_bytes]);
         // The posting lists and columns, the terms and the documents are made side
         // by side (on the Linux kernel, 3.8 M lists and terms, 3 M documents).
         let max_tf = MAX_FIELD_TOKENS as u32;
@@ -2319,23 +2364,26 @@ impl LexicalIndex {
         let lists_and_columns = |index: &mut LexicalIndex| -> Made<Made<Vec<usize>>> {
             // Each list on its own (in parallel): checked to be in order and in
             // range, then read where it is; its document frequency with it.
-            let (postings, df): (Vec<PostingList>, Vec<u32>) = ranges
+            let checked = ranges
                 .into_par_iter()
                 .map(|range| PostingList::checked(&encoded, range, slots, field_count, max_tf))
-                .collect::<Made<Vec<_>>>()?
-                .into_iter()
-                .unzip();
-            index.df = df;
+                .collect::<Made<Vec<_>>>()?;
+            let mut postings = Vec::with_capacity(checked.len() + room.terms);
+            index.df = Vec::with_capacity(checked.len() + room.terms);
+            for (list, df) in checked {
+                postings.push(list);
+                index.df.push(df);
+            }
             let ends = match columns {
-                Some(columns) => index.read_columns(columns, slots),
+                Some(columns) => index.read_columns(columns, slots, room),
                 None => index.derive_columns(&postings, slots),
             };
             index.postings = postings;
             Ok(ends)
         };
         let interned = || -> Made<Interner> {
-            let bytes = terms.iter().map(|t| t.as_ref().len()).sum();
-            let mut interned = Interner::with_capacity(terms.len(), bytes);
+            let mut interned =
+                Interner::with_capacity(terms.len() + room.terms, term_bytes + room.term_bytes);
             for name in &terms {
                 let name = name.as_ref();
                 if interned.insert_new(name).is_none() {
@@ -2345,7 +2393,7 @@ impl LexicalIndex {
             Ok(interned)
         };
         let mut docs = docs;
-        let mut made = |ends: &[usize]| Documents::made(&mut docs, ends, kinds_count);
+        let mut made = |ends: &[usize]| Documents::made(&mut docs, ends, kinds_count, room);
         // The documents first: most of their making is in order, on one thread,
         // where the lists and the terms split over the pool.
         let (documents, (lists, interned)) = rayon::join(
@@ -4555,6 +4603,35 @@ mod tests {
             .collect();
         keys.sort_unstable();
         assert_eq!(keys, ["a", "b"]);
+    }
+
+    #[test]
+    fn a_loaded_index_has_the_room_a_project_reserves() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lexical.bin");
+        let docs: Vec<Document> = (0..100)
+            .map(|i| {
+                let (key, group) = (format!("f{i}"), format!("g{}", i / 10));
+                doc("fn", &key, &group, &[("name", &format!("word{i} common"))])
+            })
+            .collect();
+        index(&docs).save(&path, 1).unwrap();
+        let (mut loaded, _) = LexicalIndex::load(&path).unwrap();
+        let arrays = |i: &LexicalIndex| {
+            (
+                i.docs.as_ptr(),
+                i.kind_of.as_ptr(),
+                i.field_len[0].as_ptr(),
+                i.postings.as_ptr(),
+                i.df.as_ptr(),
+                i.terms.capacity(),
+            )
+        };
+        let before = arrays(&loaded);
+        assert!(loaded.docs.capacity() >= 106 && loaded.postings.capacity() > loaded.terms.len());
+        loaded.reserve(crate::with_spare(loaded.len()) - loaded.len());
+        assert_eq!(arrays(&loaded), before, "reserve copied an array");
+        check_invariants(&loaded);
     }
 
     #[test]

@@ -1842,7 +1842,8 @@ impl LexicalIndex {
     /// Loads an index saved by [`LexicalIndex::save`], with its generation; it
     /// stems if it did when saved. A version 1 file (written before stemming
     /// existed) loads as a non-stemming index. A file that is damaged or not such
-    /// an index is `Error::Corrupt` ("rebuild it").
+    /// an index is `Error::Corrupt` ("rebuild it"). The index has room for a
+    /// sixteenth more documents (what a project reserves), untouched until used.
     pub fn load(path: &Path) -> Result<(LexicalIndex, u64)> {
         let (payload, generation, version) = persist::read_versions_with(
             path,

@@ -4,6 +4,8 @@ and every kind of bad input."""
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import aircher_mem as am
@@ -1050,3 +1052,17 @@ def test_hostile_values_raise_only_aircher_errors(tmp_path: Path) -> None:
             pass
 
     check()
+
+
+def test_importing_leaves_the_process_its_huge_pages() -> None:
+    """The extension stops mimalloc asking for transparent huge pages for its own
+    memory; the process (and the children it starts) keep them."""
+    status = Path("/proc/self/status")
+    if not status.exists() or "THP_enabled:" not in status.read_text():
+        pytest.skip("no THP_enabled in /proc/self/status on this system")
+    code = (
+        "import aircher_mem._core\n"
+        "print([l.split()[1] for l in open('/proc/self/status') if l.startswith('THP_enabled:')])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "['1']"

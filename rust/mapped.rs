@@ -5,20 +5,33 @@
 //! page of it zeroed by the kernel first. The Linux kernel's two store files are
 //! 1.47 GB; `graph_memory load-child` on them: see benches/README.md.
 
-use std::fs::{File, OpenOptions};
+use std::fs::{File, Metadata, OpenOptions};
 use std::ops::Deref;
-use std::os::unix::fs::OpenOptionsExt;
-use std::path::Path;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
 
 use memmap2::Mmap;
 
 use crate::error::{Error, Result};
 
-/// A file's bytes, mapped read-only, from `start` on.
+/// A file's bytes, mapped read-only, from `start` on. The file stays open, so
+/// that whether it was written in place since can be asked (`changed`).
 #[derive(Debug)]
 pub struct Mapped {
     map: Mmap,
     start: usize,
+    file: File,
+    path: PathBuf,
+    /// The file's size and modification time when it was mapped.
+    written: Written,
+}
+
+/// A file's size and modification time (seconds, nanoseconds): what a write in
+/// place changes (a rename over its name, as a save does, changes neither).
+type Written = (u64, i64, i64);
+
+fn written(meta: &Metadata) -> Written {
+    (meta.size(), meta.mtime(), meta.mtime_nsec())
 }
 
 impl Mapped {
@@ -32,18 +45,37 @@ impl Mapped {
             .custom_flags(libc::O_NONBLOCK)
             .open(path)
             .map_err(|err| Error::io("read", path, err))?;
-        let regular = file
+        let meta = file
             .metadata()
-            .map_err(|err| Error::io("read", path, err))?
-            .is_file();
-        if !regular {
+            .map_err(|err| Error::io("read", path, err))?;
+        if !meta.is_file() {
             let not_regular = std::io::Error::other("not a regular file");
             return Err(Error::io("read", path, not_regular));
         }
         Ok(Mapped {
             map: map(&file).map_err(|err| Error::io("read", path, err))?,
             start: 0,
+            file,
+            path: path.to_path_buf(),
+            written: written(&meta),
         })
+    }
+
+    /// Why these bytes can no longer be read as the file they were mapped from:
+    /// another program wrote it in place since (its size or modification time is
+    /// not what they were; aircher-mem never writes a store file in place, it
+    /// renames a new one over it), or it cannot be looked at any more. `None` while
+    /// it is as it was. One `fstat`.
+    pub fn changed(&self) -> Option<Error> {
+        match self.file.metadata() {
+            Ok(meta) if written(&meta) == self.written => None,
+            Ok(_) => Some(Error::Corrupt(format!(
+                "{} was written in place by another program since it was loaded \
+                 (aircher-mem only ever replaces it whole): load the store again",
+                self.path.display()
+            ))),
+            Err(err) => Some(Error::io("read", &self.path, err)),
+        }
     }
 
     /// The bytes from `by` on, or all of them if `by` is past the end.
@@ -92,10 +124,11 @@ fn map(file: &File) -> std::io::Result<Mmap> {
     // place by something else while a load reads it gives bytes the checksum and
     // the decoders' checks refuse (or, truncated, a SIGBUS), as it would corrupt a
     // read of it into the heap. A loaded lexical index keeps reading its posting
-    // lists from the mapping (`retrieve::postings::Shared`): there, a store file
-    // truncated in place by another program gives a SIGBUS, as it would to any
-    // reader of mapped index files (tantivy's, Lucene's); the store's folder is
-    // the user's alone (mode 0700).
+    // lists from the mapping (`retrieve::postings::Shared`) and asks `changed`
+    // before it reads them; a store file truncated in place by another program in
+    // the middle of such a read gives a SIGBUS, as it would to any reader of
+    // mapped index files (tantivy's, Lucene's); the store's folder is the user's
+    // alone (mode 0700).
     unsafe { memmap2::MmapOptions::new().populate().map(file) }
 }
 

@@ -3,6 +3,7 @@ and every kind of bad input."""
 
 from __future__ import annotations
 
+import os
 import random
 import subprocess
 import sys
@@ -724,6 +725,32 @@ def test_save_and_load(tmp_path: Path) -> None:
     with pytest.raises(am.FileMissingError, match="no such file") as missing:
         am.KnowledgeGraph.load(tmp_path / "absent" / "graph.bin")
     assert isinstance(missing.value, FileNotFoundError) and isinstance(missing.value, am.StoreError)
+
+
+def test_a_lexical_file_written_in_place_after_the_load_is_store_corrupt(tmp_path: Path) -> None:
+    root = write(tmp_path / "repo", REPO)
+    path = tmp_path / "graph.bin"
+    am.KnowledgeGraph.build(root).save(path)
+    loaded = am.KnowledgeGraph.load(path)
+    query = "Why does store lose data when a User is saved?"
+    found = [(c.file_path, c.line_range) for c in am.find_relevant_to_query(loaded, query, max_tokens=200)]
+    lexical = tmp_path / "graph.lexical"
+    data = lexical.read_bytes()
+    with open(lexical, "r+b") as f:  # another program rewrites it in place
+        f.write(data)
+    os.utime(lexical, ns=(10**18, 10**18))
+    with pytest.raises(am.StoreCorruptError, match=r"graph\.lexical was written in place"):
+        am.find_relevant_to_query(loaded, query, max_tokens=200)
+    (root / "app/jobs.py").write_text("def nightly():\n    store(None)\n")
+    with pytest.raises(am.StoreCorruptError, match="load the store again"):
+        loaded.update_file("app/jobs.py")
+    with pytest.raises(am.StoreCorruptError):
+        loaded.save(tmp_path / "copy" / "graph.bin")
+    assert not (tmp_path / "copy" / "graph.bin").exists()
+    # The graph itself is in memory: its queries go on.
+    assert [c.symbol.name for c in loaded.get_callers("store")] == ["save"]
+    again = am.KnowledgeGraph.load(path)
+    assert [(c.file_path, c.line_range) for c in am.find_relevant_to_query(again, query, max_tokens=200)] == found
 
 
 def test_build_into_saves_what_build_saves(tmp_path: Path) -> None:

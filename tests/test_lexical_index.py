@@ -173,6 +173,33 @@ def test_damaged_file_is_store_corrupt(tmp_path: Path, damage: str) -> None:
         LexicalIndex.load(path)
 
 
+def test_a_file_written_in_place_after_the_load_is_store_corrupt(tmp_path: Path) -> None:
+    # A loaded index keeps reading its posting lists from the mapped file: another
+    # program's write in place is refused before any read, never a crash or wrong hits.
+    path = tmp_path / "lexical.bin"
+    corpus_index().save(path)
+    loaded = LexicalIndex.load(path)
+    expected = loaded.search("alpha", 10)
+    corpus_index().save(path)  # a save renames a new file over the name: still readable
+    assert loaded.search("alpha", 10) == expected
+    loaded = LexicalIndex.load(path)
+    data = path.read_bytes()
+    with open(path, "r+b") as f:  # the same bytes, in place
+        f.write(data)
+    os.utime(path, ns=(10**18, 10**18))  # the clock's tick may not have moved
+    for call in (
+        lambda: loaded.search("alpha", 10),
+        lambda: loaded.remove(["a"]),
+        lambda: loaded.remove_group("s1"),
+        lambda: loaded.upsert([("memory", "z", "s9", {"text": "alpha"})]),
+        lambda: loaded.save(tmp_path / "copy.bin"),
+    ):
+        with pytest.raises(StoreCorruptError, match="written in place"):
+            call()
+    assert len(loaded) == len(corpus_index()) and not (tmp_path / "copy.bin").exists()
+    assert LexicalIndex.load(path).search("alpha", 10) == expected  # loaded again: fine
+
+
 def test_missing_file_and_bad_paths(tmp_path: Path) -> None:
     from aircher_mem.errors import AircherError, FileMissingError
 

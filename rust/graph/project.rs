@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
-use parking_lot::{RwLock, RwLockReadGuard};
+use parking_lot::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use rayon::prelude::*;
 
@@ -242,6 +242,23 @@ impl Project {
         self.state.read()
     }
 
+    /// `state`, for a caller that reads the lexical index's posting lists (a
+    /// search, a save): an error if the file a loaded index reads them from was
+    /// written in place since (`LexicalIndex::check_source`).
+    pub fn state_checked(&self) -> Result<RwLockReadGuard<'_, State>> {
+        let state = self.state.read();
+        state.lexical.check_source()?;
+        Ok(state)
+    }
+
+    /// The state to change, checked as `state_checked` does: an update reads the
+    /// terms of the documents it replaces.
+    fn state_to_change(&self) -> Result<RwLockWriteGuard<'_, State>> {
+        let state = self.state.write();
+        state.lexical.check_source()?;
+        Ok(state)
+    }
+
     /// `path` (relative to the root, or absolute inside it) as the graph names it.
     pub fn relative(&self, path: &Path) -> Result<String> {
         relative_to(&self.root, path)
@@ -258,7 +275,7 @@ impl Project {
         let relative = self.relative(path)?;
         if path.to_str().is_none() {
             // As a scan does: the graph names files by UTF-8 paths.
-            let mut state = self.state.write();
+            let mut state = self.state_to_change()?;
             state.forget(&relative);
             state.skipped.push((relative, NOT_UTF8.to_string()));
             return Ok(Updated::Skipped(NOT_UTF8.to_string()));
@@ -271,7 +288,7 @@ impl Project {
         };
         let parsed = match read_project_file(&self.root, &relative, self.max_file_bytes) {
             Err(Error::Missing { .. }) => {
-                let mut state = self.state.write();
+                let mut state = self.state_to_change()?;
                 state.forget(&relative);
                 state.drop_file(&relative);
                 return Ok(Updated::Removed);
@@ -279,7 +296,7 @@ impl Project {
             Err(err) => Err(reason(&err)),
             Ok(bytes) => parse_file(&relative, language, &bytes),
         };
-        let mut state = self.state.write();
+        let mut state = self.state_to_change()?;
         state.forget(&relative);
         Ok(match parsed {
             Ok(mut parsed) => {
@@ -314,7 +331,7 @@ impl Project {
             Some(name) => name.to_string(),
             None => self.relative(path)?,
         };
-        let mut state = self.state.write();
+        let mut state = self.state_to_change()?;
         state.forget(&relative);
         Ok(state.drop_file(&relative))
     }
@@ -338,7 +355,7 @@ impl Project {
     pub fn save(&self, path: &Path) -> Result<()> {
         let root = &self.root;
         let (graph, index) = {
-            let state = self.state.read();
+            let state = self.state_checked()?;
             let (graph, index) = rayon::join(
                 || write_graph(path, root, &state.graph, &state.skipped, &state.warnings),
                 || state.lexical.write(&lexical_path(path)),

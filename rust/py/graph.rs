@@ -622,8 +622,8 @@ impl PyKnowledgeGraph {
         let focus: Vec<String> = focus.0.into_iter().map(|t| t.0).collect();
         let dense: Vec<(String, f64)> = dense.0.into_iter().map(|(k, s)| (k.0, s.0)).collect();
         let params = &params.params;
-        Ok(detached(py, || {
-            let state = self.project.state();
+        Ok(detached(py, || -> crate::Result<_> {
+            let state = self.project.state_checked()?;
             let graph = state.graph();
             let found = search(&state, &text.0, &focus, &dense, level, limit.0, params);
             let hits = found
@@ -642,8 +642,8 @@ impl PyKnowledgeGraph {
                     test: hit.test,
                 })
                 .collect();
-            (hits, found.mentioned, found.reason)
-        }))
+            Ok((hits, found.mentioned, found.reason))
+        })?)
     }
 
     /// (document key, text) of every document an embedding model reads (functions,

@@ -270,6 +270,7 @@ impl PyLexicalIndex {
             .collect();
         let index = &mut self.index;
         detached(py, || -> crate::Result<()> {
+            index.check_source()?;
             index.check_batch(&docs)?;
             index.upsert_all(docs)
         })?;
@@ -277,15 +278,19 @@ impl PyLexicalIndex {
     }
 
     /// Removes the documents with these keys; returns how many there were.
-    fn remove(&mut self, py: Python<'_>, keys: Checked<Vec<Text>>) -> usize {
+    fn remove(&mut self, py: Python<'_>, keys: Checked<Vec<Text>>) -> PyResult<usize> {
+        self.index.check_source()?;
         let index = &mut self.index;
-        detached(py, || keys.0.iter().filter(|k| index.remove(&k.0)).count())
+        Ok(detached(py, || {
+            keys.0.iter().filter(|k| index.remove(&k.0)).count()
+        }))
     }
 
     /// Removes every document of `group`; returns how many there were.
-    fn remove_group(&mut self, py: Python<'_>, group: Text) -> usize {
+    fn remove_group(&mut self, py: Python<'_>, group: Text) -> PyResult<usize> {
+        self.index.check_source()?;
         let index = &mut self.index;
-        detached(py, || index.remove_group(&group.0))
+        Ok(detached(py, || index.remove_group(&group.0)))
     }
 
     /// The `limit` documents that score highest for `query` with BM25F, best first
@@ -317,6 +322,7 @@ impl PyLexicalIndex {
                 .unwrap_or_default(),
         };
         params.validate()?;
+        self.index.check_source()?;
         let kinds: Vec<&str> = kinds.0.iter().map(|k| k.0.as_str()).collect();
         let hits = detached(py, || self.index.search(&query.0, &params, &kinds, limit.0));
         Ok(hits
@@ -327,13 +333,15 @@ impl PyLexicalIndex {
 
     /// Writes the index to `path` (temporary file, then rename; mode 0600).
     fn save(&self, py: Python<'_>, path: FsPath) -> PyResult<()> {
+        self.index.check_source()?;
         Ok(detached(py, || self.index.save(&path.0, 0))?)
     }
 
     /// Reads an index written by `save`; StoreCorruptError for a damaged file. The
     /// index keeps reading its posting lists from the file, mapped: replace the file
     /// by renaming another over it (as `save` does), never rewrite it in place while
-    /// an index loaded from it is in use.
+    /// an index loaded from it is in use (a search, change or save after such a
+    /// write is StoreCorruptError).
     #[staticmethod]
     fn load(py: Python<'_>, path: FsPath) -> PyResult<Self> {
         let (index, _) = detached(py, || LexicalIndex::load(&path.0))?;

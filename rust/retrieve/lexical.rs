@@ -396,6 +396,9 @@ pub struct LexicalIndex {
     live: usize,
     /// Whether documents and queries are stemmed (see the module documentation).
     stem: bool,
+    /// The mapped file a loaded index reads its posting lists and forward terms
+    /// from (`check_source`); `None` for an index made or read into memory.
+    source: Option<Shared>,
 }
 
 impl std::fmt::Debug for LexicalIndex {
@@ -1887,7 +1890,22 @@ impl LexicalIndex {
         // The rest of the file was copied out of (the columns after the postings
         // too): only its postings are read now.
         postings.release_rest();
+        let mut index = index;
+        index.source = Some(file);
         Ok((index, generation))
+    }
+
+    /// An error if the file a loaded index reads its posting lists and forward
+    /// terms from was written in place since the load (by another program:
+    /// aircher-mem replaces its files whole), so that a search, an update or a
+    /// save never reads those bytes; `Ok` for an index made in memory. Callers
+    /// that read the index ask first (`Project`, the bindings). One `fstat`. A
+    /// write in place that races with a read is not caught (see RELIABILITY.md).
+    pub fn check_source(&self) -> Result<()> {
+        match self.source.as_ref().and_then(Shared::changed) {
+            Some(err) => Err(err),
+            None => Ok(()),
+        }
     }
 
     fn field_id(&self, name: &str) -> Option<usize> {
@@ -3799,6 +3817,52 @@ mod tests {
                 ("c", vec!["c1"])
             ]
         );
+    }
+
+    #[test]
+    fn a_file_written_in_place_after_the_load_is_refused() {
+        use std::io::{Seek, SeekFrom, Write};
+        use std::time::{Duration, SystemTime};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lexical.bin");
+        let docs = [
+            doc("fn", "a::f", "a.py", &[("name", "alpha beta")]),
+            doc("fn", "b::g", "b.py", &[("name", "alpha gamma")]),
+        ];
+        index(&docs).save(&path, 7).unwrap();
+        let (loaded, _) = LexicalIndex::load(&path).unwrap();
+        loaded.check_source().unwrap();
+        assert!(LexicalIndex::new().check_source().is_ok());
+        // A save renames a new file over the name: the loaded index's file is
+        // unchanged, and so is a copy made of it.
+        let (other, _) = LexicalIndex::load(&path).unwrap();
+        other.save(&path, 8).unwrap();
+        other.check_source().unwrap();
+        other.clone().check_source().unwrap();
+        let (loaded, _) = LexicalIndex::load(&path).unwrap();
+        let before = loaded.search("alpha", &Bm25Params::default(), &[], 10);
+        assert_eq!(keys(&before), ["a::f", "b::g"]);
+        // The same bytes written over themselves, in place: the modification time
+        // changes (set here, so that the test does not depend on the clock's tick).
+        let bytes = std::fs::read(&path).unwrap();
+        let mut file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        file.seek(SeekFrom::Start(0)).unwrap();
+        file.write_all(&bytes).unwrap();
+        file.set_modified(SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000))
+            .unwrap();
+        let refused = |index: &LexicalIndex| match index.check_source() {
+            Err(Error::Corrupt(why)) => {
+                assert!(why.contains("written in place"), "{why}");
+                assert!(why.contains(&path.display().to_string()), "{why}");
+            }
+            other => panic!("expected Corrupt, got {other:?}"),
+        };
+        refused(&loaded);
+        // Cut short: the size changed.
+        let (loaded, _) = LexicalIndex::load(&path).unwrap();
+        file.set_len(bytes.len() as u64 / 2).unwrap();
+        refused(&loaded);
+        refused(&loaded.clone());
     }
 
     #[test]

@@ -98,6 +98,15 @@ impl Shared {
         }
     }
 
+    /// Why these bytes can no longer be trusted, if they are a mapped file's
+    /// (`Mapped::changed`); `None` for bytes on the heap.
+    pub fn changed(&self) -> Option<crate::error::Error> {
+        match &*self.backing {
+            Backing::File(mapped) => mapped.changed(),
+            Backing::Heap(_) => None,
+        }
+    }
+
     /// All of `bytes`.
     pub fn whole(backing: Backing) -> Shared {
         let end = backing.bytes().len();

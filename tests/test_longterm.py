@@ -623,6 +623,14 @@ def test_secrets_are_redacted_wherever_they_would_be_stored(tmp_path: Path, cloc
         assert (kept[1].domain, kept[1].code_ref) == (marker, marker)
         assert ltm.turns("s")[0].speaker == f"bot {marker}"
         assert ltm.forget(text=f"CI uses {token}").ids == [2]  # the text is redacted before matching
+        # A session id that holds a secret is kept redacted; the raw id still finds it.
+        secret_session = f"deploy-{token}"
+        ltm.add_turn(secret_session, "user", "ship it", extract=False)
+        [turn] = ltm.turns(secret_session)
+        assert (turn.session_id, turn.text) == (f"deploy-{marker}", "ship it")
+        assert [t.text for t in ltm.get_context(secret_session).short_term] == ["ship it"]
+        recalled = ltm.recall("ship", session_id=secret_session).hits
+        assert [(h.kind, h.id) for h in recalled] == [("turn", turn.id)]
     con = duckdb.connect(str(path))
     stored = [
         str(row)

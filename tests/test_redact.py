@@ -189,7 +189,8 @@ def test_a_10_mb_text_is_fast_enough() -> None:
 def test_secrets_never_reach_the_file(tmp_path: Path) -> None:
     path = tmp_path / "memory.duckdb"
     url = "https://deploy:Sup3rS3cretPw@git.example.com/repo.git"
-    with am.EpisodicMemory(path, session_id="s1", clock=lambda: NOW) as mem:
+    with am.EpisodicMemory(path, session_id=f"s1-{GITHUB}", clock=lambda: NOW) as mem:
+        assert mem.session_id == f"s1-{m('github_token', GITHUB)}"
         mem.start_task("t1", f"rotate {AWS_KEY}")
         mem.record_tool_execution(
             "bash",
@@ -200,9 +201,16 @@ def test_secrets_never_reach_the_file(tmp_path: Path) -> None:
             file_path="deploy.sh",
         )
         mem.record_file_interaction("deploy.sh", "edit", context=f"key={AWS_KEY}", changes_summary=f"drop {GITHUB}")
+        mem.record_file_interaction("deploy.sh", "read", session_id=f"other-{AWS_KEY}")
         mem.record_tool_execution("bash", {"file_path": "deploy.sh"}, success=True)  # error-then-fix pattern
         mem.store_snapshot(
-            {"timestamp": NOW, "session_id": "s1", "items": [{"id": GITHUB}], "total_tokens": 1, "reason": "r"}
+            {
+                "timestamp": NOW,
+                "session_id": f"s1-{GITHUB}",
+                "items": [{"id": GITHUB}],
+                "total_tokens": 1,
+                "reason": "r",
+            }
         )
         mem.record_learning("common_error", {"url": url, "phone": "+1 415-555-0132"}, 0.5)
         mem.complete_task("t1", f"rotated {AWS_KEY}")

@@ -21,8 +21,10 @@ row, so one bad record never blocks later writes or ``close()``.
 
 Secrets never reach the file in clear: tool parameters, results and error
 messages, file interaction context and changes summaries, task descriptions and
-outcomes, snapshot items and learnings go through :mod:`aircher_mem.redact` before
-they are buffered (each secret becomes ``[REDACTED:<kind>:<hash>]``). E-mail
+outcomes, snapshot items, learnings and session ids go through
+:mod:`aircher_mem.redact` before they are buffered (each secret becomes
+``[REDACTED:<kind>:<hash>]``; a session id that holds one is known by its redacted
+form, ``EpisodicMemory.session_id`` too). E-mail
 addresses and phone numbers are kept and tagged: ``"_pii": ["email", "phone"]`` in a
 tool execution's stored ``parameters`` and in a learning's ``data``.
 
@@ -391,7 +393,7 @@ class EpisodicMemory:
         if not callable(clock):
             raise InvalidInputError(f"clock must be callable, got {_short(clock)}")
         self.path = str(path)
-        self.session_id = _optional_text("session_id", session_id) or uuid.uuid4().hex
+        self.session_id = _redacted_text("session_id", session_id) or uuid.uuid4().hex
         self.batch_size = batch_size
         self.clock = clock
         self.current_task_id: str | None = None
@@ -516,7 +518,7 @@ class EpisodicMemory:
             span = json.dumps({"start": start, "end": end})
         row = (
             _micros(self._now(timestamp)),
-            self.session_id if session_id is None else _text("session_id", session_id),
+            self.session_id if session_id is None else redact(_text("session_id", session_id)),
             self._task(task_id),
             _text("file_path", file_path),
             operation,
@@ -548,7 +550,7 @@ class EpisodicMemory:
                 raise InvalidInputError("total_tokens must be an integer, got None")
             row = (
                 _micros(_time("timestamp", snapshot["timestamp"])),
-                _text("session_id", snapshot["session_id"]),
+                redact(_text("session_id", snapshot["session_id"])),
                 _optional_text("task_id", snapshot.get("task_id")),
                 _json("items", _redacted("items", items)),
                 _count("total_tokens", tokens),

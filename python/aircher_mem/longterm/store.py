@@ -13,8 +13,10 @@ How it runs:
   writes change that state at once and reach the file in batches (``batch_rows``,
   before ``close()``, at ``flush()``), so ``add_turn`` costs no database round
   trip. ``forget`` writes at once, in one transaction.
-- ``add_turn`` redacts secrets (:func:`aircher_mem.redact.redact`) and tags personal
-  data before anything is kept, then extracts (heuristic rules, plus an optional
+- ``add_turn`` redacts secrets (:func:`aircher_mem.redact.redact`; in the session id
+  too, which ``turns``, ``recall`` and ``get_context`` redact alike, so the raw id
+  still finds its session) and tags personal data before anything is kept, then
+  extracts (heuristic rules, plus an optional
   extractor callable with a timeout, never blocking the write): a candidate with a
   slot (subject, attribute) that holds another value supersedes that memory (the
   old one gets ``valid_until``, ``superseded_by``, status archived: nothing is
@@ -922,7 +924,7 @@ class LongTermMemory:
         """Stores a turn (secrets redacted, personal data tagged) and, for a user turn
         (or any, with ``extract_assistant``), extracts memories from it."""
         self._check_open()
-        session = _text("session_id", session_id, max_chars=1000)
+        session = redact(_text("session_id", session_id, max_chars=1000))
         role = _choice("role", role, ROLES)
         raw = _text("text", text)
         who = _redacted(_optional_text("speaker", speaker))
@@ -977,7 +979,7 @@ class LongTermMemory:
         """The last ``limit`` turns of a session (default: the short-term window),
         oldest first."""
         self._check_open()
-        session = _text("session_id", session_id, max_chars=1000)
+        session = redact(_text("session_id", session_id, max_chars=1000))
         count = self.policy.short_term_turns if limit is None else _count("limit", limit, 1_000_000)
         self._load()
         ids = self._sessions.get(session, [])
@@ -1740,7 +1742,7 @@ class LongTermMemory:
         self._check_open()
         text = _text("query", query, max_chars=100_000)
         k = _count("k", k)
-        session = _optional_text("session_id", session_id)
+        session = _redacted(_optional_text("session_id", session_id))
         allowed: set[str] | None = None
         if kinds is not None:
             if isinstance(kinds, str) or not isinstance(kinds, Iterable):

@@ -153,6 +153,21 @@ def test_save_load_round_trip(tmp_path: Path) -> None:
     assert len(LexicalIndex.load(path)) == 0
 
 
+def test_the_generation_saved_is_the_one_loaded(tmp_path: Path) -> None:
+    path = tmp_path / "lexical.bin"
+    index = corpus_index()
+    assert index.generation == 0
+    index.save(path)
+    assert LexicalIndex.load(path).generation == 0
+    index.save(path, generation=2**64 - 1)
+    loaded = LexicalIndex.load(path)
+    assert loaded.generation == 2**64 - 1 and loaded.keys() == index.keys()
+    for bad in (-1, 2**64, 1.5, "7"):
+        with pytest.raises(InvalidInputError):
+            index.save(path, generation=bad)  # type: ignore[arg-type]
+    assert LexicalIndex.load(path).generation == 2**64 - 1  # the file was not touched
+
+
 @pytest.mark.parametrize("damage", ["truncate", "flip_payload", "flip_header", "empty", "garbage"])
 def test_damaged_file_is_store_corrupt(tmp_path: Path, damage: str) -> None:
     path = tmp_path / "lexical.bin"

@@ -369,8 +369,14 @@ class LexicalIndex:
         ``kinds`` (all if empty). A field's weight is 1.0 unless given; 0 ignores the field.
         InvalidInputError for ``k1 < 0``, ``b`` outside [0, 1], a weight < 0, any of them
         not finite, or a negative ``limit``."""
-    def save(self, path: str | PathLike[str]) -> None:
-        """Writes the index to ``path`` (temporary file, then rename; mode 0600)."""
+    def save(self, path: str | PathLike[str], *, generation: int = 0) -> None:
+        """Writes the index to ``path`` (temporary file, then rename; mode 0600), with
+        ``generation`` (an unsigned 64-bit number) that :attr:`generation` gives back after
+        :meth:`load`: what a caller ties the file to (InvalidInputError outside 0..2**64-1)."""
+    @property
+    def generation(self) -> int:
+        """The ``generation`` the file this index was loaded from was saved with; 0 for an
+        index made in memory."""
     @staticmethod
     def load(path: str | PathLike[str]) -> LexicalIndex:
         """Reads an index written by :meth:`save`, stemming if it did; a file written before

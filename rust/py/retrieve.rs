@@ -205,6 +205,9 @@ type DocumentTuple = (Text, Text, Text, Pairs<Text, Text>);
 #[pyclass(module = "aircher_mem._core", name = "LexicalIndex")]
 pub struct PyLexicalIndex {
     index: LexicalIndex,
+    /// What the file it was loaded from was saved with (`save`'s `generation`); 0
+    /// for an index made in memory.
+    generation: u64,
 }
 
 #[pymethods]
@@ -214,7 +217,16 @@ impl PyLexicalIndex {
     fn new(stem: Checked<bool>) -> Self {
         Self {
             index: LexicalIndex::with_stemming(stem.0),
+            generation: 0,
         }
+    }
+
+    /// The number the file this index was loaded from was saved with (`save`'s
+    /// `generation`), so that a caller can tell whether it still goes with what it
+    /// was saved beside; 0 for an index made in memory.
+    #[getter]
+    fn generation(&self) -> u64 {
+        self.generation
     }
 
     /// Whether documents and queries are stemmed (fixed when the index is made).
@@ -331,10 +343,12 @@ impl PyLexicalIndex {
             .collect())
     }
 
-    /// Writes the index to `path` (temporary file, then rename; mode 0600).
-    fn save(&self, py: Python<'_>, path: FsPath) -> PyResult<()> {
+    /// Writes the index to `path` (temporary file, then rename; mode 0600), with
+    /// `generation` (an unsigned 64-bit number), which `load` gives back.
+    #[pyo3(signature = (path, *, generation = Int(0)), text_signature = "($self, path, *, generation=0)")]
+    fn save(&self, py: Python<'_>, path: FsPath, generation: Int<u64>) -> PyResult<()> {
         self.index.check_source()?;
-        Ok(detached(py, || self.index.save(&path.0, 0))?)
+        Ok(detached(py, || self.index.save(&path.0, generation.0))?)
     }
 
     /// Reads an index written by `save`; StoreCorruptError for a damaged file. The
@@ -344,8 +358,8 @@ impl PyLexicalIndex {
     /// write is StoreCorruptError).
     #[staticmethod]
     fn load(py: Python<'_>, path: FsPath) -> PyResult<Self> {
-        let (index, _) = detached(py, || LexicalIndex::load(&path.0))?;
-        Ok(Self { index })
+        let (index, generation) = detached(py, || LexicalIndex::load(&path.0))?;
+        Ok(Self { index, generation })
     }
 }
 

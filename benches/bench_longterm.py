@@ -16,9 +16,10 @@ measure with a baseline in the same run:
 - ``gc`` (dry run and real) over the N memories, each round on a fresh copy of the
   store loaded in the setup; baseline: one SQL ``UPDATE`` recomputing 004's score of
   every active memory in DuckDB;
-- opening and loading the store (first use reads every row and builds the BM25F
-  index), against reading the same rows with DuckDB alone; the RSS it takes is
-  measured in a fresh process.
+- opening and loading the store (first use reads every row; the lexical indexes are
+  read as saved beside the file at the last close, or, ``test_load_rebuilt``, built
+  from the rows when there are none), against reading the same rows with DuckDB
+  alone; the RSS it takes is measured in a fresh process.
 
 Texts: LoCoMo's 1,451 turns (``../shared/data/locomo-dev.json``; the tests skip
 without it), cycled: cycle c gets its own session ids, dates shifted by 40 days a
@@ -54,6 +55,7 @@ import numpy as np
 import pytest
 from aircher_mem.longterm import LongTermMemory
 from aircher_mem.longterm.extract import extract
+from aircher_mem.longterm.store import INDEX_SUFFIXES
 
 sys.path.insert(0, str(Path(__file__).parent))
 import locomo
@@ -160,10 +162,12 @@ class Store:
     def __init__(self, path: Path, n: int, texts: Texts, info: dict[str, Any]) -> None:
         self.path, self.n, self.texts, self.info = path, n, texts, info
 
-    def copy(self, to: Path) -> Path:
+    def copy(self, to: Path, *, indexes: bool = True) -> Path:
+        """A copy of the store file, with the lexical indexes saved beside it unless
+        ``indexes`` is false (then its first load builds them from the rows)."""
         to.mkdir(parents=True, exist_ok=True)
         target = to / self.path.name
-        for suffix in ("", ".wal"):
+        for suffix in ("", ".wal", *(INDEX_SUFFIXES if indexes else ())):
             src = Path(str(self.path) + suffix)
             if src.exists():
                 shutil.copyfile(src, Path(str(target) + suffix))
@@ -219,6 +223,8 @@ def store(texts: Texts, size: int, tmp_path_factory: pytest.TempPathFactory) -> 
             stale.unlink(missing_ok=True)
         info = build(path, size, texts)
         meta.write_text(json.dumps(info))
+    if not all(Path(f"{path}{suffix}").exists() for suffix in INDEX_SUFFIXES):
+        opened(path).close()  # a store built before indexes were saved at close
     info["file_mb"] = round(path.stat().st_size / 1e6, 1)
     return Store(path, size, texts, info)
 
@@ -253,8 +259,9 @@ print(json.dumps({"load_s": round(seconds, 3), "rss_before_mb": round(before), "
 
 
 def test_load(benchmark: Any, store: Store, tmp_path: Path) -> None:
-    """Open + first use (every row read, the BM25F index built); extra_info: the RSS
-    of a fresh process doing the same, and the build's figures."""
+    """Open + first use (every row read, the lexical indexes read as saved at the last
+    close); extra_info: the RSS of a fresh process doing the same, and the build's
+    figures."""
     benchmark.group = f"long-term store of {store.n:,} turns + memories: open + load"
     path = store.copy(tmp_path)
     stores: list[LongTermMemory] = []
@@ -264,7 +271,12 @@ def test_load(benchmark: Any, store: Store, tmp_path: Path) -> None:
             stores.pop().close()
         return (), {}
 
-    benchmark.pedantic(lambda: stores.append(opened(path)), setup=setup, rounds=3, warmup_rounds=0)
+    def load() -> None:
+        lt = opened(path)
+        stores.append(lt)
+        assert lt.index_source == "saved"
+
+    benchmark.pedantic(load, setup=setup, rounds=3, warmup_rounds=0)
     setup()
     proc = subprocess.run([sys.executable, "-c", RSS_SCRIPT, str(path)], capture_output=True, text=True, check=True)
     benchmark.extra_info.update(impl="LongTermMemory open + load", load_average=load_average())
@@ -272,6 +284,30 @@ def test_load(benchmark: Any, store: Store, tmp_path: Path) -> None:
     benchmark.extra_info.update(store.info)
     _keys, docs = store.documents()
     benchmark.extra_info["text_mb"] = round(sum(len(d.encode()) for d in docs) / 1e6, 1)
+
+
+def test_load_rebuilt(benchmark: Any, store: Store, tmp_path: Path) -> None:
+    """Open + first use without saved indexes (a store closed by a crash, or written
+    before they were saved): every row read and the BM25F indexes built from them."""
+    benchmark.group = f"long-term store of {store.n:,} turns + memories: open + load"
+    path = store.copy(tmp_path, indexes=False)
+    stores: list[LongTermMemory] = []
+
+    def setup() -> tuple[tuple[()], dict[str, Any]]:
+        while stores:
+            stores.pop().close()  # saves the indexes: taken away again
+        for suffix in INDEX_SUFFIXES:
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+        return (), {}
+
+    def load() -> None:
+        lt = opened(path)
+        stores.append(lt)
+        assert lt.index_source == "rebuilt"
+
+    benchmark.pedantic(load, setup=setup, rounds=3, warmup_rounds=0)
+    setup()
+    benchmark.extra_info.update(impl="LongTermMemory open + load, indexes built", load_average=load_average())
 
 
 def test_load_baseline(benchmark: Any, store: Store, tmp_path: Path) -> None:

@@ -597,6 +597,101 @@ def test_stored_vectors_load_and_bad_ones_are_embedded_again(tmp_path: Path, clo
     ]
 
 
+# -- the indexes saved at close ----------------------------------------------------------------
+
+
+def _recalled(ltm: LongTermMemory) -> list[list[tuple[str, int, float]]]:
+    queries = ["Where does Ana run?", "deploy staging", "favourite colour", "parser fixed on Friday"]
+    return [[(h.kind, h.id, round(h.score, 9)) for h in ltm.recall(q, k=6).hits] for q in queries]
+
+
+def test_indexes_saved_at_close_are_read_until_the_rows_change(
+    tmp_path: Path, clock: Clock, caplog: pytest.LogCaptureFixture
+) -> None:
+    import duckdb
+    from aircher_mem.longterm.store import DOCUMENTS_VERSION, INDEX_SUFFIXES
+
+    path = tmp_path / "m.duckdb"
+    files = [Path(f"{path}{suffix}") for suffix in INDEX_SUFFIXES]
+
+    def generation() -> list[tuple[int, int]]:
+        con = duckdb.connect(str(path))
+        try:
+            return con.execute("SELECT generation, documents FROM longterm_indexes").fetchall()
+        finally:
+            con.close()
+
+    with LongTermMemory(path, clock=clock) as ltm:
+        for i, text in enumerate(
+            [
+                "Ana runs along the river every morning.",
+                "My favourite colour is green.",
+                "We deploy staging with make deploy-staging.",
+                "The parser was fixed on Friday.",
+            ]
+        ):
+            ltm.add_turn("s1", "user", text, speaker="Ana", at=T0 + i)
+        ltm.remember("Staging deploys need the VPN.", kind="fact", tags=["deploy"])
+        assert ltm.index_source == "rebuilt" and not any(f.exists() for f in files)
+        expected = _recalled(ltm)
+        merged = ltm.counts()
+    assert all(f.exists() and stat.S_IMODE(f.stat().st_mode) == 0o600 for f in files)
+    [(first, documents)] = generation()
+    assert documents == DOCUMENTS_VERSION
+
+    with LongTermMemory(path, clock=clock) as ltm:  # read as saved: nothing is rebuilt
+        assert ltm.counts() == merged and ltm.index_source == "saved"
+    assert generation() == [(first, documents)]  # nothing written: the files stay
+    with LongTermMemory(path, clock=clock) as ltm:
+        assert _recalled(ltm) == expected and ltm.index_source == "saved"
+    assert generation() != [(first, documents)]  # recall counts what it retrieved: saved anew
+    for f in files:
+        f.unlink()
+    with LongTermMemory(path, clock=clock) as ltm:  # no files: built from the rows, alike
+        assert _recalled(ltm) == expected and ltm.index_source == "rebuilt"
+    [(second, _)] = generation()
+    assert second != first
+
+    # A write drops them (files first, the generation with the write), close saves anew.
+    with LongTermMemory(path, clock=clock) as ltm:
+        assert ltm.index_source == ""  # not loaded yet: on first use
+        ltm.counts()
+        assert ltm.index_source == "saved"
+        ltm.add_turn("s2", "user", "The release moved to Tuesday.", at=T0 + 9, extract=False)
+        ltm.flush()
+        assert not any(f.exists() for f in files)
+        assert ltm._con.execute("SELECT * FROM longterm_indexes").fetchall() == []
+        expected = _recalled(ltm)
+    with LongTermMemory(path, clock=clock) as ltm:
+        assert _recalled(ltm) == expected and ltm.index_source == "saved"
+
+    # Forget: gone from the files at once, and from those saved at close.
+    with LongTermMemory(path, clock=clock) as ltm:
+        [forgotten] = [m.id for m in ltm.memories().memories if "VPN" in m.content]
+        ltm.forget(forgotten)
+        assert not any(f.exists() for f in files)
+    assert all(b"VPN" not in f.read_bytes() for f in files)
+    with LongTermMemory(path, clock=clock) as ltm:
+        ltm.counts()
+        assert ltm.index_source == "saved"
+        assert all(h.id != forgotten for h in ltm.recall("VPN staging", k=10).hits if h.kind != "turn")
+
+    # Files of another generation, of older documents, or damaged: rebuilt from the
+    # rows (and deleted).
+    for change in ("generation = generation + 1", f"documents = {DOCUMENTS_VERSION - 1}"):
+        con = duckdb.connect(str(path))
+        con.execute(f"UPDATE longterm_indexes SET {change}")
+        con.close()
+        with LongTermMemory(path, clock=clock) as ltm:
+            ltm.counts()
+            assert ltm.index_source == "rebuilt" and not any(f.exists() for f in files)
+            expected = _recalled(ltm)
+    files[0].write_bytes(b"AIRLEXIC" + bytes(64))
+    with caplog.at_level("WARNING", logger="aircher_mem.longterm"), LongTermMemory(path, clock=clock) as ltm:
+        assert _recalled(ltm) == expected and ltm.index_source == "rebuilt"
+    assert "rebuilding its indexes" in caplog.text
+
+
 def test_secrets_are_redacted_wherever_they_would_be_stored(tmp_path: Path, clock: Clock) -> None:
     import duckdb
 

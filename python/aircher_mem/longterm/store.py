@@ -624,12 +624,24 @@ class LongTermMemory:
             return
         import duckdb
 
+        parsed: dict[str, list[str]] = {}
+
+        def json_list(text: str) -> list[str]:
+            # Tags and rules repeat (a few hundred lists among 100K memories): each
+            # text parsed once; every row gets a list of its own.
+            if text == "[]":
+                return []
+            found = parsed.get(text)
+            if found is None:
+                found = parsed[text] = _json_list(text)
+            return list(found)
+
         try:
             con = self._con
             con.execute(f"SELECT {', '.join(_TURN_COLUMNS)} FROM turns ORDER BY id")
             while rows := con.fetchmany(_LOAD_SLICE):
                 for row in rows:
-                    turn = _Turn(row[0], row[1], row[2], row[3], row[4], row[5], row[6], _json_list(row[7]))
+                    turn = _Turn(row[0], row[1], row[2], row[3], row[4], row[5], row[6], json_list(row[7]))
                     self._turns[turn.id] = turn
                     self._position[turn.id] = len(self._sessions[turn.session_id])
                     self._sessions[turn.session_id].append(turn.id)
@@ -637,8 +649,8 @@ class LongTermMemory:
             while rows := con.fetchmany(_LOAD_SLICE):
                 for row in rows:
                     memory = _Memory(*row)  # the columns are the dataclass's fields, in order
-                    memory.tags = _json_list(row[_TAGS_AT])
-                    memory.rules = _json_list(row[_RULES_AT])
+                    memory.tags = json_list(row[_TAGS_AT])
+                    memory.rules = json_list(row[_RULES_AT])
                     self._memories[memory.id] = memory
                     if memory.parent_id is not None:
                         self._children[memory.parent_id].add(memory.id)

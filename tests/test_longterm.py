@@ -692,6 +692,79 @@ def test_indexes_saved_at_close_are_read_until_the_rows_change(
     assert "rebuilding its indexes" in caplog.text
 
 
+_SESSION_OPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("turn"), st.sampled_from(_CONTENTS)),
+        st.tuples(st.just("remember"), st.sampled_from(_CONTENTS)),
+        st.tuples(st.just("forget"), st.integers(1, 8)),
+        st.tuples(st.just("update"), st.tuples(st.integers(1, 8), st.sampled_from(_CONTENTS))),
+        st.tuples(st.just("archive"), st.integers(1, 8)),
+        st.tuples(st.just("recall"), st.sampled_from(_CONTENTS)),
+        st.tuples(st.just("gc"), st.just(0)),
+    ),
+    max_size=8,
+)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(_SESSION_OPS, min_size=1, max_size=4))
+def test_saved_indexes_recall_as_indexes_built_from_the_rows(sessions: list[list[tuple[str, object]]]) -> None:
+    """Sessions of changes, each closed (saving the indexes); then the store opened
+    with its saved indexes and opened with them deleted recall alike."""
+    import tempfile
+
+    from aircher_mem.longterm.store import INDEX_SUFFIXES
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "m.duckdb"
+        clock = Clock()
+        for ops in sessions:
+            with LongTermMemory(path, clock=clock) as ltm:
+                ltm.counts()  # loaded: close saves the indexes, changed or not
+                for op, arg in ops:
+                    clock.now += 3_600
+                    try:
+                        if op == "turn":
+                            ltm.add_turn("s", "user", str(arg))
+                        elif op == "remember":
+                            ltm.remember(str(arg))
+                        elif op == "forget":
+                            ltm.forget(int(arg))  # type: ignore[call-overload]
+                        elif op == "update":
+                            memory_id, content = arg  # type: ignore[misc]
+                            ltm.update(memory_id, content=content)
+                        elif op == "archive":
+                            ltm.update(int(arg), status="archived")  # type: ignore[call-overload]
+                        elif op == "recall":
+                            ltm.recall(str(arg), k=5)
+                        else:
+                            ltm.gc()
+                    except UnknownMemoryError:
+                        pass
+
+        def recalled() -> tuple[str, list[list[tuple[str, int, float]]]]:
+            with LongTermMemory(path, clock=clock) as ltm:
+                hits = [[(h.kind, h.id, round(h.score, 9)) for h in ltm.recall(q, k=10).hits] for q in _CONTENTS]
+                merged = [ltm.remember(c).action for c in _CONTENTS[:2]]  # the merge check's index
+                return ltm.index_source, [*hits, merged]  # type: ignore[list-item]
+
+        # Each reopen writes (recall's usage counts, the merge check's memories):
+        # copies of the store as the sessions left it, one per way of opening.
+        for suffix in ("", *INDEX_SUFFIXES):
+            source = Path(f"{path}{suffix}")
+            if source.exists():
+                Path(f"{path}.keep{suffix}").write_bytes(source.read_bytes())
+        source, saved = recalled()
+        assert source == "saved"
+        for suffix in ("", *INDEX_SUFFIXES):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+            kept = Path(f"{path}.keep{suffix}")
+            if kept.exists() and not suffix:
+                kept.rename(path)
+        source, rebuilt = recalled()
+        assert source == "rebuilt" and saved == rebuilt
+
+
 def test_secrets_are_redacted_wherever_they_would_be_stored(tmp_path: Path, clock: Clock) -> None:
     import duckdb
 

@@ -258,26 +258,36 @@ print(json.dumps({"load_s": round(seconds, 3), "rss_before_mb": round(before), "
 """
 
 
+def timed_loads(benchmark: Any, path: Path, source: str) -> None:
+    """Three rounds of open + first use of the store at ``path``, each on the store as
+    the round before left it: its indexes read as saved (``source`` "saved"), or, for
+    "rebuilt", built from the rows (the ones each close saves are taken away)."""
+    stores: list[LongTermMemory] = []
+
+    def setup() -> tuple[tuple[()], dict[str, Any]]:
+        while stores:
+            stores.pop().close()
+        if source == "rebuilt":
+            for suffix in INDEX_SUFFIXES:
+                Path(f"{path}{suffix}").unlink(missing_ok=True)
+        return (), {}
+
+    def load() -> None:
+        lt = opened(path)
+        stores.append(lt)
+        assert lt.index_source == source
+
+    benchmark.pedantic(load, setup=setup, rounds=3, warmup_rounds=0)
+    setup()
+
+
 def test_load(benchmark: Any, store: Store, tmp_path: Path) -> None:
     """Open + first use (every row read, the lexical indexes read as saved at the last
     close); extra_info: the RSS of a fresh process doing the same, and the build's
     figures."""
     benchmark.group = f"long-term store of {store.n:,} turns + memories: open + load"
     path = store.copy(tmp_path)
-    stores: list[LongTermMemory] = []
-
-    def setup() -> tuple[tuple[()], dict[str, Any]]:
-        while stores:
-            stores.pop().close()
-        return (), {}
-
-    def load() -> None:
-        lt = opened(path)
-        stores.append(lt)
-        assert lt.index_source == "saved"
-
-    benchmark.pedantic(load, setup=setup, rounds=3, warmup_rounds=0)
-    setup()
+    timed_loads(benchmark, path, "saved")
     proc = subprocess.run([sys.executable, "-c", RSS_SCRIPT, str(path)], capture_output=True, text=True, check=True)
     benchmark.extra_info.update(impl="LongTermMemory open + load", load_average=load_average())
     benchmark.extra_info.update(json.loads(proc.stdout))
@@ -291,22 +301,7 @@ def test_load_rebuilt(benchmark: Any, store: Store, tmp_path: Path) -> None:
     before they were saved): every row read and the BM25F indexes built from them."""
     benchmark.group = f"long-term store of {store.n:,} turns + memories: open + load"
     path = store.copy(tmp_path, indexes=False)
-    stores: list[LongTermMemory] = []
-
-    def setup() -> tuple[tuple[()], dict[str, Any]]:
-        while stores:
-            stores.pop().close()  # saves the indexes: taken away again
-        for suffix in INDEX_SUFFIXES:
-            Path(f"{path}{suffix}").unlink(missing_ok=True)
-        return (), {}
-
-    def load() -> None:
-        lt = opened(path)
-        stores.append(lt)
-        assert lt.index_source == "rebuilt"
-
-    benchmark.pedantic(load, setup=setup, rounds=3, warmup_rounds=0)
-    setup()
+    timed_loads(benchmark, path, "rebuilt")
     benchmark.extra_info.update(impl="LongTermMemory open + load, indexes built", load_average=load_average())
 
 

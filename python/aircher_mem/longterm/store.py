@@ -17,7 +17,7 @@ How it runs:
   mode 0600) under a random generation that the file records (``longterm_indexes``);
   the next load reads them instead of building them from every row when the file
   still records that generation (``index_source`` says "saved" or "rebuilt"; at
-  100K turns + 100K memories, 2.6 s against 7.0 s). Every write transaction first
+  100K turns + 100K memories, 2.1-2.6 s against 6.3-7.1 s). Every write transaction first
   deletes the files and then, in the transaction, the generation: a crash at any
   point leaves either both as they were or nothing to read (rebuilt), and what
   ``forget`` forgets is gone from them at once.

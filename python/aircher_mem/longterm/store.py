@@ -13,7 +13,7 @@ How it runs:
   writes change that state at once and reach the file in batches (``batch_rows``,
   before ``close()``, at ``flush()``), so ``add_turn`` costs no database round
   trip. ``forget`` writes at once, in one transaction.
-- ``close()`` saves the two lexical indexes beside the file (``INDEX_SUFFIXES``,
+- ``close()`` saves the three lexical indexes beside the file (``INDEX_SUFFIXES``,
   mode 0600) under a random generation that the file records (``longterm_indexes``);
   the next load reads them instead of building them from every row when the file
   still records that generation (``index_source`` says "saved" or "rebuilt"; at
@@ -218,8 +218,9 @@ _MIGRATIONS: dict[int, list[str]] = {
 store.register("longterm", _MIGRATIONS)
 
 #: The lexical indexes saved beside a store file at close (``<file><suffix>``): the
-#: turns' and memories' documents, and the active memories' merge-check index.
-INDEX_SUFFIXES = (".longterm-lexical", ".longterm-dedup")
+#: turns' and memories' documents, the active memories' merge-check index, and the
+#: sessions' documents.
+INDEX_SUFFIXES = (".longterm-lexical", ".longterm-dedup", ".longterm-sessions")
 # The first statement of every write transaction: the saved indexes' generation goes.
 _UNSAVE = "DELETE FROM longterm_indexes"
 #: What the saved indexes' documents are made by: bump it whenever ``_turn_document``,
@@ -674,13 +675,13 @@ class LongTermMemory:
             raise store.corrupt_or_error(self.path, exc, "reading long-term memory") from None
         self._next_turn = max(self._turns, default=0) + 1
         self._next_memory = max(self._memories, default=0) + 1
-        self._stale_sessions = set(self._sessions)
         saved = self._saved_index_files()
         if saved is not None:
-            self._lexical, self._dedup = saved
+            self._lexical, self._dedup, self._session_lexical = saved
             self._saved_indexes = True
             self.index_source = "saved"
         else:
+            self._stale_sessions = set(self._sessions)
             # one call: into the empty index, the Rust side builds shards in parallel
             self._lexical.upsert([self._turn_document(t) for t in self._turns.values()])
             for chunk in _slices(self._memories.values(), _LOAD_SLICE):
@@ -699,10 +700,11 @@ class LongTermMemory:
             return ()
         return tuple(Path(self.path + suffix) for suffix in INDEX_SUFFIXES)
 
-    def _saved_index_files(self) -> tuple[LexicalIndex, LexicalIndex] | None:
-        """The lexical and merge-check indexes saved at the last close, when the file
-        still says their generation (nothing was written since); else None, and they
-        are built from the rows. A file that cannot be read is logged and rebuilt."""
+    def _saved_index_files(self) -> tuple[LexicalIndex, LexicalIndex, LexicalIndex] | None:
+        """The lexical, merge-check and session indexes saved at the last close, when
+        the file still says their generation (nothing was written since); else None,
+        and they are built from the rows. A file that cannot be read is logged and
+        rebuilt."""
         import duckdb
 
         paths = self._index_paths()
@@ -715,18 +717,14 @@ class LongTermMemory:
         found = None
         if len(rows) == 1 and all(p.exists() for p in paths):
             try:
-                lexical, dedup = (LexicalIndex.load(p) for p in paths)
+                lexical, dedup, sessions = (LexicalIndex.load(p) for p in paths)
             except (StoreError, OSError) as exc:
                 log.warning("long-term memory in %s: rebuilding its indexes: %s", self.path, exc)
             else:
                 generation, documents = rows[0]
-                if (
-                    lexical.generation == dedup.generation == generation
-                    and documents == DOCUMENTS_VERSION
-                    and lexical.stem
-                    and dedup.stem
-                ):
-                    found = lexical, dedup
+                indexes = (lexical, dedup, sessions)
+                if documents == DOCUMENTS_VERSION and all(i.generation == generation and i.stem for i in indexes):
+                    found = indexes
         if found is None:
             # Older than the rows (or damaged): they may hold what was forgotten since.
             self._drop_saved_indexes()
@@ -745,19 +743,21 @@ class LongTermMemory:
         self._saved_indexes = False
 
     def _save_indexes(self) -> None:
-        """At close, after the last write: the lexical and merge-check indexes saved
-        beside the file with a new generation, which the file then records, so that
-        the next load reads them rather than building them from every row. A failure
-        is logged (the next load rebuilds them)."""
+        """At close, after the last write: the lexical, merge-check and session
+        indexes (the sessions' documents brought up to date first) saved beside the
+        file with a new generation, which the file then records, so that the next
+        load reads them rather than building them from every row. A failure is
+        logged (the next load rebuilds them)."""
         import duckdb
 
         paths = self._index_paths()
         if not paths or not self._loaded or self._saved_indexes:
             return
+        self._refresh_sessions()
         generation = int.from_bytes(os.urandom(8), "little")
         try:
             self._con.execute("DELETE FROM longterm_indexes")
-            for index, path in zip((self._lexical, self._dedup), paths):
+            for index, path in zip((self._lexical, self._dedup, self._session_lexical), paths):
                 index.save(path, generation=generation)
             self._con.execute("INSERT INTO longterm_indexes VALUES (?, ?)", [generation, DOCUMENTS_VERSION])
         except (duckdb.Error, StoreError, OSError) as exc:

@@ -221,7 +221,7 @@ store.register("longterm", _MIGRATIONS)
 #: turns' and memories' documents, the active memories' merge-check index, and the
 #: sessions' documents.
 INDEX_SUFFIXES = (".longterm-lexical", ".longterm-dedup", ".longterm-sessions")
-# The first statement of every write transaction: the saved indexes' generation goes.
+# The saved indexes' generation goes (first in every write transaction: _begin_write).
 _UNSAVE = "DELETE FROM longterm_indexes"
 #: What the saved indexes' documents are made by: bump it whenever ``_turn_document``,
 #: ``_memory_document``, the merge-check documents or the tokenizer change, so that
@@ -630,8 +630,6 @@ class LongTermMemory:
         def json_list(text: str) -> list[str]:
             # Tags and rules repeat (a few hundred lists among 100K memories): each
             # text parsed once; every row gets a list of its own.
-            if text == "[]":
-                return []
             found = parsed.get(text)
             if found is None:
                 found = parsed[text] = _json_list(text)
@@ -730,11 +728,17 @@ class LongTermMemory:
             self._drop_saved_indexes()
         return found
 
+    def _begin_write(self) -> None:
+        """Begins a write transaction (``_write``, ``forget``, ``gc``): the saved
+        indexes no longer describe the rows. Their files go first (a crash after
+        leaves the file's generation without them: rebuilt), then, in the
+        transaction, the generation. What ``forget`` forgets is never left in them."""
+        self._drop_saved_indexes()
+        self._con.execute("BEGIN TRANSACTION")
+        self._con.execute(_UNSAVE)
+
     def _drop_saved_indexes(self) -> None:
-        """Before a write: the saved indexes no longer describe the rows. Their files
-        go first (a crash after leaves the file's generation without them: rebuilt);
-        the generation goes in the write's transaction (``_UNSAVE``). What ``forget``
-        forgets is never left in them."""
+        """Deletes the saved indexes' files (see ``_begin_write``)."""
         for path in self._index_paths():
             try:
                 path.unlink(missing_ok=True)
@@ -756,7 +760,7 @@ class LongTermMemory:
         self._refresh_sessions()
         generation = int.from_bytes(os.urandom(8), "little")
         try:
-            self._con.execute("DELETE FROM longterm_indexes")
+            self._con.execute(_UNSAVE)
             for index, path in zip((self._lexical, self._dedup, self._session_lexical), paths):
                 index.save(path, generation=generation)
             self._con.execute("INSERT INTO longterm_indexes VALUES (?, ?)", [generation, DOCUMENTS_VERSION])
@@ -955,11 +959,9 @@ class LongTermMemory:
 
         if not (self._pending or self._new_vectors):
             return
-        self._drop_saved_indexes()
         con = self._con
         try:
-            con.execute("BEGIN TRANSACTION")
-            con.execute(_UNSAVE)
+            self._begin_write()
             if self._new_turns:
                 rows = [self._turns[i] for i in self._new_turns if i in self._turns]
                 if rows:
@@ -1410,10 +1412,8 @@ class LongTermMemory:
         con = self._con
         keys = [_memory_key(i) for i in ids]
         scrubbed = self._scrubbed_actions(set(ids))
-        self._drop_saved_indexes()
         try:
-            con.execute("BEGIN TRANSACTION")
-            con.execute(_UNSAVE)
+            self._begin_write()
             con.execute("DELETE FROM memories WHERE id IN (SELECT unnest(?::BIGINT[]))", [ids])
             if scrubbed:
                 con.execute(
@@ -1741,10 +1741,8 @@ class LongTermMemory:
 
         policy = self.policy
         con = self._con
-        self._drop_saved_indexes()
         try:
-            con.execute("BEGIN TRANSACTION")
-            con.execute(_UNSAVE)
+            self._begin_write()
             con.execute(
                 "UPDATE memories SET score = ? * ln(1 + greatest(hits, 0)) + ? * exp(-? * greatest(0, (? - last_seen) "
                 "/ ?)) + ? * importance WHERE status = 'active'",

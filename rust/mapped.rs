@@ -35,9 +35,19 @@ fn written(meta: &Metadata) -> Written {
 }
 
 impl Mapped {
-    /// Maps the regular file at `path`. Anything else (a FIFO, a device, a folder)
-    /// is an I/O error, found without blocking on it.
+    /// Maps the regular file at `path`, its pages read in. Anything else (a FIFO,
+    /// a device, a folder) is an I/O error, found without blocking on it.
     pub fn open(path: &Path) -> Result<Mapped> {
+        let mapped = Mapped::open_unread(path)?;
+        mapped.populate();
+        Ok(mapped)
+    }
+
+    /// `open`, its pages not read in yet: for a file that may be read much later,
+    /// or never (`populate` reads them in at once, as `open` does). Holding the
+    /// mapping holds the bytes the file had: a save that renames a new file over
+    /// its name leaves them as they were.
+    pub fn open_unread(path: &Path) -> Result<Mapped> {
         let file = OpenOptions::new()
             .read(true)
             // A FIFO opened for reading would wait for a writer; a regular file
@@ -61,6 +71,13 @@ impl Mapped {
         })
     }
 
+    /// Reads the mapped pages in, in one call rather than one fault a page
+    /// (`MADV_POPULATE_READ`; a kernel older than 5.14 refuses it, and the pages
+    /// are read as they are touched).
+    pub fn populate(&self) {
+        let _ = self.map.advise(memmap2::Advice::PopulateRead);
+    }
+
     /// Why these bytes can no longer be read as the file they were mapped from:
     /// another program wrote it in place since (its size or modification time is
     /// not what they were; aircher-mem never writes a store file in place, it
@@ -76,6 +93,11 @@ impl Mapped {
             ))),
             Err(err) => Some(Error::io("read", &self.path, err)),
         }
+    }
+
+    /// The path the file was opened by.
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 
     /// The bytes from `by` on, or all of them if `by` is past the end.
@@ -129,7 +151,7 @@ fn map(file: &File) -> std::io::Result<Mmap> {
     // the middle of such a read gives a SIGBUS, as it would to any reader of
     // mapped index files (tantivy's, Lucene's); the store's folder is the user's
     // alone (mode 0700).
-    unsafe { memmap2::MmapOptions::new().populate().map(file) }
+    unsafe { memmap2::MmapOptions::new().map(file) }
 }
 
 impl Deref for Mapped {

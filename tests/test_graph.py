@@ -727,6 +727,38 @@ def test_save_and_load(tmp_path: Path) -> None:
     assert isinstance(missing.value, FileNotFoundError) and isinstance(missing.value, am.StoreError)
 
 
+def test_a_loaded_graph_reads_its_lexical_index_when_first_needed(tmp_path: Path) -> None:
+    root = write(tmp_path / "repo", REPO)
+    path = tmp_path / "graph.bin"
+    am.KnowledgeGraph.build(root).save(path)
+    query = "Why does store lose data when a User is saved?"
+    loaded = am.KnowledgeGraph.load(path)
+    eager = am.KnowledgeGraph.load(path)
+    assert not loaded.lexical_read
+    eager.embedding_texts()
+    assert eager.lexical_read
+    # Graph queries and updates leave it in its file; the updates wait beside it.
+    assert [c.symbol.name for c in loaded.get_callers("store")] == ["save"]
+    (root / "app/jobs.py").write_text("def nightly_store_flush():\n    store(None)\n")
+    for graph in (loaded, eager):
+        graph.update_file("app/jobs.py")
+    assert not loaded.lexical_read
+    found = [(c.file_path, c.line_range) for c in am.find_relevant_to_query(loaded, query, max_tokens=200)]
+    assert loaded.lexical_read
+    assert found == [(c.file_path, c.line_range) for c in am.find_relevant_to_query(eager, query, max_tokens=200)]
+    assert loaded.embedding_texts() == eager.embedding_texts()
+    assert any("nightly_store_flush" in text for _, text in loaded.embedding_texts())
+    # A save reads it too (and writes the update).
+    again = am.KnowledgeGraph.load(path)
+    (root / "app/jobs.py").unlink()
+    again.update_file("app/jobs.py")
+    again.save(tmp_path / "copy.bin")
+    assert again.lexical_read
+    copy = am.KnowledgeGraph.load(tmp_path / "copy.bin")
+    assert not any("nightly" in text for _, text in copy.embedding_texts())
+    assert copy.edges() == again.edges()
+
+
 def test_a_lexical_file_written_in_place_after_the_load_is_store_corrupt(tmp_path: Path) -> None:
     root = write(tmp_path / "repo", REPO)
     path = tmp_path / "graph.bin"

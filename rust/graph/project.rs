@@ -6,7 +6,10 @@
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
-use parking_lot::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::OnceLock;
+
+use foldhash::HashMap;
+use parking_lot::{Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use rayon::prelude::*;
 
@@ -19,7 +22,7 @@ use super::scan::{
 use super::store::KnowledgeGraph;
 use crate::atomic::AtomicFile;
 use crate::error::{invalid, Error, Result};
-use crate::retrieve::{Document, LexicalIndex};
+use crate::retrieve::{Document, LexicalFile, LexicalIndex};
 use crate::{release_free_memory, with_spare};
 
 /// The warning for a file indexed only as far as the parser got.
@@ -42,7 +45,7 @@ pub type Remark = (String, String);
 #[derive(Debug, Default)]
 pub struct State {
     graph: KnowledgeGraph,
-    lexical: LexicalIndex,
+    lexical: Lexical,
     skipped: Vec<Remark>,
     warnings: Vec<Remark>,
 }
@@ -52,21 +55,27 @@ impl State {
         &self.graph
     }
 
-    /// The documents of the graph's files (see `documents`).
+    /// The documents of the graph's files (see `documents`). After a load, the
+    /// first call reads the index (see `Lexical`).
     pub fn lexical(&self) -> &LexicalIndex {
-        &self.lexical
+        self.lexical.get(&self.graph)
+    }
+
+    /// Whether the lexical index is in memory: false after a load until the
+    /// first `lexical` (a search, a save).
+    pub fn lexical_read(&self) -> bool {
+        self.lexical.index.get().is_some()
     }
 
     /// Puts a parsed file in the graph and its documents in the index.
     fn index(&mut self, path: &str, parsed: ParsedFile) {
-        self.lexical.remove_group(path);
-        add_documents(&mut self.lexical, parsed.documents);
+        self.lexical.change(path, Some(parsed.documents));
         self.graph.update_file(path, parsed.symbols);
     }
 
     /// Takes a file out of the graph and the index; false if the graph did not hold it.
     fn drop_file(&mut self, path: &str) -> bool {
-        self.lexical.remove_group(path);
+        self.lexical.change(path, None);
         self.graph.remove_file(path)
     }
 
@@ -84,6 +93,130 @@ impl State {
     fn forget(&mut self, path: &str) {
         self.skipped.retain(|(p, _)| p != path);
         self.warnings.retain(|(p, _)| p != path);
+    }
+}
+
+/// A project's lexical index: in memory, or, after a load, still in its file
+/// until it is first asked for (`State::lexical`: a search, a save, the
+/// documents). A graph query or an update never reads it: on the Linux kernel the
+/// index is half a load's work and a third of its memory. The documents of the
+/// files updated or removed in the meantime wait beside the file, the latest for
+/// each file, and go into the index when it is read, in the order they came
+/// (what updating the index then and there would have given: the same
+/// documents, in the same order).
+#[derive(Debug, Default)]
+struct Lexical {
+    index: OnceLock<LexicalIndex>,
+    /// Until `index` is set after a load.
+    unread: Mutex<Option<Unread>>,
+}
+
+/// What a loaded project's index is read from, and the changes since the load.
+#[derive(Debug)]
+struct Unread {
+    /// `None` when the file was missing, unreadable, or saved with another
+    /// version of the graph file: the index is then made from the files on disk.
+    file: Option<LexicalFile>,
+    root: PathBuf,
+    max_file_bytes: u64,
+    /// (path, its documents, or `None` for a file removed), in order; a file
+    /// changed again leaves its earlier entry a removal (`at` finds it).
+    changes: Vec<(String, Option<Vec<Document>>)>,
+    at: HashMap<String, usize>,
+}
+
+impl Lexical {
+    fn ready(index: LexicalIndex) -> Lexical {
+        Lexical {
+            index: OnceLock::from(with_room(index)),
+            unread: Mutex::new(None),
+        }
+    }
+
+    fn unread(file: Option<LexicalFile>, root: PathBuf, max_file_bytes: u64) -> Lexical {
+        let unread = Unread {
+            file,
+            root,
+            max_file_bytes,
+            changes: Vec::new(),
+            at: HashMap::default(),
+        };
+        Lexical {
+            index: OnceLock::new(),
+            unread: Mutex::new(Some(unread)),
+        }
+    }
+
+    /// The index, read first if it is not yet (`Unread::read`).
+    fn get(&self, graph: &KnowledgeGraph) -> &LexicalIndex {
+        self.index.get_or_init(|| {
+            let unread = self.unread.lock().take();
+            let index = unread.map_or_else(LexicalIndex::default, |u| u.read(graph));
+            let index = with_room(index);
+            // What the read freed, and the arrays the room replaced.
+            release_free_memory();
+            index
+        })
+    }
+
+    /// Replaces the documents of the file `path` with `documents` (none: the
+    /// file is gone), in the index or beside its file.
+    fn change(&mut self, path: &str, documents: Option<Vec<Document>>) {
+        if let Some(index) = self.index.get_mut() {
+            apply(index, path, documents);
+            return;
+        }
+        let unread = self
+            .unread
+            .get_mut()
+            .as_mut()
+            .expect("an index not read has its file");
+        if let Some(&earlier) = unread.at.get(path) {
+            unread.changes[earlier].1 = None;
+        }
+        unread.at.insert(path.to_string(), unread.changes.len());
+        unread.changes.push((path.to_string(), documents));
+    }
+
+    /// An error if the index in memory reads a file written in place since
+    /// (`LexicalIndex::check_source`); one not read yet checks its file when it
+    /// is read.
+    fn check_source(&self) -> Result<()> {
+        self.index.get().map_or(Ok(()), LexicalIndex::check_source)
+    }
+}
+
+/// `index` with room for what comes next, as the graph keeps (`with_spare`):
+/// without it, the first update after a build or load copies the index's large
+/// arrays into fresh memory.
+fn with_room(mut index: LexicalIndex) -> LexicalIndex {
+    index.reserve(with_spare(index.len()) - index.len());
+    index
+}
+
+/// Replaces the documents of the file `path` in `index` (see `Lexical::change`).
+fn apply(index: &mut LexicalIndex, path: &str, documents: Option<Vec<Document>>) {
+    index.remove_group(path);
+    if let Some(documents) = documents {
+        add_documents(index, documents);
+    }
+}
+
+impl Unread {
+    /// The index of `graph`'s files: the file's, with the changes since applied;
+    /// when the file cannot be used (missing, saved with another graph file,
+    /// written in place since the load, damaged), the index made from the files
+    /// of `graph` on disk (they are what the changes were read from).
+    fn read(self, graph: &KnowledgeGraph) -> LexicalIndex {
+        match self.file.map(LexicalFile::read) {
+            Some(Ok(mut index)) => {
+                for (path, documents) in self.changes {
+                    apply(&mut index, &path, documents);
+                }
+                index
+            }
+            _ => lexical_from_disk(&self.root, self.max_file_bytes, graph),
+        }
     }
 }
 
@@ -130,14 +263,11 @@ impl Project {
         root: PathBuf,
         max_file_bytes: u64,
         graph: KnowledgeGraph,
-        mut lexical: LexicalIndex,
+        lexical: Lexical,
         skipped: Vec<Remark>,
         warnings: Vec<Remark>,
     ) -> Self {
-        // As the graph does (`with_spare`): without room, the first update after a
-        // build or load copies the index's large arrays into fresh memory.
-        lexical.reserve(with_spare(lexical.len()) - lexical.len());
-        // What the build or load freed, and the arrays the room replaced.
+        // What the build or load freed (an index in memory: its room made too).
         release_free_memory();
         let state = RwLock::new(State {
             graph,
@@ -186,6 +316,7 @@ impl Project {
         debug_assert!(added.is_ok(), "{added:?}");
         release_free_memory();
         let graph = KnowledgeGraph::from_files(files);
+        let lexical = Lexical::ready(lexical);
         Self::new(root, max_file_bytes, graph, lexical, skipped, warnings)
     }
 
@@ -358,7 +489,7 @@ impl Project {
             let state = self.state_checked()?;
             let (graph, index) = rayon::join(
                 || write_graph(path, root, &state.graph, &state.skipped, &state.warnings),
-                || state.lexical.write(&lexical_path(path)),
+                || state.lexical().write(&lexical_path(path)),
             );
             let (graph, sum) = graph?;
             (graph, index?.finish(sum)?)
@@ -376,35 +507,26 @@ impl Project {
     }
 
     /// Reads a project written by `save`; `root` overrides the saved root. The
-    /// lexical index is read from beside it; when it is missing, unreadable or saved
-    /// with another version of the graph file, it is rebuilt from the files on disk
-    /// (`rebuilt_lexical` says so).
+    /// lexical index is read from beside it when first asked for (`Lexical`);
+    /// when it is missing, unreadable or saved with another version of the graph
+    /// file, it is made from the files on disk then.
     pub fn load(path: &Path, root: Option<PathBuf>, max_file_bytes: u64) -> Result<Self> {
-        // The two files are read side by side: each takes about half the load,
-        // most of it in first touches of the memory it fills (kernel: 5.7-8.0 s
-        // and 7.8-13.0 s one after the other).
-        let (graph, lexical) = rayon::join(
-            || -> Result<_> {
-                let (saved, sum) = load_with_sum(path)?;
-                let graph =
-                    KnowledgeGraph::from_saved(saved.graph).map_err(|why| corrupt(path, &why))?;
-                Ok((graph, sum, saved.root, saved.skipped, saved.warnings))
-            },
-            || LexicalIndex::load(&lexical_path(path)),
-        );
-        let (graph, sum, saved_root, skipped, warnings) = graph?;
-        let root = root.unwrap_or_else(|| PathBuf::from(saved_root));
-        let lexical = match lexical {
-            Ok((lexical, generation)) if generation == sum => lexical,
-            _ => lexical_from_disk(&root, max_file_bytes, &graph),
-        };
+        // The index file is opened (mapped: a later save renames a new file over
+        // its name and leaves these bytes) and its header read; the index itself
+        // is read when first asked for (see `Lexical`).
+        let lexical = LexicalFile::open(&lexical_path(path));
+        let (saved, sum) = load_with_sum(path)?;
+        let graph = KnowledgeGraph::from_saved(saved.graph).map_err(|why| corrupt(path, &why))?;
+        let root = root.unwrap_or_else(|| PathBuf::from(saved.root));
+        let file = lexical.ok().filter(|file| file.generation() == sum);
+        let lexical = Lexical::unread(file, root.clone(), max_file_bytes);
         Ok(Self::new(
             root,
             max_file_bytes,
             graph,
             lexical,
-            skipped,
-            warnings,
+            saved.skipped,
+            saved.warnings,
         ))
     }
 }
@@ -1047,5 +1169,134 @@ mod tests {
             Project::build(&root.join("a/b.py"), 1, &Progress::default()),
             Err(Error::InvalidValue { .. })
         ));
+    }
+
+    /// Every hit of `query` in `index`: (key, score bits), best first.
+    fn hits_of(index: &LexicalIndex, query: &str) -> Vec<(String, u64)> {
+        let params = crate::retrieve::Bm25Params::default();
+        index
+            .search(query, &params, &[], 50)
+            .into_iter()
+            .map(|h| (h.key, h.score.to_bits()))
+            .collect()
+    }
+
+    /// A loaded project's index is read only when first asked for: graph
+    /// queries, updates and removals leave it in its file, and the changes wait.
+    /// Read then, it answers exactly as the index of a project that read it at
+    /// once and took the same changes one by one.
+    #[test]
+    fn a_loaded_index_is_read_when_first_asked_for() {
+        let (_dir, root) = sized_project();
+        let file = root.join("graph.bin");
+        Project::build(&root, 1_000_000, &Progress::default())
+            .unwrap()
+            .save(&file)
+            .unwrap();
+        let lazy = Project::load(&file, None, 1_000_000).unwrap();
+        let eager = Project::load(&file, None, 1_000_000).unwrap();
+        assert!(!lazy.state().lexical_read() && !eager.state().lexical_read());
+        assert_eq!(eager.state().lexical().len(), 40 * 4 + 2 * 2);
+        assert!(eager.state().lexical_read());
+
+        assert_eq!(callers(&lazy, "g"), ["a/b.py:f"]);
+        let write = |name: &str, text: &str| std::fs::write(root.join(name), text).unwrap();
+        let both = |name: &str| {
+            let (a, b) = (
+                lazy.update_file(Path::new(name)),
+                eager.update_file(Path::new(name)),
+            );
+            assert_eq!(a.unwrap(), b.unwrap(), "{name}");
+        };
+        write("m1.py", "def renamed(y):\n    return helper(y)\n");
+        both("m1.py");
+        std::fs::remove_file(root.join("m2.py")).unwrap();
+        both("m2.py");
+        write("new.py", "def fresh():\n    helper(1)\n");
+        both("new.py");
+        write("m1.py", "def revised(y):\n    return y\n");
+        both("m1.py");
+        write("m3.py", "def brief():\n    pass\n");
+        both("m3.py");
+        std::fs::remove_file(root.join("m3.py")).unwrap();
+        both("m3.py");
+        assert!(lazy.remove_file(Path::new("m4.py")).unwrap());
+        assert!(eager.remove_file(Path::new("m4.py")).unwrap());
+        assert_eq!(callers(&lazy, "helper"), callers(&eager, "helper"));
+        assert!(!lazy.state().lexical_read(), "updates leave it unread");
+
+        let (a, b) = (lazy.state(), eager.state());
+        assert_eq!(a.lexical().len(), b.lexical().len());
+        assert!(a.lexical_read());
+        assert_eq!(a.lexical().len(), 40 * 4 + 2 * 2 - 4 * 4 + 2 + 2);
+        for query in [
+            "helper", "renamed", "fresh", "brief", "revised", "C1 run", "m4.py", "f2",
+        ] {
+            assert_eq!(
+                hits_of(a.lexical(), query),
+                hits_of(b.lexical(), query),
+                "{query}"
+            );
+        }
+        for gone in ["renamed", "brief", "f2", "f4"] {
+            assert!(hits_of(a.lexical(), gone).is_empty(), "{gone}");
+        }
+        assert_eq!(
+            hits_of(a.lexical(), "revised").len(),
+            2,
+            "the function and its file"
+        );
+    }
+
+    /// What a loaded project's index is read from, whatever happened to its file
+    /// since the load: the bytes it had then, though a save renamed another file
+    /// over its name; the files on disk, when it was missing then or was written
+    /// in place since.
+    #[test]
+    fn a_loaded_index_reads_the_file_it_was_loaded_with() {
+        let (_dir, root) = sized_project();
+        let file = root.join("graph.bin");
+        let built = Project::build(&root, 1_000_000, &Progress::default()).unwrap();
+        built.save(&file).unwrap();
+        let saved = std::fs::read(lexical_path(&file)).unwrap();
+        let loaded = || Project::load(&file, None, 1_000_000).unwrap();
+        let found = |p: &Project, query: &str| !hits_of(p.state().lexical(), query).is_empty();
+
+        // m5.py changes on disk; nothing updates the project.
+        let renamed = loaded();
+        let damaged = loaded();
+        std::fs::write(root.join("m5.py"), "def changed_on_disk():\n    pass\n").unwrap();
+        // Another save (of a project that did read the change) over both files.
+        let other = Project::build(&root, 1_000_000, &Progress::default()).unwrap();
+        other.save(&file).unwrap();
+        assert!(found(&other, "changed_on_disk"));
+        assert!(!found(&renamed, "changed_on_disk"), "read what it loaded");
+        assert!(found(&renamed, "f5"));
+
+        // Written in place after the load (damaged): made from the disk.
+        std::fs::write(lexical_path(&file), &saved).unwrap();
+        let damaged_in_place = {
+            let project = Project::load(&file, None, 1_000_000).unwrap();
+            let mut bytes = saved.clone();
+            let last = bytes.len() - 1;
+            bytes[last] ^= 1;
+            std::fs::write(lexical_path(&file), &bytes).unwrap();
+            project
+        };
+        assert!(found(&damaged_in_place, "changed_on_disk"));
+        assert!(!found(&damaged_in_place, "f5"));
+        // `damaged` was loaded before `other` saved: its file is the first one, no
+        // longer there, and it reads it all the same.
+        assert!(!found(&damaged, "changed_on_disk"));
+
+        // Missing at the load: made from the disk.
+        std::fs::remove_file(lexical_path(&file)).unwrap();
+        let missing = loaded();
+        assert!(!missing.state().lexical_read());
+        assert!(found(&missing, "changed_on_disk"));
+        assert_eq!(
+            missing.state().lexical().len(),
+            other.state().lexical().len()
+        );
     }
 }

@@ -407,6 +407,8 @@ impl PyKnowledgeGraph {
     /// Reads a graph written by `save`. A damaged file raises StoreCorruptError, one
     /// of another format version SchemaVersionError: rebuild with `build` then.
     /// `root` overrides the saved project root (e.g. after moving the checkout).
+    /// The lexical index saved beside it is read when first needed (a search, a
+    /// save, `embedding_texts`): graph queries and updates never wait for it.
     #[staticmethod]
     #[pyo3(
         signature = (path, *, root = None, max_file_bytes = Int(1_000_000)),
@@ -445,6 +447,12 @@ impl PyKnowledgeGraph {
     #[getter]
     fn edge_count(&self) -> usize {
         self.project.state().graph().edge_count()
+    }
+    /// Whether the lexical index is in memory (false after `load` until it is
+    /// first needed).
+    #[getter]
+    fn lexical_read(&self) -> bool {
+        self.project.state().lexical_read()
     }
     /// (path, reason) of every file not indexed.
     #[getter]

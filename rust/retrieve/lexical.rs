@@ -366,6 +366,44 @@ impl Forward {
     }
 }
 
+/// A lexical index file opened but not read yet: mapped, so that a save that
+/// renames another file over its name later leaves these bytes as they were, and
+/// its header read (its generation), nothing else. For a caller that may read
+/// the index much later or never (`graph::Project::load`); `read` costs what
+/// [`LexicalIndex::load`] does.
+#[derive(Debug)]
+pub struct LexicalFile {
+    opened: persist::Opened,
+}
+
+impl LexicalFile {
+    /// Opens the index file at `path`: an error if it is not a lexical index of a
+    /// version this build reads, or is truncated (the rest is checked by `read`).
+    pub fn open(path: &Path) -> Result<LexicalFile> {
+        let opened = persist::Opened::open(path, MAGIC, OLDEST_VERSION..=FORMAT_VERSION, WHAT)?;
+        Ok(LexicalFile { opened })
+    }
+
+    /// The generation its header names.
+    pub fn generation(&self) -> u64 {
+        self.opened.generation()
+    }
+
+    /// Why the file can no longer be read as it was opened: another program wrote
+    /// it in place since (`Mapped::changed`).
+    pub fn changed(&self) -> Option<Error> {
+        self.opened.changed()
+    }
+
+    /// The index, as [`LexicalIndex::load`] reads it.
+    pub fn read(self) -> Result<LexicalIndex> {
+        if let Some(err) = self.changed() {
+            return Err(err);
+        }
+        LexicalIndex::read_opened(self.opened).map(|(index, _)| index)
+    }
+}
+
 /// See the module documentation.
 #[derive(Clone, Default)]
 pub struct LexicalIndex {
@@ -1848,13 +1886,16 @@ impl LexicalIndex {
     /// an index is `Error::Corrupt` ("rebuild it"). The index has room for a
     /// sixteenth more documents (what a project reserves), untouched until used.
     pub fn load(path: &Path) -> Result<(LexicalIndex, u64)> {
-        let (payload, generation, version) = persist::read_versions_with(
-            path,
-            MAGIC,
-            OLDEST_VERSION..=FORMAT_VERSION,
-            WHAT,
-            BLOCKED_FROM,
-        )?;
+        let file = LexicalFile::open(path)?;
+        let generation = file.generation();
+        Ok((file.read()?, generation))
+    }
+
+    /// `load` of a file opened.
+    fn read_opened(opened: persist::Opened) -> Result<(LexicalIndex, u64)> {
+        let path = &opened.path().to_path_buf();
+        opened.populate();
+        let (payload, generation, version) = opened.checked(WHAT, BLOCKED_FROM)?;
         let corrupt = |why: &str| persist::corrupt(path, WHAT, why);
         // Strings borrowed from the file's bytes, not copied first; the posting
         // lists keep reading them (`postings::Shared`).

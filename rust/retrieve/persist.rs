@@ -176,38 +176,99 @@ pub fn read_versions_with(
     what: &str,
     blocked_from: u32,
 ) -> Result<(Mapped, u64, u32)> {
-    let bytes = Mapped::open(path)?;
-    let corrupt = |why: &str| corrupt(path, what, why);
-    if bytes.len() < HEADER || &bytes[..8] != magic {
-        return Err(corrupt("no header"));
+    let opened = Opened::open(path, magic, versions, what)?;
+    opened.bytes.populate();
+    opened.checked(what, blocked_from)
+}
+
+/// A file written by [`write`] or a `Writer`, mapped (its pages not read in) and
+/// its header read, its payload not checked yet (`checked`): what a caller that
+/// reads the payload later holds (`retrieve::lexical::LexicalFile`).
+#[derive(Debug)]
+pub struct Opened {
+    bytes: Mapped,
+    version: u32,
+    generation: u64,
+    sum: u64,
+}
+
+impl Opened {
+    /// Maps the file at `path` and reads its header: an error unless it has
+    /// `magic`, a version in `versions` and the length its header says.
+    pub fn open(
+        path: &Path,
+        magic: &[u8; 8],
+        versions: RangeInclusive<u32>,
+        what: &str,
+    ) -> Result<Opened> {
+        let bytes = Mapped::open_unread(path)?;
+        let corrupt = |why: &str| corrupt(path, what, why);
+        if bytes.len() < HEADER || &bytes[..8] != magic {
+            return Err(corrupt("no header"));
+        }
+        let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
+        let version = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
+        if !versions.contains(&version) {
+            let reads = match (versions.start(), versions.end()) {
+                (first, last) if first == last => format!("version {first}"),
+                (first, last) => format!("versions {first} to {last}"),
+            };
+            return Err(corrupt(&format!(
+                "format version {version}, this aircher-mem reads {reads}"
+            )));
+        }
+        let (generation, length, sum) = (word(12), word(20), word(28));
+        if (bytes.len() - HEADER) as u64 != length {
+            return Err(corrupt("truncated"));
+        }
+        Ok(Opened {
+            bytes,
+            version,
+            generation,
+            sum,
+        })
     }
-    let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
-    let version = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
-    if !versions.contains(&version) {
-        let reads = match (versions.start(), versions.end()) {
-            (first, last) if first == last => format!("version {first}"),
-            (first, last) => format!("versions {first} to {last}"),
+
+    /// The path the file was opened by.
+    pub fn path(&self) -> &Path {
+        self.bytes.path()
+    }
+
+    /// The generation the header names (not checked yet: see `checked`).
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Why the file can no longer be read as it was opened (`Mapped::changed`).
+    pub fn changed(&self) -> Option<Error> {
+        self.bytes.changed()
+    }
+
+    /// Reads the pages in (`Mapped::populate`).
+    pub fn populate(&self) {
+        self.bytes.populate();
+    }
+
+    /// The payload, generation and version, once the payload is checked against
+    /// the header's checksum (blocked from version `blocked_from` on).
+    pub fn checked(self, what: &str, blocked_from: u32) -> Result<(Mapped, u64, u32)> {
+        let Opened {
+            bytes,
+            version,
+            generation,
+            sum,
+        } = self;
+        let payload = &bytes[HEADER..];
+        let found = if version >= blocked_from {
+            blocked_checksum(version, generation, payload)
+        } else {
+            checksum(version, generation, payload)
         };
-        return Err(corrupt(&format!(
-            "format version {version}, this aircher-mem reads {reads}"
-        )));
+        if found != sum {
+            return Err(corrupt(bytes.path(), what, "checksum mismatch"));
+        }
+        Ok((bytes.skip(HEADER), generation, version))
     }
-    let generation = word(12);
-    let length = word(20);
-    let sum = word(28);
-    if (bytes.len() - HEADER) as u64 != length {
-        return Err(corrupt("truncated"));
-    }
-    let payload = &bytes[HEADER..];
-    let found = if version >= blocked_from {
-        blocked_checksum(version, generation, payload)
-    } else {
-        checksum(version, generation, payload)
-    };
-    if found != sum {
-        return Err(corrupt("checksum mismatch"));
-    }
-    Ok((bytes.skip(HEADER), generation, version))
 }
 
 /// Reads a little-endian length-prefixed section: the `u64` length, then that many

@@ -10,10 +10,10 @@ the same run (issue 15's kernel targets: build <= 3 min, RSS <= 4 GB, load <= 2 
    list), each edited on disk (``--edit comment``: a comment line appended;
    ``--edit function``: a new function calling ``kfree`` appended), updated, restored and
    updated again; the median of the edited updates is reported. The load leaves the
-   lexical index in its file until it is needed: these updates queue their
-   documents. Then a first search (which reads the index and indexes what was
-   queued) and a second, timed; then the same updates again with the index in
-   memory (``index_read``);
+   lexical index in its file until it is needed (``--read-index with_graph``: reads
+   it beside the graph): these updates queue their documents. Then a first search
+   (which reads the index and indexes what was queued) and a second, timed; then
+   the same updates again with the index in memory (``index_read``);
 4. with ``--aider-python``: on the subtree ``--subtree`` (the whole kernel takes
    aider tens of minutes), aider's ``RepoMap.get_tags`` (``aider_tags.py``), our
    ``KnowledgeGraph.build`` and ctags, in the same run.
@@ -96,8 +96,9 @@ def rss():
             return int(line.split()[1]) / 1024
 
 root, graph_path, edits, edit = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4]
+read_index = sys.argv[5]
 start = time.perf_counter()
-graph = KnowledgeGraph.load(graph_path, root=root)
+graph = KnowledgeGraph.load(graph_path, root=root, read_index=read_index)
 load = time.perf_counter() - start
 loaded_rss = rss()
 files = sorted(f for f in graph.files if f.endswith(".c"))
@@ -133,8 +134,9 @@ def updates(tag):
         "edited_ms": {rel: round(t * 1000, 2) for rel, t in zip(chosen, edited)},
     }
 
-# The lexical index is read at the first search (KnowledgeGraph.load leaves it in its
-# file): the updates before it queue their documents, those after it index them.
+# With read_index="when_needed" the lexical index is read at the first search (the
+# load leaves it in its file): the updates before it queue their documents, those
+# after it index them. With "with_graph" the load read it.
 before_read = updates("a")
 read_before = graph.lexical_read
 start = time.perf_counter()
@@ -152,6 +154,7 @@ print(json.dumps({
     "nodes": graph.node_count,
     "edges": graph.edge_count,
     "edit": edit,
+    "read_index": read_index,
     "lexical_read_before_search": read_before,
     "first_search_seconds": first_search,
     "first_search_hits": len(hits),
@@ -176,6 +179,12 @@ def main() -> None:
     parser.add_argument("root", type=Path)
     parser.add_argument("--edits", type=int, default=50)
     parser.add_argument("--edit", choices=["comment", "function"], default="comment")
+    parser.add_argument(
+        "--read-index",
+        choices=["when_needed", "with_graph"],
+        default="when_needed",
+        help="when the load reads the lexical index (KnowledgeGraph.load's read_index)",
+    )
     parser.add_argument("--aider-python", default=None)
     parser.add_argument("--subtree", default="fs")
     parser.add_argument("--skip-full", action="store_true", help="only the subtree comparison")
@@ -218,7 +227,16 @@ def main() -> None:
             out["lexical_file_mb"] = lexical.stat().st_size / 1e6
         out["load_average_before_load"] = load_average()
         done = subprocess.run(
-            [sys.executable, "-c", LOAD_AND_UPDATE, str(root), str(graph_path), str(args.edits), args.edit],
+            [
+                sys.executable,
+                "-c",
+                LOAD_AND_UPDATE,
+                str(root),
+                str(graph_path),
+                str(args.edits),
+                args.edit,
+                args.read_index,
+            ],
             capture_output=True,
             text=True,
             check=True,

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use _core::graph::{parse_indexed, Parsed, Progress, Project};
+use _core::graph::{parse_indexed, Parsed, Progress, Project, ReadIndex};
 
 #[path = "common/measure.rs"]
 mod measure;
@@ -164,7 +164,7 @@ fn main() {
     phase.report("save (graph + lexical)");
     drop(project);
     let phase = Phase::start();
-    let loaded = Project::load(&path, None, max).expect("loads");
+    let loaded = Project::load(&path, None, max, ReadIndex::WhenNeeded).expect("loads");
     phase.report("load (graph + lexical)");
     drop(loaded);
     let _ = std::fs::remove_dir_all(&scratch);

@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicIsize, Ordering};
 use std::time::Instant;
 
-use _core::graph::{discover, parse, parse_indexed, Progress, Project, State};
+use _core::graph::{discover, parse, parse_indexed, Progress, Project, ReadIndex, State};
 use _core::graph::{FileSymbols, KnowledgeGraph, NodeIndex};
 use _core::retrieve::LexicalIndex;
 
@@ -291,7 +291,13 @@ fn main() {
                 drop(lexical);
                 return;
             }
-            let project = Project::load(Path::new(&file), Some(root), 1_000_000).expect("loads");
+            let project = Project::load(
+                Path::new(&file),
+                Some(root),
+                1_000_000,
+                ReadIndex::WhenNeeded,
+            )
+            .expect("loads");
             report("loaded (the graph)", start);
             let read = Instant::now();
             project.state().lexical();

@@ -759,6 +759,20 @@ def test_a_loaded_graph_reads_its_lexical_index_when_first_needed(tmp_path: Path
     assert copy.edges() == again.edges()
 
 
+def test_a_graph_loaded_to_search_reads_its_lexical_index_with_it(tmp_path: Path) -> None:
+    root = write(tmp_path / "repo", REPO)
+    path = tmp_path / "graph.bin"
+    am.KnowledgeGraph.build(root).save(path)
+    with_graph = am.KnowledgeGraph.load(path, read_index="with_graph")
+    assert with_graph.lexical_read
+    when_needed = am.KnowledgeGraph.load(path, read_index="when_needed")
+    assert not when_needed.lexical_read
+    assert with_graph.embedding_texts() == when_needed.embedding_texts()
+    for bad in ("now", "", "WITH_GRAPH"):
+        with pytest.raises(am.InvalidInputError, match="invalid read_index: must be 'when_needed' or 'with_graph'"):
+            am.KnowledgeGraph.load(path, read_index=bad)  # type: ignore[arg-type]
+
+
 def test_a_lexical_file_written_in_place_after_the_load_is_store_corrupt(tmp_path: Path) -> None:
     root = write(tmp_path / "repo", REPO)
     path = tmp_path / "graph.bin"

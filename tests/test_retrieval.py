@@ -7,8 +7,10 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import aircher_mem as am
+import aircher_mem.graph
 import pytest
 from conftest import write_files
 
@@ -91,6 +93,38 @@ def memory(cli_project: Path):
     with am.Memory.open(cli_project) as m:
         m.index()
         yield m
+
+
+def test_graph_verbs_leave_the_lexical_index_unread_and_searches_read_it_with_the_graph(
+    cli_project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with am.Memory.open(cli_project) as m:
+        m.index()
+    loads: list[str] = []
+    load = am.KnowledgeGraph.load
+
+    def spy(path: Path, **kwargs: Any) -> am.KnowledgeGraph:
+        loads.append(kwargs["read_index"])
+        return load(path, **kwargs)
+
+    monkeypatch.setattr(aircher_mem.graph.KnowledgeGraph, "load", spy)
+    with am.Memory.open(cli_project) as m:
+        m.callers("main")
+        m.symbol("main")
+        assert not m.graph.lexical_read  # loaded for graph queries: read when first needed
+        assert m.search_code("shell completion", 3).hits
+        assert m.graph.lexical_read
+    assert loads == ["when_needed"]
+    for verb in (
+        lambda m: m.search_code("shell completion", 3),
+        lambda m: m.relevant_code("shell completion", max_tokens=500),
+        lambda m: m.context.prepare_context("fix shell completion"),
+    ):
+        loads.clear()
+        with am.Memory.open(cli_project) as m:
+            verb(m)
+            assert m.graph.lexical_read
+        assert loads == ["with_graph"]
 
 
 def test_a_question_in_plain_words_finds_the_file_that_answers_it(memory: am.Memory) -> None:

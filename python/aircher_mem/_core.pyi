@@ -3,7 +3,7 @@
 from collections.abc import Callable, Mapping, Sequence
 from os import PathLike
 from pathlib import Path
-from typing import ClassVar, final
+from typing import ClassVar, Literal, final
 
 import numpy as np
 import numpy.typing as npt
@@ -453,10 +453,16 @@ class KnowledgeGraph:
     def save(self, path: str | PathLike[str]) -> None: ...
     @staticmethod
     def load(
-        path: str | PathLike[str], *, root: str | PathLike[str] | None = None, max_file_bytes: int = 1_000_000
+        path: str | PathLike[str],
+        *,
+        root: str | PathLike[str] | None = None,
+        max_file_bytes: int = 1_000_000,
+        read_index: Literal["when_needed", "with_graph"] = "when_needed",
     ) -> KnowledgeGraph:
         """Reads a graph written by :meth:`save` (StoreCorruptError if damaged). The lexical
-        index saved beside it is read when first needed (see :attr:`lexical_read`)."""
+        index saved beside it is read when first needed (a search, a save; see
+        :attr:`lexical_read`), or with ``read_index="with_graph"`` beside the graph, for a
+        caller about to search."""
     def update_file(self, path: str | PathLike[str]) -> None: ...
     def remove_file(self, path: str | PathLike[str]) -> bool: ...
     def find_symbol(self, name: str, *, prefix: bool = False, fuzzy: bool = False) -> list[Symbol]: ...

@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Literal
 
 from ._core import KnowledgeGraph, read_project_file, relative_path
 from .config import Policy
@@ -34,6 +35,8 @@ MANIFEST_FILE = "files.json"
 MANIFEST_VERSION = 1
 
 Progress = Callable[[int, int], object]
+#: When a loaded graph reads its lexical index (:meth:`KnowledgeGraph.load`).
+ReadIndex = Literal["when_needed", "with_graph"]
 Fingerprint = tuple[int, int, str]
 
 
@@ -204,15 +207,23 @@ class GraphIndex:
 
     @property
     def graph(self) -> KnowledgeGraph:
-        """The code graph as last indexed (loaded on first use). Raises
-        :class:`NotIndexedError` before the first index, and
+        """The code graph as last indexed (loaded on first use, its lexical index read
+        when first needed). Raises :class:`NotIndexedError` before the first index, and
         :class:`StoreCorruptError` / :class:`SchemaVersionError` for a graph file
         that cannot be read (``index()`` rebuilds it)."""
+        return self.load("when_needed")
+
+    def load(self, read_index: ReadIndex) -> KnowledgeGraph:
+        """:attr:`graph`, loaded first if it is not yet, reading its lexical index as
+        ``read_index`` says (:meth:`KnowledgeGraph.load`): ``"with_graph"`` for a caller
+        about to search."""
         if self._graph is None:
             if not self.graph_path.is_file():
                 raise NotIndexedError(f"{self.root} has not been indexed yet: run `aircher-mem index {self.root}`")
             stamp = self._file_stamp()
-            self._graph = KnowledgeGraph.load(self.graph_path, root=self.root, max_file_bytes=self.max_file_bytes)
+            self._graph = KnowledgeGraph.load(
+                self.graph_path, root=self.root, max_file_bytes=self.max_file_bytes, read_index=read_index
+            )
             self._stamp = stamp
         return self._graph
 
@@ -276,14 +287,23 @@ class GraphIndex:
 
     # -- indexing ---------------------------------------------------------------------
 
-    def index(self, *, full: bool = False, progress: Progress | None = None, hold: bool = True) -> IndexReport:
+    def index(
+        self,
+        *,
+        full: bool = False,
+        progress: Progress | None = None,
+        hold: bool = True,
+        read_index: ReadIndex = "when_needed",
+    ) -> IndexReport:
         """Builds the graph, or updates it with only the files added, changed
         (modification time or size moved *and* content hash differs) or removed since
         the last index; saves graph and manifest when anything changed.
         ``progress(done, total)`` is called as files are parsed. With ``hold=False``
         a full build is written to the store without being kept
         (:meth:`KnowledgeGraph.build_into`: less memory at its peak) and is loaded
-        when next used: for a caller that only indexes, as ``aircher-mem index``."""
+        when next used: for a caller that only indexes, as ``aircher-mem index``.
+        A graph loaded to be updated reads its lexical index as ``read_index`` says
+        (:meth:`load`)."""
         start = time.perf_counter()
         old, old_unsupported, reason = self._read_manifest()
         graph: KnowledgeGraph | None = None
@@ -293,7 +313,7 @@ class GraphIndex:
             if self._graph is not None and self._stamp != self._file_stamp():
                 self._graph = None  # another process indexed since: its graph goes with the manifest read
             try:
-                graph = self.graph
+                graph = self.load(read_index)
             except (StoreCorruptError, SchemaVersionError) as exc:
                 reason = f"graph file unreadable ({exc})"
         tracked, unsupported = tracked_files(self.root)

@@ -47,7 +47,7 @@ from .errors import (
     StoreNotFoundError,
     UnknownSymbolError,
 )
-from .graph import GraphIndex, Progress, write_atomic
+from .graph import GraphIndex, Progress, ReadIndex, write_atomic
 from .longterm import LongTermMemory
 from .longterm.store import KINDS, Extractor
 from .results import (
@@ -340,7 +340,7 @@ class Memory:
             if not self.indexed:
                 return []
             return find_relevant_to_query(
-                self._index.graph, message, max_tokens=budget, tokens=self.tokens, policy=self.policy
+                self._index.load("with_graph"), message, max_tokens=budget, tokens=self.tokens, policy=self.policy
             )
 
         def memories(message: str) -> list[RecallHit]:
@@ -390,17 +390,19 @@ class Memory:
         """Why the next ``index()`` will rebuild the whole graph; "" if it will not."""
         return self._index.problem()
 
-    def _graph(self) -> KnowledgeGraph:
-        """The graph, refreshed first when it is indexed and may be out of date."""
+    def _graph(self, read_index: ReadIndex = "when_needed") -> KnowledgeGraph:
+        """The graph, refreshed first when it is indexed and may be out of date. A
+        graph loaded now reads its lexical index as ``read_index`` says
+        (``"with_graph"`` for a verb that searches: see :meth:`KnowledgeGraph.load`)."""
         if self._index.indexed:
             due = self._checked is None or time.monotonic() - self._checked >= self.policy.server.refresh_seconds
             if self._stale or due:
                 try:
-                    self._index.index()
+                    self._index.index(read_index=read_index)
                 except (AircherError, OSError) as exc:  # answer from the graph as it is
                     log.warning("could not refresh the code graph of %s: %s", self.root, exc)
                 self._checked, self._stale = time.monotonic(), False
-        return self._index.graph
+        return self._index.load(read_index)
 
     # -- the code graph ---------------------------------------------------------------
 
@@ -492,8 +494,9 @@ class Memory:
         query = _text("query", query)
         budget = self.policy.code_tokens if max_tokens is None else _limit("max_tokens", max_tokens, maximum=2**62)
         focus = [self.relative(f) for f in focus_files]
+        graph = self._graph("with_graph")
         found = find_relevant_to_query(
-            self._graph(), query, max_tokens=budget, focus_files=focus, tokens=self.tokens, policy=self.policy
+            graph, query, max_tokens=budget, focus_files=focus, tokens=self.tokens, policy=self.policy
         )
         return CodeResult(query, budget, sum(c.tokens for c in found), found)
 
@@ -519,7 +522,7 @@ class Memory:
         if level not in LEVELS:
             raise InvalidInputError(f"level must be 'definition' or 'file', got {level!r}")
         focus = [self.relative(f) for f in focus_files]
-        graph = self._graph()
+        graph = self._graph("with_graph")
         dense, why = self._dense()
         notes = [why] if why else []
         scores: list[tuple[str, float]] = []

@@ -28,8 +28,8 @@ pub use persist::{
 pub use petgraph::stable_graph::NodeIndex;
 pub use petgraph::Direction;
 pub use project::{
-    canonical_root, lexical_of, lexical_path, partial, relative_to, Built, Project, Remark, Scan,
-    State, Updated, PARTIAL,
+    canonical_root, lexical_of, lexical_path, partial, relative_to, Built, Project, ReadIndex,
+    Remark, Scan, State, Updated, PARTIAL,
 };
 pub use query::{reference_kinds, split_qualified, REFERENCE_KINDS};
 pub use read::{read_project_file, reason as unread_reason};

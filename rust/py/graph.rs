@@ -13,7 +13,7 @@ use super::detached;
 use super::errors::InvalidInputError;
 use crate::graph::{
     canonical_root, parse_indexed, reference_kinds, relative_to, search, Direction, Edge,
-    KnowledgeGraph, Language, Level, NodeIndex, Parsed, Progress, Project, Remark, Scan,
+    KnowledgeGraph, Language, Level, NodeIndex, Parsed, Progress, Project, ReadIndex, Remark, Scan,
     SearchParams, EMBED,
 };
 use crate::retrieve::{Bm25Params, Normalization};
@@ -408,20 +408,25 @@ impl PyKnowledgeGraph {
     /// of another format version SchemaVersionError: rebuild with `build` then.
     /// `root` overrides the saved project root (e.g. after moving the checkout).
     /// The lexical index saved beside it is read when first needed (a search, a
-    /// save, `embedding_texts`): graph queries and updates never wait for it.
+    /// save, `embedding_texts`; `read_index="when_needed"`): graph queries and
+    /// updates never wait for it. `read_index="with_graph"` reads it beside the
+    /// graph, for a caller about to search (the two side by side take less time
+    /// than one after the other).
     #[staticmethod]
     #[pyo3(
-        signature = (path, *, root = None, max_file_bytes = Int(1_000_000)),
-        text_signature = "(path, *, root=None, max_file_bytes=1000000)"
+        signature = (path, *, root = None, max_file_bytes = Int(1_000_000), read_index = Text("when_needed".to_string())),
+        text_signature = "(path, *, root=None, max_file_bytes=1000000, read_index='when_needed')"
     )]
     fn load(
         py: Python<'_>,
         path: FsPath,
         root: Option<FsPath>,
         max_file_bytes: Int<u64>,
+        read_index: Text,
     ) -> PyResult<Self> {
         let root = root.map(|r| r.0);
-        let project = detached(py, || Project::load(&path.0, root, max_file_bytes.0))?;
+        let read: ReadIndex = read_index.0.parse()?;
+        let project = detached(py, || Project::load(&path.0, root, max_file_bytes.0, read))?;
         Ok(Self { project })
     }
 

@@ -21,7 +21,8 @@
 //! fresh process, then reads its lexical index, which the load leaves in its file
 //! until it is first needed (`LOAD_PARTS=1`: the graph's read and decode and its
 //! build, then the lexical index, each timed; `LOAD_ONLY=1`: the process ends
-//! after the load and the index's read, for a profiler). "settled" is
+//! after the load and the index's read, `LOAD_ONLY=graph` after the load, for a
+//! profiler). "settled" is
 //! the RSS after mimalloc was asked to return what it holds free
 //! (`mi_collect(true)`): what the process keeps for its data.
 
@@ -299,6 +300,9 @@ fn main() {
             )
             .expect("loads");
             report("loaded (the graph)", start);
+            if std::env::var_os("LOAD_ONLY").is_some_and(|only| only == "graph") {
+                std::process::exit(0);
+            }
             let read = Instant::now();
             project.state().lexical();
             report("the lexical index read", read);

@@ -10,7 +10,7 @@ use petgraph::stable_graph::NodeIndex;
 use petgraph::Direction;
 
 use super::adjacency::EdgeId;
-use super::extract::{Origin, Receiver, RefKind};
+use super::extract::{Language, Origin, Receiver, RefKind};
 use super::model::{line32, Edge, EdgeKind, NodeKind};
 use super::modules::{self, Match};
 use super::store::{FileEntry, KnowledgeGraph};
@@ -198,7 +198,11 @@ impl KnowledgeGraph {
         for edge in doomed {
             self.graph.remove_edge(edge);
         }
+        let partial = !matches!(how, Relink::All);
         self.link(&path, &how);
+        if partial {
+            self.relink_package_imports(&path);
+        }
     }
 
     /// The files a module lookup resolves to; several matches in the importer's own
@@ -416,13 +420,23 @@ impl KnowledgeGraph {
     ) -> Vec<(NodeIndex, NodeIndex, Edge)> {
         let family = modules::family(entry.symbols.language);
         let mut edges: Vec<(NodeIndex, NodeIndex, Edge)> = Vec::new();
-        if matches!(how, Relink::All) && pass == Pass::Rest {
-            for ((files, import), &node) in entry
+        let imports = matches!(how, Relink::All) && pass == Pass::Rest;
+        let packages = if imports {
+            self.package_imports(entry)
+        } else {
+            Vec::new()
+        };
+        if imports {
+            for (i, ((files, import), &node)) in entry
                 .resolved
                 .iter()
                 .zip(&entry.symbols.imports)
                 .zip(&entry.imports)
+                .enumerate()
             {
+                if packages.contains(&i) {
+                    continue;
+                }
                 let confidence = 1.0 / files.len().max(1) as f32;
                 for &f in files {
                     edges.push((
@@ -547,7 +561,146 @@ impl KnowledgeGraph {
                 ));
             }
         }
+        if !packages.is_empty() {
+            // The file's bases were linked in the pass before (in the graph now),
+            // the rest just above.
+            let linked = entry
+                .nodes()
+                .flat_map(|n| self.graph.edges_directed(n, Direction::Outgoing))
+                .filter(|e| e.weight().kind == EdgeKind::Inherits)
+                .map(|e| (e.target(), e.weight().confidence))
+                .chain(
+                    edges
+                        .iter()
+                        .filter(|(_, _, e)| e.kind != EdgeKind::Imports)
+                        .map(|(_, b, e)| (*b, e.confidence)),
+                );
+            let used = self.used_files(linked);
+            edges.extend(self.package_import_edges(entry, &packages, &used));
+        }
         edges
+    }
+
+    /// The imports of `entry` (by index) that name a package of Java, Kotlin,
+    /// Scala or C# (`import a.b.*`, `import a.b._`, `using A.B;`, or a class import
+    /// that fell back to its package) rather than a class or file: the module key
+    /// they matched names a folder, not one of the files it found (a file named as
+    /// its folder, `b/b.java`, reads as a class). Such an import makes the
+    /// package's types available; the file depends only on those it uses
+    /// (`package_import_edges`). A Go import names a package too, but a Go package
+    /// is one unit: its imports link every file of it, as before.
+    pub(super) fn package_imports(&self, entry: &FileEntry) -> Vec<usize> {
+        let language = entry.symbols.language;
+        if !matches!(
+            language,
+            Language::Java | Language::Kotlin | Language::Scala | Language::CSharp
+        ) {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        for (i, ((keys, how), files)) in entry.import_keys.iter().zip(&entry.resolved).enumerate() {
+            // A file removed since the import was resolved: the import is resolved
+            // again after this (its importer is re-linked whole).
+            if *how != Match::First
+                || files.is_empty()
+                || !files.iter().all(|&f| self.graph.contains_node(f))
+            {
+                continue;
+            }
+            let matched = keys.iter().find(|k| {
+                self.modules
+                    .get(*k)
+                    .is_some_and(|found| found.iter().any(|f| files.contains(f)))
+            });
+            // A key naming a class ends with its file's name (`a/b/C` for C.java);
+            // one naming a package, with its folder's (`a/b`).
+            let last = |text: &str| -> String {
+                let text = text.rsplit(['/', ':']).next().unwrap_or_default();
+                text.split('.').next().unwrap_or_default().to_string()
+            };
+            let package = matched.is_some_and(|k| {
+                let named = last(k);
+                files.iter().all(|&f| last(&self.graph[f].path) != named)
+            });
+            if package {
+                out.push(i);
+            }
+        }
+        out
+    }
+
+    /// The files the targets of `linked` (target, confidence) belong to, each with
+    /// the highest confidence of a link into it.
+    fn used_files(
+        &self,
+        linked: impl Iterator<Item = (NodeIndex, f32)>,
+    ) -> HashMap<NodeIndex, f32> {
+        let mut used: HashMap<NodeIndex, f32> = HashMap::default();
+        for (target, confidence) in linked {
+            let file = self.owner[target.index()];
+            let best = used.entry(file).or_insert(0.0);
+            *best = best.max(confidence);
+        }
+        used
+    }
+
+    /// The `Imports` edges of `entry`'s package imports (`package_imports`): to
+    /// the files of the package its references or bases are linked into (`used`),
+    /// at the highest confidence of those links.
+    fn package_import_edges(
+        &self,
+        entry: &FileEntry,
+        packages: &[usize],
+        used: &HashMap<NodeIndex, f32>,
+    ) -> Vec<(NodeIndex, NodeIndex, Edge)> {
+        let mut out = Vec::new();
+        for &i in packages {
+            let line = line32(entry.symbols.imports[i].line);
+            for f in &entry.resolved[i] {
+                if let Some(&confidence) = used.get(f) {
+                    let edge = Edge {
+                        kind: EdgeKind::Imports,
+                        confidence,
+                        line,
+                        reference: u32::MAX,
+                    };
+                    out.push((entry.imports[i], *f, edge));
+                }
+            }
+        }
+        out
+    }
+
+    /// After a partial relink of the file `path` (its references to some names):
+    /// its package imports' edges made again from the links it has now.
+    pub(super) fn relink_package_imports(&mut self, path: &str) {
+        let Some(entry) = self.files.get(path) else {
+            return;
+        };
+        let packages = self.package_imports(entry);
+        if packages.is_empty() {
+            return;
+        }
+        let import_nodes: Vec<NodeIndex> = packages.iter().map(|&i| entry.imports[i]).collect();
+        let doomed: Vec<EdgeId> = import_nodes
+            .iter()
+            .flat_map(|&n| self.graph.edges_directed(n, Direction::Outgoing))
+            .filter(|e| e.weight().kind == EdgeKind::Imports)
+            .map(|e| e.id())
+            .collect();
+        let linked = entry
+            .nodes()
+            .flat_map(|n| self.graph.edges_directed(n, Direction::Outgoing))
+            .filter(|e| !matches!(e.weight().kind, EdgeKind::Contains | EdgeKind::Imports))
+            .map(|e| (e.target(), e.weight().confidence));
+        let used = self.used_files(linked);
+        let edges = self.package_import_edges(entry, &packages, &used);
+        for edge in doomed {
+            self.graph.remove_edge(edge);
+        }
+        for (a, b, e) in edges {
+            self.graph.add_edge(a, b, e);
+        }
     }
 }
 

@@ -14,7 +14,9 @@
 //! with (version 6, the `Meta` first, held every chunk until all were encoded:
 //! 611 MB on the Linux kernel). Version 8 named each name by id (version 7 spelled
 //! them out in every file: the kernel's 9 M references were 9 M strings to
-//! allocate and look up again). Written atomically, mode 0600 (`crate::atomic`).
+//! allocate and look up again). Version 9 has the same layout; its package imports
+//! link only the files used (`link::package_imports`), so an older file's edges
+//! are not what a build makes now. Written atomically, mode 0600 (`crate::atomic`).
 
 use std::hash::BuildHasher;
 use std::path::Path;
@@ -28,7 +30,7 @@ use crate::intern::Interner;
 use crate::mapped::Mapped;
 
 const MAGIC: &[u8; 8] = b"AIRGRAPH";
-pub const FORMAT_VERSION: u32 = 8;
+pub const FORMAT_VERSION: u32 = 9;
 const HEADER: usize = 8 + 4 + 8 + 8;
 /// Files per chunk.
 pub const CHUNK: usize = 64;

@@ -1864,6 +1864,139 @@ pub(super) mod tests {
         );
     }
 
+    /// A package import (`import p.*`) links only the files of the package the
+    /// importer uses (through a call, a type or a base), at the confidence of the
+    /// best such link; a class import links its class's file, used or not; a C#
+    /// `using` is a package import; a Go import still links its whole package.
+    #[test]
+    fn package_imports_link_the_files_used() {
+        let g = graph(&[
+            ("src/com/acme/util/Strings.java", "package com.acme.util;\npublic class Strings { public static String trim(String s) { return s; } }\n"),
+            ("src/com/acme/util/Numbers.java", "package com.acme.util;\npublic class Numbers { public static int parse(String s) { return 0; } }\n"),
+            ("src/com/acme/util/Dates.java", "package com.acme.util;\npublic class Dates { }\n"),
+            ("src/com/acme/util/Base.java", "package com.acme.util;\npublic class Base { }\n"),
+            ("src/com/acme/app/Main.java", "package com.acme.app;\nimport com.acme.util.*;\nimport com.acme.util.Dates;\npublic class Main extends Base { void run(String a) { Strings.trim(a); } }\n"),
+            ("Util/Strings.cs", "namespace Util { public class Strings { public static string Trim(string s) { return s; } } }\n"),
+            ("Util/Dates.cs", "namespace Util { public class Dates { } }\n"),
+            ("App/Main.cs", "using Util;\nnamespace App { public class Main { public static void Run() { Strings.Trim(\"x\"); } } }\n"),
+            ("go.mod", ""),
+            ("util/a.go", "package util\n\nfunc A() {}\n"),
+            ("util/b.go", "package util\n\nfunc B() {}\n"),
+            ("main.go", "package main\n\nimport \"x/util\"\n\nfunc main() { util.A() }\n"),
+        ]);
+        let imports: Vec<(String, String, f32)> = g
+            .edge_list()
+            .into_iter()
+            .filter(|(_, kind, _, _, _)| *kind == Imports)
+            .map(|(a, _, b, _, confidence)| (a, b, confidence))
+            .collect();
+        let import = |a: &str, b: &str| (a.to_string(), b.to_string(), 1.0);
+        assert_eq!(
+            imports,
+            [
+                import("App/Main.cs:import Util", "Util/Strings.cs"),
+                (
+                    "main.go:import x/util".to_string(),
+                    "util/a.go".to_string(),
+                    0.5
+                ),
+                (
+                    "main.go:import x/util".to_string(),
+                    "util/b.go".to_string(),
+                    0.5
+                ),
+                import(
+                    "src/com/acme/app/Main.java:import com.acme.util",
+                    "src/com/acme/util/Base.java"
+                ),
+                import(
+                    "src/com/acme/app/Main.java:import com.acme.util",
+                    "src/com/acme/util/Strings.java"
+                ),
+                import(
+                    "src/com/acme/app/Main.java:import com.acme.util.Dates",
+                    "src/com/acme/util/Dates.java"
+                ),
+            ]
+        );
+    }
+
+    /// Java files with package imports, class imports and bases across two
+    /// packages, updated, removed and added at random: after each step, the same
+    /// graph as a fresh build (the package imports' edges follow the links the
+    /// importers have: repaired when those change).
+    #[test]
+    fn package_import_updates_equal_a_fresh_build() {
+        use std::collections::BTreeMap;
+        const PACKAGES: [&str; 2] = ["a", "b"];
+        for seed in 1..=40u64 {
+            let mut next = crate::context::test_rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            let path_of = |next: &mut dyn FnMut(u64) -> u64| {
+                let (package, i) = (PACKAGES[next(2) as usize], next(4));
+                format!("src/{package}/C{i}.java")
+            };
+            let source = |next: &mut dyn FnMut(u64) -> u64, path: &str| {
+                let package = &path[4..5];
+                let other = PACKAGES[next(2) as usize];
+                let class = path.rsplit_once('/').unwrap().1.trim_end_matches(".java");
+                // Sometimes the file defines another class than its name says.
+                let class = if next(4) == 0 {
+                    format!("D{}", next(4))
+                } else {
+                    class.to_string()
+                };
+                let mut text = format!("package {package};\n");
+                if next(3) != 0 {
+                    text.push_str(&format!("import {other}.*;\n"));
+                }
+                if next(3) == 0 {
+                    text.push_str(&format!("import {other}.C{};\n", next(4)));
+                }
+                let base = if next(2) == 0 {
+                    format!(" extends C{}", next(4))
+                } else {
+                    String::new()
+                };
+                let (callee, made) = (next(4), next(4));
+                text.push_str(&format!(
+                    "public class {class}{base} {{\n  static void m{}() {{ C{callee}.m{callee}(); new C{made}(); }}\n}}\n",
+                    next(4)
+                ));
+                text
+            };
+            let mut files: BTreeMap<String, String> = BTreeMap::new();
+            for _ in 0..6 {
+                let path = path_of(&mut next);
+                let text = source(&mut next, &path);
+                files.insert(path, text);
+            }
+            let parse = |files: &BTreeMap<String, String>| -> Vec<(String, FileSymbols)> {
+                files
+                    .iter()
+                    .map(|(p, s)| (p.clone(), extract(Language::Java, s.as_bytes())))
+                    .collect()
+            };
+            let mut g = KnowledgeGraph::from_files(parse(&files));
+            for step in 0..12 {
+                let path = path_of(&mut next);
+                if next(4) == 0 {
+                    g.remove_file(&path);
+                    files.remove(&path);
+                } else {
+                    let text = source(&mut next, &path);
+                    g.update_file(&path, extract(Language::Java, text.as_bytes()));
+                    files.insert(path.clone(), text);
+                }
+                let fresh = KnowledgeGraph::from_files(parse(&files));
+                assert_eq!(
+                    g.edge_list(),
+                    fresh.edge_list(),
+                    "seed {seed}, step {step}, after changing {path}"
+                );
+            }
+        }
+    }
+
     /// Kotlin files whose `package` lines change (the module keys they answer to
     /// change with them): after each update, the same graph as a fresh build.
     #[test]

@@ -1864,6 +1864,35 @@ pub(super) mod tests {
         );
     }
 
+    /// `files` (path -> text) parsed as `language`, in path order.
+    fn parsed(language: Language, files: &BTreeMap<String, String>) -> Vec<(String, FileSymbols)> {
+        files
+            .iter()
+            .map(|(p, s)| (p.clone(), extract(language, s.as_bytes())))
+            .collect()
+    }
+
+    /// Gives the file `path` in `g` and in `files` its new `text` (in `language`),
+    /// or removes it (`None`).
+    fn change(
+        g: &mut KnowledgeGraph,
+        files: &mut BTreeMap<String, String>,
+        language: Language,
+        path: &str,
+        text: Option<String>,
+    ) {
+        match text {
+            Some(text) => {
+                g.update_file(path, extract(language, text.as_bytes()));
+                files.insert(path.to_string(), text);
+            }
+            None => {
+                g.remove_file(path);
+                files.remove(path);
+            }
+        }
+    }
+
     /// A package import (`import p.*`) links only the files of the package the
     /// importer uses (through a call, a type or a base), at the confidence of the
     /// best such link; a class import links its class's file, used or not; a C#
@@ -1970,24 +1999,12 @@ pub(super) mod tests {
                 let text = source(&mut next, &path);
                 files.insert(path, text);
             }
-            let parse = |files: &BTreeMap<String, String>| -> Vec<(String, FileSymbols)> {
-                files
-                    .iter()
-                    .map(|(p, s)| (p.clone(), extract(Language::Java, s.as_bytes())))
-                    .collect()
-            };
-            let mut g = KnowledgeGraph::from_files(parse(&files));
+            let mut g = KnowledgeGraph::from_files(parsed(Language::Java, &files));
             for step in 0..12 {
                 let path = path_of(&mut next);
-                if next(4) == 0 {
-                    g.remove_file(&path);
-                    files.remove(&path);
-                } else {
-                    let text = source(&mut next, &path);
-                    g.update_file(&path, extract(Language::Java, text.as_bytes()));
-                    files.insert(path.clone(), text);
-                }
-                let fresh = KnowledgeGraph::from_files(parse(&files));
+                let text = (next(4) != 0).then(|| source(&mut next, &path));
+                change(&mut g, &mut files, Language::Java, &path, text);
+                let fresh = KnowledgeGraph::from_files(parsed(Language::Java, &files));
                 assert_eq!(
                     g.edge_list(),
                     fresh.edge_list(),
@@ -2017,20 +2034,13 @@ pub(super) mod tests {
             for i in 0..4 {
                 files.insert(format!("d{i}/F{i}.kt"), source(&mut next, i));
             }
-            let parse = |files: &BTreeMap<String, String>| -> Vec<(String, FileSymbols)> {
-                files
-                    .iter()
-                    .map(|(p, s)| (p.clone(), extract(Language::Kotlin, s.as_bytes())))
-                    .collect()
-            };
-            let mut g = KnowledgeGraph::from_files(parse(&files));
+            let mut g = KnowledgeGraph::from_files(parsed(Language::Kotlin, &files));
             for step in 0..10 {
                 let i = next(4);
                 let path = format!("d{i}/F{i}.kt");
                 let text = source(&mut next, i);
-                g.update_file(&path, extract(Language::Kotlin, text.as_bytes()));
-                files.insert(path.clone(), text);
-                let fresh = KnowledgeGraph::from_files(parse(&files));
+                change(&mut g, &mut files, Language::Kotlin, &path, Some(text));
+                let fresh = KnowledgeGraph::from_files(parsed(Language::Kotlin, &files));
                 assert_eq!(
                     g.edge_list(),
                     fresh.edge_list(),
@@ -2111,28 +2121,16 @@ pub(super) mod tests {
                 let path = path_of(&mut next);
                 files.insert(path, source(&mut next));
             }
-            let parse = |files: &BTreeMap<String, String>| -> Vec<(String, FileSymbols)> {
-                files
-                    .iter()
-                    .map(|(p, s)| (p.clone(), extract(Language::Python, s.as_bytes())))
-                    .collect()
-            };
-            let mut g = KnowledgeGraph::from_files(parse(&files));
+            let mut g = KnowledgeGraph::from_files(parsed(Language::Python, &files));
             for step in 0..12 {
                 let path = path_of(&mut next);
-                if next(4) == 0 {
-                    files.remove(&path);
-                    g.remove_file(&path);
-                } else {
-                    let text = source(&mut next);
-                    g.update_file(&path, extract(Language::Python, text.as_bytes()));
-                    files.insert(path.clone(), text);
-                }
+                let text = (next(4) != 0).then(|| source(&mut next));
+                change(&mut g, &mut files, Language::Python, &path, text);
                 if step % 4 == 3 {
                     // Saved and loaded (renumbered): equal, and it goes on updating.
                     g = KnowledgeGraph::from_saved(g.saved()).expect("a graph's own links fit it");
                 }
-                let fresh = KnowledgeGraph::from_files(parse(&files));
+                let fresh = KnowledgeGraph::from_files(parsed(Language::Python, &files));
                 assert_eq!(
                     g.edge_list(),
                     fresh.edge_list(),

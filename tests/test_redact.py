@@ -214,6 +214,31 @@ def test_secrets_never_reach_the_file(tmp_path: Path) -> None:
         )
         mem.record_learning("common_error", {"url": url, "phone": "+1 415-555-0132"}, 0.5)
         mem.complete_task("t1", f"rotated {AWS_KEY}")
+        # A task id holding a secret: kept redacted, found by the id as given.
+        secret_task = f"t2-{GITHUB}"
+        mem.start_task(secret_task, "rotate again")
+        assert mem.current_task_id == f"t2-{m('github_token', GITHUB)}"
+        mem.record_file_interaction("deploy.sh", "edit")
+        mem.record_tool_execution("bash", {"cmd": "true"}, success=True, task_id=secret_task)
+        mem.store_snapshot(
+            {
+                "timestamp": NOW,
+                "session_id": "s1",
+                "task_id": secret_task,
+                "items": [],
+                "total_tokens": 0,
+                "reason": "r",
+            }
+        )
+        mem.pause_task(secret_task)
+        assert mem.current_task_id is None and mem.task(secret_task).status == "paused"
+        mem.resume_task(secret_task)
+        assert mem.current_task_id == mem.task(secret_task).task_id == f"t2-{m('github_token', GITHUB)}"
+        mem.fail_task(secret_task, "gave up")
+        record = mem.task(secret_task)
+        assert (record.status, record.files_touched, record.tools_used) == ("failed", ["deploy.sh"], {"bash": 1})
+        with pytest.raises(am.TaskStateError, match=r"t2-\[REDACTED:github_token"):
+            mem.start_task(secret_task, "once more")
         [run] = mem.failed_tool_runs("deploy.sh")
         assert run.parameters["_pii"] == ["email"]
         assert run.parameters["env"]["AWS_ACCESS_KEY_ID"] == m("aws_access_key", AWS_KEY)

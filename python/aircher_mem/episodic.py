@@ -21,10 +21,11 @@ row, so one bad record never blocks later writes or ``close()``.
 
 Secrets never reach the file in clear: tool parameters, results and error
 messages, file interaction context and changes summaries, task descriptions and
-outcomes, snapshot items, learnings and session ids go through
+outcomes, snapshot items, learnings, session ids and task ids go through
 :mod:`aircher_mem.redact` before they are buffered (each secret becomes
-``[REDACTED:<kind>:<hash>]``; a session id that holds one is known by its redacted
-form, ``EpisodicMemory.session_id`` too). E-mail
+``[REDACTED:<kind>:<hash>]``; a session or task id that holds one is known by its
+redacted form, ``EpisodicMemory.session_id`` and ``current_task_id`` too, and the
+id as given still finds its task). E-mail
 addresses and phone numbers are kept and tagged: ``"_pii": ["email", "phone"]`` in a
 tool execution's stored ``parameters`` and in a learning's ``data``.
 
@@ -334,6 +335,12 @@ def _redacted_text(field: str, value: object) -> str | None:
     return None if value is None else redact(_plain_text(field, value))
 
 
+def _task_key(task_id: object) -> str:
+    """A task id as the store keeps it and is asked for it: checked, its secrets
+    redacted (the same way each time, so the id given finds its task)."""
+    return redact(_plain_text("task_id", task_id))
+
+
 def _redacted(field: str, value: Any) -> Any:
     """A JSON value checked, then with its secrets redacted (tuples become lists)."""
     _check_json(field, value)
@@ -430,7 +437,7 @@ class EpisodicMemory:
         return _time("timestamp", self.clock() if timestamp is None else timestamp)
 
     def _task(self, task_id: str | None) -> str | None:
-        return self.current_task_id if task_id is None else _text("task_id", task_id)
+        return self.current_task_id if task_id is None else _task_key(_text("task_id", task_id))
 
     def _buffer(self, table: str, row: tuple[Any, ...]) -> None:
         self._check_open()
@@ -551,7 +558,7 @@ class EpisodicMemory:
             row = (
                 _micros(_time("timestamp", snapshot["timestamp"])),
                 redact(_text("session_id", snapshot["session_id"])),
-                _optional_text("task_id", snapshot.get("task_id")),
+                _redacted_text("task_id", snapshot.get("task_id")),
                 _json("items", _redacted("items", items)),
                 _count("total_tokens", tokens),
                 _json("pruned_items", _redacted("pruned_items", snapshot.get("pruned_items"))),
@@ -590,8 +597,9 @@ class EpisodicMemory:
         self._check_open()
         if intent is not None and (not isinstance(intent, str) or intent not in INTENTS):
             raise InvalidInputError(f"intent must be one of {', '.join(INTENTS)}, got {_short(intent)}")
+        task_id = _task_key(_text("task_id", task_id))
         values = [
-            _text("task_id", task_id),
+            task_id,
             self.session_id,
             redact(_text("description", description)),
             intent,
@@ -614,7 +622,6 @@ class EpisodicMemory:
     def _set_status(self, task_id: str, allowed: Sequence[str], status: str, outcome: str | None = None) -> None:
         import duckdb
 
-        _plain_text("task_id", task_id)
         outcome = _redacted_text("outcome", outcome)
         when = _micros(self._now(None))
         current = self.task(task_id).status
@@ -632,20 +639,24 @@ class EpisodicMemory:
         store.protect(self.path)
 
     def pause_task(self, task_id: str) -> None:
+        task_id = _task_key(task_id)
         self._set_status(task_id, ["active"], "paused")
         if self.current_task_id == task_id:
             self.current_task_id = None
 
     def resume_task(self, task_id: str) -> None:
+        task_id = _task_key(task_id)
         self._set_status(task_id, ["paused", "active"], "active")
         self.current_task_id = task_id
 
     def complete_task(self, task_id: str, outcome: str | None = None) -> None:
+        task_id = _task_key(task_id)
         self._set_status(task_id, ["active", "paused"], "completed", outcome)
         if self.current_task_id == task_id:
             self.current_task_id = None
 
     def fail_task(self, task_id: str, outcome: str | None = None) -> None:
+        task_id = _task_key(task_id)
         self._set_status(task_id, ["active", "paused"], "failed", outcome)
         if self.current_task_id == task_id:
             self.current_task_id = None
@@ -1043,7 +1054,7 @@ class EpisodicMemory:
         )
 
     def task(self, task_id: str) -> TaskRecord:
-        task_id = _plain_text("task_id", task_id)
+        task_id = _task_key(task_id)
         rows = self._query(f"SELECT {self._TASK_COLUMNS} FROM task_history WHERE task_id = ?", [task_id])
         if not rows:
             raise UnknownTaskError(f"no task {task_id!r} in {self.path}")

@@ -239,11 +239,22 @@ def test_secrets_never_reach_the_file(tmp_path: Path) -> None:
         assert (record.status, record.files_touched, record.tools_used) == ("failed", ["deploy.sh"], {"bash": 1})
         with pytest.raises(am.TaskStateError, match=r"t2-\[REDACTED:github_token"):
             mem.start_task(secret_task, "once more")
+        # A file path holding a secret: likewise.
+        secret_path = f"keys/{AWS_KEY}.pem"
+        mem.start_task("t3", "fix the key file")
+        mem.record_tool_execution("cat", {}, success=False, error_message="denied", file_path=secret_path)
+        mem.record_file_interaction(secret_path, "edit")
+        mem.record_tool_execution("cat", {}, success=True, file_path=secret_path)  # error, then fix
+        stored_path = f"keys/{m('aws_access_key', AWS_KEY)}.pem"
+        assert [i.file_path for i in mem.file_history(secret_path)] == [stored_path]
+        assert [r.file_path for r in mem.failed_tool_runs(secret_path)] == [stored_path]
+        assert [i.file_path for i in mem.last_interactions(AWS_KEY)] == [stored_path]
+        assert mem.task("t3").files_touched == [stored_path]
         [run] = mem.failed_tool_runs("deploy.sh")
         assert run.parameters["_pii"] == ["email"]
         assert run.parameters["env"]["AWS_ACCESS_KEY_ID"] == m("aws_access_key", AWS_KEY)
         assert mem.learnings()[0]["data"]["_pii"] == ["phone"]
-        assert [p.pattern_type for p in mem.patterns()] == ["error-fix"]
+        assert [p.pattern_type for p in mem.patterns()] == ["error-fix", "error-fix"]
     data = path.read_bytes()
     wal = Path(str(path) + ".wal")
     if wal.exists():

@@ -21,11 +21,11 @@ row, so one bad record never blocks later writes or ``close()``.
 
 Secrets never reach the file in clear: tool parameters, results and error
 messages, file interaction context and changes summaries, task descriptions and
-outcomes, snapshot items, learnings, session ids and task ids go through
-:mod:`aircher_mem.redact` before they are buffered (each secret becomes
-``[REDACTED:<kind>:<hash>]``; a session or task id that holds one is known by its
+outcomes, snapshot items, learnings, session ids, task ids and file paths go
+through :mod:`aircher_mem.redact` before they are buffered (each secret becomes
+``[REDACTED:<kind>:<hash>]``; an id or path that holds one is known by its
 redacted form, ``EpisodicMemory.session_id`` and ``current_task_id`` too, and the
-id as given still finds its task). E-mail
+id or path as given still finds its rows). E-mail
 addresses and phone numbers are kept and tagged: ``"_pii": ["email", "phone"]`` in a
 tool execution's stored ``parameters`` and in a learning's ``data``.
 
@@ -335,6 +335,12 @@ def _redacted_text(field: str, value: object) -> str | None:
     return None if value is None else redact(_plain_text(field, value))
 
 
+def _path_key(file_path: object) -> str:
+    """A file path as the store keeps it and is asked for it: checked, its secrets
+    redacted (the same way each time, so the path given finds its rows)."""
+    return redact(_plain_text("file_path", file_path))
+
+
 def _task_key(task_id: object) -> str:
     """A task id as the store keeps it and is asked for it: checked, its secrets
     redacted (the same way each time, so the id given finds its task)."""
@@ -468,6 +474,7 @@ class EpisodicMemory:
         params = dict(parameters or {})
         if file_path is not None:
             params.setdefault("file_path", _plain_text("file_path", file_path))
+        target = params.get("file_path")
         stored_params = _redacted("parameters", params)
         stored_result = _redacted("result", result)
         error = _redacted_text("error_message", error_message)
@@ -488,9 +495,8 @@ class EpisodicMemory:
         )
         task = row[2]
         self._note_usage(task, tool=tool_name)
-        target = params.get("file_path")
         if isinstance(target, str):
-            self._track_error_fix(task, target, tool_name, success, error, row[0] / 1e6)
+            self._track_error_fix(task, _path_key(target), tool_name, success, error, row[0] / 1e6)
         self._buffer("tool_executions", row)
 
     def record_file_interaction(
@@ -523,11 +529,12 @@ class EpisodicMemory:
                     f"line_range must be (start, end) with 0 <= start <= end <= {_BIGINT_MAX}, got {_short(line_range)}"
                 )
             span = json.dumps({"start": start, "end": end})
+        file_path = _path_key(_text("file_path", file_path))
         row = (
             _micros(self._now(timestamp)),
             self.session_id if session_id is None else redact(_text("session_id", session_id)),
             self._task(task_id),
-            _text("file_path", file_path),
+            file_path,
             operation,
             span,
             _flag("success", success),
@@ -958,7 +965,7 @@ class EpisodicMemory:
 
     def file_history(self, file_path: str, limit: int = 5) -> list[FileInteraction]:
         """ "Have I worked on this file before?": its last interactions, newest first."""
-        file_path, limit = _plain_text("file_path", file_path), _limit("limit", limit)
+        file_path, limit = _path_key(file_path), _limit("limit", limit)
         rows = self._query(
             f"SELECT {self._INTERACTION_COLUMNS} FROM file_interactions WHERE file_path = ? "
             "ORDER BY timestamp DESC, id DESC LIMIT ?",
@@ -969,7 +976,7 @@ class EpisodicMemory:
     def failed_tool_runs(self, file_path: str, limit: int = 5) -> list[ToolRun]:
         """Failed tool executions about ``file_path`` (its ``file_path`` parameter),
         newest first."""
-        file_path, limit = _plain_text("file_path", file_path), _limit("limit", limit)
+        file_path, limit = _path_key(file_path), _limit("limit", limit)
         rows = self._query(
             "SELECT epoch_us(timestamp), session_id, task_id, tool_name, parameters, success, error_message, "
             "duration_ms, json_extract_string(parameters, '$.file_path') FROM tool_executions "
@@ -995,7 +1002,8 @@ class EpisodicMemory:
     def last_interactions(self, pattern: str, limit: int = 10) -> list[FileInteraction]:
         """ "What did I last do with <pattern>?": interactions with files whose path
         contains ``pattern`` (a plain substring, not a LIKE pattern), newest first."""
-        pattern, limit = _plain_text("pattern", pattern), _limit("limit", limit)
+        # Stored paths are redacted: a pattern that holds a secret is too.
+        pattern, limit = redact(_plain_text("pattern", pattern)), _limit("limit", limit)
         rows = self._query(
             f"SELECT {self._INTERACTION_COLUMNS} FROM file_interactions WHERE contains(file_path, ?) "
             "ORDER BY timestamp DESC, id DESC LIMIT ?",

@@ -119,10 +119,14 @@ struct Unread {
     file: Option<LexicalFile>,
     root: PathBuf,
     max_file_bytes: u64,
-    /// (path, its documents, or `None` for a file removed), in order; a file
-    /// changed again leaves its earlier entry a removal (`at` finds it).
-    changes: Vec<(String, Option<Vec<Document>>)>,
+    /// (path, its documents, or `None` for a file removed), in order; an entry
+    /// is dropped (`None`) when its file changes again (the later entry replaces
+    /// whatever the file had), and the dropped ones are let go once they are
+    /// half: a project updated for days without a search holds one entry a file.
+    changes: Vec<Option<(String, Option<Vec<Document>>)>>,
+    /// Each file's latest entry in `changes`.
     at: HashMap<String, usize>,
+    dropped: usize,
 }
 
 impl Lexical {
@@ -140,6 +144,7 @@ impl Lexical {
             max_file_bytes,
             changes: Vec::new(),
             at: HashMap::default(),
+            dropped: 0,
         };
         Lexical {
             index: OnceLock::new(),
@@ -166,16 +171,11 @@ impl Lexical {
             apply(index, path, documents);
             return;
         }
-        let unread = self
-            .unread
+        self.unread
             .get_mut()
             .as_mut()
-            .expect("an index not read has its file");
-        if let Some(&earlier) = unread.at.get(path) {
-            unread.changes[earlier].1 = None;
-        }
-        unread.at.insert(path.to_string(), unread.changes.len());
-        unread.changes.push((path.to_string(), documents));
+            .expect("an index not read has its file")
+            .change(path, documents);
     }
 
     /// An error if the index in memory reads a file written in place since
@@ -203,6 +203,22 @@ fn apply(index: &mut LexicalIndex, path: &str, documents: Option<Vec<Document>>)
 }
 
 impl Unread {
+    /// Notes that the file `path` now has `documents` (none: it is gone).
+    fn change(&mut self, path: &str, documents: Option<Vec<Document>>) {
+        if let Some(earlier) = self.at.insert(path.to_string(), self.changes.len()) {
+            self.changes[earlier] = None;
+            self.dropped += 1;
+        }
+        self.changes.push(Some((path.to_string(), documents)));
+        if self.dropped > 16 && self.dropped * 2 > self.changes.len() {
+            self.changes.retain(Option::is_some);
+            self.dropped = 0;
+            for (i, (path, _)) in self.changes.iter().flatten().enumerate() {
+                self.at.insert(path.clone(), i);
+            }
+        }
+    }
+
     /// The index of `graph`'s files: the file's, with the changes since applied;
     /// when the file cannot be used (missing, saved with another graph file,
     /// written in place since the load, damaged), the index made from the files
@@ -210,7 +226,7 @@ impl Unread {
     fn read(self, graph: &KnowledgeGraph) -> LexicalIndex {
         match self.file.map(LexicalFile::read) {
             Some(Ok(mut index)) => {
-                for (path, documents) in self.changes {
+                for (path, documents) in self.changes.into_iter().flatten() {
                     apply(&mut index, &path, documents);
                 }
                 index
@@ -1304,6 +1320,50 @@ mod tests {
             2,
             "the function and its file"
         );
+    }
+
+    /// A file changed again and again before the index is read keeps one entry
+    /// among the waiting changes (the dropped ones are let go once they are
+    /// half), and only its last documents are indexed.
+    #[test]
+    fn changes_waiting_for_the_index_keep_one_entry_a_file() {
+        let (_dir, root) = sized_project();
+        let file = root.join("graph.bin");
+        Project::build(&root, 1_000_000, &Progress::default())
+            .unwrap()
+            .save(&file)
+            .unwrap();
+        let project = Project::load(&file, None, 1_000_000, ReadIndex::WhenNeeded).unwrap();
+        // One word a file and round, letters only (the tokenizer splits digits).
+        let word = |file: char, round: u32| -> String {
+            let letter = |n: u32| char::from(b'a' + (n % 26) as u8);
+            [file, letter(round / 26), letter(round)].iter().collect()
+        };
+        for round in 0..200 {
+            for (name, letter) in [("m1.py", 'x'), ("m2.py", 'y'), ("m3.py", 'z')] {
+                let text = format!("def {}():\n    pass\n", word(letter, round));
+                std::fs::write(root.join(name), text).unwrap();
+                project.update_file(Path::new(name)).unwrap();
+            }
+        }
+        std::fs::remove_file(root.join("m3.py")).unwrap();
+        project.update_file(Path::new("m3.py")).unwrap();
+        let waiting = {
+            let state = project.state();
+            let unread = state.lexical.unread.lock();
+            let unread = unread.as_ref().unwrap();
+            (
+                unread.changes.len(),
+                unread.changes.iter().flatten().count(),
+            )
+        };
+        assert_eq!(waiting.1, 3);
+        assert!(waiting.0 <= 2 * 17 + 3, "{waiting:?}");
+        let state = project.state();
+        let found = |query: &str| !hits_of(state.lexical(), query).is_empty();
+        assert!(found(&word('x', 199)) && found(&word('y', 199)));
+        assert!(!found(&word('x', 198)) && !found(&word('z', 199)) && !found("f3"));
+        assert_eq!(state.lexical().len(), 40 * 4 + 2 * 2 - 3 * 4 + 2 * 2);
     }
 
     /// What a loaded project's index is read from, whatever happened to its file

@@ -15,6 +15,13 @@ use super::model::{line32, Edge, EdgeKind, NodeKind};
 use super::modules::{self, Match};
 use super::store::{FileEntry, KnowledgeGraph};
 
+/// The last part of a path or module key, up to its first dot (`a/b/C.java` and
+/// `java:a/b/C` give `C`).
+fn stem(text: &str) -> &str {
+    let last = text.rsplit(['/', ':']).next().unwrap_or_default();
+    last.split('.').next().unwrap_or_default()
+}
+
 /// What a reference of each kind can point at.
 pub(super) fn targets(kind: RefKind, node: NodeKind) -> bool {
     match kind {
@@ -607,20 +614,18 @@ impl KnowledgeGraph {
             {
                 continue;
             }
+            // The first key that finds one of them: `resolve` stopped there (the
+            // keys before found none it kept).
             let matched = keys.iter().find(|k| {
                 self.modules
                     .get(*k)
-                    .is_some_and(|found| found.iter().any(|f| files.contains(f)))
+                    .is_some_and(|found| found.contains(&files[0]))
             });
             // A key naming a class ends with its file's name (`a/b/C` for C.java);
             // one naming a package, with its folder's (`a/b`).
-            let last = |text: &str| -> String {
-                let text = text.rsplit(['/', ':']).next().unwrap_or_default();
-                text.split('.').next().unwrap_or_default().to_string()
-            };
             let package = matched.is_some_and(|k| {
-                let named = last(k);
-                files.iter().all(|&f| last(&self.graph[f].path) != named)
+                let named = stem(k);
+                files.iter().all(|&f| stem(&self.graph[f].path) != named)
             });
             if package {
                 out.push(i);

@@ -1246,6 +1246,17 @@ mod tests {
         ));
     }
 
+    /// `sized_project`, built and saved to `graph.bin` in its root (returned).
+    fn saved_sized_project() -> (tempfile::TempDir, PathBuf, PathBuf) {
+        let (dir, root) = sized_project();
+        let file = root.join("graph.bin");
+        Project::build(&root, 1_000_000, &Progress::default())
+            .unwrap()
+            .save(&file)
+            .unwrap();
+        (dir, root, file)
+    }
+
     /// Every hit of `query` in `index`: (key, score bits), best first.
     fn hits_of(index: &LexicalIndex, query: &str) -> Vec<(String, u64)> {
         let params = crate::retrieve::Bm25Params::default();
@@ -1262,12 +1273,7 @@ mod tests {
     /// once and took the same changes one by one.
     #[test]
     fn a_loaded_index_is_read_when_first_asked_for() {
-        let (_dir, root) = sized_project();
-        let file = root.join("graph.bin");
-        Project::build(&root, 1_000_000, &Progress::default())
-            .unwrap()
-            .save(&file)
-            .unwrap();
+        let (_dir, root, file) = saved_sized_project();
         let lazy = Project::load(&file, None, 1_000_000, ReadIndex::WhenNeeded).unwrap();
         let eager = Project::load(&file, None, 1_000_000, ReadIndex::WithGraph).unwrap();
         assert!(!lazy.state().lexical_read() && eager.state().lexical_read());
@@ -1327,12 +1333,7 @@ mod tests {
     /// half), and only its last documents are indexed.
     #[test]
     fn changes_waiting_for_the_index_keep_one_entry_a_file() {
-        let (_dir, root) = sized_project();
-        let file = root.join("graph.bin");
-        Project::build(&root, 1_000_000, &Progress::default())
-            .unwrap()
-            .save(&file)
-            .unwrap();
+        let (_dir, root, file) = saved_sized_project();
         let project = Project::load(&file, None, 1_000_000, ReadIndex::WhenNeeded).unwrap();
         // One word a file and round, letters only (the tokenizer splits digits).
         let word = |file: char, round: u32| -> String {

@@ -400,7 +400,7 @@ impl LexicalFile {
         if let Some(err) = self.changed() {
             return Err(err);
         }
-        LexicalIndex::read_opened(self.opened).map(|(index, _)| index)
+        LexicalIndex::read_opened(self.opened)
     }
 }
 
@@ -1892,10 +1892,10 @@ impl LexicalIndex {
     }
 
     /// `load` of a file opened.
-    fn read_opened(opened: persist::Opened) -> Result<(LexicalIndex, u64)> {
+    fn read_opened(opened: persist::Opened) -> Result<LexicalIndex> {
         let path = &opened.path().to_path_buf();
         opened.populate();
-        let (payload, generation, version) = opened.checked(WHAT, BLOCKED_FROM)?;
+        let (payload, _, version) = opened.checked(WHAT, BLOCKED_FROM)?;
         let corrupt = |why: &str| persist::corrupt(path, WHAT, why);
         // Strings borrowed from the file's bytes, not copied first; the posting
         // lists keep reading them (`postings::Shared`).
@@ -1933,7 +1933,7 @@ impl LexicalIndex {
         postings.release_rest();
         let mut index = index;
         index.source = Some(file);
-        Ok((index, generation))
+        Ok(index)
     }
 
     /// An error if the file a loaded index reads its posting lists and forward

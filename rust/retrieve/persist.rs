@@ -177,7 +177,7 @@ pub fn read_versions_with(
     blocked_from: u32,
 ) -> Result<(Mapped, u64, u32)> {
     let opened = Opened::open(path, magic, versions, what)?;
-    opened.bytes.populate();
+    opened.populate();
     opened.checked(what, blocked_from)
 }
 

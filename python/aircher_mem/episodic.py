@@ -335,16 +335,11 @@ def _redacted_text(field: str, value: object) -> str | None:
     return None if value is None else redact(_plain_text(field, value))
 
 
-def _path_key(file_path: object) -> str:
-    """A file path as the store keeps it and is asked for it: checked, its secrets
-    redacted (the same way each time, so the path given finds its rows)."""
-    return redact(_plain_text("file_path", file_path))
-
-
-def _task_key(task_id: object) -> str:
-    """A task id as the store keeps it and is asked for it: checked, its secrets
-    redacted (the same way each time, so the id given finds its task)."""
-    return redact(_plain_text("task_id", task_id))
+def _key(field: str, value: object, *, written: bool = False) -> str:
+    """A session id, task id or file path as the store keeps it and is asked for it:
+    checked (not empty when ``written``), its secrets redacted the same way each time,
+    so the value given finds its rows."""
+    return redact(_text(field, value) if written else _plain_text(field, value))
 
 
 def _redacted(field: str, value: Any) -> Any:
@@ -443,7 +438,7 @@ class EpisodicMemory:
         return _time("timestamp", self.clock() if timestamp is None else timestamp)
 
     def _task(self, task_id: str | None) -> str | None:
-        return self.current_task_id if task_id is None else _task_key(_text("task_id", task_id))
+        return self.current_task_id if task_id is None else _key("task_id", task_id, written=True)
 
     def _buffer(self, table: str, row: tuple[Any, ...]) -> None:
         self._check_open()
@@ -496,7 +491,7 @@ class EpisodicMemory:
         task = row[2]
         self._note_usage(task, tool=tool_name)
         if isinstance(target, str):
-            self._track_error_fix(task, _path_key(target), tool_name, success, error, row[0] / 1e6)
+            self._track_error_fix(task, _key("file_path", target), tool_name, success, error, row[0] / 1e6)
         self._buffer("tool_executions", row)
 
     def record_file_interaction(
@@ -529,10 +524,10 @@ class EpisodicMemory:
                     f"line_range must be (start, end) with 0 <= start <= end <= {_BIGINT_MAX}, got {_short(line_range)}"
                 )
             span = json.dumps({"start": start, "end": end})
-        file_path = _path_key(_text("file_path", file_path))
+        file_path = _key("file_path", file_path, written=True)
         row = (
             _micros(self._now(timestamp)),
-            self.session_id if session_id is None else redact(_text("session_id", session_id)),
+            self.session_id if session_id is None else _key("session_id", session_id, written=True),
             self._task(task_id),
             file_path,
             operation,
@@ -564,7 +559,7 @@ class EpisodicMemory:
                 raise InvalidInputError("total_tokens must be an integer, got None")
             row = (
                 _micros(_time("timestamp", snapshot["timestamp"])),
-                redact(_text("session_id", snapshot["session_id"])),
+                _key("session_id", snapshot["session_id"], written=True),
                 _redacted_text("task_id", snapshot.get("task_id")),
                 _json("items", _redacted("items", items)),
                 _count("total_tokens", tokens),
@@ -604,7 +599,7 @@ class EpisodicMemory:
         self._check_open()
         if intent is not None and (not isinstance(intent, str) or intent not in INTENTS):
             raise InvalidInputError(f"intent must be one of {', '.join(INTENTS)}, got {_short(intent)}")
-        task_id = _task_key(_text("task_id", task_id))
+        task_id = _key("task_id", task_id, written=True)
         values = [
             task_id,
             self.session_id,
@@ -646,24 +641,24 @@ class EpisodicMemory:
         store.protect(self.path)
 
     def pause_task(self, task_id: str) -> None:
-        task_id = _task_key(task_id)
+        task_id = _key("task_id", task_id)
         self._set_status(task_id, ["active"], "paused")
         if self.current_task_id == task_id:
             self.current_task_id = None
 
     def resume_task(self, task_id: str) -> None:
-        task_id = _task_key(task_id)
+        task_id = _key("task_id", task_id)
         self._set_status(task_id, ["paused", "active"], "active")
         self.current_task_id = task_id
 
     def complete_task(self, task_id: str, outcome: str | None = None) -> None:
-        task_id = _task_key(task_id)
+        task_id = _key("task_id", task_id)
         self._set_status(task_id, ["active", "paused"], "completed", outcome)
         if self.current_task_id == task_id:
             self.current_task_id = None
 
     def fail_task(self, task_id: str, outcome: str | None = None) -> None:
-        task_id = _task_key(task_id)
+        task_id = _key("task_id", task_id)
         self._set_status(task_id, ["active", "paused"], "failed", outcome)
         if self.current_task_id == task_id:
             self.current_task_id = None
@@ -965,7 +960,7 @@ class EpisodicMemory:
 
     def file_history(self, file_path: str, limit: int = 5) -> list[FileInteraction]:
         """ "Have I worked on this file before?": its last interactions, newest first."""
-        file_path, limit = _path_key(file_path), _limit("limit", limit)
+        file_path, limit = _key("file_path", file_path), _limit("limit", limit)
         rows = self._query(
             f"SELECT {self._INTERACTION_COLUMNS} FROM file_interactions WHERE file_path = ? "
             "ORDER BY timestamp DESC, id DESC LIMIT ?",
@@ -976,7 +971,7 @@ class EpisodicMemory:
     def failed_tool_runs(self, file_path: str, limit: int = 5) -> list[ToolRun]:
         """Failed tool executions about ``file_path`` (its ``file_path`` parameter),
         newest first."""
-        file_path, limit = _path_key(file_path), _limit("limit", limit)
+        file_path, limit = _key("file_path", file_path), _limit("limit", limit)
         rows = self._query(
             "SELECT epoch_us(timestamp), session_id, task_id, tool_name, parameters, success, error_message, "
             "duration_ms, json_extract_string(parameters, '$.file_path') FROM tool_executions "
@@ -1062,7 +1057,7 @@ class EpisodicMemory:
         )
 
     def task(self, task_id: str) -> TaskRecord:
-        task_id = _task_key(task_id)
+        task_id = _key("task_id", task_id)
         rows = self._query(f"SELECT {self._TASK_COLUMNS} FROM task_history WHERE task_id = ?", [task_id])
         if not rows:
             raise UnknownTaskError(f"no task {task_id!r} in {self.path}")

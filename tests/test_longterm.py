@@ -240,16 +240,19 @@ def test_forget_is_for_good_and_survives_reopening(tmp_path: Path, clock: Clock)
     with LongTermMemory(path, clock=clock) as ltm:
         ltm.add_turn("s", "user", "My name is Alex.")
         ltm.remember("The release checklist lives in docs/release.md")
-        assert ltm.forget(text="the release checklist lives in docs/release.md").ids == [2]
-        assert ltm.forget(1).ids == [1]
+        forgotten = ltm.forget(text="the release checklist lives in docs/release.md")
+        assert (forgotten.ids, forgotten.turns) == ([2], [])  # remembered: no turn
+        forgotten = ltm.forget(1)  # the turn it came from goes with it
+        assert (forgotten.ids, forgotten.turns) == ([1], [1])
         with pytest.raises(UnknownMemoryError):
             ltm.explain(1)
         assert ltm.memories(status=None).memories == []
-        assert all(h.kind == "turn" for h in ltm.recall("name Alex release checklist").hits)
-        assert ltm.forget(text="nothing like this").ids == []
+        assert ltm.recall("name Alex release checklist").hits == []
+        assert ltm.forget(text="nothing like this") == type(forgotten)([], [])
     with LongTermMemory(path, clock=clock) as ltm:
         assert ltm.memories(status=None).memories == []
-        assert [h.kind for h in ltm.recall("name Alex").hits] == ["turn"]
+        assert ltm.recall("name Alex").hits == []
+        assert ltm.counts()["turns"] == 0
     con = __import__("duckdb").connect(str(path))
     assert con.execute("SELECT count(*) FROM memory_links").fetchone() == (0,)
     assert con.execute("SELECT count(*) FROM memory_actions").fetchone() == (0,)

@@ -173,12 +173,32 @@ def test_a_new_store_is_private(tmp_path: Path) -> None:
         os.umask(old)
 
 
-def test_an_existing_folder_and_file_keep_their_modes(tmp_path: Path) -> None:
+def test_an_existing_store_file_is_made_private_its_folder_left_alone(tmp_path: Path) -> None:
     path = tmp_path / "memory.duckdb"
     am.EpisodicMemory(path).close()
     path.chmod(0o640)
+    folder = stat.S_IMODE(tmp_path.stat().st_mode)
     am.EpisodicMemory(path).close()
-    assert mode(path) == 0o640 and mode(tmp_path) == stat.S_IMODE(tmp_path.stat().st_mode)
+    assert mode(path) == 0o600 and mode(tmp_path) == folder
+    assert mode(tmp_path / "memory.duckdb.lock") == 0o600
+
+
+def test_a_projects_existing_store_folder_is_made_private(tmp_path: Path) -> None:
+    store = tmp_path / ".aircher"
+    store.mkdir(mode=0o755)
+    store.chmod(0o755)
+    with am.Memory.open(tmp_path) as memory:
+        assert mode(store) == 0o700
+        memory.add_turn("s", "user", "hello there")
+        assert {mode(p) for p in store.iterdir() if p.is_file()} == {0o600}
+
+
+def test_the_write_ahead_log_is_private_before_the_first_write(tmp_path: Path) -> None:
+    """The migration of a new store writes the first WAL: it is 0600 at once."""
+    path = tmp_path / "memory.duckdb"
+    with am.LongTermMemory(path):
+        wal = tmp_path / "memory.duckdb.wal"
+        assert not wal.exists() or mode(wal) == 0o600
 
 
 def test_the_progress_bar_is_off(tmp_path: Path) -> None:

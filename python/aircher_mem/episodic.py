@@ -405,7 +405,7 @@ class EpisodicMemory:
         self.batch_size = batch_size
         self.clock = clock
         self.current_task_id: str | None = None
-        self._con = store.connect(self.path)
+        self._con = store.connect(self.path, self)
         self._pending: dict[str, list[tuple[Any, ...]]] = {table: [] for table in _COLUMNS}
         self._pending_rows = 0
         # task_id -> (files touched in order, tool counts): kept here, written on flush.
@@ -419,7 +419,7 @@ class EpisodicMemory:
         try:
             self._migrate()
         except BaseException:
-            self._con.close()
+            store.disconnect(self._con, self.path, self)
             raise
         atexit.register(self._close_at_exit)
 
@@ -907,8 +907,17 @@ class EpisodicMemory:
             self.flush()
         finally:
             self._closed = True
-            self._con.close()
+            store.disconnect(self._con, self.path, self)
             atexit.unregister(self._close_at_exit)
+
+    def _suspend_store(self) -> None:
+        """For :func:`aircher_mem.store.compact`: closes the connection (what is
+        pending stays pending)."""
+        self._con.close()
+
+    def _resume_store(self) -> None:
+        """For :func:`aircher_mem.store.compact`: the connection again."""
+        self._con = store.reopen(self.path)
 
     def _close_at_exit(self) -> None:
         """close() at interpreter exit: a failure is logged, not a traceback."""

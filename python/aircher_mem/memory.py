@@ -18,6 +18,7 @@ while another process (an MCP server) holds the DuckDB file, which allows one wr
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import difflib
 import functools
@@ -26,7 +27,7 @@ import os
 import platform
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
 from importlib import metadata
 from pathlib import Path
@@ -199,6 +200,7 @@ class Memory:
         self._stale = False
         self._dense_channel: tuple[DenseIndex | None, str] | None = None
         self._closed = False
+        self._batching = 0  # depth of batch() blocks
 
     @classmethod
     def open(
@@ -225,6 +227,12 @@ class Memory:
         path = path.resolve()
         store = path / STORE_DIR
         created = not store.is_dir()
+        if not created:
+            try:  # the store is the user's alone, whoever made the folder
+                if store.stat().st_mode & 0o077:
+                    store.chmod(0o700)
+            except OSError as exc:
+                raise StoreError(f"cannot make {store} private: {exc}") from None
         if created:
             if not create:
                 raise StoreNotFoundError(
@@ -667,9 +675,16 @@ class Memory:
         return self.longterm.feedback(memory_id, signal)
 
     @_verb
-    def forget(self, memory_id: int | None = None, *, text: str | None = None) -> Forgotten:
-        """Forgets a memory (or those matching ``text``) for good."""
-        return self.longterm.forget(memory_id, text=text)
+    def forget(
+        self, memory_id: int | None = None, *, text: str | None = None, session_id: str | None = None
+    ) -> Forgotten:
+        """Forgets for good, by one of: a memory id; ``text`` (the memories whose
+        content is, else contains, it and every turn that contains it); a
+        ``session_id`` (its turns and the memories only they support). The turns the
+        forgotten memories came from go too, and the store file is rewritten so
+        that no copy of the text stays on disk (see
+        :meth:`aircher_mem.longterm.LongTermMemory.forget`)."""
+        return self.longterm.forget(memory_id, text=text, session_id=session_id)
 
     @_verb
     def update(
@@ -751,7 +766,7 @@ class Memory:
             file_path=rel,
             task_id=task_id,
         )
-        self.episodic.flush()
+        self._flush_episodic()
         return Recorded("tool_call", self._stale)
 
     @_verb
@@ -784,7 +799,7 @@ class Memory:
         ``session_id``, ``task_id``, ``total_tokens``, ``items``, ``pruned_items``,
         ``reason``), e.g. an agent's window before it compacts (durably)."""
         self.episodic.store_snapshot(snapshot)
-        self.episodic.flush()
+        self._flush_episodic()
         return Recorded("snapshot", self._stale)
 
     @_verb
@@ -994,6 +1009,31 @@ class Memory:
         return f"channels: lexical, graph, dense ({vectors.name})"
 
     # -- lifetime ---------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[Memory]:
+        """Writes in the block are committed together at its end (and every
+        ``[longterm] batch_rows`` / ``[episodic] batch_size`` rows), not one verb at a
+        time: much faster for a bulk import (a thousand turns), but a crash inside the
+        block loses what was not committed yet, although each verb returned. Outside
+        a batch, every write verb commits before it returns. Blocks nest."""
+        with self._lock:
+            self._check_open()
+            self._batching += 1
+            longterm = self.longterm
+        try:
+            with longterm.batch():
+                yield self
+        finally:
+            with self._lock:
+                self._batching -= 1
+                if not self._batching and self._episodic is not None and not self._closed:
+                    self._episodic.flush()
+
+    def _flush_episodic(self) -> None:
+        """Commits what a record verb wrote, unless inside :meth:`batch`."""
+        if not self._batching:
+            self.episodic.flush()
 
     def flush(self) -> None:
         """Makes everything recorded durable (the graph is saved by ``index()``)."""

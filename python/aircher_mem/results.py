@@ -730,9 +730,11 @@ class MemoryList:
 
 @dataclasses.dataclass(frozen=True)
 class Forgotten:
-    """The memories forgotten for good (row, links, index entries)."""
+    """What a forget removed for good: the memories (``ids``) and the conversation
+    turns (``turns``), with their links, index entries and vectors."""
 
     ids: list[int]
+    turns: list[int]
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,8 +1,14 @@
 """The one DuckDB file of a project (``.aircher/memory.duckdb``): connecting, lock
 detection, and a migration registry every component's tables register with.
 
-DuckDB lets one process write a file. A second process gets
-:class:`StoreLockedError` naming the file (and DuckDB's word on the holder). A file
+One process holds a store file at a time: :func:`connect` takes an exclusive lock
+on ``<file>.lock`` (``flock``, held until this process's last connection to the
+file is closed with :func:`disconnect`, released by the kernel when the process
+dies), before DuckDB opens the file. A second process gets
+:class:`StoreLockedError` naming the file and the holder's pid before it reads or
+accepts anything: never a stale read of rows the holder has not written, never a
+second writer. (DuckDB's own lock is not enough: DuckDB 2 lets a second process open
+a file another one writes, and refuses it only at its first commit.) A file
 that is not a readable DuckDB database (empty, truncated, random bytes, a SQLite
 database, a directory at that path) raises :class:`StoreCorruptError` with a
 one-line message naming the file, and the file is left byte for byte as it was: its
@@ -15,6 +21,10 @@ creates is made 0600, and its write-ahead log (``<file>.wal``, which DuckDB crea
 anew after every checkpoint) is made 0600 by :func:`protect` (run at connect and
 after every write of the episodic store).
 
+Forgetting: :func:`rewrite` copies a store into a fresh file and renames it over
+the old one, so that the free blocks of deleted rows (which DuckDB keeps in the
+file, readable, until later writes reuse them) are gone.
+
 Migrations: a component (``"episodic"``; long-term memory next) registers numbered
 steps with :func:`register`; :func:`migrate` applies the steps its file lacks inside
 one transaction and records the component's version in ``schema_versions``. A file
@@ -25,11 +35,14 @@ a new one.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
-from collections.abc import Mapping, Sequence
+import threading
+import weakref
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from .errors import InvalidInputError, SchemaVersionError, StoreCorruptError, StoreError, StoreLockedError
 
@@ -38,6 +51,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "connect",
+    "disconnect",
+    "reopen",
+    "compact",
+    "Reconnecting",
+    "hold",
+    "release",
+    "held",
+    "rewrite",
     "protect",
     "corrupt_or_error",
     "register",
@@ -48,6 +69,17 @@ __all__ = [
 ]
 
 log = logging.getLogger("aircher_mem.store")
+
+
+class Reconnecting(Protocol):
+    """A holder of a connection that :func:`compact` can close and open again."""
+
+    def _suspend_store(self) -> None:
+        """Closes its connection (what it has pending stays pending)."""
+
+    def _resume_store(self) -> None:
+        """Opens its connection again (with :func:`reopen`)."""
+
 
 _REGISTRY: dict[str, dict[int, tuple[str, ...]]] = {}
 
@@ -150,24 +182,37 @@ def protect(path: str | Path) -> None:
         pass
 
 
-def connect(path: str | Path) -> duckdb.DuckDBPyConnection:
+def connect(path: str | Path, owner: Reconnecting | None = None) -> duckdb.DuckDBPyConnection:
     """Opens (creating) the DuckDB file at ``path`` (``":memory:"`` for a private
-    in-memory store). The folder is created private to the user (0700), and a file
-    created here is made 0600 (its WAL too, see :func:`protect`)."""
+    in-memory store), holding its lock (:func:`hold`; close with :func:`disconnect`).
+    The folder is created private to the user (0700), the store's files are made
+    0600 (the WAL too, see :func:`protect`)."""
+    text = str(path)
+    if text == ":memory:":
+        return _open(text, created=False)
+    if "\x00" in text or not _encodable(text):
+        raise InvalidInputError(f"a store path must be text without NUL or lone surrogates, got {text!r}")
+    file = Path(text)
+    try:
+        file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError as exc:
+        raise StoreError(f"cannot create the folder of {text}: {_one_line(exc.strerror or str(exc))}") from None
+    hold(text)
+    try:
+        _check_file(file)
+        con = _open(text, created=not file.exists())
+    except BaseException:
+        release(text)
+        raise
+    if owner is not None:
+        with _GUARD:
+            _OWNERS.setdefault(_lock_key(text), weakref.WeakSet()).add(owner)
+    return con
+
+
+def _open(text: str, *, created: bool) -> duckdb.DuckDBPyConnection:
     import duckdb  # imported on first use: most callers of the package never open a store
 
-    text = str(path)
-    created = False
-    if text != ":memory:":
-        if "\x00" in text or not _encodable(text):
-            raise InvalidInputError(f"a store path must be text without NUL or lone surrogates, got {text!r}")
-        file = Path(text)
-        try:
-            file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        except OSError as exc:
-            raise StoreError(f"cannot create the folder of {text}: {_one_line(exc.strerror or str(exc))}") from None
-        _check_file(file)
-        created = not file.exists()
     # JSON is built in; never fetch extensions (no network at run time).
     config: dict[str, str | bool | int | float | list[str]] = {
         "autoinstall_known_extensions": False,
@@ -179,7 +224,7 @@ def connect(path: str | Path) -> duckdb.DuckDBPyConnection:
         message = _one_line(str(exc))
         if "lock" in message.lower():
             raise StoreLockedError(
-                f"{text} is open in another process (DuckDB allows one writer per file); "
+                f"{text} is open in another process (one process holds a store); "
                 f"close it there or go through its server. DuckDB said: {message}"
             ) from None
         if "not a valid DuckDB database" in message:
@@ -194,14 +239,201 @@ def connect(path: str | Path) -> duckdb.DuckDBPyConnection:
     except duckdb.Error as exc:
         con.close()
         raise StoreCorruptError(f"cannot open {text}: {_one_line(str(exc))}") from None
-    if created:
+    if text != ":memory:":
         try:
-            os.chmod(text, 0o600)
+            if created or os.stat(text).st_mode & 0o077:
+                os.chmod(text, 0o600)
         except OSError as exc:
             con.close()
             raise StoreError(f"cannot make {text} private: {_one_line(exc.strerror or str(exc))}") from None
     protect(text)
     return con
+
+
+# -- the process lock ----------------------------------------------------------------
+
+_LOCK_SUFFIX = ".lock"
+_GUARD = threading.Lock()
+# A store file's real path -> (the lock file's descriptor, how many holds this process has)
+_HOLDS: dict[str, tuple[int, int]] = {}
+# A store file's real path -> the objects holding a connection to it (see compact)
+_OWNERS: dict[str, weakref.WeakSet[Reconnecting]] = {}
+
+
+def _lock_key(path: str) -> str:
+    return os.path.realpath(path)
+
+
+def _holder(fd: int) -> str:
+    try:
+        text = os.pread(fd, 64, 0).decode("ascii", "replace").strip()
+    except OSError:
+        return "another process"
+    return f"another process (pid {text})" if text.isdigit() else "another process"
+
+
+def hold(path: str | Path) -> None:
+    """Takes (or, held already by this process, counts once more) the exclusive lock
+    of the store file at ``path``; :class:`StoreLockedError` when another process
+    holds it. Each ``hold`` is undone by one :func:`release`."""
+    import fcntl
+
+    key = _lock_key(str(path))
+    with _GUARD:
+        found = _HOLDS.get(key)
+        if found is not None:
+            _HOLDS[key] = (found[0], found[1] + 1)
+            return
+        lock = key + _LOCK_SUFFIX
+        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+        try:
+            fd = os.open(lock, flags, 0o600)
+        except OSError as exc:
+            raise StoreError(f"cannot open {lock}: {_one_line(exc.strerror or str(exc))}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            who = _holder(fd)
+            os.close(fd)
+            raise StoreLockedError(
+                f"{path} is held by {who} (one process holds a store: an `aircher-mem serve` or `aircher-mem mcp` "
+                "serves it to the CLI, the hooks and aircher_mem.interfaces.http.connect(); else close it there)"
+            ) from None
+        except OSError as exc:
+            os.close(fd)
+            raise StoreError(f"cannot lock {lock}: {_one_line(exc.strerror or str(exc))}") from None
+        try:
+            if os.fstat(fd).st_mode & 0o077:
+                os.fchmod(fd, 0o600)
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, str(os.getpid()).encode("ascii"), 0)
+        except OSError:  # the pid is only for messages
+            pass
+        _HOLDS[key] = (fd, 1)
+
+
+def release(path: str | Path) -> None:
+    """Undoes one :func:`hold`; the last one releases the lock."""
+    key = _lock_key(str(path))
+    with _GUARD:
+        found = _HOLDS.get(key)
+        if found is None:
+            return
+        fd, count = found
+        if count > 1:
+            _HOLDS[key] = (fd, count - 1)
+            return
+        del _HOLDS[key]
+        os.close(fd)  # releases the flock
+
+
+@contextlib.contextmanager
+def held(path: str | Path) -> Iterator[None]:
+    """The store's lock held for the block (nested in any other hold)."""
+    hold(path)
+    try:
+        yield
+    finally:
+        release(path)
+
+
+def disconnect(con: duckdb.DuckDBPyConnection, path: str | Path, owner: Reconnecting | None = None) -> None:
+    """Closes a connection :func:`connect` opened and releases its hold on the lock."""
+    try:
+        con.close()
+    finally:
+        if str(path) != ":memory:":
+            if owner is not None:
+                with _GUARD:
+                    _OWNERS.get(_lock_key(str(path)), weakref.WeakSet()).discard(owner)
+            release(path)
+
+
+def reopen(path: str | Path) -> duckdb.DuckDBPyConnection:
+    """A connection again, for a holder :func:`compact` suspended (the lock is held)."""
+    return _open(str(path), created=False)
+
+
+def compact(path: str | Path) -> None:
+    """Rewrites the store at ``path`` (:func:`rewrite`) while this process holds it:
+    every holder of a connection to it is suspended (its connection closed, which
+    checkpoints the file), the file rewritten, and every holder resumed, the lock
+    held throughout."""
+    text = str(path)
+    if text == ":memory:":
+        return
+    key = _lock_key(text)
+    with _GUARD:
+        owners = list(_OWNERS.get(key, ()))
+    with held(text):
+        suspended: list[Reconnecting] = []
+        try:
+            for owner in owners:
+                owner._suspend_store()
+                suspended.append(owner)
+            rewrite(text)
+        finally:
+            for owner in suspended:
+                owner._resume_store()
+
+
+def rewrite(path: str | Path) -> None:
+    """Copies the store at ``path`` into a fresh file and renames it over the old
+    one (fsynced, then the folder), so that no free block of the old file, and no
+    text of a deleted row in one, is left. The caller holds the lock and has closed
+    every connection to the file (a write-ahead log left beside it means one is
+    open, or it was not checkpointed: :class:`StoreError`, nothing changed). A crash
+    leaves the old file or the new one, whole."""
+    import duckdb
+
+    text = str(path)
+    if text == ":memory:":
+        return
+    if os.path.exists(text + _WAL_SUFFIX):
+        raise StoreError(f"cannot rewrite {text}: its write-ahead log was not checkpointed (is it open?)")
+    fresh = text + ".rewrite"
+    for leftover in (fresh, fresh + _WAL_SUFFIX):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(leftover)
+    con = duckdb.connect(":memory:", config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
+    try:
+        con.execute("SET enable_progress_bar = false")
+        con.execute(f"ATTACH {_quoted(text)} AS old_store (READ_ONLY)")
+        con.execute(f"ATTACH {_quoted(fresh)} AS new_store")
+        con.execute("COPY FROM DATABASE old_store TO new_store")
+        con.execute("DETACH new_store")
+        con.execute("DETACH old_store")
+    except duckdb.Error as exc:
+        con.close()
+        for leftover in (fresh, fresh + _WAL_SUFFIX):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(leftover)
+        raise corrupt_or_error(text, exc, "rewriting it") from None
+    con.close()
+    try:
+        with contextlib.suppress(FileNotFoundError):  # DETACH checkpointed it
+            os.unlink(fresh + _WAL_SUFFIX)
+        os.chmod(fresh, 0o600)
+        fd = os.open(fresh, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(fresh, text)
+        folder = os.open(os.path.dirname(os.path.abspath(text)), os.O_RDONLY)
+        try:
+            os.fsync(folder)
+        finally:
+            os.close(folder)
+    except OSError as exc:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(fresh)
+        raise StoreError(f"cannot rewrite {text}: {_one_line(exc.strerror or str(exc))}") from None
+
+
+def _quoted(path: str) -> str:
+    """A path as an SQL string literal (ATTACH takes no parameters)."""
+    return "'" + path.replace("'", "''") + "'"
 
 
 def _has_table(con: duckdb.DuckDBPyConnection, table: str) -> bool:
@@ -267,6 +499,7 @@ def migrate(con: duckdb.DuckDBPyConnection, component: str, *, path: str = "stor
         except duckdb.Error:
             pass
         raise corrupt_or_error(path, exc, f"migrating {component} from schema version {version}") from None
+    protect(path)  # the migration made the write-ahead log
     if version:
         log.info("migrated %s (%s) from schema version %d to %d", path, component, version, latest)
     return latest

@@ -10,9 +10,19 @@ How it runs:
 
 - The tables live in the project's DuckDB file. They are read once, on first use,
   into memory (rows, the slot map, a BM25F index in Rust over turns and memories);
-  writes change that state at once and reach the file in batches (``batch_rows``,
-  before ``close()``, at ``flush()``), so ``add_turn`` costs no database round
-  trip. ``forget`` writes at once, in one transaction.
+  a write verb (``add_turn``, ``remember``, ``update``, ``feedback``, ``promote``,
+  ``forget``, ``gc``) changes that state and commits its rows in one transaction
+  before it returns: an acknowledged write survives a crash of the process. Inside
+  ``batch()`` the commits wait for the block's end (or ``batch_rows`` pending rows),
+  one transaction for many turns; a crash inside the block loses what was not
+  committed yet. ``recall`` counts what it returned (``retrieved``); those counters
+  are committed with the next write (or ``flush()``, ``close()``).
+- ``forget`` removes the memories, the turns they came from (and, by text, every
+  turn holding the text; by session, the session's turns and the memories only
+  they support), their documents in every index and their vectors, then rewrites
+  the file (:func:`aircher_mem.store.rewrite`), so that no free block keeps the
+  text. Ids are never given twice: the next ids are kept in the file
+  (``longterm_ids``), so an id forgotten stays unknown.
 - ``close()`` saves the three lexical indexes beside the file (``INDEX_SUFFIXES``,
   mode 0600) under a random generation that the file records (``longterm_indexes``);
   the next load reads them instead of building them from every row when the file
@@ -45,6 +55,7 @@ How it runs:
 from __future__ import annotations
 
 import atexit
+import contextlib
 import dataclasses
 import datetime as dt
 import functools
@@ -55,7 +66,7 @@ import math
 import os
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -214,6 +225,9 @@ _MIGRATIONS: dict[int, list[str]] = {
     # and the version of the documents in them (at most one row; none when there
     # are none, or the rows changed since).
     2: ["CREATE TABLE longterm_indexes (generation UBIGINT NOT NULL, documents INTEGER NOT NULL)"],
+    # The next turn and memory ids (an id is never given twice, even after a forget
+    # of the highest), and whether a forget still owes the file its rewrite.
+    3: ["CREATE TABLE longterm_state (name VARCHAR PRIMARY KEY, value BIGINT NOT NULL)"],
 }
 store.register("longterm", _MIGRATIONS)
 
@@ -572,11 +586,11 @@ class LongTermMemory:
         self._embedder_factory = embedder
         self._embedder: Embedder | None = None
         self.dense_note = dense_note if embedder is None else ""
-        self._con: duckdb.DuckDBPyConnection = store.connect(self.path)
+        self._con: duckdb.DuckDBPyConnection = store.connect(self.path, self)
         try:
             store.migrate(self._con, "longterm", path=self.path)
         except BaseException:
-            self._con.close()
+            store.disconnect(self._con, self.path, self)
             raise
         self._closed = False
         self._loaded = False
@@ -605,6 +619,7 @@ class LongTermMemory:
         self._unembedded: set[str] = set()
         self._next_turn = 1
         self._next_memory = 1
+        self._ids_written = (1, 1)  # the next ids as the file records them
         # Pending writes.
         self._new_turns: list[int] = []
         self._dirty: set[int] = set()
@@ -613,7 +628,10 @@ class LongTermMemory:
         self._new_actions: list[tuple[int, float, str, str]] = []
         self._new_vectors: dict[str, list[float]] = {}
         self._pending = 0
+        self._batch_depth = 0  # inside batch(): writes wait for its end (or batch_rows)
         atexit.register(self._close_at_exit)
+        if ("rewrite", 1) in self._state():  # a forget's rewrite a crash cut short
+            self._rewrite()
 
     # -- loading -------------------------------------------------------------------------
 
@@ -671,8 +689,10 @@ class LongTermMemory:
                     self._actions[memory_id].append(MemoryAction(done_at, action, detail))
         except duckdb.Error as exc:
             raise store.corrupt_or_error(self.path, exc, "reading long-term memory") from None
-        self._next_turn = max(self._turns, default=0) + 1
-        self._next_memory = max(self._memories, default=0) + 1
+        state = dict(self._state())
+        self._next_turn = max(max(self._turns, default=0) + 1, state.get("next_turn", 1))
+        self._next_memory = max(max(self._memories, default=0) + 1, state.get("next_memory", 1))
+        self._ids_written = (self._next_turn, self._next_memory)
         saved = self._saved_index_files()
         if saved is not None:
             self._lexical, self._dedup, self._session_lexical = saved
@@ -727,6 +747,22 @@ class LongTermMemory:
             # Older than the rows (or damaged): they may hold what was forgotten since.
             self._drop_saved_indexes()
         return found
+
+    def _state(self) -> list[tuple[str, int]]:
+        import duckdb
+
+        try:
+            return self._con.execute("SELECT name, value FROM longterm_state").fetchall()
+        except duckdb.Error as exc:
+            raise store.corrupt_or_error(self.path, exc, "reading long-term memory") from None
+
+    def _write_ids(self) -> None:
+        """In a write transaction: the next ids, when they moved since last written."""
+        ids = (self._next_turn, self._next_memory)
+        if ids != self._ids_written:
+            self._con.execute(
+                "INSERT OR REPLACE INTO longterm_state VALUES ('next_turn', ?), ('next_memory', ?)", list(ids)
+            )
 
     def _begin_write(self) -> None:
         """Begins a write transaction (``_write``, ``forget``, ``gc``): the saved
@@ -952,6 +988,28 @@ class LongTermMemory:
             self._embed_pending()
         self._write()
 
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """Writes made in the block are committed together at its end (and whenever
+        ``batch_rows`` are pending), not one verb at a time: faster for a bulk import,
+        but a crash inside the block loses what was not committed yet, although
+        each verb returned. Blocks nest; the outermost commits."""
+        self._check_open()
+        self._batch_depth += 1
+        try:
+            yield
+        finally:
+            self._batch_depth -= 1
+        if self._batch_depth == 0 and not self._closed:
+            self._write()
+
+    def _commit(self) -> None:
+        """Ends a write verb: what it changed is committed before it returns (outside
+        :meth:`batch`). On failure raises StoreError: the verb is not acknowledged,
+        and its changes stay pending in memory for the next commit."""
+        if self._batch_depth == 0:
+            self._write()
+
     def _write(self) -> None:
         """Writes everything pending in one transaction (never embeds: this runs
         inside ``add_turn`` when a batch is full)."""
@@ -994,6 +1052,7 @@ class LongTermMemory:
             ):
                 if rows_:
                     con.execute(sql, [list(column) for column in zip(*rows_)])
+            self._write_ids()
             if self._new_vectors:
                 keys = list(self._new_vectors)
                 con.execute(
@@ -1015,6 +1074,7 @@ class LongTermMemory:
         self._new_actions.clear()
         self._new_vectors.clear()
         self._pending = 0
+        self._ids_written = (self._next_turn, self._next_memory)
         store.protect(self.path)
 
     def close(self) -> None:
@@ -1026,8 +1086,17 @@ class LongTermMemory:
             self._save_indexes()
         finally:
             self._closed = True
-            self._con.close()
+            store.disconnect(self._con, self.path, self)
             atexit.unregister(self._close_at_exit)
+
+    def _suspend_store(self) -> None:
+        """For :func:`aircher_mem.store.compact`: closes the connection (what is
+        pending stays pending)."""
+        self._con.close()
+
+    def _resume_store(self) -> None:
+        """For :func:`aircher_mem.store.compact`: the connection again."""
+        self._con = store.reopen(self.path)
 
     def _close_at_exit(self) -> None:
         try:
@@ -1084,6 +1153,7 @@ class LongTermMemory:
             for content in archive:
                 for memory_id in self._matching(content):
                     self._archive(self._memories[memory_id], when, f"the extractor asked (turn {turn.id})")
+        self._commit()
         return TurnAdded(turn.id, session, done, notes)
 
     def _candidates(self, text: str, role: str, speaker: str | None) -> tuple[list[Candidate], list[str], str]:
@@ -1175,6 +1245,7 @@ class LongTermMemory:
             parent_id=parent_id,
             source="remember",
         )
+        self._commit()
         return Remembered(done.memory_id, done.action, done.superseded)
 
     def _similar(self, candidate: Candidate) -> int | None:
@@ -1365,6 +1436,7 @@ class LongTermMemory:
                 self._act(memory.id, now, "reactivated", "update")
         self._index_memory(memory)
         self._touch(memory)
+        self._commit()
         return self._record(memory, now)
 
     def feedback(self, memory_id: int, signal: Literal["cited", "ignored"]) -> FeedbackResult:
@@ -1380,6 +1452,7 @@ class LongTermMemory:
             memory.ignored += 1
         self._touch(memory)
         self._act(memory.id, now, signal, "")
+        self._commit()
         return FeedbackResult(memory.id, signal, memory.retrieved, memory.cited, memory.ignored)
 
     def _matching(self, text: str) -> list[int]:
@@ -1392,29 +1465,53 @@ class LongTermMemory:
             return equal
         return [m.id for m in self._memories.values() if wanted in normalize(m.content)]
 
-    def forget(self, memory_id: int | None = None, *, text: str | None = None) -> Forgotten:
-        """Forgets for good: the memory's row, links, edges, actions, lexical and
-        vector entries (written at once). By ``text``: every memory whose normalized
-        content equals it, else every one that contains it."""
+    def forget(
+        self, memory_id: int | None = None, *, text: str | None = None, session_id: str | None = None
+    ) -> Forgotten:
+        """Forgets for good, by one of: ``memory_id``; ``text`` (every memory whose
+        normalized content equals it, else every one that contains it, and every turn
+        whose normalized text contains it); ``session_id`` (the session's turns, and
+        the memories that came only from them). Gone with them: the turns the
+        forgotten memories came from, memories merged into a forgotten one, their
+        links, edges and actions (another memory's action quoting a forgotten value
+        keeps only the id), their lexical documents (the turns next to a forgotten
+        turn are indexed again without it) and vectors; then the file is rewritten
+        so that no free block keeps the text (``store.rewrite``). Ids are not given
+        again. Returns the memory and turn ids forgotten."""
         import duckdb
 
         self._check_open()
-        if (memory_id is None) == (text is None):
-            raise InvalidInputError("forget takes a memory id or text=, not both or neither")
+        if sum(x is not None for x in (memory_id, text, session_id)) != 1:
+            raise InvalidInputError("forget takes one of a memory id, text= or session_id=")
         self._load()
+        turn_ids: set[int] = set()
         if memory_id is not None:
-            ids = [self._get(memory_id).id]
+            ids = {self._get(memory_id).id}
+        elif text is not None:
+            wanted = redact(_text("text", text))
+            ids = set(self._matching(wanted))
+            needle = normalize(wanted)
+            if needle:
+                turn_ids = {t.id for t in self._turns.values() if needle in normalize(t.text)}
         else:
-            ids = self._matching(redact(_text("text", text)))
-        if not ids:
-            return Forgotten([])
+            session = redact(_text("session_id", session_id, max_chars=1000))
+            turn_ids = set(self._sessions.get(session, ()))
+            ids = {m for m, sources in self._sources.items() if sources and set(sources) <= turn_ids}
+            ids &= set(self._memories)
+        ids |= self._merged_into(ids)
+        for forgotten in ids:
+            turn_ids.update(self._sources.get(forgotten, ()))
+        if not ids and not turn_ids:
+            return Forgotten([], [])
         self._write()
         con = self._con
-        keys = [_memory_key(i) for i in ids]
-        scrubbed = self._scrubbed_actions(set(ids))
+        keys = [_memory_key(i) for i in sorted(ids)]
+        turn_keys = [_turn_key(i) for i in sorted(turn_ids)]
+        id_list, turn_list = sorted(ids), sorted(turn_ids)
+        scrubbed = self._scrubbed_actions(ids)
         try:
             self._begin_write()
-            con.execute("DELETE FROM memories WHERE id IN (SELECT unnest(?::BIGINT[]))", [ids])
+            con.execute("DELETE FROM memories WHERE id IN (SELECT unnest(?::BIGINT[]))", [id_list])
             if scrubbed:
                 con.execute(
                     "UPDATE memory_actions SET detail = v.new FROM (SELECT unnest(?::BIGINT[]) AS id, "
@@ -1423,19 +1520,31 @@ class LongTermMemory:
                     "AND memory_actions.detail = v.old",
                     [list(column) for column in zip(*((m, a.action, a.detail, new) for m, _i, a, new in scrubbed))],
                 )
-            con.execute("DELETE FROM memory_links WHERE memory_id IN (SELECT unnest(?::BIGINT[]))", [ids])
+            con.execute(
+                "DELETE FROM memory_links WHERE memory_id IN (SELECT unnest(?::BIGINT[])) "
+                "OR turn_id IN (SELECT unnest(?::BIGINT[]))",
+                [id_list, turn_list],
+            )
             con.execute(
                 "DELETE FROM memory_edges WHERE source_id IN (SELECT unnest(?::BIGINT[])) "
                 "OR target_id IN (SELECT unnest(?::BIGINT[]))",
-                [ids, ids],
+                [id_list, id_list],
             )
-            con.execute("DELETE FROM memory_actions WHERE memory_id IN (SELECT unnest(?::BIGINT[]))", [ids])
-            con.execute("DELETE FROM memory_vectors WHERE item_key IN (SELECT unnest(?::VARCHAR[]))", [keys])
-            con.execute("UPDATE memories SET parent_id = NULL WHERE parent_id IN (SELECT unnest(?::BIGINT[]))", [ids])
+            con.execute("DELETE FROM memory_actions WHERE memory_id IN (SELECT unnest(?::BIGINT[]))", [id_list])
+            con.execute(
+                "DELETE FROM memory_vectors WHERE item_key IN (SELECT unnest(?::VARCHAR[]))", [keys + turn_keys]
+            )
+            con.execute("DELETE FROM turns WHERE id IN (SELECT unnest(?::BIGINT[]))", [turn_list])
+            con.execute(
+                "UPDATE memories SET parent_id = NULL WHERE parent_id IN (SELECT unnest(?::BIGINT[]))", [id_list]
+            )
             con.execute(
                 "UPDATE memories SET superseded_by = NULL WHERE superseded_by IN (SELECT unnest(?::BIGINT[]))",
-                [ids],
+                [id_list],
             )
+            self._write_ids()
+            # Until the rewrite below is done: a crash before it, and the next open does it.
+            con.execute("INSERT OR REPLACE INTO longterm_state VALUES ('rewrite', 1)")
             con.execute("COMMIT")
         except duckdb.Error as exc:
             try:
@@ -1443,16 +1552,31 @@ class LongTermMemory:
             except duckdb.Error:
                 pass
             raise store.corrupt_or_error(self.path, exc, "forgetting") from None
-        try:
-            con.execute("CHECKPOINT")  # the forgotten text leaves the write-ahead log
-        except duckdb.Error as exc:
-            # Committed: the memories are gone either way, and this process must agree.
-            # DuckDB refuses a checkpoint while it sees another write transaction open
-            # (seen with the episodic store open in the same process, on a store
-            # reopened after an earlier forget); the next checkpoint clears the log.
-            log.warning("forgot %s; the write-ahead log keeps their text until the next checkpoint: %s", ids, exc)
-        store.protect(self.path)
-        gone = set(ids)
+        self._ids_written = (self._next_turn, self._next_memory)
+        self._drop_memories(ids, scrubbed)
+        self._drop_turns(turn_ids)
+        self._rewrite()
+        return Forgotten(id_list, turn_list)
+
+    def _merged_into(self, ids: set[int]) -> set[int]:
+        """The memories merged into any of ``ids`` (their text is a near copy), and
+        into those, transitively."""
+        into: dict[int, list[int]] = defaultdict(list)
+        for source, edges in self._edges.items():
+            for relation, target in edges:
+                if relation == "merged_into":
+                    into[target].append(source)
+        found: set[int] = set()
+        todo = list(ids)
+        while todo:
+            for source in into.get(todo.pop(), ()):
+                if source not in found and source not in ids:
+                    found.add(source)
+                    todo.append(source)
+        return found
+
+    def _drop_memories(self, ids: set[int], scrubbed: list[tuple[int, int, MemoryAction, str]]) -> None:
+        """Forgets ``ids`` in memory (the rows are deleted)."""
         for memory_id_, index, action, new in scrubbed:
             self._actions[memory_id_][index] = dataclasses.replace(action, detail=new)
         for memory_id_ in ids:
@@ -1467,17 +1591,69 @@ class LongTermMemory:
             if memory.parent_id is not None:
                 self._children[memory.parent_id].discard(memory_id_)
         for memory in self._memories.values():
-            if memory.parent_id in gone:
+            if memory.parent_id in ids:
                 memory.parent_id = None
-            if memory.superseded_by in gone:
+            if memory.superseded_by in ids:
                 memory.superseded_by = None
         for edges in self._edges.values():
-            edges[:] = [(relation, other) for relation, other in edges if other not in gone]
+            edges[:] = [(relation, other) for relation, other in edges if other not in ids]
+        keys = [_memory_key(i) for i in ids]
         self._lexical.remove(keys)
         self._dedup.remove(keys)
         for key in keys:
             self._forget_vector(key)
-        return Forgotten(sorted(ids))
+
+    def _drop_turns(self, turn_ids: set[int]) -> None:
+        """Forgets ``turn_ids`` in memory (the rows are deleted): their documents go,
+        the turns next to them are indexed again (their context named them), their
+        sessions' documents are rebuilt (or removed, when empty), and the memories
+        that pointed to them lose the link."""
+        if not turn_ids:
+            return
+        sessions = {self._turns[t].session_id for t in turn_ids}
+        neighbours: set[int] = set()
+        for turn_id in turn_ids:
+            before, after = self._neighbours(self._turns[turn_id])
+            neighbours.update(t.id for t in (before, after) if t is not None)
+        relinked: set[int] = set()
+        for turn_id in turn_ids:
+            del self._turns[turn_id]
+            self._position.pop(turn_id, None)
+            for memory_id in self._memories_of.pop(turn_id, set()):
+                self._sources.get(memory_id, {}).pop(turn_id, None)
+                relinked.add(memory_id)
+        for session in sessions:
+            kept = [t for t in self._sessions[session] if t not in turn_ids]
+            if kept:
+                self._sessions[session] = kept
+                self._position.update((t, i) for i, t in enumerate(kept))
+                self._stale_sessions.add(session)
+            else:
+                del self._sessions[session]
+                self._stale_sessions.discard(session)
+                self._session_lexical.remove([_session_key(session)])
+        keys = [_turn_key(t) for t in turn_ids]
+        self._lexical.remove(keys)
+        for key in keys:
+            self._forget_vector(key)
+        self._lexical.upsert([self._turn_document(self._turns[t]) for t in sorted(neighbours - turn_ids)])
+        kept = sorted(relinked & set(self._memories))
+        self._lexical.upsert([self._memory_document(self._memories[m]) for m in kept])
+
+    def _rewrite(self) -> None:
+        """Rewrites the file after a forget (``store.compact``: every connection of
+        this process to it is closed and opened again), then clears the debt. A
+        failure is logged; the next open tries again."""
+        import duckdb
+
+        if self.path == ":memory:":
+            return
+        try:
+            store.compact(self.path)
+            self._con.execute("DELETE FROM longterm_state WHERE name = 'rewrite'")
+        except (StoreError, duckdb.Error) as exc:
+            log.warning("long-term memory in %s: the file was not rewritten after a forget: %s", self.path, exc)
+        store.protect(self.path)
 
     def _scrubbed_actions(self, ids: set[int]) -> list[tuple[int, int, MemoryAction, str]]:
         """The actions of other memories that quote a memory being forgotten (a
@@ -1595,6 +1771,7 @@ class LongTermMemory:
             self._act(memory.id, now, "level", f"{memory.level} -> {level}")
             memory.level = level
             self._touch(memory)
+            self._commit()
         return self._record(memory, now)
 
     def explain(self, memory_id: int) -> MemoryExplanation:

@@ -1,0 +1,305 @@
+"""Memory a user can trust: an acknowledged write is on disk, one process holds a
+store (another gets StoreLockedError before it reads or accepts anything), and a
+forgotten text is nowhere under ``.aircher/``."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import aircher_mem as am
+import pytest
+from aircher_mem import store
+from aircher_mem.longterm import LongTermMemory
+
+SECRET_WORD = "Zorblefish"
+
+
+def files_holding(folder: Path, word: str) -> list[str]:
+    """Every file under ``folder`` whose bytes hold ``word`` (any case)."""
+    needle = word.lower().encode()
+    return sorted(
+        str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() and needle in p.read_bytes().lower()
+    )
+
+
+def run_child(script: str, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(script), *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def kill(child: subprocess.Popen[str]) -> None:
+    """kill -9, then reap it and close its pipes."""
+    child.send_signal(signal.SIGKILL)
+    child.communicate(timeout=30)
+
+
+# -- durable before acknowledged -------------------------------------------------------
+
+
+ACKNOWLEDGING_WRITER = """
+import sys, aircher_mem as am
+m = am.Memory.open(sys.argv[1])
+first = m.remember("the staging host is blue-7")
+print("ack remember", first.memory_id, flush=True)
+for i in range(20):
+    t = m.add_turn("s1", "user", f"note number {i} about the parser")
+    print("ack turn", t.turn_id, flush=True)
+m.update(first.memory_id, tags=["infra"])
+print("ack update", flush=True)
+m.feedback(first.memory_id, "cited")
+print("ack feedback", flush=True)
+sys.stdin.readline()  # killed here, never closed
+"""
+
+
+def test_every_acknowledged_write_survives_kill_9(tmp_path: Path) -> None:
+    child = run_child(ACKNOWLEDGING_WRITER, str(tmp_path))
+    assert child.stdout is not None
+    acks = [child.stdout.readline().split() for _ in range(23)]
+    kill(child)
+    turns = [int(a[2]) for a in acks if a[1] == "turn"]
+    assert turns == list(range(1, 21)) and acks[-1] == ["ack", "feedback"]
+    with am.Memory.open(tmp_path) as memory:
+        assert [t.id for t in memory.longterm.turns("s1")] == turns
+        record = memory.longterm.get(1)
+        assert (record.content, record.tags, record.cited) == ("the staging host is blue-7", ["infra"], 1)
+
+
+def test_a_batch_commits_at_its_end_and_says_what_a_crash_costs(tmp_path: Path) -> None:
+    script = """
+    import sys, aircher_mem as am
+    m = am.Memory.open(sys.argv[1])
+    m.add_turn("s", "user", "before the batch")
+    with m.batch():
+        for i in range(5):
+            m.add_turn("s", "user", f"inside the batch {i}")
+        print("in batch", flush=True)
+        sys.stdin.readline()  # killed inside the block
+    """
+    child = run_child(script, str(tmp_path))
+    assert child.stdout is not None and child.stdout.readline().strip() == "in batch"
+    kill(child)
+    with am.Memory.open(tmp_path) as memory:
+        assert [t.text for t in memory.longterm.turns("s")] == ["before the batch"]
+        with memory.batch():
+            for i in range(3):
+                memory.add_turn("s", "user", f"kept {i}")
+    with am.Memory.open(tmp_path) as memory:
+        assert [t.text for t in memory.longterm.turns("s")] == ["before the batch", "kept 0", "kept 1", "kept 2"]
+
+
+def test_writes_inside_a_batch_reach_the_file_only_at_its_end(tmp_path: Path) -> None:
+    path = tmp_path / "m.duckdb"
+    with LongTermMemory(path) as ltm:
+        with ltm.batch():
+            ltm.add_turn("s", "user", "one")
+            with ltm.batch():  # nested: the outer block commits
+                ltm.add_turn("s", "user", "two")
+            assert ltm._con.execute("SELECT count(*) FROM turns").fetchone() == (0,)
+        assert ltm._con.execute("SELECT count(*) FROM turns").fetchone() == (2,)
+        ltm.add_turn("s", "user", "three")  # outside a batch: committed before it returns
+        assert ltm._con.execute("SELECT count(*) FROM turns").fetchone() == (3,)
+
+
+# -- one process holds a store -----------------------------------------------------------
+
+HOLDER = """
+import sys, aircher_mem as am
+m = am.Memory.open(sys.argv[1])
+m.add_turn("held", "user", "We deploy with Helm charts.")
+print("ready", flush=True)
+sys.stdin.readline()
+m.close()
+print("closed", flush=True)
+"""
+
+CALLER = """
+import sys, aircher_mem as am
+m = am.Memory.open(sys.argv[1])
+try:
+    if sys.argv[2] == "read":
+        print("answer", m.recall("Helm").hits)
+    elif sys.argv[2] == "stats":
+        print("busy", m.stats().store_busy is not None)
+    else:
+        print("answer", m.add_turn("other", "user", "a second writer"))
+except am.StoreLockedError as exc:
+    print("locked", exc.code)
+finally:
+    m.close()
+"""
+
+
+@pytest.mark.parametrize("verb", ["read", "write", "stats"])
+def test_a_second_process_gets_store_locked_never_a_stale_store(tmp_path: Path, verb: str) -> None:
+    holder = run_child(HOLDER, str(tmp_path))
+    assert holder.stdin is not None and holder.stdout is not None
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        done = subprocess.run(
+            [sys.executable, "-c", textwrap.dedent(CALLER), str(tmp_path), verb],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        expected = "busy True" if verb == "stats" else "locked store_locked"
+        assert done.stdout.strip() == expected, done.stderr
+    finally:
+        out, _ = holder.communicate("\n", timeout=30)
+        assert out.strip() == "closed"
+    with am.Memory.open(tmp_path) as memory:  # nothing the holder wrote was lost, nothing else came in
+        assert memory.longterm.counts()["turns"] == 1
+        assert [h.content for h in memory.recall("Helm charts").hits][:1] == ["We deploy with Helm charts."]
+
+
+def test_the_lock_goes_with_a_killed_holder(tmp_path: Path) -> None:
+    holder = run_child(HOLDER, str(tmp_path))
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
+    with pytest.raises(am.StoreLockedError, match=rf"another process \(pid {holder.pid}\)"):
+        LongTermMemory(tmp_path / ".aircher" / "memory.duckdb")
+    kill(holder)
+    with am.Memory.open(tmp_path) as memory:
+        assert memory.longterm.counts()["turns"] == 1
+
+
+def test_one_process_shares_its_hold_and_releases_it_with_the_last_connection(tmp_path: Path) -> None:
+    path = tmp_path / "m.duckdb"
+    probe = "import sys\nfrom aircher_mem import store\ntry:\n store.hold(sys.argv[1]); print('free')\nexcept Exception as e: print(type(e).__name__)"
+
+    def other_process_sees() -> str:
+        return subprocess.run(
+            [sys.executable, "-c", probe, str(path)], capture_output=True, text=True, check=True
+        ).stdout.strip()
+
+    episodic = am.EpisodicMemory(path)
+    ltm = LongTermMemory(path)
+    assert other_process_sees() == "StoreLockedError"
+    episodic.close()
+    assert other_process_sees() == "StoreLockedError"
+    ltm.close()
+    assert other_process_sees() == "free"
+
+
+# -- forget means gone -----------------------------------------------------------------
+
+
+def fill(memory: am.Memory) -> None:
+    memory.add_turn("s1", "user", "We use pytest for the tests.")
+    memory.add_turn("s1", "user", f"My cat is called {SECRET_WORD} and she is grey.")
+    memory.add_turn("s1", "assistant", "Noted: a grey cat.")
+    memory.add_turn("s2", "user", f"Remind me: {SECRET_WORD} needs her vaccine in May.")
+    memory.add_turn("s2", "user", "The deploy target is kubernetes.")
+
+
+def test_forget_by_text_removes_memories_turns_and_every_copy_on_disk(tmp_path: Path) -> None:
+    with am.Memory.open(tmp_path) as memory:
+        fill(memory)
+        assert files_holding(memory.store, SECRET_WORD) != []  # on disk before
+        forgotten = memory.forget(text=SECRET_WORD.lower())
+        assert forgotten.turns == [2, 4]
+        assert files_holding(memory.store, SECRET_WORD) == []
+        assert memory.recall(SECRET_WORD).hits == []
+        hits = memory.recall("grey cat vaccine").hits
+        assert hits and all(SECRET_WORD.lower() not in h.content.lower() for h in hits)
+        assert [t.text for t in memory.longterm.turns("s1")] == ["We use pytest for the tests.", "Noted: a grey cat."]
+        assert memory.recall("which test runner?").hits[0].content == "We use pytest for the tests."
+    assert files_holding(tmp_path / ".aircher", SECRET_WORD) == []
+
+
+def test_forget_by_id_takes_the_turns_it_came_from_and_ids_are_never_given_again(tmp_path: Path) -> None:
+    with am.Memory.open(tmp_path) as memory:
+        fill(memory)
+        newest = max(m.id for m in memory.memories(status=None).memories)
+        last_turn = memory.longterm.counts()["turns"]
+        forgotten = memory.forget(newest)
+        assert forgotten.ids == [newest] and forgotten.turns == [last_turn]
+        assert memory.recall("kubernetes deploy target").hits == []
+    with am.Memory.open(tmp_path) as memory:
+        added = memory.add_turn("s3", "user", "The deploy target is nomad.")
+        assert added.turn_id == last_turn + 1
+        assert [e.memory_id for e in added.extracted] == [newest + 1]
+        with pytest.raises(am.UnknownMemoryError):
+            memory.explain(newest)
+
+
+def test_forget_by_session_takes_its_turns_and_the_memories_only_they_support(tmp_path: Path) -> None:
+    with am.Memory.open(tmp_path) as memory:
+        fill(memory)
+        before = {m.content: m.id for m in memory.memories(status=None).memories}
+        forgotten = memory.forget(session_id="s2")
+        assert forgotten.turns == [4, 5]
+        left = {m.content for m in memory.memories(status=None).memories}
+        assert "The deploy target is kubernetes." not in left and "We use pytest for the tests." in left
+        assert sorted(forgotten.ids) == sorted(before[c] for c in before if c not in left)
+        assert memory.longterm.turns("s2") == []
+        assert memory.recall("vaccine in May").hits == []
+
+
+def test_forget_then_kill_9_leaves_no_copy(tmp_path: Path) -> None:
+    script = f"""
+    import sys, aircher_mem as am
+    m = am.Memory.open(sys.argv[1])
+    m.add_turn("s", "user", "My cat is called {SECRET_WORD}.")
+    m.record_tool_call("pytest", {{"args": "-x"}}, success=True)
+    print(m.forget(text="{SECRET_WORD}").turns, flush=True)
+    sys.stdin.readline()
+    """
+    child = run_child(script, str(tmp_path))
+    assert child.stdout is not None and child.stdout.readline().strip() == "[1]"
+    kill(child)
+    assert files_holding(tmp_path / ".aircher", SECRET_WORD) == []
+    with am.Memory.open(tmp_path) as memory:
+        assert memory.recall(SECRET_WORD).hits == []
+        assert memory.stats().episodic is not None and memory.stats().episodic["tool_executions"] == 1
+
+
+def test_a_rewrite_a_crash_cut_short_is_done_at_the_next_open(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "m.duckdb"
+    calls: list[str] = []
+    real = store.rewrite
+
+    def failing(p: object) -> None:
+        calls.append("failed")
+        raise am.StoreError("disk full")
+
+    with LongTermMemory(path) as ltm:
+        ltm.add_turn("s", "user", f"My cat is called {SECRET_WORD}.")
+        monkeypatch.setattr(store, "rewrite", failing)
+        assert ltm.forget(text=SECRET_WORD).turns == [1]  # committed; the rewrite is owed
+        assert sorted(ltm._state()) == [("next_memory", 2), ("next_turn", 2), ("rewrite", 1)]
+
+    def counting(p: object) -> None:
+        calls.append("done")
+        real(p)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store, "rewrite", counting)
+    with LongTermMemory(path) as ltm:
+        assert calls == ["failed", "done"]
+        assert ("rewrite", 1) not in ltm._state()
+    assert files_holding(tmp_path, SECRET_WORD) == []
+
+
+def test_forget_takes_one_way_in() -> None:
+    with LongTermMemory() as ltm:
+        for kwargs in ({}, {"memory_id": 1, "text": "x"}, {"text": "x", "session_id": "s"}):
+            with pytest.raises(am.InvalidInputError, match="one of"):
+                ltm.forget(**kwargs)  # type: ignore[arg-type]
+
+
+def test_the_store_files_are_private(tmp_path: Path) -> None:
+    with am.Memory.open(tmp_path) as memory:
+        fill(memory)
+        memory.forget(text=SECRET_WORD)
+        modes = {p.name: os.stat(p).st_mode & 0o777 for p in memory.store.iterdir() if p.is_file()}
+    assert "memory.duckdb" in modes and "memory.duckdb.lock" in modes
+    assert {mode for name, mode in modes.items() if name != "config.toml"} == {0o600}

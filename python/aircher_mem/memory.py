@@ -130,6 +130,41 @@ def _verb(method: Callable[P, R]) -> Callable[P, R]:
     return run
 
 
+def _durable(method: Callable[P, R]) -> Callable[P, R]:
+    """A long-term write verb: runs under the memory's lock like :func:`_verb`, and
+    returns only once what it wrote is committed. Commits are grouped: the verb's
+    rows wait, outside the lock, for one commit of everything pending, made by the
+    first writer to get there, so concurrent writers (the server's threads) share a
+    transaction; a lone writer commits its own at once. Inside :meth:`Memory.batch`
+    the batch commits."""
+
+    @functools.wraps(method)
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        self = args[0]
+        assert isinstance(self, Memory)
+        with self._lock:
+            self._check_open()
+            longterm = self.longterm
+            self._depth += 1
+            try:
+                with longterm.deferring():
+                    result = method(*args, **kwargs)
+            finally:
+                self._depth -= 1
+            if self._batching:
+                return result
+            self._written += 1
+            ticket = self._written
+            if self._depth:  # called from within another verb: this thread holds the lock
+                self._commit(ticket)
+                return result
+        with self._committing:
+            self._commit(ticket)
+        return result
+
+    return run
+
+
 def find_root(start: str | os.PathLike[str] | None = None) -> Path:
     """The nearest folder holding ``.aircher/`` from ``start`` (default: the current
     directory) upward; :class:`StoreNotFoundError` if there is none."""
@@ -201,6 +236,11 @@ class Memory:
         self._dense_channel: tuple[DenseIndex | None, str] | None = None
         self._closed = False
         self._batching = 0  # depth of batch() blocks
+        # Group commit (_durable): writes counted, the count committed, who commits.
+        self._written = 0
+        self._committed = 0
+        self._committing = threading.Lock()
+        self._depth = 0  # durable verbs running on the thread holding the lock
 
     @classmethod
     def open(
@@ -607,7 +647,7 @@ class Memory:
 
     # -- long-term memory -------------------------------------------------------------
 
-    @_verb
+    @_durable
     def add_turn(
         self,
         session_id: str,
@@ -626,7 +666,7 @@ class Memory:
             session_id, role, text, speaker=speaker, at=at, metadata=metadata, extract=extract
         )
 
-    @_verb
+    @_durable
     def remember(
         self,
         content: str,
@@ -669,7 +709,7 @@ class Memory:
         source turns and the reasons for its score."""
         return self.longterm.recall(query, k=k, session_id=session_id, kinds=kinds, at=at)
 
-    @_verb
+    @_durable
     def feedback(self, memory_id: int, signal: Literal["cited", "ignored"]) -> FeedbackResult:
         """Tells memory that a recalled memory was cited (used) or ignored."""
         return self.longterm.feedback(memory_id, signal)
@@ -686,7 +726,7 @@ class Memory:
         :meth:`aircher_mem.longterm.LongTermMemory.forget`)."""
         return self.longterm.forget(memory_id, text=text, session_id=session_id)
 
-    @_verb
+    @_durable
     def update(
         self,
         memory_id: int,
@@ -736,7 +776,7 @@ class Memory:
         """A memory and its descendants."""
         return self.longterm.subtree(memory_id)
 
-    @_verb
+    @_durable
     def promote(self, memory_id: int, level: str) -> MemoryRecord:
         """Moves a memory to another level (L0-L3)."""
         return self.longterm.promote(memory_id, level)
@@ -1030,6 +1070,17 @@ class Memory:
                 if not self._batching and self._episodic is not None and not self._closed:
                     self._episodic.flush()
 
+    def _commit(self, ticket: int) -> None:
+        """Commits every pending long-term write unless ``ticket`` (a write's number)
+        was committed already."""
+        with self._lock:
+            if self._committed >= ticket:
+                return
+            target = self._written
+            if self._longterm is not None:
+                self._longterm.commit()  # StoreError: not acknowledged, still pending
+            self._committed = target
+
     def _flush_episodic(self) -> None:
         """Commits what a record verb wrote, unless inside :meth:`batch`."""
         if not self._batching:
@@ -1052,6 +1103,7 @@ class Memory:
             try:
                 if self._longterm is not None:
                     self._longterm.close()
+                self._committed = self._written  # close committed every write still waiting
             finally:
                 if self._episodic is not None:
                     self._episodic.close()

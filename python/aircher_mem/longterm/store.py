@@ -1003,6 +1003,22 @@ class LongTermMemory:
         if self._batch_depth == 0 and not self._closed:
             self._write()
 
+    @contextlib.contextmanager
+    def deferring(self) -> Iterator[None]:
+        """Write verbs in the block leave their rows pending, for the caller to
+        :meth:`commit` (``Memory`` groups the commits of concurrent writers)."""
+        self._batch_depth += 1
+        try:
+            yield
+        finally:
+            self._batch_depth -= 1
+
+    def commit(self) -> None:
+        """Commits everything pending in one transaction (no embedding: see
+        :meth:`flush`); StoreError on failure, and it stays pending."""
+        self._check_open()
+        self._write()
+
     def _commit(self) -> None:
         """Ends a write verb: what it changed is committed before it returns (outside
         :meth:`batch`). On failure raises StoreError: the verb is not acknowledged,
@@ -1052,7 +1068,6 @@ class LongTermMemory:
             ):
                 if rows_:
                     con.execute(sql, [list(column) for column in zip(*rows_)])
-            self._write_ids()
             if self._new_vectors:
                 keys = list(self._new_vectors)
                 con.execute(

@@ -164,7 +164,7 @@ def test_forget_by_id_and_by_text(store: Path, fixed_clock: list[float]) -> None
     assert ok(store, "forget", "--id", "2") == "forgot 1 memory for good: 2\n"
     assert ok(store, "forget", "--text", "fly.io") == "forgot 1 memory for good: 1\n"
     assert ok(store, "forget", "--text", "nothing like this") == "nothing matches; nothing forgotten\n"
-    assert as_json(store, "forget", "--text", "ruff") == {"ids": [3]}
+    assert as_json(store, "forget", "--text", "ruff") == {"ids": [3], "turns": []}
     assert as_json(store, "list", "--status", "all") == {"memories": []}
     code, _ = run(store, "explain", "--id", "1")
     assert code == wire.EXIT_NOT_FOUND

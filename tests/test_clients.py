@@ -262,7 +262,7 @@ def test_a_real_mcp_session_with_and_without_the_server(tmp_path: Path) -> None:
         (False, {"what": "file_interaction", "graph_stale": False}),
         (False, [("read", [1, 2])]),
         (True, {"error": {"code": "unknown_memory", "type": "UnknownMemoryError", "message": "no memory 42"}}),
-        (False, {"ids": [1]}),
+        (False, {"ids": [1], "turns": []}),
     ]
     assert [s["path"] for s in without[4][1]["symbols"]] == ["app/models.py"]
 

@@ -208,7 +208,7 @@ def test_remember_then_recall_cite_and_forget_in_one_session(tmp_path: Path, clo
         assert [a["action"] for a in why["actions"]] == ["created", "cited"]
         assert (why["memory"]["retrieved"], why["memory"]["cited"]) == (1, 1)
         assert why["links"] == [] and why["outlook"] == "keep"
-        assert answer(await c.call_tool("forget", {"memory_id": 1})) == {"ids": [1]}
+        assert answer(await c.call_tool("forget", {"memory_id": 1})) == {"ids": [1], "turns": []}
         gone = await c.call_tool("explain", {"memory_id": 1})
         assert gone.is_error and answer(gone)["error"]["code"] == "unknown_memory"
         both = await c.call_tool("forget", {"memory_id": 1, "text": "pytest"})

@@ -596,10 +596,16 @@ def show_gc(r: GcReport, out: Output) -> None:
 
 
 def show_forgotten(r: Forgotten, out: Output) -> None:
-    if not r.ids:
+    said = []
+    if r.ids:
+        said.append(f"{len(r.ids)} memor{'y' if len(r.ids) == 1 else 'ies'}")
+    if r.turns:
+        said.append(f"{len(r.turns)} turn{'' if len(r.turns) == 1 else 's'}")
+    if not said:
         out.line("nothing matches; nothing forgotten")
-    else:
-        out.line(f"forgot {len(r.ids)} memor{'y' if len(r.ids) == 1 else 'ies'} for good: {_ids(r.ids)}")
+        return
+    ids = [_ids(i) for i in (r.ids, r.turns) if i]
+    out.line(f"forgot {' and '.join(said)} for good: {'; turns '.join(ids) if r.ids else ids[0]}")
 
 
 def show_feedback(r: FeedbackResult, out: Output) -> None:
@@ -694,7 +700,7 @@ COMMANDS: dict[str, Command] = {
             layer=a.layer, status=None if a.status == "all" else a.status, kind=a.kind, limit=a.limit, sort=a.sort
         )
     ),
-    "forget": _with_memory(lambda m, a: m.forget(a.id, text=a.text)),
+    "forget": _with_memory(lambda m, a: m.forget(a.id, text=a.text, session_id=a.session)),
     "gc": _with_memory(lambda m, a: m.gc(dry_run=a.dry_run)),
     "explain": _with_memory(lambda m, a: m.explain(a.id)),
     "recall": _with_memory(lambda m, a: m.recall(a.query, k=a.k, session_id=a.session, kinds=a.kinds, at=a.at)),
@@ -898,10 +904,16 @@ def _longterm_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
     p.add_argument("--kind", choices=KINDS)
     p.add_argument("--sort", choices=("score", "recent", "id"), default="score")
     p.add_argument("--limit", type=_positive, default=50)
-    p = command("forget", "forget a memory for good, by id or every one matching the text")
+    p = command(
+        "forget",
+        "forget for good a memory, every memory and turn holding a text, or a session; with the turns they came from",
+    )
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--id", type=_positive)
-    which.add_argument("--text", help="forget the memories whose content is (else contains) this text")
+    which.add_argument(
+        "--text", help="forget the memories whose content is (else contains) this text, and every turn containing it"
+    )
+    which.add_argument("--session", help="forget the session's turns and the memories that came only from them")
     p = command("gc", "rescore memories, promote mid-term to long-term, archive what decayed")
     p.add_argument("--dry-run", action="store_true", help="show what it would do, change nothing")
     p = command("explain", "why a memory is where it is: score terms, rules, source turns, related, actions")

@@ -267,9 +267,9 @@ def _list_memories(memory: Memory, args: dict[str, Any]) -> results.MemoryList |
 
 
 def _forget(memory: Memory, args: dict[str, Any]) -> results.Forgotten:
-    if ("memory_id" in args) == ("text" in args):
-        raise InvalidInputError("give exactly one of memory_id and text")
-    return memory.forget(args.get("memory_id"), text=args.get("text"))
+    if sum(k in args for k in ("memory_id", "text", "session_id")) != 1:
+        raise InvalidInputError("give exactly one of memory_id, text and session_id")
+    return memory.forget(args.get("memory_id"), text=args.get("text"), session_id=args.get("session_id"))
 
 
 _MEMORY_ID = Field("id", "integer", required=True, arg="memory_id", description="A memory id.", minimum=1)
@@ -362,8 +362,9 @@ ROUTES: tuple[Route, ...] = (
         "/forget",
         "forget",
         (results.Forgotten,),
-        "Forgets a memory (memory_id) or the memories matching text, for good.",
-        (Field("memory_id", "integer", minimum=1), Field("text")),
+        "Forgets for good a memory (memory_id), the memories and turns holding a text, or a session's turns "
+        "and the memories only they support; with the turns the memories came from.",
+        (Field("memory_id", "integer", minimum=1), Field("text"), Field("session_id")),
         call=_forget,
     ),
     Route(

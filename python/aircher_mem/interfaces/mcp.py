@@ -445,13 +445,21 @@ def build_server(memory: Memory | RemoteMemory) -> MCPServer[Any]:
         memory_id: Annotated[int | None, Field(ge=1, description="The memory to forget.")] = None,
         text: Annotated[
             str | None,
-            Field(description="Instead of an id: forget the memories whose content is this text (else contains it)."),
+            Field(
+                description="Instead of an id: forget the memories whose content is this text (else contains it) "
+                "and every conversation turn containing it."
+            ),
+        ] = None,
+        session_id: Annotated[
+            str | None,
+            Field(description="Instead: forget this session's turns and the memories that came only from them."),
         ] = None,
     ) -> CallToolResult:
-        """Forget a memory for good (no undo): when the user asks you to forget something, or a memory is wrong.
-        Give memory_id or text, not both. A changed preference needs no forget: remember the new value and the old
-        one is superseded. Returns JSON {ids} (the memories forgotten; empty when nothing matched the text)."""
-        return _answer(lambda: memory.forget(memory_id, text=text))
+        """Forget for good (no undo): when the user asks you to forget something, or a memory is wrong. Give one of
+        memory_id, text or session_id. The turns a forgotten memory came from go too. A changed preference needs no
+        forget: remember the new value and the old one is superseded. Returns JSON {ids, turns} (the memories and
+        turns forgotten; empty when nothing matched)."""
+        return _answer(lambda: memory.forget(memory_id, text=text, session_id=session_id))
 
     @tool
     def explain(memory_id: MemoryId) -> CallToolResult:

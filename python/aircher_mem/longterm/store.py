@@ -619,7 +619,6 @@ class LongTermMemory:
         self._unembedded: set[str] = set()
         self._next_turn = 1
         self._next_memory = 1
-        self._ids_written = (1, 1)  # the next ids as the file records them
         # Pending writes.
         self._new_turns: list[int] = []
         self._dirty: set[int] = set()
@@ -692,7 +691,6 @@ class LongTermMemory:
         state = dict(self._state())
         self._next_turn = max(max(self._turns, default=0) + 1, state.get("next_turn", 1))
         self._next_memory = max(max(self._memories, default=0) + 1, state.get("next_memory", 1))
-        self._ids_written = (self._next_turn, self._next_memory)
         saved = self._saved_index_files()
         if saved is not None:
             self._lexical, self._dedup, self._session_lexical = saved
@@ -757,12 +755,12 @@ class LongTermMemory:
             raise store.corrupt_or_error(self.path, exc, "reading long-term memory") from None
 
     def _write_ids(self) -> None:
-        """In a write transaction: the next ids, when they moved since last written."""
-        ids = (self._next_turn, self._next_memory)
-        if ids != self._ids_written:
-            self._con.execute(
-                "INSERT OR REPLACE INTO longterm_state VALUES ('next_turn', ?), ('next_memory', ?)", list(ids)
-            )
+        """In ``forget``'s transaction: the next ids (the highest may be forgotten;
+        other writes only add rows above what the file records)."""
+        self._con.execute(
+            "INSERT OR REPLACE INTO longterm_state VALUES ('next_turn', ?), ('next_memory', ?)",
+            [self._next_turn, self._next_memory],
+        )
 
     def _begin_write(self) -> None:
         """Begins a write transaction (``_write``, ``forget``, ``gc``): the saved
@@ -1089,7 +1087,6 @@ class LongTermMemory:
         self._new_actions.clear()
         self._new_vectors.clear()
         self._pending = 0
-        self._ids_written = (self._next_turn, self._next_memory)
         store.protect(self.path)
 
     def close(self) -> None:
@@ -1567,7 +1564,6 @@ class LongTermMemory:
             except duckdb.Error:
                 pass
             raise store.corrupt_or_error(self.path, exc, "forgetting") from None
-        self._ids_written = (self._next_turn, self._next_memory)
         self._drop_memories(ids, scrubbed)
         self._drop_turns(turn_ids)
         self._rewrite()

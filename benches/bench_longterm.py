@@ -191,17 +191,19 @@ def build(path: Path, n: int, texts: Texts) -> dict[str, Any]:
     info: dict[str, Any] = {"load_average_build": load_average()}
     lt = LongTermMemory(path)
     start = time.perf_counter()
-    for i in range(n):
-        lt.add_turn(**texts.turn(i))
+    with lt.batch():  # one commit a batch_rows, not one a turn
+        for i in range(n):
+            lt.add_turn(**texts.turn(i))
     info["build_add_turn_s"] = round(time.perf_counter() - start, 1)
     rng = random.Random(14)
     now = time.time()
     start = time.perf_counter()
     made = i = 0
-    while made < n and i < 2 * n:
-        done = lt.remember(**texts.memory(i, rng, now))
-        made += done.action != "merged"
-        i += 1
+    with lt.batch():
+        while made < n and i < 2 * n:
+            done = lt.remember(**texts.memory(i, rng, now))
+            made += done.action != "merged"
+            i += 1
     info["build_remember_s"] = round(time.perf_counter() - start, 1)
     info["remember_calls"] = i
     info.update(lt.counts())
@@ -527,6 +529,67 @@ def test_add_turn(benchmark: Any, store: Store, tmp_path: Path) -> None:
         info[f"add_turn_over_insert_{p}"] = round(info[f"add_turn_{p}_ms"] / info[f"insert_{p}_ms"], 2)
         info[f"add_turn_over_extract_{p}"] = round(info[f"add_turn_{p}_ms"] / info[f"extract_{p}_ms"], 2)
     benchmark.extra_info["memories_touched"] = sum(len(r.extracted) for r in results)
+
+
+# -- forget ----------------------------------------------------------------------------------
+
+
+def test_forget(benchmark: Any, store: Store, tmp_path: Path) -> None:
+    """forget by id on a loaded copy of the store, a different memory (and the turns
+    it came from) each round: rows, indexes, then the file rewritten so no free block
+    keeps the text. extra_info: the rewrite's share (``store.rewrite`` timed inside
+    the same calls) and, as the baseline, the same DELETEs and a CHECKPOINT in DuckDB
+    on another copy (what forgetting cost without the rewrite)."""
+    from aircher_mem import store as store_module
+
+    benchmark.group = f"forget on a store of {store.n:,} turns"
+    lt = opened(store.copy(tmp_path / "ours"))
+    ids = iter(range(1, store.n, max(1, store.n // 40)))
+    rewrites: list[float] = []
+    real_rewrite = store_module.rewrite
+
+    def timed_rewrite(path: Any) -> None:
+        start = time.perf_counter()
+        real_rewrite(path)
+        rewrites.append(time.perf_counter() - start)
+
+    times: list[float] = []
+
+    def forget(memory_id: int) -> None:
+        start = time.perf_counter()
+        lt.forget(memory_id)
+        times.append(time.perf_counter() - start)
+
+    def setup() -> tuple[tuple[int], dict[str, Any]]:
+        memory_id = next(ids)
+        while True:
+            try:
+                lt.get(memory_id)
+                return (memory_id,), {}
+            except am.UnknownMemoryError:
+                memory_id = next(ids)
+
+    store_module.rewrite = timed_rewrite  # type: ignore[assignment]
+    try:
+        benchmark.pedantic(forget, setup=setup, rounds=3 if benchmark.disabled else 20, warmup_rounds=0)
+    finally:
+        store_module.rewrite = real_rewrite
+        lt.close()
+    con = duckdb.connect(str(store.copy(tmp_path / "baseline")))
+    base: list[float] = []
+    for memory_id in range(2, store.n, max(1, store.n // 10)):
+        start = time.perf_counter()
+        con.execute("DELETE FROM memories WHERE id = ?", [memory_id])
+        con.execute("DELETE FROM memory_links WHERE memory_id = ?", [memory_id])
+        con.execute("DELETE FROM memory_actions WHERE memory_id = ?", [memory_id])
+        con.execute("CHECKPOINT")
+        base.append(time.perf_counter() - start)
+    con.close()
+    benchmark.extra_info.update(impl="forget(memory_id), file rewritten", load_average=load_average())
+    benchmark.extra_info.update(dist(times, "forget_"))
+    benchmark.extra_info.update(dist(rewrites, "rewrite_"))
+    benchmark.extra_info.update(dist(base, "delete_checkpoint_"))
+    benchmark.extra_info["file_mb"] = store.info["file_mb"]
 
 
 # -- gc --------------------------------------------------------------------------------------

@@ -15,6 +15,8 @@ import aircher_mem as am
 import pytest
 from aircher_mem import store
 from aircher_mem.longterm import LongTermMemory
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 SECRET_WORD = "Zorblefish"
 
@@ -303,3 +305,61 @@ def test_the_store_files_are_private(tmp_path: Path) -> None:
         modes = {p.name: os.stat(p).st_mode & 0o777 for p in memory.store.iterdir() if p.is_file()}
     assert "memory.duckdb" in modes and "memory.duckdb.lock" in modes
     assert {mode for name, mode in modes.items() if name != "config.toml"} == {0o600}
+
+
+_MARKERS = ["amber", "basalt", "cobalt", "dune", "ember"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.tuples(st.just("turn"), st.sampled_from(["s1", "s2"]), st.lists(st.sampled_from(_MARKERS), max_size=2)),
+            st.tuples(st.just("text"), st.sampled_from(_MARKERS), st.just([])),
+            st.tuples(st.just("session"), st.sampled_from(["s1", "s2"]), st.just([])),
+            st.tuples(st.just("memory"), st.integers(1, 6).map(str), st.just([])),
+        ),
+        max_size=20,
+    )
+)
+def test_forgotten_text_never_comes_back_and_nothing_else_goes(ops: list[tuple[str, str, list[str]]]) -> None:
+    """Turns say "We use pytest" plus marker words; after any mix of forgets, no turn
+    or hit holds a forgotten marker, every turn no forget named is still there, and
+    no turn or memory id is given twice."""
+    with LongTermMemory(":memory:") as ltm:
+        alive: dict[int, str] = {}  # turn id -> text
+        seen_turns: set[int] = set()
+        seen_memories: set[int] = set()
+        gone_words: set[str] = set()
+        for op, arg, words in ops:
+            if op == "turn":
+                text = f"The {' '.join(words) or 'plain'} service uses pytest for the tests."
+                added = ltm.add_turn(arg, "user", text)
+                assert added.turn_id not in seen_turns
+                seen_turns.add(added.turn_id)
+                for e in added.extracted:
+                    assert e.action != "created" or e.memory_id not in seen_memories
+                    seen_memories.add(e.memory_id)
+                alive[added.turn_id] = text
+                gone_words -= set(words)
+                continue
+            if op == "text":
+                done = ltm.forget(text=arg)
+                gone_words.add(arg)
+            elif op == "session":
+                done = ltm.forget(session_id=arg)
+            else:
+                try:
+                    done = ltm.forget(int(arg))
+                except am.UnknownMemoryError:
+                    continue
+            for turn_id in done.turns:
+                alive.pop(turn_id)
+            if op == "text":
+                assert not [t for t, text in alive.items() if arg in text]
+            elif op == "session":
+                assert ltm.turns(arg) == []
+        stored = {t.id: t.text for s in ("s1", "s2") for t in ltm.turns(s)}
+        assert stored == alive
+        for word in gone_words:
+            assert all(word not in h.content for h in ltm.recall(f"{word} service", k=50).hits)

@@ -170,6 +170,16 @@ def test_forget_by_id_and_by_text(store: Path, fixed_clock: list[float]) -> None
     assert code == wire.EXIT_NOT_FOUND
 
 
+def test_forget_a_session_and_a_text_with_their_turns(store: Path, fixed_clock: list[float]) -> None:
+    ok(store, "add-turn", "--session", "s1", "--role", "user", "--text", "I prefer tabs.")
+    ok(store, "add-turn", "--session", "s1", "--role", "user", "--text", "The weather is nice.")
+    ok(store, "add-turn", "--session", "s2", "--role", "user", "--text", "The weather is grey.")
+    assert ok(store, "forget", "--session", "s1") == "forgot 1 memory and 2 turns for good: 1; turns 1, 2\n"
+    assert ok(store, "forget", "--text", "grey") == "forgot 1 turn for good: 3\n"
+    assert as_json(store, "forget", "--session", "s1") == {"ids": [], "turns": []}
+    assert as_json(store, "stats")["longterm"]["turns"] == 0
+
+
 def test_gc_dry_run_shows_what_it_would_do_and_changes_nothing(store: Path, fixed_clock: list[float]) -> None:
     ok(store, "add-turn", "--session", "s0", "--role", "user", "--text", "I prefer tabs.", "--at", iso(NOW - 60 * DAY))
     for _ in range(4):  # the same memory four times: hits 3, promoted

@@ -1,4 +1,5 @@
-"""Acknowledged writes under a crash: a real ``serve`` (subprocess, ``--port 0``), 32
+"""Acknowledged writes under a crash: a real ``serve`` (subprocess, ``--port 0``), or
+``aircher-mem mcp`` (which serves the store it holds over HTTP the same way), 32
 concurrent writers (threads, each its own stdlib ``Client``) sending ``POST /turns``
 and ``POST /memories``, and the server killed with SIGKILL while they write. Then the
 store is opened again and every turn and memory the server acknowledged (answered
@@ -6,7 +7,7 @@ store is opened again and every turn and memory the server acknowledged (answere
 lost, acknowledged per second before the kill. Also, in the same run, the in-process
 ``add_turn`` one call at a time (each commits) and inside ``Memory.batch()``.
 
-    python benches/bench_durability.py [--trials 10] [--writers 32] [--seconds 2]
+    python benches/bench_durability.py [--holder serve|mcp] [--trials 10] [--writers 32] [--seconds 2]
 
 Under pytest a small run (2 trials, 8 writers) checks that nothing acknowledged is lost.
 """
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import aircher_mem as am
+import pytest
 from aircher_mem.interfaces import http
 
 SERVE = textwrap.dedent(
@@ -38,8 +40,18 @@ SERVE = textwrap.dedent(
 )
 
 
-def start_server(root: Path) -> tuple[subprocess.Popen[bytes], http.ServerInfo]:
-    server = subprocess.Popen([sys.executable, "-c", SERVE, str(root)], stderr=subprocess.DEVNULL)
+HOLDERS = {
+    "serve": lambda root: [sys.executable, "-c", SERVE, str(root)],
+    # stdin stays open (a pipe nobody writes): the MCP session never ends by itself
+    "mcp": lambda root: [sys.executable, "-m", "aircher_mem", "mcp", "--root", str(root), "--no-index"],
+}
+
+
+def start_server(root: Path, holder: str = "serve") -> tuple[subprocess.Popen[bytes], http.ServerInfo]:
+    root.joinpath(".aircher").mkdir(mode=0o700, exist_ok=True)
+    server = subprocess.Popen(
+        HOLDERS[holder](root), stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         info = http.discover(root)
@@ -50,9 +62,9 @@ def start_server(root: Path) -> tuple[subprocess.Popen[bytes], http.ServerInfo]:
     raise RuntimeError("the server did not start within 60 s")
 
 
-def trial(root: Path, writers: int, seconds: float, seed: int) -> dict[str, Any]:
+def trial(root: Path, writers: int, seconds: float, seed: int, holder: str = "serve") -> dict[str, Any]:
     """One crash: writers until a random moment within ``seconds``, then SIGKILL."""
-    server, info = start_server(root)
+    server, info = start_server(root, holder)
     acknowledged: list[tuple[str, int, str | None]] = []  # (kind, id, text; None: merged, any text)
     lock = threading.Lock()
     stop = threading.Event()
@@ -85,7 +97,7 @@ def trial(root: Path, writers: int, seconds: float, seed: int) -> dict[str, Any]
         t.start()
     time.sleep(random.Random(seed).uniform(seconds / 2, seconds))
     server.send_signal(signal.SIGKILL)
-    server.wait()
+    server.communicate()
     elapsed = time.perf_counter() - started
     stop.set()
     for t in threads:
@@ -119,11 +131,11 @@ def in_process(root: Path, n: int) -> dict[str, float]:
     return {"single_ms": 1000 * single, "batch_ms": 1000 * batched}
 
 
-def run(trials: int, writers: int, seconds: float, echo: Any = print) -> list[dict[str, Any]]:
+def run(trials: int, writers: int, seconds: float, echo: Any = print, holder: str = "serve") -> list[dict[str, Any]]:
     results = []
     for seed in range(trials):
         with tempfile.TemporaryDirectory() as folder:
-            found = trial(Path(folder), writers, seconds, seed)
+            found = trial(Path(folder), writers, seconds, seed, holder)
         echo(
             f"trial {seed}: {found['acknowledged']} acknowledged ({found['rate']:.0f}/s), "
             f"{found['lost']} lost {found['examples']}"
@@ -132,23 +144,27 @@ def run(trials: int, writers: int, seconds: float, echo: Any = print) -> list[di
     return results
 
 
-def test_nothing_acknowledged_is_lost_when_the_server_is_killed() -> None:
-    results = run(2, 8, 1.0, echo=lambda _line: None)
+@pytest.mark.parametrize("holder", sorted(HOLDERS))
+def test_nothing_acknowledged_is_lost_when_the_holder_is_killed(holder: str) -> None:
+    results = run(2, 8, 1.0, echo=lambda _line: None, holder=holder)
     assert all(r["acknowledged"] > 0 for r in results)
     assert [r["lost"] for r in results] == [0, 0]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--holder", choices=sorted(HOLDERS), default="serve")
     parser.add_argument("--trials", type=int, default=10)
     parser.add_argument("--writers", type=int, default=32)
     parser.add_argument("--seconds", type=float, default=2.0)
     parser.add_argument("--calls", type=int, default=300, help="in-process calls for the baseline")
     args = parser.parse_args()
-    results = run(args.trials, args.writers, args.seconds)
+    results = run(args.trials, args.writers, args.seconds, holder=args.holder)
+    acknowledged, lost = sum(r["acknowledged"] for r in results), sum(r["lost"] for r in results)
+    rates = sorted(r["rate"] for r in results)
     print(
-        f"{args.trials} trials, {args.writers} writers: {sum(r['acknowledged'] for r in results)} acknowledged, "
-        f"{sum(r['lost'] for r in results)} lost"
+        f"{args.holder}: {args.trials} trials, {args.writers} writers: {acknowledged} acknowledged, {lost} lost; "
+        f"acknowledged/s median {rates[len(rates) // 2]:.0f} (min {rates[0]:.0f}, max {rates[-1]:.0f})"
     )
     with tempfile.TemporaryDirectory() as folder:
         figures = in_process(Path(folder), args.calls)

@@ -113,6 +113,51 @@ def test_writes_inside_a_batch_reach_the_file_only_at_its_end(tmp_path: Path) ->
         assert ltm._con.execute("SELECT count(*) FROM turns").fetchone() == (3,)
 
 
+def test_concurrent_writers_return_only_once_their_rows_are_in_the_file(tmp_path: Path) -> None:
+    import threading
+
+    with am.Memory.open(tmp_path) as memory:
+        acknowledged: list[int] = []
+        lock = threading.Lock()
+
+        def write(n: int) -> None:
+            for i in range(15):
+                turn = memory.add_turn(f"w{n}", "user", f"writer {n} says {i}", extract=False)
+                reader = memory.longterm._con.cursor()  # its own connection to the database
+                try:
+                    in_file = reader.execute("SELECT count(*) FROM turns WHERE id = ?", [turn.turn_id]).fetchone()
+                finally:
+                    reader.close()
+                assert in_file == (1,)
+                with lock:
+                    acknowledged.append(turn.turn_id)
+
+        threads = [threading.Thread(target=write, args=(n,)) for n in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert sorted(acknowledged) == list(range(1, 121))
+
+
+def test_a_failed_commit_is_not_acknowledged_and_stays_pending(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with am.Memory.open(tmp_path) as memory:
+        memory.add_turn("s", "user", "first")
+        lt = memory.longterm
+        real = lt._store
+
+        def refuse(taken: object) -> None:
+            raise am.StoreError("disk full")
+
+        monkeypatch.setattr(lt, "_store", refuse)
+        with pytest.raises(am.StoreError, match="disk full"):
+            memory.add_turn("s", "user", "second")
+        monkeypatch.setattr(lt, "_store", real)
+        memory.add_turn("s", "user", "third")  # commits the second too
+        rows = lt._con.execute("SELECT text FROM turns ORDER BY id").fetchall()
+        assert rows == [("first",), ("second",), ("third",)]
+
+
 # -- one process holds a store -----------------------------------------------------------
 
 HOLDER = """

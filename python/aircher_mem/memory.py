@@ -1078,8 +1078,10 @@ class Memory:
                 return
             target = self._written
             if self._longterm is not None:
-                self._longterm.commit()  # StoreError: not acknowledged, still pending
-            self._committed = target
+                # DuckDB writes with the lock released: the next writers' verbs run
+                # meanwhile, and their rows make the next commit's group.
+                self._longterm.commit_outside(self._lock)  # StoreError: not acknowledged, still pending
+            self._committed = max(self._committed, target)
 
     def _flush_episodic(self) -> None:
         """Commits what a record verb wrote, unless inside :meth:`batch`."""

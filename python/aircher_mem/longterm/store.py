@@ -64,11 +64,12 @@ import json
 import logging
 import math
 import os
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import numpy as np
 
@@ -121,6 +122,7 @@ __all__ = [
 ]
 
 log = logging.getLogger("aircher_mem.longterm")
+_R = TypeVar("_R")
 
 KINDS = ("fact", "episode", "pattern", "workflow", "decision")
 ROLES = ("user", "assistant")
@@ -551,6 +553,32 @@ class _Scored:
     absorbed: list[int] = dataclasses.field(default_factory=list)
 
 
+def _using_db(method: Callable[..., _R]) -> Callable[..., _R]:
+    """Runs a method of LongTermMemory holding its connection's lock (``_db``)."""
+
+    @functools.wraps(method)
+    def run(self: LongTermMemory, *args: Any, **kwargs: Any) -> _R:
+        with self._db:
+            return method(self, *args, **kwargs)
+
+    return run
+
+
+@dataclasses.dataclass
+class _Taken:
+    """One transaction's worth of pending writes: its statements, and what they came
+    from (to make it pending again if it fails)."""
+
+    statements: list[tuple[str, list[Any]]]
+    turns: list[int]
+    dirty: set[int]
+    links: list[tuple[int, int, str, float]]
+    edges: list[tuple[int, int, str, float]]
+    actions: list[tuple[int, float, str, str]]
+    vectors: dict[str, list[float]]
+    rows: int
+
+
 class LongTermMemory:
     """Turns and memories in the DuckDB file at ``path`` (``":memory:"`` for tests).
 
@@ -586,6 +614,9 @@ class LongTermMemory:
         self._embedder_factory = embedder
         self._embedder: Embedder | None = None
         self.dense_note = dense_note if embedder is None else ""
+        # Held by whoever uses the connection (it is not shared between threads):
+        # writes, forget, gc, loading, closing (see commit_outside).
+        self._db = threading.RLock()
         self._con: duckdb.DuckDBPyConnection = store.connect(self.path, self)
         try:
             store.migrate(self._con, "longterm", path=self.path)
@@ -634,6 +665,7 @@ class LongTermMemory:
 
     # -- loading -------------------------------------------------------------------------
 
+    @_using_db
     def _load(self) -> None:
         """Reads every row into memory and builds the indexes. Rows are fetched, and
         memory documents indexed, ``_LOAD_SLICE`` at a time, so that every row as a
@@ -746,6 +778,7 @@ class LongTermMemory:
             self._drop_saved_indexes()
         return found
 
+    @_using_db
     def _state(self) -> list[tuple[str, int]]:
         import duckdb
 
@@ -1026,52 +1059,91 @@ class LongTermMemory:
 
     def _write(self) -> None:
         """Writes everything pending in one transaction (never embeds: this runs
-        inside ``add_turn`` when a batch is full)."""
-        import duckdb
+        inside ``add_turn`` when a batch is full). On failure raises StoreError and
+        keeps it pending."""
+        with self._db:
+            taken = self._take()
+            if taken is None:
+                return
+            try:
+                self._store(taken)
+            except StoreError:
+                self._restore(taken)
+                raise
 
+    def _take(self) -> _Taken | None:
+        """What is pending, as the statements of one transaction (every value copied
+        now: later changes are pending again), and the pending state emptied; None
+        when nothing is pending."""
         if not (self._pending or self._new_vectors):
-            return
-        con = self._con
-        try:
-            self._begin_write()
-            if self._new_turns:
-                rows = [self._turns[i] for i in self._new_turns if i in self._turns]
-                if rows:
-                    con.execute(
-                        _INSERT_TURNS,
-                        [
-                            [t.id for t in rows],
-                            [t.session_id for t in rows],
-                            [t.role for t in rows],
-                            [t.speaker for t in rows],
-                            [t.text for t in rows],
-                            [t.at for t in rows],
-                            [t.metadata for t in rows],
-                            [json.dumps(t.tags) for t in rows],
-                        ],
-                    )
-            dirty = [self._memories[i] for i in sorted(self._dirty) if i in self._memories]
-            if dirty:
-                columns = []
-                for name in _MEMORY_FIELDS:
-                    values = [getattr(m, name) for m in dirty]
-                    if name in _JSON_FIELDS:
-                        values = [json.dumps(v) for v in values]
-                    columns.append(values)
-                con.execute(_UPSERT_MEMORIES, columns)
-            for sql, rows_ in (
-                (_INSERT_LINKS, [r for r in self._new_links if r[0] in self._memories]),
-                (_INSERT_EDGES, [r for r in self._new_edges if r[0] in self._memories and r[1] in self._memories]),
-                (_INSERT_ACTIONS, [r for r in self._new_actions if r[0] in self._memories]),
-            ):
-                if rows_:
-                    con.execute(sql, [list(column) for column in zip(*rows_)])
-            if self._new_vectors:
-                keys = list(self._new_vectors)
-                con.execute(
+            return None
+        statements: list[tuple[str, list[Any]]] = []
+        rows = [self._turns[i] for i in self._new_turns if i in self._turns]
+        if rows:
+            statements.append(
+                (
+                    _INSERT_TURNS,
+                    [
+                        [t.id for t in rows],
+                        [t.session_id for t in rows],
+                        [t.role for t in rows],
+                        [t.speaker for t in rows],
+                        [t.text for t in rows],
+                        [t.at for t in rows],
+                        [t.metadata for t in rows],
+                        [json.dumps(t.tags) for t in rows],
+                    ],
+                )
+            )
+        dirty = [self._memories[i] for i in sorted(self._dirty) if i in self._memories]
+        if dirty:
+            columns = []
+            for name in _MEMORY_FIELDS:
+                values = [getattr(m, name) for m in dirty]
+                if name in _JSON_FIELDS:
+                    values = [json.dumps(v) for v in values]
+                columns.append(values)
+            statements.append((_UPSERT_MEMORIES, columns))
+        for sql, rows_ in (
+            (_INSERT_LINKS, [r for r in self._new_links if r[0] in self._memories]),
+            (_INSERT_EDGES, [r for r in self._new_edges if r[0] in self._memories and r[1] in self._memories]),
+            (_INSERT_ACTIONS, [r for r in self._new_actions if r[0] in self._memories]),
+        ):
+            if rows_:
+                statements.append((sql, [list(column) for column in zip(*rows_)]))
+        if self._new_vectors:
+            keys = list(self._new_vectors)
+            statements.append(
+                (
                     "INSERT OR REPLACE INTO memory_vectors SELECT unnest(?::VARCHAR[]), unnest(?::FLOAT[][])",
                     [keys, [self._new_vectors[k] for k in keys]],
                 )
+            )
+        taken = _Taken(
+            statements,
+            self._new_turns,
+            self._dirty,
+            self._new_links,
+            self._new_edges,
+            self._new_actions,
+            self._new_vectors,
+            self._pending,
+        )
+        self._new_turns, self._dirty, self._new_links, self._new_edges = [], set(), [], []
+        self._new_actions, self._new_vectors, self._pending = [], {}, 0
+        return taken
+
+    def _store(self, taken: _Taken) -> None:
+        """Runs a taken transaction; the caller holds ``_db`` (not necessarily the
+        memory's other state: :meth:`commit_outside`). StoreError when DuckDB
+        refuses, everything rolled back."""
+        import duckdb
+
+        con = self._con
+        try:
+            self._begin_write()
+            for sql, parameters in taken.statements:
+                con.execute(sql, parameters)
             con.execute("COMMIT")
         except duckdb.Error as exc:
             try:
@@ -1080,15 +1152,48 @@ class LongTermMemory:
                 pass
             error = store.corrupt_or_error(self.path, exc, "writing long-term memory")
             raise type(error)(f"{error} (nothing was written; the changes are kept in memory)") from None
-        self._new_turns.clear()
-        self._dirty.clear()
-        self._new_links.clear()
-        self._new_edges.clear()
-        self._new_actions.clear()
-        self._new_vectors.clear()
-        self._pending = 0
         store.protect(self.path)
 
+    def _restore(self, taken: _Taken) -> None:
+        """Makes a transaction that failed pending again (before what came since)."""
+        self._new_turns[:0] = taken.turns
+        self._dirty |= taken.dirty
+        self._new_links[:0] = taken.links
+        self._new_edges[:0] = taken.edges
+        self._new_actions[:0] = taken.actions
+        for key, vector in taken.vectors.items():
+            self._new_vectors.setdefault(key, vector)
+        self._pending += taken.rows
+
+    def commit_outside(self, lock: threading.RLock) -> None:
+        """Commits what is pending without holding ``lock`` (the lock the caller
+        guards this memory's state with, held once by this thread on entry) while
+        DuckDB writes: the pending rows are taken under it, written after it is
+        released, in the order they were taken. Other threads change the state
+        meanwhile; what they add is pending for the next commit. On failure
+        (StoreError) the rows are pending again. Returns with ``lock`` held."""
+        self._check_open()
+        self._db.acquire()
+        try:
+            taken = self._take()
+        except BaseException:
+            self._db.release()
+            raise
+        lock.release()
+        failed = False
+        try:
+            if taken is not None:
+                self._store(taken)
+        except StoreError:
+            failed = True
+            raise
+        finally:
+            self._db.release()
+            lock.acquire()
+            if failed and taken is not None:
+                self._restore(taken)
+
+    @_using_db
     def close(self) -> None:
         """Flushes and closes; closing twice is a no-op."""
         if self._closed:
@@ -1477,6 +1582,7 @@ class LongTermMemory:
             return equal
         return [m.id for m in self._memories.values() if wanted in normalize(m.content)]
 
+    @_using_db
     def forget(
         self, memory_id: int | None = None, *, text: str | None = None, session_id: str | None = None
     ) -> Forgotten:
@@ -1826,6 +1932,7 @@ class LongTermMemory:
 
     # -- gc ------------------------------------------------------------------------------
 
+    @_using_db
     def gc(self, *, dry_run: bool = False) -> GcReport:
         """004's pass: recompute every active memory's score; promote mid -> long
         (hits >= promote_hits, seen within promote_days); archive mid-term memories

@@ -449,7 +449,18 @@ TABLE = [
     (
         "We chose FastAPI over Flask.",
         {},
-        [("We chose FastAPI over Flask.", "decision", "decision", None, None, ("decision.chose",), 1, ("decision",))],
+        [
+            (
+                "We chose FastAPI over Flask.",
+                "decision",
+                "decision",
+                ("project", "web_framework"),
+                "fastapi",
+                ("decision.chose",),
+                1,
+                ("decision",),
+            )
+        ],
     ),
     (
         "We chose pnpm over npm.",
@@ -999,6 +1010,22 @@ TABLE = [
             ),
         ],
     ),
+    (
+        "I'm on the payments team.",
+        {"speaker": "Dana"},
+        [
+            (
+                "I'm on the payments team.",
+                "fact",
+                "professional",
+                ("dana", "team"),
+                "payments",
+                ("professional.team",),
+                0,
+                ("professional",),
+            )
+        ],
+    ),
     ("thanks!", {}, []),
     ("lol", {}, []),
     ("ok sounds good", {}, []),
@@ -1032,6 +1059,165 @@ def test_table_covers_every_category_kind_and_rule() -> None:
     assert {row[2] for row in rows} == set(CATEGORIES)
     assert {row[1] for row in rows} == set(KINDS)
     assert {rule for row in rows for rule in row[5]} == {rule.id for rule in _RULES}
+
+
+# (turn, extract() keywords, expected candidates as (content, kind, slot, value))
+FACTS = [
+    (
+        "We use pytest for the tests and the database is Postgres.",
+        {},
+        [
+            ("We use pytest for the tests", "fact", ("project", "test_runner"), "pytest"),
+            ("the database is Postgres.", "fact", ("project", "database"), "postgres"),
+        ],
+    ),
+    (
+        "We use pytest for tests, the database is Postgres, and CI runs on GitHub Actions.",
+        {},
+        [
+            ("We use pytest for tests", "fact", ("project", "test_runner"), "pytest"),
+            ("the database is Postgres", "fact", ("project", "database"), "postgres"),
+            ("CI runs on GitHub Actions.", "fact", ("project", "ci"), "github actions"),
+        ],
+    ),
+    (
+        "I prefer tabs and we use black.",
+        {},
+        [
+            ("I prefer tabs", "fact", ("user", "indentation"), "tabs"),
+            ("we use black.", "fact", ("project", "formatter"), "black"),
+        ],
+    ),
+    (
+        "The linter is ruff; we use mypy for types.",
+        {},
+        [
+            ("The linter is ruff", "fact", ("project", "linter"), "ruff"),
+            ("we use mypy for types.", "fact", ("project", "type_checker"), "mypy"),
+        ],
+    ),
+    (
+        "I use snake_case for functions; we use single quotes.",
+        {},
+        [
+            ("I use snake_case for functions", "fact", ("user", "naming_convention"), "snake_case"),
+            ("we use single quotes.", "fact", ("project", "quote_style"), "single quotes"),
+        ],
+    ),
+    (
+        "I'm on macOS and I use VS Code.",
+        {},
+        [
+            ("I'm on macOS", "fact", ("user", "os"), "macos"),
+            ("I use VS Code.", "fact", ("user", "editor"), "vscode"),
+        ],
+    ),
+    (
+        "We write the frontend in TypeScript, also the database is SQLite.",
+        {},
+        [
+            ("We write the frontend in TypeScript", "fact", ("project", "frontend_language"), "typescript"),
+            ("the database is SQLite.", "fact", ("project", "database"), "sqlite"),
+        ],
+    ),
+    (
+        "We use pytest for the tests and never push to main.",
+        {},
+        [
+            ("We use pytest for the tests", "fact", ("project", "test_runner"), "pytest"),
+            ("never push to main.", "fact", None, None),
+        ],
+    ),
+    ("We code in Rust.", {}, [("We code in Rust.", "fact", ("project", "language"), "rust")]),
+    (
+        "We use Django for the API and React for the frontend.",
+        {},
+        [
+            (
+                "We use Django for the API and React for the frontend.",
+                "fact",
+                ("project", "web_framework"),
+                "django",
+            )
+        ],
+    ),
+    # clauses setting the same slot: one memory with the last value
+    (
+        "I used to use vim but now I use emacs.",
+        {},
+        [("I used to use vim but now I use emacs.", "fact", ("user", "editor"), "emacs")],
+    ),
+    # self-introductions: the speaker's name and team
+    (
+        "Hi, I'm Dana, lead on billing",
+        {},
+        [
+            ("Hi, I'm Dana", "fact", ("user", "name"), "dana"),
+            ("lead on billing", "fact", ("user", "team"), "billing"),
+        ],
+    ),
+    (
+        "Dana here, I lead billing.",
+        {"speaker": "Dana"},
+        [
+            ("Dana here", "fact", ("dana", "name"), "dana"),
+            ("I lead billing.", "fact", ("dana", "team"), "billing"),
+        ],
+    ),
+    ("I am Dana Smith.", {}, [("I am Dana Smith.", "fact", ("user", "name"), "dana smith")]),
+    ("I work on billing.", {}, [("I work on billing.", "fact", ("user", "team"), "billing")]),
+    ("I'm the billing lead.", {}, [("I'm the billing lead.", "fact", ("user", "team"), "billing")]),
+    ("I'm the lead on payments.", {}, [("I'm the lead on payments.", "fact", ("user", "team"), "payments")]),
+    ("I own the checkout service.", {}, [("I own the checkout service.", "fact", ("user", "team"), "checkout")]),
+    ("I moved to the payments team", {}, [("I moved to the payments team", "fact", ("user", "team"), "payments")]),
+    ("I joined the search team.", {}, [("I joined the search team.", "fact", ("user", "team"), "search")]),
+    ("My team is infra.", {}, [("My team is infra.", "fact", ("user", "team"), "infra")]),
+]
+
+
+@pytest.mark.parametrize(("text", "kwargs", "expected"), FACTS, ids=[f"{i:02d}" for i in range(len(FACTS))])
+def test_one_candidate_per_fact(text: str, kwargs: dict[str, str], expected: list[tuple[object, ...]]) -> None:
+    assert [(c.content, c.kind, c.slot, c.value) for c in extract(text, **kwargs)] == expected
+
+
+# What the clause split and the self-introduction rules must leave alone (the same
+# outcome as before them).
+UNCHANGED = [
+    # one correction: the correction's clauses stay one memory
+    (
+        "Actually, the database is MySQL, not Postgres.",
+        {},
+        [("Actually, the database is MySQL, not Postgres.", "fact", ("project", "database"), "mysql")],
+    ),
+    # a clause without a slot is no fact of its own below three words, and a
+    # sentence without a slot is not split
+    ("My wife and I live in Boston.", {}, [("My wife and I live in Boston.", "fact", ("user", "location"), "boston")]),
+    (
+        "I love painting, it's so relaxing and my kids love it too!",
+        {},
+        [("I love painting, it's so relaxing and my kids love it too!", "fact", None, None)],
+    ),
+    ("My name is Dana.", {}, [("My name is Dana.", "fact", ("user", "name"), "dana")]),
+    # no name, no team
+    ("I'm sure", {}, []),
+    ("I'm not", {}, []),
+    ("I'm fine", {}, []),
+    ("I'm looking at the bug", {}, []),
+    ("I'm Sure.", {}, []),
+    ("Same here.", {}, []),
+    ("I'm going to fix it", {}, [("I'm going to fix it", "fact", None, None)]),
+    ("I'm French.", {}, []),
+    ("I work on weekends.", {}, [("I work on weekends.", "fact", None, None)]),
+    ("I own a dog.", {}, []),
+    ("I'm the tech lead.", {}, []),
+]
+
+
+@pytest.mark.parametrize(("text", "kwargs", "expected"), UNCHANGED, ids=[f"{i:02d}" for i in range(len(UNCHANGED))])
+def test_what_stays_one_candidate_or_none(
+    text: str, kwargs: dict[str, str], expected: list[tuple[object, ...]]
+) -> None:
+    assert [(c.content, c.kind, c.slot, c.value) for c in extract(text, **kwargs)] == expected
 
 
 def test_the_callers_slot_pairs() -> None:

@@ -6,9 +6,15 @@ rules cover mem0's fact categories (identity, preferences, personal details, pla
 work, health, activities, events) plus what a coding agent hears about a project:
 project facts, instructions, decisions and state changes.
 
-Each sentence yields at most one :class:`Candidate`, which lists every rule that
-matched it. When the rules can tell that a sentence sets a *single-valued* attribute
-("I prefer tabs", "the database is Postgres") the candidate carries a ``slot``
+Each fact yields one :class:`Candidate`, which lists every rule that matched it: a
+sentence is one candidate, unless its clauses (joined by ";", ",", "and", "but",
+"also") state two facts or more, one of them with a slot ("We use pytest for the
+tests and the database is Postgres"): then each such clause is one, so that a
+correction supersedes only the fact it corrects. Self-introductions give the
+speaker's name and team ("Hi, I'm Dana, lead on billing"; "I moved to the
+payments team" moves the team). When the rules can tell that a clause sets a
+*single-valued* attribute ("I prefer tabs", "the database is Postgres") the
+candidate carries a ``slot``
 (subject, attribute) and a normalized ``value``, so that the caller can supersede the
 old value of the same slot (seed 004, "Conflicts"). A negated setting ("I no longer
 use vim") keeps the slot with the value ``"not vim"``: it differs from ``"vim"``, so
@@ -20,6 +26,7 @@ The extractor is pure stdlib, never raises on a ``str`` and looks at no more tha
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -61,6 +68,7 @@ MAX_SCAN = 8192
 MAX_CONTENT = 500
 """A candidate's content is at most this long (longer sentences are cut)."""
 _MAX_VALUE_WORDS = 6
+_MIN_FACT_WORDS = 3  # a clause without a slot is a fact of its own from this many words
 _MAX_LLM_ITEMS = 200
 
 
@@ -215,6 +223,90 @@ _add_vocab(
         "cursor": "cursor",
     },
 )
+_add_vocab(
+    "web_framework",
+    {
+        "django": "django",
+        "flask": "flask",
+        "fastapi": "fastapi",
+        "rails": "rails",
+        "ruby on rails": "rails",
+        "spring boot": "spring",
+        "express": "express",
+        "laravel": "laravel",
+        "actix": "actix",
+        "axum": "axum",
+    },
+)
+_add_vocab(
+    "frontend_framework",
+    {
+        "react": "react",
+        "vue": "vue",
+        "angular": "angular",
+        "svelte": "svelte",
+        "next.js": "next.js",
+        "nextjs": "next.js",
+        "nuxt": "nuxt",
+    },
+)
+_add_vocab(
+    "ci",
+    {
+        "github actions": "github actions",
+        "gitlab ci": "gitlab ci",
+        "circleci": "circleci",
+        "jenkins": "jenkins",
+        "travis ci": "travis ci",
+        "buildkite": "buildkite",
+        "azure pipelines": "azure pipelines",
+        "teamcity": "teamcity",
+    },
+)
+_add_vocab(
+    "os",
+    {
+        "linux": "linux",
+        "ubuntu": "ubuntu",
+        "debian": "debian",
+        "fedora": "fedora",
+        "macos": "macos",
+        "mac os": "macos",
+        "osx": "macos",
+        "a mac": "macos",
+        "windows": "windows",
+        "wsl": "wsl",
+        "freebsd": "freebsd",
+    },
+)
+_add_vocab(
+    "linter",
+    {
+        "ruff": "ruff",
+        "flake8": "flake8",
+        "pylint": "pylint",
+        "eslint": "eslint",
+        "clippy": "clippy",
+        "golangci-lint": "golangci-lint",
+        "rubocop": "rubocop",
+        "shellcheck": "shellcheck",
+    },
+)
+_add_vocab("type_checker", {"mypy": "mypy", "pyright": "pyright", "pytype": "pytype"})
+_add_vocab(
+    "naming_convention",
+    {
+        "snake_case": "snake_case",
+        "snake case": "snake_case",
+        "camelcase": "camelcase",
+        "camel case": "camelcase",
+        "pascalcase": "pascalcase",
+        "pascal case": "pascalcase",
+        "kebab-case": "kebab-case",
+        "kebab case": "kebab-case",
+    },
+)
+_add_vocab("quote_style", {"single quotes": "single quotes", "double quotes": "double quotes"})
 _LANGUAGES = {
     "python": "python",
     "rust": "rust",
@@ -409,6 +501,9 @@ def _language(m: re.Match[str], sentence: str, ctx: _Ctx) -> _Slot | None:
     """Only THE language of the project (or its frontend) is single-valued."""
     noun = normalize(_group(m, "n") or "").split()
     value = _LANGUAGES.get((_group(m, "v") or "").lower())
+    if noun == ["we"]:  # "we write the backend in Go", "we code in Rust"
+        what = normalize(_group(m, "o") or "").split()
+        noun = ["the", what[-1] if what and what[-1] not in ("everything", "it") else "project"]
     if value is None or len(noun) < 2:
         return None
     head = " ".join(noun[1:])
@@ -417,6 +512,26 @@ def _language(m: re.Match[str], sentence: str, ctx: _Ctx) -> _Slot | None:
     if head in _PROJECT_NOUNS:
         return "project", "language", value
     return None
+
+
+def _me(attribute: str) -> _SlotFn:
+    """Slot ``attribute`` of the speaker (whoever says it: "Dana here") with the
+    value in group ``v``."""
+
+    def slot(m: re.Match[str], sentence: str, ctx: _Ctx) -> _Slot | None:
+        value = _value(_group(m, "v") or "")
+        return (ctx.first, attribute, value) if value is not None else None
+
+    return slot
+
+
+def _team(m: re.Match[str], sentence: str, ctx: _Ctx) -> _Slot | None:
+    """The speaker's team or area ("billing"); a known setting value ("I work on
+    Linux") is not a team."""
+    v = _group(m, "v") or ""
+    if _vocab(v) is not None:
+        return None
+    return _me("team")(m, sentence, ctx)
 
 
 def _location(m: re.Match[str], sentence: str, ctx: _Ctx) -> _Slot | None:
@@ -471,7 +586,7 @@ _TIME_FUTURE = (
     r"in (?:a|two|three|a few|a couple of|\d{1,2}) (?:days|weeks|months|years))\b"
 )
 _PROJECT_SUBJECT = (
-    r"we|the (?:project|repo|repository|codebase|team|app|backend|frontend|service|server|build|ci)|"
+    r"we|ci|the (?:project|repo|repository|codebase|team|app|backend|frontend|service|server|build|ci)|"
     r"this (?:project|repo|repository|codebase)|"
     r"our (?:project|repo|codebase|team|app|backend|frontend|service|ci|build)"
 )
@@ -481,6 +596,28 @@ _SETTING_HEADS = (
     r"cache|bundler|compiler|toolchain|runtime|stack|entrypoint|entry point|theme|font|model|provider|cloud|"
     r"target|environment|os|terminal|browser|email|username|handle|line length|max line length"
 )
+
+# A name in a self-introduction ("I'm Dana"): capitalized words that are no name
+# ("I'm Sure", "I'm French", "Same here") are not taken for one.
+_NAME = r"(?-i:[A-Z][a-z]+(?:[-'][A-Z]?[a-z]+)?)"
+_NOT_NAME = (
+    r"(?!(?-i:(?:Sure|Fine|Not|Going|Looking|Here|There|Back|Done|Ready|Happy|Glad|Sorry|Good|Great|Okay|Ok|Just|So|"
+    r"Very|Really|Also|Still|Now|Afraid|Aware|Excited|Tired|Busy|Free|Home|In|On|At|From|With|Working|Trying|"
+    r"Thinking|Using|Getting|Having|Doing|Making|Taking|Leaving|Coming|Talking|Curious|Confused|Stuck|New|Late|"
+    r"Right|Wrong|Interested|Certain|Positive|Well|Alright|All|Actually|Currently|The|An?|Same|Nothing|"
+    r"Everything|Everyone|Someone|Anyone|Nobody|Somebody|It|This|That|Me|Us|Hi|Hello|Hey|Thanks|American|British|"
+    r"English|French|German|Spanish|Italian|Canadian|Chinese|Japanese|Indian|Irish|Scottish|Australian|Mexican|"
+    r"Brazilian|Dutch|Swedish|Russian|Polish|Korean|Jewish|Christian|Muslim|Catholic|Vegan|Vegetarian|Single|"
+    r"Married|Divorced|Engaged|Gay|Trans|Old|Young|Retired|Pregnant)\b))"
+)
+_NAME_END = r"(?=\s*(?:[,.!;:)]|—|–|-\s|$)|\s+(?:and|here|from)\b)"
+# A team or area ("billing", "the payments team"); words that name no team are not taken.
+_TEAM = (
+    r"(?P<v>(?!(?:the|it|this|that|them|things|stuff|something|everything|weekends?|a|an|my|our|his|her|their|your|"
+    r"tech|technical|team|project|projects|dev|development|time|call|by|with|to|from|at|in|on|for|example|"
+    r"myself|home|site)\b)[\w-]+(?: [\w-]+){0,2}?)"
+)
+_CLAUSE_END = r"(?=\s*(?:[,.;!]|$)|\s+(?:and|but|now|these days|nowadays)\b)"
 
 _SETTING_WORDS = " ".join(sorted({w for head in _SETTING_HEADS.split("|") for w in head.split()}))
 
@@ -576,12 +713,14 @@ _RULES: tuple[_Rule, ...] = (
     _rule(
         "identity.name",
         "identity",
-        "name name's called call",
+        "name name's called call i'm am here",
         r"\b(?P<s>my) name(?:'s| is) (?P<v>" + _CAP + ")",
         r"\b(?P<s>I)(?:'m| am) called (?P<v>" + _CAP + ")",
         r"\bcall (?P<s>me) (?P<v>" + _CAP + ")",
+        r"\b(?P<s>I)(?:'m| am) " + _NOT_NAME + r"(?P<v>" + _NAME + r"(?: " + _NAME + r")?)" + _NAME_END,
+        r"^(?:(?:hi|hello|hey)[,!]? )?" + _NOT_NAME + r"(?P<v>" + _NAME + r") here(?=\s*(?:[,.!;:]|—|–|-\s|$))",
         importance=1,
-        slot=_fixed("name"),
+        slot=_me("name"),
     ),
     _rule(
         "identity.age",
@@ -712,6 +851,29 @@ _RULES: tuple[_Rule, ...] = (
         slot=_fixed("employer"),
     ),
     _rule(
+        "professional.team",
+        "professional",
+        "work lead leads own owns team squad group moved switched transferred joined joining changed i'm am",
+        r"\b(?P<s>I)(?:'m| am) (?:now |currently |still )?(?:on|in|part of) the " + _TEAM + r" (?:team|squad|group)\b",
+        r"\b(?P<s>I)(?:'ve| have|'m| am)? (?:just |recently |now )?(?:moved|switched|transferred|joined|changed|"
+        r"joining)(?: over)?(?: to)? the " + _TEAM + r" (?:team|squad|group)\b",
+        r"\b(?P<s>my) team is (?:now |the )*" + _TEAM + r"(?: team| squad)?" + _CLAUSE_END,
+        r"\b(?P<s>I) (?:now |currently |still )?(?:work on|lead) (?:the )?"
+        + _TEAM
+        + r"(?: team| squad| group| area)?"
+        + _CLAUSE_END,
+        r"\b(?P<s>I) (?:now |currently |still )?own the "
+        + _TEAM
+        + r" (?:team|area|service|component|module|codebase|pipeline|repo)"
+        + _CLAUSE_END,
+        r"\b(?P<s>I)(?:'m| am) (?:now |currently |still )?(?:the |a )?" + _TEAM + r" (?:tech |team )?lead\b",
+        r"(?:\bI(?:'m| am) |^|, )(?:now |currently |still )?(?:the |a )?(?:tech |team )?lead (?:on|of|for) (?:the )?"
+        + _TEAM
+        + r"(?: team| squad)?"
+        + _CLAUSE_END,
+        slot=_team,
+    ),
+    _rule(
         "professional.work",
         "professional",
         (
@@ -786,9 +948,10 @@ _RULES: tuple[_Rule, ...] = (
     _rule(
         "project.language",
         "project",
-        "written implemented built coded",
+        "written implemented built coded write code program",
         r"\b(?P<n>(?:the|this|our) (?:[\w-]+ )?[\w-]+|[\w.-]+) (?:is|are) (?:\w+ )?"
         r"(?:written|implemented|built|coded) in (?P<v>[\w+#]+)",
+        r"\b(?P<n>we) (?:write|code|program)(?: (?P<o>the (?:[\w-]+ )?[\w-]+|everything|it))? in (?P<v>[\w+#]+)",
         slot=_language,
     ),
     _rule(
@@ -874,8 +1037,10 @@ _RULES: tuple[_Rule, ...] = (
     _rule(
         "preference.use",
         "preference",
-        "use using",
+        "use using on running",
         r"\b(?P<s>I)(?:'m| am)?(?: [\w']+){0,2}? (?:use|using)\b",
+        r"\b(?P<s>I)(?:'m| am)(?: \w+)? (?:on|running)(?= (?:a )?(?:linux|ubuntu|debian|fedora|macos|mac os|osx|mac|"
+        r"windows|wsl|freebsd)\b)",
         slot=_setting,
     ),
     _rule(
@@ -1130,8 +1295,78 @@ def _candidate(sentence: str, ctx: _Ctx, role: str) -> Candidate | None:
     )
 
 
+# Where a sentence's clauses meet: ";", ", ", " and ", " but ", " whereas " (with a
+# following "and", "but" or "also" taken along).
+_CLAUSE = re.compile(
+    r"\s*;\s*(?:(?:and|but|also)\s+)*|,\s+(?:(?:and|but|also)\s+)*|\s+(?:and|but|whereas)\s+(?:also\s+)?",
+    re.I,
+)
+
+
+def _clauses(sentence: str) -> list[tuple[int, int]]:
+    """(start, end) of the sentence's clauses, boundaries left out."""
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for m in _CLAUSE.finditer(sentence):
+        if m.start() > start:
+            spans.append((start, m.start()))
+        start = max(start, m.end())
+    if start < len(sentence):
+        spans.append((start, len(sentence)))
+    return spans
+
+
+def _facts(sentence: str, ctx: _Ctx, role: str) -> list[Candidate]:
+    """One candidate per fact of a sentence that sets a slot: its clauses that the
+    rules match on their own (with a slot, or of at least ``_MIN_FACT_WORDS``
+    words), each with the clauses after it that are no fact (those before the first
+    go to the first). Clauses setting the same slot make one candidate, from the
+    first to the last of them, with the last one's value ("I used vim but now I use
+    emacs"). A sentence with fewer than two facts, or none with a slot, is one
+    candidate."""
+    whole = _candidate(sentence, ctx, role)
+    if whole is None:
+        return []
+    spans = _clauses(sentence[:MAX_CONTENT])
+    if len(spans) < 2:
+        return [whole]
+    own = [_candidate(sentence[start:end], ctx, role) for start, end in spans]
+    # a fact is a clause with a slot, or of _MIN_FACT_WORDS words ("My wife" is none)
+    own = [
+        c if c is not None and (c.slot is not None or len(c.content.split()) >= _MIN_FACT_WORDS) else None for c in own
+    ]
+    if sum(c is not None for c in own) < 2 or all(c is None or c.slot is None for c in own):
+        return [whole]
+    # [start, end, the fact's own candidate]
+    groups: list[tuple[int, int, Candidate]] = []
+    for (start, end), fact in zip(spans, own, strict=True):
+        if fact is None:
+            if groups:
+                groups[-1] = (groups[-1][0], end, groups[-1][2])
+            continue
+        if fact.slot is not None:
+            same = next((i for i, g in enumerate(groups) if g[2].slot == fact.slot), None)
+            if same is not None:
+                groups[same:] = [(groups[same][0], end, fact)]
+                continue
+        groups.append((spans[0][0] if not groups else start, end, fact))
+    out: list[Candidate] = []
+    for start, end, fact in groups:
+        text = sentence[start:end] if len(groups) > 1 else sentence
+        found = _candidate(text, ctx, role) if len(groups) > 1 else whole
+        if found is None:  # a rule anchored at the clause's start
+            found = dataclasses.replace(fact, content=text[:MAX_CONTENT].rstrip())
+        if fact.slot is not None:
+            found = dataclasses.replace(found, slot=fact.slot, value=fact.value)
+        out.append(found)
+    return out
+
+
 def extract(text: str, *, role: str = "user", speaker: str | None = None) -> list[Candidate]:
-    """Candidate memories in ``text``, in text order, at most one per sentence.
+    """Candidate memories in ``text``, in text order, one per fact: a sentence
+    whose clauses (joined by ";", ",", "and", "but", "also") state several facts
+    gives one candidate per clause, so that a later correction supersedes only the
+    fact it corrects.
 
     ``role`` is "user" or "assistant": the assistant's instructions, plans, likes and
     personal chatter are not extracted, and its first person is the subject
@@ -1152,9 +1387,7 @@ def extract(text: str, *, role: str = "user", speaker: str | None = None) -> lis
     for sentence in _sentences(text[:MAX_SCAN]):
         if _is_question(sentence):
             continue
-        candidate = _candidate(sentence, ctx, role)
-        if candidate is not None:
-            out.append(candidate)
+        out.extend(_facts(sentence, ctx, role))
     return out
 
 

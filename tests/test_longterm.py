@@ -137,6 +137,102 @@ def test_preference_change_supersedes_and_both_stay_explainable(ltm: LongTermMem
     assert [(e.relation, e.memory_id) for e in why_new.related] == [("supersedes", 1)]
 
 
+def _state(ltm: LongTermMemory, ids: range) -> list[tuple[object, ...]]:
+    return [(m.id, m.content, m.status, m.slot, m.value, m.superseded_by) for m in map(ltm.get, ids)]
+
+
+def _hits(found: object) -> list[tuple[str, int, list[str]]]:
+    return [(h.kind, h.id, h.notes) for h in found.hits]  # type: ignore[attr-defined]
+
+
+def test_a_correction_supersedes_only_the_fact_it_corrects_and_wins_recall(ltm: LongTermMemory) -> None:
+    first = ltm.add_turn("s1", "user", "We use pytest for the tests and the database is Postgres.", at=T0 - 2 * DAY)
+    fix = ltm.add_turn("s2", "user", "Actually, the database is MySQL, not Postgres.", at=T0 - DAY)
+    assert [(e.action, e.memory_id, e.content, e.superseded) for e in first.extracted + fix.extracted] == [
+        ("created", 1, "We use pytest for the tests", None),
+        ("created", 2, "the database is Postgres.", None),
+        ("superseded", 3, "Actually, the database is MySQL, not Postgres.", 2),
+    ]
+    assert _state(ltm, range(1, 4)) == [
+        (1, "We use pytest for the tests", "active", ["project", "test_runner"], "pytest", None),
+        (2, "the database is Postgres.", "archived", ["project", "database"], "postgres", 3),
+        (3, "Actually, the database is MySQL, not Postgres.", "active", ["project", "database"], "mysql", None),
+    ]
+    assert ltm.get(2).valid_until == T0 - DAY
+    # both facts of the first turn link back to it
+    assert [[(link.turn.id, link.reason) for link in ltm.explain(i).links] for i in (1, 2, 3)] == [
+        [(1, "extracted")],
+        [(1, "extracted")],
+        [(2, "conflict")],
+    ]
+    # the turn stating the old value ranks right after the memory holding the new one
+    assert _hits(ltm.recall("which database do we use?")) == [
+        ("fact", 3, []),
+        ("turn", 1, ["superseded by #3"]),
+        ("fact", 1, []),
+    ]
+    top = ltm.recall("which database do we use?").hits
+    assert top[0].score > top[1].score
+    assert _hits(ltm.recall("which database do we use?", kinds=["turn"])) == [
+        ("turn", 2, []),
+        ("turn", 1, ["superseded by #3"]),
+    ]
+    assert _hits(ltm.recall("which database do we use?", kinds=["fact"])) == [("fact", 3, []), ("fact", 1, [])]
+    assert _hits(ltm.recall("is the database Postgres?")) == [("fact", 3, []), ("turn", 1, ["superseded by #3"])]
+    # before the correction the old value was valid: it ranks first, with no note
+    assert _hits(ltm.recall("is the database Postgres?", at=T0 - 1.5 * DAY)) == [("fact", 2, [])]
+    # a query the old value does not match folds the turn into its fact as before
+    assert _hits(ltm.recall("which test runner do we use?")) == [("fact", 1, [])]
+
+
+def test_a_self_introduction_gives_name_and_team_and_a_move_supersedes_the_team(ltm: LongTermMemory) -> None:
+    hello = ltm.add_turn("s1", "user", "Hi, I'm Dana, lead on billing", speaker="Dana", at=T0 - 2 * DAY)
+    moved = ltm.add_turn("s2", "user", "I moved to the payments team", speaker="Dana", at=T0 - DAY)
+    assert [(e.action, e.memory_id, e.content, e.superseded) for e in hello.extracted + moved.extracted] == [
+        ("created", 1, "Hi, I'm Dana", None),
+        ("created", 2, "lead on billing", None),
+        ("superseded", 3, "I moved to the payments team", 2),
+    ]
+    assert _state(ltm, range(1, 4)) == [
+        (1, "Hi, I'm Dana", "active", ["dana", "name"], "dana", None),
+        (2, "lead on billing", "archived", ["dana", "team"], "billing", 3),
+        (3, "I moved to the payments team", "active", ["dana", "team"], "payments", None),
+    ]
+    assert _hits(ltm.recall("which team is Dana on?")) == [
+        ("fact", 3, []),
+        ("turn", 1, ["superseded by #3"]),
+        ("fact", 1, []),
+    ]
+    assert _hits(ltm.recall("who leads billing?", at=T0 - 1.5 * DAY)) == [("fact", 2, [])]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    values=st.lists(st.sampled_from(["Postgres", "MySQL", "SQLite", "DuckDB"]), min_size=1, max_size=6),
+    extra=st.lists(st.booleans(), min_size=6, max_size=6),
+)
+def test_no_superseded_value_ranks_above_the_value_now(values: list[str], extra: list[bool]) -> None:
+    ltm = LongTermMemory(":memory:", clock=Clock())
+    for i, (value, pytest_too) in enumerate(zip(values, extra, strict=False)):
+        text = f"We use pytest and the database is {value}." if pytest_too else f"The database is {value}."
+        ltm.add_turn(f"s{i}", "user", text, at=T0 - (10 - i) * DAY)
+    (current,) = [m.id for m in ltm.memories().memories if m.slot == ["project", "database"]]
+    saying = {link.turn.id for link in ltm.explain(current).links}
+    for query in ("which database do we use?", f"is the database {values[0]}?"):
+        hits = ltm.recall(query).hits
+        assert all(ltm.get(h.id).status == "active" for h in hits if h.kind != "turn")
+        turns = ltm.recall(query, kinds=["turn"]).hits
+        for found, ahead in ((hits, {("fact", current)}), (turns, {("turn", t) for t in saying})):
+            for rank, hit in enumerate(found):
+                if hit.notes:
+                    assert hit.kind == "turn" and hit.id not in saying
+                    assert hit.notes == [f"superseded by #{current}"]
+                    assert ahead & {(h.kind, h.id) for h in found[:rank]}
+        noted = {h.id for h in turns if h.notes}
+        assert noted == {h.id for h in hits if h.notes}
+        assert noted == {t.id for h in turns for t in h.turns if t.id not in saying}
+
+
 def test_project_fact_moves_to_a_new_value(ltm: LongTermMemory) -> None:
     ltm.add_turn("s", "user", "The database is Postgres.", at=T0 - DAY)
     moved = ltm.add_turn("s", "user", "We moved to MySQL last week.", at=T0)

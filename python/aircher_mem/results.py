@@ -613,7 +613,9 @@ class RecallHit:
     ``score`` = the fused retrieval score (``channels``) + ``recency``,
     ``importance`` and ``usage`` terms (each already weighted); ``matched`` the
     query words found; ``turns`` the source turns (a turn hit: itself), a memory
-    hit absorbing its turns' own hits."""
+    hit absorbing its turns' own hits. ``notes`` say what the hit's content no
+    longer holds: a turn stating a value that a correction superseded has
+    ``"superseded by #N"`` (N the id of the memory holding the value now)."""
 
     kind: str
     id: int
@@ -625,6 +627,7 @@ class RecallHit:
     importance: float
     usage: float
     turns: list[Turn]
+    notes: list[str] = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -42,7 +42,10 @@ How it runs:
   merges into it (hits + 1); anything else is a new mid-term memory.
 - ``recall`` fuses the lexical channel (and the dense one, with embeddings on) in
   Rust, adds recency, importance and usage, keeps what was valid at ``at``, and
-  folds a turn's hit into the hit of a memory that points to it. A turn is indexed
+  folds a turn's hit into the hit of a memory that points to it. A turn stating a
+  value that a correction superseded by then (one of its memories matching the
+  query) ranks right after the memory holding the value now, which takes the
+  turn's score if it had less, and is noted "superseded by #N". A turn is indexed
   with its speaker, its date in words, the turns next to it, and as its text: its
   own without the names it addresses, plus the questions of the turn it replies
   to (``dialogue``). Session documents (a turn's session matching too) live in an
@@ -2225,6 +2228,15 @@ class LongTermMemory:
         fused = fuse(channels, self.retrieval.normalization)
         sessions = self._session_scores(text)
         scored: dict[str, _Scored] = {}
+        relevance: dict[str, float] = {}  # memory key -> fused score, whatever its status
+
+        def terms(memory: _Memory) -> tuple[float, float, float]:
+            return (
+                recency_of(age_days(min(memory.last_seen, now), now), policy),
+                float(memory.importance),
+                usage_of(memory.cited, memory.ignored),
+            )
+
         for key, value, parts in fused:
             kind, item = _parse_key(key)
             channel_scores = [ChannelScore(name, raw, norm, weight) for name, raw, norm, weight in parts]
@@ -2244,15 +2256,14 @@ class LongTermMemory:
                 memory = self._memories.get(item)
                 if memory is None:
                     continue
+                relevance[key] = value
                 if when is None and memory.status != "active":
                     continue
                 if when is not None and not memory.valid_at(when):
                     continue
                 if allowed is not None and memory.kind not in allowed:
                     continue
-                recency = recency_of(age_days(min(memory.last_seen, now), now), policy)
-                importance = float(memory.importance)
-                usage = usage_of(memory.cited, memory.ignored)
+                recency, importance, usage = terms(memory)
             recency *= policy.recall_recency_weight
             importance *= policy.recall_importance_weight
             usage *= policy.recall_usage_weight
@@ -2265,7 +2276,50 @@ class LongTermMemory:
                 importance,
                 usage,
             )
-        hits = self._aggregate(scored, allowed)
+        # A turn stating a value that a correction superseded (one of its memories
+        # that match the query) never ranks above the memory holding the value now:
+        # that memory takes the turn's score (as a memory takes its own turn's), the
+        # turn comes right after it, noted, and folds into none of its memories.
+        corrected: dict[int, str] = {}
+        for key, entry in list(scored.items()):
+            kind, item = _parse_key(key)
+            linked = self._memories_of.get(item) if kind == "turn" else None
+            if not linked:
+                continue
+            replaced = sorted(
+                (m for m in linked if self._memories[m].superseded_by is not None and _memory_key(m) in relevance),
+                key=lambda m: (-relevance[_memory_key(m)], m),
+            )
+            successor = next(
+                (s for s in (self._successor(self._memories[m], when) for m in replaced) if s is not None), None
+            )
+            if successor is None:
+                continue
+            corrected[item] = f"superseded by #{successor.id}"
+            target: _Scored | None
+            if allowed is None or successor.kind in allowed:
+                target = scored.get(_memory_key(successor.id))
+                if target is None:
+                    recency, importance, usage = terms(successor)
+                    target = scored[_memory_key(successor.id)] = _Scored(
+                        _memory_key(successor.id),
+                        entry.score,
+                        entry.channels,
+                        list(entry.matched),
+                        recency * policy.recall_recency_weight,
+                        importance * policy.recall_importance_weight,
+                        usage * policy.recall_usage_weight,
+                    )
+            else:  # memories of its kind are not asked for: the turns that say it
+                said = [scored[_turn_key(t)] for t in self._sources.get(successor.id, {}) if _turn_key(t) in scored]
+                target = max(said, key=lambda s: (s.score, s.key), default=None)
+            if target is None:
+                continue
+            if entry.score > target.score:
+                target.score, target.channels = entry.score, entry.channels
+                target.matched = entry.matched or target.matched
+            entry.score = min(entry.score, math.nextafter(target.score, -math.inf))
+        hits = self._aggregate(scored, allowed, {_turn_key(t) for t in corrected})
         if not hits:
             reason = (
                 "no stored turn or memory shares a word with the query"
@@ -2290,6 +2344,7 @@ class LongTermMemory:
                         entry.importance,
                         entry.usage,
                         [turn.result()],
+                        [corrected[item]] if item in corrected else [],
                     )
                 )
                 continue
@@ -2315,9 +2370,32 @@ class LongTermMemory:
             )
         return Recall(text, when, out, used, "", notes)
 
-    def _aggregate(self, scored: dict[str, _Scored], allowed: set[str] | None) -> list[_Scored]:
+    def _successor(self, memory: _Memory, when: float | None) -> _Memory | None:
+        """The memory holding ``memory``'s slot at ``when`` (None: now) when a
+        correction superseded ``memory`` by then, else None."""
+        current = memory
+        for _ in range(_MAX_DEPTH):
+            if current.superseded_by is None:
+                break
+            if when is None and current.status == "active":
+                break
+            if when is not None and (current.valid_until is None or current.valid_until > when):
+                break
+            following = self._memories.get(current.superseded_by)
+            if following is None:
+                return None
+            current = following
+        if current is memory:
+            return None
+        valid = current.status == "active" if when is None else current.valid_at(when)
+        return current if valid else None
+
+    def _aggregate(
+        self, scored: dict[str, _Scored], allowed: set[str] | None, corrected: set[str] | None = None
+    ) -> list[_Scored]:
         """A turn's hit folds into the best memory hit that points to it (the memory's
-        score becomes the higher of the two, and it lists the turn first); the rest
+        score becomes the higher of the two, and it lists the turn first), except
+        the ``corrected`` turns (a correction superseded what they say); the rest
         are listed as they are, best first."""
         ranked = sorted(scored.values(), key=lambda s: (-s.score, s.key))
         out: list[_Scored] = []
@@ -2326,7 +2404,8 @@ class LongTermMemory:
             if kind == "memory":
                 out.append(entry)
                 continue
-            owners = [scored[_memory_key(m)] for m in self._memories_of.get(item, ()) if _memory_key(m) in scored]
+            linked = () if corrected is not None and entry.key in corrected else self._memories_of.get(item, ())
+            owners = [scored[_memory_key(m)] for m in linked if _memory_key(m) in scored]
             if owners:
                 owner = max(owners, key=lambda s: (s.score, s.key))
                 owner.absorbed.append(item)

@@ -209,12 +209,15 @@ def test_a_self_introduction_gives_name_and_team_and_a_move_supersedes_the_team(
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     values=st.lists(st.sampled_from(["Postgres", "MySQL", "SQLite", "DuckDB"]), min_size=1, max_size=6),
-    extra=st.lists(st.booleans(), min_size=6, max_size=6),
+    forms=st.lists(
+        st.sampled_from(["The database is {}.", "We use pytest and the database is {}.", "two"]), min_size=6
+    ),
 )
-def test_no_superseded_value_ranks_above_the_value_now(values: list[str], extra: list[bool]) -> None:
+def test_no_superseded_value_ranks_above_the_value_now(values: list[str], forms: list[str]) -> None:
     ltm = LongTermMemory(":memory:", clock=Clock())
-    for i, (value, pytest_too) in enumerate(zip(values, extra, strict=False)):
-        text = f"We use pytest and the database is {value}." if pytest_too else f"The database is {value}."
+    for i, (value, form) in enumerate(zip(values, forms, strict=False)):
+        # "two": the turn corrects itself, so it says the value it ends with
+        text = f"The database is Oracle. Actually no, the database is {value}." if form == "two" else form.format(value)
         ltm.add_turn(f"s{i}", "user", text, at=T0 - (10 - i) * DAY)
     (current,) = [m.id for m in ltm.memories().memories if m.slot == ["project", "database"]]
     saying = {link.turn.id for link in ltm.explain(current).links}

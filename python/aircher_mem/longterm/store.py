@@ -2293,7 +2293,7 @@ class LongTermMemory:
             successor = next(
                 (s for s in (self._successor(self._memories[m], when) for m in replaced) if s is not None), None
             )
-            if successor is None:
+            if successor is None or successor.id in linked:  # the turn says the new value too
                 continue
             corrected[item] = f"superseded by #{successor.id}"
             target: _Scored | None

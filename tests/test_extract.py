@@ -1129,16 +1129,30 @@ FACTS = [
         ],
     ),
     ("We code in Rust.", {}, [("We code in Rust.", "fact", ("project", "language"), "rust")]),
+    # a bare value of another setting is said with the verb before it
+    (
+        "We use pytest, black and Postgres.",
+        {},
+        [
+            ("We use pytest", "fact", ("project", "test_runner"), "pytest"),
+            ("We use black", "fact", ("project", "formatter"), "black"),
+            ("We use Postgres.", "fact", ("project", "database"), "postgres"),
+        ],
+    ),
     (
         "We use Django for the API and React for the frontend.",
         {},
         [
-            (
-                "We use Django for the API and React for the frontend.",
-                "fact",
-                ("project", "web_framework"),
-                "django",
-            )
+            ("We use Django for the API", "fact", ("project", "web_framework"), "django"),
+            ("We use React for the frontend.", "fact", ("project", "frontend_framework"), "react"),
+        ],
+    ),
+    (
+        "Let's use uv and GitHub Actions.",
+        {},
+        [
+            ("Let's use uv", "decision", ("project", "package_manager"), "uv"),
+            ("Let's use GitHub Actions.", "decision", ("project", "ci"), "github actions"),
         ],
     ),
     # clauses setting the same slot: one memory with the last value
@@ -1210,6 +1224,9 @@ UNCHANGED = [
     ("I work on weekends.", {}, [("I work on weekends.", "fact", None, None)]),
     ("I own a dog.", {}, []),
     ("I'm the tech lead.", {}, []),
+    # two values of one setting, or a value after "is", stay one candidate
+    ("I prefer tabs and spaces.", {}, [("I prefer tabs and spaces.", "fact", ("user", "indentation"), "tabs")]),
+    ("The linter is ruff and mypy.", {}, [("The linter is ruff and mypy.", "fact", ("project", "linter"), "ruff")]),
 ]
 
 

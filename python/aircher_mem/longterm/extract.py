@@ -77,7 +77,9 @@ class Candidate:
     """A memory proposed by the extractor, not yet stored."""
 
     content: str
-    """The sentence that matched, whitespace-collapsed, as said (at most MAX_CONTENT chars)."""
+    """The sentence or clause that matched, whitespace-collapsed, as said (at most
+    MAX_CONTENT chars); a bare setting value said after another is said with the
+    other's verb ("We use pytest and Postgres" -> "We use Postgres.")."""
     kind: str
     """One of KINDS."""
     category: str
@@ -1316,14 +1318,45 @@ def _clauses(sentence: str) -> list[tuple[int, int]]:
     return spans
 
 
+# The rules whose slot is a known setting value after a verb ("we use pytest"): a
+# bare value in the next clause ("and Postgres") is said with the same verb.
+_ELLIPTICAL = frozenset(
+    {"project.uses", "preference.use", "preference.prefer", "instruction.imperative", "decision.chose", "decision.lets"}
+)
+
+
+def _elliptical(before: Candidate, clause: str, ctx: _Ctx, role: str) -> tuple[str, Candidate | None]:
+    """(lead, candidate) for a clause that is a known setting value of another
+    attribute than the fact before it sets with a verb: "We use pytest and
+    Postgres" -> ("We use ", the candidate of "We use Postgres"); else ("", None)."""
+    if before.slot is None or before.value is None or _ELLIPTICAL.isdisjoint(before.rules):
+        return "", None
+    m = _VOCAB_RE.match(clause)
+    if m is None or _VOCAB[m.group(1).lower()][0] == before.slot[1]:
+        return "", None
+    value = next(
+        (v for v in _VOCAB_RE.finditer(before.content) if _VOCAB[v.group(1).lower()] == (before.slot[1], before.value)),
+        None,
+    )
+    if value is None or not before.content[: value.start()].strip():
+        return "", None
+    lead = before.content[: value.start()]
+    found = _candidate(lead + clause, ctx, role)
+    if found is None or found.slot is None or found.slot[1] != _VOCAB[m.group(1).lower()][0]:
+        return "", None
+    return lead, found
+
+
 def _facts(sentence: str, ctx: _Ctx, role: str) -> list[Candidate]:
     """One candidate per fact of a sentence that sets a slot: its clauses that the
     rules match on their own (with a slot, or of at least ``_MIN_FACT_WORDS``
     words), each with the clauses after it that are no fact (those before the first
     go to the first). Clauses setting the same slot make one candidate, from the
     first to the last of them, with the last one's value ("I used vim but now I use
-    emacs"). A sentence with fewer than two facts, or none with a slot, is one
-    candidate."""
+    emacs"). A clause that is only a known setting value of another attribute
+    than the fact before it sets with a verb is a fact said with that verb ("We use
+    pytest and Postgres" -> "We use pytest", "We use Postgres"). A sentence with
+    fewer than two facts, or none with a slot, is one candidate."""
     whole = _candidate(sentence, ctx, role)
     if whole is None:
         return []
@@ -1335,24 +1368,29 @@ def _facts(sentence: str, ctx: _Ctx, role: str) -> list[Candidate]:
     own = [
         c if c is not None and (c.slot is not None or len(c.content.split()) >= _MIN_FACT_WORDS) else None for c in own
     ]
+    leads = [""] * len(spans)
+    for i in range(1, len(spans)):
+        before = own[i - 1]
+        if own[i] is None and before is not None:
+            leads[i], own[i] = _elliptical(before, sentence[spans[i][0] : spans[i][1]], ctx, role)
     if sum(c is not None for c in own) < 2 or all(c is None or c.slot is None for c in own):
         return [whole]
-    # [start, end, the fact's own candidate]
-    groups: list[tuple[int, int, Candidate]] = []
-    for (start, end), fact in zip(spans, own, strict=True):
+    # [start, end, the fact's own candidate, the lead it is said with]
+    groups: list[tuple[int, int, Candidate, str]] = []
+    for (start, end), fact, lead in zip(spans, own, leads, strict=True):
         if fact is None:
             if groups:
-                groups[-1] = (groups[-1][0], end, groups[-1][2])
+                groups[-1] = (groups[-1][0], end, groups[-1][2], groups[-1][3])
             continue
         if fact.slot is not None:
             same = next((i for i, g in enumerate(groups) if g[2].slot == fact.slot), None)
             if same is not None:
-                groups[same:] = [(groups[same][0], end, fact)]
+                groups[same:] = [(groups[same][0], end, fact, groups[same][3])]
                 continue
-        groups.append((spans[0][0] if not groups else start, end, fact))
+        groups.append((spans[0][0] if not groups else start, end, fact, lead))
     out: list[Candidate] = []
-    for start, end, fact in groups:
-        text = sentence[start:end] if len(groups) > 1 else sentence
+    for start, end, fact, lead in groups:
+        text = lead + sentence[start:end] if len(groups) > 1 else sentence
         found = _candidate(text, ctx, role) if len(groups) > 1 else whole
         if found is None:  # a rule anchored at the clause's start
             found = dataclasses.replace(fact, content=text[:MAX_CONTENT].rstrip())

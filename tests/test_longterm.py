@@ -206,6 +206,22 @@ def test_a_self_introduction_gives_name_and_team_and_a_move_supersedes_the_team(
     assert _hits(ltm.recall("who leads billing?", at=T0 - 1.5 * DAY)) == [("fact", 2, [])]
 
 
+def test_remember_takes_the_slot_of_its_one_slotted_fact(ltm: LongTermMemory) -> None:
+    # two facts, one with a slot: the memory (the whole text) holds that slot
+    first = ltm.remember("I'm the billing lead and I love long walks", at=T0 - DAY)
+    assert (first.memory_id, first.action, ltm.get(1).slot, ltm.get(1).value) == (
+        1,
+        "created",
+        ["user", "team"],
+        "billing",
+    )
+    moved = ltm.remember("I moved to the payments team", at=T0)
+    assert (moved.memory_id, moved.action, moved.superseded) == (2, "superseded", 1)
+    # two slotted facts: one memory cannot hold both, so it holds neither
+    both = ltm.remember("We use pytest for the tests and the database is Postgres.")
+    assert (both.memory_id, both.action, ltm.get(3).slot) == (3, "created", None)
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     values=st.lists(st.sampled_from(["Postgres", "MySQL", "SQLite", "DuckDB"]), min_size=1, max_size=6),

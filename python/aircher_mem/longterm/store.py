@@ -1343,9 +1343,10 @@ class LongTermMemory:
         clean = redact(raw)
         slot, value, rules = None, None, ["remember"]
         found = extract(clean, role="user")
-        if len(found) == 1 and found[0].slot is not None:
-            slot, value = found[0].slot, found[0].value
-            rules += list(found[0].rules)
+        slotted = [c for c in found if c.slot is not None]  # one memory: one slot, if one fact has it
+        if len(slotted) == 1:
+            slot, value = slotted[0].slot, slotted[0].value
+            rules += list(slotted[0].rules)
         candidate = Candidate(
             content=clean.strip(),
             kind=kind,

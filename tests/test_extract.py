@@ -1223,6 +1223,9 @@ UNCHANGED = [
     ("I'm French.", {}, []),
     ("I work on weekends.", {}, [("I work on weekends.", "fact", None, None)]),
     ("I own a dog.", {}, []),
+    ("I work on Mondays.", {}, [("I work on Mondays.", "fact", None, None)]),
+    ("I lead the way.", {}, []),
+    ("I lead the effort to migrate.", {}, []),
     ("I'm the tech lead.", {}, []),
     # two values of one setting, or a value after "is", stay one candidate
     ("I prefer tabs and spaces.", {}, [("I prefer tabs and spaces.", "fact", ("user", "indentation"), "tabs")]),

@@ -615,9 +615,10 @@ _NOT_NAME = (
 _NAME_END = r"(?=\s*(?:[,.!;:)]|—|–|-\s|$)|\s+(?:and|here|from)\b)"
 # A team or area ("billing", "the payments team"); words that name no team are not taken.
 _TEAM = (
-    r"(?P<v>(?!(?:the|it|this|that|them|things|stuff|something|everything|weekends?|a|an|my|our|his|her|their|your|"
-    r"tech|technical|team|project|projects|dev|development|time|call|by|with|to|from|at|in|on|for|example|"
-    r"myself|home|site)\b)[\w-]+(?: [\w-]+){0,2}?)"
+    r"(?P<v>(?!(?:the|it|this|that|them|things|stuff|something|everything|same|weekends?|(?:mon|tues|wednes|"
+    r"thurs|fri|satur|sun)days?|a|an|my|our|his|her|their|your|tech|technical|team|project|projects|dev|"
+    r"development|time|call|calls|meetings?|way|effort|charge|by|with|to|from|at|in|on|for|example|myself|home|"
+    r"site)\b)[\w-]+(?: (?!(?:to|of|for|with|by|at|in|on|from)\b)[\w-]+){0,2}?)"
 )
 _CLAUSE_END = r"(?=\s*(?:[,.;!]|$)|\s+(?:and|but|now|these days|nowadays)\b)"
 

@@ -2229,7 +2229,7 @@ class LongTermMemory:
         fused = fuse(channels, self.retrieval.normalization)
         sessions = self._session_scores(text)
         scored: dict[str, _Scored] = {}
-        relevance: dict[str, float] = {}  # memory key -> fused score, whatever its status
+        replaced: dict[int, float] = {}  # superseded memories the query matches -> fused score
 
         def terms(memory: _Memory) -> tuple[float, float, float]:
             return (
@@ -2257,7 +2257,8 @@ class LongTermMemory:
                 memory = self._memories.get(item)
                 if memory is None:
                     continue
-                relevance[key] = value
+                if memory.superseded_by is not None:
+                    replaced[item] = value
                 if when is None and memory.status != "active":
                     continue
                 if when is not None and not memory.valid_at(when):
@@ -2282,17 +2283,13 @@ class LongTermMemory:
         # that memory takes the turn's score (as a memory takes its own turn's), the
         # turn comes right after it, noted, and folds into none of its memories.
         corrected: dict[int, str] = {}
-        for key, entry in list(scored.items()):
-            kind, item = _parse_key(key)
-            linked = self._memories_of.get(item) if kind == "turn" else None
-            if not linked:
-                continue
-            replaced = sorted(
-                (m for m in linked if self._memories[m].superseded_by is not None and _memory_key(m) in relevance),
-                key=lambda m: (-relevance[_memory_key(m)], m),
-            )
+        stale = {_turn_key(t) for m in replaced for t in self._sources.get(m, ()) if _turn_key(t) in scored}
+        for entry in sorted((scored[key] for key in stale), key=lambda s: (-s.score, s.key)):
+            item = _parse_key(entry.key)[1]
+            linked = self._memories_of[item]
+            said = sorted((m for m in linked if m in replaced), key=lambda m: (-replaced[m], m))
             successor = next(
-                (s for s in (self._successor(self._memories[m], when) for m in replaced) if s is not None), None
+                (s for s in (self._successor(self._memories[m], when) for m in said) if s is not None), None
             )
             if successor is None or successor.id in linked:  # the turn says the new value too
                 continue
@@ -2312,8 +2309,8 @@ class LongTermMemory:
                         usage * policy.recall_usage_weight,
                     )
             else:  # memories of its kind are not asked for: the turns that say it
-                said = [scored[_turn_key(t)] for t in self._sources.get(successor.id, {}) if _turn_key(t) in scored]
-                target = max(said, key=lambda s: (s.score, s.key), default=None)
+                saying = [scored[_turn_key(t)] for t in self._sources.get(successor.id, {}) if _turn_key(t) in scored]
+                target = max(saying, key=lambda s: (s.score, s.key), default=None)
             if target is None:
                 continue
             if entry.score > target.score:

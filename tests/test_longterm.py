@@ -179,6 +179,11 @@ def test_a_correction_supersedes_only_the_fact_it_corrects_and_wins_recall(ltm: 
     ]
     assert _hits(ltm.recall("which database do we use?", kinds=["fact"])) == [("fact", 3, []), ("fact", 1, [])]
     assert _hits(ltm.recall("is the database Postgres?")) == [("fact", 3, []), ("turn", 1, ["superseded by #3"])]
+    # after it, at= ranks as now does
+    assert _hits(ltm.recall("is the database Postgres?", at=T0 - 0.5 * DAY)) == [
+        ("fact", 3, []),
+        ("turn", 1, ["superseded by #3"]),
+    ]
     # before the correction the old value was valid: it ranks first, with no note
     assert _hits(ltm.recall("is the database Postgres?", at=T0 - 1.5 * DAY)) == [("fact", 2, [])]
     # a query the old value does not match folds the turn into its fact as before

@@ -8,7 +8,7 @@ project facts, instructions, decisions and state changes.
 
 Each fact yields one :class:`Candidate`, which lists every rule that matched it: a
 sentence is one candidate, unless its clauses (joined by ";", ",", "and", "but",
-"also") state two facts or more, one of them with a slot ("We use pytest for the
+", also") state two facts or more, one of them with a slot ("We use pytest for the
 tests and the database is Postgres"): then each such clause is one, so that a
 correction supersedes only the fact it corrects. Self-introductions give the
 speaker's name and team ("Hi, I'm Dana, lead on billing"; "I moved to the
@@ -1403,9 +1403,9 @@ def _facts(sentence: str, ctx: _Ctx, role: str) -> list[Candidate]:
 
 def extract(text: str, *, role: str = "user", speaker: str | None = None) -> list[Candidate]:
     """Candidate memories in ``text``, in text order, one per fact: a sentence
-    whose clauses (joined by ";", ",", "and", "but", "also") state several facts
-    gives one candidate per clause, so that a later correction supersedes only the
-    fact it corrects.
+    whose clauses (joined by ";", ",", "and", "but", "whereas", ", also") state
+    several facts, one with a slot, gives one candidate per clause (see
+    ``_facts``), so that a later correction supersedes only the fact it corrects.
 
     ``role`` is "user" or "assistant": the assistant's instructions, plans, likes and
     personal chatter are not extracted, and its first person is the subject

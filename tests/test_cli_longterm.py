@@ -180,6 +180,14 @@ def test_forget_a_session_and_a_text_with_their_turns(store: Path, fixed_clock: 
     assert as_json(store, "stats")["longterm"]["turns"] == 0
 
 
+def test_recall_marks_a_turn_whose_value_was_corrected(store: Path, fixed_clock: list[float]) -> None:
+    ok(store, "add-turn", "--session", "s", "--role", "user", "--text", "The database is Postgres.")
+    ok(store, "add-turn", "--session", "s", "--role", "user", "--text", "Actually, the database is MySQL.")
+    rows = ok(store, "recall", "which database do we use?").splitlines()[3:]
+    assert [row.split()[1:3] for row in rows] == [["fact", "2"], ["turn", "1"]]
+    assert "The database is Postgres. (superseded by #2)" in rows[1]
+
+
 def test_gc_dry_run_shows_what_it_would_do_and_changes_nothing(store: Path, fixed_clock: list[float]) -> None:
     ok(store, "add-turn", "--session", "s0", "--role", "user", "--text", "I prefer tabs.", "--at", iso(NOW - 60 * DAY))
     for _ in range(4):  # the same memory four times: hits 3, promoted

@@ -515,7 +515,15 @@ def show_recall(r: Recall, out: Output) -> None:
         out.table(
             ["#", "kind", "id", "score", "content", "said by", "matched"],
             [
-                (n, h.kind, h.id, f"{h.score:.3f}", _short(h.content, 60), _said(h.turns), ", ".join(h.matched))
+                (
+                    n,
+                    h.kind,
+                    h.id,
+                    f"{h.score:.3f}",
+                    _short(h.content, 60) + "".join(f" ({note})" for note in h.notes),
+                    _said(h.turns),
+                    ", ".join(h.matched),
+                )
                 for n, h in enumerate(r.hits, 1)
             ],
         )

@@ -342,6 +342,117 @@ def test_a_server_json_naming_a_live_pid_but_no_server_falls_back_to_the_store(t
         assert http.discover(root) is not None  # the pid lives (this test's parent)
         code, out, err = console(root, "remember", "--text", "Deploys go through staging first", "--json")
         assert (code, json.loads(out)["memory_id"]) == (0, 1)
-        assert "no aircher-mem server answers for" in err and "opening the store here" in err
+        assert f"server.json names pid {os.getppid()} at 127.0.0.1:{port} but nothing there proves the token" in err
+        assert "stale; ignored (no aircher-mem server listens at" in err
         code, out, _ = console(root, "list", "--json")
         assert code == 0 and [m["content"] for m in json.loads(out)["memories"]] == ["Deploys go through staging first"]
+
+
+# -- a stale server.json: the pid lives on, a stranger listens on the port ------------------
+
+
+class Stranger:
+    """A plain TCP server on a free loopback port, not aircher-mem: it records every
+    byte it receives and answers each connection with a 200 and ``{}``, as any small
+    HTTP service would."""
+
+    def __init__(self) -> None:
+        import socket
+        import threading
+
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.port: int = self.sock.getsockname()[1]
+        self.received = bytearray()
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    def serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                conn.settimeout(2)
+                data = b""
+                try:
+                    while b"\r\n\r\n" not in data:
+                        chunk = conn.recv(65536)
+                        if not chunk:
+                            break
+                        data += chunk
+                    head, _, rest = data.partition(b"\r\n\r\n")
+                    for line in head.split(b"\r\n"):
+                        if line.lower().startswith(b"content-length:"):
+                            while len(rest) < int(line.split(b":")[1]):
+                                chunk = conn.recv(65536)
+                                if not chunk:
+                                    break
+                                rest += chunk
+                    data = head + b"\r\n\r\n" + rest
+                except OSError:
+                    pass
+                self.received += data
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}")
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def test_a_stale_server_json_never_sends_the_token_or_the_text_to_a_stranger(tmp_path: Path) -> None:
+    """server.json names a live pid (this test's process) and a port where another
+    program listens: the CLI and a hook send it neither the token nor any text,
+    treat the file as stale and use the store; ``doctor`` says so, ``serve``
+    replaces the file."""
+    import os
+
+    root = fresh_project(tmp_path / "repo")
+    stranger = Stranger()
+    token = "stale-token-" + "s" * 30
+    try:
+        http._write_info(http.server_file(root), http.ServerInfo("127.0.0.1", stranger.port, os.getpid(), token))
+        assert http.discover(root) is not None  # the pid lives
+        secret = "I prefer tabs over spaces, says zebra-quartz."
+        code, out, err = console(root, "add-turn", "--session", "s", "--role", "user", "--text", secret, "--json")
+        assert (code, json.loads(out)["turn_id"]) == (0, 1), err
+        assert f"names pid {os.getpid()} at 127.0.0.1:{stranger.port} but nothing there proves the token" in err
+        payload = json.dumps(
+            {
+                "session_id": "s",
+                "hook_event_name": "UserPromptSubmit",
+                "cwd": str(root),
+                "prompt": "zebra-quartz again?",
+            }
+        )
+        done = subprocess.run([SCRIPT, "hook", "UserPromptSubmit"], input=payload, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        code, out, _ = console(root, "get-context", "--session", "s", "--json")
+        assert code == 0 and [t["text"] for t in json.loads(out)["short_term"]] == [secret, "zebra-quartz again?"]
+        code, out, _ = console(root, "doctor", "--json")
+        [check] = [c for c in json.loads(out)["checks"] if c["check"] == "server"]
+        assert check == {
+            "check": "server",
+            "status": "warn",
+            "detail": f"server.json names pid {os.getpid()} at 127.0.0.1:{stranger.port} "
+            "but nothing there proves the token: stale",
+        }
+        received = bytes(stranger.received)
+        assert token.encode() not in received and b"zebra-quartz" not in received and b"tabs" not in received
+        assert received.count(b"GET /health?challenge=") >= 3  # all it saw: the challenges
+        proc, info = start_serve(root)  # serve replaces the stale file (no exit 4)
+        try:
+            assert info.pid == proc.pid and info.port != stranger.port
+            code, out, _ = console(root, "doctor", "--json")
+            [check] = [c for c in json.loads(out)["checks"] if c["check"] == "server"]
+            assert check == {
+                "check": "server",
+                "status": "ok",
+                "detail": f"pid {proc.pid} serves this project at http://127.0.0.1:{info.port}",
+            }
+        finally:
+            stop_serve(proc)
+    finally:
+        stranger.close()
+    assert token.encode() not in bytes(stranger.received)

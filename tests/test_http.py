@@ -5,6 +5,8 @@ found through server.json and driven by the stdlib ``Client``."""
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import os
 import signal
@@ -23,6 +25,7 @@ import jsonschema
 import pytest
 from aircher_mem.errors import InvalidInputError, StoreLockedError, UnknownMemoryError, UnknownSymbolError
 from aircher_mem.interfaces import http, wire
+from conftest import serving
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
@@ -441,8 +444,6 @@ def test_discover_ignores_missing_stale_and_unreadable_files(tmp_path: Path) -> 
     live = {"host": "127.0.0.1", "port": 8787, "pid": os.getpid(), "token": "t"}
     write_info(tmp_path, **live)
     assert http.discover(tmp_path) == http.ServerInfo("127.0.0.1", 8787, os.getpid(), "t")
-    client = http.Client.discover(tmp_path, timeout=0.5)
-    assert client is not None and (client.port, client.token, client.timeout) == (8787, "t", 0.5)
     for bad in (
         {**live, "pid": dead_pid()},
         {**live, "host": "10.0.0.1"},
@@ -457,6 +458,49 @@ def test_discover_ignores_missing_stale_and_unreadable_files(tmp_path: Path) -> 
     http.server_file(tmp_path).write_bytes(b"\x00not json")
     assert http.discover(tmp_path) is None
     assert http.Client.discover(tmp_path) is None
+
+
+def test_a_client_trusts_server_json_only_when_its_server_proves_the_token(tmp_path: Path, memory: am.Memory) -> None:
+    """Client.discover asks for the proof before anything else: a file naming a
+    live pid and a port where nothing listens is stale (None); a real server is
+    proven once, and what it answers is the HMAC of the challenge and its pid."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))  # bound, never listening
+        port = sock.getsockname()[1]
+        write_info(tmp_path, host="127.0.0.1", port=port, pid=os.getpid(), token="t")
+        assert http.discover(tmp_path) == http.ServerInfo("127.0.0.1", port, os.getpid(), "t")
+        assert http.Client.discover(tmp_path, timeout=0.5) is None
+        check = http.server_check(tmp_path)
+        assert (check.check, check.status, check.detail) == (
+            "server",
+            "warn",
+            f"server.json names pid {os.getpid()} at 127.0.0.1:{port} but nothing there proves the token: stale",
+        )
+    http.server_file(tmp_path).unlink()
+    assert http.server_check(tmp_path).detail == "no server.json: no server runs for this project"
+    challenge = "ab" * 16
+    app = http.build_app(memory, token=TOKEN)
+    with TestClient(app, base_url=BASE) as anonymous:
+        answer = ok(anonymous.get(f"/health?challenge={challenge}"))
+        expected = hmac.new(TOKEN.encode(), f"aircher-mem {os.getpid()} {challenge}".encode(), hashlib.sha256)
+        assert answer == {"ok": True, "version": am.__version__, "pid": os.getpid(), "proof": expected.hexdigest()}
+        for bad in ("ab" * 15, "AB" * 16, "xy" * 16, "ab" * 65):
+            err(anonymous.get(f"/health?challenge={bad}"), 400, "invalid_input")
+    (tmp_path / "other").mkdir()
+    with am.Memory.open(tmp_path / "other", create=True) as other, serving(other) as served:
+        client = http.Client.discover(other.root, timeout=5)
+        assert client is not None and client.proven and client.pid == os.getpid()
+        proofs: list[None] = []
+        prove = client.prove
+        client.prove = lambda: proofs.append(prove())  # type: ignore[method-assign, func-returns-value]
+        client.request("GET", "/stats")
+        client.request("GET", "/stats")
+        assert served.requests == [("GET", "/stats"), ("GET", "/stats")] and proofs == []  # proven once
+        client.proven = False
+        client.request("GET", "/stats")
+        assert proofs == [None]
 
 
 def test_the_client_raises_the_class_of_the_error_code() -> None:
@@ -540,11 +584,18 @@ def test_a_real_server_end_to_end(project: Path) -> None:
             client.request("GET", f"/memories/{mid}/why")
         with pytest.raises(InvalidInputError, match="unknown field"):
             client.request("POST", "/recall", json={"query": "x", "colour": 1})
-        with pytest.raises(http.HTTPError) as denied:
+        # a client with a wrong token finds the server unproven and sends nothing
+        with pytest.raises(http.ServerNotProvenError, match="does not prove it knows the token"):
             http.Client(info.host, info.port, "wrong").request("GET", "/stats")
-        assert (denied.value.status, denied.value.code) == (401, "unauthorized")
-        # the Host check on a real socket, and a second server on the same root
+        with pytest.raises(http.ServerNotProvenError):  # another pid than server.json's
+            http.Client(info.host, info.port, info.token, pid=info.pid + 1).prove()
+        # the Host check on a real socket, the token check, and a second server on the same root
         import http.client as hc
+
+        conn = hc.HTTPConnection("127.0.0.1", info.port, timeout=10)
+        conn.request("GET", "/stats", headers={"Authorization": "Bearer wrong"})
+        assert conn.getresponse().status == 401
+        conn.close()
 
         conn = hc.HTTPConnection("127.0.0.1", info.port, timeout=10)
         conn.request("GET", "/health", headers={"Host": "attacker.example"})

@@ -944,11 +944,20 @@ class Memory:
         return InitResult(str(self.root), str(self.store), self.created)
 
     @classmethod
-    def doctor(cls, root: str | os.PathLike[str] | None = None, *, deep: bool = False) -> Doctor:
+    def doctor(
+        cls,
+        root: str | os.PathLike[str] | None = None,
+        *,
+        deep: bool = False,
+        server: Callable[[Path], Check] | None = None,
+    ) -> Doctor:
         """Checks the installed packages, the store, the config, the token encoding,
         the episodic store and the graph; every failure is reported, none stops the
         others. A store held by another process is a warning. ``deep`` also builds
-        the graph afresh and compares it with the stored one (slow on large trees)."""
+        the graph afresh and compares it with the stored one (slow on large trees).
+        ``server`` looks at the project's server.json (``aircher-mem doctor`` passes
+        ``interfaces.http.server_check``: a stale file is a warning); its check
+        follows the store's."""
         checks: list[Check] = []
 
         def check(name: str, probe: Callable[[], str]) -> None:
@@ -972,6 +981,11 @@ class Memory:
             checks.append(Check("store", "ok", str(memory.store)))
         except AircherError as exc:
             checks.append(Check("store", "fail", str(exc)))
+        if server is not None and memory is not None:
+            try:
+                checks.append(server(memory.root))
+            except Exception as exc:  # doctor reports every failure, it never stops at one
+                checks.append(Check("server", "fail", f"{type(exc).__name__}: {exc}"))
         policy = memory.policy if memory is not None else Policy()
 
         def config() -> str:

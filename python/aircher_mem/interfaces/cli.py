@@ -41,6 +41,7 @@ from ..memory import REFERENCE_KINDS, STORE_DIR, TASK_ACTIONS, Memory, find_root
 from ..results import (
     Calls,
     CallSite,
+    Check,
     CodeResult,
     CodeSearch,
     CoEdits,
@@ -157,6 +158,15 @@ def _connect(root: Path, *, create: bool) -> Verbs:
     except ImportError:  # a checkout without the HTTP module: the store itself
         return Memory.open(root, create=create)
     return connect(root, create=create)
+
+
+def _server_check() -> Callable[[Path], Check] | None:
+    """``doctor``'s look at server.json (None without the HTTP module)."""
+    try:
+        from .http import server_check  # type: ignore[import-not-found, unused-ignore]
+    except ImportError:
+        return None
+    return server_check  # type: ignore[no-any-return, unused-ignore]
 
 
 def _open(args: argparse.Namespace) -> Verbs:
@@ -684,7 +694,7 @@ COMMANDS: dict[str, Command] = {
     "patterns": _with_memory(lambda m, a: m.patterns(a.type, min_count=a.min_count)),
     "stats": _with_memory(lambda m, a: m.stats()),
     "context": _with_memory(lambda m, a: m.preview_context(a.message, max_tokens=a.budget, code_tokens=a.code_tokens)),
-    "doctor": lambda a: Memory.doctor(a.root, deep=a.deep),
+    "doctor": lambda a: Memory.doctor(a.root, deep=a.deep, server=_server_check()),
     # long-term memory
     "add-turn": _with_memory(
         lambda m, a: m.add_turn(a.session, a.role, a.text, speaker=a.speaker, at=a.at, extract=not a.no_extract)

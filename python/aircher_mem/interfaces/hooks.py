@@ -416,11 +416,12 @@ class _Verbs:
 
 @contextmanager
 def _backend(root: Path, policy: Policy, deadline: float) -> Iterator[_Verbs]:
-    """The project's server when one runs (``.aircher/server.json``), else the
-    store opened here."""
+    """The project's server when one runs (``.aircher/server.json``, and the server
+    proves it knows the file's token), else the store opened here."""
     from .http import Client, RemoteMemory
 
-    client = Client.discover(root)
+    left = max(0.05, deadline - time.monotonic())
+    client = Client.discover(root, timeout=left, proof_timeout=min(left, policy.server.proof_timeout_seconds))
     if client is not None:
         client.timeout = max(0.05, deadline - time.monotonic())
         with RemoteMemory(client, root, fallback=lambda: Memory.open(root, create=False, policy=policy)) as remote:

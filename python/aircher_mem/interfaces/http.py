@@ -45,6 +45,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import datetime as dt
+import hashlib
 import hmac
 import http.client
 import inspect
@@ -83,6 +84,7 @@ from ..errors import (
 )
 from ..longterm.store import KINDS
 from ..memory import STORE_DIR, Memory, find_root
+from ..results import Check
 from . import wire
 
 if typing.TYPE_CHECKING:  # imported when serving or testing only
@@ -99,6 +101,8 @@ __all__ = [
     "HTTPError",
     "ServerUnavailableError",
     "ServerGoneError",
+    "ServerNotProvenError",
+    "server_check",
     "ROUTES",
     "Route",
     "Field",
@@ -145,6 +149,14 @@ class ServerGoneError(ServerUnavailableError):
     request was not sent (safe to make elsewhere)."""
 
     code = "server_gone"
+
+
+class ServerNotProvenError(ServerGoneError):
+    """What listens where server.json said did not prove it knows the file's token
+    (a stale file: its pid and port now belong to other programs); neither the
+    token nor the request was sent to it."""
+
+    code = "server_not_proven"
 
 
 def _subclasses(cls: type[AircherError]) -> Iterator[type[AircherError]]:
@@ -283,7 +295,15 @@ ROUTES: tuple[Route, ...] = (
         "/health",
         "health",
         (),
-        "Liveness: ok and the version (no token needed).",
+        "Liveness: ok and the version (no token needed); with a challenge, the server's pid and its proof "
+        "that it knows the token.",
+        (
+            Field(
+                "challenge",
+                description="32 to 128 lowercase hex digits, random: the answer adds pid and proof, "
+                "HMAC-SHA256(token, 'aircher-mem <pid> <challenge>') in hex.",
+            ),
+        ),
         auth=False,
     ),
     Route("GET", "/openapi.json", "openapi", (), "This API's OpenAPI 3.1 description."),
@@ -629,6 +649,37 @@ class Health:
     version: str
 
 
+@dataclasses.dataclass(frozen=True)
+class HealthProof:
+    """``GET /health?challenge=...``: the server's pid, and the HMAC of the challenge
+    and that pid keyed by the token, which only the server that wrote server.json can
+    compute."""
+
+    ok: bool
+    version: str
+    pid: int
+    proof: str
+
+
+_CHALLENGE = re.compile(r"[0-9a-f]{32,128}")
+
+
+def proof(token: str, challenge: str, pid: int) -> str:
+    """What a server holding ``token`` answers to ``challenge`` (hex HMAC-SHA256)."""
+    message = f"aircher-mem {pid} {challenge}".encode("ascii")
+    return hmac.new(token.encode("utf-8"), message, hashlib.sha256).hexdigest()
+
+
+def _health(token: str, args: Mapping[str, Any]) -> Health | HealthProof:
+    challenge = args.get("challenge")
+    if challenge is None:
+        return Health(True, __version__)
+    if not _CHALLENGE.fullmatch(challenge):
+        raise _bad("challenge must be 32 to 128 lowercase hex digits")
+    pid = os.getpid()
+    return HealthProof(True, __version__, pid, proof(token, challenge, pid))
+
+
 # -- request parsing --------------------------------------------------------------------
 
 
@@ -930,8 +981,6 @@ def build_app(
     def handler(route: Route) -> Callable[[Request], Any]:
         async def handle(request: Request) -> Any:
             try:
-                if route.verb == "health":
-                    return _json_response(Health(True, __version__))
                 if route.verb == "openapi":
                     return _json_response(spec)
                 args: dict[str, Any] = {}
@@ -951,6 +1000,8 @@ def build_app(
                         raise _bad(f"repeated query parameter: {', '.join(repeated)}")
                     _check_text(pairs)
                     args.update(arguments(route, dict(pairs), query=True))
+                if route.verb == "health":
+                    return _json_response(_health(token, args))
                 if route.call is not None:
                     result = await run_in_threadpool(route.call, memory, args)
                 elif route.body_arg is not None:
@@ -1110,7 +1161,7 @@ def openapi() -> dict[str, Any]:
     paths: dict[str, Any] = {}
     for route in ROUTES:
         if route.verb == "health":
-            result: dict[str, Any] = type_schema(Health, components)
+            result: dict[str, Any] = {"anyOf": [type_schema(t, components) for t in (Health, HealthProof)]}
         elif route.verb == "openapi":
             result = {"type": "object"}
         elif len(route.result) == 1:
@@ -1218,18 +1269,54 @@ def _read_info(path: Path) -> ServerInfo | None:
 
 
 def discover(root: str | os.PathLike[str]) -> ServerInfo | None:
-    """The server running for the project at ``root``, from its server.json; None
-    when there is none (no file, unreadable, or its pid is dead). It does not
-    connect: a client that gets no answer raises :class:`ServerUnavailableError`."""
+    """What the project's server.json says, when its pid lives; None when there is
+    no file, it is unreadable or its pid is dead. It does not connect: a pid can
+    live on in another program, so :meth:`Client.discover` (and :func:`connect`)
+    also ask the server to prove it knows the token before trusting the file."""
     info = _read_info(server_file(root))
     if info is None or not _alive(info.pid):
         return None
     return info
 
 
-def _write_info(path: Path, info: ServerInfo) -> None:
+def _live(info: ServerInfo, timeout: float) -> bool:
+    """Whether the server ``info`` names runs: its pid lives and what listens on its
+    port proves it knows the token."""
+    if not _alive(info.pid):
+        return False
+    try:
+        Client(info.host, info.port, info.token, pid=info.pid, timeout=timeout, proof_timeout=timeout).prove()
+    except ServerUnavailableError:
+        return False
+    return True
+
+
+def _stale(path: Path, info: ServerInfo) -> str:
+    return f"{path.name} names pid {info.pid} at {info.host}:{info.port} but nothing there proves the token: stale"
+
+
+def server_check(root: str | os.PathLike[str], *, timeout: float | None = None) -> Check:
+    """``doctor``'s look at the project's server.json: ok when there is none or its
+    server proves it knows the token, a warning when the file is stale."""
+    path = server_file(root)
+    if not path.exists():
+        return Check("server", "ok", f"no {SERVER_FILE}: no server runs for this project")
+    info = _read_info(path)
+    if info is None:
+        return Check("server", "warn", f"{SERVER_FILE} is not what serve writes: stale")
+    if not _alive(info.pid):
+        return Check("server", "warn", f"{SERVER_FILE} names pid {info.pid}, which is not running: stale")
+    wait = ServerPolicy().proof_timeout_seconds if timeout is None else timeout
+    if not _live(info, wait):
+        return Check("server", "warn", _stale(path, info))
+    return Check("server", "ok", f"pid {info.pid} serves this project at http://{info.host}:{info.port}")
+
+
+def _write_info(path: Path, info: ServerInfo, *, proof_timeout: float | None = None) -> None:
     """Writes server.json (0600) atomically and exclusively: a live server's file
-    is never replaced (:class:`StoreLockedError`), a stale one is."""
+    (one whose server proves it knows its token) is never replaced
+    (:class:`StoreLockedError`), a stale one is."""
+    wait = ServerPolicy().proof_timeout_seconds if proof_timeout is None else proof_timeout
     data = json.dumps(dataclasses.asdict(info)).encode("utf-8")
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -1249,7 +1336,7 @@ def _write_info(path: Path, info: ServerInfo) -> None:
                 return
             except FileExistsError:
                 other = _read_info(path)
-                if other is not None and other.pid != os.getpid() and _alive(other.pid):
+                if other is not None and other != info and _live(other, wait):
                     raise _already(path, other) from None
                 path.unlink(missing_ok=True)
             except OSError:  # no hard links here: replace (the live check above was done)
@@ -1323,7 +1410,7 @@ def serve(
         if memory.root in _RUNNING:
             raise StoreLockedError(f"this process already serves {memory.root}")
         other = _read_info(path)
-        if other is not None and other.pid != os.getpid() and _alive(other.pid):
+        if other is not None and _live(other, memory.policy.server.proof_timeout_seconds):
             raise _already(path, other)
         if main:  # a signal before uvicorn runs stops us; uvicorn re-raises its signal here at the end
             for sig in (signal.SIGINT, signal.SIGTERM):
@@ -1373,18 +1460,91 @@ class Client:
     when no server runs), then ``request(method, path, json=, params=)`` returns the
     result's JSON or raises the :class:`AircherError` subclass named by the error's
     code (:class:`HTTPError` for HTTP's own, :class:`ServerUnavailableError` when
-    nothing answers within ``timeout`` seconds)."""
+    nothing answers within ``timeout`` seconds).
 
-    def __init__(self, host: str, port: int, token: str, *, timeout: float = 10.0) -> None:
+    Before its first request (and after a request the server did not answer) the
+    client has the server prove it knows the token (:meth:`prove`): what listens at
+    ``host:port`` gets the token and a request only once it has."""
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        token: str,
+        *,
+        timeout: float = 10.0,
+        pid: int | None = None,
+        proof_timeout: float | None = None,
+    ) -> None:
         self.host, self.port, self.token, self.timeout = host, port, token, timeout
+        #: The pid the server must report (server.json's); None: any.
+        self.pid = pid
+        self.proof_timeout = ServerPolicy().proof_timeout_seconds if proof_timeout is None else proof_timeout
+        self.proven = False
 
     @classmethod
-    def discover(cls, root: str | os.PathLike[str], *, timeout: float = 10.0) -> Client | None:
+    def discover(
+        cls, root: str | os.PathLike[str], *, timeout: float = 10.0, proof_timeout: float | None = None
+    ) -> Client | None:
+        """A proven client of the server named in the project's server.json; None
+        when there is no file, its pid is dead, or nothing at its port proves it
+        knows the token (a stale file: logged as a warning and ignored)."""
         info = discover(root)
-        return None if info is None else cls(info.host, info.port, info.token, timeout=timeout)
+        if info is None:
+            return None
+        client = cls(info.host, info.port, info.token, timeout=timeout, pid=info.pid, proof_timeout=proof_timeout)
+        try:
+            client.prove()
+        except ServerUnavailableError as exc:
+            log.warning("%s; ignored (%s)", _stale(server_file(root), info), exc)
+            return None
+        return client
 
     def __repr__(self) -> str:
         return f"Client(http://{self.host}:{self.port})"
+
+    def prove(self) -> None:
+        """Sends ``GET /health?challenge=<random hex>`` (no token, nothing else) and
+        checks, in constant time, that the answer is the token's HMAC of the
+        challenge and the pid (server.json's, when given); raises
+        :class:`ServerNotProvenError` (or :class:`ServerGoneError`: nothing
+        listens) when it is not. Proven once, a client does not ask again until a
+        request goes unanswered."""
+        challenge = secrets.token_hex(16)
+        try:
+            status, data = self._exchange(
+                "GET",
+                f"/health?challenge={challenge}",
+                None,
+                {"Accept": "application/json"},
+                min(self.timeout, self.proof_timeout),
+                limit=65_536,
+            )
+        except ServerGoneError:
+            raise
+        except ServerUnavailableError as exc:
+            raise ServerNotProvenError(
+                f"{self.host}:{self.port} gave no proof that it knows the token ({exc}); nothing was sent to it"
+            ) from None
+        try:
+            answer = _loads(data)
+        except ValueError:
+            answer = None
+        pid = answer.get("pid") if isinstance(answer, dict) else None
+        given = answer.get("proof") if isinstance(answer, dict) else None
+        if (
+            status != 200
+            or not isinstance(pid, int)
+            or isinstance(pid, bool)
+            or not isinstance(given, str)
+            or (self.pid is not None and pid != self.pid)
+            or not hmac.compare_digest(given.encode("utf-8"), proof(self.token, challenge, pid).encode("ascii"))
+        ):
+            raise ServerNotProvenError(
+                f"what answers at {self.host}:{self.port} does not prove it knows the token "
+                f"(HTTP {status}); nothing was sent to it"
+            )
+        self.proven = True
 
     def request(
         self,
@@ -1396,6 +1556,8 @@ class Client:
     ) -> Any:
         """Sends one request (``path`` already %-quoted; ``params`` None values are
         left out, booleans sent as true/false) and returns the decoded JSON body."""
+        if not self.proven:
+            self.prove()
         if params:
             query = {
                 k: ("true" if v else "false") if isinstance(v, bool) else str(v)
@@ -1409,8 +1571,33 @@ class Client:
         if json is not None:
             body = _dumps(json)
             headers["Content-Type"] = "application/json"
+        try:
+            status, data = self._exchange(method, path, body, headers, self.timeout)
+        except ServerUnavailableError:
+            self.proven = False  # whatever listens there next proves itself first
+            raise
+        try:
+            decoded = _loads(data)
+        except ValueError:
+            raise HTTPError(f"HTTP {status}: not JSON: {data[:200]!r}", status=status, code="http") from None
+        if status < 400:
+            return decoded
+        raise _client_error(status, decoded)
+
+    def _exchange(
+        self,
+        method: str,
+        path: str,
+        body: bytes | None,
+        headers: dict[str, str],
+        timeout: float,
+        *,
+        limit: int | None = None,
+    ) -> tuple[int, bytes]:
+        """One request on a fresh connection: the status and (up to ``limit`` bytes
+        of) the body."""
         address = "127.0.0.1" if self.host == "localhost" else self.host
-        conn = http.client.HTTPConnection(address, self.port, timeout=self.timeout)
+        conn = http.client.HTTPConnection(address, self.port, timeout=timeout)
         try:
             try:
                 conn.connect()
@@ -1420,20 +1607,13 @@ class Client:
                 ) from None
             conn.request(method, path, body=body, headers=headers)
             response = conn.getresponse()
-            status, data = response.status, response.read()
+            return response.status, response.read() if limit is None else response.read(limit)
         except (OSError, http.client.HTTPException) as exc:
             raise ServerUnavailableError(
                 f"the aircher-mem server at {self.host}:{self.port} did not answer: {exc or type(exc).__name__}"
             ) from None
         finally:
             conn.close()
-        try:
-            decoded = _loads(data)
-        except ValueError:
-            raise HTTPError(f"HTTP {status}: not JSON: {data[:200]!r}", status=status, code="http") from None
-        if status < 400:
-            return decoded
-        raise _client_error(status, decoded)
 
 
 # -- Memory over HTTP -------------------------------------------------------------------
@@ -1569,15 +1749,16 @@ def connect(
     root: str | os.PathLike[str] | None = None, *, create: bool = False, policy: Policy | None = None
 ) -> Memory | RemoteMemory:
     """The project's memory: a :class:`RemoteMemory` when a server runs for it
-    (:func:`discover`), else ``Memory.open(root, create=create)``. ``root``
+    (:meth:`Client.discover`: it proved it knows server.json's token), else
+    ``Memory.open(root, create=create)`` (a stale server.json is ignored). ``root``
     defaults to the nearest folder with a store from here upward. The remote one
     falls back to the store itself when nothing listens where server.json says."""
     if root is None:
         root = find_root()
-    client = Client.discover(root)
+    server = (policy or Policy.load(Path(root))).server
+    client = Client.discover(root, timeout=server.client_timeout_seconds, proof_timeout=server.proof_timeout_seconds)
     if client is None:
         return Memory.open(root, create=create, policy=policy)
-    client.timeout = (policy or Policy.load(Path(root))).server.client_timeout_seconds
     where = Path(root)
     return RemoteMemory(client, where.resolve(), fallback=lambda: Memory.open(where, create=create, policy=policy))
 

@@ -523,9 +523,9 @@ def serve(root: str | os.PathLike[str], *, index: bool | None = None, refresh_se
     if refresh_seconds is not None:
         loaded = Policy.load(Path(root))
         policy = dataclasses.replace(loaded, server=dataclasses.replace(loaded.server, refresh_seconds=refresh_seconds))
-    client = Client.discover(root)
+    server = (policy or Policy.load(Path(root))).server
+    client = Client.discover(root, timeout=server.client_timeout_seconds, proof_timeout=server.proof_timeout_seconds)
     if client is not None:  # the project's HTTP server holds the store: be its client
-        client.timeout = (policy or Policy.load(Path(root))).server.client_timeout_seconds
         print(f"aircher-mem: {root}: using the server at http://{client.host}:{client.port}", file=sys.stderr)
         with RemoteMemory(
             client, Path(root).resolve(), fallback=lambda: Memory.open(Path(root), policy=policy)

@@ -456,3 +456,58 @@ def test_a_stale_server_json_never_sends_the_token_or_the_text_to_a_stranger(tmp
     finally:
         stranger.close()
     assert token.encode() not in bytes(stranger.received)
+
+
+def test_the_cli_and_a_hook_beside_aircher_mem_mcp_go_through_it(tmp_path: Path) -> None:
+    """``aircher-mem mcp`` holding the store serves it as ``aircher-mem serve``
+    would: server.json names it, a CLI command and a hook in other processes are
+    answered by it, and what they stored is what its tools recall; the file is
+    gone when it exits."""
+    root = fresh_project(tmp_path / "repo")
+    params = StdioServerParameters(command=SCRIPT, args=["mcp", "--root", str(root), "--no-index"], cwd=str(root))
+    seen: dict[str, Any] = {}
+    payload = json.dumps(
+        {
+            "session_id": "h",
+            "hook_event_name": "UserPromptSubmit",
+            "cwd": str(root),
+            "prompt": "Releases are tagged on Fridays.",
+        }
+    )
+
+    async def session() -> None:
+        with open(tmp_path / "mcp-stderr.txt", "w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write):
+                async with ClientSession(read, write) as mcp:
+                    await mcp.initialize()
+                    made = await mcp.call_tool("remember", {"content": "Deploys go through staging first"})
+                    seen["remember"] = json.loads(text(made))
+                    seen["info"] = http.discover(root)
+                    argv = ("add-turn", "--session", "s", "--role", "user", "--text", "I prefer tabs over spaces.")
+                    seen["cli"] = await anyio.to_thread.run_sync(lambda: console(root, *argv, "--json"))
+                    seen["hook"] = await anyio.to_thread.run_sync(
+                        lambda: subprocess.run(
+                            [SCRIPT, "hook", "UserPromptSubmit"], input=payload, capture_output=True, text=True
+                        )
+                    )
+                    found = await mcp.call_tool("recall", {"query": "tabs spaces releases fridays", "kinds": ["turn"]})
+                    seen["recall"] = json.loads(text(found))
+
+    anyio.run(session)
+    info = seen["info"]
+    assert seen["remember"] == {"memory_id": 1, "action": "created", "superseded": None}
+    assert info is not None and info.pid != __import__("os").getpid()
+    assert (
+        f"serving the store to other processes at http://127.0.0.1:{info.port}"
+        in (tmp_path / "mcp-stderr.txt").read_text()
+    )
+    code, out, err = seen["cli"]
+    assert (code, err) == (0, "") and json.loads(out)["turn_id"] == 1
+    assert seen["hook"].returncode == 0 and seen["hook"].stderr == ""
+    assert sorted(h["content"] for h in seen["recall"]["hits"]) == [
+        "I prefer tabs over spaces.",
+        "Releases are tagged on Fridays.",
+    ]
+    assert not http.server_file(root).exists()  # removed at exit
+    code, out, _ = console(root, "get-context", "--session", "h", "--json")  # the store is free again
+    assert code == 0 and [t["text"] for t in json.loads(out)["short_term"]] == ["Releases are tagged on Fridays."]

@@ -92,6 +92,8 @@ if typing.TYPE_CHECKING:  # imported when serving or testing only
 
 __all__ = [
     "serve",
+    "serve_in_thread",
+    "RunningServer",
     "build_app",
     "discover",
     "ServerInfo",
@@ -1381,53 +1383,103 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def serve(
-    root: str | os.PathLike[str],
-    *,
-    host: str = "127.0.0.1",
-    port: int = DEFAULT_PORT,
-    policy: Policy | None = None,
-) -> None:
-    """Serves the project's memory over HTTP on ``host`` (loopback only) and
-    ``port`` (0: a free one) until SIGINT or SIGTERM, as the store's single writer.
-    Refuses (:class:`StoreLockedError`) when a live server already runs for the
-    project or another process holds the store; a stale server.json is replaced."""
+def _check_address(host: object, port: object) -> None:
     if not isinstance(host, str) or host not in LOOPBACK:
         raise InvalidInputError(f"host must be loopback ({', '.join(LOOPBACK)}), got {host!r:.80}")
     if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
         raise InvalidInputError(f"port must be an integer from 0 to 65535, got {port!r:.80}")
+
+
+def _claim(memory: Memory) -> None:
+    """Refuses (:class:`StoreLockedError`) when a live server runs for the project,
+    then takes the store (:class:`StoreLockedError` when another process has it)."""
+    if memory.root in _RUNNING:
+        raise StoreLockedError(f"this process already serves {memory.root}")
+    path = server_file(memory.root)
+    other = _read_info(path)
+    if other is not None and _live(other, memory.policy.server.proof_timeout_seconds):
+        raise _already(path, other)
+    memory.episodic  # noqa: B018 - the store is ours from now on (StoreLockedError if not)
+
+
+class RunningServer:
+    """A server started by :func:`serve_in_thread`: ``info`` is what its server.json
+    says, ``url`` where it listens; ``stop()`` (or leaving a ``with`` block) shuts it
+    down and removes the file. The Memory stays its owner's to close, after
+    ``stop()``."""
+
+    def __init__(
+        self, memory: Memory, info: ServerInfo, sock: socket.socket, server: Any, thread: threading.Thread
+    ) -> None:
+        self.memory = memory
+        self.info = info
+        self._sock = sock
+        self._server = server
+        self._thread = thread
+        self._stopped = False
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.info.host}]" if ":" in self.info.host else self.info.host
+        return f"http://{host}:{self.info.port}"
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
+    def __repr__(self) -> str:
+        return f"RunningServer({self.memory.root}, {self.url})"
+
+    def __enter__(self) -> RunningServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Stops serving (requests under way finish first) and removes server.json;
+        safe to call twice."""
+        if self._stopped:
+            return
+        self._stopped = True
+        try:
+            self._server.should_exit = True
+            self._thread.join(timeout)
+            if self._thread.is_alive():
+                log.warning("the HTTP server of %s did not stop within %g s", self.memory.root, timeout)
+        finally:
+            _remove_info(server_file(self.memory.root), self.info.token)
+            self._sock.close()
+            _RUNNING.discard(self.memory.root)
+
+
+def serve_in_thread(memory: Memory, *, host: str = "127.0.0.1", port: int = 0) -> RunningServer:
+    """Serves ``memory`` over HTTP from a background thread of this process, as
+    ``aircher-mem serve`` does: it takes the store, binds ``host`` (loopback only)
+    and ``port`` (0: a free one), writes server.json and returns once the server
+    accepts, so the CLI, the hooks and :func:`connect` in other processes go through
+    it. ``aircher-mem serve`` and ``aircher-mem mcp`` both start their server with
+    it; a long-running Python process can too::
+
+        with Memory.open(".") as memory, serve_in_thread(memory):
+            ...  # other processes of the project reach this store
+
+    Refuses (:class:`StoreLockedError`) when a live server already runs for the
+    project or another process holds the store; a stale server.json is replaced."""
+    _check_address(host, port)
     import uvicorn
 
-    memory = Memory.open(root, policy=policy)
-    path = server_file(memory.root)
-    stop = threading.Event()
-    main = threading.current_thread() is threading.main_thread()
-    previous: dict[signal.Signals, Any] = {}
-    sock: socket.socket | None = None
+    _claim(memory)
+    sock = _bind(host, port)
     token = secrets.token_urlsafe(32)
+    info = ServerInfo(host, sock.getsockname()[1], os.getpid(), token)
+    path = server_file(memory.root)
     written = False
     try:
-        if memory.root in _RUNNING:
-            raise StoreLockedError(f"this process already serves {memory.root}")
-        other = _read_info(path)
-        if other is not None and _live(other, memory.policy.server.proof_timeout_seconds):
-            raise _already(path, other)
-        if main:  # a signal before uvicorn runs stops us; uvicorn re-raises its signal here at the end
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                previous[sig] = signal.signal(sig, lambda *_: stop.set())
-        memory.episodic  # noqa: B018 - the store is ours from now on (StoreLockedError if not)
-        if memory.indexed and memory.policy.server.index_at_start:
-            try:
-                memory.index()
-            except (AircherError, OSError) as exc:
-                log.warning("could not refresh the code graph of %s: %s", memory.root, exc)
-        sock = _bind(host, port)
-        real_port = sock.getsockname()[1]
-        info = ServerInfo(host, real_port, os.getpid(), token)
-        _write_info(path, info)
+        _write_info(path, info, proof_timeout=memory.policy.server.proof_timeout_seconds)
         written = True
         _RUNNING.add(memory.root)
-        app = build_app(memory, token=token, hosts=_hosts(real_port))
+        app = build_app(memory, token=token, hosts=_hosts(info.port))
         config = uvicorn.Config(
             app,
             log_config=None,
@@ -1438,18 +1490,64 @@ def serve(
             timeout_graceful_shutdown=10,
         )
         server = uvicorn.Server(config)
-        log.info("aircher-mem serves %s on http://%s:%d", memory.root, host, real_port)
-        if not stop.is_set():
-            asyncio.run(server.serve(sockets=[sock]))
-    finally:
+        thread = threading.Thread(
+            target=lambda: asyncio.run(server.serve(sockets=[sock])), name="aircher-mem-http", daemon=True
+        )
+        thread.start()
+        while not server.started and thread.is_alive():
+            thread.join(0.01)
+        if not server.started:
+            raise StoreError(f"the HTTP server for {memory.root} did not start (see the log)")
+    except BaseException:
         _RUNNING.discard(memory.root)
         if written:
             _remove_info(path, token)
-        if sock is not None:
-            sock.close()
-        memory.close()
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        sock.close()
+        raise
+    log.info("aircher-mem serves %s on http://%s:%d", memory.root, host, info.port)
+    return RunningServer(memory, info, sock, server, thread)
+
+
+def serve(
+    root: str | os.PathLike[str],
+    *,
+    host: str = "127.0.0.1",
+    port: int = DEFAULT_PORT,
+    policy: Policy | None = None,
+) -> None:
+    """Serves the project's memory over HTTP on ``host`` (loopback only) and
+    ``port`` (0: a free one) until SIGINT or SIGTERM, as the store's single writer
+    (:func:`serve_in_thread`; the graph is refreshed first when ``[server]
+    index_at_start``). Refuses (:class:`StoreLockedError`) when a live server
+    already runs for the project or another process holds the store; a stale
+    server.json is replaced."""
+    _check_address(host, port)
+    memory = Memory.open(root, policy=policy)
+    stop = threading.Event()
+    previous: dict[signal.Signals, Any] = {}
+    running: RunningServer | None = None
+    try:
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                previous[sig] = signal.signal(sig, lambda *_: stop.set())
+        _claim(memory)  # before indexing: never rewrite the graph of a live server
+        if memory.indexed and memory.policy.server.index_at_start:
+            try:
+                memory.index()
+            except (AircherError, OSError) as exc:
+                log.warning("could not refresh the code graph of %s: %s", memory.root, exc)
+        if not stop.is_set():
+            running = serve_in_thread(memory, host=host, port=port)
+            while running.running and not stop.wait(0.2):
+                pass
+    finally:
+        try:
+            if running is not None:
+                running.stop()
+        finally:
+            memory.close()
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
 
 
 # -- the client -------------------------------------------------------------------------

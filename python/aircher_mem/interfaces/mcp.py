@@ -13,9 +13,12 @@ descriptions tell the model when to remember, what makes a good memory and how t
 cite one.
 
 The graph is refreshed (incrementally) at start, and by the service before a graph
-query when the agent recorded an edit or ``[server] refresh_seconds`` passed. When
-``aircher-mem serve`` runs for the project at start, the tools are its clients over
-HTTP (the same JSON) and this process never opens the store.
+query when the agent recorded an edit or ``[server] refresh_seconds`` passed. When a
+server runs for the project at start (``aircher-mem serve``, or another ``aircher-mem
+mcp``), the tools are its clients over HTTP (the same JSON) and this process never
+opens the store. Otherwise this process holds the store and is the project's server
+as ``aircher-mem serve`` would be: it serves the HTTP API on a free loopback port and
+writes server.json, so the CLI and the hooks beside it go through it.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from ..errors import AircherError, InvalidInputError
 from ..longterm.store import KINDS
 from ..memory import Memory
 from . import wire
-from .http import Client, RemoteMemory
+from .http import Client, RemoteMemory, RunningServer, serve_in_thread
 
 __all__ = ["build_server", "serve", "TOOLS"]
 
@@ -511,13 +514,15 @@ def build_server(memory: Memory | RemoteMemory) -> MCPServer[Any]:
 
 
 def serve(root: str | os.PathLike[str], *, index: bool | None = None, refresh_seconds: float | None = None) -> None:
-    """Serves MCP on stdin/stdout until the client disconnects. When an ``aircher-mem
-    serve`` runs for the project, every tool is a request to it (it holds the store
-    and refreshes the graph itself); if it stops, the tools open the store here.
-    Otherwise this opens (or creates) the project's memory, refreshes the graph
-    (unless ``index`` is False, or None and the policy's ``[server] index_at_start``
-    is off), serves, then flushes and closes; ``refresh_seconds`` overrides the
-    policy's ``[server] refresh_seconds``."""
+    """Serves MCP on stdin/stdout until the client disconnects. When a server runs
+    for the project (``aircher-mem serve``, or another ``aircher-mem mcp``), every
+    tool is a request to it (it holds the store and refreshes the graph itself); if
+    it stops, the tools open the store here. Otherwise this opens (or creates) the
+    project's memory, refreshes the graph (unless ``index`` is False, or None and
+    the policy's ``[server] index_at_start`` is off), serves the HTTP API on a free
+    loopback port for the project's other processes (:func:`.http.serve_in_thread`:
+    server.json written, removed at exit), serves MCP, then flushes and closes;
+    ``refresh_seconds`` overrides the policy's ``[server] refresh_seconds``."""
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     policy = None
     if refresh_seconds is not None:
@@ -540,4 +545,22 @@ def serve(root: str | os.PathLike[str], *, index: bool | None = None, refresh_se
                 f"({'full build' if report.full else 'incremental'}, {report.seconds:.2f} s)",
                 file=sys.stderr,
             )
-        build_server(memory).run("stdio")
+        running = _share(memory)
+        try:
+            build_server(memory).run("stdio")
+        finally:
+            if running is not None:
+                running.stop()
+
+
+def _share(memory: Memory) -> RunningServer | None:
+    """The HTTP API over ``memory`` for the project's other processes (the CLI, the
+    hooks), as ``aircher-mem serve`` gives it; None (logged) when it cannot start:
+    the tools work all the same."""
+    try:
+        running = serve_in_thread(memory)
+    except (AircherError, OSError) as exc:
+        log.warning("aircher-mem: %s: the store is not served to other processes: %s", memory.root, exc)
+        return None
+    print(f"aircher-mem: {memory.root}: serving the store to other processes at {running.url}", file=sys.stderr)
+    return running

@@ -275,6 +275,7 @@ def test_init_and_doctor(project: Path) -> None:
     assert statuses == {
         "versions": "ok",
         "store": "ok",
+        "server": "ok",
         "config": "ok",
         "encoding": "ok",
         "episodic": "ok",

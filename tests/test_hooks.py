@@ -617,6 +617,93 @@ def test_the_hook_command_exits_0_at_its_deadline_whatever_the_work_does(store: 
     assert "printed nothing" in done.stderr and "Traceback" not in done.stderr
 
 
+HOOK = str(Path(sys.executable).with_name("aircher-mem"))
+
+
+def test_a_hook_whose_stdin_is_never_closed_gives_up_with_exit_1(store: Path) -> None:
+    """stdin held open (half a payload written): the hook waits ``[hooks]
+    stdin_seconds``, says why on stderr and exits 1, which Claude Code reports as a
+    non-blocking error (2 would block the agent's action)."""
+    set_policy(store, "[hooks]\nstdin_seconds = 0.5\n")
+    proc = subprocess.Popen(
+        [HOOK, "hook", "SessionStart", "--root", str(store)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(event("SessionStart", store)[:40])
+        proc.stdin.flush()
+        started = time.monotonic()
+        code = proc.wait(timeout=30)
+        assert time.monotonic() - started < 20
+    finally:
+        proc.stdin.close()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.stdout is not None and proc.stderr is not None
+    out, err = proc.stdout.read(), proc.stderr.read()
+    proc.stdout.close()
+    proc.stderr.close()
+    assert (code, out) == (1, "")
+    assert err == (
+        "aircher-mem hook SessionStart: HookInputError: stdin was not closed within 0.5 s "
+        "([hooks] stdin_seconds); nothing done\n"
+    )
+
+
+def test_a_hook_payload_over_the_limit_is_not_read_past_it(store: Path) -> None:
+    set_policy(store, "[hooks]\npayload_max_bytes = 1024\n")
+    big = event("UserPromptSubmit", store, prompt="x" * 5000)
+    done = subprocess.run(
+        [HOOK, "hook", "UserPromptSubmit"], input=big, capture_output=True, text=True, timeout=120, cwd=store
+    )
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        "aircher-mem hook UserPromptSubmit: HookInputError: the payload on stdin is over 1,024 bytes "
+        "([hooks] payload_max_bytes); nothing done\n"
+    )
+    with am.Memory.open(store) as memory:  # the prompt was not stored
+        assert memory.get_context("s1").short_term == []
+    small = event("UserPromptSubmit", store, prompt="Do we push to main?")
+    done = subprocess.run([HOOK, "hook", "UserPromptSubmit"], input=small, capture_output=True, text=True, cwd=store)
+    assert done.returncode == 0 and "[memory 1] Never push to main" in done.stdout, done.stderr
+
+
+def test_read_payload_stops_at_the_size_limit_and_the_time_limit() -> None:
+    read, write = os.pipe()
+    try:
+        os.write(write, b'{"a": 1}')
+        os.close(write)
+        write = -1
+        with open(read, "rb", closefd=False) as stream:
+            assert hooks.read_payload(stream, seconds=5, max_bytes=8) == '{"a": 1}'
+    finally:
+        os.close(read)
+        if write >= 0:
+            os.close(write)
+    read, write = os.pipe()
+    try:
+        os.write(write, b"x" * 9)
+        with open(read, "rb", closefd=False) as stream:
+            with pytest.raises(hooks.HookInputError, match="over 8 bytes"):
+                hooks.read_payload(stream, seconds=5, max_bytes=8)
+        started = time.monotonic()
+        with open(read, "rb", closefd=False) as stream:  # open, nothing more written
+            with pytest.raises(hooks.HookInputError, match=r"not closed within 0\.2 s"):
+                hooks.read_payload(stream, seconds=0.2, max_bytes=8)
+        assert time.monotonic() - started < 5
+    finally:
+        os.close(write)  # the reader left behind sees the end, then its descriptor goes
+        for thread in threading.enumerate():
+            if thread.name == "aircher-mem-hook-stdin":
+                thread.join(5)
+        os.close(read)
+
+
 @pytest.mark.parametrize("server", [False, True], ids=["store", "server"])
 def test_installed_hooks_end_to_end(store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: bool) -> None:
     """Installed into a settings file, the commands Claude Code would run (through a

@@ -335,6 +335,13 @@ class HooksPolicy(_Section):
     recall_min_score: float = _bound(0.5, 0.0, 100.0)
     #: Bytes of the transcript one Stop (or PreCompact) reads at most.
     transcript_max_bytes: int = _bound(2_000_000, 1, 1 << 34)
+    #: Seconds ``aircher-mem hook`` waits for its stdin to be closed (Claude Code
+    #: writes the event's JSON and closes it); past it the hook exits 1, a
+    #: non-blocking error, having done nothing. The deadline starts after.
+    stdin_seconds: float = _bound(3.0, 0.0, 600.0, lo_open=True)
+    #: Bytes of the event's JSON a hook reads at most (a Read of a large file carries
+    #: its content); more is the same non-blocking error, and the rest is not read.
+    payload_max_bytes: int = _bound(32_000_000, 1024, 1 << 34)
 
 
 _SECTIONS: dict[str, type[_Section]] = {

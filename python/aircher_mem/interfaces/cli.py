@@ -811,18 +811,33 @@ def cmd_hooks(args: argparse.Namespace, out: Output) -> int:
 
 
 def cmd_hook(args: argparse.Namespace, out: Output) -> int:
-    """Claude Code runs this with the event's JSON on stdin. It never fails the
-    agent's action: the exit code is 0 whatever happens (2 would block the action),
-    problems go to stderr, and when the hook's work passes ``[hooks]
-    deadline_seconds`` it prints nothing and the process exits at once."""
+    """Claude Code runs this with the event's JSON on stdin. It never fails or
+    blocks the agent's action (exit 2 would block it): stdin not closed within
+    ``[hooks] stdin_seconds`` or over ``[hooks] payload_max_bytes`` is a
+    ``HookInputError`` on stderr and exit 1, which Claude Code reports as a
+    non-blocking error; anything else exits 0 with problems on stderr, and when the
+    hook's work passes ``[hooks] deadline_seconds`` it prints nothing and the
+    process exits at once."""
     try:
         hooks = importlib.import_module(f"{__package__}.hooks")
     except ImportError as exc:
         raise _unavailable("the Claude Code hooks module", exc) from None
+    root = Path(args.root) if args.root is not None else None
     try:
-        stdin = getattr(sys.stdin, "buffer", None)
-        payload = stdin.read().decode("utf-8", "replace") if stdin is not None else sys.stdin.read()
-        text, code = hooks.run_hook(args.event, payload, root=Path(args.root) if args.root is not None else None)
+        limits = hooks.input_policy(root)
+        stdin = sys.stdin
+        if stdin is None:
+            payload = ""
+        else:
+            payload = hooks.read_payload(stdin, seconds=limits.stdin_seconds, max_bytes=limits.payload_max_bytes)
+    except hooks.HookInputError as exc:
+        _say(f"aircher-mem hook {args.event}: {type(exc).__name__}: {exc}")
+        return wire.EXIT_ERROR  # non-blocking: Claude Code shows it and goes on
+    except (AircherError, OSError) as exc:
+        _say(f"aircher-mem hook {args.event}: {exc}")
+        return wire.EXIT_OK
+    try:
+        text, code = hooks.run_hook(args.event, payload, root=root)
     except (AircherError, OSError, UnicodeDecodeError) as exc:
         _say(f"aircher-mem hook {args.event}: {exc}")
         return wire.EXIT_OK

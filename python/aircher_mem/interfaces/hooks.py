@@ -47,7 +47,10 @@ is the Policy's ``[hooks] deadline_seconds`` (2 s) from the start: the work runs
 thread, and when it has not answered by then the hook prints nothing and
 ``aircher-mem hook`` exits 0 at once. Work is also checked against the deadline
 between steps, so it stops early rather than late; ``Stop`` resumes where it stopped
-the next time.
+the next time. Reading the event is bounded as well (:func:`read_payload`): stdin
+not closed within ``[hooks] stdin_seconds`` or over ``[hooks] payload_max_bytes`` is a
+:class:`HookInputError`, and ``aircher-mem hook`` says so on stderr and exits 1, which
+Claude Code reports as a non-blocking error (only exit 2 blocks).
 
 When a server runs for the project (``http.Client.discover(root)`` finds one), the
 hooks are its clients through ``http.RemoteMemory`` (``GET /tasks``, ``GET /memories``,
@@ -97,7 +100,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import IO, Any, TypeVar
 
 from ..config import HooksPolicy, Policy
 from ..errors import AircherError, InvalidInputError, StoreLockedError, StoreNotFoundError
@@ -114,6 +117,9 @@ __all__ = [
     "run_hook",
     "abandoned",
     "settings_path",
+    "read_payload",
+    "input_policy",
+    "HookInputError",
 ]
 
 log = logging.getLogger("aircher_mem.hooks")
@@ -131,8 +137,10 @@ HOOK_TIMEOUT_SECONDS = 10  # Claude Code's own limit on our command (a backstop)
 LINE_CHARS = 300
 PARAMETER_CHARS = 500
 TURN_CHARS = 100_000
-#: Characters of a hook payload read at most (a Read of a large file carries it whole).
-PAYLOAD_MAX_CHARS = 32_000_000
+#: Characters of a hook payload :func:`run_hook` takes at most (a Read of a large file
+#: carries it whole): the default of ``[hooks] payload_max_bytes``, which bounds what
+#: ``aircher-mem hook`` reads from stdin.
+PAYLOAD_MAX_CHARS = HooksPolicy().payload_max_bytes
 #: Where a transcript may be: inside these folders (``~`` is the user's home).
 TRANSCRIPT_DIRS: tuple[str, ...] = ("~", "/tmp")
 
@@ -429,6 +437,72 @@ def _backend(root: Path, policy: Policy, deadline: float) -> Iterator[_Verbs]:
         return
     with Memory.open(root, create=False, policy=policy) as memory:
         yield _Verbs(memory, deadline)
+
+
+# -- reading the event ---------------------------------------------------------------------
+
+
+class HookInputError(InvalidInputError):
+    """The hook's stdin was not closed within ``[hooks] stdin_seconds``, or held more
+    than ``[hooks] payload_max_bytes``: the hook does nothing and ``aircher-mem hook``
+    exits 1 (a non-blocking error for Claude Code)."""
+
+    code = "hook_input"
+
+
+_READER = "aircher-mem-hook-stdin"
+
+
+def read_payload(stream: IO[Any], *, seconds: float, max_bytes: int) -> str:
+    """The event's JSON from ``stream`` (the hook's stdin) as text, read until it is
+    closed: :class:`HookInputError` when that takes more than ``seconds`` or the
+    text is over ``max_bytes`` bytes (nothing past the limit is read). The reading
+    runs in a daemon thread on the raw descriptor, so a stream held open is left
+    behind, never waited for."""
+    chunks: list[bytes] = []
+    size = 0
+    failed: list[OSError] = []
+    done = threading.Event()
+    try:
+        fd: int | None = stream.fileno()
+    except (AttributeError, OSError, ValueError):  # an in-memory stream
+        fd = None
+
+    def pump() -> None:
+        nonlocal size
+        try:
+            while size <= max_bytes:
+                chunk = os.read(fd, 65_536) if fd is not None else stream.read(65_536)
+                if not chunk:
+                    break
+                data = chunk.encode("utf-8", "surrogateescape") if isinstance(chunk, str) else chunk
+                chunks.append(data)
+                size += len(data)
+        except OSError as exc:
+            failed.append(exc)
+        finally:
+            done.set()
+
+    threading.Thread(target=pump, name=_READER, daemon=True).start()
+    if not done.wait(seconds):
+        raise HookInputError(f"stdin was not closed within {seconds:g} s ([hooks] stdin_seconds); nothing done")
+    if failed:
+        raise failed[0]
+    if size > max_bytes:
+        raise HookInputError(
+            f"the payload on stdin is over {max_bytes:,} bytes ([hooks] payload_max_bytes); nothing done"
+        )
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+def input_policy(root: Path | None) -> HooksPolicy:
+    """The ``[hooks]`` limits for reading the event: those of the project at
+    ``root`` (else of the current folder's), the defaults when there is none or its
+    config does not load."""
+    try:
+        return Policy.load(find_root(root if root is not None else Path.cwd())).hooks
+    except (AircherError, OSError):
+        return HooksPolicy()
 
 
 # -- running a hook ----------------------------------------------------------------------

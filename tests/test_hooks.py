@@ -30,6 +30,8 @@ import aircher_mem as am
 import pytest
 from aircher_mem.interfaces import hooks
 from conftest import duckdb_held_by_another_process, serving, start_serve, stop_serve
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 SCRIPT = "/opt/aircher/bin/aircher-mem"
 
@@ -116,6 +118,87 @@ def test_install_adds_each_event_keeps_the_rest_and_uninstall_restores_the_file(
     }
     assert settings.read_text(encoding="utf-8") == original  # byte for byte
     assert hooks.uninstall(tmp_path, settings=settings)["removed"] == []  # nothing of ours left
+
+
+# Someone else's settings in the key order they chose, with text beyond ASCII.
+UNORDERED: dict[str, Any] = {
+    "model": "opus",
+    "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say 完了", "timeout": 5}]}]},
+    "env": {"GREETING": "grüß dich 👋", "B": "2", "A": "1"},
+    "permissions": {"deny": [], "allow": ["Bash(npm run lint)"]},
+}
+
+STYLES: dict[str, str] = {
+    "2-spaces": json.dumps(THEIRS, indent=2, ensure_ascii=False) + "\n",
+    "4-spaces": json.dumps(THEIRS, indent=4, ensure_ascii=False) + "\n",
+    "tabs": json.dumps(THEIRS, indent="\t", ensure_ascii=False) + "\n",
+    "no-final-newline": json.dumps(THEIRS, indent=2, ensure_ascii=False),
+    "4-spaces-no-final-newline": json.dumps(THEIRS, indent=4, ensure_ascii=False),
+    "unicode-escaped": json.dumps(UNORDERED, indent=2) + "\n",
+    "unicode-raw-key-order": json.dumps(UNORDERED, indent=4, ensure_ascii=False) + "\n",
+    "crlf": json.dumps(UNORDERED, indent=2, ensure_ascii=False).replace("\n", "\r\n") + "\r\n",
+    "one-line": json.dumps(UNORDERED, ensure_ascii=False),
+    "one-line-compact": json.dumps(UNORDERED, separators=(",", ":"), ensure_ascii=False) + "\n",
+    "no-hooks-tabs": json.dumps({"model": "sonnet", "env": {"X": "ü"}}, indent="\t", ensure_ascii=False) + "\n",
+}
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_install_keeps_the_files_style_and_uninstall_restores_it_byte_for_byte(
+    tmp_path: Path, script: str, style: str
+) -> None:
+    settings = tmp_path / "settings.json"
+    original = STYLES[style].encode("utf-8")
+    settings.write_bytes(original)
+    assert hooks.install(tmp_path, settings=settings)["added"] == list(hooks.EVENTS)
+    installed = settings.read_bytes()
+    assert set(json.loads(installed)["hooks"]) >= set(hooks.EVENTS)
+    # written in the file's own style: indentation, escapes, line ends, final newline
+    assert installed.endswith(b"\n") == original.endswith(b"\n")
+    assert (b"\r\n" in installed) == (b"\r\n" in original)
+    assert installed.count(b"\n") == installed.count(b"\r\n") or b"\r\n" not in original
+    assert installed.isascii() == original.isascii()
+    assert (installed.count(b"\n") <= 1) == (original.count(b"\n") <= 1)  # one line stays one line
+    indent = [line[: len(line) - len(line.lstrip())] for line in original.splitlines()[1:2]]
+    assert [line[: len(line) - len(line.lstrip())] for line in installed.splitlines()[1:2]] == indent
+    assert hooks.uninstall(tmp_path, settings=settings)["written"] is True
+    assert settings.read_bytes() == original
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    data=st.dictionaries(st.text(max_size=6).filter(lambda k: k != "hooks"), _JSON, min_size=1, max_size=4),
+    indent=st.sampled_from([1, 2, 3, 4, 8, "\t", "\t\t", None]),
+    compact=st.booleans(),
+    ensure_ascii=st.booleans(),
+    newline=st.sampled_from(["\n", "\r\n"]),
+    final=st.booleans(),
+)
+def test_install_then_uninstall_gives_any_json_styled_file_back_byte_for_byte(
+    tmp_path: Path,
+    script: str,
+    data: dict[str, Any],
+    indent: int | str | None,
+    compact: bool,
+    ensure_ascii: bool,
+    newline: str,
+    final: bool,
+) -> None:
+    separators = (",", ":") if compact else ((", " if indent is None else ","), ": ")
+    text = json.dumps(data, indent=indent, separators=separators, ensure_ascii=ensure_ascii)
+    text = text.replace("\n", newline) + (newline if final else "")
+    settings = tmp_path / "styled.json"
+    settings.write_bytes(text.encode("utf-8"))
+    hooks.install(tmp_path, settings=settings)
+    hooks.uninstall(tmp_path, settings=settings)
+    assert settings.read_bytes() == text.encode("utf-8")
 
 
 def test_project_scope_creates_the_file_and_uninstall_deletes_what_it_created(project: Path, script: str) -> None:

@@ -14,9 +14,12 @@ runs with the event's JSON (read from stdin by the CLI). The settings layout wri
       "Stop": [{"hooks": [{"type": "command", "command": "... hook Stop", ...}]}]}}
 
 An entry is ours when its command's first word is the ``aircher-mem`` script (any
-folder) and its second ``hook``; everything else in the file is kept as it was (the
-JSON is re-serialized with an indent of 2 and a trailing newline, and not written at
-all when nothing changes).
+folder) and its second ``hook``; everything else in the file is kept as it was: the
+JSON is written back in the file's own style (indentation of spaces or tabs, or one
+line; separators; escaped or raw non-ASCII; line ends; a final newline or not: the
+style that reproduces the file exactly when one does, so ``install`` then
+``uninstall`` gives the file back byte for byte), key order kept, and not written at
+all when nothing changes.
 
 What each event does (the store is ``find_root(root or payload["cwd"])``; without one
 a hook does nothing):
@@ -86,10 +89,12 @@ Sources relied on (third-party pages found by search, not authority):
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
 import os
+import re
 import shlex
 import shutil
 import stat
@@ -201,19 +206,62 @@ def _entry(event: str, command: str) -> dict[str, Any]:
     return entry
 
 
-def _read_settings(path: Path) -> tuple[dict[str, Any], bool]:
-    """The settings as a dict and whether the file exists; InvalidInputError naming
-    the file when it is not a JSON object with an object ``hooks``."""
+@dataclasses.dataclass(frozen=True)
+class _Style:
+    """How a settings file is written: ``json.dumps``' indent (spaces, a tab, or
+    None: one line), separators and ASCII escaping, the line ending and whether the
+    file ends with one."""
+
+    indent: int | str | None = 2
+    separators: tuple[str, str] = (",", ": ")
+    ensure_ascii: bool = False
+    newline: str = "\n"
+    final: bool = True
+
+    def dumps(self, data: Mapping[str, Any]) -> str:
+        text = json.dumps(data, indent=self.indent, separators=self.separators, ensure_ascii=self.ensure_ascii)
+        if self.newline != "\n":  # a newline inside a JSON string is the escape \n, never the character
+            text = text.replace("\n", self.newline)
+        return text + (self.newline if self.final else "")
+
+
+def _style(text: str, data: Mapping[str, Any]) -> _Style:
+    """The style that writes ``data`` back as exactly ``text`` (so that install then
+    uninstall gives the file back byte for byte) when there is one; else the
+    file's indentation and line ends with ``json.dumps``' separators."""
+    newline = "\r\n" if "\r\n" in text else "\n"
+    final = text.endswith("\n")
+    ensure_ascii = text.isascii() and "\\u" in text
+    first = re.search(r"\n([ \t]+)\S", text)
+    if first is None:
+        indents: list[int | str | None] = [None]
+        separators = [(", ", ": "), (",", ":"), (",", ": "), (", ", ":")]
+    else:
+        unit = first.group(1)
+        indents = [len(unit) if set(unit) == {" "} else unit]
+        separators = [(",", ": "), (",", ":")]
+    for indent in indents:
+        for pair in separators:
+            style = _Style(indent, pair, ensure_ascii, newline, final)
+            if style.dumps(data) == text:
+                return style
+    return _Style(indents[0], separators[0], ensure_ascii, newline, final)
+
+
+def _read_settings(path: Path) -> tuple[dict[str, Any], bool, _Style]:
+    """The settings as a dict, whether the file exists and its style; InvalidInputError
+    naming the file when it is not a JSON object with an object ``hooks``."""
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, encoding="utf-8", newline="") as handle:  # line ends as they are
+            text = handle.read()
     except FileNotFoundError:
-        return {}, False
+        return {}, False, _Style()
     except UnicodeDecodeError as exc:
         raise InvalidInputError(f"Claude Code settings {path} is not UTF-8 text: {exc}") from None
     except OSError as exc:
         raise AircherError(f"cannot read Claude Code settings {path}: {exc}") from None
     if not text.strip():
-        return {}, True
+        return {}, True, _Style()
     try:
         data = json.loads(text)
     except ValueError as exc:
@@ -227,12 +275,12 @@ def _read_settings(path: Path) -> tuple[dict[str, Any], bool]:
         groups = (hooks or {}).get(event)
         if groups is not None and not isinstance(groups, list):
             raise InvalidInputError(f"Claude Code settings {path}: hooks.{event} is not a list; left unchanged")
-    return data, True
+    return data, True, _style(text, data)
 
 
-def _write_settings(path: Path, data: Mapping[str, Any]) -> None:
-    """Writes ``data`` (indent 2, trailing newline) atomically, keeping the file's mode."""
-    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+def _write_settings(path: Path, data: Mapping[str, Any], style: _Style) -> None:
+    """Writes ``data`` in ``style`` atomically, keeping the file's mode."""
+    text = style.dumps(data)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -241,7 +289,7 @@ def _write_settings(path: Path, data: Mapping[str, Any]) -> None:
             mode = 0o644
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
                 handle.write(text)
                 handle.flush()
                 os.fsync(handle.fileno())
@@ -281,7 +329,7 @@ def install(root: str | os.PathLike[str], *, scope: str = "project", settings: P
     script moved). Returns ``{"path", "scope", "command", "added", "updated",
     "unchanged", "written"}``."""
     path = settings_path(root, scope=scope, settings=settings)
-    data, _existed = _read_settings(path)
+    data, _existed, style = _read_settings(path)
     hooks: dict[str, Any] = data.get("hooks") or {}
     script = _script()
     added: list[str] = []
@@ -301,7 +349,7 @@ def install(root: str | os.PathLike[str], *, scope: str = "project", settings: P
     written = bool(added or updated)
     if written:
         data["hooks"] = hooks
-        _write_settings(path, data)
+        _write_settings(path, data, style)
     return {
         "path": str(path),
         "scope": scope,
@@ -319,7 +367,7 @@ def uninstall(root: str | os.PathLike[str], *, scope: str = "project", settings:
     holding nothing (``{}``) is deleted. Returns ``{"path", "scope", "removed",
     "written", "deleted"}``."""
     path = settings_path(root, scope=scope, settings=settings)
-    data, existed = _read_settings(path)
+    data, existed, style = _read_settings(path)
     summary: dict[str, Any] = {"path": str(path), "scope": scope, "removed": [], "written": False, "deleted": False}
     hooks = data.get("hooks")
     if not existed or not isinstance(hooks, dict):
@@ -351,7 +399,7 @@ def uninstall(root: str | os.PathLike[str], *, scope: str = "project", settings:
     if not hooks:
         del data["hooks"]
     if data:
-        _write_settings(path, data)
+        _write_settings(path, data, style)
         summary["written"] = True
     else:
         try:

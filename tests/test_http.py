@@ -680,3 +680,110 @@ def test_from_json_is_the_way_back_for_every_result(client: TestClient, memory: 
             wire.from_json(am.results.Symbols, bad)
     with pytest.raises(TypeError, match="expected one of"):
         wire.from_json(am.results.Symbols, {**wire.to_json(made[0]), "match": "somehow"})
+
+
+# -- idle and slow connections ------------------------------------------------------------
+
+
+def _limited_files(limit: int) -> Any:
+    def preexec() -> None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
+
+    return preexec
+
+
+def _closed(sock: Any) -> bool:
+    """Whether the server closed this (non-blocking) client socket."""
+    try:
+        return bool(sock.recv(1) == b"")
+    except BlockingIOError:
+        return False
+    except OSError:  # reset
+        return True
+
+
+def _files(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts the server's descriptors in /proc")
+def test_idle_connections_do_not_make_the_server_unreachable(tmp_path: Path) -> None:
+    """1,100 idle connections (no request, no token) against a server limited to 600
+    open files: a real request answers meanwhile, the server holds at most ``[server]
+    max_connections`` (the idle one idle longest is closed for a new one), and every
+    connection that sends no complete request within ``request_header_seconds`` (a
+    slow one dribbling a header too) is closed, so its descriptors come back."""
+    import socket
+
+    (tmp_path / ".aircher").mkdir()
+    (tmp_path / ".aircher" / "config.toml").write_text(
+        "[server]\nmax_connections = 100\nrequest_header_seconds = 2.0\nindex_at_start = false\n"
+    )
+    script = str(Path(sys.executable).with_name("aircher-mem"))
+    proc = subprocess.Popen(
+        [script, "serve", "--root", str(tmp_path), "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_limited_files(600),
+    )
+    idle: list[socket.socket] = []
+    try:
+        info = wait_for(tmp_path, proc)
+        client = http.Client(info.host, info.port, info.token, pid=info.pid, timeout=20, proof_timeout=20)
+        assert client.request("GET", "/stats")["graph"] is None
+        before = _files(proc.pid)
+        slow = socket.create_connection(("127.0.0.1", info.port))
+        slow.sendall(b"GET /stats HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")  # never finished
+        slow.setblocking(False)
+        idle.append(slow)
+        for _ in range(1100):
+            sock = socket.socket()
+            sock.setblocking(False)
+            sock.connect_ex(("127.0.0.1", info.port))
+            idle.append(sock)
+        started = time.monotonic()
+        client.proven = False  # the proof too, through the crowd
+        assert client.request("GET", "/stats")["root"] == str(tmp_path.resolve())
+        assert time.monotonic() - started < 20
+        most = _files(proc.pid)
+        while time.monotonic() - started < 30 and _files(proc.pid) > before:
+            most = max(most, _files(proc.pid))
+            time.sleep(0.2)
+        # bounded: max_connections, and what asyncio accepted before the protocol saw
+        # it (4 bursts of the backlog fitted to 600 files: (600 - 64) // 8); then all closed
+        assert _files(proc.pid) <= before < most <= before + 100 + 4 * ((600 - 64) // 8)
+        assert _closed(slow)
+        assert sum(_closed(s) for s in idle) >= 100  # (the kernel dropped those the queue had no room for)
+        assert client.request("GET", "/stats")["graph"] is None
+    finally:
+        for sock in idle:
+            sock.close()
+        proc.send_signal(signal.SIGTERM)
+        _, errors = proc.communicate(timeout=60)
+    assert proc.returncode == 0 and "Traceback" not in errors and "Too many open files" not in errors, errors
+
+
+def test_serving_raises_the_open_files_soft_limit_to_the_hard_limit(tmp_path: Path) -> None:
+    script = textwrap.dedent(
+        """
+        import resource
+        from aircher_mem.interfaces import http
+        http._raise_open_files()
+        print(resource.getrlimit(resource.RLIMIT_NOFILE))
+        """
+    )
+    import resource
+
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    low = min(hard, 256)
+
+    def preexec() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (low // 2, low))
+
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, preexec_fn=preexec, timeout=60
+    )
+    assert done.stdout.strip() == f"({low}, {low})", done.stderr

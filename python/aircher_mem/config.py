@@ -297,7 +297,8 @@ class LongtermPolicy(_Section):
 
 @dataclasses.dataclass(frozen=True)
 class ServerPolicy(_Section):
-    """``[server]``: long-running processes (``aircher-mem mcp``)."""
+    """``[server]``: long-running processes (``aircher-mem serve``, ``aircher-mem
+    mcp``) and their HTTP clients."""
 
     section: ClassVar[str] = "server"
     #: Look for changed files before a graph query at most this often (seconds);
@@ -313,6 +314,19 @@ class ServerPolicy(_Section):
     #: the file's token (``GET /health?challenge=``) before it sends the token or any
     #: request; no proof in time: the file is stale.
     proof_timeout_seconds: float = _bound(3.0, 0.0, 600.0, lo_open=True)
+    #: HTTP connections the server keeps open at most: a new one past it closes the
+    #: connection idle longest (no request under way), or itself when all are busy.
+    max_connections: int = _bound(256, 1, 1_000_000)
+    #: Seconds a connection has to send a complete request head, from when it opens
+    #: or from its last answer: an idle or slow connection is closed then.
+    request_header_seconds: float = _bound(5.0, 0.0, 3600.0, lo_open=True)
+    #: Seconds an idle connection stays open after an answer (HTTP keep-alive).
+    keep_alive_seconds: int = _bound(5, 1, 3600)
+    #: Bytes of a request head at most (request line and headers): more is a 400.
+    max_header_bytes: int = _bound(64 * 1024, 1024, 16 * 1024 * 1024)
+    #: Connections waiting to be accepted (the listen backlog), and accepted at most
+    #: in one go; lowered, like ``max_connections``, to fit the open files limit.
+    backlog: int = _bound(128, 1, 65_535)
 
 
 @dataclasses.dataclass(frozen=True)

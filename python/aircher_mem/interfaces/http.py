@@ -2,16 +2,21 @@
 writer of its DuckDB file, and a small stdlib client for the CLI, the MCP server and
 hooks.
 
-``serve(root)`` opens ``Memory.open(root)``, binds 127.0.0.1 (``--port 0``: a free
-port), writes ``<root>/.aircher/server.json`` (mode 0600: host, port, pid and a
-random token) and serves until SIGINT or SIGTERM; then it removes the file and
-closes the store. ``discover(root)`` reads that file (None when it is missing,
-unreadable or stale: its pid is dead) and ``Client`` talks to the server.
-``RemoteMemory`` is the :class:`Memory` verbs over that client (the route of each
-verb from the same table, the answer decoded back into the verb's result
-dataclass), and ``connect(root)`` gives it when a server runs for the project and
-``Memory.open(root)`` otherwise: the CLI, the MCP server and the hooks use it, so
-with a server they never open the store it holds, and print the same either way.
+``serve_in_thread(memory)`` serves an open :class:`Memory` from a background thread:
+it takes the store, binds 127.0.0.1 (port 0: a free port), writes
+``<root>/.aircher/server.json`` (mode 0600: host, port, pid and a random token) and
+returns a :class:`RunningServer` whose ``stop()`` removes the file. ``serve(root)``
+(``aircher-mem serve``) is ``Memory.open(root)`` and that until SIGINT or SIGTERM;
+``aircher-mem mcp`` starts one too when it holds the store. ``discover(root)``
+reads server.json (None when it is missing, unreadable or its pid is dead) and
+``Client`` talks to the server once the server has proved it knows the file's token
+(``GET /health?challenge=``: the token and the requests never go to a stranger that
+took over a stale file's pid and port). ``RemoteMemory`` is the :class:`Memory`
+verbs over that client (the route of each verb from the same table, the answer
+decoded back into the verb's result dataclass), and ``connect(root)`` gives it when a
+server runs for the project and ``Memory.open(root)`` otherwise: the CLI, the MCP
+server and the hooks use it, so with a server they never open the store it holds,
+and print the same either way.
 
 Every endpoint is one row of :data:`ROUTES`: method, path, the :class:`Memory` verb,
 the request fields (JSON body for POST/PATCH, query string for GET/DELETE) mapped
@@ -35,9 +40,15 @@ the DuckDB file: retry later) and other store failures; 500 ``internal`` for a b
 Security: loopback only (``host`` must be 127.0.0.1, localhost or ::1); every
 request but ``GET /health`` needs ``Authorization: Bearer <token>`` (compared in
 constant time); the token lives only in server.json, readable by its owner. ``GET
-/health`` answers ``{"ok": true, "version"}`` and nothing else without a token, so a
-client can tell a live server from a stale file cheaply; the Host and Origin checks
-apply to it too.
+/health`` answers ``{"ok": true, "version"}`` and nothing else without a token; with
+``?challenge=<32-128 hex digits>`` it adds ``pid`` and ``proof``, the hex
+HMAC-SHA256 keyed by the token of ``aircher-mem <pid> <challenge>``, which a client
+checks (in constant time) before it sends the token. The Host and Origin checks
+apply to it too. Connections are bounded by the Policy's ``[server]`` section:
+``max_connections`` open at most (a new one closes the one idle longest), each
+closed when it sends no complete request head within ``request_header_seconds``,
+``keep_alive_seconds`` after an answer, heads up to ``max_header_bytes``; the open
+files soft limit is raised to the hard limit when serving starts.
 """
 
 from __future__ import annotations
@@ -1365,7 +1376,7 @@ def _remove_info(path: Path, token: str) -> None:
 # -- serving ----------------------------------------------------------------------------
 
 
-def _bind(host: str, port: int) -> socket.socket:
+def _bind(host: str, port: int, backlog: int = 128) -> socket.socket:
     family = socket.AF_INET6 if host == "::1" else socket.AF_INET
     address = "127.0.0.1" if host == "localhost" else host
     sock = socket.socket(family, socket.SOCK_STREAM)
@@ -1373,7 +1384,7 @@ def _bind(host: str, port: int) -> socket.socket:
         if os.name != "nt":
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((address, port))
-        sock.listen(128)
+        sock.listen(backlog)
     except OSError as exc:
         sock.close()
         raise InvalidInputError(
@@ -1381,6 +1392,122 @@ def _bind(host: str, port: int) -> socket.socket:
         ) from None
     sock.setblocking(False)
     return sock
+
+
+def _raise_open_files() -> None:
+    """Raises this process's soft limit of open files to its hard limit, so that many
+    clients at once do not run the server out of descriptors (POSIX only)."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - Windows
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = hard if hard != resource.RLIM_INFINITY else max(soft, 65_536)
+    if soft == resource.RLIM_INFINITY or soft >= target:
+        return
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+    except (ValueError, OSError) as exc:  # e.g. macOS caps it below an infinite hard limit
+        log.debug("could not raise the open files limit from %d to %d: %s", soft, target, exc)
+
+
+#: Open files kept free for the store, the graph, logs and the interpreter when the
+#: connection bounds are fitted to the open files limit.
+_FILES_RESERVED = 64
+
+
+def _connection_bounds(policy: ServerPolicy) -> tuple[int, int]:
+    """``[server] max_connections`` and ``backlog``, lowered to fit this process's
+    open files limit: asyncio accepts up to ``backlog`` connections in one go, the
+    protocol sees them two loop turns later and a connection it closes frees its
+    descriptor one turn after that, so ``max_connections`` plus four times
+    ``backlog`` must fit beside the store's files (else accept fails with EMFILE and
+    asyncio stops accepting for a second each time)."""
+    connections, backlog = policy.max_connections, policy.backlog
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - Windows
+        return connections, backlog
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return connections, backlog
+    room = soft - _FILES_RESERVED
+    backlog = max(1, min(backlog, room // 8))
+    connections = max(1, min(connections, room - 4 * backlog))
+    if connections < policy.max_connections:
+        log.warning(
+            "open files limit %d: at most %d connections ([server] max_connections %d)",
+            soft,
+            connections,
+            policy.max_connections,
+        )
+    return connections, backlog
+
+
+def _bounded_protocol(policy: ServerPolicy, limit: int) -> type[asyncio.Protocol]:
+    """uvicorn's h11 protocol with the connection bounds of ``policy``: at most
+    ``limit`` connections open (``max_connections`` as it fits the open files
+    limit; a new one past it closes the one idle longest, or itself when every one
+    has a request under way), and each closed when it sends no complete request
+    head within ``request_header_seconds`` of opening or of its last answer.
+    (uvicorn's own ``limit_concurrency`` counts idle connections too and would
+    answer real requests 503 while idle ones pile up, so it is not used.)"""
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    header_seconds = policy.request_header_seconds
+
+    class Bounded(H11Protocol):
+        _head_timer: asyncio.TimerHandle | None = None
+        _since = 0.0
+
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            super().connection_made(transport)  # type: ignore[arg-type]
+            self._arm()
+            self._make_room()
+
+        def _arm(self) -> None:
+            self._disarm()
+            self._since = self.loop.time()
+            self._head_timer = self.loop.call_later(header_seconds, self._head_late)
+
+        def _disarm(self) -> None:
+            if self._head_timer is not None:
+                self._head_timer.cancel()
+                self._head_timer = None
+
+        def _idle(self) -> bool:
+            return self.conn.their_state is h11.IDLE and (self.cycle is None or self.cycle.response_complete)
+
+        def _make_room(self) -> None:
+            """Closes one connection when more than ``limit`` are open (not closing)."""
+            open_ = [c for c in self.connections if isinstance(c, Bounded) and not c.transport.is_closing()]
+            if len(open_) <= limit:
+                return
+            idle = [c for c in open_ if c is not self and c._idle()]
+            victim = min(idle, key=lambda c: c._since) if idle else self
+            victim.transport.close()
+
+        def _head_late(self) -> None:
+            self._head_timer = None
+            if self._idle() and not self.transport.is_closing():
+                self.transport.close()
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            if self.conn.their_state is not h11.IDLE:  # a complete head arrived
+                self._disarm()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing() and self.conn.their_state is h11.IDLE:
+                self._arm()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+    return Bounded
 
 
 def _check_address(host: object, port: object) -> None:
@@ -1470,7 +1597,10 @@ def serve_in_thread(memory: Memory, *, host: str = "127.0.0.1", port: int = 0) -
     import uvicorn
 
     _claim(memory)
-    sock = _bind(host, port)
+    _raise_open_files()
+    bounds = memory.policy.server
+    connections, backlog = _connection_bounds(bounds)
+    sock = _bind(host, port, backlog)
     token = secrets.token_urlsafe(32)
     info = ServerInfo(host, sock.getsockname()[1], os.getpid(), token)
     path = server_file(memory.root)
@@ -1482,12 +1612,16 @@ def serve_in_thread(memory: Memory, *, host: str = "127.0.0.1", port: int = 0) -
         app = build_app(memory, token=token, hosts=_hosts(info.port))
         config = uvicorn.Config(
             app,
+            http=_bounded_protocol(bounds, connections),
+            backlog=backlog,
             log_config=None,
             log_level="warning",
             access_log=False,
             lifespan="off",
             server_header=False,
             timeout_graceful_shutdown=10,
+            timeout_keep_alive=bounds.keep_alive_seconds,
+            h11_max_incomplete_event_size=bounds.max_header_bytes,
         )
         server = uvicorn.Server(config)
         thread = threading.Thread(

@@ -713,13 +713,14 @@ def test_idle_connections_do_not_make_the_server_unreachable(tmp_path: Path) -> 
     """1,100 idle connections (no request, no token) against a server limited to 600
     open files: a real request answers meanwhile, the server holds at most ``[server]
     max_connections`` (the idle one idle longest is closed for a new one), and every
-    connection that sends no complete request within ``request_header_seconds`` (a
-    slow one dribbling a header too) is closed, so its descriptors come back."""
+    connection that sends no complete request within ``request_seconds`` (a slow one
+    dribbling a header, one stopping in its body) is closed, so its descriptors come
+    back."""
     import socket
 
     (tmp_path / ".aircher").mkdir()
     (tmp_path / ".aircher" / "config.toml").write_text(
-        "[server]\nmax_connections = 100\nrequest_header_seconds = 2.0\nindex_at_start = false\n"
+        "[server]\nmax_connections = 100\nrequest_seconds = 2.0\nindex_at_start = false\n"
     )
     script = str(Path(sys.executable).with_name("aircher-mem"))
     proc = subprocess.Popen(
@@ -739,6 +740,13 @@ def test_idle_connections_do_not_make_the_server_unreachable(tmp_path: Path) -> 
         slow.sendall(b"GET /stats HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")  # never finished
         slow.setblocking(False)
         idle.append(slow)
+        body = socket.create_connection(("127.0.0.1", info.port))  # 10 of 100 body bytes, then nothing
+        body.sendall(
+            f"POST /recall HTTP/1.1\r\nHost: 127.0.0.1:{info.port}\r\nAuthorization: Bearer {info.token}\r\n"
+            'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"query": '.encode()
+        )
+        body.setblocking(False)
+        idle.append(body)
         for _ in range(1100):
             sock = socket.socket()
             sock.setblocking(False)
@@ -755,7 +763,7 @@ def test_idle_connections_do_not_make_the_server_unreachable(tmp_path: Path) -> 
         # bounded: max_connections, and what asyncio accepted before the protocol saw
         # it (4 bursts of the backlog fitted to 600 files: (600 - 64) // 8); then all closed
         assert _files(proc.pid) <= before < most <= before + 100 + 4 * ((600 - 64) // 8)
-        assert _closed(slow)
+        assert _closed(slow) and _closed(body)
         assert sum(_closed(s) for s in idle) >= 100  # (the kernel dropped those the queue had no room for)
         assert client.request("GET", "/stats")["graph"] is None
     finally:

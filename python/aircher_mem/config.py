@@ -317,9 +317,9 @@ class ServerPolicy(_Section):
     #: HTTP connections the server keeps open at most: a new one past it closes the
     #: connection idle longest (no request under way), or itself when all are busy.
     max_connections: int = _bound(256, 1, 1_000_000)
-    #: Seconds a connection has to send a complete request head, from when it opens
-    #: or from its last answer: an idle or slow connection is closed then.
-    request_header_seconds: float = _bound(5.0, 0.0, 3600.0, lo_open=True)
+    #: Seconds a connection has to send a complete request (head and body), from
+    #: when it opens or from its last answer: an idle or slow connection is closed then.
+    request_seconds: float = _bound(5.0, 0.0, 3600.0, lo_open=True)
     #: Seconds an idle connection stays open after an answer (HTTP keep-alive).
     keep_alive_seconds: int = _bound(5, 1, 3600)
     #: Bytes of a request head at most (request line and headers): more is a 400.

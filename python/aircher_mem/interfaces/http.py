@@ -46,7 +46,7 @@ HMAC-SHA256 keyed by the token of ``aircher-mem <pid> <challenge>``, which a cli
 checks (in constant time) before it sends the token. The Host and Origin checks
 apply to it too. Connections are bounded by the Policy's ``[server]`` section:
 ``max_connections`` open at most (a new one closes the one idle longest), each
-closed when it sends no complete request head within ``request_header_seconds``,
+closed when it has not sent a complete request within ``request_seconds``,
 ``keep_alive_seconds`` after an answer, heads up to ``max_header_bytes``; the open
 files soft limit is raised to the hard limit when serving starts.
 """
@@ -986,7 +986,7 @@ def build_app(
     from starlette.applications import Starlette
     from starlette.concurrency import run_in_threadpool
     from starlette.exceptions import HTTPException
-    from starlette.requests import Request
+    from starlette.requests import ClientDisconnect, Request
     from starlette.routing import Route as StarletteRoute
 
     spec = openapi()
@@ -1022,6 +1022,8 @@ def build_app(
                 else:
                     result = await run_in_threadpool(getattr(memory, route.verb), **args)
                 return _json_response(result)
+            except ClientDisconnect:  # closed before its body was whole (or timed out): nobody to answer
+                return _error_response(400, "invalid_input", "the client went away before the body was complete")
             except AircherError as exc:
                 status = status_of(exc)
                 if status >= 500:
@@ -1448,17 +1450,19 @@ def _bounded_protocol(policy: ServerPolicy, limit: int) -> type[asyncio.Protocol
     """uvicorn's h11 protocol with the connection bounds of ``policy``: at most
     ``limit`` connections open (``max_connections`` as it fits the open files
     limit; a new one past it closes the one idle longest, or itself when every one
-    has a request under way), and each closed when it sends no complete request
-    head within ``request_header_seconds`` of opening or of its last answer.
+    has a request under way), and each closed when it has not sent a complete
+    request (head and body) within ``request_seconds`` of opening or of its last
+    answer.
     (uvicorn's own ``limit_concurrency`` counts idle connections too and would
     answer real requests 503 while idle ones pile up, so it is not used.)"""
     import h11
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
-    header_seconds = policy.request_header_seconds
+    request_seconds = policy.request_seconds
+    incomplete = (h11.IDLE, h11.SEND_BODY)  # the client's side of a request not yet received whole
 
     class Bounded(H11Protocol):
-        _head_timer: asyncio.TimerHandle | None = None
+        _timer: asyncio.TimerHandle | None = None
         _since = 0.0
 
         def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -1469,12 +1473,12 @@ def _bounded_protocol(policy: ServerPolicy, limit: int) -> type[asyncio.Protocol
         def _arm(self) -> None:
             self._disarm()
             self._since = self.loop.time()
-            self._head_timer = self.loop.call_later(header_seconds, self._head_late)
+            self._timer = self.loop.call_later(request_seconds, self._late)
 
         def _disarm(self) -> None:
-            if self._head_timer is not None:
-                self._head_timer.cancel()
-                self._head_timer = None
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
 
         def _idle(self) -> bool:
             return self.conn.their_state is h11.IDLE and (self.cycle is None or self.cycle.response_complete)
@@ -1488,14 +1492,14 @@ def _bounded_protocol(policy: ServerPolicy, limit: int) -> type[asyncio.Protocol
             victim = min(idle, key=lambda c: c._since) if idle else self
             victim.transport.close()
 
-        def _head_late(self) -> None:
-            self._head_timer = None
-            if self._idle() and not self.transport.is_closing():
+        def _late(self) -> None:
+            self._timer = None
+            if self.conn.their_state in incomplete and not self.transport.is_closing():
                 self.transport.close()
 
         def data_received(self, data: bytes) -> None:
             super().data_received(data)
-            if self.conn.their_state is not h11.IDLE:  # a complete head arrived
+            if self.conn.their_state not in incomplete:  # the whole request arrived
                 self._disarm()
 
         def on_response_complete(self) -> None:

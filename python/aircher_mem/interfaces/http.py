@@ -1312,7 +1312,8 @@ def _stale(path: Path, info: ServerInfo) -> str:
 
 def server_check(root: str | os.PathLike[str], *, timeout: float | None = None) -> Check:
     """``doctor``'s look at the project's server.json: ok when there is none or its
-    server proves it knows the token, a warning when the file is stale."""
+    server proves it knows the token (within ``timeout`` seconds, default the
+    project's ``[server] proof_timeout_seconds``), a warning when the file is stale."""
     path = server_file(root)
     if not path.exists():
         return Check("server", "ok", f"no {SERVER_FILE}: no server runs for this project")
@@ -1321,8 +1322,12 @@ def server_check(root: str | os.PathLike[str], *, timeout: float | None = None) 
         return Check("server", "warn", f"{SERVER_FILE} is not what serve writes: stale")
     if not _alive(info.pid):
         return Check("server", "warn", f"{SERVER_FILE} names pid {info.pid}, which is not running: stale")
-    wait = ServerPolicy().proof_timeout_seconds if timeout is None else timeout
-    if not _live(info, wait):
+    if timeout is None:
+        try:
+            timeout = Policy.load(Path(root)).server.proof_timeout_seconds
+        except AircherError:  # a bad config.toml: doctor reports it in its own check
+            timeout = ServerPolicy().proof_timeout_seconds
+    if not _live(info, timeout):
         return Check("server", "warn", _stale(path, info))
     return Check("server", "ok", f"pid {info.pid} serves this project at http://{info.host}:{info.port}")
 

@@ -97,6 +97,276 @@ def test_look_alikes_are_kept(text: str) -> None:
     assert redact(text) == text
 
 
+# -- every shape a user expects caught ---------------------------------------------------
+# (kind, text before, secret, text after): redact(before + secret + after) must give
+# exactly before + marker(kind, secret) + after: the secret gone, the words around kept.
+GITLAB_PAT = "glpat-" + "Zq8vN3kT1pW5xR7yL2mB"
+PYPI = "pypi-AgEIcHlwaS5vcmc" + "CJDk2ZTg1NTcxLTNmMjQtNGE0Mi05ZjE2LTY4ZGE2YjEwNTM1NwACKlszLCJhYmMiXQAABiBx"
+HF = "hf_" + "ujzPdeIgxLdGncfBAepfJBdKhoOOLdKLzd"
+NPM = "npm_" + "ocJ2isAjIhKtJ0RlgLKOmxgJTeKdNnFRIBXu"
+SENDGRID = "SG." + "Stqcbnr3yBdGBLEPH1qhT6" + "." + "1qtc4xatws8phP9nhFyJfm5di4PzJ59FHz5r1pY4OjE"
+AZURE_KEY = "UziuGjQATTO6DSRqwEyBsbryPjv57vX3nytJNK+H9VILablLDZguhbtVtnKocmN6zXRm/LYODo/xhGOw5LK6KQ=="
+FINE_GRAINED = (
+    "github_pat_"
+    + "11ABCDEFG0"
+    + "A1b2C3d4E5f6G7h8I9j0K1"
+    + "_"
+    + "BenQtYh5Xj8TPQxjq4i9DoV8gz4FkQ1okTBGzvAmwufUxbvJDCTbyvHNsG9"
+)
+DISCORD_BOT = "MTA4NzI3ODU2NDk1MjM0NTY3OA" + ".GhKd9L." + "tDDb_xHKas1VOqg6YYZYn9ZhyiA4xyzabc"
+SHAPES = [
+    # The review's list: each was stored in clear.
+    ("url_password", "postgres://user:", "p@ss/w0rd", "@db.example.com:5432/app"),
+    ("url_password", "REDIS_URL=redis://:", "s3cretpw", "@cache.example.com:6379/0"),
+    ("url_password", "amqp://guest:", "gu@st/42", "@rabbit:5672/ vhost"),
+    ("url_password", "fetch https://deploy:", "Tr1cky@pw", "@cdn.example.com/logo@2x.png now"),
+    ("password", "the staging password is ", "hunter2hunter2", " so rotate it"),
+    ("password", "password for prod: ", "Zebra!42", " (do not share)"),
+    ("password", "then passwd ", "Tr0ub4dor", " to unlock"),
+    ("password", "The password is `", "swordfish", "` for now"),
+    ("password", "my password was changed to ", "Winter2024!", " today"),
+    ("password", "login with pwd=", "hunter2x", " next"),
+    ("password", "export DB_PASS=", "Sup3rS3cret", "\nexport DB_USER=app"),
+    ("password", "SMTP_PASSWD: ", "mail-pw-7", "\n"),
+    ("password", "PGPASSWORD=", "pg-pass-77", " psql -h db"),
+    ("password", "STRIPE_SECRET=", "StripeSecret99", " ./deploy"),
+    ("credential", "API_KEY=", "abc123", " ./run.sh"),
+    ("credential", "curl -H 'X-Api-Key: ", "k3y-v4lue", "' https://api.example.com"),
+    ("high_entropy", "MAILGUN_KEY=", "key-3ax6xnjp29jd6fds4gc373sgvjxteol0", ""),
+    ("card_number", "paid with ", "4111 1111 1111 1111", " exp 12/29"),
+    ("card_number", "mastercard ", "5555-5555-5555-4444", " ok"),
+    ("card_number", "amex ", "378282246310005", "."),
+    ("gitlab_token", "GITLAB_TOKEN is ", GITLAB_PAT, " (rotate)"),
+    ("gitlab_token", "git clone https://oauth2:", GITLAB_PAT, "@gitlab.com/group/app.git"),
+    ("gitlab_token", "deploy token ", "gldt-" + "Zy9Xw8Vu7Ts6Rq5Po4Nm", " expires"),
+    ("gitlab_token", "runner ", "glrt-t1_" + "AbCdEfGhIjKlMnOpQrStUvWxYz0" + ".01.1a2b3c4d5", " registered"),
+    ("gitlab_token", "register with ", "GR1348941" + "PQrAlrwIUScCvc8l6dWY", " today"),
+    (
+        "azure_key",
+        "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=",
+        AZURE_KEY,
+        ";EndpointSuffix=core.windows.net",
+    ),
+    (
+        "azure_key",
+        "Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey=",
+        "cDR08GSsaPcA9bArPcZm9FveqizK7c0rUVdBDk3uSvI=",
+        "",
+    ),
+    (
+        "url_signature",
+        "https://acct.blob.core.windows.net/c/b.txt?sv=2022-11-02&sr=b&sp=r&sig=",
+        "AbCdEf0123456789%2Bxyz%3D",
+        " expires tomorrow",
+    ),
+    # Wider: shapes a demanding user expects.
+    ("private_key", "key:\n", "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBk\n-----END EC PRIVATE KEY-----", "\nend"),
+    ("npm_token", "//registry.npmjs.org/:_authToken=", NPM, "\n"),
+    ("pypi_token", "TWINE_PASSWORD=", PYPI, " twine upload dist/*"),
+    ("huggingface_token", "HF_TOKEN=", HF, " python app.py"),
+    ("github_token", "GH_TOKEN=", FINE_GRAINED, " gh pr list"),
+    ("twilio_key", "twilio api key ", "SK" + "0123456789abcdef0123456789abcdef", " set"),
+    ("sendgrid_key", "SENDGRID ", SENDGRID, " configured"),
+    (
+        "slack_webhook",
+        "curl -X POST https://hooks.slack.com/services/",
+        "T024BE7LD/B01234ABCDE/AbCdEfGhIjKlMnOpQrStUvWx",
+        " -d @msg.json",
+    ),
+    (
+        "discord_webhook",
+        "https://discord.com/api/webhooks/123456789012345678/",
+        "76UMFxFkM-R5Kjp1vRt_1fjORS-6ilI8ihN5KXSc7Tvo-hBKqFYY-kv5ZJr3J1TWDtkw",
+        " posted",
+    ),
+    ("discord_token", "bot.run('", DISCORD_BOT, "')"),
+    ("google_oauth_secret", '"client_secret": "', "GOCSPX-" + "Zq8vN3kT1pW5xR7yL2mB9cH4dF6g", '"'),
+    ("bearer_token", "curl -H 'Authorization: Basic ", "dXNlcjpwYXNzd29yZA==", "' https://api.example.com"),
+    ("bearer_token", 'curl -H "Authorization: Bearer ', "abcdef0123456789ABCDEF", '" https://api.example.com/v1'),
+    ("password", "mysql -u root -p", "Hunter2x", " shop"),
+    ("password", "mysqldump -uroot -p'", "my pass", "' shop > out.sql"),
+    ("password", "pg_dump --password=", "s3cr3t!", " shop"),
+    ("password", "app --client-secret ", "abc123def", " --verbose"),
+    ("password", "sshpass -p '", "Zq9!pass", "' ssh root@host"),
+    ("password", "docker login -u bob -p ", "Hunter22", " registry.example.com"),
+    ("password", "redis-cli -h cache -a ", "Sup3rPw", " ping"),
+    ("password", "curl -u admin:", "S3cr3t", " https://api.example.com"),
+    ("password", '{"user": "bob", "password": "', "hunter 2", '"}'),
+    ("password", '{"user": "bob", "pass": "', "hunter22", '"}'),
+    ("aws_secret_key", "aws_secret_access_key = ", AWS_SECRET, "\nregion = eu-west-1"),
+    ("stripe_key", "STRIPE_WEBHOOK=", "whsec_" + "AbCdEfGhIjKlMnOpQrStUvWx", ""),
+    ("slack_token", "SLACK_APP=", "xapp-1-A0123456789-1234567890123-abcdef0123456789", ""),
+    ("iban", "IBAN ", "DE89 3704 0044 0532 0130 00", " (Berlin)"),
+    ("iban", "pay to ", "GB82WEST12345698765432", ", thanks"),
+    ("ssn", "SSN ", "123-45-6789", " on file"),
+    ("ssn", "ssn: ", "078051120", " (test)"),
+]
+
+
+@pytest.mark.parametrize(
+    ("kind", "before", "secret", "after"), SHAPES, ids=[f"{i}-{shape[0]}" for i, shape in enumerate(SHAPES)]
+)
+def test_each_shape_is_redacted_and_the_words_around_it_stay(kind: str, before: str, secret: str, after: str) -> None:
+    out = redact(before + secret + after)
+    assert out == before + m(kind, secret) + after
+    assert secret not in out
+    assert redact(out) == out
+
+
+def test_the_shape_table_is_wide() -> None:
+    assert len(SHAPES) >= 40
+    assert len({(before, secret) for _, before, secret, _ in SHAPES}) == len(SHAPES)
+    assert len({kind for kind, *_ in SHAPES}) >= 25
+
+
+# Ordinary texts that look a little like secrets: each comes out unchanged.
+ORDINARY = [
+    "released v1.2.3 and 2.0.0-rc.1 on python 3.11.4",
+    "fixed in 4b825dc642cb6eb9a060e54bf8d69288fbe4904b, see also a1b2c3d",
+    "request 123e4567-e89b-12d3-a456-426614174000 failed",
+    "edit /home/user/project/src/main.py and C:\\Users\\bob\\key.txt",
+    "see https://example.com/docs/page?id=42#section and https://user@example.com/x",
+    "https://example.com:8080/path?email=ana@example.com",
+    "the password field is required",
+    "Password reset link sent; the password is too short",
+    "pass=True",
+    "if done:\n    pass\nelse:\n    retry()",
+    "key: value\nname: app\nsort_key: created_at\nprimary_key: id",
+    "first pass: tokenize the input",
+    "order 4111111111111112 shipped",  # fails the Luhn check
+    "order 1234567812345678, ts 1700000000000 and 1700000000123456789",  # no card brand
+    "scores 1234 5678 9012 3456",
+    "on 2024-01-15 at 10:30:00Z, build 2024-01-15T10:30:00",
+    "ping 192.168.1.10 and 10.0.0.1:8080, ::1",
+    "document.getElementById('submitButton').addEventListener('click', onSubmit)",
+    "max_tokens=4096, MAX_TOKEN=4096, num_tokens: 12",
+    "token = 'refresh_access_token_handler'",
+    "PWD=/home/user/project OLDPWD=/tmp",
+    "ssh -p 2222 user@host; mkdir -p build; pytest -p no:cacheprovider",
+    "docker run -p 8080:80 -u 1000:1000 image",
+    "mysql -u root -p shop",  # -p then a space: mysql prompts, shop is the database
+    "sudo passwd alice",
+    "ModuleNotFoundError: No module named 'hf_transfer'",
+    "sha256 e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+    "isbn 978-3-16-148410-0, part 000-12-3456, 987-65-4321",
+    "api_key = os.environ['API_KEY']",
+    "s3_key: reports/2024.csv, cache_key: users_by_id",
+    "mail ana@example.com or call +1 415-555-0132",  # PII: tagged, not removed
+]
+
+
+@pytest.mark.parametrize("text", ORDINARY)
+def test_ordinary_text_is_unchanged(text: str) -> None:
+    assert redact(text) == text
+
+
+def test_the_ordinary_table_is_wide() -> None:
+    assert len(ORDINARY) >= 15
+
+
+def test_values_under_credential_keys() -> None:
+    assert redact_value(
+        {
+            "DB_PASS": "x1y2",
+            "PGPASSWORD": "pw",
+            "pass": "hunter22",
+            "api_key": "abc123",
+            "MAILGUN_KEY": "key-3ax6",
+            "sort_key": "name",
+            "s3_key": "a1.png",
+            "token": "NUMBER",
+            "PWD": "/home/u",
+            "pwd": "hunter22",
+        }
+    ) == {
+        "DB_PASS": m("password", "x1y2"),
+        "PGPASSWORD": m("password", "pw"),
+        "pass": m("password", "hunter22"),
+        "api_key": m("credential", "abc123"),
+        "MAILGUN_KEY": m("credential", "key-3ax6"),
+        "sort_key": "name",
+        "s3_key": "a1.png",
+        "token": "NUMBER",
+        "PWD": "/home/u",
+        "pwd": m("password", "hunter22"),
+    }
+
+
+def test_card_numbers_iban_and_ssn_are_redacted_not_tagged() -> None:
+    text = "card 4111 1111 1111 1111, IBAN DE89 3704 0044 0532 0130 00, SSN 123-45-6789"
+    assert pii_tags(redact(text)) == []
+    assert redact(text) == (
+        f"card {m('card_number', '4111 1111 1111 1111')}, IBAN {m('iban', 'DE89 3704 0044 0532 0130 00')}, "
+        f"SSN {m('ssn', '123-45-6789')}"
+    )
+
+
+# Text made of pieces of secrets, their contexts and separators, shuffled.
+_PIECES = [piece for shape in SHAPES for piece in shape[1:]] + [
+    ":",
+    "@",
+    "/",
+    "=",
+    " ",
+    "\n",
+    "'",
+    '"',
+    "`",
+    "://",
+    "==",
+    ":=",
+    "-p",
+    " is ",
+    "password",
+    "key",
+    "token",
+    "4111 ",
+    "-45-",
+    "-----BEGIN PRIVATE KEY-----",
+    "[REDACTED:x:0123456789ab]",
+]
+_TEXTS = st.lists(st.sampled_from(_PIECES) | st.text(max_size=8), max_size=12).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TEXTS | st.text(max_size=300))
+def test_redaction_never_raises_and_is_idempotent(text: str) -> None:
+    once = redact(text)
+    assert isinstance(once, str)
+    assert redact(once) == once
+
+
+@settings(max_examples=200, deadline=None)
+@given(prefix=st.text(max_size=40), suffix=st.text(max_size=40), shape=st.sampled_from(SHAPES))
+def test_a_shape_on_its_own_line_is_gone_whatever_surrounds_it(
+    prefix: str, suffix: str, shape: tuple[str, ...]
+) -> None:
+    _, before, secret, after = shape
+    assert secret not in redact(f"{prefix}\n{before}{secret}{after}\n{suffix}")
+
+
+# Pathological lines, 1 MB each: the patterns cannot backtrack without bound (the
+# time of each is in the report of the change, not asserted here).
+@pytest.mark.parametrize(
+    ("unit", "changed"),
+    [
+        ("a:", False),
+        ("@", False),
+        ("a://a:", False),
+        ("key=", False),
+        ("1234 ", False),
+        ("password is ", False),
+        ("mysql -p", True),
+        ("curl -u a:", True),
+    ],
+)
+def test_a_megabyte_of_a_repeated_piece(unit: str, changed: bool) -> None:
+    text = (unit * (1_000_000 // len(unit) + 1))[:1_000_000]
+    once = redact(text)
+    assert (once != text) is changed
+    assert redact(once) == once
+
+
 def test_markers_are_stable_and_group_equal_secrets() -> None:
     once = redact(f"a {AWS_KEY} b {AWS_KEY} c AKIAIOSFODNN7EXAMPLF")
     first, second, third = re.findall(r"\[REDACTED:[a-z_]+:[0-9a-f]{12}\]", once)

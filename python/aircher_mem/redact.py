@@ -358,7 +358,7 @@ def _url_password(m: re.Match[str]) -> str | None:
     the last ``@`` before the query (``?``/``#``), else to the last ``@``. A port
     followed by a path (``host:8080/a?b=c@d``) is not a password."""
     rest = m.group("rest")
-    ats = [found.start() for found in _AT.finditer(rest, 1)]
+    ats = [found.start() for found in _AT.finditer(rest, 1, len(rest) - 1)]  # a host must follow
     if not ats:
         return None
     query = min((i for i in (rest.find("?"), rest.find("#")) if i >= 0), default=len(rest))
@@ -366,8 +366,6 @@ def _url_password(m: re.Match[str]) -> str | None:
         (i for i in ats if _HOST.match(rest, i + 1)),
         max((i for i in ats if i < query), default=ats[-1]),
     )
-    if at == len(rest) - 1:
-        return None
     secret = rest[:at]
     if re.match(r"\d{1,5}(?:[/?#]|$)", secret) or _placeholder(secret):
         return None
@@ -732,7 +730,9 @@ _RULES: list[_Rule] = [
             # (?=(?P<suffix>...))(?P=suffix): the suffix is taken whole, never backtracked
             # into (an atomic group that Python 3.10 lacks).
             _KEY_WORD + r"(?=(?P<suffix>[A-Za-z0-9_-]{0,20}))(?P=suffix)[\"']?\s*(?P<sep>==?|:=?)\s*"
-            r"(?P<quote>[\"'])?(?P<secret>(?(quote)[^\"'\n]+|[^\s\"',;&)}\]]+))(?(quote)[\"'])",
+            # an unquoted value never starts with "=": in "key==[REDACTED...]" the second
+            # "=" belongs to the separator, whatever the pass
+            r"(?P<quote>[\"'])?(?P<secret>(?(quote)[^\"'\n]+|(?!=)[^\s\"',;&)}\]]+))(?(quote)[\"'])",
             re.I,
         ),
         _key_assignment,

@@ -54,13 +54,15 @@ Detectors over free text (the ``kind`` in the marker):
   or 9xx; group not 00; serial not 0000), or 9 digits right after ``SSN`` or
   ``social security number``.
 
-Key names (lowercased, words joined by "_"): under a *password-like* key (password,
-passwd, pwd, passphrase, secret, private_key, credential(s); a name ending in password
-or passwd such as PGPASSWORD; a compound name ending in _pass such as DB_PASS) every
-literal value is a secret. Under a *credential-like* key (a name ending in token or
-apikey, or a compound name ending in _key: API_KEY, ACCESS_TOKEN, MAILGUN_KEY) a value
-is a secret when it has letters and digits, or a symbol, or mixed case (``credential``;
-``high_entropy`` when it is also long and random). Under a *token-like* key (any word
+Key names (lowercased, words joined by "_"): under a *password-like* key (a word
+password, passwd, pwd, passphrase, secret, private_key, credential(s); a name ending
+in password, passwd or passphrase such as PGPASSWORD; a name ending in _pass such as
+DB_PASS, or pass alone: in free text ``pass: X`` only when X looks like a password,
+since "first pass: tokenize" is prose) every literal value is a secret. Under a
+*credential-like* key (a name ending in token, apikey or accesskey, or a compound name
+ending in _key: API_KEY, ACCESS_TOKEN, MAILGUN_KEY) a value is a secret when it has
+letters and digits, or a symbol, or mixed case, and is neither a number, a path nor a
+file name (``credential``; ``high_entropy`` when it is also long and random). Under a *token-like* key (any word
 token, api_key, apikey, access_key, authorization, auth, session, cookie) a value is a
 secret when it is an auth header value or a high-entropy string of
 :data:`MIN_SECRET_LENGTH` or more characters.

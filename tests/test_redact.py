@@ -345,6 +345,26 @@ def test_a_shape_on_its_own_line_is_gone_whatever_surrounds_it(
     assert secret not in redact(f"{prefix}\n{before}{secret}{after}\n{suffix}")
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # The second "=" belongs to the separator, on every pass.
+        ("TWINE_PASSWORD==0", f"TWINE_PASSWORD=={m('password', '0')}"),
+        ("password:=x9", f"password:={m('password', 'x9')}"),
+        # A URL ending in "@": the password runs to the "@" before it.
+        ("postgres://user::@KEY=1@", f"postgres://user:{m('url_password', ':')}@KEY=1@"),
+        # Once the password is replaced, the four groups after it are a card number.
+        (
+            "TWINE_PASSWORD=4111 4111 1111 1111 1111",
+            f"TWINE_PASSWORD={m('password', '4111')} {m('card_number', '4111 1111 1111 1111')}",
+        ),
+    ],
+)
+def test_cases_the_idempotence_property_found(text: str, expected: str) -> None:
+    assert redact(text) == expected
+    assert redact(expected) == expected
+
+
 # Pathological lines, 1 MB each: the patterns cannot backtrack without bound (the
 # time of each is in the report of the change, not asserted here).
 @pytest.mark.parametrize(

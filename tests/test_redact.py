@@ -353,6 +353,8 @@ def test_a_shape_on_its_own_line_is_gone_whatever_surrounds_it(
         ("password:=x9", f"password:={m('password', 'x9')}"),
         # A URL ending in "@": the password runs to the "@" before it.
         ("postgres://user::@KEY=1@", f"postgres://user:{m('url_password', ':')}@KEY=1@"),
+        # A password longer than the prose rule's look-ahead: replaced whole.
+        ("the password is " + "A1" * 200, f"the password is {m('password', 'A1' * 200)}"),
         # Once the password is replaced, the four groups after it are a card number.
         (
             "TWINE_PASSWORD=4111 4111 1111 1111 1111",
@@ -376,6 +378,7 @@ def test_cases_the_idempotence_property_found(text: str, expected: str) -> None:
         ("key=", False),
         ("1234 ", False),
         ("password is ", False),
+        ("pypi-AgE", False),  # one run of token characters, too long for a token
         ("mysql -p", True),
         ("curl -u a:", True),
     ],

@@ -485,6 +485,9 @@ def _iban(text: str) -> bool:
     return int("".join(str(int(ch, 36)) for ch in rearranged)) % 97 == 1
 
 
+# A token pattern with a maximum length ends where the token's characters end, never
+# in the middle of a run of them: the rest of the run would start a new part after the
+# marker, look like a token to the next pass, and redaction would not be idempotent.
 # Each pattern starts with a literal or a character class, and any lookbehind that
 # bounds it on the left comes right after that first character ("A(?<![A-Z0-9]A)KIA"
 # rather than "(?<![A-Z0-9])AKIA"): Python's re then skips ahead to the positions
@@ -539,13 +542,15 @@ _RULES: list[_Rule] = [
     (
         "slack_webhook",
         ("hooks.slack.com",),
-        re.compile(r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>[A-Za-z0-9_+/-]{20,300})"),
+        re.compile(
+            r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>[A-Za-z0-9_+/-]{20,300})(?![A-Za-z0-9_+/-])"
+        ),
         _group("slack_webhook"),
     ),
     (
         "slack_token",
         ("xox", "xapp-"),
-        re.compile(r"x(?<![A-Za-z0-9]x)(?:ox[abeoprs]-|app-)[A-Za-z0-9-]{10,250}"),
+        re.compile(r"x(?<![A-Za-z0-9]x)(?:ox[abeoprs]-|app-)[A-Za-z0-9-]{10,250}(?![A-Za-z0-9-])"),
         _whole("slack_token"),
     ),
     (
@@ -553,7 +558,7 @@ _RULES: list[_Rule] = [
         ("_live_", "whsec_"),
         re.compile(
             r"[srw](?<![A-Za-z0-9_][srw])"
-            r"(?:(?<=[sr])k_live_[A-Za-z0-9]{16,247}|(?<=w)hsec_[A-Za-z0-9+/=]{24,247})(?![A-Za-z0-9])"
+            r"(?:(?<=[sr])k_live_[A-Za-z0-9]{16,247}|(?<=w)hsec_[A-Za-z0-9+/=]{24,247})(?![A-Za-z0-9+/=])"
         ),
         _whole("stripe_key"),
     ),
@@ -572,13 +577,13 @@ _RULES: list[_Rule] = [
     (
         "anthropic_key",
         ("sk-ant-",),
-        re.compile(r"s(?<![A-Za-z0-9_-]s)k-ant-[A-Za-z0-9_-]{20,250}"),
+        re.compile(r"s(?<![A-Za-z0-9_-]s)k-ant-[A-Za-z0-9_-]{20,250}" + _PREFIX_END),
         _whole("anthropic_key"),
     ),
     (
         "openai_key",
         ("sk-",),
-        re.compile(r"s(?<![A-Za-z0-9_-]s)k-(?:proj-)?[A-Za-z0-9_-]{20,250}"),
+        re.compile(r"s(?<![A-Za-z0-9_-]s)k-(?:proj-)?[A-Za-z0-9_-]{20,250}" + _PREFIX_END),
         _whole("openai_key"),
     ),
     (
@@ -590,7 +595,7 @@ _RULES: list[_Rule] = [
     (
         "pypi_token",
         ("pypi-age",),
-        re.compile(r"p(?<![A-Za-z0-9_-]p)ypi-AgE[A-Za-z0-9_-]{50,2000}"),
+        re.compile(r"p(?<![A-Za-z0-9_-]p)ypi-AgE[A-Za-z0-9_-]{50,2000}" + _PREFIX_END),
         _whole("pypi_token"),
     ),
     (
@@ -618,7 +623,9 @@ _RULES: list[_Rule] = [
     (
         "discord_webhook",
         ("/webhooks/",),
-        re.compile(r"discord(?:app)?\.com/api/(?:v\d{1,2}/)?webhooks/\d{15,22}/(?P<secret>[A-Za-z0-9_-]{20,100})"),
+        re.compile(
+            r"discord(?:app)?\.com/api/(?:v\d{1,2}/)?webhooks/\d{15,22}/(?P<secret>[A-Za-z0-9_-]{20,100})" + _PREFIX_END
+        ),
         _group("discord_webhook"),
     ),
     (
@@ -638,13 +645,19 @@ _RULES: list[_Rule] = [
     (
         "azure_key",
         ("accountkey=", "sharedaccesskey="),
-        re.compile(r"key=(?:(?<=accountkey=)|(?<=sharedaccesskey=))(?P<secret>[A-Za-z0-9+/]{20,300}={0,2})", re.I),
+        re.compile(
+            r"key=(?:(?<=accountkey=)|(?<=sharedaccesskey=))(?P<secret>[A-Za-z0-9+/]{20,300}={0,2})(?![A-Za-z0-9+/=])",
+            re.I,
+        ),
         _group("azure_key"),
     ),
     (
         "url_signature",
         ("sig=", "signature="),
-        re.compile(r"[?&;](?:sig|x-amz-signature|x-goog-signature)=(?P<secret>[A-Za-z0-9%+/=_.-]{16,2048})", re.I),
+        re.compile(
+            r"[?&;](?:sig|x-amz-signature|x-goog-signature)=(?P<secret>[A-Za-z0-9%+/=_.-]{16,2048})(?![A-Za-z0-9%+/=_.-])",
+            re.I,
+        ),
         _group("url_signature"),
     ),
     (
@@ -754,9 +767,9 @@ _RULES: list[_Rule] = [
             r"(?:[ \t]+(?:for|of|on|at|to)[ \t]+(?:the[ \t]+|my[ \t]+|our[ \t]+)?[^\s:=]{1,64})?"
             r"(?:[ \t]+(?:(?:is|was|has[ \t]+been|got)[ \t]+)?(?:changed|set|reset|updated)[ \t]+to"
             r"|[ \t]+(?:is|was)(?:[ \t]+(?:now|still))?[ \t]*:?|[ \t]*:)?)"
-            r"[ \t]+(?P<quote>[\"'`])?(?P<secret>(?(quote)[^\"'`\n]{1,256}|"
+            r"[ \t]+(?P<quote>[\"'`])?(?P<secret>(?(quote)[^\"'`\n]+|"
             # unquoted: a digit, a symbol or an inner capital within the word
-            r"(?=[^\s\"'`]{0,255}?[0-9!#$%&*+=?@^|~]|[^\s\"'`]{1,255}?[A-Z])[^\s\"'`]{1,256}))(?(quote)[\"'`])"
+            r"(?=[^\s\"'`]{0,255}?[0-9!#$%&*+=?@^|~]|[^\s\"'`]{1,255}?[A-Z])[^\s\"'`]+))(?(quote)[\"'`])"
         ),
         _prose_password,
     ),

@@ -470,7 +470,16 @@ def test_hook_reads_the_event_on_stdin_and_prints_what_the_hook_prints(
             raise am.InvalidInputError("the payload is not JSON")
         return "context to inject\n", 0
 
-    fake_module(monkeypatch, "hooks", run_hook=run_hook)
+    from aircher_mem.interfaces import hooks
+
+    fake_module(
+        monkeypatch,
+        "hooks",
+        run_hook=run_hook,
+        input_policy=hooks.input_policy,
+        read_payload=hooks.read_payload,
+        HookInputError=hooks.HookInputError,
+    )
     monkeypatch.setattr(sys, "stdin", io.StringIO('{"hook_event_name": "SessionStart"}'))
     out = io.StringIO()
     assert main(["hook", "SessionStart"], stdout=out) == 0

@@ -16,6 +16,7 @@ import duckdb
 import pytest
 from aircher_mem import episodic
 from aircher_mem.redact import pii_tags, redact, redact_value
+from aircher_mem.times import MAX_TIME, MIN_TIME
 from conftest import NOW
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -699,7 +700,7 @@ _json_value = st.recursive(
     max_leaves=8,
 )
 _bigint = st.integers(min_value=0, max_value=2**63 - 1)
-_time = st.floats(min_value=-62_135_596_800.0, max_value=253_402_300_799.0)
+_time = st.floats(min_value=MIN_TIME, max_value=MAX_TIME)
 _surrogate = st.sampled_from(["\ud800", "a\udfff", "\udc80x"])
 _bad_time = st.sampled_from([float("nan"), float("inf"), -float("inf"), 1e13, -1e12, 2**70, "now", True])
 _bad_count = st.sampled_from([-1, 2**63, 2**70, 1.5, True, "3"])

@@ -12,7 +12,8 @@ flushes first, and ``close()`` (also run at interpreter exit) flushes and closes
 Task lifecycle changes are written at once.
 
 Every argument is checked against its column AT THE CALL: a value the store could
-not hold (an integer outside BIGINT, a time outside years 1-9999, NaN, a string with
+not hold (an integer outside BIGINT, a time outside :data:`aircher_mem.times.MIN_TIME`
+to :data:`~aircher_mem.times.MAX_TIME`, NaN, a string with
 a lone surrogate, JSON that is not serialisable or nested deeper than
 :data:`MAX_JSON_DEPTH`) raises :class:`InvalidInputError` naming the field and
 nothing is buffered. Should a buffered row still fail to insert, ``flush()`` finds
@@ -57,6 +58,8 @@ from .config import EpisodicPolicy, RetrievalPolicy
 from .errors import AircherError, InvalidInputError, StoreError, TaskStateError, UnknownTaskError
 from .redact import pii_tags, redact, redact_value
 from .results import CoEdit, FileInteraction, LearnedPattern, SimilarTask, TaskRecord, ToolRun, ToolStats
+from .times import MIN_TIME
+from .times import unix_time as _time
 
 __all__ = ["EpisodicMemory", "SCHEMA_VERSION", "OPERATIONS", "MAX_JSON_DEPTH", "MAX_LIMIT"]
 
@@ -208,10 +211,6 @@ MAX_LIMIT = 10_000
 """The largest ``limit`` a query takes."""
 
 _BIGINT_MAX = 2**63 - 1
-# Times are Unix seconds from 0001-01-01 to 9999-12-31 (UTC): inside DuckDB's
-# TIMESTAMP range and Python's datetime's.
-_MIN_TIME = -62_135_596_800.0
-_MAX_TIME = 253_402_300_799.0
 
 
 def _micros(seconds: float) -> int:
@@ -273,21 +272,6 @@ def _number(field: str, value: object, minimum: float = 0.0) -> float:
     if not math.isfinite(number) or number < minimum:
         raise InvalidInputError(f"{field} must be a finite number >= {minimum:g}, got {_short(value)}")
     return number
-
-
-def _time(field: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InvalidInputError(f"{field} must be a finite Unix time, got {_short(value)}")
-    try:
-        seconds = float(value)
-    except OverflowError:
-        seconds = math.inf
-    if not (math.isfinite(seconds) and _MIN_TIME <= seconds <= _MAX_TIME):
-        raise InvalidInputError(
-            f"{field} must be a finite Unix time in years 1 to 9999 ({_MIN_TIME:.0f} to {_MAX_TIME:.0f}), "
-            f"got {_short(value)}"
-        )
-    return seconds
 
 
 def _flag(field: str, value: object) -> bool:
@@ -1035,7 +1019,7 @@ class EpisodicMemory:
     def tool_stats(self, days: float = 7.0, now: float | None = None) -> list[ToolStats]:
         """Per tool over the last ``days``: calls, successes, mean duration."""
         span = _number("days", days) * 86_400  # inf for a huge finite count of days: everything
-        since = _micros(max(self._now(now) - span, _MIN_TIME))
+        since = _micros(max(self._now(now) - span, MIN_TIME))
         rows = self._query(
             """SELECT tool_name, count(*), count(*) FILTER (WHERE success), avg(duration_ms)
                FROM tool_executions WHERE timestamp > make_timestamp(?) GROUP BY 1 ORDER BY 2 DESC, 1""",

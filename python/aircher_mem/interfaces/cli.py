@@ -102,7 +102,15 @@ class Output:
 
 
 def _when(ts: float | None) -> str:
-    return "" if ts is None else datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S")
+    """A stored time in local time (every accepted time has one in every time zone:
+    :mod:`aircher_mem.times`); one stored before that range was checked prints as
+    Unix seconds rather than failing the command."""
+    if ts is None:
+        return ""
+    try:
+        return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S")
+    except (OverflowError, ValueError, OSError):
+        return f"{ts:.0f}"
 
 
 def _short(text: str | None, width: int = 60) -> str:

@@ -112,6 +112,7 @@ from ..errors import AircherError, InvalidInputError, StoreLockedError, StoreNot
 from ..graph import write_atomic
 from ..longterm.store import KINDS
 from ..memory import STORE_DIR, Memory, find_root
+from ..times import unix_time
 from .wire import EXIT_OK, to_json
 
 __all__ = [
@@ -1064,9 +1065,9 @@ def _json_line(raw: bytes) -> dict[str, Any] | None:
 def _timestamp(value: object) -> float | None:
     if not isinstance(value, str):
         return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-    except (ValueError, OverflowError, OSError):
+    try:  # without an offset: UTC (not this machine's zone), as everywhere else
+        return unix_time("timestamp", datetime.fromisoformat(value.replace("Z", "+00:00")))
+    except ValueError:  # InvalidInputError too
         return None
 
 

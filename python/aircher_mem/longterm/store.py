@@ -100,6 +100,7 @@ from ..results import (
     Turn,
     TurnAdded,
 )
+from ..times import unix_time as _time
 from .dialogue import party, questions, unaddressed
 from .extract import Candidate, combine, extract, jaccard, normalize, run_llm, token_set
 from .scoring import DAY, age_days, gc_outlook, score_terms
@@ -398,9 +399,6 @@ _INSERT_ACTIONS = _unnest_insert(
 
 # -- argument checks ---------------------------------------------------------------------
 
-_MIN_TIME = -62_135_596_800.0
-_MAX_TIME = 253_402_300_799.0
-
 
 def _short(value: object) -> str:
     text = repr(value)
@@ -443,25 +441,6 @@ def _choice(field: str, value: object, choices: Sequence[str]) -> str:
     if not isinstance(value, str) or value not in choices:
         raise InvalidInputError(f"{field} must be one of {', '.join(choices)}, got {_short(value)}")
     return value
-
-
-def _time(field: str, value: object) -> float:
-    """Unix seconds from a number or a datetime (naive: UTC), years 1 to 9999."""
-    if isinstance(value, dt.datetime):
-        moment = value if value.tzinfo is not None else value.replace(tzinfo=dt.timezone.utc)
-        try:
-            return moment.timestamp()
-        except (OverflowError, ValueError, OSError):
-            raise InvalidInputError(f"{field} is out of range: {_short(value)}") from None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InvalidInputError(f"{field} must be a datetime or Unix seconds, got {_short(value)}")
-    try:
-        seconds = float(value)
-    except OverflowError:
-        seconds = math.inf
-    if not (math.isfinite(seconds) and _MIN_TIME <= seconds <= _MAX_TIME):
-        raise InvalidInputError(f"{field} must be a finite time in years 1 to 9999, got {_short(value)}")
-    return seconds
 
 
 def _id(field: str, value: object) -> int:

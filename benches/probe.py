@@ -144,6 +144,22 @@ def probe_symlink_out(o: Outcome, tmp: Path) -> None:
     o.run([SCRIPT, "index", str(root), "--quiet"], timeout=30)
 
 
+def probe_skipped_then_symlink_out(o: Outcome, tmp: Path) -> None:
+    """A file `index` skipped (binary) replaced by a symlink out of the project:
+    `index` twice, `doctor`; the outside file must not be read."""
+    root = write(tmp / "skipped", {**BASE, "app/blob.py": b"x = 1\0\n"})
+    outside = write(tmp / "elsewhere", {"secret.py": "def leaked():\n    return 'SECRET-OUTSIDE'\n"})
+    o.run([SCRIPT, "index", str(root), "--quiet"], timeout=60)
+    (root / "app/blob.py").unlink()
+    (root / "app/blob.py").symlink_to(outside / "secret.py")
+    o.run([SCRIPT, "doctor", "--root", str(root)], timeout=60)
+    o.run([SCRIPT, "index", str(root), "--quiet"], timeout=60)
+    o.run([SCRIPT, "index", str(root), "--quiet"], timeout=60)
+    if "SECRET-OUTSIDE" in o.run([SCRIPT, "code", "leaked", "--root", str(root)], timeout=30):
+        o.leaks += 1
+        o.notes.append("code read through a symlink out of the project")
+
+
 def probe_damaged_state(o: Outcome, tmp: Path) -> None:
     root = write(tmp / "damaged", BASE)
     o.run([SCRIPT, "index", str(root), "--quiet"], timeout=60)
@@ -230,6 +246,7 @@ PROBES: dict[str, Callable[..., None]] = {
     "an indexed file replaced by a FIFO": probe_fifo,
     "bad records among good ones": probe_records,
     "an indexed file replaced by a symlink out of the project": probe_symlink_out,
+    "a skipped (binary) file replaced by a symlink out of the project": probe_skipped_then_symlink_out,
     "damaged manifest, config and store": probe_damaged_state,
     "huge, negative and non-UTF-8 arguments": probe_arguments,
     "non-UTF-8 file names": probe_names,

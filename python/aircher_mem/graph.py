@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import stat
 import time
@@ -38,6 +39,8 @@ Progress = Callable[[int, int], object]
 #: When a loaded graph reads its lexical index (:meth:`KnowledgeGraph.load`).
 ReadIndex = Literal["when_needed", "with_graph"]
 Fingerprint = tuple[int, int, str]
+
+log = logging.getLogger("aircher_mem.graph")
 
 
 def tracked_files(root: Path) -> tuple[list[str], dict[str, int]]:
@@ -66,6 +69,20 @@ def _stat(path: Path) -> tuple[int, int] | None:
     except (OSError, ValueError):
         return None
     return (info.st_mtime_ns, info.st_size) if stat.S_ISREG(info.st_mode) else None
+
+
+def _not_a_file(path: Path) -> str:
+    """What ``path`` is when it is there but not a regular file ("a symlink", "a
+    FIFO", ...), not following a symlink; "" for a regular file or nothing."""
+    try:
+        mode = os.lstat(path).st_mode
+    except (OSError, ValueError):
+        return ""
+    if stat.S_ISREG(mode):
+        return ""
+    if stat.S_ISLNK(mode):
+        return "a symlink"
+    return "a folder" if stat.S_ISDIR(mode) else "not a regular file"
 
 
 def _fingerprint(root: Path, relative: str, max_hash_bytes: int) -> Fingerprint | None:
@@ -264,6 +281,21 @@ class GraphIndex:
         """Why the next :meth:`index` will rebuild the whole graph; "" if it will not."""
         return self._read_manifest()[2]
 
+    def mismatches(self) -> list[str]:
+        """The manifest's files that are not on disk as it records them, each with
+        how ("a.py: changed", "b.py: a symlink now", "c.py: gone"), in path order: what
+        the next :meth:`index` updates. Only ``lstat`` is used: nothing is read."""
+        files = self._read_manifest()[0] or {}
+        out = []
+        for rel, fingerprint in sorted(files.items()):
+            now = _stat(self.root / rel)
+            if now is None:
+                what = _not_a_file(self.root / rel)
+                out.append(f"{rel}: {what} now" if what else f"{rel}: gone")
+            elif now != fingerprint[:2]:
+                out.append(f"{rel}: changed")
+        return out
+
     def unsupported(self) -> dict[str, int]:
         """Files of languages the graph does not parse, by language, as of the last index."""
         return self._read_manifest()[1]
@@ -349,6 +381,10 @@ class GraphIndex:
             unsettled = self._settle(fingerprints, changed)
         added = sorted(fingerprints.keys() - old_files.keys())
         removed = sorted(old_files.keys() - fingerprints.keys())
+        for rel in removed:
+            what = _not_a_file(self.root / rel)
+            if what:
+                log.warning("%s is %s now: skipped, not read (removed from the graph)", rel, what)
         updated = sorted(p for p in fingerprints.keys() & old_files.keys() if not _same(fingerprints[p], old_files[p]))
         if rebuilt or added or removed or updated or fingerprints != old_files or unsupported != old_unsupported:
             self._save(graph, fingerprints, unsupported)

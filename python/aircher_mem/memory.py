@@ -1025,11 +1025,17 @@ class Memory:
         if stats is None:
             raise NotIndexedError("not indexed yet: run aircher-mem index")
         problem = self.index_problem()
-        return (
+        sizes = (
             f"{self.graph_path.name}: {stats.files} files, {stats.nodes} nodes, {stats.edges} edges, "
             f"{stats.skipped} skipped, {stats.warnings} warnings; "
-            + (f"next index rebuilds it: {problem}" if problem else "manifest matches")
         )
+        if problem:
+            return sizes + f"next index rebuilds it: {problem}"
+        differ = self._index.mismatches()
+        if differ:
+            shown = "; ".join(differ[:3]) + (f"; {len(differ) - 3} more" if len(differ) > 3 else "")
+            raise _Warning(sizes + f"manifest does not match {len(differ)} file(s) ({shown}): run aircher-mem index")
+        return sizes + "manifest matches"
 
     def _doctor_deep(self) -> str:
         if not self.indexed:

@@ -468,12 +468,13 @@ impl Project {
     /// Drops a file from the graph and what was said about it; false if it was not
     /// in the graph.
     pub fn remove_file(&self, path: &Path) -> Result<bool> {
-        // A file the graph holds is removed by the name it is known by, whatever is
-        // on disk now (it may have become a symlink out of the project): nothing is
-        // read, so only other paths go through the full check.
-        let known = path
-            .to_str()
-            .filter(|name| self.state.read().graph.file_node(name).is_some());
+        // A file the graph holds or lists as skipped is removed by the name it is
+        // known by, whatever is on disk now (it may have become a symlink out of the
+        // project): nothing is read, so only other paths go through the full check.
+        let known = path.to_str().filter(|name| {
+            let state = self.state.read();
+            state.graph.file_node(name).is_some() || state.skipped.iter().any(|(p, _)| p == name)
+        });
         let relative = match known {
             Some(name) => name.to_string(),
             None => self.relative(path)?,
@@ -1142,6 +1143,36 @@ mod tests {
         );
         assert!(p.state().graph().file_node("g.py").is_none());
         assert!(p.remove_file(Path::new("../x.py")).is_err());
+        std::fs::remove_file(outside).unwrap();
+    }
+
+    /// A file the build skipped (binary) that became a symlink out of the project
+    /// is let go of by its name, with nothing read through the link.
+    #[test]
+    fn a_skipped_file_turned_into_a_symlink_out_can_still_be_removed() {
+        let (dir, root) = project();
+        std::fs::write(root.join("blob.py"), b"x\0y").unwrap();
+        let p = Project::build(&root, 1_000_000, &Progress::default()).unwrap();
+        let blob = ("blob.py".to_string(), "binary (NUL byte)".to_string());
+        assert_eq!(p.state().skipped(), [blob]);
+        let outside = dir
+            .path()
+            .parent()
+            .unwrap()
+            .join(format!("out-skipped-{}.py", std::process::id()));
+        std::fs::write(&outside, "def f():\n    pass\n").unwrap();
+        std::fs::remove_file(root.join("blob.py")).unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("blob.py")).unwrap();
+        assert!(p.relative(Path::new("blob.py")).is_err());
+        assert!(
+            !p.remove_file(Path::new("blob.py")).unwrap(),
+            "it was not in the graph"
+        );
+        assert!(
+            p.state().skipped().is_empty(),
+            "nor is it listed as skipped now"
+        );
+        assert_eq!(p.state().graph().file_count(), 2);
         std::fs::remove_file(outside).unwrap();
     }
 

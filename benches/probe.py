@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import shutil
 import sqlite3
 import stat
@@ -92,6 +93,19 @@ def probe_pathological(o: Outcome, tmp: Path, scale: int) -> None:
     for name, text in files.items():
         root = write(tmp / name.replace(".", "_"), {**BASE, name: text})
         o.run([SCRIPT, "index", str(root), "--quiet"], timeout=120)
+        o.run([SCRIPT, "context", "store save", "--root", str(root)], timeout=60)
+
+
+def probe_random_bytes(o: Outcome, tmp: Path, scale: int) -> None:
+    """Random bytes without NUL (fixed seed) as a .lua and a .scala file: `index`
+    (each file alone, timed in the notes), then `context`."""
+    rng = random.Random(20_240_501)
+    noise = bytes(rng.randrange(1, 256) for _ in range(500_000 // scale))
+    for name in ("noise.lua", "noise.scala"):
+        root = write(tmp / name.replace(".", "_"), {**BASE, name: noise})
+        start = time.perf_counter()
+        o.run([SCRIPT, "index", str(root), "--quiet"], timeout=120)
+        o.notes.append(f"{name} {len(noise) // 1000} KB: index {time.perf_counter() - start:.1f} s")
         o.run([SCRIPT, "context", "store save", "--root", str(root)], timeout=60)
 
 
@@ -247,6 +261,7 @@ PROBES: dict[str, Callable[..., None]] = {
     "bad records among good ones": probe_records,
     "an indexed file replaced by a symlink out of the project": probe_symlink_out,
     "a skipped (binary) file replaced by a symlink out of the project": probe_skipped_then_symlink_out,
+    "500 KB of random bytes (no NUL) as .lua and .scala": probe_random_bytes,
     "damaged manifest, config and store": probe_damaged_state,
     "huge, negative and non-UTF-8 arguments": probe_arguments,
     "non-UTF-8 file names": probe_names,
@@ -256,7 +271,7 @@ PROBES: dict[str, Callable[..., None]] = {
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="smaller pathological files")
+    parser.add_argument("--quick", action="store_true", help="smaller pathological and random files")
     args = parser.parse_args()
     print("| probe | runs | crashes | hangs | untyped errors | leaks | records lost | notes |")
     print("|---|---:|---:|---:|---:|---:|---:|---|")
@@ -265,7 +280,7 @@ def main() -> int:
         outcome = Outcome()
         tmp = Path(tempfile.mkdtemp(prefix="aircher-probe-"))
         try:
-            if probe is probe_pathological:
+            if probe in (probe_pathological, probe_random_bytes):
                 probe(outcome, tmp, 10 if args.quick else 1)
             else:
                 probe(outcome, tmp)

@@ -1,6 +1,7 @@
-"""Hostile files met by `aircher-mem index`: a skipped file replaced by a symlink
-out of the project (skipped, never read; the manifest reported as not matching
-until the next index)."""
+"""Hostile files met by `aircher-mem index`: random bytes in a language's file (cut
+off within the per-file budget, with a warning, or skipped as binary), and a skipped
+file replaced by a symlink out of the project (skipped, never read; the manifest
+reported as not matching until the next index)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import io
 import json
 import logging
 import os
+import random
 from pathlib import Path
 
 import aircher_mem as am
@@ -35,6 +37,30 @@ def _doctor_graph(root: Path) -> tuple[str, str]:
     assert isinstance(checks, list)
     (graph,) = [c for c in checks if c["check"] == "graph"]
     return graph["status"], graph["detail"]
+
+
+def _noise(size: int, seed: int) -> bytes:
+    """Random bytes without NUL (a NUL alone makes a file binary)."""
+    rng = random.Random(seed)
+    return bytes(rng.randrange(1, 256) for _ in range(size))
+
+
+def test_random_bytes_in_lua_and_scala_are_skipped_as_binary_with_why(tmp_path: Path) -> None:
+    """500 KB of random bytes as a .lua and a .scala file: skipped as binary, saying
+    why (before, they were parsed: Lua's parse ran out its 10 s budget); the other
+    files are indexed."""
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "a.py").write_text("def f():\n    return 1\n")
+    noise = _noise(500_000, 20_240_501)
+    (root / "noise.lua").write_bytes(noise)
+    (root / "noise.scala").write_bytes(noise)
+    why = "binary (877 control and 3535 invalid UTF-8 bytes in the first 8192 bytes)"
+    report = run_json("index", str(root))
+    assert report["skipped"] == [["noise.lua", why], ["noise.scala", why]]
+    assert (report["warnings"], report["files"]) == ([], 1)
+    code, text = run("index", str(root))
+    assert code == 0 and "skipped 2: noise.lua (binary (" in text
 
 
 @pytest.mark.parametrize(

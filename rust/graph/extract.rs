@@ -946,11 +946,12 @@ fn use_mimalloc() {
 /// warning (`nesting deeper than 256 levels: truncated`).
 pub const MAX_TREE_DEPTH: u32 = 256;
 
-/// Each file's budget for parsing, and again for running the query: past it
-/// extraction stops, keeps what it found and the file gets a warning. A backstop
-/// only: every shape of input we know of is linear and far below (a 1 MB file takes
-/// well under a second), but a grammar's query may have superlinear cases we have
-/// not met.
+/// Each file's budget for extraction, all phases together (the parse, the query
+/// and the resolution of references): past it extraction stops, keeps what it
+/// found and the file gets a warning naming the phase. A backstop: real code of
+/// 1 MB takes well under a second, but a grammar's error recovery is slow on input
+/// that is no code (Lua's parse of 100 KB of random bytes ran past 10 s), and a
+/// query may have superlinear cases we have not met.
 pub const FILE_BUDGET: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The note for a file nested deeper than `MAX_TREE_DEPTH`.
@@ -969,14 +970,14 @@ fn over_budget(phase: &str) -> String {
 /// One file's syntax tree (None only if tree-sitter gives up). `extract` starts here;
 /// public so that the parse alone can be timed (`examples/graph_phases.rs`).
 pub fn parse_tree(language: Language, source: &[u8]) -> Option<tree_sitter::Tree> {
-    parse_within(language, source, FILE_BUDGET)
+    parse_within(language, source, std::time::Instant::now() + FILE_BUDGET)
 }
 
-/// `parse_tree`, given up (None) after `budget`.
+/// `parse_tree`, given up (None) at `deadline`.
 fn parse_within(
     language: Language,
     source: &[u8],
-    budget: std::time::Duration,
+    deadline: std::time::Instant,
 ) -> Option<tree_sitter::Tree> {
     let patched = match language {
         Language::TypeScript | Language::Tsx => typescript_patched(source),
@@ -988,7 +989,6 @@ fn parse_within(
     parser
         .set_language(&language.grammar())
         .expect("grammar versions match the tree-sitter crate");
-    let deadline = std::time::Instant::now() + budget;
     let mut check = |_: &tree_sitter::ParseState| {
         if std::time::Instant::now() < deadline {
             std::ops::ControlFlow::Continue(())
@@ -1138,14 +1138,15 @@ fn deeper_than(tree: &tree_sitter::Tree, limit: u32) -> bool {
 /// Extracts definitions, imports and references from one file's bytes. Invalid UTF-8
 /// is read lossily; a file that does not parse cleanly yields what tree-sitter recovered.
 /// Time and memory are linear in the file's size: nesting is cut at
-/// `MAX_TREE_DEPTH`, each phase at `FILE_BUDGET`, and either leaves a note in
+/// `MAX_TREE_DEPTH`, all phases together at `FILE_BUDGET`, and either leaves a note in
 /// `truncated`.
 pub fn extract(language: Language, source: &[u8]) -> FileSymbols {
     extract_within(language, source, FILE_BUDGET)
 }
 
 fn extract_within(language: Language, source: &[u8], budget: std::time::Duration) -> FileSymbols {
-    let Some(tree) = parse_within(language, source, budget) else {
+    let deadline = std::time::Instant::now() + budget;
+    let Some(tree) = parse_within(language, source, deadline) else {
         return FileSymbols {
             language,
             definitions: vec![],
@@ -1158,8 +1159,19 @@ fn extract_within(language: Language, source: &[u8], budget: std::time::Duration
             truncated: vec![over_budget("parsing")],
         };
     };
+    extract_tree(language, source, &tree, deadline)
+}
+
+/// The symbols of a parsed file: the query's matches, then references given their
+/// origins; both stop at `deadline` (what was found stays, with a note).
+fn extract_tree(
+    language: Language,
+    source: &[u8],
+    tree: &tree_sitter::Tree,
+    deadline: std::time::Instant,
+) -> FileSymbols {
     let mut truncated = Vec::new();
-    if deeper_than(&tree, MAX_TREE_DEPTH) {
+    if deeper_than(tree, MAX_TREE_DEPTH) {
         truncated.push(too_deep(MAX_TREE_DEPTH));
     }
     let query = language.query();
@@ -1175,7 +1187,6 @@ fn extract_within(language: Language, source: &[u8], budget: std::time::Duration
         |node: tree_sitter::Node| String::from_utf8_lossy(&source[node.byte_range()]).into_owned();
     let mut cursor = QueryCursor::new();
     cursor.set_max_start_depth(Some(MAX_TREE_DEPTH));
-    let deadline = std::time::Instant::now() + budget;
     let out_of_time = std::cell::Cell::new(false);
     let mut check = |_: &tree_sitter::QueryCursorState| {
         if std::time::Instant::now() < deadline {
@@ -1340,7 +1351,11 @@ fn extract_within(language: Language, source: &[u8], budget: std::time::Duration
     found.retain(|f| !f.bare || !locals.contains(f.name.as_bytes()));
     let mut uses = uses(language, &identifiers, source, &definitions, &imports);
     found.append(&mut uses);
-    let (references, types) = resolve_origins(language, found, &definitions, &imports, &bindings);
+    let (references, types, cut) =
+        resolve_origins(language, found, &definitions, &imports, &bindings, deadline);
+    if cut {
+        truncated.push(over_budget("resolving references"));
+    }
     FileSymbols {
         language,
         definitions,
@@ -1349,7 +1364,7 @@ fn extract_within(language: Language, source: &[u8], budget: std::time::Duration
         types,
         syntax_errors: tree.root_node().has_error(),
         package: (!package.is_empty()).then(|| package.join(".")),
-        error_line: first_error_line(&tree),
+        error_line: first_error_line(tree),
         truncated,
     }
 }
@@ -1801,7 +1816,8 @@ fn resolve_origins(
     definitions: &[Definition],
     imports: &[Import],
     bindings: &[Binding],
-) -> (Vec<Reference>, Vec<String>) {
+    deadline: std::time::Instant,
+) -> (Vec<Reference>, Vec<String>, bool) {
     let classes = Classes::of(bindings, definitions);
     let mut types: Vec<String> = Vec::new();
     let mut type_index: HashMap<String, u32> = HashMap::default();
@@ -1890,7 +1906,15 @@ fn resolve_origins(
     let mut seen: HashSet<(RefKind, Option<usize>, &str)> = HashSet::default();
     let mut out: Vec<Reference> = Vec::new();
     let mut last_call: Option<(usize, &str)> = None;
-    for f in &found {
+    let mut cut = false;
+    for (n, f) in found.iter().enumerate() {
+        // The clock is read every 1,024 references (a read costs ~20 ns): past
+        // `deadline`, the references resolved so far are kept (the first 1,024
+        // always: a query that ran out of time still leaves some).
+        if n > 0 && n % 1024 == 0 && std::time::Instant::now() >= deadline {
+            cut = true;
+            break;
+        }
         while next_definition < definitions.len()
             && definitions[next_definition].start_byte as usize <= f.byte
         {
@@ -1974,7 +1998,7 @@ fn resolve_origins(
             .cmp(&b.name)
             .then((a.kind != RefKind::Call).cmp(&(b.kind != RefKind::Call)))
     });
-    (out, types)
+    (out, types, cut)
 }
 
 /// The classes the file's bindings give names, by scope: a variable's scope is the
@@ -2836,6 +2860,71 @@ mod tests {
             let s = extract_within(language, source.as_bytes(), std::time::Duration::ZERO);
             assert_eq!(s.truncated, [over_budget("parsing")], "{language:?}");
             assert!(s.definitions.is_empty() && s.syntax_errors, "{language:?}");
+        }
+    }
+
+    /// One deadline covers every phase: a tree parsed in time but queried past the
+    /// deadline keeps what the query found first and says which phases ran out;
+    /// references past it are not resolved (the first 1,024 are), and random bytes
+    /// in Lua and Scala,
+    /// 500 KB of them, are parsed, queried and resolved within the budget.
+    #[test]
+    fn every_phase_stops_at_the_files_deadline() {
+        let source = "def f():\n    g()\n".repeat(5_000);
+        let tree = parse_tree(Language::Python, source.as_bytes()).unwrap();
+        let past = std::time::Instant::now();
+        let s = extract_tree(Language::Python, source.as_bytes(), &tree, past);
+        assert_eq!(s.truncated.first(), Some(&over_budget("the query")));
+        // What the query matched before its first look at the clock stays.
+        assert!(s.definitions.len() < 5_000 && s.references.len() <= 1_024);
+        let later = past + FILE_BUDGET;
+        let s = extract_tree(Language::Python, source.as_bytes(), &tree, later);
+        assert!(s.truncated.is_empty());
+        assert_eq!((s.definitions.len(), s.references.len()), (5_000, 5_000));
+
+        let found = || -> Vec<Found> {
+            (0..3_000)
+                .map(|i| Found {
+                    kind: RefKind::Call,
+                    name: format!("g{i}"),
+                    line: i + 1,
+                    byte: i * 10,
+                    receiver: None,
+                    bare: false,
+                })
+                .collect()
+        };
+        let (refs, _, cut) = resolve_origins(Language::Python, found(), &[], &[], &[], later);
+        assert_eq!((refs.len(), cut), (3_000, false));
+        let (refs, _, cut) = resolve_origins(Language::Python, found(), &[], &[], &[], past);
+        assert_eq!((refs.len(), cut), (1_024, true));
+
+        // Random bytes without NUL (a fixed xorshift), were they not refused as
+        // binary first (`scan::binary_reason`): within the budget, with a note if cut.
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let noise: Vec<u8> = (0..500_000)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                (state >> 56) as u8 | 1
+            })
+            .collect();
+        for language in [Language::Lua, Language::Scala] {
+            let start = std::time::Instant::now();
+            let s = extract_within(language, &noise, std::time::Duration::from_secs(2));
+            let took = start.elapsed();
+            assert!(
+                took < std::time::Duration::from_secs(4),
+                "{language:?}: {took:?}"
+            );
+            if took >= std::time::Duration::from_secs(2) {
+                assert!(
+                    s.truncated.iter().any(|t| t.contains("budget")),
+                    "{language:?}: {:?}",
+                    s.truncated
+                );
+            }
         }
     }
 

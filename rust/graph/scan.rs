@@ -408,10 +408,67 @@ fn rest_is_name(name: &[u8]) -> bool {
     name.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
 }
 
-/// A file's symbols, or why not: binary (a NUL byte in the first 8 KiB).
+/// How much of a file `binary_reason` looks at: its first 8 KiB.
+pub const BINARY_SAMPLE: usize = 8192;
+
+/// A sample with at least this share (per mille) of control bytes that text does
+/// not use (C0 controls but tab, line feed, vertical tab, form feed, carriage
+/// return and escape; and DEL) ...
+pub const BINARY_CONTROL_PER_MILLE: usize = 20;
+
+/// ... and at least this share (per mille) of bytes that are not valid UTF-8 is
+/// binary. Random bytes have about 100 and 600 per mille; text in UTF-8 has none
+/// of either, and text in Latin-1, Shift JIS or GBK (invalid UTF-8) no controls.
+pub const BINARY_INVALID_PER_MILLE: usize = 250;
+
+/// Why `bytes` is no source file, looking at its first `BINARY_SAMPLE` bytes: a
+/// NUL byte, or control bytes and invalid UTF-8 both over their shares (random
+/// bytes: a parser's error recovery spends seconds a kilobyte on them). None for
+/// text, in any encoding that keeps ASCII's control bytes for control.
+pub fn binary_reason(bytes: &[u8]) -> Option<String> {
+    let sample = &bytes[..bytes.len().min(BINARY_SAMPLE)];
+    if sample.is_empty() {
+        return None;
+    }
+    if sample.contains(&0) {
+        return Some("binary (NUL byte)".to_string());
+    }
+    let controls = sample
+        .iter()
+        .filter(|&&b| {
+            (b < 0x20 && !matches!(b, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | 0x1b)) || b == 0x7f
+        })
+        .count();
+    if controls * 1000 < sample.len() * BINARY_CONTROL_PER_MILLE {
+        return None;
+    }
+    // Bytes of invalid UTF-8; a sequence cut by the sample's end counts as valid.
+    let mut invalid = 0;
+    let mut rest = sample;
+    while !rest.is_empty() {
+        match std::str::from_utf8(rest) {
+            Ok(_) => break,
+            Err(err) => {
+                let Some(bad) = err.error_len() else { break };
+                invalid += bad;
+                rest = &rest[err.valid_up_to() + bad..];
+            }
+        }
+    }
+    (invalid * 1000 >= sample.len() * BINARY_INVALID_PER_MILLE).then(|| {
+        format!(
+            "binary ({} control and {} invalid UTF-8 bytes in the first {} bytes)",
+            controls,
+            invalid,
+            sample.len()
+        )
+    })
+}
+
+/// A file's symbols, or why not: binary (`binary_reason`).
 pub fn symbols_of(language: Language, bytes: &[u8]) -> Result<FileSymbols, String> {
-    if bytes[..bytes.len().min(8192)].contains(&0) {
-        return Err("binary (NUL byte)".to_string());
+    if let Some(reason) = binary_reason(bytes) {
+        return Err(reason);
     }
     Ok(extract(language, bytes))
 }
@@ -419,6 +476,55 @@ pub fn symbols_of(language: Language, bytes: &[u8]) -> Result<FileSymbols, Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Random bytes without NUL are binary; text is not, in UTF-8, Latin-1 or
+    /// Shift JIS (invalid UTF-8, no control bytes), nor UTF-8 with form feeds,
+    /// escapes and a few stray control bytes.
+    #[test]
+    fn random_bytes_are_binary_and_text_in_any_encoding_is_not() {
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let noise: Vec<u8> = (0..500_000)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                (state >> 56) as u8 | 1
+            })
+            .collect();
+        let why = binary_reason(&noise).expect("random bytes are binary");
+        assert!(
+            why.starts_with("binary (") && why.ends_with(" in the first 8192 bytes)"),
+            "{why}"
+        );
+        for language in [Language::Lua, Language::Scala] {
+            assert_eq!(symbols_of(language, &noise).err(), Some(why.clone()));
+        }
+        assert_eq!(
+            binary_reason(b"x = 1\0\n").as_deref(),
+            Some("binary (NUL byte)")
+        );
+        let utf8 =
+            "-- caf\u{e9} \u{65e5}\u{672c}\n\x0c\x1b[1mlocal x = 1\r\n\tprint(x)\n".repeat(300);
+        let latin1: Vec<u8> = "-- caf\u{e9} na\u{ef}ve r\u{e9}sum\u{e9}\nlocal x = 1\n"
+            .repeat(300)
+            .chars()
+            .map(|c| c as u32 as u8)
+            .collect();
+        // "日本語のコメント" in Shift JIS, between lines of code.
+        let sjis = [
+            0x93, 0xfa, 0x96, 0x7b, 0x8c, 0xea, 0x82, 0xcc, 0x83, 0x52, 0x83, 0x81,
+        ];
+        let shift_jis: Vec<u8> = (0..500)
+            .flat_map(|_| [&b"-- "[..], &sjis, &sjis, b"\nx=1\n"].concat())
+            .collect();
+        let mut stray = utf8.clone().into_bytes();
+        stray[10] = 0x01;
+        stray[100] = 0x7f;
+        for text in [utf8.as_bytes(), &latin1, &shift_jis, &stray, b"", b"\n"] {
+            assert_eq!(binary_reason(text), None);
+        }
+        assert!(symbols_of(Language::Lua, utf8.as_bytes()).is_ok());
+    }
 
     /// A tree whose ignore rules exclude every source file (as Debian's kernel
     /// source does) gets one skipped entry saying so; an empty tree, or one whose

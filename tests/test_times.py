@@ -152,3 +152,28 @@ def test_any_accepted_time_works_afterwards_in_every_zone(tmp_path: Path, zone: 
                 _render(memory.memories())
 
         check()
+
+
+def test_edge_times_over_http_are_400_and_the_range_ends_are_200(tmp_path: Path) -> None:
+    from aircher_mem.interfaces import http
+    from starlette.testclient import TestClient
+
+    token = "t" * 40
+    root = tmp_path / "p"
+    root.mkdir()
+    with am.Memory.open(root) as memory:
+        app = http.build_app(memory, token=token)
+        with TestClient(app, base_url="http://127.0.0.1:8787", headers={"Authorization": f"Bearer {token}"}) as c:
+            for at in ("0001-01-01T00:00:01Z", "9999-12-31T23:59:59.999999", "0001-01-02T23:59:59", YEAR_1):
+                done = c.post("/turns", json={"session_id": "s", "role": "user", "text": "I prefer tabs", "at": at})
+                assert done.status_code == 400, done.text
+                assert done.json()["error"]["code"] == "invalid_input"
+                assert done.json()["error"]["message"].startswith("at must be a finite time from 0001-01-03T00:00:00Z")
+            for at in (FIRST, LAST):
+                done = c.post("/turns", json={"session_id": "s", "role": "user", "text": "I prefer tabs", "at": at})
+                assert done.status_code == 200, done.text
+            assert c.post("/recall", json={"query": "tabs"}).status_code == 200
+            assert [t["at"] for t in c.get("/context", params={"session_id": "s"}).json()["short_term"]] == [
+                -62_135_424_000.0,
+                253_402_128_000.0,
+            ]

@@ -59,6 +59,7 @@ from .errors import AircherError, InvalidInputError, StoreError, TaskStateError,
 from .redact import pii_tags, redact, redact_value
 from .results import CoEdit, FileInteraction, LearnedPattern, SimilarTask, TaskRecord, ToolRun, ToolStats
 from .times import MIN_TIME
+from .times import short as _short
 from .times import unix_time as _time
 
 __all__ = ["EpisodicMemory", "SCHEMA_VERSION", "OPERATIONS", "MAX_JSON_DEPTH", "MAX_LIMIT"]
@@ -236,15 +237,6 @@ def _text(field: str, value: object) -> str:
 
 def _optional_text(field: str, value: object) -> str | None:
     return None if value is None else _plain_text(field, value)
-
-
-def _short(value: object) -> str:
-    """``repr`` of a value, cut for an error message (values may be 10 MB)."""
-    try:
-        text = repr(value)
-    except Exception:  # a hostile __repr__
-        text = f"<{type(value).__name__}>"
-    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _integer(field: str, value: object, minimum: int = 0, maximum: int = _BIGINT_MAX) -> int:

@@ -20,7 +20,7 @@ import math
 
 from .errors import InvalidInputError
 
-__all__ = ["MIN_TIME", "MAX_TIME", "RANGE_TEXT", "unix_time"]
+__all__ = ["MIN_TIME", "MAX_TIME", "RANGE_TEXT", "unix_time", "short"]
 
 _MARGIN = 2 * 86_400.0
 MIN_TIME = -62_135_596_800.0 + _MARGIN
@@ -32,7 +32,8 @@ MAX_TIME = 253_402_300_800.0 - _MARGIN
 RANGE_TEXT = "0001-01-03T00:00:00Z to 9999-12-30T00:00:00Z"
 
 
-def _short(value: object) -> str:
+def short(value: object) -> str:
+    """``repr`` of a value, cut for an error message (values may be 10 MB)."""
     try:
         text = repr(value)
     except Exception:  # a hostile __repr__
@@ -51,7 +52,7 @@ def unix_time(field: str, value: object) -> float:
         except (OverflowError, ValueError, OSError, TypeError):
             seconds = math.nan
     elif isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InvalidInputError(f"{field} must be a datetime or Unix seconds, got {_short(value)}")
+        raise InvalidInputError(f"{field} must be a datetime or Unix seconds, got {short(value)}")
     else:
         try:
             seconds = float(value)
@@ -60,6 +61,6 @@ def unix_time(field: str, value: object) -> float:
     if not (math.isfinite(seconds) and MIN_TIME <= seconds <= MAX_TIME):
         raise InvalidInputError(
             f"{field} must be a finite time from {RANGE_TEXT} "
-            f"({MIN_TIME:.0f} to {MAX_TIME:.0f} Unix seconds), got {_short(value)}"
+            f"({MIN_TIME:.0f} to {MAX_TIME:.0f} Unix seconds), got {short(value)}"
         )
     return seconds

@@ -39,6 +39,7 @@ LAYERS = {
     "aircher_mem.errors": 0,
     "aircher_mem.tokens": 0,
     "aircher_mem.redact": 0,
+    "aircher_mem.times": 0,
     "aircher_mem._core": 0,
     "aircher_mem._reference": 0,
 }

@@ -109,7 +109,7 @@ def baseline(memory: am.Memory, requests: int, echo: Callable[[str], None]) -> d
 
     def symbol(i: int) -> Any:
         try:
-            return memory.symbol(names[i % len(names)])
+            return memory.find_symbol(names[i % len(names)])
         except am.UnknownSymbolError:
             return None
 

@@ -47,7 +47,7 @@ def test_the_first_job_index_then_context(project: Path) -> None:
     assert done.stdout.splitlines()[0] == f"indexed {project.resolve()}: 4 files, full build (first index)"
     assert "parsed 4 files in" in done.stdout and "4 added, 0 updated, 0 removed" in done.stdout
 
-    context = cli("context", "why does store lose users?", cwd=project / "app")  # the store is found upward
+    context = cli("preview-context", "why does store lose users?", cwd=project / "app")  # the store is found upward
     assert context.returncode == 0, context.stderr
     lines = context.stdout.splitlines()
     assert lines[0].startswith("context for 'why does store lose users?': ")
@@ -113,11 +113,11 @@ STORE = {
 
 def test_graph_lookups(indexed: Path) -> None:
     root = ["--root", str(indexed)]
-    assert run_json("symbol", "save", *root) == {"query": "save", "match": "exact", "symbols": [SAVE]}
-    assert run_json("symbol", "User.save", *root)["symbols"] == [SAVE]
-    assert [s["name"] for s in run_json("symbol", "s", "--prefix", *root)["symbols"]] == ["save", "store"]
-    assert [s["name"] for s in run_json("symbol", "STR", "--fuzzy", *root)["symbols"]] == ["store"]
-    assert run("symbol", "s", "--prefix", "--fuzzy", *root)[0] == 2
+    assert run_json("find-symbol", "save", *root) == {"query": "save", "match": "exact", "symbols": [SAVE]}
+    assert run_json("find-symbol", "User.save", *root)["symbols"] == [SAVE]
+    assert [s["name"] for s in run_json("find-symbol", "s", "--prefix", *root)["symbols"]] == ["save", "store"]
+    assert [s["name"] for s in run_json("find-symbol", "STR", "--fuzzy", *root)["symbols"]] == ["store"]
+    assert run("find-symbol", "s", "--prefix", "--fuzzy", *root)[0] == 2
     assert run_json("callers", "store", *root) == {
         "name": "store",
         "direction": "callers",
@@ -127,9 +127,9 @@ def test_graph_lookups(indexed: Path) -> None:
     assert run_json("callers", "User.save", *root)["definitions"] == [SAVE]
     callees = run_json("callees", "create", *root)["calls"]
     assert [(c["symbol"]["name"], c["call_line"]) for c in callees] == [("User", 4), ("save", 5)]
-    code, text = run("symbol", "User", *root)
+    code, text = run("find-symbol", "User", *root)
     assert code == 0 and text.splitlines()[2].split() == ["class", "User", "app/models.py:4-6", "class", "User(Base):"]
-    code, text = run("symbol", "save", *root)  # a method shows its class
+    code, text = run("find-symbol", "save", *root)  # a method shows its class
     assert code == 0 and text.splitlines()[2].split()[:3] == ["function", "User.save", "app/models.py:5-6"]
     code, text = run("callers", "create", *root)
     assert code == 0 and text == "'create' is defined (create (app/views.py:3)) but nothing in the graph calls it\n"
@@ -137,7 +137,7 @@ def test_graph_lookups(indexed: Path) -> None:
 
 def test_unknown_names_say_so_with_exit_3(indexed: Path) -> None:
     root = ["--root", str(indexed)]
-    for verb in ("symbol", "callers", "callees"):
+    for verb in ("find-symbol", "callers", "callees"):
         done = cli(verb, "stroe", *root)
         assert done.returncode == 3 and done.stdout == "", verb
         assert (
@@ -152,28 +152,28 @@ def test_unknown_names_say_so_with_exit_3(indexed: Path) -> None:
             "message": "no definition named 'nobody' in the code graph",
         }
     }
-    assert run_json("symbol", "nobody", "--prefix", *root)["symbols"] == []  # a search finding nothing is no error
+    assert run_json("find-symbol", "nobody", "--prefix", *root)["symbols"] == []  # a search finding nothing is no error
 
 
 def test_deps_lists_imports_both_ways(indexed: Path) -> None:
     root = ["--root", str(indexed)]
-    assert run_json("deps", "app/views.py", *root) == {
+    assert run_json("dependencies", "app/views.py", *root) == {
         "path": "app/views.py",
         "dependencies": ["app/models.py"],
         "dependents": [],
     }
-    assert run_json("deps", "app/models.py", *root) == {
+    assert run_json("dependencies", "app/models.py", *root) == {
         "path": "app/models.py",
         "dependencies": [],
         "dependents": ["app/views.py"],
     }
-    code, text = run("deps", "app/models.py", *root)
+    code, text = run("dependencies", "app/models.py", *root)
     assert code == 0 and text.splitlines() == [
         "app/models.py imports 0 file(s) of the project:",
         "app/models.py is imported by 1 file(s):",
         "  app/views.py",
     ]
-    assert cli("deps", "app/absent.py", "--root", str(indexed)).returncode == 3
+    assert cli("dependencies", "app/absent.py", "--root", str(indexed)).returncode == 3
 
 
 def test_episodic_commands(indexed: Path) -> None:
@@ -193,7 +193,7 @@ def test_episodic_commands(indexed: Path) -> None:
         mem.record_tool_execution("pytest", {"args": "-x"}, success=True, file_path="app/models.py", duration_ms=80)
         mem.start_task("t2", "add a helper for views")
     root = ["--root", str(indexed)]
-    history = run_json("history", "app/models.py", *root)
+    history = run_json("file-history", "app/models.py", *root)
     assert [(h["operation"], h["changes_summary"]) for h in history["interactions"]] == [
         ("edit", "fix the assertion"),
         ("edit", "store writes to disk"),
@@ -206,14 +206,14 @@ def test_episodic_commands(indexed: Path) -> None:
         "app/models.py",
     )
     assert (
-        run_json("history", str(indexed / "app/models.py"), "--limit", "1", *root)["interactions"][0]["line_range"]
+        run_json("file-history", str(indexed / "app/models.py"), "--limit", "1", *root)["interactions"][0]["line_range"]
         is None
     )
     assert [t["task_id"] for t in run_json("tasks", *root)["tasks"]] == ["t2", "t1"]
     assert [t["task_id"] for t in run_json("tasks", "persist users in store", *root)["tasks"]] == ["t1"]
-    [pattern] = run_json("patterns", "--type", "error-fix", *root)["patterns"]
+    [pattern] = run_json("patterns", "error-fix", *root)["patterns"]
     assert pattern["data"] == {"tool": "pytest", "file": "app/models.py", "error": "AssertionError", "fix": "edit"}
-    assert run_json("patterns", "--type", "co-edit", *root)["patterns"] == []
+    assert run_json("patterns", "co-edit", *root)["patterns"] == []
     assert run_json("task", "complete", "t2", "--outcome", "done", *root) == {"task_id": "t2", "status": "completed"}
     assert run_json("tasks", *root)["tasks"][0]["task_id"] == "t1"
     stats = run_json("stats", *root)
@@ -221,13 +221,13 @@ def test_episodic_commands(indexed: Path) -> None:
     assert stats["store_busy"] is None and "Python" in stats["supported_languages"]
     assert stats["episodic"]["file_interactions"] == 2 and stats["episodic"]["task_history"] == 2
     assert [(t["tool_name"], t["total"], t["successes"]) for t in stats["tools_7d"]] == [("pytest", 2, 1)]
-    code, text = run("history", "app/util.py", *root)
+    code, text = run("file-history", "app/util.py", *root)
     assert (code, text) == (0, "no recorded interactions with app/util.py\n")
 
 
 def test_context_shows_items_pruned_items_and_tokens(indexed: Path) -> None:
     root = ["--root", str(indexed)]
-    full = run_json("context", "store save User", *root)
+    full = run_json("preview-context", "store save User", *root)
     assert full["max_tokens"] == 180_000 and full["pruned"] == [] and full["notes"] == []
     assert full["code_tokens"] == 16_000  # 25 % of the window, capped by retrieval.max_code_tokens
     assert full["items"][0] == {
@@ -242,21 +242,29 @@ def test_context_shows_items_pruned_items_and_tokens(indexed: Path) -> None:
     assert sorted(sources) == ["app/models.py:5-6", "app/models.py:8-9", "app/views.py:3-6"]
     assert full["total_tokens"] == sum(i["tokens"] for i in full["items"])
 
-    small = run_json("context", "store save User", "--budget", "30", "--code-tokens", "16000", *root)
+    small = run_json("preview-context", "store save User", "--max-tokens", "30", "--code-tokens", "16000", *root)
     assert small["pruned"] and small["total_tokens"] <= small["threshold"] == 24
     assert small["pruned_tokens"] == sum(p["tokens"] for p in small["pruned"])
     assert len(small["items"]) + len(small["pruned"]) == len(full["items"])
-    code, text = run("context", "store save User", "--budget", "30", "--code-tokens", "16000", "--show", *root)
+    code, text = run(
+        "preview-context", "store save User", "--max-tokens", "30", "--code-tokens", "16000", "--show", *root
+    )
     assert code == 0 and f"pruned {len(small['pruned'])} items" in text and "\n--- user ---\n" in text
     assert "def save(self):" in text  # --show prints the code itself
 
 
 def test_the_code_budget_follows_the_window_and_the_message_survives(indexed: Path) -> None:
     root = ["--root", str(indexed)]
-    assert run_json("context", "store", "--budget", "32000", *root)["code_tokens"] == 8000
-    assert run_json("context", "store", "--budget", "8000", *root)["code_tokens"] == 2000
+    assert run_json("preview-context", "store", "--max-tokens", "32000", *root)["code_tokens"] == 8000
+    assert run_json("preview-context", "store", "--max-tokens", "8000", *root)["code_tokens"] == 2000
     tiny = run_json(
-        "context", "store save User and explain everything it does", "--budget", "30", "--code-tokens", "16000", *root
+        "preview-context",
+        "store save User and explain everything it does",
+        "--max-tokens",
+        "30",
+        "--code-tokens",
+        "16000",
+        *root,
     )
     assert tiny["pruned"]  # the code did not fit ...
     kept = [i for i in tiny["items"] if i["type"] == "UserMessage"]
@@ -265,9 +273,9 @@ def test_the_code_budget_follows_the_window_and_the_message_survives(indexed: Pa
 
 
 def test_init_and_doctor(project: Path) -> None:
-    created = run_json("init", str(project))
+    created = run_json("create-store", str(project))
     assert created == {"root": str(project.resolve()), "store": str(project.resolve() / ".aircher"), "created": True}
-    assert run_json("init", str(project))["created"] is False
+    assert run_json("create-store", str(project))["created"] is False
     code, text = run("doctor", "--json", "--root", str(project))
     report = json.loads(text)
     assert code == 1 and not report["ok"]  # not indexed yet
@@ -301,12 +309,12 @@ def test_init_and_doctor(project: Path) -> None:
 @pytest.mark.parametrize(
     ("argv", "code", "message"),
     [
-        (["symbol", "User"], 3, "no aircher-mem store in"),
-        (["history", "app/models.py"], 3, "no aircher-mem store in"),
+        (["find-symbol", "User"], 3, "no aircher-mem store in"),
+        (["file-history", "app/models.py"], 3, "no aircher-mem store in"),
         (["index", "does/not/exist"], 2, "is not a directory"),
-        (["symbol"], 2, "the following arguments are required: name"),
+        (["find-symbol"], 2, "the following arguments are required: NAME"),
         (["frobnicate"], 2, "invalid choice: 'frobnicate'"),
-        (["tasks", "--limit", "0"], 2, "must be > 0"),
+        (["tasks", "--limit", "0"], 2, "limit must be >= 1, got '0'"),
     ],
 )
 def test_errors_are_one_line_with_an_exit_code(tmp_path: Path, argv: list[str], code: int, message: str) -> None:
@@ -317,11 +325,11 @@ def test_errors_are_one_line_with_an_exit_code(tmp_path: Path, argv: list[str], 
 
 def test_errors_on_a_store(indexed: Path, tmp_path: Path) -> None:
     root = ["--root", str(indexed)]
-    outside = cli("history", "../elsewhere.py", *root)
+    outside = cli("file-history", "../elsewhere.py", *root)
     assert outside.returncode == 2 and "is outside the project root" in outside.stderr
     assert "Traceback" not in outside.stderr
     (tmp_path / "bare").mkdir()
-    assert cli("init", str(tmp_path / "bare")).returncode == 0
+    assert cli("create-store", str(tmp_path / "bare")).returncode == 0
     not_indexed = cli("callers", "x", "--root", str(tmp_path / "bare"))
     assert not_indexed.returncode == 3 and "has not been indexed yet: run `aircher-mem index" in not_indexed.stderr
     with duckdb_held_by_another_process(indexed / ".aircher" / "memory.duckdb"):
@@ -329,8 +337,8 @@ def test_errors_on_a_store(indexed: Path, tmp_path: Path) -> None:
         assert locked.returncode == 4 and "open in another process" in locked.stderr
         assert "Traceback" not in locked.stderr
         # the graph does not need the episodic store; the context preview leaves past tasks out
-        assert cli("symbol", "User", *root).returncode == 0
-        context = cli("context", "store", "--json", *root)
+        assert cli("find-symbol", "User", *root).returncode == 0
+        context = cli("preview-context", "store", "--json", *root)
         assert context.returncode == 0
         assert json.loads(context.stdout)["notes"] == [
             "past tasks left out: the episodic store is open in another process"
@@ -381,7 +389,7 @@ def test_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
     (root / "m.py").write_text("".join(f"def f{n}():\n    pass\n" for n in range(20_000)))
     assert cli("index", str(root)).returncode == 0
     done = subprocess.run(
-        f"'{SCRIPT}' symbol f --prefix --root '{root}' | head -n 1",
+        f"'{SCRIPT}' find-symbol f --prefix --root '{root}' | head -n 1",
         shell=True,
         capture_output=True,
         text=True,
@@ -411,20 +419,20 @@ def test_a_bad_config_is_a_policy_error_and_doctor_checks_the_rest(indexed: Path
 
 def test_references_and_neighbourhood(indexed: Path) -> None:
     root = ["--root", str(indexed)]
-    refs = run_json("refs", "User", *root)
+    refs = run_json("references", "User", *root)
     # the import in views.py names it; create() calls it
     assert [(r["kind"], r["symbol"]["qualified"], r["call_line"]) for r in refs["references"]] == [
         ("references", "app.models", 1),
         ("calls", "create", 4),
     ]
-    inherits = run_json("refs", "Base", "--kind", "inherits", *root)
+    inherits = run_json("references", "Base", "--kind", "inherits", *root)
     assert [(r["symbol"]["name"], r["kind"]) for r in inherits["references"]] == [("User", "inherits")]
-    near = run_json("near", "store", *root)
+    near = run_json("neighbourhood", "store", *root)
     assert [(n["symbol"]["qualified"], n["distance"]) for n in near["symbols"]] == [
         ("store", 0),
         ("app/models.py", 1),
         ("User.save", 1),
     ]
-    code, text = run("refs", "Base", "--kind", "inherits", *root)
+    code, text = run("references", "Base", "--kind", "inherits", *root)
     assert code == 0 and text.splitlines()[2].split()[:2] == ["inherits", "User"]
-    assert run("refs", "nobody", *root)[0] == 3 and run("near", "store", "--hops", "0", *root)[0] == 2
+    assert run("references", "nobody", *root)[0] == 3 and run("near", "store", "--hops", "0", *root)[0] == 2

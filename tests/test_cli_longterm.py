@@ -83,11 +83,11 @@ def lines(text: str) -> list[str]:
 
 
 def test_add_turn_then_list_recall_and_explain_show_the_extracted_memory(store: Path, fixed_clock: list[float]) -> None:
-    added = ok(store, "add-turn", "--session", "s1", "--role", "user", "--text", "I prefer tabs.", "--speaker", "ann")
+    added = ok(store, "add-turn", "s1", "user", "I prefer tabs.", "--speaker", "ann")
     assert lines(added)[0] == "turn 1 added to session s1: 1 memory extracted"
     assert lines(added)[3].split() == ["created", "1", "fact", "I", "prefer", "tabs.", "preference.prefer"]
 
-    listed = lines(ok(store, "list"))
+    listed = lines(ok(store, "memories"))
     assert listed[0].split() == ["id", "kind", "level", "layer", "status", "score", "hits", "tags", "content"]
     assert listed[2].split() == ["1", "fact", "L0", "mid", "active", "1.000", "0", "preference", "I", "prefer", "tabs."]
 
@@ -99,7 +99,7 @@ def test_add_turn_then_list_recall_and_explain_show_the_extracted_memory(store: 
     assert f"ann {when(NOW)[:16]}" in row and row.endswith("  tab")
 
     fixed_clock[0] = NOW + 2 * DAY
-    explained = lines(ok(store, "explain", "--id", "1"))
+    explained = lines(ok(store, "explain", "1"))
     assert explained[:4] == [
         "memory 1: I prefer tabs.",
         "  fact, level L0, mid-term layer, active, scope project-shared",
@@ -125,9 +125,9 @@ def test_add_turn_then_list_recall_and_explain_show_the_extracted_memory(store: 
 
 
 def test_a_changed_preference_supersedes_the_old_one(store: Path, fixed_clock: list[float]) -> None:
-    ok(store, "add-turn", "--session", "s1", "--role", "user", "--text", "I prefer tabs.")
+    ok(store, "add-turn", "s1", "user", "I prefer tabs.")
     fixed_clock[0] = NOW + 60
-    second = as_json(store, "add-turn", "--session", "s1", "--role", "user", "--text", "I now prefer spaces.")
+    second = as_json(store, "add-turn", "s1", "user", "I now prefer spaces.")
     assert second["extracted"] == [
         {
             "action": "superseded",
@@ -138,13 +138,13 @@ def test_a_changed_preference_supersedes_the_old_one(store: Path, fixed_clock: l
             "superseded": 1,
         }
     ]
-    active = lines(ok(store, "list"))
+    active = lines(ok(store, "memories"))
     assert len(active) == 3 and "I now prefer spaces." in active[2]
-    every = [r.split()[:5] for r in lines(ok(store, "list", "--status", "all", "--sort", "id"))[2:]]
+    every = [r.split()[:5] for r in lines(ok(store, "memories", "--status", "all", "--sort", "id"))[2:]]
     assert every == [["1", "fact", "L0", "mid", "archived"], ["2", "fact", "L0", "mid", "active"]]
-    assert [m["id"] for m in as_json(store, "list", "--status", "archived")["memories"]] == [1]
+    assert [m["id"] for m in as_json(store, "memories", "--status", "archived")["memories"]] == [1]
 
-    old = ok(store, "explain", "--id", "1")
+    old = ok(store, "explain", "1")
     assert f"valid from {when(NOW)} until {when(NOW + 60)}" in old and "superseded by memory 2" in old
     assert lines(old)[-1] == "gc outlook: none (archived)"
     related = lines(old)[lines(old).index("related memories:") + 3]
@@ -160,40 +160,40 @@ def test_a_changed_preference_supersedes_the_old_one(store: Path, fixed_clock: l
 
 def test_forget_by_id_and_by_text(store: Path, fixed_clock: list[float]) -> None:
     for text in ("We deploy with fly.io because it is cheaper", "The staging database is reset nightly", "Use ruff"):
-        ok(store, "remember", "--text", text)
-    assert ok(store, "forget", "--id", "2") == "forgot 1 memory for good: 2\n"
+        ok(store, "remember", text)
+    assert ok(store, "forget", "2") == "forgot 1 memory for good: 2\n"
     assert ok(store, "forget", "--text", "fly.io") == "forgot 1 memory for good: 1\n"
     assert ok(store, "forget", "--text", "nothing like this") == "nothing matches; nothing forgotten\n"
     assert as_json(store, "forget", "--text", "ruff") == {"ids": [3], "turns": []}
-    assert as_json(store, "list", "--status", "all") == {"memories": []}
-    code, _ = run(store, "explain", "--id", "1")
+    assert as_json(store, "memories", "--status", "all") == {"memories": []}
+    code, _ = run(store, "explain", "1")
     assert code == wire.EXIT_NOT_FOUND
 
 
 def test_forget_a_session_and_a_text_with_their_turns(store: Path, fixed_clock: list[float]) -> None:
-    ok(store, "add-turn", "--session", "s1", "--role", "user", "--text", "I prefer tabs.")
-    ok(store, "add-turn", "--session", "s1", "--role", "user", "--text", "The weather is nice.")
-    ok(store, "add-turn", "--session", "s2", "--role", "user", "--text", "The weather is grey.")
-    assert ok(store, "forget", "--session", "s1") == "forgot 1 memory and 2 turns for good: 1; turns 1, 2\n"
+    ok(store, "add-turn", "s1", "user", "I prefer tabs.")
+    ok(store, "add-turn", "s1", "user", "The weather is nice.")
+    ok(store, "add-turn", "s2", "user", "The weather is grey.")
+    assert ok(store, "forget", "--session-id", "s1") == "forgot 1 memory and 2 turns for good: 1; turns 1, 2\n"
     assert ok(store, "forget", "--text", "grey") == "forgot 1 turn for good: 3\n"
-    assert as_json(store, "forget", "--session", "s1") == {"ids": [], "turns": []}
+    assert as_json(store, "forget", "--session-id", "s1") == {"ids": [], "turns": []}
     assert as_json(store, "stats")["longterm"]["turns"] == 0
 
 
 def test_recall_marks_a_turn_whose_value_was_corrected(store: Path, fixed_clock: list[float]) -> None:
-    ok(store, "add-turn", "--session", "s", "--role", "user", "--text", "The database is Postgres.")
-    ok(store, "add-turn", "--session", "s", "--role", "user", "--text", "Actually, the database is MySQL.")
+    ok(store, "add-turn", "s", "user", "The database is Postgres.")
+    ok(store, "add-turn", "s", "user", "Actually, the database is MySQL.")
     rows = ok(store, "recall", "which database do we use?").splitlines()[3:]
     assert [row.split()[1:3] for row in rows] == [["fact", "2"], ["turn", "1"]]
     assert "The database is Postgres. (superseded by #2)" in rows[1]
 
 
 def test_gc_dry_run_shows_what_it_would_do_and_changes_nothing(store: Path, fixed_clock: list[float]) -> None:
-    ok(store, "add-turn", "--session", "s0", "--role", "user", "--text", "I prefer tabs.", "--at", iso(NOW - 60 * DAY))
+    ok(store, "add-turn", "s0", "user", "I prefer tabs.", "--at", iso(NOW - 60 * DAY))
     for _ in range(4):  # the same memory four times: hits 3, promoted
-        ok(store, "remember", "--text", "The API returns dates in UTC because clients live in many time zones")
-    ok(store, "remember", "--text", "Never push to main directly", "--importance", "1")
-    before = as_json(store, "list", "--status", "all", "--sort", "id")
+        ok(store, "remember", "The API returns dates in UTC because clients live in many time zones")
+    ok(store, "remember", "Never push to main directly", "--importance", "1")
+    before = as_json(store, "memories", "--status", "all", "--sort", "id")
 
     dry = ok(store, "gc", "--dry-run")
     assert lines(dry) == [
@@ -203,8 +203,8 @@ def test_gc_dry_run_shows_what_it_would_do_and_changes_nothing(store: Path, fixe
         "would archive, not seen for too long: none",
         "would archive, over capacity: none",
     ]
-    assert as_json(store, "list", "--status", "all", "--sort", "id") == before
-    assert "gc outlook: archive: score" in ok(store, "explain", "--id", "1")
+    assert as_json(store, "memories", "--status", "all", "--sort", "id") == before
+    assert "gc outlook: archive: score" in ok(store, "explain", "1")
 
     done = lines(ok(store, "gc"))
     assert done[:3] == [
@@ -212,19 +212,18 @@ def test_gc_dry_run_shows_what_it_would_do_and_changes_nothing(store: Path, fixe
         "promote to long-term: 2",
         "archive, score too low: 1",
     ]
-    assert [m["id"] for m in as_json(store, "list", "--status", "archived")["memories"]] == [1]
+    assert [m["id"] for m in as_json(store, "memories", "--status", "archived")["memories"]] == [1]
     # each command is its own process: the promotion was written
-    assert [m["id"] for m in as_json(store, "list", "--layer", "long")["memories"]] == [2]
+    assert [m["id"] for m in as_json(store, "memories", "--layer", "long")["memories"]] == [2]
     assert lines(ok(store, "gc"))[0] == "gc: 2 active memories scored; now 1 mid-term and 1 long-term"
 
 
 def test_get_context_remember_update_feedback_and_the_hierarchy(store: Path, fixed_clock: list[float]) -> None:
-    ok(store, "add-turn", "--session", "s1", "--role", "user", "--text", "Hello there", "--no-extract")
-    ok(store, "add-turn", "--session", "s1", "--role", "assistant", "--text", "Hi! What are we building?")
+    ok(store, "add-turn", "s1", "user", "Hello there", "--no-extract")
+    ok(store, "add-turn", "s1", "assistant", "Hi! What are we building?")
     made = ok(
         store,
         "remember",
-        "--text",
         "Billing rounds amounts half-even because the auditors require it",
         "--kind",
         "decision",
@@ -236,14 +235,14 @@ def test_get_context_remember_update_feedback_and_the_hierarchy(store: Path, fix
         "billing",
     )
     assert made == "remembered as memory 1\n"
-    child = ok(store, "remember", "--text", "Invoice totals round at the end", "--parent", "1", "--module", "inv")
+    child = ok(store, "remember", "Invoice totals round at the end", "--parent-id", "1", "--module", "inv")
     assert child == "remembered as memory 2\n"
     again = ["--kind", "decision", "--domain", "billing"]
-    assert ok(store, "remember", "--text", "Billing rounds amounts half-even as auditors require it", *again) == (
+    assert ok(store, "remember", "Billing rounds amounts half-even as auditors require it", *again) == (
         "merged into memory 1 (the same memory, seen once more)\n"
     )
 
-    context = lines(ok(store, "get-context", "--session", "s1", "--k", "1"))
+    context = lines(ok(store, "conversation", "s1", "-k", "1"))
     assert context[0] == "session s1: last 2 turn(s)"
     assert context[3].split() == ["1", *when(NOW).split(), "user", "Hello", "there"]
     assert context[4].split()[3:] == ["assistant", "Hi!", "What", "are", "we", "building?"]
@@ -252,15 +251,15 @@ def test_get_context_remember_update_feedback_and_the_hierarchy(store: Path, fix
 
     facts = as_json(store, "facts", "--level", "L1", "--domain", "billing")["memories"]
     assert [m["id"] for m in facts] == [1]
-    assert [m["id"] for m in as_json(store, "subtree", "--id", "1")["memories"]] == [1, 2]
-    promoted = lines(ok(store, "promote", "--id", "2", "--level", "L3"))
+    assert [m["id"] for m in as_json(store, "subtree", "1")["memories"]] == [1, 2]
+    promoted = lines(ok(store, "promote", "2", "L3"))
     assert promoted[2].split()[:3] == ["2", "fact", "L3"]
-    updated = as_json(store, "update", "--id", "2", "--text", "Invoice totals round once, at the end", "--tags", "x,y")
+    updated = as_json(store, "update", "2", "--content", "Invoice totals round once, at the end", "--tags", "x,y")
     assert (updated["content"], updated["tags"]) == ("Invoice totals round once, at the end", ["x", "y"])
-    assert as_json(store, "update", "--id", "2", "--tags", "")["tags"] == []
-    assert as_json(store, "update", "--id", "2", "--status", "archived")["status"] == "archived"
-    assert ok(store, "feedback", "--id", "1", "cited") == "memory 1 cited: recalled 0, cited 1, ignored 0 times\n"
-    assert as_json(store, "feedback", "--id", "1", "ignored") == {
+    assert as_json(store, "update", "2", "--tags", "")["tags"] == []
+    assert as_json(store, "update", "2", "--status", "archived")["status"] == "archived"
+    assert ok(store, "feedback", "1", "cited") == "memory 1 cited: recalled 0, cited 1, ignored 0 times\n"
+    assert as_json(store, "feedback", "1", "ignored") == {
         "memory_id": 1,
         "signal": "ignored",
         "retrieved": 0,
@@ -279,51 +278,51 @@ def test_recall_with_nothing_to_find_says_why(store: Path, fixed_clock: list[flo
 # (CLI argv, the Memory call): run in order on two stores with the same clock.
 STEPS: list[tuple[list[str], Any]] = [
     (
-        ["add-turn", "--session", "s1", "--role", "user", "--text", "I prefer tabs.", "--speaker", "ann"],
+        ["add-turn", "s1", "user", "I prefer tabs.", "--speaker", "ann"],
         lambda m: m.add_turn("s1", "user", "I prefer tabs.", speaker="ann"),
     ),
     (
-        ["add-turn", "--session", "s1", "--role", "user", "--text", "I now prefer spaces.", "--speaker", "ann"],
+        ["add-turn", "s1", "user", "I now prefer spaces.", "--speaker", "ann"],
         lambda m: m.add_turn("s1", "user", "I now prefer spaces.", speaker="ann"),
     ),
     (
-        ["add-turn", "--session", "s2", "--role", "assistant", "--text", "We use Postgres.", "--at", "2023-11-01"],
+        ["add-turn", "s2", "assistant", "We use Postgres.", "--at", "2023-11-01"],
         lambda m: m.add_turn("s2", "assistant", "We use Postgres.", at=datetime(2023, 11, 1)),
     ),
     (
-        ["add-turn", "--session", "s2", "--role", "user", "--text", "Our CI runs on GitHub Actions.", "--no-extract"],
+        ["add-turn", "s2", "user", "Our CI runs on GitHub Actions.", "--no-extract"],
         lambda m: m.add_turn("s2", "user", "Our CI runs on GitHub Actions.", extract=False),
     ),
     (
-        ["remember", "--text", "Deploys go through fly.io because it is cheap", "--kind", "decision", "--tags", "ops"],
+        ["remember", "Deploys go through fly.io because it is cheap", "--kind", "decision", "--tags", "ops"],
         lambda m: m.remember("Deploys go through fly.io because it is cheap", kind="decision", tags=["ops"]),
     ),
     (
-        ["remember", "--text", "models.py holds the ORM", "--level", "L2", "--module", "app", "--code-ref", "app/m.py"],
+        ["remember", "models.py holds the ORM", "--level", "L2", "--module", "app", "--code-ref", "app/m.py"],
         lambda m: m.remember("models.py holds the ORM", level="L2", module="app", code_ref="app/m.py"),
     ),
-    (["get-context", "--session", "s1", "--k", "2"], lambda m: m.get_context("s1", 2)),
-    (["list"], lambda m: m.memories()),
+    (["conversation", "s1", "-k", "2"], lambda m: m.conversation("s1", k=2)),
+    (["memories"], lambda m: m.memories()),
     (
-        ["list", "--layer", "mid", "--status", "all", "--kind", "fact", "--sort", "recent", "--limit", "5"],
+        ["memories", "--layer", "mid", "--status", "all", "--kind", "fact", "--sort", "recent", "--limit", "5"],
         lambda m: m.memories(layer="mid", status=None, kind="fact", sort="recent", limit=5),
     ),
     (["recall", "tabs or spaces"], lambda m: m.recall("tabs or spaces")),
     (
-        ["recall", "postgres ci", "-k", "2", "--session", "s2", "--kinds", "fact,turn", "--at", "2023-11-20T00:00Z"],
+        ["recall", "postgres ci", "-k", "2", "--session-id", "s2", "--kinds", "fact,turn", "--at", "2023-11-20T00:00Z"],
         lambda m: m.recall("postgres ci", k=2, session_id="s2", kinds=["fact", "turn"], at=datetime(2023, 11, 20)),
     ),
-    (["explain", "--id", "1"], lambda m: m.explain(1)),
-    (["feedback", "--id", "2", "cited"], lambda m: m.feedback(2, "cited")),
-    (["update", "--id", "4", "--tags", "ops,deploy"], lambda m: m.update(4, tags=["ops", "deploy"])),
+    (["explain", "1"], lambda m: m.explain(1)),
+    (["feedback", "2", "cited"], lambda m: m.feedback(2, "cited")),
+    (["update", "4", "--tags", "ops,deploy"], lambda m: m.update(4, tags=["ops", "deploy"])),
     (["facts", "--level", "L2"], lambda m: m.facts(level="L2")),
-    (["subtree", "--id", "4"], lambda m: m.subtree(4)),
-    (["promote", "--id", "4", "--level", "L1"], lambda m: m.promote(4, "L1")),
+    (["subtree", "4"], lambda m: m.subtree(4)),
+    (["promote", "4", "L1"], lambda m: m.promote(4, "L1")),
     (["gc", "--dry-run"], lambda m: m.gc(dry_run=True)),
     (["gc"], lambda m: m.gc()),
     (["forget", "--text", "fly.io"], lambda m: m.forget(text="fly.io")),
-    (["forget", "--id", "2"], lambda m: m.forget(2)),
-    (["explain", "--id", "4"], lambda m: m.explain(4)),
+    (["forget", "2"], lambda m: m.forget(2)),
+    (["explain", "4"], lambda m: m.explain(4)),
 ]
 
 
@@ -346,30 +345,30 @@ def test_json_is_the_wire_form_of_the_memory_verbs_result(tmp_path: Path, fixed_
 @pytest.mark.parametrize(
     "argv",
     [
-        ["add-turn", "--session", "s", "--role", "system", "--text", "x"],
-        ["add-turn", "--session", "s", "--role", "user", "--text", "   "],
-        ["add-turn", "--session", "s", "--role", "user", "--text", "x", "--at", "yesterday"],
-        ["add-turn", "--session", "s", "--role", "user", "--text", "x", "--at", "2024-13-01"],
-        ["remember", "--text", "x", "--importance", "2"],
-        ["remember", "--text", "x", "--kind", "rumour"],
-        ["remember", "--text", "x", "--level", "L9"],
-        ["list", "--layer", "short"],
-        ["list", "--limit", "0"],
+        ["add-turn", "s", "system", "x"],
+        ["add-turn", "s", "user", "   "],
+        ["add-turn", "s", "user", "x", "--at", "yesterday"],
+        ["add-turn", "s", "user", "x", "--at", "2024-13-01"],
+        ["remember", "x", "--importance", "2"],
+        ["remember", "x", "--kind", "rumour"],
+        ["remember", "x", "--level", "L9"],
+        ["memories", "--layer", "short"],
+        ["memories", "--limit", "0"],
         ["forget"],
-        ["forget", "--id", "1", "--text", "x"],
-        ["forget", "--id", "x"],
+        ["forget", "1", "--text", "x"],
+        ["forget", "x"],
         ["recall", "x", "--kinds", "fact,rumour"],
         ["recall", "x", "-k", "0"],
-        ["feedback", "--id", "1", "liked"],
-        ["update", "--id", "1"],
-        ["update", "--id", "1", "--status", "deleted"],
-        ["promote", "--id", "1", "--level", "L7"],
+        ["feedback", "1", "liked"],
+        ["update", "1"],
+        ["update", "1", "--status", "deleted"],
+        ["promote", "1", "L7"],
         ["explain"],
-        ["get-context", "--session", "s", "--k", "-1"],
+        ["conversation", "s", "-k", "-1"],
     ],
 )
 def test_bad_values_are_usage_errors(store: Path, argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
-    ok(store, "remember", "--text", "something worth keeping")
+    ok(store, "remember", "something worth keeping")
     code, _ = run(store, *argv)
     assert code == wire.EXIT_USAGE, argv
     assert "Traceback" not in capsys.readouterr().err
@@ -378,13 +377,13 @@ def test_bad_values_are_usage_errors(store: Path, argv: list[str], capsys: pytes
 @pytest.mark.parametrize(
     "argv",
     [
-        ["explain", "--id", "99"],
-        ["forget", "--id", "99"],
-        ["feedback", "--id", "99", "cited"],
-        ["update", "--id", "99", "--text", "x"],
-        ["subtree", "--id", "99"],
-        ["promote", "--id", "99", "--level", "L1"],
-        ["remember", "--text", "x", "--parent", "99"],
+        ["explain", "99"],
+        ["forget", "99"],
+        ["feedback", "99", "cited"],
+        ["update", "99", "--content", "x"],
+        ["subtree", "99"],
+        ["promote", "99", "L1"],
+        ["remember", "x", "--parent-id", "99"],
     ],
 )
 def test_unknown_ids_are_not_found(store: Path, argv: list[str]) -> None:
@@ -394,15 +393,13 @@ def test_unknown_ids_are_not_found(store: Path, argv: list[str]) -> None:
 
 
 def test_errors_from_the_console_script(store: Path, tmp_path: Path) -> None:
-    done = subprocess.run([SCRIPT, "explain", "--id", "7", "--root", str(store)], capture_output=True, text=True)
+    done = subprocess.run([SCRIPT, "explain", "7", "--root", str(store)], capture_output=True, text=True)
     assert (done.returncode, done.stdout, done.stderr) == (3, "", "aircher-mem explain: no memory 7\n")
-    done = subprocess.run(
-        [SCRIPT, "forget", "--root", str(store), "--id", "1", "--text", "x"], capture_output=True, text=True
-    )
-    assert done.returncode == 2 and "not allowed with argument --id" in done.stderr
+    done = subprocess.run([SCRIPT, "forget", "--root", str(store), "1", "--text", "x"], capture_output=True, text=True)
+    assert done.returncode == 2 and "forget takes one of a memory id, text= or session_id=" in done.stderr
     bare = tmp_path / "bare"
     bare.mkdir()
-    done = subprocess.run([SCRIPT, "list", "--root", str(bare)], capture_output=True, text=True)
+    done = subprocess.run([SCRIPT, "memories", "--root", str(bare)], capture_output=True, text=True)
     assert done.returncode == 3 and "no aircher-mem store" in done.stderr and "Traceback" not in done.stderr
 
 
@@ -446,16 +443,20 @@ def test_hooks_install_and_uninstall_print_the_summary(
     assert out.getvalue() == 'settings: /x/settings.json\nadded: ["SessionStart","PostToolUse"]\n'
     out = io.StringIO()
     assert (
-        main(["hooks", "uninstall", "--user", "--settings", "s.json", "--json", "--root", str(store)], stdout=out) == 0
+        main(
+            ["hooks", "uninstall", "--scope", "user", "--settings", "s.json", "--json", "--root", str(store)],
+            stdout=out,
+        )
+        == 0
     )
     assert json.loads(out.getvalue()) == {"settings": "/x/settings.json", "removed": 2}
-    assert main(["hooks", "install", "--project", "--root", str(store)], stdout=io.StringIO()) == 0
+    assert main(["hooks", "install", "--scope", "project", "--root", str(store)], stdout=io.StringIO()) == 0
     assert calls == [
         ("install", store, "project", None),
         ("uninstall", store, "user", Path("s.json")),
         ("install", store, "project", None),
     ]
-    assert main(["hooks", "install", "--project", "--user"]) == wire.EXIT_USAGE
+    assert main(["hooks", "install", "--scope", "team"]) == wire.EXIT_USAGE
     assert main(["hooks", "reinstall"]) == wire.EXIT_USAGE
 
 

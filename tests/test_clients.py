@@ -30,48 +30,48 @@ NOW = 1_700_000_000.0
 # Every long-term, code-graph and episodic command, in an order where each finds
 # something (ids are those the earlier commands create).
 COMMANDS: list[list[str]] = [
-    ["add-turn", "--session", "s1", "--role", "user", "--text", "I prefer tabs over spaces."],
-    ["add-turn", "--session", "s1", "--role", "user", "--text", "Actually I prefer spaces now.", "--speaker", "ann"],
-    ["add-turn", "--session", "s1", "--role", "assistant", "--text", "Noted.", "--no-extract"],
-    ["remember", "--text", "Deploys go through staging first", "--importance", "1", "--tags", "ops,deploy"],
-    ["remember", "--text", "The billing module rounds half up", "--kind", "decision", "--domain", "billing"],
-    ["get-context", "--session", "s1", "--k", "5"],
-    ["list"],
-    ["list", "--layer", "mid", "--sort", "id", "--status", "all"],
+    ["add-turn", "s1", "user", "I prefer tabs over spaces."],
+    ["add-turn", "s1", "user", "Actually I prefer spaces now.", "--speaker", "ann"],
+    ["add-turn", "s1", "assistant", "Noted.", "--no-extract"],
+    ["remember", "Deploys go through staging first", "--importance", "1", "--tags", "ops,deploy"],
+    ["remember", "The billing module rounds half up", "--kind", "decision", "--domain", "billing"],
+    ["conversation", "s1", "-k", "5"],
+    ["memories"],
+    ["memories", "--layer", "mid", "--sort", "id", "--status", "all"],
     ["recall", "what does the user prefer, tabs or spaces?"],
-    ["recall", "deploy", "-k", "3", "--kinds", "fact,turn", "--session", "s1"],
-    ["explain", "--id", "1"],
-    ["feedback", "--id", "3", "cited"],
-    ["update", "--id", "3", "--tags", "ops"],
+    ["recall", "deploy", "-k", "3", "--kinds", "fact,turn", "--session-id", "s1"],
+    ["explain", "1"],
+    ["feedback", "3", "cited"],
+    ["update", "3", "--tags", "ops"],
     ["facts", "--level", "L0"],
-    ["promote", "--id", "4", "--level", "L1"],
-    ["subtree", "--id", "4"],
+    ["promote", "4", "L1"],
+    ["subtree", "4"],
     ["gc", "--dry-run"],
     ["gc"],
     ["forget", "--text", "rounds half up"],
-    ["forget", "--id", "3"],
-    ["explain", "--id", "99"],  # unknown: exit 3, the same error
-    ["symbol", "User"],
-    ["symbol", "sa", "--prefix"],
+    ["forget", "3"],
+    ["explain", "99"],  # unknown: exit 3, the same error
+    ["find-symbol", "User"],
+    ["find-symbol", "sa", "--prefix"],
     ["callers", "store"],
     ["callees", "create"],
-    ["refs", "User"],
-    ["near", "store", "--hops", "2"],
-    ["outline", "app/models.py"],
-    ["deps", "app/views.py"],
-    ["code", "save a user", "--max-tokens", "200"],
-    ["search", "save a user", "-k", "3"],
+    ["references", "User"],
+    ["neighbourhood", "store", "--hops", "2"],
+    ["file-definitions", "app/models.py"],
+    ["dependencies", "app/views.py"],
+    ["relevant-code", "save a user", "--max-tokens", "200"],
+    ["search-code", "save a user", "-k", "3"],
     ["task", "start", "t1", "--description", "Fix the user save"],
-    ["history", "app/models.py"],
-    ["co-edits"],
+    ["file-history", "app/models.py"],
+    ["co-edited-files"],
     ["tasks"],
     ["task", "complete", "t1", "--outcome", "save writes once"],
     # (a process excludes its own current task from similar tasks: a server that
     # started t1 would not list it while it runs, a fresh CLI process would)
     ["tasks", "save user"],
     ["patterns"],
-    ["context", "where is the user saved?", "--budget", "4000"],
-    ["symbol", "Nope"],  # unknown: exit 3
+    ["preview-context", "where is the user saved?", "--max-tokens", "4000"],
+    ["find-symbol", "Nope"],  # unknown: exit 3
 ]
 
 
@@ -129,7 +129,7 @@ def test_the_cli_prints_the_same_with_and_without_a_server(tmp_path: Path, clock
     fresh_project(root)
     direct = session(None)
     assert [c for _, _, c, _ in direct].count(0) == len(COMMANDS) - 2
-    assert direct[COMMANDS.index(["explain", "--id", "99"])][:3:2] == (wire.EXIT_NOT_FOUND, wire.EXIT_NOT_FOUND)
+    assert direct[COMMANDS.index(["explain", "99"])][:3:2] == (wire.EXIT_NOT_FOUND, wire.EXIT_NOT_FOUND)
 
     fresh_project(root)  # the same path, so every root in the output is the same
     with am.Memory.open(root) as memory:
@@ -151,9 +151,9 @@ def test_index_and_init_go_to_the_server(tmp_path: Path) -> None:
         assert json.loads(out.getvalue())["added"] == ["app/extra.py"]
         assert served.requests == [("POST", "/index")]
         out = io.StringIO()
-        assert cli.main(["init", str(root), "--json"], stdout=out) == 0
+        assert cli.main(["create-store", str(root), "--json"], stdout=out) == 0
         assert json.loads(out.getvalue()) == {"root": str(root), "store": str(root / ".aircher"), "created": False}
-        assert memory.symbol("extra").symbols[0].path == "app/extra.py"
+        assert memory.find_symbol("extra").symbols[0].path == "app/extra.py"
 
 
 def test_remote_memory_binds_arguments_as_the_verb_does(tmp_path: Path) -> None:
@@ -161,15 +161,15 @@ def test_remote_memory_binds_arguments_as_the_verb_does(tmp_path: Path) -> None:
     with am.Memory.open(root) as memory, serving(memory):
         remote = http.connect(root)
         assert isinstance(remote, http.RemoteMemory) and remote.root == root
-        assert remote.symbol("User", prefix=False) == memory.symbol("User")
+        assert remote.find_symbol("User", prefix=False) == memory.find_symbol("User")
         with pytest.raises(TypeError):
-            remote.symbol("User", True)  # prefix is keyword-only, on a Memory too
+            remote.find_symbol("User", True)  # prefix is keyword-only, on a Memory too
         with pytest.raises(am.InvalidInputError, match="progress cannot be sent"):
             remote.index(progress=lambda done, total: None)
         with pytest.raises(AttributeError):
             remote.longterm  # not a verb
         with pytest.raises(am.UnknownSymbolError):
-            remote.symbol("Nope")
+            remote.find_symbol("Nope")
     assert isinstance(http.connect(root), am.Memory)  # no server: the store itself
 
 
@@ -188,13 +188,13 @@ def test_the_console_script_while_the_server_holds_the_store_and_after(tmp_path:
         with pytest.raises(am.StoreLockedError):  # the server holds the store: a direct open would fail
             with am.Memory.open(root) as memory:
                 memory.remember("a direct write")
-        code, out, err = console(root, "add-turn", "--session", "s", "--role", "user", "--text", "I prefer tabs.")
+        code, out, err = console(root, "add-turn", "s", "user", "I prefer tabs.")
         assert (code, err) == (0, "") and out.startswith("turn 1 added to session s: 1 memory extracted")
         code, out, _ = console(root, "recall", "tabs?", "--json")
         assert code == 0 and [(h["kind"], h["id"]) for h in json.loads(out)["hits"]][:1] == [("fact", 1)]
         code, out, _ = console(root, "history", "app/models.py", "--json")
         assert code == 0 and json.loads(out) == {"path": "app/models.py", "interactions": [], "failed_tool_runs": []}
-        code, out, err = console(root, "explain", "--id", "7")
+        code, out, err = console(root, "explain", "7")
         assert (code, out) == (wire.EXIT_NOT_FOUND, "") and err.startswith("aircher-mem explain: ")
         assert json.loads(console(root, "stats", "--json")[1])["longterm"]["memories"] == 1
     finally:
@@ -220,7 +220,7 @@ async def mcp_session(root: Path) -> list[tuple[bool, Any]]:
         ("recall", {"query": "how are tests run?", "kinds": ["fact"]}),
         ("feedback", {"memory_id": 1, "signal": "cited"}),
         ("find_symbol", {"name": "User"}),
-        ("get_callers", {"name": "store"}),
+        ("callers", {"name": "store"}),
         ("record_file_interaction", {"path": "app/util.py", "operation": "read", "line_start": 1, "line_end": 2}),
         ("file_history", {"path": "app/util.py"}),
         ("explain", {"memory_id": 42}),
@@ -340,7 +340,7 @@ def test_a_server_json_naming_a_live_pid_but_no_server_falls_back_to_the_store(t
         port = sock.getsockname()[1]  # bound, never listening: connections are refused
         http._write_info(http.server_file(root), http.ServerInfo("127.0.0.1", port, os.getppid(), "stale"))
         assert http.discover(root) is not None  # the pid lives (this test's parent)
-        code, out, err = console(root, "remember", "--text", "Deploys go through staging first", "--json")
+        code, out, err = console(root, "remember", "Deploys go through staging first", "--json")
         assert (code, json.loads(out)["memory_id"]) == (0, 1)
         assert f"server.json names pid {os.getppid()} at 127.0.0.1:{port} but nothing there proves the token" in err
         assert "stale; ignored (no aircher-mem server listens at" in err
@@ -415,7 +415,7 @@ def test_a_stale_server_json_never_sends_the_token_or_the_text_to_a_stranger(tmp
         http._write_info(http.server_file(root), http.ServerInfo("127.0.0.1", stranger.port, os.getpid(), token))
         assert http.discover(root) is not None  # the pid lives
         secret = "I prefer tabs over spaces, says zebra-quartz."
-        code, out, err = console(root, "add-turn", "--session", "s", "--role", "user", "--text", secret, "--json")
+        code, out, err = console(root, "add-turn", "s", "user", secret, "--json")
         assert (code, json.loads(out)["turn_id"]) == (0, 1), err
         assert f"names pid {os.getpid()} at 127.0.0.1:{stranger.port} but nothing there proves the token" in err
         payload = json.dumps(
@@ -483,7 +483,7 @@ def test_the_cli_and_a_hook_beside_aircher_mem_mcp_go_through_it(tmp_path: Path)
                     made = await mcp.call_tool("remember", {"content": "Deploys go through staging first"})
                     seen["remember"] = json.loads(text(made))
                     seen["info"] = http.discover(root)
-                    argv = ("add-turn", "--session", "s", "--role", "user", "--text", "I prefer tabs over spaces.")
+                    argv = ("add-turn", "s", "user", "I prefer tabs over spaces.")
                     seen["cli"] = await anyio.to_thread.run_sync(lambda: console(root, *argv, "--json"))
                     seen["hook"] = await anyio.to_thread.run_sync(
                         lambda: subprocess.run(

@@ -84,12 +84,12 @@ VERBS: dict[str, tuple[Callable[..., Any], int]] = {}
 
 def verbs(m: am.Memory) -> dict[str, Callable[..., Any]]:
     return {
-        "symbol": lambda a, b, c: m.symbol(a, prefix=b, fuzzy=c),
+        "find_symbol": lambda a, b, c: m.find_symbol(a, prefix=b, fuzzy=c),
         "callers": lambda a, b, c: m.callers(a),
         "callees": lambda a, b, c: m.callees(a),
         "references": lambda a, b, c: m.references(a, kind=b),
         "dependencies": lambda a, b, c: m.dependencies(a),
-        "outline": lambda a, b, c: m.outline(a),
+        "file_definitions": lambda a, b, c: m.file_definitions(a),
         "neighbourhood": lambda a, b, c: m.neighbourhood(a, hops=b),
         "relevant_code": lambda a, b, c: m.relevant_code(a, max_tokens=b, focus_files=c if isinstance(c, list) else ()),
         "search_code": lambda a, b, c: m.search_code(a, b, level=c, focus_files=a if isinstance(a, list) else ()),
@@ -160,36 +160,36 @@ HOSTILE_ARGS = [
 def cli_cases(root: str) -> Iterator[list[str]]:
     for arg in HOSTILE_ARGS:
         for command in (
-            ["symbol", arg],
-            ["symbol", arg, "--fuzzy"],
+            ["find-symbol", arg],
+            ["find-symbol", arg, "--fuzzy"],
             ["callers", arg],
             ["callees", arg],
-            ["outline", arg],
-            ["deps", arg],
-            ["code", arg],
-            ["search", arg],
-            ["search", "x", "-k", arg],
-            ["search", arg, "--files", "--focus", arg],
-            ["history", arg],
-            ["co-edits", arg],
+            ["file-definitions", arg],
+            ["dependencies", arg],
+            ["relevant-code", arg],
+            ["search-code", arg],
+            ["search-code", "x", "-k", arg],
+            ["search-code", arg, "--level", "file", "--focus-files", arg],
+            ["file-history", arg],
+            ["co-edited-files", arg],
             ["tasks", arg],
-            ["context", arg],
+            ["preview-context", arg],
             ["task", "start", arg, "--description", arg],
             ["task", "complete", arg],
-            ["patterns", "--type", arg],
+            ["patterns", arg],
         ):
             yield [*command, "--root", root]
         for command in (
-            ["history", "app/models.py", "--limit", arg],
+            ["file-history", "app/models.py", "--limit", arg],
             ["tasks", "--limit", arg],
-            ["context", "store", "--budget", arg],
-            ["context", "store", "--code-tokens", arg],
-            ["code", "store", "--max-tokens", arg],
-            ["co-edits", "--min-count", arg],
+            ["preview-context", "store", "--max-tokens", arg],
+            ["preview-context", "store", "--code-tokens", arg],
+            ["relevant-code", "store", "--max-tokens", arg],
+            ["co-edited-files", "--min-count", arg],
             ["mcp", "--refresh-seconds", arg, "--help"],
         ):
             yield [*command, "--root", root]
-        yield ["symbol", "store", "--root", arg]
+        yield ["find-symbol", "store", "--root", arg]
         yield ["index", arg]
 
 
@@ -213,6 +213,6 @@ def test_no_cli_input_reaches_an_internal_error(
 
 def test_no_cli_input_reaches_an_internal_error_as_a_process(memory: am.Memory) -> None:
     root = str(memory.root).encode()
-    for argv in ([b"symbol", b"a\xffb"], [b"deps", b"../\xfe.py"], [b"context", b"\xff\xfe"], [b"tasks", b"\xc3"]):
+    for argv in ([b"find-symbol", b"a\xffb"], [b"deps", b"../\xfe.py"], [b"context", b"\xff\xfe"], [b"tasks", b"\xc3"]):
         done = subprocess.run([SCRIPT.encode(), *argv, b"--root", root], capture_output=True, timeout=120)
         assert done.returncode in (0, 2, 3) and b"Traceback" not in done.stderr, (argv, done.stderr)

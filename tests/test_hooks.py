@@ -750,7 +750,7 @@ def test_a_hook_payload_over_the_limit_is_not_read_past_it(store: Path) -> None:
         "([hooks] payload_max_bytes); nothing done\n"
     )
     with am.Memory.open(store) as memory:  # the prompt was not stored
-        assert memory.get_context("s1").short_term == []
+        assert memory.conversation("s1").short_term == []
     small = event("UserPromptSubmit", store, prompt="Do we push to main?")
     done = subprocess.run([HOOK, "hook", "UserPromptSubmit"], input=small, capture_output=True, text=True, cwd=store)
     assert done.returncode == 0 and "[memory 1] Never push to main" in done.stdout, done.stderr

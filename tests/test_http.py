@@ -100,21 +100,21 @@ def test_results_are_exactly_the_verbs_json(client: TestClient, memory: am.Memor
     ok(client.post("/record/tool", json={"tool_name": "pytest", "parameters": {"k": "save"}, "success": False}))
     spec = ok(client.get("/openapi.json"))
     pairs: list[tuple[str, str, Any, Any]] = [
-        ("get", "/symbols?name=User", None, memory.symbol("User")),
-        ("get", "/symbols?name=sa&prefix=true", None, memory.symbol("sa", prefix=True)),
+        ("get", "/symbols?name=User", None, memory.find_symbol("User")),
+        ("get", "/symbols?name=sa&prefix=true", None, memory.find_symbol("sa", prefix=True)),
         ("get", "/callers?name=store", None, memory.callers("store")),
         ("get", "/callees?name=create", None, memory.callees("create")),
         ("get", "/references?name=User", None, memory.references("User")),
-        ("get", "/files/app/models.py/outline", None, memory.outline("app/models.py")),
+        ("get", "/files/app/models.py/outline", None, memory.file_definitions("app/models.py")),
         ("get", "/files/app/views.py/dependencies", None, memory.dependencies("app/views.py")),
         ("get", "/files/app/models.py/history?limit=5", None, memory.file_history("app/models.py", limit=5)),
-        ("post", "/search/code", {"text": "save a user", "k": 3}, memory.search_code("save a user", 3)),
+        ("post", "/search/code", {"text": "save a user", "k": 3}, memory.search_code("save a user", k=3)),
         ("post", "/code/relevant", {"query": "save user"}, memory.relevant_code("save user")),
         ("get", "/tasks", None, memory.tasks()),
         ("get", "/tasks?query=save+bug", None, memory.tasks("save bug")),
         ("get", "/co-edits", None, memory.co_edited_files()),
         ("get", "/patterns", None, memory.patterns()),
-        ("get", "/context?session_id=s", None, memory.get_context("s")),
+        ("get", "/context?session_id=s", None, memory.conversation("s")),
         ("get", "/memories?sort=id&status=all", None, memory.memories(sort="id", status=None)),
         ("get", "/memories/1/why", None, memory.explain(1)),
         ("get", "/memories/1/subtree", None, memory.subtree(1)),
@@ -653,12 +653,12 @@ def test_from_json_is_the_way_back_for_every_result(client: TestClient, memory: 
     ok(client.post("/turns", json={"session_id": "s", "role": "user", "text": "I prefer tabs.", "at": NOW - 86400}))
     ok(client.post("/record/file", json={"path": "app/models.py", "operation": "edit", "line_range": [4, 6]}))
     made = [
-        memory.symbol("User"),
+        memory.find_symbol("User"),
         memory.callers("store"),
         memory.references("User"),
         memory.neighbourhood("store", hops=2),
         memory.file_history("app/models.py"),
-        memory.search_code("save a user", 3),
+        memory.search_code("save a user", k=3),
         memory.relevant_code("save user"),
         memory.recall("tabs"),
         memory.explain(1),
@@ -666,7 +666,7 @@ def test_from_json_is_the_way_back_for_every_result(client: TestClient, memory: 
         memory.stats(),
         memory.index(),
         memory.preview_context("where is save"),
-        memory.get_context("s"),
+        memory.conversation("s"),
     ]
     for result in made:
         data = wire.to_json(result)

@@ -14,7 +14,7 @@ from typing import Any
 import aircher_mem as am
 import anyio
 import pytest
-from aircher_mem.interfaces.mcp import TOOLS
+from aircher_mem.interfaces.mcp import tools as mcp_tools
 from conftest import PROJECT_SOURCES
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult, TextContent
@@ -61,7 +61,7 @@ def test_every_tool_over_stdio(project: Path) -> None:
 
     async def script(s: ClientSession) -> None:
         tools = (await s.list_tools()).tools
-        assert sorted(t.name for t in tools) == sorted(TOOLS)
+        assert sorted(t.name for t in tools) == sorted(mcp_tools())
         for t in tools:
             assert t.description and len(t.description) > 60, t.name
             assert t.input_schema["type"] == "object"
@@ -95,12 +95,12 @@ def test_every_tool_over_stdio(project: Path) -> None:
         assert [x["name"] for x in found] == ["save", "store"]
         found = ok(await s.call_tool("find_symbol", {"name": "STR", "fuzzy": True}))["symbols"]
         assert [x["name"] for x in found] == ["store"]
-        assert ok(await s.call_tool("get_callers", {"name": "store"}))["calls"] == [
+        assert ok(await s.call_tool("callers", {"name": "store"}))["calls"] == [
             {"symbol": save, "call_line": 6, "kind": "calls", "confidence": 1.0}
         ]
-        callees = ok(await s.call_tool("get_callees", {"name": "create"}))["calls"]
+        callees = ok(await s.call_tool("callees", {"name": "create"}))["calls"]
         assert [(c["symbol"]["name"], c["call_line"]) for c in callees] == [("User", 4), ("save", 5)]
-        unknown = json.loads(error(await s.call_tool("get_callers", {"name": "stroe"})))
+        unknown = json.loads(error(await s.call_tool("callers", {"name": "stroe"})))
         assert unknown == {
             "error": {
                 "code": "unknown_symbol",
@@ -108,19 +108,19 @@ def test_every_tool_over_stdio(project: Path) -> None:
                 "message": "no definition named 'stroe' in the code graph; did you mean: store?",
             }
         }
-        assert ok(await s.call_tool("get_dependencies", {"path": "app/views.py"})) == {
+        assert ok(await s.call_tool("dependencies", {"path": "app/views.py"})) == {
             "path": "app/views.py",
             "dependencies": ["app/models.py"],
             "dependents": [],
         }
-        outline = ok(await s.call_tool("get_file_contents", {"path": "app/models.py"}))
+        outline = ok(await s.call_tool("file_definitions", {"path": "app/models.py"}))
         assert [(x["qualified"], x["kind"], x["line"]) for x in outline["symbols"]] == [
             ("Base", "class", 1),
             ("User", "class", 4),
             ("User.save", "function", 5),
             ("store", "function", 8),
         ]
-        raw = text(await s.call_tool("get_file_contents", {"path": "app/util.py"}))
+        raw = text(await s.call_tool("file_definitions", {"path": "app/util.py"}))
         assert raw == (
             '{"path":"app/util.py","symbols":[{"name":"helper","kind":"function","scope":"",'
             '"path":"app/util.py","line":1,"end_line":2,"signature":"def helper():",'
@@ -173,7 +173,10 @@ def test_every_tool_over_stdio(project: Path) -> None:
         assert next((t["task_id"], t["outcome"]) for t in found) == ("t2", "memoized helper")
         assert "needs a description" in error(await s.call_tool("task", {"action": "start", "task_id": "t3"}))
         assert "t2" in error(await s.call_tool("task", {"action": "fail", "task_id": "t2"}))  # already completed
-        assert "validation error" in error(await s.call_tool("task", {"action": "delete", "task_id": "t2"}))
+        assert (
+            json.loads(error(await s.call_tool("task", {"action": "delete", "task_id": "t2"})))["error"]["code"]
+            == "invalid_input"
+        )
 
         assert ok(
             await s.call_tool(
@@ -197,14 +200,13 @@ def test_every_tool_over_stdio(project: Path) -> None:
                 {
                     "path": "app/util.py",
                     "operation": "edit",
-                    "line_start": 1,
-                    "line_end": 2,
+                    "line_range": [1, 2],
                     "changes_summary": "helper stores",
                     "task_id": "t1",
                 },
             )
         ) == {"what": "file_interaction", "graph_stale": True}
-        callers = ok(await s.call_tool("get_callers", {"name": "store"}))["calls"]
+        callers = ok(await s.call_tool("callers", {"name": "store"}))["calls"]
         assert sorted(c["symbol"]["name"] for c in callers) == ["helper", "save"]
         history = ok(await s.call_tool("file_history", {"path": "app/util.py"}))
         [latest] = history["interactions"]
@@ -222,24 +224,29 @@ def test_every_tool_over_stdio(project: Path) -> None:
 
         # Refused: paths outside the root, unknown files, bad arguments. The server goes on.
         for tool, args in [
-            ("get_file_contents", {"path": "../outside.py"}),
+            ("file_definitions", {"path": "../outside.py"}),
             ("file_history", {"path": "/etc/passwd"}),
-            ("get_dependencies", {"path": "../../x.py"}),
+            ("dependencies", {"path": "../../x.py"}),
             ("record_file_interaction", {"path": "../x.py", "operation": "read"}),
             ("record_tool_call", {"tool_name": "cat", "success": True, "file_path": "/etc/hosts"}),
         ]:
             refused = json.loads(error(await s.call_tool(tool, args)))["error"]
             assert refused["code"] == "invalid_input" and "is outside the project root" in refused["message"], tool
-        assert "no file" in error(await s.call_tool("get_file_contents", {"path": "app/absent.py"}))
-        assert "no file" in error(await s.call_tool("get_dependencies", {"path": "app/absent.py"}))
-        assert "validation error" in error(await s.call_tool("find_symbol", {}))
-        assert "validation error" in error(await s.call_tool("relevant_code", {"query": "x", "max_tokens": -5}))
-        assert "validation error" in error(
-            await s.call_tool("record_file_interaction", {"path": "app/util.py", "operation": "delete"})
+        assert "no file" in error(await s.call_tool("file_definitions", {"path": "app/absent.py"}))
+        assert "no file" in error(await s.call_tool("dependencies", {"path": "app/absent.py"}))
+        assert "validation error" in error(await s.call_tool("find_symbol", {}))  # the SDK's: name is required
+        assert (
+            json.loads(error(await s.call_tool("relevant_code", {"query": "x", "max_tokens": -5})))["error"]["code"]
+            == "invalid_input"
         )
-        assert "give both line_start and line_end" in error(
-            await s.call_tool("record_file_interaction", {"path": "app/util.py", "operation": "read", "line_start": 3})
+        assert (
+            json.loads(
+                error(await s.call_tool("record_file_interaction", {"path": "app/util.py", "operation": "delete"}))
+            )["error"]["code"]
+            == "invalid_input"
         )
+        one_line = {"path": "app/util.py", "operation": "read", "line_range": [3]}
+        assert "line_range" in error(await s.call_tool("record_file_interaction", one_line))
         assert "Unknown tool" in error(await s.call_tool("rm_rf", {}))
         assert ok(await s.call_tool("find_symbol", {"name": "User"}))["symbols"][0]["path"] == "app/models.py"
 
@@ -267,7 +274,7 @@ def test_server_builds_the_graph_at_start_and_follows_edits_over_time(project: P
     assert f"aircher-mem: {project.resolve()}: 4 files indexed (full build" in log and "Traceback" not in log
 
 
-@pytest.mark.parametrize("tool", ["find_symbol", "get_callers"])
+@pytest.mark.parametrize("tool", ["find_symbol", "callers"])
 def test_server_measures_a_query_roundtrip(project: Path, tool: str) -> None:
     timings: list[float] = []
 
@@ -285,34 +292,34 @@ def test_server_measures_a_query_roundtrip(project: Path, tool: str) -> None:
 
 # (CLI argv, MCP tool, MCP arguments): the verbs both interfaces offer.
 SHARED_VERBS = [
-    (["symbol", "save"], "find_symbol", {"name": "save"}),
-    (["symbol", "s", "--prefix"], "find_symbol", {"name": "s", "prefix": True}),
-    (["symbol", "STR", "--fuzzy"], "find_symbol", {"name": "STR", "fuzzy": True}),
-    (["callers", "store"], "get_callers", {"name": "store"}),
-    (["callees", "User.save"], "get_callees", {"name": "User.save"}),
-    (["deps", "app/views.py"], "get_dependencies", {"path": "app/views.py"}),
-    (["refs", "User"], "get_references", {"name": "User"}),
-    (["refs", "Base", "--kind", "inherits"], "get_references", {"name": "Base", "kind": "inherits"}),
-    (["near", "store", "--hops", "2"], "get_neighbourhood", {"name": "store", "hops": 2}),
-    (["outline", "app/models.py"], "get_file_contents", {"path": "app/models.py"}),
+    (["find-symbol", "save"], "find_symbol", {"name": "save"}),
+    (["find-symbol", "s", "--prefix"], "find_symbol", {"name": "s", "prefix": True}),
+    (["find-symbol", "STR", "--fuzzy"], "find_symbol", {"name": "STR", "fuzzy": True}),
+    (["callers", "store"], "callers", {"name": "store"}),
+    (["callees", "User.save"], "callees", {"name": "User.save"}),
+    (["dependencies", "app/views.py"], "dependencies", {"path": "app/views.py"}),
+    (["references", "User"], "references", {"name": "User"}),
+    (["references", "Base", "--kind", "inherits"], "references", {"name": "Base", "kind": "inherits"}),
+    (["neighbourhood", "store", "--hops", "2"], "neighbourhood", {"name": "store", "hops": 2}),
+    (["file-definitions", "app/models.py"], "file_definitions", {"path": "app/models.py"}),
     (
-        ["code", "why does store lose users?", "--max-tokens", "40"],
+        ["relevant-code", "why does store lose users?", "--max-tokens", "40"],
         "relevant_code",
         {"query": "why does store lose users?", "max_tokens": 40},
     ),
-    (["search", "persist the user", "-k", "3"], "search_code", {"text": "persist the user", "k": 3}),
-    (["search", "user model", "--files"], "search_code", {"text": "user model", "level": "file"}),
-    (["history", "app/models.py"], "file_history", {"path": "app/models.py"}),
-    (["co-edits", "--min-count", "1"], "co_edited_files", {"min_count": 1}),
-    (["co-edits", "app/views.py"], "co_edited_files", {"path": "app/views.py"}),
+    (["search-code", "persist the user", "-k", "3"], "search_code", {"text": "persist the user", "k": 3}),
+    (["search-code", "user model", "--level", "file"], "search_code", {"text": "user model", "level": "file"}),
+    (["file-history", "app/models.py"], "file_history", {"path": "app/models.py"}),
+    (["co-edited-files", "--min-count", "1"], "co_edited_files", {"min_count": 1}),
+    (["co-edited-files", "app/views.py"], "co_edited_files", {"path": "app/views.py"}),
     (["tasks"], "tasks", {}),
     (["tasks", "persist users"], "tasks", {"query": "persist users"}),
 ]
 # Errors have one shape too.
 SHARED_ERRORS = [
-    (["callers", "nobody"], "get_callers", {"name": "nobody"}),
-    (["search", "   "], "search_code", {"text": "   "}),
-    (["deps", "../outside.py"], "get_dependencies", {"path": "../outside.py"}),
+    (["callers", "nobody"], "callers", {"name": "nobody"}),
+    (["search-code", "   "], "search_code", {"text": "   "}),
+    (["dependencies", "../outside.py"], "dependencies", {"path": "../outside.py"}),
 ]
 
 

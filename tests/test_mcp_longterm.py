@@ -14,7 +14,8 @@ import aircher_mem as am
 import anyio
 import pytest
 from aircher_mem.interfaces import cli, wire
-from aircher_mem.interfaces.mcp import TOOLS, build_server
+from aircher_mem.interfaces.mcp import build_server
+from aircher_mem.interfaces.mcp import tools as mcp_tools
 from mcp import Client
 from mcp.types import CallToolResult, TextContent
 
@@ -73,11 +74,11 @@ def cli_json(root: Path, argv: list[str]) -> Any:
 
 
 def test_the_tools_tell_a_model_when_to_remember_and_how_to_cite(tmp_path: Path, clock: list[float]) -> None:
-    assert set(LONGTERM_TOOLS) <= set(TOOLS)
+    assert set(LONGTERM_TOOLS) <= set(mcp_tools())
 
     async def script(c: Client) -> None:
         tools = {t.name: t for t in (await c.list_tools()).tools}
-        assert sorted(tools) == sorted(TOOLS)
+        assert sorted(tools) == sorted(mcp_tools())
         remember, recall, forget, feedback = (tools[n].description or "" for n in LONGTERM_TOOLS[:3] + ("feedback",))
         assert "preference" in remember and "decision" in remember and "reason" in remember
         assert "One memory per fact" in remember and "supersedes" in remember
@@ -109,58 +110,58 @@ def test_the_tools_tell_a_model_when_to_remember_and_how_to_cite(tmp_path: Path,
 # scores as its later ones do: test_a_second_recall_scores_like_the_first).
 SHARED = [
     (
-        ["add-turn", "--session", "s1", "--role", "user", "--text", "I prefer tabs.", "--speaker", "ann"],
+        ["add-turn", "s1", "user", "I prefer tabs.", "--speaker", "ann"],
         "add_turn",
         {"session_id": "s1", "role": "user", "text": "I prefer tabs.", "speaker": "ann"},
     ),
     (
-        ["add-turn", "--session", "s1", "--role", "user", "--text", "I now prefer spaces.", "--speaker", "ann"],
+        ["add-turn", "s1", "user", "I now prefer spaces.", "--speaker", "ann"],
         "add_turn",
         {"session_id": "s1", "role": "user", "text": "I now prefer spaces.", "speaker": "ann"},
     ),
     (
-        ["add-turn", "--session", "s2", "--role", "user", "--text", "We use Postgres.", "--at", "2023-11-01T12:00Z"],
+        ["add-turn", "s2", "user", "We use Postgres.", "--at", "2023-11-01T12:00Z"],
         "add_turn",
         {"session_id": "s2", "role": "user", "text": "We use Postgres.", "at": "2023-11-01T12:00Z"},
     ),
     (
-        ["add-turn", "--session", "s2", "--role", "assistant", "--text", "Noted.", "--no-extract"],
+        ["add-turn", "s2", "assistant", "Noted.", "--no-extract"],
         "add_turn",
         {"session_id": "s2", "role": "assistant", "text": "Noted.", "extract": False},
     ),
     (
-        ["remember", "--text", "Deploys go through fly.io because it is cheap", "--kind", "decision", "--tags", "ops"],
+        ["remember", "Deploys go through fly.io because it is cheap", "--kind", "decision", "--tags", "ops"],
         "remember",
         {"content": "Deploys go through fly.io because it is cheap", "kind": "decision", "tags": ["ops"]},
     ),
     (
-        ["remember", "--text", "Never force-push main", "--importance", "1", "--level", "L0"],
+        ["remember", "Never force-push main", "--importance", "1", "--level", "L0"],
         "remember",
         {"content": "Never force-push main", "importance": 1, "level": "L0"},
     ),
     (
-        ["remember", "--text", "User.save writes through store()", "--code-ref", "app/models.py:User.save"],
+        ["remember", "User.save writes through store()", "--code-ref", "app/models.py:User.save"],
         "remember",
         {"content": "User.save writes through store()", "code_ref": "app/models.py:User.save"},
     ),
     (
-        ["recall", "tabs or spaces", "-k", "3", "--session", "s1", "--kinds", "fact,turn"],
+        ["recall", "tabs or spaces", "-k", "3", "--session-id", "s1", "--kinds", "fact,turn"],
         "recall",
         {"query": "tabs or spaces", "k": 3, "session_id": "s1", "kinds": ["fact", "turn"]},
     ),
-    (["feedback", "--id", "2", "cited"], "feedback", {"memory_id": 2, "signal": "cited"}),
-    (["feedback", "--id", "4", "ignored"], "feedback", {"memory_id": 4, "signal": "ignored"}),
-    (["explain", "--id", "1"], "explain", {"memory_id": 1}),
-    (["explain", "--id", "2"], "explain", {"memory_id": 2}),
+    (["feedback", "2", "cited"], "feedback", {"memory_id": 2, "signal": "cited"}),
+    (["feedback", "4", "ignored"], "feedback", {"memory_id": 4, "signal": "ignored"}),
+    (["explain", "1"], "explain", {"memory_id": 1}),
+    (["explain", "2"], "explain", {"memory_id": 2}),
     (["forget", "--text", "fly.io"], "forget", {"text": "fly.io"}),
-    (["forget", "--id", "5"], "forget", {"memory_id": 5}),
+    (["forget", "5"], "forget", {"memory_id": 5}),
     (["forget", "--text", "nothing like it"], "forget", {"text": "nothing like it"}),
     # errors have one shape too
-    (["explain", "--id", "4"], "explain", {"memory_id": 4}),
-    (["feedback", "--id", "99", "cited"], "feedback", {"memory_id": 99, "signal": "cited"}),
+    (["explain", "4"], "explain", {"memory_id": 4}),
+    (["feedback", "99", "cited"], "feedback", {"memory_id": 99, "signal": "cited"}),
     (["forget", "--text", "   "], "forget", {"text": "   "}),
     (
-        ["add-turn", "--session", "s", "--role", "user", "--text", " "],
+        ["add-turn", "s", "user", " "],
         "add_turn",
         {"session_id": "s", "role": "user", "text": " "},
     ),
@@ -214,7 +215,7 @@ def test_remember_then_recall_cite_and_forget_in_one_session(tmp_path: Path, clo
         both = await c.call_tool("forget", {"memory_id": 1, "text": "pytest"})
         assert both.is_error and answer(both)["error"]["code"] == "invalid_input"
         late = await c.call_tool("recall", {"query": "tests", "at": "last tuesday"})
-        assert answer(late)["error"]["message"].startswith("at must be an ISO-8601 time")
+        assert answer(late)["error"]["message"].startswith("at must be ISO-8601")
 
     tmp_path.joinpath("p").mkdir()
     with_server(tmp_path / "p", clock, script)

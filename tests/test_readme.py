@@ -87,8 +87,8 @@ def test_shell_examples_run_as_written(app: Path) -> None:
 def test_piped_examples_run_as_written(app: Path) -> None:
     """The hook example prints the SessionStart context of the project's store."""
     assert len(pipelines()) == 1
-    subprocess.run([SCRIPT, "init"], check=True, timeout=120, capture_output=True)
-    subprocess.run([SCRIPT, "remember", "--text", "Never push to main", "--importance", "1"], check=True, timeout=120)
+    subprocess.run([SCRIPT, "create-store"], check=True, timeout=120, capture_output=True)
+    subprocess.run([SCRIPT, "remember", "Never push to main", "--importance", "1"], check=True, timeout=120)
     env = {**os.environ, "PATH": f"{Path(SCRIPT).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     for line in pipelines():
         done = subprocess.run(["bash", "-c", line], capture_output=True, text=True, timeout=120, env=env)

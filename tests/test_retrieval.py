@@ -110,13 +110,13 @@ def test_graph_verbs_leave_the_lexical_index_unread_and_searches_read_it_with_th
     monkeypatch.setattr(aircher_mem.graph.KnowledgeGraph, "load", spy)
     with am.Memory.open(cli_project) as m:
         m.callers("main")
-        m.symbol("main")
+        m.find_symbol("main")
         assert not m.graph.lexical_read  # loaded for graph queries: read when first needed
-        assert m.search_code("shell completion", 3).hits
+        assert m.search_code("shell completion", k=3).hits
         assert m.graph.lexical_read
     assert loads == ["when_needed"]
     for verb in (
-        lambda m: m.search_code("shell completion", 3),
+        lambda m: m.search_code("shell completion", k=3),
         lambda m: m.relevant_code("shell completion", max_tokens=500),
         lambda m: m.context.prepare_context("fix shell completion"),
     ):
@@ -150,14 +150,14 @@ def test_a_question_in_plain_words_finds_the_file_that_answers_it(memory: am.Mem
 
 
 def test_definitions_carry_their_code_and_explanation(memory: am.Memory) -> None:
-    found = memory.search_code("prompt the user for input", 2)
+    found = memory.search_code("prompt the user for input", k=2)
     top = found.hits[0]
     assert (top.path, top.name, top.kind, top.line, top.end_line) == ("src/clik/termui.py", "prompt", "function", 4, 6)
     assert top.code == 'def prompt(text):\n    """Prompt the user for input in the terminal."""\n    return input(text)'
     assert top.matched == ["prompt", "user", "input"]
     lexical = next(c for c in top.channels if c.channel == "lexical")
     assert lexical.normalized == 1.0 and lexical.weight == memory.policy.retrieval.lexical_weight
-    assert memory.search_code("prompt the user for input", 1, code=False).hits[0].code is None
+    assert memory.search_code("prompt the user for input", k=1, code=False).hits[0].code is None
 
 
 def test_a_traceback_path_seeds_its_file(memory: am.Memory, cli_project: Path) -> None:
@@ -169,7 +169,7 @@ def test_a_traceback_path_seeds_its_file(memory: am.Memory, cli_project: Path) -
     found = memory.search_code(trace, 3, level="file")
     assert found.mentioned == ["src/clik/termui.py"]
     assert found.hits[0].path == "src/clik/termui.py"
-    assert memory.search_code("see clik.core.Command.invoke", 1, level="file").mentioned == ["src/clik/core.py"]
+    assert memory.search_code("see clik.core.Command.invoke", k=1, level="file").mentioned == ["src/clik/core.py"]
 
 
 def test_an_empty_result_says_why(memory: am.Memory, cli_project: Path) -> None:
@@ -182,7 +182,7 @@ def test_an_empty_result_says_why(memory: am.Memory, cli_project: Path) -> None:
     with pytest.raises(am.InvalidInputError, match="level"):
         memory.search_code("x", level="module")  # type: ignore[arg-type]
     with pytest.raises(am.InvalidInputError, match="k must be"):
-        memory.search_code("prompt", 0)
+        memory.search_code("prompt", k=0)
     with pytest.raises(am.InvalidInputError, match="text must be"):
         memory.search_code("   ")
     with am.Memory.open(cli_project / "src") as fresh, pytest.raises(am.NotIndexedError):
@@ -195,7 +195,7 @@ def test_the_index_follows_edits_and_is_saved_beside_the_graph(memory: am.Memory
         'def slerp(a, b, t):\n    """Interpolate two quaternions."""\n    return a\n'
     )
     memory.index()
-    hit = memory.search_code("quaternion slerp", 1).hits[0]
+    hit = memory.search_code("quaternion slerp", k=1).hits[0]
     assert (hit.path, hit.name) == ("src/clik/geometry.py", "slerp")
     (cli_project / "src/clik/geometry.py").unlink()
     memory.index()
@@ -203,21 +203,21 @@ def test_the_index_follows_edits_and_is_saved_beside_the_graph(memory: am.Memory
     store = cli_project / ".aircher"
     assert (store / "graph.lexical").is_file()
     assert (store / "graph.lexical").stat().st_mode & 0o077 == 0
-    before = memory.search_code("progress bar over items", 5, level="file")
+    before = memory.search_code("progress bar over items", k=5, level="file")
     # Loaded without re-indexing; without the lexical file it is rebuilt from disk.
     with am.Memory.open(cli_project) as again:
-        assert again.search_code("progress bar over items", 5, level="file") == before
+        assert again.search_code("progress bar over items", k=5, level="file") == before
     (store / "graph.lexical").write_bytes(b"garbage")
     with am.Memory.open(cli_project) as again:
-        assert again.search_code("progress bar over items", 5, level="file") == before
+        assert again.search_code("progress bar over items", k=5, level="file") == before
     (store / "graph.lexical").unlink()
     with am.Memory.open(cli_project) as again:
-        assert again.search_code("progress bar over items", 5, level="file") == before
+        assert again.search_code("progress bar over items", k=5, level="file") == before
 
 
 def test_focus_files_pull_their_neighbourhood(memory: am.Memory) -> None:
-    plain = memory.search_code("source", 5)
-    focused = memory.search_code("source", 5, focus_files=["src/clik/core.py"])
+    plain = memory.search_code("source", k=5)
+    focused = memory.search_code("source", k=5, focus_files=["src/clik/core.py"])
     assert plain.hits[0].name == "source"
     graph_of = {h.name: next((c.raw for c in h.channels if c.channel == "graph"), 0.0) for h in focused.hits}
     plain_graph = {h.name: next((c.raw for c in h.channels if c.channel == "graph"), 0.0) for h in plain.hits}
@@ -239,9 +239,9 @@ def test_every_weight_comes_from_the_policy(cli_project: Path) -> None:
     lexical_only = am.Policy(retrieval=am.RetrievalPolicy(graph_weight=0.0, test_factor=1.0))
     with am.Memory.open(cli_project, policy=policy) as m:
         m.index()
-        both = m.search_code("bash and zsh shell completion", 5, level="file")
+        both = m.search_code("bash and zsh shell completion", k=5, level="file")
     with am.Memory.open(cli_project, policy=lexical_only) as m:
-        alone = m.search_code("bash and zsh shell completion", 5, level="file")
+        alone = m.search_code("bash and zsh shell completion", k=5, level="file")
     assert [h.path for h in alone.hits] != [h.path for h in both.hits]
     assert all(next(c for c in h.channels if c.channel == "graph").weight == 0.0 for h in alone.hits if h.channels)
     with pytest.raises(am.PolicyError, match=r"retrieval\.normalization must be one of minmax, zscore"):
@@ -252,20 +252,23 @@ def test_cli_search(cli_project: Path) -> None:
     root = ["--root", str(cli_project)]
     subprocess.run([SCRIPT, "index", str(cli_project), "--quiet"], check=True, capture_output=True, timeout=120)
     done = subprocess.run(
-        [SCRIPT, "search", "prompt the user for input", "-k", "1", *root], capture_output=True, text=True, timeout=120
+        [SCRIPT, "search-code", "prompt the user for input", "-k", "1", *root],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(" 1. function prompt  src/clik/termui.py:4-6  score ")
     assert "def prompt(text):" in done.stdout
     files = subprocess.run(
-        [SCRIPT, "search", "shell completion for zsh", "--files", "--json", *root],
+        [SCRIPT, "search-code", "shell completion for zsh", "--level", "file", "--json", *root],
         capture_output=True,
         text=True,
         timeout=120,
     )
     hits = json.loads(files.stdout)["hits"]
     assert hits[0]["path"] == "src/clik/shell_completion.py" and hits[0]["name"] is None
-    empty = subprocess.run([SCRIPT, "search", "the of", *root], capture_output=True, text=True, timeout=120)
+    empty = subprocess.run([SCRIPT, "search-code", "the of", *root], capture_output=True, text=True, timeout=120)
     assert empty.returncode == 0
     assert empty.stdout.startswith("nothing found for 'the of': the text has no searchable words")
 
@@ -283,7 +286,7 @@ def test_the_dense_channel_embeds_the_code_and_follows_edits(cli_project: Path) 
         # 11 functions and classes, 5 files (variables are not embedded).
         assert report.dense == "dense channel: 16 documents embedded, 0 vectors dropped, 16 in all"
         assert (cli_project / ".aircher/graph.vectors").stat().st_mode & 0o077 == 0
-        found = m.search_code("ask someone to type an answer", 3)
+        found = m.search_code("ask someone to type an answer", k=3)
         assert found.channels == ["lexical", "graph", "dense"] and found.notes == []
         top = found.hits[0]
         assert (top.path, top.name) == ("src/clik/termui.py", "prompt")
@@ -295,15 +298,15 @@ def test_the_dense_channel_embeds_the_code_and_follows_edits(cli_project: Path) 
         assert again.index().dense == "dense channel: 0 documents embedded, 0 vectors dropped, 16 in all"
     off = am.Policy(retrieval=am.RetrievalPolicy(dense="off"))
     with am.Memory.open(cli_project, policy=off) as m:
-        assert m.search_code("ask someone to type an answer", 3).channels == ["lexical", "graph"]
+        assert m.search_code("ask someone to type an answer", k=3).channels == ["lexical", "graph"]
 
 
 def test_without_the_extra_search_says_the_dense_channel_is_off(memory: am.Memory, cli_project: Path) -> None:
-    found = memory.search_code("prompt the user", 1)
+    found = memory.search_code("prompt the user", k=1)
     assert found.notes == [] and found.channels == ["lexical", "graph"]  # off by default
     on = am.Policy(retrieval=am.RetrievalPolicy(dense="on"))
     with am.Memory.open(cli_project, policy=on) as m:
-        found = m.search_code("prompt the user", 1)
+        found = m.search_code("prompt the user", k=1)
         assert found.notes == ["dense channel off: dense channel disabled in tests"]
         assert found.channels == ["lexical", "graph"]
         assert m.index().dense == "dense channel off: dense channel disabled in tests"
@@ -311,7 +314,7 @@ def test_without_the_extra_search_says_the_dense_channel_is_off(memory: am.Memor
 
 def test_hostile_queries(memory: am.Memory) -> None:
     # NULs, control characters, huge texts and paths outside the project.
-    assert memory.search_code("prompt\x00the\x01user", 1).hits[0].name == "prompt"
+    assert memory.search_code("prompt\x00the\x01user", k=1).hits[0].name == "prompt"
     huge = " ".join(f"name{i} prompt" for i in range(100_000))[:999_999]
     assert memory.search_code(huge, 1).hits[0].name == "prompt"  # the first 512 terms are searched
     with pytest.raises(am.InvalidInputError, match="text"):

@@ -96,15 +96,15 @@ def test_edge_times_via_the_cli_are_refused_and_the_store_keeps_working(tmp_path
     with am.Memory.open(root):
         pass
     for tz, edge in zip(ZONES * 2, ("0001-01-01T00:00:01Z", "9999-12-31T23:59:59.999999", "0001-01-02T23:59:59Z")):
-        done = _cli(root, tz, "add-turn", "--session", "s", "--role", "user", "--text", "I prefer tabs", "--at", edge)
+        done = _cli(root, tz, "add-turn", "s", "user", "I prefer tabs", "--at", edge)
         assert done.returncode == wire.EXIT_USAGE, done.stderr
         assert done.stderr.startswith("aircher-mem add-turn: at must be a finite time from 0001-01-03T00:00:00Z")
     for text, at in (("I prefer tabs over spaces.", FIRST), ("The database is Postgres.", LAST)):
-        code, out = _main(root, "add-turn", "--session", "s", "--role", "user", "--text", text, "--at", at)
+        code, out = _main(root, "add-turn", "s", "user", text, "--at", at)
         assert code == 0, out
     for tz in ZONES:
         _set_zone(tz)
-        for argv in (("recall", "tabs"), ("get-context", "--session", "s"), ("explain", "--id", "1"), ("list",)):
+        for argv in (("recall", "tabs"), ("get-context", "--session-id", "s"), ("explain", "1"), ("list",)):
             code, out = _main(root, *argv)
             assert code == 0, (tz, argv, out)
     done = _cli(root, "Etc/GMT+12", "recall", "Postgres", "--at", "9999-12-31T00:00:00Z")
@@ -146,7 +146,7 @@ def test_any_accepted_time_works_afterwards_in_every_zone(tmp_path: Path, zone: 
                 _set_zone(tz)
                 _render(memory.recall("tabs", k=5))
                 _render(memory.recall("tabs", k=5, at=at))
-                _render(memory.get_context(session))
+                _render(memory.conversation(session))
                 for memory_id in ids:
                     _render(memory.explain(memory_id))
                 _render(memory.memories())

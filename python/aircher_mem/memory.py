@@ -27,13 +27,32 @@ import os
 import platform
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from datetime import datetime
+from collections.abc import Callable, Iterator, Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Literal, ParamSpec, TypeVar
+from typing import Annotated, Any, Literal, ParamSpec, TypeVar, get_args
+
+from pydantic import Field
 
 from ._core import ContextItem, ContextItemType, KnowledgeGraph, Reference, Symbol, __version__
+from .checks import (
+    MAX_INT,
+    FilePath,
+    Files,
+    JsonObject,
+    Kind,
+    Level,
+    Limit,
+    MemoryId,
+    Name,
+    SessionId,
+    Tags,
+    TaskId,
+    Time,
+    Tokens,
+)
+from .checks import limit as _limit
+from .checks import text as _text
 from .config import CONFIG_FILE, Policy
 from .context import DynamicContextManager
 from .embeddings import available
@@ -101,6 +120,7 @@ from .retrieval import (
     search_code,
 )
 from .tokens import TokenCounter, available_encodings
+from .verbs import verb
 
 __all__ = ["Memory", "STORE_DIR", "TASK_ACTIONS", "REFERENCE_KINDS", "find_root"]
 
@@ -108,8 +128,12 @@ log = logging.getLogger("aircher_mem.memory")
 
 STORE_DIR = ".aircher"
 DB_FILE = "memory.duckdb"
-TASK_ACTIONS = ("start", "pause", "resume", "complete", "fail")
-REFERENCE_KINDS = ("calls", "references", "inherits", "uses", "imports")
+TaskAction = Literal["start", "pause", "resume", "complete", "fail"]
+ReferenceKind = Literal["calls", "references", "inherits", "uses", "imports"]
+Operation = Literal["read", "write", "edit", "search", "analyze"]  # "viewed" is the window's own
+TASK_ACTIONS: tuple[str, ...] = get_args(TaskAction)
+REFERENCE_KINDS: tuple[str, ...] = get_args(ReferenceKind)
+assert set(get_args(Operation)) < set(OPERATIONS)
 _TASK_STATUS = {"start": "active", "pause": "paused", "resume": "active", "complete": "completed", "fail": "failed"}
 
 P = ParamSpec("P")
@@ -183,26 +207,6 @@ def _symbol(s: Symbol) -> SymbolInfo:
 
 def _call(c: Reference) -> CallSite:
     return CallSite(_symbol(c.symbol), c.line, c.kind, c.confidence)
-
-
-def _limit(name: str, value: object, *, maximum: int = 10_000) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= maximum:
-        raise InvalidInputError(f"{name} must be an integer from 1 to {maximum}, got {value!r}")
-    return value
-
-
-def _text(field: str, value: object, *, max_chars: int = 1_000_000) -> str:
-    """A non-blank string that is valid Unicode text (no lone surrogate) of at most
-    ``max_chars`` characters."""
-    if not isinstance(value, str) or not value.strip():
-        raise InvalidInputError(f"{field} must be a non-empty string, got {value!r:.80}")
-    if len(value) > max_chars:
-        raise InvalidInputError(f"{field} is longer than {max_chars:,} characters ({len(value):,})")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidInputError(f"{field} is not valid text (it holds a lone surrogate): {value!r:.80}") from None
-    return value
 
 
 def _name(value: object) -> str:
@@ -413,8 +417,15 @@ class Memory:
 
     # -- indexing ---------------------------------------------------------------------
 
+    @verb(python_only=("progress", "hold"))
     @_verb
-    def index(self, *, full: bool = False, progress: Progress | None = None, hold: bool = True) -> IndexReport:
+    def index(
+        self,
+        *,
+        full: Annotated[bool, Field(description="Rebuild everything.")] = False,
+        progress: Progress | None = None,
+        hold: bool = True,
+    ) -> IndexReport:
         """Builds the graph, or updates it with only the files added, changed or
         removed since the last index (see :class:`aircher_mem.graph.GraphIndex`);
         ``hold=False``: a full build is saved without being kept (less memory at
@@ -465,11 +476,25 @@ class Memory:
             raise UnknownSymbolError(f"no definition named {name!r} in the code graph{hint}")
         return found
 
+    @verb(http="GET")
     @_verb
-    def symbol(self, name: str, *, prefix: bool = False, fuzzy: bool = False) -> Symbols:
+    def find_symbol(
+        self,
+        name: Name,
+        *,
+        prefix: Annotated[bool, Field(description="Every definition whose name starts with name.")] = False,
+        fuzzy: Annotated[
+            bool, Field(description="Names holding the letters of name in order, any case, best first.")
+        ] = False,
+    ) -> Symbols:
         """Where ``name`` (or ``Class.method``) is defined; ``prefix``: every name
         starting with it; ``fuzzy``: names holding its letters in order, best first.
-        An exact name that nothing defines raises :class:`UnknownSymbolError`."""
+        An exact name that nothing defines raises :class:`UnknownSymbolError`.
+
+        For an agent: Where a function, class or module-level constant is defined.
+        Returns JSON {query, match, symbols: [{name, kind, scope, path, line, end_line,
+        signature, qualified}]}; an exact name nothing defines is an unknown_symbol
+        error with suggestions."""
         name = _name(name)
         if not isinstance(prefix, bool) or not isinstance(fuzzy, bool):
             raise InvalidInputError(f"prefix and fuzzy must be true or false, got {prefix!r} and {fuzzy!r}")
@@ -483,14 +508,24 @@ class Memory:
         match: Literal["exact", "prefix", "fuzzy"] = "prefix" if prefix else "fuzzy" if fuzzy else "exact"
         return Symbols(name, match, [_symbol(s) for s in found])
 
+    @verb(http="GET")
     @_verb
-    def callers(self, name: str) -> Calls:
-        """The functions that call ``name`` (or ``Class.method``)."""
+    def callers(self, name: Name) -> Calls:
+        """The functions that call ``name`` (or ``Class.method``).
+
+        For an agent: The functions that call `name`: JSON {name, direction,
+        definitions, calls: [{symbol, call_line, kind, confidence}]}. confidence < 1
+        means the call's name matches several definitions."""
         return self._calls(name, "callers")
 
+    @verb(http="GET")
     @_verb
-    def callees(self, name: str) -> Calls:
-        """What ``name`` (or ``Class.method``) calls, resolved in the project."""
+    def callees(self, name: Name) -> Calls:
+        """What ``name`` (or ``Class.method``) calls, resolved in the project.
+
+        For an agent: The functions and classes that `name` calls, resolved in the
+        project: JSON {name, direction, definitions, calls: [{symbol, call_line, kind,
+        confidence}]}."""
         return self._calls(name, "callees")
 
     def _calls(self, name: str, direction: Literal["callers", "callees"]) -> Calls:
@@ -500,10 +535,21 @@ class Memory:
         found = graph.get_callers(name) if direction == "callers" else graph.get_callees(name)
         return Calls(name, direction, definitions, [_call(c) for c in found])
 
+    @verb(http="GET")
     @_verb
-    def references(self, name: str, *, kind: str | None = None) -> ReferenceList:
+    def references(
+        self,
+        name: Name,
+        *,
+        kind: Annotated[ReferenceKind | None, Field(description="Only edges of this kind.")] = None,
+    ) -> ReferenceList:
         """Every edge into the definitions named ``name`` (``kind``: calls,
-        references, inherits, uses or imports)."""
+        references, inherits, uses or imports).
+
+        For an agent: Everything that refers to `name`: calls, base classes (inherits),
+        type annotations and `new` (references), imports naming it, reads and writes of
+        a variable (uses). Use before renaming or changing a definition. JSON {name,
+        kind, references: [{symbol, call_line, kind, confidence}]}."""
         name = _name(name)
         if kind is not None and kind not in REFERENCE_KINDS:
             raise InvalidInputError(f"kind must be one of {', '.join(REFERENCE_KINDS)} or None, got {kind!r:.80}")
@@ -511,34 +557,64 @@ class Memory:
         self._definitions(graph, name)
         return ReferenceList(name, kind, [_call(c) for c in graph.get_references(name, kind=kind)])
 
+    @verb(http="GET")
     @_verb
-    def dependencies(self, path: str | os.PathLike[str]) -> Dependencies:
-        """The project files ``path`` imports, and those importing it."""
+    def dependencies(self, path: FilePath) -> Dependencies:
+        """The project files ``path`` imports, and those importing it.
+
+        For an agent: The project files that `path` imports ("dependencies") and the
+        files that import it ("dependents"): JSON {path, dependencies, dependents}. Use
+        before changing a module's interface."""
         rel = self.relative(path)
         graph = self._graph()
         return Dependencies(rel, graph.get_dependencies(rel), graph.get_dependents(rel))
 
+    @verb(http="GET")
     @_verb
-    def outline(self, path: str | os.PathLike[str]) -> FileOutline:
-        """What a source file defines, in line order."""
+    def file_definitions(self, path: FilePath) -> FileOutline:
+        """What a source file defines, in line order.
+
+        For an agent: The outline of a source file: its functions, classes and constants
+        in line order, as JSON {path, symbols: [{name, kind, scope, path, line,
+        end_line, signature, qualified}]}. Cheaper than reading the file; read the lines
+        you need afterwards."""
         rel = self.relative(path)
         return FileOutline(rel, [_symbol(s) for s in self._graph().get_file_contents(rel)])
 
+    @verb(http="GET")
     @_verb
-    def neighbourhood(self, name: str, *, hops: int = 1) -> Neighbourhood:
-        """Definitions within ``hops`` edges of ``name``, nearest first."""
+    def neighbourhood(
+        self, name: Name, *, hops: Annotated[int, Field(ge=1, le=10, description="How many edges away.")] = 1
+    ) -> Neighbourhood:
+        """Definitions within ``hops`` edges of ``name``, nearest first.
+
+        For an agent: The definitions within `hops` edges of `name`, in either direction
+        (what it calls, what calls it, its class, what it imports or uses), nearest
+        first: JSON {name, hops, symbols: [{symbol, distance}]}."""
         name = _name(name)
         hops = _limit("hops", hops, maximum=10)
         graph = self._graph()
         self._definitions(graph, name)
         return Neighbourhood(name, hops, [Neighbour(_symbol(s), d) for s, d in graph.neighbourhood(name, hops)])
 
+    @verb()
     @_verb
     def relevant_code(
-        self, query: str, *, max_tokens: int | None = None, focus_files: Sequence[str] = ()
+        self,
+        query: Annotated[str, Field(min_length=1, description="What the code is needed for, in plain words.")],
+        *,
+        max_tokens: Annotated[
+            Tokens | None, Field(description="The token budget (default: the policy's code budget).")
+        ] = None,
+        focus_files: Files = (),
     ) -> CodeResult:
         """The code most relevant to ``query`` that fits ``max_tokens`` (default:
-        the policy's code budget), best first."""
+        the policy's code budget), best first.
+
+        For an agent: The code most relevant to a task, ranked over the code graph
+        (definitions and files the query names, and what they call or are called by),
+        cut to fit `max_tokens`. JSON {query, max_tokens, tokens, snippets: [{file_path,
+        line_range, content, relevance (0-1], tokens}]}, best first."""
         query = _text("query", query)
         budget = self.policy.code_tokens if max_tokens is None else _limit("max_tokens", max_tokens, maximum=2**62)
         focus = [self.relative(f) for f in focus_files]
@@ -548,15 +624,18 @@ class Memory:
         )
         return CodeResult(query, budget, sum(c.tokens for c in found), found)
 
+    @verb()
     @_verb
     def search_code(
         self,
-        text: str,
-        k: int = 10,
+        text: Annotated[str, Field(min_length=1, description="A question or a task in plain words, or a name.")],
         *,
-        level: Literal["definition", "file"] = "definition",
-        focus_files: Sequence[str] = (),
-        code: bool = True,
+        k: Annotated[int, Field(ge=1, le=1000, description="How many hits.")] = 10,
+        level: Annotated[
+            Literal["definition", "file"], Field(description="Rank definitions, or whole files.")
+        ] = "definition",
+        focus_files: Files = (),
+        code: Annotated[bool, Field(description="Include each definition's source.")] = True,
     ) -> CodeSearch:
         """The ``k`` definitions (``level="definition"``) or files (``level="file"``)
         most relevant to ``text``, a question or a task in plain words, best first:
@@ -564,7 +643,14 @@ class Memory:
         code graph from them and from the files ``text`` names and ``focus_files``,
         fused with the policy's ``[retrieval]`` weights. Each hit says which channels
         found it and which words matched; with ``code``, a definition carries its
-        source. An empty result's ``reason`` says why."""
+        source. An empty result's ``reason`` says why.
+
+        For an agent: Find code by meaning: the definitions (or files) that answer
+        `text`, best first, from words matched in names, docstrings, bodies and paths,
+        the code graph around them, and files the text names. JSON {query, level, hits:
+        [{path, name, kind, scope, line, end_line, signature, score, channels:
+        [{channel, raw, normalized, weight}], matched, via, test, code}], channels,
+        mentioned, reason (why nothing was found), notes}."""
         text = _text("text", text)
         k = _limit("k", k, maximum=1000)
         if level not in LEVELS:
@@ -592,9 +678,16 @@ class Memory:
             notes=notes,
         )
 
+    @verb()
     @_verb
     def preview_context(
-        self, message: str, *, max_tokens: int | None = None, code_tokens: int | None = None
+        self,
+        message: Annotated[str, Field(min_length=1, description="The user's message.")],
+        *,
+        max_tokens: Annotated[Tokens | None, Field(description="The window's size (default: the policy's).")] = None,
+        code_tokens: Annotated[
+            Tokens | None, Field(description="The budget for relevant code (default: a share of max_tokens).")
+        ] = None,
     ) -> ContextPreview:
         """What ``prepare_context(message)`` puts in a fresh window of ``max_tokens``
         (default: the policy's): every item with its score and tokens, and what was
@@ -647,41 +740,64 @@ class Memory:
 
     # -- long-term memory -------------------------------------------------------------
 
+    @verb()
     @_durable
     def add_turn(
         self,
-        session_id: str,
-        role: str,
-        text: str,
+        session_id: SessionId,
+        role: Annotated[Literal["user", "assistant"], Field(description="Who spoke.")],
+        text: Annotated[str, Field(min_length=1, description="What was said, verbatim.")],
         *,
-        speaker: str | None = None,
-        at: float | datetime | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        extract: bool = True,
+        speaker: Annotated[str | None, Field(description="The speaker's name (default: the role).")] = None,
+        at: Annotated[Time | None, Field(description="When it was said (default: now).")] = None,
+        metadata: Annotated[JsonObject | None, Field(description="Anything else about the turn.")] = None,
+        extract: Annotated[bool, Field(description="Extract memories from the turn.")] = True,
     ) -> TurnAdded:
         """Stores a conversation turn (``role`` "user" or "assistant"; ``at`` when it
         was said, default now) and extracts memories from it (see
-        :class:`aircher_mem.longterm.LongTermMemory`)."""
+        :class:`aircher_mem.longterm.LongTermMemory`).
+
+        For an agent: Store a conversation turn; memory extracts facts, decisions and
+        preferences from it by rule (a changed preference supersedes the old one) and
+        recall finds the turn itself later. Use it to log the user's messages when your
+        client does not; prefer remember for a single thing worth keeping. Returns JSON
+        {turn_id, session_id, extracted: [{action, memory_id, content, kind, rules,
+        superseded}], notes}."""
         return self.longterm.add_turn(
             session_id, role, text, speaker=speaker, at=at, metadata=metadata, extract=extract
         )
 
+    @verb()
     @_durable
     def remember(
         self,
-        content: str,
+        content: Annotated[
+            str, Field(min_length=1, description="One self-contained fact, decision or preference, with its why.")
+        ],
         *,
-        kind: str = "fact",
-        importance: int = 0,
-        tags: Sequence[str] = (),
-        level: str | None = None,
-        domain: str | None = None,
-        module: str | None = None,
-        code_ref: str | None = None,
-        parent_id: int | None = None,
-        at: float | datetime | None = None,
+        kind: Annotated[Kind, Field(description="What kind of memory it is.")] = "fact",
+        importance: Annotated[int, Field(ge=0, le=1, description="1: always worth keeping.")] = 0,
+        tags: Tags = (),
+        level: Annotated[
+            Level | None, Field(description="L0 project, L1 domain, L2 module, L3 code (default: from the rest).")
+        ] = None,
+        domain: Annotated[str | None, Field(description="The domain it belongs to (L1 and below).")] = None,
+        module: Annotated[str | None, Field(description="The module it belongs to (L2 and below).")] = None,
+        code_ref: Annotated[
+            str | None, Field(description="The code it is about, e.g. app/models.py:User.save.")
+        ] = None,
+        parent_id: Annotated[MemoryId | None, Field(description="The memory it refines.")] = None,
+        at: Annotated[Time | None, Field(description="When it became true (default: now).")] = None,
     ) -> Remembered:
-        """Keeps a memory on purpose (dedup and slot conflicts apply)."""
+        """Keeps a memory on purpose (dedup and slot conflicts apply).
+
+        For an agent: Keep something for later sessions. Remember when the user states a
+        preference, makes or confirms a decision, corrects you, or tells you a fact
+        about the project you could not read from the code; not what the code or git
+        already says, and not small talk. One memory per fact, decision or preference,
+        with the reason. A memory equal to an existing one merges into it; a new value
+        for the same thing (a changed preference) supersedes the old one. Returns JSON
+        {memory_id, action: created|merged|superseded, superseded}."""
         return self.longterm.remember(
             content,
             kind=kind,
@@ -695,107 +811,191 @@ class Memory:
             at=at,
         )
 
+    @verb()
     @_verb
     def recall(
         self,
-        query: str,
+        query: Annotated[str, Field(min_length=1, description="What to remember, in plain words.")],
         *,
-        k: int = 10,
-        session_id: str | None = None,
-        kinds: Sequence[str] | None = None,
-        at: float | datetime | None = None,
+        k: Annotated[int, Field(ge=1, le=1000, description="How many hits.")] = 10,
+        session_id: Annotated[str | None, Field(description="Favour this conversation's turns.")] = None,
+        kinds: Annotated[
+            Sequence[Literal["fact", "decision", "episode", "pattern", "workflow", "turn"]] | None,
+            Field(description="Only these memory kinds and/or 'turn' (a raw conversation turn)."),
+        ] = None,
+        at: Annotated[Time | None, Field(description="What was valid then (default: now).")] = None,
     ) -> Recall:
         """Memories and raw turns relevant to ``query``, best first, each with its
-        source turns and the reasons for its score."""
+        source turns and the reasons for its score.
+
+        For an agent: Memories and conversation turns relevant to `query`, best first,
+        as valid now (or at `at`). Recall before answering or acting on something the
+        user may have told you before. JSON {query, at, hits: [{kind, id, content,
+        score, channels, matched, recency, importance, usage, turns: [{session_id, role,
+        speaker, text, at}]}], channels, reason (why nothing was found), notes}. When
+        you use a hit, say so and cite it (e.g. 'memory 12: ...'), then call
+        feedback(id, 'cited'); call feedback(id, 'ignored') for hits that were shown but
+        irrelevant. Turn hits (kind 'turn') are raw evidence, not memories."""
         return self.longterm.recall(query, k=k, session_id=session_id, kinds=kinds, at=at)
 
+    @verb()
     @_durable
-    def feedback(self, memory_id: int, signal: Literal["cited", "ignored"]) -> FeedbackResult:
-        """Tells memory that a recalled memory was cited (used) or ignored."""
+    def feedback(
+        self,
+        memory_id: MemoryId,
+        signal: Annotated[
+            Literal["cited", "ignored"], Field(description="cited: the memory was used; ignored: shown, not used.")
+        ],
+    ) -> FeedbackResult:
+        """Tells memory that a recalled memory was cited (used) or ignored.
+
+        For an agent: Tell memory how a recalled memory served you, so useful memories
+        rise and noise sinks. Call it for the hits of recall you read: 'cited' for each
+        one you used, 'ignored' for those that were irrelevant. Returns JSON {memory_id,
+        signal, retrieved, cited, ignored}."""
         return self.longterm.feedback(memory_id, signal)
 
+    @verb()
     @_verb
     def forget(
-        self, memory_id: int | None = None, *, text: str | None = None, session_id: str | None = None
+        self,
+        memory_id: MemoryId | None = None,
+        *,
+        text: Annotated[str | None, Field(description="Forget the memories and turns holding this text.")] = None,
+        session_id: Annotated[
+            str | None, Field(description="Forget this conversation's turns and the memories only they support.")
+        ] = None,
     ) -> Forgotten:
         """Forgets for good, by one of: a memory id; ``text`` (the memories whose
         content is, else contains, it and every turn that contains it); a
         ``session_id`` (its turns and the memories only they support). The turns the
         forgotten memories came from go too, and the store file is rewritten so
         that no copy of the text stays on disk (see
-        :meth:`aircher_mem.longterm.LongTermMemory.forget`)."""
+        :meth:`aircher_mem.longterm.LongTermMemory.forget`).
+
+        For an agent: Forget for good (no undo): when the user asks you to forget
+        something, or a memory is wrong. Give one of memory_id, text or session_id. The
+        turns a forgotten memory came from go too. A changed preference needs no forget:
+        remember the new value and the old one is superseded. Returns JSON {ids, turns}
+        (the memories and turns forgotten; empty when nothing matched)."""
         return self.longterm.forget(memory_id, text=text, session_id=session_id)
 
+    @verb()
     @_durable
     def update(
         self,
-        memory_id: int,
+        memory_id: MemoryId,
         *,
-        content: str | None = None,
-        tags: Sequence[str] | None = None,
-        status: str | None = None,
+        content: Annotated[str | None, Field(description="The new content.")] = None,
+        tags: Annotated[Tags | None, Field(description="The new tags (empty: none).")] = None,
+        status: Annotated[Literal["active", "archived"] | None, Field(description="The new status.")] = None,
     ) -> MemoryRecord:
-        """Changes a memory's content, tags or status."""
+        """Changes a memory's content, tags or status (archived: kept, no longer recalled);
+        at least one of them."""
+        if content is None and tags is None and status is None:
+            raise InvalidInputError("update needs content, tags or status")
         return self.longterm.update(memory_id, content=content, tags=tags, status=status)
 
+    @verb(http="GET")
     @_verb
-    def explain(self, memory_id: int) -> MemoryExplanation:
-        """Why a memory is where it is: every score term, its rules, turns and history."""
+    def explain(self, memory_id: MemoryId) -> MemoryExplanation:
+        """Why a memory is where it is: every score term, its rules, turns and history.
+
+        For an agent: Why a memory ranks where it does: JSON {memory, age_days, score,
+        terms: [{name, weight, value, contribution}], rules (what extracted it), links:
+        [{turn, reason}] (its source turns), related: [{relation, memory_id, content}]
+        (supersedes, superseded_by, parent, child), actions: [{at, action, detail}],
+        outlook (what gc would do to it now)}."""
         return self.longterm.explain(memory_id)
 
+    @verb()
     @_verb
-    def gc(self, *, dry_run: bool = False) -> GcReport:
+    def gc(
+        self, *, dry_run: Annotated[bool, Field(description="Say what it would do; change nothing.")] = False
+    ) -> GcReport:
         """Rescores memories, promotes mid -> long, archives what decayed."""
         return self.longterm.gc(dry_run=dry_run)
 
+    @verb(http="GET")
     @_verb
-    def get_context(self, session_id: str, k: int = 20) -> ConversationContext:
-        """The session's last turns and the top ``k`` memories by score."""
+    def conversation(
+        self,
+        session_id: SessionId,
+        *,
+        k: Annotated[int, Field(ge=1, le=1000, description="How many memories.")] = 20,
+    ) -> ConversationContext:
+        """A conversation's last turns and the top ``k`` memories by score: what an agent
+        resuming the conversation should know first."""
         return self.longterm.get_context(session_id, k)
 
+    @verb(http="GET")
     @_verb
     def memories(
         self,
         *,
-        layer: str | None = None,
-        status: str | None = "active",
-        kind: str | None = None,
-        limit: int = 50,
-        sort: Literal["score", "recent", "id"] = "score",
+        layer: Annotated[Literal["mid", "long"] | None, Field(description="Mid-term or long-term only.")] = None,
+        status: Annotated[
+            Literal["active", "archived", "all"], Field(description="Which memories (all: any status).")
+        ] = "active",
+        kind: Annotated[Kind | None, Field(description="Only memories of this kind.")] = None,
+        limit: Limit = 50,
+        sort: Annotated[
+            Literal["score", "recent", "id"], Field(description="Best score, newest or oldest first.")
+        ] = "score",
     ) -> MemoryList:
         """Memories by layer, status and kind, sorted by score, recency or id."""
-        return self.longterm.memories(layer=layer, status=status, kind=kind, limit=limit, sort=sort)
+        chosen = None if status == "all" else status
+        return self.longterm.memories(layer=layer, status=chosen, kind=kind, limit=limit, sort=sort)
 
+    @verb(http="GET")
     @_verb
-    def facts(self, *, level: str | None = None, domain: str | None = None) -> MemoryList:
+    def facts(
+        self,
+        *,
+        level: Annotated[Level | None, Field(description="The level (default: every level).")] = None,
+        domain: Annotated[str | None, Field(description="Only this domain.")] = None,
+    ) -> MemoryList:
         """Active memories at a level of the hierarchy (L0 project ... L3 code)."""
         return self.longterm.facts(level=level, domain=domain)
 
+    @verb(http="GET")
     @_verb
-    def subtree(self, memory_id: int) -> MemoryList:
-        """A memory and its descendants."""
+    def subtree(self, memory_id: MemoryId) -> MemoryList:
+        """A memory and its descendants: the memories that refine it (``parent_id``), in
+        the hierarchy's order."""
         return self.longterm.subtree(memory_id)
 
+    @verb()
     @_durable
-    def promote(self, memory_id: int, level: str) -> MemoryRecord:
-        """Moves a memory to another level (L0-L3)."""
+    def promote(
+        self, memory_id: MemoryId, level: Annotated[Level, Field(description="The level it moves to.")]
+    ) -> MemoryRecord:
+        """Moves a memory to another level of the hierarchy: L0 the whole project, L1 a
+        domain, L2 a module, L3 a piece of code."""
         return self.longterm.promote(memory_id, level)
 
     # -- recording --------------------------------------------------------------------
 
+    @verb()
     @_verb
     def record_tool_call(
         self,
-        tool_name: str,
-        parameters: Mapping[str, Any] | None = None,
+        tool_name: Annotated[str, Field(min_length=1, description="The tool's name, e.g. 'bash' or 'edit'.")],
+        parameters: Annotated[Any, Field(description="The tool's arguments.")] = None,
         *,
-        success: bool,
-        error_message: str | None = None,
-        duration_ms: int | None = None,
-        file_path: str | None = None,
-        task_id: str | None = None,
+        success: Annotated[bool, Field(description="Whether the call succeeded.")],
+        error_message: Annotated[str | None, Field(description="What went wrong.")] = None,
+        duration_ms: Annotated[
+            int | None, Field(ge=0, le=MAX_INT, description="How long it took, in milliseconds.")
+        ] = None,
+        file_path: Annotated[str | None, Field(description="The file it worked on.")] = None,
+        task_id: TaskId = None,
     ) -> Recorded:
-        """Remembers a tool call (durably: flushed before returning)."""
+        """Remembers a tool call (durably: flushed before returning).
+
+        For an agent: Remember a tool call you made (a test run, a build, a search), so
+        later sessions know which tools fail and which edits fixed an error. Returns
+        {what, graph_stale}."""
         rel = self.relative(file_path) if file_path is not None else None
         self.episodic.record_tool_execution(
             tool_name,
@@ -809,19 +1009,28 @@ class Memory:
         self._flush_episodic()
         return Recorded("tool_call", self._stale)
 
+    @verb()
     @_verb
     def record_file_interaction(
         self,
-        path: str | os.PathLike[str],
-        operation: str,
+        path: FilePath,
+        operation: Annotated[Operation, Field(description="What was done with the file.")],
         *,
-        line_range: tuple[int, int] | None = None,
-        success: bool = True,
-        changes_summary: str | None = None,
-        task_id: str | None = None,
+        line_range: Annotated[
+            tuple[Annotated[int, Field(ge=0, le=MAX_INT)], Annotated[int, Field(ge=0, le=MAX_INT)]] | None,
+            Field(description="The first and last line it touched."),
+        ] = None,
+        success: Annotated[bool, Field(description="Whether it succeeded.")] = True,
+        changes_summary: Annotated[str | None, Field(description="What changed, in a line.")] = None,
+        task_id: TaskId = None,
     ) -> Recorded:
         """Remembers a read, write, edit, search or analysis of a file (durably). A
-        write or edit makes the graph refresh before the next graph verb."""
+        write or edit makes the graph refresh before the next graph verb.
+
+        For an agent: Remember that you read, wrote, edited, searched or analyzed a
+        file, so later sessions find it in file_history and learn which files change
+        together. After a write or edit the code graph is refreshed before the next
+        query. Returns {what, graph_stale}."""
         rel = self.relative(path)
         if operation not in OPERATIONS:
             raise InvalidInputError(f"operation must be one of {', '.join(OPERATIONS)}, got {operation!r}")
@@ -833,8 +1042,15 @@ class Memory:
             self._stale = True
         return Recorded("file_interaction", self._stale)
 
+    @verb()
     @_verb
-    def record_snapshot(self, snapshot: Mapping[str, Any]) -> Recorded:
+    def record_snapshot(
+        self,
+        snapshot: Annotated[
+            JsonObject,
+            Field(description="The window: timestamp, session_id, task_id, total_tokens, items, pruned_items, reason."),
+        ],
+    ) -> Recorded:
         """Remembers a context-window snapshot in seed 002's shape (``timestamp``,
         ``session_id``, ``task_id``, ``total_tokens``, ``items``, ``pruned_items``,
         ``reason``), e.g. an agent's window before it compacts (durably)."""
@@ -842,12 +1058,23 @@ class Memory:
         self._flush_episodic()
         return Recorded("snapshot", self._stale)
 
+    @verb()
     @_verb
     def task(
-        self, action: str, task_id: str, *, description: str | None = None, outcome: str | None = None
+        self,
+        action: Annotated[TaskAction, Field(description="The lifecycle step.")],
+        task_id: Annotated[str, Field(min_length=1, description="The task's id.")],
+        *,
+        description: Annotated[str | None, Field(description="For start: what the task is.")] = None,
+        outcome: Annotated[str | None, Field(description="For complete or fail: what came of it.")] = None,
     ) -> TaskStatus:
         """A task lifecycle step: ``start`` (needs ``description``), ``pause``,
-        ``resume``, ``complete`` or ``fail`` (with an optional ``outcome``)."""
+        ``resume``, ``complete`` or ``fail`` (with an optional ``outcome``).
+
+        For an agent: Start a task before working on it and complete (or fail) it when
+        done. Records made with its task_id are grouped under it, files edited together
+        within a task are learned as co-edited, and later sessions find the task and its
+        outcome with tasks(query=...). Returns {task_id, status}."""
         store = self.episodic
         if action == "start":
             if not description:
@@ -868,29 +1095,59 @@ class Memory:
 
     # -- episodic queries -------------------------------------------------------------
 
+    @verb(http="GET")
     @_verb
-    def file_history(self, path: str | os.PathLike[str], *, limit: int = 10) -> FileHistory:
+    def file_history(self, path: FilePath, *, limit: Limit = 10) -> FileHistory:
         """What was done with a file in earlier sessions, newest first, and the
-        failed tool runs on it."""
+        failed tool runs on it.
+
+        For an agent: What was done with a file in earlier sessions, newest first, and
+        the failed tool runs on it: JSON {path, interactions: [{timestamp, operation,
+        line_range, success, task_id, context, changes_summary, ...}], failed_tool_runs:
+        [{timestamp, tool_name, error_message, parameters, task_id, ...}]}."""
         rel = self.relative(path)
         limit = _limit("limit", limit)
         return FileHistory(
             rel, self.episodic.file_history(rel, limit=limit), self.episodic.failed_tool_runs(rel, limit=limit)
         )
 
+    @verb(http="GET")
     @_verb
-    def co_edited_files(self, path: str | os.PathLike[str] | None = None, *, min_count: int | None = None) -> CoEdits:
+    def co_edited_files(
+        self,
+        path: Annotated[FilePath | None, Field(description="Only pairs with this file.")] = None,
+        *,
+        min_count: Annotated[
+            int | None,
+            Field(ge=1, le=10_000, description="Edited together at least this often (default: the policy's)."),
+        ] = None,
+    ) -> CoEdits:
         """Files edited together (same task, within the policy's co-edit window), at
-        least ``min_count`` times; only pairs with ``path`` when it is given."""
+        least ``min_count`` times; only pairs with ``path`` when it is given.
+
+        For an agent: Files that were edited together (same task, within 5 minutes) in
+        earlier sessions: when you change one, check the other. JSON {path, min_count,
+        pairs: [{file1, file2, count}]}, most frequent first."""
         rel = self.relative(path) if path is not None else None
         count = self.policy.episodic.co_edit_min_count if min_count is None else _limit("min_count", min_count)
         pairs = [p for p in self.episodic.co_edited_files(min_count=count) if rel is None or rel in (p.file1, p.file2)]
         return CoEdits(rel, count, pairs)
 
+    @verb(http="GET")
     @_verb
-    def tasks(self, query: str | None = None, *, limit: int = 10) -> Tasks:
+    def tasks(
+        self,
+        query: Annotated[str | None, Field(description="Past tasks similar to this (default: the open tasks).")] = None,
+        *,
+        limit: Limit = 10,
+    ) -> Tasks:
         """The open (active or paused) tasks, newest first; with ``query``, the past
-        tasks most similar to it, with their outcomes."""
+        tasks most similar to it, with their outcomes.
+
+        For an agent: Without `query`: the open (active or paused) tasks, newest first.
+        With `query`: past tasks most similar to it, with their outcome, so earlier
+        solutions can be reused. JSON {query, tasks: [{task_id, status, description,
+        outcome, started_at, files_touched, score}]}."""
         limit = _limit("limit", limit)
         if query:
             query = _text("query", query)
@@ -905,8 +1162,16 @@ class Memory:
             ]
         return Tasks(query or None, found)
 
+    @verb(http="GET")
     @_verb
-    def patterns(self, pattern_type: str | None = None, *, min_count: int = 1) -> Patterns:
+    def patterns(
+        self,
+        pattern_type: Annotated[
+            Literal["co-edit", "error-fix"] | None, Field(description="Only patterns of this type.")
+        ] = None,
+        *,
+        min_count: Annotated[int, Field(ge=1, le=2**62, description="Observed at least this often.")] = 1,
+    ) -> Patterns:
         """Learned patterns ("co-edit", "error-fix"), most observed first."""
         if pattern_type not in (None, "co-edit", "error-fix"):
             raise InvalidInputError(f"pattern_type must be co-edit or error-fix, got {pattern_type!r}")
@@ -923,6 +1188,7 @@ class Memory:
             g.file_count, g.node_count, g.edge_count, len(g.skipped), len(g.warnings), self._index.unsupported()
         )
 
+    @verb(http="GET")
     @_verb
     def stats(self) -> Stats:
         """Sizes of the graph, the episodic store and long-term memory, and tool
@@ -937,8 +1203,9 @@ class Memory:
             counts, tools, busy, longterm = None, [], str(exc), None
         return Stats(str(self.root), KnowledgeGraph.supported_languages(), graph, counts, tools, busy, longterm)
 
+    @verb(surfaces=("python", "cli", "http"))
     @_verb
-    def init(self) -> InitResult:
+    def create_store(self) -> InitResult:
         """Creates the episodic store's tables (``open`` created the folder)."""
         self.episodic.flush()
         return InitResult(str(self.root), str(self.store), self.created)

@@ -23,25 +23,30 @@ open in another process, 130 interrupted. Every command is one call to a
 from __future__ import annotations
 
 import argparse
+import collections.abc
+import dataclasses
 import importlib
+import inspect
 import json
 import os
 import sys
 import time
+import typing
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Annotated, Any, Literal, TextIO
 
+from pydantic import Field
+
+from .. import verbs
 from .._core import __version__
 from ..config import CONFIG_FILE
-from ..errors import AircherError, InvalidInputError, StoreNotFoundError
-from ..longterm.store import KINDS, LAYERS, LEVELS, ROLES, STATUSES
-from ..memory import REFERENCE_KINDS, STORE_DIR, TASK_ACTIONS, Memory, find_root
+from ..errors import AircherError, StoreNotFoundError
+from ..memory import STORE_DIR, Memory, find_root
 from ..results import (
     Calls,
     CallSite,
-    Check,
     CodeResult,
     CodeSearch,
     CoEdits,
@@ -71,7 +76,9 @@ from ..results import (
     Turn,
     TurnAdded,
 )
+from ..verbs import verb
 from . import wire
+from .client import connect, server_check
 
 __all__ = ["main", "build_parser"]
 
@@ -161,24 +168,7 @@ Verbs = Any  # a Memory, or an http.RemoteMemory: the same verbs and results
 def _connect(root: Path, *, create: bool) -> Verbs:
     """The project's memory: its server's when one runs (``aircher-mem serve``), so
     this process never opens the store the server holds; else the store itself."""
-    try:
-        from .http import connect  # type: ignore[import-not-found, unused-ignore]
-    except ImportError:  # a checkout without the HTTP module: the store itself
-        return Memory.open(root, create=create)
     return connect(root, create=create)
-
-
-def _server_check() -> Callable[[Path], Check] | None:
-    """``doctor``'s look at server.json (None without the HTTP module)."""
-    try:
-        from .http import server_check  # type: ignore[import-not-found, unused-ignore]
-    except ImportError:
-        return None
-    return server_check  # type: ignore[no-any-return, unused-ignore]
-
-
-def _open(args: argparse.Namespace) -> Verbs:
-    return _connect(Path(args.root) if args.root is not None else find_root(), create=False)
 
 
 # -- renderers: one per result type, text only (JSON is wire's) ------------------------------
@@ -640,102 +630,56 @@ def show_feedback(r: FeedbackResult, out: Output) -> None:
 
 # -- commands: arguments in, one verb, the result out ----------------------------------------
 
-Command = Callable[[argparse.Namespace], Any]
 
+@dataclasses.dataclass(frozen=True)
+class Run:
+    """What a command gets besides its declared arguments: the parsed command line
+    (``--root``, ``--json`` and the commands' own presentation options) and where
+    it writes."""
 
-def cmd_init(args: argparse.Namespace) -> InitResult:
-    with _connect(Path(args.path), create=True) as memory:
-        if not isinstance(memory, Memory):  # a server runs for it: the store exists
-            return InitResult(str(memory.root), str(memory.root / STORE_DIR), False)
-        return memory.init()
+    args: argparse.Namespace
+    out: Output
 
-
-def cmd_index(args: argparse.Namespace) -> IndexReport:
-    with _connect(Path(args.path), create=True) as memory:
-        if not isinstance(memory, Memory):  # the server indexes (no progress line)
-            report: IndexReport = memory.index(full=args.full)
-            return report
-        progress = ProgressLine(sys.stderr) if not args.quiet else None
+    @property
+    def root(self) -> Path:
+        """``--root``, else the nearest folder with a store, else the current one."""
+        if self.args.root is not None:
+            return Path(self.args.root)
         try:
-            # This process ends with its report: a full build is written, not kept.
-            return memory.index(full=args.full, progress=progress, hold=False)
-        finally:
-            if progress is not None:
-                progress.finish()
+            return find_root()
+        except StoreNotFoundError:
+            return Path.cwd()
 
 
-def cmd_update(memory: Verbs, args: argparse.Namespace) -> MemoryRecord:
-    if args.text is None and args.tags is None and args.status is None:
-        raise InvalidInputError("update needs --text, --tags or --status")
-    record: MemoryRecord = memory.update(args.id, content=args.text, tags=args.tags, status=args.status)
-    return record
+def _verb_result(v: verbs.Verb, args: argparse.Namespace) -> Any:
+    """Runs the service verb ``v`` with the command line's arguments (checked
+    against its declaration) on the project's memory."""
+    given = {p.name: getattr(args, p.name) for p in v.params if getattr(args, p.name, None) is not None}
+    kwargs = v.arguments(given, text=True)
+    if v.name in ("create_store", "index"):  # they may create the store; PATH names the project
+        where = Path(args.path if args.path is not None else args.root if args.root is not None else ".")
+        with _connect(where, create=True) as memory:
+            if not isinstance(memory, Memory):  # a server runs for it: the store exists, the server indexes
+                if v.name == "create_store":
+                    return InitResult(str(memory.root), str(memory.root / STORE_DIR), False)
+                return memory.index(**kwargs)
+            if v.name == "create_store":
+                return memory.create_store()
+            progress = ProgressLine(sys.stderr) if not args.quiet else None
+            try:
+                # This process ends with its report: a full build is written, not kept.
+                return memory.index(**kwargs, progress=progress, hold=False)
+            finally:
+                if progress is not None:
+                    progress.finish()
+    with _open(args) as memory:
+        return getattr(memory, v.name)(**kwargs)
 
 
-def _with_memory(verb: Callable[[Verbs, argparse.Namespace], Any]) -> Command:
-    def run(args: argparse.Namespace) -> Any:
-        with _open(args) as memory:
-            return verb(memory, args)
+def _open(args: argparse.Namespace) -> Verbs:
+    """The memory of ``--root``, else of the nearest folder with a store."""
+    return _connect(Path(args.root) if args.root is not None else find_root(), create=False)
 
-    return run
-
-
-COMMANDS: dict[str, Command] = {
-    "init": cmd_init,
-    "index": cmd_index,
-    "symbol": _with_memory(lambda m, a: m.symbol(a.name, prefix=a.prefix, fuzzy=a.fuzzy)),
-    "callers": _with_memory(lambda m, a: m.callers(a.name)),
-    "callees": _with_memory(lambda m, a: m.callees(a.name)),
-    "outline": _with_memory(lambda m, a: m.outline(a.path)),
-    "refs": _with_memory(lambda m, a: m.references(a.name, kind=a.kind)),
-    "near": _with_memory(lambda m, a: m.neighbourhood(a.name, hops=a.hops)),
-    "deps": _with_memory(lambda m, a: m.dependencies(a.path)),
-    "code": _with_memory(lambda m, a: m.relevant_code(a.query, max_tokens=a.max_tokens)),
-    "search": _with_memory(
-        lambda m, a: m.search_code(
-            a.text, a.k, level="file" if a.files else "definition", focus_files=a.focus or (), code=not a.no_code
-        )
-    ),
-    "history": _with_memory(lambda m, a: m.file_history(a.file, limit=a.limit)),
-    "co-edits": _with_memory(lambda m, a: m.co_edited_files(a.path, min_count=a.min_count)),
-    "tasks": _with_memory(lambda m, a: m.tasks(a.query, limit=a.limit)),
-    "task": _with_memory(lambda m, a: m.task(a.action, a.task_id, description=a.description, outcome=a.outcome)),
-    "patterns": _with_memory(lambda m, a: m.patterns(a.type, min_count=a.min_count)),
-    "stats": _with_memory(lambda m, a: m.stats()),
-    "context": _with_memory(lambda m, a: m.preview_context(a.message, max_tokens=a.budget, code_tokens=a.code_tokens)),
-    "doctor": lambda a: Memory.doctor(a.root, deep=a.deep, server=_server_check()),
-    # long-term memory
-    "add-turn": _with_memory(
-        lambda m, a: m.add_turn(a.session, a.role, a.text, speaker=a.speaker, at=a.at, extract=not a.no_extract)
-    ),
-    "get-context": _with_memory(lambda m, a: m.get_context(a.session, a.k)),
-    "remember": _with_memory(
-        lambda m, a: m.remember(
-            a.text,
-            kind=a.kind,
-            importance=a.importance,
-            tags=a.tags or (),
-            level=a.level,
-            domain=a.domain,
-            module=a.module,
-            code_ref=a.code_ref,
-            parent_id=a.parent,
-        )
-    ),
-    "list": _with_memory(
-        lambda m, a: m.memories(
-            layer=a.layer, status=None if a.status == "all" else a.status, kind=a.kind, limit=a.limit, sort=a.sort
-        )
-    ),
-    "forget": _with_memory(lambda m, a: m.forget(a.id, text=a.text, session_id=a.session)),
-    "gc": _with_memory(lambda m, a: m.gc(dry_run=a.dry_run)),
-    "explain": _with_memory(lambda m, a: m.explain(a.id)),
-    "recall": _with_memory(lambda m, a: m.recall(a.query, k=a.k, session_id=a.session, kinds=a.kinds, at=a.at)),
-    "feedback": _with_memory(lambda m, a: m.feedback(a.id, a.signal)),
-    "update": _with_memory(lambda m, a: cmd_update(m, a)),
-    "facts": _with_memory(lambda m, a: m.facts(level=a.level, domain=a.domain)),
-    "subtree": _with_memory(lambda m, a: m.subtree(a.id)),
-    "promote": _with_memory(lambda m, a: m.promote(a.id, a.level)),
-}
 
 RENDER: dict[type, Callable[[Any, Output], None]] = {
     InitResult: show_init,
@@ -768,23 +712,6 @@ RENDER: dict[type, Callable[[Any, Output], None]] = {
 }
 
 
-def _project_root(args: argparse.Namespace) -> Path:
-    """``--root``, else the nearest folder with a store, else the current one."""
-    if args.root is not None:
-        return Path(args.root)
-    try:
-        return find_root()
-    except StoreNotFoundError:
-        return Path.cwd()
-
-
-def cmd_mcp(args: argparse.Namespace) -> int:
-    from .mcp import serve  # imports the MCP SDK only when serving
-
-    serve(_project_root(args), index=False if args.no_index else None, refresh_seconds=args.refresh_seconds)
-    return wire.EXIT_OK
-
-
 class _Unavailable(Exception):
     """A command whose module is not part of this installation."""
 
@@ -793,44 +720,103 @@ def _unavailable(what: str, exc: ImportError) -> _Unavailable:
     return _Unavailable(f"{what} is not available in this installation ({exc})")
 
 
-def cmd_serve(args: argparse.Namespace, out: Output) -> int:
+# -- the commands that are not service verbs: they serve, install or check -------------------
+
+
+@verb(name="doctor", surfaces=("cli",), python_only=("run",))
+def cmd_doctor(
+    run: Run, *, deep: Annotated[bool, Field(description="Also compare the graph with a fresh build (slow).")] = False
+) -> Doctor:
+    """Checks the store, the versions, the encodings and the languages."""
+    return Memory.doctor(run.args.root, deep=deep, server=server_check)
+
+
+@verb(name="mcp", surfaces=("cli",), python_only=("run",))
+def cmd_mcp(
+    run: Run,
+    *,
+    index: Annotated[
+        bool | None, Field(description="Refresh the graph at start (default: [server] index_at_start).")
+    ] = None,
+    refresh_seconds: Annotated[
+        float | None,
+        Field(
+            ge=0,
+            le=86_400,
+            description="Look for changed files before a graph query at most this often "
+            "(default: [server] refresh_seconds).",
+        ),
+    ] = None,
+) -> int:
+    """Serves the memory to an agent over MCP (stdio)."""
+    from .mcp import serve  # imports the MCP SDK only when serving
+
+    serve(run.root, index=index, refresh_seconds=refresh_seconds)
+    return wire.EXIT_OK
+
+
+@verb(name="serve", surfaces=("cli",), python_only=("run",))
+def cmd_serve(
+    run: Run,
+    *,
+    host: Annotated[str, Field(description="The address to bind: 127.0.0.1, localhost or ::1.")] = "127.0.0.1",
+    port: Annotated[int, Field(ge=0, le=65_535, description="The port (0: any free port).")] = 8787,
+) -> int:
+    """Serves the memory over HTTP on 127.0.0.1, the project's one writer."""
     try:
         # Its dependencies load only when serving. (The ignore covers checkouts without the module.)
         from .http import serve  # type: ignore[import-not-found, unused-ignore]
     except ImportError as exc:
         raise _unavailable("the HTTP server", exc) from None
-    serve(_project_root(args), host=args.host, port=args.port)
+    serve(run.root, host=host, port=port)
     return wire.EXIT_OK
 
 
-def cmd_hooks(args: argparse.Namespace, out: Output) -> int:
+@verb(name="hooks", surfaces=("cli",), python_only=("run",))
+def cmd_hooks(
+    run: Run,
+    action: Annotated[Literal["install", "uninstall"], Field(description="Install or uninstall the hooks.")],
+    *,
+    scope: Annotated[
+        Literal["project", "user"], Field(description="The project's .claude/settings.json, or the user's.")
+    ] = "project",
+    settings: Annotated[str | None, Field(description="This settings file instead.")] = None,
+) -> int:
+    """Installs or uninstalls aircher-mem's Claude Code hooks."""
     try:
         from .hooks import install, uninstall  # type: ignore[import-not-found, unused-ignore]
     except ImportError as exc:
         raise _unavailable("the Claude Code hooks module", exc) from None
-    action = install if args.action == "install" else uninstall
-    summary = action(_project_root(args), scope=args.scope, settings=args.settings)
-    if out.as_json:
-        out.json(summary)
+    act = install if action == "install" else uninstall
+    summary = act(run.root, scope=scope, settings=None if settings is None else Path(settings))
+    if run.out.as_json:
+        run.out.json(summary)
     else:
         for key, value in summary.items():
-            out.line(f"{key}: {value if isinstance(value, str) else wire.dumps(value)}")
+            run.out.line(f"{key}: {value if isinstance(value, str) else wire.dumps(value)}")
     return wire.EXIT_OK
 
 
-def cmd_hook(args: argparse.Namespace, out: Output) -> int:
-    """Claude Code runs this with the event's JSON on stdin. It never fails or
-    blocks the agent's action (exit 2 would block it): stdin not closed within
-    ``[hooks] stdin_seconds`` or over ``[hooks] payload_max_bytes`` is a
-    ``HookInputError`` on stderr and exit 1, which Claude Code reports as a
-    non-blocking error; anything else exits 0 with problems on stderr, and when the
-    hook's work passes ``[hooks] deadline_seconds`` it prints nothing and the
-    process exits at once."""
+@verb(name="hook", surfaces=("cli",), python_only=("run",))
+def cmd_hook(
+    run: Run,
+    event: Annotated[
+        str, Field(min_length=1, description="The hook event, e.g. SessionStart, UserPromptSubmit, PostToolUse.")
+    ],
+) -> int:
+    """Runs a Claude Code hook: the event's JSON on stdin, the hook's output on stdout.
+
+    Claude Code runs this with the event's JSON on stdin. It never fails or blocks
+    the agent's action (exit 2 would block it): stdin not closed within ``[hooks]
+    stdin_seconds`` or over ``[hooks] payload_max_bytes`` is a ``HookInputError`` on
+    stderr and exit 1, which Claude Code reports as a non-blocking error; anything
+    else exits 0 with problems on stderr, and when the hook's work passes ``[hooks]
+    deadline_seconds`` it prints nothing and the process exits at once."""
     try:
         hooks = importlib.import_module(f"{__package__}.hooks")
     except ImportError as exc:
         raise _unavailable("the Claude Code hooks module", exc) from None
-    root = Path(args.root) if args.root is not None else None
+    root = Path(run.args.root) if run.args.root is not None else None
     try:
         limits = hooks.input_policy(root)
         stdin = sys.stdin
@@ -839,19 +825,19 @@ def cmd_hook(args: argparse.Namespace, out: Output) -> int:
         else:
             payload = hooks.read_payload(stdin, seconds=limits.stdin_seconds, max_bytes=limits.payload_max_bytes)
     except hooks.HookInputError as exc:
-        _say(f"aircher-mem hook {args.event}: {type(exc).__name__}: {exc}")
+        _say(f"aircher-mem hook {event}: {type(exc).__name__}: {exc}")
         return wire.EXIT_ERROR  # non-blocking: Claude Code shows it and goes on
     except (AircherError, OSError) as exc:
-        _say(f"aircher-mem hook {args.event}: {exc}")
+        _say(f"aircher-mem hook {event}: {exc}")
         return wire.EXIT_OK
     try:
-        text, code = hooks.run_hook(args.event, payload, root=root)
+        text, code = hooks.run_hook(event, payload, root=root)
     except (AircherError, OSError, UnicodeDecodeError) as exc:
-        _say(f"aircher-mem hook {args.event}: {exc}")
+        _say(f"aircher-mem hook {event}: {exc}")
         return wire.EXIT_OK
     if text:
-        out.out.write(text)
-    out.out.flush()
+        run.out.out.write(text)
+    run.out.out.flush()
     abandoned = getattr(hooks, "abandoned", None)
     if callable(abandoned) and abandoned():  # work past the deadline: do not wait for it
         sys.stderr.flush()
@@ -859,47 +845,14 @@ def cmd_hook(args: argparse.Namespace, out: Output) -> int:
     return int(code)
 
 
-# Commands that run a service or write their own output; each returns the exit code.
-SERVICES: dict[str, Callable[[argparse.Namespace, Output], int]] = {
-    "mcp": lambda a, out: cmd_mcp(a),
-    "serve": cmd_serve,
-    "hooks": cmd_hooks,
-    "hook": cmd_hook,
-}
+# -- parsing: each command's arguments from its declaration ----------------------------------
 
 
-# -- parsing and dispatch ----------------------------------------------------------------------
-
-
-def _positive(text: str) -> int:
+def _json_value(text: str) -> Any:
     try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be > 0, got {value}")
-    return value
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0 <= value <= 86_400:
-        raise argparse.ArgumentTypeError(f"must be from 0 to 86400 seconds, got {text}")
-    return value
-
-
-def _time(text: str) -> datetime:
-    """An ISO-8601 date or time (``2024-05-01``, ``2024-05-01T14:30:00+02:00``, a
-    trailing ``Z``); without an offset it is UTC, as :class:`Memory` reads it."""
-    try:
-        return datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not an ISO-8601 time (e.g. 2024-05-01 or 2024-05-01T14:30:00+02:00)"
-        ) from None
+        return json.loads(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not JSON: {exc}") from None
 
 
 def _words(text: str) -> list[str]:
@@ -907,203 +860,92 @@ def _words(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
 
-def _port(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
-    if not 0 <= value <= 65_535:
-        raise argparse.ArgumentTypeError(f"must be from 0 (any free port) to 65535, got {value}")
-    return value
+class _Extend(argparse.Action):
+    """A list option: each use adds its comma-separated values."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: str | None = None) -> None:
+        setattr(namespace, self.dest, [*(getattr(namespace, self.dest) or []), *values])
 
 
-def _longterm_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
-    """Seed 004's verbs on turns and memories (and 000's hierarchy)."""
-    p = command("add-turn", "store a conversation turn and extract memories from it (facts, decisions, preferences)")
-    p.add_argument("--session", required=True, help="the conversation's id")
-    p.add_argument("--role", required=True, choices=ROLES)
-    p.add_argument("--text", required=True, help="what was said")
-    p.add_argument("--speaker", help="who said it (default: the role)")
-    p.add_argument("--at", type=_time, help="when it was said, ISO-8601 (default: now; without an offset: UTC)")
-    p.add_argument("--no-extract", action="store_true", help="store the turn only")
-    p = command("get-context", "a session's last turns and the top memories by score")
-    p.add_argument("--session", required=True)
-    p.add_argument("--k", type=_positive, default=20, help="how many memories (default: 20)")
-    p = command("remember", "keep a memory on purpose: one fact, decision or preference, with the why")
-    p.add_argument("--text", required=True, help="the memory, self-contained")
-    p.add_argument("--importance", type=int, choices=(0, 1), default=0, help="1: always worth keeping")
-    p.add_argument("--tags", type=_words, metavar="A,B", help="comma-separated tags")
-    p.add_argument("--kind", choices=KINDS, default="fact")
-    p.add_argument("--level", choices=LEVELS, help="L0 project, L1 domain, L2 module, L3 code (default: from the rest)")
-    p.add_argument("--domain", help="the domain it belongs to (level L1 and below)")
-    p.add_argument("--module", help="the module it belongs to (level L2 and below)")
-    p.add_argument("--code-ref", metavar="REF", help="the code it is about, e.g. app/models.py:User.save")
-    p.add_argument("--parent", type=_positive, metavar="ID", help="the memory it refines")
-    p = command("list", "memories by layer, status and kind, sorted by score, recency or id")
-    p.add_argument("--layer", choices=LAYERS, help="mid-term or long-term only")
-    p.add_argument("--status", choices=(*STATUSES, "all"), default="active")
-    p.add_argument("--kind", choices=KINDS)
-    p.add_argument("--sort", choices=("score", "recent", "id"), default="score")
-    p.add_argument("--limit", type=_positive, default=50)
-    p = command(
-        "forget",
-        "forget for good a memory, every memory and turn holding a text, or a session; with the turns they came from",
-    )
-    which = p.add_mutually_exclusive_group(required=True)
-    which.add_argument("--id", type=_positive)
-    which.add_argument(
-        "--text", help="forget the memories whose content is (else contains) this text, and every turn containing it"
-    )
-    which.add_argument("--session", help="forget the session's turns and the memories that came only from them")
-    p = command("gc", "rescore memories, promote mid-term to long-term, archive what decayed")
-    p.add_argument("--dry-run", action="store_true", help="show what it would do, change nothing")
-    p = command("explain", "why a memory is where it is: score terms, rules, source turns, related, actions")
-    p.add_argument("--id", type=_positive, required=True)
-    p = command("recall", "the memories and turns most relevant to QUERY, best first, with who said them")
-    p.add_argument("query")
-    p.add_argument("-k", type=_positive, default=10, help="how many hits (default: 10)")
-    p.add_argument("--session", help="favour this session's turns")
-    p.add_argument("--kinds", type=_words, metavar="A,B", help=f"only these kinds ({', '.join((*KINDS, 'turn'))})")
-    p.add_argument("--at", type=_time, help="as valid at this ISO-8601 time (default: now)")
-    p = command("feedback", "tell memory that a recalled memory was cited (used) or ignored")
-    p.add_argument("--id", type=_positive, required=True)
-    p.add_argument("signal", choices=("cited", "ignored"))
-    p = command("update", "change a memory's text, tags or status")
-    p.add_argument("--id", type=_positive, required=True)
-    p.add_argument("--text", help="the new content")
-    p.add_argument("--tags", type=_words, metavar="A,B", help='the new tags ("" clears them)')
-    p.add_argument("--status", choices=STATUSES)
-    p = command("facts", "active memories at a level of the hierarchy (L0 project ... L3 code)")
-    p.add_argument("--level", choices=LEVELS)
-    p.add_argument("--domain")
-    p = command("subtree", "a memory and the memories refining it")
-    p.add_argument("--id", type=_positive, required=True)
-    p = command("promote", "move a memory to another level of the hierarchy")
-    p.add_argument("--id", type=_positive, required=True)
-    p.add_argument("--level", choices=LEVELS, required=True)
+def _kind_of(p: verbs.Param) -> Literal["bool", "list", "json", "value"]:
+    base = p.base
+    origin = typing.get_origin(base) or base
+    if base is bool:
+        return "bool"
+    if origin in (list, tuple, collections.abc.Sequence) and base is not str:
+        args = typing.get_args(base)
+        if origin is tuple and args and all(a is not Ellipsis for a in args):
+            return "json"  # a pair: [first, last]
+        return "list"
+    if origin in (dict, collections.abc.Mapping) or base is Any:
+        return "json"
+    return "value"
+
+
+def _add_param(parser: argparse.ArgumentParser, p: verbs.Param) -> None:
+    help = p.help or None
+    if p.default not in (inspect.Parameter.empty, None, ()) and help is not None:
+        help = f"{help} (default: {p.default})"
+    kind = _kind_of(p)
+    choices = p.choices or None
+    if p.positional:
+        nargs = None if p.required else "?"
+        convert = _json_value if kind == "json" else str
+        parser.add_argument(p.name, nargs=nargs, choices=choices, type=convert, help=help, metavar=p.name.upper())
+        return
+    flag = ("-" if len(p.name) == 1 else "--") + p.name.replace("_", "-")
+    if kind == "bool":
+        parser.add_argument(flag, dest=p.name, action=argparse.BooleanOptionalAction, default=None, help=help)
+    elif kind == "list":
+        parser.add_argument(
+            flag, dest=p.name, action=_Extend, type=_words, metavar="A,B", help=f"{help or ''} (comma-separated)"
+        )
+    else:
+        convert = _json_value if kind == "json" else str
+        metavar = "JSON" if kind == "json" else None
+        parser.add_argument(
+            flag, dest=p.name, required=p.required, choices=choices, type=convert, metavar=metavar, help=help
+        )
 
 
 def build_parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--json", action="store_true", help="print JSON (the MCP tools' shapes) instead of tables")
-    rooted = argparse.ArgumentParser(add_help=False, parents=[common])
+    """The command line: a subcommand per verb of the registry offered on the CLI
+    (the name with dashes), its arguments from the verb's parameters."""
+    rooted = argparse.ArgumentParser(add_help=False)
     rooted.add_argument(
-        "--root", metavar="DIR", help="the project (default: the nearest folder with .aircher/ from here upward)"
-    )
-    root_only = argparse.ArgumentParser(add_help=False)
-    root_only.add_argument(
         "--root",
         metavar="DIR",
-        help="the project (default: the nearest folder with .aircher/ from here upward, else the current one)",
+        help="the project (default: the nearest folder with .aircher/ from here upward)",
     )
-
+    common = argparse.ArgumentParser(add_help=False, parents=[rooted])
+    common.add_argument("--json", action="store_true", help="print JSON (the MCP tools' shapes) instead of tables")
     parser = argparse.ArgumentParser(
         prog="aircher-mem",
         description="Memory for LLM coding agents: code graph, episodic and long-term memory, context.",
-        epilog='start with: aircher-mem index .  then: aircher-mem context "<what you are about to do>" --show; '
-        "exit codes: 1 error, 2 bad argument or path, 3 not found (no store, not indexed, no such symbol or memory), "
-        "4 store locked",
+        epilog='start with: aircher-mem index .  then: aircher-mem preview-context "<what you are about to do>" '
+        "--show; exit codes: 1 error, 2 bad argument or path, 3 not found (no store, not indexed, no such symbol "
+        "or memory), 4 store locked",
     )
     parser.add_argument("--version", action="version", version=f"aircher-mem {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    def command(name: str, help: str, parent: argparse.ArgumentParser = rooted) -> argparse.ArgumentParser:
-        return sub.add_parser(name, parents=[parent], help=help, description=help)
-
-    p = command("init", "create the store (.aircher/) in a project", common)
-    p.add_argument("path", nargs="?", default=".", help="the project folder (default: .)")
-    p = command("index", "build the code graph, or refresh the files changed since the last index", common)
-    p.add_argument("path", nargs="?", default=".", help="the project folder (default: .)")
-    p.add_argument("--full", action="store_true", help="rebuild everything")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p = command("symbol", "where a function, class or constant is defined (NAME, Class.method or pkg.module.NAME)")
-    p.add_argument("name")
-    match = p.add_mutually_exclusive_group()
-    match.add_argument("--prefix", action="store_true", help="every definition whose name starts with NAME")
-    match.add_argument(
-        "--fuzzy", action="store_true", help="names holding NAME's letters in order, any case, best first"
-    )
-    p = command("callers", "the functions that call NAME (or Class.method)")
-    p.add_argument("name")
-    p = command("callees", "the functions NAME (or Class.method) calls")
-    p.add_argument("name")
-    p = command("refs", "every reference to NAME: calls, base classes, type annotations, imports, uses")
-    p.add_argument("name")
-    p.add_argument("--kind", choices=REFERENCE_KINDS)
-    p = command("near", "the definitions within --hops edges of NAME, nearest first")
-    p.add_argument("name")
-    p.add_argument("--hops", type=_positive, default=1)
-    p = command("outline", "what a source file defines, in line order")
-    p.add_argument("path")
-    p = command("deps", "the project files PATH imports, and those importing it")
-    p.add_argument("path")
-    p = command("code", "the code most relevant to QUERY, within a token budget")
-    p.add_argument("query")
-    p.add_argument("--max-tokens", type=_positive, help="token budget (default: the policy's code budget)")
-    p = command("search", "find code by meaning: the definitions (or --files) answering TEXT, best first, explained")
-    p.add_argument("text")
-    p.add_argument("-k", type=_positive, default=10, help="how many hits (default: 10)")
-    p.add_argument("--files", action="store_true", help="rank files instead of definitions")
-    p.add_argument("--focus", action="append", metavar="PATH", help="a file you are working on (repeatable)")
-    p.add_argument("--no-code", action="store_true", help="do not print each definition's code")
-    p = command("history", "what the agent did with a file, newest first, and failed tool runs on it")
-    p.add_argument("file")
-    p.add_argument("--limit", type=_positive, default=10)
-    p = command("co-edits", "files edited together in earlier sessions")
-    p.add_argument("path", nargs="?", help="only pairs with this file")
-    p.add_argument("--min-count", type=_positive, help="edited together at least this often (default: the policy's)")
-    p = command("tasks", "open tasks, or past tasks similar to QUERY")
-    p.add_argument("query", nargs="?")
-    p.add_argument("--limit", type=_positive, default=10)
-    p = command("task", "start, pause, resume, complete or fail a task")
-    p.add_argument("action", choices=TASK_ACTIONS)
-    p.add_argument("task_id")
-    p.add_argument("--description", help="for start: what the task is")
-    p.add_argument("--outcome", help="for complete or fail: what came of it")
-    p = command("patterns", "learned patterns: files edited together, errors and their fixes")
-    p.add_argument("--type", choices=["co-edit", "error-fix"])
-    p.add_argument("--min-count", type=_positive, default=1)
-    command("stats", "sizes of the graph and the episodic store, languages, tool success rates")
-    p = command("context", "run prepare_context on MESSAGE: what goes into the window, what is pruned, tokens per item")
-    p.add_argument("message")
-    p.add_argument(
-        "--budget",
-        type=_positive,
-        help="the window's max_tokens (default: the policy's); relevant code gets "
-        "[retrieval] code_share of it, at most max_code_tokens",
-    )
-    p.add_argument("--code-tokens", type=_positive, help="token budget for relevant code (overrides the share)")
-    p.add_argument("--show", action="store_true", help="print the messages too")
-    p = command("mcp", "serve the memory to an agent over MCP (stdio)", root_only)
-    p.add_argument("--no-index", action="store_true", help="do not refresh the graph at start")
-    p.add_argument(
-        "--refresh-seconds",
-        type=_seconds,
-        help="look for changed files before a graph query at most this often (default: [server] refresh_seconds, 2)",
-    )
-    p = command("doctor", "check the store, the versions, the encodings and the languages")
-    p.add_argument("--deep", action="store_true", help="also compare the graph with a fresh build (slow)")
-    _longterm_commands(command)
-    p = command("serve", "serve the memory over HTTP on 127.0.0.1, the project's one writer", root_only)
-    p.add_argument("--host", default="127.0.0.1", help="the address to bind (default: 127.0.0.1)")
-    p.add_argument("--port", type=_port, default=8787, help="the port (default: 8787; 0: any free port)")
-    p = command("hooks", "install or uninstall aircher-mem's Claude Code hooks", root_only)
-    p.add_argument("--json", action="store_true", help="print the summary as JSON")
-    p.add_argument("action", choices=("install", "uninstall"))
-    scope = p.add_mutually_exclusive_group()
-    scope.add_argument(
-        "--project",
-        dest="scope",
-        action="store_const",
-        const="project",
-        help="the project's .claude/settings.json (default)",
-    )
-    scope.add_argument("--user", dest="scope", action="store_const", const="user", help="the user's settings")
-    p.set_defaults(scope="project")
-    p.add_argument("--settings", type=Path, metavar="PATH", help="this settings file instead")
-    p = command("hook", "run a Claude Code hook: the event's JSON on stdin, the hook's output on stdout", root_only)
-    p.add_argument("event", help="the hook event, e.g. SessionStart, UserPromptSubmit, PostToolUse")
+    for v in verbs.all_verbs("cli"):
+        printed = "python" in v.surfaces or v.name in ("doctor", "hooks")  # a result: a table, or --json
+        parent = common if printed else rooted
+        p = sub.add_parser(v.cli_name, parents=[parent], help=v.summary, description=v.summary)
+        if v.name in ("create_store", "index"):
+            p.add_argument("path", nargs="?", help="the project folder (default: --root, else .)")
+        for param in v.params:
+            _add_param(p, param)
+        for flag, help in CLI_OPTIONS.get(v.name, ()):
+            p.add_argument(flag, action="store_true", help=help)
     return parser
+
+
+#: Options of a command's presentation, not of its verb.
+CLI_OPTIONS: dict[str, tuple[tuple[str, str], ...]] = {
+    "index": (("--quiet", "no progress bar"),),
+    "preview_context": (("--show", "print the messages too"),),
+}
 
 
 def _say(text: str) -> None:
@@ -1130,9 +972,14 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None) -> 
         return int(exc.code) if isinstance(exc.code, int) else wire.EXIT_USAGE
     out = Output(getattr(args, "json", False), stdout or sys.stdout)
     try:
-        if args.command in SERVICES:
-            return SERVICES[args.command](args, out)
-        result = COMMANDS[args.command](args)
+        v = verbs.get(args.command)
+        if "python" not in v.surfaces:  # a command of the CLI itself: it writes its own output
+            given = {p.name: getattr(args, p.name) for p in v.params if getattr(args, p.name, None) is not None}
+            result = v.function(Run(args, out), **v.arguments(given, text=True))
+            if isinstance(result, int):
+                return result
+        else:
+            result = _verb_result(v, args)
         if out.as_json:
             out.json(result)
         elif isinstance(result, ContextPreview):

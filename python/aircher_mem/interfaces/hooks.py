@@ -475,7 +475,7 @@ class _Verbs:
 def _backend(root: Path, policy: Policy, deadline: float) -> Iterator[_Verbs]:
     """The project's server when one runs (``.aircher/server.json``, and the server
     proves it knows the file's token), else the store opened here."""
-    from .http import Client, RemoteMemory
+    from .client import Client, RemoteMemory
 
     left = max(0.05, deadline - time.monotonic())
     client = Client.discover(root, timeout=left, proof_timeout=min(left, policy.server.proof_timeout_seconds))

@@ -1,0 +1,139 @@
+"""Argument checks: the types a verb's parameters are declared with, and the checks
+the service runs on a Python caller's arguments.
+
+A verb's signature on :class:`aircher_mem.Memory` is its one declaration: each
+parameter's type carries its bounds and a one-line help (``Annotated`` with a
+pydantic ``Field``). The interfaces validate requests against those types (see
+:mod:`aircher_mem.verbs`); the functions below are the same rules for the Python
+caller, whose arguments no model sees.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BeforeValidator, Field
+
+from .errors import InvalidInputError
+
+__all__ = [
+    "MAX_INT",
+    "short",
+    "text",
+    "limit",
+    "parse_time",
+    "Text",
+    "Name",
+    "FilePath",
+    "Limit",
+    "Tokens",
+    "MemoryId",
+    "SessionId",
+    "TaskId",
+    "Time",
+    "Kind",
+    "Level",
+    "Tags",
+    "Files",
+    "JsonObject",
+]
+
+MAX_INT = 2**63 - 1
+
+
+def short(value: object) -> str:
+    """``repr(value)`` cut to 80 characters, for error messages."""
+    shown = repr(value)
+    return shown if len(shown) <= 80 else shown[:79] + "…"
+
+
+def text(field: str, value: object, *, max_chars: int = 1_000_000) -> str:
+    """A non-blank string that is valid Unicode text (no lone surrogate) of at most
+    ``max_chars`` characters; else :class:`InvalidInputError` naming ``field``."""
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInputError(f"{field} must be a non-empty string, got {short(value)}")
+    if len(value) > max_chars:
+        raise InvalidInputError(f"{field} is longer than {max_chars:,} characters ({len(value):,})")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInputError(f"{field} is not valid text (it holds a lone surrogate): {short(value)}") from None
+    return value
+
+
+def limit(field: str, value: object, *, maximum: int = 10_000) -> int:
+    """An integer from 1 to ``maximum``; else :class:`InvalidInputError`."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= maximum:
+        raise InvalidInputError(f"{field} must be an integer from 1 to {maximum}, got {short(value)}")
+    return value
+
+
+_SECONDS = re.compile(r"-?[0-9]+(\.[0-9]+)?")
+
+
+def parse_time(value: object) -> object:
+    """Text as a time: Unix seconds (``"1714557600"``) or ISO-8601 (a date, or a
+    date and time; a trailing ``Z`` is UTC; without an offset it is UTC, as the
+    store reads it). Anything else is returned as it is, for the type to judge."""
+    if not isinstance(value, str):
+        return value
+    stripped = value.strip()
+    if _SECONDS.fullmatch(stripped):
+        seconds = float(stripped)
+        if not math.isfinite(seconds):
+            raise ValueError(f"{short(value)} is out of range")
+        return seconds
+    if stripped.endswith(("Z", "z")):
+        stripped = stripped[:-1] + "+00:00"
+    try:
+        return dt.datetime.fromisoformat(stripped)
+    except ValueError:
+        raise ValueError(
+            f"must be ISO-8601 (2024-05-01 or 2024-05-01T14:30:00+02:00) or Unix seconds, got {short(value)}"
+        ) from None
+
+
+def _no_nan(value: object) -> object:
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"must be a finite number, got {value}")
+    return value
+
+
+# -- the parameter types ---------------------------------------------------------------
+
+Text = Annotated[str, Field(min_length=1, description="Text in plain words.")]
+Name = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=10_000,
+        description="A function, method, class or constant name, e.g. 'save', or Class.method, e.g. 'User.save'.",
+    ),
+]
+FilePath = Annotated[str | Path, Field(description="A file path relative to the project root, e.g. 'app/models.py'.")]
+Limit = Annotated[int, Field(ge=1, le=10_000, description="At most this many results.")]
+Tokens = Annotated[int, Field(ge=1, le=2**62, description="A token budget.")]
+MemoryId = Annotated[
+    int, Field(ge=1, le=MAX_INT, description="A memory's id, as remember, recall or add_turn returned it.")
+]
+SessionId = Annotated[str, Field(min_length=1, description="The conversation's id, the same for each of its turns.")]
+TaskId = Annotated[
+    str | None,
+    Field(description="The task this belongs to; co-edit patterns are learned from edits within one task."),
+]
+Time = Annotated[
+    dt.datetime | float,
+    BeforeValidator(parse_time),
+    BeforeValidator(_no_nan),
+    Field(description="ISO-8601 (2024-05-01T14:30:00+02:00; without an offset: UTC) or Unix seconds."),
+]
+Kind = Literal["fact", "decision", "episode", "pattern", "workflow"]
+Level = Literal["L0", "L1", "L2", "L3"]
+Tags = Annotated[Sequence[str], Field(description="Tags, e.g. ['style', 'python'].")]
+Files = Annotated[Sequence[str], Field(description="Files you are working on, relative to the project root.")]
+JsonObject = Mapping[str, Any]

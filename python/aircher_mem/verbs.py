@@ -1,0 +1,329 @@
+"""The verb registry: every verb of the service, declared once.
+
+A verb is a method of :class:`aircher_mem.Memory` (or a command of the CLI, such as
+``serve``) marked with :func:`verb`. Its signature is its declaration: the name, each
+parameter's type with its bounds and one-line help (``Annotated[..., Field(...)]``,
+see :mod:`aircher_mem.checks`), its default, and the result type. Everything else is
+derived from it:
+
+* the CLI subcommand (the name with dashes: ``find-symbol``), its arguments and help;
+* the MCP tool (the name: ``find_symbol``) with the docstring as its description;
+* the HTTP route (``GET /find-symbol`` for a verb that only reads, ``POST`` with a
+  JSON body for one that writes) and its OpenAPI description;
+* the request model (pydantic) every interface validates arguments with.
+
+Adding a verb is one method with ``@verb(...)`` on :class:`Memory`: the interfaces,
+their documentation and the tests that compare them pick it up.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import re
+import typing
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, TypeVar
+
+import pydantic
+
+from .checks import short
+from .errors import InvalidInputError
+
+__all__ = ["Param", "Verb", "Surface", "verb", "get", "all_verbs", "arguments_model", "plain"]
+
+Surface = Literal["python", "cli", "mcp", "http"]
+SURFACES: tuple[Surface, ...] = ("python", "cli", "mcp", "http")
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclasses.dataclass(frozen=True)
+class _Mark:
+    http: Literal["GET", "POST"]
+    surfaces: tuple[Surface, ...]
+    python_only: tuple[str, ...]
+
+
+_DECLARED: dict[str, Callable[..., Any]] = {}
+
+
+def verb(
+    *,
+    name: str | None = None,
+    http: Literal["GET", "POST"] = "POST",
+    surfaces: tuple[Surface, ...] = SURFACES,
+    python_only: tuple[str, ...] = (),
+) -> Callable[[F], F]:
+    """Declares the method a verb: its HTTP method (``GET`` for a verb that changes
+    nothing and takes no long text, so its arguments fit a query string), the
+    interfaces that offer it, and the parameters only a Python caller can pass (a
+    progress callback); ``name`` when it is not the function's. The function is
+    returned as it is."""
+    unknown = set(surfaces) - set(SURFACES)
+    if unknown:
+        raise ValueError(f"unknown surfaces {sorted(unknown)}")
+
+    def mark(method: F) -> F:
+        called = name or method.__name__
+        if called in _DECLARED and _DECLARED[called] is not method:
+            qualname = getattr(_DECLARED[called], "__qualname__", called)
+            raise ValueError(f"verb {called!r} is declared twice ({qualname} and {method.__qualname__})")
+        method.__aircher_verb__ = _Mark(http, tuple(surfaces), tuple(python_only))  # type: ignore[attr-defined]
+        _DECLARED[called] = method
+        return method
+
+    return mark
+
+
+@dataclasses.dataclass(frozen=True)
+class Param:
+    """One parameter of a verb: its name, type (with pydantic metadata), default
+    (``inspect.Parameter.empty`` when required), one-line help and whether it is
+    positional in Python (so, on the command line)."""
+
+    name: str
+    annotation: Any
+    default: Any
+    help: str
+    positional: bool
+
+    @property
+    def required(self) -> bool:
+        return self.default is inspect.Parameter.empty
+
+    @property
+    def base(self) -> Any:
+        """The type without ``Annotated`` metadata and without ``None``."""
+        tp = self.annotation
+        while typing.get_origin(tp) is typing.Annotated:
+            tp = typing.get_args(tp)[0]
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        if _is_union(tp) and len(args) == 1:
+            return _strip(args[0])
+        return tp
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        base = self.base
+        return tuple(typing.get_args(base)) if typing.get_origin(base) is Literal else ()
+
+
+def _strip(tp: Any) -> Any:
+    while typing.get_origin(tp) is typing.Annotated:
+        tp = typing.get_args(tp)[0]
+    return tp
+
+
+def _is_union(tp: Any) -> bool:
+    import types
+
+    return typing.get_origin(tp) in (typing.Union, types.UnionType)
+
+
+def _help(annotation: Any) -> str:
+    """The ``description`` of the innermost pydantic ``Field`` in ``annotation``."""
+    found = ""
+    tp = annotation
+    while True:
+        if typing.get_origin(tp) is typing.Annotated:
+            inner, *meta = typing.get_args(tp)
+            for item in meta:
+                described = getattr(item, "description", None)
+                if described:
+                    found = found or described
+            tp = inner
+            continue
+        args = [a for a in typing.get_args(tp) if a is not type(None)] if _is_union(tp) else []
+        if len(args) == 1:
+            tp = args[0]
+            continue
+        return found
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Verb:
+    """A declared verb (see the module's docstring)."""
+
+    name: str
+    summary: str
+    description: str
+    params: tuple[Param, ...]
+    result: Any
+    http_method: Literal["GET", "POST"]
+    surfaces: tuple[Surface, ...]
+    function: Callable[..., Any] = dataclasses.field(repr=False, compare=False)
+
+    @property
+    def cli_name(self) -> str:
+        return self.name.replace("_", "-")
+
+    @property
+    def http_path(self) -> str:
+        return "/" + self.cli_name
+
+    def param(self, name: str) -> Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+    def arguments(self, values: Mapping[str, object], *, text: bool = False) -> dict[str, Any]:
+        """``values`` checked against the verb's parameters, as its keyword
+        arguments: unknown names, missing required ones and values of the wrong
+        type are :class:`InvalidInputError`; a value left out (or None for a
+        parameter whose default is not None) takes the verb's default. ``text``:
+        the values come as text (a query string, a command line) and are converted
+        (``"5"`` to 5, ``"true"`` to True); else they are JSON values and must have
+        the declared type."""
+        model = arguments_model(self)
+        given = {
+            k: v for k, v in values.items() if not (v is None and k in model.model_fields and _skips_none(self, k))
+        }
+        try:
+            checked = model.model_validate(given, strict=not text)
+        except pydantic.ValidationError as exc:
+            raise InvalidInputError(_explain(exc, self)) from None
+        return {k: getattr(checked, k) for k in checked.model_fields_set}
+
+    def arguments_json(self, body: bytes) -> dict[str, Any]:
+        """A JSON body checked as :meth:`arguments` checks values (strictly)."""
+        model = arguments_model(self)
+        try:
+            checked = model.model_validate_json(body, strict=True)
+        except pydantic.ValidationError as exc:
+            raise InvalidInputError(_explain(exc, self)) from None
+        out = {k: getattr(checked, k) for k in checked.model_fields_set}
+        return {k: value for k, value in out.items() if value is not None or not _skips_none(self, k)}
+
+
+def _skips_none(v: Verb, name: str) -> bool:
+    """None for ``name`` means "the default": the parameter's default is not None."""
+    try:
+        return v.param(name).default is not None
+    except KeyError:
+        return False
+
+
+def _explain(exc: pydantic.ValidationError, v: Verb) -> str:
+    """The errors of a validation in a line a person reads: which argument, what it
+    must be, what it was."""
+    parts = []
+    for error in exc.errors(include_url=False):
+        where = ".".join(str(x) for x in error["loc"]) or "the arguments"
+        kind, ctx, given = error["type"], error.get("ctx") or {}, error.get("input")
+        if kind == "extra_forbidden":
+            allowed = ", ".join(p.name for p in v.params) or "none"
+            parts.append(f"unknown argument {where}; allowed: {allowed}")
+        elif kind == "missing":
+            parts.append(f"{where} is required")
+        elif kind in _MUST:
+            parts.append(f"{where} must be {_MUST[kind].format(**ctx)}, got {short(given)}")
+        else:
+            message = str(error["msg"]).removeprefix("Value error, ")
+            parts.append(f"{where} {message}" if message.startswith("must ") else f"{where}: {message}")
+    return "; ".join(parts)
+
+
+_MUST = {
+    "greater_than_equal": ">= {ge}",
+    "greater_than": "> {gt}",
+    "less_than_equal": "<= {le}",
+    "less_than": "< {lt}",
+    "int_parsing": "an integer",
+    "int_type": "an integer",
+    "int_from_float": "an integer",
+    "float_parsing": "a number",
+    "float_type": "a number",
+    "bool_parsing": "true or false",
+    "bool_type": "true or false",
+    "string_type": "a string",
+    "string_too_short": "at least {min_length} characters long",
+    "string_too_long": "at most {max_length} characters long",
+    "literal_error": "one of {expected}",
+    "list_type": "a list",
+    "dict_type": "an object",
+    "tuple_type": "a pair [first, last]",
+}
+
+
+def arguments_model(v: Verb) -> type[pydantic.BaseModel]:
+    """The pydantic model of ``v``'s parameters (every interface validates with it)."""
+    return _model(v.name, len(_DECLARED))
+
+
+@functools.cache
+def _model(name: str, count: int) -> type[pydantic.BaseModel]:
+    v = _verbs()[name]
+    fields: dict[str, Any] = {}
+    for p in v.params:
+        default = ... if p.required else p.default
+        fields[p.name] = (p.annotation, default)
+    config = pydantic.ConfigDict(extra="forbid", arbitrary_types_allowed=False, hide_input_in_errors=False)
+    return pydantic.create_model(f"{_camel(v.name)}Arguments", __config__=config, **fields)
+
+
+def _camel(name: str) -> str:
+    return "".join(part.capitalize() for part in name.split("_"))
+
+
+_ROLE = re.compile(r":(?:class|meth|func|mod|attr|data):`~?([^`]+)`")
+
+
+def plain(doc: str) -> str:
+    """A docstring without reStructuredText markup: roles name their target's last
+    part, double backquotes become single ones; paragraphs are kept."""
+    text = _ROLE.sub(lambda m: m.group(1).rsplit(".", 1)[-1], doc).replace("``", "`")
+    return "\n\n".join(" ".join(p.split()) for p in text.strip().split("\n\n"))
+
+
+def _summary(doc: str) -> str:
+    """The docstring's first sentence."""
+    first = plain(doc).split("\n\n", 1)[0]
+    found = re.match(r"(.+?[.!?])(\s|$)", first)
+    return found.group(1) if found else first
+
+
+def _build(name: str, function: Callable[..., Any]) -> Verb:
+    mark: _Mark = function.__aircher_verb__  # type: ignore[attr-defined]
+    hints = typing.get_type_hints(function, include_extras=True)
+    signature = inspect.signature(function)
+    params = []
+    for p in signature.parameters.values():
+        if p.name in ("self", "cls") or p.name in mark.python_only:
+            continue
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            raise TypeError(f"verb {name}: *args and **kwargs cannot be declared")
+        annotation = hints.get(p.name, Any)
+        params.append(Param(p.name, annotation, p.default, _help(annotation), p.kind is p.POSITIONAL_OR_KEYWORD))
+    doc = inspect.getdoc(function) or ""
+    return Verb(name, _summary(doc), doc, tuple(params), hints.get("return", Any), mark.http, mark.surfaces, function)
+
+
+@functools.cache
+def _registry(count: int) -> dict[str, Verb]:
+    return {name: _build(name, fn) for name, fn in sorted(_DECLARED.items())}
+
+
+def _verbs() -> dict[str, Verb]:
+    return _registry(len(_DECLARED))
+
+
+def all_verbs(surface: Surface | None = None) -> tuple[Verb, ...]:
+    """Every declared verb (on ``surface`` when given), by name."""
+    return tuple(v for v in _verbs().values() if surface is None or surface in v.surfaces)
+
+
+def get(name: str) -> Verb:
+    """The verb named ``name`` (underscores, or the CLI's dashes)."""
+    try:
+        return _verbs()[name.replace("-", "_")]
+    except KeyError:
+        raise InvalidInputError(f"no verb named {name!r}") from None
+
+
+def __getattr__(name: str) -> Any:
+    if name == "VERBS":
+        return all_verbs()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

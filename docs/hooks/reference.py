@@ -35,6 +35,7 @@ _verbs: tuple[Any, ...] = ()
 
 def _load_verbs() -> tuple[Any, ...]:
     try:
+        import aircher_mem.interfaces.cli  # noqa: F401 - registers the CLI's own commands
         from aircher_mem import verbs
     except ImportError as exc:
         raise PluginError(
@@ -159,7 +160,7 @@ def _params_table(params: Iterable[Any], name: Callable[[Any], str]) -> list[str
 
 def _results(verb: Any) -> str:
     names = []
-    for t in verb.result:
+    for t in verb.results:
         label = getattr(t, "__name__", type_name(t))
         module = getattr(t, "__module__", "")
         if module == "aircher_mem.results":

@@ -105,6 +105,19 @@ class Param:
         return tp
 
     @property
+    def type(self) -> Any:
+        """The declared type without its metadata."""
+        return _strip(self.annotation)
+
+    @property
+    def minimum(self) -> int | float | None:
+        return _bound(self.annotation, "ge")
+
+    @property
+    def maximum(self) -> int | float | None:
+        return _bound(self.annotation, "le")
+
+    @property
     def choices(self) -> tuple[str, ...]:
         base = self.base
         return tuple(typing.get_args(base)) if typing.get_origin(base) is Literal else ()
@@ -114,6 +127,27 @@ def _strip(tp: Any) -> Any:
     while typing.get_origin(tp) is typing.Annotated:
         tp = typing.get_args(tp)[0]
     return tp
+
+
+def _bound(annotation: Any, name: str) -> int | float | None:
+    """The ``ge``/``le`` bound in ``annotation``'s pydantic metadata (innermost last)."""
+    found: int | float | None = None
+    tp = annotation
+    while True:
+        if typing.get_origin(tp) is typing.Annotated:
+            inner, *meta = typing.get_args(tp)
+            for item in meta:
+                for constraint in getattr(item, "metadata", [item]):
+                    value = getattr(constraint, name, None)
+                    if isinstance(value, (int, float)) and found is None:
+                        found = value
+            tp = inner
+            continue
+        args = [a for a in typing.get_args(tp) if a is not type(None)] if _is_union(tp) else []
+        if len(args) == 1:
+            tp = args[0]
+            continue
+        return found
 
 
 def _is_union(tp: Any) -> bool:
@@ -162,6 +196,28 @@ class Verb:
     @property
     def http_path(self) -> str:
         return "/" + self.cli_name
+
+    @property
+    def http(self) -> tuple[str, str] | None:
+        """The route (method, path), or None when the verb is not served over HTTP."""
+        return (self.http_method, self.http_path) if "http" in self.surfaces else None
+
+    @property
+    def cli(self) -> bool:
+        return "cli" in self.surfaces
+
+    @property
+    def mcp(self) -> bool:
+        return "mcp" in self.surfaces
+
+    @property
+    def results(self) -> tuple[Any, ...]:
+        """The result types (the members of a union)."""
+        return (
+            tuple(a for a in typing.get_args(self.result) if a is not type(None))
+            if _is_union(self.result)
+            else (self.result,)
+        )
 
     def param(self, name: str) -> Param:
         for p in self.params:

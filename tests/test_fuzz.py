@@ -92,7 +92,7 @@ def verbs(m: am.Memory) -> dict[str, Callable[..., Any]]:
         "file_definitions": lambda a, b, c: m.file_definitions(a),
         "neighbourhood": lambda a, b, c: m.neighbourhood(a, hops=b),
         "relevant_code": lambda a, b, c: m.relevant_code(a, max_tokens=b, focus_files=c if isinstance(c, list) else ()),
-        "search_code": lambda a, b, c: m.search_code(a, b, level=c, focus_files=a if isinstance(a, list) else ()),
+        "search_code": lambda a, b, c: m.search_code(a, k=b, level=c, focus_files=a if isinstance(a, list) else ()),
         "preview_context": lambda a, b, c: m.preview_context(a, max_tokens=b, code_tokens=c),
         "file_history": lambda a, b, c: m.file_history(a, limit=b),
         "co_edited_files": lambda a, b, c: m.co_edited_files(a, min_count=b),

@@ -20,6 +20,7 @@ LAYERS = {
     "aircher_mem.interfaces.mcp": 4,
     "aircher_mem.interfaces.hooks": 4,
     "aircher_mem.interfaces.http": 4,
+    "aircher_mem.interfaces.client": 4,
     "aircher_mem.interfaces.wire": 3,
     "aircher_mem.memory": 2,
     "aircher_mem.replay": 2,
@@ -40,6 +41,8 @@ LAYERS = {
     "aircher_mem.tokens": 0,
     "aircher_mem.redact": 0,
     "aircher_mem.times": 0,
+    "aircher_mem.checks": 0,
+    "aircher_mem.verbs": 0,
     "aircher_mem._core": 0,
     "aircher_mem._reference": 0,
 }

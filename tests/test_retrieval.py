@@ -129,7 +129,7 @@ def test_graph_verbs_leave_the_lexical_index_unread_and_searches_read_it_with_th
 
 def test_a_question_in_plain_words_finds_the_file_that_answers_it(memory: am.Memory) -> None:
     question = "how does shell completion work for bash and zsh?"
-    found = memory.search_code(question, 3, level="file")
+    found = memory.search_code(question, k=3, level="file")
     assert [h.path for h in found.hits] == [
         "src/clik/shell_completion.py",
         "tests/test_completion.py",
@@ -144,7 +144,7 @@ def test_a_question_in_plain_words_finds_the_file_that_answers_it(memory: am.Mem
     assert found.reason == "" and found.level == "file" and found.channels == ["lexical", "graph"]
     # The test file says the question's very words; the policy's factor halves its score.
     with am.Memory.open(memory.root, policy=am.Policy(retrieval=am.RetrievalPolicy(test_factor=1.0))) as plain:
-        unscaled = {h.path: h.score for h in plain.search_code(question, 3, level="file").hits}
+        unscaled = {h.path: h.score for h in plain.search_code(question, k=3, level="file").hits}
     assert found.hits[1].score == pytest.approx(unscaled["tests/test_completion.py"] * 0.5)
     assert top.score == pytest.approx(unscaled[top.path])
 
@@ -166,7 +166,7 @@ def test_a_traceback_path_seeds_its_file(memory: am.Memory, cli_project: Path) -
         '  File "/home/someone/.venv/lib/python3.11/site-packages/clik/termui.py", line 5, in prompt\n'
         "EOFError"
     )
-    found = memory.search_code(trace, 3, level="file")
+    found = memory.search_code(trace, k=3, level="file")
     assert found.mentioned == ["src/clik/termui.py"]
     assert found.hits[0].path == "src/clik/termui.py"
     assert memory.search_code("see clik.core.Command.invoke", k=1, level="file").mentioned == ["src/clik/core.py"]
@@ -316,14 +316,14 @@ def test_hostile_queries(memory: am.Memory) -> None:
     # NULs, control characters, huge texts and paths outside the project.
     assert memory.search_code("prompt\x00the\x01user", k=1).hits[0].name == "prompt"
     huge = " ".join(f"name{i} prompt" for i in range(100_000))[:999_999]
-    assert memory.search_code(huge, 1).hits[0].name == "prompt"  # the first 512 terms are searched
+    assert memory.search_code(huge, k=1).hits[0].name == "prompt"  # the first 512 terms are searched
     with pytest.raises(am.InvalidInputError, match="text"):
         memory.search_code("prompt \ud800")
     with pytest.raises(am.InvalidInputError):
         memory.search_code("prompt", focus_files=["../../etc/passwd"])
     # Paths that are not the project's files are not mentions (and nothing is read).
     trace = 'File "/etc/passwd", line 1\nFile "../../outside/termui.py", line 2'
-    assert memory.search_code(trace, 3).mentioned == []
+    assert memory.search_code(trace, k=3).mentioned == []
 
 
 class _Counter:
@@ -354,7 +354,7 @@ def test_relevant_code_tries_fill_attempts_more_after_a_miss(
 
 def test_a_huge_text_that_matches_nothing_gets_a_short_reason(memory: am.Memory) -> None:
     words = " ".join(f"zq{i:06d}x" for i in range(90_000))  # 90K distinct words, none indexed
-    found = memory.search_code(words, 3)
+    found = memory.search_code(words, k=3)
     assert found.hits == []
     assert found.reason.startswith("no indexed definition, file name or docstring contains any of: zq000000x")
     listed = found.reason.split(": ", 1)[1].split(", ")

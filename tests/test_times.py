@@ -89,7 +89,7 @@ def _main(root: Path, *argv: str) -> tuple[int, str]:
 
 def test_edge_times_via_the_cli_are_refused_and_the_store_keeps_working(tmp_path: Path, zone: list[str]) -> None:
     """The CLI sequence that broke a store for good: a turn dated 0001-01-01T00:00:01Z
-    or 9999-12-31T23:59:59.999999 was stored, then recall, get-context and explain
+    or 9999-12-31T23:59:59.999999 was stored, then recall, conversation and explain
     exited 70 whatever the time zone."""
     root = tmp_path / "p"
     root.mkdir()
@@ -104,7 +104,7 @@ def test_edge_times_via_the_cli_are_refused_and_the_store_keeps_working(tmp_path
         assert code == 0, out
     for tz in ZONES:
         _set_zone(tz)
-        for argv in (("recall", "tabs"), ("get-context", "--session-id", "s"), ("explain", "1"), ("list",)):
+        for argv in (("recall", "tabs"), ("conversation", "s"), ("explain", "1"), ("memories",)):
             code, out = _main(root, *argv)
             assert code == 0, (tz, argv, out)
     done = _cli(root, "Etc/GMT+12", "recall", "Postgres", "--at", "9999-12-31T00:00:00Z")
@@ -165,15 +165,15 @@ def test_edge_times_over_http_are_400_and_the_range_ends_are_200(tmp_path: Path)
         app = http.build_app(memory, token=token)
         with TestClient(app, base_url="http://127.0.0.1:8787", headers={"Authorization": f"Bearer {token}"}) as c:
             for at in ("0001-01-01T00:00:01Z", "9999-12-31T23:59:59.999999", "0001-01-02T23:59:59", YEAR_1):
-                done = c.post("/turns", json={"session_id": "s", "role": "user", "text": "I prefer tabs", "at": at})
+                done = c.post("/add-turn", json={"session_id": "s", "role": "user", "text": "I prefer tabs", "at": at})
                 assert done.status_code == 400, done.text
                 assert done.json()["error"]["code"] == "invalid_input"
                 assert done.json()["error"]["message"].startswith("at must be a finite time from 0001-01-03T00:00:00Z")
             for at in (FIRST, LAST):
-                done = c.post("/turns", json={"session_id": "s", "role": "user", "text": "I prefer tabs", "at": at})
+                done = c.post("/add-turn", json={"session_id": "s", "role": "user", "text": "I prefer tabs", "at": at})
                 assert done.status_code == 200, done.text
             assert c.post("/recall", json={"query": "tabs"}).status_code == 200
-            assert [t["at"] for t in c.get("/context", params={"session_id": "s"}).json()["short_term"]] == [
+            assert [t["at"] for t in c.get("/conversation", params={"session_id": "s"}).json()["short_term"]] == [
                 -62_135_424_000.0,
                 253_402_128_000.0,
             ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import subprocess
 import sys
 import textwrap
@@ -284,6 +285,31 @@ def test_similar_tasks_rank_lexically(mem: am.EpisodicMemory) -> None:
     assert mem.find_similar_tasks("") == [] and mem.find_similar_tasks("the a of") == []
     mem.start_task("t5", "login admin session cookie")  # the current task is not "past work"
     assert "t5" not in [t.task_id for t in mem.find_similar_tasks("login admin session")]
+
+
+def test_similar_tasks_match_word_forms_with_bm25_scores(mem: am.EpisodicMemory) -> None:
+    # Words are stemmed: "fixing logins" is "fix login", as "fix the login" is.
+    mem.start_task("t2", "speed up export")
+    mem.complete_task("t2")
+    mem.start_task("t1", "fix the login")
+    mem.complete_task("t1")
+    found = mem.find_similar_tasks("fixing logins")
+    assert [(t.task_id, t.description, t.outcome, t.status) for t in found] == [
+        ("t1", "fix the login", "", "completed")
+    ]
+    # BM25, k1 = 1.2, b = 0.75: N = 2 tasks, "fix" and "login" each in one (idf = ln 2),
+    # t1 has 2 terms (fix, login), t2 3 (speed, up, export): mean length 2.5.
+    per_term = math.log(2) * 2.2 / (1 + 1.2 * (1 - 0.75 + 0.75 * 2 / 2.5))
+    assert found[0].score == pytest.approx(2 * per_term, rel=1e-12)
+    assert [t.task_id for t in mem.find_similar_tasks("exporting speedily")] == ["t2"]
+
+
+def test_similar_tasks_equal_scores_go_by_task_id(mem: am.EpisodicMemory) -> None:
+    for task_id in ("b", "c", "a"):
+        mem.start_task(task_id, "migrate the billing tables")
+        mem.complete_task(task_id)
+    found = mem.find_similar_tasks("billing migration", limit=2)
+    assert [t.task_id for t in found] == ["a", "b"] and found[0].score == found[1].score > 0
 
 
 def test_snapshots_and_learnings(mem: am.EpisodicMemory) -> None:

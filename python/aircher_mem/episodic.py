@@ -1,4 +1,4 @@
-"""Episodic memory (seed 002): what the agent did, across sessions, in one DuckDB file.
+"""Episodic memory: what the agent did, across sessions, in one DuckDB file.
 
 Every tool execution, file interaction, task, context snapshot and learning is
 recorded; the queries answer "have I worked on this file before", "which files are
@@ -42,7 +42,6 @@ import atexit
 import json
 import logging
 import math
-import re
 import time
 import uuid
 from collections import Counter
@@ -54,6 +53,7 @@ if TYPE_CHECKING:
     pass
 
 from . import store
+from ._core import LexicalIndex, tokenize
 from .config import EpisodicPolicy, RetrievalPolicy
 from .errors import AircherError, InvalidInputError, StoreError, TaskStateError, UnknownTaskError
 from .redact import pii_tags, redact, redact_value
@@ -67,15 +67,16 @@ __all__ = ["EpisodicMemory", "SCHEMA_VERSION", "OPERATIONS", "MAX_JSON_DEPTH", "
 log = logging.getLogger("aircher_mem.episodic")
 
 OPERATIONS = ("read", "write", "edit", "search", "analyze", "viewed")
-"""File operations: seed 002's five, plus "viewed" for code pruned from the context."""
+"""File operations: the five an agent performs on a file, plus "viewed" for code pruned
+from the context."""
 
 TASK_STATUSES = ("active", "paused", "completed", "failed")
 INTENTS = ("CodeReading", "CodeWriting", "ProjectFixing", "ProjectExploration")
 
-# Schema migrations, applied in order inside one transaction. Version 1 is seed 002's
-# six tables; later versions only add. Never edit a released step: add a new one.
+# Schema migrations, applied in order inside one transaction. Version 1 is the six
+# tables; later versions only add. Never edit a released step: add a new one.
 #
-# No secondary indexes: the seed's (file_path, session+file, operation+time, tool,
+# No secondary indexes: indexes on (file_path, session+file, operation+time, tool,
 # task, status, ...) measurably helped nothing. On 100K file interactions, DuckDB's
 # zone maps and vectorized scans answered file_history in 4.5 ms with or without an
 # index on file_path, and inserts were no faster (benches/bench_episodic.py keeps the
@@ -120,7 +121,7 @@ _MIGRATIONS: dict[int, list[str]] = {
             confidence FLOAT NOT NULL)""",
     ],
     2: [
-        # Incremental pattern updates need a stable key per pattern; the seed's
+        # Incremental pattern updates need a stable key per pattern; version 1's
         # session_learnings has no time.
         "ALTER TABLE learned_patterns ADD COLUMN pattern_key VARCHAR",
         "ALTER TABLE session_learnings ADD COLUMN created_at TIMESTAMP",
@@ -335,18 +336,9 @@ def _json(field: str, value: Any) -> str | None:
         raise InvalidInputError(f"{field} must be JSON-serializable: {exc}") from None
 
 
-_WORD = re.compile(r"[A-Za-z][a-z]+|[A-Z]+(?![a-z])|\d+")
-_STOP = frozenset("a an and the to of in on for with is it this that be by or as at from fix add".split())
-
-
-def _terms(text: str) -> list[str]:
-    """Words of a description, code identifiers split (``parse_HTTPHeader`` ->
-    parse, http, header), lowercased, without stop words."""
-    return [w for w in (m.lower() for m in _WORD.findall(text)) if w not in _STOP and len(w) > 1]
-
-
 class EpisodicMemory:
-    """The six tables of seed 002 in one DuckDB file (``":memory:"`` for tests).
+    """The six tables (tool executions, file interactions, tasks, context snapshots,
+    learned patterns, session learnings) in one DuckDB file (``":memory:"`` for tests).
 
     Opening migrates an older file forward; a newer file raises
     :class:`SchemaVersionError` and is not modified. A file another process holds
@@ -521,8 +513,9 @@ class EpisodicMemory:
         self._buffer("file_interactions", row)
 
     def store_snapshot(self, snapshot: Mapping[str, Any]) -> None:
-        """A context-window snapshot in seed 002's shape (``DynamicContextManager``
-        builds them on every prune and task switch)."""
+        """A context-window snapshot as ``DynamicContextManager`` builds them on every
+        prune and task switch: ``timestamp``, ``session_id``, ``items``,
+        ``total_tokens`` and ``reason``; ``task_id`` and ``pruned_items`` optional."""
         self._check_open()
         if not isinstance(snapshot, Mapping):
             raise InvalidInputError(f"snapshot must be a mapping, got {type(snapshot).__name__}")
@@ -814,8 +807,8 @@ class EpisodicMemory:
             )
 
     def _update_co_edits(self, last_old_id: int) -> None:
-        """Co-edit pairs (seed 002: edits of two files in the same task within five
-        minutes), counted incrementally and set-based: only pairs with a row newer
+        """Co-edit pairs (edits of two files in the same task within the policy's
+        ``co_edit_seconds``), counted incrementally and set-based: only pairs with a row newer
         than ``last_old_id`` are counted, each unordered pair of rows once, and all
         patterns are updated with one UPDATE and one INSERT.
 
@@ -993,8 +986,8 @@ class EpisodicMemory:
 
     def co_edited_files(self, min_count: int | None = None, within_seconds: float | None = None) -> list[CoEdit]:
         """Files edited in the same task within ``within_seconds`` of each other, at
-        least ``min_count`` times (seed 002's query, with the time difference taken
-        in both directions; the defaults come from the policy)."""
+        least ``min_count`` times (the time difference taken in both directions; the
+        defaults come from the policy)."""
         min_count = self.policy.co_edit_min_count if min_count is None else _integer("min_count", min_count, 1)
         within = self.policy.co_edit_seconds if within_seconds is None else _number("within_seconds", within_seconds)
         rows = self._query(
@@ -1057,35 +1050,30 @@ class EpisodicMemory:
         return [self._task_record(r) for r in rows]
 
     def find_similar_tasks(self, text: str, limit: int = 3) -> list[SimilarTask]:
-        """Past tasks most like ``text``: BM25 over each task's description and
-        outcome (k1 and b from the retrieval policy), the current task excluded; only tasks sharing
-        at least one term are returned."""
+        """Past tasks most like ``text``, best first: BM25 over each task's description
+        and outcome (k1 and b from the retrieval policy) by the project's lexical index,
+        words stemmed (``"fixing logins"`` finds ``"fix the login"``), identifiers split
+        into their parts and stop words left out, as :func:`aircher_mem._core.tokenize`
+        does with ``stem=True``. The current task is excluded; only tasks sharing at
+        least one term are returned; equal scores go by task id."""
         text, limit = _plain_text("text", text), _integer("limit", limit, 0, MAX_LIMIT)
-        query = set(_terms(text))
-        if not query or limit <= 0:
+        if limit <= 0 or not tokenize(text, stem=True):
             return []
         rows = self._query(
             "SELECT task_id, description, outcome, status FROM task_history WHERE task_id <> ?",
             [self.current_task_id or ""],
         )
-        docs = [Counter(_terms(f"{r[1]} {r[2] or ''}")) for r in rows]
-        if not docs:
+        if not rows:
             return []
-        mean_len = sum(sum(d.values()) for d in docs) / len(docs) or 1.0
-        df = Counter(term for d in docs for term in query if term in d)
-        scored = []
-        k1, b = self.search.bm25_k1, self.search.bm25_b
-        for row, doc in zip(rows, docs):
-            length = sum(doc.values())
-            score = 0.0
-            for term in query & doc.keys():
-                idf = math.log(1 + (len(docs) - df[term] + 0.5) / (df[term] + 0.5))
-                tf = doc[term]
-                score += idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / mean_len))
-            if score > 0:
-                scored.append(SimilarTask(row[1], row[2] or "", row[0], row[3], score))
-        scored.sort(key=lambda t: (-t.score, t.task_id))
-        return scored[:limit]
+        index = LexicalIndex(stem=True)
+        index.upsert([("task", r[0], "", {"text": f"{r[1]} {r[2] or ''}"}) for r in rows])
+        by_id = {r[0]: r for r in rows}
+        hits = index.search(text, limit, k1=self.search.bm25_k1, b=self.search.bm25_b)
+        return [
+            SimilarTask(row[1], row[2] or "", row[0], row[3], score)
+            for row, score in ((by_id[key], score) for key, score, _terms in hits)
+            if score > 0
+        ]
 
     def patterns(self, pattern_type: str | None = None, *, min_count: int = 1) -> list[LearnedPattern]:
         """Learned patterns ("co-edit", "error-fix"), most observed first."""
@@ -1102,7 +1090,8 @@ class EpisodicMemory:
         ]
 
     def snapshots(self, limit: int = 10) -> list[dict[str, Any]]:
-        """The latest context snapshots of this store, newest first, in seed 002's shape."""
+        """The latest context snapshots of this store, newest first, in the shape
+        :meth:`store_snapshot` takes, with ``item_count`` added."""
         limit = _limit("limit", limit)
         rows = self._query(
             "SELECT epoch_us(timestamp), session_id, task_id, context_items, total_tokens, pruned_items, reason "

@@ -1274,13 +1274,25 @@ def test_normalize_token_set_jaccard() -> None:
     assert normalize("config/app.toml, (v1.2)") == "config app toml v1 2"
     assert normalize("I’m — here…") == "im here"
     assert normalize("") == ""
-    assert token_set("I prefer tabs to the spaces.") == frozenset({"prefer", "tabs", "spaces"})
+    # The content words as the lexical index sees them: stemmed, stop words out.
+    assert token_set("I prefer tabs to the spaces.") == frozenset({"prefer", "tab", "space"})
     assert token_set("the a an") == frozenset()
     a = token_set("We use Postgres for the database")
     b = token_set("The database is Postgres")
-    assert a == frozenset({"use", "postgres", "database"})
-    assert b == frozenset({"database", "postgres"})
+    assert a == frozenset({"use", "postgr", "databas"})
+    assert b == frozenset({"databas", "postgr"})
     assert jaccard(a, b) == 2 / 3
+    # Word forms are one word; identifiers are split into their parts too.
+    assert token_set("The servers restarted") == token_set("restarting the server") == frozenset({"server", "restart"})
+    assert token_set("edit config/app.toml") == frozenset({"edit", "config", "app", "toml"})
+    # A negation the stop words drop still counts, as "not".
+    assert token_set("Don't restart the servers") == frozenset({"not", "restart", "server"})
+    assert token_set("We don’t deploy on Fridays") == frozenset({"not", "deploy", "friday"})
+    assert token_set("no deploys without approval") == frozenset({"not", "deploy", "approv"})
+    assert token_set("Nothing to note") == frozenset({"noth", "note"})
+    # A redacted secret is one word, not its kind's and hash's parts.
+    secret = "[REDACTED:github_token:ba94fef94606]"
+    assert token_set(f"CI uses {secret}") == frozenset({"ci", "use", secret})
     assert jaccard(frozenset(), frozenset()) == 0.0
     assert jaccard(frozenset({"x"}), frozenset()) == 0.0
     assert jaccard(a, a) == 1.0

@@ -267,17 +267,28 @@ def test_project_fact_moves_to_a_new_value(ltm: LongTermMemory) -> None:
 
 
 def test_remember_dedups_by_jaccard(ltm: LongTermMemory) -> None:
-    a = ltm.remember("The staging server restarts every night at two")
+    a = ltm.remember("The staging server restarts each night at two")
     assert (a.memory_id, a.action) == (1, "created")
-    same = ltm.remember("the staging server restarts every night at two!")
+    same = ltm.remember("the staging server restarts each night at two!")
     assert (same.memory_id, same.action) == (1, "merged")
     # 5 of 6 tokens shared ("the" and "at" are stop words): Jaccard 5/7 = 0.714 >= 0.7
-    close = ltm.remember("The staging server restarts every night at three")
+    close = ltm.remember("The staging server restarts each night at three")
     assert (close.memory_id, close.action) == (1, "merged")
     other = ltm.remember("Production deploys need two approvals")
     assert (other.memory_id, other.action) == (2, "created")
     assert ltm.get(1).hits == 2
-    assert ltm.remember("The staging server restarts every night at two", kind="decision").action == "created"
+    assert ltm.remember("The staging server restarts each night at two", kind="decision").action == "created"
+
+
+def test_remember_merges_word_forms_and_keeps_negations_apart(ltm: LongTermMemory) -> None:
+    assert ltm.remember("The staging server restarts each night").action == "created"
+    # Stemmed, "servers restarted" is "server restart": the same five words.
+    merged = ltm.remember("The staging servers restarted each night")
+    assert (merged.memory_id, merged.action) == (1, "merged")
+    assert ltm.remember("We deploy on Fridays").memory_id == 2
+    # "don't" is two stop words to the tokenizer, but the negation keeps the memories apart.
+    negated = ltm.remember("We don't deploy on Fridays")
+    assert (negated.memory_id, negated.action) == (3, "created")
 
 
 def test_assistant_turns_extract_only_when_asked(clock: Clock) -> None:
@@ -945,9 +956,9 @@ def test_policy_defaults_are_the_seeds_numbers() -> None:
 def test_jaccard_merges_at_0_7_and_not_below(ltm: LongTermMemory) -> None:
     from aircher_mem.longterm.extract import jaccard, token_set
 
-    base = "The staging server restarts every night at two"
-    above = "The staging server restarts every night at three"  # 5 of 7 tokens: 0.714
-    below = "The staging server restarts every single night at three"  # 5 of 8: 0.625
+    base = "The staging server restarts each night at two"
+    above = "The staging server restarts each night at three"  # 5 of 7 tokens: 0.714
+    below = "The staging server restarts each single night at three"  # 5 of 8: 0.625
     assert jaccard(token_set(base), token_set(above)) == 5 / 7
     assert jaccard(token_set(base), token_set(below)) == 5 / 8  # memory 1 keeps base's words after the merge
     assert [(r.memory_id, r.action) for r in (ltm.remember(t) for t in (base, above, below))] == [

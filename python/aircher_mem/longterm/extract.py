@@ -20,8 +20,9 @@ old value of the same slot (seed 004, "Conflicts"). A negated setting ("I no lon
 use vim") keeps the slot with the value ``"not vim"``: it differs from ``"vim"``, so
 the old memory is superseded, and it names what was dropped.
 
-The extractor is pure stdlib, never raises on a ``str`` and looks at no more than
-``MAX_SCAN`` characters, so it can sit on the write path.
+The extractor is pure Python (its word sets come from the Rust tokenizer), never
+raises on a ``str`` and looks at no more than ``MAX_SCAN`` characters, so it can sit
+on the write path.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from .._core import tokenize
 
 __all__ = [
     "KINDS",
@@ -101,10 +104,12 @@ class Candidate:
 
 _APOSTROPHES = re.compile(r"['’`]")
 _NON_WORD = re.compile(r"[^\w\s]|_")
-_STOP_WORDS = frozenset(
-    "a an the and or but of to in on at for from by with as is are was were be been am "
-    "it its this that these those i me my we our us you your so just really very".split()
-)
+# Negations the tokenizer drops as stop words; they flip a statement, so they count.
+_NEGATED = re.compile(r"n['’]t\b|\b(?:not|no|nor|neither|cannot|without|against)\b", re.I)
+_NEGATION_TOKEN = "not"  # a stop word: no text yields it as a token
+# A secret as aircher_mem.redact writes it: one word (the tokenizer would split its
+# kind and hash into several).
+_REDACTED = re.compile(r"\[REDACTED:[a-z_]+:[0-9a-f]{12}\]")
 
 
 def normalize(text: str) -> str:
@@ -115,8 +120,17 @@ def normalize(text: str) -> str:
 
 
 def token_set(text: str) -> frozenset[str]:
-    """The words of ``normalize(text)`` minus a small stop-word list."""
-    return frozenset(w for w in normalize(text).split() if w not in _STOP_WORDS)
+    """The content words of ``text`` as the lexical index sees them
+    (``tokenize(text, stem=True)``: stemmed, identifiers split, stop words left
+    out), plus ``"not"`` when it holds a negation the stop words drop
+    ("n't", "not", "no", "nor", "neither", "cannot", "without", "against"):
+    ``"Don't restart the servers"`` -> ``{"restart", "server", "not"}``. A redacted
+    secret (``[REDACTED:<kind>:<hash>]``) is one token, the marker as written."""
+    tokens = set(_REDACTED.findall(text))
+    tokens.update(tokenize(_REDACTED.sub(" ", text) if tokens else text, stem=True))
+    if _NEGATED.search(text):
+        tokens.add(_NEGATION_TOKEN)
+    return frozenset(tokens)
 
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:

@@ -32,6 +32,7 @@ LAYERS = {
     "aircher_mem.longterm": 1,
     "aircher_mem.longterm.store": 1,
     "aircher_mem.longterm.extract": 1,
+    "aircher_mem.longterm.vocabulary": 1,
     "aircher_mem.longterm.scoring": 1,
     "aircher_mem.longterm.dialogue": 1,
     "aircher_mem.store": 0,

@@ -1,7 +1,7 @@
-"""Heuristic extraction of long-term memories from one conversation turn (seed 004).
+"""Heuristic extraction of long-term memories from one conversation turn.
 
-Seed 004's "optimistic extraction": cheap regex rules run on every turn and propose
-candidate memories; an optional LLM can add to them (``run_llm``, ``combine``). The
+Optimistic extraction: cheap regex rules run on every turn and propose candidate
+memories; an optional LLM can add to them (``run_llm``, ``combine``). The
 rules cover mem0's fact categories (identity, preferences, personal details, plans,
 work, health, activities, events) plus what a coding agent hears about a project:
 project facts, instructions, decisions and state changes.
@@ -16,7 +16,7 @@ payments team" moves the team). When the rules can tell that a clause sets a
 *single-valued* attribute ("I prefer tabs", "the database is Postgres") the
 candidate carries a ``slot``
 (subject, attribute) and a normalized ``value``, so that the caller can supersede the
-old value of the same slot (seed 004, "Conflicts"). A negated setting ("I no longer
+old value of the same slot. A negated setting ("I no longer
 use vim") keeps the slot with the value ``"not vim"``: it differs from ``"vim"``, so
 the old memory is superseded, and it names what was dropped.
 
@@ -36,6 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .._core import tokenize
+from .vocabulary import ATTR_ALIASES, LANGUAGES, VOCAB, VOCAB_RE, known_value
 
 __all__ = [
     "KINDS",
@@ -140,232 +141,6 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
 
 
 # ---------------------------------------------------------------------------
-# vocabulary: known values of single-valued settings
-
-_VOCAB: dict[str, tuple[str, str]] = {}
-
-
-def _add_vocab(attribute: str, terms: dict[str, str]) -> None:
-    for term, canonical in terms.items():
-        _VOCAB[term] = (attribute, canonical)
-
-
-_add_vocab(
-    "database",
-    {
-        "postgres": "postgres",
-        "postgresql": "postgres",
-        "mysql": "mysql",
-        "mariadb": "mariadb",
-        "sqlite": "sqlite",
-        "sqlite3": "sqlite",
-        "mongodb": "mongodb",
-        "mongo": "mongodb",
-        "duckdb": "duckdb",
-        "dynamodb": "dynamodb",
-        "cockroachdb": "cockroachdb",
-        "oracle": "oracle",
-        "sql server": "sql server",
-        "cassandra": "cassandra",
-    },
-)
-_add_vocab("indentation", {"tabs": "tabs", "spaces": "spaces"})
-_add_vocab(
-    "test_runner",
-    {
-        "pytest": "pytest",
-        "unittest": "unittest",
-        "nose": "nose",
-        "nose2": "nose2",
-        "jest": "jest",
-        "vitest": "vitest",
-        "mocha": "mocha",
-        "go test": "go test",
-        "cargo test": "cargo test",
-        "cargo nextest": "cargo nextest",
-        "rspec": "rspec",
-        "junit": "junit",
-        "tox": "tox",
-        "nox": "nox",
-    },
-)
-_add_vocab(
-    "package_manager",
-    {
-        "pip": "pip",
-        "poetry": "poetry",
-        "uv": "uv",
-        "pipenv": "pipenv",
-        "conda": "conda",
-        "npm": "npm",
-        "yarn": "yarn",
-        "pnpm": "pnpm",
-        "bun": "bun",
-        "hatch": "hatch",
-        "pdm": "pdm",
-    },
-)
-_add_vocab(
-    "formatter",
-    {
-        "black": "black",
-        "ruff format": "ruff format",
-        "prettier": "prettier",
-        "gofmt": "gofmt",
-        "rustfmt": "rustfmt",
-        "yapf": "yapf",
-        "autopep8": "autopep8",
-        "clang-format": "clang-format",
-        "biome": "biome",
-    },
-)
-_add_vocab(
-    "editor",
-    {
-        "vim": "vim",
-        "neovim": "neovim",
-        "nvim": "neovim",
-        "emacs": "emacs",
-        "vscode": "vscode",
-        "vs code": "vscode",
-        "visual studio code": "vscode",
-        "sublime": "sublime text",
-        "sublime text": "sublime text",
-        "intellij": "intellij",
-        "pycharm": "pycharm",
-        "helix": "helix",
-        "nano": "nano",
-        "zed": "zed",
-        "cursor": "cursor",
-    },
-)
-_add_vocab(
-    "web_framework",
-    {
-        "django": "django",
-        "flask": "flask",
-        "fastapi": "fastapi",
-        "rails": "rails",
-        "ruby on rails": "rails",
-        "spring boot": "spring",
-        "express": "express",
-        "laravel": "laravel",
-        "actix": "actix",
-        "axum": "axum",
-    },
-)
-_add_vocab(
-    "frontend_framework",
-    {
-        "react": "react",
-        "vue": "vue",
-        "angular": "angular",
-        "svelte": "svelte",
-        "next.js": "next.js",
-        "nextjs": "next.js",
-        "nuxt": "nuxt",
-    },
-)
-_add_vocab(
-    "ci",
-    {
-        "github actions": "github actions",
-        "gitlab ci": "gitlab ci",
-        "circleci": "circleci",
-        "jenkins": "jenkins",
-        "travis ci": "travis ci",
-        "buildkite": "buildkite",
-        "azure pipelines": "azure pipelines",
-        "teamcity": "teamcity",
-    },
-)
-_add_vocab(
-    "os",
-    {
-        "linux": "linux",
-        "ubuntu": "ubuntu",
-        "debian": "debian",
-        "fedora": "fedora",
-        "macos": "macos",
-        "mac os": "macos",
-        "osx": "macos",
-        "a mac": "macos",
-        "windows": "windows",
-        "wsl": "wsl",
-        "freebsd": "freebsd",
-    },
-)
-_add_vocab(
-    "linter",
-    {
-        "ruff": "ruff",
-        "flake8": "flake8",
-        "pylint": "pylint",
-        "eslint": "eslint",
-        "clippy": "clippy",
-        "golangci-lint": "golangci-lint",
-        "rubocop": "rubocop",
-        "shellcheck": "shellcheck",
-    },
-)
-_add_vocab("type_checker", {"mypy": "mypy", "pyright": "pyright", "pytype": "pytype"})
-_add_vocab(
-    "naming_convention",
-    {
-        "snake_case": "snake_case",
-        "snake case": "snake_case",
-        "camelcase": "camelcase",
-        "camel case": "camelcase",
-        "pascalcase": "pascalcase",
-        "pascal case": "pascalcase",
-        "kebab-case": "kebab-case",
-        "kebab case": "kebab-case",
-    },
-)
-_add_vocab("quote_style", {"single quotes": "single quotes", "double quotes": "double quotes"})
-_LANGUAGES = {
-    "python": "python",
-    "rust": "rust",
-    "go": "go",
-    "golang": "go",
-    "typescript": "typescript",
-    "javascript": "javascript",
-    "java": "java",
-    "kotlin": "kotlin",
-    "c++": "c++",
-    "c#": "c#",
-    "c": "c",
-    "ruby": "ruby",
-    "php": "php",
-    "swift": "swift",
-    "scala": "scala",
-    "elixir": "elixir",
-    "haskell": "haskell",
-    "zig": "zig",
-    "ocaml": "ocaml",
-    "clojure": "clojure",
-    "dart": "dart",
-    "lua": "lua",
-    "perl": "perl",
-}
-_VOCAB_RE = re.compile(
-    r"(?<![\w-])(" + "|".join(re.escape(t) for t in sorted(_VOCAB, key=len, reverse=True)) + r")(?![\w-])",
-    re.I,
-)
-_ATTR_ALIASES = {"db": "database", "indent": "indentation", "ide": "editor", "lang": "language"}
-
-
-def _vocab(phrase: str, attribute: str | None = None) -> tuple[str, str] | None:
-    """The first known setting value in ``phrase`` as (attribute, canonical value);
-    with ``attribute``, only a value of that attribute."""
-    for m in _VOCAB_RE.finditer(phrase):
-        hit = _VOCAB[m.group(1).lower()]
-        if attribute is None or hit[0] == attribute:
-            return hit
-    return None
-
-
-# ---------------------------------------------------------------------------
 # values
 
 # Where a value phrase ends: clause punctuation or a conjunction / adverb.
@@ -397,7 +172,7 @@ def _value(phrase: str) -> str | None:
 def _attribute(phrase: str) -> str:
     """``"Default Branch"`` -> ``"default_branch"``."""
     name = "_".join(normalize(phrase).split())
-    return _ATTR_ALIASES.get(name, name)
+    return ATTR_ALIASES.get(name, name)
 
 
 # ---------------------------------------------------------------------------
@@ -470,7 +245,7 @@ def _setting(m: re.Match[str], sentence: str, ctx: _Ctx) -> _Slot | None:
     # "from X to Y": the new value counts ("X over Y": the first one, found first).
     if " from " in lower and " to " in lower:
         obj = lower[lower.rfind(" to ") + 4 :]
-    hit = _vocab(obj)
+    hit = known_value(obj)
     if hit is None:
         return None
     attribute, value = hit
@@ -486,7 +261,7 @@ def _generic(m: re.Match[str], sentence: str, ctx: _Ctx) -> _Slot | None:
     raw = _group(m, "v")
     if subject is None or not attribute or raw is None:
         return None
-    hit = _vocab(raw, attribute)
+    hit = known_value(raw, attribute)
     value = hit[1] if hit is not None else _value(raw)
     return (subject, attribute, value) if value is not None else None
 
@@ -516,7 +291,7 @@ _PROJECT_NOUNS = frozenset(
 def _language(m: re.Match[str], sentence: str, ctx: _Ctx) -> _Slot | None:
     """Only THE language of the project (or its frontend) is single-valued."""
     noun = normalize(_group(m, "n") or "").split()
-    value = _LANGUAGES.get((_group(m, "v") or "").lower())
+    value = LANGUAGES.get((_group(m, "v") or "").lower())
     if noun == ["we"]:  # "we write the backend in Go", "we code in Rust"
         what = normalize(_group(m, "o") or "").split()
         noun = ["the", what[-1] if what and what[-1] not in ("everything", "it") else "project"]
@@ -545,14 +320,14 @@ def _team(m: re.Match[str], sentence: str, ctx: _Ctx) -> _Slot | None:
     """The speaker's team or area ("billing"); a known setting value ("I work on
     Linux") is not a team."""
     v = _group(m, "v") or ""
-    if _vocab(v) is not None:
+    if known_value(v) is not None:
         return None
     return _me("team")(m, sentence, ctx)
 
 
 def _location(m: re.Match[str], sentence: str, ctx: _Ctx) -> _Slot | None:
     v = _group(m, "v") or ""
-    if _vocab(v) is not None:  # "I moved to MySQL" is not a place
+    if known_value(v) is not None:  # "I moved to MySQL" is not a place
         return None
     return _fixed("location")(m, sentence, ctx)
 
@@ -1189,7 +964,7 @@ _RANK = {rule.id: rank for rank, rule in enumerate(_RULES)}
 
 def _test_runner(m: re.Match[str], sentence: str) -> _Slot | None:
     rest = _rest(m, sentence)
-    hit = _vocab(rest, "test_runner")
+    hit = known_value(rest, "test_runner")
     if hit is not None:
         return "project", "test_runner", hit[1]
     value = _value(rest)
@@ -1346,18 +1121,18 @@ def _elliptical(before: Candidate, clause: str, ctx: _Ctx, role: str) -> tuple[s
     Postgres" -> ("We use ", the candidate of "We use Postgres"); else ("", None)."""
     if before.slot is None or before.value is None or _ELLIPTICAL.isdisjoint(before.rules):
         return "", None
-    m = _VOCAB_RE.match(clause)
-    if m is None or _VOCAB[m.group(1).lower()][0] == before.slot[1]:
+    m = VOCAB_RE.match(clause)
+    if m is None or VOCAB[m.group(1).lower()][0] == before.slot[1]:
         return "", None
     value = next(
-        (v for v in _VOCAB_RE.finditer(before.content) if _VOCAB[v.group(1).lower()] == (before.slot[1], before.value)),
+        (v for v in VOCAB_RE.finditer(before.content) if VOCAB[v.group(1).lower()] == (before.slot[1], before.value)),
         None,
     )
     if value is None or not before.content[: value.start()].strip():
         return "", None
     lead = before.content[: value.start()]
     found = _candidate(lead + clause, ctx, role)
-    if found is None or found.slot is None or found.slot[1] != _VOCAB[m.group(1).lower()][0]:
+    if found is None or found.slot is None or found.slot[1] != VOCAB[m.group(1).lower()][0]:
         return "", None
     return lead, found
 
@@ -1445,7 +1220,7 @@ def extract(text: str, *, role: str = "user", speaker: str | None = None) -> lis
 
 
 # ---------------------------------------------------------------------------
-# optional LLM (seed 004): never raises, never blocks longer than the timeout
+# optional LLM: never raises, never blocks longer than the timeout
 
 
 def _describe(error: BaseException) -> str:
@@ -1523,7 +1298,7 @@ def run_llm(
     """Ask an LLM extractor for memories, in a daemon thread, waiting at most ``timeout``
     seconds (clamped to [0, threading.TIMEOUT_MAX]; NaN is 0).
 
-    ``extractor(text)`` returns seed 004's JSON list (or its text): items
+    ``extractor(text)`` returns a JSON list (or its text): items
     ``{"content", "importance": 0|1, "tags": [...], "action": "create"|"archive"}`` with
     optional ``"kind"``, ``"category"``, ``"slot": [subject, attribute]`` and
     ``"value"`` (slot and value come together). A missing category is the first tag
@@ -1539,7 +1314,7 @@ def run_llm(
     def work() -> None:
         try:
             box["out"] = extractor(text)
-        except BaseException as error:  # reported, never propagated (seed 004)
+        except BaseException as error:  # reported in the message, never propagated
             box["error"] = error
 
     try:
@@ -1589,7 +1364,7 @@ def run_llm(
 
 
 def combine(heuristic: list[Candidate], llm: list[Candidate], mode: str) -> list[Candidate]:
-    """Merge the two extractors' candidates by ``extractor.mode`` (seed 004).
+    """Merge the two extractors' candidates by ``extractor.mode``.
 
     - ``"heuristic"``: ``heuristic``; ``llm`` is ignored.
     - ``"llm"``: ``llm`` when it is non-empty; an empty ``llm`` means the LLM failed

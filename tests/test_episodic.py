@@ -304,6 +304,24 @@ def test_similar_tasks_match_word_forms_with_bm25_scores(mem: am.EpisodicMemory)
     assert [t.task_id for t in mem.find_similar_tasks("exporting speedily")] == ["t2"]
 
 
+def test_similar_tasks_follow_every_change_of_the_tasks(mem: am.EpisodicMemory) -> None:
+    def found(text: str) -> list[tuple[str, str, str]]:
+        return [(t.task_id, t.outcome, t.status) for t in mem.find_similar_tasks(text)]
+
+    mem.start_task("t1", "tune the cache")
+    assert found("cache") == []  # the current task is not past work
+    mem.pause_task("t1")
+    assert found("cache") == [("t1", "", "paused")]
+    mem.resume_task("t1")
+    assert found("cache") == []
+    mem.complete_task("t1", "warmed on deploy")
+    assert found("cache") == [("t1", "warmed on deploy", "completed")]
+    assert found("deploying") == [("t1", "warmed on deploy", "completed")]
+    mem.start_task("t2", "deploy script")
+    mem.fail_task("t2", "deploys time out")
+    assert found("deploying") == [("t2", "deploys time out", "failed"), ("t1", "warmed on deploy", "completed")]
+
+
 def test_similar_tasks_equal_scores_go_by_task_id(mem: am.EpisodicMemory) -> None:
     for task_id in ("b", "c", "a"):
         mem.start_task(task_id, "migrate the billing tables")

@@ -383,6 +383,9 @@ class EpisodicMemory:
         # whether the file was edited since.
         self._open_errors: dict[tuple[str | None, str], tuple[str, str, bool]] = {}
         self._fixes: list[tuple[str, str, str, float]] = []
+        # find_similar_tasks' index: ((excluded task, fingerprint of the other tasks),
+        # index, rows by task id); rebuilt when the key changes.
+        self._task_index: tuple[tuple[Any, ...], LexicalIndex, dict[str, tuple[Any, ...]]] | None = None
         self._closed = False
         try:
             self._migrate()
@@ -1055,19 +1058,28 @@ class EpisodicMemory:
         words stemmed (``"fixing logins"`` finds ``"fix the login"``), identifiers split
         into their parts and stop words left out, as :func:`aircher_mem._core.tokenize`
         does with ``stem=True``. The current task is excluded; only tasks sharing at
-        least one term are returned; equal scores go by task id."""
+        least one term are returned; equal scores go by task id. The index is kept
+        between calls while the other tasks' ids, texts and statuses are unchanged."""
         text, limit = _plain_text("text", text), _integer("limit", limit, 0, MAX_LIMIT)
         if limit <= 0 or not tokenize(text, stem=True):
             return []
-        rows = self._query(
-            "SELECT task_id, description, outcome, status FROM task_history WHERE task_id <> ?",
-            [self.current_task_id or ""],
+        excluded = self.current_task_id or ""
+        [state] = self._query(
+            "SELECT count(*), bit_xor(hash(task_id, description, outcome, status)) FROM task_history "
+            "WHERE task_id <> ?",
+            [excluded],
         )
-        if not rows:
+        if state[0] == 0:
             return []
-        index = LexicalIndex(stem=True)
-        index.upsert([("task", r[0], "", {"text": f"{r[1]} {r[2] or ''}"}) for r in rows])
-        by_id = {r[0]: r for r in rows}
+        key = (excluded, *state)
+        if self._task_index is None or self._task_index[0] != key:
+            rows = self._read(
+                "SELECT task_id, description, outcome, status FROM task_history WHERE task_id <> ?", [excluded]
+            )
+            index = LexicalIndex(stem=True)
+            index.upsert([("task", r[0], "", {"text": f"{r[1]} {r[2] or ''}"}) for r in rows])
+            self._task_index = (key, index, {r[0]: r for r in rows})
+        _, index, by_id = self._task_index
         hits = index.search(text, limit, k1=self.search.bm25_k1, b=self.search.bm25_b)
         return [
             SimilarTask(row[1], row[2] or "", row[0], row[3], score)

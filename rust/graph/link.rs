@@ -6,10 +6,7 @@ use std::collections::BTreeSet;
 
 use foldhash::{HashMap, HashSet};
 
-use petgraph::stable_graph::NodeIndex;
-use petgraph::Direction;
-
-use super::adjacency::EdgeId;
+use super::adjacency::{Direction, EdgeId, NodeIndex};
 use super::extract::{Language, Origin, Receiver, RefKind};
 use super::model::{line32, Edge, EdgeKind, NodeKind};
 use super::modules::{self, Match};

@@ -15,6 +15,7 @@ mod scan;
 mod search;
 mod store;
 
+pub use adjacency::{Direction, NodeIndex};
 pub use documents::{definition_key, documents, file_key, parse_key, DEFINITION, EMBED, FILE};
 pub use extract::{
     extract, parse_tree, DefKind, Definition, FileSymbols, Import, Language, Origin, Receiver,
@@ -25,8 +26,6 @@ pub use model::{Edge, EdgeKind, Links, Node, NodeKind, SavedFile};
 pub use persist::{
     corrupt, encode_chunk, load, load_with_sum, save, Saved, Writer, CHUNK, FORMAT_VERSION,
 };
-pub use petgraph::stable_graph::NodeIndex;
-pub use petgraph::Direction;
 pub use project::{
     canonical_root, lexical_of, lexical_path, partial, relative_to, Built, Project, ReadIndex,
     Remark, Scan, State, Updated, PARTIAL,

@@ -1,9 +1,7 @@
 //! Queries: what a file contains, definitions by name (exact, prefix, fuzzy), the
 //! edges into and out of them, and the files a file depends on.
 
-use petgraph::stable_graph::NodeIndex;
-use petgraph::Direction;
-
+use super::adjacency::{Direction, NodeIndex};
 use super::model::{Edge, EdgeKind, NodeKind};
 use super::store::KnowledgeGraph;
 use crate::error::{invalid, Result};

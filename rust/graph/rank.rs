@@ -2,8 +2,7 @@
 
 use foldhash::HashMap;
 
-use petgraph::stable_graph::NodeIndex;
-
+use super::adjacency::{Direction, NodeIndex};
 use super::store::KnowledgeGraph;
 use crate::error::{invalid, Result};
 
@@ -131,11 +130,8 @@ impl KnowledgeGraph {
                 if degree[i].is_nan() {
                     degree[i] = self
                         .graph
-                        .edges_directed(node, petgraph::Direction::Outgoing)
-                        .chain(
-                            self.graph
-                                .edges_directed(node, petgraph::Direction::Incoming),
-                        )
+                        .edges_directed(node, Direction::Outgoing)
+                        .chain(self.graph.edges_directed(node, Direction::Incoming))
                         .map(|e| f64::from(e.weight().confidence))
                         .sum();
                 }
@@ -160,11 +156,11 @@ impl KnowledgeGraph {
                 let spread = damping * r / weight;
                 let edges = self
                     .graph
-                    .edges_directed(node, petgraph::Direction::Outgoing)
+                    .edges_directed(node, Direction::Outgoing)
                     .map(|e| (e.target(), e.weight().confidence))
                     .chain(
                         self.graph
-                            .edges_directed(node, petgraph::Direction::Incoming)
+                            .edges_directed(node, Direction::Incoming)
                             .map(|e| (e.source(), e.weight().confidence)),
                     );
                 for (next, confidence) in edges {

@@ -5,8 +5,7 @@
 
 use foldhash::{HashMap, HashSet};
 
-use petgraph::stable_graph::NodeIndex;
-
+use super::adjacency::NodeIndex;
 use super::documents::{definition_key, file_key, parse_key};
 use super::model::NodeKind;
 use super::project::State;

@@ -11,15 +11,11 @@ pub(super) mod tests;
 mod update;
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use foldhash::HashMap;
 
-use petgraph::stable_graph::NodeIndex;
-use petgraph::Direction;
-
-use std::sync::Arc;
-
-use super::adjacency::{EdgeId, Graph};
+use super::adjacency::{Direction, EdgeId, Graph, NodeIndex};
 use super::extract::{
     Definition, FileSymbols, Import, Language, Origin, Receiver, RefKind, Reference, Span,
 };

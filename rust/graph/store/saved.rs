@@ -3,10 +3,8 @@
 
 use std::sync::Arc;
 
-use petgraph::stable_graph::NodeIndex;
-use petgraph::Direction;
-
 use super::{in_runs, node_count, overlapped, FileEntry, KnowledgeGraph, Named, Prepared, Ready};
+use crate::graph::adjacency::{Direction, NodeIndex};
 use crate::graph::extract::{Origin, Receiver};
 use crate::graph::model::{Edge, EdgeKind, LinkedEdge, Links, SavedFile, SavedGraph};
 use crate::intern::Interner;

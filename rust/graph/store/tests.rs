@@ -1,9 +1,9 @@
 use std::collections::BTreeMap;
 
 use super::*;
+use crate::graph::adjacency::Direction;
 use crate::graph::extract::extract;
 use crate::graph::model::{Links, SavedFile};
-use petgraph::Direction;
 use EdgeKind::*;
 
 pub(crate) fn graph(files: &[(&str, &str)]) -> KnowledgeGraph {

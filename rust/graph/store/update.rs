@@ -5,10 +5,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use foldhash::{HashMap, HashSet};
 
-use petgraph::stable_graph::NodeIndex;
-use petgraph::Direction;
-
 use super::{KnowledgeGraph, Prepared};
+use crate::graph::adjacency::{Direction, NodeIndex};
 use crate::graph::extract::{DefKind, Definition, FileSymbols, Language, Origin, RefKind};
 use crate::graph::link::{go_receiver, targets, typed, Relink, MAX_CANDIDATES};
 use crate::graph::model::{EdgeKind, NodeKind};

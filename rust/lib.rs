@@ -11,6 +11,8 @@ pub mod retrieve;
 
 #[cfg(test)]
 mod fuzz;
+#[cfg(test)]
+mod testing;
 
 pub use error::{Error, Result};
 

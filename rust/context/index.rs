@@ -101,7 +101,7 @@ mod tests {
     fn inserts_lookups_and_bulk_removal_agree_with_a_model() {
         let mut index = IdIndex::default();
         let mut model = std::collections::BTreeSet::new();
-        let mut next = crate::context::test_rng(0x9e37_79b9_7f4a_7c15u64);
+        let mut next = crate::testing::test_rng(0x9e37_79b9_7f4a_7c15u64);
         for seq in 0..5_000u64 {
             let hash = next(700); // many collisions on purpose
             index.insert(hash, seq);

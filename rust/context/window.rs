@@ -887,7 +887,7 @@ mod tests {
 
     #[test]
     fn weighted_selection_equals_sorting_everything() {
-        let mut next = crate::context::test_rng(0x2545_f491_4f6c_dd1du64);
+        let mut next = crate::testing::test_rng(0x2545_f491_4f6c_dd1du64);
         for round in 0..600 {
             let n = next(400) as usize;
             // Keys packed (many ties, one bucket per key) or spread over 2^60 (many

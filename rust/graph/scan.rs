@@ -482,15 +482,7 @@ mod tests {
     /// escapes and a few stray control bytes.
     #[test]
     fn random_bytes_are_binary_and_text_in_any_encoding_is_not() {
-        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
-        let noise: Vec<u8> = (0..500_000)
-            .map(|_| {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                (state >> 56) as u8 | 1
-            })
-            .collect();
+        let noise = crate::testing::noise(0x9e37_79b9_7f4a_7c15, 500_000);
         let why = binary_reason(&noise).expect("random bytes are binary");
         assert!(
             why.starts_with("binary (") && why.ends_with(" in the first 8192 bytes)"),

@@ -793,17 +793,9 @@ fn every_phase_stops_at_the_files_deadline() {
     let (refs, _, cut) = resolve_origins(Language::Python, found(), &[], &[], &[], past);
     assert_eq!((refs.len(), cut), (1_024, true));
 
-    // Random bytes without NUL (a fixed xorshift), were they not refused as
-    // binary first (`scan::binary_reason`): within the budget, with a note if cut.
-    let mut state = 0x2545_f491_4f6c_dd1d_u64;
-    let noise: Vec<u8> = (0..500_000)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 56) as u8 | 1
-        })
-        .collect();
+    // Random bytes without NUL, were they not refused as binary first
+    // (`scan::binary_reason`): within the budget, with a note if cut.
+    let noise = crate::testing::noise(0x2545_f491_4f6c_dd1d, 500_000);
     for language in [Language::Lua, Language::Scala] {
         language.query(); // compiled once a process, outside any file's budget
         let start = std::time::Instant::now();

@@ -353,7 +353,7 @@ fn package_import_updates_equal_a_fresh_build() {
     use std::collections::BTreeMap;
     const PACKAGES: [&str; 2] = ["a", "b"];
     for seed in 1..=40u64 {
-        let mut next = crate::context::test_rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let mut next = crate::testing::test_rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let path_of = |next: &mut dyn FnMut(u64) -> u64| {
             let (package, i) = (PACKAGES[next(2) as usize], next(4));
             format!("src/{package}/C{i}.java")
@@ -415,7 +415,7 @@ fn package_changes_equal_a_fresh_build() {
     use std::collections::BTreeMap;
     const PACKAGES: [&str; 3] = ["a.b", "c", "a.b.k"];
     for seed in 1..=20u64 {
-        let mut next = crate::context::test_rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let mut next = crate::testing::test_rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let source = |next: &mut dyn FnMut(u64) -> u64, i: u64| {
             let package = PACKAGES[next(3) as usize];
             let import = PACKAGES[next(3) as usize];
@@ -450,7 +450,7 @@ fn incremental_updates_equal_a_fresh_build() {
     use std::collections::BTreeMap;
     const NAMES: [&str; 7] = ["load", "save", "run", "fetch", "Repo", "Base", "LIMIT"];
     for seed in 1..=60u64 {
-        let mut next = crate::context::test_rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let mut next = crate::testing::test_rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let path_of = |next: &mut dyn FnMut(u64) -> u64| {
             let i = next(10); // f8, f9 are new files
             if next(3) == 0 {

@@ -1,6 +1,6 @@
 use crate::error::{invalid, non_negative, Result};
 
-/// The user's intent, as seed 002's task_history names it.
+/// The user's intent behind a task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum UserIntent {
     CodeReading,
@@ -40,7 +40,7 @@ impl UserIntent {
     }
 }
 
-/// The seven kinds of context item of seed 002, with their fields.
+/// The seven kinds of context item, with their fields.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ContextItemType {
     SystemPrompt,
@@ -92,8 +92,8 @@ pub struct ContextItem {
     pub item_type: ContextItemType,
     /// Seconds since the Unix epoch.
     pub timestamp: f64,
-    /// Explicit relevance set by whoever added the item (seed: 0.0 to 1.0; any finite
-    /// value >= 0 is accepted, the final score is clamped).
+    /// Explicit relevance set by whoever added the item (meant as 0.0 to 1.0; any
+    /// finite value >= 0 is accepted, the final score is clamped).
     pub relevance_score: f64,
     pub token_cost: usize,
     pub task_id: Option<String>,
@@ -104,7 +104,7 @@ pub struct ContextItem {
 
 impl ContextItem {
     /// Checks every field; removes repeated dependencies (an item counts once as a
-    /// dependent, as in the seed's `count_dependents`).
+    /// dependent of each item it depends on).
     pub fn validated(mut self) -> Result<Self> {
         if self.id.is_empty() {
             return Err(invalid("id", "must not be empty"));

@@ -1,4 +1,4 @@
-//! Working memory (seed 002): the context window, relevance scoring and pruning.
+//! Working memory: the context window, relevance scoring and pruning.
 //! Plain Rust, no Python: `cargo test` exercises all of it.
 
 mod index;

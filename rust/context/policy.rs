@@ -1,10 +1,10 @@
 use crate::error::{Error, Result};
 
-/// Declares the policy once: field, default (seed 002's value) and doc. Generates the
+/// Declares the policy once: field, default and doc. Generates the
 /// struct, `Default`, and access by name for the bindings and config files.
 macro_rules! context_policy {
     ($($(#[doc = $doc:literal])* $field:ident = $default:expr;)*) => {
-        /// Every constant of seed 002's relevance formula and pruning rule.
+        /// Every constant of the relevance formula and the pruning rule.
         #[derive(Debug, Clone, PartialEq)]
         pub struct ContextPolicy {
             $($(#[doc = $doc])* pub $field: f64,)*
@@ -127,7 +127,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn defaults_are_the_seed_values_and_valid() {
+    fn defaults_are_the_reference_values_and_valid() {
         let p = ContextPolicy::default();
         assert_eq!(
             (p.prune_threshold, p.prune_fraction, p.decay_minutes),

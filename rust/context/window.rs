@@ -80,7 +80,8 @@ fn timestamp_key(timestamp: f64) -> u64 {
     }
 }
 
-/// Seed 002's `calculate_relevance` for one `now`.
+/// Items' relevance at one `now`: age decay, current-task boost, dependents, kind
+/// weight and explicit relevance, multiplied and clamped.
 struct Scorer<'a> {
     policy: &'a ContextPolicy,
     weights: [f64; 8],
@@ -105,7 +106,7 @@ impl<'a> Scorer<'a> {
     }
 
     /// Dependents are kept up to date on every add and remove, so scoring is
-    /// O(items), where the seed scans every item per item.
+    /// O(items), not a scan of every item per item.
     #[inline(always)]
     fn score(&mut self, row: &Row) -> f64 {
         let p = self.policy;
@@ -121,7 +122,7 @@ impl<'a> Scorer<'a> {
     }
 
     /// exp(-age / decay_minutes) for an age of `minutes`: whole minutes, truncated,
-    /// as chrono's `num_minutes()` in the seed; an item stamped in the future (clock
+    /// as chrono's `num_minutes()` counts them; an item stamped in the future (clock
     /// skew) counts as age 0.
     #[inline(always)]
     fn decay_factor(&mut self, minutes: f64) -> f64 {
@@ -142,7 +143,7 @@ impl<'a> Scorer<'a> {
     }
 }
 
-/// The working memory of seed 002: items in insertion order, their token total, the
+/// The working memory: items in insertion order, their token total, the
 /// current task, and the pruning rule.
 ///
 /// An id is found as hash(id) -> seq (`IdIndex`) -> row (binary search on `seq`),
@@ -221,7 +222,7 @@ impl ContextWindow {
         self.position(id).is_some()
     }
 
-    /// Token count above which `maybe_prune` prunes: as the seed, `(max * 0.8) as usize`.
+    /// Token count above which `maybe_prune` prunes: `(max * prune_threshold) as usize`.
     pub fn threshold(&self) -> usize {
         (self.max_tokens as f64 * self.policy.prune_threshold) as usize
     }
@@ -403,11 +404,11 @@ impl ContextWindow {
         self.prune_for(now, PruneReason::Requested)
     }
 
-    /// Seed 002's `prune_context`: remove the lowest-scored non-sticky items until
-    /// `prune_fraction` of the current tokens are gone. One addition: the target is at
-    /// least what brings the window back to its threshold, so a window filled far past
-    /// it (items added without pruning) is under the threshold after one prune; in the
-    /// seed's regime (just over 80 %) the two targets coincide.
+    /// Removes the lowest-scored non-sticky items until `prune_fraction` of the
+    /// current tokens are gone, and at least what brings the window back to its
+    /// threshold, so a window filled far past it (items added without pruning) is
+    /// under the threshold after one prune; a window just over its threshold loses
+    /// `prune_fraction` of its tokens.
     fn prune_for(&mut self, now: f64, reason: PruneReason) -> Result<PruneResult> {
         check_now(now)?;
         let tokens_before = self.token_count;
@@ -559,7 +560,7 @@ mod tests {
     }
 
     #[test]
-    fn scores_follow_the_seed_formula() {
+    fn scores_follow_the_formula() {
         let mut w = window(1000);
         w.set_current_task(Some("t1".into()));
         add(&mut w, item("sys", T::SystemPrompt, NOW, 10));

@@ -1,4 +1,4 @@
-//! Semantic memory (seed 002): the codebase as a graph. Plain Rust, no Python.
+//! Semantic memory: the codebase as a graph. Plain Rust, no Python.
 
 mod adjacency;
 mod documents;

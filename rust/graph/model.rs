@@ -98,7 +98,7 @@ pub struct Edge {
     /// 1 for a unique target; 1/n when a reference's name matches n definitions.
     pub confidence: f32,
     /// Line of the reference, import or contained definition (u32: an edge is
-    /// 16 bytes, not 24; the graph holds ~600K on CPython's stdlib).
+    /// 16 bytes, not 24).
     pub line: u32,
     /// Index of the reference in its file's `references`; `u32::MAX` for Contains and Imports.
     pub(super) reference: u32,
@@ -137,8 +137,8 @@ pub(super) struct LinkedEdge {
 
 /// A file as saved: its path, symbols and links, the names its definitions and
 /// references use given by their ids in the graph's names (`SavedGraph::names`):
-/// read back, the 9 M reference names of the Linux kernel are neither allocated
-/// one by one nor looked up again.
+/// read back, reference names are neither allocated one by one nor looked up
+/// again.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SavedFile {
     pub path: String,

@@ -11,12 +11,11 @@
 //! the parts' foldhashes (each chunk one part, the names one, the `Meta` and its
 //! length one). So a save writes each chunk as soon as it is encoded and drops
 //! it, then the names and the `Meta`, then the header over the zeros it began
-//! with (version 6, the `Meta` first, held every chunk until all were encoded:
-//! 611 MB on the Linux kernel). Version 8 named each name by id (version 7 spelled
-//! them out in every file: the kernel's 9 M references were 9 M strings to
-//! allocate and look up again). Version 9 has the same layout; its package imports
-//! link only the files used (`link::package_imports`), so an older file's edges
-//! are not what a build makes now. Written atomically, mode 0600 (`crate::atomic`).
+//! with: no more than a few chunks are held at a time. A file names each name by
+//! its id in the one table of names, so a load neither allocates them one by one
+//! nor looks them up again. Since version 9 package imports link only the files
+//! used (`link::package_imports`), so an older file's edges are not what a build
+//! makes now. Written atomically, mode 0600 (`crate::atomic`).
 
 use std::hash::BuildHasher;
 use std::path::Path;
@@ -248,7 +247,7 @@ pub fn load_with_sum(path: &Path) -> Result<(Saved, u64)> {
         return Err(corrupt("checksum mismatch"));
     }
     let (chunks, names) = parts[..parts.len() - 1].split_at(parts.len() - 2);
-    // The names (a hash table of 1.9 M on the Linux kernel) beside the files.
+    // The names (a hash table as large as the project's vocabulary) beside the files.
     let (names, decoded) = rayon::join(
         || -> Result<Interner> {
             let (text, ends): (String, Vec<usize>) =

@@ -98,8 +98,8 @@ impl State {
 
 /// A project's lexical index: in memory, or, after a load, still in its file
 /// until it is first asked for (`State::lexical`: a search, a save, the
-/// documents). A graph query or an update never reads it: on the Linux kernel the
-/// index is half a load's work and a third of its memory. The documents of the
+/// documents). A graph query or an update never reads it, so a load that leaves
+/// it in its file does not pay for it. The documents of the
 /// files updated or removed in the meantime wait beside the file, the latest for
 /// each file, and go into the index when it is read, in the order they came
 /// (what updating the index then and there would have given: the same
@@ -324,10 +324,7 @@ impl Project {
             warnings,
         } = settled(scan, files);
         // The index first, then the graph, each on all cores: side by side
-        // (rayon::join) they were no faster and held more memory. CPython's
-        // stdlib, 2 cores, 2026-11-24: graph_phases 945-977 ms side by side against
-        // 824-834 ms in turn; build_profile 0.95-1.01 s against 0.79-1.08 s, RSS
-        // after 266-272 MB against 231-240 MB.
+        // (rayon::join) they were no faster and held more memory.
         let (lexical, added) = LexicalIndex::from_shards(shards, false);
         debug_assert!(added.is_ok(), "{added:?}");
         release_free_memory();
@@ -340,9 +337,9 @@ impl Project {
     /// without holding the project: the shards' merged index is written straight
     /// to its file (`LexicalIndex::write_merged`) and the shards dropped before
     /// the graph is made; the graph is dropped once saved. For a build whose
-    /// caller only wants the store (`aircher-mem index`): on the Linux kernel the
-    /// merge in memory held 1 GB above the shards, and the graph was made beside
-    /// the merged index. Returns the number of files in the graph, the files
+    /// caller only wants the store (`aircher-mem index`): the merge is never held
+    /// in memory beside the shards, nor the graph beside the merged index.
+    /// Returns the number of files in the graph, the files
     /// skipped and the warnings.
     pub fn build_into(scan: Scan, parsed: Parsed, path: &Path) -> Result<Built> {
         let Parsed { files, shards } = parsed;
@@ -494,8 +491,8 @@ impl Project {
     /// to temporary files, side by side, under the read lock (queries go on;
     /// updates wait): the graph is copied into its saved form a run of files at a
     /// time, each run encoded, written and dropped; the index's postings are
-    /// encoded and written a batch at a time. On the Linux kernel the encoded
-    /// files (611 and 850 MB) were held whole before. The index's header, which
+    /// encoded and written a batch at a time: neither encoded file is ever held
+    /// whole. The index's header, which
     /// names the graph file's checksum, is written once the graph's is known. The
     /// two files are synced and renamed side by side after the lock is released;
     /// whichever is renamed first, a crash between the two leaves an index that
@@ -547,8 +544,7 @@ impl Project {
         let (loaded, index) = match read {
             ReadIndex::WhenNeeded => (load_graph(), None),
             // Side by side: each takes about half the load, and neither keeps
-            // both cores busy on its own (kernel: 5.7-8.0 s and 7.8-13.0 s one
-            // after the other; CPython's stdlib: 81-89 ms against 101-109 ms).
+            // both cores busy on its own.
             ReadIndex::WithGraph => {
                 let (loaded, index) =
                     rayon::join(load_graph, || file.take().map(LexicalFile::read));
@@ -582,8 +578,7 @@ impl Project {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ReadIndex {
     /// When it is first needed (a search, a save, the documents): graph queries
-    /// and updates never wait for it, and the load takes half the time on the
-    /// Linux kernel.
+    /// and updates never wait for it, and the load does not read it.
     #[default]
     WhenNeeded,
     /// With the graph, side by side: for a caller about to search, for whom
@@ -721,8 +716,7 @@ fn add_documents(lexical: &mut LexicalIndex, documents: Vec<Document>) {
 /// The lexical index of a whole project's documents, as a build makes it. The
 /// bulk load builds it in memory of exact sizes, its lists together, apart from
 /// the pages the tokenizing threads used; those, and the documents' (freed as they
-/// were indexed, on every thread: 1.8 GB of text on the Linux kernel), are
-/// returned right after.
+/// were indexed, on every thread), are returned right after.
 pub fn lexical_of(documents: Vec<Document>) -> LexicalIndex {
     let mut lexical = LexicalIndex::default();
     add_documents(&mut lexical, documents);

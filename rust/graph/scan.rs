@@ -259,11 +259,10 @@ pub struct Parsed {
 
 /// `parse`, each file's documents indexed as soon as the file is parsed (into the
 /// shard of the lexical index its thread fills), so that they are never all held
-/// at once: on the Linux kernel they are 3 million documents, 1.8 GB of text. The
-/// files are dealt into shards of about equal bytes, largest first (each shard's
-/// files are parsed largest first too); which shard a file goes to depends only on
-/// the sizes of the files, so a build indexes the same documents in the same order
-/// every time.
+/// at once. The files are dealt into shards of about equal bytes, largest first
+/// (each shard's files are parsed largest first too); which shard a file goes to
+/// depends only on the sizes of the files, so a build indexes the same documents in
+/// the same order every time.
 pub fn parse_indexed(
     root: &Path,
     max_file_bytes: u64,

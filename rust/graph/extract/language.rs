@@ -285,8 +285,8 @@ pub(super) const DROPPED_TAGS: &[(Language, &str)] = &[
 ];
 
 /// Sends tree-sitter's C allocations to mimalloc, once, before the first parser or
-/// query exists. Parsing allocates and frees a node per token; with glibc's malloc
-/// two threads parsing at once took ~40% more CPU than one alone.
+/// query exists. Parsing allocates and frees a node per token, and with glibc's
+/// malloc threads parsing at once each cost more CPU than one alone.
 pub(super) fn use_mimalloc() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {

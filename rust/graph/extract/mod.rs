@@ -59,8 +59,7 @@ impl Definition {
     /// when `defs` are in start order, as extraction gives them: every one before
     /// starts no later, so the answer is the latest before it that ends no
     /// earlier, kept on a stack of those whose ends are still ahead. Otherwise each
-    /// looks back over all before it (a file of 10,000 definitions, as some of the
-    /// Linux kernel's, is 50 million comparisons so).
+    /// looks back over all before it (quadratic in the file's definitions).
     pub fn containers(defs: &[Definition]) -> Vec<Option<usize>> {
         if !defs.is_sorted_by_key(|d| d.start_byte) {
             return (0..defs.len())
@@ -113,9 +112,8 @@ impl Definition {
 }
 
 /// A `Definition` as the graph keeps it, beside the node that holds its name and
-/// signature: 20 bytes and no allocation, where a `Definition` is 88 bytes and two
-/// (the kernel has 3 million: 477 MB, against 60). Lines and byte offsets fit in 32
-/// bits, as tree-sitter counts them.
+/// signature: 20 bytes and no allocation, where a `Definition` is 88 bytes and two.
+/// Lines and byte offsets fit in 32 bits, as tree-sitter counts them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Span {
     kind: DefKind,
@@ -312,10 +310,9 @@ pub const MAX_TREE_DEPTH: u32 = 256;
 
 /// Each file's budget for extraction, all phases together (the parse, the query
 /// and the resolution of references): past it extraction stops, keeps what it
-/// found and the file gets a warning naming the phase. A backstop: real code of
-/// 1 MB takes well under a second, but a grammar's error recovery is slow on input
-/// that is no code (Lua's parse of 100 KB of random bytes ran past 10 s), and a
-/// query may have superlinear cases we have not met.
+/// found and the file gets a warning naming the phase. A backstop: real code stays
+/// far inside it, but a grammar's error recovery is slow on input that is no code
+/// (random bytes, say), and a query may have superlinear cases we have not met.
 pub const FILE_BUDGET: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The note for a file nested deeper than `MAX_TREE_DEPTH`.
@@ -474,7 +471,7 @@ fn first_error_line(tree: &tree_sitter::Tree) -> Option<usize> {
 /// entered only if it has descendants enough to reach past `limit` (a chain of `k`
 /// levels below a node needs `k` descendants; the count is stored in the tree):
 /// in real code that leaves only the few nodes along the spine of each large
-/// definition to visit, where a walk of every node cost 7% of extraction.
+/// definition to visit, not every node.
 fn deeper_than(tree: &tree_sitter::Tree, limit: u32) -> bool {
     let mut cursor = tree.walk();
     let mut depth = 0u32;
@@ -745,7 +742,7 @@ fn receiver(
         return navigation_receiver(call, name, source);
     }
     // The name's parent, found down from the call (`Node::parent` walks down from
-    // the root: it took 3% of extraction). Java's and JavaScript's tags mark the
+    // the root of the whole file). Java's and JavaScript's tags mark the
     // arguments as the call, beside the name: there the parent is asked for.
     let mut parent = call;
     if call.start_byte() > name.start_byte() {

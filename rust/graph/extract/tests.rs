@@ -317,10 +317,10 @@ fn nested(open: &str, middle: &str, close: &str, depth: usize) -> String {
 
 /// Hostile files of every language (deep nesting, long chains, huge import
 /// lists): each is indexed (what lies within the limits is found) and says
-/// whether it was cut. They once took 40 s to minutes each, or overflowed the
-/// stack; the bound here is only that they finish (timings are in the commit
-/// messages and `examples/pathological.rs`). Run on a thread with a small stack:
-/// nothing recurses over the input.
+/// whether it was cut. Without the limits they take minutes or overflow the
+/// stack; the bound here is only that they finish (`examples/pathological.rs`
+/// times them). Run on a thread with a small stack: nothing recurses over the
+/// input.
 /// The depth of the deepest node, by a walk of every node.
 fn max_depth(tree: &tree_sitter::Tree) -> u32 {
     let mut cursor = tree.walk();

@@ -54,8 +54,8 @@ impl FileEntry {
 
 /// A file's symbols as the graph keeps them: `FileSymbols` with each reference's
 /// name interned in the graph's `Interner`. A reference is 28 bytes and no
-/// allocation of its own, where a `Reference` is 56 and one (CPython's stdlib has
-/// 380K references, more than four per node).
+/// allocation of its own, where a `Reference` is 56 and one (a file has more
+/// references than nodes).
 #[derive(Debug, Clone)]
 pub(super) struct Stored {
     pub(super) language: Language,
@@ -98,8 +98,8 @@ pub struct KnowledgeGraph {
     pub(super) files: HashMap<String, FileEntry>,
     /// Definitions by name (indexed by its id in `interned`), sorted by (file node,
     /// node): a file's are a contiguous run. Indexed by the id rather than keyed by
-    /// the name: the linker looks candidates up by the reference's id, and the
-    /// Linux kernel has 1.5 M names, each a string key and a table slot more.
+    /// the name: the linker looks candidates up by the reference's id, and a key
+    /// would be a string and a table slot more for each name.
     pub(super) names: Vec<Vec<NodeIndex>>,
     /// The file node of every node, by node index.
     pub(super) owner: Vec<NodeIndex>,
@@ -107,8 +107,8 @@ pub struct KnowledgeGraph {
     pub(super) parents: Vec<NodeIndex>,
     /// Referenced name (by its id in `interned`) -> files referring to it, sorted,
     /// so an update re-resolves only the references it can change. Indexed by the
-    /// id rather than keyed by the name: 1.9 M names on the Linux kernel, each a
-    /// string key and a table slot more.
+    /// id rather than keyed by the name, which would be a string and a table slot
+    /// more for each name.
     pub(super) wanted: Vec<Vec<NodeIndex>>,
     /// Module key -> files (their nodes) answering to it.
     pub(super) modules: HashMap<String, Vec<NodeIndex>>,
@@ -116,8 +116,8 @@ pub struct KnowledgeGraph {
     pub(super) lookups: HashMap<String, Vec<NodeIndex>>,
     /// The names of the references and definitions of every file, each held once
     /// for the whole graph. Names are never dropped: a name no file refers to or
-    /// defines any more stays (the names a project ever used are few, ~60K on
-    /// CPython's stdlib).
+    /// defines any more stays (the names a project ever used are few beside its
+    /// references).
     pub(super) interned: Interner,
 }
 
@@ -140,8 +140,8 @@ pub(super) struct Prepared {
 impl Prepared {
     /// What `symbols` make of the file at `path`. The definitions' names and
     /// signatures move into their nodes (left empty: the graph keeps definitions
-    /// as `Span`s and their names as the nodes'), rather than copied: on the
-    /// Linux kernel 6 M strings a load allocated twice.
+    /// as `Span`s and their names as the nodes'), rather than copied: a load
+    /// allocates each string once.
     pub(super) fn of(path: &str, symbols: &mut FileSymbols) -> Prepared {
         let language = symbols.language;
         let import_keys: Vec<_> = symbols
@@ -342,18 +342,16 @@ impl KnowledgeGraph {
     /// and Java, its package); else, for calls, bases and types, anywhere. n
     /// candidates share confidence 1/n. Names defined nowhere in the repository
     /// (library calls) get no edge, and neither do names with more than
-    /// `MAX_CANDIDATES` candidates (`join`, `get`, `run`...): on CPython's standard
-    /// library linking them all made 2.9 million edges out of 79 thousand nodes,
-    /// nearly all wrong. Uses and imported names resolve only in the file and what
-    /// it imports.
+    /// `MAX_CANDIDATES` candidates (`join`, `get`, `run`...): linked to them all,
+    /// they would make most of the graph's edges, nearly all wrong. Uses and
+    /// imported names resolve only in the file and what it imports.
     pub fn from_files(files: Vec<(String, FileSymbols)>) -> Self {
         use rayon::prelude::*;
         // The imports and types are kept for the graph's life, and were allocated
         // while parsing, among the syntax trees, sources and documents that parsing
         // frees: a copy (exact capacities, allocated together) frees those pages
-        // whole, where the originals would hold them: on CPython's stdlib ~50 MB of
-        // RSS (see `examples/graph_memory.rs`). Definitions are kept as `Span`s,
-        // made anew.
+        // whole, where the originals would hold them (see
+        // `examples/graph_memory.rs`). Definitions are kept as `Span`s, made anew.
         let files = files
             .into_par_iter()
             .map(|(path, symbols)| {
@@ -379,8 +377,8 @@ impl KnowledgeGraph {
             }
         }
         // Bases first: method resolution walks their edges (Inherits only, which
-        // the rest never adds, so the rest is linked a run of files at a time:
-        // all of its edges at once held 300 MB more on the Linux kernel).
+        // the rest never adds, so the rest is linked a run of files at a time,
+        // never holding all of its edges at once).
         let mut paths: Vec<(NodeIndex, &str)> = g
             .files
             .iter()
@@ -447,8 +445,7 @@ impl KnowledgeGraph {
     }
 
     /// Files prepared (`Prepared::of`) a run of `LINK_RUN` at a time, in parallel:
-    /// every file's nodes prepared at once held them twice over until added (on the
-    /// Linux kernel, 3.4 M nodes of 112 bytes and their strings).
+    /// every file's nodes prepared at once would hold them twice over until added.
     fn prepared_runs(
         files: Vec<(String, FileSymbols)>,
     ) -> impl Iterator<Item = Result<Vec<Ready>, std::convert::Infallible>> {

@@ -49,8 +49,7 @@ impl KnowledgeGraph {
     /// holds a copy of its symbols (its imports, signatures, references), so a run
     /// is copied out only when it is needed and dropped by `each` (the save
     /// encodes it), and what `each` makes is dropped by `sink` (the save writes
-    /// it), rather than the whole graph at once (on the Linux kernel: 9 million
-    /// references, 514 MB encoded). Stops at `sink`'s first error.
+    /// it), rather than the whole graph at once. Stops at `sink`'s first error.
     pub fn saved_chunks<T: Send, E>(
         &self,
         chunk: usize,
@@ -173,8 +172,7 @@ impl KnowledgeGraph {
         // while they were added).
         g.interned = names;
         // Every file's nodes by its position, in `FileEntry::nodes` order: what the
-        // links name. Their edges are added file by file (gathered first, they held
-        // 300 MB more on the Linux kernel).
+        // links name. Their edges are added file by file, never all gathered first.
         let mut starts = Vec::with_capacity(order.len() + 1);
         let mut at = Vec::with_capacity(g.graph.node_count());
         for &f in &order {

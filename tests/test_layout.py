@@ -31,6 +31,15 @@ LAYERS = {
     "aircher_mem.episodic": 1,
     "aircher_mem.longterm": 1,
     "aircher_mem.longterm.store": 1,
+    "aircher_mem.longterm.schema": 1,
+    "aircher_mem.longterm.checks": 1,
+    "aircher_mem.longterm.documents": 1,
+    "aircher_mem.longterm.core": 1,
+    "aircher_mem.longterm.turns": 1,
+    "aircher_mem.longterm.memories": 1,
+    "aircher_mem.longterm.recall": 1,
+    "aircher_mem.longterm.lifecycle": 1,
+    "aircher_mem.longterm.forget": 1,
     "aircher_mem.longterm.extract": 1,
     "aircher_mem.longterm.vocabulary": 1,
     "aircher_mem.longterm.scoring": 1,
@@ -69,10 +78,10 @@ def imports_of(path: Path) -> set[str]:
                 base = base.rsplit(".", 1)[0]
             module = f"{base}.{node.module}" if node.level and node.module else base if node.level else node.module
             assert module is not None
-            found.add(module)
-            for alias in node.names:  # `from . import wire` names a module
-                if f"{module}.{alias.name}" in LAYERS:
-                    found.add(f"{module}.{alias.name}")
+            # `from . import wire` names a module: it imports that module (the package's
+            # __init__ runs first, as for `from .wire import x`, which counts no edge to it)
+            submodules = {f"{module}.{alias.name}" for alias in node.names} & set(LAYERS)
+            found.update(submodules if len(submodules) == len(node.names) else {module, *submodules})
     return {m for m in found if m.split(".")[0] == "aircher_mem"}
 
 

@@ -1,4 +1,4 @@
-"""Seed 004's score and gc rules, as plain functions (the store runs the same
+"""The memories' score and the gc rules, as plain functions (the store runs the same
 arithmetic in SQL for a whole table; the tests hold both to these).
 
     score = w_freq ln(1 + hits) + w_recency exp(-lambda age_days) + w_importance importance
@@ -31,7 +31,7 @@ def recency(age: float, policy: LongtermPolicy) -> float:
 
 
 def score_terms(hits: int, age: float, importance: int, policy: LongtermPolicy) -> list[ScoreTerm]:
-    """The three terms of 004's score (frequency, recency, importance)."""
+    """The three terms of the score (frequency, recency, importance)."""
     values = (
         ("frequency", policy.w_freq, math.log1p(max(0, hits))),
         ("recency", policy.w_recency, recency(age, policy)),
@@ -45,12 +45,12 @@ def score(hits: int, age: float, importance: int, policy: LongtermPolicy) -> flo
 
 
 def usage(cited: int, ignored: int) -> float:
-    """001's usage signal in (-1, 1): (cited - ignored) / (cited + ignored + 1)."""
+    """The usage signal in (-1, 1): (cited - ignored) / (cited + ignored + 1)."""
     return (cited - ignored) / (cited + ignored + 1)
 
 
 def gc_outlook(layer: str, status: str, hits: int, age: float, value: float, policy: LongtermPolicy) -> str:
-    """What a gc pass would do to one memory, by 004's rules (capacity aside, which
+    """What a gc pass would do to one memory, by the gc rules (capacity aside, which
     depends on the others): "promote", "archive: score", "archive: age" or "keep"."""
     if status != "active":
         return f"none ({status})"

@@ -1,0 +1,695 @@
+"""The long-term store's core: the connection to the DuckDB file, the rows and
+indexes held in memory, loading them, and writing.
+
+Every write goes through one transaction helper, :meth:`StoreCore._transaction`
+(the verbs' pending rows, ``forget``, a ``gc`` pass, the saved indexes'
+generation, the end of a rewrite's debt). A write verb changes the state in memory
+and notes its rows as pending (``_act``, ``_link``, ``_edge``, ``_touch``, new turns);
+it ends with ``_commit``, which outside :meth:`StoreCore.batch` writes everything
+pending (``_write``: the rows taken as statements, run in one transaction, made
+pending again if it fails) before the verb returns. :meth:`StoreCore.commit_outside`
+does the same without holding the caller's lock while DuckDB writes.
+
+The tables are read once, on first use (``_load``), with the lexical indexes read as
+saved beside the file at the last close (``INDEX_SUFFIXES``) when the file still
+records their generation, else built from the rows.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import dataclasses
+import functools
+import json
+import logging
+import os
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
+
+import numpy as np
+
+from .. import store
+from .._core import LexicalIndex, VectorIndex
+from ..config import LongtermPolicy, RetrievalPolicy
+from ..errors import InvalidInputError, StoreError, UnknownMemoryError
+from ..results import MemoryAction
+from . import checks, documents
+from .schema import (
+    DELETE_MEMORIES,
+    DOCUMENTS_VERSION,
+    INDEX_SUFFIXES,
+    INSERT_ACTIONS,
+    INSERT_EDGES,
+    INSERT_LINKS,
+    INSERT_MEMORIES,
+    INSERT_TURNS,
+    JSON_FIELDS,
+    MEMORY_FIELDS,
+    RULES_AT,
+    TAGS_AT,
+    TURN_COLUMNS,
+    UNSAVE,
+    Extractor,
+    MemoryRow,
+    TurnRow,
+    json_list,
+    memory_key,
+    slices,
+)
+
+if TYPE_CHECKING:
+    import duckdb
+
+    from ..embeddings import Embedder
+
+__all__ = ["StoreCore", "using_db", "log"]
+
+log = logging.getLogger("aircher_mem.longterm")
+
+VECTOR_SLICE = 16_384  # stored vectors are read this many rows at a time
+LOAD_SLICE = 8_192  # rows are read, and documents indexed, this many at a time
+
+_Core = TypeVar("_Core", bound="StoreCore")
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def using_db(function: Callable[Concatenate[_Core, _P], _R]) -> Callable[Concatenate[_Core, _P], _R]:
+    """Runs a method of the store (or a function taking it first) holding its
+    connection's lock (``_db``)."""
+
+    @functools.wraps(function)
+    def run(core: _Core, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with core._db:
+            return function(core, *args, **kwargs)
+
+    return run
+
+
+@dataclasses.dataclass
+class _Taken:
+    """One transaction's worth of pending writes: its statements, and what they came
+    from (to make it pending again if it fails)."""
+
+    statements: list[tuple[str, list[Any]]]
+    turns: list[int]
+    dirty: set[int]
+    links: list[tuple[int, int, str, float]]
+    edges: list[tuple[int, int, str, float]]
+    actions: list[tuple[int, float, str, str]]
+    vectors: dict[str, list[float]]
+    rows: int
+
+
+class StoreCore:
+    """Turns and memories in the DuckDB file at ``path`` (``":memory:"`` for tests):
+    the state every concern of :class:`aircher_mem.longterm.LongTermMemory` works on.
+
+    ``index_source`` is "" until the first use loads the store, then "saved" (the
+    lexical indexes were read as saved at the last close) or "rebuilt" (built from
+    the rows: none saved, or the rows changed since).
+
+    ``embedder`` (a callable returning an :class:`aircher_mem.embeddings.Embedder`)
+    turns the dense channel on; ``dense_note`` says why it is off otherwise.
+    ``extractor`` is the optional LLM callable (``[longterm] extractor_mode``).
+    """
+
+    def __init__(
+        self,
+        path: str | Path = ":memory:",
+        *,
+        policy: LongtermPolicy | None = None,
+        retrieval: RetrievalPolicy | None = None,
+        clock: Callable[[], float] = time.time,
+        embedder: Callable[[], Embedder] | None = None,
+        dense_note: str = "",
+        extractor: Extractor | None = None,
+    ) -> None:
+        if not callable(clock):
+            raise InvalidInputError(f"clock must be callable, got {checks.short(clock)}")
+        if extractor is not None and not callable(extractor):
+            raise InvalidInputError(f"extractor must be callable, got {checks.short(extractor)}")
+        self.policy = policy or LongtermPolicy()
+        self.retrieval = retrieval or RetrievalPolicy()
+        self.clock = clock
+        self.extractor = extractor
+        self.path = str(path)
+        self._embedder_factory = embedder
+        self._embedder: Embedder | None = None
+        self.dense_note = dense_note if embedder is None else ""
+        # Held by whoever uses the connection (it is not shared between threads):
+        # writes, forget, gc, loading, closing (see commit_outside).
+        self._db = threading.RLock()
+        self._con: duckdb.DuckDBPyConnection = store.connect(self.path, self)
+        try:
+            store.migrate(self._con, "longterm", path=self.path)
+        except BaseException:
+            store.disconnect(self._con, self.path, self)
+            raise
+        self._closed = False
+        self._loaded = False
+        self._turns: dict[int, TurnRow] = {}
+        self._sessions: dict[str, list[int]] = defaultdict(list)  # turn ids in order of arrival
+        self._position: dict[int, int] = {}  # turn id -> its place in its session
+        self._stale_sessions: set[str] = set()  # session documents to rebuild before a recall
+        self._memories: dict[int, MemoryRow] = {}
+        self._sources: dict[int, dict[int, str]] = defaultdict(dict)  # memory -> {turn: reason}
+        self._memories_of: dict[int, set[int]] = defaultdict(set)  # turn -> memories
+        self._edges: dict[int, list[tuple[str, int]]] = defaultdict(list)  # memory -> (relation, other)
+        self._actions: dict[int, list[MemoryAction]] = defaultdict(list)
+        self._children: dict[int, set[int]] = defaultdict(set)
+        self._slots: dict[tuple[str, str], int] = {}
+        self._lexical = LexicalIndex(stem=True)  # prose: Snowball English stems
+        # Session documents in their own index: they never change the corpus
+        # statistics turns and memories are scored with (nor does the moment they
+        # are rebuilt).
+        self._session_lexical = LexicalIndex(stem=True)
+        self._dedup = LexicalIndex(stem=True)  # the content of active memories only (merge checks)
+        # Whether the rows are as the indexes saved beside the file (INDEX_SUFFIXES)
+        # describe them: a write first deletes those files and their generation.
+        self._saved_indexes = False
+        self.index_source = ""  # after the load: "saved" or "rebuilt" (see _load)
+        self._vectors: VectorIndex | None = None
+        self._unembedded: set[str] = set()
+        self._next_turn = 1
+        self._next_memory = 1
+        # Pending writes.
+        self._new_turns: list[int] = []
+        self._dirty: set[int] = set()
+        self._new_links: list[tuple[int, int, str, float]] = []
+        self._new_edges: list[tuple[int, int, str, float]] = []
+        self._new_actions: list[tuple[int, float, str, str]] = []
+        self._new_vectors: dict[str, list[float]] = {}
+        self._pending = 0
+        self._batch_depth = 0  # inside batch(): writes wait for its end (or batch_rows)
+        atexit.register(self._close_at_exit)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StoreError(f"the long-term memory in {self.path} is closed")
+
+    def _get(self, memory_id: object) -> MemoryRow:
+        key = checks.positive_id("memory_id", memory_id)
+        self._load()
+        memory = self._memories.get(key)
+        if memory is None:
+            raise UnknownMemoryError(f"no memory {key}")
+        return memory
+
+    def counts(self) -> dict[str, int]:
+        """Turns, sessions, memories (active, archived; mid, long)."""
+        self._check_open()
+        self._load()
+        active = [m for m in self._memories.values() if m.status == "active"]
+        return {
+            "turns": len(self._turns),
+            "sessions": len(self._sessions),
+            "memories": len(self._memories),
+            "active": len(active),
+            "archived": len(self._memories) - len(active),
+            "mid": sum(1 for m in active if m.layer == "mid"),
+            "long": sum(1 for m in active if m.layer == "long"),
+        }
+
+    @using_db
+    def _load(self) -> None:
+        """Reads every row into memory and builds the indexes. Rows are fetched, and
+        memory documents indexed, ``LOAD_SLICE`` at a time, so that every row as a
+        tuple is never held at once next to what is built from them."""
+        if self._loaded:
+            return
+        import duckdb
+
+        parsed: dict[str, list[str]] = {}
+
+        def cached_list(text: str) -> list[str]:
+            # Tags and rules repeat (a few hundred lists among 100K memories): each
+            # text parsed once; every row gets a list of its own.
+            found = parsed.get(text)
+            if found is None:
+                found = parsed[text] = json_list(text)
+            return list(found)
+
+        try:
+            con = self._con
+            con.execute(f"SELECT {', '.join(TURN_COLUMNS)} FROM turns ORDER BY id")
+            while rows := con.fetchmany(LOAD_SLICE):
+                for row in rows:
+                    turn = TurnRow(row[0], row[1], row[2], row[3], row[4], row[5], row[6], cached_list(row[7]))
+                    self._turns[turn.id] = turn
+                    self._position[turn.id] = len(self._sessions[turn.session_id])
+                    self._sessions[turn.session_id].append(turn.id)
+            con.execute(f"SELECT {', '.join(MEMORY_FIELDS)} FROM memories ORDER BY id")
+            while rows := con.fetchmany(LOAD_SLICE):
+                for row in rows:
+                    memory = MemoryRow(*row)  # the columns are the dataclass's fields, in order
+                    memory.tags = cached_list(row[TAGS_AT])
+                    memory.rules = cached_list(row[RULES_AT])
+                    self._memories[memory.id] = memory
+                    if memory.parent_id is not None:
+                        self._children[memory.parent_id].add(memory.id)
+                    slot = memory.slot
+                    if slot is not None and memory.status == "active" and memory.valid_until is None:
+                        self._slots[slot] = memory.id
+            con.execute("SELECT memory_id, turn_id, reason FROM memory_links")
+            while rows := con.fetchmany(LOAD_SLICE):
+                for memory_id, turn_id, reason in rows:
+                    self._sources[memory_id][turn_id] = reason
+                    self._memories_of[turn_id].add(memory_id)
+            for source, target, relation in con.execute(
+                "SELECT source_id, target_id, relation FROM memory_edges"
+            ).fetchall():
+                self._edges[source].append((relation, target))
+            con.execute("SELECT memory_id, done_at, action, detail FROM memory_actions ORDER BY done_at, rowid")
+            while rows := con.fetchmany(LOAD_SLICE):
+                for memory_id, done_at, action, detail in rows:
+                    self._actions[memory_id].append(MemoryAction(done_at, action, detail))
+        except duckdb.Error as exc:
+            raise store.corrupt_or_error(self.path, exc, "reading long-term memory") from None
+        state = dict(self._state())
+        self._next_turn = max(max(self._turns, default=0) + 1, state.get("next_turn", 1))
+        self._next_memory = max(max(self._memories, default=0) + 1, state.get("next_memory", 1))
+        saved = self._saved_index_files()
+        if saved is not None:
+            self._lexical, self._dedup, self._session_lexical = saved
+            self._saved_indexes = True
+            self.index_source = "saved"
+        else:
+            self._stale_sessions = set(self._sessions)
+            # one call: into the empty index, the Rust side builds shards in parallel
+            self._lexical.upsert([documents.turn_document(self, t) for t in self._turns.values()])
+            for chunk in slices(self._memories.values(), LOAD_SLICE):
+                self._lexical.upsert([documents.memory_document(self, m) for m in chunk])
+                self._dedup.upsert([documents.dedup_document(m) for m in chunk if m.status == "active"])
+            self.index_source = "rebuilt"
+        if self._embedder_factory is not None:
+            self._load_vectors()
+        self._loaded = True
+
+    def _load_vectors(self) -> None:
+        """The stored vectors of the items that exist, into the ``VectorIndex``: read
+        as numpy arrays (never one Python float at a time), ``VECTOR_SLICE`` rows a
+        query, one upsert each. Only vectors of the dimension most of them have, with
+        every value finite, are kept: the other items are embedded again at the next
+        recall."""
+        import duckdb
+
+        keys = set(self._lexical.keys())
+        self._unembedded = set(keys)
+        try:
+            found = self._con.execute(
+                "SELECT len(vector) AS dim, max(rowid) FROM memory_vectors WHERE len(vector) > 0 "
+                "GROUP BY dim ORDER BY count(*) DESC, dim LIMIT 1"
+            ).fetchone()
+            if found is None:
+                return
+            dim, last = int(found[0]), int(found[1])
+            vectors = VectorIndex(dim)
+            for start in range(0, last + 1, VECTOR_SLICE):
+                rows = self._con.execute(
+                    "SELECT item_key, vector FROM memory_vectors WHERE rowid >= ? AND rowid < ? AND len(vector) = ?",
+                    [start, start + VECTOR_SLICE, dim],
+                ).fetchnumpy()
+                chosen = [i for i, key in enumerate(rows["item_key"]) if key in keys]
+                if not chosen:
+                    continue
+                found_vectors = rows["vector"]
+                matrix = np.stack([np.ma.filled(found_vectors[i], np.nan) for i in chosen])
+                matrix = matrix.astype(np.float32, copy=False)
+                finite = np.asarray(np.isfinite(matrix).all(axis=1))
+                kept = [str(rows["item_key"][i]) for i, ok in zip(chosen, finite) if ok]
+                vectors.upsert(kept, np.ascontiguousarray(matrix[finite]))
+                self._unembedded.difference_update(kept)
+        except duckdb.Error as exc:
+            raise store.corrupt_or_error(self.path, exc, "reading the stored vectors") from None
+        if len(vectors):
+            self._vectors = vectors
+
+    @using_db
+    def _state(self) -> list[tuple[str, int]]:
+        import duckdb
+
+        try:
+            return self._con.execute("SELECT name, value FROM longterm_state").fetchall()
+        except duckdb.Error as exc:
+            raise store.corrupt_or_error(self.path, exc, "reading long-term memory") from None
+
+    def _write_ids(self) -> None:
+        """In ``forget``'s transaction: the next ids (the highest may be forgotten;
+        other writes only add rows above what the file records)."""
+        self._con.execute(
+            "INSERT OR REPLACE INTO longterm_state VALUES ('next_turn', ?), ('next_memory', ?)",
+            [self._next_turn, self._next_memory],
+        )
+
+    def _index_paths(self) -> tuple[Path, ...]:
+        """Where the lexical indexes are saved beside the store file (none in memory)."""
+        if self.path == ":memory:":
+            return ()
+        return tuple(Path(self.path + suffix) for suffix in INDEX_SUFFIXES)
+
+    def _saved_index_files(self) -> tuple[LexicalIndex, LexicalIndex, LexicalIndex] | None:
+        """The lexical, merge-check and session indexes saved at the last close, when
+        the file still says their generation (nothing was written since); else None,
+        and they are built from the rows. A file that cannot be read is logged and
+        rebuilt."""
+        import duckdb
+
+        paths = self._index_paths()
+        if not paths or not any(p.exists() for p in paths):
+            return None
+        try:
+            rows = self._con.execute("SELECT generation, documents FROM longterm_indexes").fetchall()
+        except duckdb.Error as exc:
+            raise store.corrupt_or_error(self.path, exc, "reading long-term memory") from None
+        found = None
+        if len(rows) == 1 and all(p.exists() for p in paths):
+            try:
+                lexical, dedup, sessions = (LexicalIndex.load(p) for p in paths)
+            except (StoreError, OSError) as exc:
+                log.warning("long-term memory in %s: rebuilding its indexes: %s", self.path, exc)
+            else:
+                generation, version = rows[0]
+                indexes = (lexical, dedup, sessions)
+                if version == DOCUMENTS_VERSION and all(i.generation == generation and i.stem for i in indexes):
+                    found = indexes
+        if found is None:
+            # Older than the rows (or damaged): they may hold what was forgotten since.
+            self._drop_saved_indexes()
+        return found
+
+    @contextlib.contextmanager
+    def _transaction(self, doing: str, *, failed: str = "", rows: bool = True) -> Iterator[duckdb.DuckDBPyConnection]:
+        """The one way this store writes its file: a DuckDB transaction on the
+        connection, holding ``_db``, committed when the block ends, rolled back when
+        it raises (a DuckDB error becomes the typed error of
+        :func:`aircher_mem.store.corrupt_or_error` for ``doing``, with ``failed``
+        added to its message; any other error goes on as it is). When the block
+        changes ``rows`` (every write but the clearing of a rewrite's debt), the
+        saved indexes no longer describe them: their files go first (a crash after
+        leaves the file's generation without them: rebuilt), then, in the
+        transaction, the generation. What ``forget`` forgets is never left in them."""
+        import duckdb
+
+        with self._db:
+            con = self._con
+            try:
+                if rows:
+                    self._drop_saved_indexes()
+                con.execute("BEGIN TRANSACTION")
+                if rows:
+                    con.execute(UNSAVE)
+                yield con
+                con.execute("COMMIT")
+            except BaseException as exc:
+                with contextlib.suppress(duckdb.Error):
+                    con.execute("ROLLBACK")
+                if not isinstance(exc, duckdb.Error):
+                    raise
+                error = store.corrupt_or_error(self.path, exc, doing)
+                if failed:
+                    error = type(error)(f"{error} ({failed})")
+                raise error from None
+            store.protect(self.path)
+
+    def _drop_saved_indexes(self) -> None:
+        """Deletes the saved indexes' files (see :meth:`_transaction`)."""
+        for path in self._index_paths():
+            try:
+                path.unlink(missing_ok=True)
+            except OSError as exc:  # the generation still goes: the file is never read again
+                log.warning("long-term memory in %s: could not delete %s: %s", self.path, path, exc)
+        self._saved_indexes = False
+
+    def _save_indexes(self) -> None:
+        """At close, after the last write: the lexical, merge-check and session
+        indexes (the sessions' documents brought up to date first) saved beside the
+        file with a new generation, which the file then records in the same
+        transaction, so that the next load reads them rather than building them from
+        every row. A failure is logged (the next load rebuilds them)."""
+        paths = self._index_paths()
+        if not paths or not self._loaded or self._saved_indexes:
+            return
+        self._refresh_sessions()
+        generation = int.from_bytes(os.urandom(8), "little")
+        try:
+            with self._transaction("saving the indexes") as con:
+                for index, path in zip((self._lexical, self._dedup, self._session_lexical), paths):
+                    index.save(path, generation=generation)
+                con.execute("INSERT INTO longterm_indexes VALUES (?, ?)", [generation, DOCUMENTS_VERSION])
+        except (StoreError, OSError) as exc:
+            log.warning("long-term memory in %s: its indexes were not saved: %s", self.path, exc)
+            return
+        self._saved_indexes = True
+
+    def _refresh_sessions(self) -> None:
+        """Rebuilds the session documents changed since the last recall."""
+        if not self._stale_sessions:
+            return
+        self._session_lexical.upsert(documents.session_documents(self, sorted(self._stale_sessions)))
+        self._stale_sessions.clear()
+
+    def _track_active(self, memory: MemoryRow) -> None:
+        """Keeps the merge-check index to the active memories."""
+        if memory.status == "active":
+            self._dedup.upsert([documents.dedup_document(memory)])
+        else:
+            self._dedup.remove([memory_key(memory.id)])
+
+    def _index_memory(self, memory: MemoryRow) -> None:
+        self._lexical.upsert([documents.memory_document(self, memory)])
+        self._track_active(memory)
+        self._forget_vector(memory_key(memory.id))
+        self._unembedded.add(memory_key(memory.id))
+
+    def _forget_vector(self, key: str) -> None:
+        self._unembedded.discard(key)
+        self._new_vectors.pop(key, None)
+        if self._vectors is not None:
+            self._vectors.remove([key])
+
+    def _note(self, rows: int = 1) -> None:
+        self._pending += rows
+        if self._pending >= self.policy.batch_rows:
+            self._write()
+
+    def _act(self, memory_id: int, at: float, action: str, detail: str = "") -> None:
+        entry = MemoryAction(at, action, detail)
+        self._actions[memory_id].append(entry)
+        self._new_actions.append((memory_id, at, action, detail))
+        self._note()
+
+    def _link(self, memory_id: int, turn_id: int, reason: str, at: float) -> None:
+        if turn_id in self._sources[memory_id]:
+            return
+        self._sources[memory_id][turn_id] = reason
+        self._memories_of[turn_id].add(memory_id)
+        self._new_links.append((memory_id, turn_id, reason, at))
+        self._note()
+
+    def _edge(self, source: int, target: int, relation: str, at: float) -> None:
+        self._edges[source].append((relation, target))
+        self._new_edges.append((source, target, relation, at))
+        self._note()
+
+    def _touch(self, memory: MemoryRow) -> None:
+        self._dirty.add(memory.id)
+        self._note()
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """Writes made in the block are committed together at its end (and whenever
+        ``batch_rows`` are pending), not one verb at a time: faster for a bulk import,
+        but a crash inside the block loses what was not committed yet, although
+        each verb returned. Blocks nest; the outermost commits."""
+        self._check_open()
+        self._batch_depth += 1
+        try:
+            yield
+        finally:
+            self._batch_depth -= 1
+        if self._batch_depth == 0 and not self._closed:
+            self._write()
+
+    @contextlib.contextmanager
+    def deferring(self) -> Iterator[None]:
+        """Write verbs in the block leave their rows pending, for the caller to
+        :meth:`commit` (``Memory`` groups the commits of concurrent writers)."""
+        self._batch_depth += 1
+        try:
+            yield
+        finally:
+            self._batch_depth -= 1
+
+    def commit(self) -> None:
+        """Commits everything pending in one transaction (no embedding: see
+        :meth:`flush`); StoreError on failure, and it stays pending."""
+        self._check_open()
+        self._write()
+
+    def _commit(self) -> None:
+        """Ends a write verb: what it changed is committed before it returns (outside
+        :meth:`batch`). On failure raises StoreError: the verb is not acknowledged,
+        and its changes stay pending in memory for the next commit."""
+        if self._batch_depth == 0:
+            self._write()
+
+    def _write(self) -> None:
+        """Writes everything pending in one transaction (never embeds: this runs
+        inside ``add_turn`` when a batch is full). On failure raises StoreError and
+        keeps it pending."""
+        with self._db:
+            taken = self._take()
+            if taken is None:
+                return
+            try:
+                self._store(taken)
+            except StoreError:
+                self._restore(taken)
+                raise
+
+    def _take(self) -> _Taken | None:
+        """What is pending, as the statements of one transaction (every value copied
+        now: later changes are pending again), and the pending state emptied; None
+        when nothing is pending."""
+        if not (self._pending or self._new_vectors):
+            return None
+        statements: list[tuple[str, list[Any]]] = []
+        rows = [self._turns[i] for i in self._new_turns if i in self._turns]
+        if rows:
+            statements.append(
+                (
+                    INSERT_TURNS,
+                    [
+                        [t.id for t in rows],
+                        [t.session_id for t in rows],
+                        [t.role for t in rows],
+                        [t.speaker for t in rows],
+                        [t.text for t in rows],
+                        [t.at for t in rows],
+                        [t.metadata for t in rows],
+                        [json.dumps(t.tags) for t in rows],
+                    ],
+                )
+            )
+        dirty = [self._memories[i] for i in sorted(self._dirty) if i in self._memories]
+        if dirty:
+            columns = []
+            for name in MEMORY_FIELDS:
+                values = [getattr(m, name) for m in dirty]
+                if name in JSON_FIELDS:
+                    values = [json.dumps(v) for v in values]
+                columns.append(values)
+            # DELETE then INSERT: DuckDB takes half the time of INSERT OR REPLACE on these wide rows
+            statements.append((DELETE_MEMORIES, [[m.id for m in dirty]]))
+            statements.append((INSERT_MEMORIES, columns))
+        for sql, rows_ in (
+            (INSERT_LINKS, [r for r in self._new_links if r[0] in self._memories]),
+            (INSERT_EDGES, [r for r in self._new_edges if r[0] in self._memories and r[1] in self._memories]),
+            (INSERT_ACTIONS, [r for r in self._new_actions if r[0] in self._memories]),
+        ):
+            if rows_:
+                statements.append((sql, [list(column) for column in zip(*rows_)]))
+        if self._new_vectors:
+            keys = list(self._new_vectors)
+            statements.append(
+                (
+                    "INSERT OR REPLACE INTO memory_vectors SELECT unnest(?::VARCHAR[]), unnest(?::FLOAT[][])",
+                    [keys, [self._new_vectors[k] for k in keys]],
+                )
+            )
+        taken = _Taken(
+            statements,
+            self._new_turns,
+            self._dirty,
+            self._new_links,
+            self._new_edges,
+            self._new_actions,
+            self._new_vectors,
+            self._pending,
+        )
+        self._new_turns, self._dirty, self._new_links, self._new_edges = [], set(), [], []
+        self._new_actions, self._new_vectors, self._pending = [], {}, 0
+        return taken
+
+    def _store(self, taken: _Taken) -> None:
+        """Runs a taken transaction; the caller holds ``_db`` (not necessarily the
+        memory's other state: :meth:`commit_outside`). StoreError when DuckDB
+        refuses, everything rolled back."""
+        with self._transaction(
+            "writing long-term memory", failed="nothing was written; the changes are kept in memory"
+        ) as con:
+            for sql, parameters in taken.statements:
+                con.execute(sql, parameters)
+
+    def _restore(self, taken: _Taken) -> None:
+        """Makes a transaction that failed pending again (before what came since)."""
+        self._new_turns[:0] = taken.turns
+        self._dirty |= taken.dirty
+        self._new_links[:0] = taken.links
+        self._new_edges[:0] = taken.edges
+        self._new_actions[:0] = taken.actions
+        for key, vector in taken.vectors.items():
+            self._new_vectors.setdefault(key, vector)
+        self._pending += taken.rows
+
+    def commit_outside(self, lock: threading.RLock) -> None:
+        """Commits what is pending without holding ``lock`` (the lock the caller
+        guards this memory's state with, held once by this thread on entry) while
+        DuckDB writes: the pending rows are taken under it, written after it is
+        released, in the order they were taken. Other threads change the state
+        meanwhile; what they add is pending for the next commit. On failure
+        (StoreError) the rows are pending again. Returns with ``lock`` held."""
+        self._check_open()
+        self._db.acquire()
+        try:
+            taken = self._take()
+        except BaseException:
+            self._db.release()
+            raise
+        lock.release()
+        failed = False
+        try:
+            if taken is not None:
+                self._store(taken)
+        except StoreError:
+            failed = True
+            raise
+        finally:
+            self._db.release()
+            lock.acquire()
+            if failed and taken is not None:
+                self._restore(taken)
+
+    @using_db
+    def close(self) -> None:
+        """Flushes and closes; closing twice is a no-op."""
+        if self._closed:
+            return
+        try:
+            self._write()
+            self._save_indexes()
+        finally:
+            self._closed = True
+            store.disconnect(self._con, self.path, self)
+            atexit.unregister(self._close_at_exit)
+
+    def _suspend_store(self) -> None:
+        """For :func:`aircher_mem.store.compact`: closes the connection (what is
+        pending stays pending)."""
+        self._con.close()
+
+    def _resume_store(self) -> None:
+        """For :func:`aircher_mem.store.compact`: the connection again."""
+        self._con = store.reopen(self.path)
+
+    def _close_at_exit(self) -> None:
+        try:
+            self.close()
+        except Exception as exc:
+            log.warning("long-term memory in %s: closing at exit failed: %s", self.path, exc)

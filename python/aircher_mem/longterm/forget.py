@@ -1,0 +1,221 @@
+"""Forgetting for good: the memories, the turns they came from, every derived copy
+(links, edges, actions quoting them, lexical documents, vectors), then the file
+rewritten so that no free block keeps the text. Ids are never given twice: the next
+ids are kept in the file, so an id forgotten stays unknown."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import defaultdict
+
+from .. import store
+from ..errors import InvalidInputError, StoreError
+from ..redact import redact
+from ..results import Forgotten, MemoryAction
+from . import checks, documents, memories
+from .core import StoreCore, log, using_db
+from .extract import normalize
+from .schema import memory_key, session_key, turn_key
+
+__all__ = ["forget", "merged_into", "drop_memories", "drop_turns", "rewrite", "scrubbed_actions"]
+
+
+@using_db
+def forget(
+    lt: StoreCore, memory_id: int | None = None, *, text: str | None = None, session_id: str | None = None
+) -> Forgotten:
+    """Forgets for good, by one of: ``memory_id``; ``text`` (every memory whose
+    normalized content equals it, else every one that contains it, and every turn
+    whose normalized text contains it); ``session_id`` (the session's turns, and
+    the memories that came only from them). Gone with them: the turns the
+    forgotten memories came from, memories merged into a forgotten one, their
+    links, edges and actions (another memory's action quoting a forgotten value
+    keeps only the id), their lexical documents (the turns next to a forgotten
+    turn are indexed again without it) and vectors; then the file is rewritten
+    so that no free block keeps the text (``store.rewrite``). Ids are not given
+    again. Returns the memory and turn ids forgotten."""
+    lt._check_open()
+    if sum(x is not None for x in (memory_id, text, session_id)) != 1:
+        raise InvalidInputError("forget takes one of a memory id, text= or session_id=")
+    lt._load()
+    turn_ids: set[int] = set()
+    if memory_id is not None:
+        ids = {lt._get(memory_id).id}
+    elif text is not None:
+        wanted = redact(checks.text("text", text))
+        ids = set(memories.matching(lt, wanted))
+        needle = normalize(wanted)
+        if needle:
+            turn_ids = {t.id for t in lt._turns.values() if needle in normalize(t.text)}
+    else:
+        session = redact(checks.text("session_id", session_id, max_chars=1000))
+        turn_ids = set(lt._sessions.get(session, ()))
+        ids = {m for m, sources in lt._sources.items() if sources and set(sources) <= turn_ids}
+        ids &= set(lt._memories)
+    ids |= merged_into(lt, ids)
+    for forgotten in ids:
+        turn_ids.update(lt._sources.get(forgotten, ()))
+    if not ids and not turn_ids:
+        return Forgotten([], [])
+    lt._write()
+    keys = [memory_key(i) for i in sorted(ids)]
+    turn_keys = [turn_key(i) for i in sorted(turn_ids)]
+    id_list, turn_list = sorted(ids), sorted(turn_ids)
+    scrubbed = scrubbed_actions(lt, ids)
+    with lt._transaction("forgetting") as con:
+        con.execute("DELETE FROM memories WHERE id IN (SELECT unnest(?::BIGINT[]))", [id_list])
+        if scrubbed:
+            con.execute(
+                "UPDATE memory_actions SET detail = v.new FROM (SELECT unnest(?::BIGINT[]) AS id, "
+                "unnest(?::VARCHAR[]) AS action, unnest(?::VARCHAR[]) AS old, unnest(?::VARCHAR[]) AS new) v "
+                "WHERE memory_actions.memory_id = v.id AND memory_actions.action = v.action "
+                "AND memory_actions.detail = v.old",
+                [list(column) for column in zip(*((m, a.action, a.detail, new) for m, _i, a, new in scrubbed))],
+            )
+        con.execute(
+            "DELETE FROM memory_links WHERE memory_id IN (SELECT unnest(?::BIGINT[])) "
+            "OR turn_id IN (SELECT unnest(?::BIGINT[]))",
+            [id_list, turn_list],
+        )
+        con.execute(
+            "DELETE FROM memory_edges WHERE source_id IN (SELECT unnest(?::BIGINT[])) "
+            "OR target_id IN (SELECT unnest(?::BIGINT[]))",
+            [id_list, id_list],
+        )
+        con.execute("DELETE FROM memory_actions WHERE memory_id IN (SELECT unnest(?::BIGINT[]))", [id_list])
+        con.execute("DELETE FROM memory_vectors WHERE item_key IN (SELECT unnest(?::VARCHAR[]))", [keys + turn_keys])
+        con.execute("DELETE FROM turns WHERE id IN (SELECT unnest(?::BIGINT[]))", [turn_list])
+        con.execute("UPDATE memories SET parent_id = NULL WHERE parent_id IN (SELECT unnest(?::BIGINT[]))", [id_list])
+        con.execute(
+            "UPDATE memories SET superseded_by = NULL WHERE superseded_by IN (SELECT unnest(?::BIGINT[]))",
+            [id_list],
+        )
+        lt._write_ids()
+        # Until the rewrite below is done: a crash before it, and the next open does it.
+        con.execute("INSERT OR REPLACE INTO longterm_state VALUES ('rewrite', 1)")
+    drop_memories(lt, ids, scrubbed)
+    drop_turns(lt, turn_ids)
+    rewrite(lt)
+    return Forgotten(id_list, turn_list)
+
+
+def merged_into(lt: StoreCore, ids: set[int]) -> set[int]:
+    """The memories merged into any of ``ids`` (their text is a near copy), and
+    into those, transitively."""
+    into: dict[int, list[int]] = defaultdict(list)
+    for source, edges in lt._edges.items():
+        for relation, target in edges:
+            if relation == "merged_into":
+                into[target].append(source)
+    found: set[int] = set()
+    todo = list(ids)
+    while todo:
+        for source in into.get(todo.pop(), ()):
+            if source not in found and source not in ids:
+                found.add(source)
+                todo.append(source)
+    return found
+
+
+def drop_memories(lt: StoreCore, ids: set[int], scrubbed: list[tuple[int, int, MemoryAction, str]]) -> None:
+    """Forgets ``ids`` in memory (the rows are deleted)."""
+    for memory_id_, index, action, new in scrubbed:
+        lt._actions[memory_id_][index] = dataclasses.replace(action, detail=new)
+    for memory_id_ in ids:
+        memory = lt._memories.pop(memory_id_)
+        if memory.slot is not None and lt._slots.get(memory.slot) == memory_id_:
+            del lt._slots[memory.slot]
+        for turn_id in lt._sources.pop(memory_id_, {}):
+            lt._memories_of[turn_id].discard(memory_id_)
+        lt._edges.pop(memory_id_, None)
+        lt._actions.pop(memory_id_, None)
+        lt._children.pop(memory_id_, None)
+        if memory.parent_id is not None:
+            lt._children[memory.parent_id].discard(memory_id_)
+    for memory in lt._memories.values():
+        if memory.parent_id in ids:
+            memory.parent_id = None
+        if memory.superseded_by in ids:
+            memory.superseded_by = None
+    for edges in lt._edges.values():
+        edges[:] = [(relation, other) for relation, other in edges if other not in ids]
+    keys = [memory_key(i) for i in ids]
+    lt._lexical.remove(keys)
+    lt._dedup.remove(keys)
+    for key in keys:
+        lt._forget_vector(key)
+
+
+def drop_turns(lt: StoreCore, turn_ids: set[int]) -> None:
+    """Forgets ``turn_ids`` in memory (the rows are deleted): their documents go,
+    the turns next to them are indexed again (their context named them), their
+    sessions' documents are rebuilt (or removed, when empty), and the memories
+    that pointed to them lose the link."""
+    if not turn_ids:
+        return
+    sessions = {lt._turns[t].session_id for t in turn_ids}
+    neighbours: set[int] = set()
+    for turn_id in turn_ids:
+        before, after = documents.neighbours(lt, lt._turns[turn_id])
+        neighbours.update(t.id for t in (before, after) if t is not None)
+    relinked: set[int] = set()
+    for turn_id in turn_ids:
+        del lt._turns[turn_id]
+        lt._position.pop(turn_id, None)
+        for memory_id in lt._memories_of.pop(turn_id, set()):
+            lt._sources.get(memory_id, {}).pop(turn_id, None)
+            relinked.add(memory_id)
+    for session in sessions:
+        kept = [t for t in lt._sessions[session] if t not in turn_ids]
+        if kept:
+            lt._sessions[session] = kept
+            lt._position.update((t, i) for i, t in enumerate(kept))
+            lt._stale_sessions.add(session)
+        else:
+            del lt._sessions[session]
+            lt._stale_sessions.discard(session)
+            lt._session_lexical.remove([session_key(session)])
+    keys = [turn_key(t) for t in turn_ids]
+    lt._lexical.remove(keys)
+    for key in keys:
+        lt._forget_vector(key)
+    lt._lexical.upsert([documents.turn_document(lt, lt._turns[t]) for t in sorted(neighbours - turn_ids)])
+    kept = sorted(relinked & set(lt._memories))
+    lt._lexical.upsert([documents.memory_document(lt, lt._memories[m]) for m in kept])
+
+
+def rewrite(lt: StoreCore) -> None:
+    """Rewrites the file after a forget (``store.compact``: every connection of
+    this process to it is closed and opened again), then clears the debt. A
+    failure is logged; the next open tries again."""
+    if lt.path == ":memory:":
+        return
+    try:
+        store.compact(lt.path)
+        with lt._transaction("clearing the rewrite it owed", rows=False) as con:
+            con.execute("DELETE FROM longterm_state WHERE name = 'rewrite'")
+    except StoreError as exc:
+        log.warning("long-term memory in %s: the file was not rewritten after a forget: %s", lt.path, exc)
+    store.protect(lt.path)
+
+
+def scrubbed_actions(lt: StoreCore, ids: set[int]) -> list[tuple[int, int, MemoryAction, str]]:
+    """The actions of other memories that quote a memory being forgotten (a
+    supersede names the other memory's value), with what they become: the id
+    stays, the value goes. (memory id, index in its actions, action, new detail)"""
+    out = []
+    quoting = {other for i in ids for relation, other in lt._edges.get(i, []) if relation == "supersedes"}
+    quoting.update(
+        source
+        for source, edges in lt._edges.items()
+        if any(relation == "supersedes" and other in ids for relation, other in edges)
+    )
+    for memory_id in sorted(quoting - ids):
+        for index, action in enumerate(lt._actions.get(memory_id, [])):
+            if action.action not in ("superseded", "supersedes"):
+                continue
+            head, colon, _value = action.detail.partition(": ")
+            other = head.removeprefix("by ").removeprefix("memory ")
+            if colon and other.isdigit() and int(other) in ids:
+                out.append((memory_id, index, action, f"{head} (forgotten)"))
+    return out

@@ -1,0 +1,489 @@
+"""Memories and their links: ``remember``, the merge of a candidate into a memory
+that says the same (same slot and value, or enough words in common, or, once
+embedded, a near vector), the slot a memory holds (a new value supersedes the old
+memory: it gets ``valid_until``, ``superseded_by``, status archived; nothing is
+deleted), ``update``, ``promote``, the hierarchy (``subtree``, ``facts``), the
+listings and ``explain``."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+import numpy as np
+
+from ..errors import InvalidInputError, UnknownMemoryError
+from ..redact import pii_tags, redact
+from ..results import Extracted, MemoryEdge, MemoryExplanation, MemoryLink, MemoryList, MemoryRecord, Remembered
+from ..times import unix_time as _time
+from . import checks, documents
+from .core import StoreCore
+from .extract import Candidate, extract, jaccard, normalize, token_set
+from .schema import KINDS, LAYERS, LEVELS, MAX_DEPTH, SCOPES, STATUSES, MemoryRow, TurnRow
+from .scoring import age_days, gc_outlook, score_terms
+from .scoring import score as score_of
+
+__all__ = [
+    "remember",
+    "similar",
+    "ingest",
+    "merge",
+    "archive",
+    "record",
+    "get",
+    "update",
+    "matching",
+    "listed",
+    "facts",
+    "subtree",
+    "promote",
+    "explain",
+    "merge_near_duplicate",
+]
+
+COSINE_WINDOW = 1_000  # the cosine merge looks for an older memory among this many nearest items
+
+
+def mergeable(memory: MemoryRow, kind: str, slot: tuple[str, str] | None, value: str | None) -> bool:
+    """Whether a memory may absorb another of ``kind``, ``slot`` and ``value``: it is
+    active, of that kind, and its slot does not hold something else."""
+    if memory.status != "active" or memory.kind != kind:
+        return False
+    if memory.slot is not None and slot is not None and memory.slot != slot:
+        return False
+    return not (memory.slot is not None and memory.slot == slot and memory.slot_value != value)
+
+
+def remember(
+    lt: StoreCore,
+    content: str,
+    *,
+    kind: str = "fact",
+    importance: int = 0,
+    tags: Sequence[str] = (),
+    level: str | None = None,
+    domain: str | None = None,
+    module: str | None = None,
+    code_ref: str | None = None,
+    parent_id: int | None = None,
+    at: float | dt.datetime | None = None,
+    scope: str = "project-shared",
+) -> Remembered:
+    """Keeps ``content`` as a memory (redacted). Dedup and slot conflicts apply as
+    for extracted memories (the rules are run on it to find a slot). ``level``
+    defaults to L3 with a code_ref, L2 with a module, L1 with a domain, else L0."""
+    lt._check_open()
+    raw = checks.text("content", content)
+    kind = checks.choice("kind", kind, KINDS)
+    if isinstance(importance, bool) or importance not in (0, 1):
+        raise InvalidInputError(f"importance must be 0 or 1, got {checks.short(importance)}")
+    tag_list = checks.tags(tags)
+    domain = checks.redacted(checks.optional_text("domain", domain))
+    module = checks.redacted(checks.optional_text("module", module))
+    code_ref = checks.redacted(checks.optional_text("code_ref", code_ref))
+    if level is None:
+        level = "L3" if code_ref else "L2" if module else "L1" if domain else "L0"
+    level = checks.choice("level", level, LEVELS)
+    scope = checks.choice("scope", scope, SCOPES)
+    when = lt.clock() if at is None else _time("at", at)
+    lt._load()
+    if parent_id is not None and checks.positive_id("parent_id", parent_id) not in lt._memories:
+        raise UnknownMemoryError(f"no memory {parent_id} (parent_id)")
+    clean = redact(raw)
+    slot, value, rules = None, None, ["remember"]
+    found = extract(clean, role="user")
+    slotted = [c for c in found if c.slot is not None]  # one memory: one slot, if one fact has it
+    if len(slotted) == 1:
+        slot, value = slotted[0].slot, slotted[0].value
+        rules += list(slotted[0].rules)
+    candidate = Candidate(
+        content=clean.strip(),
+        kind=kind,
+        category=found[0].category if found else "fact",
+        slot=slot,
+        value=value,
+        rules=tuple(rules),
+        importance=importance,
+        tags=tuple(tag_list),
+    )
+    done = ingest(
+        lt,
+        candidate,
+        turn=None,
+        at=when,
+        tags=pii_tags(raw),
+        fields={"level": level, "domain": domain, "module": module, "code_ref": code_ref, "scope": scope},
+        parent_id=parent_id,
+        source="remember",
+    )
+    lt._commit()
+    return Remembered(done.memory_id, done.action, done.superseded)
+
+
+def similar(lt: StoreCore, candidate: Candidate) -> int | None:
+    """The active memory of the same kind this candidate merges into, if any:
+    same slot and value, or no conflicting slot and Jaccard >= merge_jaccard."""
+    tokens = token_set(candidate.content)
+    if not tokens:
+        return None
+    best, best_sim = None, 0.0
+    for key, _score, _terms in lt._dedup.search(candidate.content, 10):
+        memory = lt._memories.get(int(key[1:]))
+        if memory is None or not mergeable(memory, candidate.kind, candidate.slot, candidate.value):
+            continue
+        similarity = jaccard(tokens, token_set(memory.content))
+        if similarity >= lt.policy.merge_jaccard and similarity > best_sim:
+            best, best_sim = memory.id, similarity
+    return best
+
+
+def ingest(
+    lt: StoreCore,
+    candidate: Candidate,
+    *,
+    turn: TurnRow | None,
+    at: float,
+    tags: Sequence[str] = (),
+    fields: Mapping[str, Any] | None = None,
+    parent_id: int | None = None,
+    source: str = "extracted",
+) -> Extracted:
+    rules = sorted(set(candidate.rules))
+    superseded: MemoryRow | None = None
+    if candidate.slot is not None:
+        current_id = lt._slots.get(candidate.slot)
+        current = lt._memories.get(current_id) if current_id is not None else None
+        if current is not None and current.status == "active":
+            if normalize(current.slot_value or "") == normalize(candidate.value or ""):
+                return merge(lt, current, candidate, turn, at, rules)
+            superseded = current
+    if superseded is None:
+        target = similar(lt, candidate)
+        if target is not None:
+            return merge(lt, lt._memories[target], candidate, turn, at, rules)
+    now = lt.clock()
+    memory = MemoryRow(
+        id=lt._next_memory,
+        kind=candidate.kind,
+        content=candidate.content,
+        created_at=now,
+        valid_from=at,
+        last_seen=at,
+        importance=candidate.importance,
+        tags=sorted({*candidate.tags, *tags, *(["pii"] if tags else [])}),
+        source=source,
+        parent_id=parent_id,
+        rules=rules,
+        slot_subject=candidate.slot[0] if candidate.slot else None,
+        slot_attribute=candidate.slot[1] if candidate.slot else None,
+        slot_value=candidate.value,
+        **(fields or {}),
+    )
+    lt._next_memory += 1
+    memory.score = score_of(0, age_days(at, now), memory.importance, lt.policy)
+    lt._memories[memory.id] = memory
+    if parent_id is not None:
+        lt._children[parent_id].add(memory.id)
+        lt._edge(memory.id, parent_id, "parent", now)
+    if turn is not None:
+        lt._link(memory.id, turn.id, "conflict" if superseded is not None else "extracted", now)
+    lt._index_memory(memory)
+    lt._touch(memory)
+    lt._act(memory.id, now, "created", f"{source}; rules {', '.join(rules)}")
+    if candidate.slot is not None:
+        lt._slots[candidate.slot] = memory.id
+    if superseded is not None:
+        superseded.valid_until = at
+        superseded.superseded_by = memory.id
+        superseded.status = "archived"
+        lt._track_active(superseded)
+        lt._touch(superseded)
+        lt._edge(memory.id, superseded.id, "supersedes", now)
+        lt._act(superseded.id, now, "superseded", f"by memory {memory.id}: {candidate.value!r}")
+        lt._act(memory.id, now, "supersedes", f"memory {superseded.id}: {superseded.slot_value!r}")
+        return Extracted("superseded", memory.id, memory.content, memory.kind, rules, superseded.id)
+    return Extracted("created", memory.id, memory.content, memory.kind, rules)
+
+
+def merge(
+    lt: StoreCore, memory: MemoryRow, candidate: Candidate, turn: TurnRow | None, at: float, rules: list[str]
+) -> Extracted:
+    now = lt.clock()
+    memory.hits += 1
+    memory.last_seen = max(memory.last_seen, at)
+    memory.importance = max(memory.importance, candidate.importance)
+    memory.rules = sorted({*memory.rules, *rules})
+    if turn is not None:
+        before = documents.speakers(lt, memory.id)
+        lt._link(memory.id, turn.id, "merged", now)
+        if documents.speakers(lt, memory.id) != before:  # the document names its speakers
+            lt._lexical.upsert([documents.memory_document(lt, memory)])
+    lt._touch(memory)
+    lt._act(memory.id, now, "merged", f"turn {turn.id}" if turn is not None else "remember")
+    return Extracted("merged", memory.id, memory.content, memory.kind, rules)
+
+
+def archive(lt: StoreCore, memory: MemoryRow, at: float, why: str) -> None:
+    if memory.status == "archived":
+        return
+    memory.status = "archived"
+    lt._track_active(memory)
+    if memory.slot is not None and lt._slots.get(memory.slot) == memory.id:
+        del lt._slots[memory.slot]
+    lt._touch(memory)
+    lt._act(memory.id, at, "archived", why)
+
+
+def record(lt: StoreCore, memory: MemoryRow, now: float | None = None) -> MemoryRecord:
+    now = lt.clock() if now is None else now
+    live = score_of(memory.hits, age_days(memory.last_seen, now), memory.importance, lt.policy)
+    return MemoryRecord(
+        id=memory.id,
+        kind=memory.kind,
+        content=memory.content,
+        level=memory.level,
+        domain=memory.domain,
+        module=memory.module,
+        code_ref=memory.code_ref,
+        parent_id=memory.parent_id,
+        layer=memory.layer,
+        status=memory.status,
+        importance=memory.importance,
+        hits=memory.hits,
+        score=live,
+        tags=list(memory.tags),
+        created_at=memory.created_at,
+        valid_from=memory.valid_from,
+        valid_until=memory.valid_until,
+        superseded_by=memory.superseded_by,
+        last_seen=memory.last_seen,
+        retrieved=memory.retrieved,
+        cited=memory.cited,
+        ignored=memory.ignored,
+        scope=memory.scope,
+        source=memory.source,
+        confidence=memory.confidence,
+        slot=list(memory.slot) if memory.slot else None,
+        value=memory.slot_value,
+    )
+
+
+def get(lt: StoreCore, memory_id: int) -> MemoryRecord:
+    lt._check_open()
+    return record(lt, lt._get(memory_id))
+
+
+def update(
+    lt: StoreCore,
+    memory_id: int,
+    *,
+    content: str | None = None,
+    tags: Sequence[str] | None = None,
+    status: str | None = None,
+) -> MemoryRecord:
+    """Changes a memory's content (redacted, re-indexed), tags or status
+    (``active``/``archived``); each change is logged for ``explain``."""
+    lt._check_open()
+    memory = lt._get(memory_id)
+    new_content = None if content is None else redact(checks.text("content", content)).strip()
+    new_tags = None if tags is None else checks.tags(tags)
+    new_status = None if status is None else checks.choice("status", status, STATUSES)
+    now = lt.clock()
+    if new_content is not None and new_content != memory.content:
+        memory.content = new_content
+        lt._act(memory.id, now, "updated", "content")
+    if new_tags is not None and new_tags != memory.tags:
+        memory.tags = new_tags
+        lt._act(memory.id, now, "updated", f"tags {', '.join(new_tags)}")
+    if new_status is not None and new_status != memory.status:
+        if new_status == "archived":
+            archive(lt, memory, now, "update")
+        else:
+            memory.status = "active"
+            slot = memory.slot
+            if slot is not None and memory.valid_until is None and slot not in lt._slots:
+                lt._slots[slot] = memory.id
+            lt._act(memory.id, now, "reactivated", "update")
+    lt._index_memory(memory)
+    lt._touch(memory)
+    lt._commit()
+    return record(lt, memory, now)
+
+
+def matching(lt: StoreCore, text: str) -> list[int]:
+    """Memories whose normalized content equals ``text``'s, else contains it."""
+    wanted = normalize(text)
+    if not wanted:
+        return []
+    equal = [m.id for m in lt._memories.values() if normalize(m.content) == wanted]
+    if equal:
+        return equal
+    return [m.id for m in lt._memories.values() if wanted in normalize(m.content)]
+
+
+def listed(
+    lt: StoreCore,
+    *,
+    layer: str | None = None,
+    status: str | None = "active",
+    kind: str | None = None,
+    limit: int = 50,
+    sort: Literal["score", "recent", "id"] = "score",
+) -> MemoryList:
+    """Memories filtered by layer, status and kind, by live score (or most recent
+    sighting, or id), at most ``limit``."""
+    lt._check_open()
+    if layer is not None:
+        checks.choice("layer", layer, LAYERS)
+    if status is not None:
+        checks.choice("status", status, STATUSES)
+    if kind is not None:
+        checks.choice("kind", kind, KINDS)
+    sort = checks.choice("sort", sort, ("score", "recent", "id"))  # type: ignore[assignment]
+    limit = checks.count("limit", limit, 1_000_000)
+    lt._load()
+    now = lt.clock()
+    chosen = [
+        m
+        for m in lt._memories.values()
+        if (layer is None or m.layer == layer)
+        and (status is None or m.status == status)
+        and (kind is None or m.kind == kind)
+    ]
+    records = [record(lt, m, now) for m in chosen]
+    if sort == "score":
+        records.sort(key=lambda r: (-r.score, r.id))
+    elif sort == "recent":
+        records.sort(key=lambda r: (-r.last_seen, r.id))
+    else:
+        records.sort(key=lambda r: r.id)
+    return MemoryList(records[:limit])
+
+
+def facts(lt: StoreCore, *, level: str | None = None, domain: str | None = None) -> MemoryList:
+    """The hierarchy of facts: active memories at ``level`` (L0 project ... L3 code) and
+    in ``domain``, by level then score."""
+    lt._check_open()
+    if level is not None:
+        checks.choice("level", level, LEVELS)
+    domain = checks.optional_text("domain", domain)
+    lt._load()
+    now = lt.clock()
+    records = [
+        record(lt, m, now)
+        for m in lt._memories.values()
+        if m.status == "active" and (level is None or m.level == level) and (domain is None or m.domain == domain)
+    ]
+    records.sort(key=lambda r: (r.level, -r.score, r.id))
+    return MemoryList(records)
+
+
+def subtree(lt: StoreCore, memory_id: int) -> MemoryList:
+    """The memory and its descendants (children by ``parent_id``), breadth first."""
+    lt._check_open()
+    root = lt._get(memory_id)
+    now = lt.clock()
+    order, seen, frontier = [root.id], {root.id}, [root.id]
+    for _depth in range(MAX_DEPTH):
+        nxt = [c for parent in frontier for c in sorted(lt._children.get(parent, ())) if c not in seen]
+        if not nxt:
+            break
+        seen.update(nxt)
+        order += nxt
+        frontier = nxt
+    return MemoryList([record(lt, lt._memories[i], now) for i in order])
+
+
+def promote(lt: StoreCore, memory_id: int, level: str) -> MemoryRecord:
+    """Moves a memory to another level of the hierarchy (L0 project ... L3 code)."""
+    lt._check_open()
+    memory = lt._get(memory_id)
+    level = checks.choice("level", level, LEVELS)
+    now = lt.clock()
+    if level != memory.level:
+        lt._act(memory.id, now, "level", f"{memory.level} -> {level}")
+        memory.level = level
+        lt._touch(memory)
+        lt._commit()
+    return record(lt, memory, now)
+
+
+def explain(lt: StoreCore, memory_id: int) -> MemoryExplanation:
+    """Why a memory is where it is: hits, age, every score term, the rules, the source turns, related
+    memories, the last actions and what gc would do."""
+    lt._check_open()
+    memory = lt._get(memory_id)
+    now = lt.clock()
+    age = age_days(memory.last_seen, now)
+    terms = score_terms(memory.hits, age, memory.importance, lt.policy)
+    total = sum(t.contribution for t in terms)
+    links = [
+        MemoryLink(lt._turns[t].result(), reason)
+        for t, reason in sorted(lt._sources.get(memory.id, {}).items())
+        if t in lt._turns
+    ]
+    related = [
+        MemoryEdge(relation, other, lt._memories[other].content)
+        for relation, other in lt._edges.get(memory.id, [])
+        if other in lt._memories
+    ]
+    for source, edges in lt._edges.items():
+        for relation, other in edges:
+            if other == memory.id and source in lt._memories:
+                inverse = {"supersedes": "superseded_by", "parent": "child", "merged_into": "merged_from"}.get(
+                    relation, relation
+                )
+                related.append(MemoryEdge(inverse, source, lt._memories[source].content))
+    outlook = gc_outlook(memory.layer, memory.status, memory.hits, age, total, lt.policy)
+    return MemoryExplanation(
+        record(lt, memory, now),
+        age,
+        total,
+        terms,
+        list(memory.rules),
+        links,
+        related,
+        list(lt._actions.get(memory.id, []))[-20:],
+        outlook,
+    )
+
+
+def merge_near_duplicate(lt: StoreCore, memory_id: int, vector: np.ndarray) -> None:
+    """The cosine merge, applied once a memory is embedded (never in
+    ``add_turn``): an older active memory of the same kind and no conflicting
+    slot at least ``merge_cosine`` similar absorbs it (hits, turns; above
+    ``duplicate_cosine`` it is called a duplicate); the newer
+    one is archived with a ``merged_into`` edge, so it stays explainable. The
+    older memory is looked for among the ``COSINE_WINDOW`` nearest items (turns
+    are in the same index, and a memory's own turns are near it)."""
+    memory = lt._memories.get(memory_id)
+    if memory is None or memory.status != "active" or lt._vectors is None:
+        return
+    for key, similarity in lt._vectors.search(vector, COSINE_WINDOW):
+        if similarity < lt.policy.merge_cosine:
+            return
+        if key[0] != "m" or int(key[1:]) >= memory_id:
+            continue
+        keep = lt._memories.get(int(key[1:]))
+        if keep is None or not mergeable(keep, memory.kind, memory.slot, memory.slot_value):
+            continue
+        now = lt.clock()
+        keep.hits += 1 + memory.hits
+        keep.last_seen = max(keep.last_seen, memory.last_seen)
+        keep.importance = max(keep.importance, memory.importance)
+        for turn_id in sorted(lt._sources.get(memory_id, {})):
+            lt._link(keep.id, turn_id, "merged", now)
+        lt._touch(keep)
+        cosine = f"(cosine {similarity:.3f})"
+        if similarity > lt.policy.duplicate_cosine:
+            lt._act(keep.id, now, "merged", f"memory {memory_id}, a duplicate {cosine}")
+            archive(lt, memory, now, f"duplicate of memory {keep.id} {cosine}")
+        else:
+            lt._act(keep.id, now, "merged", f"memory {memory_id} {cosine}")
+            archive(lt, memory, now, f"merged into memory {keep.id} {cosine}")
+        if memory.slot is not None and memory.slot not in lt._slots:
+            lt._slots[memory.slot] = keep.id
+        lt._edge(memory_id, keep.id, "merged_into", now)
+        lt._lexical.upsert([documents.memory_document(lt, keep)])
+        return

@@ -1,0 +1,339 @@
+"""The long-term store's schema: its tables and their migrations, the rows as they
+are held in memory, the statements that write them, and the keys of the indexes'
+documents (``t<turn id>``, ``m<memory id>``, ``s<session id>``).
+
+``turns`` are the raw log of what was said, by session; ``memories`` hold facts,
+episodes, patterns, workflows and decisions with every field a memory can have
+(content at four levels of detail, a level L0-L3 with domain, module and code
+reference, bi-temporal validity, mid/long layer, hot/warm/cold tier, usage counters,
+TTL, a slot (subject, attribute) and its value); ``memory_links`` say which turns a
+memory came from and why (extracted, merged, conflict, remembered);
+``memory_edges`` link memories (supersedes, parent, merged_into);
+``memory_actions`` keep what was done to each (``explain``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from .. import store
+from ..results import Turn
+
+__all__ = [
+    "KINDS",
+    "ROLES",
+    "LEVELS",
+    "LAYERS",
+    "STATUSES",
+    "SCOPES",
+    "MAX_TEXT_CHARS",
+    "MAX_METADATA_CHARS",
+    "MAX_DEPTH",
+    "Extractor",
+    "MIGRATIONS",
+    "INDEX_SUFFIXES",
+    "UNSAVE",
+    "DOCUMENTS_VERSION",
+    "TURN_COLUMNS",
+    "TurnRow",
+    "MemoryRow",
+    "MEMORY_FIELDS",
+    "JSON_FIELDS",
+    "TAGS_AT",
+    "RULES_AT",
+    "slices",
+    "json_list",
+    "INSERT_TURNS",
+    "INSERT_MEMORIES",
+    "DELETE_MEMORIES",
+    "INSERT_LINKS",
+    "INSERT_EDGES",
+    "INSERT_ACTIONS",
+    "turn_key",
+    "memory_key",
+    "session_key",
+    "parse_key",
+]
+
+KINDS = ("fact", "episode", "pattern", "workflow", "decision")
+ROLES = ("user", "assistant")
+LEVELS = ("L0", "L1", "L2", "L3")
+LAYERS = ("mid", "long")
+STATUSES = ("active", "archived")
+SCOPES = ("user-private", "project-shared", "system")
+MAX_TEXT_CHARS = 1_000_000
+MAX_METADATA_CHARS = 100_000
+MAX_DEPTH = 64  # subtree walks stop here (a parent chain can be long, never endless)
+
+Extractor = Callable[[str], object]
+"""``extractor(turn_text)`` -> a JSON list of ``{content, importance, tags, action:
+create|archive, ...}`` (see :func:`aircher_mem.longterm.extract.run_llm`)."""
+
+
+# Never edit a released step: add a new one.
+MIGRATIONS: dict[int, list[str]] = {
+    1: [
+        """CREATE TABLE turns (
+            id BIGINT PRIMARY KEY,
+            session_id VARCHAR NOT NULL,
+            role VARCHAR NOT NULL,
+            speaker VARCHAR,
+            text VARCHAR NOT NULL,
+            said_at DOUBLE NOT NULL,
+            metadata VARCHAR NOT NULL,
+            tags VARCHAR NOT NULL
+        )""",
+        """CREATE TABLE memories (
+            id BIGINT PRIMARY KEY,
+            kind VARCHAR NOT NULL,
+            content VARCHAR NOT NULL,
+            summary VARCHAR NOT NULL,
+            compressed VARCHAR NOT NULL,
+            index_text VARCHAR NOT NULL,
+            level VARCHAR NOT NULL,
+            domain VARCHAR,
+            module VARCHAR,
+            code_ref VARCHAR,
+            parent_id BIGINT,
+            created_at DOUBLE NOT NULL,
+            valid_from DOUBLE NOT NULL,
+            valid_until DOUBLE,
+            superseded_by BIGINT,
+            layer VARCHAR NOT NULL,
+            hits BIGINT NOT NULL,
+            importance INTEGER NOT NULL,
+            status VARCHAR NOT NULL,
+            last_seen DOUBLE NOT NULL,
+            score DOUBLE NOT NULL,
+            retrieved BIGINT NOT NULL,
+            cited BIGINT NOT NULL,
+            ignored BIGINT NOT NULL,
+            scope VARCHAR NOT NULL,
+            tier VARCHAR NOT NULL,
+            priority DOUBLE NOT NULL,
+            is_anchor BOOLEAN NOT NULL,
+            last_accessed DOUBLE,
+            ttl_seconds DOUBLE,
+            ttl_refresh VARCHAR,
+            ttl_on_expire VARCHAR,
+            tags VARCHAR NOT NULL,
+            source VARCHAR NOT NULL,
+            confidence DOUBLE NOT NULL,
+            slot_subject VARCHAR,
+            slot_attribute VARCHAR,
+            slot_value VARCHAR,
+            rules VARCHAR NOT NULL
+        )""",
+        """CREATE TABLE memory_links (
+            memory_id BIGINT NOT NULL,
+            turn_id BIGINT NOT NULL,
+            reason VARCHAR NOT NULL,
+            linked_at DOUBLE NOT NULL,
+            PRIMARY KEY (memory_id, turn_id)
+        )""",
+        """CREATE TABLE memory_edges (
+            source_id BIGINT NOT NULL,
+            target_id BIGINT NOT NULL,
+            relation VARCHAR NOT NULL,
+            linked_at DOUBLE NOT NULL,
+            PRIMARY KEY (source_id, target_id, relation)
+        )""",
+        """CREATE TABLE memory_actions (
+            memory_id BIGINT NOT NULL,
+            done_at DOUBLE NOT NULL,
+            action VARCHAR NOT NULL,
+            detail VARCHAR NOT NULL
+        )""",
+        """CREATE TABLE memory_vectors (
+            item_key VARCHAR PRIMARY KEY,
+            vector FLOAT[] NOT NULL
+        )""",
+    ],
+    # The generation of the lexical indexes saved beside the file at the last close
+    # and the version of the documents in them (at most one row; none when there
+    # are none, or the rows changed since).
+    2: ["CREATE TABLE longterm_indexes (generation UBIGINT NOT NULL, documents INTEGER NOT NULL)"],
+    # The next turn and memory ids (an id is never given twice, even after a forget
+    # of the highest), and whether a forget still owes the file its rewrite.
+    3: ["CREATE TABLE longterm_state (name VARCHAR PRIMARY KEY, value BIGINT NOT NULL)"],
+}
+store.register("longterm", MIGRATIONS)
+
+#: The lexical indexes saved beside a store file at close (``<file><suffix>``): the
+#: turns' and memories' documents, the active memories' merge-check index, and the
+#: sessions' documents.
+INDEX_SUFFIXES = (".longterm-lexical", ".longterm-dedup", ".longterm-sessions")
+# The saved indexes' generation goes (first in every write transaction: StoreCore.transaction).
+UNSAVE = "DELETE FROM longterm_indexes"
+#: What the saved indexes' documents are made by: bump it whenever the ``documents``
+#: functions, the merge-check documents or the tokenizer change, so that
+#: indexes saved by an older aircher-mem are built again, never read.
+DOCUMENTS_VERSION = 1
+
+TURN_COLUMNS = ("id", "session_id", "role", "speaker", "text", "said_at", "metadata", "tags")
+_TURN_TYPES = ("BIGINT", "VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR", "DOUBLE", "VARCHAR", "VARCHAR")
+
+
+@dataclasses.dataclass(slots=True)
+class TurnRow:
+    id: int
+    session_id: str
+    role: str
+    speaker: str | None
+    text: str
+    at: float
+    metadata: str  # JSON
+    tags: list[str]
+
+    def result(self) -> Turn:
+        return Turn(
+            self.id,
+            self.session_id,
+            self.role,
+            self.speaker,
+            self.text,
+            self.at,
+            json.loads(self.metadata),
+            list(self.tags),
+        )
+
+
+@dataclasses.dataclass(slots=True)
+class MemoryRow:
+    id: int
+    kind: str
+    content: str
+    summary: str = ""
+    compressed: str = ""
+    index_text: str = ""
+    level: str = "L0"
+    domain: str | None = None
+    module: str | None = None
+    code_ref: str | None = None
+    parent_id: int | None = None
+    created_at: float = 0.0
+    valid_from: float = 0.0
+    valid_until: float | None = None
+    superseded_by: int | None = None
+    layer: str = "mid"
+    hits: int = 0
+    importance: int = 0
+    status: str = "active"
+    last_seen: float = 0.0
+    score: float = 0.0
+    retrieved: int = 0
+    cited: int = 0
+    ignored: int = 0
+    scope: str = "project-shared"
+    tier: str = "hot"
+    priority: float = 0.0
+    is_anchor: bool = False
+    last_accessed: float | None = None
+    ttl_seconds: float | None = None
+    ttl_refresh: str | None = None
+    ttl_on_expire: str | None = None
+    tags: list[str] = dataclasses.field(default_factory=list)
+    source: str = "extracted"
+    confidence: float = 1.0
+    slot_subject: str | None = None
+    slot_attribute: str | None = None
+    slot_value: str | None = None
+    rules: list[str] = dataclasses.field(default_factory=list)
+
+    @property
+    def slot(self) -> tuple[str, str] | None:
+        if self.slot_subject is None or self.slot_attribute is None:
+            return None
+        return (self.slot_subject, self.slot_attribute)
+
+    def valid_at(self, at: float) -> bool:
+        return self.valid_from <= at and (self.valid_until is None or at < self.valid_until)
+
+
+MEMORY_FIELDS = tuple(f.name for f in dataclasses.fields(MemoryRow))
+JSON_FIELDS = ("tags", "rules")
+TAGS_AT, RULES_AT = MEMORY_FIELDS.index("tags"), MEMORY_FIELDS.index("rules")
+
+
+def slices(items: Iterable[Any], size: int) -> Iterable[list[Any]]:
+    iterator = iter(items)
+    while chunk := list(itertools.islice(iterator, size)):
+        yield chunk
+
+
+def json_list(text: str) -> list[str]:
+    """A stored JSON list of strings (most are empty: no parsing for those)."""
+    return [] if text == "[]" else json.loads(text)
+
+
+_MEMORY_TYPES = {
+    "id": "BIGINT",
+    "parent_id": "BIGINT",
+    "superseded_by": "BIGINT",
+    "hits": "BIGINT",
+    "retrieved": "BIGINT",
+    "cited": "BIGINT",
+    "ignored": "BIGINT",
+    "importance": "INTEGER",
+    "is_anchor": "BOOLEAN",
+}
+_DOUBLES = (
+    "created_at",
+    "valid_from",
+    "valid_until",
+    "last_seen",
+    "score",
+    "priority",
+    "last_accessed",
+    "ttl_seconds",
+    "confidence",
+)
+
+
+def _memory_type(name: str) -> str:
+    return _MEMORY_TYPES.get(name, "DOUBLE" if name in _DOUBLES else "VARCHAR")
+
+
+def _unnest_insert(verb: str, table: str, columns: Sequence[str], types: Sequence[str]) -> str:
+    selects = ", ".join(f"unnest(?::{kind}[])" for kind in types)
+    return f"{verb} INTO {table} ({', '.join(columns)}) SELECT {selects}"
+
+
+INSERT_TURNS = _unnest_insert("INSERT", "turns", TURN_COLUMNS, _TURN_TYPES)
+INSERT_MEMORIES = _unnest_insert("INSERT", "memories", MEMORY_FIELDS, [_memory_type(n) for n in MEMORY_FIELDS])
+DELETE_MEMORIES = "DELETE FROM memories WHERE id IN (SELECT unnest(?::BIGINT[]))"
+INSERT_LINKS = _unnest_insert(
+    "INSERT OR REPLACE",
+    "memory_links",
+    ("memory_id", "turn_id", "reason", "linked_at"),
+    ("BIGINT", "BIGINT", "VARCHAR", "DOUBLE"),
+)
+INSERT_EDGES = _unnest_insert(
+    "INSERT OR IGNORE",
+    "memory_edges",
+    ("source_id", "target_id", "relation", "linked_at"),
+    ("BIGINT", "BIGINT", "VARCHAR", "DOUBLE"),
+)
+INSERT_ACTIONS = _unnest_insert(
+    "INSERT", "memory_actions", ("memory_id", "done_at", "action", "detail"), ("BIGINT", "DOUBLE", "VARCHAR", "VARCHAR")
+)
+
+
+def turn_key(turn_id: int) -> str:
+    return f"t{turn_id}"
+
+
+def memory_key(memory_id: int) -> str:
+    return f"m{memory_id}"
+
+
+def session_key(session_id: str) -> str:
+    return f"s{session_id}"
+
+
+def parse_key(key: str) -> tuple[str, int]:
+    return ("turn" if key[0] == "t" else "memory"), int(key[1:])

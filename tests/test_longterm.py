@@ -1222,3 +1222,54 @@ def test_the_cosine_merge_looks_past_turns_that_say_the_same(clock: Clock) -> No
         ltm.flush()
         assert (ltm.get(2).status, ltm.get(1).hits) == ("archived", 1)
         assert ltm.explain(2).actions[-1].detail == "merged into memory 1 (cosine 0.900)"
+
+
+# -- one way to write ----------------------------------------------------------------------
+
+
+class _Recording:
+    """A connection that notes every statement run on it and whether a transaction
+    was open then (everything else goes to the real connection)."""
+
+    def __init__(self, con: object, seen: list[tuple[bool, str]]) -> None:
+        self._con, self._seen, self._open = con, seen, False
+
+    def execute(self, sql: str, *args: object) -> object:
+        verb = sql.split()[0].upper()
+        if verb == "BEGIN":
+            self._open = True
+        elif verb in ("COMMIT", "ROLLBACK"):
+            self._open = False
+        else:
+            self._seen.append((self._open, verb))
+        return self._con.execute(sql, *args)  # type: ignore[attr-defined]
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._con, name)
+
+
+def test_every_write_of_every_verb_runs_inside_a_transaction(
+    tmp_path: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pending rows, forget, gc, the rewrite after a forget (a new connection) and
+    the indexes saved at close all write through the one transaction helper."""
+    import aircher_mem.store
+
+    seen: list[tuple[bool, str]] = []
+    real_reopen = aircher_mem.store.reopen
+    monkeypatch.setattr(aircher_mem.store, "reopen", lambda path: _Recording(real_reopen(path), seen))
+    ltm = LongTermMemory(tmp_path / "m.duckdb", clock=clock)
+    ltm._con = _Recording(ltm._con, seen)  # type: ignore[assignment]
+    ltm.add_turn("s", "user", "I prefer tabs over spaces.")
+    remembered = ltm.remember("We deploy with Helm charts.", tags=["ops"])
+    ltm.update(remembered.memory_id, tags=["ops", "k8s"])
+    ltm.feedback(remembered.memory_id, "cited")
+    ltm.promote(remembered.memory_id, "L1")
+    assert ltm.recall("Helm").hits[0].id == remembered.memory_id
+    ltm.gc()
+    assert ltm.forget(remembered.memory_id).ids == [remembered.memory_id]
+    ltm.add_turn("s", "user", "The build runs on Fridays.", extract=False)
+    ltm.close()
+    writes = [(inside, verb) for inside, verb in seen if verb in ("INSERT", "UPDATE", "DELETE")]
+    assert {verb for _inside, verb in writes} == {"INSERT", "UPDATE", "DELETE"}
+    assert [verb for inside, verb in writes if not inside] == []

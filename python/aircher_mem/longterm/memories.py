@@ -25,6 +25,7 @@ from .scoring import age_days, gc_outlook, score_terms
 from .scoring import score as score_of
 
 __all__ = [
+    "mergeable",
     "remember",
     "similar",
     "ingest",

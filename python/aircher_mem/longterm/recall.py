@@ -29,11 +29,14 @@ from .scoring import age_days
 from .scoring import recency as recency_of
 from .scoring import usage as usage_of
 
-__all__ = ["recall", "session_scores", "successor_of", "aggregate", "embed_pending", "item_text"]
+__all__ = ["Scored", "recall", "session_scores", "successor_of", "aggregate", "embed_pending", "item_text"]
 
 
 @dataclasses.dataclass(slots=True)
 class Scored:
+    """One turn's or memory's hit while a recall ranks them (``absorbed``: the turn
+    hits folded into a memory's)."""
+
     key: str
     score: float
     channels: list[ChannelScore]

@@ -5,16 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
-import aircher_mem as am
 import pytest
 from aircher_mem import _reference as reference
+from aircher_mem.engine import ContextItem, ContextPolicy, ContextWindow
 from conftest import NOW, agent_like_window
 
 SIZES = [1_000, 10_000, 100_000]
-_cache: dict[int, tuple[list[am.ContextItem], int]] = {}
+_cache: dict[int, tuple[list[ContextItem], int]] = {}
 
 
-def window_items(n: int) -> tuple[list[am.ContextItem], int]:
+def window_items(n: int) -> tuple[list[ContextItem], int]:
     if n not in _cache:
         _cache[n] = agent_like_window(n)
     return _cache[n]
@@ -23,7 +23,7 @@ def window_items(n: int) -> tuple[list[am.ContextItem], int]:
 @pytest.mark.parametrize("n", SIZES)
 def test_prune_rust(benchmark: Any, n: int) -> None:
     items, max_tokens = window_items(n)
-    base = am.ContextWindow(max_tokens)
+    base = ContextWindow(max_tokens)
     base.set_current_task("t1")
     base.extend(items)
     benchmark.group = f"prune {n:,} items"
@@ -41,7 +41,7 @@ def test_prune_rust(benchmark: Any, n: int) -> None:
 def test_prune_python_reference(benchmark: Any, n: int) -> None:
     items, max_tokens = window_items(n)
     refs = reference.ref_items(items)
-    policy = am.ContextPolicy()
+    policy = ContextPolicy()
     benchmark.group = f"prune {n:,} items"
     benchmark.extra_info.update(items=n, impl="python")
 
@@ -50,7 +50,7 @@ def test_prune_python_reference(benchmark: Any, n: int) -> None:
         return [it for it in refs if it.id not in removed]
 
     kept = benchmark.pedantic(prune, rounds=max(5, 100_000 // n), warmup_rounds=1)
-    rust = am.ContextWindow(max_tokens)
+    rust = ContextWindow(max_tokens)
     rust.set_current_task("t1")
     rust.extend(items)
     rust.maybe_prune(NOW)

@@ -8,9 +8,9 @@ import random
 from pathlib import Path
 from typing import Any
 
-import aircher_mem as am
 import duckdb
 import pytest
+from aircher_mem.engine import EpisodicMemory
 from conftest import NOW
 
 CALLS = 2_000
@@ -19,7 +19,7 @@ FILES = [f"src/pkg{n % 40}/module_{n}.py" for n in range(2_000)]
 
 
 def test_record_batched(benchmark: Any, tmp_path: Path) -> None:
-    store = am.EpisodicMemory(tmp_path / "batched.duckdb")
+    store = EpisodicMemory(tmp_path / "batched.duckdb")
     benchmark.group = "record_file_interaction x 2000"
     benchmark.extra_info.update(impl="batched", calls=CALLS)
 
@@ -54,9 +54,9 @@ def test_record_insert_per_call(benchmark: Any, tmp_path: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def big_store(tmp_path_factory: pytest.TempPathFactory) -> am.EpisodicMemory:
+def big_store(tmp_path_factory: pytest.TempPathFactory) -> EpisodicMemory:
     rng = random.Random(7)
-    store = am.EpisodicMemory(tmp_path_factory.mktemp("episodic") / "big.duckdb", batch_size=10_000)
+    store = EpisodicMemory(tmp_path_factory.mktemp("episodic") / "big.duckdb", batch_size=10_000)
     words = "login session cache parser export search token render upload retry timeout schema".split()
     for t in range(200):
         store.start_task(f"t{t}", " ".join(rng.sample(words, 4)))
@@ -90,7 +90,7 @@ QUERIES = {
 
 
 @pytest.mark.parametrize("query", sorted(QUERIES))
-def test_query(benchmark: Any, big_store: am.EpisodicMemory, query: str) -> None:
+def test_query(benchmark: Any, big_store: EpisodicMemory, query: str) -> None:
     benchmark.group = f"query on {ROWS:,} interactions"
     benchmark.extra_info.update(impl=query)
     benchmark(QUERIES[query], big_store)
@@ -101,7 +101,7 @@ def test_file_history_index(benchmark: Any, tmp_path: Path, indexed: bool) -> No
     """Does the seed's index on file_path help DuckDB? Same data, with and without
     (the schema has none: this measurement is why)."""
     rng = random.Random(3)
-    store = am.EpisodicMemory(tmp_path / "idx.duckdb", batch_size=10_000)
+    store = EpisodicMemory(tmp_path / "idx.duckdb", batch_size=10_000)
     for n in range(ROWS):
         store.record_file_interaction(rng.choice(FILES), "read", timestamp=NOW + n)
     store.flush()

@@ -14,6 +14,7 @@ from typing import Any
 
 import aircher_mem as am
 import pytest
+from aircher_mem.engine import KnowledgeGraph, TokenCounter, find_relevant_to_query
 from aircher_mem.retrieval import search_params
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
@@ -25,8 +26,8 @@ def lines_of_python(root: Path) -> int:
 
 
 @pytest.fixture(scope="module")
-def graph(tmp_path_factory: pytest.TempPathFactory) -> tuple[am.KnowledgeGraph, Path]:
-    g = am.KnowledgeGraph.build(STDLIB)
+def graph(tmp_path_factory: pytest.TempPathFactory) -> tuple[KnowledgeGraph, Path]:
+    g = KnowledgeGraph.build(STDLIB)
     path = tmp_path_factory.mktemp("graph") / "stdlib.graph"
     g.save(path)
     return g, path
@@ -34,7 +35,7 @@ def graph(tmp_path_factory: pytest.TempPathFactory) -> tuple[am.KnowledgeGraph, 
 
 def test_build_stdlib(benchmark: Any) -> None:
     benchmark.group = "index CPython stdlib"
-    g = benchmark.pedantic(am.KnowledgeGraph.build, args=(STDLIB,), rounds=3, warmup_rounds=0)
+    g = benchmark.pedantic(KnowledgeGraph.build, args=(STDLIB,), rounds=3, warmup_rounds=0)
     benchmark.extra_info.update(
         impl="aircher-mem graph",
         files=g.file_count,
@@ -55,30 +56,30 @@ def test_ctags_stdlib(benchmark: Any, tmp_path: Path) -> None:
     benchmark.extra_info.update(impl="universal-ctags", tags=tags)
 
 
-def test_load(benchmark: Any, graph: tuple[am.KnowledgeGraph, Path]) -> None:
+def test_load(benchmark: Any, graph: tuple[KnowledgeGraph, Path]) -> None:
     """Each round loads with the previous round's graph freed (outside the timing),
     as a process that loads its graph once would. The lexical index stays in its file
     until it is first needed (see test_load_then_search)."""
     benchmark.group = "graph operations"
     benchmark.extra_info.update(impl="load saved graph")
-    loaded: list[am.KnowledgeGraph] = []
+    loaded: list[KnowledgeGraph] = []
 
     def setup() -> tuple[tuple[Path], dict[str, Any]]:
         loaded.clear()
         return (graph[1],), {}
 
-    benchmark.pedantic(lambda path: loaded.append(am.KnowledgeGraph.load(path)), setup=setup, rounds=7, warmup_rounds=1)
+    benchmark.pedantic(lambda path: loaded.append(KnowledgeGraph.load(path)), setup=setup, rounds=7, warmup_rounds=1)
 
 
 @pytest.mark.parametrize("read_index", ["when_needed", "with_graph"])
-def test_load_then_search(benchmark: Any, graph: tuple[am.KnowledgeGraph, Path], read_index: str) -> None:
+def test_load_then_search(benchmark: Any, graph: tuple[KnowledgeGraph, Path], read_index: str) -> None:
     """A load and a first search: the whole cost of a process that opens the store to
     search it. ``when_needed`` (the default, no argument given) reads the lexical index at
     the search; ``with_graph`` (what Memory's search verbs ask for) beside the graph."""
     benchmark.group = "graph operations"
     benchmark.extra_info.update(impl=f"load saved graph ({read_index}) + first search")
     params = search_params(am.Policy())
-    loaded: list[am.KnowledgeGraph] = []
+    loaded: list[KnowledgeGraph] = []
     kwargs: dict[str, Any] = {} if read_index == "when_needed" else {"read_index": read_index}
 
     def setup() -> tuple[tuple[Path], dict[str, Any]]:
@@ -86,7 +87,7 @@ def test_load_then_search(benchmark: Any, graph: tuple[am.KnowledgeGraph, Path],
         return (graph[1],), {}
 
     def load_and_search(path: Path) -> None:
-        loaded.append(am.KnowledgeGraph.load(path, **kwargs))
+        loaded.append(KnowledgeGraph.load(path, **kwargs))
         hits, _, _ = loaded[-1].search("json decoder raises JSONDecodeError in raw_decode", params, limit=10)
         assert hits
 
@@ -94,13 +95,13 @@ def test_load_then_search(benchmark: Any, graph: tuple[am.KnowledgeGraph, Path],
 
 
 @pytest.mark.parametrize("path", ["json/decoder.py", "os.py", "asyncio/tasks.py"])
-def test_update_file(benchmark: Any, graph: tuple[am.KnowledgeGraph, Path], path: str) -> None:
+def test_update_file(benchmark: Any, graph: tuple[KnowledgeGraph, Path], path: str) -> None:
     benchmark.group = "graph operations"
     benchmark.extra_info.update(impl=f"update_file {path}")
     benchmark(graph[0].update_file, path)
 
 
-def test_update_file_sample(benchmark: Any, graph: tuple[am.KnowledgeGraph, Path]) -> None:
+def test_update_file_sample(benchmark: Any, graph: tuple[KnowledgeGraph, Path]) -> None:
     """update_file over every 40th file of the tree in turn: the median is a typical file's."""
     benchmark.group = "graph operations"
     files = graph[0].files[::40]
@@ -110,18 +111,18 @@ def test_update_file_sample(benchmark: Any, graph: tuple[am.KnowledgeGraph, Path
 
 
 @pytest.mark.parametrize("name", ["raw_decode", "urlopen", "dumps"])
-def test_get_callers(benchmark: Any, graph: tuple[am.KnowledgeGraph, Path], name: str) -> None:
+def test_get_callers(benchmark: Any, graph: tuple[KnowledgeGraph, Path], name: str) -> None:
     benchmark.group = "graph operations"
     benchmark.extra_info.update(impl=f"get_callers {name}")
     benchmark(graph[0].get_callers, name)
 
 
-def test_relevant_code(benchmark: Any, graph: tuple[am.KnowledgeGraph, Path]) -> None:
+def test_relevant_code(benchmark: Any, graph: tuple[KnowledgeGraph, Path]) -> None:
     benchmark.group = "graph operations"
     benchmark.extra_info.update(impl="find_relevant_to_query (2K tokens)")
-    counter = am.TokenCounter()
+    counter = TokenCounter()
     benchmark.pedantic(
-        am.find_relevant_to_query,
+        find_relevant_to_query,
         args=(graph[0], "json decoder raises JSONDecodeError in raw_decode"),
         kwargs={"max_tokens": 2000, "tokens": counter},
         rounds=5,
@@ -129,7 +130,7 @@ def test_relevant_code(benchmark: Any, graph: tuple[am.KnowledgeGraph, Path]) ->
     )
 
 
-def test_call_precision(graph: tuple[am.KnowledgeGraph, Path]) -> None:
+def test_call_precision(graph: tuple[KnowledgeGraph, Path]) -> None:
     """Not timed: call edges against the ast ground truth of graph_precision.py (the
     figures are in benches/README.md); fails if resolution quality drops."""
     from graph_precision import measure

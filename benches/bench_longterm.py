@@ -59,6 +59,7 @@ from aircher_mem.longterm.store import INDEX_SUFFIXES
 
 sys.path.insert(0, str(Path(__file__).parent))
 import locomo
+from aircher_mem.results import GcReport
 
 HAVE_BM25S = importlib.util.find_spec("bm25s") is not None
 NO_BM25S = "bm25s is not installed (pip install bm25s): the BM25 baseline is skipped"
@@ -602,7 +603,7 @@ def test_gc(benchmark: Any, store: Store, tmp_path: Path, dry_run: bool) -> None
     beyond mid_capacity) and writes them; extra_info: a second gc right after."""
     benchmark.group = f"gc over {store.n:,} memories"
     stores: list[LongTermMemory] = []
-    reports: list[am.GcReport] = []
+    reports: list[GcReport] = []
     rounds = itertools.count()
 
     def setup() -> tuple[tuple[()], dict[str, Any]]:

@@ -33,6 +33,13 @@ from typing import Any
 
 import aircher_mem as am
 import pytest
+from aircher_mem.engine import (
+    DynamicContextManager,
+    KnowledgeGraph,
+    TokenCounter,
+    find_relevant_to_query,
+    graph_code_provider,
+)
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 HAVE_BM25S = importlib.util.find_spec("bm25s") is not None
@@ -124,7 +131,7 @@ class Corpus:
         self.root = root
         before = rss_mb()
         start = time.perf_counter()
-        self.graph = am.KnowledgeGraph.build(root)
+        self.graph = KnowledgeGraph.build(root)
         self.build_seconds = time.perf_counter() - start
         self.rss = {"rss_before_build_mb": round(before), "rss_after_build_mb": round(rss_mb())}
         self.rss["peak_rss_mb"] = round(peak_rss_mb())
@@ -271,9 +278,9 @@ def test_search_interleaved(benchmark: Any, corpus: Corpus, bm25: Any) -> None:
 def test_relevant_code(benchmark: Any, corpus: Corpus) -> None:
     """What prepare_context adds per message: snippets within 2K tokens."""
     benchmark.group = "relevant code per message"
-    counter = am.TokenCounter()
+    counter = TokenCounter()
     times, results = run_queries(
-        benchmark, corpus, lambda q: am.find_relevant_to_query(corpus.graph, q, max_tokens=2000, tokens=counter)
+        benchmark, corpus, lambda q: find_relevant_to_query(corpus.graph, q, max_tokens=2000, tokens=counter)
     )
     benchmark.extra_info.update(impl="find_relevant_to_query (2K tokens)")
     benchmark.extra_info.update(latency_info(times))
@@ -288,11 +295,9 @@ def test_prepare_context(benchmark: Any, corpus: Corpus, window: int, with_code:
     tokens); without code is the baseline (the window's own work)."""
     benchmark.group = f"prepare_context, {window:,}-token window"
     policy = am.Policy(max_tokens=window)
-    counter = am.TokenCounter(policy.encoding)
-    provider = am.graph_code_provider(corpus.graph, tokens=counter, policy=policy) if with_code else None
-    ctx = am.DynamicContextManager(
-        policy, code_provider=provider, tokens=counter, clock=itertools.count(1e9, 30).__next__
-    )
+    counter = TokenCounter(policy.encoding)
+    provider = graph_code_provider(corpus.graph, tokens=counter, policy=policy) if with_code else None
+    ctx = DynamicContextManager(policy, code_provider=provider, tokens=counter, clock=itertools.count(1e9, 30).__next__)
     ctx.add_system_prompt("You are a careful coding agent working on the Python standard library.")
     ctx.set_current_task("t1", "answer questions about the standard library")
     times, results = run_queries(benchmark, corpus, ctx.prepare_context)
@@ -396,7 +401,7 @@ def test_save_sizes(benchmark: Any, corpus: Corpus, tmp_path: Path) -> None:
         graph_build_s=round(corpus.build_seconds, 2),
         **corpus.rss,
     )
-    assert am.KnowledgeGraph.load(path).search("zip file members", corpus.params, limit=1)[0]
+    assert KnowledgeGraph.load(path).search("zip file members", corpus.params, limit=1)[0]
 
 
 # -- summary ------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from typing import Any
 
 import aircher_mem as am
 import pytest
+from aircher_mem.engine import KnowledgeGraph
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 NAME = "raw_decode"
@@ -50,7 +51,7 @@ def test_one_shot_graph(benchmark: Any, stdlib: Path) -> None:
     benchmark.extra_info.update(impl="KnowledgeGraph.load + get_callers (baseline)")
 
     def run() -> int:
-        return len(am.KnowledgeGraph.load(stdlib / ".aircher" / "graph.bin").get_callers(NAME))
+        return len(KnowledgeGraph.load(stdlib / ".aircher" / "graph.bin").get_callers(NAME))
 
     assert benchmark.pedantic(run, rounds=5, warmup_rounds=1) > 0
 
@@ -68,5 +69,5 @@ def test_warm_service(benchmark: Any, stdlib: Path) -> None:
 def test_warm_graph(benchmark: Any, stdlib: Path) -> None:
     benchmark.group = "service: warm callers"
     benchmark.extra_info.update(impl="KnowledgeGraph.get_callers (baseline)")
-    graph = am.KnowledgeGraph.load(stdlib / ".aircher" / "graph.bin")
+    graph = KnowledgeGraph.load(stdlib / ".aircher" / "graph.bin")
     assert len(benchmark(graph.get_callers, NAME)) > 0

@@ -2,35 +2,35 @@ from __future__ import annotations
 
 import random
 
-import aircher_mem as am
+from aircher_mem.engine import ContextItem, ContextItemType
 
 NOW = 1_700_000_000.0
 KINDS = [
-    am.ContextItemType.UserMessage(),
-    am.ContextItemType.AssistantResponse(),
-    am.ContextItemType.AssistantResponse(["bash"]),
-    am.ContextItemType.ToolResult("bash", "src/app.py"),
-    am.ContextItemType.CodeSnippet("src/app.py", (10, 80)),
-    am.ContextItemType.TaskState("t1", "fix"),
-    am.ContextItemType.KnowledgeGraphQuery("callers of f", "g, h"),
+    ContextItemType.UserMessage(),
+    ContextItemType.AssistantResponse(),
+    ContextItemType.AssistantResponse(["bash"]),
+    ContextItemType.ToolResult("bash", "src/app.py"),
+    ContextItemType.CodeSnippet("src/app.py", (10, 80)),
+    ContextItemType.TaskState("t1", "fix"),
+    ContextItemType.KnowledgeGraphQuery("callers of f", "g, h"),
 ]
 
 
-def agent_like_window(n: int, seed: int = 0) -> tuple[list[am.ContextItem], int]:
+def agent_like_window(n: int, seed: int = 0) -> tuple[list[ContextItem], int]:
     """n items shaped like an agent session: a sticky system prompt, a mix of item
     types over the last 3 hours, 10 % depending on an earlier item, three tasks.
     Returns the items and a max_tokens that puts them at 90 % of the window, so one
     prune runs the seed's path (threshold 80 %, remove 30 %)."""
     rng = random.Random(seed)
     items = [
-        am.ContextItem(
-            "sys", "system", am.ContextItemType.SystemPrompt(), token_cost=500, timestamp=NOW - 3 * 3600, sticky=True
+        ContextItem(
+            "sys", "system", ContextItemType.SystemPrompt(), token_cost=500, timestamp=NOW - 3 * 3600, sticky=True
         )
     ]
     for i in range(1, n):
         deps = [items[rng.randrange(i)].id] if rng.random() < 0.1 else []
         items.append(
-            am.ContextItem(
+            ContextItem(
                 f"item-{i:07d}",
                 "",
                 rng.choice(KINDS),

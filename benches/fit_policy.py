@@ -14,6 +14,7 @@ import sys
 
 import aircher_mem as am
 from aircher_mem import replay as rp
+from aircher_mem.engine import ContextPolicy
 
 GRID = {
     "decay_minutes": [5.0, 15.0, 60.0],
@@ -33,7 +34,7 @@ def main(path: str) -> None:
         objective = 0.0
         for budget in (4000, 8000):
             policy = am.Policy(
-                max_tokens=budget, context=am.ContextPolicy(**overrides), drop_stale_views=True, supersede_views=True
+                max_tokens=budget, context=ContextPolicy(**overrides), drop_stale_views=True, supersede_views=True
             )
             [s] = rp.summarize(
                 rp.replay(events, policy, instance=i, strategy="fit", tokens=counter) for i, events in fit

@@ -23,7 +23,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-import aircher_mem as am
+from aircher_mem.engine import KnowledgeGraph
 
 # An import node's label is "<file>:import <module>"; its statement is read from the file.
 PACKAGE_STATEMENT = re.compile(r"^\s*(import\s+[\w.]+\.(\*|_)\s*;?|using\s+[\w.]+\s*;)\s*$")
@@ -34,7 +34,7 @@ def main() -> None:
     parser.add_argument("root", type=Path)
     args = parser.parse_args()
     start = time.perf_counter()
-    graph = am.KnowledgeGraph.build(args.root)
+    graph = KnowledgeGraph.build(args.root)
     seconds = time.perf_counter() - start
     edges = graph.edges()
 

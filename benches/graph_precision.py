@@ -37,7 +37,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-import aircher_mem as am
+from aircher_mem.engine import KnowledgeGraph
 
 
 @dataclass(frozen=True)
@@ -311,9 +311,9 @@ CATEGORIES = (
 )
 
 
-def measure(root: Path, graph: am.KnowledgeGraph | None = None) -> dict[str, Counter[str]]:
+def measure(root: Path, graph: KnowledgeGraph | None = None) -> dict[str, Counter[str]]:
     started = time.perf_counter()
-    graph = graph or am.KnowledgeGraph.build(root)
+    graph = graph or KnowledgeGraph.build(root)
     files = sorted({s.path for s in graph.find_symbol("", prefix=True) if s.path.endswith(".py")})
     sites = ground_truth(root, files)
     edges: dict[tuple[str, int, str], list[tuple[str, int]]] = defaultdict(list)

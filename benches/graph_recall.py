@@ -15,12 +15,12 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-import aircher_mem as am
+from aircher_mem.engine import KnowledgeGraph
 
 
 def recall(root: Path, names: list[str]) -> list[tuple[str, int, int, int]]:
     """(name, grep sites, linked, linked to one definition) per name."""
-    graph = am.KnowledgeGraph.build(root)
+    graph = KnowledgeGraph.build(root)
     files = [p for p in graph.files if p.endswith(".py")]
     wanted = set(names)
     targets: dict[tuple[str, int, str], int] = defaultdict(int)

@@ -13,13 +13,13 @@ import sys
 import sysconfig
 import time
 
-import aircher_mem as am
+from aircher_mem.engine import KnowledgeGraph
 
 
 def main() -> None:
     root = sysconfig.get_paths()["stdlib"]
     started = time.perf_counter()
-    graph = am.KnowledgeGraph.build(root)
+    graph = KnowledgeGraph.build(root)
     out: dict[str, float] = {"build s": round(time.perf_counter() - started, 2)}
     for path in ["os.py", "asyncio/tasks.py", "json/decoder.py", "typing.py"]:
         times = []

@@ -13,8 +13,8 @@ import argparse
 import statistics
 import time
 
-import aircher_mem as am
 from aircher_mem import _reference as reference
+from aircher_mem.engine import ContextPolicy, ContextWindow
 from conftest import NOW, agent_like_window
 
 
@@ -27,11 +27,11 @@ def main() -> None:
     print("|---:|---:|---:|---:|")
     for n in args.sizes:
         items, max_tokens = agent_like_window(n)
-        base = am.ContextWindow(max_tokens)
+        base = ContextWindow(max_tokens)
         base.set_current_task("t1")
         base.extend(items)
         refs = reference.ref_items(items)
-        policy = am.ContextPolicy()
+        policy = ContextPolicy()
         rust, python, ratios = [], [], []
         for _ in range(args.pairs if n <= 10_000 else max(5, args.pairs // 3)):
             window = base.copy()

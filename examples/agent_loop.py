@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import aircher_mem as am
+from aircher_mem.engine import DynamicContextManager
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "trajectories-mini-swe-agent-gemini3pro.tar.gz"
 
@@ -59,7 +60,7 @@ def main() -> None:
     args = parser.parse_args()
 
     clock = [1_700_000_000.0]  # one simulated minute per event, so time decay shows
-    manager = am.DynamicContextManager(am.Policy(max_tokens=args.budget), clock=lambda: clock[0])
+    manager = DynamicContextManager(am.Policy(max_tokens=args.budget), clock=lambda: clock[0])
     events = trajectory(args.instance) if DATA.is_file() else builtin_session()
     print(
         f"source: {args.instance if DATA.is_file() else 'built-in session'}; budget {args.budget} tokens "

@@ -12,16 +12,17 @@ from typing import Any
 
 import aircher_mem as am
 import pytest
+from aircher_mem.engine import ContextItem, ContextItemType
 
 NOW = 1_700_000_000.0
 
-T = am.ContextItemType
+T = ContextItemType
 
 
 def make_item(
-    id: str, kind: am.ContextItemType | None = None, *, age_s: float = 0.0, tokens: int = 10, **kw: Any
-) -> am.ContextItem:
-    return am.ContextItem(
+    id: str, kind: ContextItemType | None = None, *, age_s: float = 0.0, tokens: int = 10, **kw: Any
+) -> ContextItem:
+    return ContextItem(
         id, f"content {id}", kind or T.ToolResult("bash"), token_cost=tokens, timestamp=NOW - age_s, **kw
     )
 

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import aircher_mem as am
 import pytest
+from aircher_mem.engine import ContextItem, ContextItemType, ContextPolicy, ContextWindow, GraphPolicy, ServerPolicy
 
 
 def test_seed002_preset_is_the_seed_verbatim() -> None:
@@ -28,33 +29,33 @@ def test_seed002_preset_is_the_seed_verbatim() -> None:
         c.weight_graph_query,
     ] == [100.0, 2.0, 1.5, 1.2, 0.9, 0.8, 0.7, 0.6]
     assert c.max_score == 100.0
-    assert c == am.ContextPolicy() and not p.drop_stale_views and not p.supersede_views
+    assert c == ContextPolicy() and not p.drop_stale_views and not p.supersede_views
 
 
 def test_default_is_the_seed_tuned_on_trajectories() -> None:
     p = am.Policy()
-    assert p.context == am.ContextPolicy(weight_code_snippet=3.0)
+    assert p.context == ContextPolicy(weight_code_snippet=3.0)
     assert p.drop_stale_views and p.supersede_views
 
 
 def test_fifo_preset_drops_oldest_first() -> None:
     p = am.Policy.fifo(max_tokens=100)
-    w = am.ContextWindow(p.max_tokens, p.context)
+    w = ContextWindow(p.max_tokens, p.context)
     kinds = [
-        am.ContextItemType.SystemPrompt(),
-        am.ContextItemType.CodeSnippet("a.py", (1, 2)),
-        am.ContextItemType.UserMessage(),
-        am.ContextItemType.ToolResult("bash"),
+        ContextItemType.SystemPrompt(),
+        ContextItemType.CodeSnippet("a.py", (1, 2)),
+        ContextItemType.UserMessage(),
+        ContextItemType.ToolResult("bash"),
     ]
     for n, kind in enumerate(kinds):  # newest last; the code is older than the user message
-        w.add(am.ContextItem(f"i{n}", "x", kind, token_cost=30, timestamp=1000.0 + n * 90, relevance_score=1.0))
+        w.add(ContextItem(f"i{n}", "x", kind, token_cost=30, timestamp=1000.0 + n * 90, relevance_score=1.0))
     r = w.maybe_prune(1000.0 + 400)
     assert r is not None and [i.id for i in r.removed] == ["i0", "i1"]
     assert not p.drop_stale_views and not p.supersede_views
 
 
 def test_toml_round_trip_and_partial_files(tmp_path: Path) -> None:
-    custom = am.Policy(max_tokens=32_000, context=am.ContextPolicy(weight_code_snippet=1.4, prune_fraction=0.25))
+    custom = am.Policy(max_tokens=32_000, context=ContextPolicy(weight_code_snippet=1.4, prune_fraction=0.25))
     path = tmp_path / "config.toml"
     path.write_text(custom.to_toml())
     assert am.Policy.from_toml(path) == custom
@@ -119,11 +120,11 @@ def test_missing_or_binary_config(tmp_path: Path) -> None:
 
 
 def test_context_policy_in_code() -> None:
-    p = am.ContextPolicy(weight_code_snippet=2.0)
-    assert p.replace(weight_code_snippet=0.7) == am.ContextPolicy()
-    assert p.to_dict()["weight_code_snippet"] == 2.0 and list(p.to_dict()) == am.ContextPolicy.fields
+    p = ContextPolicy(weight_code_snippet=2.0)
+    assert p.replace(weight_code_snippet=0.7) == ContextPolicy()
+    assert p.to_dict()["weight_code_snippet"] == 2.0 and list(p.to_dict()) == ContextPolicy.fields
     with pytest.raises(am.PolicyError, match="unknown field"):
-        am.ContextPolicy(bogus=1.0)
+        ContextPolicy(bogus=1.0)
     with pytest.raises(am.PolicyError, match="prune_threshold"):
         p.replace(prune_threshold=float("nan"))
     with pytest.raises(am.PolicyError):
@@ -135,7 +136,7 @@ def test_sections_round_trip_and_set_the_budgets(tmp_path: Path) -> None:
     path.write_text("[retrieval]\ncode_share = 0.5\nmax_code_tokens = 3000\n[episodic]\nco_edit_seconds = 60\n")
     p = am.Policy.from_toml(path)
     assert (p.retrieval.code_share, p.retrieval.max_code_tokens, p.episodic.co_edit_seconds) == (0.5, 3000, 60)
-    assert p.graph == am.GraphPolicy() and p.server == am.ServerPolicy()  # sections left out keep the defaults
+    assert p.graph == GraphPolicy() and p.server == ServerPolicy()  # sections left out keep the defaults
     assert am.Policy(max_tokens=4000, retrieval=p.retrieval).code_tokens == 2000
     assert am.Policy(max_tokens=100_000, retrieval=p.retrieval).code_tokens == 3000  # capped
     assert am.Policy(max_tokens=1).code_tokens == 1

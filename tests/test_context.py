@@ -6,6 +6,8 @@ from typing import Any
 
 import aircher_mem as am
 import pytest
+from aircher_mem.engine import DynamicContextManager
+from aircher_mem.results import PastTask, RecallHit, RelevantCode
 from conftest import NOW
 
 
@@ -27,15 +29,15 @@ class Sink:
     ) -> None:
         self.interactions.append((session_id, task_id, file_path, operation, line_range, success))
 
-    def find_similar_tasks(self, text: str, limit: int = 3) -> list[am.PastTask]:
+    def find_similar_tasks(self, text: str, limit: int = 3) -> list[PastTask]:
         return []
 
     def store_snapshot(self, snapshot: dict[str, Any]) -> None:
         self.snapshots.append(snapshot)
 
 
-def manager(clock: list[float], max_tokens: int = 1000, **kw: Any) -> am.DynamicContextManager:
-    return am.DynamicContextManager(am.Policy(max_tokens=max_tokens), session_id="s1", clock=lambda: clock[0], **kw)
+def manager(clock: list[float], max_tokens: int = 1000, **kw: Any) -> DynamicContextManager:
+    return DynamicContextManager(am.Policy(max_tokens=max_tokens), session_id="s1", clock=lambda: clock[0], **kw)
 
 
 def test_add_helpers_count_tokens_once_and_tag_the_task(clock: list[float]) -> None:
@@ -65,12 +67,12 @@ def test_add_helpers_count_tokens_once_and_tag_the_task(clock: list[float]) -> N
 def test_prepare_context_returns_chat_messages_with_code_and_history(clock: list[float]) -> None:
     seen: list[tuple[str, int]] = []
 
-    def code(msg: str) -> list[am.RelevantCode]:
-        return [am.RelevantCode("auth.py", (10, 12), "def login(user):\n    ...", 0.9)]
+    def code(msg: str) -> list[RelevantCode]:
+        return [RelevantCode("auth.py", (10, 12), "def login(user):\n    ...", 0.9)]
 
-    def history(msg: str, limit: int) -> list[am.PastTask]:
+    def history(msg: str, limit: int) -> list[PastTask]:
         seen.append((msg, limit))
-        return [am.PastTask("fix session expiry", "patched auth.py:40")]
+        return [PastTask("fix session expiry", "patched auth.py:40")]
 
     m = manager(clock, code_provider=code, history_provider=history)
     m.add_system_prompt("You are an agent.")
@@ -150,8 +152,8 @@ def test_messages_render_every_item_type(clock: list[float]) -> None:
 
 
 def test_bad_provider_output_is_rejected_without_corrupting_the_window(clock: list[float]) -> None:
-    def code(msg: str) -> list[am.RelevantCode]:
-        return [am.RelevantCode("a.py", (9, 1), "x")]
+    def code(msg: str) -> list[RelevantCode]:
+        return [RelevantCode("a.py", (9, 1), "x")]
 
     m = manager(clock, code_provider=code)
     with pytest.raises(am.InvalidInputError, match="line_range"):
@@ -173,19 +175,19 @@ def test_supersede_and_stale_views(clock: list[float]) -> None:
 
 
 def test_seed002_keeps_every_view(clock: list[float]) -> None:
-    m = am.DynamicContextManager(am.Policy.seed002(max_tokens=1000), clock=lambda: clock[0])
+    m = DynamicContextManager(am.Policy.seed002(max_tokens=1000), clock=lambda: clock[0])
     m.add_code_snippet("x", file_path="a.py", line_range=(1, 50))
     m.add_code_snippet("y", file_path="a.py", line_range=(1, 80))
     assert m.file_edited("a.py") == [] and len(m.window) == 2
 
 
 def test_memories_come_in_best_first_with_their_ids_within_the_share(clock: list[float]) -> None:
-    def hit(memory_id: int, kind: str, content: str) -> am.RecallHit:
-        return am.RecallHit(kind, memory_id, content, 1.0, [], [], 0.0, 0.0, 0.0, [])
+    def hit(memory_id: int, kind: str, content: str) -> RecallHit:
+        return RecallHit(kind, memory_id, content, 1.0, [], [], 0.0, 0.0, 0.0, [])
 
     asked: list[str] = []
 
-    def memories(message: str) -> list[am.RecallHit]:
+    def memories(message: str) -> list[RecallHit]:
         asked.append(message)
         return [
             hit(7, "fact", "We use pytest for the tests."),
@@ -209,7 +211,7 @@ def test_memories_come_in_best_first_with_their_ids_within_the_share(clock: list
     ]
     wide = manager(clock, max_tokens=100_000, memory_provider=memories)  # 5,000 tokens: all three
     assert [msg["content"] for msg in wide.prepare_context("how do we test?")[1:]] == texts
-    shut = am.DynamicContextManager(
+    shut = DynamicContextManager(
         am.Policy.from_dict({"longterm": {"memory_share": 0.0}}), clock=lambda: clock[0], memory_provider=memories
     )
     assert shut.prepare_context("how do we test?") == [{"role": "user", "content": "how do we test?"}]

@@ -16,7 +16,10 @@ import aircher_mem as am
 import duckdb
 import pytest
 from aircher_mem import episodic
+from aircher_mem.engine import DynamicContextManager, EpisodicMemory
+from aircher_mem.errors import TaskStateError
 from aircher_mem.redact import pii_tags, redact, redact_value
+from aircher_mem.results import CoEdit, FileInteraction, ToolStats
 from aircher_mem.times import MAX_TIME, MIN_TIME
 from conftest import NOW
 from hypothesis import given, settings
@@ -29,18 +32,18 @@ def clock() -> list[float]:
 
 
 @pytest.fixture
-def mem(clock: list[float]) -> am.EpisodicMemory:
-    m = am.EpisodicMemory(session_id="s1", clock=lambda: clock[0])
+def mem(clock: list[float]) -> EpisodicMemory:
+    m = EpisodicMemory(session_id="s1", clock=lambda: clock[0])
     yield m
     m.close()
 
 
-def raw(m: am.EpisodicMemory, sql: str) -> list[tuple[Any, ...]]:
+def raw(m: EpisodicMemory, sql: str) -> list[tuple[Any, ...]]:
     """Reads the database directly, without flushing the buffer."""
     return m._con.execute(sql).fetchall()
 
 
-def test_schema_has_the_seed_tables_and_version(mem: am.EpisodicMemory) -> None:
+def test_schema_has_the_seed_tables_and_version(mem: EpisodicMemory) -> None:
     tables = {r[0] for r in raw(mem, "SELECT table_name FROM information_schema.tables")}
     assert tables == {
         "schema_meta",
@@ -76,7 +79,7 @@ def test_schema_has_the_seed_tables_and_version(mem: am.EpisodicMemory) -> None:
 
 
 def test_writes_are_batched_and_flushed(clock: list[float]) -> None:
-    m = am.EpisodicMemory(batch_size=3, clock=lambda: clock[0])
+    m = EpisodicMemory(batch_size=3, clock=lambda: clock[0])
     m.record_file_interaction("a.py", "read")
     m.record_file_interaction("a.py", "edit")
     assert raw(m, "SELECT count(*) FROM file_interactions") == [(0,)]
@@ -90,19 +93,19 @@ def test_writes_are_batched_and_flushed(clock: list[float]) -> None:
         m.record_file_interaction("a.py", "read")
 
 
-def test_file_history_newest_first_with_line_ranges(mem: am.EpisodicMemory, clock: list[float]) -> None:
+def test_file_history_newest_first_with_line_ranges(mem: EpisodicMemory, clock: list[float]) -> None:
     for n in range(7):
         clock[0] = NOW + n
         mem.record_file_interaction("src/auth.py", "read", line_range=(n, n + 10), context=f"look {n}")
     mem.record_file_interaction("src/other.py", "edit", changes_summary="rename")
     history = mem.file_history("src/auth.py")
     assert [h.line_range for h in history] == [(6, 16), (5, 15), (4, 14), (3, 13), (2, 12)]
-    assert history[0] == am.FileInteraction(NOW + 6, "s1", None, "src/auth.py", "read", (6, 16), True, "look 6", None)
+    assert history[0] == FileInteraction(NOW + 6, "s1", None, "src/auth.py", "read", (6, 16), True, "look 6", None)
     assert json.loads(raw(mem, "SELECT line_range FROM file_interactions LIMIT 1")[0][0]) == {"start": 0, "end": 10}
     assert mem.file_history("nope.py") == []
 
 
-def test_last_interactions_match_a_substring_literally(mem: am.EpisodicMemory, clock: list[float]) -> None:
+def test_last_interactions_match_a_substring_literally(mem: EpisodicMemory, clock: list[float]) -> None:
     for n, path in enumerate(["src/auth/login.py", "src/api.py", "tests/test_auth.py", "src/100%_auth.py"]):
         clock[0] = NOW + n
         mem.record_file_interaction(path, "read")
@@ -115,11 +118,11 @@ def test_last_interactions_match_a_substring_literally(mem: am.EpisodicMemory, c
     assert len(mem.last_interactions("auth", limit=1)) == 1
 
 
-def edit(m: am.EpisodicMemory, path: str, task: str, at: float) -> None:
+def edit(m: EpisodicMemory, path: str, task: str, at: float) -> None:
     m.record_file_interaction(path, "edit", task_id=task, timestamp=at)
 
 
-def test_co_edited_files_on_known_data(mem: am.EpisodicMemory) -> None:
+def test_co_edited_files_on_known_data(mem: EpisodicMemory) -> None:
     # a.py + b.py edited together (<= 300 s apart, same task) in three tasks: 3.
     for k, task in enumerate(["t1", "t2", "t3"]):
         edit(mem, "a.py", task, NOW + k * 1000)
@@ -127,16 +130,16 @@ def test_co_edited_files_on_known_data(mem: am.EpisodicMemory) -> None:
     edit(mem, "c.py", "t1", NOW + 301)  # 301 s after a.py: too late; 2 s after b.py: counts once
     edit(mem, "a.py", "t4", NOW)  # different task from b.py's edits
     mem.record_file_interaction("b.py", "read", task_id="t4", timestamp=NOW)  # a read is not an edit
-    assert mem.co_edited_files() == [am.CoEdit("a.py", "b.py", 3)]
-    assert mem.co_edited_files(min_count=1) == [am.CoEdit("a.py", "b.py", 3), am.CoEdit("b.py", "c.py", 1)]
+    assert mem.co_edited_files() == [CoEdit("a.py", "b.py", 3)]
+    assert mem.co_edited_files(min_count=1) == [CoEdit("a.py", "b.py", 3), CoEdit("b.py", "c.py", 1)]
     assert mem.co_edited_files(min_count=1, within_seconds=1000) == [
-        am.CoEdit("a.py", "b.py", 3),
-        am.CoEdit("a.py", "c.py", 1),
-        am.CoEdit("b.py", "c.py", 1),
+        CoEdit("a.py", "b.py", 3),
+        CoEdit("a.py", "c.py", 1),
+        CoEdit("b.py", "c.py", 1),
     ]
 
 
-def test_co_edit_patterns_are_learned_incrementally(mem: am.EpisodicMemory) -> None:
+def test_co_edit_patterns_are_learned_incrementally(mem: EpisodicMemory) -> None:
     for k in range(4):
         edit(mem, "api.py", f"t{k}", NOW + k * 1000)
         edit(mem, "auth.py", f"t{k}", NOW + k * 1000 + 60)
@@ -161,7 +164,7 @@ def test_co_edit_patterns_are_learned_incrementally(mem: am.EpisodicMemory) -> N
     st.integers(1, 7),
 )
 def test_incremental_co_edits_equal_the_full_query(edits: list[tuple[str, str, int, bool]], batch: int) -> None:
-    m = am.EpisodicMemory(batch_size=batch)
+    m = EpisodicMemory(batch_size=batch)
     for path, task, at, flush in edits:
         edit(m, path, task, NOW + at)
         if flush:
@@ -171,7 +174,7 @@ def test_incremental_co_edits_equal_the_full_query(edits: list[tuple[str, str, i
     m.close()
 
 
-def test_error_then_fix_pattern(mem: am.EpisodicMemory) -> None:
+def test_error_then_fix_pattern(mem: EpisodicMemory) -> None:
     mem.start_task("t1", "make the tests pass")
     for _ in range(2):
         mem.record_tool_execution(
@@ -197,7 +200,7 @@ def test_error_then_fix_pattern(mem: am.EpisodicMemory) -> None:
     assert (pattern.observed_count, pattern.confidence) == (2, pytest.approx(2 / 3))
 
 
-def test_tool_stats_over_the_last_seven_days(mem: am.EpisodicMemory) -> None:
+def test_tool_stats_over_the_last_seven_days(mem: EpisodicMemory) -> None:
     mem.record_tool_execution("bash", {"cmd": "ls"}, success=True, duration_ms=10, timestamp=NOW - 3600)
     mem.record_tool_execution(
         "bash", {"cmd": "false"}, success=False, duration_ms=30, error_message="exit 1", timestamp=NOW - 86_400
@@ -205,14 +208,14 @@ def test_tool_stats_over_the_last_seven_days(mem: am.EpisodicMemory) -> None:
     mem.record_tool_execution("edit", {"path": "a.py"}, success=True, timestamp=NOW)
     mem.record_tool_execution("bash", {"cmd": "old"}, success=True, duration_ms=999, timestamp=NOW - 8 * 86_400)
     stats = mem.tool_stats(now=NOW)
-    assert stats == [am.ToolStats("bash", 2, 1, 20.0), am.ToolStats("edit", 1, 1, None)]
+    assert stats == [ToolStats("bash", 2, 1, 20.0), ToolStats("edit", 1, 1, None)]
     assert stats[0].success_rate == 0.5
     assert mem.tool_stats(days=30, now=NOW)[0].total == 3
     params = raw(mem, "SELECT parameters FROM tool_executions ORDER BY id LIMIT 1")[0][0]
     assert json.loads(params) == {"cmd": "ls"}
 
 
-def test_task_lifecycle_and_usage(mem: am.EpisodicMemory, clock: list[float]) -> None:
+def test_task_lifecycle_and_usage(mem: EpisodicMemory, clock: list[float]) -> None:
     mem.start_task("t1", "fix login", intent="ProjectFixing")
     mem.record_file_interaction("auth.py", "read")
     mem.record_file_interaction("auth.py", "edit")
@@ -241,9 +244,9 @@ def test_task_lifecycle_and_usage(mem: am.EpisodicMemory, clock: list[float]) ->
     assert mem.current_task_id == "t2"
     mem.fail_task("t2", "no cache backend")
     assert [t.task_id for t in mem.open_tasks()] == ["t3"]
-    with pytest.raises(am.TaskStateError, match="completed"):
+    with pytest.raises(TaskStateError, match="completed"):
         mem.pause_task("t1")
-    with pytest.raises(am.TaskStateError, match="already exists"):
+    with pytest.raises(TaskStateError, match="already exists"):
         mem.start_task("t1", "again")
     with pytest.raises(am.UnknownTaskError):
         mem.complete_task("ghost")
@@ -253,12 +256,12 @@ def test_task_lifecycle_and_usage(mem: am.EpisodicMemory, clock: list[float]) ->
 
 def test_usage_of_an_earlier_session_task_is_kept(tmp_path: Path, clock: list[float]) -> None:
     path = tmp_path / "memory.duckdb"
-    with am.EpisodicMemory(path, session_id="s1", clock=lambda: clock[0]) as first:
+    with EpisodicMemory(path, session_id="s1", clock=lambda: clock[0]) as first:
         first.start_task("t1", "refactor parser")
         first.record_tool_execution("grep")
         first.record_file_interaction("parser.py", "edit")
         first.pause_task("t1")
-    with am.EpisodicMemory(path, session_id="s2", clock=lambda: clock[0]) as second:
+    with EpisodicMemory(path, session_id="s2", clock=lambda: clock[0]) as second:
         second.resume_task("t1")
         second.record_tool_execution("grep")
         second.record_file_interaction("lexer.py", "edit")
@@ -267,7 +270,7 @@ def test_usage_of_an_earlier_session_task_is_kept(tmp_path: Path, clock: list[fl
         assert t1.session_id == "s1"
 
 
-def test_similar_tasks_rank_lexically(mem: am.EpisodicMemory) -> None:
+def test_similar_tasks_rank_lexically(mem: EpisodicMemory) -> None:
     tasks = {
         "t1": ("Fix login failure for admin users", "session cookie was not refreshed in auth.py"),
         "t2": ("Add caching to the search endpoint", "redis cache with 60 s TTL"),
@@ -287,7 +290,7 @@ def test_similar_tasks_rank_lexically(mem: am.EpisodicMemory) -> None:
     assert "t5" not in [t.task_id for t in mem.find_similar_tasks("login admin session")]
 
 
-def test_similar_tasks_match_word_forms_with_bm25_scores(mem: am.EpisodicMemory) -> None:
+def test_similar_tasks_match_word_forms_with_bm25_scores(mem: EpisodicMemory) -> None:
     # Words are stemmed: "fixing logins" is "fix login", as "fix the login" is.
     mem.start_task("t2", "speed up export")
     mem.complete_task("t2")
@@ -304,7 +307,7 @@ def test_similar_tasks_match_word_forms_with_bm25_scores(mem: am.EpisodicMemory)
     assert [t.task_id for t in mem.find_similar_tasks("exporting speedily")] == ["t2"]
 
 
-def test_similar_tasks_follow_every_change_of_the_tasks(mem: am.EpisodicMemory) -> None:
+def test_similar_tasks_follow_every_change_of_the_tasks(mem: EpisodicMemory) -> None:
     def found(text: str) -> list[tuple[str, str, str]]:
         return [(t.task_id, t.outcome, t.status) for t in mem.find_similar_tasks(text)]
 
@@ -322,7 +325,7 @@ def test_similar_tasks_follow_every_change_of_the_tasks(mem: am.EpisodicMemory) 
     assert found("deploying") == [("t2", "deploys time out", "failed"), ("t1", "warmed on deploy", "completed")]
 
 
-def test_similar_tasks_equal_scores_go_by_task_id(mem: am.EpisodicMemory) -> None:
+def test_similar_tasks_equal_scores_go_by_task_id(mem: EpisodicMemory) -> None:
     for task_id in ("b", "c", "a"):
         mem.start_task(task_id, "migrate the billing tables")
         mem.complete_task(task_id)
@@ -330,7 +333,7 @@ def test_similar_tasks_equal_scores_go_by_task_id(mem: am.EpisodicMemory) -> Non
     assert [t.task_id for t in found] == ["a", "b"] and found[0].score == found[1].score > 0
 
 
-def test_snapshots_and_learnings(mem: am.EpisodicMemory) -> None:
+def test_snapshots_and_learnings(mem: EpisodicMemory) -> None:
     snap = {
         "timestamp": NOW,
         "session_id": "s1",
@@ -371,7 +374,7 @@ def test_snapshots_and_learnings(mem: am.EpisodicMemory) -> None:
         (lambda m: m.store_snapshot({"timestamp": NOW}), "snapshot lacks"),
     ],
 )
-def test_bad_records_raise_and_store_nothing(mem: am.EpisodicMemory, call: Any, message: str) -> None:
+def test_bad_records_raise_and_store_nothing(mem: EpisodicMemory, call: Any, message: str) -> None:
     mem.record_file_interaction("kept.py", "read")
     with pytest.raises(am.InvalidInputError, match=message):
         call(mem)
@@ -398,13 +401,13 @@ def v1_store(path: Path) -> None:
 def test_an_older_store_is_migrated_and_keeps_its_rows(tmp_path: Path) -> None:
     path = tmp_path / "memory.duckdb"
     v1_store(path)
-    with am.EpisodicMemory(path) as m:
+    with EpisodicMemory(path) as m:
         assert m.schema_version == 3
         [old] = m.file_history("legacy.py")
         assert (old.session_id, old.operation) == ("old", "edit")
         assert [p.pattern_type for p in m.patterns()] == ["refactor"]
         m.record_learning("workflow", {"steps": 3}, 0.5)  # the v2 column works
-    with am.EpisodicMemory(path) as again:
+    with EpisodicMemory(path) as again:
         assert again.schema_version == 3 and again.counts()["session_learnings"] == 1
 
 
@@ -414,14 +417,14 @@ def digest(path: Path) -> str:
 
 def test_a_newer_store_is_refused_and_left_untouched(tmp_path: Path) -> None:
     path = tmp_path / "memory.duckdb"
-    with am.EpisodicMemory(path) as m:
+    with EpisodicMemory(path) as m:
         m.record_file_interaction("a.py", "read")
     con = duckdb.connect(str(path))
     con.execute("UPDATE schema_meta SET version = 99")
     con.close()
     before = digest(path)
     with pytest.raises(am.SchemaVersionError, match="version 99"):
-        am.EpisodicMemory(path)
+        EpisodicMemory(path)
     assert digest(path) == before
 
 
@@ -430,7 +433,7 @@ def test_a_corrupt_store_is_a_clear_error_and_left_untouched(tmp_path: Path) -> 
     path.write_bytes(b"\x00garbage" * 1000)
     before = digest(path)
     with pytest.raises(am.StoreCorruptError, match="not a DuckDB database"):
-        am.EpisodicMemory(path)
+        EpisodicMemory(path)
     assert digest(path) == before
 
 
@@ -452,12 +455,12 @@ def test_a_store_locked_by_another_process(tmp_path: Path) -> None:
         try:
             assert holder.stdout.readline().strip() == "ready"
             with pytest.raises(am.StoreLockedError, match="another process"):
-                am.EpisodicMemory(path)
+                EpisodicMemory(path)
         finally:
             holder.stdin.write("\n")
             holder.stdin.flush()
             holder.wait(timeout=30)
-    with am.EpisodicMemory(path) as m:  # nothing the holder stored was lost
+    with EpisodicMemory(path) as m:  # nothing the holder stored was lost
         assert [h.session_id for h in m.file_history("held.py")] == ["holder"]
 
 
@@ -475,15 +478,15 @@ def test_buffered_records_are_written_at_exit(tmp_path: Path) -> None:
         ],
         check=True,
     )
-    with am.EpisodicMemory(path) as m:
+    with EpisodicMemory(path) as m:
         assert len(m.file_history("exit.py")) == 1
 
 
 def test_context_manager_wiring(clock: list[float]) -> None:
-    store = am.EpisodicMemory(session_id="s1", clock=lambda: clock[0])
+    store = EpisodicMemory(session_id="s1", clock=lambda: clock[0])
     store.start_task("old", "fix the login redirect loop")
     store.complete_task("old", "cleared the stale session in auth.py")
-    ctx = am.DynamicContextManager(am.Policy(max_tokens=400), session_id="s1", episodic=store, clock=lambda: clock[0])
+    ctx = DynamicContextManager(am.Policy(max_tokens=400), session_id="s1", episodic=store, clock=lambda: clock[0])
     ctx.add_system_prompt("You are an agent.")
     ctx.set_current_task("t1", "login loops forever")
     messages = ctx.prepare_context("Why does login redirect forever?")
@@ -505,20 +508,20 @@ def test_context_manager_wiring(clock: list[float]) -> None:
 
 def test_the_migration_registry_versions_each_component(tmp_path: Path) -> None:
     path = tmp_path / "memory.duckdb"
-    with am.EpisodicMemory(path) as m:
+    with EpisodicMemory(path) as m:
         m.record_file_interaction("a.py", "read")
     con = duckdb.connect(str(path))
     assert con.execute("SELECT component, version FROM schema_versions").fetchall() == [("episodic", 3)]
     assert con.execute("SELECT version FROM schema_meta").fetchall() == [(3,)]  # what older releases read
     con.execute("DROP TABLE schema_versions")  # a store written before the registry
     con.close()
-    with am.EpisodicMemory(path) as m:
+    with EpisodicMemory(path) as m:
         assert m.schema_version == 3 and len(m.file_history("a.py")) == 1
     con = duckdb.connect(str(path))
     con.execute("UPDATE schema_versions SET version = 7")
     con.close()
     with pytest.raises(am.SchemaVersionError, match="episodic schema version 7"):
-        am.EpisodicMemory(path)
+        EpisodicMemory(path)
 
 
 # -- one bad record never poisons the store -------------------------------------------
@@ -612,21 +615,21 @@ def test_a_value_the_store_cannot_hold_is_refused_at_the_call(
     tmp_path: Path, clock: list[float], call: Any, field: str
 ) -> None:
     path = tmp_path / "memory.duckdb"
-    m = am.EpisodicMemory(path, session_id="s1", clock=lambda: clock[0], batch_size=2)
+    m = EpisodicMemory(path, session_id="s1", clock=lambda: clock[0], batch_size=2)
     m.record_file_interaction("before.py", "read")
     with pytest.raises(am.InvalidInputError, match=field):
         call(m)
     m.record_tool_execution("after", {"ok": True}, duration_ms=2**31, context_tokens=2**40)
     m.record_file_interaction("after.py", "edit")
     m.close()  # never fails because of the refused record
-    with am.EpisodicMemory(path) as again:
+    with EpisodicMemory(path) as again:
         counts = again.counts()
         assert (counts["file_interactions"], counts["tool_executions"]) == (2, 1)
         assert counts["context_snapshots"] == counts["session_learnings"] == 0
         assert raw(again, "SELECT duration_ms, context_tokens FROM tool_executions") == [(2**31, 2**40)]
 
 
-def test_wide_durations_and_token_counts_are_stored(mem: am.EpisodicMemory) -> None:
+def test_wide_durations_and_token_counts_are_stored(mem: EpisodicMemory) -> None:
     big = 2**63 - 1
     mem.record_tool_execution("slow", duration_ms=big, context_tokens=big)
     mem.store_snapshot({"timestamp": NOW, "session_id": "s1", "items": [], "total_tokens": big, "reason": "r"})
@@ -657,7 +660,7 @@ def v2_store(path: Path) -> None:
 def test_step_3_widens_durations_and_token_counts(tmp_path: Path) -> None:
     path = tmp_path / "memory.duckdb"
     v2_store(path)
-    with am.EpisodicMemory(path) as m:
+    with EpisodicMemory(path) as m:
         assert m.schema_version == 3
         types = dict(
             raw(
@@ -674,12 +677,12 @@ def test_step_3_widens_durations_and_token_counts(tmp_path: Path) -> None:
         assert raw(m, "SELECT duration_ms, context_tokens FROM tool_executions") == [(1500, 2000)]
         assert [s["total_tokens"] for s in m.snapshots()] == [300]
         m.record_tool_execution("long", duration_ms=2**40)
-    with am.EpisodicMemory(path) as again:
+    with EpisodicMemory(path) as again:
         assert sorted(r[0] for r in raw(again, "SELECT duration_ms FROM tool_executions")) == [1500, 2**40]
 
 
 def test_a_row_duckdb_refuses_is_dropped_with_a_warning_and_the_rest_written(
-    mem: am.EpisodicMemory, caplog: pytest.LogCaptureFixture
+    mem: EpisodicMemory, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Defence in depth: should a row get past the checks at the call, the flush
     finds it, drops it, and keeps every other row (of every table)."""
@@ -706,7 +709,7 @@ def test_a_row_duckdb_refuses_is_dropped_with_a_warning_and_the_rest_written(
     assert mem.counts()["tool_executions"] == 8
 
 
-def test_an_io_failure_keeps_the_records(mem: am.EpisodicMemory) -> None:
+def test_an_io_failure_keeps_the_records(mem: EpisodicMemory) -> None:
     """Only an error about a value makes the flush drop rows; anything else keeps
     them all buffered and raises StoreError."""
     mem.record_file_interaction("kept.py", "read")
@@ -730,7 +733,7 @@ def test_a_bad_buffered_row_at_exit_is_logged_not_a_traceback(tmp_path: Path) ->
     """)
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert "Traceback" not in done.stderr
-    with am.EpisodicMemory(path) as m:
+    with EpisodicMemory(path) as m:
         assert m.counts()["file_interactions"] == 1 and m.counts()["tool_executions"] == 1
 
 
@@ -842,7 +845,7 @@ def records(draw: st.DrawFn) -> tuple[str, dict[str, Any], str | None]:
     return kind, fields, broken
 
 
-def record(m: am.EpisodicMemory, kind: str, f: dict[str, Any]) -> None:
+def record(m: EpisodicMemory, kind: str, f: dict[str, Any]) -> None:
     if kind == "tool":
         m.record_tool_execution(f.pop("tool_name"), f.pop("parameters"), **f)
     elif kind == "file":
@@ -932,7 +935,7 @@ JSON_COLUMNS = {"tool": (4, 5), "file": (5,), "snapshot": (3, 5), "learning": (2
 def test_valid_records_are_stored_and_invalid_ones_refused(
     calls: list[tuple[str, dict[str, Any], str | None]], batch: int
 ) -> None:
-    m = am.EpisodicMemory(session_id="s1", batch_size=batch, clock=lambda: NOW)
+    m = EpisodicMemory(session_id="s1", batch_size=batch, clock=lambda: NOW)
     expected: dict[str, list[tuple[Any, ...]]] = {kind: [] for kind in STORED_SQL}
     try:
         for kind, fields, broken in calls:
@@ -1055,7 +1058,7 @@ def hostile_calls(draw: st.DrawFn) -> tuple[str, list[Any], dict[str, Any]]:
 @settings(max_examples=150, deadline=None)
 @given(calls=st.lists(hostile_calls(), min_size=1, max_size=4))
 def test_hostile_arguments_raise_only_aircher_errors(calls: list[tuple[str, list[Any], dict[str, Any]]]) -> None:
-    m = am.EpisodicMemory(session_id="s1", batch_size=2, clock=lambda: NOW)
+    m = EpisodicMemory(session_id="s1", batch_size=2, clock=lambda: NOW)
     try:
         m.start_task("t1", "fix the login redirect")
         for name, args, kwargs in calls:
@@ -1079,7 +1082,7 @@ def test_hostile_construction_and_clocks_raise_only_aircher_errors(
     session_id: Any, batch_size: Any, clock_value: Any
 ) -> None:
     try:
-        m = am.EpisodicMemory(session_id=session_id, batch_size=batch_size, clock=lambda: clock_value)
+        m = EpisodicMemory(session_id=session_id, batch_size=batch_size, clock=lambda: clock_value)
     except am.AircherError:
         return
     try:
@@ -1119,12 +1122,12 @@ def test_hostile_construction_and_clocks_raise_only_aircher_errors(
         (lambda m: m.learnings("\udc80"), "learning_type"),
     ],
 )
-def test_bad_query_arguments_are_invalid_input(mem: am.EpisodicMemory, call: Any, error: str) -> None:
+def test_bad_query_arguments_are_invalid_input(mem: EpisodicMemory, call: Any, error: str) -> None:
     with pytest.raises(am.InvalidInputError, match=error):
         call(mem)
 
 
-def test_query_edges_still_answer(mem: am.EpisodicMemory) -> None:
+def test_query_edges_still_answer(mem: EpisodicMemory) -> None:
     mem.record_tool_execution("old", timestamp=NOW - 10 * 365 * 86_400)
     assert [s.tool_name for s in mem.tool_stats(days=1e300, now=NOW)] == ["old"]
     assert mem.tool_stats(days=0, now=NOW) == []
@@ -1132,7 +1135,7 @@ def test_query_edges_still_answer(mem: am.EpisodicMemory) -> None:
     assert mem.file_history("a\x00b", limit=10_000) == []
 
 
-def test_a_duckdb_failure_in_a_query_is_a_store_error(mem: am.EpisodicMemory) -> None:
+def test_a_duckdb_failure_in_a_query_is_a_store_error(mem: EpisodicMemory) -> None:
     mem._con.execute("DROP TABLE learned_patterns")
     with pytest.raises(am.StoreError, match="reading it failed") as info:
         mem.patterns()

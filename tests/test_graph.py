@@ -11,6 +11,15 @@ from pathlib import Path
 
 import aircher_mem as am
 import pytest
+from aircher_mem.engine import (
+    DynamicContextManager,
+    KnowledgeGraph,
+    Symbol,
+    TokenCounter,
+    find_relevant_to_query,
+    graph_code_provider,
+)
+from aircher_mem.errors import FileMissingError, UnknownItemError
 
 
 def write(root: Path, files: dict[str, str | bytes]) -> Path:
@@ -489,7 +498,7 @@ REPO = {path: text for files in FIXTURES.values() for path, text in files.items(
 
 @pytest.mark.parametrize("language", sorted(FIXTURES))
 def test_exact_graph_per_language(tmp_path: Path, language: str) -> None:
-    g = am.KnowledgeGraph.build(write(tmp_path, FIXTURES[language]))
+    g = KnowledgeGraph.build(write(tmp_path, FIXTURES[language]))
     assert g.skipped == [] and g.warnings == []
     assert g.edges() == EDGES[language]
 
@@ -506,7 +515,7 @@ GO_TESTS = {
 
 def test_go_test_files_belong_to_the_test_build_only(tmp_path: Path) -> None:
     root = write(tmp_path, GO_TESTS)
-    g = am.KnowledgeGraph.build(root)
+    g = KnowledgeGraph.build(root)
     # The test file sees its package (Open, helper); the package's other files and its
     # importers see neither the test file nor what it defines (helper).
     assert g.edges() == [
@@ -530,18 +539,18 @@ def test_go_test_files_belong_to_the_test_build_only(tmp_path: Path) -> None:
     g.update_file("store/store_test.go")
     (root / "store/store_test.go").write_text(GO_TESTS["store/store_test.go"])
     g.update_file("store/store_test.go")
-    assert g.edges() == am.KnowledgeGraph.build(root).edges()
+    assert g.edges() == KnowledgeGraph.build(root).edges()
 
 
 def test_languages_side_by_side_do_not_mix(tmp_path: Path) -> None:
-    g = am.KnowledgeGraph.build(write(tmp_path, REPO))
+    g = KnowledgeGraph.build(write(tmp_path, REPO))
     # edges() sorts by kind in EdgeKind order (contains first), not by its name
     assert sorted(g.edges()) == sorted(e for edges in EDGES.values() for e in edges)
     assert g.file_count == len(REPO)
 
 
 def test_queries_return_typed_symbols(tmp_path: Path) -> None:
-    g = am.KnowledgeGraph.build(write(tmp_path, REPO))
+    g = KnowledgeGraph.build(write(tmp_path, REPO))
     user, java_user = g.find_symbol("User")  # by path: Python's, then Java's
     assert (user.kind, user.path, user.language, user.line, user.end_line) == ("class", "app/models.py", "python", 6, 8)
     assert (user.signature, user.scope, java_user.path) == ("class User(Base):", "", "svc/model/User.java")
@@ -557,14 +566,14 @@ def test_queries_return_typed_symbols(tmp_path: Path) -> None:
     assert [c.symbol.name for c in g.get_callees("create")] == ["User", "save", "slug"]
     assert [s.name for s in g.get_file_contents("app/models.py")] == ["LIMIT", "Base", "User", "save", "store"]
     assert g.find_symbol("nothing") == [] and g.get_callers("nothing") == []
-    with pytest.raises(am.UnknownItemError, match="no file"):
+    with pytest.raises(UnknownItemError, match="no file"):
         g.get_file_contents("app/absent.py")
 
 
 def test_module_qualified_names(tmp_path: Path) -> None:
-    g = am.KnowledgeGraph.build(write(tmp_path, REPO))
+    g = KnowledgeGraph.build(write(tmp_path, REPO))
 
-    def where(found: list[am.Symbol]) -> list[tuple[str, str, str]]:
+    def where(found: list[Symbol]) -> list[tuple[str, str, str]]:
         return [(s.path, s.scope, s.name) for s in found]
 
     assert where(g.find_symbol("models.store")) == [("app/models.py", "", "store")]
@@ -578,7 +587,7 @@ def test_module_qualified_names(tmp_path: Path) -> None:
 
 
 def test_imports_dependencies_and_references(tmp_path: Path) -> None:
-    g = am.KnowledgeGraph.build(write(tmp_path, REPO))
+    g = KnowledgeGraph.build(write(tmp_path, REPO))
     imports = [s for s in g.get_file_contents("app/views.py") if s.kind == "import"]
     assert [(s.name, s.items, s.line, s.signature) for s in imports] == [
         ("app.models", ["User"], 1, "from app.models import User"),
@@ -589,7 +598,7 @@ def test_imports_dependencies_and_references(tmp_path: Path) -> None:
     assert g.get_dependencies("svc/main.go") == ["svc/store/store.go"]
     assert g.get_dependents("core/src/cache.rs") == ["core/src/lib.rs"]
     for query in (g.get_dependencies, g.get_dependents):
-        with pytest.raises(am.UnknownItemError, match="no file"):
+        with pytest.raises(UnknownItemError, match="no file"):
             query("app/absent.py")
     refs = [(r.symbol.path, r.symbol.name, r.kind, r.line) for r in g.get_references("User")]
     assert refs == [
@@ -626,7 +635,7 @@ def test_bad_input_is_skipped_or_warned_never_fatal(tmp_path: Path) -> None:
     )
     (tmp_path / "loop").symlink_to(tmp_path, target_is_directory=True)
     seen: list[tuple[int, int]] = []
-    g = am.KnowledgeGraph.build(
+    g = KnowledgeGraph.build(
         tmp_path, max_file_bytes=1_000_000, progress=lambda done, total: seen.append((done, total))
     )
     # broken.py keeps what parsed; an invalid UTF-8 byte ends an identifier
@@ -647,16 +656,16 @@ def test_bad_input_is_skipped_or_warned_never_fatal(tmp_path: Path) -> None:
     assert seen[-1] == (5, 5) and seen == sorted(seen) and {t for _, t in seen} == {5}
     assert g.files == ["broken.py", "latin1.py", "noise.py", "ok.py"]  # noise: indexed, nothing in it
     assert g.get_file_contents("noise.py") == []
-    sources, skipped, unsupported = am.KnowledgeGraph.discover(tmp_path)  # the same walk, nothing parsed
+    sources, skipped, unsupported = KnowledgeGraph.discover(tmp_path)  # the same walk, nothing parsed
     assert unsupported == {}
     assert sources == ["blob.py", "broken.py", "latin1.py", "noise.py", "ok.py"] and [p for p, _ in skipped] == [
         "huge.py"
     ]
-    assert "huge.py" in am.KnowledgeGraph.discover(tmp_path, max_file_bytes=10**9)[0]
+    assert "huge.py" in KnowledgeGraph.discover(tmp_path, max_file_bytes=10**9)[0]
 
 
 def test_bad_roots_and_callbacks(tmp_path: Path) -> None:
-    for call in (am.KnowledgeGraph.build, am.KnowledgeGraph.discover):
+    for call in (KnowledgeGraph.build, KnowledgeGraph.discover):
         with pytest.raises(am.InvalidInputError, match="not a directory"):
             call(tmp_path / "absent")
     write(tmp_path, {"a.py": "def f():\n    pass\n"})
@@ -665,15 +674,15 @@ def test_bad_roots_and_callbacks(tmp_path: Path) -> None:
         raise RuntimeError("stop")
 
     with pytest.raises(RuntimeError, match="stop"):
-        am.KnowledgeGraph.build(tmp_path, progress=boom)
+        KnowledgeGraph.build(tmp_path, progress=boom)
     empty = tmp_path / "empty"
     empty.mkdir()
-    assert repr(am.KnowledgeGraph.build(empty)) == "KnowledgeGraph(files=0, nodes=0, edges=0, skipped=0)"
+    assert repr(KnowledgeGraph.build(empty)) == "KnowledgeGraph(files=0, nodes=0, edges=0, skipped=0)"
 
 
 def test_update_and_remove_files(tmp_path: Path) -> None:
     root = write(tmp_path, REPO)
-    g = am.KnowledgeGraph.build(root)
+    g = KnowledgeGraph.build(root)
     (root / "app/jobs.py").write_text("def nightly():\n    store(None)\n")
     g.update_file("app/jobs.py")
     assert [c.symbol.name for c in g.get_callers("store")] == ["nightly", "save"]
@@ -683,7 +692,7 @@ def test_update_and_remove_files(tmp_path: Path) -> None:
     # User is gone from Python; Java's User is no candidate for a Python call
     assert [s.path for s in g.find_symbol("User")] == ["svc/model/User.java"]
     assert [c.symbol.name for c in g.get_callees("create")] == ["slug"]
-    assert g.edges() == am.KnowledgeGraph.build(root).edges()  # same as a fresh build
+    assert g.edges() == KnowledgeGraph.build(root).edges()  # same as a fresh build
     (root / "app/jobs.py").unlink()
     g.update_file("app/jobs.py")  # gone: removed
     assert [c.symbol.name for c in g.get_callers("store")] == ["store_all"]
@@ -698,7 +707,7 @@ def test_update_and_remove_files(tmp_path: Path) -> None:
 def test_update_refuses_paths_outside_the_project(tmp_path: Path) -> None:
     root = write(tmp_path / "repo", {"a.py": "def f():\n    pass\n"})
     write(tmp_path, {"secret.py": "def s():\n    pass\n"})
-    g = am.KnowledgeGraph.build(root)
+    g = KnowledgeGraph.build(root)
     for bad in ("../secret.py", str(tmp_path / "secret.py"), "/etc/passwd.py", ""):
         with pytest.raises(am.InvalidInputError, match="outside the project root"):
             g.update_file(bad)
@@ -709,10 +718,10 @@ def test_update_refuses_paths_outside_the_project(tmp_path: Path) -> None:
 
 def test_save_and_load(tmp_path: Path) -> None:
     root = write(tmp_path / "repo", {**REPO, "blob.py": b"\x00"})
-    g = am.KnowledgeGraph.build(root)
+    g = KnowledgeGraph.build(root)
     path = tmp_path / "graph.bin"
     g.save(path)
-    loaded = am.KnowledgeGraph.load(path)
+    loaded = KnowledgeGraph.load(path)
     assert loaded.edges() == g.edges() and loaded.skipped == g.skipped and loaded.root == g.root
     assert [c.symbol.name for c in loaded.get_callers("store")] == ["save"]
     (root / "app/jobs.py").write_text("def nightly():\n    store(None)\n")
@@ -721,19 +730,19 @@ def test_save_and_load(tmp_path: Path) -> None:
     assert not list(tmp_path.glob("graph.bin.tmp*"))
     nested = tmp_path / "new" / ".aircher" / "graph.bin"  # missing folders are created
     g.save(nested)
-    assert am.KnowledgeGraph.load(nested).edges() == g.edges()
-    with pytest.raises(am.FileMissingError, match="no such file") as missing:
-        am.KnowledgeGraph.load(tmp_path / "absent" / "graph.bin")
+    assert KnowledgeGraph.load(nested).edges() == g.edges()
+    with pytest.raises(FileMissingError, match="no such file") as missing:
+        KnowledgeGraph.load(tmp_path / "absent" / "graph.bin")
     assert isinstance(missing.value, FileNotFoundError) and isinstance(missing.value, am.StoreError)
 
 
 def test_a_loaded_graph_reads_its_lexical_index_when_first_needed(tmp_path: Path) -> None:
     root = write(tmp_path / "repo", REPO)
     path = tmp_path / "graph.bin"
-    am.KnowledgeGraph.build(root).save(path)
+    KnowledgeGraph.build(root).save(path)
     query = "Why does store lose data when a User is saved?"
-    loaded = am.KnowledgeGraph.load(path)
-    eager = am.KnowledgeGraph.load(path)
+    loaded = KnowledgeGraph.load(path)
+    eager = KnowledgeGraph.load(path)
     assert not loaded.lexical_read
     eager.embedding_texts()
     assert eager.lexical_read
@@ -743,18 +752,18 @@ def test_a_loaded_graph_reads_its_lexical_index_when_first_needed(tmp_path: Path
     for graph in (loaded, eager):
         graph.update_file("app/jobs.py")
     assert not loaded.lexical_read
-    found = [(c.file_path, c.line_range) for c in am.find_relevant_to_query(loaded, query, max_tokens=200)]
+    found = [(c.file_path, c.line_range) for c in find_relevant_to_query(loaded, query, max_tokens=200)]
     assert loaded.lexical_read
-    assert found == [(c.file_path, c.line_range) for c in am.find_relevant_to_query(eager, query, max_tokens=200)]
+    assert found == [(c.file_path, c.line_range) for c in find_relevant_to_query(eager, query, max_tokens=200)]
     assert loaded.embedding_texts() == eager.embedding_texts()
     assert any("nightly_store_flush" in text for _, text in loaded.embedding_texts())
     # A save reads it too (and writes the update).
-    again = am.KnowledgeGraph.load(path)
+    again = KnowledgeGraph.load(path)
     (root / "app/jobs.py").unlink()
     again.update_file("app/jobs.py")
     again.save(tmp_path / "copy.bin")
     assert again.lexical_read
-    copy = am.KnowledgeGraph.load(tmp_path / "copy.bin")
+    copy = KnowledgeGraph.load(tmp_path / "copy.bin")
     assert not any("nightly" in text for _, text in copy.embedding_texts())
     assert copy.edges() == again.edges()
 
@@ -762,31 +771,31 @@ def test_a_loaded_graph_reads_its_lexical_index_when_first_needed(tmp_path: Path
 def test_a_graph_loaded_to_search_reads_its_lexical_index_with_it(tmp_path: Path) -> None:
     root = write(tmp_path / "repo", REPO)
     path = tmp_path / "graph.bin"
-    am.KnowledgeGraph.build(root).save(path)
-    with_graph = am.KnowledgeGraph.load(path, read_index="with_graph")
+    KnowledgeGraph.build(root).save(path)
+    with_graph = KnowledgeGraph.load(path, read_index="with_graph")
     assert with_graph.lexical_read
-    when_needed = am.KnowledgeGraph.load(path, read_index="when_needed")
+    when_needed = KnowledgeGraph.load(path, read_index="when_needed")
     assert not when_needed.lexical_read
     assert with_graph.embedding_texts() == when_needed.embedding_texts()
     for bad in ("now", "", "WITH_GRAPH"):
         with pytest.raises(am.InvalidInputError, match="invalid read_index: must be 'when_needed' or 'with_graph'"):
-            am.KnowledgeGraph.load(path, read_index=bad)  # type: ignore[arg-type]
+            KnowledgeGraph.load(path, read_index=bad)  # type: ignore[arg-type]
 
 
 def test_a_lexical_file_written_in_place_after_the_load_is_store_corrupt(tmp_path: Path) -> None:
     root = write(tmp_path / "repo", REPO)
     path = tmp_path / "graph.bin"
-    am.KnowledgeGraph.build(root).save(path)
-    loaded = am.KnowledgeGraph.load(path)
+    KnowledgeGraph.build(root).save(path)
+    loaded = KnowledgeGraph.load(path)
     query = "Why does store lose data when a User is saved?"
-    found = [(c.file_path, c.line_range) for c in am.find_relevant_to_query(loaded, query, max_tokens=200)]
+    found = [(c.file_path, c.line_range) for c in find_relevant_to_query(loaded, query, max_tokens=200)]
     lexical = tmp_path / "graph.lexical"
     data = lexical.read_bytes()
     with open(lexical, "r+b") as f:  # another program rewrites it in place
         f.write(data)
     os.utime(lexical, ns=(10**18, 10**18))
     with pytest.raises(am.StoreCorruptError, match=r"graph\.lexical was written in place"):
-        am.find_relevant_to_query(loaded, query, max_tokens=200)
+        find_relevant_to_query(loaded, query, max_tokens=200)
     (root / "app/jobs.py").write_text("def nightly():\n    store(None)\n")
     with pytest.raises(am.StoreCorruptError, match="load the store again"):
         loaded.update_file("app/jobs.py")
@@ -795,55 +804,55 @@ def test_a_lexical_file_written_in_place_after_the_load_is_store_corrupt(tmp_pat
     assert not (tmp_path / "copy" / "graph.bin").exists()
     # The graph itself is in memory: its queries go on.
     assert [c.symbol.name for c in loaded.get_callers("store")] == ["save"]
-    again = am.KnowledgeGraph.load(path)
-    assert [(c.file_path, c.line_range) for c in am.find_relevant_to_query(again, query, max_tokens=200)] == found
+    again = KnowledgeGraph.load(path)
+    assert [(c.file_path, c.line_range) for c in find_relevant_to_query(again, query, max_tokens=200)] == found
 
 
 def test_build_into_saves_what_build_saves(tmp_path: Path) -> None:
     root = write(tmp_path / "repo", {**REPO, "blob.py": b"\x00", "broken.py": "def h(:\n    pass\n"})
-    g = am.KnowledgeGraph.build(root)
+    g = KnowledgeGraph.build(root)
     g.save(tmp_path / "held" / "graph.bin")
     calls: list[tuple[int, int]] = []
     streamed = tmp_path / "new" / "graph.bin"  # missing folders are created
-    files, skipped, warnings = am.KnowledgeGraph.build_into(root, streamed, progress=lambda *a: calls.append(a))
+    files, skipped, warnings = KnowledgeGraph.build_into(root, streamed, progress=lambda *a: calls.append(a))
     assert (files, skipped, warnings) == (g.file_count, g.skipped, g.warnings)
     assert skipped == [("blob.py", "binary (NUL byte)")] and [w[0] for w in warnings] == ["broken.py"]
     for name in ("graph.bin", "graph.lexical"):
         assert (streamed.parent / name).read_bytes() == (tmp_path / "held" / name).read_bytes(), name
     assert calls[-1] == (g.file_count + 1, g.file_count + 1)  # the skipped file is counted too
-    loaded = am.KnowledgeGraph.load(streamed)
+    loaded = KnowledgeGraph.load(streamed)
     assert loaded.edges() == g.edges()
     assert [c.symbol.name for c in loaded.get_callers("store")] == ["save"]
     with pytest.raises(am.InvalidInputError, match="progress must be callable"):
-        am.KnowledgeGraph.build_into(root, streamed, progress=3)  # type: ignore[arg-type]
+        KnowledgeGraph.build_into(root, streamed, progress=3)  # type: ignore[arg-type]
 
 
 def test_damaged_or_foreign_graph_files(tmp_path: Path) -> None:
-    g = am.KnowledgeGraph.build(write(tmp_path / "repo", REPO))
+    g = KnowledgeGraph.build(write(tmp_path / "repo", REPO))
     path = tmp_path / "graph.bin"
     g.save(path)
     data = path.read_bytes()
     header = 28  # magic, version, length, checksum; then the first chunk
     path.write_bytes(data[: header + 1] + bytes([data[header + 1] ^ 0xFF]) + data[header + 2 :])
     with pytest.raises(am.StoreCorruptError, match="checksum"):
-        am.KnowledgeGraph.load(path)
+        KnowledgeGraph.load(path)
     path.write_bytes(data[:-1] + bytes([data[-1] ^ 0xFF]))  # the meta's length, last
     with pytest.raises(am.StoreCorruptError, match="rebuild"):
-        am.KnowledgeGraph.load(path)
+        KnowledgeGraph.load(path)
     path.write_bytes(data[:8] + (6).to_bytes(4, "little") + data[12:])  # the format before
     with pytest.raises(am.SchemaVersionError, match="version 6"):
-        am.KnowledgeGraph.load(path)
+        KnowledgeGraph.load(path)
     path.write_bytes(b"random bytes, not a graph at all")
     with pytest.raises(am.StoreCorruptError, match="rebuild"):
-        am.KnowledgeGraph.load(path)
+        KnowledgeGraph.load(path)
     with pytest.raises(am.StoreError, match="cannot read"):
-        am.KnowledgeGraph.load(tmp_path / "absent.bin")
+        KnowledgeGraph.load(tmp_path / "absent.bin")
 
 
 def test_relevant_code_for_a_message(tmp_path: Path) -> None:
     root = write(tmp_path, REPO)
-    g = am.KnowledgeGraph.build(root)
-    found = am.find_relevant_to_query(g, "Why does store lose data when a User is saved?", max_tokens=200)
+    g = KnowledgeGraph.build(root)
+    found = find_relevant_to_query(g, "Why does store lose data when a User is saved?", max_tokens=200)
     # Definitions whose words match ("user", "store") first, the two User classes
     # leading; Python's User is taken whole, so its method save (inside it) is
     # skipped; then what the graph puts around them. Nothing below a tenth of the
@@ -862,26 +871,26 @@ def test_relevant_code_for_a_message(tmp_path: Path) -> None:
     ]
     assert found[2].content == "def store(obj):\n    return obj"
     assert found[0].relevance == 1.0 and all(0.1 <= c.relevance <= 1 for c in found)
-    counter = am.TokenCounter()
+    counter = TokenCounter()
     assert sum(counter.count(c.content) for c in found) <= 200
     assert all(not (c.file_path == "app/models.py" and c.line_range == (7, 8)) for c in found)  # save is inside User
     exact = counter.count("def store(obj):\n    return obj")
-    tiny = am.find_relevant_to_query(g, "store", max_tokens=exact)  # room for the best snippet only
+    tiny = find_relevant_to_query(g, "store", max_tokens=exact)  # room for the best snippet only
     assert [(c.file_path, c.line_range) for c in tiny] == [("app/models.py", (10, 11))]
-    assert am.find_relevant_to_query(g, "quaternion slerp", max_tokens=500) == []
-    by_file = am.find_relevant_to_query(g, "look at this", max_tokens=500, focus_files=["svc/main.go"])
+    assert find_relevant_to_query(g, "quaternion slerp", max_tokens=500) == []
+    by_file = find_relevant_to_query(g, "look at this", max_tokens=500, focus_files=["svc/main.go"])
     assert {c.file_path for c in by_file} == {"svc/main.go", "svc/store/store.go"}  # and what it imports
 
 
 def test_graph_feeds_prepare_context(tmp_path: Path) -> None:
-    g = am.KnowledgeGraph.build(write(tmp_path, REPO))
-    ctx = am.DynamicContextManager(am.Policy(max_tokens=4000), code_provider=am.graph_code_provider(g, max_tokens=300))
+    g = KnowledgeGraph.build(write(tmp_path, REPO))
+    ctx = DynamicContextManager(am.Policy(max_tokens=4000), code_provider=graph_code_provider(g, max_tokens=300))
     messages = ctx.prepare_context("fetch() in core/src/cache.rs: what does compute return?")
     assert messages[1]["content"].startswith("[code: core/src/cache.rs lines 6-6]\nfn compute() -> usize { SIZE }")
 
 
 def test_neighbourhood(tmp_path: Path) -> None:
-    g = am.KnowledgeGraph.build(write(tmp_path, REPO))
+    g = KnowledgeGraph.build(write(tmp_path, REPO))
     assert [(s.name, d) for s, d in g.neighbourhood("store")] == [("store", 0), ("app/models.py", 1), ("save", 1)]
     two = {(s.name, d) for s, d in g.neighbourhood("store", hops=2)}
     assert ("User", 2) in two and ("create", 2) in two and ("Base", 2) in two and ("LIMIT", 2) in two
@@ -911,7 +920,7 @@ def test_pathological_files_index_with_a_warning(tmp_path: Path) -> None:
             "uses.rs": "use a::" + "{b::" * 2_000 + "c" + "}" * 2_000 + ";\nfn f() {}\n",
         },
     )
-    g = am.KnowledgeGraph.build(tmp_path)
+    g = KnowledgeGraph.build(tmp_path)
     assert sorted(g.files) == ["brackets.js", "calls.py", "chain.py", "imports.js", "uses.rs"]
     warned = {p for p, w in g.warnings if "nesting deeper than" in w}
     assert warned == {"brackets.js", "calls.py", "chain.py", "uses.rs"}
@@ -925,9 +934,9 @@ def test_special_files_are_never_opened(tmp_path: Path) -> None:
 
     root = write(tmp_path / "repo", {"a.py": "def f():\n    pass\n", "b.py": "def g():\n    pass\n"})
     os.mkfifo(root / "pipe.py")
-    g = am.KnowledgeGraph.build(root)
+    g = KnowledgeGraph.build(root)
     assert ("pipe.py", "not a regular file (a FIFO, socket or device): not read") in g.skipped
-    assert "pipe.py" in dict(am.KnowledgeGraph.discover(root)[1])
+    assert "pipe.py" in dict(KnowledgeGraph.discover(root)[1])
     # An indexed file replaced by a FIFO: skipped, and no hang.
     (root / "b.py").unlink()
     os.mkfifo(root / "b.py")
@@ -940,7 +949,7 @@ def test_update_file_never_reads_through_a_symlink(tmp_path: Path) -> None:
     write(tmp_path, {"secret.py": "def secret():\n    pass\n"})
     (root / "out.py").symlink_to(tmp_path / "secret.py")
     (root / "outdir").symlink_to(tmp_path, target_is_directory=True)
-    g = am.KnowledgeGraph.build(root)
+    g = KnowledgeGraph.build(root)
     for path in ("out.py", "outdir/secret.py", root / "out.py"):
         with pytest.raises(am.InvalidInputError):
             g.update_file(path)
@@ -960,7 +969,7 @@ def test_read_project_file(tmp_path: Path) -> None:
     for bad in ("../secret.py", tmp_path / "secret.py", "out.py", "\ud800.py"):
         with pytest.raises(am.InvalidInputError):
             read(root, bad, max_bytes=100)
-    with pytest.raises(am.FileMissingError):
+    with pytest.raises(FileMissingError):
         read(root, "gone.py", max_bytes=100)
     with pytest.raises(am.StoreError, match="FIFO"):
         read(root, "pipe.py", max_bytes=100)
@@ -980,11 +989,11 @@ def test_non_utf8_file_names_are_skipped(tmp_path: Path) -> None:
     for name in (b"a\xff.py", b"a\xfe.py"):
         with open(os.path.join(os.fsencode(root), name), "wb") as out:
             out.write(b"def g():\n    pass\n")
-    g = am.KnowledgeGraph.build(root)
+    g = KnowledgeGraph.build(root)
     assert g.files == ["ok.py"] and g.find_symbol("g") == []
     assert [w for _, w in g.skipped] == ["file name is not valid UTF-8"] * 2
     g.save(tmp_path / "g.bin")
-    loaded = am.KnowledgeGraph.load(tmp_path / "g.bin")
+    loaded = KnowledgeGraph.load(tmp_path / "g.bin")
     assert loaded.files == g.files and loaded.file_count == g.file_count and loaded.skipped == g.skipped
     g.update_file(os.fsdecode(os.path.join(os.fsencode(root), b"a\xff.py")))
     assert g.files == ["ok.py"]
@@ -996,14 +1005,14 @@ def test_graph_file_is_private_and_leftovers_go(tmp_path: Path) -> None:
     out.mkdir()
     (out / "graph.bin.tmp4242").write_bytes(b"crashed")
     (out / "graph.bin.tmp.keep").write_bytes(b"other")
-    am.KnowledgeGraph.build(root).save(out / "graph.bin")
+    KnowledgeGraph.build(root).save(out / "graph.bin")
     assert (out / "graph.bin").stat().st_mode & 0o777 == 0o600
     assert (out / "graph.lexical").stat().st_mode & 0o777 == 0o600  # its lexical index
     assert sorted(p.name for p in out.iterdir()) == ["graph.bin", "graph.bin.tmp.keep", "graph.lexical"]
 
 
 def test_bad_values_raise_typed_errors(tmp_path: Path) -> None:
-    g = am.KnowledgeGraph.build(write(tmp_path, {"a.py": "def f():\n    g()\n"}))
+    g = KnowledgeGraph.build(write(tmp_path, {"a.py": "def f():\n    g()\n"}))
     bad_calls = [
         lambda: g.neighbourhood("f", hops=-1),
         lambda: g.neighbourhood("f", hops=2**70),
@@ -1019,9 +1028,9 @@ def test_bad_values_raise_typed_errors(tmp_path: Path) -> None:
         lambda: g.rank(["\ud800"]),
         lambda: g.rank(["f"], limit=-1),
         lambda: g.rank(["f"], damping=2**2000),
-        lambda: am.KnowledgeGraph.build(tmp_path, max_file_bytes=-1),
-        lambda: am.KnowledgeGraph.discover(tmp_path, max_file_bytes=2**64),
-        lambda: am.KnowledgeGraph.load("\ud800"),
+        lambda: KnowledgeGraph.build(tmp_path, max_file_bytes=-1),
+        lambda: KnowledgeGraph.discover(tmp_path, max_file_bytes=2**64),
+        lambda: KnowledgeGraph.load("\ud800"),
         lambda: am._core.relative_path(tmp_path, "\ud800"),
     ]
     for call in bad_calls:
@@ -1043,7 +1052,7 @@ WRONG_TYPES: list[object] = ["f", "", 5, 0, 1.5, [1, 2], ["f"], [None], {"a": 1}
 
 
 def test_wrong_argument_types_raise_invalid_input(tmp_path: Path) -> None:
-    g = am.KnowledgeGraph.build(write(tmp_path, {"a.py": "def f():\n    g()\n"}))
+    g = KnowledgeGraph.build(write(tmp_path, {"a.py": "def f():\n    g()\n"}))
     bad_calls = [
         lambda: g.find_symbol("f", prefix="yes"),  # type: ignore[arg-type]
         lambda: g.find_symbol("f", prefix=1),  # type: ignore[arg-type]
@@ -1055,8 +1064,8 @@ def test_wrong_argument_types_raise_invalid_input(tmp_path: Path) -> None:
         lambda: g.rank(["f"], 5),  # type: ignore[arg-type]
         lambda: g.rank(["f"], files=_Hostile()),  # type: ignore[arg-type]
         lambda: g.rank(["f"], files=None),  # type: ignore[arg-type]
-        lambda: am.KnowledgeGraph.build(tmp_path, progress=5),  # type: ignore[arg-type]
-        lambda: am.KnowledgeGraph.build(tmp_path, progress="x"),  # type: ignore[arg-type]
+        lambda: KnowledgeGraph.build(tmp_path, progress=5),  # type: ignore[arg-type]
+        lambda: KnowledgeGraph.build(tmp_path, progress="x"),  # type: ignore[arg-type]
     ]
     for call in bad_calls:
         with pytest.raises(am.InvalidInputError) as info:
@@ -1065,16 +1074,16 @@ def test_wrong_argument_types_raise_invalid_input(tmp_path: Path) -> None:
     with pytest.raises(am.InvalidInputError, match=r"wrong type.*str"):
         g.rank("f")
     with pytest.raises(am.InvalidInputError, match="progress must be callable"):
-        am.KnowledgeGraph.build(tmp_path, progress=5)  # type: ignore[arg-type]
+        KnowledgeGraph.build(tmp_path, progress=5)  # type: ignore[arg-type]
     assert [s.name for s in g.find_symbol("f", prefix=True)] == ["f"]
-    assert am.KnowledgeGraph.build(tmp_path, progress=None).file_count == 1
+    assert KnowledgeGraph.build(tmp_path, progress=None).file_count == 1
 
 
 def test_hostile_values_raise_only_aircher_errors(tmp_path: Path) -> None:
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
 
-    g = am.KnowledgeGraph.build(write(tmp_path, {"a.py": "def f():\n    g()\n"}))
+    g = KnowledgeGraph.build(write(tmp_path, {"a.py": "def f():\n    g()\n"}))
     hostile = st.one_of(
         st.integers(min_value=-(2**80), max_value=2**80),
         st.sampled_from([2**63, -(2**63) - 1, 2**64, -1, 0, float("nan"), float("inf"), -float("inf")]),
@@ -1107,13 +1116,13 @@ def test_hostile_values_raise_only_aircher_errors(tmp_path: Path) -> None:
         lambda v: am._core.relative_path(tmp_path, v),
         lambda v: am._core.read_project_file(tmp_path, v, max_bytes=100),
         lambda v: am._core.read_project_file(tmp_path, "a.py", max_bytes=v),
-        lambda v: am.KnowledgeGraph.discover(tmp_path, max_file_bytes=v),
+        lambda v: KnowledgeGraph.discover(tmp_path, max_file_bytes=v),
         lambda v: g.find_symbol("f", prefix=v),
         lambda v: g.find_symbol("f", fuzzy=v),
         lambda v: g.rank(v),
         lambda v: g.rank(["f"], v),
         lambda v: g.rank(["f"], files=v),
-        lambda v: am.KnowledgeGraph.build(tmp_path, progress=v),
+        lambda v: KnowledgeGraph.build(tmp_path, progress=v),
     ]
 
     @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))

@@ -8,6 +8,9 @@ import ast
 from pathlib import Path
 
 import aircher_mem
+import aircher_mem.engine
+import aircher_mem.errors
+import aircher_mem.results
 
 PACKAGE = Path(aircher_mem.__file__).parent
 
@@ -23,6 +26,7 @@ LAYERS = {
     "aircher_mem.interfaces.client": 4,
     "aircher_mem.interfaces.wire": 3,
     "aircher_mem.memory": 2,
+    "aircher_mem.engine": 2,
     "aircher_mem.replay": 2,
     "aircher_mem.context": 1,
     "aircher_mem.graph": 1,
@@ -139,3 +143,35 @@ def test_the_cli_pulls_in_nothing_that_imports_it_back() -> None:
                 seen.add(target)
                 todo.append(target)
     assert not any("aircher_mem.interfaces.cli" in edges.get(m, ()) for m in seen)
+
+
+def test_the_top_level_is_small_and_every_exported_name_resolves() -> None:
+    assert len(aircher_mem.__all__) <= 20
+    for module in (aircher_mem, aircher_mem.engine, aircher_mem.results, aircher_mem.errors):
+        missing = [name for name in module.__all__ if not hasattr(module, name)]
+        assert missing == [], module.__name__
+        assert len(set(module.__all__)) == len(module.__all__), module.__name__
+
+
+def test_every_error_is_in_errors_and_the_top_level_errors_are_the_same_classes() -> None:
+    for name in aircher_mem.__all__:
+        value = getattr(aircher_mem, name)
+        if isinstance(value, type) and issubclass(value, aircher_mem.AircherError):
+            assert getattr(aircher_mem.errors, name) is value
+    assert sorted(n for n in aircher_mem.__all__ if n.endswith("Error")) == sorted(
+        [
+            "AircherError",
+            "EncodingUnavailableError",
+            "InvalidInputError",
+            "NotIndexedError",
+            "PolicyError",
+            "SchemaVersionError",
+            "StoreCorruptError",
+            "StoreError",
+            "StoreLockedError",
+            "StoreNotFoundError",
+            "UnknownMemoryError",
+            "UnknownSymbolError",
+            "UnknownTaskError",
+        ]
+    )

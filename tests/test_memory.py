@@ -10,6 +10,8 @@ from pathlib import Path
 
 import aircher_mem as am
 import pytest
+from aircher_mem.engine import KnowledgeGraph
+from aircher_mem.errors import UnknownItemError
 from conftest import PROJECT_SOURCES, duckdb_held_by_another_process
 
 
@@ -65,10 +67,10 @@ def test_first_index_builds_and_later_ones_parse_only_changed_files(project: Pat
         assert changed.files == 4
         assert sorted(c.symbol.name for c in memory.graph.get_callers("store")) == ["helper", "save"]
         assert memory.graph.find_symbol("create") == []
-        with pytest.raises(am.UnknownItemError):
+        with pytest.raises(UnknownItemError):
             memory.graph.get_file_contents("app/views.py")
         # incrementally updated == built from scratch, edge for edge
-        assert memory.graph.edges() == am.KnowledgeGraph.build(project).edges()
+        assert memory.graph.edges() == KnowledgeGraph.build(project).edges()
 
         (project / ".gitignore").write_text("")  # generated/ is no longer ignored
         unignored = memory.index()
@@ -77,7 +79,7 @@ def test_first_index_builds_and_later_ones_parse_only_changed_files(project: Pat
 
     with am.Memory.open(project) as reopened:  # graph and manifest persisted together
         assert reopened.index_problem() == ""
-        assert reopened.graph.edges() == am.KnowledgeGraph.build(project).edges()
+        assert reopened.graph.edges() == KnowledgeGraph.build(project).edges()
         assert reopened.index().parsed == 0
 
 
@@ -379,7 +381,7 @@ def test_reads_never_leave_the_project(project: Path, tmp_path: Path) -> None:
         with pytest.raises(am.InvalidInputError):
             memory.graph.update_file("app/models.py")
         with pytest.raises(am.InvalidInputError):
-            am.KnowledgeGraph.build(project).update_file(str(outside))
+            KnowledgeGraph.build(project).update_file(str(outside))
 
 
 def test_fingerprints_on_threads_are_the_serial_ones_in_order(tmp_path: Path) -> None:

@@ -10,6 +10,8 @@ from typing import Any
 
 import aircher_mem as am
 import pytest
+from aircher_mem.engine import EpisodicMemory
+from aircher_mem.errors import TaskStateError
 from aircher_mem.redact import entropy, marker, pii_tags, redact, redact_value
 from conftest import NOW
 from hypothesis import given, settings
@@ -482,7 +484,7 @@ def test_a_10_mb_text_is_fast_enough() -> None:
 def test_secrets_never_reach_the_file(tmp_path: Path) -> None:
     path = tmp_path / "memory.duckdb"
     url = "https://deploy:Sup3rS3cretPw@git.example.com/repo.git"
-    with am.EpisodicMemory(path, session_id=f"s1-{GITHUB}", clock=lambda: NOW) as mem:
+    with EpisodicMemory(path, session_id=f"s1-{GITHUB}", clock=lambda: NOW) as mem:
         assert mem.session_id == f"s1-{m('github_token', GITHUB)}"
         mem.start_task("t1", f"rotate {AWS_KEY}")
         mem.record_tool_execution(
@@ -530,7 +532,7 @@ def test_secrets_never_reach_the_file(tmp_path: Path) -> None:
         mem.fail_task(secret_task, "gave up")
         record = mem.task(secret_task)
         assert (record.status, record.files_touched, record.tools_used) == ("failed", ["deploy.sh"], {"bash": 1})
-        with pytest.raises(am.TaskStateError, match=r"t2-\[REDACTED:github_token"):
+        with pytest.raises(TaskStateError, match=r"t2-\[REDACTED:github_token"):
             mem.start_task(secret_task, "once more")
         # A file path holding a secret: likewise.
         secret_path = f"keys/{AWS_KEY}.pem"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import aircher_mem as am
 from aircher_mem import _reference as reference
+from aircher_mem.engine import ContextItem, ContextPolicy, ContextWindow
 from conftest import NOW, T
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -28,13 +28,13 @@ TASKS = st.sampled_from([None, "t1", "t2"])
 
 @dataclass
 class Case:
-    items: list[am.ContextItem]
+    items: list[ContextItem]
     max_tokens: int
     current_task: str | None
-    policy: am.ContextPolicy
+    policy: ContextPolicy
 
-    def window(self) -> am.ContextWindow:
-        w = am.ContextWindow(self.max_tokens, self.policy)
+    def window(self) -> ContextWindow:
+        w = ContextWindow(self.max_tokens, self.policy)
         w.set_current_task(self.current_task)
         w.extend(self.items)
         return w
@@ -49,7 +49,7 @@ def cases(draw: st.DrawFn) -> Case:
         age = draw(st.one_of(st.sampled_from([0.0, 59.0, 60.0, 3600.0, -120.0]), st.floats(0, 86_400)))
         deps = draw(st.lists(st.integers(0, i - 1), max_size=3)) if i else []
         items.append(
-            am.ContextItem(
+            ContextItem(
                 f"item{draw(st.integers(0, 10**6))}-{i}",
                 "x",
                 draw(KINDS),
@@ -64,9 +64,9 @@ def cases(draw: st.DrawFn) -> Case:
     policy = draw(
         st.sampled_from(
             [
-                am.ContextPolicy(),
-                am.ContextPolicy(prune_threshold=0.5, prune_fraction=0.1, decay_minutes=7.0, dependent_boost=1.5),
-                am.ContextPolicy(weight_code_snippet=3.0, current_task_boost=0.5, max_score=1.0),
+                ContextPolicy(),
+                ContextPolicy(prune_threshold=0.5, prune_fraction=0.1, decay_minutes=7.0, dependent_boost=1.5),
+                ContextPolicy(weight_code_snippet=3.0, current_task_boost=0.5, max_score=1.0),
             ]
         )
     )

@@ -12,6 +12,7 @@ from typing import Any
 import aircher_mem as am
 import aircher_mem.graph
 import pytest
+from aircher_mem.engine import KnowledgeGraph, RetrievalPolicy, find_relevant_to_query
 from conftest import write_files
 
 SCRIPT = str(Path(sys.executable).with_name("aircher-mem"))  # the installed console script
@@ -101,9 +102,9 @@ def test_graph_verbs_leave_the_lexical_index_unread_and_searches_read_it_with_th
     with am.Memory.open(cli_project) as m:
         m.index()
     loads: list[str] = []
-    load = am.KnowledgeGraph.load
+    load = KnowledgeGraph.load
 
-    def spy(path: Path, **kwargs: Any) -> am.KnowledgeGraph:
+    def spy(path: Path, **kwargs: Any) -> KnowledgeGraph:
         loads.append(kwargs["read_index"])
         return load(path, **kwargs)
 
@@ -143,7 +144,7 @@ def test_a_question_in_plain_words_finds_the_file_that_answers_it(memory: am.Mem
     assert found.hits[1].test
     assert found.reason == "" and found.level == "file" and found.channels == ["lexical", "graph"]
     # The test file says the question's very words; the policy's factor halves its score.
-    with am.Memory.open(memory.root, policy=am.Policy(retrieval=am.RetrievalPolicy(test_factor=1.0))) as plain:
+    with am.Memory.open(memory.root, policy=am.Policy(retrieval=RetrievalPolicy(test_factor=1.0))) as plain:
         unscaled = {h.path: h.score for h in plain.search_code(question, k=3, level="file").hits}
     assert found.hits[1].score == pytest.approx(unscaled["tests/test_completion.py"] * 0.5)
     assert top.score == pytest.approx(unscaled[top.path])
@@ -236,7 +237,7 @@ def test_relevant_code_and_prepare_context_use_the_search(memory: am.Memory) -> 
 
 def test_every_weight_comes_from_the_policy(cli_project: Path) -> None:
     policy = am.Policy()
-    lexical_only = am.Policy(retrieval=am.RetrievalPolicy(graph_weight=0.0, test_factor=1.0))
+    lexical_only = am.Policy(retrieval=RetrievalPolicy(graph_weight=0.0, test_factor=1.0))
     with am.Memory.open(cli_project, policy=policy) as m:
         m.index()
         both = m.search_code("bash and zsh shell completion", k=5, level="file")
@@ -245,7 +246,7 @@ def test_every_weight_comes_from_the_policy(cli_project: Path) -> None:
     assert [h.path for h in alone.hits] != [h.path for h in both.hits]
     assert all(next(c for c in h.channels if c.channel == "graph").weight == 0.0 for h in alone.hits if h.channels)
     with pytest.raises(am.PolicyError, match=r"retrieval\.normalization must be one of minmax, zscore"):
-        am.RetrievalPolicy(normalization="softmax")
+        RetrievalPolicy(normalization="softmax")
 
 
 def test_cli_search(cli_project: Path) -> None:
@@ -280,7 +281,7 @@ def test_the_dense_channel_embeds_the_code_and_follows_edits(cli_project: Path) 
     ok, why = available()
     if not ok:
         pytest.skip(why)
-    on = am.Policy(retrieval=am.RetrievalPolicy(dense="on"))
+    on = am.Policy(retrieval=RetrievalPolicy(dense="on"))
     with am.Memory.open(cli_project, policy=on) as m:
         report = m.index()
         # 11 functions and classes, 5 files (variables are not embedded).
@@ -296,7 +297,7 @@ def test_the_dense_channel_embeds_the_code_and_follows_edits(cli_project: Path) 
         assert m.index().dense == "dense channel: 1 documents embedded, 1 vectors dropped, 16 in all"
     with am.Memory.open(cli_project, policy=on) as again:  # loaded, not embedded again
         assert again.index().dense == "dense channel: 0 documents embedded, 0 vectors dropped, 16 in all"
-    off = am.Policy(retrieval=am.RetrievalPolicy(dense="off"))
+    off = am.Policy(retrieval=RetrievalPolicy(dense="off"))
     with am.Memory.open(cli_project, policy=off) as m:
         assert m.search_code("ask someone to type an answer", k=3).channels == ["lexical", "graph"]
 
@@ -304,7 +305,7 @@ def test_the_dense_channel_embeds_the_code_and_follows_edits(cli_project: Path) 
 def test_without_the_extra_search_says_the_dense_channel_is_off(memory: am.Memory, cli_project: Path) -> None:
     found = memory.search_code("prompt the user", k=1)
     assert found.notes == [] and found.channels == ["lexical", "graph"]  # off by default
-    on = am.Policy(retrieval=am.RetrievalPolicy(dense="on"))
+    on = am.Policy(retrieval=RetrievalPolicy(dense="on"))
     with am.Memory.open(cli_project, policy=on) as m:
         found = m.search_code("prompt the user", k=1)
         assert found.notes == ["dense channel off: dense channel disabled in tests"]
@@ -341,8 +342,8 @@ def test_relevant_code_tries_fill_attempts_more_after_a_miss(
     memory: am.Memory, attempts: int, taken: list[str]
 ) -> None:
     # Ranked: BashComplete, ZshComplete, the test function, then ShellComplete.
-    policy = am.Policy(retrieval=am.RetrievalPolicy(fill_attempts=attempts))
-    found = am.find_relevant_to_query(
+    policy = am.Policy(retrieval=RetrievalPolicy(fill_attempts=attempts))
+    found = find_relevant_to_query(
         memory.graph,
         "shell completion bash zsh",
         max_tokens=10,

@@ -13,6 +13,7 @@ import aircher_mem as am
 import duckdb
 import pytest
 from aircher_mem import store
+from aircher_mem.engine import EpisodicMemory, LongTermMemory
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -26,7 +27,7 @@ def real_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A real, closed store with a few thousand rows (several blocks); tests copy
     its bytes (a path: hypothesis would print the bytes of a failing example)."""
     path = tmp_path_factory.mktemp("real") / "memory.duckdb"
-    with am.EpisodicMemory(path, session_id="s") as m:
+    with EpisodicMemory(path, session_id="s") as m:
         for i in range(3000):
             m.record_file_interaction(f"src/file{i}.py", "read", context="x" * 100)
         m.start_task("t1", "a task")
@@ -35,7 +36,7 @@ def real_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def open_and_read(path: Path) -> None:
-    with am.EpisodicMemory(path) as m:
+    with EpisodicMemory(path) as m:
         m.counts()
         m.file_history("src/file7.py")
 
@@ -43,7 +44,7 @@ def open_and_read(path: Path) -> None:
 def assert_refused(path: Path, error: type[am.StoreError], match: str) -> str:
     before = digest(path) if path.is_file() else None
     with pytest.raises(error) as info:
-        am.EpisodicMemory(path)
+        EpisodicMemory(path)
     message = str(info.value)
     assert type(info.value) is error
     assert "\n" not in message and str(path) in message and match in message
@@ -138,7 +139,7 @@ def test_a_damaged_block_read_while_migrating_is_corrupt(tmp_path: Path) -> None
 @pytest.mark.parametrize("path", ["a\x00b.duckdb", "\ud800.duckdb"])
 def test_an_impossible_path_is_invalid_input(tmp_path: Path, path: str) -> None:
     with pytest.raises(am.InvalidInputError, match="store path"):
-        am.EpisodicMemory(str(tmp_path) + "/" + path)
+        EpisodicMemory(str(tmp_path) + "/" + path)
 
 
 def mode(path: Path) -> int:
@@ -150,7 +151,7 @@ def test_a_new_store_is_private(tmp_path: Path) -> None:
     try:
         folder = tmp_path / "project" / ".aircher"
         path = folder / "memory.duckdb"
-        m = am.EpisodicMemory(path)
+        m = EpisodicMemory(path)
         assert mode(folder) == 0o700 and mode(path) == 0o600
         m._con.execute("CHECKPOINT")
         m.start_task("t1", "a task")  # written at once, not buffered
@@ -175,10 +176,10 @@ def test_a_new_store_is_private(tmp_path: Path) -> None:
 
 def test_an_existing_store_file_is_made_private_its_folder_left_alone(tmp_path: Path) -> None:
     path = tmp_path / "memory.duckdb"
-    am.EpisodicMemory(path).close()
+    EpisodicMemory(path).close()
     path.chmod(0o640)
     folder = stat.S_IMODE(tmp_path.stat().st_mode)
-    am.EpisodicMemory(path).close()
+    EpisodicMemory(path).close()
     assert mode(path) == 0o600 and mode(tmp_path) == folder
     assert mode(tmp_path / "memory.duckdb.lock") == 0o600
 
@@ -196,7 +197,7 @@ def test_a_projects_existing_store_folder_is_made_private(tmp_path: Path) -> Non
 def test_the_write_ahead_log_is_private_before_the_first_write(tmp_path: Path) -> None:
     """The migration of a new store writes the first WAL: it is 0600 at once."""
     path = tmp_path / "memory.duckdb"
-    with am.LongTermMemory(path):
+    with LongTermMemory(path):
         wal = tmp_path / "memory.duckdb.wal"
         assert not wal.exists() or mode(wal) == 0o600
 

@@ -9,10 +9,11 @@ from typing import Any
 import aircher_mem as am
 import pytest
 from aircher_mem import tokens
+from aircher_mem.engine import TokenCounter, available_encodings
 
 
 def test_counts_match_cl100k() -> None:
-    counter = am.TokenCounter()
+    counter = TokenCounter()
     assert counter.encoding == "cl100k_base"
     assert counter.count("hello world") == 2
     assert counter.count("") == 0
@@ -21,7 +22,7 @@ def test_counts_match_cl100k() -> None:
         2,
         counter.count("def f(x):\n    return x\n"),
     ]
-    assert am.available_encodings() == ["cl100k_base"]
+    assert available_encodings() == ["cl100k_base"]
 
 
 def test_loading_needs_no_network(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -30,12 +31,12 @@ def test_loading_needs_no_network(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(socket.socket, "connect", refuse)
     tokens._load_encoding.cache_clear()
-    assert am.TokenCounter().count("offline") >= 1
+    assert TokenCounter().count("offline") >= 1
 
 
 def test_unknown_encoding_is_a_clear_error() -> None:
     with pytest.raises(am.EncodingUnavailableError, match=r"o200k_base.*available: cl100k_base"):
-        am.TokenCounter("o200k_base")
+        TokenCounter("o200k_base")
 
 
 def test_the_encoding_file_ships_in_the_package(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -66,9 +67,9 @@ def test_tampered_encoding_file_is_refused(tmp_path: Path, monkeypatch: pytest.M
     tokens._load_encoding.cache_clear()
     try:
         with pytest.raises(am.EncodingUnavailableError, match="does not match the published"):
-            am.TokenCounter()
+            TokenCounter()
         monkeypatch.setattr(tokens, "_ranks_file", lambda name: tmp_path / "missing")
         with pytest.raises(am.EncodingUnavailableError, match="cannot read"):
-            am.TokenCounter()
+            TokenCounter()
     finally:
         tokens._load_encoding.cache_clear()

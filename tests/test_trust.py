@@ -14,6 +14,7 @@ from pathlib import Path
 import aircher_mem as am
 import pytest
 from aircher_mem import store
+from aircher_mem.engine import EpisodicMemory
 from aircher_mem.longterm import LongTermMemory
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -228,7 +229,7 @@ def test_one_process_shares_its_hold_and_releases_it_with_the_last_connection(tm
             [sys.executable, "-c", probe, str(path)], capture_output=True, text=True, check=True
         ).stdout.strip()
 
-    episodic = am.EpisodicMemory(path)
+    episodic = EpisodicMemory(path)
     ltm = LongTermMemory(path)
     assert other_process_sees() == "StoreLockedError"
     episodic.close()

@@ -8,11 +8,13 @@ import threading
 import aircher_mem as am
 import numpy as np
 import pytest
+from aircher_mem.engine import ContextItem, ContextPolicy, ContextWindow
+from aircher_mem.errors import DuplicateItemError, UnknownDependencyError, UnknownItemError
 from conftest import NOW, T, make_item
 
 
 def test_scores_are_the_seed_formula_computed_by_hand() -> None:
-    w = am.ContextWindow(10_000)
+    w = ContextWindow(10_000)
     w.set_current_task("t1")
     w.add(make_item("sys", T.SystemPrompt(), sticky=True))
     w.add(make_item("task", T.TaskState("t1", "fix login"), age_s=30 * 60, task_id="t1"))
@@ -42,7 +44,7 @@ def test_scores_are_the_seed_formula_computed_by_hand() -> None:
 
 def test_prune_at_eighty_percent_removes_thirty_percent_lowest_first() -> None:
     # max 1000 -> threshold 800. 820 tokens: target = int(820 * 0.3) = 246.
-    w = am.ContextWindow(1000)
+    w = ContextWindow(1000)
     w.add(make_item("sys", T.SystemPrompt(), tokens=100, sticky=True, age_s=5 * 3600))
     w.add(make_item("graph_old", T.KnowledgeGraphQuery("q", "r"), tokens=100, age_s=3 * 3600))  # 0.6e-3
     w.add(make_item("code_old", T.CodeSnippet("a.py", (1, 9)), tokens=100, age_s=3 * 3600))  # 0.7e-3
@@ -58,7 +60,7 @@ def test_prune_at_eighty_percent_removes_thirty_percent_lowest_first() -> None:
 
 
 def test_prune_result_reports_what_was_removed() -> None:
-    w = am.ContextWindow(1000)
+    w = ContextWindow(1000)
     w.extend(
         [
             make_item("sys", T.SystemPrompt(), tokens=100, sticky=True),
@@ -79,7 +81,7 @@ def test_prune_result_reports_what_was_removed() -> None:
 
 
 def test_threshold_is_strictly_exceeded_before_pruning() -> None:
-    w = am.ContextWindow(100)
+    w = ContextWindow(100)
     w.add(make_item("a", tokens=80))
     assert w.threshold == 80
     assert w.maybe_prune(NOW) is None
@@ -88,8 +90,8 @@ def test_threshold_is_strictly_exceeded_before_pruning() -> None:
 
 
 def test_current_task_boost_changes_the_decision() -> None:
-    def window(task: str | None) -> am.ContextWindow:
-        w = am.ContextWindow(100)
+    def window(task: str | None) -> ContextWindow:
+        w = ContextWindow(100)
         w.set_current_task(task)
         w.add(make_item("mine", T.CodeSnippet("a.py", (1, 2)), tokens=45, task_id="t1"))  # 0.7 (x2 in t1)
         w.add(make_item("other", T.ToolResult("bash"), tokens=45, task_id="t2"))  # 0.8
@@ -104,7 +106,7 @@ def test_current_task_boost_changes_the_decision() -> None:
 
 
 def test_dependents_keep_an_item() -> None:
-    w = am.ContextWindow(100)
+    w = ContextWindow(100)
     w.add(make_item("base", T.ToolResult("bash"), tokens=40))  # 0.8 * 1.2 with one dependent
     w.add(make_item("plain", T.ToolResult("bash"), tokens=40))  # 0.8
     w.add(make_item("user", T.UserMessage(), tokens=5, dependencies=["base"]))
@@ -113,7 +115,7 @@ def test_dependents_keep_an_item() -> None:
 
 
 def test_sticky_items_survive_even_when_nothing_else_is_left() -> None:
-    w = am.ContextWindow(100)
+    w = ContextWindow(100)
     w.add(make_item("sys", T.SystemPrompt(), tokens=90, sticky=True, age_s=10**6))
     w.add(make_item("x", tokens=5))
     r = w.maybe_prune(NOW)
@@ -122,7 +124,7 @@ def test_sticky_items_survive_even_when_nothing_else_is_left() -> None:
 
 
 def test_window_api() -> None:
-    w = am.ContextWindow(500, am.ContextPolicy(prune_threshold=0.5))
+    w = ContextWindow(500, ContextPolicy(prune_threshold=0.5))
     assert (w.max_tokens, w.threshold, len(w), w.current_task) == (500, 250, 0, None)
     w.extend([make_item("a"), make_item("b", dependencies=["a"]), make_item("c")])
     assert "b" in w and "z" not in w and len(w) == 3 and w.token_count == 30
@@ -139,7 +141,7 @@ def test_window_api() -> None:
 
 def test_item_fields_round_trip() -> None:
     kind = T.CodeSnippet("src/auth.py", (3, 7))
-    item = am.ContextItem(
+    item = ContextItem(
         "i",
         "def f(): ...",
         kind,
@@ -173,16 +175,16 @@ def test_item_fields_round_trip() -> None:
 def test_bad_items_raise_invalid_input(kwargs: dict[str, object], message: str) -> None:
     base: dict[str, object] = {"token_cost": 1, "timestamp": NOW}
     with pytest.raises(am.InvalidInputError, match=message):
-        am.ContextItem("me", "x", T.SystemPrompt(), **{**base, **kwargs})  # type: ignore[arg-type]
+        ContextItem("me", "x", T.SystemPrompt(), **{**base, **kwargs})  # type: ignore[arg-type]
 
 
 def test_bad_item_types_raise() -> None:
     with pytest.raises(am.InvalidInputError, match="intent"):
-        am.ContextItem("u", "x", T.UserMessage("Chatting"), token_cost=1, timestamp=NOW)
+        ContextItem("u", "x", T.UserMessage("Chatting"), token_cost=1, timestamp=NOW)
     with pytest.raises(am.InvalidInputError, match="line_range"):
-        am.ContextItem("c", "x", T.CodeSnippet("a.py", (9, 2)), token_cost=1, timestamp=NOW)
+        ContextItem("c", "x", T.CodeSnippet("a.py", (9, 2)), token_cost=1, timestamp=NOW)
     with pytest.raises(am.InvalidInputError, match="must not be empty"):
-        am.ContextItem("", "x", T.SystemPrompt(), token_cost=1, timestamp=NOW)
+        ContextItem("", "x", T.SystemPrompt(), token_cost=1, timestamp=NOW)
 
 
 class _Hostile:
@@ -214,22 +216,22 @@ WRONG_TYPES: list[object] = [
     (1, 2),
     _Hostile(),
     T.SystemPrompt,
-    am.ContextPolicy(),
+    ContextPolicy(),
 ]
 
 
 def test_wrong_argument_types_raise_invalid_input() -> None:
-    w = am.ContextWindow(100)
+    w = ContextWindow(100)
     w.add(make_item("a"))
     bad_calls = [
-        lambda: am.ContextItem("i", "c", "not a type", token_cost=1, timestamp=NOW),  # type: ignore[arg-type]
-        lambda: am.ContextItem("i", "c", None, token_cost=1, timestamp=NOW),  # type: ignore[arg-type]
-        lambda: am.ContextItem("i", "c", T.SystemPrompt(), token_cost=1, timestamp=NOW, sticky=[1]),  # type: ignore[arg-type]
-        lambda: am.ContextItem("i", "c", T.SystemPrompt(), token_cost=1, timestamp=NOW, sticky=1),  # type: ignore[arg-type]
-        lambda: am.ContextItem("i", "c", T.SystemPrompt(), token_cost=1, timestamp=NOW, dependencies=5),  # type: ignore[arg-type]
-        lambda: am.ContextItem("i", "c", T.SystemPrompt(), token_cost=1, timestamp=NOW, dependencies="ab"),
-        lambda: am.ContextWindow(100, policy="x"),  # type: ignore[arg-type]
-        lambda: am.ContextWindow(100, policy=make_item("p")),  # type: ignore[arg-type]
+        lambda: ContextItem("i", "c", "not a type", token_cost=1, timestamp=NOW),  # type: ignore[arg-type]
+        lambda: ContextItem("i", "c", None, token_cost=1, timestamp=NOW),  # type: ignore[arg-type]
+        lambda: ContextItem("i", "c", T.SystemPrompt(), token_cost=1, timestamp=NOW, sticky=[1]),  # type: ignore[arg-type]
+        lambda: ContextItem("i", "c", T.SystemPrompt(), token_cost=1, timestamp=NOW, sticky=1),  # type: ignore[arg-type]
+        lambda: ContextItem("i", "c", T.SystemPrompt(), token_cost=1, timestamp=NOW, dependencies=5),  # type: ignore[arg-type]
+        lambda: ContextItem("i", "c", T.SystemPrompt(), token_cost=1, timestamp=NOW, dependencies="ab"),
+        lambda: ContextWindow(100, policy="x"),  # type: ignore[arg-type]
+        lambda: ContextWindow(100, policy=make_item("p")),  # type: ignore[arg-type]
         lambda: w.add("not an item"),  # type: ignore[arg-type]
         lambda: w.add(None),  # type: ignore[arg-type]
         lambda: w.add(T.SystemPrompt()),  # type: ignore[arg-type]
@@ -251,24 +253,24 @@ def test_wrong_argument_types_raise_invalid_input() -> None:
         w.add("not an item")  # type: ignore[arg-type]
     assert isinstance(info.value.__cause__, TypeError)
     with pytest.raises(am.InvalidInputError, match=r"wrong type.*int"):
-        am.ContextItem("i", "c", T.SystemPrompt(), token_cost=1, timestamp=NOW, dependencies=5)  # type: ignore[arg-type]
+        ContextItem("i", "c", T.SystemPrompt(), token_cost=1, timestamp=NOW, dependencies=5)  # type: ignore[arg-type]
     # The right types still pass.
-    item = am.ContextItem("i", "c", T.AssistantResponse(["x"]), token_cost=1, timestamp=NOW, sticky=True)
+    item = ContextItem("i", "c", T.AssistantResponse(["x"]), token_cost=1, timestamp=NOW, sticky=True)
     assert item.sticky and item.item_type == T.AssistantResponse(tool_calls=["x"])
-    assert am.ContextWindow(100, policy=None).policy == am.ContextPolicy()
+    assert ContextWindow(100, policy=None).policy == ContextPolicy()
 
 
 def test_window_errors_are_typed_and_change_nothing() -> None:
-    w = am.ContextWindow(100)
+    w = ContextWindow(100)
     w.add(make_item("a"))
-    with pytest.raises(am.DuplicateItemError, match='"a"'):
+    with pytest.raises(DuplicateItemError, match='"a"'):
         w.add(make_item("a"))
-    with pytest.raises(am.UnknownDependencyError, match="ghost"):
+    with pytest.raises(UnknownDependencyError, match="ghost"):
         w.extend([make_item("b"), make_item("c", dependencies=["ghost"])])
-    with pytest.raises(am.DuplicateItemError):
+    with pytest.raises(DuplicateItemError):
         w.extend([make_item("d"), make_item("d")])
     assert [i.id for i in w.items()] == ["a"] and w.token_count == 10
-    with pytest.raises(am.UnknownItemError) as info:
+    with pytest.raises(UnknownItemError) as info:
         w.get("nope")
     assert isinstance(info.value, KeyError) and isinstance(info.value, am.AircherError)
     assert str(info.value) == 'no item with id "nope" in the context window'
@@ -280,28 +282,28 @@ def test_window_errors_are_typed_and_change_nothing() -> None:
         with pytest.raises(am.InvalidInputError):
             w.maybe_prune(bad_now)
     with pytest.raises(am.InvalidInputError, match="max_tokens"):
-        am.ContextWindow(0)
+        ContextWindow(0)
     with pytest.raises(am.InvalidInputError, match="max_tokens"):
-        am.ContextWindow(-5)
+        ContextWindow(-5)
     assert len(w) == 1
 
 
 def test_errors_share_one_root() -> None:
     for cls in (
         am.InvalidInputError,
-        am.DuplicateItemError,
-        am.UnknownDependencyError,
-        am.UnknownItemError,
+        DuplicateItemError,
+        UnknownDependencyError,
+        UnknownItemError,
         am.PolicyError,
         am.EncodingUnavailableError,
     ):
         assert issubclass(cls, am.AircherError)
-    assert issubclass(am.InvalidInputError, ValueError) and issubclass(am.UnknownItemError, KeyError)
+    assert issubclass(am.InvalidInputError, ValueError) and issubclass(UnknownItemError, KeyError)
 
 
 def test_pruning_releases_the_gil() -> None:
     """Another thread keeps running Python while a large window is scored and pruned."""
-    w = am.ContextWindow(10**9)
+    w = ContextWindow(10**9)
     w.extend([make_item(f"i{n}", age_s=n) for n in range(200_000)])
     ticks = 0
     done = threading.Event()
@@ -328,23 +330,23 @@ def test_pruning_releases_the_gil() -> None:
 
 
 def test_out_of_range_values_raise_invalid_input() -> None:
-    w = am.ContextWindow(1_000)
+    w = ContextWindow(1_000)
     bad_calls = [
-        lambda: am.ContextWindow(2**70),
-        lambda: am.ContextWindow(-1),
-        lambda: am.ContextWindow(1.5),  # type: ignore[arg-type]
-        lambda: am.ContextItem("a", "x", T.SystemPrompt(), token_cost=2**63, timestamp=NOW),
-        lambda: am.ContextItem("a", "x", T.SystemPrompt(), token_cost=-1, timestamp=NOW),
-        lambda: am.ContextItem("a", "x", T.SystemPrompt(), token_cost=1, timestamp=2**2000),
-        lambda: am.ContextItem("a", "x", T.SystemPrompt(), token_cost=1, timestamp=float("nan")),
-        lambda: am.ContextItem("a", "x", T.SystemPrompt(), token_cost=1, timestamp=NOW, relevance_score=-1.0),
+        lambda: ContextWindow(2**70),
+        lambda: ContextWindow(-1),
+        lambda: ContextWindow(1.5),  # type: ignore[arg-type]
+        lambda: ContextItem("a", "x", T.SystemPrompt(), token_cost=2**63, timestamp=NOW),
+        lambda: ContextItem("a", "x", T.SystemPrompt(), token_cost=-1, timestamp=NOW),
+        lambda: ContextItem("a", "x", T.SystemPrompt(), token_cost=1, timestamp=2**2000),
+        lambda: ContextItem("a", "x", T.SystemPrompt(), token_cost=1, timestamp=float("nan")),
+        lambda: ContextItem("a", "x", T.SystemPrompt(), token_cost=1, timestamp=NOW, relevance_score=-1.0),
         lambda: T.CodeSnippet("a.py", (-1, 2)),
         lambda: T.CodeSnippet("a.py", (1, 2**64)),
         lambda: T.CodeSnippet("a.py", (1,)),  # type: ignore[arg-type]
         lambda: w.prune(2**2000),
         lambda: w.scores(2**2000),
         lambda: w.maybe_prune(2**2000),
-        lambda: am.ContextPolicy(prune_threshold=2**2000),
+        lambda: ContextPolicy(prune_threshold=2**2000),
     ]
     for call in bad_calls:
         with pytest.raises(am.InvalidInputError):
@@ -352,14 +354,14 @@ def test_out_of_range_values_raise_invalid_input() -> None:
 
 
 def test_lone_surrogates_raise_invalid_input() -> None:
-    w = am.ContextWindow(1_000)
+    w = ContextWindow(1_000)
     w.add(make_item("ok"))
     s = "\ud800"
     bad_calls = [
-        lambda: am.ContextItem(s, "x", T.SystemPrompt(), token_cost=1, timestamp=NOW),
-        lambda: am.ContextItem("a", s, T.SystemPrompt(), token_cost=1, timestamp=NOW),
-        lambda: am.ContextItem("a", "x", T.SystemPrompt(), token_cost=1, timestamp=NOW, task_id=s),
-        lambda: am.ContextItem("a", "x", T.SystemPrompt(), token_cost=1, timestamp=NOW, dependencies=[s]),
+        lambda: ContextItem(s, "x", T.SystemPrompt(), token_cost=1, timestamp=NOW),
+        lambda: ContextItem("a", s, T.SystemPrompt(), token_cost=1, timestamp=NOW),
+        lambda: ContextItem("a", "x", T.SystemPrompt(), token_cost=1, timestamp=NOW, task_id=s),
+        lambda: ContextItem("a", "x", T.SystemPrompt(), token_cost=1, timestamp=NOW, dependencies=[s]),
         lambda: T.ToolResult(s),
         lambda: T.ToolResult("bash", s),
         lambda: T.UserMessage(s),
@@ -371,7 +373,7 @@ def test_lone_surrogates_raise_invalid_input() -> None:
         lambda: w.get(s),
         lambda: s in w,
         lambda: w.set_current_task(s),
-        lambda: am.ContextPolicy(**{s: 1.0}),
+        lambda: ContextPolicy(**{s: 1.0}),
     ]
     for call in bad_calls:
         with pytest.raises(am.InvalidInputError, match="lone surrogate"):
@@ -379,13 +381,13 @@ def test_lone_surrogates_raise_invalid_input() -> None:
 
 
 def test_token_count_never_wraps() -> None:
-    w = am.ContextWindow(2**63 - 1)
+    w = ContextWindow(2**63 - 1)
     big = 2**63 - 1
-    w.add(am.ContextItem("a", "x", T.SystemPrompt(), token_cost=big, timestamp=NOW))
+    w.add(ContextItem("a", "x", T.SystemPrompt(), token_cost=big, timestamp=NOW))
     with pytest.raises(am.InvalidInputError, match="token count"):
-        w.add(am.ContextItem("b", "x", T.SystemPrompt(), token_cost=1, timestamp=NOW))
+        w.add(ContextItem("b", "x", T.SystemPrompt(), token_cost=1, timestamp=NOW))
     with pytest.raises(am.InvalidInputError):
-        w.extend([am.ContextItem(f"c{i}", "x", T.SystemPrompt(), token_cost=big, timestamp=NOW) for i in range(3)])
+        w.extend([ContextItem(f"c{i}", "x", T.SystemPrompt(), token_cost=big, timestamp=NOW) for i in range(3)])
     assert (len(w), w.token_count) == (1, big)
 
 
@@ -402,22 +404,22 @@ def test_hostile_values_raise_only_aircher_errors() -> None:
         st.sampled_from(WRONG_TYPES),
     )
 
-    def item(**kw: object) -> am.ContextItem:
+    def item(**kw: object) -> ContextItem:
         args: dict[str, object] = {"token_cost": 1, "timestamp": NOW} | kw
-        return am.ContextItem(
+        return ContextItem(
             str(args.pop("id", "h")),  # type: ignore[arg-type]
             args.pop("content", "x"),  # type: ignore[arg-type]
             args.pop("item_type", T.SystemPrompt()),  # type: ignore[arg-type]
             **args,  # type: ignore[arg-type]
         )
 
-    w = am.ContextWindow(10**6)
+    w = ContextWindow(10**6)
     entry_points = [
-        lambda v: am.ContextWindow(v),
+        lambda v: ContextWindow(v),
         lambda v: (
-            item(id=v) if isinstance(v, str) else am.ContextItem(v, "x", T.SystemPrompt(), token_cost=1, timestamp=NOW)
+            item(id=v) if isinstance(v, str) else ContextItem(v, "x", T.SystemPrompt(), token_cost=1, timestamp=NOW)
         ),
-        lambda v: am.ContextItem("h", v, T.SystemPrompt(), token_cost=1, timestamp=NOW),
+        lambda v: ContextItem("h", v, T.SystemPrompt(), token_cost=1, timestamp=NOW),
         lambda v: item(token_cost=v),
         lambda v: item(timestamp=v),
         lambda v: item(relevance_score=v),
@@ -430,8 +432,8 @@ def test_hostile_values_raise_only_aircher_errors() -> None:
         lambda v: T.CodeSnippet(v, (1, 2)),
         lambda v: T.TaskState(v, v),
         lambda v: T.KnowledgeGraphQuery(v, v),
-        lambda v: am.ContextPolicy(prune_threshold=v),
-        lambda v: am.ContextPolicy(decay_minutes=v),
+        lambda v: ContextPolicy(prune_threshold=v),
+        lambda v: ContextPolicy(decay_minutes=v),
         lambda v: w.add(item(id="w" + str(v)[:50], token_cost=v)),
         lambda v: w.remove(v),
         lambda v: w.get(v),
@@ -443,8 +445,8 @@ def test_hostile_values_raise_only_aircher_errors() -> None:
         lambda v: item(item_type=v),
         lambda v: item(sticky=v),
         lambda v: item(dependencies=v),
-        lambda v: am.ContextWindow(100, policy=v),
-        lambda v: am.ContextWindow(100, v),
+        lambda v: ContextWindow(100, policy=v),
+        lambda v: ContextWindow(100, v),
         lambda v: w.add(v),
         lambda v: w.extend(v),
         lambda v: w.extend([v]),

@@ -1,45 +1,24 @@
 """aircher-mem: memory for LLM coding agents.
 
 ``Memory.open(root)`` is the entry point: one project's store in ``<root>/.aircher/``
-with the pieces below wired together, and every verb the interfaces offer
-(``aircher-mem`` is its CLI, ``aircher-mem mcp`` its MCP server; both in
-``aircher_mem.interfaces``). Verbs return the typed results of ``aircher_mem.results``.
+with its pieces wired together, and every verb the interfaces offer (``aircher-mem``
+is its CLI, ``aircher-mem mcp`` its MCP server; both in ``aircher_mem.interfaces``).
+An agent loop calls ``Memory.prepare_context(message)`` before each model call and
+``Memory.record_tool_call(...)`` after each tool call.
 
-A Rust-pruned context window (:class:`ContextWindow`, :class:`DynamicContextManager`),
-episodic memory in DuckDB (:class:`EpisodicMemory`), the codebase as a graph
-(:class:`KnowledgeGraph`), a policy with every tunable number (:class:`Policy`) and
-offline token counting.
+Here: :class:`Memory`, the :class:`Policy` with every tunable number, the chat
+:data:`Message` type, :func:`redact`, and the errors a user catches (every error is
+in :mod:`aircher_mem.errors`). Verbs return the typed results of
+:mod:`aircher_mem.results`; the raw engine (context window, code graph, episodic and
+long-term memory, retrieval, token counting) is :mod:`aircher_mem.engine`.
 """
 
-from ._core import (
-    CodeHit,
-    ContextItem,
-    ContextItemType,
-    ContextPolicy,
-    ContextWindow,
-    KnowledgeGraph,
-    PruneResult,
-    Reference,
-    SearchParams,
-    Symbol,
-    __version__,
-)
-from .config import EpisodicPolicy, GraphPolicy, HooksPolicy, LongtermPolicy, Policy, RetrievalPolicy, ServerPolicy
-from .context import (
-    CodeProvider,
-    DynamicContextManager,
-    EpisodicSink,
-    HistoryProvider,
-    MemoryProvider,
-    Message,
-    item_to_message,
-)
-from .episodic import EpisodicMemory
+from ._core import __version__
+from .config import Policy
+from .context import Message
 from .errors import (
     AircherError,
-    DuplicateItemError,
     EncodingUnavailableError,
-    FileMissingError,
     InvalidInputError,
     NotIndexedError,
     PolicyError,
@@ -48,118 +27,30 @@ from .errors import (
     StoreError,
     StoreLockedError,
     StoreNotFoundError,
-    TaskStateError,
-    UnknownDependencyError,
-    UnknownItemError,
     UnknownMemoryError,
     UnknownSymbolError,
     UnknownTaskError,
 )
-from .longterm import LongTermMemory
 from .memory import Memory
-from .redact import pii_tags, redact, redact_value
-from .results import (
-    ChannelScore,
-    CodeSearch,
-    CoEdit,
-    ConversationContext,
-    Extracted,
-    FileInteraction,
-    FoundCode,
-    GcReport,
-    IndexReport,
-    LearnedPattern,
-    MemoryExplanation,
-    MemoryRecord,
-    PastTask,
-    Recall,
-    RecallHit,
-    RelevantCode,
-    Remembered,
-    SimilarTask,
-    TaskRecord,
-    ToolStats,
-    Turn,
-    TurnAdded,
-)
-from .retrieval import find_relevant_to_query, graph_code_provider, search_code
-from .tokens import TokenCounter, available_encodings
+from .redact import redact
 
 __all__ = [
     "__version__",
     "Memory",
-    "IndexReport",
-    "ContextItem",
-    "ContextItemType",
-    "ContextPolicy",
-    "ContextWindow",
-    "PruneResult",
-    "KnowledgeGraph",
-    "SearchParams",
-    "CodeHit",
-    "Symbol",
-    "Reference",
-    "find_relevant_to_query",
-    "graph_code_provider",
-    "search_code",
-    "CodeSearch",
-    "FoundCode",
-    "ChannelScore",
     "Policy",
-    "GraphPolicy",
-    "EpisodicPolicy",
-    "RetrievalPolicy",
-    "LongtermPolicy",
-    "ServerPolicy",
-    "HooksPolicy",
-    "DynamicContextManager",
-    "CodeProvider",
-    "HistoryProvider",
-    "EpisodicSink",
     "Message",
-    "PastTask",
-    "RelevantCode",
-    "item_to_message",
-    "EpisodicMemory",
-    "FileInteraction",
-    "ToolStats",
-    "CoEdit",
-    "TaskRecord",
-    "SimilarTask",
-    "LearnedPattern",
-    "TokenCounter",
-    "available_encodings",
     "redact",
-    "redact_value",
-    "pii_tags",
     "AircherError",
-    "DuplicateItemError",
-    "EncodingUnavailableError",
     "InvalidInputError",
-    "PolicyError",
-    "UnknownDependencyError",
-    "UnknownItemError",
     "StoreError",
     "StoreLockedError",
     "StoreCorruptError",
     "StoreNotFoundError",
     "NotIndexedError",
-    "FileMissingError",
     "UnknownSymbolError",
-    "SchemaVersionError",
-    "UnknownTaskError",
-    "TaskStateError",
     "UnknownMemoryError",
-    "LongTermMemory",
-    "MemoryProvider",
-    "Turn",
-    "TurnAdded",
-    "Extracted",
-    "Remembered",
-    "MemoryRecord",
-    "Recall",
-    "RecallHit",
-    "MemoryExplanation",
-    "GcReport",
-    "ConversationContext",
+    "UnknownTaskError",
+    "PolicyError",
+    "EncodingUnavailableError",
+    "SchemaVersionError",
 ]

@@ -47,7 +47,7 @@ MemoryProvider = Callable[[str], Iterable[RecallHit]]
 
 class EpisodicSink(Protocol):
     """Where pruned items and snapshots go, and where similar past tasks come from
-    (:class:`aircher_mem.EpisodicMemory` implements this)."""
+    (:class:`aircher_mem.engine.EpisodicMemory` implements this)."""
 
     def record_file_interaction(
         self,

@@ -7,8 +7,8 @@ import pytest
 from aircher_mem.engine import ContextItem, ContextItemType, ContextPolicy, ContextWindow, GraphPolicy, ServerPolicy
 
 
-def test_seed002_preset_is_the_seed_verbatim() -> None:
-    p = am.Policy.seed002()
+def test_the_unweighted_preset_has_the_reference_constants() -> None:
+    p = am.Policy.unweighted()
     c = p.context
     assert (p.max_tokens, p.encoding) == (180_000, "cl100k_base")
     assert (c.prune_threshold, c.prune_fraction, c.decay_minutes, c.current_task_boost, c.dependent_boost) == (

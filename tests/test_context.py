@@ -174,8 +174,8 @@ def test_supersede_and_stale_views(clock: list[float]) -> None:
     assert old.id not in m.window and part.id not in m.window
 
 
-def test_seed002_keeps_every_view(clock: list[float]) -> None:
-    m = DynamicContextManager(am.Policy.seed002(max_tokens=1000), clock=lambda: clock[0])
+def test_the_unweighted_policy_keeps_every_view(clock: list[float]) -> None:
+    m = DynamicContextManager(am.Policy.unweighted(max_tokens=1000), clock=lambda: clock[0])
     m.add_code_snippet("x", file_path="a.py", line_range=(1, 50))
     m.add_code_snippet("y", file_path="a.py", line_range=(1, 80))
     assert m.file_edited("a.py") == [] and len(m.window) == 2

@@ -32,7 +32,7 @@ __all__ = [
 
 @disjoint_base
 class ContextItemType:
-    """The kind of a context item and its fields (seed 002's ContextItemType)."""
+    """The kind of a context item and its fields."""
 
     @final
     class SystemPrompt(ContextItemType):
@@ -132,7 +132,8 @@ class ContextItem:
 
 @final
 class ContextPolicy:
-    """Constants of the relevance formula and pruning rule; defaults are seed 002's."""
+    """Constants of the relevance formula and pruning rule; the defaults are the
+    unweighted reference constants."""
 
     fields: ClassVar[list[str]]
     def __new__(cls, **overrides: float) -> ContextPolicy: ...
@@ -190,7 +191,8 @@ class PruneResult:
 
 @final
 class ContextWindow:
-    """Seed 002's working memory. Thread-safe; scoring and pruning release the GIL."""
+    """The working memory: items scored and pruned under a token budget. Thread-safe;
+    scoring and pruning release the GIL."""
 
     def __new__(cls, max_tokens: int, policy: ContextPolicy | None = None) -> ContextWindow: ...
     def add(self, item: ContextItem) -> None: ...

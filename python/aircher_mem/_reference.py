@@ -1,4 +1,4 @@
-"""Seed 002's relevance formula and pruning rule in plain Python.
+"""The relevance formula and pruning rule in plain Python.
 
 This is the readable specification the Rust core is tested against (scores and
 pruning decisions must be identical on random windows) and the baseline the

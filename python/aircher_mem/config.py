@@ -1,4 +1,4 @@
-"""Policy: every weight, threshold and budget, with seed 002's values as defaults.
+"""Policy: every weight, threshold and budget, with defaults.
 
 Built in code (``Policy()``, ``Policy(max_tokens=32_000)``) or loaded from TOML, by
 default ``<project>/.aircher/config.toml``::
@@ -64,8 +64,8 @@ _INT_MAX = 2**63 - 1
 
 
 def _default_context() -> ContextPolicy:
-    # Seed 002's formula with code worth 3x instead of 0.7x: replaying real agent
-    # trajectories (benches/README.md), the seed's weights drop exactly the code the
+    # The unweighted reference formula with code worth 3x instead of 0.7x: replaying
+    # real agent trajectories (benches/README.md), its weights drop exactly the code the
     # agent reads again. Fitted on the first half of the trajectories, reported on the
     # second (benches/fit_policy.py).
     return ContextPolicy(weight_code_snippet=3.0)
@@ -227,29 +227,29 @@ class RetrievalPolicy(_Section):
 
 @dataclasses.dataclass(frozen=True)
 class LongtermPolicy(_Section):
-    """``[longterm]``: conversation turns and the memories kept from them (seed
-    004's values as defaults; seed 000's similarity thresholds)."""
+    """``[longterm]``: conversation turns and the memories kept from them, their
+    scoring, lifecycle and similarity thresholds."""
 
     section: ClassVar[str] = "longterm"
-    #: The short-term window: the last this many turns of a session (004: N = 100).
+    #: The short-term window: the last this many turns of a session.
     short_term_turns: int = _bound(100, 1, 1_000_000)
     #: Extract memories from assistant turns too (user turns always).
     extract_assistant: bool = False
     #: ``heuristic`` rules only; ``llm`` the extractor callable only (the rules when
-    #: it fails); ``hybrid`` both (004's default). Without an extractor: heuristic.
+    #: it fails); ``hybrid`` both (the default). Without an extractor: heuristic.
     extractor_mode: str = _choice("hybrid", "heuristic", "llm", "hybrid")
     #: Seconds an extractor callable may take before the rules alone are used.
     llm_timeout_seconds: float = _bound(8.0, 0.0, 3600.0, lo_open=True)
     #: A new memory whose token set overlaps an existing one's at least this much
-    #: (Jaccard, 004) merges into it: hits + 1, last seen now, the turn linked.
+    #: (Jaccard) merges into it: hits + 1, last seen now, the turn linked.
     merge_jaccard: float = _bound(0.7, 0.0, 1.0, lo_open=True)
-    #: With embeddings (000): a memory at least ``merge_cosine`` similar to an older
+    #: With embeddings: a memory at least ``merge_cosine`` similar to an older
     #: one merges into it (0.85-0.95); above ``duplicate_cosine`` it is a duplicate.
     #: Both are absorbed the same way (hits, turns; the newer one archived), and
     #: explain tells which it was; below ``merge_cosine`` it stays a memory of its own.
     merge_cosine: float = _bound(0.85, 0.0, 1.0, lo_open=True)
     duplicate_cosine: float = _bound(0.95, 0.0, 1.0, lo_open=True)
-    #: 004's score: w_freq ln(1 + hits) + w_recency exp(-lambda age_days) +
+    #: A memory's score: w_freq ln(1 + hits) + w_recency exp(-lambda age_days) +
     #: w_importance importance, age counted from the memory's last sighting.
     w_freq: float = _bound(1.0, 0.0, 100.0)
     w_recency: float = _bound(1.0, 0.0, 100.0)
@@ -373,9 +373,10 @@ class Policy:
     """Everything tunable. ``context`` holds the relevance formula's constants; the
     sections ``graph``, ``episodic``, ``retrieval``, ``longterm``, ``server`` and ``hooks`` the rest.
 
-    The default is seed 002's formula tuned on real trajectories (code weighs 3.0,
-    stale and repeated views are dropped); ``Policy.seed002()`` is the seed verbatim
-    and ``Policy.fifo()`` the oldest-first baseline."""
+    The default is the relevance formula tuned on real trajectories (code weighs 3.0,
+    stale and repeated views are dropped); ``Policy.unweighted()`` is the reference
+    policy (the formula's constants as first specified, views kept) and
+    ``Policy.fifo()`` the oldest-first baseline."""
 
     max_tokens: int = 180_000
     encoding: str = "cl100k_base"
@@ -415,8 +416,10 @@ class Policy:
         return self.retrieval.code_tokens(self.max_tokens)
 
     @classmethod
-    def seed002(cls, **overrides: Any) -> Policy:
-        """Seed 002's formula and constants, verbatim (the reference preset)."""
+    def unweighted(cls, **overrides: Any) -> Policy:
+        """The unweighted reference policy: the relevance formula with its reference
+        constants (:class:`ContextPolicy`'s defaults: code weighs 0.7), and code
+        views kept when a file is edited or shown again."""
         return cls(**{"context": ContextPolicy(), "drop_stale_views": False, "supersede_views": False, **overrides})
 
     @classmethod

@@ -1,4 +1,4 @@
-"""The agent loop's entry point: DynamicContextManager (seed 002, "Working Memory").
+"""The agent loop's working memory: DynamicContextManager.
 
 The agent calls :meth:`DynamicContextManager.prepare_context` before every model call
 and the ``add_*`` helpers as the conversation grows. The Rust :class:`ContextWindow`
@@ -206,14 +206,14 @@ class DynamicContextManager:
             result.tokens_after,
         )
         for item in result.removed:
-            self.summarize_to_episodic(item)
+            self.record_pruned(item)
         if self.episodic is not None:
             self.snapshot_context("pruning", result)
         self.last_prune = result
         return result
 
     def prepare_context(self, user_message: str) -> list[Message]:
-        """Seed 002's step before each model call: prune if needed, add the message,
+        """The step before each model call: prune if needed, add the message,
         the relevant code, similar past work and recalled memories, and return the
         chat messages.
 
@@ -266,9 +266,10 @@ class DynamicContextManager:
 
     # -- episodic hooks ---------------------------------------------------------------
 
-    def summarize_to_episodic(self, item: ContextItem) -> None:
-        """Seed 002: a pruned code snippet is recorded as a "viewed" file interaction;
-        tool results and assistant turns are already tracked where they happened."""
+    def record_pruned(self, item: ContextItem) -> None:
+        """Records a pruned item in the episodic store: a code snippet as a "viewed"
+        file interaction (its lines, tokens and task); other items are only logged
+        (tool results and assistant turns are recorded where they happened)."""
         kind = item.item_type
         if isinstance(kind, ContextItemType.CodeSnippet):
             if self.episodic is not None:
@@ -286,7 +287,9 @@ class DynamicContextManager:
             log.debug("pruned %s: %.200s", item.type_name, item.content)
 
     def snapshot_context(self, reason: str, pruned: PruneResult | None = None) -> dict[str, Any]:
-        """The window in seed 002's snapshot shape; stored when an episodic sink is set."""
+        """The window as a snapshot (``timestamp``, ``session_id``, ``task_id``,
+        ``total_tokens``, ``item_count``, ``items``, ``pruned_items``, ``reason``);
+        stored when an episodic sink is set."""
         now = self.clock()
         items = self.window.items()
         scores = self.window.scores(now)

@@ -1051,7 +1051,7 @@ class Memory:
             Field(description="The window: timestamp, session_id, task_id, total_tokens, items, pruned_items, reason."),
         ],
     ) -> Recorded:
-        """Remembers a context-window snapshot in seed 002's shape (``timestamp``,
+        """Remembers a context-window snapshot (``timestamp``,
         ``session_id``, ``task_id``, ``total_tokens``, ``items``, ``pruned_items``,
         ``reason``), e.g. an agent's window before it compacts (durably)."""
         self.episodic.store_snapshot(snapshot)

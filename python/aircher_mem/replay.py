@@ -46,7 +46,7 @@ Event = dict[str, Any]
 
 STRATEGIES: dict[str, Callable[[int], Policy]] = {
     "fifo": lambda budget: Policy.fifo(max_tokens=budget),
-    "seed002": lambda budget: Policy.seed002(max_tokens=budget),
+    "unweighted": lambda budget: Policy.unweighted(max_tokens=budget),
     "default": lambda budget: Policy(max_tokens=budget),
 }
 SECONDS_PER_EVENT = 30.0

@@ -562,10 +562,10 @@ class TurnAdded:
 
 @dataclasses.dataclass(frozen=True)
 class MemoryRecord:
-    """A memory (seed 001's kinds plus decisions) with the fields of the four seeds:
-    hierarchy (000), validity in time (bi-temporal: ``valid_from``/``valid_until``
-    in the world, ``created_at`` in the store), 004's layer, hits, importance and
-    score, 001's usage counters, and its slot (subject, attribute) and value when
+    """A memory (a fact, episode, pattern, workflow or decision) with its place in the
+    hierarchy, validity in time (bi-temporal: ``valid_from``/``valid_until``
+    in the world, ``created_at`` in the store), layer, hits, importance and
+    score, usage counters, and its slot (subject, attribute) and value when
     the rules could tell one."""
 
     id: int
@@ -646,7 +646,7 @@ class Recall:
 
 @dataclasses.dataclass(frozen=True)
 class ScoreTerm:
-    """One term of 004's score: ``weight`` x ``value`` = ``contribution``."""
+    """One term of a memory's score: ``weight`` x ``value`` = ``contribution``."""
 
     name: str
     weight: float
@@ -684,7 +684,7 @@ class MemoryAction:
 
 @dataclasses.dataclass(frozen=True)
 class MemoryExplanation:
-    """004's why: the memory, its age in days, every term of its score, the rules
+    """Why a memory scores what it does: the memory, its age in days, every term of its score, the rules
     that extracted it, its source turns, related memories, the last actions taken
     on it, and what ``gc`` would do to it now."""
 
@@ -716,7 +716,7 @@ class GcReport:
 
 @dataclasses.dataclass(frozen=True)
 class ConversationContext:
-    """004's context: the session's last turns (oldest first) and the top memories
+    """A conversation's context: the session's last turns (oldest first) and the top memories
     by score."""
 
     session_id: str

@@ -14,7 +14,7 @@ use crate::context::{
 };
 use crate::error::count;
 
-/// The kind of a context item and its fields (seed 002's `ContextItemType`).
+/// The kind of a context item and its fields.
 #[pyclass(frozen, eq, module = "aircher_mem._core", name = "ContextItemType")]
 #[derive(Clone, PartialEq)]
 pub enum PyContextItemType {
@@ -289,7 +289,8 @@ impl PyContextItem {
     }
 }
 
-/// The constants of the relevance formula and pruning rule; defaults are seed 002's.
+/// The constants of the relevance formula and pruning rule; the defaults are the
+/// unweighted reference constants.
 #[pyclass(frozen, eq, module = "aircher_mem._core", name = "ContextPolicy")]
 #[derive(Clone, PartialEq)]
 pub struct PyContextPolicy(pub ContextPolicy);
@@ -453,7 +454,8 @@ impl PyPruneResult {
     }
 }
 
-/// Seed 002's working memory. Thread-safe; scoring and pruning release the GIL.
+/// The working memory: items scored and pruned under a token budget. Thread-safe;
+/// scoring and pruning release the GIL.
 #[pyclass(frozen, module = "aircher_mem._core", name = "ContextWindow")]
 pub struct PyContextWindow(RwLock<ContextWindow>);
 

@@ -183,7 +183,7 @@ impl PyCodeHit {
     }
 }
 
-/// The codebase as a graph (seed 002's semantic memory): files, functions, classes,
+/// The codebase as a graph (the agent's semantic memory): files, functions, classes,
 /// variables and imports; contains, calls, imports, inherits, references and uses edges.
 #[pyclass(frozen, module = "aircher_mem._core", name = "KnowledgeGraph")]
 pub struct PyKnowledgeGraph {

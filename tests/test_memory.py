@@ -10,8 +10,9 @@ from pathlib import Path
 
 import aircher_mem as am
 import pytest
-from aircher_mem.engine import KnowledgeGraph
+from aircher_mem.engine import ContextItemType, KnowledgeGraph
 from aircher_mem.errors import UnknownItemError
+from aircher_mem.results import Recorded
 from conftest import PROJECT_SOURCES, duckdb_held_by_another_process
 
 
@@ -215,6 +216,82 @@ def test_context_is_wired_to_the_graph_and_the_episodic_store(project: Path) -> 
     with pytest.raises(am.InvalidInputError, match="max_tokens"):
         with am.Memory.open(project) as memory:
             memory.relevant_code("store", max_tokens=0)
+
+
+def test_the_agent_loop_prepares_the_context_and_records_tool_calls_into_it(project: Path) -> None:
+    with am.Memory.open(project, policy=am.Policy(max_tokens=4000)) as memory:
+        memory.index()
+        first = memory.prepare_context("why does store lose users?")
+        assert first[0] == {"role": "user", "content": "why does store lose users?"}
+        assert memory.context.window.items()[0].type_name == "UserMessage"
+
+        recorded = memory.record_tool_call(
+            "pytest",
+            {"args": "-x"},
+            success=False,
+            result="1 failed, 2 passed",
+            error_message="1 failed",
+            duration_ms=80,
+            file_path=str(project / "app" / "models.py"),
+            task_id="t1",
+        )
+        assert recorded == Recorded("tool_call", False)
+        item = memory.context.window.items()[-1]
+        assert (item.content, item.type_name) == ("1 failed, 2 passed", "ToolResult")
+        assert isinstance(item.item_type, ContextItemType.ToolResult)
+        assert (item.item_type.tool_name, item.item_type.file_path) == ("pytest", "app/models.py")
+        [run] = memory.episodic.failed_tool_runs("app/models.py")
+        assert (run.tool_name, run.parameters, run.success, run.error_message, run.duration_ms, run.task_id) == (
+            "pytest",
+            {"args": "-x", "file_path": "app/models.py"},
+            False,
+            "1 failed",
+            80,
+            "t1",
+        )
+        # without a result the call is only recorded: the window is unchanged
+        before = [i.id for i in memory.context.window.items()]
+        memory.record_tool_call("ls", success=True)
+        assert [i.id for i in memory.context.window.items()] == before
+        assert memory.episodic.counts()["tool_executions"] == 2
+
+        # the next window holds the tool's output; the code shown again replaces its older views
+        code = [m for m in first if m["content"].startswith("[code: ")]
+        assert [m["content"].split("\n")[0] for m in code] == [
+            "[code: app/models.py lines 8-9]",
+            "[code: app/models.py lines 5-6]",
+            "[code: app/views.py lines 3-6]",
+        ]
+        assert memory.prepare_context("fix store") == [
+            {"role": "user", "content": "why does store lose users?"},
+            {"role": "user", "content": "[tool result: pytest on app/models.py]\n1 failed, 2 passed"},
+            {"role": "user", "content": "fix store"},
+            *code,
+        ]
+
+        with pytest.raises(am.InvalidInputError, match="message must be a non-empty string"):
+            memory.prepare_context(" ")
+        with pytest.raises(am.InvalidInputError, match="result must be a string, got int"):
+            memory.record_tool_call("pytest", success=True, result=3)  # type: ignore[arg-type]
+        assert memory.episodic.counts()["tool_executions"] == 2  # a refused call records nothing
+
+    with am.Memory.open(project, create=False) as again:  # what was recorded was committed
+        assert [r.tool_name for r in again.episodic.failed_tool_runs("app/models.py")] == ["pytest"]
+
+
+def test_tool_results_recorded_in_a_small_window_are_pruned_by_the_next_prepare(project: Path) -> None:
+    with am.Memory.open(project, policy=am.Policy(max_tokens=200)) as memory:
+        memory.prepare_context("list the files")
+        for n in range(8):
+            memory.record_tool_call("ls", {"n": n}, success=True, result=f"listing {n}: " + "file " * 30)
+        assert memory.context.window.token_count > memory.context.window.threshold
+        messages = memory.prepare_context("now read one")
+        window = memory.context.window
+        assert window.token_count <= window.threshold
+        assert messages[-1] == {"role": "user", "content": "now read one"}
+        assert memory.context.last_prune is not None and memory.context.last_prune.removed
+        assert memory.episodic.snapshots(1)[0]["reason"] == "pruning"
+        assert memory.episodic.counts()["tool_executions"] == 8
 
 
 def test_close_flushes_buffered_records(project: Path) -> None:

@@ -54,7 +54,7 @@ from .checks import (
 from .checks import limit as _limit
 from .checks import text as _text
 from .config import CONFIG_FILE, Policy
-from .context import DynamicContextManager
+from .context import DynamicContextManager, Message
 from .embeddings import available
 from .episodic import OPERATIONS, EpisodicMemory
 from .errors import (
@@ -207,6 +207,20 @@ def _symbol(s: Symbol) -> SymbolInfo:
 
 def _call(c: Reference) -> CallSite:
     return CallSite(_symbol(c.symbol), c.line, c.kind, c.confidence)
+
+
+def _output(field: str, value: object, *, max_chars: int = 1_000_000) -> str:
+    """A tool's output: a string (possibly empty) that is valid Unicode text of at
+    most ``max_chars`` characters."""
+    if not isinstance(value, str):
+        raise InvalidInputError(f"{field} must be a string, got {type(value).__name__}")
+    if len(value) > max_chars:
+        raise InvalidInputError(f"{field} is longer than {max_chars:,} characters ({len(value):,})")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInputError(f"{field} is not valid text (it holds a lone surrogate): {value!r:.80}") from None
+    return value
 
 
 def _name(value: object) -> str:
@@ -679,6 +693,24 @@ class Memory:
         )
 
     @verb()
+    @verb(surfaces=("python",))
+    @_verb
+    def prepare_context(
+        self, message: Annotated[str, Field(min_length=1, description="The user's message.")]
+    ) -> list[Message]:
+        """The one call before a model call: adds ``message`` (the user's text) to
+        :attr:`context`'s window with the code relevant to it (once indexed), similar
+        past tasks and recalled memories, prunes the window under its threshold
+        (pruned code views and a snapshot of each prune are recorded in the episodic
+        store, durably), and returns the window as chat messages in the order the
+        items were added. Tool outputs come in through :meth:`record_tool_call`."""
+        message = _text("message", message)
+        if self.indexed:
+            self._graph()  # refreshed first when files changed, as graph verbs do
+        messages = self.context.prepare_context(message)
+        self._flush_episodic()
+        return messages
+
     @_verb
     def preview_context(
         self,
@@ -984,6 +1016,9 @@ class Memory:
         parameters: Annotated[Any, Field(description="The tool's arguments.")] = None,
         *,
         success: Annotated[bool, Field(description="Whether the call succeeded.")],
+        result: Annotated[
+            str | None, Field(description="The tool's output: it joins the context window as a tool result.")
+        ] = None,
         error_message: Annotated[str | None, Field(description="What went wrong.")] = None,
         duration_ms: Annotated[
             int | None, Field(ge=0, le=MAX_INT, description="How long it took, in milliseconds.")
@@ -991,12 +1026,18 @@ class Memory:
         file_path: Annotated[str | None, Field(description="The file it worked on.")] = None,
         task_id: TaskId = None,
     ) -> Recorded:
-        """Remembers a tool call (durably: flushed before returning).
+        """The one call after a tool call: remembers it in the episodic store
+        (durably: flushed before returning) and, when ``result`` (the tool's output)
+        is given, adds that output to :attr:`context`'s window as a tool result of
+        ``tool_name`` on ``file_path``, which the next :meth:`prepare_context`
+        returns (or prunes).
 
         For an agent: Remember a tool call you made (a test run, a build, a search), so
         later sessions know which tools fail and which edits fixed an error. Returns
         {what, graph_stale}."""
         rel = self.relative(file_path) if file_path is not None else None
+        if result is not None:
+            result = _output("result", result)
         self.episodic.record_tool_execution(
             tool_name,
             parameters,
@@ -1007,6 +1048,8 @@ class Memory:
             task_id=task_id,
         )
         self._flush_episodic()
+        if result is not None:
+            self.context.add_tool_result(result, tool_name=tool_name, file_path=rel)
         return Recorded("tool_call", self._stale)
 
     @verb()

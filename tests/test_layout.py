@@ -28,6 +28,7 @@ LAYERS = {
     "aircher_mem.memory": 2,
     "aircher_mem.engine": 2,
     "aircher_mem.replay": 2,
+    "aircher_mem.assembly": 1,
     "aircher_mem.context": 1,
     "aircher_mem.graph": 1,
     "aircher_mem.retrieval": 1,

@@ -3,8 +3,8 @@
 The agent calls :meth:`DynamicContextManager.prepare_context` before every model call
 and the ``add_*`` helpers as the conversation grows. The Rust :class:`ContextWindow`
 holds the items, scores them and prunes; this class counts tokens once per item,
-pulls in relevant code and past work from pluggable providers, and reports every
-prune to an optional episodic sink.
+adds what :mod:`aircher_mem.assembly` says goes in (relevant code and past work from
+pluggable providers), and reports every prune to an optional episodic sink.
 """
 
 from __future__ import annotations
@@ -12,12 +12,13 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from ._core import ContextItem, ContextItemType, ContextWindow, PruneResult
+from .assembly import CodeProvider, HistoryProvider, MemoryProvider, Message, Piece, item_to_message, window_pieces
 from .config import Policy
-from .results import PastTask, RecallHit, RelevantCode
+from .results import PastTask
 from .tokens import TokenCounter
 
 __all__ = [
@@ -31,18 +32,6 @@ __all__ = [
 ]
 
 log = logging.getLogger("aircher_mem.context")
-
-Message = dict[str, str]
-
-
-CodeProvider = Callable[[str], Iterable[RelevantCode]]
-"""``provider(user_message)`` -> snippets relevant to it (the knowledge graph)."""
-
-HistoryProvider = Callable[[str, int], Iterable[PastTask]]
-"""``provider(user_message, limit)`` -> similar past tasks (episodic memory)."""
-
-MemoryProvider = Callable[[str], Iterable[RecallHit]]
-"""``provider(user_message)`` -> recalled memories, best first (long-term memory)."""
 
 
 class EpisodicSink(Protocol):
@@ -214,8 +203,9 @@ class DynamicContextManager:
 
     def prepare_context(self, user_message: str) -> list[Message]:
         """The step before each model call: prune if needed, add the message,
-        the relevant code, similar past work and recalled memories, and return the
-        chat messages.
+        the relevant code, similar past work and recalled memories (in the order and
+        form of :func:`aircher_mem.assembly.window_pieces`), and return the chat
+        messages.
 
         Memories come in one item each, "Memory <id> (<kind>): <content>", so the
         agent can cite them (``Memory.feedback``), best first while they fit
@@ -227,38 +217,30 @@ class DynamicContextManager:
         scored, it is put back (the window may then exceed its threshold by it).
         """
         self.maybe_prune()
-        message = self.add_user_message(user_message)
-        if self.code_provider is not None:
-            for snippet in self.code_provider(user_message):
-                self.add_code_snippet(
-                    snippet.content,
-                    file_path=snippet.file_path,
-                    line_range=snippet.line_range,
-                    relevance=snippet.relevance,
-                )
-        if self.history_provider is not None:
-            past = list(self.history_provider(user_message, self.similar_tasks))
-            if past:
-                summary = "Relevant past work:\n" + "\n".join(f"- {t.description}: {t.outcome}" for t in past)
-                self.add(summary, ContextItemType.AssistantResponse([]), relevance=0.8)
-        if self.memory_provider is not None:
-            self._add_memories(user_message)
+        pieces = window_pieces(
+            user_message,
+            code=self.code_provider,
+            history=self.history_provider,
+            similar_tasks=self.similar_tasks,
+            memories=self.memory_provider,
+            memory_budget=int(self.policy.max_tokens * self.policy.longterm.memory_share),
+            tokens=self.tokens,
+        )
+        message = self._add_piece(next(pieces))
+        for piece in pieces:
+            self._add_piece(piece)
         pruned = self.maybe_prune()
         if pruned is not None and message.id not in self.window:
             self.window.add(message)
         return self.messages()
 
-    def _add_memories(self, user_message: str) -> None:
-        budget = int(self.policy.max_tokens * self.policy.longterm.memory_share)
-        used = 0
-        assert self.memory_provider is not None
-        for hit in self.memory_provider(user_message):
-            text = f"Memory {hit.id} ({hit.kind}): {hit.content}"
-            cost = self.tokens.count(text)
-            if used + cost > budget:
-                break
-            used += cost
-            self.add(text, ContextItemType.AssistantResponse([]), relevance=0.8)
+    def _add_piece(self, piece: Piece) -> ContextItem:
+        kind = piece.item_type
+        if isinstance(kind, ContextItemType.CodeSnippet):
+            return self.add_code_snippet(
+                piece.content, file_path=kind.file_path, line_range=kind.line_range, relevance=piece.relevance
+            )
+        return self.add(piece.content, kind, relevance=piece.relevance)
 
     def messages(self) -> list[Message]:
         """The window as chat messages, in the order items were added."""
@@ -320,27 +302,3 @@ class DynamicContextManager:
         if self.episodic is not None:
             self.episodic.store_snapshot(snapshot)
         return snapshot
-
-
-def item_to_message(item: ContextItem) -> Message:
-    """Chat roles: system prompt -> system, assistant turns -> assistant, everything
-    else the agent was shown (user text, tool output, code, task state, graph answers)
-    -> user, with a one-line header saying what it is."""
-    kind = item.item_type
-    if isinstance(kind, ContextItemType.SystemPrompt):
-        return {"role": "system", "content": item.content}
-    if isinstance(kind, ContextItemType.AssistantResponse):
-        return {"role": "assistant", "content": item.content}
-    if isinstance(kind, ContextItemType.UserMessage):
-        return {"role": "user", "content": item.content}
-    if isinstance(kind, ContextItemType.ToolResult):
-        where = f" on {kind.file_path}" if kind.file_path else ""
-        header = f"[tool result: {kind.tool_name}{where}]"
-    elif isinstance(kind, ContextItemType.CodeSnippet):
-        header = f"[code: {kind.file_path} lines {kind.line_range[0]}-{kind.line_range[1]}]"
-    elif isinstance(kind, ContextItemType.TaskState):
-        return {"role": "user", "content": f"[current task {kind.task_id}] {kind.description}"}
-    else:
-        assert isinstance(kind, ContextItemType.KnowledgeGraphQuery)
-        header = f"[code graph: {kind.query}]"
-    return {"role": "user", "content": f"{header}\n{item.content}"}

@@ -34,7 +34,8 @@ from typing import Annotated, Any, Literal, ParamSpec, TypeVar, get_args
 
 from pydantic import Field
 
-from ._core import ContextItem, ContextItemType, KnowledgeGraph, Reference, Symbol, __version__
+from . import assembly
+from ._core import KnowledgeGraph, Reference, Symbol, __version__
 from .checks import (
     MAX_INT,
     FilePath,
@@ -77,7 +78,6 @@ from .results import (
     CodeResult,
     CodeSearch,
     CoEdits,
-    ContextEntry,
     ContextPreview,
     ConversationContext,
     Dependencies,
@@ -692,7 +692,6 @@ class Memory:
             notes=notes,
         )
 
-    @verb()
     @verb(surfaces=("python",))
     @_verb
     def prepare_context(
@@ -739,35 +738,14 @@ class Memory:
         else:
             notes.append("no code: the project is not indexed yet (aircher-mem index)")
         messages = ctx.prepare_context(message)
-        now = ctx.clock()
-        items = ctx.window.items()
-        scores = ctx.window.scores(now)
-        kept = {item.id for item in items}
-        pruned = ctx.last_prune
-        removed = (
-            []
-            if pruned is None
-            else [
-                ContextEntry(it.type_name, None, it.token_cost, float(s), _describe(it), None)
-                for it, s in zip(pruned.removed, pruned.removed_scores)
-                if it.id not in kept
-            ]
-        )
-        entries = [
-            ContextEntry(it.type_name, m["role"], it.token_cost, float(s), _describe(it), m["content"])
-            for it, s, m in zip(items, scores, messages)
-        ]
-        budget = ctx.policy.code_tokens if code_tokens is None else code_tokens
-        return ContextPreview(
+        return assembly.preview(
             message,
-            ctx.window.max_tokens,
-            ctx.window.threshold,
-            budget,
-            ctx.window.token_count,
-            entries,
-            removed,
-            sum(r.tokens for r in removed),
-            notes,
+            ctx.window,
+            messages,
+            ctx.last_prune,
+            now=ctx.clock(),
+            code_tokens=ctx.policy.code_tokens if code_tokens is None else code_tokens,
+            notes=notes,
         )
 
     # -- long-term memory -------------------------------------------------------------
@@ -1464,11 +1442,3 @@ def _versions() -> str:
     if any(v.endswith("missing") for v in found):
         raise RuntimeError(", ".join(found))
     return f"aircher-mem {__version__}, Python {platform.python_version()}, " + ", ".join(found)
-
-
-def _describe(item: ContextItem) -> str:
-    kind = item.item_type
-    if isinstance(kind, ContextItemType.CodeSnippet):
-        return f"{kind.file_path}:{kind.line_range[0]}-{kind.line_range[1]}"
-    one = " ".join(item.content.split())
-    return one if len(one) <= 60 else one[:57] + "..."

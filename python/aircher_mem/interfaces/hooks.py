@@ -101,12 +101,13 @@ import stat
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
+from ..assembly import MARKER, one_line, prompt_brief, session_brief, task_query
 from ..config import HooksPolicy, Policy
 from ..errors import AircherError, InvalidInputError, StoreLockedError, StoreNotFoundError
 from ..graph import write_atomic
@@ -139,8 +140,8 @@ HOOK_TIMEOUT_SECONDS = 10  # Claude Code's own limit on our command (a backstop)
 # -- limits: the tunable ones are the Policy's ``[hooks]`` (deadline_seconds,
 # context_chars, recall_k, recall_min_score, transcript_max_bytes) ----------------------
 
-#: Characters of one injected line, of one stored tool parameter, of one stored turn.
-LINE_CHARS = 300
+#: Characters of one stored tool parameter, of one stored turn (those of one injected
+#: line are :data:`aircher_mem.assembly.LINE_CHARS`).
 PARAMETER_CHARS = 500
 TURN_CHARS = 100_000
 #: Characters of a hook payload :func:`run_hook` takes at most (a Read of a large file
@@ -153,7 +154,6 @@ TRANSCRIPT_DIRS: tuple[str, ...] = ("~", "/tmp")
 STATE_FILE = "hooks-state.json"
 STATE_SESSIONS = 50  # sessions remembered in the state file
 PENDING_PROMPTS = 20  # prompts stored by UserPromptSubmit that Stop has not met yet
-MARKER = "[aircher-mem]"  # starts what we print; a turn holding it is not stored again
 
 R = TypeVar("R")
 
@@ -676,82 +676,28 @@ class _Call:
         return self.text("session_id", 1000)
 
 
-class _Text:
-    """A header and lines under section titles, all within ``budget`` characters."""
-
-    def __init__(self, header: str, budget: int) -> None:
-        self.header = header
-        self.left = budget - len(header) - 1
-        self.lines: list[str] = []
-
-    def add(self, line: str) -> bool:
-        if len(line) + 1 > self.left:
-            return False
-        self.lines.append(line)
-        self.left -= len(line) + 1
-        return True
-
-    def section(self, title: str, lines: Sequence[str]) -> None:
-        if not lines or len(title) + len(lines[0]) + 2 > self.left:
-            return
-        self.add(title)
-        for line in lines:
-            if not self.add(line):
-                break
-
-    def text(self) -> str:
-        return "\n".join([self.header, *self.lines]) + "\n" if self.lines else ""
-
-
-def _one_line(text: object, width: int = LINE_CHARS) -> str:
-    one = " ".join(str(text).split())
-    return one if len(one) <= width else one[: width - 3] + "..."
-
-
 def _list(answer: Any, key: str) -> list[dict[str, Any]]:
     found = answer.get(key) if isinstance(answer, Mapping) else None
     return [x for x in found if isinstance(x, dict)] if isinstance(found, list) else []
-
-
-def _memory_line(m: Mapping[str, Any]) -> str:
-    return f"[memory {m.get('id')}] {_one_line(m.get('content', ''))}"
 
 
 # -- the events ---------------------------------------------------------------------------
 
 
 def _session_start(call: _Call) -> str:
-    out = _Text(f"{MARKER} Project memory; cite a memory by its id, e.g. [memory 1].", call.policy.context_chars)
     b = call.backend
     tasks = _list(b.tasks(), "tasks")
-    out.section(
-        "Open tasks:",
-        [
-            f"[task {_one_line(t.get('task_id'), 80)}] ({t.get('status')}) {_one_line(t.get('description'))}"
-            for t in tasks
-        ],
-    )
-    seen: set[Any] = set()
-
-    def fresh(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        chosen = []
-        for m in found:
-            if m.get("id") not in seen:
-                seen.add(m.get("id"))
-                chosen.append(m)
-        return chosen
-
+    ranked: list[dict[str, Any]] = []
+    facts: list[dict[str, Any]] = []
+    relevant: list[dict[str, Any]] = []
     if not call.late:
         ranked = _list(b.memories(200), "memories")
-        important = [m for m in ranked if m.get("importance")]
         facts = _list(b.facts(), "memories")
-        out.section("Project rules and facts:", [_memory_line(m) for m in fresh(important + facts)])
     if tasks and not call.late:
-        query = " ".join(str(t.get("description", "")) for t in tasks)[:10_000]
+        query = task_query(tasks)
         if query.strip():
-            hits = [h for h in _list(b.recall(query, 10), "hits") if h.get("kind") != "turn"]
-            out.section("Relevant to the open tasks:", [_memory_line(h) for h in fresh(hits)])
-    return out.text()
+            relevant = _list(b.recall(query, 10), "hits")
+    return session_brief(tasks, ranked, facts, relevant, budget=call.policy.context_chars)
 
 
 def _prompt_hash(text: str) -> str:
@@ -762,18 +708,8 @@ def _user_prompt(call: _Call) -> str:
     prompt = call.text("prompt")
     if prompt is None:
         return ""
-    out = _Text(
-        f"{MARKER} Recalled from project memory; cite a memory by its id, e.g. [memory 1].", call.policy.context_chars
-    )
-    hits = [
-        h
-        for h in _list(call.backend.recall(prompt[:10_000], call.policy.recall_k), "hits")
-        if h.get("kind") != "turn"
-        and isinstance(h.get("score"), (int, float))
-        and h["score"] >= call.policy.recall_min_score
-    ]
-    out.section("Memories that may bear on this prompt:", [_memory_line(h) for h in hits])
-    text = out.text()
+    hits = _list(call.backend.recall(prompt[:10_000], call.policy.recall_k), "hits")
+    text = prompt_brief(hits, budget=call.policy.context_chars, min_score=call.policy.recall_min_score)
     session = call.session
     if session is None or call.late or MARKER in prompt:
         return text
@@ -815,7 +751,7 @@ def _parameters(tool_input: Mapping[str, Any], drop: str | None) -> dict[str, An
             out[str(key)] = value if len(value) <= PARAMETER_CHARS else value[:PARAMETER_CHARS] + "..."
         else:
             try:
-                out[str(key)] = _one_line(json.dumps(value, ensure_ascii=False), PARAMETER_CHARS)
+                out[str(key)] = one_line(json.dumps(value, ensure_ascii=False), PARAMETER_CHARS)
             except (TypeError, ValueError):
                 continue
     return out
@@ -888,7 +824,7 @@ def _post_tool(call: _Call) -> str:
         tool,
         _parameters(tool_input, path_key if path is not None else None),
         not failed,
-        _one_line(error, 2000) if failed and isinstance(error, str) else None,
+        one_line(error, 2000) if failed and isinstance(error, str) else None,
         path,
     )
     if path is None or failed or call.late:

@@ -10,6 +10,7 @@ import datetime as dt
 from collections.abc import Mapping
 from typing import Any
 
+from .. import assembly
 from ..errors import InvalidInputError
 from ..redact import pii_tags, redact
 from ..results import ConversationContext, Extracted, Turn, TurnAdded
@@ -117,4 +118,4 @@ def get_context(lt: StoreCore, session_id: str, k: int = 20) -> ConversationCont
     active memories by score."""
     short = session_turns(lt, session_id)
     k = checks.count("k", k)
-    return ConversationContext(session_id, short, memories.listed(lt, limit=k).memories)
+    return assembly.conversation(session_id, short, memories.listed(lt, limit=k).memories)

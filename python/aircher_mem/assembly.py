@@ -1,0 +1,314 @@
+"""The one context assembly: what goes into an agent's context, in what order,
+within which budget, and rendered how. Every caller that assembles context goes
+through here:
+
+- the window before a model call (``DynamicContextManager.prepare_context``, and so
+  ``Memory.prepare_context``): :func:`window_pieces` says what is added, in order,
+  and :func:`item_to_message` renders each item as a chat message;
+- the preview of that window (``Memory.preview_context``): :func:`preview`;
+- a conversation's context (``LongTermMemory.get_context``): :func:`conversation`;
+- the text the Claude Code hooks inject (``SessionStart``, ``UserPromptSubmit``):
+  :func:`session_brief` and :func:`prompt_brief`, built from the verbs' JSON answers
+  (the hooks may be a server's clients), within a character budget.
+
+This module only decides and renders: the window itself scores and prunes (the
+Rust :class:`ContextWindow`), the callers fetch what is offered.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+from ._core import ContextItem, ContextItemType, ContextWindow, PruneResult
+from .results import (
+    ContextEntry,
+    ContextPreview,
+    ConversationContext,
+    MemoryRecord,
+    PastTask,
+    RecallHit,
+    RelevantCode,
+    Turn,
+)
+from .tokens import TokenCounter
+
+__all__ = [
+    "Message",
+    "CodeProvider",
+    "HistoryProvider",
+    "MemoryProvider",
+    "Piece",
+    "window_pieces",
+    "item_to_message",
+    "describe",
+    "preview",
+    "conversation",
+    "MARKER",
+    "LINE_CHARS",
+    "Brief",
+    "one_line",
+    "memory_line",
+    "task_query",
+    "session_brief",
+    "prompt_brief",
+]
+
+Message = dict[str, str]
+
+CodeProvider = Callable[[str], Iterable[RelevantCode]]
+"""``provider(user_message)`` -> snippets relevant to it (the knowledge graph)."""
+
+HistoryProvider = Callable[[str, int], Iterable[PastTask]]
+"""``provider(user_message, limit)`` -> similar past tasks (episodic memory)."""
+
+MemoryProvider = Callable[[str], Iterable[RecallHit]]
+"""``provider(user_message)`` -> recalled memories, best first (long-term memory)."""
+
+#: The relevance given to the summary of past work and to each recalled memory in
+#: the window (the message and code carry their own).
+RECALLED_RELEVANCE = 0.8
+
+
+# -- the window before a model call ----------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Piece:
+    """One item to add to the window: its text, its kind and its relevance."""
+
+    content: str
+    item_type: ContextItemType
+    relevance: float = 1.0
+
+
+def window_pieces(
+    message: str,
+    *,
+    code: CodeProvider | None,
+    history: HistoryProvider | None,
+    similar_tasks: int,
+    memories: MemoryProvider | None,
+    memory_budget: int,
+    tokens: TokenCounter,
+) -> Iterator[Piece]:
+    """What goes into the window for ``message``, in this order: the message
+    itself; the code relevant to it, best first; one summary of the similar past
+    tasks ("Relevant past work:" and a "- description: outcome" line each); the
+    recalled memories, one item each ("Memory <id> (<kind>): <content>", so the
+    agent can cite them), best first while they fit ``memory_budget`` tokens.
+
+    Each provider is asked only when the pieces before its own have been taken, so
+    a caller that adds each piece as it comes sees the same order of effects."""
+    yield Piece(message, ContextItemType.UserMessage(None))
+    if code is not None:
+        for snippet in code(message):
+            yield Piece(
+                snippet.content,
+                ContextItemType.CodeSnippet(snippet.file_path, snippet.line_range),
+                snippet.relevance,
+            )
+    if history is not None:
+        past = list(history(message, similar_tasks))
+        if past:
+            summary = "Relevant past work:\n" + "\n".join(f"- {t.description}: {t.outcome}" for t in past)
+            yield Piece(summary, ContextItemType.AssistantResponse([]), RECALLED_RELEVANCE)
+    if memories is not None:
+        used = 0
+        for hit in memories(message):
+            text = f"Memory {hit.id} ({hit.kind}): {hit.content}"
+            cost = tokens.count(text)
+            if used + cost > memory_budget:
+                break
+            used += cost
+            yield Piece(text, ContextItemType.AssistantResponse([]), RECALLED_RELEVANCE)
+
+
+def item_to_message(item: ContextItem) -> Message:
+    """Chat roles: system prompt -> system, assistant turns -> assistant, everything
+    else the agent was shown (user text, tool output, code, task state, graph answers)
+    -> user, with a one-line header saying what it is."""
+    kind = item.item_type
+    if isinstance(kind, ContextItemType.SystemPrompt):
+        return {"role": "system", "content": item.content}
+    if isinstance(kind, ContextItemType.AssistantResponse):
+        return {"role": "assistant", "content": item.content}
+    if isinstance(kind, ContextItemType.UserMessage):
+        return {"role": "user", "content": item.content}
+    if isinstance(kind, ContextItemType.ToolResult):
+        where = f" on {kind.file_path}" if kind.file_path else ""
+        header = f"[tool result: {kind.tool_name}{where}]"
+    elif isinstance(kind, ContextItemType.CodeSnippet):
+        header = f"[code: {kind.file_path} lines {kind.line_range[0]}-{kind.line_range[1]}]"
+    elif isinstance(kind, ContextItemType.TaskState):
+        return {"role": "user", "content": f"[current task {kind.task_id}] {kind.description}"}
+    else:
+        assert isinstance(kind, ContextItemType.KnowledgeGraphQuery)
+        header = f"[code graph: {kind.query}]"
+    return {"role": "user", "content": f"{header}\n{item.content}"}
+
+
+def describe(item: ContextItem) -> str:
+    """One short line naming an item: a code view's file and lines, else the start
+    of its text."""
+    kind = item.item_type
+    if isinstance(kind, ContextItemType.CodeSnippet):
+        return f"{kind.file_path}:{kind.line_range[0]}-{kind.line_range[1]}"
+    one = " ".join(item.content.split())
+    return one if len(one) <= 60 else one[:57] + "..."
+
+
+def preview(
+    message: str,
+    window: ContextWindow,
+    messages: Sequence[Message],
+    pruned: PruneResult | None,
+    *,
+    now: float,
+    code_tokens: int,
+    notes: list[str],
+) -> ContextPreview:
+    """The window after ``prepare_context(message)`` returned ``messages``: every
+    item with its score at ``now``, tokens and message, and the items the last prune
+    (``pruned``) removed that are not back in the window."""
+    items = window.items()
+    scores = window.scores(now)
+    kept = {item.id for item in items}
+    removed = (
+        []
+        if pruned is None
+        else [
+            ContextEntry(it.type_name, None, it.token_cost, float(s), describe(it), None)
+            for it, s in zip(pruned.removed, pruned.removed_scores)
+            if it.id not in kept
+        ]
+    )
+    entries = [
+        ContextEntry(it.type_name, m["role"], it.token_cost, float(s), describe(it), m["content"])
+        for it, s, m in zip(items, scores, messages)
+    ]
+    return ContextPreview(
+        message,
+        window.max_tokens,
+        window.threshold,
+        code_tokens,
+        window.token_count,
+        entries,
+        removed,
+        sum(r.tokens for r in removed),
+        notes,
+    )
+
+
+# -- a conversation's context ------------------------------------------------------------
+
+
+def conversation(session_id: str, turns: Sequence[Turn], ranked: Sequence[MemoryRecord]) -> ConversationContext:
+    """A conversation's context: the session's short-term window (its last turns,
+    oldest first, as given) and the top memories by score (as ranked)."""
+    return ConversationContext(session_id, list(turns), list(ranked))
+
+
+# -- the text the hooks inject -------------------------------------------------------------
+
+#: Starts the text the hooks print; a turn holding it is not stored again.
+MARKER = "[aircher-mem]"
+#: Characters of one injected line.
+LINE_CHARS = 300
+#: Characters of the open tasks' descriptions used as the query for relevant memories.
+TASK_QUERY_CHARS = 10_000
+_CITE = "cite a memory by its id, e.g. [memory 1]."
+
+
+class Brief:
+    """A header and lines under section titles, all within ``budget`` characters;
+    nothing at all when no line fits."""
+
+    def __init__(self, header: str, budget: int) -> None:
+        self.header = header
+        self.left = budget - len(header) - 1
+        self.lines: list[str] = []
+
+    def add(self, line: str) -> bool:
+        if len(line) + 1 > self.left:
+            return False
+        self.lines.append(line)
+        self.left -= len(line) + 1
+        return True
+
+    def section(self, title: str, lines: Sequence[str]) -> None:
+        """The title and as many of ``lines`` as fit, in order; nothing when the
+        title and the first line do not fit together."""
+        if not lines or len(title) + len(lines[0]) + 2 > self.left:
+            return
+        self.add(title)
+        for line in lines:
+            if not self.add(line):
+                break
+
+    def text(self) -> str:
+        return "\n".join([self.header, *self.lines]) + "\n" if self.lines else ""
+
+
+def one_line(text: object, width: int = LINE_CHARS) -> str:
+    """``text`` on one line (whitespace runs made one space), cut to ``width``."""
+    one = " ".join(str(text).split())
+    return one if len(one) <= width else one[: width - 3] + "..."
+
+
+def memory_line(m: Mapping[str, Any]) -> str:
+    return f"[memory {m.get('id')}] {one_line(m.get('content', ''))}"
+
+
+def _task_line(t: Mapping[str, Any]) -> str:
+    return f"[task {one_line(t.get('task_id'), 80)}] ({t.get('status')}) {one_line(t.get('description'))}"
+
+
+def task_query(tasks: Sequence[Mapping[str, Any]]) -> str:
+    """The query for the memories relevant to the open tasks: their descriptions."""
+    return " ".join(str(t.get("description", "")) for t in tasks)[:TASK_QUERY_CHARS]
+
+
+def session_brief(
+    tasks: Sequence[Mapping[str, Any]],
+    ranked: Sequence[Mapping[str, Any]],
+    facts: Sequence[Mapping[str, Any]],
+    relevant: Sequence[Mapping[str, Any]],
+    *,
+    budget: int,
+) -> str:
+    """What a session starts with, within ``budget`` characters: the open tasks;
+    the project's rules and facts (the important memories among ``ranked``, then
+    ``facts``); the memories ``relevant`` to the open tasks (recall hits; turns left
+    out). A memory shows once, in its first section. Entries are the verbs' JSON."""
+    out = Brief(f"{MARKER} Project memory; {_CITE}", budget)
+    out.section("Open tasks:", [_task_line(t) for t in tasks])
+    seen: set[Any] = set()
+
+    def fresh(found: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+        chosen = []
+        for m in found:
+            if m.get("id") not in seen:
+                seen.add(m.get("id"))
+                chosen.append(m)
+        return chosen
+
+    important = [m for m in ranked if m.get("importance")]
+    out.section("Project rules and facts:", [memory_line(m) for m in fresh([*important, *facts])])
+    hits = [h for h in relevant if h.get("kind") != "turn"]
+    out.section("Relevant to the open tasks:", [memory_line(h) for h in fresh(hits)])
+    return out.text()
+
+
+def prompt_brief(hits: Sequence[Mapping[str, Any]], *, budget: int, min_score: float) -> str:
+    """The memories recalled for a prompt that score at least ``min_score`` (turns
+    left out), within ``budget`` characters. Entries are the recall's JSON hits."""
+    out = Brief(f"{MARKER} Recalled from project memory; {_CITE}", budget)
+    chosen = [
+        h
+        for h in hits
+        if h.get("kind") != "turn" and isinstance(h.get("score"), (int, float)) and h["score"] >= min_score
+    ]
+    out.section("Memories that may bear on this prompt:", [memory_line(h) for h in chosen])
+    return out.text()

@@ -25,7 +25,7 @@ __all__ = ["main"]
 
 CASE = """
 import json, resource, sys, time
-import aircher_mem as am
+from aircher_mem.engine import KnowledgeGraph
 
 def rss():
     for line in open("/proc/self/status"):
@@ -37,9 +37,9 @@ mode, root, path = sys.argv[1:4]
 before = rss()
 start = time.perf_counter()
 if mode == "build":
-    g = am.KnowledgeGraph.build(root)
+    g = KnowledgeGraph.build(root)
 else:
-    g = am.KnowledgeGraph.load(path)
+    g = KnowledgeGraph.load(path)
 seconds = time.perf_counter() - start
 after = rss()
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -123,7 +123,8 @@ def probe_records(o: Outcome, tmp: Path) -> None:
     root = write(tmp / "records", BASE)
     script = (
         "import sys, aircher_mem as am\n"
-        "m = am.EpisodicMemory(sys.argv[1])\n"
+        "from aircher_mem.engine import EpisodicMemory\n"
+        "m = EpisodicMemory(sys.argv[1])\n"
         "bad = [dict(duration_ms=2**63), dict(timestamp=1e13), dict(context_tokens=2**63),"
         " dict(error_message='\\ud800'), dict(parameters={'k': float('nan')})]\n"
         "refused = 0\n"
@@ -135,7 +136,7 @@ def probe_records(o: Outcome, tmp: Path) -> None:
         "    except am.AircherError:\n"
         "        refused += 1\n"
         "m.close()\n"
-        "m = am.EpisodicMemory(sys.argv[1])\n"
+        "m = EpisodicMemory(sys.argv[1])\n"
         "print(refused, m.counts()['tool_executions'])\n"
     )
     out = o.run([PY, "-c", script, str(root / "store.duckdb")], timeout=60)

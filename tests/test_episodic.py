@@ -440,8 +440,9 @@ def test_a_corrupt_store_is_a_clear_error_and_left_untouched(tmp_path: Path) -> 
 def test_a_store_locked_by_another_process(tmp_path: Path) -> None:
     path = tmp_path / "memory.duckdb"
     script = textwrap.dedent(f"""
-        import sys, aircher_mem as am
-        m = am.EpisodicMemory({str(path)!r}, session_id="holder")
+        import sys
+        from aircher_mem.engine import EpisodicMemory
+        m = EpisodicMemory({str(path)!r}, session_id="holder")
         m.record_file_interaction("held.py", "edit")
         m.flush()
         print("ready", flush=True)
@@ -471,8 +472,8 @@ def test_buffered_records_are_written_at_exit(tmp_path: Path) -> None:
             sys.executable,
             "-c",
             textwrap.dedent(f"""
-        import aircher_mem as am
-        m = am.EpisodicMemory({str(path)!r})
+        from aircher_mem.engine import EpisodicMemory
+        m = EpisodicMemory({str(path)!r})
         m.record_file_interaction("exit.py", "read")   # never flushed or closed by hand
     """),
         ],
@@ -724,8 +725,8 @@ def test_an_io_failure_keeps_the_records(mem: EpisodicMemory) -> None:
 def test_a_bad_buffered_row_at_exit_is_logged_not_a_traceback(tmp_path: Path) -> None:
     path = tmp_path / "memory.duckdb"
     script = textwrap.dedent(f"""
-        import aircher_mem as am
-        m = am.EpisodicMemory({str(path)!r})
+        from aircher_mem.engine import EpisodicMemory
+        m = EpisodicMemory({str(path)!r})
         m.record_file_interaction("exit.py", "read")
         m.record_tool_execution("bash")
         bad = list(m._pending["tool_executions"][0]); bad[8] = 2**63

@@ -418,7 +418,7 @@ def test_openapi_lists_every_route_with_resolvable_schemas(client: TestClient) -
     assert turns["required"] == ["session_id", "role", "text"] and turns["additionalProperties"] is False
     record = spec["components"]["schemas"]["MemoryRecord"]
     assert record["properties"]["slot"] == {"anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "null"}]}
-    assert spec["components"]["schemas"]["SymbolInfo"]["properties"]["qualified"] == {"type": "string"}
+    assert spec["components"]["schemas"]["Definition"]["properties"]["qualified"] == {"type": "string"}
     assert spec["paths"]["/health"]["get"]["security"] == []
     jsonschema.Draft202012Validator.check_schema({**spec["components"]["schemas"]["Recall"]})
 

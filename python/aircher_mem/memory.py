@@ -80,6 +80,7 @@ from .results import (
     CoEdits,
     ContextPreview,
     ConversationContext,
+    Definition,
     Dependencies,
     Doctor,
     FeedbackResult,
@@ -103,7 +104,6 @@ from .results import (
     RelevantCode,
     Remembered,
     Stats,
-    SymbolInfo,
     Symbols,
     Tasks,
     TaskStatus,
@@ -201,8 +201,8 @@ def find_root(start: str | os.PathLike[str] | None = None) -> Path:
     )
 
 
-def _symbol(s: Symbol) -> SymbolInfo:
-    return SymbolInfo(s.name, s.kind, s.scope, s.path, s.line, s.end_line, s.signature)
+def _symbol(s: Symbol) -> Definition:
+    return Definition(s.name, s.kind, s.scope, s.path, s.line, s.end_line, s.signature)
 
 
 def _call(c: Reference) -> CallSite:

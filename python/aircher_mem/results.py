@@ -26,7 +26,7 @@ __all__ = [
     "SimilarTask",
     "LearnedPattern",
     "IndexReport",
-    "SymbolInfo",
+    "Definition",
     "CallSite",
     "Symbols",
     "Calls",
@@ -37,7 +37,7 @@ __all__ = [
     "Neighbourhood",
     "CodeResult",
     "ChannelScore",
-    "FoundCode",
+    "CodeSearchHit",
     "CodeSearch",
     "FileHistory",
     "CoEdits",
@@ -221,7 +221,7 @@ class IndexReport:
 
 
 @dataclasses.dataclass(frozen=True)
-class SymbolInfo:
+class Definition:
     """A definition: ``scope`` is the enclosing class (or impl, interface) and ""
     at module level; ``qualified`` is ``scope.name`` (or ``name``)."""
 
@@ -246,7 +246,7 @@ class CallSite:
     (``call_line``), its kind and the confidence of the link (1/n when the name
     matched n definitions)."""
 
-    symbol: SymbolInfo
+    symbol: Definition
     call_line: int
     kind: str
     confidence: float
@@ -258,7 +258,7 @@ class Symbols:
 
     query: str
     match: Literal["exact", "prefix", "fuzzy"]
-    symbols: list[SymbolInfo]
+    symbols: list[Definition]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -268,7 +268,7 @@ class Calls:
 
     name: str
     direction: Literal["callers", "callees"]
-    definitions: list[SymbolInfo]
+    definitions: list[Definition]
     calls: list[CallSite]
 
 
@@ -296,12 +296,12 @@ class FileOutline:
     """What a file defines, in line order."""
 
     path: str
-    symbols: list[SymbolInfo]
+    symbols: list[Definition]
 
 
 @dataclasses.dataclass(frozen=True)
 class Neighbour:
-    symbol: SymbolInfo
+    symbol: Definition
     distance: int
 
 
@@ -337,7 +337,7 @@ class ChannelScore:
 
 
 @dataclasses.dataclass(frozen=True)
-class FoundCode:
+class CodeSearchHit:
     """A code search hit: a definition (``name`` set) or a file (``name`` None,
     ``kind`` "file", ``via`` its best definitions). ``channels`` and ``matched``
     explain the score; ``test`` marks a test or fixture file (scored down);
@@ -353,7 +353,7 @@ class FoundCode:
     score: float
     channels: list[ChannelScore]
     matched: list[str]
-    via: list[SymbolInfo]
+    via: list[Definition]
     test: bool
     code: str | None = None
 
@@ -367,7 +367,7 @@ class CodeSearch:
 
     query: str
     level: Literal["definition", "file"]
-    hits: list[FoundCode]
+    hits: list[CodeSearchHit]
     channels: list[str]
     mentioned: list[str]
     reason: str

@@ -28,7 +28,7 @@ from .config import Policy
 from .embeddings import Embedder, available
 from .errors import InvalidInputError, StoreError
 from .graph import read_source
-from .results import ChannelScore, CodeSearch, FoundCode, RelevantCode, SymbolInfo
+from .results import ChannelScore, CodeSearch, CodeSearchHit, Definition, RelevantCode
 from .tokens import TokenCounter
 
 __all__ = [
@@ -85,8 +85,8 @@ def search_params(policy: Policy) -> SearchParams:
     return params
 
 
-def _info(s: Symbol) -> SymbolInfo:
-    return SymbolInfo(s.name, s.kind, s.scope, s.path, s.line, s.end_line, s.signature)
+def _info(s: Symbol) -> Definition:
+    return Definition(s.name, s.kind, s.scope, s.path, s.line, s.end_line, s.signature)
 
 
 def _lines(graph: KnowledgeGraph, path: str, policy: Policy, cache: dict[str, list[str] | None]) -> list[str] | None:
@@ -129,7 +129,7 @@ def search_code(
 
 def _found(
     graph: KnowledgeGraph, hit: _CoreHit, level: Level, policy: Policy, cache: dict[str, list[str] | None] | None
-) -> FoundCode:
+) -> CodeSearchHit:
     s = hit.symbol
     content = None
     end_line = s.end_line
@@ -137,7 +137,7 @@ def _found(
         lines = _lines(graph, s.path, policy, cache)
         if lines is not None:
             end_line, content = _snippet(lines, s, policy.retrieval.snippet_max_lines)
-    return FoundCode(
+    return CodeSearchHit(
         path=s.path,
         name=None if level == "file" else s.name,
         kind=s.kind,

@@ -94,6 +94,7 @@ def verbs(m: am.Memory) -> dict[str, Callable[..., Any]]:
         "relevant_code": lambda a, b, c: m.relevant_code(a, max_tokens=b, focus_files=c if isinstance(c, list) else ()),
         "search_code": lambda a, b, c: m.search_code(a, k=b, level=c, focus_files=a if isinstance(a, list) else ()),
         "preview_context": lambda a, b, c: m.preview_context(a, max_tokens=b, code_tokens=c),
+        "prepare_context": lambda a, b, c: m.prepare_context(a),
         "file_history": lambda a, b, c: m.file_history(a, limit=b),
         "co_edited_files": lambda a, b, c: m.co_edited_files(a, min_count=b),
         "tasks": lambda a, b, c: m.tasks(a, limit=b),
@@ -125,7 +126,7 @@ def test_record_tool_call_raises_only_typed_errors(
     memory: am.Memory, params: Any, name: Any, ms: Any, msg: Any
 ) -> None:
     try:
-        memory.record_tool_call(name, params, success=True, duration_ms=ms, error_message=msg)
+        memory.record_tool_call(name, params, success=True, result=msg, duration_ms=ms, error_message=msg)
     except am.AircherError:
         pass
     memory.flush()  # whatever was accepted can be written

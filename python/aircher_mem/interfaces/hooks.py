@@ -38,7 +38,8 @@ a hook does nothing):
   graph before its next graph verb; a one-shot process looks at modification times
   anyway.
 - ``PreCompact`` (trigger manual or auto): stores a context snapshot (the shape of
-  ``Memory.record_snapshot``) of the transcript's last messages, with the context size the last answer reported.
+  ``Memory.record_snapshot``) of the transcript's last messages, with the context
+  size the last answer reported.
 - ``Stop``: adds the session's user and assistant turns not stored yet from the
   transcript (the offset read so far is kept per session in ``.aircher/hooks-state.json``,
   0600), skipping the prompts ``UserPromptSubmit`` stored; extraction runs on them.

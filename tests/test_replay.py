@@ -103,7 +103,7 @@ def test_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
 
 
 @pytest.mark.skipif(not DATA.is_file(), reason=f"{DATA} is absent (the shared data set)")
-def test_real_trajectories_default_beats_the_seed() -> None:
+def test_real_trajectories_default_beats_the_unweighted_policy() -> None:
     trajectories = list(rp.load_trajectories(DATA, limit=12))
     results = [
         rp.replay(events, rp.STRATEGIES[s](8000), instance=i, strategy=s)

@@ -6,8 +6,8 @@
 //! The checksum is a foldhash of version, generation and either the payload whole
 //! or, for the versions a caller says (`read_versions_with`), the foldhashes of
 //! its blocks of `BLOCK` bytes: a `Writer` streams a payload to the file a part at
-//! a time, never holding it whole (the lexical index of the Linux kernel is 850
-//! MB), and a reader hashes the blocks in parallel.
+//! a time, never holding it whole (a lexical index is the largest file of a
+//! store), and a reader hashes the blocks in parallel.
 //!
 //! The generation is opaque here: the caller stores a number that ties an index file
 //! to the graph file it was saved with.

@@ -1,0 +1,693 @@
+//! Documents tokenized and indexed in bulk: `upsert_all`, the shards a bulk
+//! load indexes side by side, and their merge into one index (in memory or
+//! straight into a file).
+
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::cmp::Ordering;
+use std::collections::HashSet;
+use std::ops::{ControlFlow, Range};
+use std::path::Path;
+
+use foldhash::HashMap;
+use rayon::prelude::*;
+use serde::Serialize;
+
+use super::persistence::{
+    encode_postings, encode_u32s, encode_value, put_stored, stored_size, StoredDoc,
+};
+use super::update::add_to_group;
+use super::{
+    persist, Document, Forward, LexicalIndex, Unfinished, DEAD, FORMAT_VERSION, MAGIC, MAX_FIELDS,
+    MAX_FIELD_TOKENS, SHARD_MIN_DOCS, TOKENIZE_BLOCK,
+};
+use crate::error::{invalid, Result};
+use crate::intern::Interner;
+use crate::retrieve::postings::{Posting, PostingList};
+use crate::retrieve::tokenize::{for_each_token_with, head};
+
+/// A document's text tokenized: per field (in the document's order), its token
+/// count and its distinct terms with their counts, sorted. Computed apart from the
+/// index (in parallel by `upsert_all`). The terms of all fields sit back to back in
+/// one string, so a document costs a few allocations, not one per token.
+pub(super) struct Counted {
+    text: String,
+    /// Per field: its token count and the range of its terms in `terms`.
+    fields: Vec<(u32, Range<usize>)>,
+    /// Each distinct term of a field: its byte range in `text` and its count.
+    terms: Vec<(Range<usize>, u32)>,
+}
+
+/// A token of `Counted::of`'s buffer: where it is, and its first 16 bytes as an
+/// integer that orders as the bytes do (tokens have no NUL byte, the padding), so
+/// that sorting compares integers and reads the text only past 16 equal bytes.
+#[derive(Clone, Copy)]
+struct Token {
+    prefix: u128,
+    start: u32,
+    end: u32,
+}
+
+impl Token {
+    fn new(token: &str, start: usize) -> Token {
+        Token {
+            prefix: head(token.as_bytes()),
+            start: start as u32,
+            end: (start + token.len()) as u32,
+        }
+    }
+
+    fn text(self, buffer: &str) -> &str {
+        &buffer[self.start as usize..self.end as usize]
+    }
+
+    /// The order of the two tokens' text in `buffer`.
+    fn cmp_in(&self, other: &Token, buffer: &str) -> Ordering {
+        self.prefix.cmp(&other.prefix).then_with(|| {
+            if self.end - self.start <= 16 && other.end - other.start <= 16 {
+                Ordering::Equal
+            } else {
+                self.text(buffer).cmp(other.text(buffer))
+            }
+        })
+    }
+}
+
+thread_local! {
+    /// `Counted::of`'s token buffer and tokens, reused across documents.
+    static TOKENS: RefCell<(String, Vec<Token>)> = RefCell::default();
+}
+
+impl Counted {
+    /// `fields` tokenized, stemmed if `stem`.
+    pub(super) fn of(fields: &[(Cow<'static, str>, String)], stem: bool) -> Counted {
+        TOKENS.with_borrow_mut(|(buffer, spans)| {
+            let mut counted = Counted {
+                text: String::new(),
+                fields: Vec::with_capacity(fields.len()),
+                terms: Vec::new(),
+            };
+            for (_, text) in fields {
+                buffer.clear();
+                spans.clear();
+                for_each_token_with(text, stem, |token| {
+                    let start = buffer.len();
+                    buffer.push_str(token);
+                    spans.push(Token::new(token, start));
+                    if spans.len() == MAX_FIELD_TOKENS {
+                        ControlFlow::Break(())
+                    } else {
+                        ControlFlow::Continue(())
+                    }
+                });
+                let buffer = buffer.as_str();
+                spans.sort_unstable_by(|a, b| a.cmp_in(b, buffer));
+                let first = counted.terms.len();
+                let mut last: Option<&Token> = None;
+                for span in spans.iter() {
+                    if last.is_some_and(|last| last.cmp_in(span, buffer).is_eq()) {
+                        counted.terms.last_mut().expect("a term before").1 += 1;
+                        continue;
+                    }
+                    let start = counted.text.len();
+                    counted.text.push_str(span.text(buffer));
+                    counted.terms.push((start..counted.text.len(), 1));
+                    last = Some(span);
+                }
+                counted
+                    .fields
+                    .push((spans.len() as u32, first..counted.terms.len()));
+            }
+            counted
+        })
+    }
+
+    /// Each field's token count and its terms with their counts.
+    pub(super) fn fields(&self) -> impl Iterator<Item = (u32, impl Iterator<Item = (&str, u32)>)> {
+        self.fields.iter().map(|(count, terms)| {
+            (
+                *count,
+                self.terms[terms.clone()]
+                    .iter()
+                    .map(|(span, tf)| (&self.text[span.clone()], *tf)),
+            )
+        })
+    }
+}
+
+impl LexicalIndex {
+    /// `upsert` of each document in turn: a bulk load (a project's first index)
+    /// that gives the same index as upserting one by one, built in parallel. Text
+    /// is tokenized on the thread pool; into an empty index, large batches are cut
+    /// into one shard per thread, indexed side by side and merged in order into
+    /// memory of exact sizes (an empty index comes out compacted, its lists
+    /// together). Stops at the first document refused, with its error (those
+    /// before it are in; past the field-name cap, those of the shards before).
+    pub fn upsert_all(&mut self, docs: Vec<Document>) -> Result<()> {
+        if !self.is_empty() {
+            return self.upsert_each(docs);
+        }
+        let threads = rayon::current_num_threads();
+        let size = if docs.len() < SHARD_MIN_DOCS {
+            docs.len().max(1)
+        } else {
+            docs.len().div_ceil(threads)
+        };
+        let mut chunks: Vec<Vec<Document>> = Vec::with_capacity(threads);
+        let mut rest = docs;
+        while !rest.is_empty() {
+            let tail = rest.split_off(size.min(rest.len()));
+            chunks.push(std::mem::replace(&mut rest, tail));
+        }
+        let stem = self.stem;
+        let shards: Vec<(LexicalIndex, Result<()>)> = chunks
+            .into_par_iter()
+            .map(|chunk| {
+                let mut shard = LexicalIndex::with_stemming(stem);
+                let done = shard.upsert_each(chunk);
+                (shard, done)
+            })
+            .collect();
+        let (index, outcome) = LexicalIndex::from_shards(shards, stem);
+        *self = index;
+        outcome
+    }
+
+    /// The index of the documents of `shards`, in that order, as upserting them
+    /// one after the other into an empty index that stems if `stem` makes it (a
+    /// key in a later shard replaces the document an earlier one has): how a bulk
+    /// load joins the indexes its threads made of their parts of the documents
+    /// (each shard with the outcome of filling it, `upsert_local`). Stops at the
+    /// first shard that refused a document (its documents up to that one are
+    /// kept), or whose field names would take the index past [`MAX_FIELDS`], and
+    /// returns that error.
+    pub fn from_shards(
+        shards: Vec<(LexicalIndex, Result<()>)>,
+        stem: bool,
+    ) -> (LexicalIndex, Result<()>) {
+        let (kept, outcome) = kept_shards(shards);
+        // An empty index keeps only whether it stems: its removed documents' field
+        // names and terms go.
+        (LexicalIndex::merged(kept, stem), outcome)
+    }
+
+    /// Writes what `from_shards(shards, stem).0.write(path)` writes, byte for
+    /// byte, without making that index: each merged posting list is encoded from
+    /// the shards' straight into the file's buffer. A build that only saves the
+    /// index (`Project::build_into`) never holds it beside its shards. Returns the
+    /// file to finish and commit, and the outcome `from_shards` returns.
+    pub fn write_merged(
+        shards: Vec<(LexicalIndex, Result<()>)>,
+        stem: bool,
+        path: &Path,
+    ) -> Result<(Unfinished, Result<()>)> {
+        let (mut shards, outcome) = kept_shards(shards);
+        LexicalIndex::settle(&mut shards);
+        if shards.is_empty() {
+            return Ok((LexicalIndex::with_stemming(stem).write(path)?, outcome));
+        }
+        let mut union = Union::names(&mut shards);
+        let mut writer = persist::Writer::create(path, MAGIC, FORMAT_VERSION)?;
+        let mut sink = |bytes: &[u8]| writer.write_all(bytes);
+        // The saved form's parts one after the other, as postcard encodes them
+        // (a struct is its fields in order): first up to the documents.
+        let fields: Vec<&str> = union.fields.iter().map(String::as_str).collect();
+        let kinds: Vec<&str> = union.kinds.iter().map(String::as_str).collect();
+        let docs = MergedDocs {
+            shards: &shards,
+            kinds: &union.kind_maps,
+        };
+        encode_value(&(stem, fields, kinds, docs), &mut sink)?;
+        // The rest needs the shards' terms and postings, and the documents' terms
+        // and field lengths (the columns, last) only: the documents go (their
+        // slots, keys, metadata) before the union's terms are made.
+        let mut columns = Vec::with_capacity(shards.len());
+        for shard in &mut shards {
+            let terms: Vec<Range<usize>> = (shard.docs.iter())
+                .map(|data| {
+                    data.as_ref()
+                        .expect("settled: every slot is live")
+                        .terms
+                        .clone()
+                })
+                .collect();
+            columns.push((
+                std::mem::take(&mut shard.forward),
+                terms,
+                std::mem::take(&mut shard.field_len),
+            ));
+            *shard = LexicalIndex {
+                terms: std::mem::take(&mut shard.terms),
+                postings: std::mem::take(&mut shard.postings),
+                ..LexicalIndex::default()
+            };
+        }
+        crate::release_free_memory();
+        union.add_terms(&mut shards);
+        let sizes: Vec<u64> = (0..union.terms.len())
+            .into_par_iter()
+            .map(|term| stored_size(union.postings(&shards, term)))
+            .collect();
+        let terms: Vec<&str> = union.terms.iter().map(|(_, term)| term).collect();
+        encode_value(&(terms, &sizes), &mut sink)?;
+        encode_postings(
+            &sizes,
+            |term, out| put_stored(out, union.postings(&shards, term)),
+            &mut sink,
+        )?;
+        drop(shards);
+        // The columns: each document's terms as the union's (in its order).
+        let docs: usize = columns.iter().map(|(_, terms, _)| terms.len()).sum();
+        let counts =
+            (columns.iter()).flat_map(|(_, terms, _)| terms.iter().map(|r| r.len() as u32));
+        encode_u32s(counts, docs, &mut sink)?;
+        let total = (columns.iter())
+            .flat_map(|(_, terms, _)| terms)
+            .map(Range::len)
+            .sum();
+        let union = &union;
+        let terms = columns
+            .iter()
+            .enumerate()
+            .flat_map(|(s, (forward, terms, _))| {
+                terms.iter().flat_map(move |r| {
+                    let mut ids: Vec<u32> = (forward.get(r.clone()))
+                        .map(|t| union.term_maps[s][t as usize])
+                        .collect();
+                    ids.sort_unstable();
+                    ids
+                })
+            });
+        encode_u32s(terms, total, &mut sink)?;
+        let lengths = (0..union.fields.len()).flat_map(|field| {
+            columns
+                .iter()
+                .enumerate()
+                .flat_map(move |(s, (_, terms, lengths))| {
+                    let own = union.field_maps[s].iter().position(|&f| f == field);
+                    let column = own.map(|own| &lengths[own]);
+                    (0..terms.len()).map(move |slot| column.map_or(0, |c| c[slot]))
+                })
+        });
+        encode_u32s(lengths, docs * union.fields.len(), &mut sink)?;
+        Ok((Unfinished(writer), outcome))
+    }
+
+    /// The names of the fields some live document has text in.
+    fn fields_in_use(&self) -> impl Iterator<Item = &str> {
+        self.fields
+            .iter()
+            .zip(&self.field_docs)
+            .filter(|&(_, &docs)| docs > 0)
+            .map(|(name, _)| name.as_str())
+    }
+
+    /// Takes out of earlier shards the keys a later one has (the later document
+    /// replaces them), then compacts each: every slot, term, field and kind a
+    /// shard then has is in use.
+    fn settle(shards: &mut [LexicalIndex]) {
+        for later in 1..shards.len() {
+            let (earlier, rest) = shards.split_at_mut(later);
+            for data in rest[0].docs.iter().flatten() {
+                for shard in earlier.iter_mut() {
+                    if let Some(old) = shard.by_key.get(&shard.docs, &data.key) {
+                        shard.remove_slot(old);
+                    }
+                }
+            }
+        }
+        for shard in shards {
+            shard.compact();
+        }
+    }
+
+    /// The index of `shards`' documents one after the other, compacted, as
+    /// upserting them in that order makes it (a key in a later shard replaces
+    /// the document an earlier one has). Their field names in use must fit in
+    /// [`MAX_FIELDS`]. Made in memory of exact sizes, a posting list at a time,
+    /// each shard's lists freed as they are copied: absorbing the shards into the
+    /// first, then copying the whole for tight memory, copied every posting twice
+    /// and held the index twice over.
+    fn merged(mut shards: Vec<LexicalIndex>, stem: bool) -> LexicalIndex {
+        LexicalIndex::settle(&mut shards);
+        if shards.is_empty() {
+            return LexicalIndex::with_stemming(stem);
+        }
+        let slots: usize = shards.iter().map(|shard| shard.docs.len()).sum();
+        let forward_len: usize = shards.iter().map(|shard| shard.forward.len()).sum();
+        let mut union = Union::of(&mut shards);
+        let first = &mut shards[0];
+        // The first shard's keys and groups are the index's; the others' are
+        // added to them.
+        let fields = std::mem::take(&mut union.fields);
+        let mut index = LexicalIndex {
+            stem,
+            terms: std::mem::take(&mut union.terms),
+            kinds: std::mem::take(&mut union.kinds),
+            kind_ids: std::mem::take(&mut union.kind_ids),
+            by_key: std::mem::take(&mut first.by_key),
+            groups: std::mem::take(&mut first.groups),
+            field_total: vec![0; fields.len()],
+            field_docs: vec![0; fields.len()],
+            field_len: vec![vec![0; slots]; fields.len()],
+            fields,
+            ..LexicalIndex::default()
+        };
+        let terms = index.terms.len();
+        index.df = vec![0; terms];
+        index.postings = Vec::with_capacity(terms);
+        for term in 0..terms {
+            // Each part's first slot distance grows by at most 4 bytes.
+            let parts: usize = union
+                .parts(term)
+                .map(|(s, t)| shards[s].postings[t].encoded().len() + 4)
+                .sum();
+            let mut list = PostingList::default();
+            list.reserve_exact(parts);
+            for posting in union.postings(&shards, term) {
+                list.push(posting);
+            }
+            // The shards' lists copied are freed at once.
+            for (s, t) in union.parts(term) {
+                drop(std::mem::take(&mut shards[s].postings[t]));
+                index.df[term] += shards[s].df[t];
+            }
+            list.shrink_to_fit();
+            index.postings.push(list);
+        }
+        // The documents, slot by slot.
+        index.docs = Vec::with_capacity(slots);
+        index.kind_of = Vec::with_capacity(slots);
+        let mut own = Vec::with_capacity(forward_len);
+        for (s, shard) in shards.into_iter().enumerate() {
+            let LexicalIndex {
+                field_len,
+                field_total,
+                field_docs,
+                kind_of,
+                docs,
+                forward,
+                ..
+            } = shard;
+            let (terms, kinds) = (&union.term_maps[s], &union.kind_maps[s]);
+            let (map, at) = (&union.field_maps[s], union.offsets[s] as usize);
+            for (f, column) in field_len.iter().enumerate() {
+                let to = map[f];
+                index.field_len[to][at..at + column.len()].copy_from_slice(column);
+                index.field_total[to] += field_total[f];
+                index.field_docs[to] += field_docs[f];
+            }
+            index
+                .kind_of
+                .extend(kind_of.iter().map(|&k| kinds[k as usize]));
+            for (i, data) in docs.into_iter().enumerate() {
+                let mut data = data.expect("compacted: every slot is live");
+                let start = own.len();
+                own.extend(forward.get(data.terms.clone()).map(|t| terms[t as usize]));
+                own[start..].sort_unstable();
+                data.terms = start..own.len();
+                // Copied, away from the pages of the documents.
+                data.meta = data.meta.clone();
+                let slot = (at + i) as u32;
+                if s > 0 {
+                    // The first shard's keys and groups are the index's already.
+                    data.group = index.shared_group_arc(&data.group);
+                    data.at = add_to_group(&mut index.groups, &data.group, slot);
+                }
+                index.docs.push(Some(data));
+                if s > 0 {
+                    let added = index.by_key.insert(&index.docs, slot);
+                    debug_assert!(added, "keys are unique across compacted shards");
+                }
+                index.live += 1;
+            }
+        }
+        index.forward = Forward::owned(own);
+        debug_assert_eq!(index.docs.len(), slots);
+        index
+    }
+
+    /// Checks a batch before [`LexicalIndex::upsert_all`], without changing the
+    /// index: if this returns Ok, `upsert_all(docs)` indexes every document (so a
+    /// caller can have all or nothing). An invalid-input error, naming the first
+    /// offending document, if a field name appears twice in a document, if the
+    /// field names in use (in a non-empty field of a document) and the batch's make
+    /// more than [`MAX_FIELDS`] (a sufficient bound: it does not count on documents
+    /// the batch replaces giving their field names up), or if the index would be
+    /// full.
+    pub fn check_batch(&self, docs: &[Document]) -> Result<()> {
+        let mut names: HashSet<&str> = self
+            .fields
+            .iter()
+            .zip(&self.field_docs)
+            .filter(|&(_, &docs)| docs > 0)
+            .map(|(name, _)| name.as_str())
+            .collect();
+        for doc in docs {
+            let mut own: Vec<&str> = doc.fields.iter().map(|(name, _)| &**name).collect();
+            own.sort_unstable();
+            if let Some(twice) = own.windows(2).find(|w| w[0] == w[1]) {
+                return Err(invalid(
+                    "fields",
+                    format!(
+                        "field {:?} appears twice in document {:?}",
+                        twice[0], doc.key
+                    ),
+                ));
+            }
+            names.extend(own);
+            if names.len() > MAX_FIELDS {
+                return Err(invalid(
+                    "fields",
+                    format!(
+                        "at most {MAX_FIELDS} distinct field names: those in use and those of the \
+                         documents up to {:?} make {}",
+                        doc.key,
+                        names.len()
+                    ),
+                ));
+            }
+        }
+        if self.live.saturating_add(docs.len()) >= DEAD as usize - 1 {
+            return Err(invalid("documents", "the index is full"));
+        }
+        Ok(())
+    }
+
+    /// `upsert` of each document in order, their text tokenized in parallel first.
+    fn upsert_each(&mut self, docs: Vec<Document>) -> Result<()> {
+        let stem = self.stem;
+        let mut docs = docs.into_iter();
+        loop {
+            // A block at a time, so that the memory of one block's tokens is reused
+            // for the next rather than all of them taking fresh pages.
+            let block: Vec<Document> = docs.by_ref().take(TOKENIZE_BLOCK).collect();
+            if block.is_empty() {
+                return Ok(());
+            }
+            let counted: Vec<Counted> = block
+                .par_iter()
+                .map(|d| Counted::of(&d.fields, stem))
+                .collect();
+            for (doc, counted) in block.into_iter().zip(counted) {
+                self.add_counted(doc, counted)?;
+            }
+        }
+    }
+
+    /// Upserts `docs` in order, tokenized on the calling thread (`upsert_all`
+    /// tokenizes on the thread pool): how each thread of a bulk load fills a
+    /// shard of its own for `from_shards`, as it goes (a project build indexes
+    /// each file's documents as soon as the file is parsed, so that they are
+    /// never all held at once).
+    pub fn upsert_local(&mut self, docs: Vec<Document>) -> Result<()> {
+        docs.into_iter().try_for_each(|doc| self.upsert(doc))
+    }
+}
+
+/// The documents of settled shards, one after the other, as the merged index
+/// stores them (`kinds`: each shard's kinds in the union): encoded as the `Vec`
+/// of them is, without making it.
+struct MergedDocs<'a> {
+    shards: &'a [LexicalIndex],
+    kinds: &'a [Vec<u32>],
+}
+
+impl Serialize for MergedDocs<'_> {
+    fn serialize<Z: serde::Serializer>(
+        &self,
+        serializer: Z,
+    ) -> std::result::Result<Z::Ok, Z::Error> {
+        use serde::ser::SerializeSeq;
+        let len = self.shards.iter().map(|shard| shard.docs.len()).sum();
+        let mut seq = serializer.serialize_seq(Some(len))?;
+        for (shard, kinds) in self.shards.iter().zip(self.kinds) {
+            for (data, &kind) in shard.docs.iter().zip(&shard.kind_of) {
+                let data = data.as_ref().expect("settled: every slot is live");
+                seq.serialize_element(&StoredDoc::of(data, kinds[kind as usize]))?;
+            }
+        }
+        seq.end()
+    }
+}
+
+/// The shards up to the first that refused a document, or whose field names
+/// would take their union past [`MAX_FIELDS`], and that error (see
+/// [`LexicalIndex::from_shards`]).
+fn kept_shards(shards: Vec<(LexicalIndex, Result<()>)>) -> (Vec<LexicalIndex>, Result<()>) {
+    let mut kept = Vec::with_capacity(shards.len());
+    let mut names: HashSet<String> = HashSet::new();
+    for (shard, done) in shards {
+        names.extend(shard.fields_in_use().map(str::to_owned));
+        if names.len() > MAX_FIELDS {
+            let why = format!(
+                "at most {MAX_FIELDS} distinct field names: the documents have {}",
+                names.len()
+            );
+            return (kept, Err(invalid("fields", why)));
+        }
+        kept.push(shard);
+        if done.is_err() {
+            return (kept, done);
+        }
+    }
+    (kept, Ok(()))
+}
+
+/// How settled shards' ids map into the index of them all: its fields (their
+/// union, sorted), its terms and kinds (the first shard's, then each later
+/// shard's new ones, in order), and where each shard's slots start.
+struct Union {
+    fields: Vec<String>,
+    /// Per shard: the union's id of each of its fields.
+    field_maps: Vec<Vec<usize>>,
+    terms: Interner,
+    /// Per shard: the union's id of each of its terms.
+    term_maps: Vec<Vec<u32>>,
+    kinds: Vec<String>,
+    kind_ids: HashMap<String, u32>,
+    /// Per shard: the union's id of each of its kinds.
+    kind_maps: Vec<Vec<u32>>,
+    /// Per shard: its term of each of the union's, or `DEAD`.
+    own: Vec<Vec<u32>>,
+    /// Per shard: the union's slot of its first.
+    offsets: Vec<u32>,
+}
+
+impl Union {
+    /// The union of `shards` (at least one), taking the first's terms, kinds and
+    /// kind ids (its own ids in the union).
+    fn of(shards: &mut [LexicalIndex]) -> Union {
+        let mut union = Union::names(shards);
+        union.add_terms(shards);
+        union
+    }
+
+    /// The union of `shards`' fields and kinds (taking the first's), and their
+    /// offsets; no terms yet (`add_terms`).
+    fn names(shards: &mut [LexicalIndex]) -> Union {
+        let mut fields: Vec<String> = shards
+            .iter()
+            .flat_map(|shard| shard.fields.iter().cloned())
+            .collect();
+        fields.sort_unstable();
+        fields.dedup();
+        debug_assert!(fields.len() <= MAX_FIELDS);
+        let field_maps = shards
+            .iter()
+            .map(|shard| {
+                let at = |f: &String| fields.binary_search(f).expect("a field of the union");
+                shard.fields.iter().map(at).collect()
+            })
+            .collect();
+        let first = &mut shards[0];
+        let mut union = LexicalIndex {
+            kinds: std::mem::take(&mut first.kinds),
+            kind_ids: std::mem::take(&mut first.kind_ids),
+            ..LexicalIndex::default()
+        };
+        let mut kind_maps: Vec<Vec<u32>> = vec![(0..union.kinds.len() as u32).collect()];
+        for shard in &shards[1..] {
+            let kinds = shard.kinds.iter().map(|kind| union.kind_id_or_new(kind));
+            kind_maps.push(kinds.collect());
+        }
+        let offsets = shards
+            .iter()
+            .scan(0, |at, shard| {
+                let offset = *at;
+                *at += shard.docs.len() as u32;
+                Some(offset)
+            })
+            .collect();
+        Union {
+            fields,
+            field_maps,
+            terms: Interner::default(),
+            term_maps: Vec::new(),
+            kinds: union.kinds,
+            kind_ids: union.kind_ids,
+            kind_maps,
+            own: Vec::new(),
+            offsets,
+        }
+    }
+
+    /// The union's terms: the first shard's (taken), then each later one's new
+    /// ones, in order; and the maps between each shard's ids and the union's.
+    fn add_terms(&mut self, shards: &mut [LexicalIndex]) {
+        let mut terms = std::mem::take(&mut shards[0].terms);
+        // Room for every later term: what is never used is never touched.
+        let later = &shards[1..];
+        terms.reserve(
+            later.iter().map(|shard| shard.terms.len()).sum(),
+            later.iter().map(|shard| shard.terms.text_len()).sum(),
+        );
+        let mut term_maps: Vec<Vec<u32>> = vec![(0..terms.len() as u32).collect()];
+        for shard in later {
+            term_maps.push(
+                shard
+                    .terms
+                    .iter()
+                    .map(|(_, term)| terms.intern(term))
+                    .collect(),
+            );
+        }
+        terms.shrink_to_fit();
+        self.own = term_maps
+            .iter()
+            .map(|map| {
+                let mut own = vec![DEAD; terms.len()];
+                for (local, &term) in map.iter().enumerate() {
+                    own[term as usize] = local as u32;
+                }
+                own
+            })
+            .collect();
+        self.terms = terms;
+        self.term_maps = term_maps;
+    }
+
+    /// The shards that have the union's `term`, in order, and their id of it.
+    fn parts(&self, term: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
+        self.own
+            .iter()
+            .enumerate()
+            .filter(move |&(_, own)| own[term] != DEAD)
+            .map(move |(s, own)| (s, own[term] as usize))
+    }
+
+    /// The postings of the union's `term` in `shards`, in the union's slots and
+    /// fields, in order.
+    fn postings<'a>(
+        &'a self,
+        shards: &'a [LexicalIndex],
+        term: usize,
+    ) -> impl Iterator<Item = Posting> + 'a {
+        self.parts(term).flat_map(move |(s, t)| {
+            let (map, at) = (&self.field_maps[s], self.offsets[s]);
+            shards[s].postings[t]
+                .iter()
+                .map(move |p| Posting::new(p.doc + at, map[p.field()], p.tf()))
+        })
+    }
+}

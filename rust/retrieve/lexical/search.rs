@@ -1,0 +1,360 @@
+//! BM25F search: terms scored rarest first, with safe pruning once the
+//! remaining terms cannot change the result.
+
+use std::cell::RefCell;
+use std::cmp::Ordering;
+use std::collections::HashSet;
+use std::ops::ControlFlow;
+
+use super::{Bm25Params, LexicalHit, LexicalIndex, DEAD, MAX_QUERY_TERMS};
+use crate::retrieve::postings::Posting;
+use crate::retrieve::tokenize::for_each_token_with;
+
+thread_local! {
+    /// Score accumulators of `search`, reused across calls on a thread.
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+#[derive(Default)]
+struct Scratch {
+    /// Per slot; zero except at `touched`.
+    scores: Vec<f64>,
+    touched: Vec<u32>,
+    /// Scores to select from.
+    values: Vec<f64>,
+}
+
+/// The `k`-th largest of `values` (reordered), if there are that many.
+fn kth_largest(values: &mut [f64], k: usize) -> Option<f64> {
+    if k == 0 || values.len() < k {
+        return None;
+    }
+    let (_, kth, _) = values.select_nth_unstable_by(k - 1, |a, b| b.total_cmp(a));
+    Some(*kth)
+}
+
+/// Whether a document with `score` so far, which the remaining terms can raise by
+/// at most `bound`, ends below `theta` for sure (with a margin for rounding), so
+/// that it cannot tie with the documents that reach `theta`.
+fn below(score: f64, bound: f64, theta: f64) -> bool {
+    (score + bound) * (1.0 + 1e-9) < theta
+}
+
+impl Scratch {
+    fn reset(&mut self, slots: usize) {
+        for &slot in &self.touched {
+            self.scores[slot as usize] = 0.0;
+        }
+        self.touched.clear();
+        if self.scores.len() < slots {
+            self.scores.resize(slots, 0.0);
+        }
+    }
+}
+
+/// Lengths up to this get their BM25F length normalization from a table computed
+/// once per query; longer ones compute it (the same way).
+const NORM_TABLE: usize = 1024;
+
+/// Per field, `w_f / (1 - b + b * len / avglen_f)`: what a term frequency in the
+/// field is multiplied by (0 for a field of weight 0).
+struct Norms {
+    table: Vec<f64>,
+    weights: Vec<f64>,
+    slope: Vec<f64>,
+    flat: f64,
+}
+
+impl Norms {
+    fn new(index: &LexicalIndex, weights: &[f64], b: f64) -> Norms {
+        // b / avglen_f, to multiply by len_f.
+        let slope: Vec<f64> = (0..index.fields.len())
+            .map(|f| match index.field_docs[f] {
+                0 => 0.0,
+                docs => b / (index.field_total[f] as f64 / docs as f64),
+            })
+            .collect();
+        let mut norms = Norms {
+            table: Vec::new(),
+            weights: weights.to_vec(),
+            slope,
+            flat: 1.0 - b,
+        };
+        norms.table = (0..weights.len())
+            .flat_map(|f| (0..NORM_TABLE as u32).map(move |len| (f, len)))
+            .map(|(f, len)| norms.compute(f, len))
+            .collect();
+        norms
+    }
+
+    fn compute(&self, field: usize, len: u32) -> f64 {
+        let weight = self.weights[field];
+        if weight > 0.0 {
+            weight / (self.flat + self.slope[field] * len as f64)
+        } else {
+            0.0
+        }
+    }
+
+    #[inline]
+    fn get(&self, field: usize, len: u32) -> f64 {
+        match self.table.get(field * NORM_TABLE + len as usize) {
+            Some(&norm) if (len as usize) < NORM_TABLE => norm,
+            _ => self.compute(field, len),
+        }
+    }
+}
+
+impl LexicalIndex {
+    /// The `limit` documents that score highest for `query` with BM25F (see
+    /// [`Bm25Params`]), best first, equal scores by key; only documents of `kinds`
+    /// (all if empty). Document count and frequencies are over the whole index.
+    /// `params` out of range are brought into range (see [`Bm25Params::clamped`]):
+    /// check them with [`Bm25Params::validate`] where they come in.
+    ///
+    /// Terms are scored rarest first, each document's gains summed in that order
+    /// (a function of the documents only, so equal indexes give equal scores bit
+    /// for bit). Once the `limit`-th best score so far is above what the remaining
+    /// terms could add, documents not yet found cannot make it: the remaining,
+    /// common terms are looked up for the candidates only (safe pruning: the
+    /// result is the one scoring every document would give).
+    pub fn search(
+        &self,
+        query: &str,
+        params: &Bm25Params,
+        kinds: &[&str],
+        limit: usize,
+    ) -> Vec<LexicalHit> {
+        self.search_with(query, params, kinds, limit, true)
+    }
+
+    pub(super) fn search_with(
+        &self,
+        query: &str,
+        params: &Bm25Params,
+        kinds: &[&str],
+        limit: usize,
+        prune: bool,
+    ) -> Vec<LexicalHit> {
+        if limit == 0 || self.live == 0 {
+            return Vec::new();
+        }
+        let params = params.clamped();
+        let allowed: Option<Vec<bool>> = (!kinds.is_empty()).then(|| {
+            let mut allowed = vec![false; self.kinds.len()];
+            for kind in kinds {
+                if let Some(&id) = self.kind_ids.get(*kind) {
+                    allowed[id as usize] = true;
+                }
+            }
+            allowed
+        });
+        if allowed.as_ref().is_some_and(|a| !a.contains(&true)) {
+            return Vec::new();
+        }
+        let wanted = |slot: u32| {
+            let kind = self.kind_of[slot as usize];
+            kind != DEAD && allowed.as_ref().is_none_or(|a| a[kind as usize])
+        };
+        let terms = self.query_terms(query);
+        if terms.is_empty() {
+            return Vec::new();
+        }
+        let mut weights = vec![1.0; self.fields.len()];
+        for (name, weight) in &params.field_weights {
+            if let Some(field) = self.field_id(name) {
+                weights[field] = *weight;
+            }
+        }
+        let norms = Norms::new(self, &weights, params.b);
+        let k1 = params.k1;
+        let n = self.live as f64;
+        // Rarest first; ties by the term itself.
+        let mut order = terms.clone();
+        order.sort_unstable_by(|&a, &b| {
+            (self.df[a as usize], self.terms.get(a)).cmp(&(self.df[b as usize], self.terms.get(b)))
+        });
+        let idf: Vec<f64> = order
+            .iter()
+            .map(|&term| {
+                let df = self.df[term as usize] as f64;
+                (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+            })
+            .collect();
+        // What the terms after the i-th can add at most (tf / (k1 + tf) < 1), with a
+        // margin for rounding, and how many postings they have.
+        let mut bound_after = vec![0.0; order.len()];
+        let mut postings_after = vec![0usize; order.len()];
+        for i in (0..order.len().saturating_sub(1)).rev() {
+            bound_after[i] = bound_after[i + 1] + idf[i + 1] * (k1 + 1.0) * (1.0 + 1e-9);
+            postings_after[i] = postings_after[i + 1] + self.postings[order[i + 1] as usize].len();
+        }
+        // What `posting` adds to its document's term frequency (the postings of a
+        // document for a term are summed in field order).
+        let tf_of = |posting: Posting| -> f64 {
+            let field = posting.field();
+            let len = self.field_len[field][posting.doc as usize];
+            posting.tf() as f64 * norms.get(field, len)
+        };
+
+        SCRATCH.with(|scratch| {
+            let mut scratch = scratch.borrow_mut();
+            let scratch = &mut *scratch;
+            scratch.reset(self.docs.len());
+            let Scratch {
+                scores,
+                touched,
+                values,
+            } = scratch;
+            // After the switch, the only documents that can still make the cut,
+            // by slot.
+            let mut candidates: Option<Vec<u32>> = None;
+            for (i, &term) in order.iter().enumerate() {
+                let idf = idf[i];
+                let list = &self.postings[term as usize];
+                let gain = |tf: f64| idf * tf * (k1 + 1.0) / (k1 + tf);
+                match &mut candidates {
+                    None => {
+                        let mut add = |doc: u32, tf: f64| {
+                            if tf > 0.0 {
+                                let gain = gain(tf);
+                                if gain > 0.0 {
+                                    let score = &mut scores[doc as usize];
+                                    if *score == 0.0 {
+                                        touched.push(doc);
+                                    }
+                                    *score += gain;
+                                }
+                            }
+                        };
+                        let mut postings = list.iter();
+                        if let Some(first) = postings.next() {
+                            let (mut doc, mut tf) = (first.doc, tf_of(first));
+                            for posting in postings {
+                                if posting.doc != doc {
+                                    add(doc, tf);
+                                    (doc, tf) = (posting.doc, 0.0);
+                                }
+                                tf += tf_of(posting);
+                            }
+                            add(doc, tf);
+                        }
+                        // Worth checking when what is left to read outweighs the
+                        // check itself.
+                        if prune && postings_after[i] > touched.len() && touched.len() >= limit {
+                            values.clear();
+                            values.extend(
+                                touched
+                                    .iter()
+                                    .filter(|&&d| wanted(d))
+                                    .map(|&d| scores[d as usize]),
+                            );
+                            if let Some(theta) = kth_largest(values, limit) {
+                                if bound_after[i] * (1.0 + 1e-9) < theta {
+                                    #[cfg(test)]
+                                    super::tests::PRUNED.with(|p| p.set(p.get() + 1));
+                                    let mut kept: Vec<u32> = touched
+                                        .iter()
+                                        .copied()
+                                        .filter(|&d| {
+                                            wanted(d)
+                                                && !below(scores[d as usize], bound_after[i], theta)
+                                        })
+                                        .collect();
+                                    kept.sort_unstable();
+                                    candidates = Some(kept);
+                                }
+                            }
+                        }
+                    }
+                    Some(kept) => {
+                        let mut cursor = list.cursor();
+                        for &doc in kept.iter() {
+                            cursor.seek(doc);
+                            if cursor.head().is_none() {
+                                break;
+                            }
+                            let mut tf = 0.0;
+                            while let Some(posting) = cursor.head().filter(|p| p.doc == doc) {
+                                tf += tf_of(posting);
+                                cursor.advance();
+                            }
+                            if tf > 0.0 {
+                                scores[doc as usize] += gain(tf);
+                            }
+                        }
+                        if kept.len() > limit {
+                            values.clear();
+                            values.extend(kept.iter().map(|&d| scores[d as usize]));
+                            if let Some(theta) = kth_largest(values, limit) {
+                                kept.retain(|&d| !below(scores[d as usize], bound_after[i], theta));
+                            }
+                        }
+                    }
+                }
+            }
+            let mut hits: Vec<(f64, u32)> = match &candidates {
+                Some(kept) => kept.iter().map(|&d| (scores[d as usize], d)).collect(),
+                None => touched
+                    .iter()
+                    .filter(|&&d| wanted(d))
+                    .map(|&d| (scores[d as usize], d))
+                    .collect(),
+            };
+            scratch.reset(0);
+            let order = |a: &(f64, u32), b: &(f64, u32)| -> Ordering {
+                b.0.total_cmp(&a.0)
+                    .then_with(|| self.key_of(a.1).cmp(self.key_of(b.1)))
+            };
+            if hits.len() > limit {
+                hits.select_nth_unstable_by(limit - 1, order);
+                hits.truncate(limit);
+            }
+            hits.sort_unstable_by(order);
+            hits.into_iter()
+                .map(|(score, slot)| LexicalHit {
+                    key: self.key_of(slot).to_owned(),
+                    score,
+                    matched: terms
+                        .iter()
+                        .filter(|&&term| self.matches(term, slot, &weights))
+                        .map(|&term| self.terms.get(term).to_owned())
+                        .collect(),
+                })
+                .collect()
+        })
+    }
+
+    /// The distinct known terms of `query`, in order: at most `MAX_QUERY_TERMS`,
+    /// the first ones, so a huge query costs a bounded search.
+    fn query_terms(&self, query: &str) -> Vec<u32> {
+        let mut seen = HashSet::new();
+        let mut terms = Vec::new();
+        for_each_token_with(query, self.stem, |token| {
+            if let Some(term) = self.terms.id(token) {
+                if self.df[term as usize] > 0 && seen.insert(term) {
+                    terms.push(term);
+                }
+            }
+            if terms.len() == MAX_QUERY_TERMS {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        });
+        terms
+    }
+
+    /// Whether the document in `slot` has `term` in a field of weight > 0.
+    fn matches(&self, term: u32, slot: u32, weights: &[f64]) -> bool {
+        let mut cursor = self.postings[term as usize].cursor();
+        cursor.seek(slot);
+        while let Some(posting) = cursor.head().filter(|p| p.doc == slot) {
+            if weights[posting.field()] > 0.0 {
+                return true;
+            }
+            cursor.advance();
+        }
+        false
+    }
+}

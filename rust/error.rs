@@ -39,8 +39,12 @@ pub enum Error {
     Encode(#[source] postcard::Error),
     #[error("{0}")]
     Corrupt(String),
-    #[error("{path} has graph format version {found}; this aircher-mem reads version {expected}: rebuild the graph")]
+    /// A store file of a format version this build does not read: the caller
+    /// rebuilds it.
+    #[error("{path} has {what} format version {found}; this aircher-mem reads version {expected}: rebuild the {what}")]
     FormatVersion {
+        /// The kind of file: "graph", "lexical index", ...
+        what: &'static str,
         path: String,
         found: u32,
         expected: u32,

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from aircher_mem import _core
 from aircher_mem._core import LexicalIndex, fuse, tokenize
-from aircher_mem.errors import InvalidInputError, StoreCorruptError
+from aircher_mem.errors import InvalidInputError, SchemaVersionError, StoreCorruptError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -178,7 +178,7 @@ def test_damaged_file_is_store_corrupt(tmp_path: Path, damage: str) -> None:
     elif damage == "flip_payload":
         data[len(data) // 2 + 20] ^= 0xFF
     elif damage == "flip_header":
-        data[9] ^= 0x01
+        data[13] ^= 0x01  # the generation: the checksum no longer matches
     elif damage == "empty":
         data = bytearray()
     else:
@@ -186,6 +186,24 @@ def test_damaged_file_is_store_corrupt(tmp_path: Path, damage: str) -> None:
     path.write_bytes(bytes(data))
     with pytest.raises(StoreCorruptError):
         LexicalIndex.load(path)
+
+
+@pytest.mark.parametrize("version", [1, 2, 3, 5, 2**32 - 1])
+def test_a_file_of_another_format_version_is_schema_version_error(tmp_path: Path, version: int) -> None:
+    # Only the current format (4) is read: a file of an older or newer one is
+    # refused as such (the caller rebuilds it), whatever its payload.
+    path = tmp_path / "lexical.bin"
+    corpus_index().save(path)
+    data = bytearray(path.read_bytes())
+    assert data[8:12] == (4).to_bytes(4, "little")
+    data[8:12] = version.to_bytes(4, "little")
+    path.write_bytes(bytes(data))
+    with pytest.raises(SchemaVersionError) as raised:
+        LexicalIndex.load(path)
+    assert str(raised.value) == (
+        f"{path} has lexical index format version {version}; this aircher-mem reads version 4: "
+        "rebuild the lexical index"
+    )
 
 
 def test_a_file_written_in_place_after_the_load_is_store_corrupt(tmp_path: Path) -> None:

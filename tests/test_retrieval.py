@@ -208,6 +208,12 @@ def test_the_index_follows_edits_and_is_saved_beside_the_graph(memory: am.Memory
     # Loaded without re-indexing; without the lexical file it is rebuilt from disk.
     with am.Memory.open(cli_project) as again:
         assert again.search_code("progress bar over items", k=5, level="file") == before
+    # Of another format version (an older one here): not read, rebuilt from disk.
+    saved = bytearray((store / "graph.lexical").read_bytes())
+    saved[8:12] = (3).to_bytes(4, "little")
+    (store / "graph.lexical").write_bytes(bytes(saved))
+    with am.Memory.open(cli_project) as again:
+        assert again.search_code("progress bar over items", k=5, level="file") == before
     (store / "graph.lexical").write_bytes(b"garbage")
     with am.Memory.open(cli_project) as again:
         assert again.search_code("progress bar over items", k=5, level="file") == before

@@ -199,6 +199,7 @@ pub fn load_with_sum(path: &Path) -> Result<(Saved, u64)> {
     let version = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
     if version != FORMAT_VERSION {
         return Err(Error::FormatVersion {
+            what: "graph",
             path: path.display().to_string(),
             found: version,
             expected: FORMAT_VERSION,

@@ -351,7 +351,8 @@ impl PyLexicalIndex {
         Ok(detached(py, || self.index.save(&path.0, generation.0))?)
     }
 
-    /// Reads an index written by `save`; StoreCorruptError for a damaged file. The
+    /// Reads an index written by `save`; SchemaVersionError for a file of another
+    /// format version, StoreCorruptError for a damaged file (either: rebuild it). The
     /// index keeps reading its posting lists from the file, mapped: replace the file
     /// by renaming another over it (as `save` does), never rewrite it in place while
     /// an index loaded from it is in use (a search, change or save after such a

@@ -4,16 +4,15 @@
 //! atomically, mode 0600 (`crate::atomic`).
 //!
 //! The checksum is a foldhash of version, generation and either the payload whole
-//! or, for the versions a caller says (`read_versions_with`), the foldhashes of
-//! its blocks of `BLOCK` bytes: a `Writer` streams a payload to the file a part at
-//! a time, never holding it whole (a lexical index is the largest file of a
-//! store), and a reader hashes the blocks in parallel.
+//! (`write`) or the foldhashes of its blocks of `BLOCK` bytes (a `Writer`, which
+//! streams a payload to the file a part at a time, never holding it whole (a lexical index is the largest file of a
+//! store); a reader hashes the blocks in parallel). A file of another format
+//! version is `Error::FormatVersion`: the caller rebuilds it.
 //!
 //! The generation is opaque here: the caller stores a number that ties an index file
 //! to the graph file it was saved with.
 
 use std::hash::BuildHasher;
-use std::ops::RangeInclusive;
 use std::path::Path;
 
 use rayon::prelude::*;
@@ -148,37 +147,17 @@ pub(crate) fn write_blocked(path: &Path, file: (&[u8; 8], u32, u64), payload: &[
 }
 
 /// Reads a file written by [`write`] with the same `magic` and `version`: its
-/// payload (mapped, see `crate::mapped`) and generation. `what` names the kind of file in errors ("lexical
-/// index").
-pub fn read(path: &Path, magic: &[u8; 8], version: u32, what: &str) -> Result<(Mapped, u64)> {
-    let (payload, generation, _) = read_versions(path, magic, version..=version, what)?;
-    Ok((payload, generation))
-}
-
-/// Reads a file written by [`write`] with the same `magic` and a version in
-/// `versions` (the ones this build still reads): its payload (mapped),
-/// generation and version.
-pub fn read_versions(
+/// payload (mapped, see `crate::mapped`) and generation. `what` names the kind
+/// of file in errors ("vector index").
+pub fn read(
     path: &Path,
     magic: &[u8; 8],
-    versions: RangeInclusive<u32>,
-    what: &str,
-) -> Result<(Mapped, u64, u32)> {
-    read_versions_with(path, magic, versions, what, u32::MAX)
-}
-
-/// [`read_versions`] of a file whose versions from `blocked_from` on have a
-/// blocked checksum (written by a `Writer` or `write_blocked`).
-pub fn read_versions_with(
-    path: &Path,
-    magic: &[u8; 8],
-    versions: RangeInclusive<u32>,
-    what: &str,
-    blocked_from: u32,
-) -> Result<(Mapped, u64, u32)> {
-    let opened = Opened::open(path, magic, versions, what)?;
+    version: u32,
+    what: &'static str,
+) -> Result<(Mapped, u64)> {
+    let opened = Opened::open(path, magic, version, what)?;
     opened.populate();
-    opened.checked(what, blocked_from)
+    opened.checked(what, false)
 }
 
 /// A file written by [`write`] or a `Writer`, mapped (its pages not read in) and
@@ -194,28 +173,23 @@ pub struct Opened {
 
 impl Opened {
     /// Maps the file at `path` and reads its header: an error unless it has
-    /// `magic`, a version in `versions` and the length its header says.
-    pub fn open(
-        path: &Path,
-        magic: &[u8; 8],
-        versions: RangeInclusive<u32>,
-        what: &str,
-    ) -> Result<Opened> {
+    /// `magic`, `version` (`Error::FormatVersion` for another) and the length its
+    /// header says.
+    pub fn open(path: &Path, magic: &[u8; 8], version: u32, what: &'static str) -> Result<Opened> {
         let bytes = Mapped::open_unread(path)?;
         let corrupt = |why: &str| corrupt(path, what, why);
         if bytes.len() < HEADER || &bytes[..8] != magic {
             return Err(corrupt("no header"));
         }
         let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
-        let version = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
-        if !versions.contains(&version) {
-            let reads = match (versions.start(), versions.end()) {
-                (first, last) if first == last => format!("version {first}"),
-                (first, last) => format!("versions {first} to {last}"),
-            };
-            return Err(corrupt(&format!(
-                "format version {version}, this aircher-mem reads {reads}"
-            )));
+        let found = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
+        if found != version {
+            return Err(Error::FormatVersion {
+                what,
+                path: path.display().to_string(),
+                found,
+                expected: version,
+            });
         }
         let (generation, length, sum) = (word(12), word(20), word(28));
         if (bytes.len() - HEADER) as u64 != length {
@@ -249,9 +223,9 @@ impl Opened {
         self.bytes.populate();
     }
 
-    /// The payload, generation and version, once the payload is checked against
-    /// the header's checksum (blocked from version `blocked_from` on).
-    pub fn checked(self, what: &str, blocked_from: u32) -> Result<(Mapped, u64, u32)> {
+    /// The payload and generation, once the payload is checked against the
+    /// header's checksum (a blocked one if `blocked`: a file a `Writer` wrote).
+    pub fn checked(self, what: &str, blocked: bool) -> Result<(Mapped, u64)> {
         let Opened {
             bytes,
             version,
@@ -259,7 +233,7 @@ impl Opened {
             sum,
         } = self;
         let payload = &bytes[HEADER..];
-        let found = if version >= blocked_from {
+        let found = if blocked {
             blocked_checksum(version, generation, payload)
         } else {
             checksum(version, generation, payload)
@@ -267,7 +241,7 @@ impl Opened {
         if found != sum {
             return Err(corrupt(bytes.path(), what, "checksum mismatch"));
         }
-        Ok((bytes.skip(HEADER), generation, version))
+        Ok((bytes.skip(HEADER), generation))
     }
 }
 
@@ -325,7 +299,18 @@ mod tests {
         expect(b"AIRGRAPH and more bytes than a header has", "no header");
         let mut version = good.clone();
         version[8] = 9;
-        expect(&version, "format version 9");
+        std::fs::write(&path, &version).unwrap();
+        match read(&path, MAGIC, 2, "test index") {
+            Err(err @ Error::FormatVersion { .. }) => assert_eq!(
+                err.to_string(),
+                format!(
+                    "{} has test index format version 9; this aircher-mem reads version 2: \
+                     rebuild the test index",
+                    path.display()
+                )
+            ),
+            other => panic!("expected FormatVersion, got {other:?}"),
+        }
         assert!(matches!(
             read(&dir.path().join("absent"), MAGIC, 2, "test"),
             Err(Error::Missing { .. })
@@ -352,9 +337,11 @@ mod tests {
         }
         writer.finish(41).unwrap().commit().unwrap();
         let read = |path: &Path| {
-            read_versions_with(path, MAGIC, 1..=3, "test", 3).map(|(p, g, v)| (p.to_vec(), g, v))
+            Opened::open(path, MAGIC, 3, "test")
+                .and_then(|opened| opened.checked("test", true))
+                .map(|(p, g)| (p.to_vec(), g))
         };
-        assert_eq!(read(&path).unwrap(), (payload.clone(), 41, 3));
+        assert_eq!(read(&path).unwrap(), (payload.clone(), 41));
         let good = std::fs::read(&path).unwrap();
         write_blocked(&path, (MAGIC, 3, 41), &payload).unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), good);
@@ -367,7 +354,7 @@ mod tests {
         // Read as a file with the whole checksum, it does not check out.
         std::fs::write(&path, &good).unwrap();
         assert!(matches!(
-            read_versions(&path, MAGIC, 1..=3, "test"),
+            super::read(&path, MAGIC, 3, "test"),
             Err(Error::Corrupt(m)) if m.contains("checksum")
         ));
         // Nor does a file written whole, read as blocked.
@@ -375,34 +362,34 @@ mod tests {
         assert!(matches!(read(&path), Err(Error::Corrupt(m)) if m.contains("checksum")));
         // An empty payload.
         write_blocked(&path, (MAGIC, 3, 2), b"").unwrap();
-        assert_eq!(read(&path).unwrap(), (vec![], 2, 3));
+        assert_eq!(read(&path).unwrap(), (vec![], 2));
     }
 
+    /// Only the version asked for is read: another, older or newer, is
+    /// `FormatVersion` (whatever the rest of the file holds), not corrupt.
     #[test]
-    fn a_range_of_versions() {
+    fn another_version_is_a_format_version_error() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("index.bin");
-        for version in [1, 2] {
-            write(&path, MAGIC, version, 3, b"payload").unwrap();
-            assert_eq!(
-                read_versions(&path, MAGIC, 1..=2, "test")
-                    .map(|(p, g, v)| (p.to_vec(), g, v))
-                    .unwrap(),
-                (b"payload".to_vec(), 3, version)
-            );
+        for found in [1, 3, u32::MAX] {
+            write(&path, MAGIC, found, 3, b"payload").unwrap();
+            match read(&path, MAGIC, 2, "test") {
+                Err(Error::FormatVersion {
+                    what: "test",
+                    found: f,
+                    expected: 2,
+                    ..
+                }) => assert_eq!(f, found),
+                other => panic!("{other:?}"),
+            }
         }
-        write(&path, MAGIC, 3, 3, b"payload").unwrap();
-        match read_versions(&path, MAGIC, 1..=2, "test") {
-            Err(Error::Corrupt(m)) => assert!(
-                m.contains("format version 3, this aircher-mem reads versions 1 to 2"),
-                "{m}"
-            ),
-            other => panic!("{other:?}"),
-        }
-        match read(&path, MAGIC, 2, "test") {
-            Err(Error::Corrupt(m)) => assert!(m.contains("reads version 2)"), "{m}"),
-            other => panic!("{other:?}"),
-        }
+        write(&path, MAGIC, 2, 3, b"payload").unwrap();
+        assert_eq!(
+            read(&path, MAGIC, 2, "test")
+                .map(|(p, g)| (p.to_vec(), g))
+                .unwrap(),
+            (b"payload".to_vec(), 3)
+        );
     }
 
     #[test]

@@ -59,20 +59,12 @@ pub const MAX_FIELD_TOKENS: usize = 100_000;
 /// Distinct indexed terms of a query that are searched for (the first ones); the
 /// rest of a longer query is ignored. A long issue or traceback has a few hundred.
 pub const MAX_QUERY_TERMS: usize = 512;
-/// The version of the file [`LexicalIndex::save`] writes. Version 2 puts the
-/// stemming flag before version 1's payload; version 3 is version 2 with a
-/// blocked checksum (see `persist`), so that a save streams the file.
-/// Version 4 is version 3 with each document's terms and field lengths after the
-/// postings (`Columns`), which a load reads rather than derives from every
-/// posting. [`LexicalIndex::load`] still reads version 1 files (as non-stemming
-/// indexes: there was no stemming then), version 2 and version 3 files.
+/// The version of the file [`LexicalIndex::save`] writes, the only one
+/// [`LexicalIndex::load`] reads: a blocked checksum (see `persist`), the stemming
+/// flag, the stored form and each document's terms and field lengths after the
+/// postings (`Columns`). A file of another version is `Error::FormatVersion`: it
+/// is rebuilt, never read.
 pub const FORMAT_VERSION: u32 = 4;
-/// The oldest version [`LexicalIndex::load`] reads.
-const OLDEST_VERSION: u32 = 1;
-/// The first version with a blocked checksum.
-const BLOCKED_FROM: u32 = 3;
-/// The first version with `Columns` after the postings.
-const COLUMNS_FROM: u32 = 4;
 
 const MAGIC: &[u8; 8] = b"AIRLEXIC";
 const WHAT: &str = "lexical index";

@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 
 use super::update::Remap;
 use super::{
-    persist, Forward, Keys, LexicalFile, LexicalIndex, Meta, Room, Slot, Unfinished, BLOCKED_FROM,
-    COLUMNS_FROM, DEAD, FORMAT_VERSION, MAGIC, MAX_FIELDS, MAX_FIELD_TOKENS, OLDEST_VERSION, WHAT,
+    persist, Forward, Keys, LexicalFile, LexicalIndex, Meta, Room, Slot, Unfinished, DEAD,
+    FORMAT_VERSION, MAGIC, MAX_FIELDS, MAX_FIELD_TOKENS, WHAT,
 };
 use crate::error::{Error, Result};
 use crate::intern::{hash, Interner};
@@ -50,7 +50,7 @@ impl<F: FnMut(&[u8]) -> Result<()>> std::io::Write for ToSink<'_, F> {
     }
 }
 
-/// Saved as the sequence of pairs it was made from (the file's form since version 1).
+/// Saved as the sequence of pairs it was made from.
 impl Serialize for Meta {
     fn serialize<S: serde::Serializer>(
         &self,
@@ -62,10 +62,11 @@ impl Serialize for Meta {
 }
 
 impl LexicalFile {
-    /// Opens the index file at `path`: an error if it is not a lexical index of a
-    /// version this build reads, or is truncated (the rest is checked by `read`).
+    /// Opens the index file at `path`: an error if it is not a lexical index,
+    /// `Error::FormatVersion` if it is one of another version than
+    /// [`FORMAT_VERSION`], or is truncated (the rest is checked by `read`).
     pub fn open(path: &Path) -> Result<LexicalFile> {
-        let opened = persist::Opened::open(path, MAGIC, OLDEST_VERSION..=FORMAT_VERSION, WHAT)?;
+        let opened = persist::Opened::open(path, MAGIC, FORMAT_VERSION, WHAT)?;
         Ok(LexicalFile { opened })
     }
 
@@ -253,10 +254,10 @@ impl LexicalIndex {
     }
 
     /// Loads an index saved by [`LexicalIndex::save`], with its generation; it
-    /// stems if it did when saved. A version 1 file (written before stemming
-    /// existed) loads as a non-stemming index. A file that is damaged or not such
-    /// an index is `Error::Corrupt` ("rebuild it"). The index has room for a
-    /// sixteenth more documents (what a project reserves), untouched until used.
+    /// stems if it did when saved. A file of another format version is
+    /// `Error::FormatVersion`, one that is damaged or not such an index
+    /// `Error::Corrupt` (either: rebuild it). The index has room for a sixteenth
+    /// more documents (what a project reserves), untouched until used.
     pub fn load(path: &Path) -> Result<(LexicalIndex, u64)> {
         let file = LexicalFile::open(path)?;
         let generation = file.generation();
@@ -267,44 +268,37 @@ impl LexicalIndex {
     fn read_opened(opened: persist::Opened) -> Result<LexicalIndex> {
         let path = &opened.path().to_path_buf();
         opened.populate();
-        let (payload, _, version) = opened.checked(WHAT, BLOCKED_FROM)?;
-        let corrupt = |why: &str| persist::corrupt(path, WHAT, why);
-        // Strings borrowed from the file's bytes, not copied first; the posting
-        // lists keep reading them (`postings::Shared`).
+        let (payload, _) = opened.checked(WHAT, true)?;
         let file = Shared::whole(Backing::File(payload));
-        let bytes = file.bytes();
-        let (saved, rest): (Saved<StoredIn<'_>>, &[u8]) = match version {
-            1 => postcard::take_from_bytes(bytes)
-                .map(|(index, rest)| (Saved { stem: false, index }, rest)),
-            _ => postcard::take_from_bytes(bytes),
-        }
-        .map_err(|e| corrupt(&e.to_string()))?;
-        let columns = match version {
-            COLUMNS_FROM.. => Some(
-                postcard::from_bytes::<Columns<'_>>(rest).map_err(|e| corrupt(&e.to_string()))?,
-            ),
-            _ => None,
-        };
+        let mut index =
+            LexicalIndex::decode(&file).map_err(|why| persist::corrupt(path, WHAT, &why))?;
+        index.source = Some(file);
+        Ok(index)
+    }
+
+    /// The index whose saved payload (what `encode` makes) is `payload`, checked;
+    /// the reason if it is not one. Strings are borrowed from the payload, not
+    /// copied first; the posting lists and the documents' terms keep reading
+    /// them where they are (`postings::Shared`).
+    fn decode(payload: &Shared) -> std::result::Result<LexicalIndex, String> {
+        let bytes = payload.bytes();
+        let (saved, rest): (Saved<StoredIn<'_>>, &[u8]) =
+            postcard::take_from_bytes(bytes).map_err(|e| e.to_string())?;
+        let columns: Columns<'_> = postcard::from_bytes(rest).map_err(|e| e.to_string())?;
         let Saved { stem, index } = saved;
-        // Where the postings and the documents' terms are in the file (postcard
+        // Where the postings and the documents' terms are in the payload (postcard
         // borrows them from it).
         let part = |borrowed: &[u8]| {
             let start = borrowed.as_ptr() as usize - bytes.as_ptr() as usize;
-            file.part(start..start + borrowed.len())
+            payload.part(start..start + borrowed.len())
         };
         let postings = part(index.postings);
-        let columns = columns.map(|columns| {
-            let forward = part(columns.forward);
-            (columns, forward)
-        });
+        let forward = part(columns.forward);
         let index = index.with_postings(postings.clone());
-        let index = LexicalIndex::from_saved(Saved { stem, index }, columns)
-            .map_err(|why| corrupt(&why))?;
-        // The rest of the file was copied out of (the columns after the postings
+        let index = LexicalIndex::from_saved(Saved { stem, index }, (columns, forward))?;
+        // The rest of a file was copied out of (the columns after the postings
         // too): only its postings are read now.
         postings.release_rest();
-        let mut index = index;
-        index.source = Some(file);
         Ok(index)
     }
 
@@ -321,7 +315,9 @@ impl LexicalIndex {
         }
     }
 
-    /// What is saved: the flag and the compacted form, borrowing the strings.
+    /// What is saved before the columns: the flag and the compacted form,
+    /// borrowing the strings (`encode` writes the same, streamed).
+    #[cfg(test)]
     pub(super) fn to_saved(&self) -> Saved<StoredRef<'_>> {
         Saved {
             stem: self.stem,
@@ -332,7 +328,7 @@ impl LexicalIndex {
     /// [`LexicalIndex::from_stored`], stemming as saved.
     fn from_saved<S: AsRef<str> + Send + Sync, M: MetaSource + Send>(
         saved: Saved<Loaded<S, Shared, M>>,
-        columns: Option<(Columns<'_>, Shared)>,
+        columns: (Columns<'_>, Shared),
     ) -> std::result::Result<LexicalIndex, String> {
         let mut index = LexicalIndex::from_stored(saved.index, columns)?;
         index.stem = saved.stem;
@@ -340,6 +336,7 @@ impl LexicalIndex {
     }
 
     /// The compacted, self-contained form that is saved, borrowing the strings.
+    #[cfg(test)]
     pub(super) fn to_stored(&self) -> StoredRef<'_> {
         let remap = self.remap();
         let (head, lists) = self.stored_head(&remap);
@@ -468,57 +465,11 @@ impl LexicalIndex {
         Ok(ends)
     }
 
-    /// Each document's field lengths and terms (`field_len`, `forward`) from every
-    /// posting (a file older than `COLUMNS_FROM`). Returns where each document's
-    /// terms end in `forward` (after a 0).
-    fn derive_columns(
-        &mut self,
-        postings: &[PostingList],
-        slots: usize,
-    ) -> std::result::Result<Vec<usize>, String> {
-        // Lengths and each document's number of terms, then each document's terms
-        // in place.
-        self.field_len = vec![vec![0; slots]; self.fields.len()];
-        let mut ends = vec![0usize; slots + 1];
-        for list in postings {
-            let mut previous = DEAD;
-            for posting in list.iter() {
-                if posting.doc != previous {
-                    ends[posting.doc as usize + 1] += 1;
-                    previous = posting.doc;
-                }
-                let len = &mut self.field_len[posting.field()][posting.doc as usize];
-                *len += posting.tf();
-                if *len as usize > MAX_FIELD_TOKENS {
-                    return Err("a field longer than the limit".into());
-                }
-            }
-        }
-        for slot in 0..slots {
-            ends[slot + 1] += ends[slot];
-        }
-        let mut cursor = ends.clone();
-        let mut forward = vec![0; ends[slots]];
-        for (term, list) in postings.iter().enumerate() {
-            let mut previous = DEAD;
-            for posting in list.iter() {
-                if posting.doc != previous {
-                    let at = &mut cursor[posting.doc as usize];
-                    forward[*at] = term as u32;
-                    *at += 1;
-                    previous = posting.doc;
-                }
-            }
-        }
-        self.forward = Forward::owned(forward);
-        Ok(ends)
-    }
-
     /// Rebuilds an index from its stored form, checking every invariant `search`
     /// relies on; the reason if one does not hold.
     fn from_stored<S: AsRef<str> + Send + Sync, M: MetaSource + Send>(
         stored: Loaded<S, Shared, M>,
-        columns: Option<(Columns<'_>, Shared)>,
+        columns: (Columns<'_>, Shared),
     ) -> std::result::Result<LexicalIndex, String> {
         let Stored {
             fields,
@@ -574,17 +525,11 @@ impl LexicalIndex {
         };
         let kinds_count = kinds.len();
         index.kinds = kinds;
-        // Where each document's terms end, when the file says (`Columns::counts`).
-        let known_ends = columns
-            .as_ref()
-            .map(|(columns, _)| column_ends(columns, slots))
-            .transpose()?;
-        // The room a project keeps, made with the arrays (`Room::loaded`). A file
-        // without columns says how many terms its documents have once they are
-        // derived: no room for more then.
+        // Where each document's terms end (`Columns::counts`).
+        let ends = column_ends(&columns.0, slots)?;
+        // The room a project keeps, made with the arrays (`Room::loaded`).
         let term_bytes = terms.iter().map(|t| t.as_ref().len()).sum();
-        let forward = known_ends.as_ref().map_or(0, |ends| ends[slots]);
-        let room = Room::loaded(slots, [forward, terms.len(), term_bytes]);
+        let room = Room::loaded(slots, [ends[slots], terms.len(), term_bytes]);
         // The posting lists and columns, the terms and the documents are made side
         // by side.
         let max_tf = MAX_FIELD_TOKENS as u32;
@@ -616,12 +561,9 @@ impl LexicalIndex {
             if let Some((_, why)) = refused.into_inner().unwrap_or_else(|e| e.into_inner()) {
                 return Err(why);
             }
-            let ends = match columns {
-                Some(columns) => index.read_columns(columns, slots, room),
-                None => index.derive_columns(&postings, slots),
-            };
+            let read = index.read_columns(columns, slots, room);
             index.postings = postings;
-            Ok(ends)
+            Ok(read)
         };
         let interned = || -> Made<Interner> {
             let mut interned =
@@ -635,29 +577,28 @@ impl LexicalIndex {
             Ok(interned)
         };
         let mut docs = docs;
-        let mut made = |ends: &[usize]| Documents::made(&mut docs, ends, kinds_count, room);
         // The documents first: most of their making is in order, on one thread,
         // where the lists and the terms split over the pool.
         let (documents, (lists, interned)) = rayon::join(
-            || known_ends.as_deref().map(&mut made),
+            || Documents::made(&mut docs, &ends, kinds_count, room),
             || rayon::join(|| lists_and_columns(&mut index), interned),
         );
         // The first reason in the order the parts are read: lists, terms,
         // columns, documents.
-        let ends = match (lists, interned) {
+        match (lists, interned) {
             (Err(why), _) | (_, Err(why)) => return Err(why),
-            (Ok(ends), Ok(interned)) => {
+            (Ok(columns), Ok(interned)) => {
                 index.terms = interned;
-                ends?
+                columns?;
             }
-        };
+        }
         drop(encoded);
         let Documents {
             docs,
             kind_of,
             groups,
             by_key,
-        } = documents.unwrap_or_else(|| made(&ends))?;
+        } = documents?;
         (index.docs, index.kind_of, index.groups, index.by_key) = (docs, kind_of, groups, by_key);
         for (field, column) in index.field_len.iter().enumerate() {
             for &len in column.iter().filter(|&&len| len > 0) {
@@ -684,7 +625,7 @@ fn encode_stored<D: Serialize>(
     encode_postings(&head.index.sizes, list, &mut sink)
 }
 
-/// What version 4 saves after the postings, each a byte string of u32s (LE): per
+/// What is saved after the postings, each a byte string of u32s (LE): per
 /// document, in saved order, the number of its distinct terms; those terms in
 /// increasing order, one document's after another's; per saved field, every
 /// document's length in it. A load reads these rather than derive them from every
@@ -905,11 +846,10 @@ impl<'a> StoredDocRef<'a> {
 
 /// What is saved: the field names, kinds, the documents of the live slots in
 /// order, the terms, and per term the byte length of its postings in `postings`,
-/// where each is `(slot delta, tf << 5 | field)` as LEB128 varints. Version 4
-/// writes each document's terms and field lengths after it (`Columns`); frequencies
-/// and maps are derived on load (and lengths and terms from a file of an older
-/// version). Generic over owned or borrowed
-/// strings and over the sequence of documents (the same encoding).
+/// where each is `(slot delta, tf << 5 | field)` as LEB128 varints; each
+/// document's terms and field lengths follow it (`Columns`), frequencies and maps
+/// are derived on load. Generic over owned or borrowed strings and over the
+/// sequence of documents (the same encoding).
 #[derive(Clone, Serialize, Deserialize)]
 pub(super) struct Stored<S, D, P = Bytes> {
     pub(super) fields: Vec<S>,
@@ -934,11 +874,14 @@ impl<S, D, Q> Stored<S, D, Q> {
     }
 }
 
+#[cfg(test)]
 pub(super) type StoredRef<'a> = Stored<&'a str, Vec<StoredDocRef<'a>>>;
 /// Without its postings (`()` encodes as nothing), which `encode` writes after it.
 type StoredHead<'a> = Stored<&'a str, Vec<StoredDocRef<'a>>, ()>;
 /// The stored form as read back, its names as `S` and its postings as `B`.
 pub(super) type Loaded<S, B, M = Vec<(S, S)>> = Stored<S, Vec<StoredDoc<S, M>>, B>;
+/// Read back into owned strings (the tests edit it).
+#[cfg(test)]
 pub(super) type StoredOwned = Loaded<String, Bytes>;
 /// Read from a file's bytes: names and postings borrowed from them.
 type StoredIn<'a> = Loaded<&'a str, &'a [u8], MetaIn>;
@@ -1006,14 +949,15 @@ impl MetaSource for MetaIn {
     }
 }
 
-/// The payload of a version 2 file: the stemming flag (one byte, 0 or 1), then
-/// the [`Stored`] form, which alone is the payload of a version 1 file.
+/// The head of a saved payload: the stemming flag (one byte, 0 or 1), then the
+/// [`Stored`] form; the [`Columns`] follow.
 #[derive(Clone, Serialize, Deserialize)]
 pub(super) struct Saved<I> {
     pub(super) stem: bool,
     pub(super) index: I,
 }
 
+#[cfg(test)]
 pub(super) type SavedOwned = Saved<StoredOwned>;
 
 /// A byte string, encoded as one (postcard: length and bytes), not as a sequence.
@@ -1069,13 +1013,15 @@ impl<'de> Deserialize<'de> for Bytes {
     }
 }
 
-/// Serializes the stemming flag and the compacted form (the payload `save` writes).
+/// Serializes the payload `save` writes (`encode`: the stemming flag, the
+/// compacted form and its columns) as one byte string.
 impl Serialize for LexicalIndex {
     fn serialize<S: serde::Serializer>(
         &self,
         serializer: S,
     ) -> std::result::Result<S::Ok, S::Error> {
-        self.to_saved().serialize(serializer)
+        let payload = self.encode().map_err(serde::ser::Error::custom)?;
+        serializer.serialize_bytes(&payload)
     }
 }
 
@@ -1084,9 +1030,8 @@ impl<'de> Deserialize<'de> for LexicalIndex {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> std::result::Result<Self, D::Error> {
-        let Saved { stem, mut index } = SavedOwned::deserialize(deserializer)?;
-        let postings = std::mem::take(&mut index.postings.0);
-        let index = index.with_postings(Shared::whole(Backing::Heap(postings)));
-        LexicalIndex::from_saved(Saved { stem, index }, None).map_err(serde::de::Error::custom)
+        let Bytes(payload) = Bytes::deserialize(deserializer)?;
+        LexicalIndex::decode(&Shared::whole(Backing::Heap(payload)))
+            .map_err(serde::de::Error::custom)
     }
 }

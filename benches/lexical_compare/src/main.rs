@@ -1,4 +1,4 @@
-//! aircher-mem's BM25F lexical index (rust/retrieve/lexical.rs) against tantivy, on
+//! aircher-mem's BM25F lexical index (rust/retrieve/lexical/) against tantivy, on
 //! the same documents (the code documents of a source tree) and the same queries, in
 //! one process, rounds interleaved, medians reported:
 //!

@@ -182,7 +182,7 @@ def test_damaged_file_is_store_corrupt(tmp_path: Path, damage: str) -> None:
     elif damage == "empty":
         data = bytearray()
     else:
-        data = bytearray(b"AIRLEXIC" + bytes(100))
+        data = bytearray(b"AIRLEXIC" + (4).to_bytes(4, "little") + bytes(100))  # the format, then noise
     path.write_bytes(bytes(data))
     with pytest.raises(StoreCorruptError):
         LexicalIndex.load(path)

@@ -710,6 +710,7 @@ class Memory:
         self._flush_episodic()
         return messages
 
+    @verb()
     @_verb
     def preview_context(
         self,

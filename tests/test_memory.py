@@ -271,7 +271,7 @@ def test_the_agent_loop_prepares_the_context_and_records_tool_calls_into_it(proj
 
         with pytest.raises(am.InvalidInputError, match="message must be a non-empty string"):
             memory.prepare_context(" ")
-        with pytest.raises(am.InvalidInputError, match="result must be a string, got int"):
+        with pytest.raises(am.InvalidInputError, match="result must be a string, got 3"):
             memory.record_tool_call("pytest", success=True, result=3)  # type: ignore[arg-type]
         assert memory.episodic.counts()["tool_executions"] == 2  # a refused call records nothing
 

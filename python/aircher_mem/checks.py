@@ -52,10 +52,13 @@ def short(value: object) -> str:
     return shown if len(shown) <= 80 else shown[:79] + "…"
 
 
-def text(field: str, value: object, *, max_chars: int = 1_000_000) -> str:
-    """A non-blank string that is valid Unicode text (no lone surrogate) of at most
-    ``max_chars`` characters; else :class:`InvalidInputError` naming ``field``."""
-    if not isinstance(value, str) or not value.strip():
+def text(field: str, value: object, *, max_chars: int = 1_000_000, blank: bool = False) -> str:
+    """A string that is valid Unicode text (no lone surrogate) of at most
+    ``max_chars`` characters, and not blank unless ``blank``; else
+    :class:`InvalidInputError` naming ``field``."""
+    if not isinstance(value, str):
+        raise InvalidInputError(f"{field} must be a string, got {short(value)}")
+    if not blank and not value.strip():
         raise InvalidInputError(f"{field} must be a non-empty string, got {short(value)}")
     if len(value) > max_chars:
         raise InvalidInputError(f"{field} is longer than {max_chars:,} characters ({len(value):,})")

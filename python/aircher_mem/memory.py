@@ -209,20 +209,6 @@ def _call(c: Reference) -> CallSite:
     return CallSite(_symbol(c.symbol), c.line, c.kind, c.confidence)
 
 
-def _output(field: str, value: object, *, max_chars: int = 1_000_000) -> str:
-    """A tool's output: a string (possibly empty) that is valid Unicode text of at
-    most ``max_chars`` characters."""
-    if not isinstance(value, str):
-        raise InvalidInputError(f"{field} must be a string, got {type(value).__name__}")
-    if len(value) > max_chars:
-        raise InvalidInputError(f"{field} is longer than {max_chars:,} characters ({len(value):,})")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidInputError(f"{field} is not valid text (it holds a lone surrogate): {value!r:.80}") from None
-    return value
-
-
 def _name(value: object) -> str:
     return _text("name", value, max_chars=10_000).strip()
 
@@ -1016,7 +1002,7 @@ class Memory:
         {what, graph_stale}."""
         rel = self.relative(file_path) if file_path is not None else None
         if result is not None:
-            result = _output("result", result)
+            result = _text("result", result, blank=True)
         self.episodic.record_tool_execution(
             tool_name,
             parameters,

@@ -22,8 +22,9 @@ import dataclasses
 import functools
 import inspect
 import re
+import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Literal, TypeVar
 
 import pydantic
@@ -129,51 +130,45 @@ def _strip(tp: Any) -> Any:
     return tp
 
 
-def _bound(annotation: Any, name: str) -> int | float | None:
-    """The ``ge``/``le`` bound in ``annotation``'s pydantic metadata (innermost last)."""
-    found: int | float | None = None
+def _metadata(annotation: Any) -> Iterator[Any]:
+    """Every metadata item of ``annotation``, outermost first: through
+    ``Annotated`` layers and an optional's one type, the pydantic ``FieldInfo``
+    items and the constraints they hold."""
     tp = annotation
     while True:
         if typing.get_origin(tp) is typing.Annotated:
             inner, *meta = typing.get_args(tp)
             for item in meta:
-                for constraint in getattr(item, "metadata", [item]):
-                    value = getattr(constraint, name, None)
-                    if isinstance(value, (int, float)) and found is None:
-                        found = value
+                yield item
+                yield from getattr(item, "metadata", ())
             tp = inner
             continue
         args = [a for a in typing.get_args(tp) if a is not type(None)] if _is_union(tp) else []
-        if len(args) == 1:
-            tp = args[0]
-            continue
-        return found
+        if len(args) != 1:
+            return
+        tp = args[0]
 
 
-def _is_union(tp: Any) -> bool:
-    import types
-
-    return typing.get_origin(tp) in (typing.Union, types.UnionType)
+def _bound(annotation: Any, name: str) -> int | float | None:
+    """The first ``ge``/``le`` bound in ``annotation``'s metadata."""
+    for item in _metadata(annotation):
+        value = getattr(item, name, None)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return value
+    return None
 
 
 def _help(annotation: Any) -> str:
-    """The ``description`` of the innermost pydantic ``Field`` in ``annotation``."""
-    found = ""
-    tp = annotation
-    while True:
-        if typing.get_origin(tp) is typing.Annotated:
-            inner, *meta = typing.get_args(tp)
-            for item in meta:
-                described = getattr(item, "description", None)
-                if described:
-                    found = found or described
-            tp = inner
-            continue
-        args = [a for a in typing.get_args(tp) if a is not type(None)] if _is_union(tp) else []
-        if len(args) == 1:
-            tp = args[0]
-            continue
-        return found
+    """The first ``description`` in ``annotation``'s metadata."""
+    for item in _metadata(annotation):
+        described = getattr(item, "description", None)
+        if isinstance(described, str) and described:
+            return described
+    return ""
+
+
+def _is_union(tp: Any) -> bool:
+    return typing.get_origin(tp) in (typing.Union, types.UnionType)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 
+from ..checks import short
+from ..checks import text as _text
 from ..errors import InvalidInputError
 from ..redact import redact, redact_value
 from .schema import MAX_METADATA_CHARS, MAX_TEXT_CHARS
@@ -27,23 +29,12 @@ __all__ = [
 MAX_K = 1000  # the most hits or records a verb returns at once
 
 
-def short(value: object) -> str:
-    """``repr`` of a value, cut for an error message."""
-    shown = repr(value)
-    return shown if len(shown) <= 80 else shown[:79] + "…"
-
-
 def text(field: str, value: object, *, max_chars: int = MAX_TEXT_CHARS) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise InvalidInputError(f"{field} must be a non-empty string, got {short(value)}")
-    if len(value) > max_chars:
-        raise InvalidInputError(f"{field} is {len(value)} characters long; the limit is {max_chars}")
+    """Text as the service's checks take it (:func:`aircher_mem.checks.text`),
+    without NUL characters (a stored text is also searched and shown)."""
+    value = _text(field, value, max_chars=max_chars)
     if "\x00" in value:
         raise InvalidInputError(f"{field} must not contain NUL characters")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidInputError(f"{field} must be valid Unicode text (it holds a lone surrogate)") from None
     return value
 
 

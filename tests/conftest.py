@@ -119,6 +119,7 @@ def serving(memory: am.Memory) -> Iterator[Served]:
     import threading
 
     import uvicorn
+    from aircher_mem.interfaces import client as remote
     from aircher_mem.interfaces import http
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -137,11 +138,11 @@ def serving(memory: am.Memory) -> Iterator[Served]:
     server = uvicorn.Server(uvicorn.Config(app, log_config=None, log_level="warning", lifespan="off"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
-    info = http.ServerInfo("127.0.0.1", port, os.getpid(), token)
-    path = http.server_file(memory.root)
+    info = remote.ServerInfo("127.0.0.1", port, os.getpid(), token)
+    path = remote.server_file(memory.root)
     http._write_info(path, info)
     try:
-        client = http.Client(info.host, info.port, info.token, timeout=10)
+        client = remote.Client(info.host, info.port, info.token, timeout=10)
         for _ in range(500):  # until uvicorn accepts
             if server.started:
                 break
@@ -159,14 +160,14 @@ def serving(memory: am.Memory) -> Iterator[Served]:
 def start_serve(root: Path) -> tuple[subprocess.Popen[str], Any]:
     """``aircher-mem serve --port 0`` for ``root`` (the installed console script) and
     its server.json once written."""
-    from aircher_mem.interfaces import http
+    from aircher_mem.interfaces import client as remote
 
     script = str(Path(sys.executable).with_name("aircher-mem"))
     proc = subprocess.Popen(
         [script, "serve", "--root", str(root), "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     for _ in range(1200):
-        info = http.discover(root)
+        info = remote.discover(root)
         if info is not None and info.pid == proc.pid:
             return proc, info
         assert proc.poll() is None, proc.communicate()

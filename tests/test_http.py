@@ -23,7 +23,9 @@ from typing import Any
 import aircher_mem as am
 import jsonschema
 import pytest
+from aircher_mem import verbs
 from aircher_mem.errors import InvalidInputError, StoreLockedError, UnknownMemoryError, UnknownSymbolError
+from aircher_mem.interfaces import client as remote
 from aircher_mem.interfaces import http, wire
 from conftest import serving
 from hypothesis import HealthCheck, given, settings
@@ -33,6 +35,10 @@ from starlette.testclient import TestClient
 TOKEN = "test-token-" + "x" * 32
 BASE = "http://127.0.0.1:8787"
 NOW = 1_700_000_000.0
+#: Every route: (method, path).
+ROUTES = {("GET", "/health"), ("GET", "/openapi.json")} | {
+    (v.http_method, v.http_path) for v in verbs.all_verbs("http")
+}
 
 
 @pytest.fixture
@@ -69,133 +75,137 @@ def err(response: Any, status: int, code: str) -> str:
 
 
 def test_turns_memories_recall_explain_forget_round_trip(client: TestClient, memory: am.Memory) -> None:
-    added = ok(client.post("/turns", json={"session_id": "s1", "role": "user", "text": "I prefer tabs."}))
+    added = ok(client.post("/add-turn", json={"session_id": "s1", "role": "user", "text": "I prefer tabs."}))
     assert [(e["action"], e["content"]) for e in added["extracted"]] == [("created", "I prefer tabs.")]
     mid = added["extracted"][0]["memory_id"]
-    kept = ok(client.post("/memories", json={"content": "The CI runs on Python 3.11", "importance": 1, "tags": ["ci"]}))
+    kept = ok(client.post("/remember", json={"content": "The CI runs on Python 3.11", "importance": 1, "tags": ["ci"]}))
     assert kept["action"] == "created"
     listed = ok(client.get("/memories", params={"sort": "id"}))
     assert [m["id"] for m in listed["memories"]] == [mid, kept["memory_id"]]
     found = ok(client.post("/recall", json={"query": "which python does CI use", "k": 3}))
     assert found["hits"][0]["id"] == kept["memory_id"]
-    searched = ok(client.get("/memories", params={"q": "tabs", "limit": 5}))
+    kinds = ["fact", "decision", "episode", "pattern", "workflow"]  # memories only, no raw turns
+    searched = ok(client.post("/recall", json={"query": "tabs", "k": 5, "kinds": kinds}))
     assert [h["id"] for h in searched["hits"]] == [mid]
-    assert ok(client.get("/memories", params={"q": "tabs", "layer": "long"}))["hits"] == []
-    why = ok(client.get(f"/memories/{mid}/why"))
+    assert ok(client.post("/recall", json={"query": "tabs", "kinds": ["decision"]}))["hits"] == []
+    why = ok(client.get("/explain", params={"memory_id": mid}))
     assert why["memory"]["content"] == "I prefer tabs." and why["links"][0]["reason"] == "extracted"
-    assert ok(client.delete(f"/memories/{mid}")) == {"ids": [mid], "turns": [1]}
-    err(client.get(f"/memories/{mid}/why"), 404, "unknown_memory")
-    err(client.delete(f"/memories/{mid}"), 404, "unknown_memory")
-    context = ok(client.get("/context", params={"session_id": "s1", "k": 5}))
+    assert ok(client.post("/forget", json={"memory_id": mid})) == {"ids": [mid], "turns": [1]}
+    err(client.get("/explain", params={"memory_id": mid}), 404, "unknown_memory")
+    err(client.post("/forget", json={"memory_id": mid}), 404, "unknown_memory")
+    context = ok(client.get("/conversation", params={"session_id": "s1", "k": 5}))
     assert context["short_term"] == []  # the turn the memory came from went with it
 
 
 def test_results_are_exactly_the_verbs_json(client: TestClient, memory: am.Memory) -> None:
     """Each body equals wire.to_json of the same verb called on the Memory (and fits
     the OpenAPI schema of the route's result)."""
-    ok(client.post("/turns", json={"session_id": "s", "role": "user", "text": "My name is Ada.", "at": NOW - 86400}))
-    ok(client.post("/memories", json={"content": "Deploys go through staging first", "tags": ["ops"]}))
+    ok(client.post("/add-turn", json={"session_id": "s", "role": "user", "text": "My name is Ada.", "at": NOW - 86400}))
+    ok(client.post("/remember", json={"content": "Deploys go through staging first", "tags": ["ops"]}))
     ok(client.post("/task", json={"action": "start", "task_id": "t1", "description": "fix the save bug"}))
-    ok(client.post("/record/file", json={"path": "app/models.py", "operation": "edit", "line_range": [4, 6]}))
-    ok(client.post("/record/tool", json={"tool_name": "pytest", "parameters": {"k": "save"}, "success": False}))
+    ok(
+        client.post(
+            "/record-file-interaction", json={"path": "app/models.py", "operation": "edit", "line_range": [4, 6]}
+        )
+    )
+    ok(client.post("/record-tool-call", json={"tool_name": "pytest", "parameters": {"k": "save"}, "success": False}))
     spec = ok(client.get("/openapi.json"))
     pairs: list[tuple[str, str, Any, Any]] = [
-        ("get", "/symbols?name=User", None, memory.find_symbol("User")),
-        ("get", "/symbols?name=sa&prefix=true", None, memory.find_symbol("sa", prefix=True)),
+        ("get", "/find-symbol?name=User", None, memory.find_symbol("User")),
+        ("get", "/find-symbol?name=sa&prefix=true", None, memory.find_symbol("sa", prefix=True)),
         ("get", "/callers?name=store", None, memory.callers("store")),
         ("get", "/callees?name=create", None, memory.callees("create")),
         ("get", "/references?name=User", None, memory.references("User")),
-        ("get", "/files/app/models.py/outline", None, memory.file_definitions("app/models.py")),
-        ("get", "/files/app/views.py/dependencies", None, memory.dependencies("app/views.py")),
-        ("get", "/files/app/models.py/history?limit=5", None, memory.file_history("app/models.py", limit=5)),
-        ("post", "/search/code", {"text": "save a user", "k": 3}, memory.search_code("save a user", k=3)),
-        ("post", "/code/relevant", {"query": "save user"}, memory.relevant_code("save user")),
+        ("get", "/file-definitions?path=app/models.py", None, memory.file_definitions("app/models.py")),
+        ("get", "/dependencies?path=app/views.py", None, memory.dependencies("app/views.py")),
+        ("get", "/file-history?path=app/models.py&limit=5", None, memory.file_history("app/models.py", limit=5)),
+        ("post", "/search-code", {"text": "save a user", "k": 3}, memory.search_code("save a user", k=3)),
+        ("post", "/relevant-code", {"query": "save user"}, memory.relevant_code("save user")),
         ("get", "/tasks", None, memory.tasks()),
         ("get", "/tasks?query=save+bug", None, memory.tasks("save bug")),
-        ("get", "/co-edits", None, memory.co_edited_files()),
+        ("get", "/co-edited-files", None, memory.co_edited_files()),
         ("get", "/patterns", None, memory.patterns()),
-        ("get", "/context?session_id=s", None, memory.conversation("s")),
-        ("get", "/memories?sort=id&status=all", None, memory.memories(sort="id", status=None)),
-        ("get", "/memories/1/why", None, memory.explain(1)),
-        ("get", "/memories/1/subtree", None, memory.subtree(1)),
+        ("get", "/conversation?session_id=s", None, memory.conversation("s")),
+        ("get", "/memories?sort=id&status=all", None, memory.memories(sort="id", status="all")),
+        ("get", "/explain?memory_id=1", None, memory.explain(1)),
+        ("get", "/subtree?memory_id=1", None, memory.subtree(1)),
         ("get", "/facts", None, memory.facts()),
         ("post", "/gc", {"dry_run": True}, memory.gc(dry_run=True)),
         ("get", "/stats", None, memory.stats()),
     ]
+    routes = {(v.http_method, v.http_path) for v in verbs.all_verbs("http")}
     for method, path, body, expected in pairs:
         got = ok(client.request(method.upper(), path, json=body))
         assert got == wire.to_json(expected), path
         route = path.split("?")[0]
-        template = next(r.path for r in http.ROUTES if r.method == method.upper() and _matches(r.path, route))
-        schema = spec["paths"][template][method]["responses"]["200"]["content"]["application/json"]["schema"]
+        assert (method.upper(), route) in routes, path
+        schema = spec["paths"][route][method]["responses"]["200"]["content"]["application/json"]["schema"]
         jsonschema.validate(got, {**schema, "components": spec["components"]})
 
 
-def _matches(template: str, path: str) -> bool:
-    t, p = template.strip("/").split("/"), path.strip("/").split("/")
-    if "{path}" in t:
-        return path.startswith("/" + "/".join(t[: t.index("{path}")])) and path.endswith("/" + t[-1])
-    return len(t) == len(p) and all(a == b or a.startswith("{") for a, b in zip(t, p))
-
-
 def test_every_route_answers(client: TestClient) -> None:
-    """One valid request per route (the table and this list agree), never a 5xx."""
+    """One valid request per route (the registry and this list agree), never a 5xx."""
     samples: dict[tuple[str, str], tuple[str, Any]] = {
         ("GET", "/health"): ("/health", None),
         ("GET", "/openapi.json"): ("/openapi.json", None),
-        ("POST", "/turns"): ("/turns", {"session_id": "s", "role": "assistant", "text": "ok", "auto_extract": False}),
-        ("GET", "/context"): ("/context?session_id=s&k=3", None),
-        ("POST", "/memories"): ("/memories", {"content": "Use ruff", "kind": "decision", "level": "L0"}),
+        ("POST", "/create-store"): ("/create-store", None),
+        ("POST", "/add-turn"): ("/add-turn", {"session_id": "s", "role": "assistant", "text": "ok", "extract": False}),
+        ("GET", "/conversation"): ("/conversation?session_id=s&k=3", None),
+        ("POST", "/remember"): ("/remember", {"content": "Use ruff", "kind": "decision", "level": "L0"}),
         ("GET", "/memories"): ("/memories?layer=mid&limit=5&kind=decision", None),
-        ("PATCH", "/memories/{id}"): ("/memories/1", {"tags": ["lint"], "status": "active"}),
-        ("POST", "/memories/{id}/promote"): ("/memories/1/promote", {"level": "L1"}),
-        ("GET", "/memories/{id}/subtree"): ("/memories/1/subtree", None),
-        ("GET", "/memories/{id}/why"): ("/memories/1/why", None),
+        ("POST", "/update"): ("/update", {"memory_id": 1, "tags": ["lint"], "status": "active"}),
+        ("POST", "/promote"): ("/promote", {"memory_id": 1, "level": "L1"}),
+        ("GET", "/subtree"): ("/subtree?memory_id=1", None),
+        ("GET", "/explain"): ("/explain?memory_id=1", None),
         ("GET", "/facts"): ("/facts?level=L1", None),
         ("POST", "/feedback"): ("/feedback", {"memory_id": 1, "signal": "cited"}),
         ("POST", "/recall"): ("/recall", {"query": "ruff", "kinds": ["decision"], "at": "2023-11-14T22:13:20Z"}),
         ("POST", "/gc"): ("/gc", None),
-        ("DELETE", "/memories/{id}"): ("/memories/1", None),
         ("POST", "/forget"): ("/forget", {"text": "nothing matches this"}),
-        ("GET", "/symbols"): ("/symbols?name=Usr&fuzzy=true", None),
+        ("GET", "/find-symbol"): ("/find-symbol?name=Usr&fuzzy=true", None),
         ("GET", "/callers"): ("/callers?name=User.save", None),
         ("GET", "/callees"): ("/callees?name=User.save", None),
         ("GET", "/references"): ("/references?name=Base&kind=inherits", None),
         ("GET", "/neighbourhood"): ("/neighbourhood?name=store", None),
-        ("POST", "/search/code"): ("/search/code", {"text": "helper", "level": "file", "code": False}),
-        ("POST", "/code/relevant"): ("/code/relevant", {"query": "helper", "max_tokens": 100}),
-        ("GET", "/files/{path}/history"): ("/files/app/util.py/history", None),
-        ("GET", "/files/{path}/outline"): ("/files/app/util.py/outline", None),
-        ("GET", "/files/{path}/dependencies"): ("/files/app/util.py/dependencies", None),
+        ("POST", "/search-code"): ("/search-code", {"text": "helper", "level": "file", "code": False}),
+        ("POST", "/relevant-code"): ("/relevant-code", {"query": "helper", "max_tokens": 100}),
+        ("GET", "/file-history"): ("/file-history?path=app/util.py", None),
+        ("GET", "/file-definitions"): ("/file-definitions?path=app/util.py", None),
+        ("GET", "/dependencies"): ("/dependencies?path=app/util.py", None),
         ("GET", "/tasks"): ("/tasks?limit=3", None),
-        ("GET", "/co-edits"): ("/co-edits?path=app/util.py&min_count=1", None),
-        ("GET", "/patterns"): ("/patterns?type=co-edit", None),
-        ("POST", "/record/tool"): ("/record/tool", {"tool_name": "ls", "success": True, "duration_ms": 3}),
-        ("POST", "/record/file"): ("/record/file", {"path": "app/util.py", "operation": "read"}),
-        ("POST", "/record/snapshot"): (
-            "/record/snapshot",
+        ("GET", "/co-edited-files"): ("/co-edited-files?path=app/util.py&min_count=1", None),
+        ("GET", "/patterns"): ("/patterns?pattern_type=co-edit", None),
+        ("POST", "/record-tool-call"): ("/record-tool-call", {"tool_name": "ls", "success": True, "duration_ms": 3}),
+        ("POST", "/record-file-interaction"): (
+            "/record-file-interaction",
+            {"path": "app/util.py", "operation": "read"},
+        ),
+        ("POST", "/record-snapshot"): (
+            "/record-snapshot",
             {
-                "timestamp": NOW,
-                "session_id": "s",
-                "total_tokens": 5,
-                "items": [{"id": "a", "tokens": 5}],
-                "reason": "r",
+                "snapshot": {
+                    "timestamp": NOW,
+                    "session_id": "s",
+                    "total_tokens": 5,
+                    "items": [{"id": "a", "tokens": 5}],
+                    "reason": "r",
+                }
             },
         ),
         ("POST", "/task"): ("/task", {"action": "start", "task_id": "t9", "description": "a task"}),
         ("GET", "/stats"): ("/stats", None),
         ("POST", "/index"): ("/index", {"full": False}),
-        ("POST", "/context/preview"): ("/context/preview", {"message": "where is save", "max_tokens": 2000}),
+        ("POST", "/preview-context"): ("/preview-context", {"message": "where is save", "max_tokens": 2000}),
     }
-    assert sorted(samples) == sorted((r.method, r.path) for r in http.ROUTES)
+    assert sorted(samples) == sorted(ROUTES)
     for (method, _), (path, body) in samples.items():
         ok(client.request(method, path, json=body))
 
 
 def test_at_takes_iso_8601_or_unix_seconds(client: TestClient) -> None:
     for at in ("2023-11-14T22:13:20Z", "2023-11-14T22:13:20+00:00", "2023-11-14 22:13:20", 1_700_000_000, 1.7e9):
-        ok(client.post("/turns", json={"session_id": "at", "role": "user", "text": f"at {at}", "at": at}))
-    turns = ok(client.get("/context", params={"session_id": "at"}))["short_term"]
+        ok(client.post("/add-turn", json={"session_id": "at", "role": "user", "text": f"at {at}", "at": at}))
+    turns = ok(client.get("/conversation", params={"session_id": "at"}))["short_term"]
     assert {t["at"] for t in turns} <= {NOW, 1.7e9} and len(turns) == 5
     assert "ISO-8601" in err(client.post("/recall", json={"query": "x", "at": "yesterday"}), 400, "invalid_input")
     err(client.post("/recall", json={"query": "x", "at": True}), 400, "invalid_input")
@@ -213,7 +223,7 @@ def test_the_token_is_required_except_for_health(client: TestClient) -> None:
     response = anonymous.get("/stats")
     err(response, 401, "unauthorized")
     assert response.headers["www-authenticate"] == "Bearer"
-    err(anonymous.post("/turns", json={}), 401, "unauthorized")
+    err(anonymous.post("/add-turn", json={}), 401, "unauthorized")
     err(anonymous.get("/nowhere"), 401, "unauthorized")  # routes are not revealed either
     assert ok(anonymous.get("/health")) == {"ok": True, "version": am.__version__}
     assert ok(client.get("/stats", headers={"Authorization": f"bearer {TOKEN}"}))["root"]
@@ -233,7 +243,7 @@ def test_host_and_origin_checks_stop_dns_rebinding_and_web_pages(client: TestCli
 
 def test_bodies_over_the_limit_are_413(client: TestClient) -> None:
     big = json.dumps({"session_id": "s", "role": "user", "text": "x" * (http.MAX_BODY + 1)})
-    err(client.post("/turns", content=big, headers={"Content-Type": "application/json"}), 413, "too_large")
+    err(client.post("/add-turn", content=big, headers={"Content-Type": "application/json"}), 413, "too_large")
 
     def chunks() -> Iterator[bytes]:  # no Content-Length: the limit applies while reading
         yield b'{"session_id": "s", "role": "user", "text": "'
@@ -241,8 +251,8 @@ def test_bodies_over_the_limit_are_413(client: TestClient) -> None:
             yield b"y" * 1024 * 1024
         yield b'"}'
 
-    err(client.post("/turns", content=chunks()), 413, "too_large")
-    ok(client.post("/turns", json={"session_id": "s", "role": "user", "text": "z" * 1_000_000, "auto_extract": False}))
+    err(client.post("/add-turn", content=chunks()), 413, "too_large")
+    ok(client.post("/add-turn", json={"session_id": "s", "role": "user", "text": "z" * 1_000_000, "extract": False}))
 
 
 # -- bad input -------------------------------------------------------------------------
@@ -266,7 +276,7 @@ BAD_BODIES = [
     b'{"session_id": "s", "role": "robot", "text": "t"}',
     b'{"session_id": "s", "role": "user", "text": ""}',
     b'{"session_id": "s", "role": "user", "text": ["t"]}',
-    b'{"session_id": "s", "role": "user", "text": "t", "auto_extract": "yes"}',
+    b'{"session_id": "s", "role": "user", "text": "t", "extract": "yes"}',
     b'{"session_id": "s", "role": "user", "text": "t", "metadata": []}',
     b'{"session_id": null, "role": "user", "text": "t"}',
 ]
@@ -274,7 +284,7 @@ BAD_BODIES = [
 
 @pytest.mark.parametrize("body", BAD_BODIES, ids=range(len(BAD_BODIES)))
 def test_bad_bodies_are_400(client: TestClient, body: bytes) -> None:
-    err(client.post("/turns", content=body, headers={"Content-Type": "application/json"}), 400, "invalid_input")
+    err(client.post("/add-turn", content=body, headers={"Content-Type": "application/json"}), 400, "invalid_input")
 
 
 @pytest.mark.parametrize(
@@ -288,41 +298,54 @@ def test_bad_bodies_are_400(client: TestClient, body: bytes) -> None:
         ("POST", "/recall", {"query": "x", "kinds": ["nope"]}),
         ("POST", "/feedback", {"memory_id": -1, "signal": "cited"}),
         ("POST", "/feedback", {"memory_id": 1, "signal": "loved"}),
-        ("POST", "/memories", {"content": "x", "importance": 7}),
-        ("POST", "/memories", {"content": "x", "tags": [1]}),
-        ("PATCH", "/memories/abc", {"content": "x"}),
-        ("PATCH", "/memories/0", {"content": "x"}),
-        ("GET", "/memories/-3/why", None),
-        ("POST", "/memories", {"content": "x", "parent_id": 0}),
+        ("POST", "/remember", {"content": "x", "importance": 7}),
+        ("POST", "/remember", {"content": "x", "tags": [1]}),
+        ("POST", "/update", {"memory_id": "abc", "content": "x"}),
+        ("POST", "/update", {"memory_id": 0, "content": "x"}),
+        ("GET", "/explain?memory_id=-3", None),
+        ("GET", "/explain", None),
+        ("GET", "/explain?memory_id=1&memory_id=2", None),
+        ("POST", "/remember", {"content": "x", "parent_id": 0}),
         ("GET", "/tasks?limit=0", None),
-        ("GET", "/facts?level=", None),
+        ("GET", "/facts?level=L9", None),
         (
             "POST",
-            "/record/snapshot",
-            {"timestamp": 1.0, "session_id": "s", "total_tokens": 1, "items": [], "reason": "r", "item_count": -1},
+            "/record-snapshot",
+            {
+                "snapshot": {
+                    "timestamp": 1.0,
+                    "session_id": "s",
+                    "total_tokens": -1,
+                    "items": [],
+                    "reason": "r",
+                }
+            },
         ),
-        ("PATCH", "/memories/1", {"colour": "x"}),
-        ("PATCH", "/memories/99999999999999999999999", {"content": "x"}),
+        ("POST", "/record-snapshot", {"snapshot": []}),
+        ("POST", "/update", {"memory_id": 1, "colour": "x"}),
+        ("POST", "/update", {"memory_id": 99999999999999999999999, "content": "x"}),
         ("GET", "/memories?limit=abc", None),
         ("GET", "/memories?limit=0", None),
         ("GET", "/memories?limit=1&limit=2", None),
         ("GET", "/memories?colour=red", None),
-        ("GET", "/memories?q=x&status=archived", None),
+        ("GET", "/memories?q=x", None),
+        ("GET", "/memories?status=deleted", None),
         ("GET", "/memories?layer=short", None),
-        ("GET", "/symbols", None),
-        ("GET", "/symbols?name=", None),
-        ("GET", "/symbols?name=a&prefix=maybe", None),
-        ("GET", "/symbols?name=a&prefix=true&fuzzy=true", None),
-        ("GET", "/files/..%2F..%2Fetc%2Fpasswd/history", None),
-        ("GET", "/files/%2Fetc%2Fpasswd/history", None),
-        ("POST", "/record/file", {"path": "app/util.py", "operation": "read", "line_range": [1]}),
-        ("POST", "/record/file", {"path": "app/util.py", "operation": "chew"}),
+        ("GET", "/find-symbol", None),
+        ("GET", "/find-symbol?name=", None),
+        ("GET", "/find-symbol?name=a&prefix=maybe", None),
+        ("GET", "/find-symbol?name=a&prefix=true&fuzzy=true", None),
+        ("GET", "/file-history?path=..%2F..%2Fetc%2Fpasswd", None),
+        ("GET", "/file-history?path=%2Fetc%2Fpasswd", None),
+        ("POST", "/record-file-interaction", {"path": "app/util.py", "operation": "read", "line_range": [1]}),
+        ("POST", "/record-file-interaction", {"path": "app/util.py", "operation": "chew"}),
         ("POST", "/task", {"action": "start", "task_id": "t"}),
         ("POST", "/forget", {}),
         ("POST", "/forget", {"memory_id": 1, "text": "x"}),
         ("POST", "/gc", {"dry_run": 1}),
         ("POST", "/gc", b"\x0b"),  # not JSON whitespace: not an empty body (schemathesis found it)
-        ("POST", "/search/code", {"text": "x", "level": "galaxy"}),
+        ("POST", "/gc?dry_run=true", None),  # a POST takes its arguments in the body
+        ("POST", "/search-code", {"text": "x", "level": "galaxy"}),
     ],
 )
 def test_bad_arguments_are_400(client: TestClient, method: str, path: str, body: Any) -> None:
@@ -334,18 +357,22 @@ def test_bad_arguments_are_400(client: TestClient, method: str, path: str, body:
 
 
 def test_unknown_things_are_404_and_wrong_methods_405(client: TestClient) -> None:
-    err(client.get("/memories/12345/why"), 404, "unknown_memory")
-    err(client.patch("/memories/12345", json={"content": "x"}), 404, "unknown_memory")
+    err(client.get("/explain", params={"memory_id": 12345}), 404, "unknown_memory")
+    err(client.post("/update", json={"memory_id": 12345, "content": "x"}), 404, "unknown_memory")
     err(client.post("/feedback", json={"memory_id": 12345, "signal": "ignored"}), 404, "unknown_memory")
-    err(client.get("/symbols", params={"name": "Nope"}), 404, "unknown_symbol")
+    err(client.get("/find-symbol", params={"name": "Nope"}), 404, "unknown_symbol")
     err(client.post("/task", json={"action": "complete", "task_id": "nope"}), 404, "unknown_task")
     err(client.get("/nowhere"), 404, "not_found")
-    put = client.put("/memories/1", json={})
+    err(client.get("/memories/1/why"), 404, "not_found")  # no path parameters
+    put = client.put("/update", json={"memory_id": 1})
     err(put, 405, "method_not_allowed")
-    assert sorted(put.headers["allow"].split(", ")) == ["DELETE", "PATCH"]  # every method the path has
-    turns = client.get("/turns")
+    assert put.headers["allow"] == "POST"
+    turns = client.get("/add-turn")
     err(turns, 405, "method_not_allowed")
     assert turns.headers["allow"] == "POST"
+    posted = client.post("/stats")
+    err(posted, 405, "method_not_allowed")
+    assert sorted(posted.headers["allow"].split(", ")) == ["GET", "HEAD"]  # every method the path has
 
 
 def test_an_unexpected_failure_is_500_without_a_traceback(
@@ -366,7 +393,7 @@ def test_a_store_held_elsewhere_is_503(tmp_path: Path) -> None:
         with duckdb_held_by_another_process(mem.db_path):
             app = http.build_app(mem, token=TOKEN)
             with TestClient(app, base_url=BASE, headers={"Authorization": f"Bearer {TOKEN}"}) as c:
-                err(c.post("/turns", json={"session_id": "s", "role": "user", "text": "t"}), 503, "store_locked")
+                err(c.post("/add-turn", json={"session_id": "s", "role": "user", "text": "t"}), 503, "store_locked")
 
 
 json_values = st.recursive(
@@ -378,29 +405,30 @@ json_values = st.recursive(
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
-    route=st.sampled_from([r for r in http.ROUTES if r.body and r.verb != "index"]),
+    verb=st.sampled_from([v for v in verbs.all_verbs("http") if v.http_method == "POST" and v.name != "index"]),
     data=st.data(),
 )
-def test_fuzzed_bodies_never_give_a_5xx(client: TestClient, route: http.Route, data: st.DataObject) -> None:
-    names = [f.name for f in route.fields] + ["extra"]
+def test_fuzzed_bodies_never_give_a_5xx(client: TestClient, verb: verbs.Verb, data: st.DataObject) -> None:
+    names = [p.name for p in verb.params] + ["extra"]
     body = data.draw(st.dictionaries(st.sampled_from(names), json_values, max_size=len(names)))
-    path = route.path.replace("{id}", str(data.draw(st.integers(-5, 5)))).replace("{path}", "app/util.py")
-    response = client.request(route.method, path, json=body)
-    assert response.status_code < 500, (route.path, body, response.text)
+    response = client.request(verb.http_method, verb.http_path, json=body)
+    assert response.status_code < 500, (verb.http_path, body, response.text)
     if response.status_code >= 400:
         assert set(response.json()["error"]) == {"code", "type", "message"}
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(route=st.sampled_from([r for r in http.ROUTES if not r.body]), data=st.data())
-def test_fuzzed_queries_never_give_a_5xx(client: TestClient, route: http.Route, data: st.DataObject) -> None:
-    names = [f.name for f in route.fields] + ["extra"]
-    values = st.text(max_size=12) | st.integers().map(str) | st.sampled_from(["true", "0", "-1", "1e9", "NaN"])
-    params = data.draw(st.dictionaries(st.sampled_from(names), values, max_size=len(names)))
-    segment = data.draw(st.sampled_from(["1", "0", "-3", "x", "app%2Futil.py", "%00", "..%2F..", "9" * 30]))
-    path = route.path.replace("{id}", segment).replace("{path}", segment)
-    response = client.request(route.method, path, params=params)
-    assert response.status_code < 500, (path, params, response.text)
+@given(verb=st.sampled_from([v for v in verbs.all_verbs("http") if v.http_method == "GET"]), data=st.data())
+def test_fuzzed_queries_never_give_a_5xx(client: TestClient, verb: verbs.Verb, data: st.DataObject) -> None:
+    names = [p.name for p in verb.params] + ["extra"]
+    values = (
+        st.text(max_size=12)
+        | st.integers().map(str)
+        | st.sampled_from(["true", "0", "-1", "1e9", "NaN", "app/util.py", "\x00", "../..", "9" * 30])
+    )
+    params = data.draw(st.lists(st.tuples(st.sampled_from(names), values), max_size=len(names) + 1))
+    response = client.request(verb.http_method, verb.http_path, params=params)
+    assert response.status_code < 500, (verb.http_path, params, response.text)
 
 
 # -- OpenAPI ---------------------------------------------------------------------------
@@ -410,11 +438,11 @@ def test_openapi_lists_every_route_with_resolvable_schemas(client: TestClient) -
     spec = ok(client.get("/openapi.json"))
     assert spec["openapi"] == "3.1.0"
     listed = {(m.upper(), p) for p, ops in spec["paths"].items() for m in ops}
-    assert listed == {(r.method, r.path) for r in http.ROUTES}
+    assert listed == ROUTES
     text = json.dumps(spec)
     for name in {part.split('"')[0] for part in text.split('"$ref": "#/components/schemas/')[1:]}:
         assert spec["components"]["schemas"][name]["type"] == "object", name
-    turns = spec["paths"]["/turns"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    turns = spec["paths"]["/add-turn"]["post"]["requestBody"]["content"]["application/json"]["schema"]
     assert turns["required"] == ["session_id", "role", "text"] and turns["additionalProperties"] is False
     record = spec["components"]["schemas"]["MemoryRecord"]
     assert record["properties"]["slot"] == {"anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "null"}]}
@@ -427,7 +455,7 @@ def test_openapi_lists_every_route_with_resolvable_schemas(client: TestClient) -
 
 
 def write_info(root: Path, **info: Any) -> Path:
-    path = http.server_file(root)
+    path = remote.server_file(root)
     path.parent.mkdir(exist_ok=True)
     path.write_text(json.dumps(info))
     return path
@@ -440,10 +468,10 @@ def dead_pid() -> int:
 
 
 def test_discover_ignores_missing_stale_and_unreadable_files(tmp_path: Path) -> None:
-    assert http.discover(tmp_path) is None
+    assert remote.discover(tmp_path) is None
     live = {"host": "127.0.0.1", "port": 8787, "pid": os.getpid(), "token": "t"}
     write_info(tmp_path, **live)
-    assert http.discover(tmp_path) == http.ServerInfo("127.0.0.1", 8787, os.getpid(), "t")
+    assert remote.discover(tmp_path) == remote.ServerInfo("127.0.0.1", 8787, os.getpid(), "t")
     for bad in (
         {**live, "pid": dead_pid()},
         {**live, "host": "10.0.0.1"},
@@ -454,10 +482,10 @@ def test_discover_ignores_missing_stale_and_unreadable_files(tmp_path: Path) -> 
         {"host": "127.0.0.1"},
     ):
         write_info(tmp_path, **bad)
-        assert http.discover(tmp_path) is None, bad
-    http.server_file(tmp_path).write_bytes(b"\x00not json")
-    assert http.discover(tmp_path) is None
-    assert http.Client.discover(tmp_path) is None
+        assert remote.discover(tmp_path) is None, bad
+    remote.server_file(tmp_path).write_bytes(b"\x00not json")
+    assert remote.discover(tmp_path) is None
+    assert remote.Client.discover(tmp_path) is None
 
 
 def test_a_client_trusts_server_json_only_when_its_server_proves_the_token(tmp_path: Path, memory: am.Memory) -> None:
@@ -470,16 +498,16 @@ def test_a_client_trusts_server_json_only_when_its_server_proves_the_token(tmp_p
         sock.bind(("127.0.0.1", 0))  # bound, never listening
         port = sock.getsockname()[1]
         write_info(tmp_path, host="127.0.0.1", port=port, pid=os.getpid(), token="t")
-        assert http.discover(tmp_path) == http.ServerInfo("127.0.0.1", port, os.getpid(), "t")
-        assert http.Client.discover(tmp_path, timeout=0.5) is None
-        check = http.server_check(tmp_path)
+        assert remote.discover(tmp_path) == remote.ServerInfo("127.0.0.1", port, os.getpid(), "t")
+        assert remote.Client.discover(tmp_path, timeout=0.5) is None
+        check = remote.server_check(tmp_path)
         assert (check.check, check.status, check.detail) == (
             "server",
             "warn",
             f"server.json names pid {os.getpid()} at 127.0.0.1:{port} but nothing there proves the token: stale",
         )
-    http.server_file(tmp_path).unlink()
-    assert http.server_check(tmp_path).detail == "no server.json: no server runs for this project"
+    remote.server_file(tmp_path).unlink()
+    assert remote.server_check(tmp_path).detail == "no server.json: no server runs for this project"
     challenge = "ab" * 16
     app = http.build_app(memory, token=TOKEN)
     with TestClient(app, base_url=BASE) as anonymous:
@@ -490,7 +518,7 @@ def test_a_client_trusts_server_json_only_when_its_server_proves_the_token(tmp_p
             err(anonymous.get(f"/health?challenge={bad}"), 400, "invalid_input")
     (tmp_path / "other").mkdir()
     with am.Memory.open(tmp_path / "other", create=True) as other, serving(other) as served:
-        client = http.Client.discover(other.root, timeout=5)
+        client = remote.Client.discover(other.root, timeout=5)
         assert client is not None and client.proven and client.pid == os.getpid()
         proofs: list[None] = []
         prove = client.prove
@@ -505,7 +533,7 @@ def test_a_client_trusts_server_json_only_when_its_server_proves_the_token(tmp_p
 
 def test_the_client_raises_the_class_of_the_error_code() -> None:
     def error(status: int, code: str) -> am.AircherError:
-        return http._client_error(status, {"error": {"code": code, "type": "X", "message": "m"}})
+        return remote._client_error(status, {"error": {"code": code, "type": "X", "message": "m"}})
 
     assert type(error(404, "unknown_memory")) is UnknownMemoryError
     assert type(error(404, "unknown_symbol")) is UnknownSymbolError
@@ -513,11 +541,11 @@ def test_the_client_raises_the_class_of_the_error_code() -> None:
     assert type(error(400, "invalid_input")) is InvalidInputError
     assert str(error(400, "invalid_input")) == "m"
     unauthorized = error(401, "unauthorized")
-    assert isinstance(unauthorized, http.HTTPError) and (unauthorized.status, unauthorized.code) == (
+    assert isinstance(unauthorized, remote.HTTPError) and (unauthorized.status, unauthorized.code) == (
         401,
         "unauthorized",
     )
-    assert isinstance(http._client_error(502, "<html>"), http.HTTPError)
+    assert isinstance(remote._client_error(502, "<html>"), remote.HTTPError)
 
 
 def test_serve_refuses_other_hosts_and_ports(tmp_path: Path) -> None:
@@ -548,10 +576,10 @@ def start_server(root: Path) -> subprocess.Popen[str]:
     )
 
 
-def wait_for(root: Path, proc: subprocess.Popen[str], timeout: float = 60) -> http.ServerInfo:
+def wait_for(root: Path, proc: subprocess.Popen[str], timeout: float = 60) -> remote.ServerInfo:
     end = time.monotonic() + timeout
     while time.monotonic() < end:
-        info = http.discover(root)
+        info = remote.discover(root)
         if info is not None and info.pid == proc.pid:
             return info
         assert proc.poll() is None, proc.communicate()
@@ -566,29 +594,29 @@ def test_a_real_server_end_to_end(project: Path) -> None:
         info = wait_for(project, proc)
         assert info.port not in (0, 1) and info.token != "old" and len(info.token) >= 40
         assert stat.S_IMODE(stale.stat().st_mode) == 0o600
-        client = http.Client.discover(project, timeout=30)
+        client = remote.Client.discover(project, timeout=30)
         assert client is not None
         assert client.request("GET", "/health") == {"ok": True, "version": am.__version__}
         assert client.request("POST", "/index")["files"] == 4
-        added = client.request("POST", "/turns", json={"session_id": "s", "role": "user", "text": "I prefer tabs."})
+        added = client.request("POST", "/add-turn", json={"session_id": "s", "role": "user", "text": "I prefer tabs."})
         mid = added["extracted"][0]["memory_id"]
-        listed = client.request("GET", "/memories", params={"layer": "mid", "limit": 10, "q": None})
+        listed = client.request("GET", "/memories", params={"layer": "mid", "limit": 10, "kind": None})
         assert [m["content"] for m in listed["memories"]] == ["I prefer tabs."]
         found = client.request("POST", "/recall", json={"query": "tabs or spaces?"})
         assert found["hits"][0]["id"] == mid
-        assert client.request("GET", f"/memories/{mid}/why")["memory"]["id"] == mid
-        assert client.request("GET", "/symbols", params={"name": "User"})["symbols"][0]["path"] == "app/models.py"
-        assert client.request("GET", "/files/app%2Fmodels.py/history")["path"] == "app/models.py"
-        assert client.request("DELETE", f"/memories/{mid}") == {"ids": [mid], "turns": [1]}
+        assert client.request("GET", "/explain", params={"memory_id": mid})["memory"]["id"] == mid
+        assert client.request("GET", "/find-symbol", params={"name": "User"})["symbols"][0]["path"] == "app/models.py"
+        assert client.request("GET", "/file-history?path=app%2Fmodels.py")["path"] == "app/models.py"
+        assert client.request("POST", "/forget", json={"memory_id": mid}) == {"ids": [mid], "turns": [1]}
         with pytest.raises(UnknownMemoryError, match=str(mid)):
-            client.request("GET", f"/memories/{mid}/why")
-        with pytest.raises(InvalidInputError, match="unknown field"):
+            client.request("GET", "/explain", params={"memory_id": mid})
+        with pytest.raises(InvalidInputError, match="unknown argument colour; allowed: query, k, session_id"):
             client.request("POST", "/recall", json={"query": "x", "colour": 1})
         # a client with a wrong token finds the server unproven and sends nothing
-        with pytest.raises(http.ServerNotProvenError, match="does not prove it knows the token"):
-            http.Client(info.host, info.port, "wrong").request("GET", "/stats")
-        with pytest.raises(http.ServerNotProvenError):  # another pid than server.json's
-            http.Client(info.host, info.port, info.token, pid=info.pid + 1).prove()
+        with pytest.raises(remote.ServerNotProvenError, match="does not prove it knows the token"):
+            remote.Client(info.host, info.port, "wrong").request("GET", "/stats")
+        with pytest.raises(remote.ServerNotProvenError):  # another pid than server.json's
+            remote.Client(info.host, info.port, info.token, pid=info.pid + 1).prove()
         # the Host check on a real socket, the token check, and a second server on the same root
         import http.client as hc
 
@@ -611,8 +639,8 @@ def test_a_real_server_end_to_end(project: Path) -> None:
 
         def write(n: int) -> None:
             for i in range(10):
-                body = {"session_id": "many", "role": "assistant", "text": f"turn {n} {i}", "auto_extract": False}
-                acked.append(client.request("POST", "/turns", json=body)["turn_id"])
+                body = {"session_id": "many", "role": "assistant", "text": f"turn {n} {i}", "extract": False}
+                acked.append(client.request("POST", "/add-turn", json=body)["turn_id"])
 
         threads = [threading.Thread(target=write, args=(n,)) for n in range(8)]
         for t in threads:
@@ -626,9 +654,9 @@ def test_a_real_server_end_to_end(project: Path) -> None:
         out, errors = proc.communicate(timeout=60)
     assert proc.returncode == 0, errors
     assert out.strip() == "stopped" and "Traceback" not in errors
-    assert not http.server_file(project).exists()
-    with pytest.raises(http.ServerUnavailableError):
-        http.Client(info.host, info.port, info.token, timeout=2).request("GET", "/health")
+    assert not remote.server_file(project).exists()
+    with pytest.raises(remote.ServerUnavailableError):
+        remote.Client(info.host, info.port, info.token, timeout=2).request("GET", "/health")
     # the store is free again, and holds what the server acknowledged
     with am.Memory.open(project) as mem:
         assert mem.stats().longterm["turns"] == 80  # type: ignore[index]
@@ -638,20 +666,24 @@ def test_sigint_stops_the_server_and_removes_its_file(tmp_path: Path) -> None:
     proc = start_server(tmp_path)
     try:
         info = wait_for(tmp_path, proc)
-        assert http.Client(info.host, info.port, info.token).request("GET", "/stats")["graph"] is None
+        assert remote.Client(info.host, info.port, info.token).request("GET", "/stats")["graph"] is None
     finally:
         proc.send_signal(signal.SIGINT)
         out, errors = proc.communicate(timeout=60)
     assert proc.returncode == 0 and out.strip() == "stopped", errors
-    assert not http.server_file(tmp_path).exists()
+    assert not remote.server_file(tmp_path).exists()
 
 
 def test_from_json_is_the_way_back_for_every_result(client: TestClient, memory: am.Memory) -> None:
     """wire.from_json rebuilds each verb's result from its JSON (tuples as tuples,
     nested dataclasses, computed json_properties left out), so that a RemoteMemory
     returns what the Memory would."""
-    ok(client.post("/turns", json={"session_id": "s", "role": "user", "text": "I prefer tabs.", "at": NOW - 86400}))
-    ok(client.post("/record/file", json={"path": "app/models.py", "operation": "edit", "line_range": [4, 6]}))
+    ok(client.post("/add-turn", json={"session_id": "s", "role": "user", "text": "I prefer tabs.", "at": NOW - 86400}))
+    ok(
+        client.post(
+            "/record-file-interaction", json={"path": "app/models.py", "operation": "edit", "line_range": [4, 6]}
+        )
+    )
     made = [
         memory.find_symbol("User"),
         memory.callers("store"),
@@ -733,7 +765,7 @@ def test_idle_connections_do_not_make_the_server_unreachable(tmp_path: Path) -> 
     idle: list[socket.socket] = []
     try:
         info = wait_for(tmp_path, proc)
-        client = http.Client(info.host, info.port, info.token, pid=info.pid, timeout=20, proof_timeout=20)
+        client = remote.Client(info.host, info.port, info.token, pid=info.pid, timeout=20, proof_timeout=20)
         assert client.request("GET", "/stats")["graph"] is None
         before = _files(proc.pid)
         slow = socket.create_connection(("127.0.0.1", info.port))

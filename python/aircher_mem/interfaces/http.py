@@ -231,8 +231,9 @@ def _kind(value: object) -> str:
 
 def _query_values(v: verbs.Verb, pairs: list[tuple[str, str]]) -> dict[str, object]:
     """A query string's pairs as argument values: a list parameter may repeat
-    (``?kinds=fact&kinds=turn``), no other may; an empty value of an optional
-    parameter is left out."""
+    (``?kinds=fact&kinds=turn``), no other may; an empty value of an optional text
+    parameter is left out (the OpenAPI allows it: an empty string is text), while
+    one of a number, a flag or a choice is checked, so refused as the OpenAPI says."""
     lists = {p.name for p in v.params if _is_list(p)}
     values: dict[str, object] = {}
     repeated: set[str] = set()
@@ -247,8 +248,16 @@ def _query_values(v: verbs.Verb, pairs: list[tuple[str, str]]) -> dict[str, obje
             values[key] = value
     if repeated:
         raise _bad(f"repeated query parameter: {', '.join(sorted(repeated))}")
-    optional = {p.name for p in v.params if not p.required}
+    optional = {p.name for p in v.params if not p.required and _is_text(p)}
     return {k: x for k, x in values.items() if not (x == "" and k in optional)}
+
+
+def _is_text(p: verbs.Param) -> bool:
+    """Whether ``p`` takes free text (a string or a path, not a choice)."""
+    base = p.base
+    if typing.get_origin(base) in (typing.Union, types.UnionType):
+        return set(typing.get_args(base)) <= {str, Path}
+    return base is str
 
 
 def _is_list(p: verbs.Param) -> bool:

@@ -448,7 +448,7 @@ class RemoteMemory:
         call.__name__ = verb
         return call
 
-    def call(self, verb: str, *args: Any, **kwargs: Any) -> Any:
+    def call(self, verb: str, /, *args: Any, **kwargs: Any) -> Any:
         """``Memory.<verb>(*args, **kwargs)`` on the server. With a ``fallback``, a
         server that went away (the connection refused: it stopped, or server.json
         names a pid that lives on in another process) hands over to ``fallback()``,
@@ -466,7 +466,7 @@ class RemoteMemory:
             self.local = self.fallback()
             return getattr(self.local, verb)(*args, **kwargs)
 
-    def _call(self, name: str, *args: Any, **kwargs: Any) -> Any:
+    def _call(self, name: str, /, *args: Any, **kwargs: Any) -> Any:
         v = _remote(name)
         if v is None:
             raise InvalidInputError(f"the server has no verb {name!r}")

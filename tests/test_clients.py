@@ -20,6 +20,7 @@ import aircher_mem as am
 import anyio
 import pytest
 from aircher_mem.interfaces import cli, http, wire
+from aircher_mem.interfaces import client as http_client
 from conftest import PROJECT, serving, start_serve, stop_serve, write_files
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult, TextContent
@@ -159,9 +160,12 @@ def test_index_and_init_go_to_the_server(tmp_path: Path) -> None:
 def test_remote_memory_binds_arguments_as_the_verb_does(tmp_path: Path) -> None:
     root = fresh_project(tmp_path / "repo")
     with am.Memory.open(root) as memory, serving(memory):
-        remote = http.connect(root)
-        assert isinstance(remote, http.RemoteMemory) and remote.root == root
+        remote = http_client.connect(root)
+        assert isinstance(remote, http_client.RemoteMemory) and remote.root == root
         assert remote.find_symbol("User", prefix=False) == memory.find_symbol("User")
+        # a verb's parameter named like call's own (name, verb) is the verb's
+        assert remote.find_symbol(name="User") == memory.find_symbol("User")
+        assert remote.call("callers", name="store") == memory.callers("store")
         with pytest.raises(TypeError):
             remote.find_symbol("User", True)  # prefix is keyword-only, on a Memory too
         with pytest.raises(am.InvalidInputError, match="progress cannot be sent"):
@@ -170,7 +174,7 @@ def test_remote_memory_binds_arguments_as_the_verb_does(tmp_path: Path) -> None:
             remote.longterm  # not a verb
         with pytest.raises(am.UnknownSymbolError):
             remote.find_symbol("Nope")
-    assert isinstance(http.connect(root), am.Memory)  # no server: the store itself
+    assert isinstance(http_client.connect(root), am.Memory)  # no server: the store itself
 
 
 # -- the real server, the console script and a real MCP session ---------------------------
@@ -192,15 +196,15 @@ def test_the_console_script_while_the_server_holds_the_store_and_after(tmp_path:
         assert (code, err) == (0, "") and out.startswith("turn 1 added to session s: 1 memory extracted")
         code, out, _ = console(root, "recall", "tabs?", "--json")
         assert code == 0 and [(h["kind"], h["id"]) for h in json.loads(out)["hits"]][:1] == [("fact", 1)]
-        code, out, _ = console(root, "history", "app/models.py", "--json")
+        code, out, _ = console(root, "file-history", "app/models.py", "--json")
         assert code == 0 and json.loads(out) == {"path": "app/models.py", "interactions": [], "failed_tool_runs": []}
         code, out, err = console(root, "explain", "7")
         assert (code, out) == (wire.EXIT_NOT_FOUND, "") and err.startswith("aircher-mem explain: ")
         assert json.loads(console(root, "stats", "--json")[1])["longterm"]["memories"] == 1
     finally:
         stop_serve(proc)
-    assert http.discover(root) is None
-    code, out, _ = console(root, "list", "--json")  # no server: the store itself, with what the server stored
+    assert http_client.discover(root) is None
+    code, out, _ = console(root, "memories", "--json")  # no server: the store itself, with what the server stored
     assert code == 0 and [m["content"] for m in json.loads(out)["memories"]] == ["I prefer tabs."]
 
 
@@ -221,7 +225,7 @@ async def mcp_session(root: Path) -> list[tuple[bool, Any]]:
         ("feedback", {"memory_id": 1, "signal": "cited"}),
         ("find_symbol", {"name": "User"}),
         ("callers", {"name": "store"}),
-        ("record_file_interaction", {"path": "app/util.py", "operation": "read", "line_start": 1, "line_end": 2}),
+        ("record_file_interaction", {"path": "app/util.py", "operation": "read", "line_range": [1, 2]}),
         ("file_history", {"path": "app/util.py"}),
         ("explain", {"memory_id": 42}),
         ("forget", {"text": "pytest -x"}),
@@ -271,7 +275,9 @@ def test_a_real_mcp_session_with_and_without_the_server(tmp_path: Path) -> None:
     try:
         served = anyio.run(mcp_session, root)
         assert "using the server at http://127.0.0.1:" in (tmp_path / "mcp-stderr.txt").read_text()
-        code, out, _ = console(root, "list", "--status", "all", "--json")  # the server's store has the session's work
+        code, out, _ = console(
+            root, "memories", "--status", "all", "--json"
+        )  # the server's store has the session's work
         assert code == 0 and [m["content"] for m in json.loads(out)["memories"]] == ["I prefer tabs."]
     finally:
         stop_serve(proc)
@@ -323,9 +329,9 @@ def test_a_refused_connection_is_server_gone_and_nothing_was_sent() -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]  # bound, not listening: connections are refused
-        with pytest.raises(http.ServerGoneError, match="the request was not sent"):
-            http.Client("127.0.0.1", port, "token", timeout=5).request("GET", "/health")
-    assert issubclass(http.ServerGoneError, http.ServerUnavailableError)
+        with pytest.raises(http_client.ServerGoneError, match="the request was not sent"):
+            http_client.Client("127.0.0.1", port, "token", timeout=5).request("GET", "/health")
+    assert issubclass(http_client.ServerGoneError, http_client.ServerUnavailableError)
 
 
 def test_a_server_json_naming_a_live_pid_but_no_server_falls_back_to_the_store(tmp_path: Path) -> None:
@@ -338,13 +344,15 @@ def test_a_server_json_naming_a_live_pid_but_no_server_falls_back_to_the_store(t
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]  # bound, never listening: connections are refused
-        http._write_info(http.server_file(root), http.ServerInfo("127.0.0.1", port, os.getppid(), "stale"))
-        assert http.discover(root) is not None  # the pid lives (this test's parent)
+        http._write_info(
+            http_client.server_file(root), http_client.ServerInfo("127.0.0.1", port, os.getppid(), "stale")
+        )
+        assert http_client.discover(root) is not None  # the pid lives (this test's parent)
         code, out, err = console(root, "remember", "Deploys go through staging first", "--json")
         assert (code, json.loads(out)["memory_id"]) == (0, 1)
         assert f"server.json names pid {os.getppid()} at 127.0.0.1:{port} but nothing there proves the token" in err
         assert "stale; ignored (no aircher-mem server listens at" in err
-        code, out, _ = console(root, "list", "--json")
+        code, out, _ = console(root, "memories", "--json")
         assert code == 0 and [m["content"] for m in json.loads(out)["memories"]] == ["Deploys go through staging first"]
 
 
@@ -412,8 +420,10 @@ def test_a_stale_server_json_never_sends_the_token_or_the_text_to_a_stranger(tmp
     stranger = Stranger()
     token = "stale-token-" + "s" * 30
     try:
-        http._write_info(http.server_file(root), http.ServerInfo("127.0.0.1", stranger.port, os.getpid(), token))
-        assert http.discover(root) is not None  # the pid lives
+        http._write_info(
+            http_client.server_file(root), http_client.ServerInfo("127.0.0.1", stranger.port, os.getpid(), token)
+        )
+        assert http_client.discover(root) is not None  # the pid lives
         secret = "I prefer tabs over spaces, says zebra-quartz."
         code, out, err = console(root, "add-turn", "s", "user", secret, "--json")
         assert (code, json.loads(out)["turn_id"]) == (0, 1), err
@@ -428,7 +438,7 @@ def test_a_stale_server_json_never_sends_the_token_or_the_text_to_a_stranger(tmp
         )
         done = subprocess.run([SCRIPT, "hook", "UserPromptSubmit"], input=payload, capture_output=True, text=True)
         assert done.returncode == 0, done.stderr
-        code, out, _ = console(root, "get-context", "--session", "s", "--json")
+        code, out, _ = console(root, "conversation", "s", "--json")
         assert code == 0 and [t["text"] for t in json.loads(out)["short_term"]] == [secret, "zebra-quartz again?"]
         code, out, _ = console(root, "doctor", "--json")
         [check] = [c for c in json.loads(out)["checks"] if c["check"] == "server"]
@@ -482,7 +492,7 @@ def test_the_cli_and_a_hook_beside_aircher_mem_mcp_go_through_it(tmp_path: Path)
                     await mcp.initialize()
                     made = await mcp.call_tool("remember", {"content": "Deploys go through staging first"})
                     seen["remember"] = json.loads(text(made))
-                    seen["info"] = http.discover(root)
+                    seen["info"] = http_client.discover(root)
                     argv = ("add-turn", "s", "user", "I prefer tabs over spaces.")
                     seen["cli"] = await anyio.to_thread.run_sync(lambda: console(root, *argv, "--json"))
                     seen["hook"] = await anyio.to_thread.run_sync(
@@ -508,6 +518,6 @@ def test_the_cli_and_a_hook_beside_aircher_mem_mcp_go_through_it(tmp_path: Path)
         "I prefer tabs over spaces.",
         "Releases are tagged on Fridays.",
     ]
-    assert not http.server_file(root).exists()  # removed at exit
-    code, out, _ = console(root, "get-context", "--session", "h", "--json")  # the store is free again
+    assert not http_client.server_file(root).exists()  # removed at exit
+    code, out, _ = console(root, "conversation", "h", "--json")  # the store is free again
     assert code == 0 and [t["text"] for t in json.loads(out)["short_term"]] == ["Releases are tagged on Fridays."]

@@ -22,6 +22,7 @@ from collections.abc import Iterator
 import aircher_mem as am
 import pytest
 import schemathesis
+from aircher_mem import verbs
 from aircher_mem.interfaces import http
 from conftest import PROJECT, write_files
 from hypothesis import HealthCheck, given, settings
@@ -68,13 +69,12 @@ def call(case: schemathesis.Case) -> None:
     case.validate_response(response, excluded_checks=[positive_data_acceptance])
 
 
-OPERATIONS = [(r.method, r.path) for r in http.ROUTES if r.verb != "openapi"]
-# Operations with no input the schema can call invalid (none, or free text only).
-NO_INPUT = {
-    (r.method, r.path)
-    for r in http.ROUTES
-    if all(f.type == "string" and not f.choices and not f.required for f in r.fields)
-    and all(f.type == "string" for f in r.path_fields)
+OPERATIONS = [("GET", "/health")] + [(v.http_method, v.http_path) for v in verbs.all_verbs("http")]
+# Operations with no input the schema can call invalid (none, or optional free text only).
+NO_INPUT = {("GET", "/health")} | {
+    (v.http_method, v.http_path)
+    for v in verbs.all_verbs("http")
+    if all(not p.required and p.base is str and not p.choices for p in v.params)
 }
 
 

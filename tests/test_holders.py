@@ -2,7 +2,7 @@
 typed error. The matrix: holders (``aircher-mem serve``, ``aircher-mem mcp``, a Python
 ``Memory`` that serves its store with ``http.serve_in_thread``, and one that does not)
 by callers (a CLI write and read, a Python write and read through
-``http.connect``, a Claude Code hook), each in its own process. Afterwards the store
+``client.connect``, a Claude Code hook), each in its own process. Afterwards the store
 holds exactly what was acknowledged, and every read saw every write made before it:
 no stale read, no lost write, only ``StoreLockedError`` (exit 4) where nothing serves."""
 
@@ -18,7 +18,8 @@ from pathlib import Path
 
 import aircher_mem as am
 import pytest
-from aircher_mem.interfaces import http, wire
+from aircher_mem.interfaces import client as http_client
+from aircher_mem.interfaces import wire
 
 SCRIPT = str(Path(sys.executable).with_name("aircher-mem"))
 
@@ -39,7 +40,7 @@ memory.close()
 PYTHON_CALLER = """
 import json, sys
 import aircher_mem as am
-from aircher_mem.interfaces.http import connect
+from aircher_mem.interfaces.client import connect
 try:
     with connect(sys.argv[1]) as memory:
         if sys.argv[2] == "write":
@@ -68,8 +69,8 @@ def start_holder(root: Path, holder: str) -> subprocess.Popen[str]:
         assert process.stdout is not None and process.stdout.readline().strip() == "ready"
         return process
     while time.monotonic() < deadline:  # served: server.json names it and it proves the token
-        info = http.discover(root)
-        if info is not None and info.pid == process.pid and http.Client.discover(root) is not None:
+        info = http_client.discover(root)
+        if info is not None and info.pid == process.pid and http_client.Client.discover(root) is not None:
             return process
         assert process.poll() is None, process.communicate()
         time.sleep(0.05)
@@ -125,11 +126,8 @@ def test_every_caller_goes_through_the_holder_or_gets_store_locked(tmp_path: Pat
             "add-turn",
             "--root",
             str(root),
-            "--session",
             "cli",
-            "--role",
             "user",
-            "--text",
             "cli wrote: deploy with helm",
             "--json",
         )

@@ -1,7 +1,7 @@
 """Acknowledged writes under a crash: a real ``serve`` (subprocess, ``--port 0``), or
 ``aircher-mem mcp`` (which serves the store it holds over HTTP the same way), 32
-concurrent writers (threads, each its own stdlib ``Client``) sending ``POST /turns``
-and ``POST /memories``, and the server killed with SIGKILL while they write. Then the
+concurrent writers (threads, each its own stdlib ``Client``) sending ``POST /add-turn``
+and ``POST /remember``, and the server killed with SIGKILL while they write. Then the
 store is opened again and every turn and memory the server acknowledged (answered
 200 with its id) is looked for, by id and text. A trial's figures: acknowledged,
 lost, acknowledged per second before the kill. Also, in the same run, the in-process
@@ -28,7 +28,7 @@ from typing import Any
 
 import aircher_mem as am
 import pytest
-from aircher_mem.interfaces import http
+from aircher_mem.interfaces import client as http_client
 
 SERVE = textwrap.dedent(
     """
@@ -47,14 +47,14 @@ HOLDERS = {
 }
 
 
-def start_server(root: Path, holder: str = "serve") -> tuple[subprocess.Popen[bytes], http.ServerInfo]:
+def start_server(root: Path, holder: str = "serve") -> tuple[subprocess.Popen[bytes], http_client.ServerInfo]:
     root.joinpath(".aircher").mkdir(mode=0o700, exist_ok=True)
     server = subprocess.Popen(
         HOLDERS[holder](root), stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        info = http.discover(root)
+        info = http_client.discover(root)
         if info is not None and info.pid == server.pid:
             return server, info
         time.sleep(0.05)
@@ -70,22 +70,22 @@ def trial(root: Path, writers: int, seconds: float, seed: int, holder: str = "se
     stop = threading.Event()
 
     def writer(n: int) -> None:
-        client = http.Client(info.host, info.port, info.token, timeout=30)
+        client = http_client.Client(info.host, info.port, info.token, timeout=30)
         i = 0
         while not stop.is_set():
             i += 1
             text = f"seed {seed} writer {n} note {i} about the flaky parser test"
             try:
                 if i % 5:
-                    body = {"session_id": f"w{n}", "role": "user", "text": text, "auto_extract": False}
+                    body = {"session_id": f"w{n}", "role": "user", "text": text, "extract": False}
                     answer: tuple[str, int, str | None] = (
                         "turn",
-                        int(client.request("POST", "/turns", json=body)["turn_id"]),
+                        int(client.request("POST", "/add-turn", json=body)["turn_id"]),
                         text,
                     )
                 else:
                     text = f"seed {seed} writer {n} fact {i}: the build cache lives in cache-{n}-{i}"
-                    done = client.request("POST", "/memories", json={"content": text})
+                    done = client.request("POST", "/remember", json={"content": text})
                     # a near copy of another writer's fact merges into it: its id is the one to find
                     answer = ("memory", int(done["memory_id"]), None if done["action"] == "merged" else text)
             except am.AircherError:  # the server died under the request: not acknowledged
@@ -107,7 +107,7 @@ def trial(root: Path, writers: int, seconds: float, seed: int, holder: str = "se
     with am.Memory.open(root) as memory:
         lt = memory.longterm
         turns = {t.id: t.text for session in {f"w{n}" for n in range(writers)} for t in lt.turns(session)}
-        memories = {m.id: m.content for m in memory.memories(status=None, limit=10_000, sort="id").memories}
+        memories = {m.id: m.content for m in memory.memories(status="all", limit=10_000, sort="id").memories}
     lost = []
     for kind, id_, text in acknowledged:
         found = (turns if kind == "turn" else memories).get(id_)

@@ -1,7 +1,7 @@
 """Load on the local HTTP server: a real ``serve`` (subprocess, ``--port 0``) on a
 copy of this repository's Python sources, 16 concurrent clients (threads, each with
-its own stdlib ``Client``, one connection per request) for ``POST /turns`` (with
-extraction), ``POST /recall`` and ``GET /symbols``, and ``GET /health`` (no verb: the
+its own stdlib ``Client``, one connection per request) for ``POST /add-turn`` (with
+extraction), ``POST /recall`` and ``GET /find-symbol``, and ``GET /health`` (no verb: the
 cost of HTTP itself); requests/s and p50/p99 latency
 per endpoint, then a check that every acknowledged turn is stored (through the
 server, and again from the file after the server stopped). The baseline, in the same
@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import aircher_mem as am
-from aircher_mem.interfaces import http
+from aircher_mem.interfaces import client as http_client
 
 SOURCES = Path(__file__).resolve().parents[1] / "python"
 SERVE = textwrap.dedent(
@@ -50,7 +50,7 @@ def percentile(values: list[float], p: float) -> float:
 
 
 def load(
-    info: http.ServerInfo, clients: int, requests: int, call: Callable[[http.Client, int, int], Any]
+    info: http_client.ServerInfo, clients: int, requests: int, call: Callable[[http_client.Client, int, int], Any]
 ) -> tuple[float, list[float], list[Any]]:
     """``clients`` threads doing ``requests`` calls each; wall seconds, latencies, answers."""
     latencies: list[float] = []
@@ -59,7 +59,7 @@ def load(
     errors: list[BaseException] = []
 
     def worker(n: int) -> None:
-        client = http.Client(info.host, info.port, info.token, timeout=60)
+        client = http_client.Client(info.host, info.port, info.token, timeout=60)
         mine, got = [], []
         try:
             for i in range(requests):
@@ -84,21 +84,21 @@ def load(
     return wall, latencies, answers
 
 
-def add_turn(client: http.Client, n: int, i: int) -> int:
+def add_turn(client: http_client.Client, n: int, i: int) -> int:
     word = WORDS[(n + i) % len(WORDS)]
     body = {"session_id": f"client-{n}", "role": "user", "text": f"I prefer {word} for project {n}-{i}."}
-    return int(client.request("POST", "/turns", json=body)["turn_id"])
+    return int(client.request("POST", "/add-turn", json=body)["turn_id"])
 
 
-def recall(client: http.Client, n: int, i: int) -> int:
+def recall(client: http_client.Client, n: int, i: int) -> int:
     body = {"query": f"what does the user prefer, {WORDS[i % len(WORDS)]}?", "k": 10}
     return len(client.request("POST", "/recall", json=body)["hits"])
 
 
-def symbols(client: http.Client, n: int, i: int) -> int:
+def symbols(client: http_client.Client, n: int, i: int) -> int:
     names = ["Memory", "recall", "serve", "to_json", "Policy", "add_turn", "search_code", "Client"]
     try:
-        return len(client.request("GET", "/symbols", params={"name": names[(n + i) % len(names)]})["symbols"])
+        return len(client.request("GET", "/find-symbol", params={"name": names[(n + i) % len(names)]})["symbols"])
     except am.UnknownSymbolError:
         return 0
 
@@ -144,7 +144,7 @@ def baseline(memory: am.Memory, requests: int, echo: Callable[[str], None]) -> d
     return figures
 
 
-def health(client: http.Client, n: int, i: int) -> int:
+def health(client: http_client.Client, n: int, i: int) -> int:
     """The floor: HTTP, the checks and JSON, no verb."""
     return int(client.request("GET", "/health")["ok"])
 
@@ -156,21 +156,21 @@ def run(clients: int = 16, requests: int = 200, echo: Callable[[str], None] = pr
         proc = subprocess.Popen([sys.executable, "-c", SERVE, str(root)], stderr=subprocess.PIPE, text=True)
         try:
             end = time.monotonic() + 120
-            info = http.discover(root)
+            info = http_client.discover(root)
             while info is None or info.pid != proc.pid:
                 if proc.poll() is not None or time.monotonic() > end:
                     raise RuntimeError(f"the server did not start: {proc.communicate()[1]}")
                 time.sleep(0.05)
-                info = http.discover(root)
-            admin = http.Client(info.host, info.port, info.token, timeout=300)
+                info = http_client.discover(root)
+            admin = http_client.Client(info.host, info.port, info.token, timeout=300)
             indexed = admin.request("POST", "/index")
             echo(f"indexed {indexed['files']} files in {indexed['seconds']:.2f} s; {clients} clients x {requests}")
             figures: dict[str, Any] = {}
             acked: list[int] = []
             endpoints = (
-                ("POST /turns", add_turn),
+                ("POST /add-turn", add_turn),
                 ("POST /recall", recall),
-                ("GET /symbols", symbols),
+                ("GET /find-symbol", symbols),
                 ("GET /health", health),
             )
             for name, call in endpoints:
@@ -185,7 +185,7 @@ def run(clients: int = 16, requests: int = 200, echo: Callable[[str], None] = pr
                 }
                 f = figures[name]
                 rate, p50, p99 = f["rps"], f["p50_ms"], f["p99_ms"]
-                echo(f"{name:14} {f['requests']:6} req  {rate:8.1f} req/s  p50 {p50:7.2f} ms  p99 {p99:7.2f} ms")
+                echo(f"{name:16} {f['requests']:6} req  {rate:8.1f} req/s  p50 {p50:7.2f} ms  p99 {p99:7.2f} ms")
             stored = admin.request("GET", "/stats")["longterm"]["turns"]
             lost_live = len(set(acked)) != len(acked) or stored != len(acked)
         finally:

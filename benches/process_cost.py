@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 import aircher_mem as am
-from aircher_mem.interfaces import http
+from aircher_mem.interfaces import client as http_client
 
 SCRIPT = str(Path(sys.executable).with_name("aircher-mem"))
 SOURCES = Path(__file__).resolve().parents[1] / "python"
@@ -71,7 +71,7 @@ def main(runs: int) -> None:
         )
         try:
             end = time.monotonic() + 120
-            while (info := http.discover(root)) is None or info.pid != proc.pid:
+            while (info := http_client.discover(root)) is None or info.pid != proc.pid:
                 if proc.poll() is not None or time.monotonic() > end:
                     raise RuntimeError(f"the server did not start: {proc.communicate()[1]}")
                 time.sleep(0.05)

@@ -644,11 +644,11 @@ def test_with_a_server_the_hooks_are_its_clients_and_do_the_same(store: Path, ho
             ("GET", "/facts"),
             ("GET", "/memories"),
             ("GET", "/tasks"),
+            ("POST", "/add-turn"),
             ("POST", "/recall"),
-            ("POST", "/record/file"),
-            ("POST", "/record/snapshot"),
-            ("POST", "/record/tool"),
-            ("POST", "/turns"),
+            ("POST", "/record-file-interaction"),
+            ("POST", "/record-snapshot"),
+            ("POST", "/record-tool-call"),
         ]
 
 

@@ -1231,7 +1231,7 @@ class Memory:
         others. A store held by another process is a warning. ``deep`` also builds
         the graph afresh and compares it with the stored one (slow on large trees).
         ``server`` looks at the project's server.json (``aircher-mem doctor`` passes
-        ``interfaces.http.server_check``: a stale file is a warning); its check
+        ``interfaces.client.server_check``: a stale file is a warning); its check
         follows the store's."""
         checks: list[Check] = []
 

@@ -297,7 +297,7 @@ def hold(path: str | Path) -> None:
             os.close(fd)
             raise StoreLockedError(
                 f"{path} is held by {who} (one process holds a store: an `aircher-mem serve` or `aircher-mem mcp` "
-                "serves it to the CLI, the hooks and aircher_mem.interfaces.http.connect(); else close it there)"
+                "serves it to the CLI, the hooks and aircher_mem.interfaces.client.connect(); else close it there)"
             ) from None
         except OSError as exc:
             os.close(fd)

@@ -162,7 +162,7 @@ class ProgressLine:
             self.stream.flush()
 
 
-Verbs = Any  # a Memory, or an http.RemoteMemory: the same verbs and results
+Verbs = Any  # a Memory, or a client.RemoteMemory: the same verbs and results
 
 
 def _connect(root: Path, *, create: bool) -> Verbs:

@@ -56,11 +56,11 @@ not closed within ``[hooks] stdin_seconds`` or over ``[hooks] payload_max_bytes`
 :class:`HookInputError`, and ``aircher-mem hook`` says so on stderr and exits 1, which
 Claude Code reports as a non-blocking error (only exit 2 blocks).
 
-When a server runs for the project (``http.Client.discover(root)`` finds one), the
-hooks are its clients through ``http.RemoteMemory`` (``GET /tasks``, ``GET /memories``,
-``GET /facts``, ``POST /recall``, ``POST /turns``, ``POST /record/tool``,
-``POST /record/file``, ``POST /record/snapshot``), the same verbs with the same
-results; otherwise they open the store themselves.
+When a server runs for the project (``client.Client.discover(root)`` finds one), the
+hooks are its clients through ``client.RemoteMemory`` (``GET /tasks``, ``GET
+/memories``, ``GET /facts``, ``POST /recall``, ``POST /add-turn``, ``POST
+/record-tool-call``, ``POST /record-file-interaction``, ``POST /record-snapshot``),
+the same verbs with the same results; otherwise they open the store themselves.
 
 Sources relied on (third-party pages found by search, not authority):
 
@@ -417,8 +417,8 @@ def uninstall(root: str | os.PathLike[str], *, scope: str = "project", settings:
 
 
 class _Verbs:
-    """The verbs the hooks use, on a :class:`Memory` or on the project's server (an
-    ``http.RemoteMemory``: the same verbs and results), answering with :mod:`.wire`
+    """The verbs the hooks use, on a :class:`Memory` or on the project's server (a
+    ``client.RemoteMemory``: the same verbs and results), answering with :mod:`.wire`
     JSON; a store another process holds is retried until the deadline."""
 
     def __init__(self, memory: Any, deadline: float) -> None:

@@ -359,6 +359,27 @@ def test_bad_arguments_are_400(client: TestClient, method: str, path: str, body:
     err(response, 400, "invalid_input")
 
 
+def test_argument_errors_name_the_argument_and_what_it_must_be(client: TestClient) -> None:
+    """The messages of the registry's checks, exactly (a person or an agent reads them)."""
+    cases: list[tuple[str, str, Any, str]] = [
+        ("GET", "/memories?limit=0", None, "limit must be >= 1, got '0'"),
+        ("POST", "/recall", {}, "query is required"),
+        (
+            "POST",
+            "/recall",
+            {"query": "x", "colour": 1},
+            "unknown argument colour; allowed: query, k, session_id, kinds, at",
+        ),
+        ("GET", "/memories?limit=1&limit=2", None, "repeated query parameter: limit"),
+        ("POST", "/recall", {"query": "x", "k": True}, "k must be an integer, got True"),
+        ("GET", "/facts?level=", None, "level must be one of 'L0', 'L1', 'L2' or 'L3', got ''"),
+        ("POST", "/gc?dry_run=true", None, "POST /gc takes its arguments in the JSON body, not the query string"),
+        ("POST", "/recall", [1], "the body must be a JSON object, got an array"),
+    ]
+    for method, path, body, message in cases:
+        assert err(client.request(method, path, json=body), 400, "invalid_input") == message, path
+
+
 def test_unknown_things_are_404_and_wrong_methods_405(client: TestClient) -> None:
     err(client.get("/explain", params={"memory_id": 12345}), 404, "unknown_memory")
     err(client.post("/update", json={"memory_id": 12345, "content": "x"}), 404, "unknown_memory")

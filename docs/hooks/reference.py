@@ -174,20 +174,30 @@ def cli_name(verb_name: str) -> str:
     return verb_name.replace("_", "-")
 
 
+def _usages() -> dict[str, str]:
+    """Each subcommand's usage line, as ``aircher-mem <command> --help`` prints it."""
+    import argparse
+
+    from aircher_mem.interfaces.cli import build_parser
+
+    [sub] = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    return {name: " ".join(p.format_usage().split()).removeprefix("usage: ") for name, p in sub.choices.items()}
+
+
 def render_cli(verbs: Iterable[Any]) -> str:
     out: list[str] = []
+    usages = _usages()
     for verb in sorted((v for v in verbs if v.cli), key=lambda v: v.name):
         out += [f"## `aircher-mem {cli_name(verb.name)}`", "", _cell(verb.summary), ""]
+        out += ["```", usages[cli_name(verb.name)], "```", ""]
         if verb.params:
             out += _params_table(verb.params, lambda p: p.name)
             out.append("")
-        out += [
-            f"Python: `Memory.{verb.name}`. Result: {_results(verb)} "
-            f"(`--json` prints it as the MCP tool `{verb.name}` answers it)."
-            if verb.mcp
-            else f"Python: `Memory.{verb.name}`. Result: {_results(verb)}.",
-            "",
-        ]
+        if "python" not in verb.surfaces:
+            out += ["A command of the CLI itself (no Python, MCP or HTTP counterpart).", ""]
+            continue
+        json_note = f" (`--json` prints it as the MCP tool `{verb.name}` answers it)" if verb.mcp else ""
+        out += [f"Python: `Memory.{verb.name}`. Result: {_results(verb)}{json_note}.", ""]
     if not out:
         raise PluginError("docs/hooks/reference.py: no verb of aircher_mem.verbs.VERBS is a CLI command")
     return "\n".join(out)

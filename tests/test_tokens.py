@@ -51,7 +51,7 @@ def test_the_encoding_file_ships_in_the_package(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(importlib.util, "find_spec", find_spec)
     tokens._load_encoding.cache_clear()
     try:
-        assert am.TokenCounter().count("hello world") == 2
+        assert TokenCounter().count("hello world") == 2
     finally:
         tokens._load_encoding.cache_clear()
 

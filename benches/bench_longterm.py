@@ -1,4 +1,4 @@
-"""Long-term memory (issue 14): ``LongTermMemory`` on a store of N conversation turns and
+"""Long-term memory: ``LongTermMemory`` on a store of N conversation turns and
 N memories (N = 100,000; 2,000 under ``--benchmark-disable``, as CI runs it), each
 measure with a baseline in the same run:
 
@@ -14,17 +14,18 @@ measure with a baseline in the same run:
   (384-d, written to ``memory_vectors`` before the store is opened, so no text is
   embedded), the query itself is embedded by MiniLM as in real use;
 - ``gc`` (dry run and real) over the N memories, each round on a fresh copy of the
-  store loaded in the setup; baseline: one SQL ``UPDATE`` recomputing 004's score of
+  store loaded in the setup; baseline: one SQL ``UPDATE`` recomputing the memory score of
   every active memory in DuckDB;
 - opening and loading the store (first use reads every row; the lexical indexes are
   read as saved beside the file at the last close, or, ``test_load_rebuilt``, built
   from the rows when there are none), against reading the same rows with DuckDB
   alone; the RSS it takes is measured in a fresh process.
 
-Texts: LoCoMo's 1,451 turns (``../shared/data/locomo-dev.json``; the tests skip
-without it), cycled: cycle c gets its own session ids, dates shifted by 40 days a
-cycle and its own pair of speaker names per conversation, also substituted in the
-text (cycle 0 keeps the real names, so LoCoMo's questions match it). Memories:
+Texts: LoCoMo's 1,451 turns (``locomo-dev.json`` in ``$AIRCHER_DATA``, see
+``benchdata.py``; the tests skip without it), cycled: cycle c gets its own session
+ids, dates shifted by 40 days a cycle and its own pair of speaker names per
+conversation, also substituted in the text (cycle 0 keeps the real names, so
+LoCoMo's questions match it). Memories:
 ``remember`` of two different turns' texts joined (pairs never repeat), kinds in
 turn, dates over the last 60 days, one in ten important, until N exist.
 
@@ -60,6 +61,7 @@ from aircher_mem.longterm.store import INDEX_SUFFIXES
 sys.path.insert(0, str(Path(__file__).parent))
 import locomo
 from aircher_mem.results import GcReport
+from benchdata import LOCOMO
 
 HAVE_BM25S = importlib.util.find_spec("bm25s") is not None
 NO_BM25S = "bm25s is not installed (pip install bm25s): the BM25 baseline is skipped"
@@ -140,9 +142,9 @@ class Texts:
 
 @pytest.fixture(scope="module")
 def texts() -> Texts:
-    if not locomo.DEFAULT_DATA.is_file():
-        pytest.skip(f"no LoCoMo data at {locomo.DEFAULT_DATA} (see ../shared/data/README.md)")
-    return Texts(locomo.load(locomo.DEFAULT_DATA))
+    if not LOCOMO.path.is_file():
+        pytest.skip(LOCOMO.missing())
+    return Texts(locomo.load(LOCOMO.path))
 
 
 @pytest.fixture(scope="module")
@@ -633,7 +635,7 @@ def test_gc(benchmark: Any, store: Store, tmp_path: Path, dry_run: bool) -> None
 
 
 def test_gc_baseline(benchmark: Any, store: Store, tmp_path: Path) -> None:
-    """Baseline: 004's score of every active memory recomputed by one SQL UPDATE in
+    """Baseline: the memory score of every active memory recomputed by one SQL UPDATE in
     DuckDB (on a fresh copy each round)."""
     benchmark.group = f"gc over {store.n:,} memories"
     policy = am.Policy().longterm

@@ -2,7 +2,9 @@
 with a small grid search; report on the second half with
 ``python -m aircher_mem.replay ... --half second``.
 
-    python benches/fit_policy.py ../shared/data/trajectories-mini-swe-agent-gemini3pro.tar.gz
+    python benches/fit_policy.py "$AIRCHER_DATA/trajectories-mini-swe-agent-gemini3pro.tar.gz"
+
+(the data set: ``TRAJECTORIES`` in benchdata.py says what it is and where it comes from)
 
 Objective, summed over the 4K and 8K budgets: share of re-reads held minus share of
 edits without view."""

@@ -39,8 +39,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_DATA = (REPO_ROOT / ".." / "shared" / "data" / "swebench-lite-dev").resolve()
+from benchdata import DATA_ENV, SWEBENCH_LITE
+
 DEFAULT_CACHE = Path(tempfile.gettempdir()) / "aircher-bench" / "swebench-lite-dev"
 KS = (1, 5, 10)
 
@@ -392,7 +392,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument(
-        "--data", type=Path, default=DEFAULT_DATA, help=f"the swebench-lite-dev folder (default {DEFAULT_DATA})"
+        "--data",
+        type=Path,
+        help=f"the {SWEBENCH_LITE.name} folder (default: in ${DATA_ENV} or shared/data beside the repository)",
     )
     parser.add_argument(
         "--cache", type=Path, default=DEFAULT_CACHE, help=f"where trees are extracted (default {DEFAULT_CACHE})"
@@ -409,11 +411,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, metavar="OUT", help="write every row and the summary here")
     args = parser.parse_args(argv)
 
-    if not (args.data / "instances.jsonl").is_file():
-        print(
-            f"no SWE-bench Lite dev data in {args.data} (expected instances.jsonl and trees/); pass --data DIR",
-            file=sys.stderr,
-        )
+    if args.data is None:
+        args.data = SWEBENCH_LITE.path
+        if not (args.data / "instances.jsonl").is_file():
+            print(f"{SWEBENCH_LITE.missing()}, or pass --data DIR", file=sys.stderr)
+            return 2
+    elif not (args.data / "instances.jsonl").is_file():
+        print(f"no SWE-bench Lite dev data in {args.data} (expected instances.jsonl and trees/)", file=sys.stderr)
         return 2
     engines: dict[str, Engine] = {}
     for name in (n.strip() for n in args.engines.split(",") if n.strip()):

@@ -46,8 +46,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_DATA = (REPO_ROOT / ".." / "shared" / "data" / "locomo-dev.json").resolve()
 KS = (1, 5, 10, 25)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 
@@ -356,10 +354,17 @@ def table(runs: Sequence[Run], ks: Sequence[int]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # imported here: the tests load this module's pure parts without benches/ on sys.path
+    from benchdata import DATA_ENV, LOCOMO
+
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter
     )
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="locomo JSON (default: %(default)s)")
+    parser.add_argument(
+        "--data",
+        type=Path,
+        help=f"locomo JSON (default: {LOCOMO.name} in ${DATA_ENV} or shared/data beside the repository)",
+    )
     parser.add_argument("--system", choices=["memory", "bm25", "both"], default="both")
     parser.add_argument("--dense", choices=["on", "off"], default="off", help="the memory's dense channel")
     parser.add_argument("--k", default=",".join(map(str, KS)), help="cut-offs (default: %(default)s)")
@@ -371,10 +376,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--k must be comma-separated integers, got {args.k!r}")
     if not ks or ks[0] < 1:
         parser.error("--k needs positive cut-offs")
-    if not args.data.is_file():
-        print(f"skipped: no LoCoMo data at {args.data} (see the data README; --data PATH)")
+    data = args.data or LOCOMO.path
+    if not data.is_file():
+        print(f"skipped: {LOCOMO.missing()}, or pass --data PATH" if args.data is None else f"skipped: no {data}")
         return 0
-    conversations = load(args.data)
+    conversations = load(data)
     n_questions = sum(len(c.questions) for c in conversations)
     n_turns = sum(len(c.turns) for c in conversations)
     dropped = sum(c.dropped_evidence for c in conversations)
@@ -397,7 +403,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(table(runs, ks))
     if args.json:
         payload = {
-            "data": str(args.data),
+            "data": str(data),
             "ks": ks,
             "runs": [
                 {

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 import signal
 import subprocess
 import sys
@@ -25,6 +26,23 @@ def make_item(
     return ContextItem(
         id, f"content {id}", kind or T.ToolResult("bash"), token_cost=tokens, timestamp=NOW - age_s, **kw
     )
+
+
+DATA_ENV = "AIRCHER_DATA"
+
+
+def needs_data(name: str, what: str, source: str) -> Path:
+    """The data set ``name`` (a file or folder) from the folder named by
+    ``$AIRCHER_DATA``, else from ``shared/data`` beside the repository. Without it the
+    test skips with a message that says what is missing (``what``), where it comes
+    from (``source``) and where to put it."""
+    configured = os.environ.get(DATA_ENV)
+    folder = Path(configured).expanduser() if configured else Path(__file__).resolve().parents[2] / "shared" / "data"
+    path = folder / name
+    if not path.exists():
+        where = f" ({DATA_ENV} is {configured}, which does not hold it)" if configured else ""
+        pytest.skip(f"needs {what}: set {DATA_ENV} to a folder holding {name} ({source}){where}")
+    return path
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
 """The trajectory replay: exact metrics on a hand-made trajectory, and a few real
-ones from ../shared/data when it is there."""
+ones when the trajectories data set is there (``$AIRCHER_DATA``, see conftest.needs_data)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ from pathlib import Path
 import aircher_mem as am
 import pytest
 from aircher_mem import replay as rp
-
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "trajectories-mini-swe-agent-gemini3pro.tar.gz"
+from conftest import needs_data
 
 
 def read(step: int, path: str, lo: int, hi: int, text: str) -> list[dict[str, object]]:
@@ -102,9 +101,14 @@ def test_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
         rp.main([str(tmp_path / "absent")])
 
 
-@pytest.mark.skipif(not DATA.is_file(), reason=f"{DATA} is absent (the shared data set)")
 def test_real_trajectories_default_beats_the_unweighted_policy() -> None:
-    trajectories = list(rp.load_trajectories(DATA, limit=12))
+    data = needs_data(
+        "trajectories-mini-swe-agent-gemini3pro.tar.gz",
+        "the mini-swe-agent trajectories",
+        "the 500 SWE-bench Verified runs of mini-swe-agent with Gemini 3 Pro in the public repository "
+        "gruckion/mini-swe-agent, one JSONL file of events per run, in the format aircher_mem.replay reads",
+    )
+    trajectories = list(rp.load_trajectories(data, limit=12))
     results = [
         rp.replay(events, rp.STRATEGIES[s](8000), instance=i, strategy=s)
         for i, events in trajectories

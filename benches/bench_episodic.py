@@ -1,6 +1,6 @@
 """Episodic store: what an agent loop pays per record_* call (batched) against a
 plain per-call INSERT, and query latency on a store of 100K file interactions,
-with and without the seed's file_path index."""
+with and without an index on file_path."""
 
 from __future__ import annotations
 
@@ -98,7 +98,7 @@ def test_query(benchmark: Any, big_store: EpisodicMemory, query: str) -> None:
 
 @pytest.mark.parametrize("indexed", [True, False])
 def test_file_history_index(benchmark: Any, tmp_path: Path, indexed: bool) -> None:
-    """Does the seed's index on file_path help DuckDB? Same data, with and without
+    """Does an index on file_path help DuckDB? Same data, with and without
     (the schema has none: this measurement is why)."""
     rng = random.Random(3)
     store = EpisodicMemory(tmp_path / "idx.duckdb", batch_size=10_000)

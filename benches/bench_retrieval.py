@@ -1,4 +1,4 @@
-"""Code search (issue 13) on a copy of CPython's standard library: the hybrid search
+"""Code search on a copy of CPython's standard library: the hybrid search
 (``KnowledgeGraph.search``, what ``Memory.search_code`` runs) at definition and file
 level against plain BM25 over whole files (bm25s, the baseline of ``localization.py``)
 in the same run, on a fixed list of natural-language queries, tracebacks and error

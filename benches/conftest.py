@@ -20,7 +20,7 @@ def agent_like_window(n: int, seed: int = 0) -> tuple[list[ContextItem], int]:
     """n items shaped like an agent session: a sticky system prompt, a mix of item
     types over the last 3 hours, 10 % depending on an earlier item, three tasks.
     Returns the items and a max_tokens that puts them at 90 % of the window, so one
-    prune runs the seed's path (threshold 80 %, remove 30 %)."""
+    prune runs the reference policy's path (threshold 80 %, remove 30 %)."""
     rng = random.Random(seed)
     items = [
         ContextItem(

@@ -1,4 +1,4 @@
-"""RSS of the code graph of CPython's standard library (issue 15), from Python.
+"""RSS of the code graph of CPython's standard library, from Python.
 
 Each case runs in a fresh interpreter: ``KnowledgeGraph.build`` (the graph and its
 lexical index, as ``Memory`` builds them), then ``save``; then, in another process,

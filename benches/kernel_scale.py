@@ -1,5 +1,5 @@
 """A full index of a large tree the way a user runs it, against universal-ctags in
-the same run (issue 15's kernel targets: build <= 3 min, RSS <= 4 GB, load <= 2 s,
+the same run (the targets for a kernel-sized tree: build <= 3 min, RSS <= 4 GB, load <= 2 s,
 ``update_file`` <= 20 ms median).
 
 1. ``ctags -R --languages=C,C++`` over ROOT, before and after our build;

@@ -13,8 +13,8 @@ when ANY of its expected files is among the top k files (they are alternatives: 
 module to read, or the one beside it). Expected definitions are shown for reference
 (a definition hit = a hit named like one of them, or a member of one).
 
-The three questions of the issue are here: click's shell completion, "add rate
-limiting middleware" on starlette, and gin's radix-tree routing.
+Three questions were posed before the packages' code was read (origin "given"): click's
+shell completion, "add rate limiting middleware" on starlette, and gin's radix-tree routing.
 
 Rankers: ``ours`` = ``Memory.open(tree).index()`` then ``search_code(question, k=10,
 level="file")`` and ``level="definition"``; ``bm25`` = the plain BM25 over whole files
@@ -55,7 +55,7 @@ class Question:
     text: str
     files: tuple[str, ...]  # any of them answers it
     definitions: tuple[str, ...]
-    origin: str = "ours"  # "issue": one of the issue's three questions
+    origin: str = "ours"  # "given": posed before the code was read
 
 
 QUESTIONS = (
@@ -64,14 +64,14 @@ QUESTIONS = (
         "how does shell completion work for bash and zsh?",
         ("src/click/shell_completion.py",),
         ("BashComplete", "ZshComplete", "ShellComplete"),
-        "issue",
+        "given",
     ),
     Question(
         "starlette",
         "add rate limiting middleware",
         ("starlette/middleware/base.py", "starlette/middleware/__init__.py"),
         ("BaseHTTPMiddleware", "Middleware"),
-        "issue",
+        "given",
     ),
     Question(
         "click",
@@ -150,7 +150,7 @@ QUESTIONS = (
         "how does gin match a request path against its routes (radix tree)?",
         ("tree.go",),
         ("getValue", "addRoute", "node"),
-        "issue",
+        "given",
     ),
     Question(
         "gin",
@@ -338,7 +338,7 @@ def markdown(rows: Sequence[dict[str, Any]], with_ours: bool) -> str:
         "|---|---|---|---|---|",
     ]
     for r in rows:
-        question = r["question"] + (" (issue)" if r["origin"] == "issue" else "")
+        question = r["question"] + (" (given)" if r["origin"] == "given" else "")
         ours = f"{cell(r['ours']['rank'])}, `{(r['ours']['top'] or ['–'])[0]}`" if "ours" in r else "n/a"
         base = f"{cell(r['bm25']['rank'])}, `{(r['bm25']['top'] or ['–'])[0]}`"
         expected = ", ".join(f"`{p}`" for p in r["expected"])

@@ -1,4 +1,4 @@
-"""The heuristic extractor of long-term memory and its optional LLM half (seed 004)."""
+"""The heuristic extractor of long-term memory and its optional LLM half."""
 
 from __future__ import annotations
 

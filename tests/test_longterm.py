@@ -1,5 +1,5 @@
 """Long-term memory through the service: turns, extraction outcomes, merge,
-supersede, forget for good, 004's score and gc, recall and its explanations."""
+supersede, forget for good, the memory score and gc, recall and its explanations."""
 
 from __future__ import annotations
 
@@ -317,7 +317,7 @@ def test_an_llm_extractor_adds_and_its_failure_never_blocks(clock: Clock) -> Non
         assert added.notes and "rate limited" in added.notes[0]
 
 
-# -- 004's score, explain and gc ---------------------------------------------------------------
+# -- the memory score, explain and gc -------------------------------------------------------
 
 
 def test_score_terms_by_hand(ltm: LongTermMemory, clock: Clock) -> None:
@@ -684,7 +684,7 @@ def test_gc_changes_are_written(tmp_path: Path, clock: Clock) -> None:
             *["remember"] * 3,
             "hits 3 >= 3",
         ]
-        # the stored score is gc's: 004's formula at gc time (the archived one was active then)
+        # the stored score is gc's: the memory score at gc time (the archived one was active then)
         stored = dict(ltm._con.execute("SELECT id, score FROM memories").fetchall())
         assert stored == {1: pytest.approx(math.log(4) + 1.0), 2: pytest.approx(math.exp(-1.0))}
         assert ltm.remember("bravo notes about the cache layer").action == "created"  # archived: no merge
@@ -943,10 +943,10 @@ def test_secrets_are_redacted_wherever_they_would_be_stored(tmp_path: Path, cloc
     assert stored and not [row for row in stored if token in row]
 
 
-# -- the seeds' numbers, at their boundaries ------------------------------------------------------
+# -- the policy's default numbers, at their boundaries --------------------------------------------
 
 
-def test_policy_defaults_are_the_seeds_numbers() -> None:
+def test_policy_defaults() -> None:
     p = LongtermPolicy()
     assert (p.short_term_turns, p.merge_jaccard, p.merge_cosine, p.duplicate_cosine) == (100, 0.7, 0.85, 0.95)
     assert (p.w_freq, p.w_recency, p.w_importance, p.decay_lambda) == (1.0, 1.0, 2.0, 0.05)

@@ -48,7 +48,7 @@ async def session_run(root: Path, script: Any, *extra: str) -> None:
 
 
 def test_every_tool_over_stdio(project: Path) -> None:
-    # An earlier session left memories behind.
+    # The store already holds memories from an earlier run.
     with am.Memory.open(project) as memory:
         mem = memory.episodic
         mem.start_task("t0", "make store persist users")

@@ -1,4 +1,4 @@
-"""Exact scores and pruning decisions on hand-built windows (seed 002's formula by hand)."""
+"""Exact scores and pruning decisions on hand-built windows (the scoring formula worked by hand)."""
 
 from __future__ import annotations
 

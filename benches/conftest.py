@@ -2,7 +2,17 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from aircher_mem.engine import ContextItem, ContextItemType
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Under ``pytest -n`` (pytest-xdist), each benchmark module runs whole in one
+    worker, so its module-scoped setup (a copied tree, an index, a built store) is made
+    once: ``-n`` alone (``--dist load``) becomes ``--dist loadfile``."""
+    if getattr(config.option, "dist", "no") == "load":
+        config.option.dist = "loadfile"
+
 
 NOW = 1_700_000_000.0
 KINDS = [

@@ -14,6 +14,21 @@ from typing import Any
 import aircher_mem as am
 import pytest
 from aircher_mem.engine import ContextItem, ContextItemType
+from hypothesis import HealthCheck, settings
+
+# The properties hold whatever the machine's load: no time limit per example and no
+# complaint about slow generation, which parallel workers on a loaded machine cause.
+settings.register_profile("aircher", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("aircher")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Under ``pytest -n`` (pytest-xdist), the tests of one ``xdist_group`` run in one
+    worker, in file order: ``-n`` alone distributes test by test (``--dist load``),
+    which becomes ``--dist loadgroup`` (the same for every test without a group)."""
+    if getattr(config.option, "dist", "no") == "load":
+        config.option.dist = "loadgroup"
+
 
 NOW = 1_700_000_000.0
 

@@ -86,6 +86,12 @@ def fresh_project(root: Path) -> Path:
     write_files(root, PROJECT)
     with am.Memory.open(root) as memory:
         memory.index()
+    # the hooks' 2 s deadline is for an agent's machine: a loaded test machine (parallel
+    # workers) can take longer than that to start Python
+    config = root / ".aircher" / "config.toml"
+    text = config.read_text()
+    assert "\ndeadline_seconds = 2.0\n" in text
+    config.write_text(text.replace("\ndeadline_seconds = 2.0\n", "\ndeadline_seconds = 30.0\n", 1))
     return root
 
 

@@ -41,6 +41,7 @@ def indexed(project: Path) -> Path:
     return project
 
 
+@pytest.mark.slow
 def test_the_first_job_index_then_context(project: Path) -> None:
     done = cli("index", ".", cwd=project)
     assert done.returncode == 0, done.stderr
@@ -135,6 +136,7 @@ def test_graph_lookups(indexed: Path) -> None:
     assert code == 0 and text == "'create' is defined (create (app/views.py:3)) but nothing in the graph calls it\n"
 
 
+@pytest.mark.slow
 def test_unknown_names_say_so_with_exit_3(indexed: Path) -> None:
     root = ["--root", str(indexed)]
     for verb in ("find-symbol", "callers", "callees"):
@@ -176,6 +178,7 @@ def test_deps_lists_imports_both_ways(indexed: Path) -> None:
     assert cli("dependencies", "app/absent.py", "--root", str(indexed)).returncode == 3
 
 
+@pytest.mark.slow
 def test_episodic_commands(indexed: Path) -> None:
     with am.Memory.open(indexed) as memory:
         mem = memory.episodic
@@ -323,6 +326,7 @@ def test_errors_are_one_line_with_an_exit_code(tmp_path: Path, argv: list[str], 
     assert message in done.stderr and "Traceback" not in done.stderr and done.stdout == ""
 
 
+@pytest.mark.slow
 def test_errors_on_a_store(indexed: Path, tmp_path: Path) -> None:
     root = ["--root", str(indexed)]
     outside = cli("file-history", "../elsewhere.py", *root)
@@ -383,6 +387,7 @@ def test_a_tree_whose_every_source_is_ignored_is_told_so(tmp_path: Path) -> None
     assert report["files"] == 1 and report["skipped"] == []
 
 
+@pytest.mark.slow
 def test_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
     root = tmp_path / "many"
     root.mkdir()
@@ -403,6 +408,7 @@ def test_mcp_help_offers_no_json_flag() -> None:
     assert done.returncode == 0 and "--root" in done.stdout and "--json" not in done.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "config", ["context = 5\n", 'context = "ab"\n', "[[context]]\n", "[context]\nmax_tokens = 9223372036854775808\n"]
 )

@@ -158,6 +158,7 @@ def test_a_changed_preference_supersedes_the_old_one(store: Path, fixed_clock: l
     assert [h["id"] for h in current["hits"]] == [2]
 
 
+@pytest.mark.slow
 def test_forget_by_id_and_by_text(store: Path, fixed_clock: list[float]) -> None:
     for text in ("We deploy with fly.io because it is cheaper", "The staging database is reset nightly", "Use ruff"):
         ok(store, "remember", text)
@@ -188,6 +189,7 @@ def test_recall_marks_a_turn_whose_value_was_corrected(store: Path, fixed_clock:
     assert "The database is Postgres. (superseded by #2)" in rows[1]
 
 
+@pytest.mark.slow
 def test_gc_dry_run_shows_what_it_would_do_and_changes_nothing(store: Path, fixed_clock: list[float]) -> None:
     ok(store, "add-turn", "s0", "user", "I prefer tabs.", "--at", iso(NOW - 60 * DAY))
     for _ in range(4):  # the same memory four times: hits 3, promoted
@@ -218,6 +220,7 @@ def test_gc_dry_run_shows_what_it_would_do_and_changes_nothing(store: Path, fixe
     assert lines(ok(store, "gc"))[0] == "gc: 2 active memories scored; now 1 mid-term and 1 long-term"
 
 
+@pytest.mark.slow
 def test_get_context_remember_update_feedback_and_the_hierarchy(store: Path, fixed_clock: list[float]) -> None:
     ok(store, "add-turn", "s1", "user", "Hello there", "--no-extract")
     ok(store, "add-turn", "s1", "assistant", "Hi! What are we building?")
@@ -326,6 +329,7 @@ STEPS: list[tuple[list[str], Any]] = [
 ]
 
 
+@pytest.mark.slow
 def test_json_is_the_wire_form_of_the_memory_verbs_result(tmp_path: Path, fixed_clock: list[float]) -> None:
     by_cli, by_memory = tmp_path / "cli", tmp_path / "memory"
     for root in (by_cli, by_memory):
@@ -392,6 +396,7 @@ def test_unknown_ids_are_not_found(store: Path, argv: list[str]) -> None:
     assert json.loads(text)["error"]["code"] == "unknown_memory"
 
 
+@pytest.mark.slow
 def test_errors_from_the_console_script(store: Path, tmp_path: Path) -> None:
     done = subprocess.run([SCRIPT, "explain", "7", "--root", str(store)], capture_output=True, text=True)
     assert (done.returncode, done.stdout, done.stderr) == (3, "", "aircher-mem explain: no memory 7\n")

@@ -118,6 +118,7 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[float]]:
     yield now
 
 
+@pytest.mark.slow
 def test_the_cli_prints_the_same_with_and_without_a_server(tmp_path: Path, clock: list[float]) -> None:
     root = tmp_path / "repo"
 
@@ -191,6 +192,7 @@ def console(root: Path, *argv: str) -> tuple[int, str, str]:
     return done.returncode, done.stdout, done.stderr
 
 
+@pytest.mark.slow
 def test_the_console_script_while_the_server_holds_the_store_and_after(tmp_path: Path) -> None:
     root = fresh_project(tmp_path / "repo")
     proc, _ = start_serve(root)
@@ -259,6 +261,7 @@ def stable(answers: list[tuple[bool, Any]]) -> list[tuple[bool, Any]]:
     return out
 
 
+@pytest.mark.slow
 def test_a_real_mcp_session_with_and_without_the_server(tmp_path: Path) -> None:
     root = fresh_project(tmp_path / "repo")
     without = anyio.run(mcp_session, root)
@@ -290,6 +293,7 @@ def test_a_real_mcp_session_with_and_without_the_server(tmp_path: Path) -> None:
     assert stable(served) == stable(without)
 
 
+@pytest.mark.slow
 def test_an_mcp_session_goes_on_when_the_server_stops(tmp_path: Path) -> None:
     """The server stops mid-session: the next tool call finds nothing listening
     (the request was not sent), so the MCP server opens the store itself and goes
@@ -340,6 +344,7 @@ def test_a_refused_connection_is_server_gone_and_nothing_was_sent() -> None:
     assert issubclass(http_client.ServerGoneError, http_client.ServerUnavailableError)
 
 
+@pytest.mark.slow
 def test_a_server_json_naming_a_live_pid_but_no_server_falls_back_to_the_store(tmp_path: Path) -> None:
     """server.json left by a killed server whose pid now belongs to another process:
     nothing listens on its port, so the console script and the hooks use the store."""
@@ -415,6 +420,7 @@ class Stranger:
         self.sock.close()
 
 
+@pytest.mark.slow
 def test_a_stale_server_json_never_sends_the_token_or_the_text_to_a_stranger(tmp_path: Path) -> None:
     """server.json names a live pid (this test's process) and a port where another
     program listens: the CLI and a hook send it neither the token nor any text,
@@ -474,6 +480,7 @@ def test_a_stale_server_json_never_sends_the_token_or_the_text_to_a_stranger(tmp
     assert token.encode() not in bytes(stranger.received)
 
 
+@pytest.mark.slow
 def test_the_cli_and_a_hook_beside_aircher_mem_mcp_go_through_it(tmp_path: Path) -> None:
     """``aircher-mem mcp`` holding the store serves it as ``aircher-mem serve``
     would: server.json names it, a CLI command and a hook in other processes are

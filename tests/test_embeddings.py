@@ -154,6 +154,7 @@ def test_deterministic(embedder: Embedder) -> None:
     assert np.array_equal(first, embedder.embed([text, "other", text]))
 
 
+@pytest.mark.slow
 def test_batch_invariant(embedder: Embedder) -> None:
     short = "def add(a, b): return a + b"
     longer = [

@@ -153,6 +153,7 @@ def test_co_edit_patterns_are_learned_incrementally(mem: EpisodicMemory) -> None
     assert mem.patterns("co-edit", min_count=5) == []
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(
     st.lists(
@@ -465,6 +466,7 @@ def test_a_store_locked_by_another_process(tmp_path: Path) -> None:
         assert [h.session_id for h in m.file_history("held.py")] == ["holder"]
 
 
+@pytest.mark.slow
 def test_buffered_records_are_written_at_exit(tmp_path: Path) -> None:
     path = tmp_path / "memory.duckdb"
     subprocess.run(
@@ -931,6 +933,7 @@ STORED_SQL = {
 JSON_COLUMNS = {"tool": (4, 5), "file": (5,), "snapshot": (3, 5), "learning": (2,)}
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None)
 @given(calls=st.lists(records(), max_size=12), batch=st.integers(min_value=1, max_value=5))
 def test_valid_records_are_stored_and_invalid_ones_refused(
@@ -1056,6 +1059,7 @@ def hostile_calls(draw: st.DrawFn) -> tuple[str, list[Any], dict[str, Any]]:
     return name, args, kwargs
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(calls=st.lists(hostile_calls(), min_size=1, max_size=4))
 def test_hostile_arguments_raise_only_aircher_errors(calls: list[tuple[str, list[Any], dict[str, Any]]]) -> None:

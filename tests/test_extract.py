@@ -1459,6 +1459,7 @@ WORDS = st.sampled_from(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(WORDS, max_size=60).map(" ".join), st.sampled_from(["user", "assistant", "other"]),
        st.one_of(st.none(), st.text(max_size=10)))  # fmt: skip

@@ -194,6 +194,7 @@ def cli_cases(root: str) -> Iterator[list[str]]:
         yield ["index", arg]
 
 
+@pytest.mark.slow
 def test_no_cli_input_reaches_an_internal_error(
     memory: am.Memory, capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -212,6 +213,7 @@ def test_no_cli_input_reaches_an_internal_error(
     assert failures == []
 
 
+@pytest.mark.slow
 def test_no_cli_input_reaches_an_internal_error_as_a_process(memory: am.Memory) -> None:
     root = str(memory.root).encode()
     for argv in ([b"find-symbol", b"a\xffb"], [b"deps", b"../\xfe.py"], [b"context", b"\xff\xfe"], [b"tasks", b"\xc3"]):

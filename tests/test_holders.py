@@ -23,6 +23,8 @@ from aircher_mem.interfaces import wire
 
 SCRIPT = str(Path(sys.executable).with_name("aircher-mem"))
 
+pytestmark = pytest.mark.slow  # every test starts holders and callers as processes
+
 PYTHON_HOLDER = """
 import sys
 import aircher_mem as am

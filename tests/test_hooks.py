@@ -172,6 +172,7 @@ _JSON = st.recursive(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     data=st.dictionaries(st.text(max_size=6).filter(lambda k: k != "hooks"), _JSON, min_size=1, max_size=4),
@@ -353,6 +354,7 @@ def test_session_start_prints_tasks_rules_and_facts(store: Path) -> None:
         assert (out, code) == (SESSION_START, 0)
 
 
+@pytest.mark.slow
 def test_session_start_stays_within_the_budget(store: Path) -> None:
     with am.Memory.open(store) as memory:
         for i in range(200):
@@ -787,6 +789,7 @@ def test_read_payload_stops_at_the_size_limit_and_the_time_limit() -> None:
         os.close(read)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("server", [False, True], ids=["store", "server"])
 def test_installed_hooks_end_to_end(store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: bool) -> None:
     """Installed into a settings file, the commands Claude Code would run (through a

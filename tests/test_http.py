@@ -427,6 +427,7 @@ json_values = st.recursive(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     verb=st.sampled_from([v for v in verbs.all_verbs("http") if v.http_method == "POST" and v.name != "index"]),
@@ -611,6 +612,7 @@ def wait_for(root: Path, proc: subprocess.Popen[str], timeout: float = 60) -> re
     raise AssertionError("no server.json")
 
 
+@pytest.mark.slow
 def test_a_real_server_end_to_end(project: Path) -> None:
     stale = write_info(project, host="127.0.0.1", port=1, pid=dead_pid(), token="old")
     proc = start_server(project)
@@ -764,6 +766,7 @@ def _files(pid: int) -> int:
     return len(os.listdir(f"/proc/{pid}/fd"))
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts the server's descriptors in /proc")
 def test_idle_connections_do_not_make_the_server_unreachable(tmp_path: Path) -> None:
     """1,100 idle connections (no request, no token) against a server limited to 600

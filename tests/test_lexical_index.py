@@ -458,6 +458,7 @@ def check_sorted(hits: list[tuple[str, float, list[str]]]) -> None:
         assert s1 > s2 or (s1 == s2 and k1 < k2), hits
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(
     docs=DOCS,

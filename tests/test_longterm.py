@@ -227,6 +227,7 @@ def test_remember_takes_the_slot_of_its_one_slotted_fact(ltm: LongTermMemory) ->
     assert (both.memory_id, both.action, ltm.get(3).slot) == (3, "created", None)
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     values=st.lists(st.sampled_from(["Postgres", "MySQL", "SQLite", "DuckDB"]), min_size=1, max_size=6),
@@ -399,6 +400,7 @@ _CONTENTS = [
 ]
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     st.lists(
@@ -608,6 +610,7 @@ _HOSTILE = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["turn", "remember", "recall", "forget"]), _HOSTILE), max_size=8))
 def test_hostile_text_gets_a_typed_error_or_works(ops: list[tuple[str, str]]) -> None:
@@ -739,6 +742,7 @@ def _recalled(ltm: LongTermMemory) -> list[list[tuple[str, int, float]]]:
     return [[(h.kind, h.id, round(h.score, 9)) for h in ltm.recall(q, k=6).hits] for q in queries]
 
 
+@pytest.mark.slow
 def test_indexes_saved_at_close_are_read_until_the_rows_change(
     tmp_path: Path, clock: Clock, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -840,6 +844,7 @@ _SESSION_OPS = st.lists(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None)
 @given(st.lists(_SESSION_OPS, min_size=1, max_size=4))
 def test_saved_indexes_recall_as_indexes_built_from_the_rows(sessions: list[list[tuple[str, object]]]) -> None:
@@ -1037,6 +1042,7 @@ def test_gc_rules_at_their_boundaries(clock: Clock) -> None:
         assert (report.scored, report.mid_active, report.long_active) == (7, 4, 1)
 
 
+@pytest.mark.slow
 def test_gc_keeps_500_mid_term_memories_by_default(clock: Clock) -> None:
     with LongTermMemory(":memory:", clock=clock) as ltm:
         for i in range(502):  # each a minute older than the one before; none merge
@@ -1080,6 +1086,7 @@ _KEPT = [
 _QUERIES = ["tabs spaces prefer", "database postgres mysql", "name Alex", "pytest tests", "release script", "alice"]
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None)
 @given(
     st.lists(

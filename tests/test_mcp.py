@@ -47,6 +47,7 @@ async def session_run(root: Path, script: Any, *extra: str) -> None:
                 await script(session)
 
 
+@pytest.mark.slow
 def test_every_tool_over_stdio(project: Path) -> None:
     # The store already holds memories from an earlier run.
     with am.Memory.open(project) as memory:
@@ -258,6 +259,7 @@ def test_every_tool_over_stdio(project: Path) -> None:
         assert sorted(json.loads((project / ".aircher/files.json").read_text())["files"]) == PROJECT_SOURCES
 
 
+@pytest.mark.slow
 def test_server_builds_the_graph_at_start_and_follows_edits_over_time(project: Path) -> None:
     async def script(s: ClientSession) -> None:
         assert json.loads(error(await s.call_tool("find_symbol", {"name": "later"})))["error"]["code"] == (
@@ -274,6 +276,7 @@ def test_server_builds_the_graph_at_start_and_follows_edits_over_time(project: P
     assert f"aircher-mem: {project.resolve()}: 4 files indexed (full build" in log and "Traceback" not in log
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tool", ["find_symbol", "callers"])
 def test_server_measures_a_query_roundtrip(project: Path, tool: str) -> None:
     timings: list[float] = []
@@ -323,6 +326,7 @@ SHARED_ERRORS = [
 ]
 
 
+@pytest.mark.slow
 def test_the_cli_and_the_mcp_tools_give_the_same_json(project: Path) -> None:
     with am.Memory.open(project) as memory:
         memory.index()

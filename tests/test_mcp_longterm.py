@@ -168,6 +168,7 @@ SHARED = [
 ]
 
 
+@pytest.mark.slow
 def test_the_tools_give_the_clis_json(tmp_path: Path, cli_clock: list[float]) -> None:
     by_cli, by_mcp = tmp_path / "cli", tmp_path / "mcp"
     for root in (by_cli, by_mcp):

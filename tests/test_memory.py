@@ -421,6 +421,7 @@ def test_leftover_temporary_files_of_dead_writers_are_removed(project: Path) -> 
     assert (store / "config.toml").stat().st_mode & 0o777 == 0o600
 
 
+@pytest.mark.slow
 def test_a_file_replaced_by_a_fifo_hangs_nothing(project: Path) -> None:
     import os
     import subprocess

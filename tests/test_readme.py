@@ -74,6 +74,7 @@ def test_python_examples_run_as_written(app: Path) -> None:
         close()
 
 
+@pytest.mark.slow
 def test_shell_examples_run_as_written(app: Path) -> None:
     failed = []
     for command in commands():  # in order: `task complete t1` follows `task start t1`
@@ -84,6 +85,7 @@ def test_shell_examples_run_as_written(app: Path) -> None:
     assert failed == []
 
 
+@pytest.mark.slow
 def test_piped_examples_run_as_written(app: Path) -> None:
     """The hook example prints the SessionStart context of the project's store."""
     assert len(pipelines()) == 1

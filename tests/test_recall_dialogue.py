@@ -201,6 +201,7 @@ _SPEAKERS = st.sampled_from(["Ann", "Bob", "Cy Lee", None])
 _WORDS = st.sampled_from(["Ann", "Bob", "Lee", "cat", "hike", "tabs", "why", "Cy", "ok", "?", ".", "!", ","])
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     st.lists(

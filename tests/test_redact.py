@@ -371,6 +371,7 @@ def test_cases_the_idempotence_property_found(text: str, expected: str) -> None:
 
 # Pathological lines, 1 MB each: the patterns cannot backtrack without bound (the
 # time of each is in the report of the change, not asserted here).
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("unit", "changed"),
     [
@@ -476,6 +477,7 @@ def test_pii_tags_of_nested_data() -> None:
     assert pii_tags([1, None, {"a": "b"}]) == []
 
 
+@pytest.mark.slow
 def test_a_10_mb_text_is_fast_enough() -> None:
     big = "x" * 10_000_000
     assert redact(big) == big and pii_tags(big) == []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import pytest
 from aircher_mem import _reference as reference
 from aircher_mem.engine import ContextItem, ContextPolicy, ContextWindow
 from conftest import NOW, T
@@ -91,6 +92,7 @@ def test_rust_prune_decisions_equal_the_reference(case: Case) -> None:
     assert [i.id for i in result.removed] == expected
 
 
+@pytest.mark.slow
 @settings(max_examples=200)
 @given(cases())
 def test_prune_invariants(case: Case) -> None:
@@ -119,6 +121,7 @@ def test_prune_invariants(case: Case) -> None:
         assert [i.id for i in kept] == [i for i in before if i in kept_ids]
 
 
+@pytest.mark.slow
 @given(cases(), st.lists(st.integers(0, 39), max_size=10))
 def test_token_count_tracks_removals(case: Case, picks: list[int]) -> None:
     w = case.window()

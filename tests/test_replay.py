@@ -101,6 +101,7 @@ def test_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
         rp.main([str(tmp_path / "absent")])
 
 
+@pytest.mark.slow
 def test_real_trajectories_default_beats_the_unweighted_policy() -> None:
     data = needs_data(
         "trajectories-mini-swe-agent-gemini3pro.tar.gz",

@@ -255,6 +255,7 @@ def test_every_weight_comes_from_the_policy(cli_project: Path) -> None:
         RetrievalPolicy(normalization="softmax")
 
 
+@pytest.mark.slow
 def test_cli_search(cli_project: Path) -> None:
     root = ["--root", str(cli_project)]
     subprocess.run([SCRIPT, "index", str(cli_project), "--quiet"], check=True, capture_output=True, timeout=120)
@@ -280,6 +281,7 @@ def test_cli_search(cli_project: Path) -> None:
     assert empty.stdout.startswith("nothing found for 'the of': the text has no searchable words")
 
 
+@pytest.mark.slow
 @pytest.mark.dense
 def test_the_dense_channel_embeds_the_code_and_follows_edits(cli_project: Path) -> None:
     from aircher_mem.embeddings import available

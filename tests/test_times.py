@@ -87,6 +87,7 @@ def _main(root: Path, *argv: str) -> tuple[int, str]:
     return cli.main([*argv, "--root", str(root)], stdout=out), out.getvalue()
 
 
+@pytest.mark.slow
 def test_edge_times_via_the_cli_are_refused_and_the_store_keeps_working(tmp_path: Path, zone: list[str]) -> None:
     """The CLI sequence that broke a store for good: a turn dated 0001-01-01T00:00:01Z
     or 9999-12-31T23:59:59.999999 was stored, then recall, conversation and explain

@@ -188,6 +188,7 @@ finally:
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("verb", ["read", "write", "stats"])
 def test_a_second_process_gets_store_locked_never_a_stale_store(tmp_path: Path, verb: str) -> None:
     holder = run_child(HOLDER, str(tmp_path))
@@ -220,6 +221,7 @@ def test_the_lock_goes_with_a_killed_holder(tmp_path: Path) -> None:
         assert memory.longterm.counts()["turns"] == 1
 
 
+@pytest.mark.slow
 def test_one_process_shares_its_hold_and_releases_it_with_the_last_connection(tmp_path: Path) -> None:
     path = tmp_path / "m.duckdb"
     probe = "import sys\nfrom aircher_mem import store\ntry:\n store.hold(sys.argv[1]); print('free')\nexcept Exception as e: print(type(e).__name__)"
@@ -356,6 +358,7 @@ def test_the_store_files_are_private(tmp_path: Path) -> None:
 _MARKERS = ["amber", "basalt", "cobalt", "dune", "ember"]
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(
     st.lists(

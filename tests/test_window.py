@@ -301,6 +301,7 @@ def test_errors_share_one_root() -> None:
     assert issubclass(am.InvalidInputError, ValueError) and issubclass(UnknownItemError, KeyError)
 
 
+@pytest.mark.slow
 def test_pruning_releases_the_gil() -> None:
     """Another thread keeps running Python while a large window is scored and pruned."""
     w = ContextWindow(10**9)

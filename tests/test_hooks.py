@@ -741,7 +741,8 @@ def test_a_hook_whose_stdin_is_never_closed_gives_up_with_exit_1(store: Path) ->
 
 
 def test_a_hook_payload_over_the_limit_is_not_read_past_it(store: Path) -> None:
-    set_policy(store, "[hooks]\npayload_max_bytes = 1024\n")
+    # the deadline: a loaded machine (parallel workers) can take over 2 s to start Python
+    set_policy(store, "[hooks]\npayload_max_bytes = 1024\ndeadline_seconds = 30\n")
     big = event("UserPromptSubmit", store, prompt="x" * 5000)
     done = subprocess.run(
         [HOOK, "hook", "UserPromptSubmit"], input=big, capture_output=True, text=True, timeout=120, cwd=store

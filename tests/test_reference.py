@@ -74,6 +74,7 @@ def cases(draw: st.DrawFn) -> Case:
     return Case(items, draw(st.integers(1, 8000)), draw(TASKS), policy)
 
 
+@pytest.mark.slow
 @settings(max_examples=200)
 @given(cases())
 def test_rust_scores_equal_the_reference(case: Case) -> None:
@@ -82,6 +83,7 @@ def test_rust_scores_equal_the_reference(case: Case) -> None:
     assert rust == ref
 
 
+@pytest.mark.slow
 @settings(max_examples=200)
 @given(cases())
 def test_rust_prune_decisions_equal_the_reference(case: Case) -> None:

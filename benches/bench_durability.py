@@ -63,11 +63,14 @@ def start_server(root: Path, holder: str = "serve") -> tuple[subprocess.Popen[by
 
 
 def trial(root: Path, writers: int, seconds: float, seed: int, holder: str = "serve") -> dict[str, Any]:
-    """One crash: writers until a random moment within ``seconds``, then SIGKILL."""
+    """One crash: writers until a random moment within ``seconds`` after the first
+    acknowledged write (on a loaded machine the first answer can take seconds), then
+    SIGKILL."""
     server, info = start_server(root, holder)
     acknowledged: list[tuple[str, int, str | None]] = []  # (kind, id, text; None: merged, any text)
     lock = threading.Lock()
     stop = threading.Event()
+    first = threading.Event()  # set at the first acknowledged write
 
     def writer(n: int) -> None:
         client = http_client.Client(info.host, info.port, info.token, timeout=30)
@@ -92,11 +95,13 @@ def trial(root: Path, writers: int, seconds: float, seed: int, holder: str = "se
                 return
             with lock:
                 acknowledged.append(answer)
+            first.set()
 
     threads = [threading.Thread(target=writer, args=(n,)) for n in range(writers)]
     started = time.perf_counter()
     for t in threads:
         t.start()
+    first.wait(60)
     time.sleep(random.Random(seed).uniform(seconds / 2, seconds))
     server.send_signal(signal.SIGKILL)
     server.communicate()

@@ -23,11 +23,11 @@ settings.load_profile("aircher")
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Under ``pytest -n`` (pytest-xdist), the tests of one ``xdist_group`` run in one
-    worker, in file order: ``-n`` alone distributes test by test (``--dist load``),
-    which becomes ``--dist loadgroup`` (the same for every test without a group)."""
+    """Under ``pytest -n`` (pytest-xdist), each test module runs whole in one worker,
+    in file order (test_http_schema's last test reads what the tests before it saw):
+    ``-n`` alone (``--dist load``) becomes ``--dist loadfile``."""
     if getattr(config.option, "dist", "no") == "load":
-        config.option.dist = "loadgroup"
+        config.option.dist = "loadfile"
 
 
 NOW = 1_700_000_000.0

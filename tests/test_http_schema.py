@@ -36,8 +36,9 @@ EXAMPLES = int(os.environ.get("AIRCHER_SCHEMATHESIS_EXAMPLES", "15"))
 SEEN: set[tuple[str, str]] = set()
 STATUSES: Counter[int] = Counter()  # every answer's status, for the summary
 
-# One worker runs the whole module in order: test_every_route_was_exercised reads SEEN.
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("http_schema")]
+# One worker runs the whole module in order (conftest: --dist loadfile under -n):
+# test_every_route_was_exercised reads SEEN.
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")

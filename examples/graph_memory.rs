@@ -1,4 +1,4 @@
-//! Where the memory of a graph build goes (issue 15): the process's RSS (VmRSS) and
+//! Where the memory of a graph build goes: the process's RSS (VmRSS) and
 //! peak RSS (VmHWM) from /proc, and the bytes live on the heap (counted by a wrapper
 //! around mimalloc, the extension's allocator), after each phase. One mode a process,
 //! so that no mode inherits another's peak or freed pages:

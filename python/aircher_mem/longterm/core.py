@@ -107,17 +107,10 @@ class _Taken:
 
 
 class StoreCore:
-    """Turns and memories in the DuckDB file at ``path`` (``":memory:"`` for tests):
-    the state every concern of :class:`aircher_mem.longterm.LongTermMemory` works on.
-
-    ``index_source`` is "" until the first use loads the store, then "saved" (the
-    lexical indexes were read as saved at the last close) or "rebuilt" (built from
-    the rows: none saved, or the rows changed since).
-
-    ``embedder`` (a callable returning an :class:`aircher_mem.embeddings.Embedder`)
-    turns the dense channel on; ``dense_note`` says why it is off otherwise.
-    ``extractor`` is the optional LLM callable (``[longterm] extractor_mode``).
-    """
+    """The state every concern of :class:`aircher_mem.longterm.LongTermMemory` works
+    on (the connection, the rows held in memory, the indexes, what is pending), and
+    the one transaction helper every write goes through. See LongTermMemory for the
+    arguments."""
 
     def __init__(
         self,
@@ -188,6 +181,10 @@ class StoreCore:
         self._pending = 0
         self._batch_depth = 0  # inside batch(): writes wait for its end (or batch_rows)
         atexit.register(self._close_at_exit)
+        self._opened()
+
+    def _opened(self) -> None:
+        """Runs once the state is set up (a subclass finishes what a crash cut short)."""
 
     def _check_open(self) -> None:
         if self._closed:

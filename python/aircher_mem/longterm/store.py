@@ -69,12 +69,8 @@ How it runs:
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..config import LongtermPolicy, RetrievalPolicy
 from . import forget as _forget
 from . import lifecycle as _lifecycle
 from . import memories as _memories
@@ -95,7 +91,7 @@ from .schema import (
 )
 
 if TYPE_CHECKING:
-    from ..embeddings import Embedder
+    pass
 
 __all__ = [
     "LongTermMemory",
@@ -124,26 +120,7 @@ class LongTermMemory(StoreCore):
     ``extractor`` is the optional LLM callable (``[longterm] extractor_mode``).
     """
 
-    def __init__(
-        self,
-        path: str | Path = ":memory:",
-        *,
-        policy: LongtermPolicy | None = None,
-        retrieval: RetrievalPolicy | None = None,
-        clock: Callable[[], float] = time.time,
-        embedder: Callable[[], Embedder] | None = None,
-        dense_note: str = "",
-        extractor: Extractor | None = None,
-    ) -> None:
-        super().__init__(
-            path,
-            policy=policy,
-            retrieval=retrieval,
-            clock=clock,
-            embedder=embedder,
-            dense_note=dense_note,
-            extractor=extractor,
-        )
+    def _opened(self) -> None:
         if ("rewrite", 1) in self._state():  # a forget's rewrite a crash cut short
             _forget.rewrite(self)
 

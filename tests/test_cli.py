@@ -317,7 +317,7 @@ def test_init_and_doctor(project: Path) -> None:
         (["index", "does/not/exist"], 2, "is not a directory"),
         (["find-symbol"], 2, "the following arguments are required: NAME"),
         (["frobnicate"], 2, "invalid choice: 'frobnicate'"),
-        (["tasks", "--limit", "0"], 2, "limit must be >= 1, got '0'"),
+        (["tasks", "--limit", "0"], 2, "argument --limit: must be >= 1, got 0"),
     ],
 )
 def test_errors_are_one_line_with_an_exit_code(tmp_path: Path, argv: list[str], code: int, message: str) -> None:

@@ -3,26 +3,29 @@ the service runs on a Python caller's arguments.
 
 A verb's signature on :class:`aircher_mem.Memory` is its one declaration: each
 parameter's type carries its bounds and a one-line help (``Annotated`` with a
-pydantic ``Field``). The interfaces validate requests against those types (see
-:mod:`aircher_mem.verbs`); the functions below are the same rules for the Python
-caller, whose arguments no model sees.
+:class:`Arg`). The interfaces validate requests against those types (see
+:mod:`aircher_mem.verbs`, which turns them into pydantic models when a server needs
+one: importing the package does not import pydantic); the
+functions below are the same rules for the Python caller, whose arguments no model
+sees.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
-
-from pydantic import BeforeValidator, Field
 
 from .errors import InvalidInputError
 
 __all__ = [
     "MAX_INT",
+    "Arg",
+    "Parse",
     "short",
     "text",
     "limit",
@@ -109,34 +112,55 @@ def _no_nan(value: object) -> object:
 
 # -- the parameter types ---------------------------------------------------------------
 
-Text = Annotated[str, Field(min_length=1, description="Text in plain words.")]
+
+@dataclasses.dataclass(frozen=True)
+class Arg:
+    """A parameter's help and bounds, in its ``Annotated`` type: what pydantic's
+    ``Field`` would say (the registry makes it one), without importing pydantic."""
+
+    description: str = ""
+    ge: int | float | None = None
+    le: int | float | None = None
+    min_length: int | None = None
+    max_length: int | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Parse:
+    """A conversion run on a value before it is checked against the type (pydantic's
+    ``BeforeValidator``): text to a time, for instance."""
+
+    function: Callable[[object], object]
+
+
+Text = Annotated[str, Arg(min_length=1, description="Text in plain words.")]
 Name = Annotated[
     str,
-    Field(
+    Arg(
         min_length=1,
         max_length=10_000,
         description="A function, method, class or constant name, e.g. 'save', or Class.method, e.g. 'User.save'.",
     ),
 ]
-FilePath = Annotated[str | Path, Field(description="A file path relative to the project root, e.g. 'app/models.py'.")]
-Limit = Annotated[int, Field(ge=1, le=10_000, description="At most this many results.")]
-Tokens = Annotated[int, Field(ge=1, le=2**62, description="A token budget.")]
+FilePath = Annotated[str | Path, Arg(description="A file path relative to the project root, e.g. 'app/models.py'.")]
+Limit = Annotated[int, Arg(ge=1, le=10_000, description="At most this many results.")]
+Tokens = Annotated[int, Arg(ge=1, le=2**62, description="A token budget.")]
 MemoryId = Annotated[
-    int, Field(ge=1, le=MAX_INT, description="A memory's id, as remember, recall or add_turn returned it.")
+    int, Arg(ge=1, le=MAX_INT, description="A memory's id, as remember, recall or add_turn returned it.")
 ]
-SessionId = Annotated[str, Field(min_length=1, description="The conversation's id, the same for each of its turns.")]
+SessionId = Annotated[str, Arg(min_length=1, description="The conversation's id, the same for each of its turns.")]
 TaskId = Annotated[
     str | None,
-    Field(description="The task this belongs to; co-edit patterns are learned from edits within one task."),
+    Arg(description="The task this belongs to; co-edit patterns are learned from edits within one task."),
 ]
 Time = Annotated[
     dt.datetime | float,
-    BeforeValidator(parse_time),
-    BeforeValidator(_no_nan),
-    Field(description="ISO-8601 (2024-05-01T14:30:00+02:00; without an offset: UTC) or Unix seconds."),
+    Parse(parse_time),
+    Parse(_no_nan),
+    Arg(description="ISO-8601 (2024-05-01T14:30:00+02:00; without an offset: UTC) or Unix seconds."),
 ]
 Kind = Literal["fact", "decision", "episode", "pattern", "workflow"]
 Level = Literal["L0", "L1", "L2", "L3"]
-Tags = Annotated[Sequence[str], Field(description="Tags, e.g. ['style', 'python'].")]
-Files = Annotated[Sequence[str], Field(description="Files you are working on, relative to the project root.")]
+Tags = Annotated[Sequence[str], Arg(description="Tags, e.g. ['style', 'python'].")]
+Files = Annotated[Sequence[str], Arg(description="Files you are working on, relative to the project root.")]
 JsonObject = Mapping[str, Any]

@@ -32,12 +32,11 @@ from importlib import metadata
 from pathlib import Path
 from typing import Annotated, Any, Literal, ParamSpec, TypeVar, get_args
 
-from pydantic import Field
-
 from . import assembly
 from ._core import KnowledgeGraph, Reference, Symbol, __version__
 from .checks import (
     MAX_INT,
+    Arg,
     FilePath,
     Files,
     JsonObject,
@@ -422,7 +421,7 @@ class Memory:
     def index(
         self,
         *,
-        full: Annotated[bool, Field(description="Rebuild everything.")] = False,
+        full: Annotated[bool, Arg(description="Rebuild everything.")] = False,
         progress: Progress | None = None,
         hold: bool = True,
     ) -> IndexReport:
@@ -482,9 +481,9 @@ class Memory:
         self,
         name: Name,
         *,
-        prefix: Annotated[bool, Field(description="Every definition whose name starts with name.")] = False,
+        prefix: Annotated[bool, Arg(description="Every definition whose name starts with name.")] = False,
         fuzzy: Annotated[
-            bool, Field(description="Names holding the letters of name in order, any case, best first.")
+            bool, Arg(description="Names holding the letters of name in order, any case, best first.")
         ] = False,
     ) -> Symbols:
         """Where ``name`` (or ``Class.method``) is defined; ``prefix``: every name
@@ -541,7 +540,7 @@ class Memory:
         self,
         name: Name,
         *,
-        kind: Annotated[ReferenceKind | None, Field(description="Only edges of this kind.")] = None,
+        kind: Annotated[ReferenceKind | None, Arg(description="Only edges of this kind.")] = None,
     ) -> ReferenceList:
         """Every edge into the definitions named ``name`` (``kind``: calls,
         references, inherits, uses or imports).
@@ -584,7 +583,7 @@ class Memory:
     @verb(http="GET")
     @_verb
     def neighbourhood(
-        self, name: Name, *, hops: Annotated[int, Field(ge=1, le=10, description="How many edges away.")] = 1
+        self, name: Name, *, hops: Annotated[int, Arg(ge=1, le=10, description="How many edges away.")] = 1
     ) -> Neighbourhood:
         """Definitions within ``hops`` edges of ``name``, nearest first.
 
@@ -601,10 +600,10 @@ class Memory:
     @_verb
     def relevant_code(
         self,
-        query: Annotated[str, Field(min_length=1, description="What the code is needed for, in plain words.")],
+        query: Annotated[str, Arg(min_length=1, description="What the code is needed for, in plain words.")],
         *,
         max_tokens: Annotated[
-            Tokens | None, Field(description="The token budget (default: the policy's code budget).")
+            Tokens | None, Arg(description="The token budget (default: the policy's code budget).")
         ] = None,
         focus_files: Files = (),
     ) -> CodeResult:
@@ -628,14 +627,14 @@ class Memory:
     @_verb
     def search_code(
         self,
-        text: Annotated[str, Field(min_length=1, description="A question or a task in plain words, or a name.")],
+        text: Annotated[str, Arg(min_length=1, description="A question or a task in plain words, or a name.")],
         *,
-        k: Annotated[int, Field(ge=1, le=1000, description="How many hits.")] = 10,
+        k: Annotated[int, Arg(ge=1, le=1000, description="How many hits.")] = 10,
         level: Annotated[
-            Literal["definition", "file"], Field(description="Rank definitions, or whole files.")
+            Literal["definition", "file"], Arg(description="Rank definitions, or whole files.")
         ] = "definition",
         focus_files: Files = (),
-        code: Annotated[bool, Field(description="Include each definition's source.")] = True,
+        code: Annotated[bool, Arg(description="Include each definition's source.")] = True,
     ) -> CodeSearch:
         """The ``k`` definitions (``level="definition"``) or files (``level="file"``)
         most relevant to ``text``, a question or a task in plain words, best first:
@@ -681,7 +680,7 @@ class Memory:
     @verb(surfaces=("python",))
     @_verb
     def prepare_context(
-        self, message: Annotated[str, Field(min_length=1, description="The user's message.")]
+        self, message: Annotated[str, Arg(min_length=1, description="The user's message.")]
     ) -> list[Message]:
         """The one call before a model call: adds ``message`` (the user's text) to
         :attr:`context`'s window with the code relevant to it (once indexed), similar
@@ -700,11 +699,11 @@ class Memory:
     @_verb
     def preview_context(
         self,
-        message: Annotated[str, Field(min_length=1, description="The user's message.")],
+        message: Annotated[str, Arg(min_length=1, description="The user's message.")],
         *,
-        max_tokens: Annotated[Tokens | None, Field(description="The window's size (default: the policy's).")] = None,
+        max_tokens: Annotated[Tokens | None, Arg(description="The window's size (default: the policy's).")] = None,
         code_tokens: Annotated[
-            Tokens | None, Field(description="The budget for relevant code (default: a share of max_tokens).")
+            Tokens | None, Arg(description="The budget for relevant code (default: a share of max_tokens).")
         ] = None,
     ) -> ContextPreview:
         """What ``prepare_context(message)`` puts in a fresh window of ``max_tokens``
@@ -742,13 +741,13 @@ class Memory:
     def add_turn(
         self,
         session_id: SessionId,
-        role: Annotated[Literal["user", "assistant"], Field(description="Who spoke.")],
-        text: Annotated[str, Field(min_length=1, description="What was said, verbatim.")],
+        role: Annotated[Literal["user", "assistant"], Arg(description="Who spoke.")],
+        text: Annotated[str, Arg(min_length=1, description="What was said, verbatim.")],
         *,
-        speaker: Annotated[str | None, Field(description="The speaker's name (default: the role).")] = None,
-        at: Annotated[Time | None, Field(description="When it was said (default: now).")] = None,
-        metadata: Annotated[JsonObject | None, Field(description="Anything else about the turn.")] = None,
-        extract: Annotated[bool, Field(description="Extract memories from the turn.")] = True,
+        speaker: Annotated[str | None, Arg(description="The speaker's name (default: the role).")] = None,
+        at: Annotated[Time | None, Arg(description="When it was said (default: now).")] = None,
+        metadata: Annotated[JsonObject | None, Arg(description="Anything else about the turn.")] = None,
+        extract: Annotated[bool, Arg(description="Extract memories from the turn.")] = True,
     ) -> TurnAdded:
         """Stores a conversation turn (``role`` "user" or "assistant"; ``at`` when it
         was said, default now) and extracts memories from it (see
@@ -769,22 +768,20 @@ class Memory:
     def remember(
         self,
         content: Annotated[
-            str, Field(min_length=1, description="One self-contained fact, decision or preference, with its why.")
+            str, Arg(min_length=1, description="One self-contained fact, decision or preference, with its why.")
         ],
         *,
-        kind: Annotated[Kind, Field(description="What kind of memory it is.")] = "fact",
-        importance: Annotated[int, Field(ge=0, le=1, description="1: always worth keeping.")] = 0,
+        kind: Annotated[Kind, Arg(description="What kind of memory it is.")] = "fact",
+        importance: Annotated[int, Arg(ge=0, le=1, description="1: always worth keeping.")] = 0,
         tags: Tags = (),
         level: Annotated[
-            Level | None, Field(description="L0 project, L1 domain, L2 module, L3 code (default: from the rest).")
+            Level | None, Arg(description="L0 project, L1 domain, L2 module, L3 code (default: from the rest).")
         ] = None,
-        domain: Annotated[str | None, Field(description="The domain it belongs to (L1 and below).")] = None,
-        module: Annotated[str | None, Field(description="The module it belongs to (L2 and below).")] = None,
-        code_ref: Annotated[
-            str | None, Field(description="The code it is about, e.g. app/models.py:User.save.")
-        ] = None,
-        parent_id: Annotated[MemoryId | None, Field(description="The memory it refines.")] = None,
-        at: Annotated[Time | None, Field(description="When it became true (default: now).")] = None,
+        domain: Annotated[str | None, Arg(description="The domain it belongs to (L1 and below).")] = None,
+        module: Annotated[str | None, Arg(description="The module it belongs to (L2 and below).")] = None,
+        code_ref: Annotated[str | None, Arg(description="The code it is about, e.g. app/models.py:User.save.")] = None,
+        parent_id: Annotated[MemoryId | None, Arg(description="The memory it refines.")] = None,
+        at: Annotated[Time | None, Arg(description="When it became true (default: now).")] = None,
     ) -> Remembered:
         """Keeps a memory on purpose (dedup and slot conflicts apply).
 
@@ -812,15 +809,15 @@ class Memory:
     @_verb
     def recall(
         self,
-        query: Annotated[str, Field(min_length=1, description="What to remember, in plain words.")],
+        query: Annotated[str, Arg(min_length=1, description="What to remember, in plain words.")],
         *,
-        k: Annotated[int, Field(ge=1, le=1000, description="How many hits.")] = 10,
-        session_id: Annotated[str | None, Field(description="Favour this conversation's turns.")] = None,
+        k: Annotated[int, Arg(ge=1, le=1000, description="How many hits.")] = 10,
+        session_id: Annotated[str | None, Arg(description="Favour this conversation's turns.")] = None,
         kinds: Annotated[
             Sequence[Literal["fact", "decision", "episode", "pattern", "workflow", "turn"]] | None,
-            Field(description="Only these memory kinds and/or 'turn' (a raw conversation turn)."),
+            Arg(description="Only these memory kinds and/or 'turn' (a raw conversation turn)."),
         ] = None,
-        at: Annotated[Time | None, Field(description="What was valid then (default: now).")] = None,
+        at: Annotated[Time | None, Arg(description="What was valid then (default: now).")] = None,
     ) -> Recall:
         """Memories and raw turns relevant to ``query``, best first, each with its
         source turns and the reasons for its score.
@@ -841,7 +838,7 @@ class Memory:
         self,
         memory_id: MemoryId,
         signal: Annotated[
-            Literal["cited", "ignored"], Field(description="cited: the memory was used; ignored: shown, not used.")
+            Literal["cited", "ignored"], Arg(description="cited: the memory was used; ignored: shown, not used.")
         ],
     ) -> FeedbackResult:
         """Tells memory that a recalled memory was cited (used) or ignored.
@@ -858,9 +855,9 @@ class Memory:
         self,
         memory_id: MemoryId | None = None,
         *,
-        text: Annotated[str | None, Field(description="Forget the memories and turns holding this text.")] = None,
+        text: Annotated[str | None, Arg(description="Forget the memories and turns holding this text.")] = None,
         session_id: Annotated[
-            str | None, Field(description="Forget this conversation's turns and the memories only they support.")
+            str | None, Arg(description="Forget this conversation's turns and the memories only they support.")
         ] = None,
     ) -> Forgotten:
         """Forgets for good, by one of: a memory id; ``text`` (the memories whose
@@ -883,9 +880,9 @@ class Memory:
         self,
         memory_id: MemoryId,
         *,
-        content: Annotated[str | None, Field(description="The new content.")] = None,
-        tags: Annotated[Tags | None, Field(description="The new tags (empty: none).")] = None,
-        status: Annotated[Literal["active", "archived"] | None, Field(description="The new status.")] = None,
+        content: Annotated[str | None, Arg(description="The new content.")] = None,
+        tags: Annotated[Tags | None, Arg(description="The new tags (empty: none).")] = None,
+        status: Annotated[Literal["active", "archived"] | None, Arg(description="The new status.")] = None,
     ) -> MemoryRecord:
         """Changes a memory's content, tags or status (archived: kept, no longer recalled);
         at least one of them."""
@@ -908,7 +905,7 @@ class Memory:
     @verb()
     @_verb
     def gc(
-        self, *, dry_run: Annotated[bool, Field(description="Say what it would do; change nothing.")] = False
+        self, *, dry_run: Annotated[bool, Arg(description="Say what it would do; change nothing.")] = False
     ) -> GcReport:
         """Rescores memories, promotes mid -> long, archives what decayed."""
         return self.longterm.gc(dry_run=dry_run)
@@ -919,7 +916,7 @@ class Memory:
         self,
         session_id: SessionId,
         *,
-        k: Annotated[int, Field(ge=1, le=1000, description="How many memories.")] = 20,
+        k: Annotated[int, Arg(ge=1, le=1000, description="How many memories.")] = 20,
     ) -> ConversationContext:
         """A conversation's last turns and the top ``k`` memories by score: what an agent
         resuming the conversation should know first."""
@@ -930,14 +927,14 @@ class Memory:
     def memories(
         self,
         *,
-        layer: Annotated[Literal["mid", "long"] | None, Field(description="Mid-term or long-term only.")] = None,
+        layer: Annotated[Literal["mid", "long"] | None, Arg(description="Mid-term or long-term only.")] = None,
         status: Annotated[
-            Literal["active", "archived", "all"], Field(description="Which memories (all: any status).")
+            Literal["active", "archived", "all"], Arg(description="Which memories (all: any status).")
         ] = "active",
-        kind: Annotated[Kind | None, Field(description="Only memories of this kind.")] = None,
+        kind: Annotated[Kind | None, Arg(description="Only memories of this kind.")] = None,
         limit: Limit = 50,
         sort: Annotated[
-            Literal["score", "recent", "id"], Field(description="Best score, newest or oldest first.")
+            Literal["score", "recent", "id"], Arg(description="Best score, newest or oldest first.")
         ] = "score",
     ) -> MemoryList:
         """Memories by layer, status and kind, sorted by score, recency or id."""
@@ -949,8 +946,8 @@ class Memory:
     def facts(
         self,
         *,
-        level: Annotated[Level | None, Field(description="The level (default: every level).")] = None,
-        domain: Annotated[str | None, Field(description="Only this domain.")] = None,
+        level: Annotated[Level | None, Arg(description="The level (default: every level).")] = None,
+        domain: Annotated[str | None, Arg(description="Only this domain.")] = None,
     ) -> MemoryList:
         """Active memories at a level of the hierarchy (L0 project ... L3 code)."""
         return self.longterm.facts(level=level, domain=domain)
@@ -965,7 +962,7 @@ class Memory:
     @verb()
     @_durable
     def promote(
-        self, memory_id: MemoryId, level: Annotated[Level, Field(description="The level it moves to.")]
+        self, memory_id: MemoryId, level: Annotated[Level, Arg(description="The level it moves to.")]
     ) -> MemoryRecord:
         """Moves a memory to another level of the hierarchy: L0 the whole project, L1 a
         domain, L2 a module, L3 a piece of code."""
@@ -977,18 +974,18 @@ class Memory:
     @_verb
     def record_tool_call(
         self,
-        tool_name: Annotated[str, Field(min_length=1, description="The tool's name, e.g. 'bash' or 'edit'.")],
-        parameters: Annotated[Any, Field(description="The tool's arguments.")] = None,
+        tool_name: Annotated[str, Arg(min_length=1, description="The tool's name, e.g. 'bash' or 'edit'.")],
+        parameters: Annotated[Any, Arg(description="The tool's arguments.")] = None,
         *,
-        success: Annotated[bool, Field(description="Whether the call succeeded.")],
+        success: Annotated[bool, Arg(description="Whether the call succeeded.")],
         result: Annotated[
-            str | None, Field(description="The tool's output: it joins the context window as a tool result.")
+            str | None, Arg(description="The tool's output: it joins the context window as a tool result.")
         ] = None,
-        error_message: Annotated[str | None, Field(description="What went wrong.")] = None,
+        error_message: Annotated[str | None, Arg(description="What went wrong.")] = None,
         duration_ms: Annotated[
-            int | None, Field(ge=0, le=MAX_INT, description="How long it took, in milliseconds.")
+            int | None, Arg(ge=0, le=MAX_INT, description="How long it took, in milliseconds.")
         ] = None,
-        file_path: Annotated[str | None, Field(description="The file it worked on.")] = None,
+        file_path: Annotated[str | None, Arg(description="The file it worked on.")] = None,
         task_id: TaskId = None,
     ) -> Recorded:
         """The one call after a tool call: remembers it in the episodic store
@@ -1022,14 +1019,14 @@ class Memory:
     def record_file_interaction(
         self,
         path: FilePath,
-        operation: Annotated[Operation, Field(description="What was done with the file.")],
+        operation: Annotated[Operation, Arg(description="What was done with the file.")],
         *,
         line_range: Annotated[
-            tuple[Annotated[int, Field(ge=0, le=MAX_INT)], Annotated[int, Field(ge=0, le=MAX_INT)]] | None,
-            Field(description="The first and last line it touched."),
+            tuple[Annotated[int, Arg(ge=0, le=MAX_INT)], Annotated[int, Arg(ge=0, le=MAX_INT)]] | None,
+            Arg(description="The first and last line it touched."),
         ] = None,
-        success: Annotated[bool, Field(description="Whether it succeeded.")] = True,
-        changes_summary: Annotated[str | None, Field(description="What changed, in a line.")] = None,
+        success: Annotated[bool, Arg(description="Whether it succeeded.")] = True,
+        changes_summary: Annotated[str | None, Arg(description="What changed, in a line.")] = None,
         task_id: TaskId = None,
     ) -> Recorded:
         """Remembers a read, write, edit, search or analysis of a file (durably). A
@@ -1056,7 +1053,7 @@ class Memory:
         self,
         snapshot: Annotated[
             JsonObject,
-            Field(description="The window: timestamp, session_id, task_id, total_tokens, items, pruned_items, reason."),
+            Arg(description="The window: timestamp, session_id, task_id, total_tokens, items, pruned_items, reason."),
         ],
     ) -> Recorded:
         """Remembers a context-window snapshot (``timestamp``,
@@ -1070,11 +1067,11 @@ class Memory:
     @_verb
     def task(
         self,
-        action: Annotated[TaskAction, Field(description="The lifecycle step.")],
-        task_id: Annotated[str, Field(min_length=1, description="The task's id.")],
+        action: Annotated[TaskAction, Arg(description="The lifecycle step.")],
+        task_id: Annotated[str, Arg(min_length=1, description="The task's id.")],
         *,
-        description: Annotated[str | None, Field(description="For start: what the task is.")] = None,
-        outcome: Annotated[str | None, Field(description="For complete or fail: what came of it.")] = None,
+        description: Annotated[str | None, Arg(description="For start: what the task is.")] = None,
+        outcome: Annotated[str | None, Arg(description="For complete or fail: what came of it.")] = None,
     ) -> TaskStatus:
         """A task lifecycle step: ``start`` (needs ``description``), ``pause``,
         ``resume``, ``complete`` or ``fail`` (with an optional ``outcome``).
@@ -1123,11 +1120,11 @@ class Memory:
     @_verb
     def co_edited_files(
         self,
-        path: Annotated[FilePath | None, Field(description="Only pairs with this file.")] = None,
+        path: Annotated[FilePath | None, Arg(description="Only pairs with this file.")] = None,
         *,
         min_count: Annotated[
             int | None,
-            Field(ge=1, le=10_000, description="Edited together at least this often (default: the policy's)."),
+            Arg(ge=1, le=10_000, description="Edited together at least this often (default: the policy's)."),
         ] = None,
     ) -> CoEdits:
         """Files edited together (same task, within the policy's co-edit window), at
@@ -1145,7 +1142,7 @@ class Memory:
     @_verb
     def tasks(
         self,
-        query: Annotated[str | None, Field(description="Past tasks similar to this (default: the open tasks).")] = None,
+        query: Annotated[str | None, Arg(description="Past tasks similar to this (default: the open tasks).")] = None,
         *,
         limit: Limit = 10,
     ) -> Tasks:
@@ -1175,10 +1172,10 @@ class Memory:
     def patterns(
         self,
         pattern_type: Annotated[
-            Literal["co-edit", "error-fix"] | None, Field(description="Only patterns of this type.")
+            Literal["co-edit", "error-fix"] | None, Arg(description="Only patterns of this type.")
         ] = None,
         *,
-        min_count: Annotated[int, Field(ge=1, le=2**62, description="Observed at least this often.")] = 1,
+        min_count: Annotated[int, Arg(ge=1, le=2**62, description="Observed at least this often.")] = 1,
     ) -> Patterns:
         """Learned patterns ("co-edit", "error-fix"), most observed first."""
         if pattern_type not in (None, "co-edit", "error-fix"):

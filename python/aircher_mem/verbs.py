@@ -27,12 +27,13 @@ import typing
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Literal, TypeVar
 
-import pydantic
-
-from .checks import short
+from .checks import Arg, Parse, short
 from .errors import InvalidInputError
 
-__all__ = ["Param", "Verb", "Surface", "verb", "get", "all_verbs", "arguments_model", "plain"]
+if typing.TYPE_CHECKING:  # pydantic is imported when a model is first needed (a server's)
+    import pydantic
+
+__all__ = ["Param", "Verb", "Surface", "verb", "get", "all_verbs", "arguments_model", "plain", "metadata"]
 
 Surface = Literal["python", "cli", "mcp", "http"]
 SURFACES: tuple[Surface, ...] = ("python", "cli", "mcp", "http")
@@ -130,7 +131,7 @@ def _strip(tp: Any) -> Any:
     return tp
 
 
-def _metadata(annotation: Any) -> Iterator[Any]:
+def metadata(annotation: Any) -> Iterator[Any]:
     """Every metadata item of ``annotation``, outermost first: through
     ``Annotated`` layers and an optional's one type, the pydantic ``FieldInfo``
     items and the constraints they hold."""
@@ -151,7 +152,7 @@ def _metadata(annotation: Any) -> Iterator[Any]:
 
 def _bound(annotation: Any, name: str) -> int | float | None:
     """The first ``ge``/``le`` bound in ``annotation``'s metadata."""
-    for item in _metadata(annotation):
+    for item in metadata(annotation):
         value = getattr(item, name, None)
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return value
@@ -160,7 +161,7 @@ def _bound(annotation: Any, name: str) -> int | float | None:
 
 def _help(annotation: Any) -> str:
     """The first ``description`` in ``annotation``'s metadata."""
-    for item in _metadata(annotation):
+    for item in metadata(annotation):
         described = getattr(item, "description", None)
         if isinstance(described, str) and described:
             return described
@@ -228,6 +229,8 @@ class Verb:
         the values come as text (a query string, a command line) and are converted
         (``"5"`` to 5, ``"true"`` to True); else they are JSON values and must have
         the declared type."""
+        import pydantic
+
         model = arguments_model(self)
         given = {
             k: v for k, v in values.items() if not (v is None and k in model.model_fields and _skips_none(self, k))
@@ -240,6 +243,8 @@ class Verb:
 
     def arguments_json(self, body: bytes) -> dict[str, Any]:
         """A JSON body checked as :meth:`arguments` checks values (strictly)."""
+        import pydantic
+
         model = arguments_model(self)
         try:
             checked = model.model_validate_json(body, strict=True)
@@ -306,13 +311,40 @@ def arguments_model(v: Verb) -> type[pydantic.BaseModel]:
 
 @functools.cache
 def _model(name: str, count: int) -> type[pydantic.BaseModel]:
-    v = _verbs()[name]
+    import pydantic
+
+    v = _one(name, count)
     fields: dict[str, Any] = {}
     for p in v.params:
         default = ... if p.required else p.default
-        fields[p.name] = (p.annotation, default)
+        fields[p.name] = (_pydantic(p.annotation), default)
     config = pydantic.ConfigDict(extra="forbid", arbitrary_types_allowed=False, hide_input_in_errors=False)
     return pydantic.create_model(f"{_camel(v.name)}Arguments", __config__=config, **fields)
+
+
+def _pydantic(tp: Any) -> Any:
+    """``tp`` with its :class:`Arg` and :class:`Parse` metadata made pydantic's
+    ``Field`` and ``BeforeValidator``, at any depth."""
+    import pydantic
+
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin is typing.Annotated:
+        meta = []
+        for item in args[1:]:
+            if isinstance(item, Arg):
+                given = {k: x for k, x in dataclasses.asdict(item).items() if x is not None and x != ""}
+                meta.append(pydantic.Field(**given))
+            elif isinstance(item, Parse):
+                meta.append(pydantic.BeforeValidator(item.function))
+            else:
+                meta.append(item)
+        return typing.Annotated[(_pydantic(args[0]), *meta)]
+    if not args or origin is Literal:
+        return tp
+    inner = tuple(a if a is Ellipsis else _pydantic(a) for a in args)
+    if _is_union(tp):
+        return typing.Union[inner]  # noqa: UP007 - built from a tuple
+    return origin[inner if len(inner) > 1 else inner[0]]
 
 
 def _camel(name: str) -> str:
@@ -353,8 +385,13 @@ def _build(name: str, function: Callable[..., Any]) -> Verb:
 
 
 @functools.cache
+def _one(name: str, count: int) -> Verb:
+    return _build(name, _DECLARED[name])
+
+
+@functools.cache
 def _registry(count: int) -> dict[str, Verb]:
-    return {name: _build(name, fn) for name, fn in sorted(_DECLARED.items())}
+    return {name: _one(name, count) for name in sorted(_DECLARED)}
 
 
 def _verbs() -> dict[str, Verb]:
@@ -368,10 +405,10 @@ def all_verbs(surface: Surface | None = None) -> tuple[Verb, ...]:
 
 def get(name: str) -> Verb:
     """The verb named ``name`` (underscores, or the CLI's dashes)."""
-    try:
-        return _verbs()[name.replace("-", "_")]
-    except KeyError:
-        raise InvalidInputError(f"no verb named {name!r}") from None
+    key = name.replace("-", "_")
+    if key not in _DECLARED:
+        raise InvalidInputError(f"no verb named {name!r}")
+    return _one(key, len(_DECLARED))
 
 
 def __getattr__(name: str) -> Any:

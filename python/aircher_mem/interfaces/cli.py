@@ -28,6 +28,7 @@ import dataclasses
 import importlib
 import inspect
 import json
+import math
 import os
 import sys
 import time
@@ -37,10 +38,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal, TextIO
 
-from pydantic import Field
-
 from .. import verbs
 from .._core import __version__
+from ..checks import Arg, Parse, parse_time
 from ..config import CONFIG_FILE
 from ..errors import AircherError, StoreNotFoundError
 from ..memory import STORE_DIR, Memory, find_root
@@ -654,8 +654,7 @@ class Run:
 def _verb_result(v: verbs.Verb, args: argparse.Namespace) -> Any:
     """Runs the service verb ``v`` with the command line's arguments (checked
     against its declaration) on the project's memory."""
-    given = {p.name: getattr(args, p.name) for p in v.params if getattr(args, p.name, None) is not None}
-    kwargs = v.arguments(given, text=True)
+    kwargs = _given(v, args)
     if v.name in ("create_store", "index"):  # they may create the store; PATH names the project
         where = Path(args.path if args.path is not None else args.root if args.root is not None else ".")
         with _connect(where, create=True) as memory:
@@ -725,7 +724,7 @@ def _unavailable(what: str, exc: ImportError) -> _Unavailable:
 
 @verb(name="doctor", surfaces=("cli",), python_only=("run",))
 def cmd_doctor(
-    run: Run, *, deep: Annotated[bool, Field(description="Also compare the graph with a fresh build (slow).")] = False
+    run: Run, *, deep: Annotated[bool, Arg(description="Also compare the graph with a fresh build (slow).")] = False
 ) -> Doctor:
     """Checks the store, the versions, the encodings and the languages."""
     return Memory.doctor(run.args.root, deep=deep, server=server_check)
@@ -736,11 +735,11 @@ def cmd_mcp(
     run: Run,
     *,
     index: Annotated[
-        bool | None, Field(description="Refresh the graph at start (default: [server] index_at_start).")
+        bool | None, Arg(description="Refresh the graph at start (default: [server] index_at_start).")
     ] = None,
     refresh_seconds: Annotated[
         float | None,
-        Field(
+        Arg(
             ge=0,
             le=86_400,
             description="Look for changed files before a graph query at most this often "
@@ -759,8 +758,8 @@ def cmd_mcp(
 def cmd_serve(
     run: Run,
     *,
-    host: Annotated[str, Field(description="The address to bind: 127.0.0.1, localhost or ::1.")] = "127.0.0.1",
-    port: Annotated[int, Field(ge=0, le=65_535, description="The port (0: any free port).")] = 8787,
+    host: Annotated[str, Arg(description="The address to bind: 127.0.0.1, localhost or ::1.")] = "127.0.0.1",
+    port: Annotated[int, Arg(ge=0, le=65_535, description="The port (0: any free port).")] = 8787,
 ) -> int:
     """Serves the memory over HTTP on 127.0.0.1, the project's one writer."""
     try:
@@ -775,12 +774,12 @@ def cmd_serve(
 @verb(name="hooks", surfaces=("cli",), python_only=("run",))
 def cmd_hooks(
     run: Run,
-    action: Annotated[Literal["install", "uninstall"], Field(description="Install or uninstall the hooks.")],
+    action: Annotated[Literal["install", "uninstall"], Arg(description="Install or uninstall the hooks.")],
     *,
     scope: Annotated[
-        Literal["project", "user"], Field(description="The project's .claude/settings.json, or the user's.")
+        Literal["project", "user"], Arg(description="The project's .claude/settings.json, or the user's.")
     ] = "project",
-    settings: Annotated[str | None, Field(description="This settings file instead.")] = None,
+    settings: Annotated[str | None, Arg(description="This settings file instead.")] = None,
 ) -> int:
     """Installs or uninstalls aircher-mem's Claude Code hooks."""
     try:
@@ -801,7 +800,7 @@ def cmd_hooks(
 def cmd_hook(
     run: Run,
     event: Annotated[
-        str, Field(min_length=1, description="The hook event, e.g. SessionStart, UserPromptSubmit, PostToolUse.")
+        str, Arg(min_length=1, description="The hook event, e.g. SessionStart, UserPromptSubmit, PostToolUse.")
     ],
 ) -> int:
     """Runs a Claude Code hook: the event's JSON on stdin, the hook's output on stdout.
@@ -882,6 +881,45 @@ def _kind_of(p: verbs.Param) -> Literal["bool", "list", "json", "value"]:
     return "value"
 
 
+def _given(v: verbs.Verb, args: argparse.Namespace) -> dict[str, Any]:
+    """The verb's arguments the command line gave (converted and bounded by the
+    parser; the verb checks the rest, as for any Python caller)."""
+    return {p.name: getattr(args, p.name) for p in v.params if getattr(args, p.name, None) is not None}
+
+
+def _converter(p: verbs.Param) -> Callable[[str], Any]:
+    """The argument's text as the parameter's type: an integer or a number within
+    its declared bounds, a time (ISO-8601 or Unix seconds), or the text itself."""
+    base = p.base
+    low, high = p.minimum, p.maximum
+    if any(isinstance(item, Parse) for item in verbs.metadata(p.annotation)):
+
+        def parse(text: str) -> Any:
+            try:
+                return parse_time(text)
+            except ValueError as exc:
+                raise argparse.ArgumentTypeError(str(exc)) from None
+
+        return parse
+    if base not in (int, float):
+        return str
+
+    def number(text: str) -> Any:
+        try:
+            value = base(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {'an integer' if base is int else 'a number'}") from None
+        if base is float and not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
+        if low is not None and value < low:
+            raise argparse.ArgumentTypeError(f"must be >= {low}, got {text}")
+        if high is not None and value > high:
+            raise argparse.ArgumentTypeError(f"must be <= {high}, got {text}")
+        return value
+
+    return number
+
+
 def _add_param(parser: argparse.ArgumentParser, p: verbs.Param) -> None:
     help = p.help or None
     if p.default not in (inspect.Parameter.empty, None, ()) and help is not None:
@@ -890,7 +928,7 @@ def _add_param(parser: argparse.ArgumentParser, p: verbs.Param) -> None:
     choices = p.choices or None
     if p.positional:
         nargs = None if p.required else "?"
-        convert = _json_value if kind == "json" else str
+        convert = _json_value if kind == "json" else _converter(p)
         parser.add_argument(p.name, nargs=nargs, choices=choices, type=convert, help=help, metavar=p.name.upper())
         return
     flag = ("-" if len(p.name) == 1 else "--") + p.name.replace("_", "-")
@@ -901,7 +939,7 @@ def _add_param(parser: argparse.ArgumentParser, p: verbs.Param) -> None:
             flag, dest=p.name, action=_Extend, type=_words, metavar="A,B", help=f"{help or ''} (comma-separated)"
         )
     else:
-        convert = _json_value if kind == "json" else str
+        convert = _json_value if kind == "json" else _converter(p)
         metavar = "JSON" if kind == "json" else None
         parser.add_argument(
             flag, dest=p.name, required=p.required, choices=choices, type=convert, metavar=metavar, help=help
@@ -974,8 +1012,7 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None) -> 
     try:
         v = verbs.get(args.command)
         if "python" not in v.surfaces:  # a command of the CLI itself: it writes its own output
-            given = {p.name: getattr(args, p.name) for p in v.params if getattr(args, p.name, None) is not None}
-            result = v.function(Run(args, out), **v.arguments(given, text=True))
+            result = v.function(Run(args, out), **_given(v, args))
             if isinstance(result, int):
                 return result
         else:

@@ -390,8 +390,11 @@ class Client:
 
 def _remote(name: str) -> verbs.Verb | None:
     """The verb ``name`` when the server offers it."""
-    found = {v.name: v for v in verbs.all_verbs("http")}
-    return found.get(name)
+    try:
+        v = verbs.get(name)
+    except InvalidInputError:
+        return None
+    return v if "http" in v.surfaces and v.name == name else None
 
 
 def _encode(value: Any) -> Any:

@@ -767,6 +767,7 @@ def _files(pid: int) -> int:
 
 
 @pytest.mark.slow
+@pytest.mark.alone
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts the server's descriptors in /proc")
 def test_idle_connections_do_not_make_the_server_unreachable(tmp_path: Path) -> None:
     """1,100 idle connections (no request, no token) against a server limited to 600

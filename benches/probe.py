@@ -93,7 +93,7 @@ def probe_pathological(o: Outcome, tmp: Path, scale: int) -> None:
     for name, text in files.items():
         root = write(tmp / name.replace(".", "_"), {**BASE, name: text})
         o.run([SCRIPT, "index", str(root), "--quiet"], timeout=120)
-        o.run([SCRIPT, "context", "store save", "--root", str(root)], timeout=60)
+        o.run([SCRIPT, "preview-context", "store save", "--root", str(root)], timeout=60)
 
 
 def probe_random_bytes(o: Outcome, tmp: Path, scale: int) -> None:
@@ -106,7 +106,7 @@ def probe_random_bytes(o: Outcome, tmp: Path, scale: int) -> None:
         start = time.perf_counter()
         o.run([SCRIPT, "index", str(root), "--quiet"], timeout=120)
         o.notes.append(f"{name} {len(noise) // 1000} KB: index {time.perf_counter() - start:.1f} s")
-        o.run([SCRIPT, "context", "store save", "--root", str(root)], timeout=60)
+        o.run([SCRIPT, "preview-context", "store save", "--root", str(root)], timeout=60)
 
 
 def probe_fifo(o: Outcome, tmp: Path) -> None:
@@ -114,8 +114,8 @@ def probe_fifo(o: Outcome, tmp: Path) -> None:
     o.run([SCRIPT, "index", str(root), "--quiet"], timeout=60)
     (root / "app/models.py").unlink()
     os.mkfifo(root / "app/models.py")
-    o.run([SCRIPT, "context", "store save User", "--root", str(root)], timeout=30)
-    o.run([SCRIPT, "code", "store", "--root", str(root)], timeout=30)
+    o.run([SCRIPT, "preview-context", "store save User", "--root", str(root)], timeout=30)
+    o.run([SCRIPT, "relevant-code", "store", "--root", str(root)], timeout=30)
     o.run([SCRIPT, "index", str(root), "--full", "--quiet"], timeout=30)
 
 
@@ -152,7 +152,7 @@ def probe_symlink_out(o: Outcome, tmp: Path) -> None:
     o.run([SCRIPT, "index", str(root), "--quiet"], timeout=60)
     (root / "app/models.py").unlink()
     (root / "app/models.py").symlink_to(outside / "secret.py")
-    for argv in (["context", "store save", "--show"], ["code", "store"]):
+    for argv in (["preview-context", "store save", "--show"], ["relevant-code", "store"]):
         if "SECRET-OUTSIDE" in o.run([SCRIPT, *argv, "--root", str(root)], timeout=30):
             o.leaks += 1
             o.notes.append(f"{argv[0]} read through a symlink out of the project")
@@ -170,7 +170,7 @@ def probe_skipped_then_symlink_out(o: Outcome, tmp: Path) -> None:
     o.run([SCRIPT, "doctor", "--root", str(root)], timeout=60)
     o.run([SCRIPT, "index", str(root), "--quiet"], timeout=60)
     o.run([SCRIPT, "index", str(root), "--quiet"], timeout=60)
-    if "SECRET-OUTSIDE" in o.run([SCRIPT, "code", "leaked", "--root", str(root)], timeout=30):
+    if "SECRET-OUTSIDE" in o.run([SCRIPT, "relevant-code", "leaked", "--root", str(root)], timeout=30):
         o.leaks += 1
         o.notes.append("code read through a symlink out of the project")
 
@@ -192,7 +192,7 @@ def probe_damaged_state(o: Outcome, tmp: Path) -> None:
         o.run([SCRIPT, "doctor", "--root", str(root)], timeout=30, ok=(1,))
     config.unlink()
     db = root / ".aircher" / "memory.duckdb"
-    o.run([SCRIPT, "init", str(root)], timeout=30)
+    o.run([SCRIPT, "create-store", str(root)], timeout=30)
     original = db.read_bytes()
     for damaged in (original[: len(original) // 2], original[:100], b"", os.urandom(20_000)):
         db.write_bytes(damaged)  # refused (exit 1), or read when only unused blocks were cut (exit 0)
@@ -210,11 +210,11 @@ def probe_arguments(o: Outcome, tmp: Path) -> None:
     o.run([SCRIPT, "index", str(root), "--quiet"], timeout=60)
     huge = str(2**70)
     for argv in (
-        ["context", "x", "--budget", huge],
+        ["preview-context", "x", "--max-tokens", huge],
         ["tasks", "--limit", huge],
-        ["history", "a.py", "--limit", huge],
-        ["code", "store", "--max-tokens", huge],
-        ["symbol", "\udcff"],
+        ["file-history", "a.py", "--limit", huge],
+        ["relevant-code", "store", "--max-tokens", huge],
+        ["find-symbol", "\udcff"],
         ["callers", "x" * 100_000],
     ):
         o.run([SCRIPT, *argv, "--root", str(root)], timeout=30, ok=(0, 2, 3))

@@ -99,7 +99,7 @@ class StoreCorruptError(StoreError):
 
 class StoreNotFoundError(StoreError, FileNotFoundError):
     """No ``.aircher/`` store in the project (create one with ``Memory.open`` or
-    ``aircher-mem init``)."""
+    ``aircher-mem create-store``)."""
 
     code = "store_not_found"
 

@@ -3,13 +3,13 @@
 The first job on any repository::
 
     aircher-mem index .                      # build the code graph (.aircher/ in the repo)
-    aircher-mem context "why does login fail for admins?" --show
+    aircher-mem preview-context "why does login fail for admins?" --show
 
 Long-term memory, what the agent was told and decided::
 
-    aircher-mem add-turn --session s1 --role user --text "I prefer tabs."
+    aircher-mem add-turn s1 user "I prefer tabs."
     aircher-mem recall "tabs or spaces?"      # memories and turns, who said them and when
-    aircher-mem explain --id 1                # every score term, rules, source turns, gc outlook
+    aircher-mem explain 1                     # every score term, rules, source turns, gc outlook
 
 Tables for people, ``--json`` for scripts (the same JSON the MCP tools return).
 When ``aircher-mem serve`` runs for the project, every command is its client over

@@ -834,6 +834,46 @@ def test_idle_connections_do_not_make_the_server_unreachable(tmp_path: Path) -> 
     assert proc.returncode == 0 and "Traceback" not in errors and "Too many open files" not in errors, errors
 
 
+@pytest.mark.slow
+def test_a_request_accepted_with_an_idle_crowd_is_answered_not_evicted(tmp_path: Path) -> None:
+    """With room for one connection, a request and an idle connection accepted in
+    the same loop turn (the server was stopped while both arrived): the idle newcomer
+    is closed; the request, not yet read when the newcomer came, is answered."""
+    import socket
+
+    (tmp_path / ".aircher").mkdir()
+    (tmp_path / ".aircher" / "config.toml").write_text(
+        "[server]\nmax_connections = 1\nrequest_seconds = 30.0\nindex_at_start = false\n"
+    )
+    script = str(Path(sys.executable).with_name("aircher-mem"))
+    proc = subprocess.Popen(
+        [script, "serve", "--root", str(tmp_path), "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        info = wait_for(tmp_path, proc)
+        address = ("127.0.0.1", info.port)
+        os.kill(proc.pid, signal.SIGSTOP)
+        try:
+            asking = socket.create_connection(address, timeout=30)
+            asking.sendall(f"GET /health HTTP/1.1\r\nHost: 127.0.0.1:{info.port}\r\nConnection: close\r\n\r\n".encode())
+            crowd = socket.create_connection(address, timeout=30)
+        finally:
+            os.kill(proc.pid, signal.SIGCONT)
+        with asking, crowd:
+            answer = b""
+            while chunk := asking.recv(65_536):
+                answer += chunk
+            assert answer.startswith(b"HTTP/1.1 200"), answer
+            assert crowd.recv(1) == b""  # closed by the server
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, errors = proc.communicate(timeout=60)
+    assert proc.returncode == 0 and "Traceback" not in errors, errors
+
+
 def test_serving_raises_the_open_files_soft_limit_to_the_hard_limit(tmp_path: Path) -> None:
     script = textwrap.dedent(
         """

@@ -56,6 +56,7 @@ import re
 import secrets
 import signal
 import socket
+import sys
 import threading
 import types
 import typing
@@ -744,6 +745,24 @@ def _connection_bounds(policy: ServerPolicy) -> tuple[int, int]:
     return connections, backlog
 
 
+def _unread(transport: asyncio.BaseTransport) -> bool:
+    """Whether bytes wait unread in ``transport``'s socket (``FIONREAD``; False where
+    the platform cannot tell)."""
+    try:
+        import fcntl
+        import termios
+    except ImportError:  # pragma: no cover - Windows
+        return False
+    sock = transport.get_extra_info("socket")
+    if sock is None:
+        return False
+    try:
+        count = fcntl.ioctl(sock.fileno(), termios.FIONREAD, b"\0\0\0\0")
+    except (OSError, ValueError):
+        return False
+    return int.from_bytes(count, sys.byteorder) > 0
+
+
 def _bounded_protocol(policy: ServerPolicy, limit: int) -> type[asyncio.Protocol]:
     """uvicorn's h11 protocol with the connection bounds of ``policy``: at most
     ``limit`` connections open (``max_connections`` as it fits the open files
@@ -786,8 +805,9 @@ def _bounded_protocol(policy: ServerPolicy, limit: int) -> type[asyncio.Protocol
             open_ = [c for c in self.connections if isinstance(c, Bounded) and not c.transport.is_closing()]
             if len(open_) <= limit:
                 return
-            idle = [c for c in open_ if c is not self and c._idle()]
-            victim = min(idle, key=lambda c: c._since) if idle else self
+            idle = sorted((c for c in open_ if c is not self and c._idle()), key=lambda c: c._since)
+            # A connection whose request waits unread (accepted a turn ago, not read yet) is not idle.
+            victim = next((c for c in idle if not _unread(c.transport)), self)
             victim.transport.close()
 
         def _late(self) -> None:

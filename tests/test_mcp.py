@@ -14,10 +14,13 @@ from typing import Any
 import aircher_mem as am
 import anyio
 import pytest
+from aircher_mem import verbs
+from aircher_mem.interfaces import http
 from aircher_mem.interfaces.mcp import tools as mcp_tools
 from conftest import PROJECT_SOURCES
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult, TextContent
+from starlette.testclient import TestClient
 
 SCRIPT = str(Path(sys.executable).with_name("aircher-mem"))
 
@@ -235,7 +238,9 @@ def test_every_tool_over_stdio(project: Path) -> None:
             assert refused["code"] == "invalid_input" and "is outside the project root" in refused["message"], tool
         assert "no file" in error(await s.call_tool("file_definitions", {"path": "app/absent.py"}))
         assert "no file" in error(await s.call_tool("dependencies", {"path": "app/absent.py"}))
-        assert "validation error" in error(await s.call_tool("find_symbol", {}))  # the SDK's: name is required
+        assert json.loads(error(await s.call_tool("find_symbol", {}))) == {
+            "error": {"code": "invalid_input", "type": "InvalidInputError", "message": "name is required"}
+        }
         assert (
             json.loads(error(await s.call_tool("relevant_code", {"query": "x", "max_tokens": -5})))["error"]["code"]
             == "invalid_input"
@@ -248,7 +253,9 @@ def test_every_tool_over_stdio(project: Path) -> None:
         )
         one_line = {"path": "app/util.py", "operation": "read", "line_range": [3]}
         assert "line_range" in error(await s.call_tool("record_file_interaction", one_line))
-        assert "Unknown tool" in error(await s.call_tool("rm_rf", {}))
+        assert json.loads(error(await s.call_tool("rm_rf", {})))["error"]["message"].startswith(
+            "no tool named 'rm_rf'; tools: add_turn, callees, "
+        )
         assert ok(await s.call_tool("find_symbol", {"name": "User"}))["symbols"][0]["path"] == "app/models.py"
 
     anyio.run(session_run, project, script, "--refresh-seconds", "3600")
@@ -291,6 +298,58 @@ def test_server_measures_a_query_roundtrip(project: Path, tool: str) -> None:
     timings.sort()
     print(f"{tool} over stdio: median {timings[10] * 1000:.2f} ms, max {timings[-1] * 1000:.2f} ms")
     assert timings[10] < 0.5  # a round trip, not a rebuild
+
+
+# (tool, arguments with one the tool does not take): a model's typos.
+MISSPELT = [
+    ("relevant_code", {"qurey": "why does store lose users?"}),
+    ("find_symbol", {"name": "s", "prefx": True}),
+    ("record_tool_call", {"tool_name": "pytest", "success": False, "duraton_ms": 840}),
+    ("task", {"action": "start", "task_id": "t1", "descripton": "a task"}),
+]
+
+
+@pytest.mark.slow
+def test_an_argument_a_tool_does_not_take_is_refused_as_over_http(project: Path) -> None:
+    # What the HTTP server answers to the same arguments as a request's body.
+    with am.Memory.open(project) as memory:
+        memory.index()
+        app = http.build_app(memory, token="t" * 32)
+        with TestClient(app, base_url="http://127.0.0.1:8787", headers={"Authorization": "Bearer " + "t" * 32}) as c:
+            over_http = [
+                c.post(f"/{tool.replace('_', '-')}", json=args)
+                if verbs.get(tool).http_method == "POST"
+                else c.get(f"/{tool.replace('_', '-')}", params={k: json.dumps(x) for k, x in args.items()})
+                for tool, args in MISSPELT
+            ]
+    assert {r.status_code for r in over_http} == {400}
+    assert [r.json()["error"]["message"] for r in over_http] == [
+        "query is required; unknown argument qurey; allowed: query, max_tokens, focus_files",
+        "unknown argument prefx; allowed: name, prefix, fuzzy",
+        "unknown argument duraton_ms; allowed: tool_name, parameters, success, result, error_message, "
+        "duration_ms, file_path, task_id",
+        "unknown argument descripton; allowed: action, task_id, description, outcome",
+    ]
+
+    async def script(s: ClientSession) -> None:
+        for t in (await s.list_tools()).tools:
+            assert t.input_schema["additionalProperties"] is False, t.name
+        for (tool, args), want in zip(MISSPELT, over_http):
+            assert json.loads(error(await s.call_tool(tool, args))) == want.json(), tool
+        # Spelt right, the same calls run as before.
+        assert [x["name"] for x in ok(await s.call_tool("find_symbol", {"name": "s", "prefix": True}))["symbols"]] == [
+            "save",
+            "store",
+        ]
+        assert ok(await s.call_tool("task", {"action": "start", "task_id": "t1", "description": "a task"})) == {
+            "task_id": "t1",
+            "status": "active",
+        }
+
+    anyio.run(session_run, project, script, "--refresh-seconds", "3600")
+    with am.Memory.open(project) as memory:  # the refused calls did nothing
+        assert memory.episodic.tool_stats(days=100_000) == []
+        assert [(t.task_id, t.description) for t in memory.tasks().tasks] == [("t1", "a task")]
 
 
 # (CLI argv, MCP tool, MCP arguments): the verbs both interfaces offer.

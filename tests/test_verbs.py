@@ -19,6 +19,8 @@ from aircher_mem import Memory, verbs
 from aircher_mem.errors import InvalidInputError
 from aircher_mem.interfaces.http import openapi
 from aircher_mem.interfaces.mcp import build_server
+from mcp import Client
+from mcp.types import Tool
 from pydantic import Field
 
 
@@ -44,8 +46,12 @@ def test_every_cli_command_is_a_verb_with_its_parameters() -> None:
 
 
 def test_every_mcp_tool_is_a_verb_with_its_schema(tmp_path: Path) -> None:
+    async def listed(memory: Memory) -> list[Tool]:
+        async with Client(build_server(memory)) as client:
+            return (await client.list_tools()).tools
+
     with Memory.open(tmp_path) as memory:
-        tools = {t.name: t for t in asyncio.run(build_server(memory).list_tools())}
+        tools = {t.name: t for t in asyncio.run(listed(memory))}
     declared = {v.name: v for v in verbs.all_verbs("mcp")}
     assert sorted(tools) == sorted(declared)
     for name, tool in tools.items():

@@ -4,9 +4,11 @@ official ``mcp`` SDK.
 Each tool is one verb of the registry (:mod:`aircher_mem.verbs`), with the verb's
 name, its parameters and its docstring as the description; it answers the verb's result as
 compact JSON, the same keys as ``aircher-mem <command> --json``. Paths are relative
-to the project root (absolute ones must lie inside it); an unknown name or file or a
-bad argument comes back as an error result ``{"error": {"code", "type",
-"message"}}`` the model can read, and the server keeps serving.
+to the project root (absolute ones must lie inside it). An unknown name or file, a
+bad or missing argument, and an argument the tool does not take (a misspelt name:
+refused, never ignored) come back as an error result ``{"error": {"code", "type",
+"message"}}`` the model can read, the same JSON the HTTP server answers, and the
+server keeps serving.
 
 The long-term tools (``remember``, ``recall``, ``forget``, ``explain``, ``feedback``,
 ``add_turn``) keep what the agent was told and decided across sessions; their
@@ -25,29 +27,38 @@ writes server.json, so the CLI and the hooks beside it go through it.
 from __future__ import annotations
 
 import dataclasses
-import inspect
+import functools
 import json
 import logging
 import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-from mcp.server.mcpserver import MCPServer
-from mcp.types import CallToolResult, TextContent
-from pydantic import WithJsonSchema
+import anyio
+import anyio.to_thread
+from mcp.server import Server, ServerRequestContext
+from mcp.server.stdio import stdio_server
+from mcp.types import (
+    CallToolRequestParams,
+    CallToolResult,
+    ListToolsResult,
+    PaginatedRequestParams,
+    TextContent,
+    Tool,
+)
 
 from .. import verbs
 from .._core import __version__
 from ..config import Policy
-from ..errors import AircherError
+from ..errors import AircherError, InvalidInputError
 from ..memory import Memory
 from . import wire
 from .client import Client, RemoteMemory
 from .http import RunningServer, serve_in_thread
 
-__all__ = ["build_server", "serve", "tools", "description"]
+__all__ = ["build_server", "serve", "tools", "description", "input_schema"]
 
 log = logging.getLogger("aircher_mem.mcp")
 
@@ -80,53 +91,111 @@ def tools() -> tuple[str, ...]:
     return tuple(v.name for v in verbs.all_verbs("mcp"))
 
 
+def input_schema(v: verbs.Verb) -> dict[str, Any]:
+    """The JSON schema of ``v``'s arguments, as its tool shows it: the registry's
+    model of the verb (:func:`aircher_mem.verbs.arguments_model`, which refuses an
+    argument it does not declare: ``additionalProperties`` false), a typed object
+    among them (a snapshot) written out in place rather than referred to."""
+    schema = verbs.arguments_model(v).model_json_schema()
+    schema["title"] = f"{v.name}Arguments"
+    definitions = schema.pop("$defs", {})
+    inlined = _inline(schema, definitions)
+    assert isinstance(inlined, dict)
+    return inlined
+
+
+_DEFS = "#/$defs/"
+
+
+def _inline(node: Any, definitions: dict[str, Any]) -> Any:
+    """``node`` with each ``$ref`` into ``definitions`` replaced by the definition
+    (keys beside the ``$ref``, a parameter's description, win). The registry's
+    typed objects do not refer to themselves, so this ends."""
+    if isinstance(node, list):
+        return [_inline(item, definitions) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: _inline(value, definitions) for key, value in node.items() if key != "$ref"}
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith(_DEFS):
+        return {**_inline(definitions[ref.removeprefix(_DEFS)], definitions), **out}
+    return out
+
+
 def _answer(call: Callable[[], Any]) -> CallToolResult:
     """Runs one verb: its result as JSON, or its error as an error result holding
-    the error JSON (and nothing else, so the model can parse it)."""
+    the error JSON (and nothing else, so the model can parse it). An error that is
+    not the service's (a bug) is logged here and answered as ``internal``."""
     try:
         return CallToolResult(content=[TextContent(type="text", text=wire.dumps(call()))])
     except (AircherError, OSError) as exc:
-        return CallToolResult(content=[TextContent(type="text", text=wire.dumps(wire.error_json(exc)))], is_error=True)
+        return _error(exc)
+    except Exception as exc:  # the last resort: the model gets an answer, the log the traceback
+        log.exception("a tool failed")
+        error = wire.error_json(exc)
+        error["error"]["message"] = f"internal error ({type(exc).__name__}); see the server log"
+        return CallToolResult(content=[TextContent(type="text", text=wire.dumps(error))], is_error=True)
 
 
-def _tool(memory: Memory | RemoteMemory, v: verbs.Verb) -> Callable[..., CallToolResult]:
-    """The tool function of ``v``. Its parameters show the SDK the verb's own JSON
-    schema but take any value, so that the arguments are checked here, as the HTTP
-    server checks them, and a bad one comes back as the error JSON the model reads."""
-    properties = verbs.arguments_model(v).model_json_schema()["properties"]
-
-    def run(**arguments: Any) -> CallToolResult:
-        def call() -> Any:
-            body = json.dumps(arguments, ensure_ascii=False, allow_nan=False).encode("utf-8")
-            return getattr(memory, v.name)(**v.arguments_json(body))
-
-        return _answer(call)
-
-    parameters = [
-        inspect.Parameter(
-            p.name,
-            inspect.Parameter.KEYWORD_ONLY,
-            default=p.default,
-            annotation=Annotated[Any, WithJsonSchema({k: x for k, x in properties[p.name].items() if k != "title"})],
-        )
-        for p in v.params
-    ]
-    run.__signature__ = inspect.Signature(parameters, return_annotation=CallToolResult)  # type: ignore[attr-defined]
-    run.__name__ = run.__qualname__ = v.name
-    run.__doc__ = description(v)
-    return run
+def _error(exc: BaseException) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=wire.dumps(wire.error_json(exc)))], is_error=True)
 
 
-def build_server(memory: Memory | RemoteMemory) -> MCPServer[Any]:
+def _run(memory: Memory | RemoteMemory, v: verbs.Verb, arguments: dict[str, Any]) -> Any:
+    """``v`` on ``memory`` with the tool call's arguments, checked as the HTTP server
+    checks a request's JSON body (:meth:`aircher_mem.verbs.Verb.arguments_json`): an
+    argument the verb does not declare (a misspelt name), a missing one or a value
+    of the wrong type is an :class:`InvalidInputError`, and the verb does not run."""
+    try:
+        body = json.dumps(arguments, allow_nan=False).encode("utf-8")
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"the arguments must be JSON: {exc}") from None
+    return getattr(memory, v.name)(**v.arguments_json(body))
+
+
+def build_server(memory: Memory | RemoteMemory) -> Server[Any]:
     """An MCP server over ``memory`` (a :class:`Memory`, or the project's HTTP server
     as a :class:`RemoteMemory`: the same results) with a tool per verb the registry
-    offers over MCP (:func:`tools`)."""
-    server: MCPServer[Any] = MCPServer(
-        "aircher-mem", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
+    offers over MCP (:func:`tools`), named as the verb, described by its docstring
+    (:func:`description`), taking the arguments of :func:`input_schema`.
+
+    The SDK's low-level server: a tool call reaches :func:`_run` with its arguments
+    as the client sent them, so that they are checked once, by the registry, and an
+    unknown one is refused rather than dropped."""
+    offered = {v.name: v for v in verbs.all_verbs("mcp")}
+    listed = ListToolsResult(
+        tools=[Tool(name=v.name, description=description(v), input_schema=input_schema(v)) for v in offered.values()]
     )
-    for v in verbs.all_verbs("mcp"):
-        server.add_tool(_tool(memory, v), name=v.name, description=description(v), structured_output=False)
-    return server
+    schemas = {tool.name: tool.input_schema for tool in listed.tools}
+
+    async def list_tools(ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None) -> ListToolsResult:
+        return listed
+
+    async def call_tool(ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> CallToolResult:
+        v = offered.get(params.name)
+        if v is None:
+            return _error(InvalidInputError(f"no tool named {params.name!r}; tools: {', '.join(offered)}"))
+        arguments = dict(params.arguments or {})
+        return await anyio.to_thread.run_sync(_answer, functools.partial(_run, memory, v, arguments))
+
+    return Server(
+        "aircher-mem",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        get_tool_input_schema=schemas.get,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+def _serve_stdio(server: Server[Any]) -> None:
+    """Serves ``server`` on stdin/stdout until the client disconnects."""
+
+    async def run() -> None:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    anyio.run(run)
 
 
 def serve(root: str | os.PathLike[str], *, index: bool | None = None, refresh_seconds: float | None = None) -> None:
@@ -151,7 +220,7 @@ def serve(root: str | os.PathLike[str], *, index: bool | None = None, refresh_se
         with RemoteMemory(
             client, Path(root).resolve(), fallback=lambda: Memory.open(Path(root), policy=policy)
         ) as remote:
-            build_server(remote).run("stdio")
+            _serve_stdio(build_server(remote))
         return
     with Memory.open(Path(root), policy=policy) as memory:
         if index if index is not None else memory.policy.server.index_at_start:
@@ -163,7 +232,7 @@ def serve(root: str | os.PathLike[str], *, index: bool | None = None, refresh_se
             )
         running = _share(memory)
         try:
-            build_server(memory).run("stdio")
+            _serve_stdio(build_server(memory))
         finally:
             if running is not None:
                 running.stop()

@@ -326,6 +326,29 @@ def test_errors_are_one_line_with_an_exit_code(tmp_path: Path, argv: list[str], 
     assert message in done.stderr and "Traceback" not in done.stderr and done.stdout == ""
 
 
+def test_a_snapshot_is_checked_field_by_field(indexed: Path) -> None:
+    root = ("--root", str(indexed))
+    good = {"timestamp": "2023-11-14T22:13:20Z", "session_id": "s1", "total_tokens": 5, "items": [], "reason": "r"}
+    for change, message in [
+        (
+            {"colour": "red"},
+            "unknown field snapshot.colour; allowed: timestamp, session_id, total_tokens, items, reason, task_id, "
+            "item_count, pruned_items",
+        ),
+        ({"items": [1]}, "snapshot.items.0 must be an object, got 1"),
+        ({"total_tokens": 1.5}, "snapshot.total_tokens must be an integer, got 1.5"),
+    ]:
+        code, text = run("record-snapshot", json.dumps({**good, **change}), "--json", *root)
+        assert (code, json.loads(text)) == (
+            2,
+            {"error": {"code": "invalid_input", "type": "InvalidInputError", "message": message}},
+        )
+    assert run_json("record-snapshot", json.dumps(good), *root) == {"what": "snapshot", "graph_stale": False}
+    with am.Memory.open(indexed) as memory:
+        [stored] = memory.episodic.snapshots()
+    assert stored == {**good, "timestamp": 1_700_000_000.0, "task_id": None, "item_count": 0, "pruned_items": []}
+
+
 @pytest.mark.slow
 def test_errors_on_a_store(indexed: Path, tmp_path: Path) -> None:
     root = ["--root", str(indexed)]

@@ -359,6 +359,71 @@ def test_bad_arguments_are_400(client: TestClient, method: str, path: str, body:
     err(response, 400, "invalid_input")
 
 
+SNAPSHOT = {"timestamp": NOW, "session_id": "s1", "total_tokens": 5, "items": [{"id": "a", "tokens": 5}], "reason": "r"}
+SNAPSHOT_FIELDS = [
+    "timestamp",
+    "session_id",
+    "total_tokens",
+    "items",
+    "reason",
+    "task_id",
+    "item_count",
+    "pruned_items",
+]
+# (what is changed in SNAPSHOT, the message naming the field and what it must be)
+BAD_SNAPSHOTS = [
+    ({"colour": "red"}, "unknown field snapshot.colour; allowed: " + ", ".join(SNAPSHOT_FIELDS)),
+    ({"total_tokens": "5"}, "snapshot.total_tokens must be an integer, got '5'"),
+    ({"total_tokens": -1}, "snapshot.total_tokens must be >= 0, got -1"),
+    ({"reason": None}, "snapshot.reason must be a string, got None"),
+    ({"session_id": ""}, "snapshot.session_id must be at least 1 characters long, got ''"),
+    ({"items": [1]}, "snapshot.items.0 must be an object, got 1"),
+    ({"items": None}, "snapshot.items must be a list, got None"),
+    ({"pruned_items": {"id": "a"}}, "snapshot.pruned_items must be a list, got {'id': 'a'}"),
+    ({"task_id": 7}, "snapshot.task_id must be a string, got 7"),
+    ({"timestamp": True}, "snapshot.timestamp must be ISO-8601 text or Unix seconds, got True"),
+    (
+        {"timestamp": 1e20},
+        "snapshot.timestamp must be a finite time from 0001-01-03T00:00:00Z to 9999-12-30T00:00:00Z, got 1e+20",
+    ),
+]
+
+
+def test_the_openapi_of_record_snapshot_lists_the_snapshot_fields() -> None:
+    spec = http.openapi()
+    body = spec["paths"]["/record-snapshot"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    assert body["properties"]["snapshot"]["$ref"] == "#/components/schemas/Snapshot"
+    snapshot = spec["components"]["schemas"]["Snapshot"]
+    assert list(snapshot["properties"]) == SNAPSHOT_FIELDS
+    assert snapshot["required"] == ["timestamp", "session_id", "total_tokens", "items", "reason"]
+    assert snapshot["additionalProperties"] is False
+    fields = snapshot["properties"]
+    assert [x["type"] for x in fields["timestamp"]["anyOf"]] == ["string", "number"]
+    assert (fields["session_id"]["type"], fields["session_id"]["minLength"]) == ("string", 1)
+    assert (fields["total_tokens"]["type"], fields["total_tokens"]["minimum"]) == ("integer", 0)
+    assert fields["items"]["items"] == {"type": "object", "additionalProperties": True}
+    assert [x["type"] for x in fields["pruned_items"]["anyOf"]] == ["array", "null"]
+    assert [x["type"] for x in fields["task_id"]["anyOf"]] == ["string", "null"]
+    assert all(field["description"] for field in fields.values())
+    jsonschema.Draft202012Validator.check_schema(snapshot)
+
+
+@pytest.mark.parametrize(("change", "message"), BAD_SNAPSHOTS)
+def test_a_bad_snapshot_field_is_400_naming_it(
+    client: TestClient, memory: am.Memory, change: dict[str, Any], message: str
+) -> None:
+    response = client.post("/record-snapshot", json={"snapshot": {**SNAPSHOT, **change}})
+    assert err(response, 400, "invalid_input") == message
+    assert memory.episodic.snapshots() == []  # refused before the store
+
+
+def test_a_snapshot_with_every_field_is_recorded(client: TestClient, memory: am.Memory) -> None:
+    full = {**SNAPSHOT, "timestamp": "2023-11-14T22:13:20Z", "task_id": "t1", "item_count": 1, "pruned_items": []}
+    assert ok(client.post("/record-snapshot", json={"snapshot": full})) == {"what": "snapshot", "graph_stale": False}
+    [stored] = memory.episodic.snapshots()
+    assert stored == {**SNAPSHOT, "task_id": "t1", "item_count": 1, "pruned_items": []}
+
+
 def test_argument_errors_name_the_argument_and_what_it_must_be(client: TestClient) -> None:
     """The messages of the registry's checks, exactly (a person or an agent reads them)."""
     cases: list[tuple[str, str, Any, str]] = [

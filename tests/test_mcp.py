@@ -309,21 +309,27 @@ MISSPELT = [
 ]
 
 
-@pytest.mark.slow
-def test_an_argument_a_tool_does_not_take_is_refused_as_over_http(project: Path) -> None:
-    # What the HTTP server answers to the same arguments as a request's body.
+def over_http(project: Path, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+    """What the HTTP server answers to each (verb, arguments): a POST's JSON body,
+    a GET's query string (each value as JSON text)."""
+    token = "t" * 32
     with am.Memory.open(project) as memory:
         memory.index()
-        app = http.build_app(memory, token="t" * 32)
-        with TestClient(app, base_url="http://127.0.0.1:8787", headers={"Authorization": "Bearer " + "t" * 32}) as c:
-            over_http = [
+        app = http.build_app(memory, token=token)
+        with TestClient(app, base_url="http://127.0.0.1:8787", headers={"Authorization": f"Bearer {token}"}) as c:
+            return [
                 c.post(f"/{tool.replace('_', '-')}", json=args)
                 if verbs.get(tool).http_method == "POST"
                 else c.get(f"/{tool.replace('_', '-')}", params={k: json.dumps(x) for k, x in args.items()})
-                for tool, args in MISSPELT
+                for tool, args in calls
             ]
-    assert {r.status_code for r in over_http} == {400}
-    assert [r.json()["error"]["message"] for r in over_http] == [
+
+
+@pytest.mark.slow
+def test_an_argument_a_tool_does_not_take_is_refused_as_over_http(project: Path) -> None:
+    answers = over_http(project, MISSPELT)
+    assert {r.status_code for r in answers} == {400}
+    assert [r.json()["error"]["message"] for r in answers] == [
         "query is required; unknown argument qurey; allowed: query, max_tokens, focus_files",
         "unknown argument prefx; allowed: name, prefix, fuzzy",
         "unknown argument duraton_ms; allowed: tool_name, parameters, success, result, error_message, "
@@ -334,7 +340,7 @@ def test_an_argument_a_tool_does_not_take_is_refused_as_over_http(project: Path)
     async def script(s: ClientSession) -> None:
         for t in (await s.list_tools()).tools:
             assert t.input_schema["additionalProperties"] is False, t.name
-        for (tool, args), want in zip(MISSPELT, over_http):
+        for (tool, args), want in zip(MISSPELT, answers):
             assert json.loads(error(await s.call_tool(tool, args))) == want.json(), tool
         # Spelt right, the same calls run as before.
         assert [x["name"] for x in ok(await s.call_tool("find_symbol", {"name": "s", "prefix": True}))["symbols"]] == [
@@ -350,6 +356,53 @@ def test_an_argument_a_tool_does_not_take_is_refused_as_over_http(project: Path)
     with am.Memory.open(project) as memory:  # the refused calls did nothing
         assert memory.episodic.tool_stats(days=100_000) == []
         assert [(t.task_id, t.description) for t in memory.tasks().tasks] == [("t1", "a task")]
+
+
+SNAPSHOT = {"timestamp": 1_700_000_000, "session_id": "s1", "total_tokens": 5, "items": [{"id": "a"}], "reason": "r"}
+SNAPSHOT_FIELDS = [
+    "timestamp",
+    "session_id",
+    "total_tokens",
+    "items",
+    "reason",
+    "task_id",
+    "item_count",
+    "pruned_items",
+]
+
+
+@pytest.mark.slow
+def test_a_snapshot_is_checked_field_by_field_as_over_http(project: Path) -> None:
+    bad = [
+        ("record_snapshot", {"snapshot": {**SNAPSHOT, "colour": "red"}}),
+        ("record_snapshot", {"snapshot": {**SNAPSHOT, "total_tokens": -1}}),
+        ("record_snapshot", {"snapshot": {k: x for k, x in SNAPSHOT.items() if k != "reason"}}),
+    ]
+    answers = over_http(project, bad)
+    assert [r.status_code for r in answers] == [400, 400, 400]
+    assert [r.json()["error"]["message"] for r in answers] == [
+        "unknown field snapshot.colour; allowed: " + ", ".join(SNAPSHOT_FIELDS),
+        "snapshot.total_tokens must be >= 0, got -1",
+        "snapshot.reason is required",
+    ]
+
+    async def script(s: ClientSession) -> None:
+        [tool] = [t for t in (await s.list_tools()).tools if t.name == "record_snapshot"]
+        snapshot = tool.input_schema["properties"]["snapshot"]
+        assert list(snapshot["properties"]) == SNAPSHOT_FIELDS
+        assert snapshot["required"] == ["timestamp", "session_id", "total_tokens", "items", "reason"]
+        assert snapshot["additionalProperties"] is False and "$defs" not in tool.input_schema
+        for (_, args), want in zip(bad, answers):
+            assert json.loads(error(await s.call_tool("record_snapshot", args))) == want.json()
+        assert ok(await s.call_tool("record_snapshot", {"snapshot": SNAPSHOT})) == {
+            "what": "snapshot",
+            "graph_stale": False,
+        }
+
+    anyio.run(session_run, project, script, "--refresh-seconds", "3600")
+    with am.Memory.open(project) as memory:  # the good one only
+        [stored] = memory.episodic.snapshots()
+        assert stored == {**SNAPSHOT, "task_id": None, "item_count": 1, "pruned_items": []}
 
 
 # (CLI argv, MCP tool, MCP arguments): the verbs both interfaces offer.

@@ -18,9 +18,10 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypedDict
 
 from .errors import InvalidInputError
+from .times import RANGE_TEXT, unix_time
 
 __all__ = [
     "MAX_INT",
@@ -44,6 +45,7 @@ __all__ = [
     "Tags",
     "Files",
     "JsonObject",
+    "Snapshot",
 ]
 
 MAX_INT = 2**63 - 1
@@ -102,6 +104,20 @@ def parse_time(value: object) -> object:
         raise ValueError(
             f"must be ISO-8601 (2024-05-01 or 2024-05-01T14:30:00+02:00) or Unix seconds, got {short(value)}"
         ) from None
+
+
+def _stored_time(value: object) -> object:
+    """A time as :func:`parse_time` reads it; :class:`ValueError` for anything
+    else (a bool) and for a time outside the range the stores keep
+    (:mod:`aircher_mem.times`)."""
+    parsed = parse_time(value)
+    if isinstance(parsed, bool) or not isinstance(parsed, (dt.datetime, int, float)):
+        raise ValueError(f"must be ISO-8601 text or Unix seconds, got {short(value)}")
+    try:
+        unix_time("time", parsed)
+    except InvalidInputError:
+        raise ValueError(f"must be a finite time from {RANGE_TEXT}, got {short(value)}") from None
+    return parsed
 
 
 def _no_nan(value: object) -> object:
@@ -164,3 +180,30 @@ Level = Literal["L0", "L1", "L2", "L3"]
 Tags = Annotated[Sequence[str], Arg(description="Tags, e.g. ['style', 'python'].")]
 Files = Annotated[Sequence[str], Arg(description="Files you are working on, relative to the project root.")]
 JsonObject = Mapping[str, Any]
+
+
+_Count = Annotated[int, Arg(ge=0, le=MAX_INT)]
+_Objects = list[dict[str, Any]]
+
+
+class _SnapshotFields(TypedDict):
+    timestamp: Annotated[
+        dt.datetime | float,
+        Parse(_stored_time),
+        Arg(description="When the window was taken: ISO-8601 (without an offset: UTC) or Unix seconds."),
+    ]
+    session_id: Annotated[str, Arg(min_length=1, description="The session the window belongs to.")]
+    total_tokens: Annotated[_Count, Arg(description="The tokens the window holds.")]
+    items: Annotated[_Objects, Arg(description="The window's items, each an object, e.g. {id, type, tokens}.")]
+    reason: Annotated[str, Arg(min_length=1, description="Why it was taken, e.g. 'pruning' or 'task_switch'.")]
+
+
+class Snapshot(_SnapshotFields, total=False):
+    """A context window as :meth:`aircher_mem.Memory.record_snapshot` stores it (a
+    plain dict; ``task_id``, ``item_count`` and ``pruned_items`` may be left out), as
+    :meth:`aircher_mem.context.DynamicContextManager.snapshot_context` builds one.
+    Over HTTP, MCP and the CLI a field it does not declare is refused."""
+
+    task_id: Annotated[str | None, Arg(description="The task the agent was on, or null.")]
+    item_count: Annotated[_Count, Arg(description="How many items (not stored: the store counts the items).")]
+    pruned_items: Annotated[_Objects | None, Arg(description="The items just pruned from the window, each an object.")]

@@ -46,6 +46,7 @@ from .checks import (
     MemoryId,
     Name,
     SessionId,
+    Snapshot,
     Tags,
     TaskId,
     Time,
@@ -1052,13 +1053,17 @@ class Memory:
     def record_snapshot(
         self,
         snapshot: Annotated[
-            JsonObject,
+            Snapshot,
             Arg(description="The window: timestamp, session_id, task_id, total_tokens, items, pruned_items, reason."),
         ],
     ) -> Recorded:
         """Remembers a context-window snapshot (``timestamp``,
         ``session_id``, ``task_id``, ``total_tokens``, ``items``, ``pruned_items``,
-        ``reason``), e.g. an agent's window before it compacts (durably)."""
+        ``reason``), e.g. an agent's window before it compacts (durably).
+
+        A plain dict of the fields :class:`~aircher_mem.checks.Snapshot` declares.
+        Over HTTP, MCP and the CLI a missing, unknown or badly typed field is
+        refused, naming it; from Python the store checks the fields it keeps."""
         self.episodic.store_snapshot(snapshot)
         self._flush_episodic()
         return Recorded("snapshot", self._stale)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import json
 import re
 import types
 import typing
@@ -253,6 +254,21 @@ class Verb:
         out = {k: getattr(checked, k) for k in checked.model_fields_set}
         return {k: value for k, value in out.items() if value is not None or not _skips_none(self, k)}
 
+    def argument_json(self, name: str, value: object) -> Any:
+        """One argument, a JSON value (an object the command line parsed), checked
+        as :meth:`arguments_json` checks it: the value the verb takes, or
+        :class:`InvalidInputError` naming the field at fault."""
+        import pydantic
+
+        try:
+            body = json.dumps(value, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise InvalidInputError(f"{name} must be JSON: {exc}") from None
+        try:
+            return _adapter(self.name, name, len(_DECLARED)).validate_json(body, strict=True)
+        except pydantic.ValidationError as exc:
+            raise InvalidInputError(_explain(exc, self, (name,))) from None
+
 
 def _skips_none(v: Verb, name: str) -> bool:
     """None for ``name`` means "the default": the parameter's default is not None."""
@@ -262,14 +278,19 @@ def _skips_none(v: Verb, name: str) -> bool:
         return False
 
 
-def _explain(exc: pydantic.ValidationError, v: Verb) -> str:
-    """The errors of a validation in a line a person reads: which argument, what it
-    must be, what it was."""
+def _explain(exc: pydantic.ValidationError, v: Verb, prefix: tuple[str, ...] = ()) -> str:
+    """The errors of a validation in a line a person reads: which argument (or which
+    field of it, ``snapshot.total_tokens``), what it must be, what it was.
+    ``prefix``: the argument a lone value was (see :meth:`Verb.argument_json`)."""
     parts = []
     for error in exc.errors(include_url=False):
-        where = ".".join(str(x) for x in error["loc"]) or "the arguments"
+        loc = (*prefix, *error["loc"])
+        where = ".".join(str(x) for x in loc) or "the arguments"
         kind, ctx, given = error["type"], error.get("ctx") or {}, error.get("input")
-        if kind == "extra_forbidden":
+        if kind == "extra_forbidden" and len(loc) > 1:
+            fields = _fields_at(v, loc[:-1])
+            parts.append(f"unknown field {where}; allowed: {', '.join(fields) or 'none'}")
+        elif kind == "extra_forbidden":
             allowed = ", ".join(p.name for p in v.params) or "none"
             parts.append(f"unknown argument {where}; allowed: {allowed}")
         elif kind == "missing":
@@ -280,6 +301,32 @@ def _explain(exc: pydantic.ValidationError, v: Verb) -> str:
             message = str(error["msg"]).removeprefix("Value error, ")
             parts.append(f"{where} {message}" if message.startswith("must ") else f"{where}: {message}")
     return "; ".join(parts)
+
+
+def _fields_at(v: Verb, loc: tuple[int | str, ...]) -> tuple[str, ...]:
+    """The fields of the typed object (a :class:`typing.TypedDict`) at ``loc`` in
+    ``v``'s arguments (``("snapshot",)``); none when there is none there."""
+    try:
+        tp: Any = v.param(str(loc[0])).annotation
+    except KeyError:
+        return ()
+    for step in loc[1:]:
+        tp = _strip_optional(tp)
+        if typing.is_typeddict(tp):
+            tp = typing.get_type_hints(tp, include_extras=True).get(str(step))
+        elif isinstance(step, int) and typing.get_origin(tp) in (list, tuple):
+            tp = typing.get_args(tp)[0]
+        else:
+            return ()
+    tp = _strip_optional(tp)
+    return tuple(typing.get_type_hints(tp)) if typing.is_typeddict(tp) else ()
+
+
+def _strip_optional(tp: Any) -> Any:
+    """``tp`` without ``Annotated`` metadata, and its one type if it is optional."""
+    tp = _strip(tp)
+    args = [a for a in typing.get_args(tp) if a is not type(None)]
+    return _strip(args[0]) if _is_union(tp) and len(args) == 1 else tp
 
 
 _MUST = {
@@ -322,11 +369,21 @@ def _model(name: str, count: int) -> type[pydantic.BaseModel]:
     return pydantic.create_model(f"{_camel(v.name)}Arguments", __config__=config, **fields)
 
 
-def _pydantic(tp: Any) -> Any:
-    """``tp`` with its :class:`Arg` and :class:`Parse` metadata made pydantic's
-    ``Field`` and ``BeforeValidator``, at any depth."""
+@functools.cache
+def _adapter(verb_name: str, name: str, count: int) -> pydantic.TypeAdapter[Any]:
     import pydantic
 
+    return pydantic.TypeAdapter(_pydantic(_one(verb_name, count).param(name).annotation))
+
+
+def _pydantic(tp: Any) -> Any:
+    """``tp`` with its :class:`Arg` and :class:`Parse` metadata made pydantic's
+    ``Field`` and ``BeforeValidator``, at any depth; a typed object (a
+    :class:`typing.TypedDict`) made one that refuses a field it does not declare."""
+    import pydantic
+
+    if typing.is_typeddict(tp):
+        return _typed_object(tp)
     origin, args = typing.get_origin(tp), typing.get_args(tp)
     if origin is typing.Annotated:
         meta = []
@@ -345,6 +402,26 @@ def _pydantic(tp: Any) -> Any:
     if _is_union(tp):
         return typing.Union[inner]  # noqa: UP007 - built from a tuple
     return origin[inner if len(inner) > 1 else inner[0]]
+
+
+@functools.cache
+def _typed_object(tp: Any) -> Any:
+    """The TypedDict ``tp`` as pydantic validates it: its fields' metadata converted
+    (:func:`_pydantic`), the same required and optional fields (pydantic reads
+    ``typing_extensions``' TypedDict on every Python), no other field allowed."""
+    import pydantic
+    import typing_extensions
+
+    fields = {
+        name: _pydantic(hint) if name in tp.__required_keys__ else typing_extensions.NotRequired[_pydantic(hint)]
+        for name, hint in typing.get_type_hints(tp, include_extras=True).items()
+    }
+    make: Any = typing_extensions.TypedDict  # called with a name known only here
+    converted = make(tp.__name__, fields)
+    converted.__doc__ = plain(tp.__doc__ or "")  # the schema's description
+    converted.__module__ = tp.__module__
+    converted.__pydantic_config__ = pydantic.ConfigDict(extra="forbid", hide_input_in_errors=False)
+    return converted
 
 
 def _camel(name: str) -> str:

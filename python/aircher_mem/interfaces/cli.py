@@ -876,15 +876,21 @@ def _kind_of(p: verbs.Param) -> Literal["bool", "list", "json", "value"]:
         if origin is tuple and args and all(a is not Ellipsis for a in args):
             return "json"  # a pair: [first, last]
         return "list"
-    if origin in (dict, collections.abc.Mapping) or base is Any:
+    if origin in (dict, collections.abc.Mapping) or base is Any or typing.is_typeddict(base):
         return "json"
     return "value"
 
 
 def _given(v: verbs.Verb, args: argparse.Namespace) -> dict[str, Any]:
     """The verb's arguments the command line gave (converted and bounded by the
-    parser; the verb checks the rest, as for any Python caller)."""
-    return {p.name: getattr(args, p.name) for p in v.params if getattr(args, p.name, None) is not None}
+    parser; the verb checks the rest, as for any Python caller). A typed object (a
+    snapshot) is checked field by field against its declaration, as the servers
+    check it: a bad field is an :class:`InvalidInputError` naming it."""
+    given = {p.name: getattr(args, p.name) for p in v.params if getattr(args, p.name, None) is not None}
+    for p in v.params:
+        if p.name in given and typing.is_typeddict(p.base):
+            given[p.name] = v.argument_json(p.name, given[p.name])
+    return given
 
 
 def _converter(p: verbs.Param) -> Callable[[str], Any]:

@@ -4,6 +4,7 @@ as it was), the typed one-line errors, and the file modes of a new store."""
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import sqlite3
 import stat
@@ -221,3 +222,38 @@ def test_the_progress_bar_is_off(tmp_path: Path) -> None:
         [sys.executable, "-c", script, str(tmp_path / "m.duckdb")], capture_output=True, text=True, check=True
     )
     assert done.stdout == "False\nFalse\n"
+
+
+@pytest.mark.parametrize(("holder", "name"), [(EpisodicMemory, "episodic store"), (LongTermMemory, "long-term memory")])
+def test_a_failed_close_at_exit_is_logged_not_raised(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, holder: type, name: str
+) -> None:
+    path = tmp_path / "memory.duckdb"
+    m = holder(path)
+    close = m.close
+
+    def failing() -> None:
+        raise OSError("the disk is gone")
+
+    monkeypatch.setattr(m, "close", failing)
+    with caplog.at_level(logging.ERROR):
+        m._close_at_exit()
+    assert [(r.levelno, r.getMessage()) for r in caplog.records] == [
+        (logging.ERROR, f"closing the {name} in {path} at exit failed: the disk is gone")
+    ]
+    close()
+
+
+def test_compact_suspends_and_resumes_every_holder_of_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "memory.duckdb"
+    with EpisodicMemory(path, session_id="s") as episodic, LongTermMemory(path) as longterm:
+        episodic.record_file_interaction("a.py", "read")
+        kept = longterm.remember("The build uses make.").memory_id
+        store.compact(path)
+        episodic.record_file_interaction("b.py", "edit")
+        assert [i.file_path for i in episodic.last_interactions(".py")] == ["b.py", "a.py"]
+        longterm.remember("Tests run with pytest.")
+        assert sorted(m.id for m in longterm.memories().memories) == [kept, kept + 1]
+    with EpisodicMemory(path) as again, LongTermMemory(path) as longterm_again:
+        assert again.counts()["file_interactions"] == 2
+        assert len(longterm_again.memories().memories) == 2

@@ -55,7 +55,7 @@ if TYPE_CHECKING:
 from . import store
 from ._core import LexicalIndex, tokenize
 from .config import EpisodicPolicy, RetrievalPolicy
-from .errors import AircherError, InvalidInputError, StoreError, TaskStateError, UnknownTaskError
+from .errors import InvalidInputError, StoreError, TaskStateError, UnknownTaskError
 from .redact import pii_tags, redact, redact_value
 from .results import CoEdit, FileInteraction, LearnedPattern, SimilarTask, TaskRecord, ToolRun, ToolStats
 from .times import MIN_TIME
@@ -336,7 +336,7 @@ def _json(field: str, value: Any) -> str | None:
         raise InvalidInputError(f"{field} must be JSON-serializable: {exc}") from None
 
 
-class EpisodicMemory:
+class EpisodicMemory(store.StoreHolder):
     """The six tables (tool executions, file interactions, tasks, context snapshots,
     learned patterns, session learnings) in one DuckDB file (``":memory:"`` for tests).
 
@@ -345,6 +345,9 @@ class EpisodicMemory:
     raises :class:`StoreLockedError`; one that is not a DuckDB database,
     :class:`StoreCorruptError`.
     """
+
+    _store_name = "episodic store"
+    _exit_log = log
 
     def __init__(
         self,
@@ -881,22 +884,6 @@ class EpisodicMemory:
             self._closed = True
             store.disconnect(self._con, self.path, self)
             atexit.unregister(self._close_at_exit)
-
-    def _suspend_store(self) -> None:
-        """For :func:`aircher_mem.store.compact`: closes the connection (what is
-        pending stays pending)."""
-        self._con.close()
-
-    def _resume_store(self) -> None:
-        """For :func:`aircher_mem.store.compact`: the connection again."""
-        self._con = store.reopen(self.path)
-
-    def _close_at_exit(self) -> None:
-        """close() at interpreter exit: a failure is logged, not a traceback."""
-        try:
-            self.close()
-        except AircherError as exc:
-            log.error("closing the episodic store at exit: %s", exc)
 
     def __enter__(self) -> EpisodicMemory:
         return self

@@ -42,7 +42,7 @@ import threading
 import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, ClassVar, Protocol
 
 from .errors import InvalidInputError, SchemaVersionError, StoreCorruptError, StoreError, StoreLockedError
 
@@ -55,6 +55,7 @@ __all__ = [
     "reopen",
     "compact",
     "Reconnecting",
+    "StoreHolder",
     "hold",
     "release",
     "held",
@@ -79,6 +80,40 @@ class Reconnecting(Protocol):
 
     def _resume_store(self) -> None:
         """Opens its connection again (with :func:`reopen`)."""
+
+
+class StoreHolder:
+    """What a holder of one connection to a store file (``self._con`` to
+    ``self.path``, opened with :func:`connect`) shares: :func:`compact` suspends and
+    resumes it, and :meth:`_close_at_exit` (registered with :mod:`atexit` by the
+    holder) closes it at interpreter exit, logging a failure to ``_exit_log``
+    instead of printing a traceback."""
+
+    #: What the holder is, in the message a failed close at exit logs.
+    _store_name: ClassVar[str] = "store"
+    #: The logger that message goes to.
+    _exit_log: ClassVar[logging.Logger] = log
+
+    if TYPE_CHECKING:
+        path: str
+        _con: duckdb.DuckDBPyConnection
+
+        def close(self) -> None: ...
+
+    def _suspend_store(self) -> None:
+        """For :func:`compact`: closes the connection (what is pending stays pending)."""
+        self._con.close()
+
+    def _resume_store(self) -> None:
+        """For :func:`compact`: the connection again (:func:`reopen`)."""
+        self._con = reopen(self.path)
+
+    def _close_at_exit(self) -> None:
+        """``close()`` at interpreter exit: a failure is logged, not a traceback."""
+        try:
+            self.close()
+        except Exception as exc:
+            self._exit_log.error("closing the %s in %s at exit failed: %s", self._store_name, self.path, exc)
 
 
 _REGISTRY: dict[str, dict[int, tuple[str, ...]]] = {}

@@ -106,11 +106,14 @@ class _Taken:
     rows: int
 
 
-class StoreCore:
+class StoreCore(store.StoreHolder):
     """The state every concern of :class:`aircher_mem.longterm.LongTermMemory` works
     on (the connection, the rows held in memory, the indexes, what is pending), and
     the one transaction helper every write goes through. See LongTermMemory for the
     arguments."""
+
+    _store_name = "long-term memory"
+    _exit_log = log
 
     def __init__(
         self,
@@ -675,18 +678,3 @@ class StoreCore:
             self._closed = True
             store.disconnect(self._con, self.path, self)
             atexit.unregister(self._close_at_exit)
-
-    def _suspend_store(self) -> None:
-        """For :func:`aircher_mem.store.compact`: closes the connection (what is
-        pending stays pending)."""
-        self._con.close()
-
-    def _resume_store(self) -> None:
-        """For :func:`aircher_mem.store.compact`: the connection again."""
-        self._con = store.reopen(self.path)
-
-    def _close_at_exit(self) -> None:
-        try:
-            self.close()
-        except Exception as exc:
-            log.warning("long-term memory in %s: closing at exit failed: %s", self.path, exc)

@@ -1145,3 +1145,77 @@ def test_a_duckdb_failure_in_a_query_is_a_store_error(mem: EpisodicMemory) -> No
     with pytest.raises(am.StoreError, match="reading it failed") as info:
         mem.patterns()
     assert type(info.value) is am.StoreError and "\n" not in str(info.value)
+
+
+BIG = 2**63
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda m: m.record_tool_execution("  "), "tool_name must be a non-empty string, got '  '"),
+        (lambda m: m.record_tool_execution(5), "tool_name must be a string, got 5"),
+        (
+            lambda m: m.record_tool_execution("ba\ud800sh"),
+            "tool_name is not valid text (it holds a lone surrogate at index 2): 'ba\\ud800sh'",
+        ),
+        (
+            lambda m: m.record_tool_execution("bash", duration_ms=-5),
+            "duration_ms must be an integer >= 0 and below 2**63, got -5",
+        ),
+        (
+            lambda m: m.record_tool_execution("bash", duration_ms=True),
+            "duration_ms must be an integer >= 0 and below 2**63, got True",
+        ),
+        (
+            lambda m: m.record_tool_execution("bash", context_tokens=BIG),
+            f"context_tokens must be an integer >= 0 and below 2**63, got {BIG}",
+        ),
+        (lambda m: m.record_tool_execution("bash", success=1), "success must be true or false, got 1"),
+        (lambda m: m.record_file_interaction(" ", "read"), "file_path must be a non-empty string, got ' '"),
+        (
+            lambda m: m.record_file_interaction("a.py", "read", line_range=(-1, 2)),
+            "line_range start must be an integer >= 0 and below 2**63, got -1",
+        ),
+        (
+            lambda m: m.record_file_interaction("a.py", "read", line_range=(1, 2.0)),
+            "line_range end must be an integer >= 0 and below 2**63, got 2.0",
+        ),
+        (
+            lambda m: m.record_file_interaction("a.py", "read", line_range=(5, 2)),
+            "line_range must be (start, end) with start <= end, got (5, 2)",
+        ),
+        (lambda m: m.record_learning("workflow", {}, float("nan")), "confidence must be a finite number >= 0, got nan"),
+        (lambda m: m.record_learning("workflow", {}, True), "confidence must be a number, got True"),
+        (
+            lambda m: m.record_learning("\udc80", {}, 0.5),
+            "learning_type is not valid text (it holds a lone surrogate at index 0): '\\udc80'",
+        ),
+        (lambda m: m.start_task("t1", "\t"), "description must be a non-empty string, got '\\t'"),
+        (
+            lambda m: m.store_snapshot(
+                {"timestamp": NOW, "session_id": "s", "items": [], "total_tokens": -1, "reason": "r"}
+            ),
+            "total_tokens must be an integer >= 0 and below 2**63, got -1",
+        ),
+        (lambda m: m.file_history("a.py", limit=0), "limit must be an integer from 1 to 10000, got 0"),
+        (lambda m: m.last_interactions("a", limit=10_001), "limit must be an integer from 1 to 10000, got 10001"),
+        (lambda m: m.snapshots(limit=1.5), "limit must be an integer from 1 to 10000, got 1.5"),
+        (lambda m: m.find_similar_tasks("x", limit=-1), "limit must be an integer from 0 to 10000, got -1"),
+        (lambda m: m.find_similar_tasks(None), "text must be a string, got None"),
+        (lambda m: m.task(5), "task_id must be a string, got 5"),
+        (lambda m: m.tool_stats(days=-1), "days must be a finite number >= 0, got -1"),
+        (lambda m: m.co_edited_files(min_count=0), "min_count must be an integer >= 1 and below 2**63, got 0"),
+        (
+            lambda m: m.patterns(min_count=2**70),
+            "min_count must be an integer >= 0 and below 2**63, got 1180591620717411303424",
+        ),
+        (lambda m: EpisodicMemory(batch_size=0), "batch_size must be an integer >= 1 and below 2**63, got 0"),
+    ],
+)
+def test_each_bad_argument_is_invalid_input_with_an_exact_message(mem: EpisodicMemory, call: Any, message: str) -> None:
+    mem.record_file_interaction("kept.py", "read")
+    with pytest.raises(am.InvalidInputError) as info:
+        call(mem)
+    assert type(info.value) is am.InvalidInputError and str(info.value) == message
+    assert mem.counts()["file_interactions"] == 1 and mem.counts()["tool_executions"] == 0

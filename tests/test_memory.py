@@ -7,6 +7,7 @@ import dataclasses
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import aircher_mem as am
 import pytest
@@ -510,3 +511,44 @@ def test_an_index_of_many_files_updates_exactly_those_changed(tmp_path: Path) ->
         assert (again.full, again.parsed, again.updated, again.removed) == (False, 3, edited, ["pkg/m0007.py"])
         assert [s.path for s in memory.graph.find_symbol("changed")] == edited
         assert memory.index().parsed == 0
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda m: m.record_tool_call(" ", success=True), "tool_name must be a non-empty string, got ' '"),
+        (
+            lambda m: m.record_tool_call("bash", success=True, duration_ms=-1),
+            "duration_ms must be an integer >= 0 and below 2**63, got -1",
+        ),
+        (lambda m: m.record_tool_call("bash", success=1), "success must be true or false, got 1"),
+        (
+            lambda m: m.record_file_interaction("app/util.py", "read", line_range=(5, 2)),
+            "line_range must be (start, end) with start <= end, got (5, 2)",
+        ),
+        (
+            lambda m: m.record_file_interaction("app/util.py", "read", line_range=(-1, 2)),
+            "line_range start must be an integer >= 0 and below 2**63, got -1",
+        ),
+        (
+            lambda m: m.record_file_interaction("app/util.py", "read", success="yes"),
+            "success must be true or false, got 'yes'",
+        ),
+        (lambda m: m.task("start", "t1", description="  "), "description must be a non-empty string, got '  '"),
+        (lambda m: m.find_symbol("save", prefix=1), "prefix must be true or false, got 1"),
+        (lambda m: m.find_symbol("save", fuzzy=None), "fuzzy must be true or false, got None"),
+        (lambda m: m.file_history("app/util.py", limit=0), "limit must be an integer from 1 to 10000, got 0"),
+        (lambda m: m.tasks(limit=True), "limit must be an integer from 1 to 10000, got True"),
+        (lambda m: m.recall("build", k=1001), "k must be an integer from 1 to 1000, got 1001"),
+        (lambda m: m.gc(dry_run=1), "dry_run must be true or false, got 1"),
+        (lambda m: m.add_turn("s1", "user", "hello", extract=1), "extract must be true or false, got 1"),
+    ],
+)
+def test_each_bad_argument_is_invalid_input_with_an_exact_message(project: Path, call: Any, message: str) -> None:
+    with am.Memory.open(project) as memory:
+        with pytest.raises(am.InvalidInputError) as info:
+            call(memory)
+        assert type(info.value) is am.InvalidInputError and str(info.value) == message
+        assert memory.episodic.counts()["tool_executions"] == 0
+        assert memory.episodic.counts()["file_interactions"] == 0
+        assert memory.episodic.open_tasks() == []

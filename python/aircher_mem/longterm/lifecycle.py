@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Literal
 
 from .._core import LexicalIndex
-from ..errors import InvalidInputError, StoreError
+from ..errors import StoreError
 from ..results import FeedbackResult, GcReport, MemoryAction
 from . import checks, documents
 from .core import StoreCore, using_db
@@ -27,8 +27,7 @@ def gc(lt: StoreCore, *, dry_run: bool = False) -> GcReport:
     scoring below archive_score or unseen for archive_days; then archive the
     lowest scoring beyond mid_capacity. ``dry_run`` changes nothing."""
     lt._check_open()
-    if not isinstance(dry_run, bool):
-        raise InvalidInputError(f"dry_run must be true or false, got {checks.short(dry_run)}")
+    checks.flag("dry_run", dry_run)
     lt._load()
     now = lt.clock()
     policy = lt.policy

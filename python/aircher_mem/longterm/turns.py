@@ -11,7 +11,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from .. import assembly
-from ..errors import InvalidInputError
 from ..redact import pii_tags, redact
 from ..results import ConversationContext, Extracted, Turn, TurnAdded
 from ..times import unix_time as _time
@@ -53,8 +52,7 @@ def add_turn(
     who = checks.redacted(checks.optional_text("speaker", speaker))
     when = lt.clock() if at is None else _time("at", at)
     meta = checks.metadata(metadata)
-    if not isinstance(extract, bool):
-        raise InvalidInputError(f"extract must be true or false, got {checks.short(extract)}")
+    checks.flag("extract", extract)
     lt._load()
     clean = redact(raw)
     turn = TurnRow(lt._next_turn, session, role, who, clean, when, meta, pii_tags(raw))

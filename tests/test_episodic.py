@@ -16,11 +16,11 @@ import aircher_mem as am
 import duckdb
 import pytest
 from aircher_mem import episodic
+from aircher_mem.checks import MAX_TIME, MIN_TIME
 from aircher_mem.engine import DynamicContextManager, EpisodicMemory
 from aircher_mem.errors import TaskStateError
 from aircher_mem.redact import pii_tags, redact, redact_value
 from aircher_mem.results import CoEdit, FileInteraction, ToolStats
-from aircher_mem.times import MAX_TIME, MIN_TIME
 from conftest import NOW
 from hypothesis import given, settings
 from hypothesis import strategies as st

@@ -55,7 +55,6 @@ LAYERS = {
     "aircher_mem.errors": 0,
     "aircher_mem.tokens": 0,
     "aircher_mem.redact": 0,
-    "aircher_mem.times": 0,
     "aircher_mem.checks": 0,
     "aircher_mem.verbs": 0,
     "aircher_mem._core": 0,

@@ -59,7 +59,7 @@ def _cli(root: Path, tz: str, *argv: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_the_range_is_years_1_to_9999_less_two_days() -> None:
-    from aircher_mem.times import MAX_TIME, MIN_TIME, unix_time
+    from aircher_mem.checks import MAX_TIME, MIN_TIME, unix_time
 
     assert (MIN_TIME, MAX_TIME) == (YEAR_1 + 2 * 86_400, YEAR_10000 - 2 * 86_400)
     assert datetime.fromtimestamp(MIN_TIME, timezone.utc).isoformat() == "0001-01-03T00:00:00+00:00"

@@ -12,8 +12,8 @@ flushes first, and ``close()`` (also run at interpreter exit) flushes and closes
 Task lifecycle changes are written at once.
 
 Every argument is checked against its column AT THE CALL: a value the store could
-not hold (an integer outside BIGINT, a time outside :data:`aircher_mem.times.MIN_TIME`
-to :data:`~aircher_mem.times.MAX_TIME`, NaN, a string with
+not hold (an integer outside BIGINT, a time outside :data:`aircher_mem.checks.MIN_TIME`
+to :data:`~aircher_mem.checks.MAX_TIME`, NaN, a string with
 a lone surrogate, JSON that is not serialisable or nested deeper than
 :data:`MAX_JSON_DEPTH`) raises :class:`InvalidInputError` naming the field and
 nothing is buffered. Should a buffered row still fail to insert, ``flush()`` finds
@@ -54,12 +54,12 @@ if TYPE_CHECKING:
 
 from . import checks, store
 from ._core import LexicalIndex, tokenize
+from .checks import MIN_TIME
+from .checks import unix_time as _time
 from .config import EpisodicPolicy, RetrievalPolicy
 from .errors import InvalidInputError, StoreError, TaskStateError, UnknownTaskError
 from .redact import pii_tags, redact, redact_value
 from .results import CoEdit, FileInteraction, LearnedPattern, SimilarTask, TaskRecord, ToolRun, ToolStats
-from .times import MIN_TIME
-from .times import unix_time as _time
 
 __all__ = ["EpisodicMemory", "SCHEMA_VERSION", "OPERATIONS", "MAX_JSON_DEPTH", "MAX_LIMIT"]
 

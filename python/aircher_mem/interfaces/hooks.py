@@ -109,12 +109,12 @@ from pathlib import Path
 from typing import IO, Any, TypeVar
 
 from ..assembly import MARKER, one_line, prompt_brief, session_brief, task_query
+from ..checks import unix_time
 from ..config import HooksPolicy, Policy
 from ..errors import AircherError, InvalidInputError, StoreLockedError, StoreNotFoundError
 from ..graph import write_atomic
 from ..longterm.store import KINDS
 from ..memory import STORE_DIR, Memory, find_root
-from ..times import unix_time
 from .wire import EXIT_OK, to_json
 
 __all__ = [

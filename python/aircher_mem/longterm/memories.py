@@ -13,10 +13,10 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ..checks import unix_time as _time
 from ..errors import InvalidInputError, UnknownMemoryError
 from ..redact import pii_tags, redact
 from ..results import Extracted, MemoryEdge, MemoryExplanation, MemoryLink, MemoryList, MemoryRecord, Remembered
-from ..times import unix_time as _time
 from . import checks, documents
 from .core import StoreCore
 from .extract import Candidate, extract, jaccard, normalize, token_set

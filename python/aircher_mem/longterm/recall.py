@@ -19,9 +19,9 @@ import math
 from collections.abc import Iterable, Sequence
 
 from .._core import VectorIndex, fuse
+from ..checks import unix_time as _time
 from ..errors import InvalidInputError
 from ..results import ChannelScore, Recall, RecallHit
-from ..times import unix_time as _time
 from . import checks, memories
 from .core import StoreCore
 from .schema import KINDS, MAX_DEPTH, MemoryRow, memory_key, parse_key, turn_key

@@ -11,9 +11,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from .. import assembly
+from ..checks import unix_time as _time
 from ..redact import pii_tags, redact
 from ..results import ConversationContext, Extracted, Turn, TurnAdded
-from ..times import unix_time as _time
 from . import checks, documents, memories
 from .core import StoreCore
 from .extract import Candidate, combine, extract, run_llm

@@ -50,10 +50,11 @@ repository. The loader checks each question's ``split`` against the rule.
 
 Rankers, in the same run: ``ours`` = ``Memory.open(tree).index()`` then
 ``search_code(question, k=10, level="file")`` and ``level="definition"``; ``bm25`` =
-the plain BM25 over whole files of localization.py (bm25s defaults k1 = 1.5, b = 0.75,
-``\\w+`` lowercased tokens; one document per file with the repository's
-``extensions``: path + text), files only. Everything is deterministic: the same
-trees give the same figures.
+the plain BM25 of localization.py (bm25s defaults k1 = 1.5, b = 0.75, ``\\w+``
+lowercased tokens) over the tree's files with the repository's ``extensions``: one
+document per file (path + text) for files, and one per definition (path, qualified
+name and the definition's source lines, the spans ``Memory.file_definitions`` gives;
+imports left out) for definitions. Everything is deterministic: the same trees give the same figures.
 
     python benches/questions.py [--cache DIR] [--split tune|report|all] [--only NAME ...]
                                 [--markdown OUT.md] [--json OUT.json] [--verbose] [--check]
@@ -78,7 +79,15 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from localization import Bm25, Ours, bm25_files, describe_hit, search_code_available, static_tree_policy
+from localization import (
+    Bm25,
+    Ours,
+    bm25_files,
+    describe_hit,
+    read_text,
+    search_code_available,
+    static_tree_policy,
+)
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -416,7 +425,24 @@ def source_files(tree: Path, extensions: Sequence[str]) -> list[str]:
     return sorted(out)
 
 
-RANKS = (("ours", "files"), ("ours", "definitions"), ("bm25", "files"))
+RANKS = (("ours", "files"), ("ours", "definitions"), ("bm25", "files"), ("bm25", "definitions"))
+COLUMNS = (("ours", "files"), ("bm25", "files"), ("ours", "definitions"), ("bm25", "definitions"))  # the tables' order
+
+
+def bm25_definitions(ours: Ours, tree: Path, files: Sequence[str]) -> Bm25:
+    """BM25 over definition bodies: one document per definition that the index records
+    in ``files`` (``Memory.file_definitions``, imports left out): its path, qualified
+    name and source lines (``line`` .. ``end_line``, a class's with its members'). The keys are
+    ``(path, name, scope)``. The spans are ours; the ranking is plain BM25."""
+    docs: list[tuple[tuple[str, str, str], str]] = []
+    for rel in files:
+        lines = read_text(tree / rel).splitlines()
+        for d in ours.mem.file_definitions(rel).symbols:
+            if d.kind == "import":
+                continue
+            body = "\n".join(lines[max(d.line - 1, 0) : d.end_line])
+            docs.append(((rel, d.name, d.scope), f"{rel}\n{d.qualified}\n{body}"))
+    return Bm25(docs)
 
 
 def summarize(rows: Sequence[dict[str, Any]], key: Callable[[dict[str, Any]], str]) -> dict[str, dict[str, Any]]:
@@ -430,7 +456,7 @@ def summarize(rows: Sequence[dict[str, Any]], key: Callable[[dict[str, Any]], st
     for group, members in groups.items():
         cell: dict[str, Any] = {"questions": len(members)}
         for ranker, level in RANKS:
-            ranks = [r["rank"][ranker][level] for r in members if ranker in r["rank"]]
+            ranks = [r["rank"][ranker][level] for r in members if level in r["rank"].get(ranker, {})]
             if not ranks:
                 continue
             for k in KS:
@@ -485,20 +511,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"skipped {repo.name}: {skipped[repo.name]}", file=sys.stderr)
             continue
         timings[f"fetch {repo.name}"] = time.perf_counter() - start
-        bm25: Bm25 = bm25_files(tree, files=source_files(tree, repo.extensions))
+        sources = source_files(tree, repo.extensions)
+        bm25: Bm25 = bm25_files(tree, files=sources)
         timings[f"bm25 index {repo.name}"] = bm25.seconds
-        ours = None
+        ours, bm25_defs = None, None
         if with_ours:
             ours = Ours(tree, static_tree_policy(tree))
             report = ours.index()
             timings[f"ours index {repo.name}"] = ours.index_seconds
+            bm25_defs = bm25_definitions(ours, tree, sources)
+            timings[f"bm25 definitions index {repo.name}"] = bm25_defs.seconds
             print(
                 f"{repo.name} ({repo.language}): {report.files} files indexed ({report.parsed} parsed) "
-                f"in {ours.index_seconds:.2f} s; BM25 over {len(bm25.keys)} files"
+                f"in {ours.index_seconds:.2f} s; BM25 over {len(bm25.keys)} files, {len(bm25_defs.keys)} definitions"
             )
         try:
             for q in questions:
-                rows.append(ask(q, repo, bm25, ours, args.verbose))
+                rows.append(ask(q, repo, bm25, bm25_defs, ours, args.verbose))
         finally:
             if ours is not None:
                 ours.close()
@@ -523,7 +552,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def ask(q: Question, repo: Repository, bm25: Bm25, ours: Ours | None, verbose: bool) -> dict[str, Any]:
+def ask(
+    q: Question, repo: Repository, bm25: Bm25, bm25_defs: Bm25 | None, ours: Ours | None, verbose: bool
+) -> dict[str, Any]:
     """One question through both rankers: the rank of the first answering file (and
     definition), None when none is in the top 10."""
     start = time.perf_counter()
@@ -540,6 +571,12 @@ def ask(q: Question, repo: Repository, bm25: Bm25, ours: Ours | None, verbose: b
         "top": {"bm25": base[:3]},
         "ms": {"bm25": 1000 * (time.perf_counter() - start)},
     }
+    if bm25_defs is not None:
+        ranked = bm25_defs.rank(q.text, 10)
+        row["rank"]["bm25"]["definitions"] = first_rank(
+            definition_matches(name, scope, q.definitions, path, q.files) for path, name, scope in ranked
+        )
+        row["top"]["bm25 definitions"] = [f"{p}:{s + '.' if s else ''}{n}" for p, n, s in ranked[:3]]
     if ours is not None:
         start = time.perf_counter()
         files = ours.search(q.text, 10, "file")
@@ -560,6 +597,9 @@ def ask(q: Question, repo: Repository, bm25: Bm25, ours: Ours | None, verbose: b
         ranks = row["rank"]
         print(f"\n[{q.repository} {q.split}] {q.text}\n  expected: {', '.join(q.files)} ({', '.join(q.definitions)})")
         print(f"  bm25 files (rank {cell(ranks['bm25']['files'])}): {', '.join(base[:3])}")
+        if "definitions" in ranks["bm25"]:
+            shown = ", ".join(row["top"]["bm25 definitions"])
+            print(f"  bm25 definitions (rank {cell(ranks['bm25']['definitions'])}): {shown}")
         if ours is not None:
             print(f"  ours files (rank {cell(ranks['ours']['files'])}): {', '.join(row['top']['ours'])}")
             print(f"  ours definitions (rank {cell(ranks['ours']['definitions'])}):")
@@ -583,9 +623,9 @@ def markdown(result: dict[str, Any]) -> str:
     if result["skipped"]:
         lines.append("")
     lines += [
-        "| repository | split | question | files | ours: file rank, top | ours: definition rank "
-        "| BM25: file rank, top |",
-        "|---|---|---|---|---|---:|---|",
+        "| repository | split | question | files | ours: file rank, top | BM25: file rank, top "
+        "| ours: definition rank | BM25: definition rank |",
+        "|---|---|---|---|---|---|---:|---:|",
     ]
     for r in result["rows"]:
         question = r["question"] + (" (given)" if r["origin"] == "given" else "")
@@ -596,14 +636,19 @@ def markdown(result: dict[str, Any]) -> str:
             ours_def = cell(r["rank"]["ours"]["definitions"])
         else:
             ours, ours_def = "n/a", "n/a"
-        lines.append(f"| {r['repository']} | {r['split']} | {question} | {expected} | {ours} | {ours_def} | {base} |")
+        base_def = cell(r["rank"]["bm25"]["definitions"]) if "definitions" in r["rank"]["bm25"] else "n/a"
+        cells = [r["repository"], r["split"], question, expected, ours, base, ours_def, base_def]
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
 def table_lines(title: str, table: dict[str, dict[str, Any]]) -> list[str]:
-    """One row per group: ours files / definitions and BM25 files, hits at 1 and 5."""
-    head = f"| {title} | questions | ours files @1 | @5 | ours definitions @1 | @5 | BM25 files @1 | @5 |"
-    lines = [head, "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    """One row per group: files then definitions, ours then BM25, hits at 1 and 5."""
+    head = (
+        f"| {title} | questions | ours files @1 | @5 | BM25 files @1 | @5 "
+        "| ours definitions @1 | @5 | BM25 definitions @1 | @5 |"
+    )
+    lines = [head, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     order = sorted(g for g in table if g != "all") + ["all"]
     for group in order:
         c = table[group]
@@ -612,7 +657,7 @@ def table_lines(title: str, table: dict[str, dict[str, Any]]) -> list[str]:
         def hits(key: str, c: dict[str, Any] = c, n: int = n) -> str:
             return f"{c[key]} ({100 * c[key] / n:.0f} %)" if key in c and n else "n/a"
 
-        cells = [hits(f"{ranker} {level} @{k}") for ranker, level in RANKS for k in KS]
+        cells = [hits(f"{ranker} {level} @{k}") for ranker, level in COLUMNS for k in KS]
         lines.append(f"| {group} | {n} | " + " | ".join(cells) + " |")
     return lines
 

@@ -48,6 +48,10 @@ repository. The loader checks each question's ``split`` against the rule.
   (Rust's methods in ``impl`` blocks) answers when its name is the last part of one
   and it is in one of the question's ``files``.
 
+The report also names the questions none of whose ``definitions`` the index records in
+their ``files`` (``Memory.file_definitions``): no ranking can hit those at definition
+level until the parser records them.
+
 Rankers, in the same run: ``ours`` = ``Memory.open(tree).index()`` then
 ``search_code(question, k=10, level="file")`` and ``level="definition"``; ``bm25`` =
 the plain BM25 of localization.py (bm25s defaults k1 = 1.5, b = 0.75, ``\\w+``
@@ -556,7 +560,8 @@ def ask(
     q: Question, repo: Repository, bm25: Bm25, bm25_defs: Bm25 | None, ours: Ours | None, verbose: bool
 ) -> dict[str, Any]:
     """One question through both rankers: the rank of the first answering file (and
-    definition), None when none is in the top 10."""
+    definition), None when none is in the top 10; ``definitions_indexed`` tells whether
+    the index records any answering definition in the question's files at all."""
     start = time.perf_counter()
     base = bm25.rank(q.text, 10)
     row: dict[str, Any] = {
@@ -593,6 +598,11 @@ def ask(
         }
         row["top"]["ours"] = [h.path for h in files.hits[:3]]
         row["top"]["ours definitions"] = [describe_hit(h) for h in defs.hits[:3]]
+        row["definitions_indexed"] = any(
+            d.kind != "import" and definition_matches(d.name, d.scope, q.definitions, rel, q.files)
+            for rel in q.files
+            for d in ours.mem.file_definitions(rel).symbols
+        )
     if verbose:
         ranks = row["rank"]
         print(f"\n[{q.repository} {q.split}] {q.text}\n  expected: {', '.join(q.files)} ({', '.join(q.definitions)})")
@@ -618,6 +628,13 @@ def markdown(result: dict[str, Any]) -> str:
     for title, table in (("split", result["overall"]), ("language", result["languages"])):
         lines += table_lines(title, table) + [""]
     lines += table_lines("repository", result["by_repository"]) + [""]
+    missing = [r for r in result["rows"] if r.get("definitions_indexed") is False]
+    if missing:
+        lines.append(
+            f"{len(missing)} of {len(result['rows'])} questions have no answering definition among those the index "
+            "records in their files: " + "; ".join(f"{r['repository']}: {r['question']}" for r in missing)
+        )
+        lines.append("")
     for name, reason in result["skipped"].items():
         lines.append(f"Skipped {name}: {reason}")
     if result["skipped"]:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
 
@@ -175,3 +176,20 @@ def test_check_answers_names_missing_files_and_definitions(tmp_path: Path) -> No
     ]
     (tree / "a.go").write_text("package demo\n\nfunc F() {}\n\nfunc (t T) Fxy() {}\n")
     assert questions.check_answers(tree, repo) == ["demo: 'two': T.Fx is in none of a.go"]
+
+
+def test_a_source_that_cannot_be_fetched_is_reported_skipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "demo.toml").write_text(_HEAD + _question("one", "tune"))
+
+    def no_apt(cmd: list[str], cwd: Path | None = None) -> None:
+        raise questions.FetchError(f"{cmd[0]} is not installed")
+
+    monkeypatch.setattr(questions, "_run", no_apt)
+    out = tmp_path / "out.json"
+    assert questions.main(["--data", str(data), "--cache", str(tmp_path / "cache"), "--json", str(out)]) == 0
+    result = json.loads(out.read_text())
+    assert result["skipped"] == {"demo": "Go, debian golang-demo-dev=1.0-1: apt-get is not installed"}
+    assert result["rows"] == []
+    assert result["overall"] == {"all": {"questions": 0}}

@@ -542,6 +542,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "skipped": skipped,
         "overall": summarize(rows, lambda r: r["split"]),
         "languages": summarize(rows, lambda r: r["language"]),
+        "languages_by_split": {
+            split: summarize([r for r in rows if r["split"] == split], lambda r: r["language"])
+            for split in SPLITS
+            if any(r["split"] == split for r in rows)
+        },
         "by_repository": summarize(rows, lambda r: r["repository"]),
         "rows": rows,
         "timings": timings,
@@ -623,9 +628,13 @@ def cell(rank: int | None) -> str:
 
 
 def markdown(result: dict[str, Any]) -> str:
-    """The tables: overall per split, per language, per repository, then each question."""
+    """The tables: per split, per language (overall, then per split when both ran), per
+    repository, then each question."""
     lines: list[str] = []
-    for title, table in (("split", result["overall"]), ("language", result["languages"])):
+    tables = [("split", result["overall"]), ("language", result["languages"])]
+    if len(result["languages_by_split"]) > 1:
+        tables += [(f"language, {split}", table) for split, table in result["languages_by_split"].items()]
+    for title, table in tables:
         lines += table_lines(title, table) + [""]
     lines += table_lines("repository", result["by_repository"]) + [""]
     missing = [r for r in result["rows"] if r.get("definitions_indexed") is False]

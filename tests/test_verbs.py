@@ -45,6 +45,13 @@ def test_every_cli_command_is_a_verb_with_its_parameters() -> None:
     assert {"serve", "mcp", "hooks", "hook", "doctor"} <= set(commands)
 
 
+def test_every_cli_command_that_answers_a_result_can_show_it_as_text() -> None:
+    """Without --json the CLI renders the result as text: every result type a
+    service verb on the CLI returns has a renderer (the preview has its own)."""
+    results = {r for v in verbs.all_verbs("cli") if "python" in v.surfaces for r in v.results}
+    assert sorted(r.__name__ for r in results - set(cli.RENDER)) == ["ContextPreview"]
+
+
 def test_every_mcp_tool_is_a_verb_with_its_schema(tmp_path: Path) -> None:
     async def listed(memory: Memory) -> list[Tool]:
         async with Client(build_server(memory)) as client:

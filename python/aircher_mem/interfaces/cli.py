@@ -67,6 +67,7 @@ from ..results import (
     Neighbourhood,
     Patterns,
     Recall,
+    Recorded,
     ReferenceList,
     Remembered,
     Stats,
@@ -348,6 +349,11 @@ def show_tasks(r: Tasks, out: Output) -> None:
 
 def show_task(r: TaskStatus, out: Output) -> None:
     out.line(f"task {r.task_id}: {r.status}")
+
+
+def show_recorded(r: Recorded, out: Output) -> None:
+    stale = "; the code graph refreshes before the next query" if r.graph_stale else ""
+    out.line(f"recorded the {r.what.replace('_', ' ')}{stale}")
 
 
 def show_patterns(r: Patterns, out: Output) -> None:
@@ -695,6 +701,7 @@ RENDER: dict[type, Callable[[Any, Output], None]] = {
     CoEdits: show_co_edits,
     Tasks: show_tasks,
     TaskStatus: show_task,
+    Recorded: show_recorded,
     Patterns: show_patterns,
     Stats: show_stats,
     Doctor: show_doctor,

@@ -1148,3 +1148,50 @@ def test_importing_leaves_the_process_its_huge_pages() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "['1']"
+
+
+def _edges_of(g: KnowledgeGraph, kind: str) -> list[tuple[str, str, str]]:
+    return [e for e in g.edges() if e[1] == kind]
+
+
+def _callees(g: KnowledgeGraph, name: str) -> list[tuple[str, int, float]]:
+    return [(f"{r.symbol.path}:{r.symbol.name}", r.line, round(r.confidence, 4)) for r in g.get_callees(name)]
+
+
+SCRIPTS: dict[str, str | bytes] = {
+    "lib.py": "def helper():\n    pass\n",
+    "bin/tool": "#!/usr/bin/env python3\nfrom lib import helper\n\ndef main():\n    helper()\n",
+    "bin/deploy": "#!/bin/sh\nstep() {\n  echo hi\n}\nstep\n",
+    "bin/serve": "#!/usr/bin/env -S node --no-warnings\nfunction start() { return 1; }\nstart();\n",
+    "bin/report": "#!/usr/bin/perl\nprint 1;\n",
+    "bin/prompt": "#!/bin/zsh\necho hi\n",
+    "bin/blob": b"\x7fELF\x02\x01\x01\x00\x00\x00",
+    "bin/packed": b"#!/usr/bin/env python3\n\x00\x01\x02",
+    "NOTES": "#! not a program\n",
+}
+
+
+def test_scripts_without_an_extension_are_indexed_by_their_shebang(tmp_path: Path) -> None:
+    root = write(tmp_path, SCRIPTS)
+    sources, skipped, unsupported = KnowledgeGraph.discover(root)
+    assert sources == ["bin/deploy", "bin/packed", "bin/serve", "bin/tool", "lib.py"]
+    assert skipped == []
+    assert unsupported == {"Perl": 1, "Shell": 1}
+    g = KnowledgeGraph.build(root)
+    assert g.files == ["bin/deploy", "bin/serve", "bin/tool", "lib.py"]
+    assert [path for path, _ in g.skipped] == ["bin/packed"]
+    assert [(s.name, s.language) for s in g.get_file_contents("bin/tool") if s.kind == "function"] == [
+        ("main", "python")
+    ]
+    assert _edges_of(g, "calls") == [
+        ("bin/deploy", "calls", "bin/deploy:step"),
+        ("bin/serve", "calls", "bin/serve:start"),
+        ("bin/tool:main", "calls", "lib.py:helper"),
+    ]
+    # An update reads the `#!` line too.
+    (root / "bin/tool").write_text("#!/usr/bin/env python3\nfrom lib import helper\n\ndef go():\n    helper()\n")
+    g.update_file("bin/tool")
+    assert _edges_of(g, "calls")[-1] == ("bin/tool:go", "calls", "lib.py:helper")
+    (root / "bin/tool").write_text("#!/usr/bin/perl\nprint 1;\n")
+    g.update_file("bin/tool")
+    assert g.files == ["bin/deploy", "bin/serve", "lib.py"]

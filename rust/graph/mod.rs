@@ -33,8 +33,9 @@ pub use project::{
 pub use query::{reference_kinds, split_qualified, REFERENCE_KINDS};
 pub use read::{read_project_file, reason as unread_reason};
 pub use scan::{
-    discover, parse, parse_file, parse_indexed, unsupported_language, Discovered, Parsed,
-    ParsedFile, Progress, Source, UNSUPPORTED, VENDORED,
+    discover, parse, parse_file, parse_indexed, script_language, shebang_language,
+    unsupported_language, Discovered, Parsed, ParsedFile, Progress, Source, INTERPRETERS,
+    SHEBANG_BYTES, UNSUPPORTED, VENDORED,
 };
 pub use search::{is_test_path, mentioned_files, search, Found, Hit, Level, SearchParams};
 pub use store::KnowledgeGraph;

@@ -17,7 +17,8 @@ use super::extract::{FileSymbols, Language};
 use super::persist::{self, corrupt, load_with_sum, Saved};
 use super::read::{read_project_file, reason};
 use super::scan::{
-    discover, parse_file, parse_indexed, Parsed, ParsedFile, Progress, Source, NOT_UTF8,
+    discover, parse_file, parse_indexed, script_language, Parsed, ParsedFile, Progress, Source,
+    NOT_UTF8,
 };
 use super::store::KnowledgeGraph;
 use crate::atomic::AtomicFile;
@@ -413,8 +414,10 @@ impl Project {
     /// it. A file that is gone is removed; one that is too large, binary, unreadable,
     /// a symlink or not a regular file is removed and listed in `skipped` (so is a
     /// name that is not UTF-8, left out of the graph); one with syntax errors is indexed as far as
-    /// the parser got and listed in `warnings`. A path outside the root, or not of a
-    /// language the graph parses, is an error.
+    /// the parser got and listed in `warnings`. A file without an extension is a
+    /// script of the language its `#!` line names (one the graph holds that no longer
+    /// names one is removed). A path outside the root, or not of a language the graph
+    /// parses, is an error.
     pub fn update_file(&self, path: &Path) -> Result<Updated> {
         let relative = self.relative(path)?;
         if path.to_str().is_none() {
@@ -424,7 +427,24 @@ impl Project {
             state.skipped.push((relative, NOT_UTF8.to_string()));
             return Ok(Updated::Skipped(NOT_UTF8.to_string()));
         }
-        let Some(language) = Language::from_path(Path::new(&relative)) else {
+        // A script without an extension: by its `#!` line, or, gone from disk, by
+        // the language the graph has it in.
+        let language =
+            Language::from_path(Path::new(&relative)).or_else(|| {
+                match script_language(&self.root, &relative) {
+                    Some(Ok(language)) => Some(language),
+                    Some(Err(_)) => None,
+                    None => self.state.read().graph.file_language(&relative),
+                }
+            });
+        let Some(language) = language else {
+            if self.state.read().graph.file_node(&relative).is_some() {
+                // A script whose `#!` line no longer names a language the graph parses.
+                let mut state = self.state_to_change()?;
+                state.forget(&relative);
+                state.drop_file(&relative);
+                return Ok(Updated::Removed);
+            }
             return Err(invalid(
                 "path",
                 format!("{relative} is not a source file of a supported language"),

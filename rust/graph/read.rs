@@ -71,6 +71,37 @@ pub fn read_project_file(root: &Path, relative: &str, max_bytes: u64) -> Result<
     Ok(bytes)
 }
 
+/// The first `max_bytes` bytes of a project file (fewer if it is shorter), opened
+/// as `read_project_file` opens it (no symlink followed, nothing but a regular file
+/// read): enough for its `#!` line, whatever its size.
+pub fn read_project_head(root: &Path, relative: &str, max_bytes: u64) -> Result<Vec<u8>> {
+    let parts: Vec<&str> = relative.split('/').collect();
+    if relative.contains('\0')
+        || parts
+            .iter()
+            .any(|p| p.is_empty() || *p == "." || *p == "..")
+    {
+        return Err(invalid(
+            "path",
+            format!("{relative:?} is not a plain path relative to the project root"),
+        ));
+    }
+    let full: PathBuf = root.join(relative);
+    let mut file = open_beneath(root, &parts, &full)?;
+    let meta = file
+        .metadata()
+        .map_err(|err| Error::io("read", &full, err))?;
+    if !meta.file_type().is_file() {
+        return Err(not_regular(&full, &meta.file_type()));
+    }
+    let mut bytes = Vec::new();
+    (&mut file)
+        .take(max_bytes)
+        .read_to_end(&mut bytes)
+        .map_err(|err| Error::io("read", &full, err))?;
+    Ok(bytes)
+}
+
 fn not_regular(path: &Path, kind: &std::fs::FileType) -> Error {
     let what = if kind.is_dir() {
         "a folder"

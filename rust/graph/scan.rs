@@ -9,7 +9,7 @@ use rayon::prelude::*;
 
 use super::documents::documents;
 use super::extract::{extract, FileSymbols, Language};
-use super::read::{read_project_file, reason};
+use super::read::{read_project_file, read_project_head, reason};
 use crate::retrieve::{Document, LexicalIndex};
 
 /// Folders of third-party or generated code, never indexed (and any Python
@@ -54,6 +54,91 @@ pub fn unsupported_language(path: &Path) -> Option<&'static str> {
         .iter()
         .find(|(_, extensions)| extensions.contains(&extension))
         .map(|(name, _)| *name)
+}
+
+/// How many bytes of a file without an extension are read for its `#!` line.
+pub const SHEBANG_BYTES: u64 = 256;
+
+/// Interpreters a `#!` line names (its last path component, after `env` and its
+/// options; a version suffix such as `3.11` dropped): the language the graph parses
+/// the script as, or the name of one it does not parse (as in `UNSUPPORTED`).
+pub const INTERPRETERS: &[(&str, Result<Language, &str>)] = &[
+    ("python", Ok(Language::Python)),
+    ("pypy", Ok(Language::Python)),
+    ("node", Ok(Language::JavaScript)),
+    ("nodejs", Ok(Language::JavaScript)),
+    ("deno", Ok(Language::JavaScript)),
+    ("bun", Ok(Language::JavaScript)),
+    ("ts-node", Ok(Language::TypeScript)),
+    ("tsx", Ok(Language::TypeScript)),
+    ("sh", Ok(Language::Bash)),
+    ("bash", Ok(Language::Bash)),
+    ("dash", Ok(Language::Bash)),
+    ("ash", Ok(Language::Bash)),
+    ("ruby", Ok(Language::Ruby)),
+    ("php", Ok(Language::Php)),
+    ("lua", Ok(Language::Lua)),
+    ("luajit", Ok(Language::Lua)),
+    ("swift", Ok(Language::Swift)),
+    ("kotlin", Ok(Language::Kotlin)),
+    ("scala", Ok(Language::Scala)),
+    ("zsh", Err("Shell")),
+    ("ksh", Err("Shell")),
+    ("mksh", Err("Shell")),
+    ("fish", Err("Shell")),
+    ("csh", Err("Shell")),
+    ("tcsh", Err("Shell")),
+    ("perl", Err("Perl")),
+    ("Rscript", Err("R")),
+    ("escript", Err("Erlang")),
+    ("elixir", Err("Elixir")),
+    ("julia", Err("Julia")),
+    ("runghc", Err("Haskell")),
+    ("runhaskell", Err("Haskell")),
+    ("ocaml", Err("OCaml")),
+];
+
+/// The language a script's first bytes name in a `#!` line (`#!/bin/sh`,
+/// `#!/usr/bin/env python3`, `#!/usr/bin/env -S node --flag`): `Ok` for one the
+/// graph parses, `Err` with the name of one it does not; None without a `#!` line
+/// or for an interpreter not in `INTERPRETERS`. Only the first line is read.
+pub fn shebang_language(head: &[u8]) -> Option<Result<Language, &'static str>> {
+    let line = head.strip_prefix(b"#!")?;
+    let line = line.split(|&b| b == b'\n').next().unwrap_or_default();
+    let mut words = line
+        .split(|b| b.is_ascii_whitespace())
+        .filter(|w| !w.is_empty());
+    let program = |word: &[u8]| -> Vec<u8> {
+        word.rsplit(|&b| b == b'/')
+            .next()
+            .unwrap_or_default()
+            .to_vec()
+    };
+    let mut name = program(words.next()?);
+    if name == b"env" {
+        // `env -S python3 -u`, `env PYTHONPATH=. python3`: the first other word.
+        name = program(words.find(|w| !w.starts_with(b"-") && !w.contains(&b'='))?);
+    }
+    // `python3.11`, `perl5`, `lua5.4`: the version goes.
+    let bare = name
+        .iter()
+        .rposition(|b| !(b.is_ascii_digit() || *b == b'.'))
+        .map_or(&name[..0], |last| &name[..=last]);
+    INTERPRETERS
+        .iter()
+        .find(|(interpreter, _)| interpreter.as_bytes() == bare)
+        .map(|(_, language)| *language)
+}
+
+/// The language of a file without an extension from its `#!` line (see
+/// `shebang_language`), reading at most `SHEBANG_BYTES` of it; None for a file
+/// with an extension, without a `#!` line (binary files among them) or unreadable.
+pub fn script_language(root: &Path, relative: &str) -> Option<Result<Language, &'static str>> {
+    if Path::new(relative).extension().is_some() {
+        return None;
+    }
+    let head = read_project_head(root, relative, SHEBANG_BYTES).ok()?;
+    shebang_language(&head)
 }
 
 /// Why a FIFO, socket or device is skipped.
@@ -143,17 +228,30 @@ pub fn discover(root: &Path, max_file_bytes: u64) -> Discovered {
             }
             continue;
         }
-        let Some(language) = Language::from_path(path) else {
-            if let Some(other) = unsupported_language(path) {
-                *unsupported.entry(other.to_string()).or_default() += 1;
-            }
-            continue;
-        };
         let relative = path
             .strip_prefix(root)
             .unwrap_or(path)
             .to_string_lossy()
             .replace('\\', "/");
+        // A script without an extension: its `#!` line says.
+        let language = match Language::from_path(path) {
+            Some(language) => Ok(language),
+            None => match unsupported_language(path) {
+                Some(other) => Err(Some(other)),
+                None => script_language(root, &relative)
+                    .ok_or(None)
+                    .and_then(|l| l.map_err(Some)),
+            },
+        };
+        let language = match language {
+            Ok(language) => language,
+            Err(other) => {
+                if let Some(other) = other {
+                    *unsupported.entry(other.to_string()).or_default() += 1;
+                }
+                continue;
+            }
+        };
         match entry.metadata() {
             Ok(meta) if meta.len() > max_file_bytes => {
                 skipped.push((
@@ -549,6 +647,32 @@ mod tests {
         let found = discover(root, 1000);
         assert_eq!(found.sources.len(), 1);
         assert!(found.skipped.is_empty());
+    }
+
+    #[test]
+    fn shebangs_name_the_language_of_scripts() {
+        let of = |head: &[u8]| shebang_language(head);
+        assert_eq!(of(b"#!/bin/sh\necho\n"), Some(Ok(Language::Bash)));
+        assert_eq!(of(b"#! /bin/bash -e\n"), Some(Ok(Language::Bash)));
+        assert_eq!(of(b"#!/usr/bin/env python3\n"), Some(Ok(Language::Python)));
+        assert_eq!(
+            of(b"#!/usr/bin/python3.11 -u\n"),
+            Some(Ok(Language::Python))
+        );
+        assert_eq!(
+            of(b"#!/usr/bin/env -S PYTHONPATH=. python3 -u\n"),
+            Some(Ok(Language::Python))
+        );
+        assert_eq!(of(b"#!/usr/bin/env node"), Some(Ok(Language::JavaScript)));
+        assert_eq!(of(b"#!/usr/bin/env ruby\r\n"), Some(Ok(Language::Ruby)));
+        assert_eq!(of(b"#!/usr/bin/perl -w\n"), Some(Err("Perl")));
+        assert_eq!(of(b"#!/bin/zsh\n"), Some(Err("Shell")));
+        assert_eq!(of(b"#!/usr/bin/env\n"), None);
+        assert_eq!(of(b"#!/usr/bin/awk -f\n"), None);
+        assert_eq!(of(b"# a comment\n"), None);
+        assert_eq!(of(b"\x7fELF\x02\x01"), None);
+        // Only the first line counts.
+        assert_eq!(of(b"#!\npython\n"), None);
     }
 
     #[test]

@@ -766,6 +766,11 @@ impl KnowledgeGraph {
         self.files.get(path).map(|e| e.node)
     }
 
+    /// The language a file of the graph was parsed as.
+    pub fn file_language(&self, path: &str) -> Option<Language> {
+        self.files.get(path).map(|e| e.symbols.language)
+    }
+
     /// A node as text: a file is its path, an import "path:import module", a symbol
     /// "path:name".
     pub fn label(&self, id: NodeIndex) -> String {

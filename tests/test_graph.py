@@ -1158,6 +1158,48 @@ def _callees(g: KnowledgeGraph, name: str) -> list[tuple[str, int, float]]:
     return [(f"{r.symbol.path}:{r.symbol.name}", r.line, round(r.confidence, 4)) for r in g.get_callees(name)]
 
 
+DELEGATION = {
+    "python": {
+        "dispatch.py": "class Dispatcher:\n    def handle(self, r):\n        return r\n",
+        "app.py": (
+            "class App:\n    def __init__(self, d):\n        self.dispatcher = d\n\n"
+            "    def handle(self, r):\n        return self.dispatcher.handle(r)\n\n"
+            "    def run(self, r):\n        return self.handle(r)\n\n"
+            "class Node:\n    def walk(self):\n        return self.children[0].walk()\n"
+        ),
+    },
+    "php": {
+        "dispatch.php": "<?php\nclass Dispatcher {\n  function handle($r) { return $r; }\n}\n",
+        "app.php": (
+            "<?php\nclass App {\n"
+            "  function handle($r) { return $this->dispatcher->handle($r); }\n"
+            "  function run($r) { return $this->handle($r); }\n}\n"
+            "class Node {\n  function walk() { return $this->child->walk(); }\n}\n"
+        ),
+    },
+}
+
+
+@pytest.mark.parametrize("language", sorted(DELEGATION))
+def test_a_call_through_an_attribute_of_self_is_not_recursion(tmp_path: Path, language: str) -> None:
+    g = KnowledgeGraph.build(write(tmp_path, DELEGATION[language]))
+    ext = "py" if language == "python" else "php"
+    handle_line, run_line, walk_line = (6, 9, 13) if language == "python" else (3, 4, 7)
+    assert g.warnings == []
+    # `self.dispatcher.handle(r)` is the dispatcher's; `self.handle(r)` stays App's.
+    assert _edges_of(g, "calls") == [
+        (f"app.{ext}:handle", "calls", f"dispatch.{ext}:handle"),
+        (f"app.{ext}:run", "calls", f"app.{ext}:handle"),
+        (f"app.{ext}:walk", "calls", f"app.{ext}:walk"),
+    ]
+    assert _callees(g, "handle") == [(f"dispatch.{ext}:handle", handle_line, 1.0)]
+    assert _callees(g, "run") == [(f"app.{ext}:handle", run_line, 1.0)]
+    # No other `walk` anywhere: the class's own, at low confidence.
+    assert _callees(g, "walk") == [(f"app.{ext}:walk", walk_line, 0.1)]
+    callers = sorted((r.symbol.path, r.line) for r in g.get_callers("handle"))
+    assert callers == [(f"app.{ext}", handle_line), (f"app.{ext}", run_line)]
+
+
 SCRIPTS: dict[str, str | bytes] = {
     "lib.py": "def helper():\n    pass\n",
     "bin/tool": "#!/usr/bin/env python3\nfrom lib import helper\n\ndef main():\n    helper()\n",

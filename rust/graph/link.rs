@@ -64,6 +64,12 @@ pub(super) enum Pass {
     Rest,
 }
 
+/// The confidence of a call on another object held by `self` (`self.x.f()`,
+/// `Receiver::Member`) linked to the enclosing class's own method: only when no
+/// other definition has the name, and below any link by name alone (those are at
+/// least `1 / MAX_CANDIDATES`).
+pub const MEMBER_OWN_CONFIDENCE: f32 = 0.1;
+
 /// How many levels of bases method resolution climbs.
 const MAX_BASE_LEVELS: usize = 16;
 
@@ -352,6 +358,12 @@ impl KnowledgeGraph {
         out
     }
 
+    /// The innermost class around a node (None: it is in no class).
+    fn enclosing_class(&self, node: NodeIndex) -> Option<NodeIndex> {
+        std::iter::successors(self.parent(node), |&p| self.parent(p))
+            .find(|&p| self.graph[p].kind == NodeKind::Class)
+    }
+
     /// The methods named `name` (an id in `interned`) of `classes` or, level by
     /// level, of their bases (the edges `Pass::Bases` made): those of the nearest
     /// level that has any. A Go type's methods are the functions of its folder
@@ -470,13 +482,24 @@ impl KnowledgeGraph {
                 continue;
             }
             let source = Self::source(entry, r.origin);
-            let accept = |c: NodeIndex| {
+            let admissible = |c: NodeIndex| {
                 let node = &self.graph[c];
                 targets(r.kind, node.kind)
                     && (c != source || r.kind == RefKind::Call)
                     && modules::family(node.language) == family
                     && (from_test || !go_test_file(&node.path))
             };
+            // A call on another object held by `self` (`self.x.f()`): not the
+            // caller, nor a method of the class around it.
+            let own_class = match r.receiver {
+                Receiver::Member => self.enclosing_class(source),
+                _ => None,
+            };
+            let own = |c: NodeIndex| {
+                r.receiver == Receiver::Member
+                    && (c == source || (own_class.is_some() && self.parent(c) == own_class))
+            };
+            let accept = |c: NodeIndex| admissible(c) && !own(c);
             // The acceptable candidates defined in any of `files`.
             let defined_in = |files: &[NodeIndex], out: &mut Vec<NodeIndex>| {
                 for &f in files {
@@ -494,9 +517,7 @@ impl KnowledgeGraph {
             // A receiver that names the class or an imported module decides first.
             match r.receiver {
                 Receiver::This => {
-                    let class = std::iter::successors(self.parent(source), |&p| self.parent(p))
-                        .find(|&p| self.graph[p].kind == NodeKind::Class);
-                    if let Some(class) = class {
+                    if let Some(class) = self.enclosing_class(source) {
                         here = self.methods_in_bases(&[class], r.name, &accept);
                     }
                 }
@@ -511,7 +532,7 @@ impl KnowledgeGraph {
                     }
                 }
                 Receiver::Import(i) => defined_in(&entry.resolved[i as usize], &mut near),
-                Receiver::Named(_) | Receiver::Unknown => {}
+                Receiver::Named(_) | Receiver::Unknown | Receiver::Member => {}
             }
             let pinned = !here.is_empty() || !near.is_empty();
             if !pinned && r.kind != RefKind::Item {
@@ -531,7 +552,7 @@ impl KnowledgeGraph {
                 }
             }
             let repo_wide = matches!(r.kind, RefKind::Call | RefKind::Inherit | RefKind::Type);
-            let chosen = if !here.is_empty() {
+            let mut chosen = if !here.is_empty() {
                 &here
             } else if !near.is_empty() {
                 &near
@@ -548,10 +569,24 @@ impl KnowledgeGraph {
             } else {
                 continue;
             };
+            let mut confidence = 1.0;
+            if chosen.is_empty() && r.receiver == Receiver::Member {
+                // Nothing else has the name: the class's own method (the same
+                // method on another instance, as in a tree), at low confidence.
+                anywhere.clear();
+                anywhere.extend(
+                    candidates
+                        .iter()
+                        .copied()
+                        .filter(|&c| admissible(c) && own(c)),
+                );
+                confidence = MEMBER_OWN_CONFIDENCE;
+                chosen = &anywhere;
+            }
             if chosen.is_empty() || chosen.len() > MAX_CANDIDATES {
                 continue;
             }
-            let confidence = 1.0 / chosen.len() as f32;
+            let confidence = confidence / chosen.len() as f32;
             for &target in chosen.iter() {
                 edges.push((
                     source,

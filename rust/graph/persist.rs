@@ -15,7 +15,9 @@
 //! its id in the one table of names, so a load neither allocates them one by one
 //! nor looks them up again. Since version 9 package imports link only the files
 //! used (`link::package_imports`), so an older file's edges are not what a build
-//! makes now. Written atomically, mode 0600 (`crate::atomic`).
+//! makes now; since version 10 calls have `Receiver::Member` and Python's generic
+//! bases and `@overload` stubs are read anew, so an older file's symbols are not
+//! what a build extracts now. Written atomically, mode 0600 (`crate::atomic`).
 
 use std::hash::BuildHasher;
 use std::path::Path;
@@ -29,7 +31,7 @@ use crate::intern::Interner;
 use crate::mapped::Mapped;
 
 const MAGIC: &[u8; 8] = b"AIRGRAPH";
-pub const FORMAT_VERSION: u32 = 9;
+pub const FORMAT_VERSION: u32 = 10;
 const HEADER: usize = 8 + 4 + 8 + 8;
 /// Files per chunk.
 pub const CHUNK: usize = 64;

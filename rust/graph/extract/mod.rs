@@ -183,6 +183,11 @@ pub enum Receiver {
     /// `x = C(...)`, `x: C`, a parameter `x: C`, `self.x = C(...)` in the class,
     /// Go/Java/TypeScript declared types. `f` is looked up in `C`, then its bases.
     Type(u32),
+    /// `self.x.f()`, `this.x.f()`, `$this->x->f()` (any chain of attributes of
+    /// `self` or `this`) where `x` has no known class: a call on another object,
+    /// not on `self`, so never linked to the enclosing class's own methods (the
+    /// caller included) unless no other definition of the name is found.
+    Member,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -267,8 +272,8 @@ struct Found {
     name: String,
     line: usize,
     byte: usize,
-    /// A call's receiver, when it is a plain name (`m` in `m.f()`) or an attribute
-    /// of `self` or `this` (`self.x` in `self.x.f()`).
+    /// A call's receiver, when it is a plain name (`m` in `m.f()`) or goes through
+    /// `self` or `this` (see `receiver_text`).
     receiver: Option<String>,
     /// A Ruby identifier that is a call unless the file has a local of that name.
     bare: bool,
@@ -769,26 +774,41 @@ fn receiver(
     let object = fields
         .iter()
         .find_map(|field| parent.child_by_field_name(field))?;
+    if object.end_byte() > name.start_byte() {
+        return None;
+    }
     let text = &source[object.byte_range()];
-    // PHP's `$this->f()`, `$m->f()`.
+    // PHP's `$this->f()`, `$m->f()`, `$this->x->f()`.
     let text = text.strip_prefix(b"$").unwrap_or(text);
+    receiver_text(text)
+}
+
+/// A call's receiver as `Receiver` reads it, from its object's text: a plain word
+/// (`m`, `self`, `this`), `self.x` or `this.x` (an attribute of the enclosing
+/// class; PHP's `this->x` given as `this.x`), or `self.` alone for any longer chain
+/// through `self` or `this` (`self.x.y`, `self.x[0]`, `this.x()`).
+fn receiver_text(text: &[u8]) -> Option<String> {
     let is_word = |text: &[u8]| {
         !text.is_empty()
             && text.len() <= 64
             && text.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
     };
-    // `self.x` and `this.x`: an attribute of the enclosing class.
-    let word = is_word(text)
-        || [&b"self."[..], b"this."]
-            .iter()
-            .any(|p| text.starts_with(p) && is_word(&text[p.len()..]));
-    (object.end_byte() <= name.start_byte() && word)
-        .then(|| String::from_utf8_lossy(text).into_owned())
+    if is_word(text) {
+        return Some(String::from_utf8_lossy(text).into_owned());
+    }
+    let rest = [&b"self."[..], b"this.", b"this->"]
+        .iter()
+        .find_map(|p| text.strip_prefix(*p))?;
+    Some(if is_word(rest) {
+        format!("self.{}", String::from_utf8_lossy(rest))
+    } else {
+        "self.".to_string()
+    })
 }
 
 /// The receiver of a Kotlin or Swift call on a member, as `receiver` gives it: the
 /// object of the call's `navigation_expression` (Kotlin's first child, Swift's
-/// `target`), when it is a plain word (`self` and `this` too) or an attribute of one.
+/// `target`), as `receiver_text` reads it.
 fn navigation_receiver(
     call: tree_sitter::Node,
     name: tree_sitter::Node,
@@ -801,18 +821,10 @@ fn navigation_receiver(
     let object = navigation
         .child_by_field_name("target")
         .or_else(|| navigation.named_child(0))?;
-    let text = &source[object.byte_range()];
-    let is_word = |text: &[u8]| {
-        !text.is_empty()
-            && text.len() <= 64
-            && text.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
-    };
-    let word = is_word(text)
-        || [&b"self."[..], b"this."]
-            .iter()
-            .any(|p| text.starts_with(p) && is_word(&text[p.len()..]));
-    (object.end_byte() <= name.start_byte() && word)
-        .then(|| String::from_utf8_lossy(text).into_owned())
+    if object.end_byte() > name.start_byte() {
+        return None;
+    }
+    receiver_text(&source[object.byte_range()])
 }
 
 /// Whether a Swift type name is a built-in attribute (`@objc`, `@available`,
@@ -931,7 +943,10 @@ fn resolve_origins(
             Some("self" | "this" | "cls" | "Self") => return Receiver::This,
             Some(attribute) if attribute.contains('.') => {
                 let field = attribute.split_once('.').map_or("", |(_, f)| f);
-                classes.attribute(open, byte, field)
+                match classes.attribute(open, byte, field) {
+                    Some(class) => Some(class),
+                    None => return Receiver::Member,
+                }
             }
             Some(word) => match classes.variable(open, byte, word) {
                 Some(class) => Some(class),

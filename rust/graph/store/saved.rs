@@ -316,7 +316,7 @@ impl KnowledgeGraph {
                 || match r.receiver {
                     Receiver::Type(t) => t as usize >= types,
                     Receiver::Import(i) | Receiver::Named(i) => i as usize >= imports,
-                    Receiver::This | Receiver::Unknown => false,
+                    Receiver::This | Receiver::Unknown | Receiver::Member => false,
                 }
         }) {
             return damaged("a reference's origin or receiver out of range");

@@ -1158,6 +1158,31 @@ def _callees(g: KnowledgeGraph, name: str) -> list[tuple[str, int, float]]:
     return [(f"{r.symbol.path}:{r.symbol.name}", r.line, round(r.confidence, 4)) for r in g.get_callees(name)]
 
 
+def test_python_generic_bases_are_their_classes(tmp_path: Path) -> None:
+    g = KnowledgeGraph.build(
+        write(
+            tmp_path,
+            {
+                "models.py": "class Base:\n    pass\n\nclass Pair:\n    pass\n",
+                "app.py": (
+                    "import models\nfrom models import Base, Pair\n\n"
+                    "class One(Base[int]):\n    pass\n\n"
+                    "class Two(Pair[str, int], Base):\n    pass\n\n"
+                    "class Three(models.Base[int]):\n    pass\n"
+                ),
+            },
+        )
+    )
+    assert g.warnings == []
+    assert _edges_of(g, "inherits") == [
+        ("app.py:One", "inherits", "models.py:Base"),
+        ("app.py:Three", "inherits", "models.py:Base"),
+        ("app.py:Two", "inherits", "models.py:Base"),
+        ("app.py:Two", "inherits", "models.py:Pair"),
+    ]
+    assert sorted(r.symbol.name for r in g.get_references("Base", kind="inherits")) == ["One", "Three", "Two"]
+
+
 DELEGATION = {
     "python": {
         "dispatch.py": "class Dispatcher:\n    def handle(self, r):\n        return r\n",

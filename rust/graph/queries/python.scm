@@ -1,13 +1,15 @@
 ; Python, on top of its tags query (classes, functions, calls): imports (`import a.b
-; as c`, `from m import x as y`), base classes, types in annotations, the declared
-; or constructed class of variables and parameters, and of `self` attributes and
-; annotated class attributes.
+; as c`, `from m import x as y`), base classes (generic ones too), types in
+; annotations, the declared or constructed class of variables and parameters, and
+; of `self` attributes and annotated class attributes.
 (import_statement name: (dotted_name) @import.module) @import
 (import_statement name: (aliased_import name: (dotted_name) @import.module alias: (identifier) @import.alias)) @import
 (import_from_statement module_name: (_) @import.module) @import
 (import_from_statement name: (dotted_name) @import.item) @import
 (import_from_statement name: (aliased_import name: (dotted_name) @import.item alias: (identifier) @import.item_alias)) @import
 (class_definition superclasses: (argument_list [(identifier) @inherit (attribute attribute: (identifier) @inherit)]))
+; A generic base (`Base[int]`, `typing.Generic[T]`, `mod.Base[K, V]`) is its class.
+(class_definition superclasses: (argument_list (subscript value: [(identifier) @inherit (attribute attribute: (identifier) @inherit)])))
 (type (identifier) @ref)
 (type (generic_type (identifier) @ref))
 (assignment left: (identifier) @bind.name right: (call function: [(identifier) @bind.type (attribute attribute: (identifier) @bind.type)]))

@@ -1225,6 +1225,41 @@ def test_a_call_through_an_attribute_of_self_is_not_recursion(tmp_path: Path, la
     assert callers == [(f"app.{ext}", handle_line), (f"app.{ext}", run_line)]
 
 
+def test_overload_stubs_fold_into_their_implementation(tmp_path: Path) -> None:
+    g = KnowledgeGraph.build(
+        write(
+            tmp_path,
+            {
+                "api.py": (
+                    "from typing import overload\nimport typing\n\n\n"
+                    "class Conv:\n"
+                    "    @overload\n    def to(self, x: int) -> int: ...\n"
+                    "    @typing.overload\n    def to(self, x: str) -> str: ...\n"
+                    "    def to(self, x):\n        return norm(x)\n\n\n"
+                    "def norm(x):\n    return x\n\n\n"
+                    "def use(c: Conv):\n    return c.to(1)\n"
+                ),
+                "stubs.pyi": (
+                    "from typing import overload\n\n"
+                    "@overload\ndef parse(x: int) -> int: ...\n"
+                    "@overload\ndef parse(x: str) -> str: ...\n"
+                ),
+            },
+        )
+    )
+    assert g.warnings == []
+    # One `to`: the implementation's name and signature, its lines from the first stub.
+    assert [(s.path, s.line, s.end_line, s.signature) for s in g.find_symbol("to")] == [
+        ("api.py", 7, 11, "def to(self, x):")
+    ]
+    assert _callees(g, "use") == [("api.py:to", 19, 1.0)]
+    assert _callees(g, "to") == [("api.py:norm", 11, 1.0)]
+    # A stub file without an implementation: its first stub, spanning the others.
+    assert [(s.path, s.line, s.end_line, s.signature) for s in g.find_symbol("parse")] == [
+        ("stubs.pyi", 4, 6, "def parse(x: int) -> int: ...")
+    ]
+
+
 SCRIPTS: dict[str, str | bytes] = {
     "lib.py": "def helper():\n    pass\n",
     "bin/tool": "#!/usr/bin/env python3\nfrom lib import helper\n\ndef main():\n    helper()\n",

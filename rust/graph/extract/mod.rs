@@ -575,6 +575,8 @@ fn extract_tree(
     // Two patterns can match one node (JavaScript's and TypeScript's queries; a
     // top-level constant holding a function is a function): (start, name) -> index.
     let mut defined: HashMap<(u32, Box<str>), usize> = HashMap::default();
+    // The start bytes of Python's `@overload` stubs.
+    let mut overloads: HashSet<u32> = HashSet::default();
     let options = tree_sitter::QueryCursorOptions::new().progress_callback(&mut check);
     let mut matches = cursor.matches_with_options(query, tree.root_node(), source, options);
     while let Some(m) = matches.next() {
@@ -655,6 +657,9 @@ fn extract_tree(
             };
             match (capture_name, name_node) {
                 ("inherit", _) => found.push(reference(RefKind::Inherit, node)),
+                ("overload", _) => {
+                    overloads.insert(line32(node.start_byte()));
+                }
                 ("package", _) => package.push(text(node).split_whitespace().collect()),
                 ("ref", _) if !builtin_attribute(language, node, source) => {
                     found.push(reference(RefKind::Type, node))
@@ -710,6 +715,9 @@ fn extract_tree(
         truncated.push(over_budget("the query"));
     }
     definitions.sort_by_key(|d| (d.start_byte, std::cmp::Reverse(d.end_byte)));
+    if !overloads.is_empty() {
+        definitions = fold_overloads(definitions, &overloads);
+    }
     let (imports, cut) = group_imports(language, raw_imports);
     if cut {
         truncated.push(too_deep(format!("{MAX_USE_DEPTH} use-tree")));
@@ -733,6 +741,79 @@ fn extract_tree(
         error_line: first_error_line(tree),
         truncated,
     }
+}
+
+/// Python's `@overload` stubs (`overloads`: their start bytes) folded into their
+/// implementation: a run of stubs of one name, each the next definition of its
+/// scope after the one before, becomes part of the definition that follows it in
+/// that scope with the same name and no `@overload` (the implementation keeps its
+/// name and signature; its range starts at the first stub). A run with no
+/// implementation after it (a `.pyi` stub file) becomes its first stub, its range
+/// ending with the last. So an overloaded function is one definition, and calls
+/// and context find the implementation. `definitions` are in start order.
+fn fold_overloads(definitions: Vec<Definition>, overloads: &HashSet<u32>) -> Vec<Definition> {
+    let containers = Definition::containers(&definitions);
+    // The next definition of the same scope after each one.
+    let mut next: Vec<Option<usize>> = vec![None; definitions.len()];
+    let mut last: HashMap<Option<usize>, usize> = HashMap::default();
+    for (i, scope) in containers.iter().enumerate() {
+        if let Some(before) = last.insert(*scope, i) {
+            next[before] = Some(i);
+        }
+    }
+    let stub = |i: usize| {
+        definitions[i].kind == DefKind::Function && overloads.contains(&definitions[i].start_byte)
+    };
+    let mut dropped = vec![false; definitions.len()];
+    // (kept definition, its new start byte and line, its new end byte and line).
+    let mut grown: Vec<(usize, u32, u32, u32, u32)> = Vec::new();
+    for first in 0..definitions.len() {
+        if dropped[first] || !stub(first) {
+            continue;
+        }
+        let mut run = vec![first];
+        let mut implementation = None;
+        while let Some(after) = next[*run.last().expect("not empty")] {
+            let same = definitions[after].kind == DefKind::Function
+                && definitions[after].name == definitions[first].name;
+            if !same {
+                break;
+            }
+            if stub(after) {
+                run.push(after);
+            } else {
+                implementation = Some(after);
+                break;
+            }
+        }
+        let kept = implementation.unwrap_or(first);
+        let last = implementation.unwrap_or(*run.last().expect("not empty"));
+        for &i in &run {
+            dropped[i] = i != kept;
+        }
+        let (start, end) = (&definitions[first], &definitions[last]);
+        grown.push((
+            kept,
+            start.start_byte,
+            start.line,
+            end.end_byte,
+            end.end_line,
+        ));
+    }
+    let mut definitions = definitions;
+    for (kept, start_byte, line, end_byte, end_line) in grown {
+        let d = &mut definitions[kept];
+        (d.start_byte, d.line) = (start_byte, line);
+        (d.end_byte, d.end_line) = (end_byte, end_line);
+    }
+    let mut definitions: Vec<Definition> = definitions
+        .into_iter()
+        .zip(dropped)
+        .filter(|(_, dropped)| !dropped)
+        .map(|(d, _)| d)
+        .collect();
+    definitions.sort_by_key(|d| (d.start_byte, std::cmp::Reverse(d.end_byte)));
+    definitions
 }
 
 /// The receiver of a call whose name is `name`, when it is a plain word before it:

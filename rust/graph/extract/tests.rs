@@ -968,3 +968,29 @@ mod containers {
         }
     }
 }
+
+#[test]
+fn overload_stubs_fold_into_the_implementation() {
+    let source = "from typing import overload\n\nclass C:\n    @overload\n    def f(self, x: int) -> int: ...\n    @typing.overload\n    def f(self, x: str) -> str: ...\n    def f(self, x):\n        def inner():\n            pass\n        return x\n\n    def g(self):\n        pass\n\n@overload\ndef h(x: int) -> int: ...\n@overload\ndef h(x: str) -> str: ...\n\ndef f(y):\n    pass\n";
+    let s = extract(Language::Python, source.as_bytes());
+    let spans: Vec<_> = s
+        .definitions
+        .iter()
+        .map(|d| (&*d.name, d.line, d.end_line, &*d.signature))
+        .collect();
+    assert_eq!(
+        spans,
+        [
+            ("C", 3, 14, "class C:"),
+            ("f", 5, 11, "def f(self, x):"),
+            ("inner", 9, 10, "def inner():"),
+            ("g", 13, 14, "def g(self):"),
+            ("h", 17, 19, "def h(x: int) -> int: ..."),
+            ("f", 21, 22, "def f(y):"),
+        ]
+    );
+    // The stubs' annotations are the implementation's references.
+    assert!(refs(&s)
+        .iter()
+        .all(|(_, _, line, origin)| !(5..=11).contains(line) || origin == "f"));
+}

@@ -1260,6 +1260,24 @@ def test_overload_stubs_fold_into_their_implementation(tmp_path: Path) -> None:
     ]
 
 
+def test_valid_fstrings_and_escaped_quotes_parse(tmp_path: Path) -> None:
+    g = KnowledgeGraph.build(
+        write(
+            tmp_path,
+            {
+                "fmt.py": (
+                    'def show(x):\n    return f"{x:=}" + f"{x:=^10}" + f"{x=}" + f"{x!r:=>4}"\n\n\n'
+                    "def after():\n    walrus = (y := 2)\n    return show(walrus + y)\n"
+                ),
+                "quotes.py": "s = '''not \\'%s\\'.''' % 1\nt = '''a \\''' b'''\n\n\ndef later():\n    return s\n",
+            },
+        )
+    )
+    assert g.warnings == []
+    assert _edges_of(g, "calls") == [("fmt.py:after", "calls", "fmt.py:show")]
+    assert _edges_of(g, "uses") == [("quotes.py:later", "uses", "quotes.py:s")]
+
+
 SCRIPTS: dict[str, str | bytes] = {
     "lib.py": "def helper():\n    pass\n",
     "bin/tool": "#!/usr/bin/env python3\nfrom lib import helper\n\ndef main():\n    helper()\n",

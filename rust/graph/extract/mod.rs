@@ -347,6 +347,7 @@ fn parse_within(
 ) -> Option<tree_sitter::Tree> {
     let patched = match language {
         Language::TypeScript | Language::Tsx => typescript_patched(source),
+        Language::Python => python_patched(source),
         _ => None,
     };
     let source = patched.as_deref().unwrap_or(source);
@@ -444,6 +445,138 @@ fn typescript_patched(source: &[u8]) -> Option<Vec<u8>> {
                 }
             }
         }
+    }
+    out
+}
+
+/// Python that tree-sitter-python 0.25 (the latest grammar crate) reads as a syntax
+/// error, made to parse: a format spec that starts with `=` in an f-string
+/// (`f"{x:=}"`, `f"{x:=^10}"`: fill or alignment `=`), which its lexer takes for the
+/// walrus operator `:=`. The `=` becomes a space (every byte keeps its offset; the
+/// spec is text, nothing is extracted from it). Found by a scan of strings: prefixes,
+/// quotes (triple too), escapes, comments, and in an f-string's replacement fields
+/// brackets, nested strings and fields; a `:=` at a field's top level begins its
+/// format spec (Python needs parentheses for a walrus there). None when nothing
+/// needs it.
+fn python_patched(source: &[u8]) -> Option<Vec<u8>> {
+    if !source.windows(2).any(|w| w == b":=") {
+        return None;
+    }
+    enum Context {
+        /// Code: the file, or an f-string's replacement field (`field`), with the
+        /// brackets open in it.
+        Code { field: bool, depth: u32 },
+        /// A string: its quote, tripled or not, raw or not, an f-string or not.
+        Text {
+            quote: u8,
+            triple: bool,
+            raw: bool,
+            f: bool,
+        },
+        /// A replacement field's format spec, up to its `}`.
+        Spec,
+    }
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80;
+    let mut stack = vec![Context::Code {
+        field: false,
+        depth: 0,
+    }];
+    let mut out: Option<Vec<u8>> = None;
+    let mut i = 0;
+    while i < source.len() {
+        let b = source[i];
+        match stack.last_mut().expect("the file's context stays") {
+            Context::Code { field, depth } => match b {
+                b'#' => {
+                    i = source[i..]
+                        .iter()
+                        .position(|&c| c == b'\n')
+                        .map_or(source.len(), |n| i + n);
+                    continue;
+                }
+                b'\'' | b'"' => {
+                    // The prefix: the letters right before the quote.
+                    let start = source[..i]
+                        .iter()
+                        .rposition(|&c| !word(c))
+                        .map_or(0, |n| n + 1);
+                    let prefix = &source[start..i];
+                    let string =
+                        prefix.len() <= 3 && prefix.iter().all(|c| b"rRbBuUfFtT".contains(c));
+                    let (raw, f) = if string {
+                        (
+                            prefix.iter().any(|c| b"rR".contains(c)),
+                            prefix.iter().any(|c| b"fFtT".contains(c)),
+                        )
+                    } else {
+                        (false, false)
+                    };
+                    let triple = source[i..].starts_with(&[b, b, b]);
+                    stack.push(Context::Text {
+                        quote: b,
+                        triple,
+                        raw,
+                        f,
+                    });
+                    i += if triple { 3 } else { 1 };
+                    continue;
+                }
+                b'(' | b'[' | b'{' => *depth += 1,
+                b')' | b']' => *depth = depth.saturating_sub(1),
+                b'}' if *field && *depth == 0 => {
+                    stack.pop();
+                }
+                b'}' => *depth = depth.saturating_sub(1),
+                b':' if *field && *depth == 0 => {
+                    if source.get(i + 1) == Some(&b'=') {
+                        out.get_or_insert_with(|| source.to_vec())[i + 1] = b' ';
+                    }
+                    *stack.last_mut().expect("just matched") = Context::Spec;
+                }
+                _ => {}
+            },
+            Context::Text {
+                quote,
+                triple,
+                raw,
+                f,
+            } => {
+                let (quote, triple, raw, f) = (*quote, *triple, *raw, *f);
+                if b == b'\\' && !raw {
+                    i += 2;
+                    continue;
+                }
+                if b == quote && (!triple || source[i..].starts_with(&[quote, quote, quote])) {
+                    stack.pop();
+                    i += if triple { 3 } else { 1 };
+                    continue;
+                }
+                if b == b'\n' && !triple {
+                    // An unterminated string ends at its line, as the parser's does.
+                    stack.pop();
+                } else if f && b == b'{' {
+                    if source.get(i + 1) == Some(&b'{') {
+                        i += 2;
+                        continue;
+                    }
+                    stack.push(Context::Code {
+                        field: true,
+                        depth: 0,
+                    });
+                }
+            }
+            Context::Spec => match b {
+                b'{' => stack.push(Context::Code {
+                    field: true,
+                    depth: 0,
+                }),
+                b'}' => {
+                    stack.pop();
+                }
+                _ => {}
+            },
+        }
+        i += 1;
     }
     out
 }

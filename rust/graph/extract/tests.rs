@@ -970,6 +970,36 @@ mod containers {
 }
 
 #[test]
+fn fstring_specs_starting_with_equals_parse() {
+    // tree-sitter-python reads `:=` in a replacement field as the walrus operator.
+    let source = "def show(x):\n    return f\"{x:=}\" + f'{x:=^10}' + f\"{x!r:=>4}\" + f\"{ {'a': 1}['a']:=}\"\n\ndef after(y):\n    return (z := y) and f\"{z=}\"\n";
+    let patched = python_patched(source.as_bytes()).expect("specs to blank");
+    assert_eq!(
+        String::from_utf8(patched).unwrap(),
+        source
+            .replace("{x:=}", "{x: }")
+            .replace("{x:=^10}", "{x: ^10}")
+            .replace("{x!r:=>4}", "{x!r: >4}")
+            .replace("['a']:=}", "['a']: }")
+    );
+    let s = extract(Language::Python, source.as_bytes());
+    assert!(!s.syntax_errors);
+    assert_eq!(
+        summary(&s),
+        [
+            (DefKind::Function, "show", 1),
+            (DefKind::Function, "after", 4)
+        ]
+    );
+    // A walrus outside f-strings, in strings and comments: nothing to blank.
+    assert_eq!(
+        python_patched(b"if (n := 3):\n    s = '{x:=}'  # f\"{x:=}\"\n"),
+        None
+    );
+    assert_eq!(python_patched(b"s = f'{{x:=}}'\n"), None);
+}
+
+#[test]
 fn overload_stubs_fold_into_the_implementation() {
     let source = "from typing import overload\n\nclass C:\n    @overload\n    def f(self, x: int) -> int: ...\n    @typing.overload\n    def f(self, x: str) -> str: ...\n    def f(self, x):\n        def inner():\n            pass\n        return x\n\n    def g(self):\n        pass\n\n@overload\ndef h(x: int) -> int: ...\n@overload\ndef h(x: str) -> str: ...\n\ndef f(y):\n    pass\n";
     let s = extract(Language::Python, source.as_bytes());

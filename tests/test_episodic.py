@@ -743,7 +743,8 @@ def test_a_bad_buffered_row_at_exit_is_logged_not_a_traceback(tmp_path: Path) ->
 # Random mixes of valid and invalid records through every record_* method.
 
 _text = st.text(st.characters(exclude_categories=("Cs",)), max_size=12)
-_name = st.text(st.characters(exclude_categories=("Cs",)), min_size=1, max_size=12)
+# A name, id or required text: not blank (whitespace alone is refused like "").
+_name = st.text(st.characters(exclude_categories=("Cs",)), min_size=1, max_size=12).filter(str.strip)
 _json_value = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | _text,
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_text, inner, max_size=3),
@@ -799,7 +800,7 @@ VALID: dict[str, dict[str, Any]] = {
 }
 INVALID: dict[str, dict[str, Any]] = {
     "tool": {
-        "tool_name": st.sampled_from(["", None, 5]) | _surrogate,
+        "tool_name": st.sampled_from(["", " \t", None, 5]) | _surrogate,
         "parameters": _bad_json.map(lambda v: {"v": v}) | st.sampled_from([[1], "x"]),
         "result": _bad_json,
         "success": st.sampled_from([None, "yes", 1]),
@@ -811,7 +812,7 @@ INVALID: dict[str, dict[str, Any]] = {
         "timestamp": _bad_time,
     },
     "file": {
-        "file_path": _surrogate | st.sampled_from(["", None]),
+        "file_path": _surrogate | st.sampled_from(["", "\r", None]),
         "operation": st.sampled_from(["delete", None, ["read"], ""]),
         "line_range": st.sampled_from([(5, 2), (-1, 2), (0, 2**63), (1,), "1-2", (1.0, 2.0), (True, 2)]),
         "success": st.sampled_from([None, "no"]),
@@ -828,10 +829,10 @@ INVALID: dict[str, dict[str, Any]] = {
         "items": _bad_json | st.none() | _bad_json.map(lambda v: [v]),
         "total_tokens": _bad_count | st.none(),
         "pruned_items": _bad_json.map(lambda v: [v]),
-        "reason": _surrogate | st.sampled_from(["", None]),
+        "reason": _surrogate | st.sampled_from(["", "  ", None]),
     },
     "learning": {
-        "learning_type": _surrogate | st.sampled_from(["", None]),
+        "learning_type": _surrogate | st.sampled_from(["", "\n", None]),
         "data": _bad_json.map(lambda v: {"v": v}) | st.sampled_from([[1], None]),
         "confidence": st.sampled_from([float("nan"), float("inf"), 1.5, -0.1, "high", True, None]),
     },

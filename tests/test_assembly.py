@@ -42,6 +42,7 @@ def test_window_pieces_come_in_order_and_memories_stop_at_their_budget() -> None
         similar_tasks=2,
         memories=memories,
         memory_budget=cost + 5,
+        recalled_relevance=0.8,
         tokens=TOKENS,
     )
     first = next(pieces)
@@ -60,7 +61,14 @@ def test_window_pieces_come_in_order_and_memories_stop_at_their_budget() -> None
 
 def test_window_pieces_without_providers_is_the_message_alone() -> None:
     pieces = window_pieces(
-        "hi", code=None, history=None, similar_tasks=3, memories=None, memory_budget=100, tokens=TOKENS
+        "hi",
+        code=None,
+        history=None,
+        similar_tasks=3,
+        memories=None,
+        memory_budget=100,
+        recalled_relevance=0.8,
+        tokens=TOKENS,
     )
     assert list(pieces) == [Piece("hi", ContextItemType.UserMessage(None))]
 
@@ -81,7 +89,7 @@ def test_session_brief_shows_each_memory_once_and_leaves_turns_out() -> None:
         {"id": 4, "content": "login uses sessions", "kind": "fact"},
         {"id": 5, "content": "we said so", "kind": "turn"},
     ]
-    assert session_brief(tasks, ranked, facts, relevant, budget=4000) == (
+    assert session_brief(tasks, ranked, facts, relevant, budget=4000, line_chars=300) == (
         "[aircher-mem] Project memory; cite a memory by its id, e.g. [memory 1].\n"
         "Open tasks:\n"
         "[task t1] (active) fix login flow\n"
@@ -91,8 +99,9 @@ def test_session_brief_shows_each_memory_once_and_leaves_turns_out() -> None:
         "Relevant to the open tasks:\n"
         "[memory 4] login uses sessions\n"
     )
-    assert session_brief([], [], [], [], budget=4000) == ""
-    assert assembly.task_query(tasks) == "fix   login\nflow"
+    assert session_brief([], [], [], [], budget=4000, line_chars=300) == ""
+    assert assembly.task_query(tasks, 10_000) == "fix   login\nflow"
+    assert assembly.task_query(tasks, 5) == "fix  "
 
 
 def test_prompt_brief_keeps_the_memories_scoring_enough() -> None:
@@ -102,12 +111,12 @@ def test_prompt_brief_keeps_the_memories_scoring_enough() -> None:
         {"id": 3, "content": "c", "kind": "turn", "score": 0.9},
         {"id": 4, "content": "d", "kind": "fact", "score": "high"},
     ]
-    assert prompt_brief(hits, budget=4000, min_score=0.5) == (
+    assert prompt_brief(hits, budget=4000, min_score=0.5, line_chars=300) == (
         "[aircher-mem] Recalled from project memory; cite a memory by its id, e.g. [memory 1].\n"
         "Memories that may bear on this prompt:\n"
         "[memory 1] a\n"
     )
-    assert prompt_brief(hits, budget=4000, min_score=1.0) == ""
+    assert prompt_brief(hits, budget=4000, min_score=1.0, line_chars=300) == ""
 
 
 def test_a_brief_cuts_at_the_first_line_that_does_not_fit() -> None:
@@ -137,6 +146,7 @@ def _memory(memory_id: int, content: str) -> dict[str, Any]:
 
 
 def test_memory_lines_are_one_line_and_cut() -> None:
-    assert assembly.memory_line(_memory(7, "a\n\tb")) == "[memory 7] a b"
-    line = assembly.memory_line(_memory(8, "x" * 400))
+    assert assembly.memory_line(_memory(7, "a\n\tb"), 300) == "[memory 7] a b"
+    line = assembly.memory_line(_memory(8, "x" * 400), 300)
     assert line == "[memory 8] " + "x" * 297 + "..."
+    assert assembly.memory_line(_memory(9, "y" * 400), 20) == "[memory 9] " + "y" * 17 + "..."

@@ -1,10 +1,22 @@
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any, ClassVar
 
 import aircher_mem as am
+import numpy as np
 import pytest
-from aircher_mem.engine import ContextItem, ContextItemType, ContextPolicy, ContextWindow, GraphPolicy, ServerPolicy
+from aircher_mem.engine import (
+    ContextItem,
+    ContextItemType,
+    ContextPolicy,
+    ContextWindow,
+    GraphPolicy,
+    LongTermMemory,
+    ServerPolicy,
+)
+from aircher_mem.interfaces import hooks
 
 
 def test_the_unweighted_preset_has_the_reference_constants() -> None:
@@ -143,3 +155,148 @@ def test_sections_round_trip_and_set_the_budgets(tmp_path: Path) -> None:
     path.write_text(p.to_toml())
     assert am.Policy.from_toml(path) == p
     assert list(p.to_dict()) == ["context", "graph", "episodic", "retrieval", "longterm", "server", "hooks"]
+
+
+# -- each key moved into the Policy is read from the file and changes what it names -------
+
+
+def policy_from(tmp_path: Path, toml: str) -> am.Policy:
+    path = tmp_path / "config.toml"
+    path.write_text(toml)
+    return am.Policy.from_toml(path)
+
+
+def test_the_new_keys_load_from_toml_with_todays_defaults(tmp_path: Path) -> None:
+    default = am.Policy()
+    assert (
+        default.longterm.cosine_window,
+        default.longterm.recalled_relevance,
+        default.longterm.llm_max_items,
+        default.longterm.extract_scan_chars,
+        default.longterm.extract_content_chars,
+        default.hooks.line_chars,
+        default.hooks.query_chars,
+    ) == (1000, 0.8, 200, 8192, 500, 300, 10_000)
+    p = policy_from(
+        tmp_path,
+        "[longterm]\ncosine_window = 7\nrecalled_relevance = 0.25\nllm_max_items = 3\n"
+        "extract_scan_chars = 100\nextract_content_chars = 40\n"
+        "[hooks]\nline_chars = 20\nquery_chars = 12\n",
+    )
+    assert (
+        p.longterm.cosine_window,
+        p.longterm.recalled_relevance,
+        p.longterm.llm_max_items,
+        p.longterm.extract_scan_chars,
+        p.longterm.extract_content_chars,
+        p.hooks.line_chars,
+        p.hooks.query_chars,
+    ) == (7, 0.25, 3, 100, 40, 20, 12)
+    assert am.Policy.from_dict(p.to_dict()) == p
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[longterm]\ncosine_window = 0\n", r"longterm.cosine_window must be in \[1, 1000000\], got 0"),
+        ("[longterm]\nrecalled_relevance = -0.5\n", r"longterm.recalled_relevance must be in \[0.0, 100.0\], got -0.5"),
+        ("[longterm]\nllm_max_items = 0\n", r"longterm.llm_max_items must be in \[1, 100000\], got 0"),
+        ("[longterm]\nextract_scan_chars = 0\n", r"longterm.extract_scan_chars must be in \[1, 10000000\], got 0"),
+        (
+            "[longterm]\nextract_content_chars = 5\n",
+            r"longterm.extract_content_chars must be in \[10, 1000000\], got 5",
+        ),
+        ("[hooks]\nline_chars = 9\n", r"hooks.line_chars must be in \[10, 10000\], got 9"),
+        ("[hooks]\nquery_chars = 1.5\n", "hooks.query_chars must be an integer, got 1.5"),
+    ],
+)
+def test_the_new_keys_are_checked_like_their_neighbours(tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(am.PolicyError, match=message):
+        policy_from(tmp_path, text)
+
+
+def test_recalled_relevance_is_the_relevance_of_a_recalled_memory_in_the_window(project: Path) -> None:
+    (project / ".aircher").mkdir()
+    (project / ".aircher" / "config.toml").write_text("[longterm]\nrecalled_relevance = 0.25\n")
+    with am.Memory.open(project) as memory:
+        memory.remember("The deploy script lives in tools/release.sh")
+        memory.prepare_context("where is the deploy script?")
+        recalled = [i for i in memory.context.window.items() if i.content.startswith("Memory 1 (fact)")]
+        assert [i.relevance_score for i in recalled] == [0.25]
+
+
+class Vectors:
+    """A stand-in embedder: two memories 0.9 similar, everything else elsewhere."""
+
+    TEXTS: ClassVar[dict[str, list[float]]] = {
+        "The deploy script lives in tools/release.sh": [1.0, 0.0, 0.0, 0.0],
+        "Releases are shipped by running tools/release.sh": [0.9, 0.435889894, 0.0, 0.0],
+    }
+
+    def embed(self, texts: list[str]) -> object:
+        return np.array([self.TEXTS.get(t, [0.0, 0.0, 0.0, 1.0]) for t in texts], dtype=np.float32)
+
+
+@pytest.mark.parametrize(("window", "merged"), [(1000, True), (1, False)])
+def test_cosine_window_is_how_many_neighbours_the_cosine_merge_looks_at(
+    tmp_path: Path, window: int, merged: bool
+) -> None:
+    p = policy_from(tmp_path, f"[longterm]\ncosine_window = {window}\n")
+    with LongTermMemory(":memory:", policy=p.longterm, embedder=Vectors) as ltm:
+        for text in Vectors.TEXTS:
+            ltm.remember(text)
+        ltm.recall("release script")  # embeds both, then merges
+        assert ltm.get(2).status == ("archived" if merged else "active")
+
+
+def test_llm_max_items_is_how_many_items_of_an_extractor_are_read(tmp_path: Path) -> None:
+    p = policy_from(tmp_path, "[longterm]\nllm_max_items = 2\nextractor_mode = 'llm'\n")
+    said = ["The API listens on port 8080", "Deploys happen every Friday", "The office opens at nine"]
+    items = [{"content": content} for content in said]
+    with LongTermMemory(":memory:", policy=p.longterm, extractor=lambda text: items) as ltm:
+        added = ltm.add_turn("s1", "user", "the services")
+        assert [e.content for e in added.extracted] == said[:2]
+        assert added.notes == [
+            "extractor: 1 invalid llm item(s) skipped (first: too many items); the heuristic rules were used"
+        ]
+
+
+def test_extract_scan_chars_and_content_chars_bound_what_the_rules_read_and_keep(tmp_path: Path) -> None:
+    text = "I prefer tabs for indentation in every file of this repository."
+    late = "x " * 60 + "I prefer tabs."
+    for toml, kept in [
+        ("", [text]),
+        ("[longterm]\nextract_content_chars = 20\n", [text[:20]]),
+    ]:
+        p = policy_from(tmp_path, toml)
+        with LongTermMemory(":memory:", policy=p.longterm) as ltm:
+            assert [e.content for e in ltm.add_turn("s1", "user", text).extracted] == kept
+    for toml, found in [("", 1), ("[longterm]\nextract_scan_chars = 100\n", 0)]:
+        p = policy_from(tmp_path, toml)
+        with LongTermMemory(":memory:", policy=p.longterm) as ltm:
+            assert len(ltm.add_turn("s1", "user", late).extracted) == found
+
+
+def test_hooks_line_chars_and_query_chars_shape_what_the_hooks_inject(project: Path) -> None:
+    with am.Memory.open(project) as memory:
+        memory.remember("Never push to the main branch without a review", importance=1)
+        memory.task("start", "t1", description="Fix the login bug in the views")
+    prompt = "What a lovely weather today; can I push to main?"
+
+    def run(name: str, **fields: Any) -> str:
+        payload = {"session_id": "s1", "cwd": str(project), "hook_event_name": name, **fields}
+        out, code = hooks.run_hook(name, json.dumps(payload))
+        assert code == 0
+        return out
+
+    assert "[memory 1] Never push to the main branch without a review\n" in run("SessionStart")
+    assert "[memory 1] Never push to the main branch without a review\n" in run("UserPromptSubmit", prompt=prompt)
+    (project / ".aircher" / "config.toml").write_text("[hooks]\nline_chars = 20\nquery_chars = 20\n")
+    assert run("SessionStart") == (
+        "[aircher-mem] Project memory; cite a memory by its id, e.g. [memory 1].\n"
+        "Open tasks:\n"
+        "[task t1] (active) Fix the login bug...\n"
+        "Project rules and facts:\n"
+        "[memory 1] Never push to the...\n"
+    )
+    assert run("UserPromptSubmit", prompt=prompt) == ""  # "What a lovely weathe" recalls nothing

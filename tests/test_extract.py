@@ -7,10 +7,10 @@ import threading
 import time
 
 import pytest
+from aircher_mem.config import LongtermPolicy
 from aircher_mem.longterm.extract import (
     CATEGORIES,
     KINDS,
-    MAX_CONTENT,
     Candidate,
     combine,
     extract,
@@ -1041,6 +1041,8 @@ TABLE = [
     ("   \n\t  ", {}, []),
 ]
 
+MAX_CONTENT = LongtermPolicy().extract_content_chars
+
 
 def as_rows(candidates: list[Candidate]) -> list[tuple[object, ...]]:
     return [(c.content, c.kind, c.category, c.slot, c.value, c.rules, c.importance, c.tags) for c in candidates]
@@ -1262,11 +1264,13 @@ def test_subjects_by_role_and_speaker() -> None:
     assert extract("We use tabs.")[0].slot == ("project", "indentation")
 
 
-def test_content_is_cut_at_max_content() -> None:
+def test_content_is_cut_at_the_policys_content_chars() -> None:
     text = "I prefer tabs " + "x" * 2000
     (c,) = extract(text)
-    assert len(c.content) == MAX_CONTENT
+    assert len(c.content) == MAX_CONTENT == 500
     assert text.startswith(c.content)
+    (short,) = extract(text, policy=LongtermPolicy(extract_content_chars=40))
+    assert short.content == text[:40]
 
 
 def test_normalize_token_set_jaccard() -> None:

@@ -46,7 +46,6 @@ __all__ = [
     "preview",
     "conversation",
     "MARKER",
-    "LINE_CHARS",
     "Brief",
     "one_line",
     "memory_line",
@@ -65,11 +64,6 @@ HistoryProvider = Callable[[str, int], Iterable[PastTask]]
 
 MemoryProvider = Callable[[str], Iterable[RecallHit]]
 """``provider(user_message)`` -> recalled memories, best first (long-term memory)."""
-
-#: The relevance given to the summary of past work and to each recalled memory in
-#: the window (the message and code carry their own).
-RECALLED_RELEVANCE = 0.8
-
 
 # -- the window before a model call ----------------------------------------------------
 
@@ -91,13 +85,16 @@ def window_pieces(
     similar_tasks: int,
     memories: MemoryProvider | None,
     memory_budget: int,
+    recalled_relevance: float,
     tokens: TokenCounter,
 ) -> Iterator[Piece]:
     """What goes into the window for ``message``, in this order: the message
     itself; the code relevant to it, best first; one summary of the similar past
     tasks ("Relevant past work:" and a "- description: outcome" line each); the
     recalled memories, one item each ("Memory <id> (<kind>): <content>", so the
-    agent can cite them), best first while they fit ``memory_budget`` tokens.
+    agent can cite them), best first while they fit ``memory_budget`` tokens. The
+    summary and each memory get ``recalled_relevance`` (``[longterm]
+    recalled_relevance``).
 
     Each provider is asked only when the pieces before its own have been taken, so
     a caller that adds each piece as it comes sees the same order of effects."""
@@ -113,7 +110,7 @@ def window_pieces(
         past = list(history(message, similar_tasks))
         if past:
             summary = "Relevant past work:\n" + "\n".join(f"- {t.description}: {t.outcome}" for t in past)
-            yield Piece(summary, ContextItemType.AssistantResponse([]), RECALLED_RELEVANCE)
+            yield Piece(summary, ContextItemType.AssistantResponse([]), recalled_relevance)
     if memories is not None:
         used = 0
         for hit in memories(message):
@@ -122,7 +119,7 @@ def window_pieces(
             if used + cost > memory_budget:
                 break
             used += cost
-            yield Piece(text, ContextItemType.AssistantResponse([]), RECALLED_RELEVANCE)
+            yield Piece(text, ContextItemType.AssistantResponse([]), recalled_relevance)
 
 
 def item_to_message(item: ContextItem) -> Message:
@@ -214,10 +211,6 @@ def conversation(session_id: str, turns: Sequence[Turn], ranked: Sequence[Memory
 
 #: Starts the text the hooks print; a turn holding it is not stored again.
 MARKER = "[aircher-mem]"
-#: Characters of one injected line.
-LINE_CHARS = 300
-#: Characters of the open tasks' descriptions used as the query for relevant memories.
-TASK_QUERY_CHARS = 10_000
 _CITE = "cite a memory by its id, e.g. [memory 1]."
 
 
@@ -251,23 +244,25 @@ class Brief:
         return "\n".join([self.header, *self.lines]) + "\n" if self.lines else ""
 
 
-def one_line(text: object, width: int = LINE_CHARS) -> str:
+def one_line(text: object, width: int) -> str:
     """``text`` on one line (whitespace runs made one space), cut to ``width``."""
     one = " ".join(str(text).split())
     return one if len(one) <= width else one[: width - 3] + "..."
 
 
-def memory_line(m: Mapping[str, Any]) -> str:
-    return f"[memory {m.get('id')}] {one_line(m.get('content', ''))}"
+def memory_line(m: Mapping[str, Any], width: int) -> str:
+    """``[memory <id>] <content>``, the content on one line cut to ``width``."""
+    return f"[memory {m.get('id')}] {one_line(m.get('content', ''), width)}"
 
 
-def _task_line(t: Mapping[str, Any]) -> str:
-    return f"[task {one_line(t.get('task_id'), 80)}] ({t.get('status')}) {one_line(t.get('description'))}"
+def _task_line(t: Mapping[str, Any], width: int) -> str:
+    return f"[task {one_line(t.get('task_id'), 80)}] ({t.get('status')}) {one_line(t.get('description'), width)}"
 
 
-def task_query(tasks: Sequence[Mapping[str, Any]]) -> str:
-    """The query for the memories relevant to the open tasks: their descriptions."""
-    return " ".join(str(t.get("description", "")) for t in tasks)[:TASK_QUERY_CHARS]
+def task_query(tasks: Sequence[Mapping[str, Any]], max_chars: int) -> str:
+    """The query for the memories relevant to the open tasks: their descriptions,
+    the first ``max_chars`` characters."""
+    return " ".join(str(t.get("description", "")) for t in tasks)[:max_chars]
 
 
 def session_brief(
@@ -277,13 +272,15 @@ def session_brief(
     relevant: Sequence[Mapping[str, Any]],
     *,
     budget: int,
+    line_chars: int,
 ) -> str:
-    """What a session starts with, within ``budget`` characters: the open tasks;
+    """What a session starts with, within ``budget`` characters (each entry's text
+    cut to ``line_chars``): the open tasks;
     the project's rules and facts (the important memories among ``ranked``, then
     ``facts``); the memories ``relevant`` to the open tasks (recall hits; turns left
     out). A memory shows once, in its first section. Entries are the verbs' JSON."""
     out = Brief(f"{MARKER} Project memory; {_CITE}", budget)
-    out.section("Open tasks:", [_task_line(t) for t in tasks])
+    out.section("Open tasks:", [_task_line(t, line_chars) for t in tasks])
     seen: set[Any] = set()
 
     def fresh(found: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -295,20 +292,21 @@ def session_brief(
         return chosen
 
     important = [m for m in ranked if m.get("importance")]
-    out.section("Project rules and facts:", [memory_line(m) for m in fresh([*important, *facts])])
+    out.section("Project rules and facts:", [memory_line(m, line_chars) for m in fresh([*important, *facts])])
     hits = [h for h in relevant if h.get("kind") != "turn"]
-    out.section("Relevant to the open tasks:", [memory_line(h) for h in fresh(hits)])
+    out.section("Relevant to the open tasks:", [memory_line(h, line_chars) for h in fresh(hits)])
     return out.text()
 
 
-def prompt_brief(hits: Sequence[Mapping[str, Any]], *, budget: int, min_score: float) -> str:
+def prompt_brief(hits: Sequence[Mapping[str, Any]], *, budget: int, min_score: float, line_chars: int) -> str:
     """The memories recalled for a prompt that score at least ``min_score`` (turns
-    left out), within ``budget`` characters. Entries are the recall's JSON hits."""
+    left out), within ``budget`` characters, each cut to ``line_chars``. Entries are
+    the recall's JSON hits."""
     out = Brief(f"{MARKER} Recalled from project memory; {_CITE}", budget)
     chosen = [
         h
         for h in hits
         if h.get("kind") != "turn" and isinstance(h.get("score"), (int, float)) and h["score"] >= min_score
     ]
-    out.section("Memories that may bear on this prompt:", [memory_line(h) for h in chosen])
+    out.section("Memories that may bear on this prompt:", [memory_line(h, line_chars) for h in chosen])
     return out.text()

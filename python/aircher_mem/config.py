@@ -240,6 +240,15 @@ class LongtermPolicy(_Section):
     extractor_mode: str = _choice("hybrid", "heuristic", "llm", "hybrid")
     #: Seconds an extractor callable may take before the rules alone are used.
     llm_timeout_seconds: float = _bound(8.0, 0.0, 3600.0, lo_open=True)
+    #: Items of an extractor callable's answer read at most (the rest are skipped
+    #: as invalid).
+    llm_max_items: int = _bound(200, 1, 100_000)
+    #: The rules examine only this many leading characters of a turn (bounds the
+    #: time a turn's extraction takes) ...
+    extract_scan_chars: int = _bound(8192, 1, 10_000_000)
+    #: ... and an extracted memory's content (by the rules or the extractor
+    #: callable) is cut to this many characters.
+    extract_content_chars: int = _bound(500, 10, 1_000_000)
     #: A new memory whose token set overlaps an existing one's at least this much
     #: (Jaccard) merges into it: hits + 1, last seen now, the turn linked.
     merge_jaccard: float = _bound(0.7, 0.0, 1.0, lo_open=True)
@@ -249,6 +258,9 @@ class LongtermPolicy(_Section):
     #: explain tells which it was; below ``merge_cosine`` it stays a memory of its own.
     merge_cosine: float = _bound(0.85, 0.0, 1.0, lo_open=True)
     duplicate_cosine: float = _bound(0.95, 0.0, 1.0, lo_open=True)
+    #: The cosine merge looks for the older memory among this many nearest items
+    #: (turns and memories) of the new one.
+    cosine_window: int = _bound(1000, 1, 1_000_000)
     #: A memory's score: w_freq ln(1 + hits) + w_recency exp(-lambda age_days) +
     #: w_importance importance, age counted from the memory's last sighting.
     w_freq: float = _bound(1.0, 0.0, 100.0)
@@ -290,6 +302,9 @@ class LongtermPolicy(_Section):
     #: at most ``max_memories`` of them.
     memory_share: float = _bound(0.05, 0.0, 1.0)
     max_memories: int = _bound(10, 0, 1000)
+    #: The relevance each recalled memory, and the summary of similar past tasks,
+    #: gets in the context window (the message and code carry their own).
+    recalled_relevance: float = _bound(0.8, 0.0, 100.0)
     #: Buffered writes go to the store in batches of this many rows (and before
     #: any read, at ``flush()`` and ``close()``).
     batch_rows: int = _bound(1024, 1, 1_000_000)
@@ -347,6 +362,12 @@ class HooksPolicy(_Section):
     #: 0.0 for the weakest of the pool) plus small recency, importance and usage
     #: terms, so 0.5 keeps the upper half of the matches.
     recall_min_score: float = _bound(0.5, 0.0, 100.0)
+    #: Characters of one injected line (a memory, an open task) at most; a longer
+    #: one is cut and ends in "...".
+    line_chars: int = _bound(300, 10, 10_000)
+    #: Characters of the query for the memories to inject: the prompt's
+    #: (UserPromptSubmit), the open tasks' descriptions (SessionStart).
+    query_chars: int = _bound(10_000, 1, 1_000_000)
     #: Bytes of the transcript one Stop (or PreCompact) reads at most.
     transcript_max_bytes: int = _bound(2_000_000, 1, 1 << 34)
     #: Seconds ``aircher-mem hook`` waits for its stdin to be closed (Claude Code

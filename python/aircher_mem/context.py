@@ -224,6 +224,7 @@ class DynamicContextManager:
             similar_tasks=self.similar_tasks,
             memories=self.memory_provider,
             memory_budget=int(self.policy.max_tokens * self.policy.longterm.memory_share),
+            recalled_relevance=self.policy.longterm.recalled_relevance,
             tokens=self.tokens,
         )
         message = self._add_piece(next(pieces))

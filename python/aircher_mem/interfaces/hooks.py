@@ -139,10 +139,11 @@ MATCHERS = {"PostToolUse": "*"}  # every tool; the other events take no matcher
 HOOK_TIMEOUT_SECONDS = 10  # Claude Code's own limit on our command (a backstop)
 
 # -- limits: the tunable ones are the Policy's ``[hooks]`` (deadline_seconds,
-# context_chars, recall_k, recall_min_score, transcript_max_bytes) ----------------------
+# context_chars, line_chars, query_chars, recall_k, recall_min_score,
+# transcript_max_bytes, ...) ---------------------------------------------------------------
 
 #: Characters of one stored tool parameter, of one stored turn (those of one injected
-#: line are :data:`aircher_mem.assembly.LINE_CHARS`).
+#: line are ``[hooks] line_chars``).
 PARAMETER_CHARS = 500
 TURN_CHARS = 100_000
 #: Characters of a hook payload :func:`run_hook` takes at most (a Read of a large file
@@ -695,10 +696,12 @@ def _session_start(call: _Call) -> str:
         ranked = _list(b.memories(200), "memories")
         facts = _list(b.facts(), "memories")
     if tasks and not call.late:
-        query = task_query(tasks)
+        query = task_query(tasks, call.policy.query_chars)
         if query.strip():
             relevant = _list(b.recall(query, 10), "hits")
-    return session_brief(tasks, ranked, facts, relevant, budget=call.policy.context_chars)
+    return session_brief(
+        tasks, ranked, facts, relevant, budget=call.policy.context_chars, line_chars=call.policy.line_chars
+    )
 
 
 def _prompt_hash(text: str) -> str:
@@ -709,8 +712,13 @@ def _user_prompt(call: _Call) -> str:
     prompt = call.text("prompt")
     if prompt is None:
         return ""
-    hits = _list(call.backend.recall(prompt[:10_000], call.policy.recall_k), "hits")
-    text = prompt_brief(hits, budget=call.policy.context_chars, min_score=call.policy.recall_min_score)
+    hits = _list(call.backend.recall(prompt[: call.policy.query_chars], call.policy.recall_k), "hits")
+    text = prompt_brief(
+        hits,
+        budget=call.policy.context_chars,
+        min_score=call.policy.recall_min_score,
+        line_chars=call.policy.line_chars,
+    )
     session = call.session
     if session is None or call.late or MARKER in prompt:
         return text

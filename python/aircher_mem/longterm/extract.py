@@ -21,8 +21,8 @@ use vim") keeps the slot with the value ``"not vim"``: it differs from ``"vim"``
 the old memory is superseded, and it names what was dropped.
 
 The extractor is pure Python (its word sets come from the Rust tokenizer), never
-raises on a ``str`` and looks at no more than ``MAX_SCAN`` characters, so it can sit
-on the write path.
+raises on a ``str`` and looks at no more than ``[longterm] extract_scan_chars``
+characters, so it can sit on the write path.
 """
 
 from __future__ import annotations
@@ -36,13 +36,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .._core import tokenize
+from ..config import LongtermPolicy
 from .vocabulary import ATTR_ALIASES, LANGUAGES, VOCAB, VOCAB_RE, known_value
 
 __all__ = [
     "KINDS",
     "CATEGORIES",
-    "MAX_SCAN",
-    "MAX_CONTENT",
     "Candidate",
     "extract",
     "normalize",
@@ -67,13 +66,9 @@ CATEGORIES = (
     "decision",
     "instruction",
 )
-MAX_SCAN = 8192
-"""Only this many leading characters of a turn are examined (bounds the time)."""
-MAX_CONTENT = 500
-"""A candidate's content is at most this long (longer sentences are cut)."""
 _MAX_VALUE_WORDS = 6
 _MIN_FACT_WORDS = 3  # a clause without a slot is a fact of its own from this many words
-_MAX_LLM_ITEMS = 200
+_DEFAULTS = LongtermPolicy()
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +77,7 @@ class Candidate:
 
     content: str
     """The sentence or clause that matched, whitespace-collapsed, as said (at most
-    MAX_CONTENT chars); a bare setting value said after another is said with the
+    ``[longterm] extract_content_chars`` characters); a bare setting value said after another is said with the
     other's verb ("We use pytest and Postgres" -> "We use Postgres.")."""
     kind: str
     """One of KINDS."""
@@ -184,6 +179,7 @@ _FIRST_SINGULAR = frozenset({"i", "my", "me", "mine", "myself", "i'm", "i've", "
 @dataclass(frozen=True, slots=True)
 class _Ctx:
     first: str  # subject of a first person singular slot
+    content_chars: int  # a candidate's content is cut to this many characters
 
 
 _Slot = tuple[str, str, str]
@@ -1042,7 +1038,7 @@ def _is_question(sentence: str) -> bool:
 
 
 def _candidate(sentence: str, ctx: _Ctx, role: str) -> Candidate | None:
-    content = sentence[:MAX_CONTENT].rstrip()
+    content = sentence[: ctx.content_chars].rstrip()
     scan = content.replace("’", "'")  # same length, so offsets stay valid
     lower = scan.lower()
     if len(lower) < 40 and normalize(lower) in _SMALL_TALK:
@@ -1150,7 +1146,7 @@ def _facts(sentence: str, ctx: _Ctx, role: str) -> list[Candidate]:
     whole = _candidate(sentence, ctx, role)
     if whole is None:
         return []
-    spans = _clauses(sentence[:MAX_CONTENT])
+    spans = _clauses(sentence[: ctx.content_chars])
     if len(spans) < 2:
         return [whole]
     own = [_candidate(sentence[start:end], ctx, role) for start, end in spans]
@@ -1183,14 +1179,16 @@ def _facts(sentence: str, ctx: _Ctx, role: str) -> list[Candidate]:
         text = lead + sentence[start:end] if len(groups) > 1 else sentence
         found = _candidate(text, ctx, role) if len(groups) > 1 else whole
         if found is None:  # a rule anchored at the clause's start
-            found = dataclasses.replace(fact, content=text[:MAX_CONTENT].rstrip())
+            found = dataclasses.replace(fact, content=text[: ctx.content_chars].rstrip())
         if fact.slot is not None:
             found = dataclasses.replace(found, slot=fact.slot, value=fact.value)
         out.append(found)
     return out
 
 
-def extract(text: str, *, role: str = "user", speaker: str | None = None) -> list[Candidate]:
+def extract(
+    text: str, *, role: str = "user", speaker: str | None = None, policy: LongtermPolicy | None = None
+) -> list[Candidate]:
     """Candidate memories in ``text``, in text order, one per fact: a sentence
     whose clauses (joined by ";", ",", "and", "but", "whereas", ", also") state
     several facts, one with a slot, gives one candidate per clause (see
@@ -1201,8 +1199,10 @@ def extract(text: str, *, role: str = "user", speaker: str | None = None) -> lis
     "assistant". The user's first person is the subject "user", or ``speaker``
     lower-cased when given; we/our/the project/the repo are the subject "project".
     Questions and small talk yield nothing. Never raises on a ``str``; only the first
-    ``MAX_SCAN`` characters are examined.
+    ``policy.extract_scan_chars`` characters are examined, and a candidate's content
+    is cut to ``policy.extract_content_chars`` (``policy``: the defaults when None).
     """
+    policy = policy or _DEFAULTS
     if not isinstance(text, str) or not text:
         return []
     if role == "assistant":
@@ -1210,9 +1210,9 @@ def extract(text: str, *, role: str = "user", speaker: str | None = None) -> lis
     else:
         name = " ".join(speaker.split()).lower() if isinstance(speaker, str) else ""
         first = name or "user"
-    ctx = _Ctx(first)
+    ctx = _Ctx(first, policy.extract_content_chars)
     out: list[Candidate] = []
-    for sentence in _sentences(text[:MAX_SCAN]):
+    for sentence in _sentences(text[: policy.extract_scan_chars]):
         if _is_question(sentence):
             continue
         out.extend(_facts(sentence, ctx, role))
@@ -1232,7 +1232,7 @@ def _describe(error: BaseException) -> str:
     return f"{name}: {detail}"[:200] if detail else name
 
 
-def _llm_item(item: object) -> Candidate | str:
+def _llm_item(item: object, content_chars: int) -> Candidate | str:
     """A create candidate, or an archive content as ``("archive", content)``; raises
     ValueError on an invalid item."""
     if not isinstance(item, dict):
@@ -1240,7 +1240,7 @@ def _llm_item(item: object) -> Candidate | str:
     content = item.get("content")
     if not isinstance(content, str) or not content.split():
         raise ValueError("no content")
-    content = " ".join(content.split())[:MAX_CONTENT].rstrip()
+    content = " ".join(content.split())[:content_chars].rstrip()
     action = item.get("action", "create")
     if action == "archive":
         return content
@@ -1293,7 +1293,7 @@ def _llm_item(item: object) -> Candidate | str:
 
 
 def run_llm(
-    extractor: Callable[[str], object], text: str, *, timeout: float
+    extractor: Callable[[str], object], text: str, *, timeout: float, policy: LongtermPolicy | None = None
 ) -> tuple[list[Candidate], list[str], str | None]:
     """Ask an LLM extractor for memories, in a daemon thread, waiting at most ``timeout``
     seconds (clamped to [0, threading.TIMEOUT_MAX]; NaN is 0).
@@ -1305,10 +1305,14 @@ def run_llm(
     that is a category, else "decision" / "event" / "personal" by kind.
 
     Returns (candidates to create, with ``rules=("llm",)``; contents to archive; an
-    error message or None). Invalid items are skipped and counted in the message; a
+    error message or None). Only the first ``policy.llm_max_items`` items are read
+    (the rest count as invalid), and each content is cut to
+    ``policy.extract_content_chars`` (``policy``: the defaults when None).
+    Invalid items are skipped and counted in the message; a
     timeout, an exception or output of the wrong type gives ``([], [], why)``. Never
     raises. A timed-out call keeps running in its daemon thread; its result is dropped.
     """
+    policy = policy or _DEFAULTS
     box: dict[str, object] = {}
 
     def work() -> None:
@@ -1344,11 +1348,11 @@ def run_llm(
             return [], [], f"llm extractor returned {type(out).__name__}, expected a list"
         created: list[Candidate] = []
         archived: list[str] = []
-        invalid = max(0, len(out) - _MAX_LLM_ITEMS)
+        invalid = max(0, len(out) - policy.llm_max_items)
         first_reason = "too many items" if invalid else ""
-        for item in out[:_MAX_LLM_ITEMS]:
+        for item in out[: policy.llm_max_items]:
             try:
-                result = _llm_item(item)
+                result = _llm_item(item, policy.extract_content_chars)
             except ValueError as reason:
                 invalid += 1
                 first_reason = first_reason or str(reason)

@@ -43,8 +43,6 @@ __all__ = [
     "merge_near_duplicate",
 ]
 
-COSINE_WINDOW = 1_000  # the cosine merge looks for an older memory among this many nearest items
-
 
 def mergeable(memory: MemoryRow, kind: str, slot: tuple[str, str] | None, value: str | None) -> bool:
     """Whether a memory may absorb another of ``kind``, ``slot`` and ``value``: it is
@@ -93,7 +91,7 @@ def remember(
         raise UnknownMemoryError(f"no memory {parent_id} (parent_id)")
     clean = redact(raw)
     slot, value, rules = None, None, ["remember"]
-    found = extract(clean, role="user")
+    found = extract(clean, role="user", policy=lt.policy)
     slotted = [c for c in found if c.slot is not None]  # one memory: one slot, if one fact has it
     if len(slotted) == 1:
         slot, value = slotted[0].slot, slotted[0].value
@@ -456,12 +454,12 @@ def merge_near_duplicate(lt: StoreCore, memory_id: int, vector: np.ndarray) -> N
     slot at least ``merge_cosine`` similar absorbs it (hits, turns; above
     ``duplicate_cosine`` it is called a duplicate); the newer
     one is archived with a ``merged_into`` edge, so it stays explainable. The
-    older memory is looked for among the ``COSINE_WINDOW`` nearest items (turns
+    older memory is looked for among the ``cosine_window`` nearest items (turns
     are in the same index, and a memory's own turns are near it)."""
     memory = lt._memories.get(memory_id)
     if memory is None or memory.status != "active" or lt._vectors is None:
         return
-    for key, similarity in lt._vectors.search(vector, COSINE_WINDOW):
+    for key, similarity in lt._vectors.search(vector, lt.policy.cosine_window):
         if similarity < lt.policy.merge_cosine:
             return
         if key[0] != "m" or int(key[1:]) >= memory_id:

@@ -84,17 +84,19 @@ def add_turn(
 
 def candidates_of(lt: StoreCore, text: str, role: str, speaker: str | None) -> tuple[list[Candidate], list[str], str]:
     mode = lt.policy.extractor_mode
-    heuristic = extract(text, role=role, speaker=speaker) if mode != "llm" or lt.extractor is None else []
+    heuristic = (
+        extract(text, role=role, speaker=speaker, policy=lt.policy) if mode != "llm" or lt.extractor is None else []
+    )
     if lt.extractor is None or mode == "heuristic":
         return heuristic, [], ""
-    found, archive, error = run_llm(lt.extractor, text, timeout=lt.policy.llm_timeout_seconds)
+    found, archive, error = run_llm(lt.extractor, text, timeout=lt.policy.llm_timeout_seconds, policy=lt.policy)
     # the extractor's output is stored too: what it says goes through the detector
     found = [redacted_candidate(c) for c in found]
     archive = [redact(content) for content in archive]
     if error:
         note = f"extractor: {error}; the heuristic rules were used"
         if mode == "llm":
-            heuristic = extract(text, role=role, speaker=speaker)
+            heuristic = extract(text, role=role, speaker=speaker, policy=lt.policy)
         return combine(heuristic, found, "hybrid") if found else heuristic, archive, note
     return combine(heuristic, found, mode), archive, ""
 

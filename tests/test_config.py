@@ -176,12 +176,14 @@ def test_the_new_keys_load_from_toml_with_todays_defaults(tmp_path: Path) -> Non
         default.longterm.extract_content_chars,
         default.hooks.line_chars,
         default.hooks.query_chars,
-    ) == (1000, 0.8, 200, 8192, 500, 300, 10_000)
+        default.hooks.parameter_chars,
+        default.hooks.turn_chars,
+    ) == (1000, 0.8, 200, 8192, 500, 300, 10_000, 500, 100_000)
     p = policy_from(
         tmp_path,
         "[longterm]\ncosine_window = 7\nrecalled_relevance = 0.25\nllm_max_items = 3\n"
         "extract_scan_chars = 100\nextract_content_chars = 40\n"
-        "[hooks]\nline_chars = 20\nquery_chars = 12\n",
+        "[hooks]\nline_chars = 20\nquery_chars = 12\nparameter_chars = 11\nturn_chars = 9\n",
     )
     assert (
         p.longterm.cosine_window,
@@ -191,7 +193,9 @@ def test_the_new_keys_load_from_toml_with_todays_defaults(tmp_path: Path) -> Non
         p.longterm.extract_content_chars,
         p.hooks.line_chars,
         p.hooks.query_chars,
-    ) == (7, 0.25, 3, 100, 40, 20, 12)
+        p.hooks.parameter_chars,
+        p.hooks.turn_chars,
+    ) == (7, 0.25, 3, 100, 40, 20, 12, 11, 9)
     assert am.Policy.from_dict(p.to_dict()) == p
 
 
@@ -208,6 +212,8 @@ def test_the_new_keys_load_from_toml_with_todays_defaults(tmp_path: Path) -> Non
         ),
         ("[hooks]\nline_chars = 9\n", r"hooks.line_chars must be in \[10, 10000\], got 9"),
         ("[hooks]\nquery_chars = 1.5\n", "hooks.query_chars must be an integer, got 1.5"),
+        ("[hooks]\nparameter_chars = 9\n", r"hooks.parameter_chars must be in \[10, 1000000\], got 9"),
+        ("[hooks]\nturn_chars = 0\n", r"hooks.turn_chars must be in \[1, 1000000\], got 0"),
     ],
 )
 def test_the_new_keys_are_checked_like_their_neighbours(tmp_path: Path, text: str, message: str) -> None:
@@ -300,3 +306,18 @@ def test_hooks_line_chars_and_query_chars_shape_what_the_hooks_inject(project: P
         "[memory 1] Never push to the...\n"
     )
     assert run("UserPromptSubmit", prompt=prompt) == ""  # "What a lovely weathe" recalls nothing
+
+
+def test_hooks_parameter_chars_and_turn_chars_bound_what_the_hooks_store(project: Path) -> None:
+    am.Memory.open(project).close()
+    (project / ".aircher" / "config.toml").write_text("[hooks]\nparameter_chars = 12\nturn_chars = 30\n")
+    payload = {"session_id": "s1", "cwd": str(project)}
+    command = {"command": "pytest -q tests/test_config.py", "flags": ["--maxfail", "1", "-x"]}
+    tool_call = {**payload, "tool_name": "Bash", "tool_input": command, "tool_response": {"stdout": "ok"}}
+    assert hooks.run_hook("PostToolUse", json.dumps(tool_call)) == ("", 0)
+    prompt = "Why does the login view fail on a fresh database?"
+    assert hooks.run_hook("UserPromptSubmit", json.dumps({**payload, "prompt": prompt}))[1] == 0
+    with am.Memory.open(project) as memory:
+        ((parameters,),) = memory.episodic._read("SELECT parameters FROM tool_executions")
+        assert json.loads(parameters) == {"command": "pytest -q te...", "flags": '["--maxfa...'}
+        assert [t.text for t in memory.longterm.turns("s1")] == [prompt[:30]]

@@ -368,6 +368,10 @@ class HooksPolicy(_Section):
     #: Characters of the query for the memories to inject: the prompt's
     #: (UserPromptSubmit), the open tasks' descriptions (SessionStart).
     query_chars: int = _bound(10_000, 1, 1_000_000)
+    #: Characters of one tool parameter PostToolUse stores (a longer one is cut) ...
+    parameter_chars: int = _bound(500, 10, 1_000_000)
+    #: ... and of one turn a prompt or the transcript gives (the rest is not stored).
+    turn_chars: int = _bound(100_000, 1, 1_000_000)
     #: Bytes of the transcript one Stop (or PreCompact) reads at most.
     transcript_max_bytes: int = _bound(2_000_000, 1, 1 << 34)
     #: Seconds ``aircher-mem hook`` waits for its stdin to be closed (Claude Code

@@ -139,13 +139,9 @@ MATCHERS = {"PostToolUse": "*"}  # every tool; the other events take no matcher
 HOOK_TIMEOUT_SECONDS = 10  # Claude Code's own limit on our command (a backstop)
 
 # -- limits: the tunable ones are the Policy's ``[hooks]`` (deadline_seconds,
-# context_chars, line_chars, query_chars, recall_k, recall_min_score,
-# transcript_max_bytes, ...) ---------------------------------------------------------------
+# context_chars, line_chars, query_chars, parameter_chars, turn_chars, recall_k,
+# recall_min_score, transcript_max_bytes, ...) ------------------------------------------
 
-#: Characters of one stored tool parameter, of one stored turn (those of one injected
-#: line are ``[hooks] line_chars``).
-PARAMETER_CHARS = 500
-TURN_CHARS = 100_000
 #: Characters of a hook payload :func:`run_hook` takes at most (a Read of a large file
 #: carries it whole): the default of ``[hooks] payload_max_bytes``, which bounds what
 #: ``aircher-mem hook`` reads from stdin.
@@ -667,11 +663,13 @@ class _Call:
     def late(self) -> bool:
         return time.monotonic() > self.deadline
 
-    def text(self, field: str, max_chars: int = TURN_CHARS) -> str | None:
+    def text(self, field: str, max_chars: int | None = None) -> str | None:
+        """The payload's ``field`` if it is text, cut to ``max_chars`` (by default
+        ``[hooks] turn_chars``); None when absent or blank."""
         value = self.data.get(field)
         if not isinstance(value, str) or not value.strip():
             return None
-        return value[:max_chars]
+        return value[: self.policy.turn_chars if max_chars is None else max_chars]
 
     @property
     def session(self) -> str | None:
@@ -748,8 +746,9 @@ def _inside(call: _Call, value: object) -> str | None:
     return str(path)
 
 
-def _parameters(tool_input: Mapping[str, Any], drop: str | None) -> dict[str, Any]:
-    """The tool's input, short: long strings clipped, nested values as clipped JSON."""
+def _parameters(tool_input: Mapping[str, Any], drop: str | None, max_chars: int) -> dict[str, Any]:
+    """The tool's input, short: strings longer than ``max_chars`` clipped, nested
+    values as JSON clipped to ``max_chars``."""
     out: dict[str, Any] = {}
     for key, value in list(tool_input.items())[:50]:
         if key == drop:
@@ -757,10 +756,10 @@ def _parameters(tool_input: Mapping[str, Any], drop: str | None) -> dict[str, An
         if value is None or isinstance(value, (bool, int, float)):
             out[str(key)] = value
         elif isinstance(value, str):
-            out[str(key)] = value if len(value) <= PARAMETER_CHARS else value[:PARAMETER_CHARS] + "..."
+            out[str(key)] = value if len(value) <= max_chars else value[:max_chars] + "..."
         else:
             try:
-                out[str(key)] = one_line(json.dumps(value, ensure_ascii=False), PARAMETER_CHARS)
+                out[str(key)] = one_line(json.dumps(value, ensure_ascii=False), max_chars)
             except (TypeError, ValueError):
                 continue
     return out
@@ -831,7 +830,7 @@ def _post_tool(call: _Call) -> str:
     error = response.get("error") if isinstance(response, Mapping) else None
     call.backend.record_tool_call(
         tool,
-        _parameters(tool_input, path_key if path is not None else None),
+        _parameters(tool_input, path_key if path is not None else None, call.policy.parameter_chars),
         not failed,
         one_line(error, 2000) if failed and isinstance(error, str) else None,
         path,
@@ -947,7 +946,7 @@ def _stop(call: _Call) -> str:
                     if pos == 0 and len(chunk) == cap:
                         done, skip = offset + len(chunk), True  # one line longer than the cap
                     break
-                turn = _turn(chunk[pos:newline])
+                turn = _turn(chunk[pos:newline], call.policy.turn_chars)
                 pos = newline + 1
                 if turn is not None:
                     role, text, at, uuid = turn
@@ -1016,10 +1015,11 @@ def _timestamp(value: object) -> float | None:
         return None
 
 
-def _turn(raw: bytes) -> tuple[str, str, float | None, str | None] | None:
-    """(role, text, when, uuid) of a transcript line that is something the user typed
-    or the assistant wrote; None for tool calls and results, meta lines (hook output,
-    command echoes), compaction summaries and subagents' lines."""
+def _turn(raw: bytes, max_chars: int) -> tuple[str, str, float | None, str | None] | None:
+    """(role, text (its first ``max_chars`` characters), when, uuid) of a transcript
+    line that is something the user typed or the assistant wrote; None for tool
+    calls and results, meta lines (hook output, command echoes), compaction
+    summaries and subagents' lines."""
     entry = _json_line(raw)
     if entry is None or entry.get("type") not in ("user", "assistant"):
         return None
@@ -1037,7 +1037,7 @@ def _turn(raw: bytes) -> tuple[str, str, float | None, str | None] | None:
         )
     else:
         return None
-    text = text.strip()[:TURN_CHARS]
+    text = text.strip()[:max_chars]
     if not text or MARKER in text or text.startswith(("<command-", "<local-command-")):
         return None
     uuid = entry.get("uuid")

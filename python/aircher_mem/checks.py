@@ -24,6 +24,7 @@ from .errors import InvalidInputError
 
 __all__ = [
     "MAX_INT",
+    "MAX_LIMIT",
     "Arg",
     "Parse",
     "short",
@@ -55,6 +56,10 @@ __all__ = [
 ]
 
 MAX_INT = 2**63 - 1
+"""The largest integer the store holds (BIGINT)."""
+
+MAX_LIMIT = 10_000
+"""The most results one call returns (``Limit``'s bound, in every interface's schema)."""
 
 
 def short(value: object) -> str:
@@ -146,7 +151,7 @@ def integer(field: str, value: object, minimum: int = 0, maximum: int = MAX_INT)
     return int(value)
 
 
-def limit(field: str, value: object, *, maximum: int = 10_000) -> int:
+def limit(field: str, value: object, *, maximum: int = MAX_LIMIT) -> int:
     """An integer from 1 to ``maximum``; else :class:`InvalidInputError`."""
     return integer(field, value, 1, maximum)
 
@@ -250,7 +255,7 @@ Name = Annotated[
     ),
 ]
 FilePath = Annotated[str | Path, Arg(description="A file path relative to the project root, e.g. 'app/models.py'.")]
-Limit = Annotated[int, Arg(ge=1, le=10_000, description="At most this many results.")]
+Limit = Annotated[int, Arg(ge=1, le=MAX_LIMIT, description="At most this many results.")]
 Tokens = Annotated[int, Arg(ge=1, le=2**62, description="A token budget.")]
 MemoryId = Annotated[
     int, Arg(ge=1, le=MAX_INT, description="A memory's id, as remember, recall or add_turn returned it.")

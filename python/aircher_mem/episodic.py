@@ -208,7 +208,7 @@ def _batch_insert_sql(table: str) -> str:
 MAX_JSON_DEPTH = 64
 """How deeply a JSON value (parameters, results, snapshot items, learning data) may nest."""
 
-MAX_LIMIT = 10_000
+MAX_LIMIT = checks.MAX_LIMIT
 """The largest ``limit`` a query takes."""
 
 

@@ -65,7 +65,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from .. import verbs
+from .. import checks, verbs
 from .._core import __version__
 from ..config import Policy, ServerPolicy
 from ..errors import (
@@ -835,8 +835,7 @@ def _bounded_protocol(policy: ServerPolicy, limit: int) -> type[asyncio.Protocol
 def _check_address(host: object, port: object) -> None:
     if not isinstance(host, str) or host not in LOOPBACK:
         raise InvalidInputError(f"host must be loopback ({', '.join(LOOPBACK)}), got {host!r:.80}")
-    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
-        raise InvalidInputError(f"port must be an integer from 0 to 65535, got {port!r:.80}")
+    checks.integer("port", port, 0, 65535)
 
 
 def _claim(memory: Memory) -> None:

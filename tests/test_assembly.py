@@ -8,11 +8,16 @@ from typing import Any
 from aircher_mem import assembly
 from aircher_mem.assembly import Brief, Piece, prompt_brief, session_brief, window_pieces
 from aircher_mem.engine import ContextItemType, TokenCounter, item_to_message
-from aircher_mem.results import PastTask, RecallHit, RelevantCode
+from aircher_mem.results import RecallHit, RelevantCode, Task
 from hypothesis import given
 from hypothesis import strategies as st
 
 TOKENS = TokenCounter("cl100k_base")
+
+
+def past(description: str, outcome: str | None) -> Task:
+    """A finished past task, as a history provider returns it."""
+    return Task("t0", "s0", description, None, "completed", 0.0, 1.0, [], {}, outcome)
 
 
 def hit(memory_id: int, content: str) -> RecallHit:
@@ -26,9 +31,9 @@ def test_window_pieces_come_in_order_and_memories_stop_at_their_budget() -> None
         asked.append("code")
         return [RelevantCode("a.py", (1, 2), "def a(): pass", 0.5, 5)]
 
-    def history(message: str, limit: int) -> list[PastTask]:
+    def history(message: str, limit: int) -> list[Task]:
         asked.append(f"history {limit}")
-        return [PastTask("fix login", "done"), PastTask("add tests", "failed")]
+        return [past("fix login", "done"), past("add tests", "failed")]
 
     def memories(message: str) -> list[RecallHit]:
         asked.append("memories")

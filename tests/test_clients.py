@@ -76,6 +76,8 @@ COMMANDS: list[list[str]] = [
 ]
 
 
+SESSION = "s-clients"
+
 # Commands that change the memory run once, with --json; the others twice (table, JSON).
 CHANGING = {"add-turn", "remember", "feedback", "update", "promote", "gc", "forget", "task"}
 
@@ -103,8 +105,9 @@ def run_cli(root: Path, argv: list[str]) -> tuple[int, str]:
 
 @pytest.fixture
 def clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[float]]:
-    """Memories the CLI opens itself read this clock (a server's memory is given
-    it by the test)."""
+    """Memories the CLI opens itself read this clock and record under one session id
+    (a task shows the session that started it; a server's memory is given both by
+    the test)."""
     now = [NOW]
     opened = cli._open
 
@@ -112,6 +115,7 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[float]]:
         memory = opened(args)
         if isinstance(memory, am.Memory):
             memory.longterm.clock = memory.episodic.clock = lambda: now[0]
+            memory.episodic.session_id = SESSION
         return memory
 
     monkeypatch.setattr(cli, "_open", open_with_clock)
@@ -142,6 +146,7 @@ def test_the_cli_prints_the_same_with_and_without_a_server(tmp_path: Path, clock
     fresh_project(root)  # the same path, so every root in the output is the same
     with am.Memory.open(root) as memory:
         memory.longterm.clock = memory.episodic.clock = lambda: clock[0]
+        memory.episodic.session_id = SESSION
         with serving(memory) as served:
             remote = session(served)
     for argv, want, got in zip(COMMANDS, direct, remote):

@@ -7,8 +7,13 @@ from typing import Any
 import aircher_mem as am
 import pytest
 from aircher_mem.engine import DynamicContextManager
-from aircher_mem.results import PastTask, RecallHit, RelevantCode
+from aircher_mem.results import RecallHit, RelevantCode, Task
 from conftest import NOW
+
+
+def past(description: str, outcome: str | None) -> Task:
+    """A finished past task, as a history provider returns it."""
+    return Task("t0", "s0", description, None, "completed", 0.0, 1.0, [], {}, outcome)
 
 
 class Sink:
@@ -29,7 +34,7 @@ class Sink:
     ) -> None:
         self.interactions.append((session_id, task_id, file_path, operation, line_range, success))
 
-    def find_similar_tasks(self, text: str, limit: int = 3) -> list[PastTask]:
+    def find_similar_tasks(self, text: str, limit: int = 3) -> list[Task]:
         return []
 
     def store_snapshot(self, snapshot: dict[str, Any]) -> None:
@@ -70,9 +75,9 @@ def test_prepare_context_returns_chat_messages_with_code_and_history(clock: list
     def code(msg: str) -> list[RelevantCode]:
         return [RelevantCode("auth.py", (10, 12), "def login(user):\n    ...", 0.9)]
 
-    def history(msg: str, limit: int) -> list[PastTask]:
+    def history(msg: str, limit: int) -> list[Task]:
         seen.append((msg, limit))
-        return [PastTask("fix session expiry", "patched auth.py:40")]
+        return [past("fix session expiry", "patched auth.py:40")]
 
     m = manager(clock, code_provider=code, history_provider=history)
     m.add_system_prompt("You are an agent.")

@@ -3,6 +3,7 @@ migrations, and a locked or corrupt store."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -20,7 +21,7 @@ from aircher_mem.checks import MAX_TIME, MIN_TIME
 from aircher_mem.engine import DynamicContextManager, EpisodicMemory
 from aircher_mem.errors import TaskStateError
 from aircher_mem.redact import pii_tags, redact, redact_value
-from aircher_mem.results import CoEdit, FileInteraction, ToolStats
+from aircher_mem.results import CoEdit, FileInteraction, Task, ToolStats
 from conftest import NOW
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -297,25 +298,27 @@ def test_similar_tasks_match_word_forms_with_bm25_scores(mem: EpisodicMemory) ->
     mem.complete_task("t2")
     mem.start_task("t1", "fix the login")
     mem.complete_task("t1")
+    mem.record_file_interaction("auth.py", "edit", task_id="t1")
+    mem.record_tool_execution("pytest", {}, success=True, task_id="t1")
     found = mem.find_similar_tasks("fixing logins")
-    assert [(t.task_id, t.description, t.outcome, t.status) for t in found] == [
-        ("t1", "fix the login", "", "completed")
-    ]
     # BM25, k1 = 1.2, b = 0.75: N = 2 tasks, "fix" and "login" each in one (idf = ln 2),
     # t1 has 2 terms (fix, login), t2 3 (speed, up, export): mean length 2.5.
     per_term = math.log(2) * 2.2 / (1 + 1.2 * (1 - 0.75 + 0.75 * 2 / 2.5))
+    assert [dataclasses.replace(t, score=pytest.approx(t.score)) for t in found] == [
+        Task("t1", "s1", "fix the login", None, "completed", NOW, NOW, ["auth.py"], {"pytest": 1}, None, 2 * per_term)
+    ]
     assert found[0].score == pytest.approx(2 * per_term, rel=1e-12)
     assert [t.task_id for t in mem.find_similar_tasks("exporting speedily")] == ["t2"]
 
 
 def test_similar_tasks_follow_every_change_of_the_tasks(mem: EpisodicMemory) -> None:
-    def found(text: str) -> list[tuple[str, str, str]]:
+    def found(text: str) -> list[tuple[str, str | None, str]]:
         return [(t.task_id, t.outcome, t.status) for t in mem.find_similar_tasks(text)]
 
     mem.start_task("t1", "tune the cache")
     assert found("cache") == []  # the current task is not past work
     mem.pause_task("t1")
-    assert found("cache") == [("t1", "", "paused")]
+    assert found("cache") == [("t1", None, "paused")]
     mem.resume_task("t1")
     assert found("cache") == []
     mem.complete_task("t1", "warmed on deploy")

@@ -36,6 +36,15 @@ def ok(result: CallToolResult) -> Any:
     return json.loads(text(result))
 
 
+def task_shape(task: dict[str, Any]) -> dict[str, Any]:
+    """A task's JSON without what the run decides: the session id and the times are
+    checked for their type, ``completed_at`` for being set."""
+    shape = dict(task)
+    assert isinstance(shape.pop("session_id"), str) and isinstance(shape.pop("started_at"), float)
+    shape["completed_at"] = shape["completed_at"] is not None
+    return shape
+
+
 def error(result: CallToolResult) -> str:
     assert result.is_error
     return text(result)
@@ -163,15 +172,31 @@ def test_every_tool_over_stdio(project: Path) -> None:
         assert [(t["task_id"], t["outcome"]) for t in similar["tasks"]] == [("t0", "store writes to disk")]
 
         # The agent declares its task, works, and completes it; a later search finds the outcome.
-        assert ok(await s.call_tool("task", {"action": "start", "task_id": "t2", "description": "cache helper"})) == {
+        started = ok(await s.call_tool("task", {"action": "start", "task_id": "t2", "description": "cache helper"}))
+        assert task_shape(started) == {
             "task_id": "t2",
+            "description": "cache helper",
+            "intent": None,
             "status": "active",
+            "completed_at": False,
+            "files_touched": [],
+            "tools_used": {},
+            "outcome": None,
+            "score": None,
         }
         assert ok(await s.call_tool("task", {"action": "pause", "task_id": "t2"}))["status"] == "paused"
         assert ok(await s.call_tool("task", {"action": "resume", "task_id": "t2"}))["status"] == "active"
-        assert ok(await s.call_tool("task", {"action": "complete", "task_id": "t2", "outcome": "memoized helper"})) == {
+        done = ok(await s.call_tool("task", {"action": "complete", "task_id": "t2", "outcome": "memoized helper"}))
+        assert task_shape(done) == {
             "task_id": "t2",
+            "description": "cache helper",
+            "intent": None,
             "status": "completed",
+            "completed_at": True,
+            "files_touched": [],
+            "tools_used": {},
+            "outcome": "memoized helper",
+            "score": None,
         }
         found = ok(await s.call_tool("tasks", {"query": "cache helper"}))["tasks"]
         assert next((t["task_id"], t["outcome"]) for t in found) == ("t2", "memoized helper")
@@ -461,7 +486,17 @@ def test_the_cli_and_the_mcp_tools_give_the_same_json(project: Path) -> None:
         text=True,
         timeout=120,
     )
-    assert json.loads(started.stdout) == {"task_id": "t-cli", "status": "active"}
+    assert task_shape(json.loads(started.stdout)) == {
+        "task_id": "t-cli",
+        "description": "from the CLI",
+        "intent": None,
+        "status": "active",
+        "completed_at": False,
+        "files_touched": [],
+        "tools_used": {},
+        "outcome": None,
+        "score": None,
+    }
     expected = []
     for argv, _, _ in SHARED_VERBS + SHARED_ERRORS:
         done = subprocess.run([SCRIPT, *argv, "--json", *root], capture_output=True, text=True, timeout=120)
@@ -473,9 +508,17 @@ def test_the_cli_and_the_mcp_tools_give_the_same_json(project: Path) -> None:
         for (argv, tool, args), want in zip(SHARED_VERBS + SHARED_ERRORS, expected):
             result = await s.call_tool(tool, args)
             assert json.loads(text(result)) == want, argv
-        assert ok(await s.call_tool("task", {"action": "start", "task_id": "t-mcp", "description": "over MCP"})) == {
+        started = ok(await s.call_tool("task", {"action": "start", "task_id": "t-mcp", "description": "over MCP"}))
+        assert task_shape(started) == {
             "task_id": "t-mcp",
+            "description": "over MCP",
+            "intent": None,
             "status": "active",
+            "completed_at": False,
+            "files_touched": [],
+            "tools_used": {},
+            "outcome": None,
+            "score": None,
         }
 
     anyio.run(session_run, project, script, "--refresh-seconds", "3600")

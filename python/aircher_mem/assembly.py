@@ -27,9 +27,9 @@ from .results import (
     ContextPreview,
     ConversationContext,
     MemoryRecord,
-    PastTask,
     RecallHit,
     RelevantCode,
+    Task,
     Turn,
 )
 from .tokens import TokenCounter
@@ -59,7 +59,7 @@ Message = dict[str, str]
 CodeProvider = Callable[[str], Iterable[RelevantCode]]
 """``provider(user_message)`` -> snippets relevant to it (the knowledge graph)."""
 
-HistoryProvider = Callable[[str, int], Iterable[PastTask]]
+HistoryProvider = Callable[[str, int], Iterable[Task]]
 """``provider(user_message, limit)`` -> similar past tasks (episodic memory)."""
 
 MemoryProvider = Callable[[str], Iterable[RecallHit]]
@@ -109,7 +109,7 @@ def window_pieces(
     if history is not None:
         past = list(history(message, similar_tasks))
         if past:
-            summary = "Relevant past work:\n" + "\n".join(f"- {t.description}: {t.outcome}" for t in past)
+            summary = "Relevant past work:\n" + "\n".join(f"- {t.description}: {t.outcome or ''}" for t in past)
             yield Piece(summary, ContextItemType.AssistantResponse([]), recalled_relevance)
     if memories is not None:
         used = 0

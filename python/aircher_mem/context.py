@@ -18,7 +18,7 @@ from typing import Any, Protocol
 from ._core import ContextItem, ContextItemType, ContextWindow, PruneResult
 from .assembly import CodeProvider, HistoryProvider, MemoryProvider, Message, Piece, item_to_message, window_pieces
 from .config import Policy
-from .results import PastTask
+from .results import Task
 from .tokens import TokenCounter
 
 __all__ = [
@@ -52,7 +52,7 @@ class EpisodicSink(Protocol):
 
     def store_snapshot(self, snapshot: dict[str, Any]) -> None: ...
 
-    def find_similar_tasks(self, text: str, limit: int = 3) -> Sequence[PastTask]: ...
+    def find_similar_tasks(self, text: str, limit: int = 3) -> Sequence[Task]: ...
 
 
 class DynamicContextManager:

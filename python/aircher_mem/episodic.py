@@ -59,7 +59,7 @@ from .checks import unix_time as _time
 from .config import EpisodicPolicy, RetrievalPolicy
 from .errors import InvalidInputError, StoreError, TaskStateError, UnknownTaskError
 from .redact import pii_tags, redact, redact_value
-from .results import CoEdit, FileInteraction, LearnedPattern, SimilarTask, TaskRecord, ToolRun, ToolStats
+from .results import CoEdit, FileInteraction, LearnedPattern, Task, ToolRun, ToolStats
 
 __all__ = ["EpisodicMemory", "SCHEMA_VERSION", "OPERATIONS", "MAX_JSON_DEPTH", "MAX_LIMIT"]
 
@@ -338,7 +338,7 @@ class EpisodicMemory(store.StoreHolder):
         self._fixes: list[tuple[str, str, str, float]] = []
         # find_similar_tasks' index: ((excluded task, fingerprint of the other tasks),
         # index, rows by task id); rebuilt when the key changes.
-        self._task_index: tuple[tuple[Any, ...], LexicalIndex, dict[str, tuple[Any, ...]]] | None = None
+        self._task_index: tuple[tuple[Any, ...], LexicalIndex] | None = None
         self._closed = False
         try:
             self._migrate()
@@ -963,8 +963,8 @@ class EpisodicMemory(store.StoreHolder):
     )
 
     @staticmethod
-    def _task_record(row: tuple[Any, ...]) -> TaskRecord:
-        return TaskRecord(
+    def _task_record(row: tuple[Any, ...], score: float | None = None) -> Task:
+        return Task(
             row[0],
             row[1],
             row[2],
@@ -975,16 +975,17 @@ class EpisodicMemory(store.StoreHolder):
             json.loads(row[7] or "[]"),
             json.loads(row[8] or "{}"),
             row[9],
+            score,
         )
 
-    def task(self, task_id: str) -> TaskRecord:
+    def task(self, task_id: str) -> Task:
         task_id = _key("task_id", task_id)
         rows = self._query(f"SELECT {self._TASK_COLUMNS} FROM task_history WHERE task_id = ?", [task_id])
         if not rows:
             raise UnknownTaskError(f"no task {task_id!r} in {self.path}")
         return self._task_record(rows[0])
 
-    def open_tasks(self) -> list[TaskRecord]:
+    def open_tasks(self) -> list[Task]:
         """ "What was I working on?": active and paused tasks, newest first."""
         rows = self._query(
             f"SELECT {self._TASK_COLUMNS} FROM task_history WHERE status IN ('active', 'paused') "
@@ -992,7 +993,7 @@ class EpisodicMemory(store.StoreHolder):
         )
         return [self._task_record(r) for r in rows]
 
-    def find_similar_tasks(self, text: str, limit: int = 3) -> list[SimilarTask]:
+    def find_similar_tasks(self, text: str, limit: int = 3) -> list[Task]:
         """Past tasks most like ``text``, best first: BM25 over each task's description
         and outcome (k1 and b from the retrieval policy) by the project's lexical index,
         words stemmed (``"fixing logins"`` finds ``"fix the login"``), identifiers split
@@ -1016,19 +1017,25 @@ class EpisodicMemory(store.StoreHolder):
             return []
         key = (excluded, *state)
         if self._task_index is None or self._task_index[0] != key:
-            rows = self._read(
-                "SELECT task_id, description, outcome, status FROM task_history WHERE task_id <> ?", [excluded]
-            )
+            rows = self._read("SELECT task_id, description, outcome FROM task_history WHERE task_id <> ?", [excluded])
             index = LexicalIndex(stem=True)
             index.upsert([("task", r[0], "", {"text": f"{r[1]} {r[2] or ''}"}) for r in rows])
-            self._task_index = (key, index, {r[0]: r for r in rows})
-        _, index, by_id = self._task_index
-        hits = index.search(text, limit, k1=self.search.bm25_k1, b=self.search.bm25_b)
-        return [
-            SimilarTask(row[1], row[2] or "", row[0], row[3], score)
-            for row, score in ((by_id[key], score) for key, score, _terms in hits)
+            self._task_index = (key, index)
+        _, index = self._task_index
+        hits = [
+            (task_id, score)
+            for task_id, score, _terms in index.search(text, limit, k1=self.search.bm25_k1, b=self.search.bm25_b)
             if score > 0
         ]
+        if not hits:
+            return []
+        # The rows are read afresh: files and tools used change without changing the index.
+        rows = self._read(
+            f"SELECT {self._TASK_COLUMNS} FROM task_history WHERE task_id IN (SELECT unnest(?::VARCHAR[]))",
+            [[task_id for task_id, _ in hits]],
+        )
+        stored = {row[0]: row for row in rows}
+        return [self._task_record(stored[task_id], score) for task_id, score in hits]
 
     def patterns(self, pattern_type: str | None = None, *, min_count: int = 1) -> list[LearnedPattern]:
         """Learned patterns ("co-edit", "error-fix"), most observed first."""

@@ -106,9 +106,8 @@ from .results import (
     Remembered,
     Stats,
     Symbols,
+    Task,
     Tasks,
-    TaskStatus,
-    TaskSummary,
     TurnAdded,
 )
 from .retrieval import (
@@ -135,7 +134,6 @@ Operation = Literal["read", "write", "edit", "search", "analyze"]  # "viewed" is
 TASK_ACTIONS: tuple[str, ...] = get_args(TaskAction)
 REFERENCE_KINDS: tuple[str, ...] = get_args(ReferenceKind)
 assert set(get_args(Operation)) < set(OPERATIONS)
-_TASK_STATUS = {"start": "active", "pause": "paused", "resume": "active", "complete": "completed", "fail": "failed"}
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -1077,14 +1075,16 @@ class Memory:
         *,
         description: Annotated[str | None, Arg(description="For start: what the task is.")] = None,
         outcome: Annotated[str | None, Arg(description="For complete or fail: what came of it.")] = None,
-    ) -> TaskStatus:
+    ) -> Task:
         """A task lifecycle step: ``start`` (needs ``description``), ``pause``,
         ``resume``, ``complete`` or ``fail`` (with an optional ``outcome``).
 
         For an agent: Start a task before working on it and complete (or fail) it when
         done. Records made with its task_id are grouped under it, files edited together
         within a task are learned as co-edited, and later sessions find the task and its
-        outcome with tasks(query=...). Returns {task_id, status}."""
+        outcome with tasks(query=...). Returns the task as stored after the step: {task_id,
+        session_id, description, intent, status, started_at, completed_at, files_touched,
+        tools_used, outcome, score}."""
         store = self.episodic
         if action == "start":
             if not description:
@@ -1101,7 +1101,7 @@ class Memory:
         else:
             raise InvalidInputError(f"action must be one of {', '.join(TASK_ACTIONS)}, got {action!r}")
         store.flush()
-        return TaskStatus(task_id, _TASK_STATUS[action])
+        return store.task(task_id)
 
     # -- episodic queries -------------------------------------------------------------
 
@@ -1156,21 +1156,14 @@ class Memory:
 
         For an agent: Without `query`: the open (active or paused) tasks, newest first.
         With `query`: past tasks most similar to it, with their outcome, so earlier
-        solutions can be reused. JSON {query, tasks: [{task_id, status, description,
-        outcome, started_at, files_touched, score}]}."""
+        solutions can be reused. JSON {query, tasks: [{task_id, session_id, description,
+        intent, status, started_at, completed_at, files_touched, tools_used, outcome,
+        score}]}; score is set only with `query`."""
         limit = _limit("limit", limit)
         if query:
             query = _text("query", query)
-            found = [
-                TaskSummary(t.task_id, t.status, t.description, t.outcome, None, [], t.score)
-                for t in self.episodic.find_similar_tasks(query, limit=limit)
-            ]
-        else:
-            found = [
-                TaskSummary(t.task_id, t.status, t.description, t.outcome, t.started_at, t.files_touched, None)
-                for t in self.episodic.open_tasks()[:limit]
-            ]
-        return Tasks(query or None, found)
+            return Tasks(query, self.episodic.find_similar_tasks(query, limit=limit))
+        return Tasks(None, self.episodic.open_tasks()[:limit])
 
     @verb(http="GET")
     @_verb

@@ -5,9 +5,9 @@ tuples, dicts and other results), so one function turns any of them into JSON
 (:func:`aircher_mem.interfaces.wire.to_json`): the CLI's ``--json``, the MCP tools
 and every later interface give the same keys for the same result.
 
-Storage and the agent loop share these types (``PastTask`` is what the context
-manager shows of a similar task; ``FileInteraction`` is a row of the episodic
-store), so neither imports the other.
+Storage and the agent loop share these types (``Task`` is a task as the episodic
+store holds it, and what the context manager shows of a similar one;
+``FileInteraction`` is a row of the episodic store), so neither imports the other.
 """
 
 from __future__ import annotations
@@ -17,13 +17,11 @@ from typing import Any, ClassVar, Literal
 
 __all__ = [
     "RelevantCode",
-    "PastTask",
     "FileInteraction",
     "ToolRun",
     "ToolStats",
     "CoEdit",
-    "TaskRecord",
-    "SimilarTask",
+    "Task",
     "LearnedPattern",
     "IndexReport",
     "Definition",
@@ -41,9 +39,7 @@ __all__ = [
     "CodeSearch",
     "FileHistory",
     "CoEdits",
-    "TaskSummary",
     "Tasks",
-    "TaskStatus",
     "Recorded",
     "Patterns",
     "GraphStats",
@@ -86,14 +82,6 @@ class RelevantCode:
     content: str
     relevance: float = 1.0
     tokens: int = 0
-
-
-@dataclasses.dataclass(frozen=True)
-class PastTask:
-    """A similar task from earlier sessions."""
-
-    description: str
-    outcome: str
 
 
 @dataclasses.dataclass(frozen=True)
@@ -150,7 +138,12 @@ class CoEdit:
 
 
 @dataclasses.dataclass(frozen=True)
-class TaskRecord:
+class Task:
+    """A task as the episodic store holds it: ``status`` is ``active``, ``paused``,
+    ``completed`` or ``failed``; times are Unix seconds; ``tools_used`` counts the
+    tool runs recorded under the task by tool name. ``score`` is set only when the
+    task was found by similarity to a query (BM25 over description and outcome)."""
+
     task_id: str
     session_id: str
     description: str
@@ -161,15 +154,7 @@ class TaskRecord:
     files_touched: list[str]
     tools_used: dict[str, int]
     outcome: str | None
-
-
-@dataclasses.dataclass(frozen=True)
-class SimilarTask(PastTask):
-    """A past task ranked by lexical similarity (BM25) to a query."""
-
-    task_id: str
-    status: str
-    score: float
+    score: float | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -397,32 +382,11 @@ class CoEdits:
 
 
 @dataclasses.dataclass(frozen=True)
-class TaskSummary:
-    """A task as the task verbs list it: ``score`` is set for similar-task searches."""
-
-    task_id: str
-    status: str
-    description: str
-    outcome: str | None
-    started_at: float | None
-    files_touched: list[str]
-    score: float | None
-
-
-@dataclasses.dataclass(frozen=True)
 class Tasks:
     """The open tasks (``query`` None), or past tasks most similar to ``query``."""
 
     query: str | None
-    tasks: list[TaskSummary]
-
-
-@dataclasses.dataclass(frozen=True)
-class TaskStatus:
-    """A task's status after a lifecycle step."""
-
-    task_id: str
-    status: str
+    tasks: list[Task]
 
 
 @dataclasses.dataclass(frozen=True)

@@ -72,8 +72,8 @@ from ..results import (
     Remembered,
     Stats,
     Symbols,
+    Task,
     Tasks,
-    TaskStatus,
     Turn,
     TurnAdded,
 )
@@ -347,7 +347,7 @@ def show_tasks(r: Tasks, out: Output) -> None:
         )
 
 
-def show_task(r: TaskStatus, out: Output) -> None:
+def show_task(r: Task, out: Output) -> None:
     out.line(f"task {r.task_id}: {r.status}")
 
 
@@ -700,7 +700,7 @@ RENDER: dict[type, Callable[[Any, Output], None]] = {
     FileHistory: show_history,
     CoEdits: show_co_edits,
     Tasks: show_tasks,
-    TaskStatus: show_task,
+    Task: show_task,
     Recorded: show_recorded,
     Patterns: show_patterns,
     Stats: show_stats,

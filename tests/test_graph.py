@@ -12,9 +12,9 @@ from pathlib import Path
 import aircher_mem as am
 import pytest
 from aircher_mem.engine import (
+    Definition,
     DynamicContextManager,
     KnowledgeGraph,
-    Symbol,
     TokenCounter,
     find_relevant_to_query,
     graph_code_provider,
@@ -563,6 +563,10 @@ def test_queries_return_typed_symbols(tmp_path: Path) -> None:
         g.find_symbol("x", prefix=True, fuzzy=True)
     [call] = g.get_callers("store")
     assert (call.symbol.name, call.kind, call.line, call.confidence) == ("save", "calls", 8, 1.0)
+    # named as the results that carry them (aircher_mem.results.Definition, .Reference)
+    assert isinstance(call.symbol, Definition)
+    assert repr(call.symbol) == 'Definition(function "save" at app/models.py:7-8)'
+    assert repr(call) == 'Reference(calls "save" at line 8, confidence 1)'
     assert [c.symbol.name for c in g.get_callees("create")] == ["User", "save", "slug"]
     assert [s.name for s in g.get_file_contents("app/models.py")] == ["LIMIT", "Base", "User", "save", "store"]
     assert g.find_symbol("nothing") == [] and g.get_callers("nothing") == []
@@ -573,7 +577,7 @@ def test_queries_return_typed_symbols(tmp_path: Path) -> None:
 def test_module_qualified_names(tmp_path: Path) -> None:
     g = KnowledgeGraph.build(write(tmp_path, REPO))
 
-    def where(found: list[Symbol]) -> list[tuple[str, str, str]]:
+    def where(found: list[Definition]) -> list[tuple[str, str, str]]:
         return [(s.path, s.scope, s.name) for s in found]
 
     assert where(g.find_symbol("models.store")) == [("app/models.py", "", "store")]

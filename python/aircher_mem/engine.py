@@ -4,7 +4,7 @@
 from here to use a piece alone: the Rust context window and its items
 (:class:`ContextWindow`, :class:`ContextItem`, :class:`ContextItemType`,
 :class:`ContextPolicy`, :class:`PruneResult`), the code graph and its values
-(:class:`KnowledgeGraph`, :class:`SearchParams`, :class:`CodeHit`, :class:`Symbol`,
+(:class:`KnowledgeGraph`, :class:`SearchParams`, :class:`CodeHit`, :class:`Definition`,
 :class:`Reference`), the context manager of an agent loop
 (:class:`DynamicContextManager` and the provider types it takes), episodic and
 long-term memory (:class:`EpisodicMemory`, :class:`LongTermMemory`), code retrieval
@@ -19,11 +19,11 @@ from ._core import (
     ContextItemType,
     ContextPolicy,
     ContextWindow,
+    Definition,
     KnowledgeGraph,
     PruneResult,
     Reference,
     SearchParams,
-    Symbol,
 )
 from .config import EpisodicPolicy, GraphPolicy, HooksPolicy, LongtermPolicy, RetrievalPolicy, ServerPolicy
 from .context import (
@@ -48,7 +48,7 @@ __all__ = [
     "KnowledgeGraph",
     "SearchParams",
     "CodeHit",
-    "Symbol",
+    "Definition",
     "Reference",
     "DynamicContextManager",
     "CodeProvider",

@@ -32,8 +32,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Annotated, Any, Literal, ParamSpec, TypeVar, get_args
 
-from . import assembly
-from ._core import KnowledgeGraph, Reference, Symbol, __version__
+from . import _core, assembly
+from ._core import KnowledgeGraph, __version__
 from .checks import (
     MAX_INT,
     Arg,
@@ -74,7 +74,6 @@ from .longterm import LongTermMemory
 from .longterm.store import KINDS, Extractor
 from .results import (
     Calls,
-    CallSite,
     Check,
     CodeResult,
     CodeSearch,
@@ -101,6 +100,7 @@ from .results import (
     Recall,
     RecallHit,
     Recorded,
+    Reference,
     ReferenceList,
     RelevantCode,
     Remembered,
@@ -200,12 +200,12 @@ def find_root(start: str | os.PathLike[str] | None = None) -> Path:
     )
 
 
-def _symbol(s: Symbol) -> Definition:
+def _symbol(s: _core.Definition) -> Definition:
     return Definition(s.name, s.kind, s.scope, s.path, s.line, s.end_line, s.signature)
 
 
-def _call(c: Reference) -> CallSite:
-    return CallSite(_symbol(c.symbol), c.line, c.kind, c.confidence)
+def _call(c: _core.Reference) -> Reference:
+    return Reference(_symbol(c.symbol), c.line, c.kind, c.confidence)
 
 
 def _name(value: object) -> str:
@@ -464,7 +464,7 @@ class Memory:
 
     # -- the code graph ---------------------------------------------------------------
 
-    def _definitions(self, graph: KnowledgeGraph, name: str) -> list[Symbol]:
+    def _definitions(self, graph: KnowledgeGraph, name: str) -> list[_core.Definition]:
         found = graph.find_symbol(name)
         if not found:
             base = name.replace("::", ".").rsplit(".", 1)[-1]

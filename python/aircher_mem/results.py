@@ -25,7 +25,7 @@ __all__ = [
     "LearnedPattern",
     "IndexReport",
     "Definition",
-    "CallSite",
+    "Reference",
     "Symbols",
     "Calls",
     "ReferenceList",
@@ -35,7 +35,7 @@ __all__ = [
     "Neighbourhood",
     "CodeResult",
     "ChannelScore",
-    "CodeSearchHit",
+    "CodeHit",
     "CodeSearch",
     "FileHistory",
     "CoEdits",
@@ -226,7 +226,7 @@ class Definition:
 
 
 @dataclasses.dataclass(frozen=True)
-class CallSite:
+class Reference:
     """The other end of a call (or reference): the definition, where the call is
     (``call_line``), its kind and the confidence of the link (1/n when the name
     matched n definitions)."""
@@ -254,7 +254,7 @@ class Calls:
     name: str
     direction: Literal["callers", "callees"]
     definitions: list[Definition]
-    calls: list[CallSite]
+    calls: list[Reference]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -264,7 +264,7 @@ class ReferenceList:
 
     name: str
     kind: str | None
-    references: list[CallSite]
+    references: list[Reference]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -322,7 +322,7 @@ class ChannelScore:
 
 
 @dataclasses.dataclass(frozen=True)
-class CodeSearchHit:
+class CodeHit:
     """A code search hit: a definition (``name`` set) or a file (``name`` None,
     ``kind`` "file", ``via`` its best definitions). ``channels`` and ``matched``
     explain the score; ``test`` marks a test or fixture file (scored down);
@@ -352,7 +352,7 @@ class CodeSearch:
 
     query: str
     level: Literal["definition", "file"]
-    hits: list[CodeSearchHit]
+    hits: list[CodeHit]
     channels: list[str]
     mentioned: list[str]
     reason: str

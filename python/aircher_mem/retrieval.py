@@ -22,13 +22,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Literal
 
-from ._core import CodeHit as _CoreHit
-from ._core import KnowledgeGraph, SearchParams, Symbol, VectorIndex
+from . import _core
+from ._core import KnowledgeGraph, SearchParams, VectorIndex
 from .config import Policy
 from .embeddings import Embedder, available
 from .errors import InvalidInputError, StoreError
 from .graph import read_source
-from .results import ChannelScore, CodeSearch, CodeSearchHit, Definition, RelevantCode
+from .results import ChannelScore, CodeHit, CodeSearch, Definition, RelevantCode
 from .tokens import TokenCounter
 
 __all__ = [
@@ -85,7 +85,7 @@ def search_params(policy: Policy) -> SearchParams:
     return params
 
 
-def _info(s: Symbol) -> Definition:
+def _info(s: _core.Definition) -> Definition:
     return Definition(s.name, s.kind, s.scope, s.path, s.line, s.end_line, s.signature)
 
 
@@ -96,7 +96,7 @@ def _lines(graph: KnowledgeGraph, path: str, policy: Policy, cache: dict[str, li
     return cache[path]
 
 
-def _snippet(lines: list[str], symbol: Symbol, max_lines: int) -> tuple[int, str]:
+def _snippet(lines: list[str], symbol: _core.Definition, max_lines: int) -> tuple[int, str]:
     end = min(symbol.end_line, symbol.line + max_lines - 1, len(lines))
     return end, "\n".join(lines[symbol.line - 1 : end])
 
@@ -128,8 +128,8 @@ def search_code(
 
 
 def _found(
-    graph: KnowledgeGraph, hit: _CoreHit, level: Level, policy: Policy, cache: dict[str, list[str] | None] | None
-) -> CodeSearchHit:
+    graph: KnowledgeGraph, hit: _core.CodeHit, level: Level, policy: Policy, cache: dict[str, list[str] | None] | None
+) -> CodeHit:
     s = hit.symbol
     content = None
     end_line = s.end_line
@@ -137,7 +137,7 @@ def _found(
         lines = _lines(graph, s.path, policy, cache)
         if lines is not None:
             end_line, content = _snippet(lines, s, policy.retrieval.snippet_max_lines)
-    return CodeSearchHit(
+    return CodeHit(
         path=s.path,
         name=None if level == "file" else s.name,
         kind=s.kind,
@@ -296,7 +296,7 @@ def find_relevant_to_query(
     return chosen
 
 
-def _overlaps(chosen: list[RelevantCode], symbol: Symbol) -> bool:
+def _overlaps(chosen: list[RelevantCode], symbol: _core.Definition) -> bool:
     return any(
         c.file_path == symbol.path and c.line_range[0] <= symbol.end_line and symbol.line <= c.line_range[1]
         for c in chosen

@@ -20,9 +20,9 @@ use crate::retrieve::{Bm25Params, Normalization};
 use crate::Error;
 
 /// A node of the graph: a file, a definition or an import.
-#[pyclass(frozen, eq, module = "aircher_mem._core", name = "Symbol")]
+#[pyclass(frozen, eq, module = "aircher_mem._core", name = "Definition")]
 #[derive(Clone, PartialEq)]
-pub struct PySymbol {
+pub struct PyDefinition {
     /// "file", "function", "class", "variable" or "import".
     #[pyo3(get)]
     kind: &'static str,
@@ -40,19 +40,19 @@ pub struct PySymbol {
     /// The definition's first line; an import's statement.
     #[pyo3(get)]
     signature: String,
-    /// The class or function the symbol is defined in ("" at file level).
+    /// The class or function the definition is in ("" at file level).
     #[pyo3(get)]
     scope: String,
-    /// The names an import brings in (empty for other symbols).
+    /// The names an import brings in (empty for other definitions).
     #[pyo3(get)]
     items: Vec<String>,
 }
 
 #[pymethods]
-impl PySymbol {
+impl PyDefinition {
     fn __repr__(&self) -> String {
         format!(
-            "Symbol({} {:?} at {}:{}-{})",
+            "Definition({} {:?} at {}:{}-{})",
             self.kind, self.name, self.path, self.line, self.end_line
         )
     }
@@ -64,7 +64,7 @@ impl PySymbol {
 #[pyclass(frozen, module = "aircher_mem._core", name = "Reference")]
 pub struct PyReference {
     #[pyo3(get)]
-    symbol: PySymbol,
+    symbol: PyDefinition,
     #[pyo3(get)]
     kind: &'static str,
     #[pyo3(get)]
@@ -159,7 +159,7 @@ impl PySearchParams {
 #[pyclass(frozen, module = "aircher_mem._core", name = "CodeHit")]
 pub struct PyCodeHit {
     #[pyo3(get)]
-    symbol: PySymbol,
+    symbol: PyDefinition,
     #[pyo3(get)]
     score: f64,
     #[pyo3(get)]
@@ -167,7 +167,7 @@ pub struct PyCodeHit {
     #[pyo3(get)]
     matched: Vec<String>,
     #[pyo3(get)]
-    via: Vec<PySymbol>,
+    via: Vec<PyDefinition>,
     /// A test or fixture file (scored down).
     #[pyo3(get)]
     test: bool,
@@ -278,9 +278,9 @@ pub fn read_project_file<'py>(
 type Discovered = (Vec<String>, Vec<Remark>, BTreeMap<String, usize>);
 
 /// A node as Python sees it.
-fn symbol(graph: &KnowledgeGraph, id: NodeIndex) -> PySymbol {
+fn symbol(graph: &KnowledgeGraph, id: NodeIndex) -> PyDefinition {
     let n = graph.node(id);
-    PySymbol {
+    PyDefinition {
         scope: graph.scope(id).unwrap_or_default().to_string(),
         items: n.items.iter().map(|item| item.to_string()).collect(),
         kind: n.kind.name(),
@@ -309,7 +309,7 @@ fn references(graph: &KnowledgeGraph, found: Vec<(NodeIndex, Edge)>) -> Vec<PyRe
         .collect()
 }
 
-fn symbols(graph: &KnowledgeGraph, ids: Vec<NodeIndex>) -> Vec<PySymbol> {
+fn symbols(graph: &KnowledgeGraph, ids: Vec<NodeIndex>) -> Vec<PyDefinition> {
     ids.into_iter().map(|id| symbol(graph, id)).collect()
 }
 
@@ -483,7 +483,7 @@ impl PyKnowledgeGraph {
         name: Text,
         prefix: Checked<bool>,
         fuzzy: Checked<bool>,
-    ) -> PyResult<Vec<PySymbol>> {
+    ) -> PyResult<Vec<PyDefinition>> {
         let state = self.project.state();
         let found = state.graph().find(&name.0, prefix.0, fuzzy.0)?;
         Ok(symbols(state.graph(), found))
@@ -520,7 +520,7 @@ impl PyKnowledgeGraph {
     }
 
     /// Every definition and import in a file, in line order.
-    fn get_file_contents(&self, path: Text) -> PyResult<Vec<PySymbol>> {
+    fn get_file_contents(&self, path: Text) -> PyResult<Vec<PyDefinition>> {
         let path = path.0.as_str();
         let state = self.project.state();
         let ids = state
@@ -556,7 +556,7 @@ impl PyKnowledgeGraph {
 
     /// Every edge out of a file other than containment, as (source symbol, reference
     /// to the target), by line: what the file calls, imports, inherits, names and uses.
-    fn get_references_from(&self, path: Text) -> PyResult<Vec<(PySymbol, PyReference)>> {
+    fn get_references_from(&self, path: Text) -> PyResult<Vec<(PyDefinition, PyReference)>> {
         let path = path.0.as_str();
         let state = self.project.state();
         let graph = state.graph();
@@ -594,21 +594,24 @@ impl PyKnowledgeGraph {
         limit: Int<usize>,
         damping: Real,
         iterations: Int<usize>,
-    ) -> PyResult<Vec<(PySymbol, f64)>> {
+    ) -> PyResult<Vec<(PyDefinition, f64)>> {
         let names: Vec<String> = names.0.into_iter().map(|t| t.0).collect();
         let files: Vec<String> = files.0.into_iter().map(|t| t.0).collect();
         let (limit, damping, iterations) = (limit.0, damping.0, iterations.0);
         // The lock is taken and released without the GIL: a thread never waits for
         // the GIL while holding it (an update waiting to write would block readers).
-        Ok(detached(py, || -> crate::Result<Vec<(PySymbol, f64)>> {
-            let state = self.project.state();
-            let graph = state.graph();
-            let ranked = graph.rank_named(&names, &files, limit, damping, iterations)?;
-            Ok(ranked
-                .into_iter()
-                .map(|(id, score)| (symbol(graph, id), score))
-                .collect())
-        })?)
+        Ok(detached(
+            py,
+            || -> crate::Result<Vec<(PyDefinition, f64)>> {
+                let state = self.project.state();
+                let graph = state.graph();
+                let ranked = graph.rank_named(&names, &files, limit, damping, iterations)?;
+                Ok(ranked
+                    .into_iter()
+                    .map(|(id, score)| (symbol(graph, id), score))
+                    .collect())
+            },
+        )?)
     }
 
     /// The definitions (`level="definition"`) or files (`level="file"`) most
@@ -681,7 +684,7 @@ impl PyKnowledgeGraph {
     /// `name` (or `Class.method`) or of the file `name`, as (symbol, distance),
     /// nearest first.
     #[pyo3(signature = (name, hops = Int(1)), text_signature = "($self, name, hops=1)")]
-    fn neighbourhood(&self, name: Text, hops: Int<usize>) -> Vec<(PySymbol, usize)> {
+    fn neighbourhood(&self, name: Text, hops: Int<usize>) -> Vec<(PyDefinition, usize)> {
         let state = self.project.state();
         let graph = state.graph();
         graph

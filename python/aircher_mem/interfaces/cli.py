@@ -46,7 +46,6 @@ from ..errors import AircherError, StoreNotFoundError
 from ..memory import STORE_DIR, Memory, find_root
 from ..results import (
     Calls,
-    CallSite,
     CodeResult,
     CodeSearch,
     CoEdits,
@@ -68,6 +67,7 @@ from ..results import (
     Patterns,
     Recall,
     Recorded,
+    Reference,
     ReferenceList,
     Remembered,
     Stats,
@@ -209,7 +209,7 @@ def show_symbols(r: Symbols, out: Output) -> None:
     )
 
 
-def _site(c: CallSite, kind: str) -> tuple[str, str, str, int, str]:
+def _site(c: Reference, kind: str) -> tuple[str, str, str, int, str]:
     """A table row for one end of a call or reference."""
     return (kind, c.symbol.qualified, f"{c.symbol.path}:{c.symbol.line}", c.call_line, f"{c.confidence:.2f}")
 

@@ -82,7 +82,7 @@ def replay(memory: am.Memory, events: Iterator[dict[str, Any]]) -> None:
     print(f"{'step':>4} {'event':<12} {'tokens':>7} {'items':>5}  pruned")
     for step, event in enumerate(events):
         kind, text = event.get("kind"), event["text"]
-        window = memory.context.window
+        window = memory.window.window
         prunes, tokens = window.pruning_count, window.token_count
         if kind == "system":
             system = [{"role": "system", "content": text}]
@@ -104,14 +104,14 @@ def replay(memory: am.Memory, events: Iterator[dict[str, Any]]) -> None:
             )
             calls += 1
             messages = system + memory.prepare_context(GO_ON)
-        window = memory.context.window
+        window = memory.window.window
         note = (
             f"{window.pruning_count - prunes} prune(s), {tokens} -> {window.token_count} tokens"
             if window.pruning_count > prunes
             else ""
         )
         print(f"{step:>4} {kind or '?':<12} {window.token_count:>7} {len(window):>5}  {note}")
-    window = memory.context.window
+    window = memory.window.window
     counts = memory.episodic.counts()
     print(
         f"\n{window.pruning_count} prunes; last model call: {len(messages)} messages, {window.token_count} tokens "
@@ -135,7 +135,7 @@ def main() -> None:
         with am.Memory.open(root, policy=am.Policy(max_tokens=args.budget)) as memory:
             print(
                 f"source: {args.instance if DATA.is_file() else 'built-in session'}; budget {args.budget} tokens "
-                f"(prune above {memory.context.window.threshold}); store {memory.store}"
+                f"(prune above {memory.window.window.threshold}); store {memory.store}"
             )
             replay(memory, events)
 

@@ -513,7 +513,7 @@ def test_service_verbs_and_prepare_context_cite_memories(tmp_path: Path) -> None
         assert added.turn_id == 1 and [e.action for e in added.extracted] == ["created"]
         assert memory.remember("Never push to main", importance=1).memory_id == 2
         assert memory.recall("how do we run the tests?").hits[0].id == 1
-        messages = memory.context.prepare_context("which test runner do we use?")
+        messages = memory.window.prepare_context("which test runner do we use?")
         assert any(m["content"] == "Memory 1 (fact): We use pytest for the tests." for m in messages)
         assert memory.explain(1).memory.retrieved == 2
     with Memory.open(tmp_path) as memory:
@@ -529,15 +529,13 @@ def test_prepare_context_recalls_at_most_max_memories_and_never_raw_turns(tmp_pa
         for text in ("We use pytest for the tests.", "pytest runs with -x.", "pytest plugins live in conftest."):
             memory.remember(text)
         assert [h.id for h in memory.recall("which pytest options?", kinds=["fact"]).hits] == [2, 1, 3]
-        assert memory.context_manager(record=False).prepare_context("which pytest options?") == [
+        assert memory.new_window(record=False).prepare_context("which pytest options?") == [
             {"role": "user", "content": "which pytest options?"},
             {"role": "assistant", "content": "Memory 2 (fact): pytest runs with -x."},
             {"role": "assistant", "content": "Memory 1 (fact): We use pytest for the tests."},
         ]
         memory.longterm.close()  # the store fails: the window goes on without memories
-        assert memory.context_manager(record=False).prepare_context("pytest?") == [
-            {"role": "user", "content": "pytest?"}
-        ]
+        assert memory.new_window(record=False).prepare_context("pytest?") == [{"role": "user", "content": "pytest?"}]
 
 
 def test_policy_section_round_trips() -> None:

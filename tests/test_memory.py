@@ -11,9 +11,9 @@ from typing import Any
 
 import aircher_mem as am
 import pytest
-from aircher_mem.engine import ContextItemType, KnowledgeGraph
+from aircher_mem.engine import ContextItemType, DynamicContextManager, KnowledgeGraph
 from aircher_mem.errors import UnknownItemError
-from aircher_mem.results import Recorded
+from aircher_mem.results import Conversation, Recorded
 from conftest import PROJECT_SOURCES, duckdb_held_by_another_process
 
 
@@ -80,7 +80,7 @@ def test_first_index_builds_and_later_ones_parse_only_changed_files(project: Pat
         assert [s.path for s in memory.graph.find_symbol("generated")] == ["generated/gen.py"]
 
     with am.Memory.open(project) as reopened:  # graph and manifest persisted together
-        assert reopened.index_problem() == ""
+        assert reopened.rebuild_reason() == ""
         assert reopened.graph.edges() == KnowledgeGraph.build(project).edges()
         assert reopened.index().parsed == 0
 
@@ -139,11 +139,11 @@ def test_damaged_graph_or_manifest_leads_to_a_full_rebuild(project: Path) -> Non
 
     (project / ".aircher" / "files.json").write_text("{not json")
     with am.Memory.open(project) as memory:
-        assert memory.index_problem().startswith("unreadable manifest")
+        assert memory.rebuild_reason().startswith("unreadable manifest")
         report = memory.index()
         assert report.full and report.reason.startswith("unreadable manifest")
         assert (report.added, report.removed) == (PROJECT_SOURCES, [])  # nothing to compare with
-        assert memory.index_problem() == ""
+        assert memory.rebuild_reason() == ""
 
     # A graph written by someone else since the manifest: the pair is not trusted.
     os.utime(graph, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1))
@@ -186,21 +186,29 @@ def test_paths_are_confined_to_the_root(project: Path, tmp_path: Path) -> None:
                 memory.relative(bad)
 
 
-def test_context_is_wired_to_the_graph_and_the_episodic_store(project: Path) -> None:
+def test_names_say_window_for_the_window_and_context_only_for_what_a_model_gets(project: Path) -> None:
+    with am.Memory.open(project) as memory:
+        assert isinstance(memory.window, DynamicContextManager) and memory.window is memory.window
+        assert memory.new_window(max_tokens=100).window.max_tokens == 100 and memory.window.window.max_tokens != 100
+        assert memory.conversation("s1") == Conversation("s1", [], [])
+        assert [name for name in dir(memory) if "context" in name] == ["prepare_context", "preview_context"]
+
+
+def test_window_is_wired_to_the_graph_and_the_episodic_store(project: Path) -> None:
     with am.Memory.open(project) as memory:
         memory.index()
         memory.episodic.start_task("t0", "make store persist users")
         memory.episodic.complete_task("t0", "store now writes to disk")
-        ctx = memory.context
-        assert ctx is memory.context and ctx.episodic is memory.episodic
-        messages = ctx.prepare_context("why does store lose users?")
+        manager = memory.window
+        assert manager is memory.window and manager.episodic is memory.episodic
+        messages = manager.prepare_context("why does store lose users?")
         contents = [m["content"] for m in messages]
         assert contents[0] == "why does store lose users?"
         assert any(c.startswith("[code: app/models.py lines 8-9]\ndef store(obj):") for c in contents)
         assert contents[-1] == "Relevant past work:\n- make store persist users: store now writes to disk"
 
         # a tiny window prunes; the pruned code goes to the store as a "viewed" interaction
-        small = memory.context_manager(max_tokens=20, code_tokens=200)
+        small = memory.new_window(max_tokens=20, code_tokens=200)
         messages = small.prepare_context("store save User create helper")
         assert small.last_prune is not None
         # the message survives its own prune; only it may hold the window over the threshold
@@ -209,7 +217,7 @@ def test_context_is_wired_to_the_graph_and_the_episodic_store(project: Path) -> 
         viewed = [f for f in memory.episodic.last_interactions("app/") if f.operation == "viewed"]
         assert viewed and memory.episodic.snapshots(1)[0]["reason"] == "pruning"
 
-        preview = memory.context_manager(max_tokens=20, code_tokens=200, record=False)
+        preview = memory.new_window(max_tokens=20, code_tokens=200, record=False)
         before = memory.episodic.counts()
         preview.prepare_context("store save User create helper")
         assert memory.episodic.counts() == before  # a preview records nothing
@@ -224,7 +232,7 @@ def test_the_agent_loop_prepares_the_context_and_records_tool_calls_into_it(proj
         memory.index()
         first = memory.prepare_context("why does store lose users?")
         assert first[0] == {"role": "user", "content": "why does store lose users?"}
-        assert memory.context.window.items()[0].type_name == "UserMessage"
+        assert memory.window.window.items()[0].type_name == "UserMessage"
 
         recorded = memory.record_tool_call(
             "pytest",
@@ -237,7 +245,7 @@ def test_the_agent_loop_prepares_the_context_and_records_tool_calls_into_it(proj
             task_id="t1",
         )
         assert recorded == Recorded("tool_call", False)
-        item = memory.context.window.items()[-1]
+        item = memory.window.window.items()[-1]
         assert (item.content, item.type_name) == ("1 failed, 2 passed", "ToolResult")
         assert isinstance(item.item_type, ContextItemType.ToolResult)
         assert (item.item_type.tool_name, item.item_type.file_path) == ("pytest", "app/models.py")
@@ -251,9 +259,9 @@ def test_the_agent_loop_prepares_the_context_and_records_tool_calls_into_it(proj
             "t1",
         )
         # without a result the call is only recorded: the window is unchanged
-        before = [i.id for i in memory.context.window.items()]
+        before = [i.id for i in memory.window.window.items()]
         memory.record_tool_call("ls", success=True)
-        assert [i.id for i in memory.context.window.items()] == before
+        assert [i.id for i in memory.window.window.items()] == before
         assert memory.episodic.counts()["tool_executions"] == 2
 
         # the next window holds the tool's output; the code shown again replaces its older views
@@ -285,12 +293,12 @@ def test_tool_results_recorded_in_a_small_window_are_pruned_by_the_next_prepare(
         memory.prepare_context("list the files")
         for n in range(8):
             memory.record_tool_call("ls", {"n": n}, success=True, result=f"listing {n}: " + "file " * 30)
-        assert memory.context.window.token_count > memory.context.window.threshold
+        assert memory.window.window.token_count > memory.window.window.threshold
         messages = memory.prepare_context("now read one")
-        window = memory.context.window
+        window = memory.window.window
         assert window.token_count <= window.threshold
         assert messages[-1] == {"role": "user", "content": "now read one"}
-        assert memory.context.last_prune is not None and memory.context.last_prune.removed
+        assert memory.window.last_prune is not None and memory.window.last_prune.removed
         assert memory.episodic.snapshots(1)[0]["reason"] == "pruning"
         assert memory.episodic.counts()["tool_executions"] == 8
 
@@ -397,10 +405,10 @@ def test_a_manifest_of_the_wrong_shape_means_a_full_rebuild(project: Path, files
         data = json.loads(memory.manifest_path.read_text())
         data["files"] = files
         memory.manifest_path.write_text(json.dumps(data))
-        assert memory.index_problem().startswith("damaged manifest")
+        assert memory.rebuild_reason().startswith("damaged manifest")
         report = memory.index()
         assert report.full and report.reason.startswith("damaged manifest") and report.files == 4
-        assert memory.index_problem() == ""
+        assert memory.rebuild_reason() == ""
 
 
 def test_leftover_temporary_files_of_dead_writers_are_removed(project: Path) -> None:

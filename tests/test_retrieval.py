@@ -119,7 +119,7 @@ def test_graph_verbs_leave_the_lexical_index_unread_and_searches_read_it_with_th
     for verb in (
         lambda m: m.search_code("shell completion", k=3),
         lambda m: m.relevant_code("shell completion", max_tokens=500),
-        lambda m: m.context.prepare_context("fix shell completion"),
+        lambda m: m.window.prepare_context("fix shell completion"),
     ):
         loads.clear()
         with am.Memory.open(cli_project) as m:
@@ -236,7 +236,7 @@ def test_relevant_code_and_prepare_context_use_the_search(memory: am.Memory) -> 
     assert code.snippets[0].file_path == "src/clik/termui.py"
     assert code.snippets[0].line_range == (4, 6)
     assert code.snippets[0].relevance == 1.0
-    messages = memory.context.prepare_context("how does shell completion work for zsh?")
+    messages = memory.window.prepare_context("how does shell completion work for zsh?")
     shown = "\n".join(m["content"] for m in messages)
     assert "class ZshComplete" in shown
 

@@ -25,7 +25,7 @@ from ._core import ContextItem, ContextItemType, ContextWindow, PruneResult
 from .results import (
     ContextEntry,
     ContextPreview,
-    ConversationContext,
+    Conversation,
     MemoryRecord,
     RecallHit,
     RelevantCode,
@@ -201,10 +201,10 @@ def preview(
 # -- a conversation's context ------------------------------------------------------------
 
 
-def conversation(session_id: str, turns: Sequence[Turn], ranked: Sequence[MemoryRecord]) -> ConversationContext:
+def conversation(session_id: str, turns: Sequence[Turn], ranked: Sequence[MemoryRecord]) -> Conversation:
     """A conversation's context: the session's short-term window (its last turns,
     oldest first, as given) and the top memories by score (as ranked)."""
-    return ConversationContext(session_id, list(turns), list(ranked))
+    return Conversation(session_id, list(turns), list(ranked))
 
 
 # -- the text the hooks inject -------------------------------------------------------------

@@ -79,7 +79,7 @@ from .results import (
     CodeSearch,
     CoEdits,
     ContextPreview,
-    ConversationContext,
+    Conversation,
     Definition,
     Dependencies,
     Doctor,
@@ -215,8 +215,8 @@ def _name(value: object) -> str:
 class Memory:
     """A project's memory: ``Memory.open(root)``, use, ``close()`` (or ``with``).
 
-    ``episodic`` and ``graph`` open on first use; ``context`` is a
-    :class:`DynamicContextManager` whose code comes from the graph and whose prunes,
+    ``episodic`` and ``graph`` open on first use; ``window`` is the session's
+    :class:`DynamicContextManager`, whose code comes from the graph and whose prunes,
     snapshots and similar past tasks go to and come from the episodic store.
     """
 
@@ -231,7 +231,7 @@ class Memory:
         self._index = GraphIndex(root, self.store, policy)
         self._episodic: EpisodicMemory | None = None
         self._longterm: LongTermMemory | None = None
-        self._context: DynamicContextManager | None = None
+        self._window: DynamicContextManager | None = None
         self._tokens: TokenCounter | None = None
         self._lock = threading.RLock()
         self._checked: float | None = None  # when the graph was last refreshed (monotonic)
@@ -364,14 +364,14 @@ class Memory:
         return self._tokens
 
     @property
-    def context(self) -> DynamicContextManager:
-        """The session's context manager: relevant code from the graph (once
-        indexed), prunes and snapshots recorded in the episodic store."""
-        if self._context is None:
-            self._context = self.context_manager()
-        return self._context
+    def window(self) -> DynamicContextManager:
+        """The session's context window and its manager: relevant code from the graph
+        (once indexed), prunes and snapshots recorded in the episodic store."""
+        if self._window is None:
+            self._window = self.new_window()
+        return self._window
 
-    def context_manager(
+    def new_window(
         self,
         *,
         max_tokens: int | None = None,
@@ -379,7 +379,8 @@ class Memory:
         record: bool = True,
         history: bool = True,
     ) -> DynamicContextManager:
-        """A new context manager over this memory. The code budget per message is
+        """A new context window (and its manager) over this memory, apart from
+        :attr:`window`. The code budget per message is
         ``code_tokens``, by default the policy's share of ``max_tokens``.
         ``record=False`` writes nothing to the episodic store (for previews);
         ``history=False`` does not look up similar past tasks or recall memories
@@ -444,7 +445,7 @@ class Memory:
             self._dense_channel = dense_channel(self.policy, self._index.graph_path)
         return self._dense_channel
 
-    def index_problem(self) -> str:
+    def rebuild_reason(self) -> str:
         """Why the next ``index()`` will rebuild the whole graph; "" if it will not."""
         return self._index.problem()
 
@@ -682,7 +683,7 @@ class Memory:
         self, message: Annotated[str, Arg(min_length=1, description="The user's message.")]
     ) -> list[Message]:
         """The one call before a model call: adds ``message`` (the user's text) to
-        :attr:`context`'s window with the code relevant to it (once indexed), similar
+        :attr:`window` with the code relevant to it (once indexed), similar
         past tasks and recalled memories, prunes the window under its threshold
         (pruned code views and a snapshot of each prune are recorded in the episodic
         store, durably), and returns the window as chat messages in the order the
@@ -690,7 +691,7 @@ class Memory:
         message = _text("message", message)
         if self.indexed:
             self._graph()  # refreshed first when files changed, as graph verbs do
-        messages = self.context.prepare_context(message)
+        messages = self.window.prepare_context(message)
         self._flush_episodic()
         return messages
 
@@ -714,9 +715,9 @@ class Memory:
             _limit("max_tokens", max_tokens, maximum=2**62)
         notes: list[str] = []
         try:
-            ctx = self.context_manager(max_tokens=max_tokens, code_tokens=code_tokens, record=False)
+            ctx = self.new_window(max_tokens=max_tokens, code_tokens=code_tokens, record=False)
         except StoreLockedError:
-            ctx = self.context_manager(max_tokens=max_tokens, code_tokens=code_tokens, record=False, history=False)
+            ctx = self.new_window(max_tokens=max_tokens, code_tokens=code_tokens, record=False, history=False)
             notes.append("past tasks left out: the episodic store is open in another process")
         if self.indexed:
             self._graph()
@@ -916,7 +917,7 @@ class Memory:
         session_id: SessionId,
         *,
         k: Annotated[int, Arg(ge=1, le=1000, description="How many memories.")] = 20,
-    ) -> ConversationContext:
+    ) -> Conversation:
         """A conversation's last turns and the top ``k`` memories by score: what an agent
         resuming the conversation should know first."""
         return self.longterm.get_context(session_id, k)
@@ -989,7 +990,7 @@ class Memory:
     ) -> Recorded:
         """The one call after a tool call: remembers it in the episodic store
         (durably: flushed before returning) and, when ``result`` (the tool's output)
-        is given, adds that output to :attr:`context`'s window as a tool result of
+        is given, adds that output to :attr:`window` as a tool result of
         ``tool_name`` on ``file_path``, which the next :meth:`prepare_context`
         returns (or prunes).
 
@@ -1010,7 +1011,7 @@ class Memory:
         )
         self._flush_episodic()
         if result is not None:
-            self.context.add_tool_result(result, tool_name=tool_name, file_path=rel)
+            self.window.add_tool_result(result, tool_name=tool_name, file_path=rel)
         return Recorded("tool_call", self._stale)
 
     @verb()
@@ -1294,7 +1295,7 @@ class Memory:
         stats = self._graph_stats()
         if stats is None:
             raise NotIndexedError("not indexed yet: run aircher-mem index")
-        problem = self.index_problem()
+        problem = self.rebuild_reason()
         sizes = (
             f"{self.graph_path.name}: {stats.files} files, {stats.nodes} nodes, {stats.edges} edges, "
             f"{stats.skipped} skipped, {stats.warnings} warnings; "

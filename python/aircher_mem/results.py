@@ -62,7 +62,7 @@ __all__ = [
     "MemoryAction",
     "MemoryExplanation",
     "GcReport",
-    "ConversationContext",
+    "Conversation",
     "MemoryList",
     "Forgotten",
     "FeedbackResult",
@@ -679,9 +679,9 @@ class GcReport:
 
 
 @dataclasses.dataclass(frozen=True)
-class ConversationContext:
-    """A conversation's context: the session's last turns (oldest first) and the top memories
-    by score."""
+class Conversation:
+    """A conversation as an agent resuming it should see it first: the session's last
+    turns (oldest first) and the top memories by score."""
 
     session_id: str
     short_term: list[Turn]

@@ -50,7 +50,7 @@ from ..results import (
     CodeSearch,
     CoEdits,
     ContextPreview,
-    ConversationContext,
+    Conversation,
     Dependencies,
     Doctor,
     FeedbackResult,
@@ -508,7 +508,7 @@ def show_memory(r: MemoryRecord, out: Output) -> None:
     out.table(MEMORY_COLUMNS, _memory_rows([r]))
 
 
-def show_conversation(r: ConversationContext, out: Output) -> None:
+def show_conversation(r: Conversation, out: Output) -> None:
     out.line(f"session {r.session_id}: last {len(r.short_term)} turn(s)")
     if r.short_term:
         out.table(
@@ -709,7 +709,7 @@ RENDER: dict[type, Callable[[Any, Output], None]] = {
     Remembered: show_remembered,
     MemoryList: show_memories,
     MemoryRecord: show_memory,
-    ConversationContext: show_conversation,
+    Conversation: show_conversation,
     Recall: show_recall,
     MemoryExplanation: show_explanation,
     GcReport: show_gc,

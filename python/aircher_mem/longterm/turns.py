@@ -13,7 +13,7 @@ from typing import Any
 from .. import assembly
 from ..checks import unix_time as _time
 from ..redact import pii_tags, redact
-from ..results import ConversationContext, Extracted, Turn, TurnAdded
+from ..results import Conversation, Extracted, Turn, TurnAdded
 from . import checks, documents, memories
 from .core import StoreCore
 from .extract import Candidate, combine, extract, run_llm
@@ -113,7 +113,7 @@ def session_turns(lt: StoreCore, session_id: str, *, limit: int | None = None) -
     return [lt._turns[i].result() for i in chosen]
 
 
-def get_context(lt: StoreCore, session_id: str, k: int = 20) -> ConversationContext:
+def get_context(lt: StoreCore, session_id: str, k: int = 20) -> Conversation:
     """The conversation so far: the session's short-term window and the top ``k``
     active memories by score."""
     short = session_turns(lt, session_id)

@@ -281,8 +281,15 @@ class SearchParams:
         damping: float,
         epsilon: float,
         max_pushes: int,
+        forms: float,
+        idf_exponent: float,
         test_factor: float,
+        bench_factor: float,
+        example_factor: float,
+        docs_factor: float,
+        vendor_factor: float,
         file_spread: float,
+        name_only_factor: float,
     ) -> SearchParams: ...
 
 @final
@@ -488,6 +495,7 @@ class KnowledgeGraph:
         limit: int = 10,
         focus: Sequence[str] = ...,
         dense: Sequence[tuple[str, float]] = ...,
+        kinds: Sequence[tuple[str, str]] = ...,
     ) -> tuple[list[CodeHit], list[str], str]: ...
     def rank(
         self,

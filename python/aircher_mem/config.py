@@ -214,10 +214,32 @@ class RetrievalPolicy(_Section):
     walk_epsilon: float = _bound(1e-3, 1e-9, 1.0, lo_open=True)
     #: At most this many steps of the walk per query.
     walk_max_pushes: int = _bound(200_000, 1, 100_000_000)
-    #: Score factor of test and fixture files (unless the message names them).
+    #: Weight of the other forms of a query word in code search (those with its
+    #: Snowball stem: ``parse`` and ``parses`` for "parsed", ``reply`` for
+    #: "replies") in names, signatures and paths, the word's own form weighing 1;
+    #: 0 matches the exact forms only.
+    word_forms_weight: float = _bound(0.25, 0.0, 1.0)
+    #: Each query word's idf (how rare it is among the project's documents) is
+    #: raised to this power in code search: above 1 (BM25F's own), words that many
+    #: documents have ("used", "handled") weigh less against the rare ones.
+    idf_exponent: float = _bound(1.0, 0.0, 4.0)
+    #: Score factors of code that is not the product, each unless the message names
+    #: the file or the kind ("test", "benchmark", "example", "docs", "vendored"):
+    #: test and fixture files, benchmarks, examples and samples, documentation,
+    #: vendored code. Found by folder and file names, and by the project's own
+    #: configuration (pytest ``testpaths``, ``.gitattributes`` ``linguist-vendored``
+    #: and ``linguist-documentation``).
     test_factor: float = _bound(0.5, 0.0, 1.0)
+    bench_factor: float = _bound(0.5, 0.0, 1.0)
+    example_factor: float = _bound(0.5, 0.0, 1.0)
+    docs_factor: float = _bound(0.5, 0.0, 1.0)
+    vendor_factor: float = _bound(0.5, 0.0, 1.0)
     #: A file's score is its best document's plus this times its next two's.
     file_spread: float = _bound(0.25, 0.0, 10.0)
+    #: At file level, factor of a file's own document (path, module docstring,
+    #: top-level names) when the query words it has are all in its path: a file
+    #: found by its name, not its content.
+    name_only_factor: float = _bound(1.0, 0.0, 1.0)
 
     def code_tokens(self, max_tokens: int) -> int:
         """The code budget of a window of ``max_tokens``: ``code_share`` of it, at

@@ -7,8 +7,13 @@ saved beside ``graph.bin``; a personalized PageRank over the graph seeded by the
 best lexical hits, by the files a text mentions (paths, absolute or under
 ``site-packages/``, and dotted module names) and by focus files; optional dense
 similarities. Each channel's scores are normalized and fused with the weights of the
-Policy's ``[retrieval]`` section; test and fixture files are scored down; every hit
-says which channels found it and which words matched.
+Policy's ``[retrieval]`` section. A query word also meets its other forms (same
+Snowball stem), weighing less than its own. Tests, benchmarks, examples, docs and
+vendored code are scored down, each by its factor, unless the text names the file or
+the kind (:func:`declared_kinds` reads what the project's configuration declares);
+at file level every other file of the project follows the channels' files when
+``limit`` asks for them. Every hit says which channels found it and which words
+matched.
 
 This module turns a Policy into the engine's parameters, hits into results, and
 definitions into snippets that fit a token budget (what ``prepare_context`` adds).
@@ -16,8 +21,10 @@ definitions into snippets that fit a token budget (what ``prepare_context`` adds
 
 from __future__ import annotations
 
+import configparser
 import hashlib
 import logging
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Literal
@@ -31,10 +38,16 @@ from .graph import read_source
 from .results import ChannelScore, CodeHit, CodeSearch, Definition, RelevantCode
 from .tokens import TokenCounter
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
 __all__ = [
     "LEVELS",
     "VECTORS_SUFFIX",
     "DenseIndex",
+    "declared_kinds",
     "dense_channel",
     "dense_embedder",
     "search_params",
@@ -76,13 +89,138 @@ def search_params(policy: Policy) -> SearchParams:
         damping=policy.graph.pagerank_damping,
         epsilon=r.walk_epsilon,
         max_pushes=r.walk_max_pushes,
+        forms=r.word_forms_weight,
+        idf_exponent=r.idf_exponent,
         test_factor=r.test_factor,
+        bench_factor=r.bench_factor,
+        example_factor=r.example_factor,
+        docs_factor=r.docs_factor,
+        vendor_factor=r.vendor_factor,
         file_spread=r.file_spread,
+        name_only_factor=r.name_only_factor,
     )
     if len(_PARAMS) > 64:
         _PARAMS.clear()
     _PARAMS[id(policy)] = (policy, params)
     return params
+
+
+# -- what the project's configuration says is not product code ---------------------------
+
+#: The files :func:`declared_kinds` reads, under a project's root.
+_CONFIG_FILES = ("pyproject.toml", "pytest.ini", "tox.ini", "setup.cfg", ".gitattributes")
+#: Per root: the configuration files' (size, mtime) and what they declared.
+_DECLARED: dict[str, tuple[tuple[tuple[int, int] | None, ...], list[tuple[str, str]]]] = {}
+_GLOB = frozenset("*?[")
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns
+
+
+def declared_kinds(root: Path) -> list[tuple[str, str]]:
+    """The folders and files (relative paths) the configuration at ``root`` gives a
+    kind of non-product code, as (path, kind), sorted: pytest's ``testpaths``
+    (``pyproject.toml`` ``[tool.pytest.ini_options]``, ``pytest.ini``/``tox.ini``
+    ``[pytest]``, ``setup.cfg`` ``[tool:pytest]``) as ``test``; ``.gitattributes``
+    patterns marked ``linguist-vendored`` as ``vendor`` and ``linguist-documentation``
+    as ``docs``. A pattern that is a path (``vendor/``, ``/lib/ext/**``) is taken;
+    one with other wildcards (``*.min.js``) is skipped with a log line, as is a file
+    that cannot be read. Read again only when one of the files changes."""
+    stamps = tuple(_stamp(root / name) for name in _CONFIG_FILES)
+    cached = _DECLARED.get(str(root))
+    if cached is not None and cached[0] == stamps:
+        return cached[1]
+    found: set[tuple[str, str]] = set()
+    for path in _testpaths(root):
+        found.add((path, "test"))
+    for path, kind in _linguist(root):
+        found.add((path, kind))
+    out = sorted(found)
+    if len(_DECLARED) > 64:
+        _DECLARED.clear()
+    _DECLARED[str(root)] = (stamps, out)
+    return out
+
+
+def _relative(pattern: str) -> str | None:
+    """A configuration's path pattern as a relative path (None: a wildcard)."""
+    path = pattern.strip().replace("\\", "/").lstrip("/")
+    for tail in ("/**", "/*", "/"):
+        if path.endswith(tail):
+            path = path[: -len(tail)]
+    if path.startswith("./"):
+        path = path[2:]
+    if not path or path == "." or _GLOB & set(path):
+        return None
+    return path
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        log.info("%s not read for test paths (%s)", path, exc)
+        return None
+
+
+def _testpaths(root: Path) -> list[str]:
+    values: list[str] = []
+    text = _read(root / "pyproject.toml")
+    if text is not None:
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            log.info("%s not read for test paths (%s)", root / "pyproject.toml", exc)
+        else:
+            options = data.get("tool", {}).get("pytest", {}).get("ini_options", {})
+            paths = options.get("testpaths", []) if isinstance(options, dict) else []
+            values.extend([paths] if isinstance(paths, str) else [p for p in paths if isinstance(p, str)])
+    for name, section in (("pytest.ini", "pytest"), ("tox.ini", "pytest"), ("setup.cfg", "tool:pytest")):
+        text = _read(root / name)
+        if text is None:
+            continue
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read_string(text)
+        except configparser.Error as exc:
+            log.info("%s not read for test paths (%s)", root / name, exc)
+            continue
+        if parser.has_option(section, "testpaths"):
+            values.extend(parser.get(section, "testpaths").split())
+    out: list[str] = []
+    for value in values:
+        path = _relative(value)
+        if path is None:
+            log.info("testpaths entry %r skipped: not a path", value)
+        else:
+            out.append(path)
+    return out
+
+
+def _linguist(root: Path) -> list[tuple[str, str]]:
+    text = _read(root / ".gitattributes")
+    if text is None:
+        return []
+    out: list[tuple[str, str]] = []
+    for line in text.splitlines():
+        words = line.split()
+        if not words or words[0].startswith("#"):
+            continue
+        for attribute, kind in (("linguist-vendored", "vendor"), ("linguist-documentation", "docs")):
+            if attribute in words[1:] or f"{attribute}=true" in words[1:]:
+                path = _relative(words[0])
+                if path is None:
+                    log.info(".gitattributes pattern %r skipped: only paths are read", words[0])
+                else:
+                    out.append((path, kind))
+    return out
 
 
 def _info(s: _core.Definition) -> Definition:
@@ -119,7 +257,13 @@ def search_code(
     if level not in LEVELS:
         raise InvalidInputError(f"level must be 'definition' or 'file', got {level!r}")
     hits, mentioned, reason = graph.search(
-        text, search_params(policy), level=level, limit=limit, focus=list(focus_files), dense=list(dense)
+        text,
+        search_params(policy),
+        level=level,
+        limit=limit,
+        focus=list(focus_files),
+        dense=list(dense),
+        kinds=declared_kinds(Path(graph.root)),
     )
     cache: dict[str, list[str] | None] = {}
     found = [_found(graph, hit, level, policy, cache if code else None) for hit in hits]
@@ -269,6 +413,7 @@ def find_relevant_to_query(
         level="definition",
         limit=policy.retrieval.candidates,
         focus=list(focus_files),
+        kinds=declared_kinds(Path(graph.root)),
     )
     top = hits[0].score if hits and hits[0].score > 0 else 1.0
     chosen: list[RelevantCode] = []

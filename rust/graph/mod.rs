@@ -37,5 +37,7 @@ pub use scan::{
     unsupported_language, Discovered, Parsed, ParsedFile, Progress, Source, INTERPRETERS,
     SHEBANG_BYTES, UNSUPPORTED, VENDORED,
 };
-pub use search::{is_test_path, mentioned_files, search, Found, Hit, Level, SearchParams};
+pub use search::{
+    is_test_path, mentioned_files, path_kind, search, Found, Hit, Level, PathKind, SearchParams,
+};
 pub use store::KnowledgeGraph;

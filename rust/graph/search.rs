@@ -11,7 +11,7 @@ use super::model::NodeKind;
 use super::project::State;
 use super::store::KnowledgeGraph;
 use crate::error::{invalid, Result};
-use crate::retrieve::{fuse, Bm25Params, Channel, ChannelScore, Normalization};
+use crate::retrieve::{fuse, Bm25Params, Channel, ChannelScore, Normalization, QueryTerms};
 
 /// What a search returns: definitions, or files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,10 +54,184 @@ pub struct SearchParams {
     pub damping: f64,
     pub epsilon: f64,
     pub max_pushes: usize,
-    /// Score factor of test and fixture files (not applied to files the text names).
+    /// How the query's words are weighed: other word forms, idf exponent.
+    pub terms: QueryTerms,
+    /// Score factor of test and fixture files, benchmarks, examples and samples,
+    /// documentation, vendored code (see [`PathKind`]; not applied to files the text
+    /// names, nor to a kind the text names).
     pub test_factor: f64,
+    pub bench_factor: f64,
+    pub example_factor: f64,
+    pub docs_factor: f64,
+    pub vendor_factor: f64,
     /// Weight of a file's second and third best documents in its score.
     pub file_spread: f64,
+    /// At file level, factor of a file's own document when the query's words it
+    /// has are all in its path (a file found by its name, not its content).
+    pub name_only_factor: f64,
+}
+
+/// Code that is not the product: tests and fixtures, benchmarks, examples and
+/// samples, documentation, vendored code. Scored down by its factor unless the
+/// query names the kind (see [`PathKind::words`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PathKind {
+    Test,
+    Bench,
+    Example,
+    Docs,
+    Vendor,
+}
+
+impl PathKind {
+    pub const ALL: [PathKind; 5] = [
+        PathKind::Test,
+        PathKind::Bench,
+        PathKind::Example,
+        PathKind::Docs,
+        PathKind::Vendor,
+    ];
+
+    /// The kind's name (`test`, `bench`, `example`, `docs`, `vendor`).
+    pub fn name(self) -> &'static str {
+        match self {
+            PathKind::Test => "test",
+            PathKind::Bench => "bench",
+            PathKind::Example => "example",
+            PathKind::Docs => "docs",
+            PathKind::Vendor => "vendor",
+        }
+    }
+
+    /// Words of a query that name the kind, and so lift its factor.
+    pub fn words(self) -> &'static [&'static str] {
+        match self {
+            PathKind::Test => &["test", "tests", "testing", "fixture", "fixtures"],
+            PathKind::Bench => &[
+                "bench",
+                "benches",
+                "benchmark",
+                "benchmarks",
+                "benchmarking",
+            ],
+            PathKind::Example => &["example", "examples", "sample", "samples", "demo", "demos"],
+            PathKind::Docs => &["doc", "docs", "documentation"],
+            PathKind::Vendor => &["vendor", "vendored", "vendoring"],
+        }
+    }
+
+    /// Folder names of the kind.
+    fn folders(self) -> &'static [&'static str] {
+        match self {
+            PathKind::Test => &[
+                "test",
+                "tests",
+                "testing",
+                "fixtures",
+                "fixture",
+                "__tests__",
+                "testdata",
+            ],
+            PathKind::Bench => &["bench", "benches", "benchmark", "benchmarks", "asv_bench"],
+            PathKind::Example => &["example", "examples", "sample", "samples", "demo", "demos"],
+            PathKind::Docs => &["doc", "docs", "documentation"],
+            PathKind::Vendor => &[
+                "vendor",
+                "vendored",
+                "_vendor",
+                "third_party",
+                "third-party",
+                "thirdparty",
+                "node_modules",
+            ],
+        }
+    }
+
+    fn factor(self, params: &SearchParams) -> f64 {
+        match self {
+            PathKind::Test => params.test_factor,
+            PathKind::Bench => params.bench_factor,
+            PathKind::Example => params.example_factor,
+            PathKind::Docs => params.docs_factor,
+            PathKind::Vendor => params.vendor_factor,
+        }
+    }
+}
+
+impl std::str::FromStr for PathKind {
+    type Err = crate::Error;
+
+    fn from_str(name: &str) -> Result<Self> {
+        PathKind::ALL
+            .into_iter()
+            .find(|k| k.name() == name)
+            .ok_or_else(|| {
+                invalid(
+                    "kind",
+                    format!("must be test, bench, example, docs or vendor, got {name:?}"),
+                )
+            })
+    }
+}
+
+/// The kind of the file at `path`: that of the longest of `declared` (folder or
+/// file paths the project's configuration names, e.g. pytest's `testpaths`) it is
+/// in; else that of its first folder named like a kind (`tests/`, `benchmarks/`,
+/// `examples/`, `docs/`, `vendor/`...); else a test or benchmark by its name
+/// (`test_x.py`, `x_test.go`, `x.spec.ts`, `XTest.java`, `bench_x.py`); else none.
+pub fn path_kind(path: &str, declared: &[(String, PathKind)]) -> Option<PathKind> {
+    let within = |prefix: &str| {
+        let prefix = prefix.trim_end_matches('/');
+        !prefix.is_empty()
+            && path.starts_with(prefix)
+            && (path.len() == prefix.len() || path.as_bytes()[prefix.len()] == b'/')
+    };
+    if let Some((_, kind)) = declared
+        .iter()
+        .filter(|(prefix, _)| within(prefix))
+        .max_by_key(|(prefix, _)| prefix.trim_end_matches('/').len())
+    {
+        return Some(*kind);
+    }
+    let mut parts = path.split('/').collect::<Vec<_>>();
+    let name = parts.pop().unwrap_or_default();
+    for part in parts {
+        if let Some(kind) = PathKind::ALL
+            .into_iter()
+            .find(|k| k.folders().contains(&part))
+        {
+            return Some(kind);
+        }
+    }
+    let stem = name.split('.').next().unwrap_or_default();
+    if name == "conftest.py"
+        || stem.starts_with("test_")
+        || stem.ends_with("_test")
+        || stem.ends_with("Test")
+        || stem.ends_with("Tests")
+        || name.contains(".test.")
+        || name.contains(".spec.")
+    {
+        return Some(PathKind::Test);
+    }
+    if stem.starts_with("bench_") || stem.ends_with("_bench") || stem.ends_with("_benchmark") {
+        return Some(PathKind::Bench);
+    }
+    None
+}
+
+/// The kinds a query names (see [`PathKind::words`]).
+fn kinds_named(text: &str) -> HashSet<PathKind> {
+    let mut named: HashSet<PathKind> = HashSet::default();
+    crate::retrieve::for_each_token(text, |token| {
+        for kind in PathKind::ALL {
+            if kind.words().contains(&token) {
+                named.insert(kind);
+            }
+        }
+        std::ops::ControlFlow::Continue(())
+    });
+    named
 }
 
 /// One result: a definition or a file, its fused score, and why.
@@ -74,7 +248,7 @@ pub struct Hit {
     pub matched: Vec<String>,
     /// At file level, the file's best definitions (their nodes), best first.
     pub via: Vec<NodeIndex>,
-    /// A test or fixture file, scored down by `test_factor`.
+    /// A test or fixture file.
     pub test: bool,
 }
 
@@ -89,7 +263,14 @@ pub struct Found {
 
 /// Searches the code of `state` for `text`. `focus` are files (relative paths) the
 /// caller is working on; `dense` are (document key, similarity) pairs from a
-/// vector index, empty when the caller has none.
+/// vector index, empty when the caller has none; `declared` are the folders and
+/// files the project's configuration gives a kind (see [`path_kind`]).
+///
+/// At file level, the files the channels found come first; then, when they found
+/// some and `limit` asks for more, every other file of the project: those the lexical index
+/// matches by their best document's score (scaled by their kind's factor), then
+/// the rest by path, all with score 0.
+#[allow(clippy::too_many_arguments)]
 pub fn search(
     state: &State,
     text: &str,
@@ -98,11 +279,13 @@ pub fn search(
     level: Level,
     limit: usize,
     params: &SearchParams,
+    declared: &[(String, PathKind)],
 ) -> Found {
     let graph = state.graph();
-    let lexical = state
-        .lexical()
-        .search(text, &params.bm25, &[], params.candidates);
+    let lexical =
+        state
+            .lexical()
+            .search_weighed(text, &params.bm25, &[], params.candidates, params.terms);
     let mentioned = mentioned_files(graph, text);
     let mut matched: HashMap<&str, &[String]> = HashMap::default();
     let mut lexical_scores: Vec<(String, f64)> = Vec::with_capacity(lexical.len());
@@ -151,12 +334,15 @@ pub fn search(
     ];
     let fused = fuse(&channels, params.normalization);
     let named: HashSet<&str> = mentioned.iter().map(String::as_str).collect();
+    let kinds = kinds_named(text);
     let factor = |path: &str| -> (f64, bool) {
-        let test = is_test_path(path);
-        if test && !named.contains(path) {
-            (params.test_factor, true)
-        } else {
-            (1.0, test)
+        let kind = path_kind(path, declared);
+        let test = kind == Some(PathKind::Test);
+        match kind {
+            Some(kind) if !named.contains(path) && !kinds.contains(&kind) => {
+                (kind.factor(params), test)
+            }
+            _ => (1.0, test),
         }
     };
     let mut hits: Vec<Hit> = Vec::new();
@@ -190,19 +376,24 @@ pub fn search(
             let mut by_file: HashMap<String, Vec<(f64, String, Vec<ChannelScore>)>> =
                 HashMap::default();
             for doc in fused {
-                let Some((path, _)) = parse_key(&doc.key) else {
+                let Some((path, index)) = parse_key(&doc.key) else {
                     continue;
                 };
-                by_file.entry(path.to_string()).or_default().push((
-                    doc.score,
-                    doc.key,
-                    doc.channels,
-                ));
+                let mut score = doc.score;
+                if index.is_none() && params.name_only_factor != 1.0 {
+                    let terms = matched.get(doc.key.as_str()).copied().unwrap_or_default();
+                    if state.lexical().only_in_field(&doc.key, terms, "path") {
+                        score *= params.name_only_factor;
+                    }
+                }
+                let docs = by_file.entry(path.to_string()).or_default();
+                docs.push((score, doc.key, doc.channels));
             }
-            for (path, docs) in by_file {
+            for (path, mut docs) in by_file {
                 let Some(file) = graph.file_node(&path) else {
                     continue;
                 };
+                docs.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
                 let score = docs[0].0
                     + params.file_spread * docs.iter().skip(1).take(2).map(|d| d.0).sum::<f64>();
                 let (f, test) = factor(&path);
@@ -236,6 +427,9 @@ pub fn search(
     }
     hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.key.cmp(&b.key)));
     hits.truncate(limit);
+    if level == Level::File && !hits.is_empty() && hits.len() < limit {
+        rank_the_rest(state, text, params, &mut hits, limit, &factor);
+    }
     let reason = if hits.is_empty() {
         why_empty(state, text)
     } else {
@@ -245,6 +439,84 @@ pub fn search(
         hits,
         mentioned,
         reason,
+    }
+}
+
+/// Appends to `hits` (files) the project's other files, up to `limit`: first
+/// those the lexical index matches, by their best document's score times their
+/// kind's factor, then the rest by path; each with score 0 and, for the first,
+/// its lexical channel (raw score, normalized 0) and matched words.
+fn rank_the_rest(
+    state: &State,
+    text: &str,
+    params: &SearchParams,
+    hits: &mut Vec<Hit>,
+    limit: usize,
+    factor: &dyn Fn(&str) -> (f64, bool),
+) {
+    let graph = state.graph();
+    let mut taken: HashSet<String> = hits.iter().map(|h| h.path.clone()).collect();
+    let all = state.lexical().len();
+    let mut best: HashMap<String, (f64, f64, Vec<String>)> = HashMap::default();
+    for hit in state
+        .lexical()
+        .search_weighed(text, &params.bm25, &[], all, params.terms)
+    {
+        let Some((path, _)) = parse_key(&hit.key) else {
+            continue;
+        };
+        if taken.contains(path) {
+            continue;
+        }
+        let (f, _) = factor(path);
+        let entry = best
+            .entry(path.to_string())
+            .or_insert_with(|| (f64::NEG_INFINITY, 0.0, Vec::new()));
+        if hit.score * f > entry.0 {
+            *entry = (hit.score * f, hit.score, hit.matched);
+        }
+    }
+    let mut lexical: Vec<(String, (f64, f64, Vec<String>))> = best.into_iter().collect();
+    lexical.sort_by(|a, b| b.1 .0.total_cmp(&a.1 .0).then_with(|| a.0.cmp(&b.0)));
+    let want = limit.saturating_sub(hits.len());
+    let mut more: Vec<(String, Vec<ChannelScore>, Vec<String>)> = Vec::new();
+    for (path, (_, raw, matched)) in lexical.into_iter().take(want) {
+        let channel = ChannelScore {
+            name: "lexical".to_string(),
+            raw,
+            normalized: 0.0,
+            weight: params.lexical_weight,
+        };
+        taken.insert(path.clone());
+        more.push((path, vec![channel], matched));
+    }
+    if more.len() < want {
+        let mut rest: Vec<&str> = graph
+            .files
+            .keys()
+            .map(String::as_str)
+            .filter(|p| !taken.contains(*p))
+            .collect();
+        rest.sort_unstable();
+        for path in rest.into_iter().take(want - more.len()) {
+            more.push((path.to_string(), Vec::new(), Vec::new()));
+        }
+    }
+    for (path, channels, matched) in more {
+        let Some(node) = graph.file_node(&path) else {
+            continue;
+        };
+        let (_, test) = factor(&path);
+        hits.push(Hit {
+            key: file_key(&path),
+            path,
+            node,
+            score: 0.0,
+            channels,
+            matched,
+            via: Vec::new(),
+            test,
+        });
     }
 }
 
@@ -289,22 +561,8 @@ const LISTED_WORDS: usize = 20;
 pub fn is_test_path(path: &str) -> bool {
     let mut parts = path.split('/').collect::<Vec<_>>();
     let name = parts.pop().unwrap_or_default();
-    if parts.iter().any(|p| {
-        matches!(
-            *p,
-            "test" | "tests" | "testing" | "fixtures" | "fixture" | "__tests__" | "testdata"
-        )
-    }) {
-        return true;
-    }
-    let stem = name.split('.').next().unwrap_or_default();
-    name == "conftest.py"
-        || stem.starts_with("test_")
-        || stem.ends_with("_test")
-        || stem.ends_with("Test")
-        || stem.ends_with("Tests")
-        || name.contains(".test.")
-        || name.contains(".spec.")
+    parts.iter().any(|p| PathKind::Test.folders().contains(p))
+        || path_kind(name, &[]) == Some(PathKind::Test)
 }
 
 impl KnowledgeGraph {

@@ -13,10 +13,10 @@ use super::detached;
 use super::errors::InvalidInputError;
 use crate::graph::{
     canonical_root, parse_indexed, reference_kinds, relative_to, search, Direction, Edge,
-    KnowledgeGraph, Language, Level, NodeIndex, Parsed, Progress, Project, ReadIndex, Remark, Scan,
-    SearchParams, EMBED,
+    KnowledgeGraph, Language, Level, NodeIndex, Parsed, PathKind, Progress, Project, ReadIndex,
+    Remark, Scan, SearchParams, EMBED,
 };
-use crate::retrieve::{Bm25Params, Normalization};
+use crate::retrieve::{Bm25Params, Normalization, QueryTerms};
 use crate::Error;
 
 /// A node of the graph: a file, a definition or an import.
@@ -83,6 +83,10 @@ impl PyReference {
     }
 }
 
+/// The fields of a code document in which another form of a query word counts:
+/// the identifiers and the path, not the docstring and body.
+const FORM_FIELDS: &[&str] = &["name", "names", "path", "qualified", "signature"];
+
 /// The weights of a code search (the Policy's `[retrieval]` section builds one);
 /// every argument is required: the Policy is the one place their values live.
 #[pyclass(frozen, module = "aircher_mem._core", name = "SearchParams")]
@@ -96,7 +100,8 @@ impl PySearchParams {
     #[pyo3(signature = (
         *, k1, b, field_weights, normalization, lexical_weight, graph_weight, dense_weight,
         candidates, graph_seeds, path_weight, focus_weight, damping, epsilon, max_pushes,
-        test_factor, file_spread
+        forms, idf_exponent, test_factor, bench_factor, example_factor, docs_factor,
+        vendor_factor, file_spread, name_only_factor
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -114,8 +119,15 @@ impl PySearchParams {
         damping: Real,
         epsilon: Real,
         max_pushes: Int<usize>,
+        forms: Real,
+        idf_exponent: Real,
         test_factor: Real,
+        bench_factor: Real,
+        example_factor: Real,
+        docs_factor: Real,
+        vendor_factor: Real,
         file_spread: Real,
+        name_only_factor: Real,
     ) -> PyResult<Self> {
         if !(0.0..1.0).contains(&damping.0) {
             return Err(InvalidInputError::new_err(format!(
@@ -146,8 +158,18 @@ impl PySearchParams {
                 damping: damping.0,
                 epsilon: epsilon.0,
                 max_pushes: max_pushes.0,
+                terms: QueryTerms {
+                    forms: forms.0,
+                    idf_exponent: idf_exponent.0,
+                    form_fields: FORM_FIELDS,
+                },
                 test_factor: test_factor.0,
+                bench_factor: bench_factor.0,
+                example_factor: example_factor.0,
+                docs_factor: docs_factor.0,
+                vendor_factor: vendor_factor.0,
                 file_spread: file_spread.0,
+                name_only_factor: name_only_factor.0,
             },
         })
     }
@@ -620,8 +642,8 @@ impl PyKnowledgeGraph {
     /// and `dense` (document key, similarity) pairs when given, fused with `params`.
     /// Returns (hits, files the text mentions, why nothing was found or "").
     #[pyo3(
-        signature = (text, params, *, level = Text("definition".to_string()), limit = Int(10), focus = Checked(Vec::new()), dense = Checked(Vec::new())),
-        text_signature = "($self, text, params, *, level='definition', limit=10, focus=(), dense=())"
+        signature = (text, params, *, level = Text("definition".to_string()), limit = Int(10), focus = Checked(Vec::new()), dense = Checked(Vec::new()), kinds = Checked(Vec::new())),
+        text_signature = "($self, text, params, *, level='definition', limit=10, focus=(), dense=(), kinds=())"
     )]
     #[allow(clippy::too_many_arguments)]
     fn search(
@@ -633,15 +655,23 @@ impl PyKnowledgeGraph {
         limit: Int<usize>,
         focus: Checked<Vec<Text>>,
         dense: Checked<Vec<(Text, Real)>>,
+        kinds: Checked<Vec<(Text, Text)>>,
     ) -> PyResult<(Vec<PyCodeHit>, Vec<String>, String)> {
         let level: Level = level.0.parse()?;
+        let declared: Vec<(String, PathKind)> = kinds
+            .0
+            .into_iter()
+            .map(|(path, kind)| Ok((path.0, kind.0.parse::<PathKind>()?)))
+            .collect::<crate::Result<_>>()?;
         let focus: Vec<String> = focus.0.into_iter().map(|t| t.0).collect();
         let dense: Vec<(String, f64)> = dense.0.into_iter().map(|(k, s)| (k.0, s.0)).collect();
         let params = &params.params;
         Ok(detached(py, || -> crate::Result<_> {
             let state = self.project.state_checked()?;
             let graph = state.graph();
-            let found = search(&state, &text.0, &focus, &dense, level, limit.0, params);
+            let found = search(
+                &state, &text.0, &focus, &dense, level, limit.0, params, &declared,
+            );
             let hits = found
                 .hits
                 .into_iter()

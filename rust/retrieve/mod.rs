@@ -12,8 +12,8 @@ pub mod vectors;
 
 pub use fuse::{fuse, Channel, ChannelScore, Fused, Normalization};
 pub use lexical::{
-    Bm25Params, DocRef, Document, LexicalFile, LexicalHit, LexicalIndex, Meta, Unfinished,
-    MAX_FIELDS, MAX_FIELD_TOKENS,
+    Bm25Params, DocRef, Document, LexicalFile, LexicalHit, LexicalIndex, Meta, QueryTerms,
+    Unfinished, MAX_FIELDS, MAX_FIELD_TOKENS,
 };
 pub use tokenize::{for_each_token, tokens, CODE_NOISE, STOP_WORDS};
 pub use vectors::VectorIndex;

@@ -249,6 +249,34 @@ impl Bm25Params {
     }
 }
 
+/// How a search weighs the words of its query beyond BM25F (code search sets both;
+/// the default is plain BM25F).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct QueryTerms {
+    /// Weight of the other indexed forms of a query word, those with its Snowball
+    /// stem (`parse` for "parsed", `reply` for "replies"), its own form weighing 1; 0 searches the query's own forms only.
+    /// An index that stems ignores it (its terms are stems already).
+    pub forms: f64,
+    /// Each term's idf is raised to this power (1: BM25F's own): above 1, a word
+    /// that many documents have (a query's "used", "handled") counts for less
+    /// against the rare words beside it.
+    pub idf_exponent: f64,
+    /// The fields in which the other forms of a word count (all if empty): code
+    /// search counts them in names and paths, not in prose, where a near form is
+    /// mostly noise.
+    pub form_fields: &'static [&'static str],
+}
+
+impl Default for QueryTerms {
+    fn default() -> Self {
+        QueryTerms {
+            forms: 0.0,
+            idf_exponent: 1.0,
+            form_fields: &[],
+        }
+    }
+}
+
 /// What a live slot holds besides its kind and field lengths.
 #[derive(Clone, Debug)]
 struct Slot {

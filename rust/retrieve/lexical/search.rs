@@ -6,9 +6,9 @@ use std::cmp::Ordering;
 use std::collections::HashSet;
 use std::ops::ControlFlow;
 
-use super::{Bm25Params, LexicalHit, LexicalIndex, DEAD, MAX_QUERY_TERMS};
+use super::{Bm25Params, LexicalHit, LexicalIndex, QueryTerms, DEAD, MAX_QUERY_TERMS};
 use crate::retrieve::postings::Posting;
-use crate::retrieve::tokenize::for_each_token_with;
+use crate::retrieve::tokenize::{for_each_token_with, stem};
 
 thread_local! {
     /// Score accumulators of `search`, reused across calls on a thread.
@@ -105,6 +105,45 @@ impl Norms {
     }
 }
 
+/// Endings that English words of code and prose take after their Snowball stem.
+const ENDINGS: [&str; 16] = [
+    "", "e", "s", "es", "ed", "ing", "er", "ers", "or", "ors", "ion", "ions", "ation", "y", "ies",
+    "ied",
+];
+
+/// Candidate other forms of `word` (lower-case): its stem with each of [`ENDINGS`],
+/// also after a stem's final `i` turned back to `y` (`repli` -> `reply`) and with a
+/// doubled final consonant (`run` -> `running`). A candidate is a form of the word
+/// only if it has the same stem (the caller checks, for the few that are indexed).
+pub(super) fn word_forms(word: &str) -> Vec<String> {
+    let root = stem(word);
+    let mut bases: Vec<String> = vec![root.to_string()];
+    if let Some(base) = root.strip_suffix('i') {
+        bases.push(format!("{base}y"));
+    }
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |form: String| {
+        if form != word && !out.contains(&form) {
+            out.push(form);
+        }
+    };
+    for base in &bases {
+        for ending in ENDINGS {
+            push(format!("{base}{ending}"));
+        }
+    }
+    if let Some(last) = root
+        .chars()
+        .last()
+        .filter(|c| c.is_ascii_alphabetic() && !"aeiouy".contains(*c))
+    {
+        for ending in ["ing", "ed", "er", "ers"] {
+            push(format!("{root}{last}{ending}"));
+        }
+    }
+    out
+}
+
 impl LexicalIndex {
     /// The `limit` documents that score highest for `query` with BM25F (see
     /// [`Bm25Params`]), best first, equal scores by key; only documents of `kinds`
@@ -125,7 +164,21 @@ impl LexicalIndex {
         kinds: &[&str],
         limit: usize,
     ) -> Vec<LexicalHit> {
-        self.search_with(query, params, kinds, limit, true)
+        self.search_with(query, params, kinds, limit, QueryTerms::default(), true)
+    }
+
+    /// [`LexicalIndex::search`] with the query's terms weighed by `weighing`: each
+    /// term's idf raised to `idf_exponent` and, when `forms` > 0, the other indexed
+    /// forms of each query word searched too with that weight (see [`QueryTerms`]).
+    pub fn search_weighed(
+        &self,
+        query: &str,
+        params: &Bm25Params,
+        kinds: &[&str],
+        limit: usize,
+        weighing: QueryTerms,
+    ) -> Vec<LexicalHit> {
+        self.search_with(query, params, kinds, limit, weighing, true)
     }
 
     pub(super) fn search_with(
@@ -134,6 +187,7 @@ impl LexicalIndex {
         params: &Bm25Params,
         kinds: &[&str],
         limit: usize,
+        weighing: QueryTerms,
         prune: bool,
     ) -> Vec<LexicalHit> {
         if limit == 0 || self.live == 0 {
@@ -156,8 +210,8 @@ impl LexicalIndex {
             let kind = self.kind_of[slot as usize];
             kind != DEAD && allowed.as_ref().is_none_or(|a| a[kind as usize])
         };
-        let terms = self.query_terms(query);
-        if terms.is_empty() {
+        let weighed = self.query_terms(query, weighing.forms);
+        if weighed.is_empty() {
             return Vec::new();
         }
         let mut weights = vec![1.0; self.fields.len()];
@@ -167,20 +221,46 @@ impl LexicalIndex {
             }
         }
         let norms = Norms::new(self, &weights, params.b);
+        // The other forms of a word count in `form_fields` only (all if empty).
+        let form_weights: Vec<f64> = (0..self.fields.len())
+            .map(|f| {
+                let listed = weighing.form_fields.is_empty()
+                    || weighing.form_fields.contains(&self.fields[f].as_str());
+                if listed {
+                    weights[f]
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        let form_norms = Norms::new(self, &form_weights, params.b);
         let k1 = params.k1;
         let n = self.live as f64;
         // Rarest first; ties by the term itself.
-        let mut order = terms.clone();
-        order.sort_unstable_by(|&a, &b| {
+        let mut order = weighed.clone();
+        order.sort_unstable_by(|&(a, _, _), &(b, _, _)| {
             (self.df[a as usize], self.terms.get(a)).cmp(&(self.df[b as usize], self.terms.get(b)))
         });
+        let exponent = if weighing.idf_exponent.is_finite() {
+            weighing.idf_exponent.max(0.0)
+        } else {
+            1.0
+        };
         let idf: Vec<f64> = order
             .iter()
-            .map(|&term| {
+            .map(|&(term, weight, _)| {
                 let df = self.df[term as usize] as f64;
-                (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+                let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+                weight
+                    * if exponent == 1.0 {
+                        idf
+                    } else {
+                        idf.powf(exponent)
+                    }
             })
             .collect();
+        let is_form: Vec<bool> = order.iter().map(|&(_, _, form)| form).collect();
+        let order: Vec<u32> = order.into_iter().map(|(term, _, _)| term).collect();
         // What the terms after the i-th can add at most (tf / (k1 + tf) < 1), with a
         // margin for rounding, and how many postings they have.
         let mut bound_after = vec![0.0; order.len()];
@@ -191,7 +271,7 @@ impl LexicalIndex {
         }
         // What `posting` adds to its document's term frequency (the postings of a
         // document for a term are summed in field order).
-        let tf_of = |posting: Posting| -> f64 {
+        let tf_of = |posting: Posting, norms: &Norms| -> f64 {
             let field = posting.field();
             let len = self.field_len[field][posting.doc as usize];
             posting.tf() as f64 * norms.get(field, len)
@@ -211,6 +291,7 @@ impl LexicalIndex {
             let mut candidates: Option<Vec<u32>> = None;
             for (i, &term) in order.iter().enumerate() {
                 let idf = idf[i];
+                let norms = if is_form[i] { &form_norms } else { &norms };
                 let list = &self.postings[term as usize];
                 let gain = |tf: f64| idf * tf * (k1 + 1.0) / (k1 + tf);
                 match &mut candidates {
@@ -229,13 +310,13 @@ impl LexicalIndex {
                         };
                         let mut postings = list.iter();
                         if let Some(first) = postings.next() {
-                            let (mut doc, mut tf) = (first.doc, tf_of(first));
+                            let (mut doc, mut tf) = (first.doc, tf_of(first, norms));
                             for posting in postings {
                                 if posting.doc != doc {
                                     add(doc, tf);
                                     (doc, tf) = (posting.doc, 0.0);
                                 }
-                                tf += tf_of(posting);
+                                tf += tf_of(posting, norms);
                             }
                             add(doc, tf);
                         }
@@ -276,7 +357,7 @@ impl LexicalIndex {
                             }
                             let mut tf = 0.0;
                             while let Some(posting) = cursor.head().filter(|p| p.doc == doc) {
-                                tf += tf_of(posting);
+                                tf += tf_of(posting, norms);
                                 cursor.advance();
                             }
                             if tf > 0.0 {
@@ -315,26 +396,37 @@ impl LexicalIndex {
                 .map(|(score, slot)| LexicalHit {
                     key: self.key_of(slot).to_owned(),
                     score,
-                    matched: terms
+                    matched: weighed
                         .iter()
-                        .filter(|&&term| self.matches(term, slot, &weights))
-                        .map(|&term| self.terms.get(term).to_owned())
+                        .filter(|&&(term, _, form)| {
+                            self.matches(term, slot, if form { &form_weights } else { &weights })
+                        })
+                        .map(|&(term, _, _)| self.terms.get(term).to_owned())
                         .collect(),
                 })
                 .collect()
         })
     }
 
-    /// The distinct known terms of `query`, in order: at most `MAX_QUERY_TERMS`,
-    /// the first ones, so a huge query costs a bounded search.
-    fn query_terms(&self, query: &str) -> Vec<u32> {
+    /// The distinct known terms of `query` with their weights and whether each is
+    /// another form of a query word, in order: at most
+    /// `MAX_QUERY_TERMS`, the first ones, so a huge query costs a bounded search.
+    /// Each query word's own form weighs 1; with `forms` > 0 (and an index that does
+    /// not stem), the other indexed forms of the words (see [`word_forms`]) follow,
+    /// weighing `forms`, unless the query has them as words of their own.
+    fn query_terms(&self, query: &str, forms: f64) -> Vec<(u32, f64, bool)> {
         let mut seen = HashSet::new();
         let mut terms = Vec::new();
+        let mut words: Vec<String> = Vec::new();
+        let expand = forms > 0.0 && forms.is_finite() && !self.stem;
         for_each_token_with(query, self.stem, |token| {
             if let Some(term) = self.terms.id(token) {
                 if self.df[term as usize] > 0 && seen.insert(term) {
-                    terms.push(term);
+                    terms.push((term, 1.0, false));
                 }
+            }
+            if expand && words.len() < MAX_QUERY_TERMS && !words.iter().any(|w| w == token) {
+                words.push(token.to_owned());
             }
             if terms.len() == MAX_QUERY_TERMS {
                 ControlFlow::Break(())
@@ -342,7 +434,49 @@ impl LexicalIndex {
                 ControlFlow::Continue(())
             }
         });
+        for word in &words {
+            if terms.len() >= MAX_QUERY_TERMS {
+                break;
+            }
+            for form in word_forms(word) {
+                if let Some(term) = self.terms.id(&form) {
+                    if self.df[term as usize] > 0
+                        && terms.len() < MAX_QUERY_TERMS
+                        && !seen.contains(&term)
+                        && stem(&form) == stem(word)
+                    {
+                        seen.insert(term);
+                        terms.push((term, forms, true));
+                    }
+                }
+            }
+        }
         terms
+    }
+
+    /// Whether document `key` has some of `terms` and each of them only in field
+    /// `field` (a file found by its name alone, not its content).
+    pub fn only_in_field(&self, key: &str, terms: &[String], field: &str) -> bool {
+        let (Some(slot), Some(field)) = (self.by_key.get(&self.docs, key), self.field_id(field))
+        else {
+            return false;
+        };
+        let mut found = false;
+        for term in terms {
+            let Some(term) = self.terms.id(term) else {
+                continue;
+            };
+            let mut cursor = self.postings[term as usize].cursor();
+            cursor.seek(slot);
+            while let Some(posting) = cursor.head().filter(|p| p.doc == slot) {
+                if posting.field() != field {
+                    return false;
+                }
+                found = true;
+                cursor.advance();
+            }
+        }
+        found
     }
 
     /// Whether the document in `slot` has `term` in a field of weight > 0.

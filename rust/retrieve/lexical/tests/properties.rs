@@ -271,7 +271,7 @@ proptest! {
             let text = text.join(" ");
             let params = Bm25Params { k1, b, field_weights: vec![("name".into(), 2.0)] };
             let pruned = index.search(&text, &params, &kinds, limit);
-            let full = index.search_with(&text, &params, &kinds, limit, false);
+            let full = index.search_with(&text, &params, &kinds, limit, super::super::QueryTerms::default(), false);
             prop_assert_eq!(&pruned, &full);
             same_as_reference(&pruned, &reference(&docs, &text, &params, &kinds, limit))?;
         }
@@ -287,7 +287,14 @@ fn pruning_happens() {
     for q in ["w0x w1x w50x", "w59x w0x w2x w3x", "w40x w1x w0x w4x w5x"] {
         assert_eq!(
             index.search(q, &params, &[], 5),
-            index.search_with(q, &params, &[], 5, false)
+            index.search_with(
+                q,
+                &params,
+                &[],
+                5,
+                super::super::QueryTerms::default(),
+                false
+            )
         );
     }
     assert!(PRUNED.with(Cell::get) > before);

@@ -1,0 +1,182 @@
+"""How code search ranks: word forms, files no channel found, code that is not the
+product (tests, benchmarks, examples, docs, vendored code), files found by their
+name alone. Each on a small synthetic project, with exact rankings."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import aircher_mem as am
+from aircher_mem.engine import RetrievalPolicy
+from conftest import write_files
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+PROTOCOL = {
+    "pkg/reader.py": '''"""Reading from the server."""
+
+
+def parse_reply(data):
+    """Parse one reply of the server."""
+    return data
+''',
+    "pkg/writer.py": '''"""Writing to the server."""
+
+
+def write_command(args):
+    """Write a command to the server."""
+    return args
+''',
+}
+
+NOTES = {
+    "pkg/notes.py": '''"""Notes."""
+
+
+def parsed_header(data):
+    return data
+
+
+def parse_header(data):
+    return data
+''',
+}
+
+
+def _files(memory: am.Memory, text: str, k: int = 10) -> list[str]:
+    return [h.path for h in memory.search_code(text, k=k, level="file").hits]
+
+
+def test_a_query_meets_other_forms_of_its_words(tmp_path: Path) -> None:
+    with am.Memory.open(write_files(tmp_path / "p", {**PROTOCOL, **NOTES})) as m:
+        m.index()
+        # "replies" meets `reply`, "parsed" meets `parse`.
+        assert _files(m, "how are replies handled", k=1) == ["pkg/reader.py"]
+        # The exact form is the stronger match: "parsed" before "parse".
+        found = m.search_code("parsed header", k=2)
+        assert [h.name for h in found.hits] == ["parsed_header", "parse_header"]
+        assert [h.matched for h in found.hits] == [["parsed", "header"], ["header", "parse"]]
+        assert found.hits[0].score > found.hits[1].score
+        # With the forms off, only the exact words count.
+        exact = am.Policy(retrieval=RetrievalPolicy(word_forms_weight=0.0))
+        with am.Memory.open(m.root, policy=exact) as plain:
+            assert plain.search_code("how are replies handled", k=3).hits == []
+
+
+def test_every_file_is_ranked_at_file_level(tmp_path: Path) -> None:
+    with am.Memory.open(write_files(tmp_path / "p", {**PROTOCOL, **NOTES})) as m:
+        m.index()
+        found = m.search_code("write a command", k=10, level="file")
+        # The channels' files, then the files the lexical index matches, then the rest
+        # by path, each of those with score 0.
+        assert [h.path for h in found.hits] == ["pkg/writer.py", "pkg/notes.py", "pkg/reader.py"]
+        assert [h.score > 0 for h in found.hits] == [True, False, False]
+        assert found.hits[2].channels == [] and found.hits[2].matched == []
+        # A text nothing matches still finds nothing, and says why.
+        assert m.search_code("quaternion slerp", k=10, level="file").hits == []
+
+
+_WORDS = ("parse", "header", "email", "retry", "token", "cache", "route", "tree")
+
+
+def _source(words: list[int]) -> str:
+    body = "".join(f"def {_WORDS[w % len(_WORDS)]}_{i}(x):\n    return x\n\n" for i, w in enumerate(words))
+    return '"""A module."""\n\n' + body
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    files=st.lists(st.lists(st.integers(0, 7), max_size=4), min_size=1, max_size=12),
+    query=st.lists(st.integers(0, 7), min_size=1, max_size=3),
+    extra=st.integers(0, 3),
+)
+def test_every_file_appears_exactly_once_when_k_covers_the_project(
+    files: list[list[int]], query: list[int], extra: int
+) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        tree = {f"pkg/m{i}.py": _source(words) for i, words in enumerate(files)}
+        tree["pkg/m0.py"] += "def route_tree(x):\n    return x\n"
+        with am.Memory.open(write_files(Path(tmp), tree)) as m:
+            m.index()
+            text = " ".join(_WORDS[q] for q in query) + " route"
+            paths = _files(m, text, k=len(tree) + extra)
+    assert sorted(paths) == sorted(tree)
+
+
+PRODUCT = {
+    "src/conf/loader.py": '''"""Loading the configuration."""
+
+
+def load_config(path):
+    """Load the configuration file."""
+    return path
+''',
+    "benchmarks/bench_loader.py": '''"""Timing the configuration loader."""
+
+
+def load_config_many(path):
+    """Load the configuration file many times."""
+    return path
+''',
+    "examples/load_config_demo.py": '''"""Load a configuration."""
+
+
+def load_config_demo(path):
+    """Load the configuration file and print it."""
+    return path
+''',
+    "docs/conf_guide.py": '''"""Load the configuration."""
+
+
+def load_config_doc(path):
+    """Load the configuration file, documented."""
+    return path
+''',
+    "third/yaml_config.py": '''"""Load configuration files."""
+
+
+def load_config_file(path):
+    """Load the configuration file."""
+    return path
+''',
+    "checks/config_checks.py": '''"""Load configuration."""
+
+
+def check_load_config(path):
+    """Load the configuration file, checked."""
+    return path
+''',
+    "pyproject.toml": '[project]\nname = "conf"\n\n[tool.pytest.ini_options]\ntestpaths = ["checks"]\n',
+    ".gitattributes": "third/** linguist-vendored\n*.min.js linguist-vendored\n",
+}
+
+
+def test_code_that_is_not_the_product_is_scored_down_unless_the_query_names_it(tmp_path: Path) -> None:
+    from aircher_mem.retrieval import declared_kinds
+
+    root = write_files(tmp_path / "p", PRODUCT)
+    assert declared_kinds(root) == [("checks", "test"), ("third", "vendor")]
+    with am.Memory.open(root) as m:
+        m.index()
+        found = m.search_code("load the configuration file", k=6, level="file")
+        assert [(h.path, h.test) for h in found.hits] == [
+            ("src/conf/loader.py", False),
+            ("third/yaml_config.py", False),
+            ("examples/load_config_demo.py", False),
+            ("checks/config_checks.py", True),
+            ("docs/conf_guide.py", False),
+            ("benchmarks/bench_loader.py", False),
+        ]
+        # A query that names a kind lifts its factor.
+        assert _files(m, "benchmark: load the configuration file", k=1) == ["benchmarks/bench_loader.py"]
+        assert _files(m, "example that loads the configuration file", k=1) == ["examples/load_config_demo.py"]
+    # With every factor at 1, nothing is scored down.
+    flat = RetrievalPolicy(test_factor=1.0, bench_factor=1.0, example_factor=1.0, docs_factor=1.0, vendor_factor=1.0)
+    with am.Memory.open(root, policy=am.Policy(retrieval=flat)) as plain:
+        scores = {h.path: h.score for h in plain.search_code("load the configuration file", k=6, level="file").hits}
+    with am.Memory.open(root) as m:
+        scaled = {h.path: h.score for h in m.search_code("load the configuration file", k=6, level="file").hits}
+    for path in scaled:
+        factor = 1.0 if path == "src/conf/loader.py" else 0.5
+        assert abs(scaled[path] - scores[path] * factor) < 1e-9, path

@@ -936,6 +936,36 @@ mod tests {
     }
 
     #[test]
+    fn path_kinds() {
+        let declared = vec![
+            ("checks".to_string(), PathKind::Test),
+            ("lib/ext".to_string(), PathKind::Vendor),
+        ];
+        for (path, kind) in [
+            ("src/app.py", None),
+            ("tests/a.py", Some(PathKind::Test)),
+            ("benchmarks/run.py", Some(PathKind::Bench)),
+            ("pkg/bench_io.py", Some(PathKind::Bench)),
+            ("examples/tests/a.py", Some(PathKind::Example)),
+            ("docs/conf.py", Some(PathKind::Docs)),
+            ("third_party/zlib/a.c", Some(PathKind::Vendor)),
+            ("checks/a.py", Some(PathKind::Test)),
+            ("checksum/a.py", None),
+            ("lib/ext/x.js", Some(PathKind::Vendor)),
+            ("lib/extra.js", None),
+        ] {
+            assert_eq!(path_kind(path, &declared), kind, "{path}");
+        }
+        let named = kinds_named("the benchmark of the tests, e.g. an example");
+        assert_eq!(named.len(), 3);
+        for kind in [PathKind::Bench, PathKind::Test, PathKind::Example] {
+            assert!(named.contains(&kind));
+        }
+        assert_eq!("docs".parse::<PathKind>().unwrap(), PathKind::Docs);
+        assert!("other".parse::<PathKind>().is_err());
+    }
+
+    #[test]
     fn test_paths() {
         for path in [
             "tests/a.py",

@@ -1056,3 +1056,48 @@ fn stemming_finds_other_forms_and_is_off_by_default() {
     );
     assert!(format!("{stemming:?}").contains("stem: true"));
 }
+
+/// Other forms of a query word count with their weight, in the listed fields only;
+/// the default weighing is plain BM25F, bit for bit.
+#[test]
+fn word_forms_weigh_less_and_only_in_their_fields() {
+    let docs = [
+        doc("def", "a", "f", &[("name", "parse_reply"), ("body", "x")]),
+        doc("def", "b", "f", &[("name", "parsed_reply"), ("body", "x")]),
+        doc(
+            "def",
+            "c",
+            "f",
+            &[("name", "other"), ("body", "parse parses")],
+        ),
+        doc("def", "d", "f", &[("name", "unrelated"), ("body", "y")]),
+    ];
+    let ix = index(&docs);
+    let params = Bm25Params::default();
+    let plain = ix.search("parsed", &params, &[], 10);
+    assert_eq!(keys(&plain), ["b"]);
+    let same = ix.search_weighed("parsed", &params, &[], 10, QueryTerms::default());
+    assert_eq!(plain, same);
+    let forms = QueryTerms {
+        forms: 0.5,
+        idf_exponent: 1.0,
+        form_fields: &["name"],
+    };
+    let found = ix.search_weighed("parsed", &params, &[], 10, forms);
+    assert_eq!(keys(&found), ["b", "a"]);
+    assert_eq!(found[1].matched, ["parse"]);
+    let everywhere = QueryTerms {
+        form_fields: &[],
+        ..forms
+    };
+    // In every field, `c`'s body has two forms ("parse", "parses") and passes `a`.
+    assert_eq!(
+        keys(&ix.search_weighed("parsed", &params, &[], 10, everywhere)),
+        ["b", "c", "a"]
+    );
+    let forms_of = super::search::word_forms("replies");
+    assert!(forms_of.iter().any(|f| f == "reply"), "{forms_of:?}");
+    assert!(super::search::word_forms("running")
+        .iter()
+        .any(|f| f == "run"));
+}

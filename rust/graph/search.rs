@@ -476,7 +476,7 @@ fn rank_the_rest(
             *entry = (hit.score * f, hit.score, hit.matched);
         }
     }
-    let mut lexical: Vec<(String, (f64, f64, Vec<String>))> = best.into_iter().collect();
+    let mut lexical: Vec<_> = best.into_iter().collect();
     lexical.sort_by(|a, b| b.1 .0.total_cmp(&a.1 .0).then_with(|| a.0.cmp(&b.0)));
     let want = limit.saturating_sub(hits.len());
     let mut more: Vec<(String, Vec<ChannelScore>, Vec<String>)> = Vec::new();

@@ -62,9 +62,10 @@ pub fn documents(path: &str, symbols: &FileSymbols, source: &[u8]) -> Vec<Docume
         if parent.is_none() {
             top_level.push(&*def.name);
         }
-        let qualified = match parent {
-            Some(p) => format!("{}.{}", defs[p].name, def.name),
-            None => def.name.to_string(),
+        let qualified = match (&def.owner, parent) {
+            (Some(owner), _) => format!("{owner}.{}", def.name),
+            (None, Some(p)) => format!("{}.{}", defs[p].name, def.name),
+            (None, None) => def.name.to_string(),
         };
         let range = def.byte_range();
         // The body without the definitions nested in it: a class is its own text

@@ -50,7 +50,13 @@ pub struct Node {
     pub signature: Box<str>,
     /// An import's names (empty for other nodes).
     pub items: Box<[Box<str>]>,
+    /// A definition's `Definition::owner`, by its id in the graph's names
+    /// (`NO_OWNER`: none). An id, not a string: it fits in the node's padding.
+    pub(super) owner: u32,
 }
+
+/// `Node::owner` of a node without one.
+pub(super) const NO_OWNER: u32 = u32::MAX;
 
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,

@@ -17,7 +17,9 @@
 //! used (`link::package_imports`), so an older file's edges are not what a build
 //! makes now; since version 10 calls have `Receiver::Member` and Python's generic
 //! bases and `@overload` stubs are read anew, so an older file's symbols are not
-//! what a build extracts now. Written atomically, mode 0600 (`crate::atomic`).
+//! what a build extracts now; since version 11 a definition saves its owner (a Go
+//! method's receiver type, a Rust `impl`'s type). Written atomically, mode 0600
+//! (`crate::atomic`).
 
 use std::hash::BuildHasher;
 use std::path::Path;
@@ -31,7 +33,7 @@ use crate::intern::Interner;
 use crate::mapped::Mapped;
 
 const MAGIC: &[u8; 8] = b"AIRGRAPH";
-pub const FORMAT_VERSION: u32 = 10;
+pub const FORMAT_VERSION: u32 = 11;
 const HEADER: usize = 8 + 4 + 8 + 8;
 /// Files per chunk.
 pub const CHUNK: usize = 64;

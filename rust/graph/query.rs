@@ -2,7 +2,7 @@
 //! edges into and out of them, and the files a file depends on.
 
 use super::adjacency::{Direction, NodeIndex};
-use super::model::{Edge, EdgeKind, NodeKind};
+use super::model::{Edge, EdgeKind, NodeKind, NO_OWNER};
 use super::store::KnowledgeGraph;
 use crate::error::{invalid, Result};
 
@@ -81,9 +81,15 @@ impl KnowledgeGraph {
         Some(out)
     }
 
-    /// The class or function a node is defined in: its parent's name, unless the
-    /// parent is the file (None then, and for files).
+    /// The type or function a node is defined in: the type a method written outside
+    /// its type's body belongs to (`Definition::owner`: a Go receiver, a Rust
+    /// `impl`), else its parent's name, unless the parent is the file (None then,
+    /// and for files).
     pub fn scope(&self, id: NodeIndex) -> Option<&str> {
+        let owner = self.graph[id].owner;
+        if owner != NO_OWNER {
+            return Some(self.interned.get(owner));
+        }
         self.parent(id)
             .map(|p| &self.graph[p])
             .filter(|p| p.kind != NodeKind::File)
@@ -432,25 +438,96 @@ mod tests {
         assert_eq!(g.neighbourhood_of("m.py", 0).len(), 1, "a file is no class");
     }
 
-    /// In Rust a method's scope is a trait it is declared in; an `impl` block is no
-    /// definition, so the methods of `impl S` are at file level (no `S::m`).
+    /// In Rust a method's scope is the trait it is declared in, or the type of the
+    /// `impl` block it is in (`impl<T> Foo<T>` and `impl Trait for Foo`: `Foo`; a
+    /// blanket `impl<T> Trait for T`: the trait).
     #[test]
-    fn qualified_names_in_rust_use_the_enclosing_definition() {
+    fn qualified_names_in_rust_name_the_trait_or_the_impl_type() {
+        let source = "trait Shape {\n    fn area(&self) -> f64 { 0.0 }\n}\n\
+            struct Gitignore;\n\
+            struct Foo<T>(T);\n\
+            impl Gitignore {\n    pub fn new() -> Gitignore { Gitignore }\n    fn matched(&self) -> bool { true }\n    const MAX: u8 = 1;\n}\n\
+            impl<T> Foo<T> {\n    fn new() -> Self { todo!() }\n}\n\
+            impl Shape for crate::shapes::Foo<u8> {\n    fn area(&self) -> f64 { 1.0 }\n}\n\
+            impl<T: Clone> Shape for T {\n    fn area(&self) -> f64 { 2.0 }\n}\n\
+            impl Shape for &'static str {\n    fn area(&self) -> f64 { 3.0 }\n}\n\
+            fn area() {\n    fn inner() {}\n}\n\
+            mod tests {\n    fn matched() {}\n}\n";
         let g = crate::graph::KnowledgeGraph::from_files(vec![(
-            "lib.rs".to_string(),
-            crate::graph::extract(
-                crate::graph::Language::Rust,
-                b"trait Shape {\n    fn area(&self) -> f64 { 0.0 }\n}\ntrait Other {\n    fn area(&self) -> f64 { 1.0 }\n}\nfn area() {}\n",
-            ),
+            "src/gitignore.rs".to_string(),
+            crate::graph::extract(crate::graph::Language::Rust, source.as_bytes()),
         )]);
-        assert_eq!(g.find_symbol("area", false).len(), 3);
+        let find = |name: &str| named(&g, &g.find_symbol(name, false));
         assert_eq!(
-            named(&g, &g.find_symbol("Shape::area", false)),
-            ["Shape.area:2"]
+            find("area"),
+            [
+                "Shape.area:2",
+                "Foo.area:15",
+                "Shape.area:18",
+                "str.area:21",
+                ".area:23"
+            ]
         );
+        assert_eq!(find("Gitignore.matched"), ["Gitignore.matched:8"]);
+        assert_eq!(find("Gitignore::new"), ["Gitignore.new:7"]);
+        assert_eq!(find("Gitignore::MAX"), ["Gitignore.MAX:9"]);
+        assert_eq!(find("Foo::new"), ["Foo.new:12"]);
+        assert_eq!(find("Foo.area"), ["Foo.area:15"]);
+        assert_eq!(find("Shape::area"), ["Shape.area:2", "Shape.area:18"]);
+        assert_eq!(find("area.inner"), ["area.inner:24"]);
+        assert_eq!(find("matched"), ["Gitignore.matched:8", ".matched:27"]);
+        assert!(find("Foo.matched").is_empty());
+        assert!(find("tests.matched").is_empty(), "a module is no scope");
+        assert_eq!(find("gitignore.Gitignore.matched"), ["Gitignore.matched:8"]);
+        // The owners outlive a save and a load, and a file naming one the graph's
+        // names lack is refused.
+        let saved = g.saved();
+        let loaded = KnowledgeGraph::from_saved(saved.clone()).unwrap();
+        assert_eq!(loaded.files(), g.files());
         assert_eq!(
-            named(&g, &g.find_symbol("Other.area", false)),
-            ["Other.area:5"]
+            named(&loaded, &loaded.find_symbol("Foo::new", false)),
+            ["Foo.new:12"]
+        );
+        let mut bad = saved;
+        let method = bad.files[0]
+            .symbols
+            .definitions
+            .iter_mut()
+            .find(|d| d.owner.is_some())
+            .unwrap();
+        method.owner = Some("Nowhere".into());
+        assert_eq!(
+            KnowledgeGraph::from_saved(bad).unwrap_err(),
+            "src/gitignore.rs: an owner the graph does not have"
+        );
+    }
+
+    /// A Go method's scope is its receiver's type: pointer or value, generic or not.
+    #[test]
+    fn qualified_names_in_go_name_the_receiver_type() {
+        let source = "package gin\n\n\
+            type Engine struct{}\n\n\
+            type List[T any] struct{}\n\n\
+            func (engine *Engine) addRoute(method, path string) {}\n\n\
+            func (Engine) Handler() {}\n\n\
+            func (l *List[T]) Push(v T) {}\n\n\
+            func (l List[T]) Len() int { return 0 }\n\n\
+            func addRoute() {}\n";
+        let g = crate::graph::KnowledgeGraph::from_files(vec![(
+            "gin/gin.go".to_string(),
+            crate::graph::extract(crate::graph::Language::Go, source.as_bytes()),
+        )]);
+        let find = |name: &str| named(&g, &g.find_symbol(name, false));
+        assert_eq!(find("addRoute"), ["Engine.addRoute:7", ".addRoute:15"]);
+        assert_eq!(find("Engine.addRoute"), ["Engine.addRoute:7"]);
+        assert_eq!(find("Engine.Handler"), ["Engine.Handler:9"]);
+        assert_eq!(find("List.Push"), ["List.Push:11"]);
+        assert_eq!(find("List.Len"), ["List.Len:13"]);
+        assert_eq!(find("gin.Engine.addRoute"), ["Engine.addRoute:7"]);
+        assert!(find("List.addRoute").is_empty());
+        assert_eq!(
+            named(&g, &g.find_symbol("Engine.", true)),
+            ["Engine.addRoute:7", "Engine.Handler:9"]
         );
     }
 }

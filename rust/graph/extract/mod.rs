@@ -42,6 +42,12 @@ pub struct Definition {
     pub end_line: u32,
     start_byte: u32,
     end_byte: u32,
+    /// The type a method belongs to when it is written outside the type's body: a
+    /// Go method's receiver type (`Engine` for `func (e *Engine) addRoute`, `List`
+    /// for `func (l *List[T]) Push`), the type of the Rust `impl` block holding it
+    /// (`Foo` for `impl<T> Foo<T>` and `impl Trait for Foo`; the trait for a blanket
+    /// `impl<T> Trait for T`). It is the definition's scope (`Engine.addRoute`).
+    pub owner: Option<Box<str>>,
 }
 
 impl Definition {
@@ -97,8 +103,13 @@ impl Definition {
         }
     }
 
-    /// The definition `span` was taken from, given its name and signature.
-    pub(super) fn with_span(span: Span, name: Box<str>, signature: Box<str>) -> Definition {
+    /// The definition `span` was taken from, given its name, signature and owner.
+    pub(super) fn with_span(
+        span: Span,
+        name: Box<str>,
+        signature: Box<str>,
+        owner: Option<Box<str>>,
+    ) -> Definition {
         Definition {
             kind: span.kind,
             name,
@@ -107,6 +118,7 @@ impl Definition {
             end_line: span.end_line,
             start_byte: span.start_byte,
             end_byte: span.end_byte,
+            owner,
         }
     }
 }
@@ -825,6 +837,7 @@ fn extract_tree(
                         end_line: line32(last_line(node)),
                         start_byte: line32(node.start_byte()),
                         end_byte: line32(node.end_byte()),
+                        owner: owner(language, node, source),
                     };
                     match defined.entry((def.start_byte, def.name.clone())) {
                         std::collections::hash_map::Entry::Occupied(seen) => {
@@ -947,6 +960,58 @@ fn fold_overloads(definitions: Vec<Definition>, overloads: &HashSet<u32>) -> Vec
         .collect();
     definitions.sort_by_key(|d| (d.start_byte, std::cmp::Reverse(d.end_byte)));
     definitions
+}
+
+/// The type a method defined by `node` belongs to, when the method is written
+/// outside the type's body (see `Definition::owner`): a Go method's receiver type,
+/// or for an item directly in a Rust `impl` block, the type it implements for.
+fn owner(language: Language, node: tree_sitter::Node, source: &[u8]) -> Option<Box<str>> {
+    let text = |n: tree_sitter::Node| String::from_utf8_lossy(&source[n.byte_range()]).into();
+    // The named type under pointers, references and type arguments (`*List[T]`,
+    // `&'a mut Foo<T>`, `crate::a::Foo`); None for any other type (a tuple, a slice).
+    fn named(mut ty: tree_sitter::Node<'_>) -> Option<tree_sitter::Node<'_>> {
+        loop {
+            ty = match ty.kind() {
+                "type_identifier" | "primitive_type" => return Some(ty),
+                "pointer_type" | "parenthesized_type" => ty.named_child(0)?,
+                "reference_type" | "generic_type" => ty.child_by_field_name("type")?,
+                "scoped_type_identifier" => ty.child_by_field_name("name")?,
+                _ => return None,
+            };
+        }
+    }
+    match language {
+        Language::Go if node.kind() == "method_declaration" => {
+            let receiver = node.child_by_field_name("receiver")?.named_child(0)?;
+            named(receiver.child_by_field_name("type")?).map(text)
+        }
+        Language::Rust => {
+            let body = node.parent()?;
+            let block = body.parent()?;
+            if body.kind() != "declaration_list" || block.kind() != "impl_item" {
+                return None;
+            }
+            let ty = named(block.child_by_field_name("type")?)?;
+            // `impl<T: Bound> Trait for T`: the type is any, the trait names it.
+            let parameter =
+                block
+                    .child_by_field_name("type_parameters")
+                    .is_some_and(|parameters| {
+                        let mut cursor = parameters.walk();
+                        let found = parameters.named_children(&mut cursor).any(|p| {
+                            p.child_by_field_name("name").is_some_and(|name| {
+                                source[name.byte_range()] == source[ty.byte_range()]
+                            })
+                        });
+                        found
+                    });
+            if parameter {
+                return named(block.child_by_field_name("trait")?).map(text);
+            }
+            Some(text(ty))
+        }
+        _ => None,
+    }
 }
 
 /// The receiver of a call whose name is `name`, when it is a plain word before it:

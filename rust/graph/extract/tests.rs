@@ -956,6 +956,7 @@ mod containers {
                     end_line: 1,
                     start_byte: start,
                     end_byte: start + len,
+                    owner: None,
                 })
                 .collect();
             if sort {

@@ -20,7 +20,7 @@ use super::extract::{
     Definition, FileSymbols, Import, Language, Origin, Receiver, RefKind, Reference, Span,
 };
 use super::link::{Pass, Relink, Resolution};
-use super::model::{line32, Edge, EdgeKind, Node, NodeKind};
+use super::model::{line32, Edge, EdgeKind, Node, NodeKind, NO_OWNER};
 use super::modules::{self, Match};
 use crate::intern::Interner;
 use crate::with_spare;
@@ -83,9 +83,11 @@ pub(super) struct Ref {
 }
 
 /// A file's names as ids in the graph's `Interner`, when they are known already
-/// (a saved file's): its definitions' names, in order, and its references.
+/// (a saved file's): its definitions' names and owners (`NO_OWNER`: none), in
+/// order, and its references.
 pub(super) struct Named {
     definitions: Vec<u32>,
+    owners: Vec<u32>,
     references: Vec<Ref>,
 }
 
@@ -161,6 +163,7 @@ impl Prepared {
                 end_line,
                 signature,
                 items: items.iter().map(|item| item.as_str().into()).collect(),
+                owner: NO_OWNER,
             };
         // Contained by the innermost enclosing class or function.
         let containers = Definition::containers(&symbols.definitions);
@@ -492,11 +495,21 @@ impl KnowledgeGraph {
         // names in the order a load finds them.
         let Named {
             definitions: def_names,
+            owners,
             references,
         } = named.unwrap_or_else(|| Named {
             definitions: def_nodes
                 .iter()
                 .map(|(node, _)| self.interned.intern(&node.name))
+                .collect(),
+            owners: symbols
+                .definitions
+                .iter()
+                .map(|d| {
+                    d.owner
+                        .as_deref()
+                        .map_or(NO_OWNER, |o| self.interned.intern(o))
+                })
                 .collect(),
             references: self.interned_references(&symbols.references),
         });
@@ -514,6 +527,7 @@ impl KnowledgeGraph {
                 .unwrap_or(1),
             signature: "".into(),
             items: Box::default(),
+            owner: NO_OWNER,
         };
         let file = match file {
             Some(id) => {
@@ -524,9 +538,14 @@ impl KnowledgeGraph {
         };
         self.place(file, file, NodeIndex::end());
         let mut defs: Vec<NodeIndex> = Vec::with_capacity(symbols.definitions.len());
-        for ((def, (node, container)), name) in
-            symbols.definitions.iter().zip(def_nodes).zip(def_names)
+        for (((def, (mut node, container)), name), owner) in symbols
+            .definitions
+            .iter()
+            .zip(def_nodes)
+            .zip(def_names)
+            .zip(owners)
         {
+            node.owner = owner;
             let id = self.graph.add_node(node);
             let parent = container.map_or(file, |j| defs[j]);
             self.graph.add_edge(
@@ -714,7 +733,9 @@ impl KnowledgeGraph {
                     } else {
                         Box::default()
                     };
-                    Definition::with_span(span, name, node.signature.clone())
+                    let owner =
+                        (node.owner != NO_OWNER).then(|| self.interned.get(node.owner).into());
+                    Definition::with_span(span, name, node.signature.clone(), owner)
                 })
                 .collect(),
             imports: symbols.imports.clone(),

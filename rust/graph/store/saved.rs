@@ -6,7 +6,7 @@ use std::sync::Arc;
 use super::{in_runs, node_count, overlapped, FileEntry, KnowledgeGraph, Named, Prepared, Ready};
 use crate::graph::adjacency::{Direction, NodeIndex};
 use crate::graph::extract::{Origin, Receiver};
-use crate::graph::model::{Edge, EdgeKind, LinkedEdge, Links, SavedFile, SavedGraph};
+use crate::graph::model::{Edge, EdgeKind, LinkedEdge, Links, SavedFile, SavedGraph, NO_OWNER};
 use crate::intern::Interner;
 use crate::with_spare;
 
@@ -324,9 +324,18 @@ impl KnowledgeGraph {
         for (d, &id) in symbols.definitions.iter_mut().zip(&definitions) {
             d.name = names.get(id).into();
         }
+        let owners = symbols
+            .definitions
+            .iter()
+            .map(|d| d.owner.as_deref().map_or(Some(NO_OWNER), |o| names.id(o)))
+            .collect::<Option<Vec<u32>>>();
+        let Some(owners) = owners else {
+            return damaged("an owner the graph does not have");
+        };
         let prepared = Prepared::of(&path, &mut symbols);
         let named = Named {
             definitions,
+            owners,
             references,
         };
         Ok(((path, symbols, Some(named), prepared), links))

@@ -829,6 +829,9 @@ fn extract_tree(
                     let Some(kind) = def_kind(other) else {
                         continue;
                     };
+                    if typedef_named_alike(language, node, source) {
+                        continue;
+                    }
                     let def = Definition {
                         kind,
                         name: text(name).into(),
@@ -960,6 +963,31 @@ fn fold_overloads(definitions: Vec<Definition>, overloads: &HashSet<u32>) -> Vec
         .collect();
     definitions.sort_by_key(|d| (d.start_byte, std::cmp::Reverse(d.end_byte)));
     definitions
+}
+
+/// Whether `node` is the C or C++ `struct`, `union` or `enum` of a `typedef` that
+/// gives it its own name (`typedef struct X {...} X;`): one type, whose definition
+/// is the `typedef` (it spans the whole, the name it is used by last).
+fn typedef_named_alike(language: Language, node: tree_sitter::Node, source: &[u8]) -> bool {
+    if !matches!(language, Language::C | Language::Cpp)
+        || !matches!(
+            node.kind(),
+            "struct_specifier" | "union_specifier" | "enum_specifier" | "class_specifier"
+        )
+    {
+        return false;
+    }
+    let (Some(name), Some(typedef)) = (node.child_by_field_name("name"), node.parent()) else {
+        return false;
+    };
+    if typedef.kind() != "type_definition" {
+        return false;
+    }
+    let mut cursor = typedef.walk();
+    let same = typedef
+        .children_by_field_name("declarator", &mut cursor)
+        .any(|d| source[d.byte_range()] == source[name.byte_range()]);
+    same
 }
 
 /// The type a method defined by `node` belongs to, when the method is written

@@ -1025,3 +1025,38 @@ fn overload_stubs_fold_into_the_implementation() {
         .iter()
         .all(|(_, _, line, origin)| !(5..=11).contains(line) || origin == "f"));
 }
+
+/// `typedef struct X {...} X;` is one type: the typedef (spanning the whole) is
+/// its definition, not the struct too. A typedef giving another name keeps both.
+#[test]
+fn a_typedef_of_a_struct_by_its_own_name_is_one_definition() {
+    let source = "typedef struct point {\n    int x;\n} point;\n\
+        typedef struct list_s {\n    int n;\n} list_t;\n\
+        typedef struct {\n    int y;\n} anon;\n\
+        typedef enum color { RED } color, *color_p;\n\
+        typedef union value value;\n\
+        struct plain { int z; };\n";
+    for language in [Language::C, Language::Cpp] {
+        let s = extract(language, source.as_bytes());
+        let classes: Vec<(&str, u32, u32)> = s
+            .definitions
+            .iter()
+            .filter(|d| d.kind == DefKind::Class)
+            .map(|d| (&*d.name, d.line, d.end_line))
+            .collect();
+        assert_eq!(
+            classes,
+            [
+                ("point", 1, 3),
+                ("list_t", 4, 6),
+                ("list_s", 4, 6),
+                ("anon", 7, 9),
+                ("color", 10, 10),
+                ("value", 11, 11),
+                ("plain", 12, 12)
+            ],
+            "{language:?}"
+        );
+        assert!(!s.syntax_errors, "{language:?}");
+    }
+}

@@ -6,6 +6,7 @@
 
 mod imports;
 mod language;
+mod macros;
 #[cfg(test)]
 mod tests;
 
@@ -348,18 +349,35 @@ fn over_budget(phase: &str) -> String {
 /// One file's syntax tree (None only if tree-sitter gives up). `extract` starts here;
 /// public so that the parse alone can be timed (`examples/graph_phases.rs`).
 pub fn parse_tree(language: Language, source: &[u8]) -> Option<tree_sitter::Tree> {
-    parse_within(language, source, std::time::Instant::now() + FILE_BUDGET)
+    let blanks = blanked_macros(language, source);
+    parse_within(
+        language,
+        source,
+        &blanks,
+        std::time::Instant::now() + FILE_BUDGET,
+    )
 }
 
-/// `parse_tree`, given up (None) at `deadline`.
+/// The macros of a C or C++ source that are parsed as blanks
+/// (`macros::attribute_macros`); none in other languages.
+fn blanked_macros(language: Language, source: &[u8]) -> Vec<std::ops::Range<usize>> {
+    match language {
+        Language::C | Language::Cpp => macros::attribute_macros(source),
+        _ => Vec::new(),
+    }
+}
+
+/// `parse_tree`, given up (None) at `deadline`; `blanks` are parsed as spaces.
 fn parse_within(
     language: Language,
     source: &[u8],
+    blanks: &[std::ops::Range<usize>],
     deadline: std::time::Instant,
 ) -> Option<tree_sitter::Tree> {
     let patched = match language {
         Language::TypeScript | Language::Tsx => typescript_patched(source),
         Language::Python => python_patched(source),
+        _ if !blanks.is_empty() => Some(macros::blanked(source, blanks)),
         _ => None,
     };
     let source = patched.as_deref().unwrap_or(source);
@@ -657,7 +675,8 @@ pub fn extract(language: Language, source: &[u8]) -> FileSymbols {
 
 fn extract_within(language: Language, source: &[u8], budget: std::time::Duration) -> FileSymbols {
     let deadline = std::time::Instant::now() + budget;
-    let Some(tree) = parse_within(language, source, deadline) else {
+    let blanks = blanked_macros(language, source);
+    let Some(tree) = parse_within(language, source, &blanks, deadline) else {
         return FileSymbols {
             language,
             definitions: vec![],
@@ -670,7 +689,7 @@ fn extract_within(language: Language, source: &[u8], budget: std::time::Duration
             truncated: vec![over_budget("parsing")],
         };
     };
-    extract_tree(language, source, &tree, deadline)
+    extract_tree(language, source, &tree, &blanks, deadline)
 }
 
 /// The symbols of a parsed file: the query's matches, then references given their
@@ -679,6 +698,7 @@ fn extract_tree(
     language: Language,
     source: &[u8],
     tree: &tree_sitter::Tree,
+    blanks: &[std::ops::Range<usize>],
     deadline: std::time::Instant,
 ) -> FileSymbols {
     let mut truncated = Vec::new();
@@ -832,13 +852,14 @@ fn extract_tree(
                     if typedef_named_alike(language, node, source) {
                         continue;
                     }
+                    let start = macros::start_before(node.start_byte(), blanks, source);
                     let def = Definition {
                         kind,
                         name: text(name).into(),
-                        signature: first_line(&source[node.byte_range()]).into(),
+                        signature: first_line(&source[start..node.end_byte()]).into(),
                         line: line32(node.start_position().row + 1),
                         end_line: line32(last_line(node)),
-                        start_byte: line32(node.start_byte()),
+                        start_byte: line32(start),
                         end_byte: line32(node.end_byte()),
                         owner: owner(language, node, source),
                     };
@@ -874,6 +895,24 @@ fn extract_tree(
     found.retain(|f| !f.bare || !locals.contains(f.name.as_bytes()));
     let mut uses = uses(language, &identifiers, source, &definitions, &imports);
     found.append(&mut uses);
+    // The blanked macros are uses as the names they were (see `uses`).
+    let mut line = 1;
+    let mut counted = 0;
+    for range in blanks {
+        line += source[counted..range.start]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count();
+        counted = range.start;
+        found.push(Found {
+            kind: RefKind::Use,
+            name: String::from_utf8_lossy(&source[range.clone()]).into_owned(),
+            line,
+            byte: range.start,
+            receiver: None,
+            bare: false,
+        });
+    }
     let (references, types, cut) =
         resolve_origins(language, found, &definitions, &imports, &bindings, deadline);
     if cut {

@@ -767,12 +767,12 @@ fn every_phase_stops_at_the_files_deadline() {
     let source = "def f():\n    g()\n".repeat(5_000);
     let tree = parse_tree(Language::Python, source.as_bytes()).unwrap();
     let past = std::time::Instant::now();
-    let s = extract_tree(Language::Python, source.as_bytes(), &tree, past);
+    let s = extract_tree(Language::Python, source.as_bytes(), &tree, &[], past);
     assert_eq!(s.truncated.first(), Some(&over_budget("the query")));
     // What the query matched before its first look at the clock stays.
     assert!(s.definitions.len() < 5_000 && s.references.len() <= 1_024);
     let later = past + FILE_BUDGET;
-    let s = extract_tree(Language::Python, source.as_bytes(), &tree, later);
+    let s = extract_tree(Language::Python, source.as_bytes(), &tree, &[], later);
     assert!(s.truncated.is_empty());
     assert_eq!((s.definitions.len(), s.references.len()), (5_000, 5_000));
 
@@ -1059,4 +1059,130 @@ fn a_typedef_of_a_struct_by_its_own_name_is_one_definition() {
         );
         assert!(!s.syntax_errors, "{language:?}");
     }
+}
+
+/// A macro before a C++ declaration (`FMT_CONSTEXPR size_padding(...) : ... {}` in
+/// a class body, `FMT_API void f()`, `class FMT_API X`) or alone on a line
+/// (`FMT_BEGIN_NAMESPACE`) is parsed as a blank: the class ends at its closing
+/// brace and the functions after it are free functions (tree-sitter's error
+/// recovery made one definition of the whole file). The macros stay in the
+/// signatures and are uses of their `#define`s.
+#[test]
+fn macros_before_cpp_declarations_are_read_as_attributes() {
+    let source = "#define FMT_CONSTEXPR constexpr\n#define FMT_API\nFMT_BEGIN_NAMESPACE\n\
+        template <typename Char> struct size_padding {\n  size_t size;\n  size_t padding;\n\n\
+        \x20 FMT_CONSTEXPR size_padding(int num_digits, unsigned prefix)\n\
+        \x20     : size((prefix >> 24) + num_digits), padding(0) {\n\
+        \x20   if (prefix > 0) {\n      padding = prefix;\n    }\n  }\n};\n\n\
+        class FMT_API format_error : public std::runtime_error {\n public:\n\
+        \x20 FMT_API ~format_error() noexcept override;\n};\n\n\
+        FMT_CONSTEXPR inline auto write(int n) -> int { return n; }\n\n\
+        FMT_API std::string vformat(string_view fmt) { return write(1); }\n\n\
+        template <typename T> FMT_CONSTEXPR T twice(T x) { return x + x; }\n\
+        FMT_END_NAMESPACE\n";
+    let s = extract(Language::Cpp, source.as_bytes());
+    let defs: Vec<(DefKind, &str, u32, u32)> = s
+        .definitions
+        .iter()
+        .map(|d| (d.kind, &*d.name, d.line, d.end_line))
+        .collect();
+    assert_eq!(
+        defs,
+        [
+            (DefKind::Variable, "FMT_CONSTEXPR", 1, 1),
+            (DefKind::Variable, "FMT_API", 2, 2),
+            (DefKind::Class, "size_padding", 4, 14),
+            (DefKind::Variable, "size", 5, 5),
+            (DefKind::Variable, "padding", 6, 6),
+            (DefKind::Function, "size_padding", 8, 13),
+            (DefKind::Class, "format_error", 16, 19),
+            (DefKind::Function, "write", 21, 21),
+            (DefKind::Function, "vformat", 23, 23),
+            (DefKind::Function, "twice", 25, 25),
+        ]
+    );
+    assert!(!s.syntax_errors);
+    assert_eq!(
+        &*s.definitions[5].signature,
+        "FMT_CONSTEXPR size_padding(int num_digits, unsigned prefix)"
+    );
+    assert_eq!(
+        &*s.definitions[7].signature,
+        "FMT_CONSTEXPR inline auto write(int n) -> int { return n; }"
+    );
+    let uses: Vec<_> = refs(&s)
+        .into_iter()
+        .filter(|r| matches!(r.0, RefKind::Use | RefKind::Call))
+        .collect();
+    assert_eq!(
+        format!("{uses:?}"),
+        r#"[(Use, "FMT_CONSTEXPR", 8, "size_padding"), (Use, "padding", 11, "size_padding"), (Use, "FMT_API", 16, "format_error"), (Use, "FMT_CONSTEXPR", 21, "write"), (Call, "write", 23, "vformat"), (Use, "FMT_API", 23, "vformat"), (Use, "FMT_CONSTEXPR", 25, "twice")]"#
+    );
+    // The same file as C (a `.h` header that reads as C): the macros alone and
+    // before declarations go the same way.
+    let c = "#define API\nBEGIN_DECLS\nAPI int run(int n) { return n; }\nSTATIC_INLINE int twice(int n) { return n + n; }\nEND_DECLS\nUINT8 const limit = 3;\nDWORD count;\n";
+    let s = extract(Language::C, c.as_bytes());
+    let defs: Vec<(DefKind, &str, u32)> = s
+        .definitions
+        .iter()
+        .map(|d| (d.kind, &*d.name, d.line))
+        .collect();
+    assert_eq!(
+        defs,
+        [
+            (DefKind::Variable, "API", 1),
+            (DefKind::Function, "run", 3),
+            (DefKind::Function, "twice", 4),
+            (DefKind::Variable, "limit", 6),
+            (DefKind::Variable, "count", 7),
+        ]
+    );
+    assert!(!s.syntax_errors);
+}
+
+/// Which macros are blanked: before a declaration, alone after a statement, between
+/// `class` and the name; not a type before a name (`DWORD count;`), a call, a
+/// macro in a preprocessor line, a comment or an expression spanning lines.
+#[test]
+fn attribute_macros_are_found_where_declarations_start() {
+    let found = |source: &str| -> Vec<String> {
+        macros::attribute_macros(source.as_bytes())
+            .into_iter()
+            .map(|r| source[r].to_string())
+            .collect()
+    };
+    assert_eq!(found("FMT_API void f();\n"), ["FMT_API"]);
+    assert_eq!(
+        found("FMT_CONSTEXPR FMT_INLINE auto f() -> int;\n"),
+        ["FMT_CONSTEXPR", "FMT_INLINE"]
+    );
+    assert_eq!(
+        found("template <typename T> FMT_CONSTEXPR T f(T x);\n"),
+        ["FMT_CONSTEXPR"]
+    );
+    assert_eq!(
+        found("struct S {\n  FMT_CONSTEXPR20 ~S();\n};\n"),
+        ["FMT_CONSTEXPR20"]
+    );
+    assert_eq!(
+        found("struct S {\n  FMT_CONSTEXPR S(int n);\n};\n"),
+        ["FMT_CONSTEXPR"]
+    );
+    assert_eq!(
+        found("class FMT_API format_error : public E {};\n"),
+        ["FMT_API"]
+    );
+    assert_eq!(
+        found("int x;\nFMT_BEGIN_NAMESPACE\n"),
+        ["FMT_BEGIN_NAMESPACE"]
+    );
+    assert_eq!(
+        found("FMT_API std::string vformat(string_view f);\n"),
+        ["FMT_API"]
+    );
+    assert!(found("DWORD count;\nUINT8 const limit = 3;\nBOOL ok(void);\n").is_empty());
+    assert!(found("void f() {\n  FMT_ASSERT(x, \"\");\n}\n").is_empty());
+    assert!(found("#define X \\\n  FMT_API int f();\n").is_empty());
+    assert!(found("/*\nFMT_API void f();\n*/\n// FMT_API void g();\n").is_empty());
+    assert!(found("enum e { A,\n  LAST\n};\nint y = a +\n  LIMIT\n  ;\n").is_empty());
 }

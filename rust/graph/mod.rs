@@ -27,8 +27,8 @@ pub use persist::{
     corrupt, encode_chunk, load, load_with_sum, save, Saved, Writer, CHUNK, FORMAT_VERSION,
 };
 pub use project::{
-    canonical_root, lexical_of, lexical_path, partial, relative_to, Built, Project, ReadIndex,
-    Remark, Scan, State, Updated, PARTIAL,
+    canonical_root, lexical_of, lexical_path, relative_to, Built, Project, ReadIndex, Remark, Scan,
+    State, Updated, PARTIAL,
 };
 pub use query::{reference_kinds, split_qualified, REFERENCE_KINDS};
 pub use read::{read_project_file, reason as unread_reason};

@@ -26,16 +26,9 @@ use crate::error::{invalid, Error, Result};
 use crate::retrieve::{Document, LexicalFile, LexicalIndex};
 use crate::{release_free_memory, with_spare};
 
-/// The warning for a file indexed only as far as the parser got.
+/// The warning for a file indexed only as far as the parser got, when what it
+/// skipped is not known (the parse was given up: see `extract::FILE_BUDGET`).
 pub const PARTIAL: &str = "syntax errors: indexed as far as the parser got";
-
-/// `PARTIAL` with the line where the parser failed first, when known.
-pub fn partial(line: Option<usize>) -> String {
-    match line {
-        Some(line) => format!("syntax error at line {line}: indexed as far as the parser got"),
-        None => PARTIAL.to_string(),
-    }
-}
 
 /// (path, why) of a file not indexed, or indexed in part.
 pub type Remark = (String, String);
@@ -744,12 +737,16 @@ pub fn lexical_of(documents: Vec<Document>) -> LexicalIndex {
     lexical
 }
 
-/// The warnings about one parsed file: syntax errors (at the line where parsing
-/// failed), and each limit its extraction reached (both taken out of `symbols`).
+/// The warnings about one parsed file: syntax errors (the lines the parser skipped),
+/// and each limit its extraction reached (both taken out of `symbols`).
 fn remarks(path: &str, symbols: &mut FileSymbols) -> Vec<Remark> {
     let mut out = Vec::new();
     if symbols.syntax_errors {
-        out.push((path.to_string(), partial(symbols.error_line.take())));
+        let note = symbols.error_note.take();
+        out.push((
+            path.to_string(),
+            note.unwrap_or_else(|| PARTIAL.to_string()),
+        ));
     }
     for note in std::mem::take(&mut symbols.truncated) {
         out.push((path.to_string(), note));
@@ -942,7 +939,7 @@ mod tests {
     #[test]
     fn a_build_into_a_file_saves_what_a_build_saves() {
         let (_dir, root) = sized_project();
-        std::fs::write(root.join("broken.py"), "def h(:\n    pass\n").unwrap();
+        std::fs::write(root.join("broken.py"), "foo bar\ndef h():\n    pass\n").unwrap();
         std::fs::write(root.join("blob.py"), b"x = 1\0\0binary").unwrap();
         let out = tempfile::tempdir().unwrap();
         let (held, streamed) = (out.path().join("a.bin"), out.path().join("b.bin"));
@@ -1048,7 +1045,7 @@ mod tests {
     #[test]
     fn build_then_update_from_disk() {
         let (_dir, root) = project();
-        std::fs::write(root.join("broken.py"), "def h(:\n    pass\n").unwrap();
+        std::fs::write(root.join("broken.py"), "foo bar\ndef h():\n    pass\n").unwrap();
         std::fs::write(root.join("big.py"), "x = 1\n".repeat(100)).unwrap();
         let p = Project::build(&root, 300, &Progress::default()).unwrap();
         assert_eq!(p.root(), root);
@@ -1056,7 +1053,10 @@ mod tests {
         assert_eq!(p.state().graph().paths(), ["a/b.py", "broken.py", "g.py"]);
         assert_eq!(
             p.state().warnings(),
-            [("broken.py".to_string(), partial(Some(1)))]
+            [(
+                "broken.py".to_string(),
+                "syntax errors: line 1 not indexed".to_string()
+            )]
         );
         assert_eq!(p.state().skipped().len(), 1);
         assert_eq!(p.state().skipped()[0].0, "big.py");
@@ -1071,7 +1071,7 @@ mod tests {
         assert_eq!(callers(&p, "g"), ["a/b.py:f", "broken.py:h"]);
 
         // Broken again (absolute path): indexed in part, warned once.
-        std::fs::write(root.join("broken.py"), "def h(:\n").unwrap();
+        std::fs::write(root.join("broken.py"), "def h():\n    foo bar\n").unwrap();
         let absolute = root.join("broken.py");
         assert_eq!(p.update_file(&absolute).unwrap(), Updated::Partial);
         assert_eq!(p.update_file(&absolute).unwrap(), Updated::Partial);
@@ -1203,7 +1203,7 @@ mod tests {
             );
             std::fs::write(root.join(format!("a/m{i:03}.py")), body).unwrap();
         }
-        std::fs::write(root.join("broken.py"), "def h(:\n").unwrap();
+        std::fs::write(root.join("broken.py"), "def h():\n    foo bar\n").unwrap();
         std::fs::write(root.join("blob.py"), b"\0\0").unwrap();
         let p = Project::build(&root, 1_000_000, &Progress::default()).unwrap();
         let files = p.state().graph().file_count();
@@ -1252,7 +1252,7 @@ mod tests {
     #[test]
     fn remove_forgets_and_save_load_round_trips() {
         let (_dir, root) = project();
-        std::fs::write(root.join("broken.py"), "def h(:\n").unwrap();
+        std::fs::write(root.join("broken.py"), "def h():\n    foo bar\n").unwrap();
         std::fs::write(root.join("blob.py"), b"\0\0").unwrap();
         let p = Project::build(&root, 1_000_000, &Progress::default()).unwrap();
         assert_eq!(p.state().warnings().len(), 1);

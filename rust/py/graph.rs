@@ -369,7 +369,7 @@ impl PyKnowledgeGraph {
     /// Indexes every source file under `root` (Python, Rust, JavaScript, TypeScript,
     /// TSX, Go, Java, C, C++, C#, Ruby, PHP, Lua, Bash, Kotlin, Swift, Scala): .gitignore is respected, vendored folders, binary files and
     /// files over `max_file_bytes` are skipped (see `skipped`), files with syntax
-    /// errors are indexed as far as the parser got (see `warnings`). Parsing runs in
+    /// errors keep what the parser read, and `warnings` says which lines it could not. Parsing runs in
     /// parallel without the GIL; `progress(done, total)` is called every 100 ms while
     /// parsing and once at the end; an exception it raises, or Ctrl-C, stops the build.
     #[staticmethod]

@@ -7,6 +7,7 @@
 mod imports;
 mod language;
 mod macros;
+mod skipped;
 #[cfg(test)]
 mod tests;
 
@@ -222,17 +223,19 @@ pub struct FileSymbols {
     pub references: Vec<Reference>,
     /// The class names `Receiver::Type` refers to, each once.
     pub types: Vec<String>,
-    /// Set when the source did not parse cleanly: what was extracted is kept.
+    /// Set when the parser skipped text the extraction cannot read (see
+    /// `skipped::skipped`; a token the parser supplied loses nothing) or gave up:
+    /// what was extracted is kept.
     pub syntax_errors: bool,
     /// The package the file declares (Kotlin's and Scala's `package a.b`; Scala's
     /// chained clauses joined: `package a` then `package b` is `a.b`): its imports'
     /// files are found by it too, wherever its folder is.
     pub package: Option<String>,
-    /// Where the parser failed first (1-based): the start of the first error node
-    /// that holds no other (see `first_error_line`). Reported in the file's warning;
-    /// not saved with the symbols (the graph file keeps the warnings).
+    /// What the parser skipped, as the file's warning says it (`Skipped::note`:
+    /// the lines, and whether parts of definitions are among them). Not saved
+    /// with the symbols (the graph file keeps the warnings).
     #[serde(skip)]
-    pub error_line: Option<usize>,
+    pub error_note: Option<String>,
     /// Why the extraction stopped short of the whole file (a limit of `MAX_TREE_DEPTH`,
     /// `MAX_USE_DEPTH` or `FILE_BUDGET` was reached), one note per limit; what was found
     /// before is kept. Reported as the file's warnings; not saved with the symbols
@@ -611,29 +614,6 @@ fn python_patched(source: &[u8]) -> Option<Vec<u8>> {
     out
 }
 
-/// The line (1-based) where the parser failed first: the start of the first error
-/// (or missing) node, in source order, that holds no other. An outer error node
-/// often spans from far before the failure (tree-sitter wraps what it could not fit
-/// around it, up to the whole file); the innermost one starts where parsing went
-/// wrong. None when the tree has no error.
-fn first_error_line(tree: &tree_sitter::Tree) -> Option<usize> {
-    let mut node = tree.root_node();
-    if !node.has_error() {
-        return None;
-    }
-    let mut cursor = tree.walk();
-    loop {
-        // The first child holding an error, if any: go down into it.
-        let next = node
-            .children(&mut cursor)
-            .find(|c| c.has_error() || c.is_error() || c.is_missing());
-        match next {
-            Some(child) => node = child,
-            None => return Some(node.start_position().row + 1),
-        }
-    }
-}
-
 /// Whether any node of `tree` lies deeper than `limit` (the root is at depth 0).
 /// Iterative (a tree cursor), and it stops at the first such node. A node is
 /// entered only if it has descendants enough to reach past `limit` (a chain of `k`
@@ -685,7 +665,7 @@ fn extract_within(language: Language, source: &[u8], budget: std::time::Duration
             types: vec![],
             syntax_errors: true,
             package: None,
-            error_line: None,
+            error_note: None,
             truncated: vec![over_budget("parsing")],
         };
     };
@@ -918,15 +898,16 @@ fn extract_tree(
     if cut {
         truncated.push(over_budget("resolving references"));
     }
+    let skipped = skipped::skipped(tree, source);
     FileSymbols {
         language,
         definitions,
         imports,
         references,
         types,
-        syntax_errors: tree.root_node().has_error(),
+        syntax_errors: skipped.is_some(),
         package: (!package.is_empty()).then(|| package.join(".")),
-        error_line: first_error_line(tree),
+        error_note: skipped.map(|s| s.note()),
         truncated,
     }
 }

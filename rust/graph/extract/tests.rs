@@ -847,7 +847,7 @@ fn typescript_the_grammar_lacks_parses_without_errors() {
     for language in [Language::TypeScript, Language::Tsx] {
         let s = extract(language, source.as_bytes());
         assert!(!s.syntax_errors, "{language:?}");
-        assert_eq!(s.error_line, None);
+        assert_eq!(s.error_note, None);
         assert_eq!(
             format!("{:?}", summary(&s)),
             r#"[(Class, "A", 1), (Function, "run", 6)]"#
@@ -886,35 +886,84 @@ fn typescript_the_grammar_lacks_parses_without_errors() {
     }
 }
 
-/// A syntax error is placed where the parser failed, not at the start of the
-/// error node wrapping it; a file without errors has no line.
+/// A syntax error's warning says which lines the parser skipped and whether
+/// definitions there are missing; a file that lost nothing (a MISSING token, an
+/// `extern "C" {` guard, stray punctuation) has none.
 #[test]
-fn syntax_errors_name_the_line_where_parsing_failed() {
-    let line = |l: Language, src: &str| extract(l, src.as_bytes()).error_line;
+fn syntax_errors_say_what_was_skipped() {
+    let note = |l: Language, src: &str| {
+        let s = extract(l, src.as_bytes());
+        assert_eq!(s.syntax_errors, s.error_note.is_some());
+        s.error_note
+    };
+    // A `)` the parser supplied: `broken` is indexed whole.
+    let missing = "def ok():\n    pass\n\ndef broken(:\n    pass\n";
+    assert_eq!(note(Language::Python, missing), None);
     assert_eq!(
-        line(
-            Language::Python,
-            "def ok():\n    pass\n\ndef broken(:\n    pass\n"
-        ),
-        Some(4)
+        summary(&extract(Language::Python, missing.as_bytes())),
+        [
+            (DefKind::Function, "ok", 1),
+            (DefKind::Function, "broken", 4)
+        ]
     );
-    assert_eq!(line(Language::Python, "x = 1\n"), None);
-    // tree-sitter-python fails on a line inside brackets indented less than the
-    // block (valid Python): the error wraps the whole class, its line is 4.
-    let dedent = "import os\n\nclass T:\n    def f(self):\n        def g():\n            (bar.\n        baz)\n        return g\n";
-    let s = extract(Language::Python, dedent.as_bytes());
-    assert!(s.syntax_errors);
-    assert_eq!(s.error_line, Some(6));
+    assert_eq!(note(Language::Python, "x = 1\n"), None);
+    // Stray punctuation the parser skipped names nothing.
     assert_eq!(
-        line(
+        note(Language::TypeScript, "let a = 1;\nlet b = (;\nlet c = 2;\n"),
+        None
+    );
+    assert_eq!(
+        note(
             Language::Java,
             "class A {\n  void m() {\n    int x = ;\n  }\n}\n"
         ),
-        Some(3)
+        None
     );
+    // tree-sitter-python fails on a line inside brackets indented less than the
+    // block (valid Python): the names on lines 6 and 7 are lost.
+    let dedent = "import os\n\nclass T:\n    def f(self):\n        def g():\n            (bar.\n        baz)\n        return g\n";
     assert_eq!(
-        line(Language::TypeScript, "let a = 1;\nlet b = (;\n"),
-        Some(2)
+        note(Language::Python, dedent).as_deref(),
+        Some("syntax errors: lines 6-7 not indexed")
+    );
+    let garbage = "def ok():\n    pass\n\n)))\nfoo bar baz\ndef after():\n    pass\n";
+    assert_eq!(
+        note(Language::Python, garbage).as_deref(),
+        Some("syntax errors: line 5 not indexed")
+    );
+    // C++ read as C: the template's head is lost, its body left alone.
+    let template =
+        "template <typename T> T twice(T x) { return x + x; }\nint g(void) { return 1; }\n";
+    assert_eq!(
+        note(Language::C, template).as_deref(),
+        Some("syntax errors: line 1 not indexed (definitions there are missing or incomplete)")
+    );
+    // The standard guard: the C grammar wants an `#endif` it does not find (a
+    // MISSING node): nothing is lost, there is no warning.
+    let guard = "#ifndef A_H\n#define A_H\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\nint f(int x);\nint g(void) { return 1; }\n\n#ifdef __cplusplus\n}\n#endif\n#endif\n";
+    for language in [Language::C, Language::Cpp] {
+        assert!(parse_tree(language, guard.as_bytes())
+            .unwrap()
+            .root_node()
+            .has_error());
+        let s = extract(language, guard.as_bytes());
+        assert_eq!(
+            (s.syntax_errors, s.error_note.clone()),
+            (false, None),
+            "{language:?}"
+        );
+        assert_eq!(
+            summary(&s),
+            [(DefKind::Variable, "A_H", 2), (DefKind::Function, "g", 8)]
+        );
+    }
+    // Ranges merge and are listed up to five.
+    let broken: String = (0..8)
+        .map(|i| format!("x{i} = 1\nfoo bar{i}\n\n"))
+        .collect();
+    assert_eq!(
+        note(Language::Python, &broken).as_deref(),
+        Some("syntax errors: lines 2, 5, 8, 11, 14, and 3 more not indexed")
     );
 }
 

@@ -67,7 +67,7 @@ pub(super) struct Stored {
     pub(super) types: Vec<String>,
     pub(super) package: Option<String>,
     syntax_errors: bool,
-    error_line: Option<usize>,
+    error_note: Option<String>,
     truncated: Vec<String>,
 }
 
@@ -757,7 +757,7 @@ impl KnowledgeGraph {
             types: symbols.types.clone(),
             package: symbols.package.clone(),
             syntax_errors: symbols.syntax_errors,
-            error_line: symbols.error_line,
+            error_note: symbols.error_note.clone(),
             truncated: symbols.truncated.clone(),
         }
     }
@@ -846,7 +846,7 @@ fn stored(symbols: FileSymbols, references: Vec<Ref>) -> Stored {
         types,
         package,
         syntax_errors,
-        error_line,
+        error_note,
         truncated,
     } = symbols;
     Stored {
@@ -857,7 +857,7 @@ fn stored(symbols: FileSymbols, references: Vec<Ref>) -> Stored {
         types,
         package,
         syntax_errors,
-        error_line,
+        error_note,
         truncated,
     }
 }

@@ -179,7 +179,10 @@ pub(super) fn attribute_macros(source: &[u8]) -> Vec<Range<usize>> {
             in_comment = !contains(&rest[2..], b"*/");
             continue;
         }
-        prefixes(source, first, trimmed_end, previous, &classes, &mut out);
+        if prefixes(source, first, trimmed_end, previous, &classes, &mut out) {
+            // A macro alone, blanked: the line before still bounds the next.
+            continue;
+        }
         between_class_and_name(source, first, trimmed_end, &mut out);
         let code_end = find(&source[first..trimmed_end], b"//").map_or(trimmed_end, |n| first + n);
         if let Some(&last) = source[first..code_end]
@@ -195,7 +198,8 @@ pub(super) fn attribute_macros(source: &[u8]) -> Vec<Range<usize>> {
     out
 }
 
-/// The macros starting the line `first..end` (see `attribute_macros`).
+/// The macros starting the line `first..end` (see `attribute_macros`); true when
+/// the line is one macro alone, blanked.
 fn prefixes(
     source: &[u8],
     first: usize,
@@ -203,14 +207,14 @@ fn prefixes(
     previous: u8,
     classes: &HashSet<&[u8]>,
     out: &mut Vec<Range<usize>>,
-) {
+) -> bool {
     let mut at = first;
     let mut templated = false;
     if source[at..end].starts_with(b"template") && word_end(source, at) == at + 8 {
         let open = skip_blanks(source, at + 8, end);
         if source.get(open) == Some(&b'<') {
             let Some(after) = after_angles(source, open, end) else {
-                return;
+                return false;
             };
             at = skip_blanks(source, after, end);
             templated = true;
@@ -232,11 +236,11 @@ fn prefixes(
         }
     }
     if macros.is_empty() {
-        return;
+        return false;
     }
     let rest = &source[at..end];
-    let blank = if rest.is_empty() || rest.starts_with(b"//") {
-        // Alone on its line.
+    let alone = rest.is_empty() || rest.starts_with(b"//");
+    let blank = if alone {
         macros.len() == 1 && !templated && matches!(previous, b';' | b'{' | b'}' | b':')
     } else if rest.starts_with(b"~") {
         true
@@ -252,6 +256,7 @@ fn prefixes(
     if blank {
         out.extend(macros);
     }
+    blank && alone
 }
 
 /// Whether a type and then a name and `(` start at `at` (`std::string f(`,

@@ -1226,6 +1226,10 @@ fn attribute_macros_are_found_where_declarations_start() {
         ["FMT_BEGIN_NAMESPACE"]
     );
     assert_eq!(
+        found("#include \"f.h\"\nFMT_BEGIN_NAMESPACE\nFMT_EXPORT_BEGIN\n\nenum class color { red };\n"),
+        ["FMT_BEGIN_NAMESPACE", "FMT_EXPORT_BEGIN"]
+    );
+    assert_eq!(
         found("FMT_API std::string vformat(string_view f);\n"),
         ["FMT_API"]
     );

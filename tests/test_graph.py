@@ -590,6 +590,129 @@ def test_module_qualified_names(tmp_path: Path) -> None:
     assert where(g.find_symbol("models.st", prefix=True)) == [("app/models.py", "", "store")]
 
 
+GIN = (
+    "package gin\n\n"
+    "type Engine struct{}\n\n"
+    "type List[T any] struct{}\n\n"
+    "func (engine *Engine) addRoute(method, path string) {}\n\n"
+    'func (engine *Engine) Handle(path string) {\n\tengine.addRoute("GET", path)\n}\n\n'
+    'func (Engine) Name() string { return "gin" }\n\n'
+    "func (l *List[T]) Push(v T) {}\n\n"
+    "func addRoute() {}\n"
+)
+GITIGNORE = (
+    "pub struct Gitignore;\n"
+    "pub struct Matcher<T>(T);\n"
+    "pub trait Match {\n    fn matched(&self) -> bool;\n}\n"
+    "impl Gitignore {\n    pub fn new() -> Gitignore {\n        Gitignore\n    }\n"
+    "    pub fn matched(&self) -> bool {\n        true\n    }\n}\n"
+    "impl<T> Matcher<T> {\n    pub fn new(t: T) -> Self {\n        Matcher(t)\n    }\n}\n"
+    "impl Match for Matcher<u8> {\n    fn matched(&self) -> bool {\n        false\n    }\n}\n"
+    "fn matched() {}\n"
+)
+
+
+def test_go_and_rust_methods_are_scoped_by_their_type(tmp_path: Path) -> None:
+    """A Go method's scope is its receiver's type (pointer, value, generic); a Rust
+    method's the type of its impl block (impl<T> Foo<T>, impl Trait for Foo)."""
+    g = KnowledgeGraph.build(write(tmp_path, {"gin/gin.go": GIN, "ignore/src/gitignore.rs": GITIGNORE}))
+
+    def where(found: list[Symbol]) -> list[tuple[str, int, str, str]]:
+        return [(s.path, s.line, s.scope, s.name) for s in found]
+
+    assert where(g.find_symbol("Engine.addRoute")) == [("gin/gin.go", 7, "Engine", "addRoute")]
+    assert where(g.find_symbol("addRoute")) == [
+        ("gin/gin.go", 7, "Engine", "addRoute"),
+        ("gin/gin.go", 17, "", "addRoute"),
+    ]
+    assert where(g.find_symbol("Engine.", prefix=True)) == [
+        ("gin/gin.go", 7, "Engine", "addRoute"),
+        ("gin/gin.go", 9, "Engine", "Handle"),
+        ("gin/gin.go", 13, "Engine", "Name"),
+    ]
+    assert where(g.find_symbol("List.Push")) == [("gin/gin.go", 15, "List", "Push")]
+    assert where(g.find_symbol("gin.Engine.addRoute")) == [("gin/gin.go", 7, "Engine", "addRoute")]
+    assert [(c.symbol.scope, c.symbol.name, c.line) for c in g.get_callers("Engine.addRoute")] == [
+        ("Engine", "Handle", 10)
+    ]
+    assert g.find_symbol("List.addRoute") == []
+
+    assert where(g.find_symbol("Gitignore.matched")) == [("ignore/src/gitignore.rs", 10, "Gitignore", "matched")]
+    assert where(g.find_symbol("Gitignore::new")) == [("ignore/src/gitignore.rs", 7, "Gitignore", "new")]
+    assert where(g.find_symbol("Matcher::new")) == [("ignore/src/gitignore.rs", 15, "Matcher", "new")]
+    assert where(g.find_symbol("matched")) == [
+        ("ignore/src/gitignore.rs", 10, "Gitignore", "matched"),
+        ("ignore/src/gitignore.rs", 20, "Matcher", "matched"),
+        ("ignore/src/gitignore.rs", 24, "", "matched"),
+    ]
+    assert where(g.find_symbol("gitignore.Gitignore.matched")) == [
+        ("ignore/src/gitignore.rs", 10, "Gitignore", "matched")
+    ]
+
+
+FMT_HEADER = (
+    "#define FMT_CONSTEXPR constexpr\n"
+    "FMT_BEGIN_NAMESPACE\n"
+    "template <typename Char> struct size_padding {\n"
+    "  size_t size;\n"
+    "  size_t padding;\n"
+    "\n"
+    "  FMT_CONSTEXPR size_padding(int num_digits, unsigned prefix)\n"
+    "      : size((prefix >> 24) + num_digits), padding(0) {\n"
+    "    if (prefix > 0) padding = prefix;\n"
+    "  }\n"
+    "};\n"
+    "\n"
+    "FMT_CONSTEXPR inline auto write(int n) -> int { return n; }\n"
+    "template <typename T> FMT_CONSTEXPR T twice(T x) { return write(x) + x; }\n"
+    "FMT_END_NAMESPACE\n"
+)
+
+
+def test_a_macro_before_a_constructor_leaves_the_struct_its_own_extent(tmp_path: Path) -> None:
+    """fmt's FMT_CONSTEXPR before a constructor made the struct span the rest of the
+    header and its free functions its methods; the struct ends at its brace."""
+    g = KnowledgeGraph.build(write(tmp_path, {"format.h": FMT_HEADER}))
+    assert [(s.kind, s.scope, s.name, s.line, s.end_line) for s in g.get_file_contents("format.h")] == [
+        ("variable", "", "FMT_CONSTEXPR", 1, 1),
+        ("class", "", "size_padding", 3, 11),
+        ("variable", "size_padding", "size", 4, 4),
+        ("variable", "size_padding", "padding", 5, 5),
+        ("function", "size_padding", "size_padding", 7, 10),
+        ("function", "", "write", 13, 13),
+        ("function", "", "twice", 14, 14),
+    ]
+    assert [(c.symbol.scope, c.symbol.name) for c in g.get_callers("write")] == [("", "twice")]
+    assert g.warnings == []
+
+
+def test_a_typedef_struct_by_its_own_name_is_one_definition(tmp_path: Path) -> None:
+    g = KnowledgeGraph.build(
+        write(
+            tmp_path,
+            {"list.h": "typedef struct node {\n    int n;\n} node;\ntypedef struct list_s { int n; } list_t;\n"},
+        )
+    )
+    assert [(s.name, s.line, s.end_line) for s in g.get_file_contents("list.h")] == [
+        ("node", 1, 3),
+        ("list_t", 4, 4),
+        ("list_s", 4, 4),
+    ]
+
+
+def test_a_syntax_warning_says_what_was_lost(tmp_path: Path) -> None:
+    """An extern "C" guard loses nothing (the C grammar only misses an #endif): no
+    warning. A file that lost text names its lines and its lost definitions."""
+    guard = (
+        '#ifndef A_H\n#define A_H\n#ifdef __cplusplus\nextern "C" {\n#endif\n\n'
+        "int f(int x);\nint g(void) { return 1; }\n\n#ifdef __cplusplus\n}\n#endif\n#endif\n"
+    )
+    template = "template <typename T> T twice(T x) { return x + x; }\nint g(void) { return 1; }\n"
+    g = KnowledgeGraph.build(write(tmp_path, {"a.h": guard, "b.c": template}))
+    assert [s.name for s in g.get_file_contents("a.h")] == ["A_H", "g"]
+    assert g.warnings == [("b.c", "syntax errors: line 1 not indexed (definitions there are missing or incomplete)")]
+
+
 def test_imports_dependencies_and_references(tmp_path: Path) -> None:
     g = KnowledgeGraph.build(write(tmp_path, REPO))
     imports = [s for s in g.get_file_contents("app/views.py") if s.kind == "import"]
@@ -626,7 +749,7 @@ def test_bad_input_is_skipped_or_warned_never_fatal(tmp_path: Path) -> None:
         tmp_path,
         {
             "ok.py": "def fine():\n    pass\n",
-            "broken.py": "def good():\n    pass\n\ndef bad(:\n",
+            "broken.py": "def good():\n    pass\n\ndef bad(:\n    pass\nfoo bar\n",
             "latin1.py": b"def caf\xe9():\n    pass\n",
             "blob.py": b"\x00\x01\x02binary",
             "huge.py": "x = 1\n" * 900_000,  # 5.4 MB
@@ -652,8 +775,8 @@ def test_bad_input_is_skipped_or_warned_never_fatal(tmp_path: Path) -> None:
     assert {p for p, _ in g.skipped} == {"blob.py", "huge.py"}
     assert dict(g.skipped)["blob.py"].startswith("binary") and "larger than" in dict(g.skipped)["huge.py"]
     assert g.warnings == [
-        ("broken.py", "syntax error at line 4: indexed as far as the parser got"),
-        ("latin1.py", "syntax error at line 1: indexed as far as the parser got"),
+        ("broken.py", "syntax errors: line 6 not indexed"),
+        ("latin1.py", "syntax errors: line 1 not indexed (definitions there are missing or incomplete)"),
     ]
     # Reported every 100 ms and at the end: ok, broken, latin1, noise and blob (found
     # binary while parsing) are the 5 parsed.
@@ -813,7 +936,7 @@ def test_a_lexical_file_written_in_place_after_the_load_is_store_corrupt(tmp_pat
 
 
 def test_build_into_saves_what_build_saves(tmp_path: Path) -> None:
-    root = write(tmp_path / "repo", {**REPO, "blob.py": b"\x00", "broken.py": "def h(:\n    pass\n"})
+    root = write(tmp_path / "repo", {**REPO, "blob.py": b"\x00", "broken.py": "def h():\n    foo bar\n"})
     g = KnowledgeGraph.build(root)
     g.save(tmp_path / "held" / "graph.bin")
     calls: list[tuple[int, int]] = []

@@ -898,7 +898,7 @@ fn extract_tree(
     if cut {
         truncated.push(over_budget("resolving references"));
     }
-    let skipped = skipped::skipped(tree, source);
+    let skipped = skipped::skipped(tree, source, deadline);
     FileSymbols {
         language,
         definitions,

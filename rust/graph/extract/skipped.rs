@@ -92,7 +92,13 @@ fn definition_part(kind: &str) -> bool {
 }
 
 /// What `tree` lost (None when nothing: no ERROR node, or only what names nothing).
-pub fn skipped(tree: &tree_sitter::Tree, source: &[u8]) -> Option<Skipped> {
+/// Linear in the nodes holding errors (each one's children listed once); past
+/// `deadline` it stops with what it found (checked every 1,024 nodes).
+pub fn skipped(
+    tree: &tree_sitter::Tree,
+    source: &[u8],
+    deadline: std::time::Instant,
+) -> Option<Skipped> {
     let root = tree.root_node();
     if !root.has_error() {
         return None;
@@ -100,46 +106,53 @@ pub fn skipped(tree: &tree_sitter::Tree, source: &[u8]) -> Option<Skipped> {
     let mut lines: Vec<(usize, usize)> = Vec::new();
     let mut definitions = false;
     let mut cursor = tree.walk();
-    let mut children = tree.walk();
-    'walk: loop {
-        let node = cursor.node();
+    // The lines of a node, 1-based (a node ending at column 0 ends on the line before).
+    let lines_of = |node: tree_sitter::Node| {
+        let end = node.end_position();
+        let last = if end.column == 0 && end.row > node.start_position().row {
+            end.row
+        } else {
+            end.row + 1
+        };
+        (node.start_position().row + 1, last)
+    };
+    let mut stack = vec![root];
+    let mut visited = 0usize;
+    while let Some(node) = stack.pop() {
+        visited += 1;
+        if visited % 1024 == 0 && std::time::Instant::now() >= deadline {
+            break;
+        }
+        let children: Vec<tree_sitter::Node> = node.children(&mut cursor).collect();
         if node.is_error() {
-            for child in node.children(&mut children) {
+            for &child in &children {
                 if child.is_error() || child.is_extra() || inert(child) || complete(child.kind()) {
                     continue;
                 }
                 definitions |= definition_part(child.kind());
-                let end = child.end_position();
-                let last = if end.column == 0 && end.row > child.start_position().row {
-                    end.row
-                } else {
-                    end.row + 1
-                };
-                lines.push((child.start_position().row + 1, last));
+                lines.push(lines_of(child));
             }
-            definitions |= node
-                .next_named_sibling()
-                .is_some_and(|next| definition_part(next.kind()));
             // An ERROR node holding no node but text of its own (what it skipped is
             // no token of the grammar): lost if the text has a name in it.
-            if node.child_count() == 0
+            if children.is_empty()
                 && source[node.byte_range()]
                     .iter()
                     .any(|&b| b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80)
             {
-                let row = node.start_position().row + 1;
-                lines.push((row, node.end_position().row + 1));
+                lines.push(lines_of(node));
             }
         }
-        if node.has_error() && cursor.goto_first_child() {
-            continue;
-        }
-        loop {
-            if cursor.goto_next_sibling() {
-                break;
+        for (i, &child) in children.iter().enumerate() {
+            // A body right after an ERROR node, outside any definition: its
+            // definition's head was lost.
+            if child.is_error() && !complete(node.kind()) {
+                definitions |= children[i + 1..]
+                    .iter()
+                    .find(|c| c.is_named() && !c.is_extra())
+                    .is_some_and(|next| definition_part(next.kind()));
             }
-            if !cursor.goto_parent() {
-                break 'walk;
+            if child.has_error() {
+                stack.push(child);
             }
         }
     }

@@ -969,7 +969,10 @@ fn syntax_errors_say_what_was_skipped() {
 
 #[test]
 fn broken_and_binary_input_does_not_panic() {
-    let s = extract(Language::Python, b"def ok():\n    pass\n\ndef broken(:\n");
+    let s = extract(
+        Language::Python,
+        b"def ok():\n    pass\n\ndef broken(:\nfoo bar\n",
+    );
     assert!(s.syntax_errors);
     assert_eq!(&*s.definitions[0].name, "ok");
     let junk: Vec<u8> = (0..5000u32)

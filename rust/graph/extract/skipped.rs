@@ -120,7 +120,7 @@ pub fn skipped(
     let mut visited = 0usize;
     while let Some(node) = stack.pop() {
         visited += 1;
-        if visited % 1024 == 0 && std::time::Instant::now() >= deadline {
+        if visited.is_multiple_of(1024) && std::time::Instant::now() >= deadline {
             break;
         }
         let children: Vec<tree_sitter::Node> = node.children(&mut cursor).collect();
@@ -132,17 +132,22 @@ pub fn skipped(
                 definitions |= definition_part(child.kind());
                 lines.push(lines_of(child));
             }
-            // An ERROR node holding no node but text of its own (what it skipped is
-            // no token of the grammar): lost if the text has a name in it.
-            if children.is_empty()
-                && source[node.byte_range()]
-                    .iter()
-                    .any(|&b| b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80)
-            {
-                lines.push(lines_of(node));
-            }
+        }
+        // An ERROR node holding no node but text of its own (what it skipped is no
+        // token of the grammar; tree-sitter says such a leaf has no error): lost if
+        // the text has a name in it.
+        let named_text = |n: tree_sitter::Node| {
+            source[n.byte_range()]
+                .iter()
+                .any(|&b| b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80)
+        };
+        if node.is_error() && children.is_empty() && named_text(node) {
+            lines.push(lines_of(node));
         }
         for (i, &child) in children.iter().enumerate() {
+            if child.is_error() && child.child_count() == 0 && named_text(child) {
+                lines.push(lines_of(child));
+            }
             // A body right after an ERROR node, outside any definition: its
             // definition's head was lost.
             if child.is_error() && !complete(node.kind()) {

@@ -931,6 +931,12 @@ fn syntax_errors_say_what_was_skipped() {
         note(Language::Python, garbage).as_deref(),
         Some("syntax errors: line 5 not indexed")
     );
+    // A byte that is no character of a name: the name is cut there.
+    let latin1 = extract(Language::Python, b"def caf\xe9():\n    pass\n");
+    assert_eq!(
+        latin1.error_note.as_deref(),
+        Some("syntax errors: line 1 not indexed")
+    );
     // C++ read as C: the template's head is lost, its body left alone.
     let template =
         "template <typename T> T twice(T x) { return x + x; }\nint g(void) { return 1; }\n";

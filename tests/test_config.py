@@ -227,7 +227,7 @@ def test_recalled_relevance_is_the_relevance_of_a_recalled_memory_in_the_window(
     with am.Memory.open(project) as memory:
         memory.remember("The deploy script lives in tools/release.sh")
         memory.prepare_context("where is the deploy script?")
-        recalled = [i for i in memory.context.window.items() if i.content.startswith("Memory 1 (fact)")]
+        recalled = [i for i in memory.window.window.items() if i.content.startswith("Memory 1 (fact)")]
         assert [i.relevance_score for i in recalled] == [0.25]
 
 

@@ -617,7 +617,7 @@ def test_go_and_rust_methods_are_scoped_by_their_type(tmp_path: Path) -> None:
     method's the type of its impl block (impl<T> Foo<T>, impl Trait for Foo)."""
     g = KnowledgeGraph.build(write(tmp_path, {"gin/gin.go": GIN, "ignore/src/gitignore.rs": GITIGNORE}))
 
-    def where(found: list[Symbol]) -> list[tuple[str, int, str, str]]:
+    def where(found: list[Definition]) -> list[tuple[str, int, str, str]]:
         return [(s.path, s.line, s.scope, s.name) for s in found]
 
     assert where(g.find_symbol("Engine.addRoute")) == [("gin/gin.go", 7, "Engine", "addRoute")]
@@ -980,13 +980,13 @@ def test_relevant_code_for_a_message(tmp_path: Path) -> None:
     root = write(tmp_path, REPO)
     g = KnowledgeGraph.build(root)
     found = find_relevant_to_query(g, "Why does store lose data when a User is saved?", max_tokens=200)
-    # Definitions whose words match ("user", "store") first, the two User classes
-    # leading; Python's User is taken whole, so its method save (inside it) is
-    # skipped; then what the graph puts around them. Nothing below a tenth of the
-    # best score comes in, though budget is left.
+    # Definitions whose words match first: Python's save ("saved" meets `save`, a word
+    # form, in its name) inside User, then the Java User; Python's User is not taken
+    # whole, as its method save already is; then what the graph puts around them.
+    # Nothing below a tenth of the best score comes in, though budget is left.
     assert [(c.file_path, c.line_range) for c in found] == [
+        ("app/models.py", (7, 8)),
         ("svc/model/User.java", (2, 5)),
-        ("app/models.py", (6, 8)),
         ("app/models.py", (10, 11)),
         ("app/views.py", (4, 7)),
         ("core/src/lib.rs", (4, 4)),
@@ -1000,7 +1000,7 @@ def test_relevant_code_for_a_message(tmp_path: Path) -> None:
     assert found[0].relevance == 1.0 and all(0.1 <= c.relevance <= 1 for c in found)
     counter = TokenCounter()
     assert sum(counter.count(c.content) for c in found) <= 200
-    assert all(not (c.file_path == "app/models.py" and c.line_range == (7, 8)) for c in found)  # save is inside User
+    assert all(not (c.file_path == "app/models.py" and c.line_range == (6, 8)) for c in found)  # holds save
     exact = counter.count("def store(obj):\n    return obj")
     tiny = find_relevant_to_query(g, "store", max_tokens=exact)  # room for the best snippet only
     assert [(c.file_path, c.line_range) for c in tiny] == [("app/models.py", (10, 11))]

@@ -372,9 +372,18 @@ def test_an_argument_a_tool_does_not_take_is_refused_as_over_http(project: Path)
             "save",
             "store",
         ]
-        assert ok(await s.call_tool("task", {"action": "start", "task_id": "t1", "description": "a task"})) == {
+        assert task_shape(
+            ok(await s.call_tool("task", {"action": "start", "task_id": "t1", "description": "a task"}))
+        ) == {
             "task_id": "t1",
+            "description": "a task",
+            "intent": None,
             "status": "active",
+            "completed_at": False,
+            "files_touched": [],
+            "tools_used": {},
+            "outcome": None,
+            "score": None,
         }
 
     anyio.run(session_run, project, script, "--refresh-seconds", "3600")

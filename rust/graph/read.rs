@@ -34,25 +34,7 @@ pub fn reason(err: &Error) -> String {
 /// between the check and the read is refused all the same. The size is checked on
 /// the handle, and the read stops one byte past `max_bytes`.
 pub fn read_project_file(root: &Path, relative: &str, max_bytes: u64) -> Result<Vec<u8>> {
-    let parts: Vec<&str> = relative.split('/').collect();
-    if relative.contains('\0')
-        || parts
-            .iter()
-            .any(|p| p.is_empty() || *p == "." || *p == "..")
-    {
-        return Err(invalid(
-            "path",
-            format!("{relative:?} is not a plain path relative to the project root"),
-        ));
-    }
-    let full: PathBuf = root.join(relative);
-    let mut file = open_beneath(root, &parts, &full)?;
-    let meta = file
-        .metadata()
-        .map_err(|err| Error::io("read", &full, err))?;
-    if !meta.file_type().is_file() {
-        return Err(not_regular(&full, &meta.file_type()));
-    }
+    let (mut file, full, meta) = open_regular(root, relative)?;
     let too_large = |size: u64| Error::Unreadable {
         path: full.clone(),
         reason: format!("larger than {max_bytes} bytes ({size} bytes)"),
@@ -71,10 +53,12 @@ pub fn read_project_file(root: &Path, relative: &str, max_bytes: u64) -> Result<
     Ok(bytes)
 }
 
-/// The first `max_bytes` bytes of a project file (fewer if it is shorter), opened
-/// as `read_project_file` opens it (no symlink followed, nothing but a regular file
-/// read): enough for its `#!` line, whatever its size.
-pub fn read_project_head(root: &Path, relative: &str, max_bytes: u64) -> Result<Vec<u8>> {
+/// `relative` (a plain path under `root`) opened as [`read_project_file`] says, with
+/// its full path and metadata: an error for anything but a regular file.
+fn open_regular(
+    root: &Path,
+    relative: &str,
+) -> Result<(std::fs::File, PathBuf, std::fs::Metadata)> {
     let parts: Vec<&str> = relative.split('/').collect();
     if relative.contains('\0')
         || parts
@@ -87,13 +71,21 @@ pub fn read_project_head(root: &Path, relative: &str, max_bytes: u64) -> Result<
         ));
     }
     let full: PathBuf = root.join(relative);
-    let mut file = open_beneath(root, &parts, &full)?;
+    let file = open_beneath(root, &parts, &full)?;
     let meta = file
         .metadata()
         .map_err(|err| Error::io("read", &full, err))?;
     if !meta.file_type().is_file() {
         return Err(not_regular(&full, &meta.file_type()));
     }
+    Ok((file, full, meta))
+}
+
+/// The first `max_bytes` bytes of a project file (fewer if it is shorter), opened
+/// as `read_project_file` opens it (no symlink followed, nothing but a regular file
+/// read): enough for its `#!` line, whatever its size.
+pub fn read_project_head(root: &Path, relative: &str, max_bytes: u64) -> Result<Vec<u8>> {
+    let (mut file, full, _) = open_regular(root, relative)?;
     let mut bytes = Vec::new();
     (&mut file)
         .take(max_bytes)

@@ -48,7 +48,7 @@ def test_text_accepts_exactly_the_strings_its_bounds_allow(value: object, max_ch
 
 @given(
     st.one_of(st.integers(-5, 2**64), st.booleans(), st.floats(), STRINGS, st.none()),
-    st.one_of(st.integers(1, 20), st.integers(1, checks.MAX_INT)),
+    st.one_of(st.integers(1, 20), st.integers(1, checks.MAX_INT), st.just(checks.MAX_INT)),
 )
 def test_limit_accepts_exactly_the_integers_from_1_to_its_maximum(value: object, maximum: int) -> None:
     if type(value) is int and 1 <= value <= maximum:
@@ -56,7 +56,8 @@ def test_limit_accepts_exactly_the_integers_from_1_to_its_maximum(value: object,
     else:
         with pytest.raises(InvalidInputError) as info:
             checks.limit("k", value, maximum=maximum)
-        assert str(info.value) == f"k must be an integer from 1 to {maximum}, got {checks.short(value)}"
+        bounds = ">= 1 and below 2**63" if maximum == checks.MAX_INT else f"from 1 to {maximum}"
+        assert str(info.value) == f"k must be an integer {bounds}, got {checks.short(value)}"
 
 
 @given(

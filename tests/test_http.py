@@ -827,6 +827,23 @@ def _closed(sock: Any) -> bool:
         return True
 
 
+def _serve_with(root: Path, *, max_connections: int, request_seconds: float, preexec_fn: Any = None) -> Any:
+    """``aircher-mem serve`` on ``root`` (a free port, no index at start) with these
+    ``[server]`` connection bounds."""
+    (root / ".aircher").mkdir()
+    (root / ".aircher" / "config.toml").write_text(
+        f"[server]\nmax_connections = {max_connections}\nrequest_seconds = {request_seconds}\nindex_at_start = false\n"
+    )
+    script = str(Path(sys.executable).with_name("aircher-mem"))
+    return subprocess.Popen(
+        [script, "serve", "--root", str(root), "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=preexec_fn,
+    )
+
+
 def _files(pid: int) -> int:
     return len(os.listdir(f"/proc/{pid}/fd"))
 
@@ -843,18 +860,7 @@ def test_idle_connections_do_not_make_the_server_unreachable(tmp_path: Path) -> 
     back."""
     import socket
 
-    (tmp_path / ".aircher").mkdir()
-    (tmp_path / ".aircher" / "config.toml").write_text(
-        "[server]\nmax_connections = 100\nrequest_seconds = 2.0\nindex_at_start = false\n"
-    )
-    script = str(Path(sys.executable).with_name("aircher-mem"))
-    proc = subprocess.Popen(
-        [script, "serve", "--root", str(tmp_path), "--port", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=_limited_files(600),
-    )
+    proc = _serve_with(tmp_path, max_connections=100, request_seconds=2.0, preexec_fn=_limited_files(600))
     idle: list[socket.socket] = []
     try:
         info = wait_for(tmp_path, proc)
@@ -906,17 +912,7 @@ def test_a_request_accepted_with_an_idle_crowd_is_answered_not_evicted(tmp_path:
     is closed; the request, not yet read when the newcomer came, is answered."""
     import socket
 
-    (tmp_path / ".aircher").mkdir()
-    (tmp_path / ".aircher" / "config.toml").write_text(
-        "[server]\nmax_connections = 1\nrequest_seconds = 30.0\nindex_at_start = false\n"
-    )
-    script = str(Path(sys.executable).with_name("aircher-mem"))
-    proc = subprocess.Popen(
-        [script, "serve", "--root", str(tmp_path), "--port", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = _serve_with(tmp_path, max_connections=1, request_seconds=30.0)
     try:
         info = wait_for(tmp_path, proc)
         address = ("127.0.0.1", info.port)

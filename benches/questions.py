@@ -88,6 +88,7 @@ from localization import (
     Ours,
     bm25_files,
     describe_hit,
+    parse_overrides,
     read_text,
     search_code_available,
     static_tree_policy,
@@ -485,6 +486,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--markdown", type=Path, metavar="OUT", help="also write the Markdown tables here")
     parser.add_argument("--json", type=Path, metavar="OUT")
     parser.add_argument("--verbose", action="store_true", help="print each question's top hits")
+    parser.add_argument("--override", action="append", default=[], metavar="KEY=VALUE", help="[retrieval] key for ours")
     parser.add_argument(
         "--check", action="store_true", help="only check the answers against the trees (see check_answers) and exit"
     )
@@ -520,7 +522,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         timings[f"bm25 index {repo.name}"] = bm25.seconds
         ours, bm25_defs = None, None
         if with_ours:
-            ours = Ours(tree, static_tree_policy(tree))
+            ours = Ours(tree, static_tree_policy(tree, parse_overrides(args.override)))
             report = ours.index()
             timings[f"ours index {repo.name}"] = ours.index_seconds
             bm25_defs = bm25_definitions(ours, tree, sources)

@@ -96,7 +96,7 @@ mod _core {
     };
     #[pymodule_export]
     use crate::py::graph::{
-        read_project_file, relative_path, PyCodeHit, PyDefinition, PyKnowledgeGraph, PyReference,
+        path_kind, read_project_file, relative_path, PyCodeHit, PyDefinition, PyKnowledgeGraph, PyReference,
         PySearchParams,
     };
     #[pymodule_export]

@@ -180,3 +180,98 @@ def test_code_that_is_not_the_product_is_scored_down_unless_the_query_names_it(t
     for path in scaled:
         factor = 1.0 if path == "src/conf/loader.py" else 0.5
         assert abs(scaled[path] - scores[path] * factor) < 1e-9, path
+
+
+WORKSPACES = {
+    "package.json": '{"name": "root", "private": true, "workspaces": ["packages/*", "tools/perf", "!packages/skip"]}',
+    "packages/core/package.json": '{"name": "@zod/core"}',
+    "packages/speed/package.json": '{"name": "@zod/benchmarks"}',
+    "packages/site/package.json": '{"name": "zod-docs"}',
+    "packages/testing-kit/package.json": '{"name": "@testing/kit"}',
+    "packages/broken/package.json": "{not json",
+    "tools/perf/package.json": '{"name": "perf-samples"}',
+    "pnpm-workspace.yaml": "packages:\n  - 'apps/*'   # the apps\nother:\n  - 'x/*'\n",
+    "apps/web/package.json": '{"name": "web-example"}',
+    "x/y/package.json": '{"name": "y-tests"}',
+    "Cargo.toml": '[workspace]\nmembers = ["crates/*", "fuzz", "../outside"]\n',
+    "crates/engine/Cargo.toml": '[package]\nname = "engine"\n',
+    "crates/engine-bench/Cargo.toml": '[package]\nname = "engine-bench"\n',
+    "fuzz/Cargo.toml": '[package]\nname = "engine-fuzz-tests"\n',
+    ".gitattributes": "dist/bundle.js linguist-generated=true\n",
+}
+
+
+def test_workspace_members_named_for_a_kind_are_that_kind(tmp_path: Path) -> None:
+    from aircher_mem.retrieval import declared_kinds
+
+    root = write_files(tmp_path / "p", WORKSPACES)
+    # A member counts by its package name's last word: "@testing/kit" is product
+    # code; "x/*" is not under `packages:`; "../outside" is outside the project.
+    assert declared_kinds(root) == [
+        ("apps/web", "example"),
+        ("crates/engine-bench", "bench"),
+        ("dist/bundle.js", "vendor"),
+        ("fuzz", "test"),
+        ("packages/site", "docs"),
+        ("packages/speed", "bench"),
+        ("tools/perf", "example"),
+    ]
+
+
+def test_path_kind_reads_folder_and_file_names() -> None:
+    from aircher_mem import _core
+
+    assert [
+        _core.path_kind(p)
+        for p in ("src/a.py", "tests/a.py", "pkg/bench_io.py", "docs/x.md", "third_party/z.c", "demos/d.js")
+    ] == [None, "test", "bench", "docs", "vendor", "example"]
+
+
+FILLER = {
+    "src/ignore/gitignore.py": '''"""Matching paths against ignore files."""
+
+
+def gitignore_rules(root):
+    """Read the rules of a directory."""
+    return root
+''',
+    "src/ignore/walk.py": '''"""Walking a directory tree."""
+
+
+def parent_key(path):
+    """The key of the parent; errors are handled by the caller and handled once."""
+    return path
+''',
+}
+
+
+def test_a_word_the_project_writes_in_prose_only_weighs_less(tmp_path: Path) -> None:
+    root = write_files(tmp_path / "p", FILLER)
+    plain = am.Policy(retrieval=RetrievalPolicy(prose_only_weight=1.0))
+    with am.Memory.open(root, policy=plain) as m:
+        m.index()
+        found = m.search_code("where is gitignore handled", k=2)
+        assert [h.name for h in found.hits] == ["parent_key", "gitignore_rules"]
+    weighed = am.Policy(retrieval=RetrievalPolicy(prose_only_weight=0.25))
+    with am.Memory.open(root, policy=weighed) as m:
+        found = m.search_code("where is gitignore handled", k=2)
+        assert [h.name for h in found.hits] == ["gitignore_rules", "parent_key"]
+
+
+NEIGHBOURS = {
+    "lib/legend_handler.py": '"""Handlers that draw the entries."""\n\n\nclass HandlerBase:\n    """Draw one entry."""\n\n    def draw(self, artist):\n        return artist\n',
+    "lib/box.py": '"""Boxes."""\n\n\nclass Box:\n    """A box of entries."""\n\n    def place(self, where):\n        """Move the legend box to the best location."""\n        return where\n',
+}
+
+
+def test_a_neighbours_file_name_does_not_win_alone(tmp_path: Path) -> None:
+    with am.Memory.open(write_files(tmp_path / "p", NEIGHBOURS)) as m:
+        m.index()
+        for query in ("legend location", "where is the legend placed"):
+            found = m.search_code(query, k=2, level="file")
+            assert [(h.path, h.matched[:1]) for h in found.hits] == [
+                ("lib/box.py", ["legend"]),
+                ("lib/legend_handler.py", ["legend"]),
+            ], query
+            # The name's match is worth less than half the content's.
+            assert found.hits[1].score < found.hits[0].score / 2, query

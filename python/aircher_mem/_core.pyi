@@ -283,6 +283,7 @@ class SearchParams:
         max_pushes: int,
         forms: float,
         idf_exponent: float,
+        prose_only: float,
         test_factor: float,
         bench_factor: float,
         example_factor: float,
@@ -510,6 +511,10 @@ class KnowledgeGraph:
 def relative_path(root: str | PathLike[str], path: str | PathLike[str]) -> str:
     """``path`` relative to the project ``root`` with ``/`` separators; InvalidInputError
     for an empty path, a NUL byte, the root itself or a path outside the root."""
+
+def path_kind(path: str) -> str | None:
+    """The kind of non-product code a project-relative ``path`` is by its folder and file
+    names (``test``, ``bench``, ``example``, ``docs``, ``vendor``), or None."""
 
 def read_project_file(root: str | PathLike[str], path: str | PathLike[str], *, max_bytes: int) -> bytes:
     """The bytes of project file ``path`` (relative to ``root`` or absolute inside it), read

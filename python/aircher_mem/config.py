@@ -223,6 +223,11 @@ class RetrievalPolicy(_Section):
     #: raised to this power in code search: above 1 (BM25F's own), words that many
     #: documents have ("used", "handled") weigh less against the rare ones.
     idf_exponent: float = _bound(1.0, 0.0, 4.0)
+    #: Weight of a query word the project writes in prose only (comments, doc
+    #: strings, bodies) and in no name, signature or path: a filler word of a
+    #: question ("handled", "used") against the words that name code. Measured in
+    #: the index at each query; 1 weighs it like any other word.
+    prose_only_weight: float = _bound(1.0, 0.0, 1.0)
     #: Score factors of code that is not the product, each unless the message names
     #: the file or the kind ("test", "benchmark", "example", "docs", "vendored"):
     #: test and fixture files, benchmarks, examples and samples, documentation,

@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import configparser
 import hashlib
+import json
 import logging
+import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -91,6 +93,7 @@ def search_params(policy: Policy) -> SearchParams:
         max_pushes=r.walk_max_pushes,
         forms=r.word_forms_weight,
         idf_exponent=r.idf_exponent,
+        prose_only=r.prose_only_weight,
         test_factor=r.test_factor,
         bench_factor=r.bench_factor,
         example_factor=r.example_factor,
@@ -108,7 +111,18 @@ def search_params(policy: Policy) -> SearchParams:
 # -- what the project's configuration says is not product code ---------------------------
 
 #: The files :func:`declared_kinds` reads, under a project's root.
-_CONFIG_FILES = ("pyproject.toml", "pytest.ini", "tox.ini", "setup.cfg", ".gitattributes")
+_CONFIG_FILES = (
+    "pyproject.toml",
+    "pytest.ini",
+    "tox.ini",
+    "setup.cfg",
+    ".gitattributes",
+    "package.json",
+    "pnpm-workspace.yaml",
+    "Cargo.toml",
+)
+#: At most this many workspace members are read (a pattern matching more is cut).
+_MAX_MEMBERS = 1000
 #: Per root: the configuration files' (size, mtime) and what they declared.
 _DECLARED: dict[str, tuple[tuple[tuple[int, int] | None, ...], list[tuple[str, str]]]] = {}
 _GLOB = frozenset("*?[")
@@ -127,10 +141,14 @@ def declared_kinds(root: Path) -> list[tuple[str, str]]:
     kind of non-product code, as (path, kind), sorted: pytest's ``testpaths``
     (``pyproject.toml`` ``[tool.pytest.ini_options]``, ``pytest.ini``/``tox.ini``
     ``[pytest]``, ``setup.cfg`` ``[tool:pytest]``) as ``test``; ``.gitattributes``
-    patterns marked ``linguist-vendored`` as ``vendor`` and ``linguist-documentation``
-    as ``docs``. A pattern that is a path (``vendor/``, ``/lib/ext/**``) is taken;
-    one with other wildcards (``*.min.js``) is skipped with a log line, as is a file
-    that cannot be read. Read again only when one of the files changes."""
+    patterns marked ``linguist-vendored`` or ``linguist-generated`` as ``vendor`` and
+    ``linguist-documentation`` as ``docs``; workspace members (``package.json``
+    ``workspaces``, ``pnpm-workspace.yaml`` ``packages``, ``Cargo.toml``
+    ``[workspace] members``) whose package name ends in a kind's word
+    (``@zod/benchmarks``, ``app-examples``) as that kind. A pattern that is a path
+    (``vendor/``, ``/lib/ext/**``) is taken, and a member pattern may end in one
+    ``*``; others (``*.min.js``) are skipped with a log line, as is a file that
+    cannot be read. Read again only when one of the root files changes."""
     stamps = tuple(_stamp(root / name) for name in _CONFIG_FILES)
     cached = _DECLARED.get(str(root))
     if cached is not None and cached[0] == stamps:
@@ -138,8 +156,8 @@ def declared_kinds(root: Path) -> list[tuple[str, str]]:
     found: set[tuple[str, str]] = set()
     for path in _testpaths(root):
         found.add((path, "test"))
-    for path, kind in _linguist(root):
-        found.add((path, kind))
+    found.update(_linguist(root))
+    found.update(_workspace_kinds(root))
     out = sorted(found)
     if len(_DECLARED) > 64:
         _DECLARED.clear()
@@ -213,13 +231,114 @@ def _linguist(root: Path) -> list[tuple[str, str]]:
         words = line.split()
         if not words or words[0].startswith("#"):
             continue
-        for attribute, kind in (("linguist-vendored", "vendor"), ("linguist-documentation", "docs")):
+        for attribute, kind in (
+            ("linguist-vendored", "vendor"),
+            ("linguist-generated", "vendor"),
+            ("linguist-documentation", "docs"),
+        ):
             if attribute in words[1:] or f"{attribute}=true" in words[1:]:
                 path = _relative(words[0])
                 if path is None:
                     log.info(".gitattributes pattern %r skipped: only paths are read", words[0])
                 else:
                     out.append((path, kind))
+    return out
+
+
+def _workspace_patterns(root: Path) -> list[str]:
+    """The member patterns of the workspaces declared at ``root``."""
+    patterns: list[str] = []
+    text = _read(root / "package.json")
+    if text is not None:
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            log.info("%s not read for workspaces (%s)", root / "package.json", exc)
+            data = None
+        spaces = data.get("workspaces") if isinstance(data, dict) else None
+        if isinstance(spaces, dict):
+            spaces = spaces.get("packages")
+        if isinstance(spaces, list):
+            patterns.extend(p for p in spaces if isinstance(p, str))
+    text = _read(root / "pnpm-workspace.yaml")
+    if text is not None:
+        inside = False
+        for line in text.splitlines():
+            if line and not line[0].isspace() and not line.startswith("-"):
+                inside = line.split("#")[0].strip() == "packages:"
+            elif inside and line.strip().startswith("-"):
+                patterns.append(line.strip()[1:].split("#")[0].strip().strip("'\""))
+    text = _read(root / "Cargo.toml")
+    if text is not None:
+        try:
+            workspace = tomllib.loads(text).get("workspace", {})
+        except tomllib.TOMLDecodeError as exc:
+            log.info("%s not read for workspaces (%s)", root / "Cargo.toml", exc)
+            workspace = {}
+        members = workspace.get("members", []) if isinstance(workspace, dict) else []
+        patterns.extend(p for p in members if isinstance(p, str))
+    return patterns
+
+
+def _workspace_members(root: Path) -> list[str]:
+    """The member folders (relative paths) of the workspaces declared at ``root``: each
+    pattern a path, or a path whose last part is ``*``."""
+    members: list[str] = []
+    for pattern in _workspace_patterns(root):
+        if pattern.startswith("!"):
+            continue
+        parent, _, last = pattern.rstrip("/").rpartition("/")
+        base = _relative(parent) if parent else ""
+        path = None if _GLOB & set(last) else _relative(pattern)
+        if path is not None and ".." not in path.split("/"):
+            members.append(path)
+        elif last == "*" and base is not None and ".." not in base.split("/"):
+            folder = root / base if base else root
+            try:
+                names = sorted(e.name for e in folder.iterdir() if e.is_dir() and not e.is_symlink())
+            except OSError as exc:
+                log.info("workspace pattern %r skipped (%s)", pattern, exc)
+                continue
+            members.extend(f"{base}/{name}" if base else name for name in names)
+        else:
+            log.info("workspace pattern %r skipped: only paths and a last '*' are read", pattern)
+        if len(members) >= _MAX_MEMBERS:
+            log.info("workspace members after the first %d skipped", _MAX_MEMBERS)
+            break
+    return members[:_MAX_MEMBERS]
+
+
+def _package_name(folder: Path) -> str | None:
+    """The package name a workspace member's manifest gives, if any."""
+    text = _read(folder / "package.json")
+    if text is not None:
+        try:
+            data = json.loads(text)
+        except ValueError:
+            data = None
+        if isinstance(data, dict) and isinstance(data.get("name"), str):
+            return str(data["name"])
+    text = _read(folder / "Cargo.toml")
+    if text is not None:
+        try:
+            package = tomllib.loads(text).get("package", {})
+        except tomllib.TOMLDecodeError:
+            package = {}
+        if isinstance(package, dict) and isinstance(package.get("name"), str):
+            return str(package["name"])
+    return None
+
+
+def _workspace_kinds(root: Path) -> list[tuple[str, str]]:
+    """(member folder, kind) for each workspace member whose package name's last word
+    names a kind of non-product code (``zod-benchmarks``: ``bench``)."""
+    out: list[tuple[str, str]] = []
+    for member in _workspace_members(root):
+        name = _package_name(root / member)
+        words = [w for w in re.split(r"[^a-z0-9]+", (name or "").lower()) if w]
+        kind = _core.path_kind(f"{words[-1]}/x") if words else None
+        if kind is not None:
+            out.append((member, kind))
     return out
 
 

@@ -100,7 +100,7 @@ impl PySearchParams {
     #[pyo3(signature = (
         *, k1, b, field_weights, normalization, lexical_weight, graph_weight, dense_weight,
         candidates, graph_seeds, path_weight, focus_weight, damping, epsilon, max_pushes,
-        forms, idf_exponent, test_factor, bench_factor, example_factor, docs_factor,
+        forms, idf_exponent, prose_only, test_factor, bench_factor, example_factor, docs_factor,
         vendor_factor, file_spread, name_only_factor
     ))]
     #[allow(clippy::too_many_arguments)]
@@ -121,6 +121,7 @@ impl PySearchParams {
         max_pushes: Int<usize>,
         forms: Real,
         idf_exponent: Real,
+        prose_only: Real,
         test_factor: Real,
         bench_factor: Real,
         example_factor: Real,
@@ -162,6 +163,7 @@ impl PySearchParams {
                     forms: forms.0,
                     idf_exponent: idf_exponent.0,
                     form_fields: FORM_FIELDS,
+                    prose_only: prose_only.0,
                 },
                 test_factor: test_factor.0,
                 bench_factor: bench_factor.0,
@@ -269,6 +271,13 @@ pub fn relative_path(py: Python<'_>, root: FsPath, path: FsPath) -> PyResult<Str
     Ok(detached(py, || {
         relative_to(&canonical_root(&root.0)?, &path.0)
     })?)
+}
+
+/// The kind of non-product code a project-relative `path` is by its folder and file
+/// names (`test`, `bench`, `example`, `docs`, `vendor`), or None: product code.
+#[pyfunction]
+pub fn path_kind(path: Text) -> Option<&'static str> {
+    crate::graph::path_kind(&path.0, &[]).map(crate::graph::PathKind::name)
 }
 
 /// The bytes of the project file `path` (relative to `root` or absolute inside it),

@@ -261,10 +261,16 @@ pub struct QueryTerms {
     /// that many documents have (a query's "used", "handled") counts for less
     /// against the rare words beside it.
     pub idf_exponent: f64,
-    /// The fields in which the other forms of a word count (all if empty): code
-    /// search counts them in names and paths, not in prose, where a near form is
-    /// mostly noise.
+    /// The identifier fields (all if empty): the other forms of a word count in
+    /// these only (code search counts them in names and paths, not in prose, where a
+    /// near form is mostly noise), and a query word no live document has in any of
+    /// them weighs `prose_only`.
     pub form_fields: &'static [&'static str],
+    /// Weight of a query word the project writes in prose only (comments, doc
+    /// strings, bodies) and in no identifier field, measured in the index at query
+    /// time: a filler word such as "handled" or "used" in a question about code.
+    /// 1: weighed like any other word.
+    pub prose_only: f64,
 }
 
 impl Default for QueryTerms {
@@ -273,6 +279,7 @@ impl Default for QueryTerms {
             forms: 0.0,
             idf_exponent: 1.0,
             form_fields: &[],
+            prose_only: 1.0,
         }
     }
 }

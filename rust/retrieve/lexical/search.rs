@@ -210,10 +210,11 @@ impl LexicalIndex {
             let kind = self.kind_of[slot as usize];
             kind != DEAD && allowed.as_ref().is_none_or(|a| a[kind as usize])
         };
-        let weighed = self.query_terms(query, weighing.forms);
+        let mut weighed = self.query_terms(query, weighing.forms);
         if weighed.is_empty() {
             return Vec::new();
         }
+        self.weigh_prose_only(&mut weighed, weighing);
         let mut weights = vec![1.0; self.fields.len()];
         for (name, weight) in &params.field_weights {
             if let Some(field) = self.field_id(name) {
@@ -452,6 +453,30 @@ impl LexicalIndex {
             }
         }
         terms
+    }
+
+    /// Multiplies by `weighing.prose_only` the weight of each of the query's own
+    /// words (not the other forms) that no live document has in an identifier field
+    /// (`weighing.form_fields`; none when that is empty).
+    fn weigh_prose_only(&self, terms: &mut [(u32, f64, bool)], weighing: QueryTerms) {
+        let factor = weighing.prose_only;
+        if factor == 1.0 || !factor.is_finite() || weighing.form_fields.is_empty() {
+            return;
+        }
+        let mut identifier = vec![false; self.fields.len()];
+        for name in weighing.form_fields {
+            if let Some(field) = self.field_id(name) {
+                identifier[field] = true;
+            }
+        }
+        for (term, weight, form) in terms.iter_mut() {
+            let named = self.postings[*term as usize]
+                .iter()
+                .any(|p| identifier[p.field()] && self.kind_of[p.doc as usize] != DEAD);
+            if !*form && !named {
+                *weight *= factor.max(0.0);
+            }
+        }
     }
 
     /// Whether document `key` has some of `terms` and each of them only in field

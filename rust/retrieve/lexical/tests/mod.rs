@@ -1082,12 +1082,14 @@ fn word_forms_weigh_less_and_only_in_their_fields() {
         forms: 0.5,
         idf_exponent: 1.0,
         form_fields: &["name"],
+        prose_only: 1.0,
     };
     let found = ix.search_weighed("parsed", &params, &[], 10, forms);
     assert_eq!(keys(&found), ["b", "a"]);
     assert_eq!(found[1].matched, ["parse"]);
     let everywhere = QueryTerms {
         form_fields: &[],
+        prose_only: 1.0,
         ..forms
     };
     // In every field, `c`'s body has two forms ("parse", "parses") and passes `a`.
@@ -1100,4 +1102,58 @@ fn word_forms_weigh_less_and_only_in_their_fields() {
     assert!(super::search::word_forms("running")
         .iter()
         .any(|f| f == "run"));
+}
+
+#[test]
+fn a_word_written_in_prose_only_weighs_prose_only() {
+    let docs = [
+        doc(
+            "def",
+            "walk",
+            "f",
+            &[("name", "gitignore_rules"), ("body", "match glob")],
+        ),
+        doc(
+            "def",
+            "parent",
+            "g",
+            &[("name", "parent_key"), ("body", "handled handled")],
+        ),
+        doc("def", "other", "h", &[("name", "other"), ("body", "x y z")]),
+        doc("def", "gone", "h", &[("name", "handled"), ("body", "x")]),
+    ];
+    let mut ix = index(&docs);
+    ix.remove("gone");
+    let params = Bm25Params::default();
+    let prose = QueryTerms {
+        forms: 0.0,
+        idf_exponent: 1.0,
+        form_fields: &["name"],
+        prose_only: 0.1,
+    };
+    // As rare as "gitignore", and twice in `parent`'s body: plain BM25F ranks
+    // `parent` first.
+    let plain = ix.search("where is gitignore handled", &params, &[], 10);
+    assert_eq!(keys(&plain), ["parent", "walk"]);
+    // No live document names "handled" (the one that did is removed): it is a prose
+    // word, and the name match wins.
+    let weighed = ix.search_weighed("where is gitignore handled", &params, &[], 10, prose);
+    assert_eq!(keys(&weighed), ["walk", "parent"]);
+    assert!(close(weighed[1].score, plain[0].score * 0.1));
+    // Off when every field is an identifier field, or the factor is 1.
+    for off in [
+        QueryTerms {
+            form_fields: &[],
+            ..prose
+        },
+        QueryTerms {
+            prose_only: 1.0,
+            ..prose
+        },
+    ] {
+        assert_eq!(
+            ix.search_weighed("where is gitignore handled", &params, &[], 10, off),
+            plain
+        );
+    }
 }

@@ -275,3 +275,35 @@ def test_a_neighbours_file_name_does_not_win_alone(tmp_path: Path) -> None:
             ], query
             # The name's match is worth less than half the content's.
             assert found.hits[1].score < found.hits[0].score / 2, query
+
+
+def test_a_generated_bundle_is_scored_as_vendored_code(tmp_path: Path) -> None:
+    from aircher_mem.retrieval import generated_bundles
+
+    source = (
+        "function parseReferrer(request) {\n  // Work out the referrer of a request.\n  return request.referrer;\n}\n"
+    )
+    prelude = "var __commonJS = (cb, mod) => function __require() {\n  return mod;\n};\n"
+    body = "var require_util = __commonJS({\n  'lib/util.js'(exports) {\n" + source + "  }\n});\n"
+    padding = "".join(f"function unrelated{n}() {{ return {n}; }}\n" for n in range(3000))
+    root = write_files(
+        tmp_path / "p",
+        {
+            "lib/util.js": source,
+            "undici-fetch.js": prelude + body + padding,
+            "small.js": prelude + body,
+            "lib/other.js": "function other() { return 1; }\n",
+        },
+    )
+    (root / "linked.js").symlink_to(root / "undici-fetch.js")
+    with am.Memory.open(root) as m:
+        m.index()
+        assert generated_bundles(m.graph) == ["undici-fetch.js"]
+        found = m.search_code("how is the referrer of a request worked out", k=2, level="file")
+        assert [h.path for h in found.hits] == ["lib/util.js", "small.js"]
+        scaled = {h.path: h.score for h in m.search_code("referrer of a request", k=4, level="file").hits}
+    flat = am.Policy(retrieval=RetrievalPolicy(vendor_factor=1.0))
+    with am.Memory.open(root, policy=flat) as m:
+        plain = {h.path: h.score for h in m.search_code("referrer of a request", k=4, level="file").hits}
+    assert abs(scaled["undici-fetch.js"] - plain["undici-fetch.js"] * 0.5) < 1e-9
+    assert scaled["small.js"] == plain["small.js"] > 0

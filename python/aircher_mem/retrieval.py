@@ -25,7 +25,9 @@ import configparser
 import hashlib
 import json
 import logging
+import os
 import re
+import stat
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -50,6 +52,8 @@ __all__ = [
     "VECTORS_SUFFIX",
     "DenseIndex",
     "declared_kinds",
+    "generated_bundles",
+    "project_kinds",
     "dense_channel",
     "dense_embedder",
     "search_params",
@@ -123,6 +127,12 @@ _CONFIG_FILES = (
 )
 #: At most this many workspace members are read (a pattern matching more is cut).
 _MAX_MEMBERS = 1000
+#: Bundles: scripts this large at least, their head read for a bundler's runtime.
+_SCRIPT_SUFFIXES = (".js", ".mjs", ".cjs")
+_BUNDLE_MIN_BYTES = 64 * 1024
+_BUNDLE_HEAD_BYTES = 8 * 1024
+_BUNDLE_MARKERS = (b"__commonJS(", b"__webpack_require__", b"parcelRequire", b"function r(e,n,t){function o(i,f)")
+_BUNDLES: dict[str, tuple[int, list[str]]] = {}
 #: Per root: the configuration files' (size, mtime) and what they declared.
 _DECLARED: dict[str, tuple[tuple[tuple[int, int] | None, ...], list[tuple[str, str]]]] = {}
 _GLOB = frozenset("*?[")
@@ -243,6 +253,54 @@ def _linguist(root: Path) -> list[tuple[str, str]]:
                 else:
                     out.append((path, kind))
     return out
+
+
+def project_kinds(graph: KnowledgeGraph) -> list[tuple[str, str]]:
+    """:func:`declared_kinds` and the project's generated bundles
+    (:func:`generated_bundles`, scored as vendored code) for ``graph``."""
+    return sorted({*declared_kinds(Path(graph.root)), *((p, "vendor") for p in generated_bundles(graph))})
+
+
+def generated_bundles(graph: KnowledgeGraph) -> list[str]:
+    """The JavaScript files of ``graph`` of at least ``_BUNDLE_MIN_BYTES`` whose first
+    ``_BUNDLE_HEAD_BYTES`` carry a bundler's runtime (esbuild's ``__commonJS(``,
+    webpack's ``__webpack_require__``, Parcel's ``parcelRequire``, browserify's
+    prelude): copies of other code, built rather than written. Looked for again when
+    the number of files changes; a file that cannot be read is not one."""
+    root = Path(graph.root)
+    count = graph.file_count
+    cached = _BUNDLES.get(str(root))
+    if cached is not None and cached[0] == count:
+        return cached[1]
+    found: list[str] = []
+    for path in graph.files:
+        if not path.endswith(_SCRIPT_SUFFIXES):
+            continue
+        head = _head(root / path)
+        if head is not None and any(marker in head for marker in _BUNDLE_MARKERS):
+            found.append(path)
+    if len(_BUNDLES) > 64:
+        _BUNDLES.clear()
+    _BUNDLES[str(root)] = (count, found)
+    return found
+
+
+def _head(path: Path) -> bytes | None:
+    """The first ``_BUNDLE_HEAD_BYTES`` of ``path`` if it is a regular file (not through
+    a symlink) of at least ``_BUNDLE_MIN_BYTES``, else None."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size < _BUNDLE_MIN_BYTES:
+            return None
+        return os.read(fd, _BUNDLE_HEAD_BYTES)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def _workspace_patterns(root: Path) -> list[str]:
@@ -382,7 +440,7 @@ def search_code(
         limit=limit,
         focus=list(focus_files),
         dense=list(dense),
-        kinds=declared_kinds(Path(graph.root)),
+        kinds=project_kinds(graph),
     )
     cache: dict[str, list[str] | None] = {}
     found = [_found(graph, hit, level, policy, cache if code else None) for hit in hits]
@@ -532,7 +590,7 @@ def find_relevant_to_query(
         level="definition",
         limit=policy.retrieval.candidates,
         focus=list(focus_files),
-        kinds=declared_kinds(Path(graph.root)),
+        kinds=project_kinds(graph),
     )
     top = hits[0].score if hits and hits[0].score > 0 else 1.0
     chosen: list[RelevantCode] = []

@@ -1,0 +1,141 @@
+"""Open a stored index and answer a first question, each round in a fresh process
+(as one CLI command or a hook does), on a tree indexed beforehand
+(``aircher-mem index ROOT --quiet --full``):
+
+- ``memory``: ``Memory.open(ROOT, create=False)`` + ``search_code(QUERY)``, what a user
+  waits for, and the same process's second ``search_code``;
+- ``phases``: the parts of it, each timed on its own: ``KnowledgeGraph.load`` of the
+  saved graph (the lexical index left in its file), the first ``search`` (which reads
+  the lexical index, then searches), a second ``search`` (the search proper), the walk
+  of the tree for its source files (``tracked_files``) and the look at each indexed
+  file's time and size (``os.lstat``), the two a graph verb's freshness check makes.
+
+    python benches/open_search.py ROOT [--rounds 20] [--query TEXT] [--out FILE]
+
+Prints one JSON object: per measure, the median and the 95th percentile (the
+nearest-rank one) in milliseconds, with the load average before and after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+__all__ = ["main", "percentile"]
+
+MEMORY = r"""
+import json, sys, time
+start = time.perf_counter()
+import aircher_mem as am
+imported = time.perf_counter()
+root, query = sys.argv[1], sys.argv[2]
+with am.Memory.open(root, create=False) as memory:
+    first = time.perf_counter()
+    memory.search_code(query)
+    searched = time.perf_counter()
+    memory.search_code(query)
+    again = time.perf_counter()
+print(json.dumps({
+    "import": imported - start,
+    "open + first search_code": searched - imported,
+    "second search_code": again - searched,
+}))
+"""
+
+PHASES = r"""
+import json, os, sys, time
+from pathlib import Path
+from aircher_mem._core import KnowledgeGraph
+from aircher_mem.config import Policy
+from aircher_mem.graph import tracked_files
+from aircher_mem.retrieval import search_params
+root, query = Path(sys.argv[1]), sys.argv[2]
+params = search_params(Policy())
+start = time.perf_counter()
+graph = KnowledgeGraph.load(root / ".aircher" / "graph.bin", root=root)
+loaded = time.perf_counter()
+graph.search(query, params)
+first = time.perf_counter()
+graph.search(query, params)
+second = time.perf_counter()
+tracked, _ = tracked_files(root)
+walked = time.perf_counter()
+for rel in graph.files:
+    try:
+        os.lstat(os.path.join(root, rel))
+    except OSError:
+        pass
+statted = time.perf_counter()
+print(json.dumps({
+    "graph load (lexical index left in its file)": loaded - start,
+    "first search (reads the lexical index)": first - loaded,
+    "second search": second - first,
+    "walk the tree (tracked_files)": walked - second,
+    "lstat every indexed file": statted - walked,
+}))
+"""
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    """The nearest-rank percentile of ``values`` (not empty)."""
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(fraction * len(ordered)) - 1)]
+
+
+def load_average() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def rounds_of(script: str, root: Path, query: str, rounds: int) -> dict[str, dict[str, float]]:
+    """Runs ``script`` ``rounds`` times, each in a fresh interpreter; per measure,
+    its median and p95 in milliseconds."""
+    rows: list[dict[str, float]] = []
+    for _ in range(rounds):
+        done = subprocess.run(
+            [sys.executable, "-c", script, str(root), query], capture_output=True, text=True, check=True
+        )
+        rows.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    return {
+        name: {
+            "p50_ms": round(percentile([r[name] * 1e3 for r in rows], 0.5), 2),
+            "p95_ms": round(percentile([r[name] * 1e3 for r in rows], 0.95), 2),
+        }
+        for name in rows[0]
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("root", type=Path, help="a tree indexed beforehand (ROOT/.aircher/graph.bin)")
+    parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--query", default="queryset filter annotate aggregate")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args(argv)
+    root = args.root.resolve()
+    if not (root / ".aircher" / "graph.bin").is_file():
+        parser.error(f"{root} has no stored index: run `aircher-mem index {root} --quiet --full` first")
+    before = load_average()
+    result = {
+        "root": str(root),
+        "rounds": args.rounds,
+        "query": args.query,
+        "lexical file bytes": os.path.getsize(root / ".aircher" / "graph.lexical"),
+        "graph file bytes": os.path.getsize(root / ".aircher" / "graph.bin"),
+        "memory": rounds_of(MEMORY, root, args.query, args.rounds),
+        "phases": rounds_of(PHASES, root, args.query, args.rounds),
+        "load average before / after": [before, load_average()],
+    }
+    text = json.dumps(result, indent=2)
+    print(text)
+    if args.out is not None:
+        args.out.write_text(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

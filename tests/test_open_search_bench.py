@@ -1,0 +1,72 @@
+"""The open-and-first-search bench (benches/open_search.py): its percentile rule, and
+one round on a small indexed project naming every measure it reports."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import sys
+from pathlib import Path
+
+import aircher_mem as am
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+_PATH = Path(__file__).resolve().parents[1] / "benches" / "open_search.py"
+_spec = importlib.util.spec_from_file_location("open_search_bench", _PATH)
+assert _spec is not None and _spec.loader is not None
+bench = importlib.util.module_from_spec(_spec)
+sys.modules["open_search_bench"] = bench
+_spec.loader.exec_module(bench)
+
+
+def test_percentile_is_the_nearest_rank() -> None:
+    values = [5.0, 1.0, 4.0, 2.0, 3.0]
+    assert bench.percentile(values, 0.5) == 3.0
+    assert bench.percentile(values, 0.95) == 5.0
+    assert bench.percentile(values, 0.2) == 1.0
+    assert bench.percentile(values, 0.21) == 2.0
+    assert bench.percentile([7.0], 0.95) == 7.0
+    assert bench.percentile(list(map(float, range(1, 21))), 0.95) == 19.0
+
+
+@given(st.lists(st.floats(allow_nan=False, allow_infinity=False), min_size=1), st.floats(0.0, 1.0))
+def test_percentile_is_a_value_at_its_rank(values: list[float], fraction: float) -> None:
+    found = bench.percentile(values, fraction)
+    rank = max(1, math.ceil(fraction * len(values)))
+    # The rank-th smallest: fewer than `rank` values below it, at least `rank` up to it.
+    assert sum(v < found for v in values) < rank <= sum(v <= found for v in values)
+    assert bench.percentile(values, 1.0) == max(values)
+
+
+def test_one_round_reports_every_measure(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = tmp_path / "app"
+    root.mkdir()
+    (root / "orders.py").write_text("def total_price(order):\n    return sum(order.prices)\n")
+    with am.Memory.open(root) as memory:
+        memory.index()
+    out = tmp_path / "result.json"
+    assert bench.main([str(root), "--rounds", "1", "--query", "total price", "--out", str(out)]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed == json.loads(out.read_text())
+    assert printed["rounds"] == 1 and printed["query"] == "total price"
+    assert list(printed["memory"]) == ["import", "open + first search_code", "second search_code"]
+    assert list(printed["phases"]) == [
+        "graph load (lexical index left in its file)",
+        "first search (reads the lexical index)",
+        "second search",
+        "walk the tree (tracked_files)",
+        "lstat every indexed file",
+    ]
+    for part in ("memory", "phases"):
+        for measure in printed[part].values():
+            assert list(measure) == ["p50_ms", "p95_ms"]
+            assert 0 < measure["p50_ms"] <= measure["p95_ms"]
+
+
+def test_a_tree_without_an_index_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit) as exited:
+        bench.main([str(tmp_path)])
+    assert exited.value.code == 2

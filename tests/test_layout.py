@@ -24,6 +24,8 @@ LAYERS = {
     "aircher_mem.interfaces.hooks": 4,
     "aircher_mem.interfaces.http": 4,
     "aircher_mem.interfaces.client": 4,
+    "aircher_mem.interfaces.dispatch": 4,
+    "aircher_mem.interfaces.hook_command": 4,
     "aircher_mem.interfaces.wire": 3,
     "aircher_mem.memory": 2,
     "aircher_mem.engine": 2,

@@ -11,28 +11,42 @@ Here: :class:`Memory`, the :class:`Policy` with every tunable number, the chat
 in :mod:`aircher_mem.errors`). Verbs return the typed results of
 :mod:`aircher_mem.results`; the raw engine (context window, code graph, episodic and
 long-term memory, retrieval, token counting) is :mod:`aircher_mem.engine`.
+
+The names load on first use (PEP 562): ``import aircher_mem`` alone imports nothing
+else, so a process that needs one piece (``aircher-mem --version``, a hook talking to
+the project's server) does not pay for numpy, DuckDB and the engine.
 """
 
-from ._core import __version__
-from .config import Policy
-from .context import Message
-from .errors import (
-    AircherError,
-    EncodingUnavailableError,
-    InvalidInputError,
-    NotIndexedError,
-    PolicyError,
-    SchemaVersionError,
-    StoreCorruptError,
-    StoreError,
-    StoreLockedError,
-    StoreNotFoundError,
-    UnknownMemoryError,
-    UnknownSymbolError,
-    UnknownTaskError,
-)
-from .memory import Memory
-from .redact import redact
+from __future__ import annotations
+
+import importlib
+
+# Not typing.TYPE_CHECKING: importing typing alone costs more than the rest of a hook's
+# imports; type checkers treat any name TYPE_CHECKING as true.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ._core import __version__
+    from .config import Policy
+    from .context import Message
+    from .errors import (
+        AircherError,
+        EncodingUnavailableError,
+        InvalidInputError,
+        NotIndexedError,
+        PolicyError,
+        SchemaVersionError,
+        StoreCorruptError,
+        StoreError,
+        StoreLockedError,
+        StoreNotFoundError,
+        UnknownMemoryError,
+        UnknownSymbolError,
+        UnknownTaskError,
+    )
+    from .memory import Memory
+    from .redact import redact
 
 __all__ = [
     "__version__",
@@ -54,3 +68,27 @@ __all__ = [
     "EncodingUnavailableError",
     "SchemaVersionError",
 ]
+
+#: Where each exported name is defined (the submodule, relative to this package).
+_SOURCES = {
+    "__version__": "._core",
+    "Memory": ".memory",
+    "Policy": ".config",
+    "Message": ".context",
+    "redact": ".redact",
+    **{name: ".errors" for name in __all__[5:]},
+}
+
+
+def __getattr__(name: str) -> Any:
+    """An exported name, imported from its module on first use and kept here."""
+    source = _SOURCES.get(name)
+    if source is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(source, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

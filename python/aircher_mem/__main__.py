@@ -2,6 +2,6 @@
 
 import sys
 
-from .interfaces.cli import main
+from .interfaces.dispatch import main
 
 sys.exit(main())

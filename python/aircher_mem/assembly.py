@@ -22,17 +22,22 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ._core import ContextItem, ContextItemType, ContextWindow, PruneResult
-from .results import (
-    ContextEntry,
-    ContextPreview,
-    Conversation,
-    MemoryRecord,
-    RecallHit,
-    RelevantCode,
-    Task,
-    Turn,
-)
-from .tokens import TokenCounter
+
+# The results and the token counter load when a window is assembled: the hooks import
+# this module for their text alone, on every prompt. (Not typing.TYPE_CHECKING: type
+# checkers treat any name TYPE_CHECKING as true.)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .results import (
+        ContextPreview,
+        Conversation,
+        MemoryRecord,
+        RecallHit,
+        RelevantCode,
+        Task,
+        Turn,
+    )
+    from .tokens import TokenCounter
 
 __all__ = [
     "Message",
@@ -56,13 +61,13 @@ __all__ = [
 
 Message = dict[str, str]
 
-CodeProvider = Callable[[str], Iterable[RelevantCode]]
+CodeProvider = Callable[[str], Iterable["RelevantCode"]]
 """``provider(user_message)`` -> snippets relevant to it (the knowledge graph)."""
 
-HistoryProvider = Callable[[str, int], Iterable[Task]]
+HistoryProvider = Callable[[str, int], Iterable["Task"]]
 """``provider(user_message, limit)`` -> similar past tasks (episodic memory)."""
 
-MemoryProvider = Callable[[str], Iterable[RecallHit]]
+MemoryProvider = Callable[[str], Iterable["RecallHit"]]
 """``provider(user_message)`` -> recalled memories, best first (long-term memory)."""
 
 # -- the window before a model call ----------------------------------------------------
@@ -169,6 +174,8 @@ def preview(
     """The window after ``prepare_context(message)`` returned ``messages``: every
     item with its score at ``now``, tokens and message, and the items the last prune
     (``pruned``) removed that are not back in the window."""
+    from .results import ContextEntry, ContextPreview
+
     items = window.items()
     scores = window.scores(now)
     kept = {item.id for item in items}
@@ -204,6 +211,8 @@ def preview(
 def conversation(session_id: str, turns: Sequence[Turn], ranked: Sequence[MemoryRecord]) -> Conversation:
     """A conversation's context: the session's short-term window (its last turns,
     oldest first, as given) and the top memories by score (as ranked)."""
+    from .results import Conversation
+
     return Conversation(session_id, list(turns), list(ranked))
 
 

@@ -78,7 +78,7 @@ from ..results import (
     TurnAdded,
 )
 from ..verbs import verb
-from . import wire
+from . import hook_command, wire
 from .client import connect, server_check
 
 __all__ = ["main", "build_parser"]
@@ -823,32 +823,7 @@ def cmd_hook(
     except ImportError as exc:
         raise _unavailable("the Claude Code hooks module", exc) from None
     root = Path(run.args.root) if run.args.root is not None else None
-    try:
-        limits = hooks.input_policy(root)
-        stdin = sys.stdin
-        if stdin is None:
-            payload = ""
-        else:
-            payload = hooks.read_payload(stdin, seconds=limits.stdin_seconds, max_bytes=limits.payload_max_bytes)
-    except hooks.HookInputError as exc:
-        _say(f"aircher-mem hook {event}: {type(exc).__name__}: {exc}")
-        return wire.EXIT_ERROR  # non-blocking: Claude Code shows it and goes on
-    except (AircherError, OSError) as exc:
-        _say(f"aircher-mem hook {event}: {exc}")
-        return wire.EXIT_OK
-    try:
-        text, code = hooks.run_hook(event, payload, root=root)
-    except (AircherError, OSError, UnicodeDecodeError) as exc:
-        _say(f"aircher-mem hook {event}: {exc}")
-        return wire.EXIT_OK
-    if text:
-        run.out.out.write(text)
-    run.out.out.flush()
-    abandoned = getattr(hooks, "abandoned", None)
-    if callable(abandoned) and abandoned():  # work past the deadline: do not wait for it
-        sys.stderr.flush()
-        os._exit(int(code))
-    return int(code)
+    return hook_command.run(hooks, event, root, run.out.out)
 
 
 # -- parsing: each command's arguments from its declaration ----------------------------------

@@ -14,27 +14,32 @@ it holds, and every caller prints the same either way.
 
 from __future__ import annotations
 
-import dataclasses
-import datetime as dt
 import hashlib
 import hmac
-import http.client
-import inspect
 import json
 import logging
 import os
 import secrets
+import socket
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import NamedTuple
 from urllib.parse import urlencode
 
-from .. import verbs
-from ..config import Policy, ServerPolicy
-from ..errors import AircherError, InvalidInputError, StoreError
-from ..memory import STORE_DIR, Memory, find_root
-from ..results import Check
-from . import wire
+from ..errors import AircherError, InvalidInputError, StoreError, StoreNotFoundError
+
+# The client is what a hook or a command imports to reach a server, so it imports
+# nothing heavy at module level: the service, the verb registry, the Policy and the
+# results load inside the functions that need them. (Not typing.TYPE_CHECKING: type
+# checkers treat any name TYPE_CHECKING as true.)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .. import verbs
+    from ..config import Policy
+    from ..memory import Memory
+    from ..results import Check
 
 __all__ = [
     "Client",
@@ -50,13 +55,22 @@ __all__ = [
     "ServerGoneError",
     "ServerNotProvenError",
     "SERVER_FILE",
+    "STORE_DIR",
     "LOOPBACK",
+    "find_root",
+    "config_digest",
+    "policy_snapshot",
+    "snapshot_of",
 ]
 
 log = logging.getLogger("aircher_mem.http")
 
 SERVER_FILE = "server.json"
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+#: The store's folder in a project (``aircher_mem.memory.STORE_DIR``).
+STORE_DIR = ".aircher"
+#: Bytes of an answer's status line and headers read at most.
+_HEAD_MAX_BYTES = 65_536
 
 # -- errors -----------------------------------------------------------------------------
 
@@ -118,8 +132,7 @@ def proof(token: str, challenge: str, pid: int) -> str:
 # -- server.json ------------------------------------------------------------------------
 
 
-@dataclasses.dataclass(frozen=True)
-class ServerInfo:
+class ServerInfo(NamedTuple):
     """What server.json says: where the server listens, its pid and token."""
 
     host: str
@@ -130,6 +143,65 @@ class ServerInfo:
 
 def server_file(root: str | os.PathLike[str]) -> Path:
     return Path(root) / STORE_DIR / SERVER_FILE
+
+
+def find_root(start: str | os.PathLike[str] | None = None) -> Path:
+    """The nearest folder holding ``.aircher/`` from ``start`` (default: the current
+    directory) upward; :class:`StoreNotFoundError` if there is none. The same as
+    ``aircher_mem.memory.find_root``, without importing the service."""
+    here = Path(start if start is not None else Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / STORE_DIR).is_dir():
+            return folder
+    raise StoreNotFoundError(
+        f"no aircher-mem store in {here} or its parents; run `aircher-mem index <repository>` first, or pass --root"
+    )
+
+
+def config_digest(root: str | os.PathLike[str]) -> str | None:
+    """The SHA-256 of the project's ``.aircher/config.toml`` (hex), None without one."""
+    try:
+        with open(Path(root) / STORE_DIR / "config.toml", "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+    except FileNotFoundError:
+        return None
+
+
+def policy_snapshot(root: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """What the project's config.toml sets for the clients of its server: the
+    ``[hooks]`` and ``[server]`` sections of ``Policy.load(root)`` with the
+    config's :func:`config_digest`. ``serve`` writes it into server.json, so a hook
+    whose config.toml still has that digest takes its limits from there instead of
+    importing the Policy. None when the config does not load or changed meanwhile."""
+    from ..config import Policy
+
+    before = config_digest(root)
+    try:
+        policy = Policy.load(Path(root))
+    except AircherError:
+        return None
+    if config_digest(root) != before:
+        return None
+    return {"config": before, "hooks": policy.hooks.to_dict(), "server": policy.server.to_dict()}
+
+
+def snapshot_of(root: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """The :func:`policy_snapshot` that server.json holds when it still describes
+    the project's config.toml (the same digest); None otherwise."""
+    try:
+        with open(server_file(root), "rb") as f:
+            data = json.loads(f.read(65_536).decode("utf-8"))
+    except (OSError, ValueError):
+        return None
+    snapshot = data.get("policy") if isinstance(data, dict) else None
+    if (
+        not isinstance(snapshot, dict)
+        or not isinstance(snapshot.get("hooks"), dict)
+        or not isinstance(snapshot.get("server"), dict)
+        or snapshot.get("config") != config_digest(root)
+    ):
+        return None
+    return snapshot
 
 
 def _alive(pid: int) -> bool:
@@ -202,6 +274,9 @@ def server_check(root: str | os.PathLike[str], *, timeout: float | None = None) 
     """``doctor``'s look at the project's server.json: ok when there is none or its
     server proves it knows the token (within ``timeout`` seconds, default the
     project's ``[server] proof_timeout_seconds``), a warning when the file is stale."""
+    from ..config import Policy, ServerPolicy
+    from ..results import Check
+
     path = server_file(root)
     if not path.exists():
         return Check("server", "ok", f"no {SERVER_FILE}: no server runs for this project")
@@ -247,7 +322,11 @@ class Client:
         self.host, self.port, self.token, self.timeout = host, port, token, timeout
         #: The pid the server must report (server.json's); None: any.
         self.pid = pid
-        self.proof_timeout = ServerPolicy().proof_timeout_seconds if proof_timeout is None else proof_timeout
+        if proof_timeout is None:
+            from ..config import ServerPolicy
+
+            proof_timeout = ServerPolicy().proof_timeout_seconds
+        self.proof_timeout = proof_timeout
         self.proven = False
 
     @classmethod
@@ -363,26 +442,103 @@ class Client:
         *,
         limit: int | None = None,
     ) -> tuple[int, bytes]:
-        """One request on a fresh connection: the status and (up to ``limit`` bytes
-        of) the body."""
+        """One HTTP/1.1 request on a fresh connection (closed after the answer): the
+        status and (up to ``limit`` bytes of) the body. Plain sockets rather than
+        http.client, whose import (the email package, ssl) costs a hook more than
+        its request does."""
         address = "127.0.0.1" if self.host == "localhost" else self.host
-        conn = http.client.HTTPConnection(address, self.port, timeout=timeout)
         try:
-            try:
-                conn.connect()
-            except ConnectionRefusedError:
-                raise ServerGoneError(
-                    f"no aircher-mem server listens at {self.host}:{self.port} any more (the request was not sent)"
-                ) from None
-            conn.request(method, path, body=body, headers=headers)
-            response = conn.getresponse()
-            return response.status, response.read() if limit is None else response.read(limit)
-        except (OSError, http.client.HTTPException) as exc:
-            raise ServerUnavailableError(
-                f"the aircher-mem server at {self.host}:{self.port} did not answer: {exc or type(exc).__name__}"
+            sock = socket.create_connection((address, self.port), timeout=timeout)
+        except ConnectionRefusedError:
+            raise ServerGoneError(
+                f"no aircher-mem server listens at {self.host}:{self.port} any more (the request was not sent)"
             ) from None
+        except OSError as exc:
+            raise self._unanswered(exc) from None
+        try:
+            netloc = f"[{address}]:{self.port}" if ":" in address else f"{address}:{self.port}"
+            lines = [f"{method} {path} HTTP/1.1", f"Host: {netloc}", "Accept-Encoding: identity", "Connection: close"]
+            lines += [f"{key}: {value}" for key, value in headers.items()]
+            if body is not None or method == "POST":
+                lines.append(f"Content-Length: {len(body or b'')}")
+            sock.sendall("\r\n".join(lines).encode("latin-1") + b"\r\n\r\n" + (body or b""))
+            return _answer(sock, limit)
+        except OSError as exc:
+            raise self._unanswered(exc) from None
         finally:
-            conn.close()
+            sock.close()
+
+    def _unanswered(self, exc: OSError) -> ServerUnavailableError:
+        return ServerUnavailableError(
+            f"the aircher-mem server at {self.host}:{self.port} did not answer: {exc or type(exc).__name__}"
+        )
+
+
+class _BadAnswer(OSError):
+    """What came back is not an HTTP answer (cut short, or malformed)."""
+
+
+def _answer(sock: socket.socket, limit: int | None) -> tuple[int, bytes]:
+    """Reads an HTTP/1.1 answer from ``sock``: its status and body (a
+    Content-Length, chunked, or up to the end of the connection), at most ``limit``
+    bytes of the body when given."""
+    buffer = b""
+    while b"\r\n\r\n" not in buffer:
+        if len(buffer) > _HEAD_MAX_BYTES:
+            raise _BadAnswer(f"an answer head over {_HEAD_MAX_BYTES:,} bytes")
+        chunk = sock.recv(65_536)
+        if not chunk:
+            raise _BadAnswer("the connection closed before an answer" if not buffer else "an answer cut short")
+        buffer += chunk
+    head, _, rest = buffer.partition(b"\r\n\r\n")
+    status_line, *fields = head.decode("latin-1").split("\r\n")
+    parts = status_line.split(" ", 2)
+    if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not parts[1].isdigit():
+        raise _BadAnswer(f"not an HTTP answer: {status_line[:80]!r}")
+    status = int(parts[1])
+    found: dict[str, str] = {}
+    for field in fields:
+        name, _, value = field.partition(":")
+        found[name.strip().lower()] = value.strip()
+    cap = limit if limit is not None else None
+
+    def more() -> bytes:
+        chunk = sock.recv(65_536)
+        if not chunk:
+            raise _BadAnswer("an answer cut short")
+        return chunk
+
+    if "chunked" in found.get("transfer-encoding", "").lower():
+        body = b""
+        while True:
+            while b"\r\n" not in rest:
+                rest += more()
+            size_line, _, rest = rest.partition(b"\r\n")
+            try:
+                size = int(size_line.split(b";")[0].strip(), 16)
+            except ValueError:
+                raise _BadAnswer(f"a bad chunk size {size_line[:20]!r}") from None
+            if size == 0 or (cap is not None and len(body) >= cap):
+                break
+            while len(rest) < size + 2:
+                rest += more()
+            body += rest[:size]
+            rest = rest[size + 2 :]
+        return status, body if cap is None else body[:cap]
+    length = found.get("content-length")
+    if length is not None:
+        if not length.isdigit():
+            raise _BadAnswer(f"a bad Content-Length {length[:20]!r}")
+        want = int(length) if cap is None else min(int(length), cap)
+        while len(rest) < want:
+            rest += more()
+        return status, rest[:want]
+    while cap is None or len(rest) < cap:  # the body runs to the end of the connection
+        chunk = sock.recv(65_536)
+        if not chunk:
+            break
+        rest += chunk
+    return status, rest if cap is None else rest[:cap]
 
 
 # -- Memory over HTTP -------------------------------------------------------------------
@@ -390,6 +546,8 @@ class Client:
 
 def _remote(name: str) -> verbs.Verb | None:
     """The verb ``name`` when the server offers it."""
+    from .. import memory, verbs  # noqa: F401 - the service declares the verbs
+
     try:
         v = verbs.get(name)
     except InvalidInputError:
@@ -399,6 +557,8 @@ def _remote(name: str) -> verbs.Verb | None:
 
 def _encode(value: Any) -> Any:
     """An argument as JSON: datetimes as ISO-8601, paths as text, tuples as lists."""
+    import datetime as dt
+
     if isinstance(value, dt.datetime):
         return value.isoformat()
     if isinstance(value, os.PathLike):
@@ -473,6 +633,10 @@ class RemoteMemory:
         v = _remote(name)
         if v is None:
             raise InvalidInputError(f"the server has no verb {name!r}")
+        import inspect
+
+        from . import wire
+
         bound = inspect.signature(v.function).bind(self, *args, **kwargs)
         values = dict(bound.arguments)
         del values[next(iter(values))]  # self
@@ -505,6 +669,9 @@ def connect(
     ``Memory.open(root, create=create)`` (a stale server.json is ignored). ``root``
     defaults to the nearest folder with a store from here upward. The remote one
     falls back to the store itself when nothing listens where server.json says."""
+    from ..config import Policy
+    from ..memory import Memory
+
     if root is None:
         root = find_root()
     server = (policy or Policy.load(Path(root))).server

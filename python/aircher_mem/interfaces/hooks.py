@@ -90,32 +90,38 @@ Sources relied on (third-party pages found by search, not authority):
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import logging
 import os
 import re
 import shlex
-import shutil
 import stat
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from datetime import datetime
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from types import SimpleNamespace
+from typing import NamedTuple, cast
 
 from ..assembly import MARKER, one_line, prompt_brief, session_brief, task_query
-from ..checks import unix_time
-from ..config import HooksPolicy, Policy
 from ..errors import AircherError, InvalidInputError, StoreLockedError, StoreNotFoundError
-from ..graph import write_atomic
-from ..longterm.store import KINDS
-from ..memory import STORE_DIR, Memory, find_root
-from .wire import EXIT_OK, to_json
+from .client import STORE_DIR, Client, ServerGoneError, find_root, snapshot_of
+from .wire import EXIT_OK
+
+# A hook runs on every prompt and every tool call: with a server it imports only this,
+# the client and the assembly's text (no Policy, no service, no numpy or DuckDB); the
+# store, the Policy and the results load when the hook opens the store itself. (Not
+# typing.TYPE_CHECKING: type checkers treat any name TYPE_CHECKING as true.)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import IO, Any, TypeVar
+
+    from ..config import HooksPolicy, Policy
+    from ..memory import Memory
+
+    R = TypeVar("R")
 
 __all__ = [
     "EVENTS",
@@ -128,6 +134,7 @@ __all__ = [
     "read_payload",
     "input_policy",
     "HookInputError",
+    "MEMORY_KINDS",
 ]
 
 log = logging.getLogger("aircher_mem.hooks")
@@ -144,16 +151,17 @@ HOOK_TIMEOUT_SECONDS = 10  # Claude Code's own limit on our command (a backstop)
 
 #: Characters of a hook payload :func:`run_hook` takes at most (a Read of a large file
 #: carries it whole): the default of ``[hooks] payload_max_bytes``, which bounds what
-#: ``aircher-mem hook`` reads from stdin.
-PAYLOAD_MAX_CHARS = HooksPolicy().payload_max_bytes
+#: ``aircher-mem hook`` reads from stdin (a test holds the two equal).
+PAYLOAD_MAX_CHARS = 32_000_000
+#: The memory kinds a hook recalls (no raw turns): ``aircher_mem.longterm.store.KINDS``
+#: (a test holds the two equal).
+MEMORY_KINDS = ("fact", "episode", "pattern", "workflow", "decision")
 #: Where a transcript may be: inside these folders (``~`` is the user's home).
 TRANSCRIPT_DIRS: tuple[str, ...] = ("~", "/tmp")
 
 STATE_FILE = "hooks-state.json"
 STATE_SESSIONS = 50  # sessions remembered in the state file
 PENDING_PROMPTS = 20  # prompts stored by UserPromptSubmit that Stop has not met yet
-
-R = TypeVar("R")
 
 # -- settings ---------------------------------------------------------------------------
 
@@ -177,6 +185,8 @@ def settings_path(root: str | os.PathLike[str], *, scope: str = "project", setti
 
 
 def _script() -> str:
+    import shutil
+
     found = shutil.which(SCRIPT)
     return os.path.abspath(found) if found else SCRIPT
 
@@ -205,8 +215,7 @@ def _entry(event: str, command: str) -> dict[str, Any]:
     return entry
 
 
-@dataclasses.dataclass(frozen=True)
-class _Style:
+class _Style(NamedTuple):
     """How a settings file is written: ``json.dumps``' indent (spaces, a tab, or
     None: one line), separators and ASCII escaping, the line ending and whether the
     file ends with one."""
@@ -286,6 +295,8 @@ def _write_settings(path: Path, data: Mapping[str, Any], style: _Style) -> None:
             mode = stat.S_IMODE(path.stat().st_mode)
         except FileNotFoundError:
             mode = 0o644
+        import tempfile
+
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         try:
             with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
@@ -415,12 +426,18 @@ def uninstall(root: str | os.PathLike[str], *, scope: str = "project", settings:
 
 class _Verbs:
     """The verbs the hooks use, on a :class:`Memory` or on the project's server (a
-    ``client.RemoteMemory``: the same verbs and results), answering with :mod:`.wire`
-    JSON; a store another process holds is retried until the deadline."""
+    :class:`_Remote`: the same verbs, their results' JSON), answering with
+    :mod:`.wire` JSON; a store another process holds is retried until the deadline."""
 
     def __init__(self, memory: Any, deadline: float) -> None:
         self.memory = memory
         self.deadline = deadline
+        #: The results' JSON: the server's answer as it is, a Memory's result through wire.
+        self.json: Callable[[Any], Any] = _as_is
+        if not isinstance(memory, _Remote):
+            from .wire import to_json
+
+            self.json = to_json
 
     def _retry(self, call: Callable[[], R]) -> R:
         pause = 0.02
@@ -439,16 +456,16 @@ class _Verbs:
                 pause = min(pause * 2, 0.2)
 
     def tasks(self) -> Any:
-        return to_json(self._retry(lambda: self.memory.tasks(limit=10)))
+        return self.json(self._retry(lambda: self.memory.tasks(limit=10)))
 
     def memories(self, limit: int) -> Any:
-        return to_json(self._retry(lambda: self.memory.memories(limit=limit, sort="score")))
+        return self.json(self._retry(lambda: self.memory.memories(limit=limit, sort="score")))
 
     def facts(self) -> Any:
-        return to_json(self._retry(lambda: self.memory.facts(level="L0")))
+        return self.json(self._retry(lambda: self.memory.facts(level="L0")))
 
     def recall(self, query: str, k: int) -> Any:
-        return to_json(self._retry(lambda: self.memory.recall(query, k=k, kinds=KINDS)))
+        return self.json(self._retry(lambda: self.memory.recall(query, k=k, kinds=MEMORY_KINDS)))
 
     def add_turn(self, session_id: str, role: str, text: str, at: float | None, metadata: dict[str, Any]) -> None:
         self._retry(lambda: self.memory.add_turn(session_id, role, text, at=at, metadata=metadata))
@@ -469,20 +486,155 @@ class _Verbs:
         self._retry(lambda: self.memory.record_snapshot(snapshot))
 
 
+def _as_is(answer: Any) -> Any:
+    return answer
+
+
+def _open(root: Path, policy: Policy | None) -> Memory:
+    """The store, opened here (``policy`` None: the project's, loaded by ``open``)."""
+    from ..memory import Memory
+
+    return Memory.open(root, create=False, policy=policy)
+
+
+class _Remote:
+    """The verbs the hooks use, sent to the project's server as
+    ``client.RemoteMemory`` sends them (the same routes and bodies; a test holds
+    the two equal), answered with the server's JSON as it is: no verb registry, no
+    result classes to import. When the server went away (the connection refused:
+    nothing was sent) the store is opened here for this call and the next ones."""
+
+    def __init__(self, client: Client, root: Path, policy: Policy | None) -> None:
+        self.client = client
+        self.root = root
+        self.policy = policy
+        self.local: Memory | None = None
+
+    def close(self) -> None:
+        if self.local is not None:
+            self.local.close()
+
+    def _send(self, method: str, path: str, arguments: dict[str, Any], verb: str, *args: Any, **kwargs: Any) -> Any:
+        if self.local is None:
+            try:
+                if method == "GET":
+                    return self.client.request(method, path, params=arguments)
+                return self.client.request(method, path, json=arguments)
+            except ServerGoneError:
+                log.warning("no aircher-mem server answers for %s; opening the store here", self.root)
+                self.local = _open(self.root, self.policy)
+        from .wire import to_json
+
+        return to_json(getattr(self.local, verb)(*args, **kwargs))
+
+    def tasks(self, *, limit: int) -> Any:
+        return self._send("GET", "/tasks", {"limit": limit}, "tasks", limit=limit)
+
+    def memories(self, *, limit: int, sort: str) -> Any:
+        return self._send("GET", "/memories", {"limit": limit, "sort": sort}, "memories", limit=limit, sort=sort)
+
+    def facts(self, *, level: str) -> Any:
+        return self._send("GET", "/facts", {"level": level}, "facts", level=level)
+
+    def recall(self, query: str, *, k: int, kinds: tuple[str, ...]) -> Any:
+        body = {"query": query, "k": k, "kinds": list(kinds)}
+        return self._send("POST", "/recall", body, "recall", query, k=k, kinds=kinds)
+
+    def add_turn(self, session_id: str, role: str, text: str, *, at: float | None, metadata: dict[str, Any]) -> Any:
+        body = {"session_id": session_id, "role": role, "text": text, "at": at, "metadata": metadata}
+        return self._send("POST", "/add-turn", body, "add_turn", session_id, role, text, at=at, metadata=metadata)
+
+    def record_tool_call(
+        self,
+        tool_name: str,
+        parameters: dict[str, Any],
+        *,
+        success: bool,
+        error_message: str | None,
+        file_path: str | None,
+    ) -> Any:
+        body = {
+            "tool_name": tool_name,
+            "parameters": parameters,
+            "success": success,
+            "error_message": error_message,
+            "file_path": file_path,
+        }
+        return self._send(
+            "POST",
+            "/record-tool-call",
+            body,
+            "record_tool_call",
+            tool_name,
+            parameters,
+            success=success,
+            error_message=error_message,
+            file_path=file_path,
+        )
+
+    def record_file_interaction(
+        self, path: str, operation: str, *, line_range: tuple[int, int] | None, changes_summary: str | None
+    ) -> Any:
+        body = {
+            "path": path,
+            "operation": operation,
+            "line_range": None if line_range is None else list(line_range),
+            "changes_summary": changes_summary,
+        }
+        return self._send(
+            "POST",
+            "/record-file-interaction",
+            body,
+            "record_file_interaction",
+            path,
+            operation,
+            line_range=line_range,
+            changes_summary=changes_summary,
+        )
+
+    def record_snapshot(self, snapshot: dict[str, Any]) -> Any:
+        return self._send("POST", "/record-snapshot", {"snapshot": snapshot}, "record_snapshot", snapshot)
+
+
+class _Settings(NamedTuple):
+    """What a hook run takes from the Policy: the ``[hooks]`` limits, how long a
+    server has to prove itself, and the Policy itself when it was loaded (None
+    when the limits came from server.json's snapshot of the same config)."""
+
+    hooks: HooksPolicy
+    proof_timeout: float
+    policy: Policy | None
+
+
+def _settings(root: Path) -> _Settings:
+    """The project's settings: from server.json's :func:`client.policy_snapshot`
+    while config.toml is what it describes (no Policy to import), else from
+    ``Policy.load(root)`` (a bad config.toml is its PolicyError)."""
+    snapshot = snapshot_of(root)
+    if snapshot is not None:
+        hooks = cast("HooksPolicy", SimpleNamespace(**snapshot["hooks"]))
+        return _Settings(hooks, float(snapshot["server"]["proof_timeout_seconds"]), None)
+    from ..config import Policy
+
+    policy = Policy.load(root)
+    return _Settings(policy.hooks, policy.server.proof_timeout_seconds, policy)
+
+
 @contextmanager
-def _backend(root: Path, policy: Policy, deadline: float) -> Iterator[_Verbs]:
+def _backend(root: Path, settings: _Settings, deadline: float) -> Iterator[_Verbs]:
     """The project's server when one runs (``.aircher/server.json``, and the server
     proves it knows the file's token), else the store opened here."""
-    from .client import Client, RemoteMemory
-
     left = max(0.05, deadline - time.monotonic())
-    client = Client.discover(root, timeout=left, proof_timeout=min(left, policy.server.proof_timeout_seconds))
+    client = Client.discover(root, timeout=left, proof_timeout=min(left, settings.proof_timeout))
     if client is not None:
         client.timeout = max(0.05, deadline - time.monotonic())
-        with RemoteMemory(client, root, fallback=lambda: Memory.open(root, create=False, policy=policy)) as remote:
+        remote = _Remote(client, root, settings.policy)
+        try:
             yield _Verbs(remote, deadline)
+        finally:
+            remote.close()
         return
-    with Memory.open(root, create=False, policy=policy) as memory:
+    with _open(root, settings.policy) as memory:
         yield _Verbs(memory, deadline)
 
 
@@ -547,8 +699,10 @@ def input_policy(root: Path | None) -> HooksPolicy:
     ``root`` (else of the current folder's), the defaults when there is none or its
     config does not load."""
     try:
-        return Policy.load(find_root(root if root is not None else Path.cwd())).hooks
+        return _settings(find_root(root if root is not None else Path.cwd())).hooks
     except (AircherError, OSError):
+        from ..config import HooksPolicy
+
         return HooksPolicy()
 
 
@@ -575,15 +729,15 @@ def run_hook(event: str, payload: str, *, root: Path | None = None) -> tuple[str
         return "", EXIT_OK
     if prepared is None:
         return "", EXIT_OK
-    handler, data, project, policy = prepared
-    limit = policy.hooks.deadline_seconds
+    handler, data, project, settings = prepared
+    limit = settings.hooks.deadline_seconds
     deadline = started + limit
     answer: list[str] = []
 
     def work() -> None:
         try:
-            with _backend(project, policy, deadline) as backend:
-                answer.append(handler(_Call(backend, data, project, deadline, policy.hooks)))
+            with _backend(project, settings, deadline) as backend:
+                answer.append(handler(_Call(backend, data, project, deadline, settings.hooks)))
         except Exception as exc:
             log.warning("aircher-mem hook %.40s: %s: %s", event, type(exc).__name__, exc)
 
@@ -605,8 +759,8 @@ def abandoned() -> bool:
 
 def _prepare(
     event: str, payload: str, root: Path | None
-) -> tuple[Callable[[_Call], str], dict[str, Any], Path, Policy] | None:
-    """The handler, the payload, the project and its policy; None (logged) when
+) -> tuple[Callable[[_Call], str], dict[str, Any], Path, _Settings] | None:
+    """The handler, the payload, the project and its settings; None (logged) when
     there is nothing to do."""
     handler = _HANDLERS.get(event) if isinstance(event, str) else None
     if handler is None:
@@ -628,7 +782,7 @@ def _prepare(
     except StoreNotFoundError:
         log.debug("aircher-mem hook %s: no store for %s", event, start)
         return None
-    return handler, data, project, Policy.load(project)
+    return handler, data, project, _settings(project)
 
 
 def _payload(payload: object) -> dict[str, Any] | None:
@@ -1009,6 +1163,10 @@ def _json_line(raw: bytes) -> dict[str, Any] | None:
 def _timestamp(value: object) -> float | None:
     if not isinstance(value, str):
         return None
+    from datetime import datetime
+
+    from ..checks import unix_time
+
     try:  # without an offset: UTC (not this machine's zone), as everywhere else
         return unix_time("timestamp", datetime.fromisoformat(value.replace("Z", "+00:00")))
     except ValueError:  # InvalidInputError too
@@ -1078,6 +1236,21 @@ class _State:
         newest = sorted(sessions, key=lambda s: -float(sessions[s].get("updated") or 0))[:STATE_SESSIONS]
         self.data["sessions"] = {s: sessions[s] for s in newest}
         try:
-            write_atomic(self.path, json.dumps(self.data, ensure_ascii=False))
+            _write_private(self.path, json.dumps(self.data, ensure_ascii=False))
         except OSError as exc:
             log.warning("aircher-mem hook: cannot write %s: %s", self.path, exc)
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Writes ``text`` to a temporary file beside ``path`` (private to the user:
+    0600) and renames it over: a reader sees the old file or the new one."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        with _quiet():
+            os.unlink(tmp)
+        raise

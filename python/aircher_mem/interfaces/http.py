@@ -90,6 +90,7 @@ from .client import (
     ServerInfo,
     _live,
     _read_info,
+    policy_snapshot,
     proof,
     server_file,
 )
@@ -629,9 +630,11 @@ def openapi() -> dict[str, Any]:
 def _write_info(path: Path, info: ServerInfo, *, proof_timeout: float | None = None) -> None:
     """Writes server.json (0600) atomically and exclusively: a live server's file
     (one whose server proves it knows its token) is never replaced
-    (:class:`StoreLockedError`), a stale one is."""
+    (:class:`StoreLockedError`), a stale one is. Besides the server's address, pid
+    and token it holds the project's :func:`client.policy_snapshot`: the limits a
+    hook takes from it while config.toml stays as it was."""
     wait = ServerPolicy().proof_timeout_seconds if proof_timeout is None else proof_timeout
-    data = json.dumps(dataclasses.asdict(info)).encode("utf-8")
+    data = json.dumps({**info._asdict(), "policy": policy_snapshot(path.parent.parent)}).encode("utf-8")
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:

@@ -1,0 +1,102 @@
+"""The ``aircher-mem`` console script: a small dispatcher in front of the CLI.
+
+``aircher-mem --version`` and ``aircher-mem hook EVENT`` (a Claude Code hook, run on
+every prompt and every tool call) start here and import only what they need: the
+version from the native module, the hooks and the HTTP client (standard library
+only) when a server runs for the project, so a hook that is a server's client loads
+neither the service nor numpy nor DuckDB. Every other command line, and any form of
+these two the dispatcher does not recognise (``--help``, an abbreviated option, a
+bad argument), goes to :func:`aircher_mem.interfaces.cli.main` unchanged, which
+parses it and answers exactly as before: the output and exit codes are the CLI's.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from ..errors import AircherError
+from . import hook_command
+
+TYPE_CHECKING = False  # not typing's: importing typing is a cost here; checkers treat any TYPE_CHECKING as true
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+__all__ = ["main", "hook_arguments"]
+
+EXIT_OK = 0  # wire.EXIT_OK (a test holds these equal)
+EXIT_INTERNAL = 70  # wire.EXIT_INTERNAL
+EXIT_INTERRUPTED = 130  # wire.EXIT_INTERRUPTED
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Runs one command line; returns the exit code (the console script exits with it)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args == ["--version"]:
+        from .._core import __version__
+
+        sys.stdout.write(f"aircher-mem {__version__}\n")
+        sys.stdout.flush()
+        return EXIT_OK
+    parsed = hook_arguments(args)
+    if parsed is not None:
+        return _hook(*parsed)
+    from .cli import main as cli_main
+
+    return cli_main(args)
+
+
+def hook_arguments(args: Sequence[str]) -> tuple[str, Path | None] | None:
+    """The event and ``--root`` of ``hook EVENT [--root DIR]`` (``--root DIR`` or
+    ``--root=DIR``, before or after the event); None for anything else, which the
+    CLI's own parser handles."""
+    if len(args) < 2 or args[0] != "hook":
+        return None
+    rest = list(args[1:])
+    root: str | None = None
+    for n, word in enumerate(rest):
+        if word.startswith("--root="):
+            root = word[len("--root=") :]
+            del rest[n]
+            break
+        if word == "--root" and n + 1 < len(rest) and not rest[n + 1].startswith("-"):
+            root = rest[n + 1]
+            del rest[n : n + 2]
+            break
+    if len(rest) != 1 or not rest[0] or rest[0].startswith("-"):
+        return None
+    return rest[0], None if root is None else Path(root)
+
+
+def _hook(event: str, root: Path | None) -> int:
+    """``aircher-mem hook EVENT`` as the CLI runs it, its failures answered as
+    ``cli.main`` answers them."""
+    try:
+        from . import hooks
+    except ImportError:
+        from .cli import main as cli_main  # it reports the missing module
+
+        return cli_main(["hook", event] if root is None else ["hook", event, "--root", str(root)])
+    try:
+        return hook_command.run(hooks, event, root, sys.stdout)
+    except BrokenPipeError:
+        from .cli import _quiet_broken_pipe
+
+        return _quiet_broken_pipe()
+    except KeyboardInterrupt:
+        hook_command.say("aircher-mem: interrupted")
+        return EXIT_INTERRUPTED
+    except (AircherError, OSError) as exc:
+        from .wire import exit_code
+
+        hook_command.say(f"aircher-mem hook: {exc}")
+        return exit_code(exc)
+    except Exception as exc:
+        if os.environ.get("AIRCHER_DEBUG"):
+            raise
+        hook_command.say(
+            f"aircher-mem hook: internal error: {type(exc).__name__}: {exc} "
+            "(set AIRCHER_DEBUG=1 for the traceback, and please report it)"
+        )
+        return EXIT_INTERNAL

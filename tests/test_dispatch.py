@@ -1,0 +1,282 @@
+"""The console script's thin path: ``aircher-mem --version`` and ``aircher-mem hook``
+(with a server running for the project) import neither the service nor numpy nor
+DuckDB; what the hooks send their server is what ``client.RemoteMemory`` sends; the
+HTTP client reads every shape of answer; the hooks' limits come from server.json
+only while config.toml is what it describes."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import aircher_mem as am
+import pytest
+from aircher_mem import memory as service
+from aircher_mem.config import HooksPolicy
+from aircher_mem.interfaces import client as http_client
+from aircher_mem.interfaces import dispatch, hook_command, hooks, wire
+from aircher_mem.longterm import store as longterm_store
+from conftest import serving
+
+SCRIPT = str(Path(sys.executable).with_name("aircher-mem"))
+HEAVY = ("numpy", "duckdb", "aircher_mem.memory")
+
+# Runs the installed console script as the shell would, then writes the names of
+# every module it imported to the file named first.
+RUN_SCRIPT = """
+import atexit, json, runpy, sys
+listing = sys.argv[1]
+atexit.register(lambda: open(listing, "w").write(json.dumps(sorted(sys.modules))))
+sys.argv = sys.argv[2:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+PROMPT_CONTEXT = """\
+[aircher-mem] Recalled from project memory; cite a memory by its id, e.g. [memory 1].
+Memories that may bear on this prompt:
+[memory 1] Never push to main
+"""
+
+
+def run_script(tmp_path: Path, args: list[str], stdin: str = "", cwd: Path | None = None) -> tuple[Any, set[str]]:
+    listing = tmp_path / "modules.json"
+    done = subprocess.run(
+        [sys.executable, "-c", RUN_SCRIPT, str(listing), SCRIPT, *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
+    )
+    return done, set(json.loads(listing.read_text()))
+
+
+@pytest.fixture
+def rules(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / "app").mkdir(parents=True)
+    (root / "app" / "util.py").write_text("def helper():\n    return 1\n")
+    with am.Memory.open(root) as memory:
+        assert memory.remember("Never push to main", importance=1).memory_id == 1
+    # a loaded machine (parallel workers) can take over the default 2 s to start Python
+    (root / ".aircher" / "config.toml").write_text("[hooks]\ndeadline_seconds = 30\n")
+    return root
+
+
+def event(name: str, root: Path, **fields: Any) -> str:
+    return json.dumps({"session_id": "s1", "cwd": str(root), "hook_event_name": name, **fields})
+
+
+def test_version_imports_neither_the_service_nor_numpy_nor_duckdb(tmp_path: Path) -> None:
+    done, modules = run_script(tmp_path, ["--version"])
+    assert (done.returncode, done.stdout, done.stderr) == (0, f"aircher-mem {am.__version__}\n", "")
+    assert sorted(m for m in HEAVY if m in modules) == []
+
+
+@pytest.mark.slow
+def test_a_hook_with_a_server_imports_neither_the_service_nor_numpy_nor_duckdb(rules: Path, tmp_path: Path) -> None:
+    read = {"type": "text", "file": {"filePath": "x", "content": "", "numLines": 2, "startLine": 1}}
+    tool = {"file_path": str(rules / "app" / "util.py")}
+    with am.Memory.open(rules) as memory, serving(memory) as served:
+        prompt = event("UserPromptSubmit", rules, prompt="Can I push to main now?")
+        done, modules = run_script(tmp_path, ["hook", "UserPromptSubmit"], prompt, cwd=rules)
+        assert (done.returncode, done.stdout, done.stderr) == (0, PROMPT_CONTEXT, "")
+        assert sorted(m for m in HEAVY if m in modules) == []
+        payload = event("PostToolUse", rules, tool_name="Read", tool_input=tool, tool_response=read)
+        done, modules = run_script(tmp_path, ["hook", "PostToolUse", "--root", str(rules)], payload)
+        assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+        assert sorted(m for m in HEAVY if m in modules) == []
+        assert served.requests == [
+            ("POST", "/recall"),
+            ("POST", "/add-turn"),
+            ("POST", "/record-tool-call"),
+            ("POST", "/record-file-interaction"),
+        ]
+        assert [t.text for t in memory.longterm.turns("s1")] == ["Can I push to main now?"]
+        history = memory.file_history("app/util.py").interactions
+        assert [(i.operation, i.line_range) for i in history] == [("read", (1, 2))]
+
+
+@pytest.mark.slow
+def test_the_hooks_take_their_limits_from_server_json_only_while_config_toml_is_unchanged(rules: Path) -> None:
+    prompt = event("UserPromptSubmit", rules, prompt="Can I push to main now?", session_id=None)
+    with am.Memory.open(rules) as memory, serving(memory):
+        snapshot = http_client.snapshot_of(rules)
+        assert snapshot is not None and snapshot["config"] == http_client.config_digest(rules)
+        assert snapshot["hooks"] == am.Policy.load(rules).hooks.to_dict()
+        assert hooks.run_hook("UserPromptSubmit", prompt) == (PROMPT_CONTEXT, 0)
+        # nothing scores 100: the new config is read, not the snapshot of the old one
+        (rules / ".aircher" / "config.toml").write_text("[hooks]\ndeadline_seconds = 30\nrecall_min_score = 100\n")
+        assert http_client.snapshot_of(rules) is None
+        assert hooks.run_hook("UserPromptSubmit", prompt) == ("", 0)
+
+
+class Recorder:
+    """A client that records each request and answers ``{}``."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, str, Any, Any]] = []
+
+    def request(self, method: str, path: str, *, json: Any = None, params: Any = None) -> Any:
+        self.sent.append((method, path, json, None if params is None else list(params.items())))
+        return {}
+
+
+def test_the_hooks_send_their_server_what_remote_memory_sends(tmp_path: Path) -> None:
+    calls: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = [
+        ("tasks", (), {"limit": 10}),
+        ("memories", (), {"limit": 200, "sort": "score"}),
+        ("facts", (), {"level": "L0"}),
+        ("recall", ("push to main",), {"k": 5, "kinds": hooks.MEMORY_KINDS}),
+        ("add_turn", ("s1", "user", "hi"), {"at": None, "metadata": {"hook": "Stop"}}),
+        ("add_turn", ("s1", "assistant", "ok"), {"at": 1.5e9, "metadata": {}}),
+        (
+            "record_tool_call",
+            ("Read", {"limit": 5}),
+            {"success": True, "error_message": None, "file_path": "/p/a.py"},
+        ),
+        ("record_tool_call", ("Bash", {}), {"success": False, "error_message": "boom", "file_path": None}),
+        ("record_file_interaction", ("/p/a.py", "edit"), {"line_range": (3, 4), "changes_summary": "+1 -1"}),
+        ("record_file_interaction", ("/p/a.py", "read"), {"line_range": None, "changes_summary": None}),
+        ("record_snapshot", ({"timestamp": 1.0, "items": []},), {}),
+    ]
+    theirs, ours = Recorder(), Recorder()
+    remote = http_client.RemoteMemory(theirs, tmp_path)  # type: ignore[arg-type]
+    thin = hooks._Remote(ours, tmp_path, None)  # type: ignore[arg-type]
+    for verb, args, kwargs in calls:
+        try:
+            remote.call(verb, *args, **kwargs)
+        except http_client.HTTPError:  # {} is no result: only the request matters here
+            pass
+        getattr(thin, verb)(*args, **kwargs)
+    assert len(ours.sent) == len(calls)
+    assert ours.sent == theirs.sent
+
+
+def test_what_the_thin_path_keeps_is_what_the_service_says() -> None:
+    assert hooks.MEMORY_KINDS == longterm_store.KINDS
+    assert hooks.PAYLOAD_MAX_CHARS == HooksPolicy().payload_max_bytes
+    assert http_client.STORE_DIR == service.STORE_DIR
+    assert (dispatch.EXIT_OK, dispatch.EXIT_INTERNAL, dispatch.EXIT_INTERRUPTED) == (
+        wire.EXIT_OK,
+        wire.EXIT_INTERNAL,
+        wire.EXIT_INTERRUPTED,
+    )
+    assert (hook_command.EXIT_OK, hook_command.EXIT_ERROR) == (wire.EXIT_OK, wire.EXIT_ERROR)
+
+
+def test_find_root_is_the_services(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    outer = tmp_path / "outer"
+    inner = outer / "a" / "b"
+    inner.mkdir(parents=True)
+    (outer / ".aircher").mkdir()
+    (tmp_path / "bare").mkdir()
+    monkeypatch.chdir(inner)
+    for start in (None, inner, outer, outer / "a", str(inner / ".." / "b")):
+        assert http_client.find_root(start) == service.find_root(start) == outer
+    with pytest.raises(am.StoreNotFoundError) as theirs:
+        service.find_root(tmp_path / "bare")
+    with pytest.raises(am.StoreNotFoundError) as ours:
+        http_client.find_root(tmp_path / "bare")
+    assert str(ours.value) == str(theirs.value)
+
+
+@pytest.mark.parametrize(
+    ("args", "parsed"),
+    [
+        (["hook", "Stop"], ("Stop", None)),
+        (["hook", "Stop", "--root", "/p"], ("Stop", Path("/p"))),
+        (["hook", "--root", "/p", "Stop"], ("Stop", Path("/p"))),
+        (["hook", "--root=/p", "Stop"], ("Stop", Path("/p"))),
+        (["hook", "Stop", "--root="], ("Stop", Path(""))),
+        (["hook"], None),
+        (["hook", ""], None),
+        (["hook", "-h"], None),
+        (["hook", "Stop", "--json"], None),
+        (["hook", "Stop", "--ro", "/p"], None),  # argparse's abbreviation: the CLI parses it
+        (["hook", "Stop", "--root"], None),
+        (["hook", "Stop", "--root", "-x"], None),
+        (["hook", "Stop", "--root", "/p", "--root", "/q"], None),
+        (["hook", "Stop", "Stop"], None),
+        (["hooks", "install"], None),
+        (["recall", "x"], None),
+    ],
+)
+def test_the_dispatcher_takes_only_the_plain_forms_of_hook(args: list[str], parsed: Any) -> None:
+    assert dispatch.hook_arguments(args) == parsed
+
+
+def test_every_other_command_line_is_the_clis(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[list[str]] = []
+
+    def cli_main(argv: list[str]) -> int:
+        seen.append(argv)
+        return 7
+
+    from aircher_mem.interfaces import cli
+
+    monkeypatch.setattr(cli, "main", cli_main)
+    assert dispatch.main(["--version", "--json"]) == 7
+    assert dispatch.main(["hook", "Stop", "--json"]) == 7
+    assert dispatch.main([]) == 7
+    assert seen == [["--version", "--json"], ["hook", "Stop", "--json"], []]
+
+
+@contextmanager
+def answering(answer: bytes) -> Iterator[int]:
+    """A one-connection server on 127.0.0.1 that reads a request head, sends
+    ``answer`` and closes; yields its port."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+
+    def serve() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            data = b""
+            while b"\r\n\r\n" not in data:
+                data += conn.recv(65_536)
+            conn.sendall(answer)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield port
+    finally:
+        thread.join(10)
+        listener.close()
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        b'HTTP/1.1 200 OK\r\ncontent-length: 12\r\n\r\n{"ok": true}X',  # past the length: not read
+        b'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"ok"\r\n6\r\n: true\r\n1;x=y\r\n}\r\n0\r\n\r\n',
+        b'HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n{"ok": true}',  # to the end of the connection
+    ],
+    ids=["content-length", "chunked", "to-the-end"],
+)
+def test_the_client_reads_each_shape_of_answer(answer: bytes) -> None:
+    with answering(answer) as port:
+        client = http_client.Client("127.0.0.1", port, "t")
+        client.proven = True
+        assert client.request("GET", "/health") == {"ok": True}
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [b"", b"HTTP/1.1 200 OK\r\ncontent-length: 50\r\n\r\n{", b"SSH-2.0-OpenSSH\r\n\r\n"],
+    ids=["nothing", "cut-short", "not-http"],
+)
+def test_an_answer_that_is_not_one_is_the_server_unavailable(answer: bytes) -> None:
+    with answering(answer) as port:
+        client = http_client.Client("127.0.0.1", port, "t")
+        client.proven = True
+        with pytest.raises(http_client.ServerUnavailableError, match=f"127.0.0.1:{port} did not answer"):
+            client.request("GET", "/health")

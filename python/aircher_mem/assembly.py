@@ -17,9 +17,8 @@ Rust :class:`ContextWindow`), the callers fetch what is offered.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from ._core import ContextItem, ContextItemType, ContextWindow, PruneResult
 
@@ -73,8 +72,7 @@ MemoryProvider = Callable[[str], Iterable["RecallHit"]]
 # -- the window before a model call ----------------------------------------------------
 
 
-@dataclasses.dataclass(frozen=True)
-class Piece:
+class Piece(NamedTuple):
     """One item to add to the window: its text, its kind and its relevance."""
 
     content: str

@@ -17,9 +17,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import logging
 import os
-import secrets
 import socket
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -61,9 +59,24 @@ __all__ = [
     "config_digest",
     "policy_snapshot",
     "snapshot_of",
+    "Logger",
 ]
 
-log = logging.getLogger("aircher_mem.http")
+
+class Logger:
+    """The logger ``name``, imported on first use: a hook that logs nothing does
+    not pay for importing :mod:`logging`."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __getattr__(self, attribute: str) -> Any:
+        import logging
+
+        return getattr(logging.getLogger(self.name), attribute)
+
+
+log = Logger("aircher_mem.http")
 
 SERVER_FILE = "server.json"
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -357,7 +370,7 @@ class Client:
         :class:`ServerNotProvenError` (or :class:`ServerGoneError`: nothing
         listens) when it is not. Proven once, a client does not ask again until a
         request goes unanswered."""
-        challenge = secrets.token_hex(16)
+        challenge = os.urandom(16).hex()  # secrets.token_hex(16), without importing random
         try:
             status, data = self._exchange(
                 "GET",

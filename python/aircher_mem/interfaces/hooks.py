@@ -57,10 +57,13 @@ not closed within ``[hooks] stdin_seconds`` or over ``[hooks] payload_max_bytes`
 Claude Code reports as a non-blocking error (only exit 2 blocks).
 
 When a server runs for the project (``client.Client.discover(root)`` finds one), the
-hooks are its clients through ``client.RemoteMemory`` (``GET /tasks``, ``GET
-/memories``, ``GET /facts``, ``POST /recall``, ``POST /add-turn``, ``POST
-/record-tool-call``, ``POST /record-file-interaction``, ``POST /record-snapshot``),
-the same verbs with the same results; otherwise they open the store themselves.
+hooks are its clients (``GET /tasks``, ``GET /memories``, ``GET /facts``, ``POST
+/recall``, ``POST /add-turn``, ``POST /record-tool-call``, ``POST
+/record-file-interaction``, ``POST /record-snapshot``): the requests
+``client.RemoteMemory`` would send, the answers' JSON used as it is; otherwise they
+open the store themselves. With a server a hook imports neither the service nor the
+Policy: its ``[hooks]`` limits come from server.json (:func:`client.snapshot_of`)
+while config.toml has the digest written there.
 
 Sources relied on (third-party pages found by search, not authority):
 
@@ -92,7 +95,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import os
 import re
 import shlex
@@ -107,8 +109,8 @@ from typing import NamedTuple, cast
 
 from ..assembly import MARKER, one_line, prompt_brief, session_brief, task_query
 from ..errors import AircherError, InvalidInputError, StoreLockedError, StoreNotFoundError
-from .client import STORE_DIR, Client, ServerGoneError, find_root, snapshot_of
-from .wire import EXIT_OK
+from .client import STORE_DIR, Client, Logger, ServerGoneError, find_root, snapshot_of
+from .hook_command import EXIT_OK
 
 # A hook runs on every prompt and every tool call: with a server it imports only this,
 # the client and the assembly's text (no Policy, no service, no numpy or DuckDB); the
@@ -137,7 +139,7 @@ __all__ = [
     "MEMORY_KINDS",
 ]
 
-log = logging.getLogger("aircher_mem.hooks")
+log = Logger("aircher_mem.hooks")
 
 EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "PreCompact", "Stop")
 SCRIPT = "aircher-mem"

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
 from ..errors import AircherError
 from . import hook_command
@@ -22,6 +21,7 @@ from . import hook_command
 TYPE_CHECKING = False  # not typing's: importing typing is a cost here; checkers treat any TYPE_CHECKING as true
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from pathlib import Path
 
 __all__ = ["main", "hook_arguments"]
 
@@ -66,6 +66,8 @@ def hook_arguments(args: Sequence[str]) -> tuple[str, Path | None] | None:
             break
     if len(rest) != 1 or not rest[0] or rest[0].startswith("-"):
         return None
+    from pathlib import Path  # not for --version
+
     return rest[0], None if root is None else Path(root)
 
 

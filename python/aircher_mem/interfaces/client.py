@@ -513,7 +513,7 @@ def _answer(sock: socket.socket, limit: int | None) -> tuple[int, bytes]:
     for field in fields:
         name, _, value = field.partition(":")
         found[name.strip().lower()] = value.strip()
-    cap = limit if limit is not None else None
+    cap = limit
 
     def more() -> bytes:
         chunk = sock.recv(65_536)

@@ -614,8 +614,11 @@ def _settings(root: Path) -> _Settings:
     ``Policy.load(root)`` (a bad config.toml is its PolicyError)."""
     snapshot = snapshot_of(root)
     if snapshot is not None:
-        hooks = cast("HooksPolicy", SimpleNamespace(**snapshot["hooks"]))
-        return _Settings(hooks, float(snapshot["server"]["proof_timeout_seconds"]), None)
+        try:
+            hooks = cast("HooksPolicy", SimpleNamespace(**snapshot["hooks"]))
+            return _Settings(hooks, float(snapshot["server"]["proof_timeout_seconds"]), None)
+        except (KeyError, TypeError, ValueError):  # not what serve writes: the config decides
+            pass
     from ..config import Policy
 
     policy = Policy.load(root)

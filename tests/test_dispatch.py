@@ -74,6 +74,14 @@ def event(name: str, root: Path, **fields: Any) -> str:
     return json.dumps({"session_id": "s1", "cwd": str(root), "hook_event_name": name, **fields})
 
 
+def test_importing_the_package_imports_none_of_its_modules() -> None:
+    code = (
+        "import sys, aircher_mem; print(sorted(m for m in sys.modules if m.startswith(('aircher_mem', *sys.argv[1:]))))"
+    )
+    done = subprocess.run([sys.executable, "-c", code, *HEAVY], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "['aircher_mem']\n", "")
+
+
 def test_version_imports_neither_the_service_nor_numpy_nor_duckdb(tmp_path: Path) -> None:
     done, modules = run_script(tmp_path, ["--version"])
     assert (done.returncode, done.stdout, done.stderr) == (0, f"aircher-mem {am.__version__}\n", "")

@@ -76,7 +76,24 @@ _SOURCES = {
     "Policy": ".config",
     "Message": ".context",
     "redact": ".redact",
-    **{name: ".errors" for name in __all__[5:]},
+    **dict.fromkeys(
+        (
+            "AircherError",
+            "InvalidInputError",
+            "StoreError",
+            "StoreLockedError",
+            "StoreCorruptError",
+            "StoreNotFoundError",
+            "NotIndexedError",
+            "UnknownSymbolError",
+            "UnknownMemoryError",
+            "UnknownTaskError",
+            "PolicyError",
+            "EncodingUnavailableError",
+            "SchemaVersionError",
+        ),
+        ".errors",
+    ),
 }
 
 

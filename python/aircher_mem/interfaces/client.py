@@ -172,7 +172,8 @@ def find_root(start: str | os.PathLike[str] | None = None) -> Path:
 
 
 def config_digest(root: str | os.PathLike[str]) -> str | None:
-    """The SHA-256 of the project's ``.aircher/config.toml`` (hex), None without one."""
+    """The SHA-256 of the project's ``.aircher/config.toml`` (hex), None without one
+    (OSError when it cannot be read)."""
     try:
         with open(Path(root) / STORE_DIR / "config.toml", "rb") as f:
             return hashlib.sha256(f.read()).hexdigest()
@@ -188,12 +189,12 @@ def policy_snapshot(root: str | os.PathLike[str]) -> dict[str, Any] | None:
     importing the Policy. None when the config does not load or changed meanwhile."""
     from ..config import Policy
 
-    before = config_digest(root)
     try:
+        before = config_digest(root)
         policy = Policy.load(Path(root))
-    except AircherError:
-        return None
-    if config_digest(root) != before:
+        if config_digest(root) != before:
+            return None
+    except (AircherError, OSError):
         return None
     return {"config": before, "hooks": policy.hooks.to_dict(), "server": policy.server.to_dict()}
 
@@ -211,10 +212,13 @@ def snapshot_of(root: str | os.PathLike[str]) -> dict[str, Any] | None:
         not isinstance(snapshot, dict)
         or not isinstance(snapshot.get("hooks"), dict)
         or not isinstance(snapshot.get("server"), dict)
-        or snapshot.get("config") != config_digest(root)
     ):
         return None
-    return snapshot
+    try:
+        current = config_digest(root)
+    except OSError:  # loading the Policy reports it
+        return None
+    return snapshot if snapshot.get("config") == current else None
 
 
 def _alive(pid: int) -> bool:

@@ -426,6 +426,8 @@ class KnowledgeGraph:
         *,
         max_file_bytes: int = 1_000_000,
         progress: Callable[[int, int], object] | None = None,
+        phase: Callable[[str], object] | None = None,
+        only: Sequence[str] | None = None,
     ) -> KnowledgeGraph: ...
     @staticmethod
     def build_into(
@@ -434,6 +436,7 @@ class KnowledgeGraph:
         *,
         max_file_bytes: int = 1_000_000,
         progress: Callable[[int, int], object] | None = None,
+        phase: Callable[[str], object] | None = None,
     ) -> tuple[int, list[tuple[str, str]], list[tuple[str, str]]]:
         """Builds as :meth:`build` and saves as :meth:`save` (the same bytes) without keeping
         the graph: less memory at the peak. Returns (file count, skipped, warnings)."""

@@ -34,7 +34,7 @@ pub use query::{reference_kinds, split_qualified, REFERENCE_KINDS};
 pub use read::{read_project_file, reason as unread_reason};
 pub use scan::{
     discover, parse, parse_file, parse_indexed, script_language, shebang_language,
-    unsupported_language, Discovered, Parsed, ParsedFile, Progress, Source, INTERPRETERS,
+    unsupported_language, Discovered, Parsed, ParsedFile, Phase, Progress, Source, INTERPRETERS,
     SHEBANG_BYTES, UNSUPPORTED, VENDORED,
 };
 pub use search::{

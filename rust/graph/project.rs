@@ -17,8 +17,8 @@ use super::extract::{FileSymbols, Language};
 use super::persist::{self, corrupt, load_with_sum, Saved};
 use super::read::{read_project_file, reason};
 use super::scan::{
-    discover, parse_file, parse_indexed, script_language, Parsed, ParsedFile, Progress, Source,
-    NOT_UTF8,
+    discover, parse_file, parse_indexed, script_language, Parsed, ParsedFile, Phase, Progress,
+    Source, NOT_UTF8,
 };
 use super::store::KnowledgeGraph;
 use crate::atomic::AtomicFile;
@@ -307,8 +307,8 @@ impl Project {
 
     /// The project of a scan whose sources were parsed (as `scan::parse_indexed`
     /// returns them): a file that could not be parsed is skipped with its reason,
-    /// one with syntax errors gets a warning.
-    pub fn from_parsed(scan: Scan, parsed: Parsed) -> Self {
+    /// one with syntax errors gets a warning. Enters its phases in `progress`.
+    pub fn from_parsed(scan: Scan, parsed: Parsed, progress: &Progress) -> Self {
         let Parsed { files, shards } = parsed;
         let Settled {
             root,
@@ -319,9 +319,11 @@ impl Project {
         } = settled(scan, files);
         // The index first, then the graph, each on all cores: side by side
         // (rayon::join) they were no faster and held more memory.
+        progress.enter(Phase::LexicalIndex);
         let (lexical, added) = LexicalIndex::from_shards(shards, false);
         debug_assert!(added.is_ok(), "{added:?}");
         release_free_memory();
+        progress.enter(Phase::Linking);
         let graph = KnowledgeGraph::from_files(files);
         let lexical = Lexical::ready(lexical);
         Self::new(root, max_file_bytes, graph, lexical, skipped, warnings)
@@ -334,8 +336,13 @@ impl Project {
     /// caller only wants the store (`aircher-mem index`): the merge is never held
     /// in memory beside the shards, nor the graph beside the merged index.
     /// Returns the number of files in the graph, the files
-    /// skipped and the warnings.
-    pub fn build_into(scan: Scan, parsed: Parsed, path: &Path) -> Result<Built> {
+    /// skipped and the warnings. Enters its phases in `progress`.
+    pub fn build_into(
+        scan: Scan,
+        parsed: Parsed,
+        path: &Path,
+        progress: &Progress,
+    ) -> Result<Built> {
         let Parsed { files, shards } = parsed;
         let Settled {
             root,
@@ -344,10 +351,13 @@ impl Project {
             warnings,
             ..
         } = settled(scan, files);
+        progress.enter(Phase::LexicalIndex);
         let (index, added) = LexicalIndex::write_merged(shards, false, &lexical_path(path))?;
         debug_assert!(added.is_ok(), "{added:?}");
         release_free_memory();
+        progress.enter(Phase::Linking);
         let graph = KnowledgeGraph::from_files(files);
+        progress.enter(Phase::Saving);
         let (graph_file, sum) = write_graph(path, &root, &graph, &skipped, &warnings)?;
         let files = graph.file_count();
         drop(graph);
@@ -361,9 +371,11 @@ impl Project {
 
     /// Scans `root` and parses its source files (in parallel, reporting to `progress`).
     pub fn build(root: &Path, max_file_bytes: u64, progress: &Progress) -> Result<Self> {
+        progress.enter(Phase::Scanning);
         let scan = Self::scan(root, max_file_bytes)?;
+        progress.enter(Phase::Parsing);
         let parsed = parse_indexed(&scan.root, scan.max_file_bytes, &scan.sources, progress);
-        Ok(Self::from_parsed(scan, parsed))
+        Ok(Self::from_parsed(scan, parsed, progress))
     }
 
     /// The project root (canonical when built; as saved or given when loaded).
@@ -947,7 +959,7 @@ mod tests {
         project.save(&held).unwrap();
         let scan = Project::scan(&root, 1_000_000).unwrap();
         let parsed = parse_indexed(&root, 1_000_000, &scan.sources, &Progress::default());
-        let built = Project::build_into(scan, parsed, &streamed).unwrap();
+        let built = Project::build_into(scan, parsed, &streamed, &Progress::default()).unwrap();
         assert_eq!(
             std::fs::read(&streamed).unwrap(),
             std::fs::read(&held).unwrap()

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 
 use rayon::prelude::*;
 
@@ -172,12 +172,57 @@ pub struct Source {
     pub bytes: u64,
 }
 
-/// Shared with a parse running on other threads: how many files are done, and a
-/// request to stop (the files not started yet are then not parsed).
+/// Shared with a build running on other threads: the phase it is in, how many
+/// files are parsed, and a request to stop (the files not started yet are then
+/// not parsed).
 #[derive(Debug, Default)]
 pub struct Progress {
     pub done: AtomicUsize,
     pub cancelled: AtomicBool,
+    phase: AtomicU8,
+}
+
+/// What a build is doing, in the order it does it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum Phase {
+    Scanning,
+    Parsing,
+    LexicalIndex,
+    Linking,
+    Saving,
+}
+
+impl Phase {
+    pub const ALL: [Phase; 5] = [
+        Phase::Scanning,
+        Phase::Parsing,
+        Phase::LexicalIndex,
+        Phase::Linking,
+        Phase::Saving,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Scanning => "scanning",
+            Phase::Parsing => "parsing",
+            Phase::LexicalIndex => "lexical index",
+            Phase::Linking => "linking",
+            Phase::Saving => "saving",
+        }
+    }
+}
+
+impl Progress {
+    /// Marks the build as being in `phase` from now on.
+    pub fn enter(&self, phase: Phase) {
+        self.phase.store(phase as u8, Ordering::Relaxed);
+    }
+
+    /// The phase the build is in (`Scanning` until another is entered).
+    pub fn phase(&self) -> Phase {
+        Phase::ALL[usize::from(self.phase.load(Ordering::Relaxed))]
+    }
 }
 
 /// Source files under `root` (sorted by relative path), the files skipped, with why,

@@ -13,8 +13,8 @@ use super::detached;
 use super::errors::InvalidInputError;
 use crate::graph::{
     canonical_root, parse_indexed, reference_kinds, relative_to, search, Direction, Edge,
-    KnowledgeGraph, Language, Level, NodeIndex, Parsed, PathKind, Progress, Project, ReadIndex,
-    Remark, Scan, SearchParams, EMBED,
+    KnowledgeGraph, Language, Level, NodeIndex, Parsed, PathKind, Phase, Progress, Project,
+    ReadIndex, Remark, Scan, SearchParams, EMBED,
 };
 use crate::retrieve::{Bm25Params, Normalization, QueryTerms};
 use crate::Error;
@@ -214,24 +214,68 @@ pub struct PyKnowledgeGraph {
     project: Project,
 }
 
-/// How often `build` reports progress (and checks for Ctrl-C) while parsing.
+/// How often `build` reports progress (and checks for Ctrl-C) while it runs.
 const REPORT_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
 
-/// Parses `sources` on the thread pool while this thread, the GIL released between
-/// reports, calls `progress(done, total)` every `REPORT_EVERY` and at the end. An
-/// exception from the callback, or a signal (Ctrl-C), stops the parse early and is
-/// raised.
-fn parse_reporting(
+/// The callbacks a build reports to: `progress(done, total)` while parsing,
+/// `phase(name)` as each phase begins.
+struct Reporters<'a, 'py> {
+    progress: Option<&'a Bound<'py, PyAny>>,
+    phase: Option<&'a Bound<'py, PyAny>>,
+}
+
+impl Reporters<'_, '_> {
+    /// An InvalidInputError for a callback that is not callable.
+    fn check(&self) -> PyResult<()> {
+        for (name, callback) in [("progress", self.progress), ("phase", self.phase)] {
+            if let Some(callback) = callback.filter(|c| !c.is_callable()) {
+                let kind = callback.get_type().name()?;
+                return Err(InvalidInputError::new_err(format!(
+                    "{name} must be callable or None (got a value of type {kind})"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Scans `root`, parses its sources (those of them named in `only`, when it is
+/// given) on the thread pool and makes what `finish` makes of them, on a thread of its own, while this thread, the GIL released
+/// between reports, every `REPORT_EVERY`: calls `phase(name)` for each phase
+/// begun since the last report (every phase, in order, even one begun and ended
+/// between two reports), and `progress(done, total)` while parsing and once when
+/// the parse ends. An exception from a callback, or a signal (Ctrl-C), stops the
+/// parse early (nothing is made of it) and is raised once the thread is done.
+fn build_reporting<T: Send>(
     py: Python<'_>,
-    scan: &Scan,
-    progress: Option<&Bound<'_, PyAny>>,
-) -> PyResult<Parsed> {
+    root: &FsPath,
+    max_file_bytes: u64,
+    only: Option<Vec<String>>,
+    reporters: &Reporters<'_, '_>,
+    finish: impl FnOnce(Scan, Parsed, &Progress) -> crate::Result<T> + Send,
+) -> PyResult<T> {
+    reporters.check()?;
     let state = Progress::default();
-    let sources = &scan.sources;
+    let total = std::sync::atomic::AtomicUsize::new(0);
     std::thread::scope(|scope| {
-        let worker =
-            scope.spawn(|| parse_indexed(&scan.root, scan.max_file_bytes, sources, &state));
+        let worker = scope.spawn(|| -> crate::Result<Option<T>> {
+            let mut scan = Project::scan(&root.0, max_file_bytes)?;
+            if let Some(only) = only {
+                let only: std::collections::HashSet<String> = only.into_iter().collect();
+                scan.sources
+                    .retain(|source| only.contains(&source.relative));
+            }
+            total.store(scan.sources.len(), Ordering::Relaxed);
+            state.enter(Phase::Parsing);
+            let parsed = parse_indexed(&scan.root, scan.max_file_bytes, &scan.sources, &state);
+            if state.cancelled.load(Ordering::Relaxed) {
+                return Ok(None);
+            }
+            finish(scan, parsed, &state).map(Some)
+        });
         let mut outcome = Ok(());
+        let mut reported: Option<Phase> = None; // the last phase whose begin was reported
+        let mut parse_ended = false;
         loop {
             let finished = detached(py, || {
                 let until = std::time::Instant::now() + REPORT_EVERY;
@@ -241,10 +285,26 @@ fn parse_reporting(
                 worker.is_finished()
             });
             if outcome.is_ok() {
-                let done = state.done.load(Ordering::Relaxed);
-                outcome = py.check_signals().and_then(|()| match progress {
-                    Some(callback) => callback.call1((done, sources.len())).map(drop),
-                    None => Ok(()),
+                outcome = py.check_signals().and_then(|()| {
+                    let now = state.phase();
+                    for phase in Phase::ALL {
+                        if phase > now || reported.is_some_and(|last| phase <= last) {
+                            continue;
+                        }
+                        if phase > Phase::Parsing && !parse_ended {
+                            parse_ended = true;
+                            report_parsed(reporters, &state, &total)?;
+                        }
+                        reported = Some(phase);
+                        if let Some(callback) = reporters.phase {
+                            callback.call1((phase.name(),))?;
+                        }
+                    }
+                    if now == Phase::Parsing && !parse_ended {
+                        parse_ended = finished;
+                        report_parsed(reporters, &state, &total)?;
+                    }
+                    Ok(())
                 });
                 if outcome.is_err() {
                     state.cancelled.store(true, Ordering::Relaxed);
@@ -254,11 +314,32 @@ fn parse_reporting(
                 break;
             }
         }
-        let parsed = worker
+        let made = worker
             .join()
-            .map_err(|_| PyRuntimeError::new_err("parsing failed (a parser thread panicked)"))?;
-        outcome.map(|()| parsed)
+            .map_err(|_| PyRuntimeError::new_err("indexing failed (a thread panicked)"))?;
+        outcome?;
+        match made? {
+            Some(made) => Ok(made),
+            None => Err(PyRuntimeError::new_err("indexing was cancelled")),
+        }
     })
+}
+
+/// `progress(done, total)` of the parse, if there is a `progress` callback.
+fn report_parsed(
+    reporters: &Reporters<'_, '_>,
+    state: &Progress,
+    total: &std::sync::atomic::AtomicUsize,
+) -> PyResult<()> {
+    match reporters.progress {
+        Some(callback) => callback
+            .call1((
+                state.done.load(Ordering::Relaxed),
+                total.load(Ordering::Relaxed),
+            ))
+            .map(drop),
+        None => Ok(()),
+    }
 }
 
 /// `path` relative to the project `root`, with `/` separators: the one rule every
@@ -344,25 +425,6 @@ fn symbols(graph: &KnowledgeGraph, ids: Vec<NodeIndex>) -> Vec<PyDefinition> {
     ids.into_iter().map(|id| symbol(graph, id)).collect()
 }
 
-/// The scan of `root` and its parse (see `parse_reporting`), `progress` checked
-/// first.
-fn scan_and_parse(
-    py: Python<'_>,
-    root: &FsPath,
-    max_file_bytes: u64,
-    progress: Option<&Bound<'_, PyAny>>,
-) -> PyResult<(Scan, Parsed)> {
-    if let Some(callback) = progress.filter(|p| !p.is_callable()) {
-        let kind = callback.get_type().name()?;
-        return Err(InvalidInputError::new_err(format!(
-            "progress must be callable or None (got a value of type {kind})"
-        )));
-    }
-    let scan = detached(py, || Project::scan(&root.0, max_file_bytes))?;
-    let parsed = parse_reporting(py, &scan, progress)?;
-    Ok((scan, parsed))
-}
-
 impl PyKnowledgeGraph {
     fn dependencies(&self, path: &str, direction: Direction) -> PyResult<Vec<String>> {
         self.project
@@ -379,21 +441,37 @@ impl PyKnowledgeGraph {
     /// TSX, Go, Java, C, C++, C#, Ruby, PHP, Lua, Bash, Kotlin, Swift, Scala): .gitignore is respected, vendored folders, binary files and
     /// files over `max_file_bytes` are skipped (see `skipped`), files with syntax
     /// errors keep what the parser read, and `warnings` says which lines it could not. Parsing runs in
-    /// parallel without the GIL; `progress(done, total)` is called every 100 ms while
-    /// parsing and once at the end; an exception it raises, or Ctrl-C, stops the build.
+    /// parallel without the GIL; `phase(name)` is called as each phase begins
+    /// ("scanning", "parsing", "lexical index", "linking"), `progress(done, total)`
+    /// every 100 ms while parsing and once when the parse ends; an exception either
+    /// raises, or Ctrl-C, stops the build. With `only` (root-relative paths with
+    /// `/`), only those of the source files are parsed: a first part of the
+    /// project, the rest added with `update_file`.
     #[staticmethod]
     #[pyo3(
-        signature = (root, *, max_file_bytes = Int(1_000_000), progress = None),
-        text_signature = "(root, *, max_file_bytes=1000000, progress=None)"
+        signature = (root, *, max_file_bytes = Int(1_000_000), progress = None, phase = None, only = None),
+        text_signature = "(root, *, max_file_bytes=1000000, progress=None, phase=None, only=None)"
     )]
     fn build(
         py: Python<'_>,
         root: FsPath,
         max_file_bytes: Int<u64>,
         progress: Option<Bound<'_, PyAny>>,
+        phase: Option<Bound<'_, PyAny>>,
+        only: Option<Vec<String>>,
     ) -> PyResult<Self> {
-        let (scan, parsed) = scan_and_parse(py, &root, max_file_bytes.0, progress.as_ref())?;
-        let project = detached(py, || Project::from_parsed(scan, parsed));
+        let reporters = Reporters {
+            progress: progress.as_ref(),
+            phase: phase.as_ref(),
+        };
+        let project = build_reporting(
+            py,
+            &root,
+            max_file_bytes.0,
+            only,
+            &reporters,
+            |scan, parsed, state| Ok(Project::from_parsed(scan, parsed, state)),
+        )?;
         Ok(Self { project })
     }
 
@@ -401,12 +479,12 @@ impl PyKnowledgeGraph {
     /// does (the same bytes), without keeping it: less memory at the peak (the
     /// lexical index is written from its parts without being made whole, and
     /// dropped before the graph is made). For a caller that only wants the store;
-    /// `load` reads it back. Returns (the number of files in the graph, `skipped`,
-    /// `warnings`).
+    /// `load` reads it back. Reports as `build` does, with a last phase, "saving".
+    /// Returns (the number of files in the graph, `skipped`, `warnings`).
     #[staticmethod]
     #[pyo3(
-        signature = (root, path, *, max_file_bytes = Int(1_000_000), progress = None),
-        text_signature = "(root, path, *, max_file_bytes=1000000, progress=None)"
+        signature = (root, path, *, max_file_bytes = Int(1_000_000), progress = None, phase = None),
+        text_signature = "(root, path, *, max_file_bytes=1000000, progress=None, phase=None)"
     )]
     fn build_into(
         py: Python<'_>,
@@ -414,9 +492,20 @@ impl PyKnowledgeGraph {
         path: FsPath,
         max_file_bytes: Int<u64>,
         progress: Option<Bound<'_, PyAny>>,
+        phase: Option<Bound<'_, PyAny>>,
     ) -> PyResult<(usize, Vec<Remark>, Vec<Remark>)> {
-        let (scan, parsed) = scan_and_parse(py, &root, max_file_bytes.0, progress.as_ref())?;
-        let built = detached(py, || Project::build_into(scan, parsed, &path.0))?;
+        let reporters = Reporters {
+            progress: progress.as_ref(),
+            phase: phase.as_ref(),
+        };
+        let built = build_reporting(
+            py,
+            &root,
+            max_file_bytes.0,
+            None,
+            &reporters,
+            |scan, parsed, state| Project::build_into(scan, parsed, &path.0, state),
+        )?;
         Ok((built.files, built.skipped, built.warnings))
     }
 

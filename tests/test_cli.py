@@ -12,7 +12,8 @@ from typing import Any
 
 import aircher_mem as am
 import pytest
-from aircher_mem.interfaces.cli import ProgressLine, main
+from aircher_mem.interfaces.cli import ProgressLine, describe_progress, main
+from aircher_mem.results import IndexProgress
 from conftest import duckdb_held_by_another_process
 
 SCRIPT = str(Path(sys.executable).with_name("aircher-mem"))  # the installed console script
@@ -72,22 +73,91 @@ def test_incremental_index_reports_what_changed(indexed: Path) -> None:
     assert code == 0 and "full build (full rebuild requested)" in text and "3 files" in text
 
 
-def test_progress_line_redraws_files_and_rate_on_a_terminal() -> None:
+def status(phase: str, done: int = 0, total: int = 0, seconds: float = 0.0, **more: Any) -> IndexProgress:
+    fields: dict[str, Any] = {
+        "running": True,
+        "phase": phase,
+        "done": done,
+        "total": total,
+        "unit": "documents" if phase == "embeddings" else "files",
+        "seconds": seconds,
+        "per_second": 0.0,
+        "seconds_left": None,
+    }
+    return IndexProgress(**{**fields, **more})
+
+
+def test_describe_progress_names_the_phase_counts_rate_and_time_left() -> None:
+    assert describe_progress(status("scanning", seconds=0.4)) == "indexing 0 s: scanning"
+    parsing = status("parsing", 1234, 5678, 12.6, per_second=950.2, seconds_left=4.7)
+    assert describe_progress(parsing) == "indexing 13 s: parsing 1,234/5,678 files, 950 files/s, 5 s left"
+    assert describe_progress(status("parsing", 0, 10, 0.1)) == "indexing 0 s: parsing 0/10 files"
+    slow = status("parsing", 10, 90_000, 75, per_second=10.0, seconds_left=8999.0)
+    assert describe_progress(slow) == "indexing 1 min 15 s: parsing 10/90,000 files, 10 files/s, 2 h 29 min left"
+    linking = status("linking", 5678, 5678, 14.0, per_second=900.0)
+    assert describe_progress(linking) == "indexing 14 s: linking"
+    embedding = status("embeddings", 64, 256, 20.0, per_second=32.0, seconds_left=6.0)
+    assert describe_progress(embedding) == "indexing 20 s: embeddings 64/256 documents, 32 documents/s, 6 s left"
+    assert describe_progress(status("")) == "indexing 0 s: starting"
+
+
+class Ticks:
+    """A clock that says what the test sets."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_progress_line_on_a_terminal_is_redrawn_at_most_ten_times_a_second_and_at_each_phase() -> None:
     class Terminal(io.StringIO):
         def isatty(self) -> bool:
             return True
 
-    tty = Terminal()
-    bar = ProgressLine(tty)
-    bar(256, 512)
-    bar(512, 512)
-    bar.finish()
-    text = tty.getvalue()
-    assert text.startswith("\rindexing [############............] 256/512 files, ")
-    assert "\rindexing [########################] 512/512 files, " in text and text.endswith(" files/s \n")
-    quiet = io.StringIO()  # not a terminal: no redraws
-    ProgressLine(quiet)(1, 2)
-    assert quiet.getvalue() == ""
+    tty, clock = Terminal(), Ticks()
+    line = ProgressLine(tty, redraw=0.1, every=5.0, clock=clock)
+    shown = [
+        (0.00, status("scanning")),
+        (0.05, status("parsing", 10, 40, 0.05)),  # a new phase: drawn at once
+        (0.10, status("parsing", 20, 40, 0.1)),  # 0.05 s after the last: not drawn
+        (0.16, status("parsing", 30, 40, 0.16, per_second=200.0, seconds_left=0.05)),
+        (0.20, status("linking", 40, 40, 0.2)),
+        (0.25, status("linking", 40, 40, 0.25)),
+    ]
+    for when, s in shown:
+        clock.now = when
+        line.show(s)
+    line.finish()
+    assert tty.getvalue() == (
+        "\rindexing 0 s: scanning"
+        "\rindexing 0 s: parsing 10/40 files"
+        "\rindexing 0 s: parsing 30/40 files, 200 files/s, 0 s left"
+        "\rindexing 0 s: linking" + " " * 35 + "\n"  # the longer line before it wiped out
+    )
+
+
+def test_progress_line_elsewhere_writes_a_plain_line_every_interval_and_at_each_phase() -> None:
+    log, clock = io.StringIO(), Ticks()
+    line = ProgressLine(log, redraw=0.1, every=5.0, clock=clock)
+    for when, s in [
+        (0.0, status("scanning")),
+        (0.5, status("parsing", 100, 9000, 0.5, per_second=200.0, seconds_left=44.5)),
+        (3.0, status("parsing", 600, 9000, 3.0, per_second=200.0, seconds_left=42.0)),
+        (5.5, status("parsing", 1100, 9000, 5.5, per_second=200.0, seconds_left=39.5)),
+        (9.0, status("parsing", 1800, 9000, 9.0, per_second=200.0, seconds_left=36.0)),
+        (46.0, status("lexical index", 9000, 9000, 46.0, per_second=195.6)),
+    ]:
+        clock.now = when
+        line.show(s)
+    line.finish()
+    assert log.getvalue() == (
+        "indexing 0 s: scanning\n"
+        "indexing 0 s: parsing 100/9,000 files, 200 files/s, 44 s left\n"
+        "indexing 6 s: parsing 1,100/9,000 files, 200 files/s, 40 s left\n"
+        "indexing 46 s: lexical index\n"
+    )
 
 
 SAVE = {
@@ -114,7 +184,12 @@ STORE = {
 
 def test_graph_lookups(indexed: Path) -> None:
     root = ["--root", str(indexed)]
-    assert run_json("find-symbol", "save", *root) == {"query": "save", "match": "exact", "symbols": [SAVE]}
+    assert run_json("find-symbol", "save", *root) == {
+        "query": "save",
+        "match": "exact",
+        "symbols": [SAVE],
+        "partial": None,
+    }
     assert run_json("find-symbol", "User.save", *root)["symbols"] == [SAVE]
     assert [s["name"] for s in run_json("find-symbol", "s", "--prefix", *root)["symbols"]] == ["save", "store"]
     assert [s["name"] for s in run_json("find-symbol", "STR", "--fuzzy", *root)["symbols"]] == ["store"]

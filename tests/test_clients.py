@@ -162,7 +162,8 @@ def test_index_and_init_go_to_the_server(tmp_path: Path) -> None:
         out = io.StringIO()
         assert cli.main(["index", str(root), "--json"], stdout=out) == 0
         assert json.loads(out.getvalue())["added"] == ["app/extra.py"]
-        assert served.requests == [("POST", "/index")]
+        # besides the polls of its progress line
+        assert [r for r in served.requests if r != ("GET", "/index-progress")] == [("POST", "/index")]
         out = io.StringIO()
         assert cli.main(["create-store", str(root), "--json"], stdout=out) == 0
         assert json.loads(out.getvalue()) == {"root": str(root), "store": str(root / ".aircher"), "created": False}
@@ -539,3 +540,70 @@ def test_the_cli_and_a_hook_beside_aircher_mem_mcp_go_through_it(tmp_path: Path)
     assert not http_client.server_file(root).exists()  # removed at exit
     code, out, _ = console(root, "conversation", "h", "--json")  # the store is free again
     assert code == 0 and [t["text"] for t in json.loads(out)["short_term"]] == ["Releases are tagged on Fridays."]
+
+
+def test_a_first_index_in_the_server_reports_progress_and_answers_from_its_first_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import re
+    import threading
+
+    from aircher_mem.config import GraphPolicy
+    from aircher_mem.results import PartialIndex
+
+    root = write_files(
+        tmp_path / "repo",
+        {f"pkg/m{i:03d}.py": f"def f{i}():\n    return {i}\n\n\ndef g{i}():\n    return f{i}()\n" for i in range(61)},
+    )
+    policy = am.Policy(graph=GraphPolicy(first_batch_files=10))
+    with am.Memory.open(root, policy=policy) as memory, http.serve_in_thread(memory):
+        reached, release = threading.Event(), threading.Event()
+        phase = memory._tracker.phase
+
+        def held_at_linking(name: str) -> None:  # the whole build waits there until the test has looked
+            phase(name)
+            if name == "linking":
+                reached.set()
+                release.wait(60)
+
+        monkeypatch.setattr(memory._tracker, "phase", held_at_linking)
+        err, out, codes = io.StringIO(), io.StringIO(), []
+        monkeypatch.setattr(sys, "stderr", err)  # not a terminal: plain progress lines
+        indexing = threading.Thread(target=lambda: codes.append(cli.main(["index", str(root), "--json"], stdout=out)))
+        indexing.start()
+        try:
+            assert reached.wait(60)
+            remote = http_client.connect(root)
+            assert isinstance(remote, http_client.RemoteMemory)
+            status = remote.index_progress()
+            assert (status.running, status.phase, status.done, status.total, status.unit) == (
+                True,
+                "linking",
+                61,
+                61,
+                "files",
+            )
+            found = remote.find_symbol("f3")  # answered from the first 10 files, and says so
+            assert found.partial == PartialIndex(10, 61) and [s.path for s in found.symbols] == ["pkg/m003.py"]
+            assert wire.to_json(found)["partial"] == {"files": 10, "total": 61}
+            with pytest.raises(am.UnknownSymbolError, match="in the first 10 of 61 files"):
+                remote.find_symbol("f42")  # not among the first files
+            hits = remote.search_code("g7 calls f7", k=3)
+            assert hits.partial == PartialIndex(10, 61) and hits.hits[0].path == "pkg/m007.py"
+            for _ in range(600):  # the CLI polls and says where the index is
+                if "linking" in err.getvalue():
+                    break
+                threading.Event().wait(0.05)
+        finally:
+            release.set()
+            indexing.join(60)
+        assert codes == [0] and json.loads(out.getvalue())["files"] == 61
+        lines = err.getvalue().splitlines()
+        assert re.fullmatch(r"indexing \d+ s: linking", lines[-1]), lines
+        assert all(
+            re.fullmatch(r"indexing \d+ s: [a-z ]+( \d+/61 files(, [\d,]+ files/s)?(, .* left)?)?", x) for x in lines
+        )
+        whole = remote.find_symbol("f42")
+        assert whole.partial is None and [s.path for s in whole.symbols] == ["pkg/m042.py"]
+        done = remote.index_progress()
+        assert (done.running, done.phase, done.done, done.total) == (False, "saving", 61, 61)

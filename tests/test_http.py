@@ -195,6 +195,7 @@ def test_every_route_answers(client: TestClient) -> None:
         ("POST", "/task"): ("/task", {"action": "start", "task_id": "t9", "description": "a task"}),
         ("GET", "/stats"): ("/stats", None),
         ("POST", "/index"): ("/index", {"full": False}),
+        ("GET", "/index-progress"): ("/index-progress", None),
         ("POST", "/preview-context"): ("/preview-context", {"message": "where is save", "max_tokens": 2000}),
     }
     assert sorted(samples) == sorted(ROUTES)

@@ -102,6 +102,7 @@ def test_every_tool_over_stdio(project: Path) -> None:
             "query": "save",
             "match": "exact",
             "symbols": [save],
+            "partial": None,
         }
         assert ok(await s.call_tool("find_symbol", {"name": "User.save"}))["symbols"] == [save]
         found = ok(await s.call_tool("find_symbol", {"name": "s", "prefix": True}))["symbols"]

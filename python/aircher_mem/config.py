@@ -135,6 +135,20 @@ class GraphPolicy(_Section):
     #: back to the query's definitions.
     pagerank_damping: float = _bound(0.85, 0.0, 0.99)
     pagerank_iterations: int = _bound(30, 1, 1000)
+    #: A first index in a server (``aircher-mem serve``) of more files than this
+    #: first builds the graph of this many of them, and answers ``find_symbol``
+    #: and ``search_code`` from it (saying so) while the whole graph is built:
+    #: those files are parsed twice.
+    first_batch_files: int = _bound(1000, 1)
+    #: ``aircher-mem index`` on a terminal: the progress line is redrawn at most
+    #: this often (seconds; and at each new phase).
+    progress_redraw_seconds: float = _bound(0.1, 0.0, 3600.0, lo_open=True)
+    #: ``aircher-mem index`` with stderr not a terminal: a plain progress line this
+    #: often (seconds; and at each new phase).
+    progress_line_seconds: float = _bound(5.0, 0.0, 86_400.0, lo_open=True)
+    #: ``aircher-mem index``: how often it asks where the index is (seconds), of
+    #: the server through which it indexes, or of the index it runs.
+    progress_poll_seconds: float = _bound(0.1, 0.0, 3600.0, lo_open=True)
 
 
 @dataclasses.dataclass(frozen=True)

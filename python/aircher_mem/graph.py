@@ -18,6 +18,7 @@ import json
 import logging
 import os
 import stat
+import threading
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -27,15 +28,17 @@ from typing import Literal
 from ._core import KnowledgeGraph, read_project_file, relative_path
 from .config import Policy
 from .errors import InvalidInputError, NotIndexedError, SchemaVersionError, StoreCorruptError, StoreError
-from .results import IndexReport
+from .results import IndexProgress, IndexReport
 
-__all__ = ["GraphIndex", "read_source", "tracked_files", "write_atomic"]
+__all__ = ["GraphIndex", "IndexTracker", "Phase", "read_source", "tracked_files", "write_atomic"]
 
 GRAPH_FILE = "graph.bin"
 MANIFEST_FILE = "files.json"
 MANIFEST_VERSION = 1
 
 Progress = Callable[[int, int], object]
+#: Called with a phase's name as it begins ("scanning", "parsing", ...).
+Phase = Callable[[str], object]
 #: When a loaded graph reads its lexical index (:meth:`KnowledgeGraph.load`).
 ReadIndex = Literal["when_needed", "with_graph"]
 Fingerprint = tuple[int, int, str]
@@ -188,6 +191,100 @@ def write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+#: The phases whose files (or documents) are counted, with the unit counted.
+COUNTED = {"parsing": "files", "embeddings": "documents"}
+
+
+class IndexTracker:
+    """Where an index is, for whoever asks while it runs (another thread: the
+    server's ``index_progress``): :meth:`begin`, then :meth:`phase` as each phase
+    begins and the tracker called as ``progress(done, total)``, then :meth:`end`.
+    Each report is passed on to the ``progress`` given to :meth:`begin`. Times
+    come from ``clock`` (seconds)."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self._lock = threading.Lock()
+        self._running = False
+        self._phase = ""
+        self._unit = "files"
+        self._done = self._total = 0
+        self._began = self._counting_since = 0.0
+        self._counted_until: float | None = None  # when the counted phase ended
+        self._ended: float | None = None
+        self._forward: Progress | None = None
+
+    def begin(self, progress: Progress | None = None) -> None:
+        with self._lock:
+            self._running, self._phase, self._unit = True, "", "files"
+            self._done = self._total = 0
+            self._began = self._counting_since = self.clock()
+            self._counted_until = self._ended = None
+            self._forward = progress
+
+    def phase(self, name: str) -> None:
+        """The index is in phase ``name`` from now on (the same again: nothing)."""
+        with self._lock:
+            if name == self._phase:
+                return
+            now = self.clock()
+            if self._phase in COUNTED and self._counted_until is None:
+                self._counted_until = now
+            self._phase = name
+            if name in COUNTED:
+                self._unit, self._done, self._total = COUNTED[name], 0, 0
+                self._counting_since, self._counted_until = now, None
+
+    def __call__(self, done: int, total: int) -> None:
+        with self._lock:
+            self._done, self._total = done, total
+            forward = self._forward
+        if forward is not None:
+            forward(done, total)
+
+    def end(self) -> None:
+        with self._lock:
+            self._ended = self.clock()
+            if self._phase in COUNTED and self._counted_until is None:
+                self._counted_until = self._ended
+            self._running, self._forward = False, None
+
+    def snapshot(self) -> IndexProgress:
+        """Where the index is now."""
+        with self._lock:
+            now = self.clock()
+            until = now if self._counted_until is None else self._counted_until
+            spent = until - self._counting_since
+            rate = self._done / spent if spent > 0 else 0.0
+            left: float | None = None
+            if self._running and self._phase in COUNTED and rate > 0:
+                left = max(self._total - self._done, 0) / rate
+            return IndexProgress(
+                running=self._running,
+                phase=self._phase,
+                done=self._done,
+                total=self._total,
+                unit=self._unit,
+                seconds=(now if self._ended is None else self._ended) - self._began if self._phase else 0.0,
+                per_second=rate,
+                seconds_left=left,
+            )
+
+
+def _once(phase: Phase | None) -> Phase | None:
+    """``phase``, called only when the phase named differs from the last one."""
+    if phase is None:
+        return None
+    last = [""]
+
+    def report(name: str) -> None:
+        if name != last[0]:
+            last[0] = name
+            phase(name)
+
+    return report
+
+
 class GraphIndex:
     """The graph of ``root`` stored in ``store`` (the ``.aircher/`` folder): loaded
     on first use, refreshed by :meth:`index`."""
@@ -324,19 +421,29 @@ class GraphIndex:
         *,
         full: bool = False,
         progress: Progress | None = None,
+        phase: Phase | None = None,
         hold: bool = True,
         read_index: ReadIndex = "when_needed",
+        publish: Callable[[KnowledgeGraph, int], object] | None = None,
     ) -> IndexReport:
         """Builds the graph, or updates it with only the files added, changed
         (modification time or size moved *and* content hash differs) or removed since
         the last index; saves graph and manifest when anything changed.
-        ``progress(done, total)`` is called as files are parsed. With ``hold=False``
+        ``phase(name)`` is called as each phase begins ("scanning", "parsing",
+        and on a full build "lexical index", "linking"; "saving" when anything is
+        written), ``progress(done, total)`` as files are parsed. With ``hold=False``
         a full build is written to the store without being kept
         (:meth:`KnowledgeGraph.build_into`: less memory at its peak) and is loaded
         when next used: for a caller that only indexes, as ``aircher-mem index``.
         A graph loaded to be updated reads its lexical index as ``read_index`` says
-        (:meth:`load`)."""
+        (:meth:`load`). With ``publish``, a full build held in memory of more than
+        ``[graph] first_batch_files`` files begins with the graph of the first of
+        them (in path order; phase "first files"), handed to ``publish(graph,
+        total)`` to answer questions from while the whole graph is built."""
         start = time.perf_counter()
+        phase = _once(phase)
+        if phase is not None:
+            phase("scanning")
         old, old_unsupported, reason = self._read_manifest()
         graph: KnowledgeGraph | None = None
         if full:
@@ -353,14 +460,20 @@ class GraphIndex:
         if graph is None or old is None:
             # Taken before parsing: a later edit is seen next time.
             fingerprints = _fingerprints(self.root, tracked, self.max_file_bytes)
-            if hold:
-                graph = KnowledgeGraph.build(self.root, max_file_bytes=self.max_file_bytes, progress=progress)
+            first = self.policy.graph.first_batch_files
+            if hold and publish is not None and len(fingerprints) > first:
+                graph = self._build_in_two_steps(fingerprints, first, progress, phase, publish)
+                counted, skipped, warnings = graph.file_count, graph.skipped, graph.warnings
+            elif hold:
+                graph = KnowledgeGraph.build(
+                    self.root, max_file_bytes=self.max_file_bytes, progress=progress, phase=phase
+                )
                 counted, skipped, warnings = graph.file_count, graph.skipped, graph.warnings
             else:
                 self._graph = graph = None
                 self.store.mkdir(parents=True, exist_ok=True)
                 counted, skipped, warnings = KnowledgeGraph.build_into(
-                    self.root, self.graph_path, max_file_bytes=self.max_file_bytes, progress=progress
+                    self.root, self.graph_path, max_file_bytes=self.max_file_bytes, progress=progress, phase=phase
                 )
             parsed = _parsed(skipped, fingerprints)
             unsettled = self._settle(fingerprints, list(fingerprints))
@@ -370,6 +483,8 @@ class GraphIndex:
             old_files = old
             rebuilt = False
             changed = self._changed(tracked, old, fingerprints)
+            if phase is not None:
+                phase("parsing")
             for done, rel in enumerate(changed, 1):
                 graph.update_file(rel)
                 if progress is not None:
@@ -387,6 +502,8 @@ class GraphIndex:
                 log.warning("%s is %s now: skipped, not read (removed from the graph)", rel, what)
         updated = sorted(p for p in fingerprints.keys() & old_files.keys() if not _same(fingerprints[p], old_files[p]))
         if rebuilt or added or removed or updated or fingerprints != old_files or unsupported != old_unsupported:
+            if phase is not None:
+                phase("saving")
             self._save(graph, fingerprints, unsupported)
         self._graph = graph
         return IndexReport(
@@ -404,6 +521,26 @@ class GraphIndex:
             unsettled=unsettled,
             seconds=time.perf_counter() - start,
         )
+
+    def _build_in_two_steps(
+        self,
+        fingerprints: dict[str, Fingerprint],
+        first: int,
+        progress: Progress | None,
+        phase: Phase | None,
+        publish: Callable[[KnowledgeGraph, int], object],
+    ) -> KnowledgeGraph:
+        """The graph of the project, built twice: on the ``first`` files (in path
+        order) of those ``fingerprints`` names, handed to ``publish(graph, total)``
+        (``total``: the files indexable), then on all of them (the build reports
+        to ``progress`` and ``phase``). A per-file update of the others instead
+        made the whole index 5x slower on the stdlib: each update relinks."""
+        files = [rel for rel, fp in fingerprints.items() if fp[1] <= self.max_file_bytes]
+        if phase is not None:
+            phase("first files")
+        head = KnowledgeGraph.build(self.root, max_file_bytes=self.max_file_bytes, only=files[:first])
+        publish(head, len(files))
+        return KnowledgeGraph.build(self.root, max_file_bytes=self.max_file_bytes, progress=progress, phase=phase)
 
     def _settle(self, fingerprints: dict[str, Fingerprint], parsed: list[str]) -> list[str]:
         """Looks at the ``parsed`` files again after parsing: one whose time or size

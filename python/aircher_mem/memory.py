@@ -69,7 +69,7 @@ from .errors import (
     StoreNotFoundError,
     UnknownSymbolError,
 )
-from .graph import GraphIndex, Progress, ReadIndex, write_atomic
+from .graph import GraphIndex, IndexTracker, Progress, ReadIndex, write_atomic
 from .longterm import LongTermMemory
 from .longterm.store import KINDS, Extractor
 from .results import (
@@ -89,6 +89,7 @@ from .results import (
     Forgotten,
     GcReport,
     GraphStats,
+    IndexProgress,
     IndexReport,
     InitResult,
     MemoryExplanation,
@@ -96,6 +97,7 @@ from .results import (
     MemoryRecord,
     Neighbour,
     Neighbourhood,
+    PartialIndex,
     Patterns,
     Recall,
     RecallHit,
@@ -229,6 +231,13 @@ class Memory:
         self.policy = policy
         self.created = created
         self._index = GraphIndex(root, self.store, policy)
+        self._tracker = IndexTracker()
+        #: A first index lets other threads read its graph as it grows (see
+        #: :meth:`index`); the HTTP server sets it for the memory it serves.
+        self.partial_answers = False
+        self._building: threading.Event | None = None  # set when a first index in two steps is over
+        self._published = threading.Event()  # set once its first part can be read
+        self._partial: tuple[KnowledgeGraph, PartialIndex] | None = None
         self._episodic: EpisodicMemory | None = None
         self._longterm: LongTermMemory | None = None
         self._window: DynamicContextManager | None = None
@@ -418,7 +427,6 @@ class Memory:
     # -- indexing ---------------------------------------------------------------------
 
     @verb(python_only=("progress", "hold"))
-    @_verb
     def index(
         self,
         *,
@@ -429,15 +437,83 @@ class Memory:
         """Builds the graph, or updates it with only the files added, changed or
         removed since the last index (see :class:`aircher_mem.graph.GraphIndex`);
         ``hold=False``: a full build is saved without being kept (less memory at
-        its peak), and loaded when next used."""
-        report = self._index.index(full=full, progress=progress, hold=hold)
-        self._checked, self._stale = time.monotonic(), False
-        dense, why = self._dense()
-        if dense is None:
-            return dataclasses.replace(report, dense=why)
-        embedded, dropped = dense.sync(self._index.graph, progress)
+        its peak), and loaded when next used. While it runs, :meth:`index_progress`
+        says where it is (from any thread). With :attr:`partial_answers` (a
+        server's memory), a first index held in memory lets other threads in once
+        the graph of its first ``[graph] first_batch_files`` files is built:
+        ``find_symbol`` and ``search_code`` answer from it (their ``partial`` says
+        so) while the whole graph is built; the other graph verbs wait for that."""
+        while True:
+            with self._lock:
+                self._check_open()
+                building = self._building
+                if building is None:
+                    if not (self.partial_answers and hold and not self._index.indexed):
+                        return self._index_now(full=full, progress=progress, hold=hold, publish=None)
+                    self._building = building = threading.Event()
+                    self._published.clear()
+                    break
+            building.wait()  # the first index another thread runs; then this one (an update)
+        try:
+            # Outside the lock: the other verbs go on; graph verbs read the graph
+            # published (see _graph).
+            return self._index_now(full=full, progress=progress, hold=hold, publish=self._publish)
+        finally:
+            self._partial = None
+            self._building = None
+            self._published.set()
+            building.set()
+
+    def _publish(self, graph: KnowledgeGraph, total: int) -> None:
+        """The graph of the first files of a first index (of ``total``), for
+        ``find_symbol`` and ``search_code`` to answer from while the whole graph
+        is built."""
+        self._partial = (graph, PartialIndex(graph.file_count, total))
+        self._published.set()
+
+    def _index_now(
+        self,
+        *,
+        full: bool,
+        progress: Progress | None,
+        hold: bool,
+        publish: Callable[[KnowledgeGraph, int], object] | None,
+    ) -> IndexReport:
+        tracker = self._tracker
+        tracker.begin(progress)
+        try:
+            report = self._index.index(full=full, progress=tracker, phase=tracker.phase, hold=hold, publish=publish)
+            self._checked, self._stale = time.monotonic(), False
+            if publish is not None:  # the whole graph is the index's now: the waiting verbs go on
+                self._partial = None
+                self._building, building = None, self._building
+                if building is not None:
+                    building.set()
+            with self._lock:
+                dense, why = self._dense()
+                if dense is None:
+                    return dataclasses.replace(report, dense=why)
+                tracker.phase("embeddings")
+                embedded, dropped = dense.sync(self._index.graph, tracker)
+        finally:
+            tracker.end()
         said = f"dense channel: {embedded} documents embedded, {dropped} vectors dropped, {len(dense)} in all"
         return dataclasses.replace(report, dense=said)
+
+    @verb(http="GET")
+    def index_progress(self) -> IndexProgress:
+        """Where the index under way is: its phase ("scanning", "parsing",
+        "lexical index", "linking", "saving", "embeddings"; "first files" first
+        in a server, see :meth:`index`), files (or documents) done of all, their
+        rate and the time left at it; ``running`` false once it is over (the last
+        index's figures, or none yet). Answers at once, without waiting for the
+        index: poll it while ``index`` runs (the CLI draws its progress line so,
+        also through ``aircher-mem serve``).
+
+        For an agent: Whether the project is being indexed and how far: JSON
+        {running, phase, done, total, unit, seconds, per_second, seconds_left}."""
+        self._check_open()
+        return self._tracker.snapshot()
 
     def _dense(self) -> tuple[DenseIndex | None, str]:
         """The dense channel (loaded once), or None and why not."""
@@ -449,10 +525,21 @@ class Memory:
         """Why the next ``index()`` will rebuild the whole graph; "" if it will not."""
         return self._index.problem()
 
-    def _graph(self, read_index: ReadIndex = "when_needed") -> KnowledgeGraph:
+    def _graph(self, read_index: ReadIndex = "when_needed", *, partial: bool = False) -> KnowledgeGraph:
         """The graph, refreshed first when it is indexed and may be out of date. A
         graph loaded now reads its lexical index as ``read_index`` says
-        (``"with_graph"`` for a verb that searches: see :meth:`KnowledgeGraph.load`)."""
+        (``"with_graph"`` for a verb that searches: see :meth:`KnowledgeGraph.load`).
+        While a first index is under way in another thread (:meth:`index`): with
+        ``partial``, the graph of its first files once there is one (see
+        :meth:`_partial_of`), else the whole graph once it is built."""
+        building = self._building
+        if building is not None:
+            if partial:
+                self._published.wait()
+                first = self._partial
+                if first is not None:
+                    return first[0]
+            building.wait()
         if self._index.indexed:
             due = self._checked is None or time.monotonic() - self._checked >= self.policy.server.refresh_seconds
             if self._stale or due:
@@ -465,9 +552,22 @@ class Memory:
 
     # -- the code graph ---------------------------------------------------------------
 
-    def _definitions(self, graph: KnowledgeGraph, name: str) -> list[_core.Definition]:
+    def _partial_of(self, graph: KnowledgeGraph) -> PartialIndex | None:
+        """How much of the project ``graph`` holds when it is the graph of a first
+        index's first files (see :meth:`index`); None for the whole graph."""
+        first = self._partial
+        return first[1] if first is not None and first[0] is graph else None
+
+    def _definitions(
+        self, graph: KnowledgeGraph, name: str, partial: PartialIndex | None = None
+    ) -> list[_core.Definition]:
         found = graph.find_symbol(name)
         if not found:
+            if partial is not None:
+                raise UnknownSymbolError(
+                    f"no definition named {name!r} in the first {partial.files:,} of {partial.total:,} files "
+                    "(the first index of the project is under way: ask again when it is done)"
+                )
             base = name.replace("::", ".").rsplit(".", 1)[-1]
             seen = {s.name for s in graph.find_symbol(base[:2], prefix=True)}
             seen.update(s.name for s in graph.find_symbol(base, fuzzy=True))
@@ -493,19 +593,21 @@ class Memory:
 
         For an agent: Where a function, class or module-level constant is defined.
         Returns JSON {query, match, symbols: [{name, kind, scope, path, line, end_line,
-        signature, qualified}]}; an exact name nothing defines is an unknown_symbol
-        error with suggestions."""
+        signature, qualified}], partial}; an exact name nothing defines is an
+        unknown_symbol error with suggestions. While the project's first index runs,
+        the answer comes from its first files: partial is then {files, total}."""
         name = _name(name)
         prefix, fuzzy = _flag("prefix", prefix), _flag("fuzzy", fuzzy)
         if prefix and fuzzy:
             raise InvalidInputError("prefix and fuzzy cannot both be set")
-        graph = self._graph()
+        graph = self._graph(partial=True)
+        partial = self._partial_of(graph)
         if prefix or fuzzy:
             found = graph.find_symbol(name, prefix=prefix, fuzzy=fuzzy)
         else:
-            found = self._definitions(graph, name)
+            found = self._definitions(graph, name, partial)
         match: Literal["exact", "prefix", "fuzzy"] = "prefix" if prefix else "fuzzy" if fuzzy else "exact"
-        return Symbols(name, match, [_symbol(s) for s in found])
+        return Symbols(name, match, [_symbol(s) for s in found], partial)
 
     @verb(http="GET")
     @_verb
@@ -649,13 +751,15 @@ class Memory:
         the code graph around them, and files the text names. JSON {query, level, hits:
         [{path, name, kind, scope, line, end_line, signature, score, channels:
         [{channel, raw, normalized, weight}], matched, via, test, code}], channels,
-        mentioned, reason (why nothing was found), notes}."""
+        mentioned, reason (why nothing was found), notes, partial ({files, total} when
+        found in the first files while the project's first index runs, else null)}."""
         text = _text("text", text)
         k = _limit("k", k, maximum=1000)
         if level not in LEVELS:
             raise InvalidInputError(f"level must be 'definition' or 'file', got {level!r}")
         focus = [self.relative(f) for f in focus_files]
-        graph = self._graph("with_graph")
+        graph = self._graph("with_graph", partial=True)
+        partial = self._partial_of(graph)
         dense, why = self._dense()
         notes = [why] if why else []
         scores: list[tuple[str, float]] = []
@@ -665,7 +769,7 @@ class Memory:
                 scores = dense.scores(text, r.candidates, r.dense_min_similarity)
             else:
                 notes.append("dense channel empty: run `aircher-mem index` to embed the code")
-        return search_code(
+        found = search_code(
             graph,
             text,
             policy=self.policy,
@@ -676,6 +780,7 @@ class Memory:
             dense=scores,
             notes=notes,
         )
+        return found if partial is None else dataclasses.replace(found, partial=partial)
 
     @verb(surfaces=("python",))
     @_verb

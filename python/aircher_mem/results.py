@@ -24,6 +24,8 @@ __all__ = [
     "Task",
     "LearnedPattern",
     "IndexReport",
+    "IndexProgress",
+    "PartialIndex",
     "Definition",
     "Reference",
     "Symbols",
@@ -206,6 +208,37 @@ class IndexReport:
 
 
 @dataclasses.dataclass(frozen=True)
+class IndexProgress:
+    """Where the index under way is (``running``), or where the last one of this
+    process ended. ``phase`` is "scanning", "parsing", "lexical index",
+    "linking", "saving", "embeddings" or, first in a server, "first files" (the
+    graph of the first files, answering meanwhile: :class:`PartialIndex`) ("" before
+    any index); ``done`` of ``total`` counts the ``unit`` ("files", or the
+    "documents" embedded) of the phase that counts them last (parsing,
+    embeddings), at ``per_second`` since that
+    phase began, with ``seconds_left`` of it at that rate (None when unknown or
+    not counting). ``seconds`` have passed since the index began."""
+
+    running: bool
+    phase: str
+    done: int
+    total: int
+    unit: str
+    seconds: float
+    per_second: float
+    seconds_left: float | None
+
+
+@dataclasses.dataclass(frozen=True)
+class PartialIndex:
+    """An answer from part of the project: its first index is under way, and the
+    graph that answered holds ``files`` of its ``total`` source files."""
+
+    files: int
+    total: int
+
+
+@dataclasses.dataclass(frozen=True)
 class Definition:
     """A definition: ``scope`` is the enclosing class (or impl, interface) and ""
     at module level; ``qualified`` is ``scope.name`` (or ``name``)."""
@@ -239,11 +272,14 @@ class Reference:
 
 @dataclasses.dataclass(frozen=True)
 class Symbols:
-    """Definitions matching ``query`` (``match``: exact, prefix or fuzzy)."""
+    """Definitions matching ``query`` (``match``: exact, prefix or fuzzy).
+    ``partial``: found in part of the project while its first index is under
+    way (how much of it), else None."""
 
     query: str
     match: Literal["exact", "prefix", "fuzzy"]
     symbols: list[Definition]
+    partial: PartialIndex | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -348,7 +384,9 @@ class CodeSearch:
     """The code most relevant to ``query`` at ``level`` ("definition" or "file"),
     best first. ``channels`` are the channels used, ``mentioned`` the project files
     the query names, ``reason`` why nothing was found (else ""), ``notes`` what
-    was left out (e.g. the dense channel when its extra is not installed)."""
+    was left out (e.g. the dense channel when its extra is not installed).
+    ``partial``: found in part of the project while its first index is under
+    way (how much of it), else None."""
 
     query: str
     level: Literal["definition", "file"]
@@ -357,6 +395,7 @@ class CodeSearch:
     mentioned: list[str]
     reason: str
     notes: list[str]
+    partial: PartialIndex | None = None
 
 
 # -- episodic verbs ------------------------------------------------------------------------

@@ -28,9 +28,11 @@ import dataclasses
 import importlib
 import inspect
 import json
+import logging
 import math
 import os
 import sys
+import threading
 import time
 import typing
 from collections.abc import Callable, Sequence
@@ -41,7 +43,7 @@ from typing import Annotated, Any, Literal, TextIO
 from .. import verbs
 from .._core import __version__
 from ..checks import Arg, Parse, parse_time
-from ..config import CONFIG_FILE
+from ..config import CONFIG_FILE, Policy
 from ..errors import AircherError, StoreNotFoundError
 from ..memory import STORE_DIR, Memory, find_root
 from ..results import (
@@ -58,6 +60,7 @@ from ..results import (
     FileOutline,
     Forgotten,
     GcReport,
+    IndexProgress,
     IndexReport,
     InitResult,
     MemoryExplanation,
@@ -80,6 +83,8 @@ from ..results import (
 from ..verbs import verb
 from . import hook_command, wire
 from .client import connect, server_check
+
+log = logging.getLogger("aircher_mem.cli")
 
 __all__ = ["main", "build_parser"]
 
@@ -130,37 +135,100 @@ def _counts(counts: dict[str, int]) -> str:
     return ", ".join(f"{lang} {n}" for lang, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
+def _duration(seconds: float) -> str:
+    """``seconds`` as "42 s", "3 min 05 s" or "2 h 07 min"."""
+    whole = max(round(seconds), 0)
+    if whole < 60:
+        return f"{whole} s"
+    if whole < 3600:
+        return f"{whole // 60} min {whole % 60:02d} s"
+    return f"{whole // 3600} h {whole % 3600 // 60:02d} min"
+
+
+def describe_progress(status: IndexProgress) -> str:
+    """One line of where an index is: ``indexing 12 s: parsing 1,234/5,678 files,
+    950 files/s, 5 s left``; a phase that counts nothing is named alone
+    (``indexing 14 s: linking``)."""
+    said = f"indexing {_duration(status.seconds)}: {status.phase or 'starting'}"
+    if status.phase in ("parsing", "embeddings"):
+        said += f" {status.done:,}/{status.total:,} {status.unit}"
+        if status.per_second > 0:
+            said += f", {status.per_second:,.0f} {status.unit}/s"
+        if status.seconds_left is not None:
+            said += f", {_duration(status.seconds_left)} left"
+    return said
+
+
 class ProgressLine:
-    """``indexing: done/total files, N files/s`` redrawn on one stderr line (only
-    on a terminal; elsewhere the summary says it all)."""
+    """The progress of an index (:func:`describe_progress`) on ``stream``: on a
+    terminal one line redrawn in place at most every ``redraw`` seconds (and at
+    each new phase); elsewhere a plain line every ``every`` seconds (and at each
+    new phase). Times come from ``clock``."""
 
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(
+        self,
+        stream: TextIO,
+        *,
+        redraw: float = 0.1,
+        every: float = 5.0,
+        clock: Callable[[], float] = time.monotonic,
+        tty: bool | None = None,
+    ) -> None:
         self.stream = stream
-        self.enabled = stream.isatty()
-        self.start = time.perf_counter()
-        self.last = 0.0
-        self.drawn = False
+        self.tty = stream.isatty() if tty is None else tty
+        self.interval = redraw if self.tty else every
+        self.clock = clock
+        self.last: float | None = None
+        self.phase = ""
+        self.width = 0  # of the line drawn last on a terminal
 
-    def __call__(self, done: int, total: int) -> None:
-        if not self.enabled:
+    def show(self, status: IndexProgress) -> None:
+        """Draws ``status`` if it is time to (or its phase is new)."""
+        now = self.clock()
+        if status.phase == self.phase and self.last is not None and now - self.last < self.interval:
             return
-        now = time.perf_counter()
-        if done < total and now - self.last < 0.1:
-            return
-        self.last = now
-        rate = done / (now - self.start) if now > self.start else 0.0
-        width = 24
-        filled = width * done // total if total else width
-        self.stream.write(
-            f"\rindexing [{'#' * filled}{'.' * (width - filled)}] {done}/{total} files, {rate:,.0f} files/s "
-        )
+        self.last, self.phase = now, status.phase
+        line = describe_progress(status)
+        if self.tty:
+            self.stream.write("\r" + line.ljust(self.width))
+            self.width = len(line)
+        else:
+            self.stream.write(line + "\n")
         self.stream.flush()
-        self.drawn = True
 
     def finish(self) -> None:
-        if self.drawn:
+        """Ends the line drawn on a terminal."""
+        if self.tty and self.width:
             self.stream.write("\n")
             self.stream.flush()
+            self.width = 0
+
+
+def _index_showing(memory: Verbs, line: ProgressLine, poll: float, **kwargs: Any) -> IndexReport:
+    """``memory.index(**kwargs)`` while another thread asks ``memory.index_progress()``
+    every ``poll`` seconds and shows what it says on ``line`` (the same for a
+    Memory and for a server's: it answers without waiting for the index)."""
+    stop = threading.Event()
+
+    def watch() -> None:
+        while not stop.wait(poll):
+            try:
+                status = memory.index_progress()
+            except AircherError as exc:  # e.g. a server without the verb: no line, the index goes on
+                log.debug("no index progress: %s", exc)
+                return
+            if status.running and not stop.is_set():
+                line.show(status)
+
+    watcher = threading.Thread(target=watch, name="aircher-mem-progress", daemon=True)
+    watcher.start()
+    try:
+        report: IndexReport = memory.index(**kwargs)
+        return report
+    finally:
+        stop.set()
+        watcher.join()
+        line.finish()
 
 
 Verbs = Any  # a Memory, or a client.RemoteMemory: the same verbs and results
@@ -180,6 +248,13 @@ def show_init(r: InitResult, out: Output) -> None:
         f"{'created' if r.created else 'using existing'} store {r.store} "
         f"(config {CONFIG_FILE}); next: aircher-mem index {r.root}"
     )
+
+
+def show_index_progress(r: IndexProgress, out: Output) -> None:
+    if r.running:
+        out.line(describe_progress(r))
+    else:
+        out.line(f"no index running; the last one: {describe_progress(r)}" if r.phase else "no index running")
 
 
 def show_index(r: IndexReport, out: Output) -> None:
@@ -664,19 +739,18 @@ def _verb_result(v: verbs.Verb, args: argparse.Namespace) -> Any:
     if v.name in ("create_store", "index"):  # they may create the store; PATH names the project
         where = Path(args.path if args.path is not None else args.root if args.root is not None else ".")
         with _connect(where, create=True) as memory:
-            if not isinstance(memory, Memory):  # a server runs for it: the store exists, the server indexes
-                if v.name == "create_store":
-                    return InitResult(str(memory.root), str(memory.root / STORE_DIR), False)
-                return memory.index(**kwargs)
+            local = isinstance(memory, Memory)  # else a server runs for it: the store exists, the server indexes
             if v.name == "create_store":
-                return memory.create_store()
-            progress = ProgressLine(sys.stderr) if not args.quiet else None
-            try:
-                # This process ends with its report: a full build is written, not kept.
-                return memory.index(**kwargs, progress=progress, hold=False)
-            finally:
-                if progress is not None:
-                    progress.finish()
+                if local:
+                    return memory.create_store()
+                return InitResult(str(memory.root), str(memory.root / STORE_DIR), False)
+            if local:  # this process ends with its report: a full build is written, not kept
+                kwargs["hold"] = False
+            if args.quiet:
+                return memory.index(**kwargs)
+            graph = Policy.load(where).graph
+            line = ProgressLine(sys.stderr, redraw=graph.progress_redraw_seconds, every=graph.progress_line_seconds)
+            return _index_showing(memory, line, graph.progress_poll_seconds, **kwargs)
     with _open(args) as memory:
         return getattr(memory, v.name)(**kwargs)
 
@@ -689,6 +763,7 @@ def _open(args: argparse.Namespace) -> Verbs:
 RENDER: dict[type, Callable[[Any, Output], None]] = {
     InitResult: show_init,
     IndexReport: show_index,
+    IndexProgress: show_index_progress,
     Symbols: show_symbols,
     Calls: show_calls,
     FileOutline: show_outline,
@@ -969,7 +1044,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 #: Options of a command's presentation, not of its verb.
 CLI_OPTIONS: dict[str, tuple[tuple[str, str], ...]] = {
-    "index": (("--quiet", "no progress bar"),),
+    "index": (("--quiet", "no progress line"),),
     "preview_context": (("--show", "print the messages too"),),
 }
 

@@ -899,6 +899,7 @@ class RunningServer:
             if self._thread.is_alive():
                 log.warning("the HTTP server of %s did not stop within %g s", self.memory.root, timeout)
         finally:
+            self.memory.partial_answers = False
             _remove_info(server_file(self.memory.root), self.info.token)
             self._sock.close()
             _RUNNING.discard(self.memory.root)
@@ -962,6 +963,7 @@ def serve_in_thread(memory: Memory, *, host: str = "127.0.0.1", port: int = 0) -
             _remove_info(path, token)
         sock.close()
         raise
+    memory.partial_answers = True  # a first index lets the other requests in (Memory.index)
     log.info("aircher-mem serves %s on http://%s:%d", memory.root, host, info.port)
     return RunningServer(memory, info, sock, server, thread)
 

@@ -555,7 +555,7 @@ def test_a_first_index_in_the_server_reports_progress_and_answers_from_its_first
         tmp_path / "repo",
         {f"pkg/m{i:03d}.py": f"def f{i}():\n    return {i}\n\n\ndef g{i}():\n    return f{i}()\n" for i in range(61)},
     )
-    policy = am.Policy(graph=GraphPolicy(first_batch_files=10))
+    policy = am.Policy(graph=GraphPolicy(first_batch_files=10, first_batch_share=0.5))
     with am.Memory.open(root, policy=policy) as memory, http.serve_in_thread(memory):
         reached, release = threading.Event(), threading.Event()
         phase = memory._tracker.phase

@@ -1534,7 +1534,7 @@ def test_a_build_of_some_files_and_an_index_in_two_steps(tmp_path: Path) -> None
     assert part.files == ["app/util.py", "app/views.py", "big.py"]
     assert KnowledgeGraph.build(root, only=[]).file_count == 0
     whole = KnowledgeGraph.build(root, max_file_bytes=500)
-    policy = Policy(graph=GraphPolicy(first_batch_files=2, max_file_bytes=500))
+    policy = Policy(graph=GraphPolicy(first_batch_files=2, first_batch_share=1.0, max_file_bytes=500))
     published: list[tuple[list[str], int]] = []
     phases: list[str] = []
     index = GraphIndex(root.resolve(), root / ".aircher", policy)
@@ -1548,3 +1548,6 @@ def test_a_build_of_some_files_and_an_index_in_two_steps(tmp_path: Path) -> None
     (root / "app/util.py").write_text("def slug(s):\n    return s\n")
     assert index.index(publish=lambda g, total: published.append((g.files, total))).updated == ["app/util.py"]
     assert published == []  # an update: the graph answers as it is
+    shared = GraphIndex(root.resolve(), tmp_path / "shared", Policy(graph=GraphPolicy(first_batch_share=0.2)))
+    shared.index(publish=lambda g, total: published.append((g.files, total)))
+    assert published == [(files[: -(-len(files) // 5)], len(files))]  # a fifth, rounded up: big.py fits now

@@ -135,11 +135,12 @@ class GraphPolicy(_Section):
     #: back to the query's definitions.
     pagerank_damping: float = _bound(0.85, 0.0, 0.99)
     pagerank_iterations: int = _bound(30, 1, 1000)
-    #: A first index in a server (``aircher-mem serve``) of more files than this
-    #: first builds the graph of this many of them, and answers ``find_symbol``
-    #: and ``search_code`` from it (saying so) while the whole graph is built:
-    #: those files are parsed twice.
+    #: A first index in a server (``aircher-mem serve``) first builds the graph of
+    #: ``first_batch_share`` of the files (at most ``first_batch_files``), and
+    #: answers ``find_symbol`` and ``search_code`` from it (saying so) while the
+    #: whole graph is built: those files are parsed twice.
     first_batch_files: int = _bound(1000, 1)
+    first_batch_share: float = _bound(0.1, 0.0, 1.0, lo_open=True)
     #: ``aircher-mem index`` on a terminal: the progress line is redrawn at most
     #: this often (seconds; and at each new phase).
     progress_redraw_seconds: float = _bound(0.1, 0.0, 3600.0, lo_open=True)

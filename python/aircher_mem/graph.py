@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import os
 import stat
 import threading
@@ -436,10 +437,11 @@ class GraphIndex:
         (:meth:`KnowledgeGraph.build_into`: less memory at its peak) and is loaded
         when next used: for a caller that only indexes, as ``aircher-mem index``.
         A graph loaded to be updated reads its lexical index as ``read_index`` says
-        (:meth:`load`). With ``publish``, a full build held in memory of more than
-        ``[graph] first_batch_files`` files begins with the graph of the first of
-        them (in path order; phase "first files"), handed to ``publish(graph,
-        total)`` to answer questions from while the whole graph is built."""
+        (:meth:`load`). With ``publish``, a full build held in memory begins with
+        the graph of the first ``[graph] first_batch_share`` of the files (at most
+        ``first_batch_files``; in path order; phase "first files"), handed to
+        ``publish(graph, total)`` to answer questions from while the whole graph
+        is built."""
         start = time.perf_counter()
         phase = _once(phase)
         if phase is not None:
@@ -460,7 +462,8 @@ class GraphIndex:
         if graph is None or old is None:
             # Taken before parsing: a later edit is seen next time.
             fingerprints = _fingerprints(self.root, tracked, self.max_file_bytes)
-            first = self.policy.graph.first_batch_files
+            share = math.ceil(len(fingerprints) * self.policy.graph.first_batch_share)
+            first = min(self.policy.graph.first_batch_files, share)
             if hold and publish is not None and len(fingerprints) > first:
                 graph = self._build_in_two_steps(fingerprints, first, progress, phase, publish)
                 counted, skipped, warnings = graph.file_count, graph.skipped, graph.warnings
@@ -534,7 +537,8 @@ class GraphIndex:
         order) of those ``fingerprints`` names, handed to ``publish(graph, total)``
         (``total``: the files indexable), then on all of them (the build reports
         to ``progress`` and ``phase``). A per-file update of the others instead
-        made the whole index 5x slower on the stdlib: each update relinks."""
+        made the whole index 5x slower on the stdlib: each update relinks; a
+        graph of its first 200 files (of 1,802) first added 6-7 %."""
         files = [rel for rel, fp in fingerprints.items() if fp[1] <= self.max_file_bytes]
         if phase is not None:
             phase("first files")

@@ -440,7 +440,8 @@ class Memory:
         its peak), and loaded when next used. While it runs, :meth:`index_progress`
         says where it is (from any thread). With :attr:`partial_answers` (a
         server's memory), a first index held in memory lets other threads in once
-        the graph of its first ``[graph] first_batch_files`` files is built:
+        the graph of its first files is built (``[graph] first_batch_share`` of
+        them, at most ``first_batch_files``):
         ``find_symbol`` and ``search_code`` answer from it (their ``partial`` says
         so) while the whole graph is built; the other graph verbs wait for that."""
         while True:

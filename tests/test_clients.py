@@ -607,3 +607,27 @@ def test_a_first_index_in_the_server_reports_progress_and_answers_from_its_first
         assert whole.partial is None and [s.path for s in whole.symbols] == ["pkg/m042.py"]
         done = remote.index_progress()
         assert (done.running, done.phase, done.done, done.total) == (False, "saving", 61, 61)
+
+
+def test_the_cli_waits_for_a_long_index_in_the_server_past_the_client_timeout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    root = write_files(tmp_path / "repo", {"a.py": "def f():\n    return 1\n"})
+    with am.Memory.open(root) as memory, http.serve_in_thread(memory):
+        (root / ".aircher/config.toml").write_text("[server]\nclient_timeout_seconds = 0.3\n")
+        phase = memory._tracker.phase
+
+        def slow_linking(name: str) -> None:  # an index longer than the client's timeout
+            phase(name)
+            if name == "linking":
+                threading.Event().wait(1.0)
+
+        monkeypatch.setattr(memory._tracker, "phase", slow_linking)
+        out = io.StringIO()
+        assert cli.main(["index", str(root), "--json", "--quiet"], stdout=out) == 0
+        assert json.loads(out.getvalue())["files"] == 1
+        remote = http_client.connect(root)
+        assert isinstance(remote, http_client.RemoteMemory) and remote.index_timeout == 86_400.0
+        assert remote.client.timeout == 0.3

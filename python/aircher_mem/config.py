@@ -367,6 +367,9 @@ class ServerPolicy(_Section):
     max_body_bytes: int = _bound(2 * 1024 * 1024, 1024, 1 << 30)
     #: Seconds a client (the CLI, the MCP server) waits for the HTTP server's answer.
     client_timeout_seconds: float = _bound(60.0, 0.0, 86_400.0, lo_open=True)
+    #: Seconds a client waits for the server's answer to ``index`` (a first index of
+    #: a large project takes minutes; the CLI shows its progress meanwhile).
+    index_timeout_seconds: float = _bound(86_400.0, 0.0, 31_536_000.0, lo_open=True)
     #: Seconds a client waits for the server named in server.json to prove it knows
     #: the file's token (``GET /health?challenge=``) before it sends the token or any
     #: request; no proof in time: the file is stale.

@@ -417,9 +417,11 @@ class Client:
         *,
         json: Any = None,
         params: Mapping[str, object] | None = None,
+        timeout: float | None = None,
     ) -> Any:
         """Sends one request (``path`` already %-quoted; ``params`` None values are
-        left out, booleans sent as true/false) and returns the decoded JSON body."""
+        left out, booleans sent as true/false) and returns the decoded JSON body,
+        waiting ``timeout`` seconds for it (default: the client's)."""
         if not self.proven:
             self.prove()
         if params:
@@ -437,7 +439,7 @@ class Client:
             body = _dumps(json)
             headers["Content-Type"] = "application/json"
         try:
-            status, data = self._exchange(method, path, body, headers, self.timeout)
+            status, data = self._exchange(method, path, body, headers, self.timeout if timeout is None else timeout)
         except ServerUnavailableError:
             self.proven = False  # whatever listens there next proves itself first
             raise
@@ -594,15 +596,23 @@ class RemoteMemory:
     ``wire.to_json`` is the body itself). Arguments are bound to the verb's own
     signature (a wrong call is the same TypeError); an argument no route field
     takes (``index``'s ``progress``) is an :class:`InvalidInputError` unless it is
-    None. Errors are the server's, as :class:`Client` raises them."""
+    None. Errors are the server's, as :class:`Client` raises them. The answer to
+    ``index`` is awaited ``index_timeout`` seconds (``[server]
+    index_timeout_seconds`` from :func:`connect`), the others the client's timeout."""
 
     def __init__(
-        self, client: Client, root: str | os.PathLike[str], *, fallback: Callable[[], Memory] | None = None
+        self,
+        client: Client,
+        root: str | os.PathLike[str],
+        *,
+        fallback: Callable[[], Memory] | None = None,
+        index_timeout: float | None = None,
     ) -> None:
         self.client = client
         self.root = Path(root)
         self.fallback = fallback
         self.local: Memory | None = None
+        self.index_timeout = index_timeout  # for the answer to ``index`` (None: the client's timeout)
 
     def __repr__(self) -> str:
         return f"RemoteMemory({self.root}, http://{self.client.host}:{self.client.port})"
@@ -667,7 +677,8 @@ class RemoteMemory:
                 raise InvalidInputError(f"{name}: {key} cannot be sent to the server")
             sent[key] = _encode(value)
         if v.http_method == "POST":
-            answer = self.client.request("POST", v.http_path, json=sent)
+            timeout = self.index_timeout if name == "index" else None
+            answer = self.client.request("POST", v.http_path, json=sent, timeout=timeout)
         else:
             answer = self.client.request("GET", v.http_path, params=sent)
         try:
@@ -696,7 +707,12 @@ def connect(
     if client is None:
         return Memory.open(root, create=create, policy=policy)
     where = Path(root)
-    return RemoteMemory(client, where.resolve(), fallback=lambda: Memory.open(where, create=create, policy=policy))
+    return RemoteMemory(
+        client,
+        where.resolve(),
+        fallback=lambda: Memory.open(where, create=create, policy=policy),
+        index_timeout=server.index_timeout_seconds,
+    )
 
 
 def _dumps(value: Any) -> bytes:

@@ -132,7 +132,9 @@ class Recorder:
     def __init__(self) -> None:
         self.sent: list[tuple[str, str, Any, Any]] = []
 
-    def request(self, method: str, path: str, *, json: Any = None, params: Any = None) -> Any:
+    def request(
+        self, method: str, path: str, *, json: Any = None, params: Any = None, timeout: float | None = None
+    ) -> Any:
         self.sent.append((method, path, json, None if params is None else list(params.items())))
         return {}
 

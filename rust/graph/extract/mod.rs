@@ -694,15 +694,29 @@ fn extract_tree(
     let skipped = skipped::skipped(tree, source, deadline);
     FileSymbols {
         language,
-        definitions,
-        imports,
-        references,
-        types,
+        definitions: exact(definitions),
+        imports: exact(imports),
+        references: exact(references),
+        types: exact(types),
         syntax_errors: skipped.is_some(),
         package: (!package.is_empty()).then(|| package.join(".")),
         error_note: skipped.map(|s| s.note()),
         truncated,
     }
+}
+
+/// `items` in memory of exactly their size. A build holds every file's symbols
+/// from its parse until the graph is linked (the peak of its memory), and vectors
+/// grown by pushing keep up to half their capacity unused. A copy, not
+/// `shrink_to_fit`: mimalloc's `realloc` keeps a block that the new size fills at
+/// least half of, so shrinking such a vector frees nothing.
+fn exact<T>(items: Vec<T>) -> Vec<T> {
+    if items.capacity() == items.len() {
+        return items;
+    }
+    let mut copy = Vec::with_capacity(items.len());
+    copy.extend(items);
+    copy
 }
 
 /// Python's `@overload` stubs (`overloads`: their start bytes) folded into their

@@ -266,6 +266,40 @@ fn c_names_written_as_macros_are_uses() {
     );
 }
 
+/// A file's symbols are held from its parse until the graph is linked: their
+/// vectors take no more memory than their items, whatever their counts.
+#[test]
+fn extracted_vectors_hold_no_spare_capacity() {
+    for n in 1..=20 {
+        let (mut python, mut c) = (String::new(), String::new());
+        for i in 0..n {
+            python.push_str(&format!("import m{i}\nfrom p{i} import a{i}\n"));
+            c.push_str(&format!("#include \"h{i}.h\"\n"));
+        }
+        for i in 0..n {
+            python.push_str(&format!(
+                "class C{i}(B):\n    def f{i}(self):\n        x = C{i}()\n        x.g()\n        a{i}()\n        m{i}.h(f{i}(1))\n"
+            ));
+            c.push_str(&format!(
+                "struct s{i} {{ int v; }};\nint f{i}(struct s{i} *p) {{ return g(p->v) + MAX{i}; }}\n"
+            ));
+        }
+        for (language, source) in [(Language::Python, &python), (Language::C, &c)] {
+            let s = extract(language, source.as_bytes());
+            assert!(!s.syntax_errors, "{language:?} {n}");
+            assert!(s.definitions.len() >= 2 * n && s.references.len() >= 2 * n);
+            assert_eq!(
+                s.imports.len(),
+                if language == Language::C { n } else { 2 * n }
+            );
+            assert_eq!(s.definitions.capacity(), s.definitions.len(), "{n}");
+            assert_eq!(s.references.capacity(), s.references.len(), "{n}");
+            assert_eq!(s.imports.capacity(), s.imports.len(), "{n}");
+            assert_eq!(s.types.capacity(), s.types.len(), "{n}");
+        }
+    }
+}
+
 /// Lua (`local m = require "x"` binds `m`: `util.trim` is looked up in it) and
 /// Bash (commands are calls; `source "$DIR/x.sh"` is the file `x.sh`).
 #[test]

@@ -96,8 +96,8 @@ mod _core {
     };
     #[pymodule_export]
     use crate::py::graph::{
-        path_kind, read_project_file, relative_path, PyCodeHit, PyDefinition, PyKnowledgeGraph, PyReference,
-        PySearchParams,
+        path_kind, read_project_file, relative_path, PyCodeHit, PyDefinition, PyKnowledgeGraph,
+        PyReference, PySearchParams,
     };
     #[pymodule_export]
     use crate::py::retrieve::{fuse, tokenize, PyLexicalIndex, PyVectorIndex};

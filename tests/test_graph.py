@@ -1533,6 +1533,9 @@ def test_a_build_of_some_files_and_an_index_in_two_steps(tmp_path: Path) -> None
     part = KnowledgeGraph.build(root, only=["app/util.py", "app/views.py", "big.py", "absent.py"])
     assert part.files == ["app/util.py", "app/views.py", "big.py"]
     assert KnowledgeGraph.build(root, only=[]).file_count == 0
+    for bad in ([1], "app/util.py", ["\ud800"]):
+        with pytest.raises(am.InvalidInputError):
+            KnowledgeGraph.build(root, only=bad)  # type: ignore[arg-type]
     whole = KnowledgeGraph.build(root, max_file_bytes=500)
     policy = Policy(graph=GraphPolicy(first_batch_files=2, first_batch_share=1.0, max_file_bytes=500))
     published: list[tuple[list[str], int]] = []

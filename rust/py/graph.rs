@@ -458,7 +458,7 @@ impl PyKnowledgeGraph {
         max_file_bytes: Int<u64>,
         progress: Option<Bound<'_, PyAny>>,
         phase: Option<Bound<'_, PyAny>>,
-        only: Option<Vec<String>>,
+        only: Option<Checked<Vec<Text>>>,
     ) -> PyResult<Self> {
         let reporters = Reporters {
             progress: progress.as_ref(),
@@ -468,7 +468,7 @@ impl PyKnowledgeGraph {
             py,
             &root,
             max_file_bytes.0,
-            only,
+            only.map(|names| names.0.into_iter().map(|name| name.0).collect()),
             &reporters,
             |scan, parsed, state| Ok(Project::from_parsed(scan, parsed, state)),
         )?;

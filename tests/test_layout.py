@@ -55,6 +55,7 @@ LAYERS = {
     "aircher_mem.results": 0,
     "aircher_mem.config": 0,
     "aircher_mem.errors": 0,
+    "aircher_mem.root": 0,
     "aircher_mem.tokens": 0,
     "aircher_mem.redact": 0,
     "aircher_mem.checks": 0,

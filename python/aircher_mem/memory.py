@@ -121,6 +121,7 @@ from .retrieval import (
     find_relevant_to_query,
     search_code,
 )
+from .root import STORE_DIR, find_root
 from .tokens import TokenCounter, available_encodings
 from .verbs import verb
 
@@ -128,7 +129,6 @@ __all__ = ["Memory", "STORE_DIR", "TASK_ACTIONS", "REFERENCE_KINDS", "find_root"
 
 log = logging.getLogger("aircher_mem.memory")
 
-STORE_DIR = ".aircher"
 DB_FILE = "memory.duckdb"
 TaskAction = Literal["start", "pause", "resume", "complete", "fail"]
 ReferenceKind = Literal["calls", "references", "inherits", "uses", "imports"]
@@ -188,18 +188,6 @@ def _durable(method: Callable[P, R]) -> Callable[P, R]:
         return result
 
     return run
-
-
-def find_root(start: str | os.PathLike[str] | None = None) -> Path:
-    """The nearest folder holding ``.aircher/`` from ``start`` (default: the current
-    directory) upward; :class:`StoreNotFoundError` if there is none."""
-    here = Path(start if start is not None else Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        if (folder / STORE_DIR).is_dir():
-            return folder
-    raise StoreNotFoundError(
-        f"no aircher-mem store in {here} or its parents; run `aircher-mem index <repository>` first, or pass --root"
-    )
 
 
 def _symbol(s: _core.Definition) -> Definition:

@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import urlencode
 
-from ..errors import AircherError, InvalidInputError, StoreError, StoreNotFoundError
+from ..errors import AircherError, InvalidInputError, StoreError
+from ..root import STORE_DIR, find_root
 
 # The client is what a hook or a command imports to reach a server, so it imports
 # nothing heavy at module level: the service, the verb registry, the Policy and the
@@ -80,8 +81,6 @@ log = Logger("aircher_mem.http")
 
 SERVER_FILE = "server.json"
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
-#: The store's folder in a project (``aircher_mem.memory.STORE_DIR``).
-STORE_DIR = ".aircher"
 #: Bytes of an answer's status line and headers read at most.
 _HEAD_MAX_BYTES = 65_536
 
@@ -156,19 +155,6 @@ class ServerInfo(NamedTuple):
 
 def server_file(root: str | os.PathLike[str]) -> Path:
     return Path(root) / STORE_DIR / SERVER_FILE
-
-
-def find_root(start: str | os.PathLike[str] | None = None) -> Path:
-    """The nearest folder holding ``.aircher/`` from ``start`` (default: the current
-    directory) upward; :class:`StoreNotFoundError` if there is none. The same as
-    ``aircher_mem.memory.find_root``, without importing the service."""
-    here = Path(start if start is not None else Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        if (folder / STORE_DIR).is_dir():
-            return folder
-    raise StoreNotFoundError(
-        f"no aircher-mem store in {here} or its parents; run `aircher-mem index <repository>` first, or pass --root"
-    )
 
 
 def config_digest(root: str | os.PathLike[str]) -> str | None:

@@ -26,6 +26,7 @@ __all__ = [
     "LexicalIndex",
     "tokenize",
     "fuse",
+    "path_kind",
     "read_project_file",
     "relative_path",
 ]

@@ -135,7 +135,7 @@ fn main() {
         return;
     }
     let phase = Phase::start();
-    let project = Project::from_parsed(scan, parsed);
+    let project = Project::from_parsed(scan, parsed, &progress);
     phase.report("merge + link");
     let build = total.elapsed().as_secs_f64();
     {

@@ -69,37 +69,20 @@ __all__ = [
     "SchemaVersionError",
 ]
 
-#: Where each exported name is defined (the submodule, relative to this package).
+#: Where each exported name other than an error is defined (the submodule, relative
+#: to this package); the errors of ``__all__`` come from ``.errors``.
 _SOURCES = {
     "__version__": "._core",
     "Memory": ".memory",
     "Policy": ".config",
     "Message": ".context",
     "redact": ".redact",
-    **dict.fromkeys(
-        (
-            "AircherError",
-            "InvalidInputError",
-            "StoreError",
-            "StoreLockedError",
-            "StoreCorruptError",
-            "StoreNotFoundError",
-            "NotIndexedError",
-            "UnknownSymbolError",
-            "UnknownMemoryError",
-            "UnknownTaskError",
-            "PolicyError",
-            "EncodingUnavailableError",
-            "SchemaVersionError",
-        ),
-        ".errors",
-    ),
 }
 
 
 def __getattr__(name: str) -> Any:
     """An exported name, imported from its module on first use and kept here."""
-    source = _SOURCES.get(name)
+    source = _SOURCES.get(name, ".errors" if name in __all__ else None)
     if source is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(importlib.import_module(source, __name__), name)

@@ -245,16 +245,31 @@ def parent_key(path):
 }
 
 
-def test_a_word_the_project_writes_in_prose_only_weighs_less(tmp_path: Path) -> None:
+def test_a_filler_word_the_project_writes_in_prose_only_weighs_less(tmp_path: Path) -> None:
     root = write_files(tmp_path / "p", FILLER)
-    plain = am.Policy(retrieval=RetrievalPolicy(prose_only_weight=1.0))
+    plain = am.Policy(retrieval=RetrievalPolicy(filler_weight=1.0))
     with am.Memory.open(root, policy=plain) as m:
         m.index()
         found = m.search_code("where is gitignore handled", k=2)
         assert [h.name for h in found.hits] == ["parent_key", "gitignore_rules"]
+    # By default "handled" weighs filler_weight (0.25): the definition that names
+    # gitignore wins; prose_only_weight does not reach a filler word.
+    for policy in (am.Policy(), am.Policy(retrieval=RetrievalPolicy(prose_only_weight=1.0))):
+        with am.Memory.open(root, policy=policy) as m:
+            found = m.search_code("where is gitignore handled", k=2)
+            assert [h.name for h in found.hits] == ["gitignore_rules", "parent_key"]
+
+
+def test_a_word_the_project_writes_in_prose_only_weighs_prose_only(tmp_path: Path) -> None:
+    files = {path: text.replace("handled", "cleaned") for path, text in FILLER.items()}
+    root = write_files(tmp_path / "p", files)
+    with am.Memory.open(root) as m:
+        m.index()
+        found = m.search_code("where is gitignore cleaned", k=2)
+        assert [h.name for h in found.hits] == ["parent_key", "gitignore_rules"]
     weighed = am.Policy(retrieval=RetrievalPolicy(prose_only_weight=0.25))
     with am.Memory.open(root, policy=weighed) as m:
-        found = m.search_code("where is gitignore handled", k=2)
+        found = m.search_code("where is gitignore cleaned", k=2)
         assert [h.name for h in found.hits] == ["gitignore_rules", "parent_key"]
 
 

@@ -285,6 +285,7 @@ class SearchParams:
         forms: float,
         idf_exponent: float,
         prose_only: float,
+        filler: float,
         test_factor: float,
         bench_factor: float,
         example_factor: float,

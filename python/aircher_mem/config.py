@@ -239,10 +239,16 @@ class RetrievalPolicy(_Section):
     #: documents have ("used", "handled") weigh less against the rare ones.
     idf_exponent: float = _bound(1.0, 0.0, 4.0)
     #: Weight of a query word the project writes in prose only (comments, doc
-    #: strings, bodies) and in no name, signature or path: a filler word of a
-    #: question ("handled", "used") against the words that name code. Measured in
-    #: the index at each query; 1 weighs it like any other word.
+    #: strings, bodies) and in no name, signature or path, measured in the index at
+    #: each query, when the query writes it as a plain word (a word written as an
+    #: identifier, ``to_datetime`` or ``TypeError``, keeps its weight). 1 weighs it
+    #: like any other word.
     prose_only_weight: float = _bound(1.0, 0.0, 1.0)
+    #: The same weight for the verbs a question uses to point at code without
+    #: naming it ("where is gitignore handled", "how is it implemented": the
+    #: engine's list of filler words), in place of ``prose_only_weight``. A project
+    #: whose names have the word keeps it at full weight.
+    filler_weight: float = _bound(0.25, 0.0, 1.0)
     #: Score factors of code that is not the product, each unless the message names
     #: the file or the kind ("test", "benchmark", "example", "docs", "vendored"):
     #: test and fixture files, benchmarks, examples and samples, documentation,

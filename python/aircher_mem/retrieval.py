@@ -98,6 +98,7 @@ def search_params(policy: Policy) -> SearchParams:
         forms=r.word_forms_weight,
         idf_exponent=r.idf_exponent,
         prose_only=r.prose_only_weight,
+        filler=r.filler_weight,
         test_factor=r.test_factor,
         bench_factor=r.bench_factor,
         example_factor=r.example_factor,

@@ -100,7 +100,7 @@ impl PySearchParams {
     #[pyo3(signature = (
         *, k1, b, field_weights, normalization, lexical_weight, graph_weight, dense_weight,
         candidates, graph_seeds, path_weight, focus_weight, damping, epsilon, max_pushes,
-        forms, idf_exponent, prose_only, test_factor, bench_factor, example_factor, docs_factor,
+        forms, idf_exponent, prose_only, filler, test_factor, bench_factor, example_factor, docs_factor,
         vendor_factor, file_spread, name_only_factor
     ))]
     #[allow(clippy::too_many_arguments)]
@@ -122,6 +122,7 @@ impl PySearchParams {
         forms: Real,
         idf_exponent: Real,
         prose_only: Real,
+        filler: Real,
         test_factor: Real,
         bench_factor: Real,
         example_factor: Real,
@@ -164,6 +165,7 @@ impl PySearchParams {
                     idf_exponent: idf_exponent.0,
                     form_fields: FORM_FIELDS,
                     prose_only: prose_only.0,
+                    filler: filler.0,
                 },
                 test_factor: test_factor.0,
                 bench_factor: bench_factor.0,

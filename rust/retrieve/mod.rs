@@ -15,5 +15,5 @@ pub use lexical::{
     Bm25Params, DocRef, Document, LexicalFile, LexicalHit, LexicalIndex, Meta, QueryTerms,
     Unfinished, MAX_FIELDS, MAX_FIELD_TOKENS,
 };
-pub use tokenize::{for_each_token, tokens, CODE_NOISE, STOP_WORDS};
+pub use tokenize::{for_each_token, tokens, CODE_NOISE, FILLER_WORDS, STOP_WORDS};
 pub use vectors::VectorIndex;

@@ -70,6 +70,18 @@ pub const STOP_WORDS: &[&str] = &[
     "yourself", "yourselves",
 ];
 
+/// Verbs a question about code uses to point at code without naming it ("where is
+/// gitignore *handled*", "how is the limit *implemented*", "where are they
+/// *defined*"). Code search weighs such a word by `QueryTerms::filler` when the
+/// project writes it in prose only (see [`crate::retrieve::QueryTerms`]): a project
+/// whose names have it keeps it at full weight. Sorted (a test checks).
+#[rustfmt::skip]
+pub const FILLER_WORDS: &[&str] = &[
+    "accomplished", "achieved", "carried", "dealt", "defined", "determined", "done",
+    "handled", "happened", "happens", "implemented", "involved", "located", "managed",
+    "occurs", "performed", "responsible", "treated", "used", "worked", "works",
+];
+
 /// Words so common in code that they say nothing about a definition: receivers
 /// (`self`, `cls`, `this`), declaration keywords (`def`, `fn`, `let`, `var`,
 /// `const`), `return`, `pass`, and the literals `None`, `true`, `false`, `null`.
@@ -337,6 +349,8 @@ mod tests {
 
     #[test]
     fn lists_are_sorted_lowercase_and_unique() {
+        assert!(FILLER_WORDS.windows(2).all(|w| w[0] < w[1]));
+        assert!(FILLER_WORDS.iter().all(|w| *w == w.to_lowercase()));
         for list in [STOP_WORDS, CODE_NOISE] {
             assert!(list.windows(2).all(|w| w[0] < w[1]), "{list:?}");
             assert!(list.iter().all(|w| w.len() <= 16 && *w == w.to_lowercase()));

@@ -268,9 +268,14 @@ pub struct QueryTerms {
     pub form_fields: &'static [&'static str],
     /// Weight of a query word the project writes in prose only (comments, doc
     /// strings, bodies) and in no identifier field, measured in the index at query
-    /// time: a filler word such as "handled" or "used" in a question about code.
-    /// 1: weighed like any other word.
+    /// time, when the query writes it as a plain word (letters, lower case but for
+    /// the first): one written as an identifier (`to_datetime`, `TypeError`,
+    /// `SCHEMA_OPTS_VAR_NAME`) names code and keeps its weight. 1: weighed like any
+    /// other word.
     pub prose_only: f64,
+    /// The same for the words of [`crate::retrieve::FILLER_WORDS`] ("handled",
+    /// "used", "implemented"), in place of `prose_only`.
+    pub filler: f64,
 }
 
 impl Default for QueryTerms {
@@ -280,6 +285,7 @@ impl Default for QueryTerms {
             idf_exponent: 1.0,
             form_fields: &[],
             prose_only: 1.0,
+            filler: 1.0,
         }
     }
 }

@@ -8,7 +8,7 @@ use std::ops::ControlFlow;
 
 use super::{Bm25Params, LexicalHit, LexicalIndex, QueryTerms, DEAD, MAX_QUERY_TERMS};
 use crate::retrieve::postings::Posting;
-use crate::retrieve::tokenize::{for_each_token_with, stem};
+use crate::retrieve::tokenize::{for_each_token_with, stem, FILLER_WORDS};
 
 thread_local! {
     /// Score accumulators of `search`, reused across calls on a thread.
@@ -214,7 +214,7 @@ impl LexicalIndex {
         if weighed.is_empty() {
             return Vec::new();
         }
-        self.weigh_prose_only(&mut weighed, weighing);
+        self.weigh_prose_only(&mut weighed, weighing, query);
         let mut weights = vec![1.0; self.fields.len()];
         for (name, weight) in &params.field_weights {
             if let Some(field) = self.field_id(name) {
@@ -455,12 +455,16 @@ impl LexicalIndex {
         terms
     }
 
-    /// Multiplies by `weighing.prose_only` the weight of each of the query's own
-    /// words (not the other forms) that no live document has in an identifier field
-    /// (`weighing.form_fields`; none when that is empty).
-    fn weigh_prose_only(&self, terms: &mut [(u32, f64, bool)], weighing: QueryTerms) {
-        let factor = weighing.prose_only;
-        if factor == 1.0 || !factor.is_finite() || weighing.form_fields.is_empty() {
+    /// Multiplies the weight of each of the query's own words (not the other forms)
+    /// that the query writes as a plain word and no live document has in an
+    /// identifier field (`weighing.form_fields`; none when that is empty): by
+    /// `weighing.filler` for a word of [`FILLER_WORDS`], by `weighing.prose_only` for
+    /// any other.
+    fn weigh_prose_only(&self, terms: &mut [(u32, f64, bool)], weighing: QueryTerms, query: &str) {
+        let usable = |factor: f64| factor != 1.0 && factor.is_finite();
+        if !(usable(weighing.prose_only) || usable(weighing.filler))
+            || weighing.form_fields.is_empty()
+        {
             return;
         }
         let mut identifier = vec![false; self.fields.len()];
@@ -469,12 +473,31 @@ impl LexicalIndex {
                 identifier[field] = true;
             }
         }
+        let plain: HashSet<String> = query
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .filter(|word| {
+                let mut chars = word.chars();
+                chars.next().is_some_and(char::is_alphabetic) && chars.all(char::is_lowercase)
+            })
+            .map(str::to_lowercase)
+            .collect();
         for (term, weight, form) in terms.iter_mut() {
+            let text = self.terms.get(*term);
+            if *form || !plain.contains(text) {
+                continue;
+            }
             let named = self.postings[*term as usize]
                 .iter()
                 .any(|p| identifier[p.field()] && self.kind_of[p.doc as usize] != DEAD);
-            if !*form && !named {
-                *weight *= factor.max(0.0);
+            if !named {
+                let factor = if FILLER_WORDS.contains(&text) {
+                    weighing.filler
+                } else {
+                    weighing.prose_only
+                };
+                if factor.is_finite() {
+                    *weight *= factor.max(0.0);
+                }
             }
         }
     }

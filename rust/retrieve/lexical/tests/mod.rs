@@ -1083,6 +1083,7 @@ fn word_forms_weigh_less_and_only_in_their_fields() {
         idf_exponent: 1.0,
         form_fields: &["name"],
         prose_only: 1.0,
+        filler: 1.0,
     };
     let found = ix.search_weighed("parsed", &params, &[], 10, forms);
     assert_eq!(keys(&found), ["b", "a"]);
@@ -1104,8 +1105,10 @@ fn word_forms_weigh_less_and_only_in_their_fields() {
         .any(|f| f == "run"));
 }
 
-#[test]
-fn a_word_written_in_prose_only_weighs_prose_only() {
+/// Documents for the prose-only tests: `word` twice in `parent`'s body, as rare as
+/// "gitignore", which `walk` has in its name; `gone` names `word` until removed.
+fn prose_docs(word: &str) -> LexicalIndex {
+    let body = format!("{word} {word}");
     let docs = [
         doc(
             "def",
@@ -1117,43 +1120,111 @@ fn a_word_written_in_prose_only_weighs_prose_only() {
             "def",
             "parent",
             "g",
-            &[("name", "parent_key"), ("body", "handled handled")],
+            &[("name", "parent_key"), ("body", body.as_str())],
         ),
         doc("def", "other", "h", &[("name", "other"), ("body", "x y z")]),
-        doc("def", "gone", "h", &[("name", "handled"), ("body", "x")]),
+        doc("def", "gone", "h", &[("name", word), ("body", "x")]),
     ];
-    let mut ix = index(&docs);
-    ix.remove("gone");
+    index(&docs)
+}
+
+const PROSE: QueryTerms = QueryTerms {
+    forms: 0.0,
+    idf_exponent: 1.0,
+    form_fields: &["name"],
+    prose_only: 1.0,
+    filler: 1.0,
+};
+
+#[test]
+fn a_word_written_in_prose_only_weighs_prose_only() {
+    let mut ix = prose_docs("cleaned");
     let params = Bm25Params::default();
+    let query = "where is gitignore cleaned";
     let prose = QueryTerms {
-        forms: 0.0,
-        idf_exponent: 1.0,
-        form_fields: &["name"],
         prose_only: 0.1,
+        ..PROSE
     };
-    // As rare as "gitignore", and twice in `parent`'s body: plain BM25F ranks
-    // `parent` first.
-    let plain = ix.search("where is gitignore handled", &params, &[], 10);
+    // While a live document names "cleaned", it is not a prose word.
+    assert_eq!(
+        ix.search_weighed(query, &params, &[], 10, prose),
+        ix.search(query, &params, &[], 10)
+    );
+    ix.remove("gone");
+    // Plain BM25F ranks `parent` first.
+    let plain = ix.search(query, &params, &[], 10);
     assert_eq!(keys(&plain), ["parent", "walk"]);
-    // No live document names "handled" (the one that did is removed): it is a prose
-    // word, and the name match wins.
-    let weighed = ix.search_weighed("where is gitignore handled", &params, &[], 10, prose);
+    // No live document names "cleaned": it is a prose word, and the name match wins.
+    let weighed = ix.search_weighed(query, &params, &[], 10, prose);
     assert_eq!(keys(&weighed), ["walk", "parent"]);
     assert!(close(weighed[1].score, plain[0].score * 0.1));
-    // Off when every field is an identifier field, or the factor is 1.
-    for off in [
-        QueryTerms {
-            form_fields: &[],
-            ..prose
-        },
-        QueryTerms {
-            prose_only: 1.0,
-            ..prose
-        },
+    // A capital first letter is still a plain word.
+    assert_eq!(
+        ix.search_weighed("Cleaned gitignore", &params, &[], 10, prose),
+        weighed
+    );
+    // Off when every field is an identifier field, or the factor is 1, or for a word
+    // written as an identifier; `filler` does not weigh it.
+    for (text, off) in [
+        (
+            query,
+            QueryTerms {
+                form_fields: &[],
+                ..prose
+            },
+        ),
+        (query, PROSE),
+        (
+            query,
+            QueryTerms {
+                filler: 0.1,
+                ..PROSE
+            },
+        ),
+        ("where is gitignore CLEANED", prose),
     ] {
         assert_eq!(
-            ix.search_weighed("where is gitignore handled", &params, &[], 10, off),
-            plain
+            ix.search_weighed(text, &params, &[], 10, off),
+            plain,
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn a_filler_word_written_in_prose_only_weighs_filler() {
+    assert!(super::super::FILLER_WORDS.contains(&"handled"));
+    let mut ix = prose_docs("handled");
+    ix.remove("gone");
+    let params = Bm25Params::default();
+    let query = "where is gitignore handled";
+    let plain = ix.search(query, &params, &[], 10);
+    assert_eq!(keys(&plain), ["parent", "walk"]);
+    let filler = QueryTerms {
+        filler: 0.1,
+        ..PROSE
+    };
+    let weighed = ix.search_weighed(query, &params, &[], 10, filler);
+    assert_eq!(keys(&weighed), ["walk", "parent"]);
+    assert!(close(weighed[1].score, plain[0].score * 0.1));
+    // `prose_only` does not weigh a filler word; an identifier form is not one.
+    for (text, off) in [
+        (
+            query,
+            QueryTerms {
+                prose_only: 0.1,
+                ..PROSE
+            },
+        ),
+        (
+            "where is gitignore Handled_Twice handled_twice HANDLED",
+            filler,
+        ),
+    ] {
+        assert_eq!(
+            ix.search_weighed(text, &params, &[], 10, off),
+            ix.search(text, &params, &[], 10),
+            "{text}"
         );
     }
 }

@@ -402,10 +402,13 @@ pub struct Parsed {
 
 /// `parse`, each file's documents indexed as soon as the file is parsed (into the
 /// shard of the lexical index its thread fills), so that they are never all held
-/// at once. The files are dealt into shards of about equal bytes, largest first
-/// (each shard's files are parsed largest first too); which shard a file goes to
-/// depends only on the sizes of the files, so a build indexes the same documents in
-/// the same order every time.
+/// at once. The files are dealt into shards of about equal bytes, largest first;
+/// each shard's files are parsed in `sources` order, so that the share of files
+/// done tracks the share of the work done (largest first, the first minutes of a
+/// kernel build parse a few hundred generated headers and the rate in files a
+/// second says hours are left). Which shard a file goes to depends only on the
+/// sizes of the files, so a build indexes the same documents in the same order
+/// every time.
 pub fn parse_indexed(
     root: &Path,
     max_file_bytes: u64,
@@ -448,7 +451,7 @@ pub fn parse_indexed(
 
 /// The indexes of `sources` dealt into at most `parts` lists of about equal bytes:
 /// largest first, each to the list with the fewest bytes so far (the first of
-/// those), so each list is largest first too. No list is empty.
+/// those); each list then in `sources` order. No list is empty.
 fn dealt(sources: &[Source], parts: usize) -> Vec<Vec<usize>> {
     let mut order: Vec<usize> = (0..sources.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(sources[i].bytes));
@@ -464,7 +467,10 @@ fn dealt(sources: &[Source], parts: usize) -> Vec<Vec<usize>> {
     }
     lists
         .into_iter()
-        .map(|(_, list)| list)
+        .map(|(_, mut list)| {
+            list.sort_unstable();
+            list
+        })
         .filter(|list| !list.is_empty())
         .collect()
 }
@@ -618,6 +624,25 @@ pub fn symbols_of(language: Language, bytes: &[u8]) -> Result<FileSymbols, Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn files_are_dealt_by_size_and_parsed_in_their_order() {
+        let sources: Vec<Source> = [5u64, 100, 1, 60, 40, 2, 3]
+            .iter()
+            .enumerate()
+            .map(|(i, &bytes)| Source {
+                path: PathBuf::from(format!("f{i}.py")),
+                relative: format!("f{i}.py"),
+                language: Language::Python,
+                bytes,
+            })
+            .collect();
+        // 100 | 60 40 | then 5, 3, 2, 1 each to the lighter list (the first on a tie).
+        assert_eq!(dealt(&sources, 2), [vec![0, 1, 2], vec![3, 4, 5, 6]]);
+        assert_eq!(dealt(&sources, 1), [vec![0, 1, 2, 3, 4, 5, 6]]);
+        assert_eq!(dealt(&sources[..1], 4), [vec![0]]);
+        assert!(dealt(&[], 3).is_empty());
+    }
 
     /// Random bytes without NUL are binary; text is not, in UTF-8, Latin-1 or
     /// Shift JIS (invalid UTF-8, no control bytes), nor UTF-8 with form feeds,

@@ -17,14 +17,16 @@ Rust :class:`ContextWindow`), the callers fetch what is offered.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any, NamedTuple
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import NamedTuple
 
 from ._core import ContextItem, ContextItemType, ContextWindow, PruneResult
 
-# The results and the token counter load when a window is assembled: the hooks import
-# this module for their text alone, on every prompt. (Not typing.TYPE_CHECKING: type
-# checkers treat any name TYPE_CHECKING as true.)
+# the hooks' text, in a module that imports nothing (a hook loads it on every prompt)
+from .brief import MARKER, Brief, memory_line, one_line, prompt_brief, session_brief, task_query
+
+# The results and the token counter load when a window is assembled. (Not
+# typing.TYPE_CHECKING: type checkers treat any name TYPE_CHECKING as true.)
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .results import (
@@ -212,108 +214,3 @@ def conversation(session_id: str, turns: Sequence[Turn], ranked: Sequence[Memory
     from .results import Conversation
 
     return Conversation(session_id, list(turns), list(ranked))
-
-
-# -- the text the hooks inject -------------------------------------------------------------
-
-#: Starts the text the hooks print; a turn holding it is not stored again.
-MARKER = "[aircher-mem]"
-_CITE = "cite a memory by its id, e.g. [memory 1]."
-
-
-class Brief:
-    """A header and lines under section titles, all within ``budget`` characters;
-    nothing at all when no line fits."""
-
-    def __init__(self, header: str, budget: int) -> None:
-        self.header = header
-        self.left = budget - len(header) - 1
-        self.lines: list[str] = []
-
-    def add(self, line: str) -> bool:
-        if len(line) + 1 > self.left:
-            return False
-        self.lines.append(line)
-        self.left -= len(line) + 1
-        return True
-
-    def section(self, title: str, lines: Sequence[str]) -> None:
-        """The title and as many of ``lines`` as fit, in order; nothing when the
-        title and the first line do not fit together."""
-        if not lines or len(title) + len(lines[0]) + 2 > self.left:
-            return
-        self.add(title)
-        for line in lines:
-            if not self.add(line):
-                break
-
-    def text(self) -> str:
-        return "\n".join([self.header, *self.lines]) + "\n" if self.lines else ""
-
-
-def one_line(text: object, width: int) -> str:
-    """``text`` on one line (whitespace runs made one space), cut to ``width``."""
-    one = " ".join(str(text).split())
-    return one if len(one) <= width else one[: width - 3] + "..."
-
-
-def memory_line(m: Mapping[str, Any], width: int) -> str:
-    """``[memory <id>] <content>``, the content on one line cut to ``width``."""
-    return f"[memory {m.get('id')}] {one_line(m.get('content', ''), width)}"
-
-
-def _task_line(t: Mapping[str, Any], width: int) -> str:
-    return f"[task {one_line(t.get('task_id'), 80)}] ({t.get('status')}) {one_line(t.get('description'), width)}"
-
-
-def task_query(tasks: Sequence[Mapping[str, Any]], max_chars: int) -> str:
-    """The query for the memories relevant to the open tasks: their descriptions,
-    the first ``max_chars`` characters."""
-    return " ".join(str(t.get("description", "")) for t in tasks)[:max_chars]
-
-
-def session_brief(
-    tasks: Sequence[Mapping[str, Any]],
-    ranked: Sequence[Mapping[str, Any]],
-    facts: Sequence[Mapping[str, Any]],
-    relevant: Sequence[Mapping[str, Any]],
-    *,
-    budget: int,
-    line_chars: int,
-) -> str:
-    """What a session starts with, within ``budget`` characters (each entry's text
-    cut to ``line_chars``): the open tasks;
-    the project's rules and facts (the important memories among ``ranked``, then
-    ``facts``); the memories ``relevant`` to the open tasks (recall hits; turns left
-    out). A memory shows once, in its first section. Entries are the verbs' JSON."""
-    out = Brief(f"{MARKER} Project memory; {_CITE}", budget)
-    out.section("Open tasks:", [_task_line(t, line_chars) for t in tasks])
-    seen: set[Any] = set()
-
-    def fresh(found: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-        chosen = []
-        for m in found:
-            if m.get("id") not in seen:
-                seen.add(m.get("id"))
-                chosen.append(m)
-        return chosen
-
-    important = [m for m in ranked if m.get("importance")]
-    out.section("Project rules and facts:", [memory_line(m, line_chars) for m in fresh([*important, *facts])])
-    hits = [h for h in relevant if h.get("kind") != "turn"]
-    out.section("Relevant to the open tasks:", [memory_line(h, line_chars) for h in fresh(hits)])
-    return out.text()
-
-
-def prompt_brief(hits: Sequence[Mapping[str, Any]], *, budget: int, min_score: float, line_chars: int) -> str:
-    """The memories recalled for a prompt that score at least ``min_score`` (turns
-    left out), within ``budget`` characters, each cut to ``line_chars``. Entries are
-    the recall's JSON hits."""
-    out = Brief(f"{MARKER} Recalled from project memory; {_CITE}", budget)
-    chosen = [
-        h
-        for h in hits
-        if h.get("kind") != "turn" and isinstance(h.get("score"), (int, float)) and h["score"] >= min_score
-    ]
-    out.section("Memories that may bear on this prompt:", [memory_line(h, line_chars) for h in chosen])
-    return out.text()

@@ -5,11 +5,14 @@ the project without importing the service."""
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from .errors import StoreNotFoundError
 
-__all__ = ["STORE_DIR", "find_root"]
+TYPE_CHECKING = False  # not typing's: importing typing is a cost here; checkers treat any TYPE_CHECKING as true
+if TYPE_CHECKING:
+    from pathlib import Path
+
+__all__ = ["STORE_DIR", "find_root", "root_folder"]
 
 #: The store's folder in a project.
 STORE_DIR = ".aircher"
@@ -18,10 +21,22 @@ STORE_DIR = ".aircher"
 def find_root(start: str | os.PathLike[str] | None = None) -> Path:
     """The nearest folder holding ``.aircher/`` from ``start`` (default: the current
     directory) upward; :class:`StoreNotFoundError` if there is none."""
-    here = Path(start if start is not None else Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        if (folder / STORE_DIR).is_dir():
-            return folder
-    raise StoreNotFoundError(
-        f"no aircher-mem store in {here} or its parents; run `aircher-mem index <repository>` first, or pass --root"
-    )
+    from pathlib import Path  # not at import: the hooks' thin path finds the root without it
+
+    return Path(root_folder(start))
+
+
+def root_folder(start: str | os.PathLike[str] | None = None) -> str:
+    """:func:`find_root` as text (no :mod:`pathlib` to import): the nearest folder
+    holding ``.aircher/`` from ``start`` upward, symbolic links resolved."""
+    here = os.path.realpath(start if start is not None else os.getcwd())
+    folder = here
+    while not os.path.isdir(os.path.join(folder, STORE_DIR)):
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            raise StoreNotFoundError(
+                f"no aircher-mem store in {here} or its parents; "
+                "run `aircher-mem index <repository>` first, or pass --root"
+            )
+        folder = parent
+    return folder

@@ -14,18 +14,29 @@ it holds, and every caller prints the same either way.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-import json
 import os
-import socket
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import NamedTuple
-from urllib.parse import urlencode
 
-from ..errors import AircherError, InvalidInputError, StoreError
+from ..errors import AircherError, InvalidInputError
 from ..root import STORE_DIR, find_root
+from .thin import (
+    LOOPBACK,
+    SERVER_FILE,
+    HTTPError,
+    Link,
+    Logger,
+    ServerGoneError,
+    ServerNotProvenError,
+    ServerUnavailableError,
+    alive,
+    config_digest,
+    info_of,
+    proof,
+    server_data,
+    snapshot_in,
+)
 
 # The client is what a hook or a command imports to reach a server, so it imports
 # nothing heavy at module level: the service, the verb registry, the Policy and the
@@ -64,82 +75,11 @@ __all__ = [
 ]
 
 
-class Logger:
-    """The logger ``name``, imported on first use: a hook that logs nothing does
-    not pay for importing :mod:`logging`."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __getattr__(self, attribute: str) -> Any:
-        import logging
-
-        return getattr(logging.getLogger(self.name), attribute)
-
-
 log = Logger("aircher_mem.http")
 
-SERVER_FILE = "server.json"
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
-#: Bytes of an answer's status line and headers read at most.
-_HEAD_MAX_BYTES = 65_536
 
-# -- errors -----------------------------------------------------------------------------
-
-
-class HTTPError(AircherError):
-    """The server refused a request for a reason of HTTP itself (no token, a bad
-    Host, a body too large, no such route) or failed (``internal``): ``status`` is
-    the HTTP status, ``code`` the error body's code."""
-
-    code = "http"
-
-    def __init__(self, message: str, *, status: int = 500, code: str = "http") -> None:
-        super().__init__(message)
-        self.status = status
-        self.code = code
-
-
-class ServerUnavailableError(StoreError):
-    """No answer from the server named in server.json (not listening, timed out)."""
-
-    code = "server_unavailable"
-
-
-class ServerGoneError(ServerUnavailableError):
-    """Nothing listens where server.json said: the connection was refused, so the
-    request was not sent (safe to make elsewhere)."""
-
-    code = "server_gone"
-
-
-class ServerNotProvenError(ServerGoneError):
-    """What listens where server.json said did not prove it knows the file's token
-    (a stale file: its pid and port now belong to other programs); neither the
-    token nor the request was sent to it."""
-
-    code = "server_not_proven"
-
-
-def _subclasses(cls: type[AircherError]) -> Iterator[type[AircherError]]:
-    yield cls
-    for sub in cls.__subclasses__():
-        yield from _subclasses(sub)
-
-
-def _error_classes() -> dict[str, type[AircherError]]:
-    """Every AircherError subclass by its stable code (errors.py and this module)."""
-    found: dict[str, type[AircherError]] = {}
-    for cls in _subclasses(AircherError):
-        found.setdefault(cls.code, cls)
-    return found
-
-
-def proof(token: str, challenge: str, pid: int) -> str:
-    """What a server holding ``token`` answers to ``challenge`` (hex HMAC-SHA256)."""
-    message = f"aircher-mem {pid} {challenge}".encode("ascii")
-    return hmac.new(token.encode("utf-8"), message, hashlib.sha256).hexdigest()
-
+# The errors, the exchange and the proof are the thin path's (:mod:`.thin`), which a
+# hook runs without importing this module.
 
 # -- server.json ------------------------------------------------------------------------
 
@@ -155,16 +95,6 @@ class ServerInfo(NamedTuple):
 
 def server_file(root: str | os.PathLike[str]) -> Path:
     return Path(root) / STORE_DIR / SERVER_FILE
-
-
-def config_digest(root: str | os.PathLike[str]) -> str | None:
-    """The SHA-256 of the project's ``.aircher/config.toml`` (hex), None without one
-    (OSError when it cannot be read)."""
-    try:
-        with open(Path(root) / STORE_DIR / "config.toml", "rb") as f:
-            return hashlib.sha256(f.read()).hexdigest()
-    except FileNotFoundError:
-        return None
 
 
 def policy_snapshot(root: str | os.PathLike[str]) -> dict[str, Any] | None:
@@ -188,62 +118,16 @@ def policy_snapshot(root: str | os.PathLike[str]) -> dict[str, Any] | None:
 def snapshot_of(root: str | os.PathLike[str]) -> dict[str, Any] | None:
     """The :func:`policy_snapshot` that server.json holds when it still describes
     the project's config.toml (the same digest); None otherwise."""
-    try:
-        with open(server_file(root), "rb") as f:
-            data = json.loads(f.read(65_536).decode("utf-8"))
-    except (OSError, ValueError):
-        return None
-    snapshot = data.get("policy") if isinstance(data, dict) else None
-    if (
-        not isinstance(snapshot, dict)
-        or not isinstance(snapshot.get("hooks"), dict)
-        or not isinstance(snapshot.get("server"), dict)
-    ):
-        return None
-    try:
-        current = config_digest(root)
-    except OSError:  # loading the Policy reports it
-        return None
-    return snapshot if snapshot.get("config") == current else None
+    return snapshot_in(server_data(server_file(root)), root)
 
 
-def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    if os.name == "nt":  # pragma: no cover - os.kill(pid, 0) would signal it
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # another user's process
-    except OSError:
-        return False
-    return True
+_alive = alive
 
 
 def _read_info(path: Path) -> ServerInfo | None:
     """server.json's content, or None when it is missing or not what serve writes."""
-    try:
-        with open(path, "rb") as f:
-            data = json.loads(f.read(65_536).decode("utf-8"))
-        host, port, pid, token = data["host"], data["port"], data["pid"], data["token"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    if (
-        host not in LOOPBACK
-        or not isinstance(port, int)
-        or isinstance(port, bool)
-        or not 1 <= port <= 65535
-        or not isinstance(pid, int)
-        or isinstance(pid, bool)
-        or pid <= 0
-        or not isinstance(token, str)
-        or not token
-    ):
-        return None
-    return ServerInfo(host, port, pid, token)
+    info = info_of(server_data(path))
+    return None if info is None else ServerInfo(*info)
 
 
 def discover(root: str | os.PathLike[str]) -> ServerInfo | None:
@@ -301,7 +185,7 @@ def server_check(root: str | os.PathLike[str], *, timeout: float | None = None) 
 # -- the client -------------------------------------------------------------------------
 
 
-class Client:
+class Client(Link):
     """A client of a running server, stdlib only: ``Client.discover(root)`` (None
     when no server runs), then ``request(method, path, json=, params=)`` returns the
     result's JSON or raises the :class:`AircherError` subclass named by the error's
@@ -322,15 +206,11 @@ class Client:
         pid: int | None = None,
         proof_timeout: float | None = None,
     ) -> None:
-        self.host, self.port, self.token, self.timeout = host, port, token, timeout
-        #: The pid the server must report (server.json's); None: any.
-        self.pid = pid
         if proof_timeout is None:
             from ..config import ServerPolicy
 
             proof_timeout = ServerPolicy().proof_timeout_seconds
-        self.proof_timeout = proof_timeout
-        self.proven = False
+        super().__init__(host, port, token, timeout=timeout, pid=pid, proof_timeout=proof_timeout)
 
     @classmethod
     def discover(
@@ -352,198 +232,6 @@ class Client:
 
     def __repr__(self) -> str:
         return f"Client(http://{self.host}:{self.port})"
-
-    def prove(self) -> None:
-        """Sends ``GET /health?challenge=<random hex>`` (no token, nothing else) and
-        checks, in constant time, that the answer is the token's HMAC of the
-        challenge and the pid (server.json's, when given); raises
-        :class:`ServerNotProvenError` (or :class:`ServerGoneError`: nothing
-        listens) when it is not. Proven once, a client does not ask again until a
-        request goes unanswered."""
-        challenge = os.urandom(16).hex()  # secrets.token_hex(16), without importing random
-        try:
-            status, data = self._exchange(
-                "GET",
-                f"/health?challenge={challenge}",
-                None,
-                {"Accept": "application/json"},
-                min(self.timeout, self.proof_timeout),
-                limit=65_536,
-            )
-        except ServerGoneError:
-            raise
-        except ServerUnavailableError as exc:
-            raise ServerNotProvenError(
-                f"{self.host}:{self.port} gave no proof that it knows the token ({exc}); nothing was sent to it"
-            ) from None
-        try:
-            answer = _loads(data)
-        except ValueError:
-            answer = None
-        pid = answer.get("pid") if isinstance(answer, dict) else None
-        given = answer.get("proof") if isinstance(answer, dict) else None
-        if (
-            status != 200
-            or not isinstance(pid, int)
-            or isinstance(pid, bool)
-            or not isinstance(given, str)
-            or (self.pid is not None and pid != self.pid)
-            or not hmac.compare_digest(given.encode("utf-8"), proof(self.token, challenge, pid).encode("ascii"))
-        ):
-            raise ServerNotProvenError(
-                f"what answers at {self.host}:{self.port} does not prove it knows the token "
-                f"(HTTP {status}); nothing was sent to it"
-            )
-        self.proven = True
-
-    def request(
-        self,
-        method: str,
-        path: str,
-        *,
-        json: Any = None,
-        params: Mapping[str, object] | None = None,
-        timeout: float | None = None,
-    ) -> Any:
-        """Sends one request (``path`` already %-quoted; ``params`` None values are
-        left out, booleans sent as true/false) and returns the decoded JSON body,
-        waiting ``timeout`` seconds for it (default: the client's)."""
-        if not self.proven:
-            self.prove()
-        if params:
-            query = [
-                (k, ("true" if x else "false") if isinstance(x, bool) else str(x))
-                for k, v in params.items()
-                if v is not None
-                for x in (v if isinstance(v, list) else [v])
-            ]
-            if query:
-                path = f"{path}?{urlencode(query)}"
-        headers = {"Authorization": f"Bearer {self.token}", "Accept": "application/json"}
-        body: bytes | None = None
-        if json is not None:
-            body = _dumps(json)
-            headers["Content-Type"] = "application/json"
-        try:
-            status, data = self._exchange(method, path, body, headers, self.timeout if timeout is None else timeout)
-        except ServerUnavailableError:
-            self.proven = False  # whatever listens there next proves itself first
-            raise
-        try:
-            decoded = _loads(data)
-        except ValueError:
-            raise HTTPError(f"HTTP {status}: not JSON: {data[:200]!r}", status=status, code="http") from None
-        if status < 400:
-            return decoded
-        raise _client_error(status, decoded)
-
-    def _exchange(
-        self,
-        method: str,
-        path: str,
-        body: bytes | None,
-        headers: dict[str, str],
-        timeout: float,
-        *,
-        limit: int | None = None,
-    ) -> tuple[int, bytes]:
-        """One HTTP/1.1 request on a fresh connection (closed after the answer): the
-        status and (up to ``limit`` bytes of) the body. Plain sockets rather than
-        http.client, whose import (the email package, ssl) costs a hook more than
-        its request does."""
-        address = "127.0.0.1" if self.host == "localhost" else self.host
-        try:
-            sock = socket.create_connection((address, self.port), timeout=timeout)
-        except ConnectionRefusedError:
-            raise ServerGoneError(
-                f"no aircher-mem server listens at {self.host}:{self.port} any more (the request was not sent)"
-            ) from None
-        except OSError as exc:
-            raise self._unanswered(exc) from None
-        try:
-            netloc = f"[{address}]:{self.port}" if ":" in address else f"{address}:{self.port}"
-            lines = [f"{method} {path} HTTP/1.1", f"Host: {netloc}", "Accept-Encoding: identity", "Connection: close"]
-            lines += [f"{key}: {value}" for key, value in headers.items()]
-            if body is not None or method == "POST":
-                lines.append(f"Content-Length: {len(body or b'')}")
-            sock.sendall("\r\n".join(lines).encode("latin-1") + b"\r\n\r\n" + (body or b""))
-            return _answer(sock, limit)
-        except OSError as exc:
-            raise self._unanswered(exc) from None
-        finally:
-            sock.close()
-
-    def _unanswered(self, exc: OSError) -> ServerUnavailableError:
-        return ServerUnavailableError(
-            f"the aircher-mem server at {self.host}:{self.port} did not answer: {exc or type(exc).__name__}"
-        )
-
-
-class _BadAnswer(OSError):
-    """What came back is not an HTTP answer (cut short, or malformed)."""
-
-
-def _answer(sock: socket.socket, limit: int | None) -> tuple[int, bytes]:
-    """Reads an HTTP/1.1 answer from ``sock``: its status and body (a
-    Content-Length, chunked, or up to the end of the connection), at most ``limit``
-    bytes of the body when given."""
-    buffer = b""
-    while b"\r\n\r\n" not in buffer:
-        if len(buffer) > _HEAD_MAX_BYTES:
-            raise _BadAnswer(f"an answer head over {_HEAD_MAX_BYTES:,} bytes")
-        chunk = sock.recv(65_536)
-        if not chunk:
-            raise _BadAnswer("the connection closed before an answer" if not buffer else "an answer cut short")
-        buffer += chunk
-    head, _, rest = buffer.partition(b"\r\n\r\n")
-    status_line, *fields = head.decode("latin-1").split("\r\n")
-    parts = status_line.split(" ", 2)
-    if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not parts[1].isdigit():
-        raise _BadAnswer(f"not an HTTP answer: {status_line[:80]!r}")
-    status = int(parts[1])
-    found: dict[str, str] = {}
-    for field in fields:
-        name, _, value = field.partition(":")
-        found[name.strip().lower()] = value.strip()
-    cap = limit
-
-    def more() -> bytes:
-        chunk = sock.recv(65_536)
-        if not chunk:
-            raise _BadAnswer("an answer cut short")
-        return chunk
-
-    if "chunked" in found.get("transfer-encoding", "").lower():
-        body = b""
-        while True:
-            while b"\r\n" not in rest:
-                rest += more()
-            size_line, _, rest = rest.partition(b"\r\n")
-            try:
-                size = int(size_line.split(b";")[0].strip(), 16)
-            except ValueError:
-                raise _BadAnswer(f"a bad chunk size {size_line[:20]!r}") from None
-            if size == 0 or (cap is not None and len(body) >= cap):
-                break
-            while len(rest) < size + 2:
-                rest += more()
-            body += rest[:size]
-            rest = rest[size + 2 :]
-        return status, body if cap is None else body[:cap]
-    length = found.get("content-length")
-    if length is not None:
-        if not length.isdigit():
-            raise _BadAnswer(f"a bad Content-Length {length[:20]!r}")
-        want = int(length) if cap is None else min(int(length), cap)
-        while len(rest) < want:
-            rest += more()
-        return status, rest[:want]
-    while cap is None or len(rest) < cap:  # the body runs to the end of the connection
-        chunk = sock.recv(65_536)
-        if not chunk:
-            break
-        rest += chunk
-    return status, rest if cap is None else rest[:cap]
 
 
 # -- Memory over HTTP -------------------------------------------------------------------
@@ -699,30 +387,3 @@ def connect(
         fallback=lambda: Memory.open(where, create=create, policy=policy),
         index_timeout=server.index_timeout_seconds,
     )
-
-
-def _dumps(value: Any) -> bytes:
-    try:
-        return json.dumps(value, allow_nan=False, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    except (TypeError, ValueError) as exc:
-        raise InvalidInputError(f"the request is not JSON: {exc}") from None
-    except UnicodeEncodeError:
-        return json.dumps(value, allow_nan=False, separators=(",", ":")).encode("ascii")
-
-
-def _loads(data: bytes) -> Any:
-    return json.loads(data.decode("utf-8"))
-
-
-def _client_error(status: int, body: Any) -> AircherError:
-    error = body.get("error") if isinstance(body, dict) else None
-    if not isinstance(error, dict):
-        return HTTPError(f"HTTP {status}: {str(body)[:200]}", status=status)
-    code, message = str(error.get("code", "http")), str(error.get("message", ""))
-    cls = _error_classes().get(code)
-    if cls is None or cls is HTTPError or cls is AircherError:
-        return HTTPError(message, status=status, code=code)
-    try:
-        return cls(message)
-    except TypeError:  # pragma: no cover - a class that needs more arguments
-        return HTTPError(message, status=status, code=code)

@@ -39,7 +39,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.write(f"aircher-mem {__version__}\n")
         sys.stdout.flush()
         return EXIT_OK
-    parsed = hook_arguments(args)
+    parsed = _hook_words(args)
     if parsed is not None:
         return _hook(*parsed)
     from .cli import main as cli_main
@@ -51,6 +51,16 @@ def hook_arguments(args: Sequence[str]) -> tuple[str, Path | None] | None:
     """The event and ``--root`` of ``hook EVENT [--root DIR]`` (``--root DIR`` or
     ``--root=DIR``, before or after the event); None for anything else, which the
     CLI's own parser handles."""
+    words = _hook_words(args)
+    if words is None:
+        return None
+    from pathlib import Path
+
+    return words[0], None if words[1] is None else Path(words[1])
+
+
+def _hook_words(args: Sequence[str]) -> tuple[str, str | None] | None:
+    """:func:`hook_arguments` with ``--root`` as given (no pathlib to import)."""
     if len(args) < 2 or args[0] != "hook":
         return None
     rest = list(args[1:])
@@ -66,22 +76,18 @@ def hook_arguments(args: Sequence[str]) -> tuple[str, Path | None] | None:
             break
     if len(rest) != 1 or not rest[0] or rest[0].startswith("-"):
         return None
-    from pathlib import Path  # not for --version
-
-    return rest[0], None if root is None else Path(root)
+    return rest[0], root
 
 
-def _hook(event: str, root: Path | None) -> int:
+def _hook(event: str, root: str | None) -> int:
     """``aircher-mem hook EVENT`` as the CLI runs it, its failures answered as
-    ``cli.main`` answers them."""
+    ``cli.main`` answers them: on the thin path (:mod:`.thin`) when a server runs
+    for the project, else with the hooks module."""
     try:
-        from . import hooks
-    except ImportError:
-        from .cli import main as cli_main  # it reports the missing module
+        from . import thin
 
-        return cli_main(["hook", event] if root is None else ["hook", event, "--root", str(root)])
-    try:
-        return hook_command.run(hooks, event, root, sys.stdout)
+        code = thin.run(event, root, sys.stdout, lambda payload: _full(event, root, payload))
+        return _full(event, root, None) if code is None else code
     except BrokenPipeError:
         from .cli import _quiet_broken_pipe
 
@@ -102,3 +108,20 @@ def _hook(event: str, root: Path | None) -> int:
             "(set AIRCHER_DEBUG=1 for the traceback, and please report it)"
         )
         return EXIT_INTERNAL
+
+
+def _full(event: str, root: str | None, payload: str | None) -> int:
+    """The hook on the full path (:mod:`.hooks`): the event read from stdin, or
+    run on ``payload`` when the thin path read it already."""
+    from pathlib import Path
+
+    where = None if root is None else Path(root)
+    try:
+        from . import hooks
+    except ImportError:
+        from .cli import main as cli_main  # it reports the missing module
+
+        return cli_main(["hook", event] if root is None else ["hook", event, "--root", root])
+    if payload is None:
+        return hook_command.run(hooks, event, where, sys.stdout)
+    return hook_command.finish(hooks, event, payload, where, sys.stdout)

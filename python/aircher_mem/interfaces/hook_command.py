@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from types import ModuleType
     from typing import TextIO
 
-__all__ = ["run", "say"]
+__all__ = ["run", "finish", "say"]
 
 EXIT_OK = 0  # wire.EXIT_OK
 EXIT_ERROR = 1  # wire.EXIT_ERROR (a test holds these equal)
@@ -41,6 +41,12 @@ def run(hooks: ModuleType, event: str, root: Path | None, out: TextIO) -> int:
     except (AircherError, OSError) as exc:
         say(f"aircher-mem hook {event}: {exc}")
         return EXIT_OK
+    return finish(hooks, event, payload, root, out)
+
+
+def finish(hooks: ModuleType, event: str, payload: str, root: Path | None, out: TextIO) -> int:
+    """The rest of :func:`run` once the payload is read: the hook run on it with
+    ``hooks`` (:mod:`.hooks`) and its text written to ``out``."""
     try:
         text, code = hooks.run_hook(event, payload, root=root)
     except (AircherError, OSError, UnicodeDecodeError) as exc:

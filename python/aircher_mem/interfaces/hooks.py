@@ -93,7 +93,6 @@ Sources relied on (third-party pages found by search, not authority):
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -107,10 +106,27 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import NamedTuple, cast
 
-from ..assembly import MARKER, one_line, prompt_brief, session_brief, task_query
-from ..errors import AircherError, InvalidInputError, StoreLockedError, StoreNotFoundError
-from .client import STORE_DIR, Client, Logger, ServerGoneError, find_root, snapshot_of
+from ..brief import MARKER, session_brief, task_query
+from ..errors import AircherError, InvalidInputError, StoreNotFoundError
+from .client import Client, find_root, snapshot_of
 from .hook_command import EXIT_OK
+from .thin import (
+    MEMORY_KINDS,
+    STATE_FILE,
+    HookInputError,
+    Logger,
+    read_payload,
+)
+from .thin import Call as _Call
+from .thin import Remote as _Remote
+from .thin import State as _State
+from .thin import Verbs as _Verbs
+from .thin import int_of as _int
+from .thin import listed as _list
+from .thin import open_store as _open
+from .thin import post_tool as _post_tool
+from .thin import prompt_hash as _prompt_hash
+from .thin import user_prompt as _user_prompt
 
 # A hook runs on every prompt and every tool call: with a server it imports only this,
 # the client and the assembly's text (no Policy, no service, no numpy or DuckDB); the
@@ -118,10 +134,9 @@ from .hook_command import EXIT_OK
 # typing.TYPE_CHECKING: type checkers treat any name TYPE_CHECKING as true.)
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import IO, Any, TypeVar
+    from typing import Any, TypeVar
 
     from ..config import HooksPolicy, Policy
-    from ..memory import Memory
 
     R = TypeVar("R")
 
@@ -155,15 +170,9 @@ HOOK_TIMEOUT_SECONDS = 10  # Claude Code's own limit on our command (a backstop)
 #: carries it whole): the default of ``[hooks] payload_max_bytes``, which bounds what
 #: ``aircher-mem hook`` reads from stdin (a test holds the two equal).
 PAYLOAD_MAX_CHARS = 32_000_000
-#: The memory kinds a hook recalls (no raw turns): ``aircher_mem.longterm.store.KINDS``
-#: (a test holds the two equal).
-MEMORY_KINDS = ("fact", "episode", "pattern", "workflow", "decision")
 #: Where a transcript may be: inside these folders (``~`` is the user's home).
 TRANSCRIPT_DIRS: tuple[str, ...] = ("~", "/tmp")
 
-STATE_FILE = "hooks-state.json"
-STATE_SESSIONS = 50  # sessions remembered in the state file
-PENDING_PROMPTS = 20  # prompts stored by UserPromptSubmit that Stop has not met yet
 
 # -- settings ---------------------------------------------------------------------------
 
@@ -426,178 +435,6 @@ def uninstall(root: str | os.PathLike[str], *, scope: str = "project", settings:
 # -- where the hooks read and write ------------------------------------------------------
 
 
-class _Verbs:
-    """The verbs the hooks use, on a :class:`Memory` or on the project's server (a
-    :class:`_Remote`: the same verbs, their results' JSON), answering with
-    :mod:`.wire` JSON; a store another process holds is retried until the deadline."""
-
-    def __init__(self, memory: Any, deadline: float) -> None:
-        self.memory = memory
-        self.deadline = deadline
-        #: The results' JSON: the server's answer as it is, a Memory's result through wire.
-        self.json: Callable[[Any], Any] = _as_is
-        if not isinstance(memory, _Remote):
-            from .wire import to_json
-
-            self.json = to_json
-
-    def _retry(self, call: Callable[[], R]) -> R:
-        pause = 0.02
-        while True:
-            tried = time.monotonic()
-            try:
-                return call()
-            except StoreLockedError:
-                # No attempt that would end past the deadline (one takes about what
-                # the last took): the store's being held is then what is reported,
-                # not the deadline.
-                now = time.monotonic()
-                if now + pause + (now - tried) > self.deadline:
-                    raise
-                time.sleep(pause)
-                pause = min(pause * 2, 0.2)
-
-    def tasks(self) -> Any:
-        return self.json(self._retry(lambda: self.memory.tasks(limit=10)))
-
-    def memories(self, limit: int) -> Any:
-        return self.json(self._retry(lambda: self.memory.memories(limit=limit, sort="score")))
-
-    def facts(self) -> Any:
-        return self.json(self._retry(lambda: self.memory.facts(level="L0")))
-
-    def recall(self, query: str, k: int) -> Any:
-        return self.json(self._retry(lambda: self.memory.recall(query, k=k, kinds=MEMORY_KINDS)))
-
-    def add_turn(self, session_id: str, role: str, text: str, at: float | None, metadata: dict[str, Any]) -> None:
-        self._retry(lambda: self.memory.add_turn(session_id, role, text, at=at, metadata=metadata))
-
-    def record_tool_call(
-        self, tool: str, parameters: dict[str, Any], success: bool, error: str | None, path: str | None
-    ) -> None:
-        self._retry(
-            lambda: self.memory.record_tool_call(tool, parameters, success=success, error_message=error, file_path=path)
-        )
-
-    def record_file(self, path: str, operation: str, lines: tuple[int, int] | None, summary: str | None) -> None:
-        self._retry(
-            lambda: self.memory.record_file_interaction(path, operation, line_range=lines, changes_summary=summary)
-        )
-
-    def snapshot(self, snapshot: dict[str, Any]) -> None:
-        self._retry(lambda: self.memory.record_snapshot(snapshot))
-
-
-def _as_is(answer: Any) -> Any:
-    return answer
-
-
-def _open(root: Path, policy: Policy | None) -> Memory:
-    """The store, opened here (``policy`` None: the project's, loaded by ``open``)."""
-    from ..memory import Memory
-
-    return Memory.open(root, create=False, policy=policy)
-
-
-class _Remote:
-    """The verbs the hooks use, sent to the project's server as
-    ``client.RemoteMemory`` sends them (the same routes and bodies; a test holds
-    the two equal), answered with the server's JSON as it is: no verb registry, no
-    result classes to import. When the server went away (the connection refused:
-    nothing was sent) the store is opened here for this call and the next ones."""
-
-    def __init__(self, client: Client, root: Path, policy: Policy | None) -> None:
-        self.client = client
-        self.root = root
-        self.policy = policy
-        self.local: Memory | None = None
-
-    def close(self) -> None:
-        if self.local is not None:
-            self.local.close()
-
-    def _send(self, method: str, path: str, arguments: dict[str, Any], verb: str, *args: Any, **kwargs: Any) -> Any:
-        if self.local is None:
-            try:
-                if method == "GET":
-                    return self.client.request(method, path, params=arguments)
-                return self.client.request(method, path, json=arguments)
-            except ServerGoneError:
-                log.warning("no aircher-mem server answers for %s; opening the store here", self.root)
-                self.local = _open(self.root, self.policy)
-        from .wire import to_json
-
-        return to_json(getattr(self.local, verb)(*args, **kwargs))
-
-    def tasks(self, *, limit: int) -> Any:
-        return self._send("GET", "/tasks", {"limit": limit}, "tasks", limit=limit)
-
-    def memories(self, *, limit: int, sort: str) -> Any:
-        return self._send("GET", "/memories", {"limit": limit, "sort": sort}, "memories", limit=limit, sort=sort)
-
-    def facts(self, *, level: str) -> Any:
-        return self._send("GET", "/facts", {"level": level}, "facts", level=level)
-
-    def recall(self, query: str, *, k: int, kinds: tuple[str, ...]) -> Any:
-        body = {"query": query, "k": k, "kinds": list(kinds)}
-        return self._send("POST", "/recall", body, "recall", query, k=k, kinds=kinds)
-
-    def add_turn(self, session_id: str, role: str, text: str, *, at: float | None, metadata: dict[str, Any]) -> Any:
-        body = {"session_id": session_id, "role": role, "text": text, "at": at, "metadata": metadata}
-        return self._send("POST", "/add-turn", body, "add_turn", session_id, role, text, at=at, metadata=metadata)
-
-    def record_tool_call(
-        self,
-        tool_name: str,
-        parameters: dict[str, Any],
-        *,
-        success: bool,
-        error_message: str | None,
-        file_path: str | None,
-    ) -> Any:
-        body = {
-            "tool_name": tool_name,
-            "parameters": parameters,
-            "success": success,
-            "error_message": error_message,
-            "file_path": file_path,
-        }
-        return self._send(
-            "POST",
-            "/record-tool-call",
-            body,
-            "record_tool_call",
-            tool_name,
-            parameters,
-            success=success,
-            error_message=error_message,
-            file_path=file_path,
-        )
-
-    def record_file_interaction(
-        self, path: str, operation: str, *, line_range: tuple[int, int] | None, changes_summary: str | None
-    ) -> Any:
-        body = {
-            "path": path,
-            "operation": operation,
-            "line_range": None if line_range is None else list(line_range),
-            "changes_summary": changes_summary,
-        }
-        return self._send(
-            "POST",
-            "/record-file-interaction",
-            body,
-            "record_file_interaction",
-            path,
-            operation,
-            line_range=line_range,
-            changes_summary=changes_summary,
-        )
-
-    def record_snapshot(self, snapshot: dict[str, Any]) -> Any:
-        return self._send("POST", "/record-snapshot", {"snapshot": snapshot}, "record_snapshot", snapshot)
-
-
 class _Settings(NamedTuple):
     """What a hook run takes from the Policy: the ``[hooks]`` limits, how long a
     server has to prove itself, and the Policy itself when it was loaded (None
@@ -644,59 +481,6 @@ def _backend(root: Path, settings: _Settings, deadline: float) -> Iterator[_Verb
 
 
 # -- reading the event ---------------------------------------------------------------------
-
-
-class HookInputError(InvalidInputError):
-    """The hook's stdin was not closed within ``[hooks] stdin_seconds``, or held more
-    than ``[hooks] payload_max_bytes``: the hook does nothing and ``aircher-mem hook``
-    exits 1 (a non-blocking error for Claude Code)."""
-
-    code = "hook_input"
-
-
-_READER = "aircher-mem-hook-stdin"
-
-
-def read_payload(stream: IO[Any], *, seconds: float, max_bytes: int) -> str:
-    """The event's JSON from ``stream`` (the hook's stdin) as text, read until it is
-    closed: :class:`HookInputError` when that takes more than ``seconds`` or the
-    text is over ``max_bytes`` bytes (nothing past the limit is read). The reading
-    runs in a daemon thread on the raw descriptor, so a stream held open is left
-    behind, never waited for."""
-    chunks: list[bytes] = []
-    size = 0
-    failed: list[OSError] = []
-    done = threading.Event()
-    try:
-        fd: int | None = stream.fileno()
-    except (AttributeError, OSError, ValueError):  # an in-memory stream
-        fd = None
-
-    def pump() -> None:
-        nonlocal size
-        try:
-            while size <= max_bytes:
-                chunk = os.read(fd, 65_536) if fd is not None else stream.read(65_536)
-                if not chunk:
-                    break
-                data = chunk.encode("utf-8", "surrogateescape") if isinstance(chunk, str) else chunk
-                chunks.append(data)
-                size += len(data)
-        except OSError as exc:
-            failed.append(exc)
-        finally:
-            done.set()
-
-    threading.Thread(target=pump, name=_READER, daemon=True).start()
-    if not done.wait(seconds):
-        raise HookInputError(f"stdin was not closed within {seconds:g} s ([hooks] stdin_seconds); nothing done")
-    if failed:
-        raise failed[0]
-    if size > max_bytes:
-        raise HookInputError(
-            f"the payload on stdin is over {max_bytes:,} bytes ([hooks] payload_max_bytes); nothing done"
-        )
-    return b"".join(chunks).decode("utf-8", "replace")
 
 
 def input_policy(root: Path | None) -> HooksPolicy:
@@ -808,38 +592,6 @@ def _payload(payload: object) -> dict[str, Any] | None:
     return data
 
 
-class _Call:
-    """One hook run: where to read and write, the event's fields, the deadline."""
-
-    def __init__(self, backend: _Verbs, data: dict[str, Any], root: Path, deadline: float, policy: HooksPolicy) -> None:
-        self.backend = backend
-        self.data = data
-        self.root = root
-        self.deadline = deadline
-        self.policy = policy
-
-    @property
-    def late(self) -> bool:
-        return time.monotonic() > self.deadline
-
-    def text(self, field: str, max_chars: int | None = None) -> str | None:
-        """The payload's ``field`` if it is text, cut to ``max_chars`` (by default
-        ``[hooks] turn_chars``); None when absent or blank."""
-        value = self.data.get(field)
-        if not isinstance(value, str) or not value.strip():
-            return None
-        return value[: self.policy.turn_chars if max_chars is None else max_chars]
-
-    @property
-    def session(self) -> str | None:
-        return self.text("session_id", 1000)
-
-
-def _list(answer: Any, key: str) -> list[dict[str, Any]]:
-    found = answer.get(key) if isinstance(answer, Mapping) else None
-    return [x for x in found if isinstance(x, dict)] if isinstance(found, list) else []
-
-
 # -- the events ---------------------------------------------------------------------------
 
 
@@ -859,156 +611,6 @@ def _session_start(call: _Call) -> str:
     return session_brief(
         tasks, ranked, facts, relevant, budget=call.policy.context_chars, line_chars=call.policy.line_chars
     )
-
-
-def _prompt_hash(text: str) -> str:
-    return hashlib.sha256(" ".join(text.split()).encode("utf-8", "surrogatepass")).hexdigest()[:32]
-
-
-def _user_prompt(call: _Call) -> str:
-    prompt = call.text("prompt")
-    if prompt is None:
-        return ""
-    hits = _list(call.backend.recall(prompt[: call.policy.query_chars], call.policy.recall_k), "hits")
-    text = prompt_brief(
-        hits,
-        budget=call.policy.context_chars,
-        min_score=call.policy.recall_min_score,
-        line_chars=call.policy.line_chars,
-    )
-    session = call.session
-    if session is None or call.late or MARKER in prompt:
-        return text
-    try:  # what was recalled is printed even when the prompt cannot be stored
-        call.backend.add_turn(session, "user", prompt, None, {"source": "claude-code", "hook": "UserPromptSubmit"})
-    except Exception as exc:  # Stop stores it from the transcript later
-        log.warning("aircher-mem hook UserPromptSubmit: the prompt was not stored: %s: %s", type(exc).__name__, exc)
-        return text
-    with _State(call.root) as state:
-        entry = state.session(session)
-        entry["prompts"] = [*entry.get("prompts", []), _prompt_hash(prompt)][-PENDING_PROMPTS:]
-    return text
-
-
-def _inside(call: _Call, value: object) -> str | None:
-    """``value`` as an absolute path when it names something inside the project."""
-    if not isinstance(value, str) or not value or "\0" in value:
-        return None
-    path = Path(value)
-    if not path.is_absolute():
-        cwd = call.data.get("cwd")
-        path = Path(cwd if isinstance(cwd, str) else call.root) / path
-    try:
-        path.resolve().relative_to(call.root)
-    except (ValueError, OSError):
-        return None
-    return str(path)
-
-
-def _parameters(tool_input: Mapping[str, Any], drop: str | None, max_chars: int) -> dict[str, Any]:
-    """The tool's input, short: strings longer than ``max_chars`` clipped, nested
-    values as JSON clipped to ``max_chars``."""
-    out: dict[str, Any] = {}
-    for key, value in list(tool_input.items())[:50]:
-        if key == drop:
-            continue
-        if value is None or isinstance(value, (bool, int, float)):
-            out[str(key)] = value
-        elif isinstance(value, str):
-            out[str(key)] = value if len(value) <= max_chars else value[:max_chars] + "..."
-        else:
-            try:
-                out[str(key)] = one_line(json.dumps(value, ensure_ascii=False), max_chars)
-            except (TypeError, ValueError):
-                continue
-    return out
-
-
-def _int(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
-
-
-def _patch_lines(response: object) -> tuple[tuple[int, int] | None, int, int]:
-    """The new-file lines an Edit/Write's structuredPatch changed (first, last), and
-    the lines added and removed."""
-    hunks = response.get("structuredPatch") if isinstance(response, Mapping) else None
-    changed: list[int] = []
-    added = removed = 0
-    for hunk in hunks if isinstance(hunks, list) else []:
-        if not isinstance(hunk, Mapping):
-            continue
-        start, count = _int(hunk.get("newStart")), _int(hunk.get("newLines"))
-        if start is None:
-            continue
-        lines = hunk.get("lines")
-        if not isinstance(lines, list):
-            changed += [max(start, 1), max(start + (count or 1) - 1, 1)]
-            continue
-        line = start
-        for text in lines:
-            if not isinstance(text, str) or text.startswith("\\"):
-                continue
-            if text.startswith("+"):
-                changed.append(line)
-                added += 1
-                line += 1
-            elif text.startswith("-"):
-                changed.append(line)
-                removed += 1
-            else:
-                line += 1
-    span = (max(min(changed), 1), max(max(changed), 1)) if changed else None
-    return span, added, removed
-
-
-def _read_lines(tool_input: Mapping[str, Any], response: object) -> tuple[int, int] | None:
-    file = response.get("file") if isinstance(response, Mapping) else None
-    if isinstance(file, Mapping):
-        start, count = _int(file.get("startLine")), _int(file.get("numLines"))
-        if start and count:
-            return start, start + count - 1
-    offset, limit = _int(tool_input.get("offset")), _int(tool_input.get("limit"))
-    if limit:
-        first = offset or 1
-        return first, first + limit - 1
-    return None
-
-
-def _post_tool(call: _Call) -> str:
-    tool = call.text("tool_name", 200)
-    if tool is None:
-        return ""
-    tool_input = call.data.get("tool_input")
-    tool_input = tool_input if isinstance(tool_input, Mapping) else {}
-    response = call.data.get("tool_response")
-    path_key = "notebook_path" if tool == "NotebookEdit" else "file_path"
-    path = _inside(call, tool_input.get(path_key))
-    failed = isinstance(response, Mapping) and (
-        response.get("success") is False or response.get("is_error") is True or response.get("interrupted") is True
-    )
-    error = response.get("error") if isinstance(response, Mapping) else None
-    call.backend.record_tool_call(
-        tool,
-        _parameters(tool_input, path_key if path is not None else None, call.policy.parameter_chars),
-        not failed,
-        one_line(error, 2000) if failed and isinstance(error, str) else None,
-        path,
-    )
-    if path is None or failed or call.late:
-        return ""
-    if tool == "Read":
-        call.backend.record_file(path, "read", _read_lines(tool_input, response), None)
-    elif tool in ("Edit", "MultiEdit", "NotebookEdit"):
-        span, added, removed = _patch_lines(response)
-        call.backend.record_file(path, "edit", span, f"{tool}: +{added} -{removed} lines" if span else None)
-    elif tool == "Write":
-        span, added, removed = _patch_lines(response)
-        content = tool_input.get("content")
-        if span is None and isinstance(content, str) and content:
-            added = content.count("\n") + (0 if content.endswith("\n") else 1)
-            span = (1, added)
-        call.backend.record_file(path, "write", span, f"Write: +{added} -{removed} lines" if span else None)
-    return ""
 
 
 def _pre_compact(call: _Call) -> str:
@@ -1208,54 +810,3 @@ def _turn(raw: bytes, max_chars: int) -> tuple[str, str, float | None, str | Non
 
 
 # -- the state file -----------------------------------------------------------------------
-
-
-class _State:
-    """``.aircher/hooks-state.json`` (0600): per session, the transcript offset read
-    and the prompts stored by UserPromptSubmit; saved when the block ends."""
-
-    def __init__(self, root: Path) -> None:
-        self.path = root / STORE_DIR / STATE_FILE
-        self.data: dict[str, Any] = {}
-
-    def __enter__(self) -> _State:
-        try:
-            loaded = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            loaded = {}
-        sessions = loaded.get("sessions") if isinstance(loaded, dict) else None
-        self.data = (
-            {"sessions": {k: v for k, v in sessions.items() if isinstance(v, dict)}}
-            if isinstance(sessions, dict)
-            else {"sessions": {}}
-        )
-        return self
-
-    def session(self, session_id: str) -> dict[str, Any]:
-        entry: dict[str, Any] = self.data["sessions"].setdefault(session_id, {})
-        entry["updated"] = time.time()
-        return entry
-
-    def __exit__(self, *exc: object) -> None:
-        sessions = self.data["sessions"]
-        newest = sorted(sessions, key=lambda s: -float(sessions[s].get("updated") or 0))[:STATE_SESSIONS]
-        self.data["sessions"] = {s: sessions[s] for s in newest}
-        try:
-            _write_private(self.path, json.dumps(self.data, ensure_ascii=False))
-        except OSError as exc:
-            log.warning("aircher-mem hook: cannot write %s: %s", self.path, exc)
-
-
-def _write_private(path: Path, text: str) -> None:
-    """Writes ``text`` to a temporary file beside ``path`` (private to the user:
-    0600) and renames it over: a reader sees the old file or the new one."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        with _quiet():
-            os.unlink(tmp)
-        raise

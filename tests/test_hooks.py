@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -33,7 +34,10 @@ from conftest import duckdb_held_by_another_process, serving, start_serve, stop_
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-SCRIPT = "/opt/aircher/bin/aircher-mem"
+PYTHON = "/opt/aircher/bin/python3"
+#: The command installed before the event: the interpreter on aircher_mem/hook.py.
+HOOK_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(hooks.__file__))), "hook.py")
+RUNNER = f"{PYTHON} -I -S {HOOK_FILE}"
 
 # Someone's settings: other keys, and other hooks on two of our events.
 THEIRS: dict[str, Any] = {
@@ -54,9 +58,10 @@ def dump(data: Any) -> str:
 
 @pytest.fixture
 def script(monkeypatch: pytest.MonkeyPatch) -> str:
-    """The installed aircher-mem script, as shutil.which finds it."""
-    monkeypatch.setattr(shutil, "which", lambda name: SCRIPT if name == "aircher-mem" else None)
-    return SCRIPT
+    """What the installed command runs before the event, with :data:`PYTHON` the
+    interpreter."""
+    monkeypatch.setattr(sys, "executable", PYTHON)
+    return RUNNER
 
 
 # -- install / uninstall -------------------------------------------------------------------
@@ -72,7 +77,7 @@ def test_install_adds_each_event_keeps_the_rest_and_uninstall_restores_the_file(
     assert summary == {
         "path": str(settings),
         "scope": "project",
-        "command": f"{SCRIPT} hook EVENT",
+        "command": f"{RUNNER} EVENT",
         "added": list(hooks.EVENTS),
         "updated": [],
         "unchanged": [],
@@ -86,16 +91,14 @@ def test_install_adds_each_event_keeps_the_rest_and_uninstall_restores_the_file(
     assert data["hooks"]["Notification"] == THEIRS["hooks"]["Notification"]
     assert data["hooks"]["PostToolUse"] == [
         *THEIRS["hooks"]["PostToolUse"],
-        {"matcher": "*", "hooks": [{"type": "command", "command": f"{SCRIPT} hook PostToolUse", "timeout": 10}]},
+        {"matcher": "*", "hooks": [{"type": "command", "command": f"{RUNNER} PostToolUse", "timeout": 10}]},
     ]
     assert data["hooks"]["Stop"] == [
         *THEIRS["hooks"]["Stop"],
-        {"hooks": [{"type": "command", "command": f"{SCRIPT} hook Stop", "timeout": 10}]},
+        {"hooks": [{"type": "command", "command": f"{RUNNER} Stop", "timeout": 10}]},
     ]
     for event in ("SessionStart", "UserPromptSubmit", "PreCompact"):
-        assert data["hooks"][event] == [
-            {"hooks": [{"type": "command", "command": f"{SCRIPT} hook {event}", "timeout": 10}]}
-        ]
+        assert data["hooks"][event] == [{"hooks": [{"type": "command", "command": f"{RUNNER} {event}", "timeout": 10}]}]
     assert oct(settings.stat().st_mode & 0o777) == oct(0o640)  # the file's mode kept
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
 
@@ -219,9 +222,7 @@ def test_user_scope_writes_the_home_settings(tmp_path: Path, monkeypatch: pytest
         hooks.install(tmp_path, scope="global")
 
 
-def test_a_moved_script_is_updated_and_a_hand_placed_hook_removed_alone(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_moved_script_is_updated_and_a_hand_placed_hook_removed_alone(tmp_path: Path, script: str) -> None:
     settings = tmp_path / "settings.json"
     mixed = {
         "hooks": {
@@ -236,17 +237,31 @@ def test_a_moved_script_is_updated_and_a_hand_placed_hook_removed_alone(
         }
     }
     settings.write_text(dump(mixed))
-    monkeypatch.setattr(shutil, "which", lambda name: None)  # not on PATH: the bare name
     summary = hooks.install(tmp_path, settings=settings)
     assert summary["updated"] == ["Stop"] and "Stop" not in summary["added"]
     stop = json.loads(settings.read_text())["hooks"]["Stop"]
     assert stop == [
-        {"hooks": [{"type": "command", "command": "say done"}, {"type": "command", "command": "aircher-mem hook Stop"}]}
+        {"hooks": [{"type": "command", "command": "say done"}, {"type": "command", "command": f"{script} Stop"}]}
     ]
     hooks.uninstall(tmp_path, settings=settings)
     assert json.loads(settings.read_text()) == {
         "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}
     }
+
+
+def test_without_a_known_interpreter_the_console_script_is_installed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "executable", "")
+    monkeypatch.setattr(shutil, "which", lambda name: None)  # not on PATH: the bare name
+    settings = tmp_path / "settings.json"
+    summary = hooks.install(tmp_path, settings=settings)
+    assert summary["command"] == "aircher-mem hook EVENT"
+    stop = json.loads(settings.read_text())["hooks"]["Stop"]
+    assert stop == [{"hooks": [{"type": "command", "command": "aircher-mem hook Stop", "timeout": 10}]}]
+    monkeypatch.setattr(shutil, "which", lambda name: "/opt/aircher/bin/aircher-mem")
+    assert hooks.install(tmp_path, settings=settings)["command"] == "/opt/aircher/bin/aircher-mem hook EVENT"
+    assert hooks.uninstall(tmp_path, settings=settings)["deleted"] is True
 
 
 @pytest.mark.parametrize(
@@ -275,6 +290,15 @@ def test_our_commands_are_recognized_by_script_and_verb() -> None:
     assert not hooks._ours("echo aircher-mem hook Stop")
     assert not hooks._ours(None)
     assert not hooks._ours("'unbalanced")
+    # the interpreter on aircher_mem/hook.py, with options before it
+    assert hooks._ours("/venv/bin/python3 -I -S /venv/lib/site-packages/aircher_mem/hook.py Stop", "Stop")
+    assert hooks._ours("'/my dir/python' '/my dir/aircher_mem/hook.py' PostToolUse", "PostToolUse")
+    assert hooks._ours("python3 -I -S aircher_mem/hook.py Stop")
+    assert not hooks._ours("/venv/bin/python3 -I -S /venv/lib/site-packages/aircher_mem/hook.py Stop", "PreCompact")
+    assert not hooks._ours("python3 -I -S /elsewhere/hook.py Stop")
+    assert not hooks._ours("python3 -I -S /x/aircher_mem/other.py Stop")
+    assert not hooks._ours("python3 -m aircher_mem.hook Stop")
+    assert not hooks._ours("python3 -I -S")
 
 
 # -- running hooks ----------------------------------------------------------------------
@@ -815,7 +839,8 @@ def test_installed_hooks_end_to_end(store: Path, tmp_path: Path, monkeypatch: py
 
     def command(name: str) -> str:
         (found,) = [h["command"] for g in installed[name] for h in g["hooks"] if hooks._ours(h["command"], name)]
-        assert found == f"{bin_dir / 'aircher-mem'} hook {name}"
+        python, *rest = shlex.split(found)  # the interpreter the console script runs on
+        assert (Path(python).parent, rest) == (bin_dir, ["-I", "-S", HOOK_FILE, name])
         return str(found)
 
     proc = start_serve(store)[0] if server else None

@@ -18,6 +18,7 @@ PACKAGE = Path(aircher_mem.__file__).parent
 LAYERS = {
     "aircher_mem": 5,
     "aircher_mem.__main__": 5,
+    "aircher_mem.hook": 5,
     "aircher_mem.interfaces": 4,
     "aircher_mem.interfaces.cli": 4,
     "aircher_mem.interfaces.mcp": 4,

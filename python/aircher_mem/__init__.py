@@ -19,8 +19,6 @@ the project's server) does not pay for numpy, DuckDB and the engine.
 
 from __future__ import annotations
 
-import importlib
-
 # Not typing.TYPE_CHECKING: importing typing alone costs more than the rest of a hook's
 # imports; type checkers treat any name TYPE_CHECKING as true.
 TYPE_CHECKING = False
@@ -85,6 +83,8 @@ def __getattr__(name: str) -> Any:
     source = _SOURCES.get(name, ".errors" if name in __all__ else None)
     if source is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib  # not at import: a hook that is a server's client never needs it
+
     value = getattr(importlib.import_module(source, __name__), name)
     globals()[name] = value
     return value

@@ -115,6 +115,9 @@ def _full(event: str, root: str | None, payload: str | None) -> int:
     run on ``payload`` when the thin path read it already."""
     from pathlib import Path
 
+    from .thin import site_packages
+
+    site_packages()
     where = None if root is None else Path(root)
     try:
         from . import hooks

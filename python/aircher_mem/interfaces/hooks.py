@@ -3,18 +3,25 @@ recorded, without the agent calling a tool.
 
 ``install(root)`` writes our entries into Claude Code's settings and ``uninstall``
 removes exactly them; ``run_hook(event, payload)`` is what ``aircher-mem hook EVENT``
-runs with the event's JSON (read from stdin by the CLI). The settings layout written::
+runs with the event's JSON (read from stdin by the CLI). The command installed is
+``<python> -I -S <site-packages>/aircher_mem/hook.py EVENT`` (:mod:`aircher_mem.hook`:
+``aircher-mem hook EVENT`` without the console script's imports; on Windows, or
+when the interpreter is not known, ``<path>/aircher-mem hook EVENT``). The settings
+layout written::
 
     {"hooks": {
-      "SessionStart": [{"hooks": [{"type": "command", "command": "/path/to/aircher-mem hook SessionStart",
+      "SessionStart": [{"hooks": [{"type": "command",
+                                   "command": "/venv/bin/python3 -I -S /venv/.../aircher_mem/hook.py SessionStart",
                                    "timeout": 10}]}],
-      "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "... hook UserPromptSubmit", ...}]}],
-      "PostToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": "... hook PostToolUse", ...}]}],
-      "PreCompact": [{"hooks": [{"type": "command", "command": "... hook PreCompact", ...}]}],
-      "Stop": [{"hooks": [{"type": "command", "command": "... hook Stop", ...}]}]}}
+      "UserPromptSubmit": [{"hooks": [{"type": "command", "command": ".../hook.py UserPromptSubmit", ...}]}],
+      "PostToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": ".../hook.py PostToolUse", ...}]}],
+      "PreCompact": [{"hooks": [{"type": "command", "command": ".../hook.py PreCompact", ...}]}],
+      "Stop": [{"hooks": [{"type": "command", "command": ".../hook.py Stop", ...}]}]}}
 
-An entry is ours when its command's first word is the ``aircher-mem`` script (any
-folder) and its second ``hook``; everything else in the file is kept as it was: the
+An entry is ours when its command runs ``aircher_mem/hook.py`` (any folder, any
+interpreter and options before it) or its first word is the ``aircher-mem`` script
+(any folder) and its second ``hook``, as installed before: ``install`` updates such
+an entry to the current command. Everything else in the file is kept as it was: the
 JSON is written back in the file's own style (indentation of spaces or tabs, or one
 line; separators; escaped or raw non-ASCII; line ends; a final newline or not: the
 style that reproduces the file exactly when one does, so ``install`` then
@@ -63,7 +70,10 @@ hooks are its clients (``GET /tasks``, ``GET /memories``, ``GET /facts``, ``POST
 ``client.RemoteMemory`` would send, the answers' JSON used as it is; otherwise they
 open the store themselves. With a server a hook imports neither the service nor the
 Policy: its ``[hooks]`` limits come from server.json (:func:`client.snapshot_of`)
-while config.toml has the digest written there.
+while config.toml has the digest written there. ``UserPromptSubmit`` and
+``PostToolUse`` with a server run on the thin path (:mod:`.thin`), which imports
+only C modules of the standard library besides its own; the other events, and these
+two without a server, come here.
 
 Sources relied on (third-party pages found by search, not authority):
 
@@ -98,6 +108,7 @@ import os
 import re
 import shlex
 import stat
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -158,6 +169,7 @@ log = Logger("aircher_mem.hooks")
 
 EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "PreCompact", "Stop")
 SCRIPT = "aircher-mem"
+HOOK_FILE = "hook.py"  # aircher_mem/hook.py: what the installed command runs
 SCOPES = ("project", "user")
 MATCHERS = {"PostToolUse": "*"}  # every tool; the other events take no matcher
 HOOK_TIMEOUT_SECONDS = 10  # Claude Code's own limit on our command (a backstop)
@@ -196,27 +208,43 @@ def settings_path(root: str | os.PathLike[str], *, scope: str = "project", setti
 
 
 def _script() -> str:
+    """What runs a hook, before its event: ``<python> -I -S <aircher_mem/hook.py>``
+    (:mod:`aircher_mem.hook`: no console script, site-packages only when the full
+    path needs it) with the interpreter running this; the console script's
+    ``aircher-mem hook`` on Windows or when that interpreter is not known."""
+    python = sys.executable
+    hook = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), HOOK_FILE)
+    if os.name != "nt" and python and os.path.isabs(python) and os.path.isfile(hook):
+        return f"{shlex.quote(python)} -I -S {shlex.quote(hook)}"
     import shutil
 
     found = shutil.which(SCRIPT)
-    return os.path.abspath(found) if found else SCRIPT
+    return f"{shlex.quote(os.path.abspath(found) if found else SCRIPT)} hook"
 
 
 def _command(script: str, event: str) -> str:
-    return f"{shlex.quote(script)} hook {event}"
+    return f"{script} {event}"
 
 
 def _ours(command: object, event: str | None = None) -> bool:
-    """Whether ``command`` runs our hook (for ``event``, when given)."""
+    """Whether ``command`` runs our hook (for ``event``, when given): the console
+    script's ``aircher-mem hook EVENT`` (any folder), or an interpreter with
+    options running ``aircher_mem/hook.py EVENT`` (any folder)."""
     if not isinstance(command, str):
         return False
     try:
         words = shlex.split(command)
     except ValueError:
         return False
-    if len(words) < 2 or os.path.basename(words[0]) not in (SCRIPT, f"{SCRIPT}.exe") or words[1] != "hook":
-        return False
-    return event is None or words[2:3] == [event]
+    if len(words) >= 2 and os.path.basename(words[0]) in (SCRIPT, f"{SCRIPT}.exe") and words[1] == "hook":
+        rest = words[2:]
+    else:
+        n = next((i for i, word in enumerate(words[1:], 1) if not word.startswith("-")), len(words))
+        file = words[n] if n < len(words) else ""
+        if os.path.basename(file) != HOOK_FILE or os.path.basename(os.path.dirname(file)) != "aircher_mem":
+            return False
+        rest = words[n + 1 :]
+    return event is None or rest[:1] == [event]
 
 
 def _entry(event: str, command: str) -> dict[str, Any]:

@@ -68,6 +68,8 @@ __all__ = [
     "alive",
     "Limits",
     "Verbs",
+    "open_store",
+    "site_packages",
     "Remote",
     "Call",
     "State",
@@ -159,23 +161,25 @@ if _c_json is not None:
 
 
 def loads(text: str) -> Any:
-    """``json.loads(text)``: ValueError when ``text`` is not one JSON value."""
-    if _c_json is None:  # pragma: no cover - CPython has _json
-        import json
-
-        return json.loads(text)
+    """``json.loads(text)``: ValueError (``json.JSONDecodeError``) when ``text`` is not
+    one JSON value. The C scanner reads it; what the scanner refuses, ``json.loads``
+    reads again for its error (the scanner raises that error only once
+    :mod:`json.decoder` is imported)."""
     start, size = 0, len(text)
     while start < size and text[start] in _WHITESPACE:
         start += 1
-    try:
-        value, end = _scan(text, start)
-    except StopIteration:
-        raise ValueError(f"Expecting value: char {start}") from None
-    while end < size and text[end] in _WHITESPACE:
-        end += 1
-    if end != size:
-        raise ValueError(f"Extra data: char {end}")
-    return value
+    if _c_json is not None:
+        try:
+            value, end = _scan(text, start)
+        except Exception:  # its error, or a SystemError for want of json.decoder
+            end = -1
+        while 0 <= end < size and text[end] in _WHITESPACE:
+            end += 1
+        if end == size:
+            return value
+    import json
+
+    return json.loads(text)
 
 
 def dumps(value: Any, *, ensure_ascii: bool = False) -> str:
@@ -755,8 +759,19 @@ def _as_is(answer: Any) -> Any:
     return answer
 
 
+def site_packages() -> None:
+    """Adds site-packages (and its ``.pth`` files) to the path when Python started
+    without them (``-S``: the command :mod:`aircher_mem.hook` is run with), before
+    the full path imports what lives there (numpy, DuckDB, ...)."""
+    if sys.flags.no_site and "site" not in sys.modules:
+        import site
+
+        site.main()
+
+
 def open_store(root: str | os.PathLike[str], policy: Policy | None) -> Memory:
     """The store, opened here (``policy`` None: the project's, loaded by ``open``)."""
+    site_packages()
     from ..memory import Memory
 
     return Memory.open(root, create=False, policy=policy)

@@ -1,0 +1,290 @@
+"""The hooks' thin path (``interfaces/thin.py``): run as Claude Code runs the
+installed command, with a server it imports no module of the standard library
+written in Python besides what the interpreter loads anyway; its JSON, HMAC, query
+strings and paths are those of json, hmac, urllib and pathlib; off the happy path
+it hands the payload to the full path, whose output and exit codes stay."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path, PurePosixPath
+from typing import Any
+from urllib.parse import urlencode
+
+import aircher_mem as am
+import pytest
+from aircher_mem.interfaces import hooks, thin
+from conftest import serving
+from hypothesis import given
+from hypothesis import strategies as st
+
+HOOK_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(hooks.__file__))), "hook.py")
+
+# Runs the installed hook command's file as ``python -I -S FILE EVENT`` does, then
+# writes the names of every module loaded to the file named first; it imports
+# nothing itself (atexit is built in).
+RUN_HOOK = """
+import atexit, sys
+listing = sys.argv[1]
+atexit.register(lambda: open(listing, "w").write("\\n".join(sorted(sys.modules))))
+sys.argv = sys.argv[2:]
+with open(sys.argv[0], "rb") as source:
+    code = compile(source.read(), sys.argv[0], "exec")
+exec(code, {"__name__": "__main__", "__file__": sys.argv[0]})
+"""
+
+#: What the thin path may load beyond the interpreter's own start (-S: without
+#: site, which loads os and its own modules on every other start): os, the
+#: package's modules on the way and C modules of the standard library.
+THIN_MODULES = {
+    "_collections_abc",
+    "_stat",
+    "genericpath",
+    "os",
+    "os.path",
+    "posixpath",
+    "stat",
+    "__future__",
+    "_json",
+    "_operator",
+    "_sha2",
+    "_sha256",
+    "_socket",
+    "aircher_mem",
+    "aircher_mem.brief",
+    "aircher_mem.errors",
+    "aircher_mem.interfaces",
+    "aircher_mem.interfaces.dispatch",
+    "aircher_mem.interfaces.hook_command",
+    "aircher_mem.interfaces.thin",
+    "aircher_mem.root",
+    "atexit",
+    "select",
+}
+
+PROMPT_CONTEXT = """\
+[aircher-mem] Recalled from project memory; cite a memory by its id, e.g. [memory 1].
+Memories that may bear on this prompt:
+[memory 1] Never push to main
+"""
+
+
+def modules_of(args: list[str], tmp_path: Path, stdin: str = "", cwd: Path | None = None) -> tuple[Any, set[str]]:
+    listing = tmp_path / "modules.txt"
+    argv = [sys.executable, "-I", "-S", "-c", RUN_HOOK, str(listing)]
+    done = subprocess.run([*argv, *args], input=stdin, capture_output=True, text=True, timeout=120, cwd=cwd)
+    return done, set(listing.read_text().split("\n"))
+
+
+@pytest.fixture
+def rules(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / "app").mkdir(parents=True)
+    (root / "app" / "util.py").write_text("def helper():\n    return 1\n")
+    with am.Memory.open(root) as memory:
+        assert memory.remember("Never push to main", importance=1).memory_id == 1
+    # a loaded machine (parallel workers) can take over the default 2 s to start Python
+    (root / ".aircher" / "config.toml").write_text("[hooks]\ndeadline_seconds = 30\n")
+    return root
+
+
+def event(name: str, root: Path, **fields: Any) -> str:
+    return json.dumps({"session_id": "s1", "cwd": str(root), "hook_event_name": name, **fields})
+
+
+@pytest.mark.slow
+def test_the_installed_command_with_a_server_loads_only_c_modules_besides_its_own(rules: Path, tmp_path: Path) -> None:
+    empty = tmp_path / "empty.py"
+    empty.write_text("")
+    _, baseline = modules_of([str(empty)], tmp_path)  # what starting the interpreter loads anyway
+    read = {"type": "text", "file": {"filePath": "x", "content": "", "numLines": 2, "startLine": 1}}
+    tool = {"file_path": str(rules / "app" / "util.py")}
+    with am.Memory.open(rules) as memory, serving(memory) as served:
+        prompt = event("UserPromptSubmit", rules, prompt="Can I push to main now?")
+        done, modules = modules_of([HOOK_FILE, "UserPromptSubmit"], tmp_path, prompt, cwd=rules)
+        assert (done.returncode, done.stdout, done.stderr) == (0, PROMPT_CONTEXT, "")
+        assert sorted(modules - baseline - THIN_MODULES) == []
+        payload = event("PostToolUse", rules, tool_name="Read", tool_input=tool, tool_response=read)
+        done, modules = modules_of([HOOK_FILE, "PostToolUse", "--root", str(rules)], tmp_path, payload)
+        assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+        assert sorted(modules - baseline - THIN_MODULES) == []
+        assert served.requests == [
+            ("POST", "/recall"),
+            ("POST", "/add-turn"),
+            ("POST", "/record-tool-call"),
+            ("POST", "/record-file-interaction"),
+        ]
+        assert [t.text for t in memory.longterm.turns("s1")] == ["Can I push to main now?"]
+        history = memory.file_history("app/util.py").interactions
+        assert [(i.operation, i.line_range) for i in history] == [("read", (1, 2))]
+
+
+@pytest.mark.slow
+def test_without_a_server_the_installed_command_takes_the_full_path_with_site_packages(
+    rules: Path, tmp_path: Path
+) -> None:
+    prompt = event("UserPromptSubmit", rules, prompt="Can I push to main now?")
+    done, modules = modules_of([HOOK_FILE, "UserPromptSubmit"], tmp_path, prompt, cwd=rules)
+    assert (done.returncode, done.stdout, done.stderr) == (0, PROMPT_CONTEXT, "")
+    assert {"site", "duckdb", "aircher_mem.memory"} <= modules
+    with am.Memory.open(rules) as memory:
+        assert [t.text for t in memory.longterm.turns("s1")] == ["Can I push to main now?"]
+
+
+def run_hook_file(args: list[str], stdin: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-I", "-S", HOOK_FILE, *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
+    )
+
+
+@pytest.mark.slow
+def test_off_the_happy_path_the_payload_goes_to_the_full_path(rules: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other"  # a project without a server
+    other.mkdir()
+    with am.Memory.open(other) as memory:
+        memory.remember("Deploy on Fridays", importance=1)
+    with am.Memory.open(rules) as memory, serving(memory) as served:
+        not_json = run_hook_file(["UserPromptSubmit"], "{not json", rules)
+        assert (not_json.returncode, not_json.stdout) == (0, "")
+        assert not_json.stderr.startswith("aircher-mem hook: the payload is not JSON: Expecting property name")
+        wrong = run_hook_file(["PostToolUse"], event("Stop", rules), rules)
+        assert (wrong.returncode, wrong.stdout, wrong.stderr) == (
+            0,
+            "",
+            "aircher-mem hook PostToolUse: the payload is for 'Stop'; ignored\n",
+        )
+        elsewhere = run_hook_file(["UserPromptSubmit"], event("UserPromptSubmit", other, prompt="deploy when?"), rules)
+        assert (elsewhere.returncode, elsewhere.stderr) == (0, ""), elsewhere.stderr
+        assert elsewhere.stdout.endswith("[memory 1] Deploy on Fridays\n")
+        assert served.requests == []
+    with am.Memory.open(other) as memory:
+        assert [t.text for t in memory.longterm.turns("s1")] == ["deploy when?"]
+
+
+@pytest.mark.slow
+def test_on_the_thin_path_stdin_held_open_is_exit_1_as_on_the_full_path(rules: Path) -> None:
+    (rules / ".aircher" / "config.toml").write_text("[hooks]\nstdin_seconds = 0.5\n")
+    with am.Memory.open(rules) as memory, serving(memory) as served:
+        proc = subprocess.Popen(
+            [sys.executable, "-I", "-S", HOOK_FILE, "PostToolUse", "--root", str(rules)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert proc.stdin is not None
+        try:
+            proc.stdin.write(event("PostToolUse", rules)[:40])
+            proc.stdin.flush()
+            started = time.monotonic()
+            code = proc.wait(timeout=30)  # stdin still open
+            assert time.monotonic() - started < 20
+        finally:
+            proc.stdin.close()
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        assert proc.stdout is not None and proc.stderr is not None
+        out, err = proc.stdout.read(), proc.stderr.read()
+        proc.stdout.close()
+        proc.stderr.close()
+        assert (code, out) == (1, "")
+        assert err == (
+            "aircher-mem hook PostToolUse: HookInputError: stdin was not closed within 0.5 s "
+            "([hooks] stdin_seconds); nothing done\n"
+        )
+        assert served.requests == []
+
+
+# -- the thin path's pieces are the standard library's ------------------------------------
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(JSON)
+def test_thin_json_is_the_json_modules(value: Any) -> None:
+    compact = json.dumps(value, allow_nan=False, ensure_ascii=False, separators=(",", ":"))
+    assert thin.dumps(value) == compact
+    assert thin.dumps(value, ensure_ascii=True) == json.dumps(value, allow_nan=False, separators=(",", ":"))
+    assert thin._spaced(value) == json.dumps(value, ensure_ascii=False)
+    spaced = f" \n{json.dumps(value, indent=1)}\t"
+    assert thin.loads(spaced) == json.loads(spaced)
+
+
+@pytest.mark.parametrize("text", ["", " ", "{", '{"a": 1} x', "[1,]", "nul"])
+def test_thin_loads_refuses_what_json_refuses_with_its_error(text: str) -> None:
+    with pytest.raises(json.JSONDecodeError) as expected:
+        json.loads(text)
+    with pytest.raises(json.JSONDecodeError) as found:
+        thin.loads(text)
+    assert str(found.value) == str(expected.value)
+
+
+def test_thin_json_reads_the_constants_and_refuses_to_write_them() -> None:
+    assert [math.isinf(x) for x in thin.loads("[Infinity, -Infinity]")] == [True, True]
+    assert math.isnan(thin.loads("NaN"))
+    with pytest.raises(ValueError):
+        thin.dumps({"x": float("nan")})
+    with pytest.raises(TypeError, match="Object of type set is not JSON serializable"):
+        thin.dumps({"x": {1}})
+
+
+@given(st.text(min_size=1), st.text(alphabet="0123456789abcdef", min_size=1), st.integers(1, 2**31))
+def test_thin_proof_is_hmac_sha256(token: str, challenge: str, pid: int) -> None:
+    message = f"aircher-mem {pid} {challenge}".encode("ascii")
+    assert thin.proof(token, challenge, pid) == hmac.new(token.encode(), message, hashlib.sha256).hexdigest()
+    assert thin.sha256_hex(message) == hashlib.sha256(message).hexdigest()
+
+
+@given(st.lists(st.tuples(st.text(), st.text()), max_size=5))
+def test_thin_query_is_urlencode(pairs: list[tuple[str, str]]) -> None:
+    try:
+        expected = urlencode(pairs)
+    except UnicodeEncodeError:  # a lone surrogate: the same error
+        with pytest.raises(UnicodeEncodeError):
+            thin.query(pairs)
+        return
+    assert thin.query(pairs) == expected
+
+
+@given(st.lists(st.sampled_from(["", ".", "..", "a", "b c", "/", "//"]), max_size=8).map("/".join))
+def test_thin_paths_are_normalized_as_pathlib_does(path: str) -> None:
+    assert thin._pure(path) == str(PurePosixPath(path))
+
+
+def test_a_tool_path_is_inside_the_project_as_pathlib_resolves_it(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    (root / "src").mkdir(parents=True)
+    (root / "link").symlink_to(tmp_path)  # out of the project
+    data = {"cwd": str(root / "src")}
+    call = thin.Call(None, data, str(root), 0.0, thin.Limits(am.Policy().hooks.to_dict()))  # type: ignore[arg-type]
+    found = {
+        value: thin._inside(call, value)
+        for value in ["a.py", "./a.py", "../b.py", "../../x.py", f"{root}//src/./c.py", "../link/x", str(root), "/"]
+    }
+    assert found == {
+        "a.py": f"{root}/src/a.py",
+        "./a.py": f"{root}/src/a.py",
+        "../b.py": f"{root}/src/../b.py",
+        "../../x.py": None,
+        f"{root}//src/./c.py": f"{root}/src/c.py",
+        "../link/x": None,
+        str(root): str(root),
+        "/": None,
+    }

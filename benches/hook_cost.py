@@ -1,18 +1,24 @@
-"""Wall time of one ``aircher-mem hook`` process, as Claude Code pays it on every
-prompt (``UserPromptSubmit``) and every tool call (``PostToolUse``), with
-``aircher-mem serve`` running for the project and without one (the hook opens the
-store itself); also ``aircher-mem --version`` and the interpreter alone
-(``python -c pass``). Two copies of one project (50 turns, a rule, a task): a server
-runs for the first, none for the second. The cases run interleaved, one run of each
-in turn, ``--runs`` times; min, median, p95 (nearest rank) and max of the wall
-milliseconds, and the median CPU milliseconds (user + system: on a busy machine the
-wall time also holds the waits for a core).
+"""Wall time of one hook process, as Claude Code pays it on every prompt
+(``UserPromptSubmit``) and every tool call (``PostToolUse``), with ``aircher-mem
+serve`` running for the project and without one (the hook opens the store itself):
+the command ``aircher-mem hooks install`` writes (``<python> -I -S
+.../aircher_mem/hook.py EVENT``) and the console script's ``aircher-mem hook
+EVENT``; also ``aircher-mem --version`` and the interpreter alone (``python -c
+pass``, ``python -I -S -c pass``). With ``--baseline VENV`` the console script of
+another environment (an older build of the package) runs the same hooks against the
+same projects and server, as a baseline in the same run. Two copies of one project
+(50 turns, a rule, a task): a server runs for the first, none for the second. The
+cases run interleaved, one run of each in turn, ``--runs`` times; min, median, p95
+(nearest rank) and max of the wall milliseconds, and the median CPU milliseconds
+(user + system: on a busy machine the wall time also holds the waits for a core).
+Then the server's share: the median milliseconds of each request the two hooks
+send, made from this process (a new connection each, as a hook makes them).
 Every run must exit 0 with nothing on stderr, ``PostToolUse`` print nothing and the
 first ``UserPromptSubmit`` inject the rule (later ones recall it too, but the stored
 prompts outscore it); ``[hooks] deadline_seconds`` is 30, so a slow start on a busy machine is
 measured rather than cut short.
 
-    python benches/hook_cost.py [--runs 40]
+    python benches/hook_cost.py [--runs 40] [--baseline /path/to/venv]
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ import aircher_mem as am
 from aircher_mem.interfaces import client as http_client
 
 SCRIPT = str(Path(sys.executable).with_name("aircher-mem"))
+HOOK_FILE = str(Path(am.__file__).with_name("hook.py"))
 
 
 def project(root: Path) -> None:
@@ -90,19 +97,57 @@ def p95(values: list[float]) -> float:
     return ordered[math.ceil(0.95 * len(ordered)) - 1]
 
 
-def main(runs: int) -> None:
+def server_share(root: Path, runs: int) -> dict[str, float]:
+    """Median milliseconds of each request the hooks send the server for the events
+    of :func:`events` (a new connection each; the proof before each request)."""
+    client = http_client.Client.discover(root)
+    assert client is not None
+    app = str(root / "app.py")
+    bodies: list[tuple[str, str, dict[str, object] | None]] = [
+        ("GET /health (the proof)", "", None),
+        ("POST /recall", "/recall", {"query": "Can I push to main now?", "k": 5, "kinds": ["fact", "episode"]}),
+        ("POST /add-turn", "/add-turn", {"session_id": "b", "role": "user", "text": "Can I push?", "metadata": {}}),
+        (
+            "POST /record-tool-call",
+            "/record-tool-call",
+            {"tool_name": "Edit", "parameters": {}, "success": True, "file_path": app},
+        ),
+        (
+            "POST /record-file-interaction",
+            "/record-file-interaction",
+            {"path": app, "operation": "edit", "line_range": [2, 2], "changes_summary": "Edit: +1 -1 lines"},
+        ),
+    ]
+    took: dict[str, list[float]] = {name: [] for name, *_ in bodies}
+    for _ in range(runs):
+        for name, path, body in bodies:
+            start = time.perf_counter()
+            if body is None:
+                client.prove()
+            else:
+                client.request("POST", path, json=body)
+            took[name].append(1000 * (time.perf_counter() - start))
+    return {name: statistics.median(values) for name, values in took.items()}
+
+
+def main(runs: int, baseline: Path | None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         served, alone = Path(tmp) / "served", Path(tmp) / "alone"
         project(served)
         project(alone)
         cases: list[tuple[str, list[str], str | None, Path, str | None]] = [
             ("python -c pass", [sys.executable, "-c", "pass"], None, alone, None),
+            ("python -I -S -c pass", [sys.executable, "-I", "-S", "-c", "pass"], None, alone, None),
             ("aircher-mem --version", [SCRIPT, "--version"], None, alone, f"aircher-mem {am.__version__}"),
         ]
+        commands = [("hook.py", [sys.executable, "-I", "-S", HOOK_FILE]), ("aircher-mem hook", [SCRIPT, "hook"])]
+        if baseline is not None:
+            commands.append(("baseline aircher-mem hook", [str(baseline / "bin" / "aircher-mem"), "hook"]))
         for where, label in ((served, "server"), (alone, "no server")):
             for name, payload in events(where).items():
                 expect = "Never push to main" if name == "UserPromptSubmit" else ""
-                cases.append((f"hook {name}, {label}", [SCRIPT, "hook", name], payload, where, expect))
+                for command, argv in commands:
+                    cases.append((f"{command} {name}, {label}", [*argv, name], payload, where, expect))
         proc = subprocess.Popen(
             [SCRIPT, "serve", "--root", str(served), "--port", "0"], stderr=subprocess.PIPE, text=True
         )
@@ -112,24 +157,34 @@ def main(runs: int) -> None:
                 if proc.poll() is not None or time.monotonic() > end:
                     raise RuntimeError(f"the server did not start: {proc.communicate()[1]}")
                 time.sleep(0.05)
-            for _, argv, stdin, cwd, expect in cases:  # warm the page cache once
-                run(argv, stdin, cwd, expect)
+            prompted: set[Path] = set()  # the first prompt recalls the rule; the stored prompts outscore it after
+            for name, argv, stdin, cwd, expect in cases:  # warm the page cache once
+                later = "UserPromptSubmit" in name and cwd in prompted
+                if "UserPromptSubmit" in name:
+                    prompted.add(cwd)
+                run(argv, stdin, cwd, None if later else expect)
             took: dict[str, list[tuple[float, float]]] = {name: [] for name, *_ in cases}
             for _ in range(runs):
                 for name, argv, stdin, cwd, expect in cases:
                     took[name].append(run(argv, stdin, cwd, None if "UserPromptSubmit" in name else expect))
+            share = server_share(served, runs)
         finally:
             proc.send_signal(signal.SIGTERM)
             proc.communicate(timeout=60)
     print(f"{runs} runs each, interleaved; milliseconds")
-    print(f"{'case':36} {'min':>7} {'median':>7} {'p95':>7} {'max':>7} {'CPU':>7}")
+    print(f"{'case':52} {'min':>7} {'median':>7} {'p95':>7} {'max':>7} {'CPU':>7}")
     for name, pairs in took.items():
         wall, used = [w for w, _ in pairs], [c for _, c in pairs]
         low, mid, high, top = min(wall), statistics.median(wall), p95(wall), max(wall)
-        print(f"{name:36} {low:7.1f} {mid:7.1f} {high:7.1f} {top:7.1f} {statistics.median(used):7.1f}")
+        print(f"{name:52} {low:7.1f} {mid:7.1f} {high:7.1f} {top:7.1f} {statistics.median(used):7.1f}")
+    print("the server's share, median milliseconds of one request (connection and answer)")
+    for name, value in share.items():
+        print(f"{name:52} {value:7.1f}")
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=40)
-    main(parser.parse_args().runs)
+    parser.add_argument("--baseline", type=Path, help="a virtual environment with another build of the package")
+    arguments = parser.parse_args()
+    main(arguments.runs, arguments.baseline)

@@ -1,14 +1,15 @@
 """The ``aircher-mem`` console script: a small dispatcher in front of the CLI.
 
 ``aircher-mem --version`` and ``aircher-mem hook EVENT`` (a Claude Code hook, run on
-every prompt and every tool call) start here and import only what they need: the
-version from the native module, the hooks and the HTTP client (standard library
-only) when a server runs for the project, so a hook that is a server's client loads
-neither the service nor numpy nor DuckDB. Every other command line, and any form of
-these two the dispatcher does not recognise (``--help``, an abbreviated option, a
-bad argument), goes to :func:`aircher_mem.interfaces.cli.main` unchanged, which
-parses it and answers exactly as before: the output and exit codes are the CLI's.
-"""
+every prompt and every tool call; also what :mod:`aircher_mem.hook`, the installed
+command, runs) start here and import only what they need: the version from the
+native module; for ``UserPromptSubmit`` and ``PostToolUse`` with a server running for
+the project, the thin path (:mod:`.thin`: C modules of the standard library besides
+its own); for the other hooks the hooks module and the HTTP client, and the service
+when no server runs. Every other command line, and any form of these two the
+dispatcher does not recognise (``--help``, an abbreviated option, a bad argument),
+goes to :func:`aircher_mem.interfaces.cli.main` unchanged, which parses it and
+answers exactly as before: the output and exit codes are the CLI's."""
 
 from __future__ import annotations
 

@@ -26,7 +26,7 @@ import pytest
 from aircher_mem import verbs
 from aircher_mem.errors import InvalidInputError, StoreLockedError, UnknownMemoryError, UnknownSymbolError
 from aircher_mem.interfaces import client as remote
-from aircher_mem.interfaces import http, wire
+from aircher_mem.interfaces import http, thin, wire
 from conftest import serving
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -624,7 +624,7 @@ def test_a_client_trusts_server_json_only_when_its_server_proves_the_token(tmp_p
 
 def test_the_client_raises_the_class_of_the_error_code() -> None:
     def error(status: int, code: str) -> am.AircherError:
-        return remote._client_error(status, {"error": {"code": code, "type": "X", "message": "m"}})
+        return thin._error_of(status, {"error": {"code": code, "type": "X", "message": "m"}})
 
     assert type(error(404, "unknown_memory")) is UnknownMemoryError
     assert type(error(404, "unknown_symbol")) is UnknownSymbolError
@@ -636,7 +636,7 @@ def test_the_client_raises_the_class_of_the_error_code() -> None:
         401,
         "unauthorized",
     )
-    assert isinstance(remote._client_error(502, "<html>"), remote.HTTPError)
+    assert isinstance(thin._error_of(502, "<html>"), remote.HTTPError)
 
 
 def test_serve_refuses_other_hosts_and_ports(tmp_path: Path) -> None:

@@ -211,7 +211,7 @@ def test_on_the_thin_path_stdin_held_open_is_exit_1_as_on_the_full_path(rules: P
 # -- the thin path's pieces are the standard library's ------------------------------------
 
 JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
     max_leaves=20,
 )
@@ -288,3 +288,97 @@ def test_a_tool_path_is_inside_the_project_as_pathlib_resolves_it(tmp_path: Path
         str(root): str(root),
         "/": None,
     }
+
+
+# -- a server a hook starts ------------------------------------------------------------------
+
+
+class Spawned:
+    """Stands for subprocess.Popen: records each command line."""
+
+    def __init__(self) -> None:
+        self.argv: list[list[str]] = []
+
+    def __call__(self, argv: list[str], **options: Any) -> None:
+        self.argv.append(argv)
+        assert options["start_new_session"] is True
+        assert options["stdin"] == options["stdout"] == options["stderr"] == subprocess.DEVNULL
+
+
+def test_a_hook_without_a_server_starts_one_only_when_hooks_start_server_says_so(
+    rules: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spawned = Spawned()
+    monkeypatch.setattr(subprocess, "Popen", spawned)
+    prompt = event("UserPromptSubmit", rules, prompt="Can I push to main now?")
+    assert hooks.run_hook("UserPromptSubmit", prompt) == (PROMPT_CONTEXT, 0)
+    assert spawned.argv == []  # the default: no server started
+    (rules / ".aircher" / "config.toml").write_text(
+        "[hooks]\ndeadline_seconds = 30\nstart_server = true\nserver_idle_seconds = 90\n"
+    )
+    assert hooks.run_hook("PostToolUse", event("PostToolUse", rules, tool_name="Bash")) == ("", 0)
+    serve = [sys.executable, "-m", "aircher_mem", "serve", "--root", str(rules), "--port", "0"]
+    assert spawned.argv == [[*serve, "--idle-exit-seconds", "90"]]
+    with am.Memory.open(rules) as memory, serving(memory):  # with a server: none started
+        assert hooks.run_hook("PostToolUse", event("PostToolUse", rules, tool_name="Bash")) == ("", 0)
+    assert len(spawned.argv) == 1
+
+
+def wait_for(condition: Any, seconds: float = 120.0) -> None:
+    end = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < end, "not within the time"
+        time.sleep(0.1)
+
+
+@pytest.mark.slow
+def test_a_server_started_by_a_hook_serves_the_next_hooks_then_exits_when_idle(rules: Path, tmp_path: Path) -> None:
+    from aircher_mem.interfaces import client as http_client
+
+    (rules / ".aircher" / "config.toml").write_text(
+        "[hooks]\ndeadline_seconds = 30\nstart_server = true\nserver_idle_seconds = 3\n"
+    )
+    prompt = event("UserPromptSubmit", rules, prompt="Can I push to main now?")
+    done = run_hook_file(["UserPromptSubmit"], prompt, rules)  # no server: the full path, then one starts
+    assert (done.returncode, done.stdout, done.stderr) == (0, PROMPT_CONTEXT, "")
+    wait_for(lambda: http_client.Client.discover(rules) is not None)
+    info = http_client.discover(rules)
+    assert info is not None
+    payload = event("PostToolUse", rules, tool_name="Bash", tool_input={"command": "ls"})
+    done, modules = modules_of([HOOK_FILE, "PostToolUse"], tmp_path, payload, cwd=rules)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    assert "aircher_mem.interfaces.thin" in modules and "duckdb" not in modules  # the server's client
+    wait_for(lambda: not thin.alive(info.pid))  # idle for 3 s: it exits, and removes server.json
+    assert not (rules / ".aircher" / "server.json").exists()
+    with am.Memory.open(rules) as memory:  # the server let go of the store; what the hooks sent is there
+        assert [t.text for t in memory.longterm.turns("s1")] == ["Can I push to main now?"]
+        assert memory.episodic._read("SELECT tool_name FROM tool_executions") == [("Bash",)]
+
+
+@pytest.mark.slow
+def test_serve_with_an_idle_exit_exits_only_once_no_request_came_for_that_long(rules: Path) -> None:
+    from aircher_mem.interfaces import client as http_client
+
+    script = str(Path(sys.executable).with_name("aircher-mem"))
+    argv = [script, "serve", "--root", str(rules), "--port", "0", "--idle-exit-seconds", "2"]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(lambda: (info := http_client.discover(rules)) is not None and info.pid == proc.pid)
+        client = http_client.Client.discover(rules)
+        assert client is not None
+        until = time.monotonic() + 4
+        while time.monotonic() < until:  # a request every half second: not idle
+            client.request("GET", "/stats")
+            assert proc.poll() is None
+            time.sleep(0.5)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert (proc.returncode, "Traceback" in err) == (0, False), err
+    assert not (rules / ".aircher" / "server.json").exists()
+    with pytest.raises(am.InvalidInputError, match="idle_exit_seconds must be a finite number >= 0"):
+        from aircher_mem.interfaces import http
+
+        http.serve(rules, port=0, idle_exit_seconds=-1)

@@ -432,6 +432,12 @@ class HooksPolicy(_Section):
     #: Bytes of the event's JSON a hook reads at most (a Read of a large file carries
     #: its content); more is the same non-blocking error, and the rest is not read.
     payload_max_bytes: int = _bound(32_000_000, 1024, 1 << 34)
+    #: A hook that found no server for the project, and opened the store itself,
+    #: starts ``aircher-mem serve`` for it in the background once done, so the next
+    #: hooks are its clients (the thin path) ...
+    start_server: bool = False
+    #: ... which exits after this many seconds without a request.
+    server_idle_seconds: float = _bound(1800.0, 0.0, 31_536_000.0, lo_open=True)
 
 
 _SECTIONS: dict[str, type[_Section]] = {

@@ -842,6 +842,9 @@ def cmd_serve(
     *,
     host: Annotated[str, Arg(description="The address to bind: 127.0.0.1, localhost or ::1.")] = "127.0.0.1",
     port: Annotated[int, Arg(ge=0, le=65_535, description="The port (0: any free port).")] = 8787,
+    idle_exit_seconds: Annotated[
+        float, Arg(ge=0, description="Exit after this many seconds without a request (0: never).")
+    ] = 0.0,
 ) -> int:
     """Serves the memory over HTTP on 127.0.0.1, the project's one writer."""
     try:
@@ -849,7 +852,7 @@ def cmd_serve(
         from .http import serve  # type: ignore[import-not-found, unused-ignore]
     except ImportError as exc:
         raise _unavailable("the HTTP server", exc) from None
-    serve(run.root, host=host, port=port)
+    serve(run.root, host=host, port=port, idle_exit_seconds=idle_exit_seconds)
     return wire.EXIT_OK
 
 

@@ -73,7 +73,9 @@ Policy: its ``[hooks]`` limits come from server.json (:func:`client.snapshot_of`
 while config.toml has the digest written there. ``UserPromptSubmit`` and
 ``PostToolUse`` with a server run on the thin path (:mod:`.thin`), which imports
 only C modules of the standard library besides its own; the other events, and these
-two without a server, come here.
+two without a server, come here. A hook that opened the store itself starts ``aircher-mem
+serve`` for the project once done when ``[hooks] start_server`` says so (off by
+default), exiting after ``[hooks] server_idle_seconds`` without a request.
 
 Sources relied on (third-party pages found by search, not authority):
 
@@ -508,6 +510,29 @@ def _backend(root: Path, settings: _Settings, deadline: float) -> Iterator[_Verb
         yield _Verbs(memory, deadline)
 
 
+def _start_server(root: Path, idle_seconds: float) -> None:
+    """Starts ``aircher-mem serve --root ROOT --port 0 --idle-exit-seconds
+    IDLE_SECONDS`` in a session of its own, detached from the hook (no stdin,
+    stdout or stderr of the agent's): the next hooks find its server.json. Another
+    process holding the store by then makes it exit at once; the next hook without
+    a server starts one again."""
+    import subprocess
+
+    argv = [sys.executable, "-m", "aircher_mem", "serve", "--root", str(root), "--port", "0"]
+    argv += ["--idle-exit-seconds", f"{idle_seconds:g}"]
+    try:
+        subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            cwd=root,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        log.warning("aircher-mem hook: could not start a server for %s: %s", root, exc)
+
+
 # -- reading the event ---------------------------------------------------------------------
 
 
@@ -554,7 +579,12 @@ def run_hook(event: str, payload: str, *, root: Path | None = None) -> tuple[str
     def work() -> None:
         try:
             with _backend(project, settings, deadline) as backend:
+                alone = not isinstance(backend.memory, _Remote)
                 answer.append(handler(_Call(backend, data, project, deadline, settings.hooks)))
+            # the store is closed: a server started now can open it (a snapshot written
+            # by an older server has no start_server)
+            if alone and getattr(settings.hooks, "start_server", False):
+                _start_server(project, settings.hooks.server_idle_seconds)
         except Exception as exc:
             log.warning("aircher-mem hook %.40s: %s: %s", event, type(exc).__name__, exc)
 

@@ -58,6 +58,7 @@ import signal
 import socket
 import sys
 import threading
+import time
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -307,11 +308,26 @@ class _Guard:
         self.token = token.encode("ascii")
         self.hosts = hosts
         self.max_body = max_body
+        #: Requests under way, and when the last one ended (or the app was built).
+        self.busy = 0
+        self.last = time.monotonic()
+
+    def idle_seconds(self) -> float:
+        """Seconds since the last request ended; 0 while one is under way."""
+        return 0.0 if self.busy else time.monotonic() - self.last
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        self.busy += 1
+        try:
+            await self._guarded(scope, receive, send)
+        finally:
+            self.busy -= 1
+            self.last = time.monotonic()
+
+    async def _guarded(self, scope: Any, receive: Any, send: Any) -> None:
         headers: dict[bytes, bytes] = {}
         for key, value in scope["headers"]:
             if key in headers:  # a repeated security header is refused below
@@ -860,14 +876,26 @@ class RunningServer:
     ``stop()``."""
 
     def __init__(
-        self, memory: Memory, info: ServerInfo, sock: socket.socket, server: Any, thread: threading.Thread
+        self,
+        memory: Memory,
+        info: ServerInfo,
+        sock: socket.socket,
+        server: Any,
+        thread: threading.Thread,
+        app: Any = None,
     ) -> None:
         self.memory = memory
         self.info = info
         self._sock = sock
         self._server = server
         self._thread = thread
+        self._app = app
         self._stopped = False
+
+    def idle_seconds(self) -> float:
+        """Seconds since the server last answered (or started); 0 while a request is
+        under way."""
+        return self._app.idle_seconds() if isinstance(self._app, _Guard) else 0.0
 
     @property
     def url(self) -> str:
@@ -965,7 +993,7 @@ def serve_in_thread(memory: Memory, *, host: str = "127.0.0.1", port: int = 0) -
         raise
     memory.partial_answers = True  # a first index lets the other requests in (Memory.index)
     log.info("aircher-mem serves %s on http://%s:%d", memory.root, host, info.port)
-    return RunningServer(memory, info, sock, server, thread)
+    return RunningServer(memory, info, sock, server, thread, app)
 
 
 def serve(
@@ -974,14 +1002,18 @@ def serve(
     host: str = "127.0.0.1",
     port: int = DEFAULT_PORT,
     policy: Policy | None = None,
+    idle_exit_seconds: float = 0.0,
 ) -> None:
     """Serves the project's memory over HTTP on ``host`` (loopback only) and
-    ``port`` (0: a free one) until SIGINT or SIGTERM, as the store's single writer
+    ``port`` (0: a free one) until SIGINT or SIGTERM, or, when ``idle_exit_seconds``
+    is not 0, until that long has passed without a request (what a server a hook
+    started does: ``[hooks] start_server``), as the store's single writer
     (:func:`serve_in_thread`; the graph is refreshed first when ``[server]
     index_at_start``). Refuses (:class:`StoreLockedError`) when a live server
     already runs for the project or another process holds the store; a stale
     server.json is replaced."""
     _check_address(host, port)
+    idle_exit_seconds = checks.number("idle_exit_seconds", idle_exit_seconds)
     memory = Memory.open(root, policy=policy)
     stop = threading.Event()
     previous: dict[signal.Signals, Any] = {}
@@ -999,7 +1031,9 @@ def serve(
         if not stop.is_set():
             running = serve_in_thread(memory, host=host, port=port)
             while running.running and not stop.wait(0.2):
-                pass
+                if idle_exit_seconds and running.idle_seconds() > idle_exit_seconds:
+                    log.info("no request for %g s: the server of %s exits", idle_exit_seconds, memory.root)
+                    break
     finally:
         try:
             if running is not None:

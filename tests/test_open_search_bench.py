@@ -59,6 +59,7 @@ def test_one_round_reports_every_measure(tmp_path: Path, capsys: pytest.CaptureF
         "second search",
         "walk the tree (tracked_files)",
         "lstat every indexed file",
+        "freshness check (index of the unchanged tree)",
     ]
     for part in ("memory", "phases"):
         for measure in printed[part].values():

@@ -447,6 +447,11 @@ class KnowledgeGraph:
         root: str | PathLike[str], *, max_file_bytes: int = 1_000_000
     ) -> tuple[list[str], list[tuple[str, str]], dict[str, int]]: ...
     @staticmethod
+    def tracked(root: str | PathLike[str]) -> tuple[list[tuple[str, int, int]], dict[str, int]]:
+        """Every source file ``build`` would index under ``root`` (whatever its size) with
+        its ``st_mtime_ns`` and size as the walk saw them (``lstat``), sorted by path, and
+        the count of files of each language the graph does not parse."""
+    @staticmethod
     def supported_languages() -> list[str]: ...
     @property
     def files(self) -> list[str]: ...

@@ -52,8 +52,15 @@ def tracked_files(root: Path) -> tuple[list[str], dict[str, int]]:
     (every source file of a supported language that .gitignore, the hidden and the
     vendored-folder rules let through, whatever its size or content), and the count
     of files in other languages, by language."""
-    sources, _, unsupported = KnowledgeGraph.discover(root, max_file_bytes=2**64 - 1)
-    return sources, dict(unsupported)
+    stats, unsupported = _tracked(root)
+    return list(stats), unsupported
+
+
+def _tracked(root: Path) -> tuple[dict[str, tuple[int, int]], dict[str, int]]:
+    """:func:`tracked_files`, each file with its (mtime_ns, size) as the walk saw it
+    (``lstat``, as :func:`_stat`): one walk, no second look at each file."""
+    files, unsupported = KnowledgeGraph.tracked(root)
+    return {rel: (mtime, size) for rel, mtime, size in files}, dict(unsupported)
 
 
 def read_source(root: Path, relative: str, max_bytes: int) -> bytes | None:
@@ -446,18 +453,24 @@ class GraphIndex:
         phase = _once(phase)
         if phase is not None:
             phase("scanning")
-        old, old_unsupported, reason = self._read_manifest()
-        graph: KnowledgeGraph | None = None
-        if full:
-            reason = "full rebuild requested"
-        elif old is not None:
-            if self._graph is not None and self._stamp != self._file_stamp():
-                self._graph = None  # another process indexed since: its graph goes with the manifest read
-            try:
-                graph = self.load(read_index)
-            except (StoreCorruptError, SchemaVersionError) as exc:
-                reason = f"graph file unreadable ({exc})"
-        tracked, unsupported = tracked_files(self.root)
+        # The walk of the tree runs beside the manifest's read and the graph's load
+        # (the walk and the load in Rust, without the GIL): an index of an
+        # unchanged tree waits for the longer of the two, not for both.
+        with ThreadPoolExecutor(1) as pool:
+            walking = pool.submit(_tracked, self.root)
+            old, old_unsupported, reason = self._read_manifest()
+            graph: KnowledgeGraph | None = None
+            if full:
+                reason = "full rebuild requested"
+            elif old is not None:
+                if self._graph is not None and self._stamp != self._file_stamp():
+                    self._graph = None  # another process indexed since: its graph goes with the manifest read
+                try:
+                    graph = self.load(read_index)
+                except (StoreCorruptError, SchemaVersionError) as exc:
+                    reason = f"graph file unreadable ({exc})"
+            stats, unsupported = walking.result()
+        tracked = list(stats)
         fingerprints: dict[str, Fingerprint] = {}
         if graph is None or old is None:
             # Taken before parsing: a later edit is seen next time.
@@ -485,7 +498,7 @@ class GraphIndex:
         else:
             old_files = old
             rebuilt = False
-            changed = self._changed(tracked, old, fingerprints)
+            changed = self._changed(stats, old, fingerprints)
             if phase is not None:
                 phase("parsing")
             for done, rel in enumerate(changed, 1):
@@ -577,15 +590,13 @@ class GraphIndex:
         return "; ".join(problems)
 
     def _changed(
-        self, tracked: list[str], old: dict[str, Fingerprint], fingerprints: dict[str, Fingerprint]
+        self, stats: dict[str, tuple[int, int]], old: dict[str, Fingerprint], fingerprints: dict[str, Fingerprint]
     ) -> list[str]:
-        """The tracked files whose content differs from ``old`` (fills ``fingerprints``)."""
+        """The tracked files (with their (mtime_ns, size) as the walk saw them) whose
+        content differs from ``old`` (fills ``fingerprints``)."""
         moved: list[str] = []
-        for rel in tracked:
+        for rel, now in stats.items():
             before = old.get(rel)
-            now = _stat(self.root / rel)
-            if now is None:
-                continue
             if before is not None and before[:2] == now:
                 fingerprints[rel] = before
             else:

@@ -163,13 +163,15 @@ pub struct Discovered {
     pub unsupported: BTreeMap<String, usize>,
 }
 
-/// A source file to parse: its path relative to the root (with `/`), language and size.
+/// A source file to parse: its path relative to the root (with `/`), language, size
+/// and modification time (nanoseconds since the epoch), as the walk saw them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Source {
     pub path: PathBuf,
     pub relative: String,
     pub language: Language,
     pub bytes: u64,
+    pub modified: i128,
 }
 
 /// Shared with a build running on other threads: the phase it is in, how many
@@ -225,95 +227,43 @@ impl Progress {
     }
 }
 
-/// Source files under `root` (sorted by relative path), the files skipped, with why,
-/// and how many files of each language the graph does not parse there. The walk
-/// respects .gitignore, and skips hidden files and folders and `VENDORED` folders.
+/// Source files under `root` (sorted by relative path), the files skipped, with why
+/// (sorted by path), and how many files of each language the graph does not parse
+/// there. The walk respects .gitignore, and skips hidden files and folders and
+/// `VENDORED` folders. It runs on the thread pool's number of threads (a folder
+/// listed, its ignore files found in the listing rather than looked for one by
+/// one); what it finds does not depend on how the folders were shared out.
 pub fn discover(root: &Path, max_file_bytes: u64) -> Discovered {
-    let mut sources = Vec::new();
-    let mut skipped = Vec::new();
-    let mut unsupported: BTreeMap<String, usize> = BTreeMap::new();
-    let walker = ignore::WalkBuilder::new(root)
+    let (sender, receiver) = std::sync::mpsc::channel();
+    ignore::WalkBuilder::new(root)
         .require_git(false) // .gitignore counts even outside a git checkout
         .follow_links(false) // a symlink loop cannot trap the walk
         .filter_entry(not_vendored)
-        .build();
-    for entry in walker {
-        let entry = match entry {
-            Ok(entry) => entry,
-            Err(err) => {
-                skipped.push((String::new(), err.to_string()));
-                continue;
-            }
-        };
-        let path = entry.path();
-        let Some(kind) = entry.file_type() else {
-            continue;
-        };
-        // Folders are walked and symlinks not followed (silently: a link is not a
-        // file of the project); anything else that is not a regular file (a FIFO
-        // would block the reader, a device has effects) is skipped, saying why.
-        if kind.is_dir() || kind.is_symlink() {
-            continue;
-        }
-        let lossy = || {
-            path.strip_prefix(root)
-                .unwrap_or(path)
-                .to_string_lossy()
-                .replace('\\', "/")
-        };
-        if !kind.is_file() {
-            skipped.push((lossy(), SPECIAL.to_string()));
-            continue;
-        }
-        // The graph names files by UTF-8 paths: two names that differ only in
-        // bytes that are not UTF-8 would become one.
-        if path.strip_prefix(root).unwrap_or(path).to_str().is_none() {
-            if Language::from_path(path).is_some() {
-                skipped.push((lossy(), NOT_UTF8.to_string()));
-            }
-            continue;
-        }
-        let relative = path
-            .strip_prefix(root)
-            .unwrap_or(path)
-            .to_string_lossy()
-            .replace('\\', "/");
-        // A script without an extension: its `#!` line says.
-        let language = match Language::from_path(path) {
-            Some(language) => Ok(language),
-            None => match unsupported_language(path) {
-                Some(other) => Err(Some(other)),
-                None => script_language(root, &relative)
-                    .ok_or(None)
-                    .and_then(|l| l.map_err(Some)),
-            },
-        };
-        let language = match language {
-            Ok(language) => language,
-            Err(other) => {
-                if let Some(other) = other {
-                    *unsupported.entry(other.to_string()).or_default() += 1;
+        .threads(rayon::current_num_threads())
+        .build_parallel()
+        .run(|| {
+            let sender = sender.clone();
+            Box::new(move |entry| {
+                if let Some(found) = found(root, entry, max_file_bytes) {
+                    // The receiver outlives the walk.
+                    let _ = sender.send(found);
                 }
-                continue;
-            }
-        };
-        match entry.metadata() {
-            Ok(meta) if meta.len() > max_file_bytes => {
-                skipped.push((
-                    relative,
-                    format!("larger than {max_file_bytes} bytes ({} bytes)", meta.len()),
-                ));
-            }
-            Ok(meta) => sources.push(Source {
-                path: path.to_path_buf(),
-                relative,
-                language,
-                bytes: meta.len(),
-            }),
-            Err(err) => skipped.push((relative, format!("unreadable: {err}"))),
+                ignore::WalkState::Continue
+            })
+        });
+    drop(sender);
+    let mut sources = Vec::new();
+    let mut skipped = Vec::new();
+    let mut unsupported: BTreeMap<String, usize> = BTreeMap::new();
+    for found in receiver {
+        match found {
+            Found::Source(source) => sources.push(source),
+            Found::Skipped(path, why) => skipped.push((path, why)),
+            Found::Other(language) => *unsupported.entry(language.to_string()).or_default() += 1,
         }
     }
     sources.sort_by(|a, b| a.relative.cmp(&b.relative));
+    skipped.sort();
     if sources.is_empty() {
         if let Some(example) = excluded_source(root) {
             skipped.push((example, ALL_EXCLUDED.to_string()));
@@ -324,6 +274,98 @@ pub fn discover(root: &Path, max_file_bytes: u64) -> Discovered {
         skipped,
         unsupported,
     }
+}
+
+/// What the walk makes of one entry.
+enum Found {
+    Source(Source),
+    /// A file not to parse (its path, or "" for an error of the walk, and why).
+    Skipped(String, String),
+    /// A file of a language the graph does not parse (`UNSUPPORTED`).
+    Other(&'static str),
+}
+
+/// What `discover` makes of one entry of the walk: None for a folder, a symlink
+/// and a file of no language.
+fn found(
+    root: &Path,
+    entry: std::result::Result<ignore::DirEntry, ignore::Error>,
+    max_file_bytes: u64,
+) -> Option<Found> {
+    let entry = match entry {
+        Ok(entry) => entry,
+        Err(err) => return Some(Found::Skipped(String::new(), err.to_string())),
+    };
+    let path = entry.path();
+    let kind = entry.file_type()?;
+    // Folders are walked and symlinks not followed (silently: a link is not a
+    // file of the project); anything else that is not a regular file (a FIFO
+    // would block the reader, a device has effects) is skipped, saying why.
+    if kind.is_dir() || kind.is_symlink() {
+        return None;
+    }
+    let lossy = || {
+        path.strip_prefix(root)
+            .unwrap_or(path)
+            .to_string_lossy()
+            .replace('\\', "/")
+    };
+    if !kind.is_file() {
+        return Some(Found::Skipped(lossy(), SPECIAL.to_string()));
+    }
+    // The graph names files by UTF-8 paths: two names that differ only in
+    // bytes that are not UTF-8 would become one.
+    if path.strip_prefix(root).unwrap_or(path).to_str().is_none() {
+        return Language::from_path(path)
+            .is_some()
+            .then(|| Found::Skipped(lossy(), NOT_UTF8.to_string()));
+    }
+    let relative = lossy();
+    // A script without an extension: its `#!` line says.
+    let language = match Language::from_path(path) {
+        Some(language) => language,
+        None => match unsupported_language(path) {
+            Some(other) => return Some(Found::Other(other)),
+            None => match script_language(root, &relative)? {
+                Ok(language) => language,
+                Err(other) => return Some(Found::Other(other)),
+            },
+        },
+    };
+    Some(match entry.metadata() {
+        Ok(meta) if meta.len() > max_file_bytes => Found::Skipped(
+            relative,
+            format!("larger than {max_file_bytes} bytes ({} bytes)", meta.len()),
+        ),
+        Ok(meta) => Found::Source(Source {
+            path: path.to_path_buf(),
+            relative,
+            language,
+            bytes: meta.len(),
+            modified: modified_ns(&meta),
+        }),
+        Err(err) => Found::Skipped(relative, format!("unreadable: {err}")),
+    })
+}
+
+/// A file's modification time in nanoseconds since the epoch, as Python's
+/// `os.stat_result.st_mtime_ns` gives it.
+#[cfg(unix)]
+fn modified_ns(meta: &std::fs::Metadata) -> i128 {
+    use std::os::unix::fs::MetadataExt;
+    i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec())
+}
+
+/// A file's modification time in nanoseconds since the epoch (0 if unknown).
+#[cfg(not(unix))]
+fn modified_ns(meta: &std::fs::Metadata) -> i128 {
+    meta.modified()
+        .ok()
+        .map(|time| match time.duration_since(std::time::UNIX_EPOCH) {
+            Ok(after) => after.as_nanos() as i128,
+            Err(before) => -(before.duration().as_nanos() as i128),
+        })
+        .unwrap_or_default()
 }
 
 /// Whether the walk enters `entry`: anything but a `VENDORED` folder or a virtual
@@ -880,5 +922,126 @@ mod tests {
         );
         let parsed = parse(&root, 1_000_000, &found.sources, &Progress::default());
         assert!(parsed[0].is_ok());
+    }
+
+    /// `discover` as a walk on one thread finds it (the walk `discover` made before
+    /// it ran on the pool): the reference the parallel walk must match.
+    fn discover_on_one_thread(root: &Path, max_file_bytes: u64) -> Discovered {
+        let mut found_all = Discovered::default();
+        let walk = ignore::WalkBuilder::new(root)
+            .require_git(false)
+            .follow_links(false)
+            .filter_entry(not_vendored)
+            .build();
+        for entry in walk {
+            match found(root, entry, max_file_bytes) {
+                Some(Found::Source(source)) => found_all.sources.push(source),
+                Some(Found::Skipped(path, why)) => found_all.skipped.push((path, why)),
+                Some(Found::Other(language)) => {
+                    *found_all
+                        .unsupported
+                        .entry(language.to_string())
+                        .or_default() += 1
+                }
+                None => {}
+            }
+        }
+        found_all
+            .sources
+            .sort_by(|a, b| a.relative.cmp(&b.relative));
+        found_all.skipped.sort();
+        if found_all.sources.is_empty() {
+            if let Some(example) = excluded_source(root) {
+                found_all.skipped.push((example, ALL_EXCLUDED.to_string()));
+            }
+        }
+        found_all
+    }
+
+    const FOLDERS: &[&str] = &[
+        "",
+        "a",
+        "a/b",
+        "a/b/c",
+        "d",
+        ".hidden",
+        "node_modules",
+        "a/vendor",
+        "env",
+    ];
+    const NAMES: &[&str] = &[
+        "x.py",
+        "y.rs",
+        "z.js",
+        "run",
+        "tool",
+        "n.txt",
+        "k.dart",
+        "big.py",
+        ".dot.py",
+        "pyvenv.cfg",
+    ];
+    const RULES: &[&str] = &[
+        "*.py", "!x.py", "b/", "/y.rs", "c", "*.js", "!a/", "run", "d/", "!/d/x.py", "big.*",
+        "**/z.js",
+    ];
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: 48,
+            failure_persistence: None,
+            ..proptest::prelude::ProptestConfig::default()
+        })]
+
+        /// Any tree of sources, scripts, other files, ignore files (`.gitignore` and
+        /// `.ignore` at any depth, negations among their rules), hidden, vendored
+        /// and virtual-environment folders and symlinks: the parallel walk finds
+        /// what the walk on one thread finds, each file with the size and time
+        /// `lstat` gives.
+        #[cfg(unix)]
+        #[test]
+        fn the_parallel_walk_finds_what_one_thread_finds(
+            files in proptest::collection::vec((0..FOLDERS.len(), 0..NAMES.len(), 0..3usize), 0..24),
+            ignores in proptest::collection::vec(
+                (0..FOLDERS.len(), proptest::bool::ANY, proptest::collection::vec(0..RULES.len(), 1..4)),
+                0..4,
+            ),
+            links in proptest::collection::vec((0..FOLDERS.len(), 0..FOLDERS.len(), proptest::bool::ANY), 0..3),
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let root = dir.path().canonicalize().unwrap();
+            for (folder, name, body) in files {
+                let folder = root.join(FOLDERS[folder]);
+                std::fs::create_dir_all(&folder).unwrap();
+                let text: &[u8] = match body {
+                    0 => b"x = 1\n",
+                    1 => b"#!/usr/bin/env python3\nprint(1)\n",
+                    _ => b"#!/bin/zsh\necho\n",
+                };
+                std::fs::write(folder.join(NAMES[name]), text).unwrap();
+            }
+            for (folder, git, rules) in ignores {
+                let folder = root.join(FOLDERS[folder]);
+                std::fs::create_dir_all(&folder).unwrap();
+                let text: Vec<&str> = rules.iter().map(|&r| RULES[r]).collect();
+                let name = if git { ".gitignore" } else { ".ignore" };
+                std::fs::write(folder.join(name), text.join("\n")).unwrap();
+            }
+            for (n, (folder, target, to_folder)) in links.into_iter().enumerate() {
+                let folder = root.join(FOLDERS[folder]);
+                std::fs::create_dir_all(&folder).unwrap();
+                let target = root.join(FOLDERS[target]);
+                let target = if to_folder { target } else { target.join("x.py") };
+                let _ = std::os::unix::fs::symlink(target, folder.join(format!("link{n}.py")));
+            }
+            let parallel = discover(&root, 20);
+            proptest::prop_assert_eq!(&parallel, &discover_on_one_thread(&root, 20));
+            let everything = discover(&root, u64::MAX);
+            proptest::prop_assert_eq!(&everything, &discover_on_one_thread(&root, u64::MAX));
+            for source in &everything.sources {
+                let meta = std::fs::symlink_metadata(&source.path).unwrap();
+                proptest::prop_assert_eq!((source.bytes, source.modified), (meta.len(), modified_ns(&meta)));
+            }
+        }
     }
 }

@@ -391,6 +391,10 @@ pub fn read_project_file<'py>(
 /// `discover` returns them.
 type Discovered = (Vec<String>, Vec<Remark>, BTreeMap<String, usize>);
 
+/// `tracked` returns them: each source file's (path, mtime_ns, size), the counts
+/// of files of languages the graph does not parse.
+type Tracked = (Vec<(String, i128, u64)>, BTreeMap<String, usize>);
+
 /// A node as Python sees it.
 fn symbol(graph: &KnowledgeGraph, id: NodeIndex) -> PyDefinition {
     let n = graph.node(id);
@@ -625,6 +629,25 @@ impl PyKnowledgeGraph {
         Ok((
             scan.sources.into_iter().map(|s| s.relative).collect(),
             scan.skipped,
+            scan.unsupported,
+        ))
+    }
+
+    /// The source files `build` would index under `root` whatever their size, each
+    /// with its modification time (nanoseconds since the epoch, as
+    /// `os.stat_result.st_mtime_ns`) and size as the walk saw them (`lstat`: a
+    /// symlink is never followed), sorted by path, and the count of files of each
+    /// programming language the graph does not parse: one walk, for a check of
+    /// which files changed since an index. Nothing is read but `#!` lines.
+    #[staticmethod]
+    #[pyo3(text_signature = "(root)")]
+    fn tracked(py: Python<'_>, root: FsPath) -> PyResult<Tracked> {
+        let scan = detached(py, || Project::scan(&root.0, u64::MAX))?;
+        Ok((
+            scan.sources
+                .into_iter()
+                .map(|s| (s.relative, s.modified, s.bytes))
+                .collect(),
             scan.unsupported,
         ))
     }

@@ -121,6 +121,10 @@ pub struct KnowledgeGraph {
     /// defines any more stays (the names a project ever used are few beside its
     /// references).
     pub(super) interned: Interner,
+    /// Whether `modules`, `lookups` and each file's `keys` and `import_keys` are
+    /// still to be made (`make_modules`): a loaded graph makes them when it is
+    /// first changed, since only linking reads them (a query never does).
+    pub(super) modules_pending: bool,
 }
 
 /// What a file's entry needs that depends on the file alone (computed in parallel
@@ -144,14 +148,19 @@ impl Prepared {
     /// signatures move into their nodes (left empty: the graph keeps definitions
     /// as `Span`s and their names as the nodes'), rather than copied: a load
     /// allocates each string once.
-    pub(super) fn of(path: &str, symbols: &mut FileSymbols) -> Prepared {
+    /// Without `modules`, the module keys are left empty (`Modules::of` makes
+    /// them when the graph is first changed: see `KnowledgeGraph::modules_pending`).
+    pub(super) fn of(path: &str, symbols: &mut FileSymbols, modules: bool) -> Prepared {
         let language = symbols.language;
-        let import_keys: Vec<_> = symbols
-            .imports
-            .iter()
-            .map(|import| modules::lookups(language, path, import))
-            .collect();
-        let lookups = lookups(path, language, symbols.package.as_deref(), &import_keys);
+        let Modules {
+            keys,
+            import_keys,
+            lookups,
+        } = if modules {
+            Modules::of(path, language, symbols.package.as_deref(), &symbols.imports)
+        } else {
+            Modules::default()
+        };
         let shared: Arc<str> = Arc::from(path);
         let node =
             |kind, name: Box<str>, line, end_line, signature: Box<str>, items: &[String]| Node {
@@ -204,15 +213,7 @@ impl Prepared {
             })
             .collect();
         Prepared {
-            keys: {
-                let mut keys = modules::keys(language, path);
-                for k in modules::declared_keys(language, path, symbols.package.as_deref()) {
-                    if !keys.contains(&k) {
-                        keys.push(k);
-                    }
-                }
-                keys
-            },
+            keys,
             import_keys,
             lookups,
             defs,
@@ -222,7 +223,92 @@ impl Prepared {
     }
 }
 
+/// A file's module keys: those it answers to, those each import looks up, and
+/// every key it looks up (`lookups`).
+#[derive(Default)]
+pub(super) struct Modules {
+    keys: Vec<String>,
+    import_keys: Vec<(Vec<String>, Match)>,
+    lookups: BTreeSet<String>,
+}
+
+impl Modules {
+    /// The module keys of the file at `path` in `language`, declaring `package`,
+    /// with `imports`.
+    pub(super) fn of(
+        path: &str,
+        language: Language,
+        package: Option<&str>,
+        imports: &[Import],
+    ) -> Modules {
+        let import_keys: Vec<_> = imports
+            .iter()
+            .map(|import| modules::lookups(language, path, import))
+            .collect();
+        let lookups = lookups(path, language, package, &import_keys);
+        let mut keys = modules::keys(language, path);
+        for k in modules::declared_keys(language, path, package) {
+            if !keys.contains(&k) {
+                keys.push(k);
+            }
+        }
+        Modules {
+            keys,
+            import_keys,
+            lookups,
+        }
+    }
+}
+
 impl KnowledgeGraph {
+    /// Makes the module tables (`modules`, `lookups`, each file's `keys` and
+    /// `import_keys`) if they are still to be made (`modules_pending`): each file's
+    /// on the thread pool, then added in file-node order, as adding the files one
+    /// by one adds them. Whatever changes the graph calls it first.
+    pub(super) fn make_modules(&mut self) {
+        use rayon::prelude::*;
+        if !std::mem::take(&mut self.modules_pending) {
+            return;
+        }
+        let mut made: Vec<(NodeIndex, &str, Modules)> = self
+            .files
+            .par_iter()
+            .map(|(path, entry)| {
+                let s = &entry.symbols;
+                let made = Modules::of(path, s.language, s.package.as_deref(), &s.imports);
+                (entry.node, path.as_str(), made)
+            })
+            .collect();
+        made.sort_unstable_by_key(|(node, _, _)| *node);
+        let made: Vec<(NodeIndex, String, Modules)> = made
+            .into_iter()
+            .map(|(node, path, made)| (node, path.to_string(), made))
+            .collect();
+        for (file, path, made) in made {
+            self.index_modules(file, &made.keys, &made.lookups);
+            let entry = self.files.get_mut(&path).expect("a file of the graph");
+            (entry.keys, entry.import_keys) = (made.keys, made.import_keys);
+        }
+    }
+
+    /// Adds `file` to the files answering to each of `keys` and looking up each
+    /// of `lookups`.
+    fn index_modules(&mut self, file: NodeIndex, keys: &[String], lookups: &BTreeSet<String>) {
+        for key in keys {
+            // The key copied only when new (most files share theirs).
+            match self.modules.get_mut(key.as_str()) {
+                Some(files) if files.contains(&file) => {}
+                Some(files) => files.push(file),
+                None => {
+                    self.modules.insert(key.clone(), vec![file]);
+                }
+            }
+        }
+        for key in lookups {
+            insert_sorted(&mut self.lookups, key, file);
+        }
+    }
+
     /// The definitions called `name`, sorted by (file node, node).
     pub(super) fn named(&self, name: &str) -> &[NodeIndex] {
         self.interned.id(name).map_or(&[], |id| self.named_id(id))
@@ -457,7 +543,7 @@ impl KnowledgeGraph {
             Ok(run
                 .into_par_iter()
                 .map(|(path, mut symbols)| {
-                    let prepared = Prepared::of(&path, &mut symbols);
+                    let prepared = Prepared::of(&path, &mut symbols, true);
                     (path, symbols, None, prepared)
                 })
                 .collect())
@@ -595,19 +681,7 @@ impl KnowledgeGraph {
                 previous = Some(reference.name);
             }
         }
-        for key in &keys {
-            // The key copied only when new (most files share theirs).
-            match self.modules.get_mut(key.as_str()) {
-                Some(files) if files.contains(&file) => {}
-                Some(files) => files.push(file),
-                None => {
-                    self.modules.insert(key.clone(), vec![file]);
-                }
-            }
-        }
-        for key in &lookups {
-            insert_sorted(&mut self.lookups, key, file);
-        }
+        self.index_modules(file, &keys, &lookups);
         self.files.insert(
             path,
             FileEntry {

@@ -171,6 +171,8 @@ impl KnowledgeGraph {
         // The files' names are the saved ones, by the same ids (none was interned
         // while they were added).
         g.interned = names;
+        // The module tables wait for the first change (the links are saved).
+        g.modules_pending = true;
         // Every file's nodes by its position, in `FileEntry::nodes` order: what the
         // links name. Their edges are added file by file, never all gathered first.
         let mut starts = Vec::with_capacity(order.len() + 1);
@@ -332,7 +334,7 @@ impl KnowledgeGraph {
         let Some(owners) = owners else {
             return damaged("an owner the graph does not have");
         };
-        let prepared = Prepared::of(&path, &mut symbols);
+        let prepared = Prepared::of(&path, &mut symbols, false);
         let named = Named {
             definitions,
             owners,

@@ -549,3 +549,76 @@ fn incremental_updates_equal_a_fresh_build() {
         }
     }
 }
+
+/// A graph's module tables by path: key -> files answering to it, key -> files
+/// looking it up, path -> (keys it answers to, keys each import looks up).
+type Tables = (
+    BTreeMap<String, Vec<String>>,
+    BTreeMap<String, Vec<String>>,
+    BTreeMap<String, (Vec<String>, Vec<(Vec<String>, Match)>)>,
+);
+
+fn tables(g: &KnowledgeGraph) -> Tables {
+    let paths = |files: &Vec<NodeIndex>| -> Vec<String> {
+        files.iter().map(|&f| g.graph[f].path.to_string()).collect()
+    };
+    let by_path = |map: &HashMap<String, Vec<NodeIndex>>| -> BTreeMap<String, Vec<String>> {
+        map.iter().map(|(k, v)| (k.clone(), paths(v))).collect()
+    };
+    let entries = g
+        .files
+        .iter()
+        .map(|(p, e)| (p.clone(), (e.keys.clone(), e.import_keys.clone())))
+        .collect();
+    (by_path(&g.modules), by_path(&g.lookups), entries)
+}
+
+/// A loaded graph leaves its module tables to be made when it is first changed
+/// (only linking reads them); made, they are the built graph's, entry for entry;
+/// an update or a removal makes them first.
+#[test]
+fn a_loaded_graph_makes_its_module_tables_when_first_changed() {
+    let files = [
+        ("app/models.py", "class User:\n    pass\n"),
+        (
+            "app/views.py",
+            "from app.models import User\nfrom . import models\nUser()\n",
+        ),
+        (
+            "src/main/java/a/B.java",
+            "package a;\nimport c.D;\nimport c.*;\nclass B { D d; }\n",
+        ),
+        ("src/main/java/c/D.java", "package c;\npublic class D {}\n"),
+        ("src/main/java/c/E.java", "package c;\npublic class E {}\n"),
+        (
+            "cmd/main.go",
+            "package main\nimport \"example.com/x/pkg\"\nfunc main() { pkg.P() }\n",
+        ),
+        ("pkg/p.go", "package pkg\nfunc P() {}\n"),
+        ("web/a.ts", "import { b } from './b';\nb();\n"),
+        ("web/b.ts", "export function b() {}\n"),
+    ];
+    let built = graph(&files);
+    assert!(!built.modules_pending && !built.modules.is_empty());
+    let loaded = || KnowledgeGraph::from_saved(built.saved()).unwrap();
+    let mut g = loaded();
+    assert!(g.modules_pending && g.modules.is_empty() && g.lookups.is_empty());
+    assert!(g
+        .files
+        .values()
+        .all(|e| e.keys.is_empty() && e.import_keys.is_empty()));
+    g.make_modules();
+    assert!(!g.modules_pending);
+    assert_eq!(tables(&g), tables(&built));
+    let mut removed = loaded();
+    assert!(!removed.remove_file("absent.py"));
+    assert_eq!(tables(&removed), tables(&built));
+    let mut updated = loaded();
+    let mut fresh = graph(&files);
+    let source = "from app.models import User\nUser()\n";
+    for g in [&mut updated, &mut fresh] {
+        g.update_file("app/views.py", extract(Language::Python, source.as_bytes()));
+    }
+    assert_eq!(tables(&updated), tables(&fresh));
+    assert_eq!(updated.edge_list(), fresh.edge_list());
+}

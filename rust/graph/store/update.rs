@@ -119,6 +119,7 @@ impl KnowledgeGraph {
     /// and out of it: its own, the references elsewhere to names it defined or now
     /// defines, and the imports elsewhere that resolve to it. Nothing else is re-linked.
     pub fn update_file(&mut self, path: &str, symbols: FileSymbols) {
+        self.make_modules();
         // A Kotlin or Scala file whose `package` line changed answers to other module
         // keys (`modules::declared_keys`): out as a removed file, in as a new one.
         if self
@@ -149,7 +150,7 @@ impl KnowledgeGraph {
         let typed_in = self.typed_calls_into(path);
         let file = self.remove_nodes(path, !existed);
         let mut symbols = symbols;
-        let prepared = Prepared::of(path, &mut symbols);
+        let prepared = Prepared::of(path, &mut symbols, true);
         self.add_file_at(path.to_string(), symbols, None, prepared, file);
         self.link(path, &Relink::All);
         // The base edges into the file's classes first: resolving a method walks them.
@@ -264,6 +265,7 @@ impl KnowledgeGraph {
     /// Removes a file and repairs the references elsewhere to names it defined and
     /// the imports that resolved to it; false if it was not in the graph.
     pub fn remove_file(&mut self, path: &str) -> bool {
+        self.make_modules();
         let Some(entry) = self.files.get(path) else {
             return false;
         };

@@ -270,23 +270,20 @@ impl KnowledgeGraph {
         if !std::mem::take(&mut self.modules_pending) {
             return;
         }
-        let mut made: Vec<(NodeIndex, &str, Modules)> = self
+        let mut made: Vec<(NodeIndex, Modules)> = self
             .files
             .par_iter()
             .map(|(path, entry)| {
                 let s = &entry.symbols;
                 let made = Modules::of(path, s.language, s.package.as_deref(), &s.imports);
-                (entry.node, path.as_str(), made)
+                (entry.node, made)
             })
             .collect();
-        made.sort_unstable_by_key(|(node, _, _)| *node);
-        let made: Vec<(NodeIndex, String, Modules)> = made
-            .into_iter()
-            .map(|(node, path, made)| (node, path.to_string(), made))
-            .collect();
-        for (file, path, made) in made {
+        made.sort_unstable_by_key(|(node, _)| *node);
+        for (file, made) in made {
             self.index_modules(file, &made.keys, &made.lookups);
-            let entry = self.files.get_mut(&path).expect("a file of the graph");
+            let path = self.graph[file].path.clone();
+            let entry = self.files.get_mut(&*path).expect("a file of the graph");
             (entry.keys, entry.import_keys) = (made.keys, made.import_keys);
         }
     }

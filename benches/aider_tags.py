@@ -5,7 +5,7 @@ the Python of a virtual environment holding aider-chat (``kernel_scale.py`` call
 it); prints one JSON line: files, bytes, wall and CPU seconds, tags (definitions,
 references).
 
-    /work/venv-aider/bin/python benches/aider_tags.py ROOT
+    AIDER_VENV/bin/python benches/aider_tags.py ROOT
 """
 
 from __future__ import annotations

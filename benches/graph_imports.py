@@ -8,7 +8,7 @@ many of those the importing file uses (a call, type, base or use edge from the f
 definitions into that file). Also every file's dependencies (``get_dependencies``) and
 the build time.
 
-    python benches/graph_imports.py /work/jdk17
+    python benches/graph_imports.py ROOT
 
 Prints one JSON object.
 """

@@ -214,3 +214,23 @@ def stop_serve(proc: subprocess.Popen[str]) -> None:
     proc.send_signal(signal.SIGTERM)
     _, errors = proc.communicate(timeout=60)
     assert proc.returncode == 0 and "Traceback" not in errors, errors
+
+
+@pytest.fixture
+def rules(tmp_path: Path) -> Path:
+    """A project with a store holding one important rule ("Never push to main"),
+    hooks given 30 s (a loaded machine can take over the default 2 s to start Python)."""
+    root = tmp_path / "repo"
+    (root / "app").mkdir(parents=True)
+    (root / "app" / "util.py").write_text("def helper():\n    return 1\n")
+    with am.Memory.open(root) as memory:
+        assert memory.remember("Never push to main", importance=1).memory_id == 1
+    (root / ".aircher" / "config.toml").write_text("[hooks]\ndeadline_seconds = 30\n")
+    return root
+
+
+def hook_event(name: str, root: Path, **fields: Any) -> str:
+    """A Claude Code hook's JSON payload for event ``name`` in project ``root``."""
+    import json
+
+    return json.dumps({"session_id": "s1", "cwd": str(root), "hook_event_name": name, **fields})

@@ -23,7 +23,7 @@ from aircher_mem.config import HooksPolicy
 from aircher_mem.interfaces import client as http_client
 from aircher_mem.interfaces import dispatch, hook_command, hooks, wire
 from aircher_mem.longterm import store as longterm_store
-from conftest import serving
+from conftest import hook_event, serving
 
 SCRIPT = str(Path(sys.executable).with_name("aircher-mem"))
 HEAVY = ("numpy", "duckdb", "aircher_mem.memory")
@@ -58,22 +58,6 @@ def run_script(tmp_path: Path, args: list[str], stdin: str = "", cwd: Path | Non
     return done, set(json.loads(listing.read_text()))
 
 
-@pytest.fixture
-def rules(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    (root / "app").mkdir(parents=True)
-    (root / "app" / "util.py").write_text("def helper():\n    return 1\n")
-    with am.Memory.open(root) as memory:
-        assert memory.remember("Never push to main", importance=1).memory_id == 1
-    # a loaded machine (parallel workers) can take over the default 2 s to start Python
-    (root / ".aircher" / "config.toml").write_text("[hooks]\ndeadline_seconds = 30\n")
-    return root
-
-
-def event(name: str, root: Path, **fields: Any) -> str:
-    return json.dumps({"session_id": "s1", "cwd": str(root), "hook_event_name": name, **fields})
-
-
 def test_importing_the_package_imports_none_of_its_modules() -> None:
     code = (
         "import sys, aircher_mem; print(sorted(m for m in sys.modules if m.startswith(('aircher_mem', *sys.argv[1:]))))"
@@ -93,11 +77,11 @@ def test_a_hook_with_a_server_imports_neither_the_service_nor_numpy_nor_duckdb(r
     read = {"type": "text", "file": {"filePath": "x", "content": "", "numLines": 2, "startLine": 1}}
     tool = {"file_path": str(rules / "app" / "util.py")}
     with am.Memory.open(rules) as memory, serving(memory) as served:
-        prompt = event("UserPromptSubmit", rules, prompt="Can I push to main now?")
+        prompt = hook_event("UserPromptSubmit", rules, prompt="Can I push to main now?")
         done, modules = run_script(tmp_path, ["hook", "UserPromptSubmit"], prompt, cwd=rules)
         assert (done.returncode, done.stdout, done.stderr) == (0, PROMPT_CONTEXT, "")
         assert sorted(m for m in HEAVY if m in modules) == []
-        payload = event("PostToolUse", rules, tool_name="Read", tool_input=tool, tool_response=read)
+        payload = hook_event("PostToolUse", rules, tool_name="Read", tool_input=tool, tool_response=read)
         done, modules = run_script(tmp_path, ["hook", "PostToolUse", "--root", str(rules)], payload)
         assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
         assert sorted(m for m in HEAVY if m in modules) == []
@@ -114,7 +98,7 @@ def test_a_hook_with_a_server_imports_neither_the_service_nor_numpy_nor_duckdb(r
 
 @pytest.mark.slow
 def test_the_hooks_take_their_limits_from_server_json_only_while_config_toml_is_unchanged(rules: Path) -> None:
-    prompt = event("UserPromptSubmit", rules, prompt="Can I push to main now?", session_id=None)
+    prompt = hook_event("UserPromptSubmit", rules, prompt="Can I push to main now?", session_id=None)
     with am.Memory.open(rules) as memory, serving(memory):
         snapshot = http_client.snapshot_of(rules)
         assert snapshot is not None and snapshot["config"] == http_client.config_digest(rules)

@@ -21,7 +21,7 @@ from urllib.parse import urlencode
 import aircher_mem as am
 import pytest
 from aircher_mem.interfaces import hooks, thin
-from conftest import serving
+from conftest import hook_event, serving
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -83,22 +83,6 @@ def modules_of(args: list[str], tmp_path: Path, stdin: str = "", cwd: Path | Non
     return done, set(listing.read_text().split("\n"))
 
 
-@pytest.fixture
-def rules(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    (root / "app").mkdir(parents=True)
-    (root / "app" / "util.py").write_text("def helper():\n    return 1\n")
-    with am.Memory.open(root) as memory:
-        assert memory.remember("Never push to main", importance=1).memory_id == 1
-    # a loaded machine (parallel workers) can take over the default 2 s to start Python
-    (root / ".aircher" / "config.toml").write_text("[hooks]\ndeadline_seconds = 30\n")
-    return root
-
-
-def event(name: str, root: Path, **fields: Any) -> str:
-    return json.dumps({"session_id": "s1", "cwd": str(root), "hook_event_name": name, **fields})
-
-
 @pytest.mark.slow
 def test_the_installed_command_with_a_server_loads_only_c_modules_besides_its_own(rules: Path, tmp_path: Path) -> None:
     empty = tmp_path / "empty.py"
@@ -107,11 +91,11 @@ def test_the_installed_command_with_a_server_loads_only_c_modules_besides_its_ow
     read = {"type": "text", "file": {"filePath": "x", "content": "", "numLines": 2, "startLine": 1}}
     tool = {"file_path": str(rules / "app" / "util.py")}
     with am.Memory.open(rules) as memory, serving(memory) as served:
-        prompt = event("UserPromptSubmit", rules, prompt="Can I push to main now?")
+        prompt = hook_event("UserPromptSubmit", rules, prompt="Can I push to main now?")
         done, modules = modules_of([HOOK_FILE, "UserPromptSubmit"], tmp_path, prompt, cwd=rules)
         assert (done.returncode, done.stdout, done.stderr) == (0, PROMPT_CONTEXT, "")
         assert sorted(modules - baseline - THIN_MODULES) == []
-        payload = event("PostToolUse", rules, tool_name="Read", tool_input=tool, tool_response=read)
+        payload = hook_event("PostToolUse", rules, tool_name="Read", tool_input=tool, tool_response=read)
         done, modules = modules_of([HOOK_FILE, "PostToolUse", "--root", str(rules)], tmp_path, payload)
         assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
         assert sorted(modules - baseline - THIN_MODULES) == []
@@ -130,7 +114,7 @@ def test_the_installed_command_with_a_server_loads_only_c_modules_besides_its_ow
 def test_without_a_server_the_installed_command_takes_the_full_path_with_site_packages(
     rules: Path, tmp_path: Path
 ) -> None:
-    prompt = event("UserPromptSubmit", rules, prompt="Can I push to main now?")
+    prompt = hook_event("UserPromptSubmit", rules, prompt="Can I push to main now?")
     done, modules = modules_of([HOOK_FILE, "UserPromptSubmit"], tmp_path, prompt, cwd=rules)
     assert (done.returncode, done.stdout, done.stderr) == (0, PROMPT_CONTEXT, "")
     assert {"site", "duckdb", "aircher_mem.memory"} <= modules
@@ -159,13 +143,15 @@ def test_off_the_happy_path_the_payload_goes_to_the_full_path(rules: Path, tmp_p
         not_json = run_hook_file(["UserPromptSubmit"], "{not json", rules)
         assert (not_json.returncode, not_json.stdout) == (0, "")
         assert not_json.stderr.startswith("aircher-mem hook: the payload is not JSON: Expecting property name")
-        wrong = run_hook_file(["PostToolUse"], event("Stop", rules), rules)
+        wrong = run_hook_file(["PostToolUse"], hook_event("Stop", rules), rules)
         assert (wrong.returncode, wrong.stdout, wrong.stderr) == (
             0,
             "",
             "aircher-mem hook PostToolUse: the payload is for 'Stop'; ignored\n",
         )
-        elsewhere = run_hook_file(["UserPromptSubmit"], event("UserPromptSubmit", other, prompt="deploy when?"), rules)
+        elsewhere = run_hook_file(
+            ["UserPromptSubmit"], hook_event("UserPromptSubmit", other, prompt="deploy when?"), rules
+        )
         assert (elsewhere.returncode, elsewhere.stderr) == (0, ""), elsewhere.stderr
         assert elsewhere.stdout.endswith("[memory 1] Deploy on Fridays\n")
         assert served.requests == []
@@ -186,7 +172,7 @@ def test_on_the_thin_path_stdin_held_open_is_exit_1_as_on_the_full_path(rules: P
         )
         assert proc.stdin is not None
         try:
-            proc.stdin.write(event("PostToolUse", rules)[:40])
+            proc.stdin.write(hook_event("PostToolUse", rules)[:40])
             proc.stdin.flush()
             started = time.monotonic()
             code = proc.wait(timeout=30)  # stdin still open
@@ -310,17 +296,17 @@ def test_a_hook_without_a_server_starts_one_only_when_hooks_start_server_says_so
 ) -> None:
     spawned = Spawned()
     monkeypatch.setattr(subprocess, "Popen", spawned)
-    prompt = event("UserPromptSubmit", rules, prompt="Can I push to main now?")
+    prompt = hook_event("UserPromptSubmit", rules, prompt="Can I push to main now?")
     assert hooks.run_hook("UserPromptSubmit", prompt) == (PROMPT_CONTEXT, 0)
     assert spawned.argv == []  # the default: no server started
     (rules / ".aircher" / "config.toml").write_text(
         "[hooks]\ndeadline_seconds = 30\nstart_server = true\nserver_idle_seconds = 90\n"
     )
-    assert hooks.run_hook("PostToolUse", event("PostToolUse", rules, tool_name="Bash")) == ("", 0)
+    assert hooks.run_hook("PostToolUse", hook_event("PostToolUse", rules, tool_name="Bash")) == ("", 0)
     serve = [sys.executable, "-m", "aircher_mem", "serve", "--root", str(rules), "--port", "0"]
     assert spawned.argv == [[*serve, "--idle-exit-seconds", "90"]]
     with am.Memory.open(rules) as memory, serving(memory):  # with a server: none started
-        assert hooks.run_hook("PostToolUse", event("PostToolUse", rules, tool_name="Bash")) == ("", 0)
+        assert hooks.run_hook("PostToolUse", hook_event("PostToolUse", rules, tool_name="Bash")) == ("", 0)
     assert len(spawned.argv) == 1
 
 
@@ -338,13 +324,13 @@ def test_a_server_started_by_a_hook_serves_the_next_hooks_then_exits_when_idle(r
     (rules / ".aircher" / "config.toml").write_text(
         "[hooks]\ndeadline_seconds = 30\nstart_server = true\nserver_idle_seconds = 3\n"
     )
-    prompt = event("UserPromptSubmit", rules, prompt="Can I push to main now?")
+    prompt = hook_event("UserPromptSubmit", rules, prompt="Can I push to main now?")
     done = run_hook_file(["UserPromptSubmit"], prompt, rules)  # no server: the full path, then one starts
     assert (done.returncode, done.stdout, done.stderr) == (0, PROMPT_CONTEXT, "")
     wait_for(lambda: http_client.Client.discover(rules) is not None)
     info = http_client.discover(rules)
     assert info is not None
-    payload = event("PostToolUse", rules, tool_name="Bash", tool_input={"command": "ls"})
+    payload = hook_event("PostToolUse", rules, tool_name="Bash", tool_input={"command": "ls"})
     done, modules = modules_of([HOOK_FILE, "PostToolUse"], tmp_path, payload, cwd=rules)
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
     assert "aircher_mem.interfaces.thin" in modules and "duckdb" not in modules  # the server's client

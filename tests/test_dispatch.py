@@ -21,7 +21,7 @@ import pytest
 from aircher_mem import memory as service
 from aircher_mem.config import HooksPolicy
 from aircher_mem.interfaces import client as http_client
-from aircher_mem.interfaces import dispatch, hook_command, hooks, wire
+from aircher_mem.interfaces import dispatch, hook_command, hooks, thin, wire
 from aircher_mem.longterm import store as longterm_store
 from conftest import hook_event, serving
 
@@ -143,13 +143,13 @@ def test_the_hooks_send_their_server_what_remote_memory_sends(tmp_path: Path) ->
     ]
     theirs, ours = Recorder(), Recorder()
     remote = http_client.RemoteMemory(theirs, tmp_path)  # type: ignore[arg-type]
-    thin = hooks._Remote(ours, tmp_path, None)  # type: ignore[arg-type]
+    thin_remote = thin.Remote(ours, tmp_path, None)  # type: ignore[arg-type]
     for verb, args, kwargs in calls:
         try:
             remote.call(verb, *args, **kwargs)
         except http_client.HTTPError:  # {} is no result: only the request matters here
             pass
-        getattr(thin, verb)(*args, **kwargs)
+        getattr(thin_remote, verb)(*args, **kwargs)
     assert len(ours.sent) == len(calls)
     assert ours.sent == theirs.sent
 

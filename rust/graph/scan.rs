@@ -677,6 +677,7 @@ mod tests {
                 relative: format!("f{i}.py"),
                 language: Language::Python,
                 bytes,
+                modified: 0,
             })
             .collect();
         // 100 | 60 40 | then 5, 3, 2, 1 each to the lighter list (the first on a tie).

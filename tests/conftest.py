@@ -234,3 +234,41 @@ def hook_event(name: str, root: Path, **fields: Any) -> str:
     import json
 
     return json.dumps({"session_id": "s1", "cwd": str(root), "hook_event_name": name, **fields})
+
+
+def run_with_stdin_held(argv: list[str], text: str) -> tuple[int, str, str]:
+    """Runs ``argv`` with ``text`` written to its stdin, which is left open until
+    the process exits (at most 30 s; it must exit within 20): its exit code,
+    stdout and stderr."""
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(text)
+        proc.stdin.flush()
+        started = time.monotonic()
+        code = proc.wait(timeout=30)
+        assert time.monotonic() - started < 20
+    finally:
+        proc.stdin.close()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.stdout is not None and proc.stderr is not None
+    out, err = proc.stdout.read(), proc.stderr.read()
+    proc.stdout.close()
+    proc.stderr.close()
+    return code, out, err
+
+
+def assert_prompt_and_read_recorded(served: Any, memory: am.Memory) -> None:
+    """What a UserPromptSubmit ("Can I push to main now?") then a PostToolUse of a
+    Read of lines 1-2 of ``app/util.py`` send a server and leave in its store."""
+    assert served.requests == [
+        ("POST", "/recall"),
+        ("POST", "/add-turn"),
+        ("POST", "/record-tool-call"),
+        ("POST", "/record-file-interaction"),
+    ]
+    assert [t.text for t in memory.longterm.turns("s1")] == ["Can I push to main now?"]
+    history = memory.file_history("app/util.py").interactions
+    assert [(i.operation, i.line_range) for i in history] == [("read", (1, 2))]

@@ -23,7 +23,7 @@ from aircher_mem.config import HooksPolicy
 from aircher_mem.interfaces import client as http_client
 from aircher_mem.interfaces import dispatch, hook_command, hooks, thin, wire
 from aircher_mem.longterm import store as longterm_store
-from conftest import hook_event, serving
+from conftest import assert_prompt_and_read_recorded, hook_event, serving
 
 SCRIPT = str(Path(sys.executable).with_name("aircher-mem"))
 HEAVY = ("numpy", "duckdb", "aircher_mem.memory")
@@ -85,15 +85,7 @@ def test_a_hook_with_a_server_imports_neither_the_service_nor_numpy_nor_duckdb(r
         done, modules = run_script(tmp_path, ["hook", "PostToolUse", "--root", str(rules)], payload)
         assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
         assert sorted(m for m in HEAVY if m in modules) == []
-        assert served.requests == [
-            ("POST", "/recall"),
-            ("POST", "/add-turn"),
-            ("POST", "/record-tool-call"),
-            ("POST", "/record-file-interaction"),
-        ]
-        assert [t.text for t in memory.longterm.turns("s1")] == ["Can I push to main now?"]
-        history = memory.file_history("app/util.py").interactions
-        assert [(i.operation, i.line_range) for i in history] == [("read", (1, 2))]
+        assert_prompt_and_read_recorded(served, memory)
 
 
 @pytest.mark.slow

@@ -30,7 +30,7 @@ from typing import Any
 import aircher_mem as am
 import pytest
 from aircher_mem.interfaces import hooks
-from conftest import duckdb_held_by_another_process, serving, start_serve, stop_serve
+from conftest import duckdb_held_by_another_process, run_with_stdin_held, serving, start_serve, stop_serve
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -734,29 +734,9 @@ def test_a_hook_whose_stdin_is_never_closed_gives_up_with_exit_1(store: Path) ->
     stdin_seconds``, says why on stderr and exits 1, which Claude Code reports as a
     non-blocking error (2 would block the agent's action)."""
     set_policy(store, "[hooks]\nstdin_seconds = 0.5\n")
-    proc = subprocess.Popen(
-        [HOOK, "hook", "SessionStart", "--root", str(store)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    code, out, err = run_with_stdin_held(
+        [HOOK, "hook", "SessionStart", "--root", str(store)], event("SessionStart", store)[:40]
     )
-    assert proc.stdin is not None
-    try:
-        proc.stdin.write(event("SessionStart", store)[:40])
-        proc.stdin.flush()
-        started = time.monotonic()
-        code = proc.wait(timeout=30)
-        assert time.monotonic() - started < 20
-    finally:
-        proc.stdin.close()
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.stdout is not None and proc.stderr is not None
-    out, err = proc.stdout.read(), proc.stderr.read()
-    proc.stdout.close()
-    proc.stderr.close()
     assert (code, out) == (1, "")
     assert err == (
         "aircher-mem hook SessionStart: HookInputError: stdin was not closed within 0.5 s "

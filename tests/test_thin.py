@@ -21,7 +21,7 @@ from urllib.parse import urlencode
 import aircher_mem as am
 import pytest
 from aircher_mem.interfaces import hooks, thin
-from conftest import hook_event, serving
+from conftest import assert_prompt_and_read_recorded, hook_event, run_with_stdin_held, serving
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -99,15 +99,7 @@ def test_the_installed_command_with_a_server_loads_only_c_modules_besides_its_ow
         done, modules = modules_of([HOOK_FILE, "PostToolUse", "--root", str(rules)], tmp_path, payload)
         assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
         assert sorted(modules - baseline - THIN_MODULES) == []
-        assert served.requests == [
-            ("POST", "/recall"),
-            ("POST", "/add-turn"),
-            ("POST", "/record-tool-call"),
-            ("POST", "/record-file-interaction"),
-        ]
-        assert [t.text for t in memory.longterm.turns("s1")] == ["Can I push to main now?"]
-        history = memory.file_history("app/util.py").interactions
-        assert [(i.operation, i.line_range) for i in history] == [("read", (1, 2))]
+        assert_prompt_and_read_recorded(served, memory)
 
 
 @pytest.mark.slow
@@ -163,29 +155,10 @@ def test_off_the_happy_path_the_payload_goes_to_the_full_path(rules: Path, tmp_p
 def test_on_the_thin_path_stdin_held_open_is_exit_1_as_on_the_full_path(rules: Path) -> None:
     (rules / ".aircher" / "config.toml").write_text("[hooks]\nstdin_seconds = 0.5\n")
     with am.Memory.open(rules) as memory, serving(memory) as served:
-        proc = subprocess.Popen(
+        code, out, err = run_with_stdin_held(
             [sys.executable, "-I", "-S", HOOK_FILE, "PostToolUse", "--root", str(rules)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
+            hook_event("PostToolUse", rules)[:40],
         )
-        assert proc.stdin is not None
-        try:
-            proc.stdin.write(hook_event("PostToolUse", rules)[:40])
-            proc.stdin.flush()
-            started = time.monotonic()
-            code = proc.wait(timeout=30)  # stdin still open
-            assert time.monotonic() - started < 20
-        finally:
-            proc.stdin.close()
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-        assert proc.stdout is not None and proc.stderr is not None
-        out, err = proc.stdout.read(), proc.stderr.read()
-        proc.stdout.close()
-        proc.stderr.close()
         assert (code, out) == (1, "")
         assert err == (
             "aircher-mem hook PostToolUse: HookInputError: stdin was not closed within 0.5 s "

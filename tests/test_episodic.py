@@ -176,6 +176,44 @@ def test_incremental_co_edits_equal_the_full_query(edits: list[tuple[str, str, i
     m.close()
 
 
+@pytest.mark.slow
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["a.py", "b.py", "c.py"]),
+            st.sampled_from(["t1", "t2", "t3"]),
+            st.integers(0, 900),
+            st.sampled_from(["edit", "read", "failed edit", "reopen"]),
+        ),
+        max_size=30,
+    ),
+    st.integers(1, 3),
+)
+def test_co_edits_of_started_tasks_across_reopens(
+    tmp_path_factory: Any, steps: list[tuple[str, str, int, str]], batch: int
+) -> None:
+    # t1 and t2 are started (their files_touched tell which tasks touched one file
+    # only, whose edits cannot pair: no query), t3 never is; a reopen reads
+    # files_touched back from the file
+    path = tmp_path_factory.mktemp("co") / "episodic.duckdb"
+    m = EpisodicMemory(path, batch_size=batch)
+    m.start_task("t1", "one")
+    m.start_task("t2", "two")
+    for file, task, at, what in steps:
+        if what == "reopen":
+            m.close()
+            m = EpisodicMemory(path, batch_size=batch)
+        else:
+            m.record_file_interaction(
+                file, "edit" if "edit" in what else "read", task_id=task, timestamp=NOW + at, success=what != "failed edit"
+            )
+    m.flush()
+    learned = {tuple(p.data["files"]): p.observed_count for p in m.patterns("co-edit")}
+    assert learned == {(c.file1, c.file2): c.count for c in m.co_edited_files(min_count=1)}
+    m.close()
+
+
 def test_error_then_fix_pattern(mem: EpisodicMemory) -> None:
     mem.start_task("t1", "make the tests pass")
     for _ in range(2):

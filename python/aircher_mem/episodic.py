@@ -667,7 +667,10 @@ class EpisodicMemory(store.StoreHolder):
         con = self._con
         con.execute("BEGIN TRANSACTION")
         try:
-            first_new_edit = con.execute("SELECT coalesce(max(id), 0) FROM file_interactions").fetchone()
+            edited = any(self._may_pair(row) for row in self._pending["file_interactions"])
+            first_new_edit = (
+                con.execute("SELECT coalesce(max(id), 0) FROM file_interactions").fetchone() if edited else None
+            )
             for table, rows in self._pending.items():
                 if rows:
                     con.execute(_batch_insert_sql(table), [list(column) for column in zip(*rows)])
@@ -683,7 +686,7 @@ class EpisodicMemory(store.StoreHolder):
                         [json.dumps(dict(self._task_usage[t][1])) for t in dirty],
                     ],
                 )
-            if any(row[4] == "edit" and row[6] for row in self._pending["file_interactions"]):
+            if edited:
                 self._update_co_edits(int(first_new_edit[0]) if first_new_edit else 0)
             self._update_error_fixes()
             con.execute("COMMIT")
@@ -760,18 +763,28 @@ class EpisodicMemory(store.StoreHolder):
                 [total, confidence(total), when_us, row[0]],
             )
 
+    def _may_pair(self, row: tuple[Any, ...]) -> bool:
+        """Whether a buffered file interaction can make a co-edit pair: a successful
+        edit within a task (NULL = NULL is not true) that has touched another file
+        (the task's ``files_touched`` holds every file it edited; a task id nobody
+        started has none, so it may)."""
+        task, operation, success = row[2], row[4], row[6]
+        if task is None or operation != "edit" or not success:
+            return False
+        usage = self._task_usage.get(task)
+        return usage is None or len(usage[0]) > 1
+
     def _update_co_edits(self, last_old_id: int) -> None:
         """Co-edit pairs (edits of two files in the same task within the policy's
         ``co_edit_seconds``), counted incrementally and set-based: only pairs with a row newer
-        than ``last_old_id`` are counted, each unordered pair of rows once, and all
-        patterns are updated with one UPDATE and one INSERT.
+        than ``last_old_id`` are counted, each unordered pair of rows once, in one query;
+        when there are any, the patterns are updated with one UPDATE and one INSERT.
 
         Confidence: co-edits per edit of the less edited file of the pair ("when one
         changes, how often the other does too"), capped at 1."""
         con = self._con
-        con.execute(
-            f"""CREATE OR REPLACE TEMP TABLE co_edit_delta AS
-                WITH pairs AS (
+        delta = con.execute(
+            f"""WITH pairs AS (
                     SELECT least(a.file_path, b.file_path) AS f1, greatest(a.file_path, b.file_path) AS f2,
                            count(*) AS n, epoch_us(min(greatest(a.timestamp, b.timestamp))) AS first_us,
                            epoch_us(max(greatest(a.timestamp, b.timestamp))) AS last_us
@@ -789,13 +802,22 @@ class EpisodicMemory(store.StoreHolder):
                        greatest(1, least(e1.n, e2.n)) AS fewer
                 FROM pairs p JOIN edits e1 ON e1.file_path = p.f1 JOIN edits e2 ON e2.file_path = p.f2""",
             [last_old_id],
+        ).fetchall()
+        if not delta:
+            return
+        columns = [list(column) for column in zip(*delta)]
+        rows = (
+            "SELECT unnest(?::VARCHAR[]) AS key, unnest(?::VARCHAR[]) AS f1, unnest(?::VARCHAR[]) AS f2, "
+            "unnest(?::BIGINT[]) AS n, unnest(?::BIGINT[]) AS first_us, unnest(?::BIGINT[]) AS last_us, "
+            "unnest(?::BIGINT[]) AS fewer"
         )
         con.execute(
-            """UPDATE learned_patterns SET
+            f"""UPDATE learned_patterns SET
                    observed_count = learned_patterns.observed_count + d.n,
                    confidence = least(1.0, (learned_patterns.observed_count + d.n) / d.fewer),
                    last_seen = greatest(learned_patterns.last_seen, make_timestamp(d.last_us))
-               FROM co_edit_delta d WHERE learned_patterns.pattern_key = d.key"""
+               FROM ({rows}) d WHERE learned_patterns.pattern_key = d.key""",
+            columns,
         )
         con.execute(
             f"""INSERT INTO learned_patterns
@@ -804,10 +826,10 @@ class EpisodicMemory(store.StoreHolder):
                       to_json({{'files': [d.f1, d.f2], 'operations': ['edit', 'edit'],
                                'within_seconds': {self.policy.co_edit_seconds}}}),
                       least(1.0, d.n / d.fewer), d.n, make_timestamp(d.first_us), make_timestamp(d.last_us), d.key
-               FROM co_edit_delta d
-               WHERE d.key NOT IN (SELECT pattern_key FROM learned_patterns WHERE pattern_type = 'co-edit')"""
+               FROM ({rows}) d
+               WHERE d.key NOT IN (SELECT pattern_key FROM learned_patterns WHERE pattern_type = 'co-edit')""",
+            columns,
         )
-        con.execute("DROP TABLE co_edit_delta")
 
     def _update_error_fixes(self) -> None:
         for tool, path, signature, when in self._fixes:

@@ -206,7 +206,11 @@ def test_co_edits_of_started_tasks_across_reopens(
             m = EpisodicMemory(path, batch_size=batch)
         else:
             m.record_file_interaction(
-                file, "edit" if "edit" in what else "read", task_id=task, timestamp=NOW + at, success=what != "failed edit"
+                file,
+                "edit" if "edit" in what else "read",
+                task_id=task,
+                timestamp=NOW + at,
+                success=what != "failed edit",
             )
     m.flush()
     learned = {tuple(p.data["files"]): p.observed_count for p in m.patterns("co-edit")}

@@ -1,12 +1,14 @@
 """Wall time of one hook process, as Claude Code pays it on every prompt
 (``UserPromptSubmit``) and every tool call (``PostToolUse``), with ``aircher-mem
-serve`` running for the project and without one (the hook opens the store itself):
+serve`` running for the project and without one (``UserPromptSubmit`` opens the
+store itself, and first writes the journal into it; ``PostToolUse`` appends to the
+hooks' journal once a full hook wrote hooks.json, as the warm-up run's do):
 the command ``aircher-mem hooks install`` writes (``<python> -I -S
 .../aircher_mem/hook.py EVENT``) and the console script's ``aircher-mem hook
 EVENT``; also ``aircher-mem --version`` and the interpreter alone (``python -c
 pass``, ``python -I -S -c pass``). With ``--baseline VENV`` the console script of
-another environment (an older build of the package) runs the same hooks against the
-same projects and server, as a baseline in the same run. Two copies of one project
+another environment (an older build of the package, of the same store schema) runs
+the same hooks against the same projects and server, as a baseline in the same run. Two copies of one project
 (50 turns, a rule, a task): a server runs for the first, none for the second. The
 cases run interleaved, one run of each in turn, ``--runs`` times; min, median, p95
 (nearest rank) and max of the wall milliseconds, and the median CPU milliseconds

@@ -359,7 +359,7 @@ def test_an_argument_a_tool_does_not_take_is_refused_as_over_http(project: Path)
         "query is required; unknown argument qurey; allowed: query, max_tokens, focus_files",
         "unknown argument prefx; allowed: name, prefix, fuzzy",
         "unknown argument duraton_ms; allowed: tool_name, parameters, success, result, error_message, "
-        "duration_ms, file_path, task_id",
+        "duration_ms, file_path, task_id, at",
         "unknown argument descripton; allowed: action, task_id, description, outcome",
     ]
 

@@ -438,6 +438,12 @@ class HooksPolicy(_Section):
     start_server: bool = False
     #: ... which exits after this many seconds without a request.
     server_idle_seconds: float = _bound(1800.0, 0.0, 31_536_000.0, lo_open=True)
+    #: Bytes the journal may hold (``.aircher/journal.jsonl``): a ``PostToolUse`` with
+    #: no server and nobody holding the store appends its records there, redacted and
+    #: flushed to disk, instead of opening the store; whoever opens the store next
+    #: writes them into it, once. A journal this large, or 0, sends the hook to the
+    #: store itself.
+    journal_max_bytes: int = _bound(4_000_000, 0, 1 << 30)
 
 
 _SECTIONS: dict[str, type[_Section]] = {

@@ -39,13 +39,14 @@ method raises is an :class:`AircherError`; DuckDB's own become :class:`StoreErro
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import logging
 import math
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -132,6 +133,11 @@ _MIGRATIONS: dict[int, list[str]] = {
         "ALTER TABLE tool_executions ALTER COLUMN context_tokens TYPE BIGINT",
         "ALTER TABLE context_snapshots ALTER COLUMN total_tokens TYPE BIGINT",
     ],
+    4: [
+        # The hooks' journals written into the store, each in the transaction that
+        # wrote its records: a journal found again after a crash is not written twice.
+        "CREATE TABLE drained_journals (id VARCHAR PRIMARY KEY, drained_at TIMESTAMP NOT NULL)",
+    ],
 }
 store.register("episodic", _MIGRATIONS)
 SCHEMA_VERSION = store.latest_version("episodic")
@@ -176,6 +182,10 @@ _COLUMNS: dict[str, list[tuple[str, str]]] = {
         ("data", "JSON"),
         ("confidence", "FLOAT"),
         ("created_at", "TIMESTAMP"),
+    ],
+    "drained_journals": [
+        ("id", "VARCHAR"),
+        ("drained_at", "TIMESTAMP"),
     ],
 }
 
@@ -328,6 +338,7 @@ class EpisodicMemory(store.StoreHolder):
         self.current_task_id: str | None = None
         self._con = store.connect(self.path, self)
         self._pending: dict[str, list[tuple[Any, ...]]] = {table: [] for table in _COLUMNS}
+        self._whole = 0  # depth of whole() blocks
         self._pending_rows = 0
         # task_id -> (files touched in order, tool counts): kept here, written on flush.
         self._task_usage: dict[str, tuple[list[str], Counter[str]]] = {}
@@ -368,8 +379,28 @@ class EpisodicMemory(store.StoreHolder):
         self._check_open()
         self._pending[table].append(row)
         self._pending_rows += 1
-        if self._pending_rows >= self.batch_size:
+        if self._pending_rows >= self.batch_size and not self._whole:
             self.flush()
+
+    @contextlib.contextmanager
+    def whole(self) -> Iterator[None]:
+        """Nothing buffered in the block is flushed before the caller's own
+        :meth:`flush`: not every ``batch_size`` rows (what must commit in one
+        transaction, such as a journal and its mark)."""
+        self._whole += 1
+        try:
+            yield
+        finally:
+            self._whole -= 1
+
+    def journal_drained(self, journal_id: str) -> bool:
+        """Whether the hooks' journal ``journal_id`` was written into the store."""
+        return bool(self._read("SELECT count(*) FROM drained_journals WHERE id = ?", [journal_id])[0][0])
+
+    def mark_journal(self, journal_id: str, *, at: float | None = None) -> None:
+        """Buffers the mark that the journal ``journal_id`` is written: it commits
+        with the records buffered before the next flush."""
+        self._buffer("drained_journals", (checks.text("journal id", journal_id, max_chars=200), _micros(self._now(at))))
 
     def record_tool_execution(
         self,

@@ -32,7 +32,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Annotated, Any, Literal, ParamSpec, TypeVar, get_args
 
-from . import _core, assembly
+from . import _core, assembly, journal
 from ._core import KnowledgeGraph, __version__
 from .checks import (
     MAX_INT,
@@ -51,6 +51,7 @@ from .checks import (
     TaskId,
     Time,
     Tokens,
+    unix_time,
 )
 from .checks import flag as _flag
 from .checks import limit as _limit
@@ -320,10 +321,16 @@ class Memory:
     @property
     def episodic(self) -> EpisodicMemory:
         """The episodic store (opened on first use; :class:`StoreLockedError` if
-        another process has it open)."""
+        another process has it open). Opening it writes the hooks' journal into it
+        first (:mod:`aircher_mem.journal`)."""
         self._check_open()
         if self._episodic is None:
-            self._episodic = EpisodicMemory(self.db_path, policy=self.policy.episodic, search=self.policy.retrieval)
+            with self._lock:
+                if self._episodic is None:
+                    self._episodic = EpisodicMemory(
+                        self.db_path, policy=self.policy.episodic, search=self.policy.retrieval
+                    )
+                    journal.drain(self)
         return self._episodic
 
     @property
@@ -1081,6 +1088,7 @@ class Memory:
         ] = None,
         file_path: Annotated[str | None, Arg(description="The file it worked on.")] = None,
         task_id: TaskId = None,
+        at: Annotated[Time | None, Arg(description="When it happened (default: now).")] = None,
     ) -> Recorded:
         """The one call after a tool call: remembers it in the episodic store
         (durably: flushed before returning) and, when ``result`` (the tool's output)
@@ -1102,6 +1110,7 @@ class Memory:
             duration_ms=duration_ms,
             file_path=rel,
             task_id=task_id,
+            timestamp=None if at is None else unix_time("at", at),
         )
         self._flush_episodic()
         if result is not None:
@@ -1122,6 +1131,7 @@ class Memory:
         success: Annotated[bool, Arg(description="Whether it succeeded.")] = True,
         changes_summary: Annotated[str | None, Arg(description="What changed, in a line.")] = None,
         task_id: TaskId = None,
+        at: Annotated[Time | None, Arg(description="When it happened (default: now).")] = None,
     ) -> Recorded:
         """Remembers a read, write, edit, search or analysis of a file (durably). A
         write or edit makes the graph refresh before the next graph verb.
@@ -1134,9 +1144,15 @@ class Memory:
         if operation not in OPERATIONS:
             raise InvalidInputError(f"operation must be one of {', '.join(OPERATIONS)}, got {operation!r}")
         self.episodic.record_file_interaction(
-            rel, operation, line_range=line_range, success=success, changes_summary=changes_summary, task_id=task_id
+            rel,
+            operation,
+            line_range=line_range,
+            success=success,
+            changes_summary=changes_summary,
+            task_id=task_id,
+            timestamp=None if at is None else unix_time("at", at),
         )
-        self.episodic.flush()
+        self._flush_episodic()
         if operation in ("write", "edit"):
             self._stale = True
         return Recorded("file_interaction", self._stale)

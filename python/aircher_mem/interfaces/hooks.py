@@ -72,10 +72,14 @@ open the store themselves. With a server a hook imports neither the service nor 
 Policy: its ``[hooks]`` limits come from server.json (:func:`client.snapshot_of`)
 while config.toml has the digest written there. ``UserPromptSubmit`` and
 ``PostToolUse`` with a server run on the thin path (:mod:`.thin`), which imports
-only C modules of the standard library besides its own; the other events, and these
-two without a server, come here. A hook that opened the store itself starts ``aircher-mem
-serve`` for the project once done when ``[hooks] start_server`` says so (off by
-default), exiting after ``[hooks] server_idle_seconds`` without a request.
+only C modules of the standard library besides its own. Without a server,
+``PostToolUse`` appends its records to the hooks' journal when nobody holds the
+store (:mod:`aircher_mem.journal`), its limits read from hooks.json, which this
+path writes whenever it loads the Policy; the other events, ``UserPromptSubmit``
+without a server and a ``PostToolUse`` the journal does not take come here. A hook
+that opened the store itself starts ``aircher-mem serve`` for the project once done
+when ``[hooks] start_server`` says so (off by default), exiting after ``[hooks]
+server_idle_seconds`` without a request.
 
 Sources relied on (third-party pages found by search, not authority):
 
@@ -121,14 +125,20 @@ from typing import NamedTuple, cast
 
 from ..brief import MARKER, session_brief, task_query
 from ..errors import AircherError, InvalidInputError, StoreNotFoundError
+from ..root import STORE_DIR
 from .client import Client, find_root, snapshot_of
 from .hook_command import EXIT_OK
 from .thin import (
+    DB_FILE,
+    HOOKS_FILE,
     MEMORY_KINDS,
     STATE_FILE,
     HookInputError,
     Logger,
+    config_digest,
     read_payload,
+    server_data,
+    write_private,
 )
 from .thin import Call as _Call
 from .thin import Remote as _Remote
@@ -488,8 +498,28 @@ def _settings(root: Path) -> _Settings:
             pass
     from ..config import Policy
 
+    before = config_digest(root)
     policy = Policy.load(root)
+    if policy.hooks.journal_max_bytes and (root / STORE_DIR / DB_FILE).is_file():
+        _keep_snapshot(root, before, policy)
     return _Settings(policy.hooks, policy.server.proof_timeout_seconds, policy)
+
+
+def _keep_snapshot(root: Path, digest: str | None, policy: Policy) -> None:
+    """Writes hooks.json (server.json's ``policy``: the ``[hooks]`` and ``[server]``
+    sections with the digest of the config.toml they came from) when it does not
+    hold them already: the next ``PostToolUse`` without a server reads its limits
+    there and journals. Not when config.toml changed while it was loaded."""
+    if config_digest(root) != digest:
+        return
+    data = {"policy": {"config": digest, "hooks": policy.hooks.to_dict(), "server": policy.server.to_dict()}}
+    path = root / STORE_DIR / HOOKS_FILE
+    if server_data(path) == data:
+        return
+    try:
+        write_private(str(path), json.dumps(data))
+    except OSError as exc:
+        log.warning("aircher-mem hook: cannot write %s: %s", path, exc)
 
 
 @contextmanager

@@ -80,6 +80,10 @@ __all__ = [
     "write_private",
     "MEMORY_KINDS",
     "SERVER_FILE",
+    "HOOKS_FILE",
+    "DB_FILE",
+    "Journaled",
+    "NotJournaled",
     "LOOPBACK",
     "PENDING_PROMPTS",
     "STATE_FILE",
@@ -89,6 +93,11 @@ __all__ = [
 #: The events the thin path runs; the others always take the full path.
 THIN_EVENTS = ("UserPromptSubmit", "PostToolUse")
 SERVER_FILE = "server.json"
+#: The ``[hooks]`` and ``[server]`` sections the full path last loaded, with the
+#: config's digest (server.json's ``policy``): a hook without a server reads them here.
+HOOKS_FILE = "hooks.json"
+#: The store file (``aircher_mem.memory.DB_FILE``; a test holds the two equal).
+DB_FILE = "memory.duckdb"
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 #: Bytes of server.json read at most.
 _SERVER_FILE_MAX_BYTES = 65_536
@@ -703,7 +712,7 @@ class Verbs:
         self.deadline = deadline
         #: The results' JSON: the server's answer as it is, a Memory's result through wire.
         self.json: Callable[[Any], Any] = _as_is
-        if not isinstance(memory, Remote):
+        if not isinstance(memory, (Remote, Journaled)):
             from .wire import to_json
 
             self.json = to_json
@@ -874,6 +883,78 @@ class Remote:
 
     def record_snapshot(self, snapshot: dict[str, Any]) -> Any:
         return self._send("POST", "/record-snapshot", {"snapshot": snapshot}, "record_snapshot", snapshot)
+
+
+class NotJournaled(Exception):
+    """A record the journal does not take (the hook opens the store instead)."""
+
+
+class Journaled:
+    """The write verbs ``PostToolUse`` uses, kept as journal lines
+    (:mod:`aircher_mem.journal`): the arguments a server would get, with the time of
+    the call and their secrets redacted; :meth:`write` appends them."""
+
+    def __init__(self, root: str, limits: Limits) -> None:
+        from ..redact import redact, redact_value
+
+        self.root = root
+        self.limits = limits
+        self.lines: list[str] = []
+        self._redact = redact
+        self._redact_value = redact_value
+
+    def _path(self, path: str | None) -> str | None:
+        if path is not None and self._redact(path) != path:
+            raise NotJournaled("a path that redaction would change")
+        return path
+
+    def _keep(self, verb: str, arguments: dict[str, Any]) -> None:
+        arguments["at"] = time.time()
+        self.lines.append(dumps({"verb": verb, "arguments": arguments}, ensure_ascii=True))
+
+    def record_tool_call(
+        self,
+        tool_name: str,
+        parameters: dict[str, Any],
+        *,
+        success: bool,
+        error_message: str | None,
+        file_path: str | None,
+    ) -> None:
+        self._keep(
+            "record_tool_call",
+            {
+                "tool_name": tool_name,
+                "parameters": self._redact_value(parameters),
+                "success": success,
+                "error_message": None if error_message is None else self._redact(error_message),
+                "file_path": self._path(file_path),
+            },
+        )
+
+    def record_file_interaction(
+        self, path: str, operation: str, *, line_range: tuple[int, int] | None, changes_summary: str | None
+    ) -> None:
+        self._keep(
+            "record_file_interaction",
+            {
+                "path": self._path(path),
+                "operation": operation,
+                "line_range": None if line_range is None else list(line_range),
+                "changes_summary": None if changes_summary is None else self._redact(changes_summary),
+            },
+        )
+
+    def write(self) -> bool:
+        """Appends the lines kept (none: True); False when the journal does not take
+        them (the store is held, the journal is full)."""
+        from .. import journal
+
+        if not self.lines:
+            return True
+        header = dumps({"journal": os.urandom(16).hex(), "version": journal.VERSION})
+        folder = os.path.join(self.root, STORE_DIR)
+        return journal.append(folder, DB_FILE, self.lines, header, max_bytes=_journal_bytes(self.limits))
 
 
 class Limits:
@@ -1234,6 +1315,58 @@ def _served(start: str | os.PathLike[str]) -> _Served | None:
         return None
 
 
+def _journal_bytes(limits: Limits) -> int:
+    """``[hooks] journal_max_bytes`` (0, journaling off, in a snapshot older than it)."""
+    return int_of(getattr(limits, "journal_max_bytes", None)) or 0
+
+
+class _Alone:
+    """A project no live server serves, whose store exists and whose hooks.json
+    describes its current config.toml with journaling on: ``PostToolUse`` journals."""
+
+    def __init__(self, root: str, limits: Limits) -> None:
+        self.root = root
+        self.limits = limits
+
+
+def _alone(start: str | os.PathLike[str]) -> _Alone | None:
+    try:
+        root = root_folder(start)
+    except (AircherError, OSError):
+        return None
+    folder = os.path.join(root, STORE_DIR)
+    info = info_of(server_data(os.path.join(folder, SERVER_FILE)))
+    if info is not None and alive(info[2]):
+        return None  # a server: its clients' path, or the full one
+    if not os.path.isfile(os.path.join(folder, DB_FILE)):
+        return None  # making the store is the full path's
+    snapshot = snapshot_in(server_data(os.path.join(folder, HOOKS_FILE)), root)
+    try:
+        limits = Limits(snapshot["hooks"]) if snapshot is not None else None
+    except (KeyError, TypeError, ValueError):
+        return None
+    return _Alone(root, limits) if limits is not None and _journal_bytes(limits) else None
+
+
+def _journal(project: _Alone, data: dict[str, Any], started: float, payload: str, full: Callable[[str], int]) -> int:
+    """``PostToolUse`` without a server: its records appended to the journal, or,
+    when the journal does not take them, the full path on the payload."""
+    from .hook_command import EXIT_OK
+
+    limits = project.limits
+    deadline = started + limits.deadline_seconds
+    journaled = Journaled(project.root, limits)
+    try:
+        post_tool(Call(Verbs(journaled, deadline), data, project.root, deadline, limits))
+        if journaled.write():
+            return EXIT_OK
+    except NotJournaled:
+        pass
+    except OSError as exc:
+        log.warning("aircher-mem hook PostToolUse: cannot write the journal of %s: %s", project.root, exc)
+    return full(payload)
+
+
 def run(event: str, root: str | None, out: IO[str], full: Callable[[str], int]) -> int | None:
     """``aircher-mem hook EVENT [--root root]`` on the thin path; None (stdin not
     read) when it is not for it. ``full(payload)`` runs the full path on a payload
@@ -1241,7 +1374,9 @@ def run(event: str, root: str | None, out: IO[str], full: Callable[[str], int]) 
     if event not in _THIN_HANDLERS or os.name == "nt":
         return None
     try:
-        here = _served(root if root is not None else os.getcwd())
+        here: _Served | _Alone | None = _served(root if root is not None else os.getcwd())
+        if here is None and event == "PostToolUse":
+            here = _alone(root if root is not None else os.getcwd())
     except OSError:
         return None
     if here is None or sys.stdin is None:
@@ -1268,7 +1403,8 @@ def run(event: str, root: str | None, out: IO[str], full: Callable[[str], int]) 
         return full(payload)
     project = _served(start)
     if project is None:
-        return full(payload)
+        alone = _alone(start) if event == "PostToolUse" else None
+        return full(payload) if alone is None else _journal(alone, data, started, payload, full)
     limits = project.limits
     deadline = started + limits.deadline_seconds
     host, port, pid, token = project.info

@@ -1,0 +1,168 @@
+"""The hooks' journal: ``.aircher/journal.jsonl``, where a ``PostToolUse`` hook with
+no server writes its records when nobody holds the store, instead of opening it.
+
+Opening the store (DuckDB, the service, numpy) is most of what a hook without a
+server costs; appending a line to a file is not. The journal keeps the guarantees
+of the store:
+
+* **Durable**: the hook writes its lines and ``fsync``\\s the file (and, when it
+  made the file, the folder) before it exits.
+* **Private and redacted**: the file is 0600 and holds the records with their
+  secrets already redacted (:mod:`aircher_mem.redact`); a record whose file path
+  would change under redaction is not journaled (the hook opens the store).
+* **One writer**: a hook appends only while it holds the store's lock file
+  (``memory.duckdb.lock``, as :func:`aircher_mem.store.hold` takes it) without
+  waiting; when a process holds the store (a server, a program), the hook does not
+  journal. Whoever opens the store writes the journal into it before anything reads
+  the episodic tables (:func:`drain`), so the journal is empty whenever the store is
+  held, and every process that opens the store sees the hooks' records.
+* **Exactly once**: the journal's first line names it (a random id); the records
+  and the mark of that id commit in one transaction, and the file is removed after.
+  A journal found again (a crash between the two) is removed unwritten.
+* **Bounded**: the hook does not journal past ``[hooks] journal_max_bytes``; a
+  line that does not parse (a crash in the middle of an append) is skipped with a
+  warning, and the next append starts on a line of its own.
+
+The writer (:func:`append`) imports only C modules of the standard library, for the
+hook's thin path; :func:`drain` runs in the service."""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False  # not typing's: importing typing is a cost on the hook's path
+if TYPE_CHECKING:
+    from .memory import Memory
+
+__all__ = ["JOURNAL_FILE", "VERSION", "VERBS", "append", "drain"]
+
+#: The journal's name in the store's folder.
+JOURNAL_FILE = "journal.jsonl"
+#: The format its first line declares.
+VERSION = 1
+#: The verbs a journal line may name.
+VERBS = ("record_tool_call", "record_file_interaction")
+_LOCK_SUFFIX = ".lock"  # aircher_mem.store's lock file beside the store file
+_MAX_READ = 1 << 30  # bytes of a journal read at most (a hook stops far sooner)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def append(store_dir: str, db_file: str, lines: list[str], header: str, *, max_bytes: int) -> bool:
+    """Appends ``lines`` (JSON texts, one record each) to the journal in
+    ``store_dir``, durably, when nobody holds the store file ``db_file`` of that
+    folder and the journal stays within ``max_bytes``; ``header`` (a JSON text with
+    a new id) starts a new journal. False, with nothing written, otherwise; OSError
+    when the folder cannot be written."""
+    import fcntl
+
+    flags = os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+    lock_file = os.path.realpath(os.path.join(store_dir, db_file)) + _LOCK_SUFFIX
+    lock = os.open(lock_file, os.O_RDWR | os.O_CREAT | flags, 0o600)
+    try:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False  # the store is held: its holder is the writer
+        path = os.path.join(store_dir, JOURNAL_FILE)
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | flags, 0o600)
+        try:
+            status = os.fstat(fd)
+            if status.st_mode & 0o170000 != 0o100000:  # not a regular file
+                return False
+            if status.st_mode & 0o077:
+                os.fchmod(fd, 0o600)
+            size = status.st_size
+            text = "".join(line + "\n" for line in lines)
+            if size == 0:
+                text = header + "\n" + text
+            elif os.pread(fd, 1, size - 1) != b"\n":
+                text = "\n" + text  # a line cut short by a crash stays alone
+            data = text.encode("utf-8")
+            if size + len(data) > max_bytes:
+                return False
+            _write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if size == 0:
+            folder = os.open(store_dir, os.O_RDONLY | flags)
+            try:
+                os.fsync(folder)
+            finally:
+                os.close(folder)
+        return True
+    finally:
+        os.close(lock)  # releases the lock
+
+
+def _journal_id(line: bytes) -> str | None:
+    import json
+
+    try:
+        header = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(header, dict) or header.get("version") != VERSION:
+        return None
+    found = header.get("journal")
+    return found if isinstance(found, str) and 0 < len(found) <= 200 else None
+
+
+def drain(memory: Memory) -> int:
+    """Writes the project's journal into ``memory``'s store, once, and removes it;
+    how many records were written. The caller holds the store (its episodic store is
+    open). A line that does not parse, names another verb or whose arguments the verb
+    refuses is skipped with a warning; a journal whose first line is not one (not
+    written by a hook) is renamed ``journal.jsonl.unreadable`` with a warning."""
+    import json
+    import logging
+
+    from . import verbs
+    from .errors import AircherError
+
+    log = logging.getLogger(__name__)
+    path = os.path.join(memory.store, JOURNAL_FILE)
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(_MAX_READ)
+    except FileNotFoundError:
+        return 0
+    lines = data.split(b"\n")
+    journal_id = _journal_id(lines[0])
+    if journal_id is None:
+        log.warning("%s does not start as a hooks' journal does; renamed %s.unreadable, not read", path, JOURNAL_FILE)
+        os.replace(path, path + ".unreadable")
+        return 0
+    episodic = memory.episodic
+    written = 0
+    if not episodic.journal_drained(journal_id):
+        with memory.batch(), episodic.whole():
+            for number, line in enumerate(lines[1:], start=2):
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line)
+                    name = record["verb"]
+                    if name not in VERBS:
+                        raise ValueError(f"no verb {name!r:.80} is journaled")
+                    arguments = verbs.get(name).arguments_json(json.dumps(record["arguments"]).encode("utf-8"))
+                    getattr(memory, name)(**arguments)
+                except (ValueError, KeyError, TypeError, RecursionError, AircherError) as exc:
+                    log.warning("%s line %d: skipped: %s: %.300s", path, number, type(exc).__name__, exc)
+                    continue
+                written += 1
+            episodic.mark_journal(journal_id)
+    os.unlink(path)
+    folder = os.open(memory.store, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        os.fsync(folder)
+    finally:
+        os.close(folder)
+    if written:
+        log.info("wrote %d records of the hooks' journal into %s", written, memory.db_path)
+    return written

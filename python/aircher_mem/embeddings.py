@@ -33,12 +33,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from . import checks
 from .errors import EncodingUnavailableError, InvalidInputError
 
 if TYPE_CHECKING:
+    import numpy as np
     import numpy.typing as npt
 
 __all__ = ["Embedder", "available", "EXTRA", "MODEL_NAME", "DIM", "MAX_TOKENS"]
@@ -284,6 +283,8 @@ class Embedder:
         for i, text in enumerate(texts):
             if not isinstance(text, str):
                 raise InvalidInputError(f"texts[{i}] must be a str, got {type(text).__name__}")
+        import numpy as np  # not at import: opening a project without embeddings never loads it
+
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
@@ -299,6 +300,8 @@ class Embedder:
         return out
 
     def _run(self, batch: list[list[int]]) -> npt.NDArray[np.float32]:
+        import numpy as np
+
         width = max(len(ids) for ids in batch)
         input_ids = np.full((len(batch), width), _PAD, dtype=np.int64)
         mask = np.zeros((len(batch), width), dtype=np.int64)

@@ -28,7 +28,6 @@ import platform
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from importlib import metadata
 from pathlib import Path
 from typing import Annotated, Any, Literal, ParamSpec, TypeVar, get_args
 
@@ -1526,6 +1525,8 @@ class _Warning(Exception):
 
 
 def _versions() -> str:
+    from importlib import metadata  # not at import: it loads email, zipfile and more
+
     found = []
     for package in ("duckdb", "tiktoken", "numpy", "mcp"):
         try:

@@ -31,8 +31,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
-import numpy as np
-
 from .. import store
 from .._core import LexicalIndex, VectorIndex
 from ..config import LongtermPolicy, RetrievalPolicy
@@ -298,6 +296,7 @@ class StoreCore(store.StoreHolder):
         every value finite, are kept: the other items are embedded again at the next
         recall."""
         import duckdb
+        import numpy as np  # not at import: searching code never loads it
 
         keys = set(self._lexical.keys())
         self._unembedded = set(keys)

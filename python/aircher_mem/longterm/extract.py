@@ -28,6 +28,7 @@ characters, so it can sit on the write path.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 import re
@@ -186,18 +187,24 @@ _Slot = tuple[str, str, str]
 _SlotFn = Callable[[re.Match[str], str, _Ctx], "_Slot | None"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class _Rule:
     id: str
     category: str
     kind: str
     importance: int
     keys: frozenset[str]  # words (or 5-letter word prefixes) of which one must occur: a cheap prefilter
-    patterns: tuple[re.Pattern[str], ...]
+    sources: tuple[str, ...]  # the patterns, compiled (case-insensitive) on the rule's first use
     slot: _SlotFn | None = None
     modifier: bool = False  # listed when it co-occurs with another rule, never alone
     user_only: bool = False  # not run on the assistant's turns (advice, plans, chit-chat)
     needs_person: bool = False  # the sentence must speak of I/me/my/we/our
+
+    @functools.cached_property
+    def patterns(self) -> tuple[re.Pattern[str], ...]:
+        # not at import: compiling every rule's patterns took tens of milliseconds of
+        # each process that opened the store, extracting or not
+        return tuple(re.compile(p, re.I) for p in self.sources)
 
 
 def _subject(word: str | None, ctx: _Ctx) -> str | None:
@@ -346,7 +353,7 @@ def _rule(
         kind,
         importance,
         frozenset(keys.split()),
-        tuple(re.compile(p, re.I) for p in patterns),
+        patterns,
         slot,
         modifier,
         user_only,

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..checks import unix_time as _time
 from ..errors import InvalidInputError, UnknownMemoryError
@@ -23,6 +21,9 @@ from .extract import Candidate, extract, jaccard, normalize, token_set
 from .schema import KINDS, LAYERS, LEVELS, MAX_DEPTH, SCOPES, STATUSES, MemoryRow, TurnRow
 from .scoring import age_days, gc_outlook, score_terms
 from .scoring import score as score_of
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = [
     "mergeable",

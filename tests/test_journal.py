@@ -196,7 +196,27 @@ def test_a_journal_not_written_by_a_hook_is_set_aside(project: Path, caplog: Any
             assert memory.episodic.counts()["tool_executions"] == 0
     assert not journal_of(project).exists()
     assert (project / ".aircher" / (journal.JOURNAL_FILE + ".unreadable")).is_file()
-    assert "does not start as a hooks' journal does" in caplog.text
+    assert "is not a hooks' journal" in caplog.text
+
+
+def test_a_journal_that_is_a_link_or_a_fifo_is_set_aside_unread(project: Path, tmp_path_factory: Any) -> None:
+    outside = tmp_path_factory.mktemp("outside") / "journal.jsonl"
+    util = str(project / "app" / "util.py")
+    header = json.dumps({"journal": "elsewhere", "version": journal.VERSION})
+    outside.write_text(header + "\n" + record("record_file_interaction", path=util, operation="edit") + "\n")
+    journal_of(project).symlink_to(outside)
+    assert not write_journal(project, [record("record_tool_call", tool_name="x", success=True)])
+    with am.Memory.open(project) as memory:
+        assert memory.file_history("app/util.py").interactions == []
+    aside = project / ".aircher" / (journal.JOURNAL_FILE + ".unreadable")
+    assert aside.is_symlink() and not journal_of(project).exists()
+    assert outside.read_text().startswith(header)  # neither read nor changed
+    aside.unlink()
+    os.mkfifo(journal_of(project))
+    assert not write_journal(project, [record("record_tool_call", tool_name="x", success=True)])
+    with am.Memory.open(project) as memory:  # does not block on the FIFO
+        assert memory.episodic.counts()["tool_executions"] == 0
+    assert stat.S_ISFIFO(aside.lstat().st_mode)
 
 
 def test_nothing_is_appended_while_the_store_is_held(project: Path) -> None:
@@ -213,11 +233,8 @@ def test_nothing_is_appended_while_the_store_is_held(project: Path) -> None:
     assert len(journal_of(project).read_bytes().splitlines()) == 2
 
 
-JSON = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(max_size=30),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
-    max_leaves=8,
-)
+LEAF = st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(max_size=30)
+JSON = LEAF | st.lists(LEAF, max_size=3) | st.dictionaries(st.text(max_size=8), LEAF | st.lists(LEAF, max_size=3))
 
 
 @pytest.mark.slow
@@ -255,3 +272,32 @@ def test_a_journaled_call_is_stored_as_the_call_itself(
     assert got == expected
     shutil.rmtree(direct)
     shutil.rmtree(journaled)
+
+
+@pytest.mark.slow
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    lines=st.lists(
+        st.binary(max_size=80)
+        | st.builds(
+            lambda verb, arguments: json.dumps({"verb": verb, "arguments": arguments}).encode(),
+            st.sampled_from([*journal.VERBS, "forget", ""]),
+            st.dictionaries(st.sampled_from(["tool_name", "path", "success", "operation", "at", "x"]), JSON),
+        ),
+        max_size=6,
+    ),
+    header=st.booleans(),
+)
+def test_any_journal_is_read_without_an_error_and_keeps_what_is_stored(
+    tmp_path_factory: Any, lines: list[bytes], header: bool
+) -> None:
+    root = tmp_path_factory.mktemp("fuzz")
+    with am.Memory.open(root) as memory:
+        memory.record_tool_call("kept", success=True)
+    top = json.dumps({"journal": "fuzz", "version": journal.VERSION}).encode() if header else b""
+    journal_of(root).write_bytes(b"\n".join([top, *lines]))
+    with am.Memory.open(root) as memory:
+        counts = memory.episodic.counts()
+        assert counts["tool_executions"] >= 1  # what was stored stays
+    assert not journal_of(root).exists()
+    shutil.rmtree(root)

@@ -32,7 +32,7 @@ LAYERS = {
     "aircher_mem.memory": 2,
     "aircher_mem.engine": 2,
     "aircher_mem.replay": 2,
-    "aircher_mem.journal": 2,
+    "aircher_mem.journal": 1,
     "aircher_mem.assembly": 1,
     "aircher_mem.brief": 1,
     "aircher_mem.context": 1,

@@ -32,7 +32,26 @@ import os
 
 TYPE_CHECKING = False  # not typing's: importing typing is a cost on the hook's path
 if TYPE_CHECKING:
-    from .memory import Memory
+    from contextlib import AbstractContextManager
+    from pathlib import Path
+    from typing import Any, Protocol
+
+    from .episodic import EpisodicMemory
+
+    class Service(Protocol):
+        """What :func:`drain` uses of :class:`aircher_mem.Memory` (which imports
+        this module: no import of it here)."""
+
+        store: Path
+
+        @property
+        def db_path(self) -> Path: ...
+
+        @property
+        def episodic(self) -> EpisodicMemory: ...
+
+        def batch(self) -> AbstractContextManager[Any]: ...
+
 
 __all__ = ["JOURNAL_FILE", "VERSION", "VERBS", "append", "drain"]
 
@@ -55,9 +74,11 @@ def _write_all(fd: int, data: bytes) -> None:
 def append(store_dir: str, db_file: str, lines: list[str], header: str, *, max_bytes: int) -> bool:
     """Appends ``lines`` (JSON texts, one record each) to the journal in
     ``store_dir``, durably, when nobody holds the store file ``db_file`` of that
-    folder and the journal stays within ``max_bytes``; ``header`` (a JSON text with
-    a new id) starts a new journal. False, with nothing written, otherwise; OSError
-    when the folder cannot be written."""
+    folder, the journal is a regular file (or none yet) and it stays within
+    ``max_bytes``; ``header`` (a JSON text with a new id) starts a new journal.
+    False, with nothing written, otherwise; OSError when the folder cannot be
+    written."""
+    import errno
     import fcntl
 
     flags = os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
@@ -69,7 +90,12 @@ def append(store_dir: str, db_file: str, lines: list[str], header: str, *, max_b
         except BlockingIOError:
             return False  # the store is held: its holder is the writer
         path = os.path.join(store_dir, JOURNAL_FILE)
-        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | flags, 0o600)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | flags, 0o600)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                return False  # a symbolic link: never written through
+            raise
         try:
             status = os.fstat(fd)
             if status.st_mode & 0o170000 != 0o100000:  # not a regular file
@@ -113,7 +139,31 @@ def _journal_id(line: bytes) -> str | None:
     return found if isinstance(found, str) and 0 < len(found) <= 200 else None
 
 
-def drain(memory: Memory) -> int:
+def _read(path: str) -> bytes | None:
+    """The journal's bytes; None when there is none. Read only as a regular file in
+    the store's folder, never through a symbolic link or from a FIFO (which would
+    block), and only its first ``_MAX_READ`` bytes: anything else reads as b"",
+    which is not a journal."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0))
+    except FileNotFoundError:
+        return None
+    except OSError:  # a symbolic link (ELOOP), or unreadable
+        return b""
+    try:
+        if os.fstat(fd).st_mode & 0o170000 != 0o100000:
+            return b""
+        chunks: list[bytes] = []
+        left = _MAX_READ
+        while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def drain(memory: Service) -> int:
     """Writes the project's journal into ``memory``'s store, once, and removes it;
     how many records were written. The caller holds the store (its episodic store is
     open). A line that does not parse, names another verb or whose arguments the verb
@@ -127,15 +177,13 @@ def drain(memory: Memory) -> int:
 
     log = logging.getLogger(__name__)
     path = os.path.join(memory.store, JOURNAL_FILE)
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(_MAX_READ)
-    except FileNotFoundError:
+    data = _read(path)
+    if data is None:
         return 0
     lines = data.split(b"\n")
     journal_id = _journal_id(lines[0])
     if journal_id is None:
-        log.warning("%s does not start as a hooks' journal does; renamed %s.unreadable, not read", path, JOURNAL_FILE)
+        log.warning("%s is not a hooks' journal; renamed %s.unreadable, not read", path, JOURNAL_FILE)
         os.replace(path, path + ".unreadable")
         return 0
     episodic = memory.episodic

@@ -472,7 +472,8 @@ def _quoted(path: str) -> str:
 
 
 def _has_table(con: duckdb.DuckDBPyConnection, table: str) -> bool:
-    row = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [table]).fetchone()
+    # duckdb_tables(), not information_schema: its first query in a process took 20 ms
+    row = con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ?", [table]).fetchone()
     return bool(row and row[0])
 
 

@@ -7,8 +7,9 @@ the command ``aircher-mem hooks install`` writes (``<python> -I -S
 .../aircher_mem/hook.py EVENT``) and the console script's ``aircher-mem hook
 EVENT``; also ``aircher-mem --version`` and the interpreter alone (``python -c
 pass``, ``python -I -S -c pass``). With ``--baseline VENV`` the console script of
-another environment (an older build of the package, of the same store schema) runs
-the same hooks against the same projects and server, as a baseline in the same run. Two copies of one project
+another environment (an older build of the package) runs the same hooks against
+copies of the projects its own package made, with its own server, as a baseline in
+the same run. Two copies of one project
 (50 turns, a rule, a task): a server runs for the first, none for the second. The
 cases run interleaved, one run of each in turn, ``--runs`` times; min, median, p95
 (nearest rank) and max of the wall milliseconds, and the median CPU milliseconds
@@ -44,16 +45,27 @@ SCRIPT = str(Path(sys.executable).with_name("aircher-mem"))
 HOOK_FILE = str(Path(am.__file__).with_name("hook.py"))
 
 
-def project(root: Path) -> None:
-    root.mkdir()
-    (root / "app.py").write_text("def login(user):\n    return user\n", encoding="utf-8")
-    with am.Memory.open(root) as memory:
-        for i in range(50):
-            memory.add_turn("s", "user", f"I prefer tool number {i} for the build.")
-        memory.remember("Never push to main", importance=1)
-        memory.task("start", "t1", description="Fix the login check")
-    # a busy machine can take over the default 2 s to start Python: no run cut short
-    (root / ".aircher" / "config.toml").write_text("[hooks]\ndeadline_seconds = 30\n", encoding="utf-8")
+# The project, made by the package of the interpreter that runs it (the baseline's
+# makes its own: a store another version migrated may be one it cannot read).
+PROJECT = r"""
+import sys
+from pathlib import Path
+import aircher_mem as am
+root = Path(sys.argv[1])
+root.mkdir()
+(root / "app.py").write_text("def login(user):\n    return user\n", encoding="utf-8")
+with am.Memory.open(root) as memory:
+    for i in range(50):
+        memory.add_turn("s", "user", f"I prefer tool number {i} for the build.")
+    memory.remember("Never push to main", importance=1)
+    memory.task("start", "t1", description="Fix the login check")
+# a busy machine can take over the default 2 s to start Python: no run cut short
+(root / ".aircher" / "config.toml").write_text("[hooks]\ndeadline_seconds = 30\n", encoding="utf-8")
+"""
+
+
+def project(root: Path, python: str = sys.executable) -> None:
+    subprocess.run([python, "-c", PROJECT, str(root)], check=True, timeout=300)
 
 
 def events(root: Path) -> dict[str, str]:
@@ -133,32 +145,50 @@ def server_share(root: Path, runs: int) -> dict[str, float]:
 
 
 def main(runs: int, baseline: Path | None) -> None:
+    builds = [("", sys.executable, SCRIPT)]
+    if baseline is not None:
+        builds.append(("baseline ", str(baseline / "bin" / "python"), str(baseline / "bin" / "aircher-mem")))
     with tempfile.TemporaryDirectory() as tmp:
-        served, alone = Path(tmp) / "served", Path(tmp) / "alone"
-        project(served)
-        project(alone)
-        cases: list[tuple[str, list[str], str | None, Path, str | None]] = [
-            ("python -c pass", [sys.executable, "-c", "pass"], None, alone, None),
-            ("python -I -S -c pass", [sys.executable, "-I", "-S", "-c", "pass"], None, alone, None),
-            ("aircher-mem --version", [SCRIPT, "--version"], None, alone, f"aircher-mem {am.__version__}"),
+        cases: list[tuple[str, list[str], str | None, Path, str | None]] = []
+        servers: list[tuple[str, Path]] = []
+        for prefix, python, script in builds:
+            served, alone = Path(tmp) / f"{prefix}served", Path(tmp) / f"{prefix}alone"
+            project(served, python)
+            project(alone, python)
+            servers.append((script, served))
+            if not prefix:
+                cases += [
+                    ("python -c pass", [sys.executable, "-c", "pass"], None, alone, None),
+                    ("python -I -S -c pass", [sys.executable, "-I", "-S", "-c", "pass"], None, alone, None),
+                    ("aircher-mem --version", [SCRIPT, "--version"], None, alone, f"aircher-mem {am.__version__}"),
+                ]
+                commands = [
+                    ("hook.py", [sys.executable, "-I", "-S", HOOK_FILE]),
+                    ("aircher-mem hook", [SCRIPT, "hook"]),
+                ]
+            else:
+                commands = [(f"{prefix}aircher-mem hook", [script, "hook"])]
+            for where, label in ((served, "server"), (alone, "no server")):
+                for name, payload in events(where).items():
+                    expect = "Never push to main" if name == "UserPromptSubmit" else ""
+                    for command, argv in commands:
+                        cases.append((f"{command} {name}, {label}", [*argv, name], payload, where, expect))
+        procs = [
+            (
+                subprocess.Popen(
+                    [script, "serve", "--root", str(root), "--port", "0"], stderr=subprocess.PIPE, text=True
+                ),
+                root,
+            )
+            for script, root in servers
         ]
-        commands = [("hook.py", [sys.executable, "-I", "-S", HOOK_FILE]), ("aircher-mem hook", [SCRIPT, "hook"])]
-        if baseline is not None:
-            commands.append(("baseline aircher-mem hook", [str(baseline / "bin" / "aircher-mem"), "hook"]))
-        for where, label in ((served, "server"), (alone, "no server")):
-            for name, payload in events(where).items():
-                expect = "Never push to main" if name == "UserPromptSubmit" else ""
-                for command, argv in commands:
-                    cases.append((f"{command} {name}, {label}", [*argv, name], payload, where, expect))
-        proc = subprocess.Popen(
-            [SCRIPT, "serve", "--root", str(served), "--port", "0"], stderr=subprocess.PIPE, text=True
-        )
         try:
             end = time.monotonic() + 120
-            while (info := http_client.discover(served)) is None or info.pid != proc.pid:
-                if proc.poll() is not None or time.monotonic() > end:
-                    raise RuntimeError(f"the server did not start: {proc.communicate()[1]}")
-                time.sleep(0.05)
+            for proc, root in procs:
+                while (info := http_client.discover(root)) is None or info.pid != proc.pid:
+                    if proc.poll() is not None or time.monotonic() > end:
+                        raise RuntimeError(f"the server did not start: {proc.communicate()[1]}")
+                    time.sleep(0.05)
             prompted: set[Path] = set()  # the first prompt recalls the rule; the stored prompts outscore it after
             for name, argv, stdin, cwd, expect in cases:  # warm the page cache once
                 later = "UserPromptSubmit" in name and cwd in prompted
@@ -169,10 +199,12 @@ def main(runs: int, baseline: Path | None) -> None:
             for _ in range(runs):
                 for name, argv, stdin, cwd, expect in cases:
                     took[name].append(run(argv, stdin, cwd, None if "UserPromptSubmit" in name else expect))
-            share = server_share(served, runs)
+            share = server_share(servers[0][1], runs)
         finally:
-            proc.send_signal(signal.SIGTERM)
-            proc.communicate(timeout=60)
+            for proc, _ in procs:
+                proc.send_signal(signal.SIGTERM)
+            for proc, _ in procs:
+                proc.communicate(timeout=60)
     print(f"{runs} runs each, interleaved; milliseconds")
     print(f"{'case':52} {'min':>7} {'median':>7} {'p95':>7} {'max':>7} {'CPU':>7}")
     for name, pairs in took.items():

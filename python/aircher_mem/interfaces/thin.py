@@ -712,7 +712,7 @@ class Verbs:
         self.deadline = deadline
         #: The results' JSON: the server's answer as it is, a Memory's result through wire.
         self.json: Callable[[Any], Any] = _as_is
-        if not isinstance(memory, (Remote, Journaled)):
+        if not isinstance(memory, Remote):
             from .wire import to_json
 
             self.json = to_json
@@ -889,61 +889,43 @@ class NotJournaled(Exception):
     """A record the journal does not take (the hook opens the store instead)."""
 
 
-class Journaled:
+class Journaled(Remote):
     """The write verbs ``PostToolUse`` uses, kept as journal lines
-    (:mod:`aircher_mem.journal`): the arguments a server would get, with the time of
-    the call and their secrets redacted; :meth:`write` appends them."""
+    (:mod:`aircher_mem.journal`) instead of sent: the arguments a server would get
+    (the bodies :class:`Remote` makes), with the time of the call and their secrets
+    redacted; :meth:`write` appends them. Another verb, or a path that redaction
+    would change, is :class:`NotJournaled`."""
+
+    _TEXTS = ("error_message", "changes_summary")  # redacted as the store redacts them
+    _PATHS = ("file_path", "path")  # stored as given: journaled only when redaction leaves them
 
     def __init__(self, root: str, limits: Limits) -> None:
         from ..redact import redact, redact_value
 
-        self.root = root
+        # no server: Remote's link is never used (_send is this class's)
+        self.root, self.policy, self.local = root, None, None
         self.limits = limits
         self.lines: list[str] = []
         self._redact = redact
         self._redact_value = redact_value
 
-    def _path(self, path: str | None) -> str | None:
-        if path is not None and self._redact(path) != path:
-            raise NotJournaled("a path that redaction would change")
-        return path
+    def _send(self, method: str, path: str, arguments: dict[str, Any], verb: str, *args: Any, **kwargs: Any) -> Any:
+        from .. import journal
 
-    def _keep(self, verb: str, arguments: dict[str, Any]) -> None:
-        arguments["at"] = time.time()
-        self.lines.append(dumps({"verb": verb, "arguments": arguments}, ensure_ascii=True))
-
-    def record_tool_call(
-        self,
-        tool_name: str,
-        parameters: dict[str, Any],
-        *,
-        success: bool,
-        error_message: str | None,
-        file_path: str | None,
-    ) -> None:
-        self._keep(
-            "record_tool_call",
-            {
-                "tool_name": tool_name,
-                "parameters": self._redact_value(parameters),
-                "success": success,
-                "error_message": None if error_message is None else self._redact(error_message),
-                "file_path": self._path(file_path),
-            },
-        )
-
-    def record_file_interaction(
-        self, path: str, operation: str, *, line_range: tuple[int, int] | None, changes_summary: str | None
-    ) -> None:
-        self._keep(
-            "record_file_interaction",
-            {
-                "path": self._path(path),
-                "operation": operation,
-                "line_range": None if line_range is None else list(line_range),
-                "changes_summary": None if changes_summary is None else self._redact(changes_summary),
-            },
-        )
+        if verb not in journal.VERBS:
+            raise NotJournaled(f"{verb} is not journaled")
+        kept: dict[str, Any] = {}
+        for key, value in arguments.items():
+            if key in self._PATHS and value is not None and self._redact(value) != value:
+                raise NotJournaled("a path that redaction would change")
+            if key == "parameters":
+                value = self._redact_value(value)
+            elif key in self._TEXTS and value is not None:
+                value = self._redact(value)
+            kept[key] = value
+        kept["at"] = time.time()
+        self.lines.append(dumps({"verb": verb, "arguments": kept}, ensure_ascii=True))
+        return None
 
     def write(self) -> bool:
         """Appends the lines kept (none: True); False when the journal does not take

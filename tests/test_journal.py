@@ -301,3 +301,87 @@ def test_any_journal_is_read_without_an_error_and_keeps_what_is_stored(
         assert counts["tool_executions"] >= 1  # what was stored stays
     assert not journal_of(root).exists()
     shutil.rmtree(root)
+
+
+TOOL_INPUT = st.fixed_dictionaries(
+    {},
+    optional={
+        "file_path": st.sampled_from(["app/util.py", "app/new.py", "/etc/passwd", "", f"app/{SECRET}.py"]),
+        "command": st.text(max_size=40) | st.just(f"curl -H 'Authorization: Bearer {SECRET}'"),
+        "content": st.text(max_size=40),
+        "offset": st.integers(-2, 50),
+        "limit": st.integers(-2, 50),
+        "old_string": st.text(max_size=10),
+    },
+)
+TOOL_RESPONSE = st.none() | st.fixed_dictionaries(
+    {},
+    optional={
+        "success": st.booleans(),
+        "error": st.text(max_size=30),
+        "is_error": st.booleans(),
+        "structuredPatch": st.lists(
+            st.fixed_dictionaries(
+                {"newStart": st.integers(0, 40), "newLines": st.integers(0, 5)},
+                optional={"lines": st.lists(st.sampled_from(["+a", "-b", " c", "\\ no newline"]), max_size=4)},
+            ),
+            max_size=2,
+        ),
+        "file": st.fixed_dictionaries({"startLine": st.integers(0, 9), "numLines": st.integers(0, 9)}),
+    },
+)
+
+
+@pytest.mark.slow
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    tool=st.sampled_from(["Read", "Edit", "MultiEdit", "Write", "NotebookEdit", "Bash", "Grep"]),
+    tool_input=TOOL_INPUT,
+    response=TOOL_RESPONSE,
+)
+def test_post_tool_use_journaled_stores_what_it_stores_through_the_store(
+    tmp_path_factory: Any, tool: str, tool_input: dict[str, Any], response: Any
+) -> None:
+    # the same event through the journal (then the drain) and through a Memory:
+    # the same rows, times and sessions aside
+    if "file_path" in tool_input and tool == "NotebookEdit":
+        tool_input = {**tool_input, "notebook_path": tool_input.pop("file_path")}
+    roots = []
+    for name in ("direct", "journaled"):
+        root = tmp_path_factory.mktemp(name)
+        (root / "app").mkdir()
+        (root / "app" / "util.py").write_text("x = 1\n")
+        am.Memory.open(root).close()
+        roots.append(root)
+    data = {"session_id": "s1", "cwd": "", "tool_name": tool, "tool_input": tool_input, "tool_response": response}
+    limits = thin.Limits(am.Policy().hooks.to_dict())
+    deadline = 1e18  # never late
+    with am.Memory.open(roots[0]) as memory:
+        thin.post_tool(
+            thin.Call(thin.Verbs(memory, deadline), {**data, "cwd": str(roots[0])}, roots[0], deadline, limits)
+        )
+    kept = thin.Journaled(str(roots[1]), limits)
+    try:
+        thin.post_tool(
+            thin.Call(thin.Verbs(kept, deadline), {**data, "cwd": str(roots[1])}, roots[1], deadline, limits)
+        )
+    except thin.NotJournaled:
+        assert SECRET in json.dumps(tool_input)  # only a path redaction would change
+        return
+    assert SECRET not in "".join(kept.lines)
+    assert kept.write()
+
+    def rows(root: Path) -> list[Any]:
+        with am.Memory.open(root) as memory:
+            read = memory.episodic._read
+            return [
+                read("SELECT tool_name, parameters, success, error_message FROM tool_executions ORDER BY id"),
+                read(
+                    "SELECT file_path, operation, line_range, success, changes_summary FROM file_interactions "
+                    "ORDER BY id"
+                ),
+            ]
+
+    assert rows(roots[1]) == rows(roots[0])
+    for root in roots:
+        shutil.rmtree(root)

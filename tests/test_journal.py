@@ -219,6 +219,29 @@ def test_a_journal_that_is_a_link_or_a_fifo_is_set_aside_unread(project: Path, t
     assert stat.S_ISFIFO(aside.lstat().st_mode)
 
 
+def test_nothing_is_appended_to_a_journal_whose_first_line_was_cut(project: Path, caplog: Any) -> None:
+    util = str(project / "app" / "util.py")
+    journal_of(project).write_bytes(b'{"journal": "cut-sh')  # a crash while the header was written
+    assert not write_journal(project, [record("record_file_interaction", path=util, operation="read")])
+    journal_of(project).write_bytes(b'{"journal": "cut-sh\n' + record("record_tool_call", tool_name="x").encode())
+    assert not write_journal(project, [record("record_file_interaction", path=util, operation="read")])
+    with caplog.at_level(logging.WARNING, logger="aircher_mem.journal"), am.Memory.open(project) as memory:
+        assert memory.episodic.counts()["tool_executions"] == 0
+    assert "is not a hooks' journal" in caplog.text
+    assert write_journal(project, [record("record_file_interaction", path=util, operation="read")])
+    assert journal_of(project).read_bytes().startswith(b'{"journal": "j1"')
+
+
+@pytest.mark.slow
+def test_a_payload_the_thin_path_cannot_take_goes_to_the_full_path(rules: Path) -> None:
+    assert run_hook(rules, "UserPromptSubmit", prompt="hello").returncode == 0  # writes hooks.json
+    loop = rules / "app" / "loop.py"
+    loop.symlink_to(loop)  # resolving it raises RuntimeError, not OSError
+    done = run_hook(rules, "PostToolUse", tool_name="Read", tool_input={"file_path": str(loop)}, tool_response=READ)
+    assert done.returncode == 0 and "Traceback" not in done.stderr
+    assert not journal_of(rules).exists()
+
+
 def test_nothing_is_appended_while_the_store_is_held(project: Path) -> None:
     line = record("record_tool_call", tool_name="x", success=True)
     db = project / ".aircher" / "memory.duckdb"

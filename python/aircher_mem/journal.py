@@ -63,6 +63,15 @@ VERSION = 1
 VERBS = ("record_tool_call", "record_file_interaction")
 _LOCK_SUFFIX = ".lock"  # aircher_mem.store's lock file beside the store file
 _MAX_READ = 1 << 30  # bytes of a journal read at most (a hook stops far sooner)
+_HEAD_BYTES = 512  # bytes in which a journal's first line ends
+
+
+def _headed(start: bytes) -> bool:
+    """Whether a journal starting with ``start`` has its first line whole, as a hook
+    writes it (``{"journal":"<id>","version":1}``): a crash while it was written
+    leaves a file the drain does not read, to which nothing more is appended."""
+    first, newline, _ = start.partition(b"\n")
+    return bool(newline) and first.startswith(b'{"journal":') and first.endswith(b"}")
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -106,6 +115,8 @@ def append(store_dir: str, db_file: str, lines: list[str], header: str, *, max_b
             text = "".join(line + "\n" for line in lines)
             if size == 0:
                 text = header + "\n" + text
+            elif not _headed(os.pread(fd, _HEAD_BYTES, 0)):
+                return False  # its first line was cut short: the drain sets it aside
             elif os.pread(fd, 1, size - 1) != b"\n":
                 text = "\n" + text  # a line cut short by a crash stays alone
             data = text.encode("utf-8")

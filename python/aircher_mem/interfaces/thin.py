@@ -1346,6 +1346,8 @@ def _journal(project: _Alone, data: dict[str, Any], started: float, payload: str
         pass
     except OSError as exc:
         log.warning("aircher-mem hook PostToolUse: cannot write the journal of %s: %s", project.root, exc)
+    except Exception as exc:  # nothing was written: the full path reports it, as it would have
+        log.debug("aircher-mem hook PostToolUse: not journaled: %s: %s", type(exc).__name__, exc)
     return full(payload)
 
 

@@ -97,17 +97,24 @@ def server_file(root: str | os.PathLike[str]) -> Path:
     return Path(root) / STORE_DIR / SERVER_FILE
 
 
-def policy_snapshot(root: str | os.PathLike[str]) -> dict[str, Any] | None:
+def policy_snapshot(
+    root: str | os.PathLike[str], *, loaded: tuple[str | None, Policy] | None = None
+) -> dict[str, Any] | None:
     """What the project's config.toml sets for the clients of its server: the
     ``[hooks]`` and ``[server]`` sections of ``Policy.load(root)`` with the
-    config's :func:`config_digest`. ``serve`` writes it into server.json, so a hook
-    whose config.toml still has that digest takes its limits from there instead of
-    importing the Policy. None when the config does not load or changed meanwhile."""
-    from ..config import Policy
-
+    config's :func:`config_digest`. ``serve`` writes it into server.json, and a hook
+    into hooks.json, so a hook whose config.toml still has that digest takes its
+    limits from there instead of importing the Policy. ``loaded``: the digest read
+    before a ``Policy.load(root)`` already made, and that Policy. None when the
+    config does not load or changed meanwhile."""
     try:
-        before = config_digest(root)
-        policy = Policy.load(Path(root))
+        if loaded is None:
+            from ..config import Policy
+
+            before = config_digest(root)
+            policy = Policy.load(Path(root))
+        else:
+            before, policy = loaded
         if config_digest(root) != before:
             return None
     except (AircherError, OSError):

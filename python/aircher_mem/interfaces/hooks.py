@@ -126,7 +126,7 @@ from typing import NamedTuple, cast
 from ..brief import MARKER, session_brief, task_query
 from ..errors import AircherError, InvalidInputError, StoreNotFoundError
 from ..root import STORE_DIR
-from .client import Client, find_root, snapshot_of
+from .client import Client, find_root, policy_snapshot, snapshot_of
 from .hook_command import EXIT_OK
 from .thin import (
     DB_FILE,
@@ -510,9 +510,10 @@ def _keep_snapshot(root: Path, digest: str | None, policy: Policy) -> None:
     sections with the digest of the config.toml they came from) when it does not
     hold them already: the next ``PostToolUse`` without a server reads its limits
     there and journals. Not when config.toml changed while it was loaded."""
-    if config_digest(root) != digest:
+    snapshot = policy_snapshot(root, loaded=(digest, policy))
+    if snapshot is None:
         return
-    data = {"policy": {"config": digest, "hooks": policy.hooks.to_dict(), "server": policy.server.to_dict()}}
+    data = {"policy": snapshot}
     path = root / STORE_DIR / HOOKS_FILE
     if server_data(path) == data:
         return

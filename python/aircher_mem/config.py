@@ -55,6 +55,7 @@ __all__ = [
     "LongtermPolicy",
     "ServerPolicy",
     "HooksPolicy",
+    "AssemblyPolicy",
     "CONFIG_FILE",
 ]
 
@@ -359,6 +360,76 @@ class LongtermPolicy(_Section):
 
 
 @dataclasses.dataclass(frozen=True)
+class AssemblyPolicy(_Section):
+    """``[assembly]``: the four tiers of an assembled context, the router that
+    loads the hierarchy's memories into it, and the predictive engine."""
+
+    section: ClassVar[str] = "assembly"
+    #: The budget of ``assemble`` when none is given (tokens).
+    budget: int = _bound(8000, 1, 10_000_000)
+    #: The tiers' shares of the budget: critical, relevant, background; the index
+    #: gets the rest. A tier that does not fill its share passes the rest on.
+    critical_share: float = _bound(0.25, 0.0, 1.0)
+    relevant_share: float = _bound(0.375, 0.0, 1.0)
+    background_share: float = _bound(0.25, 0.0, 1.0)
+    #: The shares while debugging (activity "debugging"): critical grows, background shrinks.
+    debugging_critical_share: float = _bound(0.375, 0.0, 1.0)
+    debugging_relevant_share: float = _bound(0.3125, 0.0, 1.0)
+    debugging_background_share: float = _bound(0.1875, 0.0, 1.0)
+    #: Characters of one assembled line (a longer memory, turn or error is cut).
+    line_chars: int = _bound(300, 20, 100_000)
+    #: Memories and turns recalled for the query, before they are placed.
+    recall_k: int = _bound(30, 1, 1000)
+    #: Failed tool calls this recent count as recent errors (hours).
+    error_hours: float = _bound(24.0, 0.0, 1e6)
+    #: Router: a domain is loaded when this share of the query's words is in it.
+    route_threshold: float = _bound(0.5, 0.0, 1.0)
+    #: Router: L1 memories fill up to this share of the budget, L2 and L3 up to the next;
+    #: the rest is kept for metadata.
+    route_l1_share: float = _bound(0.7, 0.0, 1.0)
+    route_l2_share: float = _bound(0.95, 0.0, 1.0)
+    #: Router: below this confidence, the best domains under the threshold are loaded too.
+    route_min_confidence: float = _bound(0.5, 0.0, 1.0)
+    #: Router: how many domains under the threshold a low confidence adds.
+    route_widen: int = _bound(2, 0, 1000)
+    #: Router: at most this many memories added by cross-references.
+    cross_references: int = _bound(5, 0, 1000)
+    #: Prediction: files predicted at most.
+    predict_files: int = _bound(10, 1, 1000)
+    #: Prediction: recent files looked at, and each one's confidence (the newest
+    #: gets recent_weight, each older one decay times the one before).
+    predict_recent: int = _bound(10, 0, 1000)
+    recent_weight: float = _bound(0.9, 0.0, 1.0)
+    recent_decay: float = _bound(0.85, 0.0, 1.0)
+    #: Prediction: tool calls whose named files count, files taken from them, and
+    #: their confidence (the newest, then decay per older file).
+    predict_calls: int = _bound(5, 0, 1000)
+    predict_mentions: int = _bound(20, 0, 1000)
+    mention_weight: float = _bound(0.8, 0.0, 1.0)
+    mention_decay: float = _bound(0.8, 0.0, 1.0)
+    #: Prediction: the recent files whose companions in past tasks count, and the
+    #: confidence of a companion per share of those tasks it was in.
+    predict_companions_of: int = _bound(3, 0, 100)
+    companion_weight: float = _bound(0.5, 0.0, 1.0)
+    #: Prediction: the confidence of the current file's imports and importers (code graph).
+    graph_weight: float = _bound(0.3, 0.0, 1.0)
+    #: Prediction: memories about the predicted files, at most.
+    predict_memories: int = _bound(10, 0, 1000)
+
+    def shares(self, activity: str | None) -> tuple[float, float, float, float]:
+        """The four tiers' shares for ``activity`` (critical, relevant,
+        background, index), scaled to sum to 1 when they sum to more."""
+        if activity == "debugging":
+            three = (self.debugging_critical_share, self.debugging_relevant_share, self.debugging_background_share)
+        else:
+            three = (self.critical_share, self.relevant_share, self.background_share)
+        total = sum(three)
+        if total > 1.0:
+            three = (three[0] / total, three[1] / total, three[2] / total)
+        return (*three, max(0.0, 1.0 - sum(three)))
+
+
+@dataclasses.dataclass(frozen=True)
 class ServerPolicy(_Section):
     """``[server]``: long-running processes (``aircher-mem serve``, ``aircher-mem
     mcp``) and their HTTP clients."""
@@ -453,6 +524,7 @@ _SECTIONS: dict[str, type[_Section]] = {
     "longterm": LongtermPolicy,
     "server": ServerPolicy,
     "hooks": HooksPolicy,
+    "assembly": AssemblyPolicy,
 }
 
 
@@ -479,6 +551,7 @@ class Policy:
     longterm: LongtermPolicy = dataclasses.field(default_factory=LongtermPolicy)
     server: ServerPolicy = dataclasses.field(default_factory=ServerPolicy)
     hooks: HooksPolicy = dataclasses.field(default_factory=HooksPolicy)
+    assembly: AssemblyPolicy = dataclasses.field(default_factory=AssemblyPolicy)
 
     def __post_init__(self) -> None:
         if (

@@ -948,20 +948,13 @@ class EpisodicMemory(store.StoreHolder):
             "ORDER BY timestamp DESC, id DESC LIMIT ?",
             [file_path, limit],
         )
-        return [
-            ToolRun(
-                r[0] / 1e6,
-                r[1],
-                r[2],
-                r[3],
-                json.loads(r[4]),
-                bool(r[5]),
-                r[6],
-                None if r[7] is None else int(r[7]),
-                r[8],
-            )
-            for r in rows
-        ]
+        return [self._tool_run(r) for r in rows]
+
+    @staticmethod
+    def _tool_run(r: tuple[Any, ...]) -> ToolRun:
+        return ToolRun(
+            r[0] / 1e6, r[1], r[2], r[3], json.loads(r[4]), bool(r[5]), r[6], None if r[7] is None else int(r[7]), r[8]
+        )
 
     def last_interactions(self, pattern: str, limit: int = 10) -> list[FileInteraction]:
         """ "What did I last do with <pattern>?": interactions with files whose path
@@ -996,6 +989,76 @@ class EpisodicMemory(store.StoreHolder):
             [within, min_count],
         )
         return [CoEdit(a, b, int(n)) for a, b, n in rows]
+
+    def recent_files(self, limit: int, *, task_id: str | None = None) -> list[str]:
+        """The last ``limit`` distinct files read, edited or written successfully
+        (only in ``task_id`` when given), newest first."""
+        limit = checks.limit("limit", limit, maximum=MAX_LIMIT)
+        task = None if task_id is None else _key("task_id", task_id)
+        rows = self._query(
+            "SELECT file_path FROM file_interactions WHERE success AND (? IS NULL OR task_id = ?) "
+            "GROUP BY file_path ORDER BY max(timestamp) DESC, max(id) DESC LIMIT ?",
+            [task, task, limit],
+        )
+        return [r[0] for r in rows]
+
+    def recent_mentions(self, calls: int, *, task_id: str | None = None) -> list[str]:
+        """The files the last ``calls`` tool calls named (their ``mentions``, see
+        :meth:`record_tool_execution`; only in ``task_id`` when given), newest call
+        first, each file once."""
+        calls = checks.limit("calls", calls, maximum=MAX_LIMIT)
+        task = None if task_id is None else _key("task_id", task_id)
+        rows = self._query(
+            "SELECT json_extract(result, '$.mentions') FROM tool_executions "
+            "WHERE json_type(result) = 'OBJECT' AND (? IS NULL OR task_id = ?) "
+            "ORDER BY timestamp DESC, id DESC LIMIT ?",
+            [task, task, calls],
+        )
+        found: dict[str, None] = {}
+        for (mentions,) in rows:
+            named = json.loads(mentions) if mentions else None
+            for path in named if isinstance(named, list) else ():
+                if isinstance(path, str):
+                    found.setdefault(path)
+        return list(found)
+
+    def touched_with(
+        self, paths: Sequence[str], *, edits_only: bool = False, exclude_task: str | None = None, limit: int = 20
+    ) -> list[tuple[str, float]]:
+        """Files worked on in the same tasks as ``paths`` (other tasks than
+        ``exclude_task``), with the share of those tasks that touched each, most
+        shared first; ``edits_only``: both files edited within the co-edit window
+        (``[episodic] co_edit_seconds``)."""
+        paths = [_key("file_path", p) for p in paths]
+        limit = checks.limit("limit", limit, maximum=MAX_LIMIT)
+        if not paths:
+            return []
+        marks = ", ".join("?" for _ in paths)
+        operation = "f1.operation = 'edit' AND f2.operation = 'edit' AND " if edits_only else ""
+        window = "AND abs(epoch(f2.timestamp) - epoch(f1.timestamp)) <= ? " if edits_only else ""
+        within = [self.policy.co_edit_seconds] if edits_only else []
+        rows = self._query(
+            f"""WITH pair AS (
+                  SELECT DISTINCT f1.task_id, f2.file_path
+                  FROM file_interactions f1 JOIN file_interactions f2 ON f1.task_id = f2.task_id {window}
+                  WHERE {operation}f1.file_path IN ({marks}) AND f2.file_path NOT IN ({marks})
+                    AND f1.success AND f2.success AND (? IS NULL OR f1.task_id <> ?))
+                SELECT file_path, count(*) / (SELECT count(DISTINCT task_id) FROM pair)
+                FROM pair GROUP BY file_path ORDER BY 2 DESC, 1 LIMIT ?""",
+            [*within, *paths, *paths, exclude_task, exclude_task, limit],
+        )
+        return [(r[0], float(r[1])) for r in rows]
+
+    def failed_runs_since(self, since: float, limit: int = 20) -> list[ToolRun]:
+        """Failed tool calls at or after ``since`` (unix seconds), newest first."""
+        limit = checks.limit("limit", limit, maximum=MAX_LIMIT)
+        rows = self._query(
+            "SELECT epoch_us(timestamp), session_id, task_id, tool_name, parameters, success, error_message, "
+            "duration_ms, json_extract_string(parameters, '$.file_path') FROM tool_executions "
+            "WHERE NOT success AND timestamp >= make_timestamp(?) ORDER BY timestamp DESC, id DESC LIMIT ?",
+            [_micros(_time("since", since)), limit],
+        )
+        return [self._tool_run(r) for r in rows]
 
     def tool_stats(self, days: float = 7.0, now: float | None = None) -> list[ToolStats]:
         """Per tool over the last ``days``: calls, successes, mean duration."""

@@ -72,6 +72,8 @@ from .errors import (
 from .graph import GraphIndex, IndexTracker, Progress, ReadIndex, write_atomic
 from .longterm import LongTermMemory
 from .longterm.store import KINDS, Extractor
+from .mentions import paths_in
+from .prediction import Signals, predict
 from .results import (
     Calls,
     Check,
@@ -99,6 +101,7 @@ from .results import (
     Neighbourhood,
     PartialIndex,
     Patterns,
+    Prediction,
     Recall,
     RecallHit,
     Recorded,
@@ -132,6 +135,10 @@ log = logging.getLogger("aircher_mem.memory")
 DB_FILE = "memory.duckdb"
 TaskAction = Literal["start", "pause", "resume", "complete", "fail"]
 ReferenceKind = Literal["calls", "references", "inherits", "uses", "imports"]
+Activity = Annotated[
+    Literal["debugging", "feature", "review", "refactor", "exploring"] | None,
+    Arg(description="What the agent is doing: debugging, feature, review, refactor or exploring."),
+]
 Operation = Literal["read", "write", "edit", "search", "analyze"]  # "viewed" is the window's own
 TASK_ACTIONS: tuple[str, ...] = get_args(TaskAction)
 REFERENCE_KINDS: tuple[str, ...] = get_args(ReferenceKind)
@@ -196,6 +203,19 @@ def _symbol(s: _core.Definition) -> Definition:
 
 def _call(c: _core.Reference) -> Reference:
     return Reference(_symbol(c.symbol), c.line, c.kind, c.confidence)
+
+
+def _flat(value: object, depth: int = 0) -> str:
+    """The strings inside a tool's parameters, one per line (nesting bounded)."""
+    if isinstance(value, str):
+        return value
+    if depth > 8:
+        return ""
+    if isinstance(value, dict):
+        return "\n".join(_flat(v, depth + 1) for v in list(value.values())[:100])
+    if isinstance(value, (list, tuple)):
+        return "\n".join(_flat(v, depth + 1) for v in value[:100])
+    return ""
 
 
 def _name(value: object) -> str:
@@ -312,6 +332,35 @@ class Memory:
         ``/``; a path that leads outside the root (``..``, another absolute path, a
         symlink pointing out) raises :class:`InvalidInputError`."""
         return self._index.relative(path)
+
+    def _project_files(self, paths: Sequence[str], limit: int = 50) -> list[str]:
+        """The root-relative paths of the regular files of the project among
+        ``paths`` (relative or absolute), each once, in order, at most ``limit``."""
+        if isinstance(paths, str):
+            raise InvalidInputError("mentions must be a list of paths, not one string")
+        found: dict[str, None] = {}
+        for path in paths:
+            if len(found) >= limit:
+                break
+            if not isinstance(path, str) or not path or "\0" in path:
+                continue
+            try:
+                rel = self.relative(path)
+            except InvalidInputError:
+                continue
+            if rel not in found and self._is_file(rel):
+                found[rel] = None
+        return list(found)
+
+    def _is_file(self, rel: str) -> bool:
+        """Whether the root-relative ``rel`` is a regular file of the project (not
+        under the store folder; a symlink counts when it stays inside)."""
+        if rel == STORE_DIR or rel.startswith(STORE_DIR + "/"):
+            return False
+        try:
+            return os.path.isfile(self.root / rel)
+        except (OSError, ValueError):
+            return False
 
     def _check_open(self) -> None:
         if self._closed:
@@ -777,6 +826,69 @@ class Memory:
         )
         return found if partial is None else dataclasses.replace(found, partial=partial)
 
+    @verb()
+    @_verb
+    def predict(
+        self,
+        *,
+        query: Annotated[str | None, Arg(description="The message or question at hand.")] = None,
+        current_file: Annotated[str | None, Arg(description="The file open now, relative to the root.")] = None,
+        recent_errors: Annotated[
+            Sequence[str], Arg(description="Recent error texts (a traceback, a failing test's output).")
+        ] = (),
+        activity: Activity = None,
+        branch: Annotated[str | None, Arg(description="The git branch checked out.")] = None,
+        task_id: TaskId = None,
+        limit: Annotated[int, Arg(ge=1, le=1000, description="Files predicted at most.")] = 10,
+    ) -> Prediction:
+        """What will be needed next: the files the agent will likely open, each with
+        its confidence and reasons (the current file, the files read and edited
+        lately, the files the last tool calls named, their companions in past tasks,
+        the current file's imports and importers), the memories about those files,
+        and the learned fixes of errors like the recent ones.
+
+        For an agent: Predict which files you will need next and what memory says
+        about them, from what you just did (recorded tool calls and file reads and
+        edits) and the current file or error. JSON {signals, files: [{path,
+        confidence, reasons: [{signal, detail, confidence}]}], memories: [{id, kind,
+        content, path, confidence}], fixes, confidence}."""
+        return self._predict(
+            self._signals(query, current_file, recent_errors, activity, branch, task_id, None), limit
+        )
+
+    def _signals(
+        self,
+        query: str | None,
+        current_file: str | None,
+        recent_errors: Sequence[str],
+        activity: str | None,
+        branch: str | None,
+        task_id: str | None,
+        collaborator: str | None,
+    ) -> Signals:
+        if isinstance(recent_errors, str):
+            raise InvalidInputError("recent_errors must be a list of texts, not one string")
+        return Signals(
+            query=None if query is None else _text("query", query, blank=True),
+            current_file=None if current_file is None else self.relative(current_file),
+            recent_errors=tuple(_text("recent_errors", e, blank=True) for e in recent_errors),
+            activity=activity,
+            branch=branch,
+            task_id=task_id,
+            collaborator=collaborator,
+        )
+
+    def _predict(self, signals: Signals, limit: int | None = None) -> Prediction:
+        return predict(
+            signals,
+            episodic=self.episodic,
+            longterm=self.longterm,
+            graph=self._graph() if self.indexed else None,
+            exists=self._is_file,
+            policy=self.policy.assembly,
+            limit=limit,
+        )
+
     @verb(surfaces=("python",))
     @_verb
     def prepare_context(
@@ -1088,12 +1200,18 @@ class Memory:
         file_path: Annotated[str | None, Arg(description="The file it worked on.")] = None,
         task_id: TaskId = None,
         at: Annotated[Time | None, Arg(description="When it happened (default: now).")] = None,
+        mentions: Annotated[
+            Sequence[str] | None,
+            Arg(description="Files the call named, e.g. grep's matches (default: those result and parameters name)."),
+        ] = None,
     ) -> Recorded:
         """The one call after a tool call: remembers it in the episodic store
         (durably: flushed before returning) and, when ``result`` (the tool's output)
         is given, adds that output to :attr:`window` as a tool result of
         ``tool_name`` on ``file_path``, which the next :meth:`prepare_context`
-        returns (or prunes).
+        returns (or prunes). The project files it named (``mentions``, else the
+        paths in ``result`` and ``parameters``: see :mod:`aircher_mem.mentions`)
+        are kept with it for :meth:`predict`; only files of the project are kept.
 
         For an agent: Remember a tool call you made (a test run, a build, a search), so
         later sessions know which tools fail and which edits fixed an error. Returns
@@ -1101,9 +1219,13 @@ class Memory:
         rel = self.relative(file_path) if file_path is not None else None
         if result is not None:
             result = _text("result", result, blank=True)
+        if mentions is None:
+            mentions = paths_in(f"{result or ''}\n{_flat(parameters)}")
+        named = self._project_files(mentions)
         self.episodic.record_tool_execution(
             tool_name,
             parameters,
+            result={"mentions": named} if named else None,
             success=success,
             error_message=error_message,
             duration_ms=duration_ms,

@@ -58,6 +58,15 @@ __all__ = [
     "Remembered",
     "RecallHit",
     "Recall",
+    "Reason",
+    "PredictedFile",
+    "PredictedMemory",
+    "Prediction",
+    "DomainScore",
+    "Routed",
+    "TierItem",
+    "Tier",
+    "Assembled",
     "ScoreTerm",
     "MemoryLink",
     "MemoryEdge",
@@ -752,3 +761,124 @@ class FeedbackResult:
     retrieved: int
     cited: int
     ignored: int
+
+
+# -- prediction and assembly -----------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Reason:
+    """Why something was predicted or assembled: the ``signal`` that brought it
+    (``recent``, ``mentioned``, ``co-touched``, ``co-edited``, ``imports``,
+    ``imported-by``, ``current-file``, ``code-ref``, ``query``, ``error``,
+    ``task``, ``route``, ``cross-reference``...), what it said (``detail``)
+    and the confidence it gives (0 to 1)."""
+
+    signal: str
+    detail: str
+    confidence: float
+
+
+@dataclasses.dataclass(frozen=True)
+class PredictedFile:
+    """A file the agent will likely open next: ``confidence`` combines the
+    reasons' (1 - the product of their complements)."""
+
+    path: str
+    confidence: float
+    reasons: list[Reason]
+
+
+@dataclasses.dataclass(frozen=True)
+class PredictedMemory:
+    """A memory about a predicted file, with that file's confidence."""
+
+    id: int
+    kind: str
+    content: str
+    path: str
+    confidence: float
+
+
+@dataclasses.dataclass(frozen=True)
+class Prediction:
+    """What the signals say will be needed next: files (best first), the memories
+    about them, the learned error-then-fix patterns matching the recent errors,
+    and ``confidence``, the mean confidence of the files predicted (0: none)."""
+
+    signals: dict[str, Any]
+    files: list[PredictedFile]
+    memories: list[PredictedMemory]
+    fixes: list[LearnedPattern]
+    confidence: float
+
+
+@dataclasses.dataclass(frozen=True)
+class DomainScore:
+    """A domain of the hierarchy scored against a query: the share of the query's
+    words its name and memories hold; ``chosen`` when the router loaded it."""
+
+    domain: str
+    score: float
+    memories: int
+    chosen: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class Routed:
+    """The router's answer for ``query``: the memories loaded (L0 always, then the
+    chosen domains' L1 and L2 memories within the budget, then cross-references),
+    their tokens, the domains' scores, the routing confidence, one paragraph
+    saying why, and the cross-references followed ``[from, to]``."""
+
+    query: str
+    max_tokens: int
+    memories: list[MemoryRecord]
+    total_tokens: int
+    domains: list[DomainScore]
+    confidence: float
+    explanation: str
+    cross_references: list[list[int]]
+
+
+@dataclasses.dataclass(frozen=True)
+class TierItem:
+    """One line of an assembled tier: its ``kind`` (decision, error, fix,
+    prediction, memory, turn, task, code, convention, history, workflow, topics,
+    pointers), ``ref`` (``memory:12``, ``turn:40``, ``file:path``, ``task:id``,
+    or None), the ``text`` as rendered, its tokens, its score and the reasons it
+    is there."""
+
+    kind: str
+    ref: str | None
+    text: str
+    tokens: int
+    score: float
+    reasons: list[Reason]
+
+
+@dataclasses.dataclass(frozen=True)
+class Tier:
+    """One of the four tiers: ``budget`` tokens given (its share plus what the
+    tiers before left), ``tokens`` used."""
+
+    name: Literal["critical", "relevant", "background", "index"]
+    budget: int
+    tokens: int
+    items: list[TierItem]
+
+
+@dataclasses.dataclass(frozen=True)
+class Assembled:
+    """A budgeted context in four tiers: ``context`` is the text to give the
+    agent (``token_count`` tokens, at most ``budget``); ``routing`` and
+    ``prediction`` are what chose it; ``notes`` what was left out and why."""
+
+    budget: int
+    signals: dict[str, Any]
+    context: str
+    token_count: int
+    tiers: list[Tier]
+    routing: Routed
+    prediction: Prediction
+    notes: list[str]

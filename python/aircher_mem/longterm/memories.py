@@ -361,6 +361,30 @@ def listed(
     return MemoryList(records[:limit])
 
 
+def about(lt: StoreCore, paths: Sequence[str]) -> list[tuple[MemoryRecord, str]]:
+    """Active memories about the files ``paths``: their ``code_ref`` is the file
+    or a place in it (``path:Name``), or their ``module`` is the file or the
+    folder it is in; each with the first of ``paths`` it is about, in the order
+    of ``paths``, then by score."""
+    lt._check_open()
+    wanted = {p: i for i, p in reversed(list(enumerate(paths)))}
+    folders = {p.rsplit("/", 1)[0]: i for p, i in reversed(list(wanted.items())) if "/" in p}
+    if not wanted:
+        return []
+    lt._load()
+    now = lt.clock()
+    found: list[tuple[int, MemoryRecord, str]] = []
+    for m in lt._memories.values():
+        if m.status != "active":
+            continue
+        where = (m.code_ref or "").split(":", 1)[0]
+        i = wanted.get(where, wanted.get(m.module or "", folders.get(m.module or "")))
+        if i is not None:
+            found.append((i, record(lt, m, now), paths[i]))
+    found.sort(key=lambda f: (f[0], -f[1].score, f[1].id))
+    return [(r, p) for _, r, p in found]
+
+
 def facts(lt: StoreCore, *, level: str | None = None, domain: str | None = None) -> MemoryList:
     """The hierarchy of facts: active memories at ``level`` (L0 project ... L3 code) and
     in ``domain``, by level then score."""

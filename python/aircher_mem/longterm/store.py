@@ -134,6 +134,7 @@ class LongTermMemory(StoreCore):
     update = _memories.update
     memories = _memories.listed
     facts = _memories.facts
+    about = _memories.about
     subtree = _memories.subtree
     promote = _memories.promote
     explain = _memories.explain

@@ -17,8 +17,8 @@ Rust :class:`ContextWindow`), the callers fetch what is offered.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import NamedTuple
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Literal, NamedTuple
 
 from ._core import ContextItem, ContextItemType, ContextWindow, PruneResult
 
@@ -29,13 +29,18 @@ from .brief import MARKER, Brief, memory_line, one_line, prompt_brief, session_b
 # typing.TYPE_CHECKING: type checkers treat any name TYPE_CHECKING as true.)
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from .config import AssemblyPolicy
     from .results import (
         ContextPreview,
         Conversation,
         MemoryRecord,
+        Reason,
         RecallHit,
         RelevantCode,
+        Routed,
         Task,
+        Tier,
+        TierItem,
         Turn,
     )
     from .tokens import TokenCounter
@@ -58,6 +63,11 @@ __all__ = [
     "task_query",
     "session_brief",
     "prompt_brief",
+    "TIERS",
+    "Candidate",
+    "tier_budgets",
+    "fill_tiers",
+    "route",
 ]
 
 Message = dict[str, str]
@@ -214,3 +224,234 @@ def conversation(session_id: str, turns: Sequence[Turn], ranked: Sequence[Memory
     from .results import Conversation
 
     return Conversation(session_id, list(turns), list(ranked))
+
+
+# -- the four tiers ------------------------------------------------------------------------
+
+TIERS: tuple[Literal["critical", "relevant", "background", "index"], ...] = (
+    "critical",
+    "relevant",
+    "background",
+    "index",
+)
+_HEADERS = {
+    "critical": "## Critical",
+    "relevant": "## Relevant",
+    "background": "## Background",
+    "index": "## Index",
+}
+_SKIPS = 20  # items that do not fit a tier tried past the first, before it is closed
+
+
+class Candidate(NamedTuple):
+    """An item offered to a tier, best first within its tier."""
+
+    tier: str
+    kind: str
+    ref: str | None
+    text: str
+    score: float
+    reasons: list[Reason]
+
+
+def tier_budgets(budget: int, shares: Sequence[float]) -> list[int]:
+    """The four tiers' token budgets: each share of ``budget`` rounded down, the
+    index tier given what rounding left."""
+    first = [int(budget * share) for share in shares[:3]]
+    return [*first, max(0, budget - sum(first))]
+
+
+def fill_tiers(
+    budget: int,
+    shares: Sequence[float],
+    offered: Mapping[str, Sequence[Candidate]],
+    tokens: TokenCounter,
+    line_chars: int,
+    index: Callable[[list[Candidate]], list[Candidate]] | None = None,
+) -> tuple[list[Tier], str, int]:
+    """Places ``offered`` items in the four tiers, in tier order: each tier takes its
+    items, best first, while they fit its budget plus what the tiers before it
+    left (``index``, when given, is offered what the first three left out and
+    returns the index tier's items); what is left after the index goes back to the tiers in order for the
+    items they could not take. An item whose ``ref`` an earlier item has is left
+    out. Returns the tiers, the rendered context and its tokens (at most
+    ``budget``: items are dropped from the end until the whole text fits)."""
+    from .results import Tier, TierItem
+
+    seen: set[str] = set()
+    taken: dict[str, list[TierItem]] = {name: [] for name in TIERS}
+    given = dict(zip(TIERS, tier_budgets(budget, shares)))
+    used = dict.fromkeys(TIERS, 0)
+    queue = {name: list(offered.get(name, ())) for name in TIERS}
+
+    def take(name: str, allowed: int) -> None:
+        skipped = 0
+        rest = []
+        for candidate in queue[name]:
+            if candidate.ref is not None and candidate.ref in seen:
+                continue
+            if skipped > _SKIPS:
+                rest.append(candidate)
+                continue
+            line = "- " + one_line(candidate.text, line_chars)
+            cost = tokens.count(line) + (0 if taken[name] else tokens.count(_HEADERS[name]) + 1)
+            if used[name] + cost > allowed:
+                skipped += 1
+                rest.append(candidate)
+                continue
+            used[name] += cost
+            if candidate.ref is not None:
+                seen.add(candidate.ref)
+            taken[name].append(
+                TierItem(candidate.kind, candidate.ref, line[2:], cost, round(candidate.score, 6), candidate.reasons)
+            )
+        queue[name] = rest
+
+    carry = 0
+    for name in TIERS:
+        if name == "index" and index is not None:
+            queue[name] = [*queue[name], *index([c for t in TIERS[:3] for c in queue[t] if c.ref not in seen])]
+        allowed = given[name] + carry
+        take(name, allowed)
+        carry = allowed - used[name]
+        given[name] = allowed
+    for name in TIERS:  # what is left goes back to the tiers that could take more
+        if carry <= 0:
+            break
+        before = used[name]
+        take(name, used[name] + carry)
+        carry -= used[name] - before
+        given[name] += used[name] - before
+    context = _render(taken)
+    count = tokens.count(context)
+    while count > budget:
+        last = next(name for name in reversed(TIERS) if taken[name])
+        taken[last].pop()
+        context = _render(taken)
+        count = tokens.count(context)
+    tiers = [Tier(name, given[name], sum(i.tokens for i in taken[name]), taken[name]) for name in TIERS]
+    return tiers, context, count
+
+
+def _render(taken: Mapping[str, Sequence[TierItem]]) -> str:
+    blocks = []
+    for name in TIERS:
+        if taken[name]:
+            blocks.append("\n".join([_HEADERS[name], *("- " + item.text for item in taken[name])]))
+    return "\n\n".join(blocks)
+
+
+# -- the router ----------------------------------------------------------------------------
+
+
+def route(
+    query: str,
+    memories: Sequence[MemoryRecord],
+    relevance: Mapping[int, float],
+    max_tokens: int,
+    policy: AssemblyPolicy,
+    tokens: TokenCounter,
+) -> Routed:
+    """Seed 000's semantic router over ``memories`` (the active ones): every L0
+    memory; each domain scored by the share of the query's words its name and
+    memories hold, and loaded at ``route_threshold`` or more; when the memories
+    loaded hold under ``route_min_confidence`` of the query's words, the
+    ``route_widen`` best domains under the threshold too. In the loaded domains
+    (and among the memories of no domain that ``relevance`` ranks), L1 memories
+    best first until ``route_l1_share`` of ``max_tokens``, L2 and L3 until
+    ``route_l2_share``; then up to ``cross_references`` memories they point to
+    (a memory's parent, the L1 memories of an L2 memory's domain, the memories
+    about a decision's code). ``relevance`` (memory id -> recall score) orders
+    each level, then the memory's own score."""
+    from ._core import tokenize
+    from .results import DomainScore, Routed
+
+    words = set(tokenize(query, stem=True))
+    by_domain: dict[str, list[MemoryRecord]] = {}
+    for m in memories:
+        if m.level != "L0" and m.domain:
+            by_domain.setdefault(m.domain, []).append(m)
+    scores = {}
+    for domain, members in by_domain.items():
+        held = set(tokenize(" ".join([domain, *(m.content for m in members)]), stem=True))
+        scores[domain] = len(words & held) / len(words) if words else 0.0
+    chosen = {d for d, s in scores.items() if s >= policy.route_threshold}
+
+    def pick(domains: set[str]) -> tuple[list[MemoryRecord], int]:
+        picked: list[MemoryRecord] = []
+        used = 0
+        levels = (("L0",), ("L1",), ("L2", "L3"))
+        limits = (
+            max_tokens * policy.route_l1_share,
+            max_tokens * policy.route_l1_share,
+            max_tokens * policy.route_l2_share,
+        )
+        for level, limit in zip(levels, limits):
+            pool = [
+                m
+                for m in memories
+                if m.level in level
+                and (m.level == "L0" or (m.domain in domains if m.domain else relevance.get(m.id, 0.0) > 0.0))
+            ]
+            pool.sort(key=lambda m: (-relevance.get(m.id, 0.0), -m.score, m.id))
+            for m in pool:
+                cost = tokens.count(m.content)
+                if used + cost <= limit:
+                    picked.append(m)
+                    used += cost
+        return picked, used
+
+    picked, used = pick(chosen)
+
+    def coverage(selected: Sequence[MemoryRecord]) -> float:
+        if not words:
+            return 0.0
+        held = set(tokenize(" ".join(m.content for m in selected if m.level != "L0"), stem=True))
+        return len(words & held) / len(words)
+
+    confidence = coverage(picked)
+    widened: list[str] = []
+    if confidence < policy.route_min_confidence and policy.route_widen:
+        under = sorted((d for d in scores if d not in chosen and scores[d] > 0.0), key=lambda d: (-scores[d], d))
+        widened = under[: policy.route_widen]
+        if widened:
+            chosen |= set(widened)
+            picked, used = pick(chosen)
+            confidence = coverage(picked)
+    ids = {m.id for m in picked}
+    by_id = {m.id: m for m in memories}
+    crossed: list[list[int]] = []
+    for m in list(picked):
+        if len(crossed) >= policy.cross_references:
+            break
+        targets: list[MemoryRecord] = []
+        if m.parent_id is not None and m.parent_id in by_id:
+            targets.append(by_id[m.parent_id])
+        if m.level in ("L2", "L3") and m.domain:
+            targets += [o for o in by_domain.get(m.domain, []) if o.level == "L1"][:1]
+        if m.kind == "decision" and (m.code_ref or m.module):
+            targets += [o for o in memories if o.id != m.id and (o.code_ref, o.module) == (m.code_ref, m.module)][:2]
+        for target in targets:
+            if target.id in ids or len(crossed) >= policy.cross_references:
+                continue
+            cost = tokens.count(target.content)
+            if used + cost > max_tokens * policy.route_l2_share:
+                continue
+            picked.append(target)
+            ids.add(target.id)
+            used += cost
+            crossed.append([m.id, target.id])
+    domains = [
+        DomainScore(d, round(scores[d], 6), len(by_domain[d]), d in chosen)
+        for d in sorted(scores, key=lambda d: (-scores[d], d))
+    ]
+    levels = {lv: sum(1 for m in picked if m.level == lv) for lv in ("L0", "L1", "L2", "L3")}
+    loaded = ", ".join(f"{d.domain} ({d.score:.2f})" for d in domains if d.chosen) or "none"
+    explanation = (
+        f"{levels['L0']} project (L0) memories, loaded always; domains loaded: {loaded}"
+        + (f", widened to {', '.join(widened)} because the confidence was low" if widened else "")
+        + f"; {levels['L1']} L1 and {levels['L2'] + levels['L3']} L2/L3 memories within {used} of {max_tokens} tokens"
+        + (f"; {len(crossed)} added by cross-reference" if crossed else "")
+        + f"; they hold {confidence:.0%} of the query's words."
+    )
+    return Routed(query, max_tokens, picked, used, domains, round(confidence, 6), explanation, crossed)

@@ -73,10 +73,13 @@ from .graph import GraphIndex, IndexTracker, Progress, ReadIndex, write_atomic
 from .longterm import LongTermMemory
 from .longterm.store import KINDS, Extractor
 from .mentions import paths_in
+from .offers import gather, index_of
 from .prediction import Signals, predict
 from .results import (
+    Assembled,
     Calls,
     Check,
+    CodeHit,
     CodeResult,
     CodeSearch,
     CoEdits,
@@ -109,6 +112,7 @@ from .results import (
     ReferenceList,
     RelevantCode,
     Remembered,
+    Routed,
     Stats,
     Symbols,
     Task,
@@ -852,9 +856,112 @@ class Memory:
         edits) and the current file or error. JSON {signals, files: [{path,
         confidence, reasons: [{signal, detail, confidence}]}], memories: [{id, kind,
         content, path, confidence}], fixes, confidence}."""
-        return self._predict(
-            self._signals(query, current_file, recent_errors, activity, branch, task_id, None), limit
+        return self._predict(self._signals(query, current_file, recent_errors, activity, branch, task_id, None), limit)
+
+    @verb()
+    @_verb
+    def assemble(
+        self,
+        *,
+        budget: Annotated[
+            int | None, Arg(ge=1, le=10_000_000, description="Tokens (default: [assembly] budget).")
+        ] = None,
+        query: Annotated[str | None, Arg(description="The message or question at hand.")] = None,
+        current_file: Annotated[str | None, Arg(description="The file open now, relative to the root.")] = None,
+        recent_errors: Annotated[
+            Sequence[str], Arg(description="Recent error texts (a traceback, a failing test's output).")
+        ] = (),
+        activity: Activity = None,
+        branch: Annotated[str | None, Arg(description="The git branch checked out.")] = None,
+        task_id: TaskId = None,
+        collaborator: Annotated[str | None, Arg(description="Who the agent works with now.")] = None,
+    ) -> Assembled:
+        """One budgeted context for the signals, in four tiers (seed 001): critical
+        (decisions about the code at hand, recent errors and their known fixes),
+        relevant (the prediction, the memories the router loads for the query,
+        recalled memories and turns, similar past tasks, code), background (project
+        conventions, the current file's history, workflows) and index (topics and
+        pointers to what did not fit). Each tier gets its share of ``budget``
+        (``[assembly]``; debugging gives critical more) and passes what it does not
+        use on; every item says why it is there.
+
+        For an agent: Everything memory knows that matters now, in one call, within
+        `budget` tokens: pass the user's message as `query`, and the file open, recent
+        errors and your activity when you know them. Read `context`; recall or explain
+        the ids the index lists when you need more. JSON {budget, signals, context,
+        token_count, tiers: [{name, budget, tokens, items: [{kind, ref, text, tokens,
+        score, reasons}]}], routing, prediction, notes}."""
+        policy = self.policy.assembly
+        budget = policy.budget if budget is None else _limit("budget", budget, maximum=10_000_000)
+        signals = self._signals(query, current_file, recent_errors, activity, branch, task_id, collaborator)
+        prediction = self._predict(signals)
+        text = " ".join(t for t in (signals.query, *signals.recent_errors, signals.collaborator) if t)
+        lt = self.longterm
+        memories = lt.facts().memories
+        hits = lt.recall(text[:100_000], k=policy.recall_k).hits if text.strip() else []
+        relevance = {h.id: h.score for h in hits if h.kind != "turn"}
+        routed = assembly.route(text, memories, relevance, budget, policy, self.tokens)
+        episodic = self.episodic
+        similar = episodic.find_similar_tasks(text, self.policy.episodic.similar_tasks) if text.strip() else []
+        code: list[CodeHit] = []
+        dependencies: list[str] = []
+        notes = []
+        if self.indexed:
+            graph = self._graph()
+            if text.strip():
+                code = self.search_code(text[:10_000], k=3, code=False).hits
+            if signals.current_file:
+                dependencies = graph.get_dependencies(signals.current_file) + graph.get_dependents(signals.current_file)
+        else:
+            notes.append("no code graph: the project is not indexed (aircher-mem index)")
+        if signals.branch:
+            notes.append("branch: not used yet (memories carry no branch)")
+        offered = gather(
+            signals,
+            prediction=prediction,
+            routed=routed,
+            hits=hits,
+            memories=memories,
+            episodic=episodic,
+            longterm=lt,
+            similar=similar,
+            code=code,
+            dependencies=dependencies,
+            policy=policy,
         )
+        tiers, context, count = assembly.fill_tiers(
+            budget,
+            policy.shares(signals.activity),
+            offered,
+            self.tokens,
+            policy.line_chars,
+            index=lambda left: index_of(memories, left),
+        )
+        return Assembled(budget, signals.to_dict(), context, count, tiers, routed, prediction, notes)
+
+    @verb(http="GET")
+    @_verb
+    def route_context(
+        self,
+        query: Annotated[str, Arg(min_length=1, description="What the context is for, in plain words.")],
+        *,
+        max_tokens: Annotated[int, Arg(ge=1, le=10_000_000, description="The token budget.")] = 2000,
+    ) -> Routed:
+        """Seed 000's semantic router: the memories of the hierarchy that ``query``
+        needs within ``max_tokens``: the project's L0 memories always, then the L1
+        and L2 memories of the domains the query matches (widened when the match is
+        weak), then the memories those point to, with a confidence and why.
+
+        For an agent: Load the project's knowledge for a question: its L0 memories,
+        then those of the domains the question is about, within `max_tokens`. JSON
+        {query, max_tokens, memories, total_tokens, domains: [{domain, score,
+        memories, chosen}], confidence, explanation, cross_references}."""
+        query = _text("query", query)
+        max_tokens = _limit("max_tokens", max_tokens, maximum=10_000_000)
+        lt = self.longterm
+        hits = lt.recall(query, k=self.policy.assembly.recall_k, kinds=KINDS).hits
+        relevance = {h.id: h.score for h in hits}
+        return assembly.route(query, lt.facts().memories, relevance, max_tokens, self.policy.assembly, self.tokens)
 
     def _signals(
         self,

@@ -118,7 +118,12 @@ def predict(
     seeds = seeds[: policy.predict_companions_of]
     if seeds and policy.companion_weight > 0.0:
         for path, share in episodic.touched_with(seeds, exclude_task=task, limit=limit):
-            files.add(path, "co-touched", f"worked on with {seeds[0]} in past tasks ({share:.0%})", policy.companion_weight * share)
+            files.add(
+                path,
+                "co-touched",
+                f"worked on with {seeds[0]} in past tasks ({share:.0%})",
+                policy.companion_weight * share,
+            )
     if graph is not None and seeds and policy.graph_weight > 0.0:
         first = seeds[0]
         for path in graph.get_dependencies(first)[:limit]:

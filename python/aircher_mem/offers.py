@@ -1,0 +1,240 @@
+"""What each of the four tiers of an assembled context is offered, gathered from the
+stores for a set of signals (:class:`aircher_mem.prediction.Signals`). The tiers
+themselves (budgets, placing, rendering) and the router are in
+:mod:`aircher_mem.assembly`; :meth:`aircher_mem.Memory.assemble` calls both.
+
+- critical: decisions about the current file, its imports and importers and the
+  predicted files, decisions the query recalls; the failed tool calls of the last
+  ``[assembly] error_hours`` and the learned fixes of those errors and of the
+  recent errors given;
+- relevant: the predicted files and the memories about them, the memories the
+  router loads from the query's domains (L1 to L3), the memories and turns recall
+  finds, similar past tasks, the code search's best hits;
+- background: the project's L0 memories (conventions), the current file's
+  history, workflows and patterns;
+- index: the domains and modules memory knows, with counts, and the ids of what
+  did not fit, to pass to recall or explain.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Sequence
+
+from .assembly import Candidate
+from .results import CodeHit, LearnedPattern, MemoryRecord, Prediction, Reason, RecallHit, Routed, Task
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .config import AssemblyPolicy
+    from .episodic import EpisodicMemory
+    from .longterm import LongTermMemory
+    from .prediction import Signals
+
+__all__ = ["gather", "index_of"]
+
+
+def _memory(m: MemoryRecord | RecallHit, tier: str, reasons: list[Reason], score: float) -> Candidate:
+    return Candidate(tier, m.kind, f"memory:{m.id}", f"[memory {m.id}] ({m.kind}) {m.content}", score, reasons)
+
+
+def _fix(p: LearnedPattern, signal: str) -> Candidate:
+    d = p.data
+    return Candidate(
+        "critical",
+        "fix",
+        f"fix:{d.get('tool')}:{d.get('file')}:{d.get('error')}",
+        f"Fixed before ({p.observed_count}x): {d.get('tool')} on {d.get('file')} failed with "
+        f"'{d.get('error')}'; an edit of {d.get('file')} made it pass",
+        p.confidence,
+        [Reason(signal, "a learned error-then-fix pattern", p.confidence)],
+    )
+
+
+def gather(
+    signals: Signals,
+    *,
+    prediction: Prediction,
+    routed: Routed,
+    hits: Sequence[RecallHit],
+    memories: Sequence[MemoryRecord],
+    episodic: EpisodicMemory,
+    longterm: LongTermMemory,
+    similar: Sequence[Task],
+    code: Sequence[CodeHit],
+    dependencies: Sequence[str],
+    policy: AssemblyPolicy,
+    now: float | None = None,
+) -> dict[str, list[Candidate]]:
+    """The candidates of each tier, best first within it (see the module)."""
+    now = time.time() if now is None else now
+    offered: dict[str, list[Candidate]] = {"critical": [], "relevant": [], "background": [], "index": []}
+    critical, relevant, background = offered["critical"], offered["relevant"], offered["background"]
+    # critical: decisions about the code at hand, then errors and their fixes
+    places = [*([signals.current_file] if signals.current_file else []), *dependencies]
+    places += [f.path for f in prediction.files if f.path not in places]
+    for record, path in longterm.about(places):
+        if record.kind == "decision":
+            critical.append(_memory(record, "critical", [Reason("code-ref", f"about {path}", 1.0)], record.score))
+    for hit in hits:
+        if hit.kind == "decision":
+            critical.append(_memory(hit, "critical", [Reason("query", "a decision the query recalls", 1.0)], hit.score))
+    since = now - policy.error_hours * 3600.0
+    for run in episodic.failed_runs_since(since, limit=10):
+        where = f" on {run.file_path}" if run.file_path else ""
+        critical.append(
+            Candidate(
+                "critical",
+                "error",
+                None,
+                f"Failed {time.strftime('%Y-%m-%d %H:%M', time.gmtime(run.timestamp))}: {run.tool_name}{where}: "
+                f"{run.error_message or 'no message'}",
+                1.0,
+                [Reason("error", f"a failed tool call in the last {policy.error_hours:g} h", 1.0)],
+            )
+        )
+    failed_files = {run.file_path for run in episodic.failed_runs_since(since, limit=10) if run.file_path}
+    fixes = list(prediction.fixes)
+    if failed_files:
+        fixes += [p for p in episodic.patterns("error-fix") if p.data.get("file") in failed_files and p not in fixes]
+    critical += [_fix(p, "error") for p in fixes]
+    # relevant: the prediction, the router's memories, recall's hits, past tasks, code
+    for f in prediction.files:
+        why = ", ".join(dict.fromkeys(r.signal for r in f.reasons))
+        relevant.append(
+            Candidate(
+                "relevant",
+                "prediction",
+                f"file:{f.path}",
+                f"Likely next: {f.path} ({f.confidence:.2f}: {why})",
+                f.confidence,
+                f.reasons,
+            )
+        )
+    for pm in prediction.memories:
+        relevant.append(
+            Candidate(
+                "relevant",
+                pm.kind,
+                f"memory:{pm.id}",
+                f"[memory {pm.id}] ({pm.kind}, about {pm.path}) {pm.content}",
+                pm.confidence,
+                [Reason("prediction", f"about {pm.path}, a predicted file", pm.confidence)],
+            )
+        )
+    scores = {h.id: h.score for h in hits if h.kind != "turn"}
+    for m in routed.memories:
+        if m.level != "L0":
+            relevant.append(
+                _memory(
+                    m,
+                    "relevant",
+                    [Reason("route", f"{m.level} memory of domain {m.domain or '-'}", routed.confidence)],
+                    scores.get(m.id, m.score),
+                )
+            )
+    for hit in hits:
+        if hit.kind == "turn":
+            turn = hit.turns[0] if hit.turns else None
+            who = f"{turn.speaker or turn.role} " if turn is not None else ""
+            when = f"({time.strftime('%Y-%m-%d', time.gmtime(turn.at))}) " if turn is not None else ""
+            relevant.append(
+                Candidate(
+                    "relevant",
+                    "turn",
+                    f"turn:{hit.id}",
+                    f"[turn {hit.id}] {who}{when}{hit.content}",
+                    hit.score,
+                    [Reason("query", "a turn recall finds", hit.score)],
+                )
+            )
+        else:
+            relevant.append(_memory(hit, "relevant", [Reason("query", "a memory recall finds", hit.score)], hit.score))
+    for task in similar:
+        relevant.append(
+            Candidate(
+                "relevant",
+                "task",
+                f"task:{task.task_id}",
+                f"Past task {task.task_id} ({task.status}): {task.description}"
+                + (f" -> {task.outcome}" if task.outcome else ""),
+                0.5,
+                [Reason("task", "a similar past task", 0.5)],
+            )
+        )
+    for c in code:
+        relevant.append(
+            Candidate(
+                "relevant",
+                "code",
+                f"code:{c.path}:{c.line}",
+                f"Code: {c.path}:{c.line} {c.kind} {c.name or ''}".rstrip(),
+                c.score,
+                [Reason("query", "code the query finds", c.score)],
+            )
+        )
+    # background: conventions, the current file's history, workflows
+    for m in routed.memories:
+        if m.level == "L0":
+            background.append(
+                _memory(m, "background", [Reason("route", "a project (L0) memory: loaded always", 1.0)], m.score)
+            )
+    if signals.current_file:
+        history = episodic.file_history(signals.current_file, limit=20)
+        if history:
+            ops = Counter(i.operation for i in history)
+            last = history[0]
+            summary = ", ".join(f"{n} {op}{'' if n == 1 else 's'}" for op, n in sorted(ops.items()))
+            note = f": {last.changes_summary}" if last.changes_summary else ""
+            background.append(
+                Candidate(
+                    "background",
+                    "history",
+                    f"history:{signals.current_file}",
+                    f"History of {signals.current_file}: {summary}; last {last.operation} "
+                    f"{time.strftime('%Y-%m-%d %H:%M', time.gmtime(last.timestamp))}{note}",
+                    0.5,
+                    [Reason("current-file", "what was done with the file open now", 0.5)],
+                )
+            )
+    flows = [m for m in memories if m.kind in ("workflow", "pattern")]
+    flows.sort(key=lambda m: (-m.score, m.id))
+    for m in flows[:10]:
+        background.append(
+            _memory(m, "background", [Reason("activity", "a workflow or pattern of the project", 0.5)], m.score)
+        )
+    return offered
+
+
+def index_of(memories: Sequence[MemoryRecord], left_out: Sequence[Candidate]) -> list[Candidate]:
+    """The index tier: what memory knows about (domains and modules with their
+    memory counts), and the ids of the memories, turns and tasks that did not fit."""
+    out = []
+    domains = Counter(m.domain for m in memories if m.domain)
+    modules = Counter(m.module for m in memories if m.module)
+    if domains or modules:
+        topics = [f"{d} ({n})" for d, n in domains.most_common(15)] + [f"{m} ({n})" for m, n in modules.most_common(15)]
+        out.append(
+            Candidate(
+                "index",
+                "topics",
+                "index:topics",
+                "Ask me about: " + ", ".join(topics),
+                1.0,
+                [Reason("index", "the domains and modules memory holds", 1.0)],
+            )
+        )
+    refs = [c.ref for c in left_out if c.ref and c.ref.split(":", 1)[0] in ("memory", "turn", "task")]
+    if refs:
+        out.append(
+            Candidate(
+                "index",
+                "pointers",
+                "index:pointers",
+                "More (did not fit; recall or explain them): " + ", ".join(dict.fromkeys(refs)),
+                1.0,
+                [Reason("index", "items the tiers had no room for", 1.0)],
+            )
+        )
+    return out

@@ -6,7 +6,8 @@ store and, at each step, ask which files it will open next.
 
 ``ARCHIVE`` is the mini-swe-agent trajectories (default
 ``../shared/data/trajectories-mini-swe-agent-gemini3pro.tar.gz`` beside the repository, or
-in ``$AIRCHER_DATA``), read with ``aircher_mem.replay.load_trajectories``.
+in ``$AIRCHER_DATA``), read in one pass with ``tarfile`` (a folder of JSONL files goes to
+``aircher_mem.replay.load_trajectories``).
 
 Protocol:
 
@@ -56,9 +57,10 @@ import json
 import shutil
 import statistics
 import sys
+import tarfile
 import tempfile
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -295,6 +297,26 @@ def replay_set(
     return tallies
 
 
+def load(archive: Path) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    """(instance id, events) in name order. A folder goes to
+    ``aircher_mem.replay.load_trajectories``; a .tar.gz is read here in one pass
+    (``load_trajectories`` opens its members in name order, not archive order, so
+    gzip decompresses from the start again for each backward seek: 30 s, not 1.5 s)."""
+    if archive.is_dir():
+        from aircher_mem.replay import load_trajectories
+
+        yield from load_trajectories(archive)
+        return
+    found: dict[str, list[dict[str, Any]]] = {}
+    with tarfile.open(archive) as tar:
+        for member in tar:
+            stream = tar.extractfile(member) if member.isfile() and member.name.endswith(".jsonl") else None
+            if stream is not None:
+                found[member.name] = [json.loads(line) for line in stream if line.strip()]
+    for name in sorted(found):
+        yield Path(name).stem, found[name]
+
+
 def run(
     archive: Path,
     *,
@@ -304,10 +326,8 @@ def run(
     overrides: Mapping[str, Any],
     trees: Path | None,
 ) -> dict[str, Any]:
-    from aircher_mem.replay import load_trajectories
-
     by_set: dict[str, list[tuple[str, list[dict[str, Any]]]]] = {}
-    for instance, events in load_trajectories(archive):
+    for instance, events in load(archive):
         name = set_of(instance)
         if sets and name not in sets:
             continue

@@ -265,6 +265,7 @@ def assert_prompt_and_read_recorded(served: Any, memory: am.Memory) -> None:
     Read of lines 1-2 of ``app/util.py`` send a server and leave in its store."""
     assert served.requests == [
         ("POST", "/recall"),
+        ("POST", "/predict"),
         ("POST", "/add-turn"),
         ("POST", "/record-tool-call"),
         ("POST", "/record-file-interaction"),

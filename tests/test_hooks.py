@@ -465,6 +465,33 @@ def test_post_tool_use_records_calls_and_file_interactions_with_line_ranges(stor
         assert params["Read"]["file_path"] == "/etc/hostname"
 
 
+def test_post_tool_use_keeps_the_files_a_tool_named_and_the_next_prompt_gets_the_prediction(store: Path) -> None:
+    grep = {"stdout": f"views.py:3:def create():\n{store}/app/models.py:8:def store(obj):\n/etc/passwd.py:1:x"}
+    payload = event(
+        "PostToolUse", store / "app", tool_name="Bash", tool_input={"command": "grep -rn def ."}, tool_response=grep
+    )
+    assert hooks.run_hook("PostToolUse", payload) == ("", 0)
+    payload = event(
+        "PostToolUse",
+        store,
+        tool_name="Grep",
+        tool_input={"pattern": "x"},
+        tool_response={"filenames": ["app/util.py"]},
+    )
+    assert hooks.run_hook("PostToolUse", payload) == ("", 0)
+    with am.Memory.open(store) as memory:
+        assert memory.episodic.recent_mentions(5) == ["app/util.py", "app/views.py", "app/models.py"]
+    out, code = hooks.run_hook("UserPromptSubmit", event("UserPromptSubmit", store, prompt="Can I push to main now?"))
+    assert (out, code) == (
+        PROMPT_CONTEXT
+        + "Files you will likely open next: app/util.py (0.80), app/views.py (0.64), app/models.py (0.51)\n",
+        0,
+    )
+    set_policy(store, "[hooks]\npredict_files = 0\n")
+    out, code = hooks.run_hook("UserPromptSubmit", event("UserPromptSubmit", store, prompt="Can I push to main now?"))
+    assert (out, code) == (PROMPT_CONTEXT, 0)
+
+
 def write_transcript(home: Path, lines: list[str]) -> Path:
     path = home / ".claude" / "projects" / "repo" / "s1.jsonl"
     path.write_text("".join(f"{text}\n" for text in lines), encoding="utf-8")

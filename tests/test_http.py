@@ -36,9 +36,11 @@ TOKEN = "test-token-" + "x" * 32
 BASE = "http://127.0.0.1:8787"
 NOW = 1_700_000_000.0
 #: Every route: (method, path).
-ROUTES = {("GET", "/health"), ("GET", "/openapi.json")} | {
-    (v.http_method, v.http_path) for v in verbs.all_verbs("http")
-}
+ROUTES = (
+    {("GET", "/health"), ("GET", "/openapi.json")}
+    | {(v.http_method, v.http_path) for v in verbs.all_verbs("http")}
+    | {("POST", path) for path in http.SEED_ROUTES}
+)
 
 
 @pytest.fixture
@@ -158,6 +160,11 @@ def test_every_route_answers(client: TestClient) -> None:
         ("GET", "/subtree"): ("/subtree?memory_id=1", None),
         ("GET", "/explain"): ("/explain?memory_id=1", None),
         ("GET", "/facts"): ("/facts?level=L1", None),
+        ("GET", "/route-context"): ("/route-context?query=ruff&max_tokens=500", None),
+        ("POST", "/predict"): ("/predict", {"current_file": "pkg/models.py", "activity": "debugging"}),
+        ("POST", "/assemble"): ("/assemble", {"budget": 500, "query": "where is save", "recent_errors": ["boom"]}),
+        ("POST", "/context/assemble"): ("/context/assemble", {"budget": 500, "signals": {"query": "save"}}),
+        ("POST", "/context/predict"): ("/context/predict", {"file_opened": "pkg/models.py"}),
         ("POST", "/feedback"): ("/feedback", {"memory_id": 1, "signal": "cited"}),
         ("POST", "/recall"): ("/recall", {"query": "ruff", "kinds": ["decision"], "at": "2023-11-14T22:13:20Z"}),
         ("POST", "/gc"): ("/gc", None),
@@ -540,6 +547,39 @@ def test_openapi_lists_every_route_with_resolvable_schemas(client: TestClient) -
     assert spec["components"]["schemas"]["Definition"]["properties"]["qualified"] == {"type": "string"}
     assert spec["paths"]["/health"]["get"]["security"] == []
     jsonschema.Draft202012Validator.check_schema({**spec["components"]["schemas"]["Recall"]})
+
+
+# -- seed 001's context routes ------------------------------------------------------------
+
+
+def test_context_assemble_and_predict_take_and_give_seed_001s_shapes(client: TestClient, memory: am.Memory) -> None:
+    memory.remember("we keep models thin", kind="decision", code_ref="pkg/models.py:User")
+    memory.record_file_interaction("pkg/models.py", "read")
+    body = {
+        "budget": 600,
+        "signals": {"current_file": "pkg/models.py", "recent_errors": ["boom"], "activity": "debugging"},
+    }
+    got = ok(client.post("/context/assemble", json=body))
+    assert sorted(got) == ["assembled", "context", "tiers", "token_count"]
+    assert list(got["tiers"]) == ["tier1", "tier2", "tier3", "tier4"]
+    assert got["tiers"] == {f"tier{i}": t["tokens"] for i, t in enumerate(got["assembled"]["tiers"], 1)}
+    assert got["assembled"]["tiers"][0]["budget"] == 225  # debugging: 3/8 of 600
+    assert got["token_count"] <= 600 and "we keep models thin" in got["context"]
+    direct = wire.to_json(
+        memory.assemble(budget=600, current_file="pkg/models.py", recent_errors=["boom"], activity="debugging")
+    )
+    assert got["assembled"]["context"] == direct["context"]
+    predicted = ok(client.post("/context/predict", json={"file_opened": "pkg/models.py"}))
+    assert sorted(predicted) == ["confidence", "predicted_files", "predicted_memories", "prediction"]
+    assert predicted["predicted_files"][0]["path"] == "pkg/models.py"
+    assert [m["content"] for m in predicted["predicted_memories"]] == ["we keep models thin"]
+    assert predicted["confidence"] == predicted["prediction"]["confidence"]
+    assert "unknown field nope" in err(client.post("/context/predict", json={"nope": 1}), 400, "invalid_input")
+    assert "unknown field x" in err(client.post("/context/assemble", json={"signals": {"x": 1}}), 400, "invalid_input")
+    assert "signals must be a JSON object" in err(
+        client.post("/context/assemble", json={"signals": [1]}), 400, "invalid_input"
+    )
+    assert "budget" in err(client.post("/context/assemble", json={"budget": 0}), 400, "invalid_input")
 
 
 # -- server.json, discover and the client -----------------------------------------------

@@ -280,7 +280,7 @@ def test_every_tool_over_stdio(project: Path) -> None:
         one_line = {"path": "app/util.py", "operation": "read", "line_range": [3]}
         assert "line_range" in error(await s.call_tool("record_file_interaction", one_line))
         assert json.loads(error(await s.call_tool("rm_rf", {})))["error"]["message"].startswith(
-            "no tool named 'rm_rf'; tools: add_turn, callees, "
+            "no tool named 'rm_rf'; tools: add_turn, assemble, callees, "
         )
         assert ok(await s.call_tool("find_symbol", {"name": "User"}))["symbols"][0]["path"] == "app/models.py"
 
@@ -359,7 +359,7 @@ def test_an_argument_a_tool_does_not_take_is_refused_as_over_http(project: Path)
         "query is required; unknown argument qurey; allowed: query, max_tokens, focus_files",
         "unknown argument prefx; allowed: name, prefix, fuzzy",
         "unknown argument duraton_ms; allowed: tool_name, parameters, success, result, error_message, "
-        "duration_ms, file_path, task_id, at",
+        "duration_ms, file_path, task_id, at, mentions",
         "unknown argument descripton; allowed: action, task_id, description, outcome",
     ]
 

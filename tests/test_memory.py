@@ -191,7 +191,11 @@ def test_names_say_window_for_the_window_and_context_only_for_what_a_model_gets(
         assert isinstance(memory.window, DynamicContextManager) and memory.window is memory.window
         assert memory.new_window(max_tokens=100).window.max_tokens == 100 and memory.window.window.max_tokens != 100
         assert memory.conversation("s1") == Conversation("s1", [], [])
-        assert [name for name in dir(memory) if "context" in name] == ["prepare_context", "preview_context"]
+        assert [name for name in dir(memory) if "context" in name] == [
+            "prepare_context",
+            "preview_context",
+            "route_context",
+        ]
 
 
 def test_window_is_wired_to_the_graph_and_the_episodic_store(project: Path) -> None:

@@ -59,6 +59,7 @@ THIN_MODULES = {
     "_socket",
     "aircher_mem",
     "aircher_mem.brief",
+    "aircher_mem.mentions",
     "aircher_mem.errors",
     "aircher_mem.interfaces",
     "aircher_mem.interfaces.dispatch",

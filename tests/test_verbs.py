@@ -17,7 +17,7 @@ import aircher_mem.interfaces.cli as cli
 import pytest
 from aircher_mem import Memory, verbs
 from aircher_mem.errors import InvalidInputError
-from aircher_mem.interfaces.http import openapi
+from aircher_mem.interfaces.http import SEED_ROUTES, openapi
 from aircher_mem.interfaces.mcp import build_server
 from mcp import Client
 from mcp.types import Tool
@@ -72,7 +72,7 @@ def test_every_mcp_tool_is_a_verb_with_its_schema(tmp_path: Path) -> None:
 def test_every_http_route_is_a_verb_at_a_path_from_its_name() -> None:
     paths = openapi()["paths"]
     declared = {v.http_path: v for v in verbs.all_verbs("http")}
-    assert sorted(paths) == sorted([*declared, "/health", "/openapi.json"])
+    assert sorted(paths) == sorted([*declared, "/health", "/openapi.json", *SEED_ROUTES])
     for path, v in declared.items():
         assert path == "/" + v.name.replace("_", "-")
         [(method, operation)] = paths[path].items()

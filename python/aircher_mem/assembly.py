@@ -228,7 +228,8 @@ def conversation(session_id: str, turns: Sequence[Turn], ranked: Sequence[Memory
 
 # -- the four tiers ------------------------------------------------------------------------
 
-TIERS: tuple[Literal["critical", "relevant", "background", "index"], ...] = (
+TierName = Literal["critical", "relevant", "background", "index"]
+TIERS: tuple[TierName, ...] = (
     "critical",
     "relevant",
     "background",
@@ -284,7 +285,7 @@ def fill_tiers(
     used = dict.fromkeys(TIERS, 0)
     queue = {name: list(offered.get(name, ())) for name in TIERS}
 
-    def take(name: str, allowed: int) -> None:
+    def take(name: TierName, allowed: int) -> None:
         skipped = 0
         rest = []
         for candidate in queue[name]:

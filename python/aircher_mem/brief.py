@@ -103,10 +103,20 @@ def session_brief(
     return out.text()
 
 
-def prompt_brief(hits: Sequence[Mapping[str, Any]], *, budget: int, min_score: float, line_chars: int) -> str:
+def prompt_brief(
+    hits: Sequence[Mapping[str, Any]],
+    *,
+    budget: int,
+    min_score: float,
+    line_chars: int,
+    prediction: Mapping[str, Any] | None = None,
+    min_confidence: float = 0.5,
+) -> str:
     """The memories recalled for a prompt that score at least ``min_score`` (turns
-    left out), within ``budget`` characters, each cut to ``line_chars``. Entries are
-    the recall's JSON hits."""
+    left out); then, from ``prediction`` (``predict``'s JSON), the memories about the
+    files likely opened next and those files, at ``min_confidence`` or more; within
+    ``budget`` characters, each text cut to ``line_chars``. Entries are the verbs'
+    JSON."""
     out = Brief(f"{MARKER} Recalled from project memory; {_CITE}", budget)
     chosen = [
         h
@@ -114,4 +124,21 @@ def prompt_brief(hits: Sequence[Mapping[str, Any]], *, budget: int, min_score: f
         if h.get("kind") != "turn" and isinstance(h.get("score"), (int, float)) and h["score"] >= min_score
     ]
     out.section("Memories that may bear on this prompt:", [memory_line(h, line_chars) for h in chosen])
+    if prediction is None:
+        return out.text()
+    shown = {h.get("id") for h in chosen}
+
+    def sure(entry: Any) -> bool:
+        c = entry.get("confidence") if isinstance(entry, dict) else None
+        return isinstance(c, (int, float)) and c >= min_confidence
+
+    about = [m for m in prediction.get("memories") or () if sure(m) and m.get("id") not in shown]
+    out.section(
+        "Memories about the files you will likely open next:",
+        [f"{memory_line(m, line_chars)} (about {one_line(m.get('path'), 200)})" for m in about],
+    )
+    files = [f for f in prediction.get("files") or () if sure(f)]
+    if files:
+        named = ", ".join(f"{one_line(f.get('path'), 200)} ({f['confidence']:.2f})" for f in files)
+        out.section("Files you will likely open next:", [one_line(named, line_chars)])
     return out.text()

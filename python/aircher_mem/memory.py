@@ -74,7 +74,7 @@ from .longterm import LongTermMemory
 from .longterm.store import KINDS, Extractor
 from .mentions import paths_in
 from .offers import gather, index_of
-from .prediction import Signals, predict
+from .prediction import Signals, neighbours, predict
 from .results import (
     Assembled,
     Calls,
@@ -911,7 +911,8 @@ class Memory:
             if text.strip():
                 code = self.search_code(text[:10_000], k=3, code=False).hits
             if signals.current_file:
-                dependencies = graph.get_dependencies(signals.current_file) + graph.get_dependents(signals.current_file)
+                imports, importers = neighbours(graph, signals.current_file)
+                dependencies = imports + importers
         else:
             notes.append("no code graph: the project is not indexed (aircher-mem index)")
         if signals.branch:

@@ -226,13 +226,14 @@ def index_of(memories: Sequence[MemoryRecord], left_out: Sequence[Candidate]) ->
             )
         )
     refs = [c.ref for c in left_out if c.ref and c.ref.split(":", 1)[0] in ("memory", "turn", "task")]
-    if refs:
+    refs = list(dict.fromkeys(refs))
+    for at in range(0, len(refs), 8):  # in pieces, so a small index takes the first
         out.append(
             Candidate(
                 "index",
                 "pointers",
-                "index:pointers",
-                "More (did not fit; recall or explain them): " + ", ".join(dict.fromkeys(refs)),
+                f"index:pointers:{at}",
+                "More (did not fit; recall or explain them): " + ", ".join(refs[at : at + 8]),
                 1.0,
                 [Reason("index", "items the tiers had no room for", 1.0)],
             )

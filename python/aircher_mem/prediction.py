@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ._core import tokenize
+from .errors import UnknownItemError
 from .mentions import paths_in
 from .results import LearnedPattern, PredictedFile, PredictedMemory, Prediction, Reason
 
@@ -30,10 +31,10 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .config import AssemblyPolicy
     from .episodic import EpisodicMemory
-    from .graph import KnowledgeGraph
+    from ._core import KnowledgeGraph
     from .longterm import LongTermMemory
 
-__all__ = ["ACTIVITIES", "Signals", "predict", "error_fixes"]
+__all__ = ["ACTIVITIES", "Signals", "predict", "neighbours", "error_fixes"]
 
 ACTIVITIES = ("debugging", "feature", "review", "refactor", "exploring")
 
@@ -126,9 +127,10 @@ def predict(
             )
     if graph is not None and seeds and policy.graph_weight > 0.0:
         first = seeds[0]
-        for path in graph.get_dependencies(first)[:limit]:
+        imports, importers = neighbours(graph, first)
+        for path in imports[:limit]:
             files.add(path, "imports", f"imported by {first}", policy.graph_weight)
-        for path in graph.get_dependents(first)[:limit]:
+        for path in importers[:limit]:
             files.add(path, "imported-by", f"imports {first}", policy.graph_weight)
     ranked = files.ranked(limit)
     memories: list[PredictedMemory] = []
@@ -139,6 +141,15 @@ def predict(
     fixes = error_fixes(episodic, signals.recent_errors) if signals.recent_errors else []
     mean = sum(f.confidence for f in ranked) / len(ranked) if ranked else 0.0
     return Prediction(signals.to_dict(), ranked, memories, fixes, round(mean, 6))
+
+
+def neighbours(graph: KnowledgeGraph, path: str) -> tuple[list[str], list[str]]:
+    """The project files ``path`` imports and those importing it; none for a file
+    the graph does not hold (new, or not source)."""
+    try:
+        return graph.get_dependencies(path), graph.get_dependents(path)
+    except UnknownItemError:
+        return [], []
 
 
 def error_fixes(episodic: EpisodicMemory, errors: Sequence[str], *, min_share: float = 0.5) -> list[LearnedPattern]:

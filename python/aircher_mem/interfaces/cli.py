@@ -35,6 +35,7 @@ import sys
 import threading
 import time
 import typing
+from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -47,6 +48,7 @@ from ..config import CONFIG_FILE, Policy
 from ..errors import AircherError, StoreNotFoundError
 from ..memory import STORE_DIR, Memory, find_root
 from ..results import (
+    Assembled,
     Calls,
     CodeResult,
     CodeSearch,
@@ -68,11 +70,13 @@ from ..results import (
     MemoryRecord,
     Neighbourhood,
     Patterns,
+    Prediction,
     Recall,
     Recorded,
     Reference,
     ReferenceList,
     Remembered,
+    Routed,
     Stats,
     Symbols,
     Task,
@@ -709,6 +713,55 @@ def show_feedback(r: FeedbackResult, out: Output) -> None:
     out.line(f"memory {r.memory_id} {r.signal}: recalled {r.retrieved}, cited {r.cited}, ignored {r.ignored} times")
 
 
+def show_prediction(r: Prediction, out: Output) -> None:
+    if not r.files:
+        out.line("nothing to predict yet: no files read, edited or named")
+        return
+    out.line(f"{len(r.files)} files likely next (confidence {r.confidence:.2f}):")
+    out.table(
+        ["confidence", "file", "why"],
+        [(f"{f.confidence:.2f}", f.path, ", ".join(dict.fromkeys(x.signal for x in f.reasons))) for f in r.files],
+    )
+    for m in r.memories:
+        out.line(f"[memory {m.id}] ({m.kind}, about {m.path}) {_short(m.content, 100)}")
+    for p in r.fixes:
+        out.line(f"fix seen {p.observed_count}x: {p.data.get('tool')} on {p.data.get('file')}: {p.data.get('error')}")
+
+
+def show_routed(r: Routed, out: Output) -> None:
+    out.line(r.explanation)
+    out.table(
+        ["domain", "score", "memories", "loaded"],
+        [(d.domain, f"{d.score:.2f}", d.memories, "yes" if d.chosen else "") for d in r.domains],
+    )
+    out.table(
+        ["id", "level", "domain", "memory"],
+        [(m.id, m.level, m.domain or "", _short(m.content, 80)) for m in r.memories],
+    )
+
+
+def show_assembled(r: Assembled, out: Output) -> None:
+    out.line(f"{r.token_count:,} of {r.budget:,} tokens in four tiers (routing confidence {r.routing.confidence:.2f})")
+    out.table(
+        ["tier", "budget", "used", "items", "kinds"],
+        [
+            (
+                t.name,
+                t.budget,
+                t.tokens,
+                len(t.items),
+                ", ".join(f"{k} {n}" for k, n in Counter(i.kind for i in t.items).items()),
+            )
+            for t in r.tiers
+        ],
+    )
+    for note in r.notes:
+        out.line(f"note: {note}")
+    if r.context:
+        out.line("")
+        out.line(r.context)
+
+
 # -- commands: arguments in, one verb, the result out ----------------------------------------
 
 
@@ -790,6 +843,9 @@ RENDER: dict[type, Callable[[Any, Output], None]] = {
     GcReport: show_gc,
     Forgotten: show_forgotten,
     FeedbackResult: show_feedback,
+    Prediction: show_prediction,
+    Routed: show_routed,
+    Assembled: show_assembled,
 }
 
 

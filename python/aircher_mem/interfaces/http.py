@@ -447,12 +447,27 @@ def build_app(
     async def spec_of(request: Request) -> Any:
         return spec
 
+    def seed(path: str) -> Callable[[Request], Any]:
+        name, shape = SEED_ROUTES[path]
+
+        async def call(request: Request) -> Any:
+            body = await _read_body(request, max_body)
+            values = parse_json(body) if body.strip(b" \t\n\r") else {}
+            if request.query_params:
+                raise _bad(f"POST {path} takes its arguments in the JSON body, not the query string")
+            args = verbs.get(name).arguments(seed_arguments(path, values))
+            return shape(wire.to_json(await run_in_threadpool(getattr(memory, name), **args)))
+
+        return call
+
     calls: dict[tuple[str, str], Callable[[Request], Any]] = {
         ("GET", "/health"): health,
         ("GET", "/openapi.json"): spec_of,
     }
     for v in verbs.all_verbs("http"):
         calls[(v.http_method, v.http_path)] = run(v)
+    for path in SEED_ROUTES:
+        calls[("POST", path)] = seed(path)
 
     async def http_error(request: Request, exc: Exception) -> Any:
         assert isinstance(exc, HTTPException)
@@ -585,6 +600,56 @@ def _operation(summary: str, result: dict[str, Any], operation_id: str) -> dict[
     }
 
 
+# -- seed 001's context routes ------------------------------------------------------------
+
+_SIGNALS = ("query", "current_file", "recent_errors", "activity", "branch", "task_id", "collaborator")
+
+
+def seed_arguments(path: str, values: object) -> dict[str, Any]:
+    """The verb's arguments from a body in seed 001's shape: ``/context/assemble``
+    ``{budget, signals: {query, current_file, recent_errors, activity, branch,
+    task_id, collaborator}}``; ``/context/predict`` ``{file_opened}`` and any of
+    the same signals beside it."""
+    if not isinstance(values, dict):
+        raise _bad(f"the body must be a JSON object, got {_kind(values)}")
+    if path == "/context/assemble":
+        unknown = sorted(set(values) - {"budget", "signals"})
+        signals = values.get("signals", {})
+        if not isinstance(signals, dict):
+            raise _bad(f"signals must be a JSON object, got {_kind(signals)}")
+        args = {"budget": values["budget"]} if "budget" in values else {}
+    else:
+        unknown, signals, args = [], {k: v for k, v in values.items() if k != "file_opened"}, {}
+        if "file_opened" in values:
+            args["current_file"] = values["file_opened"]
+    unknown += sorted(set(signals) - set(_SIGNALS))
+    if unknown:
+        raise _bad(f"unknown field {', '.join(unknown)}; signals: {', '.join(_SIGNALS)}")
+    return {**signals, **args}
+
+
+def _assembled(answer: dict[str, Any]) -> dict[str, Any]:
+    tiers = {f"tier{i}": t["tokens"] for i, t in enumerate(answer["tiers"], 1)}
+    return {"context": answer["context"], "token_count": answer["token_count"], "tiers": tiers, "assembled": answer}
+
+
+def _predicted(answer: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "predicted_memories": answer["memories"],
+        "predicted_files": answer["files"],
+        "confidence": answer["confidence"],
+        "prediction": answer,
+    }
+
+
+#: Seed 001's request and response shapes over the ``assemble`` and ``predict`` verbs:
+#: the path, the verb, and how its answer is reshaped.
+SEED_ROUTES: dict[str, tuple[str, Callable[[dict[str, Any]], dict[str, Any]]]] = {
+    "/context/assemble": ("assemble", _assembled),
+    "/context/predict": ("predict", _predicted),
+}
+
+
 def openapi() -> dict[str, Any]:
     """The OpenAPI 3.1 description of the routes, generated from the verb registry."""
     components: dict[str, Any] = {"Error": _error_schema()}
@@ -627,6 +692,28 @@ def openapi() -> dict[str, Any]:
             if parameters:
                 operation["parameters"] = parameters
         paths[v.http_path] = {v.http_method.lower(): operation}
+    properties = _arguments_schema(verbs.get("assemble"), components).get("properties", {})
+    signals = {name: prop for name, prop in properties.items() if name in _SIGNALS}
+    assemble_body = {
+        "type": "object",
+        "properties": {
+            "budget": {"type": "integer", "minimum": 1},
+            "signals": {"type": "object", "properties": signals},
+        },
+        "additionalProperties": False,
+    }
+    predict_body = {
+        "type": "object",
+        "properties": {"file_opened": {"type": "string"}, **signals},
+        "additionalProperties": False,
+    }
+    for path, body, summary in (
+        ("/context/assemble", assemble_body, "assemble in seed 001's shape: {context, token_count, tiers, assembled}."),
+        ("/context/predict", predict_body, "predict in seed 001's shape: {predicted_memories, confidence, ...}."),
+    ):
+        operation = _operation(summary, {"type": "object"}, path.strip("/").replace("/", "_"))
+        operation["requestBody"] = {"required": False, "content": {"application/json": {"schema": body}}}
+        paths[path] = {"post": operation}
     return {
         "openapi": "3.1.0",
         "info": {"title": "aircher-mem", "version": __version__},

@@ -26,6 +26,7 @@ import time
 
 from ..brief import MARKER, one_line, prompt_brief
 from ..errors import AircherError, InvalidInputError, StoreError, StoreLockedError
+from ..mentions import paths_in
 from ..root import STORE_DIR, root_folder
 
 TYPE_CHECKING = False  # not typing's: importing typing is a cost here; checkers treat any TYPE_CHECKING as true
@@ -92,6 +93,7 @@ __all__ = [
 
 #: The events the thin path runs; the others always take the full path.
 THIN_EVENTS = ("UserPromptSubmit", "PostToolUse")
+MENTION_CHARS = 100_000  # of a tool's input, and as much of its response, read for the files they name
 SERVER_FILE = "server.json"
 #: The ``[hooks]`` and ``[server]`` sections the full path last loaded, with the
 #: config's digest (server.json's ``policy``): a hook without a server reads them here.
@@ -745,14 +747,25 @@ class Verbs:
     def recall(self, query: str, k: int) -> Any:
         return self.json(self._retry(lambda: self.memory.recall(query, k=k, kinds=MEMORY_KINDS)))
 
+    def predict(self, query: str, limit: int) -> Any:
+        return self.json(self._retry(lambda: self.memory.predict(query=query, limit=limit)))
+
     def add_turn(self, session_id: str, role: str, text: str, at: float | None, metadata: dict[str, Any]) -> None:
         self._retry(lambda: self.memory.add_turn(session_id, role, text, at=at, metadata=metadata))
 
     def record_tool_call(
-        self, tool: str, parameters: dict[str, Any], success: bool, error: str | None, path: str | None
+        self,
+        tool: str,
+        parameters: dict[str, Any],
+        success: bool,
+        error: str | None,
+        path: str | None,
+        mentions: list[str],
     ) -> None:
         self._retry(
-            lambda: self.memory.record_tool_call(tool, parameters, success=success, error_message=error, file_path=path)
+            lambda: self.memory.record_tool_call(
+                tool, parameters, success=success, error_message=error, file_path=path, mentions=mentions
+            )
         )
 
     def record_file(self, path: str, operation: str, lines: tuple[int, int] | None, summary: str | None) -> None:
@@ -829,6 +842,9 @@ class Remote:
         body = {"query": query, "k": k, "kinds": list(kinds)}
         return self._send("POST", "/recall", body, "recall", query, k=k, kinds=kinds)
 
+    def predict(self, *, query: str, limit: int) -> Any:
+        return self._send("POST", "/predict", {"query": query, "limit": limit}, "predict", query=query, limit=limit)
+
     def add_turn(self, session_id: str, role: str, text: str, *, at: float | None, metadata: dict[str, Any]) -> Any:
         body = {"session_id": session_id, "role": role, "text": text, "at": at, "metadata": metadata}
         return self._send("POST", "/add-turn", body, "add_turn", session_id, role, text, at=at, metadata=metadata)
@@ -841,6 +857,7 @@ class Remote:
         success: bool,
         error_message: str | None,
         file_path: str | None,
+        mentions: list[str] | None = None,
     ) -> Any:
         body = {
             "tool_name": tool_name,
@@ -849,6 +866,8 @@ class Remote:
             "error_message": error_message,
             "file_path": file_path,
         }
+        if mentions is not None:
+            body["mentions"] = mentions
         return self._send(
             "POST",
             "/record-tool-call",
@@ -859,6 +878,7 @@ class Remote:
             success=success,
             error_message=error_message,
             file_path=file_path,
+            mentions=mentions,
         )
 
     def record_file_interaction(
@@ -920,6 +940,8 @@ class Journaled(Remote):
                 raise NotJournaled("a path that redaction would change")
             if key == "parameters":
                 value = self._redact_value(value)
+            elif key == "mentions":  # a path holding a secret is left out, not stored redacted
+                value = [p for p in value if self._redact(p) == p]
             elif key in self._TEXTS and value is not None:
                 value = self._redact(value)
             kept[key] = value
@@ -947,6 +969,8 @@ class Limits:
     context_chars: int
     recall_k: int
     recall_min_score: float
+    predict_files: int
+    predict_min_confidence: float
     line_chars: int
     query_chars: int
     parameter_chars: int
@@ -1013,11 +1037,19 @@ def user_prompt(call: Call) -> str:
     if prompt is None:
         return ""
     hits = listed(call.backend.recall(prompt[: call.policy.query_chars], call.policy.recall_k), "hits")
+    predicted = None
+    if call.policy.predict_files and not call.late:
+        try:  # what was recalled is printed even when the prediction fails
+            predicted = call.backend.predict(prompt[: call.policy.query_chars], call.policy.predict_files)
+        except Exception as exc:
+            log.warning("aircher-mem hook UserPromptSubmit: no prediction: %s: %s", type(exc).__name__, exc)
     text = prompt_brief(
         hits,
         budget=call.policy.context_chars,
         min_score=call.policy.recall_min_score,
         line_chars=call.policy.line_chars,
+        prediction=predicted if isinstance(predicted, dict) else None,
+        min_confidence=call.policy.predict_min_confidence,
     )
     session = call.session
     if session is None or call.late or MARKER in prompt:
@@ -1166,6 +1198,33 @@ def _read_lines(tool_input: Mapping[str, Any], response: object) -> tuple[int, i
     return None
 
 
+def _strings(value: object, out: list[str], budget: int, depth: int = 0) -> int:
+    """Appends the strings inside ``value`` (a tool's input or response) to ``out``,
+    ``budget`` characters at most in all, nesting bounded; returns what is left."""
+    if budget <= 0 or depth > 8:
+        return budget
+    if isinstance(value, str):
+        out.append(value[:budget])
+        return budget - min(len(value), budget)
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    for item in items:
+        budget = _strings(item, out, budget, depth + 1)
+        if budget <= 0:
+            break
+    return budget
+
+
+def _mentions(call: Call, tool_input: Mapping[str, Any], response: object) -> list[str]:
+    """The files a tool's input and response name (``grep`` matches, a traceback),
+    absolute (relative ones taken from the session's ``cwd``); the service keeps
+    those inside the project."""
+    texts: list[str] = []
+    _strings(response, texts, _strings(tool_input, texts, MENTION_CHARS) + MENTION_CHARS)
+    cwd = call.data.get("cwd")
+    base = cwd if isinstance(cwd, str) and cwd.startswith("/") else os.fspath(call.root)
+    return [p if p.startswith("/") else _pure(os.path.join(base, p)) for p in paths_in("\n".join(texts))]
+
+
 def post_tool(call: Call) -> str:
     tool = call.text("tool_name", 200)
     if tool is None:
@@ -1185,6 +1244,7 @@ def post_tool(call: Call) -> str:
         not failed,
         one_line(error, 2000) if failed and isinstance(error, str) else None,
         path,
+        _mentions(call, tool_input, response),
     )
     if path is None or failed or call.late:
         return ""

@@ -1,0 +1,225 @@
+"""The predictive engine (``Memory.predict``), the router (``Memory.route_context``)
+and the four-tier assembly (``Memory.assemble``): exact predictions, routes and
+tier placements, the budget as an invariant, and the paths a text names."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import aircher_mem as am
+import pytest
+from aircher_mem import assembly
+from aircher_mem.assembly import Candidate
+from aircher_mem.config import AssemblyPolicy, Policy
+from aircher_mem.mentions import paths_in
+from aircher_mem.tokens import TokenCounter
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+T0 = 1_800_000_000.0
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    for name in ("app/models.py", "app/views.py", "app/urls.py", "tests/test_views.py", "README.md"):
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x = 1\n")
+    (tmp_path / "app" / "views.py").write_text("from app import models\n")
+    return tmp_path
+
+
+# -- the paths a text names --------------------------------------------------------------
+
+
+def test_paths_in_grep_traceback_and_diff() -> None:
+    text = (
+        "app/views.py:12:    def get(self):\n"
+        'File "/srv/proj/app/models.py", line 40, in save\n'
+        "--- a/app/urls.py\n+++ b/app/urls.py\n"
+        "see ./README.md. and ../etc/passwd.txt, v1.2, and 'setup.cfg'"
+    )
+    assert paths_in(text) == ["app/views.py", "/srv/proj/app/models.py", "app/urls.py", "README.md", "setup.cfg"]
+    assert paths_in(text, limit=2) == ["app/views.py", "/srv/proj/app/models.py"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=400))
+def test_paths_in_names_only_source_paths_inside(text: str) -> None:
+    for path in paths_in(text):
+        assert path in text or path in text.replace("./", "")
+        assert ".." not in path.split("/")
+        assert path.rsplit(".", 1)[-1].lower() in am.mentions.SOURCE_SUFFIXES
+
+
+# -- prediction ----------------------------------------------------------------------------
+
+
+def test_tool_calls_keep_the_project_files_they_name(project: Path) -> None:
+    with am.Memory.open(project) as memory:
+        memory.record_tool_call(
+            "bash",
+            {"command": "grep -rn get app"},
+            success=True,
+            result=f"app/views.py:1:x\nmissing/file.py:2:y\n{project}/app/models.py:3\n/etc/hosts.txt:1",
+            at=T0,
+        )
+        memory.record_tool_call("bash", {"command": "cat app/urls.py"}, success=True, mentions=["README.md"], at=T0 + 1)
+        assert memory.episodic.recent_mentions(5) == ["README.md", "app/views.py", "app/models.py"]
+
+
+def test_predict_ranks_recent_named_companion_and_imported_files(project: Path) -> None:
+    policy = AssemblyPolicy()
+    with am.Memory.open(project) as memory:
+        memory.task("start", task_id="past", description="an earlier task")
+        memory.record_file_interaction("app/views.py", "edit", task_id="past", at=T0 + 1)
+        memory.record_file_interaction("tests/test_views.py", "edit", task_id="past", at=T0 + 2)
+        memory.task("complete", task_id="past")
+        memory.task("start", task_id="now", description="this task")
+        memory.record_file_interaction("app/urls.py", "read", task_id="now", at=T0 + 11)
+        memory.record_file_interaction("app/views.py", "read", task_id="now", at=T0 + 12)
+        memory.record_tool_call(
+            "bash", {"command": "grep -rn x ."}, success=True, mentions=["README.md"], task_id="now", at=T0 + 13
+        )
+        memory.index()
+        got = memory.predict(task_id="now", current_file="app/views.py")
+    by_path = {f.path: f for f in got.files}
+    assert [f.path for f in got.files] == [
+        "app/views.py",
+        "README.md",
+        "app/urls.py",
+        "tests/test_views.py",
+        "app/models.py",
+    ]
+    assert by_path["app/views.py"].confidence == 1.0
+    assert [r.signal for r in by_path["app/views.py"].reasons] == ["current-file", "recent"]
+    assert by_path["app/urls.py"].confidence == pytest.approx(policy.recent_weight * policy.recent_decay)
+    assert by_path["README.md"].confidence == pytest.approx(policy.mention_weight)
+    # views.py and test_views.py were edited together in the one past task with views.py
+    assert by_path["tests/test_views.py"].reasons[0].signal == "co-touched"
+    assert by_path["tests/test_views.py"].confidence == pytest.approx(policy.companion_weight)
+    assert by_path["app/models.py"].reasons == [am.results.Reason("imports", "imported by app/views.py", 0.3)]
+    assert got.confidence == pytest.approx(sum(f.confidence for f in got.files) / 5, abs=1e-6)
+
+
+def test_predict_brings_the_memories_about_predicted_files_and_known_fixes(project: Path) -> None:
+    with am.Memory.open(project) as memory:
+        kept = memory.remember("views return JSON envelopes", code_ref="app/views.py:get").memory_id
+        memory.remember("models are plain dataclasses", code_ref="app/other.py:M")
+        memory.record_tool_call(
+            "pytest", {}, success=False, error_message="ImportError: no module x", file_path="app/views.py", at=T0
+        )
+        memory.record_file_interaction("app/views.py", "edit", at=T0 + 1)
+        memory.record_tool_call("pytest", {}, success=True, file_path="app/views.py", at=T0 + 2)
+        got = memory.predict(recent_errors=["ImportError: no module x"])
+    assert [(m.id, m.path) for m in got.memories] == [(kept, "app/views.py")]
+    assert [(p.data["file"], p.data["error"]) for p in got.fixes] == [("app/views.py", "ImportError: no module x")]
+
+
+def test_predict_rejects_one_string_for_errors(project: Path) -> None:
+    with am.Memory.open(project) as memory, pytest.raises(am.InvalidInputError):
+        memory.predict(recent_errors="boom")  # type: ignore[arg-type]
+
+
+# -- the router ---------------------------------------------------------------------------
+
+
+def test_route_loads_l0_then_the_matching_domain_and_cross_references(project: Path) -> None:
+    with am.Memory.open(project) as memory:
+        l0 = memory.remember("every module is typed and ruff-clean", level="L0").memory_id
+        auth = memory.remember("login tokens expire after one hour", domain="auth", level="L1").memory_id
+        sess = memory.remember(
+            "session login cookies are http-only", domain="auth", module="app/views.py", level="L2"
+        ).memory_id
+        memory.remember("invoices are rendered as PDF", domain="billing", level="L1")
+        routed = memory.route_context("why do login tokens expire")
+    assert [m.id for m in routed.memories] == [l0, auth, sess]
+    assert [(d.domain, d.chosen) for d in routed.domains] == [("auth", True), ("billing", False)]
+    assert routed.domains[0].score == 1.0
+    assert routed.cross_references == []
+    assert routed.confidence == 1.0
+    assert "domains loaded: auth (1.00)" in routed.explanation
+
+
+def test_route_widens_when_confidence_is_low_and_follows_parents(project: Path) -> None:
+    policy = Policy(assembly=AssemblyPolicy(route_threshold=0.9))
+    with am.Memory.open(project, policy=policy) as memory:
+        parent = memory.remember("payments go through the billing service", domain="billing", level="L1").memory_id
+        child = memory.remember(
+            "refunds are queued", domain="billing", level="L2", parent_id=parent, module="app/models.py"
+        ).memory_id
+        routed = memory.route_context("refunds queued twice")
+    assert [(d.domain, d.chosen) for d in routed.domains] == [("billing", True)]
+    assert routed.domains[0].score == pytest.approx(2 / 3)
+    assert "widened to billing" in routed.explanation
+    assert {m.id for m in routed.memories} == {parent, child}
+
+
+# -- the tiers ----------------------------------------------------------------------------
+
+
+def _c(tier: str, text: str, ref: str | None = None) -> Candidate:
+    return Candidate(tier, "memory", ref, text, 1.0, [])
+
+
+def test_tiers_pass_what_they_leave_on_and_drop_repeated_refs() -> None:
+    tokens = TokenCounter()
+    offered = {
+        "critical": [],
+        "relevant": [_c("relevant", "alpha beta gamma", "memory:1"), _c("relevant", "delta", "memory:2")],
+        "background": [_c("background", "alpha beta gamma again", "memory:1"), _c("background", "epsilon")],
+    }
+    tiers, context, count = assembly.fill_tiers(100, (0.25, 0.375, 0.25), offered, tokens, 300)
+    assert [(t.name, t.budget) for t in tiers][:2] == [("critical", 25), ("relevant", 62)]
+    assert [i.text for i in tiers[1].items] == ["alpha beta gamma", "delta"]
+    assert [i.text for i in tiers[2].items] == ["epsilon"]
+    assert context == "## Relevant\n- alpha beta gamma\n- delta\n\n## Background\n- epsilon"
+    assert count == tokens.count(context)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(1, 300),
+    st.lists(st.tuples(st.sampled_from(assembly.TIERS), st.text(min_size=1, max_size=80)), max_size=30),
+    st.sampled_from([(0.25, 0.375, 0.25), (0.375, 0.3125, 0.1875), (1.0, 0.0, 0.0)]),
+)
+def test_tiers_never_exceed_the_budget(budget: int, items: list[tuple[str, str]], shares: tuple[float, ...]) -> None:
+    tokens = TokenCounter()
+    offered: dict[str, list[Candidate]] = {}
+    for tier, text in items:
+        offered.setdefault(tier, []).append(_c(tier, text))
+    tiers, context, count = assembly.fill_tiers(budget, shares, offered, tokens, 300)
+    assert count == tokens.count(context) <= budget
+    assert all(t.tokens <= t.budget for t in tiers)
+
+
+def test_assemble_places_decisions_errors_prediction_and_conventions(project: Path) -> None:
+    with am.Memory.open(project) as memory:
+        decision = memory.remember("we keep views thin", kind="decision", code_ref="app/views.py:get").memory_id
+        l0 = memory.remember("every module is typed", level="L0").memory_id
+        memory.record_tool_call("pytest", {}, success=False, error_message="boom", file_path="app/views.py")
+        memory.record_file_interaction("app/views.py", "read")
+        got = memory.assemble(budget=800, query="thin views", current_file="app/views.py", activity="debugging")
+    tiers = {t.name: t for t in got.tiers}
+    assert got.tiers[0].budget == 300  # debugging: 3/8 of the budget to critical
+    assert tiers["critical"].items[0].ref == f"memory:{decision}"
+    assert [i.kind for i in tiers["critical"].items] == ["decision", "error"]
+    assert tiers["relevant"].items[0].text.startswith("Likely next: app/views.py (1.00: current-file, recent)")
+    assert tiers["background"].items[0].ref == f"memory:{l0}"
+    assert got.token_count <= 800
+    assert got.notes == ["no code graph: the project is not indexed (aircher-mem index)"]
+
+
+def test_assemble_points_at_what_did_not_fit(project: Path) -> None:
+    with am.Memory.open(project) as memory:
+        ids = [
+            memory.remember("billing invoices round " + " ".join(f"term{i}x{j}" for j in range(12))).memory_id
+            for i in range(12)
+        ]
+        got = memory.assemble(budget=120, query="billing invoices round")
+    index = {t.name: t for t in got.tiers}["index"]
+    pointers = [i for i in index.items if i.kind == "pointers"]
+    assert pointers and pointers[0].text.startswith("More (did not fit; recall or explain them): memory:")
+    placed = {i.ref for t in got.tiers for i in t.items}
+    assert any(f"memory:{i}" not in placed for i in ids)
+    assert got.token_count <= 120

@@ -219,7 +219,9 @@ def test_assemble_points_at_what_did_not_fit(project: Path) -> None:
         got = memory.assemble(budget=120, query="billing invoices round")
     index = {t.name: t for t in got.tiers}["index"]
     pointers = [i for i in index.items if i.kind == "pointers"]
-    assert pointers and pointers[0].text.startswith("More (did not fit; recall or explain them): memory:")
-    placed = {i.ref for t in got.tiers for i in t.items}
-    assert any(f"memory:{i}" not in placed for i in ids)
+    assert pointers and pointers[0].text.startswith("More memories (did not fit; recall or explain them): ")
+    placed = {int(i.ref.split(":")[1]) for t in got.tiers for i in t.items if i.ref and i.ref.startswith("memory:")}
+    listed = [int(x) for p in pointers for x in p.text.split(": ", 1)[1].split(", ")]
+    assert listed and len(set(listed)) == len(listed)
+    assert set(listed) <= set(ids) - placed  # each pointer names a memory the tiers had no room for
     assert got.token_count <= 120

@@ -346,6 +346,7 @@ class EpisodicMemory(store.StoreHolder):
         # (task_id, file_path) -> (tool, error) of a failed call not yet fixed; then
         # whether the file was edited since.
         self._open_errors: dict[tuple[str | None, str], tuple[str, str, bool]] = {}
+        self._touched: tuple[dict[str, set[str]], dict[str, set[str]]] | None = None  # see _companions
         self._fixes: list[tuple[str, str, str, float]] = []
         # find_similar_tasks' index: ((excluded task, fingerprint of the other tasks),
         # index, rows by task id); rebuilt when the key changes.
@@ -492,6 +493,9 @@ class EpisodicMemory(store.StoreHolder):
         task = row[2]
         if success and operation != "viewed":
             self._note_usage(task, file=file_path)
+            if self._touched is not None and task is not None:
+                self._touched[0].setdefault(file_path, set()).add(task)
+                self._touched[1].setdefault(task, set()).add(file_path)
         if success and operation in ("write", "edit") and (task, file_path) in self._open_errors:
             tool, error, _ = self._open_errors[(task, file_path)]
             self._open_errors[(task, file_path)] = (tool, error, True)
@@ -991,13 +995,13 @@ class EpisodicMemory(store.StoreHolder):
         return [CoEdit(a, b, int(n)) for a, b, n in rows]
 
     def recent_files(self, limit: int, *, task_id: str | None = None) -> list[str]:
-        """The last ``limit`` distinct files read, edited or written successfully
-        (only in ``task_id`` when given), newest first."""
+        """The last ``limit`` distinct files read, written, edited, searched or
+        analyzed successfully (only in ``task_id`` when given), newest first."""
         limit = checks.limit("limit", limit, maximum=MAX_LIMIT)
         task = None if task_id is None else _key("task_id", task_id)
         rows = self._query(
-            "SELECT file_path FROM file_interactions WHERE success AND (? IS NULL OR task_id = ?) "
-            "GROUP BY file_path ORDER BY max(timestamp) DESC, max(id) DESC LIMIT ?",
+            "SELECT file_path FROM file_interactions WHERE success AND operation <> 'viewed' "
+            "AND (? IS NULL OR task_id = ?) GROUP BY file_path ORDER BY max(timestamp) DESC, max(id) DESC LIMIT ?",
             [task, task, limit],
         )
         return [r[0] for r in rows]
@@ -1025,27 +1029,55 @@ class EpisodicMemory(store.StoreHolder):
     def touched_with(
         self, paths: Sequence[str], *, edits_only: bool = False, exclude_task: str | None = None, limit: int = 20
     ) -> list[tuple[str, float]]:
-        """Files worked on in the same tasks as ``paths`` (other tasks than
-        ``exclude_task``), with the share of those tasks that touched each, most
-        shared first; ``edits_only``: both files edited within the co-edit window
-        (``[episodic] co_edit_seconds``)."""
+        """Files worked on (read, written, edited, searched, analyzed) in the same
+        tasks as any of ``paths``, other tasks than ``exclude_task``, each with the
+        share of those tasks it was in, most shared first, then by path.
+        ``edits_only``: both files edited within the co-edit window (``[episodic]
+        co_edit_seconds``), the share taken of the tasks with such a pair."""
         paths = [_key("file_path", p) for p in paths]
         limit = checks.limit("limit", limit, maximum=MAX_LIMIT)
         if not paths:
             return []
+        if edits_only:
+            return self._co_edited_with(paths, exclude_task, limit)
+        tasks_of, files_of = self._companions()
+        seeds = set(paths)
+        tasks = set().union(*(tasks_of.get(p, ()) for p in seeds)) - {exclude_task}
+        counts: Counter[str] = Counter()
+        for task in tasks:
+            counts.update(files_of[task] - seeds)
+        ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
+        return [(path, n / len(tasks)) for path, n in ranked]
+
+    def _companions(self) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+        """The tasks of each file and the files of each task (successful, not
+        "viewed"): read from the store once, then kept up to date by
+        :meth:`record_file_interaction` (this process is the store's only writer)."""
+        if self._touched is None:
+            tasks_of: dict[str, set[str]] = {}
+            files_of: dict[str, set[str]] = {}
+            for task, path in self._query(
+                "SELECT DISTINCT task_id, file_path FROM file_interactions "
+                "WHERE success AND task_id IS NOT NULL AND operation <> 'viewed'"
+            ):
+                tasks_of.setdefault(path, set()).add(task)
+                files_of.setdefault(task, set()).add(path)
+            self._touched = (tasks_of, files_of)
+        return self._touched
+
+    def _co_edited_with(self, paths: list[str], exclude_task: str | None, limit: int) -> list[tuple[str, float]]:
         marks = ", ".join("?" for _ in paths)
-        operation = "f1.operation = 'edit' AND f2.operation = 'edit' AND " if edits_only else ""
-        window = "AND abs(epoch(f2.timestamp) - epoch(f1.timestamp)) <= ? " if edits_only else ""
-        within = [self.policy.co_edit_seconds] if edits_only else []
         rows = self._query(
             f"""WITH pair AS (
                   SELECT DISTINCT f1.task_id, f2.file_path
-                  FROM file_interactions f1 JOIN file_interactions f2 ON f1.task_id = f2.task_id {window}
-                  WHERE {operation}f1.file_path IN ({marks}) AND f2.file_path NOT IN ({marks})
-                    AND f1.success AND f2.success AND (? IS NULL OR f1.task_id <> ?))
+                  FROM file_interactions f1 JOIN file_interactions f2 ON f1.task_id = f2.task_id
+                    AND abs(epoch(f2.timestamp) - epoch(f1.timestamp)) <= ?
+                  WHERE f1.operation = 'edit' AND f2.operation = 'edit' AND f1.file_path IN ({marks})
+                    AND f2.file_path NOT IN ({marks}) AND f1.success AND f2.success
+                    AND (? IS NULL OR f1.task_id <> ?))
                 SELECT file_path, count(*) / (SELECT count(DISTINCT task_id) FROM pair)
                 FROM pair GROUP BY file_path ORDER BY 2 DESC, 1 LIMIT ?""",
-            [*within, *paths, *paths, exclude_task, exclude_task, limit],
+            [self.policy.co_edit_seconds, *paths, *paths, exclude_task, exclude_task, limit],
         )
         return [(r[0], float(r[1])) for r in rows]
 

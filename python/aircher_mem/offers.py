@@ -123,34 +123,40 @@ def gather(
                 [Reason("prediction", f"about {pm.path}, a predicted file", pm.confidence)],
             )
         )
-    scores = {h.id: h.score for h in hits if h.kind != "turn"}
-    for m in routed.memories:
-        if m.level != "L0":
-            relevant.append(
-                _memory(
-                    m,
-                    "relevant",
-                    [Reason("route", f"{m.level} memory of domain {m.domain or '-'}", routed.confidence)],
-                    scores.get(m.id, m.score),
-                )
-            )
+    # what the query finds, best recall score first (the router's memories with the
+    # score recall gave them), then the router's memories recall did not score
+    found: list[Candidate] = []
     for hit in hits:
         if hit.kind == "turn":
             turn = hit.turns[0] if hit.turns else None
             who = f"{turn.speaker or turn.role} " if turn is not None else ""
             when = f"({time.strftime('%Y-%m-%d', time.gmtime(turn.at))}) " if turn is not None else ""
-            relevant.append(
+            text = f"[turn {hit.id}] {who}{when}{hit.content}"
+            found.append(
                 Candidate(
                     "relevant",
                     "turn",
                     f"turn:{hit.id}",
-                    f"[turn {hit.id}] {who}{when}{hit.content}",
+                    text,
                     hit.score,
                     [Reason("query", "a turn recall finds", hit.score)],
                 )
             )
         else:
-            relevant.append(_memory(hit, "relevant", [Reason("query", "a memory recall finds", hit.score)], hit.score))
+            found.append(_memory(hit, "relevant", [Reason("query", "a memory recall finds", hit.score)], hit.score))
+    at = {c.ref: i for i, c in enumerate(found)}
+    unscored = []
+    for m in routed.memories:
+        if m.level == "L0":
+            continue
+        why = Reason("route", f"{m.level} memory of domain {m.domain or '-'}", routed.confidence)
+        i = at.get(f"memory:{m.id}")
+        if i is not None:
+            found[i] = found[i]._replace(reasons=[*found[i].reasons, why])
+        else:
+            unscored.append(_memory(m, "relevant", [why], m.score))
+    found.sort(key=lambda c: -c.score)  # stable: recall's order among equal scores
+    relevant += found + unscored
     for task in similar:
         relevant.append(
             Candidate(
@@ -225,17 +231,22 @@ def index_of(memories: Sequence[MemoryRecord], left_out: Sequence[Candidate]) ->
                 [Reason("index", "the domains and modules memory holds", 1.0)],
             )
         )
-    refs = [c.ref for c in left_out if c.ref and c.ref.split(":", 1)[0] in ("memory", "turn", "task")]
-    refs = list(dict.fromkeys(refs))
-    for at in range(0, len(refs), 8):  # in pieces, so a small index takes the first
-        out.append(
-            Candidate(
-                "index",
-                "pointers",
-                f"index:pointers:{at}",
-                "More (did not fit; recall or explain them): " + ", ".join(refs[at : at + 8]),
-                1.0,
-                [Reason("index", "items the tiers had no room for", 1.0)],
+    groups: dict[str, list[str]] = {"memory": [], "turn": [], "task": []}
+    for c in left_out:
+        kind, _, ident = (c.ref or "").partition(":")
+        if kind in groups and ident not in groups[kind]:
+            groups[kind].append(ident)
+    names = {"memory": "memories", "turn": "turns", "task": "tasks"}
+    for kind, idents in groups.items():
+        for at in range(0, len(idents), 12):  # in pieces, so a small index takes the first
+            out.append(
+                Candidate(
+                    "index",
+                    "pointers",
+                    f"index:{kind}:{at}",
+                    f"More {names[kind]} (did not fit; recall or explain them): " + ", ".join(idents[at : at + 12]),
+                    1.0,
+                    [Reason("index", "items the tiers had no room for", 1.0)],
+                )
             )
-        )
     return out

@@ -29,9 +29,9 @@ from .results import LearnedPattern, PredictedFile, PredictedMemory, Prediction,
 # TYPE_CHECKING as true.)
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from ._core import KnowledgeGraph
     from .config import AssemblyPolicy
     from .episodic import EpisodicMemory
-    from ._core import KnowledgeGraph
     from .longterm import LongTermMemory
 
 __all__ = ["ACTIVITIES", "Signals", "predict", "neighbours", "error_fixes"]

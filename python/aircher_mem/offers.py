@@ -180,12 +180,14 @@ def gather(
                 [Reason("query", "code the query finds", c.score)],
             )
         )
-    # background: conventions, the current file's history, workflows
+    # background: conventions (the router's L0 memories: the important ones, and those
+    # the query recalls that the relevant tier had no room for), the current file's
+    # history, workflows
+    recalled = {h.id for h in hits if h.kind != "turn"}
     for m in routed.memories:
-        if m.level == "L0":
-            background.append(
-                _memory(m, "background", [Reason("route", "a project (L0) memory: loaded always", 1.0)], m.score)
-            )
+        if m.level == "L0" and (m.importance or m.id in recalled):
+            why = "an important project (L0) memory" if m.importance else "a project (L0) memory the query recalls"
+            background.append(_memory(m, "background", [Reason("route", why, 1.0)], m.score))
     if signals.current_file:
         history = episodic.file_history(signals.current_file, limit=20)
         if history:

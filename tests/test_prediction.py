@@ -226,3 +226,79 @@ def test_assemble_points_at_what_did_not_fit(project: Path) -> None:
     assert listed and len(set(listed)) == len(listed)
     assert set(listed) <= set(ids) - placed  # each pointer names a memory the tiers had no room for
     assert got.token_count <= 120
+
+
+# -- the episodic answers predict reads, kept in memory ------------------------------------
+
+_PATHS = ["a.py", "b.py", "c/d.py", "e.rs"]
+_TASKS = [None, "t1", "t2"]
+_record = st.one_of(
+    st.tuples(
+        st.just("file"),
+        st.sampled_from(_TASKS),
+        st.sampled_from(_PATHS),
+        st.integers(0, 50),
+        st.sampled_from(["read", "edit", "viewed"]),
+        st.booleans(),
+    ),
+    st.tuples(
+        st.just("call"),
+        st.sampled_from(_TASKS),
+        st.lists(st.sampled_from(_PATHS), max_size=3, unique=True),
+        st.integers(0, 50),
+    ),
+)
+
+
+def _expected(records: list[tuple], task: str | None, limit: int, calls: int) -> tuple[list[str], list[str]]:
+    """The answers from the records themselves: the newest distinct files (the last
+    one recorded first among equal times), the files of the newest calls."""
+    last: dict[str, tuple[int, int]] = {}
+    named: list[tuple[int, int, list[str]]] = []
+    for n, r in enumerate(records):
+        if task is not None and r[1] != task:
+            continue
+        if r[0] == "file" and r[5] and r[4] != "viewed":
+            last[r[2]] = max(last.get(r[2], (-1, -1)), (r[3], n))
+        elif r[0] == "call" and r[2]:
+            named.append((r[3], n, r[2]))
+    files = [p for p, _ in sorted(last.items(), key=lambda kv: kv[1], reverse=True)][:limit]
+    mentions = list(dict.fromkeys(p for _, _, ps in sorted(named, reverse=True)[:calls] for p in ps))
+    return files, mentions
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_record, max_size=40), st.integers(0, 40), st.integers(1, 5), st.integers(1, 4))
+def test_recent_files_and_mentions_match_the_records_live_and_reopened(
+    records: list[tuple], split: int, limit: int, calls: int
+) -> None:
+    import tempfile
+
+    from aircher_mem.episodic import EpisodicMemory
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "e.duckdb"
+
+        def record(m: EpisodicMemory, r: tuple) -> None:
+            if r[0] == "file":
+                m.record_file_interaction(r[2], r[4], success=r[5], task_id=r[1], timestamp=T0 + r[3])
+            else:
+                m.record_tool_execution(
+                    "bash", {}, result={"mentions": r[2]} if r[2] else None, task_id=r[1], timestamp=T0 + r[3]
+                )
+
+        live = EpisodicMemory(path)
+        for r in records[:split]:
+            record(live, r)
+        live.recent_files(1)  # loaded from the store here, then kept current
+        for r in records[split:]:
+            record(live, r)
+        for task in _TASKS:
+            want = _expected(records, task, limit, calls)
+            assert (live.recent_files(limit, task_id=task), live.recent_mentions(calls, task_id=task)) == want
+        live.close()
+        reopened = EpisodicMemory(path)
+        for task in _TASKS:
+            want = _expected(records, task, limit, calls)
+            assert (reopened.recent_files(limit, task_id=task), reopened.recent_mentions(calls, task_id=task)) == want
+        reopened.close()

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import heapq
 import json
 import logging
 import math
@@ -222,6 +223,12 @@ MAX_LIMIT = checks.MAX_LIMIT
 """The largest ``limit`` a query takes."""
 
 
+def _named(result: Any) -> list[str]:
+    """The files a stored tool result names (its ``mentions``)."""
+    named = result.get("mentions") if isinstance(result, dict) else None
+    return [p for p in named if isinstance(p, str)] if isinstance(named, list) else []
+
+
 def _micros(seconds: float) -> int:
     return round(seconds * 1_000_000)
 
@@ -297,6 +304,55 @@ def _json(field: str, value: Any) -> str | None:
         raise InvalidInputError(f"{field} must be JSON-serializable: {exc}") from None
 
 
+class _Recent:
+    """What the predictive engine asks on every call, kept in memory: per task (and
+    for all tasks: key None) each file worked on with the time and order of its last
+    interaction, and the newest tool calls that named files (at most ``KEEP`` a key).
+    Loaded from the store on first use, then kept current by the record methods:
+    this process is the store's only writer."""
+
+    KEEP = 64
+
+    def __init__(self) -> None:
+        self.files: dict[str | None, dict[str, tuple[int, int]]] = {}
+        self.calls: dict[str | None, list[tuple[int, int, list[str]]]] = {}
+        self.cut: set[str | None] = set()  # keys with more calls in the store than kept
+        self.seq = 0
+
+    def file(self, task: str | None, path: str, micros: int, seq: int | None = None) -> None:
+        if seq is None:
+            self.seq += 1
+            seq = self.seq
+        for key in (None, task) if task is not None else (None,):
+            known = self.files.setdefault(key, {})
+            if known.get(path, (-1, -1)) < (micros, seq):
+                known[path] = (micros, seq)
+
+    def call(self, task: str | None, micros: int, named: list[str], seq: int | None = None) -> None:
+        if seq is None:
+            self.seq += 1
+            seq = self.seq
+        for key in (None, task) if task is not None else (None,):
+            kept = self.calls.setdefault(key, [])
+            kept.append((micros, seq, named))
+            if len(kept) > 2 * self.KEEP:
+                kept.sort(reverse=True)
+                del kept[self.KEEP :]
+                self.cut.add(key)
+
+    def recent_files(self, task: str | None, limit: int) -> list[str]:
+        known = self.files.get(task, {})
+        return [path for path, _ in heapq.nlargest(limit, known.items(), key=lambda kv: kv[1])]
+
+    def recent_calls(self, task: str | None, calls: int) -> list[list[str]] | None:
+        """The mentions of the newest ``calls`` calls, newest first; None when more
+        are asked than are kept."""
+        kept = self.calls.get(task, [])
+        if calls > self.KEEP and task in self.cut:
+            return None
+        return [named for _, _, named in heapq.nlargest(calls, kept)]
+
+
 class EpisodicMemory(store.StoreHolder):
     """The six tables (tool executions, file interactions, tasks, context snapshots,
     learned patterns, session learnings) in one DuckDB file (``":memory:"`` for tests).
@@ -347,6 +403,7 @@ class EpisodicMemory(store.StoreHolder):
         # whether the file was edited since.
         self._open_errors: dict[tuple[str | None, str], tuple[str, str, bool]] = {}
         self._touched: tuple[dict[str, set[str]], dict[str, set[str]]] | None = None  # see _companions
+        self._recent: _Recent | None = None  # see _recency
         self._fixes: list[tuple[str, str, str, float]] = []
         # find_similar_tasks' index: ((excluded task, fingerprint of the other tasks),
         # index, rows by task id); rebuilt when the key changes.
@@ -446,6 +503,9 @@ class EpisodicMemory(store.StoreHolder):
         )
         task = row[2]
         self._note_usage(task, tool=tool_name)
+        named = _named(stored_result)
+        if self._recent is not None and named:
+            self._recent.call(task, row[0], named)
         if isinstance(target, str):
             self._track_error_fix(task, _key("file_path", target), tool_name, success, error, row[0] / 1e6)
         self._buffer("tool_executions", row)
@@ -493,6 +553,8 @@ class EpisodicMemory(store.StoreHolder):
         task = row[2]
         if success and operation != "viewed":
             self._note_usage(task, file=file_path)
+            if self._recent is not None:
+                self._recent.file(task, file_path, row[0])
             if self._touched is not None and task is not None:
                 self._touched[0].setdefault(file_path, set()).add(task)
                 self._touched[1].setdefault(task, set()).add(file_path)
@@ -999,12 +1061,7 @@ class EpisodicMemory(store.StoreHolder):
         analyzed successfully (only in ``task_id`` when given), newest first."""
         limit = checks.limit("limit", limit, maximum=MAX_LIMIT)
         task = None if task_id is None else _key("task_id", task_id)
-        rows = self._query(
-            "SELECT file_path FROM file_interactions WHERE success AND operation <> 'viewed' "
-            "AND (? IS NULL OR task_id = ?) GROUP BY file_path ORDER BY max(timestamp) DESC, max(id) DESC LIMIT ?",
-            [task, task, limit],
-        )
-        return [r[0] for r in rows]
+        return self._recency().recent_files(task, limit)
 
     def recent_mentions(self, calls: int, *, task_id: str | None = None) -> list[str]:
         """The files the last ``calls`` tool calls named (their ``mentions``, see
@@ -1012,19 +1069,57 @@ class EpisodicMemory(store.StoreHolder):
         first, each file once."""
         calls = checks.limit("calls", calls, maximum=MAX_LIMIT)
         task = None if task_id is None else _key("task_id", task_id)
-        rows = self._query(
-            "SELECT json_extract(result, '$.mentions') FROM tool_executions "
-            "WHERE json_type(result) = 'OBJECT' AND (? IS NULL OR task_id = ?) "
-            "ORDER BY timestamp DESC, id DESC LIMIT ?",
-            [task, task, calls],
-        )
+        kept = self._recency().recent_calls(task, calls)
+        if kept is None:
+            rows = self._query(
+                "SELECT result FROM tool_executions WHERE json_type(result) = 'OBJECT' "
+                "AND (? IS NULL OR task_id = ?) ORDER BY timestamp DESC, id DESC LIMIT ?",
+                [task, task, calls],
+            )
+            kept = [_named(json.loads(r[0])) for r in rows]
         found: dict[str, None] = {}
-        for (mentions,) in rows:
-            named = json.loads(mentions) if mentions else None
-            for path in named if isinstance(named, list) else ():
-                if isinstance(path, str):
-                    found.setdefault(path)
+        for named in kept:
+            for path in named:
+                found.setdefault(path)
         return list(found)
+
+    def _recency(self) -> _Recent:
+        if self._recent is None:
+            recent = _Recent()
+            for task, path, micros, seq in self._query(
+                "SELECT task_id, file_path, epoch_us(timestamp), id FROM file_interactions "
+                "WHERE success AND operation <> 'viewed' QUALIFY row_number() OVER "
+                "(PARTITION BY task_id, file_path ORDER BY timestamp DESC, id DESC) = 1"
+            ):
+                recent.file(task, path, micros, seq)
+            keep = recent.KEEP
+            for task, micros, seq, result, rank in self._query(
+                "SELECT task_id, epoch_us(timestamp), id, result, "
+                "row_number() OVER (PARTITION BY task_id ORDER BY timestamp DESC, id DESC) FROM tool_executions "
+                "WHERE json_type(result) = 'OBJECT' QUALIFY row_number() OVER (PARTITION BY task_id "
+                "ORDER BY timestamp DESC, id DESC) <= ?",
+                [keep + 1],
+            ):
+                if rank > keep:
+                    recent.cut.add(task)
+                    continue
+                named = _named(json.loads(result))
+                if named:
+                    for key in (task,) if task is not None else ():
+                        recent.calls.setdefault(key, []).append((micros, seq, named))
+            for micros, seq, result in self._query(
+                "SELECT epoch_us(timestamp), id, result FROM tool_executions WHERE json_type(result) = 'OBJECT' "
+                "ORDER BY timestamp DESC, id DESC LIMIT ?",
+                [keep + 1],
+            ):
+                named = _named(json.loads(result))
+                if len(recent.calls.setdefault(None, [])) >= keep:
+                    recent.cut.add(None)
+                elif named:
+                    recent.calls[None].append((micros, seq, named))
+            recent.seq = max([0, *(s for known in recent.files.values() for _, s in known.values())]) + (1 << 40)
+            self._recent = recent
+        return self._recent
 
     def touched_with(
         self, paths: Sequence[str], *, edits_only: bool = False, exclude_task: str | None = None, limit: int = 20

@@ -211,6 +211,19 @@ def test_assemble_places_decisions_errors_prediction_and_conventions(project: Pa
     assert got.notes == ["no code graph: the project is not indexed (aircher-mem index)"]
 
 
+def test_assemble_puts_decisions_about_the_file_first_and_its_neighbours_in_relevant(project: Path) -> None:
+    with am.Memory.open(project) as memory:
+        here = memory.remember("views stay thin", kind="decision", code_ref="app/views.py:get").memory_id
+        near = memory.remember("models are plain dataclasses", kind="decision", code_ref="app/models.py:M").memory_id
+        memory.index()
+        got = memory.assemble(budget=1000, current_file="app/views.py")
+    tiers = {t.name: t for t in got.tiers}
+    assert [i.ref for i in tiers["critical"].items] == [f"memory:{here}"]
+    [item] = [i for i in tiers["relevant"].items if i.ref == f"memory:{near}"]
+    assert item.reasons == [am.results.Reason("code-ref", "about app/models.py, near the file open", 0.5)]
+    assert got.notes == []
+
+
 def test_assemble_points_at_what_did_not_fit(project: Path) -> None:
     with am.Memory.open(project) as memory:
         ids = [

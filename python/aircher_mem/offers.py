@@ -3,13 +3,13 @@ stores for a set of signals (:class:`aircher_mem.prediction.Signals`). The tiers
 themselves (budgets, placing, rendering) and the router are in
 :mod:`aircher_mem.assembly`; :meth:`aircher_mem.Memory.assemble` calls both.
 
-- critical: decisions about the current file, its imports and importers and the
-  predicted files, decisions the query recalls; the failed tool calls of the last
-  ``[assembly] error_hours`` and the learned fixes of those errors and of the
-  recent errors given;
-- relevant: the predicted files and the memories about them, the memories the
-  router loads from the query's domains (L1 to L3), the memories and turns recall
-  finds, similar past tasks, the code search's best hits;
+- critical: decisions about the current file and decisions the query recalls; the
+  failed tool calls of the last ``[assembly] error_hours`` and the learned fixes of
+  those errors and of the recent errors given;
+- relevant: the predicted files and the memories about them, decisions about the
+  current file's imports and importers and the predicted files, the memories and
+  turns recall finds and the memories the router loads from the query's domains (L1
+  to L3), similar past tasks, the code search's best hits;
 - background: the project's L0 memories (conventions), the current file's
   history, workflows and patterns;
 - index: the domains and modules memory knows, with counts, and the ids of what
@@ -71,12 +71,22 @@ def gather(
     now = time.time() if now is None else now
     offered: dict[str, list[Candidate]] = {"critical": [], "relevant": [], "background": [], "index": []}
     critical, relevant, background = offered["critical"], offered["relevant"], offered["background"]
-    # critical: decisions about the code at hand, then errors and their fixes
+    # critical: decisions about the file at hand (those about its imports, importers
+    # and the predicted files are related: relevant), then errors and their fixes
     places = [*([signals.current_file] if signals.current_file else []), *dependencies]
     places += [f.path for f in prediction.files if f.path not in places]
+    related: list[Candidate] = []
     for record, path in longterm.about(places):
-        if record.kind == "decision":
+        if record.kind != "decision":
+            continue
+        if path == signals.current_file:
             critical.append(_memory(record, "critical", [Reason("code-ref", f"about {path}", 1.0)], record.score))
+        else:
+            related.append(
+                _memory(
+                    record, "relevant", [Reason("code-ref", f"about {path}, near the file open", 0.5)], record.score
+                )
+            )
     for hit in hits:
         if hit.kind == "decision":
             critical.append(_memory(hit, "critical", [Reason("query", "a decision the query recalls", 1.0)], hit.score))
@@ -112,6 +122,7 @@ def gather(
                 f.reasons,
             )
         )
+    relevant += related
     for pm in prediction.memories:
         relevant.append(
             Candidate(

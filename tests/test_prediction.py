@@ -155,6 +155,28 @@ def test_route_widens_when_confidence_is_low_and_follows_parents(project: Path) 
     assert {m.id for m in routed.memories} == {parent, child}
 
 
+def test_route_follows_every_change_of_the_memories(project: Path) -> None:
+    def loaded(memory: am.Memory) -> list[tuple[int, str]]:
+        return [(m.id, m.level) for m in memory.route_context("login tokens expire").memories]
+
+    with am.Memory.open(project) as memory:
+        first = memory.remember("login tokens expire after one hour", domain="auth", level="L1").memory_id
+        assert loaded(memory) == [(first, "L1")]
+        second = memory.remember("login tokens are signed with ed25519", domain="auth", level="L1").memory_id
+        assert sorted(loaded(memory)) == [(first, "L1"), (second, "L1")]
+        memory.promote(first, "L0")
+        assert sorted(loaded(memory)) == [(first, "L0"), (second, "L1")]
+        memory.update(second, status="archived")
+        assert loaded(memory) == [(first, "L0")]
+        memory.update(second, status="active")
+        memory.update(second, content="login tokens expire when the session ends")
+        assert [m.content for m in memory.route_context("session ends").memories if m.id == second] == [
+            "login tokens expire when the session ends"
+        ]
+        memory.forget(first)
+        assert loaded(memory) == [(second, "L1")]
+
+
 # -- the tiers ----------------------------------------------------------------------------
 
 

@@ -17,8 +17,10 @@ Rust :class:`ContextWindow`), the callers fetch what is offered.
 
 from __future__ import annotations
 
+import heapq
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, Protocol
 
 from ._core import ContextItem, ContextItemType, ContextWindow, PruneResult
 
@@ -67,6 +69,10 @@ __all__ = [
     "Candidate",
     "tier_budgets",
     "fill_tiers",
+    "Routable",
+    "stored_score",
+    "Hierarchy",
+    "hierarchy",
     "route",
 ]
 
@@ -295,7 +301,7 @@ def fill_tiers(
                 rest.append(candidate)
                 continue
             line = "- " + one_line(candidate.text, line_chars)
-            cost = tokens.count(line) + (0 if taken[name] else tokens.count(_HEADERS[name]) + 1)
+            cost = tokens.count_kept(line) + (0 if taken[name] else tokens.count_kept(_HEADERS[name]) + 1)
             if used[name] + cost > allowed:
                 skipped += 1
                 rest.append(candidate)
@@ -345,15 +351,90 @@ def _render(taken: Mapping[str, Sequence[TierItem]]) -> str:
 # -- the router ----------------------------------------------------------------------------
 
 
+class Routable(Protocol):
+    """What the router reads of a memory: a stored row or a :class:`MemoryRecord`
+    (``score`` the one stored with it)."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def content(self) -> str: ...
+    @property
+    def level(self) -> str: ...
+    @property
+    def domain(self) -> str | None: ...
+    @property
+    def module(self) -> str | None: ...
+    @property
+    def code_ref(self) -> str | None: ...
+    @property
+    def parent_id(self) -> int | None: ...
+    @property
+    def score(self) -> float: ...
+
+
+_MISSES = 20  # memories that do not fit a level tried past the first, before the level is closed
+
+
+def stored_score(m: Routable) -> float:
+    """A memory's stored score (a sort key)."""
+    return m.score
+
+
+class Hierarchy(NamedTuple):
+    """The active memories grouped as the router and the index read them: by level
+    (L3 with L2), by domain (L1 and below) with each domain's stemmed words, by id,
+    by the code they are about (``code_ref``, ``module``), the modules' counts, and
+    the workflows and patterns. It depends on the memories' contents, levels,
+    domains and statuses only, so a caller keeps it while those stay the same."""
+
+    by_level: dict[str, list[Routable]]
+    by_domain: dict[str, list[Routable]]
+    words: dict[str, frozenset[str]]
+    by_id: dict[int, Routable]
+    about: dict[tuple[str | None, str | None], list[Routable]]
+    modules: Counter[str]
+    flows: list[Routable]
+
+
+def hierarchy(memories: Sequence[Routable]) -> Hierarchy:
+    """Groups ``memories`` (the active ones) in one pass: see :class:`Hierarchy`."""
+    from ._core import tokenize
+
+    by_level: dict[str, list[Routable]] = {"L0": [], "L1": [], "L2": []}
+    by_domain: dict[str, list[Routable]] = {}
+    about: dict[tuple[str | None, str | None], list[Routable]] = {}
+    modules: Counter[str] = Counter()
+    flows = []
+    for m in memories:
+        by_level["L2" if m.level == "L3" else m.level].append(m)
+        if m.level != "L0" and m.domain:
+            by_domain.setdefault(m.domain, []).append(m)
+        if m.code_ref or m.module:
+            about.setdefault((m.code_ref, m.module), []).append(m)
+        if m.module:
+            modules[m.module] += 1
+        if m.kind in ("workflow", "pattern"):
+            flows.append(m)
+    words = {
+        d: frozenset(tokenize(" ".join([d, *(m.content for m in members)]), stem=True))
+        for d, members in by_domain.items()
+    }
+    return Hierarchy(by_level, by_domain, words, {m.id: m for m in memories}, about, modules, flows)
+
+
 def route(
     query: str,
-    memories: Sequence[MemoryRecord],
+    known: Hierarchy,
     relevance: Mapping[int, float],
     max_tokens: int,
     policy: AssemblyPolicy,
     tokens: TokenCounter,
+    record: Callable[[list[Any]], list[MemoryRecord]],
 ) -> Routed:
-    """Seed 000's semantic router over ``memories`` (the active ones): every L0
+    """Seed 000's semantic router over the active memories (``known``): every L0
     memory; each domain scored by the share of the query's words its name and
     memories hold, and loaded at ``route_threshold`` or more; when the memories
     loaded hold under ``route_min_confidence`` of the query's words, the
@@ -363,48 +444,63 @@ def route(
     ``route_l2_share``; then up to ``cross_references`` memories they point to
     (a memory's parent, the L1 memories of an L2 memory's domain, the memories
     about a decision's code). ``relevance`` (memory id -> recall score) orders
-    each level, then the memory's own score."""
+    each level, then the memory's stored score. ``record`` turns the memories
+    loaded into the results' records."""
     from ._core import tokenize
     from .results import DomainScore, Routed
 
     words = set(tokenize(query, stem=True))
-    by_domain: dict[str, list[MemoryRecord]] = {}
-    for m in memories:
-        if m.level != "L0" and m.domain:
-            by_domain.setdefault(m.domain, []).append(m)
-    scores = {}
-    for domain, members in by_domain.items():
-        held = set(tokenize(" ".join([domain, *(m.content for m in members)]), stem=True))
-        scores[domain] = len(words & held) / len(words) if words else 0.0
+    by_level, by_domain, by_id = known.by_level, known.by_domain, known.by_id
+    scores = {d: len(words & held) / len(words) if words else 0.0 for d, held in known.words.items()}
     chosen = {d for d, s in scores.items() if s >= policy.route_threshold}
+    cost: dict[int, int] = {}
 
-    def pick(domains: set[str]) -> tuple[list[MemoryRecord], int]:
-        picked: list[MemoryRecord] = []
+    def tokens_of(m: Routable) -> int:
+        if m.id not in cost:
+            cost[m.id] = tokens.count_kept(m.content)
+        return cost[m.id]
+
+    def ranked(pool: list[Routable]) -> Iterator[Routable]:
+        """The pool best first: what recall ranks, by its score; then the rest by
+        stored score, sorted in growing slices (a budget rarely needs them all)."""
+        scored = sorted((m for m in pool if m.id in relevance), key=lambda m: (-relevance[m.id], -m.score, m.id))
+        yield from scored
+        rest = [m for m in pool if m.id not in relevance]  # in id order: equal scores go by id
+        size = 256
+        while True:
+            yield from heapq.nlargest(size, rest, key=stored_score)[size // 4 if size > 256 else 0 :]
+            if size >= len(rest):
+                return
+            size *= 4
+
+    def pick(domains: set[str]) -> tuple[list[Routable], int]:
+        picked: list[Routable] = []
         used = 0
-        levels = (("L0",), ("L1",), ("L2", "L3"))
         limits = (
             max_tokens * policy.route_l1_share,
             max_tokens * policy.route_l1_share,
             max_tokens * policy.route_l2_share,
         )
-        for level, limit in zip(levels, limits):
+        for level, limit in zip(("L0", "L1", "L2"), limits):
+            misses = 0
             pool = [
                 m
-                for m in memories
-                if m.level in level
-                and (m.level == "L0" or (m.domain in domains if m.domain else relevance.get(m.id, 0.0) > 0.0))
+                for m in by_level[level]
+                if level == "L0" or (m.domain in domains if m.domain else relevance.get(m.id, 0.0) > 0.0)
             ]
-            pool.sort(key=lambda m: (-relevance.get(m.id, 0.0), -m.score, m.id))
-            for m in pool:
-                cost = tokens.count(m.content)
-                if used + cost <= limit:
+            for m in ranked(pool):
+                if used + tokens_of(m) <= limit:
                     picked.append(m)
-                    used += cost
+                    used += tokens_of(m)
+                else:
+                    misses += 1
+                    if misses > _MISSES:
+                        break
         return picked, used
 
     picked, used = pick(chosen)
 
-    def coverage(selected: Sequence[MemoryRecord]) -> float:
+    def coverage(selected: Sequence[Routable]) -> float:
         if not words:
             return 0.0
         held = set(tokenize(" ".join(m.content for m in selected if m.level != "L0"), stem=True))
@@ -420,39 +516,38 @@ def route(
             picked, used = pick(chosen)
             confidence = coverage(picked)
     ids = {m.id for m in picked}
-    by_id = {m.id: m for m in memories}
     crossed: list[list[int]] = []
     for m in list(picked):
         if len(crossed) >= policy.cross_references:
             break
-        targets: list[MemoryRecord] = []
+        targets: list[Routable] = []
         if m.parent_id is not None and m.parent_id in by_id:
             targets.append(by_id[m.parent_id])
         if m.level in ("L2", "L3") and m.domain:
             targets += [o for o in by_domain.get(m.domain, []) if o.level == "L1"][:1]
         if m.kind == "decision" and (m.code_ref or m.module):
-            targets += [o for o in memories if o.id != m.id and (o.code_ref, o.module) == (m.code_ref, m.module)][:2]
+            targets += [o for o in known.about.get((m.code_ref, m.module), []) if o.id != m.id][:2]
         for target in targets:
             if target.id in ids or len(crossed) >= policy.cross_references:
                 continue
-            cost = tokens.count(target.content)
-            if used + cost > max_tokens * policy.route_l2_share:
+            if used + tokens_of(target) > max_tokens * policy.route_l2_share:
                 continue
             picked.append(target)
             ids.add(target.id)
-            used += cost
+            used += tokens_of(target)
             crossed.append([m.id, target.id])
     domains = [
         DomainScore(d, round(scores[d], 6), len(by_domain[d]), d in chosen)
         for d in sorted(scores, key=lambda d: (-scores[d], d))
     ]
-    levels = {lv: sum(1 for m in picked if m.level == lv) for lv in ("L0", "L1", "L2", "L3")}
+    levels_of = Counter(m.level for m in picked)
     loaded = ", ".join(f"{d.domain} ({d.score:.2f})" for d in domains if d.chosen) or "none"
     explanation = (
-        f"{levels['L0']} project (L0) memories, loaded always; domains loaded: {loaded}"
+        f"{levels_of['L0']} project (L0) memories, loaded always; domains loaded: {loaded}"
         + (f", widened to {', '.join(widened)} because the confidence was low" if widened else "")
-        + f"; {levels['L1']} L1 and {levels['L2'] + levels['L3']} L2/L3 memories within {used} of {max_tokens} tokens"
+        + f"; {levels_of['L1']} L1 and {levels_of['L2'] + levels_of['L3']} L2/L3 memories"
+        + f" within {used} of {max_tokens} tokens"
         + (f"; {len(crossed)} added by cross-reference" if crossed else "")
         + f"; they hold {confidence:.0%} of the query's words."
     )
-    return Routed(query, max_tokens, picked, used, domains, round(confidence, 6), explanation, crossed)
+    return Routed(query, max_tokens, record(picked), used, domains, round(confidence, 6), explanation, crossed)

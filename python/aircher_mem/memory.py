@@ -257,6 +257,7 @@ class Memory:
         self._lock = threading.RLock()
         self._checked: float | None = None  # when the graph was last refreshed (monotonic)
         self._stale = False
+        self._known: tuple[int, assembly.Hierarchy] | None = None  # see _hierarchy
         self._dense_channel: tuple[DenseIndex | None, str] | None = None
         self._closed = False
         self._batching = 0  # depth of batch() blocks
@@ -897,10 +898,10 @@ class Memory:
         prediction = self._predict(signals)
         text = " ".join(t for t in (signals.query, *signals.recent_errors, signals.collaborator) if t)
         lt = self.longterm
-        memories = lt.facts().memories
         hits = lt.recall(text[:100_000], k=policy.recall_k).hits if text.strip() else []
         relevance = {h.id: h.score for h in hits if h.kind != "turn"}
-        routed = assembly.route(text, memories, relevance, budget, policy, self.tokens)
+        known = self._hierarchy()
+        routed = assembly.route(text, known, relevance, budget, policy, self.tokens, lt.records)
         episodic = self.episodic
         similar = episodic.find_similar_tasks(text, self.policy.episodic.similar_tasks) if text.strip() else []
         code: list[CodeHit] = []
@@ -922,7 +923,7 @@ class Memory:
             prediction=prediction,
             routed=routed,
             hits=hits,
-            memories=memories,
+            known=known,
             episodic=episodic,
             longterm=lt,
             similar=similar,
@@ -936,7 +937,7 @@ class Memory:
             offered,
             self.tokens,
             policy.line_chars,
-            index=lambda left: index_of(memories, left),
+            index=lambda left: index_of(known, left),
         )
         return Assembled(budget, signals.to_dict(), context, count, tiers, routed, prediction, notes)
 
@@ -962,7 +963,19 @@ class Memory:
         lt = self.longterm
         hits = lt.recall(query, k=self.policy.assembly.recall_k, kinds=KINDS).hits
         relevance = {h.id: h.score for h in hits}
-        return assembly.route(query, lt.facts().memories, relevance, max_tokens, self.policy.assembly, self.tokens)
+        known = self._hierarchy()
+        return assembly.route(query, known, relevance, max_tokens, self.policy.assembly, self.tokens, lt.records)
+
+    def _hierarchy(self) -> assembly.Hierarchy:
+        """The active memories grouped for the router (:func:`assembly.hierarchy`),
+        grouped again only when a memory was added, forgotten, or changed its
+        content, level or status."""
+        lt = self.longterm
+        kept = self._known
+        if kept is None or kept[0] != lt.shape:
+            rows = lt.active()  # loads the store first: its shape counts from there
+            kept = self._known = (lt.shape, assembly.hierarchy(rows))
+        return kept[1]
 
     def _signals(
         self,

@@ -18,12 +18,13 @@ themselves (budgets, placing, rendering) and the router are in
 
 from __future__ import annotations
 
+import heapq
 import time
 from collections import Counter
 from collections.abc import Sequence
 
-from .assembly import Candidate
-from .results import CodeHit, LearnedPattern, MemoryRecord, Prediction, Reason, RecallHit, Routed, Task
+from .assembly import Candidate, Hierarchy, Routable, stored_score
+from .results import CodeHit, LearnedPattern, Prediction, Reason, RecallHit, Routed, Task
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 __all__ = ["gather", "index_of"]
 
 
-def _memory(m: MemoryRecord | RecallHit, tier: str, reasons: list[Reason], score: float) -> Candidate:
+def _memory(m: Routable | RecallHit, tier: str, reasons: list[Reason], score: float) -> Candidate:
     return Candidate(tier, m.kind, f"memory:{m.id}", f"[memory {m.id}] ({m.kind}) {m.content}", score, reasons)
 
 
@@ -58,7 +59,7 @@ def gather(
     prediction: Prediction,
     routed: Routed,
     hits: Sequence[RecallHit],
-    memories: Sequence[MemoryRecord],
+    known: Hierarchy,
     episodic: EpisodicMemory,
     longterm: LongTermMemory,
     similar: Sequence[Task],
@@ -76,9 +77,7 @@ def gather(
     places = [*([signals.current_file] if signals.current_file else []), *dependencies]
     places += [f.path for f in prediction.files if f.path not in places]
     related: list[Candidate] = []
-    for record, path in longterm.about(places):
-        if record.kind != "decision":
-            continue
+    for record, path in longterm.about(places, kinds=("decision",)):
         if path == signals.current_file:
             critical.append(_memory(record, "critical", [Reason("code-ref", f"about {path}", 1.0)], record.score))
         else:
@@ -90,8 +89,8 @@ def gather(
     for hit in hits:
         if hit.kind == "decision":
             critical.append(_memory(hit, "critical", [Reason("query", "a decision the query recalls", 1.0)], hit.score))
-    since = now - policy.error_hours * 3600.0
-    for run in episodic.failed_runs_since(since, limit=10):
+    failed = episodic.failed_runs_since(now - policy.error_hours * 3600.0, limit=10)
+    for run in failed:
         where = f" on {run.file_path}" if run.file_path else ""
         critical.append(
             Candidate(
@@ -104,7 +103,7 @@ def gather(
                 [Reason("error", f"a failed tool call in the last {policy.error_hours:g} h", 1.0)],
             )
         )
-    failed_files = {run.file_path for run in episodic.failed_runs_since(since, limit=10) if run.file_path}
+    failed_files = {run.file_path for run in failed if run.file_path}
     fixes = list(prediction.fixes)
     if failed_files:
         fixes += [p for p in episodic.patterns("error-fix") if p.data.get("file") in failed_files and p not in fixes]
@@ -160,12 +159,12 @@ def gather(
     for m in routed.memories:
         if m.level == "L0":
             continue
-        why = Reason("route", f"{m.level} memory of domain {m.domain or '-'}", routed.confidence)
+        routed_why = Reason("route", f"{m.level} memory of domain {m.domain or '-'}", routed.confidence)
         i = at.get(f"memory:{m.id}")
         if i is not None:
-            found[i] = found[i]._replace(reasons=[*found[i].reasons, why])
+            found[i] = found[i]._replace(reasons=[*found[i].reasons, routed_why])
         else:
-            unscored.append(_memory(m, "relevant", [why], m.score))
+            unscored.append(_memory(m, "relevant", [routed_why], m.score))
     found.sort(key=lambda c: -c.score)  # stable: recall's order among equal scores
     relevant += found + unscored
     for task in similar:
@@ -217,21 +216,19 @@ def gather(
                     [Reason("current-file", "what was done with the file open now", 0.5)],
                 )
             )
-    flows = [m for m in memories if m.kind in ("workflow", "pattern")]
-    flows.sort(key=lambda m: (-m.score, m.id))
-    for m in flows[:10]:
+    for flow in heapq.nlargest(10, known.flows, key=stored_score):
         background.append(
-            _memory(m, "background", [Reason("activity", "a workflow or pattern of the project", 0.5)], m.score)
+            _memory(flow, "background", [Reason("activity", "a workflow or pattern of the project", 0.5)], flow.score)
         )
     return offered
 
 
-def index_of(memories: Sequence[MemoryRecord], left_out: Sequence[Candidate]) -> list[Candidate]:
+def index_of(known: Hierarchy, left_out: Sequence[Candidate]) -> list[Candidate]:
     """The index tier: what memory knows about (domains and modules with their
     memory counts), and the ids of the memories, turns and tasks that did not fit."""
     out = []
-    domains = Counter(m.domain for m in memories if m.domain)
-    modules = Counter(m.module for m in memories if m.module)
+    domains = Counter({d: len(members) for d, members in known.by_domain.items()})
+    modules = known.modules
     if domains or modules:
         topics = [f"{d} ({n})" for d, n in domains.most_common(15)] + [f"{m} ({n})" for m, n in modules.most_common(15)]
         out.append(

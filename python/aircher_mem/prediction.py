@@ -136,7 +136,7 @@ def predict(
     memories: list[PredictedMemory] = []
     if longterm is not None and ranked and policy.predict_memories:
         confidence = {f.path: f.confidence for f in ranked}
-        for record, path in longterm.about([f.path for f in ranked])[: policy.predict_memories]:
+        for record, path in longterm.about([f.path for f in ranked], limit=policy.predict_memories):
             memories.append(PredictedMemory(record.id, record.kind, record.content, path, confidence[path]))
     fixes = error_fixes(episodic, signals.recent_errors) if signals.recent_errors else []
     mean = sum(f.confidence for f in ranked) / len(ranked) if ranked else 0.0

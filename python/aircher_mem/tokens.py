@@ -85,6 +85,7 @@ class TokenCounter:
 
     def __init__(self, encoding: str = "cl100k_base") -> None:
         self._encoding = _load_encoding(encoding)
+        self._kept: dict[str, int] = {}
 
     @property
     def encoding(self) -> str:
@@ -92,6 +93,16 @@ class TokenCounter:
 
     def count(self, text: str) -> int:
         return len(self._encoding.encode_ordinary(text))
+
+    def count_kept(self, text: str) -> int:
+        """:meth:`count`, remembered for the texts counted again and again (a
+        memory's line in every assembled context): the last 65,536 texts."""
+        known = self._kept.get(text)
+        if known is None:
+            if len(self._kept) >= 65_536:
+                self._kept.clear()
+            known = self._kept[text] = self.count(text)
+        return known
 
     def count_many(self, texts: list[str]) -> list[int]:
         """Counts a batch in parallel threads (tiktoken releases the GIL)."""

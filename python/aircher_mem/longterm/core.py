@@ -157,6 +157,8 @@ class StoreCore(store.StoreHolder):
         self._edges: dict[int, list[tuple[str, int]]] = defaultdict(list)  # memory -> (relation, other)
         self._actions: dict[int, list[MemoryAction]] = defaultdict(list)
         self._children: dict[int, set[int]] = defaultdict(set)
+        self._places: tuple[tuple[int, int], dict[str, list[int]]] | None = None  # see memories._places
+        self._shape = 0  # counts the changes of a memory's content, level, status, or of the set of memories
         self._slots: dict[tuple[str, str], int] = {}
         self._lexical = LexicalIndex(stem=True)  # prose: Snowball English stems
         # Session documents in their own index: they never change the corpus
@@ -453,8 +455,15 @@ class StoreCore(store.StoreHolder):
         self._session_lexical.upsert(documents.session_documents(self, sorted(self._stale_sessions)))
         self._stale_sessions.clear()
 
+    @property
+    def shape(self) -> int:
+        """A number that changes whenever a memory is added or forgotten, or its
+        content, level or status changes (not its counters or score)."""
+        return self._shape
+
     def _track_active(self, memory: MemoryRow) -> None:
         """Keeps the merge-check index to the active memories."""
+        self._shape += 1
         if memory.status == "active":
             self._dedup.upsert([documents.dedup_document(memory)])
         else:

@@ -82,6 +82,7 @@ def gc(lt: StoreCore, *, dry_run: bool = False) -> GcReport:
         for memory_id in ids:
             memory = lt._memories[memory_id]
             memory.status = "archived"
+            lt._shape += 1
             if memory.slot is not None and lt._slots.get(memory.slot) == memory_id:
                 del lt._slots[memory.slot]
         if ids:

@@ -8,7 +8,7 @@ listings and ``explain``."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..checks import unix_time as _time
@@ -361,28 +361,56 @@ def listed(
     return MemoryList(records[:limit])
 
 
-def about(lt: StoreCore, paths: Sequence[str]) -> list[tuple[MemoryRecord, str]]:
-    """Active memories about the files ``paths``: their ``code_ref`` is the file
-    or a place in it (``path:Name``), or their ``module`` is the file or the
-    folder it is in; each with the first of ``paths`` it is about, in the order
-    of ``paths``, then by score."""
+def active(lt: StoreCore) -> list[MemoryRow]:
+    """The active memories as stored (no live score: see :func:`records`), by id."""
     lt._check_open()
-    wanted = {p: i for i, p in reversed(list(enumerate(paths)))}
-    folders = {p.rsplit("/", 1)[0]: i for p, i in reversed(list(wanted.items())) if "/" in p}
-    if not wanted:
+    lt._load()
+    return [m for m in lt._memories.values() if m.status == "active"]
+
+
+def records(lt: StoreCore, rows: Sequence[MemoryRow]) -> list[MemoryRecord]:
+    """``rows`` as results, each with its score now."""
+    now = lt.clock()
+    return [record(lt, m, now) for m in rows]
+
+
+def about(
+    lt: StoreCore, paths: Sequence[str], *, kinds: Collection[str] | None = None, limit: int | None = None
+) -> list[tuple[MemoryRecord, str]]:
+    """Active memories (of ``kinds``, when given) about the files ``paths``: their
+    ``code_ref`` is the file or a place in it (``path:Name``), or their ``module``
+    is the file or the folder it is in; each with the first of ``paths`` it is
+    about, in the order of ``paths``, then by stored score; the first ``limit``."""
+    lt._check_open()
+    if not paths:
         return []
     lt._load()
+    places = _places(lt)
+    found: dict[int, tuple[int, MemoryRow, str]] = {}
+    for i, path in enumerate(paths):
+        folder = path.rsplit("/", 1)[0] if "/" in path else None
+        for memory_id in [*places.get(path, ()), *(places.get(folder, ()) if folder else ())]:
+            m = lt._memories.get(memory_id)
+            if m is None or m.status != "active" or memory_id in found or (kinds is not None and m.kind not in kinds):
+                continue
+            found[memory_id] = (i, m, path)
+    ranked = sorted(found.values(), key=lambda f: (f[0], -f[1].score, f[1].id))[:limit]
     now = lt.clock()
-    found: list[tuple[int, MemoryRecord, str]] = []
-    for m in lt._memories.values():
-        if m.status != "active":
-            continue
-        where = (m.code_ref or "").split(":", 1)[0]
-        i = wanted.get(where, wanted.get(m.module or "", folders.get(m.module or "")))
-        if i is not None:
-            found.append((i, record(lt, m, now), paths[i]))
-    found.sort(key=lambda f: (f[0], -f[1].score, f[1].id))
-    return [(r, p) for _, r, p in found]
+    return [(record(lt, m, now), path) for _, m, path in ranked]
+
+
+def _places(lt: StoreCore) -> dict[str, list[int]]:
+    """The memories of each file (their ``code_ref``'s) and module, built again
+    when memories were added or forgotten (neither changes on an existing one)."""
+    key = (len(lt._memories), lt._next_memory)
+    if lt._places is None or lt._places[0] != key:
+        places: dict[str, list[int]] = {}
+        for m in lt._memories.values():
+            where = (m.code_ref or "").split(":", 1)[0]
+            for place in {where, m.module or ""} - {""}:
+                places.setdefault(place, []).append(m.id)
+        lt._places = (key, places)
+    return lt._places[1]
 
 
 def facts(lt: StoreCore, *, level: str | None = None, domain: str | None = None) -> MemoryList:
@@ -428,6 +456,7 @@ def promote(lt: StoreCore, memory_id: int, level: str) -> MemoryRecord:
     if level != memory.level:
         lt._act(memory.id, now, "level", f"{memory.level} -> {level}")
         memory.level = level
+        lt._shape += 1
         lt._touch(memory)
         lt._commit()
     return record(lt, memory, now)

@@ -135,6 +135,8 @@ class LongTermMemory(StoreCore):
     memories = _memories.listed
     facts = _memories.facts
     about = _memories.about
+    active = _memories.active
+    records = _memories.records
     subtree = _memories.subtree
     promote = _memories.promote
     explain = _memories.explain

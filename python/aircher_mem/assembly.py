@@ -17,7 +17,6 @@ Rust :class:`ContextWindow`), the callers fetch what is offered.
 
 from __future__ import annotations
 
-import heapq
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Literal, NamedTuple, Protocol
@@ -301,7 +300,8 @@ def fill_tiers(
                 rest.append(candidate)
                 continue
             line = "- " + one_line(candidate.text, line_chars)
-            cost = tokens.count_kept(line) + (0 if taken[name] else tokens.count_kept(_HEADERS[name]) + 1)
+            # the line and its newline; the first of a tier, its header and the blank line before it too
+            cost = tokens.count_kept(line) + 1 + (0 if taken[name] else tokens.count_kept(_HEADERS[name]) + 2)
             if used[name] + cost > allowed:
                 skipped += 1
                 rest.append(candidate)
@@ -376,6 +376,7 @@ class Routable(Protocol):
 
 
 _MISSES = 20  # memories that do not fit a level tried past the first, before the level is closed
+_LEVELS = {"L0": ("L0",), "L1": ("L1",), "L2": ("L2", "L3")}
 
 
 def stored_score(m: Routable) -> float:
@@ -385,7 +386,7 @@ def stored_score(m: Routable) -> float:
 
 class Hierarchy(NamedTuple):
     """The active memories grouped as the router and the index read them: by level
-    (L3 with L2), by domain (L1 and below) with each domain's stemmed words, by id,
+    (L3 with L2; each by stored score, best first), by domain (L1 and below) with each domain's stemmed words, by id,
     by the code they are about (``code_ref``, ``module``), the modules' counts, and
     the workflows and patterns. It depends on the memories' contents, levels,
     domains and statuses only, so a caller keeps it while those stay the same."""
@@ -418,6 +419,8 @@ def hierarchy(memories: Sequence[Routable]) -> Hierarchy:
             modules[m.module] += 1
         if m.kind in ("workflow", "pattern"):
             flows.append(m)
+    for level in by_level.values():  # best stored score first; equal scores by id
+        level.sort(key=lambda m: (-m.score, m.id))
     words = {
         d: frozenset(tokenize(" ".join([d, *(m.content for m in members)]), stem=True))
         for d, members in by_domain.items()
@@ -444,8 +447,8 @@ def route(
     ``route_l2_share``; then up to ``cross_references`` memories they point to
     (a memory's parent, the L1 memories of an L2 memory's domain, the memories
     about a decision's code). ``relevance`` (memory id -> recall score) orders
-    each level, then the memory's stored score. ``record`` turns the memories
-    loaded into the results' records."""
+    each level, then the score stored when the hierarchy was grouped. ``record``
+    turns the memories loaded into the results' records."""
     from ._core import tokenize
     from .results import DomainScore, Routed
 
@@ -460,18 +463,16 @@ def route(
             cost[m.id] = tokens.count_kept(m.content)
         return cost[m.id]
 
-    def ranked(pool: list[Routable]) -> Iterator[Routable]:
-        """The pool best first: what recall ranks, by its score; then the rest by
-        stored score, sorted in growing slices (a budget rarely needs them all)."""
-        scored = sorted((m for m in pool if m.id in relevance), key=lambda m: (-relevance[m.id], -m.score, m.id))
-        yield from scored
-        rest = [m for m in pool if m.id not in relevance]  # in id order: equal scores go by id
-        size = 256
-        while True:
-            yield from heapq.nlargest(size, rest, key=stored_score)[size // 4 if size > 256 else 0 :]
-            if size >= len(rest):
-                return
-            size *= 4
+    def eligible(m: Routable, domains: set[str]) -> bool:
+        return m.level == "L0" or (m.domain in domains if m.domain else m.id in relevance)
+
+    def ranked(level: str, domains: set[str]) -> Iterator[Routable]:
+        """A level's memories in the loaded domains, best first: what recall ranks,
+        by its score; then the rest in the hierarchy's order (stored score)."""
+        recalled = [by_id[i] for i in relevance if i in by_id and by_id[i].level in _LEVELS[level]]
+        recalled.sort(key=lambda m: (-relevance[m.id], -m.score, m.id))
+        yield from (m for m in recalled if eligible(m, domains))
+        yield from (m for m in by_level[level] if m.id not in relevance and eligible(m, domains))
 
     def pick(domains: set[str]) -> tuple[list[Routable], int]:
         picked: list[Routable] = []
@@ -483,12 +484,7 @@ def route(
         )
         for level, limit in zip(("L0", "L1", "L2"), limits):
             misses = 0
-            pool = [
-                m
-                for m in by_level[level]
-                if level == "L0" or (m.domain in domains if m.domain else relevance.get(m.id, 0.0) > 0.0)
-            ]
-            for m in ranked(pool):
+            for m in ranked(level, domains):
                 if used + tokens_of(m) <= limit:
                     picked.append(m)
                     used += tokens_of(m)

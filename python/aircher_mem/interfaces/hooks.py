@@ -36,9 +36,11 @@ a hook does nothing):
   memories most relevant to the open tasks, one ``[memory N] text`` line each, within
   the Policy's ``[hooks] context_chars``.
 - ``UserPromptSubmit``: recalls ``[hooks] recall_k`` memories for the prompt and prints
-  those scoring at least ``recall_min_score``; then stores the prompt as a user turn
-  (extraction runs).
-- ``PostToolUse``: records the tool call, and for Read, Edit, MultiEdit, Write and
+  those scoring at least ``recall_min_score``, then the memories about the files
+  ``predict`` expects next and those files (``[hooks] predict_files``); then stores
+  the prompt as a user turn (extraction runs).
+- ``PostToolUse``: records the tool call with the files its input and response name
+  (``mentions``), and for Read, Edit, MultiEdit, Write and
   NotebookEdit the file interaction (read, edit, write) with the lines read or changed
   when the tool's input or response gives them. A recorded edit marks the memory's
   graph stale (``Recorded.graph_stale``): through a server, the server refreshes the
@@ -65,7 +67,7 @@ Claude Code reports as a non-blocking error (only exit 2 blocks).
 
 When a server runs for the project (``client.Client.discover(root)`` finds one), the
 hooks are its clients (``GET /tasks``, ``GET /memories``, ``GET /facts``, ``POST
-/recall``, ``POST /add-turn``, ``POST /record-tool-call``, ``POST
+/recall``, ``POST /predict``, ``POST /add-turn``, ``POST /record-tool-call``, ``POST
 /record-file-interaction``, ``POST /record-snapshot``): the requests
 ``client.RemoteMemory`` would send, the answers' JSON used as it is; otherwise they
 open the store themselves. With a server a hook imports neither the service nor the

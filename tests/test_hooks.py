@@ -481,18 +481,20 @@ def test_post_tool_use_keeps_the_files_a_tool_named_and_the_next_prompt_gets_the
     assert hooks.run_hook("PostToolUse", payload) == ("", 0)
     with am.Memory.open(store) as memory:
         assert memory.episodic.recent_mentions(5) == ["app/util.py", "app/views.py", "app/models.py"]
-    config = (store / ".aircher" / "config.toml").read_text()
-    set_policy(store, "[hooks]\npredict_files = 0\n")
+    # without a server the prompt gets no prediction (it would write the journal in first)
     out, code = hooks.run_hook("UserPromptSubmit", event("UserPromptSubmit", store, prompt="Can I push to main now?"))
     assert (out, code) == (PROMPT_CONTEXT, 0)
+    files = "Files you will likely open next:\napp/util.py (0.80), app/views.py (0.64), app/models.py (0.51)\n"
+    config = (store / ".aircher" / "config.toml").read_text()
+    set_policy(store, "[hooks]\npredict_files = 0\n")
+    with am.Memory.open(store) as memory, serving(memory) as served:
+        out, code = hooks.run_hook("UserPromptSubmit", event("UserPromptSubmit", store, prompt="Can I push to main?"))
+        assert code == 0 and "likely open next" not in out and ("POST", "/predict") not in served.requests
     set_policy(store, config)
-    out, code = hooks.run_hook("UserPromptSubmit", event("UserPromptSubmit", store, prompt="Can I push to main now?"))
-    # the memory recalled twice without being cited now scores under recall_min_score
-    assert (out, code) == (
-        PROMPT_CONTEXT.split("\n")[0]
-        + "\nFiles you will likely open next:\napp/util.py (0.80), app/views.py (0.64), app/models.py (0.51)\n",
-        0,
-    )
+    with am.Memory.open(store) as memory, serving(memory) as served:
+        out, code = hooks.run_hook("UserPromptSubmit", event("UserPromptSubmit", store, prompt="Can I push to main?"))
+        assert code == 0 and out.startswith(PROMPT_CONTEXT.split("\n")[0] + "\n") and out.endswith(files)
+        assert ("POST", "/predict") in served.requests
 
 
 def write_transcript(home: Path, lines: list[str]) -> Path:

@@ -484,8 +484,8 @@ class HooksPolicy(_Section):
     #: 0.0 for the weakest of the pool) plus small recency, importance and usage
     #: terms, so 0.5 keeps the upper half of the matches.
     recall_min_score: float = _bound(0.5, 0.0, 100.0)
-    #: UserPromptSubmit: the files predicted for the next steps it prints (0: none),
-    #: and the confidence a file and a memory about it need.
+    #: UserPromptSubmit with a server running: the files predicted for the next steps
+    #: it prints (0: none), and the confidence a file and a memory about it need.
     predict_files: int = _bound(5, 0, 100)
     predict_min_confidence: float = _bound(0.5, 0.0, 1.0)
     #: Characters of one injected line (a memory, an open task) at most; a longer

@@ -139,6 +139,11 @@ log = logging.getLogger("aircher_mem.memory")
 DB_FILE = "memory.duckdb"
 TaskAction = Literal["start", "pause", "resume", "complete", "fail"]
 ReferenceKind = Literal["calls", "references", "inherits", "uses", "imports"]
+# The signals of predict and assemble.
+Query = Annotated[str | None, Arg(description="The message or question at hand.")]
+CurrentFile = Annotated[str | None, Arg(description="The file open now, relative to the root.")]
+RecentErrors = Annotated[Sequence[str], Arg(description="Recent error texts (a traceback, a failing test's output).")]
+Branch = Annotated[str | None, Arg(description="The git branch checked out.")]
 Activity = Annotated[
     Literal["debugging", "feature", "review", "refactor", "exploring"] | None,
     Arg(description="What the agent is doing: debugging, feature, review, refactor or exploring."),
@@ -836,13 +841,11 @@ class Memory:
     def predict(
         self,
         *,
-        query: Annotated[str | None, Arg(description="The message or question at hand.")] = None,
-        current_file: Annotated[str | None, Arg(description="The file open now, relative to the root.")] = None,
-        recent_errors: Annotated[
-            Sequence[str], Arg(description="Recent error texts (a traceback, a failing test's output).")
-        ] = (),
+        query: Query = None,
+        current_file: CurrentFile = None,
+        recent_errors: RecentErrors = (),
         activity: Activity = None,
-        branch: Annotated[str | None, Arg(description="The git branch checked out.")] = None,
+        branch: Branch = None,
         task_id: TaskId = None,
         limit: Annotated[int, Arg(ge=1, le=1000, description="Files predicted at most.")] = 10,
     ) -> Prediction:
@@ -867,13 +870,11 @@ class Memory:
         budget: Annotated[
             int | None, Arg(ge=1, le=10_000_000, description="Tokens (default: [assembly] budget).")
         ] = None,
-        query: Annotated[str | None, Arg(description="The message or question at hand.")] = None,
-        current_file: Annotated[str | None, Arg(description="The file open now, relative to the root.")] = None,
-        recent_errors: Annotated[
-            Sequence[str], Arg(description="Recent error texts (a traceback, a failing test's output).")
-        ] = (),
+        query: Query = None,
+        current_file: CurrentFile = None,
+        recent_errors: RecentErrors = (),
         activity: Activity = None,
-        branch: Annotated[str | None, Arg(description="The git branch checked out.")] = None,
+        branch: Branch = None,
         task_id: TaskId = None,
         collaborator: Annotated[str | None, Arg(description="Who the agent works with now.")] = None,
     ) -> Assembled:

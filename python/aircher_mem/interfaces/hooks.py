@@ -36,8 +36,9 @@ a hook does nothing):
   memories most relevant to the open tasks, one ``[memory N] text`` line each, within
   the Policy's ``[hooks] context_chars``.
 - ``UserPromptSubmit``: recalls ``[hooks] recall_k`` memories for the prompt and prints
-  those scoring at least ``recall_min_score``, then the memories about the files
-  ``predict`` expects next and those files (``[hooks] predict_files``); then stores
+  those scoring at least ``recall_min_score``, then (with a server running) the
+  memories about the files ``predict`` expects next and those files (``[hooks]
+  predict_files``); then stores
   the prompt as a user turn (extraction runs).
 - ``PostToolUse``: records the tool call with the files its input and response name
   (``mentions``), and for Read, Edit, MultiEdit, Write and

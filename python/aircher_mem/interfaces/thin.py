@@ -719,6 +719,11 @@ class Verbs:
 
             self.json = to_json
 
+    @property
+    def served(self) -> bool:
+        """Whether a server answers (else this process opened the store)."""
+        return isinstance(self.memory, Remote)
+
     def _retry(self, call: Callable[[], R]) -> R:
         pause = 0.02
         while True:
@@ -1038,7 +1043,9 @@ def user_prompt(call: Call) -> str:
         return ""
     hits = listed(call.backend.recall(prompt[: call.policy.query_chars], call.policy.recall_k), "hits")
     predicted = None
-    if call.policy.predict_files and not call.late:
+    # without a server, predicting would open the episodic store and write the journal
+    # into it first: about 0.2 s more on a prompt that already opens the store
+    if call.policy.predict_files and call.backend.served and not call.late:
         try:  # what was recalled is printed even when the prediction fails
             predicted = call.backend.predict(prompt[: call.policy.query_chars], call.policy.predict_files)
         except Exception as exc:

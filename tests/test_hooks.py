@@ -703,6 +703,7 @@ def test_with_a_server_the_hooks_are_its_clients_and_do_the_same(store: Path, ho
             ("GET", "/memories"),
             ("GET", "/tasks"),
             ("POST", "/add-turn"),
+            ("POST", "/predict"),
             ("POST", "/recall"),
             ("POST", "/record-file-interaction"),
             ("POST", "/record-snapshot"),

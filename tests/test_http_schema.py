@@ -73,7 +73,11 @@ def call(case: schemathesis.Case) -> None:
     case.validate_response(response, excluded_checks=[positive_data_acceptance])
 
 
-OPERATIONS = [("GET", "/health")] + [(v.http_method, v.http_path) for v in verbs.all_verbs("http")]
+OPERATIONS = (
+    [("GET", "/health")]
+    + [(v.http_method, v.http_path) for v in verbs.all_verbs("http")]
+    + [("POST", path) for path in http.SEED_ROUTES]
+)
 # Operations with no input the schema can call invalid (none, or optional free text only).
 NO_INPUT = {("GET", "/health")} | {
     (v.http_method, v.http_path)

@@ -455,7 +455,7 @@ def build_app(
             values = parse_json(body) if body.strip(b" \t\n\r") else {}
             if request.query_params:
                 raise _bad(f"POST {path} takes its arguments in the JSON body, not the query string")
-            args = verbs.get(name).arguments(seed_arguments(path, values))
+            args = verbs.get(name).arguments_json(json.dumps(seed_arguments(path, values)).encode("utf-8"))
             return shape(wire.to_json(await run_in_threadpool(getattr(memory, name), **args)))
 
         return call
@@ -603,13 +603,14 @@ def _operation(summary: str, result: dict[str, Any], operation_id: str) -> dict[
 # -- seed 001's context routes ------------------------------------------------------------
 
 _SIGNALS = ("query", "current_file", "recent_errors", "activity", "branch", "task_id", "collaborator")
+_PREDICT_SIGNALS = ("query", "recent_errors", "activity", "branch", "task_id")  # and file_opened
 
 
 def seed_arguments(path: str, values: object) -> dict[str, Any]:
     """The verb's arguments from a body in seed 001's shape: ``/context/assemble``
     ``{budget, signals: {query, current_file, recent_errors, activity, branch,
-    task_id, collaborator}}``; ``/context/predict`` ``{file_opened}`` and any of
-    the same signals beside it."""
+    task_id, collaborator}}``; ``/context/predict`` ``{file_opened}`` and the same
+    signals beside it but ``current_file`` and ``collaborator``."""
     if not isinstance(values, dict):
         raise _bad(f"the body must be a JSON object, got {_kind(values)}")
     if path == "/context/assemble":
@@ -622,9 +623,10 @@ def seed_arguments(path: str, values: object) -> dict[str, Any]:
         unknown, signals, args = [], {k: v for k, v in values.items() if k != "file_opened"}, {}
         if "file_opened" in values:
             args["current_file"] = values["file_opened"]
-    unknown += sorted(set(signals) - set(_SIGNALS))
+    allowed = _SIGNALS if path == "/context/assemble" else _PREDICT_SIGNALS
+    unknown += sorted(set(signals) - set(allowed))
     if unknown:
-        raise _bad(f"unknown field {', '.join(unknown)}; signals: {', '.join(_SIGNALS)}")
+        raise _bad(f"unknown field {', '.join(unknown)}; signals: {', '.join(allowed)}")
     return {**signals, **args}
 
 
@@ -693,18 +695,25 @@ def openapi() -> dict[str, Any]:
                 operation["parameters"] = parameters
         paths[v.http_path] = {v.http_method.lower(): operation}
     properties = _arguments_schema(verbs.get("assemble"), components).get("properties", {})
-    signals = {name: prop for name, prop in properties.items() if name in _SIGNALS}
     assemble_body = {
         "type": "object",
         "properties": {
-            "budget": {"type": "integer", "minimum": 1},
-            "signals": {"type": "object", "properties": signals},
+            "budget": properties["budget"],
+            "signals": {
+                "type": "object",
+                "properties": {name: properties[name] for name in _SIGNALS},
+                "additionalProperties": False,
+            },
         },
         "additionalProperties": False,
     }
+    predicting = _arguments_schema(verbs.get("predict"), components).get("properties", {})
     predict_body = {
         "type": "object",
-        "properties": {"file_opened": {"type": "string"}, **signals},
+        "properties": {
+            "file_opened": predicting["current_file"],
+            **{name: predicting[name] for name in _PREDICT_SIGNALS},
+        },
         "additionalProperties": False,
     }
     for path, body, summary in (

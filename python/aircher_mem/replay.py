@@ -54,7 +54,7 @@ SECONDS_PER_EVENT = 30.0
 
 def load_trajectories(path: str | Path, limit: int | None = None) -> Iterator[tuple[str, list[Event]]]:
     """(instance id, events) from a .tar.gz of JSONL files or a folder of them, in
-    name order."""
+    name order (an archive is read whole first, in one pass)."""
     path = Path(path)
     if path.is_dir():
         files = sorted(path.glob("**/*.jsonl"))[:limit]
@@ -62,15 +62,17 @@ def load_trajectories(path: str | Path, limit: int | None = None) -> Iterator[tu
             with file.open(encoding="utf-8") as lines:
                 yield file.stem, [json.loads(line) for line in lines if line.strip()]
         return
-    with tarfile.open(path) as tar:
-        members = sorted(
-            (m for m in tar.getmembers() if m.isfile() and m.name.endswith(".jsonl")), key=lambda m: m.name
-        )[:limit]
-        for member in members:
-            stream = tar.extractfile(member)
-            if stream is None:
-                continue
-            yield Path(member.name).stem, [json.loads(line) for line in stream if line.strip()]
+    # One pass in the archive's order ("r|*": a stream, no seeking back, which would
+    # make gzip start again from the top for each member), then name order.
+    found: dict[str, bytes] = {}
+    with tarfile.open(path, "r|*") as tar:
+        for member in tar:
+            if member.isfile() and member.name.endswith(".jsonl"):
+                stream = tar.extractfile(member)
+                if stream is not None:
+                    found[member.name] = stream.read()
+    for name in sorted(found)[:limit]:
+        yield Path(name).stem, [json.loads(line) for line in found[name].splitlines() if line.strip()]
 
 
 class _CachedCounter(TokenCounter):

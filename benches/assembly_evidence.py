@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from locomo import CATEGORIES, Conversation, Run, Unavailable, bm25_document, load, percentile
+from locomo import CATEGORIES, Conversation, Run, Unavailable, bm25_document, load, percentile, store_turn
 
 Held = Callable[[str, int], tuple[set[str], int]]  # question, budget -> evidence turns held, tokens used
 RECALL_K = 30
@@ -65,15 +65,7 @@ def memory_systems(conv: Conversation, tmp: Path) -> tuple[Held, Held, Callable[
     memory = Memory.open(root)
     dia_of: dict[int, str] = {}
     for turn in conv.turns:
-        added = memory.add_turn(
-            f"{conv.sample_id}:session_{turn.session}",
-            "user",
-            turn.content,
-            speaker=turn.speaker,
-            at=turn.at,
-            metadata={"dia_id": turn.dia_id},
-        )
-        dia_of[added.turn_id] = turn.dia_id
+        dia_of[store_turn(memory, conv, turn)] = turn.dia_id
     tokens = TokenCounter()
     sources: dict[int, set[str]] = {}
 

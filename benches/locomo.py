@@ -262,6 +262,20 @@ def bm25_system(conv: Conversation, run: Run) -> Retrieve:
     return retrieve
 
 
+def store_turn(memory: Any, conv: Conversation, turn: Turn) -> int:
+    """Stores ``turn`` of ``conv`` as the memory system does (its session, its
+    speaker, its date, its dia_id in the metadata); the new turn's id."""
+    added = memory.add_turn(
+        f"{conv.sample_id}:session_{turn.session}",
+        "user",
+        turn.content,
+        speaker=turn.speaker,
+        at=turn.at,
+        metadata={"dia_id": turn.dia_id},
+    )
+    return int(added.turn_id)
+
+
 def memory_system(conv: Conversation, run: Run, tmp: Path, *, dense: bool) -> Retrieve:
     try:
         from aircher_mem import Memory, Policy
@@ -281,14 +295,7 @@ def memory_system(conv: Conversation, run: Run, tmp: Path, *, dense: bool) -> Re
     memory = Memory.open(root, policy=policy)
     for turn in conv.turns:
         start = time.perf_counter()
-        memory.add_turn(
-            f"{conv.sample_id}:session_{turn.session}",
-            "user",
-            turn.content,
-            speaker=turn.speaker,
-            at=turn.at,
-            metadata={"dia_id": turn.dia_id},
-        )
+        store_turn(memory, conv, turn)
         run.ingest_seconds.append(time.perf_counter() - start)
 
     def retrieve(question: str, k: int) -> list[str]:

@@ -264,8 +264,7 @@ def assert_prompt_and_read_recorded(served: Any, memory: am.Memory) -> None:
     """What a UserPromptSubmit ("Can I push to main now?") then a PostToolUse of a
     Read of lines 1-2 of ``app/util.py`` send a server and leave in its store."""
     assert served.requests == [
-        ("POST", "/recall"),
-        ("POST", "/predict"),
+        ("POST", "/assemble"),
         ("POST", "/add-turn"),
         ("POST", "/record-tool-call"),
         ("POST", "/record-file-interaction"),

@@ -463,12 +463,12 @@ def test_errors_on_a_store(indexed: Path, tmp_path: Path) -> None:
         locked = cli("tasks", *root)
         assert locked.returncode == 4 and "open in another process" in locked.stderr
         assert "Traceback" not in locked.stderr
-        # the graph does not need the episodic store; the context preview leaves past tasks out
+        # the graph does not need the episodic store; the context preview leaves memory out
         assert cli("find-symbol", "User", *root).returncode == 0
         context = cli("preview-context", "store", "--json", *root)
         assert context.returncode == 0
         assert json.loads(context.stdout)["notes"] == [
-            "past tasks left out: the episodic store is open in another process"
+            "memory left out (no assembled context): the episodic store is open in another process"
         ]
         stats = cli("stats", *root)  # the graph half, and why the rest is missing
         assert stats.returncode == 0, stats.stderr

@@ -170,7 +170,7 @@ def test_the_new_keys_load_from_toml_with_todays_defaults(tmp_path: Path) -> Non
     default = am.Policy()
     assert (
         default.longterm.cosine_window,
-        default.longterm.recalled_relevance,
+        default.assembly.relevant_relevance,
         default.longterm.llm_max_items,
         default.longterm.extract_scan_chars,
         default.longterm.extract_content_chars,
@@ -181,13 +181,13 @@ def test_the_new_keys_load_from_toml_with_todays_defaults(tmp_path: Path) -> Non
     ) == (1000, 0.8, 200, 8192, 500, 300, 10_000, 500, 100_000)
     p = policy_from(
         tmp_path,
-        "[longterm]\ncosine_window = 7\nrecalled_relevance = 0.25\nllm_max_items = 3\n"
-        "extract_scan_chars = 100\nextract_content_chars = 40\n"
+        "[longterm]\ncosine_window = 7\nllm_max_items = 3\n"
+        "extract_scan_chars = 100\nextract_content_chars = 40\n[assembly]\nrelevant_relevance = 0.25\n"
         "[hooks]\nline_chars = 20\nquery_chars = 12\nparameter_chars = 11\nturn_chars = 9\n",
     )
     assert (
         p.longterm.cosine_window,
-        p.longterm.recalled_relevance,
+        p.assembly.relevant_relevance,
         p.longterm.llm_max_items,
         p.longterm.extract_scan_chars,
         p.longterm.extract_content_chars,
@@ -203,7 +203,7 @@ def test_the_new_keys_load_from_toml_with_todays_defaults(tmp_path: Path) -> Non
     ("text", "message"),
     [
         ("[longterm]\ncosine_window = 0\n", r"longterm.cosine_window must be in \[1, 1000000\], got 0"),
-        ("[longterm]\nrecalled_relevance = -0.5\n", r"longterm.recalled_relevance must be in \[0.0, 100.0\], got -0.5"),
+        ("[assembly]\nrelevant_relevance = -0.5\n", r"assembly.relevant_relevance must be in \[0.0, 100.0\], got -0.5"),
         ("[longterm]\nllm_max_items = 0\n", r"longterm.llm_max_items must be in \[1, 100000\], got 0"),
         ("[longterm]\nextract_scan_chars = 0\n", r"longterm.extract_scan_chars must be in \[1, 10000000\], got 0"),
         (
@@ -221,13 +221,13 @@ def test_the_new_keys_are_checked_like_their_neighbours(tmp_path: Path, text: st
         policy_from(tmp_path, text)
 
 
-def test_recalled_relevance_is_the_relevance_of_a_recalled_memory_in_the_window(project: Path) -> None:
+def test_relevant_relevance_is_the_relevance_of_the_relevant_tier_in_the_window(project: Path) -> None:
     (project / ".aircher").mkdir()
-    (project / ".aircher" / "config.toml").write_text("[longterm]\nrecalled_relevance = 0.25\n")
+    (project / ".aircher" / "config.toml").write_text("[assembly]\nrelevant_relevance = 0.25\n")
     with am.Memory.open(project) as memory:
         memory.remember("The deploy script lives in tools/release.sh")
         memory.prepare_context("where is the deploy script?")
-        recalled = [i for i in memory.window.window.items() if i.content.startswith("Memory 1 (fact)")]
+        recalled = [i for i in memory.window.window.items() if i.content.startswith("## Relevant\n- [memory 1] (fact)")]
         assert [i.relevance_score for i in recalled] == [0.25]
 
 
@@ -295,15 +295,17 @@ def test_hooks_line_chars_and_query_chars_shape_what_the_hooks_inject(project: P
         assert code == 0
         return out
 
-    assert "[memory 1] Never push to the main branch without a review\n" in run("SessionStart")
-    assert "[memory 1] Never push to the main branch without a review\n" in run("UserPromptSubmit", prompt=prompt)
+    assert "[memory 1] (fact) Never push to the main branch without a review\n" in run("SessionStart")
+    assert "[memory 1] (fact) Never push to the main branch without a review\n" in run(
+        "UserPromptSubmit", prompt=prompt
+    )
     (project / ".aircher" / "config.toml").write_text("[hooks]\nline_chars = 20\nquery_chars = 20\n")
     assert run("SessionStart") == (
         "[aircher-mem] Project memory; cite a memory by its id, e.g. [memory 1].\n"
         "Open tasks:\n"
         "[task t1] (active) Fix the login bug...\n"
-        "Project rules and facts:\n"
-        "[memory 1] Never push to the...\n"
+        "Project conventions and background:\n"
+        "[memory 1] (fact)...\n"
     )
     assert run("UserPromptSubmit", prompt=prompt) == ""  # "What a lovely weathe" recalls nothing
 

@@ -7,13 +7,17 @@ from typing import Any
 import aircher_mem as am
 import pytest
 from aircher_mem.engine import DynamicContextManager
-from aircher_mem.results import RecallHit, RelevantCode, Task
+from aircher_mem.results import RelevantCode, Tier, TierItem
 from conftest import NOW
 
 
-def past(description: str, outcome: str | None) -> Task:
-    """A finished past task, as a history provider returns it."""
-    return Task("t0", "s0", description, None, "completed", 0.0, 1.0, [], {}, outcome)
+def tiers(*filled: tuple[str, list[str]]) -> list[Tier]:
+    """The four tiers, those named in ``filled`` holding items with these texts."""
+    texts = dict(filled)
+    return [
+        Tier(name, 100, 0, [TierItem("fact", None, t, 1, 1.0, []) for t in texts.get(name, [])])  # type: ignore[arg-type]
+        for name in ("critical", "relevant", "background", "index")
+    ]
 
 
 class Sink:
@@ -33,9 +37,6 @@ class Sink:
         session_id: str | None = None,
     ) -> None:
         self.interactions.append((session_id, task_id, file_path, operation, line_range, success))
-
-    def find_similar_tasks(self, text: str, limit: int = 3) -> list[Task]:
-        return []
 
     def store_snapshot(self, snapshot: dict[str, Any]) -> None:
         self.snapshots.append(snapshot)
@@ -69,25 +70,28 @@ def test_add_helpers_count_tokens_once_and_tag_the_task(clock: list[float]) -> N
     assert m.window.token_count == sum(i.token_cost for i in m.window.items())
 
 
-def test_prepare_context_returns_chat_messages_with_code_and_history(clock: list[float]) -> None:
+def test_prepare_context_returns_chat_messages_with_code_and_the_assembled_tiers(clock: list[float]) -> None:
     seen: list[tuple[str, int]] = []
 
     def code(msg: str) -> list[RelevantCode]:
         return [RelevantCode("auth.py", (10, 12), "def login(user):\n    ...", 0.9)]
 
-    def history(msg: str, limit: int) -> list[Task]:
-        seen.append((msg, limit))
-        return [past("fix session expiry", "patched auth.py:40")]
+    def context(msg: str, budget: int) -> list[Tier]:
+        seen.append((msg, budget))
+        return tiers(("relevant", ["Past task t0 (completed): fix session expiry -> patched auth.py:40"]))
 
-    m = manager(clock, code_provider=code, history_provider=history)
+    m = manager(clock, code_provider=code, context_provider=context)
     m.add_system_prompt("You are an agent.")
     messages = m.prepare_context("Why does login fail?")
-    assert seen == [("Why does login fail?", 3)]
+    assert seen == [("Why does login fail?", 50)]  # [assembly] window_share 0.05 of 1,000 tokens
     assert messages == [
         {"role": "system", "content": "You are an agent."},
         {"role": "user", "content": "Why does login fail?"},
         {"role": "user", "content": "[code: auth.py lines 10-12]\ndef login(user):\n    ..."},
-        {"role": "assistant", "content": "Relevant past work:\n- fix session expiry: patched auth.py:40"},
+        {
+            "role": "assistant",
+            "content": "## Relevant\n- Past task t0 (completed): fix session expiry -> patched auth.py:40",
+        },
     ]
     snippet = m.window.items()[2]
     assert snippet.relevance_score == 0.9 and m.window.items()[3].relevance_score == 0.8
@@ -186,37 +190,30 @@ def test_the_unweighted_policy_keeps_every_view(clock: list[float]) -> None:
     assert m.file_edited("a.py") == [] and len(m.window) == 2
 
 
-def test_memories_come_in_best_first_with_their_ids_within_the_share(clock: list[float]) -> None:
-    def hit(memory_id: int, kind: str, content: str) -> RecallHit:
-        return RecallHit(kind, memory_id, content, 1.0, [], [], 0.0, 0.0, 0.0, [])
+def test_each_tier_gets_its_relevance_and_a_zero_share_assembles_nothing(clock: list[float]) -> None:
+    asked: list[int] = []
 
-    asked: list[str] = []
+    def context(message: str, budget: int) -> list[Tier]:
+        asked.append(budget)
+        return tiers(("critical", ["a"]), ("relevant", ["b"]), ("background", ["c"]), ("index", ["d"]))
 
-    def memories(message: str) -> list[RecallHit]:
-        asked.append(message)
-        return [
-            hit(7, "fact", "We use pytest for the tests."),
-            hit(3, "decision", "Deploys go through staging first because prod broke twice."),
-            hit(9, "fact", "Use ruff."),  # fits, but comes after one that did not
-        ]
-
-    m = manager(clock, max_tokens=500, memory_provider=memories)  # share 0.05: 25 tokens
-    texts = [
-        "Memory 7 (fact): We use pytest for the tests.",
-        "Memory 3 (decision): Deploys go through staging first because prod broke twice.",
-        "Memory 9 (fact): Use ruff.",
+    policy = am.Policy.from_dict(
+        {
+            "context": {"max_tokens": 2000},
+            "assembly": {"window_share": 0.1, "relevant_relevance": 0.25, "index_relevance": 0.0},
+        }
+    )
+    m = DynamicContextManager(policy, clock=lambda: clock[0], context_provider=context)
+    m.prepare_context("how do we test?")
+    assert asked == [200]
+    assert [(i.content, i.relevance_score) for i in m.window.items()[1:]] == [
+        ("## Critical\n- a", 1.0),
+        ("## Relevant\n- b", 0.25),
+        ("## Background\n- c", 0.6),
+        ("## Index\n- d", 0.0),
     ]
-    costs = [m.tokens.count(t) for t in texts]
-    assert costs[0] <= 25 < costs[0] + costs[1] and costs[0] + costs[2] <= 25  # what the test stands on
-    messages = m.prepare_context("how do we test?")
-    assert asked == ["how do we test?"]
-    assert messages == [
-        {"role": "user", "content": "how do we test?"},
-        {"role": "assistant", "content": texts[0]},
-    ]
-    wide = manager(clock, max_tokens=100_000, memory_provider=memories)  # 5,000 tokens: all three
-    assert [msg["content"] for msg in wide.prepare_context("how do we test?")[1:]] == texts
     shut = DynamicContextManager(
-        am.Policy.from_dict({"longterm": {"memory_share": 0.0}}), clock=lambda: clock[0], memory_provider=memories
+        am.Policy.from_dict({"assembly": {"window_share": 0.0}}), clock=lambda: clock[0], context_provider=context
     )
     assert shut.prepare_context("how do we test?") == [{"role": "user", "content": "how do we test?"}]
+    assert asked == [200]

@@ -22,7 +22,6 @@ from aircher_mem import memory as service
 from aircher_mem.config import HooksPolicy
 from aircher_mem.interfaces import client as http_client
 from aircher_mem.interfaces import dispatch, hook_command, hooks, thin, wire
-from aircher_mem.longterm import store as longterm_store
 from conftest import assert_prompt_and_read_recorded, hook_event, serving
 
 SCRIPT = str(Path(sys.executable).with_name("aircher-mem"))
@@ -40,8 +39,8 @@ runpy.run_path(sys.argv[0], run_name="__main__")
 
 PROMPT_CONTEXT = """\
 [aircher-mem] Recalled from project memory; cite a memory by its id, e.g. [memory 1].
-Memories that may bear on this prompt:
-[memory 1] Never push to main
+Relevant:
+[memory 1] (fact) Never push to main
 """
 
 
@@ -118,9 +117,8 @@ class Recorder:
 def test_the_hooks_send_their_server_what_remote_memory_sends(tmp_path: Path) -> None:
     calls: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = [
         ("tasks", (), {"limit": 10}),
-        ("memories", (), {"limit": 200, "sort": "score"}),
-        ("facts", (), {"level": "L0"}),
-        ("recall", ("push to main",), {"k": 5, "kinds": hooks.MEMORY_KINDS}),
+        ("assemble", (), {"budget": 1000, "query": "push to main"}),
+        ("assemble", (), {"budget": 50, "query": None}),
         ("add_turn", ("s1", "user", "hi"), {"at": None, "metadata": {"hook": "Stop"}}),
         ("add_turn", ("s1", "assistant", "ok"), {"at": 1.5e9, "metadata": {}}),
         (
@@ -147,7 +145,6 @@ def test_the_hooks_send_their_server_what_remote_memory_sends(tmp_path: Path) ->
 
 
 def test_what_the_thin_path_keeps_is_what_the_service_says() -> None:
-    assert hooks.MEMORY_KINDS == longterm_store.KINDS
     assert hooks.PAYLOAD_MAX_CHARS == HooksPolicy().payload_max_bytes
     assert http_client.STORE_DIR == service.STORE_DIR
     assert (dispatch.EXIT_OK, dispatch.EXIT_INTERNAL, dispatch.EXIT_INTERRUPTED) == (

@@ -360,15 +360,15 @@ SESSION_START = """\
 [aircher-mem] Project memory; cite a memory by its id, e.g. [memory 1].
 Open tasks:
 [task t1] (active) Fix the login bug in the views
-Project rules and facts:
-[memory 1] Never push to main
-[memory 2] We use pytest for the tests
+Project conventions and background:
+[memory 1] (fact) Never push to main
+[memory 2] (fact) We use pytest for the tests
 """
 
 PROMPT_CONTEXT = """\
 [aircher-mem] Recalled from project memory; cite a memory by its id, e.g. [memory 1].
-Memories that may bear on this prompt:
-[memory 1] Never push to main
+Relevant:
+[memory 1] (fact) Never push to main
 """
 
 
@@ -481,20 +481,23 @@ def test_post_tool_use_keeps_the_files_a_tool_named_and_the_next_prompt_gets_the
     assert hooks.run_hook("PostToolUse", payload) == ("", 0)
     with am.Memory.open(store) as memory:
         assert memory.episodic.recent_mentions(5) == ["app/util.py", "app/views.py", "app/models.py"]
-    # without a server the prompt gets no prediction (it would write the journal in first)
+    # the next prompt gets the prediction: the files the tools named, then what was recalled
+    predicted = (
+        PROMPT_CONTEXT.split("\n")[0] + "\nRelevant:\n"
+        "Likely next: app/util.py (0.80: mentioned)\n"
+        "Likely next: app/views.py (0.64: mentioned)\n"
+        "Likely next: app/models.py (0.51: mentioned)\n"
+        "[memory 1] (fact) Never push to main\n"
+    )
     out, code = hooks.run_hook("UserPromptSubmit", event("UserPromptSubmit", store, prompt="Can I push to main now?"))
-    assert (out, code) == (PROMPT_CONTEXT, 0)
-    files = "Files you will likely open next:\napp/util.py (0.80), app/views.py (0.64), app/models.py (0.51)\n"
+    assert (out, code) == (predicted, 0)
     config = (store / ".aircher" / "config.toml").read_text()
-    set_policy(store, "[hooks]\npredict_files = 0\n")
+    set_policy(store, "[hooks]\npredict_min_confidence = 0.6\n")
     with am.Memory.open(store) as memory, serving(memory) as served:
         out, code = hooks.run_hook("UserPromptSubmit", event("UserPromptSubmit", store, prompt="Can I push to main?"))
-        assert code == 0 and "likely open next" not in out and ("POST", "/predict") not in served.requests
+        assert (out, code) == (predicted.replace("Likely next: app/models.py (0.51: mentioned)\n", ""), 0)
+        assert ("POST", "/assemble") in served.requests
     set_policy(store, config)
-    with am.Memory.open(store) as memory, serving(memory) as served:
-        out, code = hooks.run_hook("UserPromptSubmit", event("UserPromptSubmit", store, prompt="Can I push to main?"))
-        assert code == 0 and out.startswith(PROMPT_CONTEXT.split("\n")[0] + "\n") and out.endswith(files)
-        assert ("POST", "/predict") in served.requests
 
 
 def write_transcript(home: Path, lines: list[str]) -> Path:
@@ -680,7 +683,7 @@ def test_with_a_server_the_hooks_are_its_clients_and_do_the_same(store: Path, ho
     assert hooks.run_hook("SessionStart", event("SessionStart", store)) == (SESSION_START, 0)  # no server: direct
     with am.Memory.open(store) as memory, serving(memory) as served:
         assert hooks.run_hook("SessionStart", event("SessionStart", store, source="resume")) == (SESSION_START, 0)
-        assert served.requests == [("GET", "/tasks"), ("GET", "/memories"), ("GET", "/facts"), ("POST", "/recall")]
+        assert served.requests == [("GET", "/tasks"), ("POST", "/assemble")]
         prompt = event("UserPromptSubmit", store, prompt="Can I push to main now?")
         assert hooks.run_hook("UserPromptSubmit", prompt) == (PROMPT_CONTEXT, 0)
         assert [t.text for t in memory.longterm.turns("s1")] == ["Can I push to main now?"]
@@ -699,12 +702,9 @@ def test_with_a_server_the_hooks_are_its_clients_and_do_the_same(store: Path, ho
         assert hooks.run_hook("Stop", stop) == ("", 0)
         assert [t.text for t in memory.longterm.turns("s1")][-2:] == ["Refactor the parser", "On it."]
         assert sorted(set(served.requests)) == [
-            ("GET", "/facts"),
-            ("GET", "/memories"),
             ("GET", "/tasks"),
             ("POST", "/add-turn"),
-            ("POST", "/predict"),
-            ("POST", "/recall"),
+            ("POST", "/assemble"),
             ("POST", "/record-file-interaction"),
             ("POST", "/record-snapshot"),
             ("POST", "/record-tool-call"),
@@ -793,7 +793,7 @@ def test_a_hook_payload_over_the_limit_is_not_read_past_it(store: Path) -> None:
         assert memory.conversation("s1").short_term == []
     small = event("UserPromptSubmit", store, prompt="Do we push to main?")
     done = subprocess.run([HOOK, "hook", "UserPromptSubmit"], input=small, capture_output=True, text=True, cwd=store)
-    assert done.returncode == 0 and "[memory 1] Never push to main" in done.stdout, done.stderr
+    assert done.returncode == 0 and "[memory 1] (fact) Never push to main" in done.stdout, done.stderr
 
 
 def test_read_payload_stops_at_the_size_limit_and_the_time_limit() -> None:

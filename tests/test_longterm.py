@@ -514,7 +514,10 @@ def test_service_verbs_and_prepare_context_cite_memories(tmp_path: Path) -> None
         assert memory.remember("Never push to main", importance=1).memory_id == 2
         assert memory.recall("how do we run the tests?").hits[0].id == 1
         messages = memory.window.prepare_context("which test runner do we use?")
-        assert any(m["content"] == "Memory 1 (fact): We use pytest for the tests." for m in messages)
+        assert messages[1:] == [
+            {"role": "assistant", "content": "## Relevant\n- [memory 1] (fact) We use pytest for the tests."},
+            {"role": "assistant", "content": "## Background\n- [memory 2] (fact) Never push to main"},
+        ]
         assert memory.explain(1).memory.retrieved == 2
     with Memory.open(tmp_path) as memory:
         assert [m.id for m in memory.memories(sort="id").memories] == [1, 2]
@@ -522,19 +525,21 @@ def test_service_verbs_and_prepare_context_cite_memories(tmp_path: Path) -> None
         assert memory.forget(2).ids == [2]
 
 
-def test_prepare_context_recalls_at_most_max_memories_and_never_raw_turns(tmp_path: Path) -> None:
-    policy = Policy.from_dict({"longterm": {"max_memories": 2}})
+def test_prepare_context_adds_what_assemble_gives_within_the_window_share(tmp_path: Path) -> None:
+    policy = Policy(max_tokens=2000)  # [assembly] window_share 0.05: 100 tokens
     with Memory.open(tmp_path, policy=policy) as memory:
-        memory.add_turn("s1", "user", "Our pytest runs are slow on CI", extract=False)  # a turn, never an item
+        memory.add_turn("s1", "user", "Our pytest runs are slow on CI", extract=False)
         for text in ("We use pytest for the tests.", "pytest runs with -x.", "pytest plugins live in conftest."):
             memory.remember(text)
-        assert [h.id for h in memory.recall("which pytest options?", kinds=["fact"]).hits] == [2, 1, 3]
-        assert memory.new_window(record=False).prepare_context("which pytest options?") == [
+        assembled = memory.assemble(budget=100, query="which pytest options?")
+        blocks = [c for c in assembled.context.split("\n\n") if c]
+        assert len(blocks) >= 1 and assembled.token_count <= 100
+        messages = memory.new_window(record=False).prepare_context("which pytest options?")
+        assert messages == [
             {"role": "user", "content": "which pytest options?"},
-            {"role": "assistant", "content": "Memory 2 (fact): pytest runs with -x."},
-            {"role": "assistant", "content": "Memory 1 (fact): We use pytest for the tests."},
+            *({"role": "assistant", "content": b} for b in blocks),
         ]
-        memory.longterm.close()  # the store fails: the window goes on without memories
+        memory.longterm.close()  # the store fails: the window goes on without the assembled context
         assert memory.new_window(record=False).prepare_context("pytest?") == [{"role": "user", "content": "pytest?"}]
 
 

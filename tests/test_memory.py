@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -209,7 +210,9 @@ def test_window_is_wired_to_the_graph_and_the_episodic_store(project: Path) -> N
         contents = [m["content"] for m in messages]
         assert contents[0] == "why does store lose users?"
         assert any(c.startswith("[code: app/models.py lines 8-9]\ndef store(obj):") for c in contents)
-        assert contents[-1] == "Relevant past work:\n- make store persist users: store now writes to disk"
+        assert contents[-1] == (
+            "## Relevant\n- Past task t0 (completed): make store persist users -> store now writes to disk"
+        )
 
         # a tiny window prunes; the pruned code goes to the store as a "viewed" interaction
         small = memory.new_window(max_tokens=20, code_tokens=200)
@@ -275,12 +278,18 @@ def test_the_agent_loop_prepares_the_context_and_records_tool_calls_into_it(proj
             "[code: app/models.py lines 5-6]",
             "[code: app/views.py lines 3-6]",
         ]
-        assert memory.prepare_context("fix store") == [
+        # the failed run is a recent error: the assembled context's critical tier
+        fixing = memory.prepare_context("fix store")
+        assert fixing[:-1] == [
             {"role": "user", "content": "why does store lose users?"},
             {"role": "user", "content": "[tool result: pytest on app/models.py]\n1 failed, 2 passed"},
             {"role": "user", "content": "fix store"},
             *code,
         ]
+        assert fixing[-1]["role"] == "assistant"
+        assert re.fullmatch(
+            r"## Critical\n- Failed [\d-]{10} \d\d:\d\d: pytest on app/models.py: 1 failed", fixing[-1]["content"]
+        )
 
         with pytest.raises(am.InvalidInputError, match="message must be a non-empty string"):
             memory.prepare_context(" ")

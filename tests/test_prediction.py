@@ -219,7 +219,7 @@ def test_assemble_places_decisions_errors_prediction_and_conventions(project: Pa
     with am.Memory.open(project) as memory:
         decision = memory.remember("we keep views thin", kind="decision", code_ref="app/views.py:get").memory_id
         l0 = memory.remember("every module is typed", level="L0", importance=1).memory_id
-        memory.remember("the office plant needs water", level="L0")  # neither important nor recalled
+        plant = memory.remember("the office plant needs water", level="L0").memory_id  # neither important nor recalled
         memory.record_tool_call("pytest", {}, success=False, error_message="boom", file_path="app/views.py")
         memory.record_file_interaction("app/views.py", "read")
         got = memory.assemble(budget=800, query="thin views", current_file="app/views.py", activity="debugging")
@@ -228,7 +228,7 @@ def test_assemble_places_decisions_errors_prediction_and_conventions(project: Pa
     assert tiers["critical"].items[0].ref == f"memory:{decision}"
     assert [i.kind for i in tiers["critical"].items] == ["decision", "error"]
     assert tiers["relevant"].items[0].text.startswith("Likely next: app/views.py (1.00: current-file, recent)")
-    assert [i.ref for i in tiers["background"].items] == [f"memory:{l0}", "history:app/views.py"]
+    assert [i.ref for i in tiers["background"].items] == [f"memory:{l0}", "history:app/views.py", f"memory:{plant}"]
     assert got.token_count <= 800
     assert got.notes == ["no code graph: the project is not indexed (aircher-mem index)"]
 

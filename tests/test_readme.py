@@ -95,4 +95,7 @@ def test_piped_examples_run_as_written(app: Path) -> None:
     for line in pipelines():
         done = subprocess.run(["bash", "-c", line], capture_output=True, text=True, timeout=120, env=env)
         assert done.returncode == 0 and done.stderr == "", (line, done.stderr)
-        assert done.stdout.splitlines()[-2:] == ["Project rules and facts:", "[memory 1] Never push to main"]
+        assert done.stdout.splitlines()[-2:] == [
+            "Project conventions and background:",
+            "[memory 1] (fact) Never push to main",
+        ]

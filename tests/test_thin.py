@@ -72,8 +72,8 @@ THIN_MODULES = {
 
 PROMPT_CONTEXT = """\
 [aircher-mem] Recalled from project memory; cite a memory by its id, e.g. [memory 1].
-Memories that may bear on this prompt:
-[memory 1] Never push to main
+Relevant:
+[memory 1] (fact) Never push to main
 """
 
 
@@ -146,7 +146,7 @@ def test_off_the_happy_path_the_payload_goes_to_the_full_path(rules: Path, tmp_p
             ["UserPromptSubmit"], hook_event("UserPromptSubmit", other, prompt="deploy when?"), rules
         )
         assert (elsewhere.returncode, elsewhere.stderr) == (0, ""), elsewhere.stderr
-        assert elsewhere.stdout.endswith("[memory 1] Deploy on Fridays\n")
+        assert elsewhere.stdout.endswith("[memory 1] (fact) Deploy on Fridays\n")
         assert served.requests == []
     with am.Memory.open(other) as memory:
         assert [t.text for t in memory.longterm.turns("s1")] == ["deploy when?"]

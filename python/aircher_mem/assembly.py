@@ -2,14 +2,17 @@
 within which budget, and rendered how. Every caller that assembles context goes
 through here:
 
+- the four tiers of ``Memory.assemble``: :func:`fill_tiers` places what
+  :mod:`aircher_mem.offers` gathers, :func:`route` is seed 000's router;
 - the window before a model call (``DynamicContextManager.prepare_context``, and so
-  ``Memory.prepare_context``): :func:`window_pieces` says what is added, in order,
-  and :func:`item_to_message` renders each item as a chat message;
+  ``Memory.prepare_context``): :func:`window_pieces` adds the code views and the
+  assembled tiers, in order, and :func:`item_to_message` renders each item as a chat
+  message;
 - the preview of that window (``Memory.preview_context``): :func:`preview`;
 - a conversation's context (``LongTermMemory.get_context``): :func:`conversation`;
 - the text the Claude Code hooks inject (``SessionStart``, ``UserPromptSubmit``):
-  :func:`session_brief` and :func:`prompt_brief`, built from the verbs' JSON answers
-  (the hooks may be a server's clients), within a character budget.
+  :func:`session_brief` and :func:`prompt_brief` render ``assemble``'s JSON answer
+  (the hooks may be a server's clients) within a character budget.
 
 This module only decides and renders: the window itself scores and prunes (the
 Rust :class:`ContextWindow`), the callers fetch what is offered.
@@ -24,7 +27,7 @@ from typing import Any, Literal, NamedTuple, Protocol
 from ._core import ContextItem, ContextItemType, ContextWindow, PruneResult
 
 # the hooks' text, in a module that imports nothing (a hook loads it on every prompt)
-from .brief import MARKER, Brief, memory_line, one_line, prompt_brief, session_brief, task_query
+from .brief import MARKER, TIER_TITLES, Brief, one_line, prompt_brief, session_brief, task_query
 
 # The results and the token counter load when a window is assembled. (Not
 # typing.TYPE_CHECKING: type checkers treat any name TYPE_CHECKING as true.)
@@ -36,10 +39,8 @@ if TYPE_CHECKING:
         Conversation,
         MemoryRecord,
         Reason,
-        RecallHit,
         RelevantCode,
         Routed,
-        Task,
         Tier,
         TierItem,
         Turn,
@@ -49,8 +50,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Message",
     "CodeProvider",
-    "HistoryProvider",
-    "MemoryProvider",
+    "ContextProvider",
     "Piece",
     "window_pieces",
     "item_to_message",
@@ -60,7 +60,7 @@ __all__ = [
     "MARKER",
     "Brief",
     "one_line",
-    "memory_line",
+    "TIER_TITLES",
     "task_query",
     "session_brief",
     "prompt_brief",
@@ -80,11 +80,9 @@ Message = dict[str, str]
 CodeProvider = Callable[[str], Iterable["RelevantCode"]]
 """``provider(user_message)`` -> snippets relevant to it (the knowledge graph)."""
 
-HistoryProvider = Callable[[str, int], Iterable["Task"]]
-"""``provider(user_message, limit)`` -> similar past tasks (episodic memory)."""
-
-MemoryProvider = Callable[[str], Iterable["RecallHit"]]
-"""``provider(user_message)`` -> recalled memories, best first (long-term memory)."""
+ContextProvider = Callable[[str, int], Sequence["Tier"]]
+"""``provider(user_message, budget)`` -> the tiers of the context assembled for
+it within ``budget`` tokens (``Memory.assemble``)."""
 
 # -- the window before a model call ----------------------------------------------------
 
@@ -101,20 +99,15 @@ def window_pieces(
     message: str,
     *,
     code: CodeProvider | None,
-    history: HistoryProvider | None,
-    similar_tasks: int,
-    memories: MemoryProvider | None,
-    memory_budget: int,
-    recalled_relevance: float,
-    tokens: TokenCounter,
+    context: ContextProvider | None,
+    budget: int,
+    relevance: Mapping[str, float],
 ) -> Iterator[Piece]:
     """What goes into the window for ``message``, in this order: the message
-    itself; the code relevant to it, best first; one summary of the similar past
-    tasks ("Relevant past work:" and a "- description: outcome" line each); the
-    recalled memories, one item each ("Memory <id> (<kind>): <content>", so the
-    agent can cite them), best first while they fit ``memory_budget`` tokens. The
-    summary and each memory get ``recalled_relevance`` (``[longterm]
-    recalled_relevance``).
+    itself; the code relevant to it, best first (the window's code views); then
+    the context ``Memory.assemble`` builds for the message within ``budget``
+    tokens, one piece per tier that holds anything (its header and its lines, as
+    in ``Assembled.context``), each tier with its ``relevance``.
 
     Each provider is asked only when the pieces before its own have been taken, so
     a caller that adds each piece as it comes sees the same order of effects."""
@@ -126,20 +119,12 @@ def window_pieces(
                 ContextItemType.CodeSnippet(snippet.file_path, snippet.line_range),
                 snippet.relevance,
             )
-    if history is not None:
-        past = list(history(message, similar_tasks))
-        if past:
-            summary = "Relevant past work:\n" + "\n".join(f"- {t.description}: {t.outcome or ''}" for t in past)
-            yield Piece(summary, ContextItemType.AssistantResponse([]), recalled_relevance)
-    if memories is not None:
-        used = 0
-        for hit in memories(message):
-            text = f"Memory {hit.id} ({hit.kind}): {hit.content}"
-            cost = tokens.count(text)
-            if used + cost > memory_budget:
-                break
-            used += cost
-            yield Piece(text, ContextItemType.AssistantResponse([]), recalled_relevance)
+    if context is None or budget <= 0:
+        return
+    for tier in context(message, budget):
+        if tier.items:
+            text = "\n".join([_HEADERS[tier.name], *("- " + item.text for item in tier.items)])
+            yield Piece(text, ContextItemType.AssistantResponse([]), relevance.get(tier.name, 1.0))
 
 
 def item_to_message(item: ContextItem) -> Message:
@@ -289,6 +274,7 @@ def fill_tiers(
     given = dict(zip(TIERS, tier_budgets(budget, shares)))
     used = dict.fromkeys(TIERS, 0)
     queue = {name: list(offered.get(name, ())) for name in TIERS}
+    counted: dict[str, int] = {}  # a line's tokens, counted once though tried in both passes
 
     def take(name: TierName, allowed: int) -> None:
         skipped = 0
@@ -300,8 +286,11 @@ def fill_tiers(
                 rest.append(candidate)
                 continue
             line = "- " + one_line(candidate.text, line_chars)
+            size = counted.get(line)
+            if size is None:
+                size = counted[line] = tokens.count_kept(line)
             # the line and its newline; the first of a tier, its header and the blank line before it too
-            cost = tokens.count_kept(line) + 1 + (0 if taken[name] else tokens.count_kept(_HEADERS[name]) + 2)
+            cost = size + 1 + (0 if taken[name] else tokens.count_kept(_HEADERS[name]) + 2)
             if used[name] + cost > allowed:
                 skipped += 1
                 rest.append(candidate)

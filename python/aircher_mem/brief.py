@@ -7,10 +7,10 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # not typing's: importing typing is a cost here; checkers treat any TYPE_CHECKING as true
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
     from typing import Any
 
-__all__ = ["MARKER", "Brief", "one_line", "memory_line", "task_query", "session_brief", "prompt_brief"]
+__all__ = ["MARKER", "TIER_TITLES", "Brief", "one_line", "task_query", "session_brief", "prompt_brief"]
 
 # -- the text the hooks inject -------------------------------------------------------------
 
@@ -55,90 +55,92 @@ def one_line(text: object, width: int) -> str:
     return one if len(one) <= width else one[: width - 3] + "..."
 
 
-def memory_line(m: Mapping[str, Any], width: int) -> str:
-    """``[memory <id>] <content>``, the content on one line cut to ``width``."""
-    return f"[memory {m.get('id')}] {one_line(m.get('content', ''), width)}"
-
-
 def _task_line(t: Mapping[str, Any], width: int) -> str:
     return f"[task {one_line(t.get('task_id'), 80)}] ({t.get('status')}) {one_line(t.get('description'), width)}"
 
 
 def task_query(tasks: Sequence[Mapping[str, Any]], max_chars: int) -> str:
-    """The query for the memories relevant to the open tasks: their descriptions,
-    the first ``max_chars`` characters."""
+    """The query for the context of the open tasks: their descriptions, the first
+    ``max_chars`` characters."""
     return " ".join(str(t.get("description", "")) for t in tasks)[:max_chars]
+
+
+#: The section title of each tier of an assembled context, in tier order.
+TIER_TITLES = {
+    "critical": "Critical now (recent errors, their known fixes, decisions about this code):",
+    "relevant": "Relevant:",
+    "background": "Project conventions and background:",
+    "index": "Also in memory:",
+}
+
+
+def _tier_items(
+    assembled: Mapping[str, Any] | None, tiers: Sequence[str], keep: Callable[[Mapping[str, Any]], bool]
+) -> list[tuple[str, list[Mapping[str, Any]]]]:
+    found = assembled.get("tiers") if isinstance(assembled, dict) else None
+    out = []
+    for tier in found if isinstance(found, list) else ():
+        if not isinstance(tier, dict) or tier.get("name") not in tiers:
+            continue
+        items: list[Mapping[str, Any]] = [
+            i for i in tier.get("items") or () if isinstance(i, dict) and i.get("kind") != "turn" and keep(i)
+        ]
+        out.append((str(tier["name"]), items))
+    return out
+
+
+def _sections(
+    out: Brief,
+    assembled: Mapping[str, Any] | None,
+    tiers: Sequence[str],
+    line_chars: int,
+    keep: Callable[[Mapping[str, Any]], bool],
+) -> None:
+    for name, items in _tier_items(assembled, tiers, keep):
+        out.section(TIER_TITLES[name], [one_line(i.get("text", ""), line_chars) for i in items])
 
 
 def session_brief(
     tasks: Sequence[Mapping[str, Any]],
-    ranked: Sequence[Mapping[str, Any]],
-    facts: Sequence[Mapping[str, Any]],
-    relevant: Sequence[Mapping[str, Any]],
+    assembled: Mapping[str, Any] | None,
     *,
     budget: int,
     line_chars: int,
 ) -> str:
-    """What a session starts with, within ``budget`` characters (each entry's text
-    cut to ``line_chars``): the open tasks;
-    the project's rules and facts (the important memories among ``ranked``, then
-    ``facts``); the memories ``relevant`` to the open tasks (recall hits; turns left
-    out). A memory shows once, in its first section. Entries are the verbs' JSON."""
+    """What a session starts with, within ``budget`` characters (each line cut to
+    ``line_chars``): the open tasks, then the four tiers of ``assembled`` (the JSON
+    of ``assemble`` for the open tasks), turns left out."""
     out = Brief(f"{MARKER} Project memory; {_CITE}", budget)
     out.section("Open tasks:", [_task_line(t, line_chars) for t in tasks])
-    seen: set[Any] = set()
-
-    def fresh(found: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-        chosen = []
-        for m in found:
-            if m.get("id") not in seen:
-                seen.add(m.get("id"))
-                chosen.append(m)
-        return chosen
-
-    important = [m for m in ranked if m.get("importance")]
-    out.section("Project rules and facts:", [memory_line(m, line_chars) for m in fresh([*important, *facts])])
-    hits = [h for h in relevant if h.get("kind") != "turn"]
-    out.section("Relevant to the open tasks:", [memory_line(h, line_chars) for h in fresh(hits)])
+    _sections(out, assembled, ("critical", "relevant", "background", "index"), line_chars, lambda item: True)
     return out.text()
 
 
+def _score(item: Mapping[str, Any]) -> float:
+    s = item.get("score")
+    return float(s) if isinstance(s, (int, float)) and not isinstance(s, bool) else 0.0
+
+
 def prompt_brief(
-    hits: Sequence[Mapping[str, Any]],
+    assembled: Mapping[str, Any] | None,
     *,
     budget: int,
     min_score: float,
     line_chars: int,
-    prediction: Mapping[str, Any] | None = None,
-    min_confidence: float = 0.5,
+    min_confidence: float,
 ) -> str:
-    """The memories recalled for a prompt that score at least ``min_score`` (turns
-    left out); then, from ``prediction`` (``predict``'s JSON), the memories about the
-    files likely opened next and those files, at ``min_confidence`` or more; within
-    ``budget`` characters, each text cut to ``line_chars``. Entries are the verbs'
-    JSON."""
+    """What a prompt gets, within ``budget`` characters (each line cut to
+    ``line_chars``): the critical and relevant tiers of ``assembled`` (the JSON of
+    ``assemble`` for the prompt), turns left out, a memory only when it scores at
+    least ``min_score`` and a predicted file at ``min_confidence`` or more."""
+
+    def keep(item: Mapping[str, Any]) -> bool:
+        if item.get("kind") == "prediction":
+            return _score(item) >= min_confidence
+        if str(item.get("ref") or "").startswith("memory:"):
+            return _score(item) >= min_score
+        return True
+
     out = Brief(f"{MARKER} Recalled from project memory; {_CITE}", budget)
-    chosen = [
-        h
-        for h in hits
-        if h.get("kind") != "turn" and isinstance(h.get("score"), (int, float)) and h["score"] >= min_score
-    ]
-    out.section("Memories that may bear on this prompt:", [memory_line(h, line_chars) for h in chosen])
-    if prediction is None:
-        return out.text()
-    shown = {h.get("id") for h in chosen}
-
-    def sure(entry: Any) -> bool:
-        c = entry.get("confidence") if isinstance(entry, dict) else None
-        return isinstance(c, (int, float)) and c >= min_confidence
-
-    about = [m for m in prediction.get("memories") or () if sure(m) and m.get("id") not in shown]
-    out.section(
-        "Memories about the files you will likely open next:",
-        [f"{memory_line(m, line_chars)} (about {one_line(m.get('path'), 200)})" for m in about],
-    )
-    files = [f for f in prediction.get("files") or () if sure(f)]
-    if files:
-        named = ", ".join(f"{one_line(f.get('path'), 200)} ({f['confidence']:.2f})" for f in files)
-        out.section("Files you will likely open next:", [one_line(named, line_chars)])
+    _sections(out, assembled, ("critical", "relevant"), line_chars, keep)
     return out.text()

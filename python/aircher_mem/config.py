@@ -347,13 +347,6 @@ class LongtermPolicy(_Section):
     weight_context: float = _bound(0.5, 0.0, 100.0)
     weight_question: float = _bound(1.0, 0.0, 100.0)
     weight_tags: float = _bound(0.5, 0.0, 100.0)
-    #: ``prepare_context`` may give relevant memories this share of ``max_tokens``,
-    #: at most ``max_memories`` of them.
-    memory_share: float = _bound(0.05, 0.0, 1.0)
-    max_memories: int = _bound(10, 0, 1000)
-    #: The relevance each recalled memory, and the summary of similar past tasks,
-    #: gets in the context window (the message and code carry their own).
-    recalled_relevance: float = _bound(0.8, 0.0, 100.0)
     #: Buffered writes go to the store in batches of this many rows (and before
     #: any read, at ``flush()`` and ``close()``).
     batch_rows: int = _bound(1024, 1, 1_000_000)
@@ -415,6 +408,24 @@ class AssemblyPolicy(_Section):
     graph_weight: float = _bound(0.3, 0.0, 1.0)
     #: Prediction: memories about the predicted files, at most.
     predict_memories: int = _bound(10, 0, 1000)
+    #: ``prepare_context`` assembles a context of this share of the window's
+    #: ``max_tokens`` for each message (0: none).
+    window_share: float = _bound(0.05, 0.0, 1.0)
+    #: The relevance each tier of that context gets in the window (the message and
+    #: code carry their own): what the window prunes first when it must.
+    critical_relevance: float = _bound(1.0, 0.0, 100.0)
+    relevant_relevance: float = _bound(0.8, 0.0, 100.0)
+    background_relevance: float = _bound(0.6, 0.0, 100.0)
+    index_relevance: float = _bound(0.4, 0.0, 100.0)
+
+    def window_relevance(self) -> dict[str, float]:
+        """The window relevance of each tier, by tier name."""
+        return {
+            "critical": self.critical_relevance,
+            "relevant": self.relevant_relevance,
+            "background": self.background_relevance,
+            "index": self.index_relevance,
+        }
 
     def shares(self, activity: str | None) -> tuple[float, float, float, float]:
         """The four tiers' shares for ``activity`` (critical, relevant,
@@ -477,16 +488,15 @@ class HooksPolicy(_Section):
     #: Characters of context a hook prints at most (Claude Code caps injected text
     #: at 10,000 characters).
     context_chars: int = _bound(4000, 100, 10_000)
-    #: Memories recalled for a prompt (UserPromptSubmit) ...
-    recall_k: int = _bound(5, 1, 100)
-    #: ... and the least recall score one needs to be injected: a recall score is the
+    #: Tokens of the context a hook assembles (``assemble``'s budget): all four tiers
+    #: at SessionStart, the critical and relevant ones at UserPromptSubmit.
+    context_tokens: int = _bound(1000, 1, 100_000)
+    #: The least recall score a memory needs to be injected at a prompt: a recall score is the
     #: channels' min-max normalized, weighted match (1.0 for the best lexical match,
     #: 0.0 for the weakest of the pool) plus small recency, importance and usage
     #: terms, so 0.5 keeps the upper half of the matches.
     recall_min_score: float = _bound(0.5, 0.0, 100.0)
-    #: UserPromptSubmit with a server running: the files predicted for the next steps
-    #: it prints (0: none), and the confidence a file and a memory about it need.
-    predict_files: int = _bound(5, 0, 100)
+    #: The confidence a predicted file needs to be injected at a prompt.
     predict_min_confidence: float = _bound(0.5, 0.0, 1.0)
     #: Characters of one injected line (a memory, an open task) at most; a longer
     #: one is cut and ends in "...".

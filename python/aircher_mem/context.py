@@ -3,8 +3,8 @@
 The agent calls :meth:`DynamicContextManager.prepare_context` before every model call
 and the ``add_*`` helpers as the conversation grows. The Rust :class:`ContextWindow`
 holds the items, scores them and prunes; this class counts tokens once per item,
-adds what :mod:`aircher_mem.assembly` says goes in (relevant code and past work from
-pluggable providers), and reports every prune to an optional episodic sink.
+adds what :mod:`aircher_mem.assembly` says goes in (relevant code and the assembled
+context from pluggable providers), and reports every prune to an optional episodic sink.
 """
 
 from __future__ import annotations
@@ -16,16 +16,14 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from ._core import ContextItem, ContextItemType, ContextWindow, PruneResult
-from .assembly import CodeProvider, HistoryProvider, MemoryProvider, Message, Piece, item_to_message, window_pieces
+from .assembly import CodeProvider, ContextProvider, Message, Piece, item_to_message, window_pieces
 from .config import Policy
-from .results import Task
 from .tokens import TokenCounter
 
 __all__ = [
     "DynamicContextManager",
     "CodeProvider",
-    "HistoryProvider",
-    "MemoryProvider",
+    "ContextProvider",
     "EpisodicSink",
     "Message",
     "item_to_message",
@@ -35,7 +33,7 @@ log = logging.getLogger("aircher_mem.context")
 
 
 class EpisodicSink(Protocol):
-    """Where pruned items and snapshots go, and where similar past tasks come from
+    """Where pruned items and snapshots go
     (:class:`aircher_mem.engine.EpisodicMemory` implements this)."""
 
     def record_file_interaction(
@@ -52,8 +50,6 @@ class EpisodicSink(Protocol):
 
     def store_snapshot(self, snapshot: dict[str, Any]) -> None: ...
 
-    def find_similar_tasks(self, text: str, limit: int = 3) -> Sequence[Task]: ...
-
 
 class DynamicContextManager:
     """Keeps an agent's context window under budget.
@@ -67,11 +63,9 @@ class DynamicContextManager:
         *,
         session_id: str | None = None,
         code_provider: CodeProvider | None = None,
-        history_provider: HistoryProvider | None = None,
-        memory_provider: MemoryProvider | None = None,
+        context_provider: ContextProvider | None = None,
         episodic: EpisodicSink | None = None,
         clock: Callable[[], float] = time.time,
-        similar_tasks: int | None = None,
         tokens: TokenCounter | None = None,
     ) -> None:
         self.policy = policy or Policy()
@@ -79,12 +73,9 @@ class DynamicContextManager:
         self.tokens = tokens or TokenCounter(self.policy.encoding)
         self.session_id = session_id or uuid.uuid4().hex
         self.code_provider = code_provider
-        # Without an explicit provider, similar past tasks come from the episodic store.
-        self.history_provider = history_provider or (episodic.find_similar_tasks if episodic is not None else None)
-        self.memory_provider = memory_provider
+        self.context_provider = context_provider
         self.episodic = episodic
         self.clock = clock
-        self.similar_tasks = self.policy.episodic.similar_tasks if similar_tasks is None else similar_tasks
         self.last_prune: PruneResult | None = None
         # file path -> ids of the CodeSnippet items showing it, oldest first
         self._views: dict[str, list[str]] = {}
@@ -203,13 +194,14 @@ class DynamicContextManager:
 
     def prepare_context(self, user_message: str) -> list[Message]:
         """The step before each model call: prune if needed, add the message,
-        the relevant code, similar past work and recalled memories (in the order and
-        form of :func:`aircher_mem.assembly.window_pieces`), and return the chat
+        the relevant code and the context assembled for the message (in the order
+        and form of :func:`aircher_mem.assembly.window_pieces`), and return the chat
         messages.
 
-        Memories come in one item each, "Memory <id> (<kind>): <content>", so the
-        agent can cite them (``Memory.feedback``), best first while they fit
-        ``[longterm] memory_share`` of ``max_tokens``.
+        The assembled context gets ``[assembly] window_share`` of ``max_tokens``:
+        one item per tier that holds anything, with the tier's relevance
+        (``[assembly] critical_relevance`` and so on); memories show as ``[memory
+        <id>] (<kind>) <content>``, so the agent can cite them (``Memory.feedback``).
 
         A second ``maybe_prune`` after adding keeps the returned list under the
         threshold even when the new material pushed the window over it. The message
@@ -220,12 +212,9 @@ class DynamicContextManager:
         pieces = window_pieces(
             user_message,
             code=self.code_provider,
-            history=self.history_provider,
-            similar_tasks=self.similar_tasks,
-            memories=self.memory_provider,
-            memory_budget=int(self.policy.max_tokens * self.policy.longterm.memory_share),
-            recalled_relevance=self.policy.longterm.recalled_relevance,
-            tokens=self.tokens,
+            context=self.context_provider,
+            budget=int(self.policy.max_tokens * self.policy.assembly.window_share),
+            relevance=self.policy.assembly.window_relevance(),
         )
         message = self._add_piece(next(pieces))
         for piece in pieces:

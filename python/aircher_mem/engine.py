@@ -28,10 +28,9 @@ from ._core import (
 from .config import EpisodicPolicy, GraphPolicy, HooksPolicy, LongtermPolicy, RetrievalPolicy, ServerPolicy
 from .context import (
     CodeProvider,
+    ContextProvider,
     DynamicContextManager,
     EpisodicSink,
-    HistoryProvider,
-    MemoryProvider,
     item_to_message,
 )
 from .episodic import EpisodicMemory
@@ -52,8 +51,7 @@ __all__ = [
     "Reference",
     "DynamicContextManager",
     "CodeProvider",
-    "HistoryProvider",
-    "MemoryProvider",
+    "ContextProvider",
     "EpisodicSink",
     "item_to_message",
     "EpisodicMemory",

@@ -106,7 +106,6 @@ from .results import (
     Patterns,
     Prediction,
     Recall,
-    RecallHit,
     Recorded,
     Reference,
     ReferenceList,
@@ -117,6 +116,7 @@ from .results import (
     Symbols,
     Task,
     Tasks,
+    Tier,
     TurnAdded,
 )
 from .retrieval import (
@@ -445,8 +445,8 @@ class Memory:
         :attr:`window`. The code budget per message is
         ``code_tokens``, by default the policy's share of ``max_tokens``.
         ``record=False`` writes nothing to the episodic store (for previews);
-        ``history=False`` does not look up similar past tasks or recall memories
-        either, so the store is not opened."""
+        ``history=False`` assembles no context either (:meth:`assemble`: memories,
+        past tasks, recent errors), so the store is not opened."""
         policy = self.policy if max_tokens is None else dataclasses.replace(self.policy, max_tokens=max_tokens)
         budget = policy.code_tokens if code_tokens is None else _limit("code_tokens", code_tokens, maximum=2**62)
 
@@ -457,25 +457,23 @@ class Memory:
                 self._index.load("with_graph"), message, max_tokens=budget, tokens=self.tokens, policy=self.policy
             )
 
-        def memories(message: str) -> list[RecallHit]:
-            limit = policy.longterm.max_memories
-            if not limit:
-                return []
+        def assembled(message: str, size: int) -> list[Tier]:
+            signals = Signals(query=message, task_id=manager.window.current_task)
             try:
-                return self.longterm.recall(message, k=limit, kinds=KINDS).hits
-            except AircherError as exc:  # the window goes on without memories
-                log.warning("no memories for the context of %s: %s", self.root, exc)
+                return self._assemble(size, signals, code_hits=False).tiers
+            except AircherError as exc:  # the window goes on without it
+                log.warning("no assembled context for the window of %s: %s", self.root, exc)
                 return []
 
-        episodic = self.episodic if record or history else None
-        return DynamicContextManager(
+        episodic = self.episodic if record or history else None  # a held store raises here, not later
+        manager = DynamicContextManager(
             policy,
             code_provider=code,
-            history_provider=episodic.find_similar_tasks if history and episodic is not None else None,
-            memory_provider=memories if history else None,
+            context_provider=assembled if history else None,
             episodic=episodic if record else None,
             tokens=self.tokens,
         )
+        return manager
 
     # -- indexing ---------------------------------------------------------------------
 
@@ -896,6 +894,12 @@ class Memory:
         policy = self.policy.assembly
         budget = policy.budget if budget is None else _limit("budget", budget, maximum=10_000_000)
         signals = self._signals(query, current_file, recent_errors, activity, branch, task_id, collaborator)
+        return self._assemble(budget, signals)
+
+    def _assemble(self, budget: int, signals: Signals, *, code_hits: bool = True) -> Assembled:
+        """:meth:`assemble` for checked ``signals``; ``code_hits=False`` leaves out
+        the code search (a window carries its own code views)."""
+        policy = self.policy.assembly
         prediction = self._predict(signals)
         text = " ".join(t for t in (signals.query, *signals.recent_errors, signals.collaborator) if t)
         lt = self.longterm
@@ -910,7 +914,7 @@ class Memory:
         notes = []
         if self.indexed:
             graph = self._graph()
-            if text.strip():
+            if code_hits and text.strip():
                 code = self.search_code(text[:10_000], k=3, code=False).hits
             if signals.current_file:
                 imports, importers = neighbours(graph, signals.current_file)
@@ -1052,7 +1056,7 @@ class Memory:
             ctx = self.new_window(max_tokens=max_tokens, code_tokens=code_tokens, record=False)
         except StoreLockedError:
             ctx = self.new_window(max_tokens=max_tokens, code_tokens=code_tokens, record=False, history=False)
-            notes.append("past tasks left out: the episodic store is open in another process")
+            notes.append("memory left out (no assembled context): the episodic store is open in another process")
         if self.indexed:
             self._graph()
         else:

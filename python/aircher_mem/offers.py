@@ -10,8 +10,9 @@ themselves (budgets, placing, rendering) and the router are in
   current file's imports and importers and the predicted files, the memories and
   turns recall finds and the memories the router loads from the query's domains (L1
   to L3), similar past tasks, the code search's best hits;
-- background: the project's L0 memories (conventions), the current file's
-  history, workflows and patterns;
+- background: the project's L0 memories (conventions) that are important or that
+  the query recalls, the current file's history, workflows and patterns, then the
+  other L0 memories as the router ranks them;
 - index: the domains and modules memory knows, with counts, and the ids of what
   did not fit, to pass to recall or explain.
 """
@@ -168,6 +169,8 @@ def gather(
     found.sort(key=lambda c: -c.score)  # stable: recall's order among equal scores
     relevant += found + unscored
     for task in similar:
+        if task.status == "active":  # in progress: not past work
+            continue
         relevant.append(
             Candidate(
                 "relevant",
@@ -190,14 +193,19 @@ def gather(
                 [Reason("query", "code the query finds", c.score)],
             )
         )
-    # background: conventions (the router's L0 memories: the important ones, and those
-    # the query recalls that the relevant tier had no room for), the current file's
-    # history, workflows
+    # background: conventions (the router's L0 memories: the important ones, those the
+    # query recalls that the relevant tier had no room for), the current file's
+    # history, workflows, then the rest of the conventions
     recalled = {h.id for h in hits if h.kind != "turn"}
-    for m in routed.memories:
-        if m.level == "L0" and (m.importance or m.id in recalled):
+    conventions = [m for m in routed.memories if m.level == "L0"]
+    conventions.sort(key=lambda m: (not m.importance, m.id not in recalled))  # stable: the router's order within
+    rest = []
+    for m in conventions:
+        if m.importance or m.id in recalled:
             why = "an important project (L0) memory" if m.importance else "a project (L0) memory the query recalls"
             background.append(_memory(m, "background", [Reason("route", why, 1.0)], m.score))
+        else:
+            rest.append(_memory(m, "background", [Reason("route", "a project (L0) memory", 0.5)], m.score))
     if signals.current_file:
         history = episodic.file_history(signals.current_file, limit=20)
         if history:
@@ -220,6 +228,7 @@ def gather(
         background.append(
             _memory(flow, "background", [Reason("activity", "a workflow or pattern of the project", 0.5)], flow.score)
         )
+    background += rest
     return offered
 
 

@@ -32,14 +32,14 @@ What each event does (the store is ``find_root(root or payload["cwd"])``; withou
 a hook does nothing):
 
 - ``SessionStart`` (source startup, resume, clear or compact): prints the open tasks,
-  the project's rules and facts (important memories, then L0 facts, by score) and the
-  memories most relevant to the open tasks, one ``[memory N] text`` line each, within
-  the Policy's ``[hooks] context_chars``.
-- ``UserPromptSubmit``: recalls ``[hooks] recall_k`` memories for the prompt and prints
-  those scoring at least ``recall_min_score``, then (with a server running) the
-  memories about the files ``predict`` expects next and those files (``[hooks]
-  predict_files``); then stores
-  the prompt as a user turn (extraction runs).
+  then the four tiers ``assemble`` gives for them within ``[hooks] context_tokens``
+  (recent errors and their fixes, decisions; memories and past tasks the tasks
+  recall; the project's conventions; what else memory holds), one line each
+  (``[memory N] (kind) text`` for a memory), within ``[hooks] context_chars``.
+- ``UserPromptSubmit``: prints the critical and relevant tiers ``assemble`` gives
+  for the prompt (a memory when it scores at least ``recall_min_score``, a
+  predicted file at ``predict_min_confidence``), then stores the prompt as a user
+  turn (extraction runs).
 - ``PostToolUse``: records the tool call with the files its input and response name
   (``mentions``), and for Read, Edit, MultiEdit, Write and
   NotebookEdit the file interaction (read, edit, write) with the lines read or changed
@@ -67,9 +67,8 @@ not closed within ``[hooks] stdin_seconds`` or over ``[hooks] payload_max_bytes`
 Claude Code reports as a non-blocking error (only exit 2 blocks).
 
 When a server runs for the project (``client.Client.discover(root)`` finds one), the
-hooks are its clients (``GET /tasks``, ``GET /memories``, ``GET /facts``, ``POST
-/recall``, ``POST /predict``, ``POST /add-turn``, ``POST /record-tool-call``, ``POST
-/record-file-interaction``, ``POST /record-snapshot``): the requests
+hooks are its clients (``GET /tasks``, ``POST /assemble``, ``POST /add-turn``, ``POST
+/record-tool-call``, ``POST /record-file-interaction``, ``POST /record-snapshot``): the requests
 ``client.RemoteMemory`` would send, the answers' JSON used as it is; otherwise they
 open the store themselves. With a server a hook imports neither the service nor the
 Policy: its ``[hooks]`` limits come from server.json (:func:`client.snapshot_of`)
@@ -134,7 +133,6 @@ from .hook_command import EXIT_OK
 from .thin import (
     DB_FILE,
     HOOKS_FILE,
-    MEMORY_KINDS,
     STATE_FILE,
     HookInputError,
     Logger,
@@ -177,7 +175,6 @@ __all__ = [
     "read_payload",
     "input_policy",
     "HookInputError",
-    "MEMORY_KINDS",
 ]
 
 log = Logger("aircher_mem.hooks")
@@ -190,7 +187,7 @@ MATCHERS = {"PostToolUse": "*"}  # every tool; the other events take no matcher
 HOOK_TIMEOUT_SECONDS = 10  # Claude Code's own limit on our command (a backstop)
 
 # -- limits: the tunable ones are the Policy's ``[hooks]`` (deadline_seconds,
-# context_chars, line_chars, query_chars, parameter_chars, turn_chars, recall_k,
+# context_tokens, context_chars, line_chars, query_chars, parameter_chars, turn_chars,
 # recall_min_score, transcript_max_bytes, ...) ------------------------------------------
 
 #: Characters of a hook payload :func:`run_hook` takes at most (a Read of a large file
@@ -690,18 +687,15 @@ def _payload(payload: object) -> dict[str, Any] | None:
 def _session_start(call: _Call) -> str:
     b = call.backend
     tasks = _list(b.tasks(), "tasks")
-    ranked: list[dict[str, Any]] = []
-    facts: list[dict[str, Any]] = []
-    relevant: list[dict[str, Any]] = []
+    assembled = None
     if not call.late:
-        ranked = _list(b.memories(200), "memories")
-        facts = _list(b.facts(), "memories")
-    if tasks and not call.late:
         query = task_query(tasks, call.policy.query_chars)
-        if query.strip():
-            relevant = _list(b.recall(query, 10), "hits")
+        assembled = b.assemble(call.policy.context_tokens, query if query.strip() else None)
     return session_brief(
-        tasks, ranked, facts, relevant, budget=call.policy.context_chars, line_chars=call.policy.line_chars
+        tasks,
+        assembled if isinstance(assembled, dict) else None,
+        budget=call.policy.context_chars,
+        line_chars=call.policy.line_chars,
     )
 
 

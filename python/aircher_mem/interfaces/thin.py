@@ -79,7 +79,6 @@ __all__ = [
     "post_tool",
     "int_of",
     "write_private",
-    "MEMORY_KINDS",
     "SERVER_FILE",
     "HOOKS_FILE",
     "DB_FILE",
@@ -105,9 +104,6 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 _SERVER_FILE_MAX_BYTES = 65_536
 #: Bytes of an answer's status line and headers read at most.
 _HEAD_MAX_BYTES = 65_536
-#: The memory kinds a hook recalls (no raw turns): ``aircher_mem.longterm.store.KINDS``
-#: (a test holds the two equal).
-MEMORY_KINDS = ("fact", "episode", "pattern", "workflow", "decision")
 STATE_FILE = "hooks-state.json"
 STATE_SESSIONS = 50  # sessions remembered in the state file
 PENDING_PROMPTS = 20  # prompts stored by UserPromptSubmit that Stop has not met yet
@@ -743,17 +739,8 @@ class Verbs:
     def tasks(self) -> Any:
         return self.json(self._retry(lambda: self.memory.tasks(limit=10)))
 
-    def memories(self, limit: int) -> Any:
-        return self.json(self._retry(lambda: self.memory.memories(limit=limit, sort="score")))
-
-    def facts(self) -> Any:
-        return self.json(self._retry(lambda: self.memory.facts(level="L0")))
-
-    def recall(self, query: str, k: int) -> Any:
-        return self.json(self._retry(lambda: self.memory.recall(query, k=k, kinds=MEMORY_KINDS)))
-
-    def predict(self, query: str, limit: int) -> Any:
-        return self.json(self._retry(lambda: self.memory.predict(query=query, limit=limit)))
+    def assemble(self, budget: int, query: str | None) -> Any:
+        return self.json(self._retry(lambda: self.memory.assemble(budget=budget, query=query)))
 
     def add_turn(self, session_id: str, role: str, text: str, at: float | None, metadata: dict[str, Any]) -> None:
         self._retry(lambda: self.memory.add_turn(session_id, role, text, at=at, metadata=metadata))
@@ -837,18 +824,9 @@ class Remote:
     def tasks(self, *, limit: int) -> Any:
         return self._send("GET", "/tasks", {"limit": limit}, "tasks", limit=limit)
 
-    def memories(self, *, limit: int, sort: str) -> Any:
-        return self._send("GET", "/memories", {"limit": limit, "sort": sort}, "memories", limit=limit, sort=sort)
-
-    def facts(self, *, level: str) -> Any:
-        return self._send("GET", "/facts", {"level": level}, "facts", level=level)
-
-    def recall(self, query: str, *, k: int, kinds: tuple[str, ...]) -> Any:
-        body = {"query": query, "k": k, "kinds": list(kinds)}
-        return self._send("POST", "/recall", body, "recall", query, k=k, kinds=kinds)
-
-    def predict(self, *, query: str, limit: int) -> Any:
-        return self._send("POST", "/predict", {"query": query, "limit": limit}, "predict", query=query, limit=limit)
+    def assemble(self, *, budget: int, query: str | None) -> Any:
+        body = {"budget": budget, "query": query}
+        return self._send("POST", "/assemble", body, "assemble", budget=budget, query=query)
 
     def add_turn(self, session_id: str, role: str, text: str, *, at: float | None, metadata: dict[str, Any]) -> Any:
         body = {"session_id": session_id, "role": role, "text": text, "at": at, "metadata": metadata}
@@ -972,9 +950,8 @@ class Limits:
 
     deadline_seconds: float
     context_chars: int
-    recall_k: int
+    context_tokens: int
     recall_min_score: float
-    predict_files: int
     predict_min_confidence: float
     line_chars: int
     query_chars: int
@@ -1041,21 +1018,12 @@ def user_prompt(call: Call) -> str:
     prompt = call.text("prompt")
     if prompt is None:
         return ""
-    hits = listed(call.backend.recall(prompt[: call.policy.query_chars], call.policy.recall_k), "hits")
-    predicted = None
-    # without a server, predicting would open the episodic store and write the journal
-    # into it first: about 0.2 s more on a prompt that already opens the store
-    if call.policy.predict_files and call.backend.served and not call.late:
-        try:  # what was recalled is printed even when the prediction fails
-            predicted = call.backend.predict(prompt[: call.policy.query_chars], call.policy.predict_files)
-        except Exception as exc:
-            log.warning("aircher-mem hook UserPromptSubmit: no prediction: %s: %s", type(exc).__name__, exc)
+    assembled = call.backend.assemble(call.policy.context_tokens, prompt[: call.policy.query_chars])
     text = prompt_brief(
-        hits,
+        assembled if isinstance(assembled, dict) else None,
         budget=call.policy.context_chars,
         min_score=call.policy.recall_min_score,
         line_chars=call.policy.line_chars,
-        prediction=predicted if isinstance(predicted, dict) else None,
         min_confidence=call.policy.predict_min_confidence,
     )
     session = call.session

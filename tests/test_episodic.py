@@ -1264,3 +1264,44 @@ def test_each_bad_argument_is_invalid_input_with_an_exact_message(mem: EpisodicM
         call(mem)
     assert type(info.value) is am.InvalidInputError and str(info.value) == message
     assert mem.counts()["file_interactions"] == 1 and mem.counts()["tool_executions"] == 0
+
+
+def test_read_aside_reads_what_was_written_on_a_connection_of_its_own(tmp_path: Path, clock: list[float]) -> None:
+    path = tmp_path / "memory.duckdb"
+    m = EpisodicMemory(path, clock=lambda: clock[0], batch_size=1000)
+    m.record_file_interaction("a.py", "edit")  # buffered: read_aside writes it first
+    m.record_tool_execution("pytest", {"file_path": "a.py"}, success=False, error_message="1 failed")
+    answer = m.read_aside(lambda ep: ([h.file_path for h in ep.file_history("a.py")], ep.failed_runs_since(0)))
+    m.record_file_interaction("b.py", "read")  # the caller goes on meanwhile
+    history, failed = answer()
+    assert history == ["a.py"] and [(r.tool_name, r.error_message) for r in failed] == [("pytest", "1 failed")]
+    assert m._aside is not None
+
+    def broken(ep: EpisodicMemory) -> None:
+        ep.file_history("a.py", limit=-1)  # refused
+
+    with pytest.raises(am.InvalidInputError, match="limit"):
+        m.read_aside(broken)()
+    m.close()
+    assert m._aside is None
+    # both connections closed: another process opens the store at once
+    done = subprocess.run(
+        [sys.executable, "-c", f"from aircher_mem.engine import EpisodicMemory; EpisodicMemory({str(path)!r}).close()"],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    with pytest.raises(am.StoreError, match="is closed"):
+        m.read_aside(lambda ep: None)
+
+
+def test_read_aside_survives_a_compaction_of_the_store(tmp_path: Path, clock: list[float]) -> None:
+    from aircher_mem import store
+
+    path = tmp_path / "memory.duckdb"
+    with EpisodicMemory(path, clock=lambda: clock[0]) as m:
+        m.record_file_interaction("a.py", "edit")
+        assert m.read_aside(lambda ep: len(ep.file_history("a.py")))() == 1
+        store.compact(path)  # closes every connection to the file, rewrites it, reopens
+        m.record_file_interaction("a.py", "read")
+        assert m.read_aside(lambda ep: len(ep.file_history("a.py")))() == 2

@@ -10,6 +10,8 @@ import aircher_mem as am
 import pytest
 from aircher_mem import tokens
 from aircher_mem.engine import TokenCounter, available_encodings
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 
 def test_counts_match_cl100k() -> None:
@@ -73,3 +75,50 @@ def test_tampered_encoding_file_is_refused(tmp_path: Path, monkeypatch: pytest.M
             TokenCounter()
     finally:
         tokens._load_encoding.cache_clear()
+
+
+# lines as an assembled context has them, and the characters that could join across one
+_PIECES = st.sampled_from(
+    [
+        "- ",
+        "## Critical",
+        "[memory 3]",
+        " ",
+        "  ",
+        "\n",
+        "\n\n",
+        "\r\n",
+        "\t",
+        ".",
+        ")",
+        "'s",
+        "é",
+        "12345",
+        "日本",
+        "x",
+    ]
+)
+_TEXTS = st.lists(st.one_of(_PIECES, st.text(max_size=12)), max_size=40).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=_TEXTS)
+def test_counting_by_lines_is_counting_the_whole(text: str) -> None:
+    counter = TokenCounter()
+    assert counter.count_lines(text) == counter.count(text)
+    assert counter.count_lines(text) == counter.count(text)  # the lines now remembered
+
+
+def test_counting_by_lines_splits_after_a_newline_that_a_non_space_follows() -> None:
+    counter = TokenCounter()
+    text = "## Critical\n- a.\n- b)\n\n## Relevant\n- c  \n \n- d"
+    assert counter.count_lines(text) == counter.count(text)
+    assert sum(counter.count(p) for p in tokens._LINE_START.split(text)) == counter.count(text)
+    assert tokens._LINE_START.split(text) == [
+        "## Critical\n",
+        "- a.\n",
+        "- b)\n\n",
+        "## Relevant\n",
+        "- c  \n \n",
+        "- d",
+    ]

@@ -274,7 +274,6 @@ def fill_tiers(
     given = dict(zip(TIERS, tier_budgets(budget, shares)))
     used = dict.fromkeys(TIERS, 0)
     queue = {name: list(offered.get(name, ())) for name in TIERS}
-    counted: dict[str, int] = {}  # a line's tokens, counted once though tried in both passes
 
     def take(name: TierName, allowed: int) -> None:
         skipped = 0
@@ -286,9 +285,7 @@ def fill_tiers(
                 rest.append(candidate)
                 continue
             line = "- " + one_line(candidate.text, line_chars)
-            size = counted.get(line)
-            if size is None:
-                size = counted[line] = tokens.count_kept(line)
+            size = tokens.count_kept(line)
             # the line and its newline; the first of a tier, its header and the blank line before it too
             cost = size + 1 + (0 if taken[name] else tokens.count_kept(_HEADERS[name]) + 2)
             if used[name] + cost > allowed:
@@ -319,12 +316,12 @@ def fill_tiers(
         carry -= used[name] - before
         given[name] += used[name] - before
     context = _render(taken)
-    count = tokens.count(context)
+    count = tokens.count_lines(context)
     while count > budget:
         last = next(name for name in reversed(TIERS) if taken[name])
         taken[last].pop()
         context = _render(taken)
-        count = tokens.count(context)
+        count = tokens.count_lines(context)
     tiers = [Tier(name, given[name], sum(i.tokens for i in taken[name]), taken[name]) for name in TIERS]
     return tiers, context, count
 
@@ -502,6 +499,13 @@ def route(
             confidence = coverage(picked)
     ids = {m.id for m in picked}
     crossed: list[list[int]] = []
+    first_l1: dict[str, list[Routable]] = {}  # a domain's first L1 memory, looked up once
+
+    def l1_of(domain: str) -> list[Routable]:
+        if domain not in first_l1:
+            first_l1[domain] = next(([o] for o in by_domain.get(domain, ()) if o.level == "L1"), [])
+        return first_l1[domain]
+
     for m in list(picked):
         if len(crossed) >= policy.cross_references:
             break
@@ -509,7 +513,7 @@ def route(
         if m.parent_id is not None and m.parent_id in by_id:
             targets.append(by_id[m.parent_id])
         if m.level in ("L2", "L3") and m.domain:
-            targets += [o for o in by_domain.get(m.domain, []) if o.level == "L1"][:1]
+            targets += l1_of(m.domain)
         if m.kind == "decision" and (m.code_ref or m.module):
             targets += [o for o in known.about.get((m.code_ref, m.module), []) if o.id != m.id][:2]
         for target in targets:

@@ -44,12 +44,14 @@ import heapq
 import json
 import logging
 import math
+import threading
 import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     pass
@@ -66,6 +68,12 @@ from .results import CoEdit, FileInteraction, LearnedPattern, Task, ToolRun, Too
 __all__ = ["EpisodicMemory", "SCHEMA_VERSION", "OPERATIONS", "MAX_JSON_DEPTH", "MAX_LIMIT"]
 
 log = logging.getLogger("aircher_mem.episodic")
+
+T = TypeVar("T")
+#: The thread of ``EpisodicMemory.read_aside`` (one for every store: work waits its turn) ...
+_READER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="aircher-episodic-aside")
+#: ... and, while it runs a store's work, that store and its connection there.
+_ASIDE = threading.local()
 
 OPERATIONS = ("read", "write", "edit", "search", "analyze", "viewed")
 """File operations: the five an agent performs on a file, plus "viewed" for code pruned
@@ -408,6 +416,7 @@ class EpisodicMemory(store.StoreHolder):
         # find_similar_tasks' index: ((excluded task, fingerprint of the other tasks),
         # index, rows by task id); rebuilt when the key changes.
         self._task_index: tuple[tuple[Any, ...], LexicalIndex] | None = None
+        self._aside: Any = None  # the DuckDB connection of read_aside, made on first use
         self._closed = False
         try:
             self._migrate()
@@ -949,6 +958,7 @@ class EpisodicMemory(store.StoreHolder):
             self.flush()
         finally:
             self._closed = True
+            self._close_aside()
             store.disconnect(self._con, self.path, self)
             atexit.unregister(self._close_at_exit)
 
@@ -961,16 +971,54 @@ class EpisodicMemory(store.StoreHolder):
     # -- queries -----------------------------------------------------------------------
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        self.flush()
+        if getattr(_ASIDE, "store", None) is not self:  # read_aside flushed before it began
+            self.flush()
         return self._read(sql, params)
+
+    def _close_aside(self) -> None:
+        """Closes read_aside's connection, before the store's own: the file stays
+        open while one of its connections is."""
+        if self._aside is not None:
+            with contextlib.suppress(Exception):
+                self._aside.close()
+            self._aside = None
+
+    def _suspend_store(self) -> None:
+        self._close_aside()
+        super()._suspend_store()
+
+    def read_aside(self, work: Callable[[EpisodicMemory], T]) -> Callable[[], T]:
+        """Starts ``work(self)``, which only reads (``find_similar_tasks``,
+        ``failed_runs_since``, ``file_history``, ``patterns``...), in another thread
+        on a DuckDB connection of its own, and returns at once a function that waits
+        for its answer (or raises what it raised). Pending rows are written first, so
+        it reads what this store holds now; the caller may go on reading and writing
+        on its own connection meanwhile. Callers keep the two apart: while the work
+        runs, nothing else may ask ``find_similar_tasks`` of this store."""
+        self._check_open()
+        self.flush()
+        if self._aside is None:
+            self._aside = self._con.cursor()
+        aside = self._aside
+
+        def run() -> T:
+            _ASIDE.store, _ASIDE.con = self, aside
+            try:
+                return work(self)
+            finally:
+                _ASIDE.store = _ASIDE.con = None
+
+        future: Future[T] = _READER.submit(run)
+        return future.result
 
     def _read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """Runs one statement; a DuckDB error is a StoreError (StoreCorruptError when
         the file cannot be read)."""
         import duckdb
 
+        con = _ASIDE.con if getattr(_ASIDE, "store", None) is self else self._con
         try:
-            return self._con.execute(sql, list(params)).fetchall()
+            return con.execute(sql, list(params)).fetchall()
         except duckdb.Error as exc:
             raise store.corrupt_or_error(self.path, exc, "reading it") from None
 

@@ -900,15 +900,23 @@ class Memory:
         """:meth:`assemble` for checked ``signals``; ``code_hits=False`` leaves out
         the code search (a window carries its own code views)."""
         policy = self.policy.assembly
-        prediction = self._predict(signals)
         text = " ".join(t for t in (signals.query, *signals.recent_errors, signals.collaborator) if t)
+        similar_tasks, since = self.policy.episodic.similar_tasks, time.time() - policy.error_hours * 3600.0
+        # the episodic store's lookups run beside the rest (DuckDB lets the GIL go)
+        looked_up = self.episodic.read_aside(
+            lambda ep: (
+                ep.find_similar_tasks(text, similar_tasks) if text.strip() else [],
+                ep.failed_runs_since(since, limit=10),
+                ep.file_history(signals.current_file, limit=20) if signals.current_file else [],
+                ep.patterns("error-fix"),
+            )
+        )
+        prediction = self._predict(signals)
         lt = self.longterm
         hits = lt.recall(text[:100_000], k=policy.recall_k).hits if text.strip() else []
         relevance = {h.id: h.score for h in hits if h.kind != "turn"}
         known = self._hierarchy()
         routed = assembly.route(text, known, relevance, budget, policy, self.tokens, lt.records)
-        episodic = self.episodic
-        similar = episodic.find_similar_tasks(text, self.policy.episodic.similar_tasks) if text.strip() else []
         code: list[CodeHit] = []
         dependencies: list[str] = []
         notes = []
@@ -923,15 +931,18 @@ class Memory:
             notes.append("no code graph: the project is not indexed (aircher-mem index)")
         if signals.branch:
             notes.append("branch: not used yet (memories carry no branch)")
+        similar, failed, history, fix_patterns = looked_up()
         offered = gather(
             signals,
             prediction=prediction,
             routed=routed,
             hits=hits,
             known=known,
-            episodic=episodic,
             longterm=lt,
             similar=similar,
+            failed=failed,
+            history=history,
+            fix_patterns=fix_patterns,
             code=code,
             dependencies=dependencies,
             policy=policy,

@@ -25,12 +25,11 @@ from collections import Counter
 from collections.abc import Sequence
 
 from .assembly import Candidate, Hierarchy, Routable, stored_score
-from .results import CodeHit, LearnedPattern, Prediction, Reason, RecallHit, Routed, Task
+from .results import CodeHit, FileInteraction, LearnedPattern, Prediction, Reason, RecallHit, Routed, Task, ToolRun
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .config import AssemblyPolicy
-    from .episodic import EpisodicMemory
     from .longterm import LongTermMemory
     from .prediction import Signals
 
@@ -61,16 +60,19 @@ def gather(
     routed: Routed,
     hits: Sequence[RecallHit],
     known: Hierarchy,
-    episodic: EpisodicMemory,
     longterm: LongTermMemory,
     similar: Sequence[Task],
+    failed: Sequence[ToolRun],
+    history: Sequence[FileInteraction],
+    fix_patterns: Sequence[LearnedPattern],
     code: Sequence[CodeHit],
     dependencies: Sequence[str],
     policy: AssemblyPolicy,
-    now: float | None = None,
 ) -> dict[str, list[Candidate]]:
-    """The candidates of each tier, best first within it (see the module)."""
-    now = time.time() if now is None else now
+    """The candidates of each tier, best first within it (see the module), from what
+    the stores gave: ``failed`` the failed tool calls of the last ``[assembly]
+    error_hours``, ``history`` the current file's last interactions, newest first,
+    ``fix_patterns`` the learned error-fix patterns."""
     offered: dict[str, list[Candidate]] = {"critical": [], "relevant": [], "background": [], "index": []}
     critical, relevant, background = offered["critical"], offered["relevant"], offered["background"]
     # critical: decisions about the file at hand (those about its imports, importers
@@ -90,7 +92,6 @@ def gather(
     for hit in hits:
         if hit.kind == "decision":
             critical.append(_memory(hit, "critical", [Reason("query", "a decision the query recalls", 1.0)], hit.score))
-    failed = episodic.failed_runs_since(now - policy.error_hours * 3600.0, limit=10)
     for run in failed:
         where = f" on {run.file_path}" if run.file_path else ""
         critical.append(
@@ -107,7 +108,7 @@ def gather(
     failed_files = {run.file_path for run in failed if run.file_path}
     fixes = list(prediction.fixes)
     if failed_files:
-        fixes += [p for p in episodic.patterns("error-fix") if p.data.get("file") in failed_files and p not in fixes]
+        fixes += [p for p in fix_patterns if p.data.get("file") in failed_files and p not in fixes]
     critical += [_fix(p, "error") for p in fixes]
     # relevant: the prediction, the router's memories, recall's hits, past tasks, code
     for f in prediction.files:
@@ -206,24 +207,22 @@ def gather(
             background.append(_memory(m, "background", [Reason("route", why, 1.0)], m.score))
         else:
             rest.append(_memory(m, "background", [Reason("route", "a project (L0) memory", 0.5)], m.score))
-    if signals.current_file:
-        history = episodic.file_history(signals.current_file, limit=20)
-        if history:
-            ops = Counter(i.operation for i in history)
-            last = history[0]
-            summary = ", ".join(f"{n} {op}{'' if n == 1 else 's'}" for op, n in sorted(ops.items()))
-            note = f": {last.changes_summary}" if last.changes_summary else ""
-            background.append(
-                Candidate(
-                    "background",
-                    "history",
-                    f"history:{signals.current_file}",
-                    f"History of {signals.current_file}: {summary}; last {last.operation} "
-                    f"{time.strftime('%Y-%m-%d %H:%M', time.gmtime(last.timestamp))}{note}",
-                    0.5,
-                    [Reason("current-file", "what was done with the file open now", 0.5)],
-                )
+    if signals.current_file and history:
+        ops = Counter(i.operation for i in history)
+        last = history[0]
+        summary = ", ".join(f"{n} {op}{'' if n == 1 else 's'}" for op, n in sorted(ops.items()))
+        note = f": {last.changes_summary}" if last.changes_summary else ""
+        background.append(
+            Candidate(
+                "background",
+                "history",
+                f"history:{signals.current_file}",
+                f"History of {signals.current_file}: {summary}; last {last.operation} "
+                f"{time.strftime('%Y-%m-%d %H:%M', time.gmtime(last.timestamp))}{note}",
+                0.5,
+                [Reason("current-file", "what was done with the file open now", 0.5)],
             )
+        )
     for flow in heapq.nlargest(10, known.flows, key=stored_score):
         background.append(
             _memory(flow, "background", [Reason("activity", "a workflow or pattern of the project", 0.5)], flow.score)

@@ -13,6 +13,7 @@ import base64
 import functools
 import hashlib
 import importlib.resources
+import re
 from typing import TYPE_CHECKING
 
 import tiktoken
@@ -41,6 +42,12 @@ _ENCODINGS = {
         },
     ),
 }
+
+
+# After a newline that a non-space follows: no token of an encoding above spans it (its
+# pieces end at a newline, or are whitespace that a non-space cannot follow), so a
+# text's tokens are its lines' tokens.
+_LINE_START = re.compile(r"(?<=\n)(?=\S)")
 
 
 def available_encodings() -> list[str]:
@@ -103,6 +110,13 @@ class TokenCounter:
                 self._kept.clear()
             known = self._kept[text] = self.count(text)
         return known
+
+    def count_lines(self, text: str) -> int:
+        """:meth:`count` of ``text`` as the sum of its lines' (each line with the
+        blank lines after it), each remembered as :meth:`count_kept` does: the same
+        number, cheap for a text whose lines were counted before (an assembled
+        context, rendered again after a line was dropped)."""
+        return sum(self.count_kept(line) for line in _LINE_START.split(text))
 
     def count_many(self, texts: list[str]) -> list[int]:
         """Counts a batch in parallel threads (tiktoken releases the GIL)."""

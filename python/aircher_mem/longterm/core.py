@@ -506,8 +506,9 @@ class StoreCore(store.StoreHolder):
         self._note()
 
     def _touch(self, memory: MemoryRow) -> None:
-        self._dirty.add(memory.id)
-        self._note()
+        if memory.id not in self._dirty:  # one row to write, however often it changes
+            self._dirty.add(memory.id)
+            self._note()
 
     @contextlib.contextmanager
     def batch(self) -> Iterator[None]:

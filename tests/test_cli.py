@@ -301,6 +301,7 @@ def test_episodic_commands(indexed: Path) -> None:
         "files_touched": ["app/models.py"],
         "tools_used": {"pytest": 2},
         "outcome": None,
+        "branch": None,
     }
     [pattern] = run_json("patterns", "error-fix", *root)["patterns"]
     assert pattern["data"] == {"tool": "pytest", "file": "app/models.py", "error": "AssertionError", "fix": "edit"}
@@ -317,6 +318,7 @@ def test_episodic_commands(indexed: Path) -> None:
         "tools_used": {},
         "outcome": "done",
         "score": None,
+        "branch": None,
     }
     assert run_json("tasks", *root)["tasks"][0]["task_id"] == "t1"
     stats = run_json("stats", *root)

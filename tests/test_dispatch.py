@@ -117,8 +117,8 @@ class Recorder:
 def test_the_hooks_send_their_server_what_remote_memory_sends(tmp_path: Path) -> None:
     calls: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = [
         ("tasks", (), {"limit": 10}),
-        ("assemble", (), {"budget": 1000, "query": "push to main"}),
-        ("assemble", (), {"budget": 50, "query": None}),
+        ("assemble", (), {"budget": 1000, "query": "push to main", "branch": "main"}),
+        ("assemble", (), {"budget": 50, "query": None, "branch": None}),
         ("add_turn", ("s1", "user", "hi"), {"at": None, "metadata": {"hook": "Stop"}}),
         ("add_turn", ("s1", "assistant", "ok"), {"at": 1.5e9, "metadata": {}}),
         (

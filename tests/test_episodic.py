@@ -57,7 +57,7 @@ def test_schema_has_the_seed_tables_and_version(mem: EpisodicMemory) -> None:
         "session_learnings",
         "drained_journals",
     }
-    assert mem.schema_version == am.episodic.SCHEMA_VERSION == 4
+    assert mem.schema_version == am.episodic.SCHEMA_VERSION == 5
     cols = [
         r[0]
         for r in raw(
@@ -449,13 +449,13 @@ def test_an_older_store_is_migrated_and_keeps_its_rows(tmp_path: Path) -> None:
     path = tmp_path / "memory.duckdb"
     v1_store(path)
     with EpisodicMemory(path) as m:
-        assert m.schema_version == 4
+        assert m.schema_version == 5
         [old] = m.file_history("legacy.py")
         assert (old.session_id, old.operation) == ("old", "edit")
         assert [p.pattern_type for p in m.patterns()] == ["refactor"]
         m.record_learning("workflow", {"steps": 3}, 0.5)  # the v2 column works
     with EpisodicMemory(path) as again:
-        assert again.schema_version == 4 and again.counts()["session_learnings"] == 1
+        assert again.schema_version == 5 and again.counts()["session_learnings"] == 1
 
 
 def digest(path: Path) -> str:
@@ -558,12 +558,12 @@ def test_the_migration_registry_versions_each_component(tmp_path: Path) -> None:
     with EpisodicMemory(path) as m:
         m.record_file_interaction("a.py", "read")
     con = duckdb.connect(str(path))
-    assert con.execute("SELECT component, version FROM schema_versions").fetchall() == [("episodic", 4)]
-    assert con.execute("SELECT version FROM schema_meta").fetchall() == [(4,)]  # what older releases read
+    assert con.execute("SELECT component, version FROM schema_versions").fetchall() == [("episodic", 5)]
+    assert con.execute("SELECT version FROM schema_meta").fetchall() == [(5,)]  # what older releases read
     con.execute("DROP TABLE schema_versions")  # a store written before the registry
     con.close()
     with EpisodicMemory(path) as m:
-        assert m.schema_version == 4 and len(m.file_history("a.py")) == 1
+        assert m.schema_version == 5 and len(m.file_history("a.py")) == 1
     con = duckdb.connect(str(path))
     con.execute("UPDATE schema_versions SET version = 7")
     con.close()
@@ -708,7 +708,7 @@ def test_step_3_widens_durations_and_token_counts(tmp_path: Path) -> None:
     path = tmp_path / "memory.duckdb"
     v2_store(path)
     with EpisodicMemory(path) as m:
-        assert m.schema_version == 4
+        assert m.schema_version == 5
         types = dict(
             raw(
                 m,

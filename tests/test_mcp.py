@@ -184,6 +184,7 @@ def test_every_tool_over_stdio(project: Path) -> None:
             "tools_used": {},
             "outcome": None,
             "score": None,
+            "branch": None,
         }
         assert ok(await s.call_tool("task", {"action": "pause", "task_id": "t2"}))["status"] == "paused"
         assert ok(await s.call_tool("task", {"action": "resume", "task_id": "t2"}))["status"] == "active"
@@ -198,6 +199,7 @@ def test_every_tool_over_stdio(project: Path) -> None:
             "tools_used": {},
             "outcome": "memoized helper",
             "score": None,
+            "branch": None,
         }
         found = ok(await s.call_tool("tasks", {"query": "cache helper"}))["tasks"]
         assert next((t["task_id"], t["outcome"]) for t in found) == ("t2", "memoized helper")
@@ -360,7 +362,7 @@ def test_an_argument_a_tool_does_not_take_is_refused_as_over_http(project: Path)
         "unknown argument prefx; allowed: name, prefix, fuzzy",
         "unknown argument duraton_ms; allowed: tool_name, parameters, success, result, error_message, "
         "duration_ms, file_path, task_id, at, mentions",
-        "unknown argument descripton; allowed: action, task_id, description, outcome",
+        "unknown argument descripton; allowed: action, task_id, description, outcome, branch",
     ]
 
     async def script(s: ClientSession) -> None:
@@ -385,6 +387,7 @@ def test_an_argument_a_tool_does_not_take_is_refused_as_over_http(project: Path)
             "tools_used": {},
             "outcome": None,
             "score": None,
+            "branch": None,
         }
 
     anyio.run(session_run, project, script, "--refresh-seconds", "3600")
@@ -506,6 +509,7 @@ def test_the_cli_and_the_mcp_tools_give_the_same_json(project: Path) -> None:
         "tools_used": {},
         "outcome": None,
         "score": None,
+        "branch": None,
     }
     expected = []
     for argv, _, _ in SHARED_VERBS + SHARED_ERRORS:
@@ -529,6 +533,7 @@ def test_the_cli_and_the_mcp_tools_give_the_same_json(project: Path) -> None:
             "tools_used": {},
             "outcome": None,
             "score": None,
+            "branch": None,
         }
 
     anyio.run(session_run, project, script, "--refresh-seconds", "3600")

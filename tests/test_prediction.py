@@ -4,6 +4,7 @@ tier placements, the budget as an invariant, and the paths a text names."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import aircher_mem as am
@@ -11,6 +12,7 @@ import pytest
 from aircher_mem import assembly
 from aircher_mem.assembly import Candidate
 from aircher_mem.config import AssemblyPolicy, Policy
+from aircher_mem.interfaces import wire
 from aircher_mem.mentions import paths_in
 from aircher_mem.tokens import TokenCounter
 from hypothesis import given, settings
@@ -337,3 +339,103 @@ def test_recent_files_and_mentions_match_the_records_live_and_reopened(
             want = _expected(records, task, limit, calls)
             assert (reopened.recent_files(limit, task_id=task), reopened.recent_mentions(calls, task_id=task)) == want
         reopened.close()
+
+
+# -- the branch, the collaborator and the time of day ----------------------------------------
+
+
+def test_git_branch_reads_head_and_nothing_else(tmp_path: Path) -> None:
+    from aircher_mem.root import git_branch
+
+    assert git_branch(tmp_path) is None  # no repository
+    (tmp_path / ".git").mkdir()
+    head = tmp_path / ".git" / "HEAD"
+    head.write_text("ref: refs/heads/feature/login-fix\n")
+    assert git_branch(tmp_path) == "feature/login-fix"
+    head.write_text("3f2a9c0d1e2b3a4c5d6e7f8091a2b3c4d5e6f708\n")  # detached
+    assert git_branch(tmp_path) is None
+    head.write_text("ref: refs/heads/\n")
+    assert git_branch(tmp_path) is None
+    head.unlink()
+    head.symlink_to(tmp_path / "elsewhere")
+    (tmp_path / "elsewhere").write_text("ref: refs/heads/main\n")
+    assert git_branch(tmp_path) is None  # a link is not followed
+    head.unlink()
+    os.mkfifo(head)
+    assert git_branch(tmp_path) is None  # not read: no writer would ever come
+    head.unlink()
+    (tmp_path / ".git").rmdir()
+    (tmp_path / ".git").write_text("gitdir: /somewhere/else/.git/worktrees/x\n")  # a worktree: outside
+    assert git_branch(tmp_path) is None
+
+
+def test_tasks_carry_their_branch_and_predict_the_files_of_its_tasks(project: Path) -> None:
+    policy = AssemblyPolicy()
+    (project / ".git").mkdir()
+    (project / ".git" / "HEAD").write_text("ref: refs/heads/login-fix\n")
+    with am.Memory.open(project) as memory:
+        first = memory.task("start", task_id="a", description="start the login fix")
+        assert first.branch == "login-fix"  # the branch checked out
+        memory.record_file_interaction("app/views.py", "edit", task_id="a", at=T0 + 1)
+        memory.record_file_interaction("app/models.py", "read", task_id="a", at=T0 + 2)
+        memory.task("complete", task_id="a", outcome="half done")
+        memory.task("start", task_id="b", description="more of it", branch="login-fix")
+        memory.record_file_interaction("app/views.py", "edit", task_id="b", at=T0 + 3)
+        memory.task("complete", task_id="b")
+        other = memory.task("start", task_id="c", description="elsewhere", branch="docs")
+        assert other.branch == "docs" and wire.to_json(other)["branch"] == "docs"
+        memory.record_file_interaction("README.md", "edit", task_id="c", at=T0 + 4)
+        memory.task("complete", task_id="c")
+        assert [t.task_id for t in memory.episodic.branch_tasks("login-fix")] == ["b", "a"]
+        got = memory.predict(branch="login-fix", task_id="new")
+        assembled = memory.assemble(budget=2000, branch="login-fix")
+    branch = {f.path: f for f in got.files if any(r.signal == "branch" for r in f.reasons)}
+    assert set(branch) == {"app/views.py", "app/models.py"}
+    views = next(r for r in branch["app/views.py"].reasons if r.signal == "branch")
+    assert views.detail == "worked on in 2 of 2 tasks on branch login-fix"
+    assert views.confidence == pytest.approx(policy.branch_weight)
+    models = next(r for r in branch["app/models.py"].reasons if r.signal == "branch")
+    assert models.confidence == pytest.approx(policy.branch_weight / 2)
+    relevant = {t.name: t for t in assembled.tiers}["relevant"]
+    on_branch = [i for i in relevant.items if i.reasons and i.reasons[0].signal == "branch"]
+    assert [i.text for i in on_branch] == [
+        "Task b on branch login-fix (completed): more of it",
+        "Task a on branch login-fix (completed): start the login fix -> half done",
+    ]
+    assert not any("branch" in n for n in assembled.notes)
+
+
+def test_assemble_brings_the_collaborators_preferences(project: Path) -> None:
+    with am.Memory.open(project) as memory:
+        memory.add_turn("s1", "user", "I prefer tabs over spaces.", speaker="Dana")
+        memory.add_turn("s1", "user", "I prefer dark mode.", speaker="Sam")
+        dana = [m for m in memory.memories().memories if "tabs" in m.content]
+        assert dana and "preference" in dana[0].tags
+        got = memory.assemble(budget=2000, collaborator="  dana ")
+        nobody = memory.assemble(budget=2000, collaborator="Lee")
+    relevant = {t.name: t for t in got.tiers}["relevant"]
+    preferred = [i for i in relevant.items if i.reasons and i.reasons[0].signal == "collaborator"]
+    assert [i.ref for i in preferred] == [f"memory:{dana[0].id}"]
+    assert preferred[0].reasons[0].detail == "a preference of   dana "
+    assert not [i for t in nobody.tiers for i in t.items if i.reasons and i.reasons[0].signal == "collaborator"]
+
+
+def test_assemble_hints_at_the_tools_run_around_this_time_of_day(project: Path) -> None:
+    import time
+
+    now = time.time()
+    with am.Memory.open(project) as memory:
+        for day in range(1, 7):  # pytest six days running, an hour either side of now's time of day
+            memory.record_tool_call("pytest", {}, success=True, at=now - day * 86_400 + (day % 3 - 1) * 1800)
+        for day in range(1, 7):  # ruff as often, but twelve hours off
+            memory.record_tool_call("ruff", {}, success=True, at=now - day * 86_400 + 12 * 3600)
+        memory.record_tool_call("mypy", {}, success=True, at=now - 40 * 86_400)  # too long ago
+        assert memory.episodic.tools_at_hour(now, days=30) == [("pytest", 6)]
+        got = memory.assemble(budget=2000)
+        quiet = Policy.from_dict({"assembly": {"hour_min_runs": 7}})
+    background = {t.name: t for t in got.tiers}["background"]
+    assert [i.text for i in background.items if i.ref == "hour"] == [
+        "Around this time of day the tools run most were: pytest (6)"
+    ]
+    with am.Memory.open(project, policy=quiet) as memory:
+        assert not [i for t in memory.assemble(budget=2000).tiers for i in t.items if i.ref == "hour"]

@@ -235,7 +235,9 @@ _SKIPS = 20  # items that do not fit a tier tried past the first, before it is c
 
 
 class Candidate(NamedTuple):
-    """An item offered to a tier, best first within its tier."""
+    """An item offered to a tier, best first within its tier; ``later``: a filler,
+    placed only with what the four tiers left (after every tier before it could
+    take more)."""
 
     tier: str
     kind: str
@@ -243,6 +245,7 @@ class Candidate(NamedTuple):
     text: str
     score: float
     reasons: list[Reason]
+    later: bool = False
 
 
 def tier_budgets(budget: int, shares: Sequence[float]) -> list[int]:
@@ -263,10 +266,11 @@ def fill_tiers(
     """Places ``offered`` items in the four tiers, in tier order: each tier takes its
     items, best first, while they fit its budget plus what the tiers before it
     left (``index``, when given, is offered what the first three left out and
-    returns the index tier's items); what is left after the index goes back to the tiers in order for the
-    items they could not take. An item whose ``ref`` an earlier item has is left
-    out. Returns the tiers, the rendered context and its tokens (at most
-    ``budget``: items are dropped from the end until the whole text fits)."""
+    returns the index tier's items); what is left after the index goes back to the
+    tiers in order for the items they could not take and their fillers (``later``).
+    An item whose ``ref`` an earlier item has is left out. Returns the tiers, the
+    rendered context and its tokens (at most ``budget``: items are dropped from the
+    end until the whole text fits)."""
     from .results import Tier, TierItem
 
     seen: set[str] = set()
@@ -275,13 +279,13 @@ def fill_tiers(
     used = dict.fromkeys(TIERS, 0)
     queue = {name: list(offered.get(name, ())) for name in TIERS}
 
-    def take(name: TierName, allowed: int) -> None:
+    def take(name: TierName, allowed: int, first: bool) -> None:
         skipped = 0
         rest = []
         for candidate in queue[name]:
             if candidate.ref is not None and candidate.ref in seen:
                 continue
-            if skipped > _SKIPS:
+            if skipped > _SKIPS or (first and candidate.later):
                 rest.append(candidate)
                 continue
             line = "- " + one_line(candidate.text, line_chars)
@@ -303,16 +307,17 @@ def fill_tiers(
     carry = 0
     for name in TIERS:
         if name == "index" and index is not None:
-            queue[name] = [*queue[name], *index([c for t in TIERS[:3] for c in queue[t] if c.ref not in seen])]
+            left = [c for t in TIERS[:3] for c in queue[t] if c.ref not in seen and not c.later]
+            queue[name] = [*queue[name], *index(left)]
         allowed = given[name] + carry
-        take(name, allowed)
+        take(name, allowed, True)
         carry = allowed - used[name]
         given[name] = allowed
     for name in TIERS:  # what is left goes back to the tiers that could take more
         if carry <= 0:
             break
         before = used[name]
-        take(name, used[name] + carry)
+        take(name, used[name] + carry, False)
         carry -= used[name] - before
         given[name] += used[name] - before
     context = _render(taken)

@@ -408,6 +408,17 @@ class AssemblyPolicy(_Section):
     graph_weight: float = _bound(0.3, 0.0, 1.0)
     #: Prediction: memories about the predicted files, at most.
     predict_memories: int = _bound(10, 0, 1000)
+    #: The branch signal: the tasks started on the branch looked at (newest first),
+    #: and the confidence of a file they touched per share of those tasks it was in.
+    branch_tasks: int = _bound(20, 0, 1000)
+    branch_weight: float = _bound(0.5, 0.0, 1.0)
+    #: The collaborator signal: their preferences (memories tagged "preference" from
+    #: their turns) at most.
+    collaborator_memories: int = _bound(5, 0, 1000)
+    #: Time of day: the tools run within an hour of now's time of day over this many
+    #: days, shown as a workflow hint when run at least ``hour_min_runs`` times.
+    hour_days: float = _bound(30.0, 0.0, 1e6)
+    hour_min_runs: int = _bound(5, 1, 1_000_000)
     #: ``prepare_context`` assembles a context of this share of the window's
     #: ``max_tokens`` for each message (0: none).
     window_share: float = _bound(0.05, 0.0, 1.0)

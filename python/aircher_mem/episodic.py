@@ -147,6 +147,10 @@ _MIGRATIONS: dict[int, list[str]] = {
         # wrote its records: a journal found again after a crash is not written twice.
         "CREATE TABLE drained_journals (id VARCHAR PRIMARY KEY, drained_at TIMESTAMP NOT NULL)",
     ],
+    5: [
+        # The git branch a task was started on: the predictive engine's branch signal.
+        "ALTER TABLE task_history ADD COLUMN branch VARCHAR",
+    ],
 }
 store.register("episodic", _MIGRATIONS)
 SCHEMA_VERSION = store.latest_version("episodic")
@@ -416,7 +420,8 @@ class EpisodicMemory(store.StoreHolder):
         # find_similar_tasks' index: ((excluded task, fingerprint of the other tasks),
         # index, rows by task id); rebuilt when the key changes.
         self._task_index: tuple[tuple[Any, ...], LexicalIndex] | None = None
-        self._aside: Any = None  # the DuckDB connection of read_aside, made on first use
+        self._aside: Any = None  # the DuckDB connection of read_aside, made on first use ...
+        self._aside_work: Future[Any] | None = None  # ... and the work last started there
         self._closed = False
         try:
             self._migrate()
@@ -621,8 +626,11 @@ class EpisodicMemory(store.StoreHolder):
 
     # -- tasks -------------------------------------------------------------------------
 
-    def start_task(self, task_id: str, description: str, *, intent: str | None = None) -> None:
-        """Starts a task and makes it current; record_* calls default to it."""
+    def start_task(
+        self, task_id: str, description: str, *, intent: str | None = None, branch: str | None = None
+    ) -> None:
+        """Starts a task (on git ``branch``, when given) and makes it current;
+        record_* calls default to it."""
         import duckdb
 
         self._check_open()
@@ -635,11 +643,13 @@ class EpisodicMemory(store.StoreHolder):
             redact(checks.text("description", description, max_chars=None)),
             intent,
             _micros(self._now(None)),
+            None if branch is None else redact(checks.text("branch", branch, max_chars=1000)),
         ]
         try:
             self._con.execute(
                 "INSERT INTO task_history (task_id, session_id, description, intent, status, started_at, "
-                "files_touched, tools_used) VALUES (?, ?, ?, ?, 'active', make_timestamp(?), '[]', '{}')",
+                "branch, files_touched, tools_used) "
+                "VALUES (?, ?, ?, ?, 'active', make_timestamp(?), ?, '[]', '{}')",
                 values,
             )
         except duckdb.ConstraintException:
@@ -976,8 +986,12 @@ class EpisodicMemory(store.StoreHolder):
         return self._read(sql, params)
 
     def _close_aside(self) -> None:
-        """Closes read_aside's connection, before the store's own: the file stays
-        open while one of its connections is."""
+        """Closes read_aside's connection, once its work is done, before the store's
+        own: the file stays open while one of its connections is."""
+        if self._aside_work is not None:
+            with contextlib.suppress(BaseException):  # its caller was told, or gave up on it
+                self._aside_work.result()
+            self._aside_work = None
         if self._aside is not None:
             with contextlib.suppress(Exception):
                 self._aside.close()
@@ -1009,6 +1023,7 @@ class EpisodicMemory(store.StoreHolder):
                 _ASIDE.store = _ASIDE.con = None
 
         future: Future[T] = _READER.submit(run)
+        self._aside_work = future
         return future.result
 
     def _read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
@@ -1250,7 +1265,7 @@ class EpisodicMemory(store.StoreHolder):
 
     _TASK_COLUMNS = (
         "task_id, session_id, description, intent, status, epoch_us(started_at), "
-        "epoch_us(completed_at), files_touched, tools_used, outcome"
+        "epoch_us(completed_at), files_touched, tools_used, outcome, branch"
     )
 
     @staticmethod
@@ -1267,6 +1282,7 @@ class EpisodicMemory(store.StoreHolder):
             json.loads(row[8] or "{}"),
             row[9],
             score,
+            row[10],
         )
 
     def task(self, task_id: str) -> Task:
@@ -1327,6 +1343,28 @@ class EpisodicMemory(store.StoreHolder):
         )
         stored = {row[0]: row for row in rows}
         return [self._task_record(stored[task_id], score) for task_id, score in hits]
+
+    def tools_at_hour(self, at: float, *, days: float, limit: int = 3) -> list[tuple[str, int]]:
+        """The tools run most within an hour either side of ``at``'s time of day
+        (UTC) over the ``days`` before it, with how often; most run first."""
+        at = _time("at", at)
+        hour = time.gmtime(at).tm_hour
+        since = _micros(max(at - checks.number("days", days) * 86_400, MIN_TIME))
+        rows = self._query(
+            "SELECT tool_name, count(*) FROM tool_executions WHERE timestamp >= make_timestamp(?) "
+            "AND (hour(timestamp) - ? + 24) % 24 IN (0, 1, 23) GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT ?",
+            [since, hour, checks.limit("limit", limit, maximum=MAX_LIMIT)],
+        )
+        return [(name, int(n)) for name, n in rows]
+
+    def branch_tasks(self, branch: str, limit: int = 10) -> list[Task]:
+        """The tasks started on git ``branch``, newest first."""
+        branch, limit = checks.text("branch", branch, max_chars=1000), checks.limit("limit", limit, maximum=MAX_LIMIT)
+        rows = self._query(
+            f"SELECT {self._TASK_COLUMNS} FROM task_history WHERE branch = ? ORDER BY started_at DESC, id DESC LIMIT ?",
+            [redact(branch), limit],
+        )
+        return [self._task_record(r) for r in rows]
 
     def patterns(self, pattern_type: str | None = None, *, min_count: int = 1) -> list[LearnedPattern]:
         """Learned patterns ("co-edit", "error-fix"), most observed first."""

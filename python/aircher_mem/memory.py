@@ -128,7 +128,7 @@ from .retrieval import (
     find_relevant_to_query,
     search_code,
 )
-from .root import STORE_DIR, find_root
+from .root import STORE_DIR, find_root, git_branch
 from .tokens import TokenCounter, available_encodings
 from .verbs import verb
 
@@ -850,7 +850,8 @@ class Memory:
         """What will be needed next: the files the agent will likely open, each with
         its confidence and reasons (the current file, the files read and edited
         lately, the files the last tool calls named, their companions in past tasks,
-        the current file's imports and importers), the memories about those files,
+        the files the tasks started on ``branch`` touched, the current file's imports
+        and importers), the memories about those files,
         and the learned fixes of errors like the recent ones.
 
         For an agent: Predict which files you will need next and what memory says
@@ -901,7 +902,8 @@ class Memory:
         the code search (a window carries its own code views)."""
         policy = self.policy.assembly
         text = " ".join(t for t in (signals.query, *signals.recent_errors, signals.collaborator) if t)
-        similar_tasks, since = self.policy.episodic.similar_tasks, time.time() - policy.error_hours * 3600.0
+        now = time.time()
+        similar_tasks, since = self.policy.episodic.similar_tasks, now - policy.error_hours * 3600.0
         # the episodic store's lookups run beside the rest (DuckDB lets the GIL go)
         looked_up = self.episodic.read_aside(
             lambda ep: (
@@ -909,6 +911,8 @@ class Memory:
                 ep.failed_runs_since(since, limit=10),
                 ep.file_history(signals.current_file, limit=20) if signals.current_file else [],
                 ep.patterns("error-fix"),
+                ep.branch_tasks(signals.branch, 5) if signals.branch else [],
+                ep.tools_at_hour(now, days=policy.hour_days) if policy.hour_days else [],
             )
         )
         prediction = self._predict(signals)
@@ -929,9 +933,10 @@ class Memory:
                 dependencies = imports + importers
         else:
             notes.append("no code graph: the project is not indexed (aircher-mem index)")
-        if signals.branch:
-            notes.append("branch: not used yet (memories carry no branch)")
-        similar, failed, history, fix_patterns = looked_up()
+        preferences = []
+        if signals.collaborator and policy.collaborator_memories:
+            preferences = lt.said_by(signals.collaborator, tags=("preference",), limit=policy.collaborator_memories)
+        similar, failed, history, fix_patterns, on_branch, at_hour = looked_up()
         offered = gather(
             signals,
             prediction=prediction,
@@ -943,6 +948,9 @@ class Memory:
             failed=failed,
             history=history,
             fix_patterns=fix_patterns,
+            on_branch=on_branch,
+            at_hour=[(tool, n) for tool, n in at_hour if n >= policy.hour_min_runs],
+            preferences=preferences,
             code=code,
             dependencies=dependencies,
             policy=policy,
@@ -1444,8 +1452,12 @@ class Memory:
         *,
         description: Annotated[str | None, Arg(description="For start: what the task is.")] = None,
         outcome: Annotated[str | None, Arg(description="For complete or fail: what came of it.")] = None,
+        branch: Annotated[
+            str | None, Arg(description="For start: its git branch (default: the one checked out).")
+        ] = None,
     ) -> Task:
-        """A task lifecycle step: ``start`` (needs ``description``), ``pause``,
+        """A task lifecycle step: ``start`` (needs ``description``; on ``branch``,
+        by default the git branch checked out in the project), ``pause``,
         ``resume``, ``complete`` or ``fail`` (with an optional ``outcome``).
 
         For an agent: Start a task before working on it and complete (or fail) it when
@@ -1453,12 +1465,12 @@ class Memory:
         within a task are learned as co-edited, and later sessions find the task and its
         outcome with tasks(query=...). Returns the task as stored after the step: {task_id,
         session_id, description, intent, status, started_at, completed_at, files_touched,
-        tools_used, outcome, score}."""
+        tools_used, outcome, score, branch}."""
         store = self.episodic
         if action == "start":
             if not description:
                 raise InvalidInputError("starting a task needs a description")
-            store.start_task(task_id, description)
+            store.start_task(task_id, description, branch=git_branch(self.root) if branch is None else branch)
         elif action == "pause":
             store.pause_task(task_id)
         elif action == "resume":
@@ -1527,7 +1539,7 @@ class Memory:
         With `query`: past tasks most similar to it, with their outcome, so earlier
         solutions can be reused. JSON {query, tasks: [{task_id, session_id, description,
         intent, status, started_at, completed_at, files_touched, tools_used, outcome,
-        score}]}; score is set only with `query`."""
+        score, branch}]}; score is set only with `query`."""
         limit = _limit("limit", limit)
         if query:
             query = _text("query", query)

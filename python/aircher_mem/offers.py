@@ -7,12 +7,14 @@ themselves (budgets, placing, rendering) and the router are in
   failed tool calls of the last ``[assembly] error_hours`` and the learned fixes of
   those errors and of the recent errors given;
 - relevant: the predicted files and the memories about them, decisions about the
-  current file's imports and importers and the predicted files, the memories and
-  turns recall finds and the memories the router loads from the query's domains (L1
-  to L3), similar past tasks, the code search's best hits;
+  current file's imports and importers and the predicted files, the collaborator's
+  preferences, the memories and turns recall finds and the memories the router
+  loads from the query's domains (L1 to L3), the tasks started on the branch,
+  similar past tasks, the code search's best hits;
 - background: the project's L0 memories (conventions) that are important or that
-  the query recalls, the current file's history, workflows and patterns, then the
-  other L0 memories as the router ranks them;
+  the query recalls, the current file's history, the tools run most around this
+  time of day, workflows and patterns; then, with what the tiers leave (fillers),
+  the other L0 memories as the router ranks them;
 - index: the domains and modules memory knows, with counts, and the ids of what
   did not fit, to pass to recall or explain.
 """
@@ -25,7 +27,18 @@ from collections import Counter
 from collections.abc import Sequence
 
 from .assembly import Candidate, Hierarchy, Routable, stored_score
-from .results import CodeHit, FileInteraction, LearnedPattern, Prediction, Reason, RecallHit, Routed, Task, ToolRun
+from .results import (
+    CodeHit,
+    FileInteraction,
+    LearnedPattern,
+    MemoryRecord,
+    Prediction,
+    Reason,
+    RecallHit,
+    Routed,
+    Task,
+    ToolRun,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -65,6 +78,9 @@ def gather(
     failed: Sequence[ToolRun],
     history: Sequence[FileInteraction],
     fix_patterns: Sequence[LearnedPattern],
+    on_branch: Sequence[Task],
+    at_hour: Sequence[tuple[str, int]],
+    preferences: Sequence[MemoryRecord],
     code: Sequence[CodeHit],
     dependencies: Sequence[str],
     policy: AssemblyPolicy,
@@ -72,7 +88,9 @@ def gather(
     """The candidates of each tier, best first within it (see the module), from what
     the stores gave: ``failed`` the failed tool calls of the last ``[assembly]
     error_hours``, ``history`` the current file's last interactions, newest first,
-    ``fix_patterns`` the learned error-fix patterns."""
+    ``fix_patterns`` the learned error-fix patterns, ``on_branch`` the tasks started
+    on the branch, newest first, ``at_hour`` the tools run most around this time of
+    day, ``preferences`` the collaborator's."""
     offered: dict[str, list[Candidate]] = {"critical": [], "relevant": [], "background": [], "index": []}
     critical, relevant, background = offered["critical"], offered["relevant"], offered["background"]
     # critical: decisions about the file at hand (those about its imports, importers
@@ -135,6 +153,10 @@ def gather(
                 [Reason("prediction", f"about {pm.path}, a predicted file", pm.confidence)],
             )
         )
+    for m in preferences:
+        relevant.append(
+            _memory(m, "relevant", [Reason("collaborator", f"a preference of {signals.collaborator}", 1.0)], m.score)
+        )
     # what the query finds, best recall score first (the router's memories with the
     # score recall gave them), then the router's memories recall did not score
     found: list[Candidate] = []
@@ -169,6 +191,20 @@ def gather(
             unscored.append(_memory(m, "relevant", [routed_why], m.score))
     found.sort(key=lambda c: -c.score)  # stable: recall's order among equal scores
     relevant += found + unscored
+    for task in on_branch:
+        if task.task_id == signals.task_id:
+            continue
+        relevant.append(
+            Candidate(
+                "relevant",
+                "task",
+                f"task:{task.task_id}",
+                f"Task {task.task_id} on branch {task.branch} ({task.status}): {task.description}"
+                + (f" -> {task.outcome}" if task.outcome else ""),
+                0.6,
+                [Reason("branch", f"a task started on branch {signals.branch}", 0.6)],
+            )
+        )
     for task in similar:
         if task.status == "active":  # in progress: not past work
             continue
@@ -206,7 +242,8 @@ def gather(
             why = "an important project (L0) memory" if m.importance else "a project (L0) memory the query recalls"
             background.append(_memory(m, "background", [Reason("route", why, 1.0)], m.score))
         else:
-            rest.append(_memory(m, "background", [Reason("route", "a project (L0) memory", 0.5)], m.score))
+            filler = _memory(m, "background", [Reason("route", "a project (L0) memory", 0.5)], m.score)
+            rest.append(filler._replace(later=True))
     if signals.current_file and history:
         ops = Counter(i.operation for i in history)
         last = history[0]
@@ -221,6 +258,18 @@ def gather(
                 f"{time.strftime('%Y-%m-%d %H:%M', time.gmtime(last.timestamp))}{note}",
                 0.5,
                 [Reason("current-file", "what was done with the file open now", 0.5)],
+            )
+        )
+    if at_hour:
+        runs = ", ".join(f"{tool} ({n})" for tool, n in at_hour)
+        background.append(
+            Candidate(
+                "background",
+                "workflow",
+                "hour",
+                f"Around this time of day the tools run most were: {runs}",
+                0.5,
+                [Reason("time-of-day", "tools run within an hour of this time of day", 0.5)],
             )
         )
     for flow in heapq.nlargest(10, known.flows, key=stored_score):

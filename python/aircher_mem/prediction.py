@@ -3,10 +3,10 @@
 Signals (:class:`Signals`) are what a caller knows now: the message, the current
 file, recent errors, the activity, the branch, the task. The engine adds what the
 episodic store recorded: the files read and edited lately, the files the last tool
-calls named (a ``grep`` result, a traceback), and the files worked on together with
-them in past tasks; and, with a code graph, the current file's imports and
-importers. Each source gives a file a confidence (its ``[assembly]`` weight, less
-for older evidence), and a file's confidence is ``1 - prod(1 - c)`` over its
+calls named (a ``grep`` result, a traceback), the files worked on together with
+them in past tasks, and the files the tasks started on the branch touched; and, with
+a code graph, the current file's imports and importers. Each source gives a file a
+confidence (its ``[assembly]`` weight, less for older evidence), and a file's confidence is ``1 - prod(1 - c)`` over its
 reasons. The memories whose ``code_ref`` or ``module`` is a predicted file come
 with it, and the learned error-then-fix patterns whose error the recent errors
 share words with.
@@ -17,6 +17,7 @@ Measured on real agent trajectories by ``benches/prediction.py``.
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -124,6 +125,16 @@ def predict(
                 "co-touched",
                 f"worked on with {seeds[0]} in past tasks ({share:.0%})",
                 policy.companion_weight * share,
+            )
+    if signals.branch and policy.branch_tasks and policy.branch_weight > 0.0:
+        on_branch = [t for t in episodic.branch_tasks(signals.branch, policy.branch_tasks) if t.task_id != task]
+        touched = Counter(path for t in on_branch for path in dict.fromkeys(t.files_touched))
+        for path, n in touched.most_common(limit):
+            files.add(
+                path,
+                "branch",
+                f"worked on in {n} of {len(on_branch)} tasks on branch {signals.branch}",
+                policy.branch_weight * n / len(on_branch),
             )
     if graph is not None and seeds and policy.graph_weight > 0.0:
         first = seeds[0]

@@ -153,7 +153,8 @@ class Task:
     """A task as the episodic store holds it: ``status`` is ``active``, ``paused``,
     ``completed`` or ``failed``; times are Unix seconds; ``tools_used`` counts the
     tool runs recorded under the task by tool name. ``score`` is set only when the
-    task was found by similarity to a query (BM25 over description and outcome)."""
+    task was found by similarity to a query (BM25 over description and outcome);
+    ``branch`` is the git branch it was started on, when known."""
 
     task_id: str
     session_id: str
@@ -166,6 +167,7 @@ class Task:
     tools_used: dict[str, int]
     outcome: str | None
     score: float | None = None
+    branch: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -12,7 +12,7 @@ TYPE_CHECKING = False  # not typing's: importing typing is a cost here; checkers
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["STORE_DIR", "find_root", "root_folder"]
+__all__ = ["STORE_DIR", "find_root", "root_folder", "git_branch"]
 
 #: The store's folder in a project.
 STORE_DIR = ".aircher"
@@ -40,3 +40,30 @@ def root_folder(start: str | os.PathLike[str] | None = None) -> str:
             )
         folder = parent
     return folder
+
+
+def git_branch(root: str | os.PathLike[str]) -> str | None:
+    """The branch checked out in the git repository at ``root``, from its
+    ``.git/HEAD`` (``ref: refs/heads/<branch>``); None without one, for a detached
+    head, or when ``.git`` is a file (a worktree's: its HEAD is outside the
+    project) or ``HEAD`` a link or unreadable. Reads at most 1 KB, never follows a
+    link."""
+    path = os.path.join(os.fspath(root), ".git", "HEAD")
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        if os.fstat(fd).st_mode & 0o170000 != 0o100000:  # not a regular file (stat.S_ISREG, unimported)
+            return None
+        head = os.read(fd, 1024)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    text = head.decode("utf-8", "replace").strip()
+    prefix = "ref: refs/heads/"
+    if not text.startswith(prefix) or "\n" in text:
+        return None
+    branch = text[len(prefix) :]
+    return branch if branch and branch.isprintable() else None

@@ -9,7 +9,7 @@ file is refused.
 
 from __future__ import annotations
 
-import base64
+import binascii
 import functools
 import hashlib
 import importlib.resources
@@ -78,11 +78,9 @@ def _load_encoding(name: str) -> tiktoken.Encoding:
             f"{path} does not match the published {name} hash (sha256 {actual}, expected {sha256}); "
             "reinstall aircher-mem"
         )
-    ranks = {}
-    for line in data.splitlines():
-        if line:
-            token, rank = line.split()
-            ranks[base64.b64decode(token)] = int(rank)
+    # token and rank, one pair a line (the file's hash is checked: no malformed line)
+    fields = data.split()
+    ranks = dict(zip(map(binascii.a2b_base64, fields[::2]), map(int, fields[1::2])))
     return tiktoken.Encoding(name=name, pat_str=pattern, mergeable_ranks=ranks, special_tokens=special)
 
 

@@ -127,7 +127,7 @@ from typing import NamedTuple, cast
 
 from ..brief import MARKER, session_brief, task_query
 from ..errors import AircherError, InvalidInputError, StoreNotFoundError
-from ..root import STORE_DIR
+from ..root import STORE_DIR, git_branch
 from .client import Client, find_root, policy_snapshot, snapshot_of
 from .hook_command import EXIT_OK
 from .thin import (
@@ -690,7 +690,7 @@ def _session_start(call: _Call) -> str:
     assembled = None
     if not call.late:
         query = task_query(tasks, call.policy.query_chars)
-        assembled = b.assemble(call.policy.context_tokens, query if query.strip() else None)
+        assembled = b.assemble(call.policy.context_tokens, query if query.strip() else None, git_branch(call.root))
     return session_brief(
         tasks,
         assembled if isinstance(assembled, dict) else None,

@@ -27,7 +27,7 @@ import time
 from ..brief import MARKER, one_line, prompt_brief
 from ..errors import AircherError, InvalidInputError, StoreError, StoreLockedError
 from ..mentions import paths_in
-from ..root import STORE_DIR, root_folder
+from ..root import STORE_DIR, git_branch, root_folder
 
 TYPE_CHECKING = False  # not typing's: importing typing is a cost here; checkers treat any TYPE_CHECKING as true
 if TYPE_CHECKING:
@@ -739,8 +739,8 @@ class Verbs:
     def tasks(self) -> Any:
         return self.json(self._retry(lambda: self.memory.tasks(limit=10)))
 
-    def assemble(self, budget: int, query: str | None) -> Any:
-        return self.json(self._retry(lambda: self.memory.assemble(budget=budget, query=query)))
+    def assemble(self, budget: int, query: str | None, branch: str | None) -> Any:
+        return self.json(self._retry(lambda: self.memory.assemble(budget=budget, query=query, branch=branch)))
 
     def add_turn(self, session_id: str, role: str, text: str, at: float | None, metadata: dict[str, Any]) -> None:
         self._retry(lambda: self.memory.add_turn(session_id, role, text, at=at, metadata=metadata))
@@ -824,9 +824,9 @@ class Remote:
     def tasks(self, *, limit: int) -> Any:
         return self._send("GET", "/tasks", {"limit": limit}, "tasks", limit=limit)
 
-    def assemble(self, *, budget: int, query: str | None) -> Any:
-        body = {"budget": budget, "query": query}
-        return self._send("POST", "/assemble", body, "assemble", budget=budget, query=query)
+    def assemble(self, *, budget: int, query: str | None, branch: str | None) -> Any:
+        body = {"budget": budget, "query": query, "branch": branch}
+        return self._send("POST", "/assemble", body, "assemble", budget=budget, query=query, branch=branch)
 
     def add_turn(self, session_id: str, role: str, text: str, *, at: float | None, metadata: dict[str, Any]) -> Any:
         body = {"session_id": session_id, "role": role, "text": text, "at": at, "metadata": metadata}
@@ -1018,7 +1018,8 @@ def user_prompt(call: Call) -> str:
     prompt = call.text("prompt")
     if prompt is None:
         return ""
-    assembled = call.backend.assemble(call.policy.context_tokens, prompt[: call.policy.query_chars])
+    branch = git_branch(call.root)
+    assembled = call.backend.assemble(call.policy.context_tokens, prompt[: call.policy.query_chars], branch)
     text = prompt_brief(
         assembled if isinstance(assembled, dict) else None,
         budget=call.policy.context_chars,

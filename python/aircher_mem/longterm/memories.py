@@ -399,6 +399,26 @@ def about(
     return [(record(lt, m, now), path) for _, m, path in ranked]
 
 
+def said_by(lt: StoreCore, speaker: str, *, tags: Collection[str], limit: int) -> list[MemoryRecord]:
+    """Active memories tagged with one of ``tags`` that come from a turn ``speaker``
+    said (the turn's speaker, case and spacing aside), best stored score first; the
+    first ``limit``."""
+    lt._check_open()
+    lt._load()
+    who = " ".join(speaker.split()).casefold()
+    wanted = set(tags)
+    found = []
+    for m in lt._memories.values():
+        if m.status != "active" or not wanted.intersection(m.tags):
+            continue
+        turns = (lt._turns.get(t) for t in lt._sources.get(m.id, ()))
+        if any(t is not None and " ".join((t.speaker or "").split()).casefold() == who for t in turns):
+            found.append(m)
+    found.sort(key=lambda m: (-m.score, m.id))
+    now = lt.clock()
+    return [record(lt, m, now) for m in found[:limit]]
+
+
 def _places(lt: StoreCore) -> dict[str, list[int]]:
     """The memories of each file (their ``code_ref``'s) and module, built again
     when memories were added or forgotten (neither changes on an existing one)."""

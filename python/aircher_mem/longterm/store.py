@@ -135,6 +135,7 @@ class LongTermMemory(StoreCore):
     memories = _memories.listed
     facts = _memories.facts
     about = _memories.about
+    said_by = _memories.said_by
     active = _memories.active
     records = _memories.records
     subtree = _memories.subtree

@@ -17,7 +17,7 @@ cases run interleaved, one run of each in turn, ``--runs`` times; min, median, p
 Then the server's share: the median milliseconds of each request the two hooks
 send, made from this process (a new connection each, as a hook makes them).
 Every run must exit 0 with nothing on stderr, ``PostToolUse`` print nothing and the
-first ``UserPromptSubmit`` inject the rule (later ones recall it too, but the stored
+first ``UserPromptSubmit`` inject the rule (later ones assemble it too, but the stored
 prompts outscore it); ``[hooks] deadline_seconds`` is 30, so a slow start on a busy machine is
 measured rather than cut short.
 
@@ -119,7 +119,7 @@ def server_share(root: Path, runs: int) -> dict[str, float]:
     app = str(root / "app.py")
     bodies: list[tuple[str, str, dict[str, object] | None]] = [
         ("GET /health (the proof)", "", None),
-        ("POST /recall", "/recall", {"query": "Can I push to main now?", "k": 5, "kinds": ["fact", "episode"]}),
+        ("POST /assemble", "/assemble", {"budget": 1000, "query": "Can I push to main now?", "branch": None}),
         ("POST /add-turn", "/add-turn", {"session_id": "b", "role": "user", "text": "Can I push?", "metadata": {}}),
         (
             "POST /record-tool-call",

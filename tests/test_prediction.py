@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import ClassVar
 
 import aircher_mem as am
 import pytest
@@ -439,3 +440,49 @@ def test_assemble_hints_at_the_tools_run_around_this_time_of_day(project: Path) 
     ]
     with am.Memory.open(project, policy=quiet) as memory:
         assert not [i for t in memory.assemble(budget=2000).tiers for i in t.items if i.ref == "hour"]
+
+
+class Senses:
+    """A stand-in embedder: billing texts one way, auth texts another, the rest a third."""
+
+    VECTORS: ClassVar[dict[str, list[float]]] = {
+        "invoices are rendered as PDF": [1.0, 0.0, 0.0, 0.0],
+        "login tokens expire after one hour": [0.0, 1.0, 0.0, 0.0],
+        "what do we charge customers": [0.8, 0.0, 0.6, 0.0],  # cosine 0.8 with the invoices
+    }
+
+    def embed(self, texts: list[str]) -> object:
+        import numpy as np
+
+        return np.array([self.VECTORS.get(t, [0.0, 0.0, 0.0, 1.0]) for t in texts], dtype=np.float32)
+
+
+def test_route_loads_a_domain_the_dense_channel_finds_when_no_word_matches(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(am.memory, "dense_embedder", lambda policy: (Senses, None))
+    with am.Memory.open(project) as memory:
+        bill = memory.remember("invoices are rendered as PDF", domain="billing", level="L1").memory_id
+        memory.remember("login tokens expire after one hour", domain="auth", level="L1")
+        routed = memory.route_context("what do we charge customers")
+    by_domain = {d.domain: d for d in routed.domains}
+    assert (by_domain["billing"].chosen, by_domain["billing"].dense) == (True, True)
+    assert by_domain["billing"].score == pytest.approx(0.8, abs=1e-5)
+    assert (by_domain["auth"].chosen, by_domain["auth"].dense) == (False, False)
+    assert bill in [m.id for m in routed.memories]
+    assert "domains loaded: billing (0.80, dense)" in routed.explanation
+
+
+def test_a_dense_score_under_the_words_share_changes_nothing(project: Path) -> None:
+    with am.Memory.open(project) as memory:
+        memory.remember("login tokens expire after one hour", domain="auth", level="L1")
+        known = memory._hierarchy()
+        args = ("login tokens", known, {}, 500, AssemblyPolicy(), memory.tokens, memory.longterm.records)
+        plain = assembly.route(*args)
+        lower = assembly.route(*args, dense={"auth": 0.3, "nowhere": 0.9})
+    assert (plain.domains, plain.explanation, [m.id for m in plain.memories]) == (
+        lower.domains,
+        lower.explanation,
+        [m.id for m in lower.memories],
+    )
+    assert plain.domains[0].score == 1.0 and not plain.domains[0].dense

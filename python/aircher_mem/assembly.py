@@ -427,10 +427,13 @@ def route(
     policy: AssemblyPolicy,
     tokens: TokenCounter,
     record: Callable[[list[Any]], list[MemoryRecord]],
+    dense: Mapping[str, float] | None = None,
 ) -> Routed:
     """Seed 000's semantic router over the active memories (``known``): every L0
     memory; each domain scored by the share of the query's words its name and
-    memories hold, and loaded at ``route_threshold`` or more; when the memories
+    memories hold, or its ``dense`` score (domain -> the best cosine similarity of
+    the query with one of its memories) when higher, and loaded at
+    ``route_threshold`` or more; when the memories
     loaded hold under ``route_min_confidence`` of the query's words, the
     ``route_widen`` best domains under the threshold too. In the loaded domains
     (and among the memories of no domain that ``relevance`` ranks), L1 memories
@@ -446,6 +449,8 @@ def route(
     words = set(tokenize(query, stem=True))
     by_level, by_domain, by_id = known.by_level, known.by_domain, known.by_id
     scores = {d: len(words & held) / len(words) if words else 0.0 for d, held in known.words.items()}
+    by_dense = {d for d, s in (dense or {}).items() if d in scores and s > scores[d]}
+    scores.update({d: float(dense[d]) for d in by_dense} if dense else {})
     chosen = {d for d, s in scores.items() if s >= policy.route_threshold}
     cost: dict[int, int] = {}
 
@@ -531,11 +536,12 @@ def route(
             used += tokens_of(target)
             crossed.append([m.id, target.id])
     domains = [
-        DomainScore(d, round(scores[d], 6), len(by_domain[d]), d in chosen)
+        DomainScore(d, round(scores[d], 6), len(by_domain[d]), d in chosen, d in by_dense)
         for d in sorted(scores, key=lambda d: (-scores[d], d))
     ]
     levels_of = Counter(m.level for m in picked)
-    loaded = ", ".join(f"{d.domain} ({d.score:.2f})" for d in domains if d.chosen) or "none"
+    loaded = ", ".join(f"{d.domain} ({d.score:.2f}{', dense' if d.dense else ''})" for d in domains if d.chosen)
+    loaded = loaded or "none"
     explanation = (
         f"{levels_of['L0']} project (L0) memories, loaded always; domains loaded: {loaded}"
         + (f", widened to {', '.join(widened)} because the confidence was low" if widened else "")

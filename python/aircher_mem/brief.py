@@ -74,21 +74,6 @@ TIER_TITLES = {
 }
 
 
-def _tier_items(
-    assembled: Mapping[str, Any] | None, tiers: Sequence[str], keep: Callable[[Mapping[str, Any]], bool]
-) -> list[tuple[str, list[Mapping[str, Any]]]]:
-    found = assembled.get("tiers") if isinstance(assembled, dict) else None
-    out = []
-    for tier in found if isinstance(found, list) else ():
-        if not isinstance(tier, dict) or tier.get("name") not in tiers:
-            continue
-        items: list[Mapping[str, Any]] = [
-            i for i in tier.get("items") or () if isinstance(i, dict) and i.get("kind") != "turn" and keep(i)
-        ]
-        out.append((str(tier["name"]), items))
-    return out
-
-
 def _sections(
     out: Brief,
     assembled: Mapping[str, Any] | None,
@@ -96,8 +81,13 @@ def _sections(
     line_chars: int,
     keep: Callable[[Mapping[str, Any]], bool],
 ) -> None:
-    for name, items in _tier_items(assembled, tiers, keep):
-        out.section(TIER_TITLES[name], [one_line(i.get("text", ""), line_chars) for i in items])
+    """A section for each of ``tiers`` in ``assembled`` (``assemble``'s JSON), one
+    line an item that ``keep`` keeps; turns are left out."""
+    found = assembled.get("tiers") if isinstance(assembled, dict) else None
+    for tier in found if isinstance(found, list) else ():
+        if isinstance(tier, dict) and tier.get("name") in tiers:
+            items = [i for i in tier.get("items") or () if isinstance(i, dict) and i.get("kind") != "turn" and keep(i)]
+            out.section(TIER_TITLES[tier["name"]], [one_line(i.get("text", ""), line_chars) for i in items])
 
 
 def session_brief(

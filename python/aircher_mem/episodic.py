@@ -44,6 +44,7 @@ import heapq
 import json
 import logging
 import math
+import os
 import threading
 import time
 import uuid
@@ -74,6 +75,8 @@ T = TypeVar("T")
 _READER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="aircher-episodic-aside")
 #: ... and, while it runs a store's work, that store and its connection there.
 _ASIDE = threading.local()
+#: Tasks started or changed, per store file, in this process (its only writer).
+_TASKS_CHANGED: Counter[str] = Counter()
 
 OPERATIONS = ("read", "write", "edit", "search", "analyze", "viewed")
 """File operations: the five an agent performs on a file, plus "viewed" for code pruned
@@ -417,9 +420,11 @@ class EpisodicMemory(store.StoreHolder):
         self._touched: tuple[dict[str, set[str]], dict[str, set[str]]] | None = None  # see _companions
         self._recent: _Recent | None = None  # see _recency
         self._fixes: list[tuple[str, str, str, float]] = []
-        # find_similar_tasks' index: ((excluded task, fingerprint of the other tasks),
-        # index, rows by task id); rebuilt when the key changes.
+        # find_similar_tasks' index: ((excluded task, tasks' generation), index), built
+        # again when another task is current or a task is started or changes status
+        # or outcome: by any holder of the file in this process, its only writer.
         self._task_index: tuple[tuple[Any, ...], LexicalIndex] | None = None
+        self._tasks_key = os.path.realpath(self.path) if self.path != ":memory:" else f":memory:{id(self)}"
         self._aside: Any = None  # the DuckDB connection of read_aside, made on first use ...
         self._aside_work: Future[Any] | None = None  # ... and the work last started there
         self._closed = False
@@ -657,6 +662,7 @@ class EpisodicMemory(store.StoreHolder):
         except duckdb.Error as exc:
             raise store.corrupt_or_error(self.path, exc, "starting a task in it") from None
         store.protect(self.path)
+        _TASKS_CHANGED[self._tasks_key] += 1
         self._task_usage[task_id] = ([], Counter())
         self.current_task_id = task_id
 
@@ -678,6 +684,7 @@ class EpisodicMemory(store.StoreHolder):
         except duckdb.Error as exc:
             raise store.corrupt_or_error(self.path, exc, f"marking a task {status} in it") from None
         store.protect(self.path)
+        _TASKS_CHANGED[self._tasks_key] += 1
 
     def pause_task(self, task_id: str) -> None:
         task_id = _key("task_id", task_id)
@@ -1307,7 +1314,7 @@ class EpisodicMemory(store.StoreHolder):
         into their parts and stop words left out, as :func:`aircher_mem._core.tokenize`
         does with ``stem=True``. The current task is excluded; only tasks sharing at
         least one term are returned; equal scores go by task id. The index is kept
-        between calls while the other tasks' ids, texts and statuses are unchanged."""
+        between calls until a task is started or changes status or outcome."""
         text, limit = (
             checks.text("text", text, max_chars=None, blank=True),
             checks.integer("limit", limit, 0, MAX_LIMIT),
@@ -1315,16 +1322,9 @@ class EpisodicMemory(store.StoreHolder):
         if limit <= 0 or not tokenize(text, stem=True):
             return []
         excluded = self.current_task_id or ""
-        [state] = self._query(
-            "SELECT count(*), bit_xor(hash(task_id, description, outcome, status)) FROM task_history "
-            "WHERE task_id <> ?",
-            [excluded],
-        )
-        if state[0] == 0:
-            return []
-        key = (excluded, *state)
+        key = (excluded, _TASKS_CHANGED[self._tasks_key])
         if self._task_index is None or self._task_index[0] != key:
-            rows = self._read("SELECT task_id, description, outcome FROM task_history WHERE task_id <> ?", [excluded])
+            rows = self._query("SELECT task_id, description, outcome FROM task_history WHERE task_id <> ?", [excluded])
             index = LexicalIndex(stem=True)
             index.upsert([("task", r[0], "", {"text": f"{r[1]} {r[2] or ''}"}) for r in rows])
             self._task_index = (key, index)
@@ -1337,7 +1337,7 @@ class EpisodicMemory(store.StoreHolder):
         if not hits:
             return []
         # The rows are read afresh: files and tools used change without changing the index.
-        rows = self._read(
+        rows = self._query(
             f"SELECT {self._TASK_COLUMNS} FROM task_history WHERE task_id IN (SELECT unnest(?::VARCHAR[]))",
             [[task_id for task_id, _ in hits]],
         )

@@ -106,6 +106,7 @@ from .results import (
     Patterns,
     Prediction,
     Recall,
+    RecallHit,
     Recorded,
     Reference,
     ReferenceList,
@@ -229,6 +230,20 @@ def _flat(value: object, depth: int = 0) -> str:
 
 def _name(value: object) -> str:
     return _text("name", value, max_chars=10_000).strip()
+
+
+def _dense_domains(hits: Sequence[RecallHit], known: assembly.Hierarchy) -> dict[str, float]:
+    """Each domain's best dense similarity among the memories recall found (the
+    dense channel's raw cosine; none when the channel is off)."""
+    best: dict[str, float] = {}
+    for hit in hits:
+        memory = known.by_id.get(hit.id) if hit.kind != "turn" else None
+        if memory is None or not memory.domain:
+            continue
+        for channel in hit.channels:
+            if channel.channel == "dense" and channel.raw > best.get(memory.domain, 0.0):
+                best[memory.domain] = channel.raw
+    return best
 
 
 class Memory:
@@ -920,7 +935,9 @@ class Memory:
         hits = lt.recall(text[:100_000], k=policy.recall_k).hits if text.strip() else []
         relevance = {h.id: h.score for h in hits if h.kind != "turn"}
         known = self._hierarchy()
-        routed = assembly.route(text, known, relevance, budget, policy, self.tokens, lt.records)
+        routed = assembly.route(
+            text, known, relevance, budget, policy, self.tokens, lt.records, _dense_domains(hits, known)
+        )
         code: list[CodeHit] = []
         dependencies: list[str] = []
         notes = []
@@ -981,14 +998,15 @@ class Memory:
         For an agent: Load the project's knowledge for a question: its L0 memories,
         then those of the domains the question is about, within `max_tokens`. JSON
         {query, max_tokens, memories, total_tokens, domains: [{domain, score,
-        memories, chosen}], confidence, explanation, cross_references}."""
+        memories, chosen, dense}], confidence, explanation, cross_references}."""
         query = _text("query", query)
         max_tokens = _limit("max_tokens", max_tokens, maximum=10_000_000)
         lt = self.longterm
         hits = lt.recall(query, k=self.policy.assembly.recall_k, kinds=KINDS).hits
         relevance = {h.id: h.score for h in hits}
         known = self._hierarchy()
-        return assembly.route(query, known, relevance, max_tokens, self.policy.assembly, self.tokens, lt.records)
+        dense = _dense_domains(hits, known)
+        return assembly.route(query, known, relevance, max_tokens, self.policy.assembly, self.tokens, lt.records, dense)
 
     def _hierarchy(self) -> assembly.Hierarchy:
         """The active memories grouped for the router (:func:`assembly.hierarchy`),

@@ -53,6 +53,12 @@ def _memory(m: Routable | RecallHit, tier: str, reasons: list[Reason], score: fl
     return Candidate(tier, m.kind, f"memory:{m.id}", f"[memory {m.id}] ({m.kind}) {m.content}", score, reasons)
 
 
+def _task(task: Task, name: str, why: Reason) -> Candidate:
+    outcome = f" -> {task.outcome}" if task.outcome else ""
+    text = f"{name} ({task.status}): {task.description}{outcome}"
+    return Candidate("relevant", "task", f"task:{task.task_id}", text, why.confidence, [why])
+
+
 def _fix(p: LearnedPattern, signal: str) -> Candidate:
     d = p.data
     return Candidate(
@@ -192,33 +198,12 @@ def gather(
     found.sort(key=lambda c: -c.score)  # stable: recall's order among equal scores
     relevant += found + unscored
     for task in on_branch:
-        if task.task_id == signals.task_id:
-            continue
-        relevant.append(
-            Candidate(
-                "relevant",
-                "task",
-                f"task:{task.task_id}",
-                f"Task {task.task_id} on branch {task.branch} ({task.status}): {task.description}"
-                + (f" -> {task.outcome}" if task.outcome else ""),
-                0.6,
-                [Reason("branch", f"a task started on branch {signals.branch}", 0.6)],
-            )
-        )
+        if task.task_id != signals.task_id:
+            on = Reason("branch", f"a task started on branch {signals.branch}", 0.6)
+            relevant.append(_task(task, f"Task {task.task_id} on branch {task.branch}", on))
     for task in similar:
-        if task.status == "active":  # in progress: not past work
-            continue
-        relevant.append(
-            Candidate(
-                "relevant",
-                "task",
-                f"task:{task.task_id}",
-                f"Past task {task.task_id} ({task.status}): {task.description}"
-                + (f" -> {task.outcome}" if task.outcome else ""),
-                0.5,
-                [Reason("task", "a similar past task", 0.5)],
-            )
-        )
+        if task.status != "active":  # in progress: not past work
+            relevant.append(_task(task, f"Past task {task.task_id}", Reason("task", "a similar past task", 0.5)))
     for c in code:
         relevant.append(
             Candidate(

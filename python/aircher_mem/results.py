@@ -818,12 +818,15 @@ class Prediction:
 @dataclasses.dataclass(frozen=True)
 class DomainScore:
     """A domain of the hierarchy scored against a query: the share of the query's
-    words its name and memories hold; ``chosen`` when the router loaded it."""
+    words its name and memories hold, or (``dense``, when the dense channel is on
+    and scores higher) the best cosine similarity of the query with one of its
+    memories recall found; ``chosen`` when the router loaded it."""
 
     domain: str
     score: float
     memories: int
     chosen: bool
+    dense: bool = False
 
 
 @dataclasses.dataclass(frozen=True)

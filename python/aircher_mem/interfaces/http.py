@@ -422,7 +422,7 @@ def build_app(
         async def call(request: Request) -> Any:
             if v.http_method == "POST":
                 body = await _read_body(request, max_body)
-                if body.strip(b" \t\n\r"):  # JSON whitespace only: no arguments
+                if body:  # none: no arguments (whitespace is not JSON)
                     values = parse_json(body)
                     if not isinstance(values, dict):
                         raise _bad(f"the body must be a JSON object, got {_kind(values)}")
@@ -452,7 +452,7 @@ def build_app(
 
         async def call(request: Request) -> Any:
             body = await _read_body(request, max_body)
-            values = parse_json(body) if body.strip(b" \t\n\r") else {}
+            values = parse_json(body) if body else {}
             if request.query_params:
                 raise _bad(f"POST {path} takes its arguments in the JSON body, not the query string")
             args = verbs.get(name).arguments_json(json.dumps(seed_arguments(path, values)).encode("utf-8"))

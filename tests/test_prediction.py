@@ -431,15 +431,19 @@ def test_assemble_hints_at_the_tools_run_around_this_time_of_day(project: Path) 
         for day in range(1, 7):  # ruff as often, but twelve hours off
             memory.record_tool_call("ruff", {}, success=True, at=now - day * 86_400 + 12 * 3600)
         memory.record_tool_call("mypy", {}, success=True, at=now - 40 * 86_400)  # too long ago
-        assert memory.episodic.tools_at_hour(now, days=30) == [("pytest", 6)]
+        assert memory.episodic.tools_at_hour(now, days=30) == [("pytest", 6, 6)]
+        predicted = memory.predict()
         got = memory.assemble(budget=2000)
         quiet = Policy.from_dict({"assembly": {"hour_min_runs": 7}})
+    assert predicted.workflows == [am.results.PredictedWorkflow("pytest", 6, 1.0)]
+    assert got.prediction.workflows == predicted.workflows
     background = {t.name: t for t in got.tiers}["background"]
     assert [i.text for i in background.items if i.ref == "hour"] == [
         "Around this time of day the tools run most were: pytest (6)"
     ]
     with am.Memory.open(project, policy=quiet) as memory:
         assert not [i for t in memory.assemble(budget=2000).tiers for i in t.items if i.ref == "hour"]
+        assert memory.predict().workflows == []
 
 
 class Senses:

@@ -1344,18 +1344,20 @@ class EpisodicMemory(store.StoreHolder):
         stored = {row[0]: row for row in rows}
         return [self._task_record(stored[task_id], score) for task_id, score in hits]
 
-    def tools_at_hour(self, at: float, *, days: float, limit: int = 3) -> list[tuple[str, int]]:
+    def tools_at_hour(self, at: float, *, days: float, limit: int = 3) -> list[tuple[str, int, int]]:
         """The tools run most within an hour either side of ``at``'s time of day
-        (UTC) over the ``days`` before it, with how often; most run first."""
+        (UTC) over the ``days`` before it: each with its runs and all the runs
+        then; most run first."""
         at = _time("at", at)
         hour = time.gmtime(at).tm_hour
         since = _micros(max(at - checks.number("days", days) * 86_400, MIN_TIME))
         rows = self._query(
-            "SELECT tool_name, count(*) FROM tool_executions WHERE timestamp >= make_timestamp(?) "
-            "AND (hour(timestamp) - ? + 24) % 24 IN (0, 1, 23) GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT ?",
+            "SELECT tool_name, count(*), sum(count(*)) OVER () FROM tool_executions "
+            "WHERE timestamp >= make_timestamp(?) AND (hour(timestamp) - ? + 24) % 24 IN (0, 1, 23) "
+            "GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT ?",
             [since, hour, checks.limit("limit", limit, maximum=MAX_LIMIT)],
         )
-        return [(name, int(n)) for name, n in rows]
+        return [(name, int(n), int(total)) for name, n, total in rows]
 
     def branch_tasks(self, branch: str, limit: int = 10) -> list[Task]:
         """The tasks started on git ``branch``, newest first."""

@@ -74,7 +74,7 @@ from .longterm import LongTermMemory
 from .longterm.store import KINDS, Extractor
 from .mentions import paths_in
 from .offers import gather, index_of
-from .prediction import Signals, neighbours, predict
+from .prediction import Signals, neighbours, predict, workflows_of
 from .results import (
     Assembled,
     Calls,
@@ -104,6 +104,7 @@ from .results import (
     Neighbourhood,
     PartialIndex,
     Patterns,
+    PredictedWorkflow,
     Prediction,
     Recall,
     RecallHit,
@@ -866,15 +867,20 @@ class Memory:
         its confidence and reasons (the current file, the files read and edited
         lately, the files the last tool calls named, their companions in past tasks,
         the files the tasks started on ``branch`` touched, the current file's imports
-        and importers), the memories about those files,
-        and the learned fixes of errors like the recent ones.
+        and importers), the memories about those files, the learned fixes of errors
+        like the recent ones, and the tools run most at this time of day
+        (``workflows``, each with its share of the runs then).
 
         For an agent: Predict which files you will need next and what memory says
         about them, from what you just did (recorded tool calls and file reads and
         edits) and the current file or error. JSON {signals, files: [{path,
         confidence, reasons: [{signal, detail, confidence}]}], memories: [{id, kind,
-        content, path, confidence}], fixes, confidence}."""
-        return self._predict(self._signals(query, current_file, recent_errors, activity, branch, task_id, None), limit)
+        content, path, confidence}], fixes, workflows: [{tool, runs, confidence}],
+        confidence}."""
+        signals = self._signals(query, current_file, recent_errors, activity, branch, task_id, None)
+        policy = self.policy.assembly
+        at_hour = self.episodic.tools_at_hour(time.time(), days=policy.hour_days) if policy.hour_days else []
+        return self._predict(signals, limit, workflows_of(at_hour, policy))
 
     @verb()
     @_verb
@@ -954,6 +960,7 @@ class Memory:
         if signals.collaborator and policy.collaborator_memories:
             preferences = lt.said_by(signals.collaborator, tags=("preference",), limit=policy.collaborator_memories)
         similar, failed, history, fix_patterns, on_branch, at_hour = looked_up()
+        prediction = dataclasses.replace(prediction, workflows=workflows_of(at_hour, policy))
         offered = gather(
             signals,
             prediction=prediction,
@@ -966,7 +973,6 @@ class Memory:
             history=history,
             fix_patterns=fix_patterns,
             on_branch=on_branch,
-            at_hour=[(tool, n) for tool, n in at_hour if n >= policy.hour_min_runs],
             preferences=preferences,
             code=code,
             dependencies=dependencies,
@@ -1041,7 +1047,9 @@ class Memory:
             collaborator=collaborator,
         )
 
-    def _predict(self, signals: Signals, limit: int | None = None) -> Prediction:
+    def _predict(
+        self, signals: Signals, limit: int | None = None, workflows: Sequence[PredictedWorkflow] = ()
+    ) -> Prediction:
         return predict(
             signals,
             episodic=self.episodic,
@@ -1050,6 +1058,7 @@ class Memory:
             exists=self._is_file,
             policy=self.policy.assembly,
             limit=limit,
+            workflows=workflows,
         )
 
     @verb(surfaces=("python",))

@@ -85,7 +85,6 @@ def gather(
     history: Sequence[FileInteraction],
     fix_patterns: Sequence[LearnedPattern],
     on_branch: Sequence[Task],
-    at_hour: Sequence[tuple[str, int]],
     preferences: Sequence[MemoryRecord],
     code: Sequence[CodeHit],
     dependencies: Sequence[str],
@@ -95,8 +94,7 @@ def gather(
     the stores gave: ``failed`` the failed tool calls of the last ``[assembly]
     error_hours``, ``history`` the current file's last interactions, newest first,
     ``fix_patterns`` the learned error-fix patterns, ``on_branch`` the tasks started
-    on the branch, newest first, ``at_hour`` the tools run most around this time of
-    day, ``preferences`` the collaborator's."""
+    on the branch, newest first, ``preferences`` the collaborator's."""
     offered: dict[str, list[Candidate]] = {"critical": [], "relevant": [], "background": [], "index": []}
     critical, relevant, background = offered["critical"], offered["relevant"], offered["background"]
     # critical: decisions about the file at hand (those about its imports, importers
@@ -245,8 +243,8 @@ def gather(
                 [Reason("current-file", "what was done with the file open now", 0.5)],
             )
         )
-    if at_hour:
-        runs = ", ".join(f"{tool} ({n})" for tool, n in at_hour)
+    if prediction.workflows:
+        runs = ", ".join(f"{w.tool} ({w.runs})" for w in prediction.workflows)
         background.append(
             Candidate(
                 "background",

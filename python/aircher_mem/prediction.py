@@ -24,7 +24,7 @@ from typing import Any
 from ._core import tokenize
 from .errors import UnknownItemError
 from .mentions import paths_in
-from .results import LearnedPattern, PredictedFile, PredictedMemory, Prediction, Reason
+from .results import LearnedPattern, PredictedFile, PredictedMemory, PredictedWorkflow, Prediction, Reason
 
 # Only for type checkers. (Not typing.TYPE_CHECKING: type checkers treat any name
 # TYPE_CHECKING as true.)
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from .episodic import EpisodicMemory
     from .longterm import LongTermMemory
 
-__all__ = ["ACTIVITIES", "Signals", "predict", "neighbours", "error_fixes"]
+__all__ = ["ACTIVITIES", "Signals", "predict", "workflows_of", "neighbours", "error_fixes"]
 
 ACTIVITIES = ("debugging", "feature", "review", "refactor", "exploring")
 
@@ -88,10 +88,12 @@ def predict(
     exists: Callable[[str], bool],
     policy: AssemblyPolicy,
     limit: int | None = None,
+    workflows: Sequence[PredictedWorkflow] = (),
 ) -> Prediction:
     """The files, memories and fixes ``signals`` predict (see the module's
-    docstring). ``exists(path)`` says whether a project-relative path is a file of
-    the project: a named file that is not, and was never opened, is not predicted."""
+    docstring), with ``workflows`` (:func:`workflows_of`). ``exists(path)`` says
+    whether a project-relative path is a file of the project: a named file that is
+    not, and was never opened, is not predicted."""
     limit = policy.predict_files if limit is None else limit
     files = _Files()
     task = signals.task_id
@@ -151,7 +153,17 @@ def predict(
             memories.append(PredictedMemory(record.id, record.kind, record.content, path, confidence[path]))
     fixes = error_fixes(episodic, signals.recent_errors) if signals.recent_errors else []
     mean = sum(f.confidence for f in ranked) / len(ranked) if ranked else 0.0
-    return Prediction(signals.to_dict(), ranked, memories, fixes, round(mean, 6))
+    return Prediction(signals.to_dict(), ranked, memories, fixes, list(workflows), round(mean, 6))
+
+
+def workflows_of(at_hour: Sequence[tuple[str, int, int]], policy: AssemblyPolicy) -> list[PredictedWorkflow]:
+    """The tools :meth:`EpisodicMemory.tools_at_hour` found, those run at least
+    ``hour_min_runs`` times, each with its share of the runs then."""
+    return [
+        PredictedWorkflow(tool, runs, round(runs / total, 6))
+        for tool, runs, total in at_hour
+        if runs >= policy.hour_min_runs
+    ]
 
 
 def neighbours(graph: KnowledgeGraph, path: str) -> tuple[list[str], list[str]]:

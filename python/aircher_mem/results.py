@@ -61,6 +61,7 @@ __all__ = [
     "Reason",
     "PredictedFile",
     "PredictedMemory",
+    "PredictedWorkflow",
     "Prediction",
     "DomainScore",
     "Routed",
@@ -803,15 +804,27 @@ class PredictedMemory:
 
 
 @dataclasses.dataclass(frozen=True)
+class PredictedWorkflow:
+    """A tool run often at this time of day: ``runs`` within an hour of it over the
+    last days, and ``confidence``, its share of all the runs then."""
+
+    tool: str
+    runs: int
+    confidence: float
+
+
+@dataclasses.dataclass(frozen=True)
 class Prediction:
     """What the signals say will be needed next: files (best first), the memories
     about them, the learned error-then-fix patterns matching the recent errors,
-    and ``confidence``, the mean confidence of the files predicted (0: none)."""
+    the workflows of this time of day, and ``confidence``, the mean confidence of
+    the files predicted (0: none)."""
 
     signals: dict[str, Any]
     files: list[PredictedFile]
     memories: list[PredictedMemory]
     fixes: list[LearnedPattern]
+    workflows: list[PredictedWorkflow]
     confidence: float
 
 

@@ -124,6 +124,24 @@ def test_predict_rejects_one_string_for_errors(project: Path) -> None:
         memory.predict(recent_errors="boom")  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize(
+    ("signal", "value", "message"),
+    [
+        ("branch", "b" * 1001, "branch is longer than 1,000 characters"),
+        ("branch", "\ud800", "branch is not valid text"),
+        ("task_id", "t" * 1001, "task_id is longer than 1,000 characters"),
+        ("collaborator", "\udfff", "collaborator is not valid text"),
+    ],
+)
+def test_a_bad_signal_is_refused_by_its_name(project: Path, signal: str, value: str, message: str) -> None:
+    with am.Memory.open(project) as memory:
+        with pytest.raises(am.InvalidInputError, match=message):
+            memory.assemble(**{signal: value})
+        if signal != "collaborator":
+            with pytest.raises(am.InvalidInputError, match=message):
+                memory.predict(**{signal: value})
+
+
 # -- the router ---------------------------------------------------------------------------
 
 

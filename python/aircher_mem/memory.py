@@ -233,6 +233,12 @@ def _name(value: object) -> str:
     return _text("name", value, max_chars=10_000).strip()
 
 
+def _named(field: str, value: str | None) -> str | None:
+    """A signal that names something (a branch, a task, a person): text of at most
+    1,000 characters, or None."""
+    return None if value is None else _text(field, value, max_chars=1000, blank=True)
+
+
 def _dense_domains(hits: Sequence[RecallHit], known: assembly.Hierarchy) -> dict[str, float]:
     """Each domain's best dense similarity among the memories recall found (the
     dense channel's raw cosine; none when the channel is off)."""
@@ -1042,9 +1048,9 @@ class Memory:
             current_file=None if current_file is None else self.relative(current_file),
             recent_errors=tuple(_text("recent_errors", e, blank=True) for e in recent_errors),
             activity=activity,
-            branch=branch,
-            task_id=task_id,
-            collaborator=collaborator,
+            branch=_named("branch", branch),
+            task_id=_named("task_id", task_id),
+            collaborator=_named("collaborator", collaborator),
         )
 
     def _predict(

@@ -19,7 +19,9 @@ send, made from this process (a new connection each, as a hook makes them).
 Every run must exit 0 with nothing on stderr, ``PostToolUse`` print nothing and the
 first ``UserPromptSubmit`` inject the rule (later ones assemble it too, but the stored
 prompts outscore it); ``[hooks] deadline_seconds`` is 30, so a slow start on a busy machine is
-measured rather than cut short.
+measured rather than cut short, and ``[hooks] start_server`` is off, so a hook without a
+server does not start one for the next runs (with it on, the first hook of a session
+pays the cost without a server and the next ones the cost with one).
 
     python benches/hook_cost.py [--runs 40] [--baseline /path/to/venv]
 """
@@ -59,8 +61,10 @@ with am.Memory.open(root) as memory:
         memory.add_turn("s", "user", f"I prefer tool number {i} for the build.")
     memory.remember("Never push to main", importance=1)
     memory.task("start", "t1", description="Fix the login check")
-# a busy machine can take over the default 2 s to start Python: no run cut short
-(root / ".aircher" / "config.toml").write_text("[hooks]\ndeadline_seconds = 30\n", encoding="utf-8")
+# a busy machine can take over the default 2 s to start Python: no run cut short; the
+# hooks without a server stay without one (no server of their own, started for the next)
+config = "[hooks]\ndeadline_seconds = 30\nstart_server = false\n"
+(root / ".aircher" / "config.toml").write_text(config, encoding="utf-8")
 """
 
 

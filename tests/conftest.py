@@ -130,6 +130,44 @@ def _no_dense_channel(request: pytest.FixtureRequest, monkeypatch: pytest.Monkey
         monkeypatch.setattr(retrieval, "available", lambda: (False, "dense channel disabled in tests"))
 
 
+@pytest.fixture(autouse=True)
+def _hook_servers(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Path]]:
+    """A hook run in this process that would start a server for its project
+    (``[hooks] start_server``) notes the project here instead, unless the test is
+    marked `hook_servers`; after the test, every `serve --yields` a hook process
+    started for a project under the test's folders is stopped (each would otherwise
+    wait ``server_idle_seconds`` for a request)."""
+    from aircher_mem.interfaces import hooks
+
+    started: list[Path] = []
+    if request.node.get_closest_marker("hook_servers") is None:
+        monkeypatch.setattr(hooks, "_start_server", lambda root, idle: started.append(root))
+    yield started
+    base = str(request.config._tmp_path_factory.getbasetemp())  # type: ignore[attr-defined]
+    for pid in yielding_servers(base):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+
+
+def yielding_servers(under: str) -> list[int]:
+    """The pids of the `aircher-mem serve --yields` processes (a hook's servers)
+    serving a project under the folder ``under``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                argv = f.read().decode("utf-8", "replace").split("\0")
+        except OSError:
+            continue
+        if "serve" in argv and "--yields" in argv and "--root" in argv:
+            root = argv[argv.index("--root") + 1]
+            if root.startswith(under):
+                found.append(int(entry))
+    return found
+
+
 @dataclasses.dataclass
 class Served:
     """A server started by :func:`serving`: its server.json and the (method, path)
@@ -219,13 +257,14 @@ def stop_serve(proc: subprocess.Popen[str]) -> None:
 @pytest.fixture
 def rules(tmp_path: Path) -> Path:
     """A project with a store holding one important rule ("Never push to main"),
-    hooks given 30 s (a loaded machine can take over the default 2 s to start Python)."""
+    hooks given 30 s (a loaded machine can take over the default 2 s to start Python)
+    and starting no server (each hook a process of its own, as its test expects)."""
     root = tmp_path / "repo"
     (root / "app").mkdir(parents=True)
     (root / "app" / "util.py").write_text("def helper():\n    return 1\n")
     with am.Memory.open(root) as memory:
         assert memory.remember("Never push to main", importance=1).memory_id == 1
-    (root / ".aircher" / "config.toml").write_text("[hooks]\ndeadline_seconds = 30\n")
+    (root / ".aircher" / "config.toml").write_text("[hooks]\ndeadline_seconds = 30\nstart_server = false\n")
     return root
 
 

@@ -418,21 +418,27 @@ def fake_module(monkeypatch: pytest.MonkeyPatch, name: str, **functions: Any) ->
     monkeypatch.setitem(sys.modules, module.__name__, module)
 
 
-def test_serve_hands_root_host_port_and_idle_exit_to_the_http_module(
+def test_serve_hands_root_host_port_idle_exit_and_yields_to_the_http_module(
     store: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls: list[tuple[Any, ...]] = []
 
-    def serve(root: Path, *, host: str, port: int, idle_exit_seconds: float) -> None:
-        calls.append((root, host, port, idle_exit_seconds))
+    def serve(root: Path, *, host: str, port: int, idle_exit_seconds: float, yields: bool) -> None:
+        calls.append((root, host, port, idle_exit_seconds, yields))
 
     fake_module(monkeypatch, "http", serve=serve)
     assert main(["serve", "--root", str(store), "--port", "0"]) == 0
     assert main(["serve", "--root", str(store), "--host", "127.0.0.2", "--port", "9000"]) == 0
     assert main(["serve", "--root", str(store), "--port", "0", "--idle-exit-seconds", "1.5"]) == 0
-    assert calls == [(store, "127.0.0.1", 0, 0.0), (store, "127.0.0.2", 9000, 0.0), (store, "127.0.0.1", 0, 1.5)]
+    assert main(["serve", "--root", str(store), "--port", "0", "--yields"]) == 0
+    assert calls == [
+        (store, "127.0.0.1", 0, 0.0, False),
+        (store, "127.0.0.2", 9000, 0.0, False),
+        (store, "127.0.0.1", 0, 1.5, False),
+        (store, "127.0.0.1", 0, 0.0, True),
+    ]
     monkeypatch.chdir(store / ".aircher")  # the store is found upward
-    assert main(["serve"]) == 0 and calls[-1] == (store, "127.0.0.1", 8787, 0.0)
+    assert main(["serve"]) == 0 and calls[-1] == (store, "127.0.0.1", 8787, 0.0, False)
     assert main(["serve", "--port", "70000"]) == wire.EXIT_USAGE
     assert main(["serve", "--idle-exit-seconds", "-1"]) == wire.EXIT_USAGE
 

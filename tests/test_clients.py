@@ -93,7 +93,9 @@ def fresh_project(root: Path) -> Path:
     config = root / ".aircher" / "config.toml"
     text = config.read_text()
     assert "\ndeadline_seconds = 2.0\n" in text
-    config.write_text(text.replace("\ndeadline_seconds = 2.0\n", "\ndeadline_seconds = 30.0\n", 1))
+    text = text.replace("\ndeadline_seconds = 2.0\n", "\ndeadline_seconds = 30.0\n", 1)
+    # a hook starts no server of its own: the tests start theirs
+    config.write_text(text.replace("\nstart_server = true\n", "\nstart_server = false\n", 1))
     return root
 
 

@@ -834,7 +834,8 @@ def test_installed_hooks_end_to_end(store: Path, tmp_path: Path, monkeypatch: py
     shell, the event on stdin) inject the context at SessionStart and record a
     PostToolUse edit, with the store or with ``aircher-mem serve`` holding it; then
     uninstall leaves the file byte for byte as it was."""
-    set_policy(store, "[hooks]\ndeadline_seconds = 30\n")  # a loaded CI machine starts Python slowly
+    # a loaded CI machine starts Python slowly; no server but the test's
+    set_policy(store, "[hooks]\ndeadline_seconds = 30\nstart_server = false\n")
     settings = tmp_path / "settings.json"
     original = dump(THEIRS)
     settings.write_text(original, encoding="utf-8")

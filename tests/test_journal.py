@@ -107,7 +107,7 @@ def test_without_a_server_post_tool_use_journals_redacted_on_disk_with_c_modules
 @pytest.mark.slow
 def test_a_held_store_a_full_journal_or_a_changed_config_is_not_journaled(rules: Path) -> None:
     config = rules / ".aircher" / "config.toml"
-    config.write_text("[hooks]\ndeadline_seconds = 30\njournal_max_bytes = 600\n")
+    config.write_text("[hooks]\ndeadline_seconds = 30\njournal_max_bytes = 600\nstart_server = false\n")
     assert run_hook(rules, "UserPromptSubmit", prompt="hello").returncode == 0  # writes hooks.json
     assert bash(rules, "ls").returncode == 0
     assert journal_of(rules).is_file()
@@ -116,7 +116,7 @@ def test_a_held_store_a_full_journal_or_a_changed_config_is_not_journaled(rules:
     assert not journal_of(rules).exists()
     assert bash(rules, "id").returncode == 0
     assert journal_of(rules).is_file()
-    config.write_text("[hooks]\ndeadline_seconds = 30\n")  # hooks.json no longer describes it
+    config.write_text("[hooks]\ndeadline_seconds = 30\nstart_server = false\n")  # hooks.json no longer describes it
     assert bash(rules, "pwd").returncode == 0
     assert not journal_of(rules).exists()
     assert [c["command"] for c in seen(rules)[1]] == ["ls", "ls -la " + "x" * 450, "id", "pwd"]

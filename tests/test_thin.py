@@ -265,20 +265,20 @@ class Spawned:
         assert options["stdin"] == options["stdout"] == options["stderr"] == subprocess.DEVNULL
 
 
-def test_a_hook_without_a_server_starts_one_only_when_hooks_start_server_says_so(
+@pytest.mark.hook_servers
+def test_a_hook_without_a_server_starts_one_unless_hooks_start_server_says_not_to(
     rules: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     spawned = Spawned()
     monkeypatch.setattr(subprocess, "Popen", spawned)
+    (rules / ".aircher" / "config.toml").write_text("[hooks]\ndeadline_seconds = 30\nstart_server = false\n")
     prompt = hook_event("UserPromptSubmit", rules, prompt="Can I push to main now?")
     assert hooks.run_hook("UserPromptSubmit", prompt) == (PROMPT_CONTEXT, 0)
-    assert spawned.argv == []  # the default: no server started
-    (rules / ".aircher" / "config.toml").write_text(
-        "[hooks]\ndeadline_seconds = 30\nstart_server = true\nserver_idle_seconds = 90\n"
-    )
+    assert spawned.argv == []
+    (rules / ".aircher" / "config.toml").write_text("[hooks]\ndeadline_seconds = 30\nserver_idle_seconds = 90\n")
     assert hooks.run_hook("PostToolUse", hook_event("PostToolUse", rules, tool_name="Bash")) == ("", 0)
     serve = [sys.executable, "-m", "aircher_mem", "serve", "--root", str(rules), "--port", "0"]
-    assert spawned.argv == [[*serve, "--idle-exit-seconds", "90"]]
+    assert spawned.argv == [[*serve, "--idle-exit-seconds", "90", "--yields"]]  # the default
     with am.Memory.open(rules) as memory, serving(memory):  # with a server: none started
         assert hooks.run_hook("PostToolUse", hook_event("PostToolUse", rules, tool_name="Bash")) == ("", 0)
     assert len(spawned.argv) == 1

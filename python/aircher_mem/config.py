@@ -486,6 +486,9 @@ class ServerPolicy(_Section):
     #: Connections waiting to be accepted (the listen backlog), and accepted at most
     #: in one go; lowered, like ``max_connections``, to fit the open files limit.
     backlog: int = _bound(128, 1, 65_535)
+    #: Seconds a process that opens the store waits for a server that offers it
+    #: (one a hook started: ``[hooks] start_server``) to give it up; 0: never asks.
+    yield_wait_seconds: float = _bound(10.0, 0.0, 600.0)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -529,9 +532,10 @@ class HooksPolicy(_Section):
     #: its content); more is the same non-blocking error, and the rest is not read.
     payload_max_bytes: int = _bound(32_000_000, 1024, 1 << 34)
     #: A hook that found no server for the project, and opened the store itself,
-    #: starts ``aircher-mem serve`` for it in the background once done, so the next
-    #: hooks are its clients (the thin path) ...
-    start_server: bool = False
+    #: starts ``aircher-mem serve --yields`` for it in the background once done, so
+    #: the next hooks are its clients (the thin path). That server gives the store
+    #: up to any other process that opens it (``[server] yield_wait_seconds``) ...
+    start_server: bool = True
     #: ... which exits after this many seconds without a request.
     server_idle_seconds: float = _bound(1800.0, 0.0, 31_536_000.0, lo_open=True)
     #: Bytes the journal may hold (``.aircher/journal.jsonl``): a ``PostToolUse`` with

@@ -131,6 +131,7 @@ from .retrieval import (
     search_code,
 )
 from .root import STORE_DIR, find_root, git_branch
+from .store import taken
 from .tokens import TokenCounter, available_encodings
 from .verbs import verb
 
@@ -157,6 +158,7 @@ assert set(get_args(Operation)) < set(OPERATIONS)
 
 P = ParamSpec("P")
 R = TypeVar("R")
+_S = TypeVar("_S")
 
 
 def _verb(method: Callable[P, R]) -> Callable[P, R]:
@@ -274,6 +276,10 @@ class Memory:
         #: A first index lets other threads read its graph as it grows (see
         #: :meth:`index`); the HTTP server sets it for the memory it serves.
         self.partial_answers = False
+        #: Whether opening the store asks a server that offers it (one a hook
+        #: started) to give it up, waiting ``[server] yield_wait_seconds``
+        #: (:func:`store.taken`); the hooks themselves never do.
+        self.take_offered_store = True
         self._building: threading.Event | None = None  # set when a first index in two steps is over
         self._published = threading.Event()  # set once its first part can be read
         self._partial: tuple[KnowledgeGraph, PartialIndex] | None = None
@@ -407,8 +413,8 @@ class Memory:
         if self._episodic is None:
             with self._lock:
                 if self._episodic is None:
-                    self._episodic = EpisodicMemory(
-                        self.db_path, policy=self.policy.episodic, search=self.policy.retrieval
+                    self._episodic = self._taken(
+                        lambda: EpisodicMemory(self.db_path, policy=self.policy.episodic, search=self.policy.retrieval)
                     )
                     journal.drain(self)
         return self._episodic
@@ -420,15 +426,22 @@ class Memory:
         self._check_open()
         if self._longterm is None:
             embedder, why = dense_embedder(self.policy)
-            self._longterm = LongTermMemory(
-                self.db_path,
-                policy=self.policy.longterm,
-                retrieval=self.policy.retrieval,
-                embedder=embedder,
-                dense_note=why,
-                extractor=self.extractor,
+            self._longterm = self._taken(
+                lambda: LongTermMemory(
+                    self.db_path,
+                    policy=self.policy.longterm,
+                    retrieval=self.policy.retrieval,
+                    embedder=embedder,
+                    dense_note=why,
+                    extractor=self.extractor,
+                )
             )
         return self._longterm
+
+    def _taken(self, open_store: Callable[[], _S]) -> _S:
+        """``open_store()``, after a server that offers the store gave it up."""
+        wait = self.policy.server.yield_wait_seconds if self.take_offered_store else 0.0
+        return taken(self.db_path, open_store, wait)
 
     @property
     def indexed(self) -> bool:

@@ -39,10 +39,11 @@ import contextlib
 import logging
 import os
 import threading
+import time
 import weakref
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, Protocol
+from typing import TYPE_CHECKING, ClassVar, Protocol, TypeVar
 
 from .errors import InvalidInputError, SchemaVersionError, StoreCorruptError, StoreError, StoreLockedError
 
@@ -59,6 +60,11 @@ __all__ = [
     "hold",
     "release",
     "held",
+    "offer",
+    "withdraw",
+    "wanted",
+    "offered_by",
+    "taken",
     "rewrite",
     "protect",
     "corrupt_or_error",
@@ -70,6 +76,7 @@ __all__ = [
 ]
 
 log = logging.getLogger("aircher_mem.store")
+_T = TypeVar("_T")
 
 
 class Reconnecting(Protocol):
@@ -342,9 +349,11 @@ def hold(path: str | Path) -> None:
                 os.fchmod(fd, 0o600)
             os.ftruncate(fd, 0)
             os.pwrite(fd, str(os.getpid()).encode("ascii"), 0)
-        except OSError:  # the pid is only for messages
+        except OSError:  # the pid is only for messages, and offers
             pass
         _HOLDS[key] = (fd, 1)
+        if key in _OFFERING:
+            _write_offer(key)
 
 
 def release(path: str | Path) -> None:
@@ -370,6 +379,132 @@ def held(path: str | Path) -> Iterator[None]:
         yield
     finally:
         release(path)
+
+
+# -- a holder that gives the store up ------------------------------------------------
+#
+# A server a hook started holds the store only to spare the next hooks the cost of
+# opening it: it offers the store (``<file>.yields``: its pid) and gives it up when
+# another process asks (``<file>.wanted``), so a program that opens the project's
+# memory itself (``Memory.open``, ``aircher-mem mcp``, ``aircher-mem serve``) takes
+# the store instead of failing with StoreLockedError.
+
+_OFFER_SUFFIX = ".yields"
+_WANTED_SUFFIX = ".wanted"
+_TAKE_POLL_SECONDS = 0.02
+_OFFER_SECONDS = 0.05
+# The store files this process offers (their real paths), from when it holds them.
+_OFFERING: set[str] = set()
+
+
+def _small_file(path: str) -> str | None:
+    """The first bytes of the regular file at ``path`` (no link followed, no FIFO
+    waited on), or None."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        import stat
+
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.pread(fd, 64, 0).decode("ascii", "replace").strip()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _remove(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+
+
+def offer(path: str | Path) -> None:
+    """Says that this process gives the store at ``path`` up when another process
+    asks (:func:`wanted`): from the moment it holds the store (at once, if it
+    does), the offer names its pid. Undone by :func:`withdraw`."""
+    key = _lock_key(str(path))
+    with _GUARD:
+        _OFFERING.add(key)
+        if key in _HOLDS:
+            _write_offer(key)
+
+
+def _write_offer(key: str) -> None:
+    tmp = f"{key}{_OFFER_SUFFIX}.{os.getpid()}.tmp"
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        try:
+            os.write(fd, str(os.getpid()).encode("ascii"))
+        finally:
+            os.close(fd)
+        os.replace(tmp, key + _OFFER_SUFFIX)
+    except OSError as exc:  # the store is held all the same, only not offered
+        log.warning("cannot offer %s: %s", key, _one_line(exc.strerror or str(exc)))
+
+
+def withdraw(path: str | Path) -> None:
+    """Undoes :func:`offer` (once the store is closed): this process's offer and
+    any request for the store are removed."""
+    key = _lock_key(str(path))
+    with _GUARD:
+        _OFFERING.discard(key)
+    if _small_file(key + _OFFER_SUFFIX) == str(os.getpid()):
+        _remove(key + _OFFER_SUFFIX)
+    _remove(key + _WANTED_SUFFIX)
+
+
+def wanted(path: str | Path) -> bool:
+    """Whether another process asked for the store this process offered."""
+    return os.path.lexists(_lock_key(str(path)) + _WANTED_SUFFIX)
+
+
+def offered_by(path: str | Path) -> int | None:
+    """The pid of the process that holds the store at ``path`` and offers to give
+    it up: the offer's pid when it is the lock holder's, else None."""
+    key = _lock_key(str(path))
+    offered, holder = _small_file(key + _OFFER_SUFFIX), _small_file(key + _LOCK_SUFFIX)
+    if offered is None or not offered.isdigit() or offered != holder:
+        return None
+    return int(offered)
+
+
+def taken(path: str | Path, open_store: Callable[[], _T], wait_seconds: float) -> _T:
+    """``open_store()``; when it raises :class:`StoreLockedError` because a holder
+    that offered the store (:func:`offer`) has it, asks that holder to give it up
+    and tries again until it did or ``wait_seconds`` passed (then the last
+    :class:`StoreLockedError`, saying so). ``wait_seconds`` 0 never asks."""
+    try:
+        return open_store()
+    except StoreLockedError:
+        if wait_seconds <= 0:
+            raise
+        if offered_by(path) is None:
+            # a holder writes its offer just after it takes the lock: look once more
+            time.sleep(_OFFER_SECONDS)
+            if offered_by(path) is None:
+                raise
+    key = _lock_key(str(path))
+    log.info("%s is held by a server that gives it up when asked: asking it", path)
+    flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        os.close(os.open(key + _WANTED_SUFFIX, flags, 0o600))
+    except OSError as exc:
+        raise StoreError(f"cannot ask for {path}: {_one_line(exc.strerror or str(exc))}") from None
+    deadline = time.monotonic() + wait_seconds
+    while True:
+        time.sleep(_TAKE_POLL_SECONDS)
+        try:
+            return open_store()
+        except StoreLockedError as exc:
+            if time.monotonic() >= deadline:
+                raise StoreLockedError(
+                    f"{exc} The server holding it was asked to give it up and did not within {wait_seconds:g} s "
+                    "([server] yield_wait_seconds)."
+                ) from None
 
 
 def disconnect(con: duckdb.DuckDBPyConnection, path: str | Path, owner: Reconnecting | None = None) -> None:

@@ -901,6 +901,10 @@ def cmd_serve(
     idle_exit_seconds: Annotated[
         float, Arg(ge=0, description="Exit after this many seconds without a request (0: never).")
     ] = 0.0,
+    yields: Annotated[
+        bool,
+        Arg(description="Give the store up, and exit, when another process opens it (as a hook's server does)."),
+    ] = False,
 ) -> int:
     """Serves the memory over HTTP on 127.0.0.1, the project's one writer."""
     try:
@@ -908,7 +912,7 @@ def cmd_serve(
         from .http import serve  # type: ignore[import-not-found, unused-ignore]
     except ImportError as exc:
         raise _unavailable("the HTTP server", exc) from None
-    serve(run.root, host=host, port=port, idle_exit_seconds=idle_exit_seconds)
+    serve(run.root, host=host, port=port, idle_exit_seconds=idle_exit_seconds, yields=yields)
     return wire.EXIT_OK
 
 

@@ -79,9 +79,10 @@ only C modules of the standard library besides its own. Without a server,
 store (:mod:`aircher_mem.journal`), its limits read from hooks.json, which this
 path writes whenever it loads the Policy; the other events, ``UserPromptSubmit``
 without a server and a ``PostToolUse`` the journal does not take come here. A hook
-that opened the store itself starts ``aircher-mem serve`` for the project once done
-when ``[hooks] start_server`` says so (off by default), exiting after ``[hooks]
-server_idle_seconds`` without a request.
+that opened the store itself starts ``aircher-mem serve --yields`` for the project
+once done when ``[hooks] start_server`` says so (the default), exiting after
+``[hooks] server_idle_seconds`` without a request, or as soon as another process
+opens the store (it gives the store up: :func:`aircher_mem.store.taken`).
 
 Sources relied on (third-party pages found by search, not authority):
 
@@ -541,6 +542,10 @@ def _backend(root: Path, settings: _Settings, deadline: float) -> Iterator[_Verb
         yield _Verbs(memory, deadline)
 
 
+# The servers this process started, by project (a process of its own each).
+_SERVERS: dict[str, Any] = {}
+
+
 def _start_server(root: Path, idle_seconds: float) -> None:
     """Starts ``aircher-mem serve --root ROOT --port 0 --idle-exit-seconds
     IDLE_SECONDS`` in a session of its own, detached from the hook (no stdin,
@@ -550,9 +555,9 @@ def _start_server(root: Path, idle_seconds: float) -> None:
     import subprocess
 
     argv = [sys.executable, "-m", "aircher_mem", "serve", "--root", str(root), "--port", "0"]
-    argv += ["--idle-exit-seconds", f"{idle_seconds:g}"]
+    argv += ["--idle-exit-seconds", f"{idle_seconds:g}", "--yields"]
     try:
-        subprocess.Popen(
+        _SERVERS[str(root)] = subprocess.Popen(  # kept: it runs on after the hook
             argv,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,

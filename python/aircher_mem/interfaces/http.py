@@ -66,7 +66,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from .. import checks, verbs
+from .. import checks, store, verbs
 from .._core import __version__
 from ..config import Policy, ServerPolicy
 from ..errors import (
@@ -115,6 +115,8 @@ log = logging.getLogger("aircher_mem.http")
 DEFAULT_PORT = 8787
 MAX_BODY = ServerPolicy().max_body_bytes  # the default; [server] max_body_bytes sets it
 _MAX_INT = 2**63 - 1
+# How often `serve` looks whether it idled long enough, or was asked for the store.
+_WATCH_SECONDS = 0.05
 _RUNNING: set[Path] = set()  # roots served by this process
 
 
@@ -961,7 +963,9 @@ def _claim(memory: Memory) -> None:
     path = server_file(memory.root)
     other = _read_info(path)
     if other is not None and _live(other, memory.policy.server.proof_timeout_seconds):
-        raise _already(path, other)
+        if store.offered_by(memory.db_path) != other.pid:
+            raise _already(path, other)
+        # a hook's server: it gives the store up below, and its server.json with it
     memory.episodic  # noqa: B018 - the store is ours from now on (StoreLockedError if not)
 
 
@@ -1099,17 +1103,22 @@ def serve(
     port: int = DEFAULT_PORT,
     policy: Policy | None = None,
     idle_exit_seconds: float = 0.0,
+    yields: bool = False,
 ) -> None:
     """Serves the project's memory over HTTP on ``host`` (loopback only) and
     ``port`` (0: a free one) until SIGINT or SIGTERM, or, when ``idle_exit_seconds``
     is not 0, until that long has passed without a request (what a server a hook
     started does: ``[hooks] start_server``), as the store's single writer
     (:func:`serve_in_thread`; the graph is refreshed first when ``[server]
-    index_at_start``). Refuses (:class:`StoreLockedError`) when a live server
-    already runs for the project or another process holds the store; a stale
-    server.json is replaced."""
+    index_at_start``). With ``yields`` (a hook's server), it also exits as soon as
+    another process opening the store asks for it (:func:`store.taken`), so that
+    ``Memory.open`` elsewhere never finds the store held by it. Refuses
+    (:class:`StoreLockedError`) when a live server that does not yield already runs
+    for the project or another process holds the store; a stale server.json is
+    replaced, and a live yielding server is asked to give the store up."""
     _check_address(host, port)
     idle_exit_seconds = checks.number("idle_exit_seconds", idle_exit_seconds)
+    yields = checks.flag("yields", yields)
     memory = Memory.open(root, policy=policy)
     stop = threading.Event()
     previous: dict[signal.Signals, Any] = {}
@@ -1118,23 +1127,32 @@ def serve(
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGINT, signal.SIGTERM):
                 previous[sig] = signal.signal(sig, lambda *_: stop.set())
+        if yields:
+            store.offer(memory.db_path)  # from when it holds the store
         _claim(memory)  # before indexing: never rewrite the graph of a live server
         if memory.indexed and memory.policy.server.index_at_start:
             try:
                 memory.index()
             except (AircherError, OSError) as exc:
                 log.warning("could not refresh the code graph of %s: %s", memory.root, exc)
-        if not stop.is_set():
+        if not stop.is_set() and not (yields and store.wanted(memory.db_path)):
             running = serve_in_thread(memory, host=host, port=port)
-            while running.running and not stop.wait(0.2):
+            while running.running and not stop.wait(_WATCH_SECONDS):
                 if idle_exit_seconds and running.idle_seconds() > idle_exit_seconds:
                     log.info("no request for %g s: the server of %s exits", idle_exit_seconds, memory.root)
+                    break
+                if yields and store.wanted(memory.db_path):
+                    log.info("another process opens the store: the server of %s gives it up", memory.root)
                     break
     finally:
         try:
             if running is not None:
                 running.stop()
         finally:
-            memory.close()
+            try:
+                memory.close()
+            finally:
+                if yields:
+                    store.withdraw(memory.db_path)
             for sig, handler in previous.items():
                 signal.signal(sig, handler)

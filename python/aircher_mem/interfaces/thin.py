@@ -784,11 +784,15 @@ def site_packages() -> None:
 
 
 def open_store(root: str | os.PathLike[str], policy: Policy | None) -> Memory:
-    """The store, opened here (``policy`` None: the project's, loaded by ``open``)."""
+    """The store, opened here (``policy`` None: the project's, loaded by ``open``).
+    A hook never asks the project's server to give the store up: it is that
+    server's client."""
     site_packages()
     from ..memory import Memory
 
-    return Memory.open(root, create=False, policy=policy)
+    memory = Memory.open(root, create=False, policy=policy)
+    memory.take_offered_store = False
+    return memory
 
 
 class Remote:

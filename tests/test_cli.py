@@ -12,7 +12,8 @@ from typing import Any
 
 import aircher_mem as am
 import pytest
-from aircher_mem.interfaces.cli import ProgressLine, describe_progress, main
+from aircher_mem.interfaces.cli import main
+from aircher_mem.interfaces.render import ProgressLine, describe_progress
 from aircher_mem.results import IndexProgress
 from conftest import duckdb_held_by_another_process
 

@@ -12,14 +12,14 @@ import json
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import aircher_mem as am
 import anyio
 import pytest
-from aircher_mem.interfaces import cli, http, wire
+from aircher_mem.interfaces import cli, command_line, http, wire
 from aircher_mem.interfaces import client as http_client
 from conftest import PROJECT, serving, start_serve, stop_serve, write_files
 from mcp import ClientSession, StdioServerParameters, stdio_client
@@ -125,36 +125,90 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[float]]:
 
 
 @pytest.mark.slow
-def test_the_cli_prints_the_same_with_and_without_a_server(tmp_path: Path, clock: list[float]) -> None:
-    root = tmp_path / "repo"
+def run_thin(root: Path, argv: list[str]) -> tuple[int, str]:
+    """The command as the console script runs it with a server: answered by
+    :func:`command_line.run`, which must not hand it to the full CLI."""
+    out = io.StringIO()
+    code = command_line.run([*argv, "--root", str(root)], out)
+    assert code is not None, argv
+    return code, out.getvalue()
 
-    def session(served: Any) -> list[tuple[int | None, str, int, str]]:
-        outputs = []
-        for n, argv in enumerate(COMMANDS):
-            clock[0] = NOW + 60 * n
-            before = len(served.requests) if served else 0
-            code, table = run_cli(root, argv) if argv[0] not in CHANGING else (None, "")
-            json_code, as_json = run_cli(root, [*argv, "--json"])
-            if served is not None:  # each command was requests to the server, none opened the store
-                assert len(served.requests) > before, argv
-            outputs.append((code, table, json_code, as_json))
-        return outputs
 
-    fresh_project(root)
-    direct = session(None)
-    assert [c for _, _, c, _ in direct].count(0) == len(COMMANDS) - 2
-    assert direct[COMMANDS.index(["explain", "99"])][:3:2] == (wire.EXIT_NOT_FOUND, wire.EXIT_NOT_FOUND)
+Outputs = list[tuple[int | None, str, int, str]]
 
+
+def session(
+    root: Path, served: Any, clock: list[float], run: Callable[[Path, list[str]], tuple[int, str]] = run_cli
+) -> Outputs:
+    """Every command of :data:`COMMANDS` in turn, each as a table (those that change
+    nothing) and as JSON: their exit codes and output."""
+    outputs = []
+    for n, argv in enumerate(COMMANDS):
+        clock[0] = NOW + 60 * n
+        before = len(served.requests) if served else 0
+        code, table = run(root, argv) if argv[0] not in CHANGING else (None, "")
+        json_code, as_json = run(root, [*argv, "--json"])
+        if served is not None:  # each command was requests to the server, none opened the store
+            assert len(served.requests) > before, argv
+        outputs.append((code, table, json_code, as_json))
+    return outputs
+
+
+def served_session(root: Path, clock: list[float], run: Callable[[Path, list[str]], tuple[int, str]]) -> Outputs:
     fresh_project(root)  # the same path, so every root in the output is the same
     with am.Memory.open(root) as memory:
         memory.longterm.clock = memory.episodic.clock = lambda: clock[0]
         memory.episodic.session_id = SESSION
         with serving(memory) as served:
-            remote = session(served)
-    for argv, want, got in zip(COMMANDS, direct, remote):
+            return session(root, served, clock, run)
+
+
+def assert_same(direct: Outputs, remote: Outputs) -> None:
+    for argv, want, got in zip(COMMANDS, direct, remote, strict=True):
         assert got[:3] == want[:3], argv
         assert json.loads(got[3]) == json.loads(want[3]), argv
         assert got[3] == want[3], argv
+
+
+def test_the_cli_prints_the_same_with_and_without_a_server(tmp_path: Path, clock: list[float]) -> None:
+    root = tmp_path / "repo"
+    fresh_project(root)
+    direct = session(root, None, clock)
+    assert [c for _, _, c, _ in direct].count(0) == len(COMMANDS) - 2
+    assert direct[COMMANDS.index(["explain", "99"])][:3:2] == (wire.EXIT_NOT_FOUND, wire.EXIT_NOT_FOUND)
+    assert_same(direct, served_session(root, clock, run_cli))
+    # the console script sends each of them to the server without the service: the same output
+    assert_same(direct, served_session(root, clock, run_thin))
+
+
+@pytest.mark.slow
+def test_a_command_a_server_answers_loads_neither_the_service_nor_its_stores(tmp_path: Path) -> None:
+    root = fresh_project(tmp_path / "repo")
+    code = (
+        "import sys; from aircher_mem.interfaces import dispatch; code = dispatch.main(sys.argv[1:]); "
+        "print('\\n'.join(sorted(sys.modules)), file=sys.stderr); sys.exit(code)"
+    )
+    proc, _ = start_serve(root)
+    try:
+        for argv in (["recall", "tabs"], ["search-code", "save a user", "--json"], ["explain", "99"]):
+            done = subprocess.run(
+                [sys.executable, "-c", code, *argv, "--root", str(root)], capture_output=True, text=True, timeout=120
+            )
+            loaded = set(done.stderr.splitlines())
+            assert done.returncode == (wire.EXIT_NOT_FOUND if argv[0] == "explain" else 0), done.stderr
+            assert "aircher_mem.interfaces.command_line" in loaded and "aircher_mem.results" in loaded
+            heavy = {"aircher_mem.memory", "aircher_mem.config", "aircher_mem.interfaces.cli", "duckdb", "numpy"}
+            assert loaded & (heavy | {"tiktoken", "aircher_mem.episodic", "aircher_mem.longterm"}) == set(), argv
+        # a bad argument, --help: the full CLI answers, as before
+        done = subprocess.run(
+            [SCRIPT, "recall", "tabs", "-k", "x", "--root", str(root)], capture_output=True, text=True
+        )
+        assert (done.returncode, done.stdout) == (wire.EXIT_USAGE, "")
+        assert done.stderr.endswith("aircher-mem recall: error: argument -k: 'x' is not an integer\n")
+        done = subprocess.run([SCRIPT, "recall", "--help", "--root", str(root)], capture_output=True, text=True)
+        assert done.returncode == 0 and done.stdout.startswith("usage: aircher-mem recall [-h]")
+    finally:
+        stop_serve(proc)
 
 
 def test_index_and_init_go_to_the_server(tmp_path: Path) -> None:

@@ -28,6 +28,8 @@ LAYERS = {
     "aircher_mem.interfaces.dispatch": 4,
     "aircher_mem.interfaces.hook_command": 4,
     "aircher_mem.interfaces.thin": 4,
+    "aircher_mem.interfaces.command_line": 4,
+    "aircher_mem.interfaces.render": 4,
     "aircher_mem.interfaces.wire": 3,
     "aircher_mem.memory": 2,
     "aircher_mem.engine": 2,

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import aircher_mem as am
 import pytest
-from aircher_mem.interfaces import cli, wire
+from aircher_mem.interfaces import cli, render, wire
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -47,7 +47,7 @@ def _set_zone(name: str) -> None:
 
 def _render(result: object) -> str:
     out = io.StringIO()
-    cli.RENDER[type(result)](result, cli.Output(False, out))
+    render.RENDER[type(result)](result, render.Output(False, out))
     return out.getvalue()
 
 

@@ -9,11 +9,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import inspect
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
 import aircher_mem.interfaces.cli as cli
+import aircher_mem.interfaces.render as render
 import pytest
 from aircher_mem import Memory, verbs
 from aircher_mem.errors import InvalidInputError
@@ -49,7 +51,7 @@ def test_every_cli_command_that_answers_a_result_can_show_it_as_text() -> None:
     """Without --json the CLI renders the result as text: every result type a
     service verb on the CLI returns has a renderer (the preview has its own)."""
     results = {r for v in verbs.all_verbs("cli") if "python" in v.surfaces for r in v.results}
-    assert sorted(r.__name__ for r in results - set(cli.RENDER)) == ["ContextPreview"]
+    assert sorted(r.__name__ for r in results - set(render.RENDER)) == ["ContextPreview"]
 
 
 def test_every_mcp_tool_is_a_verb_with_its_schema(tmp_path: Path) -> None:
@@ -157,3 +159,14 @@ def test_time_arguments_take_iso_text_or_seconds() -> None:
     assert recall.arguments_json(b'{"query": "x", "at": 5}')["at"] == 5.0
     with pytest.raises(InvalidInputError, match=r"^at must be ISO-8601"):
         recall.arguments({"query": "x", "at": "last tuesday"}, text=True)
+
+
+def test_the_shipped_command_descriptions_are_the_registrys() -> None:
+    """``data/cli.json`` (what a command a server answers is parsed with) describes
+    the commands as the registry declares them."""
+    from aircher_mem.interfaces import cli, command_line
+
+    assert command_line.load_specs() == json.loads(cli.specs_text()), (
+        'data/cli.json is stale: python -c "from aircher_mem.interfaces.cli import write_command_specs; '
+        "write_command_specs('python/aircher_mem/data/cli.json')\" in a checkout with the package installed from it"
+    )

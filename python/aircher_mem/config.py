@@ -41,6 +41,7 @@ from typing import Any, ClassVar
 
 from ._core import ContextPolicy
 from .errors import InvalidInputError, PolicyError
+from .root import CONFIG_NAME, STORE_DIR
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -59,7 +60,7 @@ __all__ = [
     "CONFIG_FILE",
 ]
 
-CONFIG_FILE = Path(".aircher") / "config.toml"
+CONFIG_FILE = Path(STORE_DIR) / CONFIG_NAME
 _FLAGS = ("drop_stale_views", "supersede_views")
 _INT_MAX = 2**63 - 1
 

@@ -12,10 +12,12 @@ TYPE_CHECKING = False  # not typing's: importing typing is a cost here; checkers
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["STORE_DIR", "find_root", "root_folder", "git_branch"]
+__all__ = ["STORE_DIR", "CONFIG_NAME", "find_root", "root_folder", "git_branch"]
 
 #: The store's folder in a project.
 STORE_DIR = ".aircher"
+#: The project's configuration file, in :data:`STORE_DIR`.
+CONFIG_NAME = "config.toml"
 
 
 def find_root(start: str | os.PathLike[str] | None = None) -> Path:

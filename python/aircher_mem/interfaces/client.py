@@ -55,6 +55,8 @@ __all__ = [
     "Client",
     "RemoteMemory",
     "connect",
+    "decode_answer",
+    "encode_argument",
     "discover",
     "server_file",
     "server_check",
@@ -255,7 +257,7 @@ def _remote(name: str) -> verbs.Verb | None:
     return v if "http" in v.surfaces and v.name == name else None
 
 
-def _encode(value: Any) -> Any:
+def encode_argument(value: Any) -> Any:
     """An argument as JSON: datetimes as ISO-8601, paths as text, tuples as lists."""
     import datetime as dt
 
@@ -264,9 +266,9 @@ def _encode(value: Any) -> Any:
     if isinstance(value, os.PathLike):
         return os.fspath(value)
     if isinstance(value, Mapping):
-        return {str(k): _encode(v) for k, v in value.items()}
+        return {str(k): encode_argument(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_encode(v) for v in value]
+        return [encode_argument(v) for v in value]
     return value
 
 
@@ -343,8 +345,6 @@ class RemoteMemory:
             raise InvalidInputError(f"the server has no verb {name!r}")
         import inspect
 
-        from . import wire
-
         bound = inspect.signature(v.function).bind(self, *args, **kwargs)
         values = dict(bound.arguments)
         del values[next(iter(values))]  # self
@@ -356,18 +356,24 @@ class RemoteMemory:
                 continue  # the verb's default, on the server too
             if param is None:
                 raise InvalidInputError(f"{name}: {key} cannot be sent to the server")
-            sent[key] = _encode(value)
+            sent[key] = encode_argument(value)
         if v.http_method == "POST":
             timeout = self.index_timeout if name == "index" else None
             answer = self.client.request("POST", v.http_path, json=sent, timeout=timeout)
         else:
             answer = self.client.request("GET", v.http_path, params=sent)
-        try:
-            return wire.from_json(v.result, answer)
-        except TypeError as exc:
-            raise HTTPError(
-                f"the server's answer to {name} does not fit: {exc}", status=502, code="bad_response"
-            ) from None
+        return decode_answer(name, v.result, answer)
+
+
+def decode_answer(verb: str, result: Any, data: Any) -> Any:
+    """The server's JSON answer to ``verb`` as its result type ``result``; an
+    answer that does not fit it is an :class:`HTTPError` (502)."""
+    from . import wire
+
+    try:
+        return wire.from_json(result, data)
+    except TypeError as exc:
+        raise HTTPError(f"the server's answer to {verb} does not fit: {exc}", status=502, code="bad_response") from None
 
 
 def connect(

@@ -6,7 +6,9 @@ command, runs) start here and import only what they need: the version from the
 native module; for ``UserPromptSubmit`` and ``PostToolUse`` with a server running for
 the project, the thin path (:mod:`.thin`: C modules of the standard library besides
 its own); for the other hooks the hooks module and the HTTP client, and the service
-when no server runs. Every other command line, and any form of these two the
+when no server runs. A service verb with a server running for the project is sent
+to it by :func:`.command_line.run`, which imports the result types, the renderers
+and the HTTP client only. Every other command line, and any form of these the
 dispatcher does not recognise (``--help``, an abbreviated option, a bad argument),
 goes to :func:`aircher_mem.interfaces.cli.main` unchanged, which parses it and
 answers exactly as before: the output and exit codes are the CLI's."""
@@ -43,6 +45,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parsed = _hook_words(args)
     if parsed is not None:
         return _hook(*parsed)
+    from .command_line import run
+
+    code = run(args, sys.stdout)  # a service verb, answered by the project's server
+    if code is not None:
+        return code
     from .cli import main as cli_main
 
     return cli_main(args)
@@ -90,9 +97,9 @@ def _hook(event: str, root: str | None) -> int:
         code = thin.run(event, root, sys.stdout, lambda payload: _full(event, root, payload))
         return _full(event, root, None) if code is None else code
     except BrokenPipeError:
-        from .cli import _quiet_broken_pipe
+        from .command_line import quiet_broken_pipe
 
-        return _quiet_broken_pipe()
+        return quiet_broken_pipe()
     except KeyboardInterrupt:
         hook_command.say("aircher-mem: interrupted")
         return EXIT_INTERRUPTED

@@ -194,3 +194,27 @@ def test_a_yielding_server_asked_while_it_indexes_exits_before_serving(project: 
         assert [t.text for t in memory.longterm.turns("s")] == ["The build uses make."]
     assert proc.wait(timeout=30) == 0
     assert files(project) == ["files.json"]
+
+
+@pytest.mark.parametrize("kind", ["link", "fifo", "folder", "garbage", "huge"])
+def test_an_offer_that_is_not_a_small_regular_file_is_never_acted_on(project: Path, kind: str) -> None:
+    db = project / ".aircher" / "memory.duckdb"
+    offer = project / ".aircher" / "memory.duckdb.yields"
+    with holder(db, offers=False) as pid:
+        if kind == "link":  # a link to a file naming the holder: not followed
+            (project / "pid").write_text(str(pid))
+            offer.symlink_to(project / "pid")
+        elif kind == "fifo":  # never read from, never waited on
+            os.mkfifo(offer)
+        elif kind == "folder":
+            offer.mkdir()
+        elif kind == "garbage":
+            offer.write_bytes(b"\xff\x00" + str(pid).encode())
+        else:  # the holder's pid after 64 bytes of spaces: only the start is read
+            offer.write_text(" " * 64 + str(pid))
+        assert store.offered_by(db) is None
+        start = time.monotonic()
+        with pytest.raises(StoreLockedError):
+            am.Memory.open(project).episodic
+        assert time.monotonic() - start < 5
+        assert not (project / ".aircher" / "memory.duckdb.wanted").exists()

@@ -5,8 +5,9 @@ store itself, and first writes the journal into it; ``PostToolUse`` appends to t
 hooks' journal once a full hook wrote hooks.json, as the warm-up run's do):
 the command ``aircher-mem hooks install`` writes (``<python> -I -S
 .../aircher_mem/hook.py EVENT``) and the console script's ``aircher-mem hook
-EVENT``; also ``aircher-mem --version`` and the interpreter alone (``python -c
-pass``, ``python -I -S -c pass``). With ``--baseline VENV`` the console script of
+EVENT``; also ``aircher-mem --version``, the interpreter alone (``python -c
+pass``, ``python -I -S -c pass``), and a CLI command the server answers
+(``aircher-mem recall``) against the full CLI's path for it. With ``--baseline VENV`` the console script of
 another environment (an older build of the package) runs the same hooks against
 copies of the projects its own package made, with its own server, as a baseline in
 the same run. Two copies of one project
@@ -66,6 +67,9 @@ with am.Memory.open(root) as memory:
 config = "[hooks]\ndeadline_seconds = 30\nstart_server = false\n"
 (root / ".aircher" / "config.toml").write_text(config, encoding="utf-8")
 """
+
+
+FULL_CLI = "import sys; from aircher_mem.interfaces.cli import main; sys.exit(main(sys.argv[1:]))"
 
 
 def project(root: Path, python: str = sys.executable) -> None:
@@ -169,6 +173,13 @@ def main(runs: int, baseline: Path | None) -> None:
                 commands = [
                     ("hook.py", [sys.executable, "-I", "-S", HOOK_FILE]),
                     ("aircher-mem hook", [SCRIPT, "hook"]),
+                ]
+                # a CLI command the server answers: the console script (no service
+                # imported), and the full CLI, which builds its parser from the service
+                recall = ["recall", "push to main", "--root", str(served)]
+                cases += [
+                    ("aircher-mem recall, server", [SCRIPT, *recall], None, served, "Never push to main"),
+                    ("full CLI recall, server", [sys.executable, "-c", FULL_CLI, *recall], None, served, "Never push"),
                 ]
             else:
                 commands = [(f"{prefix}aircher-mem hook", [script, "hook"])]

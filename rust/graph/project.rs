@@ -218,7 +218,15 @@ impl Unread {
     /// written in place since the load, damaged), the index made from the files
     /// of `graph` on disk (they are what the changes were read from).
     fn read(self, graph: &KnowledgeGraph) -> LexicalIndex {
-        match self.file.map(LexicalFile::read) {
+        // A change reads the index into memory first (checked in full).
+        let read = |file: LexicalFile| {
+            let mut index = file.read()?;
+            if !self.changes.is_empty() {
+                index.thaw()?;
+            }
+            Ok::<_, crate::Error>(index)
+        };
+        match self.file.map(read) {
             Some(Ok(mut index)) => {
                 for (path, documents) in self.changes.into_iter().flatten() {
                     apply(&mut index, &path, documents);

@@ -293,6 +293,7 @@ impl PyLexicalIndex {
     fn remove(&mut self, py: Python<'_>, keys: Checked<Vec<Text>>) -> PyResult<usize> {
         self.index.check_source()?;
         let index = &mut self.index;
+        detached(py, || index.thaw())?;
         Ok(detached(py, || {
             keys.0.iter().filter(|k| index.remove(&k.0)).count()
         }))
@@ -302,6 +303,7 @@ impl PyLexicalIndex {
     fn remove_group(&mut self, py: Python<'_>, group: Text) -> PyResult<usize> {
         self.index.check_source()?;
         let index = &mut self.index;
+        detached(py, || index.thaw())?;
         Ok(detached(py, || index.remove_group(&group.0)))
     }
 
@@ -336,7 +338,9 @@ impl PyLexicalIndex {
         params.validate()?;
         self.index.check_source()?;
         let kinds: Vec<&str> = kinds.0.iter().map(|k| k.0.as_str()).collect();
-        let hits = detached(py, || self.index.search(&query.0, &params, &kinds, limit.0));
+        let hits = detached(py, || {
+            (self.index).try_search(&query.0, &params, &kinds, limit.0)
+        })?;
         Ok(hits
             .into_iter()
             .map(|hit| (hit.key, hit.score, hit.matched))

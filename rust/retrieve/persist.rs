@@ -13,10 +13,13 @@
 //! to the graph file it was saved with.
 
 use std::hash::BuildHasher;
-use std::path::Path;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
+use super::postings::{Backing, Shared};
 use crate::atomic::{write_atomic, AtomicFile};
 use crate::error::{Error, Result};
 use crate::mapped::Mapped;
@@ -25,6 +28,9 @@ const HEADER: usize = 8 + 4 + 8 + 8 + 8;
 
 /// Bytes of a block of a blocked checksum.
 const BLOCK: usize = 4 << 20;
+/// Bytes of a block of a paged file (`Writer::create_paged`), each checked when
+/// it is first read (`Paged::get`).
+pub const PAGE: usize = 64 << 10;
 
 fn hasher() -> foldhash::fast::FixedState {
     foldhash::fast::FixedState::with_seed(0xA1C4_E7A1)
@@ -87,6 +93,8 @@ pub struct Writer {
     block: Vec<u8>,
     sums: Vec<u64>,
     length: u64,
+    /// `BLOCK`, or `PAGE` for a paged file, whose block sums follow the payload.
+    block_size: usize,
 }
 
 impl Writer {
@@ -101,17 +109,29 @@ impl Writer {
             block: Vec::with_capacity(BLOCK),
             sums: Vec::new(),
             length: 0,
+            block_size: BLOCK,
         })
+    }
+
+    /// A paged file at `path`: the sum of each block of `PAGE` bytes is written
+    /// after the payload, and the header's checksum is over those sums, so that a
+    /// reader checks a block only when it first reads it (`Opened::paged`).
+    pub fn create_paged(path: &Path, magic: &[u8; 8], version: u32) -> Result<Writer> {
+        let mut writer = Writer::create(path, magic, version)?;
+        writer.block = Vec::with_capacity(PAGE);
+        writer.block_size = PAGE;
+        Ok(writer)
     }
 
     /// Appends `bytes` to the payload.
     pub fn write_all(&mut self, mut bytes: &[u8]) -> Result<()> {
         self.length += bytes.len() as u64;
         while !bytes.is_empty() {
-            let (now, later) = bytes.split_at((BLOCK - self.block.len()).min(bytes.len()));
+            let room = self.block_size - self.block.len();
+            let (now, later) = bytes.split_at(room.min(bytes.len()));
             self.block.extend_from_slice(now);
             bytes = later;
-            if self.block.len() == BLOCK {
+            if self.block.len() == self.block_size {
                 self.flush_block()?;
             }
         }
@@ -129,6 +149,10 @@ impl Writer {
     pub fn finish(mut self, generation: u64) -> Result<AtomicFile> {
         if !self.block.is_empty() {
             self.flush_block()?;
+        }
+        if self.block_size == PAGE {
+            let sums: Vec<u8> = self.sums.iter().flat_map(|s| s.to_le_bytes()).collect();
+            self.file.write_all(&sums)?;
         }
         let sum = of_blocks(self.version, generation, &self.sums);
         let header = after_magic(self.version, generation, self.length, sum);
@@ -176,6 +200,25 @@ impl Opened {
     /// `magic`, `version` (`Error::FormatVersion` for another) and the length its
     /// header says.
     pub fn open(path: &Path, magic: &[u8; 8], version: u32, what: &'static str) -> Result<Opened> {
+        Opened::open_with(path, (magic, version, what), false)
+    }
+
+    /// `open` of a paged file (`Writer::create_paged`): its block sums follow
+    /// the payload.
+    pub fn open_paged(
+        path: &Path,
+        magic: &[u8; 8],
+        version: u32,
+        what: &'static str,
+    ) -> Result<Opened> {
+        Opened::open_with(path, (magic, version, what), true)
+    }
+
+    fn open_with(
+        path: &Path,
+        (magic, version, what): (&[u8; 8], u32, &'static str),
+        paged: bool,
+    ) -> Result<Opened> {
         let bytes = Mapped::open_unread(path)?;
         let corrupt = |why: &str| corrupt(path, what, why);
         if bytes.len() < HEADER || &bytes[..8] != magic {
@@ -192,7 +235,11 @@ impl Opened {
             });
         }
         let (generation, length, sum) = (word(12), word(20), word(28));
-        if (bytes.len() - HEADER) as u64 != length {
+        let trailer = match paged {
+            true => length.div_ceil(PAGE as u64).checked_mul(8),
+            false => Some(0),
+        };
+        if trailer.and_then(|t| t.checked_add(length)) != Some((bytes.len() - HEADER) as u64) {
             return Err(corrupt("truncated"));
         }
         Ok(Opened {
@@ -201,11 +248,6 @@ impl Opened {
             generation,
             sum,
         })
-    }
-
-    /// The path the file was opened by.
-    pub fn path(&self) -> &Path {
-        self.bytes.path()
     }
 
     /// The generation the header names (not checked yet: see `checked`).
@@ -242,6 +284,124 @@ impl Opened {
             return Err(corrupt(bytes.path(), what, "checksum mismatch"));
         }
         Ok((bytes.skip(HEADER), generation))
+    }
+}
+
+impl Opened {
+    /// The payload of a paged file, once the header's checksum of its block sums
+    /// checks out: each block is checked against its sum when first read.
+    pub fn paged(self, what: &'static str) -> Result<Paged> {
+        let Opened {
+            bytes,
+            version,
+            generation,
+            sum,
+        } = self;
+        let path = bytes.path().to_path_buf();
+        let all = &bytes[HEADER..];
+        let length = all.len() / (PAGE + 8) * PAGE + (all.len() % (PAGE + 8)).saturating_sub(8);
+        let sums: Vec<u64> = all[length..]
+            .chunks_exact(8)
+            .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
+            .collect();
+        if sums.len() != length.div_ceil(PAGE) || of_blocks(version, generation, &sums) != sum {
+            return Err(corrupt(&path, what, "checksum mismatch"));
+        }
+        let payload = bytes.skip(HEADER);
+        Ok(Paged::new(
+            Backing::File(payload),
+            length,
+            Some(sums),
+            (path, what),
+        ))
+    }
+}
+
+/// A payload whose blocks of `PAGE` bytes are checked against their sums when
+/// first read (`get`), or one in memory that is trusted as it is.
+#[derive(Debug)]
+pub struct Paged {
+    shared: Shared,
+    sums: Option<Vec<u64>>,
+    /// A bit per block: checked already.
+    checked: Box<[AtomicU64]>,
+    path: PathBuf,
+    what: &'static str,
+}
+
+impl Paged {
+    /// The first `length` bytes of `backing`, checked against `sums` (or
+    /// trusted: `None`).
+    pub(super) fn new(
+        backing: Backing,
+        length: usize,
+        sums: Option<Vec<u64>>,
+        (path, what): (PathBuf, &'static str),
+    ) -> Paged {
+        let words = sums.as_ref().map_or(0, |s| s.len().div_ceil(64));
+        Paged {
+            shared: Shared::whole(backing).part(0..length),
+            sums,
+            checked: (0..words).map(|_| AtomicU64::new(0)).collect(),
+            path,
+            what,
+        }
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.shared.bytes().len()
+    }
+
+    /// The whole payload, unchecked (for a caller that checked what it reads).
+    pub(super) fn shared(&self) -> &Shared {
+        &self.shared
+    }
+
+    /// The error for a payload that is not what it should be.
+    pub fn corrupt(&self, why: &str) -> Error {
+        corrupt(&self.path, self.what, why)
+    }
+
+    /// The bytes at `range`, once every block they are in checks out against its
+    /// sum; a `Corrupt` error if it does not, or if `range` is not in the payload.
+    pub fn get(&self, range: Range<usize>) -> Result<&[u8]> {
+        let bytes = self.shared.bytes();
+        let Some(part) = bytes.get(range.clone()) else {
+            return Err(self.corrupt("an offset past the end"));
+        };
+        let Some(sums) = &self.sums else {
+            return Ok(part);
+        };
+        if range.is_empty() {
+            return Ok(part);
+        }
+        let blocks = range.start / PAGE..(range.end - 1) / PAGE + 1;
+        let is_checked = |block: usize| {
+            self.checked[block / 64].load(Ordering::Relaxed) & (1 << (block % 64)) != 0
+        };
+        if blocks.clone().all(is_checked) {
+            return Ok(part);
+        }
+        let check = |block: usize| -> bool {
+            if is_checked(block) {
+                return true;
+            }
+            let data = &bytes[block * PAGE..((block + 1) * PAGE).min(bytes.len())];
+            let good = hasher().hash_one(data) == sums[block];
+            if good {
+                self.checked[block / 64].fetch_or(1 << (block % 64), Ordering::Relaxed);
+            }
+            good
+        };
+        let good = if blocks.len() > 64 {
+            blocks.into_par_iter().all(check)
+        } else {
+            blocks.into_iter().all(check)
+        };
+        match good {
+            true => Ok(part),
+            false => Err(self.corrupt("checksum mismatch")),
+        }
     }
 }
 

@@ -18,9 +18,9 @@ use crate::mapped::Mapped;
 
 /// Postings between skip entries; tiny in tests, so that their lists have some.
 #[cfg(not(test))]
-const SKIP: usize = 128;
+pub(super) const SKIP: usize = 128;
 #[cfg(test)]
-const SKIP: usize = 4;
+pub(super) const SKIP: usize = 4;
 /// Bits of the stored value that hold the field (the term frequency above them).
 const FIELD_BITS: u32 = 5;
 const FIELD_MASK: u32 = (1 << FIELD_BITS) - 1;
@@ -50,6 +50,11 @@ impl Posting {
     pub fn tf(self) -> u32 {
         self.packed >> FIELD_BITS
     }
+
+    /// `tf << 5 | field`, as stored.
+    pub fn packed(self) -> u32 {
+        self.packed
+    }
 }
 
 /// A skip entry: the slot of the posting before a multiple of [`SKIP`], and the
@@ -58,7 +63,7 @@ type Skip = (u32, usize);
 
 /// Whether the posting after `count` others leaves a skip entry before it (as
 /// `push` and `checked` both keep them; a count that saturates leaves none).
-fn leaves_skip(count: usize) -> bool {
+pub(super) fn leaves_skip(count: usize) -> bool {
     count > 0 && count < u32::MAX as usize && count.is_multiple_of(SKIP)
 }
 
@@ -115,15 +120,6 @@ impl Shared {
 
     pub fn bytes(&self) -> &[u8] {
         &self.backing.bytes()[self.start..self.end]
-    }
-
-    /// Lets the pages of a mapped file outside these bytes go from the process's
-    /// memory (see `Mapped::release`): a loaded index reads its postings alone.
-    pub fn release_rest(&self) {
-        if let Backing::File(mapped) = &*self.backing {
-            mapped.release(0..self.start);
-            mapped.release(self.end..mapped.len());
-        }
     }
 
     /// The part `range` of these bytes.
@@ -287,17 +283,18 @@ impl PostingList {
         }
     }
 
-    /// A cursor at the first posting.
-    pub fn cursor(&self) -> Cursor<'_> {
-        let skips = self.skips.as_deref().map_or(&[][..], Vec::as_slice);
-        let mut cursor = Cursor {
-            iter: self.iter(),
-            skips,
-            head: None,
-            read: 0,
-        };
-        cursor.advance();
-        cursor
+    /// The skip entries.
+    pub fn skips(&self) -> &[Skip] {
+        self.skips.as_deref().map_or(&[][..], Vec::as_slice)
+    }
+
+    /// The list to read.
+    pub fn as_ref(&self) -> ListRef<'_> {
+        ListRef {
+            bytes: self.encoded(),
+            skips: Skips::Held(self.skips()),
+            len: self.len as usize,
+        }
     }
 
     /// The stored list `range` of `stored` checked (in range, in (slot, field)
@@ -314,46 +311,7 @@ impl PostingList {
         max_tf: u32,
     ) -> std::result::Result<(PostingList, u32), String> {
         let bytes = &stored.bytes()[range.clone()];
-        let mut len = 0usize;
-        let mut documents = 0u32;
-        let mut last = 0u32;
-        let mut skips: Vec<Skip> = Vec::new();
-        let mut last_field = 0;
-        let mut at = 0;
-        while at < bytes.len() {
-            let start = at;
-            let (Some(delta), Some(packed)) =
-                (read_varint(bytes, &mut at), read_varint(bytes, &mut at))
-            else {
-                return Err("a cut posting".into());
-            };
-            let previous = (len > 0).then_some(last);
-            let doc = previous.map_or(Some(delta), |last| last.checked_add(delta));
-            let doc = doc
-                .filter(|&doc| (doc as usize) < slots)
-                .ok_or("a posting of no document")?;
-            let posting = Posting { doc, packed };
-            if posting.field() >= fields || posting.tf() == 0 || posting.tf() > max_tf {
-                return Err("a posting of no field".into());
-            }
-            // The same document: its fields in increasing order.
-            if previous == Some(doc) {
-                if last_field >= posting.field() {
-                    return Err("postings out of order".into());
-                }
-            } else {
-                documents += 1;
-            }
-            last_field = posting.field();
-            if leaves_skip(len) {
-                skips.push((last, start));
-            }
-            last = doc;
-            len += 1;
-        }
-        if len == 0 {
-            return Err("a term that has no postings".into());
-        }
+        let (mut skips, (len, documents, last)) = check_bytes(bytes, (slots, fields, max_tf))?;
         skips.shrink_to_fit();
         let list = PostingList {
             bytes: Encoded::Shared(stored.part(range)),
@@ -363,6 +321,114 @@ impl PostingList {
         };
         Ok((list, documents))
     }
+}
+
+/// The skip entries of a list: held, or as a file stores them (per entry, the
+/// slot as a u32 and the offset as a u64, LE).
+#[derive(Clone, Copy)]
+pub(super) enum Skips<'a> {
+    Held(&'a [Skip]),
+    Stored(&'a [u8]),
+}
+
+/// Bytes of a stored skip entry.
+pub(super) const STORED_SKIP: usize = 12;
+
+impl Skips<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Skips::Held(skips) => skips.len(),
+            Skips::Stored(bytes) => bytes.len() / STORED_SKIP,
+        }
+    }
+
+    #[inline]
+    fn get(&self, i: usize) -> Skip {
+        match self {
+            Skips::Held(skips) => skips[i],
+            Skips::Stored(bytes) => {
+                let entry = &bytes[i * STORED_SKIP..(i + 1) * STORED_SKIP];
+                let slot = u32::from_le_bytes(entry[..4].try_into().expect("4 bytes"));
+                let at = u64::from_le_bytes(entry[4..].try_into().expect("8 bytes"));
+                (slot, at as usize)
+            }
+        }
+    }
+
+    /// The number of entries whose slot is below `doc` (they are in order).
+    fn below(&self, doc: u32) -> usize {
+        let (mut low, mut high) = (0, self.len());
+        while low < high {
+            let mid = (low + high) / 2;
+            if self.get(mid).0 < doc {
+                low = mid + 1;
+            } else {
+                high = mid;
+            }
+        }
+        low
+    }
+}
+
+/// A list to read: its postings' bytes (well formed: made, or checked) and
+/// its skip entries.
+#[derive(Clone, Copy)]
+pub(super) struct ListRef<'a> {
+    pub bytes: &'a [u8],
+    pub skips: Skips<'a>,
+    /// Postings (saturating).
+    pub len: usize,
+}
+
+impl<'a> ListRef<'a> {
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn iter(&self) -> Iter<'a> {
+        Iter {
+            bytes: self.bytes,
+            at: 0,
+            doc: 0,
+        }
+    }
+
+    /// A cursor at the first posting.
+    pub fn cursor(&self) -> Cursor<'a> {
+        let mut cursor = Cursor {
+            iter: self.iter(),
+            skips: self.skips,
+            head: None,
+            read: 0,
+        };
+        cursor.advance();
+        cursor
+    }
+}
+
+/// Checks stored postings `bytes` with their stored skip entries `skips`: as
+/// `PostingList::checked` does, and the skip entries, number of postings `len`
+/// and of documents `documents` are those the postings make.
+pub(super) fn check_stored(
+    bytes: &[u8],
+    skips: &[u8],
+    (len, documents): (usize, u32),
+    (slots, fields, max_tf): (usize, usize, u32),
+) -> std::result::Result<(), String> {
+    let (list, (found_len, found_docs, _)) = check_bytes(bytes, (slots, fields, max_tf))?;
+    let found = (found_len, found_docs);
+    let held: Vec<u8> = list
+        .iter()
+        .flat_map(|&(slot, at)| {
+            let mut entry = slot.to_le_bytes().to_vec();
+            entry.extend_from_slice(&(at as u64).to_le_bytes());
+            entry
+        })
+        .collect();
+    if found != (len, documents) || held != skips {
+        return Err("a posting list that disagrees with its counts".into());
+    }
+    Ok(())
 }
 
 /// The postings of a list, in order.
@@ -393,7 +459,7 @@ impl Iterator for Iter<'_> {
 /// A position in a list that moves forward, by skip entries where it can.
 pub(super) struct Cursor<'a> {
     iter: Iter<'a>,
-    skips: &'a [Skip],
+    skips: Skips<'a>,
     /// The posting at the position; `None` at the end.
     head: Option<Posting>,
     /// Postings read, the head included.
@@ -417,9 +483,9 @@ impl Cursor<'_> {
         }
         // The last entry whose postings before are all of earlier slots, if it is
         // ahead of the head.
-        let ahead = self.skips.partition_point(|&(before, _)| before < doc);
+        let ahead = self.skips.below(doc);
         if ahead > 0 && ahead * SKIP >= self.read {
-            let (before, at) = self.skips[ahead - 1];
+            let (before, at) = self.skips.get(ahead - 1);
             self.iter.at = at;
             self.iter.doc = before;
             self.read = ahead * SKIP;
@@ -429,6 +495,56 @@ impl Cursor<'_> {
             self.advance();
         }
     }
+}
+
+/// The skip entries, number of postings and number of documents of the
+/// stored postings `bytes`, checked as `PostingList::checked` says.
+#[allow(clippy::type_complexity)]
+fn check_bytes(
+    bytes: &[u8],
+    (slots, fields, max_tf): (usize, usize, u32),
+) -> std::result::Result<(Vec<Skip>, (usize, u32, u32)), String> {
+    let mut len = 0usize;
+    let mut documents = 0u32;
+    let mut last = 0u32;
+    let mut skips: Vec<Skip> = Vec::new();
+    let mut last_field = 0;
+    let mut at = 0;
+    while at < bytes.len() {
+        let start = at;
+        let (Some(delta), Some(packed)) =
+            (read_varint(bytes, &mut at), read_varint(bytes, &mut at))
+        else {
+            return Err("a cut posting".into());
+        };
+        let previous = (len > 0).then_some(last);
+        let doc = previous.map_or(Some(delta), |last| last.checked_add(delta));
+        let doc = doc
+            .filter(|&doc| (doc as usize) < slots)
+            .ok_or("a posting of no document")?;
+        let posting = Posting { doc, packed };
+        if posting.field() >= fields || posting.tf() == 0 || posting.tf() > max_tf {
+            return Err("a posting of no field".into());
+        }
+        // The same document: its fields in increasing order.
+        if previous == Some(doc) {
+            if last_field >= posting.field() {
+                return Err("postings out of order".into());
+            }
+        } else {
+            documents += 1;
+        }
+        last_field = posting.field();
+        if leaves_skip(len) {
+            skips.push((last, start));
+        }
+        last = doc;
+        len += 1;
+    }
+    if len == 0 {
+        return Err("a term that has no postings".into());
+    }
+    Ok((skips, (len, documents, last)))
 }
 
 /// A LEB128 varint (of at most 10 bytes), `None` if cut.
@@ -548,7 +664,7 @@ mod tests {
             let list = PostingList::of(postings.iter().copied());
             let mut targets = targets;
             targets.sort_unstable();
-            let mut cursor = list.cursor();
+            let mut cursor = list.as_ref().cursor();
             for target in targets {
                 cursor.seek(target);
                 let expected = postings.iter().find(|p| p.doc >= target).copied();

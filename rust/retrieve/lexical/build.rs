@@ -11,11 +11,9 @@ use std::path::Path;
 
 use foldhash::HashMap;
 use rayon::prelude::*;
-use serde::Serialize;
 
-use super::persistence::{
-    encode_postings, encode_u32s, encode_value, put_stored, stored_size, StoredDoc,
-};
+use super::inplace::{put_list, skip_count, Head, Out, Section};
+use super::persistence::stored_size;
 use super::update::add_to_group;
 use super::{
     persist, Document, Forward, LexicalIndex, Unfinished, DEAD, FORMAT_VERSION, MAGIC, MAX_FIELDS,
@@ -207,17 +205,37 @@ impl LexicalIndex {
             return Ok((LexicalIndex::with_stemming(stem).write(path)?, outcome));
         }
         let mut union = Union::names(&mut shards);
-        let mut writer = persist::Writer::create(path, MAGIC, FORMAT_VERSION)?;
-        let mut sink = |bytes: &[u8]| writer.write_all(bytes);
-        // The saved form's parts one after the other, as postcard encodes them
-        // (a struct is its fields in order): first up to the documents.
-        let fields: Vec<&str> = union.fields.iter().map(String::as_str).collect();
-        let kinds: Vec<&str> = union.kinds.iter().map(String::as_str).collect();
-        let docs = MergedDocs {
-            shards: &shards,
-            kinds: &union.kind_maps,
+        let mut writer = persist::Writer::create_paged(path, MAGIC, FORMAT_VERSION)?;
+        let mut out = Out::new(|bytes: &[u8]| writer.write_all(bytes));
+        // The saved form's sections one after the other (`inplace`): first the
+        // documents.
+        let slots: usize = shards.iter().map(|shard| shard.docs.len()).sum();
+        let docs = || {
+            shards
+                .iter()
+                .zip(&union.kind_maps)
+                .flat_map(|(shard, kinds)| {
+                    shard.docs.iter().zip(&shard.kind_of).map(|(data, &kind)| {
+                        let data = data.as_ref().expect("settled: every slot is live");
+                        (
+                            &*data.key,
+                            &*data.group,
+                            &*data.meta.0,
+                            kinds[kind as usize],
+                        )
+                    })
+                })
         };
-        encode_value(&(stem, fields, kinds, docs), &mut sink)?;
+        out.docs(docs, slots)?;
+        // The statistics, from the shards before they go.
+        let mut field_total = vec![0u64; union.fields.len()];
+        let mut field_docs = vec![0u32; union.fields.len()];
+        for (s, shard) in shards.iter().enumerate() {
+            for (f, &to) in union.field_maps[s].iter().enumerate() {
+                field_total[to] += shard.field_total[f];
+                field_docs[to] += shard.field_docs[f];
+            }
+        }
         // The rest needs the shards' terms and postings, and the documents' terms
         // and field lengths (the columns, last) only: the documents go (their
         // slots, keys, metadata) before the union's terms are made.
@@ -239,34 +257,34 @@ impl LexicalIndex {
             *shard = LexicalIndex {
                 terms: std::mem::take(&mut shard.terms),
                 postings: std::mem::take(&mut shard.postings),
+                df: std::mem::take(&mut shard.df),
                 ..LexicalIndex::default()
             };
         }
         crate::release_free_memory();
         union.add_terms(&mut shards);
-        let sizes: Vec<u64> = (0..union.terms.len())
-            .into_par_iter()
-            .map(|term| stored_size(union.postings(&shards, term)))
-            .collect();
-        let terms: Vec<&str> = union.terms.iter().map(|(_, term)| term).collect();
-        encode_value(&(terms, &sizes), &mut sink)?;
-        encode_postings(
-            &sizes,
-            |term, out| put_stored(out, union.postings(&shards, term)),
-            &mut sink,
-        )?;
+        let terms = union.terms.len();
+        {
+            let (union, shards) = (&union, &shards);
+            out.postings(
+                terms,
+                |term| {
+                    let (size, len) = stored_size(union.postings(shards, term));
+                    let df: u32 = union.parts(term).map(|(s, t)| shards[s].df[t]).sum();
+                    let skips = (skip_count(len) * crate::retrieve::postings::STORED_SKIP) as u64;
+                    (size + skips, len as u32, df)
+                },
+                |term, bytes| put_list(bytes, union.postings(shards, term)),
+            )?;
+        }
         drop(shards);
+        out.terms(|| union.terms.iter().map(|(_, term)| term), terms)?;
         // The columns: each document's terms as the union's (in its order).
-        let docs: usize = columns.iter().map(|(_, terms, _)| terms.len()).sum();
         let counts =
             (columns.iter()).flat_map(|(_, terms, _)| terms.iter().map(|r| r.len() as u32));
-        encode_u32s(counts, docs, &mut sink)?;
-        let total = (columns.iter())
-            .flat_map(|(_, terms, _)| terms)
-            .map(Range::len)
-            .sum();
+        out.u32s(Section::Counts, counts)?;
         let union = &union;
-        let terms = columns
+        let forward = columns
             .iter()
             .enumerate()
             .flat_map(|(s, (forward, terms, _))| {
@@ -278,7 +296,7 @@ impl LexicalIndex {
                     ids
                 })
             });
-        encode_u32s(terms, total, &mut sink)?;
+        out.u32s(Section::Forward, forward)?;
         let lengths = (0..union.fields.len()).flat_map(|field| {
             columns
                 .iter()
@@ -289,7 +307,16 @@ impl LexicalIndex {
                     (0..terms.len()).map(move |slot| column.map_or(0, |c| c[slot]))
                 })
         });
-        encode_u32s(lengths, docs * union.fields.len(), &mut sink)?;
+        out.u32s(Section::Lengths, lengths)?;
+        out.finish(&Head {
+            stem,
+            fields: union.fields.iter().map(String::as_str).collect(),
+            kinds: union.kinds.iter().map(String::as_str).collect(),
+            field_total,
+            field_docs,
+            slots: slots as u64,
+            terms: terms as u64,
+        })?;
         Ok((Unfinished(writer), outcome))
     }
 
@@ -502,32 +529,6 @@ impl LexicalIndex {
     /// never all held at once).
     pub fn upsert_local(&mut self, docs: Vec<Document>) -> Result<()> {
         docs.into_iter().try_for_each(|doc| self.upsert(doc))
-    }
-}
-
-/// The documents of settled shards, one after the other, as the merged index
-/// stores them (`kinds`: each shard's kinds in the union): encoded as the `Vec`
-/// of them is, without making it.
-struct MergedDocs<'a> {
-    shards: &'a [LexicalIndex],
-    kinds: &'a [Vec<u32>],
-}
-
-impl Serialize for MergedDocs<'_> {
-    fn serialize<Z: serde::Serializer>(
-        &self,
-        serializer: Z,
-    ) -> std::result::Result<Z::Ok, Z::Error> {
-        use serde::ser::SerializeSeq;
-        let len = self.shards.iter().map(|shard| shard.docs.len()).sum();
-        let mut seq = serializer.serialize_seq(Some(len))?;
-        for (shard, kinds) in self.shards.iter().zip(self.kinds) {
-            for (data, &kind) in shard.docs.iter().zip(&shard.kind_of) {
-                let data = data.as_ref().expect("settled: every slot is live");
-                seq.serialize_element(&StoredDoc::of(data, kinds[kind as usize]))?;
-            }
-        }
-        seq.end()
     }
 }
 

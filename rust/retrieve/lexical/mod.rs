@@ -32,6 +32,7 @@
 //! are then stems ("parti").
 
 mod build;
+mod inplace;
 mod persistence;
 mod search;
 #[cfg(test)]
@@ -60,11 +61,11 @@ pub const MAX_FIELD_TOKENS: usize = 100_000;
 /// rest of a longer query is ignored. A long issue or traceback has a few hundred.
 pub const MAX_QUERY_TERMS: usize = 512;
 /// The version of the file [`LexicalIndex::save`] writes, the only one
-/// [`LexicalIndex::load`] reads: a blocked checksum (see `persist`), the stemming
-/// flag, the stored form and each document's terms and field lengths after the
-/// postings (`Columns`). A file of another version is `Error::FormatVersion`: it
-/// is rebuilt, never read.
-pub const FORMAT_VERSION: u32 = 4;
+/// [`LexicalIndex::load`] reads: a paged file (each block's checksum checked
+/// when first read, see `persist`) whose payload is laid out to be searched
+/// where it is (see `inplace`). A file of another version is
+/// `Error::FormatVersion`: it is rebuilt, never read.
+pub const FORMAT_VERSION: u32 = 5;
 
 const MAGIC: &[u8; 8] = b"AIRLEXIC";
 const WHAT: &str = "lexical index";
@@ -111,7 +112,7 @@ pub struct DocRef<'a> {
     pub kind: &'a str,
     pub key: &'a str,
     pub group: &'a str,
-    pub meta: &'a Meta,
+    pub meta: MetaRef<'a>,
 }
 
 /// A document's metadata as its slot keeps it: the (key, value) pairs in one
@@ -144,27 +145,42 @@ impl Meta {
 
     /// The pairs, in order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> + '_ {
-        let mut at = 0;
-        let mut text = move || -> Option<&str> {
-            let len = read_varint64(&self.0, &mut at)? as usize;
-            let bytes = self.0.get(at..at.checked_add(len)?)?;
-            at += len;
-            // Made from strings by `new`: never `None`.
-            std::str::from_utf8(bytes).ok()
-        };
-        std::iter::from_fn(move || Some((text()?, text()?)))
+        self.as_ref().iter()
     }
 
     /// The value of the first pair with `key`.
     pub fn get(&self, key: &str) -> Option<&str> {
-        self.iter().find(|&(k, _)| k == key).map(|(_, v)| v)
+        self.as_ref().get(key)
     }
 
     /// The pairs as owned strings.
     pub fn to_vec(&self) -> Vec<(String, String)> {
-        self.iter()
-            .map(|(k, v)| (k.to_owned(), v.to_owned()))
-            .collect()
+        self.as_ref().to_vec()
+    }
+
+    /// The pairs, borrowed.
+    pub fn as_ref(&self) -> MetaRef<'_> {
+        MetaRef(&self.0)
+    }
+
+    /// Whether `bytes` are pairs as `new` makes them.
+    fn well_formed(bytes: &[u8]) -> bool {
+        let mut at = 0;
+        let mut strings = 0usize;
+        while at < bytes.len() {
+            let Some(len) = read_varint64(bytes, &mut at) else {
+                return false;
+            };
+            let end = usize::try_from(len)
+                .ok()
+                .and_then(|len| at.checked_add(len));
+            match end.and_then(|end| bytes.get(at..end)) {
+                Some(text) if std::str::from_utf8(text).is_ok() => at += text.len(),
+                _ => return false,
+            }
+            strings += 1;
+        }
+        strings.is_multiple_of(2)
     }
 
     fn heap_bytes(&self) -> usize {
@@ -173,6 +189,48 @@ impl Meta {
 }
 
 impl std::fmt::Debug for Meta {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+/// A document's metadata, borrowed (from a `Meta`, or a file's bytes).
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+pub struct MetaRef<'a>(&'a [u8]);
+
+impl<'a> MetaRef<'a> {
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The pairs, in order.
+    pub fn iter(self) -> impl Iterator<Item = (&'a str, &'a str)> {
+        let bytes = self.0;
+        let mut at = 0;
+        let mut text = move || -> Option<&'a str> {
+            let len = read_varint64(bytes, &mut at)? as usize;
+            let text = bytes.get(at..at.checked_add(len)?)?;
+            at += len;
+            // Made from strings, or checked (`Meta::well_formed`).
+            std::str::from_utf8(text).ok()
+        };
+        std::iter::from_fn(move || Some((text()?, text()?)))
+    }
+
+    /// The value of the first pair with `key`.
+    pub fn get(self, key: &str) -> Option<&'a str> {
+        self.iter().find(|&(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    /// The pairs as owned strings.
+    pub fn to_vec(self) -> Vec<(String, String)> {
+        self.iter()
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect()
+    }
+}
+
+impl std::fmt::Debug for MetaRef<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_list().entries(self.iter()).finish()
     }
@@ -401,6 +459,11 @@ pub struct LexicalIndex {
     /// The mapped file a loaded index reads its posting lists and forward terms
     /// from (`check_source`); `None` for an index made or read into memory.
     source: Option<Shared>,
+    /// A loaded index not changed since: searched where its file holds it (see
+    /// `inplace`), every field above empty but the field names and statistics,
+    /// the kinds, `live` and `stem`. A change reads it into memory first
+    /// (`thaw`).
+    frozen: Option<Arc<inplace::View>>,
 }
 
 impl std::fmt::Debug for LexicalIndex {
@@ -416,6 +479,7 @@ impl std::fmt::Debug for LexicalIndex {
             .field("fields", &self.fields)
             .field("kinds", &self.kinds)
             .field("stem", &self.stem)
+            .field("in_place", &self.frozen.is_some())
             .finish()
     }
 }
@@ -579,7 +643,10 @@ impl LexicalIndex {
     }
 
     pub fn contains(&self, key: &str) -> bool {
-        self.by_key.get(&self.docs, key).is_some()
+        match &self.frozen {
+            Some(view) => matches!(view.slot_of(key), Ok(Some(_))),
+            None => self.by_key.get(&self.docs, key).is_some(),
+        }
     }
 
     /// The field names in use (sorted).
@@ -587,48 +654,81 @@ impl LexicalIndex {
         &self.fields
     }
 
+    /// The document with `key`; none in an index read in place whose file is
+    /// damaged where it is.
     pub fn get(&self, key: &str) -> Option<DocRef<'_>> {
+        if let Some(view) = &self.frozen {
+            let slot = view.slot_of(key).ok()??;
+            return self.stored_doc(view, slot);
+        }
         let slot = self.by_key.get(&self.docs, key)?;
         let data = self.docs[slot as usize].as_ref()?;
         Some(DocRef {
             kind: &self.kinds[self.kind_of[slot as usize] as usize],
             key: &data.key,
             group: &data.group,
-            meta: &data.meta,
+            meta: data.meta.as_ref(),
+        })
+    }
+
+    /// The document in `slot` of an index read in place.
+    fn stored_doc<'a>(&'a self, view: &'a inplace::View, slot: u32) -> Option<DocRef<'a>> {
+        let doc = view.doc(slot).ok()?;
+        let kind = view.kind(slot).ok()?;
+        Some(DocRef {
+            kind: self.kinds.get(kind as usize)?,
+            key: doc.key,
+            group: doc.group,
+            meta: MetaRef(doc.meta),
         })
     }
 
     /// Every document, in no particular order.
-    pub fn documents(&self) -> impl Iterator<Item = DocRef<'_>> + '_ {
-        self.docs.iter().enumerate().filter_map(|(slot, data)| {
+    pub fn documents(&self) -> Box<dyn Iterator<Item = DocRef<'_>> + '_> {
+        if let Some(view) = &self.frozen {
+            let slots = 0..view.slots as u32;
+            return Box::new(slots.filter_map(|slot| self.stored_doc(view, slot)));
+        }
+        Box::new(self.docs.iter().enumerate().filter_map(|(slot, data)| {
             let data = data.as_ref()?;
             Some(DocRef {
                 kind: &self.kinds[self.kind_of[slot] as usize],
                 key: &data.key,
                 group: &data.group,
-                meta: &data.meta,
+                meta: data.meta.as_ref(),
             })
-        })
+        }))
     }
 
     /// The keys of the documents in `group`, sorted.
     pub fn keys_in_group(&self, group: &str) -> Vec<&str> {
-        let mut keys: Vec<&str> = self
-            .groups
-            .get(group)
-            .into_iter()
-            .flatten()
-            .filter_map(|&slot| self.docs[slot as usize].as_ref())
-            .map(|data| &*data.key)
-            .collect();
+        let mut keys: Vec<&str> = match &self.frozen {
+            Some(_) => self
+                .documents()
+                .filter(|doc| doc.group == group)
+                .map(|doc| doc.key)
+                .collect(),
+            None => self
+                .groups
+                .get(group)
+                .into_iter()
+                .flatten()
+                .filter_map(|&slot| self.docs[slot as usize].as_ref())
+                .map(|data| &*data.key)
+                .collect(),
+        };
         keys.sort_unstable();
         keys
     }
 
     /// The groups that have documents, sorted.
     pub fn groups(&self) -> Vec<&str> {
-        let mut groups: Vec<&str> = self.groups.keys().map(|g| &**g).collect();
+        let mut groups: Vec<&str> = match &self.frozen {
+            Some(_) => self.documents().map(|doc| doc.group).collect(),
+            None => self.groups.keys().map(|g| &**g).collect(),
+        };
         groups.sort_unstable();
+        groups.dedup();
         groups
     }
 

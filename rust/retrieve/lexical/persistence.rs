@@ -1,6 +1,7 @@
 //! The saved form of an index: `save` and `load`, the file a project opens
 //! and reads later (`LexicalFile`), and serde.
 
+use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -8,6 +9,7 @@ use foldhash::HashMap;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use super::inplace::{put_list, put_skips, skip_count, Head, Out, Section, View};
 use super::update::Remap;
 use super::{
     persist, Forward, Keys, LexicalFile, LexicalIndex, Meta, Room, Slot, Unfinished, DEAD,
@@ -15,7 +17,7 @@ use super::{
 };
 use crate::error::{Error, Result};
 use crate::intern::{hash, Interner};
-use crate::retrieve::postings::{write_varint64, Backing, Posting, PostingList, Shared};
+use crate::retrieve::postings::{Backing, Posting, PostingList, Shared, STORED_SKIP};
 
 /// Bytes of postings `encode_into` encodes at a time (a longer list alone); tiny
 /// in tests, so that their indexes are written in many batches.
@@ -23,32 +25,6 @@ use crate::retrieve::postings::{write_varint64, Backing, Posting, PostingList, S
 const ENCODE_BATCH: u64 = 16 << 20;
 #[cfg(test)]
 const ENCODE_BATCH: u64 = 24;
-
-/// A byte sink of ours as an `io::Write`, keeping its first error.
-struct ToSink<'s, F> {
-    sink: &'s mut F,
-    failed: Option<Error>,
-}
-
-impl<F: FnMut(&[u8]) -> Result<()>> std::io::Write for ToSink<'_, F> {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.write_all(bytes).map(|()| bytes.len())
-    }
-
-    fn write_all(&mut self, bytes: &[u8]) -> std::io::Result<()> {
-        if self.failed.is_some() {
-            return Err(std::io::Error::other("the sink failed"));
-        }
-        (self.sink)(bytes).map_err(|err| {
-            self.failed = Some(err);
-            std::io::Error::other("the sink failed")
-        })
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 /// Saved as the sequence of pairs it was made from.
 impl Serialize for Meta {
@@ -66,7 +42,7 @@ impl LexicalFile {
     /// `Error::FormatVersion` if it is one of another version than
     /// [`FORMAT_VERSION`], or is truncated (the rest is checked by `read`).
     pub fn open(path: &Path) -> Result<LexicalFile> {
-        let opened = persist::Opened::open(path, MAGIC, FORMAT_VERSION, WHAT)?;
+        let opened = persist::Opened::open_paged(path, MAGIC, FORMAT_VERSION, WHAT)?;
         Ok(LexicalFile { opened })
     }
 
@@ -198,14 +174,13 @@ impl LexicalIndex {
     /// the generation (known only once the graph file is written, say), then
     /// commits it.
     pub fn write(&self, path: &Path) -> Result<Unfinished> {
-        let mut writer = persist::Writer::create(path, MAGIC, FORMAT_VERSION)?;
+        let mut writer = persist::Writer::create_paged(path, MAGIC, FORMAT_VERSION)?;
         self.encode_into(|bytes| writer.write_all(bytes))?;
         Ok(Unfinished(writer))
     }
 
     /// The bytes [`LexicalIndex::save`] writes after the header (the saved form,
-    /// far smaller than a copy of the index: postings are delta-encoded), in one
-    /// buffer.
+    /// see `inplace`), in one buffer.
     pub fn encode(&self) -> Result<Vec<u8>> {
         let mut out = Vec::new();
         self.encode_into(|bytes| {
@@ -215,42 +190,98 @@ impl LexicalIndex {
         Ok(out)
     }
 
-    /// The bytes of `encode`, handed to `sink` a part at a time. Postcard encodes
-    /// a struct as its fields one after the other, and the postings (a byte
-    /// string) come last: what precedes them is encoded as usual, then they are
-    /// written in place into a buffer of at most `ENCODE_BATCH` bytes at a time,
-    /// runs of terms side by side, never a buffer of all the postings. The
-    /// `Columns` follow, also through a buffer.
+    /// The bytes of `encode`, handed to `sink` a part at a time, section by
+    /// section (`inplace::Out`): the posting lists a run at a time, never a
+    /// buffer of all of them. An index read in place and not changed since hands
+    /// on its file's payload as it is (each block checked).
     pub(super) fn encode_into(&self, mut sink: impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
+        if let Some(view) = &self.frozen {
+            let len = view.paged.len();
+            for start in (0..len).step_by(ENCODE_BATCH as usize) {
+                sink(
+                    view.paged
+                        .get(start..(start + ENCODE_BATCH as usize).min(len))?,
+                )?;
+            }
+            return Ok(());
+        }
         let remap = self.remap();
-        let (head, lists) = self.stored_head(&remap);
-        encode_stored(
-            self.stem,
-            head,
-            |at, out| encode_list(lists[at], &remap, out),
-            &mut sink,
-        )?;
-        // The columns of the live documents, in slot order: their terms renumbered
-        // as saved (a live document's terms are all kept, in the same order).
+        let mut out = Out::new(sink);
         let live = || {
             self.docs
                 .iter()
                 .enumerate()
                 .filter_map(|(s, d)| Some((s, d.as_ref()?)))
         };
+        out.docs(
+            || {
+                live().map(|(s, data)| {
+                    let kind = remap.kind[self.kind_of[s] as usize];
+                    (&*data.key, &*data.group, &*data.meta.0, kind)
+                })
+            },
+            self.live,
+        )?;
+        let lists: Vec<(&PostingList, u32)> = (self.postings.iter().zip(&self.df))
+            .zip(&remap.term)
+            .filter(|&(_, &term)| term != DEAD)
+            .map(|((list, &df), _)| (list, df))
+            .collect();
+        let keeps = remap.keeps_postings();
+        out.postings(
+            lists.len(),
+            |t| {
+                let (list, df) = lists[t];
+                let (bytes, len) = match keeps {
+                    true => (list.encoded().len() as u64, list.len()),
+                    false => stored_size(remapped(list, &remap)),
+                };
+                let skips = (skip_count(len) * STORED_SKIP) as u64;
+                (bytes + skips, len as u32, df)
+            },
+            |t, out| {
+                let list = lists[t].0;
+                if keeps {
+                    let (bytes, skips) = out.split_at_mut(list.encoded().len());
+                    bytes.copy_from_slice(list.encoded());
+                    put_skips(skips, list.skips().iter().copied());
+                } else {
+                    put_list(out, remapped(list, &remap));
+                }
+            },
+        )?;
+        let terms = || pick(self.terms.iter().map(|(_, term)| term), &remap.term).into_iter();
+        out.terms(terms, lists.len())?;
         let fields: Vec<&Vec<u32>> = (self.field_len.iter().zip(&remap.field))
             .filter(|&(_, &to)| to != DEAD)
             .map(|(column, _)| column)
             .collect();
-        let counts = live().map(|(_, data)| data.terms.len() as u32);
-        encode_u32s(counts, self.live, &mut sink)?;
+        out.u32s(
+            Section::Counts,
+            live().map(|(_, data)| data.terms.len() as u32),
+        )?;
         let terms = live().flat_map(|(_, data)| self.forward.get(data.terms.clone()));
-        let total = live().map(|(_, data)| data.terms.len()).sum();
-        encode_u32s(terms.map(|t| remap.term[t as usize]), total, &mut sink)?;
+        out.u32s(Section::Forward, terms.map(|t| remap.term[t as usize]))?;
         let lengths = fields
             .iter()
             .flat_map(|column| live().map(|(s, _)| column[s]));
-        encode_u32s(lengths, self.live * fields.len(), &mut sink)
+        out.u32s(Section::Lengths, lengths)?;
+        let kept =
+            |values: &[u32]| -> Vec<u32> { values.iter().copied().filter(|&v| v > 0).collect() };
+        out.finish(&Head {
+            stem: self.stem,
+            fields: pick(self.fields.iter().map(String::as_str), &remap.field),
+            kinds: pick(self.kinds.iter().map(String::as_str), &remap.kind),
+            field_total: self
+                .field_total
+                .iter()
+                .copied()
+                .filter(|&t| t > 0)
+                .collect(),
+            field_docs: kept(&self.field_docs),
+            slots: self.live as u64,
+            terms: lists.len() as u64,
+        })
     }
 
     /// Loads an index saved by [`LexicalIndex::save`], with its generation; it
@@ -264,42 +295,112 @@ impl LexicalIndex {
         Ok((file.read()?, generation))
     }
 
-    /// `load` of a file opened.
+    /// `load` of a file opened: read in place (see `inplace`), nothing decoded
+    /// but its head.
     fn read_opened(opened: persist::Opened) -> Result<LexicalIndex> {
-        let path = &opened.path().to_path_buf();
-        opened.populate();
-        let (payload, _) = opened.checked(WHAT, true)?;
-        let file = Shared::whole(Backing::File(payload));
-        let mut index =
-            LexicalIndex::decode(&file).map_err(|why| persist::corrupt(path, WHAT, &why))?;
-        index.source = Some(file);
+        LexicalIndex::in_place(opened.paged(WHAT)?)
+    }
+
+    /// The index whose payload `paged` holds, searched where it is.
+    pub(super) fn in_place(paged: persist::Paged) -> Result<LexicalIndex> {
+        let view = View::open(paged)?;
+        let head = &view.head;
+        let mut kind_ids = HashMap::default();
+        for (id, kind) in head.kinds.iter().enumerate() {
+            if kind_ids.insert(kind.clone(), id as u32).is_some() {
+                return Err(view.paged.corrupt(&format!("kind {kind:?} twice")));
+            }
+        }
+        Ok(LexicalIndex {
+            fields: head.fields.clone(),
+            field_total: head.field_total.clone(),
+            field_docs: head.field_docs.clone(),
+            kinds: head.kinds.clone(),
+            kind_ids,
+            live: view.slots,
+            stem: head.stem,
+            frozen: Some(Arc::new(view)),
+            ..LexicalIndex::default()
+        })
+    }
+
+    /// The index whose saved payload (what `encode` makes) is `payload`, read
+    /// into memory and checked; the reason if it is not one.
+    fn decode(payload: Vec<u8>) -> Result<LexicalIndex> {
+        let len = payload.len();
+        let paged = persist::Paged::new(
+            Backing::Heap(payload),
+            len,
+            None,
+            (std::path::PathBuf::from("(serialized)"), WHAT),
+        );
+        let mut index = LexicalIndex::in_place(paged)?;
+        index.thaw()?;
         Ok(index)
     }
 
-    /// The index whose saved payload (what `encode` makes) is `payload`, checked;
-    /// the reason if it is not one. Strings are borrowed from the payload, not
-    /// copied first; the posting lists and the documents' terms keep reading
-    /// them where they are (`postings::Shared`).
-    fn decode(payload: &Shared) -> std::result::Result<LexicalIndex, String> {
-        let bytes = payload.bytes();
-        let (saved, rest): (Saved<StoredIn<'_>>, &[u8]) =
-            postcard::take_from_bytes(bytes).map_err(|e| e.to_string())?;
-        let columns: Columns<'_> = postcard::from_bytes(rest).map_err(|e| e.to_string())?;
-        let Saved { stem, index } = saved;
-        // Where the postings and the documents' terms are in the payload (postcard
-        // borrows them from it).
-        let part = |borrowed: &[u8]| {
-            let start = borrowed.as_ptr() as usize - bytes.as_ptr() as usize;
-            payload.part(start..start + borrowed.len())
+    /// Reads an index searched in place into memory, checked in full: what a
+    /// change needs (its postings and its documents' terms keep reading the
+    /// file's bytes). Nothing to do for an index in memory.
+    pub fn thaw(&mut self) -> Result<()> {
+        let Some(view) = self.frozen.clone() else {
+            return Ok(());
         };
-        let postings = part(index.postings);
-        let forward = part(columns.forward);
-        let index = index.with_postings(postings.clone());
-        let index = LexicalIndex::from_saved(Saved { stem, index }, (columns, forward))?;
-        // The rest of a file was copied out of (the columns after the postings
-        // too): only its postings are read now.
-        postings.release_rest();
-        Ok(index)
+        let mut index = LexicalIndex::from_view(&view)?;
+        index.stem = self.stem;
+        *self = index;
+        Ok(())
+    }
+
+    /// The index `view` holds, in memory.
+    fn from_view(view: &View) -> Result<LexicalIndex> {
+        let corrupt = |why: String| view.paged.corrupt(&why);
+        let head = &view.head;
+        // Every block checked at once, on the thread pool.
+        view.paged.get(0..view.paged.len())?;
+        let mut docs = Vec::with_capacity(view.slots);
+        for slot in 0..view.slots as u32 {
+            let doc = view.doc(slot)?;
+            docs.push(StoredDoc {
+                key: doc.key,
+                kind: 0,
+                group: doc.group,
+                meta: RawMeta(Some(doc.meta)),
+            });
+        }
+        let kind_of = view.kind_of()?;
+        for (slot, doc) in docs.iter_mut().enumerate() {
+            doc.kind = kind_of.get(slot);
+        }
+        let terms: Vec<&str> = (0..view.terms as u32)
+            .map(|id| view.term(id))
+            .collect::<Result<_>>()?;
+        let ranges: Vec<Range<usize>> = (0..view.terms as u32)
+            .map(|id| Ok(view.list_ranges(id)?.0))
+            .collect::<Result<_>>()?;
+        let shared = view.paged.shared().clone();
+        let forward_range = view.range(Section::Forward);
+        let columns = Columns {
+            counts: view.whole(Section::Counts)?,
+            forward: view.whole(Section::Forward)?,
+            lengths: view.whole(Section::Lengths)?,
+        };
+        let forward = shared.part(forward_range);
+        let fields = head.fields.clone();
+        fn names(names: &[String]) -> Vec<&str> {
+            names.iter().map(String::as_str).collect()
+        }
+        LexicalIndex::from_stored(
+            (names(&head.fields), names(&head.kinds), docs, terms),
+            (ranges, shared),
+            (columns, forward),
+        )
+        .map_err(corrupt)
+        .map(|mut index| {
+            debug_assert_eq!(index.fields, fields);
+            index.stem = head.stem;
+            index
+        })
     }
 
     /// An error if the file a loaded index reads its posting lists and forward
@@ -309,78 +410,13 @@ impl LexicalIndex {
     /// that read the index ask first (`Project`, the bindings). One `fstat`. A
     /// write in place that races with a read is not caught (see RELIABILITY.md).
     pub fn check_source(&self) -> Result<()> {
+        if let Some(view) = &self.frozen {
+            return view.check();
+        }
         match self.source.as_ref().and_then(Shared::changed) {
             Some(err) => Err(err),
             None => Ok(()),
         }
-    }
-
-    /// What is saved before the columns: the flag and the compacted form,
-    /// borrowing the strings (`encode` writes the same, streamed).
-    #[cfg(test)]
-    pub(super) fn to_saved(&self) -> Saved<StoredRef<'_>> {
-        Saved {
-            stem: self.stem,
-            index: self.to_stored(),
-        }
-    }
-
-    /// [`LexicalIndex::from_stored`], stemming as saved.
-    fn from_saved<S: AsRef<str> + Send + Sync, M: MetaSource + Send>(
-        saved: Saved<Loaded<S, Shared, M>>,
-        columns: (Columns<'_>, Shared),
-    ) -> std::result::Result<LexicalIndex, String> {
-        let mut index = LexicalIndex::from_stored(saved.index, columns)?;
-        index.stem = saved.stem;
-        Ok(index)
-    }
-
-    /// The compacted, self-contained form that is saved, borrowing the strings.
-    #[cfg(test)]
-    pub(super) fn to_stored(&self) -> StoredRef<'_> {
-        let remap = self.remap();
-        let (head, lists) = self.stored_head(&remap);
-        let mut postings = vec![0; head.sizes.iter().sum::<u64>() as usize];
-        write_postings(&mut postings, 0, &head.sizes, &|at, out| {
-            encode_list(lists[at], &remap, out)
-        });
-        head.with_postings(Bytes(postings))
-    }
-
-    /// The stored form without its postings (`()` in their place), and the
-    /// posting lists of the terms it keeps, in order.
-    fn stored_head<'a>(&'a self, remap: &Remap) -> (StoredHead<'a>, Vec<&'a PostingList>) {
-        let docs = self
-            .docs
-            .iter()
-            .zip(&self.kind_of)
-            .filter_map(|(data, &kind)| {
-                Some(StoredDoc::of(data.as_ref()?, remap.kind[kind as usize]))
-            })
-            .collect();
-        let lists: Vec<&PostingList> = self
-            .postings
-            .iter()
-            .zip(&remap.term)
-            .filter(|&(_, &term)| term != DEAD)
-            .map(|(list, _)| list)
-            .collect();
-        let sizes = lists
-            .par_iter()
-            .map(|list| match remap.keeps_postings() {
-                true => list.encoded().len() as u64,
-                false => stored_size(remapped(list, remap)),
-            })
-            .collect();
-        let head = Stored {
-            fields: pick(self.fields.iter().map(String::as_str), &remap.field),
-            kinds: pick(self.kinds.iter().map(String::as_str), &remap.kind),
-            docs,
-            terms: pick(self.terms.iter().map(|(_, term)| term), &remap.term),
-            sizes,
-            postings: (),
-        };
-        (head, lists)
     }
 
     /// Each document's field lengths and terms (`field_len`, `forward`) as
@@ -467,18 +503,12 @@ impl LexicalIndex {
 
     /// Rebuilds an index from its stored form, checking every invariant `search`
     /// relies on; the reason if one does not hold.
+    #[allow(clippy::type_complexity)]
     fn from_stored<S: AsRef<str> + Send + Sync, M: MetaSource + Send>(
-        stored: Loaded<S, Shared, M>,
+        (fields, kinds, docs, terms): (Vec<S>, Vec<S>, Vec<StoredDoc<S, M>>, Vec<S>),
+        (ranges, encoded): (Vec<Range<usize>>, Shared),
         columns: (Columns<'_>, Shared),
     ) -> std::result::Result<LexicalIndex, String> {
-        let Stored {
-            fields,
-            kinds,
-            docs,
-            terms,
-            sizes,
-            postings: encoded,
-        } = stored;
         let fields: Vec<String> = fields.iter().map(|f| f.as_ref().to_owned()).collect();
         let kinds: Vec<String> = kinds.iter().map(|k| k.as_ref().to_owned()).collect();
         let bytes = encoded.bytes();
@@ -488,26 +518,18 @@ impl LexicalIndex {
         if !fields.windows(2).all(|w| w[0] < w[1]) {
             return Err("field names out of order".into());
         }
-        if terms.len() != sizes.len() {
+        if terms.len() != ranges.len() {
             return Err("terms and posting lists differ in number".into());
         }
         let slots = docs.len();
         if slots >= DEAD as usize - 1 || terms.len() >= DEAD as usize {
             return Err("too many documents or terms".into());
         }
-        let mut ranges = Vec::with_capacity(sizes.len());
-        let mut offset = 0usize;
-        for size in sizes {
-            let end = usize::try_from(size)
-                .ok()
-                .and_then(|size| offset.checked_add(size))
-                .filter(|&end| end <= bytes.len())
-                .ok_or("posting lists longer than the file")?;
-            ranges.push(offset..end);
-            offset = end;
-        }
-        if offset != bytes.len() {
-            return Err("bytes after the posting lists".into());
+        if ranges
+            .iter()
+            .any(|r| r.start > r.end || r.end > bytes.len())
+        {
+            return Err("posting lists longer than the file".into());
         }
         let field_count = fields.len();
         let mut kind_ids = HashMap::default();
@@ -611,52 +633,15 @@ impl LexicalIndex {
     }
 }
 
-/// The bytes of a saved index whose stored form is `head` (its postings left
-/// out), handed to `sink` a part at a time: the head, then the postings (see
-/// `encode_postings`).
-fn encode_stored<D: Serialize>(
-    stem: bool,
-    head: Stored<&str, D, ()>,
-    list: impl Fn(usize, &mut [u8]) + Sync,
-    mut sink: impl FnMut(&[u8]) -> Result<()>,
-) -> Result<()> {
-    let head = Saved { stem, index: head };
-    encode_value(&head, &mut sink)?;
-    encode_postings(&head.index.sizes, list, &mut sink)
-}
-
 /// What is saved after the postings, each a byte string of u32s (LE): per
 /// document, in saved order, the number of its distinct terms; those terms in
 /// increasing order, one document's after another's; per saved field, every
 /// document's length in it. A load reads these rather than derive them from every
 /// posting.
-#[derive(Deserialize)]
 pub(super) struct Columns<'a> {
     pub(super) counts: &'a [u8],
     pub(super) forward: &'a [u8],
     pub(super) lengths: &'a [u8],
-}
-
-/// `total` u32s as a byte string (postcard's: its length, then the bytes), into
-/// `sink` through a buffer of `ENCODE_BATCH` bytes.
-pub(super) fn encode_u32s(
-    values: impl Iterator<Item = u32>,
-    total: usize,
-    sink: &mut impl FnMut(&[u8]) -> Result<()>,
-) -> Result<()> {
-    let mut out = Vec::new();
-    write_varint64(&mut out, total as u64 * 4);
-    let mut written = 0;
-    for value in values {
-        out.extend_from_slice(&value.to_le_bytes());
-        written += 1;
-        if out.len() as u64 >= ENCODE_BATCH {
-            sink(&out)?;
-            out.clear();
-        }
-    }
-    debug_assert_eq!(written, total, "as many values as the length says");
-    sink(&out)
 }
 
 /// The u32s of a byte string of `Columns`.
@@ -666,41 +651,15 @@ pub(super) fn read_u32s(bytes: &[u8]) -> impl Iterator<Item = u32> + '_ {
         .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
 }
 
-/// `value` encoded (postcard) into `sink`, through a buffer: postcard writes a
-/// byte at a time. The head of an index (keys, groups, metadata and terms) is
-/// never held whole encoded.
-pub(super) fn encode_value<T: Serialize>(
-    value: &T,
-    sink: &mut impl FnMut(&[u8]) -> Result<()>,
-) -> Result<()> {
-    let mut to_sink = ToSink { sink, failed: None };
-    let (encoded, flushed) = {
-        let mut buffered = std::io::BufWriter::with_capacity(1 << 16, &mut to_sink);
-        let encoded = postcard::to_io(value, &mut buffered).map(drop);
-        (encoded, std::io::Write::flush(&mut buffered))
-    };
-    // An error of the sink's comes back as it was (postcard's, or the flush's,
-    // only says the write failed).
-    if let Some(err) = to_sink.failed {
-        return Err(err);
-    }
-    encoded.map_err(Error::Encode)?;
-    debug_assert!(flushed.is_ok(), "only the sink fails");
-    Ok(())
-}
-
-/// The postings field of a saved index, into `sink`: a byte string (its length,
-/// then the bytes), which `list(i, out)` writes for the `i`th term (`out` is
-/// `sizes[i]` bytes), in buffers of at most `ENCODE_BATCH` bytes, runs of terms
-/// side by side, never a buffer of all the postings.
+/// Writes the lists `0..sizes.len()` (`sizes` bytes each) with `list` into
+/// `sink`, in buffers of at most `ENCODE_BATCH` bytes (`out`), runs of lists side
+/// by side (a longer list alone), never a buffer of all of them.
 pub(super) fn encode_postings(
     sizes: &[u64],
     list: impl Fn(usize, &mut [u8]) + Sync,
     sink: &mut impl FnMut(&[u8]) -> Result<()>,
+    out: &mut Vec<u8>,
 ) -> Result<()> {
-    let mut out = Vec::new();
-    write_varint64(&mut out, sizes.iter().sum());
-    sink(&out)?;
     let mut from = 0;
     while from < sizes.len() {
         let mut to = from;
@@ -711,8 +670,8 @@ pub(super) fn encode_postings(
         }
         out.clear();
         out.resize(bytes as usize, 0);
-        write_postings(&mut out, from, &sizes[from..to], &list);
-        sink(&out)?;
+        write_postings(out, from, &sizes[from..to], &list);
+        sink(out)?;
         from = to;
     }
     Ok(())
@@ -738,7 +697,7 @@ pub(super) fn varint64_len(value: u64) -> usize {
 }
 
 /// `value` as a varint at `out[*at..]`, moving `at` past it.
-fn put_varint(out: &mut [u8], at: &mut usize, mut value: u32) {
+pub(super) fn put_varint(out: &mut [u8], at: &mut usize, mut value: u32) {
     while value >= 0x80 {
         out[*at] = value as u8 | 0x80;
         *at += 1;
@@ -769,34 +728,17 @@ fn remapped<'a>(list: &'a PostingList, remap: &'a Remap) -> impl Iterator<Item =
 }
 
 /// Bytes of the stored form of `postings` (see `as_stored`).
-pub(super) fn stored_size(postings: impl Iterator<Item = Posting>) -> u64 {
-    as_stored(postings)
-        .map(|(delta, value)| varint_len(delta) + varint_len(value))
-        .sum::<usize>() as u64
-}
-
-/// The stored form of `postings` (see `as_stored`) into `out`, which is its size.
-pub(super) fn put_stored(out: &mut [u8], postings: impl Iterator<Item = Posting>) {
-    let mut at = 0;
-    for (delta, value) in as_stored(postings) {
-        put_varint(out, &mut at, delta);
-        put_varint(out, &mut at, value);
-    }
-    debug_assert_eq!(at, out.len());
-}
-
-/// The stored postings of `list` into `out`, which is their size.
-fn encode_list(list: &PostingList, remap: &Remap, out: &mut [u8]) {
-    if remap.keeps_postings() {
-        out.copy_from_slice(list.encoded());
-    } else {
-        put_stored(out, remapped(list, remap));
-    }
+/// Bytes of the stored form of `postings` (see `as_stored`), and their number.
+pub(super) fn stored_size(postings: impl Iterator<Item = Posting>) -> (u64, usize) {
+    as_stored(postings).fold((0, 0), |(bytes, count), (delta, value)| {
+        let size = varint_len(delta) + varint_len(value);
+        (bytes + size as u64, count + 1)
+    })
 }
 
 /// Writes the lists `first..` into `out`, `sizes` bytes each (`out` is their
 /// sum), with `list` (see `encode_stored`), runs of lists on the thread pool.
-fn write_postings(
+pub(super) fn write_postings(
     out: &mut [u8],
     first: usize,
     sizes: &[u64],
@@ -830,108 +772,6 @@ pub(super) struct StoredDoc<S, M> {
     pub(super) meta: M,
 }
 
-pub(super) type StoredDocRef<'a> = StoredDoc<&'a str, &'a Meta>;
-
-impl<'a> StoredDocRef<'a> {
-    /// The document of `data`, of the saved form's `kind`.
-    pub(super) fn of(data: &'a Slot, kind: u32) -> StoredDocRef<'a> {
-        StoredDoc {
-            key: &data.key,
-            kind,
-            group: &data.group,
-            meta: &data.meta,
-        }
-    }
-}
-
-/// What is saved: the field names, kinds, the documents of the live slots in
-/// order, the terms, and per term the byte length of its postings in `postings`,
-/// where each is `(slot delta, tf << 5 | field)` as LEB128 varints; each
-/// document's terms and field lengths follow it (`Columns`), frequencies and maps
-/// are derived on load. Generic over owned or borrowed strings and over the
-/// sequence of documents (the same encoding).
-#[derive(Clone, Serialize, Deserialize)]
-pub(super) struct Stored<S, D, P = Bytes> {
-    pub(super) fields: Vec<S>,
-    pub(super) kinds: Vec<S>,
-    pub(super) docs: D,
-    pub(super) terms: Vec<S>,
-    pub(super) sizes: Vec<u64>,
-    pub(super) postings: P,
-}
-
-impl<S, D, Q> Stored<S, D, Q> {
-    /// The stored form with `postings` in place of its own (`()` in a head).
-    fn with_postings<P>(self, postings: P) -> Stored<S, D, P> {
-        Stored {
-            fields: self.fields,
-            kinds: self.kinds,
-            docs: self.docs,
-            terms: self.terms,
-            sizes: self.sizes,
-            postings,
-        }
-    }
-}
-
-#[cfg(test)]
-pub(super) type StoredRef<'a> = Stored<&'a str, Vec<StoredDocRef<'a>>>;
-/// Without its postings (`()` encodes as nothing), which `encode` writes after it.
-type StoredHead<'a> = Stored<&'a str, Vec<StoredDocRef<'a>>, ()>;
-/// The stored form as read back, its names as `S` and its postings as `B`.
-pub(super) type Loaded<S, B, M = Vec<(S, S)>> = Stored<S, Vec<StoredDoc<S, M>>, B>;
-/// Read back into owned strings (the tests edit it).
-#[cfg(test)]
-pub(super) type StoredOwned = Loaded<String, Bytes>;
-/// Read from a file's bytes: names and postings borrowed from them.
-type StoredIn<'a> = Loaded<&'a str, &'a [u8], MetaIn>;
-
-/// A document's metadata made as it is read from a file (its pairs borrowed
-/// from the file's bytes, not gathered in a `Vec` of their own first: one
-/// allocation fewer a document).
-#[derive(Default)]
-struct MetaIn(Meta);
-
-impl<'de> Deserialize<'de> for MetaIn {
-    fn deserialize<D: serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> std::result::Result<MetaIn, D::Error> {
-        struct Pairs;
-        impl<'de> serde::de::Visitor<'de> for Pairs {
-            type Value = MetaIn;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a sequence of (key, value) strings")
-            }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(
-                self,
-                mut seq: A,
-            ) -> std::result::Result<MetaIn, A::Error> {
-                // Most documents have one pair or a few: those are gathered here.
-                const FEW: usize = 4;
-                let mut few = [("", ""); FEW];
-                let mut n = 0;
-                let mut more: Vec<(&str, &str)> = Vec::new();
-                while let Some(pair) = seq.next_element::<(&'de str, &'de str)>()? {
-                    if n < FEW && more.is_empty() {
-                        few[n] = pair;
-                        n += 1;
-                    } else {
-                        if more.is_empty() {
-                            more.extend_from_slice(&few[..n]);
-                        }
-                        more.push(pair);
-                    }
-                }
-                Ok(MetaIn(match more.is_empty() {
-                    true => Meta::new(&few[..n]),
-                    false => Meta::new(&more),
-                }))
-            }
-        }
-        deserializer.deserialize_seq(Pairs)
-    }
-}
-
 /// A document's metadata as read back, taken out once (`Documents::made`).
 trait MetaSource {
     fn take(&mut self) -> Meta;
@@ -943,22 +783,14 @@ impl<S: AsRef<str>> MetaSource for Vec<(S, S)> {
     }
 }
 
-impl MetaSource for MetaIn {
+/// A document's metadata as a file stores it (checked well formed).
+pub(super) struct RawMeta<'a>(pub(super) Option<&'a [u8]>);
+
+impl MetaSource for RawMeta<'_> {
     fn take(&mut self) -> Meta {
-        std::mem::take(&mut self.0)
+        Meta(self.0.take().unwrap_or_default().into())
     }
 }
-
-/// The head of a saved payload: the stemming flag (one byte, 0 or 1), then the
-/// [`Stored`] form; the [`Columns`] follow.
-#[derive(Clone, Serialize, Deserialize)]
-pub(super) struct Saved<I> {
-    pub(super) stem: bool,
-    pub(super) index: I,
-}
-
-#[cfg(test)]
-pub(super) type SavedOwned = Saved<StoredOwned>;
 
 /// A byte string, encoded as one (postcard: length and bytes), not as a sequence.
 #[derive(Clone, Debug, PartialEq)]
@@ -1031,7 +863,6 @@ impl<'de> Deserialize<'de> for LexicalIndex {
         deserializer: D,
     ) -> std::result::Result<Self, D::Error> {
         let Bytes(payload) = Bytes::deserialize(deserializer)?;
-        LexicalIndex::decode(&Shared::whole(Backing::Heap(payload)))
-            .map_err(serde::de::Error::custom)
+        LexicalIndex::decode(payload).map_err(serde::de::Error::custom)
     }
 }

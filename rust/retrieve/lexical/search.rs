@@ -6,8 +6,10 @@ use std::cmp::Ordering;
 use std::collections::HashSet;
 use std::ops::ControlFlow;
 
+use super::inplace::{U32s, View};
 use super::{Bm25Params, LexicalHit, LexicalIndex, QueryTerms, DEAD, MAX_QUERY_TERMS};
-use crate::retrieve::postings::Posting;
+use crate::error::Result;
+use crate::retrieve::postings::{ListRef, Posting};
 use crate::retrieve::tokenize::{for_each_token_with, stem, FILLER_WORDS};
 
 thread_local! {
@@ -144,6 +146,76 @@ pub(super) fn word_forms(word: &str) -> Vec<String> {
     out
 }
 
+/// What a search reads of an index: held in memory, or read where its file
+/// holds it (`View`): one search for both.
+pub(super) trait Source {
+    fn slots(&self) -> usize;
+    fn term_id(&self, term: &str) -> Result<Option<u32>>;
+    fn term(&self, id: u32) -> Result<&str>;
+    fn df(&self, id: u32) -> Result<u32>;
+    fn list(&self, id: u32) -> Result<ListRef<'_>>;
+    fn kind_of(&self) -> Result<U32s<'_>>;
+    fn lengths(&self, field: usize) -> Result<U32s<'_>>;
+    fn key(&self, slot: u32) -> Result<&str>;
+}
+
+/// An index in memory as a `Source`.
+struct Held<'a>(&'a LexicalIndex);
+
+impl Source for Held<'_> {
+    fn slots(&self) -> usize {
+        self.0.docs.len()
+    }
+    fn term_id(&self, term: &str) -> Result<Option<u32>> {
+        Ok(self.0.terms.id(term))
+    }
+    fn term(&self, id: u32) -> Result<&str> {
+        Ok(self.0.terms.get(id))
+    }
+    fn df(&self, id: u32) -> Result<u32> {
+        Ok(self.0.df[id as usize])
+    }
+    fn list(&self, id: u32) -> Result<ListRef<'_>> {
+        Ok(self.0.postings[id as usize].as_ref())
+    }
+    fn kind_of(&self) -> Result<U32s<'_>> {
+        Ok(U32s::Held(&self.0.kind_of))
+    }
+    fn lengths(&self, field: usize) -> Result<U32s<'_>> {
+        Ok(U32s::Held(&self.0.field_len[field]))
+    }
+    fn key(&self, slot: u32) -> Result<&str> {
+        Ok(self.0.key_of(slot))
+    }
+}
+
+impl Source for View {
+    fn slots(&self) -> usize {
+        self.slots
+    }
+    fn term_id(&self, term: &str) -> Result<Option<u32>> {
+        View::term_id(self, term)
+    }
+    fn term(&self, id: u32) -> Result<&str> {
+        View::term(self, id)
+    }
+    fn df(&self, id: u32) -> Result<u32> {
+        Ok(self.stats(id)?.0)
+    }
+    fn list(&self, id: u32) -> Result<ListRef<'_>> {
+        View::list(self, id)
+    }
+    fn kind_of(&self) -> Result<U32s<'_>> {
+        View::kind_of(self)
+    }
+    fn lengths(&self, field: usize) -> Result<U32s<'_>> {
+        View::lengths(self, field)
+    }
+    fn key(&self, slot: u32) -> Result<&str> {
+        Ok(self.doc(slot)?.key)
+    }
+}
+
 impl LexicalIndex {
     /// The `limit` documents that score highest for `query` with BM25F (see
     /// [`Bm25Params`]), best first, equal scores by key; only documents of `kinds`
@@ -164,7 +236,53 @@ impl LexicalIndex {
         kinds: &[&str],
         limit: usize,
     ) -> Vec<LexicalHit> {
+        self.search_or_note(query, params, kinds, limit, QueryTerms::default())
+    }
+
+    /// `search_with`, its error (a file read in place found damaged) noted for
+    /// `check_source` and no hits.
+    fn search_or_note(
+        &self,
+        query: &str,
+        params: &Bm25Params,
+        kinds: &[&str],
+        limit: usize,
+        weighing: QueryTerms,
+    ) -> Vec<LexicalHit> {
+        match self.search_with(query, params, kinds, limit, weighing, true) {
+            Ok(hits) => hits,
+            Err(err) => {
+                if let Some(view) = &self.frozen {
+                    view.fail(err);
+                }
+                Vec::new()
+            }
+        }
+    }
+
+    /// [`LexicalIndex::search`], or the error that an index read in place met
+    /// in its file (damaged: rebuild it).
+    pub fn try_search(
+        &self,
+        query: &str,
+        params: &Bm25Params,
+        kinds: &[&str],
+        limit: usize,
+    ) -> Result<Vec<LexicalHit>> {
         self.search_with(query, params, kinds, limit, QueryTerms::default(), true)
+    }
+
+    /// [`LexicalIndex::search_weighed`], or the error that an index read in
+    /// place met in its file (damaged: rebuild it).
+    pub fn try_search_weighed(
+        &self,
+        query: &str,
+        params: &Bm25Params,
+        kinds: &[&str],
+        limit: usize,
+        weighing: QueryTerms,
+    ) -> Result<Vec<LexicalHit>> {
+        self.search_with(query, params, kinds, limit, weighing, true)
     }
 
     /// [`LexicalIndex::search`] with the query's terms weighed by `weighing`: each
@@ -178,7 +296,7 @@ impl LexicalIndex {
         limit: usize,
         weighing: QueryTerms,
     ) -> Vec<LexicalHit> {
-        self.search_with(query, params, kinds, limit, weighing, true)
+        self.search_or_note(query, params, kinds, limit, weighing)
     }
 
     pub(super) fn search_with(
@@ -189,9 +307,22 @@ impl LexicalIndex {
         limit: usize,
         weighing: QueryTerms,
         prune: bool,
-    ) -> Vec<LexicalHit> {
+    ) -> Result<Vec<LexicalHit>> {
+        match &self.frozen {
+            Some(view) => self.search_in(&**view, (query, params, kinds, limit), weighing, prune),
+            None => self.search_in(&Held(self), (query, params, kinds, limit), weighing, prune),
+        }
+    }
+
+    fn search_in<S: Source>(
+        &self,
+        src: &S,
+        (query, params, kinds, limit): (&str, &Bm25Params, &[&str], usize),
+        weighing: QueryTerms,
+        prune: bool,
+    ) -> Result<Vec<LexicalHit>> {
         if limit == 0 || self.live == 0 {
-            return Vec::new();
+            return Ok(Vec::new());
         }
         let params = params.clamped();
         let allowed: Option<Vec<bool>> = (!kinds.is_empty()).then(|| {
@@ -204,17 +335,35 @@ impl LexicalIndex {
             allowed
         });
         if allowed.as_ref().is_some_and(|a| !a.contains(&true)) {
-            return Vec::new();
+            return Ok(Vec::new());
         }
+        let kind_of = src.kind_of()?;
         let wanted = |slot: u32| {
-            let kind = self.kind_of[slot as usize];
-            kind != DEAD && allowed.as_ref().is_none_or(|a| a[kind as usize])
+            let kind = kind_of.get(slot as usize);
+            kind != DEAD
+                && allowed
+                    .as_ref()
+                    .is_none_or(|a| a.get(kind as usize).copied().unwrap_or(false))
         };
-        let mut weighed = self.query_terms(query, weighing.forms);
+        let mut weighed = self.query_terms(src, query, weighing.forms)?;
         if weighed.is_empty() {
-            return Vec::new();
+            return Ok(Vec::new());
         }
-        self.weigh_prose_only(&mut weighed, weighing, query);
+        self.weigh_prose_only(src, &mut weighed, weighing, query)?;
+        let field_len: Vec<U32s<'_>> = (0..self.fields.len())
+            .map(|f| src.lengths(f))
+            .collect::<Result<_>>()?;
+        // Each term's list, its frequency and text, read once.
+        let mut lists = Vec::with_capacity(weighed.len());
+        for &(term, _, _) in &weighed {
+            lists.push((src.list(term)?, src.df(term)?, src.term(term)?));
+        }
+        let list_of = |term: u32| -> usize {
+            weighed
+                .iter()
+                .position(|&(t, _, _)| t == term)
+                .expect("a query term")
+        };
         let mut weights = vec![1.0; self.fields.len()];
         for (name, weight) in &params.field_weights {
             if let Some(field) = self.field_id(name) {
@@ -239,9 +388,11 @@ impl LexicalIndex {
         let n = self.live as f64;
         // Rarest first; ties by the term itself.
         let mut order = weighed.clone();
-        order.sort_unstable_by(|&(a, _, _), &(b, _, _)| {
-            (self.df[a as usize], self.terms.get(a)).cmp(&(self.df[b as usize], self.terms.get(b)))
-        });
+        let info = |term: u32| {
+            let (_, df, text) = lists[list_of(term)];
+            (df, text)
+        };
+        order.sort_unstable_by(|&(a, _, _), &(b, _, _)| info(a).cmp(&info(b)));
         let exponent = if weighing.idf_exponent.is_finite() {
             weighing.idf_exponent.max(0.0)
         } else {
@@ -250,7 +401,7 @@ impl LexicalIndex {
         let idf: Vec<f64> = order
             .iter()
             .map(|&(term, weight, _)| {
-                let df = self.df[term as usize] as f64;
+                let df = info(term).0 as f64;
                 let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
                 weight
                     * if exponent == 1.0 {
@@ -268,20 +419,21 @@ impl LexicalIndex {
         let mut postings_after = vec![0usize; order.len()];
         for i in (0..order.len().saturating_sub(1)).rev() {
             bound_after[i] = bound_after[i + 1] + idf[i + 1] * (k1 + 1.0) * (1.0 + 1e-9);
-            postings_after[i] = postings_after[i + 1] + self.postings[order[i + 1] as usize].len();
+            postings_after[i] = postings_after[i + 1] + lists[list_of(order[i + 1])].0.len();
         }
         // What `posting` adds to its document's term frequency (the postings of a
         // document for a term are summed in field order).
         let tf_of = |posting: Posting, norms: &Norms| -> f64 {
             let field = posting.field();
-            let len = self.field_len[field][posting.doc as usize];
+            let len = field_len[field].get(posting.doc as usize);
             posting.tf() as f64 * norms.get(field, len)
         };
 
-        SCRATCH.with(|scratch| {
+        // Keys of the hits, to order equal scores (read once each).
+        let hits: Vec<LexicalHit> = SCRATCH.with(|scratch| {
             let mut scratch = scratch.borrow_mut();
             let scratch = &mut *scratch;
-            scratch.reset(self.docs.len());
+            scratch.reset(src.slots());
             let Scratch {
                 scores,
                 touched,
@@ -293,7 +445,7 @@ impl LexicalIndex {
             for (i, &term) in order.iter().enumerate() {
                 let idf = idf[i];
                 let norms = if is_form[i] { &form_norms } else { &norms };
-                let list = &self.postings[term as usize];
+                let list = &lists[list_of(term)].0;
                 let gain = |tf: f64| idf * tf * (k1 + 1.0) / (k1 + tf);
                 match &mut candidates {
                     None => {
@@ -385,8 +537,10 @@ impl LexicalIndex {
             };
             scratch.reset(0);
             let order = |a: &(f64, u32), b: &(f64, u32)| -> Ordering {
-                b.0.total_cmp(&a.0)
-                    .then_with(|| self.key_of(a.1).cmp(self.key_of(b.1)))
+                b.0.total_cmp(&a.0).then_with(|| {
+                    let key = |slot| src.key(slot).unwrap_or_default();
+                    key(a.1).cmp(key(b.1))
+                })
             };
             if hits.len() > limit {
                 hits.select_nth_unstable_by(limit - 1, order);
@@ -395,18 +549,26 @@ impl LexicalIndex {
             hits.sort_unstable_by(order);
             hits.into_iter()
                 .map(|(score, slot)| LexicalHit {
-                    key: self.key_of(slot).to_owned(),
+                    key: src.key(slot).unwrap_or_default().to_owned(),
                     score,
                     matched: weighed
                         .iter()
-                        .filter(|&&(term, _, form)| {
-                            self.matches(term, slot, if form { &form_weights } else { &weights })
+                        .zip(&lists)
+                        .filter(|&(&(_, _, form), &(list, _, _))| {
+                            matches(list, slot, if form { &form_weights } else { &weights })
                         })
-                        .map(|&(term, _, _)| self.terms.get(term).to_owned())
+                        .map(|(_, &(_, _, text))| text.to_owned())
                         .collect(),
                 })
                 .collect()
-        })
+        });
+        // A key that could not be read: the file is damaged where it is.
+        if hits.iter().any(|hit| hit.key.is_empty()) {
+            for slot in 0..src.slots().min(1) {
+                src.key(slot as u32)?;
+            }
+        }
+        Ok(hits)
     }
 
     /// The distinct known terms of `query` with their weights and whether each is
@@ -415,14 +577,33 @@ impl LexicalIndex {
     /// Each query word's own form weighs 1; with `forms` > 0 (and an index that does
     /// not stem), the other indexed forms of the words (see [`word_forms`]) follow,
     /// weighing `forms`, unless the query has them as words of their own.
-    fn query_terms(&self, query: &str, forms: f64) -> Vec<(u32, f64, bool)> {
+    fn query_terms<S: Source>(
+        &self,
+        src: &S,
+        query: &str,
+        forms: f64,
+    ) -> Result<Vec<(u32, f64, bool)>> {
+        let mut failed = None;
         let mut seen = HashSet::new();
         let mut terms = Vec::new();
         let mut words: Vec<String> = Vec::new();
         let expand = forms > 0.0 && forms.is_finite() && !self.stem;
+        let mut known = |token: &str| -> Option<u32> {
+            let found = src
+                .term_id(token)
+                .and_then(|term| Ok(term.zip(term.map(|t| src.df(t)).transpose()?)));
+            match found {
+                Ok(Some((term, df))) if df > 0 => Some(term),
+                Ok(_) => None,
+                Err(err) => {
+                    failed.get_or_insert(err);
+                    None
+                }
+            }
+        };
         for_each_token_with(query, self.stem, |token| {
-            if let Some(term) = self.terms.id(token) {
-                if self.df[term as usize] > 0 && seen.insert(term) {
+            if let Some(term) = known(token) {
+                if seen.insert(term) {
                     terms.push((term, 1.0, false));
                 }
             }
@@ -440,9 +621,8 @@ impl LexicalIndex {
                 break;
             }
             for form in word_forms(word) {
-                if let Some(term) = self.terms.id(&form) {
-                    if self.df[term as usize] > 0
-                        && terms.len() < MAX_QUERY_TERMS
+                if let Some(term) = known(&form) {
+                    if terms.len() < MAX_QUERY_TERMS
                         && !seen.contains(&term)
                         && stem(&form) == stem(word)
                     {
@@ -452,7 +632,10 @@ impl LexicalIndex {
                 }
             }
         }
-        terms
+        match failed {
+            Some(err) => Err(err),
+            None => Ok(terms),
+        }
     }
 
     /// Multiplies the weight of each of the query's own words (not the other forms)
@@ -460,13 +643,20 @@ impl LexicalIndex {
     /// identifier field (`weighing.form_fields`; none when that is empty): by
     /// `weighing.filler` for a word of [`FILLER_WORDS`], by `weighing.prose_only` for
     /// any other.
-    fn weigh_prose_only(&self, terms: &mut [(u32, f64, bool)], weighing: QueryTerms, query: &str) {
+    fn weigh_prose_only<S: Source>(
+        &self,
+        src: &S,
+        terms: &mut [(u32, f64, bool)],
+        weighing: QueryTerms,
+        query: &str,
+    ) -> Result<()> {
         let usable = |factor: f64| factor != 1.0 && factor.is_finite();
         if !(usable(weighing.prose_only) || usable(weighing.filler))
             || weighing.form_fields.is_empty()
         {
-            return;
+            return Ok(());
         }
+        let kind_of = src.kind_of()?;
         let mut identifier = vec![false; self.fields.len()];
         for name in weighing.form_fields {
             if let Some(field) = self.field_id(name) {
@@ -482,13 +672,14 @@ impl LexicalIndex {
             .map(str::to_lowercase)
             .collect();
         for (term, weight, form) in terms.iter_mut() {
-            let text = self.terms.get(*term);
+            let text = src.term(*term)?;
             if *form || !plain.contains(text) {
                 continue;
             }
-            let named = self.postings[*term as usize]
+            let named = src
+                .list(*term)?
                 .iter()
-                .any(|p| identifier[p.field()] && self.kind_of[p.doc as usize] != DEAD);
+                .any(|p| identifier[p.field()] && kind_of.get(p.doc as usize) != DEAD);
             if !named {
                 let factor = if FILLER_WORDS.contains(&text) {
                     weighing.filler
@@ -500,43 +691,64 @@ impl LexicalIndex {
                 }
             }
         }
+        Ok(())
     }
 
     /// Whether document `key` has some of `terms` and each of them only in field
-    /// `field` (a file found by its name alone, not its content).
+    /// `field` (a file found by its name alone, not its content); false if an
+    /// index read in place cannot read it.
     pub fn only_in_field(&self, key: &str, terms: &[String], field: &str) -> bool {
-        let (Some(slot), Some(field)) = (self.by_key.get(&self.docs, key), self.field_id(field))
-        else {
-            return false;
-        };
-        let mut found = false;
-        for term in terms {
-            let Some(term) = self.terms.id(term) else {
-                continue;
-            };
-            let mut cursor = self.postings[term as usize].cursor();
-            cursor.seek(slot);
-            while let Some(posting) = cursor.head().filter(|p| p.doc == slot) {
-                if posting.field() != field {
-                    return false;
-                }
-                found = true;
-                cursor.advance();
-            }
+        match &self.frozen {
+            Some(view) => view
+                .slot_of(key)
+                .ok()
+                .flatten()
+                .is_some_and(|slot| only_in(&**view, slot, terms, self.field_id(field))),
+            None => self
+                .by_key
+                .get(&self.docs, key)
+                .is_some_and(|slot| only_in(&Held(self), slot, terms, self.field_id(field))),
         }
-        found
     }
+}
 
-    /// Whether the document in `slot` has `term` in a field of weight > 0.
-    fn matches(&self, term: u32, slot: u32, weights: &[f64]) -> bool {
-        let mut cursor = self.postings[term as usize].cursor();
+/// `only_in_field` of the document in `slot`.
+fn only_in<S: Source>(src: &S, slot: u32, terms: &[String], field: Option<usize>) -> bool {
+    let Some(field) = field else {
+        return false;
+    };
+    let mut found = false;
+    for term in terms {
+        let Some(list) = src
+            .term_id(term)
+            .ok()
+            .flatten()
+            .and_then(|t| src.list(t).ok())
+        else {
+            continue;
+        };
+        let mut cursor = list.cursor();
         cursor.seek(slot);
         while let Some(posting) = cursor.head().filter(|p| p.doc == slot) {
-            if weights[posting.field()] > 0.0 {
-                return true;
+            if posting.field() != field {
+                return false;
             }
+            found = true;
             cursor.advance();
         }
-        false
     }
+    found
+}
+
+/// Whether the document in `slot` is in `list` in a field of weight > 0.
+fn matches(list: ListRef<'_>, slot: u32, weights: &[f64]) -> bool {
+    let mut cursor = list.cursor();
+    cursor.seek(slot);
+    while let Some(posting) = cursor.head().filter(|p| p.doc == slot) {
+        if weights.get(posting.field()).is_some_and(|&w| w > 0.0) {
+            return true;
+        }
+        cursor.advance();
+    }
+    false
 }

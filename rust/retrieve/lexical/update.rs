@@ -91,6 +91,9 @@ impl LexicalIndex {
     /// (a larger table is all touched) nor the posting lists (most share pages
     /// with the file, and room there would be touched memory).
     pub fn reserve(&mut self, additional: usize) {
+        if self.frozen.is_some() {
+            return;
+        }
         let room = Room::for_more(
             additional,
             self.docs.len(),
@@ -108,6 +111,7 @@ impl LexicalIndex {
     }
 
     pub(super) fn add_counted(&mut self, doc: Document, counted: Counted) -> Result<()> {
+        self.thaw()?;
         self.make_room(&doc)?;
         self.insert(doc, counted);
         self.maybe_compact();
@@ -167,6 +171,9 @@ impl LexicalIndex {
 
     /// Removes the document with `key`; false if there is none.
     pub fn remove(&mut self, key: &str) -> bool {
+        if !self.thawed() {
+            return false;
+        }
         let Some(slot) = self.by_key.get(&self.docs, key) else {
             return false;
         };
@@ -177,6 +184,9 @@ impl LexicalIndex {
 
     /// Removes every document of `group`, returning how many there were.
     pub fn remove_group(&mut self, group: &str) -> usize {
+        if !self.thawed() {
+            return 0;
+        }
         let Some(members) = self.groups.remove(group) else {
             return 0;
         };
@@ -191,6 +201,10 @@ impl LexicalIndex {
     /// and kinds to what is in use. Runs by itself when a quarter of the slots are
     /// dead; never changes what `search` returns.
     pub fn compact(&mut self) {
+        if self.frozen.is_some() {
+            // Saved compacted.
+            return;
+        }
         let dead_slots = self.docs.len() > self.live;
         if !dead_slots && !self.df.contains(&0) && !self.field_docs.contains(&0) {
             let mut used = vec![false; self.kinds.len()];
@@ -408,6 +422,20 @@ impl LexicalIndex {
         self.live -= 1;
         self.by_key.remove(&data.key, slot);
         (data.group, data.at)
+    }
+
+    /// `thaw`, for a change that cannot return its error: false if the file
+    /// could not be read (`check_source` says why from then on).
+    fn thawed(&mut self) -> bool {
+        match self.thaw() {
+            Ok(()) => true,
+            Err(err) => {
+                if let Some(view) = &self.frozen {
+                    view.fail(err);
+                }
+                false
+            }
+        }
     }
 
     fn maybe_compact(&mut self) {

@@ -935,6 +935,38 @@ def test_a_lexical_file_written_in_place_after_the_load_is_store_corrupt(tmp_pat
     assert [(c.file_path, c.line_range) for c in find_relevant_to_query(again, query, max_tokens=200)] == found
 
 
+def test_a_lexical_file_damaged_where_a_search_reads_it_is_store_corrupt_never_fewer_hits(tmp_path: Path) -> None:
+    from aircher_mem.config import Policy
+    from aircher_mem.retrieval import search_code
+
+    # enough files for a file of several checksummed blocks: a search reads some of them
+    many = {f"pkg/mod{n}.py": f"def handler_{n}(request_{n}):\n    return store_{n}(request_{n})\n" for n in range(400)}
+    root = write(tmp_path / "repo", {**REPO, **many})
+    path = tmp_path / "graph.bin"
+    KnowledgeGraph.build(root).save(path)
+    query = "Why does store lose data when a User is saved?"
+    want = [(h.path, h.name) for h in search_code(KnowledgeGraph.load(path), query, policy=Policy()).hits]
+    assert want
+    lexical = tmp_path / "graph.lexical"
+    data = lexical.read_bytes()
+    assert len(data) > 3 * 65_536
+    outcomes = set()
+    for at in range(0, len(data), max(1, len(data) // 97)):  # the loaded file is read in place
+        damaged = bytearray(data)
+        damaged[at] ^= 0xFF
+        lexical.write_bytes(bytes(damaged))
+        try:
+            got = [(h.path, h.name) for h in search_code(KnowledgeGraph.load(path), query, policy=Policy()).hits]
+        except am.StoreCorruptError as exc:
+            assert "graph.lexical" in str(exc) and "rebuild it" in str(exc), exc
+            outcomes.add("corrupt")
+        else:
+            assert got == want, at  # a byte the search never reads
+            outcomes.add("same")
+    assert "corrupt" in outcomes
+    lexical.write_bytes(data)
+
+
 def test_build_into_saves_what_build_saves(tmp_path: Path) -> None:
     root = write(tmp_path / "repo", {**REPO, "blob.py": b"\x00", "broken.py": "def h():\n    foo bar\n"})
     g = KnowledgeGraph.build(root)

@@ -795,6 +795,8 @@ impl PyKnowledgeGraph {
             let found = search(
                 &state, &text.0, &focus, &dense, level, limit.0, params, &declared,
             );
+            // A damaged file read in place: its error, not the hits found without it.
+            state.lexical().check_source()?;
             let hits = found
                 .hits
                 .into_iter()

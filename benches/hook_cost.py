@@ -178,8 +178,8 @@ def main(runs: int, baseline: Path | None) -> None:
                 # imported), and the full CLI, which builds its parser from the service
                 recall = ["recall", "push to main", "--root", str(served)]
                 cases += [
-                    ("aircher-mem recall, server", [SCRIPT, *recall], None, served, "Never push to main"),
-                    ("full CLI recall, server", [sys.executable, "-c", FULL_CLI, *recall], None, served, "Never push"),
+                    ("aircher-mem recall, server", [SCRIPT, *recall], None, served, "hit(s) for 'push to main'"),
+                    ("full CLI recall, server", [sys.executable, "-c", FULL_CLI, *recall], None, served, "hit(s) for"),
                 ]
             else:
                 commands = [(f"{prefix}aircher-mem hook", [script, "hook"])]

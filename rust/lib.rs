@@ -8,6 +8,7 @@ pub mod graph;
 mod intern;
 mod mapped;
 pub mod retrieve;
+pub mod tokens;
 
 #[cfg(test)]
 mod fuzz;
@@ -101,6 +102,8 @@ mod _core {
     };
     #[pymodule_export]
     use crate::py::retrieve::{fuse, tokenize, PyLexicalIndex, PyVectorIndex};
+    #[pymodule_export]
+    use crate::py::tokens::PyTokenEncoding;
 
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {

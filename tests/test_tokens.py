@@ -14,6 +14,68 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 
+def tiktoken_count() -> Any:
+    """tiktoken's own ``encode_ordinary`` of cl100k_base (from the shipped ranks, so no
+    network), counted: what TokenCounter must agree with."""
+    import binascii
+
+    import tiktoken
+
+    file_name, _sha, pattern = tokens._ENCODINGS["cl100k_base"]
+    fields = tokens._ranks_file(file_name).read_bytes().split()
+    ranks = dict(zip(map(binascii.a2b_base64, fields[::2]), map(int, fields[1::2]), strict=True))
+    encoding = tiktoken.Encoding(name="cl100k_base", pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
+    return lambda text: len(encoding.encode_ordinary(text))
+
+
+@pytest.fixture(scope="module")
+def reference() -> Any:
+    return tiktoken_count()
+
+
+# whitespace, newlines, digits, letters, contractions and symbols in the runs that
+# pre-tokenizer patterns treat apart, and long runs (a piece merged with the heap)
+_RUNS = st.sampled_from(
+    [" ", "  ", "\n", "\r\n", "\t", " \n ", "'s", "'LL", "'re", "123", "1234567", "x", "ab", "é", "日本語", "!!", "==>"]
+)
+_MIXED = st.lists(st.one_of(_RUNS, st.text(max_size=8), st.characters()), max_size=60).map("".join)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(text=st.one_of(_MIXED, st.text(max_size=300)))
+def test_counts_are_tiktokens(reference: Any, text: str) -> None:
+    counter = TokenCounter()
+    assert counter.count(text) == reference(text)
+    assert counter.count_many([text, text + " x"]) == [reference(text), reference(text + " x")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a" * 5000,
+        "ab" * 3000,
+        "\n" * 700 + "x",
+        " " * 900 + "y",
+        "1" * 1000,
+        "aGVsbG8gd29ybGQ" * 400,  # base64 without spaces: one long piece
+        "é" * 2000,
+        "\ud800lone \udfff surrogates \ud83d\ude00",
+        "<|endoftext|> and <|fim_prefix|>",
+    ],
+)
+def test_long_pieces_and_odd_text_count_as_tiktoken_counts_them(reference: Any, text: str) -> None:
+    expected = reference(text)
+    assert TokenCounter().count(text) == expected
+    assert TokenCounter().count_many([text]) == [expected]
+
+
+def test_source_files_count_as_tiktoken_counts_them(reference: Any) -> None:
+    folder = Path(tokens.__file__).parent
+    for path in sorted(folder.rglob("*.py")) + sorted(folder.rglob("*.pyi")):
+        text = path.read_text(encoding="utf-8")
+        assert TokenCounter().count(text) == reference(text), path
+
+
 def test_counts_match_cl100k() -> None:
     counter = TokenCounter()
     assert counter.encoding == "cl100k_base"
@@ -59,7 +121,7 @@ def test_the_encoding_file_ships_in_the_package(monkeypatch: pytest.MonkeyPatch)
 
 
 def test_tampered_encoding_file_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    file_name, sha, _pattern, _special = tokens._ENCODINGS["cl100k_base"]
+    file_name, sha, _pattern = tokens._ENCODINGS["cl100k_base"]
     original = tokens._ranks_file(file_name)
     bad = tmp_path / "data" / "cl100k_base.tiktoken"
     bad.parent.mkdir()

@@ -22,6 +22,7 @@ __all__ = [
     "Reference",
     "SearchParams",
     "CodeHit",
+    "TokenEncoding",
     "VectorIndex",
     "LexicalIndex",
     "tokenize",
@@ -313,6 +314,15 @@ class CodeHit:
     def via(self) -> list[Definition]: ...
     @property
     def test(self) -> bool: ...
+
+@final
+class TokenEncoding:
+    """A byte-pair encoding from a tiktoken ranks file's bytes and its pattern; counts
+    tokens as tiktoken's ``encode_ordinary`` makes them."""
+
+    def __new__(cls, ranks: bytes, pattern: str) -> TokenEncoding: ...
+    def count(self, text: str) -> int: ...
+    def count_many(self, texts: list[str]) -> list[int]: ...
 
 @final
 class VectorIndex:

@@ -1845,7 +1845,7 @@ def _versions() -> str:
     from importlib import metadata  # not at import: it loads email, zipfile and more
 
     found = []
-    for package in ("duckdb", "tiktoken", "numpy", "mcp"):
+    for package in ("duckdb", "numpy", "mcp"):
         try:
             found.append(f"{package} {metadata.version(package)}")
         except metadata.PackageNotFoundError:

@@ -5,6 +5,7 @@ mod convert;
 mod errors;
 pub mod graph;
 pub mod retrieve;
+pub mod tokens;
 
 use pyo3::prelude::*;
 

@@ -105,6 +105,37 @@ impl Mapped {
         self.start = self.start.saturating_add(by).min(self.map.len());
         self
     }
+
+    /// Lets the whole pages of `range` (of these bytes; the pages of the file
+    /// before these bytes too when it starts at 0) go from the process's memory,
+    /// for a caller that reads only the rest: they stay in the page cache, and a
+    /// read of them maps them again.
+    pub fn release(&self, range: std::ops::Range<usize>) {
+        let clamp = |at: usize| self.start + at.min(self.len());
+        let start = if range.start == 0 {
+            0
+        } else {
+            clamp(range.start)
+        };
+        let end = clamp(range.end);
+        // SAFETY: sysconf has no preconditions.
+        let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096);
+        let page = page.max(1);
+        // Whole pages only: a page that also holds bytes outside `range` stays.
+        let (first, last) = (start.next_multiple_of(page), end - end % page);
+        if last > first {
+            // SAFETY: the mapping is read-only and of a file (see `map`): a page
+            // dropped from it was never written, and is read from the file again
+            // if touched. Failing, it keeps the pages: nothing to report.
+            let _ = unsafe {
+                self.map.unchecked_advise_range(
+                    memmap2::UncheckedAdvice::DontNeed,
+                    first,
+                    last - first,
+                )
+            };
+        }
+    }
 }
 
 fn map(file: &File) -> std::io::Result<Mmap> {
@@ -150,6 +181,18 @@ mod tests {
         let mapped = Mapped::open(&path).unwrap();
         assert_eq!(&*mapped, b"headerpayload");
         assert_eq!(&*mapped.skip(6), b"payload");
+        // Pages let go read the file again when touched.
+        let long: Vec<u8> = (0..40_000u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&path, &long).unwrap();
+        let mapped = Mapped::open(&path).unwrap().skip(5);
+        for end in [0, 3, 4096, 20_000, 39_995, 1 << 20] {
+            mapped.release(0..end);
+            assert_eq!(&*mapped, &long[5..]);
+        }
+        for (start, end) in [(3, 9000), (4091, 12_288), (20_000, 1 << 20), (7, 7)] {
+            mapped.release(start..end);
+            assert_eq!(&*mapped, &long[5..]);
+        }
         std::fs::write(&path, b"").unwrap();
         assert!(Mapped::open(&path).unwrap().is_empty());
         assert!(Mapped::open(&path).unwrap().skip(3).is_empty());

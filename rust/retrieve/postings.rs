@@ -122,6 +122,23 @@ impl Shared {
         &self.backing.bytes()[self.start..self.end]
     }
 
+    /// Lets the pages of a mapped file outside these bytes go from the process's
+    /// memory (see `Mapped::release`): an index read into memory reads its
+    /// postings alone from its file.
+    pub fn release_rest(&self) {
+        if let Backing::File(mapped) = &*self.backing {
+            mapped.release(0..self.start);
+            mapped.release(self.end..mapped.len());
+        }
+    }
+
+    /// Reads the pages of a mapped file in, in one call (`Mapped::populate`).
+    pub fn populate(&self) {
+        if let Backing::File(mapped) = &*self.backing {
+            mapped.populate();
+        }
+    }
+
     /// The part `range` of these bytes.
     pub fn part(&self, range: Range<usize>) -> Shared {
         Shared::new(

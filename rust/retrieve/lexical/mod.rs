@@ -456,8 +456,9 @@ pub struct LexicalIndex {
     live: usize,
     /// Whether documents and queries are stemmed (see the module documentation).
     stem: bool,
-    /// The mapped file a loaded index reads its posting lists and forward terms
-    /// from (`check_source`); `None` for an index made or read into memory.
+    /// The mapped file a loaded index read into memory (`thaw`) reads its
+    /// posting lists and forward terms from (`check_source`); `None` for an
+    /// index made in memory.
     source: Option<Shared>,
     /// A loaded index not changed since: searched where its file holds it (see
     /// `inplace`), every field above empty but the field names and statistics,

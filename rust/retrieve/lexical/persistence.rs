@@ -69,6 +69,16 @@ impl LexicalFile {
 /// Documents a load makes at a time (`Documents::made`).
 const DOC_RUN: usize = 1 << 16;
 
+/// `read(i)` for each `i` of `0..count` in order, read on the thread pool; the
+/// first error in that order if any.
+fn in_order<T: Send>(count: usize, read: impl Fn(u32) -> Result<T> + Sync) -> Result<Vec<T>> {
+    let ids = 0..count as u32;
+    match ids.clone().into_par_iter().map(&read).collect() {
+        Ok(values) => Ok(values),
+        Err(err) => Err(ids.filter_map(|id| read(id).err()).next().unwrap_or(err)),
+    }
+}
+
 /// Where each document's terms end in `forward` (after a 0), by the counts
 /// `columns` give.
 fn column_ends(columns: &Columns<'_>, slots: usize) -> std::result::Result<Vec<usize>, String> {
@@ -352,33 +362,29 @@ impl LexicalIndex {
         Ok(())
     }
 
-    /// The index `view` holds, in memory.
+    /// The index `view` holds, in memory. The file's pages are read in at once
+    /// and every block is checked on the thread pool; the documents, terms and
+    /// lists are then read out of their sections side by side. Its posting lists
+    /// and its documents' terms keep reading the file (`source`), whose other
+    /// pages go from the process's memory once read: their contents were copied.
     fn from_view(view: &View) -> Result<LexicalIndex> {
         let corrupt = |why: String| view.paged.corrupt(&why);
         let head = &view.head;
-        // Every block checked at once, on the thread pool.
+        let shared = view.paged.shared().clone();
+        shared.populate();
         view.paged.get(0..view.paged.len())?;
-        let mut docs = Vec::with_capacity(view.slots);
-        for slot in 0..view.slots as u32 {
+        let kind_of = view.kind_of()?;
+        let docs = in_order(view.slots, |slot| {
             let doc = view.doc(slot)?;
-            docs.push(StoredDoc {
+            Ok(StoredDoc {
                 key: doc.key,
-                kind: 0,
+                kind: kind_of.get(slot as usize),
                 group: doc.group,
                 meta: RawMeta(Some(doc.meta)),
-            });
-        }
-        let kind_of = view.kind_of()?;
-        for (slot, doc) in docs.iter_mut().enumerate() {
-            doc.kind = kind_of.get(slot);
-        }
-        let terms: Vec<&str> = (0..view.terms as u32)
-            .map(|id| view.term(id))
-            .collect::<Result<_>>()?;
-        let ranges: Vec<Range<usize>> = (0..view.terms as u32)
-            .map(|id| Ok(view.list_ranges(id)?.0))
-            .collect::<Result<_>>()?;
-        let shared = view.paged.shared().clone();
+            })
+        })?;
+        let terms = in_order(view.terms, |id| view.term(id))?;
+        let ranges = in_order(view.terms, |id| Ok(view.list_ranges(id)?.0))?;
         let forward_range = view.range(Section::Forward);
         let columns = Columns {
             counts: view.whole(Section::Counts)?,
@@ -390,17 +396,17 @@ impl LexicalIndex {
         fn names(names: &[String]) -> Vec<&str> {
             names.iter().map(String::as_str).collect()
         }
-        LexicalIndex::from_stored(
+        let mut index = LexicalIndex::from_stored(
             (names(&head.fields), names(&head.kinds), docs, terms),
-            (ranges, shared),
+            (ranges, shared.clone()),
             (columns, forward),
         )
-        .map_err(corrupt)
-        .map(|mut index| {
-            debug_assert_eq!(index.fields, fields);
-            index.stem = head.stem;
-            index
-        })
+        .map_err(corrupt)?;
+        debug_assert_eq!(index.fields, fields);
+        index.stem = head.stem;
+        shared.part(view.range(Section::Postings)).release_rest();
+        index.source = Some(shared);
+        Ok(index)
     }
 
     /// An error if the file a loaded index reads its posting lists and forward

@@ -58,6 +58,10 @@ fn a_file_written_in_place_after_the_load_is_refused() {
     let (loaded, _) = LexicalIndex::load(&path).unwrap();
     let before = loaded.search("alpha", &Bm25Params::default(), &[], 10);
     assert_eq!(keys(&before), ["a::f", "b::g"]);
+    // Read into memory, it still reads its postings from the file.
+    let mut thawed = loaded.clone();
+    thawed.thaw().unwrap();
+    thawed.check_source().unwrap();
     // The same bytes written over themselves, in place: the modification time
     // changes (set here, so that the test does not depend on the clock's tick).
     let bytes = std::fs::read(&path).unwrap();
@@ -74,6 +78,7 @@ fn a_file_written_in_place_after_the_load_is_refused() {
         other => panic!("expected Corrupt, got {other:?}"),
     };
     refused(&loaded);
+    refused(&thawed);
     // Cut short: the size changed.
     let (loaded, _) = LexicalIndex::load(&path).unwrap();
     file.set_len(bytes.len() as u64 / 2).unwrap();

@@ -237,6 +237,37 @@ impl Language {
     }
 }
 
+impl Language {
+    /// The ids of the fields that hold the object of a call in this grammar, in the
+    /// order `receiver` tries them (the names the grammar lacks left out: no node
+    /// has them). Looked up once per language: a lookup by name scans all the
+    /// grammar's field names, and every call asks.
+    pub(super) fn receiver_fields(self) -> &'static [u16] {
+        static FIELDS: [OnceLock<Vec<u16>>; Language::ALL.len()] =
+            [const { OnceLock::new() }; Language::ALL.len()];
+        let index = Language::ALL
+            .iter()
+            .position(|l| *l == self)
+            .expect("every language is in ALL");
+        FIELDS[index].get_or_init(|| {
+            let names: &[&str] = match self {
+                Language::C | Language::Cpp => &["argument", "scope"],
+                Language::CSharp => &["expression"],
+                Language::Ruby => &["receiver"],
+                Language::Php => &["object", "scope"],
+                Language::Lua => &["table"],
+                _ => &["object", "operand", "value", "path"],
+            };
+            let grammar = self.grammar();
+            names
+                .iter()
+                .filter_map(|name| grammar.field_id_for_name(name))
+                .map(|id| id.get())
+                .collect()
+        })
+    }
+}
+
 /// Patterns of a grammar's tags query left out, with why (see the heads of
 /// queries/ruby.scm, csharp.scm and php.scm); a test checks each is still in the
 /// crate's query.

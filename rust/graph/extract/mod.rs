@@ -895,19 +895,11 @@ fn receiver(
             parent = child;
         }
     }
-    // The field holding the object, per grammar (each lookup by name costs: a
-    // plain call `f()` tries them all).
-    let fields: &[&str] = match language {
-        Language::C | Language::Cpp => &["argument", "scope"],
-        Language::CSharp => &["expression"],
-        Language::Ruby => &["receiver"],
-        Language::Php => &["object", "scope"],
-        Language::Lua => &["table"],
-        _ => &["object", "operand", "value", "path"],
-    };
-    let object = fields
+    // The field holding the object, per grammar (a plain call `f()` tries them all).
+    let object = language
+        .receiver_fields()
         .iter()
-        .find_map(|field| parent.child_by_field_name(field))?;
+        .find_map(|&field| parent.child_by_field_id(field))?;
     if object.end_byte() > name.start_byte() {
         return None;
     }

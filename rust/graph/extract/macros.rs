@@ -90,23 +90,32 @@ fn after_angles(source: &[u8], at: usize, end: usize) -> Option<usize> {
     None
 }
 
+/// Where the words `class` and `struct` start in `source`, in order: the places
+/// `class_names` and `between_class_and_name` look at. A word is a longest run of
+/// word bytes, so an occurrence is one when no word byte touches either end of it
+/// (found with a substring search: far fewer bytes looked at one by one than
+/// reading every word of the file).
+fn class_keywords(source: &[u8]) -> Vec<usize> {
+    let mut out = Vec::new();
+    for keyword in [&b"class"[..], b"struct"] {
+        out.extend(memchr::memmem::find_iter(source, keyword).filter(|&at| {
+            let end = at + keyword.len();
+            (at == 0 || !word_byte(source[at - 1]))
+                && source.get(end).is_none_or(|&b| !word_byte(b))
+        }));
+    }
+    out.sort_unstable();
+    out
+}
+
 /// The names given to classes and structs in the file (`class X`, `struct X`,
-/// past macros between: `class FMT_API X`): a macro before one of them followed
-/// by `(` is before a constructor.
-fn class_names(source: &[u8]) -> HashSet<&[u8]> {
+/// past macros between: `class FMT_API X`), given where the keywords start
+/// (`class_keywords`): a macro before one of them followed by `(` is before a
+/// constructor.
+fn class_names<'a>(source: &'a [u8], keywords: &[usize]) -> HashSet<&'a [u8]> {
     let mut out = HashSet::default();
-    let mut at = 0;
-    while at < source.len() {
-        let end = word_end(source, at);
-        if end == at {
-            at += 1;
-            continue;
-        }
-        let word = &source[at..end];
-        at = end;
-        if word != b"class" && word != b"struct" {
-            continue;
-        }
+    for &at in keywords {
+        let at = word_end(source, at);
         let mut next = skip_blanks(source, at, source.len());
         loop {
             let name_end = word_end(source, next);
@@ -135,7 +144,10 @@ fn class_names(source: &[u8]) -> HashSet<&[u8]> {
 ///   `}`, `:`) or a preprocessor line, or first in the file;
 /// - a macro between `class` or `struct` and the name (`class FMT_API X`).
 pub(super) fn attribute_macros(source: &[u8]) -> Vec<Range<usize>> {
-    let classes = class_names(source);
+    let keywords = class_keywords(source);
+    let classes = class_names(source, &keywords);
+    // The first keyword not before the line being read.
+    let mut keyword = 0;
     let mut out = Vec::new();
     // The last byte of the last line read that was code (a boundary at the start).
     let mut previous = b';';
@@ -143,10 +155,7 @@ pub(super) fn attribute_macros(source: &[u8]) -> Vec<Range<usize>> {
     let mut in_comment = false;
     let mut start = 0;
     while start < source.len() {
-        let end = source[start..]
-            .iter()
-            .position(|&b| b == b'\n')
-            .map_or(source.len(), |n| start + n);
+        let end = memchr::memchr(b'\n', &source[start..]).map_or(source.len(), |n| start + n);
         let line = start..end;
         start = end + 1;
         let text = &source[line.clone()];
@@ -183,7 +192,12 @@ pub(super) fn attribute_macros(source: &[u8]) -> Vec<Range<usize>> {
             // A macro alone, blanked: the line before still bounds the next.
             continue;
         }
-        between_class_and_name(source, first, trimmed_end, &mut out);
+        while keywords.get(keyword).is_some_and(|&at| at < first) {
+            keyword += 1;
+        }
+        if keywords.get(keyword).is_some_and(|&at| at < trimmed_end) {
+            between_class_and_name(source, first, trimmed_end, &mut out);
+        }
         let code_end = find(&source[first..trimmed_end], b"//").map_or(trimmed_end, |n| first + n);
         if let Some(&last) = source[first..code_end]
             .iter()
@@ -322,7 +336,7 @@ fn between_class_and_name(source: &[u8], first: usize, end: usize, out: &mut Vec
 }
 
 fn find(text: &[u8], needle: &[u8]) -> Option<usize> {
-    text.windows(needle.len()).position(|w| w == needle)
+    memchr::memmem::find(text, needle)
 }
 
 fn contains(text: &[u8], needle: &[u8]) -> bool {

@@ -57,6 +57,7 @@ __all__ = [
     "ServerPolicy",
     "HooksPolicy",
     "AssemblyPolicy",
+    "LifecyclePolicy",
     "CONFIG_FILE",
 ]
 
@@ -547,6 +548,76 @@ class HooksPolicy(_Section):
     journal_max_bytes: int = _bound(4_000_000, 0, 1 << 30)
 
 
+@dataclasses.dataclass(frozen=True)
+class LifecyclePolicy(_Section):
+    """``[lifecycle]``: how memories age (seeds 000, 001, 003): episodes, the hot,
+    warm and cold layers with their priority, the four compression levels, TTL and
+    the consolidation pass."""
+
+    section: ClassVar[str] = "lifecycle"
+    #: Episodes: a session's turns split where the time between two turns exceeds
+    #: ``episode_gap_minutes`` ...
+    episode_gap_minutes: float = _bound(30.0, 0.0, 1e9, lo_open=True)
+    #: ... or where a turn shares less than ``episode_shift_similarity`` (cosine of
+    #: content-word counts) with the last ``episode_window`` turns, once the episode
+    #: has ``episode_min_turns`` turns (a topic shift) ...
+    episode_shift_similarity: float = _bound(0.05, 0.0, 1.0)
+    episode_window: int = _bound(4, 1, 1000)
+    episode_min_turns: int = _bound(4, 1, 100_000)
+    #: ... or where it reaches ``episode_max_turns`` turns.
+    episode_max_turns: int = _bound(40, 1, 1_000_000)
+    #: Layers (003): hot until ``hot_days`` without access, warm until
+    #: ``warm_days``, then cold ...
+    hot_days: float = _bound(14.0, 0.0, 1e6)
+    warm_days: float = _bound(90.0, 0.0, 1e6)
+    #: ... unless the priority (recency 0-``recency_weight``, frequency
+    #: 0-``frequency_weight``, anchor ``anchor_weight``, relevance to the query
+    #: 0-``relevance_weight``) is above ``priority_hot`` (hot) or above
+    #: ``priority_cold`` (never colder than warm). Recency halves every
+    #: ``recency_half_life_days``; frequency saturates at ``frequency_saturation``
+    #: accesses. Anchors never go cold.
+    priority_hot: float = _bound(0.7, 0.0, 1.0)
+    priority_cold: float = _bound(0.3, 0.0, 1.0)
+    recency_weight: float = _bound(0.3, 0.0, 1.0)
+    frequency_weight: float = _bound(0.2, 0.0, 1.0)
+    anchor_weight: float = _bound(0.3, 0.0, 1.0)
+    relevance_weight: float = _bound(0.2, 0.0, 1.0)
+    recency_half_life_days: float = _bound(14.0, 0.0, 1e6, lo_open=True)
+    frequency_saturation: int = _bound(10, 1, 1_000_000)
+    #: Compression (001): consolidation writes the summary of episodes and facts
+    #: older than ``summarize_after_days`` and their compressed and index forms
+    #: past ``compress_after_days``; a summary keeps ``summary_sentences`` sentences.
+    summarize_after_days: float = _bound(7.0, 0.0, 1e6)
+    compress_after_days: float = _bound(30.0, 0.0, 1e6)
+    summary_sentences: int = _bound(3, 1, 100)
+    #: Seconds the optional summarizer callable may take before the extractive
+    #: summary is used.
+    summarizer_timeout_seconds: float = _bound(8.0, 0.0, 3600.0, lo_open=True)
+    #: Consolidation (001): facts at least this similar merge ...
+    merge_similarity: float = _bound(0.92, 0.0, 1.0, lo_open=True)
+    #: ... memories never cited and unseen for ``forget_unused_days`` are forgotten,
+    #: as are superseded ones, except those cited within ``keep_cited_days`` ...
+    forget_unused_days: float = _bound(90.0, 0.0, 1e6)
+    keep_cited_days: float = _bound(30.0, 0.0, 1e6)
+    #: ... and episodes sharing ``link_shared_entities`` entities are linked.
+    link_shared_entities: int = _bound(2, 1, 1000)
+    #: A server consolidates every this many seconds (0: never).
+    consolidate_interval_seconds: float = _bound(86_400.0, 0.0, 31_536_000.0)
+    #: TTL defaults (000) by a memory's tag: ``architecture`` (marked stale after 30
+    #: days), ``api`` (7 days, refreshed by a change to a file matching
+    #: ``ttl_api_refresh``), ``implementation`` (archived after 3 days), ``session``
+    #: (deleted after 24 hours). On expiry: mark_stale, archive or delete.
+    ttl_architecture_days: float = _bound(30.0, 0.0, 1e6, lo_open=True)
+    ttl_architecture_expire: str = _choice("mark_stale", "mark_stale", "archive", "delete")
+    ttl_api_days: float = _bound(7.0, 0.0, 1e6, lo_open=True)
+    ttl_api_refresh: str = "**/api/**"
+    ttl_api_expire: str = _choice("mark_stale", "mark_stale", "archive", "delete")
+    ttl_implementation_days: float = _bound(3.0, 0.0, 1e6, lo_open=True)
+    ttl_implementation_expire: str = _choice("archive", "mark_stale", "archive", "delete")
+    ttl_session_hours: float = _bound(24.0, 0.0, 1e8, lo_open=True)
+    ttl_session_expire: str = _choice("delete", "mark_stale", "archive", "delete")
+
+
 _SECTIONS: dict[str, type[_Section]] = {
     "graph": GraphPolicy,
     "episodic": EpisodicPolicy,
@@ -555,6 +626,7 @@ _SECTIONS: dict[str, type[_Section]] = {
     "server": ServerPolicy,
     "hooks": HooksPolicy,
     "assembly": AssemblyPolicy,
+    "lifecycle": LifecyclePolicy,
 }
 
 
@@ -582,6 +654,7 @@ class Policy:
     server: ServerPolicy = dataclasses.field(default_factory=ServerPolicy)
     hooks: HooksPolicy = dataclasses.field(default_factory=HooksPolicy)
     assembly: AssemblyPolicy = dataclasses.field(default_factory=AssemblyPolicy)
+    lifecycle: LifecyclePolicy = dataclasses.field(default_factory=LifecyclePolicy)
 
     def __post_init__(self) -> None:
         if (

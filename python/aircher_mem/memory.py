@@ -431,6 +431,7 @@ class Memory:
                     self.db_path,
                     policy=self.policy.longterm,
                     retrieval=self.policy.retrieval,
+                    lifecycle=self.policy.lifecycle,
                     embedder=embedder,
                     dense_note=why,
                     extractor=self.extractor,

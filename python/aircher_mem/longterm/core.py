@@ -33,13 +33,16 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from .. import store
 from .._core import LexicalIndex, VectorIndex
-from ..config import LongtermPolicy, RetrievalPolicy
+from ..config import LifecyclePolicy, LongtermPolicy, RetrievalPolicy
 from ..errors import InvalidInputError, StoreError, UnknownMemoryError
 from ..results import MemoryAction
 from . import checks, documents
 from .schema import (
     DELETE_MEMORIES,
     DOCUMENTS_VERSION,
+    EPISODE_FIELDS,
+    EPISODE_LINK,
+    EPISODE_LISTS,
     INDEX_SUFFIXES,
     INSERT_ACTIONS,
     INSERT_EDGES,
@@ -52,6 +55,7 @@ from .schema import (
     TAGS_AT,
     TURN_COLUMNS,
     UNSAVE,
+    EpisodeRow,
     Extractor,
     MemoryRow,
     TurnRow,
@@ -119,6 +123,7 @@ class StoreCore(store.StoreHolder):
         *,
         policy: LongtermPolicy | None = None,
         retrieval: RetrievalPolicy | None = None,
+        lifecycle: LifecyclePolicy | None = None,
         clock: Callable[[], float] = time.time,
         embedder: Callable[[], Embedder] | None = None,
         dense_note: str = "",
@@ -130,6 +135,7 @@ class StoreCore(store.StoreHolder):
             raise InvalidInputError(f"extractor must be callable, got {checks.short(extractor)}")
         self.policy = policy or LongtermPolicy()
         self.retrieval = retrieval or RetrievalPolicy()
+        self.lifecycle = lifecycle or LifecyclePolicy()
         self.clock = clock
         self.extractor = extractor
         self.path = str(path)
@@ -157,6 +163,9 @@ class StoreCore(store.StoreHolder):
         self._edges: dict[int, list[tuple[str, int]]] = defaultdict(list)  # memory -> (relation, other)
         self._actions: dict[int, list[MemoryAction]] = defaultdict(list)
         self._children: dict[int, set[int]] = defaultdict(set)
+        self._episodes: dict[int, EpisodeRow] = {}  # episode memory id -> what it keeps
+        self._episode_turns: dict[int, list[int]] = defaultdict(list)  # episode -> its raw turns, in order
+        self._episode_of: dict[int, int] = {}  # turn -> its episode
         self._places: tuple[tuple[int, int], dict[str, list[int]]] | None = None  # see memories._places
         self._shape = 0  # counts the changes of a memory's content, level, status, or of the set of memories
         self._slots: dict[tuple[str, str], int] = {}
@@ -259,8 +268,19 @@ class StoreCore(store.StoreHolder):
             con.execute("SELECT memory_id, turn_id, reason FROM memory_links")
             while rows := con.fetchmany(LOAD_SLICE):
                 for memory_id, turn_id, reason in rows:
+                    if reason == EPISODE_LINK:  # an episode's raw turns are not its sources
+                        self._episode_turns[memory_id].append(turn_id)
+                        self._episode_of[turn_id] = memory_id
+                        continue
                     self._sources[memory_id][turn_id] = reason
                     self._memories_of[turn_id].add(memory_id)
+            for turns in self._episode_turns.values():
+                turns.sort()
+            for row in con.execute(f"SELECT {', '.join(EPISODE_FIELDS)} FROM episodes").fetchall():
+                episode = EpisodeRow(*row)
+                for name in EPISODE_LISTS:
+                    setattr(episode, name, json_list(getattr(episode, name)))
+                self._episodes[episode.memory_id] = episode
             for source, target, relation in con.execute(
                 "SELECT source_id, target_id, relation FROM memory_edges"
             ).fetchall():

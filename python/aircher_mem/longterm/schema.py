@@ -42,6 +42,10 @@ __all__ = [
     "TurnRow",
     "MemoryRow",
     "MEMORY_FIELDS",
+    "EpisodeRow",
+    "EPISODE_FIELDS",
+    "EPISODE_LISTS",
+    "EPISODE_LINK",
     "JSON_FIELDS",
     "TAGS_AT",
     "RULES_AT",
@@ -160,6 +164,28 @@ MIGRATIONS: dict[int, list[str]] = {
     # The next turn and memory ids (an id is never given twice, even after a forget
     # of the highest), and whether a forget still owes the file its rewrite.
     3: ["CREATE TABLE longterm_state (name VARCHAR PRIMARY KEY, value BIGINT NOT NULL)"],
+    # Lifecycle: when a memory's TTL last started (created or refreshed) and when it
+    # went stale; episodes (a memory of kind "episode" each: its session, span,
+    # origin, and what it keeps at each layer; its raw turns are memory_links with
+    # reason "episode").
+    4: [
+        "ALTER TABLE memories ADD COLUMN ttl_from DOUBLE",
+        "ALTER TABLE memories ADD COLUMN stale_since DOUBLE",
+        """CREATE TABLE episodes (
+            memory_id BIGINT PRIMARY KEY,
+            session_id VARCHAR NOT NULL,
+            origin VARCHAR NOT NULL,
+            started_at DOUBLE NOT NULL,
+            ended_at DOUBLE NOT NULL,
+            headline VARCHAR NOT NULL,
+            key_points VARCHAR NOT NULL,
+            entities VARCHAR NOT NULL,
+            decisions VARCHAR NOT NULL,
+            questions VARCHAR NOT NULL,
+            files VARCHAR NOT NULL,
+            outcome VARCHAR
+        )""",
+    ],
 }
 store.register("longterm", MIGRATIONS)
 
@@ -243,6 +269,8 @@ class MemoryRow:
     slot_attribute: str | None = None
     slot_value: str | None = None
     rules: list[str] = dataclasses.field(default_factory=list)
+    ttl_from: float | None = None
+    stale_since: float | None = None
 
     @property
     def slot(self) -> tuple[str, str] | None:
@@ -253,6 +281,33 @@ class MemoryRow:
     def valid_at(self, at: float) -> bool:
         return self.valid_from <= at and (self.valid_until is None or at < self.valid_until)
 
+
+@dataclasses.dataclass(slots=True)
+class EpisodeRow:
+    """What an episode memory keeps beside its row in ``memories`` (``episodes``):
+    its session, span and origin ("conversation", or "task" for the agent's own
+    work), its warm content (``key_points``, ``entities``, ``decisions``, open
+    ``questions``), its cold ``headline``, the ``files`` it touched and, for a
+    task, its ``outcome``. Its raw turns are its links with reason "episode"."""
+
+    memory_id: int
+    session_id: str
+    origin: str
+    started_at: float
+    ended_at: float
+    headline: str = ""
+    key_points: list[str] = dataclasses.field(default_factory=list)
+    entities: list[str] = dataclasses.field(default_factory=list)
+    decisions: list[str] = dataclasses.field(default_factory=list)
+    questions: list[str] = dataclasses.field(default_factory=list)
+    files: list[str] = dataclasses.field(default_factory=list)
+    outcome: str | None = None
+
+
+EPISODE_FIELDS = tuple(f.name for f in dataclasses.fields(EpisodeRow))
+EPISODE_LISTS = ("key_points", "entities", "decisions", "questions", "files")
+#: The reason of a link from an episode to one of its raw turns.
+EPISODE_LINK = "episode"
 
 MEMORY_FIELDS = tuple(f.name for f in dataclasses.fields(MemoryRow))
 JSON_FIELDS = ("tags", "rules")
@@ -291,6 +346,8 @@ _DOUBLES = (
     "last_accessed",
     "ttl_seconds",
     "confidence",
+    "ttl_from",
+    "stale_since",
 )
 
 

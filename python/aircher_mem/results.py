@@ -610,6 +610,23 @@ class MemoryRecord:
     confidence: float
     slot: list[str] | None
     value: str | None
+    #: Its layer (hot, warm, cold), the priority that placed it there, whether it is
+    #: an anchor (never cold) and when recall last served it.
+    tier: str = "hot"
+    priority: float = 0.0
+    is_anchor: bool = False
+    last_accessed: float | None = None
+    #: Its content at 001's other compression levels ("" until consolidation writes them).
+    summary: str = ""
+    compressed: str = ""
+    index_text: str = ""
+    #: Its TTL: seconds from ``ttl_from`` (creation or the last refresh), the glob of
+    #: the files whose change refreshes it, what expiry does, and when it went stale.
+    ttl_seconds: float | None = None
+    ttl_refresh: str | None = None
+    ttl_on_expire: str | None = None
+    ttl_from: float | None = None
+    stale_since: float | None = None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -266,6 +266,18 @@ def record(lt: StoreCore, memory: MemoryRow, now: float | None = None) -> Memory
         confidence=memory.confidence,
         slot=list(memory.slot) if memory.slot else None,
         value=memory.slot_value,
+        tier=memory.tier,
+        priority=memory.priority,
+        is_anchor=memory.is_anchor,
+        last_accessed=memory.last_accessed,
+        summary=memory.summary,
+        compressed=memory.compressed,
+        index_text=memory.index_text,
+        ttl_seconds=memory.ttl_seconds,
+        ttl_refresh=memory.ttl_refresh,
+        ttl_on_expire=memory.ttl_on_expire,
+        ttl_from=memory.ttl_from,
+        stale_since=memory.stale_since,
     )
 
 

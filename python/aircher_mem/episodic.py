@@ -1307,6 +1307,28 @@ class EpisodicMemory(store.StoreHolder):
         )
         return [self._task_record(r) for r in rows]
 
+    def finished_tasks(self, limit: int = 10_000) -> list[tuple[Task, list[str]]]:
+        """Completed and failed tasks, oldest first (at most ``limit``), each with the
+        error messages of its failed tool runs in order (what went wrong before the
+        fix): what consolidation keeps as the agent's own episodes."""
+        limit = checks.integer("limit", limit, 0, MAX_LIMIT)
+        rows = self._query(
+            f"SELECT {self._TASK_COLUMNS} FROM task_history WHERE status IN ('completed', 'failed') "
+            "ORDER BY started_at, id LIMIT ?",
+            [limit],
+        )
+        tasks = [self._task_record(r) for r in rows]
+        errors: dict[str, list[str]] = {t.task_id: [] for t in tasks}
+        if tasks:
+            for task_id, message in self._query(
+                "SELECT task_id, error_message FROM tool_executions WHERE NOT success AND error_message IS NOT NULL "
+                "AND task_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY timestamp, id",
+                [list(errors)],
+            ):
+                if len(errors[task_id]) < 20:
+                    errors[task_id].append(str(message)[:500])
+        return [(t, errors[t.task_id]) for t in tasks]
+
     def find_similar_tasks(self, text: str, limit: int = 3) -> list[Task]:
         """Past tasks most like ``text``, best first: BM25 over each task's description
         and outcome (k1 and b from the retrieval policy) by the project's lexical index,

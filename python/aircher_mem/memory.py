@@ -72,11 +72,13 @@ from .errors import (
 from .graph import GraphIndex, IndexTracker, Progress, ReadIndex, write_atomic
 from .longterm import LongTermMemory
 from .longterm.store import KINDS, Extractor
+from .longterm.consolidate import TaskRecord
 from .mentions import paths_in
 from .offers import gather, index_of
 from .prediction import Signals, neighbours, predict, workflows_of
 from .results import (
     Assembled,
+    ConsolidationReport,
     Calls,
     Check,
     CodeHit,
@@ -1305,6 +1307,41 @@ class Memory:
         (supersedes, superseded_by, parent, child), actions: [{at, action, detail}],
         outlook (what gc would do to it now)}."""
         return self.longterm.explain(memory_id)
+
+    @verb()
+    @_verb
+    def consolidate(
+        self,
+        *,
+        dry_run: Annotated[bool, Arg(description="Say what it would do; change nothing.")] = False,
+        now: Annotated[Time | None, Arg(description="The time to consolidate at (default: now).")] = None,
+    ) -> ConsolidationReport:
+        """Lets memory age (seeds 001, 003, 000): turns become episodes, the agent's
+        finished tasks too; similar facts merge; old memories get their summary and
+        compressed forms; TTLs expire; superseded and long-unused memories are
+        forgotten (never their raw turns, an anchor or a recently cited memory);
+        every memory moves to its hot, warm or cold layer; related episodes are
+        linked (see :mod:`aircher_mem.longterm.consolidate`).
+
+        For an agent: Consolidate long-term memory (a server does it on its own every
+        day): group turns into episodes, merge duplicates, compress and age old
+        memories, forget what was superseded or never used. Use dry_run=true to see what
+        it would do. Returns JSON {dry_run, now, episodes, extended, deduped, summarized,
+        compressed, moved, tiers: {hot, warm, cold}, contradictions_found, expired,
+        forgotten, linked, actions: [{memory_id, action, reason}]}."""
+        tasks = [
+            TaskRecord(
+                task.task_id,
+                task.description,
+                task.outcome,
+                task.files_touched,
+                errors,
+                task.started_at,
+                task.completed_at or task.started_at,
+            )
+            for task, errors in self.episodic.finished_tasks()
+        ]
+        return self.longterm.consolidate(now=now, dry_run=dry_run, tasks=tasks)
 
     @verb()
     @_verb

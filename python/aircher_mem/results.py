@@ -74,6 +74,8 @@ __all__ = [
     "MemoryAction",
     "MemoryExplanation",
     "GcReport",
+    "ConsolidationAction",
+    "ConsolidationReport",
     "Conversation",
     "MemoryList",
     "Forgotten",
@@ -645,9 +647,14 @@ class RecallHit:
     ``score`` = the fused retrieval score (``channels``) + ``recency``,
     ``importance`` and ``usage`` terms (each already weighted); ``matched`` the
     query words found; ``turns`` the source turns (a turn hit: itself), a memory
-    hit absorbing its turns' own hits. ``notes`` say what the hit's content no
+    hit absorbing its turns' own hits (an episode: the raw turns that matched). ``notes`` say what the hit's content no
     longer holds: a turn stating a value that a correction superseded has
-    ``"superseded by #N"`` (N the id of the memory holding the value now)."""
+    ``"superseded by #N"`` (N the id of the memory holding the value now).
+    ``tier`` is the layer it was served from (hot, warm, cold: see
+    :mod:`aircher_mem.longterm.layers`): a warm or cold hit's ``content`` and
+    turns' ``text`` are their compressed forms, not the raw text; ``unpacked``
+    says recall served it whole because the matched words were only in the raw
+    text (its episode or memory is hot again)."""
 
     kind: str
     id: int
@@ -660,6 +667,41 @@ class RecallHit:
     usage: float
     turns: list[Turn]
     notes: list[str] = dataclasses.field(default_factory=list)
+    tier: str = "hot"
+    unpacked: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class ConsolidationAction:
+    """One thing a consolidation pass did (or, dry, would do) to a memory, and why."""
+
+    memory_id: int
+    action: str
+    reason: str
+
+
+@dataclasses.dataclass(frozen=True)
+class ConsolidationReport:
+    """What a consolidation pass did at ``now`` (``dry_run``: would do): episodes
+    created and extended, facts merged (``deduped``), memories summarized and
+    compressed, layer moves and the layers' sizes after, contradictions flagged,
+    TTL expiries, memories forgotten, links discovered; each action with its
+    reason."""
+
+    dry_run: bool
+    now: float
+    episodes: int
+    extended: int
+    deduped: int
+    summarized: int
+    compressed: int
+    moved: int
+    tiers: dict[str, int]
+    contradictions_found: int
+    expired: int
+    forgotten: int
+    linked: int
+    actions: list[ConsolidationAction]
 
 
 @dataclasses.dataclass(frozen=True)

@@ -38,6 +38,7 @@ from ..errors import InvalidInputError, StoreError, UnknownMemoryError
 from ..results import MemoryAction
 from . import checks, documents
 from .schema import (
+    DELETE_EPISODES,
     DELETE_MEMORIES,
     DOCUMENTS_VERSION,
     EPISODE_FIELDS,
@@ -46,6 +47,7 @@ from .schema import (
     INDEX_SUFFIXES,
     INSERT_ACTIONS,
     INSERT_EDGES,
+    INSERT_EPISODES,
     INSERT_LINKS,
     INSERT_MEMORIES,
     INSERT_TURNS,
@@ -520,6 +522,13 @@ class StoreCore(store.StoreHolder):
         self._new_links.append((memory_id, turn_id, reason, at))
         self._note()
 
+    def _episode_link(self, episode_id: int, turn_id: int, at: float) -> None:
+        """``turn_id`` is one of episode ``episode_id``'s raw turns (not a source)."""
+        self._episode_turns[episode_id].append(turn_id)
+        self._episode_of[turn_id] = episode_id
+        self._new_links.append((episode_id, turn_id, EPISODE_LINK, at))
+        self._note()
+
     def _edge(self, source: int, target: int, relation: str, at: float) -> None:
         self._edges[source].append((relation, target))
         self._new_edges.append((source, target, relation, at))
@@ -617,6 +626,14 @@ class StoreCore(store.StoreHolder):
             # DELETE then INSERT: DuckDB takes half the time of INSERT OR REPLACE on these wide rows
             statements.append((DELETE_MEMORIES, [[m.id for m in dirty]]))
             statements.append((INSERT_MEMORIES, columns))
+            episodes = [self._episodes[m.id] for m in dirty if m.id in self._episodes]
+            if episodes:  # an episode's row changes with its memory's
+                values = []
+                for name in EPISODE_FIELDS:
+                    column = [getattr(e, name) for e in episodes]
+                    values.append([json.dumps(v) for v in column] if name in EPISODE_LISTS else column)
+                statements.append((DELETE_EPISODES, [[e.memory_id for e in episodes]]))
+                statements.append((INSERT_EPISODES, values))
         for sql, rows_ in (
             (INSERT_LINKS, [r for r in self._new_links if r[0] in self._memories]),
             (INSERT_EDGES, [r for r in self._new_edges if r[0] in self._memories and r[1] in self._memories]),

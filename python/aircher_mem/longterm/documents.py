@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from typing import Protocol
 
 from .dialogue import party, questions, unaddressed
-from .schema import MemoryRow, TurnRow, memory_key, session_key, turn_key
+from .schema import EpisodeRow, MemoryRow, TurnRow, memory_key, session_key, turn_key
 
 __all__ = [
     "Document",
@@ -42,6 +42,7 @@ class Rows(Protocol):
     _sessions: dict[str, list[int]]  # turn ids in order of arrival
     _position: dict[int, int]  # turn id -> its place in its session
     _sources: dict[int, dict[int, str]]  # memory -> {turn: reason}
+    _episodes: dict[int, EpisodeRow]  # episode memory -> what it keeps
 
 
 def date_words(at: float) -> str:
@@ -106,7 +107,18 @@ def speakers(rows: Rows, memory_id: int) -> set[str]:
 
 def memory_document(rows: Rows, memory: MemoryRow) -> Document:
     """A memory's fields: its content, tags, the speakers of its turns, the date
-    words of when it became valid."""
+    words of when it became valid. An episode's text is its headline, summary, key
+    points, decisions, outcome and files (its raw turns have documents of their own)."""
+    episode = rows._episodes.get(memory.id)
+    if episode is not None:
+        parts = [memory.content, memory.summary, *episode.key_points, *episode.decisions]
+        parts += [episode.outcome or "", " ".join(episode.files)]
+        return (
+            "memory",
+            memory_key(memory.id),
+            "",
+            {"text": "\n".join(p for p in parts if p), "tags": " ".join(memory.tags), "date": date_words(memory.valid_from)},
+        )
     return (
         "memory",
         memory_key(memory.id),

@@ -12,7 +12,7 @@ from .. import store
 from ..errors import InvalidInputError, StoreError
 from ..redact import redact
 from ..results import Forgotten, MemoryAction
-from . import checks, documents, memories
+from . import checks, documents, episodes, memories
 from .core import StoreCore, log, using_db
 from .extract import normalize
 from .schema import memory_key, session_key, turn_key
@@ -43,7 +43,7 @@ def forget(
         ids = {lt._get(memory_id).id}
     elif text is not None:
         wanted = redact(checks.text("text", text))
-        ids = set(memories.matching(lt, wanted))
+        ids = {i for i in memories.matching(lt, wanted) if i not in lt._episodes}  # episodes: made again
         needle = normalize(wanted)
         if needle:
             turn_ids = {t.id for t in lt._turns.values() if needle in normalize(t.text)}
@@ -55,6 +55,10 @@ def forget(
     ids |= merged_into(lt, ids)
     for forgotten in ids:
         turn_ids.update(lt._sources.get(forgotten, ()))
+        turn_ids.update(lt._episode_turns.get(forgotten, ()))  # an episode's raw turns are what it says
+    # an episode left without turns goes with them (the others are made again from the turns left)
+    touched = {lt._episode_of[t] for t in turn_ids if t in lt._episode_of}
+    ids |= {e for e in touched if set(lt._episode_turns.get(e, ())) <= turn_ids}
     if not ids and not turn_ids:
         return Forgotten([], [])
     lt._write()
@@ -64,6 +68,7 @@ def forget(
     scrubbed = scrubbed_actions(lt, ids)
     with lt._transaction("forgetting") as con:
         con.execute("DELETE FROM memories WHERE id IN (SELECT unnest(?::BIGINT[]))", [id_list])
+        con.execute("DELETE FROM episodes WHERE memory_id IN (SELECT unnest(?::BIGINT[]))", [id_list])
         if scrubbed:
             con.execute(
                 "UPDATE memory_actions SET detail = v.new FROM (SELECT unnest(?::BIGINT[]) AS id, "
@@ -95,6 +100,9 @@ def forget(
         con.execute("INSERT OR REPLACE INTO longterm_state VALUES ('rewrite', 1)")
     drop_memories(lt, ids, scrubbed)
     drop_turns(lt, turn_ids)
+    for episode in sorted(touched - ids):  # its texts may quote what went: made again, written before the rewrite
+        episodes.rebuild(lt, episode)
+    lt._write()
     rewrite(lt)
     return Forgotten(id_list, turn_list)
 
@@ -130,6 +138,10 @@ def drop_memories(lt: StoreCore, ids: set[int], scrubbed: list[tuple[int, int, M
             lt._memories_of[turn_id].discard(memory_id_)
         lt._edges.pop(memory_id_, None)
         lt._actions.pop(memory_id_, None)
+        lt._episodes.pop(memory_id_, None)
+        for turn_id in lt._episode_turns.pop(memory_id_, ()):
+            if lt._episode_of.get(turn_id) == memory_id_:
+                del lt._episode_of[turn_id]
         lt._children.pop(memory_id_, None)
         if memory.parent_id is not None:
             lt._children[memory.parent_id].discard(memory_id_)
@@ -166,6 +178,9 @@ def drop_turns(lt: StoreCore, turn_ids: set[int]) -> None:
         for memory_id in lt._memories_of.pop(turn_id, set()):
             lt._sources.get(memory_id, {}).pop(turn_id, None)
             relinked.add(memory_id)
+        episode = lt._episode_of.pop(turn_id, None)
+        if episode is not None and turn_id in lt._episode_turns.get(episode, ()):
+            lt._episode_turns[episode].remove(turn_id)
     for session in sessions:
         kept = [t for t in lt._sessions[session] if t not in turn_ids]
         if kept:

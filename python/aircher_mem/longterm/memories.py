@@ -42,6 +42,7 @@ __all__ = [
     "promote",
     "explain",
     "merge_near_duplicate",
+    "absorb",
 ]
 
 
@@ -553,22 +554,28 @@ def merge_near_duplicate(lt: StoreCore, memory_id: int, vector: np.ndarray) -> N
         keep = lt._memories.get(int(key[1:]))
         if keep is None or not mergeable(keep, memory.kind, memory.slot, memory.slot_value):
             continue
-        now = lt.clock()
-        keep.hits += 1 + memory.hits
-        keep.last_seen = max(keep.last_seen, memory.last_seen)
-        keep.importance = max(keep.importance, memory.importance)
-        for turn_id in sorted(lt._sources.get(memory_id, {})):
-            lt._link(keep.id, turn_id, "merged", now)
-        lt._touch(keep)
-        cosine = f"(cosine {similarity:.3f})"
-        if similarity > lt.policy.duplicate_cosine:
-            lt._act(keep.id, now, "merged", f"memory {memory_id}, a duplicate {cosine}")
-            archive(lt, memory, now, f"duplicate of memory {keep.id} {cosine}")
-        else:
-            lt._act(keep.id, now, "merged", f"memory {memory_id} {cosine}")
-            archive(lt, memory, now, f"merged into memory {keep.id} {cosine}")
-        if memory.slot is not None and memory.slot not in lt._slots:
-            lt._slots[memory.slot] = keep.id
-        lt._edge(memory_id, keep.id, "merged_into", now)
-        lt._lexical.upsert([documents.memory_document(lt, keep)])
+        absorb(lt, keep, memory, f"(cosine {similarity:.3f})", duplicate=similarity > lt.policy.duplicate_cosine)
         return
+
+
+def absorb(lt: StoreCore, keep: MemoryRow, memory: MemoryRow, measure: str, *, duplicate: bool, now: float | None = None) -> None:
+    """``memory`` merges into the older ``keep``: its hits and turns go to
+    ``keep``, it is archived with a ``merged_into`` edge (so it stays
+    explainable); ``measure`` says how similar they were."""
+    now = lt.clock() if now is None else now
+    keep.hits += 1 + memory.hits
+    keep.last_seen = max(keep.last_seen, memory.last_seen)
+    keep.importance = max(keep.importance, memory.importance)
+    for turn_id in sorted(lt._sources.get(memory.id, {})):
+        lt._link(keep.id, turn_id, "merged", now)
+    lt._touch(keep)
+    if duplicate:
+        lt._act(keep.id, now, "merged", f"memory {memory.id}, a duplicate {measure}")
+        archive(lt, memory, now, f"duplicate of memory {keep.id} {measure}")
+    else:
+        lt._act(keep.id, now, "merged", f"memory {memory.id} {measure}")
+        archive(lt, memory, now, f"merged into memory {keep.id} {measure}")
+    if memory.slot is not None and memory.slot not in lt._slots:
+        lt._slots[memory.slot] = keep.id
+    lt._edge(memory.id, keep.id, "merged_into", now)
+    lt._lexical.upsert([documents.memory_document(lt, keep)])

@@ -21,8 +21,8 @@ from collections.abc import Iterable, Sequence
 from .._core import VectorIndex, fuse
 from ..checks import unix_time as _time
 from ..errors import InvalidInputError
-from ..results import ChannelScore, Recall, RecallHit
-from . import checks, memories
+from ..results import ChannelScore, Recall, RecallHit, Turn
+from . import checks, layers, memories
 from .core import StoreCore
 from .schema import KINDS, MAX_DEPTH, MemoryRow, memory_key, parse_key, turn_key
 from .scoring import age_days
@@ -220,37 +220,68 @@ def recall(
         )
         return Recall(text, when, [], used, reason, notes)
     out: list[RecallHit] = []
+    served_at = lt.clock()
+    unpacked: set[int] = set()
+
+    def serve(turn_id: int) -> tuple[Turn, str]:
+        """A raw turn as its episode's layer serves it (unpacked when the matched
+        words are only in the raw text), and that layer."""
+        turn = lt._turns[turn_id]
+        episode = lt._memories.get(lt._episode_of.get(turn_id, 0))
+        if episode is None or episode.tier == "hot" or when is not None:
+            return turn.result(), "hot"
+        text = layers.served_turn(turn, episode.tier)
+        words = layers.missing(turn.text, text, list(matched.get(turn_key(turn_id), ())))
+        if words:
+            unpacked.add(episode.id)
+            layers.unpack(lt, episode, served_at, words, f"raw turn {turn_id}")
+            return turn.result(), "hot"
+        return dataclasses.replace(turn.result(), text=text), episode.tier
+
     for entry in hits[:k]:
         kind, item = parse_key(entry.key)
         if kind == "turn":
-            turn = lt._turns[item]
+            before = lt._memories.get(lt._episode_of.get(item, 0))
+            served, tier = serve(item)
             out.append(
                 RecallHit(
                     "turn",
                     item,
-                    turn.text,
+                    served.text,
                     entry.score,
                     entry.channels,
                     entry.matched,
                     entry.recency,
                     entry.importance,
                     entry.usage,
-                    [turn.result()],
+                    [served],
                     [corrected[item]] if item in corrected else [],
+                    tier,
+                    before is not None and before.id in unpacked,
                 )
             )
             continue
         memory = lt._memories[item]
         memory.retrieved += 1
-        memory.last_accessed = lt.clock()
+        memory.last_accessed = served_at
         lt._touch(memory)
-        sources = sorted(lt._sources.get(item, {}), key=lambda t: (t not in entry.absorbed, t))
-        turns = [lt._turns[t].result() for t in sources if t in lt._turns]
+        if item in lt._episodes:  # an episode lists the raw turns that matched
+            sources = list(entry.absorbed)
+        else:
+            sources = sorted(lt._sources.get(item, {}), key=lambda t: (t not in entry.absorbed, t))
+        turns = [serve(t)[0] for t in sources if t in lt._turns]
+        content = memory.content if when is not None else layers.served_memory(memory, item in lt._episodes)
+        if item not in lt._episodes:
+            words = layers.missing(memory.content, content, list(matched.get(entry.key, ())))
+            if words:
+                layers.unpack(lt, memory, served_at, words, "its full content")
+                unpacked.add(item)
+                content = memory.content
         out.append(
             RecallHit(
                 memory.kind,
                 item,
-                memory.content,
+                content,
                 entry.score,
                 entry.channels,
                 entry.matched,
@@ -258,6 +289,9 @@ def recall(
                 entry.importance,
                 entry.usage,
                 turns,
+                [],
+                memory.tier if when is None else "hot",
+                item in unpacked,
             )
         )
     return Recall(text, when, out, used, "", notes)
@@ -310,7 +344,10 @@ def aggregate(
         if kind == "memory":
             out.append(entry)
             continue
-        linked = () if corrected is not None and entry.key in corrected else lt._memories_of.get(item, ())
+        linked: Iterable[int] = () if corrected is not None and entry.key in corrected else lt._memories_of.get(item, ())
+        episode = lt._episode_of.get(item)
+        if episode is not None and (corrected is None or entry.key not in corrected):
+            linked = (*linked, episode)
         owners = [scored[memory_key(m)] for m in linked if memory_key(m) in scored]
         if owners:
             owner = max(owners, key=lambda s: (s.score, s.key))

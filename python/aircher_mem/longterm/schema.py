@@ -57,6 +57,8 @@ __all__ = [
     "INSERT_LINKS",
     "INSERT_EDGES",
     "INSERT_ACTIONS",
+    "INSERT_EPISODES",
+    "DELETE_EPISODES",
     "turn_key",
     "memory_key",
     "session_key",
@@ -375,6 +377,13 @@ INSERT_EDGES = _unnest_insert(
     ("source_id", "target_id", "relation", "linked_at"),
     ("BIGINT", "BIGINT", "VARCHAR", "DOUBLE"),
 )
+INSERT_EPISODES = _unnest_insert(
+    "INSERT",
+    "episodes",
+    EPISODE_FIELDS,
+    ("BIGINT", "VARCHAR", "VARCHAR", "DOUBLE", "DOUBLE", *(["VARCHAR"] * (len(EPISODE_FIELDS) - 5))),
+)
+DELETE_EPISODES = "DELETE FROM episodes WHERE memory_id IN (SELECT unnest(?::BIGINT[]))"
 INSERT_ACTIONS = _unnest_insert(
     "INSERT", "memory_actions", ("memory_id", "done_at", "action", "detail"), ("BIGINT", "DOUBLE", "VARCHAR", "VARCHAR")
 )

@@ -16,6 +16,9 @@ concern, each a set of functions taking the store's state (:class:`StoreCore`):
   hierarchy, the listings, ``explain``.
 - ``recall``: search and the scoring of hits.
 - ``lifecycle``: ``feedback`` and the ``gc`` pass.
+- ``episodes``, ``layers``, ``compress``, ``ttl``, ``consolidate``: how memories
+  age (seeds 000, 001, 003): episodes, the hot/warm/cold layers and lazy
+  unpacking, the four compression levels, TTL, the consolidation pass.
 - ``forget``: ``forget`` and the rewrite of the file after it.
 
 How it runs:
@@ -71,6 +74,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from . import consolidate as _consolidate
 from . import forget as _forget
 from . import lifecycle as _lifecycle
 from . import memories as _memories
@@ -146,6 +150,7 @@ class LongTermMemory(StoreCore):
     # lifecycle
     feedback = _lifecycle.feedback
     gc = _lifecycle.gc
+    consolidate = _consolidate.consolidate
     # forget
     forget = _forget.forget
 

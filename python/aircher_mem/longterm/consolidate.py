@@ -1,0 +1,247 @@
+"""Consolidation (seed 001 §3): one pass that lets memory age.
+
+In order: the turns not in an episode yet become episodes (or extend their
+session's last one) and the agent's completed tasks become episodes; similar
+facts merge (cosine of their content words at least ``merge_similarity``);
+memories older than ``summarize_after_days`` get their summary and those older
+than ``compress_after_days`` their compressed and index forms (an episode's are
+made with it); TTLs
+expire (:mod:`.ttl`); superseded memories and memories never cited and unseen for
+``forget_unused_days`` are forgotten (their rows, never their raw turns); the slot
+conflicts since the last pass are flagged as contradictions; every memory is
+placed in its layer by its priority and age (:mod:`.layers`: usage counts there);
+episodes sharing entities are linked.
+
+Never forgotten: an anchor, a memory cited within ``keep_cited_days``, an
+episode, a raw turn. ``dry_run`` reports what a pass would do and changes
+nothing. Every step takes ``now``, so tests and replays can age a store.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections import Counter
+from collections.abc import Sequence
+
+from .._core import tokenize
+from ..checks import unix_time
+from ..results import ConsolidationAction, ConsolidationReport
+from . import checks, compress, episodes, layers, memories, ttl
+from . import forget as _forget
+from .core import StoreCore, using_db
+from .scoring import DAY
+
+__all__ = ["TaskRecord", "consolidate"]
+
+#: A memory's merge check reads this many nearest memories.
+MERGE_CANDIDATES = 8
+#: The last pass's time, in the store's state (whole seconds).
+LAST_PASS = "consolidated_at"
+
+
+@dataclasses.dataclass(frozen=True)
+class TaskRecord:
+    """A completed task of the agent's (from the episodic store) to keep as an episode."""
+
+    task_id: str
+    description: str
+    outcome: str | None
+    files: Sequence[str]
+    notes: Sequence[str]
+    started_at: float
+    ended_at: float
+
+
+def _words(text: str) -> Counter[str]:
+    return Counter(tokenize(text, stem=True))
+
+
+def _cosine(a: Counter[str], b: Counter[str]) -> float:
+    if not a or not b:
+        return 0.0
+    dot = sum(count * b[word] for word, count in a.items() if word in b)
+    return dot / math.sqrt(sum(c * c for c in a.values()) * sum(c * c for c in b.values())) if dot else 0.0
+
+
+def _last_cited(lt: StoreCore, memory_id: int) -> float | None:
+    return max((a.at for a in lt._actions.get(memory_id, ()) if a.action == "cited"), default=None)
+
+
+@using_db
+def consolidate(
+    lt: StoreCore, *, now: float | None = None, dry_run: bool = False, tasks: Sequence[TaskRecord] = ()
+) -> ConsolidationReport:
+    """One consolidation pass at ``now`` (default: the clock); see the module
+    documentation. ``tasks``: the agent's completed tasks, kept as episodes."""
+    lt._check_open()
+    checks.flag("dry_run", dry_run)
+    when = lt.clock() if now is None else unix_time("now", now)
+    lt._load()
+    policy = lt.lifecycle
+    state = dict(lt._state())
+    last_pass = float(state.get(LAST_PASS, 0))
+    actions: list[ConsolidationAction] = []
+
+    def did(memory_id: int, action: str, reason: str) -> None:
+        actions.append(ConsolidationAction(memory_id, action, reason))
+        if not dry_run and action not in ("forgotten", "expired"):
+            lt._act(memory_id, when, action, reason)
+
+    # 1. episodes
+    created = extended = 0
+    for plan in episodes.plan(lt):
+        if plan.extend is not None:
+            extended += 1
+            episode_id, turns = plan.extend
+            if not dry_run:
+                episodes.extend(lt, episode_id, turns, when)
+            actions.append(ConsolidationAction(episode_id, "extended", f"{len(turns)} more turns"))
+        for turns, why in plan.create:
+            created += 1
+            reason = f"{len(turns)} turns of session {plan.session_id}" + (f" after a {why}" if why else "")
+            memory_id = episodes.create(lt, plan.session_id, turns, why, when).id if not dry_run else 0
+            actions.append(ConsolidationAction(memory_id, "episode", reason))
+    for task in tasks:
+        if any(e.session_id == f"task:{task.task_id}" for e in lt._episodes.values()):
+            continue
+        created += 1
+        made = None
+        if not dry_run:
+            made = episodes.task_episode(
+                lt,
+                task.task_id,
+                task.description,
+                task.outcome,
+                task.files,
+                task.notes,
+                task.started_at,
+                task.ended_at,
+                when,
+            )
+        actions.append(ConsolidationAction(made.id if made else 0, "episode", f"the agent's task {task.task_id}"))
+
+    # 2. merge similar facts (each against the older ones nearest to it)
+    deduped = 0
+    merged: set[int] = set()
+    threshold = policy.merge_similarity
+    for memory in sorted(lt._memories.values(), key=lambda m: m.id):
+        if memory.status != "active" or memory.id in lt._episodes or memory.id in merged:
+            continue
+        if memory.created_at < last_pass and memory.last_seen < last_pass:
+            continue  # checked by an earlier pass against everything older
+        mine = _words(memory.content)
+        for key, _score, _terms in lt._dedup.search(memory.content, MERGE_CANDIDATES):
+            other = lt._memories.get(int(key[1:]))
+            if other is None or other.id >= memory.id or other.id in merged or other.id in lt._episodes:
+                continue
+            if not memories.mergeable(other, memory.kind, memory.slot, memory.slot_value):
+                continue
+            similarity = _cosine(mine, _words(other.content))
+            if similarity >= threshold:
+                deduped += 1
+                merged.add(memory.id)
+                reason = f"into memory {other.id} (similarity {similarity:.3f} >= {threshold:g})"
+                actions.append(ConsolidationAction(memory.id, "merged", reason))
+                if not dry_run:
+                    memories.absorb(lt, other, memory, f"(similarity {similarity:.3f})", duplicate=False, now=when)
+                break
+
+    # 3. summarize and compress by age
+    summarized = compressed = 0
+    for memory in lt._memories.values():
+        if memory.status != "active" or memory.id in lt._episodes:
+            continue  # an episode's forms are made with it
+        age = (when - memory.valid_from) / DAY
+        if age >= policy.summarize_after_days and not memory.summary:
+            summarized += 1
+            if not dry_run:
+                memory.summary = compress.levels(memory.content, sentences=policy.summary_sentences).summary
+                lt._touch(memory)
+            did(memory.id, "summarized", f"{age:.0f} days old (>= {policy.summarize_after_days:g})")
+        if age >= policy.compress_after_days and not memory.compressed:
+            compressed += 1
+            if not dry_run:
+                levels = compress.levels(memory.content, sentences=policy.summary_sentences)
+                memory.compressed, memory.index_text = levels.compressed, levels.index
+                lt._touch(memory)
+            did(memory.id, "compressed", f"{age:.0f} days old (>= {policy.compress_after_days:g})")
+
+    # 4. TTL
+    expiries = ttl.expire(lt, when, dry_run=dry_run)
+    for expiry in expiries:
+        actions.append(ConsolidationAction(expiry.memory_id, "expired", f"{expiry.action}: {expiry.reason}"))
+
+    # 5. forget superseded and unused memories (never anchors, episodes, the recently cited, raw turns)
+    doomed: dict[int, str] = {}
+    keep_cited = policy.keep_cited_days * DAY
+    for memory in lt._memories.values():
+        if memory.id in lt._episodes or memory.id in merged or layers.is_anchor(memory):
+            continue
+        cited = _last_cited(lt, memory.id)
+        if cited is not None and when - cited <= keep_cited:
+            continue
+        if memory.superseded_by is not None and memory.status == "archived":
+            doomed[memory.id] = f"superseded by memory {memory.superseded_by}"
+            continue
+        unseen = (when - layers.last_access(memory)) / DAY
+        if memory.status == "active" and memory.cited == 0 and unseen >= policy.forget_unused_days:
+            doomed[memory.id] = f"never cited, unseen for {unseen:.0f} days (>= {policy.forget_unused_days:g})"
+    for memory_id, reason in sorted(doomed.items()):
+        actions.append(ConsolidationAction(memory_id, "forgotten", reason))
+
+    # 6. contradictions: the slot conflicts since the last pass
+    contradictions = 0
+    for memory in lt._memories.values():
+        for entry in lt._actions.get(memory.id, ()):
+            if entry.action == "supersedes" and entry.at > last_pass and memory.id not in doomed:
+                contradictions += 1
+                did(memory.id, "contradiction", f"{entry.detail} (the same slot, another value)")
+
+    # 7. layers
+    moved = 0
+    tiers = dict.fromkeys(layers.TIERS, 0)
+    for memory in lt._memories.values():
+        if memory.status != "active" or memory.id in doomed:
+            continue
+        tier, value, why = layers.placement(memory, when, policy)
+        tiers[tier] += 1
+        if tier != memory.tier:
+            moved += 1
+            did(memory.id, "tier", f"{memory.tier} -> {tier}: {why}")
+        if not dry_run and (tier != memory.tier or abs(value - memory.priority) > 1e-9):
+            memory.tier, memory.priority = tier, value
+            memory.is_anchor = layers.is_anchor(memory)
+            lt._touch(memory)
+
+    # 8. links between episodes sharing entities
+    links = episodes.related(lt, policy.link_shared_entities)
+    for a, b, shared in links:
+        actions.append(ConsolidationAction(a, "linked", f"related to episode {b}: {', '.join(shared[:5])}"))
+        if not dry_run:
+            lt._edge(a, b, "related_to", when)
+            lt._edge(b, a, "related_to", when)
+
+    if not dry_run:
+        lt._commit()
+        if doomed:
+            _forget.erase(lt, set(doomed))
+        with lt._transaction("recording the consolidation", rows=False) as con:
+            con.execute("INSERT OR REPLACE INTO longterm_state VALUES (?, ?)", [LAST_PASS, int(when)])
+    return ConsolidationReport(
+        dry_run,
+        when,
+        created,
+        extended,
+        deduped,
+        summarized,
+        compressed,
+        moved,
+        tiers,
+        contradictions,
+        len(expiries),
+        len(doomed),
+        len(links),
+        actions,
+    )
+

@@ -1,0 +1,334 @@
+"""Episodes (seed 003's atom, seed 001's episode type): a session's turns grouped
+by topic or task, each a memory of kind "episode" that keeps its raw turns (links
+with reason "episode"), its headline, key points, entities, decisions and open
+questions (``episodes``), and edges to the episode it ``continues_from`` and those it
+is ``related_to``.
+
+Boundaries come from the conversation itself (:func:`boundary`): a time gap, a task
+switch (the turns' ``task_id`` metadata changes), a topic shift (a turn shares
+little with the turns just before it) or a size cap; the thresholds are in
+``[lifecycle]``. The agent's own completed tasks become episodes too
+(:func:`task_episode`), so "how did we fix the auth bug" finds the task.
+
+An episode's texts are derived from its turns: when a turn is forgotten, its
+episode is built again from the turns left (:func:`rebuild`), or forgotten with
+the last of them, so a forgotten text stays nowhere.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from collections import Counter
+from collections.abc import Sequence
+
+from .._core import tokenize
+from ..config import LifecyclePolicy
+from . import compress, documents
+from .core import StoreCore
+from .schema import EpisodeRow, MemoryRow, TurnRow
+
+__all__ = [
+    "EpisodePlan",
+    "Forms",
+    "boundary",
+    "segment",
+    "plan",
+    "forms",
+    "create",
+    "extend",
+    "rebuild",
+    "task_episode",
+    "related",
+]
+
+#: Turns whose text an episode's forms read at most (the rest are still its turns).
+FORM_TURNS = 400
+
+
+def _words(text: str) -> Counter[str]:
+    return Counter(tokenize(text, stem=True))
+
+
+def _cosine(a: Counter[str], b: Counter[str]) -> float:
+    if not a or not b:
+        return 0.0
+    dot = sum(count * b[word] for word, count in a.items() if word in b)
+    if not dot:
+        return 0.0
+    return dot / math.sqrt(sum(c * c for c in a.values()) * sum(c * c for c in b.values()))
+
+
+def _task(turn: TurnRow) -> object:
+    if turn.metadata in ("{}", ""):
+        return None
+    try:
+        value = json.loads(turn.metadata)
+    except ValueError:
+        return None
+    return value.get("task_id") if isinstance(value, dict) else None
+
+
+def boundary(previous: Sequence[TurnRow], turn: TurnRow, policy: LifecyclePolicy) -> str:
+    """Why ``turn`` starts a new episode after the episode's turns ``previous``
+    ("" when it continues it): "time gap" (more than ``episode_gap_minutes``
+    after the last), "task switch" (its ``task_id`` metadata differs), "size"
+    (``episode_max_turns`` reached) or "topic shift" (once the episode has
+    ``episode_min_turns`` turns, its content words' cosine with the last
+    ``episode_window`` turns' is below ``episode_shift_similarity``)."""
+    if not previous:
+        return ""
+    last = previous[-1]
+    if turn.at - last.at > policy.episode_gap_minutes * 60.0:
+        return "time gap"
+    if _task(turn) != _task(last):
+        return "task switch"
+    if len(previous) >= policy.episode_max_turns:
+        return "size"
+    if len(previous) >= policy.episode_min_turns:
+        window: Counter[str] = Counter()
+        for earlier in previous[-policy.episode_window :]:
+            window.update(_words(earlier.text))
+        mine = _words(turn.text)
+        if mine and _cosine(mine, window) < policy.episode_shift_similarity:
+            return "topic shift"
+    return ""
+
+
+def segment(
+    turns: Sequence[TurnRow], policy: LifecyclePolicy, *, after: Sequence[TurnRow] = ()
+) -> list[tuple[list[TurnRow], str]]:
+    """``turns`` (one session's, in order) split into episodes, each with why it
+    started ("" for the first). ``after``: the turns of the episode they follow,
+    which the first group then starts with."""
+    out: list[tuple[list[TurnRow], str]] = []
+    current: list[TurnRow] = list(after)
+    why = ""
+    for turn in turns:
+        reason = boundary(current, turn, policy)
+        if reason:
+            out.append((current, why))
+            current, why = [], reason
+        current.append(turn)
+    if current:
+        out.append((current, why))
+    return out
+
+
+@dataclasses.dataclass
+class EpisodePlan:
+    """What a consolidation pass would do with a session's turns not in an episode
+    yet: extend the session's last episode with the first of them (``extend``:
+    its id and the turns), then create ``create`` (the turns of each new episode
+    and why it started)."""
+
+    session_id: str
+    extend: tuple[int, list[TurnRow]] | None
+    create: list[tuple[list[TurnRow], str]]
+
+
+def plan(lt: StoreCore) -> list[EpisodePlan]:
+    """Every session's turns not in an episode yet, segmented: the first group
+    continues the session's last episode when no boundary comes between them
+    (its last turn is the one right before)."""
+    policy = lt.lifecycle
+    plans = []
+    for session, turn_ids in lt._sessions.items():
+        fresh_at = len(turn_ids)
+        while fresh_at > 0 and turn_ids[fresh_at - 1] not in lt._episode_of:
+            fresh_at -= 1
+        fresh = [lt._turns[t] for t in turn_ids[fresh_at:]]
+        if not fresh:
+            continue
+        extend = None
+        if fresh_at > 0:
+            last = lt._episode_of[turn_ids[fresh_at - 1]]
+            tail = [lt._turns[t] for t in lt._episode_turns[last] if t in lt._turns]
+            groups = segment(fresh, policy, after=tail)
+            first_turns, _why = groups.pop(0)
+            if len(first_turns) > len(tail):  # the first new turns continue it
+                extend = (last, first_turns[len(tail) :])
+        else:
+            groups = segment(fresh, policy)
+        plans.append(EpisodePlan(session, extend, groups))
+    return plans
+
+
+@dataclasses.dataclass(frozen=True)
+class Forms:
+    """An episode's texts derived from its turns (:func:`forms`)."""
+
+    headline: str
+    summary: str
+    compressed: str
+    index_text: str
+    key_points: list[str]
+    entities: list[str]
+    decisions: list[str]
+    questions: list[str]
+    tags: list[str]
+
+
+def forms(texts: Sequence[str], policy: LifecyclePolicy) -> Forms:
+    """An episode's texts from its turns' ``texts``: its headline (its content:
+    the cold form), summary (warm), compressed and index forms, key points (one
+    per informative turn), entities, decisions, open questions and tags; the
+    first ``FORM_TURNS`` turns are read."""
+    texts = list(texts[:FORM_TURNS])
+    summary = compress.summarize(texts, sentences=policy.summary_sentences)
+    points = [p for p in (compress.key_point(t) for t in texts) if p]
+    return Forms(
+        headline=compress.headline(texts),
+        summary=summary,
+        compressed=compress.compress(summary),
+        index_text=compress.index_form(" ".join(texts)),
+        key_points=points[: 4 * policy.summary_sentences],
+        entities=compress.entities(texts)[:32],
+        decisions=compress.decisions(texts)[:8],
+        questions=compress.questions(texts)[:8],
+        tags=compress.tags(texts),
+    )
+
+
+def _apply(lt: StoreCore, memory: MemoryRow, episode: EpisodeRow, turns: Sequence[TurnRow]) -> None:
+    made = forms([t.text for t in turns], lt.lifecycle)
+    memory.content = made.headline or "(an empty episode)"
+    memory.summary = made.summary
+    memory.compressed = made.compressed
+    memory.index_text = made.index_text
+    memory.tags = sorted({*made.tags, "episode"})
+    episode.headline = memory.content
+    episode.key_points = made.key_points
+    episode.entities = made.entities
+    episode.decisions = made.decisions
+    episode.questions = made.questions
+    episode.started_at = min(t.at for t in turns)
+    episode.ended_at = max(t.at for t in turns)
+    memory.valid_from = episode.started_at
+    memory.last_seen = max(memory.last_seen, episode.ended_at)
+
+
+def create(lt: StoreCore, session_id: str, turns: Sequence[TurnRow], why: str, now: float) -> MemoryRow:
+    """A new episode of ``turns`` (in memory; the caller writes it)."""
+    memory = MemoryRow(id=lt._next_memory, kind="episode", content="", created_at=now, source="consolidated")
+    lt._next_memory += 1
+    episode = EpisodeRow(memory.id, session_id, "conversation", turns[0].at, turns[-1].at)
+    _apply(lt, memory, episode, turns)
+    lt._memories[memory.id] = memory
+    lt._episodes[memory.id] = episode
+    for turn in turns:
+        lt._episode_link(memory.id, turn.id, now)
+    lt._lexical.upsert([documents.memory_document(lt, memory)])
+    lt._touch(memory)
+    lt._shape += 1
+    place = lt._position.get(turns[0].id, 0)
+    before = lt._episode_of.get(lt._sessions[session_id][place - 1]) if place > 0 else None
+    if before is not None:
+        lt._edge(memory.id, before, "continues_from", now)
+    started = f"; started by a {why}" if why else ""
+    lt._act(memory.id, now, "episode", f"{len(turns)} turns of session {session_id}{started}")
+    return memory
+
+
+def extend(lt: StoreCore, memory_id: int, turns: Sequence[TurnRow], now: float) -> MemoryRow:
+    """The episode ``memory_id`` with ``turns`` added at its end, its forms made again."""
+    memory, episode = lt._memories[memory_id], lt._episodes[memory_id]
+    for turn in turns:
+        lt._episode_link(memory_id, turn.id, now)
+    _apply(lt, memory, episode, [lt._turns[t] for t in lt._episode_turns[memory_id] if t in lt._turns])
+    lt._lexical.upsert([documents.memory_document(lt, memory)])
+    lt._touch(memory)
+    lt._shape += 1
+    lt._act(memory_id, now, "episode", f"{len(turns)} more turns")
+    return memory
+
+
+def rebuild(lt: StoreCore, memory_id: int) -> bool:
+    """The episode ``memory_id`` made again from the turns it has left (after a
+    forget); False when none is left (the caller forgets it)."""
+    turns = [lt._turns[t] for t in lt._episode_turns.get(memory_id, ()) if t in lt._turns]
+    if not turns:
+        return False
+    lt._episode_turns[memory_id] = [t.id for t in turns]
+    memory, episode = lt._memories[memory_id], lt._episodes[memory_id]
+    _apply(lt, memory, episode, turns)
+    lt._lexical.upsert([documents.memory_document(lt, memory)])
+    lt._touch(memory)
+    return True
+
+
+def task_episode(
+    lt: StoreCore,
+    task_id: str,
+    description: str,
+    outcome: str | None,
+    files: Sequence[str],
+    notes: Sequence[str],
+    started_at: float,
+    ended_at: float,
+    now: float,
+) -> MemoryRow | None:
+    """The agent's completed task ``task_id`` as an episode (origin "task"): its
+    description, outcome, the files it touched and its notes (errors then fixes);
+    None when the task has one already."""
+    session = f"task:{task_id}"
+    if any(e.session_id == session for e in lt._episodes.values()):
+        return None
+    texts = [description, *notes, *([f"Outcome: {outcome}"] if outcome else [])]
+    memory = MemoryRow(id=lt._next_memory, kind="episode", content="", created_at=now, source="task")
+    lt._next_memory += 1
+    made = forms(texts, lt.lifecycle)
+    memory.content = description.strip()[:500] or made.headline
+    memory.summary = " ".join(t for t in texts if t)[:2000]
+    memory.compressed = made.compressed
+    memory.index_text = made.index_text
+    memory.tags = sorted({*made.tags, "episode", "task"})
+    memory.valid_from, memory.last_seen = started_at, ended_at
+    episode = EpisodeRow(
+        memory.id,
+        session,
+        "task",
+        started_at,
+        ended_at,
+        headline=memory.content,
+        key_points=made.key_points,
+        entities=made.entities,
+        decisions=made.decisions,
+        questions=[],
+        files=sorted(set(files))[:200],
+        outcome=outcome,
+    )
+    lt._memories[memory.id] = memory
+    lt._episodes[memory.id] = episode
+    lt._lexical.upsert([documents.memory_document(lt, memory)])
+    lt._touch(memory)
+    lt._shape += 1
+    lt._act(memory.id, now, "episode", f"task {task_id}")
+    return memory
+
+
+def related(lt: StoreCore, shared: int, limit: int = 5) -> list[tuple[int, int, list[str]]]:
+    """Pairs of episodes sharing at least ``shared`` entities, not linked yet:
+    (episode, other, the entities), each episode's ``limit`` best."""
+    by_entity: dict[str, list[int]] = {}
+    for memory_id, episode in lt._episodes.items():
+        for entity in {e.lower() for e in episode.entities}:
+            by_entity.setdefault(entity, []).append(memory_id)
+    counts: dict[tuple[int, int], list[str]] = {}
+    for entity, ids in by_entity.items():
+        if len(ids) > 50:  # an entity in every episode links nothing
+            continue
+        for i, a in enumerate(ids):
+            for b in ids[i + 1 :]:
+                counts.setdefault((min(a, b), max(a, b)), []).append(entity)
+    linked = {(s, t) for s, edges in lt._edges.items() for relation, t in edges if relation == "related_to"}
+    best: dict[int, list[tuple[int, int, list[str]]]] = {}
+    for (a, b), entities in counts.items():
+        if len(entities) < shared or (a, b) in linked or (b, a) in linked:
+            continue
+        best.setdefault(a, []).append((a, b, sorted(entities)))
+    out = []
+    for a in sorted(best):
+        out.extend(sorted(best[a], key=lambda x: (-len(x[2]), x[1]))[:limit])
+    return out

@@ -60,6 +60,7 @@ LAYERS = {
     "aircher_mem.longterm.vocabulary": 1,
     "aircher_mem.longterm.scoring": 1,
     "aircher_mem.longterm.dialogue": 1,
+    "aircher_mem.longterm.compress": 1,
     "aircher_mem.store": 0,
     "aircher_mem.results": 0,
     "aircher_mem.config": 0,

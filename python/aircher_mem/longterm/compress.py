@@ -1,0 +1,667 @@
+"""Deterministic, offline, extractive compression of facts, turns and episodes.
+
+Four levels of one text, after the design notes' "Compression Strategies":
+full (the text itself), summary (:func:`key_point`, :func:`summarize`), compressed
+(:func:`compress`) and index (:func:`index_form`); :func:`levels` gives the last three.
+An episode's warm contents (summary, key points, entities, decisions, open questions)
+and cold contents (:func:`headline`, :func:`tags`) come from the same parts.
+
+Everything here is extractive: sentences and words of the input, never new ones, so
+"The team decided to use PostgreSQL as the primary database because of its strong
+support for JSON operations and the team's existing expertise with it." compresses to
+"team decided use PostgreSQL primary database strong support JSON operations existing
+expertise" and indexes as "postgresql_json_team", not to an abstraction like
+"db:postgres(json,exp)", which takes an LLM. An optional LLM summarizer can be asked
+with :func:`ask_summarizer` and the two archivist prompts.
+
+Words: a surface word is a run of letters and digits, with inner ``.``, ``'``, ``-``,
+``/`` or ``:`` ("v3.5", "foo.py", "2024-05-01", "3:30"); a possessive "'s" is dropped.
+A word is a stop word when the project's tokenizer (``aircher_mem._core.tokenize``)
+keeps nothing of it and it holds no digit. An entity is a word with a digit, a code
+identifier (``snake_case``, CamelCase, ``foo.py``, any word in backticks), an acronym
+("JSON"), or a capitalized word not at the start of its sentence (at the start only
+when the same word is capitalized elsewhere not at a start). A sentence is small talk
+when all its words are stop words or fillers ("Wow!", "Thanks!", "That's great!").
+
+Every function is pure, deterministic and never raises on a ``str``: lone surrogates
+and control characters read as spaces, and only the first :data:`MAX_CHARS` characters
+are examined (of all texts together, at most :data:`MAX_TEXTS` of them), and sentence
+centrality compares at most :data:`MAX_SENTENCES` sentences.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import math
+import re
+import threading
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from .._core import tokenize
+from .extract import _describe
+
+__all__ = [
+    "MAX_CHARS",
+    "MAX_TEXTS",
+    "MAX_SENTENCES",
+    "sentences",
+    "content_words",
+    "entities",
+    "decisions",
+    "questions",
+    "summarize",
+    "key_point",
+    "compress",
+    "index_form",
+    "headline",
+    "tags",
+    "Levels",
+    "levels",
+    "HOT_TO_WARM_PROMPT",
+    "WARM_TO_COLD_PROMPT",
+    "ask_summarizer",
+]
+
+MAX_CHARS = 20_000
+"""Characters examined, of one text or of all texts of a call together; the rest is ignored."""
+MAX_TEXTS = 10_000
+"""Texts examined per call; later ones are ignored."""
+MAX_SENTENCES = 200
+"""Sentences ranked by centrality (the first ones); later sentences are not candidates."""
+KEY_POINT_SENTENCES = 2
+"""Sentences a key point keeps at most."""
+HEADLINE_CHARS = 300
+"""A headline's length at most, "..." included."""
+
+log = logging.getLogger("aircher_mem.longterm")
+
+# ---------------------------------------------------------------------------
+# text and words
+
+_UNSAFE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+_WORD = re.compile(r"[$€£]?\w+(?:[.'’\-/:]\w+)*%?")
+_POSSESSIVE = re.compile(r"['’]s$", re.I)
+_BOUNDARY = re.compile(r"[.!?…]+[\"'”’)\]]*\s+|[。！？]+[\"'”’)\]]*\s*")
+_TERMINAL = ".!?…。！？"
+_ABBREVIATIONS = frozenset("e.g i.e vs cf approx incl etc mr mrs ms dr prof st jr sr no fig eq al a.m p.m u.s".split())
+_DIGIT = re.compile(r"\d")
+_NUMERIC = re.compile(r"^[$€£]?[\d.,:/\-%]+$")
+_CAMEL = re.compile(r"[a-z][A-Z]|[A-Z]{2,}[a-z]")
+_DOTTED = re.compile(r"[A-Za-z_]\.[A-Za-z_]")
+_BACKTICKS = re.compile(r"`([^`\n]{1,64})`")
+_NEGATION = re.compile(r"^(?:not|no|nor|never|cannot|without|none|neither|\w+n['’]t)$", re.I)
+_FILLERS = frozenset(
+    """wow thanks thank great cool nice awesome ok okay sure yeah yes yep yup nope lol haha
+    hahaha hi hello hey bye goodbye oh ah well hmm um uh really totally amazing perfect good
+    sounds sound love glad fun interesting right indeed absolutely exactly definitely agree
+    true welcome happy wonderful fantastic incredible sweet lovely hear appreciate much lot
+    congrats congratulations night morning see later soon care cheers gotcha got alright fine
+    sharing share luck wish wishing bet omg impressive super excellent basically honestly
+    actually anyway like""".split()
+)
+_DISCOURSE = (
+    r"(?:well|oh|so|yeah|yes|yep|okay|ok|um|uh|hmm|ah|anyway|actually|hey|wow|right|alright|"
+    r"like|basically|honestly|also|sure|great|cool|nice)"
+)
+_LEADING = re.compile(rf"^(?:{_DISCOURSE}(?:\s+{_DISCOURSE})*\s*(?:[,!…—–-]+|\.\.\.)\s*)+", re.I)
+_DECISION = re.compile(
+    r"\b(?:decided|decide to|we['’]ll use|we['’]ll go with|will use|going with|go with|chose|chosen|"
+    r"let['’]s|switched to|switching to|agreed|settled on|opted for|picked)\b",
+    re.I,
+)
+
+
+def _clean(text: str) -> str:
+    return _UNSAFE.sub(" ", text)
+
+
+def _texts(texts: Sequence[str]) -> list[str]:
+    """The examined part of ``texts``, cleaned: at most MAX_TEXTS texts and MAX_CHARS
+    characters in all."""
+    out: list[str] = []
+    budget = MAX_CHARS
+    for text in [texts] if isinstance(texts, str) else texts[:MAX_TEXTS]:
+        if budget <= 0:
+            break
+        if not isinstance(text, str):
+            continue
+        part = text[:budget]
+        budget -= len(part)
+        out.append(_clean(part))
+    return out
+
+
+@functools.lru_cache(maxsize=8192)
+def _tokens(word: str) -> tuple[str, ...]:
+    return tuple(tokenize(word))
+
+
+def _is_stop(lower: str) -> bool:
+    return not _DIGIT.search(lower) and (lower in _ABBREVIATIONS or not _tokens(lower))
+
+
+def _surface(word: str) -> str:
+    return _POSSESSIVE.sub("", word) or word
+
+
+def _split(text: str) -> list[str]:
+    out: list[str] = []
+    for line in text.splitlines():
+        line = " ".join(line.split())
+        start = 0
+        for m in _BOUNDARY.finditer(line):
+            if m.group().rstrip()[:1] == "." and m.group().strip() == ".":
+                before = line[start : m.start()].rsplit(None, 1)
+                last = before[-1].lower().lstrip("(\"'") if before else ""
+                after = line[m.end() : m.end() + 1]
+                if last in _ABBREVIATIONS and not (last == "etc" and after.isupper()):
+                    continue
+                if len(last) == 1 and last.isalpha() and before and before[-1].isupper():
+                    continue  # an initial: "J. Smith"
+            piece = line[start : m.end()].strip()
+            if piece:
+                out.append(piece)
+            start = m.end()
+        piece = line[start:].strip()
+        if piece:
+            out.append(piece)
+    return [s for s in out if any(c.isalnum() for c in s)]
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of ``text`` (its first MAX_CHARS characters), whitespace collapsed:
+    split after ".", "!", "?", "…" followed by a space, after "。！？", and at line
+    breaks; not after an abbreviation ("e.g.", "vs.", "Dr.") or an initial ("J."), nor
+    inside a number ("3.5"). Pieces without a letter or digit are left out."""
+    return _split(_texts([text])[0]) if isinstance(text, str) else []
+
+
+def content_words(text: str) -> list[str]:
+    """The words of ``text`` (its first MAX_CHARS characters) that are not stop words,
+    lowercased, in order, repeats kept: ``"The team's DB is v3.5"`` ->
+    ``["team", "db", "v3.5"]``."""
+    if not isinstance(text, str):
+        return []
+    out: list[str] = []
+    for m in _WORD.finditer(_texts([text])[0]):
+        lower = _surface(m.group()).lower()
+        if not _is_stop(lower):
+            out.append(lower)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class _Word:
+    text: str  # as written, possessive dropped
+    lower: str
+    entity: bool
+    numeric: bool
+    negation: bool
+    stop: bool
+    filler: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _Sentence:
+    text: str  # as written, whitespace collapsed
+    trimmed: str  # leading discourse words dropped
+    text_index: int
+    words: tuple[_Word, ...]
+    small_talk: bool
+    question: bool
+    decision: bool
+    vector: dict[str, int]
+
+
+def _capitalized(word: str) -> bool:
+    return word[:1].isupper()
+
+
+def _identifier(word: str) -> bool:
+    if "_" in word.strip("_") or _CAMEL.search(word):
+        return True
+    if word.lower() in _ABBREVIATIONS:
+        return False
+    return bool(_DOTTED.search(word))
+
+
+def _acronym(word: str) -> bool:
+    letters = [c for c in word if c.isalpha()]
+    return len(letters) >= 2 and all(c.isupper() for c in letters)
+
+
+def _trim(sentence: str) -> str:
+    trimmed = _LEADING.sub("", sentence)
+    if not trimmed or trimmed == sentence:
+        return sentence if not trimmed else trimmed
+    first = trimmed[0]
+    if first.islower() and len(first.upper()) == 1:
+        trimmed = first.upper() + trimmed[1:]
+    return trimmed
+
+
+def _analyze(texts: Sequence[str]) -> list[_Sentence]:
+    """The sentences of the examined texts with their words classified."""
+    raw: list[tuple[int, str, list[tuple[str, bool, bool]]]] = []
+    # (text index, sentence, [(word, at sentence start, in backticks)])
+    capitalized_inside: set[str] = set()
+    for index, text in enumerate(_texts(texts)):
+        for sentence in _split(text):
+            code = {_surface(w) for span in _BACKTICKS.findall(sentence) for w in _WORD.findall(span)}
+            words: list[tuple[str, bool, bool]] = []
+            for position, m in enumerate(_WORD.finditer(sentence)):
+                word = _surface(m.group())
+                words.append((word, position == 0, word in code))
+                if position and _capitalized(word):
+                    capitalized_inside.add(word)
+            raw.append((index, sentence, words))
+    out: list[_Sentence] = []
+    for index, sentence, words in raw:
+        classified: list[_Word] = []
+        for word, initial, in_code in words:
+            lower = word.lower()
+            numeric = bool(_DIGIT.search(word))
+            stop = _is_stop(lower)
+            negation = bool(_NEGATION.match(word))
+            filler = lower in _FILLERS
+            named = _capitalized(word) and (not initial or word in capitalized_inside)
+            entity = numeric or (not stop and not filler and (in_code or _identifier(word) or _acronym(word) or named))
+            classified.append(_Word(word, lower, entity, numeric, negation, stop, filler))
+        small_talk = all((w.stop or w.filler) and not w.entity for w in classified)
+        tail = sentence.rstrip(" \"')]”’")
+        vector = Counter(tokenize(" ".join(w.lower for w in classified if not w.stop), stem=True))
+        out.append(
+            _Sentence(
+                text=sentence,
+                trimmed=_trim(sentence),
+                text_index=index,
+                words=tuple(classified),
+                small_talk=small_talk,
+                question=tail.endswith(("?", "？")),
+                decision=bool(_DECISION.search(sentence)) and not tail.endswith(("?", "？")),
+                vector=dict(vector),
+            )
+        )
+    return out
+
+
+# ---------------------------------------------------------------------------
+# centrality
+
+
+def _cosine(a: dict[str, int], b: dict[str, int], norm_a: float, norm_b: float) -> float:
+    if not norm_a or not norm_b:
+        return 0.0
+    if len(a) > len(b):
+        a, b = b, a
+    return sum(count * b.get(token, 0) for token, count in a.items()) / (norm_a * norm_b)
+
+
+def _scores(candidates: list[_Sentence]) -> list[float]:
+    """Each sentence's centrality: the sum of its cosine similarities to the others,
+    plus 0.25 for each of: holds an entity, holds a number, states a decision; plus
+    0.02 per content word up to 10; halved for a question; 0 for small talk."""
+    norms = [math.sqrt(sum(c * c for c in s.vector.values())) for s in candidates]
+    scores: list[float] = []
+    for i, s in enumerate(candidates):
+        if s.small_talk:
+            scores.append(0.0)
+            continue
+        centrality = sum(
+            _cosine(s.vector, t.vector, norms[i], norms[j])
+            for j, t in enumerate(candidates)
+            if j != i and not t.small_talk
+        )
+        content = sum(1 for w in s.words if not w.stop and not w.filler)
+        score = centrality + 0.02 * min(content, 10)
+        score += 0.25 * any(w.entity and not w.numeric for w in s.words)
+        score += 0.25 * any(w.numeric for w in s.words)
+        score += 0.25 * s.decision
+        scores.append(score / 2 if s.question else score)
+    return scores
+
+
+def _central(candidates: list[_Sentence], k: int) -> list[_Sentence]:
+    """The ``k`` best sentences that are not small talk, in their original order; ties
+    go to the earlier sentence."""
+    pool = candidates[:MAX_SENTENCES]
+    scores = _scores(pool)
+    ranked = sorted((i for i, s in enumerate(pool) if not s.small_talk), key=lambda i: (-scores[i], i))
+    return [pool[i] for i in sorted(ranked[: max(k, 0)])]
+
+
+def _join(chosen: list[_Sentence], *, punctuate: bool) -> str:
+    parts = [s.trimmed for s in chosen]
+    if punctuate and len(parts) > 1:
+        parts = [p if p.endswith(tuple(_TERMINAL)) or p[-1] in "\"')]”’" else p + "." for p in parts]
+    return " ".join(parts)
+
+
+def summarize(texts: Sequence[str], *, sentences: int = 3) -> str:
+    """An extractive summary of ``texts``: the ``sentences`` most central sentences,
+    in their original order, leading discourse words ("Well,", "Oh,", "So,") dropped,
+    joined by spaces (a "." added to a sentence without end punctuation when there are
+    several). Small talk is never chosen; "" when there is nothing else. Centrality is
+    the sum of a sentence's cosine similarities (over stemmed content-word counts) to
+    the other sentences, plus bonuses for entities, numbers and decisions; the first
+    MAX_SENTENCES sentences compete, ties go to the earlier one."""
+    return _join(_central(_analyze(texts), sentences), punctuate=True)
+
+
+def key_point(text: str) -> str:
+    """Level 1 of one turn or fact: its KEY_POINT_SENTENCES most central sentences
+    (see :func:`summarize`) without small talk or leading discourse words, never longer
+    than ``text``; a one-sentence text gives that sentence so trimmed; "" for small talk
+    only."""
+    if not isinstance(text, str):
+        return ""
+    out = _join(_central(_analyze([text]), KEY_POINT_SENTENCES), punctuate=False)
+    return out if len(out) <= len(text) else out[: len(text)].rstrip()
+
+
+def _key_words(analyzed: list[_Sentence]) -> list[_Word]:
+    """The words that carry content, in order, first occurrence only (case-insensitive;
+    negations repeat): entities, numbers, negations and content words of the sentences
+    that are not small talk, leading discourse words excluded."""
+    out: list[_Word] = []
+    seen: set[str] = set()
+    for s in analyzed:
+        if s.small_talk:
+            continue
+        words = s.words
+        skipped = len(_WORD.findall(s.text[: len(s.text) - len(s.trimmed)]))
+        for w in words[skipped:]:
+            if not (w.entity or w.negation or not w.stop):
+                continue
+            if w.negation:
+                out.append(w)
+            elif w.lower not in seen:
+                seen.add(w.lower)
+                out.append(w)
+    return out
+
+
+def compress(text: str, *, max_words: int = 16) -> str:
+    """Level 2: the key words of ``text`` in order, space-separated: entities, numbers
+    and dates as written, negations kept, other content words lowercased; stop words,
+    small talk and repeats dropped. Over ``max_words``, common words go first (the least
+    frequent, then the latest), then the latest entities."""
+    if not isinstance(text, str) or max_words <= 0:
+        return ""
+    words = _key_words(_analyze([text]))
+    if len(words) > max_words:
+        counts = Counter(content_words(text))
+        order = sorted(
+            range(len(words)),
+            key=lambda i: (not (words[i].entity or words[i].negation), -counts[words[i].lower], i),
+        )
+        keep = set(order[:max_words])
+        words = [w for i, w in enumerate(words) if i in keep]
+    return " ".join(w.text if w.entity or w.negation else w.lower for w in words)
+
+
+def _terms(analyzed: list[_Sentence]) -> list[str]:
+    """Lowercased key terms, best first: entities that are not pure numbers (most
+    frequent first, then first seen), then the other content words likewise, then
+    numbers; fillers and negations excluded."""
+    counts: Counter[str] = Counter()
+    first: dict[str, tuple[int, int]] = {}  # lower -> (rank group, first position)
+    position = 0
+    for s in analyzed:
+        if s.small_talk:
+            continue
+        for w in s.words:
+            position += 1
+            if w.negation or ((w.filler or w.stop) and not w.entity):
+                continue
+            term = w.lower
+            group = 2 if _NUMERIC.match(term) else 0 if w.entity else 1
+            counts[term] += 1
+            if term not in first or group < first[term][0]:
+                first[term] = (group, first.get(term, (group, position))[1])
+    return sorted(first, key=lambda t: (first[t][0], -counts[t], first[t][1]))
+
+
+def index_form(text: str, *, words: int = 3) -> str:
+    """Level 3: at most ``words`` key terms of ``text`` (entities first, then the most
+    frequent content words, then numbers), lowercased and joined by "_":
+    "postgresql_json_team"."""
+    if not isinstance(text, str) or words <= 0:
+        return ""
+    return "_".join(_terms(_analyze([text]))[:words])
+
+
+def headline(texts: Sequence[str], *, max_words: int = 20) -> str:
+    """One sentence saying what ``texts`` were about: the most central sentence (see
+    :func:`summarize`), cut to ``max_words`` words and HEADLINE_CHARS characters at a
+    word boundary, with "..." when cut; "" for small talk only."""
+    chosen = _central(_analyze(texts), 1)
+    if not chosen or max_words <= 0:
+        return ""
+    parts = chosen[0].trimmed.split()
+    cut = len(parts) > max_words
+    out = " ".join(parts[:max_words])
+    if len(out) > HEADLINE_CHARS:
+        cut = True
+        out = out[: HEADLINE_CHARS - 3]
+        out = out.rsplit(" ", 1)[0] if " " in out else out
+    if cut:
+        out = out.rstrip(" ,;:-—–") + "..."
+    return out
+
+
+def tags(texts: Sequence[str], n: int = 5) -> list[str]:
+    """At most ``n`` search tags of ``texts``, lowercased and distinct: up to ``n - 2``
+    entities (not pure numbers; most frequent first), then the most frequent content
+    words, then more entities and numbers if there is room (ties: first seen)."""
+    if n <= 0:
+        return []
+    analyzed = _analyze(texts)
+    terms = _terms(analyzed)
+    named = {w.lower for s in analyzed for w in s.words if w.entity}
+    entity_terms = [t for t in terms if t in named and not _NUMERIC.match(t)]
+    first = entity_terms[: max(n - 2, 1)]
+    rest = [t for t in terms if t not in first]
+    common = [t for t in rest if t not in named]
+    out = first + common[: n - len(first)]
+    out += [t for t in rest if t not in out][: n - len(out)]
+    return out[:n]
+
+
+def entities(texts: Sequence[str]) -> list[str]:
+    """The entities of ``texts`` as first written, in order of first appearance,
+    distinct ignoring case: capitalized names (not at a sentence's start unless
+    capitalized elsewhere), acronyms, words with digits (numbers, dates, versions) and
+    code (``snake_case``, CamelCase, ``foo.py``, words in backticks)."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for s in _analyze(texts):
+        for w in s.words:
+            if w.entity and w.lower not in seen:
+                seen.add(w.lower)
+                out.append(w.text)
+    return out
+
+
+def decisions(texts: Sequence[str]) -> list[str]:
+    """The sentences of ``texts`` that state a decision ("decided", "we'll use", "going
+    with", "chose", "let's", "switched to", "will use", "agreed", "settled on", "opted
+    for", ...), not questions, leading discourse words dropped, distinct, in order."""
+    out: list[str] = []
+    for s in _analyze(texts):
+        if s.decision and s.trimmed not in out:
+            out.append(s.trimmed)
+    return out
+
+
+def questions(texts: Sequence[str]) -> list[str]:
+    """The open questions of ``texts``, in order, distinct, leading discourse words
+    dropped. A question is a sentence ending in "?" with a content word; it is open when
+    it is in the last text examined or no later text shares a content word (stemmed)
+    with it. A later text that only shares a word counts as an answer: the rule is
+    cheap, not exact."""
+    analyzed = _analyze(texts)
+    if not analyzed:
+        return []
+    last = analyzed[-1].text_index
+    said_last: dict[str, int] = {}  # token -> index of the last text that holds it
+    for s in analyzed:
+        said_last.update(dict.fromkeys(s.vector, s.text_index))
+    out: list[str] = []
+    for s in analyzed:
+        if not s.question or not s.vector:
+            continue
+        answered = s.text_index != last and any(said_last[t] > s.text_index for t in s.vector)
+        if not answered and s.trimmed not in out:
+            out.append(s.trimmed)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Levels:
+    """The compressed levels of a fact or memory; level 0 is the text itself."""
+
+    summary: str
+    """Level 1: :func:`summarize` of the text (its key point when it is one sentence)."""
+    compressed: str
+    """Level 2: :func:`compress` of the text."""
+    index: str
+    """Level 3: :func:`index_form` of the text."""
+
+
+def levels(text: str, *, sentences: int = 3) -> Levels:
+    """Levels 1-3 of ``text``: its ``sentences``-sentence summary, compressed form and
+    index form, with the defaults of :func:`compress` and :func:`index_form`."""
+    return Levels(summary=summarize([text], sentences=sentences), compressed=compress(text), index=index_form(text))
+
+
+# ---------------------------------------------------------------------------
+# optional LLM summarizer: never raises, never blocks longer than the timeout
+
+HOT_TO_WARM_PROMPT = """\
+Compress the dialogue into a structured summary.
+Keep: decisions, facts, entities, open questions.
+Drop: small talk, intermediate steps, rejected alternatives.
+Answer with one JSON object and nothing else:
+{"summary": "2-4 sentences", "key_points": ["..."], "entities": ["..."], \
+"decisions": ["..."], "questions": ["open questions"]}"""
+"""The archivist's prompt for an episode going from hot to warm."""
+
+WARM_TO_COLD_PROMPT = """\
+Compress to the minimum. One sentence: what was this episode about?
+Pick 3-5 tags for search.
+Goal: enough to decide whether to dig deeper, no more.
+Answer with one JSON object and nothing else:
+{"headline": "one sentence", "tags": ["tag", "..."]}"""
+"""The archivist's prompt for an episode going from warm to cold."""
+
+SUMMARIZER_INPUT_CHARS = 100_000
+"""Characters of the texts sent to a summarizer, at most."""
+ANSWER_CHARS = 100_000
+"""A summarizer's answer (JSON text) is read only up to this length; longer is invalid."""
+ANSWER_KEYS = 16
+ANSWER_ITEMS = 20
+ANSWER_STRING_CHARS = 1_000
+
+
+def _answer(out: object) -> dict[str, str | list[str]]:
+    """The summarizer's answer, checked and cut; raises ValueError when invalid."""
+    if isinstance(out, (bytes, bytearray)):
+        out = bytes(out[: ANSWER_CHARS + 1]).decode("utf-8", "replace")
+    if isinstance(out, str):
+        if len(out) > ANSWER_CHARS:
+            raise ValueError("answer too long")
+        out = json.loads(out)
+    if not isinstance(out, dict):
+        raise ValueError(f"answer is {type(out).__name__}, expected an object")
+    if len(out) > ANSWER_KEYS:
+        raise ValueError("too many keys")
+
+    def text(value: object) -> str:
+        if not isinstance(value, str):
+            raise ValueError("a value is not a string")
+        return " ".join(_clean(value[: ANSWER_STRING_CHARS * 2]).split())[:ANSWER_STRING_CHARS].rstrip()
+
+    answer: dict[str, str | list[str]] = {}
+    for key, value in out.items():
+        if not isinstance(key, str) or not key.strip() or len(key) > 64:
+            raise ValueError("a key is not a short string")
+        if isinstance(value, list):
+            items = [text(v) for v in value[:ANSWER_ITEMS]]
+            answer[text(key)] = [v for v in items if v]
+        else:
+            answer[text(key)] = text(value)
+    if not any(answer.values()):
+        raise ValueError("empty answer")
+    return answer
+
+
+def ask_summarizer(
+    summarizer: Callable[[str], object], prompt: str, texts: Sequence[str], *, timeout: float
+) -> dict[str, str | list[str]] | None:
+    """Ask an LLM summarizer, in a daemon thread, waiting at most ``timeout`` seconds
+    (clamped to [0, threading.TIMEOUT_MAX]; NaN is 0), as ``run_llm`` in
+    :mod:`.extract` asks its extractor.
+
+    ``summarizer(prompt + "\\n\\n" + texts joined by newlines)`` (texts cut to
+    SUMMARIZER_INPUT_CHARS characters in all) returns a JSON object or its text (at
+    most ANSWER_CHARS characters), such as :data:`HOT_TO_WARM_PROMPT` and
+    :data:`WARM_TO_COLD_PROMPT` ask for. Its values must be strings or lists of strings:
+    strings are whitespace-collapsed and cut to ANSWER_STRING_CHARS characters, lists to
+    ANSWER_ITEMS items (empty strings dropped); at most ANSWER_KEYS keys.
+
+    Returns the answer, or None on a timeout, an exception or an invalid answer, each
+    logged as a warning on the "aircher_mem.longterm" logger. Never raises. A timed-out
+    call keeps running in its daemon thread; its result is dropped.
+    """
+    box: dict[str, object] = {}
+    try:
+        body: list[str] = []
+        budget = SUMMARIZER_INPUT_CHARS
+        for t in [texts] if isinstance(texts, str) else texts[:MAX_TEXTS]:
+            if budget <= 0:
+                break
+            if isinstance(t, str):
+                body.append(_clean(t[:budget]))
+                budget -= len(body[-1])
+        request = _clean(str(prompt)) + "\n\n" + "\n".join(body)
+    except Exception as error:
+        log.warning("summarizer not run: %s", _describe(error))
+        return None
+
+    def work() -> None:
+        try:
+            box["out"] = summarizer(request)
+        except BaseException as error:  # reported in the log, never propagated
+            box["error"] = error
+
+    try:
+        wait = float(timeout)
+    except Exception:
+        wait = 0.0
+    if math.isnan(wait) or wait < 0:
+        wait = 0.0
+    wait = min(wait, threading.TIMEOUT_MAX)
+    try:
+        worker = threading.Thread(target=work, name="aircher-mem-summarizer", daemon=True)
+        worker.start()
+        worker.join(wait)
+    except Exception as error:
+        log.warning("summarizer not run: %s", _describe(error))
+        return None
+    if worker.is_alive():
+        log.warning("summarizer timeout after %g s", wait)
+        return None
+    if "error" in box:
+        failure = box["error"]
+        log.warning("summarizer failed: %s", _describe(failure) if isinstance(failure, BaseException) else str(failure))
+        return None
+    try:
+        return _answer(box.get("out"))
+    except Exception as error:
+        log.warning("summarizer answer invalid: %s", _describe(error))
+        return None

@@ -108,9 +108,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"skipped: {LOCOMO.missing()}, or pass --data PATH" if args.data is None else f"skipped: no {data}")
         return 0
     try:
-        from aircher_mem.tokens import TokenCounter
-
         import aircher_mem  # noqa: F401
+        from aircher_mem.tokens import TokenCounter
     except ImportError as exc:
         print(f"skipped: aircher_mem is not installed ({exc})", file=sys.stderr)
         return 1

@@ -71,20 +71,20 @@ from .errors import (
 )
 from .graph import GraphIndex, IndexTracker, Progress, ReadIndex, write_atomic
 from .longterm import LongTermMemory
-from .longterm.store import KINDS, Extractor
 from .longterm.consolidate import TaskRecord
+from .longterm.store import KINDS, Extractor
 from .mentions import paths_in
 from .offers import gather, index_of
 from .prediction import Signals, neighbours, predict, workflows_of
 from .results import (
     Assembled,
-    ConsolidationReport,
     Calls,
     Check,
     CodeHit,
     CodeResult,
     CodeSearch,
     CoEdits,
+    ConsolidationReport,
     ContextPreview,
     Conversation,
     Definition,

@@ -244,4 +244,3 @@ def consolidate(
         len(links),
         actions,
     )
-

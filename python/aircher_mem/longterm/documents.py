@@ -21,6 +21,7 @@ __all__ = [
     "Rows",
     "date_words",
     "neighbours",
+    "unaddressed_text",
     "turn_document",
     "memory_document",
     "speakers",
@@ -68,7 +69,7 @@ def neighbours(rows: Rows, turn: TurnRow) -> tuple[TurnRow | None, TurnRow | Non
     return before, after
 
 
-def _unaddressed(rows: Rows, turn: TurnRow) -> str:
+def unaddressed_text(rows: Rows, turn: TurnRow) -> str:
     """The turn's text without the names of the parties of the turns next to it
     (``dialogue.unaddressed``): "Thanks, Caroline!" is said to Caroline, not about
     her."""
@@ -87,13 +88,13 @@ def turn_document(rows: Rows, turn: TurnRow) -> Document:
     documents."""
     before, after = neighbours(rows, turn)
     fields = {
-        "text": _unaddressed(rows, turn),
+        "text": unaddressed_text(rows, turn),
         "speaker": turn.speaker or "",
         "date": date_words(turn.at),
         "context": " ".join(t.text for t in (before, after) if t is not None),
     }
     if before is not None and party(before.speaker, before.role) != party(turn.speaker, turn.role):
-        asked = questions(_unaddressed(rows, before))
+        asked = questions(unaddressed_text(rows, before))
         if asked:
             fields["question"] = asked
     return ("turn", turn_key(turn.id), turn.session_id, fields)
@@ -117,7 +118,11 @@ def memory_document(rows: Rows, memory: MemoryRow) -> Document:
             "memory",
             memory_key(memory.id),
             "",
-            {"text": "\n".join(p for p in parts if p), "tags": " ".join(memory.tags), "date": date_words(memory.valid_from)},
+            {
+                "text": "\n".join(p for p in parts if p),
+                "tags": " ".join(memory.tags),
+                "date": date_words(memory.valid_from),
+            },
         )
     return (
         "memory",

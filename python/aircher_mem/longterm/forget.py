@@ -17,7 +17,7 @@ from .core import StoreCore, log, using_db
 from .extract import normalize
 from .schema import memory_key, session_key, turn_key
 
-__all__ = ["forget", "merged_into", "drop_memories", "drop_turns", "rewrite", "scrubbed_actions"]
+__all__ = ["forget", "erase", "merged_into", "drop_memories", "drop_turns", "rewrite", "scrubbed_actions"]
 
 
 @using_db
@@ -61,6 +61,30 @@ def forget(
     ids |= {e for e in touched if set(lt._episode_turns.get(e, ())) <= turn_ids}
     if not ids and not turn_ids:
         return Forgotten([], [])
+    _delete(lt, ids, turn_ids, touched)
+    return Forgotten(sorted(ids), sorted(turn_ids))
+
+
+@using_db
+def erase(lt: StoreCore, ids: set[int]) -> None:
+    """Deletes the memories ``ids`` for good, as :func:`forget` does, but keeps the
+    conversation turns they came from (an expired TTL or a consolidation deletes a
+    memory, never what was said): their rows, links, edges, actions (another
+    memory's action quoting a deleted value keeps only the id), episode rows,
+    lexical documents and vectors go, then the file is rewritten. Unknown ids are
+    left out."""
+    lt._check_open()
+    lt._load()
+    known = {i for i in ids if i in lt._memories}
+    if known:
+        _delete(lt, known, set(), set())
+
+
+def _delete(lt: StoreCore, ids: set[int], turn_ids: set[int], touched: set[int]) -> None:
+    """The memories ``ids`` and turns ``turn_ids`` deleted in one transaction (what
+    was pending written first), then in memory; the episodes ``touched`` (that lost
+    turns) made again from the turns they have left and written; then the file
+    rewritten."""
     lt._write()
     keys = [memory_key(i) for i in sorted(ids)]
     turn_keys = [turn_key(i) for i in sorted(turn_ids)]
@@ -104,7 +128,6 @@ def forget(
         episodes.rebuild(lt, episode)
     lt._write()
     rewrite(lt)
-    return Forgotten(id_list, turn_list)
 
 
 def merged_into(lt: StoreCore, ids: set[int]) -> set[int]:

@@ -50,6 +50,8 @@ __all__ = [
 ]
 
 TIERS = ("hot", "warm", "cold")
+#: A cold turn serves at most this many of its key words.
+COLD_WORDS = 48
 
 
 def is_anchor(memory: MemoryRow) -> bool:
@@ -118,7 +120,7 @@ def served_turn(turn: TurnRow, tier: str) -> str:
     if tier == "warm":
         return compress.key_point(turn.text) or turn.text
     if tier == "cold":
-        return compress.compress(turn.text) or turn.text
+        return compress.compress(turn.text, max_words=COLD_WORDS) or turn.text
     return turn.text
 
 

@@ -558,7 +558,9 @@ def merge_near_duplicate(lt: StoreCore, memory_id: int, vector: np.ndarray) -> N
         return
 
 
-def absorb(lt: StoreCore, keep: MemoryRow, memory: MemoryRow, measure: str, *, duplicate: bool, now: float | None = None) -> None:
+def absorb(
+    lt: StoreCore, keep: MemoryRow, memory: MemoryRow, measure: str, *, duplicate: bool, now: float | None = None
+) -> None:
     """``memory`` merges into the older ``keep``: its hits and turns go to
     ``keep``, it is archived with a ``merged_into`` edge (so it stays
     explainable); ``measure`` says how similar they were."""

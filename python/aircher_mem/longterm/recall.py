@@ -22,12 +22,15 @@ from .._core import VectorIndex, fuse
 from ..checks import unix_time as _time
 from ..errors import InvalidInputError
 from ..results import ChannelScore, Recall, RecallHit, Turn
-from . import checks, layers, memories
+from . import checks, documents, layers, memories
 from .core import StoreCore
 from .schema import KINDS, MAX_DEPTH, MemoryRow, memory_key, parse_key, turn_key
 from .scoring import age_days
 from .scoring import recency as recency_of
 from .scoring import usage as usage_of
+
+#: An episode hit lists at most this many of its raw turns that matched the query.
+EPISODE_TURNS = 5
 
 __all__ = ["Scored", "recall", "session_scores", "successor_of", "aggregate", "embed_pending", "item_text"]
 
@@ -161,6 +164,8 @@ def recall(
                 continue
             if allowed is not None and memory.kind not in allowed:
                 continue
+            if allowed is None and item in lt._episodes and lt._episodes[item].origin == "conversation":
+                continue  # reached through its turns, each served in its layer (kinds=["episode"] lists it)
             recency, importance, usage = terms(memory)
         recency *= policy.recall_recency_weight
         importance *= policy.recall_importance_weight
@@ -231,7 +236,8 @@ def recall(
         if episode is None or episode.tier == "hot" or when is not None:
             return turn.result(), "hot"
         text = layers.served_turn(turn, episode.tier)
-        words = layers.missing(turn.text, text, list(matched.get(turn_key(turn_id), ())))
+        said = documents.unaddressed_text(lt, turn)  # "Thanks, Caroline!" is not about Caroline
+        words = layers.missing(said, text, list(matched.get(turn_key(turn_id), ())))
         if words:
             unpacked.add(episode.id)
             layers.unpack(lt, episode, served_at, words, f"raw turn {turn_id}")
@@ -265,8 +271,8 @@ def recall(
         memory.retrieved += 1
         memory.last_accessed = served_at
         lt._touch(memory)
-        if item in lt._episodes:  # an episode lists the raw turns that matched
-            sources = list(entry.absorbed)
+        if item in lt._episodes:  # an episode lists its raw turns that matched
+            sources = [t for t in lt._episode_turns.get(item, ()) if turn_key(t) in matched][:EPISODE_TURNS]
         else:
             sources = sorted(lt._sources.get(item, {}), key=lambda t: (t not in entry.absorbed, t))
         turns = [serve(t)[0] for t in sources if t in lt._turns]
@@ -344,10 +350,7 @@ def aggregate(
         if kind == "memory":
             out.append(entry)
             continue
-        linked: Iterable[int] = () if corrected is not None and entry.key in corrected else lt._memories_of.get(item, ())
-        episode = lt._episode_of.get(item)
-        if episode is not None and (corrected is None or entry.key not in corrected):
-            linked = (*linked, episode)
+        linked = () if corrected is not None and entry.key in corrected else lt._memories_of.get(item, ())
         owners = [scored[memory_key(m)] for m in linked if memory_key(m) in scored]
         if owners:
             owner = max(owners, key=lambda s: (s.score, s.key))

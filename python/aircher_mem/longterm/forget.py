@@ -17,7 +17,7 @@ from .core import StoreCore, log, using_db
 from .extract import normalize
 from .schema import memory_key, session_key, turn_key
 
-__all__ = ["forget", "merged_into", "drop_memories", "drop_turns", "rewrite", "scrubbed_actions"]
+__all__ = ["forget", "erase", "merged_into", "drop_memories", "drop_turns", "rewrite", "scrubbed_actions"]
 
 
 @using_db
@@ -57,6 +57,27 @@ def forget(
         turn_ids.update(lt._sources.get(forgotten, ()))
     if not ids and not turn_ids:
         return Forgotten([], [])
+    _delete(lt, ids, turn_ids)
+    return Forgotten(sorted(ids), sorted(turn_ids))
+
+
+@using_db
+def erase(lt: StoreCore, ids: set[int]) -> None:
+    """Deletes the memories ``ids`` for good, as :func:`forget` does, but keeps the
+    conversation turns they came from (an expired TTL deletes a memory, never what
+    was said): their rows, links, edges, actions (another memory's action quoting
+    a deleted value keeps only the id), episode rows, lexical documents and
+    vectors go, then the file is rewritten. Unknown ids are left out."""
+    lt._check_open()
+    lt._load()
+    known = {i for i in ids if i in lt._memories}
+    if known:
+        _delete(lt, known, set())
+
+
+def _delete(lt: StoreCore, ids: set[int], turn_ids: set[int]) -> None:
+    """The memories ``ids`` and turns ``turn_ids`` deleted in one transaction (what
+    was pending written first), then in memory, then the file rewritten."""
     lt._write()
     keys = [memory_key(i) for i in sorted(ids)]
     turn_keys = [turn_key(i) for i in sorted(turn_ids)]
@@ -84,7 +105,9 @@ def forget(
         )
         con.execute("DELETE FROM memory_actions WHERE memory_id IN (SELECT unnest(?::BIGINT[]))", [id_list])
         con.execute("DELETE FROM memory_vectors WHERE item_key IN (SELECT unnest(?::VARCHAR[]))", [keys + turn_keys])
-        con.execute("DELETE FROM turns WHERE id IN (SELECT unnest(?::BIGINT[]))", [turn_list])
+        con.execute("DELETE FROM episodes WHERE memory_id IN (SELECT unnest(?::BIGINT[]))", [id_list])
+        if turn_list:
+            con.execute("DELETE FROM turns WHERE id IN (SELECT unnest(?::BIGINT[]))", [turn_list])
         con.execute("UPDATE memories SET parent_id = NULL WHERE parent_id IN (SELECT unnest(?::BIGINT[]))", [id_list])
         con.execute(
             "UPDATE memories SET superseded_by = NULL WHERE superseded_by IN (SELECT unnest(?::BIGINT[]))",
@@ -96,7 +119,6 @@ def forget(
     drop_memories(lt, ids, scrubbed)
     drop_turns(lt, turn_ids)
     rewrite(lt)
-    return Forgotten(id_list, turn_list)
 
 
 def merged_into(lt: StoreCore, ids: set[int]) -> set[int]:
@@ -131,6 +153,9 @@ def drop_memories(lt: StoreCore, ids: set[int], scrubbed: list[tuple[int, int, M
         lt._edges.pop(memory_id_, None)
         lt._actions.pop(memory_id_, None)
         lt._children.pop(memory_id_, None)
+        lt._episodes.pop(memory_id_, None)
+        for turn_id in lt._episode_turns.pop(memory_id_, []):
+            lt._episode_of.pop(turn_id, None)
         if memory.parent_id is not None:
             lt._children[memory.parent_id].discard(memory_id_)
     for memory in lt._memories.values():

@@ -70,7 +70,7 @@ from .errors import (
     UnknownSymbolError,
 )
 from .graph import GraphIndex, IndexTracker, Progress, ReadIndex, write_atomic
-from .longterm import LongTermMemory
+from .longterm import LongTermMemory, ttl
 from .longterm.consolidate import TaskRecord
 from .longterm.store import KINDS, Extractor
 from .mentions import paths_in
@@ -580,6 +580,7 @@ class Memory:
                 if building is not None:
                     building.set()
             with self._lock:
+                self._index_changed(report, open_store=True)
                 dense, why = self._dense()
                 if dense is None:
                     return dataclasses.replace(report, dense=why)
@@ -604,6 +605,14 @@ class Memory:
         {running, phase, done, total, unit, seconds, per_second, seconds_left}."""
         self._check_open()
         return self._tracker.snapshot()
+
+    def _index_changed(self, report: IndexReport, *, open_store: bool = False) -> None:
+        """The files an index found added, updated or removed refresh the TTLs
+        (:meth:`_files_changed`), unless it had no earlier index to compare with
+        (every file "added": nothing is known to have changed)."""
+        if report.full and len(report.added) == report.files:
+            return
+        self._files_changed([*report.added, *report.updated, *report.removed], open_store=open_store)
 
     def _dense(self) -> tuple[DenseIndex | None, str]:
         """The dense channel (loaded once), or None and why not."""
@@ -634,7 +643,7 @@ class Memory:
             due = self._checked is None or time.monotonic() - self._checked >= self.policy.server.refresh_seconds
             if self._stale or due:
                 try:
-                    self._index.index(read_index=read_index)
+                    self._index_changed(self._index.index(read_index=read_index))
                 except (AircherError, OSError) as exc:  # answer from the graph as it is
                     log.warning("could not refresh the code graph of %s: %s", self.root, exc)
                 self._checked, self._stale = time.monotonic(), False
@@ -1351,6 +1360,83 @@ class Memory:
         """Rescores memories, promotes mid -> long, archives what decayed."""
         return self.longterm.gc(dry_run=dry_run)
 
+    @verb()
+    @_durable
+    def set_ttl(
+        self,
+        memory_id: MemoryId,
+        ttl_seconds: Annotated[
+            float | None,
+            Arg(ge=0, le=ttl.MAX_TTL_SECONDS, description="Seconds it holds from now (more than 0); omitted: no TTL."),
+        ] = None,
+        *,
+        refresh_trigger: Annotated[
+            str | None, Arg(description="A glob of project files whose change starts it again, e.g. '**/api/**'.")
+        ] = None,
+        on_expire: Annotated[
+            Literal["mark_stale", "archive", "delete"], Arg(description="What expiry does to the memory.")
+        ] = "mark_stale",
+        now: Annotated[Time | None, Arg(description="When its time starts (default: now).")] = None,
+    ) -> MemoryRecord:
+        """Gives a memory a time to live, or clears it without ``ttl_seconds`` (see
+        :mod:`aircher_mem.longterm.ttl`): once ``ttl_seconds`` passed since ``now``
+        (or the last change to a file matching ``refresh_trigger``), consolidation
+        marks it stale (still recalled, with a note), archives it or deletes it
+        (its conversation turns stay). Memories tagged architecture, api,
+        implementation or session get the ``[lifecycle]`` default when created.
+
+        For an agent: Say how long a memory stays true: e.g. 604800 seconds (7 days)
+        for a fact about an API that changes, with refresh_trigger '**/api/**' so
+        that editing those files keeps it fresh; on_expire mark_stale (recalled with
+        a 'stale' note), archive (no longer recalled) or delete. Without ttl_seconds
+        (or null) its TTL is cleared. Returns the memory as JSON {id, content, ..., ttl_seconds,
+        ttl_refresh, ttl_on_expire, ttl_from, stale_since}."""
+        return self.longterm.set_ttl(
+            memory_id, ttl_seconds, refresh_trigger=refresh_trigger, on_expire=on_expire, now=now
+        )
+
+    @verb(http="GET")
+    @_verb
+    def stale(
+        self, *, now: Annotated[Time | None, Arg(description="The time to judge at (default: now).")] = None
+    ) -> MemoryList:
+        """Active memories whose TTL marked them stale, and those whose mark_stale
+        TTL has expired at ``now`` without being marked yet, oldest first. Changes
+        nothing.
+
+        For an agent: Memories that may be out of date (their TTL expired): check
+        them against the code and update, set_ttl again or forget them. JSON
+        {memories: [{id, content, tags, ..., ttl_seconds, ttl_refresh, ttl_on_expire,
+        ttl_from, stale_since}]} (stale_since null: expired, not marked yet)."""
+        return self.longterm.stale(now)
+
+    def _files_changed(self, paths: Sequence[str], *, open_store: bool = False) -> list[int]:
+        """Tells long-term memory that the project files ``paths`` (root-relative)
+        changed: the memories whose TTL refresh glob matches one start their time
+        again (:func:`aircher_mem.longterm.ttl.refresh`); their ids. Cheap when no
+        memory has a refresh glob (one query, nothing loaded). Long-term memory is
+        opened for it only with ``open_store``, when its file exists, and never by
+        asking a server that holds it; a failure is logged (the files changed all
+        the same)."""
+        if not paths:
+            return []
+        try:
+            longterm = self._longterm
+            if longterm is None:
+                if not open_store or not self.db_path.exists():
+                    return []
+                asking, self.take_offered_store = self.take_offered_store, False
+                try:
+                    longterm = self.longterm
+                finally:
+                    self.take_offered_store = asking
+            if not ttl.has_triggers(longterm):
+                return []
+            return longterm.refresh_ttl(paths)
+        except AircherError as exc:
+            log.warning("the TTLs of %s were not refreshed: %s", self.root, exc)
+            return []
+
     @verb(http="GET")
     @_verb
     def conversation(
@@ -1484,7 +1570,9 @@ class Memory:
         at: Annotated[Time | None, Arg(description="When it happened (default: now).")] = None,
     ) -> Recorded:
         """Remembers a read, write, edit, search or analysis of a file (durably). A
-        write or edit makes the graph refresh before the next graph verb.
+        write or edit makes the graph refresh before the next graph verb, and a
+        successful one refreshes the TTLs whose glob matches the file
+        (:meth:`_files_changed`).
 
         For an agent: Remember that you read, wrote, edited, searched or analyzed a
         file, so later sessions find it in file_history and learn which files change
@@ -1505,6 +1593,8 @@ class Memory:
         self._flush_episodic()
         if operation in ("write", "edit"):
             self._stale = True
+            if success:
+                self._files_changed([rel], open_store=True)
         return Recorded("file_interaction", self._stale)
 
     @verb()

@@ -79,6 +79,7 @@ __all__ = [
     "Conversation",
     "MemoryList",
     "Forgotten",
+    "Expiry",
     "FeedbackResult",
 ]
 
@@ -649,7 +650,8 @@ class RecallHit:
     query words found; ``turns`` the source turns (a turn hit: itself), a memory
     hit absorbing its turns' own hits (an episode: the raw turns that matched). ``notes`` say what the hit's content no
     longer holds: a turn stating a value that a correction superseded has
-    ``"superseded by #N"`` (N the id of the memory holding the value now).
+    ``"superseded by #N"`` (N the id of the memory holding the value now); a
+    memory its TTL marked stale has ``"stale since <date>: its TTL expired"``.
     ``tier`` is the layer it was served from (hot, warm, cold: see
     :mod:`aircher_mem.longterm.layers`): a warm or cold hit's ``content`` and
     turns' ``text`` are their compressed forms, not the raw text; ``unpacked``
@@ -760,7 +762,7 @@ class MemoryAction:
 class MemoryExplanation:
     """Why a memory scores what it does: the memory, its age in days, every term of its score, the rules
     that extracted it, its source turns, related memories, the last actions taken
-    on it, and what ``gc`` would do to it now."""
+    on it, what ``gc`` would do to it now, and its TTL."""
 
     memory: MemoryRecord
     age_days: float
@@ -771,6 +773,8 @@ class MemoryExplanation:
     related: list[MemoryEdge]
     actions: list[MemoryAction]
     outlook: str
+    #: Its TTL in words and when it expires ("" without one).
+    ttl: str = ""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -812,6 +816,18 @@ class Forgotten:
 
     ids: list[int]
     turns: list[int]
+
+
+@dataclasses.dataclass(frozen=True)
+class Expiry:
+    """What a memory's expired TTL did (or, in a dry run, would do) to it:
+    ``action`` "mark_stale" (marked stale, still active), "archive" or "delete"
+    (deleted for good, its conversation turns kept), and why, e.g. "TTL 7 days
+    expired 2.0 days ago"."""
+
+    memory_id: int
+    action: Literal["mark_stale", "archive", "delete"]
+    reason: str
 
 
 @dataclasses.dataclass(frozen=True)

@@ -604,6 +604,8 @@ def show_explanation(r: MemoryExplanation, out: Output) -> None:
     if r.actions:
         out.line("actions:")
         out.table(["when", "action", "detail"], [(_when(a.at), a.action, _short(a.detail, 70)) for a in r.actions])
+    if r.ttl:
+        out.line(f"ttl: {r.ttl}")
     out.line(f"gc outlook: {r.outlook}")
 
 

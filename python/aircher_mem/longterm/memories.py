@@ -15,7 +15,7 @@ from ..checks import unix_time as _time
 from ..errors import InvalidInputError, UnknownMemoryError
 from ..redact import pii_tags, redact
 from ..results import Extracted, MemoryEdge, MemoryExplanation, MemoryLink, MemoryList, MemoryRecord, Remembered
-from . import checks, documents
+from . import checks, documents, ttl
 from .core import StoreCore
 from .extract import Candidate, extract, jaccard, normalize, token_set
 from .schema import KINDS, LAYERS, LEVELS, MAX_DEPTH, SCOPES, STATUSES, MemoryRow, TurnRow
@@ -182,6 +182,7 @@ def ingest(
         **(fields or {}),
     )
     lt._next_memory += 1
+    ttl.apply_default(memory, lt.lifecycle)  # the only place a memory is made: its default TTL
     memory.score = score_of(0, age_days(at, now), memory.importance, lt.policy)
     lt._memories[memory.id] = memory
     if parent_id is not None:
@@ -497,7 +498,7 @@ def promote(lt: StoreCore, memory_id: int, level: str) -> MemoryRecord:
 
 def explain(lt: StoreCore, memory_id: int) -> MemoryExplanation:
     """Why a memory is where it is: hits, age, every score term, the rules, the source turns, related
-    memories, the last actions and what gc would do."""
+    memories, the last actions, what gc would do and its TTL."""
     lt._check_open()
     memory = lt._get(memory_id)
     now = lt.clock()
@@ -532,6 +533,7 @@ def explain(lt: StoreCore, memory_id: int) -> MemoryExplanation:
         related,
         list(lt._actions.get(memory.id, []))[-20:],
         outlook,
+        ttl.outlook(memory, now),
     )
 
 

@@ -5,7 +5,8 @@ recency, importance and usage are added; what was valid at ``at`` is kept; a tur
 hit folds into the hit of a memory that points to it. A turn stating a value that a
 correction superseded by then (one of its memories matching the query) ranks right
 after the memory holding the value now, which takes the turn's score if it had
-less, and is noted "superseded by #N". Session documents (a turn's session
+less, and is noted "superseded by #N"; a memory whose TTL marked it stale is
+noted "stale since <date>: its TTL expired". Session documents (a turn's session
 matching too) live in an index of their own, so they never change how turns and
 memories score. Embeddings are never computed in ``add_turn``: new texts are
 embedded in one batch at the next ``recall`` (or ``flush``), and their vectors kept
@@ -22,7 +23,7 @@ from .._core import VectorIndex, fuse
 from ..checks import unix_time as _time
 from ..errors import InvalidInputError
 from ..results import ChannelScore, Recall, RecallHit, Turn
-from . import checks, documents, layers, memories
+from . import checks, documents, layers, memories, ttl
 from .core import StoreCore
 from .schema import KINDS, MAX_DEPTH, MemoryRow, memory_key, parse_key, turn_key
 from .scoring import age_days
@@ -295,7 +296,7 @@ def recall(
                 entry.importance,
                 entry.usage,
                 turns,
-                [],
+                ttl.notes_of(memory) if when is None or (memory.stale_since or math.inf) <= when else [],
                 memory.tier if when is None else "hot",
                 item in unpacked,
             )

@@ -16,10 +16,12 @@ concern, each a set of functions taking the store's state (:class:`StoreCore`):
   hierarchy, the listings, ``explain``.
 - ``recall``: search and the scoring of hits.
 - ``lifecycle``: ``feedback`` and the ``gc`` pass.
-- ``episodes``, ``layers``, ``compress``, ``ttl``, ``consolidate``: how memories
-  age (seeds 000, 001, 003): episodes, the hot/warm/cold layers and lazy
-  unpacking, the four compression levels, TTL, the consolidation pass.
-- ``forget``: ``forget`` and the rewrite of the file after it.
+- ``episodes``, ``layers``, ``compress``, ``consolidate``: how memories age (seeds
+  001, 003): episodes, the hot/warm/cold layers and lazy unpacking, the four
+  compression levels, the consolidation pass.
+- ``forget``: ``forget``, ``erase`` and the rewrite of the file after them.
+- ``ttl``: the TTLs (seed 000): defaults by tag, ``set_ttl``, refresh by file
+  globs, ``expire`` and the ``stale`` listing.
 
 How it runs:
 
@@ -79,6 +81,7 @@ from . import forget as _forget
 from . import lifecycle as _lifecycle
 from . import memories as _memories
 from . import recall as _recall
+from . import ttl as _ttl
 from . import turns as _turns
 from .core import StoreCore
 from .schema import (
@@ -153,6 +156,12 @@ class LongTermMemory(StoreCore):
     consolidate = _consolidate.consolidate
     # forget
     forget = _forget.forget
+    erase = _forget.erase
+    # TTL
+    set_ttl = _ttl.set_ttl
+    refresh_ttl = _ttl.refresh
+    expire = _ttl.expire
+    stale = _ttl.stale
 
     def flush(self) -> None:
         """Embeds the texts not embedded yet (with the dense channel on) and writes

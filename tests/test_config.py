@@ -154,17 +154,7 @@ def test_sections_round_trip_and_set_the_budgets(tmp_path: Path) -> None:
     assert am.Policy(max_tokens=1).code_tokens == 1
     path.write_text(p.to_toml())
     assert am.Policy.from_toml(path) == p
-    assert list(p.to_dict()) == [
-        "context",
-        "graph",
-        "episodic",
-        "retrieval",
-        "longterm",
-        "server",
-        "hooks",
-        "assembly",
-        "lifecycle",
-    ]
+    assert list(p.to_dict()) == ["context", "graph", "episodic", "retrieval", "longterm", "server", "hooks", "assembly", "lifecycle"]
 
 
 # -- each key moved into the Policy is read from the file and changes what it names -------

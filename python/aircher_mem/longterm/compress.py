@@ -88,6 +88,7 @@ _POSSESSIVE = re.compile(r"['’]s$", re.I)
 _BOUNDARY = re.compile(r"[.!?…]+[\"'”’)\]]*\s+|[。！？]+[\"'”’)\]]*\s*")
 _TERMINAL = ".!?…。！？"
 _ABBREVIATIONS = frozenset("e.g i.e vs cf approx incl etc mr mrs ms dr prof st jr sr no fig eq al a.m p.m u.s".split())
+_STOP_ABBREVIATIONS = frozenset("e.g i.e etc vs cf a.m p.m".split())
 _DIGIT = re.compile(r"\d")
 _NUMERIC = re.compile(r"^[$€£]?[\d.,:/\-%]+$")
 _CAMEL = re.compile(r"[a-z][A-Z]|[A-Z]{2,}[a-z]")
@@ -141,7 +142,7 @@ def _tokens(word: str) -> tuple[str, ...]:
 
 
 def _is_stop(lower: str) -> bool:
-    return not _DIGIT.search(lower) and (lower in _ABBREVIATIONS or not _tokens(lower))
+    return not _DIGIT.search(lower) and (lower in _STOP_ABBREVIATIONS or not _tokens(lower))
 
 
 def _surface(word: str) -> str:
@@ -154,7 +155,7 @@ def _split(text: str) -> list[str]:
         line = " ".join(line.split())
         start = 0
         for m in _BOUNDARY.finditer(line):
-            if m.group().rstrip()[:1] == "." and m.group().strip() == ".":
+            if m.group().strip() == ".":
                 before = line[start : m.start()].rsplit(None, 1)
                 last = before[-1].lower().lstrip("(\"'") if before else ""
                 after = line[m.end() : m.end() + 1]
@@ -266,7 +267,7 @@ def _analyze(texts: Sequence[str]) -> list[_Sentence]:
             lower = word.lower()
             numeric = bool(_DIGIT.search(word))
             stop = _is_stop(lower)
-            negation = bool(_NEGATION.match(word))
+            negation = bool(_NEGATION.match(word)) and not (initial and lower == "no")  # "No, ..." answers
             filler = lower in _FILLERS
             named = _capitalized(word) and (not initial or word in capitalized_inside)
             entity = numeric or (not stop and not filler and (in_code or _identifier(word) or _acronym(word) or named))
@@ -365,8 +366,8 @@ def key_point(text: str) -> str:
 
 def _key_words(analyzed: list[_Sentence]) -> list[_Word]:
     """The words that carry content, in order, first occurrence only (case-insensitive;
-    negations repeat): entities, numbers, negations and content words of the sentences
-    that are not small talk, leading discourse words excluded."""
+    negations repeat): entities, numbers, negations and content words other than fillers
+    of the sentences that are not small talk, leading discourse words excluded."""
     out: list[_Word] = []
     seen: set[str] = set()
     for s in analyzed:
@@ -375,7 +376,7 @@ def _key_words(analyzed: list[_Sentence]) -> list[_Word]:
         words = s.words
         skipped = len(_WORD.findall(s.text[: len(s.text) - len(s.trimmed)]))
         for w in words[skipped:]:
-            if not (w.entity or w.negation or not w.stop):
+            if not (w.entity or w.negation or not (w.stop or w.filler)):
                 continue
             if w.negation:
                 out.append(w)
@@ -388,7 +389,7 @@ def _key_words(analyzed: list[_Sentence]) -> list[_Word]:
 def compress(text: str, *, max_words: int = 16) -> str:
     """Level 2: the key words of ``text`` in order, space-separated: entities, numbers
     and dates as written, negations kept, other content words lowercased; stop words,
-    small talk and repeats dropped. Over ``max_words``, common words go first (the least
+    fillers, small talk and repeats dropped. Over ``max_words``, common words go first (the least
     frequent, then the latest), then the latest entities."""
     if not isinstance(text, str) or max_words <= 0:
         return ""
@@ -406,8 +407,8 @@ def compress(text: str, *, max_words: int = 16) -> str:
 
 def _terms(analyzed: list[_Sentence]) -> list[str]:
     """Lowercased key terms, best first: entities that are not pure numbers (most
-    frequent first, then first seen), then the other content words likewise, then
-    numbers; fillers and negations excluded."""
+    frequent first, then first seen), then the other content words of 3 characters or
+    more likewise, then shorter words and numbers; fillers and negations excluded."""
     counts: Counter[str] = Counter()
     first: dict[str, tuple[int, int]] = {}  # lower -> (rank group, first position)
     position = 0
@@ -419,7 +420,7 @@ def _terms(analyzed: list[_Sentence]) -> list[str]:
             if w.negation or ((w.filler or w.stop) and not w.entity):
                 continue
             term = w.lower
-            group = 2 if _NUMERIC.match(term) else 0 if w.entity else 1
+            group = 2 if _NUMERIC.match(term) else 0 if w.entity else 1 if len(term) > 2 else 2
             counts[term] += 1
             if term not in first or group < first[term][0]:
                 first[term] = (group, first.get(term, (group, position))[1])
@@ -428,7 +429,7 @@ def _terms(analyzed: list[_Sentence]) -> list[str]:
 
 def index_form(text: str, *, words: int = 3) -> str:
     """Level 3: at most ``words`` key terms of ``text`` (entities first, then the most
-    frequent content words, then numbers), lowercased and joined by "_":
+    frequent content words, then short words and numbers), lowercased and joined by "_":
     "postgresql_json_team"."""
     if not isinstance(text, str) or words <= 0:
         return ""

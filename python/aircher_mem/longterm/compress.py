@@ -364,10 +364,11 @@ def key_point(text: str) -> str:
     return out if len(out) <= len(text) else out[: len(text)].rstrip()
 
 
-def _key_words(analyzed: list[_Sentence]) -> list[_Word]:
+def _key_words(analyzed: list[_Sentence], *, fillers: bool = False) -> list[_Word]:
     """The words that carry content, in order, first occurrence only (case-insensitive;
     negations repeat): entities, numbers, negations and content words other than fillers
-    of the sentences that are not small talk, leading discourse words excluded."""
+    (with ``fillers``: fillers too) of the sentences that are not small talk, leading
+    discourse words excluded."""
     out: list[_Word] = []
     seen: set[str] = set()
     for s in analyzed:
@@ -376,7 +377,7 @@ def _key_words(analyzed: list[_Sentence]) -> list[_Word]:
         words = s.words
         skipped = len(_WORD.findall(s.text[: len(s.text) - len(s.trimmed)]))
         for w in words[skipped:]:
-            if not (w.entity or w.negation or not (w.stop or w.filler)):
+            if not (w.entity or w.negation or not (w.stop or (w.filler and not fillers))):
                 continue
             if w.negation:
                 out.append(w)
@@ -386,14 +387,15 @@ def _key_words(analyzed: list[_Sentence]) -> list[_Word]:
     return out
 
 
-def compress(text: str, *, max_words: int = 16) -> str:
+def compress(text: str, *, max_words: int = 16, fillers: bool = False) -> str:
     """Level 2: the key words of ``text`` in order, space-separated: entities, numbers
     and dates as written, negations kept, other content words lowercased; stop words,
-    fillers, small talk and repeats dropped. Over ``max_words``, common words go first (the least
-    frequent, then the latest), then the latest entities."""
+    fillers (kept with ``fillers``: "like", "love" may be what a question asks
+    about), small talk and repeats dropped. Over ``max_words``, common words go
+    first (the least frequent, then the latest), then the latest entities."""
     if not isinstance(text, str) or max_words <= 0:
         return ""
-    words = _key_words(_analyze([text]))
+    words = _key_words(_analyze([text]), fillers=fillers)
     if len(words) > max_words:
         counts = Counter(content_words(text))
         order = sorted(

@@ -50,7 +50,8 @@ __all__ = [
 ]
 
 TIERS = ("hot", "warm", "cold")
-#: A cold turn serves at most this many of its key words.
+#: A cold turn serves at most this many of its key words (fillers kept: a
+#: question may ask what someone loves or likes).
 COLD_WORDS = 48
 
 
@@ -120,7 +121,7 @@ def served_turn(turn: TurnRow, tier: str) -> str:
     if tier == "warm":
         return compress.key_point(turn.text) or turn.text
     if tier == "cold":
-        return compress.compress(turn.text, max_words=COLD_WORDS) or turn.text
+        return compress.compress(turn.text, max_words=COLD_WORDS, fillers=True) or turn.text
     return turn.text
 
 

@@ -75,6 +75,7 @@ __all__ = [
     "MemoryExplanation",
     "GcReport",
     "ConsolidationAction",
+    "Episode",
     "ConsolidationReport",
     "Conversation",
     "MemoryList",
@@ -775,6 +776,31 @@ class MemoryExplanation:
     outlook: str
     #: Its TTL in words and when it expires ("" without one).
     ttl: str = ""
+    #: The layer it belongs in now and why, with its priority's terms (003).
+    layer: str = ""
+    priority_terms: list[ScoreTerm] = dataclasses.field(default_factory=list)
+    #: For an episode: what it keeps beside its row (its raw turns are in ``links``).
+    episode: Episode | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Episode:
+    """What an episode keeps (seed 003): its session (``task:<id>`` for the agent's
+    own task), origin ("conversation" or "task"), span, cold headline, warm key
+    points, entities, decisions and open questions, the files it touched and a
+    task's outcome."""
+
+    session_id: str
+    origin: str
+    started_at: float
+    ended_at: float
+    headline: str
+    key_points: list[str]
+    entities: list[str]
+    decisions: list[str]
+    questions: list[str]
+    files: list[str]
+    outcome: str | None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -18,6 +18,7 @@ from ..results import (
     CodeResult,
     CodeSearch,
     CoEdits,
+    ConsolidationReport,
     ContextPreview,
     Conversation,
     Dependencies,
@@ -539,7 +540,10 @@ def show_recall(r: Recall, out: Output) -> None:
                     h.kind,
                     h.id,
                     f"{h.score:.3f}",
-                    _short(h.content, 60) + "".join(f" ({note})" for note in h.notes),
+                    _short(h.content, 60)
+                    + "".join(f" ({note})" for note in h.notes)
+                    + ("" if h.tier == "hot" else f" [{h.tier}]")
+                    + (" [unpacked]" if h.unpacked else ""),
                     _said(h.turns),
                     ", ".join(h.matched),
                 )
@@ -622,6 +626,21 @@ def show_gc(r: GcReport, out: Output) -> None:
     out.line(f"{would}archive, score too low: {_ids(r.archived_low_score)}")
     out.line(f"{would}archive, not seen for too long: {_ids(r.archived_age)}")
     out.line(f"{would}archive, over capacity: {_ids(r.archived_capacity)}")
+
+
+def show_consolidation(r: ConsolidationReport, out: Output) -> None:
+    would = "would " if r.dry_run else ""
+    head = "consolidation dry run, nothing changed" if r.dry_run else "consolidated"
+    out.line(f"{head} as of {_when(r.now)}")
+    out.line(f"episodes: {would}create {r.episodes}, {would}extend {r.extended}; linked {r.linked}")
+    out.line(
+        f"{would}merge {r.deduped}, summarize {r.summarized}, compress {r.compressed}, "
+        f"forget {r.forgotten}; TTL expiries {r.expired}; contradictions {r.contradictions_found}"
+    )
+    layers = ", ".join(f"{name} {count}" for name, count in r.tiers.items())
+    out.line(f"layers: {layers} ({r.moved} moved)")
+    if r.actions:
+        out.table(["memory", "action", "why"], [(a.memory_id or "-", a.action, a.reason) for a in r.actions])
 
 
 def show_forgotten(r: Forgotten, out: Output) -> None:
@@ -718,6 +737,7 @@ RENDER: dict[type, Callable[[Any, Output], None]] = {
     Recall: show_recall,
     MemoryExplanation: show_explanation,
     GcReport: show_gc,
+    ConsolidationReport: show_consolidation,
     Forgotten: show_forgotten,
     FeedbackResult: show_feedback,
     Prediction: show_prediction,

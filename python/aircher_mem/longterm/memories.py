@@ -14,11 +14,20 @@ from typing import TYPE_CHECKING, Any, Literal
 from ..checks import unix_time as _time
 from ..errors import InvalidInputError, UnknownMemoryError
 from ..redact import pii_tags, redact
-from ..results import Extracted, MemoryEdge, MemoryExplanation, MemoryLink, MemoryList, MemoryRecord, Remembered
-from . import checks, documents, ttl
+from ..results import (
+    Episode,
+    Extracted,
+    MemoryEdge,
+    MemoryExplanation,
+    MemoryLink,
+    MemoryList,
+    MemoryRecord,
+    Remembered,
+)
+from . import checks, documents, layers, ttl
 from .core import StoreCore
 from .extract import Candidate, extract, jaccard, normalize, token_set
-from .schema import KINDS, LAYERS, LEVELS, MAX_DEPTH, SCOPES, STATUSES, MemoryRow, TurnRow
+from .schema import EPISODE_LINK, KINDS, LAYERS, LEVELS, MAX_DEPTH, SCOPES, STATUSES, MemoryRow, TurnRow
 from .scoring import age_days, gc_outlook, score_terms
 from .scoring import score as score_of
 
@@ -510,6 +519,28 @@ def explain(lt: StoreCore, memory_id: int) -> MemoryExplanation:
         for t, reason in sorted(lt._sources.get(memory.id, {}).items())
         if t in lt._turns
     ]
+    links += [
+        MemoryLink(lt._turns[t].result(), EPISODE_LINK) for t in lt._episode_turns.get(memory.id, ()) if t in lt._turns
+    ]
+    tier, value, why = layers.placement(memory, now, lt.lifecycle)
+    kept = lt._episodes.get(memory.id)
+    episode = (
+        None
+        if kept is None
+        else Episode(
+            kept.session_id,
+            kept.origin,
+            kept.started_at,
+            kept.ended_at,
+            kept.headline,
+            list(kept.key_points),
+            list(kept.entities),
+            list(kept.decisions),
+            list(kept.questions),
+            list(kept.files),
+            kept.outcome,
+        )
+    )
     related = [
         MemoryEdge(relation, other, lt._memories[other].content)
         for relation, other in lt._edges.get(memory.id, [])
@@ -534,6 +565,9 @@ def explain(lt: StoreCore, memory_id: int) -> MemoryExplanation:
         list(lt._actions.get(memory.id, []))[-20:],
         outlook,
         ttl.outlook(memory, now),
+        f"{memory.tier} now; belongs in {tier} ({why}; priority {value:.3f})",
+        layers.priority_terms(memory, now, lt.lifecycle),
+        episode,
     )
 
 

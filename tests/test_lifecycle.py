@@ -1,0 +1,377 @@
+"""How memories age (seeds 000, 001, 003): episodes, the hot/warm/cold layers and
+their priority, lazy unpacking, and the consolidation pass with its thresholds."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aircher_mem import Memory, Policy
+from aircher_mem.config import LifecyclePolicy, LongtermPolicy
+from aircher_mem.longterm import LongTermMemory
+from aircher_mem.longterm.layers import placement, priority
+from aircher_mem.longterm.schema import MemoryRow
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+DAY = 86_400.0
+MINUTE = 60.0
+T0 = 1_700_000_000.0
+SCRIPT = str(Path(sys.executable).with_name("aircher-mem"))
+
+PUPPY = [
+    "We adopted a puppy named Biscuit, and his training starts at the puppy school.",
+    "Biscuit the puppy already knows sit, and the training is going well.",
+    "Puppy school training for Biscuit is on Tuesdays with other puppies.",
+    "The puppy training treats Biscuit likes are the chicken ones.",
+]
+DATABASE = "The billing service stores invoices in PostgreSQL with JSON columns."
+
+
+class Clock:
+    def __init__(self, now: float = T0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def store(tmp_path: Path, clock: Clock, **lifecycle: Any) -> LongTermMemory:
+    return LongTermMemory(
+        tmp_path / "m.duckdb",
+        clock=clock,
+        policy=LongtermPolicy(merge_jaccard=1.0),
+        lifecycle=LifecyclePolicy(**lifecycle),
+    )
+
+
+def episodes_of(lt: LongTermMemory) -> list[list[int]]:
+    """Each episode's raw turn ids, in the order the episodes were made."""
+    return [
+        [link.turn.id for link in lt.explain(m.id).links if link.reason == "episode"]
+        for m in sorted(lt.memories(kind="episode", limit=1000).memories, key=lambda m: m.id)
+    ]
+
+
+def say(lt: LongTermMemory, text: str, at: float, session: str = "s", **metadata: Any) -> int:
+    return lt.add_turn(session, "user", text, speaker="Ann", at=at, metadata=metadata or None, extract=False).turn_id
+
+
+# -- episodes ---------------------------------------------------------------------------
+
+
+def test_a_time_gap_over_the_threshold_starts_an_episode_and_one_at_it_does_not(tmp_path: Path) -> None:
+    clock = Clock()
+    with store(tmp_path, clock) as lt:
+        ids = [say(lt, PUPPY[i % 4], T0 + i * MINUTE) for i in range(3)]
+        ids.append(say(lt, PUPPY[3], T0 + 2 * MINUTE + 30 * MINUTE))  # exactly 30 minutes later: the same
+        ids.append(say(lt, PUPPY[0], T0 + 2 * MINUTE + 60 * MINUTE + 1))  # 30 minutes and 1 s: a new one
+        report = lt.consolidate(now=T0 + DAY)
+        assert (report.episodes, report.extended) == (2, 0)
+        assert episodes_of(lt) == [ids[:4], ids[4:]]
+        reasons = [a.reason for a in report.actions if a.action == "episode"]
+        assert reasons == ["4 turns of session s", "1 turns of session s after a time gap"]
+
+
+def test_a_task_switch_and_a_topic_shift_start_episodes(tmp_path: Path) -> None:
+    clock = Clock()
+    with store(tmp_path, clock) as lt:
+        first = [say(lt, PUPPY[i], T0 + i * MINUTE, task_id="t1") for i in range(4)]
+        shifted = say(lt, DATABASE, T0 + 4 * MINUTE, task_id="t1")  # shares no word with the puppy turns
+        switched = say(lt, DATABASE, T0 + 5 * MINUTE, task_id="t2")
+        report = lt.consolidate(now=T0 + DAY)
+        assert episodes_of(lt) == [first, [shifted], [switched]]
+        reasons = [a.reason for a in report.actions if a.action == "episode"]
+        assert reasons == [
+            "4 turns of session s",
+            "1 turns of session s after a topic shift",
+            "1 turns of session s after a task switch",
+        ]
+
+
+def test_a_topic_shift_needs_the_minimum_turns_and_size_caps_an_episode(tmp_path: Path) -> None:
+    clock = Clock()
+    with store(tmp_path, clock, episode_max_turns=3) as lt:
+        ids = [say(lt, PUPPY[0], T0), say(lt, DATABASE, T0 + MINUTE)]  # a shift after 1 turn: too early
+        ids += [say(lt, PUPPY[1], T0 + 2 * MINUTE), say(lt, PUPPY[2], T0 + 3 * MINUTE)]
+        lt.consolidate(now=T0 + DAY)
+        assert episodes_of(lt) == [ids[:3], ids[3:]]
+
+
+def test_new_turns_extend_the_last_episode_or_start_one_that_continues_from_it(tmp_path: Path) -> None:
+    clock = Clock()
+    with store(tmp_path, clock) as lt:
+        ids = [say(lt, PUPPY[i], T0 + i * MINUTE) for i in range(2)]
+        assert lt.consolidate(now=T0 + DAY).episodes == 1
+        ids.append(say(lt, PUPPY[2], T0 + 3 * MINUTE))
+        report = lt.consolidate(now=T0 + DAY)
+        assert (report.episodes, report.extended) == (0, 1)
+        later = say(lt, PUPPY[3], T0 + DAY)
+        assert lt.consolidate(now=T0 + 2 * DAY).episodes == 1
+        assert episodes_of(lt) == [ids, [later]]
+        first, second = sorted(m.id for m in lt.memories(kind="episode").memories)
+        assert ("continues_from", first) in [(e.relation, e.memory_id) for e in lt.explain(second).related]
+        shown = lt.explain(first).episode
+        assert shown is not None and shown.origin == "conversation" and shown.session_id == "s"
+        assert "Biscuit" in shown.entities
+
+
+def test_an_episode_survives_reopening_with_its_turns(tmp_path: Path) -> None:
+    clock = Clock()
+    with store(tmp_path, clock) as lt:
+        ids = [say(lt, PUPPY[i], T0 + i * MINUTE) for i in range(3)]
+        lt.consolidate(now=T0 + DAY)
+    with store(tmp_path, clock) as again:
+        assert episodes_of(again) == [ids]
+        assert again.consolidate(now=T0 + DAY).episodes == 0
+
+
+# -- layers and priority ------------------------------------------------------------------
+
+
+def aged(days: float, **fields: Any) -> tuple[MemoryRow, float]:
+    memory = MemoryRow(id=1, kind="fact", content="x", last_seen=T0, **fields)
+    return memory, T0 + days * DAY
+
+
+@pytest.mark.parametrize(
+    ("days", "tier"),
+    [(0.0, "hot"), (13.999, "hot"), (14.0, "warm"), (89.999, "warm"), (90.0, "cold"), (400.0, "cold")],
+)
+def test_the_layer_by_days_since_the_last_access(days: float, tier: str) -> None:
+    memory, now = aged(days)
+    assert placement(memory, now, LifecyclePolicy())[0] == tier
+
+
+def test_anchors_never_go_cold() -> None:
+    for fields in ({"importance": 1}, {"tags": ["anchor"]}, {"is_anchor": True}):
+        memory, now = aged(1000.0, **fields)
+        assert placement(memory, now, LifecyclePolicy())[:1] == ("warm",)
+
+
+def test_the_priority_thresholds_are_strict() -> None:
+    # frequency alone: one use saturates (saturation 1), so the priority is exactly the weight
+    policy = LifecyclePolicy(recency_weight=0.0, frequency_weight=0.3, frequency_saturation=1)
+    memory, now = aged(200.0, retrieved=1)
+    assert priority(memory, now, policy) == pytest.approx(0.3)
+    assert placement(memory, now, policy)[0] == "cold"  # 0.3 is not above 0.3
+    assert placement(memory, now, dataclasses.replace(policy, frequency_weight=0.31))[0] == "warm"
+    hot = LifecyclePolicy(recency_weight=0.0, frequency_weight=0.7, frequency_saturation=1)
+    assert placement(memory, now, hot)[0] == "warm"  # 0.7 is not above 0.7
+    assert placement(memory, now, dataclasses.replace(hot, frequency_weight=0.71))[0] == "hot"
+
+
+def test_priority_is_003s_formula() -> None:
+    policy = LifecyclePolicy()
+    memory, now = aged(14.0, retrieved=2, cited=1, ignored=1, importance=1)
+    uses = 2 + 2 * 1 - 1
+    import math
+
+    expected = 0.3 * 0.5 + 0.2 * math.log1p(uses) / math.log1p(10) + 0.3
+    assert priority(memory, now, policy) == pytest.approx(expected)
+    assert priority(memory, now, policy, relevance=1.0) == pytest.approx(expected + 0.2)
+
+
+# -- consolidation thresholds ---------------------------------------------------------------
+
+WORDS = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima".split()
+
+
+def test_facts_merge_at_the_similarity_threshold(tmp_path: Path) -> None:
+    clock = Clock()
+    with store(tmp_path, clock) as lt:
+        base = lt.remember(" ".join(WORDS)).memory_id
+        near = lt.remember(" ".join([*WORDS, "mike"])).memory_id  # cosine 12 / sqrt(12 * 13) = 0.961
+        far = lt.remember(" ".join([*WORDS, "mike", "november", "oscar"])).memory_id  # 12 / sqrt(12 * 15) = 0.894
+        assert len({base, near, far}) == 3
+        dry = lt.consolidate(now=T0, dry_run=True)
+        report = lt.consolidate(now=T0)
+        assert dry.deduped == report.deduped == 1
+        assert [(a.memory_id, a.action) for a in report.actions if a.action == "merged"] == [(near, "merged")]
+        assert lt.get(near).status == "archived" and lt.get(far).status == "active"
+        assert ("merged_into", base) in [(e.relation, e.memory_id) for e in lt.explain(near).related]
+
+
+@pytest.mark.parametrize(
+    ("days", "summarized", "compressed"), [(6.999, 0, 0), (7.0, 1, 0), (29.999, 1, 0), (30.0, 1, 1)]
+)
+def test_summaries_after_7_days_and_compressed_forms_after_30(
+    tmp_path: Path, days: float, summarized: int, compressed: int
+) -> None:
+    clock = Clock()
+    with store(tmp_path, clock) as lt:
+        memory_id = lt.remember(
+            "The team decided to use PostgreSQL as the primary database because of its strong support for JSON.",
+            importance=1,
+            at=T0,
+        ).memory_id
+        report = lt.consolidate(now=T0 + days * DAY)
+        assert (report.summarized, report.compressed) == (summarized, compressed)
+        record = lt.get(memory_id)
+        assert bool(record.summary) == bool(summarized)
+        assert (record.compressed, record.index_text) == (
+            ("team decided use PostgreSQL primary database strong support JSON", "postgresql_json_team")
+            if compressed
+            else ("", "")
+        )
+
+
+@pytest.mark.parametrize(("days", "forgotten"), [(89.999, 0), (90.0, 1)])
+def test_unused_memories_are_forgotten_after_90_days_but_not_their_turns(
+    tmp_path: Path, days: float, forgotten: int
+) -> None:
+    clock = Clock()
+    with store(tmp_path, clock) as lt:
+        turn = lt.add_turn("s", "user", "I prefer tabs over spaces for indentation.", at=T0)
+        (extracted,) = [e.memory_id for e in turn.extracted]
+        kept = lt.remember("Always run the tests before a release.", importance=1, at=T0).memory_id
+        report = lt.consolidate(now=T0 + days * DAY)
+        assert report.forgotten == forgotten
+        ids = {m.id for m in lt.memories(status=None, limit=100).memories}
+        assert (extracted in ids) == (not forgotten)
+        assert kept in ids  # an anchor
+        assert [t.id for t in lt.turns("s")] == [turn.turn_id]  # the raw turn stays
+
+
+def test_a_superseded_memory_is_forgotten_unless_cited_within_30_days(tmp_path: Path) -> None:
+    clock = Clock()
+    with store(tmp_path, clock) as lt:
+        old = lt.remember("I prefer tabs for indentation.", at=T0).memory_id
+        new = lt.remember("I prefer spaces for indentation.", at=T0 + DAY)
+        assert new.superseded == old
+        clock.now = T0 + 2 * DAY
+        lt.feedback(old, "cited")
+        assert lt.consolidate(now=T0 + 32 * DAY, dry_run=True).forgotten == 0
+        report = lt.consolidate(now=T0 + 32 * DAY + 1)
+        assert [(a.memory_id, a.action) for a in report.actions if a.action == "forgotten"] == [(old, "forgotten")]
+        assert report.contradictions_found == 1
+        assert old not in {m.id for m in lt.memories(status=None).memories}
+
+
+# -- serving from the layers and lazy unpacking -------------------------------------------------
+
+LONG = (
+    "Yesterday Ann repainted the garden shed, fixed the gate, planted tulips, trimmed hedges, cleaned gutters, "
+    "washed windows, sorted the garage, oiled hinges, replaced bulbs, swept the porch, mended a fence, "
+    "weeded beds, watered ferns, stacked firewood, raked leaves, scrubbed tiles, tuned the bicycle, "
+    "patched the roof, cleared the drain, polished brass, repotted cacti, painted railings, and finally "
+    "adopted a tortoise named Sheldon."
+)
+
+
+def test_a_cold_turn_is_served_compressed_and_unpacked_when_the_match_is_only_raw(tmp_path: Path) -> None:
+    clock = Clock(T0 + 200 * DAY)
+    with store(tmp_path, clock) as lt:
+        plain = say(lt, "Ann repainted the garden shed green last weekend.", T0)
+        long = say(lt, LONG, T0 + MINUTE)
+        lt.consolidate(now=T0 + 200 * DAY)
+        (episode,) = lt.memories(kind="episode").memories
+        assert episode.tier == "cold"
+        hit = lt.recall("garden shed green", k=1).hits[0]
+        assert (hit.kind, hit.id, hit.tier, hit.unpacked) == ("turn", plain, "cold", False)
+        assert hit.content == "ann repainted garden shed green last weekend" == hit.turns[0].text
+        unpacked = lt.recall("tortoise Sheldon", k=1).hits[0]
+        assert (unpacked.id, unpacked.tier, unpacked.unpacked, unpacked.content) == (long, "hot", True, LONG)
+        assert lt.get(episode.id).tier == "hot"
+        (move,) = [a for a in lt.explain(episode.id).actions if a.action == "unpacked"]
+        assert move.detail == f"cold -> hot: matched 'tortois' only in raw turn {long}"
+        assert lt.recall("garden shed green", k=1).hits[0].tier == "hot"  # the episode is hot again
+
+
+def test_conversation_episodes_are_listed_only_when_asked_and_recall_at_serves_raw(tmp_path: Path) -> None:
+    clock = Clock(T0 + 200 * DAY)
+    with store(tmp_path, clock) as lt:
+        turn = say(lt, PUPPY[0], T0)
+        lt.consolidate(now=T0 + 200 * DAY)
+        assert {h.kind for h in lt.recall("puppy Biscuit").hits} == {"turn"}
+        (hit,) = lt.recall("puppy Biscuit", kinds=["episode"]).hits
+        assert hit.kind == "episode" and [t.id for t in hit.turns] == [turn]
+        (raw,) = lt.recall("puppy Biscuit", at=T0 + DAY).hits
+        assert (raw.tier, raw.content) == ("hot", PUPPY[0])
+
+
+# -- forget reaches episodes ------------------------------------------------------------------
+
+
+def test_forgetting_a_turn_remakes_its_episode_and_the_last_turn_takes_it(tmp_path: Path) -> None:
+    clock = Clock()
+    with store(tmp_path, clock) as lt:
+        kept = say(lt, PUPPY[1], T0)
+        gone = say(lt, "Biscuit the puppy swallowed a zircon earring during training.", T0 + MINUTE)
+        lt.consolidate(now=T0 + DAY)
+        (episode,) = lt.memories(kind="episode").memories
+        assert lt.forget(text="zircon earring").turns == [gone]
+        assert episodes_of(lt) == [[kept]]
+        shown = lt.explain(episode.id)
+        texts = [shown.memory.content, shown.memory.summary, shown.memory.compressed, shown.memory.index_text]
+        assert shown.episode is not None
+        texts += shown.episode.key_points + shown.episode.entities + shown.episode.decisions
+        assert not any("zircon" in t.lower() for t in texts)
+        assert lt.forget(text="already knows sit").turns == [kept]
+        assert lt.memories(kind="episode").memories == []
+    data = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.is_file())
+    assert b"zircon" not in data and b"knows sit" not in data
+
+
+# -- dry runs ----------------------------------------------------------------------------------
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    texts=st.lists(st.sampled_from([*PUPPY, DATABASE, "I prefer tabs.", "I prefer spaces.", LONG]), max_size=8),
+    gaps=st.lists(st.floats(0, 3 * DAY), min_size=8, max_size=8),
+    later=st.floats(0, 400),
+)
+def test_a_dry_run_changes_nothing_and_says_what_the_pass_does(
+    tmp_path_factory: pytest.TempPathFactory, texts: list[str], gaps: list[float], later: float
+) -> None:
+    clock = Clock()
+    with store(tmp_path_factory.mktemp("dry"), clock) as lt:
+        at = T0
+        for text, gap in zip(texts, gaps):
+            at += gap
+            lt.add_turn("s", "user", text, at=at)
+        now = at + later * DAY
+        before = (lt.memories(status=None, limit=1000), [lt.explain(m.id) for m in lt.memories(status=None).memories])
+        dry = lt.consolidate(now=now, dry_run=True)
+        after = (lt.memories(status=None, limit=1000), [lt.explain(m.id) for m in lt.memories(status=None).memories])
+        assert before == after
+        real = lt.consolidate(now=now)
+        fields = ("episodes", "extended", "deduped", "summarized", "compressed", "forgotten", "expired")
+        assert [getattr(dry, f) for f in fields] == [getattr(real, f) for f in fields]
+
+
+# -- the agent's own work, and the verb everywhere -------------------------------------------------
+
+
+def test_a_finished_task_becomes_an_episode_recall_finds(tmp_path: Path) -> None:
+    with Memory.open(tmp_path, policy=Policy()) as memory:
+        task = "auth-fix"
+        memory.episodic.start_task(task, "Fix the auth bug: login fails after token expiry")
+        memory.episodic.record_tool_execution("Bash", {"command": "pytest"}, success=False, error_message="401")
+        memory.episodic.complete_task(task, "normalized token expiry to UTC; added a regression test")
+        report = memory.consolidate()
+        assert [a.reason for a in report.actions if a.action == "episode"] == [f"the agent's task {task}"]
+        hits = memory.recall("how did we fix the auth bug").hits
+        assert hits[0].kind == "episode"
+        shown = memory.explain(hits[0].id).episode
+        assert shown is not None and shown.origin == "task" and shown.session_id == f"task:{task}"
+        assert shown.outcome == "normalized token expiry to UTC; added a regression test"
+        assert memory.consolidate().episodes == 0  # once
+
+
+def test_consolidate_from_the_cli(tmp_path: Path) -> None:
+    with Memory.open(tmp_path) as memory:
+        memory.add_turn("s", "user", PUPPY[0], extract=False)
+    done = subprocess.run(
+        [SCRIPT, "consolidate", "--dry-run", "--json", "--root", str(tmp_path)], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    assert (answer["dry_run"], answer["episodes"], answer["deduped"], answer["forgotten"]) == (True, 1, 0, 0)
+    assert {"contradictions_found", "compressed", "tiers", "actions"} <= set(answer)

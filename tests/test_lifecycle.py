@@ -375,3 +375,42 @@ def test_consolidate_from_the_cli(tmp_path: Path) -> None:
     answer = json.loads(done.stdout)
     assert (answer["dry_run"], answer["episodes"], answer["deduped"], answer["forgotten"]) == (True, 1, 0, 0)
     assert {"contradictions_found", "compressed", "tiers", "actions"} <= set(answer)
+
+
+def test_a_server_consolidates_when_the_last_pass_is_an_interval_old(tmp_path: Path) -> None:
+    from aircher_mem.interfaces.http import Consolidating
+
+    policy = Policy.from_dict({"lifecycle": {"consolidate_interval_seconds": 3600}}, source="test")
+    with Memory.open(tmp_path, policy=policy) as memory:
+        memory.add_turn("s", "user", PUPPY[0], extract=False)
+        schedule = Consolidating(memory)
+        assert schedule.due()  # never consolidated
+        schedule.when_due()
+        schedule.join(60)
+        assert memory.longterm.last_consolidated() is not None
+        assert not schedule.due()
+        assert len(memory.memories(kind="episode").memories) == 1
+        memory.consolidate(now=memory.longterm.last_consolidated() - 3600)  # a pass an interval ago
+        assert schedule.due()
+    never = Policy.from_dict({"lifecycle": {"consolidate_interval_seconds": 0}}, source="test")
+    with Memory.open(tmp_path, policy=never) as memory:
+        assert not Consolidating(memory).due()
+
+
+def test_consolidate_over_http(tmp_path: Path) -> None:
+    from aircher_mem.interfaces import http
+    from starlette.testclient import TestClient
+
+    with Memory.open(tmp_path) as memory:
+        memory.add_turn("s", "user", PUPPY[0], extract=False)
+        app = http.build_app(memory, token="t" * 32)
+        with TestClient(
+            app, base_url="http://127.0.0.1:8787", headers={"Authorization": "Bearer " + "t" * 32}
+        ) as client:
+            dry = client.post("/consolidate", json={"dry_run": True})
+            assert dry.status_code == 200, dry.text
+            assert (dry.json()["dry_run"], dry.json()["episodes"]) == (True, 1)
+            done = client.post("/consolidate", json={})
+            assert (done.json()["dry_run"], done.json()["episodes"]) == (False, 1)
+            bad = client.post("/consolidate", json={"dry_run": "maybe"})
+            assert bad.status_code == 400

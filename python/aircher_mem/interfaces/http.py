@@ -103,6 +103,7 @@ __all__ = [
     "serve",
     "serve_in_thread",
     "RunningServer",
+    "Consolidating",
     "build_app",
     "openapi",
     "status_of",
@@ -1096,6 +1097,58 @@ def serve_in_thread(memory: Memory, *, host: str = "127.0.0.1", port: int = 0) -
     return RunningServer(memory, info, sock, server, thread, app)
 
 
+class Consolidating:
+    """A server's consolidation passes (``Memory.consolidate``), every ``[lifecycle]
+    consolidate_interval_seconds`` (0: never): a pass is due when the last one (the
+    store remembers it) is that old, or there was none; it runs in a thread of its
+    own, one at a time, and a failure is logged. Looked at every
+    ``CHECK_SECONDS``."""
+
+    CHECK_SECONDS = 30.0
+
+    def __init__(self, memory: Memory) -> None:
+        self.memory = memory
+        self.interval = memory.policy.lifecycle.consolidate_interval_seconds
+        self._next_check = time.monotonic()
+        self._thread: threading.Thread | None = None
+
+    def due(self) -> bool:
+        if not self.interval:
+            return False
+        last = self.memory.longterm.last_consolidated()
+        return last is None or time.time() - last >= self.interval
+
+    def when_due(self) -> None:
+        if time.monotonic() < self._next_check or (self._thread is not None and self._thread.is_alive()):
+            return
+        self._next_check = time.monotonic() + self.CHECK_SECONDS
+        try:
+            if not self.due():
+                return
+        except (AircherError, OSError) as exc:
+            log.warning("could not tell whether %s needs a consolidation: %s", self.memory.root, exc)
+            return
+        self._thread = threading.Thread(target=self._run, name="aircher-consolidate", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            report = self.memory.consolidate()
+            log.info(
+                "consolidated %s: %d episodes, %d merged, %d forgotten",
+                self.memory.root,
+                report.episodes,
+                report.deduped,
+                report.forgotten,
+            )
+        except (AircherError, OSError) as exc:
+            log.warning("the consolidation of %s failed: %s", self.memory.root, exc)
+
+    def join(self, timeout: float | None = None) -> None:
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+
 def serve(
     root: str | os.PathLike[str],
     *,
@@ -1123,6 +1176,7 @@ def serve(
     stop = threading.Event()
     previous: dict[signal.Signals, Any] = {}
     running: RunningServer | None = None
+    consolidating: Consolidating | None = None
     try:
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGINT, signal.SIGTERM):
@@ -1137,7 +1191,9 @@ def serve(
                 log.warning("could not refresh the code graph of %s: %s", memory.root, exc)
         if not stop.is_set() and not (yields and store.wanted(memory.db_path)):
             running = serve_in_thread(memory, host=host, port=port)
+            consolidating = Consolidating(memory)
             while running.running and not stop.wait(_WATCH_SECONDS):
+                consolidating.when_due()
                 if idle_exit_seconds and running.idle_seconds() > idle_exit_seconds:
                     log.info("no request for %g s: the server of %s exits", idle_exit_seconds, memory.root)
                     break
@@ -1148,6 +1204,8 @@ def serve(
         try:
             if running is not None:
                 running.stop()
+            if consolidating is not None:
+                consolidating.join()  # a pass under way ends before the store closes
         finally:
             try:
                 memory.close()

@@ -32,7 +32,7 @@ from . import forget as _forget
 from .core import StoreCore, using_db
 from .scoring import DAY
 
-__all__ = ["TaskRecord", "consolidate"]
+__all__ = ["TaskRecord", "consolidate", "last_pass"]
 
 #: A memory's merge check reads this many nearest memories.
 MERGE_CANDIDATES = 8
@@ -244,3 +244,10 @@ def consolidate(
         len(links),
         actions,
     )
+
+
+def last_pass(lt: StoreCore) -> float | None:
+    """When the last consolidation pass ran (its ``now``), None before the first."""
+    lt._check_open()
+    value = dict(lt._state()).get(LAST_PASS)
+    return None if value is None else float(value)

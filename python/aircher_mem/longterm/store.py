@@ -154,6 +154,7 @@ class LongTermMemory(StoreCore):
     feedback = _lifecycle.feedback
     gc = _lifecycle.gc
     consolidate = _consolidate.consolidate
+    last_consolidated = _consolidate.last_pass
     # forget
     forget = _forget.forget
     erase = _forget.erase

@@ -118,7 +118,14 @@ def test_new_turns_extend_the_last_episode_or_start_one_that_continues_from_it(t
         assert ("continues_from", first) in [(e.relation, e.memory_id) for e in lt.explain(second).related]
         shown = lt.explain(first).episode
         assert shown is not None and shown.origin == "conversation" and shown.session_id == "s"
-        assert "Biscuit" in shown.entities
+        assert (
+            shown.entities == []
+            and lt.get(first).content
+            == "We adopted a puppy named Biscuit, and his training starts at the puppy school."
+        )
+        lt.consolidate(now=T0 + 8 * DAY)  # a week old: formed
+        shown = lt.explain(first).episode
+        assert shown is not None and "Biscuit" in shown.entities and lt.get(first).summary
 
 
 def test_an_episode_survives_reopening_with_its_turns(tmp_path: Path) -> None:
@@ -200,24 +207,46 @@ def test_facts_merge_at_the_similarity_threshold(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("days", "summarized", "compressed"), [(6.999, 0, 0), (7.0, 1, 0), (29.999, 1, 0), (30.0, 1, 1)]
 )
-def test_summaries_after_7_days_and_compressed_forms_after_30(
+def test_episodes_are_formed_at_7_days_and_counted_compressed_at_30(
     tmp_path: Path, days: float, summarized: int, compressed: int
 ) -> None:
     clock = Clock()
     with store(tmp_path, clock) as lt:
-        memory_id = lt.remember(
-            "The team decided to use PostgreSQL as the primary database because of its strong support for JSON.",
-            importance=1,
-            at=T0,
-        ).memory_id
+        say(lt, "The team decided to use PostgreSQL as the primary database because of its JSON support.", T0)
         report = lt.consolidate(now=T0 + days * DAY)
-        assert (report.summarized, report.compressed) == (summarized, compressed)
-        record = lt.get(memory_id)
-        assert bool(record.summary) == bool(summarized)
-        assert (record.compressed, record.index_text) == (
-            ("team decided use PostgreSQL primary database strong support JSON", "postgresql_json_team")
-            if compressed
+        assert (report.summarized, report.compressed, report.pending) == (summarized, compressed, 0)
+        (episode,) = lt.memories(kind="episode").memories
+        assert (episode.compressed, episode.index_text) == (
+            ("team decided use PostgreSQL primary database JSON support", "postgresql_json_team")
+            if summarized
             else ("", "")
+        )
+
+
+def test_forming_stops_when_the_pass_has_used_its_time(tmp_path: Path) -> None:
+    clock = Clock()
+    with store(tmp_path, clock, consolidate_forms_seconds=0.0) as lt:
+        say(lt, PUPPY[0], T0)
+        say(lt, DATABASE, T0 + DAY)
+        report = lt.consolidate(now=T0 + 30 * DAY)
+        assert (report.episodes, report.summarized, report.pending) == (2, 0, 2)
+
+
+def test_a_memory_is_served_from_its_summary_warm_and_its_key_words_cold(tmp_path: Path) -> None:
+    clock = Clock()
+    with store(tmp_path, clock) as lt:
+        text = "Well, the team decided to use PostgreSQL as the primary database because of its JSON support."
+        memory_id = lt.remember(text, at=T0).memory_id
+        assert lt.get(memory_id).summary == ""
+        clock.now = T0 + 20 * DAY
+        lt.consolidate(now=clock.now)
+        assert lt.get(memory_id).tier == "warm"
+        (hit,) = [h for h in lt.recall("PostgreSQL database").hits if h.id == memory_id]
+        assert (hit.tier, hit.content) == ("warm", "T" + text.removeprefix("Well, t"))
+        record = lt.get(memory_id)
+        assert (record.compressed, record.index_text) == (
+            "team decided use PostgreSQL primary database JSON support",
+            "postgresql_json_team",
         )
 
 

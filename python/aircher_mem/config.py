@@ -584,12 +584,16 @@ class LifecyclePolicy(_Section):
     relevance_weight: float = _bound(0.2, 0.0, 1.0)
     recency_half_life_days: float = _bound(14.0, 0.0, 1e6, lo_open=True)
     frequency_saturation: int = _bound(10, 1, 1_000_000)
-    #: Compression (001): consolidation writes the summary of episodes and facts
-    #: older than ``summarize_after_days`` and their compressed and index forms
-    #: past ``compress_after_days``; a summary keeps ``summary_sentences`` sentences.
+    #: Compression (001): consolidation forms episodes older than
+    #: ``summarize_after_days`` (their summary, and their compressed and index
+    #: forms, counted compressed past ``compress_after_days``); a summary keeps
+    #: ``summary_sentences`` sentences.
     summarize_after_days: float = _bound(7.0, 0.0, 1e6)
     compress_after_days: float = _bound(30.0, 0.0, 1e6)
     summary_sentences: int = _bound(3, 1, 100)
+    #: A consolidation pass forms episodes for at most this many seconds; the
+    #: rest wait for the next pass.
+    consolidate_forms_seconds: float = _bound(5.0, 0.0, 86_400.0)
     #: Seconds the optional summarizer callable may take before the extractive
     #: summary is used.
     summarizer_timeout_seconds: float = _bound(8.0, 0.0, 3600.0, lo_open=True)

@@ -686,8 +686,9 @@ class ConsolidationAction:
 @dataclasses.dataclass(frozen=True)
 class ConsolidationReport:
     """What a consolidation pass did at ``now`` (``dry_run``: would do): episodes
-    created and extended, facts merged (``deduped``), memories summarized and
-    compressed, layer moves and the layers' sizes after, contradictions flagged,
+    created and extended, facts merged (``deduped``), episodes summarized and
+    compressed (and ``pending``: left for the next pass, its time ran out), layer
+    moves and the layers' sizes after, contradictions flagged,
     TTL expiries, memories forgotten, links discovered; each action with its
     reason."""
 
@@ -698,6 +699,7 @@ class ConsolidationReport:
     deduped: int
     summarized: int
     compressed: int
+    pending: int
     moved: int
     tiers: dict[str, int]
     contradictions_found: int

@@ -633,8 +633,9 @@ def show_consolidation(r: ConsolidationReport, out: Output) -> None:
     head = "consolidation dry run, nothing changed" if r.dry_run else "consolidated"
     out.line(f"{head} as of {_when(r.now)}")
     out.line(f"episodes: {would}create {r.episodes}, {would}extend {r.extended}; linked {r.linked}")
+    left = f" ({r.pending} left for the next pass)" if r.pending else ""
     out.line(
-        f"{would}merge {r.deduped}, summarize {r.summarized}, compress {r.compressed}, "
+        f"{would}merge {r.deduped}, summarize {r.summarized}, compress {r.compressed}{left}, "
         f"forget {r.forgotten}; TTL expiries {r.expired}; contradictions {r.contradictions_found}"
     )
     layers = ", ".join(f"{name} {count}" for name, count in r.tiers.items())

@@ -41,6 +41,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from .._core import tokenize
 from .extract import _describe
 
@@ -60,6 +62,8 @@ __all__ = [
     "headline",
     "tags",
     "Levels",
+    "Digest",
+    "digest",
     "levels",
     "HOT_TO_WARM_PROMPT",
     "WARM_TO_COLD_PROMPT",
@@ -245,6 +249,21 @@ def _trim(sentence: str) -> str:
     return trimmed
 
 
+@functools.lru_cache(maxsize=65_536)
+def _word_class(word: str) -> tuple[str, bool, bool, bool, bool, bool]:
+    """What a word is wherever it stands: (lowercased, numeric, stop word, negation,
+    filler, shaped like code or an acronym). Words repeat: each is classified once."""
+    lower = word.lower()
+    return (
+        lower,
+        bool(_DIGIT.search(word)),
+        _is_stop(lower),
+        bool(_NEGATION.match(word)),
+        lower in _FILLERS,
+        _identifier(word) or _acronym(word),
+    )
+
+
 def _analyze(texts: Sequence[str]) -> list[_Sentence]:
     """The sentences of the examined texts with their words classified."""
     raw: list[tuple[int, str, list[tuple[str, bool, bool]]]] = []
@@ -264,13 +283,11 @@ def _analyze(texts: Sequence[str]) -> list[_Sentence]:
     for index, sentence, words in raw:
         classified: list[_Word] = []
         for word, initial, in_code in words:
-            lower = word.lower()
-            numeric = bool(_DIGIT.search(word))
-            stop = _is_stop(lower)
-            negation = bool(_NEGATION.match(word)) and not (initial and lower == "no")  # "No, ..." answers
-            filler = lower in _FILLERS
+            lower, numeric, stop, negation, filler, shaped = _word_class(word)
+            if negation and initial and lower == "no":  # "No, ..." answers
+                negation = False
             named = _capitalized(word) and (not initial or word in capitalized_inside)
-            entity = numeric or (not stop and not filler and (in_code or _identifier(word) or _acronym(word) or named))
+            entity = numeric or (not stop and not filler and (in_code or shaped or named))
             classified.append(_Word(word, lower, entity, numeric, negation, stop, filler))
         small_talk = all((w.stop or w.filler) and not w.entity for w in classified)
         tail = sentence.rstrip(" \"')]”’")
@@ -306,19 +323,31 @@ def _scores(candidates: list[_Sentence]) -> list[float]:
     """Each sentence's centrality: the sum of its cosine similarities to the others,
     plus 0.25 for each of: holds an entity, holds a number, states a decision; plus
     0.02 per content word up to 10; halved for a question; 0 for small talk."""
-    norms = [math.sqrt(sum(c * c for c in s.vector.values())) for s in candidates]
+    talking = [i for i, s in enumerate(candidates) if not s.small_talk]
+    centrality = dict.fromkeys(talking, 0.0)
+    if len(talking) > 1:
+        columns: dict[str, int] = {}
+        rows, cols, values = [], [], []
+        for row, i in enumerate(talking):
+            for token, count in candidates[i].vector.items():
+                rows.append(row)
+                cols.append(columns.setdefault(token, len(columns)))
+                values.append(float(count))
+        matrix = np.zeros((len(talking), max(1, len(columns))))
+        matrix[rows, cols] = values
+        norms = np.linalg.norm(matrix, axis=1)
+        norms[norms == 0] = 1.0
+        unit = matrix / norms[:, None]
+        similar = unit @ unit.T
+        sums = similar.sum(axis=1) - np.diag(similar)
+        centrality = {i: float(sums[row]) for row, i in enumerate(talking)}
     scores: list[float] = []
     for i, s in enumerate(candidates):
         if s.small_talk:
             scores.append(0.0)
             continue
-        centrality = sum(
-            _cosine(s.vector, t.vector, norms[i], norms[j])
-            for j, t in enumerate(candidates)
-            if j != i and not t.small_talk
-        )
         content = sum(1 for w in s.words if not w.stop and not w.filler)
-        score = centrality + 0.02 * min(content, 10)
+        score = centrality[i] + 0.02 * min(content, 10)
         score += 0.25 * any(w.entity and not w.numeric for w in s.words)
         score += 0.25 * any(w.numeric for w in s.words)
         score += 0.25 * s.decision
@@ -326,13 +355,19 @@ def _scores(candidates: list[_Sentence]) -> list[float]:
     return scores
 
 
-def _central(candidates: list[_Sentence], k: int) -> list[_Sentence]:
-    """The ``k`` best sentences that are not small talk, in their original order; ties
-    go to the earlier sentence."""
+def _ranked(candidates: list[_Sentence]) -> list[int]:
+    """The sentences that are not small talk among the first MAX_SENTENCES, best
+    first by :func:`_scores`; ties go to the earlier sentence."""
     pool = candidates[:MAX_SENTENCES]
     scores = _scores(pool)
-    ranked = sorted((i for i, s in enumerate(pool) if not s.small_talk), key=lambda i: (-scores[i], i))
-    return [pool[i] for i in sorted(ranked[: max(k, 0)])]
+    return sorted((i for i, s in enumerate(pool) if not s.small_talk), key=lambda i: (-scores[i], i))
+
+
+def _central(candidates: list[_Sentence], k: int, ranked: list[int] | None = None) -> list[_Sentence]:
+    """The ``k`` best sentences that are not small talk, in their original order; ties
+    go to the earlier sentence (``ranked``: :func:`_ranked` of them, when known)."""
+    order = _ranked(candidates) if ranked is None else ranked
+    return [candidates[i] for i in sorted(order[: max(k, 0)])]
 
 
 def _join(chosen: list[_Sentence], *, punctuate: bool) -> str:
@@ -340,6 +375,10 @@ def _join(chosen: list[_Sentence], *, punctuate: bool) -> str:
     if punctuate and len(parts) > 1:
         parts = [p if p.endswith(tuple(_TERMINAL)) or p[-1] in "\"')]”’" else p + "." for p in parts]
     return " ".join(parts)
+
+
+def _summary(analyzed: list[_Sentence], sentences: int) -> str:
+    return _join(_central(analyzed, sentences), punctuate=True)
 
 
 def summarize(texts: Sequence[str], *, sentences: int = 3) -> str:
@@ -350,7 +389,7 @@ def summarize(texts: Sequence[str], *, sentences: int = 3) -> str:
     the sum of a sentence's cosine similarities (over stemmed content-word counts) to
     the other sentences, plus bonuses for entities, numbers and decisions; the first
     MAX_SENTENCES sentences compete, ties go to the earlier one."""
-    return _join(_central(_analyze(texts), sentences), punctuate=True)
+    return _summary(_analyze(texts), sentences)
 
 
 def key_point(text: str) -> str:
@@ -360,7 +399,11 @@ def key_point(text: str) -> str:
     only."""
     if not isinstance(text, str):
         return ""
-    out = _join(_central(_analyze([text]), KEY_POINT_SENTENCES), punctuate=False)
+    return _key_point(_analyze([text]), text)
+
+
+def _key_point(analyzed: list[_Sentence], text: str) -> str:
+    out = _join(_central(analyzed, KEY_POINT_SENTENCES), punctuate=False)
     return out if len(out) <= len(text) else out[: len(text)].rstrip()
 
 
@@ -395,9 +438,13 @@ def compress(text: str, *, max_words: int = 16, fillers: bool = False) -> str:
     first (the least frequent, then the latest), then the latest entities."""
     if not isinstance(text, str) or max_words <= 0:
         return ""
-    words = _key_words(_analyze([text]), fillers=fillers)
+    return _compressed(_analyze([text]), max_words, fillers)
+
+
+def _compressed(analyzed: list[_Sentence], max_words: int, fillers: bool) -> str:
+    words = _key_words(analyzed, fillers=fillers)
     if len(words) > max_words:
-        counts = Counter(content_words(text))
+        counts = Counter(w.lower for s in analyzed for w in s.words if not w.stop)
         order = sorted(
             range(len(words)),
             key=lambda i: (not (words[i].entity or words[i].negation), -counts[words[i].lower], i),
@@ -442,7 +489,11 @@ def headline(texts: Sequence[str], *, max_words: int = 20) -> str:
     """One sentence saying what ``texts`` were about: the most central sentence (see
     :func:`summarize`), cut to ``max_words`` words and HEADLINE_CHARS characters at a
     word boundary, with "..." when cut; "" for small talk only."""
-    chosen = _central(_analyze(texts), 1)
+    return _headline(_analyze(texts), max_words)
+
+
+def _headline(analyzed: list[_Sentence], max_words: int, ranked: list[int] | None = None) -> str:
+    chosen = _central(analyzed, 1, ranked)
     if not chosen or max_words <= 0:
         return ""
     parts = chosen[0].trimmed.split()
@@ -461,9 +512,12 @@ def tags(texts: Sequence[str], n: int = 5) -> list[str]:
     """At most ``n`` search tags of ``texts``, lowercased and distinct: up to ``n - 2``
     entities (not pure numbers; most frequent first), then the most frequent content
     words, then more entities and numbers if there is room (ties: first seen)."""
+    return _tags(_analyze(texts), n)
+
+
+def _tags(analyzed: list[_Sentence], n: int) -> list[str]:
     if n <= 0:
         return []
-    analyzed = _analyze(texts)
     terms = _terms(analyzed)
     named = {w.lower for s in analyzed for w in s.words if w.entity}
     entity_terms = [t for t in terms if t in named and not _NUMERIC.match(t)]
@@ -480,9 +534,13 @@ def entities(texts: Sequence[str]) -> list[str]:
     distinct ignoring case: capitalized names (not at a sentence's start unless
     capitalized elsewhere), acronyms, words with digits (numbers, dates, versions) and
     code (``snake_case``, CamelCase, ``foo.py``, words in backticks)."""
+    return _entities(_analyze(texts))
+
+
+def _entities(analyzed: list[_Sentence]) -> list[str]:
     out: list[str] = []
     seen: set[str] = set()
-    for s in _analyze(texts):
+    for s in analyzed:
         for w in s.words:
             if w.entity and w.lower not in seen:
                 seen.add(w.lower)
@@ -494,8 +552,12 @@ def decisions(texts: Sequence[str]) -> list[str]:
     """The sentences of ``texts`` that state a decision ("decided", "we'll use", "going
     with", "chose", "let's", "switched to", "will use", "agreed", "settled on", "opted
     for", ...), not questions, leading discourse words dropped, distinct, in order."""
+    return _decisions(_analyze(texts))
+
+
+def _decisions(analyzed: list[_Sentence]) -> list[str]:
     out: list[str] = []
-    for s in _analyze(texts):
+    for s in analyzed:
         if s.decision and s.trimmed not in out:
             out.append(s.trimmed)
     return out
@@ -507,7 +569,10 @@ def questions(texts: Sequence[str]) -> list[str]:
     it is in the last text examined or no later text shares a content word (stemmed)
     with it. A later text that only shares a word counts as an answer: the rule is
     cheap, not exact."""
-    analyzed = _analyze(texts)
+    return _questions(_analyze(texts))
+
+
+def _questions(analyzed: list[_Sentence]) -> list[str]:
     if not analyzed:
         return []
     last = analyzed[-1].text_index
@@ -539,7 +604,56 @@ class Levels:
 def levels(text: str, *, sentences: int = 3) -> Levels:
     """Levels 1-3 of ``text``: its ``sentences``-sentence summary, compressed form and
     index form, with the defaults of :func:`compress` and :func:`index_form`."""
-    return Levels(summary=summarize([text], sentences=sentences), compressed=compress(text), index=index_form(text))
+    analyzed = _analyze([text])
+    return Levels(
+        summary=_summary(analyzed, sentences),
+        compressed=_compressed(analyzed, 16, False),
+        index="_".join(_terms(analyzed)[:3]),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Digest:
+    """Everything an episode keeps of its texts, from one reading of them
+    (:func:`digest`); each field is what the function of its name gives."""
+
+    headline: str
+    summary: str
+    compressed: str
+    index: str
+    key_points: list[str]
+    entities: list[str]
+    decisions: list[str]
+    questions: list[str]
+    tags: list[str]
+
+
+def digest(texts: Sequence[str], *, sentences: int = 3) -> Digest:
+    """:func:`headline`, :func:`summarize`, the compressed and index forms of the
+    summary's sentences, each text's :func:`key_point` (the non-empty ones),
+    :func:`entities`, :func:`decisions`, :func:`questions` and :func:`tags` of
+    ``texts``, reading them once (a word is classified once: in the whole of
+    ``texts``, a capitalized word at a sentence's start counts as a name when it is
+    capitalized inside a sentence of any text)."""
+    analyzed = _analyze(texts)
+    ranked = _ranked(analyzed)
+    chosen = _central(analyzed, sentences, ranked)
+    by_text: dict[int, list[_Sentence]] = {}
+    for sentence in analyzed:
+        by_text.setdefault(sentence.text_index, []).append(sentence)
+    kept = _texts(texts)
+    points = [_key_point(by_text[i], kept[i]) for i in sorted(by_text)]
+    return Digest(
+        headline=_headline(analyzed, 20, ranked),
+        summary=_join(chosen, punctuate=True),
+        compressed=_compressed(chosen, 16, False),
+        index="_".join(_terms(analyzed)[:3]),
+        key_points=[p for p in points if p],
+        entities=_entities(analyzed),
+        decisions=_decisions(analyzed),
+        questions=_questions(analyzed),
+        tags=_tags(analyzed, 5),
+    )
 
 
 # ---------------------------------------------------------------------------

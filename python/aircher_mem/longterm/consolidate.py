@@ -3,9 +3,12 @@
 In order: the turns not in an episode yet become episodes (or extend their
 session's last one) and the agent's completed tasks become episodes; similar
 facts merge (cosine of their content words at least ``merge_similarity``);
-memories older than ``summarize_after_days`` get their summary and those older
-than ``compress_after_days`` their compressed and index forms (an episode's are
-made with it); TTLs
+episodes older than ``summarize_after_days`` are formed (their summary, key
+points, entities, decisions and open questions; their compressed and index forms
+with it: past ``compress_after_days`` they are counted compressed too), oldest
+first, for at most ``consolidate_forms_seconds`` a pass (the rest wait for the
+next: ``pending``); a memory's own summary and compressed form are made when recall
+first serves it warm or cold; TTLs
 expire (:mod:`.ttl`); superseded memories and memories never cited and unseen for
 ``forget_unused_days`` are forgotten (their rows, never their raw turns); the slot
 conflicts since the last pass are flagged as contradictions; every memory is
@@ -21,13 +24,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 from collections import Counter
 from collections.abc import Sequence
 
 from .._core import tokenize
 from ..checks import unix_time
 from ..results import ConsolidationAction, ConsolidationReport
-from . import checks, compress, episodes, layers, memories, ttl
+from . import checks, episodes, layers, memories, ttl
 from . import forget as _forget
 from .core import StoreCore, using_db
 from .scoring import DAY
@@ -90,15 +94,20 @@ def consolidate(
 
     # 1. episodes
     created = extended = 0
+    planned: list[tuple[float, int]] = []  # a dry run's episodes to form: (ended at, id or 0)
     for plan in episodes.plan(lt):
         if plan.extend is not None:
             extended += 1
             episode_id, turns = plan.extend
             if not dry_run:
                 episodes.extend(lt, episode_id, turns, when)
+            else:
+                planned.append((turns[-1].at, episode_id))
             actions.append(ConsolidationAction(episode_id, "extended", f"{len(turns)} more turns"))
         for turns, why in plan.create:
             created += 1
+            if dry_run:
+                planned.append((turns[-1].at, 0))
             reason = f"{len(turns)} turns of session {plan.session_id}" + (f" after a {why}" if why else "")
             memory_id = episodes.create(lt, plan.session_id, turns, why, when).id if not dry_run else 0
             actions.append(ConsolidationAction(memory_id, "episode", reason))
@@ -147,25 +156,29 @@ def consolidate(
                     memories.absorb(lt, other, memory, f"(similarity {similarity:.3f})", duplicate=False, now=when)
                 break
 
-    # 3. summarize and compress by age
-    summarized = compressed = 0
-    for memory in lt._memories.values():
-        if memory.status != "active" or memory.id in lt._episodes:
-            continue  # an episode's forms are made with it
-        age = (when - memory.valid_from) / DAY
-        if age >= policy.summarize_after_days and not memory.summary:
-            summarized += 1
-            if not dry_run:
-                memory.summary = compress.levels(memory.content, sentences=policy.summary_sentences).summary
-                lt._touch(memory)
-            did(memory.id, "summarized", f"{age:.0f} days old (>= {policy.summarize_after_days:g})")
-        if age >= policy.compress_after_days and not memory.compressed:
+    # 3. form episodes old enough (their summary at 7 days; the compressed forms come with it),
+    #    oldest first, while the pass's time for it lasts
+    summarized = compressed = pending = 0
+    budget = time.perf_counter() + policy.consolidate_forms_seconds
+    extending = {memory_id for _at, memory_id in planned}
+    waiting = sorted(
+        [(e.ended_at, i) for i, e in lt._episodes.items() if not e.formed and i in lt._memories and i not in extending]
+        + planned
+    )
+    waiting = [(at, i) for at, i in waiting if (when - at) / DAY >= policy.summarize_after_days]
+    for ended_at, memory_id in waiting:
+        if time.perf_counter() > budget:
+            pending += 1
+            continue
+        age = (when - ended_at) / DAY
+        summarized += 1
+        reason = f"{age:.0f} days old (>= {policy.summarize_after_days:g})"
+        if age >= policy.compress_after_days:
             compressed += 1
-            if not dry_run:
-                levels = compress.levels(memory.content, sentences=policy.summary_sentences)
-                memory.compressed, memory.index_text = levels.compressed, levels.index
-                lt._touch(memory)
-            did(memory.id, "compressed", f"{age:.0f} days old (>= {policy.compress_after_days:g})")
+            reason += f"; compressed too (>= {policy.compress_after_days:g})"
+        if not dry_run:
+            episodes.form(lt, memory_id)
+        did(memory_id, "summarized", reason)
 
     # 4. TTL
     expiries = ttl.expire(lt, when, dry_run=dry_run)
@@ -236,6 +249,7 @@ def consolidate(
         deduped,
         summarized,
         compressed,
+        pending,
         moved,
         tiers,
         contradictions,

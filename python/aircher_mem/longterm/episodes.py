@@ -38,6 +38,7 @@ __all__ = [
     "forms",
     "create",
     "extend",
+    "form",
     "rebuild",
     "task_episode",
     "related",
@@ -174,26 +175,44 @@ def forms(texts: Sequence[str], policy: LifecyclePolicy) -> Forms:
     """An episode's texts from its turns' ``texts``: its headline (its content:
     the cold form), summary (warm), compressed and index forms, key points (one
     per informative turn), entities, decisions, open questions and tags; the
-    first ``FORM_TURNS`` turns are read."""
-    texts = list(texts[:FORM_TURNS])
-    summary = compress.summarize(texts, sentences=policy.summary_sentences)
-    points = [p for p in (compress.key_point(t) for t in texts) if p]
+    first ``FORM_TURNS`` turns are read (:func:`compress.digest`)."""
+    made = compress.digest(list(texts[:FORM_TURNS]), sentences=policy.summary_sentences)
     return Forms(
-        headline=compress.headline(texts),
-        summary=summary,
-        compressed=compress.compress(summary),
-        index_text=compress.index_form(" ".join(texts)),
-        key_points=points[: 4 * policy.summary_sentences],
-        entities=compress.entities(texts)[:32],
-        decisions=compress.decisions(texts)[:8],
-        questions=compress.questions(texts)[:8],
-        tags=compress.tags(texts),
+        headline=made.headline,
+        summary=made.summary,
+        compressed=made.compressed,
+        index_text=made.index,
+        key_points=made.key_points[: 4 * policy.summary_sentences],
+        entities=made.entities[:32],
+        decisions=made.decisions[:8],
+        questions=made.questions[:8],
+        tags=made.tags,
     )
 
 
-def _apply(lt: StoreCore, memory: MemoryRow, episode: EpisodeRow, turns: Sequence[TurnRow]) -> None:
+#: A provisional headline (an episode not formed yet) is its first turn's first this many words.
+PROVISIONAL_WORDS = 20
+
+
+def _apply(lt: StoreCore, memory: MemoryRow, episode: EpisodeRow, turns: Sequence[TurnRow], *, full: bool) -> None:
+    """The episode's texts made from ``turns``: all of them (``full``, see
+    :func:`forms`), or, until consolidation forms it, only a provisional headline
+    (the first turn's first ``PROVISIONAL_WORDS`` words) and its span."""
+    episode.started_at = min(t.at for t in turns)
+    episode.ended_at = max(t.at for t in turns)
+    memory.valid_from = episode.started_at
+    memory.last_seen = max(memory.last_seen, episode.ended_at)
+    episode.formed = full
+    if not full:
+        words = turns[0].text.split()
+        memory.content = " ".join(words[:PROVISIONAL_WORDS]) + ("..." if len(words) > PROVISIONAL_WORDS else "")
+        memory.summary = memory.compressed = memory.index_text = ""
+        memory.tags = ["episode"]
+        episode.headline = memory.content
+        episode.key_points, episode.entities, episode.decisions, episode.questions = [], [], [], []
+        return
     made = forms([t.text for t in turns], lt.lifecycle)
-    memory.content = made.headline or "(an empty episode)"
+    memory.content = made.headline or "(small talk)"
     memory.summary = made.summary
     memory.compressed = made.compressed
     memory.index_text = made.index_text
@@ -203,25 +222,25 @@ def _apply(lt: StoreCore, memory: MemoryRow, episode: EpisodeRow, turns: Sequenc
     episode.entities = made.entities
     episode.decisions = made.decisions
     episode.questions = made.questions
-    episode.started_at = min(t.at for t in turns)
-    episode.ended_at = max(t.at for t in turns)
-    memory.valid_from = episode.started_at
-    memory.last_seen = max(memory.last_seen, episode.ended_at)
+
+
+def _changed(lt: StoreCore, memory: MemoryRow) -> None:
+    lt._lexical.upsert([documents.memory_document(lt, memory)])
+    lt._touch(memory)
+    lt._shape += 1
 
 
 def create(lt: StoreCore, session_id: str, turns: Sequence[TurnRow], why: str, now: float) -> MemoryRow:
-    """A new episode of ``turns`` (in memory; the caller writes it)."""
+    """A new episode of ``turns``, not formed yet (in memory; the caller writes it)."""
     memory = MemoryRow(id=lt._next_memory, kind="episode", content="", created_at=now, source="consolidated")
     lt._next_memory += 1
     episode = EpisodeRow(memory.id, session_id, "conversation", turns[0].at, turns[-1].at)
-    _apply(lt, memory, episode, turns)
+    _apply(lt, memory, episode, turns, full=False)
     lt._memories[memory.id] = memory
     lt._episodes[memory.id] = episode
     for turn in turns:
         lt._episode_link(memory.id, turn.id, now)
-    lt._lexical.upsert([documents.memory_document(lt, memory)])
-    lt._touch(memory)
-    lt._shape += 1
+    _changed(lt, memory)
     place = lt._position.get(turns[0].id, 0)
     before = lt._episode_of.get(lt._sessions[session_id][place - 1]) if place > 0 else None
     if before is not None:
@@ -231,30 +250,42 @@ def create(lt: StoreCore, session_id: str, turns: Sequence[TurnRow], why: str, n
     return memory
 
 
+def _turns_of(lt: StoreCore, memory_id: int) -> list[TurnRow]:
+    return [lt._turns[t] for t in lt._episode_turns.get(memory_id, ()) if t in lt._turns]
+
+
 def extend(lt: StoreCore, memory_id: int, turns: Sequence[TurnRow], now: float) -> MemoryRow:
-    """The episode ``memory_id`` with ``turns`` added at its end, its forms made again."""
+    """The episode ``memory_id`` with ``turns`` added at its end; it is formed again
+    by a later pass."""
     memory, episode = lt._memories[memory_id], lt._episodes[memory_id]
     for turn in turns:
         lt._episode_link(memory_id, turn.id, now)
-    _apply(lt, memory, episode, [lt._turns[t] for t in lt._episode_turns[memory_id] if t in lt._turns])
-    lt._lexical.upsert([documents.memory_document(lt, memory)])
-    lt._touch(memory)
-    lt._shape += 1
+    _apply(lt, memory, episode, _turns_of(lt, memory_id), full=False)
+    _changed(lt, memory)
     lt._act(memory_id, now, "episode", f"{len(turns)} more turns")
+    return memory
+
+
+def form(lt: StoreCore, memory_id: int) -> MemoryRow:
+    """The episode ``memory_id`` formed: its summary, key points, entities,
+    decisions, open questions, headline, compressed and index forms made from its
+    turns (:func:`forms`)."""
+    memory, episode = lt._memories[memory_id], lt._episodes[memory_id]
+    _apply(lt, memory, episode, _turns_of(lt, memory_id), full=True)
+    _changed(lt, memory)
     return memory
 
 
 def rebuild(lt: StoreCore, memory_id: int) -> bool:
     """The episode ``memory_id`` made again from the turns it has left (after a
-    forget); False when none is left (the caller forgets it)."""
-    turns = [lt._turns[t] for t in lt._episode_turns.get(memory_id, ()) if t in lt._turns]
+    forget), as formed as it was; False when none is left (the caller forgets it)."""
+    turns = _turns_of(lt, memory_id)
     if not turns:
         return False
     lt._episode_turns[memory_id] = [t.id for t in turns]
     memory, episode = lt._memories[memory_id], lt._episodes[memory_id]
-    _apply(lt, memory, episode, turns)
-    lt._lexical.upsert([documents.memory_document(lt, memory)])
-    lt._touch(memory)
+    _apply(lt, memory, episode, turns, full=episode.formed)
+    _changed(lt, memory)
     return True
 
 
@@ -291,6 +322,7 @@ def task_episode(
         "task",
         started_at,
         ended_at,
+        formed=True,
         headline=memory.content,
         key_points=made.key_points,
         entities=made.entities,

@@ -14,8 +14,8 @@ goes cold. Anchors (003 §7): memories of importance 1 ("always worth keeping") 
 tagged "anchor".
 
 What recall serves (001's levels as 003's contents): a hot memory its content, a
-warm one its summary, a cold one its compressed form (each falling back to the
-fuller one while consolidation has not written it). An episode serves its summary
+warm one its summary, a cold one its compressed form (made the first time it is
+served so, and kept). An episode serves its summary
 when hot or warm and its headline when cold; a raw turn of a warm episode serves
 its key point, of a cold one its compressed form. Raw turns are never changed:
 when the query's words that matched a turn or memory are missing from what it
@@ -103,17 +103,22 @@ def placement(memory: MemoryRow, now: float, policy: LifecyclePolicy) -> tuple[s
     return "cold", value, f"last access {age:.1f} days ago (>= {policy.warm_days:g})"
 
 
-def served_memory(memory: MemoryRow, episode: bool) -> str:
-    """What recall serves of ``memory`` in its layer."""
-    if episode:
+def served_memory(lt: StoreCore, memory: MemoryRow) -> str:
+    """What recall serves of ``memory`` in its layer. A memory's summary and
+    compressed forms are made the first time it is served warm or cold (and kept)."""
+    if memory.id in lt._episodes:
         if memory.tier == "cold":
             return memory.content
         return memory.summary or memory.content
+    if memory.tier == "hot":
+        return memory.content
+    if not memory.summary:
+        made = compress.levels(memory.content, sentences=lt.lifecycle.summary_sentences)
+        memory.summary, memory.compressed, memory.index_text = made.summary, made.compressed, made.index
+        lt._touch(memory)
     if memory.tier == "warm":
         return memory.summary or memory.content
-    if memory.tier == "cold":
-        return memory.compressed or memory.summary or memory.content
-    return memory.content
+    return memory.compressed or memory.summary or memory.content
 
 
 def served_turn(turn: TurnRow, tier: str) -> str:

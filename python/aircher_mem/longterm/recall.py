@@ -277,7 +277,7 @@ def recall(
         else:
             sources = sorted(lt._sources.get(item, {}), key=lambda t: (t not in entry.absorbed, t))
         turns = [serve(t)[0] for t in sources if t in lt._turns]
-        content = memory.content if when is not None else layers.served_memory(memory, item in lt._episodes)
+        content = memory.content if when is not None else layers.served_memory(lt, memory)
         if item not in lt._episodes:
             words = layers.missing(memory.content, content, list(matched.get(entry.key, ())))
             if words:

@@ -179,6 +179,7 @@ MIGRATIONS: dict[int, list[str]] = {
             origin VARCHAR NOT NULL,
             started_at DOUBLE NOT NULL,
             ended_at DOUBLE NOT NULL,
+            formed BOOLEAN NOT NULL,
             headline VARCHAR NOT NULL,
             key_points VARCHAR NOT NULL,
             entities VARCHAR NOT NULL,
@@ -290,13 +291,16 @@ class EpisodeRow:
     its session, span and origin ("conversation", or "task" for the agent's own
     work), its warm content (``key_points``, ``entities``, ``decisions``, open
     ``questions``), its cold ``headline``, the ``files`` it touched and, for a
-    task, its ``outcome``. Its raw turns are its links with reason "episode"."""
+    task, its ``outcome``. Its raw turns are its links with reason "episode".
+    Until ``formed`` (consolidation made its forms), its headline is its first
+    turn's opening words and the rest is empty."""
 
     memory_id: int
     session_id: str
     origin: str
     started_at: float
     ended_at: float
+    formed: bool = False
     headline: str = ""
     key_points: list[str] = dataclasses.field(default_factory=list)
     entities: list[str] = dataclasses.field(default_factory=list)
@@ -381,7 +385,7 @@ INSERT_EPISODES = _unnest_insert(
     "INSERT",
     "episodes",
     EPISODE_FIELDS,
-    ("BIGINT", "VARCHAR", "VARCHAR", "DOUBLE", "DOUBLE", *(["VARCHAR"] * (len(EPISODE_FIELDS) - 5))),
+    ("BIGINT", "VARCHAR", "VARCHAR", "DOUBLE", "DOUBLE", "BOOLEAN", *(["VARCHAR"] * (len(EPISODE_FIELDS) - 6))),
 )
 DELETE_EPISODES = "DELETE FROM episodes WHERE memory_id IN (SELECT unnest(?::BIGINT[]))"
 INSERT_ACTIONS = _unnest_insert(

@@ -97,8 +97,7 @@ def default_for(memory: MemoryRow, policy: LifecyclePolicy) -> Default | None:
     (``ttl_architecture_days``), ``api`` (``ttl_api_days``, refreshed by
     ``ttl_api_refresh``), ``implementation`` (``ttl_implementation_days``) and
     ``session`` (``ttl_session_hours``) among its tags, with the policy's
-    ``ttl_<tag>_expire`` action; None when it has none of them. An empty
-    ``ttl_api_refresh`` means no refresh."""
+    ``ttl_<tag>_expire`` action; None when it has none of them."""
     tags = set(memory.tags)
     for tag in DEFAULT_TAGS:
         if tag not in tags:
@@ -106,8 +105,7 @@ def default_for(memory: MemoryRow, policy: LifecyclePolicy) -> Default | None:
         if tag == "architecture":
             return (policy.ttl_architecture_days * DAY, None, _on_expire(policy.ttl_architecture_expire))
         if tag == "api":
-            glob = policy.ttl_api_refresh.strip() or None
-            return (policy.ttl_api_days * DAY, glob, _on_expire(policy.ttl_api_expire))
+            return (policy.ttl_api_days * DAY, policy.ttl_api_refresh, _on_expire(policy.ttl_api_expire))
         if tag == "implementation":
             return (policy.ttl_implementation_days * DAY, None, _on_expire(policy.ttl_implementation_expire))
         return (policy.ttl_session_hours * HOUR, None, _on_expire(policy.ttl_session_expire))
@@ -243,10 +241,12 @@ def _when(lt: StoreCore, now: float | dt.datetime | None) -> float:
 
 
 def span(seconds: float) -> str:
-    """A duration in words: "7 days", "24 hours", "90 minutes", "5 seconds"."""
-    for unit, size in (("days", DAY), ("hours", HOUR), ("minutes", 60.0)):
+    """A duration in words, in the largest unit it is a whole number of: "7 days",
+    "1 day", "36 hours", "90 minutes", "1.5 seconds"."""
+    for unit, size in (("day", DAY), ("hour", HOUR), ("minute", 60.0), ("second", 1.0)):
         if seconds >= size and seconds % size == 0:
-            return f"{seconds / size:g} {unit}"
+            count = seconds / size
+            return f"{count:g} {unit}" + ("" if count == 1 else "s")
     return f"{seconds:g} seconds"
 
 

@@ -56,6 +56,8 @@ LAYERS = {
     "aircher_mem.longterm.recall": 1,
     "aircher_mem.longterm.lifecycle": 1,
     "aircher_mem.longterm.forget": 1,
+    "aircher_mem.longterm.ttl": 1,
+    "aircher_mem.longterm.ttl_rules": 1,
     "aircher_mem.longterm.extract": 1,
     "aircher_mem.longterm.vocabulary": 1,
     "aircher_mem.longterm.scoring": 1,

@@ -15,7 +15,7 @@ from ..checks import unix_time as _time
 from ..errors import InvalidInputError, UnknownMemoryError
 from ..redact import pii_tags, redact
 from ..results import Extracted, MemoryEdge, MemoryExplanation, MemoryLink, MemoryList, MemoryRecord, Remembered
-from . import checks, documents, ttl
+from . import checks, documents, ttl_rules
 from .core import StoreCore
 from .extract import Candidate, extract, jaccard, normalize, token_set
 from .schema import KINDS, LAYERS, LEVELS, MAX_DEPTH, SCOPES, STATUSES, MemoryRow, TurnRow
@@ -181,7 +181,7 @@ def ingest(
         **(fields or {}),
     )
     lt._next_memory += 1
-    ttl.apply_default(memory, lt.lifecycle)  # the only place a memory is made: its default TTL
+    ttl_rules.apply_default(memory, lt.lifecycle)  # the only place a memory is made: its default TTL
     memory.score = score_of(0, age_days(at, now), memory.importance, lt.policy)
     lt._memories[memory.id] = memory
     if parent_id is not None:
@@ -532,7 +532,7 @@ def explain(lt: StoreCore, memory_id: int) -> MemoryExplanation:
         related,
         list(lt._actions.get(memory.id, []))[-20:],
         outlook,
-        ttl.outlook(memory, now),
+        ttl_rules.outlook(memory, now),
     )
 
 

@@ -10,7 +10,8 @@ marked stale has ``stale_since``.
 How a memory gets its TTL:
 
 - **By default, when it is created** (``remember`` and extraction alike:
-  :func:`aircher_mem.longterm.memories.ingest` calls :func:`apply_default`): the
+  :func:`aircher_mem.longterm.memories.ingest`, the one place a memory is made,
+  calls :func:`apply_default`): the
   first of its tags equal to ``architecture``, ``api``, ``implementation`` or
   ``session`` (in that order) picks the ``[lifecycle]`` default
   (:func:`default_for`). A memory with none of them has no TTL. A merge into an
@@ -32,6 +33,10 @@ What happens to it:
   came from. Consolidation runs it; no read verb does.
 - :func:`stale`: the memories marked stale, and those past a ``mark_stale`` TTL
   not marked yet.
+
+The rules that need only a memory's row (the defaults, :func:`expired_at`, the
+TTL in words) live in :mod:`aircher_mem.longterm.ttl_rules`, below ``memories``
+and ``recall``, which use them; they are named here too.
 """
 
 from __future__ import annotations
@@ -41,15 +46,28 @@ import functools
 import math
 import re
 from collections.abc import Iterable
-from typing import Literal
 
 from ..checks import short, unix_time
-from ..config import LifecyclePolicy
 from ..errors import InvalidInputError
 from ..results import Expiry, MemoryList, MemoryRecord
 from . import checks, forget, memories
 from .core import StoreCore, using_db
 from .schema import MemoryRow
+from .ttl_rules import (
+    DEFAULT_TAGS,
+    ON_EXPIRE,
+    Default,
+    OnExpire,
+    ago,
+    apply_default,
+    default_for,
+    describe,
+    expired_at,
+    expiry_action,
+    notes_of,
+    outlook,
+    span,
+)
 
 __all__ = [
     "ON_EXPIRE",
@@ -75,61 +93,14 @@ __all__ = [
     "notes_of",
 ]
 
-OnExpire = Literal["mark_stale", "archive", "delete"]
-#: What expiry may do to a memory.
-ON_EXPIRE: tuple[OnExpire, ...] = ("mark_stale", "archive", "delete")
-#: The tags that give a new memory a default TTL, the first found in this order.
-DEFAULT_TAGS = ("architecture", "api", "implementation", "session")
+
+# -- globs ------------------------------------------------------------------------
+
+
 #: The longest refresh glob accepted.
 MAX_GLOB_CHARS = 1000
 #: The longest TTL accepted: about 31,700 years (beyond it a TTL is no TTL).
 MAX_TTL_SECONDS = 1e12
-
-DAY = 86_400.0
-HOUR = 3_600.0
-
-Default = tuple[float, str | None, OnExpire]
-"""A default TTL: (seconds, refresh glob or None, what expiry does)."""
-
-
-def default_for(memory: MemoryRow, policy: LifecyclePolicy) -> Default | None:
-    """The TTL seed 000 gives a memory by its tags: the first of ``architecture``
-    (``ttl_architecture_days``), ``api`` (``ttl_api_days``, refreshed by
-    ``ttl_api_refresh``), ``implementation`` (``ttl_implementation_days``) and
-    ``session`` (``ttl_session_hours``) among its tags, with the policy's
-    ``ttl_<tag>_expire`` action; None when it has none of them."""
-    tags = set(memory.tags)
-    for tag in DEFAULT_TAGS:
-        if tag not in tags:
-            continue
-        if tag == "architecture":
-            return (policy.ttl_architecture_days * DAY, None, _on_expire(policy.ttl_architecture_expire))
-        if tag == "api":
-            return (policy.ttl_api_days * DAY, policy.ttl_api_refresh, _on_expire(policy.ttl_api_expire))
-        if tag == "implementation":
-            return (policy.ttl_implementation_days * DAY, None, _on_expire(policy.ttl_implementation_expire))
-        return (policy.ttl_session_hours * HOUR, None, _on_expire(policy.ttl_session_expire))
-    return None
-
-
-def _on_expire(value: str) -> OnExpire:
-    return checks.choice("on_expire", value, ON_EXPIRE)  # type: ignore[return-value]
-
-
-def apply_default(memory: MemoryRow, policy: LifecyclePolicy) -> None:
-    """Gives a memory being created its default TTL (:func:`default_for`), its time
-    starting at ``created_at``; a memory with a TTL already keeps it."""
-    if memory.ttl_seconds is not None:
-        return
-    found = default_for(memory, policy)
-    if found is None:
-        return
-    memory.ttl_seconds, memory.ttl_refresh, memory.ttl_on_expire = found
-    memory.ttl_from = memory.created_at
-
-
-# -- globs ------------------------------------------------------------------------
-
 
 _ANY = None  # a "**" segment: any number of segments, none included
 
@@ -240,54 +211,6 @@ def _when(lt: StoreCore, now: float | dt.datetime | None) -> float:
     return lt.clock() if now is None else unix_time("now", now)
 
 
-def span(seconds: float) -> str:
-    """A duration in words, in the largest unit it is a whole number of: "7 days",
-    "1 day", "36 hours", "90 minutes", "1.5 seconds"."""
-    for unit, size in (("day", DAY), ("hour", HOUR), ("minute", 60.0), ("second", 1.0)):
-        if seconds >= size and seconds % size == 0:
-            count = seconds / size
-            return f"{count:g} {unit}" + ("" if count == 1 else "s")
-    return f"{seconds:g} seconds"
-
-
-def _ago(seconds: float) -> str:
-    for unit, size in (("days", DAY), ("hours", HOUR), ("minutes", 60.0)):
-        if seconds >= size:
-            return f"{seconds / size:.1f} {unit}"
-    return f"{seconds:.1f} seconds"
-
-
-def describe(memory: MemoryRow | MemoryRecord) -> str:
-    """A memory's TTL in words, e.g. "TTL 7 days from 2024-05-01T10:00:00Z, then
-    mark_stale; refreshed by changes to **/api/**" ("no TTL" without one)."""
-    if memory.ttl_seconds is None:
-        return "no TTL"
-    start = memory.ttl_from if memory.ttl_from is not None else memory.created_at
-    said = f"TTL {span(memory.ttl_seconds)} from {_iso(start)}, then {memory.ttl_on_expire or 'mark_stale'}"
-    if memory.ttl_refresh:
-        said += f"; refreshed by changes to {memory.ttl_refresh}"
-    if memory.stale_since is not None:
-        said += f"; stale since {_iso(memory.stale_since)}"
-    return said
-
-
-def outlook(memory: MemoryRow, now: float) -> str:
-    """A memory's TTL for ``explain``: :func:`describe` and when it expires (or
-    how long ago it did); "" without one."""
-    if memory.ttl_seconds is None:
-        return ""
-    said = describe(memory)
-    over = expired_at(memory, now)
-    if over is not None:
-        return f"{said}; expired {_ago(over)} ago"
-    start = memory.ttl_from if memory.ttl_from is not None else memory.created_at
-    return f"{said}; expires in {_ago(start + memory.ttl_seconds - now)}"
-
-
-def _iso(at: float) -> str:
-    return dt.datetime.fromtimestamp(at, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def set_ttl(
     lt: StoreCore,
     memory_id: int,
@@ -306,7 +229,7 @@ def set_ttl(
     a bad argument, :class:`UnknownMemoryError` for an unknown memory."""
     lt._check_open()
     seconds = None if ttl_seconds is None else _ttl_seconds(ttl_seconds)
-    action = _on_expire(on_expire)
+    action = expiry_action(on_expire)
     glob = None if refresh_trigger is None else check_glob("refresh_trigger", refresh_trigger)
     if seconds is None and refresh_trigger is not None:
         raise InvalidInputError("refresh_trigger needs a ttl_seconds (None clears the TTL)")
@@ -376,16 +299,6 @@ def refresh(lt: StoreCore, paths: Iterable[str], now: float | dt.datetime | None
     return done
 
 
-def expired_at(memory: MemoryRow, now: float) -> float | None:
-    """How long ago ``memory``'s TTL expired (seconds, more than 0) at ``now``;
-    None if it has none or it has not: at exactly ``ttl_seconds`` it has not."""
-    if memory.ttl_seconds is None:
-        return None
-    start = memory.ttl_from if memory.ttl_from is not None else memory.created_at
-    over = (now - start) - memory.ttl_seconds
-    return over if over > 0 else None
-
-
 def expire(lt: StoreCore, now: float | dt.datetime | None = None, *, dry_run: bool = False) -> list[Expiry]:
     """Applies every active memory's expired TTL (:func:`expired_at`) at ``now``
     (default: the clock's now), by id: ``mark_stale`` sets ``stale_since`` (once:
@@ -410,7 +323,7 @@ def expire(lt: StoreCore, now: float | dt.datetime | None = None, *, dry_run: bo
         if action == "mark_stale" and memory.stale_since is not None:
             continue
         assert memory.ttl_seconds is not None
-        reason = f"TTL {span(memory.ttl_seconds)} expired {_ago(over)} ago"
+        reason = f"TTL {span(memory.ttl_seconds)} expired {ago(over)} ago"
         found.append(Expiry(memory.id, action, reason))
         if action == "delete":
             deleting[memory.id] = memory
@@ -457,11 +370,3 @@ def stale(lt: StoreCore, now: float | dt.datetime | None = None) -> MemoryList:
             found.append((when - over, memory.id, memory))
     found.sort(key=lambda f: (f[0], f[1]))
     return MemoryList([memories.record(lt, m, when) for _since, _id, m in found])
-
-
-def notes_of(memory: MemoryRow) -> list[str]:
-    """The recall notes of a memory hit about its TTL: "stale since <date>: its
-    TTL expired" for a memory marked stale."""
-    if memory.stale_since is None:
-        return []
-    return [f"stale since {_iso(memory.stale_since)[:10]}: its TTL expired"]

@@ -11,10 +11,9 @@ How a memory gets its TTL:
 
 - **By default, when it is created** (``remember`` and extraction alike:
   :func:`aircher_mem.longterm.memories.ingest`, the one place a memory is made,
-  calls :func:`apply_default`): the
-  first of its tags equal to ``architecture``, ``api``, ``implementation`` or
-  ``session`` (in that order) picks the ``[lifecycle]`` default
-  (:func:`default_for`). A memory with none of them has no TTL. A merge into an
+  calls :func:`apply_default`): the first of its tags equal to ``architecture``,
+  ``api``, ``implementation`` or ``session`` (in that order) picks the
+  ``[lifecycle]`` default (:func:`default_for`). A memory with none of them has no TTL. A merge into an
   existing memory changes nothing of the existing memory's TTL.
 - **On purpose**, with :func:`set_ttl` (the ``set_ttl`` verb), which also clears
   it.
@@ -41,6 +40,7 @@ and ``recall``, which use them; they are named here too.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import functools
 import math
@@ -119,33 +119,53 @@ def check_glob(field: str, pattern: object) -> str:
     return cleaned
 
 
-def _segment_regex(segment: str) -> re.Pattern[str]:
-    """One segment of a glob as a regex over one path segment: ``*`` any run of
-    characters, ``?`` one, everything else itself. Each run of characters after a
-    ``*`` sits in an atomic group finding its first occurrence (the glob matches
-    if and only if the first occurrences do), and only the last run is anchored
-    at the end, so a match takes time linear in the segment's length times the
-    pattern's, never the backtracking of one ``.*`` per star."""
-    chunks = segment.split("*")
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Segment:
+    """One segment of a glob (no ``/``), compiled: its runs of characters between
+    ``*``s, each a regex without a quantifier (``?`` is ``.``, everything else
+    itself), their widths, and whether it has a ``*`` at all."""
 
-    def literal(chunk: str) -> str:
-        return "".join("." if c == "?" else re.escape(c) for c in chunk)
+    runs: tuple[re.Pattern[str], ...]
+    widths: tuple[int, ...]
+    star: bool
 
-    if len(chunks) == 1:
-        return re.compile(literal(segment), re.DOTALL)
-    middle = "".join(f"(?>.*?{literal(c)})" for c in chunks[1:-1] if c)
-    return re.compile(f"{literal(chunks[0])}{middle}.*{literal(chunks[-1])}", re.DOTALL)
+    @classmethod
+    def of(cls, segment: str) -> _Segment:
+        runs = segment.split("*")
+        compiled = tuple(re.compile("".join("." if c == "?" else re.escape(c) for c in run), re.DOTALL) for run in runs)
+        return cls(compiled, tuple(len(run) for run in runs), len(runs) > 1)
+
+    def matches(self, name: str) -> bool:
+        """Whether the path segment ``name`` matches: the first run at its start,
+        the last at its end, and each run between at its first occurrence after
+        the one before (the segment matches if and only if the first occurrences
+        do). No backtracking: time in the order of ``name``'s length times the
+        pattern's, whatever the pattern."""
+        if not self.star:
+            return self.runs[0].fullmatch(name) is not None
+        end = len(name) - self.widths[-1]
+        if end < self.widths[0] or self.runs[0].match(name) is None:
+            return False
+        at = self.widths[0]
+        for run, width in zip(self.runs[1:-1], self.widths[1:-1]):
+            if width == 0:
+                continue
+            found = run.search(name, at, end)
+            if found is None:
+                return False
+            at = found.end()
+        return self.runs[-1].fullmatch(name, end) is not None
 
 
 @functools.lru_cache(maxsize=512)
-def compile_glob(pattern: str) -> tuple[re.Pattern[str] | None, ...]:
-    """A glob over project-relative POSIX paths, compiled: one regex per segment
-    (``/``-separated; empty and ``.`` segments dropped), None for a ``**``
+def compile_glob(pattern: str) -> tuple[_Segment | None, ...]:
+    """A glob over project-relative POSIX paths, compiled: one :class:`_Segment`
+    per segment (``/``-separated; empty and ``.`` segments dropped), None for a ``**``
     segment (any number of segments, none included; ``**`` inside a segment is
     ``*``). Cached; :class:`InvalidInputError` for a pattern
     :func:`check_glob` refuses."""
     pattern = check_glob("a refresh glob", pattern)
-    out: list[re.Pattern[str] | None] = []
+    out: list[_Segment | None] = []
     for segment in pattern.split("/"):
         if segment in ("", "."):
             continue
@@ -153,7 +173,7 @@ def compile_glob(pattern: str) -> tuple[re.Pattern[str] | None, ...]:
             if not out or out[-1] is not _ANY:  # "**/**" is "**"
                 out.append(_ANY)
             continue
-        out.append(_segment_regex(re.sub(r"\*+", "*", segment)))
+        out.append(_Segment.of(re.sub(r"\*+", "*", segment)))
     return tuple(out)
 
 
@@ -179,7 +199,7 @@ def glob_matches(pattern: str, path: str) -> bool:
                 star, resume = p, s
                 p += 1
                 continue
-            if part.fullmatch(segments[s]):
+            if part.matches(segments[s]):
                 p += 1
                 s += 1
                 continue

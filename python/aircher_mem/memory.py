@@ -607,12 +607,12 @@ class Memory:
         return self._tracker.snapshot()
 
     def _index_changed(self, report: IndexReport, *, open_store: bool = False) -> None:
-        """The files an index found added, updated or removed refresh the TTLs
-        (:meth:`_files_changed`), unless it had no earlier index to compare with
-        (every file "added": nothing is known to have changed)."""
-        if report.full and len(report.added) == report.files:
-            return
-        self._files_changed([*report.added, *report.updated, *report.removed], open_store=open_store)
+        """The files an index found updated or removed, and added unless it was a
+        full build (without an earlier index to compare with, every file is
+        "added": none is known to have changed), refresh the TTLs
+        (:meth:`_files_changed`)."""
+        added = [] if report.full else report.added
+        self._files_changed([*added, *report.updated, *report.removed], open_store=open_store)
 
     def _dense(self) -> tuple[DenseIndex | None, str]:
         """The dense channel (loaded once), or None and why not."""
@@ -1378,19 +1378,19 @@ class Memory:
         ] = "mark_stale",
         now: Annotated[Time | None, Arg(description="When its time starts (default: now).")] = None,
     ) -> MemoryRecord:
-        """Gives a memory a time to live, or clears it without ``ttl_seconds`` (see
-        :mod:`aircher_mem.longterm.ttl`): once ``ttl_seconds`` passed since ``now``
-        (or the last change to a file matching ``refresh_trigger``), consolidation
-        marks it stale (still recalled, with a note), archives it or deletes it
-        (its conversation turns stay). Memories tagged architecture, api,
-        implementation or session get the ``[lifecycle]`` default when created.
+        """Gives a memory a time to live, or clears it without ``ttl_seconds``: once
+        ``ttl_seconds`` passed since ``now`` (or the last change to a file matching
+        ``refresh_trigger``), consolidation marks it stale (still recalled, with a
+        note), archives it or deletes it (its conversation turns stay). Memories
+        tagged architecture, api, implementation or session get the
+        ``[lifecycle]`` default when created.
 
         For an agent: Say how long a memory stays true: e.g. 604800 seconds (7 days)
         for a fact about an API that changes, with refresh_trigger '**/api/**' so
         that editing those files keeps it fresh; on_expire mark_stale (recalled with
         a 'stale' note), archive (no longer recalled) or delete. Without ttl_seconds
-        (or null) its TTL is cleared. Returns the memory as JSON {id, content, ..., ttl_seconds,
-        ttl_refresh, ttl_on_expire, ttl_from, stale_since}."""
+        (or null) its TTL is cleared. Returns the memory as JSON {id, content, ...,
+        ttl_seconds, ttl_refresh, ttl_on_expire, ttl_from, stale_since}."""
         return self.longterm.set_ttl(
             memory_id, ttl_seconds, refresh_trigger=refresh_trigger, on_expire=on_expire, now=now
         )

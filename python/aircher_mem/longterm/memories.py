@@ -24,7 +24,7 @@ from ..results import (
     MemoryRecord,
     Remembered,
 )
-from . import checks, documents, layers, ttl
+from . import checks, documents, layers, ttl_rules
 from .core import StoreCore
 from .extract import Candidate, extract, jaccard, normalize, token_set
 from .schema import EPISODE_LINK, KINDS, LAYERS, LEVELS, MAX_DEPTH, SCOPES, STATUSES, MemoryRow, TurnRow
@@ -191,7 +191,7 @@ def ingest(
         **(fields or {}),
     )
     lt._next_memory += 1
-    ttl.apply_default(memory, lt.lifecycle)  # the only place a memory is made: its default TTL
+    ttl_rules.apply_default(memory, lt.lifecycle)  # the only place a memory is made: its default TTL
     memory.score = score_of(0, age_days(at, now), memory.importance, lt.policy)
     lt._memories[memory.id] = memory
     if parent_id is not None:
@@ -564,7 +564,7 @@ def explain(lt: StoreCore, memory_id: int) -> MemoryExplanation:
         related,
         list(lt._actions.get(memory.id, []))[-20:],
         outlook,
-        ttl.outlook(memory, now),
+        ttl_rules.outlook(memory, now),
         f"{memory.tier} now; belongs in {tier} ({why}; priority {value:.3f})",
         layers.priority_terms(memory, now, lt.lifecycle),
         episode,

@@ -23,7 +23,7 @@ from .._core import VectorIndex, fuse
 from ..checks import unix_time as _time
 from ..errors import InvalidInputError
 from ..results import ChannelScore, Recall, RecallHit, Turn
-from . import checks, documents, layers, memories, ttl
+from . import checks, documents, layers, memories, ttl_rules
 from .core import StoreCore
 from .schema import KINDS, MAX_DEPTH, MemoryRow, memory_key, parse_key, turn_key
 from .scoring import age_days
@@ -296,7 +296,7 @@ def recall(
                 entry.importance,
                 entry.usage,
                 turns,
-                ttl.notes_of(memory) if when is None or (memory.stale_since or math.inf) <= when else [],
+                ttl_rules.notes_of(memory) if when is None or (memory.stale_since or math.inf) <= when else [],
                 memory.tier if when is None else "hot",
                 item in unpacked,
             )

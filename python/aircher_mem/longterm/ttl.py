@@ -10,10 +10,10 @@ marked stale has ``stale_since``.
 How a memory gets its TTL:
 
 - **By default, when it is created** (``remember`` and extraction alike:
-  :func:`aircher_mem.longterm.memories.ingest` calls :func:`apply_default`): the
-  first of its tags equal to ``architecture``, ``api``, ``implementation`` or
-  ``session`` (in that order) picks the ``[lifecycle]`` default
-  (:func:`default_for`). A memory with none of them has no TTL. A merge into an
+  :func:`aircher_mem.longterm.memories.ingest`, the one place a memory is made,
+  calls :func:`apply_default`): the first of its tags equal to ``architecture``,
+  ``api``, ``implementation`` or ``session`` (in that order) picks the
+  ``[lifecycle]`` default (:func:`default_for`). A memory with none of them has no TTL. A merge into an
   existing memory changes nothing of the existing memory's TTL.
 - **On purpose**, with :func:`set_ttl` (the ``set_ttl`` verb), which also clears
   it.
@@ -32,24 +32,42 @@ What happens to it:
   came from. Consolidation runs it; no read verb does.
 - :func:`stale`: the memories marked stale, and those past a ``mark_stale`` TTL
   not marked yet.
+
+The rules that need only a memory's row (the defaults, :func:`expired_at`, the
+TTL in words) live in :mod:`aircher_mem.longterm.ttl_rules`, below ``memories``
+and ``recall``, which use them; they are named here too.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import functools
 import math
 import re
 from collections.abc import Iterable
-from typing import Literal
 
 from ..checks import short, unix_time
-from ..config import LifecyclePolicy
 from ..errors import InvalidInputError
 from ..results import Expiry, MemoryList, MemoryRecord
 from . import checks, forget, memories
 from .core import StoreCore, using_db
 from .schema import MemoryRow
+from .ttl_rules import (
+    DEFAULT_TAGS,
+    ON_EXPIRE,
+    Default,
+    OnExpire,
+    ago,
+    apply_default,
+    default_for,
+    describe,
+    expired_at,
+    expiry_action,
+    notes_of,
+    outlook,
+    span,
+)
 
 __all__ = [
     "ON_EXPIRE",
@@ -75,63 +93,14 @@ __all__ = [
     "notes_of",
 ]
 
-OnExpire = Literal["mark_stale", "archive", "delete"]
-#: What expiry may do to a memory.
-ON_EXPIRE: tuple[OnExpire, ...] = ("mark_stale", "archive", "delete")
-#: The tags that give a new memory a default TTL, the first found in this order.
-DEFAULT_TAGS = ("architecture", "api", "implementation", "session")
+
+# -- globs ------------------------------------------------------------------------
+
+
 #: The longest refresh glob accepted.
 MAX_GLOB_CHARS = 1000
 #: The longest TTL accepted: about 31,700 years (beyond it a TTL is no TTL).
 MAX_TTL_SECONDS = 1e12
-
-DAY = 86_400.0
-HOUR = 3_600.0
-
-Default = tuple[float, str | None, OnExpire]
-"""A default TTL: (seconds, refresh glob or None, what expiry does)."""
-
-
-def default_for(memory: MemoryRow, policy: LifecyclePolicy) -> Default | None:
-    """The TTL seed 000 gives a memory by its tags: the first of ``architecture``
-    (``ttl_architecture_days``), ``api`` (``ttl_api_days``, refreshed by
-    ``ttl_api_refresh``), ``implementation`` (``ttl_implementation_days``) and
-    ``session`` (``ttl_session_hours``) among its tags, with the policy's
-    ``ttl_<tag>_expire`` action; None when it has none of them. An empty
-    ``ttl_api_refresh`` means no refresh."""
-    tags = set(memory.tags)
-    for tag in DEFAULT_TAGS:
-        if tag not in tags:
-            continue
-        if tag == "architecture":
-            return (policy.ttl_architecture_days * DAY, None, _on_expire(policy.ttl_architecture_expire))
-        if tag == "api":
-            glob = policy.ttl_api_refresh.strip() or None
-            return (policy.ttl_api_days * DAY, glob, _on_expire(policy.ttl_api_expire))
-        if tag == "implementation":
-            return (policy.ttl_implementation_days * DAY, None, _on_expire(policy.ttl_implementation_expire))
-        return (policy.ttl_session_hours * HOUR, None, _on_expire(policy.ttl_session_expire))
-    return None
-
-
-def _on_expire(value: str) -> OnExpire:
-    return checks.choice("on_expire", value, ON_EXPIRE)  # type: ignore[return-value]
-
-
-def apply_default(memory: MemoryRow, policy: LifecyclePolicy) -> None:
-    """Gives a memory being created its default TTL (:func:`default_for`), its time
-    starting at ``created_at``; a memory with a TTL already keeps it."""
-    if memory.ttl_seconds is not None:
-        return
-    found = default_for(memory, policy)
-    if found is None:
-        return
-    memory.ttl_seconds, memory.ttl_refresh, memory.ttl_on_expire = found
-    memory.ttl_from = memory.created_at
-
-
-# -- globs ------------------------------------------------------------------------
-
 
 _ANY = None  # a "**" segment: any number of segments, none included
 
@@ -150,33 +119,53 @@ def check_glob(field: str, pattern: object) -> str:
     return cleaned
 
 
-def _segment_regex(segment: str) -> re.Pattern[str]:
-    """One segment of a glob as a regex over one path segment: ``*`` any run of
-    characters, ``?`` one, everything else itself. Each run of characters after a
-    ``*`` sits in an atomic group finding its first occurrence (the glob matches
-    if and only if the first occurrences do), and only the last run is anchored
-    at the end, so a match takes time linear in the segment's length times the
-    pattern's, never the backtracking of one ``.*`` per star."""
-    chunks = segment.split("*")
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Segment:
+    """One segment of a glob (no ``/``), compiled: its runs of characters between
+    ``*``s, each a regex without a quantifier (``?`` is ``.``, everything else
+    itself), their widths, and whether it has a ``*`` at all."""
 
-    def literal(chunk: str) -> str:
-        return "".join("." if c == "?" else re.escape(c) for c in chunk)
+    runs: tuple[re.Pattern[str], ...]
+    widths: tuple[int, ...]
+    star: bool
 
-    if len(chunks) == 1:
-        return re.compile(literal(segment), re.DOTALL)
-    middle = "".join(f"(?>.*?{literal(c)})" for c in chunks[1:-1] if c)
-    return re.compile(f"{literal(chunks[0])}{middle}.*{literal(chunks[-1])}", re.DOTALL)
+    @classmethod
+    def of(cls, segment: str) -> _Segment:
+        runs = segment.split("*")
+        compiled = tuple(re.compile("".join("." if c == "?" else re.escape(c) for c in run), re.DOTALL) for run in runs)
+        return cls(compiled, tuple(len(run) for run in runs), len(runs) > 1)
+
+    def matches(self, name: str) -> bool:
+        """Whether the path segment ``name`` matches: the first run at its start,
+        the last at its end, and each run between at its first occurrence after
+        the one before (the segment matches if and only if the first occurrences
+        do). No backtracking: time in the order of ``name``'s length times the
+        pattern's, whatever the pattern."""
+        if not self.star:
+            return self.runs[0].fullmatch(name) is not None
+        end = len(name) - self.widths[-1]
+        if end < self.widths[0] or self.runs[0].match(name) is None:
+            return False
+        at = self.widths[0]
+        for run, width in zip(self.runs[1:-1], self.widths[1:-1]):
+            if width == 0:
+                continue
+            found = run.search(name, at, end)
+            if found is None:
+                return False
+            at = found.end()
+        return self.runs[-1].fullmatch(name, end) is not None
 
 
 @functools.lru_cache(maxsize=512)
-def compile_glob(pattern: str) -> tuple[re.Pattern[str] | None, ...]:
-    """A glob over project-relative POSIX paths, compiled: one regex per segment
-    (``/``-separated; empty and ``.`` segments dropped), None for a ``**``
+def compile_glob(pattern: str) -> tuple[_Segment | None, ...]:
+    """A glob over project-relative POSIX paths, compiled: one :class:`_Segment`
+    per segment (``/``-separated; empty and ``.`` segments dropped), None for a ``**``
     segment (any number of segments, none included; ``**`` inside a segment is
     ``*``). Cached; :class:`InvalidInputError` for a pattern
     :func:`check_glob` refuses."""
     pattern = check_glob("a refresh glob", pattern)
-    out: list[re.Pattern[str] | None] = []
+    out: list[_Segment | None] = []
     for segment in pattern.split("/"):
         if segment in ("", "."):
             continue
@@ -184,7 +173,7 @@ def compile_glob(pattern: str) -> tuple[re.Pattern[str] | None, ...]:
             if not out or out[-1] is not _ANY:  # "**/**" is "**"
                 out.append(_ANY)
             continue
-        out.append(_segment_regex(re.sub(r"\*+", "*", segment)))
+        out.append(_Segment.of(re.sub(r"\*+", "*", segment)))
     return tuple(out)
 
 
@@ -210,7 +199,7 @@ def glob_matches(pattern: str, path: str) -> bool:
                 star, resume = p, s
                 p += 1
                 continue
-            if part.fullmatch(segments[s]):
+            if part.matches(segments[s]):
                 p += 1
                 s += 1
                 continue
@@ -242,52 +231,6 @@ def _when(lt: StoreCore, now: float | dt.datetime | None) -> float:
     return lt.clock() if now is None else unix_time("now", now)
 
 
-def span(seconds: float) -> str:
-    """A duration in words: "7 days", "24 hours", "90 minutes", "5 seconds"."""
-    for unit, size in (("days", DAY), ("hours", HOUR), ("minutes", 60.0)):
-        if seconds >= size and seconds % size == 0:
-            return f"{seconds / size:g} {unit}"
-    return f"{seconds:g} seconds"
-
-
-def _ago(seconds: float) -> str:
-    for unit, size in (("days", DAY), ("hours", HOUR), ("minutes", 60.0)):
-        if seconds >= size:
-            return f"{seconds / size:.1f} {unit}"
-    return f"{seconds:.1f} seconds"
-
-
-def describe(memory: MemoryRow | MemoryRecord) -> str:
-    """A memory's TTL in words, e.g. "TTL 7 days from 2024-05-01T10:00:00Z, then
-    mark_stale; refreshed by changes to **/api/**" ("no TTL" without one)."""
-    if memory.ttl_seconds is None:
-        return "no TTL"
-    start = memory.ttl_from if memory.ttl_from is not None else memory.created_at
-    said = f"TTL {span(memory.ttl_seconds)} from {_iso(start)}, then {memory.ttl_on_expire or 'mark_stale'}"
-    if memory.ttl_refresh:
-        said += f"; refreshed by changes to {memory.ttl_refresh}"
-    if memory.stale_since is not None:
-        said += f"; stale since {_iso(memory.stale_since)}"
-    return said
-
-
-def outlook(memory: MemoryRow, now: float) -> str:
-    """A memory's TTL for ``explain``: :func:`describe` and when it expires (or
-    how long ago it did); "" without one."""
-    if memory.ttl_seconds is None:
-        return ""
-    said = describe(memory)
-    over = expired_at(memory, now)
-    if over is not None:
-        return f"{said}; expired {_ago(over)} ago"
-    start = memory.ttl_from if memory.ttl_from is not None else memory.created_at
-    return f"{said}; expires in {_ago(start + memory.ttl_seconds - now)}"
-
-
-def _iso(at: float) -> str:
-    return dt.datetime.fromtimestamp(at, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def set_ttl(
     lt: StoreCore,
     memory_id: int,
@@ -306,7 +249,7 @@ def set_ttl(
     a bad argument, :class:`UnknownMemoryError` for an unknown memory."""
     lt._check_open()
     seconds = None if ttl_seconds is None else _ttl_seconds(ttl_seconds)
-    action = _on_expire(on_expire)
+    action = expiry_action(on_expire)
     glob = None if refresh_trigger is None else check_glob("refresh_trigger", refresh_trigger)
     if seconds is None and refresh_trigger is not None:
         raise InvalidInputError("refresh_trigger needs a ttl_seconds (None clears the TTL)")
@@ -376,16 +319,6 @@ def refresh(lt: StoreCore, paths: Iterable[str], now: float | dt.datetime | None
     return done
 
 
-def expired_at(memory: MemoryRow, now: float) -> float | None:
-    """How long ago ``memory``'s TTL expired (seconds, more than 0) at ``now``;
-    None if it has none or it has not: at exactly ``ttl_seconds`` it has not."""
-    if memory.ttl_seconds is None:
-        return None
-    start = memory.ttl_from if memory.ttl_from is not None else memory.created_at
-    over = (now - start) - memory.ttl_seconds
-    return over if over > 0 else None
-
-
 def expire(lt: StoreCore, now: float | dt.datetime | None = None, *, dry_run: bool = False) -> list[Expiry]:
     """Applies every active memory's expired TTL (:func:`expired_at`) at ``now``
     (default: the clock's now), by id: ``mark_stale`` sets ``stale_since`` (once:
@@ -410,7 +343,7 @@ def expire(lt: StoreCore, now: float | dt.datetime | None = None, *, dry_run: bo
         if action == "mark_stale" and memory.stale_since is not None:
             continue
         assert memory.ttl_seconds is not None
-        reason = f"TTL {span(memory.ttl_seconds)} expired {_ago(over)} ago"
+        reason = f"TTL {span(memory.ttl_seconds)} expired {ago(over)} ago"
         found.append(Expiry(memory.id, action, reason))
         if action == "delete":
             deleting[memory.id] = memory
@@ -457,11 +390,3 @@ def stale(lt: StoreCore, now: float | dt.datetime | None = None) -> MemoryList:
             found.append((when - over, memory.id, memory))
     found.sort(key=lambda f: (f[0], f[1]))
     return MemoryList([memories.record(lt, m, when) for _since, _id, m in found])
-
-
-def notes_of(memory: MemoryRow) -> list[str]:
-    """The recall notes of a memory hit about its TTL: "stale since <date>: its
-    TTL expired" for a memory marked stale."""
-    if memory.stale_since is None:
-        return []
-    return [f"stale since {_iso(memory.stale_since)[:10]}: its TTL expired"]

@@ -23,6 +23,7 @@ nothing. Every step takes ``now``, so tests and replays can age a store.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import math
 import time
 from collections import Counter
@@ -74,7 +75,7 @@ def _last_cited(lt: StoreCore, memory_id: int) -> float | None:
 
 @using_db
 def consolidate(
-    lt: StoreCore, *, now: float | None = None, dry_run: bool = False, tasks: Sequence[TaskRecord] = ()
+    lt: StoreCore, *, now: float | dt.datetime | None = None, dry_run: bool = False, tasks: Sequence[TaskRecord] = ()
 ) -> ConsolidationReport:
     """One consolidation pass at ``now`` (default: the clock); see the module
     documentation. ``tasks``: the agent's completed tasks, kept as episodes."""

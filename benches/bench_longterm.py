@@ -16,6 +16,9 @@ measure with a baseline in the same run:
 - ``gc`` (dry run and real) over the N memories, each round on a fresh copy of the
   store loaded in the setup; baseline: one SQL ``UPDATE`` recomputing the memory score of
   every active memory in DuckDB;
+- ``consolidate`` (dry run and real) at the last turn + 120 days, each round on a
+  fresh copy, against the ``gc`` pass of the same run; and ``recall`` before and
+  after that pass, interleaved;
 - opening and loading the store (first use reads every row; the lexical indexes are
   read as saved beside the file at the last close, or, ``test_load_rebuilt``, built
   from the rows when there are none), against reading the same rows with DuckDB
@@ -238,7 +241,14 @@ def opened(path: Path, policy: am.Policy | None = None) -> LongTermMemory:
     """A LongTermMemory on ``path`` as ``Memory.longterm`` opens it, loaded."""
     policy = policy or am.Policy()
     embedder, why = am.retrieval.dense_embedder(policy)
-    lt = LongTermMemory(path, policy=policy.longterm, retrieval=policy.retrieval, embedder=embedder, dense_note=why)
+    lt = LongTermMemory(
+        path,
+        policy=policy.longterm,
+        retrieval=policy.retrieval,
+        lifecycle=policy.lifecycle,
+        embedder=embedder,
+        dense_note=why,
+    )
     lt.counts()  # first use: reads everything, builds the index
     return lt
 
@@ -657,6 +667,88 @@ def test_gc_baseline(benchmark: Any, store: Store, tmp_path: Path) -> None:
     while cons:
         cons.pop().close()
     benchmark.extra_info.update(impl="baseline: one SQL UPDATE of every active score", load_average=load_average())
+
+
+# -- consolidation ---------------------------------------------------------------------------
+
+
+def aged_now(lt: LongTermMemory) -> float:
+    """The time a consolidation ages the store to: its last turn + 120 days."""
+    return max(t.at for t in lt._turns.values()) + 120 * DAY
+
+
+@pytest.mark.parametrize("dry_run", [True, False], ids=["dry-run", "real"])
+def test_consolidate(benchmark: Any, store: Store, tmp_path: Path, dry_run: bool) -> None:
+    """A first consolidation pass at the last turn + 120 days, on a fresh copy of the
+    store each round (copied, opened and loaded in the setup, not timed): the N turns
+    become episodes, the N memories are placed in their layers, the unused are
+    forgotten (the file rewritten). The baseline is the gc pass of the same run
+    (``test_gc``); extra_info: the report's counts and a second pass right after."""
+    benchmark.group = f"consolidate {store.n:,} turns + {store.n:,} memories"
+    stores: list[LongTermMemory] = []
+    reports: list[Any] = []
+    rounds = itertools.count()
+
+    def setup() -> tuple[tuple[()], dict[str, Any]]:
+        while stores:
+            stores.pop().close()
+        stores.append(opened(store.copy(tmp_path / str(next(rounds)))))
+        return (), {}
+
+    def run() -> None:
+        lt = stores[-1]
+        reports.append(lt.consolidate(now=aged_now(lt), dry_run=dry_run))
+
+    benchmark.pedantic(run, setup=setup, rounds=2 if not benchmark.disabled else 1)
+    lt = stores[-1]
+    start = time.perf_counter()
+    second = lt.consolidate(now=aged_now(lt), dry_run=dry_run)
+    again = time.perf_counter() - start
+    while stores:
+        stores.pop().close()
+    report = reports[-1]
+    benchmark.extra_info.update(impl=f"consolidate(dry_run={dry_run})", load_average=load_average())
+    benchmark.extra_info.update(
+        episodes=report.episodes,
+        summarized=report.summarized,
+        pending=report.pending,
+        deduped=report.deduped,
+        forgotten=report.forgotten,
+        tiers=report.tiers,
+        linked=report.linked,
+        second_pass_ms=round(again * 1e3, 1),
+        second_pass_summarized=second.summarized,
+        second_pass_pending=second.pending,
+    )
+    assert report.episodes > 0
+
+
+def test_recall_before_and_after_consolidation(benchmark: Any, store: Store, tmp_path: Path) -> None:
+    """recall (k = 10, LoCoMo's questions) on one copy of the store, interleaved:
+    every question is asked before the consolidation pass (at the last turn + 120
+    days) and after it; the stats are the questions after, extra_info both p50/p95."""
+    benchmark.group = f"recall on {store.n:,} turns + {store.n:,} memories"
+    before_store = opened(store.copy(tmp_path / "before"))
+    after_store = opened(store.copy(tmp_path / "after"))
+    after_store.consolidate(now=aged_now(after_store))
+    times: dict[str, list[float]] = {"before": [], "after": []}
+
+    def both(q: str) -> None:
+        start = time.perf_counter()
+        before_store.recall(q, k=10)
+        middle = time.perf_counter()
+        after_store.recall(q, k=10)
+        times["before"].append(middle - start)
+        times["after"].append(time.perf_counter() - middle)
+
+    try:
+        run_queries(benchmark, questions(store, benchmark), both, passes=1)
+    finally:
+        before_store.close()
+        after_store.close()
+    benchmark.extra_info.update(impl="recall before, then after, one consolidation", load_average=load_average())
+    benchmark.extra_info.update(dist(times["before"], "before_"))
+    benchmark.extra_info.update(dist(times["after"], "after_"))
 
 
 # -- summary ---------------------------------------------------------------------------------

@@ -168,6 +168,7 @@ def test_every_route_answers(client: TestClient) -> None:
         ("POST", "/feedback"): ("/feedback", {"memory_id": 1, "signal": "cited"}),
         ("POST", "/recall"): ("/recall", {"query": "ruff", "kinds": ["decision"], "at": "2023-11-14T22:13:20Z"}),
         ("POST", "/gc"): ("/gc", None),
+        ("POST", "/consolidate"): ("/consolidate", {"dry_run": True, "now": "2024-03-01T00:00:00Z"}),
         ("POST", "/set-ttl"): ("/set-ttl", {"memory_id": 1, "ttl_seconds": 3600, "refresh_trigger": "pkg/**"}),
         ("GET", "/stale"): ("/stale?now=2023-11-14T23:13:21Z", None),
         ("POST", "/forget"): ("/forget", {"text": "nothing matches this"}),

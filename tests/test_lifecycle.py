@@ -443,3 +443,51 @@ def test_consolidate_over_http(tmp_path: Path) -> None:
             assert (done.json()["dry_run"], done.json()["episodes"]) == (False, 1)
             bad = client.post("/consolidate", json={"dry_run": "maybe"})
             assert bad.status_code == 400
+
+
+def test_a_summarizer_forms_episodes_with_003s_prompts_and_its_failure_falls_back(tmp_path: Path) -> None:
+    import time
+
+    asked: list[str] = []
+
+    def summarizer(request: str) -> object:
+        asked.append(request.split("\n", 1)[0])
+        if request.startswith("Compress the dialogue"):
+            return {"summary": "Ann adopted Biscuit.", "key_points": ["puppy: Biscuit"], "questions": []}
+        return json.dumps({"headline": "Biscuit the puppy", "tags": ["puppy", "biscuit"]})
+
+    def failing(request: str) -> object:
+        raise RuntimeError("the model is down")
+
+    def slow(request: str) -> object:
+        time.sleep(5)
+        return {"summary": "too late"}
+
+    made = {}
+    for name, callable_ in (("good", summarizer), ("failing", failing), ("slow", slow)):
+        clock = Clock()
+        with LongTermMemory(
+            tmp_path / f"{name}.duckdb",
+            clock=clock,
+            summarizer=callable_,
+            lifecycle=LifecyclePolicy(summarizer_timeout_seconds=0.2),
+        ) as lt:
+            say(lt, PUPPY[0], T0)
+            say(lt, PUPPY[1], T0 + MINUTE)
+            lt.consolidate(now=T0 + 10 * DAY)
+            (episode,) = lt.memories(kind="episode").memories
+            shown = lt.explain(episode.id).episode
+            assert shown is not None
+            made[name] = (episode.content, episode.summary, shown.key_points, sorted(episode.tags))
+    assert asked == [
+        "Compress the dialogue into a structured summary.",
+        "Compress to the minimum. One sentence: what was this episode about?",
+    ]
+    assert made["good"] == (
+        "Biscuit the puppy",
+        "Ann adopted Biscuit.",
+        ["puppy: Biscuit"],
+        ["biscuit", "episode", "puppy"],
+    )
+    assert made["failing"] == made["slow"]  # both the extractive forms
+    assert made["failing"][1] and made["failing"][1] != "Ann adopted Biscuit."

@@ -72,7 +72,7 @@ from .errors import (
 from .graph import GraphIndex, IndexTracker, Progress, ReadIndex, write_atomic
 from .longterm import LongTermMemory, ttl
 from .longterm.consolidate import TaskRecord
-from .longterm.store import KINDS, Extractor
+from .longterm.store import KINDS, Extractor, Summarizer
 from .mentions import paths_in
 from .offers import gather, index_of
 from .prediction import Signals, neighbours, predict, workflows_of
@@ -266,10 +266,17 @@ class Memory:
     """
 
     def __init__(
-        self, root: Path, policy: Policy, *, created: bool = False, extractor: Extractor | None = None
+        self,
+        root: Path,
+        policy: Policy,
+        *,
+        created: bool = False,
+        extractor: Extractor | None = None,
+        summarizer: Summarizer | None = None,
     ) -> None:
         self.root = root
         self.extractor = extractor
+        self.summarizer = summarizer
         self.store = root / STORE_DIR
         self.policy = policy
         self.created = created
@@ -310,11 +317,15 @@ class Memory:
         create: bool = True,
         policy: Policy | None = None,
         extractor: Extractor | None = None,
+        summarizer: Summarizer | None = None,
     ) -> Memory:
         """Opens ``<root>/.aircher/``; creates it (with a default ``config.toml``) if
         ``create``, else raises :class:`StoreNotFoundError` when it is absent.
         ``policy`` overrides the project's ``config.toml``; ``extractor`` is an
-        optional LLM callable for long-term memory (``[longterm] extractor_mode``)."""
+        optional LLM callable for long-term memory (``[longterm] extractor_mode``);
+        ``summarizer`` an optional LLM callable that forms episodes with seed 003's
+        prompts (``[lifecycle] summarizer_timeout_seconds``; the extractive forms
+        when it fails or is late)."""
         if not isinstance(root, (str, os.PathLike)) or not os.fspath(root):
             raise InvalidInputError(f"root must be a folder's path, got {root!r:.80}")
         try:
@@ -349,9 +360,10 @@ class Memory:
                 write_atomic(config, Policy().to_toml())
             except OSError as exc:
                 raise StoreError(f"cannot write {config}: {exc}") from None
-        if extractor is not None and not callable(extractor):
-            raise InvalidInputError(f"extractor must be callable, got {extractor!r:.80}")
-        return cls(path, policy or Policy.load(path), created=created, extractor=extractor)
+        for name, given in (("extractor", extractor), ("summarizer", summarizer)):
+            if given is not None and not callable(given):
+                raise InvalidInputError(f"{name} must be callable, got {given!r:.80}")
+        return cls(path, policy or Policy.load(path), created=created, extractor=extractor, summarizer=summarizer)
 
     # -- paths and pieces -------------------------------------------------------------
 
@@ -437,6 +449,7 @@ class Memory:
                     embedder=embedder,
                     dense_note=why,
                     extractor=self.extractor,
+                    summarizer=self.summarizer,
                 )
             )
         return self._longterm

@@ -60,6 +60,7 @@ from .schema import (
     EpisodeRow,
     Extractor,
     MemoryRow,
+    Summarizer,
     TurnRow,
     json_list,
     memory_key,
@@ -130,16 +131,20 @@ class StoreCore(store.StoreHolder):
         embedder: Callable[[], Embedder] | None = None,
         dense_note: str = "",
         extractor: Extractor | None = None,
+        summarizer: Summarizer | None = None,
     ) -> None:
         if not callable(clock):
             raise InvalidInputError(f"clock must be callable, got {checks.short(clock)}")
         if extractor is not None and not callable(extractor):
             raise InvalidInputError(f"extractor must be callable, got {checks.short(extractor)}")
+        if summarizer is not None and not callable(summarizer):
+            raise InvalidInputError(f"summarizer must be callable, got {checks.short(summarizer)}")
         self.policy = policy or LongtermPolicy()
         self.retrieval = retrieval or RetrievalPolicy()
         self.lifecycle = lifecycle or LifecyclePolicy()
         self.clock = clock
         self.extractor = extractor
+        self.summarizer = summarizer
         self.path = str(path)
         self._embedder_factory = embedder
         self._embedder: Embedder | None = None

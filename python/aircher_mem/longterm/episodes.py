@@ -40,6 +40,7 @@ __all__ = [
     "extend",
     "form",
     "rebuild",
+    "summarized",
     "task_episode",
     "related",
 ]
@@ -212,6 +213,8 @@ def _apply(lt: StoreCore, memory: MemoryRow, episode: EpisodeRow, turns: Sequenc
         episode.key_points, episode.entities, episode.decisions, episode.questions = [], [], [], []
         return
     made = forms([t.text for t in turns], lt.lifecycle)
+    if lt.summarizer is not None:
+        made = summarized(lt, made, [t.text for t in turns])
     memory.content = made.headline or "(small talk)"
     memory.summary = made.summary
     memory.compressed = made.compressed
@@ -222,6 +225,42 @@ def _apply(lt: StoreCore, memory: MemoryRow, episode: EpisodeRow, turns: Sequenc
     episode.entities = made.entities
     episode.decisions = made.decisions
     episode.questions = made.questions
+
+
+def _text(answer: dict[str, str | list[str]], key: str) -> str | None:
+    value = answer.get(key)
+    return value if isinstance(value, str) and value else None
+
+
+def _texts(answer: dict[str, str | list[str]], key: str) -> list[str] | None:
+    value = answer.get(key)
+    return list(value) if isinstance(value, list) else None
+
+
+def summarized(lt: StoreCore, made: Forms, texts: Sequence[str]) -> Forms:
+    """``made`` with what the summarizer callable answers to seed 003's two
+    prompts: hot -> warm (summary, key points, entities, decisions, open questions)
+    from the turns, warm -> cold (headline, tags) from that summary and its key
+    points. A field it leaves out, or a prompt it fails (an error, a timeout, an
+    invalid answer: :func:`compress.ask_summarizer`), keeps the extractive form."""
+    timeout = lt.lifecycle.summarizer_timeout_seconds
+    assert lt.summarizer is not None
+    warm = compress.ask_summarizer(lt.summarizer, compress.HOT_TO_WARM_PROMPT, texts, timeout=timeout) or {}
+    made = dataclasses.replace(
+        made,
+        summary=_text(warm, "summary") or made.summary,
+        key_points=_texts(warm, "key_points") or made.key_points,
+        entities=_texts(warm, "entities") or made.entities,
+        decisions=_texts(warm, "decisions") or made.decisions,
+        questions=(_texts(warm, "questions") or []) if "questions" in warm else made.questions,
+    )
+    told = [made.summary, *made.key_points]
+    cold = compress.ask_summarizer(lt.summarizer, compress.WARM_TO_COLD_PROMPT, told, timeout=timeout) or {}
+    return dataclasses.replace(
+        made,
+        headline=_text(cold, "headline") or made.headline,
+        tags=(_texts(cold, "tags") or made.tags)[:5],
+    )
 
 
 def _changed(lt: StoreCore, memory: MemoryRow) -> None:

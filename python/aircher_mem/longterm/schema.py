@@ -34,6 +34,7 @@ __all__ = [
     "MAX_METADATA_CHARS",
     "MAX_DEPTH",
     "Extractor",
+    "Summarizer",
     "MIGRATIONS",
     "INDEX_SUFFIXES",
     "UNSAVE",
@@ -74,6 +75,10 @@ SCOPES = ("user-private", "project-shared", "system")
 MAX_TEXT_CHARS = 1_000_000
 MAX_METADATA_CHARS = 100_000
 MAX_DEPTH = 64  # subtree walks stop here (a parent chain can be long, never endless)
+
+Summarizer = Callable[[str], object]
+"""``summarizer(prompt_and_turns)`` -> a JSON object as seed 003's prompts ask for
+(see :func:`aircher_mem.longterm.compress.ask_summarizer`)."""
 
 Extractor = Callable[[str], object]
 """``extractor(turn_text)`` -> a JSON list of ``{content, importance, tags, action:

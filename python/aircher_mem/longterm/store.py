@@ -95,6 +95,7 @@ from .schema import (
     SCOPES,
     STATUSES,
     Extractor,
+    Summarizer,
 )
 
 if TYPE_CHECKING:
@@ -109,6 +110,7 @@ __all__ = [
     "STATUSES",
     "SCOPES",
     "Extractor",
+    "Summarizer",
     "MAX_TEXT_CHARS",
     "INDEX_SUFFIXES",
     "DOCUMENTS_VERSION",
@@ -124,7 +126,8 @@ class LongTermMemory(StoreCore):
 
     ``embedder`` (a callable returning an :class:`aircher_mem.embeddings.Embedder`)
     turns the dense channel on; ``dense_note`` says why it is off otherwise.
-    ``extractor`` is the optional LLM callable (``[longterm] extractor_mode``).
+    ``extractor`` is the optional LLM callable (``[longterm] extractor_mode``);
+    ``summarizer`` the optional LLM callable that forms episodes (seed 003's prompts).
     """
 
     def _opened(self) -> None:

@@ -491,3 +491,24 @@ def test_a_summarizer_forms_episodes_with_003s_prompts_and_its_failure_falls_bac
     )
     assert made["failing"] == made["slow"]  # both the extractive forms
     assert made["failing"][1] and made["failing"][1] != "Ann adopted Biscuit."
+
+
+def test_memories_about_the_same_file_and_episodes_sharing_entities_are_linked(tmp_path: Path) -> None:
+    clock = Clock()
+    with store(tmp_path, clock) as lt:
+        a = lt.remember("User.save must commit before it returns.", code_ref="app/models.py:User.save", importance=1)
+        b = lt.remember("Base models keep their ids immutable.", code_ref="app/models.py:Base", importance=1)
+        c = lt.remember("Views render through Jinja templates.", code_ref="app/views.py", importance=1)
+        say(lt, "We run Postgres and Redis on the Hetzner box for Acme.", T0)
+        say(lt, "Last night Acme moved Postgres to a bigger Hetzner box.", T0 + DAY)
+        report = lt.consolidate(now=T0 + 10 * DAY)
+        linked = sorted((x.memory_id, x.reason) for x in report.actions if x.action == "linked")
+        first, second = sorted(m.id for m in lt.memories(kind="episode").memories)
+        assert linked == [
+            (a.memory_id, f"related to memory {b.memory_id}: both about app/models.py"),
+            (first, f"related to episode {second}: acme, hetzner, postgres"),
+        ]
+        related = [(e.relation, e.memory_id) for e in lt.explain(b.memory_id).related]
+        assert ("related_to", a.memory_id) in related
+        assert all(e.relation != "related_to" for e in lt.explain(c.memory_id).related)
+        assert lt.consolidate(now=T0 + 10 * DAY).linked == 0  # once

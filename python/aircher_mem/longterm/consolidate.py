@@ -228,10 +228,18 @@ def consolidate(
             memory.is_anchor = layers.is_anchor(memory)
             lt._touch(memory)
 
-    # 8. links between episodes sharing entities
-    links = episodes.related(lt, policy.link_shared_entities)
-    for a, b, shared in links:
-        actions.append(ConsolidationAction(a, "linked", f"related to episode {b}: {', '.join(shared[:5])}"))
+    # 8. links: episodes sharing entities, memories about the same file
+    links = [
+        (a, b, f"related to episode {b}: {', '.join(shared[:5])}")
+        for a, b, shared in episodes.related(lt, policy.link_shared_entities)
+    ]
+    links += [
+        (a, b, f"related to memory {b}: both about {paths[0]}")
+        for a, b, paths in episodes.code_related(lt)
+        if a not in doomed and b not in doomed
+    ]
+    for a, b, reason in links:
+        actions.append(ConsolidationAction(a, "linked", reason))
         if not dry_run:
             lt._edge(a, b, "related_to", when)
             lt._edge(b, a, "related_to", when)

@@ -43,6 +43,7 @@ __all__ = [
     "summarized",
     "task_episode",
     "related",
+    "code_related",
 ]
 
 #: Turns whose text an episode's forms read at most (the rest are still its turns).
@@ -403,3 +404,32 @@ def related(lt: StoreCore, shared: int, limit: int = 5) -> list[tuple[int, int, 
     for a in sorted(best):
         out.extend(sorted(best[a], key=lambda x: (-len(x[2]), x[1]))[:limit])
     return out
+
+
+def code_related(lt: StoreCore, limit: int = 5) -> list[tuple[int, int, list[str]]]:
+    """Pairs of active memories about the same file, not linked yet: memories whose
+    ``code_ref`` names it (``path`` or ``path:Name``) and task episodes that touched
+    it; (memory, other, [the file]), each memory's first ``limit``. A file more than
+    50 memories are about links nothing."""
+    by_file: dict[str, set[int]] = {}
+    for memory in lt._memories.values():
+        if memory.status != "active":
+            continue
+        if memory.code_ref:
+            by_file.setdefault(memory.code_ref.split(":", 1)[0], set()).add(memory.id)
+        episode = lt._episodes.get(memory.id)
+        if episode is not None:
+            for path in episode.files:
+                by_file.setdefault(path, set()).add(memory.id)
+    linked = {(s, t) for s, edges in lt._edges.items() for relation, t in edges if relation == "related_to"}
+    found: dict[int, list[tuple[int, int, list[str]]]] = {}
+    for path in sorted(by_file):
+        ids = sorted(by_file[path])
+        if len(ids) > 50:
+            continue
+        for i, a in enumerate(ids):
+            for b in ids[i + 1 :]:
+                if (a, b) not in linked and (b, a) not in linked and len(found.get(a, ())) < limit:
+                    found.setdefault(a, []).append((a, b, [path]))
+                    linked.add((a, b))
+    return [pair for a in sorted(found) for pair in found[a]]

@@ -406,24 +406,29 @@ def test_consolidate_from_the_cli(tmp_path: Path) -> None:
     assert {"contradictions_found", "compressed", "tiers", "actions"} <= set(answer)
 
 
-def test_a_server_consolidates_when_the_last_pass_is_an_interval_old(tmp_path: Path) -> None:
+def test_a_server_consolidates_once_up_an_interval_when_the_last_pass_is_that_old(tmp_path: Path) -> None:
+    import time
+
     from aircher_mem.interfaces.http import Consolidating
 
     policy = Policy.from_dict({"lifecycle": {"consolidate_interval_seconds": 3600}}, source="test")
     with Memory.open(tmp_path, policy=policy) as memory:
         memory.add_turn("s", "user", PUPPY[0], extract=False)
-        schedule = Consolidating(memory)
+        assert not Consolidating(memory).due()  # a server just started waits an interval
+        schedule = Consolidating(memory, started=time.time() - 3600)
         assert schedule.due()  # never consolidated
         schedule.when_due()
         schedule.join(60)
-        assert memory.longterm.last_consolidated() is not None
+        assert memory.last_consolidated() is not None
         assert not schedule.due()
         assert len(memory.memories(kind="episode").memories) == 1
-        memory.consolidate(now=memory.longterm.last_consolidated() - 3600)  # a pass an interval ago
+        last = memory.last_consolidated()
+        assert last is not None
+        memory.consolidate(now=last - 3600)  # the last pass an interval ago
         assert schedule.due()
     never = Policy.from_dict({"lifecycle": {"consolidate_interval_seconds": 0}}, source="test")
     with Memory.open(tmp_path, policy=never) as memory:
-        assert not Consolidating(memory).due()
+        assert not Consolidating(memory, started=0.0).due()
 
 
 def test_consolidate_over_http(tmp_path: Path) -> None:

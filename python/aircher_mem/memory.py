@@ -1365,6 +1365,11 @@ class Memory:
         ]
         return self.longterm.consolidate(now=now, dry_run=dry_run, tasks=tasks)
 
+    @_verb
+    def last_consolidated(self) -> float | None:
+        """When the last consolidation pass ran (its ``now``), None before the first."""
+        return self.longterm.last_consolidated()
+
     @verb()
     @_verb
     def gc(

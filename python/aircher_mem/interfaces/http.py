@@ -1099,40 +1099,42 @@ def serve_in_thread(memory: Memory, *, host: str = "127.0.0.1", port: int = 0) -
 
 class Consolidating:
     """A server's consolidation passes (``Memory.consolidate``), every ``[lifecycle]
-    consolidate_interval_seconds`` (0: never): a pass is due when the last one (the
-    store remembers it) is that old, or there was none; it runs in a thread of its
-    own, one at a time, and a failure is logged. Looked at every
-    ``CHECK_SECONDS``."""
+    consolidate_interval_seconds`` (0: never): once the server has run that long, a
+    pass is due when the store's last one is that old (or there was none). The
+    check and the pass run in a thread of their own, one at a time (the store is
+    read under the memory's lock, never beside a request opening it); a failure is
+    logged. Looked at every ``CHECK_SECONDS``."""
 
     CHECK_SECONDS = 30.0
 
-    def __init__(self, memory: Memory) -> None:
+    def __init__(self, memory: Memory, *, started: float | None = None) -> None:
         self.memory = memory
         self.interval = memory.policy.lifecycle.consolidate_interval_seconds
+        self.started = time.time() if started is None else started
         self._next_check = time.monotonic()
         self._thread: threading.Thread | None = None
 
     def due(self) -> bool:
-        if not self.interval:
+        """Whether a pass is due now (reads the store's last pass)."""
+        if not self.interval or time.time() - self.started < self.interval:
             return False
-        last = self.memory.longterm.last_consolidated()
+        last = self.memory.last_consolidated()
         return last is None or time.time() - last >= self.interval
 
     def when_due(self) -> None:
+        """Starts the check (and the pass, when due) unless one runs or it is too early."""
         if time.monotonic() < self._next_check or (self._thread is not None and self._thread.is_alive()):
             return
         self._next_check = time.monotonic() + self.CHECK_SECONDS
-        try:
-            if not self.due():
-                return
-        except (AircherError, OSError) as exc:
-            log.warning("could not tell whether %s needs a consolidation: %s", self.memory.root, exc)
+        if not self.interval or time.time() - self.started < self.interval:
             return
         self._thread = threading.Thread(target=self._run, name="aircher-consolidate", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
         try:
+            if not self.due():
+                return
             report = self.memory.consolidate()
             log.info(
                 "consolidated %s: %d episodes, %d merged, %d forgotten",

@@ -101,7 +101,9 @@ mod _core {
         PyReference, PySearchParams,
     };
     #[pymodule_export]
-    use crate::py::retrieve::{fuse, tokenize, PyLexicalIndex, PyVectorIndex};
+    use crate::py::retrieve::{
+        fuse, segment_texts, similar_pairs, tokenize, PyLexicalIndex, PyVectorIndex,
+    };
     #[pymodule_export]
     use crate::py::tokens::PyTokenEncoding;
 

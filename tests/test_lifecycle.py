@@ -517,3 +517,20 @@ def test_memories_about_the_same_file_and_episodes_sharing_entities_are_linked(t
         assert ("related_to", a.memory_id) in related
         assert all(e.relation != "related_to" for e in lt.explain(c.memory_id).related)
         assert lt.consolidate(now=T0 + 10 * DAY).linked == 0  # once
+
+
+def test_consolidation_applies_ttls_and_deletes_for_good(tmp_path: Path) -> None:
+    clock = Clock()
+    with store(tmp_path, clock) as lt:
+        session = lt.remember("The deploy window this week is Thursday.", tags=["session"], importance=1, at=T0)
+        kept = lt.remember("Services speak gRPC inside the cluster.", tags=["architecture"], importance=1, at=T0)
+        report = lt.consolidate(now=T0 + 2 * DAY)
+        assert sorted((a.memory_id, a.reason.split(":")[0]) for a in report.actions if a.action == "expired") == [
+            (session.memory_id, "delete")
+        ]
+        assert report.expired == 1
+        assert {m.id for m in lt.memories(status=None).memories} == {kept.memory_id}
+        assert lt.consolidate(now=T0 + 31 * DAY).expired == 1  # 30 days: architecture goes stale
+        assert lt.get(kept.memory_id).stale_since == T0 + 31 * DAY
+    data = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.is_file())
+    assert b"deploy window" not in data

@@ -25,6 +25,8 @@ __all__ = [
     "TokenEncoding",
     "VectorIndex",
     "LexicalIndex",
+    "segment_texts",
+    "similar_pairs",
     "tokenize",
     "fuse",
     "path_kind",
@@ -407,6 +409,31 @@ class LexicalIndex:
         The index keeps reading its posting lists from the file, mapped: replace the file by
         renaming another over it (as :meth:`save` does), never rewrite it in place while an
         index loaded from it is in use (see RELIABILITY.md)."""
+
+def segment_texts(
+    texts: Sequence[str],
+    times: Sequence[float],
+    groups: Sequence[int],
+    keep: int,
+    *,
+    gap: float,
+    min_len: int,
+    window: int,
+    shift: float,
+    max_len: int,
+) -> list[tuple[int, str]]:
+    """Where the topical runs of ``texts`` (said at ``times``, in ``groups``) start after
+    the first ``keep`` texts (never split), and why: (index, "gap" | "group" | "size" |
+    "topic"). A run starts at a gap of more than ``gap`` seconds, a change of group,
+    ``max_len`` texts, or, once it has ``min_len`` texts, a text whose stemmed token
+    counts have a cosine below ``shift`` with its last ``window`` texts'."""
+
+def similar_pairs(texts: Sequence[str], fresh: Sequence[bool], threshold: float) -> list[tuple[int, int, float]]:
+    """The pairs of ``texts`` (by index) whose sets of stemmed tokens (as
+    ``tokenize(text, stem=True)`` gives them) have a cosine of at least ``threshold``,
+    each later text that is ``fresh`` against every earlier one: (later, earlier,
+    cosine), by later text, each one's best first. An exact all-pairs join (prefix and
+    size filtering), in Rust without the GIL."""
 
 def tokenize(text: str, *, stem: bool = False) -> list[str]:
     """The tokens of ``text`` the lexical index indexes and searches for, in order: each word

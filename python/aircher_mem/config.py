@@ -593,7 +593,7 @@ class LifecyclePolicy(_Section):
     summary_sentences: int = _bound(3, 1, 100)
     #: A consolidation pass forms episodes for at most this many seconds; the
     #: rest wait for the next pass.
-    consolidate_forms_seconds: float = _bound(5.0, 0.0, 86_400.0)
+    consolidate_forms_seconds: float = _bound(3.0, 0.0, 86_400.0)
     #: Seconds the optional summarizer callable may take before the extractive
     #: summary is used.
     summarizer_timeout_seconds: float = _bound(8.0, 0.0, 3600.0, lo_open=True)

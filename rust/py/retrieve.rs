@@ -383,6 +383,79 @@ pub fn tokenize(py: Python<'_>, text: Text, stem: Checked<bool>) -> Vec<String> 
     detached(py, || tokens_with(&text.0, stem.0))
 }
 
+/// The pairs of `texts` (by index) whose sets of stemmed tokens (as
+/// `tokenize(text, stem=True)` gives them) have a cosine of at least `threshold`,
+/// each later text that is `fresh` against every earlier one: (later, earlier,
+/// cosine), by later text, each one's best first. An exact all-pairs join (prefix
+/// and size filtering), in Rust without the GIL.
+#[pyfunction]
+#[pyo3(signature = (texts, fresh, threshold), text_signature = "(texts, fresh, threshold)")]
+pub fn similar_pairs(
+    py: Python<'_>,
+    texts: Checked<Vec<Text>>,
+    fresh: Checked<Vec<bool>>,
+    threshold: Real,
+) -> Vec<(usize, usize, f64)> {
+    let texts: Vec<String> = texts.0.into_iter().map(|t| t.0).collect();
+    let fresh = fresh.0;
+    detached(py, || {
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        crate::retrieve::similar_pairs(&refs, &fresh, threshold.0)
+            .into_iter()
+            .map(|p| (p.later, p.earlier, p.similarity))
+            .collect()
+    })
+}
+
+/// Where the topical runs of `texts` (said at `times`, in `groups`) start after the
+/// first `keep` texts (never split), and why: (index, "gap" | "group" | "size" |
+/// "topic"). A run starts at a gap of more than `gap` seconds, a change of group,
+/// `max_len` texts, or, once it has `min_len` texts, a text whose stemmed token
+/// counts have a cosine below `shift` with its last `window` texts'.
+#[pyfunction]
+#[pyo3(
+    signature = (texts, times, groups, keep, *, gap, min_len, window, shift, max_len),
+    text_signature = "(texts, times, groups, keep, *, gap, min_len, window, shift, max_len)"
+)]
+#[allow(clippy::too_many_arguments)]
+pub fn segment_texts(
+    py: Python<'_>,
+    texts: Checked<Vec<Text>>,
+    times: Checked<Vec<f64>>,
+    groups: Checked<Vec<u64>>,
+    keep: Int<usize>,
+    gap: Real,
+    min_len: Int<usize>,
+    window: Int<usize>,
+    shift: Real,
+    max_len: Int<usize>,
+) -> Vec<(usize, &'static str)> {
+    let texts: Vec<String> = texts.0.into_iter().map(|t| t.0).collect();
+    let (times, groups) = (times.0, groups.0);
+    let rule = crate::retrieve::Rule {
+        gap: gap.0,
+        min_len: min_len.0,
+        window: window.0.max(1),
+        shift: shift.0,
+        max_len: max_len.0.max(1),
+    };
+    detached(py, || {
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        crate::retrieve::segment(&refs, &times, &groups, keep.0, rule)
+            .into_iter()
+            .map(|(at, why)| {
+                let name = match why {
+                    crate::retrieve::Break::TimeGap => "gap",
+                    crate::retrieve::Break::GroupSwitch => "group",
+                    crate::retrieve::Break::Size => "size",
+                    crate::retrieve::Break::TopicShift => "topic",
+                };
+                (at, name)
+            })
+            .collect()
+    })
+}
+
 /// One channel as Python passes it: (name, weight, [(key, raw score)]).
 type ChannelTuple = (Text, Real, Vec<(Text, Real)>);
 

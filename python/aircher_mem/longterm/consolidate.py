@@ -2,7 +2,8 @@
 
 In order: the turns not in an episode yet become episodes (or extend their
 session's last one) and the agent's completed tasks become episodes; similar
-facts merge (cosine of their content words at least ``merge_similarity``);
+facts merge (the cosine of their stemmed content-word sets at least
+``merge_similarity``: :func:`aircher_mem._core.similar_pairs`);
 episodes older than ``summarize_after_days`` are formed (their summary, key
 points, entities, decisions and open questions; their compressed and index forms
 with it: past ``compress_after_days`` they are counted compressed too), oldest
@@ -24,12 +25,10 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import math
 import time
-from collections import Counter
 from collections.abc import Sequence
 
-from .._core import tokenize
+from .._core import similar_pairs
 from ..checks import unix_time
 from ..results import ConsolidationAction, ConsolidationReport
 from . import checks, episodes, layers, memories, ttl
@@ -39,8 +38,6 @@ from .scoring import DAY
 
 __all__ = ["TaskRecord", "consolidate", "last_pass"]
 
-#: A memory's merge check reads this many nearest memories.
-MERGE_CANDIDATES = 8
 #: The last pass's time, in the store's state (whole seconds).
 LAST_PASS = "consolidated_at"
 
@@ -58,17 +55,6 @@ class TaskRecord:
     ended_at: float
 
 
-def _words(text: str) -> Counter[str]:
-    return Counter(tokenize(text, stem=True))
-
-
-def _cosine(a: Counter[str], b: Counter[str]) -> float:
-    if not a or not b:
-        return 0.0
-    dot = sum(count * b[word] for word, count in a.items() if word in b)
-    return dot / math.sqrt(sum(c * c for c in a.values()) * sum(c * c for c in b.values())) if dot else 0.0
-
-
 def _last_cited(lt: StoreCore, memory_id: int) -> float | None:
     return max((a.at for a in lt._actions.get(memory_id, ()) if a.action == "cited"), default=None)
 
@@ -78,8 +64,26 @@ def consolidate(
     lt: StoreCore, *, now: float | dt.datetime | None = None, dry_run: bool = False, tasks: Sequence[TaskRecord] = ()
 ) -> ConsolidationReport:
     """One consolidation pass at ``now`` (default: the clock); see the module
-    documentation. ``tasks``: the agent's completed tasks, kept as episodes."""
+    documentation. ``tasks``: the agent's completed tasks, kept as episodes. Its
+    rows are committed in one transaction at its end."""
     lt._check_open()
+    lt._load()
+    with lt.holding():
+        report, doomed = _pass(lt, now, dry_run, tasks)
+    if not dry_run:
+        lt._commit()
+        if doomed:
+            _forget.erase(lt, doomed)
+        with lt._transaction("recording the consolidation", rows=False) as con:
+            con.execute("INSERT OR REPLACE INTO longterm_state VALUES (?, ?)", [LAST_PASS, int(report.now)])
+    return report
+
+
+def _pass(
+    lt: StoreCore, now: float | dt.datetime | None, dry_run: bool, tasks: Sequence[TaskRecord]
+) -> tuple[ConsolidationReport, set[int]]:
+    """The pass in memory; its report, and the memories to delete for good after
+    its rows are committed (forgotten, or a TTL that deletes)."""
     checks.flag("dry_run", dry_run)
     when = lt.clock() if now is None else unix_time("now", now)
     lt._load()
@@ -131,31 +135,30 @@ def consolidate(
             )
         actions.append(ConsolidationAction(made.id if made else 0, "episode", f"the agent's task {task.task_id}"))
 
-    # 2. merge similar facts (each against the older ones nearest to it)
+    # 2. merge similar facts (001: facts; decisions and the rest keep their own wording):
+    #    each into the older one most like it
     deduped = 0
     merged: set[int] = set()
     threshold = policy.merge_similarity
-    for memory in sorted(lt._memories.values(), key=lambda m: m.id):
-        if memory.status != "active" or memory.id in lt._episodes or memory.id in merged:
+    active = [m for m in lt._memories.values() if m.status == "active" and m.kind == "fact"]
+    fresh = {m.id for m in active if m.created_at >= last_pass or m.last_seen >= last_pass}
+    active.sort(key=lambda m: m.id)
+    found = similar_pairs([m.content for m in active], [m.id in fresh for m in active], threshold)
+    for later, earlier, similarity in found:
+        memory, other = active[later], active[earlier]
+        newer, older = memory.id, other.id
+        if (
+            newer in merged
+            or older in merged
+            or not memories.mergeable(other, memory.kind, memory.slot, memory.slot_value)
+        ):
             continue
-        if memory.created_at < last_pass and memory.last_seen < last_pass:
-            continue  # checked by an earlier pass against everything older
-        mine = _words(memory.content)
-        for key, _score, _terms in lt._dedup.search(memory.content, MERGE_CANDIDATES):
-            other = lt._memories.get(int(key[1:]))
-            if other is None or other.id >= memory.id or other.id in merged or other.id in lt._episodes:
-                continue
-            if not memories.mergeable(other, memory.kind, memory.slot, memory.slot_value):
-                continue
-            similarity = _cosine(mine, _words(other.content))
-            if similarity >= threshold:
-                deduped += 1
-                merged.add(memory.id)
-                reason = f"into memory {other.id} (similarity {similarity:.3f} >= {threshold:g})"
-                actions.append(ConsolidationAction(memory.id, "merged", reason))
-                if not dry_run:
-                    memories.absorb(lt, other, memory, f"(similarity {similarity:.3f})", duplicate=False, now=when)
-                break
+        deduped += 1
+        merged.add(newer)
+        reason = f"into memory {older} (similarity {similarity:.3f} >= {threshold:g})"
+        actions.append(ConsolidationAction(newer, "merged", reason))
+        if not dry_run:
+            memories.absorb(lt, other, memory, f"(similarity {similarity:.3f})", duplicate=False, now=when)
 
     # 3. form episodes old enough (their summary at 7 days; the compressed forms come with it),
     #    oldest first, while the pass's time for it lasts
@@ -182,7 +185,7 @@ def consolidate(
         did(memory_id, "summarized", reason)
 
     # 4. TTL
-    expiries = ttl.expire(lt, when, dry_run=dry_run)
+    expiries = ttl.expire(lt, when, dry_run=dry_run, commit=False)
     for expiry in expiries:
         actions.append(ConsolidationAction(expiry.memory_id, "expired", f"{expiry.action}: {expiry.reason}"))
 
@@ -244,12 +247,7 @@ def consolidate(
             lt._edge(a, b, "related_to", when)
             lt._edge(b, a, "related_to", when)
 
-    if not dry_run:
-        lt._commit()
-        if doomed:
-            _forget.erase(lt, set(doomed))
-        with lt._transaction("recording the consolidation", rows=False) as con:
-            con.execute("INSERT OR REPLACE INTO longterm_state VALUES (?, ?)", [LAST_PASS, int(when)])
+    erase = set(doomed) | {e.memory_id for e in expiries if e.action == "delete"}
     return ConsolidationReport(
         dry_run,
         when,
@@ -266,7 +264,7 @@ def consolidate(
         len(doomed),
         len(links),
         actions,
-    )
+    ), erase
 
 
 def last_pass(lt: StoreCore) -> float | None:

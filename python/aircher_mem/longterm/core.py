@@ -199,6 +199,7 @@ class StoreCore(store.StoreHolder):
         self._new_vectors: dict[str, list[float]] = {}
         self._pending = 0
         self._batch_depth = 0  # inside batch(): writes wait for its end (or batch_rows)
+        self._holding = 0  # inside holding(): writes wait for its end, whatever their number
         atexit.register(self._close_at_exit)
         self._opened()
 
@@ -510,7 +511,7 @@ class StoreCore(store.StoreHolder):
 
     def _note(self, rows: int = 1) -> None:
         self._pending += rows
-        if self._pending >= self.policy.batch_rows:
+        if self._pending >= self.policy.batch_rows and not self._holding:
             self._write()
 
     def _act(self, memory_id: int, at: float, action: str, detail: str = "") -> None:
@@ -558,6 +559,17 @@ class StoreCore(store.StoreHolder):
             self._batch_depth -= 1
         if self._batch_depth == 0 and not self._closed:
             self._write()
+
+    @contextlib.contextmanager
+    def holding(self) -> Iterator[None]:
+        """Every row pending in the block stays pending, however many (``batch_rows``
+        does not write them), for one transaction after it: a pass that changes
+        most rows (consolidation) commits them at once."""
+        self._holding += 1
+        try:
+            yield
+        finally:
+            self._holding -= 1
 
     @contextlib.contextmanager
     def deferring(self) -> Iterator[None]:

@@ -4,7 +4,7 @@ with reason "episode"), its headline, key points, entities, decisions and open
 questions (``episodes``), and edges to the episode it ``continues_from`` and those it
 is ``related_to``.
 
-Boundaries come from the conversation itself (:func:`boundary`): a time gap, a task
+Boundaries come from the conversation itself (:func:`segment`): a time gap, a task
 switch (the turns' ``task_id`` metadata changes), a topic shift (a turn shares
 little with the turns just before it) or a size cap; the thresholds are in
 ``[lifecycle]``. The agent's own completed tasks become episodes too
@@ -19,11 +19,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
-from collections import Counter
 from collections.abc import Sequence
 
-from .._core import tokenize
+from .._core import segment_texts
 from ..config import LifecyclePolicy
 from . import compress, documents
 from .core import StoreCore
@@ -32,7 +30,6 @@ from .schema import EpisodeRow, MemoryRow, TurnRow
 __all__ = [
     "EpisodePlan",
     "Forms",
-    "boundary",
     "segment",
     "plan",
     "forms",
@@ -50,19 +47,6 @@ __all__ = [
 FORM_TURNS = 400
 
 
-def _words(text: str) -> Counter[str]:
-    return Counter(tokenize(text, stem=True))
-
-
-def _cosine(a: Counter[str], b: Counter[str]) -> float:
-    if not a or not b:
-        return 0.0
-    dot = sum(count * b[word] for word, count in a.items() if word in b)
-    if not dot:
-        return 0.0
-    return dot / math.sqrt(sum(c * c for c in a.values()) * sum(c * c for c in b.values()))
-
-
 def _task(turn: TurnRow) -> object:
     if turn.metadata in ("{}", ""):
         return None
@@ -73,50 +57,40 @@ def _task(turn: TurnRow) -> object:
     return value.get("task_id") if isinstance(value, dict) else None
 
 
-def boundary(previous: Sequence[TurnRow], turn: TurnRow, policy: LifecyclePolicy) -> str:
-    """Why ``turn`` starts a new episode after the episode's turns ``previous``
-    ("" when it continues it): "time gap" (more than ``episode_gap_minutes``
-    after the last), "task switch" (its ``task_id`` metadata differs), "size"
-    (``episode_max_turns`` reached) or "topic shift" (once the episode has
-    ``episode_min_turns`` turns, its content words' cosine with the last
-    ``episode_window`` turns' is below ``episode_shift_similarity``)."""
-    if not previous:
-        return ""
-    last = previous[-1]
-    if turn.at - last.at > policy.episode_gap_minutes * 60.0:
-        return "time gap"
-    if _task(turn) != _task(last):
-        return "task switch"
-    if len(previous) >= policy.episode_max_turns:
-        return "size"
-    if len(previous) >= policy.episode_min_turns:
-        window: Counter[str] = Counter()
-        for earlier in previous[-policy.episode_window :]:
-            window.update(_words(earlier.text))
-        mine = _words(turn.text)
-        if mine and _cosine(mine, window) < policy.episode_shift_similarity:
-            return "topic shift"
-    return ""
+_BREAKS = {"gap": "time gap", "group": "task switch", "size": "size", "topic": "topic shift"}
 
 
 def segment(
     turns: Sequence[TurnRow], policy: LifecyclePolicy, *, after: Sequence[TurnRow] = ()
 ) -> list[tuple[list[TurnRow], str]]:
     """``turns`` (one session's, in order) split into episodes, each with why it
-    started ("" for the first). ``after``: the turns of the episode they follow,
-    which the first group then starts with."""
+    started ("" for the first): "time gap" (more than ``episode_gap_minutes`` after
+    the last turn), "task switch" (its ``task_id`` metadata differs), "size"
+    (``episode_max_turns`` reached) or "topic shift" (once the episode has
+    ``episode_min_turns`` turns, its content words' cosine with the last
+    ``episode_window`` turns' is below ``episode_shift_similarity``). ``after``: the
+    turns of the episode they follow, which the first group then starts with."""
+    rows = [*after, *turns]
+    tasks: dict[object, int] = {}
+    groups = [tasks.setdefault(_task(t), len(tasks)) for t in rows]
+    starts = segment_texts(
+        [t.text for t in rows],
+        [t.at for t in rows],
+        groups,
+        len(after),
+        gap=policy.episode_gap_minutes * 60.0,
+        min_len=policy.episode_min_turns,
+        window=policy.episode_window,
+        shift=policy.episode_shift_similarity,
+        max_len=policy.episode_max_turns,
+    )
     out: list[tuple[list[TurnRow], str]] = []
-    current: list[TurnRow] = list(after)
-    why = ""
-    for turn in turns:
-        reason = boundary(current, turn, policy)
-        if reason:
-            out.append((current, why))
-            current, why = [], reason
-        current.append(turn)
-    if current:
-        out.append((current, why))
-    return out
+    begin, why = 0, ""
+    for at, code in starts:
+        out.append((rows[begin:at], why))
+        begin, why = at, _BREAKS[code]
+    out.append((rows[begin:], why))
+    return [(group, reason) for group, reason in out if group]
 
 
 @dataclasses.dataclass

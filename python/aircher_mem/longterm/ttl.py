@@ -319,14 +319,18 @@ def refresh(lt: StoreCore, paths: Iterable[str], now: float | dt.datetime | None
     return done
 
 
-def expire(lt: StoreCore, now: float | dt.datetime | None = None, *, dry_run: bool = False) -> list[Expiry]:
+def expire(
+    lt: StoreCore, now: float | dt.datetime | None = None, *, dry_run: bool = False, commit: bool = True
+) -> list[Expiry]:
     """Applies every active memory's expired TTL (:func:`expired_at`) at ``now``
     (default: the clock's now), by id: ``mark_stale`` sets ``stale_since`` (once:
     a memory marked already is left out; it stays active), ``archive`` archives
     it, ``delete`` deletes it for good with the memories merged into it
     (:func:`aircher_mem.longterm.forget.erase`; the turns it came from stay).
     Each is logged ("ttl_expired", "archived"; a deleted memory keeps no log).
-    ``dry_run`` changes nothing and says what it would do."""
+    ``dry_run`` changes nothing and says what it would do. Without ``commit`` (a
+    consolidation pass that commits its rows at once), the changes stay pending and
+    the memories to delete are left to the caller (the "delete" entries)."""
     lt._check_open()
     checks.flag("dry_run", dry_run)
     when = _when(lt, now)
@@ -362,6 +366,8 @@ def expire(lt: StoreCore, now: float | dt.datetime | None = None, *, dry_run: bo
             lt._act(memory.id, when, "ttl_expired", f"stale: {entry.reason}")
         else:
             memories.archive(lt, memory, when, entry.reason)
+    if not commit:
+        return found
     lt._commit()
     if deleting:
         forget.erase(lt, set(deleting) | set(copies))

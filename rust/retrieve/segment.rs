@@ -1,0 +1,168 @@
+//! Topical runs in a sequence of texts (a conversation's turns): where a new run
+//! starts, and why. A run ends before a text said long after the previous one, a
+//! text of another group (a task), a text that would make the run too long, or a
+//! text sharing too little with the run's last texts (a topic shift: the cosine of
+//! its stemmed token counts with theirs, once the run is long enough).
+
+use std::collections::HashMap;
+use std::ops::ControlFlow;
+
+use super::tokenize::for_each_token_with;
+
+/// Why a run starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Break {
+    TimeGap,
+    GroupSwitch,
+    Size,
+    TopicShift,
+}
+
+/// The rule's numbers.
+#[derive(Debug, Clone, Copy)]
+pub struct Rule {
+    /// A gap longer than this (seconds) starts a run.
+    pub gap: f64,
+    /// A topic shift is looked for once a run has this many texts ...
+    pub min_len: usize,
+    /// ... against its last this many texts ...
+    pub window: usize,
+    /// ... and starts a run below this cosine.
+    pub shift: f64,
+    /// A run holds at most this many texts.
+    pub max_len: usize,
+}
+
+/// The starts of the runs of `texts` (said at `times`, in `groups`), after the
+/// first `keep` texts (a run already made: never split), each with why it starts.
+/// The first run (at 0, or continuing the kept ones) is not listed.
+pub fn segment(
+    texts: &[&str],
+    times: &[f64],
+    groups: &[u64],
+    keep: usize,
+    rule: Rule,
+) -> Vec<(usize, Break)> {
+    let mut ids: HashMap<String, u32> = HashMap::new();
+    let mut window: HashMap<u32, f64> = HashMap::new();
+    let mut kept: std::collections::VecDeque<Vec<(u32, f64)>> = std::collections::VecDeque::new();
+    let mut run_len = 0usize;
+    let mut out = Vec::new();
+    for (i, text) in texts.iter().enumerate() {
+        let mut counts: HashMap<u32, f64> = HashMap::new();
+        for_each_token_with(text, true, |token| {
+            let next = ids.len() as u32;
+            *counts
+                .entry(*ids.entry(token.to_owned()).or_insert(next))
+                .or_insert(0.0) += 1.0;
+            ControlFlow::Continue(())
+        });
+        let mine: Vec<(u32, f64)> = counts.into_iter().collect();
+        let mut reason = None;
+        if i >= keep && run_len > 0 {
+            let gap = times
+                .get(i)
+                .zip(times.get(i - 1))
+                .map_or(0.0, |(now, before)| now - before);
+            if gap > rule.gap {
+                reason = Some(Break::TimeGap);
+            } else if groups.get(i) != groups.get(i - 1) {
+                reason = Some(Break::GroupSwitch);
+            } else if run_len >= rule.max_len {
+                reason = Some(Break::Size);
+            } else if run_len >= rule.min_len
+                && !mine.is_empty()
+                && cosine(&mine, &window) < rule.shift
+            {
+                reason = Some(Break::TopicShift);
+            }
+        }
+        if let Some(why) = reason {
+            out.push((i, why));
+            window.clear();
+            kept.clear();
+            run_len = 0;
+        }
+        for &(token, count) in &mine {
+            *window.entry(token).or_insert(0.0) += count;
+        }
+        kept.push_back(mine);
+        if kept.len() > rule.window {
+            if let Some(old) = kept.pop_front() {
+                for (token, count) in old {
+                    if let Some(value) = window.get_mut(&token) {
+                        *value -= count;
+                        if *value <= 0.0 {
+                            window.remove(&token);
+                        }
+                    }
+                }
+            }
+        }
+        run_len += 1;
+    }
+    out
+}
+
+fn cosine(mine: &[(u32, f64)], window: &HashMap<u32, f64>) -> f64 {
+    let dot: f64 = mine
+        .iter()
+        .map(|(t, c)| c * window.get(t).copied().unwrap_or(0.0))
+        .sum();
+    if dot == 0.0 {
+        return 0.0;
+    }
+    let a: f64 = mine.iter().map(|(_, c)| c * c).sum();
+    let b: f64 = window.values().map(|c| c * c).sum();
+    dot / (a * b).sqrt()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RULE: Rule = Rule {
+        gap: 1800.0,
+        min_len: 2,
+        window: 2,
+        shift: 0.05,
+        max_len: 4,
+    };
+
+    #[test]
+    fn each_break_and_its_reason() {
+        let texts = [
+            "puppy training biscuit",
+            "biscuit puppy school",
+            "postgres billing invoices", // no shared word after 2 texts: a topic shift
+            "postgres invoices json",
+            "postgres json columns", // 1801 s later: a time gap
+            "postgres json columns", // another group
+            "postgres json",
+            "postgres json",
+            "postgres json",
+            "postgres json", // the fifth of a run: size
+        ];
+        let times = [
+            0.0, 1.0, 2.0, 3.0, 1804.0, 1805.0, 1806.0, 1807.0, 1808.0, 1809.0,
+        ];
+        let groups = [0, 0, 0, 0, 0, 1, 1, 1, 1, 1];
+        let got = segment(&texts, &times, &groups, 0, RULE);
+        assert_eq!(
+            got,
+            vec![
+                (2, Break::TopicShift),
+                (4, Break::TimeGap),
+                (5, Break::GroupSwitch),
+                (9, Break::Size)
+            ]
+        );
+        // the first two kept as a run: never split, and the third still shifts away
+        assert_eq!(
+            segment(&texts[..3], &times[..3], &groups[..3], 2, RULE),
+            vec![(2, Break::TopicShift)]
+        );
+        // exactly the gap is no gap
+        assert!(segment(&texts[..2], &[0.0, 1800.0], &[0, 0], 0, RULE).is_empty());
+    }
+}

@@ -34,9 +34,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import math
 import re
-import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -44,7 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._core import tokenize
-from .extract import _describe
+from .extract import _describe, call_within
 
 __all__ = [
     "MAX_CHARS",
@@ -735,7 +733,6 @@ def ask_summarizer(
     logged as a warning on the "aircher_mem.longterm" logger. Never raises. A timed-out
     call keeps running in its daemon thread; its result is dropped.
     """
-    box: dict[str, object] = {}
     try:
         body: list[str] = []
         budget = SUMMARIZER_INPUT_CHARS
@@ -750,35 +747,12 @@ def ask_summarizer(
         log.warning("summarizer not run: %s", _describe(error))
         return None
 
-    def work() -> None:
-        try:
-            box["out"] = summarizer(request)
-        except BaseException as error:  # reported in the log, never propagated
-            box["error"] = error
-
-    try:
-        wait = float(timeout)
-    except Exception:
-        wait = 0.0
-    if math.isnan(wait) or wait < 0:
-        wait = 0.0
-    wait = min(wait, threading.TIMEOUT_MAX)
-    try:
-        worker = threading.Thread(target=work, name="aircher-mem-summarizer", daemon=True)
-        worker.start()
-        worker.join(wait)
-    except Exception as error:
-        log.warning("summarizer not run: %s", _describe(error))
-        return None
-    if worker.is_alive():
-        log.warning("summarizer timeout after %g s", wait)
-        return None
-    if "error" in box:
-        failure = box["error"]
-        log.warning("summarizer failed: %s", _describe(failure) if isinstance(failure, BaseException) else str(failure))
+    called = call_within(summarizer, request, timeout, "aircher-mem-summarizer")
+    if called.why:
+        log.warning("summarizer %s", called.why)
         return None
     try:
-        return _answer(box.get("out"))
+        return _answer(called.out)
     except Exception as error:
         log.warning("summarizer answer invalid: %s", _describe(error))
         return None

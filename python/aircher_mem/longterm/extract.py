@@ -1299,6 +1299,51 @@ def _llm_item(item: object, content_chars: int) -> Candidate | str:
     )
 
 
+@dataclasses.dataclass(frozen=True)
+class Called:
+    """What :func:`call_within` got: the callable's return value, or why there is
+    none ("" when it returned; else "not run: ...", "timeout after N s" or
+    "failed: ...")."""
+
+    out: object = None
+    why: str = ""
+
+
+def call_within(function: Callable[[str], object], argument: str, timeout: float, name: str) -> Called:
+    """``function(argument)`` in a daemon thread called ``name``, waiting at most
+    ``timeout`` seconds (clamped to [0, threading.TIMEOUT_MAX]; NaN is 0). Never
+    raises: what it raised, or a timeout, is in ``why``. A timed-out call keeps
+    running in its daemon thread; its result is dropped. (The optional LLM
+    callables, the extractor and the summarizer, are called so.)"""
+    box: dict[str, object] = {}
+
+    def work() -> None:
+        try:
+            box["out"] = function(argument)
+        except BaseException as error:  # reported in why, never propagated
+            box["error"] = error
+
+    try:
+        wait = float(timeout)
+    except Exception:
+        wait = 0.0
+    if math.isnan(wait) or wait < 0:
+        wait = 0.0
+    wait = min(wait, threading.TIMEOUT_MAX)
+    try:
+        worker = threading.Thread(target=work, name=name, daemon=True)
+        worker.start()
+        worker.join(wait)
+    except Exception as error:
+        return Called(why=f"not run: {_describe(error)}")
+    if worker.is_alive():
+        return Called(why=f"timeout after {wait:g} s")
+    if "error" in box:
+        failure = box["error"]
+        return Called(why=f"failed: {_describe(failure) if isinstance(failure, BaseException) else failure}")
+    return Called(box.get("out"))
+
+
 def run_llm(
     extractor: Callable[[str], object], text: str, *, timeout: float, policy: LongtermPolicy | None = None
 ) -> tuple[list[Candidate], list[str], str | None]:
@@ -1320,34 +1365,10 @@ def run_llm(
     raises. A timed-out call keeps running in its daemon thread; its result is dropped.
     """
     policy = policy or _DEFAULTS
-    box: dict[str, object] = {}
-
-    def work() -> None:
-        try:
-            box["out"] = extractor(text)
-        except BaseException as error:  # reported in the message, never propagated
-            box["error"] = error
-
-    try:
-        wait = float(timeout)
-    except Exception:
-        wait = 0.0
-    if math.isnan(wait) or wait < 0:
-        wait = 0.0
-    wait = min(wait, threading.TIMEOUT_MAX)
-    try:
-        worker = threading.Thread(target=work, name="aircher-mem-llm-extract", daemon=True)
-        worker.start()
-        worker.join(wait)
-    except Exception as error:
-        return [], [], f"llm extractor not run: {_describe(error)}"
-    if worker.is_alive():
-        return [], [], f"llm extractor timeout after {wait:g} s"
-    if "error" in box:
-        failure = box["error"]
-        why = _describe(failure) if isinstance(failure, BaseException) else str(failure)
-        return [], [], f"llm extractor failed: {why}"
-    out = box.get("out")
+    called = call_within(extractor, text, timeout, "aircher-mem-llm-extract")
+    if called.why:
+        return [], [], f"llm extractor {called.why}"
+    out = called.out
     try:
         if isinstance(out, (str, bytes, bytearray)):
             out = json.loads(out)

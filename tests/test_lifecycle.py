@@ -534,3 +534,28 @@ def test_consolidation_applies_ttls_and_deletes_for_good(tmp_path: Path) -> None
         assert lt.get(kept.memory_id).stale_since == T0 + 31 * DAY
     data = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.is_file())
     assert b"deploy window" not in data
+
+
+def test_with_embeddings_consolidation_merges_by_the_vectors_too(tmp_path: Path) -> None:
+    import numpy as np
+
+    vectors = {
+        "The deploy script lives in tools/release.sh": [1.0, 0.0, 0.0],
+        "Releases are shipped by running tools/release.sh": [0.9, 0.435889894, 0.0],  # cosine 0.9
+        "Lunch is at noon": [0.0, 0.0, 1.0],
+    }
+
+    class Embedder:
+        def embed(self, texts: list[str]) -> object:
+            return np.array([vectors.get(t, [0.0, 1.0, 0.0]) for t in texts], dtype=np.float32)
+
+    clock = Clock()
+    with LongTermMemory(tmp_path / "m.duckdb", clock=clock, embedder=Embedder) as lt:
+        ids = [lt.remember(text).memory_id for text in vectors]
+        assert lt.consolidate(now=T0, dry_run=True).deduped == 0  # a dry run embeds nothing
+        report = lt.consolidate(now=T0)
+        assert report.deduped == 1
+        assert [(a.memory_id, a.reason) for a in report.actions if a.action == "merged"] == [
+            (ids[1], f"into memory {ids[0]} (embedding cosine >= 0.85)")
+        ]
+        assert [lt.get(i).status for i in ids] == ["active", "archived", "active"]

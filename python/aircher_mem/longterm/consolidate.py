@@ -3,7 +3,9 @@
 In order: the turns not in an episode yet become episodes (or extend their
 session's last one) and the agent's completed tasks become episodes; similar
 facts merge (the cosine of their stemmed content-word sets at least
-``merge_similarity``: :func:`aircher_mem._core.similar_pairs`);
+``merge_similarity``: :func:`aircher_mem._core.similar_pairs`; with the dense
+channel on, the texts not embedded yet are embedded first and those at least
+``[longterm] merge_cosine`` similar by embedding merge as they do at a recall);
 episodes older than ``summarize_after_days`` are formed (their summary, key
 points, entities, decisions and open questions; their compressed and index forms
 with it: past ``compress_after_days`` they are counted compressed too), oldest
@@ -31,7 +33,7 @@ from collections.abc import Sequence
 from .._core import similar_pairs
 from ..checks import unix_time
 from ..results import ConsolidationAction, ConsolidationReport
-from . import checks, episodes, layers, memories, ttl
+from . import checks, episodes, layers, memories, recall, ttl
 from . import forget as _forget
 from .core import StoreCore, using_db
 from .scoring import DAY
@@ -140,6 +142,21 @@ def _pass(
     deduped = 0
     merged: set[int] = set()
     threshold = policy.merge_similarity
+    if lt._embedder_factory is not None and not dry_run:
+        # with the dense channel on, the texts not embedded yet are, and the cosine
+        # merge of embedding (``[longterm] merge_cosine``) runs on them first
+        before = {m.id for m in lt._memories.values() if m.status == "active"}
+        recall.embed_pending(lt)
+        for memory_id in sorted(before):
+            memory = lt._memories.get(memory_id)
+            if memory is None or memory.status == "active":
+                continue
+            into = [other for relation, other in lt._edges.get(memory_id, ()) if relation == "merged_into"]
+            if into:
+                deduped += 1
+                merged.add(memory_id)
+                cosine = f"embedding cosine >= {lt.policy.merge_cosine:g}"
+                actions.append(ConsolidationAction(memory_id, "merged", f"into memory {into[-1]} ({cosine})"))
     active = [m for m in lt._memories.values() if m.status == "active" and m.kind == "fact"]
     fresh = {m.id for m in active if m.created_at >= last_pass or m.last_seen >= last_pass}
     active.sort(key=lambda m: m.id)

@@ -10,13 +10,13 @@ episodes older than ``summarize_after_days`` are formed (their summary, key
 points, entities, decisions and open questions; their compressed and index forms
 with it: past ``compress_after_days`` they are counted compressed too), oldest
 first, for at most ``consolidate_forms_seconds`` a pass (the rest wait for the
-next: ``pending``); a memory's own summary and compressed form are made when recall
-first serves it warm or cold; TTLs
-expire (:mod:`.ttl`); superseded memories and memories never cited and unseen for
-``forget_unused_days`` are forgotten (their rows, never their raw turns); the slot
-conflicts since the last pass are flagged as contradictions; every memory is
-placed in its layer by its priority and age (:mod:`.layers`: usage counts there);
-episodes sharing entities are linked.
+next: ``pending``; a memory's own summary and compressed form are made when recall
+first serves it warm or cold); TTLs expire (:mod:`.ttl`); superseded memories and
+memories never cited and unseen for ``forget_unused_days`` are forgotten (their
+rows, never their raw turns); the slot conflicts since the last pass are flagged
+as contradictions; every memory is placed in its layer by its priority and age
+(:mod:`.layers`: usage counts there); episodes sharing entities, and memories
+about the same file, are linked. The rows are committed in one transaction.
 
 Never forgotten: an anchor, a memory cited within ``keep_cited_days``, an
 episode, a raw turn. ``dry_run`` reports what a pass would do and changes

@@ -559,3 +559,25 @@ def test_with_embeddings_consolidation_merges_by_the_vectors_too(tmp_path: Path)
             (ids[1], f"into memory {ids[0]} (embedding cosine >= 0.85)")
         ]
         assert [lt.get(i).status for i in ids] == ["active", "archived", "active"]
+
+
+def test_the_schedule_runs_in_the_background_for_a_holder_like_mcp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    from aircher_mem.interfaces.http import Consolidating
+
+    monkeypatch.setattr(Consolidating, "CHECK_SECONDS", 0.05)
+    policy = Policy.from_dict({"lifecycle": {"consolidate_interval_seconds": 60}}, source="test")
+    with Memory.open(tmp_path, policy=policy) as memory:
+        memory.add_turn("s", "user", PUPPY[0], extract=False)
+        schedule = Consolidating(memory, started=time.time() - 60).in_background()
+        try:
+            deadline = time.monotonic() + 30
+            while memory.last_consolidated() is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+        finally:
+            schedule.stop()
+        assert memory.last_consolidated() is not None
+        assert len(memory.memories(kind="episode").memories) == 1

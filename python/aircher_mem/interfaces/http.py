@@ -1113,6 +1113,8 @@ class Consolidating:
         self.started = time.time() if started is None else started
         self._next_check = time.monotonic()
         self._thread: threading.Thread | None = None
+        self._ticker: threading.Thread | None = None
+        self._stop = threading.Event()
 
     def due(self) -> bool:
         """Whether a pass is due now (reads the store's last pass)."""
@@ -1145,6 +1147,27 @@ class Consolidating:
             )
         except (AircherError, OSError) as exc:
             log.warning("the consolidation of %s failed: %s", self.memory.root, exc)
+
+    def in_background(self) -> Consolidating:
+        """Looks every ``CHECK_SECONDS`` from a daemon thread of its own (for a holder
+        whose main thread serves something else: ``aircher-mem mcp``) until
+        :meth:`stop`."""
+        self._stop = threading.Event()
+
+        def tick() -> None:
+            while not self._stop.wait(self.CHECK_SECONDS):
+                self.when_due()
+
+        self._ticker = threading.Thread(target=tick, name="aircher-consolidate-schedule", daemon=True)
+        self._ticker.start()
+        return self
+
+    def stop(self) -> None:
+        """Stops looking (:meth:`in_background`) and waits for a pass under way."""
+        self._stop.set()
+        if self._ticker is not None:
+            self._ticker.join()
+        self.join()
 
     def join(self, timeout: float | None = None) -> None:
         if self._thread is not None:

@@ -56,7 +56,7 @@ from ..errors import AircherError, InvalidInputError
 from ..memory import Memory
 from . import wire
 from .client import Client, RemoteMemory
-from .http import RunningServer, serve_in_thread
+from .http import Consolidating, RunningServer, serve_in_thread
 
 __all__ = ["build_server", "serve", "tools", "description", "input_schema"]
 
@@ -206,7 +206,8 @@ def serve(root: str | os.PathLike[str], *, index: bool | None = None, refresh_se
     project's memory, refreshes the graph (unless ``index`` is False, or None and
     the policy's ``[server] index_at_start`` is off), serves the HTTP API on a free
     loopback port for the project's other processes (:func:`.http.serve_in_thread`:
-    server.json written, removed at exit), serves MCP, then flushes and closes;
+    server.json written, removed at exit), consolidates on the server's schedule
+    (:class:`.http.Consolidating`), serves MCP, then flushes and closes;
     ``refresh_seconds`` overrides the policy's ``[server] refresh_seconds``."""
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     policy = None
@@ -231,9 +232,11 @@ def serve(root: str | os.PathLike[str], *, index: bool | None = None, refresh_se
                 file=sys.stderr,
             )
         running = _share(memory)
+        schedule = Consolidating(memory).in_background()
         try:
             _serve_stdio(build_server(memory))
         finally:
+            schedule.stop()  # a pass under way ends before the store closes
             if running is not None:
                 running.stop()
 

@@ -608,28 +608,42 @@ def test_forget(benchmark: Any, store: Store, tmp_path: Path) -> None:
 # -- gc --------------------------------------------------------------------------------------
 
 
+class FreshCopies:
+    """A fresh copy of the store for each benchmark round, copied, opened and loaded
+    in the round's setup (not timed); the last one stays open until :meth:`close`."""
+
+    def __init__(self, store: Store, tmp_path: Path) -> None:
+        self.store, self.tmp_path = store, tmp_path
+        self.opened: list[LongTermMemory] = []
+        self.rounds = itertools.count()
+
+    def setup(self) -> tuple[tuple[()], dict[str, Any]]:
+        self.close()
+        self.opened.append(opened(self.store.copy(self.tmp_path / str(next(self.rounds)))))
+        return (), {}
+
+    @property
+    def current(self) -> LongTermMemory:
+        return self.opened[-1]
+
+    def close(self) -> None:
+        while self.opened:
+            self.opened.pop().close()
+
+
 @pytest.mark.parametrize("dry_run", [True, False], ids=["dry-run", "real"])
 def test_gc(benchmark: Any, store: Store, tmp_path: Path, dry_run: bool) -> None:
     """gc on a fresh copy of the store each round (copied, opened and loaded in the
     setup, not timed). The real pass archives most memories (old, low scoring or
     beyond mid_capacity) and writes them; extra_info: a second gc right after."""
     benchmark.group = f"gc over {store.n:,} memories"
-    stores: list[LongTermMemory] = []
+    copies = FreshCopies(store, tmp_path)
     reports: list[GcReport] = []
-    rounds = itertools.count()
-
-    def setup() -> tuple[tuple[()], dict[str, Any]]:
-        while stores:
-            stores.pop().close()
-        stores.append(opened(store.copy(tmp_path / str(next(rounds)))))
-        return (), {}
-
-    benchmark.pedantic(lambda: reports.append(stores[-1].gc(dry_run=dry_run)), setup=setup, rounds=3)
+    benchmark.pedantic(lambda: reports.append(copies.current.gc(dry_run=dry_run)), setup=copies.setup, rounds=3)
     start = time.perf_counter()
-    second = stores[-1].gc(dry_run=dry_run)
+    second = copies.current.gc(dry_run=dry_run)
     again = time.perf_counter() - start
-    while stores:
-        stores.pop().close()
+    copies.close()
     report = reports[-1]
     benchmark.extra_info.update(impl=f"gc(dry_run={dry_run})", load_average=load_average())
     benchmark.extra_info.update(
@@ -685,27 +699,19 @@ def test_consolidate(benchmark: Any, store: Store, tmp_path: Path, dry_run: bool
     forgotten (the file rewritten). The baseline is the gc pass of the same run
     (``test_gc``); extra_info: the report's counts and a second pass right after."""
     benchmark.group = f"consolidate {store.n:,} turns + {store.n:,} memories"
-    stores: list[LongTermMemory] = []
+    copies = FreshCopies(store, tmp_path)
     reports: list[Any] = []
-    rounds = itertools.count()
-
-    def setup() -> tuple[tuple[()], dict[str, Any]]:
-        while stores:
-            stores.pop().close()
-        stores.append(opened(store.copy(tmp_path / str(next(rounds)))))
-        return (), {}
 
     def run() -> None:
-        lt = stores[-1]
+        lt = copies.current
         reports.append(lt.consolidate(now=aged_now(lt), dry_run=dry_run))
 
-    benchmark.pedantic(run, setup=setup, rounds=2 if not benchmark.disabled else 1)
-    lt = stores[-1]
+    benchmark.pedantic(run, setup=copies.setup, rounds=2 if not benchmark.disabled else 1)
+    lt = copies.current
     start = time.perf_counter()
     second = lt.consolidate(now=aged_now(lt), dry_run=dry_run)
     again = time.perf_counter() - start
-    while stores:
-        stores.pop().close()
+    copies.close()
     report = reports[-1]
     benchmark.extra_info.update(impl=f"consolidate(dry_run={dry_run})", load_average=load_average())
     benchmark.extra_info.update(

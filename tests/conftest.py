@@ -60,6 +60,16 @@ def needs_data(name: str, what: str, source: str) -> Path:
     return path
 
 
+class Clock:
+    """A clock to hand a store (``clock=``): it says ``now``, which a test moves."""
+
+    def __init__(self, now: float = NOW) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
 @pytest.fixture
 def clock() -> list[float]:
     """A settable clock: tests move time by assigning clock[0]."""

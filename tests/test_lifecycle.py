@@ -16,6 +16,7 @@ from aircher_mem.config import LifecyclePolicy, LongtermPolicy
 from aircher_mem.longterm import LongTermMemory
 from aircher_mem.longterm.layers import placement, priority
 from aircher_mem.longterm.schema import MemoryRow
+from conftest import Clock
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -31,14 +32,6 @@ PUPPY = [
     "The puppy training treats Biscuit likes are the chicken ones.",
 ]
 DATABASE = "The billing service stores invoices in PostgreSQL with JSON columns."
-
-
-class Clock:
-    def __init__(self, now: float = T0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def store(tmp_path: Path, clock: Clock, **lifecycle: Any) -> LongTermMemory:

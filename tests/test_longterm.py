@@ -15,19 +15,12 @@ from aircher_mem import Memory, Policy
 from aircher_mem.config import LongtermPolicy
 from aircher_mem.errors import InvalidInputError, UnknownMemoryError
 from aircher_mem.longterm import LongTermMemory
+from conftest import Clock
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 DAY = 86_400.0
 T0 = 1_700_000_000.0  # 2023-11-14 22:13:20 UTC
-
-
-class Clock:
-    def __init__(self, now: float = T0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture

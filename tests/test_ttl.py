@@ -27,6 +27,7 @@ from aircher_mem.interfaces.mcp import build_server
 from aircher_mem.longterm import LongTermMemory, ttl
 from aircher_mem.longterm.schema import MemoryRow
 from aircher_mem.results import Expiry
+from conftest import Clock
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp import Client
@@ -36,14 +37,6 @@ T0 = 1_700_000_000.0  # 2023-11-14 22:13:20 UTC
 DAY = 86_400.0
 HOUR = 3_600.0
 ISO_T0 = "2023-11-14T22:13:20Z"
-
-
-class Clock:
-    def __init__(self, now: float = T0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture

@@ -118,9 +118,11 @@ def _pass(
             reason = f"{len(turns)} turns of session {plan.session_id}" + (f" after a {why}" if why else "")
             memory_id = episodes.create(lt, plan.session_id, turns, why, when).id if not dry_run else 0
             actions.append(ConsolidationAction(memory_id, "episode", reason))
+    kept = {e.session_id for e in lt._episodes.values() if e.origin == "task"}
     for task in tasks:
-        if any(e.session_id == f"task:{task.task_id}" for e in lt._episodes.values()):
+        if episodes.task_session(task.task_id) in kept:
             continue
+        kept.add(episodes.task_session(task.task_id))
         created += 1
         made = None
         if not dry_run:

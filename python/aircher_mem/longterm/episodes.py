@@ -39,6 +39,7 @@ __all__ = [
     "rebuild",
     "summarized",
     "task_episode",
+    "task_session",
     "related",
     "code_related",
 ]
@@ -303,6 +304,11 @@ def rebuild(lt: StoreCore, memory_id: int) -> bool:
     return True
 
 
+def task_session(task_id: str) -> str:
+    """The session id of the agent's task ``task_id``'s episode."""
+    return f"task:{task_id}"
+
+
 def task_episode(
     lt: StoreCore,
     task_id: str,
@@ -313,13 +319,11 @@ def task_episode(
     started_at: float,
     ended_at: float,
     now: float,
-) -> MemoryRow | None:
-    """The agent's completed task ``task_id`` as an episode (origin "task"): its
-    description, outcome, the files it touched and its notes (errors then fixes);
-    None when the task has one already."""
-    session = f"task:{task_id}"
-    if any(e.session_id == session for e in lt._episodes.values()):
-        return None
+) -> MemoryRow:
+    """The agent's completed task ``task_id`` as an episode (origin "task", session
+    :func:`task_session`): its description, outcome, the files it touched and its
+    notes (errors then fixes). The caller makes sure the task has none yet."""
+    session = task_session(task_id)
     texts = [description, *notes, *([f"Outcome: {outcome}"] if outcome else [])]
     memory = MemoryRow(id=lt._next_memory, kind="episode", content="", created_at=now, source="task")
     lt._next_memory += 1

@@ -262,8 +262,9 @@ def _word_class(word: str) -> tuple[str, bool, bool, bool, bool, bool]:
     )
 
 
-def _analyze(texts: Sequence[str]) -> list[_Sentence]:
-    """The sentences of the examined texts with their words classified."""
+def _analyze(texts: Sequence[str], *, vectors: bool = True) -> list[_Sentence]:
+    """The sentences of the examined texts with their words classified (without
+    ``vectors``: their term counts left empty, for the forms that do not rank)."""
     raw: list[tuple[int, str, list[tuple[str, bool, bool]]]] = []
     # (text index, sentence, [(word, at sentence start, in backticks)])
     capitalized_inside: set[str] = set()
@@ -289,7 +290,7 @@ def _analyze(texts: Sequence[str]) -> list[_Sentence]:
             classified.append(_Word(word, lower, entity, numeric, negation, stop, filler))
         small_talk = all((w.stop or w.filler) and not w.entity for w in classified)
         tail = sentence.rstrip(" \"')]”’")
-        vector = Counter(tokenize(" ".join(w.lower for w in classified if not w.stop), stem=True))
+        vector = Counter(tokenize(" ".join(w.lower for w in classified if not w.stop), stem=True)) if vectors else ()
         out.append(
             _Sentence(
                 text=sentence,
@@ -436,7 +437,7 @@ def compress(text: str, *, max_words: int = 16, fillers: bool = False) -> str:
     first (the least frequent, then the latest), then the latest entities."""
     if not isinstance(text, str) or max_words <= 0:
         return ""
-    return _compressed(_analyze([text]), max_words, fillers)
+    return _compressed(_analyze([text], vectors=False), max_words, fillers)
 
 
 def _compressed(analyzed: list[_Sentence], max_words: int, fillers: bool) -> str:

@@ -59,6 +59,7 @@ LAYERS = {
     "aircher_mem.longterm.ttl": 1,
     "aircher_mem.longterm.ttl_rules": 1,
     "aircher_mem.longterm.extract": 1,
+    "aircher_mem.longterm.chains_extract": 1,
     "aircher_mem.longterm.vocabulary": 1,
     "aircher_mem.longterm.scoring": 1,
     "aircher_mem.longterm.dialogue": 1,

@@ -1,0 +1,462 @@
+"""Decisions and why they were made, read from conversation turns.
+
+The causal chain tracker keeps decisions with their reasons, consequences and
+constraints. This module proposes them from what was said, with cheap regex rules
+in the manner of :mod:`.extract` (whose sentence splitting and question test it
+shares): offline, deterministic, never raising on a ``str``.
+
+A sentence gives a decision when one of its clauses says that someone chose
+("we went with", "I switched to", "let's use", "we decided to", "we can't
+upgrade") and the clause is not itself the reason of another ("it failed because
+we use an old driver" gives none). The clause's neighbours, cut at connectives,
+become its links:
+
+- a *reason* (edge ``justifies``): "because Y", "since Y", "given Y", "as it Y",
+  "due to Y", "; the reason is Y", "to avoid Y", "so that Y", "Y, which is why we
+  X", "Because Y, we X";
+- a *reason* that set the decision off (edge ``causes``): "Y, so we X", "Y. So we
+  X";
+- a *consequence* (edge ``leads_to``): "X, so Y", "X, which means Y", "X. That
+  means Y";
+- a *constraint* (edge ``blocks``): the reason of a decision forced on the
+  speaker ("we can't X since Y", "we have to X because Y"): it blocks the
+  alternative.
+
+A sentence that opens with a reason or consequence lead ("The main reason was
+...", "That's because ...", "That means ...") adds a link to the decision of one
+of the :attr:`ChainSettings.follow_gap` sentences before it (questions skipped:
+"why not black?" between a decision and its answer breaks nothing). So a window
+of turns joined by newlines can be read at once.
+
+Choice verbs that also describe routine work ("use", "keep", "pin", "add", "run")
+make a decision only with a link ("we use Alembic because ..."); the unambiguous
+ones ("chose", "went with", "decided", "switched to") make one alone, so that a
+reason in the next sentence has something to attach to. Proposals ("we should",
+"I'd go with") and undecided talk ("we haven't decided") make none, nor do
+questions. Every strength comes from :class:`ChainSettings`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .extract import _is_question, _sentences
+
+__all__ = [
+    "KINDS",
+    "EDGES",
+    "Link",
+    "DecisionCandidate",
+    "ChainSettings",
+    "decisions_in",
+]
+
+KINDS = ("reason", "consequence", "constraint")
+EDGES = ("justifies", "leads_to", "blocks", "causes")
+
+
+@dataclass(frozen=True)
+class Link:
+    """A reason, consequence or constraint of a decision, as said."""
+
+    kind: str
+    """One of KINDS."""
+    text: str
+    """The clause, whitespace-collapsed, connective left out."""
+    edge: str
+    """One of EDGES: ``justifies`` and ``causes`` (reason -> decision), ``leads_to``
+    (decision -> consequence), ``blocks`` (constraint -> the alternative)."""
+    strength: float
+    """0..1, from the connective (see :class:`ChainSettings`)."""
+
+
+@dataclass(frozen=True)
+class DecisionCandidate:
+    """A decision proposed from text, with the links said around it."""
+
+    decision: str
+    """The clause that states the decision, as said."""
+    links: tuple[Link, ...]
+    """In text order; may be empty for an explicit choice ("We picked Redis.")."""
+    sentence: str
+    """The sentence the decision is in."""
+
+
+@dataclass(frozen=True)
+class ChainSettings:
+    """Every number the rules use; each says how much a connective commits to cause."""
+
+    explicit: float = 0.9
+    """ "because", "due to", "the reason is", "which is why", "that's why": said to be the cause."""
+    since: float = 0.8
+    """ "since", "as", "given": causal here, but the same words also mark time or manner."""
+    purpose: float = 0.8
+    """ "to avoid Y", "so that Y", "in order to Y", "so we can Y": the aim, which justifies."""
+    follow: float = 0.8
+    """A later sentence opening with a reason or consequence lead ("The main reason was
+    ..."): explicit, but tied to the decision only by being near it."""
+    cause: float = 0.7
+    """ "Y, so we X", "Y. So we X": Y came first and the decision followed; "so" also
+    just sequences."""
+    consequence: float = 0.7
+    """ "X, so Y", "X, which means Y", "That means Y": what the decision brings."""
+    colon: float = 0.6
+    """ "X: Y", a clause after a decision's colon: an explanation, by punctuation only."""
+    adjacent: float = 0.4
+    """The sentence right after a decision said alone, in the same turn, with no lead at
+    all ("We decided against GraphQL. All the clients are ours."): often the reason,
+    sometimes just the next remark."""
+    hedged: float = 0.5
+    """Any of the above under "probably", "maybe", "perhaps", "I think", "I guess"
+    (a lower figure stays)."""
+    follow_gap: int = 2
+    """A follow-up sentence attaches to a decision at most this many sentences back
+    (questions not counted)."""
+    scan_chars: int = 8192
+    """Only the first this many characters of a text are read."""
+    sentence_chars: int = 1000
+    """A longer sentence is cut to this many characters before the rules run."""
+    text_chars: int = 300
+    """A decision's or link's text is cut to this many characters."""
+
+
+_DEFAULTS = ChainSettings()
+
+# ---------------------------------------------------------------------------
+# what a decision looks like
+
+_STRONG_VERBS = (
+    r"decided|decide|chose|choose|picked(?! up)|pick(?! up)|selected|select|went with|go with|going with|"
+    r"opted|opt|settled on|settle on|agreed on|agreed to|agree on|standardi[sz]ed on|standardi[sz]e on|"
+    r"ended up (?:with|using|going with|on)|landed on|switched|switch|migrated|migrate|"
+    r"moved (?:to|from|away|over|off)|move (?:to|from|away|over|off)|adopted|adopt|committed to|commit to"
+)
+_WEAK_VERBS = (
+    r"use|used|using|keep|kept|keeping|stick with|stuck with|sticking with|stick to|stuck to|"
+    r"replaced|replace|replacing|dropped|drop|dropping|ditched|ditch|pinned|pin|pinning|"
+    r"turned on|turned off|turn on|turn off|enabled|enable|disabled|disable|store|stored|storing|run|"
+    r"version|versioned|require|required|added|add|split|set up|rewrote|rewrite|vendored|vendor|"
+    r"removed|remove|deprecated|deprecate|do|avoid|avoided|prefer|preferred|rely on|relied on|"
+    r"host|hosted|deploy|deployed|cache|cached|limit|enforce|enforced|forbid|ban|banned|block|blocked|"
+    r"ship|shipped|introduced|introduce|implement|implemented|skip|skipped|upgrade|upgraded|"
+    r"downgrade|downgraded|bump|bumped|restrict|restricted|wrap|wrapped|support|target|moved(?! on)|move(?! on)"
+)
+# Said in place of a subject before a past tense verb at a clause's start:
+# "Turned on WAL mode because ...".
+_BARE_VERBS = (
+    r"went with|chose|picked(?! up)|switched|moved|migrated|pinned|dropped|replaced|turned on|turned off|"
+    r"enabled|disabled|kept|added|removed|set up|decided|opted|settled on|standardi[sz]ed on|vendored|"
+    r"bumped|upgraded|downgraded|going with|switching to|sticking with"
+)
+_STRONG_BARE = frozenset({"went with", "chose", "decided", "opted", "settled on", "going with", "switching to"})
+_SUBJECT = r"\b(?:we|i|the team|everyone)"
+_AUX = (
+    r"(?:'ll|'re|'ve|'m|\s+(?:will|are|am|have|had|do|does|now|also|just|then|finally|eventually|"
+    r"ultimately|always|only|both|all|deliberately|intentionally|instead|still|already|never|not|no longer|"
+    r"don't|can't|cannot|can not|couldn't|won't|aren't|have to|had to|need to|needed to|must|going to|gonna|"
+    r"basically|really|simply|probably|quickly|officially))"
+)
+_FILLER = r"(?:(?:ok|okay|so|alright|yes|yeah|no|and|but|then|well|agreed|done|right|sure|fine|in the end)[,.!:]?\s+)*"
+_MARKER = re.compile(
+    rf"(?P<sub>{_SUBJECT})(?P<aux>{_AUX}{{0,4}})\s+(?:(?P<strong>{_STRONG_VERBS})|(?P<weak>{_WEAK_VERBS}))\b"
+    rf"|\blet(?:'s| us|s)\s+(?:(?P<lets>{_STRONG_VERBS}|{_WEAK_VERBS}))\b"
+    rf"|\bthe (?:final )?decision (?:is|was)\b|^decision:"
+    rf"|^{_FILLER}(?P<bare>{_BARE_VERBS})\b"
+    # "instead of 5": a measurement compared, not an alternative dropped
+    r"|\b(?P<alt>rather than|instead of|is not an option|isn't an option|is ruled out|is off the table)\b(?!\s+\d)",
+    re.I,
+)
+_FORCED = re.compile(
+    r"can't|cannot|can not|couldn't|have to|had to|need to|needed to|must|not an option|ruled out|off the table",
+    re.I,
+)
+
+# ---------------------------------------------------------------------------
+# connectives inside a sentence
+
+_HEDGE = re.compile(r"\b(?:probably|maybe|perhaps|likely|possibly|presumably|i think|i guess|i suspect)\b", re.I)
+_ADVERB = r"(?:(?:probably|maybe|perhaps|likely|possibly|partly|mostly|mainly|largely|simply|just|only|in part)\s+)?"
+# (regex, link kind, edge, settings field); "before" links point at the clause
+# before the connective, which is the reason of a decision after it.
+_CONNECTIVES: tuple[tuple[str, str, str, str], ...] = (
+    (rf",?\s+{_ADVERB}(?:because(?: of)?|'cause|cuz|due to|owing to)\b", "reason", "justifies", "explicit"),
+    (
+        r"[;,:]?\s+(?:and\s+)?the (?:main |primary |real |key |big |biggest |only )?reasons? "
+        r"(?:is|was|being|are|were)(?: that)?\b",
+        "reason",
+        "justifies",
+        "explicit",
+    ),
+    (rf",?\s+{_ADVERB}(?:since|given(?: that)?)\b", "reason", "justifies", "since"),
+    (
+        r",\s+as\b(?=\s+(?:it|its|they|their|we|our|there|this|that|these|those|the|nobody|no one|both|most)\b)"
+        r"|\s+as\b(?=\s+(?:it|they|we|there|nobody)\s)",
+        "reason",
+        "justifies",
+        "since",
+    ),
+    (
+        r",?\s+(?:so that|in order to)\b|\s+to\b(?=\s+(?:avoid|prevent|stop|reduce|cut|make sure|ensure|speed up|"
+        r"save|simplify|get rid of|work around|guarantee|minimi[sz]e|lower|protect)\b)"
+        r"|,?\s+so\b(?=\s+(?:we|it|they|you|i|the \w+|that \w+|our \w+)\s+(?:can|could|don't|won't|never|always)\b)",
+        "reason",
+        "justifies",
+        "purpose",
+    ),
+    (r"[;,]?\s+otherwise\b", "reason", "justifies", "purpose"),
+    (r"\s+after\b(?=(?:\s+[\w'-]+){4})", "reason", "causes", "cause"),
+    (r"(?<!decision)(?<!reason)(?<!why):\s+(?=\w)", "reason", "justifies", "colon"),
+    (
+        r",?\s+(?:which|that|this) is (?:why|the reason)\b|,?\s+that's why\b|,?\s+(?:hence|therefore|thus)\b",
+        "before",
+        "justifies",
+        "explicit",
+    ),
+    (
+        r",?\s+(?:which|that|this) means\b|,\s+meaning\b|,?\s+as a result\b|,?\s+that way\b"
+        r"|,\s+which (?=(?:lets|allows|gives|makes|keeps|saves|means)\b)",
+        "consequence",
+        "leads_to",
+        "consequence",
+    ),
+    (
+        r",\s+(?:and\s+)?so\b(?!\s+(?:that|far|much|many|on)\b)"
+        r"|\s+so\b(?=\s+(?:we|it|they|the|that|this|our|there|you|i|everything|nobody|builds?)\b)",
+        "so",
+        "leads_to",
+        "consequence",
+    ),
+)
+_CONNECTIVE = re.compile("|".join(f"(?P<c{i}>{c[0]})" for i, c in enumerate(_CONNECTIVES)), re.I)
+# A reason said first: "Because Y, we X", "Given that Y, we X", "To avoid Y, we X".
+_FRONTED = re.compile(
+    rf"^{_FILLER}(?:(?P<explicit>because(?: of)?|due to)|(?P<since>since|given(?: that)?|as)"
+    r"|(?P<purpose>in order to|to(?=\s+(?:avoid|prevent|stop|reduce|cut|make sure|ensure|speed up|save|simplify|"
+    r"get rid of|work around|guarantee|minimi[sz]e|lower|protect)\b)))\s+",
+    re.I,
+)
+
+# ---------------------------------------------------------------------------
+# sentences that lean on the one before
+
+_FOLLOW_REASON = re.compile(
+    rf"^{_FILLER}(?:(?:i think|i guess|i believe|probably|maybe|perhaps)[,]?\s+)?"
+    r"(?:(?:the (?:main |primary |real |key |big |biggest |other |second )?reasons? (?:is|was|being|are|were)(?: that)?"
+    r"|reason:|(?:that|this|it)(?:'s| is| was) (?:mostly |mainly |partly )?because(?: of)?"
+    r"|(?:mostly|mainly|partly|largely|simply|probably|maybe|just|also) because(?: of)?|because(?: of)?"
+    r"|the (?:motivation|rationale|thinking|idea|point) (?:is|was)(?: that)?|why:)[:,]?)\s+",
+    re.I,
+)
+_FOLLOW_CONSEQUENCE = re.compile(
+    rf"^{_FILLER}(?:(?:that|this) (?:means|gives us|lets us)(?: that)?|as a result|so now|that way"
+    r"|the (?:upshot|downside|trade-?off|catch|cost) (?:is|was)(?: that)?)[:,]?\s+",
+    re.I,
+)
+_FOLLOW_CAUSE = re.compile(
+    r"^(?:(?P<why>that's why|that is why|this is why|which is why|hence|therefore|for that reason|"
+    r"because of (?:that|this))|(?P<so>so|and so))\b[,]?\s*",
+    re.I,
+)
+
+_TRIM = " \t,;:.!-–—\"'“”‘’()"
+_LEAD = re.compile(rf"^{_FILLER}", re.I)
+
+
+@dataclass
+class _Draft:
+    decision: str
+    sentence: str
+    links: list[Link]
+    strong: bool  # an explicit choice: a decision even with no link
+    forced: bool  # its reasons are constraints
+    turn: int = 0  # the line it was said on
+
+
+def _clip(text: str, settings: ChainSettings) -> str:
+    text = " ".join(text.split()).strip(_TRIM)
+    return text[: settings.text_chars].rstrip(_TRIM) if len(text) > settings.text_chars else text
+
+
+def _decision_text(text: str, settings: ChainSettings) -> str:
+    text = text.strip(_TRIM)
+    lead = _LEAD.match(text)
+    return _clip(text[lead.end() :] if lead is not None and lead.end() < len(text) else text, settings)
+
+
+def _is_strong(m: re.Match[str]) -> bool:
+    if m.group("strong") or m.group("lets"):
+        return True
+    bare = m.group("bare")
+    if bare:
+        return bare.lower() in _STRONG_BARE
+    return m.group("sub") is None and m.group("alt") is None  # "the decision was"
+
+
+def _is_forced(m: re.Match[str]) -> bool:
+    return bool(_FORCED.search(m.group("aux") or "") or _FORCED.search(m.group("alt") or ""))
+
+
+def _hedged(text: str) -> bool:
+    return _HEDGE.search(text) is not None
+
+
+def _strength(field: str, hedged: bool, settings: ChainSettings) -> float:
+    value: float = getattr(settings, field)
+    return min(value, settings.hedged) if hedged else value
+
+
+def _link(kind: str, text: str, edge: str, field: str, hedged: bool, forced: bool, s: ChainSettings) -> Link | None:
+    text = _clip(text, s)
+    lead = _LEAD.match(text + " ")
+    if not text or (lead is not None and lead.end() > len(text)):  # "Ok, so we ...": no reason in "Ok"
+        return None
+    if kind == "reason" and forced and edge == "justifies":
+        kind, edge = "constraint", "blocks"
+    return Link(kind, text, edge, _strength(field, hedged, s))
+
+
+def _in_sentence(sentence: str, s: ChainSettings, given: Link | None = None) -> _Draft | None:
+    """The decision of one sentence with its links (``given`` first, a reason said
+    before the sentence), or None."""
+    cuts = list(_CONNECTIVE.finditer(sentence))
+    # segments: (start, end, index of the connective before it or -1)
+    bounds = [0] + [m.end() for m in cuts]
+    ends = [m.start() for m in cuts] + [len(sentence)]
+    roles = [None] + [_CONNECTIVES[int((m.lastgroup or "c0")[1:])] for m in cuts]
+    chosen: int | None = None
+    found: re.Match[str] | None = None
+    offset = 0  # where the decision's clause may start in its segment
+    fronted = _FRONTED.match(sentence[: ends[0]])
+    for i, (start, end) in enumerate(zip(bounds, ends)):
+        role = roles[i]
+        if role is not None and role[1] not in ("before", "so"):
+            continue  # a reason or consequence clause is no decision of its own
+        offset = 0
+        if i == 0 and fronted is not None:
+            # "Because Y, we X": the decision comes after Y's comma, or after a
+            # word of Y at least ("To avoid flaky tests we run them serially")
+            comma = sentence.find(", ", fronted.end(), end)
+            offset = comma + 2 if comma >= 0 else fronted.end() + 1
+        m = _MARKER.search(sentence[start:end], offset)
+        if m is not None:
+            chosen, found = i, m
+            break
+    if chosen is None or found is None:
+        return None
+    start, end = bounds[chosen], ends[chosen]
+    forced = _is_forced(found)
+    links: list[Link] = [] if given is None else [given]
+    decision_from = start
+    if chosen == 0 and fronted is not None:
+        head = sentence[fronted.end() : found.start()]
+        comma = head.rfind(", ")
+        cut = fronted.end() + comma + 2 if comma >= 0 else found.start()
+        field = fronted.lastgroup or "explicit"
+        made = _link("reason", sentence[fronted.end() : cut], "justifies", field, _hedged(sentence[:cut]), forced, s)
+        if made is not None:
+            links.append(made)
+        decision_from = cut
+    elif chosen > 0:
+        role = roles[chosen]
+        assert role is not None
+        before = sentence[: cuts[chosen - 1].start()]
+        edge, field = ("justifies", role[3]) if role[1] == "before" else ("causes", "cause")
+        made = _link("reason", before, edge, field, _hedged(before), forced, s)
+        if made is not None:
+            links.append(made)
+    decision = _decision_text(sentence[decision_from:end], s)
+    for i in range(chosen + 1, len(bounds)):
+        joint = cuts[i - 1]
+        role = roles[i]
+        assert role is not None
+        kind, edge, field = role[1], role[2], role[3]
+        if kind in ("before", "so"):  # "X, so Y", "X, which is why Y": Y follows from X
+            kind, edge, field = "consequence", "leads_to", "consequence"
+        hedge = _hedged(sentence[max(0, joint.start() - 20) : joint.end()])
+        made = _link(kind, sentence[bounds[i] : ends[i]], edge, field, hedge, forced, s)
+        if made is not None:
+            links.append(made)
+    if not decision:
+        return None
+    return _Draft(decision, sentence, links, _is_strong(found), forced)
+
+
+def _follow(sentence: str, forced: bool, s: ChainSettings) -> Link | None:
+    """The link a sentence adds to an earlier decision ("The main reason was Y.")."""
+    m = _FOLLOW_REASON.match(sentence)
+    if m is not None:
+        return _link("reason", sentence[m.end() :], "justifies", "follow", _hedged(m.group(0)), forced, s)
+    m = _FOLLOW_CONSEQUENCE.match(sentence)
+    if m is not None:
+        return _link("consequence", sentence[m.end() :], "leads_to", "follow", _hedged(m.group(0)), False, s)
+    return None
+
+
+# A sentence that goes on with the speaker's next step, not with why.
+_NEXT_STEP = re.compile(
+    r"^(?:i'll|i will|i'm going to|we'll|we will|let me|let's|next|now|then|also|done|thanks|ok|okay)\b", re.I
+)
+
+
+def _adjacent(sentence: str, s: ChainSettings) -> Link | None:
+    """The sentence right after a decision said alone, as its reason, unless it moves on."""
+    if _NEXT_STEP.match(sentence) or _FOLLOW_CONSEQUENCE.match(sentence):
+        return None
+    return _link("reason", sentence, "justifies", "adjacent", _hedged(sentence), False, s)
+
+
+def _read(text: str, s: ChainSettings) -> list[DecisionCandidate]:
+    drafts: list[_Draft] = []
+    last: _Draft | None = None  # the latest decision, while follow-ups may attach
+    gap = 0
+    previous: str | None = None  # the previous sentence that gave no decision
+    for turn, line in enumerate(text[: s.scan_chars].splitlines()):
+        for raw in _sentences(line):
+            if _is_question(raw):
+                continue
+            sentence = raw[: s.sentence_chars].replace("’", "'")
+            cause = _FOLLOW_CAUSE.match(sentence)
+            given: Link | None = None
+            if cause is not None and previous is not None:
+                # "Y. So we X" / "Y. That's why we X": Y is the reason
+                edge, field = ("causes", "cause") if cause.group("so") else ("justifies", "explicit")
+                given = _link("reason", previous, edge, field, _hedged(previous), False, s)
+            draft = _in_sentence(sentence[cause.end() :] if cause is not None else sentence, s, given)
+            if draft is not None:
+                draft.sentence = raw[: s.sentence_chars]
+                draft.turn = turn
+                drafts.append(draft)
+                last, gap, previous = draft, 0, None
+                continue
+            gap += 1
+            if last is not None and gap <= s.follow_gap:
+                link = _follow(sentence, last.forced, s)
+                if link is None and gap == 1 and last.strong and not last.links and last.turn == turn:
+                    link = _adjacent(sentence, s)
+                if link is not None:
+                    if link not in last.links:
+                        last.links.append(link)
+                    gap = 0
+                    previous = None
+                    continue
+            previous = sentence
+    # a routine verb ("we use", "we can't drop") is a decision only with a link
+    return [DecisionCandidate(d.decision, tuple(d.links), d.sentence) for d in drafts if d.links or d.strong]
+
+
+def decisions_in(text: str, *, settings: ChainSettings | None = None) -> list[DecisionCandidate]:
+    """The decisions stated in ``text`` (one turn, or several joined by newlines), in
+    text order, each with the reasons, consequences and constraints said with it.
+
+    [] when there is none. Never raises: a non-``str``, or anything the rules trip
+    on, gives []. Reads at most ``settings.scan_chars`` characters, each sentence
+    cut to ``settings.sentence_chars``, so the time is bounded whatever the input.
+    """
+    s = settings or _DEFAULTS
+    if not isinstance(text, str) or not text:
+        return []
+    try:
+        return _read(text, s)
+    except Exception:  # a heuristic on the write path: no candidate beats a failure
+        return []

@@ -1,0 +1,753 @@
+"""Do two short memories contradict each other? Rules, no model, no network.
+
+:func:`detect` compares two memory texts (a fact, a preference, a decision) and
+returns a :class:`Verdict` naming the rule that found the disagreement and what
+disagrees, or ``None``. Adding a detail, talking about another subject or saying
+the same thing in other words is not a contradiction. The rules, tried in order:
+
+- ``correction``: one text corrects what the other affirms ("Actually, the
+  database is MySQL, not Postgres" against "The database is Postgres"; "no
+  longer", "not ... anymore", "switched from Y to X", "instead of Y");
+- ``attribute``: both name a value of the same single-valued setting
+  (:data:`~aircher_mem.longterm.vocabulary.VOCAB`: database, test runner,
+  formatter...) and the values differ, for the same scope (the frontend's test
+  runner is not the backend's);
+- ``number``: a number, version, date, weekday, time of day or frequency differs in
+  the same context ("timeout is 30s" against "timeout is 60s"); amounts in
+  different units of one dimension are converted ("2 weeks" = "14 days"), amounts
+  of different units or of different subjects are not compared;
+- ``opposite``: the statements overlap in their words and one negates the other
+  ("use X" / "never use X") or they take opposite sides of a pair (enable /
+  disable, sync / async, true / false...);
+- ``value``: "S is V" (or "S uses V", "S: V") with the same subject S and
+  values with no word in common ("the message queue is RabbitMQ" / "... is Kafka").
+
+The decision is symmetric: the rules are tried on (a, b), then on (b, a). Each
+text's analysis is cached; only the first :attr:`ContradictionSettings.max_chars`
+characters of a text are read, so any input returns in bounded time.
+:func:`correction` gives what an explicit correction corrects away, for resolving
+the older memory automatically.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from .vocabulary import VOCAB, VOCAB_RE
+
+__all__ = ["Verdict", "ContradictionSettings", "DEFAULT", "detect", "correction"]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Why two texts contradict: the rule, what disagrees in words, and the rule's
+    confidence in 0-1."""
+
+    rule: str
+    evidence: str
+    score: float
+
+
+@dataclass(frozen=True)
+class ContradictionSettings:
+    """Every number the detector uses."""
+
+    # characters of a text analysed; the rest is ignored (bounds the time of any call)
+    max_chars: int = 2000
+    # clauses of a text analysed, and amounts (numbers, dates...) kept per text
+    max_clauses: int = 24
+    max_amounts: int = 32
+    # digits of a number read as a number; longer ones are compared as text
+    max_digits: int = 18
+    # relative difference under which two amounts in base units count as equal
+    amount_tolerance: float = 1e-6
+    # words of a corrected-away phrase kept by correction()
+    correction_words: int = 6
+    # words before "is"/"uses" read as the subject, and after it as the value
+    subject_words: int = 3
+    value_words: int = 4
+    # tokens before a setting's value searched for "not"/"never"/"instead of"/"from"
+    negation_window: int = 3
+    # word overlap (Jaccard, negations and opposite words left out) for the opposite rule
+    opposite_overlap: float = 0.6
+    # content words each side needs before the opposite rule applies
+    opposite_min_words: int = 2
+    # clauses of a text compared one by one by the opposite rule
+    opposite_clauses: int = 6
+    # the confidence reported by each rule (the opposite rule's is scaled by the overlap)
+    score_correction: float = 0.9
+    score_attribute: float = 0.85
+    score_number: float = 0.8
+    score_opposite: float = 0.75
+    score_value: float = 0.6
+    # texts whose analysis is kept, and words whose stem is (read once, when the module is imported)
+    cache_size: int = 4096
+    word_cache_size: int = 16384
+
+
+DEFAULT = ContradictionSettings()
+
+# -- words -------------------------------------------------------------------------------
+
+_TOKEN = re.compile(r"[a-z0-9][a-z0-9+#]*(?:[._/'-][a-z0-9+#]+)*")
+_CLAUSE = re.compile(r"(?:[.!?;\n]+(?:\s|$)|,\s*(?:and|but|while|whereas)\s|\s(?:and|but|while|whereas|except)\s)")
+_SPACE = re.compile(r"\s+")
+
+_STOP = frozenset(
+    "a an the this that these those it its we our us you your i me my they them their he she his her "
+    "is are was were be been being am do does did to of in on at for by with from as into onto about "
+    "and or but so if then than too also very just only really should must may might can could would "
+    "will shall has have had there here all any some each every more most such which who whom what when "
+    "where how up out over per via like get got let lets make made now still".split()
+)
+# Words that say little about which setting a statement is about: dropped from the
+# subjects that the number and value rules compare.
+_GENERIC = frozenset(
+    "use used uses using project repo repository codebase code app application build built run runs running "
+    "target targets targeting require requir required requires need needs version toolchain set setting "
+    "default currently current now go goes going our we whole everything thing things stuff new".split()
+)
+_NEGATIONS = frozenset(
+    "not no never none nobody nothing neither nor without avoid avoids avoided don't doesn't didn't isn't "
+    "aren't wasn't weren't won't can't cannot shouldn't mustn't stop stopped dont doesnt isnt arent wont cant".split()
+)
+# Opposite pairs: (affirming side, negating side). A negating word counts as a
+# negation, so "telemetry is off" agrees with "no telemetry is sent".
+_OPPOSITES: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
+    (frozenset(pos.split()), frozenset(neg.split()))
+    for pos, neg in (
+        ("always", "never"),
+        ("enable enabled enables enabling", "disable disabled disables disabling"),
+        ("allow allowed allows permitted", "forbid forbidden forbids disallow disallowed prohibited banned"),
+        ("sync synchronous synchronously blocking", "async asynchronous asynchronously non-blocking"),
+        ("true yes", "false"),
+        ("on", "off"),
+        ("public", "private"),
+        ("stateful", "stateless"),
+        ("required mandatory", "optional"),
+        ("verbose", "quiet silent"),
+        ("include included", "exclude excluded"),
+        ("like likes liked love loves", "dislike dislikes disliked hate hates"),
+        ("parallel concurrently", "serial serially sequential sequentially"),
+        ("automatic automatically", "manual manually"),
+        ("dark", "light"),
+        ("short shorter brief concise", "long longer lengthy detailed verbose"),
+        ("pass passed passes", "fail failed fails"),
+        ("accept accepted", "reject rejected"),
+        ("increase", "decrease"),
+        ("with", "without"),
+    )
+)
+_OPPOSITE_WORDS = frozenset(w for pos, neg in _OPPOSITES for w in pos | neg)
+_NEGATIVE_SIDE = frozenset(w for _, neg in _OPPOSITES for w in neg)
+# Single-valued settings whose values may name one thing at two levels of detail.
+_COMPATIBLE = {
+    frozenset({"linux", "ubuntu"}),
+    frozenset({"linux", "debian"}),
+    frozenset({"linux", "fedora"}),
+    frozenset({"windows", "wsl"}),
+    frozenset({"linux", "wsl"}),
+    frozenset({"vim", "neovim"}),
+    frozenset({"mysql", "mariadb"}),
+}
+# Where a statement applies; two scopes on both sides that differ are two subjects.
+_SCOPES = {
+    **dict.fromkeys("frontend front-end ui web client js javascript browser".split(), "frontend"),
+    **dict.fromkeys("backend back-end server api".split(), "backend"),
+    **dict.fromkeys("staging".split(), "staging"),
+    **dict.fromkeys("production prod".split(), "production"),
+    **dict.fromkeys("dev development local".split(), "development"),
+    **dict.fromkeys("docs documentation".split(), "docs"),
+    **dict.fromkeys("mobile ios android".split(), "mobile"),
+    **dict.fromkeys("analytics warehouse".split(), "analytics"),
+    **dict.fromkeys("legacy old".split(), "legacy"),
+    **dict.fromkeys("unit".split(), "unit"),
+    **dict.fromkeys("integration e2e end-to-end".split(), "integration"),
+    **dict.fromkeys("test tests testing".split(), "test"),
+    **dict.fromkeys("function functions method methods".split(), "function"),
+    **dict.fromkeys("class classes type types".split(), "class"),
+    **dict.fromkeys("variable variables".split(), "variable"),
+    **dict.fromkeys("constant constants".split(), "constant"),
+    **dict.fromkeys("file files filename filenames".split(), "file"),
+    **dict.fromkeys("module modules package packages".split(), "module"),
+}
+_SYNONYMS = {"max": "maximum", "min": "minimum", "db": "database", "repo": "repository", "prod": "production"}
+
+# -- amounts -----------------------------------------------------------------------------
+
+_WORD_NUMBERS = {
+    w: i
+    for i, w in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+        "sixteen seventeen eighteen nineteen twenty".split()
+    )
+}
+_UNITS: dict[str, tuple[str, float]] = {
+    **dict.fromkeys("ms msec msecs millisecond milliseconds".split(), ("time", 0.001)),
+    **dict.fromkeys("s sec secs second seconds".split(), ("time", 1.0)),
+    **dict.fromkeys("m min mins minute minutes".split(), ("time", 60.0)),
+    **dict.fromkeys("h hr hrs hour hours".split(), ("time", 3600.0)),
+    **dict.fromkeys("d day days".split(), ("time", 86400.0)),
+    **dict.fromkeys("w wk wks week weeks".split(), ("time", 604800.0)),
+    **dict.fromkeys("month months".split(), ("time", 2592000.0)),
+    **dict.fromkeys("y yr yrs year years".split(), ("time", 31536000.0)),
+    **dict.fromkeys("b byte bytes".split(), ("size", 1.0)),
+    **dict.fromkeys("kb k kib kilobytes".split(), ("size", 1024.0)),
+    **dict.fromkeys("mb mib megabytes".split(), ("size", 1024.0**2)),
+    **dict.fromkeys("gb gib gigabytes g".split(), ("size", 1024.0**3)),
+    **dict.fromkeys("tb tib terabytes".split(), ("size", 1024.0**4)),
+    **dict.fromkeys("% percent pct".split(), ("percent", 1.0)),
+}
+_WEEKDAYS = {d: d[:3] for d in "monday tuesday wednesday thursday friday saturday sunday".split()} | {
+    d + "s": d[:3] for d in "monday tuesday wednesday thursday friday saturday sunday".split()
+}
+_MONTHS = {
+    m: i + 1
+    for i, m in enumerate(
+        "january february march april may june july august september october november december".split()
+    )
+} | {
+    m[:3]: i + 1
+    for i, m in enumerate(
+        "january february march april may june july august september october november december".split()
+    )
+    if m != "may"
+}
+_FREQUENCIES = {
+    "hourly": "hourly",
+    "daily": "daily",
+    "nightly": "daily",
+    "weekly": "weekly",
+    "monthly": "monthly",
+    "yearly": "yearly",
+    "annually": "yearly",
+    "every day": "daily",
+    "every night": "daily",
+    "every week": "weekly",
+    "every month": "monthly",
+    "every hour": "hourly",
+    "every year": "yearly",
+}
+_UNIT_ALT = "|".join(re.escape(u) for u in sorted(_UNITS, key=len, reverse=True) if u != "%") + "|%"
+_MONTH_ALT = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_NUM = r"\d{1,40}(?:\.\d{1,40})*"
+_AMOUNT = re.compile(
+    r"(?P<iso>\b\d{4}-\d{2}-\d{2}\b)"
+    r"|(?P<clock>\b\d{1,2}:\d{2}\b(?:\s*[ap]\.?m\b\.?)?)"
+    r"|(?P<ampm>\b\d{1,2}\s*[ap]\.?m\b\.?)"
+    rf"|(?P<md>\b(?:{_MONTH_ALT})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?\b)"
+    rf"|(?P<dm>\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTH_ALT})\b)"
+    r"|(?P<quarter>\bq[1-4]\b)"
+    r"|(?P<weekday>\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b)"
+    r"|(?P<freq>\b(?:hourly|daily|nightly|weekly|monthly|yearly|annually|every (?:day|night|week|month|hour|year))\b)"
+    rf"|(?P<named>\b(?P<name>[a-z][a-z+#.-]{{0,30}}?)[ -]?v?(?P<ver>\d{{1,6}}(?:\.\d{{1,6}}){{1,4}})\b"
+    rf"(?!\s*(?:{_UNIT_ALT})\b))"
+    rf"|(?P<num>(?<![\w.])(?P<n>{_NUM}|" + "|".join(_WORD_NUMBERS) + r")(?P<attached>%|[a-z]{1,12})?(?!\w|\.\d)"
+    r"(?:\s*(?P<unit>%|[a-z]{1,20})\b)?)"
+)
+_VERSION = re.compile(r"\d{1,40}(?:\.\d{1,40})+")
+
+# -- corrections -------------------------------------------------------------------------
+
+_PHRASE = r"[a-z0-9+#][\w+#./'-]*(?:\s+[a-z0-9+#][\w+#./'-]*){0,11}?"
+# words without which no pattern of _CORRECTIONS can match: most texts skip them all
+_CORRECTION_HINT = re.compile(r"\b(?:from|replaced|instead|longer|not|stop|stopped)\b")
+_CORRECTIONS = (
+    # "we switched from Y to X", "moved from Y to X", "migrated from Y to X"
+    re.compile(
+        rf"\b(?:switched|switching|switch|moved|moving|migrated|migrating|changed|went)\s+(?:over\s+)?from\s+"
+        rf"(?P<y>{_PHRASE})\s+to\s+(?P<x>{_PHRASE})(?=\s*(?:[.,;:!?)]|$|\s+(?:for|in|on|because|since)\b))"
+    ),
+    # "replaced Y with X"
+    re.compile(rf"\breplaced\s+(?P<y>{_PHRASE})\s+(?:with|by)\s+(?P<x>{_PHRASE})(?=\s*(?:[.,;:!?)]|$))"),
+    # "Y was replaced by X"
+    re.compile(
+        rf"(?P<y>{_PHRASE})\s+(?:was|were|has been|have been|got|is being)\s+replaced\s+"
+        rf"(?:with|by)\s+(?P<x>{_PHRASE})"
+    ),
+    # "X instead of Y" / "instead of Y, X"
+    re.compile(rf"(?:(?P<x>[\w+#.'-]+)\s+)?\binstead\s+of\s+(?P<y>{_PHRASE})(?=\s*(?:[.,;:!?)]|$))"),
+    # "Y is no longer used" / "no longer Y"
+    re.compile(rf"(?P<y>{_PHRASE})\s+(?:is|are|was|were)\s+no\s+longer\s+(?:used|needed|in use|supported|an option)\b"),
+    re.compile(rf"\bno\s+longer\s+(?P<y>{_PHRASE})(?=\s*(?:[.,;:!?)]|$))"),
+    # "not Y anymore", "Y, not ... any more"
+    re.compile(rf"\bnot\s+(?P<y>{_PHRASE})\s+any\s?(?:more|longer)\b"),
+    # "stop using Y", "stopped using Y"
+    re.compile(rf"\bstop(?:ped)?\s+using\s+(?P<y>{_PHRASE})(?=\s*(?:[.,;:!?)]|$))"),
+    # "actually X, not Y" / "X, not Y"
+    re.compile(rf"(?P<x>[\w+#.'-]+(?:\s+[\w+#.'-]+)?)\s*,\s*(?:and\s+)?not\s+(?P<y>{_PHRASE})(?=\s*(?:[.,;:!?)]|$))"),
+)
+_LEAD = re.compile(r"^(?:(?:use|uses|using|used|is|are|was|were|the|a|an|on|in|with|to|be|being|run|running)\s+)+")
+
+
+@functools.lru_cache(maxsize=DEFAULT.word_cache_size)
+def _stem(word: str) -> str:
+    word = _SYNONYMS.get(word, word)
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 4 and word.endswith(("sses", "ches", "shes", "xes")):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    elif len(word) > 5 and word.endswith("ed"):
+        word = word[:-2]
+    elif len(word) > 6 and word.endswith("ing"):
+        word = word[:-3]
+    if len(word) > 4 and word.endswith("e"):
+        word = word[:-1]
+    return word
+
+
+_SCOPE_STEMS = frozenset(_stem(w) for w in _SCOPES)
+
+
+def _clean(text: str, limit: int) -> str:
+    """Lower case, at most ``limit`` characters, lone surrogates replaced, one space."""
+    head = text[: max(0, limit)]
+    head = head.encode("utf-8", "replace").decode("utf-8")
+    return _SPACE.sub(" ", head.lower().replace("’", "'")).strip()
+
+
+def _words(text: str) -> list[str]:
+    return _TOKEN.findall(text)
+
+
+def _content(words: Iterable[str]) -> frozenset[str]:
+    return frozenset(_stem(w) for w in words if w not in _STOP and w not in _NEGATIONS)
+
+
+def _normalize_phrase(phrase: str, words: int) -> str:
+    phrase = _LEAD.sub("", phrase.strip(" .,;:!?'\"()")).strip()
+    return " ".join(phrase.split()[:words])
+
+
+# -- per-text analysis -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Amount:
+    kind: str  # "time", "size", "percent", "count:<unit>", "plain", "version", "date", ...
+    value: object  # a float in base units, a tuple of ints, or a string
+    shown: str  # as written
+    context: frozenset[str]  # the clause's other words, stemmed
+    about: str = ""  # the clause's other words, as written
+
+
+@dataclass(frozen=True)
+class _SubjectValue:
+    subject: frozenset[str]
+    value: frozenset[str]
+    shown_subject: str
+    shown_value: str
+
+
+@dataclass(frozen=True)
+class _Correction:
+    away: str  # the corrected-away phrase
+    away_words: frozenset[str]
+    to: str  # the replacement, as said (may be empty)
+    to_words: frozenset[str]  # the replacement's words
+
+
+@dataclass(frozen=True)
+class _Polarity:
+    """A text's or a clause's words and which way it points."""
+
+    content: frozenset[str]  # content words, stemmed, negations and opposite words left out
+    negations: int  # negation words and negating sides of opposite pairs
+    opposites: tuple[tuple[int, int, str], ...]  # (pair index, side: 0 affirming / 1 negating, word)
+    words: tuple[str, ...]  # as written, for the evidence
+
+
+@dataclass(frozen=True)
+class _Analysis:
+    text: str
+    content: frozenset[str]  # content words, stemmed, negations and opposite words left out
+    mentions: frozenset[str]  # content words, stemmed, with the opposite words
+    negations: int  # of the whole text
+    units: tuple[_Polarity, ...]  # the whole text, then each clause when there are several
+    settings: dict[str, frozenset[str]]  # attribute -> affirmed canonical values
+    scope: frozenset[str]
+    amounts: tuple[_Amount, ...]
+    claims: tuple[_SubjectValue, ...]
+    corrections: tuple[_Correction, ...]
+
+
+def _amount(m: re.Match[str], context: frozenset[str], s: ContradictionSettings) -> _Amount | None:
+    shown = m.group(0).strip()
+    if m.group("iso"):
+        return _Amount("date", m.group("iso"), shown, context)
+    if m.group("clock") or m.group("ampm"):
+        raw = m.group("clock") or m.group("ampm")
+        digits = re.findall(r"\d+", raw)
+        hour, minute = int(digits[0]), int(digits[1]) if len(digits) > 1 else 0
+        if "p" in raw[len(digits[0]) :] and hour < 12:
+            hour += 12
+        if re.search(r"a\.?m", raw) and hour == 12:
+            hour = 0
+        return _Amount("clock", (hour % 24, minute), shown, context)
+    if m.group("md") or m.group("dm"):
+        raw = m.group("md") or m.group("dm")
+        month = next((n for name, n in _MONTHS.items() if re.search(rf"\b{name}\b", raw)), 0)
+        day = int(re.findall(r"\d+", raw)[0])
+        return _Amount("date", (month, day), shown, context)
+    if m.group("quarter"):
+        return _Amount("quarter", m.group("quarter"), shown, context)
+    if m.group("weekday"):
+        return _Amount("weekday", _WEEKDAYS.get(m.group("weekday"), m.group("weekday")[:3]), shown, context)
+    if m.group("freq"):
+        # "the nightly job" names the job; only a frequency that ends its clause or
+        # stands before "at"/"on"/"," says how often
+        rest = m.string[m.end() :].lstrip()
+        if rest and not re.match(r"(?:at|on|in|from|before|after|,|\(|$)", rest):
+            return None
+        return _Amount("frequency", _FREQUENCIES[m.group("freq")], shown, context)
+    if m.group("named"):
+        name = m.group("name").strip(".-")
+        ver = m.group("ver")
+        if any(len(p) > s.max_digits for p in ver.split(".")):
+            return None
+        if not name or name in _STOP or name in _GENERIC:
+            return _Amount("version", tuple(int(p) for p in ver.split(".")), ver, context)
+        return _Amount("version", tuple(int(p) for p in ver.split(".")), shown, context | {_stem(name)}, name)
+    number_text = m.group("n")
+    attached = m.group("attached")
+    if attached and number_text in _WORD_NUMBERS:
+        return None  # "ones", "tens": not an amount
+    unit = attached or m.group("unit") or ""
+    if number_text in _WORD_NUMBERS:
+        number: float | tuple[int, ...] | str = float(_WORD_NUMBERS[number_text])
+    elif _VERSION.fullmatch(number_text):
+        parts = number_text.split(".")
+        if any(len(p) > s.max_digits for p in parts):
+            number = number_text
+        elif len(parts) == 2 and not unit:
+            number = tuple(int(p) for p in parts)
+        else:
+            number = float(number_text) if len(parts) == 2 else tuple(int(p) for p in parts)
+    elif len(number_text) > s.max_digits:
+        number = number_text
+    else:
+        number = float(number_text)
+    if unit in _UNITS and isinstance(number, float):
+        kind, scale = _UNITS[unit]
+        return _Amount(kind, number * scale, shown, context)
+    if unit and unit not in _STOP and unit not in _NEGATIONS:
+        return _Amount("count:" + _stem(unit), number, shown, context)
+    if not context:
+        return None  # a bare number with nothing around it says nothing comparable
+    return _Amount("plain", number, shown, context)
+
+
+_CLAIM = re.compile(
+    r"^(?P<s>(?:[a-z0-9+#][\w+#./'-]*\s+){0,5}?[a-z0-9+#][\w+#./'-]*)\s+"
+    r"(?:is|are|=|:|uses|use|lives in|live in|runs on|run on)\s+(?P<v>.+)$"
+)
+_CLAIM_COLON = re.compile(r"^(?P<s>[a-z0-9+#][\w+#./ '-]{0,60}?)\s*[:=]\s*(?P<v>.+)$")
+_LINK = frozenset(
+    "written built hosted stored shipped reported scheduled set configured kept located deployed "
+    "done handled managed made powered backed called named in on with to at by for via through of".split()
+)
+
+
+def _claims(clause: str, s: ContradictionSettings) -> list[_SubjectValue]:
+    m = _CLAIM_COLON.match(clause) or _CLAIM.match(clause)
+    if m is None:
+        return []
+    subject_words = [w for w in _words(m.group("s")) if w not in _STOP]
+    subject_words = subject_words[-s.subject_words :]
+    subject = frozenset(_stem(w) for w in subject_words if w not in _GENERIC and w not in _NEGATIONS)
+    value_words = [w for w in _words(m.group("v")) if w not in _STOP and w not in _LINK][: s.value_words]
+    if (
+        not subject
+        or not value_words
+        or any(w in _NEGATIONS for w in _words(m.group("v")))
+        or any(c.isdigit() for w in value_words for c in w)  # amounts are the number rule's
+    ):
+        return []
+    value = frozenset(_stem(w) for w in value_words)
+    return [_SubjectValue(subject, value, " ".join(subject_words), " ".join(value_words))]
+
+
+# "on"/"off" as a state ("is on", "turned off."), not as a preposition ("on save")
+_STATE_END = re.compile(r"\s*(?:[.,;:!?)]|$|by default\b|for (?:all|every)\b)")
+# "X, not Y" denies Y, not the statement
+_CONTRAST = re.compile(r",\s*(?:and\s+)?not\s+(?=[a-z0-9])")
+
+
+def _polarity(text: str) -> _Polarity:
+    text = _CONTRAST.sub(", ", text)
+    negations = 0
+    opposites: dict[tuple[int, int], str] = {}
+    content: set[str] = set()
+    words: list[str] = []
+    for m in _TOKEN.finditer(text):
+        w = m.group(0)
+        words.append(w)
+        if w in ("on", "off") and not _STATE_END.match(text, m.end()):
+            continue
+        if w in _NEGATIONS or w in _NEGATIVE_SIDE:
+            negations += 1
+        if w in _OPPOSITE_WORDS:
+            for i, (pos, neg) in enumerate(_OPPOSITES):
+                if w in pos or w in neg:
+                    opposites.setdefault((i, int(w in neg)), w)
+        elif w not in _STOP and w not in _NEGATIONS:
+            content.add(_stem(w))
+    return _Polarity(
+        frozenset(content), negations, tuple(sorted((i, side, w) for (i, side), w in opposites.items())), tuple(words)
+    )
+
+
+def _negated_at(words: list[str], index: int, window: int) -> bool:
+    """Is the word at ``index`` said not to hold ("not X", "never use X", "instead
+    of X", "from X", "X, not")?"""
+    before = words[max(0, index - window) : index]
+    if any(w in _NEGATIONS or w in ("instead", "from", "over", "than", "longer", "replaced") for w in before):
+        return True
+    after = words[index + 1 : index + 3]
+    return bool(after) and (after[0] in ("anymore", "replaced") or after[:2] == ["no", "longer"])
+
+
+def _corrections(text: str, s: ContradictionSettings) -> tuple[_Correction, ...]:
+    out: list[_Correction] = []
+    if _CORRECTION_HINT.search(text) is None:
+        return ()
+    for pattern in _CORRECTIONS:
+        for m in pattern.finditer(text):
+            away = _normalize_phrase(m.group("y"), s.correction_words)
+            away_words = _content(_words(away)) - _GENERIC
+            if not away_words:
+                continue
+            to = _normalize_phrase(m.groupdict().get("x") or "", s.correction_words)
+            to_words = _content(_words(to)) - _GENERIC
+            if not to_words:
+                # "not black anymore: we format with ruff format" names the replacement
+                # as another value of the same setting
+                attrs = {VOCAB[v.group(1)][0] for v in VOCAB_RE.finditer(away)}
+                values = dict.fromkeys(
+                    value
+                    for attr, value in (VOCAB[v.group(1)] for v in VOCAB_RE.finditer(text))
+                    if attr in attrs and value not in away
+                )
+                to = " ".join(values)
+                to_words = _content(_words(to))
+            out.append(_Correction(away, away_words, to if to_words - away_words else "", to_words - away_words))
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=DEFAULT.cache_size)
+def _analyse(raw: str, s: ContradictionSettings) -> _Analysis:
+    text = _clean(raw, s.max_chars)
+    words = _words(text)
+    whole = _polarity(text)
+
+    settings: dict[str, set[str]] = {}
+    for m in VOCAB_RE.finditer(text):
+        term = m.group(1)
+        attribute, canonical = VOCAB[term]
+        index = len(_words(text[: m.start()]))
+        if _negated_at(words, index, s.negation_window):
+            continue
+        settings.setdefault(attribute, set()).add(canonical)
+    scope = frozenset(_SCOPES[w] for w in words if w in _SCOPES)
+
+    amounts: list[_Amount] = []
+    claims: list[_SubjectValue] = []
+    clauses = [c.strip(" ,:") for c in _CLAUSE.split(text) if c.strip(" ,:")][: s.max_clauses]
+    for clause in clauses:
+        clause_words = _words(clause)
+        for m in _AMOUNT.finditer(clause):
+            if len(amounts) >= s.max_amounts:
+                break
+            around = _words(clause[: m.start()] + " " + clause[m.end() :])
+            context = frozenset(
+                _stem(w)
+                for w in around
+                if w not in _STOP
+                and w not in _GENERIC
+                and w not in _NEGATIONS
+                and w not in _UNITS
+                and w not in _WORD_NUMBERS
+                and w not in _WEEKDAYS
+                and w not in _MONTHS
+                and not w[0].isdigit()
+            )
+            amount = _amount(m, context, s)
+            if amount is not None:
+                about = " ".join(
+                    [amount.about] * bool(amount.about) + [w for w in around if _stem(w) in amount.context]
+                )
+                amounts.append(dataclasses.replace(amount, about=about))
+        if clause_words:
+            claims.extend(_claims(clause, s))
+    return _Analysis(
+        text=text,
+        content=whole.content,
+        mentions=_content(words),
+        negations=whole.negations,
+        units=(whole, *(_polarity(c) for c in clauses[: s.opposite_clauses])) if len(clauses) > 1 else (whole,),
+        settings={k: frozenset(v) for k, v in settings.items()},
+        scope=scope,
+        amounts=tuple(amounts),
+        claims=tuple(claims),
+        corrections=_corrections(text, s),
+    )
+
+
+# -- the rules ---------------------------------------------------------------------------
+
+
+def _same_subject(a: frozenset[str], b: frozenset[str], *, allow_empty: bool = False) -> bool:
+    """One context holds the other (the shorter one says less, not something else),
+    and the longer one does not name a scope the shorter lacks ("the docs build")."""
+    if not a or not b:
+        return allow_empty and not a and not b
+    if not (a <= b or b <= a):
+        return False
+    return not ((a ^ b) & _SCOPE_STEMS)
+
+
+def _closeness(x: frozenset[str], y: frozenset[str]) -> float:
+    return len(x & y) / len(x | y) if x | y else 1.0
+
+
+def _other_scopes(a: _Analysis, b: _Analysis) -> bool:
+    return bool(a.scope - b.scope) and bool(b.scope - a.scope)
+
+
+def _rule_correction(a: _Analysis, b: _Analysis, s: ContradictionSettings) -> Verdict | None:
+    """``b`` corrects away what ``a`` affirms."""
+    if a.negations:
+        return None
+    for c in b.corrections:
+        if any(c.away_words & own.away_words for own in a.corrections):
+            continue  # both say it is gone
+        if c.away_words <= a.mentions and not (c.to_words & a.mentions):
+            evidence = f"{c.away} corrected to {c.to}" if c.to else f"no longer {c.away}"
+            return Verdict("correction", evidence, s.score_correction)
+    return None
+
+
+def _compatible(x: frozenset[str], y: frozenset[str]) -> bool:
+    return bool(x & y) or any(frozenset({u, v}) in _COMPATIBLE for u in x for v in y)
+
+
+def _rule_attribute(a: _Analysis, b: _Analysis, s: ContradictionSettings) -> Verdict | None:
+    if _other_scopes(a, b):
+        return None
+    for attribute in sorted(a.settings.keys() & b.settings.keys()):
+        x, y = a.settings[attribute], b.settings[attribute]
+        if not _compatible(x, y):
+            return Verdict(
+                "attribute", f"{attribute}: {', '.join(sorted(x))} vs {', '.join(sorted(y))}", s.score_attribute
+            )
+    return None
+
+
+def _equal(x: _Amount, y: _Amount, s: ContradictionSettings) -> bool:
+    if isinstance(x.value, float) and isinstance(y.value, float):
+        scale = max(abs(x.value), abs(y.value), 1e-12)
+        return abs(x.value - y.value) <= s.amount_tolerance * scale
+    return x.value == y.value
+
+
+def _rule_number(a: _Analysis, b: _Analysis, s: ContradictionSettings) -> Verdict | None:
+    if _other_scopes(a, b):
+        return None
+    for x in a.amounts:
+        # y is compared with x unless x's own text has an amount closer to y's context
+        # ("3.11 is required; 3.12 is tested in CI": 3.12 is about CI)
+        comparable = [
+            y
+            for y in b.amounts
+            if y.kind == x.kind
+            and _same_subject(x.context, y.context, allow_empty=True)
+            and not any(
+                z.kind == x.kind and _closeness(z.context, y.context) > _closeness(x.context, y.context)
+                for z in a.amounts
+            )
+        ]
+        if x.kind == "plain":
+            comparable = [y for y in comparable if x.context and y.context]
+        if comparable and not any(_equal(x, y, s) for y in comparable):
+            y = comparable[0]
+            shared = x.context & y.context
+            subject = " ".join(w for w in x.about.split() if _stem(w) in shared) or x.kind
+            return Verdict("number", f"{subject}: {x.shown} vs {y.shown}", s.score_number)
+    return None
+
+
+def _opposed(a: _Polarity, b: _Polarity, s: ContradictionSettings) -> Verdict | None:
+    if len(a.content) < s.opposite_min_words or len(b.content) < s.opposite_min_words:
+        return None
+    if a.negations % 2 == b.negations % 2:
+        return None
+    overlap = len(a.content & b.content) / len(a.content | b.content)
+    if overlap < s.opposite_overlap:
+        return None
+    sides_a = {i: (side, w) for i, side, w in a.opposites}
+    sides_b = {i: (side, w) for i, side, w in b.opposites}
+    # a pair used on both sides by one text ("enabled here, disabled there") decides nothing
+    if len(sides_a) != len(a.opposites) or len(sides_b) != len(b.opposites):
+        return None
+    flipped = sorted(i for i in sides_a.keys() & sides_b.keys() if sides_a[i][0] != sides_b[i][0])
+    if flipped:
+        evidence = f"{sides_a[flipped[0]][1]} vs {sides_b[flipped[0]][1]}"
+    else:
+        negated, plain = (a, b) if a.negations % 2 else (b, a)
+        word = next((w for w in negated.words if w in _NEGATIONS or w in _NEGATIVE_SIDE), "not")
+        shared = [w for w in plain.words if _stem(w) in negated.content and w not in _STOP]
+        evidence = f"{' '.join(shared[:4])}: negated by '{word}'"
+    return Verdict("opposite", evidence, round(s.score_opposite * overlap, 3))
+
+
+def _rule_opposite(a: _Analysis, b: _Analysis, s: ContradictionSettings) -> Verdict | None:
+    for x in a.units:
+        for y in b.units:
+            verdict = _opposed(x, y, s)
+            if verdict is not None:
+                return verdict
+    return None
+
+
+def _rule_value(a: _Analysis, b: _Analysis, s: ContradictionSettings) -> Verdict | None:
+    if a.negations or b.negations or _other_scopes(a, b):
+        return None
+    for x in a.claims:
+        for y in b.claims:
+            if x.subject == y.subject and not (x.value & y.value) and not (x.value & b.content and y.value & a.content):
+                return Verdict("value", f"{x.shown_subject}: {x.shown_value} vs {y.shown_value}", s.score_value)
+    return None
+
+
+_RULES = (_rule_correction, _rule_attribute, _rule_number, _rule_opposite, _rule_value)
+
+
+def detect(a: str, b: str, *, settings: ContradictionSettings = DEFAULT) -> Verdict | None:
+    """A :class:`Verdict` when ``a`` and ``b`` contradict each other, else ``None``.
+    Never raises on two ``str``; reads at most ``settings.max_chars`` of each."""
+    if not isinstance(a, str) or not isinstance(b, str):
+        return None
+    x, y = _analyse(a, settings), _analyse(b, settings)
+    if x.text == y.text or not x.text or not y.text:
+        return None
+    for rule in _RULES:
+        verdict = rule(x, y, settings) or rule(y, x, settings)
+        if verdict is not None:
+            return verdict
+    return None
+
+
+def correction(text: str, *, settings: ContradictionSettings = DEFAULT) -> str | None:
+    """What an explicit correction corrects away, normalized: ``"postgres"`` for
+    "Actually, the database is MySQL, not Postgres"; ``"jenkins"`` for "we no longer
+    use Jenkins"; ``None`` when ``text`` corrects nothing."""
+    if not isinstance(text, str):
+        return None
+    found = _analyse(text, settings).corrections
+    return found[0].away if found else None

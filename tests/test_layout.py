@@ -61,6 +61,7 @@ LAYERS = {
     "aircher_mem.longterm.extract": 1,
     "aircher_mem.longterm.chains_extract": 1,
     "aircher_mem.longterm.vocabulary": 1,
+    "aircher_mem.longterm.contradict": 1,
     "aircher_mem.longterm.scoring": 1,
     "aircher_mem.longterm.dialogue": 1,
     "aircher_mem.longterm.compress": 1,

@@ -1,0 +1,280 @@
+"""The offline contradiction detector: each rule on pairs that contradict and on
+pairs that only look alike, the corrections it reads, and its invariants on any text
+(symmetric, never raises, bounded, no text contradicts itself)."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import pytest
+from aircher_mem.longterm.contradict import DEFAULT, ContradictionSettings, Verdict, correction, detect
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+CONTRADICTIONS = [
+    # (a) one setting, two values
+    ("The project database is Postgres.", "We store everything in MySQL.", "attribute", "database: postgres vs mysql"),
+    ("The user prefers tabs.", "The user prefers spaces.", "attribute", "indentation: tabs vs spaces"),
+    ("The JS unit tests use jest.", "Frontend unit tests run on vitest.", "attribute", "test_runner: jest vs vitest"),
+    ("The message queue is RabbitMQ.", "The message queue is Kafka.", "value", "message queue: rabbitmq vs kafka"),
+    ("The default branch is main.", "The default branch is master.", "value", "default branch: main vs master"),
+    # (b) negation and opposites
+    (
+        "Use pytest for the tests.",
+        "Never use pytest for the tests.",
+        "opposite",
+        "use pytest tests: negated by 'never'",
+    ),
+    (
+        "Always run the linter before committing.",
+        "Never run the linter before committing.",
+        "opposite",
+        "always vs never",
+    ),
+    ("Telemetry is enabled in the CLI.", "Telemetry is disabled in the CLI.", "opposite", "enabled vs disabled"),
+    ("The HTTP client is synchronous.", "The HTTP client is async.", "opposite", "synchronous vs async"),
+    ("DEBUG is true in production.", "DEBUG is false in production.", "opposite", "true vs false"),
+    (
+        "Allow force pushes to feature branches.",
+        "Force pushes to feature branches are forbidden.",
+        "opposite",
+        "allow vs forbidden",
+    ),
+    ("Auto-formatting on save is on.", "Auto-formatting on save is off.", "opposite", "on vs off"),
+    # (c) numbers, versions, dates
+    (
+        "The request timeout is 30 seconds.",
+        "The request timeout is 60 seconds.",
+        "number",
+        "request timeout: 30 seconds vs 60 seconds",
+    ),
+    ("timeout is 30s", "timeout is 60s", "number", "timeout: 30s vs 60s"),
+    (
+        "The project targets Python 3.11.",
+        "The project targets Python 3.12.",
+        "number",
+        "python: python 3.11 vs python 3.12",
+    ),
+    ("Deploy on Friday.", "Deploy on Monday.", "number", "deploy: friday vs monday"),
+    (
+        "The release is scheduled for March 3.",
+        "The release is scheduled for March 10.",
+        "number",
+        "release scheduled: march 3 vs march 10",
+    ),
+    (
+        "The nightly job runs at 02:00 UTC.",
+        "The nightly job runs at 04:00 UTC.",
+        "number",
+        "nightly job utc: 02:00 vs 04:00",
+    ),
+    ("Database backups run daily.", "Database backups run weekly.", "number", "database backups: daily vs weekly"),
+    (
+        "The worker pool has 4 processes.",
+        "The worker pool has 8 processes.",
+        "number",
+        "worker pool: 4 processes vs 8 processes",
+    ),
+    ("The package version is 1.4.2.", "The package version is 1.5.0.", "number", "package: 1.4.2 vs 1.5.0"),
+    (
+        "The code freeze starts on 2024-06-01.",
+        "The code freeze starts on 2024-06-15.",
+        "number",
+        "freeze starts: 2024-06-01 vs 2024-06-15",
+    ),
+    ("The migration deadline is Q3.", "The migration deadline is Q4.", "number", "migration deadline: q3 vs q4"),
+    (
+        "The sprint lasts two weeks.",
+        "The sprint lasts three weeks.",
+        "number",
+        "sprint lasts: two weeks vs three weeks",
+    ),
+    # (d) a statement and its correction
+    (
+        "The database is Postgres.",
+        "Actually, the database is MySQL, not Postgres.",
+        "correction",
+        "postgres corrected to mysql",
+    ),
+    ("CI runs on Jenkins.", "We no longer use Jenkins.", "correction", "no longer jenkins"),
+    ("Install packages with npm.", "We switched from npm to pnpm.", "correction", "npm corrected to pnpm"),
+    ("Lint the code with flake8.", "Use ruff instead of flake8.", "correction", "flake8 corrected to ruff"),
+    ("The user develops on Windows.", "The user is not on Windows anymore.", "correction", "no longer windows"),
+    (
+        "Code is formatted with black.",
+        "Not black anymore: we format with ruff format.",
+        "correction",
+        "black corrected to ruff format",
+    ),
+]
+
+NOT_CONTRADICTIONS = [
+    # added detail
+    ("The database is Postgres.", "The database is Postgres 15, hosted on RDS."),
+    ("Tests run with pytest.", "Tests run with pytest and pytest-xdist in parallel."),
+    ("The request timeout is 30 seconds.", "The request timeout is 30 seconds; the connect timeout is 5 seconds."),
+    ("Python 3.11 is required.", "Python 3.11 is required; Python 3.12 is tested in CI too."),
+    ("The batch size is 32.", "The batch size is 32 for training and 128 for evaluation."),
+    ("Caching is enabled for search.", "Caching is enabled for search but disabled for admin pages."),
+    ("Dark mode is the default theme.", "Dark mode is the default theme; users can switch to light mode in settings."),
+    # paraphrase, also across units
+    ("The database is Postgres.", "We use PostgreSQL for storage."),
+    ("The sprint lasts two weeks.", "Sprints are 14 days long."),
+    ("The cache TTL is 10 minutes.", "Cached entries live for 600 seconds."),
+    ("The token expires after 24 hours.", "Tokens are valid for one day."),
+    ("The nightly job runs at 02:00 UTC.", "The nightly job starts at 2 AM UTC."),
+    ("The timeout is 30 seconds.", "The timeout is 0.5 min."),
+    ("Telemetry is off by default.", "By default, no telemetry is sent."),
+    ("Do not mock the database in integration tests.", "Integration tests hit a real database, no mocks."),
+    ("The user prefers spaces over tabs.", "The user wants spaces, not tabs."),
+    # a correction agrees with its new value
+    ("Actually, the database is MySQL, not Postgres.", "The database is MySQL."),
+    ("We no longer use Jenkins; CI is on GitHub Actions.", "CI runs on GitHub Actions."),
+    ("We switched from npm to pnpm.", "Use pnpm, not npm."),
+    # different subjects, different units
+    ("The request timeout is 30 seconds.", "The idle timeout is 60 seconds."),
+    ("The access token expires after 24 hours.", "The refresh token expires after 30 days."),
+    ("The project targets Python 3.11.", "The docs build uses Python 3.12."),
+    ("The staging database is SQLite.", "The production database is Postgres."),
+    ("The frontend tests use jest.", "The backend tests use pytest."),
+    ("Use snake_case for functions.", "Use PascalCase for classes."),
+    ("The staging cluster has 3 nodes.", "The production cluster has 12 nodes."),
+    ("The timeout is 30 seconds.", "The timeout is 30 requests."),
+    ("Retries are disabled for payments.", "Retries are enabled for the email sender."),
+    ("Release builds use -O2.", "Debug builds use -O0."),
+    ("Deploys happen on Friday.", "Monday is the planning meeting."),
+    # one thing at two levels of detail
+    ("The user is on Linux.", "Production servers run Ubuntu."),
+    ("The user works in Neovim.", "The user uses vim."),
+    # unrelated
+    ("Tests run with pytest.", "The release is scheduled for March 3."),
+    ("The user prefers tabs.", "Logs are shipped to Datadog."),
+]
+
+
+@pytest.mark.parametrize(("a", "b", "rule", "evidence"), CONTRADICTIONS)
+def test_contradiction_found(a: str, b: str, rule: str, evidence: str) -> None:
+    verdict = detect(a, b)
+    assert verdict is not None
+    assert (verdict.rule, verdict.evidence) == (rule, evidence)
+    assert 0.0 < verdict.score <= 1.0
+    assert detect(b, a) is not None
+
+
+@pytest.mark.parametrize(("a", "b"), NOT_CONTRADICTIONS)
+def test_not_a_contradiction(a: str, b: str) -> None:
+    assert detect(a, b) is None
+    assert detect(b, a) is None
+
+
+def test_verdict_and_settings_are_frozen() -> None:
+    verdict = detect("The retry limit is 3.", "The retry limit is 5.")
+    assert verdict == Verdict("number", "retry limit: 3 vs 5", DEFAULT.score_number)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        verdict.rule = "x"  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        DEFAULT.max_chars = 1  # type: ignore[misc]
+
+
+def test_settings_change_the_decision() -> None:
+    a, b = "Rebase feature branches before merging.", "Never rebase feature branches; merge main into them."
+    assert detect(a, b) == Verdict("opposite", "rebase feature branches merging: negated by 'never'", 0.5)
+    strict = ContradictionSettings(opposite_overlap=0.9)
+    assert detect(a, b, settings=strict) is None
+    scored = ContradictionSettings(score_attribute=0.5)
+    verdict = detect("The user prefers tabs.", "The user prefers spaces.", settings=scored)
+    assert verdict is not None and verdict.score == 0.5
+
+
+def test_only_the_first_characters_are_read() -> None:
+    short = ContradictionSettings(max_chars=20)
+    a, b = "Some long preamble here. The retry limit is 3.", "Some long preamble here. The retry limit is 5."
+    assert detect(a, b) is not None
+    assert detect(a, b, settings=short) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "away"),
+    [
+        ("Actually, the database is MySQL, not Postgres.", "postgres"),
+        ("We no longer use Jenkins.", "jenkins"),
+        ("The user is not on Windows anymore.", "windows"),
+        ("We switched from npm to pnpm.", "npm"),
+        ("We moved from REST to gRPC for internal calls.", "rest"),
+        ("Use ruff instead of flake8.", "flake8"),
+        ("Instead of Celery, background jobs use RQ.", "celery"),
+        ("Travis CI is no longer used.", "travis ci"),
+        ("We stopped using Poetry.", "poetry"),
+        ("Not black anymore: we format with ruff format.", "black"),
+        ("The user no longer wants a summary.", "wants a summary"),
+        ("The database is Postgres.", None),
+        ("Do not use print.", None),
+        ("Never commit to main.", None),
+        ("", None),
+    ],
+)
+def test_correction(text: str, away: str | None) -> None:
+    assert correction(text) == away
+
+
+def test_hostile_inputs_return_quickly() -> None:
+    hostile = [
+        "",
+        "\ud800",
+        "a\udfffb is 3",
+        "x" * 1_000_000,
+        "the timeout is 30s and " * 50_000,
+        "9" * 5_000 + " seconds",
+        "version " + "1." * 3_000 + "1",
+        "the limit is NaN and inf, -inf, 1e309",
+        "not " * 100_000,
+        "actually " + "a, not b " * 20_000,
+        "from " * 50_000 + "to",
+        "99:99 on march 99, 2024-13-45, q9",
+        "\x00\x01\x02",
+        "🙂" * 10_000,
+    ]
+    start = time.perf_counter()
+    for a in hostile:
+        for b in [*hostile[:4], "the timeout is 60s"]:
+            detect(a, b)
+        correction(a)
+    assert time.perf_counter() - start < 10.0
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=200), st.text(max_size=200))
+def test_symmetric_and_never_raises(a: str, b: str) -> None:
+    assert (detect(a, b) is None) == (detect(b, a) is None)
+    correction(a)
+
+
+_WORDS = st.sampled_from(
+    "the a database is postgres mysql not never always use uses tabs spaces timeout 30 60 seconds s "
+    "minutes python 3.11 3.12 friday monday enabled disabled actually no longer instead of switched "
+    "from to , ; . and but on off true false sync async port 8080 version 1.2.3 staging production".split()
+)
+_SENTENCES = st.lists(_WORDS, max_size=25).map(" ".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_SENTENCES, _SENTENCES)
+def test_symmetric_on_statement_like_text(a: str, b: str) -> None:
+    assert (detect(a, b) is None) == (detect(b, a) is None)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(_SENTENCES, st.text(max_size=300)))
+def test_a_text_never_contradicts_itself(text: str) -> None:
+    assert detect(text, text) is None
+    if text.isascii():  # the same text in other case and spacing
+        assert detect(text, " " + text.upper() + " ") is None
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.text(min_size=1, max_size=60).map(lambda t: t * 400))
+def test_long_text_is_bounded(text: str) -> None:
+    start = time.perf_counter()
+    detect(text, text[::-1])
+    assert time.perf_counter() - start < 1.0

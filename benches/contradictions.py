@@ -31,8 +31,10 @@ Rules are adjusted on ``tune`` only; ``report`` is for the figures.
   overlap >= 0.5 and exactly one of them holds a negation word.
 - ``detect``: the rules of ``aircher_mem.longterm.contradict``.
 
-Latency is per pair, per call of ``detect``: cold (the per-text cache cleared before
-the pair) and warm (the same pair again).
+Latency is per pair, per call of ``detect``: cold (the module's caches cleared
+before the pair) and warm (the same pair again); and per scan: one text against 20
+others, as when a new memory is checked against its nearest ones, caches cleared
+before each scan.
 
     python benches/contradictions.py [--split tune|report|all] [--data PATH] [--errors]
 """
@@ -54,6 +56,7 @@ from typing import Any
 HAND = Path(__file__).resolve().parent / "data" / "contradictions.jsonl"
 LABELS = ("contradiction", "agree", "detail", "unrelated")
 SPLITS = ("tune", "report")
+SCAN_CANDIDATES = 20  # the memories a new one is compared with
 NEGATION_WORDS = frozenset(
     "not no never none nothing nobody without cannot cant dont doesnt isnt arent wont n't don't doesn't isn't "
     "aren't won't can't shouldn't".split()
@@ -287,13 +290,21 @@ def run(pairs: Iterable[Pair], systems: Mapping[str, Callable[[str, str], bool]]
     return scores
 
 
+def _clear_caches() -> None:
+    from aircher_mem.longterm import contradict
+
+    # the caches are the module's own; cold = no text and no word seen before
+    contradict._analyse.cache_clear()
+    contradict._stem.cache_clear()
+
+
 def latencies(pairs: Sequence[Pair]) -> tuple[list[float], list[float]]:
-    """Seconds per ``detect`` call: cold (per-text cache cleared) and warm."""
+    """Seconds per ``detect`` call: cold (the module's caches cleared) and warm."""
     from aircher_mem.longterm import contradict
 
     cold, warm = [], []
     for pair in pairs:
-        contradict._analyse.cache_clear()  # the cache is the module's; cold = a text never seen
+        _clear_caches()
         t0 = time.perf_counter()
         contradict.detect(pair.a, pair.b)
         t1 = time.perf_counter()
@@ -302,6 +313,23 @@ def latencies(pairs: Sequence[Pair]) -> tuple[list[float], list[float]]:
         cold.append(t1 - t0)
         warm.append(t2 - t1)
     return cold, warm
+
+
+def scans(pairs: Sequence[Pair], candidates: int = SCAN_CANDIDATES) -> list[float]:
+    """Seconds per scan: one text against ``candidates`` others, the caches cleared
+    before each scan (every text seen for the first time)."""
+    from aircher_mem.longterm import contradict
+
+    texts = sorted({t for p in pairs for t in (p.a, p.b)}, key=lambda t: _digest(t))
+    out = []
+    for i, new in enumerate(texts):
+        others = [texts[(i + 1 + j) % len(texts)] for j in range(min(candidates, len(texts) - 1))]
+        _clear_caches()
+        t0 = time.perf_counter()
+        for other in others:
+            contradict.detect(new, other)
+        out.append(time.perf_counter() - t0)
+    return out
 
 
 def counts_table(pairs: Sequence[Pair]) -> str:
@@ -371,6 +399,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"detect latency per pair over {len(chosen)} pairs: cold p50 {1e3 * percentile(cold, 50):.3f} ms, "
         f"p95 {1e3 * percentile(cold, 95):.3f} ms; warm p50 {1e3 * percentile(warm, 50):.3f} ms, "
         f"p95 {1e3 * percentile(warm, 95):.3f} ms"
+    )
+    per_scan = scans(chosen)
+    print(
+        f"scan of one text against {SCAN_CANDIDATES} others, cold, over {len(per_scan)} scans: "
+        f"p50 {1e3 * percentile(per_scan, 50):.3f} ms, p95 {1e3 * percentile(per_scan, 95):.3f} ms"
     )
     if args.errors:
         if args.split != "tune":

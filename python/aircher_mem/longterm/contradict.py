@@ -249,13 +249,18 @@ _AMOUNT = re.compile(
     rf"|(?P<num>(?<![\w.])(?P<n>{_NUM}|" + "|".join(_WORD_NUMBERS) + r")(?P<attached>%|[a-z]{1,12})?(?!\w|\.\d)"
     r"(?:\s*(?P<unit>%|[a-z]{1,20})\b)?)"
 )
+# a clause without a digit or one of these words holds no amount: most skip _AMOUNT
+_DIGIT = re.compile(r"\d")
+_AMOUNT_WORDS = frozenset(
+    [*_WORD_NUMBERS, *_MONTHS, *_WEEKDAYS, "q1", "q2", "q3", "q4", "every"] + [f for f in _FREQUENCIES if " " not in f]
+)
 _VERSION = re.compile(r"\d{1,40}(?:\.\d{1,40})+")
 
 # -- corrections -------------------------------------------------------------------------
 
 _PHRASE = r"[a-z0-9+#][\w+#./'-]*(?:\s+[a-z0-9+#][\w+#./'-]*){0,11}?"
 # words without which no pattern of _CORRECTIONS can match: most texts skip them all
-_CORRECTION_HINT = re.compile(r"\b(?:from|replaced|instead|longer|not|stop|stopped)\b")
+_CORRECTION_WORDS = frozenset("from replaced instead longer not stop stopped".split())
 _CORRECTIONS = (
     # "we switched from Y to X", "moved from Y to X", "migrated from Y to X"
     re.compile(
@@ -503,6 +508,26 @@ def _polarity(text: str) -> _Polarity:
     )
 
 
+_VOCAB_LONGEST = max(len(term.split()) for term in VOCAB)
+
+
+def _known_values(words: list[str]) -> list[tuple[int, tuple[str, str]]]:
+    """The settings' values named in ``words`` (longest term first, as ``VOCAB_RE``
+    finds them), with the index of each one's first word."""
+    out = []
+    i = 0
+    while i < len(words):
+        for k in range(min(_VOCAB_LONGEST, len(words) - i), 0, -1):
+            hit = VOCAB.get(" ".join(words[i : i + k]))
+            if hit is not None:
+                out.append((i, hit))
+                i += k
+                break
+        else:
+            i += 1
+    return out
+
+
 def _negated_at(words: list[str], index: int, window: int) -> bool:
     """Is the word at ``index`` said not to hold ("not X", "never use X", "instead
     of X", "from X", "X, not")?"""
@@ -513,9 +538,9 @@ def _negated_at(words: list[str], index: int, window: int) -> bool:
     return bool(after) and (after[0] in ("anymore", "replaced") or after[:2] == ["no", "longer"])
 
 
-def _corrections(text: str, s: ContradictionSettings) -> tuple[_Correction, ...]:
+def _corrections(text: str, words: list[str], s: ContradictionSettings) -> tuple[_Correction, ...]:
     out: list[_Correction] = []
-    if _CORRECTION_HINT.search(text) is None:
+    if _CORRECTION_WORDS.isdisjoint(words):
         return ()
     for pattern in _CORRECTIONS:
         for m in pattern.finditer(text):
@@ -547,13 +572,9 @@ def _analyse(raw: str, s: ContradictionSettings) -> _Analysis:
     whole = _polarity(text)
 
     settings: dict[str, set[str]] = {}
-    for m in VOCAB_RE.finditer(text):
-        term = m.group(1)
-        attribute, canonical = VOCAB[term]
-        index = len(_words(text[: m.start()]))
-        if _negated_at(words, index, s.negation_window):
-            continue
-        settings.setdefault(attribute, set()).add(canonical)
+    for index, (attribute, canonical) in _known_values(words):
+        if not _negated_at(words, index, s.negation_window):
+            settings.setdefault(attribute, set()).add(canonical)
     scope = frozenset(_SCOPES[w] for w in words if w in _SCOPES)
 
     amounts: list[_Amount] = []
@@ -561,7 +582,11 @@ def _analyse(raw: str, s: ContradictionSettings) -> _Analysis:
     clauses = [c.strip(" ,:") for c in _CLAUSE.split(text) if c.strip(" ,:")][: s.max_clauses]
     for clause in clauses:
         clause_words = _words(clause)
-        for m in _AMOUNT.finditer(clause):
+        if _DIGIT.search(clause) is None and _AMOUNT_WORDS.isdisjoint(clause_words):
+            matches: Iterable[re.Match[str]] = ()
+        else:
+            matches = _AMOUNT.finditer(clause)
+        for m in matches:
             if len(amounts) >= s.max_amounts:
                 break
             around = _words(clause[: m.start()] + " " + clause[m.end() :])
@@ -595,7 +620,7 @@ def _analyse(raw: str, s: ContradictionSettings) -> _Analysis:
         scope=scope,
         amounts=tuple(amounts),
         claims=tuple(claims),
-        corrections=_corrections(text, s),
+        corrections=_corrections(text, words, s),
     )
 
 

@@ -164,6 +164,7 @@ def test_sections_round_trip_and_set_the_budgets(tmp_path: Path) -> None:
         "hooks",
         "assembly",
         "lifecycle",
+        "decisions",
     ]
 
 

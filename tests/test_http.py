@@ -151,7 +151,10 @@ def test_every_route_answers(client: TestClient) -> None:
         ("GET", "/health"): ("/health", None),
         ("GET", "/openapi.json"): ("/openapi.json", None),
         ("POST", "/create-store"): ("/create-store", None),
-        ("POST", "/add-turn"): ("/add-turn", {"session_id": "s", "role": "assistant", "text": "ok", "extract": False}),
+        ("POST", "/add-turn"): (
+            "/add-turn",
+            {"session_id": "s", "role": "user", "text": "Never use ruff. Never use mypy on the tests."},
+        ),
         ("GET", "/conversation"): ("/conversation?session_id=s&k=3", None),
         ("POST", "/remember"): ("/remember", {"content": "Use ruff", "kind": "decision", "level": "L0"}),
         ("GET", "/memories"): ("/memories?layer=mid&limit=5&kind=decision", None),
@@ -171,6 +174,20 @@ def test_every_route_answers(client: TestClient) -> None:
         ("POST", "/consolidate"): ("/consolidate", {"dry_run": True, "now": "2024-03-01T00:00:00Z"}),
         ("POST", "/set-ttl"): ("/set-ttl", {"memory_id": 1, "ttl_seconds": 3600, "refresh_trigger": "pkg/**"}),
         ("GET", "/stale"): ("/stale?now=2023-11-14T23:13:21Z", None),
+        ("POST", "/record-decision"): (
+            "/record-decision",
+            {"decision": "Use mypy on the tests", "reasons": ["it is fast"]},
+        ),
+        ("POST", "/query-chain"): ("/query-chain", {"query": "why mypy?", "max_depth": 2}),
+        ("GET", "/contradictions"): ("/contradictions?status=all", None),
+        ("POST", "/resolve-contradiction"): (
+            "/resolve-contradiction",
+            {"contradiction_id": 1, "resolution": "both_valid", "note": "both hold"},
+        ),
+        ("POST", "/contradictions/{contradiction_id}/resolve"): (
+            "/contradictions/2/resolve",
+            {"resolution": "a_wins", "note": "the first holds"},
+        ),
         ("POST", "/forget"): ("/forget", {"text": "nothing matches this"}),
         ("GET", "/find-symbol"): ("/find-symbol?name=Usr&fuzzy=true", None),
         ("GET", "/callers"): ("/callers?name=User.save", None),

@@ -266,10 +266,13 @@ def test_remember_dedups_by_jaccard(ltm: LongTermMemory) -> None:
     same = ltm.remember("the staging server restarts each night at two!")
     assert (same.memory_id, same.action) == (1, "merged")
     # 5 of 6 tokens shared ("the" and "at" are stop words): Jaccard 5/7 = 0.714 >= 0.7
-    close = ltm.remember("The staging server restarts each night at three")
+    close = ltm.remember("The staging server reboots each night at two")
     assert (close.memory_id, close.action) == (1, "merged")
+    # as close, but another hour: a contradiction, never merged
+    later = ltm.remember("The staging server restarts each night at three")
+    assert (later.memory_id, later.action) == (2, "created")
     other = ltm.remember("Production deploys need two approvals")
-    assert (other.memory_id, other.action) == (2, "created")
+    assert (other.memory_id, other.action) == (3, "created")
     assert ltm.get(1).hits == 2
     assert ltm.remember("The staging server restarts each night at two", kind="decision").action == "created"
 
@@ -958,8 +961,8 @@ def test_jaccard_merges_at_0_7_and_not_below(ltm: LongTermMemory) -> None:
     from aircher_mem.longterm.extract import jaccard, token_set
 
     base = "The staging server restarts each night at two"
-    above = "The staging server restarts each night at three"  # 5 of 7 tokens: 0.714
-    below = "The staging server restarts each single night at three"  # 5 of 8: 0.625
+    above = "The staging server reboots each night at two"  # 5 of 7 tokens: 0.714
+    below = "The staging server reboots each single night at two"  # 5 of 8: 0.625
     assert jaccard(token_set(base), token_set(above)) == 5 / 7
     assert jaccard(token_set(base), token_set(below)) == 5 / 8  # memory 1 keeps base's words after the merge
     assert [(r.memory_id, r.action) for r in (ltm.remember(t) for t in (base, above, below))] == [

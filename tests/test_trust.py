@@ -326,7 +326,13 @@ def test_a_rewrite_a_crash_cut_short_is_done_at_the_next_open(tmp_path: Path, mo
         ltm.add_turn("s", "user", f"My cat is called {SECRET_WORD}.")
         monkeypatch.setattr(store, "rewrite", failing)
         assert ltm.forget(text=SECRET_WORD).turns == [1]  # committed; the rewrite is owed
-        assert sorted(ltm._state()) == [("next_memory", 2), ("next_turn", 2), ("rewrite", 1)]
+        assert sorted(ltm._state()) == [
+            ("next_contradiction", 1),
+            ("next_memory", 2),
+            ("next_node", 1),
+            ("next_turn", 2),
+            ("rewrite", 1),
+        ]
 
     def counting(p: object) -> None:
         calls.append("done")

@@ -57,6 +57,7 @@ __all__ = [
     "ServerPolicy",
     "HooksPolicy",
     "AssemblyPolicy",
+    "DecisionsPolicy",
     "LifecyclePolicy",
     "CONFIG_FILE",
 ]
@@ -622,6 +623,37 @@ class LifecyclePolicy(_Section):
     ttl_session_expire: str = _choice("delete", "mark_stale", "archive", "delete")
 
 
+@dataclasses.dataclass(frozen=True)
+class DecisionsPolicy(_Section):
+    """``[decisions]``: causal chains (seed 000's tracker), contradictions between
+    memories (seed 001's scanner) and how they are resolved."""
+
+    section: ClassVar[str] = "decisions"
+    #: A new memory is checked against this many of its nearest active memories
+    #: (lexical; with embeddings, as many more by meaning in consolidation).
+    scan_neighbours: int = _bound(20, 1, 1000)
+    #: A memory that explicitly corrects another ("actually X, not Y", "no longer
+    #: Y") wins their contradiction at once (b_wins, the older one superseded).
+    auto_resolve_corrections: bool = True
+    #: An optional judge callable (``Memory.open(judge=...)``) is asked about a
+    #: pair the offline rules passed over whose word overlap (Jaccard) is at least
+    #: this, and given at most ``judge_timeout_seconds`` per pair.
+    judge_min_overlap: float = _bound(0.3, 0.0, 1.0)
+    judge_timeout_seconds: float = _bound(8.0, 0.0, 3600.0, lo_open=True)
+    #: Decisions and their reasons are read from the assistant's turns too (the
+    #: agent says what it chose and why), not only from the user's.
+    chains_from_assistant: bool = True
+    #: Causal chains: a reason or consequence whose words overlap another decision's
+    #: this much (Jaccard) joins the two chains (the earlier decision causes the later).
+    chain_link_similarity: float = _bound(0.5, 0.0, 1.0, lo_open=True)
+    #: query_chain: when recall finds no decision with a chain, the chain sharing the
+    #: largest share of the question's words, if at least this share.
+    chain_min_overlap: float = _bound(0.3, 0.0, 1.0)
+    #: A consolidation pass checks the memories stored since the last pass again
+    #: (their neighbours may have come after them), for at most this long.
+    consolidate_scan_seconds: float = _bound(1.0, 0.0, 3600.0)
+
+
 _SECTIONS: dict[str, type[_Section]] = {
     "graph": GraphPolicy,
     "episodic": EpisodicPolicy,
@@ -631,6 +663,7 @@ _SECTIONS: dict[str, type[_Section]] = {
     "hooks": HooksPolicy,
     "assembly": AssemblyPolicy,
     "lifecycle": LifecyclePolicy,
+    "decisions": DecisionsPolicy,
 }
 
 
@@ -659,6 +692,7 @@ class Policy:
     hooks: HooksPolicy = dataclasses.field(default_factory=HooksPolicy)
     assembly: AssemblyPolicy = dataclasses.field(default_factory=AssemblyPolicy)
     lifecycle: LifecyclePolicy = dataclasses.field(default_factory=LifecyclePolicy)
+    decisions: DecisionsPolicy = dataclasses.field(default_factory=DecisionsPolicy)
 
     def __post_init__(self) -> None:
         if (

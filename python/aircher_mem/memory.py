@@ -72,13 +72,14 @@ from .errors import (
 from .graph import GraphIndex, IndexTracker, Progress, ReadIndex, write_atomic
 from .longterm import LongTermMemory, ttl
 from .longterm.consolidate import TaskRecord
-from .longterm.store import KINDS, Extractor, Summarizer
+from .longterm.store import KINDS, Extractor, Judge, Summarizer
 from .mentions import paths_in
 from .offers import gather, index_of
 from .prediction import Signals, neighbours, predict, workflows_of
 from .results import (
     Assembled,
     Calls,
+    CausalChain,
     Check,
     CodeHit,
     CodeResult,
@@ -86,6 +87,8 @@ from .results import (
     CoEdits,
     ConsolidationReport,
     ContextPreview,
+    Contradiction,
+    ContradictionList,
     Conversation,
     Definition,
     Dependencies,
@@ -273,10 +276,12 @@ class Memory:
         created: bool = False,
         extractor: Extractor | None = None,
         summarizer: Summarizer | None = None,
+        judge: Judge | None = None,
     ) -> None:
         self.root = root
         self.extractor = extractor
         self.summarizer = summarizer
+        self.judge = judge
         self.store = root / STORE_DIR
         self.policy = policy
         self.created = created
@@ -318,6 +323,7 @@ class Memory:
         policy: Policy | None = None,
         extractor: Extractor | None = None,
         summarizer: Summarizer | None = None,
+        judge: Judge | None = None,
     ) -> Memory:
         """Opens ``<root>/.aircher/``; creates it (with a default ``config.toml``) if
         ``create``, else raises :class:`StoreNotFoundError` when it is absent.
@@ -325,7 +331,9 @@ class Memory:
         optional LLM callable for long-term memory (``[longterm] extractor_mode``);
         ``summarizer`` an optional LLM callable that forms episodes with seed 003's
         prompts (``[lifecycle] summarizer_timeout_seconds``; the extractive forms
-        when it fails or is late)."""
+        when it fails or is late); ``judge`` an optional LLM callable asked whether
+        two memories contradict (seed 001's prompt; ``[decisions]``), for the pairs
+        the offline rules pass over."""
         if not isinstance(root, (str, os.PathLike)) or not os.fspath(root):
             raise InvalidInputError(f"root must be a folder's path, got {root!r:.80}")
         try:
@@ -360,10 +368,17 @@ class Memory:
                 write_atomic(config, Policy().to_toml())
             except OSError as exc:
                 raise StoreError(f"cannot write {config}: {exc}") from None
-        for name, given in (("extractor", extractor), ("summarizer", summarizer)):
+        for name, given in (("extractor", extractor), ("summarizer", summarizer), ("judge", judge)):
             if given is not None and not callable(given):
                 raise InvalidInputError(f"{name} must be callable, got {given!r:.80}")
-        return cls(path, policy or Policy.load(path), created=created, extractor=extractor, summarizer=summarizer)
+        return cls(
+            path,
+            policy or Policy.load(path),
+            created=created,
+            extractor=extractor,
+            summarizer=summarizer,
+            judge=judge,
+        )
 
     # -- paths and pieces -------------------------------------------------------------
 
@@ -446,10 +461,12 @@ class Memory:
                     policy=self.policy.longterm,
                     retrieval=self.policy.retrieval,
                     lifecycle=self.policy.lifecycle,
+                    decisions=self.policy.decisions,
                     embedder=embedder,
                     dense_note=why,
                     extractor=self.extractor,
                     summarizer=self.summarizer,
+                    judge=self.judge,
                 )
             )
         return self._longterm
@@ -1364,6 +1381,108 @@ class Memory:
             for task, errors in self.episodic.finished_tasks()
         ]
         return self.longterm.consolidate(now=now, dry_run=dry_run, tasks=tasks)
+
+    @verb()
+    @_durable
+    def record_decision(
+        self,
+        decision: Annotated[str, Arg(min_length=1, description="What was decided, e.g. 'use FastAPI for the API'.")],
+        *,
+        reasons: Annotated[list[str] | None, Arg(description="Why (each justifies the decision).")] = None,
+        consequences: Annotated[list[str] | None, Arg(description="What it leads to.")] = None,
+        constraints: Annotated[list[str] | None, Arg(description="What ruled the alternatives out.")] = None,
+        session_id: Annotated[str, Arg(description="The conversation it was decided in, if any.")] = "",
+        strength: Annotated[float, Arg(ge=0, le=1, description="How firmly the reasons hold, 0 to 1.")] = 1.0,
+        at: Annotated[Time | None, Arg(description="When it was decided (default: now).")] = None,
+    ) -> CausalChain:
+        """Records a decision with its reasons, consequences and constraints (seed
+        000's causal chain): the decision is a memory of kind decision (merged into
+        one that says the same), the rest are nodes of its chain with typed,
+        weighted edges; a reason that says what an earlier decision says joins the
+        two chains. Decisions said in turns ("we went with X because Y") are
+        recorded the same way by add_turn.
+
+        For an agent: Record a decision and why it was made, so that later
+        "why did we ...?" questions get the reasons (query_chain). Returns the
+        chain as JSON {query, decision_id, nodes: [{id, node_type, content, ...}],
+        edges: [{source, target, edge_type, strength}], mermaid, text, reason}."""
+        return self.longterm.record_decision(
+            decision, reasons, consequences, constraints, session_id=session_id, strength=strength, at=at
+        )
+
+    @verb()
+    @_verb
+    def query_chain(
+        self,
+        query: Annotated[
+            str, Arg(min_length=1, description="A question about a decision, e.g. 'why did we use FastAPI?'")
+        ],
+        *,
+        max_depth: Annotated[int, Arg(ge=0, le=20, description="How many edges away from the decision to walk.")] = 5,
+        at: Annotated[Time | None, Arg(description="Ask about the decisions valid then (default: now).")] = None,
+    ) -> CausalChain:
+        """The causal chain of the decision a question is about (seed 000's
+        query_chain, its MCP tool get_causal_chain): the decision recall finds
+        among those with a chain (or the chain sharing most of the question's
+        words), with every node within ``max_depth`` edges; as text and as a
+        mermaid graph TD.
+
+        For an agent: Ask why something was decided ("why did we choose Postgres?")
+        and get the decision with its reasons, consequences and constraints, and
+        earlier decisions that caused it. Returns JSON {query, decision_id, nodes,
+        edges, mermaid, text, reason} (decision_id null and reason set when no
+        recorded decision matches)."""
+        return self.longterm.query_chain(query, max_depth=max_depth, at=at)
+
+    @verb(http="GET")
+    @_verb
+    def contradictions(
+        self,
+        *,
+        status: Annotated[
+            Literal["open", "resolved", "all"], Arg(description="Which: open (not resolved yet), resolved, or all.")
+        ] = "open",
+        memory_id: Annotated[MemoryId | None, Arg(description="Only those this memory is part of.")] = None,
+    ) -> ContradictionList:
+        """Pairs of memories that disagree (seed 001's scanner), open first: each
+        memory stored is checked against its nearest, and a consolidation pass
+        checks again; an explicit correction and a new value of the same slot win
+        at once (resolved b_wins). Changes nothing.
+
+        For an agent: Memories that contradict each other, e.g. "the database is
+        Postgres" and "the database is MySQL". Check which holds and resolve it with
+        resolve_contradiction. JSON {contradictions: [{id, memory_a, memory_b,
+        content_a, content_b, detected_at, rule, evidence, origin, status,
+        resolution, resolved_at, note}]} (a is the older memory)."""
+        return self.longterm.contradictions(status, memory_id)
+
+    @verb()
+    @_durable
+    def resolve_contradiction(
+        self,
+        contradiction_id: Annotated[
+            int, Arg(ge=1, le=MAX_INT, description="The contradiction's id, as contradictions listed it.")
+        ],
+        resolution: Annotated[
+            Literal["a_wins", "b_wins", "both_valid", "merged"],
+            Arg(description="a_wins or b_wins (the other is superseded), both_valid, merged (give content)."),
+        ],
+        *,
+        note: Annotated[str, Arg(description="Why, kept with the resolution.")] = "",
+        content: Annotated[str | None, Arg(description="With merged: the memory that replaces both.")] = None,
+        now: Annotated[Time | None, Arg(description="When it is resolved (default: now).")] = None,
+    ) -> Contradiction:
+        """Resolves an open contradiction: a_wins or b_wins supersede the other
+        memory (bi-temporally: it stays, archived, valid until the winner became
+        valid, so recall as of before still finds it), both_valid keeps both,
+        merged stores ``content`` as a new memory that supersedes both.
+
+        For an agent: Settle two memories that disagree (ids from contradictions):
+        a_wins or b_wins keeps one (the other is no longer recalled), both_valid
+        keeps both (they hold in different contexts), merged replaces both with
+        your content. Returns the contradiction as JSON {id, memory_a, memory_b,
+        ..., status, resolution, resolved_at, note}."""
+        return self.longterm.resolve_contradiction(contradiction_id, resolution, note=note, content=content, now=now)
 
     @_verb
     def last_consolidated(self) -> float | None:

@@ -3,9 +3,11 @@ stores for a set of signals (:class:`aircher_mem.prediction.Signals`). The tiers
 themselves (budgets, placing, rendering) and the router are in
 :mod:`aircher_mem.assembly`; :meth:`aircher_mem.Memory.assemble` calls both.
 
-- critical: decisions about the current file and decisions the query recalls; the
-  failed tool calls of the last ``[assembly] error_hours`` and the learned fixes of
-  those errors and of the recent errors given;
+- critical: decisions about the current file and decisions the query recalls (with
+  the reasons their causal chains hold); the
+  open contradictions (those about what the query recalls first); the failed tool
+  calls of the last ``[assembly] error_hours`` and the learned fixes of those errors
+  and of the recent errors given;
 - relevant: the predicted files and the memories about them, decisions about the
   current file's imports and importers and the predicted files, the collaborator's
   preferences, the memories and turns recall finds and the memories the router
@@ -49,8 +51,11 @@ if TYPE_CHECKING:
 __all__ = ["gather", "index_of"]
 
 
-def _memory(m: Routable | RecallHit, tier: str, reasons: list[Reason], score: float) -> Candidate:
-    return Candidate(tier, m.kind, f"memory:{m.id}", f"[memory {m.id}] ({m.kind}) {m.content}", score, reasons)
+def _memory(
+    m: Routable | RecallHit, tier: str, reasons: list[Reason], score: float, because: Sequence[str] = ()
+) -> Candidate:
+    why = f" (because: {'; '.join(because)})" if because else ""
+    return Candidate(tier, m.kind, f"memory:{m.id}", f"[memory {m.id}] ({m.kind}) {m.content}{why}", score, reasons)
 
 
 def _task(task: Task, name: str, why: Reason) -> Candidate:
@@ -104,7 +109,8 @@ def gather(
     related: list[Candidate] = []
     for record, path in longterm.about(places, kinds=("decision",)):
         if path == signals.current_file:
-            critical.append(_memory(record, "critical", [Reason("code-ref", f"about {path}", 1.0)], record.score))
+            about = [Reason("code-ref", f"about {path}", 1.0)]
+            critical.append(_memory(record, "critical", about, record.score, longterm.reasons_of(record.id)))
         else:
             related.append(
                 _memory(
@@ -113,7 +119,25 @@ def gather(
             )
     for hit in hits:
         if hit.kind == "decision":
-            critical.append(_memory(hit, "critical", [Reason("query", "a decision the query recalls", 1.0)], hit.score))
+            recalled_by = [Reason("query", "a decision the query recalls", 1.0)]
+            critical.append(_memory(hit, "critical", recalled_by, hit.score, longterm.reasons_of(hit.id)))
+    # open contradictions (seed 001's tier 1): those about what the query recalls first
+    recalled = {hit.id for hit in hits}
+    for open_one in longterm.contradictions("open").contradictions:
+        near = open_one.memory_a in recalled or open_one.memory_b in recalled
+        disagree = Reason("contradiction", "two memories disagree" + (", one of them recalled" if near else ""), 1.0)
+        critical.append(
+            Candidate(
+                "critical",
+                "contradiction",
+                f"contradiction:{open_one.id}",
+                f"Open contradiction {open_one.id} ({open_one.rule}: {open_one.evidence}): "
+                f"[memory {open_one.memory_a}] {open_one.content_a} / [memory {open_one.memory_b}] "
+                f"{open_one.content_b}; settle it with resolve_contradiction",
+                1.0 if near else 0.5,
+                [disagree],
+            )
+        )
     for run in failed:
         where = f" on {run.file_path}" if run.file_path else ""
         critical.append(

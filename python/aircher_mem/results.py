@@ -76,6 +76,11 @@ __all__ = [
     "GcReport",
     "ConsolidationAction",
     "Episode",
+    "Contradiction",
+    "ContradictionList",
+    "CausalNode",
+    "CausalEdge",
+    "CausalChain",
     "ConsolidationReport",
     "Conversation",
     "MemoryList",
@@ -783,6 +788,85 @@ class MemoryExplanation:
     priority_terms: list[ScoreTerm] = dataclasses.field(default_factory=list)
     #: For an episode: what it keeps beside its row (its raw turns are in ``links``).
     episode: Episode | None = None
+    #: The contradictions it is part of, open first.
+    contradictions: list[Contradiction] = dataclasses.field(default_factory=list)
+    #: For a decision with reasons recorded: its causal chain.
+    chain: CausalChain | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class CausalNode:
+    """A node of a causal chain (seed 000): a decision (``decision_id`` is its
+    memory), or a reason, consequence or constraint of that decision; the turn that
+    said it (``turn_id``) and its session, when one did."""
+
+    id: int
+    node_type: Literal["decision", "reason", "consequence", "constraint"]
+    content: str
+    decision_id: int
+    turn_id: int | None
+    session_id: str
+    created_at: float
+
+
+@dataclasses.dataclass(frozen=True)
+class CausalEdge:
+    """``source`` justifies, causes, leads_to or blocks ``target``, with a
+    ``strength`` from 0 to 1 (how firmly it was said)."""
+
+    source: int
+    target: int
+    edge_type: Literal["causes", "justifies", "leads_to", "blocks"]
+    strength: float
+
+
+@dataclasses.dataclass(frozen=True)
+class CausalChain:
+    """The causal chain of the decision ``query`` is about (its memory
+    ``decision_id``; None and ``reason`` saying why when none matches): its nodes,
+    nearest first, the edges between them, and the chain as a mermaid ``graph TD``
+    and as text."""
+
+    query: str
+    decision_id: int | None
+    nodes: list[CausalNode]
+    edges: list[CausalEdge]
+    mermaid: str
+    text: str
+    reason: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Contradiction:
+    """Two memories that disagree (seed 001): ``memory_a`` (the older, its
+    ``content_a``) and ``memory_b``, found at ``detected_at`` by ``rule`` (slot,
+    value, negation, number, correction, judge, ...) with ``evidence`` saying what
+    differs, when ``origin`` ("write": b was stored; "slot": b took a's slot;
+    "consolidation": a pass across the store). ``status`` is open until resolved:
+    ``resolution`` a_wins, b_wins (the loser superseded: it stays queryable as of
+    before), both_valid or merged (a new memory replaces both), at
+    ``resolved_at`` with ``note``."""
+
+    id: int
+    memory_a: int
+    memory_b: int
+    content_a: str
+    content_b: str
+    detected_at: float
+    rule: str
+    evidence: str
+    origin: str
+    status: Literal["open", "resolved"]
+    resolution: str | None = None
+    resolved_at: float | None = None
+    note: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class ContradictionList:
+    """Contradictions, open first, then the newest first."""
+
+    contradictions: list[Contradiction]
 
 
 @dataclasses.dataclass(frozen=True)

@@ -458,7 +458,8 @@ def build_app(
             values = parse_json(body) if body else {}
             if request.query_params:
                 raise _bad(f"POST {path} takes its arguments in the JSON body, not the query string")
-            args = verbs.get(name).arguments_json(json.dumps(seed_arguments(path, values)).encode("utf-8"))
+            arguments = seed_arguments(path, values, dict(request.path_params))
+            args = verbs.get(name).arguments_json(json.dumps(arguments).encode("utf-8"))
             return shape(wire.to_json(await run_in_threadpool(getattr(memory, name), **args)))
 
         return call
@@ -609,13 +610,23 @@ _SIGNALS = ("query", "current_file", "recent_errors", "activity", "branch", "tas
 _PREDICT_SIGNALS = ("query", "recent_errors", "activity", "branch", "task_id")  # and file_opened
 
 
-def seed_arguments(path: str, values: object) -> dict[str, Any]:
+def seed_arguments(path: str, values: object, in_path: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The verb's arguments from a body in seed 001's shape: ``/context/assemble``
     ``{budget, signals: {query, current_file, recent_errors, activity, branch,
     task_id, collaborator}}``; ``/context/predict`` ``{file_opened}`` and the same
-    signals beside it but ``current_file`` and ``collaborator``."""
+    signals beside it but ``current_file`` and ``collaborator``;
+    ``/contradictions/{contradiction_id}/resolve`` ``{resolution, note}`` (and
+    ``content`` for merged) with the id from the path (``in_path``)."""
     if not isinstance(values, dict):
         raise _bad(f"the body must be a JSON object, got {_kind(values)}")
+    if path == RESOLVE_ROUTE:
+        unknown = sorted(set(values) - {"resolution", "note", "content"})
+        if unknown:
+            raise _bad(f"unknown field {', '.join(unknown)}; allowed: resolution, note, content")
+        raw = (in_path or {}).get("contradiction_id", "")
+        if not raw.isascii() or not raw.isdigit():
+            raise _bad(f"the contradiction id must be a positive integer, got {raw!r:.40}")
+        return {**values, "contradiction_id": int(raw)}
     if path == "/context/assemble":
         unknown = sorted(set(values) - {"budget", "signals"})
         signals = values.get("signals", {})
@@ -647,11 +658,14 @@ def _predicted(answer: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-#: Seed 001's request and response shapes over the ``assemble`` and ``predict`` verbs:
-#: the path, the verb, and how its answer is reshaped.
+RESOLVE_ROUTE = "/contradictions/{contradiction_id}/resolve"
+
+#: Seed 001's request and response shapes over the ``assemble``, ``predict`` and
+#: ``resolve_contradiction`` verbs: the path, the verb, and how its answer is reshaped.
 SEED_ROUTES: dict[str, tuple[str, Callable[[dict[str, Any]], dict[str, Any]]]] = {
     "/context/assemble": ("assemble", _assembled),
     "/context/predict": ("predict", _predicted),
+    RESOLVE_ROUTE: ("resolve_contradiction", dict),
 }
 
 
@@ -726,6 +740,30 @@ def openapi() -> dict[str, Any]:
         operation = _operation(summary, {"type": "object"}, path.strip("/").replace("/", "_"))
         operation["requestBody"] = {"required": False, "content": {"application/json": {"schema": body}}}
         paths[path] = {"post": operation}
+    resolving = _arguments_schema(verbs.get("resolve_contradiction"), components)
+    props = resolving.get("properties", {})
+    operation = _operation(
+        "resolve_contradiction in seed 001's shape: {resolution, note} (content for merged), the id in the path.",
+        type_schema(verbs.get("resolve_contradiction").result, components),
+        "contradictions_resolve",
+    )
+    operation["parameters"] = [
+        {"name": "contradiction_id", "in": "path", "required": True, "schema": props["contradiction_id"]}
+    ]
+    operation["requestBody"] = {
+        "required": True,
+        "content": {
+            "application/json": {
+                "schema": {
+                    "type": "object",
+                    "properties": {name: props[name] for name in ("resolution", "note", "content")},
+                    "required": ["resolution"],
+                    "additionalProperties": False,
+                }
+            }
+        },
+    }
+    paths[RESOLVE_ROUTE] = {"post": operation}
     return {
         "openapi": "3.1.0",
         "info": {"title": "aircher-mem", "version": __version__},

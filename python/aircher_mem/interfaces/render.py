@@ -15,11 +15,14 @@ from typing import Any, TextIO
 from ..results import (
     Assembled,
     Calls,
+    CausalChain,
     CodeResult,
     CodeSearch,
     CoEdits,
     ConsolidationReport,
     ContextPreview,
+    Contradiction,
+    ContradictionList,
     Conversation,
     Dependencies,
     Doctor,
@@ -608,9 +611,45 @@ def show_explanation(r: MemoryExplanation, out: Output) -> None:
     if r.actions:
         out.line("actions:")
         out.table(["when", "action", "detail"], [(_when(a.at), a.action, _short(a.detail, 70)) for a in r.actions])
+    if r.contradictions:
+        out.line("contradictions:")
+        _contradiction_table(r.contradictions, out)
     if r.ttl:
         out.line(f"ttl: {r.ttl}")
     out.line(f"gc outlook: {r.outlook}")
+
+
+def _contradiction_table(rows: list[Contradiction], out: Output) -> None:
+    out.table(
+        ["id", "a", "b", "rule", "evidence", "status"],
+        [(c.id, c.memory_a, c.memory_b, c.rule, _short(c.evidence, 50), c.resolution or "open") for c in rows],
+    )
+
+
+def show_chain(r: CausalChain, out: Output) -> None:
+    if r.decision_id is None:
+        out.line(r.reason)
+        return
+    out.line(r.text)
+    out.line("")
+    out.line(r.mermaid)
+
+
+def show_contradictions(r: ContradictionList, out: Output) -> None:
+    if not r.contradictions:
+        out.line("no contradictions")
+        return
+    for c in r.contradictions:
+        show_contradiction(c, out)
+
+
+def show_contradiction(c: Contradiction, out: Output) -> None:
+    settled = "open" if c.resolution is None else f"resolved {c.resolution} {_when(c.resolved_at or 0.0)}"
+    out.line(f"contradiction {c.id} ({settled}): {c.rule}, {c.evidence}; found {_when(c.detected_at)} ({c.origin})")
+    out.line(f"  a #{c.memory_a}: {_short(c.content_a, 100)}")
+    out.line(f"  b #{c.memory_b}: {_short(c.content_b, 100)}")
+    if c.note:
+        out.line(f"  note: {c.note}")
 
 
 def show_gc(r: GcReport, out: Output) -> None:
@@ -739,6 +778,9 @@ RENDER: dict[type, Callable[[Any, Output], None]] = {
     MemoryExplanation: show_explanation,
     GcReport: show_gc,
     ConsolidationReport: show_consolidation,
+    ContradictionList: show_contradictions,
+    CausalChain: show_chain,
+    Contradiction: show_contradiction,
     Forgotten: show_forgotten,
     FeedbackResult: show_feedback,
     Prediction: show_prediction,

@@ -13,8 +13,10 @@ first, for at most ``consolidate_forms_seconds`` a pass (the rest wait for the
 next: ``pending``; a memory's own summary and compressed form are made when recall
 first serves it warm or cold); TTLs expire (:mod:`.ttl`); superseded memories and
 memories never cited and unseen for ``forget_unused_days`` are forgotten (their
-rows, never their raw turns); the slot conflicts since the last pass are flagged
-as contradictions; every memory is placed in its layer by its priority and age
+rows, never their raw turns); the memories stored since the last pass are checked
+for contradictions again (:mod:`.contradictions`, for at most ``[decisions]
+consolidate_scan_seconds``) and every contradiction found since is reported; every
+memory is placed in its layer by its priority and age
 (:mod:`.layers`: usage counts there); episodes sharing entities, and memories
 about the same file, are linked. The rows are committed in one transaction.
 
@@ -33,7 +35,7 @@ from collections.abc import Sequence
 from .._core import similar_pairs
 from ..checks import unix_time
 from ..results import ConsolidationAction, ConsolidationReport
-from . import checks, episodes, layers, memories, recall, ttl
+from . import checks, contradictions, episodes, layers, memories, recall, ttl
 from . import forget as _forget
 from .core import StoreCore, using_db
 from .scoring import DAY
@@ -169,7 +171,7 @@ def _pass(
         if (
             newer in merged
             or older in merged
-            or not memories.mergeable(other, memory.kind, memory.slot, memory.slot_value)
+            or not memories.mergeable(other, memory.kind, memory.slot, memory.slot_value, memory.content)
         ):
             continue
         deduped += 1
@@ -226,13 +228,36 @@ def _pass(
     for memory_id, reason in sorted(doomed.items()):
         actions.append(ConsolidationAction(memory_id, "forgotten", reason))
 
-    # 6. contradictions: the slot conflicts since the last pass
-    contradictions = 0
-    for memory in lt._memories.values():
-        for entry in lt._actions.get(memory.id, ()):
-            if entry.action == "supersedes" and entry.at > last_pass and memory.id not in doomed:
-                contradictions += 1
-                did(memory.id, "contradiction", f"{entry.detail} (the same slot, another value)")
+    # 6. contradictions: the memories stored since the last pass checked again against
+    #    their nearest (a write's check may have come before its neighbours), while
+    #    the pass's time for it lasts; every contradiction found since is reported
+    contradicted = 0
+    budget = time.perf_counter() + lt.decisions.consolidate_scan_seconds
+    fresh_memories = [
+        m for m in lt._memories.values() if m.created_at >= last_pass and m.status == "active" and m.id not in doomed
+    ]
+    for memory in fresh_memories:
+        if time.perf_counter() > budget:
+            break
+        if dry_run:
+            for first, second, verdict in contradictions.pairs(lt, memory):
+                contradicted += 1
+                actions.append(
+                    ConsolidationAction(
+                        second.id, "contradiction", f"with memory {first.id}: {verdict.rule}, {verdict.evidence}"
+                    )
+                )
+        else:
+            contradictions.scan(lt, memory, when, origin="consolidation")
+    for row in sorted(lt._contradictions.values(), key=lambda r: r.id):
+        if row.detected_at >= last_pass and row.memory_b not in doomed:
+            contradicted += 1
+            settled = f"; resolved {row.resolution}" if row.resolution else ""
+            actions.append(
+                ConsolidationAction(
+                    row.memory_b, "contradiction", f"with memory {row.memory_a}: {row.rule}, {row.evidence}{settled}"
+                )
+            )
 
     # 7. layers
     moved = 0
@@ -278,7 +303,7 @@ def _pass(
         pending,
         moved,
         tiers,
-        contradictions,
+        contradicted,
         len(expiries),
         len(doomed),
         len(links),

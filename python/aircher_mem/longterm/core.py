@@ -33,11 +33,14 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from .. import store
 from .._core import LexicalIndex, VectorIndex
-from ..config import LifecyclePolicy, LongtermPolicy, RetrievalPolicy
+from ..config import DecisionsPolicy, LifecyclePolicy, LongtermPolicy, RetrievalPolicy
 from ..errors import InvalidInputError, StoreError, UnknownMemoryError
 from ..results import MemoryAction
 from . import checks, documents
 from .schema import (
+    CAUSAL_NODE_FIELDS,
+    CONTRADICTION_FIELDS,
+    DELETE_CONTRADICTIONS,
     DELETE_EPISODES,
     DELETE_MEMORIES,
     DOCUMENTS_VERSION,
@@ -46,10 +49,13 @@ from .schema import (
     EPISODE_LISTS,
     INDEX_SUFFIXES,
     INSERT_ACTIONS,
+    INSERT_CAUSAL_EDGES,
+    INSERT_CONTRADICTIONS,
     INSERT_EDGES,
     INSERT_EPISODES,
     INSERT_LINKS,
     INSERT_MEMORIES,
+    INSERT_NODES,
     INSERT_TURNS,
     JSON_FIELDS,
     MEMORY_FIELDS,
@@ -57,8 +63,11 @@ from .schema import (
     TAGS_AT,
     TURN_COLUMNS,
     UNSAVE,
+    CausalNodeRow,
+    ContradictionRow,
     EpisodeRow,
     Extractor,
+    Judge,
     MemoryRow,
     Summarizer,
     TurnRow,
@@ -108,6 +117,9 @@ class _Taken:
     edges: list[tuple[int, int, str, float]]
     actions: list[tuple[int, float, str, str]]
     vectors: dict[str, list[float]]
+    contradictions: set[int]
+    nodes: set[int]
+    causal_edges: set[tuple[int, int, str]]
     rows: int
 
 
@@ -127,24 +139,30 @@ class StoreCore(store.StoreHolder):
         policy: LongtermPolicy | None = None,
         retrieval: RetrievalPolicy | None = None,
         lifecycle: LifecyclePolicy | None = None,
+        decisions: DecisionsPolicy | None = None,
         clock: Callable[[], float] = time.time,
         embedder: Callable[[], Embedder] | None = None,
         dense_note: str = "",
         extractor: Extractor | None = None,
         summarizer: Summarizer | None = None,
+        judge: Judge | None = None,
     ) -> None:
         if not callable(clock):
             raise InvalidInputError(f"clock must be callable, got {checks.short(clock)}")
         if extractor is not None and not callable(extractor):
             raise InvalidInputError(f"extractor must be callable, got {checks.short(extractor)}")
-        if summarizer is not None and not callable(summarizer):
-            raise InvalidInputError(f"summarizer must be callable, got {checks.short(summarizer)}")
+        for name, given in (("summarizer", summarizer), ("judge", judge)):
+            if given is not None and not callable(given):
+                raise InvalidInputError(f"{name} must be callable, got {checks.short(given)}")
         self.policy = policy or LongtermPolicy()
         self.retrieval = retrieval or RetrievalPolicy()
         self.lifecycle = lifecycle or LifecyclePolicy()
+        self.decisions = decisions or DecisionsPolicy()
         self.clock = clock
         self.extractor = extractor
         self.summarizer = summarizer
+        self.judge = judge
+        self._judged: dict[tuple[int, int], bool] = {}  # the judge's answers, by pair (a, b)
         self.path = str(path)
         self._embedder_factory = embedder
         self._embedder: Embedder | None = None
@@ -176,6 +194,12 @@ class StoreCore(store.StoreHolder):
         self._places: tuple[tuple[int, int], dict[str, list[int]]] | None = None  # see memories._places
         self._shape = 0  # counts the changes of a memory's content, level, status, or of the set of memories
         self._slots: dict[tuple[str, str], int] = {}
+        self._contradictions: dict[int, ContradictionRow] = {}
+        self._next_contradiction = 1
+        self._nodes: dict[int, CausalNodeRow] = {}
+        self._causal: dict[tuple[int, int, str], float] = {}  # (from, to, edge type) -> strength
+        self._chain_of: dict[int, list[int]] = defaultdict(list)  # decision memory -> its nodes
+        self._next_node = 1
         self._lexical = LexicalIndex(stem=True)  # prose: Snowball English stems
         # Session documents in their own index: they never change the corpus
         # statistics turns and memories are scored with (nor does the moment they
@@ -197,6 +221,9 @@ class StoreCore(store.StoreHolder):
         self._new_edges: list[tuple[int, int, str, float]] = []
         self._new_actions: list[tuple[int, float, str, str]] = []
         self._new_vectors: dict[str, list[float]] = {}
+        self._dirty_contradictions: set[int] = set()
+        self._dirty_nodes: set[int] = set()
+        self._new_causal: set[tuple[int, int, str]] = set()
         self._pending = 0
         self._batch_depth = 0  # inside batch(): writes wait for its end (or batch_rows)
         self._holding = 0  # inside holding(): writes wait for its end, whatever their number
@@ -293,6 +320,15 @@ class StoreCore(store.StoreHolder):
                 "SELECT source_id, target_id, relation FROM memory_edges"
             ).fetchall():
                 self._edges[source].append((relation, target))
+            for row in con.execute(f"SELECT {', '.join(CONTRADICTION_FIELDS)} FROM contradictions").fetchall():
+                self._contradictions[row[0]] = ContradictionRow(*row)
+            for row in con.execute(f"SELECT {', '.join(CAUSAL_NODE_FIELDS)} FROM causal_nodes ORDER BY id").fetchall():
+                node = self._nodes[row[0]] = CausalNodeRow(*row)
+                self._chain_of[node.decision_id].append(node.id)
+            for source, target, kind, strength in con.execute(
+                "SELECT from_id, to_id, edge_type, strength FROM causal_edges"
+            ).fetchall():
+                self._causal[(source, target, kind)] = strength
             con.execute("SELECT memory_id, done_at, action, detail FROM memory_actions ORDER BY done_at, rowid")
             while rows := con.fetchmany(LOAD_SLICE):
                 for memory_id, done_at, action, detail in rows:
@@ -302,6 +338,8 @@ class StoreCore(store.StoreHolder):
         state = dict(self._state())
         self._next_turn = max(max(self._turns, default=0) + 1, state.get("next_turn", 1))
         self._next_memory = max(max(self._memories, default=0) + 1, state.get("next_memory", 1))
+        self._next_contradiction = max(max(self._contradictions, default=0) + 1, state.get("next_contradiction", 1))
+        self._next_node = max(max(self._nodes, default=0) + 1, state.get("next_node", 1))
         saved = self._saved_index_files()
         if saved is not None:
             self._lexical, self._dedup, self._session_lexical = saved
@@ -372,8 +410,9 @@ class StoreCore(store.StoreHolder):
         """In ``forget``'s transaction: the next ids (the highest may be forgotten;
         other writes only add rows above what the file records)."""
         self._con.execute(
-            "INSERT OR REPLACE INTO longterm_state VALUES ('next_turn', ?), ('next_memory', ?)",
-            [self._next_turn, self._next_memory],
+            "INSERT OR REPLACE INTO longterm_state VALUES ('next_turn', ?), ('next_memory', ?), "
+            "('next_contradiction', ?), ('next_node', ?)",
+            [self._next_turn, self._next_memory, self._next_contradiction, self._next_node],
         )
 
     def _index_paths(self) -> tuple[Path, ...]:
@@ -540,6 +579,25 @@ class StoreCore(store.StoreHolder):
         self._new_edges.append((source, target, relation, at))
         self._note()
 
+    def _touch_contradiction(self, row: ContradictionRow) -> None:
+        if row.id not in self._dirty_contradictions:
+            self._dirty_contradictions.add(row.id)
+            self._note()
+
+    def _touch_node(self, node: CausalNodeRow) -> None:
+        if node.id not in self._dirty_nodes:
+            self._dirty_nodes.add(node.id)
+            self._note()
+
+    def _cause(self, source: int, target: int, kind: str, strength: float) -> None:
+        """The causal edge ``source`` -> ``target`` of ``kind`` (the stronger of two)."""
+        key = (source, target, kind)
+        if self._causal.get(key, -1.0) >= strength:
+            return
+        self._causal[key] = strength
+        self._new_causal.add(key)
+        self._note()
+
     def _touch(self, memory: MemoryRow) -> None:
         if memory.id not in self._dirty:  # one row to write, however often it changes
             self._dirty.add(memory.id)
@@ -658,6 +716,21 @@ class StoreCore(store.StoreHolder):
         ):
             if rows_:
                 statements.append((sql, [list(column) for column in zip(*rows_)]))
+        contradictions = [
+            self._contradictions[i] for i in sorted(self._dirty_contradictions) if i in self._contradictions
+        ]
+        if contradictions:
+            statements.append((DELETE_CONTRADICTIONS, [[c.id for c in contradictions]]))
+            statements.append(
+                (INSERT_CONTRADICTIONS, [[getattr(c, name) for c in contradictions] for name in CONTRADICTION_FIELDS])
+            )
+        nodes = [self._nodes[i] for i in sorted(self._dirty_nodes) if i in self._nodes]
+        if nodes:
+            statements.append((INSERT_NODES, [[getattr(n, name) for n in nodes] for name in CAUSAL_NODE_FIELDS]))
+        causal = sorted(k for k in self._new_causal if k in self._causal)
+        if causal:
+            columns = [list(column) for column in zip(*causal)] + [[self._causal[k] for k in causal]]
+            statements.append((INSERT_CAUSAL_EDGES, columns))
         if self._new_vectors:
             keys = list(self._new_vectors)
             statements.append(
@@ -674,10 +747,14 @@ class StoreCore(store.StoreHolder):
             self._new_edges,
             self._new_actions,
             self._new_vectors,
+            self._dirty_contradictions,
+            self._dirty_nodes,
+            self._new_causal,
             self._pending,
         )
         self._new_turns, self._dirty, self._new_links, self._new_edges = [], set(), [], []
         self._new_actions, self._new_vectors, self._pending = [], {}, 0
+        self._dirty_contradictions, self._dirty_nodes, self._new_causal = set(), set(), set()
         return taken
 
     def _store(self, taken: _Taken) -> None:
@@ -694,6 +771,9 @@ class StoreCore(store.StoreHolder):
         """Makes a transaction that failed pending again (before what came since)."""
         self._new_turns[:0] = taken.turns
         self._dirty |= taken.dirty
+        self._dirty_contradictions |= taken.contradictions
+        self._dirty_nodes |= taken.nodes
+        self._new_causal |= taken.causal_edges
         self._new_links[:0] = taken.links
         self._new_edges[:0] = taken.edges
         self._new_actions[:0] = taken.actions

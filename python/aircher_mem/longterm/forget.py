@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
+from collections.abc import Collection
 
 from .. import store
 from ..errors import InvalidInputError, StoreError
@@ -39,6 +40,7 @@ def forget(
         raise InvalidInputError("forget takes one of a memory id, text= or session_id=")
     lt._load()
     turn_ids: set[int] = set()
+    nodes: set[int] = set()
     if memory_id is not None:
         ids = {lt._get(memory_id).id}
     elif text is not None:
@@ -47,6 +49,7 @@ def forget(
         needle = normalize(wanted)
         if needle:
             turn_ids = {t.id for t in lt._turns.values() if needle in normalize(t.text)}
+            nodes = {n.id for n in lt._nodes.values() if needle in normalize(n.content)}
     else:
         session = redact(checks.text("session_id", session_id, max_chars=1000))
         turn_ids = set(lt._sessions.get(session, ()))
@@ -59,9 +62,9 @@ def forget(
     # an episode left without turns goes with them (the others are made again from the turns left)
     touched = {lt._episode_of[t] for t in turn_ids if t in lt._episode_of}
     ids |= {e for e in touched if set(lt._episode_turns.get(e, ())) <= turn_ids}
-    if not ids and not turn_ids:
+    if not ids and not turn_ids and not nodes:
         return Forgotten([], [])
-    _delete(lt, ids, turn_ids, touched)
+    _delete(lt, ids, turn_ids, touched, nodes)
     return Forgotten(sorted(ids), sorted(turn_ids))
 
 
@@ -80,12 +83,17 @@ def erase(lt: StoreCore, ids: set[int]) -> None:
         _delete(lt, known, set(), set())
 
 
-def _delete(lt: StoreCore, ids: set[int], turn_ids: set[int], touched: set[int]) -> None:
+def _delete(lt: StoreCore, ids: set[int], turn_ids: set[int], touched: set[int], nodes: Collection[int] = ()) -> None:
     """The memories ``ids`` and turns ``turn_ids`` deleted in one transaction (what
-    was pending written first), then in memory; the episodes ``touched`` (that lost
-    turns) made again from the turns they have left and written; then the file
-    rewritten."""
+    was pending written first), then in memory, with the causal nodes ``nodes``,
+    those of the chains of decisions in ``ids`` and those the turns said; the
+    episodes ``touched`` (that lost turns) made again from the turns they have left
+    and written; then the file rewritten."""
     lt._write()
+    nodes = set(nodes) | {
+        n.id for n in lt._nodes.values() if n.decision_id in ids or (n.turn_id is not None and n.turn_id in turn_ids)
+    }
+    node_list = sorted(nodes)
     keys = [memory_key(i) for i in sorted(ids)]
     turn_keys = [turn_key(i) for i in sorted(turn_ids)]
     id_list, turn_list = sorted(ids), sorted(turn_ids)
@@ -112,6 +120,17 @@ def _delete(lt: StoreCore, ids: set[int], turn_ids: set[int], touched: set[int])
             [id_list, id_list],
         )
         con.execute("DELETE FROM memory_actions WHERE memory_id IN (SELECT unnest(?::BIGINT[]))", [id_list])
+        con.execute(
+            "DELETE FROM contradictions WHERE memory_a IN (SELECT unnest(?::BIGINT[])) "
+            "OR memory_b IN (SELECT unnest(?::BIGINT[]))",
+            [id_list, id_list],
+        )
+        con.execute("DELETE FROM causal_nodes WHERE id IN (SELECT unnest(?::BIGINT[]))", [node_list])
+        con.execute(
+            "DELETE FROM causal_edges WHERE from_id IN (SELECT unnest(?::BIGINT[])) "
+            "OR to_id IN (SELECT unnest(?::BIGINT[]))",
+            [node_list, node_list],
+        )
         con.execute("DELETE FROM memory_vectors WHERE item_key IN (SELECT unnest(?::VARCHAR[]))", [keys + turn_keys])
         con.execute("DELETE FROM turns WHERE id IN (SELECT unnest(?::BIGINT[]))", [turn_list])
         con.execute("UPDATE memories SET parent_id = NULL WHERE parent_id IN (SELECT unnest(?::BIGINT[]))", [id_list])
@@ -124,10 +143,27 @@ def _delete(lt: StoreCore, ids: set[int], turn_ids: set[int], touched: set[int])
         con.execute("INSERT OR REPLACE INTO longterm_state VALUES ('rewrite', 1)")
     drop_memories(lt, ids, scrubbed)
     drop_turns(lt, turn_ids)
+    drop_nodes(lt, nodes)
     for episode in sorted(touched - ids):  # its texts may quote what went: made again, written before the rewrite
         episodes.rebuild(lt, episode)
     lt._write()
     rewrite(lt)
+
+
+def drop_nodes(lt: StoreCore, nodes: set[int]) -> None:
+    """Forgets the causal ``nodes`` and their edges in memory (the rows are deleted)."""
+    for node_id in nodes:
+        node = lt._nodes.pop(node_id, None)
+        lt._dirty_nodes.discard(node_id)
+        if node is not None:
+            chain = lt._chain_of.get(node.decision_id, [])
+            if node_id in chain:
+                chain.remove(node_id)
+            if not chain:
+                lt._chain_of.pop(node.decision_id, None)
+    for key in [k for k in lt._causal if k[0] in nodes or k[1] in nodes]:
+        del lt._causal[key]
+        lt._new_causal.discard(key)
 
 
 def merged_into(lt: StoreCore, ids: set[int]) -> set[int]:
@@ -168,6 +204,9 @@ def drop_memories(lt: StoreCore, ids: set[int], scrubbed: list[tuple[int, int, M
         lt._children.pop(memory_id_, None)
         if memory.parent_id is not None:
             lt._children[memory.parent_id].discard(memory_id_)
+    for row in [c for c in lt._contradictions.values() if c.memory_a in ids or c.memory_b in ids]:
+        del lt._contradictions[row.id]  # its evidence quotes what went
+        lt._dirty_contradictions.discard(row.id)
     for memory in lt._memories.values():
         if memory.parent_id in ids:
             memory.parent_id = None
@@ -240,8 +279,9 @@ def rewrite(lt: StoreCore) -> None:
 
 def scrubbed_actions(lt: StoreCore, ids: set[int]) -> list[tuple[int, int, MemoryAction, str]]:
     """The actions of other memories that quote a memory being forgotten (a
-    supersede names the other memory's value), with what they become: the id
-    stays, the value goes. (memory id, index in its actions, action, new detail)"""
+    supersede names the other memory's value, a contradiction what differs), with
+    what they become: the id stays, the value goes. (memory id, index in its
+    actions, action, new detail)"""
     out = []
     quoting = {other for i in ids for relation, other in lt._edges.get(i, []) if relation == "supersedes"}
     quoting.update(
@@ -249,9 +289,12 @@ def scrubbed_actions(lt: StoreCore, ids: set[int]) -> list[tuple[int, int, Memor
         for source, edges in lt._edges.items()
         if any(relation == "supersedes" and other in ids for relation, other in edges)
     )
+    for row in lt._contradictions.values():
+        if row.memory_a in ids or row.memory_b in ids:
+            quoting.update((row.memory_a, row.memory_b))
     for memory_id in sorted(quoting - ids):
         for index, action in enumerate(lt._actions.get(memory_id, [])):
-            if action.action not in ("superseded", "supersedes"):
+            if action.action not in ("superseded", "supersedes", "contradicts"):
                 continue
             head, colon, _value = action.detail.partition(": ")
             other = head.removeprefix("by ").removeprefix("memory ")

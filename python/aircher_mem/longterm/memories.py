@@ -24,7 +24,7 @@ from ..results import (
     MemoryRecord,
     Remembered,
 )
-from . import checks, documents, layers, ttl_rules
+from . import chains, checks, contradict, contradictions, documents, layers, ttl_rules
 from .core import StoreCore
 from .extract import Candidate, extract, jaccard, normalize, token_set
 from .schema import EPISODE_LINK, KINDS, LAYERS, LEVELS, MAX_DEPTH, SCOPES, STATUSES, MemoryRow, TurnRow
@@ -55,14 +55,19 @@ __all__ = [
 ]
 
 
-def mergeable(memory: MemoryRow, kind: str, slot: tuple[str, str] | None, value: str | None) -> bool:
+def mergeable(
+    memory: MemoryRow, kind: str, slot: tuple[str, str] | None, value: str | None, content: str | None = None
+) -> bool:
     """Whether a memory may absorb another of ``kind``, ``slot`` and ``value``: it is
-    active, of that kind, and its slot does not hold something else."""
+    active, of that kind, its slot does not hold something else, and (given the
+    other's ``content``) the two do not contradict each other."""
     if memory.status != "active" or memory.kind != kind:
         return False
     if memory.slot is not None and slot is not None and memory.slot != slot:
         return False
-    return not (memory.slot is not None and memory.slot == slot and memory.slot_value != value)
+    if memory.slot is not None and memory.slot == slot and memory.slot_value != value:
+        return False
+    return content is None or contradict.detect(memory.content, content) is None
 
 
 def remember(
@@ -140,7 +145,7 @@ def similar(lt: StoreCore, candidate: Candidate) -> int | None:
     best, best_sim = None, 0.0
     for key, _score, _terms in lt._dedup.search(candidate.content, 10):
         memory = lt._memories.get(int(key[1:]))
-        if memory is None or not mergeable(memory, candidate.kind, candidate.slot, candidate.value):
+        if memory is None or not mergeable(memory, candidate.kind, candidate.slot, candidate.value, candidate.content):
             continue
         similarity = jaccard(tokens, token_set(memory.content))
         if similarity >= lt.policy.merge_jaccard and similarity > best_sim:
@@ -205,14 +210,12 @@ def ingest(
     if candidate.slot is not None:
         lt._slots[candidate.slot] = memory.id
     if superseded is not None:
-        superseded.valid_until = at
-        superseded.superseded_by = memory.id
-        superseded.status = "archived"
-        lt._track_active(superseded)
-        lt._touch(superseded)
-        lt._edge(memory.id, superseded.id, "supersedes", now)
-        lt._act(superseded.id, now, "superseded", f"by memory {memory.id}: {candidate.value!r}")
-        lt._act(memory.id, now, "supersedes", f"memory {superseded.id}: {superseded.slot_value!r}")
+        contradictions.slot_conflict(lt, superseded, memory, now)
+        contradictions.supersede(lt, superseded, memory, now, repr(candidate.value), repr(superseded.slot_value))
+    corrected = contradictions.scan(lt, memory, now)
+    if superseded is None and corrected:
+        superseded = lt._memories[corrected[0]]
+    if superseded is not None:
         return Extracted("superseded", memory.id, memory.content, memory.kind, rules, superseded.id)
     return Extracted("created", memory.id, memory.content, memory.kind, rules)
 
@@ -568,6 +571,8 @@ def explain(lt: StoreCore, memory_id: int) -> MemoryExplanation:
         f"{memory.tier} now; belongs in {tier} ({why}; priority {value:.3f})",
         layers.priority_terms(memory, now, lt.lifecycle),
         episode,
+        contradictions.about(lt, [memory.id]),
+        chains.of_decision(lt, memory.id),
     )
 
 
@@ -588,7 +593,7 @@ def merge_near_duplicate(lt: StoreCore, memory_id: int, vector: np.ndarray) -> N
         if key[0] != "m" or int(key[1:]) >= memory_id:
             continue
         keep = lt._memories.get(int(key[1:]))
-        if keep is None or not mergeable(keep, memory.kind, memory.slot, memory.slot_value):
+        if keep is None or not mergeable(keep, memory.kind, memory.slot, memory.slot_value, memory.content):
             continue
         absorb(lt, keep, memory, f"(cosine {similarity:.3f})", duplicate=similarity > lt.policy.duplicate_cosine)
         return

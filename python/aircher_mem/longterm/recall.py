@@ -23,7 +23,7 @@ from .._core import VectorIndex, fuse
 from ..checks import unix_time as _time
 from ..errors import InvalidInputError
 from ..results import ChannelScore, Recall, RecallHit, Turn
-from . import checks, documents, layers, memories, ttl_rules
+from . import checks, contradictions, documents, layers, memories, ttl_rules
 from .core import StoreCore
 from .schema import KINDS, MAX_DEPTH, MemoryRow, memory_key, parse_key, turn_key
 from .scoring import age_days
@@ -381,9 +381,13 @@ def embed_pending(lt: StoreCore) -> None:
     for key, row in zip(keys, vectors):
         lt._new_vectors[key] = row.tolist()
     lt._unembedded.clear()
+    now = lt.clock()
     for key, row in zip(keys, vectors):
         if key[0] == "m":
             memories.merge_near_duplicate(lt, int(key[1:]), row)
+            memory = lt._memories.get(int(key[1:]))
+            if memory is not None:  # its nearest by meaning, now that it has a vector
+                contradictions.scan(lt, memory, now, vector=row)
 
 
 def item_text(lt: StoreCore, key: str) -> str:

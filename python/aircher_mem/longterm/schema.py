@@ -9,7 +9,9 @@ reference, bi-temporal validity, mid/long layer, hot/warm/cold tier, usage count
 TTL, a slot (subject, attribute) and its value); ``memory_links`` say which turns a
 memory came from and why (extracted, merged, conflict, remembered);
 ``memory_edges`` link memories (supersedes, parent, merged_into);
-``memory_actions`` keep what was done to each (``explain``).
+``memory_actions`` keep what was done to each (``explain``); ``contradictions``
+pair two memories that disagree, open until resolved; ``causal_nodes`` and
+``causal_edges`` are the decisions' causal chains.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ __all__ = [
     "MAX_DEPTH",
     "Extractor",
     "Summarizer",
+    "Judge",
     "MIGRATIONS",
     "INDEX_SUFFIXES",
     "UNSAVE",
@@ -47,6 +50,17 @@ __all__ = [
     "EPISODE_FIELDS",
     "EPISODE_LISTS",
     "EPISODE_LINK",
+    "ContradictionRow",
+    "CONTRADICTION_FIELDS",
+    "RESOLUTIONS",
+    "INSERT_CONTRADICTIONS",
+    "DELETE_CONTRADICTIONS",
+    "NODE_TYPES",
+    "EDGE_TYPES",
+    "CausalNodeRow",
+    "CAUSAL_NODE_FIELDS",
+    "INSERT_NODES",
+    "INSERT_CAUSAL_EDGES",
     "JSON_FIELDS",
     "TAGS_AT",
     "RULES_AT",
@@ -79,6 +93,11 @@ MAX_DEPTH = 64  # subtree walks stop here (a parent chain can be long, never end
 Summarizer = Callable[[str], object]
 """``summarizer(prompt_and_turns)`` -> a JSON object as seed 003's prompts ask for
 (see :func:`aircher_mem.longterm.compress.ask_summarizer`)."""
+
+Judge = Callable[[str], object]
+"""``judge(prompt)`` -> whether two memories contradict: True/False, "yes"/"no", or a
+JSON object ``{"contradicts": bool, "why": str}`` (seed 001's prompt, see
+:func:`aircher_mem.longterm.contradictions.ask_judge`)."""
 
 Extractor = Callable[[str], object]
 """``extractor(turn_text)`` -> a JSON list of ``{content, importance, tags, action:
@@ -192,6 +211,43 @@ MIGRATIONS: dict[int, list[str]] = {
             questions VARCHAR NOT NULL,
             files VARCHAR NOT NULL,
             outcome VARCHAR
+        )""",
+    ],
+    # Contradictions (seed 001): two memories that disagree, when and how it was
+    # found (the rule and its evidence), and, once resolved, how.
+    5: [
+        """CREATE TABLE contradictions (
+            id BIGINT PRIMARY KEY,
+            memory_a BIGINT NOT NULL,
+            memory_b BIGINT NOT NULL,
+            detected_at DOUBLE NOT NULL,
+            rule VARCHAR NOT NULL,
+            evidence VARCHAR NOT NULL,
+            origin VARCHAR NOT NULL,
+            resolved_at DOUBLE,
+            resolution VARCHAR,
+            resolution_note VARCHAR
+        )""",
+    ],
+    # Causal chains (seed 000): decision, reason, consequence and constraint nodes (a
+    # decision node is its decision memory's; every node belongs to the chain of one
+    # decision, and came from a turn or not) and the typed, weighted edges between them.
+    6: [
+        """CREATE TABLE causal_nodes (
+            id BIGINT PRIMARY KEY,
+            node_type VARCHAR NOT NULL,
+            content VARCHAR NOT NULL,
+            created_at DOUBLE NOT NULL,
+            session_id VARCHAR NOT NULL,
+            decision_id BIGINT NOT NULL,
+            turn_id BIGINT
+        )""",
+        """CREATE TABLE causal_edges (
+            from_id BIGINT NOT NULL,
+            to_id BIGINT NOT NULL,
+            edge_type VARCHAR NOT NULL,
+            strength DOUBLE NOT NULL,
+            PRIMARY KEY (from_id, to_id, edge_type)
         )""",
     ],
 }
@@ -320,6 +376,55 @@ EPISODE_LISTS = ("key_points", "entities", "decisions", "questions", "files")
 #: The reason of a link from an episode to one of its raw turns.
 EPISODE_LINK = "episode"
 
+#: How a contradiction is resolved (seed 001): the older memory a wins, the newer
+#: b wins, both hold (different contexts), or a new memory replaces both.
+RESOLUTIONS = ("a_wins", "b_wins", "both_valid", "merged")
+
+
+@dataclasses.dataclass(slots=True)
+class ContradictionRow:
+    """Memories ``memory_a`` (the older) and ``memory_b`` disagree: found at
+    ``detected_at`` by ``rule`` (``evidence`` says what differs) when ``origin``
+    ("write": b was stored; "consolidation": a pass across the store; "slot": b took
+    a's slot); open until ``resolution`` (one of RESOLUTIONS) at ``resolved_at``."""
+
+    id: int
+    memory_a: int
+    memory_b: int
+    detected_at: float
+    rule: str
+    evidence: str
+    origin: str
+    resolved_at: float | None = None
+    resolution: str | None = None
+    resolution_note: str | None = None
+
+
+CONTRADICTION_FIELDS = tuple(f.name for f in dataclasses.fields(ContradictionRow))
+
+#: Seed 000's node and edge types: a reason justifies a decision, a decision leads to
+#: a consequence, a constraint blocks (an alternative to) it, one decision causes
+#: another (the later one's reason is the earlier one).
+NODE_TYPES = ("decision", "reason", "consequence", "constraint")
+EDGE_TYPES = ("causes", "justifies", "leads_to", "blocks")
+
+
+@dataclasses.dataclass(slots=True)
+class CausalNodeRow:
+    """A node of the causal chain of decision memory ``decision_id`` (a decision
+    node: that memory's own), from ``turn_id`` when a turn said it."""
+
+    id: int
+    node_type: str
+    content: str
+    created_at: float
+    session_id: str
+    decision_id: int
+    turn_id: int | None = None
+
+
+CAUSAL_NODE_FIELDS = tuple(f.name for f in dataclasses.fields(CausalNodeRow))
+
 MEMORY_FIELDS = tuple(f.name for f in dataclasses.fields(MemoryRow))
 JSON_FIELDS = ("tags", "rules")
 TAGS_AT, RULES_AT = MEMORY_FIELDS.index("tags"), MEMORY_FIELDS.index("rules")
@@ -393,6 +498,25 @@ INSERT_EPISODES = _unnest_insert(
     ("BIGINT", "VARCHAR", "VARCHAR", "DOUBLE", "DOUBLE", "BOOLEAN", *(["VARCHAR"] * (len(EPISODE_FIELDS) - 6))),
 )
 DELETE_EPISODES = "DELETE FROM episodes WHERE memory_id IN (SELECT unnest(?::BIGINT[]))"
+INSERT_CONTRADICTIONS = _unnest_insert(
+    "INSERT",
+    "contradictions",
+    CONTRADICTION_FIELDS,
+    ("BIGINT", "BIGINT", "BIGINT", "DOUBLE", "VARCHAR", "VARCHAR", "VARCHAR", "DOUBLE", "VARCHAR", "VARCHAR"),
+)
+DELETE_CONTRADICTIONS = "DELETE FROM contradictions WHERE id IN (SELECT unnest(?::BIGINT[]))"
+INSERT_NODES = _unnest_insert(
+    "INSERT OR REPLACE",
+    "causal_nodes",
+    CAUSAL_NODE_FIELDS,
+    ("BIGINT", "VARCHAR", "VARCHAR", "DOUBLE", "VARCHAR", "BIGINT", "BIGINT"),
+)
+INSERT_CAUSAL_EDGES = _unnest_insert(
+    "INSERT OR REPLACE",
+    "causal_edges",
+    ("from_id", "to_id", "edge_type", "strength"),
+    ("BIGINT", "BIGINT", "VARCHAR", "DOUBLE"),
+)
 INSERT_ACTIONS = _unnest_insert(
     "INSERT", "memory_actions", ("memory_id", "done_at", "action", "detail"), ("BIGINT", "DOUBLE", "VARCHAR", "VARCHAR")
 )

@@ -19,6 +19,10 @@ concern, each a set of functions taking the store's state (:class:`StoreCore`):
 - ``episodes``, ``layers``, ``compress``, ``consolidate``: how memories age (seeds
   001, 003): episodes, the hot/warm/cold layers and lazy unpacking, the four
   compression levels, the consolidation pass.
+- ``chains_extract``, ``chains``: decisions with their reasons, consequences and
+  constraints (seed 000's causal chains), said in turns or recorded; ``query_chain``.
+- ``contradict``, ``contradictions``: the offline rules that find two memories
+  disagreeing, the scan of every memory stored, the listing and the resolutions.
 - ``forget``: ``forget``, ``erase`` and the rewrite of the file after them.
 - ``ttl``: the TTLs (seed 000): defaults by tag, ``set_ttl``, refresh by file
   globs, ``expire`` and the ``stale`` listing.
@@ -76,7 +80,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from . import chains as _chains
 from . import consolidate as _consolidate
+from . import contradictions as _contradictions
+from . import decisions as _decisions
 from . import forget as _forget
 from . import lifecycle as _lifecycle
 from . import memories as _memories
@@ -95,6 +102,7 @@ from .schema import (
     SCOPES,
     STATUSES,
     Extractor,
+    Judge,
     Summarizer,
 )
 
@@ -111,6 +119,7 @@ __all__ = [
     "SCOPES",
     "Extractor",
     "Summarizer",
+    "Judge",
     "MAX_TEXT_CHARS",
     "INDEX_SUFFIXES",
     "DOCUMENTS_VERSION",
@@ -127,7 +136,8 @@ class LongTermMemory(StoreCore):
     ``embedder`` (a callable returning an :class:`aircher_mem.embeddings.Embedder`)
     turns the dense channel on; ``dense_note`` says why it is off otherwise.
     ``extractor`` is the optional LLM callable (``[longterm] extractor_mode``);
-    ``summarizer`` the optional LLM callable that forms episodes (seed 003's prompts).
+    ``summarizer`` the optional LLM callable that forms episodes (seed 003's prompts);
+    ``judge`` the optional LLM callable asked whether two memories contradict.
     """
 
     def _opened(self) -> None:
@@ -158,6 +168,12 @@ class LongTermMemory(StoreCore):
     gc = _lifecycle.gc
     consolidate = _consolidate.consolidate
     last_consolidated = _consolidate.last_pass
+    # decisions: causal chains and contradictions
+    record_decision = _decisions.record
+    query_chain = _decisions.query
+    reasons_of = _chains.reasons_of
+    contradictions = _contradictions.listed
+    resolve_contradiction = _decisions.resolve
     # forget
     forget = _forget.forget
     erase = _forget.erase

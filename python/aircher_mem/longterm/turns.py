@@ -14,7 +14,7 @@ from .. import assembly
 from ..checks import unix_time as _time
 from ..redact import pii_tags, redact
 from ..results import Conversation, Extracted, Turn, TurnAdded
-from . import checks, documents, memories
+from . import checks, decisions, documents, memories
 from .core import StoreCore
 from .extract import Candidate, combine, extract, run_llm
 from .schema import ROLES, TurnRow, turn_key
@@ -78,6 +78,10 @@ def add_turn(
         for content in archive:
             for memory_id in memories.matching(lt, content):
                 memories.archive(lt, lt._memories[memory_id], when, f"the extractor asked (turn {turn.id})")
+    if extract and (role == "user" or lt.decisions.chains_from_assistant):
+        previous = lt._turns.get(before[0]) if before else None
+        said = {d.memory_id for d in done}
+        done += [d for d in decisions.from_turn(lt, turn, previous, done) if d.memory_id not in said]
     lt._commit()
     return TurnAdded(turn.id, session, done, notes)
 

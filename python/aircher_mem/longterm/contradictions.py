@@ -1,0 +1,260 @@
+"""Contradictions between memories (seed 001's scanner) and their resolution.
+
+Every memory stored is checked against its ``[decisions] scan_neighbours`` nearest
+active memories (the merge-check index: lexical), and a consolidation pass checks
+the memories stored since the last pass again, by meaning too when embeddings are
+on. A pair is a contradiction when the offline rules of
+:mod:`aircher_mem.longterm.contradict` say so (the same setting with another value,
+a negation or an opposite, numbers or versions that differ, an explicit
+correction), or, for a pair they pass over that shares enough words, when the
+optional judge callable answers yes (seed 001's prompt; its answers kept by pair).
+
+A contradiction stays open until resolved: ``a_wins`` or ``b_wins`` supersede the
+loser bi-temporally (valid until the winner became valid: recall as of before still
+finds it), ``both_valid`` keeps both, ``merged`` stores a new memory that
+supersedes both. A memory that explicitly corrects the other ("actually X, not
+Y", "no longer Y") wins at once (b_wins, said in the note); so does a new value of
+the same slot (the rule the extractor has always applied, now listed here too).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+
+import numpy as np
+
+from ..results import Contradiction, ContradictionList
+from . import checks, contradict
+from .core import StoreCore, using_db
+from .extract import call_within, token_set
+from .schema import ContradictionRow, MemoryRow
+
+__all__ = [
+    "JUDGE_PROMPT",
+    "pairs",
+    "scan",
+    "slot_conflict",
+    "listed",
+    "settle",
+    "about",
+    "result",
+    "ask_judge",
+    "supersede",
+]
+
+#: Seed 001's question, with both memories.
+JUDGE_PROMPT = (
+    'Are these contradictory? Answer yes or no, or as JSON {{"contradicts": true|false, "why": "..."}}.\nA: {a}\nB: {b}'
+)
+STATUSES = ("open", "resolved", "all")
+
+
+def _pair(lt: StoreCore) -> set[tuple[int, int]]:
+    return {(c.memory_a, c.memory_b) for c in lt._contradictions.values()}
+
+
+def _neighbours(lt: StoreCore, memory: MemoryRow, vector: np.ndarray | None) -> list[MemoryRow]:
+    """The ``scan_neighbours`` active memories nearest ``memory`` (itself
+    excluded): in the merge-check index (lexical), or, given its ``vector``, by
+    meaning (turns share that index: a few times as many are looked at)."""
+    k = lt.decisions.scan_neighbours
+    found: list[MemoryRow] = []
+    if vector is None:
+        hits = [key for key, _score, _terms in lt._dedup.search(memory.content, k + 1)]
+    elif lt._vectors is not None:
+        hits = [key for key, _similarity in lt._vectors.search(vector, 4 * (k + 1)) if key[0] == "m"]
+    else:
+        hits = []
+    for key in hits:
+        other = lt._memories.get(int(key[1:]))
+        if other is not None and other.id != memory.id and other.status == "active":
+            found.append(other)
+            if len(found) == k:
+                break
+    return found
+
+
+def _verdict(lt: StoreCore, a: MemoryRow, b: MemoryRow) -> contradict.Verdict | None:
+    verdict = contradict.detect(a.content, b.content)
+    if verdict is not None or lt.judge is None:
+        return verdict
+    ta, tb = token_set(a.content), token_set(b.content)
+    if not ta or not tb or len(ta & tb) / len(ta | tb) < lt.decisions.judge_min_overlap:
+        return None
+    key = (a.id, b.id)
+    if key not in lt._judged:
+        answer = ask_judge(lt, a.content, b.content)
+        if answer is None:
+            return None  # failed or late: asked again next time
+        lt._judged[key] = answer
+    return contradict.Verdict("judge", "the judge said they contradict", 1.0) if lt._judged[key] else None
+
+
+def ask_judge(lt: StoreCore, a: str, b: str) -> bool | None:
+    """The judge's answer about ``a`` and ``b`` (seed 001's prompt): True, False, or
+    None when it failed, was late (``judge_timeout_seconds``) or said nothing
+    readable."""
+    if lt.judge is None:
+        return None
+    called = call_within(lt.judge, JUDGE_PROMPT.format(a=a, b=b), lt.decisions.judge_timeout_seconds, "aircher-judge")
+    out = called.out
+    if isinstance(out, str):
+        text = out.strip()
+        try:
+            out = json.loads(text)
+        except ValueError:
+            word = text.split(None, 1)[0].strip(".,!:;\"'").lower() if text else ""
+            return True if word == "yes" else False if word == "no" else None
+    if isinstance(out, dict):
+        out = out.get("contradicts")
+    return out if isinstance(out, bool) else None
+
+
+def _add(
+    lt: StoreCore, a: MemoryRow, b: MemoryRow, rule: str, evidence: str, at: float, origin: str
+) -> ContradictionRow:
+    row = ContradictionRow(lt._next_contradiction, a.id, b.id, at, rule, evidence, origin)
+    lt._next_contradiction += 1
+    lt._contradictions[row.id] = row
+    lt._touch_contradiction(row)
+    lt._act(b.id, at, "contradicts", f"memory {a.id}: {rule}, {evidence}")
+    return row
+
+
+def pairs(
+    lt: StoreCore, memory: MemoryRow, vector: np.ndarray | None = None
+) -> list[tuple[MemoryRow, MemoryRow, contradict.Verdict]]:
+    """The contradictions between ``memory`` and its nearest active memories
+    (lexical; by meaning given its embedding ``vector``) not known yet: (a, b,
+    verdict), a the older. Records nothing."""
+    if memory.status != "active":
+        return []
+    known = _pair(lt)
+    out = []
+    for other in _neighbours(lt, memory, vector):
+        a, b = (other, memory) if (other.valid_from, other.id) <= (memory.valid_from, memory.id) else (memory, other)
+        if (a.id, b.id) in known or (b.id, a.id) in known:
+            continue
+        verdict = _verdict(lt, a, b)
+        if verdict is not None:
+            out.append((a, b, verdict))
+            known.add((a.id, b.id))
+    return out
+
+
+def scan(
+    lt: StoreCore, memory: MemoryRow, at: float, *, origin: str = "write", vector: np.ndarray | None = None
+) -> list[int]:
+    """Records the contradictions :func:`pairs` finds for ``memory``; one where a
+    memory explicitly corrects the other is resolved for the corrector when
+    ``auto_resolve_corrections``. Returns the ids of the memories it superseded."""
+    superseded: list[int] = []
+    for a, b, verdict in pairs(lt, memory, vector):
+        if a.status != "active" or b.status != "active":
+            continue  # settled by a correction found before
+        row = _add(lt, a, b, verdict.rule, verdict.evidence, at, origin)
+        corrected = contradict.correction(b.content)
+        if lt.decisions.auto_resolve_corrections and corrected and _mentions(a.content, corrected):
+            settle(lt, row, "b_wins", f"an explicit correction ({corrected!r} taken back)", at)
+            superseded.append(a.id)
+    return superseded
+
+
+def _mentions(text: str, phrase: str) -> bool:
+    """Whether ``text`` holds every word of ``phrase`` (the value a correction took back)."""
+    wanted = token_set(phrase)
+    return bool(wanted) and wanted <= token_set(text)
+
+
+def slot_conflict(lt: StoreCore, old: MemoryRow, new: MemoryRow, at: float) -> None:
+    """``new`` took ``old``'s slot with another value: listed as a contradiction
+    resolved b_wins at once (the newer value holds)."""
+    evidence = f"{old.slot_attribute}: {old.slot_value} vs {new.slot_value}"
+    row = _add(lt, old, new, "slot", evidence, at, "slot")
+    row.resolved_at, row.resolution = at, "b_wins"
+    row.resolution_note = "the same slot, a newer value"
+
+
+def supersede(
+    lt: StoreCore, loser: MemoryRow, winner: MemoryRow, now: float, why: str, winner_why: str | None = None
+) -> None:
+    """``winner`` supersedes ``loser``: the loser stays, archived, valid until the
+    winner became valid (or never, if the winner is older), with edges and
+    actions both ways (``why`` on the loser's, ``winner_why`` or ``why`` on the
+    winner's)."""
+    loser.valid_until = max(loser.valid_from, winner.valid_from)
+    loser.superseded_by = winner.id
+    loser.status = "archived"
+    if loser.slot is not None and lt._slots.get(loser.slot) == loser.id:
+        del lt._slots[loser.slot]
+    if winner.slot is not None and winner.status == "active" and winner.slot not in lt._slots:
+        lt._slots[winner.slot] = winner.id
+    lt._track_active(loser)
+    lt._touch(loser)
+    lt._edge(winner.id, loser.id, "supersedes", now)
+    lt._act(loser.id, now, "superseded", f"by memory {winner.id}: {why}")
+    lt._act(winner.id, now, "supersedes", f"memory {loser.id}: {winner_why or why}")
+
+
+def settle(lt: StoreCore, row: ContradictionRow, resolution: str, note: str, now: float) -> None:
+    a, b = lt._memories[row.memory_a], lt._memories[row.memory_b]
+    if resolution == "a_wins":
+        supersede(lt, b, a, now, note or "contradiction resolved: a wins")
+    elif resolution == "b_wins":
+        supersede(lt, a, b, now, note or "contradiction resolved: b wins")
+    row.resolved_at, row.resolution, row.resolution_note = now, resolution, note
+    lt._touch_contradiction(row)
+
+
+def result(lt: StoreCore, row: ContradictionRow) -> Contradiction:
+    a, b = lt._memories.get(row.memory_a), lt._memories.get(row.memory_b)
+    return Contradiction(
+        row.id,
+        row.memory_a,
+        row.memory_b,
+        a.content if a is not None else "",
+        b.content if b is not None else "",
+        row.detected_at,
+        row.rule,
+        row.evidence,
+        row.origin,
+        "open" if row.resolution is None else "resolved",
+        row.resolution,
+        row.resolved_at,
+        row.resolution_note,
+    )
+
+
+def _ordered(lt: StoreCore, rows: Iterable[ContradictionRow]) -> list[Contradiction]:
+    return [result(lt, r) for r in sorted(rows, key=lambda r: (r.resolution is not None, -r.detected_at, -r.id))]
+
+
+@using_db
+def listed(lt: StoreCore, status: str = "open", memory_id: int | None = None) -> ContradictionList:
+    """The contradictions with ``status`` (open, resolved or all), of ``memory_id``
+    only when given; open first, then the newest."""
+    lt._check_open()
+    status = checks.choice("status", status, STATUSES)
+    if memory_id is not None:
+        memory_id = checks.positive_id("memory_id", memory_id)
+    lt._load()
+    rows = [
+        r
+        for r in lt._contradictions.values()
+        if (status == "all" or (r.resolution is None) == (status == "open"))
+        and (memory_id is None or memory_id in (r.memory_a, r.memory_b))
+    ]
+    return ContradictionList(_ordered(lt, rows))
+
+
+def about(lt: StoreCore, memory_ids: Iterable[int], *, open_only: bool = False) -> list[Contradiction]:
+    """The contradictions any of ``memory_ids`` is part of (open ones only with
+    ``open_only``), open first."""
+    wanted = set(memory_ids)
+    rows = [
+        r
+        for r in lt._contradictions.values()
+        if (r.memory_a in wanted or r.memory_b in wanted) and not (open_only and r.resolution is not None)
+    ]
+    return _ordered(lt, rows)

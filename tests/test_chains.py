@@ -1,0 +1,200 @@
+"""Causal chains (seed 000): decisions with their reasons, consequences and
+constraints, recorded or read from turns, found by a question, walked to a depth,
+drawn as mermaid, kept across a reopen and gone when forgotten."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from aircher_mem import InvalidInputError, Memory
+from aircher_mem.longterm import LongTermMemory
+from conftest import Clock
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+T0 = 1_700_000_000.0
+
+
+def store(path: Path | str = ":memory:") -> LongTermMemory:
+    return LongTermMemory(path, clock=Clock(T0))
+
+
+def shape(chain):  # type: ignore[no-untyped-def]
+    return (
+        [(n.node_type, n.content) for n in chain.nodes],
+        [(e.source, e.target, e.edge_type, e.strength) for e in chain.edges],
+    )
+
+
+def test_a_decision_said_in_a_turn_comes_back_with_its_reason_as_text_and_mermaid() -> None:
+    lt = store()
+    said = lt.add_turn("s", "assistant", "We went with FastAPI because we need async support.", at=T0)
+    [decision] = [e for e in said.extracted if e.kind == "decision"]
+    assert (decision.action, decision.content, decision.rules) == ("created", "We went with FastAPI", ["chain"])
+    chain = lt.query_chain("why did we use FastAPI?")
+    assert chain.decision_id == decision.memory_id and chain.reason == ""
+    assert shape(chain) == (
+        [("decision", "We went with FastAPI"), ("reason", "we need async support")],
+        [(2, 1, "justifies", 0.9)],
+    )
+    assert chain.nodes[1].turn_id == said.turn_id and chain.nodes[1].session_id == "s"
+    assert chain.text == "Decision: We went with FastAPI\n  because: we need async support (justifies 0.90)"
+    assert chain.mermaid == (
+        "graph TD\n"
+        '    n1["decision: We went with FastAPI"]\n'
+        '    n2("reason: we need async support")\n'
+        "    n2 -->|justifies 0.90| n1"
+    )
+
+
+def test_a_reason_given_in_the_next_turn_joins_the_decision_before_it() -> None:
+    lt = store()
+    lt.add_turn("s", "assistant", "We picked Redis for the session cache.", at=T0)
+    later = lt.add_turn("s", "user", "The main reason was latency.", at=T0 + 60)
+    assert later.extracted == []  # the decision is the earlier turn's
+    chain = lt.query_chain("why Redis?")
+    assert shape(chain) == (
+        [("decision", "We picked Redis for the session cache"), ("reason", "latency")],
+        [(2, 1, "justifies", 0.8)],
+    )
+    assert chain.nodes[1].turn_id == later.turn_id
+
+
+def test_record_decision_keeps_reasons_consequences_and_constraints_with_their_edges() -> None:
+    lt = store()
+    chain = lt.record_decision(
+        "Use sessions instead of JWT",
+        reasons=["tokens grew too large for the cookie"],
+        consequences=["the API needs a Redis"],
+        constraints=["the mobile client cannot refresh tokens"],
+        strength=0.75,
+    )
+    assert shape(chain) == (
+        [
+            ("decision", "Use sessions instead of JWT"),
+            ("reason", "tokens grew too large for the cookie"),
+            ("consequence", "the API needs a Redis"),
+            ("constraint", "the mobile client cannot refresh tokens"),
+        ],
+        [(1, 3, "leads_to", 0.75), (2, 1, "justifies", 0.75), (4, 1, "blocks", 0.75)],
+    )
+    assert lt.get(chain.decision_id).kind == "decision"
+    assert chain.text == (
+        "Decision: Use sessions instead of JWT\n"
+        "  because: tokens grew too large for the cookie (justifies 0.75)\n"
+        "  constrained by: the mobile client cannot refresh tokens (blocks 0.75)\n"
+        "  which led to: the API needs a Redis (leads_to 0.75)"
+    )
+    # the same decision again: the same memory and nodes, one more reason
+    again = lt.record_decision("Use sessions instead of JWT", reasons=["logout must be immediate"])
+    assert again.decision_id == chain.decision_id
+    assert [n.content for n in again.nodes if n.node_type == "reason"] == [
+        "tokens grew too large for the cookie",
+        "logout must be immediate",
+    ]
+
+
+def test_a_reason_that_is_an_earlier_decision_joins_the_chains_and_depth_bounds_the_walk() -> None:
+    lt = store()
+    first = lt.record_decision("We moved to Postgres", reasons=["we needed JSON columns"])
+    second = lt.record_decision("We added GIN indexes", reasons=["we moved to Postgres"])
+    assert second.decision_id != first.decision_id
+    assert (1, 3, "causes", 1.0) in shape(second)[1]  # Postgres (node 1) causes the GIN decision (node 3)
+    near = lt.query_chain("why did we add GIN indexes?", max_depth=1)
+    assert [n.content for n in near.nodes] == ["We added GIN indexes", "We moved to Postgres", "we moved to Postgres"]
+    far = lt.query_chain("why did we add GIN indexes?", max_depth=2)
+    assert "we needed JSON columns" in [n.content for n in far.nodes]
+    assert "  after: We moved to Postgres (causes 1.00)" in far.text.splitlines()
+    alone = lt.query_chain("why did we add GIN indexes?", max_depth=0)
+    assert [n.content for n in alone.nodes] == ["We added GIN indexes"] and alone.edges == []
+
+
+def test_no_chain_says_why() -> None:
+    lt = store()
+    assert lt.query_chain("why did we use FastAPI?").reason == "no decision with its reasons recorded yet"
+    lt.record_decision("Use ruff for linting", reasons=["it is fast"])
+    missing = lt.query_chain("why is the sky blue?")
+    assert missing.decision_id is None and missing.nodes == [] and missing.mermaid == "graph TD"
+    assert missing.reason.startswith("no recorded decision matches")
+
+
+def test_chains_survive_a_reopen_and_forgetting_the_decision_leaves_nothing_on_disk(tmp_path: Path) -> None:
+    path = tmp_path / "m.duckdb"
+    with store(path) as lt:
+        made = lt.record_decision("Use Kafka for the audit stream", reasons=["the zebra replay requirement"])
+        lt.add_turn("s", "assistant", "We chose Celery because the quokka team knows it.", at=T0)
+    with store(path) as lt:
+        assert shape(lt.query_chain("why Kafka?")) == shape(made)
+        lt.forget(made.decision_id)
+        assert lt.query_chain("why Kafka?").decision_id != made.decision_id
+        lt.forget(text="quokka")
+        assert lt.query_chain("why Celery?").decision_id is None
+    for f in tmp_path.iterdir():
+        data = f.read_bytes()
+        assert b"zebra" not in data and b"quokka" not in data, f.name
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda lt: lt.record_decision(""), "decision"),
+        (lambda lt: lt.record_decision("Use X", reasons="one reason"), "reasons must be a list"),
+        (lambda lt: lt.record_decision("Use X", strength=math.nan), "strength"),
+        (lambda lt: lt.record_decision("Use X", strength=1.5), "strength"),
+        (lambda lt: lt.record_decision("Use X", consequences=["ok"] * 51), "at most 50"),
+        (lambda lt: lt.query_chain("why?", max_depth=-1), "max_depth"),
+        (lambda lt: lt.query_chain("why?", max_depth=21), "max_depth"),
+        (lambda lt: lt.query_chain("why?", max_depth=True), "max_depth"),
+        (lambda lt: lt.query_chain(""), "query"),
+    ],
+)
+def test_bad_arguments_are_typed_errors(call, message: str) -> None:  # type: ignore[no-untyped-def]
+    lt = store()
+    with pytest.raises(InvalidInputError, match=message):
+        call(lt)
+
+
+def test_memory_verbs_explain_and_assembly_carry_the_reasons(tmp_path: Path) -> None:
+    with Memory.open(tmp_path) as mem:
+        chain = mem.record_decision("Use structlog for logging", reasons=["JSON logs for Loki"])
+        assert mem.query_chain("why structlog?").decision_id == chain.decision_id
+        explained = mem.explain(chain.decision_id)
+        assert explained.chain is not None and shape(explained.chain) == shape(chain)
+        context = mem.assemble(query="structlog logging", budget=2000)
+        [critical] = [t for t in context.tiers if t.name == "critical"]
+        assert any("(because: JSON logs for Loki)" in item.text for item in critical.items)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["Use Redis", "Use Postgres", "Adopt Kafka", "Use Redis for caching"]),
+            st.lists(st.sampled_from(["use Redis", "latency", "Use Postgres", "ops know it", "cost"]), max_size=3),
+        ),
+        min_size=1,
+        max_size=6,
+    ),
+    st.integers(0, 4),
+)
+def test_a_walk_stays_within_its_depth_and_its_edges_join_its_nodes(records, depth: int) -> None:  # type: ignore[no-untyped-def]
+    lt = store()
+    for decision, reasons in records:
+        lt.record_decision(decision, reasons=reasons)
+    chain = lt.query_chain(records[-1][0], max_depth=depth)
+    ids = {n.id for n in chain.nodes}
+    assert all(e.source in ids and e.target in ids for e in chain.edges)
+    # every node is within `depth` edges of the decision
+    reach = {chain.nodes[0].id: 0}
+    frontier = [chain.nodes[0].id]
+    while frontier:
+        at = frontier.pop()
+        for e in chain.edges:
+            for a, b in ((e.source, e.target), (e.target, e.source)):
+                if a == at and b not in reach:
+                    reach[b] = reach[at] + 1
+                    frontier.append(b)
+    assert set(reach) == ids and max(reach.values()) <= depth
+    assert len(chain.mermaid.splitlines()) == 1 + len(chain.nodes) + len(chain.edges)

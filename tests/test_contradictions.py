@@ -1,0 +1,247 @@
+"""Contradictions between memories (seed 001): found when a memory is stored and in
+consolidation, listed, resolved four ways (the loser superseded bi-temporally), an
+explicit correction winning at once; kept across a reopen, gone with what they
+quote, and offered in the assembled context's first tier."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from aircher_mem import InvalidInputError, Memory, Policy
+from aircher_mem.config import DecisionsPolicy
+from aircher_mem.errors import UnknownMemoryError
+from aircher_mem.longterm import LongTermMemory
+from conftest import Clock
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+T0 = 1_700_000_000.0
+DAY = 86_400.0
+
+
+def store(path: Path | str = ":memory:", **kwargs: object) -> LongTermMemory:
+    return LongTermMemory(path, clock=Clock(T0), **kwargs)  # type: ignore[arg-type]
+
+
+def test_the_issue_example_a_correction_wins_and_says_so() -> None:
+    lt = store()
+    first = lt.remember("the database is Postgres", at=T0)
+    second = lt.remember("Actually, the database is MySQL, not Postgres", at=T0 + DAY)
+    assert (second.action, second.superseded) == ("superseded", first.memory_id)
+    [c] = lt.contradictions("all").contradictions
+    assert (c.memory_a, c.memory_b, c.status, c.resolution) == (first.memory_id, second.memory_id, "resolved", "b_wins")
+    assert lt.contradictions("open").contradictions == []
+    hits = lt.recall("which database do we use?").hits
+    assert hits[0].id == second.memory_id and first.memory_id not in [h.id for h in hits]
+    # bi-temporal: as of before the correction, the old value is what held
+    before = lt.recall("which database do we use?", at=T0 + DAY / 2).hits
+    assert before[0].id == first.memory_id
+    old = lt.get(first.memory_id)
+    assert (old.status, old.superseded_by, old.valid_until) == ("archived", second.memory_id, T0 + DAY)
+
+
+def test_an_explicit_correction_without_a_slot_resolves_b_wins_with_a_note() -> None:
+    lt = store()
+    first = lt.remember("Deploy the API on Fridays", at=T0)
+    second = lt.remember("We no longer deploy the API on Fridays", at=T0 + DAY)
+    assert (second.action, second.superseded) == ("superseded", first.memory_id)
+    [c] = lt.contradictions("resolved").contradictions
+    assert c.resolution == "b_wins" and c.origin == "write" and "explicit correction" in (c.note or "")
+
+
+def test_opposites_stay_open_and_are_offered_in_the_first_tier(tmp_path: Path) -> None:
+    with Memory.open(tmp_path) as mem:
+        a = mem.remember("Always use tabs for indentation")
+        b = mem.remember("Never use tabs for indentation")
+        assert b.action == "created"  # not merged, though the words nearly match
+        [c] = mem.contradictions().contradictions
+        assert (c.memory_a, c.memory_b, c.status) == (a.memory_id, b.memory_id, "open")
+        assert mem.explain(b.memory_id).contradictions == [c]
+        context = mem.assemble(query="indentation", budget=2000)
+        [critical] = [t for t in context.tiers if t.name == "critical"]
+        assert any(item.text.startswith(f"Open contradiction {c.id} (") for item in critical.items)
+
+
+@pytest.mark.parametrize(
+    ("resolution", "active", "superseded_by"),
+    [("a_wins", {1}, {2: 1}), ("b_wins", {2}, {1: 2}), ("both_valid", {1, 2}, {})],
+)
+def test_resolutions_supersede_the_loser(resolution: str, active: set[int], superseded_by: dict[int, int]) -> None:
+    lt = store()
+    lt.remember("Always use tabs for indentation", at=T0)
+    lt.remember("Never use tabs for indentation", at=T0 + DAY)
+    [c] = lt.contradictions().contradictions
+    done = lt.resolve_contradiction(c.id, resolution, note="checked the style guide", now=T0 + 2 * DAY)
+    assert (done.status, done.resolution, done.note, done.resolved_at) == (
+        "resolved",
+        resolution,
+        "checked the style guide",
+        T0 + 2 * DAY,
+    )
+    assert {m.id for m in lt.memories().memories if m.status == "active"} == active
+    assert {i: lt.get(i).superseded_by for i in (1, 2) if lt.get(i).superseded_by} == superseded_by
+    with pytest.raises(InvalidInputError, match="already resolved"):
+        lt.resolve_contradiction(c.id, "a_wins")
+
+
+def test_merged_stores_the_new_memory_and_supersedes_both() -> None:
+    lt = store()
+    lt.remember("Always use tabs for indentation", at=T0)
+    lt.remember("Never use tabs for indentation", at=T0 + DAY)
+    [c] = lt.contradictions().contradictions
+    with pytest.raises(InvalidInputError, match="needs content"):
+        lt.resolve_contradiction(c.id, "merged")
+    with pytest.raises(InvalidInputError, match="only for resolution merged"):
+        lt.resolve_contradiction(c.id, "b_wins", content="x")
+    done = lt.resolve_contradiction(c.id, "merged", content="Use tabs in Go files, spaces elsewhere")
+    [merged] = [m for m in lt.memories().memories if m.status == "active"]
+    assert merged.content == "Use tabs in Go files, spaces elsewhere"
+    assert lt.get(1).superseded_by == merged.id and lt.get(2).superseded_by == merged.id
+    assert done.note == f"merged into memory {merged.id}"
+
+
+def test_unknown_and_bad_arguments_are_typed_errors() -> None:
+    lt = store()
+    with pytest.raises(UnknownMemoryError, match="no contradiction 7"):
+        lt.resolve_contradiction(7, "a_wins")
+    for bad in (0, -1, True, "1"):
+        with pytest.raises(InvalidInputError):
+            lt.resolve_contradiction(bad, "a_wins")  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError, match="resolution"):
+        lt.resolve_contradiction(1, "c_wins")
+    with pytest.raises(InvalidInputError, match="status"):
+        lt.contradictions("closed")
+
+
+def test_kept_across_a_reopen_and_gone_with_a_forgotten_memory(tmp_path: Path) -> None:
+    path = tmp_path / "m.duckdb"
+    with store(path) as lt:
+        lt.remember("Always run the zebra suite before a release", at=T0)
+        lt.remember("Never run the zebra suite before a release", at=T0 + DAY)
+    with store(path) as lt:
+        [c] = lt.contradictions().contradictions
+        assert "zebra" in c.content_a
+        lt.forget(c.memory_a)
+        assert lt.contradictions("all").contradictions == []
+        assert all("zebra" not in a.detail for a in lt.explain(c.memory_b).actions if a.action == "contradicts")
+    with store(path) as lt:
+        assert lt.contradictions("all").contradictions == []
+        lt.forget(2)
+    for f in tmp_path.iterdir():
+        assert b"zebra" not in f.read_bytes(), f.name
+
+
+def test_a_judge_is_asked_about_the_pairs_the_rules_pass_over_once() -> None:
+    asked: list[str] = []
+
+    def judge(prompt: str) -> object:
+        asked.append(prompt)
+        return '{"contradicts": true, "why": "a cat is not a dog"}'
+
+    lt = store(judge=judge, decisions=DecisionsPolicy(judge_min_overlap=0.2))
+    lt.remember("The office pet is a cat named Mochi", at=T0)
+    lt.remember("The office pet is a dog named Mochi", at=T0 + DAY)
+    [c] = lt.contradictions().contradictions
+    assert c.rule == "judge" and len(asked) == 1
+    assert asked[0].startswith("Are these contradictory?") and "A: The office pet is a cat" in asked[0]
+
+
+@pytest.mark.parametrize("answer", [RuntimeError("down"), "maybe", 42, None])
+def test_a_failing_or_unclear_judge_finds_nothing(answer: object) -> None:
+    def judge(prompt: str) -> object:
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    lt = store(judge=judge, decisions=DecisionsPolicy(judge_min_overlap=0.2))
+    lt.remember("The office pet is a cat named Mochi", at=T0)
+    lt.remember("The office pet is a dog named Mochi", at=T0 + DAY)
+    assert lt.contradictions("all").contradictions == []
+
+
+def test_consolidation_reports_the_contradictions_since_its_last_pass() -> None:
+    lt = store()
+    lt.remember("Always use tabs for indentation", at=T0)
+    lt.remember("Never use tabs for indentation", at=T0 + DAY)
+    report = lt.consolidate(now=T0 + 2 * DAY, dry_run=True)
+    assert report.contradictions_found == 1
+    [action] = [a for a in report.actions if a.action == "contradiction"]
+    assert action.memory_id == 2 and action.reason.startswith("with memory 1: ")
+    lt.consolidate(now=T0 + 2 * DAY)
+    assert lt.consolidate(now=T0 + 3 * DAY, dry_run=True).contradictions_found == 0
+
+
+def test_cli_and_http_shapes(tmp_path: Path) -> None:
+    from aircher_mem.interfaces import http
+    from starlette.testclient import TestClient
+
+    token = "t" * 40
+    with Memory.open(tmp_path) as mem:
+        mem.remember("Always use tabs for indentation")
+        mem.remember("Never use tabs for indentation")
+        app = http.build_app(mem, token=token)
+        with TestClient(app, base_url="http://127.0.0.1:8787", headers={"Authorization": f"Bearer {token}"}) as c:
+            listed = c.get("/contradictions?status=open").json()
+            [one] = listed["contradictions"]
+            bad = c.post(f"/contradictions/{one['id']}/resolve", json={"resolution": "x_wins"})
+            assert bad.status_code == 400
+            assert c.post("/contradictions/abc/resolve", json={"resolution": "a_wins"}).status_code == 400
+            done = c.post(f"/contradictions/{one['id']}/resolve", json={"resolution": "b_wins", "note": "style guide"})
+            assert done.status_code == 200, done.text
+            assert {k: done.json()[k] for k in ("status", "resolution", "note")} == {
+                "status": "resolved",
+                "resolution": "b_wins",
+                "note": "style guide",
+            }
+    assert json.loads(json.dumps(listed))["contradictions"][0]["rule"]
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "Always use tabs for indentation",
+                "Never use tabs for indentation",
+                "The timeout is 30 seconds",
+                "The timeout is 60 seconds",
+                "We use Python 3.11",
+                "We use Python 3.12",
+                "Actually we use Python 3.12, not 3.11",
+                "Prefer spaces for indentation",
+            ]
+        ),
+        min_size=1,
+        max_size=8,
+    ),
+    st.data(),
+)
+def test_resolving_never_leaves_a_loser_active_nor_a_winner_superseded_by_it(texts, data) -> None:  # type: ignore[no-untyped-def]
+    lt = store(policy=None)
+    for i, text in enumerate(texts):
+        lt.remember(text, at=T0 + i)
+    for c in lt.contradictions().contradictions:
+        if lt.get(c.memory_a).status != "active" or lt.get(c.memory_b).status != "active":
+            continue
+        resolution = data.draw(st.sampled_from(["a_wins", "b_wins", "both_valid"]))
+        lt.resolve_contradiction(c.id, resolution)
+        a, b = lt.get(c.memory_a), lt.get(c.memory_b)
+        if resolution == "a_wins":
+            assert b.superseded_by == a.id and b.status == "archived" and a.status == "active"
+        elif resolution == "b_wins":
+            assert a.superseded_by == b.id and a.status == "archived" and b.status == "active"
+    for c in lt.contradictions("all").contradictions:
+        assert c.memory_a < c.memory_b or lt.get(c.memory_a).valid_from <= lt.get(c.memory_b).valid_from
+
+
+def test_policy_section_round_trips_and_auto_resolution_can_be_off(tmp_path: Path) -> None:
+    policy = Policy(decisions=DecisionsPolicy(scan_neighbours=5, auto_resolve_corrections=False))
+    (tmp_path / "config.toml").write_text(policy.to_toml())
+    assert Policy.from_toml(tmp_path / "config.toml").decisions == policy.decisions
+    lt = store(decisions=policy.decisions)
+    lt.remember("Deploy the API on Fridays", at=T0)
+    assert lt.remember("We no longer deploy the API on Fridays", at=T0 + DAY).action == "created"
+    [c] = lt.contradictions().contradictions
+    assert c.status == "open"

@@ -57,7 +57,7 @@ import aircher_mem as am
 import duckdb
 import numpy as np
 import pytest
-from aircher_mem.longterm import LongTermMemory
+from aircher_mem.longterm import LongTermMemory, contradictions, memories
 from aircher_mem.longterm.extract import extract
 from aircher_mem.longterm.store import INDEX_SUFFIXES
 
@@ -542,6 +542,45 @@ def test_add_turn(benchmark: Any, store: Store, tmp_path: Path) -> None:
         info[f"add_turn_over_insert_{p}"] = round(info[f"add_turn_{p}_ms"] / info[f"insert_{p}_ms"], 2)
         info[f"add_turn_over_extract_{p}"] = round(info[f"add_turn_{p}_ms"] / info[f"extract_{p}_ms"], 2)
     benchmark.extra_info["memories_touched"] = sum(len(r.extracted) for r in results)
+
+
+# -- contradictions -----------------------------------------------------------------------
+
+
+def test_contradiction_scan(benchmark: Any, store: Store, lexical: LongTermMemory) -> None:
+    """What the contradiction check adds to storing a memory: its ``scan_neighbours``
+    nearest (found by the merge check's own search, done in the setup and timed as
+    the baseline) each through the offline rules (``contradictions.pairs``), for
+    active memories of the store taken as new, evenly spread."""
+    benchmark.group = f"contradiction scan in {store.n:,} memories"
+    active = sorted(m.id for m in lexical._memories.values() if m.status == "active")
+    calls = 50 if benchmark.disabled else 2000
+    picked = itertools.cycle(active[:: max(1, len(active) // calls)])
+    lookup: list[float] = []
+    times: list[float] = []
+    found: list[int] = []
+
+    def setup() -> tuple[tuple[Any, list[str]], dict[str, Any]]:
+        memory = lexical._memories[next(picked)]
+        start = time.perf_counter()
+        near = memories.nearest(lexical, memory.content)
+        lookup.append(time.perf_counter() - start)
+        return (memory, near), {}
+
+    def scan(memory: Any, near: list[str]) -> None:
+        start = time.perf_counter()
+        found.append(len(contradictions.pairs(lexical, memory, near=near)))
+        times.append(time.perf_counter() - start)
+
+    benchmark.pedantic(scan, setup=setup, rounds=calls, warmup_rounds=0)
+    benchmark.extra_info.update(impl="contradictions.pairs given the neighbours; their lookup in the setup")
+    benchmark.extra_info.update(load_average=load_average(), calls=len(times))
+    benchmark.extra_info.update(neighbours=lexical.decisions.scan_neighbours)
+    benchmark.extra_info.update(dist(times, "scan_"))
+    benchmark.extra_info.update(dist(lookup, "lookup_"))
+    info = benchmark.extra_info
+    info["scan_over_lookup_p95"] = round(info["scan_p95_ms"] / info["lookup_p95_ms"], 2)
+    info["contradictions_found"] = sum(found)
 
 
 # -- forget ----------------------------------------------------------------------------------

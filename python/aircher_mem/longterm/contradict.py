@@ -57,7 +57,7 @@ class ContradictionSettings:
     """Every number the detector uses."""
 
     # characters of a text analysed; the rest is ignored (bounds the time of any call)
-    max_chars: int = 2000
+    max_chars: int = 600
     # clauses of a text analysed, and amounts (numbers, dates...) kept per text
     max_clauses: int = 24
     max_amounts: int = 32
@@ -96,6 +96,7 @@ DEFAULT = ContradictionSettings()
 _TOKEN = re.compile(r"[a-z0-9][a-z0-9+#]*(?:[._/'-][a-z0-9+#]+)*")
 _CLAUSE = re.compile(r"(?:[.!?;\n]+(?:\s|$)|,\s*(?:and|but|while|whereas)\s|\s(?:and|but|while|whereas|except)\s)")
 _SPACE = re.compile(r"\s+")
+_SENTENCE_END = re.compile(r"[.!?\n]+(?:\s|$)")
 
 _STOP = frozenset(
     "a an the this that these those it its we our us you your i me my they them their he she his her "
@@ -261,30 +262,59 @@ _VERSION = re.compile(r"\d{1,40}(?:\.\d{1,40})+")
 _PHRASE = r"[a-z0-9+#][\w+#./'-]*(?:\s+[a-z0-9+#][\w+#./'-]*){0,11}?"
 # words without which no pattern of _CORRECTIONS can match: most texts skip them all
 _CORRECTION_WORDS = frozenset("from replaced instead longer not stop stopped".split())
-_CORRECTIONS = (
+_CORRECTIONS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
+    # each pattern with a cheap test its text must pass first (most texts hold none)
     # "we switched from Y to X", "moved from Y to X", "migrated from Y to X"
-    re.compile(
-        rf"\b(?:switched|switching|switch|moved|moving|migrated|migrating|changed|went)\s+(?:over\s+)?from\s+"
-        rf"(?P<y>{_PHRASE})\s+to\s+(?P<x>{_PHRASE})(?=\s*(?:[.,;:!?)]|$|\s+(?:for|in|on|because|since)\b))"
+    (
+        re.compile(
+            rf"\b(?:switched|switching|switch|moved|moving|migrated|migrating|changed|went)\s+(?:over\s+)?from\s+"
+            rf"(?P<y>{_PHRASE})\s+to\s+(?P<x>{_PHRASE})(?=\s*(?:[.,;:!?)]|$|\s+(?:for|in|on|because|since)\b))"
+        ),
+        re.compile(r"\bfrom\s"),
     ),
     # "replaced Y with X"
-    re.compile(rf"\breplaced\s+(?P<y>{_PHRASE})\s+(?:with|by)\s+(?P<x>{_PHRASE})(?=\s*(?:[.,;:!?)]|$))"),
+    (
+        re.compile(rf"\breplaced\s+(?P<y>{_PHRASE})\s+(?:with|by)\s+(?P<x>{_PHRASE})(?=\s*(?:[.,;:!?)]|$))"),
+        re.compile(r"\breplaced\s"),
+    ),
     # "Y was replaced by X"
-    re.compile(
-        rf"(?P<y>{_PHRASE})\s+(?:was|were|has been|have been|got|is being)\s+replaced\s+"
-        rf"(?:with|by)\s+(?P<x>{_PHRASE})"
+    (
+        re.compile(
+            rf"(?P<y>{_PHRASE})\s+(?:was|were|has been|have been|got|is being)\s+replaced\s+"
+            rf"(?:with|by)\s+(?P<x>{_PHRASE})"
+        ),
+        re.compile(r"\breplaced\s+(?:with|by)\s"),
     ),
     # "X instead of Y" / "instead of Y, X"
-    re.compile(rf"(?:(?P<x>[\w+#.'-]+)\s+)?\binstead\s+of\s+(?P<y>{_PHRASE})(?=\s*(?:[.,;:!?)]|$))"),
+    (
+        re.compile(rf"(?:(?P<x>[\w+#.'-]+)\s+)?\binstead\s+of\s+(?P<y>{_PHRASE})(?=\s*(?:[.,;:!?)]|$))"),
+        re.compile(r"\binstead\s+of\s"),
+    ),
     # "Y is no longer used" / "no longer Y"
-    re.compile(rf"(?P<y>{_PHRASE})\s+(?:is|are|was|were)\s+no\s+longer\s+(?:used|needed|in use|supported|an option)\b"),
-    re.compile(rf"\bno\s+longer\s+(?P<y>{_PHRASE})(?=\s*(?:[.,;:!?)]|$))"),
+    (
+        re.compile(
+            rf"(?P<y>{_PHRASE})\s+(?:is|are|was|were)\s+no\s+longer\s+(?:used|needed|in use|supported|an option)\b"
+        ),
+        re.compile(r"\bno\s+longer\s"),
+    ),
+    (re.compile(rf"\bno\s+longer\s+(?P<y>{_PHRASE})(?=\s*(?:[.,;:!?)]|$))"), re.compile(r"\bno\s+longer\s")),
     # "not Y anymore", "Y, not ... any more"
-    re.compile(rf"\bnot\s+(?P<y>{_PHRASE})\s+any\s?(?:more|longer)\b"),
+    (
+        re.compile(rf"\bnot\s+(?P<y>{_PHRASE})\s+any\s?(?:more|longer)\b"),
+        re.compile(r"\bany\s?(?:more|longer)\b"),
+    ),
     # "stop using Y", "stopped using Y"
-    re.compile(rf"\bstop(?:ped)?\s+using\s+(?P<y>{_PHRASE})(?=\s*(?:[.,;:!?)]|$))"),
+    (
+        re.compile(rf"\bstop(?:ped)?\s+using\s+(?P<y>{_PHRASE})(?=\s*(?:[.,;:!?)]|$))"),
+        re.compile(r"\bstop(?:ped)?\s+using\s"),
+    ),
     # "actually X, not Y" / "X, not Y"
-    re.compile(rf"(?P<x>[\w+#.'-]+(?:\s+[\w+#.'-]+)?)\s*,\s*(?:and\s+)?not\s+(?P<y>{_PHRASE})(?=\s*(?:[.,;:!?)]|$))"),
+    (
+        re.compile(
+            rf"(?P<x>[\w+#.'-]+(?:\s+[\w+#.'-]+)?)\s*,\s*(?:and\s+)?not\s+(?P<y>{_PHRASE})(?=\s*(?:[.,;:!?)]|$))"
+        ),
+        re.compile(r",\s*(?:and\s+)?not\s"),
+    ),
 )
 _LEAD = re.compile(r"^(?:(?:use|uses|using|used|is|are|was|were|the|a|an|on|in|with|to|be|being|run|running)\s+)+")
 
@@ -482,10 +512,15 @@ def _claims(clause: str, s: ContradictionSettings) -> list[_SubjectValue]:
 _STATE_END = re.compile(r"\s*(?:[.,;:!?)]|$|by default\b|for (?:all|every)\b)")
 # "X, not Y" denies Y, not the statement
 _CONTRAST = re.compile(r",\s*(?:and\s+)?not\s+(?=[a-z0-9])")
+# "No worries", "no problem", "No, ..." answering: a way of speaking, not a negation
+_INTERJECTION = re.compile(
+    r"\b(?:no|nope|nah)\s+(?:worries|worry|problem|problems|prob|doubt|kidding|way)\b|(?:^|(?<=[.!?]\s))no\s*[,!.]",
+    re.IGNORECASE,
+)
 
 
 def _polarity(text: str) -> _Polarity:
-    text = _CONTRAST.sub(", ", text)
+    text = _INTERJECTION.sub(" ", _CONTRAST.sub(", ", text))
     negations = 0
     opposites: dict[tuple[int, int], str] = {}
     content: set[str] = set()
@@ -542,7 +577,9 @@ def _corrections(text: str, words: list[str], s: ContradictionSettings) -> tuple
     out: list[_Correction] = []
     if _CORRECTION_WORDS.isdisjoint(words):
         return ()
-    for pattern in _CORRECTIONS:
+    for pattern, first in _CORRECTIONS:
+        if first.search(text) is None:
+            continue
         for m in pattern.finditer(text):
             away = _normalize_phrase(m.group("y"), s.correction_words)
             away_words = _content(_words(away)) - _GENERIC
@@ -563,6 +600,16 @@ def _corrections(text: str, words: list[str], s: ContradictionSettings) -> tuple
                 to_words = _content(_words(to))
             out.append(_Correction(away, away_words, to if to_words - away_words else "", to_words - away_words))
     return tuple(out)
+
+
+def _units(text: str, whole: _Polarity, clauses: list[str], s: ContradictionSettings) -> tuple[_Polarity, ...]:
+    """What the opposite rule compares: a one-sentence text whole and clause by
+    clause; a longer text clause by clause only (a negation in one of its sentences
+    says nothing about the others)."""
+    if len(clauses) <= 1:
+        return (whole,)
+    parts = tuple(_polarity(c) for c in clauses[: s.opposite_clauses])
+    return parts if len(_SENTENCE_END.findall(text.rstrip(" .!?\n"))) else (whole, *parts)
 
 
 @functools.lru_cache(maxsize=DEFAULT.cache_size)
@@ -615,11 +662,12 @@ def _analyse(raw: str, s: ContradictionSettings) -> _Analysis:
         content=whole.content,
         mentions=_content(words),
         negations=whole.negations,
-        units=(whole, *(_polarity(c) for c in clauses[: s.opposite_clauses])) if len(clauses) > 1 else (whole,),
+        units=_units(text, whole, clauses, s),
         settings={k: frozenset(v) for k, v in settings.items()},
         scope=scope,
         amounts=tuple(amounts),
-        claims=tuple(claims),
+        # "S is V" in a text of several sentences is one remark among others, not a setting
+        claims=tuple(claims) if not _SENTENCE_END.findall(text.rstrip(" .!?\n")) else (),
         corrections=_corrections(text, words, s),
     )
 

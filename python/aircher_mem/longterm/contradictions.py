@@ -20,7 +20,7 @@ the same slot (the rule the extractor has always applied, now listed here too).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -54,13 +54,18 @@ def _pair(lt: StoreCore) -> set[tuple[int, int]]:
     return {(c.memory_a, c.memory_b) for c in lt._contradictions.values()}
 
 
-def _neighbours(lt: StoreCore, memory: MemoryRow, vector: np.ndarray | None) -> list[MemoryRow]:
+def _neighbours(
+    lt: StoreCore, memory: MemoryRow, vector: np.ndarray | None, near: Sequence[str] | None
+) -> list[MemoryRow]:
     """The ``scan_neighbours`` active memories nearest ``memory`` (itself
-    excluded): in the merge-check index (lexical), or, given its ``vector``, by
-    meaning (turns share that index: a few times as many are looked at)."""
+    excluded): in the merge-check index (lexical; ``near``: its keys there, when
+    the caller searched already), or, given its ``vector``, by meaning (turns
+    share that index: a few times as many are looked at)."""
     k = lt.decisions.scan_neighbours
     found: list[MemoryRow] = []
-    if vector is None:
+    if near is not None:
+        hits = list(near)
+    elif vector is None:
         hits = [key for key, _score, _terms in lt._dedup.search(memory.content, k + 1)]
     elif lt._vectors is not None:
         hits = [key for key, _similarity in lt._vectors.search(vector, 4 * (k + 1)) if key[0] == "m"]
@@ -123,7 +128,7 @@ def _add(
 
 
 def pairs(
-    lt: StoreCore, memory: MemoryRow, vector: np.ndarray | None = None
+    lt: StoreCore, memory: MemoryRow, vector: np.ndarray | None = None, near: Sequence[str] | None = None
 ) -> list[tuple[MemoryRow, MemoryRow, contradict.Verdict]]:
     """The contradictions between ``memory`` and its nearest active memories
     (lexical; by meaning given its embedding ``vector``) not known yet: (a, b,
@@ -132,7 +137,7 @@ def pairs(
         return []
     known = _pair(lt)
     out = []
-    for other in _neighbours(lt, memory, vector):
+    for other in _neighbours(lt, memory, vector, near):
         a, b = (other, memory) if (other.valid_from, other.id) <= (memory.valid_from, memory.id) else (memory, other)
         if (a.id, b.id) in known or (b.id, a.id) in known:
             continue
@@ -144,13 +149,19 @@ def pairs(
 
 
 def scan(
-    lt: StoreCore, memory: MemoryRow, at: float, *, origin: str = "write", vector: np.ndarray | None = None
+    lt: StoreCore,
+    memory: MemoryRow,
+    at: float,
+    *,
+    origin: str = "write",
+    vector: np.ndarray | None = None,
+    near: Sequence[str] | None = None,
 ) -> list[int]:
     """Records the contradictions :func:`pairs` finds for ``memory``; one where a
     memory explicitly corrects the other is resolved for the corrector when
     ``auto_resolve_corrections``. Returns the ids of the memories it superseded."""
     superseded: list[int] = []
-    for a, b, verdict in pairs(lt, memory, vector):
+    for a, b, verdict in pairs(lt, memory, vector, near):
         if a.status != "active" or b.status != "active":
             continue  # settled by a correction found before
         row = _add(lt, a, b, verdict.rule, verdict.evidence, at, origin)

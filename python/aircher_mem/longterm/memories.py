@@ -136,19 +136,32 @@ def remember(
     return Remembered(done.memory_id, done.action, done.superseded)
 
 
-def similar(lt: StoreCore, candidate: Candidate) -> int | None:
+MERGE_WINDOW = 10  # the merge-check index's best this many are the merge candidates
+
+
+def nearest(lt: StoreCore, content: str) -> list[str]:
+    """The keys of the active memories nearest ``content`` in the merge-check index:
+    enough for the merge check and the contradiction scan, one search for both."""
+    wanted = max(MERGE_WINDOW, lt.decisions.scan_neighbours + 1)
+    return [key for key, _score, _terms in lt._dedup.search(content, wanted)]
+
+
+def similar(lt: StoreCore, candidate: Candidate, near: Sequence[str] | None = None) -> int | None:
     """The active memory of the same kind this candidate merges into, if any:
-    same slot and value, or no conflicting slot and Jaccard >= merge_jaccard."""
+    same slot and value, or no conflicting slot and Jaccard >= merge_jaccard, and
+    no contradiction between them. ``near``: the :func:`nearest` keys, if known."""
     tokens = token_set(candidate.content)
     if not tokens:
         return None
     best, best_sim = None, 0.0
-    for key, _score, _terms in lt._dedup.search(candidate.content, 10):
+    for key in (nearest(lt, candidate.content) if near is None else near)[:MERGE_WINDOW]:
         memory = lt._memories.get(int(key[1:]))
-        if memory is None or not mergeable(memory, candidate.kind, candidate.slot, candidate.value, candidate.content):
+        if memory is None or not mergeable(memory, candidate.kind, candidate.slot, candidate.value):
             continue
         similarity = jaccard(tokens, token_set(memory.content))
-        if similarity >= lt.policy.merge_jaccard and similarity > best_sim:
+        if similarity < lt.policy.merge_jaccard or similarity <= best_sim:
+            continue
+        if contradict.detect(memory.content, candidate.content) is None:
             best, best_sim = memory.id, similarity
     return best
 
@@ -173,8 +186,9 @@ def ingest(
             if normalize(current.slot_value or "") == normalize(candidate.value or ""):
                 return merge(lt, current, candidate, turn, at, rules)
             superseded = current
+    near = nearest(lt, candidate.content)
     if superseded is None:
-        target = similar(lt, candidate)
+        target = similar(lt, candidate, near)
         if target is not None:
             return merge(lt, lt._memories[target], candidate, turn, at, rules)
     now = lt.clock()
@@ -212,7 +226,7 @@ def ingest(
     if superseded is not None:
         contradictions.slot_conflict(lt, superseded, memory, now)
         contradictions.supersede(lt, superseded, memory, now, repr(candidate.value), repr(superseded.slot_value))
-    corrected = contradictions.scan(lt, memory, now)
+    corrected = contradictions.scan(lt, memory, now, near=near)
     if superseded is None and corrected:
         superseded = lt._memories[corrected[0]]
     if superseded is not None:

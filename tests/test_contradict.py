@@ -8,6 +8,7 @@ import dataclasses
 import time
 
 import pytest
+from aircher_mem.longterm import contradict
 from aircher_mem.longterm.contradict import DEFAULT, ContradictionSettings, Verdict, correction, detect
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -262,6 +263,27 @@ _SENTENCES = st.lists(_WORDS, max_size=25).map(" ".join)
 @given(_SENTENCES, _SENTENCES)
 def test_symmetric_on_statement_like_text(a: str, b: str) -> None:
     assert (detect(a, b) is None) == (detect(b, a) is None)
+
+
+def _every_rule(a: str, b: str) -> Verdict | None:
+    """detect without the features that spare most pairs the analysis."""
+    x, y = contradict._analyse(a, DEFAULT), contradict._analyse(b, DEFAULT)
+    if x.text == y.text or not x.text or not y.text:
+        return None
+    for rule in contradict._RULES:
+        verdict = rule(x, y, DEFAULT) or rule(y, x, DEFAULT)
+        if verdict is not None:
+            return verdict
+    return None
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.one_of(_SENTENCES, st.sampled_from([p[0] for p in CONTRADICTIONS + NOT_CONTRADICTIONS])),
+    st.one_of(_SENTENCES, st.sampled_from([p[1] for p in CONTRADICTIONS + NOT_CONTRADICTIONS])),
+)
+def test_the_features_skip_only_pairs_no_rule_would_find(a: str, b: str) -> None:
+    assert detect(a, b) == _every_rule(a, b)
 
 
 @settings(max_examples=300, deadline=None)

@@ -86,6 +86,8 @@ class ContradictionSettings:
     score_value: float = 0.6
     # texts whose analysis is kept, and words whose stem is (read once, when the module is imported)
     cache_size: int = 4096
+    # texts whose cheap features (which rules could apply) are kept
+    feature_cache_size: int = 65536
     word_cache_size: int = 16384
 
 
@@ -270,7 +272,9 @@ _CORRECTIONS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
             rf"\b(?:switched|switching|switch|moved|moving|migrated|migrating|changed|went)\s+(?:over\s+)?from\s+"
             rf"(?P<y>{_PHRASE})\s+to\s+(?P<x>{_PHRASE})(?=\s*(?:[.,;:!?)]|$|\s+(?:for|in|on|because|since)\b))"
         ),
-        re.compile(r"\bfrom\s"),
+        re.compile(
+            r"\b(?:switched|switching|switch|moved|moving|migrated|migrating|changed|went)\s+(?:over\s+)?from\s"
+        ),
     ),
     # "replaced Y with X"
     (
@@ -544,6 +548,7 @@ def _polarity(text: str) -> _Polarity:
 
 
 _VOCAB_LONGEST = max(len(term.split()) for term in VOCAB)
+_VOCAB_FIRST = frozenset(term.split()[0] for term in VOCAB)
 
 
 def _known_values(words: list[str]) -> list[tuple[int, tuple[str, str]]]:
@@ -552,6 +557,9 @@ def _known_values(words: list[str]) -> list[tuple[int, tuple[str, str]]]:
     out = []
     i = 0
     while i < len(words):
+        if words[i] not in _VOCAB_FIRST:  # most words start no term
+            i += 1
+            continue
         for k in range(min(_VOCAB_LONGEST, len(words) - i), 0, -1):
             hit = VOCAB.get(" ".join(words[i : i + k]))
             if hit is not None:
@@ -602,14 +610,22 @@ def _corrections(text: str, words: list[str], s: ContradictionSettings) -> tuple
     return tuple(out)
 
 
-def _units(text: str, whole: _Polarity, clauses: list[str], s: ContradictionSettings) -> tuple[_Polarity, ...]:
+def _clauses(text: str, s: ContradictionSettings) -> list[str]:
+    return [c.strip(" ,:") for c in _CLAUSE.split(text) if c.strip(" ,:")][: s.max_clauses]
+
+
+def _unit_texts(text: str, clauses: list[str], s: ContradictionSettings) -> list[str]:
     """What the opposite rule compares: a one-sentence text whole and clause by
     clause; a longer text clause by clause only (a negation in one of its sentences
     says nothing about the others)."""
     if len(clauses) <= 1:
-        return (whole,)
-    parts = tuple(_polarity(c) for c in clauses[: s.opposite_clauses])
-    return parts if len(_SENTENCE_END.findall(text.rstrip(" .!?\n"))) else (whole, *parts)
+        return [text]
+    parts = clauses[: s.opposite_clauses]
+    return parts if len(_SENTENCE_END.findall(text.rstrip(" .!?\n"))) else [text, *parts]
+
+
+def _units(text: str, whole: _Polarity, clauses: list[str], s: ContradictionSettings) -> tuple[_Polarity, ...]:
+    return tuple(whole if unit is text else _polarity(unit) for unit in _unit_texts(text, clauses, s))
 
 
 @functools.lru_cache(maxsize=DEFAULT.cache_size)
@@ -626,7 +642,9 @@ def _analyse(raw: str, s: ContradictionSettings) -> _Analysis:
 
     amounts: list[_Amount] = []
     claims: list[_SubjectValue] = []
-    clauses = [c.strip(" ,:") for c in _CLAUSE.split(text) if c.strip(" ,:")][: s.max_clauses]
+    # "S is V" in a text of several sentences is one remark among others, not a setting
+    one_sentence = not _SENTENCE_END.findall(text.rstrip(" .!?\n"))
+    clauses = _clauses(text, s)
     for clause in clauses:
         clause_words = _words(clause)
         if _DIGIT.search(clause) is None and _AMOUNT_WORDS.isdisjoint(clause_words):
@@ -655,7 +673,7 @@ def _analyse(raw: str, s: ContradictionSettings) -> _Analysis:
                     [amount.about] * bool(amount.about) + [w for w in around if _stem(w) in amount.context]
                 )
                 amounts.append(dataclasses.replace(amount, about=about))
-        if clause_words:
+        if clause_words and one_sentence:
             claims.extend(_claims(clause, s))
     return _Analysis(
         text=text,
@@ -666,8 +684,7 @@ def _analyse(raw: str, s: ContradictionSettings) -> _Analysis:
         settings={k: frozenset(v) for k, v in settings.items()},
         scope=scope,
         amounts=tuple(amounts),
-        # "S is V" in a text of several sentences is one remark among others, not a setting
-        claims=tuple(claims) if not _SENTENCE_END.findall(text.rstrip(" .!?\n")) else (),
+        claims=tuple(claims),
         corrections=_corrections(text, words, s),
     )
 
@@ -800,11 +817,77 @@ def _rule_value(a: _Analysis, b: _Analysis, s: ContradictionSettings) -> Verdict
 
 _RULES = (_rule_correction, _rule_attribute, _rule_number, _rule_opposite, _rule_value)
 
+# what every claim of the value rule holds (see _CLAIM and _CLAIM_COLON)
+_POLAR = _NEGATIONS | _NEGATIVE_SIDE
+_COPULA = re.compile(r"\b(?:is|are|uses|use|lives in|live in|runs on|run on)\b|[:=]")
+
+
+@dataclass(frozen=True)
+class _Features:
+    """What a text holds that some rule needs, found in one pass over its words: a
+    pair whose features allow no rule is not analysed (most neighbours of a memory)."""
+
+    attributes: frozenset[str]  # settings it names a value of
+    amounts: bool  # a digit or an amount word
+    odd: tuple[frozenset[str], ...]  # the content of its opposite-rule units negated an odd number of times
+    content: frozenset[str]  # every unit's content words, and more
+    correcting: bool  # a correction pattern's words
+    claim: bool  # one sentence with "is", "uses", ":"...
+
+
+@functools.lru_cache(maxsize=DEFAULT.feature_cache_size)
+def _features(raw: str, s: ContradictionSettings) -> _Features:
+    text = _clean(raw, s.max_chars)
+    words = _words(text)
+    present = set(words)
+    odd: list[frozenset[str]] = []
+    if not present.isdisjoint(_POLAR):
+        for unit in _unit_texts(text, _clauses(text, s), s):
+            if not _POLAR.isdisjoint(_words(unit)):
+                polarity = _polarity(unit)
+                if polarity.negations % 2 and len(polarity.content) >= s.opposite_min_words:
+                    odd.append(polarity.content)
+    return _Features(
+        attributes=frozenset(attribute for _i, (attribute, _value) in _known_values(words)),
+        amounts=_DIGIT.search(text) is not None or not _AMOUNT_WORDS.isdisjoint(present),
+        odd=tuple(odd),
+        content=frozenset(_stem(w) for w in present if w not in _STOP and w not in _NEGATIONS),
+        correcting=not _CORRECTION_WORDS.isdisjoint(present)
+        and any(first.search(text) is not None for _pattern, first in _CORRECTIONS),
+        claim=not _SENTENCE_END.findall(text.rstrip(" .!?\n")) and _COPULA.search(text) is not None,
+    )
+
+
+def _may_oppose(x: _Features, y: _Features, s: ContradictionSettings) -> bool:
+    """A unit of ``x`` negated an odd number of times whose words ``y`` holds enough
+    of for the opposite rule's overlap (which needs that much of the unit's words in
+    one unit of ``y``, so in ``y``)."""
+    return any(len(unit & y.content) >= s.opposite_overlap * len(unit) for unit in x.odd)
+
+
+def _may_contradict(x: _Features, y: _Features, s: ContradictionSettings) -> bool:
+    """Whether any rule could find ``x``'s and ``y``'s texts contradicting: each rule
+    needs what is checked here (the correction rule a correction, the attribute rule
+    the same setting on both sides, the number rule amounts on both, the opposite
+    rule a negated unit on one side mostly said on the other, the value rule a claim
+    on both)."""
+    return (
+        x.correcting
+        or y.correcting
+        or bool(x.attributes & y.attributes)
+        or (x.amounts and y.amounts)
+        or _may_oppose(x, y, s)
+        or _may_oppose(y, x, s)
+        or (x.claim and y.claim)
+    )
+
 
 def detect(a: str, b: str, *, settings: ContradictionSettings = DEFAULT) -> Verdict | None:
     """A :class:`Verdict` when ``a`` and ``b`` contradict each other, else ``None``.
     Never raises on two ``str``; reads at most ``settings.max_chars`` of each."""
     if not isinstance(a, str) or not isinstance(b, str):
+        return None
+    if not _may_contradict(_features(a, settings), _features(b, settings), settings):
         return None
     x, y = _analyse(a, settings), _analyse(b, settings)
     if x.text == y.text or not x.text or not y.text:

@@ -198,3 +198,30 @@ def test_a_walk_stays_within_its_depth_and_its_edges_join_its_nodes(records, dep
                     frontier.append(b)
     assert set(reach) == ids and max(reach.values()) <= depth
     assert len(chain.mermaid.splitlines()) == 1 + len(chain.nodes) + len(chain.edges)
+
+
+def test_an_llm_extractor_adds_a_decisions_reasons_redacted_and_a_bad_item_is_skipped() -> None:
+    token = "ghp_" + "a" * 36
+
+    def llm(text: str) -> object:
+        return [
+            {
+                "content": "Use Celery for the email jobs",
+                "kind": "decision",
+                "importance": 1,
+                "reasons": [f"the retries need a broker, key {token}"],
+                "constraints": ["cron cannot retry"],
+            },
+            {"content": "The broker is Redis", "reasons": ["it is fast"]},  # reasons on a fact: skipped
+        ]
+
+    lt = LongTermMemory(":memory:", clock=Clock(T0), extractor=llm)
+    said = lt.add_turn("s", "user", "Let's settle the email jobs.", at=T0)
+    assert "1 invalid llm item(s) skipped (first: reasons are for a decision, not a fact)" in said.notes[0]
+    chain = lt.query_chain("why Celery?")
+    assert [(n.node_type, n.content.startswith("the retries need a broker")) for n in chain.nodes[1:]] == [
+        ("reason", True),
+        ("constraint", False),
+    ]
+    assert token not in chain.text and "[REDACTED:github_token:" in chain.text
+    assert sorted((e.edge_type, e.strength) for e in chain.edges) == [("blocks", 0.8), ("justifies", 0.8)]

@@ -643,6 +643,9 @@ class DecisionsPolicy(_Section):
     #: Decisions and their reasons are read from the assistant's turns too (the
     #: agent says what it chose and why), not only from the user's.
     chains_from_assistant: bool = True
+    #: The strength of the edges an LLM extractor's reasons, consequences and
+    #: constraints of a decision get (the rules' own come with the connective).
+    extractor_strength: float = _bound(0.8, 0.0, 1.0)
     #: Causal chains: a reason or consequence whose words overlap another decision's
     #: this much (Jaccard) joins the two chains (the earlier decision causes the later).
     chain_link_similarity: float = _bound(0.5, 0.0, 1.0, lo_open=True)

@@ -16,7 +16,7 @@ from .core import StoreCore, using_db
 from .extract import Candidate, token_set
 from .schema import KINDS, RESOLUTIONS, TurnRow
 
-__all__ = ["record", "from_turn", "query", "resolve"]
+__all__ = ["record", "from_turn", "attach_said", "query", "resolve"]
 
 
 @using_db
@@ -104,6 +104,21 @@ def from_turn(
         if memory is not None:
             chains.attach(lt, memory, links, turn.at, turn.session_id, turn.id)
     return out
+
+
+_EDGES = {"reason": "justifies", "consequence": "leads_to", "constraint": "blocks"}
+
+
+def attach_said(lt: StoreCore, memory_id: int, links: Sequence[tuple[str, str]], turn: TurnRow) -> None:
+    """An extractor's ``links`` (reason, consequence or constraint, text) of the
+    decision memory ``memory_id``, said in ``turn``: into its chain, each edge of
+    ``[decisions] extractor_strength``."""
+    memory = lt._memories.get(memory_id)
+    if memory is None:
+        return
+    strength = lt.decisions.extractor_strength
+    said = [(kind, text, _EDGES[kind], strength) for kind, text in links if kind in _EDGES and text]
+    chains.attach(lt, memory, said, turn.at, turn.session_id, turn.id)
 
 
 @using_db

@@ -94,6 +94,9 @@ class Candidate:
     """1 for instructions, decisions and identity, else 0."""
     tags: tuple[str, ...]
     """Sorted; the categories of every matched rule (so at least ``category``)."""
+    links: tuple[tuple[str, str], ...] = ()
+    """For a decision an LLM extractor gave reasons for: (reason, consequence or
+    constraint, its text), the nodes of its causal chain."""
 
 
 # ---------------------------------------------------------------------------
@@ -1287,6 +1290,14 @@ def _llm_item(item: object, content_chars: int) -> Candidate | str:
         slot = (" ".join(raw_slot[0].lower().split()), _attribute(raw_slot[1]))
         if not slot[1]:
             raise ValueError("empty attribute")
+    links: list[tuple[str, str]] = []
+    for field, link in (("reasons", "reason"), ("consequences", "consequence"), ("constraints", "constraint")):
+        said = item.get(field, [])
+        if not isinstance(said, list) or not all(isinstance(t, str) for t in said):
+            raise ValueError(f"{field} is not a list of strings")
+        if said and kind != "decision":
+            raise ValueError(f"{field} are for a decision, not a {kind}")
+        links += [(link, " ".join(t.split())[:content_chars].rstrip()) for t in said if t.split()]
     return Candidate(
         content=content,
         kind=str(kind),
@@ -1296,6 +1307,7 @@ def _llm_item(item: object, content_chars: int) -> Candidate | str:
         rules=("llm",),
         importance=int(importance),
         tags=tuple(sorted(tags | {str(category)})),
+        links=tuple(links),
     )
 
 
@@ -1353,7 +1365,8 @@ def run_llm(
     ``extractor(text)`` returns a JSON list (or its text): items
     ``{"content", "importance": 0|1, "tags": [...], "action": "create"|"archive"}`` with
     optional ``"kind"``, ``"category"``, ``"slot": [subject, attribute]`` and
-    ``"value"`` (slot and value come together). A missing category is the first tag
+    ``"value"`` (slot and value come together), and for a decision ``"reasons"``,
+    ``"consequences"`` and ``"constraints"`` (lists of texts: its causal chain). A missing category is the first tag
     that is a category, else "decision" / "event" / "personal" by kind.
 
     Returns (candidates to create, with ``rules=("llm",)``; contents to archive; an

@@ -29,6 +29,7 @@ def redacted_candidate(candidate: Candidate) -> Candidate:
         content=redact(candidate.content),
         value=checks.redacted(candidate.value),
         tags=tuple(sorted({redact(tag) for tag in candidate.tags})),
+        links=tuple((kind, redact(text)) for kind, text in candidate.links),
     )
 
 
@@ -75,6 +76,8 @@ def add_turn(
             notes.append(note)
         for candidate in candidates:
             done.append(memories.ingest(lt, candidate, turn=turn, at=when, tags=turn.tags))
+            if candidate.links:  # an LLM extractor's reasons for a decision: its chain
+                decisions.attach_said(lt, done[-1].memory_id, candidate.links, turn)
         for content in archive:
             for memory_id in memories.matching(lt, content):
                 memories.archive(lt, lt._memories[memory_id], when, f"the extractor asked (turn {turn.id})")

@@ -245,3 +245,31 @@ def test_policy_section_round_trips_and_auto_resolution_can_be_off(tmp_path: Pat
     assert lt.remember("We no longer deploy the API on Fridays", at=T0 + DAY).action == "created"
     [c] = lt.contradictions().contradictions
     assert c.status == "open"
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.sampled_from(["Postgres", "MySQL", "SQLite", "MongoDB"]), min_size=2, max_size=5), st.data())
+def test_a_corrected_value_never_ranks_above_its_correction(values: list[str], data) -> None:  # type: ignore[no-untyped-def]
+    lt = store()
+    for i, (old, new) in enumerate(zip(values, values[1:])):
+        if i == 0:
+            lt.add_turn("s", "user", f"The database is {old}.", at=T0)
+        form = data.draw(
+            st.sampled_from(["Actually, the database is {new}, not {old}.", "We switched from {old} to {new}."])
+        )
+        lt.add_turn("s", "user", form.format(new=new, old=old), at=T0 + (i + 1) * DAY)
+    hits = lt.recall("which database do we use?", k=10).hits
+    place = {(h.kind == "turn", h.id): n for n, h in enumerate(hits)}
+    for n, hit in enumerate(hits):
+        successor = None
+        if hit.kind != "turn":
+            successor = lt.get(hit.id).superseded_by
+        else:
+            successor = next(
+                (int(note.split("#")[1]) for note in hit.notes if note.startswith("superseded by #")), None
+            )
+        if successor is not None and (False, successor) in place:
+            assert place[(False, successor)] < n, (hit, hits)
+    memories = [h for h in hits if h.kind != "turn"]
+    assert memories and lt.get(memories[0].id).status == "active"
+    assert values[-1].lower() in memories[0].content.lower()

@@ -38,6 +38,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -197,8 +198,7 @@ def content_words(text: str) -> list[str]:
     return out
 
 
-@dataclass(frozen=True, slots=True)
-class _Word:
+class _Word(NamedTuple):  # a tuple: made for every word of every text examined
     text: str  # as written, possessive dropped
     lower: str
     entity: bool
@@ -270,10 +270,16 @@ def _analyze(texts: Sequence[str], *, vectors: bool = True) -> list[_Sentence]:
     capitalized_inside: set[str] = set()
     for index, text in enumerate(_texts(texts)):
         for sentence in _split(text):
-            code = {_surface(w) for span in _BACKTICKS.findall(sentence) for w in _WORD.findall(span)}
+            code = (
+                {_surface(w) for span in _BACKTICKS.findall(sentence) for w in _WORD.findall(span)}
+                if "`" in sentence
+                else set()
+            )
             words: list[tuple[str, bool, bool]] = []
             for position, m in enumerate(_WORD.finditer(sentence)):
-                word = _surface(m.group())
+                word = m.group()
+                if "'" in word or "’" in word:
+                    word = _surface(word)
                 words.append((word, position == 0, word in code))
                 if position and _capitalized(word):
                     capitalized_inside.add(word)

@@ -225,3 +225,26 @@ def test_an_llm_extractor_adds_a_decisions_reasons_redacted_and_a_bad_item_is_sk
     ]
     assert token not in chain.text and "[REDACTED:github_token:" in chain.text
     assert sorted((e.edge_type, e.strength) for e in chain.edges) == [("blocks", 0.8), ("justifies", 0.8)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.text(max_size=300),
+    st.lists(st.text(max_size=200), max_size=4),
+    st.one_of(st.floats(allow_nan=True), st.integers(-5, 5), st.booleans()),
+    st.one_of(st.integers(-3, 25), st.booleans(), st.text(max_size=3)),
+)
+def test_hostile_arguments_are_typed_errors_or_chains(decision, reasons, strength, depth) -> None:  # type: ignore[no-untyped-def]
+    from aircher_mem.errors import AircherError
+
+    lt = store()
+    for call in (
+        lambda: lt.record_decision(decision, reasons=reasons, strength=strength),
+        lambda: lt.query_chain(decision or "why?", max_depth=depth),
+        lambda: lt.add_turn("s", "assistant", decision or "x"),
+    ):
+        try:
+            call()
+        except AircherError:
+            pass
+    lt.commit()

@@ -5,6 +5,7 @@ quote, and offered in the assembled context's first tier."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -251,7 +252,7 @@ def test_policy_section_round_trips_and_auto_resolution_can_be_off(tmp_path: Pat
 @given(st.lists(st.sampled_from(["Postgres", "MySQL", "SQLite", "MongoDB"]), min_size=2, max_size=5), st.data())
 def test_a_corrected_value_never_ranks_above_its_correction(values: list[str], data) -> None:  # type: ignore[no-untyped-def]
     lt = store()
-    for i, (old, new) in enumerate(zip(values, values[1:])):
+    for i, (old, new) in enumerate(itertools.pairwise(values)):
         if i == 0:
             lt.add_turn("s", "user", f"The database is {old}.", at=T0)
         form = data.draw(
@@ -273,3 +274,27 @@ def test_a_corrected_value_never_ranks_above_its_correction(values: list[str], d
     memories = [h for h in hits if h.kind != "turn"]
     assert memories and lt.get(memories[0].id).status == "active"
     assert values[-1].lower() in memories[0].content.lower()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.text(min_size=1, max_size=200), min_size=1, max_size=4),
+    st.one_of(st.integers(-2, 5), st.booleans(), st.text(max_size=3)),
+    st.one_of(st.sampled_from(["a_wins", "b_wins", "both_valid", "merged", "x"]), st.text(max_size=5)),
+    st.one_of(st.none(), st.text(max_size=50)),
+)
+def test_hostile_texts_and_resolutions_are_typed_errors(texts, cid, resolution, content) -> None:  # type: ignore[no-untyped-def]
+    from aircher_mem.errors import AircherError
+
+    lt = store()
+    for text in texts:
+        try:
+            lt.remember(text)
+        except AircherError:
+            pass
+    try:
+        lt.resolve_contradiction(cid, resolution, content=content, note="n")
+    except AircherError:
+        pass
+    for status in ("open", "resolved", "all"):
+        lt.contradictions(status)

@@ -424,6 +424,30 @@ def test_a_server_consolidates_once_up_an_interval_when_the_last_pass_is_that_ol
         assert not Consolidating(memory, started=0.0).due()
 
 
+def test_a_server_that_exits_when_idle_consolidates_once_idle(tmp_path: Path) -> None:
+    from aircher_mem.interfaces.http import Consolidating
+
+    policy = Policy.from_dict(
+        {"lifecycle": {"consolidate_interval_seconds": 3600, "consolidate_idle_seconds": 60}}, source="test"
+    )
+    idle = [59.0]
+    with Memory.open(tmp_path, policy=policy) as memory:
+        memory.add_turn("s", "user", PUPPY[0], extract=False)
+        schedule = Consolidating(memory, idle=lambda: idle[0])  # just started: no interval to wait
+        assert not schedule.due()  # the agent is at work
+        idle[0] = 60.0
+        assert schedule.due()  # never consolidated, idle long enough
+        schedule.when_due()
+        schedule.join(60)
+        assert memory.last_consolidated() is not None and not schedule.due()
+        last = memory.last_consolidated()
+        assert last is not None
+        memory.consolidate(now=last - 3600)
+        assert schedule.due()
+        idle[0] = 0.0
+        assert not schedule.due()
+
+
 def test_consolidate_over_http(tmp_path: Path) -> None:
     from aircher_mem.interfaces import http
     from starlette.testclient import TestClient

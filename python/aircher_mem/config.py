@@ -608,6 +608,9 @@ class LifecyclePolicy(_Section):
     link_shared_entities: int = _bound(2, 1, 1000)
     #: A server consolidates every this many seconds (0: never).
     consolidate_interval_seconds: float = _bound(86_400.0, 0.0, 31_536_000.0)
+    #: A server that exits when idle (the hooks') runs a due pass once it has had no
+    #: request for this long.
+    consolidate_idle_seconds: float = _bound(60.0, 0.0, 86_400.0)
     #: TTL defaults (000) by a memory's tag: ``architecture`` (marked stale after 30
     #: days), ``api`` (7 days, refreshed by a change to a file matching
     #: ``ttl_api_refresh``), ``implementation`` (archived after 3 days), ``session``

@@ -1138,25 +1138,40 @@ def serve_in_thread(memory: Memory, *, host: str = "127.0.0.1", port: int = 0) -
 class Consolidating:
     """A server's consolidation passes (``Memory.consolidate``), every ``[lifecycle]
     consolidate_interval_seconds`` (0: never): once the server has run that long, a
-    pass is due when the store's last one is that old (or there was none). The
-    check and the pass run in a thread of their own, one at a time (the store is
-    read under the memory's lock, never beside a request opening it); a failure is
+    pass is due when the store's last one is that old (or there was none). A server
+    that exits when idle (the one the hooks start, given ``idle``: its idle seconds)
+    never runs that long: its pass is due once it has had no request for
+    ``consolidate_idle_seconds`` (a pass holds the memory's lock: not while the
+    agent works) and the last pass is an interval old or there was none. The check
+    and the pass run in a thread of their own, one at a time (the store is read
+    under the memory's lock, never beside a request opening it); a failure is
     logged. Looked at every ``CHECK_SECONDS``."""
 
     CHECK_SECONDS = 30.0
 
-    def __init__(self, memory: Memory, *, started: float | None = None) -> None:
+    def __init__(
+        self, memory: Memory, *, started: float | None = None, idle: Callable[[], float] | None = None
+    ) -> None:
         self.memory = memory
         self.interval = memory.policy.lifecycle.consolidate_interval_seconds
+        self.idle_wait = memory.policy.lifecycle.consolidate_idle_seconds
         self.started = time.time() if started is None else started
+        self.idle = idle
         self._next_check = time.monotonic()
         self._thread: threading.Thread | None = None
         self._ticker: threading.Thread | None = None
         self._stop = threading.Event()
 
+    def _may_run(self) -> bool:
+        if not self.interval:
+            return False
+        if self.idle is not None:
+            return self.idle() >= self.idle_wait
+        return time.time() - self.started >= self.interval
+
     def due(self) -> bool:
         """Whether a pass is due now (reads the store's last pass)."""
-        if not self.interval or time.time() - self.started < self.interval:
+        if not self._may_run():
             return False
         last = self.memory.last_consolidated()
         return last is None or time.time() - last >= self.interval
@@ -1166,7 +1181,7 @@ class Consolidating:
         if time.monotonic() < self._next_check or (self._thread is not None and self._thread.is_alive()):
             return
         self._next_check = time.monotonic() + self.CHECK_SECONDS
-        if not self.interval or time.time() - self.started < self.interval:
+        if not self._may_run():
             return
         self._thread = threading.Thread(target=self._run, name="aircher-consolidate", daemon=True)
         self._thread.start()
@@ -1254,7 +1269,7 @@ def serve(
                 log.warning("could not refresh the code graph of %s: %s", memory.root, exc)
         if not stop.is_set() and not (yields and store.wanted(memory.db_path)):
             running = serve_in_thread(memory, host=host, port=port)
-            consolidating = Consolidating(memory)
+            consolidating = Consolidating(memory, idle=running.idle_seconds if idle_exit_seconds else None)
             while running.running and not stop.wait(_WATCH_SECONDS):
                 consolidating.when_due()
                 if idle_exit_seconds and running.idle_seconds() > idle_exit_seconds:

@@ -174,6 +174,25 @@ def test_consolidation_reports_the_contradictions_since_its_last_pass() -> None:
     assert lt.consolidate(now=T0 + 3 * DAY, dry_run=True).contradictions_found == 0
 
 
+def test_consolidation_checks_the_memories_an_older_version_stored(tmp_path: Path) -> None:
+    path = tmp_path / "m.duckdb"
+    with store(path) as lt:
+        lt.remember("Always use tabs for indentation", at=T0)
+        lt.remember("Never use tabs for indentation", at=T0 + DAY)
+        lt.remember("The API listens on port 8080", at=T0 + DAY)
+    with store(path) as lt:  # as an older version left it: no contradiction known, none checked
+        lt._con.execute("DELETE FROM contradictions")
+        lt._con.execute("INSERT OR REPLACE INTO longterm_state VALUES ('unscanned_through', 3)")
+    with store(path) as lt:
+        assert lt.contradictions("all").contradictions == []
+        assert lt.consolidate(now=T0 + 2 * DAY, dry_run=True).contradictions_found == 1
+        report = lt.consolidate(now=T0 + 2 * DAY)
+        [c] = lt.contradictions().contradictions
+        assert (c.memory_a, c.memory_b, c.origin, report.contradictions_found) == (1, 2, "consolidation", 1)
+        assert dict(lt._state())["scanned_through"] == 3
+        assert lt.consolidate(now=T0 + 3 * DAY).contradictions_found == 0
+
+
 def test_cli_and_http_shapes(tmp_path: Path) -> None:
     from aircher_mem.interfaces import http
     from starlette.testclient import TestClient

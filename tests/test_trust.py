@@ -332,6 +332,7 @@ def test_a_rewrite_a_crash_cut_short_is_done_at_the_next_open(tmp_path: Path, mo
             ("next_node", 1),
             ("next_turn", 2),
             ("rewrite", 1),
+            ("unscanned_through", 0),
         ]
 
     def counting(p: object) -> None:

@@ -655,8 +655,8 @@ class DecisionsPolicy(_Section):
     #: query_chain: when recall finds no decision with a chain, the chain sharing the
     #: largest share of the question's words, if at least this share.
     chain_min_overlap: float = _bound(0.3, 0.0, 1.0)
-    #: A consolidation pass checks the memories stored since the last pass again
-    #: (their neighbours may have come after them), for at most this long.
+    #: A consolidation pass checks the memories stored before contradictions were
+    #: checked at write (a store made by an older version), for at most this long.
     consolidate_scan_seconds: float = _bound(1.0, 0.0, 3600.0)
 
 

@@ -13,9 +13,10 @@ first, for at most ``consolidate_forms_seconds`` a pass (the rest wait for the
 next: ``pending``; a memory's own summary and compressed form are made when recall
 first serves it warm or cold); TTLs expire (:mod:`.ttl`); superseded memories and
 memories never cited and unseen for ``forget_unused_days`` are forgotten (their
-rows, never their raw turns); the memories stored since the last pass are checked
-for contradictions again (:mod:`.contradictions`, for at most ``[decisions]
-consolidate_scan_seconds``) and every contradiction found since is reported; every
+rows, never their raw turns); every contradiction found since the last pass is
+reported (each memory is checked when stored, :mod:`.contradictions`; those stored
+before that check existed are checked here, for at most ``[decisions]
+consolidate_scan_seconds`` a pass); every
 memory is placed in its layer by its priority and age
 (:mod:`.layers`: usage counts there); episodes sharing entities, and memories
 about the same file, are linked. The rows are committed in one transaction.
@@ -44,6 +45,9 @@ __all__ = ["TaskRecord", "consolidate", "last_pass"]
 
 #: The last pass's time, in the store's state (whole seconds).
 LAST_PASS = "consolidated_at"
+# the memories stored before contradictions were checked at write: through this id;
+# how far consolidation has checked them
+UNSCANNED, SCANNED = "unscanned_through", "scanned_through"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -73,21 +77,23 @@ def consolidate(
     lt._check_open()
     lt._load()
     with lt.holding():
-        report, doomed = _pass(lt, now, dry_run, tasks)
+        report, doomed, scanned = _pass(lt, now, dry_run, tasks)
     if not dry_run:
         lt._commit()
         if doomed:
             _forget.erase(lt, doomed)
         with lt._transaction("recording the consolidation", rows=False) as con:
             con.execute("INSERT OR REPLACE INTO longterm_state VALUES (?, ?)", [LAST_PASS, int(report.now)])
+            con.execute("INSERT OR REPLACE INTO longterm_state VALUES (?, ?)", [SCANNED, scanned])
     return report
 
 
 def _pass(
     lt: StoreCore, now: float | dt.datetime | None, dry_run: bool, tasks: Sequence[TaskRecord]
-) -> tuple[ConsolidationReport, set[int]]:
-    """The pass in memory; its report, and the memories to delete for good after
-    its rows are committed (forgotten, or a TTL that deletes)."""
+) -> tuple[ConsolidationReport, set[int], int]:
+    """The pass in memory; its report, the memories to delete for good after its
+    rows are committed (forgotten, or a TTL that deletes), and the id through which
+    the memories stored before the check at write are checked now."""
     checks.flag("dry_run", dry_run)
     when = lt.clock() if now is None else unix_time("now", now)
     lt._load()
@@ -228,29 +234,35 @@ def _pass(
     for memory_id, reason in sorted(doomed.items()):
         actions.append(ConsolidationAction(memory_id, "forgotten", reason))
 
-    # 6. contradictions: the memories stored since the last pass checked again against
-    #    their nearest (a write's check may have come before its neighbours), while
-    #    the pass's time for it lasts; every contradiction found since is reported
+    # 6. contradictions: every memory is checked when stored; those stored before the
+    #    check existed are checked here, oldest first, while the pass's time for it
+    #    lasts; every contradiction found since the last pass is reported
     contradicted = 0
+    unscanned = int(state.get(UNSCANNED, 0))
     budget = time.perf_counter() + lt.decisions.consolidate_scan_seconds
-    fresh_memories = [
-        m for m in lt._memories.values() if m.created_at >= last_pass and m.status == "active" and m.id not in doomed
-    ]
-    for memory in fresh_memories:
+    scanned_to = int(state.get(SCANNED, 0))
+    seen: set[tuple[int, int]] = set()
+    for memory_id in sorted(i for i in lt._memories if scanned_to < i <= unscanned):
         if time.perf_counter() > budget:
             break
-        if dry_run:
-            for first, second, verdict in contradictions.pairs(lt, memory):
-                contradicted += 1
-                actions.append(
-                    ConsolidationAction(
-                        second.id, "contradiction", f"with memory {first.id}: {verdict.rule}, {verdict.evidence}"
+        memory = lt._memories[memory_id]
+        if memory.status == "active" and memory_id not in doomed:
+            if dry_run:
+                for first, second, verdict in contradictions.pairs(lt, memory):
+                    if (first.id, second.id) in seen:
+                        continue  # found from the other side already
+                    seen.add((first.id, second.id))
+                    contradicted += 1
+                    actions.append(
+                        ConsolidationAction(
+                            second.id, "contradiction", f"with memory {first.id}: {verdict.rule}, {verdict.evidence}"
+                        )
                     )
-                )
-        else:
-            contradictions.scan(lt, memory, when, origin="consolidation")
+            else:
+                contradictions.scan(lt, memory, when, origin="consolidation")
+        scanned_to = memory_id
     for row in sorted(lt._contradictions.values(), key=lambda r: r.id):
-        if row.detected_at >= last_pass and row.memory_b not in doomed:
+        if row.detected_at > last_pass and row.memory_b not in doomed:
             contradicted += 1
             settled = f"; resolved {row.resolution}" if row.resolution else ""
             actions.append(
@@ -292,23 +304,27 @@ def _pass(
             lt._edge(b, a, "related_to", when)
 
     erase = set(doomed) | {e.memory_id for e in expiries if e.action == "delete"}
-    return ConsolidationReport(
-        dry_run,
-        when,
-        created,
-        extended,
-        deduped,
-        summarized,
-        compressed,
-        pending,
-        moved,
-        tiers,
-        contradicted,
-        len(expiries),
-        len(doomed),
-        len(links),
-        actions,
-    ), erase
+    return (
+        ConsolidationReport(
+            dry_run,
+            when,
+            created,
+            extended,
+            deduped,
+            summarized,
+            compressed,
+            pending,
+            moved,
+            tiers,
+            contradicted,
+            len(expiries),
+            len(doomed),
+            len(links),
+            actions,
+        ),
+        erase,
+        scanned_to,
+    )
 
 
 def last_pass(lt: StoreCore) -> float | None:

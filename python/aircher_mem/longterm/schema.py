@@ -228,6 +228,8 @@ MIGRATIONS: dict[int, list[str]] = {
             resolution VARCHAR,
             resolution_note VARCHAR
         )""",
+        # the memories stored before: never checked when stored (consolidation does it)
+        "INSERT INTO longterm_state SELECT 'unscanned_through', COALESCE(MAX(id), 0) FROM memories",
     ],
     # Causal chains (seed 000): decision, reason, consequence and constraint nodes (a
     # decision node is its decision memory's; every node belongs to the chain of one

@@ -108,6 +108,14 @@ CONTRADICTIONS = [
         "correction",
         "black corrected to ruff format",
     ),
+    # a change of state: got / lost, sought / owned, failed / passed
+    ("Jon lost his job at the bank.", "Jon found a new job at a startup.", "state", "job: lost vs found"),
+    ("Jon is looking for a dance studio.", "Jon owns a dance studio.", "state", "studio: looking for vs owns"),
+    ("The nightly build is failing.", "The nightly build passes.", "state", "build: failing vs passes"),
+    # one activity, two names for where it is done; a number written onto a word
+    ("We review code on GitLab.", "Code review happens on GitHub.", "name", "gitlab vs github"),
+    ("Compile with -O2.", "Compile with -O3.", "number", "compile: o2 vs o3"),
+    ("Mia moved to Berlin.", "Mia lives in Lisbon.", "value", "mia: berlin vs lisbon"),
 ]
 
 NOT_CONTRADICTIONS = [
@@ -151,6 +159,18 @@ NOT_CONTRADICTIONS = [
     # unrelated
     ("Tests run with pytest.", "The release is scheduled for March 3."),
     ("The user prefers tabs.", "Logs are shipped to Datadog."),
+    # a change of state of another holder, another thing, or only thought of
+    ("Jon lost his job.", "Gina found a new job."),
+    ("Sam got a job as a nurse.", "Sam's sister lost her job."),
+    ("Nina opened a bakery downtown.", "Nina is planning to open a second bakery."),
+    ("The team added a new test for the parser.", "The team removed a flaky test from the lexer."),
+    ("Jon has lost his job.", "Jon lost his job at the bank."),
+    ("Jon lost his job.", "Jon lost his job and then found a new one."),
+    # names of something new, names beside other words, numbers of other builds
+    ("Maria got a puppy named Coco.", "Maria got a puppy named Shadow."),
+    ("We use Slack for team chat.", "We use Zoom for team meetings."),
+    ("Release builds compile with -O3.", "Debug builds compile with -O0."),
+    ("Our docs are written in Markdown.", "Our docs are built with MkDocs."),
 ]
 
 
@@ -254,7 +274,8 @@ def test_symmetric_and_never_raises(a: str, b: str) -> None:
 _WORDS = st.sampled_from(
     "the a database is postgres mysql not never always use uses tabs spaces timeout 30 60 seconds s "
     "minutes python 3.11 3.12 friday monday enabled disabled actually no longer instead of switched "
-    "from to , ; . and but on off true false sync async port 8080 version 1.2.3 staging production".split()
+    "from to , ; . and but on off true false sync async port 8080 version 1.2.3 staging production "
+    "Jon lost found his job passed failed build GitLab GitHub review code happens -O2 v3 looking for owns".split()
 )
 _SENTENCES = st.lists(_WORDS, max_size=25).map(" ".join)
 

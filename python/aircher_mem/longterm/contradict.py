@@ -19,8 +19,20 @@ the same thing in other words is not a contradiction. The rules, tried in order:
 - ``opposite``: the statements overlap in their words and one negates the other
   ("use X" / "never use X") or they take opposite sides of a pair (enable /
   disable, sync / async, true / false...);
-- ``value``: "S is V" (or "S uses V", "S: V") with the same subject S and
-  values with no word in common ("the message queue is RabbitMQ" / "... is Kafka").
+- ``value``: "S is V" (or "S uses V", "S moved to V", "S: V") with the same
+  subject S and values with no word in common ("the message queue is RabbitMQ" /
+  "... is Kafka"), unless the two say how in other words ("written in" / "built
+  with");
+- ``state``: the same holder's same thing left in two states that exclude each
+  other, with no copula needed: got / lost, owned / still sought, passed / failed
+  ("Jon lost his job" / "Jon found a new job"); a text that tells both states, a
+  change only considered, or two things told apart by their words are not;
+- ``name``: two one-sentence statements of one activity in nearly the same words,
+  each with a name the other lacks ("We review code on GitLab" / "Code review
+  happens on GitHub").
+
+Numbers written onto a word ("-O2", "v3", "sha256") are compared by the number
+rule with the numbers written onto the same word.
 
 The decision is symmetric: the rules are tried on (a, b), then on (b, a). Each
 text's analysis is cached; only the first :attr:`ContradictionSettings.max_chars`
@@ -78,12 +90,22 @@ class ContradictionSettings:
     opposite_min_words: int = 2
     # clauses of a text compared one by one by the opposite rule
     opposite_clauses: int = 6
+    # content words after a change of state read as what changed ("lost his job at the
+    # bank": job), up to the first preposition
+    state_object_words: int = 4
+    # words two statements about one activity share, and words the two may say beside
+    # them (together), before two different names for it count as two answers ("we
+    # review code on GitLab" / "code review happens on GitHub": code, review; happen)
+    name_shared: int = 2
+    name_rest: int = 1
     # the confidence reported by each rule (the opposite rule's is scaled by the overlap)
     score_correction: float = 0.9
     score_attribute: float = 0.85
     score_number: float = 0.8
     score_opposite: float = 0.75
     score_value: float = 0.6
+    score_state: float = 0.65
+    score_name: float = 0.55
     # texts whose analysis is kept, and words whose stem is (read once, when the module is imported)
     cache_size: int = 4096
     # texts whose cheap features (which rules could apply) are kept
@@ -178,6 +200,69 @@ _SCOPES = {
     **dict.fromkeys("file files filename filenames".split(), "file"),
     **dict.fromkeys("module modules package packages".split(), "module"),
 }
+# Changes of state: (kind, state, phrases). Two statements about the same holder and
+# the same thing in states of one kind that exclude each other disagree: it is held
+# or gone ("got a job" / "lost his job"), held or still sought ("looking for a
+# studio" / "owns a studio"), passed or failed.
+_STATE_PHRASES: tuple[tuple[str, str, str, str], ...] = (
+    # (kind, state, one-word phrases, several-word phrases separated by "|")
+    (
+        "have",
+        "held",
+        "got gets found landed lands joined joins hired adopted adopts bought buys opened opens started starts "
+        "added adds has owns owned launched launches",
+        "took up|takes up|take up|signed up|signs up",
+    ),
+    (
+        "have",
+        "gone",
+        "lost loses quit quits fired sold sells closed closes removed removes dropped drops resigned retired deleted",
+        # "left" as a verb has an object ("left the club", not "the left pane")
+        "left the|left his|left her|left their|left my|left our|leaves the|leaves his|leaves her|laid off|"
+        "gave away|gives away|gave up|gives up|give up|dropped out|drops out|passed away|passes away|"
+        "said goodbye|says goodbye|take a break|took a break|takes a break|stopped using|stops using",
+    ),
+    (
+        "have",
+        "sought",
+        "seeking preparing prepping",
+        "looking for|searching for|working on|hoping to|wants to|saving for",
+    ),
+    ("outcome", "passed", "passed passes aced succeeded", "positive results|positive result"),
+    ("outcome", "failed", "failed fails failing flunked", ""),
+)
+_STATES: dict[tuple[str, ...], tuple[str, str]] = {
+    phrase: (kind, state)
+    for kind, state, words, groups in _STATE_PHRASES
+    for phrase in [(w,) for w in words.split()] + [tuple(g.split()) for g in groups.split("|") if g]
+}
+_STATE_FIRST = frozenset(phrase[0] for phrase in _STATES)
+_STATE_LONGEST = max(len(phrase) for phrase in _STATES)
+_STATE_WORDS = frozenset(w for phrase in _STATES for w in phrase)
+# pairs of states that cannot hold together
+_EXCLUSIVE = frozenset(
+    {
+        ("held", "gone"),
+        ("gone", "held"),
+        ("held", "sought"),
+        ("sought", "held"),
+        ("passed", "failed"),
+        ("failed", "passed"),
+    }
+)
+# a change only thought of, feared or asked about says nothing of the state
+_HEDGES = frozenset(
+    (
+        "might may could would if whether worried afraid maybe perhaps considering considers planning plans thinking"
+    ).split()
+)
+# after these a word of _STATES is an auxiliary ("has been", "got to"), not a change
+_AUXILIARY_NEXT = frozenset("been be to had not never".split())
+# where the thing that changed ends ("lost his job | at the bank")
+_OBJECT_END = frozenset(
+    "at as in on for from to with by where which who that because after before while since when of than "
+    "during until".split()
+)
 _SYNONYMS = {"max": "maximum", "min": "minimum", "db": "database", "repo": "repository", "prod": "production"}
 
 # -- amounts -----------------------------------------------------------------------------
@@ -249,6 +334,7 @@ _AMOUNT = re.compile(
     r"|(?P<freq>\b(?:hourly|daily|nightly|weekly|monthly|yearly|annually|every (?:day|night|week|month|hour|year))\b)"
     rf"|(?P<named>\b(?P<name>[a-z][a-z+#.-]{{0,30}}?)[ -]?v?(?P<ver>\d{{1,6}}(?:\.\d{{1,6}}){{1,4}})\b"
     rf"(?!\s*(?:{_UNIT_ALT})\b))"
+    r"|(?P<tagged>(?<![\w.])(?P<tag>[a-z]{1,8})(?P<tagn>\d{1,6})(?![\w.]))"
     rf"|(?P<num>(?<![\w.])(?P<n>{_NUM}|" + "|".join(_WORD_NUMBERS) + r")(?P<attached>%|[a-z]{1,12})?(?!\w|\.\d)"
     r"(?:\s*(?P<unit>%|[a-z]{1,20})\b)?)"
 )
@@ -323,6 +409,13 @@ _CORRECTIONS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
 _LEAD = re.compile(r"^(?:(?:use|uses|using|used|is|are|was|were|the|a|an|on|in|with|to|be|being|run|running)\s+)+")
 
 
+def _undouble(word: str) -> str:
+    """ "shipp" (of "shipped") is "ship"; "call", "pass", "buzz" keep both letters."""
+    if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiouylsz":
+        return word[:-1]
+    return word
+
+
 @functools.lru_cache(maxsize=DEFAULT.word_cache_size)
 def _stem(word: str) -> str:
     word = _SYNONYMS.get(word, word)
@@ -333,15 +426,16 @@ def _stem(word: str) -> str:
     if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
         word = word[:-1]
     elif len(word) > 5 and word.endswith("ed"):
-        word = word[:-2]
+        word = _undouble(word[:-2])
     elif len(word) > 6 and word.endswith("ing"):
-        word = word[:-3]
+        word = _undouble(word[:-3])
     if len(word) > 4 and word.endswith("e"):
         word = word[:-1]
     return word
 
 
 _SCOPE_STEMS = frozenset(_stem(w) for w in _SCOPES)
+_GENERIC_STEMS = frozenset(_stem(w) for w in _GENERIC)
 
 
 def _clean(text: str, limit: int) -> str:
@@ -382,6 +476,7 @@ class _SubjectValue:
     value: frozenset[str]
     shown_subject: str
     shown_value: str
+    relation: str = ""  # the participle before the value ("written" in "is written in Go")
 
 
 @dataclass(frozen=True)
@@ -390,6 +485,21 @@ class _Correction:
     away_words: frozenset[str]
     to: str  # the replacement, as said (may be empty)
     to_words: frozenset[str]  # the replacement's words
+    # the replacement's words not also said elsewhere in the text ("we format with ruff
+    # format": "format" is the activity, "ruff" the replacement)
+    own_words: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class _Change:
+    """A change of state said in a clause: who, what, and the state it is left in."""
+
+    kind: str
+    state: str
+    holder: frozenset[str]  # the content words before the change, stemmed
+    thing: frozenset[str]  # what changed, stemmed
+    head: str  # the last word of what changed (its noun, mostly)
+    shown: str
 
 
 @dataclass(frozen=True)
@@ -414,6 +524,18 @@ class _Analysis:
     amounts: tuple[_Amount, ...]
     claims: tuple[_SubjectValue, ...]
     corrections: tuple[_Correction, ...]
+    # read when a rule needs them (most pairs never get that far)
+    raw: str
+    clauses: tuple[str, ...]
+    s: ContradictionSettings
+
+    @functools.cached_property
+    def changes(self) -> tuple[_Change, ...]:
+        return _changes(list(self.clauses), self.s)
+
+    @functools.cached_property
+    def names(self) -> tuple[frozenset[str], ...]:
+        return _names(self.raw, self.text, self.s)
 
 
 def _amount(m: re.Match[str], context: frozenset[str], s: ContradictionSettings) -> _Amount | None:
@@ -453,6 +575,10 @@ def _amount(m: re.Match[str], context: frozenset[str], s: ContradictionSettings)
         if not name or name in _STOP or name in _GENERIC:
             return _Amount("version", tuple(int(p) for p in ver.split(".")), ver, context)
         return _Amount("version", tuple(int(p) for p in ver.split(".")), shown, context | {_stem(name)}, name)
+    if m.group("tagged"):
+        # a number written onto a word ("-O2", "v3", "sha256", "node20"): the word says
+        # what is counted, so only the same word's numbers are compared
+        return _Amount("tagged:" + m.group("tag"), int(m.group("tagn")), shown, context)
     number_text = m.group("n")
     attached = m.group("attached")
     if attached and number_text in _WORD_NUMBERS:
@@ -484,13 +610,18 @@ def _amount(m: re.Match[str], context: frozenset[str], s: ContradictionSettings)
 
 _CLAIM = re.compile(
     r"^(?P<s>(?:[a-z0-9+#][\w+#./'-]*\s+){0,5}?[a-z0-9+#][\w+#./'-]*)\s+"
-    r"(?:is|are|=|:|uses|use|lives in|live in|runs on|run on)\s+(?P<v>.+)$"
+    r"(?:is|are|=|:|uses|use|lives in|live in|runs on|run on|moved to|moves to|relocated to)\s+(?P<v>.+)$"
 )
 _CLAIM_COLON = re.compile(r"^(?P<s>[a-z0-9+#][\w+#./ '-]{0,60}?)\s*[:=]\s*(?P<v>.+)$")
 _LINK = frozenset(
     "written built hosted stored shipped reported scheduled set configured kept located deployed "
     "done handled managed made powered backed called named in on with to at by for via through of".split()
 )
+
+
+# a participle of _LINK says how the value relates to the subject: "written in
+# Markdown" and "built with MkDocs" answer two questions
+_RELATIONS = _LINK - frozenset("in on with to at by for via through of".split())
 
 
 def _claims(clause: str, s: ContradictionSettings) -> list[_SubjectValue]:
@@ -509,7 +640,8 @@ def _claims(clause: str, s: ContradictionSettings) -> list[_SubjectValue]:
     ):
         return []
     value = frozenset(_stem(w) for w in value_words)
-    return [_SubjectValue(subject, value, " ".join(subject_words), " ".join(value_words))]
+    relation = next((w for w in _words(m.group("v")) if w in _RELATIONS), "")
+    return [_SubjectValue(subject, value, " ".join(subject_words), " ".join(value_words), relation)]
 
 
 # "on"/"off" as a state ("is on", "turned off."), not as a preposition ("on save")
@@ -606,7 +738,11 @@ def _corrections(text: str, words: list[str], s: ContradictionSettings) -> tuple
                 )
                 to = " ".join(values)
                 to_words = _content(_words(to))
-            out.append(_Correction(away, away_words, to if to_words - away_words else "", to_words - away_words))
+            to_words = to_words - away_words
+            said = [_stem(w) for w in words]
+            to_said = [_stem(w) for w in _words(to)]
+            own = frozenset(w for w in to_words if said.count(w) <= to_said.count(w))
+            out.append(_Correction(away, away_words, to if to_words else "", to_words, own))
     return tuple(out)
 
 
@@ -626,6 +762,108 @@ def _unit_texts(text: str, clauses: list[str], s: ContradictionSettings) -> list
 
 def _units(text: str, whole: _Polarity, clauses: list[str], s: ContradictionSettings) -> tuple[_Polarity, ...]:
     return tuple(whole if unit is text else _polarity(unit) for unit in _unit_texts(text, clauses, s))
+
+
+def _state_phrases(words: list[str]) -> list[tuple[int, int, tuple[str, str]]]:
+    """The changes of state named in ``words``: (first index, end index, (kind, state)),
+    longest phrase first."""
+    out = []
+    i = 0
+    while i < len(words):
+        if words[i] in _STATE_FIRST:
+            for k in range(min(_STATE_LONGEST, len(words) - i), 0, -1):
+                hit = _STATES.get(tuple(words[i : i + k]))
+                if hit is not None:
+                    # "has lost", "got fired", "has been": the word after says what happened
+                    following = words[i + k] if i + k < len(words) else ""
+                    if following not in _STATE_FIRST and following not in _AUXILIARY_NEXT:
+                        out.append((i, i + k, hit))
+                    i += k - 1
+                    break
+        i += 1
+    return out
+
+
+def _thing(words: list[str], limit: int) -> list[str]:
+    """The content words from the start of ``words`` to the first preposition after one
+    of them, at most ``limit``, stemmed."""
+    out: list[str] = []
+    for w in words:
+        if w in _OBJECT_END and out:
+            break
+        if w in _STOP or w in _NEGATIONS or w in _STATE_WORDS or w in _OBJECT_END or w == "own":
+            continue
+        out.append(_stem(w))
+        if len(out) >= limit:
+            break
+    return out
+
+
+def _changes(clauses: list[str], s: ContradictionSettings) -> tuple[_Change, ...]:
+    out: list[_Change] = []
+    first_holder: frozenset[str] = frozenset()
+    for index, clause in enumerate(clauses):
+        words = _words(clause)
+        found = _state_phrases(words) if not _STATE_FIRST.isdisjoint(words) else []
+        if index == 0:
+            first_holder = frozenset(_thing(words, s.subject_words))
+        if not found or not _HEDGES.isdisjoint(words) or any(w in _NEGATIONS for w in words if w not in _STATE_WORDS):
+            continue
+        # "looking for a job she can keep": a change still sought is the clause's state
+        start, end, (kind, state) = next((f for f in found if f[2][1] == "sought"), found[0])
+        before = [_stem(w) for w in words[:start] if w not in _STOP and w not in _STATE_WORDS]
+        thing = _thing(words[end:], s.state_object_words)
+        holder = frozenset(before)
+        if not thing:
+            # "the nightly build passes": what changed is what comes before
+            thing = before
+        elif not holder and index > 0:
+            holder = first_holder  # "Priya joined an agency and started her job there"
+        if thing:
+            shown = " ".join(words[start:end])
+            out.append(_Change(kind, state, holder, frozenset(thing), thing[-1], shown))
+    return tuple(out)
+
+
+# a word of a name: written with a capital inside a sentence
+_NAME_TOKEN = re.compile(r"[A-Za-z0-9][\w+#'-]*")
+
+
+def _names(raw: str, text: str, s: ContradictionSettings) -> tuple[frozenset[str], ...]:
+    """The names a one-sentence text gives (runs of words written with a capital after
+    its first word, stemmed): "GitLab", "Docker Hub". A name given to something new
+    ("a puppy named Coco") is not an answer to anything, so it is left out."""
+    head = raw[: max(0, s.max_chars)]
+    if head[1:].lower() == head[1:] or _SENTENCE_END.findall(text.rstrip(" .!?\n")):
+        return ()
+    out: list[frozenset[str]] = []
+    run: list[str] = []
+    previous = ""
+    last_end = -2
+    for k, m in enumerate(_NAME_TOKEN.finditer(head)):
+        token = m.group(0)
+        lower = token.lower()
+        # a name with a digit ("-O2", "GPT4") is an amount: the number rule's
+        if (
+            k
+            and lower != token
+            and lower not in _STOP
+            and previous not in ("named", "called")
+            and not any(c.isdigit() for c in token)
+        ):
+            if run and m.start() != last_end + 1:
+                out.append(frozenset(run))
+                run = []
+            run.append(_stem(lower.rstrip("'")))
+            last_end = m.end()
+        else:
+            if run:
+                out.append(frozenset(run))
+                run = []
+            previous = lower
+    if run:
+        out.append(frozenset(run))
+    return tuple(out)
 
 
 @functools.lru_cache(maxsize=DEFAULT.cache_size)
@@ -686,6 +924,9 @@ def _analyse(raw: str, s: ContradictionSettings) -> _Analysis:
         amounts=tuple(amounts),
         claims=tuple(claims),
         corrections=_corrections(text, words, s),
+        raw=raw[: max(0, s.max_chars)],
+        clauses=tuple(clauses),
+        s=s,
     )
 
 
@@ -717,7 +958,7 @@ def _rule_correction(a: _Analysis, b: _Analysis, s: ContradictionSettings) -> Ve
     for c in b.corrections:
         if any(c.away_words & own.away_words for own in a.corrections):
             continue  # both say it is gone
-        if c.away_words <= a.mentions and not (c.to_words & a.mentions):
+        if c.away_words <= a.mentions and not (c.own_words & a.mentions):
             evidence = f"{c.away} corrected to {c.to}" if c.to else f"no longer {c.away}"
             return Verdict("correction", evidence, s.score_correction)
     return None
@@ -810,16 +1051,73 @@ def _rule_value(a: _Analysis, b: _Analysis, s: ContradictionSettings) -> Verdict
         return None
     for x in a.claims:
         for y in b.claims:
-            if x.subject == y.subject and not (x.value & y.value) and not (x.value & b.content and y.value & a.content):
+            if (
+                x.subject == y.subject
+                and not (x.value & y.value)
+                and not (x.value & b.content and y.value & a.content)
+                and not (x.relation and y.relation and x.relation != y.relation)
+            ):
                 return Verdict("value", f"{x.shown_subject}: {x.shown_value} vs {y.shown_value}", s.score_value)
     return None
 
 
-_RULES = (_rule_correction, _rule_attribute, _rule_number, _rule_opposite, _rule_value)
+def _tells_the_change(t: _Analysis, change: _Change, state: str) -> bool:
+    """``t`` itself says ``change``'s thing was also in ``state`` ("lost his job and
+    found a new one"): it tells the story, it does not contradict it."""
+    return any(
+        z.kind == change.kind and z.state == state and (z.head in change.thing or change.head in z.thing)
+        for z in t.changes
+    )
+
+
+def _rule_state(a: _Analysis, b: _Analysis, s: ContradictionSettings) -> Verdict | None:
+    """The same holder's same thing is in two states that exclude each other: got and
+    lost, sought and owned, passed and failed."""
+    if _other_scopes(a, b):
+        return None
+    for x in a.changes:
+        for y in b.changes:
+            if (
+                x.kind == y.kind
+                and (x.state, y.state) in _EXCLUSIVE
+                and ((x.holder & y.holder) or not (x.holder or y.holder))
+                and (x.head in y.thing or y.head in x.thing)
+                # "a new test" / "a flaky test": each says what the other does not
+                and (x.thing <= y.thing or y.thing <= x.thing)
+                # "dropped Python 2" / "added Python 3.12" are two things
+                and not any(_DIGIT.search(w) for w in x.thing ^ y.thing)
+                and not _tells_the_change(a, x, y.state)
+                and not _tells_the_change(b, y, x.state)
+            ):
+                thing = x.head if x.head in y.thing else y.head
+                return Verdict("state", f"{thing}: {x.shown} vs {y.shown}", s.score_state)
+    return None
+
+
+def _rule_name(a: _Analysis, b: _Analysis, s: ContradictionSettings) -> Verdict | None:
+    """Two one-sentence statements of one activity in nearly the same words, each
+    with a name the other lacks: two answers to where or with what it is done."""
+    if a.negations or b.negations or _other_scopes(a, b):
+        return None
+    own_a = [n for n in a.names if not n & b.mentions]
+    own_b = [n for n in b.names if not n & a.mentions]
+    if len(own_a) != 1 or len(own_b) != 1:
+        return None
+    shared = a.mentions & b.mentions
+    if len(shared) < s.name_shared or shared <= _GENERIC_STEMS:
+        return None
+    rest_a = a.mentions - b.mentions - own_a[0] - _GENERIC_STEMS
+    rest_b = b.mentions - a.mentions - own_b[0] - _GENERIC_STEMS
+    if len(rest_a) + len(rest_b) > s.name_rest:
+        return None
+    return Verdict("name", f"{' '.join(sorted(own_a[0]))} vs {' '.join(sorted(own_b[0]))}", s.score_name)
+
+
+_RULES = (_rule_correction, _rule_attribute, _rule_number, _rule_opposite, _rule_value, _rule_state, _rule_name)
 
 # what every claim of the value rule holds (see _CLAIM and _CLAIM_COLON)
 _POLAR = _NEGATIONS | _NEGATIVE_SIDE
-_COPULA = re.compile(r"\b(?:is|are|uses|use|lives in|live in|runs on|run on)\b|[:=]")
+_COPULA = re.compile(r"\b(?:is|are|uses|use|lives in|live in|runs on|run on|moved to|moves to|relocated to)\b|[:=]")
 
 
 @dataclass(frozen=True)
@@ -833,6 +1131,9 @@ class _Features:
     content: frozenset[str]  # every unit's content words, and more
     correcting: bool  # a correction pattern's words
     claim: bool  # one sentence with "is", "uses", ":"...
+    states: frozenset[tuple[str, str]]  # (kind, state) of every change of state it names
+    excluded: frozenset[tuple[str, str]]  # the states that exclude one of those
+    names: frozenset[str]  # the words of the names a one-sentence text gives (see _names)
 
 
 @functools.lru_cache(maxsize=DEFAULT.feature_cache_size)
@@ -840,6 +1141,9 @@ def _features(raw: str, s: ContradictionSettings) -> _Features:
     text = _clean(raw, s.max_chars)
     words = _words(text)
     present = set(words)
+    states = (
+        frozenset(hit for _i, _j, hit in _state_phrases(words)) if not _STATE_FIRST.isdisjoint(present) else frozenset()
+    )
     odd: list[frozenset[str]] = []
     if not present.isdisjoint(_POLAR):
         for unit in _unit_texts(text, _clauses(text, s), s):
@@ -855,6 +1159,9 @@ def _features(raw: str, s: ContradictionSettings) -> _Features:
         correcting=not _CORRECTION_WORDS.isdisjoint(present)
         and any(first.search(text) is not None for _pattern, first in _CORRECTIONS),
         claim=not _SENTENCE_END.findall(text.rstrip(" .!?\n")) and _COPULA.search(text) is not None,
+        states=states,
+        excluded=frozenset((kind, other) for kind, state in states for mine, other in _EXCLUSIVE if mine == state),
+        names=frozenset(w for name in _names(raw, text, s) for w in name),
     )
 
 
@@ -865,12 +1172,24 @@ def _may_oppose(x: _Features, y: _Features, s: ContradictionSettings) -> bool:
     return any(len(unit & y.content) >= s.opposite_overlap * len(unit) for unit in x.odd)
 
 
+def _may_name(x: _Features, y: _Features, s: ContradictionSettings) -> bool:
+    """Each text has a name the other does not say, they share enough words, and say
+    little else (the name rule's conditions, on words that hold the rule's)."""
+    if not x.names or not y.names or x.names <= y.content or y.names <= x.content:
+        return False
+    if len(x.content & y.content) < s.name_shared:
+        return False
+    rest = len(x.content - y.content - x.names - _GENERIC_STEMS) + len(y.content - x.content - y.names - _GENERIC_STEMS)
+    return rest <= s.name_rest
+
+
 def _may_contradict(x: _Features, y: _Features, s: ContradictionSettings) -> bool:
     """Whether any rule could find ``x``'s and ``y``'s texts contradicting: each rule
     needs what is checked here (the correction rule a correction, the attribute rule
     the same setting on both sides, the number rule amounts on both, the opposite
     rule a negated unit on one side mostly said on the other, the value rule a claim
-    on both)."""
+    on both, the state rule states that exclude each other, the name rule names on
+    both and words in common)."""
     return (
         x.correcting
         or y.correcting
@@ -879,6 +1198,8 @@ def _may_contradict(x: _Features, y: _Features, s: ContradictionSettings) -> boo
         or _may_oppose(x, y, s)
         or _may_oppose(y, x, s)
         or (x.claim and y.claim)
+        or not x.excluded.isdisjoint(y.states)
+        or _may_name(x, y, s)
     )
 
 
@@ -887,12 +1208,18 @@ def detect(a: str, b: str, *, settings: ContradictionSettings = DEFAULT) -> Verd
     Never raises on two ``str``; reads at most ``settings.max_chars`` of each."""
     if not isinstance(a, str) or not isinstance(b, str):
         return None
-    if not _may_contradict(_features(a, settings), _features(b, settings), settings):
+    fa, fb = _features(a, settings), _features(b, settings)
+    if not _may_contradict(fa, fb, settings):
         return None
     x, y = _analyse(a, settings), _analyse(b, settings)
     if x.text == y.text or not x.text or not y.text:
         return None
     for rule in _RULES:
+        # the last two rules read what most texts never need: only when they could apply
+        if rule is _rule_state and fa.excluded.isdisjoint(fb.states):
+            continue
+        if rule is _rule_name and not _may_name(fa, fb, settings):
+            continue
         verdict = rule(x, y, settings) or rule(y, x, settings)
         if verdict is not None:
             return verdict

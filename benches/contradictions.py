@@ -10,6 +10,10 @@ positive; recall and precision are for it. Sources:
 - ``hand``: ``benches/data/contradictions.jsonl``, pairs a coding agent would store
   (settings, tools, versions, conventions, decisions, corrections), written for this
   benchmark (the repository's licence).
+- ``heldout``: ``benches/data/contradictions_heldout.jsonl``, 277 pairs about a
+  software project and about a person's life, written for this benchmark (the
+  repository's licence) by an author who saw neither the rules, nor the ``hand``
+  pairs, nor the tests. All of them are ``report``: no rule was adjusted on them.
 - ``locomo``: facts that change or hold over time in the LoCoMo conversations
   (``locomo-dev.json``; CC BY-NC 4.0, research and testing use only, cite the
   LoCoMo paper). The pairs are built when the script runs, from the conversations'
@@ -57,6 +61,7 @@ from pathlib import Path
 from typing import Any
 
 HAND = Path(__file__).resolve().parent / "data" / "contradictions.jsonl"
+HELDOUT = HAND.with_name("contradictions_heldout.jsonl")
 LABELS = ("contradiction", "agree", "detail", "unrelated")
 SPLITS = ("tune", "report")
 SCAN_CANDIDATES = 20  # the memories a new one is compared with
@@ -95,6 +100,11 @@ def hand_pairs(path: Path = HAND) -> list[Pair]:
                 raise ValueError(f"unknown split {split!r} in {path.name}")
             pairs.append(Pair(row["a"], row["b"], row["label"], row["source"], split))
     return pairs
+
+
+def heldout_pairs(path: Path = HELDOUT) -> list[Pair]:
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [Pair(row["a"], row["b"], row["label"], "heldout", "report") for row in rows]
 
 
 # (label, statement, statement); a statement is "<conversation>/<turn or E<session>>/<phrase>"
@@ -382,7 +392,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from aircher_mem.longterm.contradict import detect
 
-    pairs = hand_pairs()
+    pairs = hand_pairs() + heldout_pairs()
     data = args.data or LOCOMO.path
     if data.is_file():
         pairs += locomo_pairs(data)

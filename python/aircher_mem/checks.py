@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import json
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -27,6 +28,7 @@ __all__ = [
     "MAX_LIMIT",
     "Arg",
     "Parse",
+    "Schema",
     "short",
     "text",
     "integer",
@@ -245,6 +247,15 @@ class Parse:
     function: Callable[[object], object]
 
 
+@dataclasses.dataclass(frozen=True)
+class Schema:
+    """The JSON schema of what a parameter accepts, when its type says less than its
+    parsing takes (pydantic's ``WithJsonSchema``): a time as Unix seconds in text,
+    for instance. Held as JSON text (metadata must hash)."""
+
+    json: str
+
+
 Text = Annotated[str, Arg(min_length=1, description="Text in plain words.")]
 Name = Annotated[
     str,
@@ -269,6 +280,18 @@ Time = Annotated[
     dt.datetime | float,
     Parse(parse_time),
     Parse(_no_nan),
+    Schema(
+        json.dumps(
+            {
+                "anyOf": [
+                    {"type": "number"},
+                    {"type": "string", "format": "date-time"},
+                    {"type": "string", "format": "date"},
+                    {"type": "string", "pattern": r"^\s*-?[0-9]+(\.[0-9]+)?\s*$"},
+                ]
+            }
+        )
+    ),
     Arg(description="ISO-8601 (2024-05-01T14:30:00+02:00; without an offset: UTC) or Unix seconds."),
 ]
 Kind = Literal["fact", "decision", "episode", "pattern", "workflow"]

@@ -378,6 +378,9 @@ class AssemblyPolicy(_Section):
     recall_k: int = _bound(30, 1, 1000)
     #: Failed tool calls this recent count as recent errors (hours).
     error_hours: float = _bound(24.0, 0.0, 1e6)
+    #: Open contradictions offered in the critical tier (those about what the query
+    #: recalls first, then the newest).
+    contradictions: int = _bound(5, 0, 1000)
     #: Router: a domain is loaded when this share of the query's words is in it.
     route_threshold: float = _bound(0.5, 0.0, 1.0)
     #: Router: L1 memories fill up to this share of the budget, L2 and L3 up to the next;

@@ -4,10 +4,10 @@ themselves (budgets, placing, rendering) and the router are in
 :mod:`aircher_mem.assembly`; :meth:`aircher_mem.Memory.assemble` calls both.
 
 - critical: decisions about the current file and decisions the query recalls (with
-  the reasons their causal chains hold); the
-  open contradictions (those about what the query recalls first); the failed tool
-  calls of the last ``[assembly] error_hours`` and the learned fixes of those errors
-  and of the recent errors given;
+  the reasons their causal chains hold); the open contradictions (at most
+  ``[assembly] contradictions``, those about what the query recalls first); the
+  failed tool calls of the last ``[assembly] error_hours`` and the learned fixes of
+  those errors and of the recent errors given;
 - relevant: the predicted files and the memories about them, decisions about the
   current file's imports and importers and the predicted files, the collaborator's
   preferences, the memories and turns recall finds and the memories the router
@@ -123,7 +123,9 @@ def gather(
             critical.append(_memory(hit, "critical", recalled_by, hit.score, longterm.reasons_of(hit.id)))
     # open contradictions (seed 001's tier 1): those about what the query recalls first
     recalled = {hit.id for hit in hits}
-    for open_one in longterm.contradictions("open").contradictions:
+    listed = longterm.contradictions("open").contradictions  # newest first
+    listed.sort(key=lambda c: not (c.memory_a in recalled or c.memory_b in recalled))
+    for open_one in listed[: policy.contradictions]:
         near = open_one.memory_a in recalled or open_one.memory_b in recalled
         disagree = Reason("contradiction", "two memories disagree" + (", one of them recalled" if near else ""), 1.0)
         critical.append(

@@ -28,7 +28,7 @@ import typing
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Literal, TypeVar
 
-from .checks import Arg, Parse, short
+from .checks import Arg, Parse, Schema, short
 from .errors import InvalidInputError
 
 if typing.TYPE_CHECKING:  # pydantic is imported when a model is first needed (a server's)
@@ -393,6 +393,8 @@ def _pydantic(tp: Any) -> Any:
                 meta.append(pydantic.Field(**given))
             elif isinstance(item, Parse):
                 meta.append(pydantic.BeforeValidator(item.function))
+            elif isinstance(item, Schema):
+                meta.append(pydantic.WithJsonSchema(json.loads(item.json)))
             else:
                 meta.append(item)
         return typing.Annotated[(_pydantic(args[0]), *meta)]

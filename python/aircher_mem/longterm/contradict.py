@@ -866,6 +866,22 @@ def _names(raw: str, text: str, s: ContradictionSettings) -> tuple[frozenset[str
     return tuple(out)
 
 
+# nouns a number right after names one of many ("step 3", "issue #12", "module m0")
+_NAMING = frozenset(
+    "step steps rule rules issue issues ticket tickets item items task tasks pr prs phase stage part chapter "
+    "section page line lines number no module modules case cases example figure table point question bug "
+    "story sprint milestone epic room floor row column".split()
+)
+_BEFORE = re.compile(r"([a-z][a-z.]*)\s*#?\s*$")
+
+
+def _names_it(clause: str, start: int) -> bool:
+    """Whether the number at ``start`` names which one of a kind (it follows a
+    naming noun, or "#"), rather than saying how much or which version."""
+    m = _BEFORE.search(clause, max(0, start - 40), start)
+    return m is not None and m.group(1).rstrip(".") in _NAMING
+
+
 @functools.lru_cache(maxsize=DEFAULT.cache_size)
 def _analyse(raw: str, s: ContradictionSettings) -> _Analysis:
     text = _clean(raw, s.max_chars)
@@ -892,6 +908,8 @@ def _analyse(raw: str, s: ContradictionSettings) -> _Analysis:
         for m in matches:
             if len(amounts) >= s.max_amounts:
                 break
+            if _names_it(clause, m.start()):
+                continue  # "step 3", "issue #12", "module m0": which one, not how much
             around = _words(clause[: m.start()] + " " + clause[m.end() :])
             context = frozenset(
                 _stem(w)

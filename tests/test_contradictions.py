@@ -65,6 +65,26 @@ def test_opposites_stay_open_and_are_offered_in_the_first_tier(tmp_path: Path) -
         assert any(item.text.startswith(f"Open contradiction {c.id} (") for item in critical.items)
 
 
+def test_the_first_tier_offers_at_most_the_policys_number_of_open_contradictions(tmp_path: Path) -> None:
+    with Memory.open(tmp_path) as mem:
+        for rule in (
+            "squash commits on merge",
+            "pin dependency versions in requirements",
+            "write docstrings for public functions",
+            "deploy to staging before production",
+            "rotate the API keys every month",
+            "cache the search results in Redis",
+            "log the request bodies",
+        ):
+            mem.remember(f"Always {rule}")
+            mem.remember(f"Never {rule}")
+        assert len(mem.contradictions().contradictions) == 7
+        context = mem.assemble(query="before a commit", budget=8000)
+        [critical] = [t for t in context.tiers if t.name == "critical"]
+        offered = [item for item in critical.items if item.text.startswith("Open contradiction")]
+        assert len(offered) == Policy().assembly.contradictions == 5
+
+
 @pytest.mark.parametrize(
     ("resolution", "active", "superseded_by"),
     [("a_wins", {1}, {2: 1}), ("b_wins", {2}, {1: 2}), ("both_valid", {1, 2}, {})],

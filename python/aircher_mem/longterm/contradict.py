@@ -1039,6 +1039,8 @@ def _opposed(a: _Polarity, b: _Polarity, s: ContradictionSettings) -> Verdict | 
     overlap = len(a.content & b.content) / len(a.content | b.content)
     if overlap < s.opposite_overlap:
         return None
+    if a.content - b.content and b.content - a.content:
+        return None  # each says something the other does not: another object ("run ruff" / "run mypy")
     sides_a = {i: (side, w) for i, side, w in a.opposites}
     sides_b = {i: (side, w) for i, side, w in b.opposites}
     # a pair used on both sides by one text ("enabled here, disabled there") decides nothing

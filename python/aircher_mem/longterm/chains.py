@@ -25,7 +25,7 @@ from ..errors import InvalidInputError
 from ..results import CausalChain, CausalEdge, CausalNode
 from . import checks
 from .core import StoreCore
-from .extract import token_set
+from .extract import jaccard, token_set
 from .schema import CausalNodeRow, MemoryRow
 
 __all__ = ["attach", "root_of", "texts", "chain", "of_decision", "reasons_of", "mermaid", "MAX_DEPTH", "MAX_ITEMS"]
@@ -33,11 +33,6 @@ __all__ = ["attach", "root_of", "texts", "chain", "of_decision", "reasons_of", "
 MAX_DEPTH = 20  # query_chain walks at most this far, whatever it is asked
 MAX_ITEMS = 50  # reasons, consequences or constraints recorded at once, each
 _ARROW = {"justifies": "justifies", "causes": "causes", "leads_to": "leads to", "blocks": "blocks"}
-
-
-def _similarity(a: str, b: str) -> float:
-    ta, tb = token_set(a), token_set(b)
-    return len(ta & tb) / len(ta | tb) if ta and tb else 0.0
 
 
 def _node(
@@ -99,7 +94,7 @@ def _join(lt: StoreCore, memory: MemoryRow, root: CausalNodeRow, node: CausalNod
         other = lt._memories.get(other_id)
         if other is None or other_id == memory.id or other.status != "active" or not nodes:
             continue
-        similarity = _similarity(node.content, other.content)
+        similarity = jaccard(token_set(node.content), token_set(other.content))
         if similarity < threshold:
             continue
         other_root = _decision_node(lt, other, node.created_at, node.session_id, None)

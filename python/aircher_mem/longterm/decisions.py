@@ -18,6 +18,10 @@ from .schema import KINDS, RESOLUTIONS, TurnRow
 
 __all__ = ["record", "from_turn", "attach_said", "query", "resolve"]
 
+# a link of each kind and its edge: a reason justifies the decision, the decision
+# leads to a consequence, a constraint blocks (the alternatives)
+_EDGES = {"reason": "justifies", "consequence": "leads_to", "constraint": "blocks"}
+
 
 @using_db
 def record(
@@ -47,13 +51,7 @@ def record(
     with lt.batch():
         made = memories.remember(lt, decision, kind="decision", importance=1, at=when)
         memory = lt._memories[made.memory_id]
-        links = [
-            (kind, text, edge, strength)
-            for kind, edge, texts in zip(
-                ("reason", "consequence", "constraint"), ("justifies", "leads_to", "blocks"), lists
-            )
-            for text in texts
-        ]
+        links = [(kind, text, _EDGES[kind], strength) for kind, texts in zip(_EDGES, lists) for text in texts]
         root = chains.attach(lt, memory, links, when, session, None)
     return chains.chain(lt, root.id, max_depth=5)
 
@@ -104,9 +102,6 @@ def from_turn(
         if memory is not None:
             chains.attach(lt, memory, links, turn.at, turn.session_id, turn.id)
     return out
-
-
-_EDGES = {"reason": "justifies", "consequence": "leads_to", "constraint": "blocks"}
 
 
 def attach_said(lt: StoreCore, memory_id: int, links: Sequence[tuple[str, str]], turn: TurnRow) -> None:

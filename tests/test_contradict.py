@@ -82,14 +82,14 @@ CONTRADICTIONS = [
         "The code freeze starts on 2024-06-01.",
         "The code freeze starts on 2024-06-15.",
         "number",
-        "freeze starts: 2024-06-01 vs 2024-06-15",
+        "freeze: 2024-06-01 vs 2024-06-15",
     ),
     ("The migration deadline is Q3.", "The migration deadline is Q4.", "number", "migration deadline: q3 vs q4"),
     (
         "The sprint lasts two weeks.",
         "The sprint lasts three weeks.",
         "number",
-        "sprint lasts: two weeks vs three weeks",
+        "sprint: two weeks vs three weeks",
     ),
     # (d) a statement and its correction
     (

@@ -263,7 +263,34 @@ _OBJECT_END = frozenset(
     "at as in on for from to with by where which who that because after before while since when of than "
     "during until".split()
 )
-_SYNONYMS = {"max": "maximum", "min": "minimum", "db": "database", "repo": "repository", "prod": "production"}
+# Verbs that only tie a thing to its amount ("sprints last three weeks", "lines are
+# capped at 120", "sessions expire after 2 hours", "the API is served on port 3000"):
+# left out of an amount's context, like "is"
+_AMOUNT_VERBS = frozenset(
+    "last lasts lasted lasting take takes took taken taking cap caps capped capping set expire expires expired "
+    "expiring start starts started starting begin begins began beginning listen listens listened listening "
+    "serve serves served serving happen happens happened happening give gives gave time".split()
+)
+_SYNONYMS = {
+    "max": "maximum",
+    "min": "minimum",
+    "db": "database",
+    "repo": "repository",
+    "prod": "production",
+    "docs": "documentation",
+    "doc": "documentation",
+    # one thing in two spellings or two words: "two kids" / "three children"
+    "kid": "child",
+    "kids": "child",
+    "children": "child",
+    "favourite": "favorite",
+    "flight": "fly",
+    "flights": "fly",
+    "flying": "fly",
+    "mom": "mother",
+    "mum": "mother",
+    "dad": "father",
+}
 
 # -- amounts -----------------------------------------------------------------------------
 
@@ -273,7 +300,7 @@ _WORD_NUMBERS = {
         "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
         "sixteen seventeen eighteen nineteen twenty".split()
     )
-}
+} | {w: 10 * i for i, w in enumerate("thirty forty fifty sixty seventy eighty ninety".split(), start=3)}
 _UNITS: dict[str, tuple[str, float]] = {
     **dict.fromkeys("ms msec msecs millisecond milliseconds".split(), ("time", 0.001)),
     **dict.fromkeys("s sec secs second seconds".split(), ("time", 1.0)),
@@ -289,6 +316,9 @@ _UNITS: dict[str, tuple[str, float]] = {
     **dict.fromkeys("gb gib gigabytes g".split(), ("size", 1024.0**3)),
     **dict.fromkeys("tb tib terabytes".split(), ("size", 1024.0**4)),
     **dict.fromkeys("% percent pct".split(), ("percent", 1.0)),
+    **dict.fromkeys("km kms kilometre kilometres kilometer kilometers".split(), ("distance", 1000.0)),
+    **dict.fromkeys("mi mile miles".split(), ("distance", 1609.344)),
+    **dict.fromkeys("metre metres meter meters".split(), ("distance", 1.0)),
 }
 _WEEKDAYS = {d: d[:3] for d in "monday tuesday wednesday thursday friday saturday sunday".split()} | {
     d + "s": d[:3] for d in "monday tuesday wednesday thursday friday saturday sunday".split()
@@ -419,7 +449,7 @@ def _undouble(word: str) -> str:
 @functools.lru_cache(maxsize=DEFAULT.word_cache_size)
 def _stem(word: str) -> str:
     word = _SYNONYMS.get(word, word)
-    if len(word) > 4 and word.endswith("ies"):
+    if len(word) > 4 and word.endswith(("ies", "ied")):
         return word[:-3] + "y"
     if len(word) > 4 and word.endswith(("sses", "ches", "shes", "xes")):
         return word[:-2]
@@ -916,6 +946,7 @@ def _analyse(raw: str, s: ContradictionSettings) -> _Analysis:
                 for w in around
                 if w not in _STOP
                 and w not in _GENERIC
+                and w not in _AMOUNT_VERBS
                 and w not in _NEGATIONS
                 and w not in _UNITS
                 and w not in _WORD_NUMBERS

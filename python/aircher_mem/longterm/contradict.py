@@ -379,7 +379,16 @@ _VERSION = re.compile(r"\d{1,40}(?:\.\d{1,40})+")
 
 _PHRASE = r"[a-z0-9+#][\w+#./'-]*(?:\s+[a-z0-9+#][\w+#./'-]*){0,11}?"
 # words without which no pattern of _CORRECTIONS can match: most texts skip them all
-_CORRECTION_WORDS = frozenset("from replaced instead longer not stop stopped".split())
+_CORRECTION_WORDS = frozenset(
+    "from replaced instead longer not stop stopped stops quit quits quitting gave give gives giving off "
+    "dropped ditched".split()
+)
+# what may follow a given-up thing: the end of the clause, another clause, or when
+# ("quit coffee; ...", "gave up on Spanish and started Japanese", "quit smoking two years ago")
+_GIVEN_UP_END = (
+    r"(?=\s*(?:[.,;:!?)]|$)|\s+(?:and|but|so|then|because|since|after|when|last|this|ago|yesterday|recently|"
+    r"now|years?|months?|weeks?|days?|a\s+(?:few|couple|while|year|month|week)|" + "|".join(_WORD_NUMBERS) + r"|\d+)\b)"
+)
 _CORRECTIONS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
     # each pattern with a cheap test its text must pass first (most texts hold none)
     # "we switched from Y to X", "moved from Y to X", "migrated from Y to X"
@@ -427,6 +436,21 @@ _CORRECTIONS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
     (
         re.compile(rf"\bstop(?:ped)?\s+using\s+(?P<y>{_PHRASE})(?=\s*(?:[.,;:!?)]|$))"),
         re.compile(r"\bstop(?:ped)?\s+using\s"),
+    ),
+    # "quit Y", "stopped Y", "gave up (on) Y", "moved off Y", "dropped Y"; "stopped going to Y"
+    (
+        re.compile(
+            # not "Redis was dropped from the stack": the given-up thing follows the verb
+            r"(?<!\bwas\s)(?<!\bwere\s)(?<!\bbeen\s)(?<!\bis\s)(?<!\bare\s)(?<!\bget\s)(?<!\bgot\s)"
+            r"\b(?:quit|quits|quitting|stopped|stops|gave\s+up|give\s+up|gives\s+up|giving\s+up|moved\s+off|"
+            r"moving\s+off|dropped|ditched)\s+(?:on\s+)?"
+            r"(?:(?:going\s+to|playing|eating|drinking|taking|attending|visiting|doing)\s+)?"
+            rf"(?!(?:from|to|in|at|by|out|of|into|off|with|for|over|back|down|up)\b)(?P<y>{_PHRASE}){_GIVEN_UP_END}"
+        ),
+        re.compile(
+            r"\b(?:quit|quits|quitting|stopped|stops|dropped|ditched|(?:gave|give|gives|giving)\s+up|"
+            r"(?:moved|moving)\s+off)\s"
+        ),
     ),
     # "actually X, not Y" / "X, not Y"
     (

@@ -134,7 +134,8 @@ _STOP = frozenset(
 _GENERIC = frozenset(
     "use used uses using project repo repository codebase code app application build built run runs running "
     "target targets targeting require requir required requires need needs version toolchain set setting "
-    "default currently current now go goes going our we whole everything thing things stuff new".split()
+    "default currently current now go goes going our we whole everything thing things stuff new environment env "
+    "site".split()
 )
 _NEGATIONS = frozenset(
     "not no never none nobody nothing neither nor without avoid avoids avoided don't doesn't didn't isn't "
@@ -664,25 +665,46 @@ def _amount(m: re.Match[str], context: frozenset[str], s: ContradictionSettings)
 
 _CLAIM = re.compile(
     r"^(?P<s>(?:[a-z0-9+#][\w+#./'-]*\s+){0,5}?[a-z0-9+#][\w+#./'-]*)\s+"
-    r"(?:is|are|=|:|uses|use|lives in|live in|runs on|run on|moved to|moves to|relocated to)\s+(?P<v>.+)$"
+    r"(?:is|are|=|:|uses|use|lives in|live in|runs on|run on|moved to|moves to|relocated to|goes to|go to)"
+    r"\s+(?P<v>.+)$"
+)
+# "we switched feature flags to Unleash": the thing switched is the subject, where to its value
+_CLAIM_SWITCH = re.compile(
+    r"^(?:[a-z0-9+#][\w+#./'-]*\s+){0,3}?(?:switched|switching|migrated|migrating)\s+(?!from\b|over\b|to\b)"
+    r"(?P<s>(?:[a-z0-9+#][\w+#./'-]*\s+){0,3}?[a-z0-9+#][\w+#./'-]*)\s+(?:over\s+)?to\s+(?P<v>.+)$"
 )
 _CLAIM_COLON = re.compile(r"^(?P<s>[a-z0-9+#][\w+#./ '-]{0,60}?)\s*[:=]\s*(?P<v>.+)$")
 _LINK = frozenset(
     "written built hosted stored shipped reported scheduled set configured kept located deployed "
-    "done handled managed made powered backed called named in on with to at by for via through of".split()
+    "done handled managed made powered backed called named generated authored sent published "
+    "in on with to at by for via through of".split()
 )
 
 
 # a participle of _LINK says how the value relates to the subject: "written in
 # Markdown" and "built with MkDocs" answer two questions
 _RELATIONS = _LINK - frozenset("in on with to at by for via through of".split())
+# participles that answer one question: "built with Sphinx" and "generated with MkDocs"
+# name two tools for one job; "written in Markdown" and "built with MkDocs" do not
+_RELATION_KIND = {
+    **dict.fromkeys("written authored".split(), "language"),
+    **dict.fromkeys("built generated made done handled managed powered backed".split(), "tool"),
+    **dict.fromkeys("hosted stored kept located deployed".split(), "place"),
+    **dict.fromkeys("shipped reported sent published".split(), "destination"),
+    **dict.fromkeys("called named".split(), "name"),
+}
 
 
 def _claims(clause: str, s: ContradictionSettings) -> list[_SubjectValue]:
-    m = _CLAIM_COLON.match(clause) or _CLAIM.match(clause)
+    m = _CLAIM_COLON.match(clause) or _CLAIM.match(clause) or _CLAIM_SWITCH.match(clause)
     if m is None:
         return []
     subject_words = [w for w in _words(m.group("s")) if w not in _STOP]
+    named = ""
+    if len(subject_words) > 1 and subject_words[-1] == "name" and subject_words[-2].endswith("'s"):
+        # "our dog's name is Buddy" says what "our dog is called Max" says
+        subject_words = [*subject_words[:-2], subject_words[-2][:-2]]
+        named = "called"
     subject_words = subject_words[-s.subject_words :]
     subject = frozenset(_stem(w) for w in subject_words if w not in _GENERIC and w not in _NEGATIONS)
     value_words = [w for w in _words(m.group("v")) if w not in _STOP and w not in _LINK][: s.value_words]
@@ -694,7 +716,8 @@ def _claims(clause: str, s: ContradictionSettings) -> list[_SubjectValue]:
     ):
         return []
     value = frozenset(_stem(w) for w in value_words)
-    relation = next((w for w in _words(m.group("v")) if w in _RELATIONS), "")
+    relation = named or next((w for w in _words(m.group("v")) if w in _RELATIONS), "")
+    relation = _RELATION_KIND.get(relation, relation)
     return [_SubjectValue(subject, value, " ".join(subject_words), " ".join(value_words), relation)]
 
 
@@ -1192,7 +1215,10 @@ _RULES = (_rule_correction, _rule_attribute, _rule_number, _rule_opposite, _rule
 
 # what every claim of the value rule holds (see _CLAIM and _CLAIM_COLON)
 _POLAR = _NEGATIONS | _NEGATIVE_SIDE
-_COPULA = re.compile(r"\b(?:is|are|uses|use|lives in|live in|runs on|run on|moved to|moves to|relocated to)\b|[:=]")
+_COPULA = re.compile(
+    r"\b(?:is|are|uses|use|lives in|live in|runs on|run on|moved to|moves to|relocated to|goes to|go to|switched|"
+    r"switching|migrated|migrating)\b|[:=]"
+)
 
 
 @dataclass(frozen=True)

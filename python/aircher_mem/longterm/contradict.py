@@ -127,7 +127,8 @@ _STOP = frozenset(
     "is are was were be been being am do does did to of in on at for by with from as into onto about "
     "and or but so if then than too also very just only really should must may might can could would "
     "will shall has have had there here all any some each every more most such which who whom what when "
-    "where how up out over per via like get got let lets make made now still".split()
+    "where how up out over per via like get got let lets make made now still "
+    "i'm i've i'd i'll we're we've we'd we'll you're you've it's he's she's they're they've".split()
 )
 # Words that say little about which setting a statement is about: dropped from the
 # subjects that the number and value rules compare.
@@ -270,7 +271,8 @@ _OBJECT_END = frozenset(
 _AMOUNT_VERBS = frozenset(
     "last lasts lasted lasting take takes took taken taking cap caps capped capping set expire expires expired "
     "expiring start starts started starting begin begins began beginning listen listens listened listening "
-    "serve serves served serving happen happens happened happening give gives gave time".split()
+    "serve serves served serving happen happens happened happening give gives gave time turned turns turning "
+    "aged old".split()
 )
 _SYNONYMS = {
     "max": "maximum",
@@ -350,6 +352,10 @@ _FREQUENCIES = {
     "every month": "monthly",
     "every hour": "hourly",
     "every year": "yearly",
+    "once a day": "daily",
+    "once a week": "weekly",
+    "once a month": "monthly",
+    "once a year": "yearly",
 }
 _UNIT_ALT = "|".join(re.escape(u) for u in sorted(_UNITS, key=len, reverse=True) if u != "%") + "|%"
 _MONTH_ALT = "|".join(sorted(_MONTHS, key=len, reverse=True))
@@ -362,7 +368,7 @@ _AMOUNT = re.compile(
     rf"|(?P<dm>\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTH_ALT})\b)"
     r"|(?P<quarter>\bq[1-4]\b)"
     r"|(?P<weekday>\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b)"
-    r"|(?P<freq>\b(?:hourly|daily|nightly|weekly|monthly|yearly|annually|every (?:day|night|week|month|hour|year))\b)"
+    r"|(?P<freq>\b(?:hourly|daily|nightly|weekly|monthly|yearly|annually|every (?:day|night|week|month|hour|year)|once a (?:day|week|month|year))\b)"
     rf"|(?P<named>\b(?P<name>[a-z][a-z+#.-]{{0,30}}?)[ -]?v?(?P<ver>\d{{1,6}}(?:\.\d{{1,6}}){{1,4}})\b"
     rf"(?!\s*(?:{_UNIT_ALT})\b))"
     r"|(?P<tagged>(?<![\w.])(?P<tag>[a-z]{1,8})(?P<tagn>\d{1,6})(?![\w.]))"
@@ -372,7 +378,7 @@ _AMOUNT = re.compile(
 # a clause without a digit or one of these words holds no amount: most skip _AMOUNT
 _DIGIT = re.compile(r"\d")
 _AMOUNT_WORDS = frozenset(
-    [*_WORD_NUMBERS, *_MONTHS, *_WEEKDAYS, "q1", "q2", "q3", "q4", "every"] + [f for f in _FREQUENCIES if " " not in f]
+    [*_WORD_NUMBERS, *_MONTHS, *_WEEKDAYS, "q1", "q2", "q3", "q4", "every", "once"] + [f for f in _FREQUENCIES if " " not in f]
 )
 _VERSION = re.compile(r"\d{1,40}(?:\.\d{1,40})+")
 
@@ -653,6 +659,12 @@ def _amount(m: re.Match[str], context: frozenset[str], s: ContradictionSettings)
         number = number_text
     else:
         number = float(number_text)
+    if isinstance(number, float) and (
+        (unit in _UNITS and _UNITS[unit] == _UNITS["years"] and _OLD.match(m.string, m.end()))
+        or ((not unit or unit in _STOP) and _TURNED.search(m.string, 0, m.start()))
+    ):
+        # "34 years old" and "just turned forty" are ages, not durations
+        return _Amount("age", number, shown, context)
     if unit in _UNITS and isinstance(number, float):
         kind, scale = _UNITS[unit]
         return _Amount(kind, number * scale, shown, context)
@@ -663,9 +675,11 @@ def _amount(m: re.Match[str], context: frozenset[str], s: ContradictionSettings)
     return _Amount("plain", number, shown, context)
 
 
+_OLD = re.compile(r"[\s-]*old\b")
+_TURNED = re.compile(r"\b(?:turned|turns|turning|aged)\s+$")
 _CLAIM = re.compile(
     r"^(?P<s>(?:[a-z0-9+#][\w+#./'-]*\s+){0,5}?[a-z0-9+#][\w+#./'-]*)\s+"
-    r"(?:is|are|=|:|uses|use|lives in|live in|runs on|run on|moved to|moves to|relocated to|goes to|go to)"
+    r"(?:is|are|=|:|uses|use|lives in|live in|runs on|run on|moved to|moves to|relocated to|goes to|go to|works as|work as)"
     r"\s+(?P<v>.+)$"
 )
 # "we switched feature flags to Unleash": the thing switched is the subject, where to its value
@@ -1216,7 +1230,7 @@ _RULES = (_rule_correction, _rule_attribute, _rule_number, _rule_opposite, _rule
 # what every claim of the value rule holds (see _CLAIM and _CLAIM_COLON)
 _POLAR = _NEGATIONS | _NEGATIVE_SIDE
 _COPULA = re.compile(
-    r"\b(?:is|are|uses|use|lives in|live in|runs on|run on|moved to|moves to|relocated to|goes to|go to|switched|"
+    r"\b(?:is|are|uses|use|lives in|live in|runs on|run on|moved to|moves to|relocated to|goes to|go to|works as|work as|switched|"
     r"switching|migrated|migrating)\b|[:=]"
 )
 

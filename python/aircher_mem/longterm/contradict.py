@@ -368,7 +368,8 @@ _AMOUNT = re.compile(
     rf"|(?P<dm>\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTH_ALT})\b)"
     r"|(?P<quarter>\bq[1-4]\b)"
     r"|(?P<weekday>\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b)"
-    r"|(?P<freq>\b(?:hourly|daily|nightly|weekly|monthly|yearly|annually|every (?:day|night|week|month|hour|year)|once a (?:day|week|month|year))\b)"
+    r"|(?P<freq>\b(?:hourly|daily|nightly|weekly|monthly|yearly|annually"
+    r"|every (?:day|night|week|month|hour|year)|once a (?:day|week|month|year))\b)"
     rf"|(?P<named>\b(?P<name>[a-z][a-z+#.-]{{0,30}}?)[ -]?v?(?P<ver>\d{{1,6}}(?:\.\d{{1,6}}){{1,4}})\b"
     rf"(?!\s*(?:{_UNIT_ALT})\b))"
     r"|(?P<tagged>(?<![\w.])(?P<tag>[a-z]{1,8})(?P<tagn>\d{1,6})(?![\w.]))"
@@ -378,7 +379,8 @@ _AMOUNT = re.compile(
 # a clause without a digit or one of these words holds no amount: most skip _AMOUNT
 _DIGIT = re.compile(r"\d")
 _AMOUNT_WORDS = frozenset(
-    [*_WORD_NUMBERS, *_MONTHS, *_WEEKDAYS, "q1", "q2", "q3", "q4", "every", "once"] + [f for f in _FREQUENCIES if " " not in f]
+    [*_WORD_NUMBERS, *_MONTHS, *_WEEKDAYS, "q1", "q2", "q3", "q4", "every", "once"]
+    + [f for f in _FREQUENCIES if " " not in f]
 )
 _VERSION = re.compile(r"\d{1,40}(?:\.\d{1,40})+")
 
@@ -679,7 +681,8 @@ _OLD = re.compile(r"[\s-]*old\b")
 _TURNED = re.compile(r"\b(?:turned|turns|turning|aged)\s+$")
 _CLAIM = re.compile(
     r"^(?P<s>(?:[a-z0-9+#][\w+#./'-]*\s+){0,5}?[a-z0-9+#][\w+#./'-]*)\s+"
-    r"(?:is|are|=|:|uses|use|lives in|live in|runs on|run on|moved to|moves to|relocated to|goes to|go to|works as|work as)"
+    r"(?:is|are|=|:|uses|use|lives in|live in|runs on|run on|moved to|moves to|relocated to|goes to|go to|"
+    r"works as|work as)"
     r"\s+(?P<v>.+)$"
 )
 # "we switched feature flags to Unleash": the thing switched is the subject, where to its value
@@ -1230,8 +1233,8 @@ _RULES = (_rule_correction, _rule_attribute, _rule_number, _rule_opposite, _rule
 # what every claim of the value rule holds (see _CLAIM and _CLAIM_COLON)
 _POLAR = _NEGATIONS | _NEGATIVE_SIDE
 _COPULA = re.compile(
-    r"\b(?:is|are|uses|use|lives in|live in|runs on|run on|moved to|moves to|relocated to|goes to|go to|works as|work as|switched|"
-    r"switching|migrated|migrating)\b|[:=]"
+    r"\b(?:is|are|uses|use|lives in|live in|runs on|run on|moved to|moves to|relocated to|goes to|go to|works as|"
+    r"work as|switched|switching|migrated|migrating)\b|[:=]"
 )
 
 

@@ -265,14 +265,15 @@ _OBJECT_END = frozenset(
     "at as in on for from to with by where which who that because after before while since when of than "
     "during until".split()
 )
-# Verbs that only tie a thing to its amount ("sprints last three weeks", "lines are
-# capped at 120", "sessions expire after 2 hours", "the API is served on port 3000"):
-# left out of an amount's context, like "is"
+# Verbs and prepositions that only tie a thing to its amount ("sprints last three
+# weeks", "lines are capped at 120", "sessions expire after 2 hours", "the API is
+# served on port 3000", "backups are kept for 7 days"): left out of an amount's
+# context, like "is"
 _AMOUNT_VERBS = frozenset(
     "last lasts lasted lasting take takes took taken taking cap caps capped capping set expire expires expired "
     "expiring start starts started starting begin begins began beginning listen listens listened listening "
     "serve serves served serving happen happens happened happening give gives gave time turned turns turning "
-    "aged old".split()
+    "aged old limited kept keep keeps after within around about under until least approximately roughly".split()
 )
 _SYNONYMS = {
     "max": "maximum",
@@ -396,6 +397,7 @@ _CORRECTION_WORDS = frozenset(
 # ("quit coffee; ...", "gave up on Spanish and started Japanese", "quit smoking two years ago")
 _GIVEN_UP_END = (
     r"(?=\s*(?:[.,;:!?)]|$)|\s+(?:and|but|so|then|because|since|after|when|last|this|ago|yesterday|recently|"
+    r"at|in|on|with|from|"
     r"now|years?|months?|weeks?|days?|a\s+(?:few|couple|while|year|month|week)|" + "|".join(_WORD_NUMBERS) + r"|\d+)\b)"
 )
 _CORRECTIONS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (

@@ -693,9 +693,15 @@ _CLAIM_SWITCH = re.compile(
     r"(?P<s>(?:[a-z0-9+#][\w+#./'-]*\s+){0,3}?[a-z0-9+#][\w+#./'-]*)\s+(?:over\s+)?to\s+(?P<v>.+)$"
 )
 _CLAIM_COLON = re.compile(r"^(?P<s>[a-z0-9+#][\w+#./ '-]{0,60}?)\s*[:=]\s*(?P<v>.+)$")
+# "we keep secrets in Vault", "issues are tracked in Jira": the thing kept is the
+# subject, where it is kept its value
+_CLAIM_KEEP = re.compile(
+    r"^(?:[a-z0-9+#][\w+#./'-]*\s+){0,3}?(?:keep|keeps|store|stores|host|hosts|track|tracks)\s+"
+    r"(?P<s>(?:[a-z0-9+#][\w+#./'-]*\s+){0,3}?[a-z0-9+#][\w+#./'-]*)\s+(?:in|on)\s+(?P<v>.+)$"
+)
 _LINK = frozenset(
     "written built hosted stored shipped reported scheduled set configured kept located deployed "
-    "done handled managed made powered backed called named generated authored sent published "
+    "done handled managed made powered backed called named generated authored sent published tracked "
     "in on with to at by for via through of".split()
 )
 
@@ -708,7 +714,7 @@ _RELATIONS = _LINK - frozenset("in on with to at by for via through of".split())
 _RELATION_KIND = {
     **dict.fromkeys("written authored".split(), "language"),
     **dict.fromkeys("built generated made done handled managed powered backed".split(), "tool"),
-    **dict.fromkeys("hosted stored kept located deployed".split(), "place"),
+    **dict.fromkeys("hosted stored kept located deployed tracked".split(), "place"),
     **dict.fromkeys("shipped reported sent published".split(), "destination"),
     **dict.fromkeys("called named".split(), "name"),
 }
@@ -716,6 +722,7 @@ _RELATION_KIND = {
 
 def _claims(clause: str, s: ContradictionSettings) -> list[_SubjectValue]:
     m = _CLAIM_COLON.match(clause) or _CLAIM.match(clause) or _CLAIM_SWITCH.match(clause)
+    kept = m is None and (m := _CLAIM_KEEP.match(clause)) is not None
     if m is None:
         return []
     subject_words = [w for w in _words(m.group("s")) if w not in _STOP]
@@ -735,7 +742,7 @@ def _claims(clause: str, s: ContradictionSettings) -> list[_SubjectValue]:
     ):
         return []
     value = frozenset(_stem(w) for w in value_words)
-    relation = named or next((w for w in _words(m.group("v")) if w in _RELATIONS), "")
+    relation = named or ("kept" if kept else "") or next((w for w in _words(m.group("v")) if w in _RELATIONS), "")
     relation = _RELATION_KIND.get(relation, relation)
     return [_SubjectValue(subject, value, " ".join(subject_words), " ".join(value_words), relation)]
 
@@ -1236,7 +1243,7 @@ _RULES = (_rule_correction, _rule_attribute, _rule_number, _rule_opposite, _rule
 _POLAR = _NEGATIONS | _NEGATIVE_SIDE
 _COPULA = re.compile(
     r"\b(?:is|are|uses|use|lives in|live in|runs on|run on|moved to|moves to|relocated to|goes to|go to|works as|"
-    r"work as|switched|switching|migrated|migrating)\b|[:=]"
+    r"work as|switched|switching|migrated|migrating|keep|keeps|store|stores|host|hosts|track|tracks)\b|[:=]"
 )
 
 

@@ -213,7 +213,8 @@ _STATE_PHRASES: tuple[tuple[str, str, str, str], ...] = (
         "held",
         "got gets found landed lands joined joins hired adopted adopts bought buys opened opens started starts "
         "added adds has owns owned launched launches",
-        "took up|takes up|take up|signed up|signs up",
+        "took up|takes up|take up|signed up|signs up|work at|works at|work for|works for|working at|working for|"
+        "still own|still owns|still have|still has",
     ),
     (
         "have",
@@ -263,7 +264,7 @@ _AUXILIARY_NEXT = frozenset("been be to had not never".split())
 # where the thing that changed ends ("lost his job | at the bank")
 _OBJECT_END = frozenset(
     "at as in on for from to with by where which who that because after before while since when of than "
-    "during until".split()
+    "during until last ago yesterday this next".split()
 )
 # Verbs and prepositions that only tie a thing to its amount ("sprints last three
 # weeks", "lines are capped at 120", "sessions expire after 2 hours", "the API is
@@ -391,15 +392,18 @@ _PHRASE = r"[a-z0-9+#][\w+#./'-]*(?:\s+[a-z0-9+#][\w+#./'-]*){0,11}?"
 # words without which no pattern of _CORRECTIONS can match: most texts skip them all
 _CORRECTION_WORDS = frozenset(
     "from replaced instead longer not stop stopped stops quit quits quitting gave give gives giving off "
-    "dropped ditched".split()
+    "dropped ditched used".split()
 )
-# what may follow a given-up thing: the end of the clause, another clause, or when
+# where a given-up thing ends: the end of the clause, another clause, or when
 # ("quit coffee; ...", "gave up on Spanish and started Japanese", "quit smoking two years ago")
-_GIVEN_UP_END = (
-    r"(?=\s*(?:[.,;:!?)]|$)|\s+(?:and|but|so|then|because|since|after|when|last|this|ago|yesterday|recently|"
-    r"at|in|on|with|from|"
-    r"now|years?|months?|weeks?|days?|a\s+(?:few|couple|while|year|month|week)|" + "|".join(_WORD_NUMBERS) + r"|\d+)\b)"
+_WHEN_WORDS = (
+    r"and|but|so|then|because|since|after|when|last|this|ago|yesterday|recently|now|years?|months?|weeks?|days?|"
+    r"a\s+(?:few|couple|while|year|month|week)|" + "|".join(_WORD_NUMBERS) + r"|\d+"
 )
+_WHEN_END = rf"(?=\s*(?:[.,;:!?)]|$)|\s+(?:{_WHEN_WORDS})\b)"
+# a thing given up ends at a preposition too ("quit volunteering at the shelter");
+# what one used to do does not ("used to live in Berlin")
+_GIVEN_UP_END = rf"(?=\s*(?:[.,;:!?)]|$)|\s+(?:{_WHEN_WORDS}|at|in|on|with|from)\b)"
 _CORRECTIONS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
     # each pattern with a cheap test its text must pass first (most texts hold none)
     # "we switched from Y to X", "moved from Y to X", "migrated from Y to X"
@@ -462,6 +466,14 @@ _CORRECTIONS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
             r"\b(?:quit|quits|quitting|stopped|stops|dropped|ditched|(?:gave|give|gives|giving)\s+up|"
             r"(?:moved|moving)\s+off)\s"
         ),
+    ),
+    # "we used to deploy with Jenkins", "I used to live in Berlin" (not "is used to sign")
+    (
+        re.compile(
+            r"(?<!\bis\s)(?<!\bare\s)(?<!\bwas\s)(?<!\bwere\s)(?<!\bbe\s)(?<!\bbeen\s)(?<!\bget\s)"
+            rf"(?<!\bgot\s)\bused\s+to\s+(?P<y>{_PHRASE}){_WHEN_END}"
+        ),
+        re.compile(r"\bused\s+to\s"),
     ),
     # "actually X, not Y" / "X, not Y"
     (

@@ -219,9 +219,11 @@ _STATE_PHRASES: tuple[tuple[str, str, str, str], ...] = (
     (
         "have",
         "gone",
-        "lost loses quit quits fired sold sells closed closes removed removes dropped drops resigned retired deleted",
-        # "left" as a verb has an object ("left the club", not "the left pane")
-        "left the|left his|left her|left their|left my|left our|leaves the|leaves his|leaves her|laid off|"
+        # "left" names a thing gone only with a thing held of the same words ("left
+        # Google" / "work at Google"), never "the left pane"
+        "lost loses quit quits fired sold sells closed closes removed removes dropped drops resigned retired deleted "
+        "left leaves",
+        "laid off|"
         "gave away|gives away|gave up|gives up|give up|dropped out|drops out|passed away|passes away|"
         "said goodbye|says goodbye|take a break|took a break|takes a break|stopped using|stops using",
     ),

@@ -734,29 +734,45 @@ _RELATION_KIND = {
 }
 
 
+# "Pizza is my favorite food", "develop is our default branch": the possessive's
+# noun is the subject, what comes before the copula its value (only for words that
+# make the noun single-valued: "Tom is my brother" says nothing of other brothers)
+_INVERTED = re.compile(
+    r"^(?:my|our|his|her|their|the\s+user's|the\s+team's)\s+(?:favorite|favourite|main|primary|default|preferred|"
+    r"current|only)\b"
+)
+
+
 def _claims(clause: str, s: ContradictionSettings) -> list[_SubjectValue]:
     m = _CLAIM_COLON.match(clause) or _CLAIM.match(clause) or _CLAIM_SWITCH.match(clause)
     kept = m is None and (m := _CLAIM_KEEP.match(clause)) is not None
     if m is None:
         return []
-    subject_words = [w for w in _words(m.group("s")) if w not in _STOP]
-    named = ""
+    out = _claim(m.group("s"), m.group("v"), "kept" if kept else "", s)
+    if _INVERTED.match(m.group("v")) and not kept:
+        out += _claim(m.group("v"), m.group("s"), "", s)
+    return out
+
+
+def _claim(subject_text: str, value_text: str, relation: str, s: ContradictionSettings) -> list[_SubjectValue]:
+    subject_words = [w for w in _words(subject_text) if w not in _STOP]
     if len(subject_words) > 1 and subject_words[-1] == "name" and subject_words[-2].endswith("'s"):
         # "our dog's name is Buddy" says what "our dog is called Max" says
         subject_words = [*subject_words[:-2], subject_words[-2][:-2]]
-        named = "called"
+        relation = "called"
     subject_words = subject_words[-s.subject_words :]
     subject = frozenset(_stem(w) for w in subject_words if w not in _GENERIC and w not in _NEGATIONS)
-    value_words = [w for w in _words(m.group("v")) if w not in _STOP and w not in _LINK][: s.value_words]
+    said = _words(value_text)
+    value_words = [w for w in said if w not in _STOP and w not in _LINK][: s.value_words]
     if (
         not subject
         or not value_words
-        or any(w in _NEGATIONS for w in _words(m.group("v")))
+        or any(w in _NEGATIONS for w in said)
         or any(c.isdigit() for w in value_words for c in w)  # amounts are the number rule's
     ):
         return []
     value = frozenset(_stem(w) for w in value_words)
-    relation = named or ("kept" if kept else "") or next((w for w in _words(m.group("v")) if w in _RELATIONS), "")
+    relation = relation or next((w for w in said if w in _RELATIONS), "")
     relation = _RELATION_KIND.get(relation, relation)
     return [_SubjectValue(subject, value, " ".join(subject_words), " ".join(value_words), relation)]
 

@@ -713,9 +713,19 @@ _CLAIM_KEEP = re.compile(
     r"^(?:[a-z0-9+#][\w+#./'-]*\s+){0,3}?(?:keep|keeps|store|stores|host|hosts|track|tracks)\s+"
     r"(?P<s>(?:[a-z0-9+#][\w+#./'-]*\s+){0,3}?[a-z0-9+#][\w+#./'-]*)\s+(?:in|on)\s+(?P<v>.+)$"
 )
+# "we collect metrics with Datadog", "the user writes notes in Obsidian": what a
+# person or team does something to is the subject, the tool or place the value (the
+# preposition says which of the two)
+_CLAIM_DOER = re.compile(
+    r"^(?:we|i|they|the\s+team|the\s+user|users)\s+(?:[a-z]+ly\s+)?(?!(?:is|are|was|were|have|has|had|do|does|did|"
+    r"will|would|can|could|should|must|may|might|also|still|never|not|don't|didn't)\b)[a-z]+\s+"
+    r"(?P<s>(?:[a-z0-9+#][\w+#./'-]*\s+){0,3}?[a-z0-9+#][\w+#./'-]*)\s+(?P<p>with|using|via|in|on)\s+(?P<v>.+)$"
+)
+_DOER_RELATION = {"with": "tool", "using": "tool", "via": "tool", "in": "place", "on": "place"}
 _LINK = frozenset(
     "written built hosted stored shipped reported scheduled set configured kept located deployed "
-    "done handled managed made powered backed called named generated authored sent published tracked "
+    "done handled managed made powered backed called named generated authored sent published tracked scraped "
+    "collected "
     "in on with to at by for via through of".split()
 )
 
@@ -727,7 +737,7 @@ _RELATIONS = _LINK - frozenset("in on with to at by for via through of".split())
 # name two tools for one job; "written in Markdown" and "built with MkDocs" do not
 _RELATION_KIND = {
     **dict.fromkeys("written authored".split(), "language"),
-    **dict.fromkeys("built generated made done handled managed powered backed".split(), "tool"),
+    **dict.fromkeys("built generated made done handled managed powered backed scraped collected".split(), "tool"),
     **dict.fromkeys("hosted stored kept located deployed tracked".split(), "place"),
     **dict.fromkeys("shipped reported sent published".split(), "destination"),
     **dict.fromkeys("called named".split(), "name"),
@@ -746,10 +756,14 @@ _INVERTED = re.compile(
 def _claims(clause: str, s: ContradictionSettings) -> list[_SubjectValue]:
     m = _CLAIM_COLON.match(clause) or _CLAIM.match(clause) or _CLAIM_SWITCH.match(clause)
     kept = m is None and (m := _CLAIM_KEEP.match(clause)) is not None
+    done = m is None and (m := _CLAIM_DOER.match(clause)) is not None
     if m is None:
         return []
-    out = _claim(m.group("s"), m.group("v"), "kept" if kept else "", s)
-    if _INVERTED.match(m.group("v")) and not kept:
+    if done and not _AMOUNT_WORDS.isdisjoint(_words(m.group("v"))):
+        return []  # "we deploy the app on Fridays": when, not with what
+    relation = _DOER_RELATION[m.group("p")] if done else "kept" if kept else ""
+    out = _claim(m.group("s"), m.group("v"), relation, s)
+    if _INVERTED.match(m.group("v")) and not kept and not done:
         out += _claim(m.group("v"), m.group("s"), "", s)
     return out
 
@@ -1274,6 +1288,8 @@ _POLAR = _NEGATIONS | _NEGATIVE_SIDE
 _COPULA = re.compile(
     r"\b(?:is|are|uses|use|lives in|live in|runs on|run on|moved to|moves to|relocated to|goes to|go to|works as|"
     r"work as|switched|switching|migrated|migrating|keep|keeps|store|stores|host|hosts|track|tracks)\b|[:=]"
+    # a doer's claim (_CLAIM_DOER): one of its subjects, then a preposition
+    r"|\b(?:we|i|they|team|user|users)\s.*\b(?:with|using|via|in|on)\s"
 )
 
 

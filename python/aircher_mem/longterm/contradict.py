@@ -276,7 +276,7 @@ _AMOUNT_VERBS = frozenset(
     "last lasts lasted lasting take takes took taken taking cap caps capped capping set expire expires expired "
     "expiring start starts started starting begin begins began beginning listen listens listened listening "
     "serve serves served serving happen happens happened happening give gives gave time turned turns turning "
-    "aged old limited kept keep keeps after within around about under until least approximately roughly".split()
+    "aged old limited kept keep keeps after within around about under until least approximately roughly since".split()
 )
 _SYNONYMS = {
     "max": "maximum",
@@ -292,6 +292,8 @@ _SYNONYMS = {
     "children": "child",
     "favourite": "favorite",
     "flight": "fly",
+    "born": "birthday",
+    "birth": "birthday",
     "flights": "fly",
     "flying": "fly",
     "mom": "mother",
@@ -308,6 +310,13 @@ _WORD_NUMBERS = {
         "sixteen seventeen eighteen nineteen twenty".split()
     )
 } | {w: 10 * i for i, w in enumerate("thirty forty fifty sixty seventy eighty ninety".split(), start=3)}
+# "third grade", "5th floor": which one, compared only with the same noun's rank
+# ("second" is left out: it is a unit of time too)
+_ORDINALS = {
+    w: i
+    for i, w in enumerate("zeroth first _ third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth".split())
+    if w != "_"
+}
 _UNITS: dict[str, tuple[str, float]] = {
     **dict.fromkeys("ms msec msecs millisecond milliseconds".split(), ("time", 0.001)),
     **dict.fromkeys("s sec secs second seconds".split(), ("time", 1.0)),
@@ -377,13 +386,19 @@ _AMOUNT = re.compile(
     rf"|(?P<named>\b(?P<name>[a-z][a-z+#.-]{{0,30}}?)[ -]?v?(?P<ver>\d{{1,6}}(?:\.\d{{1,6}}){{1,4}})\b"
     rf"(?!\s*(?:{_UNIT_ALT})\b))"
     r"|(?P<tagged>(?<![\w.])(?P<tag>[a-z]{1,8})(?P<tagn>\d{1,6})(?![\w.]))"
+    r"|(?P<ord>(?<![\w.])(?:(?P<ordn>\d{1,3})(?:st|nd|rd|th)|"
+    + "|".join(_ORDINALS)
+    + r")\s+(?P<ordunit>[a-z]{1,20})\b)"
+    # a month alone ("born in October"; "may" only after "in")
+    r"|(?P<month>\b(?:january|february|march|april|june|july|august|september|october|november|december)\b"
+    r"|(?<=\bin\s)may\b)"
     rf"|(?P<num>(?<![\w.])(?P<n>{_NUM}|" + "|".join(_WORD_NUMBERS) + r")(?P<attached>%|[a-z]{1,12})?(?!\w|\.\d)"
     r"(?:\s*(?P<unit>%|[a-z]{1,20})\b)?)"
 )
 # a clause without a digit or one of these words holds no amount: most skip _AMOUNT
 _DIGIT = re.compile(r"\d")
 _AMOUNT_WORDS = frozenset(
-    [*_WORD_NUMBERS, *_MONTHS, *_WEEKDAYS, "q1", "q2", "q3", "q4", "every", "once"]
+    [*_WORD_NUMBERS, *_ORDINALS, *_MONTHS, *_WEEKDAYS, "q1", "q2", "q3", "q4", "every", "once"]
     + [f for f in _FREQUENCIES if " " not in f]
 )
 _VERSION = re.compile(r"\d{1,40}(?:\.\d{1,40})+")
@@ -658,6 +673,14 @@ def _amount(m: re.Match[str], context: frozenset[str], s: ContradictionSettings)
         # a number written onto a word ("-O2", "v3", "sha256", "node20"): the word says
         # what is counted, so only the same word's numbers are compared
         return _Amount("tagged:" + m.group("tag"), int(m.group("tagn")), shown, context)
+    if m.group("month"):
+        return _Amount("month", _MONTHS[m.group("month")], shown, context)
+    if m.group("ord"):
+        unit = m.group("ordunit")
+        if unit in _STOP or unit in _NEGATIONS:
+            return None
+        rank = int(m.group("ordn")) if m.group("ordn") else _ORDINALS[m.group(0).split()[0]]
+        return _Amount("rank:" + _stem(unit), float(rank), shown, context)
     number_text = m.group("n")
     attached = m.group("attached")
     if attached and number_text in _WORD_NUMBERS:
@@ -1067,6 +1090,7 @@ def _analyse(raw: str, s: ContradictionSettings) -> _Analysis:
                 and w not in _NEGATIONS
                 and w not in _UNITS
                 and w not in _WORD_NUMBERS
+                and w not in _ORDINALS
                 and w not in _WEEKDAYS
                 and w not in _MONTHS
                 and not w[0].isdigit()

@@ -106,6 +106,7 @@ class ContradictionSettings:
     score_value: float = 0.6
     score_state: float = 0.65
     score_name: float = 0.55
+    score_status: float = 0.6
     # texts whose analysis is kept, and words whose stem is (read once, when the module is imported)
     cache_size: int = 4096
     # texts whose cheap features (which rules could apply) are kept
@@ -277,6 +278,26 @@ _AMOUNT_VERBS = frozenset(
     "expiring start starts started starting begin begins began beginning listen listens listened listening "
     "serve serves served serving happen happens happened happening give gives gave time turned turns turning "
     "aged old limited kept keep keeps after within around about under until least approximately roughly since".split()
+)
+# States of a person of which one holds at a time: (kind, words of each value)
+_STATUS_KINDS = (
+    ("relationship", "single", "single"),
+    ("relationship", "married", "married"),
+    ("relationship", "engaged", "engaged"),
+    ("relationship", "divorced", "divorced"),
+    ("relationship", "widowed", "widowed widow widower"),
+    ("hand", "left", "left-handed lefty"),
+    ("hand", "right", "right-handed"),
+    ("smoking", "smoker", "smoker"),
+    ("smoking", "non-smoker", "non-smoker nonsmoker"),
+)
+_STATUS = {w: (kind, value) for kind, value, words in _STATUS_KINDS for w in words.split()}
+# what may follow a state word that says it ("engaged to Chris", "divorced last year",
+# "single."), unlike "a single approval", "an engaged audience"
+_STATUS_NEXT = frozenset("to with since for in at now again last this and but so until after".split())
+# words before a state that say when or how, not whose ("recently married", "still single")
+_STATUS_FILLER = frozenset(
+    "still became become becomes remain remains remained stay stays stayed happily newly".split()
 )
 _SYNONYMS = {
     "max": "maximum",
@@ -597,6 +618,16 @@ class _Change:
 
 
 @dataclass(frozen=True)
+class _Status:
+    """A person's state of one kind that excludes the kind's others ("married")."""
+
+    kind: str
+    value: str
+    holder: frozenset[str]  # the content words before it, stemmed
+    shown: str
+
+
+@dataclass(frozen=True)
 class _Polarity:
     """A text's or a clause's words and which way it points."""
 
@@ -630,6 +661,10 @@ class _Analysis:
     @functools.cached_property
     def names(self) -> tuple[frozenset[str], ...]:
         return _names(self.raw, self.text, self.s)
+
+    @functools.cached_property
+    def statuses(self) -> tuple[_Status, ...]:
+        return _statuses(list(self.clauses))
 
 
 def _amount(m: re.Match[str], context: frozenset[str], s: ContradictionSettings) -> _Amount | None:
@@ -1305,7 +1340,48 @@ def _rule_name(a: _Analysis, b: _Analysis, s: ContradictionSettings) -> Verdict 
     return Verdict("name", f"{' '.join(sorted(own_a[0]))} vs {' '.join(sorted(own_b[0]))}", s.score_name)
 
 
-_RULES = (_rule_correction, _rule_attribute, _rule_number, _rule_opposite, _rule_value, _rule_state, _rule_name)
+def _statuses(clauses: list[str]) -> tuple[_Status, ...]:
+    out: list[_Status] = []
+    for clause in clauses:
+        words = _words(clause)
+        if _STATUS.keys().isdisjoint(words) or any(w in _NEGATIONS for w in words):
+            continue
+        for i, w in enumerate(words):
+            hit = _STATUS.get(w)
+            following = words[i + 1] if i + 1 < len(words) else ""
+            if hit is None or (following and following not in _STATUS_NEXT):
+                continue
+            holder = frozenset(
+                _stem(v) for v in words[:i] if v not in _STOP and v not in _STATUS_FILLER and not v.endswith("ly")
+            )
+            out.append(_Status(hit[0], hit[1], holder, w))
+    return tuple(out)
+
+
+def _rule_status(a: _Analysis, b: _Analysis, s: ContradictionSettings) -> Verdict | None:
+    """One person in two states of a kind that hold one at a time: "John is married" /
+    "John got divorced last year", "I'm single" / "I'm engaged to Chris"."""
+    for x in a.statuses:
+        for y in b.statuses:
+            if x.kind == y.kind and x.value != y.value and x.holder == y.holder:
+                if any(z.kind == x.kind and z.value == y.value for z in a.statuses):
+                    continue  # the text tells both ("divorced and married again")
+                if any(z.kind == y.kind and z.value == x.value for z in b.statuses):
+                    continue
+                return Verdict("status", f"{x.kind}: {x.shown} vs {y.shown}", s.score_status)
+    return None
+
+
+_RULES = (
+    _rule_correction,
+    _rule_attribute,
+    _rule_number,
+    _rule_opposite,
+    _rule_value,
+    _rule_state,
+    _rule_name,
+    _rule_status,
+)
 
 # what every claim of the value rule holds (see _CLAIM and _CLAIM_COLON)
 _POLAR = _NEGATIONS | _NEGATIVE_SIDE
@@ -1331,6 +1407,7 @@ class _Features:
     states: frozenset[tuple[str, str]]  # (kind, state) of every change of state it names
     excluded: frozenset[tuple[str, str]]  # the states that exclude one of those
     names: frozenset[str]  # the words of the names a one-sentence text gives (see _names)
+    statuses: frozenset[str]  # the kinds of a person's state its words name (see _STATUS)
 
 
 @functools.lru_cache(maxsize=DEFAULT.feature_cache_size)
@@ -1359,6 +1436,7 @@ def _features(raw: str, s: ContradictionSettings) -> _Features:
         states=states,
         excluded=frozenset((kind, other) for kind, state in states for mine, other in _EXCLUSIVE if mine == state),
         names=frozenset(w for name in _names(raw, text, s) for w in name),
+        statuses=frozenset(_STATUS[w][0] for w in present if w in _STATUS),
     )
 
 
@@ -1397,6 +1475,7 @@ def _may_contradict(x: _Features, y: _Features, s: ContradictionSettings) -> boo
         or (x.claim and y.claim)
         or not x.excluded.isdisjoint(y.states)
         or _may_name(x, y, s)
+        or bool(x.statuses & y.statuses)
     )
 
 
@@ -1416,6 +1495,8 @@ def detect(a: str, b: str, *, settings: ContradictionSettings = DEFAULT) -> Verd
         if rule is _rule_state and fa.excluded.isdisjoint(fb.states):
             continue
         if rule is _rule_name and not _may_name(fa, fb, settings):
+            continue
+        if rule is _rule_status and fa.statuses.isdisjoint(fb.statuses):
             continue
         verdict = rule(x, y, settings) or rule(y, x, settings)
         if verdict is not None:

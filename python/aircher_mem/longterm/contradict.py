@@ -7,7 +7,8 @@ the same thing in other words is not a contradiction. The rules, tried in order:
 
 - ``correction``: one text corrects what the other affirms ("Actually, the
   database is MySQL, not Postgres" against "The database is Postgres"; "no
-  longer", "not ... anymore", "switched from Y to X", "instead of Y");
+  longer", "not ... anymore", "switched from Y to X", "instead of Y", "quit Y",
+  "gave up on Y", "moved off Y", "stopped going to Y", "used to Y");
 - ``attribute``: both name a value of the same single-valued setting
   (:data:`~aircher_mem.longterm.vocabulary.VOCAB`: database, test runner,
   formatter...) and the values differ, for the same scope (the frontend's test
@@ -15,21 +16,27 @@ the same thing in other words is not a contradiction. The rules, tried in order:
 - ``number``: a number, version, date, weekday, time of day or frequency differs in
   the same context ("timeout is 30s" against "timeout is 60s"); amounts in
   different units of one dimension are converted ("2 weeks" = "14 days"), amounts
-  of different units or of different subjects are not compared;
+  of different units or of different subjects are not compared; the verbs that
+  only tie a thing to its amount ("lasts", "is capped at", "expires after") are
+  not part of the subject; ages ("34 years old" / "turned forty"), ranks ("third
+  grade") and months alone ("born in October") are amounts too;
 - ``opposite``: the statements overlap in their words and one negates the other
   ("use X" / "never use X") or they take opposite sides of a pair (enable /
   disable, sync / async, true / false...);
-- ``value``: "S is V" (or "S uses V", "S moved to V", "S: V") with the same
-  subject S and values with no word in common ("the message queue is RabbitMQ" /
-  "... is Kafka"), unless the two say how in other words ("written in" / "built
-  with");
+- ``value``: "S is V" (or "S uses V", "S moved to V", "S works as V", "S: V",
+  "we switched S to V", "we keep S in V", "we collect S with V", "V is my favorite
+  S", "S's name is V") with the same subject S and values with no word in common
+  ("the message queue is RabbitMQ" / "... is Kafka"), unless the two say how in
+  other words ("written in" / "built with");
 - ``state``: the same holder's same thing left in two states that exclude each
   other, with no copula needed: got / lost, owned / still sought, passed / failed
   ("Jon lost his job" / "Jon found a new job"); a text that tells both states, a
   change only considered, or two things told apart by their words are not;
 - ``name``: two one-sentence statements of one activity in nearly the same words,
   each with a name the other lacks ("We review code on GitLab" / "Code review
-  happens on GitHub").
+  happens on GitHub");
+- ``status``: one person in two states of a kind that hold one at a time
+  (married / divorced / single..., left- / right-handed, smoker / non-smoker).
 
 Numbers written onto a word ("-O2", "v3", "sha256") are compared by the number
 rule with the numbers written onto the same word.

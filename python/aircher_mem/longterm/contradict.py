@@ -1132,7 +1132,6 @@ def _analyse(raw: str, s: ContradictionSettings) -> _Analysis:
                 and w not in _NEGATIONS
                 and w not in _UNITS
                 and w not in _WORD_NUMBERS
-                and w not in _ORDINALS
                 and w not in _WEEKDAYS
                 and w not in _MONTHS
                 and not w[0].isdigit()
@@ -1190,7 +1189,9 @@ def _rule_correction(a: _Analysis, b: _Analysis, s: ContradictionSettings) -> Ve
     for c in b.corrections:
         if any(c.away_words & own.away_words for own in a.corrections):
             continue  # both say it is gone
-        if c.away_words <= a.mentions and not (c.own_words & a.mentions):
+        # the one who does it is said too: "quit smoking" corrects "is a smoker"
+        said = all(w in a.mentions or w + "er" in a.mentions for w in c.away_words)
+        if said and not (c.own_words & a.mentions):
             evidence = f"{c.away} corrected to {c.to}" if c.to else f"no longer {c.away}"
             return Verdict("correction", evidence, s.score_correction)
     return None

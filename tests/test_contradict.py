@@ -281,7 +281,7 @@ _WORDS = st.sampled_from(
     "from to , ; . and but on off true false sync async port 8080 version 1.2.3 staging production "
     "Jon lost found his job passed failed build GitLab GitHub review code happens -O2 v3 looking for owns "
     "quit dropped gave up moved going gym two years ago kids children forty km name's called is my partner "
-    "we I keep notes with in using favorite used left work at Google single married engaged divorced".split()
+    "we I keep notes with in using favorite used left work at Google single married engaged divorced owns owned by Alice Bob".split()
 )
 _SENTENCES = st.lists(_WORDS, max_size=25).map(" ".join)
 

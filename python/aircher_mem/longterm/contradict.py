@@ -786,11 +786,16 @@ _CLAIM_DOER = re.compile(
     r"will|would|can|could|should|must|may|might|also|still|never|not|don't|didn't)\b)[a-z]+\s+"
     r"(?P<s>(?:[a-z0-9+#][\w+#./'-]*\s+){0,3}?[a-z0-9+#][\w+#./'-]*)\s+(?P<p>with|using|via|in|on)\s+(?P<v>.+)$"
 )
+# "Alice owns the billing service" says what "the billing service is owned by Alice" says
+_CLAIM_OWNER = re.compile(
+    r"^(?P<v>(?:[a-z0-9+#][\w+#./'-]*\s+){0,2}?[a-z0-9+#][\w+#./'-]*)\s+(?:owns|maintains|leads)\s+"
+    r"(?P<s>(?:[a-z0-9+#][\w+#./'-]*\s+){0,3}?[a-z0-9+#][\w+#./'-]*)$"
+)
 _DOER_RELATION = {"with": "tool", "using": "tool", "via": "tool", "in": "place", "on": "place"}
 _LINK = frozenset(
     "written built hosted stored shipped reported scheduled set configured kept located deployed "
     "done handled managed made powered backed called named generated authored sent published tracked scraped "
-    "collected "
+    "collected owned maintained led "
     "in on with to at by for via through of".split()
 )
 
@@ -806,6 +811,7 @@ _RELATION_KIND = {
     **dict.fromkeys("hosted stored kept located deployed tracked".split(), "place"),
     **dict.fromkeys("shipped reported sent published".split(), "destination"),
     **dict.fromkeys("called named".split(), "name"),
+    **dict.fromkeys("owned maintained led".split(), "owner"),
 }
 
 
@@ -822,13 +828,14 @@ def _claims(clause: str, s: ContradictionSettings) -> list[_SubjectValue]:
     m = _CLAIM_COLON.match(clause) or _CLAIM.match(clause) or _CLAIM_SWITCH.match(clause)
     kept = m is None and (m := _CLAIM_KEEP.match(clause)) is not None
     done = m is None and (m := _CLAIM_DOER.match(clause)) is not None
+    owned = m is None and (m := _CLAIM_OWNER.match(clause)) is not None
     if m is None:
         return []
     if done and not _AMOUNT_WORDS.isdisjoint(_words(m.group("v"))):
         return []  # "we deploy the app on Fridays": when, not with what
-    relation = _DOER_RELATION[m.group("p")] if done else "kept" if kept else ""
+    relation = _DOER_RELATION[m.group("p")] if done else "kept" if kept else "owned" if owned else ""
     out = _claim(m.group("s"), m.group("v"), relation, s)
-    if _INVERTED.match(m.group("v")) and not kept and not done:
+    if _INVERTED.match(m.group("v")) and not (kept or done or owned):
         out += _claim(m.group("v"), m.group("s"), "", s)
     return out
 
@@ -1397,7 +1404,7 @@ _COPULA = re.compile(
     r"\b(?:is|are|uses|use|lives in|live in|runs on|run on|moved to|moves to|relocated to|goes to|go to|works as|"
     r"work as|switched|switching|migrated|migrating|keep|keeps|store|stores|host|hosts|track|tracks)\b|[:=]"
     # a doer's claim (_CLAIM_DOER): one of its subjects, then a preposition
-    r"|\b(?:we|i|they|team|user|users)\s.*\b(?:with|using|via|in|on)\s"
+    r"|\b(?:we|i|they|team|user|users)\s.*\b(?:with|using|via|in|on)\s|\b(?:owns|maintains|leads)\s"
 )
 
 

@@ -1117,6 +1117,8 @@ def _analyse(raw: str, s: ContradictionSettings) -> _Analysis:
     claims: list[_SubjectValue] = []
     # "S is V" in a text of several sentences is one remark among others, not a setting
     one_sentence = not _SENTENCE_END.findall(text.rstrip(" .!?\n"))
+    # every claim's words are _COPULA's: a text without them holds none
+    may_claim = one_sentence and _COPULA.search(text) is not None
     clauses = _clauses(text, s)
     for clause in clauses:
         clause_words = _words(clause)
@@ -1149,7 +1151,7 @@ def _analyse(raw: str, s: ContradictionSettings) -> _Analysis:
                     [amount.about] * bool(amount.about) + [w for w in around if _stem(w) in amount.context]
                 )
                 amounts.append(dataclasses.replace(amount, about=about))
-        if clause_words and one_sentence:
+        if clause_words and may_claim:
             claims.extend(_claims(clause, s))
     return _Analysis(
         text=text,

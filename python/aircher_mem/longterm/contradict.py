@@ -1420,11 +1420,18 @@ class _Features:
     odd: tuple[frozenset[str], ...]  # the content of its opposite-rule units negated an odd number of times
     content: frozenset[str]  # every unit's content words, and more
     correcting: bool  # a correction pattern's words
-    claim: bool  # one sentence with "is", "uses", ":"...
+    subjects: frozenset[frozenset[str]]  # the subjects of its claims (see _claims)
     states: frozenset[tuple[str, str]]  # (kind, state) of every change of state it names
     excluded: frozenset[tuple[str, str]]  # the states that exclude one of those
     names: frozenset[str]  # the words of the names a one-sentence text gives (see _names)
     statuses: frozenset[str]  # the kinds of a person's state its words name (see _STATUS)
+
+
+def _claim_subjects(text: str, s: ContradictionSettings) -> frozenset[frozenset[str]]:
+    """The subjects of the claims _analyse finds in ``text``, by the same steps."""
+    if _SENTENCE_END.findall(text.rstrip(" .!?\n")) or _COPULA.search(text) is None:
+        return frozenset()
+    return frozenset(c.subject for clause in _clauses(text, s) if _words(clause) for c in _claims(clause, s))
 
 
 @functools.lru_cache(maxsize=DEFAULT.feature_cache_size)
@@ -1449,7 +1456,7 @@ def _features(raw: str, s: ContradictionSettings) -> _Features:
         content=frozenset(_stem(w) for w in present if w not in _STOP and w not in _NEGATIONS),
         correcting=not _CORRECTION_WORDS.isdisjoint(present)
         and any(first.search(text) is not None for _pattern, first in _CORRECTIONS),
-        claim=not _SENTENCE_END.findall(text.rstrip(" .!?\n")) and _COPULA.search(text) is not None,
+        subjects=_claim_subjects(text, s),
         states=states,
         excluded=frozenset((kind, other) for kind, state in states for mine, other in _EXCLUSIVE if mine == state),
         names=frozenset(w for name in _names(raw, text, s) for w in name),
@@ -1479,9 +1486,10 @@ def _may_contradict(x: _Features, y: _Features, s: ContradictionSettings) -> boo
     """Whether any rule could find ``x``'s and ``y``'s texts contradicting: each rule
     needs what is checked here (the correction rule a correction, the attribute rule
     the same setting on both sides, the number rule amounts on both, the opposite
-    rule a negated unit on one side mostly said on the other, the value rule a claim
-    on both, the state rule states that exclude each other, the name rule names on
-    both and words in common)."""
+    rule a negated unit on one side mostly said on the other, the value rule claims
+    about one subject on both, the state rule states that exclude each other, the
+    name rule names on both and words in common, the status rule a person's state
+    of one kind on both)."""
     return (
         x.correcting
         or y.correcting
@@ -1489,7 +1497,7 @@ def _may_contradict(x: _Features, y: _Features, s: ContradictionSettings) -> boo
         or (x.amounts and y.amounts)
         or _may_oppose(x, y, s)
         or _may_oppose(y, x, s)
-        or (x.claim and y.claim)
+        or not x.subjects.isdisjoint(y.subjects)
         or not x.excluded.isdisjoint(y.states)
         or _may_name(x, y, s)
         or bool(x.statuses & y.statuses)

@@ -1062,13 +1062,16 @@ def _names(raw: str, text: str, s: ContradictionSettings) -> tuple[frozenset[str
     for k, m in enumerate(_NAME_TOKEN.finditer(head)):
         token = m.group(0)
         lower = token.lower()
-        # a name with a digit ("-O2", "GPT4") is an amount: the number rule's
+        # a name with a digit ("-O2", "GPT4"), a weekday or a month is an amount: the
+        # number rule's ("we deploy on Fridays" / "we deploy with Helm")
         if (
             k
             and lower != token
             and lower not in _STOP
             and previous not in ("named", "called")
             and not any(c.isdigit() for c in token)
+            and lower not in _WEEKDAYS
+            and not (lower in _MONTHS and len(lower) > 3)  # "Jan" may be a person
         ):
             if run and m.start() != last_end + 1:
                 out.append(frozenset(run))

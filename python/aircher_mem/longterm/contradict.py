@@ -1437,6 +1437,10 @@ def _claim_subjects(text: str, s: ContradictionSettings) -> frozenset[frozenset[
     return frozenset(c.subject for clause in _clauses(text, s) if _words(clause) for c in _claims(clause, s))
 
 
+# the correction patterns' first tests as one pass over a text
+_ANY_CORRECTION = re.compile("|".join(f"(?:{first.pattern})" for _pattern, first in _CORRECTIONS))
+
+
 @functools.lru_cache(maxsize=DEFAULT.feature_cache_size)
 def _features(raw: str, s: ContradictionSettings) -> _Features:
     text = _clean(raw, s.max_chars)
@@ -1457,8 +1461,7 @@ def _features(raw: str, s: ContradictionSettings) -> _Features:
         amounts=_DIGIT.search(text) is not None or not _AMOUNT_WORDS.isdisjoint(present),
         odd=tuple(odd),
         content=frozenset(_stem(w) for w in present if w not in _STOP and w not in _NEGATIONS),
-        correcting=not _CORRECTION_WORDS.isdisjoint(present)
-        and any(first.search(text) is not None for _pattern, first in _CORRECTIONS),
+        correcting=not _CORRECTION_WORDS.isdisjoint(present) and _ANY_CORRECTION.search(text) is not None,
         subjects=_claim_subjects(text, s),
         states=states,
         excluded=frozenset((kind, other) for kind, state in states for mine, other in _EXCLUSIVE if mine == state),

@@ -135,11 +135,12 @@ def _template(name: str) -> list[dict[str, Any]]:
 @dataclasses.dataclass
 class _Scan:
     files: dict[str, list[str]]  # folder (depth <= BUILD_DEPTH, project folders) -> file names
+    listed: dict[str, list[str]]  # the same for every folder of depth <= BUILD_DEPTH
     sources: dict[str, Counter[str]]  # folder -> extensions of the files in it (sample)
 
 
 def _scan(root: Path) -> _Scan:
-    scan = _Scan({}, {})
+    scan = _Scan({}, {}, {})
     seen = 0
     queue: list[tuple[str, int, bool]] = [("", 0, True)]
     while queue and seen < MAX_ENTRIES:
@@ -167,6 +168,8 @@ def _scan(root: Path) -> _Scan:
             except OSError:
                 continue
         scan.sources[rel] = counts
+        if depth <= BUILD_DEPTH:
+            scan.listed[rel] = names
         if depth <= BUILD_DEPTH and project:
             scan.files[rel] = names
         for d in dirs:
@@ -338,7 +341,7 @@ def _glob(scan: _Scan, folder: str, pattern: str) -> list[str]:
     if "/" in pattern:
         sub, leaf = pattern.split("/", 1)
         child = f"{folder}/{sub}" if folder else sub
-        return [f"{sub}/{n}" for n in scan.files.get(child, []) if fnmatch.fnmatchcase(n, leaf)]
+        return [f"{sub}/{n}" for n in scan.listed.get(child, []) if fnmatch.fnmatchcase(n, leaf)]
     return [n for n in scan.files.get(folder, []) if fnmatch.fnmatchcase(n, pattern)]
 
 
@@ -356,10 +359,8 @@ def _parse(acc: Findings, root: Path, rel: str, name: str, names: list[str]) -> 
         bf.deno(acc, root, rel)
     elif kind == "rust":
         bf.rust(acc, root, rel)
-    elif kind == "go" and name == "go.mod":
-        bf.go(acc, root, rel)
     elif kind == "go":
-        acc.runner("go test", rel, name)
+        bf.go(acc, root, rel)
     elif kind == "java":
         bf.java(acc, root, rel, name, names)
     elif kind == "scala":

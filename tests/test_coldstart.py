@@ -579,3 +579,48 @@ def test_any_bytes_in_a_build_file_give_a_profile(tmp_path: Path, name: str, dat
     profile = detect(root)  # on a folder: never an exception, whatever the file holds
     assert len(profile.types) <= 1
     template_facts(profile)
+
+
+def test_a_native_extension_comes_after_its_package_and_fixtures_are_not_sources(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            "lua-x-1.0-1.rockspec": 'dependencies = { "lua >= 5.1" }\n',
+            "CMakeLists.txt": "project(x C)\n",
+            "a.c": "",
+            "b.c": "",
+            "x.lua": "",
+            "runtests.sh": "#!/bin/sh\n",
+        },
+    )
+    profile = detect(tmp_path)
+    assert [t.name for t in profile.types] == ["lua", "c"]
+    assert profile.commands["test"] == "./runtests.sh"
+    # C files under test fixtures do not make an Autotools shell project a C one; Automake's
+    # check target is still its test command
+    shell = write(
+        tmp_path / "shell",
+        {
+            "configure.ac": "AC_INIT([x], [1])\nAM_INIT_AUTOMAKE\n",
+            "pyproject.toml": "[tool.black]\n",
+            "test/fixtures/make/sample.c": "",
+            ".shellcheckrc": "",
+        },
+    )
+    profile = detect(shell)
+    assert [t.name for t in profile.types] == ["python"]
+    assert profile.commands == {"test": "make check"}  # .shellcheckrc lints shell, not Python
+
+
+def test_a_script_named_for_tests_comes_after_the_makefile(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            "pyproject.toml": "[tool.pytest.ini_options]\n",
+            "scripts/test.sh": "pytest\n",
+            "a.py": "",
+        },
+    )
+    assert detect(tmp_path).commands == {"test": "bash scripts/test.sh"}
+    (tmp_path / "Makefile").write_text("test:\n\tpytest\n")
+    assert detect(tmp_path).commands == {"test": "make test"}

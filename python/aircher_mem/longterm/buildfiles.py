@@ -185,6 +185,7 @@ class Findings:
     scripts: dict[str, tuple[str, str, str]] = dataclasses.field(default_factory=dict)  # kind -> (cmd, file, why)
     defaults: dict[str, tuple[str, str]] = dataclasses.field(default_factory=dict)  # kind -> (cmd, file)
     flags: set[str] = dataclasses.field(default_factory=set)
+    test_script: tuple[str, str] | None = None  # (command, file) of a script named for running tests
     frameworks_found: dict[str, tuple[str, str]] = dataclasses.field(default_factory=dict)
 
     def runner(self, name: str, file: str, why: str) -> None:

@@ -64,6 +64,11 @@ _SKIP = frozenset(
     "_build deps Pods .build .cache site-packages bower_components".split()
 )
 # looked at for sources, but their build files are examples or tooling, not the project
+# nor counted in the sample of sources: test data, examples, documentation, vendored code
+_NOT_SOURCE = frozenset(
+    "fixtures fixture testdata test-data examples example samples sample docs doc third_party thirdparty "
+    "external extern".split()
+)
 _NOT_PROJECT = frozenset(
     "docs doc examples example samples sample fixtures testdata test tests spec benches benchmarks "
     "third_party thirdparty external extern contrib scripts tools misc".split()
@@ -142,9 +147,9 @@ class _Scan:
 def _scan(root: Path) -> _Scan:
     scan = _Scan({}, {}, {})
     seen = 0
-    queue: list[tuple[str, int, bool]] = [("", 0, True)]
+    queue: list[tuple[str, int, bool, bool]] = [("", 0, True, True)]
     while queue and seen < MAX_ENTRIES:
-        rel, depth, project = queue.pop(0)
+        rel, depth, project, source = queue.pop(0)
         try:
             with os.scandir(root / rel if rel else root) as it:
                 entries = sorted(it, key=lambda e: e.name)
@@ -167,7 +172,8 @@ def _scan(root: Path) -> _Scan:
                     counts[os.path.splitext(entry.name)[1].lower()] += 1
             except OSError:
                 continue
-        scan.sources[rel] = counts
+        if source:
+            scan.sources[rel] = counts
         if depth <= BUILD_DEPTH:
             scan.listed[rel] = names
         if depth <= BUILD_DEPTH and project:
@@ -175,7 +181,10 @@ def _scan(root: Path) -> _Scan:
         for d in dirs:
             child = f"{rel}/{d}" if rel else d
             if depth + 1 <= _SOURCE_DEPTH and not d.startswith("."):
-                queue.append((child, depth + 1, project and d.lower() not in _NOT_PROJECT))
+                name = d.lower()
+                queue.append(
+                    (child, depth + 1, project and name not in _NOT_PROJECT, source and name not in _NOT_SOURCE)
+                )
     return scan
 
 
@@ -231,7 +240,8 @@ def _frameworks(acc: Findings) -> None:
 
 def _commands(acc: Findings, makes: dict[str, tuple[str, set[str]]]) -> dict[str, tuple[str, str, str]]:
     """kind -> (command, file, why): the build file's scripts, then Makefile targets,
-    then the first runner with a command, then what the build tool implies."""
+    then a script named for running tests, then the first runner with a command, then
+    what the build tool implies."""
     known = tables()["commands"]
     found: dict[str, tuple[str, str, str]] = dict(acc.scripts)
     make = makes.get(acc.directory)
@@ -240,6 +250,8 @@ def _commands(acc: Findings, makes: dict[str, tuple[str, set[str]]]) -> dict[str
             target = next((t for t in targets if t in make[1]), None)
             if target and kind not in found:
                 found[kind] = (f"make {target}" if target != "all" else "make", make[0], f"target {target}")
+    if "test" not in found and acc.test_script:
+        found["test"] = (acc.test_script[0], acc.test_script[1], "test script")
     order = list(table(tables(), "runners", acc.ecosystem).values()) + list(known["runners"])
     ranked = sorted(acc.runners, key=lambda r: order.index(r) if r in order else len(order))
     for runner in ranked:
@@ -322,10 +334,21 @@ def detect(root: str | os.PathLike[str]) -> ProjectProfile:
             if make in names and folder not in makes:
                 rel = f"{folder}/{make}" if folder else make
                 makes[folder] = (rel, bf.make_targets(base, rel))
-        for file_name, command in lint_files.items():
-            for acc in accs.values():
-                if acc.directory == folder and file_name in names:
+        if folder not in makes and "configure.ac" in names:  # Automake makes a check target, whatever the language
+            rel = f"{folder}/configure.ac" if folder else "configure.ac"
+            if "AM_INIT_AUTOMAKE" in (bf.read_text(base, rel) or ""):
+                makes[folder] = (rel, {"check"})
+        for acc in accs.values():
+            if acc.directory != folder:
+                continue
+            for file_name, command in table(lint_files, acc.name).items():
+                if file_name in names:
                     acc.default("lint", command, f"{folder}/{file_name}" if folder else file_name)
+            for script, command in table(known, "commands", "test_scripts").items():
+                sub, _, leaf = script.rpartition("/")
+                if leaf in scan.listed.get(f"{folder}/{sub}".strip("/"), []):
+                    rel = f"{folder}/{script}" if folder else script
+                    acc.test_script = acc.test_script or (command, rel)
     for folder in scan.files:  # a Python project's pytest without a section for it
         for acc in accs.values():
             if acc.name == "python" and _below(folder, acc.directory):
@@ -431,10 +454,12 @@ def _profile(
 ) -> ProjectProfile:
     types_table = tables()["types"]
 
-    def order(acc: Findings) -> tuple[int, int, int, int]:
+    def order(acc: Findings) -> tuple[int, bool, bool, int, int]:
+        # C or C++ beside another type's build file is most often its native extension
+        # (a Python C extension, a Lua rock, a Node addon): the other type comes first
         depth = acc.directory.count("/") + (acc.directory != "")
         count = _count(scan, acc.directory, types_table[acc.name]["extensions"])
-        return (depth, acc.weak, -count, acc.rank)
+        return (depth, acc.weak, acc.name in ("c", "cpp"), -count, acc.rank)
 
     evidence: list[Evidence] = []
     types: list[ProjectType] = []

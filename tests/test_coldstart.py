@@ -77,7 +77,7 @@ def test_a_python_project_with_fastapi(tmp_path: Path) -> None:
             Evidence("pyproject.toml", "framework FastAPI (dependency fastapi)"),
             Evidence("pyproject.toml", "test runner pytest ([tool.pytest])"),
             Evidence("pyproject.toml", "command build: python -m build (build tool)"),
-            Evidence("pyproject.toml", "command lint: ruff check . (build tool)"),
+            Evidence("pyproject.toml", "command lint: ruff check . ([tool.ruff])"),
             Evidence("pyproject.toml", "command test: pytest (runner pytest)"),
         ),
     )

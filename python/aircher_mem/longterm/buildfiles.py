@@ -183,7 +183,7 @@ class Findings:
     dev: dict[str, str] = dataclasses.field(default_factory=dict)
     runners: dict[str, tuple[str, str]] = dataclasses.field(default_factory=dict)  # runner -> (file, why)
     scripts: dict[str, tuple[str, str, str]] = dataclasses.field(default_factory=dict)  # kind -> (cmd, file, why)
-    defaults: dict[str, tuple[str, str]] = dataclasses.field(default_factory=dict)  # kind -> (cmd, file)
+    defaults: dict[str, tuple[str, str, str]] = dataclasses.field(default_factory=dict)  # kind -> (cmd, file, why)
     flags: set[str] = dataclasses.field(default_factory=set)
     test_script: tuple[str, str] | None = None  # (command, file) of a script named for running tests
     frameworks_found: dict[str, tuple[str, str]] = dataclasses.field(default_factory=dict)
@@ -195,8 +195,8 @@ class Findings:
         if command.strip():
             self.scripts.setdefault(kind, (command.strip(), file, why))
 
-    def default(self, kind: str, command: str, file: str) -> None:
-        self.defaults.setdefault(kind, (command, file))
+    def default(self, kind: str, command: str, file: str, why: str = "build tool") -> None:
+        self.defaults.setdefault(kind, (command, file, why))
 
     def deps(self, names: Iterable[str | None], file: str, *, dev: bool) -> None:
         target = self.dev if dev else self.runtime
@@ -229,7 +229,7 @@ def python(acc: Findings, root: Path, rel: str, name: str) -> None:
                 acc.runner(runner, rel, f"[tool.{runner}]")
         for section, command in tables()["commands"]["lint_pyproject"].items():
             if section in tool:
-                acc.default("lint", command, rel)
+                acc.default("lint", command, rel, f"[tool.{section}]")
         for kind in ("test", "lint", "build"):
             for env_name, env in table(tool, "hatch", "envs").items():
                 if isinstance(table(env, "scripts").get(kind), str | list):
@@ -254,7 +254,7 @@ def python(acc: Findings, root: Path, rel: str, name: str) -> None:
         if ini.has_section("tool:pytest"):
             acc.runner("pytest", rel, "[tool:pytest]")
         if ini.has_section("flake8"):
-            acc.default("lint", "flake8", rel)
+            acc.default("lint", "flake8", rel, "[flake8]")
     elif name == "setup.py":
         text = read_text(root, rel) or ""
         for key, dev in (("install_requires", False), ("tests_require", True), ("extras_require", True)):
@@ -278,7 +278,7 @@ def python(acc: Findings, root: Path, rel: str, name: str) -> None:
         elif "unittest" in commands:
             acc.runner("unittest", rel, "[testenv] commands")
         if ini.has_section("flake8"):
-            acc.default("lint", "flake8", rel)
+            acc.default("lint", "flake8", rel, "[flake8]")
     elif name == "noxfile.py":
         acc.runner("nox", rel, "noxfile.py")
     elif name in ("pytest.ini", "conftest.py"):
@@ -450,7 +450,7 @@ def ruby(acc: Findings, root: Path, rel: str, name: str) -> None:
         if "RSpec::Core::RakeTask" in text:
             acc.runner("rspec", rel, "RSpec::Core::RakeTask")
         if "TestTask" in text:
-            acc.default("test", "{bundle}rake test", rel)
+            acc.default("test", "{bundle}rake test", rel, "Rake::TestTask")
     elif name == ".rspec":
         acc.runner("rspec", rel, ".rspec")
 

@@ -257,8 +257,8 @@ def _commands(acc: Findings, makes: dict[str, tuple[str, set[str]]]) -> dict[str
     for runner in ranked:
         if "test" not in found and runner in known["runners"]:
             found["test"] = (known["runners"][runner], acc.runners[runner][0], f"runner {runner}")
-    for kind, (command, file) in acc.defaults.items():
-        found.setdefault(kind, (command, file, "build tool"))
+    for kind, (command, file, why) in acc.defaults.items():
+        found.setdefault(kind, (command, file, why))
     if "maven" in acc.flags:
         found.setdefault("build", (known["build"]["maven"], acc.build_file, "build tool"))
     if "gradle" in acc.flags:
@@ -343,7 +343,7 @@ def detect(root: str | os.PathLike[str]) -> ProjectProfile:
                 continue
             for file_name, command in table(lint_files, acc.name).items():
                 if file_name in names:
-                    acc.default("lint", command, f"{folder}/{file_name}" if folder else file_name)
+                    acc.default("lint", command, f"{folder}/{file_name}" if folder else file_name, "configuration")
             for script, command in table(known, "commands", "test_scripts").items():
                 sub, _, leaf = script.rpartition("/")
                 if leaf in scan.listed.get(f"{folder}/{sub}".strip("/"), []):

@@ -132,6 +132,9 @@ def test_a_makefile_target_beats_the_runner_and_makes_no_c_project(tmp_path: Pat
     assert [t.name for t in profile.types] == ["python"]
     assert profile.frameworks == ("Click",)
     assert profile.commands == {"test": "make test", "lint": "make lint"}
+    # pytest found by a conftest.py in tests/ alone
+    tests = write(tmp_path / "t", {"requirements.txt": "attrs\n", "tests/conftest.py": "", "m.py": ""})
+    assert (one(detect(tests)).test_runners, detect(tests).commands) == (("pytest",), {"test": "pytest"})
     assert Evidence("Makefile", "command test: make test (target test)") in profile.evidence
 
 
@@ -556,13 +559,47 @@ def test_bad_utf8_is_skipped_and_a_bom_is_not(tmp_path: Path) -> None:
     assert profile.frameworks == ("Koa",)
 
 
-def test_the_scan_is_bounded(tmp_path: Path) -> None:
-    for i in range(coldstart.MAX_ENTRIES + 50):
-        (tmp_path / f"f{i:05}.py").write_text("")
-    (tmp_path / "zz").mkdir()
-    (tmp_path / "zz" / "go.mod").write_text("module x\n")
+def test_the_scan_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(coldstart, "MAX_ENTRIES", 15)
+    write(tmp_path, {"README": ""})
+    write(tmp_path / "a", {"package.json": "{}", "index.js": "", **{f"f{i}.txt": "" for i in range(8)}})
+    write(tmp_path / "b", {f"f{i}.txt": "" for i in range(5)})
+    write(tmp_path / "c", {"go.mod": "module x\n", "main.go": ""})
+    # breadth first: the root's 4 entries, a/'s 10, one of b/'s; c/ is past the bound
+    assert [t.build_file for t in detect(tmp_path).types] == ["a/package.json"]
+    monkeypatch.setattr(coldstart, "MAX_ENTRIES", 40)
+    assert [t.build_file for t in detect(tmp_path).types] == ["a/package.json", "c/go.mod"]
+
+
+def test_a_huge_folder_is_not_read_to_its_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(coldstart, "MAX_ENTRIES", 100)
+    for i in range(1000):
+        (tmp_path / f"f{i:04}.sh").write_text("")
+    pulled: list[str] = []
+    scandir = os.scandir
+
+    class Counting:
+        def __init__(self, path: Path) -> None:
+            self.it = scandir(path)
+
+        def __enter__(self) -> Counting:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            self.it.close()
+
+        def __iter__(self) -> Counting:
+            return self
+
+        def __next__(self) -> os.DirEntry[str]:
+            entry = next(self.it)
+            pulled.append(entry.name)
+            return entry
+
+    monkeypatch.setattr(os, "scandir", Counting)
     profile = detect(tmp_path)
-    assert profile.types == ()  # zz/ was past the bound: never listed
+    assert [t.name for t in profile.types] == ["bash"]
+    assert len(pulled) == 100
 
 
 _NAMES = ["pyproject.toml", "package.json", "Cargo.toml", "pom.xml", "go.mod", "setup.cfg", "App.csproj", "Gemfile"]

@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import functools
+import itertools
 import logging
 import os
 import re
@@ -151,21 +152,19 @@ def _scan(root: Path) -> _Scan:
     while queue and seen < MAX_ENTRIES:
         rel, depth, project, source = queue.pop(0)
         try:
-            with os.scandir(root / rel if rel else root) as it:
-                entries = sorted(it, key=lambda e: e.name)
+            with os.scandir(root / rel if rel else root) as it:  # a huge folder is not read to its end
+                entries = sorted(itertools.islice(it, MAX_ENTRIES - seen), key=lambda e: e.name)
         except OSError as exc:
             LOG.info("cold start: cannot list %s: %s", rel or ".", exc)
             continue
         names: list[str] = []
         dirs: list[str] = []
         counts: Counter[str] = Counter()
-        for entry in entries[: MAX_ENTRIES - seen]:
+        for entry in entries:
             seen += 1
             try:
                 if entry.is_dir(follow_symlinks=False):
                     if entry.name not in _SKIP and not entry.name.startswith("."):
-                        dirs.append(entry.name)
-                    elif entry.name in (".github", ".circleci"):
                         dirs.append(entry.name)
                 elif entry.is_file(follow_symlinks=False) or entry.is_symlink():  # a symlink is named, never read
                     names.append(entry.name)
@@ -180,7 +179,7 @@ def _scan(root: Path) -> _Scan:
             scan.files[rel] = names
         for d in dirs:
             child = f"{rel}/{d}" if rel else d
-            if depth + 1 <= _SOURCE_DEPTH and not d.startswith("."):
+            if depth + 1 <= _SOURCE_DEPTH:
                 name = d.lower()
                 queue.append(
                     (child, depth + 1, project and name not in _NOT_PROJECT, source and name not in _NOT_SOURCE)
@@ -349,11 +348,11 @@ def detect(root: str | os.PathLike[str]) -> ProjectProfile:
                 if leaf in scan.listed.get(f"{folder}/{sub}".strip("/"), []):
                     rel = f"{folder}/{script}" if folder else script
                     acc.test_script = acc.test_script or (command, rel)
-    for folder in scan.files:  # a Python project's pytest without a section for it
+    for folder, names in scan.listed.items():  # a Python project's pytest without a section for it
         for acc in accs.values():
             if acc.name == "python" and _below(folder, acc.directory):
                 for name in ("pytest.ini", "conftest.py"):
-                    if name in scan.files[folder]:
+                    if name in names:
                         acc.runner("pytest", f"{folder}/{name}" if folder else name, name)
     accs = _languages(accs, scan)
     _bash(accs, scan)

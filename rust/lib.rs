@@ -97,8 +97,8 @@ mod _core {
     };
     #[pymodule_export]
     use crate::py::graph::{
-        path_kind, read_project_file, relative_path, PyCodeHit, PyDefinition, PyKnowledgeGraph,
-        PyReference, PySearchParams,
+        outline, path_kind, read_project_file, relative_path, PyCodeHit, PyDefinition,
+        PyKnowledgeGraph, PyReference, PySearchParams,
     };
     #[pymodule_export]
     use crate::py::retrieve::{

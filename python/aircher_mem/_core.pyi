@@ -29,6 +29,7 @@ __all__ = [
     "similar_pairs",
     "tokenize",
     "fuse",
+    "outline",
     "path_kind",
     "read_project_file",
     "relative_path",
@@ -558,6 +559,13 @@ class KnowledgeGraph:
 def relative_path(root: str | PathLike[str], path: str | PathLike[str]) -> str:
     """``path`` relative to the project ``root`` with ``/`` separators; InvalidInputError
     for an empty path, a NUL byte, the root itself or a path outside the root."""
+
+def outline(path: str, source: bytes, *, max_bytes: int = 1000000) -> list[Definition]:
+    """The definitions and imports of ``source`` read as the file at ``path`` (root-relative,
+    ``/``), as ``KnowledgeGraph.get_file_contents`` gives them, without a graph. The language
+    is the one the graph gives ``path`` (its extension, else its ``#!`` line); ``[]`` for a
+    path the graph does not parse and for binary text. InvalidInputError for a source over
+    ``max_bytes``."""
 
 def path_kind(path: str) -> str | None:
     """The kind of non-product code a project-relative ``path`` is by its folder and file

@@ -6,6 +6,7 @@ mod extract;
 mod link;
 mod model;
 mod modules;
+mod outline;
 mod persist;
 mod project;
 mod query;
@@ -23,6 +24,7 @@ pub use extract::{
 };
 pub use link::MAX_CANDIDATES;
 pub use model::{Edge, EdgeKind, Links, Node, NodeKind, SavedFile};
+pub use outline::{language_of, outline, Outlined};
 pub use persist::{
     corrupt, encode_chunk, load, load_with_sum, save, Saved, Writer, CHUNK, FORMAT_VERSION,
 };

@@ -356,6 +356,39 @@ pub fn relative_path(py: Python<'_>, root: FsPath, path: FsPath) -> PyResult<Str
     })?)
 }
 
+/// The definitions and imports of a source text, as `KnowledgeGraph.get_file_contents`
+/// would give them were it the file at `path` (root-relative, `/`), without a graph:
+/// for comparing two versions of a file. The language is the one the graph gives
+/// `path` (its extension, else its `#!` line); empty for a path the graph does not
+/// parse and for binary text. InvalidInputError for a source over `max_bytes`.
+#[pyfunction]
+#[pyo3(
+    signature = (path, source, *, max_bytes = Int(1_000_000)),
+    text_signature = "(path, source, *, max_bytes=1000000)"
+)]
+pub fn outline(
+    py: Python<'_>,
+    path: Text,
+    source: &[u8],
+    max_bytes: Int<u64>,
+) -> PyResult<Vec<PyDefinition>> {
+    let found = detached(py, || crate::graph::outline(&path.0, source, max_bytes.0))?;
+    Ok(found
+        .into_iter()
+        .map(|o| PyDefinition {
+            kind: o.kind.name(),
+            name: o.name,
+            path: path.0.clone(),
+            language: o.language.name(),
+            line: o.line as usize,
+            end_line: o.end_line as usize,
+            signature: o.signature,
+            scope: o.scope,
+            items: o.items,
+        })
+        .collect())
+}
+
 /// The kind of non-product code a project-relative `path` is by its folder and file
 /// names (`test`, `bench`, `example`, `docs`, `vendor`), or None: product code.
 #[pyfunction]

@@ -30,6 +30,7 @@ __all__ = [
     "UnknownSymbolError",
     "TaskStateError",
     "UnknownMemoryError",
+    "GitError",
 ]
 
 
@@ -151,3 +152,10 @@ class UnknownMemoryError(AircherError, KeyError):
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else ""
+
+
+class GitError(AircherError):
+    """Git could not say what changed: it is not installed, the folder is not a git
+    work tree, or a git command failed or timed out."""
+
+    code = "git_error"

@@ -173,12 +173,23 @@ def test_new_file_without_a_purpose_waits_for_approval() -> None:
             "command line for the tool",
         ),
         ("a.py", "x = 1\n", None),
+        ("a.py", '"""Reads the settings file."""\n', "RAW, which reads the settings file"),
+        ("a.py", '"""Parse the settings file."""\n', "RAW to parse the settings file"),
+        (
+            "a.py",
+            '"""Do two memories contradict each other? A test."""\n',
+            "RAW: Do two memories contradict each other?",
+        ),
+        ("a.py", '"""HTTP handlers."""\n', "HTTP handlers"),
         ("a.py", "# TODO\n", None),
     ],
 )
 def test_purpose_comes_only_from_the_files_own_docstring(path: str, text: str, purpose: str | None) -> None:
     first = candidates_for_change(path, None, text)[0]
-    assert first.content == (f"Added {path} for {purpose}" if purpose else f"Added {path}")
+    if purpose and purpose.startswith("RAW"):
+        assert first.content == f"Added {path}{purpose[3:]}"
+    else:
+        assert first.content == (f"Added {path} for {purpose}" if purpose else f"Added {path}")
 
 
 def test_new_removed_and_changed_symbols_and_imports() -> None:
@@ -186,8 +197,8 @@ def test_new_removed_and_changed_symbols_and_imports() -> None:
     assert brief(found) == [
         (
             "signature",
-            "Changed the signature of method Box.open in pkg/box.py: def open(self, force: bool) -> None: "
-            "-> def open(self, force: bool, quietly: bool = False) -> None:",
+            "Changed the signature of method Box.open in pkg/box.py: def open(self, force: bool) -> None "
+            "-> def open(self, force: bool, quietly: bool = False) -> None",
             0.9,
             "pkg/box.py#L9-10",
         ),
@@ -216,6 +227,29 @@ def test_rust_visibility_and_local_imports() -> None:
         ("new_symbol", "Implemented function helper in src/s.rs", 0.7, "src/s.rs#L5-5"),
         ("new_symbol", "Implemented function api in src/s.rs", 0.9, "src/s.rs#L6-6"),
         ("import", "src/s.rs now imports serde", 0.75, None),
+    ]
+
+
+def test_a_signature_over_several_lines_is_read_whole() -> None:
+    old = "pub fn build(\n    scan: Scan,\n) -> Result<()> {\n    Ok(())\n}\n"
+    new = "pub fn build(\n    scan: Scan,\n    progress: &Progress,\n) -> Result<()> {\n    Ok(())\n}\n"
+    assert brief(candidates_for_change("src/b.rs", old, new)) == [
+        (
+            "signature",
+            "Changed the signature of function build in src/b.rs: pub fn build( scan: Scan, ) -> Result<()> "
+            "-> pub fn build( scan: Scan, progress: &Progress, ) -> Result<()>",
+            0.9,
+            "src/b.rs#L1-6",
+        )
+    ]
+    # a body's change is no signature change
+    assert candidates_for_change("src/b.rs", old, old.replace("Ok(())", "Ok(( ))")) == []
+
+
+def test_methods_of_a_private_class_are_private() -> None:
+    new = "class _Rule:\n    def patterns(self):\n        pass\n"
+    assert [(c.content, c.confidence) for c in candidates_for_change("r.py", "class _Rule:\n    pass\n", new)] == [
+        ("Implemented method _Rule.patterns in r.py", 0.7)
     ]
 
 
@@ -383,8 +417,8 @@ def test_working_tree_staged_commit_and_range(repo: Path) -> None:
     (repo / "new tool.py").write_text('"""A tool with a space in its name."""\n')
     # the working tree (untracked files included); nothing staged yet
     assert [c.content for c in extract(repo)] == [
-        "Changed the signature of method Box.open in pkg/box.py: def open(self, force: bool) -> None: "
-        "-> def open(self, force: bool, quietly: bool = False) -> None:",
+        "Changed the signature of method Box.open in pkg/box.py: def open(self, force: bool) -> None "
+        "-> def open(self, force: bool, quietly: bool = False) -> None",
         "Implemented method Box.close in pkg/box.py",
         "Implemented function _private in pkg/box.py",
         "Removed function helper from pkg/box.py",

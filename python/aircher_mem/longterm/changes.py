@@ -121,6 +121,7 @@ REFACTOR = 0.6
 _EMPTY_TREE_SHA1 = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _MAX_PURPOSE = 160
 _MAX_VALUE = 100
+_MAX_SIGNATURE = 240
 _MAX_NAMES = 5
 
 
@@ -555,10 +556,34 @@ def _leading_doc(text: str) -> str | None:
     if len(re.findall(r"[^\W\d_]{2,}", sentence)) < 2:
         return None
     sentence = _short(sentence, _MAX_PURPOSE)
-    word = sentence.split(" ", 1)[0]
-    if word[:1].isupper() and (word[1:].islower() or (word == "A")):
-        sentence = sentence[0].lower() + sentence[1:]
     return sentence
+
+
+_QUESTION = frozenset("do does did is are can could should will would how what why which when where who".split())
+_VERB = frozenset(
+    "read write run provide implement define handle manage return build create make parse check compute give "
+    "hold keep convert generate load save fetch find get set show print render validate wrap test collect "
+    "expose register serve store track update extract index search list measure compare describe".split()
+)
+
+
+def _added_for(path: str, purpose: str) -> str:
+    """``Added {path} for {purpose}``, worded after the purpose's first word: "to read
+    ..." for an imperative, ", which reads ..." for a third person verb, ": Do ...?" for a
+    question; a capital dropped unless the word is an acronym or a name."""
+    word = purpose.split(" ", 1)[0]
+    lower = word.lower()
+    if word[:1].isupper() and (word[1:].islower() or word == "A"):
+        text = purpose[0].lower() + purpose[1:]
+    else:
+        text = purpose
+    if lower in _QUESTION:
+        return f"Added {path}: {purpose[0].upper() + purpose[1:]}?"
+    if lower in _VERB:
+        return f"Added {path} to {text}"
+    if (lower.endswith("s") and lower[:-1] in _VERB) or (lower.endswith("es") and lower[:-2] in _VERB):
+        return f"Added {path}, which {text}"
+    return f"Added {path} for {text}"
 
 
 def _is_test(path: str) -> bool:
@@ -619,12 +644,33 @@ def _public(d: _core.Definition) -> bool:
     """Whether a definition is part of its module's interface, as its language marks
     it: no leading `_` in Python, `pub` in Rust, a capital in Go; anything elsewhere."""
     if d.language == "python":
+        if d.scope.startswith("_"):
+            return False
         return not d.name.startswith("_") or (d.name.startswith("__") and d.name.endswith("__"))
     if d.language == "rust":
         return d.signature.startswith("pub")
     if d.language == "go":
         return d.name[:1].isupper()
     return True
+
+
+def _header(lines: Sequence[str], d: _core.Definition) -> str:
+    """A definition's header: its first line, and the lines after it while a bracket
+    it opens is open (a signature over several lines), at most 12; without the body's
+    opening `{` or `:` and whitespace runs made one space."""
+    header = d.signature
+    depth = sum(header.count(c) for c in "([") - sum(header.count(c) for c in ")]")
+    at = d.line  # the next line, 0-based
+    while depth > 0 and at < min(len(lines), d.line + 12, d.end_line):
+        header += " " + lines[at].strip()
+        depth += sum(lines[at].count(c) for c in "([") - sum(lines[at].count(c) for c in ")]")
+        at += 1
+    header = _normal(header)
+    if header.endswith("{"):
+        header = header[:-1].rstrip()
+    elif d.language == "python" and header.endswith(":") and d.kind != "variable":
+        header = header[:-1].rstrip()
+    return header
 
 
 def _ref(path: str, d: _core.Definition) -> str:
@@ -635,6 +681,7 @@ def _source_candidates(
     path: str, old_text: str | None, new_text: str | None, new_file: bool, commit: str | None
 ) -> list[CandidateFact]:
     old_defs, new_defs = _outline(path, old_text), _outline(path, new_text)
+    old_lines, new_lines = (old_text or "").splitlines(), (new_text or "").splitlines()
     old, new = _symbols(old_defs), _symbols(new_defs)
     domain = _domain(path)
     found: list[CandidateFact] = []
@@ -666,8 +713,13 @@ def _source_candidates(
         kind, scope, _ = key
         if key in old:
             before = old[key]
-            if len(before) == 1 and len(defs) == 1 and _normal(before[0].signature) != _normal(defs[0].signature):
-                was, now = _short(before[0].signature), _short(defs[0].signature)
+            was, now = (
+                (_header(old_lines, before[0]), _header(new_lines, defs[0]))
+                if len(before) == len(defs) == 1
+                else ("", "")
+            )
+            if was != now:
+                was, now = _short(was, _MAX_SIGNATURE), _short(now, _MAX_SIGNATURE)
                 if kind == "variable":
                     fact(f"Changed {_what(*key)} in {path}: {was} -> {now}", PARSED, "signature", defs[0])
                 else:
@@ -1044,7 +1096,7 @@ def candidates_for_change(
     if new_file:
         purpose = _leading_doc(new_text) if new_text is not None else None
         if purpose:
-            file_fact(f"Added {path} for {purpose}", PURPOSE, "new_file")
+            file_fact(_added_for(path, purpose), PURPOSE, "new_file")
         else:
             file_fact(f"Added {path}", BARE_FILE, "new_file")
     elif new_text is None and old_path is None:

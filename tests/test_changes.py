@@ -197,8 +197,7 @@ def test_new_removed_and_changed_symbols_and_imports() -> None:
     assert brief(found) == [
         (
             "signature",
-            "Changed the signature of method Box.open in pkg/box.py: def open(self, force: bool) -> None "
-            "-> def open(self, force: bool, quietly: bool = False) -> None",
+            "Changed the signature of method Box.open in pkg/box.py: added quietly: bool = False",
             0.9,
             "pkg/box.py#L9-10",
         ),
@@ -236,14 +235,39 @@ def test_a_signature_over_several_lines_is_read_whole() -> None:
     assert brief(candidates_for_change("src/b.rs", old, new)) == [
         (
             "signature",
-            "Changed the signature of function build in src/b.rs: pub fn build( scan: Scan, ) -> Result<()> "
-            "-> pub fn build( scan: Scan, progress: &Progress, ) -> Result<()>",
+            "Changed the signature of function build in src/b.rs: added progress: &Progress",
             0.9,
             "src/b.rs#L1-6",
         )
     ]
     # a body's change is no signature change
     assert candidates_for_change("src/b.rs", old, old.replace("Ok(())", "Ok(( ))")) == []
+
+
+@pytest.mark.parametrize(
+    ("path", "old", "new", "said"),
+    [
+        ("a.py", "def f(a, b=1):\n    pass\n", "def f(a):\n    pass\n", "removed b=1"),
+        (
+            "a.py",
+            "def f(a: int) -> int:\n    pass\n",
+            "def f(a: str) -> str:\n    pass\n",
+            "a: str (was a: int); returns str (was int)",
+        ),
+        (
+            "a.go",
+            "package a\nfunc F(x int) {}\n",
+            "package a\nfunc F(x int, y string) error {}\n",
+            "added y string; returns error (was nothing)",
+        ),
+        ("A.java", "class A {\n  void f(int x) {}\n}\n", "class A {\n  void f(long x) {}\n}\n", "long x (was int x)"),
+        ("a.py", "class C(A):\n    pass\n", "class C(A, B):\n    pass\n", "added B"),
+        ("a.py", "class C:\n    pass\n", "class C(B):\n    pass\n", "class C -> class C(B)"),
+    ],
+)
+def test_signature_changes_name_the_parameters(path: str, old: str, new: str, said: str) -> None:
+    (found,) = [c for c in candidates_for_change(path, old, new) if c.kind == "signature"]
+    assert found.content.split(": ", 1)[1] == said
 
 
 def test_methods_of_a_private_class_are_private() -> None:
@@ -337,9 +361,14 @@ def test_a_new_config_file_and_workflow_lines() -> None:
     new = "jobs:\n  test:\n    runs-on: ubuntu-24.04  # newer\n    steps:\n      - uses: actions/checkout@v4\n      - run: pytest\n"
     found = candidates_for_change(".github/workflows/ci.yml", old, new)
     assert brief(found) == [
+        ("config", "Updated action actions/checkout to v4 in .github/workflows/ci.yml", 0.7, None),
         ("config", "Updated jobs.test.runs-on to ubuntu-24.04 in .github/workflows/ci.yml", 0.6, None),
-        ("config", "Updated jobs.test.steps.uses to actions/checkout@v4 in .github/workflows/ci.yml", 0.6, None),
         ("config", "Set jobs.test.steps.run to pytest in .github/workflows/ci.yml", 0.6, None),
+    ]
+    pinned = new.replace("@v4", "@" + "ab" * 20) + "      - uses: actions/cache@v4\n"
+    assert [c.content for c in candidates_for_change(".github/workflows/ci.yml", new, pinned)] == [
+        "Added action actions/cache@v4 to .github/workflows/ci.yml",
+        "Updated action actions/checkout to abababababab in .github/workflows/ci.yml",
     ]
 
 
@@ -417,8 +446,7 @@ def test_working_tree_staged_commit_and_range(repo: Path) -> None:
     (repo / "new tool.py").write_text('"""A tool with a space in its name."""\n')
     # the working tree (untracked files included); nothing staged yet
     assert [c.content for c in extract(repo)] == [
-        "Changed the signature of method Box.open in pkg/box.py: def open(self, force: bool) -> None "
-        "-> def open(self, force: bool, quietly: bool = False) -> None",
+        "Changed the signature of method Box.open in pkg/box.py: added quietly: bool = False",
         "Implemented method Box.close in pkg/box.py",
         "Implemented function _private in pkg/box.py",
         "Removed function helper from pkg/box.py",

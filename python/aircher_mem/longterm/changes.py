@@ -24,7 +24,8 @@ Confidence (the share a careful reviewer approves is in docs/measurements-detail
   leading comment gives its purpose.
 - 0.75: a new import of a module from outside the project.
 - 0.7: a private definition (``_name`` in Python, no ``pub`` in Rust, a lowercase Go
-  name) added or removed; another setting of a parsed config file.
+  name) added or removed; another setting of a parsed config file; an action a
+  workflow uses added, updated or removed.
 - 0.6: tests added or removed (one candidate a file); a workflow setting read line by
   line; a new file without a stated purpose; a refactor (over ``REFACTOR_LINES``
   lines changed, at least ``REFACTOR_REMOVED`` of them removed).
@@ -673,6 +674,73 @@ def _header(lines: Sequence[str], d: _core.Definition) -> str:
     return header
 
 
+def _split_params(header: str) -> tuple[list[str], str] | None:
+    """The parameters of a header (split at top-level commas) and what follows their
+    closing bracket (the return type); None without a parameter list."""
+    start = header.find("(")
+    if start < 0:
+        return None
+    depth, at = 0, start
+    parts: list[str] = []
+    current: list[str] = []
+    for at in range(start, len(header)):
+        ch = header[at]
+        if ch in "([{<":
+            depth += 1
+            if depth == 1:
+                continue
+        elif ch in ")]}>" and not (ch == ">" and header[at - 1 : at] in ("-", "=")):
+            depth -= 1
+            if depth == 0:
+                parts.append("".join(current).strip())
+                break
+        if depth == 1 and ch == ",":
+            parts.append("".join(current).strip())
+            current = []
+        else:
+            current.append(ch)
+    else:
+        return None
+    rest = header[at + 1 :].split("{", 1)[0].strip().removeprefix("->").removeprefix(":").strip()
+    return [p for p in parts if p], rest
+
+
+def _param_name(param: str, language: str) -> str:
+    """A parameter's name: before its `:` type (Python, Rust, TypeScript...), first in
+    Go, else the last word before any default (C, Java: the type comes first)."""
+    if ":" in param:
+        head = param.split(":", 1)[0]
+    elif language == "go":
+        words = re.findall(r"[A-Za-z_][\w]*", param)
+        return words[0] if words else param
+    else:
+        head = param.split("=", 1)[0]
+    words = [w for w in re.findall(r"[A-Za-z_$][\w$]*", head) if w not in ("mut", "ref", "const", "val", "var")]
+    return words[-1] if words else param
+
+
+def _signature_change(was: str, now: str, language: str) -> str:
+    """What changed between two headers: parameters added, removed or changed, the
+    return type; both headers whole when the parameters cannot be told apart."""
+    old, new = _split_params(was), _split_params(now)
+    if old is not None and new is not None:
+        before = {_param_name(p, language): p for p in old[0]}
+        after = {_param_name(p, language): p for p in new[0]}
+        if len(before) == len(old[0]) and len(after) == len(new[0]):
+            changes = [f"added {_short(p, 60)}" for n, p in after.items() if n not in before]
+            changes += [f"removed {_short(p, 60)}" for n, p in before.items() if n not in after]
+            changes += [
+                f"{_short(p, 60)} (was {_short(before[n], 60)})"
+                for n, p in after.items()
+                if n in before and _normal(before[n]) != _normal(p)
+            ]
+            if old[1] != new[1]:
+                changes.append(f"returns {_short(new[1], 60) or 'nothing'} (was {_short(old[1], 60) or 'nothing'})")
+            if changes:
+                return "; ".join(changes[:4]) + (f"; and {len(changes) - 4} more" if len(changes) > 4 else "")
+    return f"{_short(was, _MAX_SIGNATURE)} -> {_short(now, _MAX_SIGNATURE)}"
+
+
 def _ref(path: str, d: _core.Definition) -> str:
     return f"{path}#L{d.line}-{d.end_line}"
 
@@ -719,12 +787,13 @@ def _source_candidates(
                 else ("", "")
             )
             if was != now:
-                was, now = _short(was, _MAX_SIGNATURE), _short(now, _MAX_SIGNATURE)
                 if kind == "variable":
+                    was, now = _short(was, _MAX_SIGNATURE), _short(now, _MAX_SIGNATURE)
                     fact(f"Changed {_what(*key)} in {path}: {was} -> {now}", PARSED, "signature", defs[0])
                 else:
                     fact(
-                        f"Changed the signature of {_what(*key)} in {path}: {was} -> {now}",
+                        f"Changed the signature of {_what(*key)} in {path}: "
+                        + _signature_change(was, now, defs[0].language),
                         PARSED,
                         "signature",
                         defs[0],
@@ -951,6 +1020,16 @@ def _yaml_lines(text: str) -> Counter[tuple[str, str]]:
     return found
 
 
+def _actions(lines: Counter[tuple[str, str]]) -> dict[str, str]:
+    """The actions a workflow's steps use, by name: the ref (a commit id cut to 12)."""
+    found: dict[str, str] = {}
+    for key, value in sorted(lines):
+        if key.endswith("uses") and "@" in value:
+            action, _, ref = value.partition("@")
+            found[action] = ref[:12] if re.fullmatch(r"[0-9a-f]{40}", ref) else ref
+    return found
+
+
 _CONFIG_NAMES = frozenset({"pyproject.toml", "package.json", "Cargo.toml", "go.mod", "setup.cfg", "tox.ini"})
 
 
@@ -1010,6 +1089,18 @@ def _config_candidates(
         if old_text is None:
             return found
         before, after = _yaml_lines(old_text), _yaml_lines(new_text)
+        # A step's `uses: owner/action@ref` is a dependency on the action, once a file.
+        old_actions = _actions(before)
+        for action, ref in _actions(after).items():
+            if action not in old_actions:
+                fact(f"Added action {action}@{ref} to {path}", SETTING)
+            elif old_actions[action] != ref:
+                fact(f"Updated action {action} to {ref} in {path}", SETTING)
+        for action in old_actions:
+            if action not in _actions(after):
+                fact(f"Removed action {action} from {path}", SETTING)
+        before = Counter({k: n for k, n in before.items() if not k[0].endswith("uses")})
+        after = Counter({k: n for k, n in after.items() if not k[0].endswith("uses")})
         gone = list((before - after).elements())
         for key, value in (after - before).elements():
             old_value = next((v for k, v in gone if k == key), None)
@@ -1038,6 +1129,9 @@ def _config_candidates(
     for dep in old_deps:
         if dep not in new_deps:
             fact(f"Removed dependency {_dep_name(*dep)} from {path}", PARSED)
+    # Keys inside an array of tables (`sponsors[2].url`) are positions, not names.
+    new_settings = {k: v for k, v in new_settings.items() if "[" not in k}
+    old_settings = {k: v for k, v in old_settings.items() if "[" not in k}
     for key, value in new_settings.items():
         if key not in old_settings:
             fact(f"Set {key} to {_short(value)} in {path}", SETTING)

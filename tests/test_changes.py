@@ -240,8 +240,13 @@ def test_a_signature_over_several_lines_is_read_whole() -> None:
             "src/b.rs#L1-6",
         )
     ]
-    # a body's change is no signature change
+    # a body's change is no signature change, nor are the same parameters laid out anew
     assert candidates_for_change("src/b.rs", old, old.replace("Ok(())", "Ok(( ))")) == []
+    assert candidates_for_change("src/b.rs", old, "pub fn build(scan: Scan) -> Result<()> {\n    Ok(())\n}\n") == []
+    keyword_only = "def f(a, *, b=1):  # the old one\n    pass\n"
+    assert [c.content for c in candidates_for_change("k.py", keyword_only, keyword_only.replace("b=1", "b=2"))] == [
+        "Changed the signature of function f in k.py: b=2 (was b=1)"
+    ]
 
 
 @pytest.mark.parametrize(

@@ -659,12 +659,14 @@ def _header(lines: Sequence[str], d: _core.Definition) -> str:
     """A definition's header: its first line, and the lines after it while a bracket
     it opens is open (a signature over several lines), at most 12; without the body's
     opening `{` or `:` and whitespace runs made one space."""
-    header = d.signature
+    comment = re.compile(r"\s+#.*$" if d.language in ("python", "ruby", "bash") else r"\s+//.*$")
+    header = comment.sub("", d.signature)
     depth = sum(header.count(c) for c in "([") - sum(header.count(c) for c in ")]")
     at = d.line  # the next line, 0-based
     while depth > 0 and at < min(len(lines), d.line + 12, d.end_line):
-        header += " " + lines[at].strip()
-        depth += sum(lines[at].count(c) for c in "([") - sum(lines[at].count(c) for c in ")]")
+        line = comment.sub("", lines[at].strip())
+        header += " " + line
+        depth += sum(line.count(c) for c in "([") - sum(line.count(c) for c in ")]")
         at += 1
     header = _normal(header)
     if header.endswith("{"):
@@ -702,7 +704,8 @@ def _split_params(header: str) -> tuple[list[str], str] | None:
     else:
         return None
     rest = header[at + 1 :].split("{", 1)[0].strip().removeprefix("->").removeprefix(":").strip()
-    return [p for p in parts if p], rest
+    # Python's `*` and `/` markers and a trailing comma are no parameters.
+    return [p for p in parts if p and p not in ("*", "/")], rest
 
 
 def _param_name(param: str, language: str) -> str:
@@ -719,9 +722,10 @@ def _param_name(param: str, language: str) -> str:
     return words[-1] if words else param
 
 
-def _signature_change(was: str, now: str, language: str) -> str:
+def _signature_change(was: str, now: str, language: str) -> str | None:
     """What changed between two headers: parameters added, removed or changed, the
-    return type; both headers whole when the parameters cannot be told apart."""
+    return type; both headers whole when the parameters cannot be told apart; None
+    when they are the same parameters and return type laid out anew."""
     old, new = _split_params(was), _split_params(now)
     if old is not None and new is not None:
         before = {_param_name(p, language): p for p in old[0]}
@@ -736,8 +740,9 @@ def _signature_change(was: str, now: str, language: str) -> str:
             ]
             if old[1] != new[1]:
                 changes.append(f"returns {_short(new[1], 60) or 'nothing'} (was {_short(old[1], 60) or 'nothing'})")
-            if changes:
-                return "; ".join(changes[:4]) + (f"; and {len(changes) - 4} more" if len(changes) > 4 else "")
+            if not changes:
+                return None  # the same parameters, laid out anew
+            return "; ".join(changes[:4]) + (f"; and {len(changes) - 4} more" if len(changes) > 4 else "")
     return f"{_short(was, _MAX_SIGNATURE)} -> {_short(now, _MAX_SIGNATURE)}"
 
 
@@ -790,10 +795,9 @@ def _source_candidates(
                 if kind == "variable":
                     was, now = _short(was, _MAX_SIGNATURE), _short(now, _MAX_SIGNATURE)
                     fact(f"Changed {_what(*key)} in {path}: {was} -> {now}", PARSED, "signature", defs[0])
-                else:
+                elif (change := _signature_change(was, now, defs[0].language)) is not None:
                     fact(
-                        f"Changed the signature of {_what(*key)} in {path}: "
-                        + _signature_change(was, now, defs[0].language),
+                        f"Changed the signature of {_what(*key)} in {path}: {change}",
                         PARSED,
                         "signature",
                         defs[0],

@@ -173,6 +173,7 @@ def test_new_file_without_a_purpose_waits_for_approval() -> None:
             "command line for the tool",
         ),
         ("a.py", "x = 1\n", None),
+        ("a.py", "# from https://example.com/docs/options\n", None),
         ("a.py", '"""Reads the settings file."""\n', "RAW, which reads the settings file"),
         ("a.py", '"""Parse the settings file."""\n', "RAW to parse the settings file"),
         (
@@ -268,6 +269,14 @@ def test_a_signature_over_several_lines_is_read_whole() -> None:
         ("A.java", "class A {\n  void f(int x) {}\n}\n", "class A {\n  void f(long x) {}\n}\n", "long x (was int x)"),
         ("a.py", "class C(A):\n    pass\n", "class C(A, B):\n    pass\n", "added B"),
         ("a.py", "class C:\n    pass\n", "class C(B):\n    pass\n", "class C -> class C(B)"),
+        ("a.pyi", "def f(x: int) -> int: ...\n", "def f(x: int) -> str: ...\n", "returns str (was int)"),
+        (
+            "a.py",
+            "def f(fill=\"#\", mode='r'):\n    pass\n",
+            'def f(fill="#", mode="w"):  # note\n    pass\n',
+            "mode=\"w\" (was mode='r')",
+        ),
+        ("a.rs", "pub(crate) fn g(a: u8) {}\n", "pub(crate) fn g(a: u16) {}\n", "a: u16 (was a: u8)"),
     ],
 )
 def test_signature_changes_name_the_parameters(path: str, old: str, new: str, said: str) -> None:
@@ -291,14 +300,30 @@ def test_tests_are_one_candidate_a_file() -> None:
     ]
 
 
+def test_tests_anywhere_are_tests_and_build_output_is_nothing() -> None:
+    old = "pub fn f() {}\n"
+    new = "pub fn f() {}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn test_f() {}\n}\n"
+    assert brief(candidates_for_change("src/a.rs", old, new)) == [
+        ("new_symbol", "Added tests test_f in src/a.rs", 0.6, None)
+    ]
+    # in a test file, helpers are no facts
+    assert (
+        candidates_for_change("tests/test_a.py", "", "class Helper:\n    def __bool__(self):\n        return True\n")
+        == []
+    )
+    for generated in ("pkg.egg-info/PKG-INFO", "examples/x/build/lib/x.py", "src/__pycache__/a.py"):
+        assert candidates_for_change(generated, None, "def f():\n    pass\n") == []
+
+
 def test_refactor_needs_lines_both_ways() -> None:
     old = "def f():\n" + "".join(f"    a{i} = {i}\n" for i in range(40))
     new = "def f():\n" + "".join(f"    b{i} = {i}\n" for i in range(40))
     assert brief(candidates_for_change("m.py", old, new)) == [
         ("refactor", "Refactored m.py (40 lines added, 40 removed)", 0.6, None)
     ]
-    # Growth alone is no refactor; git's counts win over the texts'.
+    # Growth or shrinking alone is no refactor; git's counts win over the texts'.
     assert candidates_for_change("m.py", old, new, lines_added=60, lines_removed=2) == []
+    assert candidates_for_change("m.py", old, new, lines_added=0, lines_removed=112) == []
     assert candidates_for_change("notes.md", "a\n" * 60, "b\n" * 60) == []
 
 

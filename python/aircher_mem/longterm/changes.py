@@ -28,7 +28,7 @@ Confidence (the share a careful reviewer approves is in docs/measurements-detail
   workflow uses added, updated or removed.
 - 0.6: tests added or removed (one candidate a file); a workflow setting read line by
   line; a new file without a stated purpose; a refactor (over ``REFACTOR_LINES``
-  lines changed, at least ``REFACTOR_REMOVED`` of them removed).
+  lines changed, at least ``REFACTOR_MINIMUM`` of them added and as many removed).
 
 Below ``APPROVAL_THRESHOLD`` (0.8) a candidate ``requires_approval``.
 """
@@ -85,8 +85,9 @@ MAX_PER_FILE = 10
 MAX_PER_CHANGE = 50
 #: A modified source file with more lines changed (added + removed) is refactored.
 REFACTOR_LINES = 50
-#: ... of which at least this many removed: a file that only grows is extended, not refactored.
-REFACTOR_REMOVED = 10
+#: ... of which at least this many added and as many removed: a file that only grows
+#: is extended, one that only shrinks is cut, neither refactored.
+REFACTOR_MINIMUM = 10
 #: Seconds one git command may take.
 GIT_TIMEOUT = 60.0
 
@@ -551,7 +552,7 @@ def _leading_doc(text: str) -> str | None:
             continue
         paragraph.append(line.strip())
     purpose = " ".join(paragraph)
-    if not purpose or _LICENSE.search(purpose) or _DIRECTIVE.match(purpose):
+    if not purpose or _LICENSE.search(purpose) or _DIRECTIVE.match(purpose) or "://" in purpose:
         return None
     sentence = re.split(r"(?<=[.!?])\s", purpose, maxsplit=1)[0].rstrip(".!? :")
     if len(re.findall(r"[^\W\d_]{2,}", sentence)) < 2:
@@ -585,6 +586,22 @@ def _added_for(path: str, purpose: str) -> str:
     if (lower.endswith("s") and lower[:-1] in _VERB) or (lower.endswith("es") and lower[:-2] in _VERB):
         return f"Added {path}, which {text}"
     return f"Added {path} for {text}"
+
+
+def _generated(path: str) -> bool:
+    """A build's output, not the project's source: in an ``*.egg-info``, ``__pycache__``
+    or ``node_modules`` folder, or under ``build/lib``."""
+    parts = PurePosixPath(path).parts[:-1]
+    if any(p.endswith(".egg-info") or p in ("__pycache__", "node_modules") for p in parts):
+        return True
+    return any(parts[i : i + 2] == ("build", "lib") for i in range(len(parts)))
+
+
+def _is_test_function(key: tuple[str, str, str]) -> bool:
+    """A test by its name (`test_x`, `testX`, `TestX`), wherever it is (Rust keeps its
+    unit tests beside the code)."""
+    kind, _, name = key
+    return kind == "function" and re.match(r"^(test_|test[A-Z]|Test[A-Z_])", name) is not None
 
 
 def _is_test(path: str) -> bool:
@@ -659,7 +676,8 @@ def _header(lines: Sequence[str], d: _core.Definition) -> str:
     """A definition's header: its first line, and the lines after it while a bracket
     it opens is open (a signature over several lines), at most 12; without the body's
     opening `{` or `:` and whitespace runs made one space."""
-    comment = re.compile(r"\s+#.*$" if d.language in ("python", "ruby", "bash") else r"\s+//.*$")
+    # A trailing comment; a `#` or `//` with a quote after it may be inside a string.
+    comment = re.compile(r"\s+#[^'\"]*$" if d.language in ("python", "ruby", "bash") else r"\s+//[^'\"]*$")
     header = comment.sub("", d.signature)
     depth = sum(header.count(c) for c in "([") - sum(header.count(c) for c in ")]")
     at = d.line  # the next line, 0-based
@@ -676,10 +694,11 @@ def _header(lines: Sequence[str], d: _core.Definition) -> str:
     return header
 
 
-def _split_params(header: str) -> tuple[list[str], str] | None:
+def _split_params(header: str, name: str, language: str) -> tuple[list[str], str] | None:
     """The parameters of a header (split at top-level commas) and what follows their
     closing bracket (the return type); None without a parameter list."""
-    start = header.find("(")
+    named = re.search(rf"(?<![\w$]){re.escape(name)}(?![\w$])", header)
+    start = header.find("(", named.end() if named else 0)
     if start < 0:
         return None
     depth, at = 0, start
@@ -704,6 +723,8 @@ def _split_params(header: str) -> tuple[list[str], str] | None:
     else:
         return None
     rest = header[at + 1 :].split("{", 1)[0].strip().removeprefix("->").removeprefix(":").strip()
+    if language == "python":  # `-> T: ...`, `-> T: return x`: the body goes
+        rest = rest.split(":", 1)[0].strip()
     # Python's `*` and `/` markers and a trailing comma are no parameters.
     return [p for p in parts if p and p not in ("*", "/")], rest
 
@@ -722,11 +743,16 @@ def _param_name(param: str, language: str) -> str:
     return words[-1] if words else param
 
 
-def _signature_change(was: str, now: str, language: str) -> str | None:
+def _same(text: str) -> str:
+    """A header's text with its layout and quote style left out (black's `'a'` -> `"a"`)."""
+    return "".join(text.split()).replace("'", '"').replace(",)", ")").replace(",]", "]")
+
+
+def _signature_change(was: str, now: str, name: str, language: str) -> str | None:
     """What changed between two headers: parameters added, removed or changed, the
     return type; both headers whole when the parameters cannot be told apart; None
     when they are the same parameters and return type laid out anew."""
-    old, new = _split_params(was), _split_params(now)
+    old, new = _split_params(was, name, language), _split_params(now, name, language)
     if old is not None and new is not None:
         before = {_param_name(p, language): p for p in old[0]}
         after = {_param_name(p, language): p for p in new[0]}
@@ -736,9 +762,9 @@ def _signature_change(was: str, now: str, language: str) -> str | None:
             changes += [
                 f"{_short(p, 60)} (was {_short(before[n], 60)})"
                 for n, p in after.items()
-                if n in before and _normal(before[n]) != _normal(p)
+                if n in before and _same(before[n]) != _same(p)
             ]
-            if old[1] != new[1]:
+            if _same(old[1]) != _same(new[1]):
                 changes.append(f"returns {_short(new[1], 60) or 'nothing'} (was {_short(old[1], 60) or 'nothing'})")
             if not changes:
                 return None  # the same parameters, laid out anew
@@ -774,16 +800,20 @@ def _source_candidates(
             )
         )
 
+    # Tests: one candidate a file for those added, one for those removed; in a test
+    # file nothing else (its helpers and fixtures are no facts of the project).
+    added = [k[2] for k in new if k not in old and _is_test_function(k)]
+    gone = [k[2] for k in old if k not in new and _is_test_function(k)]
+    if added:
+        fact(f"Added tests {_names(added)} in {path}", TESTS, "new_symbol", None)
+    if gone and new_text is not None:
+        fact(f"Removed tests {_names(gone)} from {path}", TESTS, "removed_symbol", None)
     if _is_test(path):
-        added = [k[2] for k in new if k not in old and k[0] == "function"]
-        gone = [k[2] for k in old if k not in new and k[0] == "function"]
-        if added:
-            fact(f"Added tests {_names(added)} in {path}", TESTS, "new_symbol", None)
-        if gone and new_text is not None:
-            fact(f"Removed tests {_names(gone)} from {path}", TESTS, "removed_symbol", None)
         return found
     for key, defs in new.items():
         kind, scope, _ = key
+        if _is_test_function(key):
+            continue
         if key in old:
             before = old[key]
             was, now = (
@@ -791,11 +821,11 @@ def _source_candidates(
                 if len(before) == len(defs) == 1
                 else ("", "")
             )
-            if was != now:
+            if _same(was) != _same(now):
                 if kind == "variable":
                     was, now = _short(was, _MAX_SIGNATURE), _short(now, _MAX_SIGNATURE)
                     fact(f"Changed {_what(*key)} in {path}: {was} -> {now}", PARSED, "signature", defs[0])
-                elif (change := _signature_change(was, now, defs[0].language)) is not None:
+                elif (change := _signature_change(was, now, key[2], defs[0].language)) is not None:
                     fact(
                         f"Changed the signature of {_what(*key)} in {path}: {change}",
                         PARSED,
@@ -811,7 +841,12 @@ def _source_candidates(
         gone_classes = {k[2] for k in old if k[0] == "class" and k not in new}
         for key in old:
             # A removed class's methods go with it.
-            if key not in new and key[0] != "variable" and not (key[1] and key[1] in gone_classes):
+            if (
+                key not in new
+                and key[0] != "variable"
+                and not (key[1] and key[1] in gone_classes)
+                and not _is_test_function(key)
+            ):
                 confidence = PARSED if _public(old[key][0]) else PRIVATE
                 fact(f"Removed {_what(*key)} from {path}", confidence, "removed_symbol", None)
     if not new_file:
@@ -1188,6 +1223,8 @@ def candidates_for_change(
     def file_fact(content: str, confidence: float, kind: Kind) -> None:
         found.append(CandidateFact(content, confidence, origin, "L2", kind, path, None, domain, commit))
 
+    if _generated(path):
+        return found
     if old_text is None and new_text is None and old_path is None:
         return found
     new_file = old_text is None and old_path is None
@@ -1211,7 +1248,11 @@ def candidates_for_change(
         if lines_added is None or lines_removed is None:
             lines_added, lines_removed = _line_counts(old_text, new_text)
         parsed = bool(_outline(path, new_text) or _outline(path, old_text))
-        if parsed and lines_added + lines_removed > REFACTOR_LINES and lines_removed >= REFACTOR_REMOVED:
+        if (
+            parsed
+            and lines_added + lines_removed > REFACTOR_LINES
+            and min(lines_added, lines_removed) >= REFACTOR_MINIMUM
+        ):
             file_fact(
                 f"Refactored {path} ({lines_added} lines added, {lines_removed} removed)",
                 REFACTOR,

@@ -277,6 +277,19 @@ def test_a_signature_over_several_lines_is_read_whole() -> None:
             "mode=\"w\" (was mode='r')",
         ),
         ("a.rs", "pub(crate) fn g(a: u8) {}\n", "pub(crate) fn g(a: u16) {}\n", "a: u16 (was a: u8)"),
+        (
+            "a.py",
+            'def f(t="%(a)s, %(b)s", n=1):\n    pass\n',
+            'def f(t="%(a)s, %(b)s", n=2):\n    pass\n',
+            "n=2 (was n=1)",
+        ),
+        ("a.rs", "fn h(m: HashMap<K, V>) {}\n", "fn h(m: HashMap<K, V>, n: u8) {}\n", "added n: u8"),
+        (
+            "a.py",
+            "def f(\n" + "".join(f"    a{i},\n" for i in range(20)) + "):\n    pass\n",
+            "def f(\n" + "".join(f"    a{i},\n" for i in range(21)) + "):\n    pass\n",
+            "added a20",
+        ),
     ],
 )
 def test_signature_changes_name_the_parameters(path: str, old: str, new: str, said: str) -> None:

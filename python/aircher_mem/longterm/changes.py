@@ -674,14 +674,14 @@ def _public(d: _core.Definition) -> bool:
 
 def _header(lines: Sequence[str], d: _core.Definition) -> str:
     """A definition's header: its first line, and the lines after it while a bracket
-    it opens is open (a signature over several lines), at most 12; without the body's
+    it opens is open (a signature over several lines), at most 40; without the body's
     opening `{` or `:` and whitespace runs made one space."""
     # A trailing comment; a `#` or `//` with a quote after it may be inside a string.
     comment = re.compile(r"\s+#[^'\"]*$" if d.language in ("python", "ruby", "bash") else r"\s+//[^'\"]*$")
     header = comment.sub("", d.signature)
     depth = sum(header.count(c) for c in "([") - sum(header.count(c) for c in ")]")
     at = d.line  # the next line, 0-based
-    while depth > 0 and at < min(len(lines), d.line + 12, d.end_line):
+    while depth > 0 and at < min(len(lines), d.line + 40, d.end_line):
         line = comment.sub("", lines[at].strip())
         header += " " + line
         depth += sum(line.count(c) for c in "([") - sum(line.count(c) for c in ")]")
@@ -704,13 +704,24 @@ def _split_params(header: str, name: str, language: str) -> tuple[list[str], str
     depth, at = 0, start
     parts: list[str] = []
     current: list[str] = []
+    quote = ""
+    angles = language not in ("python", "ruby", "php", "lua", "bash", "javascript")
     for at in range(start, len(header)):
         ch = header[at]
-        if ch in "([{<":
+        if quote:  # inside a string: brackets and commas are text
+            current.append(ch)
+            if ch == quote and header[at - 1] != "\\":
+                quote = ""
+            continue
+        if ch in "'\"`":
+            quote = ch
+            current.append(ch)
+            continue
+        if ch in "([{" or (ch == "<" and angles):
             depth += 1
             if depth == 1:
                 continue
-        elif ch in ")]}>" and not (ch == ">" and header[at - 1 : at] in ("-", "=")):
+        elif ch in ")]}" or (ch == ">" and angles and header[at - 1 : at] not in ("-", "=")):
             depth -= 1
             if depth == 0:
                 parts.append("".join(current).strip())

@@ -297,6 +297,21 @@ def test_signature_changes_name_the_parameters(path: str, old: str, new: str, sa
     assert found.content.split(": ", 1)[1] == said
 
 
+def test_benchmarks_dunders_and_private_signatures_wait_for_approval() -> None:
+    assert [c.confidence for c in candidates_for_change("benches/b.py", "", "def run():\n    pass\n")] == [0.7]
+    new = "class E(Exception):\n    def __str__(self):\n        return ''\n    def __init__(self):\n        pass\n"
+    assert [
+        (c.content, c.confidence) for c in candidates_for_change("e.py", "class E(Exception):\n    pass\n", new)
+    ] == [
+        ("Implemented method E.__str__ in e.py", 0.7),
+        ("Implemented method E.__init__ in e.py", 0.9),
+    ]
+    found = candidates_for_change("p.py", "def _f(a):\n    pass\n", "def _f(a, b):\n    pass\n")
+    assert [(c.content, c.confidence) for c in found] == [
+        ("Changed the signature of function _f in p.py: added b", 0.7)
+    ]
+
+
 def test_methods_of_a_private_class_are_private() -> None:
     new = "class _Rule:\n    def patterns(self):\n        pass\n"
     assert [(c.content, c.confidence) for c in candidates_for_change("r.py", "class _Rule:\n    pass\n", new)] == [

@@ -17,15 +17,16 @@ text to candidates; ``extract_file`` is it for a file an agent just edited.
 
 Confidence (the share a careful reviewer approves is in docs/measurements-detail.md):
 
-- 0.9: a public class, function or method the parser found added or removed; a
-  signature or a module constant's value the parser found changed; a dependency of a
-  parsed config file added, updated or removed.
+- 0.9: a public class, function or method the parser found added or removed, or
+  its signature changed; a module constant's value changed; a dependency of a parsed
+  config file added, updated or removed.
 - 0.85: a file removed or renamed (git says so); a new file whose own docstring or
   leading comment gives its purpose.
 - 0.75: a new import of a module from outside the project.
-- 0.7: a private definition (``_name`` in Python, no ``pub`` in Rust, a lowercase Go
-  name) added or removed; another setting of a parsed config file; an action a
-  workflow uses added, updated or removed.
+- 0.7: the same for a private definition (``_name`` in Python, no ``pub`` in Rust, a
+  lowercase Go name), one in a benchmark, example or docs folder, or a method that
+  only plugs into the language (``__str__``, Rust's ``fmt``); another setting of a
+  parsed config file; an action a workflow uses added, updated or removed.
 - 0.6: tests added or removed (one candidate a file); a workflow setting read line by
   line; a new file without a stated purpose; a refactor (over ``REFACTOR_LINES``
   lines changed, at least ``REFACTOR_MINIMUM`` of them added and as many removed).
@@ -783,6 +784,21 @@ def _signature_change(was: str, now: str, name: str, language: str) -> str | Non
     return f"{_short(was, _MAX_SIGNATURE)} -> {_short(now, _MAX_SIGNATURE)}"
 
 
+_PLUMBING = frozenset({"fmt", "as_str", "from", "into", "eq", "hash", "clone", "default", "drop", "deref"})
+
+
+def _weight(path: str, d: _core.Definition) -> float:
+    """A definition's confidence: PARSED for the project's interface, PRIVATE for a
+    private one, one in a benchmark, example or docs folder, and a method that only
+    plugs into the language (a dunder other than ``__init__``/``__call__``, Rust's
+    ``fmt``, ``clone``...)."""
+    if not _public(d) or _core.path_kind(path) in ("bench", "example", "docs"):
+        return PRIVATE
+    if d.scope and (d.name in _PLUMBING or (d.name.startswith("__") and d.name not in ("__init__", "__call__"))):
+        return PRIVATE
+    return PARSED
+
+
 def _ref(path: str, d: _core.Definition) -> str:
     return f"{path}#L{d.line}-{d.end_line}"
 
@@ -839,15 +855,14 @@ def _source_candidates(
                 elif (change := _signature_change(was, now, key[2], defs[0].language)) is not None:
                     fact(
                         f"Changed the signature of {_what(*key)} in {path}: {change}",
-                        PARSED,
+                        _weight(path, defs[0]),
                         "signature",
                         defs[0],
                     )
         elif kind != "variable" and not (new_file and scope):
             # In a new file only its top-level classes and functions: its methods
             # come with their class.
-            confidence = PARSED if _public(defs[0]) else PRIVATE
-            fact(f"Implemented {_what(*key)} in {path}", confidence, "new_symbol", defs[0])
+            fact(f"Implemented {_what(*key)} in {path}", _weight(path, defs[0]), "new_symbol", defs[0])
     if new_text is not None:  # a removed file's symbols go with it
         gone_classes = {k[2] for k in old if k[0] == "class" and k not in new}
         for key in old:
@@ -858,8 +873,7 @@ def _source_candidates(
                 and not (key[1] and key[1] in gone_classes)
                 and not _is_test_function(key)
             ):
-                confidence = PARSED if _public(old[key][0]) else PRIVATE
-                fact(f"Removed {_what(*key)} from {path}", confidence, "removed_symbol", None)
+                fact(f"Removed {_what(*key)} from {path}", _weight(path, old[key][0]), "removed_symbol", None)
     if not new_file:
         old_modules = {d.name for d in old_defs if d.kind == "import"}
         fresh: list[str] = []

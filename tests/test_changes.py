@@ -605,3 +605,25 @@ def test_a_subfolder_root_sees_its_own_files(repo: Path) -> None:
     assert [(c.content, c.code_ref) for c in extract(repo / "pkg")] == [
         ("Implemented function more in box.py", "box.py#L15-16")
     ]
+
+
+def test_an_unborn_head_and_a_huge_change(tmp_path: Path) -> None:
+    root = tmp_path / "r"
+    root.mkdir()
+    git(root, "init", "-q")
+    (root / "a.py").write_text("def f():\n    pass\n")
+    os.symlink("/etc/passwd", root / "link.py")
+    # no commit yet: the work tree and the index against nothing
+    assert [c.content for c in extract(root)] == ["Added a.py", "Implemented function f in a.py", "Added link.py"]
+    git(root, "add", "a.py")
+    assert [c.content for c in extract(root, source="staged")] == ["Added a.py", "Implemented function f in a.py"]
+    for n in range(400):
+        (root / f"m{n:03}.py").write_text(f"def g{n}():\n    pass\n")
+    (root / "big.py").write_text("x = 1\n" * 300_000)  # over 1 MB: not read
+    sha = commit(root, "many")
+    found = extract(root, source="commit", rev=sha)
+    assert len(found) == 50 and {c.confidence for c in found} == {0.9}
+    files, _ = read_changes(root, source="commit", rev=sha)
+    assert len(files) == 403 and next(f for f in files if f.path == "big.py").new_text is None
+    # the first MAX_FILES (300) in git's order are read: but big.py (too large) and link.py (a symlink)
+    assert sum(f.new_text is not None for f in files) == 298

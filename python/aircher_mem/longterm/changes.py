@@ -179,6 +179,10 @@ class ChangedFile:
 # ---------------------------------------------------------------- git
 
 
+class _GitFailed(GitError):
+    """A git command that ran and exited with an error (not a missing or hanging git)."""
+
+
 def _git(root: str, args: Sequence[str], *, input: bytes | None = None, timeout: float = GIT_TIMEOUT) -> bytes:
     env = dict(os.environ)
     env.update({"GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_PAGER": "cat"})
@@ -200,16 +204,14 @@ def _git(root: str, args: Sequence[str], *, input: bytes | None = None, timeout:
         raise GitError(f"git {args[0]} took longer than {timeout:g} s in {root!r}") from exc
     if done.returncode != 0:
         message = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise GitError(f"git {args[0]} failed in {root!r}: {message[-1] if message else done.returncode}")
+        raise _GitFailed(f"git {args[0]} failed in {root!r}: {message[-1] if message else done.returncode}")
     return done.stdout
 
 
 def _check_work_tree(root: str, timeout: float) -> None:
     try:
         inside = _git(root, ["rev-parse", "--is-inside-work-tree"], timeout=timeout).strip()
-    except GitError as exc:
-        if "not installed" in str(exc) or "took longer" in str(exc):
-            raise
+    except _GitFailed as exc:
         raise GitError(f"not a git work tree: {root!r}") from exc
     if inside != b"true":
         raise GitError(f"not a git work tree: {root!r}")
@@ -221,7 +223,7 @@ def _commit_of(root: str, rev: str, timeout: float) -> str | None:
         return None
     try:
         out = _git(root, ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"], timeout=timeout)
-    except GitError:
+    except _GitFailed:
         return None
     return out.decode("ascii", "replace").strip() or None
 

@@ -41,7 +41,10 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from aircher_mem.longterm.changes import APPROVAL_THRESHOLD, CandidateFact, extract
+from aircher_mem.config import KnowledgePolicy
+from aircher_mem.longterm.changes import CandidateFact, extract
+
+APPROVAL_THRESHOLD = KnowledgePolicy().approve_confidence
 
 HERE = Path(__file__).resolve().parent
 LABELS = HERE / "data" / "changes_labels.jsonl"
@@ -164,7 +167,9 @@ def summary(name: str, found: Sequence[Sequence[CandidateFact]], times: Sequence
         "per_commit_max": max(counts, default=0),
         "commits_without": sum(1 for n in counts if n == 0),
         "kinds": dict(kinds.most_common()),
-        "approval_share": round(sum(c.requires_approval for cs in found for c in cs) / max(sum(counts), 1), 3),
+        "approval_share": round(
+            sum(c.confidence < APPROVAL_THRESHOLD for cs in found for c in cs) / max(sum(counts), 1), 3
+        ),
         "ms_per_commit_mean": round(1000 * statistics.fmean(times), 1) if times else 0.0,
         "ms_per_commit_median": round(1000 * statistics.median(times), 1) if times else 0.0,
         "ms_per_commit_max": round(1000 * max(times, default=0.0), 1),

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 from aircher_mem import _core
+from aircher_mem.config import KnowledgePolicy
 from aircher_mem.errors import GitError, InvalidInputError
 from aircher_mem.longterm.changes import (
-    APPROVAL_THRESHOLD,
     MAX_PER_FILE,
     CandidateFact,
     candidates_for_change,
@@ -22,6 +22,8 @@ from aircher_mem.longterm.changes import (
 )
 from hypothesis import given
 from hypothesis import strategies as st
+
+APPROVE = KnowledgePolicy().approve_confidence
 
 BOX = '''"""Boxes that open and close."""
 
@@ -141,7 +143,7 @@ def test_new_file_with_a_purpose_and_its_top_level_symbols() -> None:
         "pkg/box.py",
         None,
     )
-    assert (found[0].source, found[0].suggested_level, found[0].requires_approval) == ("file_change", "L2", False)
+    assert (found[0].source, found[0].suggested_level, found[0].confidence >= APPROVE) == ("file_change", "L2", True)
 
 
 def test_new_file_without_a_purpose_waits_for_approval() -> None:
@@ -151,7 +153,7 @@ def test_new_file_without_a_purpose_waits_for_approval() -> None:
         ("new_file", "Added f.py", 0.6, None),
         ("new_symbol", "Implemented function f in f.py", 0.9, "f.py#L2-3"),
     ]
-    assert found[0].requires_approval and found[0].domain is None
+    assert found[0].confidence < APPROVE and found[0].domain is None
     assert brief(candidates_for_change("data/x.csv", None, "a,b\n1,2\n")) == [
         ("new_file", "Added data/x.csv", 0.6, None)
     ]
@@ -488,7 +490,7 @@ def test_candidates_never_raise_and_code_refs_point_into_the_new_text(
     assert len(found) <= MAX_PER_FILE
     count = len(new.splitlines()) if new is not None else 0
     for c in found:
-        assert 0.0 <= c.confidence <= 1.0 and c.requires_approval == (c.confidence < APPROVAL_THRESHOLD)
+        assert 0.0 <= c.confidence <= 1.0
         if c.code_ref is not None:
             ref_path, _, span = c.code_ref.partition("#L")
             start, end = (int(x) for x in span.split("-"))

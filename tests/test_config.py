@@ -165,6 +165,7 @@ def test_sections_round_trip_and_set_the_budgets(tmp_path: Path) -> None:
         "assembly",
         "lifecycle",
         "decisions",
+        "knowledge",
     ]
 
 

@@ -145,7 +145,7 @@ def test_results_are_exactly_the_verbs_json(client: TestClient, memory: am.Memor
         jsonschema.validate(got, {**schema, "components": spec["components"]})
 
 
-def test_every_route_answers(client: TestClient) -> None:
+def test_every_route_answers(client: TestClient, memory: am.Memory) -> None:
     """One valid request per route (the registry and this list agree), never a 5xx."""
     samples: dict[tuple[str, str], tuple[str, Any]] = {
         ("GET", "/health"): ("/health", None),
@@ -174,6 +174,9 @@ def test_every_route_answers(client: TestClient) -> None:
         ("POST", "/consolidate"): ("/consolidate", {"dry_run": True, "now": "2024-03-01T00:00:00Z"}),
         ("POST", "/set-ttl"): ("/set-ttl", {"memory_id": 1, "ttl_seconds": 3600, "refresh_trigger": "pkg/**"}),
         ("GET", "/stale"): ("/stale?now=2023-11-14T23:13:21Z", None),
+        ("POST", "/extract-facts"): ("/extract-facts", {"source": "working", "auto_approve": False}),
+        ("POST", "/review-fact"): ("/review-fact", "a pending fact"),
+        ("POST", "/discover-project"): ("/discover-project", {"task_hint": "save a user"}),
         ("POST", "/record-decision"): (
             "/record-decision",
             {"decision": "Use mypy on the tests", "reasons": ["it is fast"]},
@@ -226,7 +229,10 @@ def test_every_route_answers(client: TestClient) -> None:
         ("POST", "/preview-context"): ("/preview-context", {"message": "where is save", "max_tokens": 2000}),
     }
     assert sorted(samples) == sorted(ROUTES)
+    subprocess.run(["git", "init", "-q"], cwd=memory.root, check=True)  # extract-facts reads its changes
     for (method, _), (path, body) in samples.items():
+        if body == "a pending fact":  # one extract-facts left waiting
+            body = {"memory_id": memory.memories(status="pending").memories[0].id, "verdict": "approve"}
         ok(client.request(method, path, json=body))
 
 

@@ -74,6 +74,8 @@ LAYERS = {
     "aircher_mem.longterm.coldstart": 1,
     "aircher_mem.longterm.buildfiles": 1,
     "aircher_mem.longterm.changes": 1,
+    "aircher_mem.longterm.knowledge": 1,
+    "aircher_mem.longterm.discovery": 1,
     "aircher_mem.store": 0,
     "aircher_mem.results": 0,
     "aircher_mem.config": 0,
@@ -188,6 +190,7 @@ def test_every_error_is_in_errors_and_the_top_level_errors_are_the_same_classes(
         [
             "AircherError",
             "EncodingUnavailableError",
+            "GitError",
             "InvalidInputError",
             "NotIndexedError",
             "PolicyError",

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from .errors import (
         AircherError,
         EncodingUnavailableError,
+        GitError,
         InvalidInputError,
         NotIndexedError,
         PolicyError,
@@ -65,6 +66,7 @@ __all__ = [
     "PolicyError",
     "EncodingUnavailableError",
     "SchemaVersionError",
+    "GitError",
 ]
 
 #: Where each exported name other than an error is defined (the submodule, relative

@@ -59,6 +59,7 @@ __all__ = [
     "AssemblyPolicy",
     "DecisionsPolicy",
     "LifecyclePolicy",
+    "KnowledgePolicy",
     "CONFIG_FILE",
 ]
 
@@ -663,6 +664,29 @@ class DecisionsPolicy(_Section):
     consolidate_scan_seconds: float = _bound(1.0, 0.0, 3600.0)
 
 
+@dataclasses.dataclass(frozen=True)
+class KnowledgePolicy(_Section):
+    """``[knowledge]``: facts from the code itself (seed 000's auto-extraction from
+    changes and its cold start)."""
+
+    section: ClassVar[str] = "knowledge"
+    #: A fact extracted from a code change with at least this confidence is kept at
+    #: once; below it, it waits (status pending) for approve_fact or reject_fact.
+    approve_confidence: float = _bound(0.8, 0.0, 1.0)
+    #: A candidate whose stemmed words have at least this cosine with a memory (or
+    #: a pending fact) updates it instead of adding one (000's merge band) ...
+    merge_similarity: float = _bound(0.85, 0.0, 1.0, lo_open=True)
+    #: ... and at least this, is that memory already (skipped).
+    skip_similarity: float = _bound(0.95, 0.0, 1.0, lo_open=True)
+    #: extract_facts keeps at most this many candidates of one call (the rest are
+    #: counted, not kept).
+    max_candidates: int = _bound(200, 1, 100_000)
+    #: discover_project: how many suggested domains, and how many files a task
+    #: hint's code search may bring facts from.
+    domains: int = _bound(8, 1, 100)
+    task_files: int = _bound(8, 0, 100)
+
+
 _SECTIONS: dict[str, type[_Section]] = {
     "graph": GraphPolicy,
     "episodic": EpisodicPolicy,
@@ -673,6 +697,7 @@ _SECTIONS: dict[str, type[_Section]] = {
     "assembly": AssemblyPolicy,
     "lifecycle": LifecyclePolicy,
     "decisions": DecisionsPolicy,
+    "knowledge": KnowledgePolicy,
 }
 
 
@@ -702,6 +727,7 @@ class Policy:
     assembly: AssemblyPolicy = dataclasses.field(default_factory=AssemblyPolicy)
     lifecycle: LifecyclePolicy = dataclasses.field(default_factory=LifecyclePolicy)
     decisions: DecisionsPolicy = dataclasses.field(default_factory=DecisionsPolicy)
+    knowledge: KnowledgePolicy = dataclasses.field(default_factory=KnowledgePolicy)
 
     def __post_init__(self) -> None:
         if (

@@ -69,7 +69,7 @@ from .errors import (
     StoreNotFoundError,
     UnknownSymbolError,
 )
-from .graph import GraphIndex, IndexTracker, Progress, ReadIndex, write_atomic
+from .graph import GraphIndex, IndexTracker, Progress, ReadIndex, read_source, write_atomic
 from .longterm import LongTermMemory, ttl
 from .longterm.consolidate import TaskRecord
 from .longterm.store import KINDS, Extractor, Judge, Summarizer
@@ -93,6 +93,8 @@ from .results import (
     Definition,
     Dependencies,
     Doctor,
+    ExtractedFacts,
+    FactReview,
     FeedbackResult,
     FileHistory,
     FileOutline,
@@ -111,6 +113,7 @@ from .results import (
     Patterns,
     PredictedWorkflow,
     Prediction,
+    ProjectDiscovery,
     Recall,
     RecallHit,
     Recorded,
@@ -462,6 +465,7 @@ class Memory:
                     retrieval=self.policy.retrieval,
                     lifecycle=self.policy.lifecycle,
                     decisions=self.policy.decisions,
+                    knowledge=self.policy.knowledge,
                     embedder=embedder,
                     dense_note=why,
                     extractor=self.extractor,
@@ -570,19 +574,44 @@ class Memory:
                 if building is None:
                     if not (self.partial_answers and hold and not self._index.indexed):
                         return self._index_now(full=full, progress=progress, hold=hold, publish=None)
-                    self._building = building = threading.Event()
-                    self._published.clear()
+                    building = self._begin_first_index()
                     break
             building.wait()  # the first index another thread runs; then this one (an update)
+        return self._first_index(building, full=full, progress=progress)
+
+    def _begin_first_index(self) -> threading.Event:
+        """Marks a first index under way (the caller holds the lock and runs
+        :meth:`_first_index` next, in this thread or another)."""
+        self._building = building = threading.Event()
+        self._published.clear()
+        return building
+
+    def _first_index(
+        self, building: threading.Event, *, full: bool = False, progress: Progress | None = None
+    ) -> IndexReport:
         try:
             # Outside the lock: the other verbs go on; graph verbs read the graph
             # published (see _graph).
-            return self._index_now(full=full, progress=progress, hold=hold, publish=self._publish)
+            return self._index_now(full=full, progress=progress, hold=True, publish=self._publish)
         finally:
             self._partial = None
             self._building = None
             self._published.set()
             building.set()
+
+    def _index_in_background(self) -> None:
+        """Starts a first index in a thread of its own (the caller holds the lock;
+        a server's memory): graph verbs answer from its first files meanwhile, and
+        :meth:`index_progress` follows it. A failure is logged."""
+        building = self._begin_first_index()
+
+        def run() -> None:
+            try:
+                self._first_index(building)
+            except (AircherError, OSError) as exc:
+                log.warning("the first index of %s failed: %s", self.root, exc)
+
+        threading.Thread(target=run, name="aircher-mem-first-index", daemon=True).start()
 
     def _publish(self, graph: KnowledgeGraph, total: int) -> None:
         """The graph of the first files of a first index (of ``total``), for
@@ -1547,6 +1576,137 @@ class Memory:
         ttl_from, stale_since}]} (stale_since null: expired, not marked yet)."""
         return self.longterm.stale(now)
 
+    @verb()
+    @_durable
+    def discover_project(
+        self,
+        task_hint: Annotated[
+            str | None, Arg(description="The first task, e.g. 'fix the login redirect': facts about its files.")
+        ] = None,
+    ) -> ProjectDiscovery:
+        """Cold start (seed 000's discover_project): the project's types, frameworks,
+        test runners and commands from its build files (every language the graph
+        parses), kept as L0 facts from the templates shipped with the package;
+        the domains its code graph suggests (top-level packages and folders,
+        ranked by how much of the project imports them), kept as L1 facts; with a
+        ``task_hint``, the files code search finds for it that no memory is about
+        yet, each kept as an L2 fact (its own docstring, else its definitions).
+        Facts already known are skipped. A project not indexed yet is indexed
+        first (in a server, in the background: the answer then comes from the
+        first files and ``partial`` says so).
+
+        For an agent: Call once on a project you do not know: what it is (language,
+        framework, how to run its tests), its main areas and, given your first
+        task, what the files for it do. JSON {project_type, types, frameworks,
+        test_runners, commands, facts_created, facts, discovery_tokens,
+        suggested_domains, domains: [{name, path, files, score, main_modules}],
+        task_files, partial}."""
+        from .longterm import changes, coldstart, discovery
+
+        knowledge = self.policy.knowledge
+        profile = coldstart.detect(self.root)
+        if not self._index.indexed and self._building is None:
+            if self.partial_answers:
+                self._index_in_background()
+            else:
+                self.index()
+        graph = self._graph("with_graph", partial=True)
+        partial = self._partial_of(graph)
+        domains = discovery.domains(graph, knowledge.domains)
+        facts: list[discovery.DiscoveredFact] = [
+            discovery.DiscoveredFact(t.content, t.level, t.domain, "template", code_ref=None)
+            for t in coldstart.template_facts(profile)
+        ]
+        for d in domains:
+            main = ", ".join(d.main_modules)
+            facts.append(
+                discovery.DiscoveredFact(
+                    f"Domain {d.name} ({d.path}): {d.files} file(s); main modules {main}", "L1", d.name, "domain"
+                )
+            )
+        task_files: list[str] = []
+        if task_hint is not None and knowledge.task_files:
+            hint = _text("task_hint", task_hint)
+            hits = self.search_code(hint, k=knowledge.task_files, level="file", code=False).hits
+            task_files = [h.path for h in hits]
+            known = {path for _memory, path in self.longterm.about(task_files)}
+            for path in task_files:
+                if path in known:
+                    continue
+                raw = read_source(self.root, path, self._index.max_file_bytes)
+                text = None if raw is None else raw.decode("utf-8", "replace")
+                fact = discovery.file_fact(graph, path, changes.purpose, text, discovery.domain_of(path, domains))
+                if fact is not None:
+                    facts.append(fact)
+        kept = self.longterm.keep_facts(facts, auto_approve=True)
+        created = [c for c in kept if c.action == "created"]
+        said = [c.content for c in kept] + [d.name for d in domains]
+        return ProjectDiscovery(
+            project_type=profile.types[0].name if profile.types else None,
+            types=[{"type": t.name, "language": t.language, "file": t.build_file} for t in profile.types],
+            frameworks=list(profile.frameworks),
+            test_runners=list(profile.test_runners),
+            commands=dict(profile.commands),
+            facts_created=len(created),
+            facts=kept,
+            discovery_tokens=sum(self.tokens.count_many(said)),
+            suggested_domains=[d.name for d in domains],
+            domains=domains,
+            task_files=task_files,
+            partial=partial,
+        )
+
+    @verb()
+    @_durable
+    def extract_facts(
+        self,
+        source: Annotated[
+            Literal["working", "staged", "commit", "range"],
+            Arg(description="working (the work tree against HEAD), staged, one commit (rev) or a range (rev A..B)."),
+        ] = "working",
+        *,
+        rev: Annotated[str | None, Arg(description="The commit, or the range A..B, for those sources.")] = None,
+        auto_approve: Annotated[bool, Arg(description="Keep every fact, whatever its confidence.")] = False,
+    ) -> ExtractedFacts:
+        """Facts from code changes read with git (seed 000's auto-extraction): the
+        code graph's parser compares each changed file's old and new definitions
+        (new files, new and removed functions and classes, signature changes,
+        imports) and build files' keys (dependencies, versions), and a change of
+        more than 50 lines is a refactor. Each candidate is deduplicated against the
+        memories (``[knowledge]`` merge and skip similarities); one with a
+        confidence below ``[knowledge] approve_confidence`` waits for review_fact.
+
+        For an agent: After changing code (or to learn a commit), turn the change
+        into facts: "Implemented parse_config in app/config.py", "Added dependency
+        httpx >=0.27 to pyproject.toml". Facts with low confidence wait for your
+        review_fact (approve or reject); memories(status='pending') lists them.
+        JSON {candidates: [{content, confidence, approved, action, memory_id, kind,
+        level, domain, code_ref, source, commit}], pending_approval, more}."""
+        from .longterm import changes
+
+        found = changes.extract(self.root, source=source, rev=rev)
+        limit = self.policy.knowledge.max_candidates
+        kept = self.longterm.keep_facts(found[:limit], auto_approve=auto_approve)
+        return ExtractedFacts(kept, self.longterm.pending_facts(), max(0, len(found) - limit))
+
+    @verb()
+    @_durable
+    def review_fact(
+        self,
+        memory_id: MemoryId,
+        verdict: Annotated[Literal["approve", "reject"], Arg(description="approve (keep it) or reject (forget it).")],
+    ) -> FactReview:
+        """Reviews a fact waiting for approval (status pending: extracted from a code
+        change with a low confidence): approve makes it an active memory (checked
+        for contradictions), reject forgets it for good (only a digest of its words
+        stays, so that it is not proposed again).
+
+        For an agent: Keep or drop a fact extract_facts could not vouch for (list
+        them with memories(status='pending')): approve when it is true and useful,
+        reject otherwise. JSON {memory_id, verdict, memory} (memory null once
+        rejected)."""
+        return self.longterm.review_fact(memory_id, verdict)
+
     def _files_changed(self, paths: Sequence[str], *, open_store: bool = False) -> list[int]:
         """Tells long-term memory that the project files ``paths`` (root-relative)
         changed: the memories whose TTL refresh glob matches one start their time
@@ -1593,7 +1753,8 @@ class Memory:
         *,
         layer: Annotated[Literal["mid", "long"] | None, Arg(description="Mid-term or long-term only.")] = None,
         status: Annotated[
-            Literal["active", "archived", "all"], Arg(description="Which memories (all: any status).")
+            Literal["active", "archived", "pending", "all"],
+            Arg(description="Which memories (pending: facts waiting for review_fact; all: any status)."),
         ] = "active",
         kind: Annotated[Kind | None, Arg(description="Only memories of this kind.")] = None,
         limit: Limit = 50,

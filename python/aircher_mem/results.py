@@ -84,6 +84,11 @@ __all__ = [
     "ConsolidationReport",
     "Conversation",
     "MemoryList",
+    "FactCandidate",
+    "ExtractedFacts",
+    "FactReview",
+    "SuggestedDomain",
+    "ProjectDiscovery",
     "Forgotten",
     "Expiry",
     "FeedbackResult",
@@ -919,6 +924,90 @@ class MemoryList:
     """Memories, in the order asked for."""
 
     memories: list[MemoryRecord]
+
+
+@dataclasses.dataclass(frozen=True)
+class FactCandidate:
+    """A fact about the code (seed 000's candidate) and what became of it:
+    ``action`` created (kept, active), pending (kept, waiting for review_fact:
+    ``confidence`` below the approval threshold), merged (it updated memory
+    ``memory_id``), skipped (memory ``memory_id`` says it already) or
+    rejected_before (a review rejected it once). ``kind`` is what changed
+    (new_file, new_symbol, removed_symbol, signature, import, config, refactor, or
+    a cold start template's), ``level`` L0-L3 with ``code_ref`` ``path#Lstart-end``
+    for a symbol, ``source`` git_diff, file_change, ast_analysis or cold_start."""
+
+    content: str
+    confidence: float
+    approved: bool
+    action: Literal["created", "pending", "merged", "skipped", "rejected_before"]
+    memory_id: int | None
+    kind: str
+    level: str
+    domain: str | None
+    code_ref: str | None
+    source: str
+    commit: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class ExtractedFacts:
+    """The facts extracted from code changes (``candidates``, in the order found),
+    how many were found beyond the ``[knowledge] max_candidates`` kept
+    (``more``), and how many facts wait for review in the store
+    (``pending_approval``)."""
+
+    candidates: list[FactCandidate]
+    pending_approval: int
+    more: int = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class SuggestedDomain:
+    """A domain cold start suggests: a top-level package or folder (``path``) of the
+    product code, its ``files``, its ``score`` (files plus the files importing them)
+    and its most imported files (``main_modules``)."""
+
+    name: str
+    path: str
+    files: int
+    score: int
+    main_modules: list[str]
+
+
+@dataclasses.dataclass(frozen=True)
+class ProjectDiscovery:
+    """What cold start found (seed 000's discover_project): the primary
+    ``project_type`` and every type with the build file that says so
+    (``types``: [{type, language, file}]), ``frameworks``, ``test_runners``,
+    ``commands`` (test, build, lint), the facts it kept (``facts``; a fact already
+    known is skipped; ``facts_created`` counts the new ones), the tokens those
+    facts and domains take (``discovery_tokens``), the ``suggested_domains`` by
+    name and in detail (``domains``), the files a ``task_hint`` led to
+    (``task_files``), and ``partial`` ({files, total}) while the first index runs."""
+
+    project_type: str | None
+    types: list[dict[str, str]]
+    frameworks: list[str]
+    test_runners: list[str]
+    commands: dict[str, str]
+    facts_created: int
+    facts: list[FactCandidate]
+    discovery_tokens: int
+    suggested_domains: list[str]
+    domains: list[SuggestedDomain]
+    task_files: list[str]
+    partial: PartialIndex | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class FactReview:
+    """A pending fact reviewed: approved (``memory`` is the active memory it
+    became) or rejected (forgotten for good; ``memory`` None)."""
+
+    memory_id: int
+    verdict: Literal["approve", "reject"]
+    memory: MemoryRecord | None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -73,6 +73,7 @@ from ..errors import (
     AircherError,
     EncodingUnavailableError,
     FileMissingError,
+    GitError,
     InvalidInputError,
     NotIndexedError,
     StoreError,
@@ -140,6 +141,8 @@ def status_of(exc: BaseException) -> int:
         ),
     ):
         return 404
+    if isinstance(exc, GitError):  # the project is no git work tree (or git failed)
+        return 409
     if isinstance(exc, (StoreError, EncodingUnavailableError)):
         return 503
     return 500

@@ -26,6 +26,8 @@ from ..results import (
     Conversation,
     Dependencies,
     Doctor,
+    ExtractedFacts,
+    FactReview,
     FeedbackResult,
     FileHistory,
     FileOutline,
@@ -40,6 +42,7 @@ from ..results import (
     Neighbourhood,
     Patterns,
     Prediction,
+    ProjectDiscovery,
     Recall,
     Recorded,
     Reference,
@@ -683,6 +686,57 @@ def show_consolidation(r: ConsolidationReport, out: Output) -> None:
         out.table(["memory", "action", "why"], [(a.memory_id or "-", a.action, a.reason) for a in r.actions])
 
 
+def show_extracted_facts(r: ExtractedFacts, out: Output) -> None:
+    if not r.candidates:
+        out.line("no facts in these changes")
+    else:
+        out.table(
+            ["memory", "action", "conf", "level", "kind", "fact", "code"],
+            [
+                (
+                    c.memory_id or "",
+                    c.action,
+                    f"{c.confidence:.2f}",
+                    c.level,
+                    c.kind,
+                    _short(c.content, 70),
+                    c.code_ref or "",
+                )
+                for c in r.candidates
+            ],
+        )
+    more = f"; {r.more} more not kept ([knowledge] max_candidates)" if r.more else ""
+    out.line(f"{r.pending_approval} fact(s) wait for review_fact{more}")
+
+
+def show_project_discovery(r: ProjectDiscovery, out: Output) -> None:
+    kinds = ", ".join(f"{t['type']} ({t['file']})" for t in r.types) or "no build file found"
+    out.line(f"project: {kinds}")
+    if r.frameworks:
+        out.line(f"frameworks: {', '.join(r.frameworks)}")
+    for kind, command in r.commands.items():
+        out.line(f"{kind}: {command}")
+    if r.domains:
+        out.table(
+            ["domain", "path", "files", "score", "main modules"],
+            [(d.name, d.path, d.files, d.score, ", ".join(d.main_modules)) for d in r.domains],
+        )
+    if r.task_files:
+        out.line(f"files for the task: {', '.join(r.task_files)}")
+    known = len(r.facts) - r.facts_created
+    out.line(f"{r.facts_created} fact(s) created, {known} known already; {r.discovery_tokens} tokens")
+    if r.partial is not None:
+        out.line(f"(from the first {r.partial.files:,} of {r.partial.total:,} files: the first index runs)")
+
+
+def show_fact_review(r: FactReview, out: Output) -> None:
+    if r.memory is None:
+        out.line(f"fact {r.memory_id} rejected: forgotten for good, not proposed again")
+        return
+    out.line(f"fact {r.memory_id} approved: an active memory now")
+    show_memory(r.memory, out)
+
+
 def show_forgotten(r: Forgotten, out: Output) -> None:
     said = []
     if r.ids:
@@ -782,6 +836,9 @@ RENDER: dict[type, Callable[[Any, Output], None]] = {
     CausalChain: show_chain,
     Contradiction: show_contradiction,
     Forgotten: show_forgotten,
+    ExtractedFacts: show_extracted_facts,
+    FactReview: show_fact_review,
+    ProjectDiscovery: show_project_discovery,
     FeedbackResult: show_feedback,
     Prediction: show_prediction,
     Routed: show_routed,

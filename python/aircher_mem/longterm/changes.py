@@ -31,7 +31,8 @@ Confidence (the share a careful reviewer approves is in docs/measurements-detail
   line; a new file without a stated purpose; a refactor (over ``REFACTOR_LINES``
   lines changed, at least ``REFACTOR_MINIMUM`` of them added and as many removed).
 
-Below ``APPROVAL_THRESHOLD`` (0.8) a candidate ``requires_approval``.
+A candidate below ``[knowledge] approve_confidence`` (0.8) waits for approval when
+it is kept (:mod:`aircher_mem.longterm.knowledge`).
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ from typing import Any, Literal
 
 from .. import _core
 from ..errors import AircherError, GitError, InvalidInputError
+from ..root import STORE_DIR
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -57,7 +59,6 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 __all__ = [
-    "APPROVAL_THRESHOLD",
     "MAX_FILE_BYTES",
     "MAX_FILES",
     "MAX_PER_FILE",
@@ -69,10 +70,9 @@ __all__ = [
     "candidates_for_change",
     "extract",
     "extract_file",
+    "purpose",
 ]
 
-#: A candidate below this confidence waits for approval.
-APPROVAL_THRESHOLD = 0.8
 #: A file's version larger than this is not read (the code graph's limit per file).
 MAX_FILE_BYTES = 1_000_000
 #: The files of one change whose texts are read (in git's order); the rest give
@@ -151,11 +151,6 @@ class CandidateFact:
     code_ref: str | None = None
     domain: str | None = None
     commit: str | None = None
-
-    @property
-    def requires_approval(self) -> bool:
-        """Whether the candidate waits for approval (confidence below ``APPROVAL_THRESHOLD``)."""
-        return self.confidence < APPROVAL_THRESHOLD
 
 
 @dataclass(frozen=True)
@@ -419,6 +414,8 @@ def read_changes(
         old_path = _decode_path(entry.old_path) if entry.old_path is not None else None
         if path is None or (entry.old_path is not None and old_path is None) or entry.status not in _STATUS:
             continue
+        if path.split("/", 1)[0] == STORE_DIR:  # aircher-mem's own store is no change to the project
+            continue
         entries.append((entry, path, old_path))
     read = entries[:MAX_FILES]
     null = {"0" * 40, "0" * 64}
@@ -502,7 +499,7 @@ _LICENSE = re.compile(r"copyright|licen[cs]e|spdx|all rights reserved|\(c\)|gene
 _COMMENT_PREFIXES = ("//!", "///", "//", "#", "--", ";;")
 
 
-def _leading_doc(text: str) -> str | None:
+def purpose(text: str) -> str | None:
     """The first paragraph of a file's own docstring or leading comment (a license or
     a tool directive is no purpose)."""
     lines = text.splitlines()[:80]
@@ -554,10 +551,10 @@ def _leading_doc(text: str) -> str | None:
                 break
             continue
         paragraph.append(line.strip())
-    purpose = " ".join(paragraph)
-    if not purpose or _LICENSE.search(purpose) or _DIRECTIVE.match(purpose) or "://" in purpose:
+    said = " ".join(paragraph)
+    if not said or _LICENSE.search(said) or _DIRECTIVE.match(said) or "://" in said:
         return None
-    sentence = re.split(r"(?<=[.!?])\s", purpose, maxsplit=1)[0].rstrip(".!? :")
+    sentence = re.split(r"(?<=[.!?])\s", said, maxsplit=1)[0].rstrip(".!? :")
     if len(re.findall(r"[^\W\d_]{2,}", sentence)) < 2:
         return None
     sentence = _short(sentence, _MAX_PURPOSE)
@@ -1256,9 +1253,9 @@ def candidates_for_change(
         return found
     new_file = old_text is None and old_path is None
     if new_file:
-        purpose = _leading_doc(new_text) if new_text is not None else None
-        if purpose:
-            file_fact(_added_for(path, purpose), PURPOSE, "new_file")
+        said = purpose(new_text) if new_text is not None else None
+        if said:
+            file_fact(_added_for(path, said), PURPOSE, "new_file")
         else:
             file_fact(f"Added {path}", BARE_FILE, "new_file")
     elif new_text is None and old_path is None:

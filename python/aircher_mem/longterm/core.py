@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from .. import store
 from .._core import LexicalIndex, VectorIndex
-from ..config import DecisionsPolicy, LifecyclePolicy, LongtermPolicy, RetrievalPolicy
+from ..config import DecisionsPolicy, KnowledgePolicy, LifecyclePolicy, LongtermPolicy, RetrievalPolicy
 from ..errors import InvalidInputError, StoreError, UnknownMemoryError
 from ..results import MemoryAction
 from . import checks, documents
@@ -140,6 +140,7 @@ class StoreCore(store.StoreHolder):
         retrieval: RetrievalPolicy | None = None,
         lifecycle: LifecyclePolicy | None = None,
         decisions: DecisionsPolicy | None = None,
+        knowledge: KnowledgePolicy | None = None,
         clock: Callable[[], float] = time.time,
         embedder: Callable[[], Embedder] | None = None,
         dense_note: str = "",
@@ -158,6 +159,7 @@ class StoreCore(store.StoreHolder):
         self.retrieval = retrieval or RetrievalPolicy()
         self.lifecycle = lifecycle or LifecyclePolicy()
         self.decisions = decisions or DecisionsPolicy()
+        self.knowledge = knowledge or KnowledgePolicy()
         self.clock = clock
         self.extractor = extractor
         self.summarizer = summarizer
@@ -246,7 +248,7 @@ class StoreCore(store.StoreHolder):
         return memory
 
     def counts(self) -> dict[str, int]:
-        """Turns, sessions, memories (active, archived; mid, long)."""
+        """Turns, sessions, memories (active, archived, pending; mid, long)."""
         self._check_open()
         self._load()
         active = [m for m in self._memories.values() if m.status == "active"]
@@ -255,7 +257,8 @@ class StoreCore(store.StoreHolder):
             "sessions": len(self._sessions),
             "memories": len(self._memories),
             "active": len(active),
-            "archived": len(self._memories) - len(active),
+            "archived": sum(1 for m in self._memories.values() if m.status == "archived"),
+            "pending": sum(1 for m in self._memories.values() if m.status == "pending"),
             "mid": sum(1 for m in active if m.layer == "mid"),
             "long": sum(1 for m in active if m.layer == "long"),
         }

@@ -39,6 +39,7 @@ __all__ = [
     "remember",
     "similar",
     "ingest",
+    "create",
     "merge",
     "archive",
     "record",
@@ -191,36 +192,22 @@ def ingest(
         target = similar(lt, candidate, near)
         if target is not None:
             return merge(lt, lt._memories[target], candidate, turn, at, rules)
-    now = lt.clock()
-    memory = MemoryRow(
-        id=lt._next_memory,
+    memory = create(
+        lt,
+        candidate.content,
         kind=candidate.kind,
-        content=candidate.content,
-        created_at=now,
-        valid_from=at,
-        last_seen=at,
+        at=at,
+        source=source,
         importance=candidate.importance,
         tags=sorted({*candidate.tags, *tags, *(["pii"] if tags else [])}),
-        source=source,
-        parent_id=parent_id,
         rules=rules,
-        slot_subject=candidate.slot[0] if candidate.slot else None,
-        slot_attribute=candidate.slot[1] if candidate.slot else None,
-        slot_value=candidate.value,
-        **(fields or {}),
+        slot=candidate.slot,
+        value=candidate.value,
+        parent_id=parent_id,
+        fields=fields,
+        turn=None if turn is None else (turn.id, "conflict" if superseded is not None else "extracted"),
     )
-    lt._next_memory += 1
-    ttl_rules.apply_default(memory, lt.lifecycle)  # the only place a memory is made: its default TTL
-    memory.score = score_of(0, age_days(at, now), memory.importance, lt.policy)
-    lt._memories[memory.id] = memory
-    if parent_id is not None:
-        lt._children[parent_id].add(memory.id)
-        lt._edge(memory.id, parent_id, "parent", now)
-    if turn is not None:
-        lt._link(memory.id, turn.id, "conflict" if superseded is not None else "extracted", now)
-    lt._index_memory(memory)
-    lt._touch(memory)
-    lt._act(memory.id, now, "created", f"{source}; rules {', '.join(rules)}")
+    now = memory.created_at
     if candidate.slot is not None:
         lt._slots[candidate.slot] = memory.id
     if superseded is not None:
@@ -232,6 +219,63 @@ def ingest(
     if superseded is not None:
         return Extracted("superseded", memory.id, memory.content, memory.kind, rules, superseded.id)
     return Extracted("created", memory.id, memory.content, memory.kind, rules)
+
+
+def create(
+    lt: StoreCore,
+    content: str,
+    *,
+    kind: str,
+    at: float,
+    source: str,
+    status: str = "active",
+    importance: int = 0,
+    tags: Sequence[str] = (),
+    rules: Sequence[str] = (),
+    slot: tuple[str, str] | None = None,
+    value: str | None = None,
+    parent_id: int | None = None,
+    confidence: float = 1.0,
+    fields: Mapping[str, Any] | None = None,
+    turn: tuple[int, str] | None = None,
+) -> MemoryRow:
+    """The one place a memory is made: a new row (valid from ``at``) with its
+    default TTL, score, parent edge, link to the turn it came from (``turn``: its
+    id and the reason), documents and "created" log entry. Merges, slots and the
+    contradiction scan are the caller's."""
+    now = lt.clock()
+    memory = MemoryRow(
+        id=lt._next_memory,
+        kind=kind,
+        content=content,
+        created_at=now,
+        valid_from=at,
+        last_seen=at,
+        importance=importance,
+        tags=list(tags),
+        source=source,
+        status=status,
+        confidence=confidence,
+        parent_id=parent_id,
+        rules=list(rules),
+        slot_subject=slot[0] if slot else None,
+        slot_attribute=slot[1] if slot else None,
+        slot_value=value,
+        **(fields or {}),
+    )
+    lt._next_memory += 1
+    ttl_rules.apply_default(memory, lt.lifecycle)
+    memory.score = score_of(0, age_days(at, now), memory.importance, lt.policy)
+    lt._memories[memory.id] = memory
+    if parent_id is not None:
+        lt._children[parent_id].add(memory.id)
+        lt._edge(memory.id, parent_id, "parent", now)
+    if turn is not None:
+        lt._link(memory.id, turn[0], turn[1], now)
+    lt._index_memory(memory)
+    lt._touch(memory)
+    lt._act(memory.id, now, "created", f"{source}; rules {', '.join(rules)}" if rules else source)
+    return memory
 
 
 def merge(
@@ -418,7 +462,7 @@ def about(
     lt: StoreCore, paths: Sequence[str], *, kinds: Collection[str] | None = None, limit: int | None = None
 ) -> list[tuple[MemoryRecord, str]]:
     """Active memories (of ``kinds``, when given) about the files ``paths``: their
-    ``code_ref`` is the file or a place in it (``path:Name``), or their ``module``
+    ``code_ref`` is the file or a place in it (``path:Name``, ``path#L10-24``), or their ``module``
     is the file or the folder it is in; each with the first of ``paths`` it is
     about, in the order of ``paths``, then by stored score; the first ``limit``."""
     lt._check_open()
@@ -466,7 +510,7 @@ def _places(lt: StoreCore) -> dict[str, list[int]]:
     if lt._places is None or lt._places[0] != key:
         places: dict[str, list[int]] = {}
         for m in lt._memories.values():
-            where = (m.code_ref or "").split(":", 1)[0]
+            where = (m.code_ref or "").split(":", 1)[0].split("#", 1)[0]  # path:Name, path#L1-9
             for place in {where, m.module or ""} - {""}:
                 places.setdefault(place, []).append(m.id)
         lt._places = (key, places)

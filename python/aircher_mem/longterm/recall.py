@@ -159,7 +159,7 @@ def recall(
                 continue
             if memory.superseded_by is not None:
                 replaced[item] = value
-            if when is None and memory.status != "active":
+            if memory.status == "pending" or (when is None and memory.status != "active"):
                 continue
             if when is not None and not memory.valid_at(when):
                 continue

@@ -11,7 +11,8 @@ memory came from and why (extracted, merged, conflict, remembered);
 ``memory_edges`` link memories (supersedes, parent, merged_into);
 ``memory_actions`` keep what was done to each (``explain``); ``contradictions``
 pair two memories that disagree, open until resolved; ``causal_nodes`` and
-``causal_edges`` are the decisions' causal chains.
+``causal_edges`` are the decisions' causal chains; ``rejected_facts`` the digests
+of the facts from code changes a review rejected.
 """
 
 from __future__ import annotations
@@ -84,7 +85,9 @@ KINDS = ("fact", "episode", "pattern", "workflow", "decision")
 ROLES = ("user", "assistant")
 LEVELS = ("L0", "L1", "L2", "L3")
 LAYERS = ("mid", "long")
-STATUSES = ("active", "archived")
+#: A pending memory (a fact extracted from a code change below the approval
+#: confidence) waits for approve_fact or reject_fact: never recalled, never merged into.
+STATUSES = ("active", "archived", "pending")
 SCOPES = ("user-private", "project-shared", "system")
 MAX_TEXT_CHARS = 1_000_000
 MAX_METADATA_CHARS = 100_000
@@ -252,6 +255,9 @@ MIGRATIONS: dict[int, list[str]] = {
             PRIMARY KEY (from_id, to_id, edge_type)
         )""",
     ],
+    # Facts from code changes that a review rejected: a SHA-256 digest of each one's
+    # normalized words (the text itself is forgotten), so it is not proposed again.
+    7: ["CREATE TABLE rejected_facts (digest VARCHAR PRIMARY KEY, rejected_at DOUBLE NOT NULL)"],
 }
 store.register("longterm", MIGRATIONS)
 

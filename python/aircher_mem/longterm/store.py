@@ -23,6 +23,8 @@ concern, each a set of functions taking the store's state (:class:`StoreCore`):
   constraints (seed 000's causal chains), said in turns or recorded; ``query_chain``.
 - ``contradict``, ``contradictions``: the offline rules that find two memories
   disagreeing, the scan of every memory stored, the listing and the resolutions.
+- ``knowledge``: facts from the code (changes, cold start) kept after seed 000's
+  dedup, pending review below the approval confidence; ``review_fact``.
 - ``forget``: ``forget``, ``erase`` and the rewrite of the file after them.
 - ``ttl``: the TTLs (seed 000): defaults by tag, ``set_ttl``, refresh by file
   globs, ``expire`` and the ``stale`` listing.
@@ -85,6 +87,7 @@ from . import consolidate as _consolidate
 from . import contradictions as _contradictions
 from . import decisions as _decisions
 from . import forget as _forget
+from . import knowledge as _knowledge
 from . import lifecycle as _lifecycle
 from . import memories as _memories
 from . import recall as _recall
@@ -174,6 +177,10 @@ class LongTermMemory(StoreCore):
     reasons_of = _chains.reasons_of
     contradictions = _contradictions.listed
     resolve_contradiction = _decisions.resolve
+    # facts from the code
+    keep_facts = _knowledge.keep
+    review_fact = _knowledge.review
+    pending_facts = _knowledge.pending_count
     # forget
     forget = _forget.forget
     erase = _forget.erase

@@ -1,0 +1,271 @@
+"""Facts from the code kept as memories: seed 000's dedup bands (skip at 0.95,
+merge at 0.85 by the cosine of stemmed words), pending review below the approval
+confidence (never recalled until approved; a rejection forgets the text and keeps
+only a digest, so the fact is not proposed again), across a reopen."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import subprocess
+from pathlib import Path
+
+import duckdb
+import pytest
+from aircher_mem import InvalidInputError, Memory
+from aircher_mem._core import tokenize
+from aircher_mem.config import KnowledgePolicy
+from aircher_mem.errors import GitError
+from aircher_mem.longterm import LongTermMemory
+from aircher_mem.longterm.knowledge import similarity
+from conftest import Clock
+from hypothesis import given
+from hypothesis import strategies as st
+
+T0 = 1_700_000_000.0
+
+
+@dataclasses.dataclass(frozen=True)
+class Fact:
+    content: str
+    confidence: float = 0.9
+    source: str = "git_diff"
+    suggested_level: str = "L3"
+    code_ref: str | None = "app/config.py#L10-24"
+    domain: str | None = "app"
+    kind: str = "new_symbol"
+    commit: str | None = "abc1234"
+
+
+def store(path: Path | str = ":memory:", **kwargs: object) -> LongTermMemory:
+    return LongTermMemory(path, clock=Clock(T0), **kwargs)  # type: ignore[arg-type]
+
+
+def words(text: str) -> frozenset[str]:
+    return frozenset(tokenize(text, stem=True))
+
+
+def test_a_confident_fact_is_kept_with_its_code_reference_and_recalled() -> None:
+    lt = store()
+    [c] = lt.keep_facts([Fact("Implemented parse_config in app/config.py")])
+    assert (c.action, c.approved, c.level, c.code_ref, c.source, c.commit) == (
+        "created",
+        True,
+        "L3",
+        "app/config.py#L10-24",
+        "git_diff",
+        "abc1234",
+    )
+    memory = lt.get(c.memory_id)
+    assert (memory.status, memory.level, memory.domain, memory.code_ref, memory.source) == (
+        "active",
+        "L3",
+        "app",
+        "app/config.py#L10-24",
+        "git_diff",
+    )
+    assert memory.tags == ["code", "new_symbol"]
+    assert [h.id for h in lt.recall("where is parse_config implemented?").hits][:1] == [c.memory_id]
+
+
+def test_below_the_approval_confidence_a_fact_waits_and_is_never_recalled() -> None:
+    lt = store()
+    [c] = lt.keep_facts([Fact("Added app/cache.py", confidence=0.6, kind="new_file", code_ref=None)])
+    assert (c.action, c.approved) == ("pending", False)
+    assert lt.get(c.memory_id).status == "pending"
+    assert lt.recall("app/cache.py").hits == []
+    assert lt.recall("app/cache.py", at=T0 + 10).hits == []  # not as of later either
+    assert [m.id for m in lt.memories(status="pending").memories] == [c.memory_id]
+    assert lt.pending_facts() == 1 and lt.counts()["pending"] == 1 and lt.counts()["active"] == 0
+    review = lt.review_fact(c.memory_id, "approve")
+    assert (review.verdict, review.memory.status) == ("approve", "active")  # type: ignore[union-attr]
+    assert [h.id for h in lt.recall("app/cache.py").hits] == [c.memory_id]
+    assert lt.pending_facts() == 0
+    with pytest.raises(InvalidInputError, match="not pending"):
+        lt.review_fact(c.memory_id, "reject")
+
+
+def test_auto_approve_keeps_every_fact() -> None:
+    lt = store()
+    [c] = lt.keep_facts([Fact("Added app/cache.py", confidence=0.1)], auto_approve=True)
+    assert (c.action, c.approved, lt.get(c.memory_id).status) == ("created", True, "active")
+
+
+def test_the_dedup_bands_skip_merge_and_add() -> None:
+    lt = store()
+    first = "Implemented parse_config in app/config.py"
+    [a] = lt.keep_facts([Fact(first)])
+    # the same words: skipped, the memory unchanged
+    [same] = lt.keep_facts([Fact("implemented parse_config in app/config.py", code_ref="app/config.py#L11-25")])
+    assert (same.action, same.memory_id) == ("skipped", a.memory_id)
+    assert lt.get(a.memory_id).code_ref == "app/config.py#L10-24"
+    # in the merge band: a code fact takes the new wording and code reference
+    changed = "Implemented parse_config in app/config.py with defaults"
+    sim = similarity(words(first), words(changed))
+    assert 0.85 <= sim < 0.95, sim
+    [merged] = lt.keep_facts([Fact(changed, code_ref="app/config.py#L12-30")])
+    assert (merged.action, merged.memory_id) == ("merged", a.memory_id)
+    memory = lt.get(a.memory_id)
+    assert (memory.content, memory.code_ref, memory.hits) == (changed, "app/config.py#L12-30", 1)
+    # below the band: a memory of its own
+    [other] = lt.keep_facts([Fact("Implemented load_plugins in app/plugins.py")])
+    assert other.action == "created" and other.memory_id != a.memory_id
+
+
+def test_a_fact_told_in_conversation_is_seen_again_not_rewritten() -> None:
+    lt = store()
+    told = lt.remember("parse_config lives in app/config.py and reads TOML")
+    [c] = lt.keep_facts([Fact("parse_config lives in app/config.py, reads TOML")])
+    assert (c.action, c.memory_id) == ("skipped", told.memory_id) or (c.action, c.memory_id) == (
+        "merged",
+        told.memory_id,
+    )
+    assert lt.get(told.memory_id).content == "parse_config lives in app/config.py and reads TOML"
+
+
+def test_a_candidate_like_a_pending_fact_merges_into_it_and_approves_it_when_confident() -> None:
+    lt = store()
+    [low] = lt.keep_facts([Fact("Refactored app/config.py", confidence=0.7, kind="refactor")])
+    assert low.action == "pending"
+    [high] = lt.keep_facts([Fact("Refactored app/config.py", confidence=0.9, kind="refactor")])
+    assert (high.action, high.memory_id, high.approved) == ("skipped", low.memory_id, False)
+    [again] = lt.keep_facts([Fact("Refactored app/config.py loading", confidence=0.9, kind="refactor")])
+    assert (again.action, again.memory_id, again.approved) == ("merged", low.memory_id, True)
+    assert lt.get(low.memory_id).status == "active"
+
+
+def test_a_rejected_fact_is_gone_from_the_file_and_not_proposed_again(tmp_path: Path) -> None:
+    path = tmp_path / "lt.duckdb"
+    secret = "Added app/zanzibar_quokka.py"
+    with store(path) as lt:
+        [c] = lt.keep_facts([Fact(secret, confidence=0.5, kind="new_file")])
+        review = lt.review_fact(c.memory_id, "reject")
+        assert (review.verdict, review.memory) == ("reject", None)
+        assert lt.pending_facts() == 0
+    assert b"zanzibar_quokka" not in path.read_bytes()
+    with store(path) as lt:
+        [again] = lt.keep_facts([Fact(secret, confidence=0.5, kind="new_file")])
+        assert (again.action, again.memory_id, again.approved) == ("rejected_before", None, False)
+        assert lt.memories(status=None).memories == []
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        [(digest,)] = con.execute("SELECT digest FROM rejected_facts").fetchall()
+    finally:
+        con.close()
+    assert len(digest) == 64 and "zanzibar" not in digest
+
+
+def test_pending_facts_survive_a_reopen(tmp_path: Path) -> None:
+    path = tmp_path / "lt.duckdb"
+    with store(path) as lt:
+        [c] = lt.keep_facts([Fact("Added app/cache.py", confidence=0.6)])
+    with store(path) as lt:
+        assert lt.get(c.memory_id).status == "pending" and lt.pending_facts() == 1
+        assert lt.recall("cache").hits == []
+
+
+def test_the_policy_sets_the_threshold_and_the_cap() -> None:
+    lt = store(knowledge=KnowledgePolicy(approve_confidence=0.5, max_candidates=2))
+    kept = lt.keep_facts([Fact(f"Implemented f{i} in app/m{i}.py", confidence=0.6) for i in range(5)])
+    assert [(c.action, c.approved) for c in kept] == [("created", True), ("created", True)]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("confidence", math.nan, "confidence"),
+        ("confidence", 1.5, "confidence"),
+        ("suggested_level", "L9", "level"),
+        ("source", "rumour", "source"),
+        ("content", "", "content"),
+    ],
+)
+def test_malformed_facts_are_refused_and_nothing_is_kept(field: str, value: object, message: str) -> None:
+    lt = store()
+    bad = dataclasses.replace(Fact("Implemented f in app/m.py"), **{field: value})
+    with pytest.raises(InvalidInputError, match=message):
+        lt.keep_facts([bad])
+    assert lt.memories(status=None).memories == []
+
+
+def test_a_secret_in_a_fact_is_redacted_before_it_is_kept() -> None:
+    lt = store()
+    [c] = lt.keep_facts([Fact("Updated API_KEY to sk-live-0123456789abcdef0123456789abcdef in .env")])
+    assert "0123456789abcdef0123" not in c.content
+    assert "0123456789abcdef0123" not in lt.get(c.memory_id).content
+
+
+@given(st.lists(st.text(min_size=1, max_size=30), max_size=6), st.lists(st.text(min_size=1, max_size=30), max_size=6))
+def test_similarity_is_a_symmetric_cosine_within_0_and_1(a: list[str], b: list[str]) -> None:
+    x, y = words(" ".join(a)), words(" ".join(b))
+    s = similarity(x, y)
+    assert 0.0 <= s <= 1.0 + 1e-12 and s == similarity(y, x)
+    assert (s == 0.0) == (not x or not y or not (x & y))
+    if x:
+        assert math.isclose(similarity(x, x), 1.0)
+
+
+# -- through the service: git changes in, facts kept, reviewed -------------------------
+
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+        cwd=root,
+        check=True,
+        capture_output=True,
+    )
+
+
+BEFORE = '"""Boxes that open and close."""\n\n\nclass Box:\n    def open(self, force: bool) -> None:\n        pass\n'
+AFTER = (
+    '"""Boxes that open and close."""\n\n\nclass Box:\n    def open(self, force: bool, quietly: bool = False) -> None:\n'
+    "        pass\n\n    def close(self) -> None:\n        pass\n"
+)
+
+
+def test_extract_facts_keeps_the_confident_and_holds_the_rest_for_review(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "box.py").write_text(BEFORE)
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-qm", "box")
+    (tmp_path / "pkg" / "box.py").write_text(AFTER)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_box.py").write_text("def test_close():\n    pass\n")
+    with Memory.open(tmp_path) as mem:
+        found = mem.extract_facts()
+        got = [(c.kind, c.content, c.confidence, c.action, c.level, c.code_ref) for c in found.candidates]
+        assert got == [
+            (
+                "signature",
+                "Changed the signature of method Box.open in pkg/box.py: added quietly: bool = False",
+                0.9,
+                "created",
+                "L3",
+                "pkg/box.py#L5-6",
+            ),
+            ("new_symbol", "Implemented method Box.close in pkg/box.py", 0.9, "created", "L3", "pkg/box.py#L8-9"),
+            ("new_file", "Added tests/test_box.py", 0.6, "pending", "L2", None),
+            ("new_symbol", "Added tests test_close in tests/test_box.py", 0.6, "pending", "L2", None),
+        ]
+        assert found.pending_approval == 2 and found.more == 0
+        pending = [m.id for m in mem.memories(status="pending").memories]
+        assert sorted(pending) == sorted(c.memory_id for c in found.candidates if c.action == "pending")
+        assert [h.id for h in mem.recall("Box.close").hits][:1] == [found.candidates[1].memory_id]
+        mem.review_fact(pending[0], "approve")
+        rejected = mem.review_fact(pending[1], "reject")
+        assert rejected.memory is None and mem.longterm.pending_facts() == 0
+        again = mem.extract_facts()
+        assert [c.action for c in again.candidates] == ["skipped", "skipped", "skipped", "rejected_before"] or [
+            c.action for c in again.candidates
+        ] == ["skipped", "skipped", "rejected_before", "skipped"]
+
+
+def test_extract_facts_outside_a_git_work_tree_or_without_a_rev_is_a_typed_error(tmp_path: Path) -> None:
+    with Memory.open(tmp_path) as mem:
+        with pytest.raises(GitError, match="not a git work tree"):
+            mem.extract_facts()
+    git(tmp_path, "init", "-q")
+    with Memory.open(tmp_path) as mem, pytest.raises(InvalidInputError, match="revision"):
+        mem.extract_facts("range", rev="HEAD")

@@ -5,12 +5,20 @@ as L2 facts, skipping what memory knows already."""
 
 from __future__ import annotations
 
+import importlib.util
+import json
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
+import anyio
 from aircher_mem import Memory
 from aircher_mem._core import KnowledgeGraph
 from aircher_mem.longterm import discovery
 from aircher_mem.results import SuggestedDomain
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.types import CallToolResult, TextContent
 
 FILES = {
     "pyproject.toml": (
@@ -123,3 +131,86 @@ def test_in_a_server_a_first_index_runs_in_the_background(tmp_path: Path) -> Non
         mem.index()  # waits for the first index, then updates (nothing changed)
         assert not mem.index_progress().running and mem.graph.file_count == 8
         assert mem.discover_project().suggested_domains == ["db", "api", "util"]
+
+
+# -- seed 000's six tools, end to end over MCP with the SDK's stdio client -----------------
+
+SCRIPT = str(Path(sys.executable).with_name("aircher-mem"))
+SEED_TOOLS = {  # seed 000's name -> ours
+    "rlm_discover_project": "discover_project",
+    "rlm_route_context": "route_context",
+    "rlm_extract_facts": "extract_facts",
+    "rlm_get_causal_chain": "query_chain",
+    "rlm_set_ttl": "set_ttl",
+    "rlm_get_stale_facts": "stale",
+}
+
+
+def ok(result: CallToolResult) -> Any:
+    assert not result.is_error, result.content
+    [block] = result.content
+    assert isinstance(block, TextContent)
+    return json.loads(block.text)
+
+
+def test_the_six_project_tools_over_stdio(tmp_path: Path) -> None:
+    root = shop(tmp_path / "shop")
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "shop"]):
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=root, check=True)
+    with Memory.open(root) as mem:
+        mem.index()
+    models = root / "src" / "shop" / "db" / "models.py"
+    models.write_text(models.read_text() + "\n\nclass Invoice:\n    number = 0\n")
+
+    async def script(s: ClientSession) -> None:
+        names = {t.name for t in (await s.list_tools()).tools}
+        assert set(SEED_TOOLS.values()) <= names
+        found = ok(await s.call_tool("discover_project", {"task_hint": "list the orders"}))
+        assert (found["project_type"], found["suggested_domains"]) == ("python", ["db", "api", "util"])
+        assert found["facts_created"] >= 5 and found["discovery_tokens"] > 0
+        routed = ok(await s.call_tool("route_context", {"query": "where are orders stored in the db?"}))
+        assert any("Domain db" in m["content"] for m in routed["memories"])
+        extracted = ok(await s.call_tool("extract_facts", {"source": "working"}))
+        [invoice] = [c for c in extracted["candidates"] if "Invoice" in c["content"]]
+        assert (invoice["action"], invoice["code_ref"]) == ("created", "src/shop/db/models.py#L9-10")
+        ok(
+            await s.call_tool(
+                "record_decision", {"decision": "Store orders in Postgres", "reasons": ["we need transactions"]}
+            )
+        )
+        chain = ok(await s.call_tool("query_chain", {"query": "why did we store orders in Postgres?"}))
+        assert "we need transactions" in chain["text"] and chain["mermaid"].startswith("graph TD")
+        timed = ok(
+            await s.call_tool(
+                "set_ttl",
+                {"memory_id": invoice["memory_id"], "ttl_seconds": 60, "now": "2020-01-01T00:00:00Z"},
+            )
+        )
+        assert timed["ttl_seconds"] == 60
+        stale = ok(await s.call_tool("stale", {}))
+        assert [m["id"] for m in stale["memories"]] == [invoice["memory_id"]]
+
+    async def run() -> None:
+        params = StdioServerParameters(command=SCRIPT, args=["mcp", "--root", str(root)], cwd=str(root))
+        with open(tmp_path / "server-stderr.txt", "w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write):
+                async with ClientSession(read, write) as session:
+                    await session.initialize()
+                    await script(session)
+
+    anyio.run(run)
+
+
+def test_the_discovery_bench_measures_a_tree(tmp_path: Path) -> None:
+    path = Path(__file__).resolve().parents[1] / "benches" / "discovery.py"
+    spec = importlib.util.spec_from_file_location("discovery_bench", path)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    root = shop(tmp_path / "shop")
+    (root / "README.md").write_text("# Shop\n\nA small web store.\n")
+    out = bench.measure(root, "list the orders", 2)
+    assert (out["files"], out["project_type"], out["facts_created"]) == (8, "python", [out["facts_created"][0], 0])
+    assert out["facts_created"][0] >= 5 and out["discovery_tokens"] > 0 and out["index_seconds"] is not None
+    assert out["baseline_files"] == ["README.md", "pyproject.toml"] and out["baseline_tokens"] > 0
+    assert [d[0] for d in out["domains"]] == ["db", "api", "util"]

@@ -705,6 +705,7 @@ def test_with_a_server_the_hooks_are_its_clients_and_do_the_same(store: Path, ho
             ("GET", "/tasks"),
             ("POST", "/add-turn"),
             ("POST", "/assemble"),
+            ("POST", "/extract-facts"),  # Stop: no git work tree here, nothing learnt
             ("POST", "/record-file-interaction"),
             ("POST", "/record-snapshot"),
             ("POST", "/record-tool-call"),
@@ -915,3 +916,37 @@ def test_installed_hooks_end_to_end(store: Path, tmp_path: Path, monkeypatch: py
         "PreCompact",
     ]
     assert settings.read_bytes() == original.encode("utf-8")
+
+
+def test_stop_turns_the_turns_edits_into_facts(store: Path, home: Path) -> None:
+    for args in (["init", "-q"], ["add", "-A", "app"], ["commit", "-qm", "app"]):
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=store, check=True)
+    util = store / "app" / "util.py"
+    util.write_text(util.read_text() + "\n\ndef slugify(text):\n    return text.lower().replace(' ', '-')\n")
+    transcript = write_transcript(home, [line("user", "Add a slugify helper")])
+    stop = event("Stop", store, transcript_path=str(transcript), stop_hook_active=False)
+    assert hooks.run_hook("Stop", stop) == ("", 0)
+    with am.Memory.open(store) as memory:
+        [fact] = [m for m in memory.memories(limit=100).memories if "slugify" in m.content]
+        assert (fact.content, fact.source, fact.level) == (
+            "Implemented function slugify in app/util.py",
+            "ast_analysis",
+            "L3",
+        )
+        assert fact.code_ref is not None and fact.code_ref.startswith("app/util.py#L")
+    assert hooks.run_hook("Stop", stop) == ("", 0)  # again: known, nothing added
+    with am.Memory.open(store) as memory:
+        assert sum("slugify" in m.content for m in memory.memories(status="all", limit=100).memories) == 1
+    set_policy(store, "[hooks]\nfacts_at_stop = false\n")
+    util.write_text(util.read_text() + "\n\ndef unslug(text):\n    return text.replace('-', ' ')\n")
+    assert hooks.run_hook("Stop", stop) == ("", 0)
+    with am.Memory.open(store) as memory:
+        assert not any("unslug" in m.content for m in memory.memories(status="all", limit=100).memories)
+
+
+def test_stop_outside_a_git_work_tree_learns_nothing_and_says_nothing(store: Path, home: Path) -> None:
+    transcript = write_transcript(home, [line("user", "Hello")])
+    stop = event("Stop", store, transcript_path=str(transcript), stop_hook_active=False)
+    assert hooks.run_hook("Stop", stop) == ("", 0)
+    with am.Memory.open(store) as memory:
+        assert memory.longterm.pending_facts() == 0

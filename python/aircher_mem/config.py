@@ -551,6 +551,11 @@ class HooksPolicy(_Section):
     #: writes them into it, once. A journal this large, or 0, sends the hook to the
     #: store itself.
     journal_max_bytes: int = _bound(4_000_000, 0, 1 << 30)
+    #: ``Stop`` (the agent's turn is over) turns the work tree's changes into facts
+    #: (``extract_facts``): what the agent's edits added, removed or changed, deduplicated
+    #: against what is known; the uncertain ones wait for review. Not in a git work tree:
+    #: nothing.
+    facts_at_stop: bool = True
 
 
 @dataclasses.dataclass(frozen=True)

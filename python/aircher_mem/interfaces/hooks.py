@@ -127,7 +127,7 @@ from types import SimpleNamespace
 from typing import NamedTuple, cast
 
 from ..brief import MARKER, session_brief, task_query
-from ..errors import AircherError, InvalidInputError, StoreNotFoundError
+from ..errors import AircherError, GitError, InvalidInputError, StoreNotFoundError
 from ..root import STORE_DIR, git_branch
 from .client import Client, find_root, policy_snapshot, snapshot_of
 from .hook_command import EXIT_OK
@@ -811,6 +811,13 @@ def _stop(call: _Call) -> str:
                 done = offset + pos
         finally:
             entry.update(offset=done, skip=skip, prompts=pending)
+    if call.policy.facts_at_stop and not call.late:
+        try:
+            call.backend.extract_facts()
+        except GitError:
+            pass  # no git work tree: no changes to learn from
+        except AircherError as exc:
+            log.warning("aircher-mem hook Stop: no facts from the changes: %s", exc)
     return ""
 
 

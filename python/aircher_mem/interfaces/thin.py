@@ -768,6 +768,9 @@ class Verbs:
     def snapshot(self, snapshot: dict[str, Any]) -> None:
         self._retry(lambda: self.memory.record_snapshot(snapshot))
 
+    def extract_facts(self) -> Any:
+        return self.json(self._retry(lambda: self.memory.extract_facts("working")))
+
 
 def _as_is(answer: Any) -> Any:
     return answer
@@ -891,6 +894,9 @@ class Remote:
     def record_snapshot(self, snapshot: dict[str, Any]) -> Any:
         return self._send("POST", "/record-snapshot", {"snapshot": snapshot}, "record_snapshot", snapshot)
 
+    def extract_facts(self, source: str) -> Any:
+        return self._send("POST", "/extract-facts", {"source": source}, "extract_facts", source)
+
 
 class NotJournaled(Exception):
     """A record the journal does not take (the hook opens the store instead)."""
@@ -964,6 +970,7 @@ class Limits:
     transcript_max_bytes: int
     stdin_seconds: float
     payload_max_bytes: int
+    facts_at_stop: bool
 
     def __init__(self, values: Mapping[str, Any]) -> None:
         self.__dict__.update(values)

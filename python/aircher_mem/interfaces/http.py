@@ -22,7 +22,9 @@ Status codes: 400 bad input (``invalid_input`` and its subclasses; malformed JSO
 wrong types, NaN, lone surrogates, unknown or missing arguments); 401 no or wrong
 token (``unauthorized``); 403 a non-loopback ``Origin`` (``bad_origin``); 404 unknown
 memory, task, symbol or file, no store or not indexed, or no such route
-(``not_found``); 405 with an ``Allow`` header (``method_not_allowed``); 413 a body
+(``not_found``); 405 with an ``Allow`` header (``method_not_allowed``); 409 a
+project that is no git work tree, or git failing, for a verb that reads its
+changes (``git_error``); 413 a body
 over ``[server] max_body_bytes``, 2 MiB by default (``too_large``); 421 a ``Host``
 header other than 127.0.0.1/localhost/[::1] with the server's port (``bad_host``,
 against DNS rebinding); 503 ``store_locked`` (another process holds
@@ -602,7 +604,7 @@ def _operation(summary: str, result: dict[str, Any], operation_id: str) -> dict[
         "summary": summary,
         "responses": {
             "200": {"description": "OK", "content": {"application/json": {"schema": result}}},
-            **{str(s): error for s in (400, 401, 403, 404, 405, 413, 421, 500, 503)},
+            **{str(s): error for s in (400, 401, 403, 404, 405, 409, 413, 421, 500, 503)},
         },
     }
 

@@ -179,6 +179,13 @@ _OPPOSITES: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
 )
 _OPPOSITE_WORDS = frozenset(w for pos, neg in _OPPOSITES for w in pos | neg)
 _NEGATIVE_SIDE = frozenset(w for _, neg in _OPPOSITES for w in neg)
+# each opposite word: the (pair, side) it stands on, side 1 the negative one
+_OPPOSITE_SIDES: dict[str, tuple[tuple[int, int], ...]] = {
+    w: tuple((i, int(w in neg)) for i, (pos, neg) in enumerate(_OPPOSITES) if w in pos or w in neg)
+    for w in _OPPOSITE_WORDS
+}
+_NEGATING = _NEGATIONS | _NEGATIVE_SIDE
+_NOT_CONTENT = _STOP | _NEGATIONS
 # Single-valued settings whose values may name one thing at two levels of detail.
 _COMPATIBLE = {
     frozenset({"linux", "ubuntu"}),
@@ -876,22 +883,27 @@ _INTERJECTION = re.compile(
 
 def _polarity(text: str) -> _Polarity:
     text = _INTERJECTION.sub(" ", _CONTRAST.sub(", ", text))
+    words = _TOKEN.findall(text)
+    stated: frozenset[int] = frozenset()  # "on"/"off" that end a statement ("the cache is off.")
+    if "on" in words or "off" in words:
+        stated = frozenset(
+            i
+            for i, m in enumerate(_TOKEN.finditer(text))
+            if m.group(0) in ("on", "off") and _STATE_END.match(text, m.end())
+        )
     negations = 0
     opposites: dict[tuple[int, int], str] = {}
     content: set[str] = set()
-    words: list[str] = []
-    for m in _TOKEN.finditer(text):
-        w = m.group(0)
-        words.append(w)
-        if w in ("on", "off") and not _STATE_END.match(text, m.end()):
+    for i, w in enumerate(words):
+        if (w == "on" or w == "off") and i not in stated:
             continue
-        if w in _NEGATIONS or w in _NEGATIVE_SIDE:
+        if w in _NEGATING:
             negations += 1
-        if w in _OPPOSITE_WORDS:
-            for i, (pos, neg) in enumerate(_OPPOSITES):
-                if w in pos or w in neg:
-                    opposites.setdefault((i, int(w in neg)), w)
-        elif w not in _STOP and w not in _NEGATIONS:
+        sides = _OPPOSITE_SIDES.get(w)
+        if sides is not None:
+            for side in sides:
+                opposites.setdefault(side, w)
+        elif w not in _NOT_CONTENT:
             content.add(_stem(w))
     return _Polarity(
         frozenset(content), negations, tuple(sorted((i, side, w) for (i, side), w in opposites.items())), tuple(words)

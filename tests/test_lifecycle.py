@@ -598,3 +598,19 @@ def test_the_schedule_runs_in_the_background_for_a_holder_like_mcp(
             schedule.stop()
         assert memory.last_consolidated() is not None
         assert len(memory.memories(kind="episode").memories) == 1
+
+
+def test_a_recently_superseded_memory_stays_for_as_of_recall(tmp_path: Path) -> None:
+    clock = Clock()
+    with store(tmp_path, clock) as lt:
+        old = lt.remember("The database is Postgres.", at=T0).memory_id
+        new = lt.remember("Actually, the database is MySQL, not Postgres.", at=T0 + 10 * DAY)
+        assert new.superseded == old
+        for days, kept in ((20, True), (39.9, True), (40, False)):
+            clock.now = T0 + days * DAY
+            report = lt.consolidate(now=T0 + days * DAY, dry_run=True)
+            assert ((old, "forgotten") not in [(a.memory_id, a.action) for a in report.actions]) == kept, days
+        lt.consolidate(now=T0 + 20 * DAY)
+        assert [h.id for h in lt.recall("which database?", at=T0 + 5 * DAY).hits][:1] == [old]
+        lt.consolidate(now=T0 + 40 * DAY)
+        assert old not in {m.id for m in lt.memories(status=None).memories}

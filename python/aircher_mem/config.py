@@ -613,6 +613,9 @@ class LifecyclePolicy(_Section):
     #: as are superseded ones, except those cited within ``keep_cited_days`` ...
     forget_unused_days: float = _bound(90.0, 0.0, 1e6)
     keep_cited_days: float = _bound(30.0, 0.0, 1e6)
+    #: ... and those superseded less than this long ago (until then recall "as of"
+    #: before their successor still finds them) ...
+    keep_superseded_days: float = _bound(30.0, 0.0, 1e6)
     #: ... and episodes sharing ``link_shared_entities`` entities are linked.
     link_shared_entities: int = _bound(2, 1, 1000)
     #: A server consolidates every this many seconds (0: never).

@@ -226,7 +226,9 @@ def _pass(
         if cited is not None and when - cited <= keep_cited:
             continue
         if memory.superseded_by is not None and memory.status == "archived":
-            doomed[memory.id] = f"superseded by memory {memory.superseded_by}"
+            ended = memory.valid_until if memory.valid_until is not None else memory.last_seen
+            if when - ended >= policy.keep_superseded_days * DAY:
+                doomed[memory.id] = f"superseded by memory {memory.superseded_by}"
             continue
         unseen = (when - layers.last_access(memory)) / DAY
         if memory.status == "active" and memory.cited == 0 and unseen >= policy.forget_unused_days:

@@ -19,6 +19,7 @@ from aircher_mem.longterm.changes import (
     extract,
     extract_file,
     read_changes,
+    readme_summary,
 )
 from hypothesis import given
 from hypothesis import strategies as st
@@ -629,3 +630,44 @@ def test_an_unborn_head_and_a_huge_change(tmp_path: Path) -> None:
     assert len(files) == 403 and next(f for f in files if f.path == "big.py").new_text is None
     # the first MAX_FILES (300) in git's order are read: but big.py (too large) and link.py (a symlink)
     assert sum(f.new_text is not None for f in files) == 298
+
+
+@pytest.mark.parametrize(
+    ("text", "summary"),
+    [
+        (
+            "# Shop\n\n[![ci](x)](y)\n\nA small **web store** for [Django](https://x) users. More.\n",
+            "A small web store for Django users",
+        ),
+        (
+            "# Shop\n\nA small web store for Django users and shops. More here.\n",
+            "A small web store for Django users and shops",
+        ),
+        (
+            "Flask\n=====\n\nFlask is a lightweight WSGI web application framework. It is...\n",
+            "Flask is a lightweight WSGI web application framework",
+        ),
+        (
+            "<p align=center><img src=x></p>\n\n```bash\npip install x\n```\n\nRuns `tests` for every pull request you open.\n",
+            "Runs tests for every pull request you open",
+        ),
+        ("", None),
+        ("# Title only\n", None),
+    ],
+)
+def test_a_readme_summary_is_its_first_sentence_of_prose(text: str, summary: str | None) -> None:
+    assert readme_summary(text) == summary
+
+
+def test_a_readme_whose_first_sentence_changes_is_an_l0_candidate() -> None:
+    old = "# Shop\n\nA small web store for Django users and shops.\n"
+    new = "# Shop\n\nA small web store and invoicing tool for Django users.\n\nMore.\n"
+    [c] = candidates_for_change("README.md", old, new)
+    assert (c.kind, c.suggested_level, c.confidence, c.content) == (
+        "readme",
+        "L0",
+        0.7,
+        "README.md says the project is: A small web store and invoicing tool for Django users",
+    )
+    assert candidates_for_change("README.md", old, old + "\nAnother paragraph.\n") == []  # the same first sentence
+    assert [c.kind for c in candidates_for_change("docs/README.md", old, new)] == []  # not the project's README

@@ -214,3 +214,13 @@ def test_the_discovery_bench_measures_a_tree(tmp_path: Path) -> None:
     assert out["facts_created"][0] >= 5 and out["discovery_tokens"] > 0 and out["index_seconds"] is not None
     assert out["baseline_files"] == ["README.md", "pyproject.toml"] and out["baseline_tokens"] > 0
     assert [d[0] for d in out["domains"]] == ["db", "api", "util"]
+
+
+def test_the_readme_says_what_the_project_is(tmp_path: Path) -> None:
+    root = shop(tmp_path)
+    (root / "README.md").write_text("# Shop\n\n[![ci](x)](y)\n\nShop is a small web store built on FastAPI. More.\n")
+    with Memory.open(root) as mem:
+        facts = [(f.content, f.level, f.code_ref) for f in mem.discover_project().facts if f.kind == "readme"]
+        assert facts == [
+            ("README.md says the project is: Shop is a small web store built on FastAPI", "L0", "README.md")
+        ]

@@ -1586,9 +1586,10 @@ class Memory:
     ) -> ProjectDiscovery:
         """Cold start (seed 000's discover_project): the project's types, frameworks,
         test runners and commands from its build files (every language the graph
-        parses), kept as L0 facts from the templates shipped with the package;
-        the domains its code graph suggests (top-level packages and folders,
-        ranked by how much of the project imports them), kept as L1 facts; with a
+        parses), kept as L0 facts from the templates shipped with the package, and
+        what its README's first sentence says it is; the domains its code graph
+        suggests (top-level packages and folders, ranked by how much of the
+        project imports them), kept as L1 facts; with a
         ``task_hint``, the files code search finds for it that no memory is about
         yet, each kept as an L2 fact (its own docstring, else its definitions).
         Facts already known are skipped. A project not indexed yet is indexed
@@ -1617,6 +1618,11 @@ class Memory:
             discovery.DiscoveredFact(t.content, t.level, t.domain, "template", code_ref=None)
             for t in coldstart.template_facts(profile)
         ]
+        readme = next((n for n in sorted(os.listdir(self.root)) if changes.is_readme(n)), None)
+        raw = None if readme is None else read_source(self.root, readme, self._index.max_file_bytes)
+        told = None if raw is None or readme is None else discovery.readme_fact(readme, raw.decode("utf-8", "replace"))
+        if told is not None:
+            facts.append(told)
         for d in domains:
             main = ", ".join(d.main_modules)
             facts.append(

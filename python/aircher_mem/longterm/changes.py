@@ -71,6 +71,8 @@ __all__ = [
     "extract",
     "extract_file",
     "purpose",
+    "readme_summary",
+    "is_readme",
 ]
 
 #: A file's version larger than this is not read (the code graph's limit per file).
@@ -94,7 +96,7 @@ GIT_TIMEOUT = 60.0
 
 Source = Literal["working", "staged", "commit", "range"]
 Origin = Literal["git_diff", "file_change", "ast_analysis"]
-Level = Literal["L1", "L2", "L3"]
+Level = Literal["L0", "L1", "L2", "L3"]
 Kind = Literal[
     "new_file",
     "removed_file",
@@ -106,6 +108,7 @@ Kind = Literal[
     "import",
     "config",
     "refactor",
+    "readme",
 ]
 Status = Literal["added", "modified", "deleted", "renamed"]
 
@@ -120,6 +123,7 @@ TESTS = 0.6
 LINE_LEVEL = 0.6
 BARE_FILE = 0.6
 REFACTOR = 0.6
+README = 0.7  # what the project is, in its README's words: a reviewer confirms
 
 _EMPTY_TREE_SHA1 = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _MAX_PURPOSE = 160
@@ -567,6 +571,50 @@ _VERB = frozenset(
     "hold keep convert generate load save fetch find get set show print render validate wrap test collect "
     "expose register serve store track update extract index search list measure compare describe".split()
 )
+
+
+_README = re.compile(r"readme(?:\.(?:md|markdown|rst|txt))?", re.IGNORECASE)
+_MARKUP_LINE = re.compile(r"^\s*(?:#|=+\s*$|-+\s*$|\*+\s*$|\[!\[|!\[|<|\.\.\s|\||```|:)")
+_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+_UNDERLINE = re.compile(r"^\s*([=\-~^*#])\1+\s*$")
+
+
+def is_readme(path: str) -> bool:
+    """Whether ``path`` is the project's README (at the root)."""
+    return "/" not in path and _README.fullmatch(path) is not None
+
+
+def readme_summary(text: str) -> str | None:
+    """The first sentence of a README's first paragraph of prose (titles, badges,
+    images, HTML, tables and code left out; links as their text); None when it has
+    none of at least four words."""
+    paragraph: list[str] = []
+    fenced = False
+    for line in text.splitlines()[:200]:
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+            if paragraph:
+                break
+            continue
+        if fenced:
+            continue
+        if not line.strip():
+            if paragraph:
+                break
+            continue
+        if _UNDERLINE.match(line) and len(paragraph) == 1:
+            paragraph = []  # that was a title
+            continue
+        if _MARKUP_LINE.match(line):
+            if paragraph:
+                break
+            continue
+        paragraph.append(line.strip())
+    said = _LINK.sub(r"\1", " ".join(paragraph)).replace("**", "").replace("`", "")
+    sentence = re.split(r"(?<=[.!?])\s", said, maxsplit=1)[0].rstrip(".!? :")
+    if len(re.findall(r"[^\W\d_]{2,}", sentence)) < 4:
+        return None
+    return _short(sentence, _MAX_PURPOSE)
 
 
 def _added_for(path: str, purpose: str) -> str:
@@ -1265,6 +1313,15 @@ def candidates_for_change(
         file_fact(f"Renamed {old_path} to {path}", FROM_GIT, "moved_file")
     if _is_config(path):
         found.extend(_config_candidates(path, old_text, new_text, origin, commit))
+        return _capped(found, MAX_PER_FILE)
+    if is_readme(path) and new_text is not None:
+        summary = readme_summary(new_text)
+        if summary is not None and (old_text is None or readme_summary(old_text) != summary):
+            found.append(
+                CandidateFact(
+                    f"{path} says the project is: {summary}", README, origin, "L0", "readme", path, None, None, commit
+                )
+            )
         return _capped(found, MAX_PER_FILE)
     symbols = _source_candidates(path, old_text, new_text, new_file, commit)
     found.extend(symbols)

@@ -17,8 +17,9 @@ from collections.abc import Callable, Sequence
 
 from .._core import KnowledgeGraph, path_kind
 from ..results import SuggestedDomain
+from . import changes
 
-__all__ = ["DOMINANT", "CONTAINERS", "DiscoveredFact", "domains", "domain_of", "file_fact"]
+__all__ = ["DOMINANT", "CONTAINERS", "DiscoveredFact", "domains", "domain_of", "file_fact", "readme_fact"]
 
 #: A folder holding this share of the files is the project itself: its folders are
 #: the domains.
@@ -117,3 +118,14 @@ def file_fact(
         return None
     names = ", ".join(d.name for d in top[:6]) + (f" and {len(top) - 6} more" if len(top) > 6 else "")
     return DiscoveredFact(f"{path} defines {names}", "L2", domain, "module_outline", code_ref=path)
+
+
+def readme_fact(name: str, text: str) -> DiscoveredFact | None:
+    """What the project is, as the first sentence of its README ``name`` says it (an
+    L0 fact); None when it says nothing readable."""
+    summary = changes.readme_summary(text)
+    if summary is None:
+        return None
+    return DiscoveredFact(
+        f"{name} says the project is: {summary}", "L0", None, "readme", code_ref=name, confidence=changes.README
+    )

@@ -671,3 +671,25 @@ def test_a_readme_whose_first_sentence_changes_is_an_l0_candidate() -> None:
     )
     assert candidates_for_change("README.md", old, old + "\nAnother paragraph.\n") == []  # the same first sentence
     assert [c.kind for c in candidates_for_change("docs/README.md", old, new)] == []  # not the project's README
+
+
+def test_a_renamed_function_method_or_class_is_one_rename() -> None:
+    old = (
+        "class Box:\n    def resultcallback(self, f):\n        return self.resultcallback_impl(f)\n\n\n"
+        "class Crate:\n    def open(self):\n        return 1\n\n\n"
+        "def helper(x):\n    return x + 1\n"
+    )
+    new = (
+        "class Box:\n    def result_callback(self, f):\n        return self.resultcallback_impl(f)\n\n\n"
+        "class Chest:\n    def open(self):\n        return 1\n\n\n"
+        "def helper2(x):\n    return x + 2\n"
+    )
+    got = [(c.kind, c.content, c.code_ref) for c in candidates_for_change("pkg/box.py", old, new)]
+    assert sorted(got) == sorted(
+        [
+            ("renamed_symbol", "Renamed method Box.resultcallback to result_callback in pkg/box.py", "pkg/box.py#L2-3"),
+            ("renamed_symbol", "Renamed class Crate to Chest in pkg/box.py", "pkg/box.py#L6-8"),
+            ("new_symbol", "Implemented function helper2 in pkg/box.py", "pkg/box.py#L11-12"),  # its body changed
+            ("removed_symbol", "Removed function helper from pkg/box.py", None),
+        ]
+    )

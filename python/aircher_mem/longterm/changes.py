@@ -104,6 +104,7 @@ Kind = Literal[
     "new_symbol",
     "removed_symbol",
     "moved_symbol",
+    "renamed_symbol",
     "signature",
     "import",
     "config",
@@ -684,6 +685,34 @@ def _symbols(defs: Sequence[_core.Definition]) -> dict[tuple[str, str, str], lis
     return found
 
 
+def _body(lines: Sequence[str], d: _core.Definition, name: str) -> str:
+    """A definition's text with its own name (as a whole word) made ``name`` and
+    whitespace left out."""
+    text = "\n".join(lines[d.line - 1 : d.end_line])
+    return "".join(re.sub(rf"\b{re.escape(d.name)}\b", name, text).split())
+
+
+def _renames(
+    old: dict[tuple[str, str, str], list[_core.Definition]],
+    new: dict[tuple[str, str, str], list[_core.Definition]],
+    old_lines: Sequence[str],
+    new_lines: Sequence[str],
+) -> dict[tuple[str, str, str], tuple[str, str, str]]:
+    """The classes and functions removed whose text, under the name of one added in
+    the same scope, is that one's text: old key -> new key (each used once)."""
+    gone = [k for k in old if k not in new and k[0] != "variable" and len(old[k]) == 1]
+    came = [k for k in new if k not in old and k[0] != "variable" and len(new[k]) == 1]
+    found: dict[tuple[str, str, str], tuple[str, str, str]] = {}
+    for was in gone:
+        for now in came:
+            if now in found.values() or (was[0], was[1]) != (now[0], now[1]):
+                continue
+            if _body(old_lines, old[was][0], now[2]) == _body(new_lines, new[now][0], now[2]):
+                found[was] = now
+                break
+    return found
+
+
 def _what(kind: str, scope: str, name: str) -> str:
     if kind == "class":
         return f"class {scope}.{name}" if scope else f"class {name}"
@@ -884,9 +913,15 @@ def _source_candidates(
         fact(f"Removed tests {_names(gone)} from {path}", TESTS, "removed_symbol", None)
     if _is_test(path):
         return found
+    renamed = _renames(old, new, old_lines, new_lines)
+    for was_key, key in renamed.items():
+        d = new[key][0]
+        fact(f"Renamed {_what(*was_key)} to {key[2]} in {path}", _weight(path, d), "renamed_symbol", d)
+    # a renamed class's methods come with it
+    moved_in = {now[2] for now in renamed.values() if now[0] == "class"}
     for key, defs in new.items():
         kind, scope, _ = key
-        if _is_test_function(key):
+        if _is_test_function(key) or key in renamed.values() or (scope and scope in moved_in):
             continue
         if key in old:
             before = old[key]
@@ -916,6 +951,7 @@ def _source_candidates(
             # A removed class's methods go with it.
             if (
                 key not in new
+                and key not in renamed
                 and key[0] != "variable"
                 and not (key[1] and key[1] in gone_classes)
                 and not _is_test_function(key)

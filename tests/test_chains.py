@@ -8,7 +8,8 @@ import math
 from pathlib import Path
 
 import pytest
-from aircher_mem import InvalidInputError, Memory
+from aircher_mem import InvalidInputError, Memory, Policy
+from aircher_mem.config import ChainsPolicy, ContradictionsPolicy
 from aircher_mem.longterm import LongTermMemory
 from conftest import Clock
 from hypothesis import HealthCheck, given, settings
@@ -248,3 +249,19 @@ def test_hostile_arguments_are_typed_errors_or_chains(decision, reasons, strengt
         except AircherError:
             pass
     lt.commit()
+
+
+def test_the_policys_chains_section_sets_the_strengths(tmp_path: Path) -> None:
+    policy = Policy(chains=ChainsPolicy(explicit=0.55))
+    with Memory.open(tmp_path, policy=policy) as mem:
+        mem.add_turn("s", "assistant", "We went with FastAPI because we need async support.")
+        chain = mem.query_chain("why did we use FastAPI?")
+        assert [e.strength for e in chain.edges] == [0.55]
+
+
+def test_the_policys_contradictions_section_sets_the_rules(tmp_path: Path) -> None:
+    strict = Policy(contradictions=ContradictionsPolicy(max_chars=5))  # reads too little to see anything
+    with Memory.open(tmp_path, policy=strict) as mem:
+        mem.remember("Always squash commits on merge")
+        mem.remember("Never squash commits on merge")
+        assert mem.contradictions().contradictions == []

@@ -6,10 +6,10 @@ import dataclasses
 import time
 
 import pytest
+from aircher_mem.config import ChainsPolicy
 from aircher_mem.longterm.chains_extract import (
     EDGES,
     KINDS,
-    ChainSettings,
     DecisionCandidate,
     Link,
     decisions_in,
@@ -17,7 +17,7 @@ from aircher_mem.longterm.chains_extract import (
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-S = ChainSettings()
+S = ChainsPolicy()
 
 # (text, expected [(decision, [(kind, edge, strength, link text), ...]), ...])
 TABLE = [
@@ -297,7 +297,7 @@ def test_texts_are_cut() -> None:
 
 
 def test_settings_are_documented_in_range() -> None:
-    for field in dataclasses.fields(ChainSettings):
+    for field in dataclasses.fields(ChainsPolicy):
         value = getattr(S, field.name)
         if isinstance(value, float):
             assert 0.0 <= value <= 1.0, field.name

@@ -166,6 +166,8 @@ def test_sections_round_trip_and_set_the_budgets(tmp_path: Path) -> None:
         "lifecycle",
         "decisions",
         "knowledge",
+        "chains",
+        "contradictions",
     ]
 
 

@@ -8,8 +8,9 @@ import dataclasses
 import time
 
 import pytest
+from aircher_mem.config import ContradictionsPolicy
 from aircher_mem.longterm import contradict
-from aircher_mem.longterm.contradict import DEFAULT, ContradictionSettings, Verdict, correction, detect
+from aircher_mem.longterm.contradict import DEFAULT, Verdict, correction, detect
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -205,15 +206,15 @@ def test_verdict_and_settings_are_frozen() -> None:
 def test_settings_change_the_decision() -> None:
     a, b = "Rebase feature branches before merging.", "Never rebase feature branches; merge main into them."
     assert detect(a, b) == Verdict("opposite", "rebase feature branches: negated by 'never'", 0.45)
-    strict = ContradictionSettings(opposite_overlap=0.9)
+    strict = ContradictionsPolicy(opposite_overlap=0.9)
     assert detect(a, b, settings=strict) is None
-    scored = ContradictionSettings(score_attribute=0.5)
+    scored = ContradictionsPolicy(score_attribute=0.5)
     verdict = detect("The user prefers tabs.", "The user prefers spaces.", settings=scored)
     assert verdict is not None and verdict.score == 0.5
 
 
 def test_only_the_first_characters_are_read() -> None:
-    short = ContradictionSettings(max_chars=20)
+    short = ContradictionsPolicy(max_chars=20)
     a, b = "Some long preamble here. The retry limit is 3.", "Some long preamble here. The retry limit is 5."
     assert detect(a, b) is not None
     assert detect(a, b, settings=short) is None

@@ -60,6 +60,8 @@ __all__ = [
     "DecisionsPolicy",
     "LifecyclePolicy",
     "KnowledgePolicy",
+    "ChainsPolicy",
+    "ContradictionsPolicy",
     "CONFIG_FILE",
 ]
 
@@ -695,6 +697,94 @@ class KnowledgePolicy(_Section):
     task_files: int = _bound(8, 0, 100)
 
 
+@dataclasses.dataclass(frozen=True)
+class ChainsPolicy(_Section):
+    """``[chains]``: the rules that read decisions with their reasons, consequences
+    and constraints from turns (seed 000's causal chains): how much each connective
+    commits to a cause (an edge's strength, 0-1), and how much is read."""
+
+    section: ClassVar[str] = "chains"
+    #: "because", "due to", "the reason is", "which is why", "that's why": said to be the cause.
+    explicit: float = _bound(0.9, 0.0, 1.0)
+    #: "since", "as", "given": causal here, but the same words also mark time or manner.
+    since: float = _bound(0.8, 0.0, 1.0)
+    #: "to avoid Y", "so that Y", "in order to Y", "so we can Y": the aim, which justifies.
+    purpose: float = _bound(0.8, 0.0, 1.0)
+    #: A later sentence opening with a reason or consequence lead ("The main reason was
+    #: ..."): explicit, but tied to the decision only by being near it.
+    follow: float = _bound(0.8, 0.0, 1.0)
+    #: "Y, so we X", "Y. So we X": Y came first and the decision followed; "so" also
+    #: just sequences.
+    cause: float = _bound(0.7, 0.0, 1.0)
+    #: "X, so Y", "X, which means Y", "That means Y": what the decision brings.
+    consequence: float = _bound(0.7, 0.0, 1.0)
+    #: "X: Y", a clause after a decision's colon: an explanation, by punctuation only.
+    colon: float = _bound(0.6, 0.0, 1.0)
+    #: The sentence right after a decision said alone, in the same turn, with no lead
+    #: at all ("We decided against GraphQL. All the clients are ours."): often the
+    #: reason, sometimes just the next remark.
+    adjacent: float = _bound(0.4, 0.0, 1.0)
+    #: Any of the above under "probably", "maybe", "perhaps", "I think", "I guess" (a
+    #: lower figure stays).
+    hedged: float = _bound(0.5, 0.0, 1.0)
+    #: A follow-up sentence attaches to a decision at most this many sentences back
+    #: (questions not counted).
+    follow_gap: int = _bound(2, 0, 100)
+    #: Only the first this many characters of a text are read ...
+    scan_chars: int = _bound(8192, 1, 10_000_000)
+    #: ... a longer sentence is cut to this many before the rules run ...
+    sentence_chars: int = _bound(1000, 1, 1_000_000)
+    #: ... and a decision's or link's text is cut to this many.
+    text_chars: int = _bound(300, 1, 100_000)
+
+
+@dataclasses.dataclass(frozen=True)
+class ContradictionsPolicy(_Section):
+    """``[contradictions]``: the numbers of the offline rules that find two memories
+    disagreeing (seed 001's scanner; where and when it looks is ``[decisions]``)."""
+
+    section: ClassVar[str] = "contradictions"
+    #: Characters of a text analysed; the rest is ignored (bounds the time of any call).
+    max_chars: int = _bound(600, 1, 1_000_000)
+    #: Clauses of a text analysed, and amounts (numbers, dates...) kept per text.
+    max_clauses: int = _bound(24, 1, 10_000)
+    max_amounts: int = _bound(32, 1, 10_000)
+    #: Digits of a number read as a number; longer ones are compared as text.
+    max_digits: int = _bound(18, 1, 300)
+    #: Relative difference under which two amounts in base units count as equal.
+    amount_tolerance: float = _bound(1e-6, 0.0, 1.0)
+    #: Words of a corrected-away phrase kept by ``correction()``.
+    correction_words: int = _bound(6, 1, 1000)
+    #: Words before "is"/"uses" read as the subject, and after it as the value.
+    subject_words: int = _bound(3, 1, 100)
+    value_words: int = _bound(4, 1, 100)
+    #: Tokens before a setting's value searched for "not"/"never"/"instead of"/"from".
+    negation_window: int = _bound(3, 0, 100)
+    #: Word overlap (Jaccard, negations and opposite words left out) for the opposite rule.
+    opposite_overlap: float = _bound(0.6, 0.0, 1.0)
+    #: Content words each side needs before the opposite rule applies.
+    opposite_min_words: int = _bound(2, 0, 1000)
+    #: Clauses of a text compared one by one by the opposite rule.
+    opposite_clauses: int = _bound(6, 1, 1000)
+    #: Content words after a change of state read as what changed ("lost his job at
+    #: the bank": job), up to the first preposition.
+    state_object_words: int = _bound(4, 1, 100)
+    #: Words two statements about one activity share, and words the two may say
+    #: beside them (together), before two different names for it count as two answers
+    #: ("we review code on GitLab" / "code review happens on GitHub": code, review; happen).
+    name_shared: int = _bound(2, 0, 100)
+    name_rest: int = _bound(1, 0, 100)
+    #: The confidence each rule reports (the opposite rule's is scaled by the overlap).
+    score_correction: float = _bound(0.9, 0.0, 1.0)
+    score_attribute: float = _bound(0.85, 0.0, 1.0)
+    score_number: float = _bound(0.8, 0.0, 1.0)
+    score_opposite: float = _bound(0.75, 0.0, 1.0)
+    score_value: float = _bound(0.6, 0.0, 1.0)
+    score_state: float = _bound(0.65, 0.0, 1.0)
+    score_name: float = _bound(0.55, 0.0, 1.0)
+    score_status: float = _bound(0.6, 0.0, 1.0)
+
+
 _SECTIONS: dict[str, type[_Section]] = {
     "graph": GraphPolicy,
     "episodic": EpisodicPolicy,
@@ -706,6 +796,8 @@ _SECTIONS: dict[str, type[_Section]] = {
     "lifecycle": LifecyclePolicy,
     "decisions": DecisionsPolicy,
     "knowledge": KnowledgePolicy,
+    "chains": ChainsPolicy,
+    "contradictions": ContradictionsPolicy,
 }
 
 
@@ -736,6 +828,8 @@ class Policy:
     lifecycle: LifecyclePolicy = dataclasses.field(default_factory=LifecyclePolicy)
     decisions: DecisionsPolicy = dataclasses.field(default_factory=DecisionsPolicy)
     knowledge: KnowledgePolicy = dataclasses.field(default_factory=KnowledgePolicy)
+    chains: ChainsPolicy = dataclasses.field(default_factory=ChainsPolicy)
+    contradictions: ContradictionsPolicy = dataclasses.field(default_factory=ContradictionsPolicy)
 
     def __post_init__(self) -> None:
         if (

@@ -466,6 +466,8 @@ class Memory:
                     lifecycle=self.policy.lifecycle,
                     decisions=self.policy.decisions,
                     knowledge=self.policy.knowledge,
+                    chains=self.policy.chains,
+                    contradiction_rules=self.policy.contradictions,
                     embedder=embedder,
                     dense_note=why,
                     extractor=self.extractor,

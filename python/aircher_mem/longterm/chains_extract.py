@@ -24,7 +24,7 @@ become its links:
 
 A sentence that opens with a reason or consequence lead ("The main reason was
 ...", "That's because ...", "That means ...") adds a link to the decision of one
-of the :attr:`ChainSettings.follow_gap` sentences before it (questions skipped:
+of the :attr:`aircher_mem.config.ChainsPolicy.follow_gap` sentences before it (questions skipped:
 "why not black?" between a decision and its answer breaks nothing). So a window
 of turns joined by newlines can be read at once.
 
@@ -33,7 +33,8 @@ make a decision only with a link ("we use Alembic because ..."); the unambiguous
 ones ("chose", "went with", "decided", "switched to") make one alone, so that a
 reason in the next sentence has something to attach to. Proposals ("we should",
 "I'd go with") and undecided talk ("we haven't decided") make none, nor do
-questions. Every strength comes from :class:`ChainSettings`.
+questions. Every strength comes from the Policy's ``[chains]``
+(:class:`aircher_mem.config.ChainsPolicy`).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..config import ChainsPolicy
 from .extract import _is_question, _sentences
 
 __all__ = [
@@ -48,7 +50,6 @@ __all__ = [
     "EDGES",
     "Link",
     "DecisionCandidate",
-    "ChainSettings",
     "decisions_in",
 ]
 
@@ -68,7 +69,7 @@ class Link:
     """One of EDGES: ``justifies`` and ``causes`` (reason -> decision), ``leads_to``
     (decision -> consequence), ``blocks`` (constraint -> the alternative)."""
     strength: float
-    """0..1, from the connective (see :class:`ChainSettings`)."""
+    """0..1, from the connective (see :class:`aircher_mem.config.ChainsPolicy`)."""
 
 
 @dataclass(frozen=True)
@@ -83,45 +84,7 @@ class DecisionCandidate:
     """The sentence the decision is in."""
 
 
-@dataclass(frozen=True)
-class ChainSettings:
-    """Every number the rules use; each says how much a connective commits to cause."""
-
-    explicit: float = 0.9
-    """ "because", "due to", "the reason is", "which is why", "that's why": said to be the cause."""
-    since: float = 0.8
-    """ "since", "as", "given": causal here, but the same words also mark time or manner."""
-    purpose: float = 0.8
-    """ "to avoid Y", "so that Y", "in order to Y", "so we can Y": the aim, which justifies."""
-    follow: float = 0.8
-    """A later sentence opening with a reason or consequence lead ("The main reason was
-    ..."): explicit, but tied to the decision only by being near it."""
-    cause: float = 0.7
-    """ "Y, so we X", "Y. So we X": Y came first and the decision followed; "so" also
-    just sequences."""
-    consequence: float = 0.7
-    """ "X, so Y", "X, which means Y", "That means Y": what the decision brings."""
-    colon: float = 0.6
-    """ "X: Y", a clause after a decision's colon: an explanation, by punctuation only."""
-    adjacent: float = 0.4
-    """The sentence right after a decision said alone, in the same turn, with no lead at
-    all ("We decided against GraphQL. All the clients are ours."): often the reason,
-    sometimes just the next remark."""
-    hedged: float = 0.5
-    """Any of the above under "probably", "maybe", "perhaps", "I think", "I guess"
-    (a lower figure stays)."""
-    follow_gap: int = 2
-    """A follow-up sentence attaches to a decision at most this many sentences back
-    (questions not counted)."""
-    scan_chars: int = 8192
-    """Only the first this many characters of a text are read."""
-    sentence_chars: int = 1000
-    """A longer sentence is cut to this many characters before the rules run."""
-    text_chars: int = 300
-    """A decision's or link's text is cut to this many characters."""
-
-
-_DEFAULTS = ChainSettings()
+_DEFAULTS = ChainsPolicy()
 
 # ---------------------------------------------------------------------------
 # what a decision looks like
@@ -273,12 +236,12 @@ class _Draft:
     turn: int = 0  # the line it was said on
 
 
-def _clip(text: str, settings: ChainSettings) -> str:
+def _clip(text: str, settings: ChainsPolicy) -> str:
     text = " ".join(text.split()).strip(_TRIM)
     return text[: settings.text_chars].rstrip(_TRIM) if len(text) > settings.text_chars else text
 
 
-def _decision_text(text: str, settings: ChainSettings) -> str:
+def _decision_text(text: str, settings: ChainsPolicy) -> str:
     text = text.strip(_TRIM)
     lead = _LEAD.match(text)
     return _clip(text[lead.end() :] if lead is not None and lead.end() < len(text) else text, settings)
@@ -301,12 +264,12 @@ def _hedged(text: str) -> bool:
     return _HEDGE.search(text) is not None
 
 
-def _strength(field: str, hedged: bool, settings: ChainSettings) -> float:
+def _strength(field: str, hedged: bool, settings: ChainsPolicy) -> float:
     value: float = getattr(settings, field)
     return min(value, settings.hedged) if hedged else value
 
 
-def _link(kind: str, text: str, edge: str, field: str, hedged: bool, forced: bool, s: ChainSettings) -> Link | None:
+def _link(kind: str, text: str, edge: str, field: str, hedged: bool, forced: bool, s: ChainsPolicy) -> Link | None:
     text = _clip(text, s)
     lead = _LEAD.match(text + " ")
     if not text or (lead is not None and lead.end() > len(text)):  # "Ok, so we ...": no reason in "Ok"
@@ -316,7 +279,7 @@ def _link(kind: str, text: str, edge: str, field: str, hedged: bool, forced: boo
     return Link(kind, text, edge, _strength(field, hedged, s))
 
 
-def _in_sentence(sentence: str, s: ChainSettings, given: Link | None = None) -> _Draft | None:
+def _in_sentence(sentence: str, s: ChainsPolicy, given: Link | None = None) -> _Draft | None:
     """The decision of one sentence with its links (``given`` first, a reason said
     before the sentence), or None."""
     cuts = list(_CONNECTIVE.finditer(sentence))
@@ -382,7 +345,7 @@ def _in_sentence(sentence: str, s: ChainSettings, given: Link | None = None) -> 
     return _Draft(decision, sentence, links, _is_strong(found), forced)
 
 
-def _follow(sentence: str, forced: bool, s: ChainSettings) -> Link | None:
+def _follow(sentence: str, forced: bool, s: ChainsPolicy) -> Link | None:
     """The link a sentence adds to an earlier decision ("The main reason was Y.")."""
     m = _FOLLOW_REASON.match(sentence)
     if m is not None:
@@ -399,14 +362,14 @@ _NEXT_STEP = re.compile(
 )
 
 
-def _adjacent(sentence: str, s: ChainSettings) -> Link | None:
+def _adjacent(sentence: str, s: ChainsPolicy) -> Link | None:
     """The sentence right after a decision said alone, as its reason, unless it moves on."""
     if _NEXT_STEP.match(sentence) or _FOLLOW_CONSEQUENCE.match(sentence):
         return None
     return _link("reason", sentence, "justifies", "adjacent", _hedged(sentence), False, s)
 
 
-def _read(text: str, s: ChainSettings) -> list[DecisionCandidate]:
+def _read(text: str, s: ChainsPolicy) -> list[DecisionCandidate]:
     drafts: list[_Draft] = []
     last: _Draft | None = None  # the latest decision, while follow-ups may attach
     gap = 0
@@ -445,7 +408,7 @@ def _read(text: str, s: ChainSettings) -> list[DecisionCandidate]:
     return [DecisionCandidate(d.decision, tuple(d.links), d.sentence) for d in drafts if d.links or d.strong]
 
 
-def decisions_in(text: str, *, settings: ChainSettings | None = None) -> list[DecisionCandidate]:
+def decisions_in(text: str, *, settings: ChainsPolicy | None = None) -> list[DecisionCandidate]:
     """The decisions stated in ``text`` (one turn, or several joined by newlines), in
     text order, each with the reasons, consequences and constraints said with it.
 

@@ -177,7 +177,7 @@ def _pass(
         if (
             newer in merged
             or older in merged
-            or not memories.mergeable(other, memory.kind, memory.slot, memory.slot_value, memory.content)
+            or not memories.mergeable(lt, other, memory.kind, memory.slot, memory.slot_value, memory.content)
         ):
             continue
         deduped += 1

@@ -42,7 +42,7 @@ Numbers written onto a word ("-O2", "v3", "sha256") are compared by the number
 rule with the numbers written onto the same word.
 
 The decision is symmetric: the rules are tried on (a, b), then on (b, a). Each
-text's analysis is cached; only the first :attr:`ContradictionSettings.max_chars`
+text's analysis is cached; only the first :attr:`ContradictionsPolicy.max_chars`
 characters of a text are read, so any input returns in bounded time.
 :func:`correction` gives what an explicit correction corrects away, for resolving
 the older memory automatically.
@@ -56,9 +56,10 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ..config import ContradictionsPolicy
 from .vocabulary import VOCAB, VOCAB_RE
 
-__all__ = ["Verdict", "ContradictionSettings", "DEFAULT", "detect", "correction"]
+__all__ = ["Verdict", "DEFAULT", "detect", "correction"]
 
 
 @dataclass(frozen=True)
@@ -71,57 +72,13 @@ class Verdict:
     score: float
 
 
-@dataclass(frozen=True)
-class ContradictionSettings:
-    """Every number the detector uses."""
+# texts whose analysis is kept, texts whose cheap features (which rules could apply)
+# are kept, and words whose stem is
+_ANALYSIS_CACHE = 4096
+_FEATURE_CACHE = 65536
+_WORD_CACHE = 16384
 
-    # characters of a text analysed; the rest is ignored (bounds the time of any call)
-    max_chars: int = 600
-    # clauses of a text analysed, and amounts (numbers, dates...) kept per text
-    max_clauses: int = 24
-    max_amounts: int = 32
-    # digits of a number read as a number; longer ones are compared as text
-    max_digits: int = 18
-    # relative difference under which two amounts in base units count as equal
-    amount_tolerance: float = 1e-6
-    # words of a corrected-away phrase kept by correction()
-    correction_words: int = 6
-    # words before "is"/"uses" read as the subject, and after it as the value
-    subject_words: int = 3
-    value_words: int = 4
-    # tokens before a setting's value searched for "not"/"never"/"instead of"/"from"
-    negation_window: int = 3
-    # word overlap (Jaccard, negations and opposite words left out) for the opposite rule
-    opposite_overlap: float = 0.6
-    # content words each side needs before the opposite rule applies
-    opposite_min_words: int = 2
-    # clauses of a text compared one by one by the opposite rule
-    opposite_clauses: int = 6
-    # content words after a change of state read as what changed ("lost his job at the
-    # bank": job), up to the first preposition
-    state_object_words: int = 4
-    # words two statements about one activity share, and words the two may say beside
-    # them (together), before two different names for it count as two answers ("we
-    # review code on GitLab" / "code review happens on GitHub": code, review; happen)
-    name_shared: int = 2
-    name_rest: int = 1
-    # the confidence reported by each rule (the opposite rule's is scaled by the overlap)
-    score_correction: float = 0.9
-    score_attribute: float = 0.85
-    score_number: float = 0.8
-    score_opposite: float = 0.75
-    score_value: float = 0.6
-    score_state: float = 0.65
-    score_name: float = 0.55
-    score_status: float = 0.6
-    # texts whose analysis is kept, and words whose stem is (read once, when the module is imported)
-    cache_size: int = 4096
-    # texts whose cheap features (which rules could apply) are kept
-    feature_cache_size: int = 65536
-    word_cache_size: int = 16384
-
-
-DEFAULT = ContradictionSettings()
+DEFAULT = ContradictionsPolicy()
 
 # -- words -------------------------------------------------------------------------------
 
@@ -545,7 +502,7 @@ def _undouble(word: str) -> str:
     return word
 
 
-@functools.lru_cache(maxsize=DEFAULT.word_cache_size)
+@functools.lru_cache(maxsize=_WORD_CACHE)
 def _stem(word: str) -> str:
     word = _SYNONYMS.get(word, word)
     if len(word) > 4 and word.endswith(("ies", "ied")):
@@ -666,7 +623,7 @@ class _Analysis:
     # read when a rule needs them (most pairs never get that far)
     raw: str
     clauses: tuple[str, ...]
-    s: ContradictionSettings
+    s: ContradictionsPolicy
 
     @functools.cached_property
     def changes(self) -> tuple[_Change, ...]:
@@ -681,7 +638,7 @@ class _Analysis:
         return _statuses(list(self.clauses))
 
 
-def _amount(m: re.Match[str], context: frozenset[str], s: ContradictionSettings) -> _Amount | None:
+def _amount(m: re.Match[str], context: frozenset[str], s: ContradictionsPolicy) -> _Amount | None:
     shown = m.group(0).strip()
     if m.group("iso"):
         return _Amount("date", m.group("iso"), shown, context)
@@ -831,7 +788,7 @@ _INVERTED = re.compile(
 )
 
 
-def _claims(clause: str, s: ContradictionSettings) -> list[_SubjectValue]:
+def _claims(clause: str, s: ContradictionsPolicy) -> list[_SubjectValue]:
     m = _CLAIM_COLON.match(clause) or _CLAIM.match(clause) or _CLAIM_SWITCH.match(clause)
     kept = m is None and (m := _CLAIM_KEEP.match(clause)) is not None
     done = m is None and (m := _CLAIM_DOER.match(clause)) is not None
@@ -847,7 +804,7 @@ def _claims(clause: str, s: ContradictionSettings) -> list[_SubjectValue]:
     return out
 
 
-def _claim(subject_text: str, value_text: str, relation: str, s: ContradictionSettings) -> list[_SubjectValue]:
+def _claim(subject_text: str, value_text: str, relation: str, s: ContradictionsPolicy) -> list[_SubjectValue]:
     subject_words = [w for w in _words(subject_text) if w not in _STOP]
     if len(subject_words) > 1 and subject_words[-1] == "name" and subject_words[-2].endswith("'s"):
         # "our dog's name is Buddy" says what "our dog is called Max" says
@@ -944,7 +901,7 @@ def _negated_at(words: list[str], index: int, window: int) -> bool:
     return bool(after) and (after[0] in ("anymore", "replaced") or after[:2] == ["no", "longer"])
 
 
-def _corrections(text: str, words: list[str], s: ContradictionSettings) -> tuple[_Correction, ...]:
+def _corrections(text: str, words: list[str], s: ContradictionsPolicy) -> tuple[_Correction, ...]:
     out: list[_Correction] = []
     if _CORRECTION_WORDS.isdisjoint(words):
         return ()
@@ -977,11 +934,11 @@ def _corrections(text: str, words: list[str], s: ContradictionSettings) -> tuple
     return tuple(out)
 
 
-def _clauses(text: str, s: ContradictionSettings) -> list[str]:
+def _clauses(text: str, s: ContradictionsPolicy) -> list[str]:
     return [c.strip(" ,:") for c in _CLAUSE.split(text) if c.strip(" ,:")][: s.max_clauses]
 
 
-def _unit_texts(text: str, clauses: list[str], s: ContradictionSettings) -> list[str]:
+def _unit_texts(text: str, clauses: list[str], s: ContradictionsPolicy) -> list[str]:
     """What the opposite rule compares: a one-sentence text whole and clause by
     clause; a longer text clause by clause only (a negation in one of its sentences
     says nothing about the others)."""
@@ -991,7 +948,7 @@ def _unit_texts(text: str, clauses: list[str], s: ContradictionSettings) -> list
     return parts if len(_SENTENCE_END.findall(text.rstrip(" .!?\n"))) else [text, *parts]
 
 
-def _units(text: str, whole: _Polarity, clauses: list[str], s: ContradictionSettings) -> tuple[_Polarity, ...]:
+def _units(text: str, whole: _Polarity, clauses: list[str], s: ContradictionsPolicy) -> tuple[_Polarity, ...]:
     return tuple(whole if unit is text else _polarity(unit) for unit in _unit_texts(text, clauses, s))
 
 
@@ -1030,7 +987,7 @@ def _thing(words: list[str], limit: int) -> list[str]:
     return out
 
 
-def _changes(clauses: list[str], s: ContradictionSettings) -> tuple[_Change, ...]:
+def _changes(clauses: list[str], s: ContradictionsPolicy) -> tuple[_Change, ...]:
     out: list[_Change] = []
     first_holder: frozenset[str] = frozenset()
     for index, clause in enumerate(clauses):
@@ -1060,7 +1017,7 @@ def _changes(clauses: list[str], s: ContradictionSettings) -> tuple[_Change, ...
 _NAME_TOKEN = re.compile(r"[A-Za-z0-9][\w+#'-]*")
 
 
-def _names(raw: str, text: str, s: ContradictionSettings) -> tuple[frozenset[str], ...]:
+def _names(raw: str, text: str, s: ContradictionsPolicy) -> tuple[frozenset[str], ...]:
     """The names a one-sentence text gives (runs of words written with a capital after
     its first word, stemmed): "GitLab", "Docker Hub". A name given to something new
     ("a puppy named Coco") is not an answer to anything, so it is left out."""
@@ -1116,8 +1073,8 @@ def _names_it(clause: str, start: int) -> bool:
     return m is not None and m.group(1).rstrip(".") in _NAMING
 
 
-@functools.lru_cache(maxsize=DEFAULT.cache_size)
-def _analyse(raw: str, s: ContradictionSettings) -> _Analysis:
+@functools.lru_cache(maxsize=_ANALYSIS_CACHE)
+def _analyse(raw: str, s: ContradictionsPolicy) -> _Analysis:
     text = _clean(raw, s.max_chars)
     words = _words(text)
     whole = _polarity(text)
@@ -1206,7 +1163,7 @@ def _other_scopes(a: _Analysis, b: _Analysis) -> bool:
     return bool(a.scope - b.scope) and bool(b.scope - a.scope)
 
 
-def _rule_correction(a: _Analysis, b: _Analysis, s: ContradictionSettings) -> Verdict | None:
+def _rule_correction(a: _Analysis, b: _Analysis, s: ContradictionsPolicy) -> Verdict | None:
     """``b`` corrects away what ``a`` affirms."""
     if a.negations:
         return None
@@ -1225,7 +1182,7 @@ def _compatible(x: frozenset[str], y: frozenset[str]) -> bool:
     return bool(x & y) or any(frozenset({u, v}) in _COMPATIBLE for u in x for v in y)
 
 
-def _rule_attribute(a: _Analysis, b: _Analysis, s: ContradictionSettings) -> Verdict | None:
+def _rule_attribute(a: _Analysis, b: _Analysis, s: ContradictionsPolicy) -> Verdict | None:
     if _other_scopes(a, b):
         return None
     for attribute in sorted(a.settings.keys() & b.settings.keys()):
@@ -1237,14 +1194,14 @@ def _rule_attribute(a: _Analysis, b: _Analysis, s: ContradictionSettings) -> Ver
     return None
 
 
-def _equal(x: _Amount, y: _Amount, s: ContradictionSettings) -> bool:
+def _equal(x: _Amount, y: _Amount, s: ContradictionsPolicy) -> bool:
     if isinstance(x.value, float) and isinstance(y.value, float):
         scale = max(abs(x.value), abs(y.value), 1e-12)
         return abs(x.value - y.value) <= s.amount_tolerance * scale
     return x.value == y.value
 
 
-def _rule_number(a: _Analysis, b: _Analysis, s: ContradictionSettings) -> Verdict | None:
+def _rule_number(a: _Analysis, b: _Analysis, s: ContradictionsPolicy) -> Verdict | None:
     if _other_scopes(a, b):
         return None
     for x in a.amounts:
@@ -1270,7 +1227,7 @@ def _rule_number(a: _Analysis, b: _Analysis, s: ContradictionSettings) -> Verdic
     return None
 
 
-def _opposed(a: _Polarity, b: _Polarity, s: ContradictionSettings) -> Verdict | None:
+def _opposed(a: _Polarity, b: _Polarity, s: ContradictionsPolicy) -> Verdict | None:
     if len(a.content) < s.opposite_min_words or len(b.content) < s.opposite_min_words:
         return None
     if a.negations % 2 == b.negations % 2:
@@ -1296,7 +1253,7 @@ def _opposed(a: _Polarity, b: _Polarity, s: ContradictionSettings) -> Verdict | 
     return Verdict("opposite", evidence, round(s.score_opposite * overlap, 3))
 
 
-def _rule_opposite(a: _Analysis, b: _Analysis, s: ContradictionSettings) -> Verdict | None:
+def _rule_opposite(a: _Analysis, b: _Analysis, s: ContradictionsPolicy) -> Verdict | None:
     for x in a.units:
         for y in b.units:
             verdict = _opposed(x, y, s)
@@ -1305,7 +1262,7 @@ def _rule_opposite(a: _Analysis, b: _Analysis, s: ContradictionSettings) -> Verd
     return None
 
 
-def _rule_value(a: _Analysis, b: _Analysis, s: ContradictionSettings) -> Verdict | None:
+def _rule_value(a: _Analysis, b: _Analysis, s: ContradictionsPolicy) -> Verdict | None:
     if a.negations or b.negations or _other_scopes(a, b):
         return None
     for x in a.claims:
@@ -1329,7 +1286,7 @@ def _tells_the_change(t: _Analysis, change: _Change, state: str) -> bool:
     )
 
 
-def _rule_state(a: _Analysis, b: _Analysis, s: ContradictionSettings) -> Verdict | None:
+def _rule_state(a: _Analysis, b: _Analysis, s: ContradictionsPolicy) -> Verdict | None:
     """The same holder's same thing is in two states that exclude each other: got and
     lost, sought and owned, passed and failed."""
     if _other_scopes(a, b):
@@ -1353,7 +1310,7 @@ def _rule_state(a: _Analysis, b: _Analysis, s: ContradictionSettings) -> Verdict
     return None
 
 
-def _rule_name(a: _Analysis, b: _Analysis, s: ContradictionSettings) -> Verdict | None:
+def _rule_name(a: _Analysis, b: _Analysis, s: ContradictionsPolicy) -> Verdict | None:
     """Two one-sentence statements of one activity in nearly the same words, each
     with a name the other lacks: two answers to where or with what it is done."""
     if a.negations or b.negations or _other_scopes(a, b):
@@ -1390,7 +1347,7 @@ def _statuses(clauses: list[str]) -> tuple[_Status, ...]:
     return tuple(out)
 
 
-def _rule_status(a: _Analysis, b: _Analysis, s: ContradictionSettings) -> Verdict | None:
+def _rule_status(a: _Analysis, b: _Analysis, s: ContradictionsPolicy) -> Verdict | None:
     """One person in two states of a kind that hold one at a time: "John is married" /
     "John got divorced last year", "I'm single" / "I'm engaged to Chris"."""
     for x in a.statuses:
@@ -1442,7 +1399,7 @@ class _Features:
     statuses: frozenset[str]  # the kinds of a person's state its words name (see _STATUS)
 
 
-def _claim_subjects(text: str, s: ContradictionSettings) -> frozenset[frozenset[str]]:
+def _claim_subjects(text: str, s: ContradictionsPolicy) -> frozenset[frozenset[str]]:
     """The subjects of the claims _analyse finds in ``text``, by the same steps."""
     if _SENTENCE_END.findall(text.rstrip(" .!?\n")) or _COPULA.search(text) is None:
         return frozenset()
@@ -1453,8 +1410,8 @@ def _claim_subjects(text: str, s: ContradictionSettings) -> frozenset[frozenset[
 _ANY_CORRECTION = re.compile("|".join(f"(?:{first.pattern})" for _pattern, first in _CORRECTIONS))
 
 
-@functools.lru_cache(maxsize=DEFAULT.feature_cache_size)
-def _features(raw: str, s: ContradictionSettings) -> _Features:
+@functools.lru_cache(maxsize=_FEATURE_CACHE)
+def _features(raw: str, s: ContradictionsPolicy) -> _Features:
     text = _clean(raw, s.max_chars)
     words = _words(text)
     present = set(words)
@@ -1482,14 +1439,14 @@ def _features(raw: str, s: ContradictionSettings) -> _Features:
     )
 
 
-def _may_oppose(x: _Features, y: _Features, s: ContradictionSettings) -> bool:
+def _may_oppose(x: _Features, y: _Features, s: ContradictionsPolicy) -> bool:
     """A unit of ``x`` negated an odd number of times whose words ``y`` holds enough
     of for the opposite rule's overlap (which needs that much of the unit's words in
     one unit of ``y``, so in ``y``)."""
     return any(len(unit & y.content) >= s.opposite_overlap * len(unit) for unit in x.odd)
 
 
-def _may_name(x: _Features, y: _Features, s: ContradictionSettings) -> bool:
+def _may_name(x: _Features, y: _Features, s: ContradictionsPolicy) -> bool:
     """Each text has a name the other does not say, they share enough words, and say
     little else (the name rule's conditions, on words that hold the rule's)."""
     if not x.names or not y.names or x.names <= y.content or y.names <= x.content:
@@ -1500,7 +1457,7 @@ def _may_name(x: _Features, y: _Features, s: ContradictionSettings) -> bool:
     return rest <= s.name_rest
 
 
-def _may_contradict(x: _Features, y: _Features, s: ContradictionSettings) -> bool:
+def _may_contradict(x: _Features, y: _Features, s: ContradictionsPolicy) -> bool:
     """Whether any rule could find ``x``'s and ``y``'s texts contradicting: each rule
     needs what is checked here (the correction rule a correction, the attribute rule
     the same setting on both sides, the number rule amounts on both, the opposite
@@ -1522,7 +1479,7 @@ def _may_contradict(x: _Features, y: _Features, s: ContradictionSettings) -> boo
     )
 
 
-def detect(a: str, b: str, *, settings: ContradictionSettings = DEFAULT) -> Verdict | None:
+def detect(a: str, b: str, *, settings: ContradictionsPolicy = DEFAULT) -> Verdict | None:
     """A :class:`Verdict` when ``a`` and ``b`` contradict each other, else ``None``.
     Never raises on two ``str``; reads at most ``settings.max_chars`` of each."""
     if not isinstance(a, str) or not isinstance(b, str):
@@ -1547,7 +1504,7 @@ def detect(a: str, b: str, *, settings: ContradictionSettings = DEFAULT) -> Verd
     return None
 
 
-def correction(text: str, *, settings: ContradictionSettings = DEFAULT) -> str | None:
+def correction(text: str, *, settings: ContradictionsPolicy = DEFAULT) -> str | None:
     """What an explicit correction corrects away, normalized: ``"postgres"`` for
     "Actually, the database is MySQL, not Postgres"; ``"jenkins"`` for "we no longer
     use Jenkins"; ``None`` when ``text`` corrects nothing."""

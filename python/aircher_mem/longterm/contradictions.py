@@ -81,7 +81,7 @@ def _neighbours(
 
 
 def _verdict(lt: StoreCore, a: MemoryRow, b: MemoryRow) -> contradict.Verdict | None:
-    verdict = contradict.detect(a.content, b.content)
+    verdict = contradict.detect(a.content, b.content, settings=lt.contradiction_rules)
     if verdict is not None or lt.judge is None:
         return verdict
     ta, tb = token_set(a.content), token_set(b.content)
@@ -165,7 +165,7 @@ def scan(
         if a.status != "active" or b.status != "active":
             continue  # settled by a correction found before
         row = _add(lt, a, b, verdict.rule, verdict.evidence, at, origin)
-        corrected = contradict.correction(b.content)
+        corrected = contradict.correction(b.content, settings=lt.contradiction_rules)
         if lt.decisions.auto_resolve_corrections and corrected and _mentions(a.content, corrected):
             settle(lt, row, "b_wins", f"an explicit correction ({corrected!r} taken back)", at)
             superseded.append(a.id)

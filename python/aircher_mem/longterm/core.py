@@ -33,7 +33,15 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from .. import store
 from .._core import LexicalIndex, VectorIndex
-from ..config import DecisionsPolicy, KnowledgePolicy, LifecyclePolicy, LongtermPolicy, RetrievalPolicy
+from ..config import (
+    ChainsPolicy,
+    ContradictionsPolicy,
+    DecisionsPolicy,
+    KnowledgePolicy,
+    LifecyclePolicy,
+    LongtermPolicy,
+    RetrievalPolicy,
+)
 from ..errors import InvalidInputError, StoreError, UnknownMemoryError
 from ..results import MemoryAction
 from . import checks, documents
@@ -141,6 +149,8 @@ class StoreCore(store.StoreHolder):
         lifecycle: LifecyclePolicy | None = None,
         decisions: DecisionsPolicy | None = None,
         knowledge: KnowledgePolicy | None = None,
+        chains: ChainsPolicy | None = None,
+        contradiction_rules: ContradictionsPolicy | None = None,
         clock: Callable[[], float] = time.time,
         embedder: Callable[[], Embedder] | None = None,
         dense_note: str = "",
@@ -160,6 +170,8 @@ class StoreCore(store.StoreHolder):
         self.lifecycle = lifecycle or LifecyclePolicy()
         self.decisions = decisions or DecisionsPolicy()
         self.knowledge = knowledge or KnowledgePolicy()
+        self.chains = chains or ChainsPolicy()
+        self.contradiction_rules = contradiction_rules or ContradictionsPolicy()
         self.clock = clock
         self.extractor = extractor
         self.summarizer = summarizer

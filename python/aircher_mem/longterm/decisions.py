@@ -73,7 +73,7 @@ def from_turn(
     memories this turn states that ``extracted`` does not hold."""
     window = f"{previous.text}\n{turn.text}" if previous is not None else turn.text
     out: list[Extracted] = []
-    for found in chains_extract.decisions_in(window):
+    for found in chains_extract.decisions_in(window, settings=lt.chains):
         own = found.sentence in turn.text
         links = [
             (link.kind, link.text, link.edge, link.strength) for link in found.links if own or link.text in turn.text

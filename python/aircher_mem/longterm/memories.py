@@ -57,7 +57,12 @@ __all__ = [
 
 
 def mergeable(
-    memory: MemoryRow, kind: str, slot: tuple[str, str] | None, value: str | None, content: str | None = None
+    lt: StoreCore,
+    memory: MemoryRow,
+    kind: str,
+    slot: tuple[str, str] | None,
+    value: str | None,
+    content: str | None = None,
 ) -> bool:
     """Whether a memory may absorb another of ``kind``, ``slot`` and ``value``: it is
     active, of that kind, its slot does not hold something else, and (given the
@@ -68,7 +73,7 @@ def mergeable(
         return False
     if memory.slot is not None and memory.slot == slot and memory.slot_value != value:
         return False
-    return content is None or contradict.detect(memory.content, content) is None
+    return content is None or contradict.detect(memory.content, content, settings=lt.contradiction_rules) is None
 
 
 def remember(
@@ -157,12 +162,12 @@ def similar(lt: StoreCore, candidate: Candidate, near: Sequence[str] | None = No
     best, best_sim = None, 0.0
     for key in (nearest(lt, candidate.content) if near is None else near)[:MERGE_WINDOW]:
         memory = lt._memories.get(int(key[1:]))
-        if memory is None or not mergeable(memory, candidate.kind, candidate.slot, candidate.value):
+        if memory is None or not mergeable(lt, memory, candidate.kind, candidate.slot, candidate.value):
             continue
         similarity = jaccard(tokens, token_set(memory.content))
         if similarity < lt.policy.merge_jaccard or similarity <= best_sim:
             continue
-        if contradict.detect(memory.content, candidate.content) is None:
+        if contradict.detect(memory.content, candidate.content, settings=lt.contradiction_rules) is None:
             best, best_sim = memory.id, similarity
     return best
 
@@ -651,7 +656,7 @@ def merge_near_duplicate(lt: StoreCore, memory_id: int, vector: np.ndarray) -> N
         if key[0] != "m" or int(key[1:]) >= memory_id:
             continue
         keep = lt._memories.get(int(key[1:]))
-        if keep is None or not mergeable(keep, memory.kind, memory.slot, memory.slot_value, memory.content):
+        if keep is None or not mergeable(lt, keep, memory.kind, memory.slot, memory.slot_value, memory.content):
             continue
         absorb(lt, keep, memory, f"(cosine {similarity:.3f})", duplicate=similarity > lt.policy.duplicate_cosine)
         return

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 from aircher_mem import Memory
 from aircher_mem._core import KnowledgeGraph
 from aircher_mem.longterm import discovery
@@ -224,3 +226,24 @@ def test_the_readme_says_what_the_project_is(tmp_path: Path) -> None:
         assert facts == [
             ("README.md says the project is: Shop is a small web store built on FastAPI", "L0", "README.md")
         ]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "symlink", "binary", "huge"])
+def test_a_hostile_readme_gives_no_fact_and_no_hang(tmp_path: Path, kind: str) -> None:
+    root = shop(tmp_path / "shop")
+    readme = root / "README.md"
+    if kind == "fifo":
+        os.mkfifo(readme)
+    elif kind == "symlink":
+        secret = tmp_path / "outside.md"
+        secret.write_text("# Secret\n\nThe launch codes are kept in the outer vault of this building.\n")
+        readme.symlink_to(secret)
+    elif kind == "binary":
+        readme.write_bytes(b"\x00\xff\xfe" * 1000)
+    else:
+        readme.write_text("# Big\n\n" + "word " * 3_000_000)
+    with Memory.open(root) as mem:
+        found = mem.discover_project()
+    assert not any(f.kind == "readme" and "launch codes" in f.content for f in found.facts)
+    if kind != "huge":
+        assert [f for f in found.facts if f.kind == "readme"] == []

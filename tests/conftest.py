@@ -321,3 +321,15 @@ def assert_prompt_and_read_recorded(served: Any, memory: am.Memory) -> None:
     assert [t.text for t in memory.longterm.turns("s1")] == ["Can I push to main now?"]
     history = memory.file_history("app/util.py").interactions
     assert [(i.operation, i.line_range) for i in history] == [("read", (1, 2))]
+
+
+def git(root: Path, *args: str) -> str:
+    """Runs git in ``root`` as a test's author (on branch main), its output stripped."""
+    done = subprocess.run(
+        ["git", "-c", "user.name=T", "-c", "user.email=t@example.com", "-c", "init.defaultBranch=main", *args],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.strip()

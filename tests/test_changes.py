@@ -5,7 +5,6 @@ small repositories built here."""
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ from aircher_mem.longterm.changes import (
     read_changes,
     readme_summary,
 )
+from conftest import git
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -58,17 +58,6 @@ class Box:
 def _private():
     return 1
 '''
-
-
-def git(root: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-c", "user.name=T", "-c", "user.email=t@example.com", "-c", "init.defaultBranch=main", *args],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return done.stdout.strip()
 
 
 def commit(root: Path, message: str) -> str:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from aircher_mem import Memory
 from aircher_mem._core import KnowledgeGraph
 from aircher_mem.longterm import discovery
 from aircher_mem.results import SuggestedDomain
+from conftest import git
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult, TextContent
 
@@ -158,7 +158,7 @@ def ok(result: CallToolResult) -> Any:
 def test_the_six_project_tools_over_stdio(tmp_path: Path) -> None:
     root = shop(tmp_path / "shop")
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "shop"]):
-        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=root, check=True)
+        git(root, *args)
     with Memory.open(root) as mem:
         mem.index()
     models = root / "src" / "shop" / "db" / "models.py"

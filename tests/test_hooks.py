@@ -30,7 +30,7 @@ from typing import Any
 import aircher_mem as am
 import pytest
 from aircher_mem.interfaces import hooks
-from conftest import duckdb_held_by_another_process, run_with_stdin_held, serving, start_serve, stop_serve
+from conftest import duckdb_held_by_another_process, git, run_with_stdin_held, serving, start_serve, stop_serve
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -920,7 +920,7 @@ def test_installed_hooks_end_to_end(store: Path, tmp_path: Path, monkeypatch: py
 
 def test_stop_turns_the_turns_edits_into_facts(store: Path, home: Path) -> None:
     for args in (["init", "-q"], ["add", "-A", "app"], ["commit", "-qm", "app"]):
-        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=store, check=True)
+        git(store, *args)
     util = store / "app" / "util.py"
     util.write_text(util.read_text() + "\n\ndef slugify(text):\n    return text.lower().replace(' ', '-')\n")
     transcript = write_transcript(home, [line("user", "Add a slugify helper")])

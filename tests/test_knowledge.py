@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import subprocess
 from pathlib import Path
 
 import duckdb
@@ -18,7 +17,7 @@ from aircher_mem.config import KnowledgePolicy
 from aircher_mem.errors import GitError
 from aircher_mem.longterm import LongTermMemory
 from aircher_mem.longterm.knowledge import similarity
-from conftest import Clock
+from conftest import Clock, git
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -206,15 +205,6 @@ def test_similarity_is_a_symmetric_cosine_within_0_and_1(a: list[str], b: list[s
 
 
 # -- through the service: git changes in, facts kept, reviewed -------------------------
-
-
-def git(root: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
-        cwd=root,
-        check=True,
-        capture_output=True,
-    )
 
 
 BEFORE = '"""Boxes that open and close."""\n\n\nclass Box:\n    def open(self, force: bool) -> None:\n        pass\n'

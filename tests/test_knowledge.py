@@ -252,6 +252,26 @@ def test_extract_facts_keeps_the_confident_and_holds_the_rest_for_review(tmp_pat
         ] == ["skipped", "skipped", "rejected_before", "skipped"]
 
 
+def test_extract_facts_of_one_file(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "box.py").write_text(BEFORE)
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-qm", "box")
+    (tmp_path / "pkg" / "box.py").write_text(AFTER)
+    (tmp_path / "pkg" / "crate.py").write_text("def pack(x):\n    return [x]\n")
+    with Memory.open(tmp_path) as mem:
+        found = mem.extract_facts(path="pkg/box.py", auto_approve=True)
+        assert {c.code_ref.split("#")[0] for c in found.candidates if c.code_ref} == {"pkg/box.py"}
+        assert not any("crate" in c.content for c in found.candidates)
+        assert [c.content for c in mem.extract_facts(path=str(tmp_path / "pkg" / "crate.py")).candidates] == [
+            "Added pkg/crate.py",
+            "Implemented function pack in pkg/crate.py",
+        ]
+        with pytest.raises(InvalidInputError):
+            mem.extract_facts(path="../outside.py")
+
+
 def test_extract_facts_outside_a_git_work_tree_or_without_a_rev_is_a_typed_error(tmp_path: Path) -> None:
     with Memory.open(tmp_path) as mem:
         with pytest.raises(GitError, match="not a git work tree"):

@@ -1674,6 +1674,7 @@ class Memory:
         ] = "working",
         *,
         rev: Annotated[str | None, Arg(description="The commit, or the range A..B, for those sources.")] = None,
+        path: Annotated[FilePath | None, Arg(description="Only this file's changes.")] = None,
         auto_approve: Annotated[bool, Arg(description="Keep every fact, whatever its confidence.")] = False,
     ) -> ExtractedFacts:
         """Facts from code changes read with git (seed 000's auto-extraction): the
@@ -1692,7 +1693,8 @@ class Memory:
         level, domain, code_ref, source, commit}], pending_approval, more}."""
         from .longterm import changes
 
-        found = changes.extract(self.root, source=source, rev=rev)
+        only = () if path is None else (self.relative(path),)
+        found = changes.extract(self.root, source=source, rev=rev, paths=only)
         limit = self.policy.knowledge.max_candidates
         kept = self.longterm.keep_facts(found[:limit], auto_approve=auto_approve)
         return ExtractedFacts(kept, self.longterm.pending_facts(), max(0, len(found) - limit))

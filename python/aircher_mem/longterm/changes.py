@@ -369,6 +369,7 @@ def read_changes(
     *,
     source: Source = "working",
     rev: str | None = None,
+    paths: Sequence[str] = (),
     timeout: float = GIT_TIMEOUT,
 ) -> tuple[list[ChangedFile], str | None]:
     """The files a change touches, with their old and new texts, and the commit the
@@ -379,6 +380,7 @@ def read_changes(
     its first parent; a root commit against nothing) or ``range`` (``rev`` is ``A..B``:
     the net change from A to B; ``A..`` is ``A..HEAD``). Renames are found (``-M``);
     paths are relative to ``root`` (a subfolder of a work tree sees only its files).
+    ``paths`` (relative to ``root``, taken literally): only the changes of those files.
     Raises GitError when git is missing, ``root`` is not a git work tree or git fails or
     times out; InvalidInputError for an unknown revision or source."""
     where = os.fspath(root)
@@ -405,10 +407,11 @@ def read_changes(
     else:
         raise InvalidInputError(f"unknown source {source!r}: working, staged, commit or range")
     diff = ["diff", "-z", "--no-abbrev", "-M", "--relative", "--no-ext-diff", "--no-textconv", "--no-color"]
-    raw = _parse_raw(_git(where, [*diff, "--raw", *sides, "--"], timeout=timeout))
-    counts = _parse_numstat(_git(where, [*diff, "--numstat", *sides, "--"], timeout=timeout))
+    only = [f":(literal){p}" for p in paths]
+    raw = _parse_raw(_git(where, [*diff, "--raw", *sides, "--", *only], timeout=timeout))
+    counts = _parse_numstat(_git(where, [*diff, "--numstat", *sides, "--", *only], timeout=timeout))
     if source == "working":
-        untracked = _git(where, ["ls-files", "-z", "--others", "--exclude-standard", "--"], timeout=timeout)
+        untracked = _git(where, ["ls-files", "-z", "--others", "--exclude-standard", "--", *only], timeout=timeout)
         for name in sorted(p for p in untracked.split(b"\0") if p):
             raw.append(_Raw("A", "0" * 40, "0" * 40, "000000", "100644", name, None))
     # The blobs to read: git's for both sides, but the work tree's file for the new
@@ -1405,14 +1408,15 @@ def extract(
     *,
     source: Source = "working",
     rev: str | None = None,
+    paths: Sequence[str] = (),
     timeout: float = GIT_TIMEOUT,
 ) -> list[CandidateFact]:
-    """The candidate facts of a change git knows (see ``read_changes`` for ``source``
-    and ``rev``): each file's (``candidates_for_change``), a symbol removed from one
+    """The candidate facts of a change git knows (see ``read_changes`` for ``source``,
+    ``rev`` and ``paths``): each file's (``candidates_for_change``), a symbol removed from one
     file and added to another made one ``moved_symbol``; at most ``MAX_PER_CHANGE``,
     the most confident first. Raises GitError and InvalidInputError as
     ``read_changes`` does."""
-    files, commit = read_changes(root, source=source, rev=rev, timeout=timeout)
+    files, commit = read_changes(root, source=source, rev=rev, paths=paths, timeout=timeout)
     found: list[CandidateFact] = []
     for f in files:
         if f.status == "modified" and (f.old_text is None or f.new_text is None):

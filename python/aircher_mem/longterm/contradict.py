@@ -142,7 +142,7 @@ _OPPOSITE_SIDES: dict[str, tuple[tuple[int, int], ...]] = {
     for w in _OPPOSITE_WORDS
 }
 _NEGATING = _NEGATIONS | _NEGATIVE_SIDE
-_NOT_CONTENT = _STOP | _NEGATIONS
+_NOT_CONTENT_OR_OPPOSITE = _STOP | _NEGATIONS | _OPPOSITE_WORDS
 # Single-valued settings whose values may name one thing at two levels of detail.
 _COMPATIBLE = {
     frozenset({"linux", "ubuntu"}),
@@ -841,29 +841,22 @@ _INTERJECTION = re.compile(
 def _polarity(text: str) -> _Polarity:
     text = _INTERJECTION.sub(" ", _CONTRAST.sub(", ", text))
     words = _TOKEN.findall(text)
-    stated: frozenset[int] = frozenset()  # "on"/"off" that end a statement ("the cache is off.")
-    if "on" in words or "off" in words:
-        stated = frozenset(
-            i
-            for i, m in enumerate(_TOKEN.finditer(text))
-            if m.group(0) in ("on", "off") and _STATE_END.match(text, m.end())
-        )
-    negations = 0
+    kept = words
+    if "on" in words or "off" in words:  # only those that end a statement ("the cache is off.")
+        kept = [
+            m.group(0)
+            for m in _TOKEN.finditer(text)
+            if m.group(0) not in ("on", "off") or _STATE_END.match(text, m.end())
+        ]
+    negations = sum(1 for w in kept if w in _NEGATING)
     opposites: dict[tuple[int, int], str] = {}
-    content: set[str] = set()
-    for i, w in enumerate(words):
-        if (w == "on" or w == "off") and i not in stated:
-            continue
-        if w in _NEGATING:
-            negations += 1
-        sides = _OPPOSITE_SIDES.get(w)
-        if sides is not None:
-            for side in sides:
+    for w in kept:
+        if w in _OPPOSITE_WORDS:
+            for side in _OPPOSITE_SIDES[w]:
                 opposites.setdefault(side, w)
-        elif w not in _NOT_CONTENT:
-            content.add(_stem(w))
+    content = frozenset(_stem(w) for w in kept if w not in _NOT_CONTENT_OR_OPPOSITE)
     return _Polarity(
-        frozenset(content), negations, tuple(sorted((i, side, w) for (i, side), w in opposites.items())), tuple(words)
+        content, negations, tuple(sorted((i, side, w) for (i, side), w in opposites.items())), tuple(words)
     )
 
 

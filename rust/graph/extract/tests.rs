@@ -835,8 +835,10 @@ fn every_phase_stops_at_the_files_deadline() {
         let start = std::time::Instant::now();
         let s = extract_within(language, &noise, std::time::Duration::from_secs(2));
         let took = start.elapsed();
+        // Bounded by the budget, not a speed figure: a busy machine stretches
+        // the wall clock the budget is counted in.
         assert!(
-            took < std::time::Duration::from_secs(4),
+            took < std::time::Duration::from_secs(6),
             "{language:?}: {took:?}"
         );
         if took >= std::time::Duration::from_secs(2) {

@@ -308,11 +308,17 @@ def _parse_numstat(out: bytes) -> dict[bytes, tuple[int, int, bool]]:
     return counts
 
 
-def _blob_sizes(root: str, shas: Iterable[str], timeout: float) -> dict[str, int]:
+def _cat_file(root: str, mode: str, shas: Iterable[str], timeout: float) -> bytes:
+    """``git cat-file --batch`` or ``--batch-check`` (``mode``) of the objects ``shas``
+    (each once); empty without any."""
     wanted = sorted(set(shas))
     if not wanted:
-        return {}
-    out = _git(root, ["cat-file", "--batch-check"], input="".join(f"{s}\n" for s in wanted).encode(), timeout=timeout)
+        return b""
+    return _git(root, ["cat-file", mode], input="".join(f"{s}\n" for s in wanted).encode(), timeout=timeout)
+
+
+def _blob_sizes(root: str, shas: Iterable[str], timeout: float) -> dict[str, int]:
+    out = _cat_file(root, "--batch-check", shas, timeout)
     sizes: dict[str, int] = {}
     for line in out.decode("ascii", "replace").splitlines():
         words = line.split()
@@ -322,10 +328,7 @@ def _blob_sizes(root: str, shas: Iterable[str], timeout: float) -> dict[str, int
 
 
 def _blobs(root: str, shas: Iterable[str], timeout: float) -> dict[str, bytes]:
-    wanted = sorted(set(shas))
-    if not wanted:
-        return {}
-    out = _git(root, ["cat-file", "--batch"], input="".join(f"{s}\n" for s in wanted).encode(), timeout=timeout)
+    out = _cat_file(root, "--batch", shas, timeout)
     blobs: dict[str, bytes] = {}
     at = 0
     while at < len(out):

@@ -932,10 +932,12 @@ class FactCandidate:
     ``action`` created (kept, active), pending (kept, waiting for review_fact:
     ``confidence`` below the approval threshold), merged (it updated memory
     ``memory_id``), skipped (memory ``memory_id`` says it already) or
-    rejected_before (a review rejected it once). ``kind`` is what changed
-    (new_file, new_symbol, removed_symbol, signature, import, config, refactor, or
-    a cold start template's), ``level`` L0-L3 with ``code_ref`` ``path#Lstart-end``
-    for a symbol, ``source`` git_diff, file_change, ast_analysis or cold_start."""
+    rejected_before (a review rejected it once). ``kind`` is what changed (new_file,
+    removed_file, moved_file, new_symbol, removed_symbol, renamed_symbol,
+    moved_symbol, signature, import, config, refactor, readme) or what cold start
+    found (template, readme, domain, module_purpose, module_outline), ``level``
+    L0-L3 with ``code_ref`` ``path#Lstart-end`` for a symbol, ``source`` git_diff,
+    file_change, ast_analysis or cold_start."""
 
     content: str
     confidence: float

@@ -2,11 +2,13 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import importlib.util
 import os
 import signal
 import subprocess
 import sys
 import time
+import types
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -333,3 +335,16 @@ def git(root: Path, *args: str) -> str:
         check=True,
     )
     return done.stdout.strip()
+
+
+def bench_script(name: str) -> types.ModuleType:
+    """The benchmark script ``benches/<name>.py`` imported as ``<name>_bench`` (kept
+    in ``sys.modules``: its dataclasses look their module up), so a test can run its
+    scoring on small inputs."""
+    path = Path(__file__).resolve().parents[1] / "benches" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"{name}_bench", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[f"{name}_bench"] = module
+    spec.loader.exec_module(module)
+    return module

@@ -3,20 +3,15 @@ candidates, its sample, and one run on a small repository."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from conftest import bench_script
 
-_PATH = Path(__file__).resolve().parents[1] / "benches" / "changes.py"
-_spec = importlib.util.spec_from_file_location("changes_bench", _PATH)
-assert _spec is not None and _spec.loader is not None
-bench = importlib.util.module_from_spec(_spec)
-sys.modules["changes_bench"] = bench
-_spec.loader.exec_module(bench)
+bench = bench_script("changes")
 
 
 def row(repo: str, kind: str, confidence: float, label: str, content: str = "c") -> dict[str, object]:
@@ -76,7 +71,7 @@ def test_sample_is_stable_and_the_run_reports_each_commit(tmp_path: Path) -> Non
         "kinds": {"new_symbol": 2, "new_file": 1},
     }
     out = subprocess.run(
-        [sys.executable, str(_PATH), "--repo", str(root), "--labels", str(tmp_path / "none"), "--json"],
+        [sys.executable, bench.__file__, "--repo", str(root), "--labels", str(tmp_path / "none"), "--json"],
         capture_output=True,
         text=True,
         check=True,

@@ -3,19 +3,13 @@ script cannot rot: command matching, per-field tallies and the mismatch notes.""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import bench_script
 
-_PATH = Path(__file__).resolve().parents[1] / "benches" / "coldstart.py"
-_spec = importlib.util.spec_from_file_location("coldstart_bench", _PATH)
-assert _spec is not None and _spec.loader is not None
-bench = importlib.util.module_from_spec(_spec)
-sys.modules["coldstart_bench"] = bench  # dataclasses look their module up
-_spec.loader.exec_module(bench)
+bench = bench_script("coldstart")
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,6 @@ as L2 facts, skipping what memory knows already."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import sys
@@ -18,7 +17,7 @@ from aircher_mem import Memory
 from aircher_mem._core import KnowledgeGraph
 from aircher_mem.longterm import discovery
 from aircher_mem.results import SuggestedDomain
-from conftest import git
+from conftest import bench_script, git
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult, TextContent
 
@@ -204,11 +203,7 @@ def test_the_six_project_tools_over_stdio(tmp_path: Path) -> None:
 
 
 def test_the_discovery_bench_measures_a_tree(tmp_path: Path) -> None:
-    path = Path(__file__).resolve().parents[1] / "benches" / "discovery.py"
-    spec = importlib.util.spec_from_file_location("discovery_bench", path)
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = bench_script("discovery")
     root = shop(tmp_path / "shop")
     (root / "README.md").write_text("# Shop\n\nA small web store.\n")
     out = bench.measure(root, "list the orders", 2)

@@ -3,19 +3,12 @@ dates, recall_all@k and its summary, on hand-made inputs."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from datetime import datetime
-from pathlib import Path
 
 import pytest
+from conftest import bench_script
 
-_PATH = Path(__file__).resolve().parents[1] / "benches" / "locomo.py"
-_spec = importlib.util.spec_from_file_location("locomo_bench", _PATH)
-assert _spec is not None and _spec.loader is not None
-locomo = importlib.util.module_from_spec(_spec)
-sys.modules["locomo_bench"] = locomo  # dataclasses look their module up
-_spec.loader.exec_module(locomo)
+locomo = bench_script("locomo")
 
 
 @pytest.mark.parametrize(

@@ -3,23 +3,17 @@ one round on a small indexed project naming every measure it reports."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
-import sys
 from pathlib import Path
 
 import aircher_mem as am
 import pytest
+from conftest import bench_script
 from hypothesis import given
 from hypothesis import strategies as st
 
-_PATH = Path(__file__).resolve().parents[1] / "benches" / "open_search.py"
-_spec = importlib.util.spec_from_file_location("open_search_bench", _PATH)
-assert _spec is not None and _spec.loader is not None
-bench = importlib.util.module_from_spec(_spec)
-sys.modules["open_search_bench"] = bench
-_spec.loader.exec_module(bench)
+bench = bench_script("open_search")
 
 
 def test_percentile_is_the_nearest_rank() -> None:

@@ -3,21 +3,15 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import bench_script
 from hypothesis import given
 from hypothesis import strategies as st
 
-_PATH = Path(__file__).resolve().parents[1] / "benches" / "questions.py"
-_spec = importlib.util.spec_from_file_location("questions_bench", _PATH)
-assert _spec is not None and _spec.loader is not None
-questions = importlib.util.module_from_spec(_spec)
-sys.modules["questions_bench"] = questions  # dataclasses look their module up
-_spec.loader.exec_module(questions)
+questions = bench_script("questions")
 
 _HEAD = """[repository]
 name = "demo"

@@ -197,7 +197,14 @@ def test_a_command_a_server_answers_loads_neither_the_service_nor_its_stores(tmp
             loaded = set(done.stderr.splitlines())
             assert done.returncode == (wire.EXIT_NOT_FOUND if argv[0] == "explain" else 0), done.stderr
             assert "aircher_mem.interfaces.command_line" in loaded and "aircher_mem.results" in loaded
-            heavy = {"aircher_mem.memory", "aircher_mem.config", "aircher_mem.interfaces.cli", "duckdb", "numpy"}
+            heavy = {
+                "aircher_mem.memory",
+                "aircher_mem.config",
+                "aircher_mem.interfaces.cli",
+                "duckdb",
+                "_duckdb",
+                "numpy",
+            }
             assert loaded & (heavy | {"tiktoken", "aircher_mem.episodic", "aircher_mem.longterm"}) == set(), argv
         # a bad argument, --help: the full CLI answers, as before
         done = subprocess.run(

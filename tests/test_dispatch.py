@@ -25,7 +25,8 @@ from aircher_mem.interfaces import dispatch, hook_command, hooks, thin, wire
 from conftest import assert_prompt_and_read_recorded, hook_event, serving
 
 SCRIPT = str(Path(sys.executable).with_name("aircher-mem"))
-HEAVY = ("numpy", "duckdb", "aircher_mem.memory")
+HEAVY = ("numpy", "duckdb", "_duckdb", "aircher_mem.memory")
+LATER = ("chains_extract", "compress", "contradict", "episodes")
 
 # Runs the installed console script as the shell would, then writes the names of
 # every module it imported to the file named first.
@@ -63,6 +64,38 @@ def test_importing_the_package_imports_none_of_its_modules() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code, *HEAVY], capture_output=True, text=True, timeout=120)
     assert (done.returncode, done.stdout, done.stderr) == (0, "['aircher_mem']\n", "")
+
+
+def test_the_service_and_a_code_search_leave_what_they_do_not_use_unimported(tmp_path: Path) -> None:
+    # numpy, DuckDB's Python layer and the rules of consolidation, decisions and
+    # contradictions load with the verbs that use them, not with the service
+    (tmp_path / "app.py").write_text("def login(user):\n    return user\n", encoding="utf-8")
+    code = (
+        "import sys, aircher_mem as am\n"
+        "with am.Memory.open(sys.argv[1]) as memory:\n"
+        "    memory.index()\n"
+        "    assert memory.search_code('login').hits\n"
+        "print(sorted(m for m in sys.argv[2:] if m in sys.modules))"
+    )
+    lazy = ["numpy", "duckdb", *(f"aircher_mem.longterm.{m}" for m in LATER)]
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path), *lazy], capture_output=True, text=True, timeout=120
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "[]\n", "")
+    # and each of them loads when its verb runs
+    code = (
+        "import sys, aircher_mem as am\n"
+        "with am.Memory.open(sys.argv[1]) as memory:\n"
+        "    memory.consolidate(dry_run=True)\n"
+        "    memory.record_decision('use FastAPI', reasons=['it is async'])\n"
+        "    memory.add_turn('s', 'user', 'We chose DuckDB because it is embedded.')\n"
+        "print(sorted(m for m in sys.argv[2:] if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path), *lazy], capture_output=True, text=True, timeout=120
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout == f"{[f'aircher_mem.longterm.{m}' for m in LATER]}\n"
 
 
 def test_version_imports_neither_the_service_nor_numpy_nor_duckdb(tmp_path: Path) -> None:

@@ -87,7 +87,7 @@ def test_without_a_server_post_tool_use_journals_redacted_on_disk_with_c_modules
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
     # the redactor (pure Python, with re) and the journal's writer besides the thin path
     loaded = sorted(modules - baseline - THIN_MODULES)
-    assert "duckdb" not in loaded and "numpy" not in loaded and "aircher_mem.memory" not in loaded
+    assert not {"duckdb", "_duckdb", "numpy", "aircher_mem.memory"} & set(loaded)
     assert {"aircher_mem.journal", "aircher_mem.redact"} <= set(loaded)
     assert read_util(rules).returncode == 0
     written = journal_of(rules).read_bytes()

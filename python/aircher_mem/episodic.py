@@ -209,7 +209,7 @@ _COLUMNS: dict[str, list[tuple[str, str]]] = {
 def _row_errors() -> tuple[type[Exception], ...]:
     """DuckDB's errors about a value (as opposed to the file, the connection or
     the SQL)."""
-    import duckdb
+    duckdb = store.engine()
 
     return (
         duckdb.ConversionException,
@@ -636,7 +636,7 @@ class EpisodicMemory(store.StoreHolder):
     ) -> None:
         """Starts a task (on git ``branch``, when given) and makes it current;
         record_* calls default to it."""
-        import duckdb
+        duckdb = store.engine()
 
         self._check_open()
         if intent is not None and (not isinstance(intent, str) or intent not in INTENTS):
@@ -667,7 +667,7 @@ class EpisodicMemory(store.StoreHolder):
         self.current_task_id = task_id
 
     def _set_status(self, task_id: str, allowed: Sequence[str], status: str, outcome: str | None = None) -> None:
-        import duckdb
+        duckdb = store.engine()
 
         outcome = _redacted_text("outcome", outcome)
         when = _micros(self._now(None))
@@ -749,7 +749,7 @@ class EpisodicMemory(store.StoreHolder):
         should: every field is checked at the call) is found by bisecting its batch,
         dropped with a logged warning, and everything else is written. Any other
         failure raises StoreError and keeps the records in memory."""
-        import duckdb
+        duckdb = store.engine()
 
         self._check_open()
         if not self._pending_rows and not self._dirty_tasks and not self._fixes:
@@ -777,7 +777,7 @@ class EpisodicMemory(store.StoreHolder):
         return type(error)(f"{error} (nothing was written; the records are kept in memory)")
 
     def _rollback(self) -> None:
-        import duckdb
+        duckdb = store.engine()
 
         try:
             self._con.execute("ROLLBACK")
@@ -785,7 +785,7 @@ class EpisodicMemory(store.StoreHolder):
             pass
 
     def _write(self) -> None:
-        import duckdb
+        duckdb = store.engine()
 
         con = self._con
         con.execute("BEGIN TRANSACTION")
@@ -820,7 +820,7 @@ class EpisodicMemory(store.StoreHolder):
     def _insert_fails(self, table: str, rows: list[tuple[Any, ...]]) -> str | None:
         """Tries inserting ``rows`` in a transaction that is rolled back; DuckDB's
         error, or None when they would go in."""
-        import duckdb
+        duckdb = store.engine()
 
         self._con.execute("BEGIN TRANSACTION")
         try:
@@ -1036,7 +1036,7 @@ class EpisodicMemory(store.StoreHolder):
     def _read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """Runs one statement; a DuckDB error is a StoreError (StoreCorruptError when
         the file cannot be read)."""
-        import duckdb
+        duckdb = store.engine()
 
         con = _ASIDE.con if getattr(_ASIDE, "store", None) is self else self._con
         try:

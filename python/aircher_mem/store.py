@@ -43,6 +43,7 @@ import time
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, ClassVar, Protocol, TypeVar
 
 from .errors import InvalidInputError, SchemaVersionError, StoreCorruptError, StoreError, StoreLockedError
@@ -252,8 +253,25 @@ def connect(path: str | Path, owner: Reconnecting | None = None) -> duckdb.DuckD
     return con
 
 
+def engine() -> ModuleType:
+    """DuckDB's engine, imported on first use (most callers of the package never open
+    a store): ``_duckdb``, the C++ extension the ``duckdb`` package re-exports (its
+    ``connect``, connection and exception classes are the same objects). Importing it
+    alone leaves out the package's Python layer (relations, expressions, the version
+    lookup through the installed metadata), which every command that opens a store
+    would otherwise pay for without using; releases without a top-level ``_duckdb``
+    get the package."""
+    try:
+        import _duckdb
+    except ImportError:
+        import duckdb
+
+        return duckdb
+    return _duckdb
+
+
 def _open(text: str, *, created: bool) -> duckdb.DuckDBPyConnection:
-    import duckdb  # imported on first use: most callers of the package never open a store
+    db = engine()
 
     # JSON is built in; never fetch extensions (no network at run time).
     config: dict[str, str | bool | int | float | list[str]] = {
@@ -261,8 +279,8 @@ def _open(text: str, *, created: bool) -> duckdb.DuckDBPyConnection:
         "autoload_known_extensions": False,
     }
     try:
-        con = duckdb.connect(text, config=config)
-    except duckdb.IOException as exc:
+        con: duckdb.DuckDBPyConnection = db.connect(text, config=config)
+    except db.IOException as exc:
         message = _one_line(str(exc))
         if "lock" in message.lower():
             raise StoreLockedError(
@@ -272,13 +290,13 @@ def _open(text: str, *, created: bool) -> duckdb.DuckDBPyConnection:
         if "not a valid DuckDB database" in message:
             raise StoreCorruptError(f"{text} is not a DuckDB database: {message}") from None
         raise corrupt_or_error(text, exc, "opening it") from None
-    except duckdb.Error as exc:
+    except db.Error as exc:
         raise StoreCorruptError(f"cannot open {text}: {_one_line(str(exc))}") from None
     # No progress bar: DuckDB draws it on stdout for a query over 2 s (a 100K-row load
     # on a busy machine), which is the MCP server's protocol channel and a CLI's JSON.
     try:
         con.execute("SET enable_progress_bar = false")
-    except duckdb.Error as exc:
+    except db.Error as exc:
         con.close()
         raise StoreCorruptError(f"cannot open {text}: {_one_line(str(exc))}") from None
     if text != ":memory:":
@@ -554,7 +572,7 @@ def rewrite(path: str | Path) -> None:
     every connection to the file (a write-ahead log left beside it means one is
     open, or it was not checkpointed: :class:`StoreError`, nothing changed). A crash
     leaves the old file or the new one, whole."""
-    import duckdb
+    duckdb = engine()
 
     text = str(path)
     if text == ":memory:":
@@ -636,7 +654,7 @@ def schema_version(con: duckdb.DuckDBPyConnection, component: str) -> int:
 def migrate(con: duckdb.DuckDBPyConnection, component: str, *, path: str = "store") -> int:
     """Brings ``component``'s tables to the latest registered version in one
     transaction; returns the version. A failed step rolls back and raises StoreError."""
-    import duckdb
+    duckdb = engine()
 
     latest = latest_version(component)
     try:

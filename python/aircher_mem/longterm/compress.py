@@ -40,8 +40,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-import numpy as np
-
 from .._core import tokenize
 from .extract import _describe, call_within
 
@@ -331,6 +329,8 @@ def _scores(candidates: list[_Sentence]) -> list[float]:
     talking = [i for i, s in enumerate(candidates) if not s.small_talk]
     centrality = dict.fromkeys(talking, 0.0)
     if len(talking) > 1:
+        import numpy as np  # not at import: only forming episodes needs it
+
         columns: dict[str, int] = {}
         rows, cols, values = [], [], []
         for row, i in enumerate(talking):

@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from .._core import similar_pairs
 from ..checks import unix_time
 from ..results import ConsolidationAction, ConsolidationReport
-from . import checks, contradictions, episodes, layers, memories, recall, ttl
+from . import checks, layers, memories, recall, ttl
 from . import forget as _forget
 from .core import StoreCore, using_db
 from .scoring import DAY
@@ -94,6 +94,8 @@ def _pass(
     """The pass in memory; its report, the memories to delete for good after its
     rows are committed (forgotten, or a TTL that deletes), and the id through which
     the memories stored before the check at write are checked now."""
+    from . import contradictions, episodes
+
     checks.flag("dry_run", dry_run)
     when = lt.clock() if now is None else unix_time("now", now)
     lt._load()

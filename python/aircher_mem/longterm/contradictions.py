@@ -21,14 +21,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from ..results import Contradiction, ContradictionList
-from . import checks, contradict
+from . import checks
 from .core import StoreCore, using_db
 from .extract import call_within, token_set
 from .schema import ContradictionRow, MemoryRow
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from . import contradict
 
 __all__ = [
     "JUDGE_PROMPT",
@@ -81,6 +85,8 @@ def _neighbours(
 
 
 def _verdict(lt: StoreCore, a: MemoryRow, b: MemoryRow) -> contradict.Verdict | None:
+    from . import contradict
+
     verdict = contradict.detect(a.content, b.content, settings=lt.contradiction_rules)
     if verdict is not None or lt.judge is None:
         return verdict
@@ -133,6 +139,7 @@ def pairs(
     """The contradictions between ``memory`` and its nearest active memories
     (lexical; by meaning given its embedding ``vector``) not known yet: (a, b,
     verdict), a the older. Records nothing."""
+
     if memory.status != "active":
         return []
     known = _pair(lt)
@@ -160,6 +167,8 @@ def scan(
     """Records the contradictions :func:`pairs` finds for ``memory``; one where a
     memory explicitly corrects the other is resolved for the corrector when
     ``auto_resolve_corrections``. Returns the ids of the memories it superseded."""
+    from . import contradict
+
     superseded: list[int] = []
     for a, b, verdict in pairs(lt, memory, vector, near):
         if a.status != "active" or b.status != "active":

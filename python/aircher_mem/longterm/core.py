@@ -282,7 +282,7 @@ class StoreCore(store.StoreHolder):
         tuple is never held at once next to what is built from them."""
         if self._loaded:
             return
-        import duckdb
+        duckdb = store.engine()
 
         parsed: dict[str, list[str]] = {}
 
@@ -378,7 +378,7 @@ class StoreCore(store.StoreHolder):
         query, one upsert each. Only vectors of the dimension most of them have, with
         every value finite, are kept: the other items are embedded again at the next
         recall."""
-        import duckdb
+        duckdb = store.engine()
         import numpy as np  # not at import: searching code never loads it
 
         keys = set(self._lexical.keys())
@@ -414,7 +414,7 @@ class StoreCore(store.StoreHolder):
 
     @using_db
     def _state(self) -> list[tuple[str, int]]:
-        import duckdb
+        duckdb = store.engine()
 
         try:
             return self._con.execute("SELECT name, value FROM longterm_state").fetchall()
@@ -441,7 +441,7 @@ class StoreCore(store.StoreHolder):
         the file still says their generation (nothing was written since); else None,
         and they are built from the rows. A file that cannot be read is logged and
         rebuilt."""
-        import duckdb
+        duckdb = store.engine()
 
         paths = self._index_paths()
         if not paths or not any(p.exists() for p in paths):
@@ -477,7 +477,7 @@ class StoreCore(store.StoreHolder):
         saved indexes no longer describe them: their files go first (a crash after
         leaves the file's generation without them: rebuilt), then, in the
         transaction, the generation. What ``forget`` forgets is never left in them."""
-        import duckdb
+        duckdb = store.engine()
 
         with self._db:
             con = self._con

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from ..checks import unix_time
 from ..errors import InvalidInputError, UnknownMemoryError
 from ..results import CausalChain, Contradiction, Extracted
-from . import chains, chains_extract, checks, contradictions, memories, recall
+from . import chains, checks, memories, recall
 from .core import StoreCore, using_db
 from .extract import Candidate, token_set
 from .schema import KINDS, RESOLUTIONS, TurnRow
@@ -71,6 +71,8 @@ def from_turn(
     added). A decision is the memory ``extracted`` from the turn that holds its
     words, else a decision memory of its own. Returns what became of the decision
     memories this turn states that ``extracted`` does not hold."""
+    from . import chains_extract
+
     window = f"{previous.text}\n{turn.text}" if previous is not None else turn.text
     out: list[Extracted] = []
     for found in chains_extract.decisions_in(window, settings=lt.chains):
@@ -161,6 +163,8 @@ def resolve(
     """Resolves an open contradiction: ``a_wins`` / ``b_wins`` supersede the other
     memory, ``both_valid`` keeps both, ``merged`` stores ``content`` (required) as
     a new memory that supersedes both. Committed before it returns."""
+    from . import contradictions
+
     lt._check_open()
     contradiction_id = checks.positive_id("contradiction_id", contradiction_id)
     resolution = checks.choice("resolution", resolution, RESOLUTIONS)

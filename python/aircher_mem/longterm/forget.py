@@ -13,7 +13,7 @@ from .. import store
 from ..errors import InvalidInputError, StoreError
 from ..redact import redact
 from ..results import Forgotten, MemoryAction
-from . import checks, documents, episodes, memories
+from . import checks, documents, memories
 from .core import StoreCore, log, using_db
 from .extract import normalize
 from .schema import memory_key, session_key, turn_key
@@ -89,6 +89,8 @@ def _delete(lt: StoreCore, ids: set[int], turn_ids: set[int], touched: set[int],
     those of the chains of decisions in ``ids`` and those the turns said; the
     episodes ``touched`` (that lost turns) made again from the turns they have left
     and written; then the file rewritten."""
+    from . import episodes
+
     lt._write()
     nodes = set(nodes) | {
         n.id for n in lt._nodes.values() if n.decision_id in ids or (n.turn_id is not None and n.turn_id in turn_ids)

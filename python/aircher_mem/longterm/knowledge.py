@@ -20,7 +20,7 @@ from .._core import tokenize
 from ..errors import InvalidInputError
 from ..redact import redact
 from ..results import FactCandidate, FactReview
-from . import checks, contradictions, memories
+from . import checks, memories
 from .core import StoreCore
 from .extract import normalize
 from .forget import forget
@@ -113,6 +113,8 @@ def keep(
 ) -> list[FactCandidate]:
     """Keeps ``facts`` (in order, at most ``[knowledge] max_candidates``; the caller
     counts the rest) as memories, each as the module docstring says; one commit."""
+    from . import contradictions
+
     lt._check_open()
     lt._load()
     policy = lt.knowledge
@@ -205,6 +207,8 @@ def review(lt: StoreCore, memory_id: int, verdict: Literal["approve", "reject"])
     """Approves a pending fact (it becomes an active memory, checked for
     contradictions) or rejects it (forgotten for good, its digest kept so that it
     is not proposed again). InvalidInputError for a memory that is not pending."""
+    from . import contradictions
+
     lt._check_open()
     verdict = checks.choice("verdict", verdict, ("approve", "reject"))  # type: ignore[assignment]
     lt._load()

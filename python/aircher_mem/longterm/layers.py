@@ -30,7 +30,6 @@ import math
 from .._core import tokenize
 from ..config import LifecyclePolicy
 from ..results import ScoreTerm
-from . import compress
 from .core import StoreCore
 from .schema import MemoryRow, TurnRow
 from .scoring import DAY
@@ -106,6 +105,8 @@ def placement(memory: MemoryRow, now: float, policy: LifecyclePolicy) -> tuple[s
 def served_memory(lt: StoreCore, memory: MemoryRow) -> str:
     """What recall serves of ``memory`` in its layer. A memory's summary and
     compressed forms are made the first time it is served warm or cold (and kept)."""
+    from . import compress
+
     if memory.id in lt._episodes:
         if memory.tier == "cold":
             return memory.content
@@ -123,6 +124,8 @@ def served_memory(lt: StoreCore, memory: MemoryRow) -> str:
 
 def served_turn(turn: TurnRow, tier: str) -> str:
     """What recall serves of a raw turn whose episode is in ``tier``."""
+    from . import compress
+
     if tier == "warm":
         return compress.key_point(turn.text) or turn.text
     if tier == "cold":

@@ -24,7 +24,7 @@ from ..results import (
     MemoryRecord,
     Remembered,
 )
-from . import chains, checks, contradict, contradictions, documents, layers, ttl_rules
+from . import checks, documents, layers, ttl_rules
 from .core import StoreCore
 from .extract import Candidate, extract, jaccard, normalize, token_set
 from .schema import EPISODE_LINK, KINDS, LAYERS, LEVELS, MAX_DEPTH, SCOPES, STATUSES, MemoryRow, TurnRow
@@ -67,6 +67,8 @@ def mergeable(
     """Whether a memory may absorb another of ``kind``, ``slot`` and ``value``: it is
     active, of that kind, its slot does not hold something else, and (given the
     other's ``content``) the two do not contradict each other."""
+    from . import contradict
+
     if memory.status != "active" or memory.kind != kind:
         return False
     if memory.slot is not None and slot is not None and memory.slot != slot:
@@ -156,6 +158,8 @@ def similar(lt: StoreCore, candidate: Candidate, near: Sequence[str] | None = No
     """The active memory of the same kind this candidate merges into, if any:
     same slot and value, or no conflicting slot and Jaccard >= merge_jaccard, and
     no contradiction between them. ``near``: the :func:`nearest` keys, if known."""
+    from . import contradict
+
     tokens = token_set(candidate.content)
     if not tokens:
         return None
@@ -183,6 +187,8 @@ def ingest(
     parent_id: int | None = None,
     source: str = "extracted",
 ) -> Extracted:
+    from . import contradictions
+
     rules = sorted(set(candidate.rules))
     superseded: MemoryRow | None = None
     if candidate.slot is not None:
@@ -574,6 +580,8 @@ def promote(lt: StoreCore, memory_id: int, level: str) -> MemoryRecord:
 def explain(lt: StoreCore, memory_id: int) -> MemoryExplanation:
     """Why a memory is where it is: hits, age, every score term, the rules, the source turns, related
     memories, the last actions, what gc would do and its TTL."""
+    from . import chains, contradictions
+
     lt._check_open()
     memory = lt._get(memory_id)
     now = lt.clock()

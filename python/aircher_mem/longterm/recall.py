@@ -23,7 +23,7 @@ from .._core import VectorIndex, fuse
 from ..checks import unix_time as _time
 from ..errors import InvalidInputError
 from ..results import ChannelScore, Recall, RecallHit, Turn
-from . import checks, contradictions, documents, layers, memories, ttl_rules
+from . import checks, documents, layers, memories, ttl_rules
 from .core import StoreCore
 from .schema import KINDS, MAX_DEPTH, MemoryRow, memory_key, parse_key, turn_key
 from .scoring import age_days
@@ -368,6 +368,8 @@ def aggregate(
 
 
 def embed_pending(lt: StoreCore) -> None:
+    from . import contradictions
+
     if not lt._unembedded or lt._embedder_factory is None:
         return
     if lt._embedder is None:

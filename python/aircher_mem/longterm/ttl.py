@@ -276,9 +276,9 @@ def has_triggers(lt: StoreCore) -> bool:
     lt._check_open()
     if lt._loaded:
         return any(m.ttl_refresh is not None and m.status == "active" for m in lt._memories.values())
-    import duckdb
-
     from .. import store
+
+    duckdb = store.engine()
 
     try:
         row = lt._con.execute(

@@ -14,7 +14,7 @@ from .. import assembly
 from ..checks import unix_time as _time
 from ..redact import pii_tags, redact
 from ..results import Conversation, Extracted, Turn, TurnAdded
-from . import checks, decisions, documents, memories
+from . import checks, documents, memories
 from .core import StoreCore
 from .extract import Candidate, combine, extract, run_llm
 from .schema import ROLES, TurnRow, turn_key
@@ -46,6 +46,8 @@ def add_turn(
 ) -> TurnAdded:
     """Stores a turn (secrets redacted, personal data tagged) and, for a user turn
     (or any, with ``extract_assistant``), extracts memories from it."""
+    from . import decisions
+
     lt._check_open()
     session = redact(checks.text("session_id", session_id, max_chars=1000))
     role = checks.choice("role", role, ROLES)

@@ -7,6 +7,8 @@
 use std::collections::HashMap;
 use std::ops::ControlFlow;
 
+use foldhash::fast::RandomState;
+
 use super::tokenize::for_each_token_with;
 
 /// Why a run starts.
@@ -43,18 +45,15 @@ pub fn segment(
     keep: usize,
     rule: Rule,
 ) -> Vec<(usize, Break)> {
-    let mut ids: HashMap<String, u32> = HashMap::new();
-    let mut window: HashMap<u32, f64> = HashMap::new();
+    let mut ids: HashMap<String, u32, RandomState> = HashMap::default();
+    let mut window: HashMap<u32, f64, RandomState> = HashMap::default();
     let mut kept: std::collections::VecDeque<Vec<(u32, f64)>> = std::collections::VecDeque::new();
     let mut run_len = 0usize;
     let mut out = Vec::new();
     for (i, text) in texts.iter().enumerate() {
-        let mut counts: HashMap<u32, f64> = HashMap::new();
+        let mut counts: HashMap<u32, f64, RandomState> = HashMap::default();
         for_each_token_with(text, true, |token| {
-            let next = ids.len() as u32;
-            *counts
-                .entry(*ids.entry(token.to_owned()).or_insert(next))
-                .or_insert(0.0) += 1.0;
+            *counts.entry(intern(&mut ids, token)).or_insert(0.0) += 1.0;
             ControlFlow::Continue(())
         });
         let mine: Vec<(u32, f64)> = counts.into_iter().collect();
@@ -104,7 +103,18 @@ pub fn segment(
     out
 }
 
-fn cosine(mine: &[(u32, f64)], window: &HashMap<u32, f64>) -> f64 {
+/// The id of `token` in `ids`, a new one (the next number) the first time: a
+/// token already seen costs a lookup, not an allocation.
+pub(crate) fn intern(ids: &mut HashMap<String, u32, RandomState>, token: &str) -> u32 {
+    if let Some(&id) = ids.get(token) {
+        return id;
+    }
+    let id = ids.len() as u32;
+    ids.insert(token.to_owned(), id);
+    id
+}
+
+fn cosine(mine: &[(u32, f64)], window: &HashMap<u32, f64, RandomState>) -> f64 {
     let dot: f64 = mine
         .iter()
         .map(|(t, c)| c * window.get(t).copied().unwrap_or(0.0))

@@ -6,7 +6,9 @@
 
 use std::collections::HashMap;
 
+use super::segment::intern;
 use super::tokenize::for_each_token_with;
+use foldhash::fast::RandomState;
 use std::ops::ControlFlow;
 
 /// A pair found by [`similar_pairs`]: the later text, the earlier one, their cosine.
@@ -26,13 +28,12 @@ pub fn similar_pairs(texts: &[&str], fresh: &[bool], threshold: f64) -> Vec<Simi
     if !(threshold > 0.0 && threshold <= 1.0) {
         return Vec::new();
     }
-    let mut ids: HashMap<String, u32> = HashMap::new();
+    let mut ids: HashMap<String, u32, RandomState> = HashMap::default();
     let mut sets: Vec<Vec<u32>> = Vec::with_capacity(texts.len());
     for text in texts {
         let mut set: Vec<u32> = Vec::new();
         for_each_token_with(text, true, |token| {
-            let next = ids.len() as u32;
-            set.push(*ids.entry(token.to_owned()).or_insert(next));
+            set.push(intern(&mut ids, token));
             ControlFlow::Continue(())
         });
         set.sort_unstable();

@@ -1163,6 +1163,12 @@ def test_a_forgotten_memory_never_comes_back_whatever_made_it(ops: list[tuple[st
                     "OR superseded_by IN (SELECT unnest(?::BIGINT[]))",
                     [list(forgotten), list(forgotten)],
                 ),
+                (
+                    "SELECT id FROM contradictions WHERE memory_a IN (SELECT unnest(?::BIGINT[])) "
+                    "OR memory_b IN (SELECT unnest(?::BIGINT[]))",
+                    [list(forgotten), list(forgotten)],
+                ),
+                ("SELECT memory_id FROM episodes WHERE memory_id IN (SELECT unnest(?::BIGINT[]))", [list(forgotten)]),
                 ("SELECT item_key FROM memory_vectors WHERE item_key IN (SELECT unnest(?::VARCHAR[]))", [keys]),
             ):
                 assert con.execute(sql, values).fetchall() == []

@@ -100,9 +100,13 @@ def _delete(lt: StoreCore, ids: set[int], turn_ids: set[int], touched: set[int],
     turn_keys = [turn_key(i) for i in sorted(turn_ids)]
     id_list, turn_list = sorted(ids), sorted(turn_ids)
     scrubbed = scrubbed_actions(lt, ids)
+    # the rows are held in memory too: a statement that would find none of them is left out
+    # (each scans its table)
+    episodes_, edges, contradicted, parents, superseding = _referring(lt, ids)
     with lt._transaction("forgetting") as con:
         con.execute("DELETE FROM memories WHERE id IN (SELECT unnest(?::BIGINT[]))", [id_list])
-        con.execute("DELETE FROM episodes WHERE memory_id IN (SELECT unnest(?::BIGINT[]))", [id_list])
+        if episodes_:
+            con.execute("DELETE FROM episodes WHERE memory_id IN (SELECT unnest(?::BIGINT[]))", [id_list])
         if scrubbed:
             con.execute(
                 "UPDATE memory_actions SET detail = v.new FROM (SELECT unnest(?::BIGINT[]) AS id, "
@@ -116,17 +120,19 @@ def _delete(lt: StoreCore, ids: set[int], turn_ids: set[int], touched: set[int],
             "OR turn_id IN (SELECT unnest(?::BIGINT[]))",
             [id_list, turn_list],
         )
-        con.execute(
-            "DELETE FROM memory_edges WHERE source_id IN (SELECT unnest(?::BIGINT[])) "
-            "OR target_id IN (SELECT unnest(?::BIGINT[]))",
-            [id_list, id_list],
-        )
+        if edges:
+            con.execute(
+                "DELETE FROM memory_edges WHERE source_id IN (SELECT unnest(?::BIGINT[])) "
+                "OR target_id IN (SELECT unnest(?::BIGINT[]))",
+                [id_list, id_list],
+            )
         con.execute("DELETE FROM memory_actions WHERE memory_id IN (SELECT unnest(?::BIGINT[]))", [id_list])
-        con.execute(
-            "DELETE FROM contradictions WHERE memory_a IN (SELECT unnest(?::BIGINT[])) "
-            "OR memory_b IN (SELECT unnest(?::BIGINT[]))",
-            [id_list, id_list],
-        )
+        if contradicted:
+            con.execute(
+                "DELETE FROM contradictions WHERE memory_a IN (SELECT unnest(?::BIGINT[])) "
+                "OR memory_b IN (SELECT unnest(?::BIGINT[]))",
+                [id_list, id_list],
+            )
         con.execute("DELETE FROM causal_nodes WHERE id IN (SELECT unnest(?::BIGINT[]))", [node_list])
         con.execute(
             "DELETE FROM causal_edges WHERE from_id IN (SELECT unnest(?::BIGINT[])) "
@@ -135,11 +141,15 @@ def _delete(lt: StoreCore, ids: set[int], turn_ids: set[int], touched: set[int],
         )
         con.execute("DELETE FROM memory_vectors WHERE item_key IN (SELECT unnest(?::VARCHAR[]))", [keys + turn_keys])
         con.execute("DELETE FROM turns WHERE id IN (SELECT unnest(?::BIGINT[]))", [turn_list])
-        con.execute("UPDATE memories SET parent_id = NULL WHERE parent_id IN (SELECT unnest(?::BIGINT[]))", [id_list])
-        con.execute(
-            "UPDATE memories SET superseded_by = NULL WHERE superseded_by IN (SELECT unnest(?::BIGINT[]))",
-            [id_list],
-        )
+        if parents:
+            con.execute(
+                "UPDATE memories SET parent_id = NULL WHERE parent_id IN (SELECT unnest(?::BIGINT[]))", [id_list]
+            )
+        if superseding:
+            con.execute(
+                "UPDATE memories SET superseded_by = NULL WHERE superseded_by IN (SELECT unnest(?::BIGINT[]))",
+                [id_list],
+            )
         lt._write_ids()
         # Until the rewrite below is done: a crash before it, and the next open does it.
         con.execute("INSERT OR REPLACE INTO longterm_state VALUES ('rewrite', 1)")
@@ -150,6 +160,20 @@ def _delete(lt: StoreCore, ids: set[int], turn_ids: set[int], touched: set[int],
         episodes.rebuild(lt, episode)
     lt._write()
     rewrite(lt)
+
+
+def _referring(lt: StoreCore, ids: set[int]) -> tuple[bool, bool, bool, bool, bool]:
+    """Whether any row refers to the memories ``ids``, by table: an episode row of
+    theirs, an edge from or to them, a contradiction of theirs, a memory whose
+    parent or successor they are (the rows as held in memory, written)."""
+    return (
+        any(i in lt._episodes for i in ids),
+        any(i in lt._edges for i in ids)
+        or any(other in ids for edges in lt._edges.values() for _relation, other in edges),
+        any(c.memory_a in ids or c.memory_b in ids for c in lt._contradictions.values()),
+        any(m.parent_id in ids for m in lt._memories.values()),
+        any(m.superseded_by in ids for m in lt._memories.values()),
+    )
 
 
 def drop_nodes(lt: StoreCore, nodes: set[int]) -> None:

@@ -944,6 +944,36 @@ def test_stop_turns_the_turns_edits_into_facts(store: Path, home: Path) -> None:
         assert not any("unslug" in m.content for m in memory.memories(status="all", limit=100).memories)
 
 
+def test_post_tool_use_turns_each_save_into_facts_without_git(store: Path) -> None:
+    util = store / "app" / "util.py"
+
+    def save(added: str) -> str:
+        before = util.read_text()
+        util.write_text(before + added)
+        edit = {"filePath": str(util), "oldString": "", "newString": added, "originalFile": before}
+        tool_input = {"file_path": str(util), "old_string": "", "new_string": added}
+        return event("PostToolUse", store, tool_name="Edit", tool_input=tool_input, tool_response=edit)
+
+    def facts(memory: am.Memory, word: str) -> list[tuple[str, str]]:
+        return [(m.content, m.source) for m in memory.memories(status="all", limit=100).memories if word in m.content]
+
+    assert hooks.run_hook("PostToolUse", save("\n\ndef slugify(text):\n    return text.lower()\n")) == ("", 0)
+    with am.Memory.open(store) as memory:
+        assert facts(memory, "slugify") == [("Implemented function slugify in app/util.py", "ast_analysis")]
+        with serving(memory) as served:  # the hook is the server's client
+            assert hooks.run_hook("PostToolUse", save("\n\ndef unslug(text):\n    return text\n")) == ("", 0)
+            assert ("POST", "/extract-facts") in served.requests
+        assert facts(memory, "unslug") == [("Implemented function unslug in app/util.py", "ast_analysis")]
+    # a response without the text before says nothing of the save; nor does a policy without it
+    unsaid = json.loads(save("\n\ndef shout(text):\n    return text.upper()\n"))
+    del unsaid["tool_response"]["originalFile"]
+    assert hooks.run_hook("PostToolUse", json.dumps(unsaid)) == ("", 0)
+    set_policy(store, "[hooks]\nfacts_on_edit = false\n")
+    assert hooks.run_hook("PostToolUse", save("\n\ndef whisper(text):\n    return text\n")) == ("", 0)
+    with am.Memory.open(store) as memory:
+        assert facts(memory, "shout") == facts(memory, "whisper") == []
+
+
 def test_stop_outside_a_git_work_tree_learns_nothing_and_says_nothing(store: Path, home: Path) -> None:
     transcript = write_transcript(home, [line("user", "Hello")])
     stop = event("Stop", store, transcript_path=str(transcript), stop_hook_active=False)

@@ -272,6 +272,48 @@ def test_extract_facts_of_one_file(tmp_path: Path) -> None:
             mem.extract_facts(path="../outside.py")
 
 
+def test_extract_facts_of_one_save_needs_no_git(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "box.py").write_text(AFTER)
+    with Memory.open(tmp_path) as mem:
+        found = mem.extract_facts("edit", path="pkg/box.py", before=BEFORE)
+        got = [(c.kind, c.content, c.confidence, c.action, c.source) for c in found.candidates]
+        assert got == [
+            (
+                "signature",
+                "Changed the signature of method Box.open in pkg/box.py: added quietly: bool = False",
+                0.9,
+                "created",
+                "ast_analysis",
+            ),
+            ("new_symbol", "Implemented method Box.close in pkg/box.py", 0.9, "created", "ast_analysis"),
+        ]
+        # the same save again: known, nothing added
+        assert [c.action for c in mem.extract_facts("edit", path="pkg/box.py", before=BEFORE).candidates] == [
+            "skipped",
+            "skipped",
+        ]
+        # a save that created the file (no text before) ...
+        (tmp_path / "pkg" / "crate.py").write_text('"""Crates to ship boxes in."""\n\ndef pack(x):\n    return [x]\n')
+        assert [(c.kind, c.content) for c in mem.extract_facts("edit", path="pkg/crate.py").candidates] == [
+            ("new_file", "Added pkg/crate.py for crates to ship boxes in"),
+            ("new_symbol", "Implemented function pack in pkg/crate.py"),
+        ]
+        # ... one that removed it, and one of a file that is not text
+        (tmp_path / "pkg" / "crate.py").unlink()
+        assert [
+            c.kind for c in mem.extract_facts("edit", path="pkg/crate.py", before="def pack(x):\n    pass\n").candidates
+        ] == ["removed_file"]
+        (tmp_path / "blob.py").write_bytes(b"\x00\x01def f(): pass\n")
+        assert mem.extract_facts("edit", path="blob.py", before="").candidates == []
+        with pytest.raises(InvalidInputError, match="path"):
+            mem.extract_facts("edit", before=BEFORE)
+        with pytest.raises(InvalidInputError, match="before"):
+            mem.extract_facts("working", before=BEFORE)
+        with pytest.raises(InvalidInputError):
+            mem.extract_facts("edit", path="../outside.py", before="")
+
+
 def test_extract_facts_outside_a_git_work_tree_or_without_a_rev_is_a_typed_error(tmp_path: Path) -> None:
     with Memory.open(tmp_path) as mem:
         with pytest.raises(GitError, match="not a git work tree"):

@@ -558,6 +558,11 @@ class HooksPolicy(_Section):
     #: against what is known; the uncertain ones wait for review. Not in a git work tree:
     #: nothing.
     facts_at_stop: bool = True
+    #: ``PostToolUse`` after an ``Edit``, ``MultiEdit`` or ``Write`` turns that one save into
+    #: facts (``extract_facts`` with source ``edit``: the file's text before, which
+    #: Claude Code sends, against its text now; no git needed), sent to the server. A
+    #: hook without a server only journals the tool call (``Stop`` reads the changes).
+    facts_on_edit: bool = True
 
 
 @dataclasses.dataclass(frozen=True)

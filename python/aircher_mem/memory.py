@@ -148,6 +148,9 @@ __all__ = ["Memory", "STORE_DIR", "TASK_ACTIONS", "REFERENCE_KINDS", "find_root"
 log = logging.getLogger("aircher_mem.memory")
 
 DB_FILE = "memory.duckdb"
+#: The longest text before an edit ``extract_facts`` takes: a file longer than what the
+#: parser reads of one (``changes.MAX_FILE_BYTES``) gives no facts anyway.
+MAX_EDIT_CHARS = 1_000_000
 TaskAction = Literal["start", "pause", "resume", "complete", "fail"]
 ReferenceKind = Literal["calls", "references", "inherits", "uses", "imports"]
 # The signals of predict and assemble.
@@ -1669,21 +1672,33 @@ class Memory:
     def extract_facts(
         self,
         source: Annotated[
-            Literal["working", "staged", "commit", "range"],
-            Arg(description="working (the work tree against HEAD), staged, one commit (rev) or a range (rev A..B)."),
+            Literal["working", "staged", "commit", "range", "edit"],
+            Arg(
+                description="working (the work tree against HEAD), staged, one commit (rev), a range (rev A..B), "
+                "or edit (one file just saved: path, its text before in before)."
+            ),
         ] = "working",
         *,
         rev: Annotated[str | None, Arg(description="The commit, or the range A..B, for those sources.")] = None,
-        path: Annotated[FilePath | None, Arg(description="Only this file's changes.")] = None,
+        path: Annotated[FilePath | None, Arg(description="Only this file's changes (edit: the file saved).")] = None,
+        before: Annotated[
+            str | None,
+            Arg(
+                max_length=MAX_EDIT_CHARS,
+                description="For edit: the file's text before the save (omitted: the save created the file).",
+            ),
+        ] = None,
         auto_approve: Annotated[bool, Arg(description="Keep every fact, whatever its confidence.")] = False,
     ) -> ExtractedFacts:
-        """Facts from code changes read with git (seed 000's auto-extraction): the
-        code graph's parser compares each changed file's old and new definitions
-        (new files, new and removed functions and classes, signature changes,
-        imports) and build files' keys (dependencies, versions), and a change of
-        more than 50 lines is a refactor. Each candidate is deduplicated against the
-        memories (``[knowledge]`` merge and skip similarities); one with a
-        confidence below ``[knowledge] approve_confidence`` waits for review_fact.
+        """Facts from code changes (seed 000's auto-extraction), read with git, or
+        from one file just saved (``source="edit"``: its text ``before`` against its
+        text now, no git needed; the hooks send each edit so): the code graph's
+        parser compares each changed file's old and new definitions (new files, new
+        and removed functions and classes, signature changes, imports) and build
+        files' keys (dependencies, versions), and a change of more than 50 lines is a
+        refactor. Each candidate is deduplicated against the memories
+        (``[knowledge]`` merge and skip similarities); one with a confidence below
+        ``[knowledge] approve_confidence`` waits for review_fact.
 
         For an agent: After changing code (or to learn a commit), turn the change
         into facts: "Implemented parse_config in app/config.py", "Added dependency
@@ -1693,8 +1708,15 @@ class Memory:
         level, domain, code_ref, source, commit}], pending_approval, more}."""
         from .longterm import changes
 
-        only = () if path is None else (self.relative(path),)
-        found = changes.extract(self.root, source=source, rev=rev, paths=only)
+        if source == "edit":
+            if path is None or rev is not None:
+                raise InvalidInputError("source 'edit' takes the file saved (path) and no rev")
+            found = changes.extract_edit(self.root, self.relative(path), before)
+        else:
+            if before is not None:
+                raise InvalidInputError(f"before is for source 'edit', not {source!r}")
+            only = () if path is None else (self.relative(path),)
+            found = changes.extract(self.root, source=source, rev=rev, paths=only)
         limit = self.policy.knowledge.max_candidates
         kept = self.longterm.keep_facts(found[:limit], auto_approve=auto_approve)
         return ExtractedFacts(kept, self.longterm.pending_facts(), max(0, len(found) - limit))

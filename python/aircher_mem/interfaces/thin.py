@@ -768,8 +768,13 @@ class Verbs:
     def snapshot(self, snapshot: dict[str, Any]) -> None:
         self._retry(lambda: self.memory.record_snapshot(snapshot))
 
-    def extract_facts(self) -> Any:
-        return self.json(self._retry(lambda: self.memory.extract_facts("working")))
+    @property
+    def journaling(self) -> bool:
+        """Whether the calls go to the journal (no server, the store not opened)."""
+        return isinstance(self.memory, Journaled)
+
+    def extract_facts(self, source: str = "working", path: str | None = None, before: str | None = None) -> Any:
+        return self.json(self._retry(lambda: self.memory.extract_facts(source, path=path, before=before)))
 
 
 def _as_is(answer: Any) -> Any:
@@ -815,12 +820,12 @@ class Remote:
         if self.local is not None:
             self.local.close()
 
-    def _send(self, method: str, path: str, arguments: dict[str, Any], verb: str, *args: Any, **kwargs: Any) -> Any:
+    def _send(self, method: str, route: str, arguments: dict[str, Any], verb: str, *args: Any, **kwargs: Any) -> Any:
         if self.local is None:
             try:
                 if method == "GET":
-                    return self.client.request(method, path, params=arguments)
-                return self.client.request(method, path, json=arguments)
+                    return self.client.request(method, route, params=arguments)
+                return self.client.request(method, route, json=arguments)
             except ServerGoneError:
                 log.warning("no aircher-mem server answers for %s; opening the store here", self.root)
                 self.local = open_store(self.root, self.policy)
@@ -894,8 +899,11 @@ class Remote:
     def record_snapshot(self, snapshot: dict[str, Any]) -> Any:
         return self._send("POST", "/record-snapshot", {"snapshot": snapshot}, "record_snapshot", snapshot)
 
-    def extract_facts(self, source: str) -> Any:
-        return self._send("POST", "/extract-facts", {"source": source}, "extract_facts", source)
+    def extract_facts(self, source: str, *, path: str | None = None, before: str | None = None) -> Any:
+        body: dict[str, Any] = {"source": source}
+        if path is not None:
+            body.update(path=path, before=before)
+        return self._send("POST", "/extract-facts", body, "extract_facts", source, path=path, before=before)
 
 
 class NotJournaled(Exception):
@@ -922,7 +930,7 @@ class Journaled(Remote):
         self._redact = redact
         self._redact_value = redact_value
 
-    def _send(self, method: str, path: str, arguments: dict[str, Any], verb: str, *args: Any, **kwargs: Any) -> Any:
+    def _send(self, method: str, route: str, arguments: dict[str, Any], verb: str, *args: Any, **kwargs: Any) -> Any:
         from .. import journal
 
         if verb not in journal.VERBS:
@@ -971,6 +979,7 @@ class Limits:
     stdin_seconds: float
     payload_max_bytes: int
     facts_at_stop: bool
+    facts_on_edit: bool
 
     def __init__(self, values: Mapping[str, Any]) -> None:
         self.__dict__.update(values)
@@ -1247,7 +1256,26 @@ def post_tool(call: Call) -> str:
             added = content.count("\n") + (0 if content.endswith("\n") else 1)
             span = (1, added)
         call.backend.record_file(path, "write", span, f"Write: +{added} -{removed} lines" if span else None)
+    if tool in ("Edit", "MultiEdit", "Write") and call.policy.facts_on_edit and not call.backend.journaling:
+        _facts_of_edit(call, tool, path, response)
     return ""
+
+
+def _facts_of_edit(call: Call, tool: str, path: str, response: object) -> None:
+    """The facts of one file save (``extract_facts`` with source ``edit``): Claude
+    Code's response holds the file's text before (``originalFile``), or says a
+    ``Write`` created it. Without either, or past the deadline, nothing."""
+    before = response.get("originalFile") if isinstance(response, dict) else None
+    if not isinstance(before, str):
+        if not (tool == "Write" and isinstance(response, dict) and response.get("type") == "create"):
+            return
+        before = None
+    if call.late:
+        return
+    try:
+        call.backend.extract_facts("edit", path, before)
+    except AircherError as exc:  # the tool call is recorded all the same
+        log.warning("aircher-mem hook PostToolUse: no facts from the edit of %s: %s", path, exc)
 
 
 # -- the state file -----------------------------------------------------------------------

@@ -60,6 +60,7 @@ else:  # pragma: no cover - Python 3.10
 
 __all__ = [
     "MAX_FILE_BYTES",
+    "extract_edit",
     "MAX_FILES",
     "MAX_PER_FILE",
     "MAX_PER_CHANGE",
@@ -1448,3 +1449,21 @@ def extract_file(
     outside ``root``."""
     relative = _core.relative_path(root, path)
     return candidates_for_change(relative, old_text, new_text, origin="file_change")
+
+
+def extract_edit(root: str | os.PathLike[str], path: str | os.PathLike[str], before: str | None) -> list[CandidateFact]:
+    """The candidate facts of an edit just made to the file ``path``: its text
+    ``before`` it (None: the edit created the file) against its text now on disk
+    (gone: the edit removed it), as :func:`extract_file` compares them. A file now
+    binary, over ``MAX_FILE_BYTES`` or not a regular file gives none.
+    InvalidInputError for a path outside ``root``."""
+    relative = _core.relative_path(root, path)
+    if os.path.lexists(os.path.join(os.fspath(root), relative)):
+        after = _text(_read_work_file(os.fspath(root), relative))
+        if after is None:
+            return []
+    else:
+        after = None
+    if before is None and after is None:
+        return []
+    return _capped(candidates_for_change(relative, before, after, origin="file_change"), MAX_PER_CHANGE)

@@ -16,6 +16,7 @@ from aircher_mem.longterm.changes import (
     CandidateFact,
     candidates_for_change,
     extract,
+    extract_edit,
     extract_file,
     read_changes,
     readme_summary,
@@ -485,6 +486,23 @@ def test_candidates_never_raise_and_code_refs_point_into_the_new_text(
             ref_path, _, span = c.code_ref.partition("#L")
             start, end = (int(x) for x in span.split("-"))
             assert ref_path == path and 1 <= start <= end <= max(count, 1) and c.suggested_level == "L3"
+
+
+@given(
+    before=st.one_of(st.none(), st.lists(st.sampled_from(["def f(x):", "    return x", "class C:", "x = 1", ""]))),
+    after=st.one_of(st.none(), st.lists(st.sampled_from(["def f(x, y):", "    return x", "class D:", "x = 2", ""]))),
+)
+def test_an_edit_is_the_change_from_its_text_before_to_the_file_on_disk(
+    tmp_path_factory: pytest.TempPathFactory, before: list[str] | None, after: list[str] | None
+) -> None:
+    root = tmp_path_factory.mktemp("edit")
+    old = None if before is None else "\n".join(before) + "\n"
+    new = None if after is None else "\n".join(after) + "\n"
+    if new is not None:
+        (root / "m.py").write_text(new, encoding="utf-8")
+    found = extract_edit(root, "m.py", old)
+    assert found == ([] if old is None and new is None else extract_file(root, "m.py", old, new))
+    assert extract_edit(root, "m.py", new) == []  # saved unchanged: nothing new
 
 
 # ---------------------------------------------------------------- git sources

@@ -1466,4 +1466,4 @@ def extract_edit(root: str | os.PathLike[str], path: str | os.PathLike[str], bef
         after = None
     if before is None and after is None:
         return []
-    return _capped(candidates_for_change(relative, before, after, origin="file_change"), MAX_PER_CHANGE)
+    return candidates_for_change(relative, before, after, origin="file_change")

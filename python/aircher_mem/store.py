@@ -657,6 +657,21 @@ def migrate(con: duckdb.DuckDBPyConnection, component: str, *, path: str = "stor
     duckdb = engine()
 
     latest = latest_version(component)
+    # The usual open, of a store this version made or migrated, in one query: the
+    # registry says the latest version, and a table of the component's own, if it
+    # has one, no later one.
+    legacy = _LEGACY_TABLE.get(component)
+    own = f", (SELECT max(version) FROM {legacy})" if legacy else ""
+    try:
+        row = con.execute(
+            f"SELECT (SELECT version FROM schema_versions WHERE component = ?){own}", [component]
+        ).fetchone()
+    except duckdb.CatalogException:  # a table missing: a new file, or an older aircher-mem's
+        row = None
+    except duckdb.Error as exc:  # the first read of a damaged file
+        raise corrupt_or_error(path, exc, f"reading its {component} schema version") from None
+    if row is not None and row[0] == latest and all(v is None or v <= latest for v in row[1:]):
+        return latest
     try:
         version = schema_version(con, component)
         recorded = _recorded(con, component)

@@ -6,7 +6,9 @@ hooks' journal once a full hook wrote hooks.json, as the warm-up run's do):
 the command ``aircher-mem hooks install`` writes (``<python> -I -S
 .../aircher_mem/hook.py EVENT``) and the console script's ``aircher-mem hook
 EVENT``; also ``aircher-mem --version``, the interpreter alone (``python -c
-pass``, ``python -I -S -c pass``), and a CLI command the server answers
+pass``, ``python -I -S -c pass``), the import of the service alone (``import
+aircher_mem.memory``, what a hook without a server pays before it opens the store),
+and a CLI command the server answers
 (``aircher-mem recall``) against the full CLI's path for it. With ``--baseline VENV`` the console script of
 another environment (an older build of the package) runs the same hooks against
 copies of the projects its own package made, with its own server, as a baseline in
@@ -169,6 +171,8 @@ def main(runs: int, baseline: Path | None) -> None:
                     ("python -c pass", [sys.executable, "-c", "pass"], None, alone, None),
                     ("python -I -S -c pass", [sys.executable, "-I", "-S", "-c", "pass"], None, alone, None),
                     ("aircher-mem --version", [SCRIPT, "--version"], None, alone, f"aircher-mem {am.__version__}"),
+                    # what the full path pays before it opens the store
+                    ("import the service", [sys.executable, "-c", "import aircher_mem.memory"], None, alone, None),
                 ]
                 commands = [
                     ("hook.py", [sys.executable, "-I", "-S", HOOK_FILE]),
@@ -183,6 +187,8 @@ def main(runs: int, baseline: Path | None) -> None:
                 ]
             else:
                 commands = [(f"{prefix}aircher-mem hook", [script, "hook"])]
+                importing = [python, "-c", "import aircher_mem.memory"]
+                cases.append((f"{prefix}import the service", importing, None, alone, None))
             for where, label in ((served, "server"), (alone, "no server")):
                 for name, payload in events(where).items():
                     expect = "Never push to main" if name == "UserPromptSubmit" else ""

@@ -214,13 +214,18 @@ AFTER = (
 )
 
 
+def box_changed(root: Path) -> None:
+    """A git work tree whose pkg/box.py went from BEFORE (committed) to AFTER."""
+    (root / "pkg").mkdir()
+    (root / "pkg" / "box.py").write_text(BEFORE)
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "box")
+    (root / "pkg" / "box.py").write_text(AFTER)
+
+
 def test_extract_facts_keeps_the_confident_and_holds_the_rest_for_review(tmp_path: Path) -> None:
-    (tmp_path / "pkg").mkdir()
-    (tmp_path / "pkg" / "box.py").write_text(BEFORE)
-    git(tmp_path, "init", "-q")
-    git(tmp_path, "add", "-A")
-    git(tmp_path, "commit", "-qm", "box")
-    (tmp_path / "pkg" / "box.py").write_text(AFTER)
+    box_changed(tmp_path)
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_box.py").write_text("def test_close():\n    pass\n")
     with Memory.open(tmp_path) as mem:
@@ -253,12 +258,7 @@ def test_extract_facts_keeps_the_confident_and_holds_the_rest_for_review(tmp_pat
 
 
 def test_extract_facts_of_one_file(tmp_path: Path) -> None:
-    (tmp_path / "pkg").mkdir()
-    (tmp_path / "pkg" / "box.py").write_text(BEFORE)
-    git(tmp_path, "init", "-q")
-    git(tmp_path, "add", "-A")
-    git(tmp_path, "commit", "-qm", "box")
-    (tmp_path / "pkg" / "box.py").write_text(AFTER)
+    box_changed(tmp_path)
     (tmp_path / "pkg" / "crate.py").write_text("def pack(x):\n    return [x]\n")
     with Memory.open(tmp_path) as mem:
         found = mem.extract_facts(path="pkg/box.py", auto_approve=True)

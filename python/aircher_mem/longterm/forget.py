@@ -102,7 +102,7 @@ def _delete(lt: StoreCore, ids: set[int], turn_ids: set[int], touched: set[int],
     scrubbed = scrubbed_actions(lt, ids)
     # the rows are held in memory too: a statement that would find none of them is left out
     # (each scans its table)
-    episodes_, edges, contradicted, parents, superseding = _referring(lt, ids)
+    episodes_, edges, contradicted, linked = _referring(lt, ids)
     with lt._transaction("forgetting") as con:
         con.execute("DELETE FROM memories WHERE id IN (SELECT unnest(?::BIGINT[]))", [id_list])
         if episodes_:
@@ -141,11 +141,10 @@ def _delete(lt: StoreCore, ids: set[int], turn_ids: set[int], touched: set[int],
         )
         con.execute("DELETE FROM memory_vectors WHERE item_key IN (SELECT unnest(?::VARCHAR[]))", [keys + turn_keys])
         con.execute("DELETE FROM turns WHERE id IN (SELECT unnest(?::BIGINT[]))", [turn_list])
-        if parents:
+        if linked:
             con.execute(
                 "UPDATE memories SET parent_id = NULL WHERE parent_id IN (SELECT unnest(?::BIGINT[]))", [id_list]
             )
-        if superseding:
             con.execute(
                 "UPDATE memories SET superseded_by = NULL WHERE superseded_by IN (SELECT unnest(?::BIGINT[]))",
                 [id_list],
@@ -162,17 +161,16 @@ def _delete(lt: StoreCore, ids: set[int], turn_ids: set[int], touched: set[int],
     rewrite(lt)
 
 
-def _referring(lt: StoreCore, ids: set[int]) -> tuple[bool, bool, bool, bool, bool]:
+def _referring(lt: StoreCore, ids: set[int]) -> tuple[bool, bool, bool, bool]:
     """Whether any row refers to the memories ``ids``, by table: an episode row of
     theirs, an edge from or to them, a contradiction of theirs, a memory whose
-    parent or successor they are (the rows as held in memory, written)."""
+    parent or successor one of them is (the rows as held in memory, written)."""
     return (
         any(i in lt._episodes for i in ids),
         any(i in lt._edges for i in ids)
         or any(other in ids for edges in lt._edges.values() for _relation, other in edges),
         any(c.memory_a in ids or c.memory_b in ids for c in lt._contradictions.values()),
-        any(m.parent_id in ids for m in lt._memories.values()),
-        any(m.superseded_by in ids for m in lt._memories.values()),
+        any(m.parent_id in ids or m.superseded_by in ids for m in lt._memories.values()),
     )
 
 

@@ -25,7 +25,7 @@ Fields, each over all projects (micro-averaged):
 - ``framework``: the set of frameworks, compared in lower case;
 - ``test command``: ``commands["test"]`` against the labelled commands. Two commands
   match when, with option words (``-x``, ``--flag=v``) and a leading ``python -m``
-  dropped, the words of one start with the words of the other (``ctest`` matches
+  (or ``python -Im``) dropped, the words of one start with the words of the other (``ctest`` matches
   ``ctest --test-dir build``, ``pytest`` matches ``python -m pytest``; ``mvn test``
   does not match ``mvn clean test``). A detected command that matches none is a false
   positive and, when the project has one, also a false negative.
@@ -90,7 +90,8 @@ class Tally:
 
 def command_words(command: str) -> list[str]:
     words = command.split()
-    if len(words) > 2 and re.fullmatch(r"python[\d.]*", words[0]) and words[1] == "-m":
+    # `python -m X` and `python -Im X` (flags before -m run together) are X
+    if len(words) > 2 and re.fullmatch(r"python[\d.]*", words[0]) and re.fullmatch(r"-[A-Za-z]*m", words[1]):
         words = words[2:]
     return [w for w in words if not w.startswith("-")]
 

@@ -16,6 +16,8 @@ bench = bench_script("coldstart")
     ("a", "b", "same"),
     [
         ("pytest", "python -m pytest", True),
+        ("tox", "python -Im tox run", True),
+        ("tox", "python -I tox", False),
         ("ctest", "ctest --test-dir build", True),
         ("go test ./...", "go test", True),
         ("mvn test", "mvn clean test", False),

@@ -186,6 +186,7 @@ class Findings:
     defaults: dict[str, tuple[str, str, str]] = dataclasses.field(default_factory=dict)  # kind -> (cmd, file, why)
     flags: set[str] = dataclasses.field(default_factory=set)
     test_script: tuple[str, str] | None = None  # (command, file) of a script named for running tests
+    ci: dict[str, tuple[str, str, str]] = dataclasses.field(default_factory=dict)  # kind -> (cmd, file, why)
     frameworks_found: dict[str, tuple[str, str]] = dataclasses.field(default_factory=dict)
 
     def runner(self, name: str, file: str, why: str) -> None:

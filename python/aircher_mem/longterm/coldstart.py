@@ -7,8 +7,9 @@ the code graph parses (and a few more), and reads what they declare: the project
 types (a type per folder, a folder's type covering those below it), the frameworks
 among the runtime dependencies, the test runners among all dependencies and
 configuration sections, and the commands that test, build and lint it (scripts of
-the build file first, then Makefile targets, then what the runner or the build tool
-implies). What the build files mean is in ``aircher_mem/data/coldstart.toml``.
+the build file first, then Makefile targets, then the commands the CI files at the
+root run, :mod:`.ci`, then what the runner or the build tool implies). What the build
+files mean is in ``aircher_mem/data/coldstart.toml``.
 
 :func:`template_facts` turns a profile into facts from the templates in
 ``aircher_mem/data/templates/<type>.toml``; a template's fact is only made when the
@@ -36,6 +37,7 @@ from typing import Any
 
 from ..errors import InvalidInputError
 from . import buildfiles as bf
+from . import ci
 from .buildfiles import MAX_FILE_BYTES, Findings, strings, table, tables
 
 __all__ = [
@@ -239,8 +241,9 @@ def _frameworks(acc: Findings) -> None:
 
 def _commands(acc: Findings, makes: dict[str, tuple[str, set[str]]]) -> dict[str, tuple[str, str, str]]:
     """kind -> (command, file, why): the build file's scripts, then Makefile targets,
-    then a script named for running tests, then the first runner with a command, then
-    what the build tool implies."""
+    then a script named for running tests, then the first command of the kind a CI
+    step runs in the folder, then the first runner with a command, then what the build
+    tool implies."""
     known = tables()["commands"]
     found: dict[str, tuple[str, str, str]] = dict(acc.scripts)
     make = makes.get(acc.directory)
@@ -251,6 +254,8 @@ def _commands(acc: Findings, makes: dict[str, tuple[str, set[str]]]) -> dict[str
                 found[kind] = (f"make {target}" if target != "all" else "make", make[0], f"target {target}")
     if "test" not in found and acc.test_script:
         found["test"] = (acc.test_script[0], acc.test_script[1], "test script")
+    for kind, step in acc.ci.items():
+        found.setdefault(kind, step)
     order = list(table(tables(), "runners", acc.ecosystem).values()) + list(known["runners"])
     ranked = sorted(acc.runners, key=lambda r: order.index(r) if r in order else len(order))
     for runner in ranked:
@@ -356,6 +361,7 @@ def detect(root: str | os.PathLike[str]) -> ProjectProfile:
                         acc.runner("pytest", f"{folder}/{name}" if folder else name, name)
     accs = _languages(accs, scan)
     _bash(accs, scan)
+    _ci_steps(accs, base)
     return _profile(accs, scan, makes)
 
 
@@ -446,6 +452,18 @@ def _bash(accs: dict[tuple[str, str], Findings], scan: _Scan) -> None:
         )
         if first:
             accs[("", "bash")] = Findings("bash", "Bash", first, "", "bash", True, len(tables()["types"]))
+
+
+def _ci_steps(accs: dict[tuple[str, str], Findings], root: Path) -> None:
+    """Each CI command to the type of the folder it runs in whose ecosystem its tool
+    belongs to (any for ``make``, ``pre-commit``): the first of each kind per type."""
+    for step in ci.commands(root):
+        owners = [
+            acc for acc in accs.values() if acc.directory == step.directory and step.ecosystem in (None, acc.ecosystem)
+        ]
+        if owners:
+            owner = min(owners, key=lambda acc: (acc.weak, acc.rank))
+            owner.ci.setdefault(step.kind, (step.command, step.file, "CI step"))
 
 
 def _profile(

@@ -73,6 +73,7 @@ LAYERS = {
     "aircher_mem.longterm.decisions": 1,
     "aircher_mem.longterm.coldstart": 1,
     "aircher_mem.longterm.buildfiles": 1,
+    "aircher_mem.longterm.ci": 1,
     "aircher_mem.longterm.changes": 1,
     "aircher_mem.longterm.knowledge": 1,
     "aircher_mem.longterm.discovery": 1,

@@ -321,3 +321,98 @@ def test_extract_facts_outside_a_git_work_tree_or_without_a_rev_is_a_typed_error
     git(tmp_path, "init", "-q")
     with Memory.open(tmp_path) as mem, pytest.raises(InvalidInputError, match="revision"):
         mem.extract_facts("range", rev="HEAD")
+
+
+# -- an index refresh: the graph's definitions against the text now, no git --------------
+
+
+def refresh_tree(root: Path) -> None:
+    """An indexed tree (no git) of pkg/box.py as BEFORE, a helper in pkg/a.py and pkg/gone.py."""
+    (root / "pkg").mkdir()
+    (root / "pkg" / "box.py").write_text(BEFORE)
+    (root / "pkg" / "a.py").write_text("def helper(x):\n    return x\n\n\ndef stay():\n    return 1\n")
+    (root / "pkg" / "gone.py").write_text("def old():\n    return 0\n")
+    with Memory.open(root) as mem:
+        mem.index()
+
+
+def change_outside_the_agent(root: Path) -> None:
+    (root / "pkg" / "box.py").write_text(AFTER)
+    (root / "pkg" / "a.py").write_text("def stay():\n    return 1\n")
+    (root / "pkg" / "b.py").write_text("def helper(x):\n    return x\n")
+    (root / "pkg" / "gone.py").unlink()
+
+
+def kept_facts(mem: Memory) -> list[tuple[str, str, str]]:
+    listed = mem.memories(status="pending").memories + mem.memories(status="active").memories
+    return sorted((m.status, m.source, m.content) for m in listed)
+
+
+def test_an_index_refresh_makes_facts_of_the_files_changed_without_git(tmp_path: Path) -> None:
+    refresh_tree(tmp_path)
+    # refresh_seconds = 0: each graph verb looks for changed files
+    config = "[knowledge]\nfacts_on_index = true\n[server]\nrefresh_seconds = 0\n"
+    (tmp_path / ".aircher" / "config.toml").write_text(config)
+    change_outside_the_agent(tmp_path)
+    with Memory.open(tmp_path) as mem:
+        report = mem.index()
+        assert (report.added, report.updated, report.removed) == (
+            ["pkg/b.py"],
+            ["pkg/a.py", "pkg/box.py"],
+            ["pkg/gone.py"],
+        )
+        assert kept_facts(mem) == [
+            (
+                "active",
+                "ast_analysis",
+                "Changed the signature of method Box.open in pkg/box.py: added quietly: bool = False",
+            ),
+            ("active", "ast_analysis", "Implemented method Box.close in pkg/box.py"),
+            ("active", "ast_analysis", "Moved function helper from pkg/a.py to pkg/b.py"),
+            ("active", "file_change", "Removed pkg/gone.py"),
+            ("pending", "file_change", "Added pkg/b.py"),
+        ]
+        # A graph verb's look for changed files refreshes too, and learns the same way.
+        (tmp_path / "pkg" / "a.py").write_text("def stay():\n    return 1\n\n\ndef again(y):\n    return y\n")
+        mem.search_code("again")
+        assert ("active", "ast_analysis", "Implemented function again in pkg/a.py") in kept_facts(mem)
+
+
+def test_an_index_refresh_makes_no_facts_unless_asked(tmp_path: Path) -> None:
+    refresh_tree(tmp_path)
+    change_outside_the_agent(tmp_path)
+    with Memory.open(tmp_path) as mem:
+        assert mem.index().updated == ["pkg/a.py", "pkg/box.py"]
+        assert kept_facts(mem) == []
+
+
+def test_extract_refresh_compares_the_definitions_held_with_the_text_now(tmp_path: Path) -> None:
+    from aircher_mem._core import outline
+    from aircher_mem.longterm import changes
+
+    (tmp_path / "pkg").mkdir()
+    two_lines = "def build(\n    size: int,\n) -> None:\n    pass\n"
+    held = {
+        "pkg/box.py": outline("pkg/box.py", BEFORE.encode()),
+        "pkg/long.py": outline("pkg/long.py", two_lines.encode()),
+    }
+    (tmp_path / "pkg" / "box.py").write_text(AFTER)
+    # a parameter added on a signature's second line: only its first line is compared
+    (tmp_path / "pkg" / "long.py").write_text("def build(\n    size: int, depth: int = 1,\n) -> None:\n    pass\n")
+    (tmp_path / "pkg" / "other.py").write_text("def f():\n    pass\n")
+    (tmp_path / "pkg" / "blob.py").write_bytes(b"\x00\x01def f(): pass\n")
+    found = changes.extract_refresh(
+        tmp_path, {**held, "pkg/blob.py": []}, updated=["pkg/box.py", "pkg/long.py", "pkg/other.py", "pkg/blob.py"]
+    )
+    assert [(c.kind, c.content, c.code_ref) for c in found] == [
+        (
+            "signature",
+            "Changed the signature of method Box.open in pkg/box.py: added quietly: bool = False",
+            "pkg/box.py#L5-6",
+        ),
+        ("new_symbol", "Implemented method Box.close in pkg/box.py", "pkg/box.py#L8-9"),
+    ]
+    assert changes.extract_refresh(tmp_path, held, updated=["pkg/box.py"], limit=0) == []
+    # a build file or README changed: nothing to compare without its text before
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\ndependencies = ["httpx"]\n')
+    assert changes.extract_refresh(tmp_path, {"pyproject.toml": []}, updated=["pyproject.toml"]) == []

@@ -696,6 +696,13 @@ class KnowledgePolicy(_Section):
     #: extract_facts keeps at most this many candidates of one call (the rest are
     #: counted, not kept).
     max_candidates: int = _bound(200, 1, 100_000)
+    #: Every index refresh (``index``, and the look for changed files a graph verb
+    #: makes) turns the files it finds added, changed or removed since the last index
+    #: into candidate facts: their text now against the definitions the graph held of
+    #: them (no git needed; at most ``max_candidates`` files). Off by default: the hooks
+    #: already take facts from the agent's own edits; on, a change made outside the
+    #: agent in a tree without git history is learned too.
+    facts_on_index: bool = False
     #: discover_project: how many suggested domains, and how many files a task
     #: hint's code search may bring facts from.
     domains: int = _bound(8, 1, 100)

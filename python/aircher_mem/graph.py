@@ -26,9 +26,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Literal
 
-from ._core import KnowledgeGraph, read_project_file, relative_path
+from ._core import Definition, KnowledgeGraph, read_project_file, relative_path
 from .config import Policy
-from .errors import InvalidInputError, NotIndexedError, SchemaVersionError, StoreCorruptError, StoreError
+from .errors import AircherError, InvalidInputError, NotIndexedError, SchemaVersionError, StoreCorruptError, StoreError
 from .results import IndexProgress, IndexReport
 
 __all__ = ["GraphIndex", "IndexTracker", "Phase", "read_source", "tracked_files", "write_atomic"]
@@ -45,6 +45,15 @@ ReadIndex = Literal["when_needed", "with_graph"]
 Fingerprint = tuple[int, int, str]
 
 log = logging.getLogger("aircher_mem.graph")
+
+
+def _keep_definitions(graph: KnowledgeGraph, rel: str, into: dict[str, list[Definition]]) -> None:
+    """The definitions ``graph`` holds of the file ``rel`` into ``into`` (none for a
+    file it does not hold: one skipped when last indexed)."""
+    try:
+        into[rel] = graph.get_file_contents(rel)
+    except AircherError:
+        pass
 
 
 def tracked_files(root: Path) -> tuple[list[str], dict[str, int]]:
@@ -433,6 +442,7 @@ class GraphIndex:
         hold: bool = True,
         read_index: ReadIndex = "when_needed",
         publish: Callable[[KnowledgeGraph, int], object] | None = None,
+        before: dict[str, list[Definition]] | None = None,
     ) -> IndexReport:
         """Builds the graph, or updates it with only the files added, changed
         (modification time or size moved *and* content hash differs) or removed since
@@ -448,7 +458,10 @@ class GraphIndex:
         the graph of the first ``[graph] first_batch_share`` of the files (at most
         ``first_batch_files``; in path order; phase "first files"), handed to
         ``publish(graph, total)`` to answer questions from while the whole graph
-        is built."""
+        is built. ``before``, on an update, is given the definitions the graph
+        held of each file it reads again or removes, by path (their text before
+        is gone: :func:`aircher_mem.longterm.changes.extract_refresh` compares
+        them with the text now)."""
         start = time.perf_counter()
         phase = _once(phase)
         if phase is not None:
@@ -502,10 +515,14 @@ class GraphIndex:
             if phase is not None:
                 phase("parsing")
             for done, rel in enumerate(changed, 1):
+                if before is not None and rel in old:
+                    _keep_definitions(graph, rel, before)
                 graph.update_file(rel)
                 if progress is not None:
                     progress(done, len(changed))
             for rel in sorted(old.keys() - fingerprints.keys()):
+                if before is not None:
+                    _keep_definitions(graph, rel, before)
                 graph.remove_file(rel)
             counted, skipped, warnings = graph.file_count, graph.skipped, graph.warnings
             parsed = _parsed(skipped, changed)

@@ -635,8 +635,11 @@ class Memory:
     ) -> IndexReport:
         tracker = self._tracker
         tracker.begin(progress)
+        before = self._definitions_before()
         try:
-            report = self._index.index(full=full, progress=tracker, phase=tracker.phase, hold=hold, publish=publish)
+            report = self._index.index(
+                full=full, progress=tracker, phase=tracker.phase, hold=hold, publish=publish, before=before
+            )
             self._checked, self._stale = time.monotonic(), False
             if publish is not None:  # the whole graph is the index's now: the waiting verbs go on
                 self._partial = None
@@ -644,7 +647,7 @@ class Memory:
                 if building is not None:
                     building.set()
             with self._lock:
-                self._index_changed(report, open_store=True)
+                self._index_changed(report, before, open_store=True)
                 dense, why = self._dense()
                 if dense is None:
                     return dataclasses.replace(report, dense=why)
@@ -670,13 +673,38 @@ class Memory:
         self._check_open()
         return self._tracker.snapshot()
 
-    def _index_changed(self, report: IndexReport, *, open_store: bool = False) -> None:
+    def _definitions_before(self) -> dict[str, list[_core.Definition]] | None:
+        """Where an index refresh keeps the definitions the graph held of the files it
+        reads again or removes, when ``[knowledge] facts_on_index`` asks for facts
+        from them (else None)."""
+        return {} if self.policy.knowledge.facts_on_index else None
+
+    def _index_changed(
+        self, report: IndexReport, before: dict[str, list[_core.Definition]] | None, *, open_store: bool = False
+    ) -> None:
         """The files an index found updated or removed, and added unless it was a
         full build (without an earlier index to compare with, every file is
         "added": none is known to have changed), refresh the TTLs
-        (:meth:`_files_changed`)."""
+        (:meth:`_files_changed`); with ``before`` (see :meth:`_definitions_before`)
+        they become candidate facts (:func:`aircher_mem.longterm.changes.extract_refresh`)."""
         added = [] if report.full else report.added
         self._files_changed([*added, *report.updated, *report.removed], open_store=open_store)
+        if before is None or report.full or not (report.added or report.updated or report.removed):
+            return
+        from .longterm import changes
+
+        limit = self.policy.knowledge.max_candidates
+        found = changes.extract_refresh(
+            self.root, before, added=report.added, updated=report.updated, removed=report.removed, limit=limit
+        )
+        longterm = self._longterm_for_files(open_store=True, create=True) if found else None
+        if longterm is not None:
+            try:
+                kept = longterm.keep_facts(found[:limit])
+            except AircherError as exc:
+                log.warning("the facts of the files changed in %s were not kept: %s", self.root, exc)
+            else:
+                log.info("index refresh of %s: %d candidate facts kept", self.root, len(kept))
 
     def _dense(self) -> tuple[DenseIndex | None, str]:
         """The dense channel (loaded once), or None and why not."""
@@ -707,7 +735,8 @@ class Memory:
             due = self._checked is None or time.monotonic() - self._checked >= self.policy.server.refresh_seconds
             if self._stale or due:
                 try:
-                    self._index_changed(self._index.index(read_index=read_index))
+                    before = self._definitions_before()
+                    self._index_changed(self._index.index(read_index=read_index, before=before), before)
                 except (AircherError, OSError) as exc:  # answer from the graph as it is
                     log.warning("could not refresh the code graph of %s: %s", self.root, exc)
                 self._checked, self._stale = time.monotonic(), False
@@ -1750,21 +1779,30 @@ class Memory:
         if not paths:
             return []
         try:
-            longterm = self._longterm
-            if longterm is None:
-                if not open_store or not self.db_path.exists():
-                    return []
-                asking, self.take_offered_store = self.take_offered_store, False
-                try:
-                    longterm = self.longterm
-                finally:
-                    self.take_offered_store = asking
-            if not ttl.has_triggers(longterm):
+            longterm = self._longterm_for_files(open_store=open_store)
+            if longterm is None or not ttl.has_triggers(longterm):
                 return []
             return longterm.refresh_ttl(paths)
         except AircherError as exc:
             log.warning("the TTLs of %s were not refreshed: %s", self.root, exc)
             return []
+
+    def _longterm_for_files(self, *, open_store: bool, create: bool = False) -> LongTermMemory | None:
+        """Long-term memory for what changed files tell it: the open one, else (with
+        ``open_store``, when its file exists or ``create`` says to make it) opened
+        now, never by asking a server that holds it (None then, and when it cannot be
+        opened: logged)."""
+        longterm = self._longterm
+        if longterm is not None or not open_store or not (create or self.db_path.exists()):
+            return longterm
+        asking, self.take_offered_store = self.take_offered_store, False
+        try:
+            return self.longterm
+        except AircherError as exc:
+            log.warning("long-term memory of %s was not opened for the files changed: %s", self.root, exc)
+            return None
+        finally:
+            self.take_offered_store = asking
 
     @verb(http="GET")
     @_verb

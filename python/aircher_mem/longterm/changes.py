@@ -61,6 +61,7 @@ else:  # pragma: no cover - Python 3.10
 __all__ = [
     "MAX_FILE_BYTES",
     "extract_edit",
+    "extract_refresh",
     "MAX_FILES",
     "MAX_PER_FILE",
     "MAX_PER_CHANGE",
@@ -887,10 +888,19 @@ def _ref(path: str, d: _core.Definition) -> str:
 
 
 def _source_candidates(
-    path: str, old_text: str | None, new_text: str | None, new_file: bool, commit: str | None
+    path: str,
+    old_text: str | None,
+    new_text: str | None,
+    new_file: bool,
+    commit: str | None,
+    old_definitions: Sequence[_core.Definition] | None = None,
 ) -> list[CandidateFact]:
-    old_defs, new_defs = _outline(path, old_text), _outline(path, new_text)
-    old_lines, new_lines = (old_text or "").splitlines(), (new_text or "").splitlines()
+    known = old_definitions is not None
+    old_defs = list(old_definitions) if old_definitions is not None else _outline(path, old_text)
+    new_defs = _outline(path, new_text)
+    # Without the old text a header is its first line on both sides (see candidates_for_change).
+    old_lines = (old_text or "").splitlines()
+    new_lines = [] if known else (new_text or "").splitlines()
     old, new = _symbols(old_defs), _symbols(new_defs)
     domain = _domain(path)
     found: list[CandidateFact] = []
@@ -920,7 +930,7 @@ def _source_candidates(
         fact(f"Removed tests {_names(gone)} from {path}", TESTS, "removed_symbol", None)
     if _is_test(path):
         return found
-    renamed = _renames(old, new, old_lines, new_lines)
+    renamed = {} if known else _renames(old, new, old_lines, new_lines)
     for was_key, key in renamed.items():
         d = new[key][0]
         fact(f"Renamed {_what(*was_key)} to {key[2]} in {path}", _weight(path, d), "renamed_symbol", d)
@@ -1325,13 +1335,21 @@ def candidates_for_change(
     old_path: str | None = None,
     origin: Literal["git_diff", "file_change"] = "file_change",
     commit: str | None = None,
+    old_definitions: Sequence[_core.Definition] | None = None,
 ) -> list[CandidateFact]:
     """The candidate facts one file's change gives: ``old_text`` None for a new file,
     ``new_text`` None for a removed one, ``old_path`` for a renamed one. Lines changed
     are counted from the texts unless given (git's ``--numstat``). File-level
     candidates carry ``origin`` as their source; those the parser found
     ``ast_analysis``. At most ``MAX_PER_FILE``, the most confident first. Pure: reads
-    nothing but its arguments."""
+    nothing but its arguments.
+
+    ``old_definitions`` stand for a text before that is not known (an index refresh
+    of a file changed outside the agent: the graph's definitions of it,
+    ``KnowledgeGraph.get_file_contents``, which are what ``_core.outline`` of that
+    text gave): they are compared with the new text's, each header its first line on
+    both sides; what needs the old text is not said (renames, a refactor's line
+    counts, a build file's or README's changes)."""
     domain = _domain(path)
     found: list[CandidateFact] = []
 
@@ -1340,9 +1358,10 @@ def candidates_for_change(
 
     if _generated(path):
         return found
-    if old_text is None and new_text is None and old_path is None:
+    known = old_definitions is not None
+    if old_text is None and new_text is None and old_path is None and not known:
         return found
-    new_file = old_text is None and old_path is None
+    new_file = old_text is None and old_path is None and not known
     if new_file:
         said = purpose(new_text) if new_text is not None else None
         if said:
@@ -1354,6 +1373,8 @@ def candidates_for_change(
         return found
     elif old_path is not None and old_path != path:
         file_fact(f"Renamed {old_path} to {path}", FROM_GIT, "moved_file")
+    if known and (_is_config(path) or is_readme(path)):
+        return found
     if _is_config(path):
         found.extend(_config_candidates(path, old_text, new_text, origin, commit))
         return _capped(found, MAX_PER_FILE)
@@ -1366,7 +1387,7 @@ def candidates_for_change(
                 )
             )
         return _capped(found, MAX_PER_FILE)
-    symbols = _source_candidates(path, old_text, new_text, new_file, commit)
+    symbols = _source_candidates(path, old_text, new_text, new_file, commit, old_definitions)
     found.extend(symbols)
     if not new_file and old_text is not None and new_text is not None:
         if lines_added is None or lines_removed is None:
@@ -1467,3 +1488,39 @@ def extract_edit(root: str | os.PathLike[str], path: str | os.PathLike[str], bef
     if before is None and after is None:
         return []
     return candidates_for_change(relative, before, after, origin="file_change")
+
+
+def extract_refresh(
+    root: str | os.PathLike[str],
+    before: Mapping[str, Sequence[_core.Definition]],
+    *,
+    added: Sequence[str] = (),
+    updated: Sequence[str] = (),
+    removed: Sequence[str] = (),
+    limit: int = MAX_FILES,
+) -> list[CandidateFact]:
+    """The candidate facts of an index refresh: the files it found ``added``,
+    ``updated`` (each with the definitions the graph held of it in ``before``; one
+    missing there is not compared) and ``removed`` since the last index (root-relative
+    paths), their text now read from disk against those definitions, as
+    :func:`candidates_for_change` compares them (``origin`` ``file_change``); at most
+    ``limit`` files, in that order, read. No git is needed: this is how a change made
+    outside the agent, in a tree no history describes, becomes facts."""
+    base = os.fspath(root)
+    found: list[CandidateFact] = []
+    files = [(p, "added") for p in added] + [(p, "updated") for p in updated if p in before]
+    files += [(p, "removed") for p in removed]
+    for rel, status in files[: max(0, limit)]:
+        after = None if status == "removed" else _text(_read_work_file(base, rel))
+        if status != "removed" and after is None:
+            continue  # binary, too large or gone since
+        found.extend(
+            candidates_for_change(
+                rel,
+                None,
+                after,
+                origin="file_change",
+                old_definitions=None if status == "added" else before.get(rel, ()),
+            )
+        )
+    return _capped(_moves(found), MAX_PER_CHANGE)

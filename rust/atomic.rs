@@ -9,16 +9,6 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 
-/// Writes `parts`, one after the other, to `path` as described above; missing
-/// folders are created.
-pub fn write_atomic(path: &Path, parts: &[&[u8]]) -> Result<()> {
-    let mut file = AtomicFile::create(path)?;
-    for part in parts {
-        file.write_all(part)?;
-    }
-    file.commit()
-}
-
 /// A file written as described above, a part at a time: its bytes go to the
 /// temporary file until `commit` syncs it and renames it over the target. Dropped
 /// without a commit (an error on the way), the temporary file is removed and the
@@ -183,7 +173,10 @@ mod tests {
         for name in ["graph.bin.tmp123", "graph.bin.tmp9"].iter().chain(&keep) {
             std::fs::write(dir.path().join(name), "x").unwrap();
         }
-        write_atomic(&path, &[b"pay", b"load"]).unwrap();
+        let mut file = AtomicFile::create(&path).unwrap();
+        file.write_all(b"pay").unwrap();
+        file.write_all(b"load").unwrap();
+        file.commit().unwrap();
         let mode = std::fs::metadata(&path).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
         let mut left: Vec<String> = std::fs::read_dir(dir.path())

@@ -89,3 +89,39 @@ def test_a_non_finite_float64_row_is_refused_and_rows_before_it_kept(tmp_path: P
         index.upsert(["big"], np.array([[1e300, 0.0, 0.0]]))
     index.save(tmp_path / "v.bin")
     assert VectorIndex.load(tmp_path / "v.bin").keys() == ["a"]
+
+
+def test_a_loaded_index_is_searched_in_its_file_and_damage_is_a_typed_error(tmp_path: Path) -> None:
+    """A load maps the file and reads only the keys: a block damaged past them is a
+    StoreCorruptError when a search (or the first change) reads it, and the index
+    is left as it was; an index of the earlier format is a SchemaVersionError (the
+    dense channel embeds again)."""
+    from aircher_mem.errors import SchemaVersionError, StoreCorruptError
+
+    rng = np.random.default_rng(7)
+    rows = rng.normal(size=(3000, 32)).astype(np.float32)
+    keys = [f"k{i}" for i in range(3000)]
+    index = VectorIndex(32)
+    index.upsert(keys, rows)
+    path = tmp_path / "v.bin"
+    index.save(path)
+    query = rng.normal(size=32).astype(np.float32)
+    loaded = VectorIndex.load(path)
+    assert loaded.search(query, 5) == index.search(query, 5)
+    assert loaded.remove(["k1", "nope"]) == 1 and len(loaded) == 2999
+
+    data = bytearray(path.read_bytes())
+    sums = (len(data) - 36 + 65536 + 8 - 1) // (65536 + 8) * 8  # the block sums after the payload
+    data[len(data) - sums - 100] ^= 0x40  # the last row's values
+    path.write_bytes(bytes(data))
+    damaged = VectorIndex.load(path)
+    with pytest.raises(StoreCorruptError, match="rebuild it"):
+        damaged.search(query, 5)
+    with pytest.raises(StoreCorruptError):
+        damaged.upsert(["new"], rows[:1])
+    assert len(damaged) == 3000 and "new" not in damaged.keys()
+
+    data[8:12] = (1).to_bytes(4, "little")
+    path.write_bytes(bytes(data))
+    with pytest.raises(SchemaVersionError):
+        VectorIndex.load(path)

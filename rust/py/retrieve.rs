@@ -131,10 +131,13 @@ impl PyVectorIndex {
         Ok(())
     }
 
-    /// Removes the keys; returns how many there were.
-    fn remove(&mut self, keys: Checked<Vec<Text>>) -> usize {
+    /// Removes the keys; returns how many there were. StoreCorruptError when the
+    /// file a loaded index reads is damaged (the index is copied into memory at its
+    /// first change).
+    fn remove(&mut self, py: Python<'_>, keys: Checked<Vec<Text>>) -> PyResult<usize> {
         let keys: Vec<&str> = keys.0.iter().map(|k| k.0.as_str()).collect();
-        self.index.remove_keys(&keys)
+        let index = &mut self.index;
+        Ok(detached(py, || index.remove_keys(&keys))?)
     }
 
     /// The `limit` keys most similar to `query` (cosine), best first.

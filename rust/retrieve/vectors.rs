@@ -9,18 +9,26 @@
 //! quantization error, which bounds how far its screened score can be from its
 //! exact one, and every row whose bound reaches the k-th exact score among the
 //! candidates is reranked too (see [`VectorIndex::search`]).
+//!
+//! Saved, the rows are kept in the layout `search` reads them in (the quanta, the
+//! codes, the `f32` rows, each a contiguous little-endian section; see
+//! [`VectorIndex::save`]), so a load maps the file and searches it in place: it
+//! decodes only the keys, and each 64 KiB block of the file is checked against its
+//! checksum when a search first reads it (`retrieve::persist::Paged`). The first
+//! change after a load copies the rows into memory.
 
+use std::ops::Range;
 use std::path::Path;
 
 use foldhash::HashMap;
 use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
 
-use super::persist;
+use super::persist::{self, Opened, Paged, Writer};
 use crate::error::{invalid, Result};
 
-/// The version of the file [`VectorIndex::save`] writes.
-pub const FORMAT_VERSION: u32 = 1;
+/// The version of the file [`VectorIndex::save`] writes (2: the rows in their
+/// searched layout, paged checksums; 1 held the `f32` rows only).
+pub const FORMAT_VERSION: u32 = 2;
 const MAGIC: &[u8; 8] = b"AIRVECTS";
 const WHAT: &str = "vector index";
 /// The largest dimension accepted.
@@ -48,7 +56,7 @@ const BOUND_SLACK: f32 = 1e-5;
 const SLACK_PER_VALUE: f32 = 1.0 / (1u32 << 22) as f32;
 
 /// See the module documentation.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug)]
 pub struct VectorIndex {
     dim: usize,
     keys: Vec<String>,
@@ -60,13 +68,49 @@ pub struct VectorIndex {
     /// (`|x - code * scale|`), derived from `data`.
     quanta: Vec<Quantum>,
     position: HashMap<String, usize>,
+    /// A loaded index's rows, in the file (`data`, `codes` and `quanta` empty
+    /// meanwhile) until the first change copies them into memory (`own`).
+    mapped: Option<MappedRows>,
 }
 
 /// The scale of a row's codes and the L2 norm of its quantization error.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C)]
 struct Quantum {
     scale: f32,
     error: f32,
+}
+
+/// Where a loaded file's sections are, in bytes of its payload.
+#[derive(Debug)]
+struct MappedRows {
+    paged: Paged,
+    quanta: Range<usize>,
+    codes: Range<usize>,
+    data: Range<usize>,
+}
+
+/// The payload's first bytes: rows, dimension, bytes of the keys (u64 LE each).
+const PREAMBLE: usize = 24;
+
+/// `at` rounded up to a multiple of 8 (each section starts so: the payload starts at
+/// a multiple of 4 in the file, which is mapped at a page boundary, so `f32`
+/// sections are aligned).
+fn aligned(at: usize) -> usize {
+    at.div_ceil(8) * 8
+}
+
+/// The sections (quanta, codes, values) of a payload of `rows` rows of `dim`
+/// values whose keys take `keys` bytes; None if that does not fit in a `usize`.
+type Sections = (Range<usize>, Range<usize>, Range<usize>);
+
+fn layout(rows: usize, dim: usize, keys: usize) -> Option<Sections> {
+    let values = rows.checked_mul(dim)?;
+    let quanta = aligned(PREAMBLE.checked_add(keys)?);
+    let codes = quanta.checked_add(rows.checked_mul(8)?)?;
+    let data = aligned(codes.checked_add(values)?);
+    let end = data.checked_add(values.checked_mul(4)?)?;
+    Some((quanta..codes, codes..codes + values, data..end))
 }
 
 impl VectorIndex {
@@ -85,6 +129,7 @@ impl VectorIndex {
             codes: Vec::new(),
             quanta: Vec::new(),
             position: HashMap::default(),
+            mapped: None,
         })
     }
 
@@ -109,10 +154,71 @@ impl VectorIndex {
         &self.keys
     }
 
-    /// The stored (normalized) vector of `key`.
-    pub fn get(&self, key: &str) -> Option<&[f32]> {
-        let &row = self.position.get(key)?;
-        Some(self.row(row))
+    /// The stored (normalized) vector of `key`; a `Corrupt` error when it is read
+    /// from a damaged file.
+    pub fn get(&self, key: &str) -> Result<Option<&[f32]>> {
+        match self.position.get(key) {
+            Some(&row) => self.values(row..row + 1).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The values of `rows`.
+    fn values(&self, rows: Range<usize>) -> Result<&[f32]> {
+        let dim = self.dim;
+        match &self.mapped {
+            None => Ok(&self.data[rows.start * dim..rows.end * dim]),
+            Some(m) => {
+                m.cast(m.data.start + rows.start * dim * 4..m.data.start + rows.end * dim * 4)
+            }
+        }
+    }
+
+    /// The codes of `rows`.
+    fn codes_of(&self, rows: Range<usize>) -> Result<&[i8]> {
+        let dim = self.dim;
+        match &self.mapped {
+            None => Ok(&self.codes[rows.start * dim..rows.end * dim]),
+            Some(m) => m.cast(m.codes.start + rows.start * dim..m.codes.start + rows.end * dim),
+        }
+    }
+
+    /// The quanta of `rows`.
+    fn quanta_of(&self, rows: Range<usize>) -> Result<&[Quantum]> {
+        match &self.mapped {
+            None => Ok(&self.quanta[rows]),
+            Some(m) => m.cast(m.quanta.start + rows.start * 8..m.quanta.start + rows.end * 8),
+        }
+    }
+
+    /// A loaded index's rows copied into memory, for a change (nothing to do for
+    /// one in memory); a `Corrupt` error when the file's blocks do not check out.
+    fn own(&mut self) -> Result<()> {
+        let Some(m) = &self.mapped else {
+            return Ok(());
+        };
+        let floats = |bytes: &[u8]| -> Vec<f32> {
+            bytes
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes")))
+                .collect()
+        };
+        let data = floats(m.paged.get(m.data.clone())?);
+        let codes = m
+            .paged
+            .get(m.codes.clone())?
+            .iter()
+            .map(|&b| b as i8)
+            .collect();
+        let quanta = floats(m.paged.get(m.quanta.clone())?)
+            .chunks_exact(2)
+            .map(|pair| Quantum {
+                scale: pair[0],
+                error: pair[1],
+            })
+            .collect();
+        (self.data, self.codes, self.quanta, self.mapped) = (data, codes, quanta, None);
+        Ok(())
     }
 
     /// Stores `vector`, normalized, under `key` (replacing what it had). An
@@ -120,6 +226,7 @@ impl VectorIndex {
     /// not finite, or all zeros.
     pub fn upsert(&mut self, key: &str, vector: &[f32]) -> Result<()> {
         let normalized = self.normalized("vector", vector)?;
+        self.own()?;
         let dim = self.dim;
         let row = match self.position.get(key) {
             Some(&row) => row,
@@ -142,9 +249,13 @@ impl VectorIndex {
     }
 
     /// Removes `key`'s vector (the last row moves into its place); false if absent.
-    pub fn remove(&mut self, key: &str) -> bool {
+    pub fn remove(&mut self, key: &str) -> Result<bool> {
+        if !self.position.contains_key(key) {
+            return Ok(false);
+        }
+        self.own()?;
         let Some(row) = self.position.remove(key) else {
-            return false;
+            return Ok(false);
         };
         let last = self.keys.len() - 1;
         let dim = self.dim;
@@ -165,19 +276,27 @@ impl VectorIndex {
         self.data.truncate(last * dim);
         self.codes.truncate(last * dim);
         self.quanta.truncate(last);
-        true
+        Ok(true)
     }
 
     /// Removes the vectors of `keys` that are stored; returns how many.
-    pub fn remove_keys(&mut self, keys: &[&str]) -> usize {
-        keys.iter().filter(|key| self.remove(key)).count()
+    pub fn remove_keys(&mut self, keys: &[&str]) -> Result<usize> {
+        let mut removed = 0;
+        for key in keys {
+            removed += usize::from(self.remove(key)?);
+        }
+        Ok(removed)
     }
 
     /// Removes every vector whose key satisfies `remove`, in one pass that keeps
     /// the other rows in order; returns how many.
-    pub fn remove_where(&mut self, mut remove: impl FnMut(&str) -> bool) -> usize {
+    pub fn remove_where(&mut self, mut remove: impl FnMut(&str) -> bool) -> Result<usize> {
         // Asked first, so that a panicking predicate leaves the index as it was.
         let doomed: Vec<bool> = self.keys.iter().map(|key| remove(key)).collect();
+        if !doomed.contains(&true) {
+            return Ok(0);
+        }
+        self.own()?;
         let dim = self.dim;
         let keys = std::mem::take(&mut self.keys);
         let total = keys.len();
@@ -200,7 +319,7 @@ impl VectorIndex {
         self.data.truncate(self.keys.len() * dim);
         self.codes.truncate(self.keys.len() * dim);
         self.quanta.truncate(self.keys.len());
-        total - self.keys.len()
+        Ok(total - self.keys.len())
     }
 
     /// The `limit` stored vectors most similar to `query` (cosine), best first,
@@ -224,9 +343,9 @@ impl VectorIndex {
             return Ok(Vec::new());
         }
         if self.keys.len() < SCREEN_ROWS {
-            return Ok(self.exact(&query, limit, filter));
+            return self.exact(&query, limit, filter);
         }
-        Ok(self.screened(&query, limit, filter))
+        self.screened(&query, limit, filter)
     }
 
     /// What [`VectorIndex::search`] returns, by the exact `f32` scan of every row:
@@ -241,7 +360,7 @@ impl VectorIndex {
         if limit == 0 || self.keys.is_empty() {
             return Ok(Vec::new());
         }
-        Ok(self.exact(&query, limit, filter))
+        self.exact(&query, limit, filter)
     }
 
     /// Every row scored, in parallel above [`PARALLEL_ROWS`].
@@ -299,13 +418,14 @@ impl VectorIndex {
         query: &[f32],
         limit: usize,
         filter: Option<&dyn Fn(&str) -> bool>,
-    ) -> Vec<(String, f32)> {
+    ) -> Result<Vec<(String, f32)>> {
         let dim = self.dim;
+        let values = self.values(0..self.keys.len())?;
         let scores = self.scores(|first, scores| {
-            let rows = &self.data[first * dim..(first + scores.len()) * dim];
+            let rows = &values[first * dim..(first + scores.len()) * dim];
             score_rows(query, rows, scores);
         });
-        self.best(self.kept(&scores, filter), limit)
+        Ok(self.best(self.kept(&scores, filter), limit))
     }
 
     fn screened(
@@ -313,17 +433,21 @@ impl VectorIndex {
         query: &[f32],
         limit: usize,
         filter: Option<&dyn Fn(&str) -> bool>,
-    ) -> Vec<(String, f32)> {
+    ) -> Result<Vec<(String, f32)>> {
         let dim = self.dim;
         let mut query_codes = vec![0i8; dim];
         let query_quantum = quantize(query, &mut query_codes);
+        let (codes, quanta) = (
+            self.codes_of(0..self.keys.len())?,
+            self.quanta_of(0..self.keys.len())?,
+        );
         let screen = self.scores(|first, scores| {
             let last = first + scores.len();
             score_codes(
                 &query_codes,
                 query_quantum.scale,
-                &self.codes[first * dim..last * dim],
-                &self.quanta[first..last],
+                &codes[first * dim..last * dim],
+                &quanta[first..last],
                 scores,
             );
         });
@@ -339,10 +463,13 @@ impl VectorIndex {
             hits.select_nth_unstable_by(wanted - 1, screen_order);
         }
         let (candidates, rest) = hits.split_at(wanted.min(hits.len()));
-        let mut exact: Vec<(f32, usize)> = candidates
+        let exact_score = |row: usize| -> Result<(f32, usize)> {
+            Ok((dot(query, self.values(row..row + 1)?), row))
+        };
+        let mut exact = candidates
             .iter()
-            .map(|&(_, row)| (dot(query, self.row(row)), row))
-            .collect();
+            .map(|&(_, row)| exact_score(row))
+            .collect::<Result<Vec<_>>>()?;
         if !rest.is_empty() {
             // `exact` holds `wanted >= limit` rows: its limit-th best score is a
             // floor that a row must reach to be in the result.
@@ -353,57 +480,99 @@ impl VectorIndex {
             let query_error = query_quantum.error;
             let slack = BOUND_SLACK + dim as f32 * SLACK_PER_VALUE;
             for &(screened, row) in rest {
-                let error = self.quanta[row].error;
+                let error = quanta[row].error;
                 let bound = error + query_error * (1.0 + error) + slack;
                 if screened + bound >= floor {
-                    exact.push((dot(query, self.row(row)), row));
+                    exact.push(exact_score(row)?);
                 }
             }
         }
-        self.best(exact, limit)
+        Ok(self.best(exact, limit))
     }
 
     /// Saves the index to `path` with `generation`, an opaque number
-    /// [`VectorIndex::load`] returns.
+    /// [`VectorIndex::load`] returns. The payload (paged: a checksum per 64 KiB
+    /// block, see `retrieve::persist`): rows, dimension and the keys' length (u64
+    /// LE each), the keys (postcard), then, each at a multiple of 8 bytes, every
+    /// row's quantum (scale and error, `f32` LE), the codes (`i8`, row by row) and
+    /// the values (`f32` LE, row by row).
     pub fn save(&self, path: &Path, generation: u64) -> Result<()> {
-        let head = postcard::to_stdvec(&(self.dim as u64, &self.keys))
-            .map_err(crate::error::Error::Encode)?;
-        let mut payload = Vec::with_capacity(8 + head.len() + self.data.len() * 4);
-        payload.extend_from_slice(&(head.len() as u64).to_le_bytes());
-        payload.extend_from_slice(&head);
-        for value in &self.data {
-            payload.extend_from_slice(&value.to_le_bytes());
+        let rows = self.keys.len();
+        let keys = postcard::to_stdvec(&self.keys).map_err(crate::error::Error::Encode)?;
+        let (quanta, codes, data) = layout(rows, self.dim, keys.len())
+            .ok_or_else(|| invalid("vectors", "too many to save"))?;
+        let mut writer = Writer::create_paged(path, MAGIC, FORMAT_VERSION)?;
+        for word in [rows, self.dim, keys.len()] {
+            writer.write_all(&(word as u64).to_le_bytes())?;
         }
-        persist::write(path, MAGIC, FORMAT_VERSION, generation, &payload)
+        writer.write_all(&keys)?;
+        writer.write_all(&[0; 8][..quanta.start - PREAMBLE - keys.len()])?;
+        let all = 0..rows;
+        writer.write_all(&little_endian(bytemuck::cast_slice(
+            self.quanta_of(all.clone())?,
+        )))?;
+        writer.write_all(bytemuck::cast_slice(self.codes_of(all.clone())?))?;
+        writer.write_all(&[0; 8][..data.start - codes.end])?;
+        writer.write_all(&little_endian(self.values(all)?))?;
+        writer.finish(generation)?.commit()
     }
 
-    /// Loads an index saved by [`VectorIndex::save`], with its generation. A file
-    /// that is damaged or not such an index is `Error::Corrupt` ("rebuild it").
+    /// Loads an index saved by [`VectorIndex::save`], with its generation: the
+    /// file is mapped and only its keys read (see the module documentation). A
+    /// file that is damaged or not such an index is `Error::Corrupt` ("rebuild
+    /// it"), now or when a search first reads a damaged block; one of another
+    /// format version is `Error::FormatVersion`.
     pub fn load(path: &Path) -> Result<(VectorIndex, u64)> {
-        let (payload, generation) = persist::read(path, MAGIC, FORMAT_VERSION, WHAT)?;
+        let opened = Opened::open_paged(path, MAGIC, FORMAT_VERSION, WHAT)?;
+        let generation = opened.generation();
+        let paged = opened.paged(WHAT)?;
         let corrupt = |why: &str| persist::corrupt(path, WHAT, why);
-        let (head, values) =
-            persist::split_section(&payload).ok_or_else(|| corrupt("truncated"))?;
-        let (dim, keys): (u64, Vec<String>) =
-            postcard::from_bytes(head).map_err(|e| corrupt(&e.to_string()))?;
-        if values.len() % 4 != 0 {
-            return Err(corrupt("truncated"));
-        }
-        let data = values
-            .chunks_exact(4)
-            .map(|v| f32::from_le_bytes(v.try_into().expect("4 bytes")))
-            .collect();
-        let stored = Stored {
-            dim: usize::try_from(dim).unwrap_or(usize::MAX),
-            keys,
-            data,
+        let preamble = paged.get(0..PREAMBLE)?;
+        let word = |at: usize| {
+            let word = u64::from_le_bytes(preamble[at..at + 8].try_into().expect("8 bytes"));
+            usize::try_from(word).map_err(|_| corrupt("a count past this machine's memory"))
         };
-        let index = VectorIndex::from_stored(stored).map_err(|why| corrupt(&why))?;
+        let (rows, dim, keys_length) = (word(0)?, word(8)?, word(16)?);
+        if dim == 0 || dim > MAX_DIM {
+            return Err(corrupt(&format!("dimension {dim}")));
+        }
+        let (quanta, codes, data) = layout(rows, dim, keys_length)
+            .filter(|(_, _, data)| data.end == paged.len())
+            .ok_or_else(|| {
+                corrupt(&format!(
+                    "{rows} rows of {dim} values in {} bytes",
+                    paged.len()
+                ))
+            })?;
+        let keys: Vec<String> = postcard::from_bytes(paged.get(PREAMBLE..PREAMBLE + keys_length)?)
+            .map_err(|e| corrupt(&e.to_string()))?;
+        if keys.len() != rows {
+            return Err(corrupt(&format!("{} keys for {rows} rows", keys.len())));
+        }
+        let mut position = HashMap::default();
+        for (row, key) in keys.iter().enumerate() {
+            if position.insert(key.clone(), row).is_some() {
+                return Err(corrupt(&format!("key {key:?} twice")));
+            }
+        }
+        let mut index = VectorIndex {
+            dim,
+            keys,
+            data: Vec::new(),
+            codes: Vec::new(),
+            quanta: Vec::new(),
+            position,
+            mapped: Some(MappedRows {
+                paged,
+                quanta,
+                codes,
+                data,
+            }),
+        };
+        if cfg!(target_endian = "big") {
+            index.own()?; // the sections are little-endian: read, not mapped
+        }
         Ok((index, generation))
-    }
-
-    fn row(&self, row: usize) -> &[f32] {
-        &self.data[row * self.dim..(row + 1) * self.dim]
     }
 
     /// `vector` scaled to length 1, or an invalid-input error naming `field`.
@@ -555,82 +724,36 @@ fn score_codes(
     score_codes_with(query, query_scale, codes, quanta, scores);
 }
 
-/// The serialized form; `position` is derived.
-#[derive(Serialize, Deserialize)]
-struct Stored {
-    dim: usize,
-    keys: Vec<String>,
-    data: Vec<f32>,
+impl MappedRows {
+    /// The section bytes at `range` as `T`s, once their blocks check out.
+    fn cast<T: bytemuck::Pod>(&self, range: Range<usize>) -> Result<&[T]> {
+        bytemuck::try_cast_slice(self.paged.get(range)?)
+            .map_err(|_| self.paged.corrupt("a section out of alignment"))
+    }
 }
 
-#[derive(Serialize)]
-struct StoredRef<'a> {
-    dim: usize,
-    keys: &'a [String],
-    data: &'a [f32],
+/// `values` as little-endian bytes (as they are, on a little-endian machine).
+fn little_endian(values: &[f32]) -> std::borrow::Cow<'_, [u8]> {
+    if cfg!(target_endian = "little") {
+        std::borrow::Cow::Borrowed(bytemuck::cast_slice(values))
+    } else {
+        std::borrow::Cow::Owned(values.iter().flat_map(|v| v.to_le_bytes()).collect())
+    }
 }
 
-impl VectorIndex {
-    /// Checks what `search` relies on: a valid dimension, one row per key, unique
-    /// keys, finite values.
-    fn from_stored(stored: Stored) -> std::result::Result<VectorIndex, String> {
-        let Stored { dim, keys, data } = stored;
-        if dim == 0 || dim > MAX_DIM {
-            return Err(format!("dimension {dim}"));
-        }
-        if keys.len().checked_mul(dim) != Some(data.len()) {
-            return Err(format!(
-                "{} values for {} keys of dimension {dim}",
-                data.len(),
-                keys.len()
-            ));
-        }
-        if data.iter().any(|v| !v.is_finite()) {
-            return Err("a value that is not finite".into());
-        }
-        let mut position = HashMap::default();
-        for (row, key) in keys.iter().enumerate() {
-            if position.insert(key.clone(), row).is_some() {
-                return Err(format!("key {key:?} twice"));
+/// Equal: the same dimension, keys in the same rows and values (whether in memory
+/// or in a file; a damaged file's index equals none).
+impl PartialEq for VectorIndex {
+    fn eq(&self, other: &VectorIndex) -> bool {
+        self.dim == other.dim
+            && self.keys == other.keys
+            && match (
+                self.values(0..self.keys.len()),
+                other.values(0..other.keys.len()),
+            ) {
+                (Ok(mine), Ok(theirs)) => mine == theirs,
+                _ => false,
             }
-        }
-        let mut codes = vec![0i8; data.len()];
-        let quanta = data
-            .par_chunks(dim)
-            .zip(codes.par_chunks_mut(dim))
-            .map(|(row, codes)| quantize(row, codes))
-            .collect();
-        Ok(VectorIndex {
-            dim,
-            keys,
-            data,
-            codes,
-            quanta,
-            position,
-        })
-    }
-}
-
-impl Serialize for VectorIndex {
-    fn serialize<S: serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> std::result::Result<S::Ok, S::Error> {
-        StoredRef {
-            dim: self.dim,
-            keys: &self.keys,
-            data: &self.data,
-        }
-        .serialize(serializer)
-    }
-}
-
-impl<'de> Deserialize<'de> for VectorIndex {
-    fn deserialize<D: serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> std::result::Result<Self, D::Error> {
-        let stored = Stored::deserialize(deserializer)?;
-        VectorIndex::from_stored(stored).map_err(serde::de::Error::custom)
     }
 }
 
@@ -652,7 +775,7 @@ mod tests {
         index.upsert("north", &[0.0, 0.5]).unwrap();
         index.upsert("northeast", &[1.0, 1.0]).unwrap();
         index.upsert("also_east", &[7.0, 0.0]).unwrap();
-        assert_eq!(index.get("east").unwrap(), [1.0, 0.0]);
+        assert_eq!(index.get("east").unwrap().unwrap(), [1.0, 0.0]);
         let hits = index.search(&[2.0, 0.0], 10, None).unwrap();
         assert_eq!(keys(&hits), ["also_east", "east", "northeast", "north"]);
         assert_eq!(hits[0].1, 1.0);
@@ -703,7 +826,7 @@ mod tests {
         assert!(index.is_empty());
         // Huge finite values normalize without overflow.
         index.upsert("big", &[f32::MAX, f32::MAX, 0.0]).unwrap();
-        let stored = index.get("big").unwrap();
+        let stored = index.get("big").unwrap().unwrap();
         assert!((stored[0] - std::f32::consts::FRAC_1_SQRT_2).abs() < 1e-6);
     }
 
@@ -713,23 +836,23 @@ mod tests {
         for (i, key) in ["a", "b", "c", "d", "e"].iter().enumerate() {
             index.upsert(key, &[1.0, i as f32]).unwrap();
         }
-        assert!(index.remove("b"));
-        assert!(!index.remove("b"));
+        assert!(index.remove("b").unwrap());
+        assert!(!index.remove("b").unwrap());
         assert_eq!(index.keys(), ["a", "e", "c", "d"]);
         assert_eq!(index.data.len(), 8);
         assert_eq!(
-            index.get("e").unwrap(),
+            index.get("e").unwrap().unwrap(),
             VectorIndex::new(2)
                 .unwrap()
                 .normalized("v", &[1.0, 4.0])
                 .unwrap()
         );
-        assert_eq!(index.remove_keys(&["a", "zz", "d"]), 2);
+        assert_eq!(index.remove_keys(&["a", "zz", "d"]).unwrap(), 2);
         assert_eq!(index.keys(), ["c", "e"]);
-        assert_eq!(index.remove_where(|k| k == "c"), 1);
+        assert_eq!(index.remove_where(|k| k == "c").unwrap(), 1);
         assert_eq!(index.keys(), ["e"]);
         assert_eq!(index.position["e"], 0);
-        assert_eq!(index.remove_where(|_| true), 1);
+        assert_eq!(index.remove_where(|_| true).unwrap(), 1);
         assert!(index.is_empty() && index.data.is_empty());
     }
 
@@ -754,11 +877,34 @@ mod tests {
         let mut all: Vec<(String, f32)> = index
             .keys()
             .iter()
-            .map(|k| (k.clone(), dot(&q, index.get(k).unwrap())))
+            .map(|k| (k.clone(), dot(&q, index.get(k).unwrap().unwrap())))
             .collect();
         all.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         all.truncate(20);
         assert_eq!(hits, all);
+    }
+
+    /// A payload written as `save` writes one, from its parts, for damaged files.
+    fn write_payload(path: &Path, words: [u64; 3], keys: &[String], rest: &[u8]) {
+        let mut writer = Writer::create_paged(path, MAGIC, FORMAT_VERSION).unwrap();
+        for word in words {
+            writer.write_all(&word.to_le_bytes()).unwrap();
+        }
+        writer
+            .write_all(&postcard::to_stdvec(keys).unwrap())
+            .unwrap();
+        writer.write_all(rest).unwrap();
+        writer.finish(1).unwrap().commit().unwrap();
+    }
+
+    fn corrupt_saying(result: Result<impl std::fmt::Debug>, says: &str) {
+        match result {
+            Err(Error::Corrupt(m)) => assert!(
+                m.contains("vector index") && m.contains("rebuild it") && m.contains(says),
+                "{m}"
+            ),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
@@ -770,38 +916,143 @@ mod tests {
         index.upsert("b", &[-1.0, 0.5, 0.0]).unwrap();
         index.save(&path, 9).unwrap();
         let (loaded, generation) = VectorIndex::load(&path).unwrap();
+        assert!(loaded.mapped.is_some() && loaded.data.is_empty());
         assert_eq!((&loaded, generation), (&index, 9));
-        let encoded = postcard::to_stdvec(&index).unwrap();
         assert_eq!(
-            postcard::from_bytes::<VectorIndex>(&encoded).unwrap(),
-            index
+            loaded.search(&[1.0, 0.0, 0.0], 2, None).unwrap(),
+            index.search(&[1.0, 0.0, 0.0], 2, None).unwrap()
         );
 
         let bytes = std::fs::read(&path).unwrap();
         let mut flipped = bytes.clone();
         flipped[40] ^= 1;
-        for bad in [
-            &flipped[..],
-            &bytes[..bytes.len() - 2],
-            b"AIRLEXIC\x01\0\0\0 and more bytes than a header",
+        for (bad, says) in [
+            (&flipped[..], "checksum mismatch"),
+            (&bytes[..bytes.len() - 2], "truncated"),
+            (
+                &b"AIRLEXIC\x02\0\0\0 and more bytes than a header"[..],
+                "no header",
+            ),
         ] {
             std::fs::write(&path, bad).unwrap();
-            match VectorIndex::load(&path) {
-                Err(Error::Corrupt(m)) => assert!(
-                    m.contains("vector index") && m.contains("rebuild it"),
-                    "{m}"
-                ),
-                other => panic!("{other:?}"),
-            }
+            corrupt_saying(VectorIndex::load(&path), says);
         }
-        // Well framed but inconsistent: the wrong number of values for the keys.
-        let head = postcard::to_stdvec(&(3u64, vec!["a".to_string(), "b".to_string()])).unwrap();
-        let mut payload = (head.len() as u64).to_le_bytes().to_vec();
-        payload.extend_from_slice(&head);
-        payload.extend_from_slice(&1.0f32.to_le_bytes());
-        persist::write(&path, MAGIC, FORMAT_VERSION, 1, &payload).unwrap();
-        assert!(
-            matches!(VectorIndex::load(&path), Err(Error::Corrupt(m)) if m.contains("1 values for 2 keys"))
+        // Another format version (1 held the values only): rebuilt by the caller.
+        let mut old = bytes.clone();
+        old[8..12].copy_from_slice(&1u32.to_le_bytes());
+        std::fs::write(&path, old).unwrap();
+        assert!(matches!(
+            VectorIndex::load(&path),
+            Err(Error::FormatVersion {
+                found: 1,
+                expected: 2,
+                ..
+            })
+        ));
+        // Well framed but inconsistent.
+        let (a, b) = ("a".to_string(), "b".to_string());
+        let cases: [([u64; 3], Vec<String>, usize, &str); 4] = [
+            ([2, 0, 0], vec![a.clone(), b.clone()], 0, "dimension 0"),
+            ([2, 3, 0], vec![a.clone()], 64, "2 rows of 3 values in"),
+            // keys of 5 bytes: the quanta at 32, the codes 8 bytes a row later, the
+            // values at the next multiple of 8
+            (
+                [1, 1, 0],
+                vec![a.clone(), b.clone()],
+                52 - 29,
+                "2 keys for 1 rows",
+            ),
+            (
+                [2, 1, 0],
+                vec![a.clone(), a.clone()],
+                64 - 29,
+                "key \"a\" twice",
+            ),
+        ];
+        for (words, keys, rest, says) in cases {
+            let length = postcard::to_stdvec(&keys).unwrap().len() as u64;
+            let words = [
+                words[0],
+                words[1],
+                if words[2] == 0 { length } else { words[2] },
+            ];
+            write_payload(&path, words, &keys, &vec![0u8; rest]);
+            corrupt_saying(VectorIndex::load(&path), says);
+        }
+    }
+
+    /// A damaged block past the keys is found when a search (or a change) first
+    /// reads it; the index is left as it was.
+    #[test]
+    fn a_damaged_block_is_found_when_first_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("vectors.bin");
+        let mut rng = Rng(3);
+        let mut index = VectorIndex::new(32).unwrap();
+        for i in 0..2000 {
+            let v: Vec<f32> = (0..32).map(|_| rng.normal()).collect();
+            index.upsert(&format!("k{i}"), &v).unwrap();
+        }
+        index.save(&path, 1).unwrap();
+        let mut bytes = std::fs::read(&path).unwrap();
+        let end = bytes.len() - (bytes.len() - 36).div_ceil(persist::PAGE + 8) * 8;
+        bytes[end - 100] ^= 0x40; // in the last row's values, blocks past the keys
+        std::fs::write(&path, &bytes).unwrap();
+        let (mut loaded, _) = VectorIndex::load(&path).unwrap();
+        let q: Vec<f32> = (0..32).map(|_| rng.normal()).collect();
+        corrupt_saying(loaded.search(&q, 5, None), "checksum mismatch");
+        corrupt_saying(loaded.get("k1999"), "checksum mismatch");
+        corrupt_saying(loaded.upsert("new", &q), "checksum mismatch");
+        corrupt_saying(loaded.remove("k0"), "checksum mismatch");
+        assert!(loaded.mapped.is_some() && loaded.len() == 2000 && !loaded.contains("new"));
+        assert_eq!(
+            loaded.get("k0").unwrap().unwrap(),
+            index.get("k0").unwrap().unwrap()
+        );
+    }
+
+    /// A loaded index searches its file, and its first change copies the rows into
+    /// memory: after it, it is the index it was saved from, changed the same way.
+    #[test]
+    fn a_loaded_index_changes_as_one_in_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("vectors.bin");
+        let mut rng = Rng(5);
+        let mut index = VectorIndex::new(24).unwrap();
+        for i in 0..SCREEN_ROWS + 50 {
+            let v: Vec<f32> = (0..24).map(|_| rng.normal()).collect();
+            index.upsert(&format!("k{i}"), &v).unwrap();
+        }
+        index.save(&path, 4).unwrap();
+        let (mut loaded, _) = VectorIndex::load(&path).unwrap();
+        let q: Vec<f32> = (0..24).map(|_| rng.normal()).collect();
+        assert_eq!(
+            loaded.search(&q, 10, None).unwrap(),
+            index.search_exact(&q, 10, None).unwrap()
+        );
+        // Saved again unchanged, it reads the same.
+        let again = dir.path().join("again.bin");
+        loaded.save(&again, 4).unwrap();
+        assert_eq!(
+            std::fs::read(&again).unwrap(),
+            std::fs::read(&path).unwrap()
+        );
+        assert_eq!(loaded.remove_where(|_| false).unwrap(), 0);
+        assert!(loaded.mapped.is_some());
+        assert_eq!(loaded.remove_keys(&["k3", "nope"]).unwrap(), 1);
+        assert!(loaded.mapped.is_none());
+        assert!(index.remove("k3").unwrap());
+        let v: Vec<f32> = (0..24).map(|_| rng.normal()).collect();
+        loaded.upsert("fresh", &v).unwrap();
+        index.upsert("fresh", &v).unwrap();
+        assert_eq!(loaded, index);
+        assert_eq!(
+            (&loaded.codes, &loaded.quanta),
+            (&index.codes, &index.quanta)
+        );
+        assert_eq!(
+            loaded.search(&q, 10, None).unwrap(),
+            index.search(&q, 10, None).unwrap()
         );
     }
 
@@ -845,13 +1096,13 @@ mod tests {
                         model.insert(format!("k{k}"), index.normalized("v", &v).unwrap());
                     }
                     Op::Remove(k) => {
-                        prop_assert_eq!(index.remove(&format!("k{k}")), model.remove(&format!("k{k}")).is_some());
+                        prop_assert_eq!(index.remove(&format!("k{k}")).unwrap(), model.remove(&format!("k{k}")).is_some());
                     }
                     Op::RemoveWhere(m) => {
                         let doomed = |key: &str| key[1..].parse::<usize>().unwrap() % 4 == m;
                         let before = model.len();
                         model.retain(|key, _| !doomed(key));
-                        prop_assert_eq!(index.remove_where(doomed), before - model.len());
+                        prop_assert_eq!(index.remove_where(doomed).unwrap(), before - model.len());
                     }
                     Op::RemoveKeys(ks) => {
                         let mut ks: Vec<String> = ks.into_iter().map(|k| format!("k{k}")).collect();
@@ -859,7 +1110,7 @@ mod tests {
                         ks.dedup();
                         let refs: Vec<&str> = ks.iter().map(String::as_str).collect();
                         let expected = ks.iter().filter(|k| model.remove(*k).is_some()).count();
-                        prop_assert_eq!(index.remove_keys(&refs), expected);
+                        prop_assert_eq!(index.remove_keys(&refs).unwrap(), expected);
                     }
                 }
             }
@@ -869,7 +1120,7 @@ mod tests {
             prop_assert_eq!(index.quanta.len(), model.len());
             for (row, key) in index.keys().iter().enumerate() {
                 prop_assert_eq!(index.position[key], row);
-                prop_assert_eq!(index.get(key).unwrap(), &model[key][..]);
+                prop_assert_eq!(index.get(key).unwrap().unwrap(), &model[key][..]);
                 let mut codes = [0i8; 3];
                 let quantum = quantize(&model[key], &mut codes);
                 prop_assert_eq!(&index.codes[row * 3..row * 3 + 3], &codes[..]);
@@ -889,7 +1140,7 @@ mod tests {
             prop_assert_eq!(index.search(&q, limit, filter).unwrap(), expected.clone());
             // The screen on this index (search uses it from SCREEN_ROWS rows on).
             if !model.is_empty() {
-                prop_assert_eq!(index.screened(&qn, limit, filter), expected);
+                prop_assert_eq!(index.screened(&qn, limit, filter).unwrap(), expected);
             }
         }
 
@@ -929,14 +1180,14 @@ mod tests {
             let qn = index.normalized("q", &query).unwrap();
             let keep = |key: &str| !odd_only || key[1..].parse::<usize>().unwrap() % 2 == 1;
             let filter: Option<&dyn Fn(&str) -> bool> = if odd_only { Some(&keep) } else { None };
-            let hits = index.screened(&qn, limit, filter);
+            let hits = index.screened(&qn, limit, filter).unwrap();
             prop_assert_eq!(&hits, &index.search_exact(&query, limit, filter).unwrap());
             for pair in hits.windows(2) {
                 prop_assert!(pair[0].1 > pair[1].1 || (pair[0].1 == pair[1].1 && pair[0].0 < pair[1].0));
             }
             for (key, score) in &hits {
                 prop_assert!(keep(key));
-                prop_assert_eq!(*score, dot(&qn, index.get(key).unwrap()));
+                prop_assert_eq!(*score, dot(&qn, index.get(key).unwrap().unwrap()));
             }
         }
     }
@@ -991,7 +1242,7 @@ mod tests {
             }
             // A stored vector finds itself first, with its exact score.
             let key = "k1234";
-            let v = index.get(key).unwrap().to_vec();
+            let v = index.get(key).unwrap().unwrap().to_vec();
             let hits = index.search(&v, 3, None).unwrap();
             assert_eq!(hits[0], (key.to_string(), dot(&v, &v)));
             assert_eq!(hits, index.search_exact(&v, 3, None).unwrap());
@@ -1010,11 +1261,11 @@ mod tests {
             index.upsert(&format!("k{i}"), &v).unwrap();
         }
         index.upsert("k5", &[1.0; 16]).unwrap();
-        assert!(index.remove("k7"));
-        assert_eq!(index.remove_where(|k| k.ends_with('3')), 420);
+        assert!(index.remove("k7").unwrap());
+        assert_eq!(index.remove_where(|k| k.ends_with('3')).unwrap(), 420);
         for (row, key) in index.keys().iter().enumerate() {
             let mut codes = [0i8; 16];
-            let quantum = quantize(index.get(key).unwrap(), &mut codes);
+            let quantum = quantize(index.get(key).unwrap().unwrap(), &mut codes);
             assert_eq!(&index.codes[row * 16..(row + 1) * 16], &codes[..]);
             assert_eq!(index.quanta[row], quantum);
         }

@@ -510,10 +510,10 @@ fn other_format_versions_are_refused_as_such() {
     ]);
     let encoded = index.encode().unwrap();
     // Versions 2 to 4 (4: the stored form decoded at load) and the next one.
-    persist::write(&path, MAGIC, 2, 6, &encoded).unwrap();
-    expect(2);
-    for version in [3, 4, FORMAT_VERSION + 1] {
-        persist::write_blocked(&path, (MAGIC, version, 6), &encoded).unwrap();
+    for version in [2, 3, 4, FORMAT_VERSION + 1] {
+        let mut writer = persist::Writer::create_paged(&path, MAGIC, version).unwrap();
+        writer.write_all(&encoded).unwrap();
+        writer.finish(6).unwrap().commit().unwrap();
         expect(version);
     }
     // The current version of the same payload loads.

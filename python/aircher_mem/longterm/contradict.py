@@ -53,7 +53,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ..config import ContradictionsPolicy
@@ -524,8 +524,10 @@ _SCOPE_STEMS = frozenset(_stem(w) for w in _SCOPES)
 _GENERIC_STEMS = frozenset(_stem(w) for w in _GENERIC)
 
 
+@functools.lru_cache(maxsize=_ANALYSIS_CACHE)
 def _clean(text: str, limit: int) -> str:
-    """Lower case, at most ``limit`` characters, lone surrogates replaced, one space."""
+    """Lower case, at most ``limit`` characters, lone surrogates replaced, one space
+    (kept a while: a text's features and its analysis both read it)."""
     head = text[: max(0, limit)]
     head = head.encode("utf-8", "replace").decode("utf-8")
     return _SPACE.sub(" ", head.lower().replace("’", "'")).strip()
@@ -536,7 +538,7 @@ def _words(text: str) -> list[str]:
 
 
 def _content(words: Iterable[str]) -> frozenset[str]:
-    return frozenset(_stem(w) for w in words if w not in _STOP and w not in _NEGATIONS)
+    return frozenset(map(_stem, set(words) - _STOP - _NEGATIONS))
 
 
 def _normalize_phrase(phrase: str, words: int) -> str:
@@ -610,20 +612,70 @@ class _Polarity:
 
 @dataclass(frozen=True)
 class _Analysis:
+    """What the rules read of one text, each part made when a rule first reads it
+    (:func:`detect` runs only the rules whose needs :class:`_Features` show both
+    texts meet, so most pairs read few)."""
+
     text: str
-    content: frozenset[str]  # content words, stemmed, negations and opposite words left out
-    mentions: frozenset[str]  # content words, stemmed, with the opposite words
-    negations: int  # of the whole text
-    units: tuple[_Polarity, ...]  # the whole text, then each clause when there are several
-    settings: dict[str, frozenset[str]]  # attribute -> affirmed canonical values
-    scope: frozenset[str]
-    amounts: tuple[_Amount, ...]
-    claims: tuple[_SubjectValue, ...]
-    corrections: tuple[_Correction, ...]
-    # read when a rule needs them (most pairs never get that far)
     raw: str
-    clauses: tuple[str, ...]
     s: ContradictionsPolicy
+
+    @functools.cached_property
+    def whole(self) -> _Polarity:
+        return _polarity(self.text)
+
+    @functools.cached_property
+    def clauses(self) -> tuple[str, ...]:
+        return tuple(_clauses(self.text, self.s))
+
+    @property
+    def content(self) -> frozenset[str]:
+        """Content words, stemmed, negations and opposite words left out."""
+        return self.whole.content
+
+    @property
+    def negations(self) -> int:
+        """Of the whole text."""
+        return self.whole.negations
+
+    @functools.cached_property
+    def words(self) -> list[str]:
+        return _words(self.text)
+
+    @functools.cached_property
+    def mentions(self) -> frozenset[str]:
+        """Content words, stemmed, with the opposite words."""
+        return _content(self.words)
+
+    @functools.cached_property
+    def units(self) -> tuple[_Polarity, ...]:
+        """The whole text, then each clause when there are several."""
+        return _units(self.text, self.whole, list(self.clauses), self.s)
+
+    @functools.cached_property
+    def settings(self) -> dict[str, frozenset[str]]:
+        """Attribute -> affirmed canonical values."""
+        found: dict[str, set[str]] = {}
+        for index, (attribute, canonical) in _known_values(self.words):
+            if not _negated_at(self.words, index, self.s.negation_window):
+                found.setdefault(attribute, set()).add(canonical)
+        return {k: frozenset(v) for k, v in found.items()}
+
+    @functools.cached_property
+    def scope(self) -> frozenset[str]:
+        return frozenset(_SCOPES[w] for w in self.words if w in _SCOPES)
+
+    @functools.cached_property
+    def amounts(self) -> tuple[_Amount, ...]:
+        return _amounts(self.clauses, self.s)
+
+    @functools.cached_property
+    def claims(self) -> tuple[_SubjectValue, ...]:
+        return _text_claims(self.text, self.clauses, self.s)
+
+    @functools.cached_property
+    def corrections(self) -> tuple[_Correction, ...]:
+        return _corrections(self.text, self.words, self.s)
 
     @functools.cached_property
     def changes(self) -> tuple[_Change, ...]:
@@ -839,7 +891,11 @@ _INTERJECTION = re.compile(
 
 
 def _polarity(text: str) -> _Polarity:
-    text = _INTERJECTION.sub(" ", _CONTRAST.sub(", ", text))
+    # each pattern only where its words are: the interjection's all hold "no" or "nah"
+    if "not" in text:
+        text = _CONTRAST.sub(", ", text)
+    if "no" in text or "nah" in text:
+        text = _INTERJECTION.sub(" ", text)
     words = _TOKEN.findall(text)
     kept = words
     if "on" in words or "off" in words:  # only those that end a statement ("the cache is off.")
@@ -854,7 +910,7 @@ def _polarity(text: str) -> _Polarity:
         if w in _OPPOSITE_WORDS:
             for side in _OPPOSITE_SIDES[w]:
                 opposites.setdefault(side, w)
-    content = frozenset(_stem(w) for w in kept if w not in _NOT_CONTENT_OR_OPPOSITE)
+    content = frozenset(map(_stem, set(kept) - _NOT_CONTENT_OR_OPPOSITE))
     return _Polarity(
         content, negations, tuple(sorted((i, side, w) for (i, side), w in opposites.items())), tuple(words)
     )
@@ -867,6 +923,8 @@ _VOCAB_FIRST = frozenset(term.split()[0] for term in VOCAB)
 def _known_values(words: list[str]) -> list[tuple[int, tuple[str, str]]]:
     """The settings' values named in ``words`` (longest term first, as ``VOCAB_RE``
     finds them), with the index of each one's first word."""
+    if _VOCAB_FIRST.isdisjoint(words):  # most texts name none
+        return []
     out = []
     i = 0
     while i < len(words):
@@ -1066,32 +1124,15 @@ def _names_it(clause: str, start: int) -> bool:
     return m is not None and m.group(1).rstrip(".") in _NAMING
 
 
-@functools.lru_cache(maxsize=_ANALYSIS_CACHE)
-def _analyse(raw: str, s: ContradictionsPolicy) -> _Analysis:
-    text = _clean(raw, s.max_chars)
-    words = _words(text)
-    whole = _polarity(text)
-
-    settings: dict[str, set[str]] = {}
-    for index, (attribute, canonical) in _known_values(words):
-        if not _negated_at(words, index, s.negation_window):
-            settings.setdefault(attribute, set()).add(canonical)
-    scope = frozenset(_SCOPES[w] for w in words if w in _SCOPES)
-
+def _amounts(clauses: tuple[str, ...], s: ContradictionsPolicy) -> tuple[_Amount, ...]:
+    """The amounts the clauses state, each with the clause's other words (at most
+    ``max_amounts``)."""
     amounts: list[_Amount] = []
-    claims: list[_SubjectValue] = []
-    # "S is V" in a text of several sentences is one remark among others, not a setting
-    one_sentence = not _SENTENCE_END.findall(text.rstrip(" .!?\n"))
-    # every claim's words are _COPULA's: a text without them holds none
-    may_claim = one_sentence and _COPULA.search(text) is not None
-    clauses = _clauses(text, s)
     for clause in clauses:
         clause_words = _words(clause)
         if _DIGIT.search(clause) is None and _AMOUNT_WORDS.isdisjoint(clause_words):
-            matches: Iterable[re.Match[str]] = ()
-        else:
-            matches = _AMOUNT.finditer(clause)
-        for m in matches:
+            continue
+        for m in _AMOUNT.finditer(clause):
             if len(amounts) >= s.max_amounts:
                 break
             if _names_it(clause, m.start()):
@@ -1116,23 +1157,13 @@ def _analyse(raw: str, s: ContradictionsPolicy) -> _Analysis:
                     [amount.about] * bool(amount.about) + [w for w in around if _stem(w) in amount.context]
                 )
                 amounts.append(dataclasses.replace(amount, about=about))
-        if clause_words and may_claim:
-            claims.extend(_claims(clause, s))
-    return _Analysis(
-        text=text,
-        content=whole.content,
-        mentions=_content(words),
-        negations=whole.negations,
-        units=_units(text, whole, clauses, s),
-        settings={k: frozenset(v) for k, v in settings.items()},
-        scope=scope,
-        amounts=tuple(amounts),
-        claims=tuple(claims),
-        corrections=_corrections(text, words, s),
-        raw=raw[: max(0, s.max_chars)],
-        clauses=tuple(clauses),
-        s=s,
-    )
+    return tuple(amounts)
+
+
+@functools.lru_cache(maxsize=_ANALYSIS_CACHE)
+def _analyse(raw: str, s: ContradictionsPolicy) -> _Analysis:
+    text = _clean(raw, s.max_chars)
+    return _Analysis(text=text, raw=raw[: max(0, s.max_chars)], s=s)
 
 
 # -- the rules ---------------------------------------------------------------------------
@@ -1247,11 +1278,16 @@ def _opposed(a: _Polarity, b: _Polarity, s: ContradictionsPolicy) -> Verdict | N
 
 
 def _rule_opposite(a: _Analysis, b: _Analysis, s: ContradictionsPolicy) -> Verdict | None:
+    # the units _opposed turns away at once (too few words) are left out first
+    ys = [y for y in b.units if len(y.content) >= s.opposite_min_words]
     for x in a.units:
-        for y in b.units:
-            verdict = _opposed(x, y, s)
-            if verdict is not None:
-                return verdict
+        if len(x.content) < s.opposite_min_words:
+            continue
+        for y in ys:
+            if x.negations % 2 != y.negations % 2:
+                verdict = _opposed(x, y, s)
+                if verdict is not None:
+                    return verdict
     return None
 
 
@@ -1392,11 +1428,25 @@ class _Features:
     statuses: frozenset[str]  # the kinds of a person's state its words name (see _STATUS)
 
 
+def _may_claim(text: str) -> bool:
+    """Whether ``text`` can hold claims ("S is V"): it is one sentence (in a text of
+    several, one is a remark among others, not a setting) and has _COPULA's words
+    (every claim's words are)."""
+    return not _SENTENCE_END.findall(text.rstrip(" .!?\n")) and _COPULA.search(text) is not None
+
+
+def _text_claims(text: str, clauses: Sequence[str], s: ContradictionsPolicy) -> tuple[_SubjectValue, ...]:
+    """The claims of ``text``, whose clauses are ``clauses``."""
+    if not _may_claim(text):
+        return ()
+    return tuple(c for clause in clauses if _words(clause) for c in _claims(clause, s))
+
+
 def _claim_subjects(text: str, s: ContradictionsPolicy) -> frozenset[frozenset[str]]:
     """The subjects of the claims _analyse finds in ``text``, by the same steps."""
-    if _SENTENCE_END.findall(text.rstrip(" .!?\n")) or _COPULA.search(text) is None:
+    if not _may_claim(text):
         return frozenset()
-    return frozenset(c.subject for clause in _clauses(text, s) if _words(clause) for c in _claims(clause, s))
+    return frozenset(c.subject for c in _text_claims(text, _clauses(text, s), s))
 
 
 # the correction patterns' first tests as one pass over a text
@@ -1422,7 +1472,7 @@ def _features(raw: str, s: ContradictionsPolicy) -> _Features:
         attributes=frozenset(attribute for _i, (attribute, _value) in _known_values(words)),
         amounts=_DIGIT.search(text) is not None or not _AMOUNT_WORDS.isdisjoint(present),
         odd=tuple(odd),
-        content=frozenset(_stem(w) for w in present if w not in _STOP and w not in _NEGATIONS),
+        content=frozenset(map(_stem, present - _STOP - _NEGATIONS)),
         correcting=not _CORRECTION_WORDS.isdisjoint(present) and _ANY_CORRECTION.search(text) is not None,
         subjects=_claim_subjects(text, s),
         states=states,
@@ -1483,13 +1533,20 @@ def detect(a: str, b: str, *, settings: ContradictionsPolicy = DEFAULT) -> Verdi
     x, y = _analyse(a, settings), _analyse(b, settings)
     if x.text == y.text or not x.text or not y.text:
         return None
-    for rule in _RULES:
-        # the last two rules read what most texts never need: only when they could apply
-        if rule is _rule_state and fa.excluded.isdisjoint(fb.states):
-            continue
-        if rule is _rule_name and not _may_name(fa, fb, settings):
-            continue
-        if rule is _rule_status and fa.statuses.isdisjoint(fb.statuses):
+    # Only the rules whose needs both texts meet (see _may_contradict): the parts of
+    # the analyses the others would read are never made.
+    may = (
+        fa.correcting or fb.correcting,
+        bool(fa.attributes & fb.attributes),
+        fa.amounts and fb.amounts,
+        _may_oppose(fa, fb, settings) or _may_oppose(fb, fa, settings),
+        not fa.subjects.isdisjoint(fb.subjects),
+        not fa.excluded.isdisjoint(fb.states),
+        _may_name(fa, fb, settings),
+        bool(fa.statuses & fb.statuses),
+    )
+    for rule, could in zip(_RULES, may):
+        if not could:
             continue
         verdict = rule(x, y, settings) or rule(y, x, settings)
         if verdict is not None:

@@ -3,7 +3,10 @@
 All are frozen dataclasses of plain values (str, int, float, bool, None, lists,
 tuples, dicts and other results), so one function turns any of them into JSON
 (:func:`aircher_mem.interfaces.wire.to_json`): the CLI's ``--json``, the MCP tools
-and every later interface give the same keys for the same result.
+and every later interface give the same keys for the same result. Each is made a
+dataclass when it is first used rather than when this module is imported (see
+:class:`_Result`): a command or a hook uses a few of them, and making all of them
+(compiling each one's methods) was most of the time this module took to import.
 
 Storage and the agent loop share these types (``Task`` is a task as the episodic
 store holds it, and what the context manager shows of a similar one;
@@ -13,7 +16,8 @@ store holds it, and what the context manager shows of a similar one;
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, ClassVar, Literal
+import threading
+from typing import Any, ClassVar, Literal, dataclass_transform
 
 __all__ = [
     "RelevantCode",
@@ -95,11 +99,53 @@ __all__ = [
 ]
 
 
+# -- made dataclasses when first used ------------------------------------------------------
+
+# What asks a class for what only a dataclass has (dataclasses.fields, is_dataclass,
+# a match statement).
+_ASKED = frozenset({"__dataclass_fields__", "__dataclass_params__", "__match_args__"})
+_MAKING = threading.RLock()
+_MADE: set[type] = set()
+
+
+def _make(cls: type) -> None:
+    """Makes ``cls`` a frozen dataclass, once (under a lock: two threads may ask
+    at once, and another thread must not see it half made)."""
+    if cls in _MADE:
+        return
+    with _MAKING:
+        if cls not in _MADE:
+            dataclasses.dataclass(frozen=True)(cls)
+            _MADE.add(cls)
+
+
+@dataclass_transform(frozen_default=True, field_specifiers=(dataclasses.field,))
+class _Frozen(type):
+    """The metaclass of the results: a class is made a frozen dataclass
+    (:func:`dataclasses.dataclass` with ``frozen=True``: its ``__init__``,
+    ``__repr__``, ``__eq__``, ``__hash__``, frozen attributes and ``__match_args__``)
+    when an instance is first made or something asks for its dataclass fields,
+    before either is done; it is one then in every respect."""
+
+    def __getattr__(cls, name: str) -> Any:
+        if name in _ASKED and cls is not _Result:
+            _make(cls)
+            return type.__getattribute__(cls, name)
+        raise AttributeError(f"type object {cls.__name__!r} has no attribute {name!r}")
+
+
+class _Result(metaclass=_Frozen):
+    """The base of every result (see :class:`_Frozen`)."""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        _make(cls)
+        return object.__new__(cls)
+
+
 # -- the agent loop and episodic storage ---------------------------------------------------
 
 
-@dataclasses.dataclass(frozen=True)
-class RelevantCode:
+class RelevantCode(_Result):
     """A code snippet found relevant to a message: ``tokens`` is its token count
     (0 when the provider did not count it)."""
 
@@ -110,8 +156,7 @@ class RelevantCode:
     tokens: int = 0
 
 
-@dataclasses.dataclass(frozen=True)
-class FileInteraction:
+class FileInteraction(_Result):
     """A read, write, edit, search, analysis or pruned view of a file."""
 
     timestamp: float
@@ -125,8 +170,7 @@ class FileInteraction:
     changes_summary: str | None
 
 
-@dataclasses.dataclass(frozen=True)
-class ToolRun:
+class ToolRun(_Result):
     """One recorded tool execution."""
 
     timestamp: float
@@ -140,8 +184,7 @@ class ToolRun:
     file_path: str | None
 
 
-@dataclasses.dataclass(frozen=True)
-class ToolStats:
+class ToolStats(_Result):
     tool_name: str
     total: int
     successes: int
@@ -154,8 +197,7 @@ class ToolStats:
         return self.successes / self.total if self.total else 0.0
 
 
-@dataclasses.dataclass(frozen=True)
-class CoEdit:
+class CoEdit(_Result):
     """Two files edited within one task close together in time, ``count`` times."""
 
     file1: str
@@ -163,8 +205,7 @@ class CoEdit:
     count: int
 
 
-@dataclasses.dataclass(frozen=True)
-class Task:
+class Task(_Result):
     """A task as the episodic store holds it: ``status`` is ``active``, ``paused``,
     ``completed`` or ``failed``; times are Unix seconds; ``tools_used`` counts the
     tool runs recorded under the task by tool name. ``score`` is set only when the
@@ -185,8 +226,7 @@ class Task:
     branch: str | None = None
 
 
-@dataclasses.dataclass(frozen=True)
-class LearnedPattern:
+class LearnedPattern(_Result):
     pattern_type: str
     data: dict[str, Any]
     confidence: float
@@ -198,8 +238,7 @@ class LearnedPattern:
 # -- the code graph ------------------------------------------------------------------------
 
 
-@dataclasses.dataclass(frozen=True)
-class IndexReport:
+class IndexReport(_Result):
     """What one ``Memory.index()`` did. ``added``/``updated``/``removed`` compare
     the files indexed now with those of the previous index (every file is "added"
     when there is no manifest to trust); ``parsed`` counts the files parsed (all of
@@ -233,8 +272,7 @@ class IndexReport:
         return self.parsed / self.seconds if self.seconds > 0 else 0.0
 
 
-@dataclasses.dataclass(frozen=True)
-class IndexProgress:
+class IndexProgress(_Result):
     """Where the index under way is (``running``), or where the last one of this
     process ended. ``phase`` is "scanning", "parsing", "lexical index",
     "linking", "saving", "embeddings" or, first in a server, "first files" (the
@@ -255,8 +293,7 @@ class IndexProgress:
     seconds_left: float | None
 
 
-@dataclasses.dataclass(frozen=True)
-class PartialIndex:
+class PartialIndex(_Result):
     """An answer from part of the project: its first index is under way, and the
     graph that answered holds ``files`` of its ``total`` source files."""
 
@@ -264,8 +301,7 @@ class PartialIndex:
     total: int
 
 
-@dataclasses.dataclass(frozen=True)
-class Definition:
+class Definition(_Result):
     """A definition: ``scope`` is the enclosing class (or impl, interface) and ""
     at module level; ``qualified`` is ``scope.name`` (or ``name``)."""
 
@@ -284,8 +320,7 @@ class Definition:
         return f"{self.scope}.{self.name}" if self.scope else self.name
 
 
-@dataclasses.dataclass(frozen=True)
-class Reference:
+class Reference(_Result):
     """The other end of a call (or reference): the definition, where the call is
     (``call_line``), its kind and the confidence of the link (1/n when the name
     matched n definitions)."""
@@ -296,8 +331,7 @@ class Reference:
     confidence: float
 
 
-@dataclasses.dataclass(frozen=True)
-class Symbols:
+class Symbols(_Result):
     """Definitions matching ``query`` (``match``: exact, prefix or fuzzy).
     ``partial``: found in part of the project while its first index is under
     way (how much of it), else None."""
@@ -308,8 +342,7 @@ class Symbols:
     partial: PartialIndex | None = None
 
 
-@dataclasses.dataclass(frozen=True)
-class Calls:
+class Calls(_Result):
     """Who calls ``name`` (``direction`` "callers") or what it calls ("callees"):
     ``definitions`` are the definitions the name matched."""
 
@@ -319,8 +352,7 @@ class Calls:
     calls: list[Reference]
 
 
-@dataclasses.dataclass(frozen=True)
-class ReferenceList:
+class ReferenceList(_Result):
     """Every edge into definitions named ``name`` (``kind``: calls, references,
     inherits, uses or imports; None for all)."""
 
@@ -329,8 +361,7 @@ class ReferenceList:
     references: list[Reference]
 
 
-@dataclasses.dataclass(frozen=True)
-class Dependencies:
+class Dependencies(_Result):
     """The project files ``path`` imports and the files that import it."""
 
     path: str
@@ -338,22 +369,19 @@ class Dependencies:
     dependents: list[str]
 
 
-@dataclasses.dataclass(frozen=True)
-class FileOutline:
+class FileOutline(_Result):
     """What a file defines, in line order."""
 
     path: str
     symbols: list[Definition]
 
 
-@dataclasses.dataclass(frozen=True)
-class Neighbour:
+class Neighbour(_Result):
     symbol: Definition
     distance: int
 
 
-@dataclasses.dataclass(frozen=True)
-class Neighbourhood:
+class Neighbourhood(_Result):
     """Definitions within ``hops`` edges of ``name`` (either direction)."""
 
     name: str
@@ -361,8 +389,7 @@ class Neighbourhood:
     symbols: list[Neighbour]
 
 
-@dataclasses.dataclass(frozen=True)
-class CodeResult:
+class CodeResult(_Result):
     """The code most relevant to ``query`` within ``max_tokens`` (``tokens`` used)."""
 
     query: str
@@ -371,8 +398,7 @@ class CodeResult:
     snippets: list[RelevantCode]
 
 
-@dataclasses.dataclass(frozen=True)
-class ChannelScore:
+class ChannelScore(_Result):
     """What one retrieval channel (``lexical``, ``graph``, ``dense``) gave a hit:
     its raw score, the score normalized over the channel's hits, and the channel's
     fusion weight."""
@@ -383,8 +409,7 @@ class ChannelScore:
     weight: float
 
 
-@dataclasses.dataclass(frozen=True)
-class CodeHit:
+class CodeHit(_Result):
     """A code search hit: a definition (``name`` set) or a file (``name`` None,
     ``kind`` "file", ``via`` its best definitions). ``channels`` and ``matched``
     explain the score; ``test`` marks a test or fixture file (scored down);
@@ -405,8 +430,7 @@ class CodeHit:
     code: str | None = None
 
 
-@dataclasses.dataclass(frozen=True)
-class CodeSearch:
+class CodeSearch(_Result):
     """The code most relevant to ``query`` at ``level`` ("definition" or "file"),
     best first. ``channels`` are the channels used, ``mentioned`` the project files
     the query names, ``reason`` why nothing was found (else ""), ``notes`` what
@@ -427,8 +451,7 @@ class CodeSearch:
 # -- episodic verbs ------------------------------------------------------------------------
 
 
-@dataclasses.dataclass(frozen=True)
-class FileHistory:
+class FileHistory(_Result):
     """What was done with a file, newest first, and the failed tool runs on it."""
 
     path: str
@@ -436,8 +459,7 @@ class FileHistory:
     failed_tool_runs: list[ToolRun]
 
 
-@dataclasses.dataclass(frozen=True)
-class CoEdits:
+class CoEdits(_Result):
     """File pairs edited together at least ``min_count`` times (only those with
     ``path`` when it is given), most frequent first."""
 
@@ -446,16 +468,14 @@ class CoEdits:
     pairs: list[CoEdit]
 
 
-@dataclasses.dataclass(frozen=True)
-class Tasks:
+class Tasks(_Result):
     """The open tasks (``query`` None), or past tasks most similar to ``query``."""
 
     query: str | None
     tasks: list[Task]
 
 
-@dataclasses.dataclass(frozen=True)
-class Recorded:
+class Recorded(_Result):
     """A record_* call was accepted: ``what`` was recorded; ``graph_stale`` when
     the code graph will be refreshed before the next graph query."""
 
@@ -463,8 +483,7 @@ class Recorded:
     graph_stale: bool
 
 
-@dataclasses.dataclass(frozen=True)
-class Patterns:
+class Patterns(_Result):
     pattern_type: str | None
     min_count: int
     patterns: list[LearnedPattern]
@@ -473,8 +492,7 @@ class Patterns:
 # -- overview ------------------------------------------------------------------------------
 
 
-@dataclasses.dataclass(frozen=True)
-class GraphStats:
+class GraphStats(_Result):
     files: int
     nodes: int
     edges: int
@@ -483,8 +501,7 @@ class GraphStats:
     unsupported: dict[str, int]
 
 
-@dataclasses.dataclass(frozen=True)
-class Stats:
+class Stats(_Result):
     """Sizes of the graph and the store. ``graph`` is None before the first index;
     ``episodic`` and ``longterm`` (turns, sessions, memories by status and layer)
     are None, with ``store_busy`` saying why, when another process holds the store."""
@@ -498,8 +515,7 @@ class Stats:
     longterm: dict[str, int] | None = None
 
 
-@dataclasses.dataclass(frozen=True)
-class ContextEntry:
+class ContextEntry(_Result):
     """One item of a prepared window (``content`` is None for pruned items)."""
 
     type: str
@@ -510,8 +526,7 @@ class ContextEntry:
     content: str | None
 
 
-@dataclasses.dataclass(frozen=True)
-class ContextPreview:
+class ContextPreview(_Result):
     """What ``prepare_context(message)`` puts in a window of ``max_tokens``:
     ``code_tokens`` is the budget relevant code had."""
 
@@ -526,21 +541,18 @@ class ContextPreview:
     notes: list[str]
 
 
-@dataclasses.dataclass(frozen=True)
-class Check:
+class Check(_Result):
     check: str
     status: Literal["ok", "warn", "fail"]
     detail: str
 
 
-@dataclasses.dataclass(frozen=True)
-class Doctor:
+class Doctor(_Result):
     ok: bool
     checks: list[Check]
 
 
-@dataclasses.dataclass(frozen=True)
-class InitResult:
+class InitResult(_Result):
     root: str
     store: str
     created: bool
@@ -549,8 +561,7 @@ class InitResult:
 # -- long-term memory ----------------------------------------------------------------------
 
 
-@dataclasses.dataclass(frozen=True)
-class Turn:
+class Turn(_Result):
     """A conversation turn as stored (secrets redacted): ``at`` is when it was said
     (Unix seconds), ``tags`` the kinds of personal data it holds ("email", "phone")."""
 
@@ -564,8 +575,7 @@ class Turn:
     tags: list[str]
 
 
-@dataclasses.dataclass(frozen=True)
-class Extracted:
+class Extracted(_Result):
     """What extraction did with one candidate of a turn: ``created`` a memory,
     ``merged`` it into an existing one (``memory_id``), or ``superseded`` the
     memory ``superseded`` (an older value of the same slot) with a new one."""
@@ -578,8 +588,7 @@ class Extracted:
     superseded: int | None = None
 
 
-@dataclasses.dataclass(frozen=True)
-class TurnAdded:
+class TurnAdded(_Result):
     """``add_turn``'s result: the new turn's id and what extraction did; ``notes``
     say what did not run (an extractor that failed or timed out)."""
 
@@ -589,8 +598,7 @@ class TurnAdded:
     notes: list[str]
 
 
-@dataclasses.dataclass(frozen=True)
-class MemoryRecord:
+class MemoryRecord(_Result):
     """A memory (a fact, episode, pattern, workflow or decision) with its place in the
     hierarchy, validity in time (bi-temporal: ``valid_from``/``valid_until``
     in the world, ``created_at`` in the store), layer, hits, importance and
@@ -643,8 +651,7 @@ class MemoryRecord:
     stale_since: float | None = None
 
 
-@dataclasses.dataclass(frozen=True)
-class Remembered:
+class Remembered(_Result):
     """``remember``'s result: the memory that holds the content now, and whether it
     was ``created``, ``merged`` into an existing one or ``superseded`` another."""
 
@@ -653,8 +660,7 @@ class Remembered:
     superseded: int | None = None
 
 
-@dataclasses.dataclass(frozen=True)
-class RecallHit:
+class RecallHit(_Result):
     """A recalled memory (``kind`` its kind) or raw turn (``kind`` "turn").
     ``score`` = the fused retrieval score (``channels``) + ``recency``,
     ``importance`` and ``usage`` terms (each already weighted); ``matched`` the
@@ -684,8 +690,7 @@ class RecallHit:
     unpacked: bool = False
 
 
-@dataclasses.dataclass(frozen=True)
-class ConsolidationAction:
+class ConsolidationAction(_Result):
     """One thing a consolidation pass did (or, dry, would do) to a memory, and why."""
 
     memory_id: int
@@ -693,8 +698,7 @@ class ConsolidationAction:
     reason: str
 
 
-@dataclasses.dataclass(frozen=True)
-class ConsolidationReport:
+class ConsolidationReport(_Result):
     """What a consolidation pass did at ``now`` (``dry_run``: would do): episodes
     created and extended, facts merged (``deduped``), episodes summarized and
     compressed (and ``pending``: left for the next pass, its time ran out), layer
@@ -719,8 +723,7 @@ class ConsolidationReport:
     actions: list[ConsolidationAction]
 
 
-@dataclasses.dataclass(frozen=True)
-class Recall:
+class Recall(_Result):
     """Memories and turns relevant to ``query`` (as valid at ``at``, None: now),
     best first; ``reason`` says why there is nothing (else ""), ``notes`` what
     was left out (the dense channel without its extra)."""
@@ -733,8 +736,7 @@ class Recall:
     notes: list[str]
 
 
-@dataclasses.dataclass(frozen=True)
-class ScoreTerm:
+class ScoreTerm(_Result):
     """One term of a memory's score: ``weight`` x ``value`` = ``contribution``."""
 
     name: str
@@ -743,8 +745,7 @@ class ScoreTerm:
     contribution: float
 
 
-@dataclasses.dataclass(frozen=True)
-class MemoryLink:
+class MemoryLink(_Result):
     """A source turn of a memory and why: ``extracted``, ``merged``, ``conflict``
     (the turn that superseded an older value) or ``remembered``."""
 
@@ -752,8 +753,7 @@ class MemoryLink:
     reason: str
 
 
-@dataclasses.dataclass(frozen=True)
-class MemoryEdge:
+class MemoryEdge(_Result):
     """A link between memories: ``relation`` is ``supersedes``/``superseded_by``
     or ``parent``/``child``."""
 
@@ -762,8 +762,7 @@ class MemoryEdge:
     content: str
 
 
-@dataclasses.dataclass(frozen=True)
-class MemoryAction:
+class MemoryAction(_Result):
     """Something done to a memory, when and with what detail."""
 
     at: float
@@ -771,8 +770,7 @@ class MemoryAction:
     detail: str
 
 
-@dataclasses.dataclass(frozen=True)
-class MemoryExplanation:
+class MemoryExplanation(_Result):
     """Why a memory scores what it does: the memory, its age in days, every term of its score, the rules
     that extracted it, its source turns, related memories, the last actions taken
     on it, what ``gc`` would do to it now, and its TTL."""
@@ -799,8 +797,7 @@ class MemoryExplanation:
     chain: CausalChain | None = None
 
 
-@dataclasses.dataclass(frozen=True)
-class CausalNode:
+class CausalNode(_Result):
     """A node of a causal chain (seed 000): a decision (``decision_id`` is its
     memory), or a reason, consequence or constraint of that decision; the turn that
     said it (``turn_id``) and its session, when one did."""
@@ -814,8 +811,7 @@ class CausalNode:
     created_at: float
 
 
-@dataclasses.dataclass(frozen=True)
-class CausalEdge:
+class CausalEdge(_Result):
     """``source`` justifies, causes, leads_to or blocks ``target``, with a
     ``strength`` from 0 to 1 (how firmly it was said)."""
 
@@ -825,8 +821,7 @@ class CausalEdge:
     strength: float
 
 
-@dataclasses.dataclass(frozen=True)
-class CausalChain:
+class CausalChain(_Result):
     """The causal chain of the decision ``query`` is about (its memory
     ``decision_id``; None and ``reason`` saying why when none matches): its nodes,
     nearest first, the edges between them, and the chain as a mermaid ``graph TD``
@@ -841,8 +836,7 @@ class CausalChain:
     reason: str
 
 
-@dataclasses.dataclass(frozen=True)
-class Contradiction:
+class Contradiction(_Result):
     """Two memories that disagree (seed 001): ``memory_a`` (the older, its
     ``content_a``) and ``memory_b``, found at ``detected_at`` by ``rule`` (slot,
     value, negation, number, correction, judge, ...) with ``evidence`` saying what
@@ -867,15 +861,13 @@ class Contradiction:
     note: str | None = None
 
 
-@dataclasses.dataclass(frozen=True)
-class ContradictionList:
+class ContradictionList(_Result):
     """Contradictions, open first, then the newest first."""
 
     contradictions: list[Contradiction]
 
 
-@dataclasses.dataclass(frozen=True)
-class Episode:
+class Episode(_Result):
     """What an episode keeps (seed 003): its session (``task:<id>`` for the agent's
     own task), origin ("conversation" or "task"), span, cold headline, warm key
     points, entities, decisions and open questions, the files it touched and a
@@ -894,8 +886,7 @@ class Episode:
     outcome: str | None
 
 
-@dataclasses.dataclass(frozen=True)
-class GcReport:
+class GcReport(_Result):
     """What a gc pass did (or, ``dry_run``, would do): memories scored, promoted
     mid -> long, archived (by reason: low score, age, capacity)."""
 
@@ -909,8 +900,7 @@ class GcReport:
     long_active: int
 
 
-@dataclasses.dataclass(frozen=True)
-class Conversation:
+class Conversation(_Result):
     """A conversation as an agent resuming it should see it first: the session's last
     turns (oldest first) and the top memories by score."""
 
@@ -919,15 +909,13 @@ class Conversation:
     memories: list[MemoryRecord]
 
 
-@dataclasses.dataclass(frozen=True)
-class MemoryList:
+class MemoryList(_Result):
     """Memories, in the order asked for."""
 
     memories: list[MemoryRecord]
 
 
-@dataclasses.dataclass(frozen=True)
-class FactCandidate:
+class FactCandidate(_Result):
     """A fact about the code (seed 000's candidate) and what became of it:
     ``action`` created (kept, active), pending (kept, waiting for review_fact:
     ``confidence`` below the approval threshold), merged (it updated memory
@@ -952,8 +940,7 @@ class FactCandidate:
     commit: str | None = None
 
 
-@dataclasses.dataclass(frozen=True)
-class ExtractedFacts:
+class ExtractedFacts(_Result):
     """The facts extracted from code changes (``candidates``, in the order found),
     how many were found beyond the ``[knowledge] max_candidates`` kept
     (``more``), and how many facts wait for review in the store
@@ -964,8 +951,7 @@ class ExtractedFacts:
     more: int = 0
 
 
-@dataclasses.dataclass(frozen=True)
-class SuggestedDomain:
+class SuggestedDomain(_Result):
     """A domain cold start suggests: a top-level package or folder (``path``) of the
     product code, its ``files``, its ``score`` (files plus the files importing them)
     and its most imported files (``main_modules``)."""
@@ -977,8 +963,7 @@ class SuggestedDomain:
     main_modules: list[str]
 
 
-@dataclasses.dataclass(frozen=True)
-class ProjectDiscovery:
+class ProjectDiscovery(_Result):
     """What cold start found (seed 000's discover_project): the primary
     ``project_type`` and every type with the build file that says so
     (``types``: [{type, language, file}]), ``frameworks``, ``test_runners``,
@@ -1002,8 +987,7 @@ class ProjectDiscovery:
     partial: PartialIndex | None = None
 
 
-@dataclasses.dataclass(frozen=True)
-class FactReview:
+class FactReview(_Result):
     """A pending fact reviewed: approved (``memory`` is the active memory it
     became) or rejected (forgotten for good; ``memory`` None)."""
 
@@ -1012,8 +996,7 @@ class FactReview:
     memory: MemoryRecord | None
 
 
-@dataclasses.dataclass(frozen=True)
-class Forgotten:
+class Forgotten(_Result):
     """What a forget removed for good: the memories (``ids``) and the conversation
     turns (``turns``), with their links, index entries and vectors."""
 
@@ -1021,8 +1004,7 @@ class Forgotten:
     turns: list[int]
 
 
-@dataclasses.dataclass(frozen=True)
-class Expiry:
+class Expiry(_Result):
     """What a memory's expired TTL did (or, in a dry run, would do) to it:
     ``action`` "mark_stale" (marked stale, still active), "archive" or "delete"
     (deleted for good, its conversation turns kept), and why, e.g. "TTL 7 days
@@ -1033,8 +1015,7 @@ class Expiry:
     reason: str
 
 
-@dataclasses.dataclass(frozen=True)
-class FeedbackResult:
+class FeedbackResult(_Result):
     """A memory's usage counters after ``feedback``."""
 
     memory_id: int
@@ -1047,8 +1028,7 @@ class FeedbackResult:
 # -- prediction and assembly -----------------------------------------------------------------
 
 
-@dataclasses.dataclass(frozen=True)
-class Reason:
+class Reason(_Result):
     """Why something was predicted or assembled: the ``signal`` that brought it
     (``recent``, ``mentioned``, ``co-touched``, ``co-edited``, ``imports``,
     ``imported-by``, ``current-file``, ``code-ref``, ``query``, ``error``,
@@ -1060,8 +1040,7 @@ class Reason:
     confidence: float
 
 
-@dataclasses.dataclass(frozen=True)
-class PredictedFile:
+class PredictedFile(_Result):
     """A file the agent will likely open next: ``confidence`` combines the
     reasons' (1 - the product of their complements)."""
 
@@ -1070,8 +1049,7 @@ class PredictedFile:
     reasons: list[Reason]
 
 
-@dataclasses.dataclass(frozen=True)
-class PredictedMemory:
+class PredictedMemory(_Result):
     """A memory about a predicted file, with that file's confidence."""
 
     id: int
@@ -1081,8 +1059,7 @@ class PredictedMemory:
     confidence: float
 
 
-@dataclasses.dataclass(frozen=True)
-class PredictedWorkflow:
+class PredictedWorkflow(_Result):
     """A tool run often at this time of day: ``runs`` within an hour of it over the
     last days, and ``confidence``, its share of all the runs then."""
 
@@ -1091,8 +1068,7 @@ class PredictedWorkflow:
     confidence: float
 
 
-@dataclasses.dataclass(frozen=True)
-class Prediction:
+class Prediction(_Result):
     """What the signals say will be needed next: files (best first), the memories
     about them, the learned error-then-fix patterns matching the recent errors,
     the workflows of this time of day, and ``confidence``, the mean confidence of
@@ -1106,8 +1082,7 @@ class Prediction:
     confidence: float
 
 
-@dataclasses.dataclass(frozen=True)
-class DomainScore:
+class DomainScore(_Result):
     """A domain of the hierarchy scored against a query: the share of the query's
     words its name and memories hold, or (``dense``, when the dense channel is on
     and scores higher) the best cosine similarity of the query with one of its
@@ -1120,8 +1095,7 @@ class DomainScore:
     dense: bool = False
 
 
-@dataclasses.dataclass(frozen=True)
-class Routed:
+class Routed(_Result):
     """The router's answer for ``query``: the memories loaded (L0 always, then the
     chosen domains' L1 and L2 memories within the budget, then cross-references),
     their tokens, the domains' scores, the routing confidence, one paragraph
@@ -1137,8 +1111,7 @@ class Routed:
     cross_references: list[list[int]]
 
 
-@dataclasses.dataclass(frozen=True)
-class TierItem:
+class TierItem(_Result):
     """One line of an assembled tier: its ``kind`` (decision, error, fix,
     prediction, memory, turn, task, code, convention, history, workflow, topics,
     pointers), ``ref`` (``memory:12``, ``turn:40``, ``file:path``, ``task:id``,
@@ -1153,8 +1126,7 @@ class TierItem:
     reasons: list[Reason]
 
 
-@dataclasses.dataclass(frozen=True)
-class Tier:
+class Tier(_Result):
     """One of the four tiers: ``budget`` tokens given (its share plus what the
     tiers before left), ``tokens`` used."""
 
@@ -1164,8 +1136,7 @@ class Tier:
     items: list[TierItem]
 
 
-@dataclasses.dataclass(frozen=True)
-class Assembled:
+class Assembled(_Result):
     """A budgeted context in four tiers: ``context`` is the text to give the
     agent (``token_count`` tokens, at most ``budget``); ``routing`` and
     ``prediction`` are what chose it; ``notes`` what was left out and why."""

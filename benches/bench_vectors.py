@@ -44,28 +44,21 @@ def queries(vectors: np.ndarray) -> itertools.cycle[np.ndarray]:
     return itertools.cycle(list(rng.normal(size=(16, DIM)).astype(np.float32)))
 
 
-def test_load_and_first_search_mapped(benchmark: Any, saved: tuple[Path, np.ndarray]) -> None:
+@pytest.mark.parametrize("read_into_memory", [False, True], ids=["mapped", "read into memory"])
+def test_load_and_first_search(benchmark: Any, saved: tuple[Path, np.ndarray], read_into_memory: bool) -> None:
     path, vectors = saved
     asked = queries(vectors)
     benchmark.group = f"vector index of {len(vectors):,} rows: load + first search"
-    benchmark.extra_info.update(impl="VectorIndex.load (mapped) + search(k=10)")
-
-    def first() -> None:
-        hits = VectorIndex.load(path).search(next(asked), 10)
-        assert len(hits) == 10
-
-    benchmark.pedantic(first, rounds=10, warmup_rounds=1)
-
-
-def test_load_and_first_search_read_into_memory(benchmark: Any, saved: tuple[Path, np.ndarray]) -> None:
-    path, vectors = saved
-    asked = queries(vectors)
-    benchmark.group = f"vector index of {len(vectors):,} rows: load + first search"
-    benchmark.extra_info.update(impl="baseline: load, every row copied into memory (a change), search(k=10)")
+    benchmark.extra_info.update(
+        impl="baseline: load, every row copied into memory (a change), search(k=10)"
+        if read_into_memory
+        else "VectorIndex.load (mapped) + search(k=10)"
+    )
 
     def first() -> None:
         index = VectorIndex.load(path)
-        index.upsert(["k0"], vectors[:1])
+        if read_into_memory:
+            index.upsert(["k0"], vectors[:1])
         assert len(index.search(next(asked), 10)) == 10
 
     benchmark.pedantic(first, rounds=10, warmup_rounds=1)

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 import types
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -92,11 +92,14 @@ PROJECT = {
 PROJECT_SOURCES = ["app/__init__.py", "app/models.py", "app/util.py", "app/views.py"]
 
 
-def write_files(root: Path, files: dict[str, str]) -> Path:
+def write_files(root: Path, files: Mapping[str, str | bytes]) -> Path:
     for rel, content in files.items():
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content)
     return root
 
 

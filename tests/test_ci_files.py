@@ -12,20 +12,9 @@ import pytest
 from aircher_mem.longterm import ci
 from aircher_mem.longterm.ci import CiCommand
 from aircher_mem.longterm.coldstart import Evidence, detect
+from conftest import write_files
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-
-def write(root: Path, files: dict[str, str | bytes]) -> Path:
-    for rel, content in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, bytes):
-            path.write_bytes(content)
-        else:
-            path.write_text(content, encoding="utf-8")
-    return root
-
 
 WORKFLOW = """
 name: CI
@@ -67,7 +56,7 @@ jobs:
 
 
 def test_a_github_workflow_gives_each_command_its_kind_and_folder(tmp_path: Path) -> None:
-    write(tmp_path, {".github/workflows/ci.yml": WORKFLOW})
+    write_files(tmp_path, {".github/workflows/ci.yml": WORKFLOW})
     assert ci.commands(tmp_path) == [
         CiCommand("test", "python", "poetry run pytest -x tests --maxfail 3", "", ".github/workflows/ci.yml"),
         CiCommand("test", "node", "npm test", "web", ".github/workflows/ci.yml"),
@@ -78,7 +67,7 @@ def test_a_github_workflow_gives_each_command_its_kind_and_folder(tmp_path: Path
 
 
 def test_workflows_and_jobs_for_docs_and_releases_are_not_read(tmp_path: Path) -> None:
-    write(
+    write_files(
         tmp_path,
         {
             ".github/workflows/publish.yml": "jobs:\n  b:\n    steps:\n      - run: python -m build\n",
@@ -93,7 +82,7 @@ def test_workflows_and_jobs_for_docs_and_releases_are_not_read(tmp_path: Path) -
 
 
 def test_gitlab_circleci_and_travis(tmp_path: Path) -> None:
-    write(
+    write_files(
         tmp_path,
         {
             ".gitlab-ci.yml": """
@@ -173,7 +162,7 @@ def test_the_ci_commands_take_their_place_among_the_build_files(tmp_path: Path) 
     """A build file's scripts and the Makefile's targets come first; the CI's come before
     what a runner or a configuration file implies, and only in the folder they run in,
     for a type of their tool's ecosystem."""
-    write(
+    write_files(
         tmp_path,
         {
             "pyproject.toml": (
@@ -223,7 +212,7 @@ HOSTILE: list[tuple[str, str | bytes]] = [
 
 @pytest.mark.parametrize(("name", "content"), HOSTILE, ids=[h[0] for h in HOSTILE])
 def test_a_hostile_ci_file_is_skipped(tmp_path: Path, name: str, content: str | bytes) -> None:
-    write(tmp_path, {".github/workflows/ci.yml": content, ".travis.yml": "script: npm test\n"})
+    write_files(tmp_path, {".github/workflows/ci.yml": content, ".travis.yml": "script: npm test\n"})
     assert [c.command for c in ci.commands(tmp_path)] == ["npm test"]
 
 
@@ -231,29 +220,29 @@ def test_aliases_cannot_make_the_walk_long(tmp_path: Path) -> None:
     # each level's list names the level below nine times: 9**7 steps if walked whole
     levels = ["a0: &a0 {run: pytest}"] + [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 8)]
     text = "x:\n" + "\n".join(f"  {line}" for line in levels) + "\njobs:\n  t:\n    steps: *a7\n"
-    write(tmp_path, {".github/workflows/ci.yml": text})
+    write_files(tmp_path, {".github/workflows/ci.yml": text})
     start = time.monotonic()
     assert ci.commands(tmp_path) == []  # the steps are lists, not steps
     assert time.monotonic() - start < 5
     steps = "\n".join(f"      - run: pytest -k t{i}" for i in range(ci.MAX_NODES + 10))
-    write(tmp_path, {".github/workflows/ci.yml": f"jobs:\n  t:\n    steps:\n{steps}\n"})
+    write_files(tmp_path, {".github/workflows/ci.yml": f"jobs:\n  t:\n    steps:\n{steps}\n"})
     assert len(ci.commands(tmp_path)) < ci.MAX_NODES
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
 def test_links_fifos_and_huge_files_are_not_read(tmp_path: Path) -> None:
-    outside = write(tmp_path / "outside", {"ci.yml": "jobs:\n  a:\n    steps:\n      - run: pytest\n"})
+    outside = write_files(tmp_path / "outside", {"ci.yml": "jobs:\n  a:\n    steps:\n      - run: pytest\n"})
     root = tmp_path / "root"
     (root / ".github" / "workflows").mkdir(parents=True)
     (root / ".github" / "workflows" / "link.yml").symlink_to(outside / "ci.yml")
     os.mkfifo(root / ".github" / "workflows" / "fifo.yml")
     (root / ".travis.yml").symlink_to(outside / "ci.yml")
     big = "script:\n" + "  - npm test\n" * (ci_max_bytes() // 10)
-    write(root, {".gitlab-ci.yml": big})
+    write_files(root, {".gitlab-ci.yml": big})
     assert ci.commands(root) == []
     (tmp_path / "elsewhere").mkdir()
     (root / ".circleci").symlink_to(tmp_path / "elsewhere")
-    write(tmp_path / "elsewhere", {"config.yml": "jobs:\n  a:\n    steps:\n      - run: pytest\n"})
+    write_files(tmp_path / "elsewhere", {"config.yml": "jobs:\n  a:\n    steps:\n      - run: pytest\n"})
     assert ci.commands(root) == []
 
 

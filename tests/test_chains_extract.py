@@ -202,6 +202,57 @@ TABLE = [
         "Ok, so we went with Redis because latency matters.",
         [("we went with Redis", [("reason", "justifies", S.explicit, "latency matters")])],
     ),
+    # how a thing is made or kept, with its reason
+    (
+        "The CLI is written in Go so we can ship a single static binary.",
+        [("The CLI is written in Go", [("reason", "justifies", S.purpose, "we can ship a single static binary")])],
+    ),
+    (
+        "Exports are stored in S3 since they can reach several gigabytes.",
+        [("Exports are stored in S3", [("reason", "justifies", S.since, "they can reach several gigabytes")])],
+    ),
+    (
+        "The settings are kept in TOML so users can add comments.",
+        [("The settings are kept in TOML", [("reason", "justifies", S.purpose, "users can add comments")])],
+    ),
+    # an answer picking one of the options a question offered: the option, for what
+    # the question asks; its reason in the rest of the sentence, or the next one
+    (
+        "Webpack or Vite for the admin app?\nVite. Cold starts take under a second.",
+        [
+            (
+                "Vite — Webpack or Vite for the admin app",
+                [("reason", "justifies", S.adjacent, "Cold starts take under a second")],
+            )
+        ],
+    ),
+    (
+        "Should the email jobs run on Celery or RQ?\nRQ, since we only need one queue.",
+        [
+            (
+                "RQ — Should the email jobs run on Celery or RQ",
+                [("reason", "justifies", S.since, "we only need one queue")],
+            )
+        ],
+    ),
+    (
+        "are we exposing the catalog over REST or GraphQL\nREST - the partners only know REST.",
+        [
+            (
+                "REST — are we exposing the catalog over REST or GraphQL",
+                [("reason", "justifies", S.colon, "the partners only know REST")],
+            )
+        ],
+    ),
+    (
+        "One repo or separate repos for the clients?\nOne repo, because the clients share the API types.",
+        [
+            (
+                "One repo — One repo or separate repos for the clients",
+                [("reason", "justifies", S.explicit, "the clients share the API types")],
+            )
+        ],
+    ),
     # two decisions
     (
         "We picked Redis because it is fast. We dropped Memcached since nobody maintains the client.",
@@ -255,6 +306,12 @@ def test_candidate_keeps_its_sentence() -> None:
         "I'd go with Redis because it's fast.",
         "We haven't decided yet whether to use Redis.",
         "We talked about Redis versus Memcached but didn't settle anything.",
+        # where something is, said without a reason
+        "The report is written in the tmp folder and deleted after the upload finishes.",
+        # an option picked with no reason, or an answer that picks neither
+        "Tea or coffee before the standup?\nCoffee.",
+        "Is this test flaky or is CI just slow today?\nCI is slow today. The runners are queued behind a release.",
+        "Webpack or Vite?\nVitest is failing again.",
         # a routine verb with no reason
         "We use Redis.",
         "We use Redis. It's fast.",

@@ -114,6 +114,10 @@ _BARE_VERBS = (
 )
 _STRONG_BARE = frozenset({"went with", "chose", "decided", "opted", "settled on", "going with", "switching to"})
 _SUBJECT = r"\b(?:we|i|the team|everyone)"
+_STATE = (
+    r"(?:is|are|was|were)\s+(?:written|built|implemented|hosted|deployed|stored|kept|served|generated|"
+    r"managed|configured|packaged|shipped|run)\s+(?:in|with|on|as|by|via|through)"
+)
 _AUX = (
     r"(?:'ll|'re|'ve|'m|\s+(?:will|are|am|have|had|do|does|now|also|just|then|finally|eventually|"
     r"ultimately|always|only|both|all|deliberately|intentionally|instead|still|already|never|not|no longer|"
@@ -127,7 +131,10 @@ _MARKER = re.compile(
     rf"|\bthe (?:final )?decision (?:is|was)\b|^decision:"
     rf"|^{_FILLER}(?P<bare>{_BARE_VERBS})\b"
     # "instead of 5": a measurement compared, not an alternative dropped
-    r"|\b(?P<alt>rather than|instead of|is not an option|isn't an option|is ruled out|is off the table)\b(?!\s+\d)",
+    r"|\b(?P<alt>rather than|instead of|is not an option|isn't an option|is ruled out|is off the table)\b(?!\s+\d)"
+    # how a thing is made or kept, a decision only with its reason ("the CLI is written
+    # in Go so we can ship one binary")
+    rf"|\b(?P<state>{_STATE})\b",
     re.I,
 )
 _FORCED = re.compile(
@@ -162,7 +169,8 @@ _CONNECTIVES: tuple[tuple[str, str, str, str], ...] = (
     (
         r",?\s+(?:so that|in order to)\b|\s+to\b(?=\s+(?:avoid|prevent|stop|reduce|cut|make sure|ensure|speed up|"
         r"save|simplify|get rid of|work around|guarantee|minimi[sz]e|lower|protect)\b)"
-        r"|,?\s+so\b(?=\s+(?:we|it|they|you|i|the \w+|that \w+|our \w+)\s+(?:can|could|don't|won't|never|always)\b)",
+        r"|,?\s+so\b(?=\s+(?:we|it|they|you|i|users|people|everyone|customers|clients|developers|the \w+|"
+        r"that \w+|our \w+)\s+(?:can|could|don't|won't|never|always)\b)",
         "reason",
         "justifies",
         "purpose",
@@ -222,6 +230,22 @@ _FOLLOW_CAUSE = re.compile(
     re.I,
 )
 
+# ---------------------------------------------------------------------------
+# an answer that picks one of two options a question offered
+
+# A question offering two options ("Webpack or Vite for the admin app?", "are we
+# exposing the catalog over REST or GraphQL"): up to three words each side of its "or".
+_OPTIONS = re.compile(r"([\w.+#/-]+(?:\s+[\w.+#/-]+){0,2})\s+or\s+([\w.+#/-]+(?:\s+[\w.+#/-]+){0,2})", re.I)
+_ASKING = re.compile(
+    r"^(?:so,?\s+)?(?:are|is|do|does|did|should|shall|will|would|can|could)\s+(?:we|i|you|it|they)\b", re.I
+)
+# The first words of an answer, up to a stop: punctuation, a dash, a connective, the end.
+_WORD = r"[\w+#/-]+(?:\.[\w+#/-]+)*"  # a dot only inside ("Node.js", "v1.2"), never the sentence's
+_HEAD = re.compile(
+    rf"^(?P<head>{_WORD}(?:\s+{_WORD}){{0,2}}?)\s*(?=$|[.,;:!]|\s[-–—]\s|\s(?:because|since|so|as)\b)", re.I
+)
+_DASH = re.compile(r"^\s*[-–—]\s+")
+
 _TRIM = " \t,;:.!-–—\"'“”‘’()"
 _LEAD = re.compile(rf"^{_FILLER}", re.I)
 
@@ -234,6 +258,7 @@ class _Draft:
     strong: bool  # an explicit choice: a decision even with no link
     forced: bool  # its reasons are constraints
     turn: int = 0  # the line it was said on
+    answer: bool = False  # picks one of a question's options: a decision with a reason only
 
 
 def _clip(text: str, settings: ChainsPolicy) -> str:
@@ -253,7 +278,8 @@ def _is_strong(m: re.Match[str]) -> bool:
     bare = m.group("bare")
     if bare:
         return bare.lower() in _STRONG_BARE
-    return m.group("sub") is None and m.group("alt") is None  # "the decision was"
+    # "the decision was"
+    return m.group("sub") is None and m.group("alt") is None and m.group("state") is None
 
 
 def _is_forced(m: re.Match[str]) -> bool:
@@ -369,16 +395,58 @@ def _adjacent(sentence: str, s: ChainsPolicy) -> Link | None:
     return _link("reason", sentence, "justifies", "adjacent", _hedged(sentence), False, s)
 
 
+def _offered(sentence: str) -> tuple[str, list[str], list[str]] | None:
+    """The question and the words on each side of its "or", for a sentence that asks
+    to choose between two options; None for any other."""
+    if not (_is_question(sentence) or _ASKING.match(sentence)):
+        return None
+    m = _OPTIONS.search(sentence)
+    if m is None:
+        return None
+    return sentence.strip().rstrip("?").strip(), m.group(1).lower().split(), m.group(2).lower().split()
+
+
+def _answer(sentence: str, offered: tuple[str, list[str], list[str]], s: ChainsPolicy) -> _Draft | None:
+    """The decision of a sentence that opens with one of the options ``offered``
+    ("Vite.", "RQ, since ...", "Temporal - a failed run ..."): the option chosen, with
+    the question for what it is chosen for, and the links the rest of the sentence
+    gives; None when it opens with neither."""
+    question, left, right = offered
+    m = _HEAD.match(_LEAD.sub("", sentence, count=1))
+    if m is None:
+        return None
+    head = m.group("head")
+    words = head.lower().split()
+    if words != right[: len(words)] and words != left[len(left) - len(words) :]:
+        return None
+    rest = _DASH.sub(": ", sentence[_LEAD.match(sentence).end() + m.end("head") :], count=1)  # type: ignore[union-attr]
+    draft = _in_sentence(f"we chose {head}{rest}", s)
+    if draft is None:
+        return None
+    draft.decision = _clip(f"{head} — {question}", s)
+    draft.strong, draft.answer = False, True
+    return draft
+
+
 def _read(text: str, s: ChainsPolicy) -> list[DecisionCandidate]:
     drafts: list[_Draft] = []
     last: _Draft | None = None  # the latest decision, while follow-ups may attach
     gap = 0
     previous: str | None = None  # the previous sentence that gave no decision
+    offered: tuple[str, list[str], list[str]] | None = None  # by the sentence just before
     for turn, line in enumerate(text[: s.scan_chars].splitlines()):
         for raw in _sentences(line):
+            asked, offered = offered, _offered(raw[: s.sentence_chars])
             if _is_question(raw):
                 continue
             sentence = raw[: s.sentence_chars].replace("’", "'")
+            if asked is not None and offered is None:
+                draft = _answer(sentence, asked, s)
+                if draft is not None:
+                    draft.sentence, draft.turn = raw[: s.sentence_chars], turn
+                    drafts.append(draft)
+                    last, gap, previous = draft, 0, None
+                    continue
             cause = _FOLLOW_CAUSE.match(sentence)
             given: Link | None = None
             if cause is not None and previous is not None:
@@ -395,7 +463,7 @@ def _read(text: str, s: ChainsPolicy) -> list[DecisionCandidate]:
             gap += 1
             if last is not None and gap <= s.follow_gap:
                 link = _follow(sentence, last.forced, s)
-                if link is None and gap == 1 and last.strong and not last.links and last.turn == turn:
+                if link is None and gap == 1 and (last.strong or last.answer) and not last.links and last.turn == turn:
                     link = _adjacent(sentence, s)
                 if link is not None:
                     if link not in last.links:

@@ -1449,8 +1449,12 @@ def _claim_subjects(text: str, s: ContradictionsPolicy) -> frozenset[frozenset[s
     return frozenset(c.subject for c in _text_claims(text, _clauses(text, s), s))
 
 
-# the correction patterns' first tests as one pass over a text
-_ANY_CORRECTION = re.compile("|".join(f"(?:{first.pattern})" for _pattern, first in _CORRECTIONS))
+# the correction patterns' first tests as one pass over a text: those that begin at a
+# word boundary under one \b (the same matches; the engine then tests a boundary once
+# a position, not once a pattern)
+_AT_WORD = [first.pattern[2:] for _pattern, first in _CORRECTIONS if first.pattern.startswith(r"\b")]
+_ELSEWHERE = [first.pattern for _pattern, first in _CORRECTIONS if not first.pattern.startswith(r"\b")]
+_ANY_CORRECTION = re.compile("|".join([rf"\b(?:{'|'.join(_AT_WORD)})", *_ELSEWHERE]))
 
 
 @functools.lru_cache(maxsize=_FEATURE_CACHE)

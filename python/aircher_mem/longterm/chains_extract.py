@@ -412,14 +412,16 @@ def _answer(sentence: str, offered: tuple[str, list[str], list[str]], s: ChainsP
     the question for what it is chosen for, and the links the rest of the sentence
     gives; None when it opens with neither."""
     question, left, right = offered
-    m = _HEAD.match(_LEAD.sub("", sentence, count=1))
+    lead = _LEAD.match(sentence)
+    body = sentence[lead.end() :] if lead is not None else sentence
+    m = _HEAD.match(body)
     if m is None:
         return None
     head = m.group("head")
     words = head.lower().split()
     if words != right[: len(words)] and words != left[len(left) - len(words) :]:
         return None
-    rest = _DASH.sub(": ", sentence[_LEAD.match(sentence).end() + m.end("head") :], count=1)  # type: ignore[union-attr]
+    rest = _DASH.sub(": ", body[m.end("head") :], count=1)
     draft = _in_sentence(f"we chose {head}{rest}", s)
     if draft is None:
         return None

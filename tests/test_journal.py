@@ -68,6 +68,8 @@ def test_the_module_names_match_the_service() -> None:
 
     assert thin.DB_FILE == memory.DB_FILE
     assert set(journal.VERBS) <= {v.name for v in verbs.all_verbs()}
+    for name, arguments in journal.ARGUMENTS.items():
+        assert arguments <= {p.name for p in verbs.get(name).params}, name
 
 
 @pytest.mark.slow
@@ -179,6 +181,8 @@ def test_lines_that_do_not_parse_or_are_refused_are_skipped(project: Path, caplo
             record("record_file_interaction", path="/etc/passwd", operation="read"),
             record("record_file_interaction", path=util, operation="chewed"),
             "[1, 2]",
+            record("record_tool_call", tool_name="x", success=True, duration_ms="long"),
+            json.dumps({"verb": "record_tool_call", "arguments": ["x", True]}),
         ],
     )
     with caplog.at_level(logging.WARNING, logger="aircher_mem.journal"):
@@ -186,7 +190,30 @@ def test_lines_that_do_not_parse_or_are_refused_are_skipped(project: Path, caplo
             history = memory.file_history("app/util.py").interactions
     assert sorted(i.operation for i in history) == ["edit", "read"]
     skipped = [r.getMessage().split(": skipped: ")[1].split(":")[0] for r in caplog.records]
-    assert skipped == ["JSONDecodeError", "ValueError", "InvalidInputError", "InvalidInputError", "TypeError"]
+    assert skipped == [
+        "JSONDecodeError",
+        "ValueError",
+        "InvalidInputError",
+        "InvalidInputError",
+        "TypeError",
+        "ValueError",
+        "TypeError",
+    ]
+
+
+def test_writing_the_journal_into_the_store_does_not_import_pydantic(project: Path) -> None:
+    # the first hook without a server after some PostToolUse ones pays for it
+    util = str(project / "app" / "util.py")
+    assert write_journal(project, [record("record_file_interaction", path=util, operation="read", at=1.7e9)])
+    code = (
+        "import sys, aircher_mem as am\n"
+        f"with am.Memory.open({str(project)!r}) as m:\n"
+        "    assert len(m.file_history('app/util.py').interactions) == 1\n"
+        "print(sorted(n for n in sys.modules if n.split('.')[0] == 'pydantic'))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.strip() == "[]"
+    assert not journal_of(project).exists()
 
 
 def test_a_journal_not_written_by_a_hook_is_set_aside(project: Path, caplog: Any) -> None:

@@ -53,14 +53,22 @@ if TYPE_CHECKING:
         def batch(self) -> AbstractContextManager[Any]: ...
 
 
-__all__ = ["JOURNAL_FILE", "VERSION", "VERBS", "append", "drain"]
+__all__ = ["ARGUMENTS", "JOURNAL_FILE", "VERSION", "VERBS", "append", "drain"]
 
 #: The journal's name in the store's folder.
 JOURNAL_FILE = "journal.jsonl"
 #: The format its first line declares.
 VERSION = 1
-#: The verbs a journal line may name.
-VERBS = ("record_tool_call", "record_file_interaction")
+#: The verbs a journal line may name, each with the arguments its lines may carry:
+#: those the hooks write (:class:`aircher_mem.interfaces.thin.Journaled`) and the
+#: time of the call.
+ARGUMENTS: dict[str, frozenset[str]] = {
+    "record_tool_call": frozenset(
+        ("tool_name", "parameters", "success", "error_message", "file_path", "mentions", "at")
+    ),
+    "record_file_interaction": frozenset(("path", "operation", "line_range", "changes_summary", "at")),
+}
+VERBS = tuple(ARGUMENTS)
 _LOCK_SUFFIX = ".lock"  # aircher_mem.store's lock file beside the store file
 _MAX_READ = 1 << 30  # bytes of a journal read at most (a hook stops far sooner)
 _HEAD_BYTES = 512  # bytes in which a journal's first line ends
@@ -183,7 +191,6 @@ def drain(memory: Service) -> int:
     import json
     import logging
 
-    from . import verbs
     from .errors import AircherError
 
     log = logging.getLogger(__name__)
@@ -206,10 +213,15 @@ def drain(memory: Service) -> int:
                     continue
                 try:
                     record = json.loads(line)
-                    name = record["verb"]
-                    if name not in VERBS:
+                    name, arguments = record["verb"], record["arguments"]
+                    if name not in ARGUMENTS:
                         raise ValueError(f"no verb {name!r:.80} is journaled")
-                    arguments = verbs.get(name).arguments_json(json.dumps(record["arguments"]).encode("utf-8"))
+                    if not isinstance(arguments, dict):
+                        raise TypeError(f"the arguments are {type(arguments).__name__}, not an object")
+                    extra = arguments.keys() - ARGUMENTS[name]
+                    if extra:
+                        raise ValueError(f"{name} journals no {', '.join(sorted(extra))[:200]}")
+                    # The verb checks its arguments as it checks a Python caller's.
                     getattr(memory, name)(**arguments)
                 except (ValueError, KeyError, TypeError, RecursionError, AircherError) as exc:
                     log.warning("%s line %d: skipped: %s: %.300s", path, number, type(exc).__name__, exc)

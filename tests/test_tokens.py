@@ -3,6 +3,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import socket
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -133,6 +134,27 @@ def test_tampered_encoding_file_is_refused(tmp_path: Path, monkeypatch: pytest.M
         with pytest.raises(am.EncodingUnavailableError, match="does not match the published"):
             TokenCounter()
         monkeypatch.setattr(tokens, "_ranks_file", lambda name: tmp_path / "missing")
+        with pytest.raises(am.EncodingUnavailableError, match="cannot read"):
+            TokenCounter()
+    finally:
+        tokens._load_encoding.cache_clear()
+
+
+def test_an_encoding_loaded_beside_other_work_counts_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tokens._load_encoding.cache_clear()
+    try:
+        tokens.prefetch("cl100k_base")
+        tokens.prefetch("cl100k_base")  # once under way, not started again
+        assert [t.name for t in threading.enumerate()].count("aircher-mem-encoding") <= 1
+        assert TokenCounter().count("hello world") == 2
+        assert "cl100k_base" not in tokens._PENDING
+        tokens.prefetch("o200k_base")  # unknown: TokenCounter says so
+        with pytest.raises(am.EncodingUnavailableError, match="o200k_base"):
+            TokenCounter("o200k_base")
+        # a load that fails on its thread fails again, with its error, where it is asked for
+        tokens._load_encoding.cache_clear()
+        monkeypatch.setattr(tokens, "_ranks_file", lambda name: tmp_path / "missing")
+        tokens.prefetch("cl100k_base")
         with pytest.raises(am.EncodingUnavailableError, match="cannot read"):
             TokenCounter()
     finally:

@@ -140,7 +140,7 @@ from .retrieval import (
 )
 from .root import STORE_DIR, find_root, git_branch
 from .store import taken
-from .tokens import TokenCounter, available_encodings
+from .tokens import TokenCounter, available_encodings, prefetch
 from .verbs import verb
 
 __all__ = ["Memory", "STORE_DIR", "TASK_ACTIONS", "REFERENCE_KINDS", "find_root"]
@@ -1049,6 +1049,8 @@ class Memory:
         text = " ".join(t for t in (signals.query, *signals.recent_errors, signals.collaborator) if t)
         now = time.time()
         similar_tasks, since = self.policy.episodic.similar_tasks, now - policy.error_hours * 3600.0
+        if self._tokens is None:  # loaded while the store opens (see route below)
+            prefetch(self.policy.encoding)
         # the episodic store's lookups run beside the rest (DuckDB lets the GIL go)
         looked_up = self.episodic.read_aside(
             lambda ep: (

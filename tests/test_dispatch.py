@@ -78,8 +78,10 @@ def test_the_service_and_a_code_search_leave_what_they_do_not_use_unimported(tmp
         "print(sorted(m for m in sys.argv[2:] if m in sys.modules))"
     )
     lazy = ["numpy", "duckdb", *(f"aircher_mem.longterm.{m}" for m in LATER)]
+    # nor the stores of the conversation and the context window's manager
+    parts = [f"aircher_mem.{m}" for m in ("longterm", "episodic", "context", "prediction", "offers", "mentions")]
     done = subprocess.run(
-        [sys.executable, "-c", code, str(tmp_path), *lazy], capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", code, str(tmp_path), *lazy, *parts], capture_output=True, text=True, timeout=120
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, "[]\n", "")
     # and each of them loads when its verb runs

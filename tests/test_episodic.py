@@ -1305,3 +1305,13 @@ def test_read_aside_survives_a_compaction_of_the_store(tmp_path: Path, clock: li
         store.compact(path)  # closes every connection to the file, rewrites it, reopens
         m.record_file_interaction("a.py", "read")
         assert m.read_aside(lambda ep: len(ep.file_history("a.py")))() == 2
+
+
+def test_the_service_takes_the_stored_operations_but_the_window_s_own() -> None:
+    # "viewed" is what the context window records of a file it showed; the
+    # service's record_file_interaction takes the others
+    from typing import get_args
+
+    from aircher_mem import memory
+
+    assert set(get_args(memory.Operation)) == set(episodic.OPERATIONS) - {"viewed"}

@@ -26,6 +26,7 @@ from .errors import InvalidInputError
 __all__ = [
     "MAX_INT",
     "MAX_LIMIT",
+    "MAX_TTL_SECONDS",
     "Arg",
     "Parse",
     "Schema",
@@ -62,6 +63,9 @@ MAX_INT = 2**63 - 1
 
 MAX_LIMIT = 10_000
 """The most results one call returns (``Limit``'s bound, in every interface's schema)."""
+
+MAX_TTL_SECONDS = 1e12
+"""The longest TTL accepted: about 31,700 years (beyond it a TTL is no TTL)."""
 
 
 def short(value: object) -> str:

@@ -29,12 +29,13 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal, ParamSpec, TypeVar, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Literal, ParamSpec, TypeVar, get_args
 
 from . import _core, assembly, journal
 from ._core import KnowledgeGraph, __version__
 from .checks import (
     MAX_INT,
+    MAX_TTL_SECONDS,
     Arg,
     FilePath,
     Files,
@@ -56,9 +57,6 @@ from .checks import flag as _flag
 from .checks import limit as _limit
 from .checks import text as _text
 from .config import CONFIG_FILE, Policy
-from .context import DynamicContextManager, Message
-from .embeddings import available
-from .episodic import OPERATIONS, EpisodicMemory
 from .errors import (
     AircherError,
     InvalidInputError,
@@ -70,12 +68,6 @@ from .errors import (
     UnknownSymbolError,
 )
 from .graph import GraphIndex, IndexTracker, Progress, ReadIndex, read_source, write_atomic
-from .longterm import LongTermMemory, ttl
-from .longterm.consolidate import TaskRecord
-from .longterm.store import KINDS, Extractor, Judge, Summarizer
-from .mentions import paths_in
-from .offers import gather, index_of
-from .prediction import Signals, neighbours, predict, workflows_of
 from .results import (
     Assembled,
     Calls,
@@ -140,8 +132,32 @@ from .retrieval import (
 )
 from .root import STORE_DIR, find_root, git_branch
 from .store import taken
-from .tokens import TokenCounter, available_encodings, prefetch
 from .verbs import verb
+
+# What only some verbs use is imported by them (each a few milliseconds of patterns
+# and dataclasses at import): a command that searches code does not load the long-term
+# store's rules, nor a hook the embeddings.
+if TYPE_CHECKING:
+    from .context import DynamicContextManager, Message
+    from .episodic import EpisodicMemory
+    from .longterm import LongTermMemory
+    from .longterm.store import Extractor, Judge, Summarizer
+    from .prediction import Signals
+    from .tokens import TokenCounter
+
+#: Those of them that annotations name, with their modules: the verb registry
+#: evaluates a verb's annotations with them (:mod:`aircher_mem.verbs`).
+LAZY_NAMES = {
+    "DynamicContextManager": ".context",
+    "Message": ".context",
+    "EpisodicMemory": ".episodic",
+    "LongTermMemory": ".longterm",
+    "Extractor": ".longterm.store",
+    "Judge": ".longterm.store",
+    "Summarizer": ".longterm.store",
+    "Signals": ".prediction",
+    "TokenCounter": ".tokens",
+}
 
 __all__ = ["Memory", "STORE_DIR", "TASK_ACTIONS", "REFERENCE_KINDS", "find_root"]
 
@@ -165,7 +181,6 @@ Activity = Annotated[
 Operation = Literal["read", "write", "edit", "search", "analyze"]  # "viewed" is the window's own
 TASK_ACTIONS: tuple[str, ...] = get_args(TaskAction)
 REFERENCE_KINDS: tuple[str, ...] = get_args(ReferenceKind)
-assert set(get_args(Operation)) < set(OPERATIONS)
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -444,6 +459,8 @@ class Memory:
         """The episodic store (opened on first use; :class:`StoreLockedError` if
         another process has it open). Opening it writes the hooks' journal into it
         first (:mod:`aircher_mem.journal`)."""
+        from .episodic import EpisodicMemory
+
         self._check_open()
         if self._episodic is None:
             with self._lock:
@@ -458,6 +475,8 @@ class Memory:
     def longterm(self) -> LongTermMemory:
         """Long-term memory: turns and memories (opened on first use, in the same
         DuckDB file as the episodic store)."""
+        from .longterm import LongTermMemory
+
         self._check_open()
         if self._longterm is None:
             embedder, why = dense_embedder(self.policy)
@@ -499,6 +518,8 @@ class Memory:
     @property
     def tokens(self) -> TokenCounter:
         if self._tokens is None:
+            from .tokens import TokenCounter
+
             self._tokens = TokenCounter(self.policy.encoding)
         return self._tokens
 
@@ -535,6 +556,8 @@ class Memory:
             )
 
         def assembled(message: str, size: int) -> list[Tier]:
+            from .prediction import Signals
+
             signals = Signals(query=message, task_id=manager.window.current_task)
             try:
                 return self._assemble(size, signals, code_hits=False).tiers
@@ -543,6 +566,8 @@ class Memory:
                 return []
 
         episodic = self.episodic if record or history else None  # a held store raises here, not later
+        from .context import DynamicContextManager
+
         manager = DynamicContextManager(
             policy,
             code_provider=code,
@@ -1004,6 +1029,8 @@ class Memory:
         signals = self._signals(query, current_file, recent_errors, activity, branch, task_id, None)
         policy = self.policy.assembly
         at_hour = self.episodic.tools_at_hour(time.time(), days=policy.hour_days) if policy.hour_days else []
+        from .prediction import workflows_of
+
         return self._predict(signals, limit, workflows_of(at_hour, policy))
 
     @verb()
@@ -1045,11 +1072,16 @@ class Memory:
     def _assemble(self, budget: int, signals: Signals, *, code_hits: bool = True) -> Assembled:
         """:meth:`assemble` for checked ``signals``; ``code_hits=False`` leaves out
         the code search (a window carries its own code views)."""
+        from .offers import gather, index_of
+        from .prediction import neighbours, workflows_of
+
         policy = self.policy.assembly
         text = " ".join(t for t in (signals.query, *signals.recent_errors, signals.collaborator) if t)
         now = time.time()
         similar_tasks, since = self.policy.episodic.similar_tasks, now - policy.error_hours * 3600.0
         if self._tokens is None:  # loaded while the store opens (see route below)
+            from .tokens import prefetch
+
             prefetch(self.policy.encoding)
         # the episodic store's lookups run beside the rest (DuckDB lets the GIL go)
         looked_up = self.episodic.read_aside(
@@ -1133,6 +1165,8 @@ class Memory:
         memories, chosen, dense}], confidence, explanation, cross_references}."""
         query = _text("query", query)
         max_tokens = _limit("max_tokens", max_tokens, maximum=10_000_000)
+        from .longterm.store import KINDS
+
         lt = self.longterm
         hits = lt.recall(query, k=self.policy.assembly.recall_k, kinds=KINDS).hits
         relevance = {h.id: h.score for h in hits}
@@ -1161,6 +1195,8 @@ class Memory:
         task_id: str | None,
         collaborator: str | None,
     ) -> Signals:
+        from .prediction import Signals
+
         if isinstance(recent_errors, str):
             raise InvalidInputError("recent_errors must be a list of texts, not one string")
         return Signals(
@@ -1176,6 +1212,8 @@ class Memory:
     def _predict(
         self, signals: Signals, limit: int | None = None, workflows: Sequence[PredictedWorkflow] = ()
     ) -> Prediction:
+        from .prediction import predict
+
         return predict(
             signals,
             episodic=self.episodic,
@@ -1433,6 +1471,8 @@ class Memory:
         it would do. Returns JSON {dry_run, now, episodes, extended, deduped, summarized,
         compressed, moved, tiers: {hot, warm, cold}, contradictions_found, expired,
         forgotten, linked, actions: [{memory_id, action, reason}]}."""
+        from .longterm.consolidate import TaskRecord
+
         tasks = [
             TaskRecord(
                 task.task_id,
@@ -1569,7 +1609,7 @@ class Memory:
         memory_id: MemoryId,
         ttl_seconds: Annotated[
             float | None,
-            Arg(ge=0, le=ttl.MAX_TTL_SECONDS, description="Seconds it holds from now (more than 0); omitted: no TTL."),
+            Arg(ge=0, le=MAX_TTL_SECONDS, description="Seconds it holds from now (more than 0); omitted: no TTL."),
         ] = None,
         *,
         refresh_trigger: Annotated[
@@ -1780,6 +1820,8 @@ class Memory:
         the same)."""
         if not paths:
             return []
+        from .longterm import ttl
+
         try:
             longterm = self._longterm_for_files(open_store=open_store)
             if longterm is None or not ttl.has_triggers(longterm):
@@ -1905,6 +1947,8 @@ class Memory:
         if result is not None:
             result = _text("result", result, blank=True)
         if mentions is None:
+            from .mentions import paths_in
+
             mentions = paths_in(f"{result or ''}\n{_flat(parameters)}")
         named = self._project_files(mentions)
         self.episodic.record_tool_execution(
@@ -1948,6 +1992,8 @@ class Memory:
         file, so later sessions find it in file_history and learn which files change
         together. After a write or edit the code graph is refreshed before the next
         query. Returns {what, graph_stale}."""
+        from .episodic import OPERATIONS
+
         rel = self.relative(path)
         if operation not in OPERATIONS:
             raise InvalidInputError(f"operation must be one of {', '.join(OPERATIONS)}, got {operation!r}")
@@ -2192,6 +2238,8 @@ class Memory:
             )
 
         check("config", config)
+        from .tokens import TokenCounter, available_encodings
+
         check(
             "encoding",
             lambda: (
@@ -2255,6 +2303,8 @@ class Memory:
             raise _Warning(f"no {lexical.name}: it is rebuilt from the files when the graph loads")
         if self.policy.retrieval.dense == "off":
             return 'channels: lexical, graph (dense off: [retrieval] dense = "on" turns it on)'
+        from .embeddings import available
+
         ok, why = available()
         if not ok:
             raise _Warning(f"[retrieval] dense is on but {why}")

@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import importlib
 import inspect
 import json
 import re
+import sys
 import types
 import typing
 from collections.abc import Callable, Iterator, Mapping
@@ -447,9 +449,28 @@ def _summary(doc: str) -> str:
     return found.group(1) if found else first
 
 
+class _LazyNames(dict[str, Any]):
+    """The names a module imports only when needed (its ``LAZY_NAMES``: name ->
+    module, relative to the module's package), each imported when an annotation
+    asks for it: the local namespace its annotations are evaluated in."""
+
+    def __init__(self, module: str) -> None:
+        super().__init__()
+        self._module = sys.modules[module]
+        self._lazy: dict[str, str] = getattr(self._module, "LAZY_NAMES", {})
+
+    def __missing__(self, name: str) -> Any:
+        where = self._lazy.get(name)
+        if where is None:
+            raise KeyError(name)
+        value = getattr(importlib.import_module(where, self._module.__package__), name)
+        self[name] = value
+        return value
+
+
 def _build(name: str, function: Callable[..., Any]) -> Verb:
     mark: _Mark = function.__aircher_verb__  # type: ignore[attr-defined]
-    hints = typing.get_type_hints(function, include_extras=True)
+    hints = typing.get_type_hints(function, localns=_LazyNames(function.__module__), include_extras=True)
     signature = inspect.signature(function)
     params = []
     for p in signature.parameters.values():

@@ -47,7 +47,7 @@ import math
 import re
 from collections.abc import Iterable
 
-from ..checks import short, unix_time
+from ..checks import MAX_TTL_SECONDS, short, unix_time
 from ..errors import InvalidInputError
 from ..results import Expiry, MemoryList, MemoryRecord
 from . import checks, forget, memories
@@ -99,8 +99,6 @@ __all__ = [
 
 #: The longest refresh glob accepted.
 MAX_GLOB_CHARS = 1000
-#: The longest TTL accepted: about 31,700 years (beyond it a TTL is no TTL).
-MAX_TTL_SECONDS = 1e12
 
 _ANY = None  # a "**" segment: any number of segments, none included
 

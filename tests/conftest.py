@@ -140,9 +140,9 @@ def _no_dense_channel(request: pytest.FixtureRequest, monkeypatch: pytest.Monkey
     """Search results do not depend on whether the `embeddings` extra happens to be
     installed: the dense channel is off unless a test is marked `dense`."""
     if request.node.get_closest_marker("dense") is None:
-        import aircher_mem.retrieval as retrieval
+        import aircher_mem.embeddings as embeddings
 
-        monkeypatch.setattr(retrieval, "available", lambda: (False, "dense channel disabled in tests"))
+        monkeypatch.setattr(embeddings, "available", lambda: (False, "dense channel disabled in tests"))
 
 
 @pytest.fixture(autouse=True)

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib
-import importlib.resources
 import importlib.util
 import os
 import re
@@ -102,6 +101,8 @@ def _data_file(module: str, relative: str) -> Path | None:
 def _tokenizer_file() -> Path:
     """The tokenizer shipped in this package's ``data`` folder (a file on disk:
     ``tokenizers`` reads it by path)."""
+    import importlib.resources
+
     return Path(str(importlib.resources.files("aircher_mem").joinpath("data").joinpath(_TOKENIZER[0])))
 
 

@@ -13,7 +13,6 @@ the graph does not parse, so ``stats`` and ``doctor`` can say what was left out.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import math
@@ -117,7 +116,9 @@ def _fingerprint(root: Path, relative: str, max_hash_bytes: int) -> Fingerprint 
         data = read_source(root, relative, max_hash_bytes)
         if data is None:
             return None
-        digest = hashlib.sha256(data).hexdigest()
+        from hashlib import sha256  # OpenSSL's loading: only when a file is read
+
+        digest = sha256(data).hexdigest()
     return before[0], before[1], digest
 
 

@@ -24,7 +24,6 @@ import difflib
 import functools
 import logging
 import os
-import platform
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -2400,4 +2399,6 @@ def _versions() -> str:
             found.append(f"{package} missing")
     if any(v.endswith("missing") for v in found):
         raise RuntimeError(", ".join(found))
+    import platform
+
     return f"aircher-mem {__version__}, Python {platform.python_version()}, " + ", ".join(found)

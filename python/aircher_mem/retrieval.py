@@ -21,8 +21,6 @@ definitions into snippets that fit a token budget (what ``prepare_context`` adds
 
 from __future__ import annotations
 
-import configparser
-import hashlib
 import json
 import logging
 import os
@@ -31,16 +29,18 @@ import stat
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from . import _core
 from ._core import KnowledgeGraph, SearchParams, VectorIndex
 from .config import Policy
-from .embeddings import Embedder, available
 from .errors import InvalidInputError, StoreError
 from .graph import read_source
 from .results import ChannelScore, CodeHit, CodeSearch, Definition, RelevantCode
-from .tokens import TokenCounter
+
+if TYPE_CHECKING:  # imported where used: a code search needs neither
+    from .embeddings import Embedder
+    from .tokens import TokenCounter
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -215,6 +215,8 @@ def _testpaths(root: Path) -> list[str]:
         text = _read(root / name)
         if text is None:
             continue
+        import configparser
+
         parser = configparser.ConfigParser(interpolation=None)
         try:
             parser.read_string(text)
@@ -486,6 +488,8 @@ _SEPARATOR = "\x1f"
 def _vector_key(key: str, text: str) -> str:
     """A document's vector key: its key and a digest of the text embedded, so a
     changed definition is embedded again and a stale vector is found and dropped."""
+    import hashlib
+
     return f"{key}{_SEPARATOR}{hashlib.blake2b(text.encode('utf-8', 'replace'), digest_size=8).hexdigest()}"
 
 
@@ -547,6 +551,8 @@ class DenseIndex:
 def dense_embedder(policy: Policy) -> tuple[Callable[[], Embedder] | None, str]:
     """What loads the embedding model under ``policy``, or None and why not (empty
     when the policy leaves the dense channel off)."""
+    from .embeddings import Embedder, available
+
     if policy.retrieval.dense == "off":
         return None, ""
     ok, why = available()
@@ -583,6 +589,8 @@ def find_relevant_to_query(
     taken class, a class around a taken method) is skipped; snippets longer than
     ``retrieval.snippet_max_lines`` are cut there. Files that cannot be read any
     more are skipped."""
+    from .tokens import TokenCounter
+
     policy = policy or Policy()
     counter = tokens or TokenCounter(policy.encoding)
     hits, _, _ = graph.search(

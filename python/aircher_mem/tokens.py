@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import importlib.resources
 import re
 import threading
 from typing import TYPE_CHECKING
@@ -50,6 +49,8 @@ def available_encodings() -> list[str]:
 
 def _ranks_file(file_name: str) -> Traversable:
     """The encoding file shipped in this package's ``data`` folder."""
+    import importlib.resources
+
     return importlib.resources.files("aircher_mem").joinpath("data").joinpath(file_name)
 
 

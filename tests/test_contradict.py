@@ -19,7 +19,32 @@ CONTRADICTIONS = [
     ("The project database is Postgres.", "We store everything in MySQL.", "attribute", "database: postgres vs mysql"),
     ("The user prefers tabs.", "The user prefers spaces.", "attribute", "indentation: tabs vs spaces"),
     ("The JS unit tests use jest.", "Frontend unit tests run on vitest.", "attribute", "test_runner: jest vs vitest"),
-    ("The message queue is RabbitMQ.", "The message queue is Kafka.", "value", "message queue: rabbitmq vs kafka"),
+    ("The build tool is Bazel.", "The build tool is Buck.", "value", "build tool: bazel vs buck"),
+    # named alternatives of one purpose, whatever their subjects are called
+    (
+        "The message queue is RabbitMQ.",
+        "Events are published to Kafka.",
+        "attribute",
+        "message broker: rabbitmq vs kafka",
+    ),
+    (
+        "Migrations are handled by Alembic.",
+        "Schema migrations are run with Flyway.",
+        "attribute",
+        "schema migrations: alembic vs flyway",
+    ),
+    (
+        "The app is licensed under MIT.",
+        "The project is Apache-2.0 licensed.",
+        "attribute",
+        "license: mit vs apache-2.0",
+    ),
+    (
+        "Production runs in us-east-1.",
+        "The prod cluster lives in eu-west-1.",
+        "attribute",
+        "cloud region: us-east-1 vs eu-west-1",
+    ),
     ("The default branch is main.", "The default branch is master.", "value", "default branch: main vs master"),
     # (b) negation and opposites
     (
@@ -120,6 +145,9 @@ CONTRADICTIONS = [
 ]
 
 NOT_CONTRADICTIONS = [
+    # a license named only where the text says it is one
+    ("The maintainer studied at MIT.", "The project is Apache-2.0 licensed."),
+    ("The app is licensed under MIT.", "We moved off Apache Kafka last year, to keep MIT's license terms."),
     # a number that names which one
     ("Step 3: run the migrations.", "Step 4: run the migrations."),
     ("Issue #12 is about the login page.", "Issue #13 is about the login page."),

@@ -11,8 +11,10 @@ the same thing in other words is not a contradiction. The rules, tried in order:
   "gave up on Y", "moved off Y", "stopped going to Y", "used to Y");
 - ``attribute``: both name a value of the same single-valued setting
   (:data:`~aircher_mem.longterm.vocabulary.VOCAB`: database, test runner,
-  formatter...) and the values differ, for the same scope (the frontend's test
-  runner is not the backend's);
+  formatter...) or one of the same kind of named alternatives
+  (:data:`~aircher_mem.longterm.vocabulary.ALTERNATIVES`: message broker, schema
+  migrations, license, cloud region...), and the values differ, for the same
+  scope (the frontend's test runner is not the backend's);
 - ``number``: a number, version, date, weekday, time of day or frequency differs in
   the same context ("timeout is 30s" against "timeout is 60s"); amounts in
   different units of one dimension are converted ("2 weeks" = "14 days"), amounts
@@ -57,7 +59,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ..config import ContradictionsPolicy
-from .vocabulary import VOCAB, VOCAB_RE
+from .vocabulary import ALTERNATIVE_CONTEXT, ALTERNATIVES, VOCAB, VOCAB_RE
 
 __all__ = ["Verdict", "DEFAULT", "detect", "correction"]
 
@@ -657,6 +659,9 @@ class _Analysis:
         """Attribute -> affirmed canonical values."""
         found: dict[str, set[str]] = {}
         for index, (attribute, canonical) in _known_values(self.words):
+            said = ALTERNATIVE_CONTEXT.get(attribute)
+            if said is not None and not any(w.startswith(said) for w in self.words):
+                continue
             if not _negated_at(self.words, index, self.s.negation_window):
                 found.setdefault(attribute, set()).add(canonical)
         return {k: frozenset(v) for k, v in found.items()}
@@ -916,8 +921,10 @@ def _polarity(text: str) -> _Polarity:
     )
 
 
-_VOCAB_LONGEST = max(len(term.split()) for term in VOCAB)
-_VOCAB_FIRST = frozenset(term.split()[0] for term in VOCAB)
+# The settings' values and the named alternatives (a term is in one of the two).
+_TERMS = VOCAB | ALTERNATIVES
+_VOCAB_LONGEST = max(len(term.split()) for term in _TERMS)
+_VOCAB_FIRST = frozenset(term.split()[0] for term in _TERMS)
 
 
 def _known_values(words: list[str]) -> list[tuple[int, tuple[str, str]]]:
@@ -932,7 +939,7 @@ def _known_values(words: list[str]) -> list[tuple[int, tuple[str, str]]]:
             i += 1
             continue
         for k in range(min(_VOCAB_LONGEST, len(words) - i), 0, -1):
-            hit = VOCAB.get(" ".join(words[i : i + k]))
+            hit = _TERMS.get(" ".join(words[i : i + k]))
             if hit is not None:
                 out.append((i, hit))
                 i += k

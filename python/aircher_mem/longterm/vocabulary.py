@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["VOCAB", "VOCAB_RE", "LANGUAGES", "ATTR_ALIASES", "known_value"]
+__all__ = ["VOCAB", "VOCAB_RE", "LANGUAGES", "ATTR_ALIASES", "ALTERNATIVES", "ALTERNATIVE_CONTEXT", "known_value"]
 
 
 VOCAB: dict[str, tuple[str, str]] = {}
@@ -195,6 +195,78 @@ _add(
     },
 )
 _add("quote_style", {"single quotes": "single quotes", "double quotes": "double quotes"})
+#: Named alternatives of which a project uses one for one purpose: term -> (kind,
+#: canonical name). The contradiction rules read them with :data:`VOCAB`; the
+#: extractor does not fill them as settings (a project that names two of them
+#: over time keeps both memories).
+ALTERNATIVES: dict[str, tuple[str, str]] = {}
+for _kind, _terms in {
+    "message broker": {
+        "rabbitmq": "rabbitmq",
+        "kafka": "kafka",
+        "activemq": "activemq",
+        "nats": "nats",
+        "pulsar": "pulsar",
+        "sqs": "sqs",
+        "kinesis": "kinesis",
+        "zeromq": "zeromq",
+    },
+    "mobile framework": {
+        "flutter": "flutter",
+        "react native": "react native",
+        "xamarin": "xamarin",
+        "ionic": "ionic",
+        "cordova": "cordova",
+        "nativescript": "nativescript",
+    },
+    "schema migrations": {
+        "alembic": "alembic",
+        "flyway": "flyway",
+        "liquibase": "liquibase",
+        "sqitch": "sqitch",
+        "dbmate": "dbmate",
+    },
+    "license": {
+        "mit": "mit",
+        "apache-2.0": "apache-2.0",
+        "apache 2.0": "apache-2.0",
+        "apache license": "apache-2.0",
+        "apache licensed": "apache-2.0",
+        "gpl": "gpl",
+        "gplv2": "gpl-2.0",
+        "gpl-2.0": "gpl-2.0",
+        "gplv3": "gpl-3.0",
+        "gpl-3.0": "gpl-3.0",
+        "lgpl": "lgpl",
+        "agpl": "agpl",
+        "bsd": "bsd",
+        "mpl": "mpl",
+        "mpl-2.0": "mpl",
+        "isc": "isc",
+        "unlicense": "unlicense",
+        "proprietary": "proprietary",
+    },
+    "versioning": {
+        "semantic versioning": "semver",
+        "semver": "semver",
+        "calendar versioning": "calver",
+        "calver": "calver",
+    },
+    "cloud region": {
+        region: region
+        for region in (
+            "us-east-1 us-east-2 us-west-1 us-west-2 ca-central-1 sa-east-1 eu-west-1 eu-west-2 eu-west-3 "
+            "eu-central-1 eu-central-2 eu-north-1 eu-south-1 ap-south-1 ap-northeast-1 ap-northeast-2 "
+            "ap-northeast-3 ap-southeast-1 ap-southeast-2 me-south-1 af-south-1 us-central1 us-east1 "
+            "us-west1 europe-west1 europe-west2 europe-west3 europe-west4 asia-east1 asia-northeast1"
+        ).split()
+    },
+}.items():
+    for _term, _name in _terms.items():
+        ALTERNATIVES[_term] = (_kind, _name)
+#: Kinds of alternative a text names only when it also says the kind (a word that
+#: starts so): "MIT" is a license in "licensed under MIT", not in "she studied at MIT".
+ALTERNATIVE_CONTEXT: dict[str, tuple[str, ...]] = {"license": ("licens", "licenc")}
 LANGUAGES = {
     "python": "python",
     "rust": "rust",

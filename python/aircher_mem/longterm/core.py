@@ -43,7 +43,6 @@ from ..config import (
     RetrievalPolicy,
 )
 from ..errors import InvalidInputError, StoreError, UnknownMemoryError
-from ..results import MemoryAction
 from . import checks, documents
 from .schema import (
     CAUSAL_NODE_FIELDS,
@@ -71,6 +70,7 @@ from .schema import (
     TAGS_AT,
     TURN_COLUMNS,
     UNSAVE,
+    ActionRow,
     CausalNodeRow,
     ContradictionRow,
     EpisodeRow,
@@ -200,7 +200,7 @@ class StoreCore(store.StoreHolder):
         self._sources: dict[int, dict[int, str]] = defaultdict(dict)  # memory -> {turn: reason}
         self._memories_of: dict[int, set[int]] = defaultdict(set)  # turn -> memories
         self._edges: dict[int, list[tuple[str, int]]] = defaultdict(list)  # memory -> (relation, other)
-        self._actions: dict[int, list[MemoryAction]] = defaultdict(list)
+        self._actions: dict[int, list[ActionRow]] = defaultdict(list)
         self._children: dict[int, set[int]] = defaultdict(set)
         self._episodes: dict[int, EpisodeRow] = {}  # episode memory id -> what it keeps
         self._episode_turns: dict[int, list[int]] = defaultdict(list)  # episode -> its raw turns, in order
@@ -345,9 +345,10 @@ class StoreCore(store.StoreHolder):
             ).fetchall():
                 self._causal[(source, target, kind)] = strength
             con.execute("SELECT memory_id, done_at, action, detail FROM memory_actions ORDER BY done_at, rowid")
+            actions = self._actions
             while rows := con.fetchmany(LOAD_SLICE):
                 for memory_id, done_at, action, detail in rows:
-                    self._actions[memory_id].append(MemoryAction(done_at, action, detail))
+                    actions[memory_id].append(ActionRow(done_at, action, detail))
         except duckdb.Error as exc:
             raise store.corrupt_or_error(self.path, exc, "reading long-term memory") from None
         state = dict(self._state())
@@ -569,8 +570,7 @@ class StoreCore(store.StoreHolder):
             self._write()
 
     def _act(self, memory_id: int, at: float, action: str, detail: str = "") -> None:
-        entry = MemoryAction(at, action, detail)
-        self._actions[memory_id].append(entry)
+        self._actions[memory_id].append(ActionRow(at, action, detail))
         self._new_actions.append((memory_id, at, action, detail))
         self._note()
 

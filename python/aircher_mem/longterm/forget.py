@@ -5,18 +5,17 @@ ids are kept in the file, so an id forgotten stays unknown."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections import defaultdict
 from collections.abc import Collection
 
 from .. import store
 from ..errors import InvalidInputError, StoreError
 from ..redact import redact
-from ..results import Forgotten, MemoryAction
+from ..results import Forgotten
 from . import checks, documents, memories
 from .core import StoreCore, log, using_db
 from .extract import normalize
-from .schema import memory_key, session_key, turn_key
+from .schema import ActionRow, memory_key, session_key, turn_key
 
 __all__ = ["forget", "erase", "merged_into", "drop_memories", "drop_turns", "rewrite", "scrubbed_actions"]
 
@@ -208,10 +207,10 @@ def merged_into(lt: StoreCore, ids: set[int]) -> set[int]:
     return found
 
 
-def drop_memories(lt: StoreCore, ids: set[int], scrubbed: list[tuple[int, int, MemoryAction, str]]) -> None:
+def drop_memories(lt: StoreCore, ids: set[int], scrubbed: list[tuple[int, int, ActionRow, str]]) -> None:
     """Forgets ``ids`` in memory (the rows are deleted)."""
     for memory_id_, index, action, new in scrubbed:
-        lt._actions[memory_id_][index] = dataclasses.replace(action, detail=new)
+        lt._actions[memory_id_][index] = action._replace(detail=new)
     for memory_id_ in ids:
         memory = lt._memories.pop(memory_id_)
         lt._shape += 1
@@ -301,7 +300,7 @@ def rewrite(lt: StoreCore) -> None:
     store.protect(lt.path)
 
 
-def scrubbed_actions(lt: StoreCore, ids: set[int]) -> list[tuple[int, int, MemoryAction, str]]:
+def scrubbed_actions(lt: StoreCore, ids: set[int]) -> list[tuple[int, int, ActionRow, str]]:
     """The actions of other memories that quote a memory being forgotten (a
     supersede names the other memory's value, a contradiction what differs), with
     what they become: the id stays, the value goes. (memory id, index in its

@@ -11,10 +11,10 @@ from typing import Literal
 
 from .._core import LexicalIndex
 from ..errors import StoreError
-from ..results import FeedbackResult, GcReport, MemoryAction
+from ..results import FeedbackResult, GcReport
 from . import checks, documents
 from .core import StoreCore, using_db
-from .schema import MemoryRow, memory_key
+from .schema import ActionRow, MemoryRow, memory_key
 from .scoring import DAY
 
 __all__ = ["gc", "write_gc", "feedback"]
@@ -94,7 +94,7 @@ def gc(lt: StoreCore, *, dry_run: bool = False) -> GcReport:
     else:
         lt._dedup.remove([memory_key(i) for ids in (low, old, capacity) for i in ids])
     for (action, detail), ids in groups.items():
-        entry = MemoryAction(now, action, detail)  # frozen: one object serves them all
+        entry = ActionRow(now, action, detail)  # a tuple: one serves them all
         for memory_id in ids:
             lt._actions[memory_id].append(entry)
     write_gc(lt, active, now, promoted, [i for ids in (low, old, capacity) for i in ids], groups)

@@ -17,6 +17,7 @@ from ..redact import pii_tags, redact
 from ..results import (
     Episode,
     Extracted,
+    MemoryAction,
     MemoryEdge,
     MemoryExplanation,
     MemoryLink,
@@ -636,7 +637,7 @@ def explain(lt: StoreCore, memory_id: int) -> MemoryExplanation:
         list(memory.rules),
         links,
         related,
-        list(lt._actions.get(memory.id, []))[-20:],
+        [MemoryAction(*a) for a in lt._actions.get(memory.id, [])[-20:]],
         outlook,
         ttl_rules.outlook(memory, now),
         f"{memory.tier} now; belongs in {tier} ({why}; priority {value:.3f})",

@@ -21,7 +21,7 @@ import dataclasses
 import itertools
 import json
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from .. import store
 from ..results import Turn
@@ -36,6 +36,7 @@ __all__ = [
     "MAX_TEXT_CHARS",
     "MAX_METADATA_CHARS",
     "MAX_DEPTH",
+    "ActionRow",
     "Extractor",
     "Summarizer",
     "Judge",
@@ -274,6 +275,16 @@ DOCUMENTS_VERSION = 1
 
 TURN_COLUMNS = ("id", "session_id", "role", "speaker", "text", "said_at", "metadata", "tags")
 _TURN_TYPES = ("BIGINT", "VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR", "DOUBLE", "VARCHAR", "VARCHAR")
+
+
+class ActionRow(NamedTuple):
+    """A ``memory_actions`` row as held in memory: what was done to a memory, when,
+    with what detail (a tuple: a store holds hundreds of thousands of them, and the
+    :class:`~aircher_mem.results.MemoryAction` results are made of the few served)."""
+
+    at: float
+    action: str
+    detail: str
 
 
 @dataclasses.dataclass(slots=True)

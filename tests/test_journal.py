@@ -332,7 +332,8 @@ def test_a_journaled_call_is_stored_as_the_call_itself(
         | st.builds(
             lambda verb, arguments: json.dumps({"verb": verb, "arguments": arguments}).encode(),
             st.sampled_from([*journal.VERBS, "forget", ""]),
-            st.dictionaries(st.sampled_from(["tool_name", "path", "success", "operation", "at", "x"]), JSON),
+            # every argument a line may carry, and one it may not, with any JSON value
+            st.dictionaries(st.sampled_from(sorted(set().union(*journal.ARGUMENTS.values(), {"x"}))), JSON),
         ),
         max_size=6,
     ),

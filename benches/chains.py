@@ -12,7 +12,7 @@ Baseline, in the same run: BM25 (bm25s) over the same turns; a question is
 answered at k when every canonical reason has overlap >= 0.5 with one of the top
 k turns of the record's session (k = 1 and 3).
 
-    python benches/chains.py [--split tune|tune2|report|all] [--verbose]
+    python benches/chains.py [--split tune|tune2|tune3|report|all] [--verbose]
 """
 
 from __future__ import annotations
@@ -78,14 +78,14 @@ def bm25_baseline(records: Sequence[dict[str, Any]]) -> Any:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--split", choices=["tune", "tune2", "report", "all"], default="all")
+    parser.add_argument("--split", choices=["tune", "tune2", "tune3", "report", "all"], default="all")
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--verbose", "-v", action="store_true", help="print every answer")
     args = parser.parse_args(argv)
     records = load(args.data)
     lt = build(records)
     bm25 = bm25_baseline(records)
-    splits = ["tune", "tune2", "report"] if args.split == "all" else [args.split]
+    splits = ["tune", "tune2", "tune3", "report"] if args.split == "all" else [args.split]
     print("split   questions  query_chain  bm25@1  bm25@3")
     for split in splits:
         asked = [r for r in records if r["split"] == split and r["decision"] is not None]

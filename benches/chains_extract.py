@@ -4,7 +4,8 @@ Data: ``benches/data/decisions.jsonl``, coding-agent conversations written for t
 bench. A record has ``turns`` (speaker, text), a canonical ``decision`` with its
 ``reasons`` (null and [] for chatter that decides nothing) and a ``split``: "tune"
 (the half the rules were adjusted on), "tune2" (written later for two forms the rules
-missed on "tune", adjusted on too) or "report" (held out).
+missed on "tune", adjusted on too), "tune3" (16 decisions and 4 chatter records in
+other phrasings, written later still, adjusted on too) or "report" (held out).
 
 Each record's turns are joined one per line and read at once, as a window of the
 conversation: a reason given in the next turn can attach to the decision. Matching
@@ -22,7 +23,7 @@ said text holds:
 The overlap is one-sided (a long clause holding the canonical words matches); the
 rules keep clauses short, and ``--verbose`` prints every candidate to check by eye.
 
-    python benches/chains_extract.py [--split tune|tune2|report|all] [--verbose]
+    python benches/chains_extract.py [--split tune|tune2|tune3|report|all] [--verbose]
 """
 
 from __future__ import annotations
@@ -98,12 +99,12 @@ def evaluate(records: Sequence[dict[str, Any]], verbose: bool) -> dict[str, floa
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--split", choices=["tune", "tune2", "report", "all"], default="all")
+    parser.add_argument("--split", choices=["tune", "tune2", "tune3", "report", "all"], default="all")
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--verbose", "-v", action="store_true", help="print every record's candidates")
     args = parser.parse_args(argv)
     records = load(args.data)
-    splits = ["tune", "tune2", "report"] if args.split == "all" else [args.split]
+    splits = ["tune", "tune2", "tune3", "report"] if args.split == "all" else [args.split]
     print("split   decisions  found  reasons  other  nulls  false (records)")
     for split in splits:
         chosen = [r for r in records if r["split"] == split]

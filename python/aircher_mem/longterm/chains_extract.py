@@ -92,8 +92,9 @@ _DEFAULTS = ChainsPolicy()
 _STRONG_VERBS = (
     r"decided|decide|chose|choose|picked(?! up)|pick(?! up)|selected|select|went with|go with|going with|"
     r"opted|opt|settled on|settle on|agreed on|agreed to|agree on|standardi[sz]ed on|standardi[sz]e on|"
-    r"ended up (?:with|using|going with|on)|landed on|switched|switch|migrated|migrate|"
-    r"moved (?:to|from|away|over|off)|move (?:to|from|away|over|off)|adopted|adopt|committed to|commit to"
+    r"ended up (?:with|using|going with|on)|landed on|switched|switch|switching|migrated|migrate|migrating|"
+    r"moved (?:to|from|away|over|off)|move (?:to|from|away|over|off)|moving (?:to|from|away|over|off)|"
+    r"adopted|adopt|adopting|committed to|commit to"
 )
 _WEAK_VERBS = (
     r"use|used|using|keep|kept|keeping|stick with|stuck with|sticking with|stick to|stuck to|"
@@ -103,7 +104,8 @@ _WEAK_VERBS = (
     r"removed|remove|deprecated|deprecate|do|avoid|avoided|prefer|preferred|rely on|relied on|"
     r"host|hosted|deploy|deployed|cache|cached|limit|enforce|enforced|forbid|ban|banned|block|blocked|"
     r"ship|shipped|introduced|introduce|implement|implemented|skip|skipped|upgrade|upgraded|"
-    r"downgrade|downgraded|bump|bumped|restrict|restricted|wrap|wrapped|support|target|moved(?! on)|move(?! on)"
+    r"downgrade|downgraded|bump|bumped|restrict|restricted|wrap|wrapped|support|target|moved(?! on)|move(?! on)|"
+    r"moving(?! on)"
 )
 # Said in place of a subject before a past tense verb at a clause's start:
 # "Turned on WAL mode because ...".

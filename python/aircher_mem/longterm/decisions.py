@@ -134,9 +134,15 @@ def query(lt: StoreCore, text: str, *, max_depth: int = 5, at: float | dt.dateti
     if not roots:
         return CausalChain(question, None, [], [], "graph TD", "", "no decision with its reasons recorded yet")
     hits = recall.recall(lt, question, k=10, kinds=[*KINDS], at=at).hits
-    best = next((h.id for h in hits if h.id in roots), None)
+    chained = [h.id for h in hits if h.id in roots]
+    wanted = token_set(question)
+    best = None
+    if chained:
+        # of the decisions recall found, the one whose own words hold most of the
+        # question's (recall's order breaks ties)
+        said = [len(wanted & token_set(lt._memories[i].content)) for i in chained]
+        best = chained[said.index(max(said))]
     if best is None:
-        wanted = token_set(question)
         scored = []
         for decision_id in roots:
             said = set().union(*(token_set(lt._nodes[i].content) for i in lt._chain_of[decision_id]))

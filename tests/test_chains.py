@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from aircher_mem import InvalidInputError, Memory, Policy
 from aircher_mem.config import ChainsPolicy, ContradictionsPolicy
-from aircher_mem.longterm import LongTermMemory
+from aircher_mem.longterm import LongTermMemory, decisions
 from conftest import Clock
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -48,6 +49,20 @@ def test_a_decision_said_in_a_turn_comes_back_with_its_reason_as_text_and_mermai
         '    n2("reason: we need async support")\n'
         "    n2 -->|justifies 0.90| n1"
     )
+
+
+def test_of_the_decisions_recall_finds_the_question_gets_the_one_it_words(monkeypatch: pytest.MonkeyPatch) -> None:
+    lt = store()
+    built = lt.add_turn("a", "assistant", "The docs site is built with MkDocs because the team writes Markdown.", at=T0)
+    moved = lt.add_turn("b", "user", "We're moving the docs from Sphinx to MkDocs because Sphinx is slow.", at=T0 + 60)
+    [other] = [e.memory_id for e in built.extracted if e.kind == "decision" or "chain" in e.rules]
+    [ours] = [e.memory_id for e in moved.extracted if e.kind == "decision"]
+    found = SimpleNamespace(hits=[SimpleNamespace(id=other), SimpleNamespace(id=ours)])
+    monkeypatch.setattr(decisions.recall, "recall", lambda *args, **kwargs: found)  # recall ranks the other first
+    assert lt.query_chain("why did we move the docs from Sphinx to MkDocs?").decision_id == ours
+    assert lt.query_chain("why is the docs site built with MkDocs?").decision_id == other
+    found.hits.reverse()  # as many words of the question each: recall's order decides
+    assert lt.query_chain("why MkDocs?").decision_id == ours
 
 
 def test_a_reason_given_in_the_next_turn_joins_the_decision_before_it() -> None:

@@ -34,6 +34,20 @@ TABLE = [
         "We're going with Kafka due to the replay requirement.",
         [("We're going with Kafka", [("reason", "justifies", S.explicit, "the replay requirement")])],
     ),
+    # a choice announced in the present progressive
+    (
+        "We're moving the docs from Sphinx to MkDocs because nobody wants to write reStructuredText.",
+        [
+            (
+                "We're moving the docs from Sphinx to MkDocs",
+                [("reason", "justifies", S.explicit, "nobody wants to write reStructuredText")],
+            )
+        ],
+    ),
+    (
+        "We are switching the runners to ARM since they cost less.",
+        [("We are switching the runners to ARM", [("reason", "justifies", S.since, "they cost less")])],
+    ),
     # a routine verb counts with a reason
     (
         "We use Alembic because it autogenerates migrations.",

@@ -140,8 +140,8 @@ def query(lt: StoreCore, text: str, *, max_depth: int = 5, at: float | dt.dateti
     if chained:
         # of the decisions recall found, the one whose own words hold most of the
         # question's (recall's order breaks ties)
-        said = [len(wanted & token_set(lt._memories[i].content)) for i in chained]
-        best = chained[said.index(max(said))]
+        held = [len(wanted & token_set(lt._memories[i].content)) for i in chained]
+        best = chained[held.index(max(held))]
     if best is None:
         scored = []
         for decision_id in roots:

@@ -713,7 +713,7 @@ def test_with_a_server_the_hooks_are_its_clients_and_do_the_same(store: Path, ho
 
 
 def test_a_hook_past_its_deadline_prints_nothing_and_leaves_the_work(
-    store: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    store: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, _hook_servers: list[Path]
 ) -> None:
     set_policy(store, "[hooks]\ndeadline_seconds = 0.5\n")
     release = threading.Event()
@@ -729,12 +729,16 @@ def test_a_hook_past_its_deadline_prints_nothing_and_leaves_the_work(
     assert time.monotonic() - started < 30  # the deadline, not the minute the work is stuck for
     assert hooks.abandoned()
     assert "no answer within 0.5 s ([hooks] deadline_seconds); printed nothing" in caplog.text
+    # it opened the store itself: a server is started for the next hooks, which
+    # would otherwise run out of time the same way
+    assert _hook_servers == [store]
     release.set()
     for _ in range(500):
         if not hooks.abandoned():
             break
         time.sleep(0.02)
     assert not hooks.abandoned()
+    assert _hook_servers == [store]  # once, not again when the work ends
 
 
 STUCK_HOOK = """

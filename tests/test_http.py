@@ -27,7 +27,7 @@ from aircher_mem import verbs
 from aircher_mem.errors import InvalidInputError, StoreLockedError, UnknownMemoryError, UnknownSymbolError
 from aircher_mem.interfaces import client as remote
 from aircher_mem.interfaces import http, thin, wire
-from conftest import serving
+from conftest import duckdb_held_by_another_process, serving
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
@@ -726,6 +726,31 @@ SERVE = textwrap.dedent(
     print("stopped", flush=True)
     """
 )
+
+
+def test_a_hooks_server_waits_for_the_store_the_hook_still_holds(project: Path) -> None:
+    # a hook past its deadline starts the server, then its process exits and lets
+    # the store go: the server waits for it ([server] yield_wait_seconds), a server
+    # started by hand does not
+    am.Memory.open(project).close()
+    db = project / ".aircher" / "memory.duckdb"
+    with duckdb_held_by_another_process(db), am.Memory.open(project, create=False) as memory:
+        with pytest.raises(StoreLockedError):
+            http._claim(memory)
+        started = time.monotonic()
+        with pytest.raises(StoreLockedError):
+            http._claim(memory, wait_seconds=0.3)
+        assert time.monotonic() - started >= 0.3
+    held = duckdb_held_by_another_process(db)
+    held.__enter__()
+    letting_go = threading.Timer(0.5, held.__exit__, (None, None, None))
+    letting_go.start()
+    try:
+        with am.Memory.open(project, create=False) as memory:
+            http._claim(memory, wait_seconds=60)
+            assert memory.episodic.counts()["tool_executions"] == 0  # the store is this process's
+    finally:
+        letting_go.join()
 
 
 def start_server(root: Path) -> subprocess.Popen[str]:

@@ -497,6 +497,8 @@ class ServerPolicy(_Section):
     backlog: int = _bound(128, 1, 65_535)
     #: Seconds a process that opens the store waits for a server that offers it
     #: (one a hook started: ``[hooks] start_server``) to give it up; 0: never asks.
+    #: Also how long such a server, starting, waits for a store another process
+    #: holds (the hook that started it past its deadline, exiting).
     yield_wait_seconds: float = _bound(10.0, 0.0, 600.0)
 
 
@@ -541,9 +543,10 @@ class HooksPolicy(_Section):
     #: its content); more is the same non-blocking error, and the rest is not read.
     payload_max_bytes: int = _bound(32_000_000, 1024, 1 << 34)
     #: A hook that found no server for the project, and opened the store itself,
-    #: starts ``aircher-mem serve --yields`` for it in the background once done, so
-    #: the next hooks are its clients (the thin path). That server gives the store
-    #: up to any other process that opens it (``[server] yield_wait_seconds``) ...
+    #: starts ``aircher-mem serve --yields`` for it in the background once done (or at
+    #: its deadline, when it runs past it), so the next hooks are its clients (the
+    #: thin path). That server gives the store up to any other process that opens it
+    #: (``[server] yield_wait_seconds``) ...
     start_server: bool = True
     #: ... which exits after this many seconds without a request.
     server_idle_seconds: float = _bound(1800.0, 0.0, 31_536_000.0, lo_open=True)

@@ -611,16 +611,24 @@ def run_hook(event: str, payload: str, *, root: Path | None = None) -> tuple[str
     limit = settings.hooks.deadline_seconds
     deadline = started + limit
     answer: list[str] = []
+    # whether this hook opened the store itself (no server answers), and whether it
+    # has started a server for the next hooks: once, from the work or at the deadline
+    alone: list[bool] = []
+    starting = threading.Lock()
+
+    def start_server() -> None:
+        # (a snapshot written by an older server has no start_server)
+        with starting:
+            if alone == [True] and getattr(settings.hooks, "start_server", False):
+                alone.append(False)  # started: not again
+                _start_server(project, settings.hooks.server_idle_seconds)
 
     def work() -> None:
         try:
             with _backend(project, settings, deadline) as backend:
-                alone = not isinstance(backend.memory, _Remote)
+                alone.append(not isinstance(backend.memory, _Remote))
                 answer.append(handler(_Call(backend, data, project, deadline, settings.hooks)))
-            # the store is closed: a server started now can open it (a snapshot written
-            # by an older server has no start_server)
-            if alone and getattr(settings.hooks, "start_server", False):
-                _start_server(project, settings.hooks.server_idle_seconds)
+            start_server()  # the store is closed: the server can open it
         except Exception as exc:
             log.warning("aircher-mem hook %.40s: %s: %s", event, type(exc).__name__, exc)
 
@@ -631,6 +639,10 @@ def run_hook(event: str, payload: str, *, root: Path | None = None) -> tuple[str
         log.warning(
             "aircher-mem hook %s: no answer within %g s ([hooks] deadline_seconds); printed nothing", event, limit
         )
+        # A store too large to open within the deadline (or a slow machine): the
+        # next hooks would all run out of time the same way. The server started now
+        # opens the store once this process has let it go, and holds it for them.
+        start_server()
         return "", EXIT_OK
     return (answer[0] if answer else ""), EXIT_OK
 

@@ -999,9 +999,10 @@ def _check_address(host: object, port: object) -> None:
     checks.integer("port", port, 0, 65535)
 
 
-def _claim(memory: Memory) -> None:
+def _claim(memory: Memory, wait_seconds: float = 0.0) -> None:
     """Refuses (:class:`StoreLockedError`) when a live server runs for the project,
-    then takes the store (:class:`StoreLockedError` when another process has it)."""
+    then takes the store (:class:`StoreLockedError` when another process still has
+    it after ``wait_seconds``)."""
     if memory.root in _RUNNING:
         raise StoreLockedError(f"this process already serves {memory.root}")
     path = server_file(memory.root)
@@ -1010,7 +1011,15 @@ def _claim(memory: Memory) -> None:
         if store.offered_by(memory.db_path) != other.pid:
             raise _already(path, other)
         # a hook's server: it gives the store up below, and its server.json with it
-    memory.episodic  # noqa: B018 - the store is ours from now on (StoreLockedError if not)
+    give_up = time.monotonic() + wait_seconds
+    while True:
+        try:
+            memory.episodic  # noqa: B018 - the store is ours from now on (StoreLockedError if not)
+            return
+        except StoreLockedError:
+            if time.monotonic() >= give_up:
+                raise
+            time.sleep(0.05)
 
 
 class RunningServer:
@@ -1266,7 +1275,10 @@ def serve(
                 previous[sig] = signal.signal(sig, lambda *_: stop.set())
         if yields:
             store.offer(memory.db_path)  # from when it holds the store
-        _claim(memory)  # before indexing: never rewrite the graph of a live server
+        # before indexing: never rewrite the graph of a live server. A hook's server
+        # waits for the store: the hook that started it past its deadline may hold it
+        # a moment longer, while its process exits.
+        _claim(memory, memory.policy.server.yield_wait_seconds if yields else 0.0)
         if memory.indexed and memory.policy.server.index_at_start:
             try:
                 memory.index()

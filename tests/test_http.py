@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import logging
 import os
 import signal
 import stat
@@ -751,6 +752,20 @@ def test_a_hooks_server_waits_for_the_store_the_hook_still_holds(project: Path) 
             assert memory.episodic.counts()["tool_executions"] == 0  # the store is this process's
     finally:
         letting_go.join()
+
+
+def test_a_server_reads_the_store_in_before_the_first_request_needs_it(
+    project: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with am.Memory.open(project) as memory:
+        memory.index()
+        memory.add_turn("s", "user", "We use Postgres for the orders service.")
+    with am.Memory.open(project, create=False) as memory:
+        assert memory._longterm is None and memory._index._graph is None
+        with caplog.at_level(logging.INFO, logger="aircher_mem.http"):
+            http._warm(memory)
+        assert memory.longterm.index_source == "saved" and memory._index._graph is not None
+        assert f"read the store of {memory.root} in" in caplog.text
 
 
 def start_server(root: Path) -> subprocess.Popen[str]:

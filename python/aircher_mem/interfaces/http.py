@@ -999,6 +999,21 @@ def _check_address(host: object, port: object) -> None:
     checks.integer("port", port, 0, 65535)
 
 
+def _warm(memory: Memory) -> None:
+    """Reads the store in (the long-term memory's rows and indexes, the episodic
+    store, the code graph) as a read-only verb does, so that the first requests
+    do not wait for it: a hook's deadline is shorter than a large store's first
+    read. Requests that come meanwhile wait for the verb's lock; a failure is
+    logged and left to the verb that meets it."""
+    started = time.perf_counter()
+    try:
+        memory.stats()
+    except (AircherError, OSError) as exc:
+        log.warning("could not read the store of %s in: %s", memory.root, exc)
+        return
+    log.info("read the store of %s in %.2f s", memory.root, time.perf_counter() - started)
+
+
 def _claim(memory: Memory, wait_seconds: float = 0.0) -> None:
     """Refuses (:class:`StoreLockedError`) when a live server runs for the project,
     then takes the store (:class:`StoreLockedError` when another process still has
@@ -1250,17 +1265,20 @@ def serve(
     idle_exit_seconds: float = 0.0,
     yields: bool = False,
 ) -> None:
-    """Serves the project's memory over HTTP on ``host`` (loopback only) and
-    ``port`` (0: a free one) until SIGINT or SIGTERM, or, when ``idle_exit_seconds``
-    is not 0, until that long has passed without a request (what a server a hook
-    started does: ``[hooks] start_server``), as the store's single writer
+    """Serves the project's memory over HTTP on ``host`` (loopback only) and ``port``
+    (0: a free one) until SIGINT or SIGTERM, or, when ``idle_exit_seconds`` is not
+    0, until that long has passed without a request (what a server a hook started
+    does: ``[hooks] start_server``), as the store's single writer
     (:func:`serve_in_thread`; the graph is refreshed first when ``[server]
-    index_at_start``). With ``yields`` (a hook's server), it also exits as soon as
-    another process opening the store asks for it (:func:`store.taken`), so that
-    ``Memory.open`` elsewhere never finds the store held by it. Refuses
-    (:class:`StoreLockedError`) when a live server that does not yield already runs
-    for the project or another process holds the store; a stale server.json is
-    replaced, and a live yielding server is asked to give the store up."""
+    index_at_start``), and reads the store in once it accepts (the long-term memory,
+    the episodic store and the graph, as ``stats`` does), so that the first
+    requests, a hook's among them, do not wait for a large store's first read. With
+    ``yields`` (a hook's server), it also exits as soon as another process opening
+    the store asks for it (:func:`store.taken`), so that ``Memory.open`` elsewhere
+    never finds the store held by it. Refuses (:class:`StoreLockedError`) when a
+    live server that does not yield already runs for the project or another process
+    holds the store; a stale server.json is replaced, and a live yielding server is
+    asked to give the store up."""
     _check_address(host, port)
     idle_exit_seconds = checks.number("idle_exit_seconds", idle_exit_seconds)
     yields = checks.flag("yields", yields)
@@ -1287,6 +1305,7 @@ def serve(
         if not stop.is_set() and not (yields and store.wanted(memory.db_path)):
             running = serve_in_thread(memory, host=host, port=port)
             consolidating = Consolidating(memory, idle=running.idle_seconds if idle_exit_seconds else None)
+            _warm(memory)
             while running.running and not stop.wait(_WATCH_SECONDS):
                 consolidating.when_due()
                 if idle_exit_seconds and running.idle_seconds() > idle_exit_seconds:

@@ -763,7 +763,7 @@ def test_a_server_reads_the_store_in_before_the_first_request_needs_it(
     with am.Memory.open(project, create=False) as memory:
         assert memory._longterm is None and memory._index._graph is None
         with caplog.at_level(logging.INFO, logger="aircher_mem.http"):
-            http._warm(memory)
+            http.warm(memory)
         assert memory.longterm.index_source == "saved" and memory._index._graph is not None
         assert f"read the store of {memory.root} in" in caplog.text
 

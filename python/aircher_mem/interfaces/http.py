@@ -105,6 +105,7 @@ if typing.TYPE_CHECKING:  # imported when serving or testing only
 __all__ = [
     "serve",
     "serve_in_thread",
+    "warm",
     "RunningServer",
     "Consolidating",
     "build_app",
@@ -999,7 +1000,7 @@ def _check_address(host: object, port: object) -> None:
     checks.integer("port", port, 0, 65535)
 
 
-def _warm(memory: Memory) -> None:
+def warm(memory: Memory) -> None:
     """Reads the store in (the long-term memory's rows and indexes, the episodic
     store, the code graph) as a read-only verb does, so that the first requests
     do not wait for it: a hook's deadline is shorter than a large store's first
@@ -1305,7 +1306,7 @@ def serve(
         if not stop.is_set() and not (yields and store.wanted(memory.db_path)):
             running = serve_in_thread(memory, host=host, port=port)
             consolidating = Consolidating(memory, idle=running.idle_seconds if idle_exit_seconds else None)
-            _warm(memory)
+            warm(memory)
             while running.running and not stop.wait(_WATCH_SECONDS):
                 consolidating.when_due()
                 if idle_exit_seconds and running.idle_seconds() > idle_exit_seconds:

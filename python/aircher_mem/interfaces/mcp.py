@@ -32,6 +32,7 @@ import json
 import logging
 import os
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -56,7 +57,7 @@ from ..errors import AircherError, InvalidInputError
 from ..memory import Memory
 from . import wire
 from .client import Client, RemoteMemory
-from .http import Consolidating, RunningServer, serve_in_thread
+from .http import Consolidating, RunningServer, serve_in_thread, warm
 
 __all__ = ["build_server", "serve", "tools", "description", "input_schema"]
 
@@ -207,7 +208,8 @@ def serve(root: str | os.PathLike[str], *, index: bool | None = None, refresh_se
     the policy's ``[server] index_at_start`` is off), serves the HTTP API on a free
     loopback port for the project's other processes (:func:`.http.serve_in_thread`:
     server.json written, removed at exit), consolidates on the server's schedule
-    (:class:`.http.Consolidating`), serves MCP, then flushes and closes;
+    (:class:`.http.Consolidating`), reads the store in beside the handshake
+    (:func:`.http.warm`), serves MCP, then flushes and closes;
     ``refresh_seconds`` overrides the policy's ``[server] refresh_seconds``."""
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     policy = None
@@ -233,9 +235,13 @@ def serve(root: str | os.PathLike[str], *, index: bool | None = None, refresh_se
             )
         running = _share(memory)
         schedule = Consolidating(memory).in_background()
+        # the store read in beside the MCP handshake, for the hooks and the first tool
+        warming = threading.Thread(target=warm, args=(memory,), name="aircher-mem-warm", daemon=True)
+        warming.start()
         try:
             _serve_stdio(build_server(memory))
         finally:
+            warming.join()  # a read under way ends before the store closes
             schedule.stop()  # a pass under way ends before the store closes
             if running is not None:
                 running.stop()

@@ -7,6 +7,7 @@ pub mod error;
 pub mod graph;
 mod intern;
 mod mapped;
+pub mod prose;
 pub mod retrieve;
 pub mod tokens;
 
@@ -100,6 +101,8 @@ mod _core {
         outline, path_kind, read_project_file, relative_path, PyCodeHit, PyDefinition,
         PyKnowledgeGraph, PyReference, PySearchParams,
     };
+    #[pymodule_export]
+    use crate::py::prose::{prose_content_words, prose_digest, prose_sentences, PyProseAnalysis};
     #[pymodule_export]
     use crate::py::retrieve::{
         fuse, segment_texts, similar_pairs, tokenize, PyLexicalIndex, PyVectorIndex,

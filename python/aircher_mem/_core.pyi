@@ -25,6 +25,10 @@ __all__ = [
     "TokenEncoding",
     "VectorIndex",
     "LexicalIndex",
+    "ProseAnalysis",
+    "prose_content_words",
+    "prose_digest",
+    "prose_sentences",
     "segment_texts",
     "similar_pairs",
     "tokenize",
@@ -435,6 +439,39 @@ def similar_pairs(texts: Sequence[str], fresh: Sequence[bool], threshold: float)
     each later text that is ``fresh`` against every earlier one: (later, earlier,
     cosine), by later text, each one's best first. An exact all-pairs join (prefix and
     size filtering), in Rust without the GIL."""
+
+@final
+class ProseAnalysis:
+    """Cleaned texts read once (control characters and lone surrogates already spaces,
+    already cut): their sentences and words classified, without the GIL. Each method
+    gives one form of them; :mod:`aircher_mem.longterm.compress` documents each."""
+
+    MAX_SENTENCES: ClassVar[int]
+    KEY_POINT_SENTENCES: ClassVar[int]
+    HEADLINE_CHARS: ClassVar[int]
+
+    def __new__(cls, texts: Sequence[str], *, vectors: bool = True) -> ProseAnalysis: ...
+    def summary(self, sentences: int) -> str: ...
+    def key_point(self, chars: int) -> str: ...
+    def compressed(self, max_words: int, fillers: bool) -> str: ...
+    def terms(self) -> list[str]: ...
+    def headline(self, max_words: int) -> str: ...
+    def tags(self, n: int) -> list[str]: ...
+    def entities(self) -> list[str]: ...
+    def decisions(self) -> list[str]: ...
+    def questions(self) -> list[str]: ...
+
+def prose_sentences(text: str) -> list[str]:
+    """The sentences of a cleaned text (:func:`aircher_mem.longterm.compress.sentences`)."""
+
+def prose_content_words(text: str) -> list[str]:
+    """The words of a cleaned text that are not stop words, lowercased, in order."""
+
+def prose_digest(
+    texts: Sequence[str], sentences: int
+) -> tuple[str, str, str, str, list[str], list[str], list[str], list[str], list[str]]:
+    """An episode's digest of cleaned texts: (headline, summary, compressed, index,
+    key_points, entities, decisions, questions, tags)."""
 
 def tokenize(text: str, *, stem: bool = False) -> list[str]:
     """The tokens of ``text`` the lexical index indexes and searches for, in order: each word

@@ -4,6 +4,7 @@ pub mod context;
 mod convert;
 mod errors;
 pub mod graph;
+pub mod prose;
 pub mod retrieve;
 pub mod tokens;
 

@@ -1,0 +1,134 @@
+//! Python classes and functions of the prose analysis. No logic here: see
+//! `crate::prose`.
+
+use pyo3::prelude::*;
+
+use super::convert::{Checked, Int, Text};
+use super::detached;
+use crate::prose;
+
+fn strs(texts: &[Text]) -> Vec<&str> {
+    texts.iter().map(|t| t.0.as_str()).collect()
+}
+
+/// Cleaned texts read once: their sentences and words classified, without the GIL.
+/// Each method gives one form of them (see ``aircher_mem.longterm.compress``).
+#[pyclass(module = "aircher_mem._core", name = "ProseAnalysis", frozen)]
+pub struct PyProseAnalysis {
+    analysis: prose::Analysis,
+}
+
+#[pymethods]
+impl PyProseAnalysis {
+    /// Sentences ranked by centrality (the first ones); later ones are not candidates.
+    #[classattr]
+    const MAX_SENTENCES: usize = prose::MAX_SENTENCES;
+    /// Sentences a key point keeps at most.
+    #[classattr]
+    const KEY_POINT_SENTENCES: usize = prose::KEY_POINT_SENTENCES;
+    /// A headline's length at most, "..." included.
+    #[classattr]
+    const HEADLINE_CHARS: usize = prose::HEADLINE_CHARS;
+
+    /// Analyzes ``texts``; without ``vectors`` the sentences are not ranked by
+    /// centrality (the forms that do not rank: compressed).
+    #[new]
+    #[pyo3(signature = (texts, *, vectors = Checked(true)), text_signature = "(texts, *, vectors=True)")]
+    fn new(py: Python<'_>, texts: Checked<Vec<Text>>, vectors: Checked<bool>) -> Self {
+        let analysis = detached(py, || prose::analyze(&strs(&texts.0), vectors.0));
+        PyProseAnalysis { analysis }
+    }
+
+    /// The ``sentences`` most central sentences, joined.
+    fn summary(&self, sentences: Int<usize>) -> String {
+        self.analysis.summary(sentences.0)
+    }
+
+    /// The key point of a text of ``chars`` characters (never longer).
+    fn key_point(&self, chars: Int<usize>) -> String {
+        self.analysis.key_point(chars.0)
+    }
+
+    /// The key words, at most ``max_words`` (``fillers``: fillers kept).
+    fn compressed(&self, max_words: Int<usize>, fillers: Checked<bool>) -> String {
+        self.analysis.compressed(max_words.0, fillers.0)
+    }
+
+    /// The key terms, best first.
+    fn terms(&self) -> Vec<String> {
+        self.analysis.terms()
+    }
+
+    /// The most central sentence, cut to ``max_words`` words.
+    fn headline(&self, max_words: Int<usize>) -> String {
+        self.analysis.headline(max_words.0)
+    }
+
+    /// At most ``n`` search tags.
+    fn tags(&self, n: Int<usize>) -> Vec<String> {
+        self.analysis.tags(n.0)
+    }
+
+    /// The entities as first written, distinct ignoring case.
+    fn entities(&self) -> Vec<String> {
+        self.analysis.entities()
+    }
+
+    /// The sentences that state a decision, distinct.
+    fn decisions(&self) -> Vec<String> {
+        self.analysis.decisions()
+    }
+
+    /// The open questions, distinct.
+    fn questions(&self) -> Vec<String> {
+        self.analysis.questions()
+    }
+}
+
+/// The sentences of a cleaned text.
+#[pyfunction]
+#[pyo3(text_signature = "(text)")]
+pub fn prose_sentences(text: Text) -> Vec<String> {
+    prose::sentences(&text.0)
+}
+
+/// The words of a cleaned text that are not stop words, lowercased, in order.
+#[pyfunction]
+#[pyo3(text_signature = "(text)")]
+pub fn prose_content_words(text: Text) -> Vec<String> {
+    prose::content_words(&text.0)
+}
+
+/// An episode's digest of cleaned texts: (headline, summary, compressed, index,
+/// key_points, entities, decisions, questions, tags).
+#[pyfunction]
+#[pyo3(text_signature = "(texts, sentences)")]
+#[allow(clippy::type_complexity)]
+pub fn prose_digest(
+    py: Python<'_>,
+    texts: Checked<Vec<Text>>,
+    sentences: Int<usize>,
+) -> (
+    String,
+    String,
+    String,
+    String,
+    Vec<String>,
+    Vec<String>,
+    Vec<String>,
+    Vec<String>,
+    Vec<String>,
+) {
+    let d = detached(py, || prose::digest(&strs(&texts.0), sentences.0));
+    (
+        d.headline,
+        d.summary,
+        d.compressed,
+        d.index,
+        d.key_points,
+        d.entities,
+        d.decisions,
+        d.questions,
+        d.tags,
+    )
+}

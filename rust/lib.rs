@@ -102,7 +102,7 @@ mod _core {
         PyKnowledgeGraph, PyReference, PySearchParams,
     };
     #[pymodule_export]
-    use crate::py::prose::{prose_content_words, prose_digest, prose_sentences, PyProseAnalysis};
+    use crate::py::prose::{prose_content_words, prose_digests, prose_sentences, PyProseAnalysis};
     #[pymodule_export]
     use crate::py::retrieve::{
         fuse, segment_texts, similar_pairs, tokenize, PyLexicalIndex, PyVectorIndex,

@@ -13,7 +13,7 @@
 //! in any language that rounds IEEE doubles, so a reference can match it bit for bit.
 
 use std::ops::ControlFlow;
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 
 use foldhash::{HashMap, HashSet};
 use regex::Regex;
@@ -330,7 +330,8 @@ pub fn content_words(text: &str) -> Vec<String> {
 struct Word {
     /// As written, possessive dropped.
     text: String,
-    lower: String,
+    /// Shared by every occurrence of the word.
+    lower: Arc<str>,
     entity: bool,
     numeric: bool,
     negation: bool,
@@ -342,7 +343,7 @@ struct Word {
 /// filler, shaped like code or an acronym.
 #[derive(Clone)]
 struct Class {
-    lower: String,
+    lower: Arc<str>,
     numeric: bool,
     stop: bool,
     negation: bool,
@@ -359,7 +360,7 @@ impl Class {
             negation: NEGATION.is_match(word),
             filler: FILLERS.contains(&lower.as_str()),
             shaped: identifier(word) || acronym(word),
-            lower,
+            lower: lower.into(),
         }
     }
 }
@@ -441,11 +442,15 @@ pub fn analyze(texts: &[&str], vectors: bool) -> Analysis {
     {
         let mut classified = Vec::with_capacity(words.len());
         for (word, initial, in_code) in words {
-            let class = classes
-                .entry(word.clone())
-                .or_insert_with(|| Class::of(&word))
-                .clone();
-            let negation = class.negation && !(initial && class.lower == "no"); // "No, ..."
+            let class = match classes.get(&word) {
+                Some(class) => class.clone(),
+                None => {
+                    let class = Class::of(&word);
+                    classes.insert(word.clone(), class.clone());
+                    class
+                }
+            };
+            let negation = class.negation && !(initial && &*class.lower == "no"); // "No, ..."
             let named = capitalized(&word) && (!initial || capitalized_inside.contains(&word));
             let entity = class.numeric
                 || (!class.stop && !class.filler && (in_code || class.shaped || named));
@@ -467,12 +472,18 @@ pub fn analyze(texts: &[&str], vectors: bool) -> Analysis {
             let content: Vec<&str> = classified
                 .iter()
                 .filter(|w| !w.stop)
-                .map(|w| w.lower.as_str())
+                .map(|w| &*w.lower)
                 .collect();
             let mut counts: HashMap<u32, u32> = HashMap::default();
             for_each_token_with(&content.join(" "), true, |token| {
-                let next = ids.len() as u32;
-                let id = *ids.entry(token.to_string()).or_insert(next);
+                let id = match ids.get(token) {
+                    Some(&id) => id,
+                    None => {
+                        let id = ids.len() as u32;
+                        ids.insert(token.to_string(), id);
+                        id
+                    }
+                };
                 *counts.entry(id).or_default() += 1;
                 ControlFlow::Continue(())
             });
@@ -633,9 +644,9 @@ fn compressed_of(analyzed: &Sentences, max_words: usize, fillers: bool) -> Strin
     if words.len() > max_words {
         let mut counts: HashMap<&str, usize> = HashMap::default();
         for w in analyzed.iter().flat_map(|s| &s.words).filter(|w| !w.stop) {
-            *counts.entry(&w.lower).or_default() += 1;
+            *counts.entry(&*w.lower).or_default() += 1;
         }
-        let count = |w: &Word| counts.get(w.lower.as_str()).copied().unwrap_or(0);
+        let count = |w: &Word| counts.get(&*w.lower).copied().unwrap_or(0);
         let mut order: Vec<usize> = (0..words.len()).collect();
         order.sort_by_key(|&i| {
             (
@@ -656,12 +667,11 @@ fn compressed_of(analyzed: &Sentences, max_words: usize, fillers: bool) -> Strin
         .iter()
         .map(|w| {
             if w.entity || w.negation {
-                &w.text
+                w.text.as_str()
             } else {
                 &w.lower
             }
         })
-        .map(String::as_str)
         .collect();
     parts.join(" ")
 }
@@ -681,7 +691,7 @@ fn terms(analyzed: &Sentences) -> Vec<String> {
             if w.negation || ((w.filler || w.stop) && !w.entity) {
                 continue;
             }
-            let term = w.lower.as_str();
+            let term = &*w.lower;
             let group = if NUMERIC.is_match(term) {
                 2
             } else if w.entity {
@@ -738,16 +748,16 @@ fn headline_of(analyzed: &Sentences, max_words: usize, order: &[usize]) -> Strin
     out
 }
 
-fn tags_of(analyzed: &Sentences, n: usize) -> Vec<String> {
+/// At most `n` tags of the sentences whose `terms` these are.
+fn tags_of(analyzed: &Sentences, terms: &[String], n: usize) -> Vec<String> {
     if n == 0 {
         return Vec::new();
     }
-    let terms = terms(analyzed);
     let named: HashSet<&str> = analyzed
         .iter()
         .flat_map(|s| &s.words)
         .filter(|w| w.entity)
-        .map(|w| w.lower.as_str())
+        .map(|w| &*w.lower)
         .collect();
     let entity_terms: Vec<&String> = terms
         .iter()
@@ -857,7 +867,8 @@ impl Analysis {
     }
 
     pub fn tags(&self, n: usize) -> Vec<String> {
-        tags_of(&self.all(), n)
+        let all = self.all();
+        tags_of(&all, &terms(&all), n)
     }
 
     pub fn entities(&self) -> Vec<String> {
@@ -921,18 +932,27 @@ pub fn digest(texts: &[&str], sentences: usize) -> Digest {
         .map(|(i, group)| key_point_of(group, char_count(texts[i])))
         .filter(|p| !p.is_empty())
         .collect();
-    let index: Vec<String> = terms(&all).into_iter().take(INDEX_TERMS).collect();
+    let terms = terms(&all);
     Digest {
         headline: headline_of(&all, HEADLINE_WORDS, &order),
         summary: join(&chosen, true),
         compressed: compressed_of(&chosen, COMPRESSED_WORDS, false),
-        index: index.join("_"),
+        index: terms[..terms.len().min(INDEX_TERMS)].join("_"),
         key_points,
         entities: entities_of(&all),
         decisions: decisions_of(&all),
         questions: questions_of(&all, analysis.tokens),
-        tags: tags_of(&all, TAGS),
+        tags: tags_of(&all, &terms, TAGS),
     }
+}
+
+/// The digests of many episodes' cleaned texts, on the thread pool, in order.
+pub fn digests(batches: &[Vec<&str>], sentences: usize) -> Vec<Digest> {
+    use rayon::prelude::*;
+    batches
+        .par_iter()
+        .map(|texts| digest(texts, sentences))
+        .collect()
 }
 
 #[cfg(test)]
@@ -1014,6 +1034,7 @@ support for JSON operations and the team's existing expertise with it.";
         ) {
             let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
             let made = digest(&refs, n);
+            proptest::prop_assert_eq!(&digests(&[refs.clone(), refs.clone()], n), &[made.clone(), made.clone()]);
             proptest::prop_assert!(made.key_points.len() <= texts.len());
             proptest::prop_assert!(made.key_points.iter().all(|p| !p.is_empty()));
             let analysis = analyze(&refs, true);

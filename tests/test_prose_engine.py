@@ -104,6 +104,12 @@ def test_every_form_of_generated_text_equals_the_reference(texts: list[str]) -> 
     assert found == [], found[:3]
 
 
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.lists(TEXT, max_size=4), max_size=6))
+def test_digests_made_together_equal_each_made_alone(batches: list[list[str]]) -> None:
+    assert compress.digests(batches, sentences=2) == [compress.digest(b, sentences=2) for b in batches]
+
+
 def test_the_limits_are_the_engines() -> None:
     assert (compress.MAX_SENTENCES, compress.KEY_POINT_SENTENCES, compress.HEADLINE_CHARS) == (200, 2, 300)
     assert ProseAnalysis.MAX_SENTENCES == ref.MAX_SENTENCES

@@ -27,7 +27,7 @@ __all__ = [
     "LexicalIndex",
     "ProseAnalysis",
     "prose_content_words",
-    "prose_digest",
+    "prose_digests",
     "prose_sentences",
     "segment_texts",
     "similar_pairs",
@@ -467,11 +467,12 @@ def prose_sentences(text: str) -> list[str]:
 def prose_content_words(text: str) -> list[str]:
     """The words of a cleaned text that are not stop words, lowercased, in order."""
 
-def prose_digest(
-    texts: Sequence[str], sentences: int
-) -> tuple[str, str, str, str, list[str], list[str], list[str], list[str], list[str]]:
-    """An episode's digest of cleaned texts: (headline, summary, compressed, index,
-    key_points, entities, decisions, questions, tags)."""
+def prose_digests(
+    batches: Sequence[Sequence[str]], sentences: int
+) -> list[tuple[str, str, str, str, list[str], list[str], list[str], list[str], list[str]]]:
+    """The digest of each batch of cleaned texts, in order, on the thread pool:
+    (headline, summary, compressed, index, key_points, entities, decisions,
+    questions, tags)."""
 
 def tokenize(text: str, *, stem: bool = False) -> list[str]:
     """The tokens of ``text`` the lexical index indexes and searches for, in order: each word

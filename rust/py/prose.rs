@@ -99,36 +99,46 @@ pub fn prose_content_words(text: Text) -> Vec<String> {
     prose::content_words(&text.0)
 }
 
-/// An episode's digest of cleaned texts: (headline, summary, compressed, index,
-/// key_points, entities, decisions, questions, tags).
+/// A digest (headline, summary, compressed, index, key_points, entities,
+/// decisions, questions, tags) of each batch of cleaned texts, in order, on the
+/// thread pool.
 #[pyfunction]
-#[pyo3(text_signature = "(texts, sentences)")]
-#[allow(clippy::type_complexity)]
-pub fn prose_digest(
+#[pyo3(text_signature = "(batches, sentences)")]
+pub fn prose_digests(
     py: Python<'_>,
-    texts: Checked<Vec<Text>>,
+    batches: Checked<Vec<Vec<Text>>>,
     sentences: Int<usize>,
-) -> (
-    String,
-    String,
-    String,
-    String,
-    Vec<String>,
-    Vec<String>,
-    Vec<String>,
-    Vec<String>,
-    Vec<String>,
-) {
-    let d = detached(py, || prose::digest(&strs(&texts.0), sentences.0));
-    (
-        d.headline,
-        d.summary,
-        d.compressed,
-        d.index,
-        d.key_points,
-        d.entities,
-        d.decisions,
-        d.questions,
-        d.tags,
-    )
+) -> Vec<Digested> {
+    let made = detached(py, || {
+        let batches: Vec<Vec<&str>> = batches.0.iter().map(|texts| strs(texts)).collect();
+        prose::digests(&batches, sentences.0)
+    });
+    made.into_iter()
+        .map(|d| {
+            (
+                d.headline,
+                d.summary,
+                d.compressed,
+                d.index,
+                d.key_points,
+                d.entities,
+                d.decisions,
+                d.questions,
+                d.tags,
+            )
+        })
+        .collect()
 }
+
+/// A digest as Python receives it.
+type Digested = (
+    String,
+    String,
+    String,
+    String,
+    Vec<String>,
+    Vec<String>,
+    Vec<String>,
+    Vec<String>,
+    Vec<String>,
+);

@@ -38,7 +38,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from .._core import ProseAnalysis, prose_content_words, prose_digest, prose_sentences
+from .._core import ProseAnalysis, prose_content_words, prose_digests, prose_sentences
 from .extract import _describe, call_within
 
 __all__ = [
@@ -59,6 +59,7 @@ __all__ = [
     "Levels",
     "Digest",
     "digest",
+    "digests",
     "levels",
     "HOT_TO_WARM_PROMPT",
     "WARM_TO_COLD_PROMPT",
@@ -248,7 +249,13 @@ def digest(texts: Sequence[str], *, sentences: int = 3) -> Digest:
     ``texts``, reading them once (a word is classified once: in the whole of
     ``texts``, a capitalized word at a sentence's start counts as a name when it is
     capitalized inside a sentence of any text)."""
-    return Digest(*prose_digest(_texts(texts), max(sentences, 0)))
+    return digests([texts], sentences=sentences)[0]
+
+
+def digests(batches: Sequence[Sequence[str]], *, sentences: int = 3) -> list[Digest]:
+    """:func:`digest` of each of ``batches``, in order, made on every core."""
+    made = prose_digests([_texts(texts) for texts in batches], max(sentences, 0))
+    return [Digest(*parts) for parts in made]
 
 
 # ---------------------------------------------------------------------------

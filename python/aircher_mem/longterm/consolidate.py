@@ -9,9 +9,10 @@ channel on, the texts not embedded yet are embedded first and those at least
 episodes older than ``summarize_after_days`` are formed (their summary, key
 points, entities, decisions and open questions; their compressed and index forms
 with it: past ``compress_after_days`` they are counted compressed too), oldest
-first, for at most ``consolidate_forms_seconds`` a pass (the rest wait for the
-next: ``pending``; a memory's own summary and compressed form are made when recall
-first serves it warm or cold); TTLs expire (:mod:`.ttl`); superseded memories and
+first, in batches made on every core, for at most ``consolidate_forms_seconds`` a
+pass (checked between batches; the rest wait for the next: ``pending``; a
+memory's own summary and compressed form are made when recall first serves it
+warm or cold); TTLs expire (:mod:`.ttl`); superseded memories and
 memories never cited and unseen for ``forget_unused_days`` are forgotten (their
 rows, never their raw turns); every contradiction found since the last pass is
 reported (each memory is checked when stored, :mod:`.contradictions`; those stored
@@ -45,6 +46,9 @@ __all__ = ["TaskRecord", "consolidate", "last_pass"]
 
 #: The last pass's time, in the store's state (whole seconds).
 LAST_PASS = "consolidated_at"
+#: Episodes whose forms are made at a time, on every core (the pass's time for
+#: forming is checked between batches).
+FORM_BATCH = 64
 # the memories stored before contradictions were checked at write: through this id;
 # how far consolidation has checked them
 UNSCANNED, SCANNED = "unscanned_through", "scanned_through"
@@ -199,19 +203,22 @@ def _pass(
         + planned
     )
     waiting = [(at, i) for at, i in waiting if (when - at) / DAY >= policy.summarize_after_days]
-    for ended_at, memory_id in waiting:
+    for start in range(0, len(waiting), FORM_BATCH):
         if time.perf_counter() > budget:
-            pending += 1
-            continue
-        age = (when - ended_at) / DAY
-        summarized += 1
-        reason = f"{age:.0f} days old (>= {policy.summarize_after_days:g})"
-        if age >= policy.compress_after_days:
-            compressed += 1
-            reason += f"; compressed too (>= {policy.compress_after_days:g})"
-        if not dry_run:
-            episodes.form(lt, memory_id)
-        did(memory_id, "summarized", reason)
+            pending = len(waiting) - start
+            break
+        batch = waiting[start : start + FORM_BATCH]
+        formed = episodes.forms_of(lt, [i for _at, i in batch]) if not dry_run else []
+        for n, (ended_at, memory_id) in enumerate(batch):
+            age = (when - ended_at) / DAY
+            summarized += 1
+            reason = f"{age:.0f} days old (>= {policy.summarize_after_days:g})"
+            if age >= policy.compress_after_days:
+                compressed += 1
+                reason += f"; compressed too (>= {policy.compress_after_days:g})"
+            if not dry_run:
+                episodes.form(lt, memory_id, formed[n])
+            did(memory_id, "summarized", reason)
 
     # 4. TTL
     expiries = ttl.expire(lt, when, dry_run=dry_run, commit=False)

@@ -153,28 +153,45 @@ def forms(texts: Sequence[str], policy: LifecyclePolicy) -> Forms:
     the cold form), summary (warm), compressed and index forms, key points (one
     per informative turn), entities, decisions, open questions and tags; the
     first ``FORM_TURNS`` turns are read (:func:`compress.digest`)."""
-    made = compress.digest(list(texts[:FORM_TURNS]), sentences=policy.summary_sentences)
-    return Forms(
-        headline=made.headline,
-        summary=made.summary,
-        compressed=made.compressed,
-        index_text=made.index,
-        key_points=made.key_points[: 4 * policy.summary_sentences],
-        entities=made.entities[:32],
-        decisions=made.decisions[:8],
-        questions=made.questions[:8],
-        tags=made.tags,
-    )
+    return forms_of_many([texts], policy)[0]
+
+
+def forms_of_many(batches: Sequence[Sequence[str]], policy: LifecyclePolicy) -> list[Forms]:
+    """:func:`forms` of each episode's texts in ``batches``, made on every core."""
+    made = compress.digests([list(texts[:FORM_TURNS]) for texts in batches], sentences=policy.summary_sentences)
+    return [
+        Forms(
+            headline=m.headline,
+            summary=m.summary,
+            compressed=m.compressed,
+            index_text=m.index,
+            key_points=m.key_points[: 4 * policy.summary_sentences],
+            entities=m.entities[:32],
+            decisions=m.decisions[:8],
+            questions=m.questions[:8],
+            tags=m.tags,
+        )
+        for m in made
+    ]
 
 
 #: A provisional headline (an episode not formed yet) is its first turn's first this many words.
 PROVISIONAL_WORDS = 20
 
 
-def _apply(lt: StoreCore, memory: MemoryRow, episode: EpisodeRow, turns: Sequence[TurnRow], *, full: bool) -> None:
+def _apply(
+    lt: StoreCore,
+    memory: MemoryRow,
+    episode: EpisodeRow,
+    turns: Sequence[TurnRow],
+    *,
+    full: bool,
+    made: Forms | None = None,
+) -> None:
     """The episode's texts made from ``turns``: all of them (``full``, see
-    :func:`forms`), or, until consolidation forms it, only a provisional headline
-    (the first turn's first ``PROVISIONAL_WORDS`` words) and its span."""
+    :func:`forms`; ``made``: those forms, made already), or, until consolidation
+    forms it, only a provisional headline (the first turn's first
+    ``PROVISIONAL_WORDS`` words) and its span."""
     episode.started_at = min(t.at for t in turns)
     episode.ended_at = max(t.at for t in turns)
     memory.valid_from = episode.started_at
@@ -188,7 +205,8 @@ def _apply(lt: StoreCore, memory: MemoryRow, episode: EpisodeRow, turns: Sequenc
         episode.headline = memory.content
         episode.key_points, episode.entities, episode.decisions, episode.questions = [], [], [], []
         return
-    made = forms([t.text for t in turns], lt.lifecycle)
+    if made is None:
+        made = forms([t.text for t in turns], lt.lifecycle)
     if lt.summarizer is not None:
         made = summarized(lt, made, [t.text for t in turns])
     memory.content = made.headline or "(small talk)"
@@ -281,14 +299,19 @@ def extend(lt: StoreCore, memory_id: int, turns: Sequence[TurnRow], now: float) 
     return memory
 
 
-def form(lt: StoreCore, memory_id: int) -> MemoryRow:
+def form(lt: StoreCore, memory_id: int, made: Forms | None = None) -> MemoryRow:
     """The episode ``memory_id`` formed: its summary, key points, entities,
     decisions, open questions, headline, compressed and index forms made from its
-    turns (:func:`forms`)."""
+    turns (:func:`forms`; ``made``: :func:`forms_of` it, made already)."""
     memory, episode = lt._memories[memory_id], lt._episodes[memory_id]
-    _apply(lt, memory, episode, _turns_of(lt, memory_id), full=True)
+    _apply(lt, memory, episode, _turns_of(lt, memory_id), full=True, made=made)
     _changed(lt, memory)
     return memory
+
+
+def forms_of(lt: StoreCore, memory_ids: Sequence[int]) -> list[Forms]:
+    """:func:`forms` of each episode of ``memory_ids`` from its turns, made on every core."""
+    return forms_of_many([[t.text for t in _turns_of(lt, i)] for i in memory_ids], lt.lifecycle)
 
 
 def rebuild(lt: StoreCore, memory_id: int) -> bool:

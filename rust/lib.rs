@@ -105,7 +105,7 @@ mod _core {
     use crate::py::prose::{prose_content_words, prose_digests, prose_sentences, PyProseAnalysis};
     #[pymodule_export]
     use crate::py::retrieve::{
-        fuse, segment_texts, similar_pairs, tokenize, PyLexicalIndex, PyVectorIndex,
+        fuse, segment_sessions, similar_pairs, tokenize, PyLexicalIndex, PyVectorIndex,
     };
     #[pymodule_export]
     use crate::py::tokens::PyTokenEncoding;

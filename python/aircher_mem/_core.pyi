@@ -29,7 +29,7 @@ __all__ = [
     "prose_content_words",
     "prose_digests",
     "prose_sentences",
-    "segment_texts",
+    "segment_sessions",
     "similar_pairs",
     "tokenize",
     "fuse",
@@ -415,23 +415,22 @@ class LexicalIndex:
         renaming another over it (as :meth:`save` does), never rewrite it in place while an
         index loaded from it is in use (see RELIABILITY.md)."""
 
-def segment_texts(
-    texts: Sequence[str],
-    times: Sequence[float],
-    groups: Sequence[int],
-    keep: int,
+def segment_sessions(
+    sessions: Sequence[tuple[Sequence[str], Sequence[float], Sequence[int], int]],
     *,
     gap: float,
     min_len: int,
     window: int,
     shift: float,
     max_len: int,
-) -> list[tuple[int, str]]:
-    """Where the topical runs of ``texts`` (said at ``times``, in ``groups``) start after
-    the first ``keep`` texts (never split), and why: (index, "gap" | "group" | "size" |
+) -> list[list[tuple[int, str]]]:
+    """For each session ``(texts, times, groups, keep)`` (texts said at ``times``, in
+    ``groups``, the first ``keep`` of them a run already made, never split), where its
+    topical runs start after those, and why: (index, "gap" | "group" | "size" |
     "topic"). A run starts at a gap of more than ``gap`` seconds, a change of group,
     ``max_len`` texts, or, once it has ``min_len`` texts, a text whose stemmed token
-    counts have a cosine below ``shift`` with its last ``window`` texts'."""
+    counts have a cosine below ``shift`` with its last ``window`` texts'. The sessions
+    are segmented on every core."""
 
 def similar_pairs(texts: Sequence[str], fresh: Sequence[bool], threshold: float) -> list[tuple[int, int, float]]:
     """The pairs of ``texts`` (by index) whose sets of stemmed tokens (as

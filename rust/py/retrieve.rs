@@ -410,31 +410,31 @@ pub fn similar_pairs(
     })
 }
 
-/// Where the topical runs of `texts` (said at `times`, in `groups`) start after the
-/// first `keep` texts (never split), and why: (index, "gap" | "group" | "size" |
-/// "topic"). A run starts at a gap of more than `gap` seconds, a change of group,
-/// `max_len` texts, or, once it has `min_len` texts, a text whose stemmed token
-/// counts have a cosine below `shift` with its last `window` texts'.
+/// One session as `segment_sessions` takes it: its texts, their times and groups,
+/// and how many of its first texts are a run already made.
+type SessionTuple = (Vec<Text>, Vec<f64>, Vec<u64>, Int<usize>);
+
+/// For each session (texts said at times, in groups, the first `keep` of them a run
+/// already made), where its topical runs start after those, and why: (index,
+/// "gap" | "group" | "size" | "topic"). A run starts at a gap of more than `gap`
+/// seconds, a change of group, `max_len` texts, or, once it has `min_len` texts, a
+/// text whose stemmed token counts have a cosine below `shift` with its last
+/// `window` texts'. The sessions are segmented on the thread pool.
 #[pyfunction]
 #[pyo3(
-    signature = (texts, times, groups, keep, *, gap, min_len, window, shift, max_len),
-    text_signature = "(texts, times, groups, keep, *, gap, min_len, window, shift, max_len)"
+    signature = (sessions, *, gap, min_len, window, shift, max_len),
+    text_signature = "(sessions, *, gap, min_len, window, shift, max_len)"
 )]
-#[allow(clippy::too_many_arguments)]
-pub fn segment_texts(
+pub fn segment_sessions(
     py: Python<'_>,
-    texts: Checked<Vec<Text>>,
-    times: Checked<Vec<f64>>,
-    groups: Checked<Vec<u64>>,
-    keep: Int<usize>,
+    sessions: Checked<Vec<SessionTuple>>,
     gap: Real,
     min_len: Int<usize>,
     window: Int<usize>,
     shift: Real,
     max_len: Int<usize>,
-) -> Vec<(usize, &'static str)> {
-    let texts: Vec<String> = texts.0.into_iter().map(|t| t.0).collect();
-    let (times, groups) = (times.0, groups.0);
+) -> Vec<Vec<(usize, &'static str)>> {
+    use rayon::prelude::*;
     let rule = crate::retrieve::Rule {
         gap: gap.0,
         min_len: min_len.0,
@@ -442,18 +442,24 @@ pub fn segment_texts(
         shift: shift.0,
         max_len: max_len.0.max(1),
     };
+    let sessions = sessions.0;
     detached(py, || {
-        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        crate::retrieve::segment(&refs, &times, &groups, keep.0, rule)
-            .into_iter()
-            .map(|(at, why)| {
-                let name = match why {
-                    crate::retrieve::Break::TimeGap => "gap",
-                    crate::retrieve::Break::GroupSwitch => "group",
-                    crate::retrieve::Break::Size => "size",
-                    crate::retrieve::Break::TopicShift => "topic",
-                };
-                (at, name)
+        sessions
+            .par_iter()
+            .map(|(texts, times, groups, keep)| {
+                let refs: Vec<&str> = texts.iter().map(|t| t.0.as_str()).collect();
+                crate::retrieve::segment(&refs, times, groups, keep.0, rule)
+                    .into_iter()
+                    .map(|(at, why)| {
+                        let name = match why {
+                            crate::retrieve::Break::TimeGap => "gap",
+                            crate::retrieve::Break::GroupSwitch => "group",
+                            crate::retrieve::Break::Size => "size",
+                            crate::retrieve::Break::TopicShift => "topic",
+                        };
+                        (at, name)
+                    })
+                    .collect()
             })
             .collect()
     })

@@ -7,9 +7,8 @@
 use std::collections::HashMap;
 
 use super::segment::intern;
-use super::tokenize::for_each_token_with;
+use super::tokenize::tokens_with;
 use foldhash::fast::RandomState;
-use std::ops::ControlFlow;
 
 /// A pair found by [`similar_pairs`]: the later text, the earlier one, their cosine.
 #[derive(Debug, Clone, PartialEq)]
@@ -28,18 +27,23 @@ pub fn similar_pairs(texts: &[&str], fresh: &[bool], threshold: f64) -> Vec<Simi
     if !(threshold > 0.0 && threshold <= 1.0) {
         return Vec::new();
     }
+    // The texts' tokens on the thread pool, then numbered in order.
+    let tokenized: Vec<Vec<String>> = {
+        use rayon::prelude::*;
+        texts
+            .par_iter()
+            .map(|text| tokens_with(text, true))
+            .collect()
+    };
     let mut ids: HashMap<String, u32, RandomState> = HashMap::default();
     let mut sets: Vec<Vec<u32>> = Vec::with_capacity(texts.len());
-    for text in texts {
-        let mut set: Vec<u32> = Vec::new();
-        for_each_token_with(text, true, |token| {
-            set.push(intern(&mut ids, token));
-            ControlFlow::Continue(())
-        });
+    for tokens in &tokenized {
+        let mut set: Vec<u32> = tokens.iter().map(|token| intern(&mut ids, token)).collect();
         set.sort_unstable();
         set.dedup();
         sets.push(set);
     }
+    drop(tokenized);
     let mut frequency = vec![0u32; ids.len()];
     for set in &sets {
         for &token in set {

@@ -21,7 +21,7 @@ import dataclasses
 import json
 from collections.abc import Sequence
 
-from .._core import segment_texts
+from .._core import segment_sessions
 from ..config import LifecyclePolicy
 from . import compress, documents
 from .core import StoreCore
@@ -71,27 +71,37 @@ def segment(
     ``episode_min_turns`` turns, its content words' cosine with the last
     ``episode_window`` turns' is below ``episode_shift_similarity``). ``after``: the
     turns of the episode they follow, which the first group then starts with."""
-    rows = [*after, *turns]
-    tasks: dict[object, int] = {}
-    groups = [tasks.setdefault(_task(t), len(tasks)) for t in rows]
-    starts = segment_texts(
-        [t.text for t in rows],
-        [t.at for t in rows],
-        groups,
-        len(after),
+    return segment_many([(turns, after)], policy)[0]
+
+
+def segment_many(
+    sessions: Sequence[tuple[Sequence[TurnRow], Sequence[TurnRow]]], policy: LifecyclePolicy
+) -> list[list[tuple[list[TurnRow], str]]]:
+    """:func:`segment` of each ``(turns, after)`` of ``sessions``, made on every core."""
+    rows = [[*after, *turns] for turns, after in sessions]
+    inputs = []
+    for (_turns, after), session in zip(sessions, rows, strict=True):
+        tasks: dict[object, int] = {}
+        groups = [tasks.setdefault(_task(t), len(tasks)) for t in session]
+        inputs.append(([t.text for t in session], [t.at for t in session], groups, len(after)))
+    found = segment_sessions(
+        inputs,
         gap=policy.episode_gap_minutes * 60.0,
         min_len=policy.episode_min_turns,
         window=policy.episode_window,
         shift=policy.episode_shift_similarity,
         max_len=policy.episode_max_turns,
     )
-    out: list[tuple[list[TurnRow], str]] = []
-    begin, why = 0, ""
-    for at, code in starts:
-        out.append((rows[begin:at], why))
-        begin, why = at, _BREAKS[code]
-    out.append((rows[begin:], why))
-    return [(group, reason) for group, reason in out if group]
+    made = []
+    for session, starts in zip(rows, found, strict=True):
+        out: list[tuple[list[TurnRow], str]] = []
+        begin, why = 0, ""
+        for at, code in starts:
+            out.append((session[begin:at], why))
+            begin, why = at, _BREAKS[code]
+        out.append((session[begin:], why))
+        made.append([(group, reason) for group, reason in out if group])
+    return made
 
 
 @dataclasses.dataclass
@@ -107,11 +117,11 @@ class EpisodePlan:
 
 
 def plan(lt: StoreCore) -> list[EpisodePlan]:
-    """Every session's turns not in an episode yet, segmented: the first group
-    continues the session's last episode when no boundary comes between them
-    (its last turn is the one right before)."""
-    policy = lt.lifecycle
-    plans = []
+    """Every session's turns not in an episode yet, segmented (every session at
+    once, :func:`segment_many`): the first group continues the session's last
+    episode when no boundary comes between them (its last turn is the one right
+    before)."""
+    waiting: list[tuple[str, list[TurnRow], int | None, list[TurnRow]]] = []
     for session, turn_ids in lt._sessions.items():
         fresh_at = len(turn_ids)
         while fresh_at > 0 and turn_ids[fresh_at - 1] not in lt._episode_of:
@@ -119,16 +129,19 @@ def plan(lt: StoreCore) -> list[EpisodePlan]:
         fresh = [lt._turns[t] for t in turn_ids[fresh_at:]]
         if not fresh:
             continue
-        extend = None
+        last, tail = None, []
         if fresh_at > 0:
             last = lt._episode_of[turn_ids[fresh_at - 1]]
             tail = [lt._turns[t] for t in lt._episode_turns[last] if t in lt._turns]
-            groups = segment(fresh, policy, after=tail)
+        waiting.append((session, fresh, last, tail))
+    found = segment_many([(fresh, tail) for _session, fresh, _last, tail in waiting], lt.lifecycle)
+    plans = []
+    for (session, _fresh, last, tail), groups in zip(waiting, found, strict=True):
+        extend = None
+        if last is not None:
             first_turns, _why = groups.pop(0)
             if len(first_turns) > len(tail):  # the first new turns continue it
                 extend = (last, first_turns[len(tail) :])
-        else:
-            groups = segment(fresh, policy)
         plans.append(EpisodePlan(session, extend, groups))
     return plans
 

@@ -102,7 +102,9 @@ mod _core {
         PyKnowledgeGraph, PyReference, PySearchParams,
     };
     #[pymodule_export]
-    use crate::py::prose::{prose_content_words, prose_digests, prose_sentences, PyProseAnalysis};
+    use crate::py::prose::{
+        prose_content_words, prose_digests, prose_levels, prose_sentences, PyProseAnalysis,
+    };
     #[pymodule_export]
     use crate::py::retrieve::{
         fuse, segment_sessions, similar_pairs, tokenize, PyLexicalIndex, PyVectorIndex,

@@ -899,6 +899,15 @@ pub fn levels(text: &str, sentences: usize) -> (String, String, String) {
     )
 }
 
+/// [`levels`] of each text, on the thread pool, in order.
+pub fn levels_of_many(texts: &[&str], sentences: usize) -> Vec<(String, String, String)> {
+    use rayon::prelude::*;
+    texts
+        .par_iter()
+        .map(|text| levels(text, sentences))
+        .collect()
+}
+
 /// Everything an episode keeps of its texts, from one reading of them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Digest {
@@ -984,6 +993,10 @@ support for JSON operations and the team's existing expertise with it.";
     #[test]
     fn levels_of_a_decision() {
         let (summary, compressed, index) = levels(DB, 3);
+        assert_eq!(
+            levels_of_many(&[DB, "", DB], 3),
+            [levels(DB, 3), levels("", 3), levels(DB, 3)]
+        );
         assert_eq!(summary, DB);
         assert_eq!(
             compressed,

@@ -232,8 +232,12 @@ def test_a_memory_is_served_from_its_summary_warm_and_its_key_words_cold(tmp_pat
         memory_id = lt.remember(text, at=T0).memory_id
         assert lt.get(memory_id).summary == ""
         clock.now = T0 + 20 * DAY
+        assert lt.consolidate(now=clock.now, dry_run=True).tiers["warm"] == 1
+        assert lt.get(memory_id).summary == ""  # a dry run makes nothing
         lt.consolidate(now=clock.now)
         assert lt.get(memory_id).tier == "warm"
+        # the pass made its forms: recall only reads them
+        assert lt.get(memory_id).summary == "T" + text.removeprefix("Well, t")
         (hit,) = [h for h in lt.recall("PostgreSQL database").hits if h.id == memory_id]
         assert (hit.tier, hit.content) == ("warm", "T" + text.removeprefix("Well, t"))
         record = lt.get(memory_id)
@@ -241,6 +245,21 @@ def test_a_memory_is_served_from_its_summary_warm_and_its_key_words_cold(tmp_pat
             "team decided use PostgreSQL primary database JSON support",
             "postgresql_json_team",
         )
+
+
+def test_a_changed_content_is_served_from_forms_of_the_new_text(tmp_path: Path) -> None:
+    clock = Clock()
+    with store(tmp_path, clock) as lt:
+        memory_id = lt.remember("The team uses MySQL as the primary database.", at=T0).memory_id
+        clock.now = T0 + 20 * DAY
+        lt.consolidate(now=clock.now)
+        assert lt.get(memory_id).summary == "The team uses MySQL as the primary database."
+        lt.update(memory_id, content="The team uses PostgreSQL as the primary database.")
+        record = lt.get(memory_id)
+        assert (record.summary, record.compressed, record.index_text) == ("", "", "")
+        (hit,) = [h for h in lt.recall("primary database").hits if h.id == memory_id]
+        assert hit.content == "The team uses PostgreSQL as the primary database."
+        assert "MySQL" not in lt.get(memory_id).compressed
 
 
 @pytest.mark.parametrize(("days", "forgotten"), [(89.999, 0), (90.0, 1)])

@@ -28,6 +28,7 @@ __all__ = [
     "ProseAnalysis",
     "prose_content_words",
     "prose_digests",
+    "prose_levels",
     "prose_sentences",
     "segment_sessions",
     "similar_pairs",
@@ -465,6 +466,10 @@ def prose_sentences(text: str) -> list[str]:
 
 def prose_content_words(text: str) -> list[str]:
     """The words of a cleaned text that are not stop words, lowercased, in order."""
+
+def prose_levels(texts: Sequence[str], sentences: int) -> list[tuple[str, str, str]]:
+    """The levels (summary, compressed, index) of each cleaned text, in order, on the
+    thread pool."""
 
 def prose_digests(
     batches: Sequence[Sequence[str]], sentences: int

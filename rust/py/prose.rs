@@ -99,6 +99,18 @@ pub fn prose_content_words(text: Text) -> Vec<String> {
     prose::content_words(&text.0)
 }
 
+/// The levels (summary, compressed, index) of each cleaned text, in order, on the
+/// thread pool.
+#[pyfunction]
+#[pyo3(text_signature = "(texts, sentences)")]
+pub fn prose_levels(
+    py: Python<'_>,
+    texts: Checked<Vec<Text>>,
+    sentences: Int<usize>,
+) -> Vec<(String, String, String)> {
+    detached(py, || prose::levels_of_many(&strs(&texts.0), sentences.0))
+}
+
 /// A digest (headline, summary, compressed, index, key_points, entities,
 /// decisions, questions, tags) of each batch of cleaned texts, in order, on the
 /// thread pool.

@@ -38,7 +38,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from .._core import ProseAnalysis, prose_content_words, prose_digests, prose_sentences
+from .._core import ProseAnalysis, prose_content_words, prose_digests, prose_levels, prose_sentences
 from .extract import _describe, call_within
 
 __all__ = [
@@ -61,6 +61,7 @@ __all__ = [
     "digest",
     "digests",
     "levels",
+    "levels_of_many",
     "HOT_TO_WARM_PROMPT",
     "WARM_TO_COLD_PROMPT",
     "ask_summarizer",
@@ -218,12 +219,13 @@ class Levels:
 def levels(text: str, *, sentences: int = 3) -> Levels:
     """Levels 1-3 of ``text``: its ``sentences``-sentence summary, compressed form and
     index form, with the defaults of :func:`compress` and :func:`index_form`."""
-    analysis = _analysis([text])
-    return Levels(
-        summary=analysis.summary(max(sentences, 0)),
-        compressed=analysis.compressed(16, False),
-        index="_".join(analysis.terms()[:3]),
-    )
+    return levels_of_many([text], sentences=sentences)[0]
+
+
+def levels_of_many(texts: Sequence[str], *, sentences: int = 3) -> list[Levels]:
+    """:func:`levels` of each of ``texts``, in order, made on every core."""
+    cleaned = [_texts([text])[0] if isinstance(text, str) else "" for text in texts]
+    return [Levels(*made) for made in prose_levels(cleaned, max(sentences, 0))]
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,25 +1,24 @@
 """Consolidation (seed 001 §3): one pass that lets memory age.
 
-In order: the turns not in an episode yet become episodes (or extend their
-session's last one) and the agent's completed tasks become episodes; similar
-facts merge (the cosine of their stemmed content-word sets at least
-``merge_similarity``: :func:`aircher_mem._core.similar_pairs`; with the dense
-channel on, the texts not embedded yet are embedded first and those at least
-``[longterm] merge_cosine`` similar by embedding merge as they do at a recall);
-episodes older than ``summarize_after_days`` are formed (their summary, key
-points, entities, decisions and open questions; their compressed and index forms
-with it: past ``compress_after_days`` they are counted compressed too), oldest
-first, in batches made on every core, for at most ``consolidate_forms_seconds`` a
-pass (checked between batches; the rest wait for the next: ``pending``; a
-memory's own summary and compressed form are made when recall first serves it
-warm or cold); TTLs expire (:mod:`.ttl`); superseded memories and
-memories never cited and unseen for ``forget_unused_days`` are forgotten (their
-rows, never their raw turns); every contradiction found since the last pass is
-reported (each memory is checked when stored, :mod:`.contradictions`; those stored
-before that check existed are checked here, for at most ``[decisions]
-consolidate_scan_seconds`` a pass); every
-memory is placed in its layer by its priority and age
-(:mod:`.layers`: usage counts there); episodes sharing entities, and memories
+In order: the turns not in an episode yet become episodes (or extend their session's
+last one) and the agent's completed tasks become episodes; similar facts merge (the
+cosine of their stemmed content-word sets at least ``merge_similarity``:
+:func:`aircher_mem._core.similar_pairs`; with the dense channel on, the texts not
+embedded yet are embedded first and those at least ``[longterm] merge_cosine``
+similar by embedding merge as they do at a recall); episodes older than
+``summarize_after_days`` are formed (their summary, key points, entities, decisions
+and open questions; their compressed and index forms with it: past
+``compress_after_days`` they are counted compressed too), oldest first, in batches
+made on every core, for at most ``consolidate_forms_seconds`` a pass (checked
+between batches; the rest wait for the next: ``pending``); TTLs expire
+(:mod:`.ttl`); superseded memories and memories never cited and unseen for
+``forget_unused_days`` are forgotten (their rows, never their raw turns); every
+contradiction found since the last pass is reported (each memory is checked when
+stored, :mod:`.contradictions`; those stored before that check existed are checked
+here, for at most ``[decisions] consolidate_scan_seconds`` a pass); every memory is
+placed in its layer by its priority and age (:mod:`.layers`: usage counts there),
+and a memory placed warm or cold gets its summary, compressed and index forms (what
+recall serves there) unless it has them; episodes sharing entities, and memories
 about the same file, are linked. The rows are committed in one transaction.
 
 Never forgotten: an anchor, a memory cited within ``keep_cited_days``, an
@@ -37,9 +36,10 @@ from collections.abc import Sequence
 from .._core import similar_pairs
 from ..checks import unix_time
 from ..results import ConsolidationAction, ConsolidationReport
-from . import checks, layers, memories, recall, ttl
+from . import checks, compress, layers, memories, recall, ttl
 from . import forget as _forget
 from .core import StoreCore, using_db
+from .schema import MemoryRow
 from .scoring import DAY
 
 __all__ = ["TaskRecord", "consolidate", "last_pass"]
@@ -285,6 +285,7 @@ def _pass(
     # 7. layers
     moved = 0
     tiers = dict.fromkeys(layers.TIERS, 0)
+    unformed: list[MemoryRow] = []
     for memory in lt._memories.values():
         if memory.status != "active" or memory.id in doomed:
             continue
@@ -297,6 +298,13 @@ def _pass(
             memory.tier, memory.priority = tier, value
             memory.is_anchor = layers.is_anchor(memory)
             lt._touch(memory)
+        if not dry_run and tier != "hot" and not memory.summary and memory.id not in lt._episodes:
+            unformed.append(memory)
+    # what recall serves of a warm or cold memory, made here, so recall only reads it
+    all_forms = compress.levels_of_many([m.content for m in unformed], sentences=policy.summary_sentences)
+    for memory, forms in zip(unformed, all_forms, strict=True):
+        memory.summary, memory.compressed, memory.index_text = forms.summary, forms.compressed, forms.index
+        lt._touch(memory)
 
     # 8. links: episodes sharing entities, memories about the same file
     links = [

@@ -14,8 +14,8 @@ goes cold. Anchors (003 §7): memories of importance 1 ("always worth keeping") 
 tagged "anchor".
 
 What recall serves (001's levels as 003's contents): a hot memory its content, a
-warm one its summary, a cold one its compressed form (made the first time it is
-served so, and kept). An episode serves its summary
+warm one its summary, a cold one its compressed form (made by the consolidation
+pass that placed it there). An episode serves its summary
 when hot or warm and its headline when cold; a raw turn of a warm episode serves
 its key point, of a cold one its compressed form. Raw turns are never changed:
 when the query's words that matched a turn or memory are missing from what it
@@ -103,8 +103,9 @@ def placement(memory: MemoryRow, now: float, policy: LifecyclePolicy) -> tuple[s
 
 
 def served_memory(lt: StoreCore, memory: MemoryRow) -> str:
-    """What recall serves of ``memory`` in its layer. A memory's summary and
-    compressed forms are made the first time it is served warm or cold (and kept)."""
+    """What recall serves of ``memory`` in its layer. A consolidation pass makes a
+    warm or cold memory's summary and compressed forms; one changed since (its forms
+    dropped with its old text) has them made here, the first time it is served so."""
     from . import compress
 
     if memory.id in lt._episodes:

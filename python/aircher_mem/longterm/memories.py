@@ -378,7 +378,8 @@ def update(
     tags: Sequence[str] | None = None,
     status: str | None = None,
 ) -> MemoryRecord:
-    """Changes a memory's content (redacted, re-indexed), tags or status
+    """Changes a memory's content (redacted, re-indexed; its summary, compressed
+    and index forms dropped with the old text), tags or status
     (``active``/``archived``); each change is logged for ``explain``."""
     lt._check_open()
     memory = lt._get(memory_id)
@@ -388,6 +389,8 @@ def update(
     now = lt.clock()
     if new_content is not None and new_content != memory.content:
         memory.content = new_content
+        # its forms were of the old text: made again when next placed or served
+        memory.summary = memory.compressed = memory.index_text = ""
         lt._act(memory.id, now, "updated", "content")
     if new_tags is not None and new_tags != memory.tags:
         memory.tags = new_tags

@@ -13,7 +13,7 @@
 //! in any language that rounds IEEE doubles, so a reference can match it bit for bit.
 
 use std::ops::ControlFlow;
-use std::sync::{Arc, LazyLock};
+use std::sync::{Arc, LazyLock, OnceLock};
 
 use foldhash::{HashMap, HashSet};
 use regex::Regex;
@@ -351,7 +351,32 @@ struct Class {
     shaped: bool,
 }
 
+/// Words classified on this thread, at most `CLASSES` of them (then forgotten
+/// all at once): a word is classified once, not at each use.
+const CLASSES: usize = 65_536;
+
+thread_local! {
+    static CLASSIFIED: std::cell::RefCell<HashMap<String, Class>> =
+        std::cell::RefCell::new(HashMap::default());
+}
+
 impl Class {
+    /// `Class::of(word)`, from this thread's cache when it holds the word.
+    fn cached(word: &str) -> Class {
+        CLASSIFIED.with(|cache| {
+            let mut cache = cache.borrow_mut();
+            if let Some(class) = cache.get(word) {
+                return class.clone();
+            }
+            let class = Class::of(word);
+            if cache.len() >= CLASSES {
+                cache.clear();
+            }
+            cache.insert(word.to_string(), class.clone());
+            class
+        })
+    }
+
     fn of(word: &str) -> Class {
         let lower = word.to_lowercase();
         Class {
@@ -376,22 +401,36 @@ struct Sentence {
     small_talk: bool,
     question: bool,
     decision: bool,
-    /// Stemmed content-word tokens by id (`Analysis::tokens`) and count, by id.
-    vector: Vec<(u32, u32)>,
+    /// Its place among the analysis's sentences (`Vectors::of`).
+    at: usize,
+}
+
+/// Each sentence's stemmed content-word tokens by id and count, sorted by id:
+/// made only when a form ranks sentences or looks for open questions.
+struct Vectors {
+    vectors: Vec<Vec<(u32, u32)>>,
+    /// How many token ids there are.
+    tokens: usize,
+}
+
+impl Vectors {
+    fn of(&self, sentence: &Sentence) -> &[(u32, u32)] {
+        &self.vectors[sentence.at]
+    }
 }
 
 /// The sentences of some texts, their words classified.
 pub struct Analysis {
     sentences: Vec<Sentence>,
-    /// How many token ids the vectors use.
-    tokens: usize,
+    vectors: OnceLock<Vectors>,
+    /// The order of all the sentences by centrality (`ranked`), once asked.
+    order: OnceLock<Vec<usize>>,
 }
 
 type Sentences<'a> = [&'a Sentence];
 
-/// Analyzes cleaned texts (without `vectors`: the sentences' term counts left
-/// empty, for the forms that do not rank).
-pub fn analyze(texts: &[&str], vectors: bool) -> Analysis {
+/// Analyzes cleaned texts (their term counts made when first needed).
+pub fn analyze(texts: &[&str]) -> Analysis {
     struct Raw {
         index: usize,
         sentence: String,
@@ -431,8 +470,6 @@ pub fn analyze(texts: &[&str], vectors: bool) -> Analysis {
             });
         }
     }
-    let mut classes: HashMap<String, Class> = HashMap::default();
-    let mut ids: HashMap<String, u32> = HashMap::default();
     let mut out = Vec::with_capacity(raw.len());
     for Raw {
         index,
@@ -442,14 +479,7 @@ pub fn analyze(texts: &[&str], vectors: bool) -> Analysis {
     {
         let mut classified = Vec::with_capacity(words.len());
         for (word, initial, in_code) in words {
-            let class = match classes.get(&word) {
-                Some(class) => class.clone(),
-                None => {
-                    let class = Class::of(&word);
-                    classes.insert(word.clone(), class.clone());
-                    class
-                }
-            };
+            let class = Class::cached(&word);
             let negation = class.negation && !(initial && &*class.lower == "no"); // "No, ..."
             let named = capitalized(&word) && (!initial || capitalized_inside.contains(&word));
             let entity = class.numeric
@@ -467,30 +497,8 @@ pub fn analyze(texts: &[&str], vectors: bool) -> Analysis {
         let small_talk = classified.iter().all(|w| (w.stop || w.filler) && !w.entity);
         let tail = sentence.trim_end_matches([' ', '"', '\'', ')', ']', '”', '’']);
         let question = tail.ends_with(['?', '？']);
-        let mut vector: Vec<(u32, u32)> = Vec::new();
-        if vectors {
-            let content: Vec<&str> = classified
-                .iter()
-                .filter(|w| !w.stop)
-                .map(|w| &*w.lower)
-                .collect();
-            let mut counts: HashMap<u32, u32> = HashMap::default();
-            for_each_token_with(&content.join(" "), true, |token| {
-                let id = match ids.get(token) {
-                    Some(&id) => id,
-                    None => {
-                        let id = ids.len() as u32;
-                        ids.insert(token.to_string(), id);
-                        id
-                    }
-                };
-                *counts.entry(id).or_default() += 1;
-                ControlFlow::Continue(())
-            });
-            vector = counts.into_iter().collect();
-            vector.sort_unstable();
-        }
         out.push(Sentence {
+            at: out.len(),
             trimmed: trim(&sentence),
             decision: !question && DECISION.is_match(&sentence),
             text: sentence,
@@ -498,11 +506,46 @@ pub fn analyze(texts: &[&str], vectors: bool) -> Analysis {
             words: classified,
             small_talk,
             question,
-            vector,
         });
     }
     Analysis {
         sentences: out,
+        vectors: OnceLock::new(),
+        order: OnceLock::new(),
+    }
+}
+
+/// The term counts of `sentences`: the stemmed tokens of their words that are not
+/// stop words.
+fn vectors_of(sentences: &[Sentence]) -> Vectors {
+    let mut ids: HashMap<String, u32> = HashMap::default();
+    let mut vectors = Vec::with_capacity(sentences.len());
+    for sentence in sentences {
+        let content: Vec<&str> = sentence
+            .words
+            .iter()
+            .filter(|w| !w.stop)
+            .map(|w| &*w.lower)
+            .collect();
+        let mut counts: HashMap<u32, u32> = HashMap::default();
+        for_each_token_with(&content.join(" "), true, |token| {
+            let id = match ids.get(token) {
+                Some(&id) => id,
+                None => {
+                    let id = ids.len() as u32;
+                    ids.insert(token.to_string(), id);
+                    id
+                }
+            };
+            *counts.entry(id).or_default() += 1;
+            ControlFlow::Continue(())
+        });
+        let mut vector: Vec<(u32, u32)> = counts.into_iter().collect();
+        vector.sort_unstable();
+        vectors.push(vector);
+    }
+    Vectors {
+        vectors,
         tokens: ids.len(),
     }
 }
@@ -537,13 +580,13 @@ fn dot(a: &[(u32, u32)], b: &[(u32, u32)]) -> u64 {
 /// vector, summed in order), plus 0.25 for each of: holds an entity, holds a
 /// number, states a decision; plus 0.02 per content word up to 10; halved for a
 /// question; 0 for small talk.
-fn scores(candidates: &Sentences) -> Vec<f64> {
+fn scores(candidates: &Sentences, vectors: &Vectors) -> Vec<f64> {
     let talking: Vec<usize> = (0..candidates.len())
         .filter(|&i| !candidates[i].small_talk)
         .collect();
     let norms: Vec<f64> = candidates
         .iter()
-        .map(|s| (squared(&s.vector) as f64).sqrt())
+        .map(|s| (squared(vectors.of(s)) as f64).sqrt())
         .collect();
     let mut out = Vec::with_capacity(candidates.len());
     for (i, s) in candidates.iter().enumerate() {
@@ -557,7 +600,7 @@ fn scores(candidates: &Sentences) -> Vec<f64> {
                 if j == i || norms[i] == 0.0 || norms[j] == 0.0 {
                     continue;
                 }
-                let d = dot(&s.vector, &candidates[j].vector) as f64;
+                let d = dot(vectors.of(s), vectors.of(candidates[j])) as f64;
                 centrality += d / (norms[i] * norms[j]);
             }
         }
@@ -574,9 +617,9 @@ fn scores(candidates: &Sentences) -> Vec<f64> {
 
 /// The sentences that are not small talk among the first MAX_SENTENCES, best
 /// first by `scores`; ties go to the earlier sentence.
-fn ranked(candidates: &Sentences) -> Vec<usize> {
+fn ranked(candidates: &Sentences, vectors: &Vectors) -> Vec<usize> {
     let pool = &candidates[..candidates.len().min(MAX_SENTENCES)];
-    let scores = scores(pool);
+    let scores = scores(pool, vectors);
     let mut order: Vec<usize> = (0..pool.len()).filter(|&i| !pool[i].small_talk).collect();
     order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
     order
@@ -587,6 +630,22 @@ fn central<'a>(candidates: &Sentences<'a>, k: usize, order: &[usize]) -> Vec<&'a
     let mut chosen: Vec<usize> = order.iter().take(k).copied().collect();
     chosen.sort_unstable();
     chosen.into_iter().map(|i| candidates[i]).collect()
+}
+
+/// The `k` best sentences of `candidates` that are not small talk (among the first
+/// MAX_SENTENCES), in their original order: all of them, unranked, when they are no
+/// more than `k`; else the first `k` of `order()` (`ranked`'s).
+fn chosen<'a>(
+    candidates: &Sentences<'a>,
+    k: usize,
+    order: impl FnOnce() -> Vec<usize>,
+) -> Vec<&'a Sentence> {
+    let pool = &candidates[..candidates.len().min(MAX_SENTENCES)];
+    let talking: Vec<&Sentence> = pool.iter().copied().filter(|s| !s.small_talk).collect();
+    if talking.len() <= k {
+        return talking;
+    }
+    central(candidates, k, &order())
 }
 
 fn join(chosen: &Sentences, punctuate: bool) -> String {
@@ -605,11 +664,13 @@ fn join(chosen: &Sentences, punctuate: bool) -> String {
     parts.join(" ")
 }
 
-fn key_point_of(analyzed: &Sentences, chars: usize) -> String {
-    let out = join(
-        &central(analyzed, KEY_POINT_SENTENCES, &ranked(analyzed)),
-        false,
-    );
+/// The key point of the sentences `group` of `analysis` (one text of `chars`
+/// characters): never longer than the text.
+fn key_point_of(analysis: &Analysis, group: &Sentences, chars: usize) -> String {
+    let best = chosen(group, KEY_POINT_SENTENCES, || {
+        ranked(group, analysis.vectors())
+    });
+    let out = join(&best, false);
     if char_count(&out) <= chars {
         out
     } else {
@@ -720,9 +781,9 @@ fn terms(analyzed: &Sentences) -> Vec<String> {
     keyed.into_iter().map(|(_, t)| t.to_string()).collect()
 }
 
-fn headline_of(analyzed: &Sentences, max_words: usize, order: &[usize]) -> String {
-    let chosen = central(analyzed, 1, order);
-    let Some(sentence) = chosen.first() else {
+/// The headline of the most central sentence, `best` (none: small talk only).
+fn headline_of(best: Option<&Sentence>, max_words: usize) -> String {
+    let Some(sentence) = best else {
         return String::new();
     };
     if max_words == 0 {
@@ -811,23 +872,29 @@ fn decisions_of(analyzed: &Sentences) -> Vec<String> {
 
 /// The open questions: sentences ending in "?" with a content word that are in the
 /// last text or share no content word (stemmed) with a later text.
-fn questions_of(analyzed: &Sentences, tokens: usize) -> Vec<String> {
+fn questions_of(analysis: &Analysis) -> Vec<String> {
+    let analyzed = &analysis.sentences;
     let Some(last) = analyzed.last().map(|s| s.text_index) else {
         return Vec::new();
     };
-    let mut said_last = vec![0usize; tokens];
+    if !analyzed.iter().any(|s| s.question) {
+        return Vec::new(); // no question: no term counts needed
+    }
+    let vectors = analysis.vectors();
+    let mut said_last = vec![0usize; vectors.tokens];
     for s in analyzed {
-        for &(token, _) in &s.vector {
+        for &(token, _) in vectors.of(s) {
             said_last[token as usize] = s.text_index;
         }
     }
     let mut out: Vec<String> = Vec::new();
     for s in analyzed
         .iter()
-        .filter(|s| s.question && !s.vector.is_empty())
+        .filter(|s| s.question && !vectors.of(s).is_empty())
     {
         let answered = s.text_index != last
-            && s.vector
+            && vectors
+                .of(s)
                 .iter()
                 .any(|&(t, _)| said_last[t as usize] > s.text_index);
         if !answered && !out.contains(&s.trimmed) {
@@ -842,15 +909,25 @@ impl Analysis {
         self.sentences.iter().collect()
     }
 
+    fn vectors(&self) -> &Vectors {
+        self.vectors.get_or_init(|| vectors_of(&self.sentences))
+    }
+
+    /// `ranked` of all the sentences, made once.
+    fn order(&self) -> Vec<usize> {
+        self.order
+            .get_or_init(|| ranked(&self.all(), self.vectors()))
+            .clone()
+    }
+
     /// The `sentences` most central sentences, joined (a "." added between them).
     pub fn summary(&self, sentences: usize) -> String {
-        let all = self.all();
-        join(&central(&all, sentences, &ranked(&all)), true)
+        join(&chosen(&self.all(), sentences, || self.order()), true)
     }
 
     /// A key point of a text of `chars` characters: never longer.
     pub fn key_point(&self, chars: usize) -> String {
-        key_point_of(&self.all(), chars)
+        key_point_of(self, &self.all(), chars)
     }
 
     pub fn compressed(&self, max_words: usize, fillers: bool) -> String {
@@ -862,8 +939,8 @@ impl Analysis {
     }
 
     pub fn headline(&self, max_words: usize) -> String {
-        let all = self.all();
-        headline_of(&all, max_words, &ranked(&all))
+        let best = chosen(&self.all(), 1, || self.order());
+        headline_of(best.first().copied(), max_words)
     }
 
     pub fn tags(&self, n: usize) -> Vec<String> {
@@ -880,13 +957,13 @@ impl Analysis {
     }
 
     pub fn questions(&self) -> Vec<String> {
-        questions_of(&self.all(), self.tokens)
+        questions_of(self)
     }
 }
 
 /// Levels 1-3 of one text: summary, compressed form, index form.
 pub fn levels(text: &str, sentences: usize) -> (String, String, String) {
-    let analysis = analyze(&[text], true);
+    let analysis = analyze(&[text]);
     let index = analysis
         .terms()
         .into_iter()
@@ -926,10 +1003,10 @@ pub struct Digest {
 /// summary's sentences, index form, each text's key point (the non-empty ones),
 /// entities, decisions, open questions and tags.
 pub fn digest(texts: &[&str], sentences: usize) -> Digest {
-    let analysis = analyze(texts, true);
+    let analysis = analyze(texts);
     let all = analysis.all();
-    let order = ranked(&all);
-    let chosen = central(&all, sentences, &order);
+    let best = chosen(&all, sentences, || analysis.order());
+    let head = chosen(&all, 1, || analysis.order());
     let mut by_text: Vec<Vec<&Sentence>> = vec![Vec::new(); texts.len()];
     for s in &all {
         by_text[s.text_index].push(s);
@@ -938,19 +1015,19 @@ pub fn digest(texts: &[&str], sentences: usize) -> Digest {
         .iter()
         .enumerate()
         .filter(|(_, group)| !group.is_empty())
-        .map(|(i, group)| key_point_of(group, char_count(texts[i])))
+        .map(|(i, group)| key_point_of(&analysis, group, char_count(texts[i])))
         .filter(|p| !p.is_empty())
         .collect();
     let terms = terms(&all);
     Digest {
-        headline: headline_of(&all, HEADLINE_WORDS, &order),
-        summary: join(&chosen, true),
-        compressed: compressed_of(&chosen, COMPRESSED_WORDS, false),
+        headline: headline_of(head.first().copied(), HEADLINE_WORDS),
+        summary: join(&best, true),
+        compressed: compressed_of(&best, COMPRESSED_WORDS, false),
         index: terms[..terms.len().min(INDEX_TERMS)].join("_"),
         key_points,
         entities: entities_of(&all),
         decisions: decisions_of(&all),
-        questions: questions_of(&all, analysis.tokens),
+        questions: questions_of(&analysis),
         tags: tags_of(&all, &terms, TAGS),
     }
 }
@@ -1050,9 +1127,9 @@ support for JSON operations and the team's existing expertise with it.";
             proptest::prop_assert_eq!(&digests(&[refs.clone(), refs.clone()], n), &[made.clone(), made.clone()]);
             proptest::prop_assert!(made.key_points.len() <= texts.len());
             proptest::prop_assert!(made.key_points.iter().all(|p| !p.is_empty()));
-            let analysis = analyze(&refs, true);
+            let analysis = analyze(&refs);
             for text in &texts {
-                let one = analyze(&[text.as_str()], n % 2 == 0);
+                let one = analyze(&[text.as_str()]);
                 proptest::prop_assert!(char_count(&one.key_point(char_count(text))) <= char_count(text));
                 let _ = (one.compressed(n, n % 3 == 0), one.headline(n), one.tags(n));
             }
@@ -1079,8 +1156,8 @@ support for JSON operations and the team's existing expertise with it.";
         ] {
             let _ = digest(&[text, text], 3);
             let _ = levels(text, 1);
-            let _ = analyze(&[text], false).compressed(0, true);
-            let _ = analyze(&[text], false).headline(0);
+            let _ = analyze(&[text]).compressed(0, true);
+            let _ = analyze(&[text]).headline(0);
         }
     }
 }

@@ -30,12 +30,11 @@ impl PyProseAnalysis {
     #[classattr]
     const HEADLINE_CHARS: usize = prose::HEADLINE_CHARS;
 
-    /// Analyzes ``texts``; without ``vectors`` the sentences are not ranked by
-    /// centrality (the forms that do not rank: compressed).
+    /// Analyzes ``texts`` (their term counts made when a form first ranks sentences).
     #[new]
-    #[pyo3(signature = (texts, *, vectors = Checked(true)), text_signature = "(texts, *, vectors=True)")]
-    fn new(py: Python<'_>, texts: Checked<Vec<Text>>, vectors: Checked<bool>) -> Self {
-        let analysis = detached(py, || prose::analyze(&strs(&texts.0), vectors.0));
+    #[pyo3(text_signature = "(texts)")]
+    fn new(py: Python<'_>, texts: Checked<Vec<Text>>) -> Self {
+        let analysis = detached(py, || prose::analyze(&strs(&texts.0)));
         PyProseAnalysis { analysis }
     }
 

@@ -106,8 +106,8 @@ def _texts(texts: Sequence[str]) -> list[str]:
     return out
 
 
-def _analysis(texts: Sequence[str], *, vectors: bool = True) -> ProseAnalysis:
-    return ProseAnalysis(_texts(texts), vectors=vectors)
+def _analysis(texts: Sequence[str]) -> ProseAnalysis:
+    return ProseAnalysis(_texts(texts))
 
 
 def sentences(text: str) -> list[str]:
@@ -154,7 +154,7 @@ def compress(text: str, *, max_words: int = 16, fillers: bool = False) -> str:
     first (the least frequent, then the latest), then the latest entities."""
     if not isinstance(text, str) or max_words <= 0:
         return ""
-    return _analysis([text], vectors=False).compressed(max_words, bool(fillers))
+    return _analysis([text]).compressed(max_words, bool(fillers))
 
 
 def index_form(text: str, *, words: int = 3) -> str:
@@ -185,14 +185,14 @@ def entities(texts: Sequence[str]) -> list[str]:
     distinct ignoring case: capitalized names (not at a sentence's start unless
     capitalized elsewhere), acronyms, words with digits (numbers, dates, versions) and
     code (``snake_case``, CamelCase, ``foo.py``, words in backticks)."""
-    return _analysis(texts, vectors=False).entities()
+    return _analysis(texts).entities()
 
 
 def decisions(texts: Sequence[str]) -> list[str]:
     """The sentences of ``texts`` that state a decision ("decided", "we'll use", "going
     with", "chose", "let's", "switched to", "will use", "agreed", "settled on", "opted
     for", ...), not questions, leading discourse words dropped, distinct, in order."""
-    return _analysis(texts, vectors=False).decisions()
+    return _analysis(texts).decisions()
 
 
 def questions(texts: Sequence[str]) -> list[str]:

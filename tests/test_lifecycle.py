@@ -336,6 +336,17 @@ def test_conversation_episodes_are_listed_only_when_asked_and_recall_at_serves_r
         assert (raw.tier, raw.content) == ("hot", PUPPY[0])
 
 
+@pytest.mark.parametrize("days", [1.0, 200.0], ids=["not formed yet", "formed"])
+def test_an_episode_made_by_a_pass_is_found_formed_or_not(tmp_path: Path, days: float) -> None:
+    clock = Clock(T0 + days * DAY)
+    with store(tmp_path, clock) as lt:
+        turn = say(lt, PUPPY[0], T0)
+        report = lt.consolidate(now=T0 + days * DAY)
+        assert (report.episodes, report.summarized) == (1, int(days >= 7))
+        (hit,) = lt.recall("puppy Biscuit", kinds=["episode"]).hits
+        assert [t.id for t in hit.turns] == [turn]
+
+
 # -- forget reaches episodes ------------------------------------------------------------------
 
 

@@ -116,6 +116,7 @@ def _pass(
     # 1. episodes
     created = extended = 0
     planned: list[tuple[float, int]] = []  # a dry run's episodes to form: (ended at, id or 0)
+    unindexed: set[int] = set()  # episodes created here, their documents not indexed yet
     for plan in episodes.plan(lt):
         if plan.extend is not None:
             extended += 1
@@ -130,7 +131,10 @@ def _pass(
             if dry_run:
                 planned.append((turns[-1].at, 0))
             reason = f"{len(turns)} turns of session {plan.session_id}" + (f" after a {why}" if why else "")
-            memory_id = episodes.create(lt, plan.session_id, turns, why, when).id if not dry_run else 0
+            memory_id = 0
+            if not dry_run:  # indexed once formed, or after forming (below)
+                memory_id = episodes.create(lt, plan.session_id, turns, why, when, indexed=False).id
+                unindexed.add(memory_id)
             actions.append(ConsolidationAction(memory_id, "episode", reason))
     kept = {e.session_id for e in lt._episodes.values() if e.origin == "task"}
     for task in tasks:
@@ -217,8 +221,14 @@ def _pass(
                 compressed += 1
                 reason += f"; compressed too (>= {policy.compress_after_days:g})"
             if not dry_run:
-                episodes.form(lt, memory_id, formed[n])
+                episodes.form(lt, memory_id, formed[n], indexed=False)
             did(memory_id, "summarized", reason)
+        if not dry_run:  # the batch's documents in one call
+            ids = [i for _at, i in batch]
+            episodes.index(lt, ids)
+            unindexed.difference_update(ids)
+    if unindexed:  # the episodes made here and not formed yet
+        episodes.index(lt, sorted(unindexed))
 
     # 4. TTL
     expiries = ttl.expire(lt, when, dry_run=dry_run, commit=False)

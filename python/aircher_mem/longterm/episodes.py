@@ -270,14 +270,25 @@ def summarized(lt: StoreCore, made: Forms, texts: Sequence[str]) -> Forms:
     )
 
 
-def _changed(lt: StoreCore, memory: MemoryRow) -> None:
-    lt._lexical.upsert([documents.memory_document(lt, memory)])
+def _changed(lt: StoreCore, memory: MemoryRow, *, index: bool = True) -> None:
+    """``memory`` changed: written at the next commit, and its document indexed
+    again (without ``index``: by the caller, :func:`index`)."""
+    if index:
+        lt._lexical.upsert([documents.memory_document(lt, memory)])
     lt._touch(memory)
     lt._shape += 1
 
 
-def create(lt: StoreCore, session_id: str, turns: Sequence[TurnRow], why: str, now: float) -> MemoryRow:
-    """A new episode of ``turns``, not formed yet (in memory; the caller writes it)."""
+def index(lt: StoreCore, memory_ids: Sequence[int]) -> None:
+    """The documents of the episodes ``memory_ids`` indexed again, in one call."""
+    lt._lexical.upsert([documents.memory_document(lt, lt._memories[i]) for i in memory_ids])
+
+
+def create(
+    lt: StoreCore, session_id: str, turns: Sequence[TurnRow], why: str, now: float, *, indexed: bool = True
+) -> MemoryRow:
+    """A new episode of ``turns``, not formed yet (in memory; the caller writes it;
+    without ``indexed`` the caller indexes it: :func:`index`)."""
     memory = MemoryRow(id=lt._next_memory, kind="episode", content="", created_at=now, source="consolidated")
     lt._next_memory += 1
     episode = EpisodeRow(memory.id, session_id, "conversation", turns[0].at, turns[-1].at)
@@ -286,7 +297,7 @@ def create(lt: StoreCore, session_id: str, turns: Sequence[TurnRow], why: str, n
     lt._episodes[memory.id] = episode
     for turn in turns:
         lt._episode_link(memory.id, turn.id, now)
-    _changed(lt, memory)
+    _changed(lt, memory, index=indexed)
     place = lt._position.get(turns[0].id, 0)
     before = lt._episode_of.get(lt._sessions[session_id][place - 1]) if place > 0 else None
     if before is not None:
@@ -312,13 +323,14 @@ def extend(lt: StoreCore, memory_id: int, turns: Sequence[TurnRow], now: float) 
     return memory
 
 
-def form(lt: StoreCore, memory_id: int, made: Forms | None = None) -> MemoryRow:
+def form(lt: StoreCore, memory_id: int, made: Forms | None = None, *, indexed: bool = True) -> MemoryRow:
     """The episode ``memory_id`` formed: its summary, key points, entities,
     decisions, open questions, headline, compressed and index forms made from its
-    turns (:func:`forms`; ``made``: :func:`forms_of` it, made already)."""
+    turns (:func:`forms`; ``made``: :func:`forms_of` it, made already; without
+    ``indexed`` the caller indexes it: :func:`index`)."""
     memory, episode = lt._memories[memory_id], lt._episodes[memory_id]
     _apply(lt, memory, episode, _turns_of(lt, memory_id), full=True, made=made)
-    _changed(lt, memory)
+    _changed(lt, memory, index=indexed)
     return memory
 
 

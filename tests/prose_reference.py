@@ -1,8 +1,9 @@
 """The prose analysis as it was written in Python, kept as the reference the Rust
-engine (``aircher_mem._core.ProseAnalysis``) is held to, form by form. One change
-from the Python it was: a sentence's centrality sums exact cosines (integer dot
-products and squared norms, then one division) in order, as the engine does, where
-numpy's matrix products rounded differently."""
+engine (``aircher_mem._core.ProseAnalysis``) is held to, form by form. The cleaning,
+the bounds and the result types are ``compress``'s own (unchanged, not duplicated
+here). One change from the Python it was: a sentence's centrality sums exact cosines
+(integer dot products and squared norms, then one division) in order, as the engine
+does, where numpy's matrix products rounded differently."""
 
 from __future__ import annotations
 
@@ -15,23 +16,16 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from aircher_mem._core import tokenize
+from aircher_mem.longterm.compress import Digest, Levels, _texts
 
-MAX_CHARS = 20_000
-"""Characters examined, of one text or of all texts of a call together; the rest is ignored."""
-MAX_TEXTS = 10_000
-"""Texts examined per call; later ones are ignored."""
 MAX_SENTENCES = 200
-"""Sentences ranked by centrality (the first ones); later sentences are not candidates."""
 KEY_POINT_SENTENCES = 2
-"""Sentences a key point keeps at most."""
 HEADLINE_CHARS = 300
-"""A headline's length at most, "..." included."""
 
 
 # ---------------------------------------------------------------------------
 # text and words
 
-_UNSAFE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 _WORD = re.compile(r"[$€£]?\w+(?:[.'’\-/:]\w+)*%?")
 _POSSESSIVE = re.compile(r"['’]s$", re.I)
 _BOUNDARY = re.compile(r"[.!?…]+[\"'”’)\]]*\s+|[。！？]+[\"'”’)\]]*\s*")
@@ -63,26 +57,6 @@ _DECISION = re.compile(
     r"let['’]s|switched to|switching to|agreed|settled on|opted for|picked)\b",
     re.I,
 )
-
-
-def _clean(text: str) -> str:
-    return _UNSAFE.sub(" ", text)
-
-
-def _texts(texts: Sequence[str]) -> list[str]:
-    """The examined part of ``texts``, cleaned: at most MAX_TEXTS texts and MAX_CHARS
-    characters in all."""
-    out: list[str] = []
-    budget = MAX_CHARS
-    for text in [texts] if isinstance(texts, str) else texts[:MAX_TEXTS]:
-        if budget <= 0:
-            break
-        if not isinstance(text, str):
-            continue
-        part = text[:budget]
-        budget -= len(part)
-        out.append(_clean(part))
-    return out
 
 
 @functools.lru_cache(maxsize=8192)
@@ -123,17 +97,10 @@ def _split(text: str) -> list[str]:
 
 
 def sentences(text: str) -> list[str]:
-    """The sentences of ``text`` (its first MAX_CHARS characters), whitespace collapsed:
-    split after ".", "!", "?", "…" followed by a space, after "。！？", and at line
-    breaks; not after an abbreviation ("e.g.", "vs.", "Dr.") or an initial ("J."), nor
-    inside a number ("3.5"). Pieces without a letter or digit are left out."""
     return _split(_texts([text])[0]) if isinstance(text, str) else []
 
 
 def content_words(text: str) -> list[str]:
-    """The words of ``text`` (its first MAX_CHARS characters) that are not stop words,
-    lowercased, in order, repeats kept: ``"The team's DB is v3.5"`` ->
-    ``["team", "db", "v3.5"]``."""
     if not isinstance(text, str):
         return []
     out: list[str] = []
@@ -195,8 +162,6 @@ def _trim(sentence: str) -> str:
 
 @functools.lru_cache(maxsize=65_536)
 def _word_class(word: str) -> tuple[str, bool, bool, bool, bool, bool]:
-    """What a word is wherever it stands: (lowercased, numeric, stop word, negation,
-    filler, shaped like code or an acronym). Words repeat: each is classified once."""
     lower = word.lower()
     return (
         lower,
@@ -209,8 +174,6 @@ def _word_class(word: str) -> tuple[str, bool, bool, bool, bool, bool]:
 
 
 def _analyze(texts: Sequence[str], *, vectors: bool = True) -> list[_Sentence]:
-    """The sentences of the examined texts with their words classified (without
-    ``vectors``: their term counts left empty, for the forms that do not rank)."""
     raw: list[tuple[int, str, list[tuple[str, bool, bool]]]] = []
     # (text index, sentence, [(word, at sentence start, in backticks)])
     capitalized_inside: set[str] = set()
@@ -263,9 +226,6 @@ def _analyze(texts: Sequence[str], *, vectors: bool = True) -> list[_Sentence]:
 
 
 def _scores(candidates: list[_Sentence]) -> list[float]:
-    """Each sentence's centrality: the sum of its cosine similarities to the others,
-    plus 0.25 for each of: holds an entity, holds a number, states a decision; plus
-    0.02 per content word up to 10; halved for a question; 0 for small talk."""
     talking = [i for i, s in enumerate(candidates) if not s.small_talk]
     norms = [math.sqrt(sum(c * c for c in s.vector.values())) for s in candidates]
     centrality = dict.fromkeys(talking, 0.0)
@@ -294,16 +254,12 @@ def _scores(candidates: list[_Sentence]) -> list[float]:
 
 
 def _ranked(candidates: list[_Sentence]) -> list[int]:
-    """The sentences that are not small talk among the first MAX_SENTENCES, best
-    first by :func:`_scores`; ties go to the earlier sentence."""
     pool = candidates[:MAX_SENTENCES]
     scores = _scores(pool)
     return sorted((i for i, s in enumerate(pool) if not s.small_talk), key=lambda i: (-scores[i], i))
 
 
 def _central(candidates: list[_Sentence], k: int, ranked: list[int] | None = None) -> list[_Sentence]:
-    """The ``k`` best sentences that are not small talk, in their original order; ties
-    go to the earlier sentence (``ranked``: :func:`_ranked` of them, when known)."""
     order = _ranked(candidates) if ranked is None else ranked
     return [candidates[i] for i in sorted(order[: max(k, 0)])]
 
@@ -320,21 +276,10 @@ def _summary(analyzed: list[_Sentence], sentences: int) -> str:
 
 
 def summarize(texts: Sequence[str], *, sentences: int = 3) -> str:
-    """An extractive summary of ``texts``: the ``sentences`` most central sentences,
-    in their original order, leading discourse words ("Well,", "Oh,", "So,") dropped,
-    joined by spaces (a "." added to a sentence without end punctuation when there are
-    several). Small talk is never chosen; "" when there is nothing else. Centrality is
-    the sum of a sentence's cosine similarities (over stemmed content-word counts) to
-    the other sentences, plus bonuses for entities, numbers and decisions; the first
-    MAX_SENTENCES sentences compete, ties go to the earlier one."""
     return _summary(_analyze(texts), sentences)
 
 
 def key_point(text: str) -> str:
-    """Level 1 of one turn or fact: its KEY_POINT_SENTENCES most central sentences
-    (see :func:`summarize`) without small talk or leading discourse words, never longer
-    than ``text``; a one-sentence text gives that sentence so trimmed; "" for small talk
-    only."""
     if not isinstance(text, str):
         return ""
     return _key_point(_analyze([text]), text)
@@ -346,10 +291,6 @@ def _key_point(analyzed: list[_Sentence], text: str) -> str:
 
 
 def _key_words(analyzed: list[_Sentence], *, fillers: bool = False) -> list[_Word]:
-    """The words that carry content, in order, first occurrence only (case-insensitive;
-    negations repeat): entities, numbers, negations and content words other than fillers
-    (with ``fillers``: fillers too) of the sentences that are not small talk, leading
-    discourse words excluded."""
     out: list[_Word] = []
     seen: set[str] = set()
     for s in analyzed:
@@ -369,11 +310,6 @@ def _key_words(analyzed: list[_Sentence], *, fillers: bool = False) -> list[_Wor
 
 
 def compress(text: str, *, max_words: int = 16, fillers: bool = False) -> str:
-    """Level 2: the key words of ``text`` in order, space-separated: entities, numbers
-    and dates as written, negations kept, other content words lowercased; stop words,
-    fillers (kept with ``fillers``: "like", "love" may be what a question asks
-    about), small talk and repeats dropped. Over ``max_words``, common words go
-    first (the least frequent, then the latest), then the latest entities."""
     if not isinstance(text, str) or max_words <= 0:
         return ""
     return _compressed(_analyze([text], vectors=False), max_words, fillers)
@@ -393,9 +329,6 @@ def _compressed(analyzed: list[_Sentence], max_words: int, fillers: bool) -> str
 
 
 def _terms(analyzed: list[_Sentence]) -> list[str]:
-    """Lowercased key terms, best first: entities that are not pure numbers (most
-    frequent first, then first seen), then the other content words of 3 characters or
-    more likewise, then shorter words and numbers; fillers and negations excluded."""
     counts: Counter[str] = Counter()
     first: dict[str, tuple[int, int]] = {}  # lower -> (rank group, first position)
     position = 0
@@ -415,18 +348,12 @@ def _terms(analyzed: list[_Sentence]) -> list[str]:
 
 
 def index_form(text: str, *, words: int = 3) -> str:
-    """Level 3: at most ``words`` key terms of ``text`` (entities first, then the most
-    frequent content words, then short words and numbers), lowercased and joined by "_":
-    "postgresql_json_team"."""
     if not isinstance(text, str) or words <= 0:
         return ""
     return "_".join(_terms(_analyze([text]))[:words])
 
 
 def headline(texts: Sequence[str], *, max_words: int = 20) -> str:
-    """One sentence saying what ``texts`` were about: the most central sentence (see
-    :func:`summarize`), cut to ``max_words`` words and HEADLINE_CHARS characters at a
-    word boundary, with "..." when cut; "" for small talk only."""
     return _headline(_analyze(texts), max_words)
 
 
@@ -447,9 +374,6 @@ def _headline(analyzed: list[_Sentence], max_words: int, ranked: list[int] | Non
 
 
 def tags(texts: Sequence[str], n: int = 5) -> list[str]:
-    """At most ``n`` search tags of ``texts``, lowercased and distinct: up to ``n - 2``
-    entities (not pure numbers; most frequent first), then the most frequent content
-    words, then more entities and numbers if there is room (ties: first seen)."""
     return _tags(_analyze(texts), n)
 
 
@@ -468,10 +392,6 @@ def _tags(analyzed: list[_Sentence], n: int) -> list[str]:
 
 
 def entities(texts: Sequence[str]) -> list[str]:
-    """The entities of ``texts`` as first written, in order of first appearance,
-    distinct ignoring case: capitalized names (not at a sentence's start unless
-    capitalized elsewhere), acronyms, words with digits (numbers, dates, versions) and
-    code (``snake_case``, CamelCase, ``foo.py``, words in backticks)."""
     return _entities(_analyze(texts))
 
 
@@ -487,9 +407,6 @@ def _entities(analyzed: list[_Sentence]) -> list[str]:
 
 
 def decisions(texts: Sequence[str]) -> list[str]:
-    """The sentences of ``texts`` that state a decision ("decided", "we'll use", "going
-    with", "chose", "let's", "switched to", "will use", "agreed", "settled on", "opted
-    for", ...), not questions, leading discourse words dropped, distinct, in order."""
     return _decisions(_analyze(texts))
 
 
@@ -502,11 +419,6 @@ def _decisions(analyzed: list[_Sentence]) -> list[str]:
 
 
 def questions(texts: Sequence[str]) -> list[str]:
-    """The open questions of ``texts``, in order, distinct, leading discourse words
-    dropped. A question is a sentence ending in "?" with a content word; it is open when
-    it is in the last text examined or no later text shares a content word (stemmed)
-    with it. A later text that only shares a word counts as an answer: the rule is
-    cheap, not exact."""
     return _questions(_analyze(texts))
 
 
@@ -527,21 +439,7 @@ def _questions(analyzed: list[_Sentence]) -> list[str]:
     return out
 
 
-@dataclass(frozen=True, slots=True)
-class Levels:
-    """The compressed levels of a fact or memory; level 0 is the text itself."""
-
-    summary: str
-    """Level 1: :func:`summarize` of the text (its key point when it is one sentence)."""
-    compressed: str
-    """Level 2: :func:`compress` of the text."""
-    index: str
-    """Level 3: :func:`index_form` of the text."""
-
-
 def levels(text: str, *, sentences: int = 3) -> Levels:
-    """Levels 1-3 of ``text``: its ``sentences``-sentence summary, compressed form and
-    index form, with the defaults of :func:`compress` and :func:`index_form`."""
     analyzed = _analyze([text])
     return Levels(
         summary=_summary(analyzed, sentences),
@@ -550,29 +448,7 @@ def levels(text: str, *, sentences: int = 3) -> Levels:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class Digest:
-    """Everything an episode keeps of its texts, from one reading of them
-    (:func:`digest`); each field is what the function of its name gives."""
-
-    headline: str
-    summary: str
-    compressed: str
-    index: str
-    key_points: list[str]
-    entities: list[str]
-    decisions: list[str]
-    questions: list[str]
-    tags: list[str]
-
-
 def digest(texts: Sequence[str], *, sentences: int = 3) -> Digest:
-    """:func:`headline`, :func:`summarize`, the compressed and index forms of the
-    summary's sentences, each text's :func:`key_point` (the non-empty ones),
-    :func:`entities`, :func:`decisions`, :func:`questions` and :func:`tags` of
-    ``texts``, reading them once (a word is classified once: in the whole of
-    ``texts``, a capitalized word at a sentence's start counts as a name when it is
-    capitalized inside a sentence of any text)."""
     analyzed = _analyze(texts)
     ranked = _ranked(analyzed)
     chosen = _central(analyzed, sentences, ranked)

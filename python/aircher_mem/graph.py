@@ -13,6 +13,7 @@ the graph does not parse, so ``stats`` and ``doctor`` can say what was left out.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
@@ -467,22 +468,31 @@ class GraphIndex:
         phase = _once(phase)
         if phase is not None:
             phase("scanning")
-        # The walk of the tree runs beside the manifest's read and the graph's load
-        # (the walk and the load in Rust, without the GIL): an index of an
-        # unchanged tree waits for the longer of the two, not for both.
-        with ThreadPoolExecutor(1) as pool:
+        # The walk of the tree and the graph's load (both in Rust, without the GIL)
+        # run beside the manifest's read: an index of an unchanged tree waits for
+        # the longest of the three, not for all. The load is begun before the
+        # manifest says whether the graph is wanted (it almost always is).
+        with ThreadPoolExecutor(2) as pool:
             walking = pool.submit(_tracked, self.root)
+            loading = None
+            if not full:
+                if self._graph is not None and self._stamp != self._file_stamp():
+                    self._graph = None  # another process indexed since: its graph goes with the manifest read
+                if self._graph is None and self.graph_path.is_file():
+                    loading = pool.submit(self.load, read_index)
             old, old_unsupported, reason = self._read_manifest()
             graph: KnowledgeGraph | None = None
             if full:
                 reason = "full rebuild requested"
             elif old is not None:
-                if self._graph is not None and self._stamp != self._file_stamp():
-                    self._graph = None  # another process indexed since: its graph goes with the manifest read
                 try:
-                    graph = self.load(read_index)
+                    graph = loading.result() if loading is not None else self.load(read_index)
                 except (StoreCorruptError, SchemaVersionError) as exc:
                     reason = f"graph file unreadable ({exc})"
+            elif loading is not None:
+                # the manifest is not trusted: a full build replaces what was loaded
+                with contextlib.suppress(AircherError, OSError):
+                    loading.result()
             stats, unsupported = walking.result()
         tracked = list(stats)
         fingerprints: dict[str, Fingerprint] = {}

@@ -4,7 +4,7 @@ with reason "episode"), its headline, key points, entities, decisions and open
 questions (``episodes``), and edges to the episode it ``continues_from`` and those it
 is ``related_to``.
 
-Boundaries come from the conversation itself (:func:`segment`): a time gap, a task
+Boundaries come from the conversation itself (:func:`segment_many`): a time gap, a task
 switch (the turns' ``task_id`` metadata changes), a topic shift (a turn shares
 little with the turns just before it) or a size cap; the thresholds are in
 ``[lifecycle]``. The agent's own completed tasks become episodes too
@@ -30,10 +30,13 @@ from .schema import EpisodeRow, MemoryRow, TurnRow
 __all__ = [
     "EpisodePlan",
     "Forms",
-    "segment",
+    "segment_many",
     "plan",
     "forms",
+    "forms_of_many",
+    "forms_of",
     "create",
+    "index",
     "extend",
     "form",
     "rebuild",
@@ -61,23 +64,17 @@ def _task(turn: TurnRow) -> object:
 _BREAKS = {"gap": "time gap", "group": "task switch", "size": "size", "topic": "topic shift"}
 
 
-def segment(
-    turns: Sequence[TurnRow], policy: LifecyclePolicy, *, after: Sequence[TurnRow] = ()
-) -> list[tuple[list[TurnRow], str]]:
-    """``turns`` (one session's, in order) split into episodes, each with why it
-    started ("" for the first): "time gap" (more than ``episode_gap_minutes`` after
-    the last turn), "task switch" (its ``task_id`` metadata differs), "size"
-    (``episode_max_turns`` reached) or "topic shift" (once the episode has
-    ``episode_min_turns`` turns, its content words' cosine with the last
-    ``episode_window`` turns' is below ``episode_shift_similarity``). ``after``: the
-    turns of the episode they follow, which the first group then starts with."""
-    return segment_many([(turns, after)], policy)[0]
-
-
 def segment_many(
     sessions: Sequence[tuple[Sequence[TurnRow], Sequence[TurnRow]]], policy: LifecyclePolicy
 ) -> list[list[tuple[list[TurnRow], str]]]:
-    """:func:`segment` of each ``(turns, after)`` of ``sessions``, made on every core."""
+    """Each ``(turns, after)`` of ``sessions`` (``turns``: one session's, in order)
+    split into episodes, each with why it started ("" for the first): "time gap"
+    (more than ``episode_gap_minutes`` after the last turn), "task switch" (its
+    ``task_id`` metadata differs), "size" (``episode_max_turns`` reached) or "topic
+    shift" (once the episode has ``episode_min_turns`` turns, its content words'
+    cosine with the last ``episode_window`` turns' is below
+    ``episode_shift_similarity``). ``after``: the turns of the episode they follow,
+    which the first group then starts with. The sessions are split on every core."""
     rows = [[*after, *turns] for turns, after in sessions]
     inputs = []
     for (_turns, after), session in zip(sessions, rows, strict=True):

@@ -51,50 +51,75 @@ pub fn similar_pairs(texts: &[&str], fresh: &[bool], threshold: f64) -> Vec<Simi
         }
     }
     let squared = threshold * threshold;
+    // Each set's prefix (its rarest tokens, as many as can still reach the
+    // threshold), and each token's texts whose prefix holds it, in order.
+    let prefixes: Vec<Vec<u32>> = sets
+        .iter()
+        .map(|set| {
+            let n = set.len();
+            let mut ordered = set.clone();
+            ordered.sort_unstable_by_key(|&t| (frequency[t as usize], t));
+            let keep = ((squared * n as f64) - 1e-9).ceil().max(0.0) as usize;
+            ordered.truncate((n + 1).saturating_sub(keep).min(n));
+            ordered
+        })
+        .collect();
     let mut index: Vec<Vec<u32>> = vec![Vec::new(); ids.len()];
-    let mut stamp = vec![u32::MAX; texts.len()];
-    let mut out = Vec::new();
-    for (i, set) in sets.iter().enumerate() {
-        let n = set.len();
-        if n == 0 {
-            continue;
-        }
-        let mut ordered = set.clone();
-        ordered.sort_unstable_by_key(|&t| (frequency[t as usize], t));
-        let keep = ((squared * n as f64) - 1e-9).ceil().max(0.0) as usize;
-        let prefix = &ordered[..(n + 1).saturating_sub(keep).min(n)];
-        if fresh.get(i).copied().unwrap_or(false) {
-            let mut found: Vec<(f64, usize)> = Vec::new();
-            for &token in prefix {
-                for &other in &index[token as usize] {
-                    let other = other as usize;
-                    if stamp[other] == i as u32 {
-                        continue;
-                    }
-                    stamp[other] = i as u32;
-                    let theirs = &sets[other];
-                    let size = ((n * theirs.len()) as f64).sqrt();
-                    if threshold * size > n.min(theirs.len()) as f64 {
-                        continue; // sizes too far apart to reach the threshold
-                    }
-                    let similarity = overlap(set, theirs) as f64 / size;
-                    if similarity >= threshold {
-                        found.push((similarity, other));
-                    }
-                }
-            }
-            found.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-            out.extend(found.into_iter().map(|(similarity, earlier)| SimilarPair {
-                later: i,
-                earlier,
-                similarity,
-            }));
-        }
+    for (i, prefix) in prefixes.iter().enumerate() {
         for &token in prefix {
             index[token as usize].push(i as u32);
         }
     }
-    out
+    // Each fresh text against the earlier texts sharing a token of its prefix, on
+    // the thread pool (`stamp`: the text last compared with each, per thread).
+    let found: Vec<Vec<SimilarPair>> = {
+        use rayon::prelude::*;
+        (0..sets.len())
+            .into_par_iter()
+            .map_init(
+                || vec![u32::MAX; sets.len()],
+                |stamp, i| {
+                    let set = &sets[i];
+                    let n = set.len();
+                    if n == 0 || !fresh.get(i).copied().unwrap_or(false) {
+                        return Vec::new();
+                    }
+                    let mut found: Vec<(f64, usize)> = Vec::new();
+                    for &token in &prefixes[i] {
+                        for &other in &index[token as usize] {
+                            let other = other as usize;
+                            if other >= i {
+                                break; // the lists are in order: only earlier texts
+                            }
+                            if stamp[other] == i as u32 {
+                                continue;
+                            }
+                            stamp[other] = i as u32;
+                            let theirs = &sets[other];
+                            let size = ((n * theirs.len()) as f64).sqrt();
+                            if threshold * size > n.min(theirs.len()) as f64 {
+                                continue; // sizes too far apart to reach the threshold
+                            }
+                            let similarity = overlap(set, theirs) as f64 / size;
+                            if similarity >= threshold {
+                                found.push((similarity, other));
+                            }
+                        }
+                    }
+                    found.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+                    found
+                        .into_iter()
+                        .map(|(similarity, earlier)| SimilarPair {
+                            later: i,
+                            earlier,
+                            similarity,
+                        })
+                        .collect()
+                },
+            )
+            .collect()
+    };
+    found.into_iter().flatten().collect()
 }
 
 /// How many values two sorted, deduplicated slices share.
@@ -188,10 +213,16 @@ mod tests {
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         let fresh: Vec<bool> = (0..refs.len()).map(|i| i % 3 != 0).collect();
         for threshold in [0.5, 0.8, 0.92, 1.0] {
-            let mut got: Vec<(usize, usize)> = similar_pairs(&refs, &fresh, threshold)
-                .into_iter()
-                .map(|p| (p.later, p.earlier))
-                .collect();
+            let pairs = similar_pairs(&refs, &fresh, threshold);
+            let mut ordered = pairs.clone();
+            ordered.sort_by(|a, b| {
+                (a.later.cmp(&b.later))
+                    .then(b.similarity.total_cmp(&a.similarity))
+                    .then(a.earlier.cmp(&b.earlier))
+            });
+            assert_eq!(pairs, ordered, "in order, threshold {threshold}");
+            let mut got: Vec<(usize, usize)> =
+                pairs.into_iter().map(|p| (p.later, p.earlier)).collect();
             got.sort();
             assert_eq!(
                 got,

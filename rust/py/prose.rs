@@ -11,8 +11,9 @@ fn strs(texts: &[Text]) -> Vec<&str> {
     texts.iter().map(|t| t.0.as_str()).collect()
 }
 
-/// Cleaned texts read once: their sentences and words classified, without the GIL.
-/// Each method gives one form of them (see ``aircher_mem.longterm.compress``).
+/// Cleaned texts read once: their sentences and words classified, without the GIL
+/// (as the sentences' ranking is, when a form first needs it). Each method gives one
+/// form of them (see ``aircher_mem.longterm.compress``).
 #[pyclass(module = "aircher_mem._core", name = "ProseAnalysis", frozen)]
 pub struct PyProseAnalysis {
     analysis: prose::Analysis,
@@ -39,13 +40,13 @@ impl PyProseAnalysis {
     }
 
     /// The ``sentences`` most central sentences, joined.
-    fn summary(&self, sentences: Int<usize>) -> String {
-        self.analysis.summary(sentences.0)
+    fn summary(&self, py: Python<'_>, sentences: Int<usize>) -> String {
+        detached(py, || self.analysis.summary(sentences.0))
     }
 
     /// The key point of a text of ``chars`` characters (never longer).
-    fn key_point(&self, chars: Int<usize>) -> String {
-        self.analysis.key_point(chars.0)
+    fn key_point(&self, py: Python<'_>, chars: Int<usize>) -> String {
+        detached(py, || self.analysis.key_point(chars.0))
     }
 
     /// The key words, at most ``max_words`` (``fillers``: fillers kept).
@@ -59,8 +60,8 @@ impl PyProseAnalysis {
     }
 
     /// The most central sentence, cut to ``max_words`` words.
-    fn headline(&self, max_words: Int<usize>) -> String {
-        self.analysis.headline(max_words.0)
+    fn headline(&self, py: Python<'_>, max_words: Int<usize>) -> String {
+        detached(py, || self.analysis.headline(max_words.0))
     }
 
     /// At most ``n`` search tags.
@@ -79,8 +80,8 @@ impl PyProseAnalysis {
     }
 
     /// The open questions, distinct.
-    fn questions(&self) -> Vec<String> {
-        self.analysis.questions()
+    fn questions(&self, py: Python<'_>) -> Vec<String> {
+        detached(py, || self.analysis.questions())
     }
 }
 

@@ -31,9 +31,13 @@ HOOK_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(hooks._
 # writes the names of every module loaded to the file named first; it imports
 # nothing itself (atexit is built in).
 RUN_HOOK = """
-import atexit, sys
+import atexit, os, sys
 listing = sys.argv[1]
-atexit.register(lambda: open(listing, "w").write("\\n".join(sorted(sys.modules))))
+def write():
+    open(listing, "w").write("\\n".join(sorted(sys.modules)))
+atexit.register(write)
+leave = os._exit  # a hook that opened the store ends without the interpreter's teardown
+os._exit = lambda code: (write(), leave(code))
 sys.argv = sys.argv[2:]
 with open(sys.argv[0], "rb") as source:
     code = compile(source.read(), sys.argv[0], "exec")

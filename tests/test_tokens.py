@@ -23,7 +23,7 @@ def tiktoken_count() -> Any:
     import tiktoken
 
     file_name, _sha, pattern = tokens._ENCODINGS["cl100k_base"]
-    fields = tokens._ranks_file(file_name).read_bytes().split()
+    fields = Path(tokens._ranks_file(file_name)).read_bytes().split()
     ranks = dict(zip(map(binascii.a2b_base64, fields[::2]), map(int, fields[1::2]), strict=True))
     encoding = tiktoken.Encoding(name="cl100k_base", pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
     return lambda text: len(encoding.encode_ordinary(text))
@@ -123,17 +123,17 @@ def test_the_encoding_file_ships_in_the_package(monkeypatch: pytest.MonkeyPatch)
 
 def test_tampered_encoding_file_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     file_name, sha, _pattern = tokens._ENCODINGS["cl100k_base"]
-    original = tokens._ranks_file(file_name)
+    original = Path(tokens._ranks_file(file_name))
     bad = tmp_path / "data" / "cl100k_base.tiktoken"
     bad.parent.mkdir()
     bad.write_bytes(original.read_bytes()[:-10])
     assert hashlib.sha256(bad.read_bytes()).hexdigest() != sha
-    monkeypatch.setattr(tokens, "_ranks_file", lambda name: bad)
+    monkeypatch.setattr(tokens, "_ranks_file", lambda name: str(bad))
     tokens._load_encoding.cache_clear()
     try:
         with pytest.raises(am.EncodingUnavailableError, match="does not match the published"):
             TokenCounter()
-        monkeypatch.setattr(tokens, "_ranks_file", lambda name: tmp_path / "missing")
+        monkeypatch.setattr(tokens, "_ranks_file", lambda name: str(tmp_path / "missing"))
         with pytest.raises(am.EncodingUnavailableError, match="cannot read"):
             TokenCounter()
     finally:
@@ -153,7 +153,7 @@ def test_an_encoding_loaded_beside_other_work_counts_the_same(tmp_path: Path, mo
             TokenCounter("o200k_base")
         # a load that fails on its thread fails again, with its error, where it is asked for
         tokens._load_encoding.cache_clear()
-        monkeypatch.setattr(tokens, "_ranks_file", lambda name: tmp_path / "missing")
+        monkeypatch.setattr(tokens, "_ranks_file", lambda name: str(tmp_path / "missing"))
         tokens.prefetch("cl100k_base")
         with pytest.raises(am.EncodingUnavailableError, match="cannot read"):
             TokenCounter()

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, TypedDict
 
 from .errors import InvalidInputError
+from .plain import Plain
 
 __all__ = [
     "MAX_INT",
@@ -231,8 +232,8 @@ def _no_nan(value: object) -> object:
 # -- the parameter types ---------------------------------------------------------------
 
 
-@dataclasses.dataclass(frozen=True)
-class Arg:
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class Arg(Plain):
     """A parameter's help and bounds, in its ``Annotated`` type: what pydantic's
     ``Field`` would say (the registry makes it one), without importing pydantic."""
 
@@ -243,16 +244,16 @@ class Arg:
     max_length: int | None = None
 
 
-@dataclasses.dataclass(frozen=True)
-class Parse:
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class Parse(Plain):
     """A conversion run on a value before it is checked against the type (pydantic's
     ``BeforeValidator``): text to a time, for instance."""
 
     function: Callable[[object], object]
 
 
-@dataclasses.dataclass(frozen=True)
-class Schema:
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class Schema(Plain):
     """The JSON schema of what a parameter accepts, when its type says less than its
     parsing takes (pydantic's ``WithJsonSchema``): a time as Unix seconds in text,
     for instance. Held as JSON text (metadata must hash)."""

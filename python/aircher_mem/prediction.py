@@ -24,6 +24,7 @@ from typing import Any
 from ._core import tokenize
 from .errors import UnknownItemError
 from .mentions import paths_in
+from .plain import Plain
 from .results import LearnedPattern, PredictedFile, PredictedMemory, PredictedWorkflow, Prediction, Reason
 
 # Only for type checkers. (Not typing.TYPE_CHECKING: type checkers treat any name
@@ -40,8 +41,8 @@ __all__ = ["ACTIVITIES", "Signals", "predict", "workflows_of", "neighbours", "er
 ACTIVITIES = ("debugging", "feature", "review", "refactor", "exploring")
 
 
-@dataclasses.dataclass(frozen=True)
-class Signals:
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class Signals(Plain):
     """What the caller knows now; every field optional. ``current_file`` is
     project-relative; ``recent_errors`` are error texts (a traceback, a failing
     test's output)."""

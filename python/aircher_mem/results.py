@@ -19,6 +19,8 @@ import dataclasses
 import threading
 from typing import Any, ClassVar, Literal, dataclass_transform
 
+from .plain import Plain
+
 __all__ = [
     "RelevantCode",
     "FileInteraction",
@@ -115,16 +117,16 @@ def _make(cls: type) -> None:
         return
     with _MAKING:
         if cls not in _MADE:
-            dataclasses.dataclass(frozen=True)(cls)
+            dataclasses.dataclass(frozen=True, eq=False, repr=False)(cls)
             _MADE.add(cls)
 
 
 @dataclass_transform(frozen_default=True, field_specifiers=(dataclasses.field,))
 class _Frozen(type):
     """The metaclass of the results: a class is made a frozen dataclass
-    (:func:`dataclasses.dataclass` with ``frozen=True``: its ``__init__``,
-    ``__repr__``, ``__eq__``, ``__hash__``, frozen attributes and ``__match_args__``)
-    when an instance is first made or something asks for its dataclass fields,
+    (:func:`dataclasses.dataclass` with ``frozen=True``: its ``__init__``, frozen
+    attributes and ``__match_args__``; ``==``, ``hash`` and ``repr`` are
+    :class:`~aircher_mem.plain.Plain`'s) when an instance is first made or something asks for its dataclass fields,
     before either is done; it is one then in every respect."""
 
     def __getattr__(cls, name: str) -> Any:
@@ -134,7 +136,7 @@ class _Frozen(type):
         raise AttributeError(f"type object {cls.__name__!r} has no attribute {name!r}")
 
 
-class _Result(metaclass=_Frozen):
+class _Result(Plain, metaclass=_Frozen):
     """The base of every result (see :class:`_Frozen`)."""
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:

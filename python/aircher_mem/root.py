@@ -12,12 +12,19 @@ TYPE_CHECKING = False  # not typing's: importing typing is a cost here; checkers
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["STORE_DIR", "CONFIG_NAME", "find_root", "root_folder", "git_branch"]
+__all__ = ["STORE_DIR", "CONFIG_NAME", "find_root", "root_folder", "git_branch", "shipped"]
 
 #: The store's folder in a project.
 STORE_DIR = ".aircher"
 #: The project's configuration file, in :data:`STORE_DIR`.
 CONFIG_NAME = "config.toml"
+
+
+def shipped(*parts: str) -> str:
+    """The path of a file shipped in this package's ``data`` folder (the package is
+    installed as files, never zipped: a path, without :mod:`importlib.resources` and
+    the tens of milliseconds its import costs a hook)."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", *parts)
 
 
 def find_root(start: str | os.PathLike[str] | None = None) -> Path:

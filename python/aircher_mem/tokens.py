@@ -1,7 +1,7 @@
 """Token counting, entirely offline, exactly as tiktoken counts.
 
 The ``cl100k_base`` ranks ship inside this package (``aircher_mem/data/cl100k_base.tiktoken``,
-read with :mod:`importlib.resources`), and before use the file's SHA-256 is checked
+read as a file), and before use the file's SHA-256 is checked
 against the hash tiktoken itself publishes for that encoding, so a tampered or truncated
 file is refused. The counting is the Rust core's (:class:`aircher_mem._core.TokenEncoding`):
 the count of tiktoken's ``encode_ordinary`` (a test holds them equal), from an encoding
@@ -14,13 +14,10 @@ import functools
 import hashlib
 import re
 import threading
-from typing import TYPE_CHECKING
 
 from ._core import TokenEncoding
 from .errors import AircherError, EncodingUnavailableError
-
-if TYPE_CHECKING:
-    from importlib.resources.abc import Traversable
+from .root import shipped
 
 __all__ = ["TokenCounter", "available_encodings", "prefetch"]
 
@@ -47,11 +44,9 @@ def available_encodings() -> list[str]:
     return sorted(_ENCODINGS)
 
 
-def _ranks_file(file_name: str) -> Traversable:
+def _ranks_file(file_name: str) -> str:
     """The encoding file shipped in this package's ``data`` folder."""
-    import importlib.resources
-
-    return importlib.resources.files("aircher_mem").joinpath("data").joinpath(file_name)
+    return shipped(file_name)
 
 
 @functools.cache
@@ -63,7 +58,8 @@ def _load_encoding(name: str) -> TokenEncoding:
     file_name, sha256, pattern = _ENCODINGS[name]
     path = _ranks_file(file_name)
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as file:
+            data = file.read()
     except OSError as exc:
         raise EncodingUnavailableError(f"cannot read the {name} encoding file {path}: {exc}") from None
     actual = hashlib.sha256(data).hexdigest()

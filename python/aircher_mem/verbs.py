@@ -32,6 +32,7 @@ from typing import Any, Literal, TypeVar
 
 from .checks import Arg, Parse, Schema, short
 from .errors import InvalidInputError
+from .plain import Plain
 
 if typing.TYPE_CHECKING:  # pydantic is imported when a model is first needed (a server's)
     import pydantic
@@ -44,8 +45,8 @@ SURFACES: tuple[Surface, ...] = ("python", "cli", "mcp", "http")
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-@dataclasses.dataclass(frozen=True)
-class _Mark:
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class _Mark(Plain):
     http: Literal["GET", "POST"]
     surfaces: tuple[Surface, ...]
     python_only: tuple[str, ...]
@@ -82,8 +83,8 @@ def verb(
     return mark
 
 
-@dataclasses.dataclass(frozen=True)
-class Param:
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class Param(Plain):
     """One parameter of a verb: its name, type (with pydantic metadata), default
     (``inspect.Parameter.empty`` when required), one-line help and whether it is
     positional in Python (so, on the command line)."""

@@ -120,7 +120,8 @@ def _hook(event: str, root: str | None) -> int:
 
 def _full(event: str, root: str | None, payload: str | None) -> int:
     """The hook on the full path (:mod:`.hooks`): the event read from stdin, or
-    run on ``payload`` when the thin path read it already."""
+    run on ``payload`` when the thin path read it already. The process then ends at
+    once (:func:`.hook_command.leave`)."""
     from pathlib import Path
 
     from .thin import site_packages
@@ -134,5 +135,7 @@ def _full(event: str, root: str | None, payload: str | None) -> int:
 
         return cli_main(["hook", event] if root is None else ["hook", event, "--root", root])
     if payload is None:
-        return hook_command.run(hooks, event, where, sys.stdout)
-    return hook_command.finish(hooks, event, payload, where, sys.stdout)
+        code = hook_command.run(hooks, event, where, sys.stdout)
+    else:
+        code = hook_command.finish(hooks, event, payload, where, sys.stdout)
+    hook_command.leave(code)

@@ -13,9 +13,9 @@ TYPE_CHECKING = False  # not typing's: importing typing is a cost here; checkers
 if TYPE_CHECKING:
     from pathlib import Path
     from types import ModuleType
-    from typing import TextIO
+    from typing import NoReturn, TextIO
 
-__all__ = ["run", "finish", "say"]
+__all__ = ["run", "finish", "leave", "say"]
 
 EXIT_OK = 0  # wire.EXIT_OK
 EXIT_ERROR = 1  # wire.EXIT_ERROR (a test holds these equal)
@@ -60,6 +60,22 @@ def finish(hooks: ModuleType, event: str, payload: str, root: Path | None, out: 
         sys.stderr.flush()
         os._exit(int(code))
     return int(code)
+
+
+def leave(code: int) -> NoReturn:
+    """Ends the hook's process with ``code`` once its output and log are flushed,
+    without the interpreter's teardown (its modules, DuckDB's engine and the
+    threads' pools taken apart one by one: 10-20 ms on every prompt): the hook has
+    closed the store, so what it wrote is on disk, and nothing else is left to run."""
+    if "logging" in sys.modules:
+        sys.modules["logging"].shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):  # a closed pipe: nothing more can reach it
+            pass
+    os._exit(code)
 
 
 def say(text: str) -> None:

@@ -181,6 +181,8 @@ __all__ = [
 log = Logger("aircher_mem.hooks")
 
 EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "PreCompact", "Stop")
+# The events whose hook assembles a context (and counts its tokens).
+_ASSEMBLING = frozenset(("SessionStart", "UserPromptSubmit"))
 SCRIPT = "aircher-mem"
 HOOK_FILE = "hook.py"  # aircher_mem/hook.py: what the installed command runs
 SCOPES = ("project", "user")
@@ -608,6 +610,12 @@ def run_hook(event: str, payload: str, *, root: Path | None = None) -> tuple[str
     if prepared is None:
         return "", EXIT_OK
     handler, data, project, settings = prepared
+    if event in _ASSEMBLING and settings.policy is not None:
+        # no server's snapshot: this process likely opens the store; the encoding
+        # loads on a thread of its own (in Rust) while the service is imported
+        from ..tokens import prefetch
+
+        prefetch(settings.policy.encoding)
     limit = settings.hooks.deadline_seconds
     deadline = started + limit
     answer: list[str] = []

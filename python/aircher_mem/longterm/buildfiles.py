@@ -9,7 +9,6 @@ from __future__ import annotations
 import configparser
 import dataclasses
 import functools
-import importlib.resources
 import json
 import logging
 import re
@@ -21,6 +20,7 @@ from typing import Any
 
 from .._core import read_project_file
 from ..errors import AircherError
+from ..root import shipped
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -66,8 +66,8 @@ _NPM_NO_TEST = "no test specified"
 
 def shipped_toml(*parts: str) -> dict[str, Any] | None:
     """A TOML file shipped under ``aircher_mem/data`` (None when there is none)."""
-    resource = importlib.resources.files("aircher_mem").joinpath("data", *parts)
-    return tomllib.loads(resource.read_text(encoding="utf-8")) if resource.is_file() else None
+    path = Path(shipped(*parts))
+    return tomllib.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 
 @functools.cache

@@ -43,6 +43,7 @@ import re
 from dataclasses import dataclass
 
 from ..config import ChainsPolicy
+from ..plain import Plain
 from .extract import _is_question, _sentences
 
 __all__ = [
@@ -57,8 +58,8 @@ KINDS = ("reason", "consequence", "constraint")
 EDGES = ("justifies", "leads_to", "blocks", "causes")
 
 
-@dataclass(frozen=True)
-class Link:
+@dataclass(frozen=True, eq=False, repr=False)
+class Link(Plain):
     """A reason, consequence or constraint of a decision, as said."""
 
     kind: str
@@ -72,8 +73,8 @@ class Link:
     """0..1, from the connective (see :class:`aircher_mem.config.ChainsPolicy`)."""
 
 
-@dataclass(frozen=True)
-class DecisionCandidate:
+@dataclass(frozen=True, eq=False, repr=False)
+class DecisionCandidate(Plain):
     """A decision proposed from text, with the links said around it."""
 
     decision: str

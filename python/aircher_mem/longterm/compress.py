@@ -39,6 +39,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .._core import ProseAnalysis, prose_content_words, prose_digests, prose_levels, prose_sentences
+from ..plain import Plain
 from .extract import _describe, call_within
 
 __all__ = [
@@ -204,8 +205,8 @@ def questions(texts: Sequence[str]) -> list[str]:
     return _analysis(texts).questions()
 
 
-@dataclass(frozen=True, slots=True)
-class Levels:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Levels(Plain):
     """The compressed levels of a fact or memory; level 0 is the text itself."""
 
     summary: str
@@ -228,8 +229,8 @@ def levels_of_many(texts: Sequence[str], *, sentences: int = 3) -> list[Levels]:
     return [Levels(*made) for made in prose_levels(cleaned, max(sentences, 0))]
 
 
-@dataclass(frozen=True, slots=True)
-class Digest:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Digest(Plain):
     """Everything an episode keeps of its texts, from one reading of them
     (:func:`digest`); each field is what the function of its name gives."""
 

@@ -35,6 +35,7 @@ from collections.abc import Sequence
 
 from .._core import similar_pairs
 from ..checks import unix_time
+from ..plain import Plain
 from ..results import ConsolidationAction, ConsolidationReport
 from . import checks, compress, layers, memories, recall, ttl
 from . import forget as _forget
@@ -54,8 +55,8 @@ FORM_BATCH = 64
 UNSCANNED, SCANNED = "unscanned_through", "scanned_through"
 
 
-@dataclasses.dataclass(frozen=True)
-class TaskRecord:
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class TaskRecord(Plain):
     """A completed task of the agent's (from the episodic store) to keep as an episode."""
 
     task_id: str

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 
 from .._core import tokenize
 from ..config import LongtermPolicy
+from ..plain import Plain
 from .vocabulary import ATTR_ALIASES, LANGUAGES, VOCAB, VOCAB_RE, known_value
 
 __all__ = [
@@ -72,8 +73,8 @@ _MIN_FACT_WORDS = 3  # a clause without a slot is a fact of its own from this ma
 _DEFAULTS = LongtermPolicy()
 
 
-@dataclass(frozen=True, slots=True)
-class Candidate:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Candidate(Plain):
     """A memory proposed by the extractor, not yet stored."""
 
     content: str
@@ -180,8 +181,8 @@ def _attribute(phrase: str) -> str:
 _FIRST_SINGULAR = frozenset({"i", "my", "me", "mine", "myself", "i'm", "i've", "i'd", "i'll"})
 
 
-@dataclass(frozen=True, slots=True)
-class _Ctx:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class _Ctx(Plain):
     first: str  # subject of a first person singular slot
     content_chars: int  # a candidate's content is cut to this many characters
 
@@ -190,8 +191,8 @@ _Slot = tuple[str, str, str]
 _SlotFn = Callable[[re.Match[str], str, _Ctx], "_Slot | None"]
 
 
-@dataclass(frozen=True)
-class _Rule:
+@dataclass(frozen=True, eq=False, repr=False)
+class _Rule(Plain):
     id: str
     category: str
     kind: str
@@ -1311,8 +1312,8 @@ def _llm_item(item: object, content_chars: int) -> Candidate | str:
     )
 
 
-@dataclasses.dataclass(frozen=True)
-class Called:
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class Called(Plain):
     """What :func:`call_within` got: the callable's return value, or why there is
     none ("" when it returned; else "not run: ...", "timeout after N s" or
     "failed: ...")."""

@@ -49,6 +49,7 @@ from collections.abc import Iterable
 
 from ..checks import MAX_TTL_SECONDS, short, unix_time
 from ..errors import InvalidInputError
+from ..plain import Plain
 from ..results import Expiry, MemoryList, MemoryRecord
 from . import checks, forget, memories
 from .core import StoreCore, using_db
@@ -117,8 +118,8 @@ def check_glob(field: str, pattern: object) -> str:
     return cleaned
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class _Segment:
+@dataclasses.dataclass(frozen=True, slots=True, eq=False, repr=False)
+class _Segment(Plain):
     """One segment of a glob (no ``/``), compiled: its runs of characters between
     ``*``s, each a regex without a quantifier (``?`` is ``.``, everything else
     itself), their widths, and whether it has a ``*`` at all."""

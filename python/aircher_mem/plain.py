@@ -12,19 +12,33 @@ repr=False)`` over :class:`Plain` gets its ``__init__`` and frozen attributes fr
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
+from operator import attrgetter
+from typing import Any
 
 __all__ = ["Plain"]
 
-# class -> (the names of its fields that compare, and that hash; that show in repr)
-_SHAPES: dict[type, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {}
+# class -> the values of an instance's fields that compare, that hash, that show in
+# repr: each a tuple, made in C (operator.attrgetter) where the fields are two or more
+_Values = Callable[[Any], tuple[Any, ...]]
+_SHAPES: dict[type, tuple[_Values, _Values, tuple[str, ...]]] = {}
 
 
-def _shape(cls: type) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+def _values(names: tuple[str, ...]) -> _Values:
+    if len(names) >= 2:
+        return attrgetter(*names)
+    if names:
+        one = attrgetter(names[0])
+        return lambda obj: (one(obj),)
+    return lambda obj: ()
+
+
+def _shape(cls: type) -> tuple[_Values, _Values, tuple[str, ...]]:
     shape = _SHAPES.get(cls)
     if shape is None:
         fields = dataclasses.fields(cls)
-        compared = tuple(f.name for f in fields if f.compare)
-        hashed = tuple(f.name for f in fields if (f.compare if f.hash is None else f.hash))
+        compared = _values(tuple(f.name for f in fields if f.compare))
+        hashed = _values(tuple(f.name for f in fields if (f.compare if f.hash is None else f.hash)))
         shape = _SHAPES[cls] = (compared, hashed, tuple(f.name for f in fields if f.repr))
     return shape
 
@@ -39,11 +53,11 @@ class Plain:
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:
             return NotImplemented
-        names = _shape(self.__class__)[0]
-        return tuple(getattr(self, n) for n in names) == tuple(getattr(other, n) for n in names)
+        values = _shape(self.__class__)[0]
+        return values(self) == values(other)
 
     def __hash__(self) -> int:
-        return hash(tuple(getattr(self, n) for n in _shape(self.__class__)[1]))
+        return hash(_shape(self.__class__)[1](self))
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{n}={getattr(self, n)!r}" for n in _shape(self.__class__)[2])

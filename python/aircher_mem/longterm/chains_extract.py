@@ -129,8 +129,9 @@ _AUX = (
 )
 _FILLER = r"(?:(?:ok|okay|so|alright|yes|yeah|no|and|but|then|well|agreed|done|right|sure|fine|in the end)[,.!:]?\s+)*"
 _MARKER = re.compile(
-    rf"(?P<sub>{_SUBJECT})(?P<aux>{_AUX}{{0,4}})\s+(?:(?P<strong>{_STRONG_VERBS})|(?P<weak>{_WEAK_VERBS}))\b"
-    rf"|\blet(?:'s| us|s)\s+(?:(?P<lets>{_STRONG_VERBS}|{_WEAK_VERBS}))\b"
+    # one list of verbs after a subject or a "let's" (a choice either way: _is_strong)
+    rf"(?:(?P<sub>{_SUBJECT})(?P<aux>{_AUX}{{0,4}})|(?P<lets>\blet(?:'s| us|s)))"
+    rf"\s+(?:(?P<strong>{_STRONG_VERBS})|(?P<weak>{_WEAK_VERBS}))\b"
     rf"|\bthe (?:final )?decision (?:is|was)\b|^decision:"
     rf"|^{_FILLER}(?P<bare>{_BARE_VERBS})\b"
     # "instead of 5": a measurement compared, not an alternative dropped

@@ -31,9 +31,13 @@ LATER = ("chains_extract", "compress", "contradict", "episodes")
 # Runs the installed console script as the shell would, then writes the names of
 # every module it imported to the file named first.
 RUN_SCRIPT = """
-import atexit, json, runpy, sys
+import atexit, json, os, runpy, sys
 listing = sys.argv[1]
-atexit.register(lambda: open(listing, "w").write(json.dumps(sorted(sys.modules))))
+def write():
+    open(listing, "w").write(json.dumps(sorted(sys.modules)))
+atexit.register(write)
+leave = os._exit  # the console script ends at once when nothing is left to finish
+os._exit = lambda code: (write(), leave(code))
 sys.argv = sys.argv[2:]
 runpy.run_path(sys.argv[0], run_name="__main__")
 """
@@ -298,3 +302,44 @@ def test_an_answer_that_is_not_one_is_the_server_unavailable(answer: bytes) -> N
         client.proven = True
         with pytest.raises(http_client.ServerUnavailableError, match=f"127.0.0.1:{port} did not answer"):
             client.request("GET", "/health")
+
+
+# The console script's end: ``main`` replaced by one that leaves what the case names,
+# an exit handler that says it ran, then ``console()``.
+CONSOLE = """
+import atexit, sys, threading, time
+import aircher_mem as am
+from aircher_mem.interfaces import dispatch
+case, root = sys.argv[1], sys.argv[2]
+atexit.register(lambda: print("exit handlers ran", flush=True))
+def main():
+    print("answered", flush=True)
+    if case == "store left open":
+        am.Memory.open(root).add_turn("s", "user", "kept at exit")
+    elif case == "store closed":
+        with am.Memory.open(root) as memory:
+            memory.add_turn("s", "user", "kept at close")
+    elif case == "thread working":
+        threading.Thread(target=time.sleep, args=(0.2,)).start()
+    return 3
+dispatch.main = main
+dispatch.console()
+"""
+
+
+@pytest.mark.parametrize(
+    ("case", "teardown"),
+    [("nothing", False), ("store closed", False), ("store left open", True), ("thread working", True)],
+)
+def test_the_console_script_ends_at_once_only_when_nothing_is_left_to_finish(
+    tmp_path: Path, case: str, teardown: bool
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", CONSOLE, case, str(tmp_path)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 3, done.stderr
+    assert done.stdout.splitlines() == ["answered", *(["exit handlers ran"] if teardown else [])]
+    if case.startswith("store"):  # closed by the command, or by the exit handlers: on disk
+        with am.Memory.open(tmp_path) as memory:
+            said = [t.text for t in memory.conversation("s").short_term]
+        assert said == (["kept at close"] if case == "store closed" else ["kept at exit"])

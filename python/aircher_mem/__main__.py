@@ -1,7 +1,5 @@
 """``python -m aircher_mem``: the same as the ``aircher-mem`` command."""
 
-import sys
+from .interfaces.dispatch import console
 
-from .interfaces.dispatch import main
-
-sys.exit(main())
+console()

@@ -25,8 +25,9 @@ TYPE_CHECKING = False  # not typing's: importing typing is a cost here; checkers
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from pathlib import Path
+    from typing import NoReturn
 
-__all__ = ["main", "hook_arguments"]
+__all__ = ["main", "console", "hook_arguments"]
 
 EXIT_OK = 0  # wire.EXIT_OK (a test holds these equal)
 EXIT_INTERNAL = 70  # wire.EXIT_INTERNAL
@@ -53,6 +54,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .cli import main as cli_main
 
     return cli_main(args)
+
+
+def console() -> NoReturn:
+    """The ``aircher-mem`` console script (and ``python -m aircher_mem``): :func:`main`
+    on the command line, then the process ends. Once the command has closed every
+    store it opened and no thread of its own is left, it ends at once
+    (:func:`.hook_command.leave`): the interpreter's teardown (a large project's
+    graph freed piece by piece, the modules taken apart) would only make the user
+    wait. Otherwise (a store still held, a thread still working) it exits the usual
+    way, whose exit handlers close them."""
+    code = main()
+    store = sys.modules.get("aircher_mem.store")
+    held = bool(getattr(store, "_HOLDS", None))
+    threading = sys.modules.get("threading")  # never imported: no thread was started
+    working = threading is not None and any(
+        not t.daemon and t is not threading.main_thread() for t in threading.enumerate()
+    )
+    if held or working:
+        sys.exit(code)
+    hook_command.leave(code)
 
 
 def hook_arguments(args: Sequence[str]) -> tuple[str, Path | None] | None:

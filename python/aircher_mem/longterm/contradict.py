@@ -895,6 +895,7 @@ _INTERJECTION = re.compile(
 )
 
 
+@functools.lru_cache(maxsize=_FEATURE_CACHE)
 def _polarity(text: str) -> _Polarity:
     # each pattern only where its words are: the interjection's all hold "no" or "nah"
     if "not" in text:

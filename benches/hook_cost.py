@@ -26,7 +26,10 @@ measured rather than cut short, and ``[hooks] start_server`` is off, so a hook w
 server does not start one for the next runs (with it on, the first hook of a session
 pays the cost without a server and the next ones the cost with one).
 
-    python benches/hook_cost.py [--runs 40] [--baseline /path/to/venv]
+With ``--parts``, also what each part of ``UserPromptSubmit`` without a server adds:
+the console script's hook with ``assemble``, ``add_turn`` or both replaced by no-ops.
+
+    python benches/hook_cost.py [--runs 40] [--baseline /path/to/venv] [--parts]
 """
 
 from __future__ import annotations
@@ -72,6 +75,25 @@ config = "[hooks]\ndeadline_seconds = 30\nstart_server = false\n"
 
 
 FULL_CLI = "import sys; from aircher_mem.interfaces.cli import main; sys.exit(main(sys.argv[1:]))"
+
+# The console script's hook with the verbs the first argument names replaced by no-ops
+# (``assemble``, ``add_turn``, both or none): what each part of a UserPromptSubmit
+# without a server adds, its imports and the store's opening included.
+PARTS = """
+import sys
+from aircher_mem.interfaces import dispatch, thin
+for verb in sys.argv.pop(1).split(","):
+    if verb == "assemble":
+        thin.Verbs.assemble = lambda self, *args, **kwargs: {}
+    elif verb == "add_turn":
+        thin.Verbs.add_turn = lambda self, *args, **kwargs: None
+dispatch.console()
+"""
+PART_CASES = (
+    ("no verb", "assemble,add_turn"),
+    ("assemble only", "add_turn"),
+    ("add_turn only", "assemble"),
+)
 
 
 def project(root: Path, python: str = sys.executable) -> None:
@@ -154,7 +176,7 @@ def server_share(root: Path, runs: int) -> dict[str, float]:
     return {name: statistics.median(values) for name, values in took.items()}
 
 
-def main(runs: int, baseline: Path | None) -> None:
+def main(runs: int, baseline: Path | None, parts: bool = False) -> None:
     builds = [("", sys.executable, SCRIPT)]
     if baseline is not None:
         builds.append(("baseline ", str(baseline / "bin" / "python"), str(baseline / "bin" / "aircher-mem")))
@@ -194,6 +216,11 @@ def main(runs: int, baseline: Path | None) -> None:
                     expect = "Never push to main" if name == "UserPromptSubmit" else ""
                     for command, argv in commands:
                         cases.append((f"{command} {name}, {label}", [*argv, name], payload, where, expect))
+            if parts and not prefix:
+                prompt = events(alone)["UserPromptSubmit"]
+                for name, skipped in PART_CASES:
+                    argv = [sys.executable, "-c", PARTS, skipped, "hook", "UserPromptSubmit"]
+                    cases.append((f"hook UserPromptSubmit, {name}, no server", argv, prompt, alone, None))
         procs = [
             (
                 subprocess.Popen(
@@ -241,5 +268,8 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=40)
     parser.add_argument("--baseline", type=Path, help="a virtual environment with another build of the package")
+    parser.add_argument(
+        "--parts", action="store_true", help="also the UserPromptSubmit hook without a server with a verb left out"
+    )
     arguments = parser.parse_args()
-    main(arguments.runs, arguments.baseline)
+    main(arguments.runs, arguments.baseline, arguments.parts)

@@ -7,6 +7,7 @@ only while config.toml is what it describes."""
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -343,3 +344,13 @@ def test_the_console_script_ends_at_once_only_when_nothing_is_left_to_finish(
         with am.Memory.open(tmp_path) as memory:
             said = [t.text for t in memory.conversation("s").short_term]
         assert said == (["kept at close"] if case == "store closed" else ["kept at exit"])
+
+
+def test_version_into_a_closed_pipe_stops_quietly() -> None:
+    read, write = os.pipe()
+    os.close(read)  # the reader went away: `aircher-mem --version | true`
+    try:
+        done = subprocess.run([SCRIPT, "--version"], stdout=write, stderr=subprocess.PIPE, text=True, timeout=60)
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr) == (141, "")

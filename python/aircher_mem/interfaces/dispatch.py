@@ -40,8 +40,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args == ["--version"]:
         from .._core import __version__
 
-        sys.stdout.write(f"aircher-mem {__version__}\n")
-        sys.stdout.flush()
+        try:
+            sys.stdout.write(f"aircher-mem {__version__}\n")
+            sys.stdout.flush()
+        except BrokenPipeError:  # `aircher-mem --version | true`
+            from .command_line import quiet_broken_pipe
+
+            return quiet_broken_pipe()
         return EXIT_OK
     parsed = _hook_words(args)
     if parsed is not None:

@@ -63,10 +63,11 @@ def finish(hooks: ModuleType, event: str, payload: str, root: Path | None, out: 
 
 
 def leave(code: int) -> NoReturn:
-    """Ends the hook's process with ``code`` once its output and log are flushed,
+    """Ends the process with ``code`` once stdout, stderr and the log are flushed,
     without the interpreter's teardown (its modules, DuckDB's engine and the
-    threads' pools taken apart one by one: 10-20 ms on every prompt): the hook has
-    closed the store, so what it wrote is on disk, and nothing else is left to run."""
+    threads' pools taken apart one by one: 10-20 ms on every prompt). For a caller
+    that has closed every store it opened (a hook once its work is done, the console
+    script after a command): what they wrote is on disk, nothing else is left to run."""
     if "logging" in sys.modules:
         sys.modules["logging"].shutdown()
     for stream in (sys.stdout, sys.stderr):

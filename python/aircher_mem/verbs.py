@@ -37,7 +37,7 @@ from .plain import Plain
 if typing.TYPE_CHECKING:  # pydantic is imported when a model is first needed (a server's)
     import pydantic
 
-__all__ = ["Param", "Verb", "Surface", "verb", "get", "all_verbs", "arguments_model", "plain", "metadata"]
+__all__ = ["Param", "Verb", "Surface", "verb", "get", "all_verbs", "declared", "arguments_model", "plain", "metadata"]
 
 Surface = Literal["python", "cli", "mcp", "http"]
 SURFACES: tuple[Surface, ...] = ("python", "cli", "mcp", "http")
@@ -502,6 +502,12 @@ def _verbs() -> dict[str, Verb]:
 def all_verbs(surface: Surface | None = None) -> tuple[Verb, ...]:
     """Every declared verb (on ``surface`` when given), by name."""
     return tuple(v for v in _verbs().values() if surface is None or surface in v.surfaces)
+
+
+def declared(surface: Surface) -> list[str]:
+    """The names of the verbs declared on ``surface``, sorted, without making them
+    (reading their signatures and types, as :func:`all_verbs` does)."""
+    return sorted(name for name, f in _DECLARED.items() if surface in f.__aircher_verb__.surfaces)  # type: ignore[attr-defined]
 
 
 def get(name: str) -> Verb:

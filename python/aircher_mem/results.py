@@ -126,8 +126,9 @@ class _Frozen(type):
     """The metaclass of the results: a class is made a frozen dataclass
     (:func:`dataclasses.dataclass` with ``frozen=True``: its ``__init__``, frozen
     attributes and ``__match_args__``; ``==``, ``hash`` and ``repr`` are
-    :class:`~aircher_mem.plain.Plain`'s) when an instance is first made or something asks for its dataclass fields,
-    before either is done; it is one then in every respect."""
+    :class:`~aircher_mem.plain.Plain`'s) when an instance is first made or
+    something asks for its dataclass fields, before either is done; it is one then
+    in every respect."""
 
     def __getattr__(cls, name: str) -> Any:
         if name in _ASKED and cls is not _Result:

@@ -39,8 +39,8 @@ __all__ = [
     "say",
 ]
 
-#: The commands' description in the package (``data/cli.json``).
-SPEC_FILE = ("data", "cli.json")
+#: The commands' description in the package's ``data`` folder.
+SPEC_FILE = "cli.json"
 
 
 class CommandUnavailable(Exception):
@@ -225,8 +225,9 @@ def answer(command: str, out: Output, produce: Callable[[], Any], *, show_messag
 
 def load_specs() -> list[dict[str, Any]]:
     """The commands' description shipped in the package (``data/cli.json``)."""
-    folder = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    with open(os.path.join(folder, *SPEC_FILE), "rb") as f:
+    from ..root import shipped
+
+    with open(shipped(SPEC_FILE), "rb") as f:
         specs: list[dict[str, Any]] = json.loads(f.read())
     return specs
 

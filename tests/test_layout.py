@@ -80,6 +80,7 @@ LAYERS = {
     "aircher_mem.store": 0,
     "aircher_mem.results": 0,
     "aircher_mem.plain": 0,
+    "aircher_mem.pattern": 0,
     "aircher_mem.config": 0,
     "aircher_mem.errors": 0,
     "aircher_mem.root": 0,

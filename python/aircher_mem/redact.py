@@ -99,6 +99,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .errors import InvalidInputError
+from .pattern import LazyPattern, lazy
 
 __all__ = [
     "redact",
@@ -121,8 +122,8 @@ counts as a secret (it must also mix letters and digits)."""
 MAX_DEPTH = 64
 """How deeply :func:`redact_value` walks nested data (deeper raises InvalidInputError)."""
 
-_MARKER = re.compile(r"\[REDACTED:[a-z_]+:[0-9a-f]{12}\]")
-_MARKER_SPLIT = re.compile(r"(\[REDACTED:[a-z_]+:[0-9a-f]{12}\])")
+_MARKER = lazy(r"\[REDACTED:[a-z_]+:[0-9a-f]{12}\]")
+_MARKER_SPLIT = lazy(r"(\[REDACTED:[a-z_]+:[0-9a-f]{12}\])")
 _MAX_ENTROPY_TEXT = 4096  # a longer value under a token key is not one token
 # Each pass that changes a text turns some of it into markers, so passes end; the cap
 # bounds the time on a text built to need many.
@@ -139,7 +140,7 @@ _MASK_CHARACTERS = frozenset("*xX.•#-_")
 _PLACEHOLDER_WORDS = frozenset(
     ("none", "null", "nil", "true", "false", "undefined", "redacted", "changeme", "password")
 )
-_SHELL_VARIABLE = re.compile(r"\$[A-Za-z_]\w*")
+_SHELL_VARIABLE = lazy(r"\$[A-Za-z_]\w*")
 
 
 def _placeholder(value: str) -> bool:
@@ -155,7 +156,7 @@ def _placeholder(value: str) -> bool:
     )
 
 
-_CODE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*(?:[(\[].*)?")
+_CODE = lazy(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*(?:[(\[].*)?")
 
 
 def _code(value: str) -> bool:
@@ -187,19 +188,19 @@ def _high_entropy(value: str) -> bool:
 # Key names (lowercased, words joined by "_"), three classes: under a password-like
 # key every literal is secret; under a credential-like key one that looks like a
 # credential; under a token-like key one that looks like a token (auth value, entropy).
-_PASSWORD_KEY = re.compile(
+_PASSWORD_KEY = lazy(
     r"(?:^|_)(?:password|passwd|pwd|passphrase|secret|private_key|credentials?)(?:_|$)"
     r"|(?:password|passwd|passphrase)$"  # PGPASSWORD, dbpassword
     r"|(?:^|_)pass$"  # DB_PASS, smtp_pass, {"pass": ...}
 )
-_CREDENTIAL_KEY = re.compile(r"(?:token|apikey|accesskey)$|._key$")
-_TOKEN_KEY = re.compile(r"(?:^|_)(?:token|api_key|apikey|access_key|authorization|auth|session|cookie)(?:_|$)")
-_AUTH_VALUE = re.compile(r"(?i)^\s*(?:bearer|basic|token|digest)\s+(\S{8,})\s*$")
+_CREDENTIAL_KEY = lazy(r"(?:token|apikey|accesskey)$|._key$")
+_TOKEN_KEY = lazy(r"(?:^|_)(?:token|api_key|apikey|access_key|authorization|auth|session|cookie)(?:_|$)")
+_AUTH_VALUE = lazy(r"(?i)^\s*(?:bearer|basic|token|digest)\s+(\S{8,})\s*$")
 _SHELL_DIRECTORY_KEYS = ("pwd", "oldpwd")  # the shell's $PWD is a directory, not a password
 
 
-_CAMEL = re.compile(r"([a-z0-9])([A-Z])")
-_NON_WORD = re.compile(r"[^a-z0-9]+")
+_CAMEL = lazy(r"([a-z0-9])([A-Z])")
+_NON_WORD = lazy(r"[^a-z0-9]+")
 
 
 @functools.lru_cache(maxsize=1024)
@@ -221,7 +222,7 @@ def _key_class(key: str) -> str | None:
     return None
 
 
-_FILE_NAME = re.compile(r"[\w.-]*\.[A-Za-z]{1,5}")
+_FILE_NAME = lazy(r"[\w.-]*\.[A-Za-z]{1,5}")
 
 
 def _credential_like(value: str) -> bool:
@@ -273,7 +274,7 @@ def _secret_under(key: str | None, value: str) -> str | None:
 # substrings occurs in the lowercased text, or, for a rule whose pattern needs digits
 # or punctuation that every text has, when a cheap pattern is found in the text: a
 # test that keeps a 10 MB text, and a short one, fast.
-_Rule = tuple[str, "tuple[str, ...] | re.Pattern[str]", "re.Pattern[str]", Callable[["re.Match[str]"], str | None]]
+_Rule = tuple[str, "tuple[str, ...] | LazyPattern", LazyPattern, Callable[["re.Match[str]"], str | None]]
 
 
 def _whole(kind: str, check: Callable[[str], bool] | None = None) -> Callable[[re.Match[str]], str | None]:
@@ -352,8 +353,8 @@ def _prose_password(m: re.Match[str]) -> str | None:
     return _replace_span(m, "secret", "password", secret)
 
 
-_AT = re.compile("@")
-_HOST = re.compile(
+_AT = lazy("@")
+_HOST = lazy(
     r"(?:(?:[A-Za-z0-9-]+\.)+[A-Za-z0-9-]+(?::\d{1,5})?|[A-Za-z0-9-]+:\d{1,5}|\[[0-9A-Fa-f:.]+\](?::\d{1,5})?)(?:[/?#]|$)"
 )
 
@@ -398,7 +399,7 @@ class _Command:
     the window after every occurrence of the command's name."""
 
     def __init__(self, pattern: str, names: tuple[str, ...]) -> None:
-        self.pattern = re.compile(pattern)
+        self.pattern = lazy(pattern)
         self.names = names
 
     def on(self, line: str) -> bool:
@@ -499,7 +500,7 @@ _RULES: list[_Rule] = [
     (
         "private_key",
         ("private key",),
-        re.compile(
+        lazy(
             r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY( BLOCK)?-----"
             r"(?:.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY( BLOCK)?-----|.*\Z)",
             re.DOTALL,
@@ -509,7 +510,7 @@ _RULES: list[_Rule] = [
     (
         "aws_secret_key",
         ("secret",),
-        re.compile(
+        lazy(
             r"(?i)aws_?secret(?:_?access)?_?key[\"']?\s*[:=]\s*[\"']?(?P<secret>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"
         ),
         _group("aws_secret_key"),
@@ -517,21 +518,19 @@ _RULES: list[_Rule] = [
     (
         "aws_access_key",
         ("akia", "asia"),
-        re.compile(r"A(?<![A-Z0-9]A)(?:KIA|SIA)[A-Z0-9]{16}(?![A-Z0-9])"),
+        lazy(r"A(?<![A-Z0-9]A)(?:KIA|SIA)[A-Z0-9]{16}(?![A-Z0-9])"),
         _whole("aws_access_key"),
     ),
     (
         "github_token",
         ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
-        re.compile(
-            r"g(?<![A-Za-z0-9_]g)(?:h[pousr]_[A-Za-z0-9]{36,255}|ithub_pat_[A-Za-z0-9_]{22,255})(?![A-Za-z0-9_])"
-        ),
+        lazy(r"g(?<![A-Za-z0-9_]g)(?:h[pousr]_[A-Za-z0-9]{36,255}|ithub_pat_[A-Za-z0-9_]{22,255})(?![A-Za-z0-9_])"),
         _whole("github_token"),
     ),
     (
         "gitlab_token",
         ("gl", "gr1348941"),
-        re.compile(
+        lazy(
             r"[gG](?<![A-Za-z0-9_-][gG])(?:"
             r"(?<=g)l(?:pat|oas|dt|rt|cbt|ptt|tt|ft|imt|agent|soat|ffct)-"
             r"[A-Za-z0-9_-]{20,300}(?:\.[A-Za-z0-9_-]{1,300}){0,3}"
@@ -542,7 +541,7 @@ _RULES: list[_Rule] = [
     (
         "slack_webhook",
         ("hooks.slack.com",),
-        re.compile(
+        lazy(
             r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>[A-Za-z0-9_+/-]{20,300})(?![A-Za-z0-9_+/-])"
         ),
         _group("slack_webhook"),
@@ -550,13 +549,13 @@ _RULES: list[_Rule] = [
     (
         "slack_token",
         ("xox", "xapp-"),
-        re.compile(r"x(?<![A-Za-z0-9]x)(?:ox[abeoprs]-|app-)[A-Za-z0-9-]{10,250}(?![A-Za-z0-9-])"),
+        lazy(r"x(?<![A-Za-z0-9]x)(?:ox[abeoprs]-|app-)[A-Za-z0-9-]{10,250}(?![A-Za-z0-9-])"),
         _whole("slack_token"),
     ),
     (
         "stripe_key",
         ("_live_", "whsec_"),
-        re.compile(
+        lazy(
             r"[srw](?<![A-Za-z0-9_][srw])"
             r"(?:(?<=[sr])k_live_[A-Za-z0-9]{16,247}|(?<=w)hsec_[A-Za-z0-9+/=]{24,247})(?![A-Za-z0-9+/=])"
         ),
@@ -565,44 +564,44 @@ _RULES: list[_Rule] = [
     (
         "google_api_key",
         ("aiza",),
-        re.compile(r"A(?<![A-Za-z0-9_-]A)Iza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"),
+        lazy(r"A(?<![A-Za-z0-9_-]A)Iza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"),
         _whole("google_api_key"),
     ),
     (
         "google_oauth_secret",
         ("gocspx-",),
-        re.compile(r"G(?<![A-Za-z0-9_-]G)OCSPX-[A-Za-z0-9_-]{24,64}" + _PREFIX_END),
+        lazy(r"G(?<![A-Za-z0-9_-]G)OCSPX-[A-Za-z0-9_-]{24,64}" + _PREFIX_END),
         _whole("google_oauth_secret"),
     ),
     (
         "anthropic_key",
         ("sk-ant-",),
-        re.compile(r"s(?<![A-Za-z0-9_-]s)k-ant-[A-Za-z0-9_-]{20,250}" + _PREFIX_END),
+        lazy(r"s(?<![A-Za-z0-9_-]s)k-ant-[A-Za-z0-9_-]{20,250}" + _PREFIX_END),
         _whole("anthropic_key"),
     ),
     (
         "openai_key",
         ("sk-",),
-        re.compile(r"s(?<![A-Za-z0-9_-]s)k-(?:proj-)?[A-Za-z0-9_-]{20,250}" + _PREFIX_END),
+        lazy(r"s(?<![A-Za-z0-9_-]s)k-(?:proj-)?[A-Za-z0-9_-]{20,250}" + _PREFIX_END),
         _whole("openai_key"),
     ),
     (
         "npm_token",
         ("npm_",),
-        re.compile(r"n(?<![A-Za-z0-9_]n)pm_[A-Za-z0-9]{36}(?![A-Za-z0-9_])"),
+        lazy(r"n(?<![A-Za-z0-9_]n)pm_[A-Za-z0-9]{36}(?![A-Za-z0-9_])"),
         _whole("npm_token"),
     ),
     (
         "pypi_token",
         ("pypi-age",),
-        re.compile(r"p(?<![A-Za-z0-9_-]p)ypi-AgE[A-Za-z0-9_-]{50,2000}" + _PREFIX_END),
+        lazy(r"p(?<![A-Za-z0-9_-]p)ypi-AgE[A-Za-z0-9_-]{50,2000}" + _PREFIX_END),
         _whole("pypi_token"),
     ),
     (
         "huggingface_token",
         ("hf_", "api_org_"),
         # 34 random letters: both cases occur (snake_case identifiers have one).
-        re.compile(
+        lazy(
             r"[ha](?<![A-Za-z0-9_][ha])(?:(?<=h)f|(?<=a)pi_org)_"
             r"(?=[A-Za-z]{0,33}[A-Z])(?=[A-Za-z]{0,33}[a-z])[A-Za-z]{34}(?![A-Za-z0-9_])"
         ),
@@ -611,41 +610,39 @@ _RULES: list[_Rule] = [
     (
         "sendgrid_key",
         ("sg.",),
-        re.compile(r"S(?<![A-Za-z0-9_.-]S)G\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}" + _PREFIX_END),
+        lazy(r"S(?<![A-Za-z0-9_.-]S)G\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}" + _PREFIX_END),
         _whole("sendgrid_key"),
     ),
     (
         "twilio_key",
         ("sk",),
-        re.compile(r"S(?<![A-Za-z0-9_]S)K[0-9a-fA-F]{32}(?![A-Za-z0-9_])"),
+        lazy(r"S(?<![A-Za-z0-9_]S)K[0-9a-fA-F]{32}(?![A-Za-z0-9_])"),
         _whole("twilio_key"),
     ),
     (
         "discord_webhook",
         ("/webhooks/",),
-        re.compile(
+        lazy(
             r"discord(?:app)?\.com/api/(?:v\d{1,2}/)?webhooks/\d{15,22}/(?P<secret>[A-Za-z0-9_-]{20,100})" + _PREFIX_END
         ),
         _group("discord_webhook"),
     ),
     (
         "discord_token",
-        re.compile(r"\.[\w-]{6}\."),
-        re.compile(
-            r"[MNO](?<![A-Za-z0-9_.-][MNO])[A-Za-z0-9]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}" + _PREFIX_END
-        ),
+        lazy(r"\.[\w-]{6}\."),
+        lazy(r"[MNO](?<![A-Za-z0-9_.-][MNO])[A-Za-z0-9]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}" + _PREFIX_END),
         _whole("discord_token"),
     ),
     (
         "jwt",
         ("eyj",),
-        re.compile(r"e(?<![A-Za-z0-9_-]e)yJ[A-Za-z0-9_-]{7,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}(?![A-Za-z0-9_-])"),
+        lazy(r"e(?<![A-Za-z0-9_-]e)yJ[A-Za-z0-9_-]{7,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}(?![A-Za-z0-9_-])"),
         _whole("jwt"),
     ),
     (
         "azure_key",
         ("accountkey=", "sharedaccesskey="),
-        re.compile(
+        lazy(
             r"key=(?:(?<=accountkey=)|(?<=sharedaccesskey=))(?P<secret>[A-Za-z0-9+/]{20,300}={0,2})(?![A-Za-z0-9+/=])",
             re.I,
         ),
@@ -654,7 +651,7 @@ _RULES: list[_Rule] = [
     (
         "url_signature",
         ("sig=", "signature="),
-        re.compile(
+        lazy(
             r"[?&;](?:sig|x-amz-signature|x-goog-signature)=(?P<secret>[A-Za-z0-9%+/=_.-]{16,2048})(?![A-Za-z0-9%+/=_.-])",
             re.I,
         ),
@@ -663,7 +660,7 @@ _RULES: list[_Rule] = [
     (
         "bearer_token",
         ("bearer", "authorization"),
-        re.compile(
+        lazy(
             r"[ab](?:(?<=[aA])uthorization[\"']?\s*[:=]\s*[\"']?(?:bearer|basic|token|digest)\s+"
             r"|(?<=[bB])(?<![A-Za-z0-9_][bB])earer\s+)"
             r"(?P<secret>[A-Za-z0-9._~+/=-]{16,})",
@@ -674,14 +671,14 @@ _RULES: list[_Rule] = [
     (
         "url_password",
         ("://",),
-        re.compile(r"://(?<=[A-Za-z0-9+.-]://)[^\s:/@\"'<>`]{0,256}:(?P<rest>[^\s\"'<>`]{1,2048})"),
+        lazy(r"://(?<=[A-Za-z0-9+.-]://)[^\s:/@\"'<>`]{0,256}:(?P<rest>[^\s\"'<>`]{1,2048})"),
         _url_password,
     ),
     (
         "card_number",
         # ASCII digits ([0-9], not \d, which is any Unicode digit and slower to scan)
-        re.compile(r"[0-9](?:[ -]?[0-9]){12}"),  # 13 digits or more, maybe grouped
-        re.compile(
+        lazy(r"[0-9](?:[ -]?[0-9]){12}"),  # 13 digits or more, maybe grouped
+        lazy(
             r"[0-9](?<![\w.+][0-9])(?<![0-9][ -][0-9])"
             r"(?:[0-9]{12,18}"
             r"|[0-9]{3}(?P<sep>[ -])[0-9]{4}(?P=sep)[0-9]{4}(?P=sep)[0-9]{1,4}(?:(?P=sep)[0-9]{1,3})?"
@@ -692,20 +689,20 @@ _RULES: list[_Rule] = [
     ),
     (
         "iban",
-        re.compile(r"[A-Z][A-Z][0-9][0-9]"),
-        re.compile(r"[A-Z](?<![A-Za-z0-9][A-Z])[A-Z][0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?(?![A-Za-z0-9])"),
+        lazy(r"[A-Z][A-Z][0-9][0-9]"),
+        lazy(r"[A-Z](?<![A-Za-z0-9][A-Z])[A-Z][0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?(?![A-Za-z0-9])"),
         _whole("iban", _iban),
     ),
     (
         "ssn",
-        re.compile(r"-[0-9][0-9]-[0-9]{4}"),  # starts with a literal: scans fast
-        re.compile(r"[0-9](?<![\w-][0-9])[0-9]{2}-[0-9]{2}-[0-9]{4}(?![\w-])"),
+        lazy(r"-[0-9][0-9]-[0-9]{4}"),  # starts with a literal: scans fast
+        lazy(r"[0-9](?<![\w-][0-9])[0-9]{2}-[0-9]{2}-[0-9]{4}(?![\w-])"),
         _whole("ssn", _ssn),
     ),
     (
         "ssn",
         ("ssn", "social security"),
-        re.compile(
+        lazy(
             r"s(?<![A-Za-z0-9_]s)(?:sn|ocial security (?:number|no\.?|#))\s*[:#=]?\s*(?P<secret>[0-9]{9})(?![0-9])",
             re.I,
         ),
@@ -714,19 +711,19 @@ _RULES: list[_Rule] = [
     (
         "password",
         ("mysql", "mariadb", "sshpass", "login"),
-        re.compile(r"-(?<=\s-)p(?P<separated>\s+|=)?" + _VALUE),
+        lazy(r"-(?<=\s-)p(?P<separated>\s+|=)?" + _VALUE),
         _dash_p,
     ),
     (
         "password",
         ("redis-cli",),
-        re.compile(r"-(?<=\s-)(?:a|-pass)(?:\s+|=)" + _VALUE),
+        lazy(r"-(?<=\s-)(?:a|-pass)(?:\s+|=)" + _VALUE),
         _on_command(_Command(r"r(?<![\w-]r)edis-cli\b", ("redis-cli",))),
     ),
     (
         "password",
         ("curl",),
-        re.compile(
+        lazy(
             r"-(?<=\s-)(?:u|-user)(?:\s+|=)?(?P<quote>[\"'])?[^\s:\"']{1,256}:"
             r"(?P<secret>(?(quote)[^\"'\n]+|[^\s\"']+))"
         ),
@@ -735,7 +732,7 @@ _RULES: list[_Rule] = [
     (
         "password",
         ("pass", "pwd", "secret", "token", "key"),
-        re.compile(
+        lazy(
             r"-(?<![A-Za-z0-9_.-]-)-?"
             r"(?P<key>(?:[a-z0-9]+-){0,3}(?:passw(?:or)?d|pass|pwd|passphrase|secret|token|api-?key))"
             r"(?:=|\s+)" + _VALUE + r"(?(quote)[\"'])",
@@ -748,7 +745,7 @@ _RULES: list[_Rule] = [
         ("pass", "pwd", "secret", "private", "credential", "token", "key", "auth", "session", "cookie"),
         # Anchored on the key's credential word; the rest of the key name before it is
         # read backwards by _key_assignment.
-        re.compile(
+        lazy(
             # (?=(?P<suffix>...))(?P=suffix): the suffix is taken whole, never backtracked
             # into (an atomic group that Python 3.10 lacks).
             _KEY_WORD + r"(?=(?P<suffix>[A-Za-z0-9_-]{0,20}))(?P=suffix)[\"']?\s*(?P<sep>==?|:=?)\s*"
@@ -762,7 +759,7 @@ _RULES: list[_Rule] = [
     (
         "password",
         ("pass", "pwd"),
-        re.compile(
+        lazy(
             r"(?i:p(?<![\w$.-]p)(?:ass(?:word|wd|phrase)|wd)s?\b"
             r"(?:[ \t]+(?:for|of|on|at|to)[ \t]+(?:the[ \t]+|my[ \t]+|our[ \t]+)?[^\s:=]{1,64})?"
             r"(?:[ \t]+(?:(?:is|was|has[ \t]+been|got)[ \t]+)?(?:changed|set|reset|updated)[ \t]+to"
@@ -776,7 +773,7 @@ _RULES: list[_Rule] = [
 ]
 
 
-_TRIGGERS = sorted({t for _, triggers, _, _ in _RULES if not isinstance(triggers, re.Pattern) for t in triggers})
+_TRIGGERS = sorted({t for _, triggers, _, _ in _RULES if not isinstance(triggers, LazyPattern) for t in triggers})
 
 
 def redact(text: str) -> str:
@@ -800,7 +797,7 @@ def _redact_once(text: str) -> str:
     lowered = text.lower()
     present = {t for t in _TRIGGERS if t in lowered}
     for _, triggers, pattern, replace in _RULES:
-        if isinstance(triggers, re.Pattern):
+        if isinstance(triggers, LazyPattern):
             if triggers.search(text) is None:
                 continue
         elif present.isdisjoint(triggers):
@@ -847,12 +844,12 @@ def _redact_value(value: Any, _depth: int) -> Any:
     return value
 
 
-_EMAIL = re.compile(
+_EMAIL = lazy(
     r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,24}\b(?!:)"
 )
 # 415-555-0132, 415.555.0132, (415) 555-0132, +1 415 555 0132, +44 20 7946 0958,
 # +14155550132; not dates, versions, IP addresses or bare numbers.
-_PHONE = re.compile(
+_PHONE = lazy(
     r"(?<![\w+.-])(?:\+\d{1,3}[ .-]?)?(?:\(\d{2,4}\)\s?|\d{2,4}[ .-])\d{3,4}[ .-]\d{4}(?![\w.-])"
     r"|(?<![\w+])\+\d{8,15}(?![\w.-])"
 )

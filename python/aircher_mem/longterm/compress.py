@@ -34,11 +34,11 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .._core import ProseAnalysis, prose_content_words, prose_digests, prose_levels, prose_sentences
+from ..pattern import lazy
 from ..plain import Plain
 from .extract import _describe, call_within
 
@@ -84,7 +84,7 @@ log = logging.getLogger("aircher_mem.longterm")
 # ---------------------------------------------------------------------------
 # the forms, made by the Rust engine (``aircher_mem._core.ProseAnalysis``)
 
-_UNSAFE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+_UNSAFE = lazy(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
 def _clean(text: str) -> str:

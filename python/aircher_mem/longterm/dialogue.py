@@ -22,6 +22,8 @@ import functools
 import re
 from collections.abc import Iterable
 
+from ..pattern import lazy
+
 __all__ = ["QUESTION_CHARS", "name_words", "party", "questions", "unaddressed"]
 
 #: A reply is indexed with at most this many characters of the questions before it
@@ -30,8 +32,8 @@ QUESTION_CHARS = 2000
 
 # A sentence: a run of anything but a terminator, then the terminator (if any). One
 # match per sentence, each attempt succeeds at once: linear.
-_SENTENCE = re.compile(r"[^.!?\n\uff1f]+[.!?\n\uff1f]*")
-_NAME_WORD = re.compile(r"\w+")
+_SENTENCE = lazy(r"[^.!?\n\uff1f]+[.!?\n\uff1f]*")
+_NAME_WORD = lazy(r"\w+")
 
 
 def questions(text: str, limit: int = QUESTION_CHARS) -> str:

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 
 from .._core import tokenize
 from ..config import LongtermPolicy
+from ..pattern import lazy
 from ..plain import Plain
 from .vocabulary import ATTR_ALIASES, LANGUAGES, VOCAB, VOCAB_RE, known_value
 
@@ -103,14 +104,14 @@ class Candidate(Plain):
 # ---------------------------------------------------------------------------
 # normalization (dedup) helpers
 
-_APOSTROPHES = re.compile(r"['’`]")
-_NON_WORD = re.compile(r"[^\w\s]|_")
+_APOSTROPHES = lazy(r"['’`]")
+_NON_WORD = lazy(r"[^\w\s]|_")
 # Negations the tokenizer drops as stop words; they flip a statement, so they count.
-_NEGATED = re.compile(r"n['’]t\b|\b(?:not|no|nor|neither|cannot|without|against)\b", re.I)
+_NEGATED = lazy(r"n['’]t\b|\b(?:not|no|nor|neither|cannot|without|against)\b", re.I)
 _NEGATION_TOKEN = "not"  # a stop word: no text yields it as a token
 # A secret as aircher_mem.redact writes it: one word (the tokenizer would split its
 # kind and hash into several).
-_REDACTED = re.compile(r"\[REDACTED:[a-z_]+:[0-9a-f]{12}\]")
+_REDACTED = lazy(r"\[REDACTED:[a-z_]+:[0-9a-f]{12}\]")
 
 
 def normalize(text: str) -> str:
@@ -144,15 +145,15 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
 # values
 
 # Where a value phrase ends: clause punctuation or a conjunction / adverb.
-_CUT = re.compile(
+_CUT = lazy(
     r"[,;!?()\"“”]|\.(?=\s|$)|\s(?:-|–|—|because|since|but|and|so|which|who|that|as|though|although|when|while|"
     r"if|for|with|now|too|anymore|any more|again|still|instead|yesterday|today|tonight|tomorrow|last|next|"
     r"these days|nowadays|currently|from now on)(?=\s|$|[,.;!?])",
     re.I,
 )
-_LEADING_ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.I)
+_LEADING_ARTICLE = lazy(r"^(?:the|a|an)\s+", re.I)
 _VALUE_TRIM = "`'\"“”‘’.,:;!?()[]{}<> "
-_NEGATION = re.compile(r"n't\b|\b(?:not|no longer|never|against|stopped|quit)\b", re.I)
+_NEGATION = lazy(r"n't\b|\b(?:not|no longer|never|against|stopped|quit)\b", re.I)
 
 
 def _value(phrase: str) -> str | None:
@@ -996,9 +997,9 @@ def _favorite(m: re.Match[str], sentence: str, ctx: _Ctx) -> _Slot | None:
 # ---------------------------------------------------------------------------
 # sentences
 
-_WORD = re.compile(r"[\w']+")
-_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+")
-_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|me|my|mine|myself|we|we're|we've|our|us)\b", re.I)
+_WORD = lazy(r"[\w']+")
+_SENTENCE_END = lazy(r"(?<=[.!?…])\s+")
+_PERSON = lazy(r"\b(?:I|I'm|I've|I'd|I'll|me|my|mine|myself|we|we're|we've|our|us)\b", re.I)
 _SMALL_TALK = frozenset(
     normalize(s)
     for s in (
@@ -1096,7 +1097,7 @@ def _candidate(sentence: str, ctx: _Ctx, role: str) -> Candidate | None:
 
 # Where a sentence's clauses meet: ";", ", ", " and ", " but ", " whereas " (with a
 # following "and", "but" or "also" taken along).
-_CLAUSE = re.compile(
+_CLAUSE = lazy(
     r"\s*;\s*(?:(?:and|but|also)\s+)*|,\s+(?:(?:and|but|also)\s+)*|\s+(?:and|but|whereas)\s+(?:also\s+)?",
     re.I,
 )

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from ..pattern import lazy
+
 __all__ = ["VOCAB", "VOCAB_RE", "LANGUAGES", "ATTR_ALIASES", "ALTERNATIVES", "ALTERNATIVE_CONTEXT", "known_value"]
 
 
@@ -292,7 +294,7 @@ LANGUAGES = {
     "lua": "lua",
     "perl": "perl",
 }
-VOCAB_RE = re.compile(
+VOCAB_RE = lazy(
     r"(?<![\w-])(" + "|".join(re.escape(t) for t in sorted(VOCAB, key=len, reverse=True)) + r")(?![\w-])",
     re.I,
 )

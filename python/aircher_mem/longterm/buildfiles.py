@@ -20,6 +20,7 @@ from typing import Any
 
 from .._core import read_project_file
 from ..errors import AircherError
+from ..pattern import lazy
 from ..root import shipped
 
 if sys.version_info >= (3, 11):
@@ -155,7 +156,7 @@ def strings(value: Any) -> list[str]:
     return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
-_PEP508 = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+_PEP508 = lazy(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
 
 def requirement(text: str) -> str | None:
@@ -358,11 +359,11 @@ def go(acc: Findings, root: Path, rel: str) -> None:
     acc.deps((line.split()[0] for line in lines if line.split() and "// indirect" not in line), rel, dev=False)
 
 
-_GRADLE_DEP = re.compile(
+_GRADLE_DEP = lazy(
     r"\b(\w*(?:[Ii]mplementation|[Aa]pi|[Cc]ompileOnly|[Rr]untimeOnly|kapt|ksp|compile|testCompile))"
     r"\s*\(?\s*(?:platform\s*\(\s*)?[\"']([^\"':\s]+):([^\"':\s]+)"
 )
-_GRADLE_PLUGIN = re.compile(
+_GRADLE_PLUGIN = lazy(
     r"\bid\s*\(?\s*[\"']([^\"']+)[\"']|\bkotlin\s*\(\s*[\"']([^\"']+)[\"']|apply plugin:\s*[\"']([^\"']+)"
 )
 
@@ -530,7 +531,7 @@ def native(acc: Findings, root: Path, rel: str, name: str) -> None:
             acc.runner("make check", rel, "AM_INIT_AUTOMAKE")
 
 
-_MAKE_TARGET = re.compile(r"^([A-Za-z0-9][\w.-]*)\s*:(?![:=])", re.MULTILINE)
+_MAKE_TARGET = lazy(r"^([A-Za-z0-9][\w.-]*)\s*:(?![:=])", re.MULTILINE)
 
 
 def make_targets(root: Path, rel: str) -> set[str]:

@@ -43,6 +43,7 @@ import re
 from dataclasses import dataclass
 
 from ..config import ChainsPolicy
+from ..pattern import lazy
 from ..plain import Plain
 from .extract import _is_question, _sentences
 
@@ -128,7 +129,7 @@ _AUX = (
     r"basically|really|simply|probably|quickly|officially))"
 )
 _FILLER = r"(?:(?:ok|okay|so|alright|yes|yeah|no|and|but|then|well|agreed|done|right|sure|fine|in the end)[,.!:]?\s+)*"
-_MARKER = re.compile(
+_MARKER = lazy(
     # one list of verbs after a subject or a "let's" (a choice either way: _is_strong)
     rf"(?:(?P<sub>{_SUBJECT})(?P<aux>{_AUX}{{0,4}})|(?P<lets>\blet(?:'s| us|s)))"
     rf"\s+(?:(?P<strong>{_STRONG_VERBS})|(?P<weak>{_WEAK_VERBS}))\b"
@@ -141,7 +142,7 @@ _MARKER = re.compile(
     rf"|\b(?P<state>{_STATE})\b",
     re.I,
 )
-_FORCED = re.compile(
+_FORCED = lazy(
     r"can't|cannot|can not|couldn't|have to|had to|need to|needed to|must|not an option|ruled out|off the table",
     re.I,
 )
@@ -149,7 +150,7 @@ _FORCED = re.compile(
 # ---------------------------------------------------------------------------
 # connectives inside a sentence
 
-_HEDGE = re.compile(r"\b(?:probably|maybe|perhaps|likely|possibly|presumably|i think|i guess|i suspect)\b", re.I)
+_HEDGE = lazy(r"\b(?:probably|maybe|perhaps|likely|possibly|presumably|i think|i guess|i suspect)\b", re.I)
 _ADVERB = r"(?:(?:probably|maybe|perhaps|likely|possibly|partly|mostly|mainly|largely|simply|just|only|in part)\s+)?"
 # (regex, link kind, edge, settings field); "before" links point at the clause
 # before the connective, which is the reason of a decision after it.
@@ -203,9 +204,9 @@ _CONNECTIVES: tuple[tuple[str, str, str, str], ...] = (
         "consequence",
     ),
 )
-_CONNECTIVE = re.compile("|".join(f"(?P<c{i}>{c[0]})" for i, c in enumerate(_CONNECTIVES)), re.I)
+_CONNECTIVE = lazy("|".join(f"(?P<c{i}>{c[0]})" for i, c in enumerate(_CONNECTIVES)), re.I)
 # A reason said first: "Because Y, we X", "Given that Y, we X", "To avoid Y, we X".
-_FRONTED = re.compile(
+_FRONTED = lazy(
     rf"^{_FILLER}(?:(?P<explicit>because(?: of)?|due to)|(?P<since>since|given(?: that)?|as)"
     r"|(?P<purpose>in order to|to(?=\s+(?:avoid|prevent|stop|reduce|cut|make sure|ensure|speed up|save|simplify|"
     r"get rid of|work around|guarantee|minimi[sz]e|lower|protect)\b)))\s+",
@@ -215,7 +216,7 @@ _FRONTED = re.compile(
 # ---------------------------------------------------------------------------
 # sentences that lean on the one before
 
-_FOLLOW_REASON = re.compile(
+_FOLLOW_REASON = lazy(
     rf"^{_FILLER}(?:(?:i think|i guess|i believe|probably|maybe|perhaps)[,]?\s+)?"
     r"(?:(?:the (?:main |primary |real |key |big |biggest |other |second )?reasons? (?:is|was|being|are|were)(?: that)?"
     r"|reason:|(?:that|this|it)(?:'s| is| was) (?:mostly |mainly |partly )?because(?: of)?"
@@ -223,12 +224,12 @@ _FOLLOW_REASON = re.compile(
     r"|the (?:motivation|rationale|thinking|idea|point) (?:is|was)(?: that)?|why:)[:,]?)\s+",
     re.I,
 )
-_FOLLOW_CONSEQUENCE = re.compile(
+_FOLLOW_CONSEQUENCE = lazy(
     rf"^{_FILLER}(?:(?:that|this) (?:means|gives us|lets us)(?: that)?|as a result|so now|that way"
     r"|the (?:upshot|downside|trade-?off|catch|cost) (?:is|was)(?: that)?)[:,]?\s+",
     re.I,
 )
-_FOLLOW_CAUSE = re.compile(
+_FOLLOW_CAUSE = lazy(
     r"^(?:(?P<why>that's why|that is why|this is why|which is why|hence|therefore|for that reason|"
     r"because of (?:that|this))|(?P<so>so|and so))\b[,]?\s*",
     re.I,
@@ -239,19 +240,15 @@ _FOLLOW_CAUSE = re.compile(
 
 # A question offering two options ("Webpack or Vite for the admin app?", "are we
 # exposing the catalog over REST or GraphQL"): up to three words each side of its "or".
-_OPTIONS = re.compile(r"([\w.+#/-]+(?:\s+[\w.+#/-]+){0,2})\s+or\s+([\w.+#/-]+(?:\s+[\w.+#/-]+){0,2})", re.I)
-_ASKING = re.compile(
-    r"^(?:so,?\s+)?(?:are|is|do|does|did|should|shall|will|would|can|could)\s+(?:we|i|you|it|they)\b", re.I
-)
+_OPTIONS = lazy(r"([\w.+#/-]+(?:\s+[\w.+#/-]+){0,2})\s+or\s+([\w.+#/-]+(?:\s+[\w.+#/-]+){0,2})", re.I)
+_ASKING = lazy(r"^(?:so,?\s+)?(?:are|is|do|does|did|should|shall|will|would|can|could)\s+(?:we|i|you|it|they)\b", re.I)
 # The first words of an answer, up to a stop: punctuation, a dash, a connective, the end.
 _WORD = r"[\w+#/-]+(?:\.[\w+#/-]+)*"  # a dot only inside ("Node.js", "v1.2"), never the sentence's
-_HEAD = re.compile(
-    rf"^(?P<head>{_WORD}(?:\s+{_WORD}){{0,2}}?)\s*(?=$|[.,;:!]|\s[-–—]\s|\s(?:because|since|so|as)\b)", re.I
-)
-_DASH = re.compile(r"^\s*[-–—]\s+")
+_HEAD = lazy(rf"^(?P<head>{_WORD}(?:\s+{_WORD}){{0,2}}?)\s*(?=$|[.,;:!]|\s[-–—]\s|\s(?:because|since|so|as)\b)", re.I)
+_DASH = lazy(r"^\s*[-–—]\s+")
 
 _TRIM = " \t,;:.!-–—\"'“”‘’()"
-_LEAD = re.compile(rf"^{_FILLER}", re.I)
+_LEAD = lazy(rf"^{_FILLER}", re.I)
 
 
 @dataclass
@@ -387,7 +384,7 @@ def _follow(sentence: str, forced: bool, s: ChainsPolicy) -> Link | None:
 
 
 # A sentence that goes on with the speaker's next step, not with why.
-_NEXT_STEP = re.compile(
+_NEXT_STEP = lazy(
     r"^(?:i'll|i will|i'm going to|we'll|we will|let me|let's|next|now|then|also|done|thanks|ok|okay)\b", re.I
 )
 

@@ -23,12 +23,12 @@ import functools
 import logging
 import os
 import posixpath
-import re
 import shlex
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ..pattern import lazy
 from .buildfiles import read_text, strings, table, tables
 
 __all__ = ["MAX_FILES", "MAX_NODES", "CiCommand", "commands", "split"]
@@ -45,10 +45,10 @@ _GITLAB_GLOBAL = frozenset(
     {"stages", "variables", "default", "include", "workflow", "image", "services", "cache", "before_script"}
     | {"after_script", "types", "pages"}
 )
-_EXPRESSION = re.compile(r"\$\{\{.*?\}\}")
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
-_PYTHON = re.compile(r"python(?:\d+(?:\.\d+)?)?$")
-_SEPARATOR = re.compile(r"\s*(?:&&|\|\||;)\s*")
+_EXPRESSION = lazy(r"\$\{\{.*?\}\}")
+_ASSIGNMENT = lazy(r"[A-Za-z_][A-Za-z0-9_]*=")
+_PYTHON = lazy(r"python(?:\d+(?:\.\d+)?)?$")
+_SEPARATOR = lazy(r"\s*(?:&&|\|\||;)\s*")
 
 
 @dataclasses.dataclass(frozen=True)

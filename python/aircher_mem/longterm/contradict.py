@@ -59,6 +59,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ..config import ContradictionsPolicy
+from ..pattern import LazyPattern, lazy
 from .vocabulary import ALTERNATIVE_CONTEXT, ALTERNATIVES, VOCAB, VOCAB_RE
 
 __all__ = ["Verdict", "DEFAULT", "detect", "correction"]
@@ -84,10 +85,10 @@ DEFAULT = ContradictionsPolicy()
 
 # -- words -------------------------------------------------------------------------------
 
-_TOKEN = re.compile(r"[a-z0-9][a-z0-9+#]*(?:[._/'-][a-z0-9+#]+)*")
-_CLAUSE = re.compile(r"(?:[.!?;\n]+(?:\s|$)|,\s*(?:and|but|while|whereas)\s|\s(?:and|but|while|whereas|except)\s)")
-_SPACE = re.compile(r"\s+")
-_SENTENCE_END = re.compile(r"[.!?\n]+(?:\s|$)")
+_TOKEN = lazy(r"[a-z0-9][a-z0-9+#]*(?:[._/'-][a-z0-9+#]+)*")
+_CLAUSE = lazy(r"(?:[.!?;\n]+(?:\s|$)|,\s*(?:and|but|while|whereas)\s|\s(?:and|but|while|whereas|except)\s)")
+_SPACE = lazy(r"\s+")
+_SENTENCE_END = lazy(r"[.!?\n]+(?:\s|$)")
 
 _STOP = frozenset(
     "a an the this that these those it its we our us you your i me my they them their he she his her "
@@ -367,7 +368,7 @@ _FREQUENCIES = {
 _UNIT_ALT = "|".join(re.escape(u) for u in sorted(_UNITS, key=len, reverse=True) if u != "%") + "|%"
 _MONTH_ALT = "|".join(sorted(_MONTHS, key=len, reverse=True))
 _NUM = r"\d{1,40}(?:\.\d{1,40})*"
-_AMOUNT = re.compile(
+_AMOUNT = lazy(
     r"(?P<iso>\b\d{4}-\d{2}-\d{2}\b)"
     r"|(?P<clock>\b\d{1,2}:\d{2}\b(?:\s*[ap]\.?m\b\.?)?)"
     r"|(?P<ampm>\b\d{1,2}\s*[ap]\.?m\b\.?)"
@@ -390,12 +391,12 @@ _AMOUNT = re.compile(
     r"(?:\s*(?P<unit>%|[a-z]{1,20})\b)?)"
 )
 # a clause without a digit or one of these words holds no amount: most skip _AMOUNT
-_DIGIT = re.compile(r"\d")
+_DIGIT = lazy(r"\d")
 _AMOUNT_WORDS = frozenset(
     [*_WORD_NUMBERS, *_ORDINALS, *_MONTHS, *_WEEKDAYS, "q1", "q2", "q3", "q4", "every", "once"]
     + [f for f in _FREQUENCIES if " " not in f]
 )
-_VERSION = re.compile(r"\d{1,40}(?:\.\d{1,40})+")
+_VERSION = lazy(r"\d{1,40}(?:\.\d{1,40})+")
 
 # -- corrections -------------------------------------------------------------------------
 
@@ -415,57 +416,53 @@ _WHEN_END = rf"(?=\s*(?:[.,;:!?)]|$)|\s+(?:{_WHEN_WORDS})\b)"
 # a thing given up ends at a preposition too ("quit volunteering at the shelter");
 # what one used to do does not ("used to live in Berlin")
 _GIVEN_UP_END = rf"(?=\s*(?:[.,;:!?)]|$)|\s+(?:{_WHEN_WORDS}|at|in|on|with|from)\b)"
-_CORRECTIONS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
+_CORRECTIONS: tuple[tuple[LazyPattern, LazyPattern], ...] = (
     # each pattern with a cheap test its text must pass first (most texts hold none)
     # "we switched from Y to X", "moved from Y to X", "migrated from Y to X"
     (
-        re.compile(
+        lazy(
             rf"\b(?:switched|switching|switch|moved|moving|migrated|migrating|changed|went)\s+(?:over\s+)?from\s+"
             rf"(?P<y>{_PHRASE})\s+to\s+(?P<x>{_PHRASE})(?=\s*(?:[.,;:!?)]|$|\s+(?:for|in|on|because|since)\b))"
         ),
-        re.compile(
-            r"\b(?:switched|switching|switch|moved|moving|migrated|migrating|changed|went)\s+(?:over\s+)?from\s"
-        ),
+        lazy(r"\b(?:switched|switching|switch|moved|moving|migrated|migrating|changed|went)\s+(?:over\s+)?from\s"),
     ),
     # "replaced Y with X"
     (
-        re.compile(rf"\breplaced\s+(?P<y>{_PHRASE})\s+(?:with|by)\s+(?P<x>{_PHRASE})(?=\s*(?:[.,;:!?)]|$))"),
-        re.compile(r"\breplaced\s"),
+        lazy(rf"\breplaced\s+(?P<y>{_PHRASE})\s+(?:with|by)\s+(?P<x>{_PHRASE})(?=\s*(?:[.,;:!?)]|$))"),
+        lazy(r"\breplaced\s"),
     ),
     # "Y was replaced by X"
     (
-        re.compile(
+        lazy(
             rf"(?P<y>{_PHRASE})\s+(?:was|were|has been|have been|got|is being)\s+replaced\s+"
             rf"(?:with|by)\s+(?P<x>{_PHRASE})"
         ),
-        re.compile(r"\breplaced\s+(?:with|by)\s"),
+        lazy(r"\breplaced\s+(?:with|by)\s"),
     ),
     # "X instead of Y" / "instead of Y, X"
     (
-        re.compile(rf"(?:(?P<x>[\w+#.'-]+)\s+)?\binstead\s+of\s+(?P<y>{_PHRASE})(?=\s*(?:[.,;:!?)]|$))"),
-        re.compile(r"\binstead\s+of\s"),
+        lazy(rf"(?:(?P<x>[\w+#.'-]+)\s+)?\binstead\s+of\s+(?P<y>{_PHRASE})(?=\s*(?:[.,;:!?)]|$))"),
+        lazy(r"\binstead\s+of\s"),
     ),
     # "Y is no longer used" / "no longer Y"
     (
-        re.compile(
-            rf"(?P<y>{_PHRASE})\s+(?:is|are|was|were)\s+no\s+longer\s+(?:used|needed|in use|supported|an option)\b"
-        ),
-        re.compile(r"\bno\s+longer\s"),
+        lazy(rf"(?P<y>{_PHRASE})\s+(?:is|are|was|were)\s+no\s+longer\s+(?:used|needed|in use|supported|an option)\b"),
+        lazy(r"\bno\s+longer\s"),
     ),
-    (re.compile(rf"\bno\s+longer\s+(?P<y>{_PHRASE})(?=\s*(?:[.,;:!?)]|$))"), re.compile(r"\bno\s+longer\s")),
+    (lazy(rf"\bno\s+longer\s+(?P<y>{_PHRASE})(?=\s*(?:[.,;:!?)]|$))"), lazy(r"\bno\s+longer\s")),
     # "not Y anymore", "Y, not ... any more"
     (
-        re.compile(rf"\bnot\s+(?P<y>{_PHRASE})\s+any\s?(?:more|longer)\b"),
-        re.compile(r"\bany\s?(?:more|longer)\b"),
+        lazy(rf"\bnot\s+(?P<y>{_PHRASE})\s+any\s?(?:more|longer)\b"),
+        lazy(r"\bany\s?(?:more|longer)\b"),
     ),
     # "stop using Y", "stopped using Y"
     (
-        re.compile(rf"\bstop(?:ped)?\s+using\s+(?P<y>{_PHRASE})(?=\s*(?:[.,;:!?)]|$))"),
-        re.compile(r"\bstop(?:ped)?\s+using\s"),
+        lazy(rf"\bstop(?:ped)?\s+using\s+(?P<y>{_PHRASE})(?=\s*(?:[.,;:!?)]|$))"),
+        lazy(r"\bstop(?:ped)?\s+using\s"),
     ),
     # "quit Y", "stopped Y", "gave up (on) Y", "moved off Y", "dropped Y"; "stopped going to Y"
     (
-        re.compile(
+        lazy(
             # not "Redis was dropped from the stack": the given-up thing follows the verb
             r"(?<!\bwas\s)(?<!\bwere\s)(?<!\bbeen\s)(?<!\bis\s)(?<!\bare\s)(?<!\bget\s)(?<!\bgot\s)"
             r"\b(?:quit|quits|quitting|stopped|stops|gave\s+up|give\s+up|gives\s+up|giving\s+up|moved\s+off|"
@@ -473,28 +470,26 @@ _CORRECTIONS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
             r"(?:(?:going\s+to|playing|eating|drinking|taking|attending|visiting|doing)\s+)?"
             rf"(?!(?:from|to|in|at|by|out|of|into|off|with|for|over|back|down|up)\b)(?P<y>{_PHRASE}){_GIVEN_UP_END}"
         ),
-        re.compile(
+        lazy(
             r"\b(?:quit|quits|quitting|stopped|stops|dropped|ditched|(?:gave|give|gives|giving)\s+up|"
             r"(?:moved|moving)\s+off)\s"
         ),
     ),
     # "we used to deploy with Jenkins", "I used to live in Berlin" (not "is used to sign")
     (
-        re.compile(
+        lazy(
             r"(?<!\bis\s)(?<!\bare\s)(?<!\bwas\s)(?<!\bwere\s)(?<!\bbe\s)(?<!\bbeen\s)(?<!\bget\s)"
             rf"(?<!\bgot\s)\bused\s+to\s+(?P<y>{_PHRASE}){_WHEN_END}"
         ),
-        re.compile(r"\bused\s+to\s"),
+        lazy(r"\bused\s+to\s"),
     ),
     # "actually X, not Y" / "X, not Y"
     (
-        re.compile(
-            rf"(?P<x>[\w+#.'-]+(?:\s+[\w+#.'-]+)?)\s*,\s*(?:and\s+)?not\s+(?P<y>{_PHRASE})(?=\s*(?:[.,;:!?)]|$))"
-        ),
-        re.compile(r",\s*(?:and\s+)?not\s"),
+        lazy(rf"(?P<x>[\w+#.'-]+(?:\s+[\w+#.'-]+)?)\s*,\s*(?:and\s+)?not\s+(?P<y>{_PHRASE})(?=\s*(?:[.,;:!?)]|$))"),
+        lazy(r",\s*(?:and\s+)?not\s"),
     ),
 )
-_LEAD = re.compile(r"^(?:(?:use|uses|using|used|is|are|was|were|the|a|an|on|in|with|to|be|being|run|running)\s+)+")
+_LEAD = lazy(r"^(?:(?:use|uses|using|used|is|are|was|were|the|a|an|on|in|with|to|be|being|run|running)\s+)+")
 
 
 def _undouble(word: str) -> str:
@@ -779,36 +774,36 @@ def _amount(m: re.Match[str], context: frozenset[str], s: ContradictionsPolicy) 
     return _Amount("plain", number, shown, context)
 
 
-_OLD = re.compile(r"[\s-]*old\b")
-_TURNED = re.compile(r"\b(?:turned|turns|turning|aged)\s+$")
-_CLAIM = re.compile(
+_OLD = lazy(r"[\s-]*old\b")
+_TURNED = lazy(r"\b(?:turned|turns|turning|aged)\s+$")
+_CLAIM = lazy(
     r"^(?P<s>(?:[a-z0-9+#][\w+#./'-]*\s+){0,5}?[a-z0-9+#][\w+#./'-]*)\s+"
     r"(?:is|are|=|:|uses|use|lives in|live in|runs on|run on|moved to|moves to|relocated to|goes to|go to|"
     r"works as|work as)"
     r"\s+(?P<v>.+)$"
 )
 # "we switched feature flags to Unleash": the thing switched is the subject, where to its value
-_CLAIM_SWITCH = re.compile(
+_CLAIM_SWITCH = lazy(
     r"^(?:[a-z0-9+#][\w+#./'-]*\s+){0,3}?(?:switched|switching|migrated|migrating)\s+(?!from\b|over\b|to\b)"
     r"(?P<s>(?:[a-z0-9+#][\w+#./'-]*\s+){0,3}?[a-z0-9+#][\w+#./'-]*)\s+(?:over\s+)?to\s+(?P<v>.+)$"
 )
-_CLAIM_COLON = re.compile(r"^(?P<s>[a-z0-9+#][\w+#./ '-]{0,60}?)\s*[:=]\s*(?P<v>.+)$")
+_CLAIM_COLON = lazy(r"^(?P<s>[a-z0-9+#][\w+#./ '-]{0,60}?)\s*[:=]\s*(?P<v>.+)$")
 # "we keep secrets in Vault", "issues are tracked in Jira": the thing kept is the
 # subject, where it is kept its value
-_CLAIM_KEEP = re.compile(
+_CLAIM_KEEP = lazy(
     r"^(?:[a-z0-9+#][\w+#./'-]*\s+){0,3}?(?:keep|keeps|store|stores|host|hosts|track|tracks)\s+"
     r"(?P<s>(?:[a-z0-9+#][\w+#./'-]*\s+){0,3}?[a-z0-9+#][\w+#./'-]*)\s+(?:in|on)\s+(?P<v>.+)$"
 )
 # "we collect metrics with Datadog", "the user writes notes in Obsidian": what a
 # person or team does something to is the subject, the tool or place the value (the
 # preposition says which of the two)
-_CLAIM_DOER = re.compile(
+_CLAIM_DOER = lazy(
     r"^(?:we|i|they|the\s+team|the\s+user|users)\s+(?:[a-z]+ly\s+)?(?!(?:is|are|was|were|have|has|had|do|does|did|"
     r"will|would|can|could|should|must|may|might|also|still|never|not|don't|didn't)\b)[a-z]+\s+"
     r"(?P<s>(?:[a-z0-9+#][\w+#./'-]*\s+){0,3}?[a-z0-9+#][\w+#./'-]*)\s+(?P<p>with|using|via|in|on)\s+(?P<v>.+)$"
 )
 # "Alice owns the billing service" says what "the billing service is owned by Alice" says
-_CLAIM_OWNER = re.compile(
+_CLAIM_OWNER = lazy(
     r"^(?P<v>(?:[a-z0-9+#][\w+#./'-]*\s+){0,2}?[a-z0-9+#][\w+#./'-]*)\s+(?:owns|maintains|leads)\s+"
     r"(?P<s>(?:[a-z0-9+#][\w+#./'-]*\s+){0,3}?[a-z0-9+#][\w+#./'-]*)$"
 )
@@ -839,7 +834,7 @@ _RELATION_KIND = {
 # "Pizza is my favorite food", "develop is our default branch": the possessive's
 # noun is the subject, what comes before the copula its value (only for words that
 # make the noun single-valued: "Tom is my brother" says nothing of other brothers)
-_INVERTED = re.compile(
+_INVERTED = lazy(
     r"^(?:my|our|his|her|their|the\s+user's|the\s+team's)\s+(?:favorite|favourite|main|primary|default|preferred|"
     r"current|only)\b"
 )
@@ -885,11 +880,11 @@ def _claim(subject_text: str, value_text: str, relation: str, s: ContradictionsP
 
 
 # "on"/"off" as a state ("is on", "turned off."), not as a preposition ("on save")
-_STATE_END = re.compile(r"\s*(?:[.,;:!?)]|$|by default\b|for (?:all|every)\b)")
+_STATE_END = lazy(r"\s*(?:[.,;:!?)]|$|by default\b|for (?:all|every)\b)")
 # "X, not Y" denies Y, not the statement
-_CONTRAST = re.compile(r",\s*(?:and\s+)?not\s+(?=[a-z0-9])")
+_CONTRAST = lazy(r",\s*(?:and\s+)?not\s+(?=[a-z0-9])")
 # "No worries", "no problem", "No, ..." answering: a way of speaking, not a negation
-_INTERJECTION = re.compile(
+_INTERJECTION = lazy(
     r"\b(?:no|nope|nah)\s+(?:worries|worry|problem|problems|prob|doubt|kidding|way)\b|(?:^|(?<=[.!?]\s))no\s*[,!.]",
     re.IGNORECASE,
 )
@@ -1073,7 +1068,7 @@ def _changes(clauses: list[str], s: ContradictionsPolicy) -> tuple[_Change, ...]
 
 
 # a word of a name: written with a capital inside a sentence
-_NAME_TOKEN = re.compile(r"[A-Za-z0-9][\w+#'-]*")
+_NAME_TOKEN = lazy(r"[A-Za-z0-9][\w+#'-]*")
 
 
 def _names(raw: str, text: str, s: ContradictionsPolicy) -> tuple[frozenset[str], ...]:
@@ -1122,7 +1117,7 @@ _NAMING = frozenset(
     "section page line lines number no module modules case cases example figure table point question bug "
     "story sprint milestone epic room floor row column".split()
 )
-_BEFORE = re.compile(r"([a-z][a-z.]*)\s*#?\s*$")
+_BEFORE = lazy(r"([a-z][a-z.]*)\s*#?\s*$")
 
 
 def _names_it(clause: str, start: int) -> bool:
@@ -1411,7 +1406,7 @@ _RULES = (
 
 # what every claim of the value rule holds (see _CLAIM and _CLAIM_COLON)
 _POLAR = _NEGATIONS | _NEGATIVE_SIDE
-_COPULA = re.compile(
+_COPULA = lazy(
     r"\b(?:is|are|uses|use|lives in|live in|runs on|run on|moved to|moves to|relocated to|goes to|go to|works as|"
     r"work as|switched|switching|migrated|migrating|keep|keeps|store|stores|host|hosts|track|tracks)\b|[:=]"
     # a doer's claim (_CLAIM_DOER): one of its subjects, then a preposition
@@ -1462,7 +1457,7 @@ def _claim_subjects(text: str, s: ContradictionsPolicy) -> frozenset[frozenset[s
 # a position, not once a pattern)
 _AT_WORD = [first.pattern[2:] for _pattern, first in _CORRECTIONS if first.pattern.startswith(r"\b")]
 _ELSEWHERE = [first.pattern for _pattern, first in _CORRECTIONS if not first.pattern.startswith(r"\b")]
-_ANY_CORRECTION = re.compile("|".join([rf"\b(?:{'|'.join(_AT_WORD)})", *_ELSEWHERE]))
+_ANY_CORRECTION = lazy("|".join([rf"\b(?:{'|'.join(_AT_WORD)})", *_ELSEWHERE]))
 
 
 @functools.lru_cache(maxsize=_FEATURE_CACHE)

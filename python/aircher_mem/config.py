@@ -41,7 +41,7 @@ from typing import Any, ClassVar
 
 from ._core import ContextPolicy
 from .errors import InvalidInputError, PolicyError
-from .plain import Plain
+from .plain import Plain, frozen
 from .root import CONFIG_NAME, STORE_DIR
 
 if sys.version_info >= (3, 11):
@@ -132,7 +132,7 @@ def _choice(default: str, *choices: str) -> Any:
     return dataclasses.field(default=default, metadata={"choices": choices})
 
 
-@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+@frozen
 class GraphPolicy(_Section):
     """``[graph]``: what the code graph indexes and how it ranks."""
 
@@ -160,7 +160,7 @@ class GraphPolicy(_Section):
     progress_poll_seconds: float = _bound(0.1, 0.0, 3600.0, lo_open=True)
 
 
-@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+@frozen
 class EpisodicPolicy(_Section):
     """``[episodic]``: how what the agent did is recorded and learned from."""
 
@@ -175,7 +175,7 @@ class EpisodicPolicy(_Section):
     similar_tasks: int = _bound(3, 0, 100)
 
 
-@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+@frozen
 class RetrievalPolicy(_Section):
     """``[retrieval]``: finding the code (and past tasks) relevant to a message."""
 
@@ -281,7 +281,7 @@ class RetrievalPolicy(_Section):
         return max(1, min(self.max_code_tokens, int(max_tokens * self.code_share)))
 
 
-@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+@frozen
 class LongtermPolicy(_Section):
     """``[longterm]``: conversation turns and the memories kept from them, their
     scoring, lifecycle and similarity thresholds."""
@@ -359,7 +359,7 @@ class LongtermPolicy(_Section):
     batch_rows: int = _bound(1024, 1, 1_000_000)
 
 
-@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+@frozen
 class AssemblyPolicy(_Section):
     """``[assembly]``: the four tiers of an assembled context, the router that
     loads the hierarchy's memories into it, and the predictive engine."""
@@ -461,7 +461,7 @@ class AssemblyPolicy(_Section):
         return (*three, max(0.0, 1.0 - sum(three)))
 
 
-@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+@frozen
 class ServerPolicy(_Section):
     """``[server]``: long-running processes (``aircher-mem serve``, ``aircher-mem
     mcp``) and their HTTP clients."""
@@ -503,7 +503,7 @@ class ServerPolicy(_Section):
     yield_wait_seconds: float = _bound(10.0, 0.0, 600.0)
 
 
-@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+@frozen
 class HooksPolicy(_Section):
     """``[hooks]``: the Claude Code hooks (``aircher-mem hook EVENT``)."""
 
@@ -569,7 +569,7 @@ class HooksPolicy(_Section):
     facts_on_edit: bool = True
 
 
-@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+@frozen
 class LifecyclePolicy(_Section):
     """``[lifecycle]``: how memories age (seeds 000, 001, 003): episodes, the hot,
     warm and cold layers with their priority, the four compression levels, TTL and
@@ -649,7 +649,7 @@ class LifecyclePolicy(_Section):
     ttl_session_expire: str = _choice("delete", "mark_stale", "archive", "delete")
 
 
-@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+@frozen
 class DecisionsPolicy(_Section):
     """``[decisions]``: causal chains (seed 000's tracker), contradictions between
     memories (seed 001's scanner) and how they are resolved."""
@@ -683,7 +683,7 @@ class DecisionsPolicy(_Section):
     consolidate_scan_seconds: float = _bound(1.0, 0.0, 3600.0)
 
 
-@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+@frozen
 class KnowledgePolicy(_Section):
     """``[knowledge]``: facts from the code itself (seed 000's auto-extraction from
     changes and its cold start)."""
@@ -713,7 +713,7 @@ class KnowledgePolicy(_Section):
     task_files: int = _bound(8, 0, 100)
 
 
-@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+@frozen
 class ChainsPolicy(_Section):
     """``[chains]``: the rules that read decisions with their reasons, consequences
     and constraints from turns (seed 000's causal chains): how much each connective
@@ -754,7 +754,7 @@ class ChainsPolicy(_Section):
     text_chars: int = _bound(300, 1, 100_000)
 
 
-@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+@frozen
 class ContradictionsPolicy(_Section):
     """``[contradictions]``: the numbers of the offline rules that find two memories
     disagreeing (seed 001's scanner; where and when it looks is ``[decisions]``)."""
@@ -817,7 +817,7 @@ _SECTIONS: dict[str, type[_Section]] = {
 }
 
 
-@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+@frozen
 class Policy(Plain):
     """Everything tunable. ``context`` holds the relevance formula's constants; the
     sections ``graph``, ``episodic``, ``retrieval``, ``longterm``, ``server`` and ``hooks`` the rest.

@@ -257,3 +257,25 @@ def test_compact_suspends_and_resumes_every_holder_of_the_file(tmp_path: Path) -
     with EpisodicMemory(path) as again, LongTermMemory(path) as longterm_again:
         assert again.counts()["file_interactions"] == 2
         assert len(longterm_again.memories().memories) == 2
+
+
+def test_the_threads_of_the_stores_opened_after_set_threads(tmp_path: Path) -> None:
+    def threads(path: Path) -> int:
+        con = store.connect(path)
+        try:
+            return int(con.execute("SELECT current_setting('threads')").fetchone()[0])  # type: ignore[index]
+        finally:
+            store.disconnect(con, path)
+
+    default = threads(tmp_path / "default.duckdb")
+    assert default == (os.cpu_count() or 1)
+    try:
+        store.set_threads(1)
+        assert threads(tmp_path / "one.duckdb") == 1
+        store.set_threads(0)
+        assert threads(tmp_path / "again.duckdb") == default
+    finally:
+        store.set_threads(0)
+    for wrong in (-1, 1.5, True, "2"):
+        with pytest.raises(am.InvalidInputError, match="threads must be an integer >= 0"):
+            store.set_threads(wrong)  # type: ignore[arg-type]

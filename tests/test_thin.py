@@ -346,3 +346,29 @@ def test_serve_with_an_idle_exit_exits_only_once_no_request_came_for_that_long(r
         from aircher_mem.interfaces import http
 
         http.serve(rules, port=0, idle_exit_seconds=-1)
+
+
+def test_a_hook_opens_the_store_on_its_store_threads(tmp_path: Path) -> None:
+    """Without a server a hook runs DuckDB on ``[hooks] store_threads`` threads (0:
+    DuckDB's default, one per core), its own Policy's or the project's."""
+    from aircher_mem import store
+
+    root = tmp_path
+    am.Memory.open(root).close()
+    config = root / ".aircher" / "config.toml"
+    try:
+        for count, given in (
+            (2, None),
+            (1, None),
+            (0, None),
+            (3, am.Policy.from_dict({"hooks": {"store_threads": 3}})),
+        ):
+            config.write_text(f"[hooks]\nstore_threads = {count}\n")
+            memory = thin.open_store(root, given)
+            try:
+                threads = memory.episodic._con.execute("SELECT current_setting('threads')").fetchone()[0]
+            finally:
+                memory.close()
+            assert threads == (count or os.cpu_count() or 1)
+    finally:
+        store.set_threads(0)

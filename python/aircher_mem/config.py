@@ -551,6 +551,10 @@ class HooksPolicy(_Section):
     start_server: bool = True
     #: ... which exits after this many seconds without a request.
     server_idle_seconds: float = _bound(1800.0, 0.0, 31_536_000.0, lo_open=True)
+    #: DuckDB's worker threads in a hook that opens the store itself (0: DuckDB's
+    #: default, one per core): a hook's queries are small, and each runs faster
+    #: without handing its work to other threads.
+    store_threads: int = _bound(1, 0, 1024)
     #: Bytes the journal may hold (``.aircher/journal.jsonl``): a ``PostToolUse`` with
     #: no server and nobody holding the store appends its records there, redacted and
     #: flushed to disk, instead of opening the store; whoever opens the store next

@@ -792,12 +792,19 @@ def site_packages() -> None:
 
 
 def open_store(root: str | os.PathLike[str], policy: Policy | None) -> Memory:
-    """The store, opened here (``policy`` None: the project's, loaded by ``open``).
-    A hook never asks the project's server to give the store up: it is that
-    server's client."""
+    """The store, opened here (``policy`` None: the project's), its DuckDB on
+    ``[hooks] store_threads`` threads. A hook never asks the project's server to
+    give the store up: it is that server's client."""
     site_packages()
-    from ..memory import Memory
+    from pathlib import Path
 
+    from ..config import Policy
+    from ..memory import Memory
+    from ..store import set_threads
+
+    if policy is None:
+        policy = Policy.load(Path(root))
+    set_threads(policy.hooks.store_threads)
     memory = Memory.open(root, create=False, policy=policy)
     memory.take_offered_store = False
     return memory

@@ -16,6 +16,8 @@ from aircher_mem.engine import ContextItemType, DynamicContextManager, Knowledge
 from aircher_mem.errors import UnknownItemError
 from aircher_mem.results import Conversation, Recorded
 from conftest import PROJECT_SOURCES, duckdb_held_by_another_process
+from hypothesis import given
+from hypothesis import strategies as st
 
 
 def test_open_creates_the_store_and_refuses_what_is_not_a_project(project: Path, tmp_path: Path) -> None:
@@ -422,6 +424,21 @@ def test_a_manifest_of_the_wrong_shape_means_a_full_rebuild(project: Path, files
         report = memory.index()
         assert report.full and report.reason.startswith("damaged manifest") and report.files == 4
         assert memory.rebuild_reason() == ""
+
+
+@given(st.text(alphabet=st.sampled_from(["a", "b", ".", "/", "\0", "é"]), max_size=9))
+def test_a_manifest_path_must_be_one_inside_the_project(path: str) -> None:
+    """Exactly the paths whose parts (split at "/") are all non-empty and neither
+    "." nor "..", without NUL, are taken from a manifest."""
+    from aircher_mem.graph import _manifest_files
+
+    inside = bool(path) and "\0" not in path and all(p not in ("", ".", "..") for p in path.split("/"))
+    try:
+        taken = _manifest_files({path: [1, 2, "h"]}) == {path: (1, 2, "h")}
+    except ValueError as exc:
+        assert str(exc) == f"{path!r} is not a path inside the project"
+        taken = False
+    assert taken == inside
 
 
 def test_leftover_temporary_files_of_dead_writers_are_removed(project: Path) -> None:

@@ -160,13 +160,15 @@ def _manifest_files(raw: object) -> dict[str, Fingerprint]:
         raise ValueError(f"files is a {type(raw).__name__}, not an object")
     files: dict[str, Fingerprint] = {}
     for path, value in raw.items():
-        parts = path.split("/")
-        if not path or "\0" in path or path.startswith("/") or any(p in ("", ".", "..") for p in parts):
+        # Each part non-empty and not "." or "..": no "//", "/./" or "/../" once
+        # wrapped in slashes (a leading or trailing "/" makes a "//").
+        wrapped = f"/{path}/"
+        if not path or "\0" in path or "//" in wrapped or "/./" in wrapped or "/../" in wrapped:
             raise ValueError(f"{path!r} is not a path inside the project")
-        if not (isinstance(value, list) and len(value) == 3):
+        if type(value) is not list or len(value) != 3:
             raise ValueError(f"{path!r}: {value!r} is not [mtime_ns, size, sha256]")
         mtime, size, digest = value
-        if not (type(mtime) is int and type(size) is int and isinstance(digest, str)):
+        if type(mtime) is not int or type(size) is not int or not isinstance(digest, str):
             raise ValueError(f"{path!r}: {value!r} is not [mtime_ns, size, sha256]")
         files[path] = (mtime, size, digest)
     return files

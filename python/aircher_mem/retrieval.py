@@ -551,10 +551,10 @@ class DenseIndex:
 def dense_embedder(policy: Policy) -> tuple[Callable[[], Embedder] | None, str]:
     """What loads the embedding model under ``policy``, or None and why not (empty
     when the policy leaves the dense channel off)."""
+    if policy.retrieval.dense == "off":
+        return None, ""  # (before the import: a search with the channel off never pays for it)
     from .embeddings import Embedder, available
 
-    if policy.retrieval.dense == "off":
-        return None, ""
     ok, why = available()
     if not ok:
         return None, f"dense channel off: {why}"

@@ -109,6 +109,43 @@ def test_an_index_not_held_saves_the_same_store_and_loads_it_when_used(project: 
         assert sorted(c.symbol.name for c in memory.graph.get_callers("store")) == ["helper", "save"]
 
 
+def test_an_index_not_held_of_an_unchanged_tree_does_not_wait_for_the_graph(project: Path) -> None:
+    """Nothing changed and the graph not kept (``hold=False``, the CLI's index): the
+    report comes from the summary the manifest keeps of the graph saved, equal to
+    the report of an index that loads the graph, and the graph is loaded when used.
+    A manifest without the summary (an older version's) loads the graph to report."""
+    (project / "app/blob.py").write_bytes(b"x = 1\0")
+    (project / "app/b.c").write_text(
+        "template <typename T> T twice(T x) { return x + x; }\nint g(void) { return 1; }\n"
+    )
+    manifest = project / ".aircher" / "files.json"
+    with am.Memory.open(project) as memory:
+        memory.index()
+    with am.Memory.open(project) as memory:
+        loaded = dataclasses.replace(memory.index(), seconds=0)
+    assert [p for p, _ in loaded.skipped] == ["app/blob.py"] and [p for p, _ in loaded.warnings] == ["app/b.c"]
+    assert json.loads(manifest.read_text())["summary"] == {
+        "files": loaded.files,
+        "skipped": [list(p) for p in loaded.skipped],
+        "warnings": [list(p) for p in loaded.warnings],
+    }
+    os.utime(project / "app/util.py", ns=(1, 1))  # moved in time, same content: not an update
+    graph_file = (project / ".aircher" / "graph.bin").stat()
+    for summary in (True, False):
+        if not summary:
+            data = json.loads(manifest.read_text())
+            del data["summary"]
+            manifest.write_text(json.dumps(data))
+        with am.Memory.open(project) as memory:
+            report = memory.index(hold=False)
+            assert dataclasses.replace(report, seconds=0) == loaded
+            assert (memory._index._graph is None) == summary
+            assert [d.path for d in memory.graph.find_symbol("helper")] == ["app/util.py"]
+        written = json.loads(manifest.read_text())  # its times, and its summary again: the graph as it was
+        assert written["files"]["app/util.py"][0] == 1 and "summary" in written
+        assert (project / ".aircher" / "graph.bin").stat().st_mtime_ns == graph_file.st_mtime_ns
+
+
 def test_a_file_skipped_for_its_size_is_not_counted_as_parsed(project: Path) -> None:
     (project / ".aircher").mkdir()
     (project / ".aircher" / "config.toml").write_text("[graph]\nmax_file_bytes = 200\n")

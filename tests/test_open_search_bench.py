@@ -46,7 +46,12 @@ def test_one_round_reports_every_measure(tmp_path: Path, capsys: pytest.CaptureF
     printed = json.loads(capsys.readouterr().out)
     assert printed == json.loads(out.read_text())
     assert printed["rounds"] == 1 and printed["query"] == "total price"
-    assert list(printed["memory"]) == ["import", "open + first search_code", "second search_code"]
+    assert list(printed["memory"]) == [
+        "import + open + first search_code",
+        "import of the service",
+        "open + first search_code",
+        "second search_code",
+    ]
     assert list(printed["phases"]) == [
         "graph load (lexical index left in its file)",
         "first search (reads the lexical index)",

@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from ._core import Definition, KnowledgeGraph, read_project_file, relative_path
 from .config import Policy
@@ -172,6 +172,69 @@ def _manifest_files(raw: object) -> dict[str, Fingerprint]:
             raise ValueError(f"{path!r}: {value!r} is not [mtime_ns, size, sha256]")
         files[path] = (mtime, size, digest)
     return files
+
+
+#: What the graph an index saved holds, as it reported it: the files in it, those
+#: skipped and those indexed in part, each with why.
+Summary = tuple[int, list[tuple[str, str]], list[tuple[str, str]]]
+
+
+class _Manifest(NamedTuple):
+    """The manifest as read: its files (None when it cannot be trusted, ``why``
+    saying why), the unsupported-language counts, and the summary of the graph
+    saved with it (None when it has none: written by an older version)."""
+
+    files: dict[str, Fingerprint] | None
+    unsupported: dict[str, int]
+    why: str
+    summary: Summary | None
+
+
+def _summary(raw: object) -> Summary | None:
+    """The manifest's ``summary``, validated; None when it is absent or not what
+    :meth:`GraphIndex._save` writes (the index then loads the graph to report)."""
+    if not isinstance(raw, dict):
+        return None
+    files, skipped, warnings = raw.get("files"), raw.get("skipped"), raw.get("warnings")
+    if type(files) is not int or files < 0 or not isinstance(skipped, list) or not isinstance(warnings, list):
+        return None
+    pairs = []
+    for found in (skipped, warnings):
+        if not all(type(p) is list and len(p) == 2 and all(isinstance(x, str) for x in p) for p in found):
+            return None
+        pairs.append([(p[0], p[1]) for p in found])
+    return files, pairs[0], pairs[1]
+
+
+#: A graph file loaded, with the stamp (time, size) it had before the load.
+_Loaded = tuple[KnowledgeGraph, tuple[int, int] | None]
+
+
+class _Loading:
+    """A graph file's load on a daemon thread of its own: waited for
+    (:meth:`result`) when the graph is wanted; else it finishes unwaited and its
+    graph is dropped (a process may exit meanwhile)."""
+
+    def __init__(self, load: Callable[[ReadIndex], _Loaded], read_index: ReadIndex) -> None:
+        self._done = threading.Event()
+        self._found: _Loaded | None = None
+        self._error: BaseException | None = None
+        threading.Thread(target=self._run, args=(load, read_index), name="aircher-mem-graph-load", daemon=True).start()
+
+    def _run(self, load: Callable[[ReadIndex], _Loaded], read_index: ReadIndex) -> None:
+        try:
+            self._found = load(read_index)
+        except BaseException as exc:  # handed to whoever waits; nobody may
+            self._error = exc
+        finally:
+            self._done.set()
+
+    def result(self) -> _Loaded:
+        self._done.wait()
+        if self._error is not None:
+            raise self._error
+        assert self._found is not None
+        return self._found
 
 
 def _remove_stale_temporaries(path: Path) -> None:
@@ -355,12 +418,17 @@ class GraphIndex:
         if self._graph is None:
             if not self.graph_path.is_file():
                 raise NotIndexedError(f"{self.root} has not been indexed yet: run `aircher-mem index {self.root}`")
-            stamp = self._file_stamp()
-            self._graph = KnowledgeGraph.load(
-                self.graph_path, root=self.root, max_file_bytes=self.max_file_bytes, read_index=read_index
-            )
-            self._stamp = stamp
+            self._graph, self._stamp = self._load_file(read_index)
         return self._graph
+
+    def _load_file(self, read_index: ReadIndex) -> _Loaded:
+        """The graph file loaded, with its stamp before the load; kept by the caller
+        (nothing changes here: it may run on another thread)."""
+        stamp = self._file_stamp()
+        graph = KnowledgeGraph.load(
+            self.graph_path, root=self.root, max_file_bytes=self.max_file_bytes, read_index=read_index
+        )
+        return graph, stamp
 
     def _file_stamp(self) -> tuple[int, int] | None:
         try:
@@ -371,39 +439,39 @@ class GraphIndex:
 
     # -- the manifest -----------------------------------------------------------------
 
-    def _read_manifest(self) -> tuple[dict[str, Fingerprint] | None, dict[str, int], str]:
-        """The manifest's files and unsupported-language counts, or None and why it
-        cannot be trusted."""
+    def _read_manifest(self) -> _Manifest:
+        """The manifest's files, unsupported-language counts and summary, or None and
+        why it cannot be trusted."""
         try:
             data = json.loads(self.manifest_path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             why = "first index" if not self.graph_path.exists() else "no manifest of the indexed files"
-            return None, {}, why
+            return _Manifest(None, {}, why, None)
         except (OSError, ValueError) as exc:
-            return None, {}, f"unreadable manifest ({exc})"
+            return _Manifest(None, {}, f"unreadable manifest ({exc})", None)
         try:
             if data["version"] != MANIFEST_VERSION or data["root"] != str(self.root):
-                return None, {}, "manifest of another version or project root"
+                return _Manifest(None, {}, "manifest of another version or project root", None)
             stamp = self._file_stamp()
             if stamp is None:
-                return None, {}, "graph file missing"
+                return _Manifest(None, {}, "graph file missing", None)
             if data["graph"] != list(stamp):
-                return None, {}, "graph file written since the manifest (by another process?)"
+                return _Manifest(None, {}, "graph file written since the manifest (by another process?)", None)
             files = _manifest_files(data["files"])
             unsupported = {str(k): int(v) for k, v in data.get("unsupported", {}).items()}
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            return None, {}, f"damaged manifest ({exc})"
-        return files, unsupported, ""
+            return _Manifest(None, {}, f"damaged manifest ({exc})", None)
+        return _Manifest(files, unsupported, "", _summary(data.get("summary")))
 
     def problem(self) -> str:
         """Why the next :meth:`index` will rebuild the whole graph; "" if it will not."""
-        return self._read_manifest()[2]
+        return self._read_manifest().why
 
     def mismatches(self) -> list[str]:
         """The manifest's files that are not on disk as it records them, each with
         how ("a.py: changed", "b.py: a symlink now", "c.py: gone"), in path order: what
         the next :meth:`index` updates. Only ``lstat`` is used: nothing is read."""
-        files = self._read_manifest()[0] or {}
+        files = self._read_manifest().files or {}
         out = []
         for rel, fingerprint in sorted(files.items()):
             now = _stat(self.root / rel)
@@ -416,10 +484,19 @@ class GraphIndex:
 
     def unsupported(self) -> dict[str, int]:
         """Files of languages the graph does not parse, by language, as of the last index."""
-        return self._read_manifest()[1]
+        return self._read_manifest().unsupported
 
-    def _save(self, graph: KnowledgeGraph | None, files: dict[str, Fingerprint], unsupported: dict[str, int]) -> None:
-        """Saves ``graph`` (None: saved already) and the manifest of ``files``."""
+    def _save(
+        self,
+        graph: KnowledgeGraph | None,
+        files: dict[str, Fingerprint],
+        unsupported: dict[str, int],
+        summary: Summary,
+    ) -> None:
+        """Saves ``graph`` (None: saved already) and the manifest of ``files``, with
+        the ``summary`` of the graph saved (its file count, skipped files and
+        warnings): what an index that finds nothing changed reports without
+        loading the graph."""
         self.store.mkdir(parents=True, exist_ok=True)
         if graph is not None:
             graph.save(self.graph_path)
@@ -432,6 +509,7 @@ class GraphIndex:
             "graph": list(self._stamp),
             "files": {p: list(v) for p, v in sorted(files.items())},
             "unsupported": dict(sorted(unsupported.items())),
+            "summary": {"files": summary[0], "skipped": summary[1], "warnings": summary[2]},
         }
         write_atomic(self.manifest_path, json.dumps(manifest, separators=(",", ":")))
 
@@ -456,7 +534,10 @@ class GraphIndex:
         written), ``progress(done, total)`` as files are parsed. With ``hold=False``
         a full build is written to the store without being kept
         (:meth:`KnowledgeGraph.build_into`: less memory at its peak) and is loaded
-        when next used: for a caller that only indexes, as ``aircher-mem index``.
+        when next used, and an index that finds nothing changed reports from the
+        manifest's summary of the graph without waiting for the graph's load
+        (begun beside the walk; it runs on unwaited, its graph dropped): for a
+        caller that only indexes, as ``aircher-mem index``.
         A graph loaded to be updated reads its lexical index as ``read_index`` says
         (:meth:`load`). With ``publish``, a full build held in memory begins with
         the graph of the first ``[graph] first_batch_share`` of the files (at most
@@ -473,32 +554,49 @@ class GraphIndex:
         # The walk of the tree and the graph's load (both in Rust, without the GIL)
         # run beside the manifest's read: an index of an unchanged tree waits for
         # the longest of the three, not for all. The load is begun before the
-        # manifest says whether the graph is wanted (it almost always is).
-        with ThreadPoolExecutor(2) as pool:
+        # manifest says whether the graph is wanted (it almost always is: not when
+        # nothing changed and the caller does not keep the graph, ``hold=False``;
+        # the load then finishes on its own, its graph dropped).
+        loading: _Loading | None = None
+        if not full:
+            if self._graph is not None and self._stamp != self._file_stamp():
+                self._graph = None  # another process indexed since: its graph goes with the manifest read
+            if self._graph is None and self.graph_path.is_file():
+                loading = _Loading(self._load_file, read_index)
+        with ThreadPoolExecutor(1) as pool:
             walking = pool.submit(_tracked, self.root)
-            loading = None
-            if not full:
-                if self._graph is not None and self._stamp != self._file_stamp():
-                    self._graph = None  # another process indexed since: its graph goes with the manifest read
-                if self._graph is None and self.graph_path.is_file():
-                    loading = pool.submit(self.load, read_index)
-            old, old_unsupported, reason = self._read_manifest()
-            graph: KnowledgeGraph | None = None
-            if full:
-                reason = "full rebuild requested"
-            elif old is not None:
-                try:
-                    graph = loading.result() if loading is not None else self.load(read_index)
-                except (StoreCorruptError, SchemaVersionError) as exc:
-                    reason = f"graph file unreadable ({exc})"
-            elif loading is not None:
-                # the manifest is not trusted: a full build replaces what was loaded
-                with contextlib.suppress(AircherError, OSError):
-                    loading.result()
+            manifest = self._read_manifest()
             stats, unsupported = walking.result()
+        old, old_unsupported, reason = manifest.files, manifest.unsupported, manifest.why
         tracked = list(stats)
         fingerprints: dict[str, Fingerprint] = {}
-        if graph is None or old is None:
+        graph: KnowledgeGraph | None = None
+        changed: list[str] = []
+        unchanged: Summary | None = None  # nothing changed, the graph not loaded: what it holds
+        if full:
+            reason = "full rebuild requested"
+        elif old is not None:
+            changed = self._changed(stats, old, fingerprints)
+            if not hold and loading is not None and manifest.summary is not None and not changed:
+                if fingerprints.keys() == old.keys():
+                    unchanged = manifest.summary
+            if unchanged is None:
+                try:
+                    if loading is not None:
+                        self._graph, self._stamp = loading.result()
+                    graph = self.load(read_index)
+                except (StoreCorruptError, SchemaVersionError) as exc:
+                    reason = f"graph file unreadable ({exc})"
+        elif loading is not None:
+            # the manifest is not trusted: a full build replaces what was loaded
+            with contextlib.suppress(AircherError, OSError):
+                loading.result()
+        if unchanged is not None:
+            old_files = old or {}
+            rebuilt = False
+            counted, skipped, warnings = unchanged
+            parsed, unsettled = 0, []
+        elif graph is None or old is None:
             # Taken before parsing: a later edit is seen next time.
             fingerprints = _fingerprints(self.root, tracked, self.max_file_bytes)
             share = math.ceil(len(fingerprints) * self.policy.graph.first_batch_share)
@@ -524,7 +622,6 @@ class GraphIndex:
         else:
             old_files = old
             rebuilt = False
-            changed = self._changed(stats, old, fingerprints)
             if phase is not None:
                 phase("parsing")
             for done, rel in enumerate(changed, 1):
@@ -547,11 +644,15 @@ class GraphIndex:
             if what:
                 log.warning("%s is %s now: skipped, not read (removed from the graph)", rel, what)
         updated = sorted(p for p in fingerprints.keys() & old_files.keys() if not _same(fingerprints[p], old_files[p]))
-        if rebuilt or added or removed or updated or fingerprints != old_files or unsupported != old_unsupported:
+        # The graph is saved when it changed; the manifest also when only times moved,
+        # or it has no summary yet (written by an older version).
+        graph_changed = bool(rebuilt or added or removed or updated)
+        if graph_changed or fingerprints != old_files or unsupported != old_unsupported or manifest.summary is None:
             if phase is not None:
                 phase("saving")
-            self._save(graph, fingerprints, unsupported)
-        self._graph = graph
+            self._save(graph if graph_changed else None, fingerprints, unsupported, (counted, skipped, warnings))
+        if unchanged is None:
+            self._graph = graph
         return IndexReport(
             root=str(self.root),
             full=rebuilt,

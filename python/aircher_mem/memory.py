@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import difflib
 import functools
 import logging
 import os
@@ -788,6 +787,8 @@ class Memory:
             base = name.replace("::", ".").rsplit(".", 1)[-1]
             seen = {s.name for s in graph.find_symbol(base[:2], prefix=True)}
             seen.update(s.name for s in graph.find_symbol(base, fuzzy=True))
+            import difflib  # (an error message: not worth importing for every process)
+
             near = difflib.get_close_matches(base, sorted(seen), n=5, cutoff=0.6)
             hint = f"; did you mean: {', '.join(near)}?" if near else ""
             raise UnknownSymbolError(f"no definition named {name!r} in the code graph{hint}")

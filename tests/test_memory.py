@@ -146,6 +146,36 @@ def test_an_index_not_held_of_an_unchanged_tree_does_not_wait_for_the_graph(proj
         assert (project / ".aircher" / "graph.bin").stat().st_mtime_ns == graph_file.st_mtime_ns
 
 
+def test_a_look_for_changed_files_that_is_due_runs_after_the_answer(project: Path) -> None:
+    """Once ``[server] refresh_seconds`` have passed (0 here: always), a graph query
+    answers from the graph as it is and the look runs right after it on a thread of
+    its own; after a recorded edit, and with ``refresh_after_answer`` off, the look
+    comes first."""
+
+    def names(memory: am.Memory, text: str) -> list[str | None]:
+        return [h.name for h in memory.search_code(text).hits if h.name == text]
+
+    util = project / "app/util.py"
+    later = am.Policy.from_dict({"server": {"refresh_seconds": 0}})
+    with am.Memory.open(project, policy=later) as memory:
+        memory.index()
+        util.write_text("def helper():\n    return 1\n\ndef fresh_one():\n    return 2\n")
+        assert names(memory, "fresh_one") == []  # answered from the graph as it was
+        refreshing = memory._refreshing
+        assert refreshing is not None and refreshing.name == "aircher-mem-graph-refresh"
+        refreshing.join(30)
+        assert names(memory, "fresh_one") == ["fresh_one"]  # what the look after found
+        util.write_text("def helper():\n    return 1\n\ndef fresh_two():\n    return 3\n")
+        memory.record_file_interaction("app/util.py", "edit")
+        assert names(memory, "fresh_two") == ["fresh_two"]  # a recorded edit: the look first
+    first = am.Policy.from_dict({"server": {"refresh_seconds": 0, "refresh_after_answer": False}})
+    with am.Memory.open(project, policy=first) as memory:
+        memory.index()
+        util.write_text("def helper():\n    return 1\n\ndef fresh_three():\n    return 4\n")
+        assert names(memory, "fresh_three") == ["fresh_three"]
+        assert memory._refreshing is None
+
+
 def test_a_file_skipped_for_its_size_is_not_counted_as_parsed(project: Path) -> None:
     (project / ".aircher").mkdir()
     (project / ".aircher" / "config.toml").write_text("[graph]\nmax_file_bytes = 200\n")

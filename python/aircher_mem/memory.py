@@ -323,6 +323,7 @@ class Memory:
         self._lock = threading.RLock()
         self._checked: float | None = None  # when the graph was last refreshed (monotonic)
         self._stale = False
+        self._refreshing: threading.Thread | None = None  # a refresh after an answer (_refresh_after)
         self._known: tuple[int, assembly.Hierarchy] | None = None  # see _hierarchy
         self._dense_channel: tuple[DenseIndex | None, str] | None = None
         self._closed = False
@@ -757,14 +758,36 @@ class Memory:
             building.wait()
         if self._index.indexed:
             due = self._checked is None or time.monotonic() - self._checked >= self.policy.server.refresh_seconds
-            if self._stale or due:
-                try:
-                    before = self._definitions_before()
-                    self._index_changed(self._index.index(read_index=read_index, before=before), before)
-                except (AircherError, OSError) as exc:  # answer from the graph as it is
-                    log.warning("could not refresh the code graph of %s: %s", self.root, exc)
-                self._checked, self._stale = time.monotonic(), False
+            if self._stale or self._checked is None or (due and not self.policy.server.refresh_after_answer):
+                self._refresh(read_index)
+            elif due:
+                self._refresh_after(read_index)
         return self._index.load(read_index)
+
+    def _refresh(self, read_index: ReadIndex) -> None:
+        """Looks for changed files and indexes them (the caller holds the lock)."""
+        try:
+            before = self._definitions_before()
+            self._index_changed(self._index.index(read_index=read_index, before=before), before)
+        except (AircherError, OSError) as exc:  # answer from the graph as it is
+            log.warning("could not refresh the code graph of %s: %s", self.root, exc)
+        self._checked, self._stale = time.monotonic(), False
+
+    def _refresh_after(self, read_index: ReadIndex) -> None:
+        """:meth:`_refresh` on a thread of its own, once the verb that found it due
+        has answered (the thread waits for the lock the verb holds); one at a time.
+        The verbs meanwhile answer from the graph as it is."""
+        if self._refreshing is not None and self._refreshing.is_alive():
+            return
+        self._checked = time.monotonic()  # (not due again before this one has run)
+
+        def run() -> None:
+            with self._lock:
+                if not self._closed:
+                    self._refresh(read_index)
+
+        self._refreshing = threading.Thread(target=run, name="aircher-mem-graph-refresh", daemon=True)
+        self._refreshing.start()
 
     # -- the code graph ---------------------------------------------------------------
 

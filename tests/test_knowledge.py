@@ -350,8 +350,8 @@ def kept_facts(mem: Memory) -> list[tuple[str, str, str]]:
 
 def test_an_index_refresh_makes_facts_of_the_files_changed_without_git(tmp_path: Path) -> None:
     refresh_tree(tmp_path)
-    # refresh_seconds = 0: each graph verb looks for changed files (first: before it answers)
-    config = "[knowledge]\nfacts_on_index = true\n[server]\nrefresh_seconds = 0\nrefresh_after_answer = false\n"
+    # refresh_seconds = 0: each graph verb looks for changed files
+    config = "[knowledge]\nfacts_on_index = true\n[server]\nrefresh_seconds = 0\n"
     (tmp_path / ".aircher" / "config.toml").write_text(config)
     change_outside_the_agent(tmp_path)
     with Memory.open(tmp_path) as mem:

@@ -147,16 +147,16 @@ def test_an_index_not_held_of_an_unchanged_tree_does_not_wait_for_the_graph(proj
 
 
 def test_a_look_for_changed_files_that_is_due_runs_after_the_answer(project: Path) -> None:
-    """Once ``[server] refresh_seconds`` have passed (0 here: always), a graph query
-    answers from the graph as it is and the look runs right after it on a thread of
-    its own; after a recorded edit, and with ``refresh_after_answer`` off, the look
-    comes first."""
+    """With ``[server] refresh_after_answer``, once ``refresh_seconds`` have passed
+    (0 here: always), a graph query answers from the graph as it is and the look
+    runs right after it on a thread of its own; after a recorded edit, and with
+    ``refresh_after_answer`` off (the default), the look comes first."""
 
     def names(memory: am.Memory, text: str) -> list[str | None]:
         return [h.name for h in memory.search_code(text).hits if h.name == text]
 
     util = project / "app/util.py"
-    later = am.Policy.from_dict({"server": {"refresh_seconds": 0}})
+    later = am.Policy.from_dict({"server": {"refresh_seconds": 0, "refresh_after_answer": True}})
     with am.Memory.open(project, policy=later) as memory:
         memory.index()
         util.write_text("def helper():\n    return 1\n\ndef fresh_one():\n    return 2\n")
@@ -165,15 +165,33 @@ def test_a_look_for_changed_files_that_is_due_runs_after_the_answer(project: Pat
         assert refreshing is not None and refreshing.name == "aircher-mem-graph-refresh"
         refreshing.join(30)
         assert names(memory, "fresh_one") == ["fresh_one"]  # what the look after found
-        util.write_text("def helper():\n    return 1\n\ndef fresh_two():\n    return 3\n")
+        util.write_text("def helper():\n    return 1\n\ndef fresh_two():\n    return 33\n")  # (another size)
         memory.record_file_interaction("app/util.py", "edit")
         assert names(memory, "fresh_two") == ["fresh_two"]  # a recorded edit: the look first
-    first = am.Policy.from_dict({"server": {"refresh_seconds": 0, "refresh_after_answer": False}})
+    first = am.Policy.from_dict({"server": {"refresh_seconds": 0}})
     with am.Memory.open(project, policy=first) as memory:
         memory.index()
-        util.write_text("def helper():\n    return 1\n\ndef fresh_three():\n    return 4\n")
+        util.write_text("def helper():\n    return 1\n\ndef fresh_three():\n    return 444\n")
         assert names(memory, "fresh_three") == ["fresh_three"]
         assert memory._refreshing is None
+
+
+def test_a_walk_made_before_is_used_only_while_the_manifest_is_as_it_was(project: Path) -> None:
+    """A look after an answer walks the tree without the memory's lock and indexes
+    what it found under it: a manifest written between the two (a file indexed
+    meanwhile, which that walk has not seen) has the tree walked again, so nothing
+    indexed is taken for removed."""
+    with am.Memory.open(project) as memory:
+        memory.index()
+        walked = memory._index.scan()
+        (project / "app/extra.py").write_text("def extra():\n    return 5\n")
+        assert memory.index().added == ["app/extra.py"]  # the manifest, written since the walk
+        report = memory._index.index(scanned=walked)
+        assert (report.added, report.removed) == ([], []) and "app/extra.py" in memory.graph.files
+        walked = memory._index.scan()  # the manifest as it is: the walk is used
+        (project / "app/later.py").write_text("def later():\n    return 6\n")
+        assert memory._index.index(scanned=walked).added == []
+        assert memory.index().added == ["app/later.py"]  # found by the next look
 
 
 def test_a_file_skipped_for_its_size_is_not_counted_as_parsed(project: Path) -> None:

@@ -470,12 +470,13 @@ class ServerPolicy(_Section):
     #: Look for changed files before a graph query at most this often (seconds);
     #: a one-shot CLI command looks once, before its first graph query.
     refresh_seconds: float = _bound(2.0, 0.0, 86_400.0)
-    #: When ``refresh_seconds`` have passed, the graph query answers from the graph
-    #: as it is and the look runs right after it, on a thread of its own (the next
-    #: query sees what it found): a look walks the whole tree (30-40 ms on Django,
-    #: about 0.6 s on the Linux kernel). A process's first graph query, and one after
-    #: an edit was recorded, look first either way. Off: every look comes first.
-    refresh_after_answer: bool = True
+    #: On: when ``refresh_seconds`` have passed, a graph query answers from the graph
+    #: as it is and the look runs right after it, on a thread of its own, so a file
+    #: changed without a recorded edit (by a person, or by an agent without the
+    #: hooks) is seen one query late; a look walks the whole tree (30-40 ms on
+    #: Django, about 0.6 s on the Linux kernel). A process's first graph query, and
+    #: one after an edit was recorded, look first either way. Off: every look first.
+    refresh_after_answer: bool = False
     #: Refresh the graph (index incrementally) when the server starts.
     index_at_start: bool = True
     #: ``aircher-mem serve``: the largest request body accepted (bytes; larger is a 413).

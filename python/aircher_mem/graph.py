@@ -174,6 +174,25 @@ def _manifest_files(raw: object) -> dict[str, Fingerprint]:
     return files
 
 
+class Scanned(NamedTuple):
+    """A walk of the tree (:meth:`GraphIndex.scan`): the manifest's stamp before it,
+    each source file with its (mtime_ns, size) as the walk saw it, and the count of
+    files in other languages, by language."""
+
+    manifest: tuple[int, int] | None
+    files: dict[str, tuple[int, int]]
+    unsupported: dict[str, int]
+
+
+def _stamp_of(path: Path) -> tuple[int, int] | None:
+    """A file's (mtime_ns, size), None when it is not there."""
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return info.st_mtime_ns, info.st_size
+
+
 #: What the graph an index saved holds, as it reported it: the files in it, those
 #: skipped and those indexed in part, each with why.
 Summary = tuple[int, list[tuple[str, str]], list[tuple[str, str]]]
@@ -421,6 +440,14 @@ class GraphIndex:
             self._graph, self._stamp = self._load_file(read_index)
         return self._graph
 
+    def scan(self) -> Scanned:
+        """The walk of the tree an index makes, with the manifest's stamp before it:
+        changes nothing, so it may run on any thread, for :meth:`index`'s
+        ``scanned``."""
+        manifest = _stamp_of(self.manifest_path)
+        files, unsupported = _tracked(self.root)
+        return Scanned(manifest, files, unsupported)
+
     def _load_file(self, read_index: ReadIndex) -> _Loaded:
         """The graph file loaded, with its stamp before the load; kept by the caller
         (nothing changes here: it may run on another thread)."""
@@ -431,11 +458,7 @@ class GraphIndex:
         return graph, stamp
 
     def _file_stamp(self) -> tuple[int, int] | None:
-        try:
-            info = self.graph_path.stat()
-        except OSError:
-            return None
-        return info.st_mtime_ns, info.st_size
+        return _stamp_of(self.graph_path)
 
     # -- the manifest -----------------------------------------------------------------
 
@@ -525,6 +548,7 @@ class GraphIndex:
         read_index: ReadIndex = "when_needed",
         publish: Callable[[KnowledgeGraph, int], object] | None = None,
         before: dict[str, list[Definition]] | None = None,
+        scanned: Scanned | None = None,
     ) -> IndexReport:
         """Builds the graph, or updates it with only the files added, changed
         (modification time or size moved *and* content hash differs) or removed since
@@ -546,7 +570,11 @@ class GraphIndex:
         is built. ``before``, on an update, is given the definitions the graph
         held of each file it reads again or removes, by path (their text before
         is gone: :func:`aircher_mem.longterm.changes.extract_refresh` compares
-        them with the text now)."""
+        them with the text now). ``scanned``: the walk of the tree (:meth:`scan`)
+        made before, by a caller that walks without holding what the index
+        changes; walked again when the manifest was written since (a file indexed
+        meanwhile would be missing from it); a file that changed since is found by
+        the next index."""
         start = time.perf_counter()
         phase = _once(phase)
         if phase is not None:
@@ -563,10 +591,14 @@ class GraphIndex:
                 self._graph = None  # another process indexed since: its graph goes with the manifest read
             if self._graph is None and self.graph_path.is_file():
                 loading = _Loading(self._load_file, read_index)
-        with ThreadPoolExecutor(1) as pool:
-            walking = pool.submit(_tracked, self.root)
+        if scanned is not None and scanned.manifest == _stamp_of(self.manifest_path):
             manifest = self._read_manifest()
-            stats, unsupported = walking.result()
+            stats, unsupported = scanned.files, scanned.unsupported
+        else:
+            with ThreadPoolExecutor(1) as pool:
+                walking = pool.submit(_tracked, self.root)
+                manifest = self._read_manifest()
+                stats, unsupported = walking.result()
         old, old_unsupported, reason = manifest.files, manifest.unsupported, manifest.why
         tracked = list(stats)
         fingerprints: dict[str, Fingerprint] = {}

@@ -65,7 +65,7 @@ from .errors import (
     StoreNotFoundError,
     UnknownSymbolError,
 )
-from .graph import GraphIndex, IndexTracker, Progress, ReadIndex, read_source, write_atomic
+from .graph import GraphIndex, IndexTracker, Progress, ReadIndex, Scanned, read_source, write_atomic
 from .results import (
     Assembled,
     Calls,
@@ -764,27 +764,34 @@ class Memory:
                 self._refresh_after(read_index)
         return self._index.load(read_index)
 
-    def _refresh(self, read_index: ReadIndex) -> None:
-        """Looks for changed files and indexes them (the caller holds the lock)."""
+    def _refresh(self, read_index: ReadIndex, scanned: Scanned | None = None) -> None:
+        """Looks for changed files and indexes them (the caller holds the lock;
+        ``scanned``: the walk of the tree made before, else made now)."""
         try:
             before = self._definitions_before()
-            self._index_changed(self._index.index(read_index=read_index, before=before), before)
+            self._index_changed(self._index.index(read_index=read_index, before=before, scanned=scanned), before)
         except (AircherError, OSError) as exc:  # answer from the graph as it is
             log.warning("could not refresh the code graph of %s: %s", self.root, exc)
         self._checked, self._stale = time.monotonic(), False
 
     def _refresh_after(self, read_index: ReadIndex) -> None:
-        """:meth:`_refresh` on a thread of its own, once the verb that found it due
-        has answered (the thread waits for the lock the verb holds); one at a time.
-        The verbs meanwhile answer from the graph as it is."""
+        """:meth:`_refresh` on a thread of its own, after the verb that found it due
+        has answered; one at a time. The walk of the tree, most of a look, runs
+        without the lock (the verbs go on meanwhile, answering from the graph as it
+        is); the indexing of what it found, under it."""
         if self._refreshing is not None and self._refreshing.is_alive():
             return
         self._checked = time.monotonic()  # (not due again before this one has run)
 
         def run() -> None:
+            try:
+                scanned = self._index.scan()
+            except (AircherError, OSError) as exc:
+                log.warning("could not refresh the code graph of %s: %s", self.root, exc)
+                return
             with self._lock:
-                if not self._closed:
-                    self._refresh(read_index)
+                if not self._closed:  # an edit recorded since the walk began: walked again
+                    self._refresh(read_index, None if self._stale else scanned)
 
         self._refreshing = threading.Thread(target=run, name="aircher-mem-graph-refresh", daemon=True)
         self._refreshing.start()

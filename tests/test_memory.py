@@ -146,6 +146,33 @@ def test_an_index_not_held_of_an_unchanged_tree_does_not_wait_for_the_graph(proj
         assert (project / ".aircher" / "graph.bin").stat().st_mtime_ns == graph_file.st_mtime_ns
 
 
+@pytest.mark.parametrize(
+    "summary",
+    [
+        None,
+        [],
+        {"files": -1, "skipped": [], "warnings": []},
+        {"files": True, "skipped": [], "warnings": []},
+        {"files": 4, "skipped": [["a"]], "warnings": []},
+        {"files": 4, "skipped": [], "warnings": [["a", 1]]},
+        {"files": 4, "skipped": "none", "warnings": []},
+        {"files": 4, "skipped": []},
+    ],
+)
+def test_a_summary_of_the_wrong_shape_has_the_graph_loaded_to_report(project: Path, summary: object) -> None:
+    with am.Memory.open(project) as memory:
+        memory.index()
+        loaded = dataclasses.replace(memory.index(), seconds=0)  # of the unchanged tree
+    manifest = project / ".aircher" / "files.json"
+    data = json.loads(manifest.read_text())
+    data["summary"] = summary
+    manifest.write_text(json.dumps(data))
+    with am.Memory.open(project) as memory:
+        assert dataclasses.replace(memory.index(hold=False), seconds=0) == loaded
+        assert memory._index._graph is not None  # loaded: the summary was not trusted
+    assert json.loads(manifest.read_text())["summary"] == {"files": 4, "skipped": [], "warnings": []}
+
+
 def test_a_look_for_changed_files_that_is_due_runs_after_the_answer(project: Path) -> None:
     """With ``[server] refresh_after_answer``, once ``refresh_seconds`` have passed
     (0 here: always), a graph query answers from the graph as it is and the look

@@ -30,6 +30,7 @@ from ._core import Definition, KnowledgeGraph, read_project_file, relative_path
 from .config import Policy
 from .errors import AircherError, InvalidInputError, NotIndexedError, SchemaVersionError, StoreCorruptError, StoreError
 from .results import IndexProgress, IndexReport
+from .root import stamp
 
 __all__ = ["GraphIndex", "IndexTracker", "Phase", "read_source", "tracked_files", "write_atomic"]
 
@@ -182,15 +183,6 @@ class Scanned(NamedTuple):
     manifest: tuple[int, int] | None
     files: dict[str, tuple[int, int]]
     unsupported: dict[str, int]
-
-
-def _stamp_of(path: Path) -> tuple[int, int] | None:
-    """A file's (mtime_ns, size), None when it is not there."""
-    try:
-        info = path.stat()
-    except OSError:
-        return None
-    return info.st_mtime_ns, info.st_size
 
 
 #: What the graph an index saved holds, as it reported it: the files in it, those
@@ -444,21 +436,21 @@ class GraphIndex:
         """The walk of the tree an index makes, with the manifest's stamp before it:
         changes nothing, so it may run on any thread, for :meth:`index`'s
         ``scanned``."""
-        manifest = _stamp_of(self.manifest_path)
+        manifest = stamp(self.manifest_path)
         files, unsupported = _tracked(self.root)
         return Scanned(manifest, files, unsupported)
 
     def _load_file(self, read_index: ReadIndex) -> _Loaded:
         """The graph file loaded, with its stamp before the load; kept by the caller
         (nothing changes here: it may run on another thread)."""
-        stamp = self._file_stamp()
+        before = self._file_stamp()
         graph = KnowledgeGraph.load(
             self.graph_path, root=self.root, max_file_bytes=self.max_file_bytes, read_index=read_index
         )
-        return graph, stamp
+        return graph, before
 
     def _file_stamp(self) -> tuple[int, int] | None:
-        return _stamp_of(self.graph_path)
+        return stamp(self.graph_path)
 
     # -- the manifest -----------------------------------------------------------------
 
@@ -475,10 +467,10 @@ class GraphIndex:
         try:
             if data["version"] != MANIFEST_VERSION or data["root"] != str(self.root):
                 return _Manifest(None, {}, "manifest of another version or project root", None)
-            stamp = self._file_stamp()
-            if stamp is None:
+            graph = self._file_stamp()
+            if graph is None:
                 return _Manifest(None, {}, "graph file missing", None)
-            if data["graph"] != list(stamp):
+            if data["graph"] != list(graph):
                 return _Manifest(None, {}, "graph file written since the manifest (by another process?)", None)
             files = _manifest_files(data["files"])
             unsupported = {str(k): int(v) for k, v in data.get("unsupported", {}).items()}
@@ -591,7 +583,7 @@ class GraphIndex:
                 self._graph = None  # another process indexed since: its graph goes with the manifest read
             if self._graph is None and self.graph_path.is_file():
                 loading = _Loading(self._load_file, read_index)
-        if scanned is not None and scanned.manifest == _stamp_of(self.manifest_path):
+        if scanned is not None and scanned.manifest == stamp(self.manifest_path):
             manifest = self._read_manifest()
             stats, unsupported = scanned.files, scanned.unsupported
         else:

@@ -37,6 +37,7 @@ from .config import Policy
 from .errors import InvalidInputError, StoreError
 from .graph import read_source
 from .results import ChannelScore, CodeHit, CodeSearch, Definition, RelevantCode
+from .root import stamp
 
 if TYPE_CHECKING:  # imported where used: a code search needs neither
     from .embeddings import Embedder
@@ -139,14 +140,6 @@ _DECLARED: dict[str, tuple[tuple[tuple[int, int] | None, ...], list[tuple[str, s
 _GLOB = frozenset("*?[")
 
 
-def _stamp(path: Path) -> tuple[int, int] | None:
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    return st.st_size, st.st_mtime_ns
-
-
 def declared_kinds(root: Path) -> list[tuple[str, str]]:
     """The folders and files (relative paths) the configuration at ``root`` gives a
     kind of non-product code, as (path, kind), sorted: pytest's ``testpaths``
@@ -160,7 +153,7 @@ def declared_kinds(root: Path) -> list[tuple[str, str]]:
     (``vendor/``, ``/lib/ext/**``) is taken, and a member pattern may end in one
     ``*``; others (``*.min.js``) are skipped with a log line, as is a file that
     cannot be read. Read again only when one of the root files changes."""
-    stamps = tuple(_stamp(root / name) for name in _CONFIG_FILES)
+    stamps = tuple(stamp(root / name) for name in _CONFIG_FILES)
     cached = _DECLARED.get(str(root))
     if cached is not None and cached[0] == stamps:
         return cached[1]

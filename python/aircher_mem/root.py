@@ -12,7 +12,7 @@ TYPE_CHECKING = False  # not typing's: importing typing is a cost here; checkers
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["STORE_DIR", "CONFIG_NAME", "find_root", "root_folder", "git_branch", "shipped"]
+__all__ = ["STORE_DIR", "CONFIG_NAME", "find_root", "root_folder", "git_branch", "shipped", "stamp"]
 
 #: The store's folder in a project.
 STORE_DIR = ".aircher"
@@ -25,6 +25,16 @@ def shipped(*parts: str) -> str:
     installed as files, never zipped: a path, without :mod:`importlib.resources` and
     the tens of milliseconds its import costs a hook)."""
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", *parts)
+
+
+def stamp(path: str | os.PathLike[str]) -> tuple[int, int] | None:
+    """A file's (mtime_ns, size), None when it is not there: what tells a cache or an
+    index that the file was written since it read it."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_mtime_ns, info.st_size
 
 
 def find_root(start: str | os.PathLike[str] | None = None) -> Path:

@@ -173,6 +173,35 @@ def test_a_summary_of_the_wrong_shape_has_the_graph_loaded_to_report(project: Pa
     assert json.loads(manifest.read_text())["summary"] == {"files": 4, "skipped": [], "warnings": []}
 
 
+def test_the_manifest_is_parsed_again_only_when_its_file_changed(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A look reads the manifest; the same file (inode, time, size) is parsed once per
+    process, each caller given its own copy; a file put in its place is read anew."""
+    with am.Memory.open(project) as memory:
+        memory.index()
+        index = memory._index
+        parsed: list[int] = []
+        parse = index._parse_manifest
+        monkeypatch.setattr(index, "_parse_manifest", lambda: parsed.append(1) or parse())
+        first = index._read_manifest()
+        assert first.files is not None and first.summary is not None
+        first.files.clear()
+        first.summary[1].append(("x", "y"))  # a caller's change stays its own
+        again = index._read_manifest()
+        assert again.files is not None and again.summary is not None
+        assert (len(parsed), len(again.files), again.summary[1]) == (1, 4, [])
+        manifest = project / ".aircher" / "files.json"
+        data = json.loads(manifest.read_text())
+        del data["files"]["app/util.py"]
+        written = manifest.with_name("files.json.new")
+        written.write_text(json.dumps(data))
+        os.replace(written, manifest)  # another writer's manifest
+        read = index._read_manifest()
+        assert read.files is not None and "app/util.py" not in read.files and len(parsed) == 2
+        assert memory.index().added == ["app/util.py"]
+
+
 def test_a_look_for_changed_files_that_is_due_runs_after_the_answer(project: Path) -> None:
     """With ``[server] refresh_after_answer``, once ``refresh_seconds`` have passed
     (0 here: always), a graph query answers from the graph as it is and the look

@@ -201,6 +201,16 @@ class _Manifest(NamedTuple):
     summary: Summary | None
 
 
+def _copied(manifest: _Manifest) -> _Manifest:
+    """``manifest`` with its own copies of what a caller may change."""
+    summary = manifest.summary
+    return manifest._replace(
+        files=None if manifest.files is None else dict(manifest.files),
+        unsupported=dict(manifest.unsupported),
+        summary=None if summary is None else (summary[0], list(summary[1]), list(summary[2])),
+    )
+
+
 def _summary(raw: object) -> Summary | None:
     """The manifest's ``summary``, validated; None when it is absent or not what
     :meth:`GraphIndex._save` writes (the index then loads the graph to report)."""
@@ -390,6 +400,9 @@ class GraphIndex:
         self.policy = policy
         self._graph: KnowledgeGraph | None = None
         self._stamp: tuple[int, int] | None = None  # graph.bin as last loaded or saved here
+        # The manifest as last read here, by the (inode, time, size) of its file and
+        # the graph file's stamp: a look that finds it unchanged does not parse it again.
+        self._manifest: tuple[tuple[int, int, int], tuple[int, int] | None, _Manifest] | None = None
 
     @property
     def max_file_bytes(self) -> int:
@@ -456,7 +469,23 @@ class GraphIndex:
 
     def _read_manifest(self) -> _Manifest:
         """The manifest's files, unsupported-language counts and summary, or None and
-        why it cannot be trusted."""
+        why it cannot be trusted. The same file (inode, time and size; the graph
+        file's stamp too) is read once: its parsed files are kept, a copy given."""
+        try:
+            info = os.stat(self.manifest_path)
+            key: tuple[int, int, int] | None = (info.st_ino, info.st_mtime_ns, info.st_size)
+        except OSError:
+            key = None
+        cached = self._manifest
+        graph = self._file_stamp()
+        if key is not None and cached is not None and cached[:2] == (key, graph):
+            return _copied(cached[2])
+        found = self._parse_manifest()
+        if key is not None and found.files is not None:
+            self._manifest = (key, graph, _copied(found))
+        return found
+
+    def _parse_manifest(self) -> _Manifest:
         try:
             data = json.loads(self.manifest_path.read_text(encoding="utf-8"))
         except FileNotFoundError:

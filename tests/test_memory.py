@@ -183,7 +183,7 @@ def test_the_manifest_is_parsed_again_only_when_its_file_changed(
         index = memory._index
         parsed: list[int] = []
         parse = index._parse_manifest
-        monkeypatch.setattr(index, "_parse_manifest", lambda: parsed.append(1) or parse())
+        monkeypatch.setattr(index, "_parse_manifest", lambda graph: parsed.append(1) or parse(graph))
         first = index._read_manifest()
         assert first.files is not None and first.summary is not None
         first.files.clear()

@@ -480,12 +480,14 @@ class GraphIndex:
         graph = self._file_stamp()
         if key is not None and cached is not None and cached[:2] == (key, graph):
             return _copied(cached[2])
-        found = self._parse_manifest()
+        found = self._parse_manifest(graph)
         if key is not None and found.files is not None:
             self._manifest = (key, graph, _copied(found))
         return found
 
-    def _parse_manifest(self) -> _Manifest:
+    def _parse_manifest(self, graph: tuple[int, int] | None) -> _Manifest:
+        """:meth:`_read_manifest` of the file as it is now, ``graph`` the graph
+        file's stamp."""
         try:
             data = json.loads(self.manifest_path.read_text(encoding="utf-8"))
         except FileNotFoundError:
@@ -496,7 +498,6 @@ class GraphIndex:
         try:
             if data["version"] != MANIFEST_VERSION or data["root"] != str(self.root):
                 return _Manifest(None, {}, "manifest of another version or project root", None)
-            graph = self._file_stamp()
             if graph is None:
                 return _Manifest(None, {}, "graph file missing", None)
             if data["graph"] != list(graph):
@@ -630,9 +631,8 @@ class GraphIndex:
             reason = "full rebuild requested"
         elif old is not None:
             changed = self._changed(stats, old, fingerprints)
-            if not hold and loading is not None and manifest.summary is not None and not changed:
-                if fingerprints.keys() == old.keys():
-                    unchanged = manifest.summary
+            if not (hold or loading is None or changed) and fingerprints.keys() == old.keys():
+                unchanged = manifest.summary  # (None for an older manifest: the graph is loaded)
             if unchanged is None:
                 try:
                     if loading is not None:

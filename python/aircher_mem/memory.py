@@ -590,8 +590,8 @@ class Memory:
         removed since the last index (see :class:`aircher_mem.graph.GraphIndex`);
         ``hold=False``: a full build is saved without being kept (less memory at
         its peak), and loaded when next used; an index that finds nothing changed
-        reports what the manifest says of the graph without waiting for its load. While it runs, :meth:`index_progress`
-        says where it is (from any thread). With :attr:`partial_answers` (a
+        reports what the manifest says of the graph without waiting for its load.
+        While it runs, :meth:`index_progress` says where it is (from any thread). With :attr:`partial_answers` (a
         server's memory), a first index held in memory lets other threads in once
         the graph of its first files is built (``[graph] first_batch_share`` of
         them, at most ``first_batch_files``):

@@ -98,7 +98,7 @@ mod _core {
     };
     #[pymodule_export]
     use crate::py::graph::{
-        outline, path_kind, read_project_file, relative_path, PyCodeHit, PyDefinition,
+        outline, path_kind, read_project_file, relative_path, PyCodeHit, PyDefinition, PyGraphView,
         PyKnowledgeGraph, PyReference, PySearchParams,
     };
     #[pymodule_export]

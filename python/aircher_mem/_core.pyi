@@ -598,6 +598,34 @@ class KnowledgeGraph:
         iterations: int = 30,
     ) -> list[tuple[Definition, float]]: ...
 
+@final
+class GraphView:
+    """A saved graph searched where it lies (its view and lexical index mapped), without
+    loading it: :meth:`search` answers as the loaded graph's does, to the bit."""
+
+    @staticmethod
+    def open(path: str | PathLike[str], *, root: str | PathLike[str]) -> GraphView:
+        """The view and lexical index saved beside the graph file ``path``, for the project
+        at ``root``. StoreCorruptError when either is damaged or was not written with that
+        graph file, SchemaVersionError for another format, OSError when either is missing."""
+    @property
+    def root(self) -> Path: ...
+    @property
+    def file_count(self) -> int: ...
+    @property
+    def files(self) -> list[str]: ...
+    def search(
+        self,
+        text: str,
+        params: SearchParams,
+        *,
+        level: str = "definition",
+        limit: int = 10,
+        focus: Sequence[str] = ...,
+        dense: Sequence[tuple[str, float]] = ...,
+        kinds: Sequence[tuple[str, str]] = ...,
+    ) -> tuple[list[CodeHit], list[str], str]: ...
+
 def relative_path(root: str | PathLike[str], path: str | PathLike[str]) -> str:
     """``path`` relative to the project ``root`` with ``/`` separators; InvalidInputError
     for an empty path, a NUL byte, the root itself or a path outside the root."""

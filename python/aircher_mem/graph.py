@@ -26,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Literal, NamedTuple
 
-from ._core import Definition, KnowledgeGraph, read_project_file, relative_path
+from ._core import Definition, GraphView, KnowledgeGraph, read_project_file, relative_path
 from .config import Policy
 from .errors import AircherError, InvalidInputError, NotIndexedError, SchemaVersionError, StoreCorruptError, StoreError
 from .results import IndexProgress, IndexReport
@@ -417,6 +417,11 @@ class GraphIndex:
         return self.store / MANIFEST_FILE
 
     @property
+    def loaded(self) -> bool:
+        """Whether the graph is loaded (or built) in this process."""
+        return self._graph is not None
+
+    @property
     def indexed(self) -> bool:
         return self._graph is not None or self.graph_path.is_file()
 
@@ -444,6 +449,19 @@ class GraphIndex:
                 raise NotIndexedError(f"{self.root} has not been indexed yet: run `aircher-mem index {self.root}`")
             self._graph, self._stamp = self._load_file(read_index)
         return self._graph
+
+    def view(self) -> GraphView | None:
+        """The saved graph searched where it lies (:class:`GraphView`), for a process
+        that has not loaded the graph: None when the graph is loaded here, or has no
+        readable view (written by an older version, damaged, a save cut short:
+        logged; the graph is loaded then)."""
+        if self._graph is not None or not self.graph_path.is_file():
+            return None
+        try:
+            return GraphView.open(self.graph_path, root=self.root)
+        except (AircherError, OSError) as exc:
+            log.info("the saved graph of %s cannot be searched in place (%s): loading it", self.root, exc)
+            return None
 
     def scan(self) -> Scanned:
         """The walk of the tree an index makes, with the manifest's stamp before it:
@@ -571,6 +589,7 @@ class GraphIndex:
         publish: Callable[[KnowledgeGraph, int], object] | None = None,
         before: dict[str, list[Definition]] | None = None,
         scanned: Scanned | None = None,
+        load: bool = True,
     ) -> IndexReport:
         """Builds the graph, or updates it with only the files added, changed
         (modification time or size moved *and* content hash differs) or removed since
@@ -596,7 +615,9 @@ class GraphIndex:
         made before, by a caller that walks without holding what the index
         changes; walked again when the manifest was written since (a file indexed
         meanwhile would be missing from it); a file that changed since is found by
-        the next index."""
+        the next index. With ``load=False`` (and ``hold=False``), a graph not loaded
+        yet is not loaded beside the walk, nor at all when nothing changed: for a
+        caller that answers from the saved graph (:meth:`view`) when it is current."""
         start = time.perf_counter()
         phase = _once(phase)
         if phase is not None:
@@ -611,7 +632,7 @@ class GraphIndex:
         if not full:
             if self._graph is not None and self._stamp != self._file_stamp():
                 self._graph = None  # another process indexed since: its graph goes with the manifest read
-            if self._graph is None and self.graph_path.is_file():
+            if self._graph is None and self.graph_path.is_file() and load:
                 loading = _Loading(self._load_file, read_index)
         if scanned is not None and scanned.manifest == stamp(self.manifest_path):
             manifest = self._read_manifest()
@@ -631,7 +652,8 @@ class GraphIndex:
             reason = "full rebuild requested"
         elif old is not None:
             changed = self._changed(stats, old, fingerprints)
-            if not (hold or loading is None or changed) and fingerprints.keys() == old.keys():
+            unloaded = loading is not None or (not load and self._graph is None)
+            if not (hold or changed) and unloaded and fingerprints.keys() == old.keys():
                 unchanged = manifest.summary  # (None for an older manifest: the graph is loaded)
             if unchanged is None:
                 try:

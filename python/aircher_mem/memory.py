@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, ParamSpec, TypeVar, get_args
 
 from . import _core, assembly, journal
-from ._core import KnowledgeGraph, __version__
+from ._core import GraphView, KnowledgeGraph, __version__
 from .checks import (
     MAX_INT,
     MAX_TTL_SECONDS,
@@ -324,6 +324,7 @@ class Memory:
         self._checked: float | None = None  # when the graph was last refreshed (monotonic)
         self._stale = False
         self._refreshing: threading.Thread | None = None  # a refresh after an answer (_refresh_after)
+        self._view: GraphView | None = None  # the saved graph searched in place (see _searchable)
         self._known: tuple[int, assembly.Hierarchy] | None = None  # see _hierarchy
         self._dense_channel: tuple[DenseIndex | None, str] | None = None
         self._closed = False
@@ -764,12 +765,31 @@ class Memory:
                 self._refresh_after(read_index)
         return self._index.load(read_index)
 
-    def _refresh(self, read_index: ReadIndex, scanned: Scanned | None = None) -> None:
+    def _searchable(self) -> KnowledgeGraph | GraphView:
+        """The graph a search reads: in a process that has not loaded the graph, the
+        saved graph searched where it lies (:meth:`GraphIndex.view`: the same answers,
+        without the load), once a look finds the tree as it was indexed (a look that
+        finds changes indexes them, and the graph is loaded for it); else
+        :meth:`_graph`, which loads it. Looks again as :meth:`_graph` does."""
+        if self._building is None and self._index.indexed and not self._index.loaded:
+            due = self._checked is None or time.monotonic() - self._checked >= self.policy.server.refresh_seconds
+            if self._view is None or due or self._stale:
+                self._view = self._index.view()
+                if self._view is not None:
+                    self._refresh("with_graph", load=False)
+            if self._view is not None and not self._index.loaded:
+                return self._view
+        self._view = None
+        return self._graph("with_graph", partial=True)
+
+    def _refresh(self, read_index: ReadIndex, scanned: Scanned | None = None, *, load: bool = True) -> None:
         """Looks for changed files and indexes them (the caller holds the lock;
-        ``scanned``: the walk of the tree made before, else made now)."""
+        ``scanned``: the walk of the tree made before, else made now; ``load=False``:
+        the graph is loaded only when something changed, see :meth:`GraphIndex.index`)."""
         try:
             before = self._definitions_before()
-            self._index_changed(self._index.index(read_index=read_index, before=before, scanned=scanned), before)
+            report = self._index.index(read_index=read_index, before=before, scanned=scanned, hold=load, load=load)
+            self._index_changed(report, before)
         except (AircherError, OSError) as exc:  # answer from the graph as it is
             log.warning("could not refresh the code graph of %s: %s", self.root, exc)
         self._checked, self._stale = time.monotonic(), False
@@ -1006,8 +1026,8 @@ class Memory:
         if level not in LEVELS:
             raise InvalidInputError(f"level must be 'definition' or 'file', got {level!r}")
         focus = [self.relative(f) for f in focus_files]
-        graph = self._graph("with_graph", partial=True)
-        partial = self._partial_of(graph)
+        graph = self._searchable()
+        partial = self._partial_of(graph) if isinstance(graph, KnowledgeGraph) else None
         dense, why = self._dense()
         notes = [why] if why else []
         scores: list[tuple[str, float]] = []

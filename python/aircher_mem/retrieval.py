@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from . import _core
-from ._core import KnowledgeGraph, SearchParams, VectorIndex
+from ._core import GraphView, KnowledgeGraph, SearchParams, VectorIndex
 from .config import Policy
 from .errors import InvalidInputError, StoreError
 from .graph import read_source
@@ -48,9 +48,13 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
+#: What a code search reads: the graph loaded, or the saved graph searched in place.
+Searched = KnowledgeGraph | GraphView
+
 __all__ = [
     "LEVELS",
     "VECTORS_SUFFIX",
+    "Searched",
     "DenseIndex",
     "declared_kinds",
     "generated_bundles",
@@ -251,13 +255,13 @@ def _linguist(root: Path) -> list[tuple[str, str]]:
     return out
 
 
-def project_kinds(graph: KnowledgeGraph) -> list[tuple[str, str]]:
+def project_kinds(graph: Searched) -> list[tuple[str, str]]:
     """:func:`declared_kinds` and the project's generated bundles
     (:func:`generated_bundles`, scored as vendored code) for ``graph``."""
     return sorted({*declared_kinds(Path(graph.root)), *((p, "vendor") for p in generated_bundles(graph))})
 
 
-def generated_bundles(graph: KnowledgeGraph) -> list[str]:
+def generated_bundles(graph: Searched) -> list[str]:
     """The JavaScript files of ``graph`` of at least ``_BUNDLE_MIN_BYTES`` whose first
     ``_BUNDLE_HEAD_BYTES`` carry a bundler's runtime (esbuild's ``__commonJS(``,
     webpack's ``__webpack_require__``, Parcel's ``parcelRequire``, browserify's
@@ -400,7 +404,7 @@ def _info(s: _core.Definition) -> Definition:
     return Definition(s.name, s.kind, s.scope, s.path, s.line, s.end_line, s.signature)
 
 
-def _lines(graph: KnowledgeGraph, path: str, policy: Policy, cache: dict[str, list[str] | None]) -> list[str] | None:
+def _lines(graph: Searched, path: str, policy: Policy, cache: dict[str, list[str] | None]) -> list[str] | None:
     if path not in cache:
         data = read_source(graph.root, path, policy.graph.max_file_bytes)
         cache[path] = None if data is None else data.decode("utf-8", "replace").splitlines()
@@ -413,7 +417,7 @@ def _snippet(lines: list[str], symbol: _core.Definition, max_lines: int) -> tupl
 
 
 def search_code(
-    graph: KnowledgeGraph,
+    graph: Searched,
     text: str,
     *,
     policy: Policy,
@@ -445,7 +449,7 @@ def search_code(
 
 
 def _found(
-    graph: KnowledgeGraph, hit: _core.CodeHit, level: Level, policy: Policy, cache: dict[str, list[str] | None] | None
+    graph: Searched, hit: _core.CodeHit, level: Level, policy: Policy, cache: dict[str, list[str] | None] | None
 ) -> CodeHit:
     s = hit.symbol
     content = None

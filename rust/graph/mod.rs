@@ -15,6 +15,7 @@ mod read;
 mod scan;
 mod search;
 mod store;
+mod view;
 
 pub use adjacency::{Direction, NodeIndex};
 pub use documents::{definition_key, documents, file_key, parse_key, DEFINITION, EMBED, FILE};
@@ -41,5 +42,7 @@ pub use scan::{
 };
 pub use search::{
     is_test_path, mentioned_files, path_kind, search, Found, Hit, Level, PathKind, SearchParams,
+    Searchable,
 };
-pub use store::KnowledgeGraph;
+pub use store::{KnowledgeGraph, ViewFile};
+pub use view::{view_path, GraphView, SavedSearch, ViewNode};

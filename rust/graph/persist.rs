@@ -194,11 +194,17 @@ pub fn load(path: &Path) -> Result<Saved> {
 }
 
 /// `load`, and the checksum `save` returned for the file.
-pub fn load_with_sum(path: &Path) -> Result<(Saved, u64)> {
-    let bytes = Mapped::open(path)?;
-    let corrupt = |why: &str| corrupt(path, why);
+/// The checksum a graph file's header names (what the files tied to it name),
+/// its version checked; the payload is not read.
+pub fn saved_sum(path: &Path) -> Result<u64> {
+    let bytes = Mapped::open_unread(path)?;
+    header_sum(&bytes, path)
+}
+
+/// The checksum in the header of a graph file's `bytes`, its magic and version checked.
+fn header_sum(bytes: &[u8], path: &Path) -> Result<u64> {
     if bytes.len() < HEADER || &bytes[..8] != MAGIC {
-        return Err(corrupt("no graph header"));
+        return Err(corrupt(path, "no graph header"));
     }
     let version = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
     if version != FORMAT_VERSION {
@@ -209,8 +215,16 @@ pub fn load_with_sum(path: &Path) -> Result<(Saved, u64)> {
             expected: FORMAT_VERSION,
         });
     }
+    Ok(u64::from_le_bytes(
+        bytes[20..28].try_into().expect("8 bytes"),
+    ))
+}
+
+pub fn load_with_sum(path: &Path) -> Result<(Saved, u64)> {
+    let bytes = Mapped::open(path)?;
+    let corrupt = |why: &str| corrupt(path, why);
+    let sum = header_sum(&bytes, path)?;
     let length = u64::from_le_bytes(bytes[12..20].try_into().expect("8 bytes"));
-    let sum = u64::from_le_bytes(bytes[20..28].try_into().expect("8 bytes"));
     let payload = &bytes[HEADER..];
     if payload.len() as u64 != length {
         return Err(corrupt("truncated"));

@@ -21,6 +21,7 @@ use super::scan::{
     Source, NOT_UTF8,
 };
 use super::store::KnowledgeGraph;
+use super::view::view_path;
 use crate::atomic::AtomicFile;
 use crate::error::{invalid, Error, Result};
 use crate::retrieve::{Document, LexicalFile, LexicalIndex};
@@ -366,10 +367,14 @@ impl Project {
         progress.enter(Phase::Linking);
         let graph = KnowledgeGraph::from_files(files);
         progress.enter(Phase::Saving);
-        let (graph_file, sum) = write_graph(path, &root, &graph, &skipped, &warnings)?;
+        let (written, view) = rayon::join(
+            || write_graph(path, &root, &graph, &skipped, &warnings),
+            || graph.write_view(&view_path(path)),
+        );
+        let (graph_file, sum) = written?;
         let files = graph.file_count();
         drop(graph);
-        commit_pair(graph_file, index.finish(sum)?)?;
+        commit_all(graph_file, [index.finish(sum)?, view?.finish(sum)?])?;
         Ok(Built {
             files,
             skipped,
@@ -532,16 +537,21 @@ impl Project {
     /// `load` does not pair with the graph (it is rebuilt from disk then).
     pub fn save(&self, path: &Path) -> Result<()> {
         let root = &self.root;
-        let (graph, index) = {
+        let (graph, tied) = {
             let state = self.state_checked()?;
-            let (graph, index) = rayon::join(
+            let (graph, (index, view)) = rayon::join(
                 || write_graph(path, root, &state.graph, &state.skipped, &state.warnings),
-                || state.lexical().write(&lexical_path(path)),
+                || {
+                    rayon::join(
+                        || state.lexical().write(&lexical_path(path)),
+                        || state.graph.write_view(&view_path(path)),
+                    )
+                },
             );
             let (graph, sum) = graph?;
-            (graph, index?.finish(sum)?)
+            (graph, [index?.finish(sum)?, view?.finish(sum)?])
         };
-        commit_pair(graph, index)
+        commit_all(graph, tied)
     }
 
     fn saved_from(&self, state: &State) -> Saved {
@@ -703,16 +713,22 @@ fn write_graph(
     file.finish(graph.names(), &root.to_string_lossy(), skipped, warnings)
 }
 
-/// Syncs and renames a graph file and its lexical index side by side (see
-/// [`Project::save`]).
-fn commit_pair(graph: AtomicFile, index: AtomicFile) -> Result<()> {
+/// Syncs and renames a graph file and the files tied to it (its lexical index
+/// and its view) side by side (see [`Project::save`]).
+fn commit_all<const N: usize>(graph: AtomicFile, tied: [AtomicFile; N]) -> Result<()> {
     std::thread::scope(|s| {
-        let index = s.spawn(|| index.commit());
-        let graph = graph.commit();
-        let index = index
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        graph.and(index)
+        let tied: Vec<_> = tied
+            .into_iter()
+            .map(|file| s.spawn(|| file.commit()))
+            .collect();
+        let mut result = graph.commit();
+        for file in tied {
+            let committed = file
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            result = result.and(committed);
+        }
+        result
     })
 }
 

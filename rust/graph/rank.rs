@@ -9,12 +9,7 @@ use crate::error::{invalid, Result};
 impl KnowledgeGraph {
     /// Highest score first; equal scores by path, then line.
     fn sort_ranked(&self, ranked: &mut [(NodeIndex, f64)]) {
-        ranked.sort_by(|a, b| {
-            b.1.total_cmp(&a.1).then_with(|| {
-                (&self.graph[a.0].path, self.graph[a.0].line)
-                    .cmp(&(&self.graph[b.0].path, self.graph[b.0].line))
-            })
-        });
+        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| self.tie_order(a.0, b.0)));
     }
 
     /// Personalized PageRank (the repo-map idea): a random walk over the graph, edges
@@ -79,13 +74,7 @@ impl KnowledgeGraph {
         ranked
     }
 
-    /// Personalized PageRank by forward push (Andersen, Chung and Lang, 2006): the
-    /// same random walk as `rank`, but only the part of the graph the walk reaches
-    /// with weight above `epsilon` is visited, so a query costs about
-    /// `1 / (epsilon * (1 - damping))` edge visits whatever the graph's size, and at
-    /// most `max_pushes` pushes. A node is pushed while its residual exceeds
-    /// `epsilon` times its weighted degree. Returns nodes by score, highest first,
-    /// ties by path and line.
+    /// Personalized PageRank by forward push: see [`rank_local`].
     pub fn rank_local(
         &self,
         seeds: &[(NodeIndex, f64)],
@@ -93,93 +82,7 @@ impl KnowledgeGraph {
         epsilon: f64,
         max_pushes: usize,
     ) -> Vec<(NodeIndex, f64)> {
-        let total: f64 = seeds.iter().filter(|s| s.1 > 0.0).map(|s| s.1).sum();
-        if !(total > 0.0 && total.is_finite()) {
-            return Vec::new();
-        }
-        // Dense per-node state (a few vectors of the graph's size: cheaper than
-        // hashing on every edge visited).
-        let n = self.graph.node_bound();
-        let mut degree = vec![f64::NAN; n];
-        let mut residual = vec![0.0f64; n];
-        let mut score = vec![0.0f64; n];
-        let mut queued = vec![false; n];
-        let mut touched: Vec<usize> = Vec::new();
-        // Pushed in rounds: every node above the threshold at the start of a round
-        // is pushed with the residual it had then, so the result does not depend
-        // on the order nodes and edges are numbered in (a graph built fresh and one
-        // loaded or updated walk alike).
-        let mut frontier: Vec<NodeIndex> = Vec::new();
-        for &(node, weight) in seeds {
-            if weight > 0.0 && self.graph.contains_node(node) {
-                let i = node.index();
-                residual[i] += weight / total;
-                if !queued[i] {
-                    queued[i] = true;
-                    frontier.push(node);
-                }
-            }
-        }
-        let mut pushes = 0;
-        let mut round: Vec<(NodeIndex, f64, f64)> = Vec::new();
-        while !frontier.is_empty() && pushes < max_pushes {
-            round.clear();
-            for node in frontier.drain(..) {
-                let i = node.index();
-                queued[i] = false;
-                if degree[i].is_nan() {
-                    degree[i] = self
-                        .graph
-                        .edges_directed(node, Direction::Outgoing)
-                        .chain(self.graph.edges_directed(node, Direction::Incoming))
-                        .map(|e| f64::from(e.weight().confidence))
-                        .sum();
-                }
-                let (r, weight) = (residual[i], degree[i]);
-                if r > epsilon * weight.max(1.0) && pushes < max_pushes {
-                    pushes += 1;
-                    residual[i] = 0.0;
-                    round.push((node, r, weight));
-                }
-            }
-            for &(node, r, weight) in &round {
-                let i = node.index();
-                if score[i] == 0.0 {
-                    touched.push(i);
-                }
-                if weight == 0.0 {
-                    // Nowhere to go: the walk stays (as `rank` restarts, up to scale).
-                    score[i] += r;
-                    continue;
-                }
-                score[i] += (1.0 - damping) * r;
-                let spread = damping * r / weight;
-                let edges = self
-                    .graph
-                    .edges_directed(node, Direction::Outgoing)
-                    .map(|e| (e.target(), e.weight().confidence))
-                    .chain(
-                        self.graph
-                            .edges_directed(node, Direction::Incoming)
-                            .map(|e| (e.source(), e.weight().confidence)),
-                    );
-                for (next, confidence) in edges {
-                    let j = next.index();
-                    residual[j] += spread * f64::from(confidence);
-                    if residual[j] > epsilon && !queued[j] {
-                        queued[j] = true;
-                        frontier.push(next);
-                    }
-                }
-            }
-        }
-        let mut ranked: Vec<(NodeIndex, f64)> = touched
-            .into_iter()
-            .filter(|&i| score[i] > 0.0)
-            .map(|i| (NodeIndex::new(i), score[i]))
-            .collect();
-        self.sort_ranked(&mut ranked);
-        ranked
+        rank_local(self, seeds, damping, epsilon, max_pushes)
     }
 
     /// The `limit` best nodes by `rank`, seeded by the definitions each of `names`
@@ -257,6 +160,135 @@ impl KnowledgeGraph {
         });
         out
     }
+}
+
+/// A graph a local walk runs over: the knowledge graph, or a saved graph read in
+/// place (`view::GraphView`). Both list a node's edges in the same order for the
+/// same graph, so the walk's sums, and its result, are the same to the bit.
+pub trait Walk {
+    /// One past the highest node index.
+    fn node_bound(&self) -> usize;
+    fn contains_node(&self, node: NodeIndex) -> bool;
+    /// Each edge of `node` as (the node at its other end, its confidence): its
+    /// outgoing edges, most recently added first, then its incoming ones.
+    fn for_each_edge(&self, node: NodeIndex, each: impl FnMut(NodeIndex, f32));
+    /// The order of equal scores: by path, then line.
+    fn tie_order(&self, a: NodeIndex, b: NodeIndex) -> std::cmp::Ordering;
+}
+
+impl Walk for KnowledgeGraph {
+    fn node_bound(&self) -> usize {
+        self.graph.node_bound()
+    }
+
+    fn contains_node(&self, node: NodeIndex) -> bool {
+        self.graph.contains_node(node)
+    }
+
+    fn for_each_edge(&self, node: NodeIndex, mut each: impl FnMut(NodeIndex, f32)) {
+        for e in self.graph.edges_directed(node, Direction::Outgoing) {
+            each(e.target(), e.weight().confidence);
+        }
+        for e in self.graph.edges_directed(node, Direction::Incoming) {
+            each(e.source(), e.weight().confidence);
+        }
+    }
+
+    fn tie_order(&self, a: NodeIndex, b: NodeIndex) -> std::cmp::Ordering {
+        let (a, b) = (&self.graph[a], &self.graph[b]);
+        (&a.path, a.line).cmp(&(&b.path, b.line))
+    }
+}
+
+/// Personalized PageRank by forward push (Andersen, Chung and Lang, 2006): the
+/// same random walk as `KnowledgeGraph::rank`, but only the part of the graph the
+/// walk reaches with weight above `epsilon` is visited, so a query costs about
+/// `1 / (epsilon * (1 - damping))` edge visits whatever the graph's size, and at
+/// most `max_pushes` pushes. A node is pushed while its residual exceeds
+/// `epsilon` times its weighted degree. Returns nodes by score, highest first,
+/// ties by path and line.
+pub fn rank_local(
+    graph: &impl Walk,
+    seeds: &[(NodeIndex, f64)],
+    damping: f64,
+    epsilon: f64,
+    max_pushes: usize,
+) -> Vec<(NodeIndex, f64)> {
+    let total: f64 = seeds.iter().filter(|s| s.1 > 0.0).map(|s| s.1).sum();
+    if !(total > 0.0 && total.is_finite()) {
+        return Vec::new();
+    }
+    // Dense per-node state (a few vectors of the graph's size: cheaper than
+    // hashing on every edge visited).
+    let n = graph.node_bound();
+    let mut degree = vec![f64::NAN; n];
+    let mut residual = vec![0.0f64; n];
+    let mut score = vec![0.0f64; n];
+    let mut queued = vec![false; n];
+    let mut touched: Vec<usize> = Vec::new();
+    // Pushed in rounds: every node above the threshold at the start of a round
+    // is pushed with the residual it had then, so the result does not depend
+    // on the order nodes and edges are numbered in (a graph built fresh and one
+    // loaded or updated walk alike).
+    let mut frontier: Vec<NodeIndex> = Vec::new();
+    for &(node, weight) in seeds {
+        if weight > 0.0 && graph.contains_node(node) {
+            let i = node.index();
+            residual[i] += weight / total;
+            if !queued[i] {
+                queued[i] = true;
+                frontier.push(node);
+            }
+        }
+    }
+    let mut pushes = 0;
+    let mut round: Vec<(NodeIndex, f64, f64)> = Vec::new();
+    while !frontier.is_empty() && pushes < max_pushes {
+        round.clear();
+        for node in frontier.drain(..) {
+            let i = node.index();
+            queued[i] = false;
+            if degree[i].is_nan() {
+                let mut sum = 0.0;
+                graph.for_each_edge(node, |_, confidence| sum += f64::from(confidence));
+                degree[i] = sum;
+            }
+            let (r, weight) = (residual[i], degree[i]);
+            if r > epsilon * weight.max(1.0) && pushes < max_pushes {
+                pushes += 1;
+                residual[i] = 0.0;
+                round.push((node, r, weight));
+            }
+        }
+        for &(node, r, weight) in &round {
+            let i = node.index();
+            if score[i] == 0.0 {
+                touched.push(i);
+            }
+            if weight == 0.0 {
+                // Nowhere to go: the walk stays (as `rank` restarts, up to scale).
+                score[i] += r;
+                continue;
+            }
+            score[i] += (1.0 - damping) * r;
+            let spread = damping * r / weight;
+            graph.for_each_edge(node, |next, confidence| {
+                let j = next.index();
+                residual[j] += spread * f64::from(confidence);
+                if residual[j] > epsilon && !queued[j] {
+                    queued[j] = true;
+                    frontier.push(next);
+                }
+            });
+        }
+    }
+    let mut ranked: Vec<(NodeIndex, f64)> = touched
+        .into_iter()
+        .filter(|&i| score[i] > 0.0)
+        .map(|i| (NodeIndex::new(i), score[i]))
+        .collect();
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| graph.tie_order(a.0, b.0)));
+    ranked
 }
 
 #[cfg(test)]

@@ -8,10 +8,25 @@ use foldhash::{HashMap, HashSet};
 use super::adjacency::NodeIndex;
 use super::documents::{definition_key, file_key, parse_key};
 use super::model::NodeKind;
-use super::project::State;
+use super::rank::{rank_local, Walk};
 use super::store::KnowledgeGraph;
 use crate::error::{invalid, Result};
-use crate::retrieve::{fuse, Bm25Params, Channel, ChannelScore, Normalization, QueryTerms};
+use crate::retrieve::{
+    fuse, Bm25Params, Channel, ChannelScore, LexicalIndex, Normalization, QueryTerms,
+};
+
+/// What a code search asks of a graph: the knowledge graph, or a saved graph read
+/// in place (`view::GraphView`), which answer it alike.
+pub trait Searchable: Walk {
+    /// The node of a document key (a definition's or a file's).
+    fn node_of_key(&self, key: &str) -> Option<NodeIndex>;
+    /// The document key of a file or definition node (None for imports).
+    fn key_of_node(&self, node: NodeIndex) -> Option<String>;
+    fn file_node(&self, path: &str) -> Option<NodeIndex>;
+    /// Every file's path, in no particular order.
+    fn paths(&self) -> impl Iterator<Item = &str>;
+    fn file_count(&self) -> usize;
+}
 
 /// What a search returns: definitions, or files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -272,7 +287,8 @@ pub struct Found {
 /// the rest by path, all with score 0.
 #[allow(clippy::too_many_arguments)]
 pub fn search(
-    state: &State,
+    graph: &impl Searchable,
+    lexical: &LexicalIndex,
     text: &str,
     focus: &[String],
     dense: &[(String, f64)],
@@ -281,21 +297,17 @@ pub fn search(
     params: &SearchParams,
     declared: &[(String, PathKind)],
 ) -> Found {
-    let graph = state.graph();
-    let lexical =
-        state
-            .lexical()
-            .search_weighed(text, &params.bm25, &[], params.candidates, params.terms);
+    let found = lexical.search_weighed(text, &params.bm25, &[], params.candidates, params.terms);
     let mentioned = mentioned_files(graph, text);
     let mut matched: HashMap<&str, &[String]> = HashMap::default();
-    let mut lexical_scores: Vec<(String, f64)> = Vec::with_capacity(lexical.len());
-    for hit in &lexical {
+    let mut lexical_scores: Vec<(String, f64)> = Vec::with_capacity(found.len());
+    for hit in &found {
         matched.insert(&hit.key, &hit.matched);
         lexical_scores.push((hit.key.clone(), hit.score));
     }
     // Seeds: the best lexical hits by score, then the mentioned and focus files,
     // each of those weighing a share of the lexical seeds' total.
-    let mut seeds: Vec<(NodeIndex, f64)> = lexical
+    let mut seeds: Vec<(NodeIndex, f64)> = found
         .iter()
         .take(params.graph_seeds)
         .filter_map(|hit| Some((graph.node_of_key(&hit.key)?, hit.score)))
@@ -309,7 +321,13 @@ pub fn search(
     };
     files(&mentioned, params.path_weight);
     files(focus, params.focus_weight);
-    let walked = graph.rank_local(&seeds, params.damping, params.epsilon, params.max_pushes);
+    let walked = rank_local(
+        graph,
+        &seeds,
+        params.damping,
+        params.epsilon,
+        params.max_pushes,
+    );
     let graph_scores: Vec<(String, f64)> = walked
         .iter()
         .filter_map(|&(node, score)| Some((graph.key_of_node(node)?, score)))
@@ -382,7 +400,7 @@ pub fn search(
                 let mut score = doc.score;
                 if index.is_none() && params.name_only_factor != 1.0 {
                     let terms = matched.get(doc.key.as_str()).copied().unwrap_or_default();
-                    if state.lexical().only_in_field(&doc.key, terms, "path") {
+                    if lexical.only_in_field(&doc.key, terms, "path") {
                         score *= params.name_only_factor;
                     }
                 }
@@ -428,10 +446,10 @@ pub fn search(
     hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.key.cmp(&b.key)));
     hits.truncate(limit);
     if level == Level::File && !hits.is_empty() && hits.len() < limit {
-        rank_the_rest(state, text, params, &mut hits, limit, &factor);
+        rank_the_rest(graph, lexical, text, params, &mut hits, limit, &factor);
     }
     let reason = if hits.is_empty() {
-        why_empty(state, text)
+        why_empty(graph, text)
     } else {
         String::new()
     };
@@ -447,21 +465,18 @@ pub fn search(
 /// kind's factor, then the rest by path; each with score 0 and, for the first,
 /// its lexical channel (raw score, normalized 0) and matched words.
 fn rank_the_rest(
-    state: &State,
+    graph: &impl Searchable,
+    lexical: &LexicalIndex,
     text: &str,
     params: &SearchParams,
     hits: &mut Vec<Hit>,
     limit: usize,
     factor: &dyn Fn(&str) -> (f64, bool),
 ) {
-    let graph = state.graph();
     let mut taken: HashSet<String> = hits.iter().map(|h| h.path.clone()).collect();
-    let all = state.lexical().len();
+    let all = lexical.len();
     let mut best: HashMap<String, (f64, f64, Vec<String>)> = HashMap::default();
-    for hit in state
-        .lexical()
-        .search_weighed(text, &params.bm25, &[], all, params.terms)
-    {
+    for hit in lexical.search_weighed(text, &params.bm25, &[], all, params.terms) {
         let Some((path, _)) = parse_key(&hit.key) else {
             continue;
         };
@@ -491,12 +506,7 @@ fn rank_the_rest(
         more.push((path, vec![channel], matched));
     }
     if more.len() < want {
-        let mut rest: Vec<&str> = graph
-            .files
-            .keys()
-            .map(String::as_str)
-            .filter(|p| !taken.contains(*p))
-            .collect();
+        let mut rest: Vec<&str> = graph.paths().filter(|p| !taken.contains(*p)).collect();
         rest.sort_unstable();
         for path in rest.into_iter().take(want - more.len()) {
             more.push((path.to_string(), Vec::new(), Vec::new()));
@@ -521,8 +531,8 @@ fn rank_the_rest(
 }
 
 /// Why a search found nothing.
-fn why_empty(state: &State, text: &str) -> String {
-    if state.graph().file_count() == 0 {
+fn why_empty(graph: &impl Searchable, text: &str) -> String {
+    if graph.file_count() == 0 {
         return "nothing is indexed: run `aircher-mem index` first".to_string();
     }
     // The first few distinct words, so that a huge text gives a short answer.
@@ -565,9 +575,8 @@ pub fn is_test_path(path: &str) -> bool {
         || path_kind(name, &[]) == Some(PathKind::Test)
 }
 
-impl KnowledgeGraph {
-    /// The node of a document key (a definition's or a file's).
-    pub fn node_of_key(&self, key: &str) -> Option<NodeIndex> {
+impl Searchable for KnowledgeGraph {
+    fn node_of_key(&self, key: &str) -> Option<NodeIndex> {
         let (path, index) = parse_key(key)?;
         let entry = self.files.get(path)?;
         match index {
@@ -576,8 +585,7 @@ impl KnowledgeGraph {
         }
     }
 
-    /// The document key of a file or definition node (None for imports).
-    pub fn key_of_node(&self, node: NodeIndex) -> Option<String> {
+    fn key_of_node(&self, node: NodeIndex) -> Option<String> {
         let data = self.graph.node_weight(node)?;
         let entry = self.files.get(&*data.path)?;
         match data.kind {
@@ -589,6 +597,18 @@ impl KnowledgeGraph {
             }
         }
     }
+
+    fn file_node(&self, path: &str) -> Option<NodeIndex> {
+        KnowledgeGraph::file_node(self, path)
+    }
+
+    fn paths(&self) -> impl Iterator<Item = &str> {
+        self.files.keys().map(String::as_str)
+    }
+
+    fn file_count(&self) -> usize {
+        KnowledgeGraph::file_count(self)
+    }
 }
 
 /// The project files a text mentions: paths (`src/app/models.py`, absolute ones,
@@ -596,7 +616,7 @@ impl KnowledgeGraph {
 /// (`pkg.sub.mod`, also with one or two trailing attribute names), each mapped to
 /// the files whose path ends with it (or, for an absolute path, that it ends with).
 /// A bare word is never a mention. Sorted, without repeats.
-pub fn mentioned_files(graph: &KnowledgeGraph, text: &str) -> Vec<String> {
+pub fn mentioned_files(graph: &impl Searchable, text: &str) -> Vec<String> {
     // Files by their last component's stem.
     let mut found: Vec<String> = Vec::new();
     let mut runs = 0;
@@ -624,7 +644,7 @@ pub fn mentioned_files(graph: &KnowledgeGraph, text: &str) -> Vec<String> {
         };
         if slashed || has_source_extension(last) {
             // A path: its components, the last with its extension.
-            for path in graph.files_ending_with(&parts) {
+            for path in files_ending_with(graph, &parts) {
                 if !found.contains(&path) {
                     found.push(path);
                 }
@@ -637,7 +657,7 @@ pub fn mentioned_files(graph: &KnowledgeGraph, text: &str) -> Vec<String> {
                 let Some(keep) = names.len().checked_sub(drop).filter(|k| *k >= 2) else {
                     break;
                 };
-                let hits = graph.modules_named(&names[..keep]);
+                let hits = modules_named(graph, &names[..keep]);
                 if !hits.is_empty() {
                     for path in hits {
                         if !found.contains(&path) {
@@ -658,88 +678,90 @@ fn has_source_extension(name: &str) -> bool {
     super::extract::Language::from_path(std::path::Path::new(name)).is_some()
 }
 
-impl KnowledgeGraph {
-    /// The files `parts` (a path, split) names, compared component by component from
-    /// the end: those whose path ends with it, that it ends with (an absolute path),
-    /// or that share its file name and at least its last folder (an installed copy
-    /// under `site-packages/`); the longest common suffix wins.
-    fn files_ending_with(&self, parts: &[&str]) -> Vec<String> {
-        let Some(last) = parts.last() else {
-            return Vec::new();
-        };
-        let mut best: Vec<String> = Vec::new();
-        let mut best_length = 0;
-        for path in self.paths_named(last) {
-            let file: Vec<&str> = path.split('/').collect();
-            let common = file
-                .iter()
-                .rev()
-                .zip(parts.iter().rev())
-                .take_while(|(a, b)| a == b)
-                .count();
-            // The mention is a suffix of the path, or the path of the mention, or
-            // they share at least a folder and the file name (an installed copy:
-            // `site-packages/pkg/m.py` for `src/pkg/m.py`).
-            let whole = common == parts.len() || common == file.len() || common >= 2;
-            if !whole || common < best_length {
-                continue;
-            }
-            if common > best_length {
-                best.clear();
-                best_length = common;
-            }
-            best.push(path.to_string());
+/// The files `parts` (a path, split) names, compared component by component from
+/// the end: those whose path ends with it, that it ends with (an absolute path),
+/// or that share its file name and at least its last folder (an installed copy
+/// under `site-packages/`); the longest common suffix wins.
+fn files_ending_with(graph: &impl Searchable, parts: &[&str]) -> Vec<String> {
+    let Some(last) = parts.last() else {
+        return Vec::new();
+    };
+    let mut best: Vec<String> = Vec::new();
+    let mut best_length = 0;
+    for path in paths_named(graph, last) {
+        let file: Vec<&str> = path.split('/').collect();
+        let common = file
+            .iter()
+            .rev()
+            .zip(parts.iter().rev())
+            .take_while(|(a, b)| a == b)
+            .count();
+        // The mention is a suffix of the path, or the path of the mention, or
+        // they share at least a folder and the file name (an installed copy:
+        // `site-packages/pkg/m.py` for `src/pkg/m.py`).
+        let whole = common == parts.len() || common == file.len() || common >= 2;
+        if !whole || common < best_length {
+            continue;
         }
-        best
+        if common > best_length {
+            best.clear();
+            best_length = common;
+        }
+        best.push(path.to_string());
     }
+    best
+}
 
-    /// The files a module name (`a.b.c` split) names: `a/b/c.<ext>` or a package
-    /// file `a/b/c/__init__.py` (`mod.rs`, `index.js`...), at the end of a path.
-    fn modules_named(&self, names: &[&str]) -> Vec<String> {
-        let Some((last, _)) = names.split_last() else {
-            return Vec::new();
+/// The files a module name (`a.b.c` split) names: `a/b/c.<ext>` or a package
+/// file `a/b/c/__init__.py` (`mod.rs`, `index.js`...), at the end of a path.
+fn modules_named(graph: &impl Searchable, names: &[&str]) -> Vec<String> {
+    let Some((last, _)) = names.split_last() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for path in paths_with_stem(graph, last) {
+        let components: Vec<&str> = path.split('/').collect();
+        let Some((file, folders)) = components.split_last() else {
+            continue;
         };
-        let mut out = Vec::new();
-        for path in self.paths_with_stem(last) {
+        let stem = file.split('.').next().unwrap_or_default();
+        let mut chain: Vec<&str> = folders.to_vec();
+        chain.push(stem);
+        if chain.ends_with(names) {
+            out.push(path.to_string());
+        }
+    }
+    for package in ["__init__.py", "mod.rs", "index.js", "index.ts"] {
+        let mut parts: Vec<&str> = names.to_vec();
+        parts.push(package);
+        for path in paths_named(graph, package) {
             let components: Vec<&str> = path.split('/').collect();
-            let Some((file, folders)) = components.split_last() else {
-                continue;
-            };
-            let stem = file.split('.').next().unwrap_or_default();
-            let mut chain: Vec<&str> = folders.to_vec();
-            chain.push(stem);
-            if chain.ends_with(names) {
+            if components.ends_with(&parts) && !out.iter().any(|p| p == path) {
                 out.push(path.to_string());
             }
         }
-        for package in ["__init__.py", "mod.rs", "index.js", "index.ts"] {
-            let mut parts: Vec<&str> = names.to_vec();
-            parts.push(package);
-            for path in self.paths_named(package) {
-                let components: Vec<&str> = path.split('/').collect();
-                if components.ends_with(&parts) && !out.iter().any(|p| p == path) {
-                    out.push(path.to_string());
-                }
-            }
-        }
-        out
     }
+    out
+}
 
-    /// Paths whose last component is `name`.
-    fn paths_named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
-        self.files
-            .keys()
-            .map(String::as_str)
-            .filter(move |p| p.rsplit('/').next() == Some(name))
-    }
+/// Paths whose last component is `name`.
+fn paths_named<'a>(
+    graph: &'a impl Searchable,
+    name: &'a str,
+) -> impl Iterator<Item = &'a str> + 'a {
+    graph
+        .paths()
+        .filter(move |p| p.rsplit('/').next() == Some(name))
+}
 
-    /// Paths whose last component's stem (before the first dot) is `stem`.
-    fn paths_with_stem<'a>(&'a self, stem: &'a str) -> impl Iterator<Item = &'a str> + 'a {
-        self.files
-            .keys()
-            .map(String::as_str)
-            .filter(move |p| p.rsplit('/').next().and_then(|n| n.split('.').next()) == Some(stem))
-    }
+/// Paths whose last component's stem (before the first dot) is `stem`.
+fn paths_with_stem<'a>(
+    graph: &'a impl Searchable,
+    stem: &'a str,
+) -> impl Iterator<Item = &'a str> + 'a {
+    graph
+        .paths()
+        .filter(move |p| p.rsplit('/').next().and_then(|n| n.split('.').next()) == Some(stem))
 }
 
 #[cfg(test)]

@@ -12,11 +12,11 @@ use super::convert::{Checked, FsPath, Int, Real, Text};
 use super::detached;
 use super::errors::InvalidInputError;
 use crate::graph::{
-    canonical_root, parse_indexed, reference_kinds, relative_to, search, Direction, Edge,
-    KnowledgeGraph, Language, Level, NodeIndex, Parsed, PathKind, Phase, Progress, Project,
-    ReadIndex, Remark, Scan, SearchParams, EMBED,
+    canonical_root, parse_indexed, reference_kinds, relative_to, search, Direction, Edge, Found,
+    GraphView, KnowledgeGraph, Language, Level, NodeIndex, Parsed, PathKind, Phase, Progress,
+    Project, ReadIndex, Remark, SavedSearch, Scan, SearchParams, Searchable, EMBED,
 };
-use crate::retrieve::{Bm25Params, Normalization, QueryTerms};
+use crate::retrieve::{Bm25Params, LexicalIndex, Normalization, QueryTerms};
 use crate::Error;
 
 /// A node of the graph: a file, a definition or an import.
@@ -460,6 +460,185 @@ fn references(graph: &KnowledgeGraph, found: Vec<(NodeIndex, Edge)>) -> Vec<PyRe
         .collect()
 }
 
+/// What a search returns to Python: the hits, the files the text mentions, why
+/// nothing was found.
+type Searched = (Vec<PyCodeHit>, Vec<String>, String);
+
+/// A search's arguments, checked.
+struct Asked {
+    text: String,
+    level: Level,
+    limit: usize,
+    focus: Vec<String>,
+    dense: Vec<(String, f64)>,
+    declared: Vec<(String, PathKind)>,
+}
+
+impl Asked {
+    fn new(
+        text: Text,
+        level: Text,
+        limit: Int<usize>,
+        focus: Checked<Vec<Text>>,
+        dense: Checked<Vec<(Text, Real)>>,
+        kinds: Checked<Vec<(Text, Text)>>,
+    ) -> PyResult<Asked> {
+        Ok(Asked {
+            text: text.0,
+            level: level.0.parse()?,
+            limit: limit.0,
+            focus: focus.0.into_iter().map(|t| t.0).collect(),
+            dense: dense.0.into_iter().map(|(k, s)| (k.0, s.0)).collect(),
+            declared: kinds
+                .0
+                .into_iter()
+                .map(|(path, kind)| Ok((path.0, kind.0.parse::<PathKind>()?)))
+                .collect::<crate::Result<_>>()?,
+        })
+    }
+
+    fn run(&self, graph: &impl Searchable, lexical: &LexicalIndex, params: &SearchParams) -> Found {
+        search(
+            graph,
+            lexical,
+            &self.text,
+            &self.focus,
+            &self.dense,
+            self.level,
+            self.limit,
+            params,
+            &self.declared,
+        )
+    }
+}
+
+/// A search's hits for Python, each node made a `Definition` by `symbol`.
+trait HitsOf {
+    fn hits_of(self, symbol: impl Fn(NodeIndex) -> PyDefinition) -> Searched;
+}
+
+impl HitsOf for Found {
+    fn hits_of(self, symbol: impl Fn(NodeIndex) -> PyDefinition) -> Searched {
+        let hits = self
+            .hits
+            .into_iter()
+            .map(|hit| PyCodeHit {
+                symbol: symbol(hit.node),
+                score: hit.score,
+                channels: hit
+                    .channels
+                    .into_iter()
+                    .map(|c| (c.name, c.raw, c.normalized, c.weight))
+                    .collect(),
+                matched: hit.matched,
+                via: hit.via.into_iter().map(&symbol).collect(),
+                test: hit.test,
+            })
+            .collect();
+        (hits, self.mentioned, self.reason)
+    }
+}
+
+/// A node of a graph's view as a `Definition` (None: a damaged record, read as
+/// an empty one).
+fn view_symbol(view: &GraphView, id: NodeIndex) -> PyDefinition {
+    let Some(n) = view.node(id) else {
+        return PyDefinition {
+            kind: "file",
+            name: String::new(),
+            path: String::new(),
+            language: "",
+            line: 0,
+            end_line: 0,
+            signature: String::new(),
+            scope: String::new(),
+            items: Vec::new(),
+        };
+    };
+    PyDefinition {
+        scope: n.scope.to_string(),
+        items: n.items.iter().map(|item| item.to_string()).collect(),
+        kind: n.kind.name(),
+        name: n.name.to_string(),
+        path: n.path.to_string(),
+        language: n.language.name(),
+        line: n.line as usize,
+        end_line: n.end_line as usize,
+        signature: n.signature.to_string(),
+    }
+}
+
+/// A saved graph searched where it lies (its view and lexical index mapped, see
+/// `crate::graph::view`), without loading it: a first search in a process that
+/// has not loaded the graph. It answers `search` as the loaded graph does, to
+/// the bit.
+#[pyclass(frozen, module = "aircher_mem._core", name = "GraphView")]
+pub struct PyGraphView {
+    saved: SavedSearch,
+    root: PathBuf,
+}
+
+#[pymethods]
+impl PyGraphView {
+    /// The view and lexical index saved beside the graph file at `path`, for the
+    /// project at `root`. Raises `StoreCorruptError` when either is damaged or was
+    /// not written with that graph file (a save cut short), `SchemaVersionError`
+    /// for another format, `OSError` when either is missing.
+    #[staticmethod]
+    #[pyo3(signature = (path, *, root), text_signature = "(path, *, root)")]
+    fn open(py: Python<'_>, path: FsPath, root: FsPath) -> PyResult<Self> {
+        let saved = detached(py, || SavedSearch::open(&path.0))?;
+        Ok(Self {
+            saved,
+            root: root.0,
+        })
+    }
+
+    /// The project root, as given.
+    #[getter]
+    fn root(&self) -> PathBuf {
+        self.root.clone()
+    }
+
+    #[getter]
+    fn file_count(&self) -> usize {
+        self.saved.view.file_count()
+    }
+
+    /// The files in the graph (relative paths, sorted).
+    #[getter]
+    fn files(&self) -> Vec<String> {
+        self.saved.view.paths().map(str::to_string).collect()
+    }
+
+    /// `KnowledgeGraph.search`, from the saved graph.
+    #[pyo3(
+        signature = (text, params, *, level = Text("definition".to_string()), limit = Int(10), focus = Checked(Vec::new()), dense = Checked(Vec::new()), kinds = Checked(Vec::new())),
+        text_signature = "($self, text, params, *, level='definition', limit=10, focus=(), dense=(), kinds=())"
+    )]
+    #[allow(clippy::too_many_arguments)]
+    fn search(
+        &self,
+        py: Python<'_>,
+        text: Text,
+        params: PyRef<'_, PySearchParams>,
+        level: Text,
+        limit: Int<usize>,
+        focus: Checked<Vec<Text>>,
+        dense: Checked<Vec<(Text, Real)>>,
+        kinds: Checked<Vec<(Text, Text)>>,
+    ) -> PyResult<Searched> {
+        let asked = Asked::new(text, level, limit, focus, dense, kinds)?;
+        let params = &params.params;
+        Ok(detached(py, || -> crate::Result<_> {
+            let (view, lexical) = (&self.saved.view, &self.saved.lexical);
+            let found = asked.run(view, lexical, params);
+            lexical.check_source()?;
+            Ok(found.hits_of(|node| view_symbol(view, node)))
+        })?)
+    }
+}
+
 fn symbols(graph: &KnowledgeGraph, ids: Vec<NodeIndex>) -> Vec<PyDefinition> {
     ids.into_iter().map(|id| symbol(graph, id)).collect()
 }
@@ -812,41 +991,16 @@ impl PyKnowledgeGraph {
         focus: Checked<Vec<Text>>,
         dense: Checked<Vec<(Text, Real)>>,
         kinds: Checked<Vec<(Text, Text)>>,
-    ) -> PyResult<(Vec<PyCodeHit>, Vec<String>, String)> {
-        let level: Level = level.0.parse()?;
-        let declared: Vec<(String, PathKind)> = kinds
-            .0
-            .into_iter()
-            .map(|(path, kind)| Ok((path.0, kind.0.parse::<PathKind>()?)))
-            .collect::<crate::Result<_>>()?;
-        let focus: Vec<String> = focus.0.into_iter().map(|t| t.0).collect();
-        let dense: Vec<(String, f64)> = dense.0.into_iter().map(|(k, s)| (k.0, s.0)).collect();
+    ) -> PyResult<Searched> {
+        let asked = Asked::new(text, level, limit, focus, dense, kinds)?;
         let params = &params.params;
         Ok(detached(py, || -> crate::Result<_> {
             let state = self.project.state_checked()?;
             let graph = state.graph();
-            let found = search(
-                &state, &text.0, &focus, &dense, level, limit.0, params, &declared,
-            );
+            let found = asked.run(graph, state.lexical(), params);
             // A damaged file read in place: its error, not the hits found without it.
             state.lexical().check_source()?;
-            let hits = found
-                .hits
-                .into_iter()
-                .map(|hit| PyCodeHit {
-                    symbol: symbol(graph, hit.node),
-                    score: hit.score,
-                    channels: hit
-                        .channels
-                        .into_iter()
-                        .map(|c| (c.name, c.raw, c.normalized, c.weight))
-                        .collect(),
-                    matched: hit.matched,
-                    via: symbols(graph, hit.via),
-                    test: hit.test,
-                })
-                .collect();
-            Ok((hits, found.mentioned, found.reason))
+            Ok(found.hits_of(|node| symbol(graph, node)))
         })?)
     }
 

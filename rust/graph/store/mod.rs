@@ -9,6 +9,9 @@ mod saved;
 #[cfg(test)]
 pub(super) mod tests;
 mod update;
+mod view;
+
+pub use view::ViewFile;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;

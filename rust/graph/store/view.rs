@@ -1,0 +1,242 @@
+//! The graph written as `view::GraphView` reads it: numbered as a load numbers it,
+//! each node's edges in the order a loaded graph lists them (see `view`).
+
+use std::path::Path;
+
+use super::{FileEntry, KnowledgeGraph};
+use crate::atomic::AtomicFile;
+use crate::error::{Error, Result};
+use crate::graph::adjacency::{Direction, NodeIndex};
+use crate::graph::model::EdgeKind;
+use crate::graph::view::{self, Header, CONTAINS_CONFIDENCE};
+
+/// A view written but for its header, which names the graph file it goes with.
+pub struct ViewFile {
+    file: AtomicFile,
+    header: Header,
+}
+
+impl ViewFile {
+    /// The header written (naming the graph file by its checksum `sum`): the file,
+    /// to commit beside the graph's.
+    pub fn finish(mut self, sum: u64) -> Result<AtomicFile> {
+        self.header.graph_sum = sum;
+        self.file.write_at(0, &self.header.encode())?;
+        Ok(self.file)
+    }
+}
+
+/// A section's offset in the file as a u32 where the format says so: a graph
+/// too large for one is refused (the view is optional; the graph file is not).
+fn narrow(value: usize, what: &'static str, path: &Path) -> Result<u32> {
+    u32::try_from(value).map_err(|_| Error::InvalidValue {
+        field: what,
+        reason: format!("{}: too many for a graph view ({value})", path.display()),
+    })
+}
+
+/// The file being written and where its end is.
+struct Out {
+    file: AtomicFile,
+    at: u64,
+}
+
+impl Out {
+    fn put(&mut self, bytes: &[u8]) -> Result<()> {
+        self.at += bytes.len() as u64;
+        self.file.write_all(bytes)
+    }
+}
+
+impl KnowledgeGraph {
+    /// Writes the graph's view to a temporary file beside `path` (see `view`);
+    /// `ViewFile::finish` completes it once the graph file's checksum is known.
+    pub fn write_view(&self, path: &Path) -> Result<ViewFile> {
+        let mut paths: Vec<&String> = self.files.keys().collect();
+        paths.sort_unstable();
+        let entries: Vec<&FileEntry> = paths.iter().map(|p| &self.files[*p]).collect();
+        // Every node's number in the view: its file's first, plus its place in
+        // `FileEntry::nodes`, files in path order (as `from_saved` adds them).
+        let mut number = vec![u32::MAX; self.graph.node_bound()];
+        let mut firsts = Vec::with_capacity(entries.len());
+        let mut next = 0usize;
+        for entry in &entries {
+            firsts.push(next);
+            for node in entry.nodes() {
+                number[node.index()] = narrow(next, "nodes", path)?;
+                next += 1;
+            }
+        }
+        let nodes = next;
+        let mut out = Out {
+            file: AtomicFile::create(path)?,
+            at: 0,
+        };
+        let mut header = Header {
+            nodes: nodes as u64,
+            files: entries.len() as u64,
+            ..Header::default()
+        };
+        out.put(&[0; view::HEADER])?;
+        // The files, then their paths.
+        header.files_at = out.at;
+        let paths_at = out.at + (entries.len() * view::FILE_RECORD) as u64;
+        let mut offset = paths_at;
+        let mut table = Vec::with_capacity(entries.len() * view::FILE_RECORD);
+        for ((p, entry), first) in paths.iter().zip(&entries).zip(&firsts) {
+            let count = 1 + entry.defs.len() + entry.imports.len();
+            for value in [*first, count, entry.defs.len(), p.len()] {
+                table.extend(narrow(value, "nodes", path)?.to_le_bytes());
+            }
+            table.extend(offset.to_le_bytes());
+            offset += p.len() as u64;
+        }
+        out.put(&table)?;
+        for p in &paths {
+            out.put(p.as_bytes())?;
+        }
+        // The nodes, each edge's other end by its number.
+        header.nodes_at = out.at;
+        let mut starts: Vec<u64> = Vec::with_capacity(nodes + 1);
+        let mut out_starts: Vec<u64> = Vec::with_capacity(nodes + 1);
+        let mut outgoing: Vec<u8> = Vec::new();
+        let mut incoming = vec![0u32; nodes];
+        let mut record = Vec::new();
+        let mut edges = 0u64;
+        for (f, entry) in entries.iter().enumerate() {
+            let children = self.children(entry);
+            for (local, node) in entry.nodes().enumerate() {
+                starts.push(out.at);
+                record.clear();
+                self.encode_node(node, f as u32, &mut record);
+                out.put(&record)?;
+                out_starts.push(edges);
+                // A loaded graph's list: the links (added after every node, in
+                // this order), then what the node contains, most recent first.
+                let links: Vec<(u32, f32)> = self
+                    .graph
+                    .edges_directed(node, Direction::Outgoing)
+                    .filter(|e| e.weight().kind != EdgeKind::Contains)
+                    .map(|e| (number[e.target().index()], e.weight().confidence))
+                    .collect();
+                let contained = children[local]
+                    .iter()
+                    .map(|&child| (number[child.index()], CONTAINS_CONFIDENCE));
+                for (other, confidence) in links.into_iter().rev().chain(contained.rev()) {
+                    outgoing.extend(other.to_le_bytes());
+                    outgoing.extend(confidence.to_bits().to_le_bytes());
+                    incoming[other as usize] += 1;
+                    edges += 1;
+                }
+            }
+        }
+        starts.push(out.at);
+        out_starts.push(edges);
+        header.index_at = out.at;
+        out.put(&le_u64s(&starts))?;
+        drop(starts);
+        header.out_index_at = out.at;
+        out.put(&le_u64s(&out_starts))?;
+        drop(out_starts);
+        header.out_at = out.at;
+        out.put(&outgoing)?;
+        drop(outgoing);
+        // Into each node: the links, most recently added first (files in order,
+        // each file's links in its nodes' order), then the edge from what
+        // contains it, added before any link.
+        let mut in_starts: Vec<u64> = Vec::with_capacity(nodes + 1);
+        let mut total = 0u64;
+        for count in &incoming {
+            in_starts.push(total);
+            total += u64::from(*count);
+        }
+        in_starts.push(total);
+        let mut cursor: Vec<u64> = in_starts[1..].to_vec();
+        let mut into = vec![0u8; total as usize * view::EDGE];
+        let mut place = |to: u32, from: u32, confidence: f32| {
+            let slot = &mut cursor[to as usize];
+            *slot -= 1;
+            let at = *slot as usize * view::EDGE;
+            into[at..at + 4].copy_from_slice(&from.to_le_bytes());
+            into[at + 4..at + 8].copy_from_slice(&confidence.to_bits().to_le_bytes());
+        };
+        for entry in &entries {
+            for (node, children) in entry.nodes().zip(self.children(entry)) {
+                for child in children {
+                    place(
+                        number[child.index()],
+                        number[node.index()],
+                        CONTAINS_CONFIDENCE,
+                    );
+                }
+            }
+        }
+        for entry in &entries {
+            for node in entry.nodes() {
+                for e in self.graph.edges_directed(node, Direction::Outgoing) {
+                    if e.weight().kind != EdgeKind::Contains {
+                        let (from, to) = (number[node.index()], number[e.target().index()]);
+                        place(to, from, e.weight().confidence);
+                    }
+                }
+            }
+        }
+        header.in_index_at = out.at;
+        out.put(&le_u64s(&in_starts))?;
+        header.in_at = out.at;
+        out.put(&into)?;
+        header.end = out.at;
+        Ok(ViewFile {
+            file: out.file,
+            header,
+        })
+    }
+
+    /// What each of a file's nodes contains, in `FileEntry::nodes` order: its
+    /// definitions in order (a file's, those at top level; then its imports), as
+    /// `add_file_at` adds their edges.
+    fn children(&self, entry: &FileEntry) -> Vec<Vec<NodeIndex>> {
+        let local: foldhash::HashMap<NodeIndex, usize> = entry
+            .defs
+            .iter()
+            .enumerate()
+            .map(|(i, &d)| (d, 1 + i))
+            .collect();
+        let mut children = vec![Vec::new(); 1 + entry.defs.len() + entry.imports.len()];
+        for &def in &entry.defs {
+            let parent = self.parents[def.index()];
+            children[local.get(&parent).copied().unwrap_or_default()].push(def);
+        }
+        children[0].extend(entry.imports.iter().copied());
+        children
+    }
+
+    /// A node's record (see `view`).
+    fn encode_node(&self, node: NodeIndex, file: u32, out: &mut Vec<u8>) {
+        let n = &self.graph[node];
+        let scope = self.scope(node).unwrap_or_default();
+        out.extend(file.to_le_bytes());
+        out.push(view::kind_code(n.kind));
+        out.push(view::language_code(n.language));
+        out.extend([0, 0]);
+        for value in [n.line, n.end_line] {
+            out.extend(value.to_le_bytes());
+        }
+        let texts = [n.name.as_bytes(), n.signature.as_bytes(), scope.as_bytes()];
+        for text in texts {
+            out.extend((text.len() as u32).to_le_bytes());
+        }
+        out.extend((n.items.len() as u32).to_le_bytes());
+        for text in texts {
+            out.extend(text);
+        }
+        for item in &n.items {
+            out.extend((item.len() as u32).to_le_bytes());
+            out.extend(item.as_bytes());
+        }
+    }
+}
+
+fn le_u64s(values: &[u64]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}

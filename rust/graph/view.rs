@@ -1,0 +1,670 @@
+//! A saved graph read in place: what a code search asks of the graph (its files,
+//! nodes and edges), written beside the graph file at each save (`graph.view`
+//! beside `graph.bin`) in a layout searched where it lies, mapped, so that a
+//! process's first search does not wait for the graph's load. The nodes are
+//! numbered as a load of the graph file numbers them and each node's edges are
+//! listed in the order the loaded graph lists them, so a search of the view and
+//! one of the loaded graph give the same hits and scores, to the bit.
+//!
+//! Layout (little-endian): the header (`Header`: magic `AIRVIEW1`, format
+//! version (u32), a reserved u32, the checksum of the graph file it was written
+//! with, then the counts and where each section begins, as u64), then the
+//! sections: the files by path (`FILE_RECORD` bytes each: the number of the
+//! file's node, its number of nodes (the file's, its definitions', its imports',
+//! numbered in that order), of definitions, the length of its path (u32 each)
+//! and where the path is (u64)), then the paths; the nodes' records (`NODE_FIXED`
+//! bytes: the node's file, kind (u8), language (u8), two zeros, line and end
+//! line (u32), the lengths of its name, signature and scope and its number of
+//! items (u32), then those texts and each item as its length (u32) and text);
+//! where each record begins ((nodes + 1) × u64); where each node's outgoing edges
+//! begin, counted in edges ((nodes + 1) × u64), and the edges (`EDGE` bytes: the
+//! other end's number (u32) and the confidence (f32)); the same for incoming
+//! edges. Nothing is trusted: every read is checked, a value out of range reads
+//! as nothing.
+
+use std::cmp::Ordering;
+use std::path::Path;
+
+use super::adjacency::NodeIndex;
+use super::documents::{definition_key, file_key, parse_key};
+use super::extract::Language;
+use super::model::NodeKind;
+use super::persist::saved_sum;
+use super::project::lexical_path;
+use super::rank::Walk;
+use super::search::Searchable;
+use crate::error::{Error, Result};
+use crate::mapped::Mapped;
+use crate::retrieve::{LexicalFile, LexicalIndex};
+
+const MAGIC: &[u8; 8] = b"AIRVIEW1";
+pub const FORMAT_VERSION: u32 = 1;
+pub(super) const HEADER: usize = 16 + 11 * 8;
+pub(super) const FILE_RECORD: usize = 4 * 4 + 8;
+pub(super) const NODE_FIXED: usize = 32;
+pub(super) const EDGE: usize = 8;
+/// The confidence of a contains edge (as `KnowledgeGraph::add_file_at` adds them).
+pub(super) const CONTAINS_CONFIDENCE: f32 = 1.0;
+
+const KINDS: [NodeKind; 5] = [
+    NodeKind::File,
+    NodeKind::Function,
+    NodeKind::Class,
+    NodeKind::Variable,
+    NodeKind::Import,
+];
+
+pub(super) fn kind_code(kind: NodeKind) -> u8 {
+    KINDS.iter().position(|k| *k == kind).unwrap_or_default() as u8
+}
+
+pub(super) fn language_code(language: Language) -> u8 {
+    Language::ALL
+        .iter()
+        .position(|l| *l == language)
+        .unwrap_or_default() as u8
+}
+
+/// The header's counts and section offsets (see the module's documentation).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct Header {
+    pub(super) graph_sum: u64,
+    pub(super) nodes: u64,
+    pub(super) files: u64,
+    pub(super) files_at: u64,
+    pub(super) nodes_at: u64,
+    pub(super) index_at: u64,
+    pub(super) out_index_at: u64,
+    pub(super) out_at: u64,
+    pub(super) in_index_at: u64,
+    pub(super) in_at: u64,
+    pub(super) end: u64,
+}
+
+impl Header {
+    fn fields(&self) -> [u64; 11] {
+        [
+            self.graph_sum,
+            self.nodes,
+            self.files,
+            self.files_at,
+            self.nodes_at,
+            self.index_at,
+            self.out_index_at,
+            self.out_at,
+            self.in_index_at,
+            self.in_at,
+            self.end,
+        ]
+    }
+
+    pub(super) fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(HEADER);
+        out.extend(MAGIC);
+        out.extend(FORMAT_VERSION.to_le_bytes());
+        out.extend(0u32.to_le_bytes());
+        for field in self.fields() {
+            out.extend(field.to_le_bytes());
+        }
+        out
+    }
+
+    fn decode(bytes: &[u8], path: &Path) -> Result<Header> {
+        let corrupt = |why: &str| corrupt(path, why);
+        if bytes.len() < HEADER || &bytes[..8] != MAGIC {
+            return Err(corrupt("no view header"));
+        }
+        let version = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
+        if version != FORMAT_VERSION {
+            return Err(Error::FormatVersion {
+                what: "graph view",
+                path: path.display().to_string(),
+                found: version,
+                expected: FORMAT_VERSION,
+            });
+        }
+        let mut f = [0u64; 11];
+        for (i, field) in f.iter_mut().enumerate() {
+            let at = 16 + 8 * i;
+            *field = u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
+        }
+        let [graph_sum, nodes, files, files_at, nodes_at, index_at, out_index_at, out_at, in_index_at, in_at, end] =
+            f;
+        let header = Header {
+            graph_sum,
+            nodes,
+            files,
+            files_at,
+            nodes_at,
+            index_at,
+            out_index_at,
+            out_at,
+            in_index_at,
+            in_at,
+            end,
+        };
+        // The sections in order, each the size its counts say where it is fixed.
+        let index = nodes.checked_add(1).and_then(|n| n.checked_mul(8));
+        let fits = end == bytes.len() as u64
+            && files_at == HEADER as u64
+            && files
+                .checked_mul(FILE_RECORD as u64)
+                .and_then(|n| n.checked_add(files_at))
+                .is_some_and(|n| n <= nodes_at)
+            && nodes_at <= index_at
+            && index.and_then(|n| n.checked_add(index_at)) == Some(out_index_at)
+            && index.and_then(|n| n.checked_add(out_index_at)) == Some(out_at)
+            && out_at <= in_index_at
+            && index.and_then(|n| n.checked_add(in_index_at)) == Some(in_at)
+            && in_at <= end
+            && nodes < u64::from(u32::MAX)
+            && files <= nodes;
+        if !fits {
+            return Err(corrupt("sections that do not fit together"));
+        }
+        Ok(header)
+    }
+}
+
+fn corrupt(path: &Path, why: &str) -> Error {
+    Error::Corrupt(format!(
+        "{} is not a readable aircher-mem graph view ({why}): index again to rewrite it",
+        path.display()
+    ))
+}
+
+/// The file `path` names, or where the view of the graph file `graph` lives:
+/// beside it, with the extension `.view` (`graph.bin` -> `graph.view`).
+pub fn view_path(graph: &Path) -> std::path::PathBuf {
+    graph.with_extension("view")
+}
+
+/// A file of the view: its first node's number, its number of nodes and of
+/// definitions, its path.
+#[derive(Debug, Clone, Copy)]
+struct FileRecord<'a> {
+    first: u32,
+    nodes: u32,
+    defs: u32,
+    path: &'a str,
+}
+
+/// A node as the view holds it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ViewNode<'a> {
+    pub kind: NodeKind,
+    pub language: Language,
+    pub name: &'a str,
+    pub path: &'a str,
+    pub line: u32,
+    pub end_line: u32,
+    pub signature: &'a str,
+    pub scope: &'a str,
+    pub items: Vec<&'a str>,
+}
+
+/// A saved graph read in place (see the module's documentation).
+#[derive(Debug)]
+pub struct GraphView {
+    bytes: Mapped,
+    header: Header,
+}
+
+impl GraphView {
+    /// Maps the view at `path` (its pages read as they are used) and checks its
+    /// header: a missing file is an I/O error, a damaged one `Error::Corrupt`,
+    /// another format's `Error::FormatVersion`.
+    pub fn open(path: &Path) -> Result<GraphView> {
+        let bytes = Mapped::open_unread(path)?;
+        let header = Header::decode(&bytes, path)?;
+        Ok(GraphView { bytes, header })
+    }
+
+    /// The checksum of the graph file the view was written with.
+    pub fn graph_sum(&self) -> u64 {
+        self.header.graph_sum
+    }
+
+    pub fn node_count(&self) -> usize {
+        self.header.nodes as usize
+    }
+
+    fn slice(&self, at: u64, length: u64) -> Option<&[u8]> {
+        let start = usize::try_from(at).ok()?;
+        let end = start.checked_add(usize::try_from(length).ok()?)?;
+        self.bytes.get(start..end)
+    }
+
+    fn u32_at(&self, at: u64) -> Option<u32> {
+        Some(u32::from_le_bytes(self.slice(at, 4)?.try_into().ok()?))
+    }
+
+    fn u64_at(&self, at: u64) -> Option<u64> {
+        Some(u64::from_le_bytes(self.slice(at, 8)?.try_into().ok()?))
+    }
+
+    fn text(&self, at: u64, length: u32) -> Option<&str> {
+        std::str::from_utf8(self.slice(at, u64::from(length))?).ok()
+    }
+
+    fn file(&self, f: u32) -> Option<FileRecord<'_>> {
+        if u64::from(f) >= self.header.files {
+            return None;
+        }
+        let at = self.header.files_at + u64::from(f) * FILE_RECORD as u64;
+        let word = |i: u64| self.u32_at(at + 4 * i);
+        let path = self.text(self.u64_at(at + 16)?, word(3)?)?;
+        Some(FileRecord {
+            first: word(0)?,
+            nodes: word(1)?,
+            defs: word(2)?,
+            path,
+        })
+    }
+
+    /// The number of the file `path`'s record (files are sorted by path).
+    fn find_file(&self, path: &str) -> Option<u32> {
+        let (mut low, mut high) = (0u32, u32::try_from(self.header.files).ok()?);
+        while low < high {
+            let middle = low + (high - low) / 2;
+            match self.file(middle)?.path.cmp(path) {
+                Ordering::Less => low = middle + 1,
+                Ordering::Greater => high = middle,
+                Ordering::Equal => return Some(middle),
+            }
+        }
+        None
+    }
+
+    /// Where a node's record begins, and its fixed part.
+    fn fixed(&self, node: NodeIndex) -> Option<(u64, &[u8])> {
+        if node.index() as u64 >= self.header.nodes {
+            return None;
+        }
+        let at = self.u64_at(self.header.index_at + 8 * node.index() as u64)?;
+        Some((at, self.slice(at, NODE_FIXED as u64)?))
+    }
+
+    fn file_of(&self, node: NodeIndex) -> Option<FileRecord<'_>> {
+        let (_, fixed) = self.fixed(node)?;
+        self.file(u32::from_le_bytes(fixed[..4].try_into().ok()?))
+    }
+
+    fn line(&self, node: NodeIndex) -> Option<u32> {
+        let (_, fixed) = self.fixed(node)?;
+        Some(u32::from_le_bytes(fixed[8..12].try_into().ok()?))
+    }
+
+    /// The node numbered `node`; None when there is none (or its record is damaged).
+    pub fn node(&self, node: NodeIndex) -> Option<ViewNode<'_>> {
+        let (at, fixed) = self.fixed(node)?;
+        let word = |i: usize| u32::from_le_bytes(fixed[i..i + 4].try_into().expect("4 bytes"));
+        let kind = *KINDS.get(usize::from(fixed[4]))?;
+        let language = *Language::ALL.get(usize::from(fixed[5]))?;
+        let path = self.file(word(0))?.path;
+        let mut cursor = at + NODE_FIXED as u64;
+        let mut next = |length: u32| {
+            let text = self.text(cursor, length);
+            cursor += u64::from(length);
+            text
+        };
+        let (name, signature, scope) = (next(word(16))?, next(word(20))?, next(word(24))?);
+        let mut items = Vec::new();
+        for _ in 0..word(28) {
+            let length = self.u32_at(cursor)?;
+            cursor += 4;
+            items.push(self.text(cursor, length)?);
+            cursor += u64::from(length);
+        }
+        Some(ViewNode {
+            kind,
+            language,
+            name,
+            path,
+            line: word(8),
+            end_line: word(12),
+            signature,
+            scope,
+            items,
+        })
+    }
+
+    /// Each edge of a section (`index_at`, `at`: outgoing or incoming) of `node`.
+    fn edges(
+        &self,
+        index_at: u64,
+        at: u64,
+        node: NodeIndex,
+        each: &mut impl FnMut(NodeIndex, f32),
+    ) {
+        let i = node.index() as u64;
+        let (Some(start), Some(end)) = (
+            self.u64_at(index_at + 8 * i),
+            self.u64_at(index_at + 8 * (i + 1)),
+        ) else {
+            return;
+        };
+        let Some(length) = end
+            .checked_sub(start)
+            .and_then(|n| n.checked_mul(EDGE as u64))
+        else {
+            return;
+        };
+        let Some(edges) = start
+            .checked_mul(EDGE as u64)
+            .and_then(|offset| self.slice(at + offset, length))
+        else {
+            return;
+        };
+        for edge in edges.chunks_exact(EDGE) {
+            let other = u32::from_le_bytes(edge[..4].try_into().expect("4 bytes"));
+            let confidence =
+                f32::from_bits(u32::from_le_bytes(edge[4..].try_into().expect("4 bytes")));
+            if u64::from(other) < self.header.nodes {
+                each(NodeIndex::new(other as usize), confidence);
+            }
+        }
+    }
+}
+
+impl Walk for GraphView {
+    fn node_bound(&self) -> usize {
+        self.header.nodes as usize
+    }
+
+    fn contains_node(&self, node: NodeIndex) -> bool {
+        (node.index() as u64) < self.header.nodes
+    }
+
+    fn for_each_edge(&self, node: NodeIndex, mut each: impl FnMut(NodeIndex, f32)) {
+        let h = &self.header;
+        self.edges(h.out_index_at, h.out_at, node, &mut each);
+        self.edges(h.in_index_at, h.in_at, node, &mut each);
+    }
+
+    fn tie_order(&self, a: NodeIndex, b: NodeIndex) -> Ordering {
+        let key = |n: NodeIndex| (self.file_of(n).map(|f| f.path), self.line(n));
+        key(a).cmp(&key(b))
+    }
+}
+
+impl Searchable for GraphView {
+    fn node_of_key(&self, key: &str) -> Option<NodeIndex> {
+        let (path, index) = parse_key(key)?;
+        let file = self.file(self.find_file(path)?)?;
+        let local = match index {
+            None => 0,
+            Some(i) if i < file.defs as usize => 1 + i,
+            Some(_) => return None,
+        };
+        Some(NodeIndex::new(file.first as usize + local))
+    }
+
+    fn key_of_node(&self, node: NodeIndex) -> Option<String> {
+        let file = self.file_of(node)?;
+        let local = node
+            .index()
+            .checked_sub(file.first as usize)
+            .filter(|l| *l < file.nodes as usize)?;
+        match local {
+            0 => Some(file_key(file.path)),
+            l if l <= file.defs as usize => Some(definition_key(file.path, l - 1)),
+            _ => None,
+        }
+    }
+
+    fn file_node(&self, path: &str) -> Option<NodeIndex> {
+        let file = self.file(self.find_file(path)?)?;
+        Some(NodeIndex::new(file.first as usize))
+    }
+
+    fn paths(&self) -> impl Iterator<Item = &str> {
+        (0..self.header.files as u32).filter_map(|f| self.file(f).map(|file| file.path))
+    }
+
+    fn file_count(&self) -> usize {
+        self.header.files as usize
+    }
+}
+
+/// What a search of a saved graph reads, in place: the view and the lexical
+/// index saved beside a graph file, both checked to be the ones written with it.
+#[derive(Debug)]
+pub struct SavedSearch {
+    pub view: GraphView,
+    pub lexical: LexicalIndex,
+}
+
+impl SavedSearch {
+    /// The view and lexical index of the graph file at `graph`. Either missing is
+    /// an I/O error; either damaged, or written with another version of the graph
+    /// file (a save cut short), `Error::Corrupt`.
+    pub fn open(graph: &Path) -> Result<SavedSearch> {
+        let sum = saved_sum(graph)?;
+        let path = view_path(graph);
+        let view = GraphView::open(&path)?;
+        if view.graph_sum() != sum {
+            return Err(corrupt(
+                &path,
+                "written with another version of the graph file",
+            ));
+        }
+        let path = lexical_path(graph);
+        let file = LexicalFile::open(&path)?;
+        if file.generation() != sum {
+            return Err(corrupt(
+                &path,
+                "written with another version of the graph file",
+            ));
+        }
+        Ok(SavedSearch {
+            view,
+            lexical: file.read()?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::{search, Level, Progress, Project, ReadIndex, SearchParams};
+    use crate::retrieve::{Bm25Params, Normalization, QueryTerms};
+    use proptest::prelude::*;
+
+    const WORDS: [&str; 10] = [
+        "parse", "header", "email", "retry", "request", "token", "cache", "route", "tree", "zip",
+    ];
+
+    /// A module of classes with methods and functions calling each other and the
+    /// other modules' (imported), so nodes nest and edges cross files.
+    fn source(file: usize, words: &[usize]) -> String {
+        let mut out = String::new();
+        for other in 0..4 {
+            if other != file {
+                out.push_str(&format!("from m{other} import *\nimport m{other}\n"));
+            }
+        }
+        for (i, w) in words.iter().enumerate() {
+            let a = WORDS[w % WORDS.len()];
+            let b = WORDS[(w / 2) % WORDS.len()];
+            if w % 3 == 0 {
+                out.push_str(&format!(
+                    "class {a}_{i}:\n    \"\"\"The {a} of a {b}.\"\"\"\n    def {b}(self, x):\n        return {a}_{b}(x)\n    def run(self):\n        return self.{b}(1)\n\n"
+                ));
+            } else {
+                out.push_str(&format!(
+                    "def {a}_{b}(x):\n    \"\"\"Do the {a} of a {b}.\"\"\"\n    return m{}.{b}_{a}(x)\n\n",
+                    w % 4
+                ));
+            }
+        }
+        out
+    }
+
+    fn params() -> SearchParams {
+        SearchParams {
+            bm25: Bm25Params {
+                k1: 1.2,
+                b: 0.75,
+                field_weights: vec![("name".into(), 3.0)],
+            },
+            normalization: Normalization::MinMax,
+            lexical_weight: 1.0,
+            graph_weight: 0.5,
+            dense_weight: 0.0,
+            candidates: 50,
+            graph_seeds: 10,
+            path_weight: 0.5,
+            focus_weight: 0.5,
+            damping: 0.85,
+            epsilon: 1e-6,
+            max_pushes: 10_000,
+            terms: QueryTerms::default(),
+            test_factor: 0.5,
+            bench_factor: 0.5,
+            example_factor: 0.5,
+            docs_factor: 0.5,
+            vendor_factor: 0.5,
+            file_spread: 0.2,
+            name_only_factor: 0.5,
+        }
+    }
+
+    /// A hit as (key, score's bits, each channel's normalized score's bits).
+    type Bits = (String, u64, Vec<(String, u64)>);
+
+    /// A search's hits, to compare to the bit.
+    fn bits(found: &crate::graph::Found) -> Vec<Bits> {
+        found
+            .hits
+            .iter()
+            .map(|h| {
+                let channels = h
+                    .channels
+                    .iter()
+                    .map(|c| (c.name.clone(), c.normalized.to_bits()))
+                    .collect();
+                (h.key.clone(), h.score.to_bits(), channels)
+            })
+            .collect()
+    }
+
+    /// A node's edges as (other end, confidence's bits), in order.
+    fn edges(graph: &impl Walk, node: NodeIndex) -> Vec<(NodeIndex, u32)> {
+        let mut out = Vec::new();
+        graph.for_each_edge(node, |other, confidence| {
+            out.push((other, confidence.to_bits()))
+        });
+        out
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 16, failure_persistence: None, ..ProptestConfig::default() })]
+
+        /// After builds and updates in any order, the view of the saved graph is the
+        /// graph a load makes of it: the same nodes by the same numbers, each one's
+        /// edges in the same order, and searches with the same hits and scores, to
+        /// the bit.
+        #[test]
+        fn a_view_is_the_loaded_graph(
+            edits in prop::collection::vec((0..4usize, prop::option::of(prop::collection::vec(0..30usize, 0..6))), 1..10),
+            queries in prop::collection::vec(prop::collection::vec(0..10usize, 1..4), 1..4),
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let root = dir.path();
+            std::fs::write(root.join("m0.py"), source(0, &[1, 3])).unwrap();
+            let project = Project::build(root, 1_000_000, &Progress::default()).unwrap();
+            for (file, content) in edits {
+                let path = root.join(format!("m{file}.py"));
+                match content {
+                    Some(words) => std::fs::write(&path, source(file, &words)).unwrap(),
+                    None => { let _ = std::fs::remove_file(&path); }
+                }
+                project.update_file(&path).unwrap();
+            }
+            let saved = root.join(".store/graph.bin");
+            project.save(&saved).unwrap();
+            let loaded = Project::load(&saved, None, 1_000_000, ReadIndex::WithGraph).unwrap();
+            let opened = SavedSearch::open(&saved).unwrap();
+            let state = loaded.state();
+            let (graph, view) = (state.graph(), &opened.view);
+            prop_assert_eq!(view.node_count(), graph.graph.node_bound());
+            prop_assert_eq!(view.file_count(), graph.file_count());
+            for i in 0..view.node_count() {
+                let id = NodeIndex::new(i);
+                let n = graph.node(id);
+                let v = view.node(id).unwrap();
+                let scope = graph.scope(id).unwrap_or_default();
+                let items: Vec<&str> = n.items.iter().map(|s| &**s).collect();
+                prop_assert_eq!(
+                    (v.kind, v.language, v.name, v.path, v.line, v.end_line, v.signature, v.scope, &v.items),
+                    (n.kind, n.language, &*n.name, &*n.path, n.line, n.end_line, &*n.signature, scope, &items)
+                );
+                prop_assert_eq!(edges(view, id), edges(graph, id));
+                prop_assert_eq!(view.key_of_node(id), graph.key_of_node(id));
+            }
+            for words in queries {
+                let text: Vec<&str> = words.iter().map(|w| WORDS[*w]).collect();
+                let text = format!("{} in m1.py", text.join(" "));
+                for level in [Level::Definition, Level::File] {
+                    let a = search(graph, state.lexical(), &text, &[], &[], level, 20, &params(), &[]);
+                    let b = search(view, &opened.lexical, &text, &[], &[], level, 20, &params(), &[]);
+                    prop_assert_eq!(bits(&a), bits(&b), "{}", text);
+                    prop_assert_eq!(&a.mentioned, &b.mentioned);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_view_that_does_not_fit_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(root.join("m0.py"), source(0, &[1, 3, 4])).unwrap();
+        let project = Project::build(root, 1_000_000, &Progress::default()).unwrap();
+        let saved = root.join(".store/graph.bin");
+        project.save(&saved).unwrap();
+        let view = view_path(&saved);
+        let bytes = std::fs::read(&view).unwrap();
+        assert!(SavedSearch::open(&saved).is_ok());
+        // Every cut is refused, each by its header.
+        for cut in [0, 7, HEADER - 1, HEADER, bytes.len() - 1] {
+            std::fs::write(&view, &bytes[..cut]).unwrap();
+            assert!(
+                matches!(GraphView::open(&view), Err(Error::Corrupt(_))),
+                "cut at {cut}"
+            );
+        }
+        // Another version of the format.
+        let mut other = bytes.clone();
+        other[8] = 99;
+        std::fs::write(&view, &other).unwrap();
+        assert!(matches!(
+            GraphView::open(&view),
+            Err(Error::FormatVersion { .. })
+        ));
+        // The view of an older graph file: refused beside the graph saved since.
+        std::fs::write(&view, &bytes).unwrap();
+        std::fs::write(root.join("m1.py"), source(1, &[2])).unwrap();
+        project.update_file(&root.join("m1.py")).unwrap();
+        let newer = root.join(".store/newer.bin");
+        project.save(&newer).unwrap();
+        std::fs::copy(&view, view_path(&newer)).unwrap();
+        assert!(matches!(SavedSearch::open(&newer), Err(Error::Corrupt(_))));
+        // Records and edges damaged anywhere read as nothing, never a panic.
+        let mut damaged = bytes.clone();
+        for at in (HEADER..damaged.len()).step_by(7) {
+            damaged[at] ^= 0xA5;
+        }
+        std::fs::write(&view, &damaged).unwrap();
+        let view = GraphView::open(&view).unwrap();
+        for i in 0..view.node_count() + 2 {
+            let id = NodeIndex::new(i);
+            let _ = view.node(id);
+            let _ = view.key_of_node(id);
+            view.for_each_edge(id, |_, _| {});
+        }
+        let _ =
+            crate::graph::rank::rank_local(&view, &[(NodeIndex::new(0), 1.0)], 0.85, 1e-6, 1000);
+    }
+}

@@ -11,15 +11,18 @@ from pathlib import Path
 
 import aircher_mem as am
 import pytest
+from aircher_mem import _core
 from aircher_mem.engine import (
     Definition,
     DynamicContextManager,
+    GraphView,
     KnowledgeGraph,
     TokenCounter,
     find_relevant_to_query,
     graph_code_provider,
 )
 from aircher_mem.errors import FileMissingError, UnknownItemError
+from aircher_mem.retrieval import search_params
 
 
 def write(root: Path, files: dict[str, str | bytes]) -> Path:
@@ -976,7 +979,7 @@ def test_build_into_saves_what_build_saves(tmp_path: Path) -> None:
     files, skipped, warnings = KnowledgeGraph.build_into(root, streamed, progress=lambda *a: calls.append(a))
     assert (files, skipped, warnings) == (g.file_count, g.skipped, g.warnings)
     assert skipped == [("blob.py", "binary (NUL byte)")] and [w[0] for w in warnings] == ["broken.py"]
-    for name in ("graph.bin", "graph.lexical"):
+    for name in ("graph.bin", "graph.lexical", "graph.view"):
         assert (streamed.parent / name).read_bytes() == (tmp_path / "held" / name).read_bytes(), name
     assert calls[-1] == (g.file_count + 1, g.file_count + 1)  # the skipped file is counted too
     loaded = KnowledgeGraph.load(streamed)
@@ -984,6 +987,36 @@ def test_build_into_saves_what_build_saves(tmp_path: Path) -> None:
     assert [c.symbol.name for c in loaded.get_callers("store")] == ["save"]
     with pytest.raises(am.InvalidInputError, match="progress must be callable"):
         KnowledgeGraph.build_into(root, streamed, progress=3)  # type: ignore[arg-type]
+
+
+def test_a_graph_view_searches_as_the_loaded_graph(tmp_path: Path) -> None:
+    """``GraphView`` answers ``search`` from the files a save writes, without loading
+    the graph: the hits, scores, channels and definitions of the loaded graph, at both
+    levels; a view that is missing, or not of the graph file beside it, is refused."""
+    root = write(tmp_path / "repo", REPO)
+    g = KnowledgeGraph.build(root)
+    path = tmp_path / "store" / "graph.bin"
+    g.save(path)
+    view = GraphView.open(path, root=root)
+    loaded = KnowledgeGraph.load(path, root=root)
+    params = search_params(am.Policy())
+    assert (view.root, view.file_count, view.files) == (root, loaded.file_count, loaded.files)
+
+    def seen(found: tuple[list[_core.CodeHit], list[str], str]) -> list[object]:
+        hits, mentioned, reason = found
+        return [[(h.symbol, h.score, h.channels, h.matched, h.via, h.test) for h in hits], mentioned, reason]
+
+    for text in ("store the user", "save in app/models.py", "create a user", "nothing matches zzz"):
+        for level in ("definition", "file"):
+            assert seen(view.search(text, params, level=level)) == seen(loaded.search(text, params, level=level))
+    assert [h.symbol.name for h in view.search("store", params)[0]][:1] == ["store"]
+    with pytest.raises(FileMissingError):
+        GraphView.open(tmp_path / "absent" / "graph.bin", root=root)
+    g.save(tmp_path / "other" / "graph.bin")
+    other = (tmp_path / "other" / "graph.view").read_bytes()
+    (tmp_path / "store" / "graph.view").write_bytes(other[:16] + bytes([other[16] ^ 1]) + other[17:])
+    with pytest.raises(am.StoreCorruptError, match=r"graph\.view"):
+        GraphView.open(path, root=root)
 
 
 def test_damaged_or_foreign_graph_files(tmp_path: Path) -> None:
@@ -1167,7 +1200,8 @@ def test_graph_file_is_private_and_leftovers_go(tmp_path: Path) -> None:
     KnowledgeGraph.build(root).save(out / "graph.bin")
     assert (out / "graph.bin").stat().st_mode & 0o777 == 0o600
     assert (out / "graph.lexical").stat().st_mode & 0o777 == 0o600  # its lexical index
-    assert sorted(p.name for p in out.iterdir()) == ["graph.bin", "graph.bin.tmp.keep", "graph.lexical"]
+    assert (out / "graph.view").stat().st_mode & 0o777 == 0o600  # its view
+    assert sorted(p.name for p in out.iterdir()) == ["graph.bin", "graph.bin.tmp.keep", "graph.lexical", "graph.view"]
 
 
 def test_bad_values_raise_typed_errors(tmp_path: Path) -> None:

@@ -146,6 +146,50 @@ def test_an_index_not_held_of_an_unchanged_tree_does_not_wait_for_the_graph(proj
         assert (project / ".aircher" / "graph.bin").stat().st_mtime_ns == graph_file.st_mtime_ns
 
 
+def test_a_first_search_reads_the_saved_graph_in_place(project: Path) -> None:
+    """A process that has not loaded the graph answers a search from the graph as
+    saved (its view, searched where it lies) once a look finds the tree as indexed:
+    the same hits, scores and code as the loaded graph gives, at both levels, and
+    the graph is not loaded. A view missing, damaged or of another save has the
+    graph loaded, with the same answers; a changed file is indexed first."""
+    with am.Memory.open(project) as memory:
+        memory.index()
+    asked = [("store the user", "definition"), ("helper in app/util.py", "file"), ("User.save", "definition")]
+
+    def answers(memory: am.Memory) -> list[dict[str, object]]:
+        return [dataclasses.asdict(memory.search_code(text, level=level)) for text, level in asked]  # type: ignore[arg-type]
+
+    with am.Memory.open(project) as memory:
+        saved = answers(memory)
+        assert not memory._index.loaded
+        assert answers(memory) == saved and not memory._index.loaded  # the view kept
+        assert memory.graph.file_count == 4 and memory._index.loaded
+        assert answers(memory) == saved  # from the graph loaded
+    assert [h["name"] for h in saved[0]["hits"]][:2] == ["save", "store"]  # type: ignore[index]
+    view = project / ".aircher" / "graph.view"
+    good = view.read_bytes()
+    other = bytearray(good)
+    other[16] ^= 1  # the checksum of another graph file
+    flipped = bytearray(good)
+    flipped[len(good) // 2] ^= 1  # a block that fails its checksum where the search reads
+    for damaged in (None, good[:50], good[: len(good) // 2], bytes(other), bytes(flipped)):
+        if damaged is None:
+            view.unlink()
+        else:
+            view.write_bytes(damaged)
+        with am.Memory.open(project) as memory:
+            assert answers(memory) == saved
+            assert memory._index.loaded
+    view.write_bytes(good)
+    (project / "app/util.py").write_text("def helper():\n    return 1\n\ndef fresh_four():\n    return 4\n")
+    with am.Memory.open(project) as memory:
+        assert memory.search_code("fresh_four").hits[0].name == "fresh_four"
+        assert memory._index.loaded  # loaded to index the change
+    with am.Memory.open(project) as memory:
+        assert memory.search_code("fresh_four").hits[0].name == "fresh_four"  # the view written with it
+        assert not memory._index.loaded
+
+
 @pytest.mark.parametrize(
     "summary",
     [

@@ -96,7 +96,7 @@ def memory(cli_project: Path):
         yield m
 
 
-def test_graph_verbs_leave_the_lexical_index_unread_and_searches_read_it_with_the_graph(
+def test_graph_verbs_leave_the_lexical_index_unread_and_searches_need_no_load(
     cli_project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with am.Memory.open(cli_project) as m:
@@ -116,8 +116,11 @@ def test_graph_verbs_leave_the_lexical_index_unread_and_searches_read_it_with_th
         assert m.search_code("shell completion", k=3).hits
         assert m.graph.lexical_read
     assert loads == ["when_needed"]
+    loads.clear()
+    with am.Memory.open(cli_project) as m:
+        assert m.search_code("shell completion", k=3).hits  # the saved graph, searched in place
+    assert loads == []
     for verb in (
-        lambda m: m.search_code("shell completion", k=3),
         lambda m: m.relevant_code("shell completion", max_tokens=500),
         lambda m: m.window.prepare_context("fix shell completion"),
     ):

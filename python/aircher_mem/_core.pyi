@@ -18,6 +18,7 @@ __all__ = [
     "ContextWindow",
     "PruneResult",
     "KnowledgeGraph",
+    "GraphView",
     "Definition",
     "Reference",
     "SearchParams",
@@ -607,7 +608,7 @@ class GraphView:
     def open(path: str | PathLike[str], *, root: str | PathLike[str]) -> GraphView:
         """The view and lexical index saved beside the graph file ``path``, for the project
         at ``root``. StoreCorruptError when either is damaged or was not written with that
-        graph file, SchemaVersionError for another format, OSError when either is missing."""
+        graph file, SchemaVersionError for another format, FileMissingError when either is missing."""
     @property
     def root(self) -> Path: ...
     @property

@@ -4,8 +4,8 @@
 from here to use a piece alone: the Rust context window and its items
 (:class:`ContextWindow`, :class:`ContextItem`, :class:`ContextItemType`,
 :class:`ContextPolicy`, :class:`PruneResult`), the code graph and its values
-(:class:`KnowledgeGraph`, :class:`SearchParams`, :class:`CodeHit`, :class:`Definition`,
-:class:`Reference`), the context manager of an agent loop
+(:class:`KnowledgeGraph`, :class:`GraphView`, :class:`SearchParams`, :class:`CodeHit`,
+:class:`Definition`, :class:`Reference`), the context manager of an agent loop
 (:class:`DynamicContextManager` and the provider types it takes), episodic and
 long-term memory (:class:`EpisodicMemory`, :class:`LongTermMemory`), code retrieval
 (:func:`search_code`, :func:`find_relevant_to_query`, :func:`graph_code_provider`),
@@ -20,6 +20,7 @@ from ._core import (
     ContextPolicy,
     ContextWindow,
     Definition,
+    GraphView,
     KnowledgeGraph,
     PruneResult,
     Reference,
@@ -45,6 +46,7 @@ __all__ = [
     "ContextPolicy",
     "PruneResult",
     "KnowledgeGraph",
+    "GraphView",
     "SearchParams",
     "CodeHit",
     "Definition",

@@ -1,6 +1,6 @@
-"""The project's code graph kept on disk and up to date: ``graph.bin`` (and the
-lexical index of its code, ``graph.lexical``, saved with it) plus a manifest
-(``files.json``).
+"""The project's code graph kept on disk and up to date: ``graph.bin`` (and, saved
+with it, the lexical index of its code, ``graph.lexical``, and its view,
+``graph.view``, what a search reads of it) plus a manifest (``files.json``).
 
 Which files changed is decided by the manifest: each indexed file's modification
 time, size and SHA-256. A file whose time or size moved is hashed, and re-parsed

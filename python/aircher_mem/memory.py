@@ -60,6 +60,7 @@ from .errors import (
     InvalidInputError,
     NotIndexedError,
     PolicyError,
+    StoreCorruptError,
     StoreError,
     StoreLockedError,
     StoreNotFoundError,
@@ -1037,9 +1038,9 @@ class Memory:
                 scores = dense.scores(text, r.candidates, r.dense_min_similarity)
             else:
                 notes.append("dense channel empty: run `aircher-mem index` to embed the code")
-        found = search_code(
-            graph,
-            text,
+        search = functools.partial(
+            search_code,
+            text=text,
             policy=self.policy,
             level=level,
             limit=k,
@@ -1048,6 +1049,18 @@ class Memory:
             dense=scores,
             notes=notes,
         )
+        try:
+            found = search(graph)
+        except StoreCorruptError as exc:
+            if not isinstance(graph, GraphView):
+                raise
+            # the saved graph's view failed a check where the search read it: the
+            # graph is loaded (its file checked as a whole) and answers
+            log.warning("the saved graph of %s cannot be searched in place (%s): loading it", self.root, exc)
+            self._view = None
+            graph = self._graph("with_graph", partial=True)
+            partial = self._partial_of(graph)
+            found = search(graph)
         return found if partial is None else dataclasses.replace(found, partial=partial)
 
     @verb()

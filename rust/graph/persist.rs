@@ -65,7 +65,7 @@ fn hasher() -> foldhash::fast::FixedState {
 }
 
 /// One part's hash.
-fn part_sum(part: &[u8]) -> u64 {
+pub(super) fn part_sum(part: &[u8]) -> u64 {
     hasher().hash_one(part)
 }
 

@@ -19,8 +19,12 @@
 //! where each record begins ((nodes + 1) × u64); where each node's outgoing edges
 //! begin, counted in edges ((nodes + 1) × u64), and the edges (`EDGE` bytes: the
 //! other end's number (u32) and the confidence (f32)); the same for incoming
-//! edges. Nothing is trusted: every read is checked, a value out of range reads
-//! as nothing.
+//! edges; then the checksum of each `BLOCK` bytes of the sections (u64 each). The
+//! header's `check` is the checksum of the header and of those checksums, checked
+//! at open; a block is checked the first time a search reads it. Nothing is
+//! trusted: every read is checked, a value out of range reads as nothing, and a
+//! block that fails its checksum reads as nothing and makes the search that met it
+//! an error (`GraphView::check`), never an answer with fewer or other hits.
 
 use std::cmp::Ordering;
 use std::path::Path;
@@ -33,13 +37,18 @@ use super::persist::saved_sum;
 use super::project::lexical_path;
 use super::rank::Walk;
 use super::search::Searchable;
+use std::sync::atomic::{AtomicBool, Ordering as Atomic};
+
+use super::persist::part_sum;
 use crate::error::{Error, Result};
 use crate::mapped::Mapped;
 use crate::retrieve::{LexicalFile, LexicalIndex};
 
 const MAGIC: &[u8; 8] = b"AIRVIEW1";
 pub const FORMAT_VERSION: u32 = 1;
-pub(super) const HEADER: usize = 16 + 11 * 8;
+pub(super) const HEADER: usize = 16 + 13 * 8;
+/// The bytes of the sections under one checksum.
+pub(super) const BLOCK: usize = 64 * 1024;
 pub(super) const FILE_RECORD: usize = 4 * 4 + 8;
 pub(super) const NODE_FIXED: usize = 32;
 pub(super) const EDGE: usize = 8;
@@ -78,11 +87,15 @@ pub(super) struct Header {
     pub(super) out_at: u64,
     pub(super) in_index_at: u64,
     pub(super) in_at: u64,
+    /// Where the blocks' checksums begin (the sections end).
+    pub(super) sums_at: u64,
     pub(super) end: u64,
+    /// The checksum of the rest of the header and of the blocks' checksums.
+    pub(super) check: u64,
 }
 
 impl Header {
-    fn fields(&self) -> [u64; 11] {
+    fn fields(&self) -> [u64; 13] {
         [
             self.graph_sum,
             self.nodes,
@@ -94,8 +107,18 @@ impl Header {
             self.out_at,
             self.in_index_at,
             self.in_at,
+            self.sums_at,
             self.end,
+            self.check,
         ]
+    }
+
+    /// `check` for these fields and the blocks' checksums `sums` (their bytes).
+    pub(super) fn checksum(&self, sums: &[u8]) -> u64 {
+        let fields = Header { check: 0, ..*self }.fields();
+        let mut bytes: Vec<u8> = fields.iter().flat_map(|f| f.to_le_bytes()).collect();
+        bytes.extend(sums);
+        part_sum(&bytes)
     }
 
     pub(super) fn encode(&self) -> Vec<u8> {
@@ -123,12 +146,15 @@ impl Header {
                 expected: FORMAT_VERSION,
             });
         }
-        let mut f = [0u64; 11];
+        if bytes[12..16] != [0; 4] {
+            return Err(corrupt("a header that fails its checksum"));
+        }
+        let mut f = [0u64; 13];
         for (i, field) in f.iter_mut().enumerate() {
             let at = 16 + 8 * i;
             *field = u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
         }
-        let [graph_sum, nodes, files, files_at, nodes_at, index_at, out_index_at, out_at, in_index_at, in_at, end] =
+        let [graph_sum, nodes, files, files_at, nodes_at, index_at, out_index_at, out_at, in_index_at, in_at, sums_at, end, check] =
             f;
         let header = Header {
             graph_sum,
@@ -141,7 +167,9 @@ impl Header {
             out_at,
             in_index_at,
             in_at,
+            sums_at,
             end,
+            check,
         };
         // The sections in order, each the size its counts say where it is fixed.
         let index = nodes.checked_add(1).and_then(|n| n.checked_mul(8));
@@ -156,14 +184,27 @@ impl Header {
             && index.and_then(|n| n.checked_add(out_index_at)) == Some(out_at)
             && out_at <= in_index_at
             && index.and_then(|n| n.checked_add(in_index_at)) == Some(in_at)
-            && in_at <= end
+            && in_at <= sums_at
+            && blocks(sums_at)
+                .checked_mul(8)
+                .and_then(|n| n.checked_add(sums_at))
+                == Some(end)
             && nodes < u64::from(u32::MAX)
             && files <= nodes;
         if !fits {
             return Err(corrupt("sections that do not fit together"));
         }
+        let sums = &bytes[sums_at as usize..end as usize];
+        if header.checksum(sums) != check {
+            return Err(corrupt("a header that fails its checksum"));
+        }
         Ok(header)
     }
+}
+
+/// The number of blocks of sections that end at `sums_at`.
+pub(super) fn blocks(sums_at: u64) -> u64 {
+    sums_at.saturating_sub(HEADER as u64).div_ceil(BLOCK as u64)
 }
 
 fn corrupt(path: &Path, why: &str) -> Error {
@@ -208,6 +249,10 @@ pub struct ViewNode<'a> {
 pub struct GraphView {
     bytes: Mapped,
     header: Header,
+    /// Each block: whether it was found to match its checksum.
+    checked: Vec<AtomicBool>,
+    /// Whether a block failed its checksum.
+    damaged: AtomicBool,
 }
 
 impl GraphView {
@@ -217,7 +262,65 @@ impl GraphView {
     pub fn open(path: &Path) -> Result<GraphView> {
         let bytes = Mapped::open_unread(path)?;
         let header = Header::decode(&bytes, path)?;
-        Ok(GraphView { bytes, header })
+        let checked = (0..blocks(header.sums_at))
+            .map(|_| AtomicBool::new(false))
+            .collect();
+        Ok(GraphView {
+            bytes,
+            header,
+            checked,
+            damaged: AtomicBool::new(false),
+        })
+    }
+
+    /// An error when a read since the view was opened met a block that fails its
+    /// checksum (the read found nothing there): the answer it went into is not to
+    /// be trusted. Also an error when the file was written in place since.
+    pub fn check(&self) -> Result<()> {
+        if let Some(err) = self.bytes.changed() {
+            return Err(err);
+        }
+        if self.damaged.load(Atomic::Relaxed) {
+            return Err(corrupt(
+                self.bytes.path(),
+                "a block that fails its checksum",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Whether the blocks under `start..end` match their checksums (each checked
+    /// once).
+    fn intact(&self, start: u64, end: u64) -> bool {
+        let body = HEADER as u64;
+        if start < body || end > self.header.sums_at {
+            return start >= self.header.sums_at || end <= body;
+        }
+        let first = (start - body) / BLOCK as u64;
+        let last = (end.max(start + 1) - 1 - body) / BLOCK as u64;
+        for block in first..=last {
+            let Some(seen) = self.checked.get(block as usize) else {
+                return false;
+            };
+            if seen.load(Atomic::Relaxed) {
+                continue;
+            }
+            let from = body + block * BLOCK as u64;
+            let to = (from + BLOCK as u64).min(self.header.sums_at);
+            let sum_at = (self.header.sums_at + 8 * block) as usize;
+            let (Some(bytes), Some(sum)) = (
+                self.bytes.get(from as usize..to as usize),
+                self.bytes.get(sum_at..sum_at + 8),
+            ) else {
+                return false;
+            };
+            if part_sum(bytes).to_le_bytes() != sum {
+                self.damaged.store(true, Atomic::Relaxed);
+                return false;
+            }
+            seen.store(true, Atomic::Relaxed);
+        }
+        true
     }
 
     /// The checksum of the graph file the view was written with.
@@ -230,9 +333,12 @@ impl GraphView {
     }
 
     fn slice(&self, at: u64, length: u64) -> Option<&[u8]> {
-        let start = usize::try_from(at).ok()?;
-        let end = start.checked_add(usize::try_from(length).ok()?)?;
-        self.bytes.get(start..end)
+        let end = at.checked_add(length)?;
+        if !self.intact(at, end) {
+            return None;
+        }
+        self.bytes
+            .get(usize::try_from(at).ok()?..usize::try_from(end).ok()?)
     }
 
     fn u32_at(&self, at: u64) -> Option<u32> {
@@ -651,20 +757,33 @@ mod tests {
         project.save(&newer).unwrap();
         std::fs::copy(&view, view_path(&newer)).unwrap();
         assert!(matches!(SavedSearch::open(&newer), Err(Error::Corrupt(_))));
-        // Records and edges damaged anywhere read as nothing, never a panic.
-        let mut damaged = bytes.clone();
-        for at in (HEADER..damaged.len()).step_by(7) {
-            damaged[at] ^= 0xA5;
+        // Any byte of the header or of the blocks' checksums: refused at open.
+        let sums_at = GraphView::open(&view).unwrap().header.sums_at as usize;
+        for at in (0..HEADER).chain(sums_at..bytes.len()) {
+            let mut flipped = bytes.clone();
+            flipped[at] ^= 0x10;
+            std::fs::write(&view, &flipped).unwrap();
+            assert!(GraphView::open(&view).is_err(), "byte {at}");
         }
-        std::fs::write(&view, &damaged).unwrap();
-        let view = GraphView::open(&view).unwrap();
-        for i in 0..view.node_count() + 2 {
-            let id = NodeIndex::new(i);
-            let _ = view.node(id);
-            let _ = view.key_of_node(id);
-            view.for_each_edge(id, |_, _| {});
+        // Any byte of the sections: what a read meets there is nothing, and the
+        // view says so (`check`), never a panic.
+        for at in (HEADER..sums_at).step_by(3) {
+            let mut flipped = bytes.clone();
+            flipped[at] ^= 0x10;
+            std::fs::write(&view, &flipped).unwrap();
+            let damaged = GraphView::open(&view).unwrap();
+            assert!(damaged.check().is_ok());
+            for i in 0..damaged.node_count() + 2 {
+                let id = NodeIndex::new(i);
+                let _ = damaged.node(id);
+                let _ = damaged.key_of_node(id);
+                damaged.for_each_edge(id, |_, _| {});
+            }
+            let _ = damaged.paths().count();
+            assert!(
+                matches!(damaged.check(), Err(Error::Corrupt(_))),
+                "byte {at}"
+            );
         }
-        let _ =
-            crate::graph::rank::rank_local(&view, &[(NodeIndex::new(0), 1.0)], 0.85, 1e-6, 1000);
     }
 }

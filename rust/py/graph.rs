@@ -583,7 +583,7 @@ impl PyGraphView {
     /// The view and lexical index saved beside the graph file at `path`, for the
     /// project at `root`. Raises `StoreCorruptError` when either is damaged or was
     /// not written with that graph file (a save cut short), `SchemaVersionError`
-    /// for another format, `OSError` when either is missing.
+    /// for another format, `FileMissingError` when either is missing.
     #[staticmethod]
     #[pyo3(signature = (path, *, root), text_signature = "(path, *, root)")]
     fn open(py: Python<'_>, path: FsPath, root: FsPath) -> PyResult<Self> {
@@ -633,6 +633,8 @@ impl PyGraphView {
         Ok(detached(py, || -> crate::Result<_> {
             let (view, lexical) = (&self.saved.view, &self.saved.lexical);
             let found = asked.run(view, lexical, params);
+            // A damaged block met: an error, not the hits found without it.
+            view.check()?;
             lexical.check_source()?;
             Ok(found.hits_of(|node| view_symbol(view, node)))
         })?)

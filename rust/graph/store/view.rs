@@ -8,12 +8,15 @@ use crate::atomic::AtomicFile;
 use crate::error::{Error, Result};
 use crate::graph::adjacency::{Direction, NodeIndex};
 use crate::graph::model::EdgeKind;
+use crate::graph::persist::part_sum;
 use crate::graph::view::{self, Header, CONTAINS_CONFIDENCE};
 
 /// A view written but for its header, which names the graph file it goes with.
 pub struct ViewFile {
     file: AtomicFile,
     header: Header,
+    /// The blocks' checksums, as written.
+    sums: Vec<u8>,
 }
 
 impl ViewFile {
@@ -21,6 +24,7 @@ impl ViewFile {
     /// to commit beside the graph's.
     pub fn finish(mut self, sum: u64) -> Result<AtomicFile> {
         self.header.graph_sum = sum;
+        self.header.check = self.header.checksum(&self.sums);
         self.file.write_at(0, &self.header.encode())?;
         Ok(self.file)
     }
@@ -35,16 +39,37 @@ fn narrow(value: usize, what: &'static str, path: &Path) -> Result<u32> {
     })
 }
 
-/// The file being written and where its end is.
+/// The file being written, where its end is, and the checksums of its blocks
+/// (see `view`) past the header: those written and the one being written.
 struct Out {
     file: AtomicFile,
     at: u64,
+    sums: Vec<u8>,
+    block: Vec<u8>,
 }
 
 impl Out {
-    fn put(&mut self, bytes: &[u8]) -> Result<()> {
+    fn put(&mut self, mut bytes: &[u8]) -> Result<()> {
         self.at += bytes.len() as u64;
-        self.file.write_all(bytes)
+        self.file.write_all(bytes)?;
+        if self.at <= view::HEADER as u64 {
+            return Ok(()); // the header's zeros
+        }
+        while !bytes.is_empty() {
+            let take = (view::BLOCK - self.block.len()).min(bytes.len());
+            self.block.extend(&bytes[..take]);
+            bytes = &bytes[take..];
+            if self.block.len() == view::BLOCK {
+                self.seal();
+            }
+        }
+        Ok(())
+    }
+
+    /// The block being written ended: its checksum.
+    fn seal(&mut self) {
+        self.sums.extend(part_sum(&self.block).to_le_bytes());
+        self.block.clear();
     }
 }
 
@@ -71,6 +96,8 @@ impl KnowledgeGraph {
         let mut out = Out {
             file: AtomicFile::create(path)?,
             at: 0,
+            sums: Vec::new(),
+            block: Vec::with_capacity(view::BLOCK),
         };
         let mut header = Header {
             nodes: nodes as u64,
@@ -185,10 +212,17 @@ impl KnowledgeGraph {
         out.put(&le_u64s(&in_starts))?;
         header.in_at = out.at;
         out.put(&into)?;
-        header.end = out.at;
+        if !out.block.is_empty() {
+            out.seal();
+        }
+        header.sums_at = out.at;
+        let sums = std::mem::take(&mut out.sums);
+        out.file.write_all(&sums)?;
+        header.end = out.at + sums.len() as u64;
         Ok(ViewFile {
             file: out.file,
             header,
+            sums,
         })
     }
 

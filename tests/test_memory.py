@@ -7,6 +7,7 @@ import dataclasses
 import json
 import os
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -146,12 +147,13 @@ def test_an_index_not_held_of_an_unchanged_tree_does_not_wait_for_the_graph(proj
         assert (project / ".aircher" / "graph.bin").stat().st_mtime_ns == graph_file.st_mtime_ns
 
 
-def test_a_first_search_reads_the_saved_graph_in_place(project: Path) -> None:
+def test_a_first_search_reads_the_saved_graph_in_place(project: Path, tmp_path: Path) -> None:
     """A process that has not loaded the graph answers a search from the graph as
     saved (its view, searched where it lies) once a look finds the tree as indexed:
     the same hits, scores and code as the loaded graph gives, at both levels, and
     the graph is not loaded. A view missing, damaged or of another save has the
-    graph loaded, with the same answers; a changed file is indexed first."""
+    graph loaded, with the same answers, and saved again with a view; a changed
+    file is indexed first."""
     with am.Memory.open(project) as memory:
         memory.index()
     asked = [("store the user", "definition"), ("helper in app/util.py", "file"), ("User.save", "definition")]
@@ -166,21 +168,30 @@ def test_a_first_search_reads_the_saved_graph_in_place(project: Path) -> None:
         assert memory.graph.file_count == 4 and memory._index.loaded
         assert answers(memory) == saved  # from the graph loaded
     assert [h["name"] for h in saved[0]["hits"]][:2] == ["save", "store"]  # type: ignore[index]
-    view = project / ".aircher" / "graph.view"
-    good = view.read_bytes()
+    store = project / ".aircher"
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    names = ("graph.bin", "graph.lexical", "graph.view", "files.json")
+    for name in names:
+        shutil.copy2(store / name, kept / name)
+    good = (kept / "graph.view").read_bytes()
     other = bytearray(good)
     other[16] ^= 1  # the checksum of another graph file
     flipped = bytearray(good)
     flipped[len(good) // 2] ^= 1  # a block that fails its checksum where the search reads
     for damaged in (None, good[:50], good[: len(good) // 2], bytes(other), bytes(flipped)):
+        for name in names:  # the store as the index left it (times too: the manifest names them)
+            shutil.copy2(kept / name, store / name)
         if damaged is None:
-            view.unlink()
+            (store / "graph.view").unlink()
         else:
-            view.write_bytes(damaged)
+            (store / "graph.view").write_bytes(damaged)
         with am.Memory.open(project) as memory:
             assert answers(memory) == saved
             assert memory._index.loaded
-    view.write_bytes(good)
+        with am.Memory.open(project) as memory:  # the look saved the graph again, with its view
+            assert [a["hits"] for a in answers(memory)] == [a["hits"] for a in saved]
+            assert not memory._index.loaded
     (project / "app/util.py").write_text("def helper():\n    return 1\n\ndef fresh_four():\n    return 4\n")
     with am.Memory.open(project) as memory:
         assert memory.search_code("fresh_four").hits[0].name == "fresh_four"

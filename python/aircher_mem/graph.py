@@ -463,6 +463,20 @@ class GraphIndex:
             log.info("the saved graph of %s cannot be searched in place (%s): loading it", self.root, exc)
             return None
 
+    def drop_view(self) -> None:
+        """Removes the graph's view (found damaged): the next index saves the graph
+        again, with a new one."""
+        with contextlib.suppress(FileNotFoundError):
+            (self.graph_path.with_suffix(".view")).unlink()
+
+    def _unviewed(self) -> bool:
+        """Whether the graph file has no view a search can read (see :meth:`view`)."""
+        try:
+            GraphView.open(self.graph_path, root=self.root)
+        except (AircherError, OSError):
+            return self.graph_path.is_file()
+        return False
+
     def scan(self) -> Scanned:
         """The walk of the tree an index makes, with the manifest's stamp before it:
         changes nothing, so it may run on any thread, for :meth:`index`'s
@@ -722,6 +736,12 @@ class GraphIndex:
         # The graph is saved when it changed; the manifest also when only times moved,
         # or it has no summary yet (written by an older version).
         graph_changed = bool(rebuilt or added or removed or updated)
+        if not graph_changed and self._unviewed():
+            # saved by an older version, or its view or lexical index damaged: saved
+            # again, so that a search reads it in place (see view)
+            if graph is None:
+                graph = loading.result()[0] if loading is not None else self.load(read_index)
+            graph_changed = True
         if graph_changed or fingerprints != old_files or unsupported != old_unsupported or manifest.summary is None:
             if phase is not None:
                 phase("saving")

@@ -1054,10 +1054,13 @@ class Memory:
         except StoreCorruptError as exc:
             if not isinstance(graph, GraphView):
                 raise
-            # the saved graph's view failed a check where the search read it: the
-            # graph is loaded (its file checked as a whole) and answers
+            # the saved graph's view failed a check where the search read it: put
+            # aside, and the graph loaded (its file checked as a whole) answers; the
+            # look before it saves the graph again, with a view
             log.warning("the saved graph of %s cannot be searched in place (%s): loading it", self.root, exc)
             self._view = None
+            self._index.drop_view()
+            self._stale = True
             graph = self._graph("with_graph", partial=True)
             partial = self._partial_of(graph)
             found = search(graph)

@@ -47,8 +47,9 @@ use crate::retrieve::{LexicalFile, LexicalIndex};
 const MAGIC: &[u8; 8] = b"AIRVIEW1";
 pub const FORMAT_VERSION: u32 = 1;
 pub(super) const HEADER: usize = 16 + 13 * 8;
-/// The bytes of the sections under one checksum.
-pub(super) const BLOCK: usize = 64 * 1024;
+/// The bytes of the sections under one checksum: a page, as a search reads a
+/// few scattered records and edge lists, each checked when first read.
+pub(super) const BLOCK: usize = 4096;
 pub(super) const FILE_RECORD: usize = 4 * 4 + 8;
 pub(super) const NODE_FIXED: usize = 32;
 pub(super) const EDGE: usize = 8;

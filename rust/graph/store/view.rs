@@ -122,24 +122,12 @@ impl KnowledgeGraph {
         for p in &paths {
             out.put(p.as_bytes())?;
         }
-        // The nodes, each edge's other end by its number.
-        header.nodes_at = out.at;
-        let mut starts: Vec<u64> = Vec::with_capacity(nodes + 1);
-        let mut out_starts: Vec<u64> = Vec::with_capacity(nodes + 1);
-        let mut outgoing: Vec<u8> = Vec::new();
-        let mut incoming = vec![0u32; nodes];
-        let mut record = Vec::new();
-        let mut edges = 0u64;
-        for (f, entry) in entries.iter().enumerate() {
+        // The nodes; then each one's edges, the other end by its number: a loaded
+        // graph's list, the links (added after every node, in this order), then
+        // what the node contains, most recent first.
+        let each_out = |entry: &FileEntry, each: &mut dyn FnMut(u32, f32)| {
             let children = self.children(entry);
             for (local, node) in entry.nodes().enumerate() {
-                starts.push(out.at);
-                record.clear();
-                self.encode_node(node, f as u32, &mut record);
-                out.put(&record)?;
-                out_starts.push(edges);
-                // A loaded graph's list: the links (added after every node, in
-                // this order), then what the node contains, most recent first.
                 let links: Vec<(u32, f32)> = self
                     .graph
                     .edges_directed(node, Direction::Outgoing)
@@ -150,24 +138,56 @@ impl KnowledgeGraph {
                     .iter()
                     .map(|&child| (number[child.index()], CONTAINS_CONFIDENCE));
                 for (other, confidence) in links.into_iter().rev().chain(contained.rev()) {
-                    outgoing.extend(other.to_le_bytes());
-                    outgoing.extend(confidence.to_bits().to_le_bytes());
-                    incoming[other as usize] += 1;
-                    edges += 1;
+                    each(other, confidence);
                 }
+                each(u32::MAX, 0.0); // the node's end
+            }
+        };
+        header.nodes_at = out.at;
+        let mut starts: Vec<u64> = Vec::with_capacity(nodes + 1);
+        let mut record = Vec::new();
+        for (f, entry) in entries.iter().enumerate() {
+            for node in entry.nodes() {
+                starts.push(out.at);
+                record.clear();
+                self.encode_node(node, f as u32, &mut record);
+                out.put(&record)?;
             }
         }
         starts.push(out.at);
-        out_starts.push(edges);
         header.index_at = out.at;
         out.put(&le_u64s(&starts))?;
         drop(starts);
+        let mut out_starts: Vec<u64> = Vec::with_capacity(nodes + 1);
+        let mut incoming = vec![0u32; nodes];
+        let mut edges = 0u64;
+        out_starts.push(0);
+        for entry in &entries {
+            each_out(entry, &mut |other, _| {
+                if other == u32::MAX {
+                    out_starts.push(edges);
+                } else {
+                    incoming[other as usize] += 1;
+                    edges += 1;
+                }
+            });
+        }
         header.out_index_at = out.at;
         out.put(&le_u64s(&out_starts))?;
         drop(out_starts);
         header.out_at = out.at;
-        out.put(&outgoing)?;
-        drop(outgoing);
+        let mut written = Ok(());
+        let mut edge = [0u8; view::EDGE];
+        for entry in &entries {
+            each_out(entry, &mut |other, confidence| {
+                if other != u32::MAX && written.is_ok() {
+                    edge[..4].copy_from_slice(&other.to_le_bytes());
+                    edge[4..].copy_from_slice(&confidence.to_bits().to_le_bytes());
+                    written = out.put(&edge);
+                }
+            });
+        }
+        written?;
         // Into each node: the links, most recently added first (files in order,
         // each file's links in its nodes' order), then the edge from what
         // contains it, added before any link.

@@ -36,6 +36,8 @@ __all__ = ["GraphIndex", "IndexTracker", "Phase", "read_source", "tracked_files"
 
 GRAPH_FILE = "graph.bin"
 MANIFEST_FILE = "files.json"
+#: What a search reads of the graph, saved beside it (see :class:`GraphView`).
+VIEW_FILE = "graph.view"
 MANIFEST_VERSION = 1
 
 Progress = Callable[[int, int], object]
@@ -455,27 +457,26 @@ class GraphIndex:
         that has not loaded the graph: None when the graph is loaded here, or has no
         readable view (written by an older version, damaged, a save cut short:
         logged; the graph is loaded then)."""
-        if self._graph is not None or not self.graph_path.is_file():
+        return None if self._graph is not None else self._open_view()
+
+    def _open_view(self) -> GraphView | None:
+        if not self.graph_path.is_file():
             return None
         try:
             return GraphView.open(self.graph_path, root=self.root)
         except (AircherError, OSError) as exc:
-            log.info("the saved graph of %s cannot be searched in place (%s): loading it", self.root, exc)
+            log.info("the saved graph of %s cannot be searched in place (%s)", self.root, exc)
             return None
 
     def drop_view(self) -> None:
         """Removes the graph's view (found damaged): the next index saves the graph
         again, with a new one."""
         with contextlib.suppress(FileNotFoundError):
-            (self.graph_path.with_suffix(".view")).unlink()
+            (self.store / VIEW_FILE).unlink()
 
     def _unviewed(self) -> bool:
         """Whether the graph file has no view a search can read (see :meth:`view`)."""
-        try:
-            GraphView.open(self.graph_path, root=self.root)
-        except (AircherError, OSError):
-            return self.graph_path.is_file()
-        return False
+        return self.graph_path.is_file() and self._open_view() is None
 
     def scan(self) -> Scanned:
         """The walk of the tree an index makes, with the manifest's stamp before it:

@@ -552,9 +552,8 @@ class Memory:
         def code(message: str) -> list[RelevantCode]:
             if not self.indexed:
                 return []
-            return find_relevant_to_query(
-                self._index.load("with_graph"), message, max_tokens=budget, tokens=self.tokens, policy=self.policy
-            )
+            graph = self._index.view() or self._index.load("with_graph")  # (not loaded: searched in place)
+            return find_relevant_to_query(graph, message, max_tokens=budget, tokens=self.tokens, policy=self.policy)
 
         def assembled(message: str, size: int) -> list[Tier]:
             from .prediction import Signals
@@ -766,22 +765,25 @@ class Memory:
                 self._refresh_after(read_index)
         return self._index.load(read_index)
 
-    def _searchable(self) -> KnowledgeGraph | GraphView:
+    def _searchable(self, *, partial: bool = False) -> KnowledgeGraph | GraphView:
         """The graph a search reads: in a process that has not loaded the graph, the
         saved graph searched where it lies (:meth:`GraphIndex.view`: the same answers,
         without the load), once a look finds the tree as it was indexed (a look that
         finds changes indexes them, and the graph is loaded for it); else
-        :meth:`_graph`, which loads it. Looks again as :meth:`_graph` does."""
+        :meth:`_graph` (``partial`` as there), which loads it. Looks again as
+        :meth:`_graph` does."""
         if self._building is None and self._index.indexed and not self._index.loaded:
             due = self._checked is None or time.monotonic() - self._checked >= self.policy.server.refresh_seconds
             if self._view is None or due or self._stale:
-                self._view = self._index.view()
-                if self._view is not None:
+                if self._index.view() is not None:
                     self._refresh("with_graph", load=False)
+                    self._view = self._index.view()  # (the files as the look left them)
+                else:
+                    self._view = None
             if self._view is not None and not self._index.loaded:
                 return self._view
         self._view = None
-        return self._graph("with_graph", partial=True)
+        return self._graph("with_graph", partial=partial)
 
     def _refresh(self, read_index: ReadIndex, scanned: Scanned | None = None, *, load: bool = True) -> None:
         """Looks for changed files and indexes them (the caller holds the lock;
@@ -988,7 +990,7 @@ class Memory:
         query = _text("query", query)
         budget = self.policy.code_tokens if max_tokens is None else _limit("max_tokens", max_tokens, maximum=2**62)
         focus = [self.relative(f) for f in focus_files]
-        graph = self._graph("with_graph")
+        graph = self._searchable()
         found = find_relevant_to_query(
             graph, query, max_tokens=budget, focus_files=focus, tokens=self.tokens, policy=self.policy
         )
@@ -1027,7 +1029,7 @@ class Memory:
         if level not in LEVELS:
             raise InvalidInputError(f"level must be 'definition' or 'file', got {level!r}")
         focus = [self.relative(f) for f in focus_files]
-        graph = self._searchable()
+        graph = self._searchable(partial=True)
         partial = self._partial_of(graph) if isinstance(graph, KnowledgeGraph) else None
         dense, why = self._dense()
         notes = [why] if why else []

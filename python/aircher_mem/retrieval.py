@@ -568,7 +568,7 @@ def dense_channel(policy: Policy, graph_path: Path) -> tuple[DenseIndex | None, 
 
 
 def find_relevant_to_query(
-    graph: KnowledgeGraph,
+    graph: Searched,
     text: str,
     *,
     max_tokens: int,

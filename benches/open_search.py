@@ -99,13 +99,13 @@ if hasattr(_core, "GraphView"):  # (an older package has none)
         "second search of the view": time.perf_counter() - searched,
     }
 print(json.dumps({
-    **viewed,
     "graph load (lexical index left in its file)": loaded - start,
     "first search (reads the lexical index)": first - loaded,
     "second search": second - first,
     "walk the tree (tracked_files)": walked - second,
     "lstat every indexed file": statted - walked,
     "freshness check (index of the unchanged tree)": checked - checking,
+    **viewed,
 }))
 """
 

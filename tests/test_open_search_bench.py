@@ -59,6 +59,9 @@ def test_one_round_reports_every_measure(tmp_path: Path, capsys: pytest.CaptureF
         "walk the tree (tracked_files)",
         "lstat every indexed file",
         "freshness check (index of the unchanged tree)",
+        "view open (GraphView.open)",
+        "first search of the view",
+        "second search of the view",
     ]
     for part in ("memory", "phases"):
         for measure in printed[part].values():

@@ -122,6 +122,29 @@ impl Header {
         part_sum(&bytes)
     }
 
+    /// The fields of a header's bytes (at least `HEADER` of them), unchecked.
+    fn read(bytes: &[u8]) -> Header {
+        let field = |i: usize| {
+            let at = 16 + 8 * i;
+            u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"))
+        };
+        Header {
+            graph_sum: field(0),
+            nodes: field(1),
+            files: field(2),
+            files_at: field(3),
+            nodes_at: field(4),
+            index_at: field(5),
+            out_index_at: field(6),
+            out_at: field(7),
+            in_index_at: field(8),
+            in_at: field(9),
+            sums_at: field(10),
+            end: field(11),
+            check: field(12),
+        }
+    }
+
     pub(super) fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(HEADER);
         out.extend(MAGIC);
@@ -150,15 +173,8 @@ impl Header {
         if bytes[12..16] != [0; 4] {
             return Err(corrupt("a header that fails its checksum"));
         }
-        let mut f = [0u64; 13];
-        for (i, field) in f.iter_mut().enumerate() {
-            let at = 16 + 8 * i;
-            *field = u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
-        }
-        let [graph_sum, nodes, files, files_at, nodes_at, index_at, out_index_at, out_at, in_index_at, in_at, sums_at, end, check] =
-            f;
-        let header = Header {
-            graph_sum,
+        let header = Header::read(bytes);
+        let Header {
             nodes,
             files,
             files_at,
@@ -171,7 +187,8 @@ impl Header {
             sums_at,
             end,
             check,
-        };
+            ..
+        } = header;
         // The sections in order, each the size its counts say where it is fixed.
         let index = nodes.checked_add(1).and_then(|n| n.checked_mul(8));
         let fits = end == bytes.len() as u64
@@ -726,45 +743,12 @@ mod tests {
     /// `bytes` (a view) with its blocks' checksums and its header's check made
     /// again: a damaged file that passes every checksum, as an adversary writes it.
     fn reseal(bytes: &mut [u8]) {
-        let header = Header::decode(bytes, Path::new("view")).unwrap_or_else(|_| {
-            let mut f = [0u64; 13];
-            for (i, field) in f.iter_mut().enumerate() {
-                let at = 16 + 8 * i;
-                *field = u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
-            }
-            Header {
-                sums_at: f[10],
-                end: f[11],
-                ..Header::default()
-            }
-        });
+        let header = Header::read(bytes);
         let (sums_at, end) = (header.sums_at as usize, header.end as usize);
         for (block, at) in (HEADER..sums_at).step_by(BLOCK).enumerate() {
             let sum = part_sum(&bytes[at..(at + BLOCK).min(sums_at)]);
             bytes[sums_at + 8 * block..sums_at + 8 * block + 8].copy_from_slice(&sum.to_le_bytes());
         }
-        let mut fields = [0u64; 13];
-        for (i, field) in fields.iter_mut().enumerate() {
-            let at = 16 + 8 * i;
-            *field = u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
-        }
-        let [graph_sum, nodes, files, files_at, nodes_at, index_at, out_index_at, out_at, in_index_at, in_at, _, _, _] =
-            fields;
-        let header = Header {
-            graph_sum,
-            nodes,
-            files,
-            files_at,
-            nodes_at,
-            index_at,
-            out_index_at,
-            out_at,
-            in_index_at,
-            in_at,
-            sums_at: sums_at as u64,
-            end: end as u64,
-            check: 0,
-        };
         let check = header.checksum(&bytes[sums_at..end]);
         bytes[16 + 8 * 12..16 + 8 * 13].copy_from_slice(&check.to_le_bytes());
     }

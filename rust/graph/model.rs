@@ -58,6 +58,9 @@ pub struct Node {
 /// `Node::owner` of a node without one.
 pub(super) const NO_OWNER: u32 = u32::MAX;
 
+/// The confidence of every contains edge.
+pub(super) const CONTAINS_CONFIDENCE: f32 = 1.0;
+
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
 )]

@@ -53,8 +53,6 @@ pub(super) const BLOCK: usize = 4096;
 pub(super) const FILE_RECORD: usize = 4 * 4 + 8;
 pub(super) const NODE_FIXED: usize = 32;
 pub(super) const EDGE: usize = 8;
-/// The confidence of a contains edge (as `KnowledgeGraph::add_file_at` adds them).
-pub(super) const CONTAINS_CONFIDENCE: f32 = 1.0;
 
 const KINDS: [NodeKind; 5] = [
     NodeKind::File,

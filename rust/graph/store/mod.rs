@@ -23,7 +23,7 @@ use super::extract::{
     Definition, FileSymbols, Import, Language, Origin, Receiver, RefKind, Reference, Span,
 };
 use super::link::{Pass, Relink, Resolution};
-use super::model::{line32, Edge, EdgeKind, Node, NodeKind, NO_OWNER};
+use super::model::{line32, Edge, EdgeKind, Node, NodeKind, CONTAINS_CONFIDENCE, NO_OWNER};
 use super::modules::{self, Match};
 use crate::intern::Interner;
 use crate::with_spare;
@@ -639,7 +639,7 @@ impl KnowledgeGraph {
                 id,
                 Edge {
                     kind: EdgeKind::Contains,
-                    confidence: 1.0,
+                    confidence: CONTAINS_CONFIDENCE,
                     line: def.line,
                     reference: u32::MAX,
                 },
@@ -665,7 +665,7 @@ impl KnowledgeGraph {
                 id,
                 Edge {
                     kind: EdgeKind::Contains,
-                    confidence: 1.0,
+                    confidence: CONTAINS_CONFIDENCE,
                     line: line32(import.line),
                     reference: u32::MAX,
                 },

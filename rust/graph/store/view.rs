@@ -7,9 +7,9 @@ use super::{FileEntry, KnowledgeGraph};
 use crate::atomic::AtomicFile;
 use crate::error::{Error, Result};
 use crate::graph::adjacency::{Direction, NodeIndex};
-use crate::graph::model::EdgeKind;
+use crate::graph::model::{EdgeKind, CONTAINS_CONFIDENCE};
 use crate::graph::persist::part_sum;
-use crate::graph::view::{self, Header, CONTAINS_CONFIDENCE};
+use crate::graph::view::{self, Header};
 
 /// A view written but for its header, which names the graph file it goes with.
 pub struct ViewFile {

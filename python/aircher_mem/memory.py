@@ -770,8 +770,9 @@ class Memory:
         saved graph searched where it lies (:meth:`GraphIndex.view`: the same answers,
         without the load), once a look finds the tree as it was indexed (a look that
         finds changes indexes them, and the graph is loaded for it); else
-        :meth:`_graph` (``partial`` as there), which loads it. Looks again as
-        :meth:`_graph` does."""
+        :meth:`_graph` (``partial`` as there), which loads it. Looks again once
+        ``[server] refresh_seconds`` have passed, or after a recorded edit, always
+        before answering (``refresh_after_answer`` applies to a loaded graph)."""
         if self._building is None and self._index.indexed and not self._index.loaded:
             due = self._checked is None or time.monotonic() - self._checked >= self.policy.server.refresh_seconds
             if self._view is None or due or self._stale:

@@ -12,7 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import aircher_mem as am
+import aircher_mem.graph
 import pytest
+from aircher_mem import _core
 from aircher_mem.engine import ContextItemType, DynamicContextManager, KnowledgeGraph
 from aircher_mem.errors import UnknownItemError
 from aircher_mem.results import Conversation, Recorded
@@ -199,6 +201,31 @@ def test_a_first_search_reads_the_saved_graph_in_place(project: Path, tmp_path: 
     with am.Memory.open(project) as memory:
         assert memory.search_code("fresh_four").hits[0].name == "fresh_four"  # the view written with it
         assert not memory._index.loaded
+
+
+def test_a_look_and_a_search_open_the_saved_graph_once(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The view of a graph file is opened once however often it is asked for (the
+    search, the look's check that it is there); a look that finds a change loads
+    the graph, and the view is not read."""
+    with am.Memory.open(project) as memory:
+        memory.index()
+    opened: list[Path] = []
+    real = aircher_mem.graph.GraphView.open
+
+    def spy(path: Path, *, root: Path) -> _core.GraphView:
+        opened.append(path)
+        return real(path, root=root)
+
+    monkeypatch.setattr(aircher_mem.graph.GraphView, "open", spy)
+    with am.Memory.open(project) as memory:
+        memory.search_code("store the user")
+        memory.search_code("helper")
+        assert len(opened) == 1 and not memory._index.loaded
+    (project / "app/util.py").write_text("def helper():\n    return 2\n\ndef fresh_five():\n    return 3\n")
+    with am.Memory.open(project) as memory:
+        opened.clear()
+        assert memory.search_code("fresh_five").hits[0].name == "fresh_five"  # indexed first: the graph loaded
+        assert memory._index.loaded and len(opened) == 1  # the view of the file before, not read
 
 
 @pytest.mark.parametrize(

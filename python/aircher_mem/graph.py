@@ -405,6 +405,8 @@ class GraphIndex:
         # The manifest as last read here, by the (inode, time, size) of its file and
         # the graph file's stamp: a look that finds it unchanged does not parse it again.
         self._manifest: tuple[tuple[int, int, int], tuple[int, int] | None, _Manifest] | None = None
+        # The view last opened here, with the graph file's stamp then (see _open_view).
+        self._viewed: tuple[tuple[int, int], GraphView] | None = None
 
     @property
     def max_file_bytes(self) -> int:
@@ -460,17 +462,26 @@ class GraphIndex:
         return None if self._graph is not None else self._open_view()
 
     def _open_view(self) -> GraphView | None:
-        if not self.graph_path.is_file():
+        """The view of the graph file as it is now: opened once for each graph file
+        saved (by its stamp), however many looks and searches ask for it."""
+        current = self._file_stamp()
+        if current is None:
             return None
+        if self._viewed is not None and self._viewed[0] == current:
+            return self._viewed[1]
+        self._viewed = None
         try:
-            return GraphView.open(self.graph_path, root=self.root)
+            view = GraphView.open(self.graph_path, root=self.root)
         except (AircherError, OSError) as exc:
             log.info("the saved graph of %s cannot be searched in place (%s)", self.root, exc)
             return None
+        self._viewed = (current, view)
+        return view
 
     def drop_view(self) -> None:
         """Removes the graph's view (found damaged): the next index saves the graph
         again, with a new one."""
+        self._viewed = None
         with contextlib.suppress(FileNotFoundError):
             (self.store / VIEW_FILE).unlink()
 

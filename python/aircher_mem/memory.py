@@ -778,7 +778,7 @@ class Memory:
             if self._view is None or due or self._stale:
                 if self._index.view() is not None:
                     self._refresh("with_graph", load=False)
-                    self._view = self._index.view()  # (the files as the look left them)
+                    self._view = self._index.view()  # (of the files as the look left them)
                 else:
                     self._view = None
             if self._view is not None and not self._index.loaded:

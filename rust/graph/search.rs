@@ -749,9 +749,7 @@ fn paths_named<'a>(
     graph: &'a impl Searchable,
     name: &'a str,
 ) -> impl Iterator<Item = &'a str> + 'a {
-    graph
-        .paths()
-        .filter(move |p| p.rsplit('/').next() == Some(name))
+    paths_whose_name(graph, move |n| n == name)
 }
 
 /// Paths whose last component's stem (before the first dot) is `stem`.
@@ -759,9 +757,17 @@ fn paths_with_stem<'a>(
     graph: &'a impl Searchable,
     stem: &'a str,
 ) -> impl Iterator<Item = &'a str> + 'a {
+    paths_whose_name(graph, move |n| n.split('.').next() == Some(stem))
+}
+
+/// Paths whose last component passes `test`.
+fn paths_whose_name<'a>(
+    graph: &'a impl Searchable,
+    test: impl Fn(&str) -> bool + 'a,
+) -> impl Iterator<Item = &'a str> + 'a {
     graph
         .paths()
-        .filter(move |p| p.rsplit('/').next().and_then(|n| n.split('.').next()) == Some(stem))
+        .filter(move |p| p.rsplit('/').next().is_some_and(&test))
 }
 
 #[cfg(test)]

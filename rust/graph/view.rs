@@ -563,22 +563,22 @@ impl SavedSearch {
     /// file (a save cut short), `Error::Corrupt`.
     pub fn open(graph: &Path) -> Result<SavedSearch> {
         let sum = saved_sum(graph)?;
+        let tied = |path: &Path, written_with: u64| {
+            if written_with == sum {
+                Ok(())
+            } else {
+                Err(corrupt(
+                    path,
+                    "written with another version of the graph file",
+                ))
+            }
+        };
         let path = view_path(graph);
         let view = GraphView::open(&path)?;
-        if view.graph_sum() != sum {
-            return Err(corrupt(
-                &path,
-                "written with another version of the graph file",
-            ));
-        }
+        tied(&path, view.graph_sum())?;
         let path = lexical_path(graph);
         let file = LexicalFile::open(&path)?;
-        if file.generation() != sum {
-            return Err(corrupt(
-                &path,
-                "written with another version of the graph file",
-            ));
-        }
+        tied(&path, file.generation())?;
         Ok(SavedSearch {
             view,
             lexical: file.read()?,

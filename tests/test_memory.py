@@ -51,7 +51,7 @@ def test_first_index_builds_and_later_ones_parse_only_changed_files(project: Pat
         assert first.added == PROJECT_SOURCES and first.updated == first.removed == []
         assert [s.path for s in memory.graph.find_symbol("generated")] == []  # .gitignore'd
         manifest = json.loads((project / ".aircher" / "files.json").read_text())
-        assert sorted(manifest["files"]) == PROJECT_SOURCES
+        assert manifest["files"]["paths"] == PROJECT_SOURCES
         graph_mtime = (project / ".aircher" / "graph.bin").stat().st_mtime_ns
 
         again = memory.index()
@@ -145,7 +145,8 @@ def test_an_index_not_held_of_an_unchanged_tree_does_not_wait_for_the_graph(proj
             assert (memory._index._graph is None) == summary
             assert [d.path for d in memory.graph.find_symbol("helper")] == ["app/util.py"]
         written = json.loads(manifest.read_text())  # its times, and its summary again: the graph as it was
-        assert written["files"]["app/util.py"][0] == 1 and "summary" in written
+        files = written["files"]
+        assert files["mtimes"][files["paths"].index("app/util.py")] == 1 and "summary" in written
         assert (project / ".aircher" / "graph.bin").stat().st_mtime_ns == graph_file.st_mtime_ns
 
 
@@ -275,7 +276,9 @@ def test_the_manifest_is_parsed_again_only_when_its_file_changed(
         assert (len(parsed), len(again.files), again.summary[1]) == (1, 4, [])
         manifest = project / ".aircher" / "files.json"
         data = json.loads(manifest.read_text())
-        del data["files"]["app/util.py"]
+        at = data["files"]["paths"].index("app/util.py")
+        for column in data["files"].values():
+            del column[at]
         written = manifest.with_name("files.json.new")
         written.write_text(json.dumps(data))
         os.replace(written, manifest)  # another writer's manifest
@@ -626,12 +629,14 @@ def test_a_file_changed_while_it_is_indexed_is_parsed_again_next_time(project: P
     "files",
     [
         [1, 2],
-        {"../outside.py": [1, 2, "h"]},
-        {"/etc/passwd": [1, 2, "h"]},
-        {"app/util.py": "x"},
-        {"app/util.py": [1, 2]},
-        {"app/util.py": [1.5, 2, "h"]},
-        {"a//b.py": [1, 2, "h"]},
+        {"paths": ["../outside.py"], "mtimes": [1], "sizes": [2], "digests": ["h"]},
+        {"paths": ["/etc/passwd"], "mtimes": [1], "sizes": [2], "digests": ["h"]},
+        {"paths": ["app/util.py"], "mtimes": [1], "sizes": [2]},
+        {"paths": ["app/util.py"], "mtimes": [1, 3], "sizes": [2], "digests": ["h"]},
+        {"paths": ["app/util.py"], "mtimes": [1.5], "sizes": [2], "digests": ["h"]},
+        {"paths": ["app/util.py", "app/util.py"], "mtimes": [1, 1], "sizes": [2, 2], "digests": ["h", "h"]},
+        {"paths": [7], "mtimes": [1], "sizes": [2], "digests": ["h"]},
+        {"app/util.py": [1, 2, "h"]},
         "files",
     ],
 )
@@ -649,19 +654,78 @@ def test_a_manifest_of_the_wrong_shape_means_a_full_rebuild(project: Path, files
         assert memory.rebuild_reason() == ""
 
 
-@given(st.text(alphabet=st.sampled_from(["a", "b", ".", "/", "\0", "é"]), max_size=9))
-def test_a_manifest_path_must_be_one_inside_the_project(path: str) -> None:
+@given(
+    st.lists(st.text(alphabet=st.sampled_from(["a", "b", ".", "/", "\0", "é"]), max_size=9), unique=True, max_size=4),
+    st.sampled_from([1, 2]),
+)
+def test_a_manifest_path_must_be_one_inside_the_project(paths: list[str], version: int) -> None:
     """Exactly the paths whose parts (split at "/") are all non-empty and neither
-    "." nor "..", without NUL, are taken from a manifest."""
+    "." nor "..", without NUL, are taken from a manifest of either layout; the
+    error names the first that is not."""
     from aircher_mem.graph import _manifest_files
 
-    inside = bool(path) and "\0" not in path and all(p not in ("", ".", "..") for p in path.split("/"))
+    def inside(path: str) -> bool:
+        return bool(path) and "\0" not in path and all(p not in ("", ".", "..") for p in path.split("/"))
+
+    n = len(paths)
+    raw = (
+        {p: [1, 2, "h"] for p in paths}
+        if version == 1
+        else {"paths": paths, "mtimes": [1] * n, "sizes": [2] * n, "digests": ["h"] * n}
+    )
     try:
-        taken = _manifest_files({path: [1, 2, "h"]}) == {path: (1, 2, "h")}
+        taken = _manifest_files(raw, version) == {p: (1, 2, "h") for p in paths}
     except ValueError as exc:
-        assert str(exc) == f"{path!r} is not a path inside the project"
+        assert str(exc) == f"{next(p for p in paths if not inside(p))!r} is not a path inside the project"
         taken = False
-    assert taken == inside
+    assert taken == all(map(inside, paths))
+
+
+def test_a_manifest_of_the_layout_before_is_read_and_rewritten(project: Path) -> None:
+    """A manifest whose files are an object of [time, size, hash] per path (layout
+    1, written by the version before) is trusted: no rebuild; the next save writes
+    the columns."""
+    with am.Memory.open(project) as memory:
+        memory.index()
+        data = json.loads(memory.manifest_path.read_text())
+        columns = data["files"]
+        data["version"] = 1
+        data["files"] = {
+            p: [t, s, d] for p, t, s, d in zip(*(columns[k] for k in ("paths", "mtimes", "sizes", "digests")))
+        }
+        memory.manifest_path.write_text(json.dumps(data))
+        assert memory.rebuild_reason() == ""
+        report = memory.index()
+        assert (report.full, report.parsed, report.updated) == (False, 0, [])
+        again = json.loads(memory.manifest_path.read_text())
+        assert again["version"] == 2 and again["files"] == columns
+
+
+def test_a_look_at_a_tree_as_its_walk_left_it_stats_the_files(project: Path) -> None:
+    """An index keeps its walk of the tree beside the graph (``graph.walk``, private
+    to the user) once the tree's folders are older than a file system's clock can
+    blur (2 s); a later look at a tree as the walk left it stats the files without
+    walking; what changes the walk (a file added, an ignore rule) is found by one."""
+    import time
+
+    with am.Memory.open(project) as memory:
+        memory.index()  # (the store made in the project: its folder changed now)
+        assert not (project / ".aircher" / "graph.walk").exists()
+        time.sleep(2.2)  # the tree's folders old enough to be trusted
+        memory.index()
+        record = project / ".aircher" / "graph.walk"
+        assert record.stat().st_mode & 0o777 == 0o600
+        kept = record.stat().st_ino
+        (project / "app/util.py").write_text("def helper():\n    return 22\n")  # in place
+        assert (memory.index().updated, record.stat().st_ino) == (["app/util.py"], kept)
+        (project / "app/extra.py").write_text("def extra():\n    pass\n")
+        assert memory.index().added == ["app/extra.py"]
+        (project / ".gitignore").write_text("generated/\napp/views.py\n")
+        assert memory.index().removed == ["app/views.py"]
+        record.write_bytes(b"AMWALK01" + bytes(40))  # damaged: not used
+        (project / "generated/more.py").write_text("x = 1\n")  # (ignored)
+        (project / ".gitignore").write_text("generated/\n")
+        assert memory.index().added == ["app/views.py"]
 
 
 def test_leftover_temporary_files_of_dead_writers_are_removed(project: Path) -> None:
@@ -760,7 +824,7 @@ def test_an_index_of_many_files_updates_exactly_those_changed(tmp_path: Path) ->
         first = memory.index()
         assert (first.full, first.files, first.parsed) == (True, count, count)
         manifest = json.loads(memory.manifest_path.read_text())["files"]
-        assert len(manifest) == count and all(len(v[2]) == 64 for v in manifest.values())
+        assert len(manifest["paths"]) == count and all(len(d) == 64 for d in manifest["digests"])
         edited = [f"pkg/m{i:04d}.py" for i in (0, _FINGERPRINT_BATCH + 1, count - 1)]
         for rel in edited:
             (root / rel).write_text("def changed():\n    return 0\n")

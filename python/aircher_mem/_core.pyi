@@ -528,10 +528,14 @@ class KnowledgeGraph:
         root: str | PathLike[str], *, max_file_bytes: int = 1_000_000
     ) -> tuple[list[str], list[tuple[str, str]], dict[str, int]]: ...
     @staticmethod
-    def tracked(root: str | PathLike[str]) -> tuple[list[tuple[str, int, int]], dict[str, int]]:
+    def tracked(
+        root: str | PathLike[str], *, record: str | PathLike[str] | None = None
+    ) -> tuple[list[tuple[str, int, int]], dict[str, int]]:
         """Every source file ``build`` would index under ``root`` (whatever its size) with
         its ``st_mtime_ns`` and size as the walk saw them (``lstat``), sorted by path, and
-        the count of files of each language the graph does not parse."""
+        the count of files of each language the graph does not parse. With ``record``,
+        the file where the walk is kept: a later call on a tree as the walk left it
+        stats the files instead of walking again."""
     @staticmethod
     def supported_languages() -> list[str]: ...
     @property

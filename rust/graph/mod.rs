@@ -4,6 +4,7 @@ mod adjacency;
 mod documents;
 mod extract;
 mod link;
+mod look;
 mod model;
 mod modules;
 mod outline;
@@ -24,6 +25,7 @@ pub use extract::{
     RefKind, Reference,
 };
 pub use link::MAX_CANDIDATES;
+pub use look::Tracked;
 pub use model::{Edge, EdgeKind, Links, Node, NodeKind, SavedFile};
 pub use outline::{language_of, outline, Outlined};
 pub use persist::{

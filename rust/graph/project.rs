@@ -14,6 +14,7 @@ use parking_lot::{Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use rayon::prelude::*;
 
 use super::extract::{FileSymbols, Language};
+use super::look::{self, Tracked};
 use super::persist::{self, corrupt, load_with_sum, Saved};
 use super::read::{read_project_file, reason};
 use super::scan::{
@@ -312,6 +313,14 @@ impl Project {
             skipped: found.skipped,
             unsupported: found.unsupported,
         })
+    }
+
+    /// The source files under `root` whatever their size, and the count of files of
+    /// each language the graph does not parse, found through the walk kept at
+    /// `record` (see `look`); `root` must be a folder.
+    pub fn tracked(root: &Path, record: &Path) -> Result<Tracked> {
+        let root = canonical_root(root)?;
+        Ok(look::tracked(&root, record))
     }
 
     /// The project of a scan whose sources were parsed (as `scan::parse_indexed`

@@ -234,6 +234,23 @@ impl Progress {
 /// listed, its ignore files found in the listing rather than looked for one by
 /// one); what it finds does not depend on how the folders were shared out.
 pub fn discover(root: &Path, max_file_bytes: u64) -> Discovered {
+    walk(root, max_file_bytes, false).0
+}
+
+/// What a walk passed on the way (`walk` with `record`), for `look`: the folders it
+/// entered and the files whose language it took from their `#!` line (absolute
+/// paths, in no order); `complete` is false when part of the tree could not be
+/// walked (an unreadable folder, a path that is not UTF-8).
+#[derive(Debug, Default)]
+pub struct Seen {
+    pub folders: Vec<PathBuf>,
+    pub scripts: Vec<PathBuf>,
+    pub complete: bool,
+}
+
+/// `discover`, and with `record` what the walk passed on the way (else an empty
+/// `Seen`).
+pub fn walk(root: &Path, max_file_bytes: u64, record: bool) -> (Discovered, Seen) {
     let (sender, receiver) = std::sync::mpsc::channel();
     ignore::WalkBuilder::new(root)
         .require_git(false) // .gitignore counts even outside a git checkout
@@ -244,8 +261,13 @@ pub fn discover(root: &Path, max_file_bytes: u64) -> Discovered {
         .run(|| {
             let sender = sender.clone();
             Box::new(move |entry| {
+                // The receiver outlives the walk.
+                if record {
+                    if let Some(passed) = passed(&entry) {
+                        let _ = sender.send(passed);
+                    }
+                }
                 if let Some(found) = found(root, entry, max_file_bytes) {
-                    // The receiver outlives the walk.
                     let _ = sender.send(found);
                 }
                 ignore::WalkState::Continue
@@ -255,11 +277,20 @@ pub fn discover(root: &Path, max_file_bytes: u64) -> Discovered {
     let mut sources = Vec::new();
     let mut skipped = Vec::new();
     let mut unsupported: BTreeMap<String, usize> = BTreeMap::new();
+    let mut seen = Seen {
+        complete: true,
+        ..Seen::default()
+    };
     for found in receiver {
         match found {
             Found::Source(source) => sources.push(source),
-            Found::Skipped(path, why) => skipped.push((path, why)),
+            Found::Skipped(path, why) => {
+                seen.complete &= !path.is_empty();
+                skipped.push((path, why));
+            }
             Found::Other(language) => *unsupported.entry(language.to_string()).or_default() += 1,
+            Found::Folder(path) => seen.folders.push(path),
+            Found::Script(path) => seen.scripts.push(path),
         }
     }
     sources.sort_by(|a, b| a.relative.cmp(&b.relative));
@@ -269,11 +300,28 @@ pub fn discover(root: &Path, max_file_bytes: u64) -> Discovered {
             skipped.push((example, ALL_EXCLUDED.to_string()));
         }
     }
-    Discovered {
+    let found = Discovered {
         sources,
         skipped,
         unsupported,
+    };
+    (found, seen)
+}
+
+/// What a recording walk notes of an entry besides what `found` makes of it: a
+/// folder entered, or a file whose `#!` line `found` reads.
+fn passed(entry: &std::result::Result<ignore::DirEntry, ignore::Error>) -> Option<Found> {
+    let entry = entry.as_ref().ok()?;
+    let kind = entry.file_type()?;
+    let path = entry.path();
+    if kind.is_dir() {
+        return Some(Found::Folder(path.to_path_buf()));
     }
+    let by_content = kind.is_file()
+        && path.extension().is_none()
+        && Language::from_path(path).is_none()
+        && unsupported_language(path).is_none();
+    by_content.then(|| Found::Script(path.to_path_buf()))
 }
 
 /// What the walk makes of one entry.
@@ -283,6 +331,10 @@ enum Found {
     Skipped(String, String),
     /// A file of a language the graph does not parse (`UNSUPPORTED`).
     Other(&'static str),
+    /// A folder entered (a recording walk, see `passed`).
+    Folder(PathBuf),
+    /// A file whose language its `#!` line decides (a recording walk).
+    Script(PathBuf),
 }
 
 /// What `discover` makes of one entry of the walk: None for a folder, a symlink
@@ -944,7 +996,7 @@ mod tests {
                         .entry(language.to_string())
                         .or_default() += 1
                 }
-                None => {}
+                Some(Found::Folder(_) | Found::Script(_)) | None => {}
             }
         }
         found_all

@@ -14,7 +14,8 @@ use super::errors::InvalidInputError;
 use crate::graph::{
     canonical_root, parse_indexed, reference_kinds, relative_to, search, Direction, Edge, Found,
     GraphView, KnowledgeGraph, Language, Level, NodeIndex, Parsed, PathKind, Phase, Progress,
-    Project, ReadIndex, Remark, SavedSearch, Scan, SearchParams, Searchable, EMBED,
+    Project, ReadIndex, Remark, SavedSearch, Scan, SearchParams, Searchable, Tracked as Walked,
+    EMBED,
 };
 use crate::retrieve::{Bm25Params, LexicalIndex, Normalization, QueryTerms};
 use crate::Error;
@@ -852,17 +853,27 @@ impl PyKnowledgeGraph {
     /// `os.stat_result.st_mtime_ns`) and size as the walk saw them (`lstat`: a
     /// symlink is never followed), sorted by path, and the count of files of each
     /// programming language the graph does not parse: one walk, for a check of
-    /// which files changed since an index. Nothing is read but `#!` lines.
+    /// which files changed since an index. Nothing is read but `#!` lines. With
+    /// `record`, a file where the walk is kept: a later call whose tree is as the
+    /// walk left it (each folder, ignore file and `#!` line unchanged) stats the
+    /// files instead of walking again.
     #[staticmethod]
-    #[pyo3(text_signature = "(root)")]
-    fn tracked(py: Python<'_>, root: FsPath) -> PyResult<Tracked> {
-        let scan = detached(py, || Project::scan(&root.0, u64::MAX))?;
+    #[pyo3(signature = (root, *, record = None), text_signature = "(root, *, record=None)")]
+    fn tracked(py: Python<'_>, root: FsPath, record: Option<FsPath>) -> PyResult<Tracked> {
+        let found = detached(py, || match &record {
+            Some(record) => Project::tracked(&root.0, &record.0),
+            None => Project::scan(&root.0, u64::MAX).map(|scan| Walked {
+                sources: scan.sources,
+                unsupported: scan.unsupported,
+            }),
+        })?;
         Ok((
-            scan.sources
+            found
+                .sources
                 .into_iter()
                 .map(|s| (s.relative, s.modified, s.bytes))
                 .collect(),
-            scan.unsupported,
+            found.unsupported,
         ))
     }
 

@@ -343,19 +343,25 @@ def write_command_specs(path: str | os.PathLike[str]) -> None:
     Path(path).write_text(specs_text(), encoding="utf-8")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The command line: a subcommand per verb of the registry offered on the CLI
     (the name with dashes), its arguments from the verb's parameters. Built from
     ``data/cli.json`` when it describes the verbs declared now (a test keeps it
     equal to :func:`command_specs`; reading it spares making every verb of the
-    registry for one command), else from the registry (a verb declared at run time)."""
+    registry for one command), else from the registry (a verb declared at run time).
+    With ``command`` (a command line's first word) naming a subcommand, that one
+    alone: it parses its command line as the whole parser does, and building all
+    of them took longer than some commands run."""
     try:
         shipped = command_line.load_specs()
     except (OSError, ValueError):
         shipped = None
     if shipped is not None and sorted(s["name"] for s in shipped) == verbs.declared("cli"):
-        return command_line.parser_of(shipped)
-    return command_line.parser_of(command_specs())
+        specs = shipped
+    else:
+        specs = command_specs()
+    chosen = [spec for spec in specs if spec["command"] == command]
+    return command_line.parser_of(chosen or specs)
 
 
 #: Options of a command's presentation, not of its verb.
@@ -367,9 +373,10 @@ CLI_OPTIONS: dict[str, tuple[tuple[str, str], ...]] = {
 
 def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None) -> int:
     """Runs one command; returns the exit code (the console script exits with it)."""
-    parser = build_parser()
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(words[0] if words else None)
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(words)
     except SystemExit as exc:  # --help, --version, usage errors: argparse has printed
         return int(exc.code) if isinstance(exc.code, int) else wire.EXIT_USAGE
     out = Output(getattr(args, "json", False), stdout or sys.stdout)

@@ -57,6 +57,7 @@ def test_one_round_reports_every_measure(tmp_path: Path, capsys: pytest.CaptureF
         "first search (reads the lexical index)",
         "second search",
         "walk the tree (tracked_files)",
+        "look at the tree through its kept walk (tracked, record=graph.walk)",
         "lstat every indexed file",
         "freshness check (index of the unchanged tree)",
         "view open (GraphView.open)",

@@ -14,9 +14,11 @@
 //! source file still a regular file) finds what the walk found, each file with its
 //! time and size now; any other look walks and keeps a new record.
 //!
-//! A stamp taken less than `RACY_NS` before the walk began is not trusted (a
-//! change made within the file system's clock tick of the walk could leave the
-//! time as it was): no record is kept then, and the next look walks.
+//! The stamps are taken once the walk is done (the walker lists a folder and reads
+//! its ignore files before handing it over), so a stamp whose times are not at
+//! least `RACY_NS` older than the walk's start is not trusted: the change behind
+//! it may have come after the walk read the path, or within the file system's
+//! clock tick of it. No record is kept then, and the next look walks.
 //!
 //! Layout: magic `AMWALK01`, checksum of the rest (u64 LE), then the `Record`
 //! (postcard). A record that cannot be read, is of another version or another

@@ -37,6 +37,11 @@ use crate::error::Result;
 
 const MAGIC: &[u8; 8] = b"AMWALK01";
 
+/// The rules by which a walk takes a file for a language (extensions, `UNSUPPORTED`,
+/// `INTERPRETERS`, `VENDORED`), numbered: a record kept under other rules is not
+/// used. Raise it with any change of them (`the_walk_rules_are_pinned` says when).
+const RULES: u32 = 1;
+
 /// How long before the walk a stamp must be to be trusted (nanoseconds).
 const RACY_NS: i128 = 2_000_000_000;
 
@@ -157,7 +162,7 @@ fn kept(
         return None;
     }
     Some(Record {
-        version: env!("CARGO_PKG_VERSION").to_string(),
+        version: version(),
         root: bytes_of(root)?,
         global: match &global {
             Some(path) => Some(bytes_of(path)?),
@@ -182,7 +187,7 @@ fn kept(
 /// changed.
 fn look(root: &Path, record: &Path) -> Option<Tracked> {
     let record = read(record)?;
-    if record.version != env!("CARGO_PKG_VERSION") || record.root != bytes_of(root)? {
+    if record.version != version() || record.root != bytes_of(root)? {
         return None;
     }
     let global = ignore::gitignore::gitconfig_excludes_path();
@@ -221,6 +226,12 @@ fn look(root: &Path, record: &Path) -> Option<Tracked> {
             .map(|(k, v)| (k, v as usize))
             .collect(),
     })
+}
+
+/// The package's version and the walk's `RULES`: what a record must have been kept
+/// under to be used.
+fn version() -> String {
+    format!("{} rules {RULES}", env!("CARGO_PKG_VERSION"))
 }
 
 /// Whether `relative` names a path inside the root: not empty, each part a name
@@ -326,6 +337,9 @@ fn read(path: &Path) -> Option<Record> {
 mod tests {
     use super::*;
     use crate::graph::discover;
+
+    /// The FNV-1a sum of the walk's rules written out (see `the_walk_rules_are_pinned`).
+    const PINNED: u64 = 18_158_649_471_360_590_862;
 
     fn write(root: &Path, file: &str, text: &str) {
         let path = root.join(file);
@@ -498,5 +512,113 @@ mod tests {
             .push(("../outside.py".to_string(), Language::Python));
         save(&record, &kept).unwrap();
         assert_eq!(look(root, &record), None);
+    }
+
+    /// What decides a walk's findings, written out: a change here changes what a
+    /// kept walk would say, so `RULES` must be raised with it (and this text).
+    #[test]
+    fn the_walk_rules_are_pinned() {
+        use crate::graph::scan::{INTERPRETERS, UNSUPPORTED, VENDORED};
+        let probes = [
+            "py", "pyi", "rs", "js", "jsx", "mjs", "cjs", "ts", "mts", "cts", "tsx", "go", "java",
+            "c", "h", "cc", "cpp", "cxx", "c++", "hpp", "hh", "hxx", "h++", "ipp", "tpp", "cs",
+            "rb", "rake", "php", "lua", "sh", "bash", "kt", "kts", "swift", "scala", "sc", "m",
+            "mm", "pl", "pm", "r", "ex", "exs", "erl", "hs", "ml", "mli", "zig", "jl", "clj",
+            "sql", "vue", "svelte", "dart", "zsh", "fish", "txt", "md", "json", "toml", "yaml",
+        ];
+        let languages: Vec<String> = probes
+            .iter()
+            .map(|e| {
+                format!(
+                    "{e}={:?}",
+                    Language::from_path(Path::new(&format!("f.{e}")))
+                )
+            })
+            .collect();
+        let rules = format!("{languages:?}{UNSUPPORTED:?}{INTERPRETERS:?}{VENDORED:?}");
+        // FNV-1a: the same sum wherever and whenever the test runs.
+        let fnv = rules.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
+        assert_eq!(
+            (RULES, fnv),
+            (1, PINNED),
+            "the walk's rules changed: raise RULES and pin the new sum"
+        );
+    }
+
+    const TREE: [&str; 11] = [
+        "a.py",
+        "b.rs",
+        "pkg/c.py",
+        "pkg/d.hs",
+        "pkg/sub/e.go",
+        "tool",
+        "notes",
+        "pkg/.gitignore",
+        ".ignore",
+        "build/f.py",
+        "pkg/sub/.gitignore",
+    ];
+    const TEXTS: [&str; 6] = [
+        "x = 1\n",
+        "#!/bin/sh\n",
+        "*.py\n",
+        "!c.py\n",
+        "sub/\n",
+        "e.go\n",
+    ];
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: 128,
+            failure_persistence: None,
+            ..proptest::prelude::ProptestConfig::default()
+        })]
+
+        /// Any tree of sources, scripts and ignore files, its walk kept, then any
+        /// files written (a source, a script, an ignore rule) or removed: the look
+        /// finds what a walk finds.
+        #[test]
+        fn a_look_finds_what_a_walk_finds(
+            tree in proptest::collection::vec((0..TREE.len(), 0..TEXTS.len()), 0..10),
+            changes in proptest::collection::vec((0..TREE.len(), 0..=TEXTS.len()), 0..4),
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let root = &dir.path().canonicalize().unwrap();
+            for (file, text) in tree {
+                write(root, TREE[file], TEXTS[text]);
+            }
+            std::fs::create_dir_all(root.join(".store")).unwrap();
+            age(root);
+            let record = root.join(".store/walk");
+            proptest::prop_assert_eq!(recorded(root, &record, Some(i128::MAX)), walked(root));
+            for (file, text) in changes {
+                match TEXTS.get(text) {
+                    Some(text) => write(root, TREE[file], text),
+                    None => {
+                        let _ = std::fs::remove_file(root.join(TREE[file]));
+                    }
+                }
+            }
+            proptest::prop_assert_eq!(tracked(root, &record), walked(root));
+        }
+
+        /// Any payload sealed as a record (its checksum right): a look never
+        /// panics, and finds nothing outside the root.
+        #[test]
+        fn any_sealed_payload_is_looked_at_safely(payload in proptest::collection::vec(proptest::num::u8::ANY, 0..200)) {
+            let dir = tempfile::tempdir().unwrap();
+            let root = &dir.path().canonicalize().unwrap();
+            write(root, "a.py", "x = 1\n");
+            let record = root.join("walk");
+            let mut bytes = MAGIC.to_vec();
+            bytes.extend(sum(&payload).to_le_bytes());
+            bytes.extend(&payload);
+            std::fs::write(&record, bytes).unwrap();
+            if let Some(found) = look(root, &record) {
+                proptest::prop_assert!(found.sources.iter().all(|s| plain(&s.relative) && s.path.starts_with(root)));
+            }
+        }
     }
 }

@@ -219,7 +219,7 @@ def _manifest_files(raw: object, version: int = MANIFEST_VERSION) -> dict[str, F
     _paths_inside(paths)
     if not (_all_of(int, mtimes) and _all_of(int, sizes) and _all_of(str, digests)):
         at = next(
-            i for i, p in enumerate(paths) if not (type(mtimes[i]) is type(sizes[i]) is int and type(digests[i]) is str)
+            i for i in range(len(paths)) if not (type(mtimes[i]) is type(sizes[i]) is int and type(digests[i]) is str)
         )
         raise ValueError(f"{paths[at]!r}: {[mtimes[at], sizes[at], digests[at]]!r} is not [mtime_ns, size, sha256]")
     files = dict(zip(paths, zip(mtimes, sizes, digests)))

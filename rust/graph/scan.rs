@@ -240,7 +240,7 @@ pub fn discover(root: &Path, max_file_bytes: u64) -> Discovered {
 /// What a walk passed on the way (`walk` with `record`), for `look`: the folders it
 /// entered and the files whose language it took from their `#!` line (absolute
 /// paths, in no order); `complete` is false when part of the tree could not be
-/// walked (an unreadable folder, a path that is not UTF-8).
+/// walked (an unreadable folder).
 #[derive(Debug, Default)]
 pub struct Seen {
     pub folders: Vec<PathBuf>,

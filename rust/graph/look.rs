@@ -150,9 +150,9 @@ fn kept(
             watched.push((bytes_of(&path)?, true, stamp(&path, true)));
         }
     }
-    let global = ignore::gitignore::gitconfig_excludes_path();
-    if let Some(path) = &global {
-        watched.push((bytes_of(path)?, true, stamp(path, true)));
+    let global = global_excludes()?;
+    if let Some((path, bytes)) = &global {
+        watched.push((bytes.clone(), true, stamp(path, true)));
     }
     let trusted = |s: &Stamp| s.modified < before && s.changed < before;
     if !watched
@@ -164,10 +164,7 @@ fn kept(
     Some(Record {
         version: version(),
         root: bytes_of(root)?,
-        global: match &global {
-            Some(path) => Some(bytes_of(path)?),
-            None => None,
-        },
+        global: global.map(|(_, bytes)| bytes),
         watched,
         sources: tracked
             .sources
@@ -190,8 +187,7 @@ fn look(root: &Path, record: &Path) -> Option<Tracked> {
     if record.version != version() || record.root != bytes_of(root)? {
         return None;
     }
-    let global = ignore::gitignore::gitconfig_excludes_path();
-    if global.as_deref().map(bytes_of) != record.global.as_ref().map(|g| Some(g.clone())) {
+    if global_excludes()?.map(|(_, bytes)| bytes) != record.global {
         return None;
     }
     let same = record.watched.par_iter().all(|(path, follow, was)| {
@@ -226,6 +222,18 @@ fn look(root: &Path, record: &Path) -> Option<Tracked> {
             .map(|(k, v)| (k, v as usize))
             .collect(),
     })
+}
+
+/// Git's global excludes file as git's config names it now (None: none), with its
+/// path as bytes; None when the path cannot be kept (not Unix).
+fn global_excludes() -> Option<Option<(PathBuf, Vec<u8>)>> {
+    match ignore::gitignore::gitconfig_excludes_path() {
+        Some(path) => {
+            let bytes = bytes_of(&path)?;
+            Some(Some((path, bytes)))
+        }
+        None => Some(None),
+    }
 }
 
 /// The package's version and the walk's `RULES`: what a record must have been kept

@@ -180,8 +180,8 @@ def probe_damaged_state(o: Outcome, tmp: Path) -> None:
     o.run([SCRIPT, "index", str(root), "--quiet"], timeout=60)
     manifest = root / ".aircher" / "files.json"
     good = manifest.read_text()
-    column = {"paths": ["a.py"], "mtimes": [1], "sizes": [2], "digests": ["h"]}
-    for files in ([1, 2], {**column, "paths": ["../x.py"]}, "x", {**column, "mtimes": [None]}):
+    column = {"paths": "a.py", "mtimes": [1], "sizes": [2], "digests": "h"}
+    for files in ([1, 2], {**column, "paths": "../x.py"}, "x", {**column, "mtimes": [None]}):
         data = json.loads(good)
         data["files"] = files
         manifest.write_text(json.dumps(data))

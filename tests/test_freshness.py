@@ -51,8 +51,7 @@ def test_tracked_is_the_scan_with_each_file_as_lstat_sees_it(tmp_path: Path) -> 
     (root / "app" / "big.py").write_text("x = 1\n" * 200_000)  # over discover's default limit: still tracked
     (root / "app" / "link.py").symlink_to(root / "app" / "a.py")
     (root / "app" / "linked").symlink_to(root / "app" / "sub", target_is_directory=True)
-    files, unsupported = KnowledgeGraph.tracked(root)
-    paths = [rel for rel, _, _ in files]
+    paths, mtimes, sizes, unsupported = KnowledgeGraph.tracked(root)
     assert paths == [
         "app/a.py",
         "app/b.py",
@@ -67,7 +66,8 @@ def test_tracked_is_the_scan_with_each_file_as_lstat_sees_it(tmp_path: Path) -> 
     assert unsupported == {"R": 1}
     assert paths == KnowledgeGraph.discover(root, max_file_bytes=2**64 - 1)[0]
     assert "app/big.py" not in KnowledgeGraph.discover(root)[0]
-    for rel, mtime_ns, size in files:
+    assert len(mtimes) == len(sizes) == len(paths)
+    for rel, mtime_ns, size in zip(paths, mtimes, sizes):
         info = os.lstat(root / rel)
         assert (mtime_ns, size) == (info.st_mtime_ns, info.st_size), rel
     assert graph_module.tracked_files(root) == (paths, {"R": 1})

@@ -3,6 +3,7 @@ reports, the tracker's counts, rate and time left, and a build of some files."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import aircher_mem as am
@@ -55,7 +56,12 @@ def test_an_index_says_its_phases_full_incremental_and_unchanged(tmp_path: Path)
     assert (phases, counted) == (["scanning", "parsing", "saving"], [(1, 1)])
     phases.clear()
     index.index(phase=phases.append)
-    assert phases == ["scanning", "parsing"]  # nothing changed: nothing parsed or saved
+    assert phases == ["scanning"]  # each file as the manifest has it: nothing parsed or saved
+    phases.clear()
+    os.utime(root / "app/util.py", ns=(1, 1))
+    report = index.index(phase=phases.append)
+    assert phases == ["scanning", "parsing", "saving"]  # a time moved: the file hashed, its time kept
+    assert (report.parsed, report.updated) == (0, [])
 
 
 def test_the_index_tracker_reports_phase_counts_rate_and_time_left() -> None:

@@ -291,7 +291,9 @@ def test_every_tool_over_stdio(project: Path) -> None:
         stats = memory.episodic.tool_stats(days=100_000)
         assert [(t.tool_name, t.total, t.successes) for t in stats] == [("pytest", 1, 0)]
         assert memory.rebuild_reason() == ""
-        assert json.loads((project / ".aircher/files.json").read_text())["files"]["paths"] == PROJECT_SOURCES
+        assert (
+            json.loads((project / ".aircher/files.json").read_text())["files"]["paths"].split("\0") == PROJECT_SOURCES
+        )
 
 
 @pytest.mark.slow

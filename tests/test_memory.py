@@ -23,6 +23,27 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 
+def columns(files: dict[str, Any]) -> dict[str, list[Any]]:
+    """A manifest's files (layout 3) as a list per column."""
+    paths = files["paths"]
+    return {
+        "paths": paths.split("\0") if paths else [],
+        "mtimes": list(files["mtimes"]),
+        "sizes": list(files["sizes"]),
+        "digests": files["digests"].split(",") if paths else [],
+    }
+
+
+def layout(files: dict[str, list[Any]]) -> dict[str, Any]:
+    """:func:`columns` as layout 3 keeps them."""
+    return {
+        "paths": "\0".join(map(str, files["paths"])),
+        "mtimes": files["mtimes"],
+        "sizes": files["sizes"],
+        "digests": ",".join(map(str, files["digests"])),
+    }
+
+
 def test_open_creates_the_store_and_refuses_what_is_not_a_project(project: Path, tmp_path: Path) -> None:
     with pytest.raises(am.StoreNotFoundError, match="no aircher-mem store in"):
         am.Memory.open(project, create=False)
@@ -51,7 +72,7 @@ def test_first_index_builds_and_later_ones_parse_only_changed_files(project: Pat
         assert first.added == PROJECT_SOURCES and first.updated == first.removed == []
         assert [s.path for s in memory.graph.find_symbol("generated")] == []  # .gitignore'd
         manifest = json.loads((project / ".aircher" / "files.json").read_text())
-        assert manifest["files"]["paths"] == PROJECT_SOURCES
+        assert manifest["version"] == 3 and manifest["files"]["paths"] == "\0".join(PROJECT_SOURCES)
         graph_mtime = (project / ".aircher" / "graph.bin").stat().st_mtime_ns
 
         again = memory.index()
@@ -129,8 +150,8 @@ def test_an_index_not_held_of_an_unchanged_tree_does_not_wait_for_the_graph(proj
     assert [p for p, _ in loaded.skipped] == ["app/blob.py"] and [p for p, _ in loaded.warnings] == ["app/b.c"]
     assert json.loads(manifest.read_text())["summary"] == {
         "files": loaded.files,
-        "skipped": [list(p) for p in loaded.skipped],
-        "warnings": [list(p) for p in loaded.warnings],
+        "skipped": [1, "app/blob.py", loaded.skipped[0][1]],
+        "warnings": [1, "app/b.c", loaded.warnings[0][1]],
     }
     os.utime(project / "app/util.py", ns=(1, 1))  # moved in time, same content: not an update
     graph_file = (project / ".aircher" / "graph.bin").stat()
@@ -145,7 +166,7 @@ def test_an_index_not_held_of_an_unchanged_tree_does_not_wait_for_the_graph(proj
             assert (memory._index._graph is None) == summary
             assert [d.path for d in memory.graph.find_symbol("helper")] == ["app/util.py"]
         written = json.loads(manifest.read_text())  # its times, and its summary again: the graph as it was
-        files = written["files"]
+        files = columns(written["files"])
         assert files["mtimes"][files["paths"].index("app/util.py")] == 1 and "summary" in written
         assert (project / ".aircher" / "graph.bin").stat().st_mtime_ns == graph_file.st_mtime_ns
 
@@ -240,6 +261,10 @@ def test_a_look_and_a_search_open_the_saved_graph_once(project: Path, monkeypatc
         {"files": 4, "skipped": [], "warnings": [["a", 1]]},
         {"files": 4, "skipped": "none", "warnings": []},
         {"files": 4, "skipped": []},
+        {"files": 4, "skipped": [0, "", ""], "warnings": [2, "a\0b", "why"]},
+        {"files": 4, "skipped": [1, "a", ""], "warnings": [0, "", "why"]},
+        {"files": 4, "skipped": [0, "", ""], "warnings": [True, "a", "b"]},
+        {"files": 4, "skipped": [0, "", ""], "warnings": [1, ["a"], "b"]},
     ],
 )
 def test_a_summary_of_the_wrong_shape_has_the_graph_loaded_to_report(project: Path, summary: object) -> None:
@@ -253,14 +278,15 @@ def test_a_summary_of_the_wrong_shape_has_the_graph_loaded_to_report(project: Pa
     with am.Memory.open(project) as memory:
         assert dataclasses.replace(memory.index(hold=False), seconds=0) == loaded
         assert memory._index._graph is not None  # loaded: the summary was not trusted
-    assert json.loads(manifest.read_text())["summary"] == {"files": 4, "skipped": [], "warnings": []}
+    assert json.loads(manifest.read_text())["summary"] == {"files": 4, "skipped": [0, "", ""], "warnings": [0, "", ""]}
 
 
 def test_the_manifest_is_parsed_again_only_when_its_file_changed(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A look reads the manifest; the same file (inode, time, size) is parsed once per
-    process, each caller given its own copy; a file put in its place is read anew."""
+    process, each caller given its own copy of what it may change; a file put in its
+    place is read anew."""
     with am.Memory.open(project) as memory:
         memory.index()
         index = memory._index
@@ -269,21 +295,23 @@ def test_the_manifest_is_parsed_again_only_when_its_file_changed(
         monkeypatch.setattr(index, "_parse_manifest", lambda graph: parsed.append(1) or parse(graph))
         first = index._read_manifest()
         assert first.files is not None and first.summary is not None
-        first.files.clear()
         first.summary[1].append(("x", "y"))  # a caller's change stays its own
+        first.unsupported["X"] = 1
         again = index._read_manifest()
         assert again.files is not None and again.summary is not None
-        assert (len(parsed), len(again.files), again.summary[1]) == (1, 4, [])
+        assert (len(parsed), len(again.files.fingerprints()), again.summary[1], again.unsupported) == (1, 4, [], {})
         manifest = project / ".aircher" / "files.json"
         data = json.loads(manifest.read_text())
-        at = data["files"]["paths"].index("app/util.py")
-        for column in data["files"].values():
+        files = columns(data["files"])
+        at = files["paths"].index("app/util.py")
+        for column in files.values():
             del column[at]
+        data["files"] = layout(files)
         written = manifest.with_name("files.json.new")
         written.write_text(json.dumps(data))
         os.replace(written, manifest)  # another writer's manifest
         read = index._read_manifest()
-        assert read.files is not None and "app/util.py" not in read.files and len(parsed) == 2
+        assert read.files is not None and "app/util.py" not in read.files.fingerprints() and len(parsed) == 2
         assert memory.index().added == ["app/util.py"]
 
 
@@ -629,13 +657,20 @@ def test_a_file_changed_while_it_is_indexed_is_parsed_again_next_time(project: P
     "files",
     [
         [1, 2],
-        {"paths": ["../outside.py"], "mtimes": [1], "sizes": [2], "digests": ["h"]},
-        {"paths": ["/etc/passwd"], "mtimes": [1], "sizes": [2], "digests": ["h"]},
-        {"paths": ["app/util.py"], "mtimes": [1], "sizes": [2]},
-        {"paths": ["app/util.py"], "mtimes": [1, 3], "sizes": [2], "digests": ["h"]},
-        {"paths": ["app/util.py"], "mtimes": [1.5], "sizes": [2], "digests": ["h"]},
-        {"paths": ["app/util.py", "app/util.py"], "mtimes": [1, 1], "sizes": [2, 2], "digests": ["h", "h"]},
-        {"paths": [7], "mtimes": [1], "sizes": [2], "digests": ["h"]},
+        {"paths": "../outside.py", "mtimes": [1], "sizes": [2], "digests": "h"},
+        {"paths": "/etc/passwd", "mtimes": [1], "sizes": [2], "digests": "h"},
+        {"paths": "app/./util.py", "mtimes": [1], "sizes": [2], "digests": "h"},
+        {"paths": "app/util.py", "mtimes": [1], "sizes": [2]},
+        {"paths": "app/util.py", "mtimes": [1, 3], "sizes": [2], "digests": "h"},
+        {"paths": "app/util.py", "mtimes": [1, 3], "sizes": [2, 2], "digests": "h,h"},
+        {"paths": "app/util.py", "mtimes": [1], "sizes": [2], "digests": "h,h"},
+        {"paths": "app/util.py", "mtimes": [1.5], "sizes": [2], "digests": "h"},
+        {"paths": "app/util.py", "mtimes": [1], "sizes": [None], "digests": "h"},
+        {"paths": "app/util.py\0app/util.py", "mtimes": [1, 1], "sizes": [2, 2], "digests": "h,h"},
+        {"paths": "app/views.py\0app/util.py", "mtimes": [1, 1], "sizes": [2, 2], "digests": "h,h"},
+        {"paths": "", "mtimes": [1], "sizes": [2], "digests": "h"},
+        {"paths": ["app/util.py"], "mtimes": [1], "sizes": [2], "digests": ["h"]},
+        {"paths": 7, "mtimes": [1], "sizes": [2], "digests": "h"},
         {"app/util.py": [1, 2, "h"]},
         "files",
     ],
@@ -656,49 +691,54 @@ def test_a_manifest_of_the_wrong_shape_means_a_full_rebuild(project: Path, files
 
 @given(
     st.lists(st.text(alphabet=st.sampled_from(["a", "b", ".", "/", "\0", "é"]), max_size=9), unique=True, max_size=4),
-    st.sampled_from([1, 2]),
+    st.sampled_from([1, 2, 3]),
 )
 def test_a_manifest_path_must_be_one_inside_the_project(paths: list[str], version: int) -> None:
     """Exactly the paths whose parts (split at "/") are all non-empty and neither
-    "." nor "..", without NUL, are taken from a manifest of either layout; the
-    error names the first that is not."""
+    "." nor "..", without NUL, are taken from a manifest of any layout (in layout
+    3, joined by NULs, in order); the error names the first that is not."""
     from aircher_mem.graph import _manifest_files
 
     def inside(path: str) -> bool:
         return bool(path) and "\0" not in path and all(p not in ("", ".", "..") for p in path.split("/"))
 
+    if version == 3:
+        paths = sorted(p for p in paths if "\0" not in p)  # (a NUL there is a separator)
     n = len(paths)
-    raw = (
-        {p: [1, 2, "h"] for p in paths}
-        if version == 1
-        else {"paths": paths, "mtimes": [1] * n, "sizes": [2] * n, "digests": ["h"] * n}
-    )
+    raw: object = {
+        1: {p: [1, 2, "h"] for p in paths},
+        2: {"paths": paths, "mtimes": [1] * n, "sizes": [2] * n, "digests": ["h"] * n},
+        3: {"paths": "\0".join(paths), "mtimes": [1] * n, "sizes": [2] * n, "digests": ",".join(["h"] * n)},
+    }[version]
     try:
-        taken = _manifest_files(raw, version) == {p: (1, 2, "h") for p in paths}
+        taken = _manifest_files(raw, version).fingerprints() == {p: (1, 2, "h") for p in paths}
     except ValueError as exc:
         assert str(exc) == f"{next(p for p in paths if not inside(p))!r} is not a path inside the project"
         taken = False
     assert taken == all(map(inside, paths))
 
 
-def test_a_manifest_of_the_layout_before_is_read_and_rewritten(project: Path) -> None:
+@pytest.mark.parametrize("version", [1, 2])
+def test_a_manifest_of_a_layout_before_is_read_and_rewritten(project: Path, version: int) -> None:
     """A manifest whose files are an object of [time, size, hash] per path (layout
-    1, written by the version before) is trusted: no rebuild; the next save writes
-    the columns."""
+    1) or a list per column (layout 2), and whose summary lists [path, reason]
+    pairs, written by versions before, is trusted: no rebuild; the next save
+    writes layout 3."""
     with am.Memory.open(project) as memory:
         memory.index()
-        data = json.loads(memory.manifest_path.read_text())
-        columns = data["files"]
-        data["version"] = 1
-        data["files"] = {
-            p: [t, s, d] for p, t, s, d in zip(*(columns[k] for k in ("paths", "mtimes", "sizes", "digests")))
-        }
+        current = json.loads(memory.manifest_path.read_text())
+        files = columns(current["files"])
+        data = {**current, "version": version, "summary": {"files": 4, "skipped": [], "warnings": []}}
+        data["files"] = (
+            {p: [t, s, d] for p, t, s, d in zip(*(files[k] for k in ("paths", "mtimes", "sizes", "digests")))}
+            if version == 1
+            else files
+        )
         memory.manifest_path.write_text(json.dumps(data))
         assert memory.rebuild_reason() == ""
         report = memory.index()
         assert (report.full, report.parsed, report.updated) == (False, 0, [])
-        again = json.loads(memory.manifest_path.read_text())
-        assert again["version"] == 2 and again["files"] == columns
+        assert json.loads(memory.manifest_path.read_text()) == current
 
 
 def test_a_look_at_a_tree_as_its_walk_left_it_stats_the_files(project: Path) -> None:
@@ -823,7 +863,7 @@ def test_an_index_of_many_files_updates_exactly_those_changed(tmp_path: Path) ->
     with am.Memory.open(root) as memory:
         first = memory.index()
         assert (first.full, first.files, first.parsed) == (True, count, count)
-        manifest = json.loads(memory.manifest_path.read_text())["files"]
+        manifest = columns(json.loads(memory.manifest_path.read_text())["files"])
         assert len(manifest["paths"]) == count and all(len(d) == 64 for d in manifest["digests"])
         edited = [f"pkg/m{i:04d}.py" for i in (0, _FINGERPRINT_BATCH + 1, count - 1)]
         for rel in edited:

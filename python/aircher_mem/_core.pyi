@@ -530,10 +530,11 @@ class KnowledgeGraph:
     @staticmethod
     def tracked(
         root: str | PathLike[str], *, record: str | PathLike[str] | None = None
-    ) -> tuple[list[tuple[str, int, int]], dict[str, int]]:
-        """Every source file ``build`` would index under ``root`` (whatever its size) with
-        its ``st_mtime_ns`` and size as the walk saw them (``lstat``), sorted by path, and
-        the count of files of each language the graph does not parse. With ``record``,
+    ) -> tuple[list[str], list[int], list[int], dict[str, int]]:
+        """Every source file ``build`` would index under ``root`` (whatever its size),
+        sorted by path, in columns: the paths, each one's ``st_mtime_ns`` and size as the
+        walk saw them (``lstat``); and the count of files of each language the graph
+        does not parse. With ``record``,
         the file where the walk is kept: a later call on a tree as the walk left it
         stats the files instead of walking again."""
     @staticmethod

@@ -42,10 +42,13 @@ VIEW_FILE = "graph.view"
 #: The last walk of the tree, kept so that a look at an unchanged tree stats its
 #: files instead of walking it (see :meth:`KnowledgeGraph.tracked`).
 WALK_FILE = "graph.walk"
-#: The manifest's layout: 2 keeps its files in columns (paths, times, sizes, hashes),
-#: read several times faster than 1's object of [time, size, hash] per path (still read).
-MANIFEST_VERSION = 2
-_MANIFEST_VERSIONS = (1, 2)
+#: The manifest's layout: 3 keeps its files in columns, the paths in one string
+#: (joined by NULs, in path order) and the hashes in another (joined by commas), and
+#: the summary's skipped files and warnings in columns too: few objects to make,
+#: check and collect. Read too: 2 (each column a list, the summary's pairs lists),
+#: 1 (an object of [time, size, hash] per path).
+MANIFEST_VERSION = 3
+_MANIFEST_VERSIONS = (1, 2, 3)
 _COLUMNS = ("paths", "mtimes", "sizes", "digests")
 
 Progress = Callable[[int, int], object]
@@ -72,16 +75,31 @@ def tracked_files(root: Path) -> tuple[list[str], dict[str, int]]:
     (every source file of a supported language that .gitignore, the hidden and the
     vendored-folder rules let through, whatever its size or content), and the count
     of files in other languages, by language."""
-    stats, unsupported = _tracked(root)
-    return list(stats), unsupported
+    listed, unsupported = _tracked(root)
+    return listed.paths, unsupported
 
 
-def _tracked(root: Path, record: Path | None = None) -> tuple[dict[str, tuple[int, int]], dict[str, int]]:
-    """:func:`tracked_files`, each file with its (mtime_ns, size) as the walk saw it
-    (``lstat``, as :func:`_stat`): one walk, no second look at each file; with
-    ``record``, through the walk kept there (:data:`WALK_FILE`)."""
-    files, unsupported = KnowledgeGraph.tracked(root, record=record)
-    return {rel: (mtime, size) for rel, mtime, size in files}, dict(unsupported)
+class Listed(NamedTuple):
+    """Files as a walk lists them, in path order, in columns: their paths and each
+    one's (mtime_ns, size) as the walk saw it (``lstat``, as :func:`_stat`). Two
+    listings compare at C speed and no tuple per file is made (a kernel's 56,000
+    in tuples and dicts cost a tenth of a second, much of it collecting them)."""
+
+    paths: list[str]
+    mtimes: list[int]
+    sizes: list[int]
+
+    def stats(self) -> dict[str, tuple[int, int]]:
+        """(mtime_ns, size) by path."""
+        return dict(zip(self.paths, zip(self.mtimes, self.sizes)))
+
+
+def _tracked(root: Path, record: Path | None = None) -> tuple[Listed, dict[str, int]]:
+    """:func:`tracked_files`, each file with its (mtime_ns, size) as the walk saw it:
+    one walk, no second look at each file; with ``record``, through the walk kept
+    there (:data:`WALK_FILE`)."""
+    paths, mtimes, sizes, unsupported = KnowledgeGraph.tracked(root, record=record)
+    return Listed(paths, mtimes, sizes), dict(unsupported)
 
 
 def read_source(root: Path, relative: str, max_bytes: int) -> bytes | None:
@@ -195,11 +213,65 @@ def _paths_inside(paths: list[str]) -> None:
     raise ValueError(f"{bad!r} is not a path inside the project")
 
 
-def _manifest_files(raw: object, version: int = MANIFEST_VERSION) -> dict[str, Fingerprint]:
-    """The manifest's ``files`` (of layout ``version``), validated: root-relative paths
-    inside the project mapped to (mtime_ns, size, sha256 or ""). Anything else is a
-    ValueError (the manifest is then not trusted: a full rebuild). Checked a column
-    at a time: the Linux kernel's 56,000 files one by one took a third of a second."""
+def _split(joined: str, separator: str, count: int) -> list[str]:
+    """The ``count`` parts of ``joined`` (a manifest's column joined by
+    ``separator``); ValueError when it holds another number."""
+    parts = joined.split(separator) if count else []
+    if len(parts) != count or (not count and joined):
+        raise ValueError(f"a column of {count} values holds {len(parts) if joined else 0}")
+    return parts
+
+
+class _Files:
+    """The manifest's files as read, in columns in the order it lists them (path
+    order, as :func:`_manifest_columns` writes them): the paths joined by NULs, each
+    one's mtime_ns and size, the hashes joined by commas. Compared as they are with
+    a walk's listing (:meth:`same_as`: a tree indexed as it is, the usual case, is
+    found so at C speed); checked and made a dict by path only for an index that
+    finds a change (:meth:`fingerprints`: the kernel's 56,000 files took a tenth of
+    a second). Only read once made."""
+
+    __slots__ = ("_by_path", "_ordered", "digests", "mtimes", "paths", "sizes")
+
+    def __init__(self, paths: str, mtimes: list[int], sizes: list[int], digests: str, *, ordered: bool) -> None:
+        if len(mtimes) != len(sizes):
+            raise ValueError("the columns of files differ in length")
+        self.paths, self.mtimes, self.sizes, self.digests = paths, mtimes, sizes, digests
+        self._ordered = ordered  # (paths in order, each once: layout 3 writes them so)
+        self._by_path: dict[str, Fingerprint] | None = None
+
+    def same_as(self, listed: Listed) -> bool:
+        """Whether ``listed`` lists exactly these files, each with its time and size
+        (its paths are then the walk's: inside the project, in order, each once)."""
+        return self.mtimes == listed.mtimes and self.sizes == listed.sizes and self.paths == "\0".join(listed.paths)
+
+    def fingerprints(self) -> dict[str, Fingerprint]:
+        """Each path's (mtime_ns, size, sha256 or ""); ValueError when a path is not
+        one inside the project, is listed twice (or out of order, in layout 3) or a
+        value is not what it should be (the manifest is then not trusted)."""
+        if self._by_path is not None:
+            return self._by_path
+        count = len(self.mtimes)
+        paths, digests = _split(self.paths, "\0", count), _split(self.digests, ",", count)
+        if paths and _outside(f"\0{self.paths}\0"):
+            _paths_inside(paths)  # (names the first)
+        if self._ordered and any(map(str.__ge__, paths, paths[1:])):
+            raise ValueError("the paths are not in order, or a path is listed twice")
+        if not self._ordered and len(set(paths)) != count:
+            raise ValueError("a path is listed twice")
+        mtimes, sizes = self.mtimes, self.sizes
+        if not (_all_of(int, mtimes) and _all_of(int, sizes)):
+            at = next(i for i in range(count) if not type(mtimes[i]) is type(sizes[i]) is int)
+            raise ValueError(f"{paths[at]!r}: {[mtimes[at], sizes[at]]!r} is not [mtime_ns, size]")
+        self._by_path = dict(zip(paths, zip(mtimes, sizes, digests)))
+        return self._by_path
+
+
+def _manifest_files(raw: object, version: int = MANIFEST_VERSION) -> _Files:
+    """The manifest's ``files`` (of layout ``version``), as :class:`_Files` (which
+    checks the values when they are first wanted); ValueError when the columns are
+    not there, not of their types or of different lengths (the manifest is then not
+    trusted: a full rebuild)."""
     if version == 1:
         if not isinstance(raw, dict):
             raise ValueError(f"files is a {type(raw).__name__}, not an object")
@@ -208,34 +280,33 @@ def _manifest_files(raw: object, version: int = MANIFEST_VERSION) -> dict[str, F
             bad = next(v for v in values if type(v) is not list or len(v) != 3)
             raise ValueError(f"{paths[values.index(bad)]!r}: {bad!r} is not [mtime_ns, size, sha256]")
         mtimes, sizes, digests = (list(map(itemgetter(i), values)) for i in range(3))
-    else:
+    elif version == 2:
         if not (isinstance(raw, dict) and all(type(raw.get(k)) is list for k in _COLUMNS)):
             raise ValueError(f"files is not an object of the lists {', '.join(_COLUMNS)}")
         paths, mtimes, sizes, digests = (raw[k] for k in _COLUMNS)
-        if len({len(paths), len(mtimes), len(sizes), len(digests)}) != 1:
+        if len(paths) != len(mtimes) or len(digests) != len(mtimes):
             raise ValueError("the lists of files differ in length")
-        if not _all_of(str, paths):
-            raise ValueError(f"{next(p for p in paths if type(p) is not str)!r} is not a path")
-    _paths_inside(paths)
-    if not (_all_of(int, mtimes) and _all_of(int, sizes) and _all_of(str, digests)):
-        at = next(
-            i for i in range(len(paths)) if not (type(mtimes[i]) is type(sizes[i]) is int and type(digests[i]) is str)
-        )
-        raise ValueError(f"{paths[at]!r}: {[mtimes[at], sizes[at], digests[at]]!r} is not [mtime_ns, size, sha256]")
-    files = dict(zip(paths, zip(mtimes, sizes, digests)))
-    if len(files) != len(paths):
-        raise ValueError("a path is listed twice")
-    return files
+    else:
+        kinds = (str, list, list, str)
+        if not (isinstance(raw, dict) and all(type(raw.get(k)) is t for k, t in zip(_COLUMNS, kinds))):
+            raise ValueError("files is not an object of the columns paths, mtimes, sizes, digests")
+        return _Files(raw["paths"], raw["mtimes"], raw["sizes"], raw["digests"], ordered=True)
+    if not _all_of(str, paths):
+        raise ValueError(f"{next(p for p in paths if type(p) is not str)!r} is not a path")
+    _paths_inside(paths)  # (a NUL in a path would split it in two when joined)
+    if not _all_of(str, digests) or any("," in d for d in digests):
+        raise ValueError(f"{next(d for d in digests if type(d) is not str or ',' in d)!r} is not a sha256")
+    return _Files("\0".join(paths), mtimes, sizes, ",".join(digests), ordered=False)
 
 
-def _manifest_columns(files: dict[str, Fingerprint]) -> dict[str, list[str] | list[int]]:
+def _manifest_columns(files: dict[str, Fingerprint]) -> dict[str, str | list[int]]:
     """``files`` as the manifest keeps them (see :func:`_manifest_files`), in path order."""
     ordered = sorted(files.items())
     return {
-        "paths": [p for p, _ in ordered],
+        "paths": "\0".join(p for p, _ in ordered),
         "mtimes": [fp[0] for _, fp in ordered],
         "sizes": [fp[1] for _, fp in ordered],
-        "digests": [fp[2] for _, fp in ordered],
+        "digests": ",".join(fp[2] for _, fp in ordered),
     }
 
 
@@ -245,7 +316,7 @@ class Scanned(NamedTuple):
     files in other languages, by language."""
 
     manifest: tuple[int, int] | None
-    files: dict[str, tuple[int, int]]
+    files: Listed
     unsupported: dict[str, int]
 
 
@@ -258,9 +329,11 @@ class _Manifest(NamedTuple):
     """The manifest as read: its files (None when it cannot be trusted, ``why``
     saying why), the unsupported-language counts, the summary of the graph saved
     with it (None when it has none: written by an older version), and whether it
-    is in the layout this version writes (else the next index writes it so)."""
+    is in the layout this version writes (else the next index writes it so). Kept
+    for the next read of the same file: its files are only read, callers get copies
+    of the rest (:func:`_copied`)."""
 
-    files: dict[str, Fingerprint] | None
+    files: _Files | None
     unsupported: dict[str, int]
     why: str
     summary: Summary | None
@@ -268,32 +341,53 @@ class _Manifest(NamedTuple):
 
 
 def _copied(manifest: _Manifest) -> _Manifest:
-    """``manifest`` with its own copies of what a caller may change."""
+    """``manifest`` with its own copies of what a caller may change (its files and
+    listing are only read)."""
     summary = manifest.summary
     return manifest._replace(
-        files=None if manifest.files is None else dict(manifest.files),
         unsupported=dict(manifest.unsupported),
         summary=None if summary is None else (summary[0], list(summary[1]), list(summary[2])),
     )
 
 
-def _summary(raw: object) -> Summary | None:
-    """The manifest's ``summary``, validated; None when it is absent or not what
-    :meth:`GraphIndex._save` writes (the index then loads the graph to report)."""
+def _summary(raw: object, version: int = MANIFEST_VERSION) -> Summary | None:
+    """The manifest's ``summary`` (of layout ``version``), validated; None when it
+    is absent or not what :meth:`GraphIndex._save` writes (the index then loads the
+    graph to report). Its skipped files and warnings: in layout 3 each [count,
+    paths, reasons], the paths and the reasons each joined by NULs (see
+    :func:`_summary_columns`); before, a list of [path, reason] pairs."""
     if not isinstance(raw, dict):
         return None
     files, skipped, warnings = raw.get("files"), raw.get("skipped"), raw.get("warnings")
-    if type(files) is not int or files < 0 or not isinstance(skipped, list) or not isinstance(warnings, list):
+    if type(files) is not int or files < 0:
         return None
     pairs = []
     for found in (skipped, warnings):
-        if not (_all_of(list, found) and set(map(len, found)) <= {2}):
+        if version >= 3:
+            if not (type(found) is list and len(found) == 3 and type(found[0]) is int):
+                return None
+            count, paths, reasons = found
+            if not (type(paths) is str and type(reasons) is str):
+                return None
+            try:
+                firsts, seconds = _split(paths, "\0", count), _split(reasons, "\0", count)
+            except ValueError:
+                return None
+        elif not (type(found) is list and _all_of(list, found) and set(map(len, found)) <= {2}):
             return None
-        firsts, seconds = list(map(itemgetter(0), found)), list(map(itemgetter(1), found))
-        if not (_all_of(str, firsts) and _all_of(str, seconds)):
-            return None
+        else:
+            firsts, seconds = list(map(itemgetter(0), found)), list(map(itemgetter(1), found))
+            if not (_all_of(str, firsts) and _all_of(str, seconds)):
+                return None
         pairs.append(list(zip(firsts, seconds)))
     return files, pairs[0], pairs[1]
+
+
+def _summary_columns(found: list[tuple[str, str]]) -> list[int | str]:
+    """A summary's skipped files or warnings as the manifest keeps them (see
+    :func:`_summary`). A reason with a NUL in it (none is made so) would make the
+    summary unreadable: the next index loads the graph to report."""
+    return [len(found), "\0".join(path for path, _ in found), "\0".join(why for _, why in found)]
 
 
 #: A graph file loaded, with the stamp (time, size) it had before the load.
@@ -600,7 +694,8 @@ class GraphIndex:
         """:meth:`_read_manifest` of the file as it is now, ``graph`` the graph
         file's stamp."""
         try:
-            data = json.loads(self.manifest_path.read_text(encoding="utf-8"))
+            # (bytes: a text read's newline handling took a third of the JSON's time)
+            data = json.loads(self.manifest_path.read_bytes())
         except FileNotFoundError:
             why = "first index" if not self.graph_path.exists() else "no manifest of the indexed files"
             return _Manifest(None, {}, why, None)
@@ -618,17 +713,27 @@ class GraphIndex:
             unsupported = {str(k): int(v) for k, v in data.get("unsupported", {}).items()}
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             return _Manifest(None, {}, f"damaged manifest ({exc})", None)
-        return _Manifest(files, unsupported, "", _summary(data.get("summary")), version == MANIFEST_VERSION)
+        return _Manifest(files, unsupported, "", _summary(data.get("summary"), version), version == MANIFEST_VERSION)
 
     def problem(self) -> str:
         """Why the next :meth:`index` will rebuild the whole graph; "" if it will not."""
-        return self._read_manifest().why
+        manifest = self._read_manifest()
+        try:
+            if manifest.files is not None:
+                manifest.files.fingerprints()
+        except ValueError as exc:
+            return f"damaged manifest ({exc})"
+        return manifest.why
 
     def mismatches(self) -> list[str]:
         """The manifest's files that are not on disk as it records them, each with
         how ("a.py: changed", "b.py: a symlink now", "c.py: gone"), in path order: what
         the next :meth:`index` updates. Only ``lstat`` is used: nothing is read."""
-        files = self._read_manifest().files or {}
+        found = self._read_manifest().files
+        try:
+            files = {} if found is None else found.fingerprints()
+        except ValueError:  # (not trusted: the next index rebuilds)
+            files = {}
         out = []
         for rel, fingerprint in sorted(files.items()):
             now = _stat(self.root / rel)
@@ -666,7 +771,11 @@ class GraphIndex:
             "graph": list(self._stamp),
             "files": _manifest_columns(files),
             "unsupported": dict(sorted(unsupported.items())),
-            "summary": {"files": summary[0], "skipped": summary[1], "warnings": summary[2]},
+            "summary": {
+                "files": summary[0],
+                "skipped": _summary_columns(summary[1]),
+                "warnings": _summary_columns(summary[2]),
+            },
         }
         write_atomic(self.manifest_path, json.dumps(manifest, separators=(",", ":")))
 
@@ -730,23 +839,68 @@ class GraphIndex:
                 loading = _Loading(self._load_file, read_index)
         if scanned is not None and scanned.manifest == stamp(self.manifest_path):
             manifest = self._read_manifest()
-            stats, unsupported = scanned.files, scanned.unsupported
+            listed, unsupported = scanned.files, scanned.unsupported
         else:
             with ThreadPoolExecutor(1) as pool:
                 walking = pool.submit(_tracked, self.root, self.store / WALK_FILE)
                 manifest = self._read_manifest()
-                stats, unsupported = walking.result()
-        old, old_unsupported, reason = manifest.files, manifest.unsupported, manifest.why
+                listed, unsupported = walking.result()
+        old_unsupported, reason = manifest.unsupported, manifest.why
+        unloaded = loading is not None or (not load and self._graph is None)
+        summary = manifest.summary
+        graph: KnowledgeGraph | None = None
+        if (
+            not full
+            and manifest.files is not None
+            and manifest.files.same_as(listed)
+            and summary is not None
+            and manifest.current
+            and unsupported == old_unsupported
+            and not self._unviewed()
+        ):
+            # Each file as the manifest has it: nothing to parse or save, and nothing
+            # made per file (a kernel's 56,000 in dicts took a tenth of a second). The
+            # report from the manifest's summary when the graph is not wanted, else
+            # from the graph (one that cannot be loaded is rebuilt, below).
+            try:
+                if hold or not unloaded:
+                    if loading is not None:
+                        self._graph, self._stamp = loading.result()
+                    graph = self.load(read_index)
+                    summary = (graph.file_count, graph.skipped, graph.warnings)
+            except (StoreCorruptError, SchemaVersionError):
+                pass
+            else:
+                return IndexReport(
+                    root=str(self.root),
+                    full=False,
+                    reason="",
+                    files=summary[0],
+                    parsed=0,
+                    added=[],
+                    updated=[],
+                    removed=[],
+                    skipped=summary[1],
+                    warnings=summary[2],
+                    unsupported=unsupported,
+                    unsettled=[],
+                    seconds=time.perf_counter() - start,
+                )
+        old = None
+        if manifest.files is not None:
+            try:
+                old = manifest.files.fingerprints()
+            except ValueError as exc:
+                reason = f"damaged manifest ({exc})"
+        stats = listed.stats()
         tracked = list(stats)
         fingerprints: dict[str, Fingerprint] = {}
-        graph: KnowledgeGraph | None = None
         changed: list[str] = []
         unchanged: Summary | None = None  # nothing changed, the graph not loaded: what it holds
         if full:
             reason = "full rebuild requested"
         elif old is not None:
             changed = self._changed(stats, old, fingerprints)
-            unloaded = loading is not None or (not load and self._graph is None)
             if not (hold or changed) and unloaded and fingerprints.keys() == old.keys():
                 unchanged = manifest.summary  # (None for an older manifest: the graph is loaded)
             if unchanged is None:

@@ -425,9 +425,9 @@ pub fn read_project_file<'py>(
 /// `discover` returns them.
 type Discovered = (Vec<String>, Vec<Remark>, BTreeMap<String, usize>);
 
-/// `tracked` returns them: each source file's (path, mtime_ns, size), the counts
+/// `tracked` returns them: the source files' paths, mtime_ns and sizes, the counts
 /// of files of languages the graph does not parse.
-type Tracked = (Vec<(String, i128, u64)>, BTreeMap<String, usize>);
+type Tracked = (Vec<String>, Vec<i128>, Vec<u64>, BTreeMap<String, usize>);
 
 /// A node as Python sees it.
 fn symbol(graph: &KnowledgeGraph, id: NodeIndex) -> PyDefinition {
@@ -848,12 +848,13 @@ impl PyKnowledgeGraph {
         ))
     }
 
-    /// The source files `build` would index under `root` whatever their size, each
-    /// with its modification time (nanoseconds since the epoch, as
-    /// `os.stat_result.st_mtime_ns`) and size as the walk saw them (`lstat`: a
-    /// symlink is never followed), sorted by path, and the count of files of each
-    /// programming language the graph does not parse: one walk, for a check of
-    /// which files changed since an index. Nothing is read but `#!` lines. With
+    /// The source files `build` would index under `root` whatever their size,
+    /// sorted by path, in three columns: the paths, each one's modification time
+    /// (nanoseconds since the epoch, as `os.stat_result.st_mtime_ns`) and size as
+    /// the walk saw them (`lstat`: a symlink is never followed); and the count of
+    /// files of each programming language the graph does not parse: one walk, for a
+    /// check of which files changed since an index (columns: no tuple per file to
+    /// make and collect). Nothing is read but `#!` lines. With
     /// `record`, a file where the walk is kept: a later call whose tree is as the
     /// walk left it (each folder, ignore file and `#!` line unchanged) stats the
     /// files instead of walking again.
@@ -867,14 +868,10 @@ impl PyKnowledgeGraph {
                 unsupported: scan.unsupported,
             }),
         })?;
-        Ok((
-            found
-                .sources
-                .into_iter()
-                .map(|s| (s.relative, s.modified, s.bytes))
-                .collect(),
-            found.unsupported,
-        ))
+        let modified = found.sources.iter().map(|s| s.modified).collect();
+        let bytes = found.sources.iter().map(|s| s.bytes).collect();
+        let paths = found.sources.into_iter().map(|s| s.relative).collect();
+        Ok((paths, modified, bytes, found.unsupported))
     }
 
     /// The languages the graph parses, by name ("Python", "Rust", "TSX"...).

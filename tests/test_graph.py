@@ -1001,6 +1001,13 @@ def test_a_graph_view_searches_as_the_loaded_graph(tmp_path: Path) -> None:
     loaded = KnowledgeGraph.load(path, root=root)
     params = search_params(am.Policy())
     assert (view.root, view.file_count, view.files) == (root, loaded.file_count, loaded.files)
+    for suffixes in ([".js"], [".py", ".rs"], ["s"], ["models.py"], [""], []):
+        ending = [f for f in g.files if f.endswith(tuple(suffixes))]
+        assert view.files_ending(suffixes) == loaded.files_ending(suffixes) == g.files_ending(suffixes) == ending
+    assert g.files_ending([".js"]) and g.files_ending([".py"])
+    for bad in (".js", [1], ["\udcff"]):
+        with pytest.raises(am.InvalidInputError):
+            view.files_ending(bad)  # type: ignore[arg-type]
 
     def seen(found: tuple[list[_core.CodeHit], list[str], str]) -> list[object]:
         hits, mentioned, reason = found

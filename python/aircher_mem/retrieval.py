@@ -273,9 +273,7 @@ def generated_bundles(graph: Searched) -> list[str]:
     if cached is not None and cached[0] == count:
         return cached[1]
     found: list[str] = []
-    for path in graph.files:
-        if not path.endswith(_SCRIPT_SUFFIXES):
-            continue
+    for path in graph.files_ending(list(_SCRIPT_SUFFIXES)):
         head = _head(root / path)
         if head is not None and any(marker in head for marker in _BUNDLE_MARKERS):
             found.append(path)

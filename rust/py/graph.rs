@@ -425,6 +425,13 @@ pub fn read_project_file<'py>(
 /// `discover` returns them.
 type Discovered = (Vec<String>, Vec<Remark>, BTreeMap<String, usize>);
 
+/// Whether `path` ends with one of `suffixes`.
+fn ends_with_any(path: &str, suffixes: &[Text]) -> bool {
+    suffixes
+        .iter()
+        .any(|suffix| path.ends_with(suffix.0.as_str()))
+}
+
 /// `tracked` returns them: the source files' paths, mtime_ns and sizes, the counts
 /// of files of languages the graph does not parse.
 type Tracked = (Vec<String>, Vec<i128>, Vec<u64>, BTreeMap<String, usize>);
@@ -610,6 +617,16 @@ impl PyGraphView {
     #[getter]
     fn files(&self) -> Vec<String> {
         self.saved.view.paths().map(str::to_string).collect()
+    }
+
+    /// `KnowledgeGraph.files_ending`, from the saved graph.
+    fn files_ending(&self, suffixes: Checked<Vec<Text>>) -> Vec<String> {
+        self.saved
+            .view
+            .paths()
+            .filter(|path| ends_with_any(path, &suffixes.0))
+            .map(str::to_string)
+            .collect()
     }
 
     /// `KnowledgeGraph.search`, from the saved graph.
@@ -884,6 +901,14 @@ impl PyKnowledgeGraph {
     #[getter]
     fn files(&self) -> Vec<String> {
         self.project.state().graph().paths()
+    }
+
+    /// The files in the graph whose path ends with one of `suffixes` (`.js`...),
+    /// sorted: `files` filtered without a string for each of the others.
+    fn files_ending(&self, suffixes: Checked<Vec<Text>>) -> Vec<String> {
+        let mut paths = self.project.state().graph().paths();
+        paths.retain(|path| ends_with_any(path, &suffixes.0));
+        paths
     }
 
     /// Every definition and import in a file, in line order.

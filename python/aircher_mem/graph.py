@@ -341,8 +341,8 @@ class _Manifest(NamedTuple):
 
 
 def _copied(manifest: _Manifest) -> _Manifest:
-    """``manifest`` with its own copies of what a caller may change (its files and
-    listing are only read)."""
+    """``manifest`` with its own copies of what a caller may change (its files are
+    only read)."""
     summary = manifest.summary
     return manifest._replace(
         unsupported=dict(manifest.unsupported),

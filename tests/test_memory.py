@@ -18,8 +18,8 @@ from aircher_mem import _core
 from aircher_mem.engine import ContextItemType, DynamicContextManager, KnowledgeGraph
 from aircher_mem.errors import UnknownItemError
 from aircher_mem.results import Conversation, Recorded
-from conftest import PROJECT_SOURCES, duckdb_held_by_another_process
-from hypothesis import given
+from conftest import PROJECT, PROJECT_SOURCES, duckdb_held_by_another_process, write_files
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 
@@ -692,6 +692,46 @@ def test_a_manifest_of_the_wrong_shape_means_a_full_rebuild(project: Path, files
         report = memory.index()
         assert report.full and report.reason.startswith("damaged manifest") and report.files == 4
         assert memory.rebuild_reason() == ""
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_a_manifest_changed_anywhere_is_trusted_only_as_far_as_it_holds(
+    tmp_path_factory: pytest.TempPathFactory, data: st.DataObject
+) -> None:
+    """Any value of the manifest replaced (a column of its files, a part of its
+    summary, its version) or any byte of it changed: the next index neither fails
+    nor answers from what no longer holds (the graph as the tree is, the files all
+    there), and leaves a manifest the index after it trusts."""
+    root = write_files(tmp_path_factory.mktemp("manifest") / "repo", PROJECT)
+    with am.Memory.open(root) as memory:
+        memory.index()
+        text = memory.manifest_path.read_text()
+        where = data.draw(st.sampled_from(["files", "summary", "version", "bytes"]))
+        if where == "bytes":
+            at = data.draw(st.integers(0, 2**20)) % len(text)  # (its length holds the temporary root's)
+            text = text[:at] + data.draw(st.characters(codec="utf-8")) + text[at + 1 :]
+        else:
+            manifest = json.loads(text)
+            if where == "version":
+                manifest["version"] = data.draw(_JSON)
+            else:
+                part = manifest[where]
+                part[data.draw(st.sampled_from(sorted(part)))] = data.draw(_JSON)
+            text = json.dumps(manifest)
+        memory.manifest_path.write_text(text)
+        report = memory.index()
+        assert report.files == 4 and [d.path for d in memory.graph.find_symbol("helper")] == ["app/util.py"]
+        assert memory.rebuild_reason() == ""
+        again = memory.index()
+        assert (again.full, again.parsed, again.files) == (False, 0, 4)
 
 
 @given(

@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 
 import aircher_mem as am
+import pytest
 from aircher_mem.engine import RetrievalPolicy
 from conftest import write_files
 from hypothesis import given, settings
@@ -216,6 +217,29 @@ def test_workspace_members_named_for_a_kind_are_that_kind(tmp_path: Path) -> Non
         ("packages/speed", "bench"),
         ("tools/perf", "example"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("files", "declared"),
+    [
+        ({"tox.ini": "[tox]\nenvlist = py\n\n[pytest]\ntestpaths = it unit/\n"}, ["it", "unit"]),
+        ({"setup.cfg": "[metadata]\nname = x\n[tool:pytest]\ntestpaths =\n    t1\n    ./t2\n"}, ["t1", "t2"]),
+        ({"pytest.ini": "[pytest]\ntestpaths = checks/**\n", "setup.cfg": "[metadata\nbroken"}, ["checks"]),
+        ({"setup.cfg": "[flake8]\nmax-line-length = 99\n", "tox.ini": "[tox]\n"}, []),
+        ({"tox.ini": "[pytest\ntestpaths = no\n"}, []),
+        ({"tox.ini": "[pytest]\ntestpaths = a\n[pytest]\ntestpaths = b\n"}, []),
+    ],
+)
+def test_pytest_testpaths_come_from_each_ini_file_that_has_the_section(
+    tmp_path: Path, files: dict[str, str], declared: list[str]
+) -> None:
+    """``testpaths`` of ``[pytest]`` (pytest.ini, tox.ini) and ``[tool:pytest]``
+    (setup.cfg); a file without the section is not parsed, one that does not parse
+    (a section given twice) gives nothing."""
+    from aircher_mem.retrieval import declared_kinds
+
+    root = write_files(tmp_path / "p", {"a.py": "x = 1\n", **files})
+    assert declared_kinds(root) == [(path, "test") for path in declared]
 
 
 def test_path_kind_reads_folder_and_file_names() -> None:

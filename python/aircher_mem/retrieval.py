@@ -210,7 +210,7 @@ def _testpaths(root: Path) -> list[str]:
             values.extend([paths] if isinstance(paths, str) else [p for p in paths if isinstance(p, str)])
     for name, section in (("pytest.ini", "pytest"), ("tox.ini", "pytest"), ("setup.cfg", "tool:pytest")):
         text = _read(root / name)
-        if text is None:
+        if text is None or f"[{section}]" not in text:  # (no such section: nothing to parse)
             continue
         import configparser
 

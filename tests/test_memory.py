@@ -734,6 +734,22 @@ def test_a_manifest_changed_anywhere_is_trusted_only_as_far_as_it_holds(
         assert (again.full, again.parsed, again.files) == (False, 0, 4)
 
 
+def test_a_manifest_whose_hashes_lost_a_separator_is_not_trusted(project: Path) -> None:
+    """The hashes of a manifest whose paths, times and sizes are the tree's, with two
+    of them run together: the index does not take the fast path's word for it, and
+    writes a manifest the next index trusts."""
+    with am.Memory.open(project) as memory:
+        memory.index()
+        data = json.loads(memory.manifest_path.read_text())
+        data["files"]["digests"] = data["files"]["digests"].replace(",", "0", 1)
+        memory.manifest_path.write_text(json.dumps(data))
+        assert memory.rebuild_reason() == "damaged manifest (a column of 4 values holds 3)"
+        report = memory.index()
+        assert (report.full, report.files, memory.rebuild_reason()) == (True, 4, "")
+        again = memory.index()
+        assert (again.full, again.parsed, again.files) == (False, 0, 4)
+
+
 @given(
     st.lists(st.text(alphabet=st.sampled_from(["a", "b", ".", "/", "\0", "é"]), max_size=9), unique=True, max_size=4),
     st.sampled_from([1, 2, 3]),

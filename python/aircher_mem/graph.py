@@ -242,8 +242,16 @@ class _Files:
 
     def same_as(self, listed: Listed) -> bool:
         """Whether ``listed`` lists exactly these files, each with its time and size
-        (its paths are then the walk's: inside the project, in order, each once)."""
-        return self.mtimes == listed.mtimes and self.sizes == listed.sizes and self.paths == "\0".join(listed.paths)
+        (its paths are then the walk's: inside the project, in order, each once), and
+        holds one hash for each."""
+        count = len(listed.mtimes)
+        hashes = self.digests.count(",") == count - 1 if count else not self.digests
+        return (
+            hashes
+            and self.mtimes == listed.mtimes
+            and self.sizes == listed.sizes
+            and self.paths == "\0".join(listed.paths)
+        )
 
     def fingerprints(self) -> dict[str, Fingerprint]:
         """Each path's (mtime_ns, size, sha256 or ""); ValueError when a path is not

@@ -6,6 +6,8 @@
   create=False)`` + ``search_code(QUERY)``, what a user waits for; the same without
   the import (the store opened and searched by a process that has the service); and
   the same process's second ``search_code``;
+- ``find``, with ``--symbol NAME``: the same for ``find_symbol(NAME)``, then
+  ``file_definitions`` of the file of its first definition;
 - ``phases``: the parts of it, each timed on its own: ``KnowledgeGraph.load`` of the
   saved graph (the lexical index left in its file), the first ``search`` (which reads
   the lexical index, then searches), a second ``search`` (the search proper); the
@@ -19,7 +21,7 @@
   on a graph loaded (``GraphIndex.index`` of the unchanged tree: the manifest read,
   the walk, which ``lstat``s each file it finds, and the comparison).
 
-    python benches/open_search.py ROOT [--rounds 20] [--query TEXT] [--out FILE]
+    python benches/open_search.py ROOT [--rounds 20] [--query TEXT] [--symbol NAME] [--out FILE]
 
 Prints one JSON object: per measure, the median and the 95th percentile (the
 nearest-rank one) in milliseconds, with the load average before and after.
@@ -54,6 +56,25 @@ print(json.dumps({
     "import of the service": imported - start,
     "open + first search_code": searched - imported,
     "second search_code": again - searched,
+}))
+"""
+
+FIND = r"""
+import json, sys, time
+start = time.perf_counter()
+import aircher_mem as am
+import aircher_mem.memory
+imported = time.perf_counter()
+root, name = sys.argv[1], sys.argv[2]
+with am.Memory.open(root, create=False) as memory:
+    found = memory.find_symbol(name)
+    first = time.perf_counter()
+    memory.file_definitions(found.symbols[0].path)
+    outlined = time.perf_counter()
+print(json.dumps({
+    "import + open + first find_symbol": first - start,
+    "open + first find_symbol": first - imported,
+    "then file_definitions": outlined - first,
 }))
 """
 
@@ -152,6 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("root", type=Path, help="a tree indexed beforehand (ROOT/.aircher/graph.bin)")
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--query", default="queryset filter annotate aggregate")
+    parser.add_argument("--symbol", help="a name to find (find_symbol) in a process of its own")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     root = args.root.resolve()
@@ -165,6 +187,7 @@ def main(argv: list[str] | None = None) -> int:
         "lexical file bytes": os.path.getsize(root / ".aircher" / "graph.lexical"),
         "graph file bytes": os.path.getsize(root / ".aircher" / "graph.bin"),
         "memory": rounds_of(MEMORY, root, args.query, args.rounds),
+        **({"find": rounds_of(FIND, root, args.symbol, args.rounds)} if args.symbol else {}),
         "phases": rounds_of(PHASES, root, args.query, args.rounds),
         "load average before / after": [before, load_average()],
     }

@@ -32,7 +32,7 @@ use std::sync::atomic::{AtomicIsize, Ordering};
 use std::time::Instant;
 
 use _core::graph::{discover, parse, parse_indexed, Progress, Project, ReadIndex, State};
-use _core::graph::{FileSymbols, KnowledgeGraph, NodeIndex};
+use _core::graph::{FileSymbols, KnowledgeGraph, NodeIndex, Symbols};
 use _core::retrieve::LexicalIndex;
 
 #[path = "common/measure.rs"]

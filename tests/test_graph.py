@@ -990,9 +990,9 @@ def test_build_into_saves_what_build_saves(tmp_path: Path) -> None:
 
 
 def test_a_graph_view_searches_as_the_loaded_graph(tmp_path: Path) -> None:
-    """``GraphView`` answers ``search`` from the files a save writes, without loading
-    the graph: the hits, scores, channels and definitions of the loaded graph, at both
-    levels; a view that is missing, or not of the graph file beside it, is refused."""
+    """``GraphView`` answers ``search``, ``find_symbol`` and ``get_file_contents`` from
+    the files a save writes, without loading the graph: the hits, scores, channels and
+    definitions of the loaded graph, at both levels; a view that is missing, or not of the graph file beside it, is refused."""
     root = write(tmp_path / "repo", REPO)
     g = KnowledgeGraph.build(root)
     path = tmp_path / "store" / "graph.bin"
@@ -1017,6 +1017,19 @@ def test_a_graph_view_searches_as_the_loaded_graph(tmp_path: Path) -> None:
         for level in ("definition", "file"):
             assert seen(view.search(text, params, level=level)) == seen(loaded.search(text, params, level=level))
     assert [h.symbol.name for h in view.search("store", params)[0]][:1] == ["store"]
+    asked = [("save", False), ("User.save", False), ("User::save", False), ("app.models.store", False)]
+    asked += [("s", True), ("User.", True), ("", True), ("nothing", False)]
+    for name, prefix in asked:
+        assert view.find_symbol(name, prefix=prefix) == loaded.find_symbol(name, prefix=prefix), name
+        assert view.find_symbol(name, fuzzy=True) == loaded.find_symbol(name, fuzzy=True), name
+    assert len(view.find_symbol("", prefix=True)) > 5 and view.find_symbol("nothing") == []
+    assert [(d.path, d.line) for d in view.find_symbol("app.models.store")] == [("app/models.py", 10)]
+    for file in g.files:
+        assert view.get_file_contents(file) == loaded.get_file_contents(file), file
+    with pytest.raises(UnknownItemError, match="no file"):
+        view.get_file_contents("app/absent.py")
+    with pytest.raises(am.InvalidInputError):
+        view.find_symbol("save", prefix=True, fuzzy=True)
     with pytest.raises(FileMissingError):
         GraphView.open(tmp_path / "absent" / "graph.bin", root=root)
     g.save(tmp_path / "other" / "graph.bin")

@@ -176,11 +176,28 @@ def test_an_index_not_held_of_an_unchanged_tree_does_not_wait_for_the_graph(
         assert (project / ".aircher" / "graph.bin").stat().st_mtime_ns == graph_file.st_mtime_ns
 
 
+# (name, prefix, fuzzy) asked of find_symbol, and the qualified names of what each finds
+FIND_ASKED = [("save", False, False), ("User.save", False, False), ("s", True, False), ("usr", False, True)]
+FIND_EXPECTED = [
+    ["app/models.py:5 User.save"],
+    ["app/models.py:5 User.save"],
+    ["app/models.py:5 User.save", "app/models.py:8 .store"],
+    ["app/models.py:4 .User"],
+    [
+        "app/models.py:1 .Base",
+        "app/models.py:4 .User",
+        "app/models.py:5 User.save",
+        "app/models.py:8 .store",
+    ],  # the outline
+]
+
+
 def test_a_first_search_reads_the_saved_graph_in_place(project: Path, tmp_path: Path) -> None:
-    """A process that has not loaded the graph answers a search from the graph as
-    saved (its view, searched where it lies) once a look finds the tree as indexed:
-    the same hits, scores and code as the loaded graph gives, at both levels, and
-    the graph is not loaded. A view missing, damaged or of another save has the
+    """A process that has not loaded the graph answers a search, ``find_symbol`` and
+    ``file_definitions`` from the graph as saved (its view, searched where it lies)
+    once a look finds the tree as indexed: the same hits, scores and code as the
+    loaded graph gives, at both levels, the same definitions, and the graph is not
+    loaded. A view missing, damaged or of another save has the
     graph loaded, with the same answers, and saved again with a view; a changed
     file is indexed first."""
     with am.Memory.open(project) as memory:
@@ -190,12 +207,21 @@ def test_a_first_search_reads_the_saved_graph_in_place(project: Path, tmp_path: 
     def answers(memory: am.Memory) -> list[dict[str, object]]:
         return [dataclasses.asdict(memory.search_code(text, level=level)) for text, level in asked]  # type: ignore[arg-type]
 
+    def found(memory: am.Memory) -> list[dict[str, object]]:  # definitions by name, outlines
+        named = [memory.find_symbol(n, prefix=p, fuzzy=f) for n, p, f in FIND_ASKED]
+        return [dataclasses.asdict(a) for a in (*named, memory.file_definitions("app/models.py"))]
+
     with am.Memory.open(project) as memory:
+        defined = found(memory)
+        assert not memory._index.loaded
         saved = answers(memory)
         assert not memory._index.loaded
         assert answers(memory) == saved and not memory._index.loaded  # the view kept
         assert memory.graph.file_count == 4 and memory._index.loaded
         assert answers(memory) == saved  # from the graph loaded
+        assert found(memory) == defined
+    where = [[f"{s['path']}:{s['line']} {s['scope']}.{s['name']}" for s in a["symbols"]] for a in defined]  # type: ignore[index]
+    assert where == FIND_EXPECTED
     assert [h["name"] for h in saved[0]["hits"]][:2] == ["save", "store"]  # type: ignore[index]
     store = project / ".aircher"
     kept = tmp_path / "kept"
@@ -208,7 +234,8 @@ def test_a_first_search_reads_the_saved_graph_in_place(project: Path, tmp_path: 
     other[16] ^= 1  # the checksum of another graph file
     flipped = bytearray(good)
     flipped[len(good) // 2] ^= 1  # a block that fails its checksum where the search reads
-    for damaged in (None, good[:50], good[: len(good) // 2], bytes(other), bytes(flipped)):
+    before = good[:8] + (1).to_bytes(4, "little") + good[12:]  # the format before (no names section)
+    for damaged in (None, good[:50], good[: len(good) // 2], bytes(other), bytes(flipped), before):
         for name in names:  # the store as the index left it (times too: the manifest names them)
             shutil.copy2(kept / name, store / name)
         if damaged is None:
@@ -216,10 +243,12 @@ def test_a_first_search_reads_the_saved_graph_in_place(project: Path, tmp_path: 
         else:
             (store / "graph.view").write_bytes(damaged)
         with am.Memory.open(project) as memory:
+            assert found(memory) == defined
             assert answers(memory) == saved
             assert memory._index.loaded
         with am.Memory.open(project) as memory:  # the look saved the graph again, with its view
             assert [a["hits"] for a in answers(memory)] == [a["hits"] for a in saved]
+            assert found(memory) == defined
             assert not memory._index.loaded
     (project / "app/util.py").write_text("def helper():\n    return 1\n\ndef fresh_four():\n    return 4\n")
     with am.Memory.open(project) as memory:

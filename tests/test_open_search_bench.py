@@ -42,7 +42,8 @@ def test_one_round_reports_every_measure(tmp_path: Path, capsys: pytest.CaptureF
     with am.Memory.open(root) as memory:
         memory.index()
     out = tmp_path / "result.json"
-    assert bench.main([str(root), "--rounds", "1", "--query", "total price", "--out", str(out)]) == 0
+    asked = ["--rounds", "1", "--query", "total price", "--symbol", "total_price", "--out", str(out)]
+    assert bench.main([str(root), *asked]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert printed == json.loads(out.read_text())
     assert printed["rounds"] == 1 and printed["query"] == "total price"
@@ -51,6 +52,11 @@ def test_one_round_reports_every_measure(tmp_path: Path, capsys: pytest.CaptureF
         "import of the service",
         "open + first search_code",
         "second search_code",
+    ]
+    assert list(printed["find"]) == [
+        "import + open + first find_symbol",
+        "open + first find_symbol",
+        "then file_definitions",
     ]
     assert list(printed["phases"]) == [
         "graph load (lexical index left in its file)",
@@ -64,7 +70,7 @@ def test_one_round_reports_every_measure(tmp_path: Path, capsys: pytest.CaptureF
         "first search of the view",
         "second search of the view",
     ]
-    for part in ("memory", "phases"):
+    for part in ("memory", "find", "phases"):
         for measure in printed[part].values():
             assert list(measure) == ["p50_ms", "p95_ms"]
             assert 0 < measure["p50_ms"] <= measure["p95_ms"]

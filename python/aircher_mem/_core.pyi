@@ -610,7 +610,8 @@ class KnowledgeGraph:
 @final
 class GraphView:
     """A saved graph searched where it lies (its view and lexical index mapped), without
-    loading it: :meth:`search` answers as the loaded graph's does, to the bit."""
+    loading it: :meth:`search`, :meth:`find_symbol` and :meth:`get_file_contents` answer
+    as the loaded graph's do (a damaged block read is StoreCorruptError)."""
 
     @staticmethod
     def open(path: str | PathLike[str], *, root: str | PathLike[str]) -> GraphView:
@@ -624,6 +625,8 @@ class GraphView:
     @property
     def files(self) -> list[str]: ...
     def files_ending(self, suffixes: list[str]) -> list[str]: ...
+    def find_symbol(self, name: str, *, prefix: bool = False, fuzzy: bool = False) -> list[Definition]: ...
+    def get_file_contents(self, path: str) -> list[Definition]: ...
     def search(
         self,
         text: str,

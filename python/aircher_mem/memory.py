@@ -786,6 +786,26 @@ class Memory:
         self._view = None
         return self._graph("with_graph", partial=partial)
 
+    def _in_place(
+        self, answer: Callable[[KnowledgeGraph | GraphView], _S], *, partial: bool = False
+    ) -> tuple[_S, KnowledgeGraph | GraphView]:
+        """``answer`` of :meth:`_searchable`'s graph (``partial`` as there), and that
+        graph. A view that fails a check where the answer read it is put aside and the
+        graph, loaded (its file checked as a whole), answers; the look before the load
+        saves the graph again, with a view."""
+        graph = self._searchable(partial=partial)
+        try:
+            return answer(graph), graph
+        except StoreCorruptError as exc:
+            if not isinstance(graph, GraphView):
+                raise
+            log.warning("the saved graph of %s cannot be searched in place (%s): loading it", self.root, exc)
+            self._view = None
+            self._index.drop_view()
+            self._stale = True
+            graph = self._graph("with_graph", partial=partial)
+            return answer(graph), graph
+
     def _refresh(self, read_index: ReadIndex, scanned: Scanned | None = None, *, load: bool = True) -> None:
         """Looks for changed files and indexes them (the caller holds the lock;
         ``scanned``: the walk of the tree made before, else made now; ``load=False``:
@@ -822,14 +842,15 @@ class Memory:
 
     # -- the code graph ---------------------------------------------------------------
 
-    def _partial_of(self, graph: KnowledgeGraph) -> PartialIndex | None:
+    def _partial_of(self, graph: KnowledgeGraph | GraphView) -> PartialIndex | None:
         """How much of the project ``graph`` holds when it is the graph of a first
-        index's first files (see :meth:`index`); None for the whole graph."""
+        index's first files (see :meth:`index`); None for the whole graph (a saved
+        graph's view is always whole)."""
         first = self._partial
         return first[1] if first is not None and first[0] is graph else None
 
     def _definitions(
-        self, graph: KnowledgeGraph, name: str, partial: PartialIndex | None = None
+        self, graph: KnowledgeGraph | GraphView, name: str, partial: PartialIndex | None = None
     ) -> list[_core.Definition]:
         found = graph.find_symbol(name)
         if not found:
@@ -872,12 +893,14 @@ class Memory:
         prefix, fuzzy = _flag("prefix", prefix), _flag("fuzzy", fuzzy)
         if prefix and fuzzy:
             raise InvalidInputError("prefix and fuzzy cannot both be set")
-        graph = self._graph(partial=True)
+
+        def answer(graph: KnowledgeGraph | GraphView) -> list[_core.Definition]:
+            if prefix or fuzzy:
+                return graph.find_symbol(name, prefix=prefix, fuzzy=fuzzy)
+            return self._definitions(graph, name, self._partial_of(graph))
+
+        found, graph = self._in_place(answer, partial=True)
         partial = self._partial_of(graph)
-        if prefix or fuzzy:
-            found = graph.find_symbol(name, prefix=prefix, fuzzy=fuzzy)
-        else:
-            found = self._definitions(graph, name, partial)
         match: Literal["exact", "prefix", "fuzzy"] = "prefix" if prefix else "fuzzy" if fuzzy else "exact"
         return Symbols(name, match, [_symbol(s) for s in found], partial)
 
@@ -952,7 +975,8 @@ class Memory:
         end_line, signature, qualified}]}. Cheaper than reading the file; read the lines
         you need afterwards."""
         rel = self.relative(path)
-        return FileOutline(rel, [_symbol(s) for s in self._graph().get_file_contents(rel)])
+        found, _ = self._in_place(lambda graph: graph.get_file_contents(rel))
+        return FileOutline(rel, [_symbol(s) for s in found])
 
     @verb(http="GET")
     @_verb
@@ -1030,8 +1054,7 @@ class Memory:
         if level not in LEVELS:
             raise InvalidInputError(f"level must be 'definition' or 'file', got {level!r}")
         focus = [self.relative(f) for f in focus_files]
-        graph = self._searchable(partial=True)
-        partial = self._partial_of(graph) if isinstance(graph, KnowledgeGraph) else None
+        self._searchable(partial=True)  # (first: it waits for a first index under way, and looks)
         dense, why = self._dense()
         notes = [why] if why else []
         scores: list[tuple[str, float]] = []
@@ -1052,21 +1075,8 @@ class Memory:
             dense=scores,
             notes=notes,
         )
-        try:
-            found = search(graph)
-        except StoreCorruptError as exc:
-            if not isinstance(graph, GraphView):
-                raise
-            # the saved graph's view failed a check where the search read it: put
-            # aside, and the graph loaded (its file checked as a whole) answers; the
-            # look before it saves the graph again, with a view
-            log.warning("the saved graph of %s cannot be searched in place (%s): loading it", self.root, exc)
-            self._view = None
-            self._index.drop_view()
-            self._stale = True
-            graph = self._graph("with_graph", partial=True)
-            partial = self._partial_of(graph)
-            found = search(graph)
+        found, graph = self._in_place(search, partial=True)
+        partial = self._partial_of(graph)
         return found if partial is None else dataclasses.replace(found, partial=partial)
 
     @verb()

@@ -746,6 +746,7 @@ mod tests {
     use super::super::store::tests::{callees, graph};
     use super::*;
     use crate::graph::extract::{extract, Language};
+    use crate::graph::Symbols;
 
     #[test]
     fn imports_decide_between_definitions_of_one_name() {

@@ -35,7 +35,7 @@ pub use project::{
     canonical_root, lexical_of, lexical_path, relative_to, Built, Project, ReadIndex, Remark, Scan,
     State, Updated, PARTIAL,
 };
-pub use query::{reference_kinds, split_qualified, REFERENCE_KINDS};
+pub use query::{reference_kinds, split_qualified, Symbols, REFERENCE_KINDS};
 pub use read::{read_project_file, reason as unread_reason};
 pub use scan::{
     discover, parse, parse_file, parse_indexed, script_language, shebang_language,

@@ -55,45 +55,31 @@ fn module_parts(path: &str) -> Vec<&str> {
     parts
 }
 
-impl KnowledgeGraph {
-    /// Every definition and import in a file, in line order.
-    pub fn file_contents(&self, path: &str) -> Option<Vec<NodeIndex>> {
-        let file = self.files.get(path)?.node;
-        let mut out = Vec::new();
-        let mut stack = vec![file];
-        while let Some(n) = stack.pop() {
-            for e in self
-                .graph
-                .edges_directed(n, Direction::Outgoing)
-                .filter(|e| e.weight().kind == EdgeKind::Contains)
-            {
-                out.push(e.target());
-                stack.push(e.target());
-            }
-        }
-        out.sort_by_key(|&n| {
-            (
-                self.graph[n].line,
-                self.graph[n].end_line,
-                self.graph[n].kind == NodeKind::Import,
-            )
-        });
-        Some(out)
-    }
+/// What finding definitions by name reads of a graph: the loaded graph
+/// (`KnowledgeGraph`) or a saved one read in place (`GraphView`), which answer
+/// alike.
+pub trait Symbols {
+    /// The definitions called `name`.
+    fn named_exactly(&self, name: &str) -> Vec<NodeIndex>;
+    /// Calls `each` with every name some definition has that starts with `prefix`
+    /// (every name for ""), and its definitions.
+    fn each_named(&self, prefix: &str, each: &mut dyn FnMut(&str, &[NodeIndex]));
+    /// A definition's path, line and name (None for a node the graph cannot read).
+    fn place(&self, id: NodeIndex) -> Option<(&str, u32, &str)>;
+    /// The type or function a definition is in (see `KnowledgeGraph::scope`).
+    fn scope_of(&self, id: NodeIndex) -> Option<&str>;
+    /// A file's definitions then its imports, each in the order extraction found
+    /// them; None for a file not in the graph.
+    fn file_nodes(&self, path: &str) -> Option<Vec<NodeIndex>>;
+    /// A node's first and last line, and whether it is an import.
+    fn lines(&self, id: NodeIndex) -> Option<(u32, u32, bool)>;
 
-    /// The type or function a node is defined in: the type a method written outside
-    /// its type's body belongs to (`Definition::owner`: a Go receiver, a Rust
-    /// `impl`), else its parent's name, unless the parent is the file (None then,
-    /// and for files).
-    pub fn scope(&self, id: NodeIndex) -> Option<&str> {
-        let owner = self.graph[id].owner;
-        if owner != NO_OWNER {
-            return Some(self.interned.get(owner));
-        }
-        self.parent(id)
-            .map(|p| &self.graph[p])
-            .filter(|p| p.kind != NodeKind::File)
-            .map(|p| &*p.name)
+    /// Every definition and import in a file, in line order (an import after a
+    /// definition on the same lines).
+    fn file_contents(&self, path: &str) -> Option<Vec<NodeIndex>> {
+        let mut out = self.file_nodes(path)?;
+        out.sort_by_cached_key(|&n| self.lines(n));
+        Some(out)
     }
 
     /// Whether a node is defined in `scope` (any node when `scope` is None): its
@@ -103,7 +89,7 @@ impl KnowledgeGraph {
         let Some(qualifier) = scope else {
             return true;
         };
-        let own = self.scope(id);
+        let own = self.scope_of(id);
         if own == Some(qualifier) {
             return true;
         }
@@ -117,51 +103,46 @@ impl KnowledgeGraph {
             }
             parts.pop();
         }
-        !parts.is_empty() && module_parts(&self.graph[id].path).ends_with(&parts)
+        let Some((path, _, _)) = self.place(id) else {
+            return false;
+        };
+        !parts.is_empty() && module_parts(path).ends_with(&parts)
     }
 
     /// The definitions `name` names: those called `name`, or for a qualified name
     /// (`Class.method`, `Class::method`, `pkg.module.func`, `pkg.module.Class.method`)
     /// those called by its last part defined in that scope (see `in_scope`).
-    pub fn definitions(&self, name: &str) -> Vec<NodeIndex> {
+    fn definitions(&self, name: &str) -> Vec<NodeIndex> {
         let (scope, name) = split_qualified(name);
-        self.named(name)
-            .iter()
-            .copied()
-            .filter(|&id| self.in_scope(id, scope))
-            .collect()
+        let mut found = self.named_exactly(name);
+        found.retain(|&id| self.in_scope(id, scope));
+        found
     }
 
     /// Definitions named `name` (or starting with it), sorted by path then line.
     /// `Class.method` (`Class::method`) matches `method` (or the names starting
     /// with it) in the scope `Class` only.
-    pub fn find_symbol(&self, name: &str, prefix: bool) -> Vec<NodeIndex> {
-        let mut out: Vec<NodeIndex> = if prefix {
+    fn find_symbol(&self, name: &str, prefix: bool) -> Vec<NodeIndex> {
+        let out: Vec<NodeIndex> = if prefix {
             let (scope, name) = split_qualified(name);
-            self.all_named()
-                .filter(|(n, _)| n.starts_with(name))
-                .flat_map(|(_, ids)| ids.iter().copied())
-                .filter(|&id| self.in_scope(id, scope))
-                .collect()
+            let mut found = Vec::new();
+            self.each_named(name, &mut |_, ids| found.extend_from_slice(ids));
+            found.retain(|&id| self.in_scope(id, scope));
+            found
         } else {
             self.definitions(name)
         };
-        out.sort_by(|&a, &b| {
-            (&self.graph[a].path, self.graph[a].line, &self.graph[a].name).cmp(&(
-                &self.graph[b].path,
-                self.graph[b].line,
-                &self.graph[b].name,
-            ))
-        });
-        out
+        let mut placed: Vec<_> = out.into_iter().map(|id| (self.place(id), id)).collect();
+        placed.sort_by(|a, b| a.0.cmp(&b.0));
+        placed.into_iter().map(|(_, id)| id).collect()
     }
 
     /// Definitions whose name contains the letters of `query` in order, ignoring case
     /// (`gfc` finds `get_file_contents`), best first: the name itself, then names
     /// containing the query (earlier is better), then the tightest spread of letters;
-    /// ties by name length, path, line. `Class.query` (`Class::query`) matches the
+    /// ties by name length, path, line, name. `Class.query` (`Class::query`) matches the
     /// method part so, in the scope `Class` (exactly) only.
-    pub fn find_fuzzy(&self, query: &str) -> Vec<NodeIndex> {
+    fn find_fuzzy(&self, query: &str) -> Vec<NodeIndex> {
         let (scope, query) = split_qualified(query);
         let query: Vec<char> = query.to_lowercase().chars().collect();
         if query.is_empty() {
@@ -169,7 +150,7 @@ impl KnowledgeGraph {
         }
         let text: String = query.iter().collect();
         let mut scored: Vec<((usize, usize), NodeIndex)> = Vec::new();
-        for (name, ids) in self.all_named() {
+        self.each_named("", &mut |name, ids| {
             let lower = name.to_lowercase();
             let score = if lower == text {
                 Some((0, 0))
@@ -185,21 +166,72 @@ impl KnowledgeGraph {
                         .map(|&id| (score, id)),
                 );
             }
-        }
-        scored.sort_by(|a, b| {
-            let (x, y) = (&self.graph[a.1], &self.graph[b.1]);
-            (a.0, x.name.len(), &x.path, x.line).cmp(&(b.0, y.name.len(), &y.path, y.line))
         });
-        scored.into_iter().map(|(_, id)| id).collect()
+        let key = |(score, id): &((usize, usize), NodeIndex)| {
+            let (path, line, name) = self.place(*id).unwrap_or_default();
+            (*score, name.len(), path, line, name)
+        };
+        let mut keyed: Vec<_> = scored.iter().map(|s| (key(s), s.1)).collect();
+        keyed.sort_by(|a, b| a.0.cmp(&b.0));
+        keyed.into_iter().map(|(_, id)| id).collect()
     }
 
     /// `find_symbol` (exact or `prefix`) or `find_fuzzy`; asking for both is an error.
-    pub fn find(&self, name: &str, prefix: bool, fuzzy: bool) -> Result<Vec<NodeIndex>> {
+    fn find(&self, name: &str, prefix: bool, fuzzy: bool) -> Result<Vec<NodeIndex>> {
         match (prefix, fuzzy) {
             (true, true) => Err(invalid("fuzzy", "prefix and fuzzy are exclusive")),
             (_, true) => Ok(self.find_fuzzy(name)),
             _ => Ok(self.find_symbol(name, prefix)),
         }
+    }
+}
+
+impl Symbols for KnowledgeGraph {
+    fn named_exactly(&self, name: &str) -> Vec<NodeIndex> {
+        self.named(name).to_vec()
+    }
+
+    fn each_named(&self, prefix: &str, each: &mut dyn FnMut(&str, &[NodeIndex])) {
+        for (name, ids) in self.all_named() {
+            if name.starts_with(prefix) {
+                each(name, ids);
+            }
+        }
+    }
+
+    fn place(&self, id: NodeIndex) -> Option<(&str, u32, &str)> {
+        let n = &self.graph[id];
+        Some((&n.path, n.line, &n.name))
+    }
+
+    fn scope_of(&self, id: NodeIndex) -> Option<&str> {
+        self.scope(id)
+    }
+
+    fn file_nodes(&self, path: &str) -> Option<Vec<NodeIndex>> {
+        Some(self.files.get(path)?.nodes().skip(1).collect())
+    }
+
+    fn lines(&self, id: NodeIndex) -> Option<(u32, u32, bool)> {
+        let n = &self.graph[id];
+        Some((n.line, n.end_line, n.kind == NodeKind::Import))
+    }
+}
+
+impl KnowledgeGraph {
+    /// The type or function a node is defined in: the type a method written outside
+    /// its type's body belongs to (`Definition::owner`: a Go receiver, a Rust
+    /// `impl`), else its parent's name, unless the parent is the file (None then,
+    /// and for files).
+    pub fn scope(&self, id: NodeIndex) -> Option<&str> {
+        let owner = self.graph[id].owner;
+        if owner != NO_OWNER {
+            return Some(self.interned.get(owner));
+        }
+        self.parent(id)
+            .map(|p| &self.graph[p])
+            .filter(|p| p.kind != NodeKind::File)
+            .map(|p| &*p.name)
     }
 
     /// Edges of `kind` into (`Incoming`) or out of the definitions `name` names

@@ -3,6 +3,7 @@
 use foldhash::HashMap;
 
 use super::adjacency::{Direction, NodeIndex};
+use super::query::Symbols;
 use super::store::KnowledgeGraph;
 use crate::error::{invalid, Result};
 
@@ -294,6 +295,7 @@ pub fn rank_local(
 #[cfg(test)]
 mod tests {
     use super::super::store::tests::graph;
+    use crate::graph::Symbols;
 
     #[test]
     fn rank_favours_the_seed_and_its_neighbours() {

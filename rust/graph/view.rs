@@ -19,7 +19,9 @@
 //! where each record begins ((nodes + 1) × u64); where each node's outgoing edges
 //! begin, counted in edges ((nodes + 1) × u64), and the edges (`EDGE` bytes: the
 //! other end's number (u32) and the confidence (f32)); the same for incoming
-//! edges; then the checksum of each `BLOCK` bytes of the sections (u64 each). The
+//! edges; the definitions' numbers sorted by name, then path, line and number
+//! (u32 each: what finding a definition by name reads); then the checksum of
+//! each `BLOCK` bytes of the sections (u64 each). The
 //! header's `check` is the checksum of the header and of those checksums, checked
 //! at open; a block is checked the first time a search reads it. Nothing is
 //! trusted: every read is checked, a value out of range reads as nothing, and a
@@ -35,6 +37,7 @@ use super::extract::Language;
 use super::model::NodeKind;
 use super::persist::saved_sum;
 use super::project::lexical_path;
+use super::query::Symbols;
 use super::rank::Walk;
 use super::search::Searchable;
 use std::sync::atomic::{AtomicBool, Ordering as Atomic};
@@ -45,8 +48,8 @@ use crate::mapped::Mapped;
 use crate::retrieve::{LexicalFile, LexicalIndex};
 
 const MAGIC: &[u8; 8] = b"AIRVIEW1";
-pub const FORMAT_VERSION: u32 = 1;
-pub(super) const HEADER: usize = 16 + 13 * 8;
+pub const FORMAT_VERSION: u32 = 2;
+pub(super) const HEADER: usize = 16 + 15 * 8;
 /// The bytes of the sections under one checksum: a page, as a search reads a
 /// few scattered records and edge lists, each checked when first read.
 pub(super) const BLOCK: usize = 4096;
@@ -79,6 +82,8 @@ pub(super) struct Header {
     pub(super) graph_sum: u64,
     pub(super) nodes: u64,
     pub(super) files: u64,
+    /// The definitions (the nodes of the names section).
+    pub(super) definitions: u64,
     pub(super) files_at: u64,
     pub(super) nodes_at: u64,
     pub(super) index_at: u64,
@@ -86,6 +91,7 @@ pub(super) struct Header {
     pub(super) out_at: u64,
     pub(super) in_index_at: u64,
     pub(super) in_at: u64,
+    pub(super) names_at: u64,
     /// Where the blocks' checksums begin (the sections end).
     pub(super) sums_at: u64,
     pub(super) end: u64,
@@ -94,11 +100,12 @@ pub(super) struct Header {
 }
 
 impl Header {
-    fn fields(&self) -> [u64; 13] {
+    fn fields(&self) -> [u64; 15] {
         [
             self.graph_sum,
             self.nodes,
             self.files,
+            self.definitions,
             self.files_at,
             self.nodes_at,
             self.index_at,
@@ -106,6 +113,7 @@ impl Header {
             self.out_at,
             self.in_index_at,
             self.in_at,
+            self.names_at,
             self.sums_at,
             self.end,
             self.check,
@@ -130,16 +138,18 @@ impl Header {
             graph_sum: field(0),
             nodes: field(1),
             files: field(2),
-            files_at: field(3),
-            nodes_at: field(4),
-            index_at: field(5),
-            out_index_at: field(6),
-            out_at: field(7),
-            in_index_at: field(8),
-            in_at: field(9),
-            sums_at: field(10),
-            end: field(11),
-            check: field(12),
+            definitions: field(3),
+            files_at: field(4),
+            nodes_at: field(5),
+            index_at: field(6),
+            out_index_at: field(7),
+            out_at: field(8),
+            in_index_at: field(9),
+            in_at: field(10),
+            names_at: field(11),
+            sums_at: field(12),
+            end: field(13),
+            check: field(14),
         }
     }
 
@@ -175,6 +185,7 @@ impl Header {
         let Header {
             nodes,
             files,
+            definitions,
             files_at,
             nodes_at,
             index_at,
@@ -182,6 +193,7 @@ impl Header {
             out_at,
             in_index_at,
             in_at,
+            names_at,
             sums_at,
             end,
             check,
@@ -200,13 +212,18 @@ impl Header {
             && index.and_then(|n| n.checked_add(out_index_at)) == Some(out_at)
             && out_at <= in_index_at
             && index.and_then(|n| n.checked_add(in_index_at)) == Some(in_at)
-            && in_at <= sums_at
+            && in_at <= names_at
+            && definitions
+                .checked_mul(4)
+                .and_then(|n| n.checked_add(names_at))
+                == Some(sums_at)
             && blocks(sums_at)
                 .checked_mul(8)
                 .and_then(|n| n.checked_add(sums_at))
                 == Some(end)
             && nodes < u64::from(u32::MAX)
-            && files <= nodes;
+            && files <= nodes
+            && definitions <= nodes;
         if !fits {
             return Err(corrupt("sections that do not fit together"));
         }
@@ -489,6 +506,117 @@ impl GraphView {
     }
 }
 
+impl GraphView {
+    /// The definition at `i` in the names section.
+    fn definition_at(&self, i: u64) -> Option<NodeIndex> {
+        if i >= self.header.definitions {
+            return None;
+        }
+        let node = self.u32_at(self.header.names_at + 4 * i)?;
+        (u64::from(node) < self.header.nodes).then(|| NodeIndex::new(node as usize))
+    }
+
+    /// A node's name and scope ("": none).
+    fn name_and_scope(&self, node: NodeIndex) -> Option<(&str, &str)> {
+        let (at, fixed) = self.fixed(node)?;
+        let word = |i: usize| u32::from_le_bytes(fixed[i..i + 4].try_into().expect("4 bytes"));
+        let name_at = at + NODE_FIXED as u64;
+        let scope_at = name_at + u64::from(word(16)) + u64::from(word(20));
+        Some((
+            self.text(name_at, word(16))?,
+            self.text(scope_at, word(24))?,
+        ))
+    }
+
+    /// The first place in the names section whose name is not less than `name`
+    /// (an unreadable one counts as less).
+    fn first_named(&self, name: &str) -> u64 {
+        let (mut low, mut high) = (0u64, self.header.definitions);
+        while low < high {
+            let middle = low + (high - low) / 2;
+            let at = self
+                .definition_at(middle)
+                .and_then(|n| self.name_and_scope(n));
+            if at.is_none_or(|(found, _)| found < name) {
+                low = middle + 1;
+            } else {
+                high = middle;
+            }
+        }
+        low
+    }
+}
+
+impl Symbols for GraphView {
+    fn named_exactly(&self, name: &str) -> Vec<NodeIndex> {
+        let mut found = Vec::new();
+        self.each_named(name, &mut |other, ids| {
+            if other == name {
+                found.extend_from_slice(ids);
+            }
+        });
+        found
+    }
+
+    fn each_named(&self, prefix: &str, each: &mut dyn FnMut(&str, &[NodeIndex])) {
+        let mut group: (Option<&str>, Vec<NodeIndex>) = (None, Vec::new());
+        for i in self.first_named(prefix)..self.header.definitions {
+            let Some(node) = self.definition_at(i) else {
+                continue;
+            };
+            let Some((name, _)) = self.name_and_scope(node) else {
+                continue;
+            };
+            if !name.starts_with(prefix) {
+                break;
+            }
+            if group.0 != Some(name) {
+                if let Some(last) = group.0 {
+                    each(last, &group.1);
+                }
+                group = (Some(name), Vec::new());
+            }
+            group.1.push(node);
+        }
+        if let Some(last) = group.0 {
+            each(last, &group.1);
+        }
+    }
+
+    fn place(&self, id: NodeIndex) -> Option<(&str, u32, &str)> {
+        let (name, _) = self.name_and_scope(id)?;
+        Some((self.file_of(id)?.path, self.line(id)?, name))
+    }
+
+    fn scope_of(&self, id: NodeIndex) -> Option<&str> {
+        self.name_and_scope(id)
+            .map(|(_, scope)| scope)
+            .filter(|scope| !scope.is_empty())
+    }
+    fn file_nodes(&self, path: &str) -> Option<Vec<NodeIndex>> {
+        let file = self.file(self.find_file(path)?)?;
+        let (first, end) = (
+            u64::from(file.first),
+            u64::from(file.first) + u64::from(file.nodes),
+        );
+        if end > self.header.nodes {
+            return None; // a damaged record
+        }
+        Some(
+            (first + 1..end)
+                .map(|n| NodeIndex::new(n as usize))
+                .collect(),
+        )
+    }
+
+    fn lines(&self, id: NodeIndex) -> Option<(u32, u32, bool)> {
+        let (_, fixed) = self.fixed(id)?;
+        let word = |i: usize| u32::from_le_bytes(fixed[i..i + 4].try_into().expect("4 bytes"));
+        let import = KINDS.get(usize::from(fixed[4])) == Some(&NodeKind::Import);
+        Some((word(8), word(12), import))
+    }
+}
+
 impl Walk for GraphView {
     fn node_bound(&self) -> usize {
         self.header.nodes as usize
@@ -724,7 +852,27 @@ mod tests {
                 );
                 prop_assert_eq!(edges(view, id), edges(graph, id));
                 prop_assert_eq!(view.key_of_node(id), graph.key_of_node(id));
+                // Finding definitions by name: every way of asking, the same answers.
+                let module = n.path.trim_end_matches(".py");
+                let asked = [
+                    n.name.to_string(),
+                    format!("{scope}.{}", n.name),
+                    format!("{module}.{}", n.name),
+                    format!("{module}::{scope}::{}", n.name),
+                    n.name.chars().take(3).collect(),
+                ];
+                for name in &asked {
+                    for prefix in [false, true] {
+                        prop_assert_eq!(view.find_symbol(name, prefix), graph.find_symbol(name, prefix), "{}", name);
+                    }
+                    prop_assert_eq!(view.find_fuzzy(name), graph.find_fuzzy(name), "{}", name);
+                }
             }
+            for path in graph.paths() {
+                prop_assert_eq!(view.file_contents(&path), graph.file_contents(&path));
+            }
+            prop_assert_eq!(view.find_symbol("", true), graph.find_symbol("", true));
+            prop_assert_eq!(view.file_contents("nope.py"), None);
             for words in queries {
                 let text: Vec<&str> = words.iter().map(|w| WORDS[*w]).collect();
                 let text = format!("{} in m1.py", text.join(" "));
@@ -748,6 +896,14 @@ mod tests {
             view.for_each_edge(id, |_, _| {});
             let _ = view.tie_order(id, NodeIndex::new(0));
         }
+        for path in ["m0.py", "m1.py", "m2.py"] {
+            let _ = view.file_contents(path);
+        }
+        for name in ["run", "r", "", "m1.run", "tree_0.run"] {
+            let _ = view.find_symbol(name, false);
+            let _ = view.find_symbol(name, true);
+            let _ = view.find_fuzzy(name);
+        }
     }
 
     /// `bytes` (a view) with its blocks' checksums and its header's check made
@@ -760,7 +916,7 @@ mod tests {
             bytes[sums_at + 8 * block..sums_at + 8 * block + 8].copy_from_slice(&sum.to_le_bytes());
         }
         let check = header.checksum(&bytes[sums_at..end]);
-        bytes[16 + 8 * 12..16 + 8 * 13].copy_from_slice(&check.to_le_bytes());
+        bytes[HEADER - 8..HEADER].copy_from_slice(&check.to_le_bytes());
     }
 
     proptest! {

@@ -14,8 +14,8 @@ use super::errors::InvalidInputError;
 use crate::graph::{
     canonical_root, parse_indexed, reference_kinds, relative_to, search, Direction, Edge, Found,
     GraphView, KnowledgeGraph, Language, Level, NodeIndex, Parsed, PathKind, Phase, Progress,
-    Project, ReadIndex, Remark, SavedSearch, Scan, SearchParams, Searchable, Tracked as Walked,
-    EMBED,
+    Project, ReadIndex, Remark, SavedSearch, Scan, SearchParams, Searchable, Symbols,
+    Tracked as Walked, EMBED,
 };
 use crate::retrieve::{Bm25Params, LexicalIndex, Normalization, QueryTerms};
 use crate::Error;
@@ -627,6 +627,39 @@ impl PyGraphView {
             .filter(|path| ends_with_any(path, &suffixes.0))
             .map(str::to_string)
             .collect()
+    }
+
+    /// `KnowledgeGraph.find_symbol`, from the saved graph.
+    #[pyo3(
+        signature = (name, *, prefix = Checked(false), fuzzy = Checked(false)),
+        text_signature = "($self, name, *, prefix=False, fuzzy=False)"
+    )]
+    fn find_symbol(
+        &self,
+        py: Python<'_>,
+        name: Text,
+        prefix: Checked<bool>,
+        fuzzy: Checked<bool>,
+    ) -> PyResult<Vec<PyDefinition>> {
+        let view = &self.saved.view;
+        Ok(detached(py, || -> crate::Result<_> {
+            let found = view.find(&name.0, prefix.0, fuzzy.0)?;
+            let found = found.into_iter().map(|id| view_symbol(view, id)).collect();
+            view.check()?; // a damaged block met: an error, not fewer definitions
+            Ok(found)
+        })?)
+    }
+
+    /// `KnowledgeGraph.get_file_contents`, from the saved graph.
+    fn get_file_contents(&self, py: Python<'_>, path: Text) -> PyResult<Vec<PyDefinition>> {
+        let view = &self.saved.view;
+        Ok(detached(py, || -> crate::Result<_> {
+            let ids = view.file_contents(&path.0);
+            let found: Option<Vec<_>> =
+                ids.map(|ids| ids.into_iter().map(|id| view_symbol(view, id)).collect());
+            view.check()?; // (a damaged file record is not an unknown file)
+            found.ok_or_else(|| Error::UnknownFile(path.0.clone()))
+        })?)
     }
 
     /// `KnowledgeGraph.search`, from the saved graph.

@@ -4,6 +4,7 @@ use super::*;
 use crate::graph::adjacency::Direction;
 use crate::graph::extract::extract;
 use crate::graph::model::{Links, SavedFile};
+use crate::graph::Symbols;
 use EdgeKind::*;
 
 pub(crate) fn graph(files: &[(&str, &str)]) -> KnowledgeGraph {

@@ -232,6 +232,27 @@ impl KnowledgeGraph {
         out.put(&le_u64s(&in_starts))?;
         header.in_at = out.at;
         out.put(&into)?;
+        drop(into);
+        // The definitions by name (then path, line and number: as `find_symbol`
+        // orders those of one name).
+        // (the distinct names sorted, then each one's few definitions: a kernel's
+        // 3 million definitions are not compared by name one with another)
+        let mut distinct: Vec<(&str, &[NodeIndex])> = self.all_named().collect();
+        distinct.sort_unstable_by_key(|(name, _)| *name);
+        header.names_at = out.at;
+        let mut names: Vec<u8> = Vec::new();
+        let mut group: Vec<(&str, u32, u32)> = Vec::new();
+        for (_, ids) in distinct {
+            group.clear();
+            group.extend(ids.iter().map(|&d| {
+                let n = &self.graph[d];
+                (&*n.path, n.line, number[d.index()])
+            }));
+            group.sort_unstable();
+            names.extend(group.iter().flat_map(|d| d.2.to_le_bytes()));
+        }
+        header.definitions = (names.len() / 4) as u64;
+        out.put(&names)?;
         if !out.block.is_empty() {
             out.seal();
         }

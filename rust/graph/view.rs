@@ -19,9 +19,12 @@
 //! where each record begins ((nodes + 1) × u64); where each node's outgoing edges
 //! begin, counted in edges ((nodes + 1) × u64), and the edges (`EDGE` bytes: the
 //! other end's number (u32) and the confidence (f32)); the same for incoming
-//! edges; the definitions' numbers sorted by name, then path, line and number
-//! (u32 each: what finding a definition by name reads); then the checksum of
-//! each `BLOCK` bytes of the sections (u64 each). The
+//! edges; the names of definitions, each once, in order: where each one's entry
+//! begins ((names + 1) × u64), then the entries (the name's length and its
+//! number of definitions (u32 each), the name, and the numbers of its
+//! definitions by path, line and number (u32 each)): what finding a definition
+//! by name reads, in order; then the checksum of each `BLOCK` bytes of the
+//! sections (u64 each). The
 //! header's `check` is the checksum of the header and of those checksums, checked
 //! at open; a block is checked the first time a search reads it. Nothing is
 //! trusted: every read is checked, a value out of range reads as nothing, and a
@@ -48,7 +51,7 @@ use crate::mapped::Mapped;
 use crate::retrieve::{LexicalFile, LexicalIndex};
 
 const MAGIC: &[u8; 8] = b"AIRVIEW1";
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 pub(super) const HEADER: usize = 16 + 15 * 8;
 /// The bytes of the sections under one checksum: a page, as a search reads a
 /// few scattered records and edge lists, each checked when first read.
@@ -82,8 +85,8 @@ pub(super) struct Header {
     pub(super) graph_sum: u64,
     pub(super) nodes: u64,
     pub(super) files: u64,
-    /// The definitions (the nodes of the names section).
-    pub(super) definitions: u64,
+    /// The names of definitions (each once: the entries of the names section).
+    pub(super) names: u64,
     pub(super) files_at: u64,
     pub(super) nodes_at: u64,
     pub(super) index_at: u64,
@@ -105,7 +108,7 @@ impl Header {
             self.graph_sum,
             self.nodes,
             self.files,
-            self.definitions,
+            self.names,
             self.files_at,
             self.nodes_at,
             self.index_at,
@@ -138,7 +141,7 @@ impl Header {
             graph_sum: field(0),
             nodes: field(1),
             files: field(2),
-            definitions: field(3),
+            names: field(3),
             files_at: field(4),
             nodes_at: field(5),
             index_at: field(6),
@@ -185,7 +188,7 @@ impl Header {
         let Header {
             nodes,
             files,
-            definitions,
+            names,
             files_at,
             nodes_at,
             index_at,
@@ -213,17 +216,18 @@ impl Header {
             && out_at <= in_index_at
             && index.and_then(|n| n.checked_add(in_index_at)) == Some(in_at)
             && in_at <= names_at
-            && definitions
-                .checked_mul(4)
+            && names
+                .checked_add(1)
+                .and_then(|n| n.checked_mul(8))
                 .and_then(|n| n.checked_add(names_at))
-                == Some(sums_at)
+                .is_some_and(|n| n <= sums_at)
             && blocks(sums_at)
                 .checked_mul(8)
                 .and_then(|n| n.checked_add(sums_at))
                 == Some(end)
             && nodes < u64::from(u32::MAX)
             && files <= nodes
-            && definitions <= nodes;
+            && names <= nodes;
         if !fits {
             return Err(corrupt("sections that do not fit together"));
         }
@@ -507,37 +511,54 @@ impl GraphView {
 }
 
 impl GraphView {
-    /// The definition at `i` in the names section.
-    fn definition_at(&self, i: u64) -> Option<NodeIndex> {
-        if i >= self.header.definitions {
+    /// The name of entry `i` of the names section, and the numbers of its
+    /// definitions' nodes (None when the entry cannot be read).
+    fn named_at(&self, i: u64) -> Option<(&str, Vec<NodeIndex>)> {
+        if i >= self.header.names {
             return None;
         }
-        let node = self.u32_at(self.header.names_at + 4 * i)?;
-        (u64::from(node) < self.header.nodes).then(|| NodeIndex::new(node as usize))
+        let (at, end) = (
+            self.u64_at(self.header.names_at + 8 * i)?,
+            self.u64_at(self.header.names_at + 8 * (i + 1))?,
+        );
+        let (length, count) = (self.u32_at(at)?, self.u32_at(at.checked_add(4)?)?);
+        let name = self.text(at.checked_add(8)?, length)?;
+        let numbers_at = at + 8 + u64::from(length);
+        if numbers_at.checked_add(4 * u64::from(count)) != Some(end) {
+            return None;
+        }
+        let numbers = self.slice(numbers_at, 4 * u64::from(count))?;
+        let ids = numbers
+            .chunks_exact(4)
+            .map(|n| u32::from_le_bytes(n.try_into().expect("4 bytes")))
+            .filter(|&n| u64::from(n) < self.header.nodes)
+            .map(|n| NodeIndex::new(n as usize))
+            .collect();
+        Some((name, ids))
     }
 
-    /// A node's name and scope ("": none).
-    fn name_and_scope(&self, node: NodeIndex) -> Option<(&str, &str)> {
+    /// The name of entry `i` of the names section.
+    fn name_at(&self, i: u64) -> Option<&str> {
+        let at = self.u64_at(self.header.names_at + 8 * i)?;
+        self.text(at.checked_add(8)?, self.u32_at(at)?)
+    }
+
+    /// A node's name, and where its scope's text begins and how long it is.
+    fn name_and_scope_at(&self, node: NodeIndex) -> Option<(&str, u64, u32)> {
         let (at, fixed) = self.fixed(node)?;
         let word = |i: usize| u32::from_le_bytes(fixed[i..i + 4].try_into().expect("4 bytes"));
         let name_at = at + NODE_FIXED as u64;
         let scope_at = name_at + u64::from(word(16)) + u64::from(word(20));
-        Some((
-            self.text(name_at, word(16))?,
-            self.text(scope_at, word(24))?,
-        ))
+        Some((self.text(name_at, word(16))?, scope_at, word(24)))
     }
 
-    /// The first place in the names section whose name is not less than `name`
+    /// The first entry of the names section whose name is not less than `name`
     /// (an unreadable one counts as less).
     fn first_named(&self, name: &str) -> u64 {
-        let (mut low, mut high) = (0u64, self.header.definitions);
+        let (mut low, mut high) = (0u64, self.header.names);
         while low < high {
             let middle = low + (high - low) / 2;
-            let at = self
-                .definition_at(middle)
-                .and_then(|n| self.name_and_scope(n));
-            if at.is_none_or(|(found, _)| found < name) {
+            if self.name_at(middle).is_none_or(|found| found < name) {
                 low = middle + 1;
             } else {
                 high = middle;
@@ -549,50 +570,34 @@ impl GraphView {
 
 impl Symbols for GraphView {
     fn named_exactly(&self, name: &str) -> Vec<NodeIndex> {
-        let mut found = Vec::new();
-        self.each_named(name, &mut |other, ids| {
-            if other == name {
-                found.extend_from_slice(ids);
-            }
-        });
-        found
+        match self.named_at(self.first_named(name)) {
+            Some((found, ids)) if found == name => ids,
+            _ => Vec::new(),
+        }
     }
 
     fn each_named(&self, prefix: &str, each: &mut dyn FnMut(&str, &[NodeIndex])) {
-        let mut group: (Option<&str>, Vec<NodeIndex>) = (None, Vec::new());
-        for i in self.first_named(prefix)..self.header.definitions {
-            let Some(node) = self.definition_at(i) else {
-                continue;
-            };
-            let Some((name, _)) = self.name_and_scope(node) else {
+        for i in self.first_named(prefix)..self.header.names {
+            let Some((name, ids)) = self.named_at(i) else {
                 continue;
             };
             if !name.starts_with(prefix) {
                 break;
             }
-            if group.0 != Some(name) {
-                if let Some(last) = group.0 {
-                    each(last, &group.1);
-                }
-                group = (Some(name), Vec::new());
-            }
-            group.1.push(node);
-        }
-        if let Some(last) = group.0 {
-            each(last, &group.1);
+            each(name, &ids);
         }
     }
 
     fn place(&self, id: NodeIndex) -> Option<(&str, u32, &str)> {
-        let (name, _) = self.name_and_scope(id)?;
+        let (name, _, _) = self.name_and_scope_at(id)?;
         Some((self.file_of(id)?.path, self.line(id)?, name))
     }
 
     fn scope_of(&self, id: NodeIndex) -> Option<&str> {
-        self.name_and_scope(id)
-            .map(|(_, scope)| scope)
-            .filter(|scope| !scope.is_empty())
+        let (_, at, length) = self.name_and_scope_at(id)?;
+        self.text(at, length).filter(|scope| !scope.is_empty())
     }
+
     fn file_nodes(&self, path: &str) -> Option<Vec<NodeIndex>> {
         let file = self.file(self.find_file(path)?)?;
         let (first, end) = (

@@ -233,26 +233,37 @@ impl KnowledgeGraph {
         header.in_at = out.at;
         out.put(&into)?;
         drop(into);
-        // The definitions by name (then path, line and number: as `find_symbol`
-        // orders those of one name).
-        // (the distinct names sorted, then each one's few definitions: a kernel's
-        // 3 million definitions are not compared by name one with another)
+        // The names of definitions in order, each with its definitions by path,
+        // line and number (as `find_symbol` orders those of one name).
         let mut distinct: Vec<(&str, &[NodeIndex])> = self.all_named().collect();
         distinct.sort_unstable_by_key(|(name, _)| *name);
         header.names_at = out.at;
-        let mut names: Vec<u8> = Vec::new();
+        header.names = distinct.len() as u64;
+        let mut at = out.at + 8 * (distinct.len() as u64 + 1);
+        let mut starts: Vec<u64> = Vec::with_capacity(distinct.len() + 1);
+        for (name, ids) in &distinct {
+            starts.push(at);
+            at += 8 + name.len() as u64 + 4 * ids.len() as u64;
+        }
+        starts.push(at);
+        out.put(&le_u64s(&starts))?;
+        drop(starts);
+        let mut entry: Vec<u8> = Vec::new();
         let mut group: Vec<(&str, u32, u32)> = Vec::new();
-        for (_, ids) in distinct {
+        for (name, ids) in distinct {
             group.clear();
             group.extend(ids.iter().map(|&d| {
                 let n = &self.graph[d];
                 (&*n.path, n.line, number[d.index()])
             }));
             group.sort_unstable();
-            names.extend(group.iter().flat_map(|d| d.2.to_le_bytes()));
+            entry.clear();
+            entry.extend(narrow(name.len(), "name bytes", path)?.to_le_bytes());
+            entry.extend(narrow(ids.len(), "nodes", path)?.to_le_bytes());
+            entry.extend(name.as_bytes());
+            entry.extend(group.iter().flat_map(|d| d.2.to_le_bytes()));
+            out.put(&entry)?;
         }
-        header.definitions = (names.len() / 4) as u64;
-        out.put(&names)?;
         if !out.block.is_empty() {
             out.seal();
         }

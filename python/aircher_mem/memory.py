@@ -787,13 +787,16 @@ class Memory:
         return self._graph("with_graph", partial=partial)
 
     def _in_place(
-        self, answer: Callable[[KnowledgeGraph | GraphView], _S], *, partial: bool = False
+        self,
+        answer: Callable[[KnowledgeGraph | GraphView], _S],
+        graph: KnowledgeGraph | GraphView,
+        *,
+        partial: bool = False,
     ) -> tuple[_S, KnowledgeGraph | GraphView]:
-        """``answer`` of :meth:`_searchable`'s graph (``partial`` as there), and that
-        graph. A view that fails a check where the answer read it is put aside and the
-        graph, loaded (its file checked as a whole), answers; the look before the load
-        saves the graph again, with a view."""
-        graph = self._searchable(partial=partial)
+        """``answer`` of ``graph`` (what :meth:`_searchable` gave, ``partial`` as
+        there), and the graph that answered. A view that fails a check where the answer
+        read it is put aside and the graph, loaded (its file checked as a whole),
+        answers; the look before the load saves the graph again, with a view."""
         try:
             return answer(graph), graph
         except StoreCorruptError as exc:
@@ -899,7 +902,7 @@ class Memory:
                 return graph.find_symbol(name, prefix=prefix, fuzzy=fuzzy)
             return self._definitions(graph, name, self._partial_of(graph))
 
-        found, graph = self._in_place(answer, partial=True)
+        found, graph = self._in_place(answer, self._searchable(partial=True), partial=True)
         partial = self._partial_of(graph)
         match: Literal["exact", "prefix", "fuzzy"] = "prefix" if prefix else "fuzzy" if fuzzy else "exact"
         return Symbols(name, match, [_symbol(s) for s in found], partial)
@@ -975,7 +978,7 @@ class Memory:
         end_line, signature, qualified}]}. Cheaper than reading the file; read the lines
         you need afterwards."""
         rel = self.relative(path)
-        found, _ = self._in_place(lambda graph: graph.get_file_contents(rel))
+        found, _ = self._in_place(lambda graph: graph.get_file_contents(rel), self._searchable())
         return FileOutline(rel, [_symbol(s) for s in found])
 
     @verb(http="GET")
@@ -1054,7 +1057,7 @@ class Memory:
         if level not in LEVELS:
             raise InvalidInputError(f"level must be 'definition' or 'file', got {level!r}")
         focus = [self.relative(f) for f in focus_files]
-        self._searchable(partial=True)  # (first: it waits for a first index under way, and looks)
+        graph = self._searchable(partial=True)
         dense, why = self._dense()
         notes = [why] if why else []
         scores: list[tuple[str, float]] = []
@@ -1075,7 +1078,7 @@ class Memory:
             dense=scores,
             notes=notes,
         )
-        found, graph = self._in_place(search, partial=True)
+        found, graph = self._in_place(search, graph, partial=True)
         partial = self._partial_of(graph)
         return found if partial is None else dataclasses.replace(found, partial=partial)
 

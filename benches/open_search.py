@@ -8,6 +8,9 @@
   the same process's second ``search_code``;
 - ``find``, with ``--symbol NAME``: the same for ``find_symbol(NAME)``, then
   ``file_definitions`` of the file of its first definition;
+- ``related``, with ``--symbol NAME``: the same for ``callers(NAME)``, then
+  ``references(NAME)``, ``dependencies`` of the file of its first definition and
+  ``neighbourhood(NAME)`` (one hop);
 - ``phases``: the parts of it, each timed on its own: ``KnowledgeGraph.load`` of the
   saved graph (the lexical index left in its file), the first ``search`` (which reads
   the lexical index, then searches), a second ``search`` (the search proper); the
@@ -140,6 +143,32 @@ print(json.dumps({
 """
 
 
+RELATED = r"""
+import json, sys, time
+start = time.perf_counter()
+import aircher_mem as am
+import aircher_mem.memory
+imported = time.perf_counter()
+root, name = sys.argv[1], sys.argv[2]
+with am.Memory.open(root, create=False) as memory:
+    calls = memory.callers(name)
+    first = time.perf_counter()
+    memory.references(name)
+    referred = time.perf_counter()
+    memory.dependencies(calls.definitions[0].path)
+    depended = time.perf_counter()
+    memory.neighbourhood(name)
+    near = time.perf_counter()
+print(json.dumps({
+    "import + open + first callers": first - start,
+    "open + first callers": first - imported,
+    "then references": referred - first,
+    "then dependencies": depended - referred,
+    "then neighbourhood": near - depended,
+}))
+"""
+
+
 def percentile(values: list[float], fraction: float) -> float:
     """The nearest-rank percentile of ``values`` (not empty)."""
     ordered = sorted(values)
@@ -173,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("root", type=Path, help="a tree indexed beforehand (ROOT/.aircher/graph.bin)")
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--query", default="queryset filter annotate aggregate")
-    parser.add_argument("--symbol", help="a name to find (find_symbol) in a process of its own")
+    parser.add_argument("--symbol", help="a name to find and follow (find_symbol, callers...) in fresh processes")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     root = args.root.resolve()
@@ -188,6 +217,7 @@ def main(argv: list[str] | None = None) -> int:
         "graph file bytes": os.path.getsize(root / ".aircher" / "graph.bin"),
         "memory": rounds_of(MEMORY, root, args.query, args.rounds),
         **({"find": rounds_of(FIND, root, args.symbol, args.rounds)} if args.symbol else {}),
+        **({"related": rounds_of(RELATED, root, args.symbol, args.rounds)} if args.symbol else {}),
         "phases": rounds_of(PHASES, root, args.query, args.rounds),
         "load average before / after": [before, load_average()],
     }

@@ -990,8 +990,9 @@ def test_build_into_saves_what_build_saves(tmp_path: Path) -> None:
 
 
 def test_a_graph_view_searches_as_the_loaded_graph(tmp_path: Path) -> None:
-    """``GraphView`` answers ``search``, ``find_symbol`` and ``get_file_contents`` from
-    the files a save writes, without loading the graph: the hits, scores, channels and
+    """``GraphView`` answers ``search``, ``find_symbol``, ``get_file_contents`` and the
+    edges' questions (callers, callees, references, dependencies, dependents,
+    neighbourhood) from the files a save writes, without loading the graph: the hits, scores, channels and
     definitions of the loaded graph, at both levels; a view that is missing, or not of the graph file beside it, is refused."""
     root = write(tmp_path / "repo", REPO)
     g = KnowledgeGraph.build(root)
@@ -1030,6 +1031,26 @@ def test_a_graph_view_searches_as_the_loaded_graph(tmp_path: Path) -> None:
         view.get_file_contents("app/absent.py")
     with pytest.raises(am.InvalidInputError):
         view.find_symbol("save", prefix=True, fuzzy=True)
+    # The edges: what calls, is called, refers, imports, and is near, as loaded.
+    names = ["save", "User.save", "store", "User", "create", "app.models.store", "nothing", *g.files]
+    for name in names:
+        assert view.get_callers(name) == loaded.get_callers(name), name
+        assert view.get_callees(name) == loaded.get_callees(name), name
+        for kind in (None, "calls", "inherits", "references", "uses"):
+            assert view.get_references(name, kind=kind) == loaded.get_references(name, kind=kind), name
+        for hops in (0, 1, 3):
+            assert view.neighbourhood(name, hops) == loaded.neighbourhood(name, hops), name
+    for file in g.files:
+        assert view.get_dependencies(file) == loaded.get_dependencies(file), file
+        assert view.get_dependents(file) == loaded.get_dependents(file), file
+    assert [(c.symbol.name, c.line) for c in view.get_callers("store")] == [("save", 8)]
+    assert view.get_dependents("app/models.py") == ["app/views.py"]
+    assert {d.name for d, _ in view.neighbourhood("app/views.py")} >= {"create", "app.models"}
+    for unknown in (view.get_dependencies, view.get_dependents):
+        with pytest.raises(UnknownItemError, match="no file"):
+            unknown("app/absent.py")
+    with pytest.raises(am.InvalidInputError, match="kind"):
+        view.get_references("save", kind="contains")
     with pytest.raises(FileMissingError):
         GraphView.open(tmp_path / "absent" / "graph.bin", root=root)
     g.save(tmp_path / "other" / "graph.bin")

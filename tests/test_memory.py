@@ -190,11 +190,55 @@ FIND_EXPECTED = [
         "app/models.py:8 .store",
     ],  # the outline
 ]
+# What refers to definitions, what they call, what files import, and what is near, as
+# the view and the loaded graph both answer: "path:line kind scope.name confidence"
+RELATED_EXPECTED = [
+    ["app/views.py:5 calls .create 1.0"],  # callers("User.save")
+    ["app/models.py:6 calls .store 1.0"],  # callees("save")
+    ["app/models.py:4 calls .User 1.0", "app/models.py:5 calls User.save 1.0"],  # callees("create")
+    ["app/views.py:1 references .app.models 1.0", "app/views.py:4 calls .create 1.0"],  # references("User")
+    ["app/models.py:6 calls User.save 1.0"],  # references("store", kind="calls")
+    [["app/models.py"], []],  # dependencies("app/views.py")
+    [[], ["app/views.py"]],  # dependencies("app/models.py")
+    [  # neighbourhood("save", hops=2): "distance path:line kind name"
+        "0 app/models.py:5 function save",
+        "1 app/models.py:4 class User",
+        "1 app/models.py:8 function store",
+        "1 app/views.py:3 function create",
+        "2 app/models.py:1 class Base",
+        "2 app/models.py:1 file app/models.py",
+        "2 app/views.py:1 import app.models",
+        "2 app/views.py:1 file app/views.py",
+    ],
+]
+
+
+def related(memory: am.Memory) -> list[list[Any]]:
+    """The answers RELATED_EXPECTED holds, asked of ``memory``."""
+    out: list[list[Any]] = []
+    asked = [
+        memory.callers("User.save").calls,
+        memory.callees("save").calls,
+        memory.callees("create").calls,
+        memory.references("User").references,
+        memory.references("store", kind="calls").references,
+    ]
+    for calls in asked:
+        out.append(
+            [f"{c.symbol.path}:{c.call_line} {c.kind} {c.symbol.scope}.{c.symbol.name} {c.confidence}" for c in calls]
+        )
+    for path in ("app/views.py", "app/models.py"):
+        found = memory.dependencies(path)
+        out.append([found.dependencies, found.dependents])
+    near = memory.neighbourhood("save", hops=2).symbols
+    out.append([f"{n.distance} {n.symbol.path}:{n.symbol.line} {n.symbol.kind} {n.symbol.name}" for n in near])
+    return out
 
 
 def test_a_first_search_reads_the_saved_graph_in_place(project: Path, tmp_path: Path) -> None:
-    """A process that has not loaded the graph answers a search, ``find_symbol`` and
-    ``file_definitions`` from the graph as saved (its view, searched where it lies)
+    """A process that has not loaded the graph answers a search, ``find_symbol``,
+    ``file_definitions`` and the verbs that follow edges (callers, callees,
+    references, dependencies, neighbourhood) from the graph as saved (its view, searched where it lies)
     once a look finds the tree as indexed: the same hits, scores and code as the
     loaded graph gives, at both levels, the same definitions, and the graph is not
     loaded. A view missing, damaged or of another save has the
@@ -207,9 +251,14 @@ def test_a_first_search_reads_the_saved_graph_in_place(project: Path, tmp_path: 
     def answers(memory: am.Memory) -> list[dict[str, object]]:
         return [dataclasses.asdict(memory.search_code(text, level=level)) for text, level in asked]  # type: ignore[arg-type]
 
-    def found(memory: am.Memory) -> list[dict[str, object]]:  # definitions by name, outlines
+    def found(memory: am.Memory) -> list[dict[str, object]]:  # definitions by name, outlines, edges
         named = [memory.find_symbol(n, prefix=p, fuzzy=f) for n, p, f in FIND_ASKED]
-        return [dataclasses.asdict(a) for a in (*named, memory.file_definitions("app/models.py"))]
+        edges = related(memory)
+        assert edges == RELATED_EXPECTED
+        return [
+            *(dataclasses.asdict(a) for a in (*named, memory.file_definitions("app/models.py"))),
+            {"related": edges},
+        ]
 
     with am.Memory.open(project) as memory:
         defined = found(memory)
@@ -220,7 +269,7 @@ def test_a_first_search_reads_the_saved_graph_in_place(project: Path, tmp_path: 
         assert memory.graph.file_count == 4 and memory._index.loaded
         assert answers(memory) == saved  # from the graph loaded
         assert found(memory) == defined
-    where = [[f"{s['path']}:{s['line']} {s['scope']}.{s['name']}" for s in a["symbols"]] for a in defined]  # type: ignore[index]
+    where = [[f"{s['path']}:{s['line']} {s['scope']}.{s['name']}" for s in a["symbols"]] for a in defined[:-1]]  # type: ignore[index]
     assert where == FIND_EXPECTED
     assert [h["name"] for h in saved[0]["hits"]][:2] == ["save", "store"]  # type: ignore[index]
     store = project / ".aircher"

@@ -58,6 +58,13 @@ def test_one_round_reports_every_measure(tmp_path: Path, capsys: pytest.CaptureF
         "open + first find_symbol",
         "then file_definitions",
     ]
+    assert list(printed["related"]) == [
+        "import + open + first callers",
+        "open + first callers",
+        "then references",
+        "then dependencies",
+        "then neighbourhood",
+    ]
     assert list(printed["phases"]) == [
         "graph load (lexical index left in its file)",
         "first search (reads the lexical index)",
@@ -70,7 +77,7 @@ def test_one_round_reports_every_measure(tmp_path: Path, capsys: pytest.CaptureF
         "first search of the view",
         "second search of the view",
     ]
-    for part in ("memory", "find", "phases"):
+    for part in ("memory", "find", "related", "phases"):
         for measure in printed[part].values():
             assert list(measure) == ["p50_ms", "p95_ms"]
             assert 0 < measure["p50_ms"] <= measure["p95_ms"]

@@ -929,10 +929,13 @@ class Memory:
 
     def _calls(self, name: str, direction: Literal["callers", "callees"]) -> Calls:
         name = _name(name)
-        graph = self._graph()
-        definitions = [_symbol(s) for s in self._definitions(graph, name)]
-        found = graph.get_callers(name) if direction == "callers" else graph.get_callees(name)
-        return Calls(name, direction, definitions, [_call(c) for c in found])
+
+        def answer(graph: KnowledgeGraph | GraphView) -> tuple[list[_core.Definition], list[_core.Reference]]:
+            definitions = self._definitions(graph, name)
+            return definitions, graph.get_callers(name) if direction == "callers" else graph.get_callees(name)
+
+        (definitions, found), _ = self._in_place(answer, self._searchable())
+        return Calls(name, direction, [_symbol(s) for s in definitions], [_call(c) for c in found])
 
     @verb(http="GET")
     @_verb
@@ -952,9 +955,13 @@ class Memory:
         name = _name(name)
         if kind is not None and kind not in REFERENCE_KINDS:
             raise InvalidInputError(f"kind must be one of {', '.join(REFERENCE_KINDS)} or None, got {kind!r:.80}")
-        graph = self._graph()
-        self._definitions(graph, name)
-        return ReferenceList(name, kind, [_call(c) for c in graph.get_references(name, kind=kind)])
+
+        def answer(graph: KnowledgeGraph | GraphView) -> list[_core.Reference]:
+            self._definitions(graph, name)
+            return graph.get_references(name, kind=kind)
+
+        found, _ = self._in_place(answer, self._searchable())
+        return ReferenceList(name, kind, [_call(c) for c in found])
 
     @verb(http="GET")
     @_verb
@@ -965,8 +972,10 @@ class Memory:
         files that import it ("dependents"): JSON {path, dependencies, dependents}. Use
         before changing a module's interface."""
         rel = self.relative(path)
-        graph = self._graph()
-        return Dependencies(rel, graph.get_dependencies(rel), graph.get_dependents(rel))
+        (dependencies, dependents), _ = self._in_place(
+            lambda graph: (graph.get_dependencies(rel), graph.get_dependents(rel)), self._searchable()
+        )
+        return Dependencies(rel, dependencies, dependents)
 
     @verb(http="GET")
     @_verb
@@ -993,9 +1002,13 @@ class Memory:
         first: JSON {name, hops, symbols: [{symbol, distance}]}."""
         name = _name(name)
         hops = _limit("hops", hops, maximum=10)
-        graph = self._graph()
-        self._definitions(graph, name)
-        return Neighbourhood(name, hops, [Neighbour(_symbol(s), d) for s, d in graph.neighbourhood(name, hops)])
+
+        def answer(graph: KnowledgeGraph | GraphView) -> list[tuple[_core.Definition, int]]:
+            self._definitions(graph, name)
+            return graph.neighbourhood(name, hops)
+
+        found, _ = self._in_place(answer, self._searchable())
+        return Neighbourhood(name, hops, [Neighbour(_symbol(s), d) for s, d in found])
 
     @verb()
     @_verb

@@ -899,6 +899,7 @@ pub fn relative_to(root: &Path, path: &Path) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::graph::Symbols;
     use crate::Error;
 
     fn project() -> (tempfile::TempDir, PathBuf) {

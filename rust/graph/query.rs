@@ -3,6 +3,7 @@
 
 use super::adjacency::{Direction, NodeIndex};
 use super::model::{Edge, EdgeKind, NodeKind, NO_OWNER};
+use super::search::Searchable;
 use super::store::KnowledgeGraph;
 use crate::error::{invalid, Result};
 
@@ -58,7 +59,7 @@ fn module_parts(path: &str) -> Vec<&str> {
 /// What finding definitions by name reads of a graph: the loaded graph
 /// (`KnowledgeGraph`) or a saved one read in place (`GraphView`), which answer
 /// alike.
-pub trait Symbols {
+pub trait Symbols: Searchable {
     /// The definitions called `name`.
     fn named_exactly(&self, name: &str) -> Vec<NodeIndex>;
     /// Calls `each` with every name some definition has that starts with `prefix`
@@ -73,6 +74,9 @@ pub trait Symbols {
     fn file_nodes(&self, path: &str) -> Option<Vec<NodeIndex>>;
     /// A node's first and last line, and whether it is an import.
     fn lines(&self, id: NodeIndex) -> Option<(u32, u32, bool)>;
+    /// Each edge out of (`Outgoing`) or into a node, as (the node at its other
+    /// end, the edge), most recently added first.
+    fn each_edge(&self, id: NodeIndex, direction: Direction, each: &mut dyn FnMut(NodeIndex, Edge));
 
     /// Every definition and import in a file, in line order (an import after a
     /// definition on the same lines).
@@ -184,6 +188,127 @@ pub trait Symbols {
             _ => Ok(self.find_symbol(name, prefix)),
         }
     }
+
+    /// Edges of `kind` into (`Incoming`) or out of the definitions `name` names
+    /// (see `definitions`), as (the node at the other end, the edge), by path and line.
+    fn related(&self, name: &str, kind: EdgeKind, direction: Direction) -> Vec<(NodeIndex, Edge)> {
+        let mut out: Vec<(NodeIndex, Edge)> = Vec::new();
+        for def in self.definitions(name) {
+            self.each_edge(def, direction, &mut |other, edge| {
+                if edge.kind == kind {
+                    out.push((other, edge));
+                }
+            });
+        }
+        let mut placed: Vec<_> = out
+            .into_iter()
+            .map(|(id, edge)| {
+                let (path, line, _) = self.place(id).unwrap_or_default();
+                ((path, edge.line, line), (id, edge))
+            })
+            .collect();
+        placed.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut out: Vec<(NodeIndex, Edge)> = placed.into_iter().map(|(_, found)| found).collect();
+        out.dedup_by_key(|(n, e)| (*n, e.line));
+        out
+    }
+
+    /// What refers to the definitions `name` names through edges of `kinds` (see
+    /// `REFERENCE_KINDS`), by path, line and kind.
+    fn references(&self, name: &str, kinds: &[EdgeKind]) -> Vec<(NodeIndex, Edge)> {
+        let found = kinds
+            .iter()
+            .flat_map(|&k| self.related(name, k, Direction::Incoming));
+        let mut placed: Vec<_> = found
+            .map(|(id, edge)| {
+                let path = self.place(id).unwrap_or_default().0;
+                ((path, edge.line, edge.kind), (id, edge))
+            })
+            .collect();
+        placed.sort_by(|a, b| a.0.cmp(&b.0));
+        placed.into_iter().map(|(_, found)| found).collect()
+    }
+
+    /// What calls a symbol: (caller, the call edge), by path and call line.
+    fn callers(&self, name: &str) -> Vec<(NodeIndex, Edge)> {
+        self.related(name, EdgeKind::Calls, Direction::Incoming)
+    }
+
+    /// What a symbol calls: (callee, the call edge).
+    fn callees(&self, name: &str) -> Vec<(NodeIndex, Edge)> {
+        self.related(name, EdgeKind::Calls, Direction::Outgoing)
+    }
+
+    /// The files a file imports (`Outgoing`) or that import it (`Incoming`), sorted;
+    /// None for a file not in the graph.
+    fn dependencies(&self, path: &str, direction: Direction) -> Option<Vec<String>> {
+        let from: Vec<NodeIndex> = match direction {
+            Direction::Outgoing => {
+                let mut nodes = self.file_nodes(path)?;
+                nodes.retain(|&n| self.lines(n).is_some_and(|(_, _, import)| import));
+                nodes
+            }
+            Direction::Incoming => vec![self.file_node(path)?],
+        };
+        let mut out: Vec<String> = Vec::new();
+        for node in from {
+            self.each_edge(node, direction, &mut |other, edge| {
+                if edge.kind == EdgeKind::Imports {
+                    if let Some((path, _, _)) = self.place(other) {
+                        out.push(path.to_string());
+                    }
+                }
+            });
+        }
+        out.sort();
+        out.dedup();
+        Some(out)
+    }
+
+    /// `neighbourhood` of the definitions `name` names (see `definitions`) and of
+    /// the file `name`.
+    fn neighbourhood_of(&self, name: &str, hops: usize) -> Vec<(NodeIndex, usize)> {
+        let mut starts = self.find_symbol(name, false);
+        starts.extend(self.file_node(name));
+        self.neighbourhood(&starts, hops)
+    }
+
+    /// Nodes within `hops` edges of the starts (edges followed both ways), with their
+    /// distance, nearest first, then by path, line, name and number; the starts
+    /// themselves are at distance 0.
+    fn neighbourhood(&self, starts: &[NodeIndex], hops: usize) -> Vec<(NodeIndex, usize)> {
+        let mut distance: foldhash::HashMap<NodeIndex, usize> =
+            starts.iter().map(|&s| (s, 0)).collect();
+        let mut frontier: Vec<NodeIndex> = starts.to_vec();
+        for depth in 1..=hops {
+            if frontier.is_empty() {
+                break;
+            }
+            let mut next = Vec::new();
+            for &node in &frontier {
+                for direction in [Direction::Outgoing, Direction::Incoming] {
+                    self.each_edge(node, direction, &mut |neighbour, _| {
+                        if let std::collections::hash_map::Entry::Vacant(slot) =
+                            distance.entry(neighbour)
+                        {
+                            slot.insert(depth);
+                            next.push(neighbour);
+                        }
+                    });
+                }
+            }
+            frontier = next;
+        }
+        let mut out: Vec<_> = distance
+            .into_iter()
+            .map(|(id, d)| {
+                let (path, line, name) = self.place(id).unwrap_or_default();
+                ((d, path, line, name, id.index()), (id, d))
+            })
+            .collect();
+        out.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        out.into_iter().map(|(_, found)| found).collect()
+    }
 }
 
 impl Symbols for KnowledgeGraph {
@@ -216,6 +341,21 @@ impl Symbols for KnowledgeGraph {
         let n = &self.graph[id];
         Some((n.line, n.end_line, n.kind == NodeKind::Import))
     }
+
+    fn each_edge(
+        &self,
+        id: NodeIndex,
+        direction: Direction,
+        each: &mut dyn FnMut(NodeIndex, Edge),
+    ) {
+        for e in self.graph.edges_directed(id, direction) {
+            let other = match direction {
+                Direction::Outgoing => e.target(),
+                Direction::Incoming => e.source(),
+            };
+            each(other, *e.weight());
+        }
+    }
 }
 
 impl KnowledgeGraph {
@@ -232,95 +372,6 @@ impl KnowledgeGraph {
             .map(|p| &self.graph[p])
             .filter(|p| p.kind != NodeKind::File)
             .map(|p| &*p.name)
-    }
-
-    /// Edges of `kind` into (`Incoming`) or out of the definitions `name` names
-    /// (see `definitions`), as (the node at the other end, the edge), by path and line.
-    pub fn related(
-        &self,
-        name: &str,
-        kind: EdgeKind,
-        direction: Direction,
-    ) -> Vec<(NodeIndex, Edge)> {
-        let mut out: Vec<(NodeIndex, Edge)> = self
-            .definitions(name)
-            .into_iter()
-            .flat_map(|def| {
-                self.graph
-                    .edges_directed(def, direction)
-                    .filter(move |e| e.weight().kind == kind)
-                    .map(move |e| {
-                        (
-                            if direction == Direction::Incoming {
-                                e.source()
-                            } else {
-                                e.target()
-                            },
-                            *e.weight(),
-                        )
-                    })
-            })
-            .collect();
-        out.sort_by(|a, b| {
-            (&self.graph[a.0].path, a.1.line, self.graph[a.0].line).cmp(&(
-                &self.graph[b.0].path,
-                b.1.line,
-                self.graph[b.0].line,
-            ))
-        });
-        out.dedup_by_key(|(n, e)| (*n, e.line));
-        out
-    }
-
-    /// What refers to the definitions `name` names through edges of `kinds` (see
-    /// `REFERENCE_KINDS`), by path, line and kind.
-    pub fn references(&self, name: &str, kinds: &[EdgeKind]) -> Vec<(NodeIndex, Edge)> {
-        let mut found: Vec<(NodeIndex, Edge)> = kinds
-            .iter()
-            .flat_map(|&k| self.related(name, k, Direction::Incoming))
-            .collect();
-        found.sort_by(|a, b| {
-            (&self.graph[a.0].path, a.1.line, a.1.kind).cmp(&(
-                &self.graph[b.0].path,
-                b.1.line,
-                b.1.kind,
-            ))
-        });
-        found
-    }
-
-    /// What calls a symbol: (caller, the call edge), by path and call line.
-    pub fn callers(&self, name: &str) -> Vec<(NodeIndex, Edge)> {
-        self.related(name, EdgeKind::Calls, Direction::Incoming)
-    }
-
-    /// What a symbol calls: (callee, the call edge).
-    pub fn callees(&self, name: &str) -> Vec<(NodeIndex, Edge)> {
-        self.related(name, EdgeKind::Calls, Direction::Outgoing)
-    }
-
-    /// The files a file imports (`Outgoing`) or that import it (`Incoming`), sorted;
-    /// None for a file not in the graph.
-    pub fn dependencies(&self, path: &str, direction: Direction) -> Option<Vec<String>> {
-        let entry = self.files.get(path)?;
-        let mut out: Vec<String> = match direction {
-            Direction::Outgoing => entry
-                .imports
-                .iter()
-                .flat_map(|&i| self.graph.edges_directed(i, Direction::Outgoing))
-                .filter(|e| e.weight().kind == EdgeKind::Imports)
-                .map(|e| self.graph[e.target()].path.to_string())
-                .collect(),
-            Direction::Incoming => self
-                .graph
-                .edges_directed(entry.node, Direction::Incoming)
-                .filter(|e| e.weight().kind == EdgeKind::Imports)
-                .map(|e| self.graph[e.source()].path.to_string())
-                .collect(),
-        };
-        out.sort();
-        out.dedup();
-        Some(out)
     }
 
     /// The edges a file's nodes make other than containment: (source, target, edge),

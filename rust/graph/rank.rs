@@ -1,7 +1,5 @@
 //! Ranking: personalized PageRank over the graph, and the neighbourhood of nodes.
 
-use foldhash::HashMap;
-
 use super::adjacency::{Direction, NodeIndex};
 use super::query::Symbols;
 use super::store::KnowledgeGraph;
@@ -119,47 +117,6 @@ impl KnowledgeGraph {
         let mut ranked = self.rank(&seeds, damping, iterations);
         ranked.truncate(limit);
         Ok(ranked)
-    }
-
-    /// `neighbourhood` of the definitions `name` names (see `definitions`) and of
-    /// the file `name`.
-    pub fn neighbourhood_of(&self, name: &str, hops: usize) -> Vec<(NodeIndex, usize)> {
-        let mut starts = self.find_symbol(name, false);
-        starts.extend(self.file_node(name));
-        self.neighbourhood(&starts, hops)
-    }
-
-    /// Nodes within `hops` edges of the starts (edges followed both ways), with their
-    /// distance, nearest first; the starts themselves are at distance 0.
-    pub fn neighbourhood(&self, starts: &[NodeIndex], hops: usize) -> Vec<(NodeIndex, usize)> {
-        let mut distance: HashMap<NodeIndex, usize> = starts.iter().map(|&s| (s, 0)).collect();
-        let mut frontier: Vec<NodeIndex> = starts.to_vec();
-        for depth in 1..=hops {
-            if frontier.is_empty() {
-                break;
-            }
-            let mut next = Vec::new();
-            for &node in &frontier {
-                for neighbour in self.graph.neighbors_undirected(node) {
-                    if let std::collections::hash_map::Entry::Vacant(slot) =
-                        distance.entry(neighbour)
-                    {
-                        slot.insert(depth);
-                        next.push(neighbour);
-                    }
-                }
-            }
-            frontier = next;
-        }
-        let mut out: Vec<_> = distance.into_iter().collect();
-        out.sort_by(|a, b| {
-            (a.1, &self.graph[a.0].path, self.graph[a.0].line).cmp(&(
-                b.1,
-                &self.graph[b.0].path,
-                self.graph[b.0].line,
-            ))
-        });
-        out
     }
 }
 

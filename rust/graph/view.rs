@@ -17,15 +17,14 @@
 //! line (u32), the lengths of its name, signature and scope and its number of
 //! items (u32), then those texts and each item as its length (u32) and text);
 //! where each record begins ((nodes + 1) × u64); where each node's outgoing edges
-//! begin, counted in edges ((nodes + 1) × u64), and the edges (`EDGE` bytes: the
-//! other end's number (u32) and the confidence (f32)); the same for incoming
-//! edges; the names of definitions, each once, in order: where each one's entry
+//! begin, counted in edges ((nodes + 1) × u64), the edges (`EDGE` bytes: the
+//! other end's number (u32) and the confidence (f32)), then each edge's kind and
+//! line in the same order (`EDGE_KIND` bytes); the same for incoming edges; the names of definitions, each once, in order: where each one's entry
 //! begins ((names + 1) × u64), then the entries (the name's length and its
 //! number of definitions (u32 each), the name, and the numbers of its
 //! definitions by path, line and number (u32 each)): what finding a definition
 //! by name reads, in order; then the checksum of each `BLOCK` bytes of the
-//! sections (u64 each). The
-//! header's `check` is the checksum of the header and of those checksums, checked
+//! sections (u64 each). The header's `check` is the checksum of the header and of those checksums, checked
 //! at open; a block is checked the first time a search reads it. Nothing is
 //! trusted: every read is checked, a value out of range reads as nothing, and a
 //! block that fails its checksum reads as nothing and makes the search that met it
@@ -34,10 +33,10 @@
 use std::cmp::Ordering;
 use std::path::Path;
 
-use super::adjacency::NodeIndex;
+use super::adjacency::{Direction, NodeIndex};
 use super::documents::{definition_key, file_key, parse_key};
 use super::extract::Language;
-use super::model::NodeKind;
+use super::model::{Edge, EdgeKind, NodeKind};
 use super::persist::saved_sum;
 use super::project::lexical_path;
 use super::query::Symbols;
@@ -51,14 +50,45 @@ use crate::mapped::Mapped;
 use crate::retrieve::{LexicalFile, LexicalIndex};
 
 const MAGIC: &[u8; 8] = b"AIRVIEW1";
-pub const FORMAT_VERSION: u32 = 3;
-pub(super) const HEADER: usize = 16 + 15 * 8;
+pub const FORMAT_VERSION: u32 = 4;
+pub(super) const HEADER: usize = 16 + 18 * 8;
 /// The bytes of the sections under one checksum: a page, as a search reads a
 /// few scattered records and edge lists, each checked when first read.
 pub(super) const BLOCK: usize = 4096;
 pub(super) const FILE_RECORD: usize = 4 * 4 + 8;
 pub(super) const NODE_FIXED: usize = 32;
 pub(super) const EDGE: usize = 8;
+/// An edge's kind and line, beside it in a section of their own (what a search,
+/// which reads only the other end and the confidence, does not page in): the
+/// kind's number in the top `32 - LINE_BITS` bits, the line below (a line past
+/// `LINE_MAX` reads as `LINE_MAX`).
+pub(super) const EDGE_KIND: usize = 4;
+const LINE_BITS: u32 = 29;
+pub(super) const LINE_MAX: u32 = (1 << LINE_BITS) - 1;
+
+const EDGE_KINDS: [EdgeKind; 6] = [
+    EdgeKind::Contains,
+    EdgeKind::Calls,
+    EdgeKind::Imports,
+    EdgeKind::Inherits,
+    EdgeKind::References,
+    EdgeKind::Uses,
+];
+
+/// An edge's kind and line as the view holds them (see `EDGE_KIND`).
+pub(super) fn edge_kind_code(kind: EdgeKind, line: u32) -> u32 {
+    let kind = EDGE_KINDS
+        .iter()
+        .position(|k| *k == kind)
+        .unwrap_or_default() as u32;
+    kind << LINE_BITS | line.min(LINE_MAX)
+}
+
+/// The kind and line of `edge_kind_code`'s value; None for a kind there is none of.
+fn decode_edge_kind(code: u32) -> Option<(EdgeKind, u32)> {
+    let kind = *EDGE_KINDS.get((code >> LINE_BITS) as usize)?;
+    Some((kind, code & LINE_MAX))
+}
 
 const KINDS: [NodeKind; 5] = [
     NodeKind::File,
@@ -87,13 +117,18 @@ pub(super) struct Header {
     pub(super) files: u64,
     /// The names of definitions (each once: the entries of the names section).
     pub(super) names: u64,
+    /// The edges (each listed once out of its source and once into its target).
+    pub(super) edges: u64,
     pub(super) files_at: u64,
     pub(super) nodes_at: u64,
     pub(super) index_at: u64,
     pub(super) out_index_at: u64,
     pub(super) out_at: u64,
+    /// The out-edges' kinds and lines (`EDGE_KIND`), in the same order.
+    pub(super) out_kinds_at: u64,
     pub(super) in_index_at: u64,
     pub(super) in_at: u64,
+    pub(super) in_kinds_at: u64,
     pub(super) names_at: u64,
     /// Where the blocks' checksums begin (the sections end).
     pub(super) sums_at: u64,
@@ -103,19 +138,22 @@ pub(super) struct Header {
 }
 
 impl Header {
-    fn fields(&self) -> [u64; 15] {
+    fn fields(&self) -> [u64; 18] {
         [
             self.graph_sum,
             self.nodes,
             self.files,
             self.names,
+            self.edges,
             self.files_at,
             self.nodes_at,
             self.index_at,
             self.out_index_at,
             self.out_at,
+            self.out_kinds_at,
             self.in_index_at,
             self.in_at,
+            self.in_kinds_at,
             self.names_at,
             self.sums_at,
             self.end,
@@ -142,17 +180,20 @@ impl Header {
             nodes: field(1),
             files: field(2),
             names: field(3),
-            files_at: field(4),
-            nodes_at: field(5),
-            index_at: field(6),
-            out_index_at: field(7),
-            out_at: field(8),
-            in_index_at: field(9),
-            in_at: field(10),
-            names_at: field(11),
-            sums_at: field(12),
-            end: field(13),
-            check: field(14),
+            edges: field(4),
+            files_at: field(5),
+            nodes_at: field(6),
+            index_at: field(7),
+            out_index_at: field(8),
+            out_at: field(9),
+            out_kinds_at: field(10),
+            in_index_at: field(11),
+            in_at: field(12),
+            in_kinds_at: field(13),
+            names_at: field(14),
+            sums_at: field(15),
+            end: field(16),
+            check: field(17),
         }
     }
 
@@ -189,13 +230,16 @@ impl Header {
             nodes,
             files,
             names,
+            edges,
             files_at,
             nodes_at,
             index_at,
             out_index_at,
             out_at,
+            out_kinds_at,
             in_index_at,
             in_at,
+            in_kinds_at,
             names_at,
             sums_at,
             end,
@@ -204,6 +248,11 @@ impl Header {
         } = header;
         // The sections in order, each the size its counts say where it is fixed.
         let index = nodes.checked_add(1).and_then(|n| n.checked_mul(8));
+        let after = |at: u64, size: usize| {
+            edges
+                .checked_mul(size as u64)
+                .and_then(|n| n.checked_add(at))
+        };
         let fits = end == bytes.len() as u64
             && files_at == HEADER as u64
             && files
@@ -213,9 +262,11 @@ impl Header {
             && nodes_at <= index_at
             && index.and_then(|n| n.checked_add(index_at)) == Some(out_index_at)
             && index.and_then(|n| n.checked_add(out_index_at)) == Some(out_at)
-            && out_at <= in_index_at
+            && after(out_at, EDGE) == Some(out_kinds_at)
+            && after(out_kinds_at, EDGE_KIND) == Some(in_index_at)
             && index.and_then(|n| n.checked_add(in_index_at)) == Some(in_at)
-            && in_at <= names_at
+            && after(in_at, EDGE) == Some(in_kinds_at)
+            && after(in_kinds_at, EDGE_KIND) == Some(names_at)
             && names
                 .checked_add(1)
                 .and_then(|n| n.checked_mul(8))
@@ -472,6 +523,61 @@ impl GraphView {
         })
     }
 
+    /// Where `node`'s edges of a section (`index_at`: outgoing or incoming) begin
+    /// and end, counted in edges.
+    fn edge_range(&self, index_at: u64, node: NodeIndex) -> Option<(u64, u64)> {
+        let i = node.index() as u64;
+        let start = self.u64_at(index_at + 8 * i)?;
+        let end = self.u64_at(index_at + 8 * (i + 1))?;
+        (start <= end && end <= self.header.edges).then_some((start, end))
+    }
+
+    /// Each edge out of (`Outgoing`) or into `node` whole: the node at its other
+    /// end and the edge (its kind, line and confidence), in the loaded graph's order.
+    pub(super) fn typed_edges(
+        &self,
+        node: NodeIndex,
+        direction: Direction,
+        each: &mut dyn FnMut(NodeIndex, Edge),
+    ) {
+        let h = &self.header;
+        let (index_at, at, kinds_at) = match direction {
+            Direction::Outgoing => (h.out_index_at, h.out_at, h.out_kinds_at),
+            Direction::Incoming => (h.in_index_at, h.in_at, h.in_kinds_at),
+        };
+        let Some((start, end)) = self.edge_range(index_at, node) else {
+            return;
+        };
+        let count = end - start;
+        let (Some(edges), Some(kinds)) = (
+            self.slice(at + start * EDGE as u64, count * EDGE as u64),
+            self.slice(
+                kinds_at + start * EDGE_KIND as u64,
+                count * EDGE_KIND as u64,
+            ),
+        ) else {
+            return;
+        };
+        for (edge, kind) in edges.chunks_exact(EDGE).zip(kinds.chunks_exact(EDGE_KIND)) {
+            let other = u32::from_le_bytes(edge[..4].try_into().expect("4 bytes"));
+            let confidence =
+                f32::from_bits(u32::from_le_bytes(edge[4..].try_into().expect("4 bytes")));
+            let code = u32::from_le_bytes(kind.try_into().expect("4 bytes"));
+            let Some((kind, line)) = decode_edge_kind(code) else {
+                continue;
+            };
+            if u64::from(other) < h.nodes {
+                let edge = Edge {
+                    kind,
+                    confidence,
+                    line,
+                    reference: u32::MAX,
+                };
+                each(NodeIndex::new(other as usize), edge);
+            }
+        }
+    }
+
     /// Each edge of a section (`index_at`, `at`: outgoing or incoming) of `node`.
     fn edges(
         &self,
@@ -480,23 +586,9 @@ impl GraphView {
         node: NodeIndex,
         each: &mut impl FnMut(NodeIndex, f32),
     ) {
-        let i = node.index() as u64;
-        let (Some(start), Some(end)) = (
-            self.u64_at(index_at + 8 * i),
-            self.u64_at(index_at + 8 * (i + 1)),
-        ) else {
-            return;
-        };
-        let Some(length) = end
-            .checked_sub(start)
-            .and_then(|n| n.checked_mul(EDGE as u64))
-        else {
-            return;
-        };
-        let Some(edges) = start
-            .checked_mul(EDGE as u64)
-            .and_then(|offset| self.slice(at + offset, length))
-        else {
+        let Some(edges) = self.edge_range(index_at, node).and_then(|(start, end)| {
+            self.slice(at + start * EDGE as u64, (end - start) * EDGE as u64)
+        }) else {
             return;
         };
         for edge in edges.chunks_exact(EDGE) {
@@ -619,6 +711,15 @@ impl Symbols for GraphView {
         let word = |i: usize| u32::from_le_bytes(fixed[i..i + 4].try_into().expect("4 bytes"));
         let import = KINDS.get(usize::from(fixed[4])) == Some(&NodeKind::Import);
         Some((word(8), word(12), import))
+    }
+
+    fn each_edge(
+        &self,
+        id: NodeIndex,
+        direction: Direction,
+        each: &mut dyn FnMut(NodeIndex, Edge),
+    ) {
+        self.typed_edges(id, direction, each);
     }
 }
 
@@ -813,6 +914,28 @@ mod tests {
         out
     }
 
+    /// Edges found as (the other end, kind, line, confidence's bits).
+    fn typed(found: Vec<(NodeIndex, crate::graph::Edge)>) -> Vec<(NodeIndex, EdgeKind, u32, u32)> {
+        found
+            .into_iter()
+            .map(|(n, e)| (n, e.kind, e.line, e.confidence.to_bits()))
+            .collect()
+    }
+
+    /// A node's whole edges each way (see `typed`).
+    fn edges_of(
+        graph: &impl Symbols,
+        node: NodeIndex,
+    ) -> [Vec<(NodeIndex, EdgeKind, u32, u32)>; 2] {
+        [Direction::Outgoing, Direction::Incoming].map(|direction| {
+            let mut found = Vec::new();
+            graph.each_edge(node, direction, &mut |other, edge| {
+                found.push((other, edge))
+            });
+            typed(found)
+        })
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 16, failure_persistence: None, ..ProptestConfig::default() })]
 
@@ -856,6 +979,7 @@ mod tests {
                     (n.kind, n.language, &*n.name, &*n.path, n.line, n.end_line, &*n.signature, scope, &items)
                 );
                 prop_assert_eq!(edges(view, id), edges(graph, id));
+                prop_assert_eq!(edges_of(view, id), edges_of(graph, id));
                 prop_assert_eq!(view.key_of_node(id), graph.key_of_node(id));
                 // Finding definitions by name: every way of asking, the same answers.
                 let module = n.path.trim_end_matches(".py");
@@ -871,11 +995,22 @@ mod tests {
                         prop_assert_eq!(view.find_symbol(name, prefix), graph.find_symbol(name, prefix), "{}", name);
                     }
                     prop_assert_eq!(view.find_fuzzy(name), graph.find_fuzzy(name), "{}", name);
+                    // What refers to it, and what is near it.
+                    prop_assert_eq!(typed(view.callers(name)), typed(graph.callers(name)), "{}", name);
+                    prop_assert_eq!(typed(view.callees(name)), typed(graph.callees(name)), "{}", name);
+                    let kinds = crate::graph::REFERENCE_KINDS;
+                    prop_assert_eq!(typed(view.references(name, &kinds)), typed(graph.references(name, &kinds)));
+                    prop_assert_eq!(view.neighbourhood_of(name, 2), graph.neighbourhood_of(name, 2), "{}", name);
                 }
             }
             for path in graph.paths() {
                 prop_assert_eq!(view.file_contents(&path), graph.file_contents(&path));
+                for direction in [Direction::Outgoing, Direction::Incoming] {
+                    prop_assert_eq!(view.dependencies(&path, direction), graph.dependencies(&path, direction));
+                }
+                prop_assert_eq!(view.neighbourhood_of(&path, 1), graph.neighbourhood_of(&path, 1));
             }
+            prop_assert_eq!(view.dependencies("nope.py", Direction::Outgoing), None);
             prop_assert_eq!(view.find_symbol("", true), graph.find_symbol("", true));
             prop_assert_eq!(view.file_contents("nope.py"), None);
             for words in queries {
@@ -900,14 +1035,20 @@ mod tests {
             let _ = view.key_of_node(id);
             view.for_each_edge(id, |_, _| {});
             let _ = view.tie_order(id, NodeIndex::new(0));
+            let _ = edges_of(view, id);
         }
         for path in ["m0.py", "m1.py", "m2.py"] {
             let _ = view.file_contents(path);
+            let _ = view.dependencies(path, Direction::Outgoing);
+            let _ = view.dependencies(path, Direction::Incoming);
         }
         for name in ["run", "r", "", "m1.run", "tree_0.run"] {
             let _ = view.find_symbol(name, false);
             let _ = view.find_symbol(name, true);
             let _ = view.find_fuzzy(name);
+            let _ = view.references(name, &crate::graph::REFERENCE_KINDS);
+            let _ = view.callees(name);
+            let _ = view.neighbourhood_of(name, 3);
         }
     }
 

@@ -62,7 +62,8 @@ impl PyDefinition {
 /// One edge seen from a symbol: the symbol at the other end, the edge's kind
 /// ("calls", "inherits", "references", "uses", "imports"), the line of the reference, and how
 /// sure the resolution is (1/n when the name matched n definitions).
-#[pyclass(frozen, module = "aircher_mem._core", name = "Reference")]
+#[pyclass(frozen, eq, module = "aircher_mem._core", name = "Reference")]
+#[derive(PartialEq)]
 pub struct PyReference {
     #[pyo3(get)]
     symbol: PyDefinition,
@@ -452,20 +453,25 @@ fn symbol(graph: &KnowledgeGraph, id: NodeIndex) -> PyDefinition {
     }
 }
 
-fn reference(graph: &KnowledgeGraph, other: NodeIndex, edge: Edge) -> PyReference {
+/// Edges found, as Python sees them: the node at the other end (by `symbol`) and
+/// the edge's kind, line and confidence.
+fn references(
+    found: Vec<(NodeIndex, Edge)>,
+    symbol: impl Fn(NodeIndex) -> PyDefinition,
+) -> Vec<PyReference> {
+    found
+        .into_iter()
+        .map(|(id, edge)| reference(symbol(id), edge))
+        .collect()
+}
+
+fn reference(symbol: PyDefinition, edge: Edge) -> PyReference {
     PyReference {
-        symbol: symbol(graph, other),
+        symbol,
         kind: edge.kind.name(),
         line: edge.line as usize,
         confidence: edge.confidence,
     }
-}
-
-fn references(graph: &KnowledgeGraph, found: Vec<(NodeIndex, Edge)>) -> Vec<PyReference> {
-    found
-        .into_iter()
-        .map(|(id, edge)| reference(graph, id, edge))
-        .collect()
 }
 
 /// What a search returns to Python: the hits, the files the text mentions, why
@@ -641,25 +647,80 @@ impl PyGraphView {
         prefix: Checked<bool>,
         fuzzy: Checked<bool>,
     ) -> PyResult<Vec<PyDefinition>> {
-        let view = &self.saved.view;
-        Ok(detached(py, || -> crate::Result<_> {
+        self.answer(py, |view| {
             let found = view.find(&name.0, prefix.0, fuzzy.0)?;
-            let found = found.into_iter().map(|id| view_symbol(view, id)).collect();
-            view.check()?; // a damaged block met: an error, not fewer definitions
-            Ok(found)
-        })?)
+            Ok(found.into_iter().map(|id| view_symbol(view, id)).collect())
+        })
     }
 
     /// `KnowledgeGraph.get_file_contents`, from the saved graph.
     fn get_file_contents(&self, py: Python<'_>, path: Text) -> PyResult<Vec<PyDefinition>> {
-        let view = &self.saved.view;
-        Ok(detached(py, || -> crate::Result<_> {
-            let ids = view.file_contents(&path.0);
-            let found: Option<Vec<_>> =
-                ids.map(|ids| ids.into_iter().map(|id| view_symbol(view, id)).collect());
-            view.check()?; // (a damaged file record is not an unknown file)
-            found.ok_or_else(|| Error::UnknownFile(path.0.clone()))
-        })?)
+        self.answer(py, |view| {
+            let ids = view
+                .file_contents(&path.0)
+                .ok_or_else(|| Error::UnknownFile(path.0.clone()))?;
+            Ok(ids.into_iter().map(|id| view_symbol(view, id)).collect())
+        })
+    }
+
+    /// `KnowledgeGraph.get_callers`, from the saved graph.
+    fn get_callers(&self, py: Python<'_>, name: Text) -> PyResult<Vec<PyReference>> {
+        self.answer(py, |view| {
+            Ok(references(view.callers(&name.0), |id| {
+                view_symbol(view, id)
+            }))
+        })
+    }
+
+    /// `KnowledgeGraph.get_callees`, from the saved graph.
+    fn get_callees(&self, py: Python<'_>, name: Text) -> PyResult<Vec<PyReference>> {
+        self.answer(py, |view| {
+            Ok(references(view.callees(&name.0), |id| {
+                view_symbol(view, id)
+            }))
+        })
+    }
+
+    /// `KnowledgeGraph.get_references`, from the saved graph.
+    #[pyo3(signature = (name, *, kind = None))]
+    fn get_references(
+        &self,
+        py: Python<'_>,
+        name: Text,
+        kind: Option<Text>,
+    ) -> PyResult<Vec<PyReference>> {
+        let kinds = reference_kinds(kind.as_ref().map(|k| k.0.as_str()))?;
+        self.answer(py, |view| {
+            let found = view.references(&name.0, &kinds);
+            Ok(references(found, |id| view_symbol(view, id)))
+        })
+    }
+
+    /// `KnowledgeGraph.get_dependencies`, from the saved graph.
+    fn get_dependencies(&self, py: Python<'_>, path: Text) -> PyResult<Vec<String>> {
+        self.answer(py, |view| dependencies(view, &path.0, Direction::Outgoing))
+    }
+
+    /// `KnowledgeGraph.get_dependents`, from the saved graph.
+    fn get_dependents(&self, py: Python<'_>, path: Text) -> PyResult<Vec<String>> {
+        self.answer(py, |view| dependencies(view, &path.0, Direction::Incoming))
+    }
+
+    /// `KnowledgeGraph.neighbourhood`, from the saved graph.
+    #[pyo3(signature = (name, hops = Int(1)), text_signature = "($self, name, hops=1)")]
+    fn neighbourhood(
+        &self,
+        py: Python<'_>,
+        name: Text,
+        hops: Int<usize>,
+    ) -> PyResult<Vec<(PyDefinition, usize)>> {
+        self.answer(py, |view| {
+            let found = view.neighbourhood_of(&name.0, hops.0);
+            Ok(found
+                .into_iter()
+                .map(|(id, d)| (view_symbol(view, id), d))
+                .collect())
+        })
     }
 
     /// `KnowledgeGraph.search`, from the saved graph.
@@ -692,18 +753,37 @@ impl PyGraphView {
     }
 }
 
-fn symbols(graph: &KnowledgeGraph, ids: Vec<NodeIndex>) -> Vec<PyDefinition> {
-    ids.into_iter().map(|id| symbol(graph, id)).collect()
+impl PyGraphView {
+    /// `work`'s answer from the view, without the GIL; an error when it met a
+    /// block that fails its checksum (an answer read without it is not to be
+    /// trusted: a damaged file record is not an unknown file).
+    fn answer<T: Send>(
+        &self,
+        py: Python<'_>,
+        work: impl FnOnce(&GraphView) -> crate::Result<T> + Send,
+    ) -> PyResult<T> {
+        let view = &self.saved.view;
+        Ok(detached(py, || {
+            let answer = work(view);
+            view.check()?;
+            answer
+        })?)
+    }
 }
 
-impl PyKnowledgeGraph {
-    fn dependencies(&self, path: &str, direction: Direction) -> PyResult<Vec<String>> {
-        self.project
-            .state()
-            .graph()
-            .dependencies(path, direction)
-            .ok_or_else(|| Error::UnknownFile(path.to_string()).into())
-    }
+/// The files `path` imports (`Outgoing`) or that import it, sorted.
+fn dependencies(
+    graph: &impl Symbols,
+    path: &str,
+    direction: Direction,
+) -> crate::Result<Vec<String>> {
+    graph
+        .dependencies(path, direction)
+        .ok_or_else(|| Error::UnknownFile(path.to_string()))
+}
+
+fn symbols(graph: &KnowledgeGraph, ids: Vec<NodeIndex>) -> Vec<PyDefinition> {
+    ids.into_iter().map(|id| symbol(graph, id)).collect()
 }
 
 #[pymethods]
@@ -957,14 +1037,16 @@ impl PyKnowledgeGraph {
 
     /// What calls the definitions named `name` (or `Class.method`).
     fn get_callers(&self, name: Text) -> Vec<PyReference> {
-        let state = self.project.state();
-        references(state.graph(), state.graph().callers(&name.0))
+        let graph = self.project.state();
+        let graph = graph.graph();
+        references(graph.callers(&name.0), |id| symbol(graph, id))
     }
 
     /// What the definitions named `name` (or `Class.method`) call.
     fn get_callees(&self, name: Text) -> Vec<PyReference> {
-        let state = self.project.state();
-        references(state.graph(), state.graph().callees(&name.0))
+        let graph = self.project.state();
+        let graph = graph.graph();
+        references(graph.callees(&name.0), |id| symbol(graph, id))
     }
 
     /// What refers to the definitions named `name`: calls them, inherits from them,
@@ -972,11 +1054,11 @@ impl PyKnowledgeGraph {
     #[pyo3(signature = (name, *, kind = None))]
     fn get_references(&self, name: Text, kind: Option<Text>) -> PyResult<Vec<PyReference>> {
         let kinds = reference_kinds(kind.as_ref().map(|k| k.0.as_str()))?;
-        let state = self.project.state();
-        Ok(references(
-            state.graph(),
-            state.graph().references(&name.0, &kinds),
-        ))
+        let graph = self.project.state();
+        let graph = graph.graph();
+        Ok(references(graph.references(&name.0, &kinds), |id| {
+            symbol(graph, id)
+        }))
     }
 
     /// Every edge out of a file other than containment, as (source symbol, reference
@@ -990,18 +1072,26 @@ impl PyKnowledgeGraph {
             .ok_or_else(|| Error::UnknownFile(path.to_string()))?;
         Ok(edges
             .into_iter()
-            .map(|(a, b, e)| (symbol(graph, a), reference(graph, b, e)))
+            .map(|(a, b, e)| (symbol(graph, a), reference(symbol(graph, b), e)))
             .collect())
     }
 
     /// The files `path` imports (repository-relative paths, sorted).
     fn get_dependencies(&self, path: Text) -> PyResult<Vec<String>> {
-        self.dependencies(&path.0, Direction::Outgoing)
+        Ok(dependencies(
+            self.project.state().graph(),
+            &path.0,
+            Direction::Outgoing,
+        )?)
     }
 
     /// The files that import `path`.
     fn get_dependents(&self, path: Text) -> PyResult<Vec<String>> {
-        self.dependencies(&path.0, Direction::Incoming)
+        Ok(dependencies(
+            self.project.state().graph(),
+            &path.0,
+            Direction::Incoming,
+        )?)
     }
 
     /// Symbols ranked by personalized PageRank seeded by definitions named in `names`

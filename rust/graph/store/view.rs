@@ -125,22 +125,28 @@ impl KnowledgeGraph {
         // The nodes; then each one's edges, the other end by its number: a loaded
         // graph's list, the links (added after every node, in this order), then
         // what the node contains, most recent first.
-        let each_out = |entry: &FileEntry, each: &mut dyn FnMut(u32, f32)| {
+        // (An edge as the other end's number, its confidence, its kind and line.)
+        let each_out = |entry: &FileEntry, each: &mut dyn FnMut(u32, f32, u32)| {
             let children = self.children(entry);
             for (local, node) in entry.nodes().enumerate() {
-                let links: Vec<(u32, f32)> = self
+                let links: Vec<(u32, f32, u32)> = self
                     .graph
                     .edges_directed(node, Direction::Outgoing)
                     .filter(|e| e.weight().kind != EdgeKind::Contains)
-                    .map(|e| (number[e.target().index()], e.weight().confidence))
+                    .map(|e| {
+                        let w = e.weight();
+                        let kind = view::edge_kind_code(w.kind, w.line);
+                        (number[e.target().index()], w.confidence, kind)
+                    })
                     .collect();
-                let contained = children[local]
-                    .iter()
-                    .map(|&child| (number[child.index()], CONTAINS_CONFIDENCE));
-                for (other, confidence) in links.into_iter().rev().chain(contained.rev()) {
-                    each(other, confidence);
+                let contained = children[local].iter().map(|&child| {
+                    let kind = view::edge_kind_code(EdgeKind::Contains, self.graph[child].line);
+                    (number[child.index()], CONTAINS_CONFIDENCE, kind)
+                });
+                for (other, confidence, kind) in links.into_iter().rev().chain(contained.rev()) {
+                    each(other, confidence, kind);
                 }
-                each(u32::MAX, 0.0); // the node's end
+                each(u32::MAX, 0.0, 0); // the node's end
             }
         };
         header.nodes_at = out.at;
@@ -163,7 +169,7 @@ impl KnowledgeGraph {
         let mut edges = 0u64;
         out_starts.push(0);
         for entry in &entries {
-            each_out(entry, &mut |other, _| {
+            each_out(entry, &mut |other, _, _| {
                 if other == u32::MAX {
                     out_starts.push(edges);
                 } else {
@@ -175,15 +181,25 @@ impl KnowledgeGraph {
         header.out_index_at = out.at;
         out.put(&le_u64s(&out_starts))?;
         drop(out_starts);
+        header.edges = edges;
         header.out_at = out.at;
         let mut written = Ok(());
         let mut edge = [0u8; view::EDGE];
         for entry in &entries {
-            each_out(entry, &mut |other, confidence| {
+            each_out(entry, &mut |other, confidence, _| {
                 if other != u32::MAX && written.is_ok() {
                     edge[..4].copy_from_slice(&other.to_le_bytes());
                     edge[4..].copy_from_slice(&confidence.to_bits().to_le_bytes());
                     written = out.put(&edge);
+                }
+            });
+        }
+        std::mem::replace(&mut written, Ok(()))?;
+        header.out_kinds_at = out.at;
+        for entry in &entries {
+            each_out(entry, &mut |other, _, kind| {
+                if other != u32::MAX && written.is_ok() {
+                    written = out.put(&kind.to_le_bytes());
                 }
             });
         }
@@ -200,12 +216,15 @@ impl KnowledgeGraph {
         in_starts.push(total);
         let mut cursor: Vec<u64> = in_starts[1..].to_vec();
         let mut into = vec![0u8; total as usize * view::EDGE];
-        let mut place = |to: u32, from: u32, confidence: f32| {
+        let mut into_kinds = vec![0u8; total as usize * view::EDGE_KIND];
+        let mut place = |to: u32, from: u32, confidence: f32, kind: u32| {
             let slot = &mut cursor[to as usize];
             *slot -= 1;
             let at = *slot as usize * view::EDGE;
             into[at..at + 4].copy_from_slice(&from.to_le_bytes());
             into[at + 4..at + 8].copy_from_slice(&confidence.to_bits().to_le_bytes());
+            let at = *slot as usize * view::EDGE_KIND;
+            into_kinds[at..at + 4].copy_from_slice(&kind.to_le_bytes());
         };
         for entry in &entries {
             for (node, children) in entry.nodes().zip(self.children(entry)) {
@@ -214,6 +233,7 @@ impl KnowledgeGraph {
                         number[child.index()],
                         number[node.index()],
                         CONTAINS_CONFIDENCE,
+                        view::edge_kind_code(EdgeKind::Contains, self.graph[child].line),
                     );
                 }
             }
@@ -221,9 +241,10 @@ impl KnowledgeGraph {
         for entry in &entries {
             for node in entry.nodes() {
                 for e in self.graph.edges_directed(node, Direction::Outgoing) {
-                    if e.weight().kind != EdgeKind::Contains {
+                    let w = e.weight();
+                    if w.kind != EdgeKind::Contains {
                         let (from, to) = (number[node.index()], number[e.target().index()]);
-                        place(to, from, e.weight().confidence);
+                        place(to, from, w.confidence, view::edge_kind_code(w.kind, w.line));
                     }
                 }
             }
@@ -233,6 +254,9 @@ impl KnowledgeGraph {
         header.in_at = out.at;
         out.put(&into)?;
         drop(into);
+        header.in_kinds_at = out.at;
+        out.put(&into_kinds)?;
+        drop(into_kinds);
         // The names of definitions in order, each with its definitions by path,
         // line and number (as `find_symbol` orders those of one name).
         let mut distinct: Vec<(&str, &[NodeIndex])> = self.all_named().collect();

@@ -921,9 +921,10 @@ class Policy(Plain):
                 raise PolicyError(f"{source}: context.{key} must be a finite number, got {value!r}")
         for name, kind in _SECTIONS.items():
             values = dict(data.get(name, {}))
+            keys = kind.keys()
             for key in values:
-                if key not in kind.keys():
-                    raise PolicyError(f"{source}: unknown key {name}.{key}; known keys: {', '.join(kind.keys())}")
+                if key not in keys:
+                    raise PolicyError(f"{source}: unknown key {name}.{key}; known keys: {', '.join(keys)}")
             try:
                 top[name] = kind(**values)
             except PolicyError as exc:

@@ -65,6 +65,9 @@ pub trait Symbols: Searchable {
     /// Calls `each` with every name some definition has that starts with `prefix`
     /// (every name for ""), and its definitions.
     fn each_named(&self, prefix: &str, each: &mut dyn FnMut(&str, &[NodeIndex]));
+    /// Calls `each` with every name some definition has (without its definitions:
+    /// what a scan of every name reads).
+    fn each_name(&self, each: &mut dyn FnMut(&str));
     /// A definition's path, line and name (None for a node the graph cannot read).
     fn place(&self, id: NodeIndex) -> Option<(&str, u32, &str)>;
     /// The type or function a definition is in (see `KnowledgeGraph::scope`).
@@ -153,8 +156,12 @@ pub trait Symbols: Searchable {
             return Vec::new();
         }
         let text: String = query.iter().collect();
-        let mut scored: Vec<((usize, usize), NodeIndex)> = Vec::new();
-        self.each_named("", &mut |name, ids| {
+        let mut matched: Vec<((usize, usize), String)> = Vec::new();
+        self.each_name(&mut |name| {
+            // Most names lack the letters in order: told apart without an allocation.
+            if name.is_ascii() && !ascii_subsequence(name.as_bytes(), &query) {
+                return;
+            }
             let lower = name.to_lowercase();
             let score = if lower == text {
                 Some((0, 0))
@@ -164,13 +171,18 @@ pub trait Symbols: Searchable {
                 subsequence_span(&lower, &query).map(|span| (2, span))
             };
             if let Some(score) = score {
-                scored.extend(
-                    ids.iter()
-                        .filter(|&&id| self.in_scope(id, scope))
-                        .map(|&id| (score, id)),
-                );
+                matched.push((score, name.to_string()));
             }
         });
+        let mut scored: Vec<((usize, usize), NodeIndex)> = Vec::new();
+        for (score, name) in matched {
+            scored.extend(
+                self.named_exactly(&name)
+                    .into_iter()
+                    .filter(|&id| self.in_scope(id, scope))
+                    .map(|id| (score, id)),
+            );
+        }
         let key = |(score, id): &((usize, usize), NodeIndex)| {
             let (path, line, name) = self.place(*id).unwrap_or_default();
             (*score, name.len(), path, line, name)
@@ -324,6 +336,12 @@ impl Symbols for KnowledgeGraph {
         }
     }
 
+    fn each_name(&self, each: &mut dyn FnMut(&str)) {
+        for (name, _) in self.all_named() {
+            each(name);
+        }
+    }
+
     fn place(&self, id: NodeIndex) -> Option<(&str, u32, &str)> {
         let n = &self.graph[id];
         Some((&n.path, n.line, &n.name))
@@ -389,6 +407,21 @@ impl KnowledgeGraph {
     }
 }
 
+/// Whether the ASCII `name`, lowercased, holds `query`'s (lowercase) characters in
+/// order: what every fuzzy match needs.
+fn ascii_subsequence(name: &[u8], query: &[char]) -> bool {
+    let mut wanted = query.iter();
+    let mut next = wanted.next();
+    for &byte in name {
+        match next {
+            None => break,
+            Some(&c) if c == char::from(byte.to_ascii_lowercase()) => next = wanted.next(),
+            Some(_) => {}
+        }
+    }
+    next.is_none()
+}
+
 /// The length of the shortest stretch of `text` holding `query`'s characters in
 /// order (None if it does not).
 fn subsequence_span(text: &str, query: &[char]) -> Option<usize> {
@@ -439,6 +472,10 @@ mod tests {
         );
         assert!(names("").is_empty() && names("zzz").is_empty());
         assert_eq!(subsequence_span("abxxcab", &['a', 'b', 'c']), Some(5));
+        assert!(ascii_subsequence(b"Get_File", &['g', 'f']));
+        assert!(ascii_subsequence(b"abc", &[]));
+        assert!(!ascii_subsequence(b"Get_File", &['f', 'g']));
+        assert!(!ascii_subsequence(b"kelvin", &['\u{212a}']));
     }
 
     const TWO_RUNS: &str = "class A:\n    def run(self):\n        helper()\n    def go(self):\n        self.run()\n\nclass B:\n    def run(self):\n        pass\n    def go(self):\n        self.run()\n\ndef run():\n    pass\n\ndef helper():\n    pass\n";

@@ -680,6 +680,14 @@ impl Symbols for GraphView {
         }
     }
 
+    fn each_name(&self, each: &mut dyn FnMut(&str)) {
+        for i in 0..self.header.names {
+            if let Some(name) = self.name_at(i) {
+                each(name);
+            }
+        }
+    }
+
     fn place(&self, id: NodeIndex) -> Option<(&str, u32, &str)> {
         let (name, _, _) = self.name_and_scope_at(id)?;
         Some((self.file_of(id)?.path, self.line(id)?, name))

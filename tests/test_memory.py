@@ -237,8 +237,9 @@ def related(memory: am.Memory) -> list[list[Any]]:
 
 def test_a_first_search_reads_the_saved_graph_in_place(project: Path, tmp_path: Path) -> None:
     """A process that has not loaded the graph answers a search, ``find_symbol``,
-    ``file_definitions`` and the verbs that follow edges (callers, callees,
-    references, dependencies, neighbourhood) from the graph as saved (its view, searched where it lies)
+    ``file_definitions``, the verbs that follow edges (callers, callees,
+    references, dependencies, neighbourhood) and an assembly's prediction from the
+    graph as saved (its view, searched where it lies)
     once a look finds the tree as indexed: the same hits, scores and code as the
     loaded graph gives, at both levels, the same definitions, and the graph is not
     loaded. A view missing, damaged or of another save has the
@@ -266,9 +267,16 @@ def test_a_first_search_reads_the_saved_graph_in_place(project: Path, tmp_path: 
         saved = answers(memory)
         assert not memory._index.loaded
         assert answers(memory) == saved and not memory._index.loaded  # the view kept
+        # An assembly (a hook's) predicts from the current file's imports, in place.
+        assembled = memory.assemble(query="store the user", current_file="app/views.py")
+        assert not memory._index.loaded
+        assert [f.path for f in assembled.prediction.files] == ["app/views.py", "app/models.py"]
+        assert "app/models.py (0.30: imports)" in assembled.context
         assert memory.graph.file_count == 4 and memory._index.loaded
         assert answers(memory) == saved  # from the graph loaded
         assert found(memory) == defined
+        again = memory.assemble(query="store the user", current_file="app/views.py")
+        assert (again.context, again.prediction) == (assembled.context, assembled.prediction)
     where = [[f"{s['path']}:{s['line']} {s['scope']}.{s['name']}" for s in a["symbols"]] for a in defined[:-1]]  # type: ignore[index]
     assert where == FIND_EXPECTED
     assert [h["name"] for h in saved[0]["hits"]][:2] == ["save", "store"]  # type: ignore[index]

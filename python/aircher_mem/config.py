@@ -921,10 +921,10 @@ class Policy(Plain):
                 raise PolicyError(f"{source}: context.{key} must be a finite number, got {value!r}")
         for name, kind in _SECTIONS.items():
             values = dict(data.get(name, {}))
-            keys = kind.keys()
+            allowed = kind.keys()
             for key in values:
-                if key not in keys:
-                    raise PolicyError(f"{source}: unknown key {name}.{key}; known keys: {', '.join(keys)}")
+                if key not in allowed:
+                    raise PolicyError(f"{source}: unknown key {name}.{key}; known keys: {', '.join(allowed)}")
             try:
                 top[name] = kind(**values)
             except PolicyError as exc:

@@ -1202,11 +1202,11 @@ class Memory:
         dependencies: list[str] = []
         notes = []
         if self.indexed:
-            graph = self._graph()
             if code_hits and text.strip():
                 code = self.search_code(text[:10_000], k=3, code=False).hits
             if signals.current_file:
-                imports, importers = neighbours(graph, signals.current_file)
+                current = signals.current_file
+                (imports, importers), _ = self._in_place(lambda graph: neighbours(graph, current), self._searchable())
                 dependencies = imports + importers
         else:
             notes.append("no code graph: the project is not indexed (aircher-mem index)")
@@ -1310,16 +1310,21 @@ class Memory:
     ) -> Prediction:
         from .prediction import predict
 
-        return predict(
-            signals,
-            episodic=self.episodic,
-            longterm=self.longterm,
-            graph=self._graph() if self.indexed else None,
-            exists=self._is_file,
-            policy=self.policy.assembly,
-            limit=limit,
-            workflows=workflows,
-        )
+        def answer(graph: KnowledgeGraph | GraphView | None) -> Prediction:
+            return predict(
+                signals,
+                episodic=self.episodic,
+                longterm=self.longterm,
+                graph=graph,
+                exists=self._is_file,
+                policy=self.policy.assembly,
+                limit=limit,
+                workflows=workflows,
+            )
+
+        if not self.indexed:
+            return answer(None)
+        return self._in_place(answer, self._searchable())[0]
 
     @verb(surfaces=("python",))
     @_verb

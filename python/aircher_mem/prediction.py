@@ -31,7 +31,7 @@ from .results import LearnedPattern, PredictedFile, PredictedMemory, PredictedWo
 # TYPE_CHECKING as true.)
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from ._core import KnowledgeGraph
+    from ._core import GraphView, KnowledgeGraph
     from .config import AssemblyPolicy
     from .episodic import EpisodicMemory
     from .longterm import LongTermMemory
@@ -85,7 +85,7 @@ def predict(
     *,
     episodic: EpisodicMemory,
     longterm: LongTermMemory | None,
-    graph: KnowledgeGraph | None,
+    graph: KnowledgeGraph | GraphView | None,
     exists: Callable[[str], bool],
     policy: AssemblyPolicy,
     limit: int | None = None,
@@ -167,7 +167,7 @@ def workflows_of(at_hour: Sequence[tuple[str, int, int]], policy: AssemblyPolicy
     ]
 
 
-def neighbours(graph: KnowledgeGraph, path: str) -> tuple[list[str], list[str]]:
+def neighbours(graph: KnowledgeGraph | GraphView, path: str) -> tuple[list[str], list[str]]:
     """The project files ``path`` imports and those importing it; none for a file
     the graph does not hold (new, or not source)."""
     try:

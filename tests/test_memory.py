@@ -238,8 +238,8 @@ def related(memory: am.Memory) -> list[list[Any]]:
 def test_a_first_search_reads_the_saved_graph_in_place(project: Path, tmp_path: Path) -> None:
     """A process that has not loaded the graph answers a search, ``find_symbol``,
     ``file_definitions``, the verbs that follow edges (callers, callees,
-    references, dependencies, neighbourhood) and an assembly's prediction from the
-    graph as saved (its view, searched where it lies)
+    references, dependencies, neighbourhood), an assembly's prediction and
+    ``prepare_context`` from the graph as saved (its view, searched where it lies)
     once a look finds the tree as indexed: the same hits, scores and code as the
     loaded graph gives, at both levels, the same definitions, and the graph is not
     loaded. A view missing, damaged or of another save has the
@@ -272,6 +272,14 @@ def test_a_first_search_reads_the_saved_graph_in_place(project: Path, tmp_path: 
         assert not memory._index.loaded
         assert [f.path for f in assembled.prediction.files] == ["app/views.py", "app/models.py"]
         assert "app/models.py (0.30: imports)" in assembled.context
+        # The agent loop's call, and its preview: the window's code from the view.
+        messages = memory.prepare_context("store the user")
+        assert [m["content"].split("\n")[0] for m in messages[1:]] == [
+            "[code: app/models.py lines 5-6]",
+            "[code: app/models.py lines 8-9]",
+            "[code: app/views.py lines 3-6]",
+        ]
+        assert memory.preview_context("store the user").items and not memory._index.loaded
         assert memory.graph.file_count == 4 and memory._index.loaded
         assert answers(memory) == saved  # from the graph loaded
         assert found(memory) == defined

@@ -1339,7 +1339,7 @@ class Memory:
         items were added. Tool outputs come in through :meth:`record_tool_call`."""
         message = _text("message", message)
         if self.indexed:
-            self._graph()  # refreshed first when files changed, as graph verbs do
+            self._searchable()  # refreshed first when files changed, as graph verbs do
         messages = self.window.prepare_context(message)
         self._flush_episodic()
         return messages
@@ -1369,7 +1369,7 @@ class Memory:
             ctx = self.new_window(max_tokens=max_tokens, code_tokens=code_tokens, record=False, history=False)
             notes.append("memory left out (no assembled context): the episodic store is open in another process")
         if self.indexed:
-            self._graph()
+            self._searchable()
         else:
             notes.append("no code: the project is not indexed yet (aircher-mem index)")
         messages = ctx.prepare_context(message)

@@ -112,7 +112,8 @@ def test_graph_verbs_leave_the_lexical_index_unread_and_searches_need_no_load(
     with am.Memory.open(cli_project) as m:
         m.callers("main")
         m.find_symbol("main")
-        assert not m.graph.lexical_read  # loaded for graph queries: read when first needed
+        assert loads == []  # both answered from the saved graph in place
+        assert not m.graph.lexical_read  # loaded when asked for: its lexical index read when first needed
         assert m.search_code("shell completion", k=3).hits
         assert m.graph.lexical_read
     assert loads == ["when_needed"]
@@ -127,7 +128,7 @@ def test_graph_verbs_leave_the_lexical_index_unread_and_searches_need_no_load(
     loads.clear()
     with am.Memory.open(cli_project) as m:
         assert "shell_completion" in str(m.window.prepare_context("fix shell completion"))
-    assert loads == ["when_needed"]  # the window's code in place; the graph for the assembly's prediction
+    assert loads == []  # the window's code and the assembly's prediction in place
 
 
 def test_a_question_in_plain_words_finds_the_file_that_answers_it(memory: am.Memory) -> None:

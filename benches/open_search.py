@@ -42,17 +42,22 @@ from pathlib import Path
 
 __all__ = ["main", "percentile"]
 
-MEMORY = r"""
+# What a round's process begins with (before MEMORY, FIND or RELATED): the import of
+# the service, timed, and its arguments (the root and what is asked).
+OPEN = r"""
 import json, sys, time
 start = time.perf_counter()
 import aircher_mem as am
 import aircher_mem.memory
 imported = time.perf_counter()
-root, query = sys.argv[1], sys.argv[2]
+root, asked = sys.argv[1], sys.argv[2]
+"""
+
+MEMORY = r"""
 with am.Memory.open(root, create=False) as memory:
-    memory.search_code(query)
+    memory.search_code(asked)
     searched = time.perf_counter()
-    memory.search_code(query)
+    memory.search_code(asked)
     again = time.perf_counter()
 print(json.dumps({
     "import + open + first search_code": searched - start,
@@ -63,14 +68,8 @@ print(json.dumps({
 """
 
 FIND = r"""
-import json, sys, time
-start = time.perf_counter()
-import aircher_mem as am
-import aircher_mem.memory
-imported = time.perf_counter()
-root, name = sys.argv[1], sys.argv[2]
 with am.Memory.open(root, create=False) as memory:
-    found = memory.find_symbol(name)
+    found = memory.find_symbol(asked)
     first = time.perf_counter()
     memory.file_definitions(found.symbols[0].path)
     outlined = time.perf_counter()
@@ -144,20 +143,14 @@ print(json.dumps({
 
 
 RELATED = r"""
-import json, sys, time
-start = time.perf_counter()
-import aircher_mem as am
-import aircher_mem.memory
-imported = time.perf_counter()
-root, name = sys.argv[1], sys.argv[2]
 with am.Memory.open(root, create=False) as memory:
-    calls = memory.callers(name)
+    calls = memory.callers(asked)
     first = time.perf_counter()
-    memory.references(name)
+    memory.references(asked)
     referred = time.perf_counter()
     memory.dependencies(calls.definitions[0].path)
     depended = time.perf_counter()
-    memory.neighbourhood(name)
+    memory.neighbourhood(asked)
     near = time.perf_counter()
 print(json.dumps({
     "import + open + first callers": first - start,
@@ -215,9 +208,9 @@ def main(argv: list[str] | None = None) -> int:
         "query": args.query,
         "lexical file bytes": os.path.getsize(root / ".aircher" / "graph.lexical"),
         "graph file bytes": os.path.getsize(root / ".aircher" / "graph.bin"),
-        "memory": rounds_of(MEMORY, root, args.query, args.rounds),
-        **({"find": rounds_of(FIND, root, args.symbol, args.rounds)} if args.symbol else {}),
-        **({"related": rounds_of(RELATED, root, args.symbol, args.rounds)} if args.symbol else {}),
+        "memory": rounds_of(OPEN + MEMORY, root, args.query, args.rounds),
+        **({"find": rounds_of(OPEN + FIND, root, args.symbol, args.rounds)} if args.symbol else {}),
+        **({"related": rounds_of(OPEN + RELATED, root, args.symbol, args.rounds)} if args.symbol else {}),
         "phases": rounds_of(PHASES, root, args.query, args.rounds),
         "load average before / after": [before, load_average()],
     }

@@ -56,9 +56,9 @@ fn module_parts(path: &str) -> Vec<&str> {
     parts
 }
 
-/// What finding definitions by name reads of a graph: the loaded graph
-/// (`KnowledgeGraph`) or a saved one read in place (`GraphView`), which answer
-/// alike.
+/// What finding definitions by name, and following the edges into and out of
+/// them, reads of a graph: the loaded graph (`KnowledgeGraph`) or a saved one read
+/// in place (`GraphView`), which answer alike.
 pub trait Symbols: Searchable {
     /// The definitions called `name`.
     fn named_exactly(&self, name: &str) -> Vec<NodeIndex>;

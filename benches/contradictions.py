@@ -14,6 +14,11 @@ positive; recall and precision are for it. Sources:
   project and about a person's life (paraphrased subjects, values with and without a
   copula, word numbers and units, corrections and changes of state), written for this
   benchmark (the repository's licence) before reading the rules; all ``tune``.
+- ``tune3``: ``benches/data/contradictions_tune3.jsonl``, 420 more such pairs (170
+  contradictions; values of one kind named in other words, amounts in other units,
+  policies and their negation, corrections, people), written for this benchmark (the
+  repository's licence) by an author who saw neither the rules nor the other pairs;
+  all ``tune``: the rules were then adjusted on them.
 - ``heldout``: ``benches/data/contradictions_heldout.jsonl``, 277 pairs about a
   software project and about a person's life, written for this benchmark (the
   repository's licence) by an author who saw neither the rules, nor the ``hand``
@@ -67,6 +72,7 @@ from typing import Any
 HAND = Path(__file__).resolve().parent / "data" / "contradictions.jsonl"
 HELDOUT = HAND.with_name("contradictions_heldout.jsonl")
 TUNE2 = HAND.with_name("contradictions_tune2.jsonl")
+TUNE3 = HAND.with_name("contradictions_tune3.jsonl")
 LABELS = ("contradiction", "agree", "detail", "unrelated")
 SPLITS = ("tune", "report")
 SCAN_CANDIDATES = 20  # the memories a new one is compared with
@@ -397,7 +403,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from aircher_mem.longterm.contradict import detect
 
-    pairs = hand_pairs() + hand_pairs(TUNE2) + heldout_pairs()
+    pairs = hand_pairs() + hand_pairs(TUNE2) + hand_pairs(TUNE3) + heldout_pairs()
     data = args.data or LOCOMO.path
     if data.is_file():
         pairs += locomo_pairs(data)

@@ -46,12 +46,36 @@ CONTRADICTIONS = [
         "cloud region: us-east-1 vs eu-west-1",
     ),
     ("The default branch is main.", "The default branch is master.", "value", "default branch: main vs master"),
+    ("Production is hosted on AWS.", "Everything prod runs in GCP.", "attribute", "cloud provider: aws vs gcp"),
+    ("The team uses Jira for tickets.", "Issues are tracked in Linear.", "attribute", "issue tracker: jira vs linear"),
+    ("I drive a Toyota.", "My car is a Honda.", "attribute", "car make: toyota vs honda"),
+    # a value one side names and the other says is not used
+    (
+        "Jenkins runs our nightly jobs.",
+        "We no longer use Jenkins for anything.",
+        "attribute",
+        "ci: jenkins vs not jenkins",
+    ),
+    (
+        "We use Kubernetes for orchestration.",
+        "No k8s here: services run on plain EC2 boxes.",
+        "attribute",
+        "orchestration: kubernetes vs not kubernetes",
+    ),
+    # amounts of one thing whose other words differ but share it, unqualified
+    ("Backup retention is 30 days.", "We keep backups for 7 days.", "number", "backup: 30 days vs 7 days"),
     # (b) negation and opposites
     (
         "Use pytest for the tests.",
         "Never use pytest for the tests.",
+        "attribute",
+        "test_runner: pytest vs not pytest",
+    ),
+    (
+        "Write the tests with the standard library's runner.",
+        "Never write the tests with the standard library's runner.",
         "opposite",
-        "use pytest tests: negated by 'never'",
+        "write tests standard library's: negated by 'never'",
     ),
     (
         "Always run the linter before committing.",
@@ -139,12 +163,22 @@ CONTRADICTIONS = [
     ("Jon is looking for a dance studio.", "Jon owns a dance studio.", "state", "studio: looking for vs owns"),
     ("The nightly build is failing.", "The nightly build passes.", "state", "build: failing vs passes"),
     # one activity, two names for where it is done; a number written onto a word
-    ("We review code on GitLab.", "Code review happens on GitHub.", "name", "gitlab vs github"),
+    ("We review code on GitLab.", "Code review happens on GitHub.", "attribute", "code host: gitlab vs github"),
+    ("We review code on Gerrit.", "Code review happens on Phabricator.", "name", "gerrit vs phabricator"),
     ("Compile with -O2.", "Compile with -O3.", "number", "compile: o2 vs o3"),
     ("Mia moved to Berlin.", "Mia lives in Lisbon.", "value", "mia: berlin vs lisbon"),
 ]
 
 NOT_CONTRADICTIONS = [
+    # other people's values, other things' amounts
+    ("I drive a Toyota.", "My partner drives a Volvo."),
+    ("My birthday is in July.", "My wife's birthday is in September."),
+    ("Dad retired in 2020.", "Mom retired in 2022."),
+    ("The request timeout is 30 seconds.", "The connect timeout is 5 seconds."),
+    ("The max upload size is 10 MB.", "The max avatar size is 1 MB."),
+    # a value said not to hold that the other side does not name; two words of code
+    ("We use Kubernetes for orchestration.", "We don't use Nomad."),
+    ("The package manager is pnpm.", "The parent class keeps a child process."),
     # a license named only where the text says it is one
     ("The maintainer studied at MIT.", "The project is Apache-2.0 licensed."),
     ("The app is licensed under MIT.", "We moved off Apache Kafka last year, to keep MIT's license terms."),

@@ -12,11 +12,16 @@ the same thing in other words is not a contradiction. The rules, tried in order:
 - ``attribute``: both name a value of the same single-valued setting
   (:data:`~aircher_mem.longterm.vocabulary.VOCAB`: database, test runner,
   formatter...) or one of the same kind of named alternatives
-  (:data:`~aircher_mem.longterm.vocabulary.ALTERNATIVES`: message broker, schema
-  migrations, license, cloud region...), and the values differ, for the same
-  scope (the frontend's test runner is not the backend's);
+  (:data:`~aircher_mem.longterm.vocabulary.ALTERNATIVES`: message broker, cloud
+  provider, issue tracker, ORM, license, cloud region...), and the values differ,
+  or one text uses a value the other says is not used ("no k8s here"), for the
+  same scope (the frontend's test runner is not the backend's) and the same people
+  (the speaker's car is not the partner's);
 - ``number``: a number, version, date, weekday, time of day or frequency differs in
-  the same context ("timeout is 30s" against "timeout is 60s"); amounts in
+  the same context ("timeout is 30s" against "timeout is 60s"), or in contexts that
+  share a word neither qualifies with a word of its own ("backup retention is 30
+  days" / "we keep backups for 7 days", not "the request timeout" / "the connect
+  timeout"), for the same people; amounts in
   different units of one dimension are converted ("2 weeks" = "14 days"), amounts
   of different units or of different subjects are not compared; the verbs that
   only tie a thing to its amount ("lasts", "is capped at", "expires after") are
@@ -294,6 +299,21 @@ _SYNONYMS = {
     "mom": "mother",
     "mum": "mother",
     "dad": "father",
+}
+
+# The people a statement may be about besides its speaker: two texts that name
+# different ones ("my wife's birthday", "my birthday") speak of different subjects.
+# (Not the words that also name code: a parent class, a child process, a package manager.)
+_PEOPLE = {
+    **{w: w for w in "wife husband partner girlfriend boyfriend son daughter sister brother".split()},
+    **{w: w for w in "friend roommate neighbour boss colleague coworker teammate".split()},
+    **{w: w for w in "aunt uncle cousin niece nephew".split()},
+    **dict.fromkeys("mother mom mum".split(), "mother"),
+    **dict.fromkeys("father dad".split(), "father"),
+    **dict.fromkeys("parents folks".split(), "parents"),
+    **dict.fromkeys("kid kids".split(), "kids"),
+    **dict.fromkeys("grandmother grandma".split(), "grandmother"),
+    **dict.fromkeys("grandfather grandpa".split(), "grandfather"),
 }
 
 # -- amounts -----------------------------------------------------------------------------
@@ -650,16 +670,33 @@ class _Analysis:
         return _units(self.text, self.whole, list(self.clauses), self.s)
 
     @functools.cached_property
-    def settings(self) -> dict[str, frozenset[str]]:
-        """Attribute -> affirmed canonical values."""
-        found: dict[str, set[str]] = {}
+    def _values(self) -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]:
+        found: tuple[dict[str, set[str]], dict[str, set[str]]] = ({}, {})
         for index, (attribute, canonical) in _known_values(self.words):
             said = ALTERNATIVE_CONTEXT.get(attribute)
             if said is not None and not any(w.startswith(said) for w in self.words):
                 continue
             if not _negated_at(self.words, index, self.s.negation_window):
-                found.setdefault(attribute, set()).add(canonical)
-        return {k: frozenset(v) for k, v in found.items()}
+                found[0].setdefault(attribute, set()).add(canonical)
+            elif _denied_at(self.words, index, self.s.negation_window):
+                found[1].setdefault(attribute, set()).add(canonical)
+        affirmed, denied = ({k: frozenset(v) for k, v in side.items()} for side in found)
+        return affirmed, denied
+
+    @property
+    def settings(self) -> dict[str, frozenset[str]]:
+        """Attribute -> affirmed canonical values."""
+        return self._values[0]
+
+    @property
+    def denied(self) -> dict[str, frozenset[str]]:
+        """Attribute -> the canonical values it says do not hold ("no Jenkins")."""
+        return self._values[1]
+
+    @functools.cached_property
+    def people(self) -> frozenset[str]:
+        """The kinds of people it names (:data:`_PEOPLE`), possessives included."""
+        return frozenset(_PEOPLE[w] for w in (x.removesuffix("'s") for x in self.words) if w in _PEOPLE)
 
     @functools.cached_property
     def scope(self) -> frozenset[str]:
@@ -955,6 +992,15 @@ def _negated_at(words: list[str], index: int, window: int) -> bool:
     return bool(after) and (after[0] in ("anymore", "replaced") or after[:2] == ["no", "longer"])
 
 
+def _denied_at(words: list[str], index: int, window: int) -> bool:
+    """Is the word at ``index`` said to be unused ("not X", "no X", "never use X", "X
+    no longer", "X anymore"), not only left ("from X", "instead of X")?"""
+    if any(w in _NEGATIONS or w == "longer" for w in words[max(0, index - window) : index]):
+        return True
+    after = words[index + 1 : index + 3]
+    return bool(after) and (after[0] == "anymore" or after[:2] == ["no", "longer"])
+
+
 def _corrections(text: str, words: list[str], s: ContradictionsPolicy) -> tuple[_Correction, ...]:
     out: list[_Correction] = []
     if _CORRECTION_WORDS.isdisjoint(words):
@@ -1182,12 +1228,47 @@ def _same_subject(a: frozenset[str], b: frozenset[str], *, allow_empty: bool = F
     return not ((a ^ b) & _SCOPE_STEMS)
 
 
+def _one_slot(x: _Amount, y: _Amount) -> bool:
+    """Whether two amounts of one kind say how much of the same thing: one context
+    holds the other (:func:`_same_subject`), or they share a word and neither names
+    a scope the other lacks."""
+    if _same_subject(x.context, y.context, allow_empty=True):
+        return True
+    shared = x.context & y.context
+    if not shared or (x.context ^ y.context) & _SCOPE_STEMS:
+        return False
+    # "the request timeout" and "the connect timeout": a shared word that each side
+    # qualifies with a word of its own names two things
+    mine, theirs = _neighbours(x.about, shared), _neighbours(y.about, shared)
+    return not any(mine.get(key, frozenset()) - shared and theirs[key] - shared for key in theirs)
+
+
+def _neighbours(about: str, shared: frozenset[str]) -> dict[tuple[str, int], frozenset[str]]:
+    """For each shared word in ``about`` (stemmed), the stems just before (-1) and
+    after (+1) it."""
+    stems = [_stem(w) for w in about.split()]
+    out: dict[tuple[str, int], set[str]] = {}
+    for i, stem in enumerate(stems):
+        if stem in shared:
+            if i > 0:
+                out.setdefault((stem, -1), set()).add(stems[i - 1])
+            if i + 1 < len(stems):
+                out.setdefault((stem, 1), set()).add(stems[i + 1])
+    return {key: frozenset(value) for key, value in out.items()}
+
+
 def _closeness(x: frozenset[str], y: frozenset[str]) -> float:
     return len(x & y) / len(x | y) if x | y else 1.0
 
 
 def _other_scopes(a: _Analysis, b: _Analysis) -> bool:
     return bool(a.scope - b.scope) and bool(b.scope - a.scope)
+
+
+def _other_people(a: _Analysis, b: _Analysis) -> bool:
+    """Two subjects: the texts name different people besides the speaker (a rule
+    that reads no subject of its own: the speaker's car is not the partner's)."""
+    return a.people != b.people
 
 
 def _rule_correction(a: _Analysis, b: _Analysis, s: ContradictionsPolicy) -> Verdict | None:
@@ -1210,7 +1291,7 @@ def _compatible(x: frozenset[str], y: frozenset[str]) -> bool:
 
 
 def _rule_attribute(a: _Analysis, b: _Analysis, s: ContradictionsPolicy) -> Verdict | None:
-    if _other_scopes(a, b):
+    if _other_scopes(a, b) or _other_people(a, b):
         return None
     for attribute in sorted(a.settings.keys() & b.settings.keys()):
         x, y = a.settings[attribute], b.settings[attribute]
@@ -1218,6 +1299,11 @@ def _rule_attribute(a: _Analysis, b: _Analysis, s: ContradictionsPolicy) -> Verd
             return Verdict(
                 "attribute", f"{attribute}: {', '.join(sorted(x))} vs {', '.join(sorted(y))}", s.score_attribute
             )
+    for attribute in sorted(a.settings.keys() & b.denied.keys()):
+        both = a.settings[attribute] & b.denied[attribute]
+        if both and not b.settings.get(attribute, frozenset()) & both:
+            said = ", ".join(sorted(both))
+            return Verdict("attribute", f"{attribute}: {said} vs not {said}", s.score_attribute)
     return None
 
 
@@ -1229,7 +1315,7 @@ def _equal(x: _Amount, y: _Amount, s: ContradictionsPolicy) -> bool:
 
 
 def _rule_number(a: _Analysis, b: _Analysis, s: ContradictionsPolicy) -> Verdict | None:
-    if _other_scopes(a, b):
+    if _other_scopes(a, b) or _other_people(a, b):
         return None
     for x in a.amounts:
         # y is compared with x unless x's own text has an amount closer to y's context
@@ -1238,7 +1324,7 @@ def _rule_number(a: _Analysis, b: _Analysis, s: ContradictionsPolicy) -> Verdict
             y
             for y in b.amounts
             if y.kind == x.kind
-            and _same_subject(x.context, y.context, allow_empty=True)
+            and _one_slot(x, y)
             and not any(
                 z.kind == x.kind and _closeness(z.context, y.context) > _closeness(x.context, y.context)
                 for z in a.amounts

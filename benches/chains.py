@@ -3,7 +3,9 @@
 Data: ``benches/data/decisions.jsonl`` (see ``benches/chains_extract.py``). Every
 record's turns go into one long-term store through ``add_turn`` (its own session,
 user and assistant turns as written; the chatter records are distractors), then
-each decision record's ``question`` goes to ``query_chain``. A question is
+each decision record's ``question`` goes to ``query_chain``. The records of
+``decisions_tune4.jsonl`` (written apart, some about the same decisions) go into a
+store of their own. A question is
 answered when the chain's decision came from the record's session and each
 canonical reason has overlap >= 0.5 (``chains_extract.overlap``) with some node of
 the chain other than the decision.
@@ -12,7 +14,7 @@ Baseline, in the same run: BM25 (bm25s) over the same turns; a question is
 answered at k when every canonical reason has overlap >= 0.5 with one of the top
 k turns of the record's session (k = 1 and 3).
 
-    python benches/chains.py [--split tune|tune2|tune3|report|all] [--verbose]
+    python benches/chains.py [--split tune|tune2|tune3|tune4|report|all] [--verbose]
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from aircher_mem.longterm import LongTermMemory
-from chains_extract import DATA, THRESHOLD, load, overlap
+from chains_extract import DATA, SPLITS, THRESHOLD, load, overlap
 
 START = 1_700_000_000.0
 
@@ -78,23 +80,30 @@ def bm25_baseline(records: Sequence[dict[str, Any]]) -> Any:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--split", choices=["tune", "tune2", "tune3", "report", "all"], default="all")
+    parser.add_argument("--split", choices=[*SPLITS, "all"], default="all")
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--verbose", "-v", action="store_true", help="print every answer")
     args = parser.parse_args(argv)
     records = load(args.data)
-    lt = build(records)
-    bm25 = bm25_baseline(records)
-    splits = ["tune", "tune2", "tune3", "report"] if args.split == "all" else [args.split]
+    splits = list(SPLITS) if args.split == "all" else [args.split]
     print("split   questions  query_chain  bm25@1  bm25@3")
-    for split in splits:
-        asked = [r for r in records if r["split"] == split and r["decision"] is not None]
-        chain = sum(answered_by_chain(lt, r, args.verbose) for r in asked)
-        at1 = sum(bm25(r, 1) for r in asked)
-        at3 = sum(bm25(r, 3) for r in asked)
-        n = max(len(asked), 1)
-        print(f"{split:<7} {len(asked):>9}  {chain / n:>11.0%}  {at1 / n:>6.0%}  {at3 / n:>6.0%}")
-    lt.close()
+    # tune4's records were written apart, about some of the same decisions: they make
+    # a project of their own, in a store of their own (and the baseline's own index)
+    for own in (False, True):
+        group = [r for r in records if (r["split"] == "tune4") == own]
+        wanted = [split for split in splits if (split == "tune4") == own]
+        if not group or not wanted:
+            continue
+        lt = build(group)
+        bm25 = bm25_baseline(group)
+        for split in wanted:
+            asked = [r for r in group if r["split"] == split and r["decision"] is not None]
+            chain = sum(answered_by_chain(lt, r, args.verbose) for r in asked)
+            at1 = sum(bm25(r, 1) for r in asked)
+            at3 = sum(bm25(r, 3) for r in asked)
+            n = max(len(asked), 1)
+            print(f"{split:<7} {len(asked):>9}  {chain / n:>11.0%}  {at1 / n:>6.0%}  {at3 / n:>6.0%}")
+        lt.close()
     return 0
 
 

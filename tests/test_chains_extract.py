@@ -21,6 +21,57 @@ S = ChainsPolicy()
 
 # (text, expected [(decision, [(kind, edge, strength, link text), ...]), ...])
 TABLE = [
+    # chat shorthand; a dash before the reason
+    (
+        "went w/ pnpm bc installs are faster",
+        [("went with pnpm", [("reason", "justifies", S.explicit, "installs are faster")])],
+    ),
+    (
+        "we banned any in the eslint config - it kept sneaking into API response types",
+        [
+            (
+                "we banned any in the eslint config",
+                [("reason", "justifies", S.colon, "it kept sneaking into API response types")],
+            )
+        ],
+    ),
+    # the answer to a question why it was done; "two reasons: first, ..."
+    (
+        "We dropped the develop branch.\nWhat prompted that?\nRelease branches were diverging for weeks.",
+        [
+            (
+                "We dropped the develop branch",
+                [("reason", "justifies", S.follow, "Release branches were diverging for weeks")],
+            )
+        ],
+    ),
+    (
+        "Picked MkDocs for the docs site.\nAny particular reason?\nEveryone already writes Markdown.",
+        [("Picked MkDocs for the docs site", [("reason", "justifies", S.follow, "Everyone already writes Markdown")])],
+    ),
+    (
+        "I replaced flake8 with ruff. Two reasons: first, it runs in under a second; second, it is one config file.",
+        [
+            (
+                "I replaced flake8 with ruff",
+                [("reason", "justifies", S.follow, "it runs in under a second; second, it is one config file")],
+            )
+        ],
+    ),
+    # a setting changed, told as done, and the sentence after it
+    (
+        "I turned off Dependabot auto-merge. It merged a breaking axios update last week.",
+        [
+            (
+                "I turned off Dependabot auto-merge",
+                [("reason", "justifies", S.adjacent, "It merged a breaking axios update last week")],
+            )
+        ],
+    ),
+    (
+        "We reverted to sync workers since half our libraries are blocking.",
+        [("We reverted to sync workers", [("reason", "justifies", S.since, "half our libraries are blocking")])],
+    ),
     # "because": explicit
     (
         "We went with Redis because latency matters.",
@@ -330,6 +381,10 @@ def test_candidate_keeps_its_sentence() -> None:
         "We use Redis.",
         "We use Redis. It's fast.",
         "I added a log line.",
+        # work reported, not a decision; a question why about no decision
+        "I added a log line. It prints the request id.",
+        "I added a test. I will push it after lunch.",
+        "The build is slow.\nWhy?\nThe cache is cold.",
         # nothing
         "",
         "   \n\n  ",

@@ -12,8 +12,8 @@ we use an old driver" gives none). The clause's neighbours, cut at connectives,
 become its links:
 
 - a *reason* (edge ``justifies``): "because Y", "since Y", "given Y", "as it Y",
-  "due to Y", "; the reason is Y", "to avoid Y", "so that Y", "Y, which is why we
-  X", "Because Y, we X";
+  "due to Y", "; the reason is Y", "to avoid Y", "so that Y", "X: Y", "X - Y", "Y,
+  which is why we X", "Because Y, we X";
 - a *reason* that set the decision off (edge ``causes``): "Y, so we X", "Y. So we
   X";
 - a *consequence* (edge ``leads_to``): "X, so Y", "X, which means Y", "X. That
@@ -23,15 +23,20 @@ become its links:
   alternative.
 
 A sentence that opens with a reason or consequence lead ("The main reason was
-...", "That's because ...", "That means ...") adds a link to the decision of one
-of the :attr:`aircher_mem.config.ChainsPolicy.follow_gap` sentences before it (questions skipped:
-"why not black?" between a decision and its answer breaks nothing). So a window
-of turns joined by newlines can be read at once.
+...", "Two reasons: first, ...", "That's because ...", "That means ...") adds a link
+to the decision of one of the :attr:`aircher_mem.config.ChainsPolicy.follow_gap`
+sentences before it (questions skipped: "why not black?" between a decision and its
+answer breaks nothing); so does any sentence that answers a question why ("What
+prompted that?", "Any particular reason?"). So a window of turns joined by
+newlines can be read at once. Chat shorthand is read as what it stands for ("w/",
+"bc", "b/c").
 
 Choice verbs that also describe routine work ("use", "keep", "pin", "add", "run")
 make a decision only with a link ("we use Alembic because ..."); the unambiguous
-ones ("chose", "went with", "decided", "switched to") make one alone, so that a
-reason in the next sentence has something to attach to. Proposals ("we should",
+ones ("chose", "went with", "decided", "switched to", "reverted to", "ruled out")
+make one alone, so that a reason in the next sentence has something to attach to,
+and so does a setting changed and told as done ("I turned off X", "we pinned Y",
+"we banned Z", not "I added a test"). Proposals ("we should",
 "I'd go with") and undecided talk ("we haven't decided") make none, nor do
 questions. Every strength comes from the Policy's ``[chains]``
 (:class:`aircher_mem.config.ChainsPolicy`).
@@ -96,7 +101,8 @@ _STRONG_VERBS = (
     r"opted|opt|settled on|settle on|agreed on|agreed to|agree on|standardi[sz]ed on|standardi[sz]e on|"
     r"ended up (?:with|using|going with|on)|landed on|switched|switch|switching|migrated|migrate|migrating|"
     r"moved (?:to|from|away|over|off)|move (?:to|from|away|over|off)|moving (?:to|from|away|over|off)|"
-    r"adopted|adopt|adopting|committed to|commit to"
+    r"adopted|adopt|adopting|committed to|commit to|ruled out|rule out|reverted to|revert to|went back to|"
+    r"rolled back to"
 )
 _WEAK_VERBS = (
     r"use|used|using|keep|kept|keeping|stick with|stuck with|sticking with|stick to|stuck to|"
@@ -107,7 +113,7 @@ _WEAK_VERBS = (
     r"host|hosted|deploy|deployed|cache|cached|limit|enforce|enforced|forbid|ban|banned|block|blocked|"
     r"ship|shipped|introduced|introduce|implement|implemented|skip|skipped|upgrade|upgraded|"
     r"downgrade|downgraded|bump|bumped|restrict|restricted|wrap|wrapped|support|target|moved(?! on)|move(?! on)|"
-    r"moving(?! on)"
+    r"moving(?! on)|adding|banning|squash|squashed|reverted|revert|made|make"
 )
 # Said in place of a subject before a past tense verb at a clause's start:
 # "Turned on WAL mode because ...".
@@ -182,7 +188,7 @@ _CONNECTIVES: tuple[tuple[str, str, str, str], ...] = (
     ),
     (r"[;,]?\s+otherwise\b", "reason", "justifies", "purpose"),
     (r"\s+after\b(?=(?:\s+[\w'-]+){4})", "reason", "causes", "cause"),
-    (r"(?<!decision)(?<!reason)(?<!why):\s+(?=\w)", "reason", "justifies", "colon"),
+    (r"(?<!decision)(?<!reason)(?<!why):\s+(?=\w)|\s+[-–—]\s+(?=\w)", "reason", "justifies", "colon"),
     (
         r",?\s+(?:which|that|this) is (?:why|the reason)\b|,?\s+that's why\b|,?\s+(?:hence|therefore|thus)\b",
         "before",
@@ -219,7 +225,8 @@ _FRONTED = lazy(
 _FOLLOW_REASON = lazy(
     rf"^{_FILLER}(?:(?:i think|i guess|i believe|probably|maybe|perhaps)[,]?\s+)?"
     r"(?:(?:the (?:main |primary |real |key |big |biggest |other |second )?reasons? (?:is|was|being|are|were)(?: that)?"
-    r"|reason:|(?:that|this|it)(?:'s| is| was) (?:mostly |mainly |partly )?because(?: of)?"
+    r"|reason:|(?:two|three|four|a few|several|a couple of) reasons?(?::\s+(?:first(?:ly)?|one),?)?"
+    r"|(?:that|this|it)(?:'s| is| was) (?:mostly |mainly |partly )?because(?: of)?"
     r"|(?:mostly|mainly|partly|largely|simply|probably|maybe|just|also) because(?: of)?|because(?: of)?"
     r"|the (?:motivation|rationale|thinking|idea|point) (?:is|was)(?: that)?|why:)[:,]?)\s+",
     re.I,
@@ -247,6 +254,14 @@ _WORD = r"[\w+#/-]+(?:\.[\w+#/-]+)*"  # a dot only inside ("Node.js", "v1.2"), n
 _HEAD = lazy(rf"^(?P<head>{_WORD}(?:\s+{_WORD}){{0,2}}?)\s*(?=$|[.,;:!]|\s[-–—]\s|\s(?:because|since|so|as)\b)", re.I)
 _DASH = lazy(r"^\s*[-–—]\s+")
 
+# chat shorthand read as the words it stands for ("went w/ pnpm bc ...")
+_SHORTHAND = lazy(r"(?<![\w/])(?:(?P<without>w/o)|(?P<with>w/)|(?P<because>b/c|bc|cuz|coz|cos))(?![\w/])", re.I)
+# a question asking why something was done, answered by the next sentence
+_WHY = lazy(
+    r"^(?:so,?\s+|and\s+|but\s+)?(?:why\b|how come\b|what (?:prompted|made|changed|drove|motivated|was the reason)"
+    r"|(?:any|what'?s the|what is the) (?:particular |specific |special )?reason)",
+    re.I,
+)
 _TRIM = " \t,;:.!-–—\"'“”‘’()"
 _LEAD = lazy(rf"^{_FILLER}", re.I)
 
@@ -260,6 +275,7 @@ class _Draft:
     forced: bool  # its reasons are constraints
     turn: int = 0  # the line it was said on
     answer: bool = False  # picks one of a question's options: a decision with a reason only
+    reported: bool = False  # "I turned off X", "we pinned Y": done, told in the past tense
 
 
 def _clip(text: str, settings: ChainsPolicy) -> str:
@@ -281,6 +297,22 @@ def _is_strong(m: re.Match[str]) -> bool:
         return bare.lower() in _STRONG_BARE
     # "the decision was"
     return m.group("sub") is None and m.group("alt") is None and m.group("state") is None
+
+
+# The routine verbs that, told as done, change how the project works (not "added",
+# "made", "rewrote": an agent reports those all day)
+_SETTLED = frozenset(
+    "turned on|turned off|enabled|disabled|pinned|dropped|ditched|banned|replaced|reverted|deprecated|"
+    "upgraded|downgraded|restricted|blocked".split("|")
+)
+
+
+def _is_reported(m: re.Match[str]) -> bool:
+    """One of :data:`_SETTLED` after "I" or "we", with no auxiliary that makes it a
+    habit or a plan ("we'll pin")."""
+    weak = (m.group("weak") or "").lower()
+    aux = (m.group("aux") or "").strip().lower()
+    return bool(m.group("sub")) and weak in _SETTLED and aux in ("", "'ve", "have", "just", "also")
 
 
 def _is_forced(m: re.Match[str]) -> bool:
@@ -369,7 +401,7 @@ def _in_sentence(sentence: str, s: ChainsPolicy, given: Link | None = None) -> _
             links.append(made)
     if not decision:
         return None
-    return _Draft(decision, sentence, links, _is_strong(found), forced)
+    return _Draft(decision, sentence, links, _is_strong(found), forced, reported=_is_reported(found))
 
 
 def _follow(sentence: str, forced: bool, s: ChainsPolicy) -> Link | None:
@@ -389,11 +421,12 @@ _NEXT_STEP = lazy(
 )
 
 
-def _adjacent(sentence: str, s: ChainsPolicy) -> Link | None:
-    """The sentence right after a decision said alone, as its reason, unless it moves on."""
+def _adjacent(sentence: str, s: ChainsPolicy, field: str = "adjacent") -> Link | None:
+    """The sentence right after a decision said alone (or after a question why it was
+    made: ``field`` "follow"), as its reason, unless it moves on."""
     if _NEXT_STEP.match(sentence) or _FOLLOW_CONSEQUENCE.match(sentence):
         return None
-    return _link("reason", sentence, "justifies", "adjacent", _hedged(sentence), False, s)
+    return _link("reason", sentence, "justifies", field, _hedged(sentence), False, s)
 
 
 def _offered(sentence: str) -> tuple[str, list[str], list[str]] | None:
@@ -431,8 +464,13 @@ def _answer(sentence: str, offered: tuple[str, list[str], list[str]], s: ChainsP
     return draft
 
 
+def _spelled_out(sentence: str) -> str:
+    return _SHORTHAND.sub(lambda m: m.lastgroup or "", sentence)
+
+
 def _read(text: str, s: ChainsPolicy) -> list[DecisionCandidate]:
     drafts: list[_Draft] = []
+    why = False  # the last question asked why the latest decision was made
     last: _Draft | None = None  # the latest decision, while follow-ups may attach
     gap = 0
     previous: str | None = None  # the previous sentence that gave no decision
@@ -441,8 +479,9 @@ def _read(text: str, s: ChainsPolicy) -> list[DecisionCandidate]:
         for raw in _sentences(line):
             asked, offered = offered, _offered(raw[: s.sentence_chars])
             if _is_question(raw):
+                why = last is not None and _WHY.match(raw.strip()) is not None
                 continue
-            sentence = raw[: s.sentence_chars].replace("’", "'")
+            sentence = _spelled_out(raw[: s.sentence_chars].replace("’", "'"))
             if asked is not None and offered is None:
                 draft = _answer(sentence, asked, s)
                 if draft is not None:
@@ -464,9 +503,13 @@ def _read(text: str, s: ChainsPolicy) -> list[DecisionCandidate]:
                 last, gap, previous = draft, 0, None
                 continue
             gap += 1
+            asked_why, why = why, False
             if last is not None and gap <= s.follow_gap:
                 link = _follow(sentence, last.forced, s)
-                if link is None and gap == 1 and (last.strong or last.answer) and not last.links and last.turn == turn:
+                if link is None and asked_why:  # "Why?" "The old runner kept timing out."
+                    link = _adjacent(sentence, s, "follow")
+                alone = last.strong or last.answer or last.reported
+                if link is None and gap == 1 and alone and not last.links and last.turn == turn:
                     link = _adjacent(sentence, s)
                 if link is not None:
                     if link not in last.links:

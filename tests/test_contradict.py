@@ -62,8 +62,43 @@ CONTRADICTIONS = [
         "attribute",
         "orchestration: kubernetes vs not kubernetes",
     ),
-    # amounts of one thing whose other words differ but share it, unqualified
+    # amounts of one thing whose other words differ but share it, unqualified; "a week",
+    # "one-week", "1,200"
     ("Backup retention is 30 days.", "We keep backups for 7 days.", "number", "backup: 30 days vs 7 days"),
+    ("Backup retention is 30 days.", "We only keep backups for a week.", "number", "backup: 30 days vs a week"),
+    ("Sprints are two weeks long.", "We run one-week sprints.", "number", "sprints: two weeks vs one-week"),
+    ("My rent is $1,200 a month.", "I pay 1,800 a month in rent.", "number", "rent: 1,200 vs 1,800"),
+    ("I have two kids.", "We have three children.", "number", "count:child: two kids vs three children"),
+    # "from X to Y" leaves Y; "X was removed"
+    (
+        "Passwords are hashed with bcrypt.",
+        "We switched password hashing from bcrypt to Argon2.",
+        "attribute",
+        "password hashing: bcrypt vs argon2",
+    ),
+    ("Linting: ESLint", "We lint JS with Biome now; ESLint was removed.", "attribute", "linter: eslint vs not eslint"),
+    # opposite words of one pair on one subject, one side saying more; "turned on"
+    (
+        "Logging is synchronous.",
+        "All log writes happen asynchronously on a background thread.",
+        "opposite",
+        "synchronous vs asynchronously",
+    ),
+    (
+        "GraphQL introspection is disabled in prod.",
+        "Introspection is turned on in production.",
+        "opposite",
+        "disabled vs on",
+    ),
+    # the speaker's own settings, and "has always been"
+    ("I live in Berlin.", "These days I'm based in Lisbon.", "value", "home: berlin vs lisbon"),
+    ("I grew up in Ohio.", "I was raised in Texas.", "value", "hometown: ohio vs texas"),
+    (
+        "My favourite colour is blue.",
+        "Green has always been my favourite colour.",
+        "value",
+        "favourite colour: blue vs green",
+    ),
     # (b) negation and opposites
     (
         "Use pytest for the tests.",
@@ -179,6 +214,11 @@ NOT_CONTRADICTIONS = [
     # a value said not to hold that the other side does not name; two words of code
     ("We use Kubernetes for orchestration.", "We don't use Nomad."),
     ("The package manager is pnpm.", "The parent class keeps a child process."),
+    ("Ravi failed his driving test.", "Ravi passed his math exam."),
+    # one value in two spellings, one amount in two units, a past home
+    ("I live in NYC.", "I'm based in New York City."),
+    ("The build takes 30 minutes.", "The build takes half an hour."),
+    ("I lived in Paris for three years.", "I live in Berlin."),
     # a license named only where the text says it is one
     ("The maintainer studied at MIT.", "The project is Apache-2.0 licensed."),
     ("The app is licensed under MIT.", "We moved off Apache Kafka last year, to keep MIT's license terms."),

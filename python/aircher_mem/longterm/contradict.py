@@ -21,20 +21,27 @@ the same thing in other words is not a contradiction. The rules, tried in order:
   the same context ("timeout is 30s" against "timeout is 60s"), or in contexts that
   share a word neither qualifies with a word of its own ("backup retention is 30
   days" / "we keep backups for 7 days", not "the request timeout" / "the connect
-  timeout"), for the same people; amounts in
-  different units of one dimension are converted ("2 weeks" = "14 days"), amounts
-  of different units or of different subjects are not compared; the verbs that
-  only tie a thing to its amount ("lasts", "is capped at", "expires after") are
-  not part of the subject; ages ("34 years old" / "turned forty"), ranks ("third
-  grade") and months alone ("born in October") are amounts too;
+  timeout"), for the same people; amounts in different units of one dimension
+  are converted ("2 weeks" = "14 days", "half an hour" = "30 minutes"),
+  amounts of different units or of different subjects are not compared; the verbs
+  that only tie a thing to its amount ("lasts", "is capped at", "expires after")
+  are not part of the subject; ages ("34 years old" / "turned forty"), ranks
+  ("third grade") and months alone ("born in October") are amounts too, and
+  "1,200", "one-week", "for a week" are read as written;
 - ``opposite``: the statements overlap in their words and one negates the other
   ("use X" / "never use X") or they take opposite sides of a pair (enable /
-  disable, sync / async, true / false...);
-- ``value``: "S is V" (or "S uses V", "S moved to V", "S works as V", "S: V",
-  "we switched S to V", "we keep S in V", "we collect S with V", "V is my favorite
-  S", "S's name is V") with the same subject S and values with no word in common
-  ("the message queue is RabbitMQ" / "... is Kafka"), unless the two say how in
-  other words ("written in" / "built with");
+  disable, on / off, sync / async, mutable / immutable, true / false...); with
+  opposite sides of a pair, a word in common suffices when one text says nothing
+  the other does not ("Logging is synchronous" / "All log writes happen
+  asynchronously on a background thread");
+- ``value``: "S is V" (or "S uses V", "S moved to V", "S works as V", "S: V", "S
+  has always been V", "we switched S to V", "we keep S in V", "we collect S with
+  V", "V is my favorite S", "S's name is V") with the same subject S and values
+  with no word in common ("the message queue is RabbitMQ" / "... is Kafka"),
+  unless the two say how in other words ("written in" / "built with") or one
+  value is the other's initials ("NYC"); the speaker's own settings have the verb
+  for subject ("I live in Berlin" / "I'm based in Lisbon": home; grew up in,
+  born in, work at, work as);
 - ``state``: the same holder's same thing left in two states that exclude each
   other, with no copula needed: got / lost, owned / still sought, passed / failed
   ("Jon lost his job" / "Jon found a new job"); a text that tells both states, a
@@ -59,6 +66,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -121,11 +129,10 @@ _OPPOSITES: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
     (frozenset(pos.split()), frozenset(neg.split()))
     for pos, neg in (
         ("always", "never"),
-        ("enable enabled enables enabling", "disable disabled disables disabling"),
+        ("enable enabled enables enabling on", "disable disabled disables disabling off"),
         ("allow allowed allows permitted", "forbid forbidden forbids disallow disallowed prohibited banned"),
         ("sync synchronous synchronously blocking", "async asynchronous asynchronously non-blocking"),
         ("true yes", "false"),
-        ("on", "off"),
         ("public", "private"),
         ("stateful", "stateless"),
         ("required mandatory", "optional"),
@@ -140,6 +147,24 @@ _OPPOSITES: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
         ("accept accepted", "reject rejected"),
         ("increase", "decrease"),
         ("with", "without"),
+        ("mutable", "immutable read-only readonly"),
+        ("encrypted", "unencrypted plaintext"),
+        ("secure", "insecure"),
+        ("supported", "unsupported deprecated"),
+        ("valid", "invalid"),
+        ("static statically", "dynamic dynamically"),
+        ("eager eagerly", "lazy lazily"),
+        ("online", "offline"),
+        ("visible", "hidden"),
+        ("strict", "lenient loose"),
+        ("ascending", "descending"),
+        ("uppercase", "lowercase"),
+        ("absolute", "relative"),
+        ("early", "late"),
+        ("fast faster", "slow slower"),
+        ("compiled", "interpreted"),
+        ("signed", "unsigned"),
+        ("married", "single divorced"),
     )
 )
 _OPPOSITE_WORDS = frozenset(w for pos, neg in _OPPOSITES for w in pos | neg)
@@ -299,6 +324,7 @@ _SYNONYMS = {
     "mom": "mother",
     "mum": "mother",
     "dad": "father",
+    "folks": "parents",
 }
 
 # The people a statement may be about besides its speaker: two texts that name
@@ -311,7 +337,7 @@ _PEOPLE = {
     **dict.fromkeys("mother mom mum".split(), "mother"),
     **dict.fromkeys("father dad".split(), "father"),
     **dict.fromkeys("parents folks".split(), "parents"),
-    **dict.fromkeys("kid kids".split(), "kids"),
+    **dict.fromkeys("kid kids children".split(), "kids"),
     **dict.fromkeys("grandmother grandma".split(), "grandmother"),
     **dict.fromkeys("grandfather grandpa".split(), "grandfather"),
 }
@@ -385,15 +411,23 @@ _FREQUENCIES = {
     "once a month": "monthly",
     "once a year": "yearly",
 }
+# the words after which "a week", "an hour" say how long (not "once a week", "3 a day")
+_SINGLE_AFTER = "for in after within about around over under is are only just takes take took lasts last than".split()
+_SINGLE_UNITS = frozenset("second minute hour day week month year".split())
 _UNIT_ALT = "|".join(re.escape(u) for u in sorted(_UNITS, key=len, reverse=True) if u != "%") + "|%"
 _MONTH_ALT = "|".join(sorted(_MONTHS, key=len, reverse=True))
 _NUM = r"\d{1,40}(?:\.\d{1,40})*"
+_THOUSANDS = r"\d{1,3}(?:,\d{3}){1,4}(?!\d)"  # "1,200": one number
 _AMOUNT = lazy(
     r"(?P<iso>\b\d{4}-\d{2}-\d{2}\b)"
     r"|(?P<clock>\b\d{1,2}:\d{2}\b(?:\s*[ap]\.?m\b\.?)?)"
     r"|(?P<ampm>\b\d{1,2}\s*[ap]\.?m\b\.?)"
     rf"|(?P<md>\b(?:{_MONTH_ALT})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?\b)"
     rf"|(?P<dm>\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTH_ALT})\b)"
+    # "for a week", "in an hour", "after half a minute": one (or half) of a unit of time
+    r"|(?P<single>(?:"
+    + "|".join(rf"(?<=\b{w} )" for w in _SINGLE_AFTER)
+    + r")(?P<half>half\s+)?an?\s+(?:full\s+)?(?P<sunit>second|minute|hour|day|week|month|year)\b)"
     r"|(?P<quarter>\bq[1-4]\b)"
     r"|(?P<weekday>\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b)"
     r"|(?P<freq>\b(?:hourly|daily|nightly|weekly|monthly|yearly|annually"
@@ -407,13 +441,13 @@ _AMOUNT = lazy(
     # a month alone ("born in October"; "may" only after "in")
     r"|(?P<month>\b(?:january|february|march|april|june|july|august|september|october|november|december)\b"
     r"|(?<=\bin\s)may\b)"
-    rf"|(?P<num>(?<![\w.])(?P<n>{_NUM}|" + "|".join(_WORD_NUMBERS) + r")(?P<attached>%|[a-z]{1,12})?(?!\w|\.\d)"
-    r"(?:\s*(?P<unit>%|[a-z]{1,20})\b)?)"
+    rf"|(?P<num>(?<![\w.,])(?P<n>{_THOUSANDS}|{_NUM}|" + "|".join(_WORD_NUMBERS) + r")(?P<attached>%|[a-z]{1,12})?"
+    r"(?!\w|\.\d|,\d)(?:(?:\s*|-)(?P<unit>%|[a-z]{1,20})\b)?)"
 )
 # a clause without a digit or one of these words holds no amount: most skip _AMOUNT
 _DIGIT = lazy(r"\d")
 _AMOUNT_WORDS = frozenset(
-    [*_WORD_NUMBERS, *_ORDINALS, *_MONTHS, *_WEEKDAYS, "q1", "q2", "q3", "q4", "every", "once"]
+    [*_WORD_NUMBERS, *_ORDINALS, *_MONTHS, *_WEEKDAYS, *_SINGLE_UNITS, "q1", "q2", "q3", "q4", "every", "once"]
     + [f for f in _FREQUENCIES if " " not in f]
 )
 _VERSION = lazy(r"\d{1,40}(?:\.\d{1,40})+")
@@ -745,6 +779,9 @@ def _amount(m: re.Match[str], context: frozenset[str], s: ContradictionsPolicy) 
         month = next((n for name, n in _MONTHS.items() if re.search(rf"\b{name}\b", raw)), 0)
         day = int(re.findall(r"\d+", raw)[0])
         return _Amount("date", (month, day), shown, context)
+    if m.group("single"):
+        kind, scale = _UNITS[m.group("sunit")]
+        return _Amount(kind, scale * (0.5 if m.group("half") else 1.0), shown, context)
     if m.group("quarter"):
         return _Amount("quarter", m.group("quarter"), shown, context)
     if m.group("weekday"):
@@ -776,7 +813,7 @@ def _amount(m: re.Match[str], context: frozenset[str], s: ContradictionsPolicy) 
             return None
         rank = int(m.group("ordn")) if m.group("ordn") else _ORDINALS[m.group(0).split()[0]]
         return _Amount("rank:" + _stem(unit), float(rank), shown, context)
-    number_text = m.group("n")
+    number_text = m.group("n").replace(",", "")
     attached = m.group("attached")
     if attached and number_text in _WORD_NUMBERS:
         return None  # "ones", "tens": not an amount
@@ -808,7 +845,7 @@ def _amount(m: re.Match[str], context: frozenset[str], s: ContradictionsPolicy) 
         return _Amount("count:" + _stem(unit), number, shown, context)
     if not context:
         return None  # a bare number with nothing around it says nothing comparable
-    return _Amount("plain", number, shown, context)
+    return _Amount("plain", number, m.group("n") + (attached or ""), context)  # "5 a day": 5
 
 
 _OLD = lazy(r"[\s-]*old\b")
@@ -816,7 +853,7 @@ _TURNED = lazy(r"\b(?:turned|turns|turning|aged)\s+$")
 _CLAIM = lazy(
     r"^(?P<s>(?:[a-z0-9+#][\w+#./'-]*\s+){0,5}?[a-z0-9+#][\w+#./'-]*)\s+"
     r"(?:is|are|=|:|uses|use|lives in|live in|runs on|run on|moved to|moves to|relocated to|goes to|go to|"
-    r"works as|work as)"
+    r"works as|work as|(?:has|have)(?: always)? been)"
     r"\s+(?P<v>.+)$"
 )
 # "we switched feature flags to Unleash": the thing switched is the subject, where to its value
@@ -844,6 +881,20 @@ _CLAIM_OWNER = lazy(
     r"^(?P<v>(?:[a-z0-9+#][\w+#./'-]*\s+){0,2}?[a-z0-9+#][\w+#./'-]*)\s+(?:owns|maintains|leads)\s+"
     r"(?P<s>(?:[a-z0-9+#][\w+#./'-]*\s+){0,3}?[a-z0-9+#][\w+#./'-]*)$"
 )
+# "I live in Berlin", "these days I'm based in Lisbon": the speaker's own setting, named
+# by the verb (where they live, grew up, were born, work, what as)
+_CLAIM_SELF = lazy(
+    r"^(?:[a-z]+\s+){0,3}?(?:i|we)(?:'m|'re|\s+am|\s+are|\s+was|\s+were)?\s+(?:[a-z]+ly\s+|still\s+|now\s+)?"
+    r"(?P<verb>live in|living in|based in|moved to|grew up in|raised in|born in|work at|work for|working at|"
+    r"working for|work as|working as)\s+(?P<v>.+)$"
+)
+_SELF_SLOT = {
+    **dict.fromkeys(("live in", "living in", "based in", "moved to"), "home"),
+    **dict.fromkeys(("grew up in", "raised in"), "hometown"),
+    "born in": "birthplace",
+    **dict.fromkeys(("work at", "work for", "working at", "working for"), "employer"),
+    **dict.fromkeys(("work as", "working as"), "occupation"),
+}
 _DOER_RELATION = {"with": "tool", "using": "tool", "via": "tool", "in": "place", "on": "place"}
 _LINK = frozenset(
     "written built hosted stored shipped reported scheduled set configured kept located deployed "
@@ -878,6 +929,9 @@ _INVERTED = lazy(
 
 
 def _claims(clause: str, s: ContradictionsPolicy) -> list[_SubjectValue]:
+    own = _CLAIM_SELF.match(clause)
+    if own is not None:
+        return _claim(_SELF_SLOT[own.group("verb")], own.group("v"), "", s)
     m = _CLAIM_COLON.match(clause) or _CLAIM.match(clause) or _CLAIM_SWITCH.match(clause)
     kept = m is None and (m := _CLAIM_KEEP.match(clause)) is not None
     done = m is None and (m := _CLAIM_DOER.match(clause)) is not None
@@ -918,6 +972,7 @@ def _claim(subject_text: str, value_text: str, relation: str, s: ContradictionsP
 
 # "on"/"off" as a state ("is on", "turned off."), not as a preposition ("on save")
 _STATE_END = lazy(r"\s*(?:[.,;:!?)]|$|by default\b|for (?:all|every)\b)")
+_SWITCHED = frozenset("turned switched toggled flipped".split())
 # "X, not Y" denies Y, not the statement
 _CONTRAST = lazy(r",\s*(?:and\s+)?not\s+(?=[a-z0-9])")
 # "No worries", "no problem", "No, ..." answering: a way of speaking, not a negation
@@ -937,18 +992,18 @@ def _polarity(text: str) -> _Polarity:
     words = _TOKEN.findall(text)
     kept = words
     if "on" in words or "off" in words:  # only those that end a statement ("the cache is off.")
-        kept = [
-            m.group(0)
-            for m in _TOKEN.finditer(text)
-            if m.group(0) not in ("on", "off") or _STATE_END.match(text, m.end())
-        ]
+        kept = []
+        for m in _TOKEN.finditer(text):
+            word = m.group(0)
+            if word not in ("on", "off") or _STATE_END.match(text, m.end()) or (kept and kept[-1] in _SWITCHED):
+                kept.append(word)
     negations = sum(1 for w in kept if w in _NEGATING)
     opposites: dict[tuple[int, int], str] = {}
     for w in kept:
         if w in _OPPOSITE_WORDS:
             for side in _OPPOSITE_SIDES[w]:
                 opposites.setdefault(side, w)
-    content = frozenset(map(_stem, set(kept) - _NOT_CONTENT_OR_OPPOSITE))
+    content = frozenset(map(_stem, set(kept) - _NOT_CONTENT_OR_OPPOSITE - _SWITCHED))
     return _Polarity(
         content, negations, tuple(sorted((i, side, w) for (i, side), w in opposites.items())), tuple(words)
     )
@@ -982,14 +1037,32 @@ def _known_values(words: list[str]) -> list[tuple[int, tuple[str, str]]]:
     return out
 
 
+# what ends "from X" before a value ("from X to Y"), and the words after a value that
+# say it is gone ("ESLint was removed")
+_TOWARDS = frozenset("to into onto with for".split())
+_GONE = frozenset("anymore replaced removed dropped deprecated retired".split())
+_WAS = frozenset("was were is are got has have been".split())
+
+
 def _negated_at(words: list[str], index: int, window: int) -> bool:
     """Is the word at ``index`` said not to hold ("not X", "never use X", "instead
     of X", "from X", "X, not")?"""
     before = words[max(0, index - window) : index]
+    towards = [i for i, w in enumerate(before) if w in _TOWARDS]
+    if towards:  # "from X to Y": Y is what holds
+        before = before[towards[-1] + 1 :]
     if any(w in _NEGATIONS or w in ("instead", "from", "over", "than", "longer", "replaced") for w in before):
         return True
+    return _gone_after(words, index)
+
+
+def _gone_after(words: list[str], index: int) -> bool:
+    """Do the words after the one at ``index`` say it is gone ("X anymore", "X no
+    longer", "X was removed")?"""
     after = words[index + 1 : index + 3]
-    return bool(after) and (after[0] in ("anymore", "replaced") or after[:2] == ["no", "longer"])
+    if not after:
+        return False
+    return after[0] in _GONE or after == ["no", "longer"] or (after[0] in _WAS and after[-1] in _GONE)
 
 
 def _denied_at(words: list[str], index: int, window: int) -> bool:
@@ -997,8 +1070,7 @@ def _denied_at(words: list[str], index: int, window: int) -> bool:
     no longer", "X anymore"), not only left ("from X", "instead of X")?"""
     if any(w in _NEGATIONS or w == "longer" for w in words[max(0, index - window) : index]):
         return True
-    after = words[index + 1 : index + 3]
-    return bool(after) and (after[0] == "anymore" or after[:2] == ["no", "longer"])
+    return _gone_after(words, index)
 
 
 def _corrections(text: str, words: list[str], s: ContradictionsPolicy) -> tuple[_Correction, ...]:
@@ -1173,13 +1245,21 @@ def _names_it(clause: str, start: int) -> bool:
     return m is not None and m.group(1).rstrip(".") in _NAMING
 
 
+def _parts(words: Iterable[str]) -> Iterable[str]:
+    """The words, and the parts of each hyphenated one ("one-week": one, week)."""
+    for word in words:
+        yield word
+        if "-" in word:
+            yield from word.split("-")
+
+
 def _amounts(clauses: tuple[str, ...], s: ContradictionsPolicy) -> tuple[_Amount, ...]:
     """The amounts the clauses state, each with the clause's other words (at most
     ``max_amounts``)."""
     amounts: list[_Amount] = []
     for clause in clauses:
         clause_words = _words(clause)
-        if _DIGIT.search(clause) is None and _AMOUNT_WORDS.isdisjoint(clause_words):
+        if _DIGIT.search(clause) is None and _AMOUNT_WORDS.isdisjoint(_parts(clause_words)):
             continue
         for m in _AMOUNT.finditer(clause):
             if len(amounts) >= s.max_amounts:
@@ -1238,23 +1318,19 @@ def _one_slot(x: _Amount, y: _Amount) -> bool:
     if not shared or (x.context ^ y.context) & _SCOPE_STEMS:
         return False
     # "the request timeout" and "the connect timeout": a shared word that each side
-    # qualifies with a word of its own names two things
-    mine, theirs = _neighbours(x.about, shared), _neighbours(y.about, shared)
-    return not any(mine.get(key, frozenset()) - shared and theirs[key] - shared for key in theirs)
+    # qualifies with a word of its own before it names two things
+    mine, theirs = _qualifiers(x.about, shared), _qualifiers(y.about, shared)
+    return not any(mine.get(word, frozenset()) - shared and theirs[word] - shared for word in theirs)
 
 
-def _neighbours(about: str, shared: frozenset[str]) -> dict[tuple[str, int], frozenset[str]]:
-    """For each shared word in ``about`` (stemmed), the stems just before (-1) and
-    after (+1) it."""
+def _qualifiers(about: str, shared: frozenset[str]) -> dict[str, frozenset[str]]:
+    """For each shared word in ``about`` (stemmed), the stems just before it."""
     stems = [_stem(w) for w in about.split()]
-    out: dict[tuple[str, int], set[str]] = {}
-    for i, stem in enumerate(stems):
+    out: dict[str, set[str]] = {}
+    for before, stem in itertools.pairwise(stems):
         if stem in shared:
-            if i > 0:
-                out.setdefault((stem, -1), set()).add(stems[i - 1])
-            if i + 1 < len(stems):
-                out.setdefault((stem, 1), set()).add(stems[i + 1])
-    return {key: frozenset(value) for key, value in out.items()}
+            out.setdefault(stem, set()).add(before)
+    return {word: frozenset(value) for word, value in out.items()}
 
 
 def _closeness(x: frozenset[str], y: frozenset[str]) -> float:
@@ -1340,22 +1416,27 @@ def _rule_number(a: _Analysis, b: _Analysis, s: ContradictionsPolicy) -> Verdict
     return None
 
 
-def _opposed(a: _Polarity, b: _Polarity, s: ContradictionsPolicy) -> Verdict | None:
-    if len(a.content) < s.opposite_min_words or len(b.content) < s.opposite_min_words:
+def _opposed(a: _Polarity, b: _Polarity, s: ContradictionsPolicy, *, loose: bool = True) -> Verdict | None:
+    if a.negations % 2 == b.negations % 2 or not a.content or not b.content:
         return None
-    if a.negations % 2 == b.negations % 2:
-        return None
-    overlap = len(a.content & b.content) / len(a.content | b.content)
-    if overlap < s.opposite_overlap:
-        return None
-    if a.content - b.content and b.content - a.content:
-        return None  # each says something the other does not: another object ("run ruff" / "run mypy")
+    # each says something the other does not: another object ("run ruff" / "run mypy")
+    another = bool(a.content - b.content) and bool(b.content - a.content)
     sides_a = {i: (side, w) for i, side, w in a.opposites}
     sides_b = {i: (side, w) for i, side, w in b.opposites}
     # a pair used on both sides by one text ("enabled here, disabled there") decides nothing
     if len(sides_a) != len(a.opposites) or len(sides_b) != len(b.opposites):
         return None
     flipped = sorted(i for i in sides_a.keys() & sides_b.keys() if sides_a[i][0] != sides_b[i][0])
+    overlap = len(a.content & b.content) / len(a.content | b.content)
+    if loose and flipped and not another and a.content & b.content:
+        # two opposite words of one pair ("synchronous" / "asynchronously") on one
+        # subject, one side saying more about it: fewer words suffice
+        evidence = f"{sides_a[flipped[0]][1]} vs {sides_b[flipped[0]][1]}"
+        return Verdict("opposite", evidence, round(s.score_opposite * max(overlap, s.opposite_overlap), 3))
+    if len(a.content) < s.opposite_min_words or len(b.content) < s.opposite_min_words:
+        return None
+    if overlap < s.opposite_overlap or another:
+        return None
     if flipped:
         evidence = f"{sides_a[flipped[0]][1]} vs {sides_b[flipped[0]][1]}"
     else:
@@ -1368,16 +1449,24 @@ def _opposed(a: _Polarity, b: _Polarity, s: ContradictionsPolicy) -> Verdict | N
 
 def _rule_opposite(a: _Analysis, b: _Analysis, s: ContradictionsPolicy) -> Verdict | None:
     # the units _opposed turns away at once (too few words) are left out first
-    ys = [y for y in b.units if len(y.content) >= s.opposite_min_words]
+    loose = not _other_people(a, b) and not _other_scopes(a, b)
+    least = 1 if loose else s.opposite_min_words
+    ys = [y for y in b.units if len(y.content) >= least]
     for x in a.units:
-        if len(x.content) < s.opposite_min_words:
+        if len(x.content) < least:
             continue
         for y in ys:
             if x.negations % 2 != y.negations % 2:
-                verdict = _opposed(x, y, s)
+                verdict = _opposed(x, y, s, loose=loose)
                 if verdict is not None:
                     return verdict
     return None
+
+
+def _abbreviates(x: str, y: str) -> bool:
+    """Is one of two values the initials of the other ("nyc", "new york city")?"""
+    short, long = sorted((x.split(), y.split()), key=len)
+    return len(short) == 1 and len(long) > 1 and short[0] == "".join(w[0] for w in long)
 
 
 def _rule_value(a: _Analysis, b: _Analysis, s: ContradictionsPolicy) -> Verdict | None:
@@ -1388,6 +1477,7 @@ def _rule_value(a: _Analysis, b: _Analysis, s: ContradictionsPolicy) -> Verdict 
             if (
                 x.subject == y.subject
                 and not (x.value & y.value)
+                and not _abbreviates(x.shown_value, y.shown_value)
                 and not (x.value & b.content and y.value & a.content)
                 and not (x.relation and y.relation and x.relation != y.relation)
             ):
@@ -1494,7 +1584,8 @@ _RULES = (
 _POLAR = _NEGATIONS | _NEGATIVE_SIDE
 _COPULA = lazy(
     r"\b(?:is|are|uses|use|lives in|live in|runs on|run on|moved to|moves to|relocated to|goes to|go to|works as|"
-    r"work as|switched|switching|migrated|migrating|keep|keeps|store|stores|host|hosts|track|tracks)\b|[:=]"
+    r"work as|been|based in|grew up in|raised in|born in|work at|work for|working at|working for|working as|"
+    r"switched|switching|migrated|migrating|keep|keeps|store|stores|host|hosts|track|tracks)\b|[:=]"
     # a doer's claim (_CLAIM_DOER): one of its subjects, then a preposition
     r"|\b(?:we|i|they|team|user|users)\s.*\b(?:with|using|via|in|on)\s|\b(?:owns|maintains|leads)\s"
 )
@@ -1515,6 +1606,7 @@ class _Features:
     excluded: frozenset[tuple[str, str]]  # the states that exclude one of those
     names: frozenset[str]  # the words of the names a one-sentence text gives (see _names)
     statuses: frozenset[str]  # the kinds of a person's state its words name (see _STATUS)
+    sides: frozenset[tuple[int, int]]  # the (opposite pair, side) of each opposite word it says
 
 
 def _may_claim(text: str) -> bool:
@@ -1563,7 +1655,7 @@ def _features(raw: str, s: ContradictionsPolicy) -> _Features:
                     odd.append(polarity.content)
     return _Features(
         attributes=frozenset(attribute for _i, (attribute, _value) in _known_values(words)),
-        amounts=_DIGIT.search(text) is not None or not _AMOUNT_WORDS.isdisjoint(present),
+        amounts=_DIGIT.search(text) is not None or not _AMOUNT_WORDS.isdisjoint(_parts(present)),
         odd=tuple(odd),
         content=frozenset(map(_stem, present - _STOP - _NEGATIONS)),
         correcting=not _CORRECTION_WORDS.isdisjoint(present) and _ANY_CORRECTION.search(text) is not None,
@@ -1572,6 +1664,7 @@ def _features(raw: str, s: ContradictionsPolicy) -> _Features:
         excluded=frozenset((kind, other) for kind, state in states for mine, other in _EXCLUSIVE if mine == state),
         names=frozenset(w for name in _names(raw, text, s) for w in name),
         statuses=frozenset(_STATUS[w][0] for w in present if w in _STATUS),
+        sides=frozenset(side for w in present if w in _OPPOSITE_SIDES for side in _OPPOSITE_SIDES[w]),
     )
 
 
@@ -1579,7 +1672,10 @@ def _may_oppose(x: _Features, y: _Features, s: ContradictionsPolicy) -> bool:
     """A unit of ``x`` negated an odd number of times whose words ``y`` holds enough
     of for the opposite rule's overlap (which needs that much of the unit's words in
     one unit of ``y``, so in ``y``)."""
-    return any(len(unit & y.content) >= s.opposite_overlap * len(unit) for unit in x.odd)
+    if any(len(unit & y.content) >= s.opposite_overlap * len(unit) for unit in x.odd):
+        return True
+    # opposite words of one pair on the two sides, and a word in common
+    return any((i, 1 - side) in y.sides for i, side in x.sides) and not x.content.isdisjoint(y.content)
 
 
 def _may_name(x: _Features, y: _Features, s: ContradictionsPolicy) -> bool:

@@ -154,6 +154,21 @@ def test_kept_across_a_reopen_and_gone_with_a_forgotten_memory(tmp_path: Path) -
         assert b"zebra" not in f.read_bytes(), f.name
 
 
+def test_a_pair_is_recorded_once_and_found_again_after_a_forget() -> None:
+    always, never = "Always run the zebra suite before a release", "Never run the zebra suite before a release"
+    lt = store()
+    lt.remember(always, at=T0)
+    lt.remember(never, at=T0 + DAY)
+    [first] = lt.contradictions().contradictions
+    lt.consolidate(now=T0 + 2 * DAY)  # scans the store again: the pair is known
+    assert [c.id for c in lt.contradictions("all").contradictions] == [first.id]
+    lt.forget(first.memory_a)
+    again = lt.remember(always, at=T0 + 3 * DAY)
+    [second] = lt.contradictions().contradictions
+    assert (second.memory_a, second.memory_b) == (first.memory_b, again.memory_id)
+    lt.close()
+
+
 def test_a_judge_is_asked_about_the_pairs_the_rules_pass_over_once() -> None:
     asked: list[str] = []
 

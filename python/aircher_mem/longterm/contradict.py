@@ -68,7 +68,7 @@ import dataclasses
 import functools
 import itertools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from ..config import ContradictionsPolicy
@@ -446,8 +446,10 @@ _AMOUNT = lazy(
 )
 # a clause without a digit or one of these words holds no amount: most skip _AMOUNT
 _DIGIT = lazy(r"\d")
+# ... nor one "a week" or "half an hour" (_AMOUNT's single): its words, then the form
+_SINGLE_FORM = lazy(r"\ban?\s+(?:full\s+)?(?:second|minute|hour|day|week|month|year)\b")
 _AMOUNT_WORDS = frozenset(
-    [*_WORD_NUMBERS, *_ORDINALS, *_MONTHS, *_WEEKDAYS, *_SINGLE_UNITS, "q1", "q2", "q3", "q4", "every", "once"]
+    [*_WORD_NUMBERS, *_ORDINALS, *_MONTHS, *_WEEKDAYS, "q1", "q2", "q3", "q4", "every", "once"]
     + [f for f in _FREQUENCIES if " " not in f]
 )
 _VERSION = lazy(r"\d{1,40}(?:\.\d{1,40})+")
@@ -1018,22 +1020,20 @@ _VOCAB_FIRST = frozenset(term.split()[0] for term in _TERMS)
 def _known_values(words: list[str]) -> list[tuple[int, tuple[str, str]]]:
     """The settings' values named in ``words`` (longest term first, as ``VOCAB_RE``
     finds them), with the index of each one's first word."""
-    if _VOCAB_FIRST.isdisjoint(words):  # most texts name none
+    firsts = _VOCAB_FIRST.intersection(words)
+    if not firsts:  # most texts name none
         return []
     out = []
-    i = 0
-    while i < len(words):
-        if words[i] not in _VOCAB_FIRST:  # most words start no term
-            i += 1
+    after = 0  # the first word not inside a term found
+    for i, word in enumerate(words):
+        if i < after or word not in firsts:  # most words start no term
             continue
         for k in range(min(_VOCAB_LONGEST, len(words) - i), 0, -1):
             hit = _TERMS.get(" ".join(words[i : i + k]))
             if hit is not None:
                 out.append((i, hit))
-                i += k
+                after = i + k
                 break
-        else:
-            i += 1
     return out
 
 
@@ -1253,13 +1253,23 @@ def _parts(words: Iterable[str]) -> Iterable[str]:
             yield from word.split("-")
 
 
+def _may_amount(text: str, words: Collection[str]) -> bool:
+    """Whether ``text`` (whose words are ``words``) may state an amount: a digit, an
+    amount word (alone or in a hyphenated word), or "a week"."""
+    if _DIGIT.search(text) is not None or not _AMOUNT_WORDS.isdisjoint(words):
+        return True
+    if "-" in text and not _AMOUNT_WORDS.isdisjoint(_parts(words)):
+        return True
+    return not _SINGLE_UNITS.isdisjoint(words) and _SINGLE_FORM.search(text) is not None
+
+
 def _amounts(clauses: tuple[str, ...], s: ContradictionsPolicy) -> tuple[_Amount, ...]:
     """The amounts the clauses state, each with the clause's other words (at most
     ``max_amounts``)."""
     amounts: list[_Amount] = []
     for clause in clauses:
         clause_words = _words(clause)
-        if _DIGIT.search(clause) is None and _AMOUNT_WORDS.isdisjoint(_parts(clause_words)):
+        if not _may_amount(clause, clause_words):
             continue
         for m in _AMOUNT.finditer(clause):
             if len(amounts) >= s.max_amounts:
@@ -1655,7 +1665,7 @@ def _features(raw: str, s: ContradictionsPolicy) -> _Features:
                     odd.append(polarity.content)
     return _Features(
         attributes=frozenset(attribute for _i, (attribute, _value) in _known_values(words)),
-        amounts=_DIGIT.search(text) is not None or not _AMOUNT_WORDS.isdisjoint(_parts(present)),
+        amounts=_may_amount(text, present),
         odd=tuple(odd),
         content=frozenset(map(_stem, present - _STOP - _NEGATIONS)),
         correcting=not _CORRECTION_WORDS.isdisjoint(present) and _ANY_CORRECTION.search(text) is not None,
@@ -1664,7 +1674,7 @@ def _features(raw: str, s: ContradictionsPolicy) -> _Features:
         excluded=frozenset((kind, other) for kind, state in states for mine, other in _EXCLUSIVE if mine == state),
         names=frozenset(w for name in _names(raw, text, s) for w in name),
         statuses=frozenset(_STATUS[w][0] for w in present if w in _STATUS),
-        sides=frozenset(side for w in present if w in _OPPOSITE_SIDES for side in _OPPOSITE_SIDES[w]),
+        sides=frozenset(side for w in _OPPOSITE_WORDS.intersection(present) for side in _OPPOSITE_SIDES[w]),
     )
 
 

@@ -55,7 +55,13 @@ STATUSES = ("open", "resolved", "all")
 
 
 def _pair(lt: StoreCore) -> set[tuple[int, int]]:
-    return {(c.memory_a, c.memory_b) for c in lt._contradictions.values()}
+    """The (a, b) pairs of the contradictions recorded, made again only when they
+    changed (a row added takes a new id, a forget removes rows, a load makes a new
+    dict): a scan of each new memory would otherwise walk them all."""
+    state = (id(lt._contradictions), len(lt._contradictions), lt._next_contradiction)
+    if lt._pairs_of is None or lt._pairs_of[0] != state:
+        lt._pairs_of = (state, {(c.memory_a, c.memory_b) for c in lt._contradictions.values()})
+    return lt._pairs_of[1]
 
 
 def _neighbours(
@@ -142,16 +148,16 @@ def pairs(
 
     if memory.status != "active":
         return []
-    known = _pair(lt)
+    known, found = _pair(lt), set()
     out = []
     for other in _neighbours(lt, memory, vector, near):
         a, b = (other, memory) if (other.valid_from, other.id) <= (memory.valid_from, memory.id) else (memory, other)
-        if (a.id, b.id) in known or (b.id, a.id) in known:
+        if any(pair in known or pair in found for pair in ((a.id, b.id), (b.id, a.id))):
             continue
         verdict = _verdict(lt, a, b)
         if verdict is not None:
             out.append((a, b, verdict))
-            known.add((a.id, b.id))
+            found.add((a.id, b.id))
     return out
 
 

@@ -731,7 +731,7 @@ class _Analysis:
 
     @functools.cached_property
     def people(self) -> frozenset[str]:
-        """The kinds of people it names (:data:`_PEOPLE`), possessives included."""
+        """The people it names besides its speaker (:data:`_PEOPLE`), possessives included."""
         return frozenset(_PEOPLE[w] for w in (x.removesuffix("'s") for x in self.words) if w in _PEOPLE)
 
     @functools.cached_property

@@ -58,6 +58,29 @@ TABLE = [
             )
         ],
     ),
+    # a rule from here on; a setting as it is now, with the answer to why; "--"
+    (
+        "From now on all infra changes go through Terraform. We had a security group opened by hand.",
+        [
+            (
+                "From now on all infra changes go through Terraform",
+                [("reason", "justifies", S.adjacent, "We had a security group opened by hand")],
+            )
+        ],
+    ),
+    (
+        "mypy is now a required check on main.\nWhat changed?\nTyping errors were piling up as warnings.",
+        [
+            (
+                "mypy is now a required check on main",
+                [("reason", "justifies", S.follow, "Typing errors were piling up as warnings")],
+            )
+        ],
+    ),
+    (
+        "moved user uploads from S3 to R2 -- egress was 60% of our AWS bill",
+        [("moved user uploads from S3 to R2", [("reason", "justifies", S.colon, "egress was 60% of our AWS bill")])],
+    ),
     # a setting changed, told as done, and the sentence after it
     (
         "I turned off Dependabot auto-merge. It merged a breaking axios update last week.",
@@ -385,6 +408,7 @@ def test_candidate_keeps_its_sentence() -> None:
         "I added a log line. It prints the request id.",
         "I added a test. I will push it after lunch.",
         "The build is slow.\nWhy?\nThe cache is cold.",
+        "The cache is now warm.",
         # nothing
         "",
         "   \n\n  ",

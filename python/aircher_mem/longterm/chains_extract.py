@@ -35,8 +35,9 @@ Choice verbs that also describe routine work ("use", "keep", "pin", "add", "run"
 make a decision only with a link ("we use Alembic because ..."); the unambiguous
 ones ("chose", "went with", "decided", "switched to", "reverted to", "ruled out")
 make one alone, so that a reason in the next sentence has something to attach to,
-and so does a setting changed and told as done ("I turned off X", "we pinned Y",
-"we banned Z", not "I added a test"). Proposals ("we should",
+and so do a setting changed and told as done ("I turned off X", "we pinned Y",
+"we banned Z", not "I added a test") and a rule from here on ("From now on ...");
+a setting as it is now ("mypy is now required") is one only with its reason. Proposals ("we should",
 "I'd go with") and undecided talk ("we haven't decided") make none, nor do
 questions. Every strength comes from the Policy's ``[chains]``
 (:class:`aircher_mem.config.ChainsPolicy`).
@@ -113,7 +114,7 @@ _WEAK_VERBS = (
     r"host|hosted|deploy|deployed|cache|cached|limit|enforce|enforced|forbid|ban|banned|block|blocked|"
     r"ship|shipped|introduced|introduce|implement|implemented|skip|skipped|upgrade|upgraded|"
     r"downgrade|downgraded|bump|bumped|restrict|restricted|wrap|wrapped|support|target|moved(?! on)|move(?! on)|"
-    r"moving(?! on)|adding|banning|squash|squashed|reverted|revert|made|make"
+    r"moving(?! on)|adding|banning|squash|squashed|reverted|revert|made|make|deleted|delete|running"
 )
 # Said in place of a subject before a past tense verb at a clause's start:
 # "Turned on WAL mode because ...".
@@ -140,6 +141,10 @@ _MARKER = lazy(
     rf"(?:(?P<sub>{_SUBJECT})(?P<aux>{_AUX}{{0,4}})|(?P<lets>\blet(?:'s| us|s)))"
     rf"\s+(?:(?P<strong>{_STRONG_VERBS})|(?P<weak>{_WEAK_VERBS}))\b"
     rf"|\bthe (?:final )?decision (?:is|was)\b|^decision:"
+    # a rule from here on ("From now on PRs over 400 lines need to be split")
+    rf"|^{_FILLER}(?:from now on|going forward|from today|starting (?:today|now))\b"
+    # a setting as it is now, a decision only with its reason ("mypy is now a required check")
+    r"|\b(?P<now>(?:is|are) now)\b"
     rf"|^{_FILLER}(?P<bare>{_BARE_VERBS})\b"
     # "instead of 5": a measurement compared, not an alternative dropped
     r"|\b(?P<alt>rather than|instead of|is not an option|isn't an option|is ruled out|is off the table)\b(?!\s+\d)"
@@ -188,7 +193,7 @@ _CONNECTIVES: tuple[tuple[str, str, str, str], ...] = (
     ),
     (r"[;,]?\s+otherwise\b", "reason", "justifies", "purpose"),
     (r"\s+after\b(?=(?:\s+[\w'-]+){4})", "reason", "causes", "cause"),
-    (r"(?<!decision)(?<!reason)(?<!why):\s+(?=\w)|\s+[-–—]\s+(?=\w)", "reason", "justifies", "colon"),
+    (r"(?<!decision)(?<!reason)(?<!why):\s+(?=\w)|\s+(?:--?|[–—])\s+(?=\w)", "reason", "justifies", "colon"),
     (
         r",?\s+(?:which|that|this) is (?:why|the reason)\b|,?\s+that's why\b|,?\s+(?:hence|therefore|thus)\b",
         "before",
@@ -258,8 +263,10 @@ _DASH = lazy(r"^\s*[-–—]\s+")
 _SHORTHAND = lazy(r"(?<![\w/])(?:(?P<without>w/o)|(?P<with>w/)|(?P<because>b/c|bc|cuz|coz|cos))(?![\w/])", re.I)
 # a question asking why something was done, answered by the next sentence
 _WHY = lazy(
-    r"^(?:so,?\s+|and\s+|but\s+)?(?:why\b|how come\b|what (?:prompted|made|changed|drove|motivated|was the reason)"
-    r"|(?:any|what'?s the|what is the) (?:particular |specific |special )?reason)",
+    r"^(?:so,?\s+|and\s+|but\s+|sure\.?,?\s+)?(?:why\b|how come\b|because\b"
+    r"|what (?:prompted|made|changed|drove|motivated|was the (?:reason|motivation|thinking))"
+    r"|(?:any|what'?s the|what is the) (?:particular |specific |special )?(?:reason|motivation|rationale|thinking)"
+    r"|is (?:that|it|this) (?:mostly |mainly |just )?(?:about|because|for)\b)",
     re.I,
 )
 _TRIM = " \t,;:.!-–—\"'“”‘’()"
@@ -295,8 +302,8 @@ def _is_strong(m: re.Match[str]) -> bool:
     bare = m.group("bare")
     if bare:
         return bare.lower() in _STRONG_BARE
-    # "the decision was"
-    return m.group("sub") is None and m.group("alt") is None and m.group("state") is None
+    # "the decision was", "from now on"
+    return m.group("sub") is None and m.group("alt") is None and m.group("state") is None and m.group("now") is None
 
 
 # The routine verbs that, told as done, change how the project works (not "added",

@@ -211,7 +211,7 @@ class StoreCore(store.StoreHolder):
         self._contradictions: dict[int, ContradictionRow] = {}
         self._next_contradiction = 1
         # the (a, b) pairs of _contradictions, and what they were taken from (see
-        # contradictions.known_pairs)
+        # contradictions._pair)
         self._pairs_of: tuple[tuple[int, int, int], set[tuple[int, int]]] | None = None
         self._nodes: dict[int, CausalNodeRow] = {}
         self._causal: dict[tuple[int, int, str], float] = {}  # (from, to, edge type) -> strength

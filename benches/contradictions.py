@@ -19,6 +19,9 @@ positive; recall and precision are for it. Sources:
   policies and their negation, corrections, people), written for this benchmark (the
   repository's licence) by an author who saw neither the rules nor the other pairs;
   all ``tune``: the rules were then adjusted on them.
+- ``tune4``: ``benches/data/contradictions_tune4.jsonl``, 400 more (160 contradictions,
+  a fifth of them needing a little world knowledge; agree and detail pairs that look
+  like contradictions to a word matcher), written the same way; all ``tune``.
 - ``heldout``: ``benches/data/contradictions_heldout.jsonl``, 277 pairs about a
   software project and about a person's life, written for this benchmark (the
   repository's licence) by an author who saw neither the rules, nor the ``hand``
@@ -73,6 +76,7 @@ HAND = Path(__file__).resolve().parent / "data" / "contradictions.jsonl"
 HELDOUT = HAND.with_name("contradictions_heldout.jsonl")
 TUNE2 = HAND.with_name("contradictions_tune2.jsonl")
 TUNE3 = HAND.with_name("contradictions_tune3.jsonl")
+TUNE4 = HAND.with_name("contradictions_tune4.jsonl")
 LABELS = ("contradiction", "agree", "detail", "unrelated")
 SPLITS = ("tune", "report")
 SCAN_CANDIDATES = 20  # the memories a new one is compared with
@@ -403,7 +407,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from aircher_mem.longterm.contradict import detect
 
-    pairs = hand_pairs() + hand_pairs(TUNE2) + hand_pairs(TUNE3) + heldout_pairs()
+    pairs = hand_pairs() + hand_pairs(TUNE2) + hand_pairs(TUNE3) + hand_pairs(TUNE4) + heldout_pairs()
     data = args.data or LOCOMO.path
     if data.is_file():
         pairs += locomo_pairs(data)

@@ -202,6 +202,50 @@ CONTRADICTIONS = [
     ("We review code on Gerrit.", "Code review happens on Phabricator.", "name", "gerrit vs phabricator"),
     ("Compile with -O2.", "Compile with -O3.", "number", "compile: o2 vs o3"),
     ("Mia moved to Berlin.", "Mia lives in Lisbon.", "value", "mia: berlin vs lisbon"),
+    # amounts read in more forms: word numbers of two words' length, "a thousand", ages
+    # without a unit, a time of day in words, a timeout said as what happens, a port
+    # after a colon, a bare number beside the thing it counts, a compound key's words
+    (
+        "The sync takes sixty minutes.",
+        "The sync takes fourteen minutes.",
+        "number",
+        "sync: sixty minutes vs fourteen minutes",
+    ),
+    ("I'm 34.", "I turned 29 last month.", "number", "age: 34 vs 29"),
+    ("My daughter is 7.", "My daughter just turned ten.", "number", "daughter: 7 vs ten"),
+    ("CI timeout is 60 minutes.", "Jobs are killed after 20 min.", "number", "timeout: 60 minutes vs 20 min"),
+    ("Request timeout: 30 seconds", "HTTP calls give up after 5s.", "number", "timeout: 30 seconds vs 5s"),
+    ("The API server listens on port 8080.", "backend binds to :3000", "number", "port: 8080 vs 3000"),
+    (
+        "Retries: 3 attempts with exponential backoff.",
+        "Failed calls are retried up to five times.",
+        "number",
+        "retries: 3 attempts vs five times",
+    ),
+    ("Line length limit is 80 characters.", "max-line-length = 120", "number", "line length: 80 characters vs 120"),
+    ("My flight lands at 6pm.", "I arrive at 9 in the morning.", "number", "lands: 6pm vs 9 in the morning"),
+    (
+        "Rate limit: 100 requests per minute per user.",
+        "Each user may send a thousand calls a minute.",
+        "number",
+        "user: 100 requests vs 1000 calls",
+    ),
+    ("DB connection pool size is 20.", "pool max = 50 connections", "number", "pool: 20 vs 50 connections"),
+    (
+        "Interpreter version for the worker: 3.8",
+        "The worker's interpreter version is 3.11.",
+        "number",
+        "interpreter: 3.8 vs 3.11",
+    ),
+    # a negated statement that says nothing but what the other affirms
+    (
+        "We write our tests with pytest.",
+        "pytest is not allowed here; the suite uses unittest only.",
+        "opposite",
+        "pytest: negated by 'not'",
+    ),
+    # "instead of" negates
+    ("We use Postgres instead of MySQL.", "The database is MySQL.", "correction", "mysql corrected to postgres"),
 ]
 
 NOT_CONTRADICTIONS = [
@@ -278,6 +322,18 @@ NOT_CONTRADICTIONS = [
     ("We use Slack for team chat.", "We use Zoom for team meetings."),
     ("Release builds compile with -O3.", "Debug builds compile with -O0."),
     ("Our docs are written in Markdown.", "Our docs are built with MkDocs."),
+    # "prefer X over Y" says no to Y; "private" is not a negation of what the other says
+    ("Avoid classes when a function will do.", "Prefer plain functions over classes unless state is needed."),
+    ("The infra repo is private.", "Only members of the org can see the infra repository."),
+    # amounts of other things, and the same amount written two ways
+    ("The request timeout is 30 seconds.", "The connect timeout is 5 seconds."),
+    ("I'm 34.", "My son is 7."),
+    ("I'm 5 minutes away.", "I'm 30."),
+    ("The API listens on port 8080.", "The admin UI serves on :9000 in the docs environment."),
+    ("Standup is at 9 in the morning.", "Standup is at 9:00 am."),
+    ("Retries: 3 attempts.", "Retries: three tries."),
+    ("We have two hundred users.", "We have 200 users."),
+    ("Logging is asynchronous.", "Log writes don't block; they're async."),
 ]
 
 
@@ -306,8 +362,9 @@ def test_verdict_and_settings_are_frozen() -> None:
 
 
 def test_settings_change_the_decision() -> None:
-    a, b = "Rebase feature branches before merging.", "Never rebase feature branches; merge main into them."
-    assert detect(a, b) == Verdict("opposite", "rebase feature branches: negated by 'never'", 0.45)
+    # the negated side says more than the other ("main"): the overlap decides
+    a, b = "Rebase feature branches.", "Never rebase feature branches onto main."
+    assert detect(a, b) == Verdict("opposite", "rebase feature branches: negated by 'never'", 0.562)
     strict = ContradictionsPolicy(opposite_overlap=0.9)
     assert detect(a, b, settings=strict) is None
     scored = ContradictionsPolicy(score_attribute=0.5)

@@ -121,7 +121,8 @@ _GENERIC = frozenset(
 )
 _NEGATIONS = frozenset(
     "not no never none nobody nothing neither nor without avoid avoids avoided don't doesn't didn't isn't "
-    "aren't wasn't weren't won't can't cannot shouldn't mustn't stop stopped dont doesnt isnt arent wont cant".split()
+    "aren't wasn't weren't won't can't cannot shouldn't mustn't stop stopped dont doesnt isnt arent wont cant "
+    "instead rather".split()
 )
 # Opposite pairs: (affirming side, negating side). A negating word counts as a
 # negation, so "telemetry is off" agrees with "no telemetry is sent".
@@ -321,6 +322,10 @@ _SYNONYMS = {
     "birth": "birthday",
     "flights": "fly",
     "flying": "fly",
+    "land": "arrive",
+    "lands": "arrive",
+    "landed": "arrive",
+    "landing": "arrive",
     "mom": "mother",
     "mum": "mother",
     "dad": "father",
@@ -411,6 +416,32 @@ _FREQUENCIES = {
     "once a month": "monthly",
     "once a year": "yearly",
 }
+# "seventy" before "seven": the longest word first in _AMOUNT
+_WORD_NUMBER_ALT = "|".join(sorted(_WORD_NUMBERS, key=len, reverse=True))
+# "a thousand", "two hundred", "1.5 million": written as the number before _AMOUNT reads them
+_BIG = lazy(rf"\b(?P<n>an?|{_WORD_NUMBER_ALT}|\d{{1,3}}(?:\.\d{{1,3}})?)\s+(?P<big>hundred|thousand|million)\b")
+_BIG_SCALE = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
+# words after a number that say when, not what is counted ("turned 29 last month")
+_NOT_UNITS = frozenset("last next this ago now today yesterday tomorrow recently already again".split())
+# an age said with no unit: "I'm 34", "my daughter is 7", "she's 40 now"
+_AGED_BEFORE = lazy(
+    r"(?:\bi'm|\bi am|\b(?:he|she)(?:'s| is)|\b(?:"
+    + "|".join(sorted(_PEOPLE, key=len, reverse=True))
+    + r")(?:'s| is))\s+(?:now\s+|only\s+|just\s+|already\s+|almost\s+|nearly\s+)?$"
+)
+_AGED_AFTER = lazy(r"\s*(?:[.,;!?)]|$|(?:now|and|but|so|this|next|last|since|as)\b)")
+# what ends a time before it that says how long something may take: "HTTP calls give up
+# after 5s", "jobs are killed after 20 min" (a timeout, said without the word)
+_GIVES_UP = lazy(
+    r"\b(?:(?:gives?|gave) up|(?:is|are|get|gets)? ?(?:killed|aborted|cancell?ed|terminated)|times? out|timed out)"
+    r" (?:after|at)\s+$"
+)
+# counted nouns that count one thing: tries, and people
+_COUNTED = {
+    **dict.fromkeys("attempt try retry time".split(), "attempt"),
+    **dict.fromkeys("peopl person engineer developer dev member".split(), "peopl"),
+    **dict.fromkeys("request call req".split(), "request"),
+}
 # the words after which "a week", "an hour" say how long (not "once a week", "3 a day")
 _SINGLE_AFTER = "for in after within about around over under is are only just takes take took lasts last than".split()
 _SINGLE_UNITS = frozenset("second minute hour day week month year".split())
@@ -420,6 +451,7 @@ _NUM = r"\d{1,40}(?:\.\d{1,40})*"
 _THOUSANDS = r"\d{1,3}(?:,\d{3}){1,4}(?!\d)"  # "1,200": one number
 _AMOUNT = lazy(
     r"(?P<iso>\b\d{4}-\d{2}-\d{2}\b)"
+    r"|(?P<daytime>\b\d{1,2}(?::\d{2})?\s+(?:in the (?:morning|afternoon|evening)|at night|tonight)\b)"
     r"|(?P<clock>\b\d{1,2}:\d{2}\b(?:\s*[ap]\.?m\b\.?)?)"
     r"|(?P<ampm>\b\d{1,2}\s*[ap]\.?m\b\.?)"
     rf"|(?P<md>\b(?:{_MONTH_ALT})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?\b)"
@@ -441,7 +473,7 @@ _AMOUNT = lazy(
     # a month alone ("born in October"; "may" only after "in")
     r"|(?P<month>\b(?:january|february|march|april|june|july|august|september|october|november|december)\b"
     r"|(?<=\bin\s)may\b)"
-    rf"|(?P<num>(?<![\w.,])(?P<n>{_THOUSANDS}|{_NUM}|" + "|".join(_WORD_NUMBERS) + r")(?P<attached>%|[a-z]{1,12})?"
+    rf"|(?P<num>(?<![\w.,])(?P<n>{_THOUSANDS}|{_NUM}|{_WORD_NUMBER_ALT})(?P<attached>%|[a-z]{{1,12}})?"
     r"(?!\w|\.\d|,\d)(?:(?:\s*|-)(?P<unit>%|[a-z]{1,20})\b)?)"
 )
 # a clause without a digit or one of these words holds no amount: most skip _AMOUNT
@@ -449,10 +481,11 @@ _DIGIT = lazy(r"\d")
 # ... nor one "a week" or "half an hour" (_AMOUNT's single): its words, then the form
 _SINGLE_FORM = lazy(r"\ban?\s+(?:full\s+)?(?:second|minute|hour|day|week|month|year)\b")
 _AMOUNT_WORDS = frozenset(
-    [*_WORD_NUMBERS, *_ORDINALS, *_MONTHS, *_WEEKDAYS, "q1", "q2", "q3", "q4", "every", "once"]
+    [*_WORD_NUMBERS, *_ORDINALS, *_MONTHS, *_WEEKDAYS, *_BIG_SCALE, "q1", "q2", "q3", "q4", "every", "once"]
     + [f for f in _FREQUENCIES if " " not in f]
 )
 _VERSION = lazy(r"\d{1,40}(?:\.\d{1,40})+")
+_VERSION_WORD = lazy(r"\bversions?\b")
 
 # -- corrections -------------------------------------------------------------------------
 
@@ -574,6 +607,7 @@ def _stem(word: str) -> str:
 
 
 _SCOPE_STEMS = frozenset(_stem(w) for w in _SCOPES)
+_SCOPE_OF_STEM = {_stem(w): scope for w, scope in _SCOPES.items()}
 _GENERIC_STEMS = frozenset(_stem(w) for w in _GENERIC)
 
 
@@ -661,6 +695,12 @@ class _Polarity:
     negations: int  # negation words and negating sides of opposite pairs
     opposites: tuple[tuple[int, int, str], ...]  # (pair index, side: 0 affirming / 1 negating, word)
     words: tuple[str, ...]  # as written, for the evidence
+
+    @property
+    def denies(self) -> bool:
+        """Whether a negation word ("not", "never", "instead") is among its words (not
+        only the negating side of an opposite pair, as "private")."""
+        return not _NEGATIONS.isdisjoint(self.words)
 
 
 @dataclass(frozen=True)
@@ -767,6 +807,15 @@ def _amount(m: re.Match[str], context: frozenset[str], s: ContradictionsPolicy) 
     shown = m.group(0).strip()
     if m.group("iso"):
         return _Amount("date", m.group("iso"), shown, context)
+    if m.group("daytime"):
+        raw = m.group("daytime")
+        digits = re.findall(r"\d+", raw)
+        hour, minute = int(digits[0]), int(digits[1]) if len(digits) > 1 else 0
+        if "morning" in raw:
+            hour = 0 if hour == 12 else hour
+        elif hour < 12:
+            hour += 12
+        return _Amount("clock", (hour % 24, minute), shown, context)
     if m.group("clock") or m.group("ampm"):
         raw = m.group("clock") or m.group("ampm")
         digits = re.findall(r"\d+", raw)
@@ -820,6 +869,8 @@ def _amount(m: re.Match[str], context: frozenset[str], s: ContradictionsPolicy) 
     if attached and number_text in _WORD_NUMBERS:
         return None  # "ones", "tens": not an amount
     unit = attached or m.group("unit") or ""
+    if unit in _NOT_UNITS:
+        unit, shown = "", m.group("n")
     if number_text in _WORD_NUMBERS:
         number: float | tuple[int, ...] | str = float(_WORD_NUMBERS[number_text])
     elif _VERSION.fullmatch(number_text):
@@ -828,6 +879,9 @@ def _amount(m: re.Match[str], context: frozenset[str], s: ContradictionsPolicy) 
             number = number_text
         elif len(parts) == 2 and not unit:
             number = tuple(int(p) for p in parts)
+            if _VERSION_WORD.search(m.string) is not None:
+                # "interpreter version for that service: 3.8"
+                return _Amount("version", number, shown, context)
         else:
             number = float(number_text) if len(parts) == 2 else tuple(int(p) for p in parts)
     elif len(number_text) > s.max_digits:
@@ -836,7 +890,16 @@ def _amount(m: re.Match[str], context: frozenset[str], s: ContradictionsPolicy) 
         number = float(number_text)
     if isinstance(number, float) and (
         (unit in _UNITS and _UNITS[unit] == _UNITS["years"] and _OLD.match(m.string, m.end()))
-        or ((not unit or unit in _STOP) and _TURNED.search(m.string, 0, m.start()))
+        or (
+            (not unit or unit in _STOP)
+            and (
+                _TURNED.search(m.string, 0, m.start()) is not None
+                or (
+                    _AGED_BEFORE.search(m.string, 0, m.start()) is not None
+                    and _AGED_AFTER.match(m.string, m.start() + len(m.group("n"))) is not None
+                )
+            )
+        )
     ):
         # "34 years old" and "just turned forty" are ages, not durations
         return _Amount("age", number, shown, context)
@@ -844,7 +907,8 @@ def _amount(m: re.Match[str], context: frozenset[str], s: ContradictionsPolicy) 
         kind, scale = _UNITS[unit]
         return _Amount(kind, number * scale, shown, context)
     if unit and unit not in _STOP and unit not in _NEGATIONS:
-        return _Amount("count:" + _stem(unit), number, shown, context)
+        counted = _stem(unit)
+        return _Amount("count:" + _COUNTED.get(counted, counted), number, shown, context)
     if not context:
         return None  # a bare number with nothing around it says nothing comparable
     return _Amount("plain", number, m.group("n") + (attached or ""), context)  # "5 a day": 5
@@ -984,6 +1048,9 @@ _INTERJECTION = lazy(
 )
 
 
+_PREFER = frozenset("prefer prefers preferred preferring".split())
+
+
 @functools.lru_cache(maxsize=_FEATURE_CACHE)
 def _polarity(text: str) -> _Polarity:
     # each pattern only where its words are: the interjection's all hold "no" or "nah"
@@ -1000,6 +1067,8 @@ def _polarity(text: str) -> _Polarity:
             if word not in ("on", "off") or _STATE_END.match(text, m.end()) or (kept and kept[-1] in _SWITCHED):
                 kept.append(word)
     negations = sum(1 for w in kept if w in _NEGATING)
+    if "over" in kept and not _PREFER.isdisjoint(kept):
+        negations += 1  # "prefer functions over classes" says no to classes
     opposites: dict[tuple[int, int], str] = {}
     for w in kept:
         if w in _OPPOSITE_WORDS:
@@ -1263,6 +1332,14 @@ def _may_amount(text: str, words: Collection[str]) -> bool:
     return not _SINGLE_UNITS.isdisjoint(words) and _SINGLE_FORM.search(text) is not None
 
 
+def _big(m: re.Match[str]) -> str:
+    """A _BIG match as digits ("a thousand": "1000")."""
+    n = m.group("n")
+    base = 1.0 if n in ("a", "an") else float(_WORD_NUMBERS[n]) if n in _WORD_NUMBERS else float(n)
+    value = base * _BIG_SCALE[m.group("big")]
+    return str(int(value)) if value.is_integer() else str(value)
+
+
 def _amounts(clauses: tuple[str, ...], s: ContradictionsPolicy) -> tuple[_Amount, ...]:
     """The amounts the clauses state, each with the clause's other words (at most
     ``max_amounts``)."""
@@ -1271,16 +1348,24 @@ def _amounts(clauses: tuple[str, ...], s: ContradictionsPolicy) -> tuple[_Amount
         clause_words = _words(clause)
         if not _may_amount(clause, clause_words):
             continue
+        if not _BIG_SCALE.keys().isdisjoint(clause_words):
+            clause = _BIG.sub(_big, clause)
         for m in _AMOUNT.finditer(clause):
             if len(amounts) >= s.max_amounts:
                 break
             if _names_it(clause, m.start()):
                 continue  # "step 3", "issue #12", "module m0": which one, not how much
-            around = _words(clause[: m.start()] + " " + clause[m.end() :])
+            before = clause[: m.start()]
+            # "90% coverage": the word after an attached unit is what it is of
+            end = m.end("attached") if m.group("num") and m.group("attached") and m.group("unit") else m.end()
+            around = _words(before + " " + clause[end:])
+            # "max-line-length": its words too
+            around += [part for w in around if "-" in w or "_" in w for part in re.split(r"[-_]+", w) if part]
             context = frozenset(
                 _stem(w)
                 for w in around
                 if w not in _STOP
+                and w not in _NOT_UNITS
                 and w not in _GENERIC
                 and w not in _AMOUNT_VERBS
                 and w not in _NEGATIONS
@@ -1290,6 +1375,10 @@ def _amounts(clauses: tuple[str, ...], s: ContradictionsPolicy) -> tuple[_Amount
                 and w not in _MONTHS
                 and not w[0].isdigit()
             )
+            if _GIVES_UP.search(before) is not None:
+                context |= {"timeout"}
+            elif before.endswith(":") and not before[-2:-1].isdigit() and m.group("num"):
+                context |= {"port"}  # "binds to :3000", "localhost:8080"
             amount = _amount(m, context, s)
             if amount is not None:
                 about = " ".join(
@@ -1315,7 +1404,15 @@ def _same_subject(a: frozenset[str], b: frozenset[str], *, allow_empty: bool = F
         return allow_empty and not a and not b
     if not (a <= b or b <= a):
         return False
-    return not ((a ^ b) & _SCOPE_STEMS)
+    return not _scopes_differ(a, b)
+
+
+def _scopes_differ(a: frozenset[str], b: frozenset[str]) -> bool:
+    """Whether two contexts name different scopes ("the docs build"; "api" and
+    "backend" are one)."""
+    if (a ^ b).isdisjoint(_SCOPE_STEMS):
+        return False
+    return {_SCOPE_OF_STEM[w] for w in a & _SCOPE_STEMS} != {_SCOPE_OF_STEM[w] for w in b & _SCOPE_STEMS}
 
 
 def _one_slot(x: _Amount, y: _Amount) -> bool:
@@ -1325,7 +1422,7 @@ def _one_slot(x: _Amount, y: _Amount) -> bool:
     if _same_subject(x.context, y.context, allow_empty=True):
         return True
     shared = x.context & y.context
-    if not shared or (x.context ^ y.context) & _SCOPE_STEMS:
+    if not shared or _scopes_differ(x.context, y.context):
         return False
     # "the request timeout" and "the connect timeout": a shared word that each side
     # qualifies with a word of its own before it names two things
@@ -1400,6 +1497,18 @@ def _equal(x: _Amount, y: _Amount, s: ContradictionsPolicy) -> bool:
     return x.value == y.value
 
 
+def _counted_plain(x: _Amount, y: _Amount) -> bool:
+    """A number without a unit and a count of a thing ("pool size is 20", "50
+    connections"): one kind when the bare number's context names the thing counted,
+    or they share two words."""
+    plain, counted = (x, y) if x.kind == "plain" else (y, x)
+    if plain.kind != "plain" or not counted.kind.startswith("count:"):
+        return False
+    if not isinstance(plain.value, float) or not isinstance(counted.value, float):
+        return False
+    return counted.kind[6:] in plain.context or len(plain.context & counted.context) >= 2
+
+
 def _rule_number(a: _Analysis, b: _Analysis, s: ContradictionsPolicy) -> Verdict | None:
     if _other_scopes(a, b) or _other_people(a, b):
         return None
@@ -1409,7 +1518,7 @@ def _rule_number(a: _Analysis, b: _Analysis, s: ContradictionsPolicy) -> Verdict
         comparable = [
             y
             for y in b.amounts
-            if y.kind == x.kind
+            if (y.kind == x.kind or _counted_plain(x, y))
             and _one_slot(x, y)
             and not any(
                 z.kind == x.kind and _closeness(z.context, y.context) > _closeness(x.context, y.context)
@@ -1443,17 +1552,21 @@ def _opposed(a: _Polarity, b: _Polarity, s: ContradictionsPolicy, *, loose: bool
         # subject, one side saying more about it: fewer words suffice
         evidence = f"{sides_a[flipped[0]][1]} vs {sides_b[flipped[0]][1]}"
         return Verdict("opposite", evidence, round(s.score_opposite * max(overlap, s.opposite_overlap), 3))
+    negated, plain = (a, b) if a.negations % 2 else (b, a)
+    word = next((w for w in negated.words if w in _NEGATIONS or w in _NEGATIVE_SIDE), "not")
+    shared = [w for w in plain.words if _stem(w) in negated.content and w not in _STOP]
+    denial = f"{' '.join(shared[:4])}: negated by '{word}'"
+    if loose and negated.content <= plain.content and negated.content - _GENERIC_STEMS and negated.denies:
+        # the negated side says nothing but what the other affirms ("pytest is not
+        # allowed here" / "we write our tests with pytest"), and no opposite word
+        # the two use alike ("asynchronous" / "async") is what negates it
+        if not any(sides_a[i][0] == sides_b[i][0] for i in sides_a.keys() & sides_b.keys()):
+            return Verdict("opposite", denial, round(s.score_opposite * max(overlap, s.opposite_overlap), 3))
     if len(a.content) < s.opposite_min_words or len(b.content) < s.opposite_min_words:
         return None
     if overlap < s.opposite_overlap or another:
         return None
-    if flipped:
-        evidence = f"{sides_a[flipped[0]][1]} vs {sides_b[flipped[0]][1]}"
-    else:
-        negated, plain = (a, b) if a.negations % 2 else (b, a)
-        word = next((w for w in negated.words if w in _NEGATIONS or w in _NEGATIVE_SIDE), "not")
-        shared = [w for w in plain.words if _stem(w) in negated.content and w not in _STOP]
-        evidence = f"{' '.join(shared[:4])}: negated by '{word}'"
+    evidence = f"{sides_a[flipped[0]][1]} vs {sides_b[flipped[0]][1]}" if flipped else denial
     return Verdict("opposite", evidence, round(s.score_opposite * overlap, 3))
 
 
@@ -1661,7 +1774,7 @@ def _features(raw: str, s: ContradictionsPolicy) -> _Features:
         for unit in _unit_texts(text, _clauses(text, s), s):
             if not _POLAR.isdisjoint(_words(unit)):
                 polarity = _polarity(unit)
-                if polarity.negations % 2 and len(polarity.content) >= s.opposite_min_words:
+                if polarity.negations % 2 and polarity.content:
                     odd.append(polarity.content)
     return _Features(
         attributes=frozenset(attribute for _i, (attribute, _value) in _known_values(words)),

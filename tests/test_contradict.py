@@ -244,6 +244,13 @@ CONTRADICTIONS = [
         "opposite",
         "pytest: negated by 'not'",
     ),
+    # one word denied, in two texts of one sentence each
+    (
+        "Flaky tests get quarantined automatically.",
+        "We never quarantine; a flaky test must be fixed before anything merges.",
+        "opposite",
+        "quarantined: negated by 'never'",
+    ),
     # "instead of" negates
     ("We use Postgres instead of MySQL.", "The database is MySQL.", "correction", "mysql corrected to postgres"),
 ]
@@ -334,6 +341,17 @@ NOT_CONTRADICTIONS = [
     ("Retries: 3 attempts.", "Retries: three tries."),
     ("We have two hundred users.", "We have 200 users."),
     ("Logging is asynchronous.", "Log writes don't block; they're async."),
+    # "one of" says which, not how many
+    ("The pool has 20 connections.", "One of the pool connections is always idle."),
+    # one common word negated in a chat turn of several sentences is not a denial
+    (
+        "Feeling supported means so much. It gives me the oomph to keep going.",
+        "Thanks! I'm feeling confident and won't give up.",
+    ),
+    (
+        "Thanks! I really appreciate your help. I will keep going and never quit.",
+        "Thanks! I won't quit, no matter what. Your words motivate me.",
+    ),
 ]
 
 

@@ -909,12 +909,15 @@ def _amount(m: re.Match[str], context: frozenset[str], s: ContradictionsPolicy) 
     if unit and unit not in _STOP and unit not in _NEGATIONS:
         counted = _stem(unit)
         return _Amount("count:" + _COUNTED.get(counted, counted), number, shown, context)
-    if not context:
-        return None  # a bare number with nothing around it says nothing comparable
+    if not context or _PARTITIVE.match(m.string, m.end("n")):
+        # a bare number with nothing around it says nothing comparable; "one of my
+        # friends" says which, not how many
+        return None
     return _Amount("plain", number, m.group("n") + (attached or ""), context)  # "5 a day": 5
 
 
 _OLD = lazy(r"[\s-]*old\b")
+_PARTITIVE = lazy(r"\s+of\b")
 _TURNED = lazy(r"\b(?:turned|turns|turning|aged)\s+$")
 _CLAIM = lazy(
     r"^(?P<s>(?:[a-z0-9+#][\w+#./'-]*\s+){0,5}?[a-z0-9+#][\w+#./'-]*)\s+"
@@ -1049,6 +1052,8 @@ _INTERJECTION = lazy(
 
 
 _PREFER = frozenset("prefer prefers preferred preferring".split())
+# what the affirming side may say besides what the negated side denies (see _opposed)
+_DENIED_REST = 3
 
 
 @functools.lru_cache(maxsize=_FEATURE_CACHE)
@@ -1535,7 +1540,9 @@ def _rule_number(a: _Analysis, b: _Analysis, s: ContradictionsPolicy) -> Verdict
     return None
 
 
-def _opposed(a: _Polarity, b: _Polarity, s: ContradictionsPolicy, *, loose: bool = True) -> Verdict | None:
+def _opposed(
+    a: _Polarity, b: _Polarity, s: ContradictionsPolicy, *, loose: bool = True, terse: bool = False
+) -> Verdict | None:
     if a.negations % 2 == b.negations % 2 or not a.content or not b.content:
         return None
     # each says something the other does not: another object ("run ruff" / "run mypy")
@@ -1556,10 +1563,19 @@ def _opposed(a: _Polarity, b: _Polarity, s: ContradictionsPolicy, *, loose: bool
     word = next((w for w in negated.words if w in _NEGATIONS or w in _NEGATIVE_SIDE), "not")
     shared = [w for w in plain.words if _stem(w) in negated.content and w not in _STOP]
     denial = f"{' '.join(shared[:4])}: negated by '{word}'"
-    if loose and negated.content <= plain.content and negated.content - _GENERIC_STEMS and negated.denies:
-        # the negated side says nothing but what the other affirms ("pytest is not
-        # allowed here" / "we write our tests with pytest"), and no opposite word
-        # the two use alike ("asynchronous" / "async") is what negates it
+    if (
+        loose
+        and negated.denies
+        and negated.content <= plain.content
+        and len(plain.content - negated.content) <= _DENIED_REST
+        and negated.content - _GENERIC_STEMS
+        and (terse or len(negated.content) >= s.opposite_min_words or not _TERMS.keys().isdisjoint(negated.words))
+    ):
+        # the negated side says nothing but what the other affirms, which says little
+        # more ("pytest is not allowed here" / "we write our tests with pytest"); one
+        # word only in two one-sentence texts or when it names a tool (not "never give
+        # up" in a chat turn); and no opposite word the two use alike
+        # ("asynchronous" / "async") is what negates it
         if not any(sides_a[i][0] == sides_b[i][0] for i in sides_a.keys() & sides_b.keys()):
             return Verdict("opposite", denial, round(s.score_opposite * max(overlap, s.opposite_overlap), 3))
     if len(a.content) < s.opposite_min_words or len(b.content) < s.opposite_min_words:
@@ -1570,9 +1586,14 @@ def _opposed(a: _Polarity, b: _Polarity, s: ContradictionsPolicy, *, loose: bool
     return Verdict("opposite", evidence, round(s.score_opposite * overlap, 3))
 
 
+def _one_sentence(text: str) -> bool:
+    return not _SENTENCE_END.findall(text.rstrip(" .!?\n"))
+
+
 def _rule_opposite(a: _Analysis, b: _Analysis, s: ContradictionsPolicy) -> Verdict | None:
     # the units _opposed turns away at once (too few words) are left out first
     loose = not _other_people(a, b) and not _other_scopes(a, b)
+    terse = _one_sentence(a.text) and _one_sentence(b.text)
     least = 1 if loose else s.opposite_min_words
     ys = [y for y in b.units if len(y.content) >= least]
     for x in a.units:
@@ -1580,7 +1601,7 @@ def _rule_opposite(a: _Analysis, b: _Analysis, s: ContradictionsPolicy) -> Verdi
             continue
         for y in ys:
             if x.negations % 2 != y.negations % 2:
-                verdict = _opposed(x, y, s, loose=loose)
+                verdict = _opposed(x, y, s, loose=loose, terse=terse)
                 if verdict is not None:
                     return verdict
     return None
@@ -1736,7 +1757,7 @@ def _may_claim(text: str) -> bool:
     """Whether ``text`` can hold claims ("S is V"): it is one sentence (in a text of
     several, one is a remark among others, not a setting) and has _COPULA's words
     (every claim's words are)."""
-    return not _SENTENCE_END.findall(text.rstrip(" .!?\n")) and _COPULA.search(text) is not None
+    return _one_sentence(text) and _COPULA.search(text) is not None
 
 
 def _text_claims(text: str, clauses: Sequence[str], s: ContradictionsPolicy) -> tuple[_SubjectValue, ...]:

@@ -244,6 +244,40 @@ CONTRADICTIONS = [
         "opposite",
         "pytest: negated by 'not'",
     ),
+    # how often, in numbers: "every six hours", "once an hour", "twice a week"
+    (
+        "Database backups are taken every six hours.",
+        "We back up the database once a day, at 02:00.",
+        "number",
+        "database: every six hours vs once a day",
+    ),
+    (
+        "The cleanup cron runs every 15 minutes.",
+        "The cleanup cron fires once an hour.",
+        "number",
+        "cleanup cron: every 15 minutes vs once an hour",
+    ),
+    # a word after a number that is not what it counts; approvals and reviews, columns
+    # and characters; a percentage is not a version; uptime is availability
+    ("The CI image uses Node 20.", "CI pins Node 18 because of the old webpack setup.", "number", "ci node: 20 vs 18"),
+    (
+        "Merging to main needs two approving reviews.",
+        "One approval is enough to merge a PR into main.",
+        "number",
+        "merging main: two approving vs one approval",
+    ),
+    (
+        "Wrap lines at 80 columns.",
+        "Lines may be up to 120 characters.",
+        "number",
+        "lines: 80 columns vs 120 characters",
+    ),
+    (
+        "Our availability SLO is 99.9%.",
+        "We target 99.5 percent uptime.",
+        "number",
+        "availability: 99.9% vs 99.5 percent",
+    ),
     # one word denied, in two texts of one sentence each
     (
         "Flaky tests get quarantined automatically.",
@@ -341,6 +375,22 @@ NOT_CONTRADICTIONS = [
     ("Retries: 3 attempts.", "Retries: three tries."),
     ("We have two hundred users.", "We have 200 users."),
     ("Logging is asynchronous.", "Log writes don't block; they're async."),
+    # the same frequency two ways; the same amount of the same thing; a caption's count
+    # is not what the rest of a chat turn is about
+    ("I go to the gym three times a week.", "I work out at the gym thrice weekly."),
+    ("The sync runs every other day.", "The sync runs every two days."),
+    ("Product pages are cached for 10 minutes in the CDN.", "The CDN caches product pages for ten minutes."),
+    (
+        "[a photo of two children on a playground] Nice one, John!",
+        "[a photo of two children on a playground] Sounds great.",
+    ),
+    (
+        "We went to the beach with the kids. [image: a photo of three children playing on the beach] We always look "
+        "forward to our family camping trip.",
+        "My family has been great. [image: a photo of a man and two children sitting around a campfire] We always look "
+        "forward to our family camping trip.",
+    ),
+    ("The job runs every zero days.", "The job runs 0 times a day."),
     # "one of" says which, not how many
     ("The pool has 20 connections.", "One of the pool connections is always idle."),
     # one common word negated in a chat turn of several sentences is not a denial

@@ -322,6 +322,8 @@ _SYNONYMS = {
     "birth": "birthday",
     "flights": "fly",
     "flying": "fly",
+    "uptime": "availability",
+    "indentation": "indent",
     "land": "arrive",
     "lands": "arrive",
     "landed": "arrive",
@@ -397,32 +399,40 @@ _MONTHS = {
     )
     if m != "may"
 }
+_DAY = 86400.0
+# how often, as the seconds between two times
 _FREQUENCIES = {
-    "hourly": "hourly",
-    "daily": "daily",
-    "nightly": "daily",
-    "weekly": "weekly",
-    "monthly": "monthly",
-    "yearly": "yearly",
-    "annually": "yearly",
-    "every day": "daily",
-    "every night": "daily",
-    "every week": "weekly",
-    "every month": "monthly",
-    "every hour": "hourly",
-    "every year": "yearly",
-    "once a day": "daily",
-    "once a week": "weekly",
-    "once a month": "monthly",
-    "once a year": "yearly",
+    "hourly": 3600.0,
+    "daily": _DAY,
+    "nightly": _DAY,
+    "weekly": 7 * _DAY,
+    "monthly": 30 * _DAY,
+    "yearly": 365 * _DAY,
+    "annually": 365 * _DAY,
 }
+_PERIODS = {
+    "second": 1.0,
+    "minute": 60.0,
+    "min": 60.0,
+    "hour": 3600.0,
+    "hr": 3600.0,
+    "day": _DAY,
+    "night": _DAY,
+    "week": 7 * _DAY,
+    "month": 30 * _DAY,
+    "year": 365 * _DAY,
+}
+_TIMES = {"once": 1, "twice": 2, "thrice": 3}
 # "seventy" before "seven": the longest word first in _AMOUNT
 _WORD_NUMBER_ALT = "|".join(sorted(_WORD_NUMBERS, key=len, reverse=True))
 # "a thousand", "two hundred", "1.5 million": written as the number before _AMOUNT reads them
 _BIG = lazy(rf"\b(?P<n>an?|{_WORD_NUMBER_ALT}|\d{{1,3}}(?:\.\d{{1,3}})?)\s+(?P<big>hundred|thousand|million)\b")
 _BIG_SCALE = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
 # words after a number that say when, not what is counted ("turned 29 last month")
-_NOT_UNITS = frozenset("last next this ago now today yesterday tomorrow recently already again".split())
+_NOT_UNITS = frozenset(
+    "last next this ago now today yesterday tomorrow recently already again "
+    "because since until unless although though while before after during except".split()
+)
 # an age said with no unit: "I'm 34", "my daughter is 7", "she's 40 now"
 _AGED_BEFORE = lazy(
     r"(?:\bi'm|\bi am|\b(?:he|she)(?:'s| is)|\b(?:"
@@ -441,11 +451,14 @@ _COUNTED = {
     **dict.fromkeys("attempt try retry time".split(), "attempt"),
     **dict.fromkeys("peopl person engineer developer dev member".split(), "peopl"),
     **dict.fromkeys("request call req".split(), "request"),
+    **dict.fromkeys("approv approval review reviewer".split(), "approv"),
+    **dict.fromkeys("character char column col".split(), "character"),
 }
 # the words after which "a week", "an hour" say how long (not "once a week", "3 a day")
 _SINGLE_AFTER = "for in after within about around over under is are only just takes take took lasts last than".split()
 _SINGLE_UNITS = frozenset("second minute hour day week month year".split())
-_UNIT_ALT = "|".join(re.escape(u) for u in sorted(_UNITS, key=len, reverse=True) if u != "%") + "|%"
+_PERIOD_ALT = "|".join(sorted(_PERIODS, key=len, reverse=True))
+_UNIT_ALT = "|".join(re.escape(u) for u in sorted(_UNITS, key=len, reverse=True) if u != "%")
 _MONTH_ALT = "|".join(sorted(_MONTHS, key=len, reverse=True))
 _NUM = r"\d{1,40}(?:\.\d{1,40})*"
 _THOUSANDS = r"\d{1,3}(?:,\d{3}){1,4}(?!\d)"  # "1,200": one number
@@ -462,10 +475,13 @@ _AMOUNT = lazy(
     + r")(?P<half>half\s+)?an?\s+(?:full\s+)?(?P<sunit>second|minute|hour|day|week|month|year)\b)"
     r"|(?P<quarter>\bq[1-4]\b)"
     r"|(?P<weekday>\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b)"
-    r"|(?P<freq>\b(?:hourly|daily|nightly|weekly|monthly|yearly|annually"
-    r"|every (?:day|night|week|month|hour|year)|once a (?:day|week|month|year))\b)"
+    r"|(?P<freq>\b(?:hourly|daily|nightly|weekly|monthly|yearly|annually)\b)"
+    # "every six hours", "every other day", "twice a week", "3 times per day"
+    rf"|(?P<every>\bevery\s+(?:(?P<en>\d{{1,4}}|other|{_WORD_NUMBER_ALT})\s+)?(?P<eunit>{_PERIOD_ALT})s?\b)"
+    rf"|(?P<times>\b(?P<tn>once|twice|thrice|(?:\d{{1,4}}|{_WORD_NUMBER_ALT})\s+times)\s+"
+    rf"(?:(?:a|an|per|every)\s+(?P<tunit>{_PERIOD_ALT})|(?P<tfreq>hourly|daily|nightly|weekly|monthly|yearly|annually))\b)"
     rf"|(?P<named>\b(?P<name>[a-z][a-z+#.-]{{0,30}}?)[ -]?v?(?P<ver>\d{{1,6}}(?:\.\d{{1,6}}){{1,4}})\b"
-    rf"(?!\s*(?:{_UNIT_ALT})\b))"
+    rf"(?!\s*(?:(?:{_UNIT_ALT})\b|%)))"  # "99.9%" is not a version
     r"|(?P<tagged>(?<![\w.])(?P<tag>[a-z]{1,8})(?P<tagn>\d{1,6})(?![\w.]))"
     r"|(?P<ord>(?<![\w.])(?:(?P<ordn>\d{1,3})(?:st|nd|rd|th)|"
     + "|".join(_ORDINALS)
@@ -481,7 +497,7 @@ _DIGIT = lazy(r"\d")
 # ... nor one "a week" or "half an hour" (_AMOUNT's single): its words, then the form
 _SINGLE_FORM = lazy(r"\ban?\s+(?:full\s+)?(?:second|minute|hour|day|week|month|year)\b")
 _AMOUNT_WORDS = frozenset(
-    [*_WORD_NUMBERS, *_ORDINALS, *_MONTHS, *_WEEKDAYS, *_BIG_SCALE, "q1", "q2", "q3", "q4", "every", "once"]
+    [*_WORD_NUMBERS, *_ORDINALS, *_MONTHS, *_WEEKDAYS, *_BIG_SCALE, *_TIMES, "q1", "q2", "q3", "q4", "every"]
     + [f for f in _FREQUENCIES if " " not in f]
 )
 _VERSION = lazy(r"\d{1,40}(?:\.\d{1,40})+")
@@ -642,7 +658,7 @@ class _Amount:
     value: object  # a float in base units, a tuple of ints, or a string
     shown: str  # as written
     context: frozenset[str]  # the clause's other words, stemmed
-    about: str = ""  # the clause's other words, as written
+    about: str = ""  # the context's words as written, in their places ("_" the others, "#" the amount)
 
 
 @dataclass(frozen=True)
@@ -844,6 +860,19 @@ def _amount(m: re.Match[str], context: frozenset[str], s: ContradictionsPolicy) 
         if rest and not re.match(r"(?:at|on|in|from|before|after|,|\(|$)", rest):
             return None
         return _Amount("frequency", _FREQUENCIES[m.group("freq")], shown, context)
+    if m.group("every"):
+        n = m.group("en")
+        count = 1 if n is None else 2 if n == "other" else _counted_number(n)
+        if count <= 0:
+            return None
+        return _Amount("frequency", count * _PERIODS[m.group("eunit")], shown, context)
+    if m.group("times"):
+        said = m.group("tn").split()[0]
+        count = _TIMES[said] if said in _TIMES else _counted_number(said)
+        if count <= 0:
+            return None
+        period = _PERIODS[m.group("tunit")] if m.group("tunit") else _FREQUENCIES[m.group("tfreq")]
+        return _Amount("frequency", period / count, shown, context)
     if m.group("named"):
         name = m.group("name").strip(".-")
         ver = m.group("ver")
@@ -909,15 +938,17 @@ def _amount(m: re.Match[str], context: frozenset[str], s: ContradictionsPolicy) 
     if unit and unit not in _STOP and unit not in _NEGATIONS:
         counted = _stem(unit)
         return _Amount("count:" + _COUNTED.get(counted, counted), number, shown, context)
-    if not context or _PARTITIVE.match(m.string, m.end("n")):
+    if not context or number_text == "one" or _PARTITIVE.match(m.string, m.end("n")):
         # a bare number with nothing around it says nothing comparable; "one of my
-        # friends" says which, not how many
+        # friends" says which, not how many; "nice one", "this one" count nothing
         return None
     return _Amount("plain", number, m.group("n") + (attached or ""), context)  # "5 a day": 5
 
 
 _OLD = lazy(r"[\s-]*old\b")
 _PARTITIVE = lazy(r"\s+of\b")
+# how many words from an amount a word it shares with another may stand (see _one_slot)
+_NEAR = 8
 _TURNED = lazy(r"\b(?:turned|turns|turning|aged)\s+$")
 _CLAIM = lazy(
     r"^(?P<s>(?:[a-z0-9+#][\w+#./'-]*\s+){0,5}?[a-z0-9+#][\w+#./'-]*)\s+"
@@ -1337,6 +1368,11 @@ def _may_amount(text: str, words: Collection[str]) -> bool:
     return not _SINGLE_UNITS.isdisjoint(words) and _SINGLE_FORM.search(text) is not None
 
 
+def _counted_number(said: str) -> int:
+    """A count written in digits (at most four) or as a word."""
+    return _WORD_NUMBERS[said] if said in _WORD_NUMBERS else int(said)
+
+
 def _big(m: re.Match[str]) -> str:
     """A _BIG match as digits ("a thousand": "1000")."""
     n = m.group("n")
@@ -1363,7 +1399,12 @@ def _amounts(clauses: tuple[str, ...], s: ContradictionsPolicy) -> tuple[_Amount
             before = clause[: m.start()]
             # "90% coverage": the word after an attached unit is what it is of
             end = m.end("attached") if m.group("num") and m.group("attached") and m.group("unit") else m.end()
-            around = _words(before + " " + clause[end:])
+            # a bracketed part (an image's caption in a chat turn) is a context of its own
+            ahead = _words(before[max(before.rfind("["), before.rfind("]")) + 1 :])
+            after = clause[end:]
+            cut = min((i for i in (after.find("["), after.find("]")) if i >= 0), default=len(after))
+            behind = _words(after[:cut])
+            around = ahead + behind
             # "max-line-length": its words too
             around += [part for w in around if "-" in w or "_" in w for part in re.split(r"[-_]+", w) if part]
             context = frozenset(
@@ -1386,9 +1427,12 @@ def _amounts(clauses: tuple[str, ...], s: ContradictionsPolicy) -> tuple[_Amount
                 context |= {"port"}  # "binds to :3000", "localhost:8080"
             amount = _amount(m, context, s)
             if amount is not None:
-                about = " ".join(
-                    [amount.about] * bool(amount.about) + [w for w in around if _stem(w) in amount.context]
-                )
+                # the context's words in their places, "_" for the others and "#" for
+                # the amount itself: a word just before another qualifies it only if it
+                # was so, and how far a word stands from the amount is kept
+                words = [*ahead, "#", *behind, *around[len(ahead) + len(behind) :]]
+                marked = [w if w == "#" or _stem(w) in amount.context else "_" for w in words]
+                about = " ".join([amount.about] * bool(amount.about) + marked)
                 amounts.append(dataclasses.replace(amount, about=about))
     return tuple(amounts)
 
@@ -1426,7 +1470,9 @@ def _one_slot(x: _Amount, y: _Amount) -> bool:
     a scope the other lacks."""
     if _same_subject(x.context, y.context, allow_empty=True):
         return True
-    shared = x.context & y.context
+    # a shared word near each amount ("... [a photo of two children] We always look
+    # forward to our family camping trip": not what "two" counts)
+    shared = _near(x) & _near(y)
     if not shared or _scopes_differ(x.context, y.context):
         return False
     # "the request timeout" and "the connect timeout": a shared word that each side
@@ -1435,12 +1481,24 @@ def _one_slot(x: _Amount, y: _Amount) -> bool:
     return not any(mine.get(word, frozenset()) - shared and theirs[word] - shared for word in theirs)
 
 
+def _near(amount: _Amount) -> frozenset[str]:
+    """The stems of an amount's context words at most ``_NEAR`` words from it (and
+    those its form gave it: "timeout" for "give up after")."""
+    words = amount.about.split()
+    if "#" not in words:
+        return amount.context
+    at = words.index("#")
+    near = {_stem(w) for w in words[max(0, at - _NEAR) : at + _NEAR + 1] if w not in ("_", "#")}
+    return frozenset(near | (amount.context - {_stem(w) for w in words}))
+
+
 def _qualifiers(about: str, shared: frozenset[str]) -> dict[str, frozenset[str]]:
-    """For each shared word in ``about`` (stemmed), the stems just before it."""
+    """For each shared word in ``about`` (stemmed), the stems just before it (not a
+    word outside the context: "_")."""
     stems = [_stem(w) for w in about.split()]
     out: dict[str, set[str]] = {}
     for before, stem in itertools.pairwise(stems):
-        if stem in shared:
+        if stem in shared and before not in ("_", "#"):
             out.setdefault(stem, set()).add(before)
     return {word: frozenset(value) for word, value in out.items()}
 

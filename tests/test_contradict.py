@@ -278,6 +278,9 @@ CONTRADICTIONS = [
         "number",
         "availability: 99.9% vs 99.5 percent",
     ),
+    # a service's log level, a person's shell
+    ("Log level in production is INFO.", "Production logs at WARN.", "attribute", "log level: info vs warn"),
+    ("My shell is fish.", "I use zsh as my shell.", "attribute", "shell: fish vs zsh"),
     # one word denied, in two texts of one sentence each
     (
         "Flaky tests get quarantined automatically.",
@@ -391,6 +394,9 @@ NOT_CONTRADICTIONS = [
         "forward to our family camping trip.",
     ),
     ("The job runs every zero days.", "The job runs 0 times a day."),
+    # a kind of log is not a log level; fish without a shell is not one
+    ("The error log rotates daily.", "Debug logs are kept for a week."),
+    ("I had fish for dinner.", "I use zsh as my shell."),
     # "one of" says which, not how many
     ("The pool has 20 connections.", "One of the pool connections is always idle."),
     # one common word negated in a chat turn of several sentences is not a denial

@@ -13,7 +13,7 @@ the same thing in other words is not a contradiction. The rules, tried in order:
   (:data:`~aircher_mem.longterm.vocabulary.VOCAB`: database, test runner,
   formatter...) or one of the same kind of named alternatives
   (:data:`~aircher_mem.longterm.vocabulary.ALTERNATIVES`: message broker, cloud
-  provider, issue tracker, ORM, license, cloud region...), and the values differ,
+  provider, issue tracker, ORM, license, log level, shell, cloud region...), and the values differ,
   or one text uses a value the other says is not used ("no k8s here"), for the
   same scope (the frontend's test runner is not the backend's) and the same people
   (the speaker's car is not the partner's);
@@ -768,6 +768,9 @@ class _Analysis:
             said = ALTERNATIVE_CONTEXT.get(attribute)
             if said is not None and not any(w.startswith(said) for w in self.words):
                 continue
+            kind_of = _KIND_OF.get(attribute)
+            if kind_of is not None and self.words[index + 1 : index + 2] and self.words[index + 1].startswith(kind_of):
+                continue  # "the error log", "debug logs": a kind of log, not the level
             if not _negated_at(self.words, index, self.s.negation_window):
                 found[0].setdefault(attribute, set()).add(canonical)
             elif _denied_at(self.words, index, self.s.negation_window):
@@ -1144,6 +1147,8 @@ def _known_values(words: list[str]) -> list[tuple[int, tuple[str, str]]]:
 
 # what ends "from X" before a value ("from X to Y"), and the words after a value that
 # say it is gone ("ESLint was removed")
+# a value followed by a word so starting names a kind of that thing, not the setting
+_KIND_OF = {"log level": "log"}
 _TOWARDS = frozenset("to into onto with for".split())
 _GONE = frozenset("anymore replaced removed dropped deprecated retired".split())
 _WAS = frozenset("was were is are got has have been".split())

@@ -406,6 +406,17 @@ for _kind, _terms in {
             "chevrolet chevy peugeot renault fiat skoda porsche jeep lexus"
         ).split()
     },
+    # the level a service logs at, a person's shell
+    "log level": {
+        "trace": "trace",
+        "debug": "debug",
+        "info": "info",
+        "warn": "warn",
+        "warning": "warn",
+        "error": "error",
+        "fatal": "fatal",
+    },
+    "shell": {"bash": "bash", "zsh": "zsh", "fish": "fish", "powershell": "powershell", "nushell": "nushell"},
     "cloud region": {
         region: region
         for region in (
@@ -431,6 +442,8 @@ ALTERNATIVE_CONTEXT: dict[str, tuple[str, ...]] = {
     "code host": ("repo", "review", "pull", "host", "source", "remote", "code", "merge"),
     "chat": ("chat", "talk", "message", "channel", "communicat"),
     "car make": ("car", "driv", "vehicle", "suv"),
+    "log level": ("log",),
+    "shell": ("shell",),
 }
 LANGUAGES = {
     "python": "python",

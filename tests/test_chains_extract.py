@@ -21,6 +21,44 @@ S = ChainsPolicy()
 
 # (text, expected [(decision, [(kind, edge, strength, link text), ...]), ...])
 TABLE = [
+    # "let's" with a verb of making; a semicolon before the reason; a refusal and the
+    # sentence after it; "otherwise"
+    (
+        "Let's write the ingest service in Go, since it has to hold 20k websocket connections.",
+        [
+            (
+                "Let's write the ingest service in Go",
+                [("reason", "justifies", S.since, "it has to hold 20k websocket connections")],
+            )
+        ],
+    ),
+    (
+        "We're sticking with the weekly release train; QA only has capacity for one regression pass a week.",
+        [
+            (
+                "We're sticking with the weekly release train",
+                [("reason", "justifies", S.colon, "QA only has capacity for one regression pass a week")],
+            )
+        ],
+    ),
+    (
+        "We won't add websockets for notifications yet. Polling every 30s is fine for the current 200 users.",
+        [
+            (
+                "We won't add websockets for notifications yet",
+                [("reason", "justifies", S.adjacent, "Polling every 30s is fine for the current 200 users")],
+            )
+        ],
+    ),
+    (
+        "We commit poetry.lock even for the library, otherwise CI and local installs resolve different versions.",
+        [
+            (
+                "We commit poetry.lock even for the library",
+                [("reason", "justifies", S.purpose, "CI and local installs resolve different versions")],
+            )
+        ],
+    ),
     # chat shorthand; a dash before the reason
     (
         "went w/ pnpm bc installs are faster",
@@ -409,6 +447,11 @@ def test_candidate_keeps_its_sentence() -> None:
         "I added a test. I will push it after lunch.",
         "The build is slow.\nWhy?\nThe cache is cold.",
         "The cache is now warm.",
+        # a refusal followed by something else to do; a chore; two facts joined
+        "We won't add websockets. Let me check the logs.",
+        "Let's check the logs.",
+        "I will commit the fix now.",
+        "The tests pass; the build is green.",
         # nothing
         "",
         "   \n\n  ",

@@ -12,8 +12,8 @@ we use an old driver" gives none). The clause's neighbours, cut at connectives,
 become its links:
 
 - a *reason* (edge ``justifies``): "because Y", "since Y", "given Y", "as it Y",
-  "due to Y", "; the reason is Y", "to avoid Y", "so that Y", "X: Y", "X - Y", "Y,
-  which is why we X", "Because Y, we X";
+  "due to Y", "; the reason is Y", "to avoid Y", "so that Y", "otherwise Y", "X: Y",
+  "X; Y", "X - Y", "Y, which is why we X", "Because Y, we X";
 - a *reason* that set the decision off (edge ``causes``): "Y, so we X", "Y. So we
   X";
 - a *consequence* (edge ``leads_to``): "X, so Y", "X, which means Y", "X. That
@@ -36,7 +36,8 @@ make a decision only with a link ("we use Alembic because ..."); the unambiguous
 ones ("chose", "went with", "decided", "switched to", "reverted to", "ruled out")
 make one alone, so that a reason in the next sentence has something to attach to,
 and so do a setting changed and told as done ("I turned off X", "we pinned Y",
-"we banned Z", not "I added a test") and a rule from here on ("From now on ...");
+"we banned Z", not "I added a test"), a refusal ("we won't add X yet") and a rule
+from here on ("From now on ...");
 a setting as it is now ("mypy is now required") is one only with its reason. Proposals ("we should",
 "I'd go with") and undecided talk ("we haven't decided") make none, nor do
 questions. Every strength comes from the Policy's ``[chains]``
@@ -114,7 +115,8 @@ _WEAK_VERBS = (
     r"host|hosted|deploy|deployed|cache|cached|limit|enforce|enforced|forbid|ban|banned|block|blocked|"
     r"ship|shipped|introduced|introduce|implement|implemented|skip|skipped|upgrade|upgraded|"
     r"downgrade|downgraded|bump|bumped|restrict|restricted|wrap|wrapped|support|target|moved(?! on)|move(?! on)|"
-    r"moving(?! on)|adding|banning|squash|squashed|reverted|revert|made|make|deleted|delete|running"
+    r"moving(?! on)|adding|banning|squash|squashed|reverted|revert|made|make|deleted|delete|running|"
+    r"write|build|stay on|stay with|commit"
 )
 # Said in place of a subject before a past tense verb at a clause's start:
 # "Turned on WAL mode because ...".
@@ -193,7 +195,7 @@ _CONNECTIVES: tuple[tuple[str, str, str, str], ...] = (
     ),
     (r"[;,]?\s+otherwise\b", "reason", "justifies", "purpose"),
     (r"\s+after\b(?=(?:\s+[\w'-]+){4})", "reason", "causes", "cause"),
-    (r"(?<!decision)(?<!reason)(?<!why):\s+(?=\w)|\s+(?:--?|[–—])\s+(?=\w)", "reason", "justifies", "colon"),
+    (r"(?<!decision)(?<!reason)(?<!why)[:;]\s+(?=\w)|\s+(?:--?|[–—])\s+(?=\w)", "reason", "justifies", "colon"),
     (
         r",?\s+(?:which|that|this) is (?:why|the reason)\b|,?\s+that's why\b|,?\s+(?:hence|therefore|thus)\b",
         "before",
@@ -282,7 +284,7 @@ class _Draft:
     forced: bool  # its reasons are constraints
     turn: int = 0  # the line it was said on
     answer: bool = False  # picks one of a question's options: a decision with a reason only
-    reported: bool = False  # "I turned off X", "we pinned Y": done, told in the past tense
+    reported: bool = False  # "I turned off X", "we pinned Y": done, told in the past tense; refused
 
 
 def _clip(text: str, settings: ChainsPolicy) -> str:
@@ -314,12 +316,19 @@ _SETTLED = frozenset(
 )
 
 
+# the auxiliaries of a refusal: "we won't add", "we're not going to use"
+_REFUSING = frozenset(["won't", "will not", "'re not going to", "are not going to", "'m not going to"])
+
+
 def _is_reported(m: re.Match[str]) -> bool:
     """One of :data:`_SETTLED` after "I" or "we", with no auxiliary that makes it a
-    habit or a plan ("we'll pin")."""
+    habit or a plan ("we'll pin"); or any routine verb refused by "we" or "I" ("we
+    won't add websockets yet")."""
     weak = (m.group("weak") or "").lower()
-    aux = (m.group("aux") or "").strip().lower()
-    return bool(m.group("sub")) and weak in _SETTLED and aux in ("", "'ve", "have", "just", "also")
+    aux = " ".join((m.group("aux") or "").lower().split())
+    if not m.group("sub") or not weak:
+        return False
+    return (weak in _SETTLED and aux in ("", "'ve", "have", "just", "also")) or aux in _REFUSING
 
 
 def _is_forced(m: re.Match[str]) -> bool:

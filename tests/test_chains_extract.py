@@ -21,6 +21,16 @@ S = ChainsPolicy()
 
 # (text, expected [(decision, [(kind, edge, strength, link text), ...]), ...])
 TABLE = [
+    # a heading before a colon, not a decision: what follows starts afresh
+    (
+        "Quick summary of the call: we ruled out MongoDB for the analytics store due to the lack of joins.",
+        [
+            (
+                "we ruled out MongoDB for the analytics store",
+                [("reason", "justifies", S.explicit, "the lack of joins")],
+            )
+        ],
+    ),
     # "let's" with a verb of making; a semicolon before the reason; a refusal and the
     # sentence after it; "otherwise"
     (
@@ -449,6 +459,8 @@ def test_candidate_keeps_its_sentence() -> None:
         "The cache is now warm.",
         # a refusal followed by something else to do; a chore; two facts joined
         "We won't add websockets. Let me check the logs.",
+        "Note: we use Redis.",
+        "Heads up: I added a test.",
         "Let's check the logs.",
         "I will commit the fix now.",
         "The tests pass; the build is green.",

@@ -13,7 +13,8 @@ become its links:
 
 - a *reason* (edge ``justifies``): "because Y", "since Y", "given Y", "as it Y",
   "due to Y", "; the reason is Y", "to avoid Y", "so that Y", "otherwise Y", "X: Y",
-  "X; Y", "X - Y", "Y, which is why we X", "Because Y, we X";
+  "X; Y", "X - Y", "Y, which is why we X", "Because Y, we X" (what comes before a colon
+  or dash that decides nothing is a heading: "Quick summary: we ruled out X due to Y");
 - a *reason* that set the decision off (edge ``causes``): "Y, so we X", "Y. So we
   X";
 - a *consequence* (edge ``leads_to``): "X, so Y", "X, which means Y", "X. That
@@ -368,8 +369,10 @@ def _in_sentence(sentence: str, s: ChainsPolicy, given: Link | None = None) -> _
     fronted = _FRONTED.match(sentence[: ends[0]])
     for i, (start, end) in enumerate(zip(bounds, ends)):
         role = roles[i]
-        if role is not None and role[1] not in ("before", "so"):
+        if role is not None and role[1] not in ("before", "so") and role[3] != "colon":
             continue  # a reason or consequence clause is no decision of its own
+        # (after a colon or a dash with no decision before it, a heading was said:
+        # "Quick summary of the call: we ruled out MongoDB ...")
         offset = 0
         if i == 0 and fronted is not None:
             # "Because Y, we X": the decision comes after Y's comma, or after a
@@ -395,9 +398,7 @@ def _in_sentence(sentence: str, s: ChainsPolicy, given: Link | None = None) -> _
         if made is not None:
             links.append(made)
         decision_from = cut
-    elif chosen > 0:
-        role = roles[chosen]
-        assert role is not None
+    elif chosen > 0 and (role := roles[chosen]) is not None and role[3] != "colon":
         before = sentence[: cuts[chosen - 1].start()]
         edge, field = ("justifies", role[3]) if role[1] == "before" else ("causes", "cause")
         made = _link("reason", before, edge, field, _hedged(before), forced, s)

@@ -21,6 +21,34 @@ S = ChainsPolicy()
 
 # (text, expected [(decision, [(kind, edge, strength, link text), ...]), ...])
 TABLE = [
+    # one thing kept over another: the sentence after it may be its reason; "two
+    # reasons" after a colon is no heading, "instead of" in a reason no decision
+    (
+        "We'll keep versioning in the URL path rather than headers. It's visible in access logs.",
+        [
+            (
+                "We'll keep versioning in the URL path rather than headers",
+                [("reason", "justifies", S.adjacent, "It's visible in access logs")],
+            )
+        ],
+    ),
+    (
+        "I replaced flake8, black and isort with ruff. Two reasons: first, it runs in under a second; second, "
+        "it's one config file instead of three.",
+        [
+            (
+                "I replaced flake8, black and isort with ruff",
+                [
+                    (
+                        "reason",
+                        "justifies",
+                        S.follow,
+                        "it runs in under a second; second, it's one config file instead of three",
+                    )
+                ],
+            )
+        ],
+    ),
     # a heading before a colon, not a decision: what follows starts afresh
     (
         "Quick summary of the call: we ruled out MongoDB for the analytics store due to the lack of joins.",

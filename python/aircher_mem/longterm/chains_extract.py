@@ -13,8 +13,8 @@ become its links:
 
 - a *reason* (edge ``justifies``): "because Y", "since Y", "given Y", "as it Y",
   "due to Y", "; the reason is Y", "to avoid Y", "so that Y", "otherwise Y", "X: Y",
-  "X; Y", "X - Y", "Y, which is why we X", "Because Y, we X" (what comes before a colon
-  or dash that decides nothing is a heading: "Quick summary: we ruled out X due to Y");
+  "X; Y", "X - Y", "Y, which is why we X", "Because Y, we X" (what comes before a first
+  colon and decides nothing is a heading: "Quick summary: we ruled out X due to Y");
 - a *reason* that set the decision off (edge ``causes``): "Y, so we X", "Y. So we
   X";
 - a *consequence* (edge ``leads_to``): "X, so Y", "X, which means Y", "X. That
@@ -37,8 +37,9 @@ make a decision only with a link ("we use Alembic because ..."); the unambiguous
 ones ("chose", "went with", "decided", "switched to", "reverted to", "ruled out")
 make one alone, so that a reason in the next sentence has something to attach to,
 and so do a setting changed and told as done ("I turned off X", "we pinned Y",
-"we banned Z", not "I added a test"), a refusal ("we won't add X yet") and a rule
-from here on ("From now on ...");
+"we banned Z", not "I added a test"), a refusal ("we won't add X yet"), one thing
+kept over another ("we'll keep X rather than Y") and a rule from here on ("From now
+on ...");
 a setting as it is now ("mypy is now required") is one only with its reason. Proposals ("we should",
 "I'd go with") and undecided talk ("we haven't decided") make none, nor do
 questions. Every strength comes from the Policy's ``[chains]``
@@ -156,6 +157,7 @@ _MARKER = lazy(
     rf"|\b(?P<state>{_STATE})\b",
     re.I,
 )
+_OVER = lazy(r"\b(?:rather than|instead of)\b(?!\s+\d)", re.I)
 _FORCED = lazy(
     r"can't|cannot|can not|couldn't|have to|had to|need to|needed to|must|not an option|ruled out|off the table",
     re.I,
@@ -285,7 +287,7 @@ class _Draft:
     forced: bool  # its reasons are constraints
     turn: int = 0  # the line it was said on
     answer: bool = False  # picks one of a question's options: a decision with a reason only
-    reported: bool = False  # "I turned off X", "we pinned Y": done, told in the past tense; refused
+    reported: bool = False  # "I turned off X", "we pinned Y": done, told as done; refused; kept over another
 
 
 def _clip(text: str, settings: ChainsPolicy) -> str:
@@ -369,10 +371,12 @@ def _in_sentence(sentence: str, s: ChainsPolicy, given: Link | None = None) -> _
     fronted = _FRONTED.match(sentence[: ends[0]])
     for i, (start, end) in enumerate(zip(bounds, ends)):
         role = roles[i]
-        if role is not None and role[1] not in ("before", "so") and role[3] != "colon":
-            continue  # a reason or consequence clause is no decision of its own
-        # (after a colon or a dash with no decision before it, a heading was said:
-        # "Quick summary of the call: we ruled out MongoDB ...")
+        # a reason or consequence clause is no decision of its own; but what comes
+        # before a first colon without a decision is a heading ("Quick summary of the
+        # call: we ruled out MongoDB ...")
+        heading = i == 1 and role is not None and role[3] == "colon" and ":" in cuts[0].group(0)
+        if role is not None and role[1] not in ("before", "so") and not heading:
+            continue
         offset = 0
         if i == 0 and fronted is not None:
             # "Because Y, we X": the decision comes after Y's comma, or after a
@@ -398,7 +402,9 @@ def _in_sentence(sentence: str, s: ChainsPolicy, given: Link | None = None) -> _
         if made is not None:
             links.append(made)
         decision_from = cut
-    elif chosen > 0 and (role := roles[chosen]) is not None and role[3] != "colon":
+    elif chosen > 1 or (chosen == 1 and ":" not in cuts[0].group(0)):
+        role = roles[chosen]
+        assert role is not None
         before = sentence[: cuts[chosen - 1].start()]
         edge, field = ("justifies", role[3]) if role[1] == "before" else ("causes", "cause")
         made = _link("reason", before, edge, field, _hedged(before), forced, s)
@@ -418,7 +424,10 @@ def _in_sentence(sentence: str, s: ChainsPolicy, given: Link | None = None) -> _
             links.append(made)
     if not decision:
         return None
-    return _Draft(decision, sentence, links, _is_strong(found), forced, reported=_is_reported(found))
+    # told as done or refused, or one thing kept over another ("we'll keep versioning
+    # in the URL path rather than headers"): the sentence after it may be its reason
+    settled = _is_reported(found) or (bool(found.group("sub")) and _OVER.search(decision) is not None)
+    return _Draft(decision, sentence, links, _is_strong(found), forced, reported=settled)
 
 
 def _follow(sentence: str, forced: bool, s: ChainsPolicy) -> Link | None:

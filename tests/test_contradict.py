@@ -278,6 +278,14 @@ CONTRADICTIONS = [
         "number",
         "availability: 99.9% vs 99.5 percent",
     ),
+    # an owner said as a noun; how many is not which
+    (
+        "Maria Lopez owns the billing service.",
+        "Billing service owner: Tom Okafor.",
+        "value",
+        "billing service: maria lopez vs tom okafor",
+    ),
+    ("My only cat is called Pixel.", "Our one cat is named Mochi.", "value", "cat: pixel vs mochi"),
     # a service's log level, a person's shell
     ("Log level in production is INFO.", "Production logs at WARN.", "attribute", "log level: info vs warn"),
     ("My shell is fish.", "I use zsh as my shell.", "attribute", "shell: fish vs zsh"),
@@ -394,6 +402,8 @@ NOT_CONTRADICTIONS = [
         "forward to our family camping trip.",
     ),
     ("The job runs every zero days.", "The job runs 0 times a day."),
+    # owners of two services
+    ("Billing service owner: Tom Okafor.", "Search service owner: Maria Lopez."),
     # a kind of log is not a log level; fish without a shell is not one
     ("The error log rotates daily.", "Debug logs are kept for a week."),
     ("I had fish for dinner.", "I use zsh as my shell."),

@@ -1022,6 +1022,9 @@ _RELATION_KIND = {
 }
 
 
+# a relation said as a noun after its subject ("billing service owner: Tom")
+_RELATION_NOUNS = {"owner": "owned", "owners": "owned", "maintainer": "maintained", "lead": "led"}
+
 # "Pizza is my favorite food", "develop is our default branch": the possessive's
 # noun is the subject, what comes before the copula its value (only for words that
 # make the noun single-valued: "Tom is my brother" says nothing of other brothers)
@@ -1056,7 +1059,12 @@ def _claim(subject_text: str, value_text: str, relation: str, s: ContradictionsP
         # "our dog's name is Buddy" says what "our dog is called Max" says
         subject_words = [*subject_words[:-2], subject_words[-2][:-2]]
         relation = "called"
-    subject_words = subject_words[-s.subject_words :]
+    elif not relation and len(subject_words) > 1 and subject_words[-1] in _RELATION_NOUNS:
+        # "billing service owner: Tom" says what "Maria owns the billing service" says
+        relation = _RELATION_NOUNS[subject_words[-1]]
+        subject_words = subject_words[:-1]
+    # "our one cat", "my two kids": how many is not which
+    subject_words = [w for w in subject_words if w not in _WORD_NUMBERS][-s.subject_words :]
     subject = frozenset(_stem(w) for w in subject_words if w not in _GENERIC and w not in _NEGATIONS)
     said = _words(value_text)
     value_words = [w for w in said if w not in _STOP and w not in _LINK][: s.value_words]

@@ -228,7 +228,7 @@ CONTRADICTIONS = [
         "Rate limit: 100 requests per minute per user.",
         "Each user may send a thousand calls a minute.",
         "number",
-        "user: 100 requests vs 1000 calls",
+        "user: 100 requests per minute vs 1000 calls a minute",
     ),
     ("DB connection pool size is 20.", "pool max = 50 connections", "number", "pool: 20 vs 50 connections"),
     (
@@ -264,7 +264,7 @@ CONTRADICTIONS = [
         "Merging to main needs two approving reviews.",
         "One approval is enough to merge a PR into main.",
         "number",
-        "merging main: two approving vs one approval",
+        "merging main: two approving reviews vs one approval",
     ),
     (
         "Wrap lines at 80 columns.",
@@ -277,6 +277,20 @@ CONTRADICTIONS = [
         "We target 99.5 percent uptime.",
         "number",
         "availability: 99.9% vs 99.5 percent",
+    ),
+    # what is counted after a word that says which ("API requests", "worker
+    # processes"), and how many a second
+    (
+        "Each user may make 100 API requests per minute.",
+        "The per-user rate limit is 10 requests per second.",
+        "number",
+        "user: 100 api requests per minute vs 10 requests per second",
+    ),
+    (
+        "The Celery worker concurrency is 16.",
+        "Celery runs with eight worker processes.",
+        "number",
+        "celery worker: 16 vs eight worker processes",
     ),
     # an owner said as a noun; how many is not which
     (
@@ -402,6 +416,9 @@ NOT_CONTRADICTIONS = [
         "forward to our family camping trip.",
     ),
     ("The job runs every zero days.", "The job runs 0 times a day."),
+    # one rate in two units
+    ("Rate limit: 600 requests per minute per API key.", "Each API key gets up to 10 requests per second."),
+    ("We merge 3 pull requests a day.", "We merge 21 pull requests a week."),
     # owners of two services
     ("Billing service owner: Tom Okafor.", "Search service owner: Maria Lopez."),
     # a kind of log is not a log level; fish without a shell is not one

@@ -423,6 +423,10 @@ _PERIODS = {
     "year": 365 * _DAY,
 }
 _TIMES = {"once": 1, "twice": 2, "thrice": 3}
+# after a number and a word: a plural noun, what is counted ("100 API requests")
+_PLURAL_AHEAD = lazy(r"\s+([a-z]{2,}(?<![su])s)\b")
+# after what is counted: the time it is counted in ("per minute", "a second", "/s")
+_RATE = lazy(r"\s*(?:per|a|an|each|every|/)\s*(second|minute|min|hour|hr|day|week|month|year)s?\b")
 # "seventy" before "seven": the longest word first in _AMOUNT
 _WORD_NUMBER_ALT = "|".join(sorted(_WORD_NUMBERS, key=len, reverse=True))
 # "a thousand", "two hundred", "1.5 million": written as the number before _AMOUNT reads them
@@ -939,8 +943,22 @@ def _amount(m: re.Match[str], context: frozenset[str], s: ContradictionsPolicy) 
         kind, scale = _UNITS[unit]
         return _Amount(kind, number * scale, shown, context)
     if unit and unit not in _STOP and unit not in _NEGATIONS:
-        counted = _stem(unit)
-        return _Amount("count:" + _COUNTED.get(counted, counted), number, shown, context)
+        counted, end = _stem(unit), m.end()
+        # "100 API requests": the plural noun after a word that says which is counted
+        # (not after "two-space", a measure of what follows)
+        joined = m.group("unit") is not None and "-" in m.string[m.end("n") : m.start("unit")]
+        plural = None if unit.endswith("s") or joined else _PLURAL_AHEAD.match(m.string, end)
+        if plural is not None:
+            context = context | ({counted} - _SCOPE_STEMS)  # "eight worker processes": of workers too
+            counted, end = _stem(plural.group(1)), plural.end()
+            shown = m.string[m.start() : end].strip()
+        counted = _COUNTED.get(counted, counted)
+        rate = _RATE.match(m.string, end)
+        if rate is not None and isinstance(number, float):
+            # "100 requests per minute" and "10 requests per second": how many a second
+            shown = m.string[m.start() : rate.end()].strip()
+            return _Amount("rate:" + counted, number / _PERIODS[rate.group(1)], shown, context)
+        return _Amount("count:" + counted, number, shown, context)
     if not context or number_text == "one" or _PARTITIVE.match(m.string, m.end("n")):
         # a bare number with nothing around it says nothing comparable; "one of my
         # friends" says which, not how many; "nice one", "this one" count nothing

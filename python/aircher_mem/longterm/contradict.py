@@ -399,34 +399,21 @@ _MONTHS = {
     )
     if m != "may"
 }
-_DAY = 86400.0
-# how often, as the seconds between two times
+# how often, as the seconds between two times: "every N <unit>", "twice a <unit>"
+_PERIODS = {unit: scale for unit, (kind, scale) in _UNITS.items() if kind == "time" and len(unit) > 1}
+_PERIODS["night"] = _PERIODS["day"]
 _FREQUENCIES = {
-    "hourly": 3600.0,
-    "daily": _DAY,
-    "nightly": _DAY,
-    "weekly": 7 * _DAY,
-    "monthly": 30 * _DAY,
-    "yearly": 365 * _DAY,
-    "annually": 365 * _DAY,
-}
-_PERIODS = {
-    "second": 1.0,
-    "minute": 60.0,
-    "min": 60.0,
-    "hour": 3600.0,
-    "hr": 3600.0,
-    "day": _DAY,
-    "night": _DAY,
-    "week": 7 * _DAY,
-    "month": 30 * _DAY,
-    "year": 365 * _DAY,
+    "hourly": _PERIODS["hour"],
+    "daily": _PERIODS["day"],
+    "nightly": _PERIODS["day"],
+    "weekly": _PERIODS["week"],
+    "monthly": _PERIODS["month"],
+    "yearly": _PERIODS["year"],
+    "annually": _PERIODS["year"],
 }
 _TIMES = {"once": 1, "twice": 2, "thrice": 3}
 # after a number and a word: a plural noun, what is counted ("100 API requests")
 _PLURAL_AHEAD = lazy(r"\s+([a-z]{2,}(?<![su])s)\b")
-# after what is counted: the time it is counted in ("per minute", "a second", "/s")
-_RATE = lazy(r"\s*(?:per|a|an|each|every|/)\s*(second|minute|min|hour|hr|day|week|month|year)s?\b")
 # "seventy" before "seven": the longest word first in _AMOUNT
 _WORD_NUMBER_ALT = "|".join(sorted(_WORD_NUMBERS, key=len, reverse=True))
 # "a thousand", "two hundred", "1.5 million": written as the number before _AMOUNT reads them
@@ -462,6 +449,8 @@ _COUNTED = {
 _SINGLE_AFTER = "for in after within about around over under is are only just takes take took lasts last than".split()
 _SINGLE_UNITS = frozenset("second minute hour day week month year".split())
 _PERIOD_ALT = "|".join(sorted(_PERIODS, key=len, reverse=True))
+# after what is counted: the time it is counted in ("per minute", "a second", "/sec")
+_RATE = lazy(rf"\s*(?:per|a|an|each|every|/)\s*({_PERIOD_ALT})s?\b")
 _UNIT_ALT = "|".join(re.escape(u) for u in sorted(_UNITS, key=len, reverse=True) if u != "%")
 _MONTH_ALT = "|".join(sorted(_MONTHS, key=len, reverse=True))
 _NUM = r"\d{1,40}(?:\.\d{1,40})*"

@@ -369,14 +369,13 @@ def _in_sentence(sentence: str, s: ChainsPolicy, given: Link | None = None) -> _
     found: re.Match[str] | None = None
     offset = 0  # where the decision's clause may start in its segment
     fronted = _FRONTED.match(sentence[: ends[0]])
+    # what comes before a first colon, when it decides nothing, is a heading ("Quick
+    # summary of the call: we ruled out MongoDB ..."), not the reason's decision
+    colon_first = bool(cuts) and ":" in cuts[0].group(0) and roles[1] is not None and roles[1][3] == "colon"
     for i, (start, end) in enumerate(zip(bounds, ends)):
         role = roles[i]
-        # a reason or consequence clause is no decision of its own; but what comes
-        # before a first colon without a decision is a heading ("Quick summary of the
-        # call: we ruled out MongoDB ...")
-        heading = i == 1 and role is not None and role[3] == "colon" and ":" in cuts[0].group(0)
-        if role is not None and role[1] not in ("before", "so") and not heading:
-            continue
+        if role is not None and role[1] not in ("before", "so") and not (i == 1 and colon_first):
+            continue  # a reason or consequence clause is no decision of its own
         offset = 0
         if i == 0 and fronted is not None:
             # "Because Y, we X": the decision comes after Y's comma, or after a
@@ -402,7 +401,7 @@ def _in_sentence(sentence: str, s: ChainsPolicy, given: Link | None = None) -> _
         if made is not None:
             links.append(made)
         decision_from = cut
-    elif chosen > 1 or (chosen == 1 and ":" not in cuts[0].group(0)):
+    elif chosen > 1 or (chosen == 1 and not colon_first):
         role = roles[chosen]
         assert role is not None
         before = sentence[: cuts[chosen - 1].start()]

@@ -292,6 +292,13 @@ CONTRADICTIONS = [
         "number",
         "celery worker: 16 vs eight worker processes",
     ),
+    # "20k" of a thing is twenty thousand of it
+    (
+        "The gateway holds 20k concurrent websocket connections.",
+        "The gateway holds 5,000 concurrent websocket connections.",
+        "number",
+        "gateway holds websocket connections: 20k concurrent vs 5,000 concurrent",
+    ),
     # an owner said as a noun; how many is not which
     (
         "Maria Lopez owns the billing service.",
@@ -419,6 +426,8 @@ NOT_CONTRADICTIONS = [
     # one rate in two units
     ("Rate limit: 600 requests per minute per API key.", "Each API key gets up to 10 requests per second."),
     ("We merge 3 pull requests a day.", "We merge 21 pull requests a week."),
+    # twenty thousand written two ways
+    ("We have 20k users.", "We have 20,000 users."),
     # owners of two services
     ("Billing service owner: Tom Okafor.", "Search service owner: Maria Lopez."),
     # a kind of log is not a log level; fish without a shell is not one

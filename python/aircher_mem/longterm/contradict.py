@@ -913,6 +913,10 @@ def _amount(m: re.Match[str], context: frozenset[str], s: ContradictionsPolicy) 
         number = number_text
     else:
         number = float(number_text)
+    after = m.group("unit")
+    if attached == "k" and after and after not in _UNITS and after not in _STOP and isinstance(number, float):
+        # "20k users": thousands of what follows, not kilobytes
+        number, unit = number * 1000, after
     if isinstance(number, float) and (
         (unit in _UNITS and _UNITS[unit] == _UNITS["years"] and _OLD.match(m.string, m.end()))
         or (

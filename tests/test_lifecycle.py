@@ -608,6 +608,45 @@ def test_with_embeddings_consolidation_merges_by_the_vectors_too(tmp_path: Path)
         assert [lt.get(i).status for i in ids] == ["active", "archived", "active"]
 
 
+def test_with_embeddings_a_turn_near_by_meaning_stays_in_its_episode(tmp_path: Path) -> None:
+    import numpy as np
+
+    leash = "We bought a red leash for the walks in the park."  # no word of the puppy turns
+
+    class Embedder:
+        def embed(self, texts: list[str]) -> object:
+            def vector(text: str) -> list[float]:
+                if "leash" in text:
+                    return [0.8, 0.6, 0.0]  # cosine 0.8 with the puppy turns'
+                return [1.0, 0.0, 0.0] if "Biscuit" in text else [0.0, 0.0, 1.0]
+
+            return np.array([vector(t) for t in texts], dtype=np.float32)
+
+    def turns(lt: LongTermMemory) -> list[int]:
+        texts = [*PUPPY, leash, DATABASE]
+        return [say(lt, text, T0 + i * MINUTE) for i, text in enumerate(texts)]
+
+    clock = Clock()
+    with LongTermMemory(tmp_path / "words.duckdb", clock=clock) as lt:  # the words alone
+        ids = turns(lt)
+        lt.consolidate(now=T0 + DAY)
+        assert episodes_of(lt) == [ids[:4], ids[4:]]
+    with LongTermMemory(tmp_path / "m.duckdb", clock=clock, embedder=Embedder) as lt:
+        ids = turns(lt)
+        planned = lt.consolidate(now=T0 + DAY, dry_run=True)
+        assert lt._vectors is None  # the dry run's vectors are not kept
+        report = lt.consolidate(now=T0 + DAY)
+        assert episodes_of(lt) == [ids[:5], ids[5:]]
+        reasons = [a.reason for a in report.actions if a.action == "episode"]
+        assert reasons == ["5 turns of session s", "1 turns of session s after a topic shift"]
+        assert [a.reason for a in planned.actions if a.action == "episode"] == reasons
+    at_one = Policy.from_dict({"lifecycle": {"episode_shift_cosine": 0.9}}, source="test").lifecycle
+    with LongTermMemory(tmp_path / "strict.duckdb", clock=clock, embedder=Embedder, lifecycle=at_one) as lt:
+        ids = turns(lt)  # a cosine of 0.8 is below 0.9: the words decide again
+        lt.consolidate(now=T0 + DAY)
+        assert episodes_of(lt) == [ids[:4], ids[4:]]
+
+
 def test_the_schedule_runs_in_the_background_for_a_holder_like_mcp(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -644,3 +683,22 @@ def test_a_recently_superseded_memory_stays_for_as_of_recall(tmp_path: Path) -> 
         assert [h.id for h in lt.recall("which database?", at=T0 + 5 * DAY).hits][:1] == [old]
         lt.consolidate(now=T0 + 40 * DAY)
         assert old not in {m.id for m in lt.memories(status=None).memories}
+
+
+def test_segment_sessions_takes_a_vector_row_per_text_or_none() -> None:
+    import numpy as np
+    from aircher_mem._core import segment_sessions
+    from aircher_mem.errors import InvalidInputError
+
+    session = (["puppy biscuit", "postgres invoices"], [0.0, 1.0], [0, 0], 0)
+    rule: dict[str, Any] = {"gap": 60.0, "min_len": 1, "window": 2, "shift": 0.5, "max_len": 10, "meaning": 0.5}
+    with pytest.raises(InvalidInputError, match="one array"):
+        segment_sessions([session], vectors=[], **rule)
+    with pytest.raises(InvalidInputError, match="a row per text"):
+        segment_sessions([session], vectors=[np.zeros((3, 2))], **rule)
+    alike = np.array([[1.0, 0.0], [0.9, 0.1]])
+    assert segment_sessions([session], vectors=[alike], **rule) == [[]]
+    unknown = np.full((2, 2), np.nan)  # texts without a vector: the words decide
+    words = segment_sessions([session], **rule)
+    assert segment_sessions([session], vectors=[unknown], **rule) == segment_sessions([session], vectors=[None], **rule)
+    assert segment_sessions([session], vectors=[unknown], **rule) == words == [[(1, "topic")]]

@@ -27,6 +27,20 @@ def test_float32_and_float64_give_the_same_index() -> None:
     assert single.search(query, 3) == double.search(query.astype(np.float32), 3)
 
 
+def test_get_gives_the_normalized_rows_and_nan_for_a_key_without_one(tmp_path: Path) -> None:
+    index = VectorIndex(3)
+    index.upsert(["a", "c"], np.array([[2.0, 0.0, 0.0], [0.6, 0.8, 0.0]], dtype=np.float32))
+    got = index.get(["c", "missing", "a"])
+    assert got.dtype == np.float32 and got.shape == (3, 3)
+    assert got[0].tolist() == pytest.approx([0.6, 0.8, 0.0])
+    assert np.isnan(got[1]).all()
+    assert got[2].tolist() == [1.0, 0.0, 0.0]
+    assert index.get([]).shape == (0, 3)
+    index.save(tmp_path / "v.bin")
+    loaded = VectorIndex.load(tmp_path / "v.bin")  # read where it lies
+    np.testing.assert_array_equal(loaded.get(["a", "c"]), index.get(["a", "c"]))
+
+
 def test_a_non_contiguous_view_is_read_by_rows() -> None:
     index = VectorIndex(3)
     wide = np.zeros((2, 6), dtype=np.float32)

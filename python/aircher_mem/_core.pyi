@@ -345,6 +345,9 @@ class VectorIndex:
     def __len__(self) -> int: ...
     def keys(self) -> list[str]: ...
     def upsert(self, keys: Sequence[str], vectors: npt.NDArray[np.float32] | npt.NDArray[np.float64]) -> None: ...
+    def get(self, keys: Sequence[str]) -> npt.NDArray[np.float32]:
+        """The stored (normalized) vectors of ``keys``, a row each; a row of NaN for a
+        key without one."""
     def remove(self, keys: Sequence[str]) -> int: ...
     def search(
         self, query: npt.NDArray[np.float32] | npt.NDArray[np.float64], limit: int
@@ -427,14 +430,18 @@ def segment_sessions(
     window: int,
     shift: float,
     max_len: int,
+    vectors: Sequence[npt.NDArray[np.float32] | npt.NDArray[np.float64] | None] | None = None,
+    meaning: float = 0.0,
 ) -> list[list[tuple[int, str]]]:
     """For each session ``(texts, times, groups, keep)`` (texts said at ``times``, in
     ``groups``, the first ``keep`` of them a run already made, never split), where its
     topical runs start after those, and why: (index, "gap" | "group" | "size" |
     "topic"). A run starts at a gap of more than ``gap`` seconds, a change of group,
     ``max_len`` texts, or, once it has ``min_len`` texts, a text whose stemmed token
-    counts have a cosine below ``shift`` with its last ``window`` texts'. The sessions
-    are segmented on every core."""
+    counts have a cosine below ``shift`` with its last ``window`` texts' and, where
+    ``vectors`` (one 2-D array or None per session, a row per text, NaN rows for texts
+    without one) embed the text and some of those, the cosine of its vector with
+    theirs summed is below ``meaning``. The sessions are segmented on every core."""
 
 def similar_pairs(texts: Sequence[str], fresh: Sequence[bool], threshold: float) -> list[tuple[int, int, float]]:
     """The pairs of ``texts`` (by index) whose sets of stemmed tokens (as

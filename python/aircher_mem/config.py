@@ -592,8 +592,11 @@ class LifecyclePolicy(_Section):
     episode_gap_minutes: float = _bound(30.0, 0.0, 1e9, lo_open=True)
     #: ... or where a turn shares less than ``episode_shift_similarity`` (cosine of
     #: content-word counts) with the last ``episode_window`` turns, once the episode
-    #: has ``episode_min_turns`` turns (a topic shift) ...
+    #: has ``episode_min_turns`` turns, and, where they are embedded (the dense
+    #: channel on), means less than ``episode_shift_cosine`` like them (cosine of its
+    #: vector with theirs summed): a topic shift ...
     episode_shift_similarity: float = _bound(0.05, 0.0, 1.0)
+    episode_shift_cosine: float = _bound(0.3, -1.0, 1.0)
     episode_window: int = _bound(4, 1, 1000)
     episode_min_turns: int = _bound(4, 1, 100_000)
     #: ... or where it reaches ``episode_max_turns`` turns.

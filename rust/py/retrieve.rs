@@ -2,7 +2,7 @@
 //! BM25F lexical index, the tokenizer and the fusion of channels. No logic here: see
 //! `crate::retrieve`.
 
-use numpy::{PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
+use numpy::{IntoPyArray, PyArray2, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::{PyMapping, PyString};
 
@@ -129,6 +129,30 @@ impl PyVectorIndex {
             Ok(())
         })?;
         Ok(())
+    }
+
+    /// The stored (normalized) vectors of `keys`, one row each, float32; a key
+    /// without one gets a row of NaN. StoreCorruptError when the file a loaded
+    /// index reads is damaged.
+    fn get<'py>(
+        &self,
+        py: Python<'py>,
+        keys: Checked<Vec<Text>>,
+    ) -> PyResult<Bound<'py, PyArray2<f32>>> {
+        let (keys, dim, index) = (keys.0, self.index.dim(), &self.index);
+        let flat = detached(py, || -> crate::Result<Vec<f32>> {
+            let mut flat = Vec::with_capacity(keys.len() * dim);
+            for key in &keys {
+                match index.get(&key.0)? {
+                    Some(vector) => flat.extend_from_slice(vector),
+                    None => flat.extend(std::iter::repeat_n(f32::NAN, dim)),
+                }
+            }
+            Ok(flat)
+        })?;
+        let rows = numpy::ndarray::Array2::from_shape_vec((keys.len(), dim), flat)
+            .map_err(|e| InvalidInputError::new_err(e.to_string()))?;
+        Ok(rows.into_pyarray(py))
     }
 
     /// Removes the keys; returns how many there were. StoreCorruptError when the
@@ -419,12 +443,16 @@ type SessionTuple = (Vec<Text>, Vec<f64>, Vec<u64>, Int<usize>);
 /// "gap" | "group" | "size" | "topic"). A run starts at a gap of more than `gap`
 /// seconds, a change of group, `max_len` texts, or, once it has `min_len` texts, a
 /// text whose stemmed token counts have a cosine below `shift` with its last
-/// `window` texts'. The sessions are segmented on the thread pool.
+/// `window` texts' and, where `vectors` (one 2-D array or None per session, a row
+/// per text, NaN rows for texts without one) embed the text and some of those, the
+/// cosine of its vector with theirs summed is below `meaning`. The sessions are
+/// segmented on the thread pool.
 #[pyfunction]
 #[pyo3(
-    signature = (sessions, *, gap, min_len, window, shift, max_len),
-    text_signature = "(sessions, *, gap, min_len, window, shift, max_len)"
+    signature = (sessions, *, gap, min_len, window, shift, max_len, vectors=None, meaning=Real(0.0)),
+    text_signature = "(sessions, *, gap, min_len, window, shift, max_len, vectors=None, meaning=0.0)"
 )]
+#[allow(clippy::too_many_arguments)]
 pub fn segment_sessions(
     py: Python<'_>,
     sessions: Checked<Vec<SessionTuple>>,
@@ -433,22 +461,28 @@ pub fn segment_sessions(
     window: Int<usize>,
     shift: Real,
     max_len: Int<usize>,
-) -> Vec<Vec<(usize, &'static str)>> {
+    vectors: Option<Vec<Option<Bound<'_, PyAny>>>>,
+    meaning: Real,
+) -> PyResult<Vec<Vec<(usize, &'static str)>>> {
     use rayon::prelude::*;
     let rule = crate::retrieve::Rule {
         gap: gap.0,
         min_len: min_len.0,
         window: window.0.max(1),
         shift: shift.0,
+        meaning: meaning.0,
         max_len: max_len.0.max(1),
     };
     let sessions = sessions.0;
-    detached(py, || {
+    let embedded = session_vectors(vectors, &sessions)?;
+    Ok(detached(py, || {
         sessions
             .par_iter()
-            .map(|(texts, times, groups, keep)| {
+            .zip(&embedded)
+            .map(|((texts, times, groups, keep), rows)| {
                 let refs: Vec<&str> = texts.iter().map(|t| t.0.as_str()).collect();
-                crate::retrieve::segment(&refs, times, groups, keep.0, rule)
+                let rows: Vec<Option<&[f32]>> = rows.iter().map(|r| r.as_deref()).collect();
+                crate::retrieve::segment(&refs, times, groups, &rows, keep.0, rule)
                     .into_iter()
                     .map(|(at, why)| {
                         let name = match why {
@@ -462,7 +496,46 @@ pub fn segment_sessions(
                     .collect()
             })
             .collect()
-    })
+    }))
+}
+
+/// The vectors `segment_sessions` was given, one list a session (empty: none), a
+/// row of non-finite values read as no vector; InvalidInputError for anything but
+/// one 2-D array (or None) per session with a row per text.
+fn session_vectors(
+    vectors: Option<Vec<Option<Bound<'_, PyAny>>>>,
+    sessions: &[SessionTuple],
+) -> PyResult<Vec<Vec<Option<Vec<f32>>>>> {
+    let Some(vectors) = vectors else {
+        return Ok(vec![Vec::new(); sessions.len()]);
+    };
+    if vectors.len() != sessions.len() {
+        return Err(InvalidInputError::new_err(format!(
+            "vectors must hold one array (or None) per session: {} sessions, {} given",
+            sessions.len(),
+            vectors.len()
+        )));
+    }
+    let mut out = Vec::with_capacity(sessions.len());
+    for (array, (texts, ..)) in vectors.iter().zip(sessions) {
+        let Some(array) = array else {
+            out.push(Vec::new());
+            continue;
+        };
+        let (shape, rows) = float_rows(array)?;
+        if shape[0] != texts.len() {
+            return Err(InvalidInputError::new_err(format!(
+                "vectors must have a row per text: {} texts, shape {shape:?}",
+                texts.len()
+            )));
+        }
+        out.push(
+            rows.into_iter()
+                .map(|row| row.iter().all(|x| x.is_finite()).then_some(row))
+                .collect(),
+        );
+    }
+    Ok(out)
 }
 
 /// One channel as Python passes it: (name, weight, [(key, raw score)]).

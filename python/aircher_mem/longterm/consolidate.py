@@ -114,6 +114,15 @@ def _pass(
         if not dry_run and action not in ("forgotten", "expired"):
             lt._act(memory_id, when, action, reason)
 
+    # 0. with the dense channel on, the texts not embedded yet are (their vectors
+    #    tell topic shifts apart; the episodes made from them are, in 2.), and the
+    #    cosine merge of embedding (``[longterm] merge_cosine``) runs on them:
+    #    reported with the merges in 2.
+    embedding = lt._embedder_factory is not None and not dry_run
+    before = {m.id for m in lt._memories.values() if m.status == "active"}
+    if embedding:
+        recall.embed_pending(lt)
+
     # 1. episodes
     created = extended = 0
     planned: list[tuple[float, int]] = []  # a dry run's episodes to form: (ended at, id or 0)
@@ -163,11 +172,8 @@ def _pass(
     deduped = 0
     merged: set[int] = set()
     threshold = policy.merge_similarity
-    if lt._embedder_factory is not None and not dry_run:
-        # with the dense channel on, the texts not embedded yet are, and the cosine
-        # merge of embedding (``[longterm] merge_cosine``) runs on them first
-        before = {m.id for m in lt._memories.values() if m.status == "active"}
-        recall.embed_pending(lt)
+    if embedding:
+        recall.embed_pending(lt)  # the episodes made above
         for memory_id in sorted(before):
             memory = lt._memories.get(memory_id)
             if memory is None or memory.status == "active":

@@ -19,18 +19,24 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from .._core import segment_sessions
 from ..config import LifecyclePolicy
 from . import compress, documents
 from .core import StoreCore
-from .schema import EpisodeRow, MemoryRow, TurnRow
+from .schema import EpisodeRow, MemoryRow, TurnRow, turn_key
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 __all__ = [
     "EpisodePlan",
     "Forms",
     "segment_many",
+    "turn_vectors",
     "plan",
     "forms",
     "forms_of_many",
@@ -65,7 +71,9 @@ _BREAKS = {"gap": "time gap", "group": "task switch", "size": "size", "topic": "
 
 
 def segment_many(
-    sessions: Sequence[tuple[Sequence[TurnRow], Sequence[TurnRow]]], policy: LifecyclePolicy
+    sessions: Sequence[tuple[Sequence[TurnRow], Sequence[TurnRow]]],
+    policy: LifecyclePolicy,
+    vectors: Callable[[Sequence[TurnRow]], npt.NDArray[np.float32] | None] | None = None,
 ) -> list[list[tuple[list[TurnRow], str]]]:
     """Each ``(turns, after)`` of ``sessions`` (``turns``: one session's, in order)
     split into episodes, each with why it started ("" for the first): "time gap"
@@ -73,8 +81,11 @@ def segment_many(
     ``task_id`` metadata differs), "size" (``episode_max_turns`` reached) or "topic
     shift" (once the episode has ``episode_min_turns`` turns, its content words'
     cosine with the last ``episode_window`` turns' is below
-    ``episode_shift_similarity``). ``after``: the turns of the episode they follow,
-    which the first group then starts with. The sessions are split on every core."""
+    ``episode_shift_similarity`` and, where the turns are embedded (``vectors``: the
+    rows of a session's turns, NaN for a turn without one), its vector's cosine with
+    theirs summed is below ``episode_shift_cosine``). ``after``: the turns of the
+    episode they follow, which the first group then starts with. The sessions are
+    split on every core."""
     rows = [[*after, *turns] for turns, after in sessions]
     inputs = []
     for (_turns, after), session in zip(sessions, rows, strict=True):
@@ -88,6 +99,8 @@ def segment_many(
         window=policy.episode_window,
         shift=policy.episode_shift_similarity,
         max_len=policy.episode_max_turns,
+        vectors=None if vectors is None else [vectors(session) for session in rows],
+        meaning=policy.episode_shift_cosine,
     )
     made = []
     for session, starts in zip(rows, found, strict=True):
@@ -99,6 +112,29 @@ def segment_many(
         out.append((session[begin:], why))
         made.append([(group, reason) for group, reason in out if group])
     return made
+
+
+def turn_vectors(lt: StoreCore, turns: Sequence[TurnRow]) -> npt.NDArray[np.float32] | None:
+    """The embeddings of ``turns`` (a row each, NaN for a turn without one): those
+    kept in the store, the others embedded now and not kept (a dry run sees the
+    boundaries a pass would make); None when nothing embeds them."""
+    import numpy as np
+
+    from .recall import item_text
+
+    keys = [turn_key(t.id) for t in turns]
+    rows = lt._vectors.get(keys) if lt._vectors is not None else None
+    missing = [i for i in range(len(keys)) if rows is None or np.isnan(rows[i, 0])]
+    factory = lt._embedder_factory
+    if missing and factory is not None:
+        if lt._embedder is None:
+            lt._embedder = factory()
+        made = np.asarray(lt._embedder.embed([item_text(lt, keys[i]) for i in missing]), dtype=np.float32)
+        if rows is None:
+            rows = np.full((len(keys), made.shape[1]), np.nan, dtype=np.float32)
+        if made.shape[1] == rows.shape[1]:
+            rows[missing] = made
+    return rows
 
 
 @dataclasses.dataclass
@@ -131,7 +167,8 @@ def plan(lt: StoreCore) -> list[EpisodePlan]:
             last = lt._episode_of[turn_ids[fresh_at - 1]]
             tail = [lt._turns[t] for t in lt._episode_turns[last] if t in lt._turns]
         waiting.append((session, fresh, last, tail))
-    found = segment_many([(fresh, tail) for _session, fresh, _last, tail in waiting], lt.lifecycle)
+    embedded = None if lt._embedder_factory is None and lt._vectors is None else (lambda t: turn_vectors(lt, t))
+    found = segment_many([(fresh, tail) for _session, fresh, _last, tail in waiting], lt.lifecycle, embedded)
     plans = []
     for (session, _fresh, last, tail), groups in zip(waiting, found, strict=True):
         extend = None

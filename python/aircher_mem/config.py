@@ -794,6 +794,13 @@ class ContradictionsPolicy(_Section):
     opposite_overlap: float = _bound(0.6, 0.0, 1.0)
     #: Content words each side needs before the opposite rule applies.
     opposite_min_words: int = _bound(2, 0, 1000)
+    #: Content words the affirming side may say besides all the negated side says
+    #: for the negated side to deny it ("pytest is not allowed here" / "we write our
+    #: tests with pytest").
+    denied_rest: int = _bound(3, 0, 1000)
+    #: Words between an amount and a word another amount's text shares for the two to
+    #: count the same thing (when neither context holds the other).
+    shared_word_distance: int = _bound(8, 0, 1000)
     #: Clauses of a text compared one by one by the opposite rule.
     opposite_clauses: int = _bound(6, 1, 1000)
     #: Content words after a change of state read as what changed ("lost his job at

@@ -961,8 +961,6 @@ def _amount(m: re.Match[str], context: frozenset[str], s: ContradictionsPolicy) 
 
 _OLD = lazy(r"[\s-]*old\b")
 _PARTITIVE = lazy(r"\s+of\b")
-# how many words from an amount a word it shares with another may stand (see _one_slot)
-_NEAR = 8
 _TURNED = lazy(r"\b(?:turned|turns|turning|aged)\s+$")
 _CLAIM = lazy(
     r"^(?P<s>(?:[a-z0-9+#][\w+#./'-]*\s+){0,5}?[a-z0-9+#][\w+#./'-]*)\s+"
@@ -1105,8 +1103,6 @@ _INTERJECTION = lazy(
 
 
 _PREFER = frozenset("prefer prefers preferred preferring".split())
-# what the affirming side may say besides what the negated side denies (see _opposed)
-_DENIED_REST = 3
 
 
 @functools.lru_cache(maxsize=_FEATURE_CACHE)
@@ -1488,15 +1484,15 @@ def _scopes_differ(a: frozenset[str], b: frozenset[str]) -> bool:
     return {_SCOPE_OF_STEM[w] for w in a & _SCOPE_STEMS} != {_SCOPE_OF_STEM[w] for w in b & _SCOPE_STEMS}
 
 
-def _one_slot(x: _Amount, y: _Amount) -> bool:
+def _one_slot(x: _Amount, y: _Amount, distance: int) -> bool:
     """Whether two amounts of one kind say how much of the same thing: one context
-    holds the other (:func:`_same_subject`), or they share a word and neither names
-    a scope the other lacks."""
+    holds the other (:func:`_same_subject`), or they share a word at most
+    ``distance`` words from each and neither names a scope the other lacks."""
     if _same_subject(x.context, y.context, allow_empty=True):
         return True
     # a shared word near each amount ("... [a photo of two children] We always look
     # forward to our family camping trip": not what "two" counts)
-    shared = _near(x) & _near(y)
+    shared = _near(x, distance) & _near(y, distance)
     if not shared or _scopes_differ(x.context, y.context):
         return False
     # "the request timeout" and "the connect timeout": a shared word that each side
@@ -1505,14 +1501,14 @@ def _one_slot(x: _Amount, y: _Amount) -> bool:
     return not any(mine.get(word, frozenset()) - shared and theirs[word] - shared for word in theirs)
 
 
-def _near(amount: _Amount) -> frozenset[str]:
-    """The stems of an amount's context words at most ``_NEAR`` words from it (and
+def _near(amount: _Amount, distance: int) -> frozenset[str]:
+    """The stems of an amount's context words at most ``distance`` words from it (and
     those its form gave it: "timeout" for "give up after")."""
     words = amount.about.split()
     if "#" not in words:
         return amount.context
     at = words.index("#")
-    near = {_stem(w) for w in words[max(0, at - _NEAR) : at + _NEAR + 1] if w not in ("_", "#")}
+    near = {_stem(w) for w in words[max(0, at - distance) : at + distance + 1] if w not in ("_", "#")}
     return frozenset(near | (amount.context - {_stem(w) for w in words}))
 
 
@@ -1606,7 +1602,7 @@ def _rule_number(a: _Analysis, b: _Analysis, s: ContradictionsPolicy) -> Verdict
             y
             for y in b.amounts
             if (y.kind == x.kind or _counted_plain(x, y))
-            and _one_slot(x, y)
+            and _one_slot(x, y, s.shared_word_distance)
             and not any(
                 z.kind == x.kind and _closeness(z.context, y.context) > _closeness(x.context, y.context)
                 for z in a.amounts
@@ -1642,14 +1638,17 @@ def _opposed(
         evidence = f"{sides_a[flipped[0]][1]} vs {sides_b[flipped[0]][1]}"
         return Verdict("opposite", evidence, round(s.score_opposite * max(overlap, s.opposite_overlap), 3))
     negated, plain = (a, b) if a.negations % 2 else (b, a)
-    word = next((w for w in negated.words if w in _NEGATIONS or w in _NEGATIVE_SIDE), "not")
-    shared = [w for w in plain.words if _stem(w) in negated.content and w not in _STOP]
-    denial = f"{' '.join(shared[:4])}: negated by '{word}'"
+
+    def denial() -> str:
+        word = next((w for w in negated.words if w in _NEGATIONS or w in _NEGATIVE_SIDE), "not")
+        shared = [w for w in plain.words if _stem(w) in negated.content and w not in _STOP]
+        return f"{' '.join(shared[:4])}: negated by '{word}'"
+
     if (
         loose
         and negated.denies
         and negated.content <= plain.content
-        and len(plain.content - negated.content) <= _DENIED_REST
+        and len(plain.content - negated.content) <= s.denied_rest
         and negated.content - _GENERIC_STEMS
         and (terse or len(negated.content) >= s.opposite_min_words or not _TERMS.keys().isdisjoint(negated.words))
     ):
@@ -1659,12 +1658,12 @@ def _opposed(
         # up" in a chat turn); and no opposite word the two use alike
         # ("asynchronous" / "async") is what negates it
         if not any(sides_a[i][0] == sides_b[i][0] for i in sides_a.keys() & sides_b.keys()):
-            return Verdict("opposite", denial, round(s.score_opposite * max(overlap, s.opposite_overlap), 3))
+            return Verdict("opposite", denial(), round(s.score_opposite * max(overlap, s.opposite_overlap), 3))
     if len(a.content) < s.opposite_min_words or len(b.content) < s.opposite_min_words:
         return None
     if overlap < s.opposite_overlap or another:
         return None
-    evidence = f"{sides_a[flipped[0]][1]} vs {sides_b[flipped[0]][1]}" if flipped else denial
+    evidence = f"{sides_a[flipped[0]][1]} vs {sides_b[flipped[0]][1]}" if flipped else denial()
     return Verdict("opposite", evidence, round(s.score_opposite * overlap, 3))
 
 

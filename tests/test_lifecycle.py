@@ -627,7 +627,7 @@ def test_with_embeddings_a_turn_near_by_meaning_stays_in_its_episode(tmp_path: P
         return [say(lt, text, T0 + i * MINUTE) for i, text in enumerate(texts)]
 
     clock = Clock()
-    with LongTermMemory(tmp_path / "words.duckdb", clock=clock) as lt:  # the words alone
+    with LongTermMemory(tmp_path / "plain.duckdb", clock=clock) as lt:  # no embedder: the words alone
         ids = turns(lt)
         lt.consolidate(now=T0 + DAY)
         assert episodes_of(lt) == [ids[:4], ids[4:]]
@@ -640,11 +640,53 @@ def test_with_embeddings_a_turn_near_by_meaning_stays_in_its_episode(tmp_path: P
         reasons = [a.reason for a in report.actions if a.action == "episode"]
         assert reasons == ["5 turns of session s", "1 turns of session s after a topic shift"]
         assert [a.reason for a in planned.actions if a.action == "episode"] == reasons
-    at_one = Policy.from_dict({"lifecycle": {"episode_shift_cosine": 0.9}}, source="test").lifecycle
-    with LongTermMemory(tmp_path / "strict.duckdb", clock=clock, embedder=Embedder, lifecycle=at_one) as lt:
-        ids = turns(lt)  # a cosine of 0.8 is below 0.9: the words decide again
+    words = Policy.from_dict({"lifecycle": {"episode_meaning_weight": 0}}, source="test").lifecycle
+    with LongTermMemory(tmp_path / "words.duckdb", clock=clock, embedder=Embedder, lifecycle=words) as lt:
+        ids = turns(lt)  # a weight of 0: the words decide again
         lt.consolidate(now=T0 + DAY)
         assert episodes_of(lt) == [ids[:4], ids[4:]]
+
+
+def test_with_embeddings_episodes_alike_in_meaning_are_linked_each_the_others_nearest(tmp_path: Path) -> None:
+    import numpy as np
+
+    walks = [
+        "We bought a red leash for the walks in the park.",
+        "The leash is long enough for the morning walks.",
+        "Evening walks in the park take an hour now.",
+        "A longer leash would help on the beach walks.",
+    ]
+
+    class Embedder:
+        def embed(self, texts: list[str]) -> object:
+            def vector(text: str) -> list[float]:
+                if "Biscuit" in text:
+                    return [1.0, 0.0, 0.0]
+                return [0.8, 0.6, 0.0] if "walks" in text else [0.0, 0.0, 1.0]
+
+            return np.array([vector(t) for t in texts], dtype=np.float32)
+
+    clock = Clock()
+    with LongTermMemory(tmp_path / "m.duckdb", clock=clock, embedder=Embedder) as lt:
+        for n, (session, texts) in enumerate((("dog", PUPPY), ("walks", walks), ("db", [DATABASE] * 4))):
+            for i, text in enumerate(texts):
+                say(lt, text, T0 + n * DAY + i * MINUTE, session=session)
+        assert lt.consolidate(now=T0 + 3 * DAY, dry_run=True).linked == 0  # no episode made yet
+        report = lt.consolidate(now=T0 + 3 * DAY)
+        dog, walk, db = episodes_of_sessions = sorted(m.id for m in lt.memories(kind="episode").memories)
+        assert len(episodes_of_sessions) == 3
+        assert [(a.memory_id, a.reason) for a in report.actions if a.action == "linked"] == [
+            (dog, f"related to episode {walk}: alike in meaning (cosine 0.80), each the other's nearest")
+        ]
+        assert ("related_to", walk) in [(e.relation, e.memory_id) for e in lt.explain(dog).related]
+        assert db not in [e.memory_id for e in lt.explain(walk).related]
+        assert lt.consolidate(now=T0 + 4 * DAY).linked == 0  # linked once
+    strict = Policy.from_dict({"lifecycle": {"link_cosine": 0.81}}, source="test").lifecycle
+    with LongTermMemory(tmp_path / "strict.duckdb", clock=clock, embedder=Embedder, lifecycle=strict) as lt:
+        for n, (session, texts) in enumerate((("dog", PUPPY), ("walks", walks))):
+            for i, text in enumerate(texts):
+                say(lt, text, T0 + n * DAY + i * MINUTE, session=session)
+        assert lt.consolidate(now=T0 + 3 * DAY).linked == 0  # 0.80 is below 0.81
 
 
 def test_the_schedule_runs_in_the_background_for_a_holder_like_mcp(
@@ -690,15 +732,16 @@ def test_segment_sessions_takes_a_vector_row_per_text_or_none() -> None:
     from aircher_mem._core import segment_sessions
     from aircher_mem.errors import InvalidInputError
 
-    session = (["puppy biscuit", "postgres invoices"], [0.0, 1.0], [0, 0], 0)
-    rule: dict[str, Any] = {"gap": 60.0, "min_len": 1, "window": 2, "shift": 0.5, "max_len": 10, "meaning": 0.5}
+    texts = ["puppy biscuit", "biscuit puppy", "postgres invoices", "invoices postgres"]
+    session = (texts, [0.0, 1.0, 2.0, 3.0], [0, 0, 0, 0], 0)
+    rule: dict[str, Any] = {"gap": 60.0, "min_len": 1, "window": 2, "depth": 0.5, "max_len": 10, "meaning": 0.9}
     with pytest.raises(InvalidInputError, match="one array"):
         segment_sessions([session], vectors=[], **rule)
     with pytest.raises(InvalidInputError, match="a row per text"):
         segment_sessions([session], vectors=[np.zeros((3, 2))], **rule)
-    alike = np.array([[1.0, 0.0], [0.9, 0.1]])
+    alike = np.array([[1.0, 0.0], [0.9, 0.1], [1.0, 0.0], [0.9, 0.1]])
     assert segment_sessions([session], vectors=[alike], **rule) == [[]]
-    unknown = np.full((2, 2), np.nan)  # texts without a vector: the words decide
+    unknown = np.full((4, 2), np.nan)  # texts without a vector: the words decide
     words = segment_sessions([session], **rule)
     assert segment_sessions([session], vectors=[unknown], **rule) == segment_sessions([session], vectors=[None], **rule)
-    assert segment_sessions([session], vectors=[unknown], **rule) == words == [[(1, "topic")]]
+    assert segment_sessions([session], vectors=[unknown], **rule) == words == [[(2, "topic")]]

@@ -428,7 +428,7 @@ def segment_sessions(
     gap: float,
     min_len: int,
     window: int,
-    shift: float,
+    depth: float,
     max_len: int,
     vectors: Sequence[npt.NDArray[np.float32] | npt.NDArray[np.float64] | None] | None = None,
     meaning: float = 0.0,
@@ -436,12 +436,15 @@ def segment_sessions(
     """For each session ``(texts, times, groups, keep)`` (texts said at ``times``, in
     ``groups``, the first ``keep`` of them a run already made, never split), where its
     topical runs start after those, and why: (index, "gap" | "group" | "size" |
-    "topic"). A run starts at a gap of more than ``gap`` seconds, a change of group,
-    ``max_len`` texts, or, once it has ``min_len`` texts, a text whose stemmed token
-    counts have a cosine below ``shift`` with its last ``window`` texts' and, where
-    ``vectors`` (one 2-D array or None per session, a row per text, NaN rows for texts
-    without one) embed the text and some of those, the cosine of its vector with
-    theirs summed is below ``meaning``. The sessions are segmented on every core."""
+    "topic"), in order. A run starts at a gap of more than ``gap`` seconds or a change
+    of group; between those, at a topic shift: a point where the ``window`` texts
+    before it and the ``window`` after it are least alike (the cosine of their stemmed
+    token counts, blended by the weight ``meaning`` with the cosine of their summed
+    vectors where ``vectors`` embed both sides: one 2-D array or None per session, a
+    row per text, NaN rows for texts without one), its depth below the nearest peaks
+    on both sides at least ``depth``, deepest first, at least ``min_len`` texts after a
+    run's start and from another shift; a run of more than ``max_len`` texts is cut.
+    The sessions are segmented on every core."""
 
 def similar_pairs(texts: Sequence[str], fresh: Sequence[bool], threshold: float) -> list[tuple[int, int, float]]:
     """The pairs of ``texts`` (by index) whose sets of stemmed tokens (as

@@ -590,13 +590,14 @@ class LifecyclePolicy(_Section):
     #: Episodes: a session's turns split where the time between two turns exceeds
     #: ``episode_gap_minutes`` ...
     episode_gap_minutes: float = _bound(30.0, 0.0, 1e9, lo_open=True)
-    #: ... or where a turn shares less than ``episode_shift_similarity`` (cosine of
-    #: content-word counts) with the last ``episode_window`` turns, once the episode
-    #: has ``episode_min_turns`` turns, and, where they are embedded (the dense
-    #: channel on), means less than ``episode_shift_cosine`` like them (cosine of its
-    #: vector with theirs summed): a topic shift ...
-    episode_shift_similarity: float = _bound(0.05, 0.0, 1.0)
-    episode_shift_cosine: float = _bound(0.3, -1.0, 1.0)
+    #: ... or at a topic shift: a point where the ``episode_window`` turns before it
+    #: and as many after it are least alike, its depth below the most alike points
+    #: on both sides at least ``episode_shift_depth`` (TextTiling; alike: the cosine
+    #: of their content-word counts, blended with that of their summed vectors by
+    #: ``episode_meaning_weight`` when they are embedded, the dense channel on),
+    #: each episode it makes at least ``episode_min_turns`` turns long ...
+    episode_shift_depth: float = _bound(0.2, 0.0, 2.0)
+    episode_meaning_weight: float = _bound(0.7, 0.0, 1.0)
     episode_window: int = _bound(4, 1, 1000)
     episode_min_turns: int = _bound(4, 1, 100_000)
     #: ... or where it reaches ``episode_max_turns`` turns.
@@ -641,8 +642,12 @@ class LifecyclePolicy(_Section):
     #: ... and those superseded less than this long ago (until then recall "as of"
     #: before their successor still finds them) ...
     keep_superseded_days: float = _bound(30.0, 0.0, 1e6)
-    #: ... and episodes sharing ``link_shared_entities`` entities are linked.
+    #: ... and episodes sharing ``link_shared_entities`` entities are linked, and
+    #: (with vectors) an episode made or extended by the pass and its nearest of
+    #: another session when each is the other's nearest and the cosine of their
+    #: turns' mean vectors is at least ``link_cosine``.
     link_shared_entities: int = _bound(2, 1, 1000)
+    link_cosine: float = _bound(0.6, -1.0, 1.0)
     #: A server consolidates every this many seconds (0: never).
     consolidate_interval_seconds: float = _bound(86_400.0, 0.0, 31_536_000.0)
     #: A server that exits when idle (the hooks') runs a due pass once it has had no

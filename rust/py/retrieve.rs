@@ -440,17 +440,19 @@ type SessionTuple = (Vec<Text>, Vec<f64>, Vec<u64>, Int<usize>);
 
 /// For each session (texts said at times, in groups, the first `keep` of them a run
 /// already made), where its topical runs start after those, and why: (index,
-/// "gap" | "group" | "size" | "topic"). A run starts at a gap of more than `gap`
-/// seconds, a change of group, `max_len` texts, or, once it has `min_len` texts, a
-/// text whose stemmed token counts have a cosine below `shift` with its last
-/// `window` texts' and, where `vectors` (one 2-D array or None per session, a row
-/// per text, NaN rows for texts without one) embed the text and some of those, the
-/// cosine of its vector with theirs summed is below `meaning`. The sessions are
-/// segmented on the thread pool.
+/// "gap" | "group" | "size" | "topic"), in order. A run starts at a gap of more
+/// than `gap` seconds or a change of group; between those, at a topic shift: a
+/// point where the `window` texts before it and the `window` after it are least
+/// alike (the cosine of their stemmed token counts, blended by the weight `meaning`
+/// with the cosine of their summed vectors where `vectors` embed both sides: one
+/// 2-D array or None per session, a row per text, NaN rows for texts without one),
+/// its depth below the nearest peaks on both sides at least `depth`, deepest first,
+/// at least `min_len` texts after a run's start and from another shift; a run of
+/// more than `max_len` texts is cut. The sessions are segmented on the thread pool.
 #[pyfunction]
 #[pyo3(
-    signature = (sessions, *, gap, min_len, window, shift, max_len, vectors=None, meaning=Real(0.0)),
-    text_signature = "(sessions, *, gap, min_len, window, shift, max_len, vectors=None, meaning=0.0)"
+    signature = (sessions, *, gap, min_len, window, depth, max_len, vectors=None, meaning=Real(0.0)),
+    text_signature = "(sessions, *, gap, min_len, window, depth, max_len, vectors=None, meaning=0.0)"
 )]
 #[allow(clippy::too_many_arguments)]
 pub fn segment_sessions(
@@ -459,7 +461,7 @@ pub fn segment_sessions(
     gap: Real,
     min_len: Int<usize>,
     window: Int<usize>,
-    shift: Real,
+    depth: Real,
     max_len: Int<usize>,
     vectors: Option<Vec<Option<Bound<'_, PyAny>>>>,
     meaning: Real,
@@ -469,8 +471,8 @@ pub fn segment_sessions(
         gap: gap.0,
         min_len: min_len.0,
         window: window.0.max(1),
-        shift: shift.0,
-        meaning: meaning.0,
+        depth: depth.0,
+        meaning: meaning.0.clamp(0.0, 1.0),
         max_len: max_len.0.max(1),
     };
     let sessions = sessions.0;

@@ -1,11 +1,13 @@
 """Consolidation (seed 001 §3): one pass that lets memory age.
 
-In order: the turns not in an episode yet become episodes (or extend their session's
-last one) and the agent's completed tasks become episodes; similar facts merge (the
-cosine of their stemmed content-word sets at least ``merge_similarity``:
-:func:`aircher_mem._core.similar_pairs`; with the dense channel on, the texts not
-embedded yet are embedded first and those at least ``[longterm] merge_cosine``
-similar by embedding merge as they do at a recall); episodes older than
+In order: with the dense channel on, the texts not embedded yet are embedded (the
+turns' vectors join the topic-shift rule of :mod:`.episodes`); the turns not in an
+episode yet become episodes (or extend their session's last one) and the agent's
+completed tasks become episodes; similar facts merge (the cosine of their stemmed
+content-word sets at least ``merge_similarity``:
+:func:`aircher_mem._core.similar_pairs`; with the dense channel on, those at least
+``[longterm] merge_cosine`` similar by embedding merge as they do at a recall, the
+episodes just made embedded too); episodes older than
 ``summarize_after_days`` are formed (their summary, key points, entities, decisions
 and open questions; their compressed and index forms with it: past
 ``compress_after_days`` they are counted compressed too), oldest first, in batches
@@ -127,12 +129,14 @@ def _pass(
     created = extended = 0
     planned: list[tuple[float, int]] = []  # a dry run's episodes to form: (ended at, id or 0)
     unindexed: set[int] = set()  # episodes created here, their documents not indexed yet
+    touched: set[int] = set()  # episodes created or extended here (a dry run's are not)
     for plan in episodes.plan(lt):
         if plan.extend is not None:
             extended += 1
             episode_id, turns = plan.extend
             if not dry_run:
                 episodes.extend(lt, episode_id, turns, when)
+                touched.add(episode_id)
             else:
                 planned.append((turns[-1].at, episode_id))
             actions.append(ConsolidationAction(episode_id, "extended", f"{len(turns)} more turns"))
@@ -145,6 +149,7 @@ def _pass(
             if not dry_run:  # indexed once formed, or after forming (below)
                 memory_id = episodes.create(lt, plan.session_id, turns, why, when, indexed=False).id
                 unindexed.add(memory_id)
+                touched.add(memory_id)
             actions.append(ConsolidationAction(memory_id, "episode", reason))
     kept = {e.session_id for e in lt._episodes.values() if e.origin == "task"}
     for task in tasks:
@@ -323,10 +328,17 @@ def _pass(
         memory.summary, memory.compressed, memory.index_text = forms.summary, forms.compressed, forms.index
         lt._touch(memory)
 
-    # 8. links: episodes sharing entities, memories about the same file
+    # 8. links: episodes sharing entities or (with vectors) alike in meaning, memories
+    #    about the same file
     links = [
         (a, b, f"related to episode {b}: {', '.join(shared[:5])}")
         for a, b, shared in episodes.related(lt, policy.link_shared_entities)
+    ]
+    joined = {(a, b) for a, b, _reason in links}
+    links += [
+        (a, b, f"related to episode {b}: alike in meaning (cosine {cosine:.2f}), each the other's nearest")
+        for a, b, cosine in episodes.alike(lt, touched, policy.link_cosine)
+        if (a, b) not in joined and (b, a) not in joined
     ]
     links += [
         (a, b, f"related to memory {b}: both about {paths[0]}")

@@ -5,8 +5,8 @@ questions (``episodes``), and edges to the episode it ``continues_from`` and tho
 is ``related_to``.
 
 Boundaries come from the conversation itself (:func:`segment_many`): a time gap, a task
-switch (the turns' ``task_id`` metadata changes), a topic shift (a turn shares
-little with the turns just before it) or a size cap; the thresholds are in
+switch (the turns' ``task_id`` metadata changes), a topic shift (the turns before a
+point share least with those after it) or a size cap; the thresholds are in
 ``[lifecycle]``. The agent's own completed tasks become episodes too
 (:func:`task_episode`), so "how did we fix the auth bug" finds the task.
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING
 
 from .._core import segment_sessions
@@ -50,11 +50,14 @@ __all__ = [
     "task_episode",
     "task_session",
     "related",
+    "alike",
     "code_related",
 ]
 
 #: Turns whose text an episode's forms read at most (the rest are still its turns).
 FORM_TURNS = 400
+#: Episodes whose turns' vectors are read at a time (:func:`alike`).
+_MEAN_BATCH = 512
 
 
 def _task(turn: TurnRow) -> object:
@@ -78,13 +81,14 @@ def segment_many(
     """Each ``(turns, after)`` of ``sessions`` (``turns``: one session's, in order)
     split into episodes, each with why it started ("" for the first): "time gap"
     (more than ``episode_gap_minutes`` after the last turn), "task switch" (its
-    ``task_id`` metadata differs), "size" (``episode_max_turns`` reached) or "topic
-    shift" (once the episode has ``episode_min_turns`` turns, its content words'
-    cosine with the last ``episode_window`` turns' is below
-    ``episode_shift_similarity`` and, where the turns are embedded (``vectors``: the
-    rows of a session's turns, NaN for a turn without one), its vector's cosine with
-    theirs summed is below ``episode_shift_cosine``). ``after``: the turns of the
-    episode they follow, which the first group then starts with. The sessions are
+    ``task_id`` metadata differs), "topic shift" (between those, where the
+    ``episode_window`` turns before and after a point are least alike, by
+    ``episode_shift_depth`` at least below the most alike points around it, no
+    episode under ``episode_min_turns`` turns; alike: their content words' cosine,
+    blended by ``episode_meaning_weight`` with their summed vectors' where the turns
+    are embedded: ``vectors`` gives a session's rows, NaN for a turn without one) or
+    "size" (``episode_max_turns`` reached). ``after``: the turns of the episode they
+    follow, never split, which the first group then starts with. The sessions are
     split on every core."""
     rows = [[*after, *turns] for turns, after in sessions]
     inputs = []
@@ -97,10 +101,10 @@ def segment_many(
         gap=policy.episode_gap_minutes * 60.0,
         min_len=policy.episode_min_turns,
         window=policy.episode_window,
-        shift=policy.episode_shift_similarity,
+        depth=policy.episode_shift_depth,
         max_len=policy.episode_max_turns,
         vectors=None if vectors is None else [vectors(session) for session in rows],
-        meaning=policy.episode_shift_cosine,
+        meaning=policy.episode_meaning_weight,
     )
     made = []
     for session, starts in zip(rows, found, strict=True):
@@ -464,6 +468,56 @@ def related(lt: StoreCore, shared: int, limit: int = 5) -> list[tuple[int, int, 
     for a in sorted(best):
         out.extend(sorted(best[a], key=lambda x: (-len(x[2]), x[1]))[:limit])
     return out
+
+
+def alike(lt: StoreCore, fresh: Collection[int], threshold: float) -> list[tuple[int, int, float]]:
+    """Pairs of conversation episodes of different sessions alike in meaning, not
+    linked yet: a ``fresh`` episode and its nearest episode of another session, each
+    the other's nearest, the cosine of their turns' mean vectors at least
+    ``threshold``: (the lower id, the higher, the cosine). Nothing without vectors."""
+    if lt._vectors is None or not fresh:
+        return []
+    import numpy as np
+
+    ids = [i for i in sorted(lt._episodes) if i in lt._memories and lt._episode_turns.get(i)]
+    means, kept = [], []
+    for start in range(0, len(ids), _MEAN_BATCH):  # the turns' vectors a batch of episodes at a time
+        batch = ids[start : start + _MEAN_BATCH]
+        keys = [turn_key(t) for i in batch for t in lt._episode_turns[i]]
+        owner = np.repeat(np.arange(len(batch)), [len(lt._episode_turns[i]) for i in batch])
+        rows = lt._vectors.get(keys)
+        present = ~np.isnan(rows[:, 0])
+        sums = np.zeros((len(batch), rows.shape[1]), dtype=np.float64)
+        np.add.at(sums, owner[present], rows[present])
+        norms = np.linalg.norm(sums, axis=1)
+        for n in np.flatnonzero(norms > 0):
+            means.append(sums[n] / norms[n])
+            kept.append(batch[n])
+    if len(kept) < 2:
+        return []
+    matrix = np.array(means, dtype=np.float32)
+    sessions = np.array([lt._episodes[i].session_id for i in kept])
+    row_of = {episode: row for row, episode in enumerate(kept)}
+
+    def nearest(row: int) -> tuple[int, float]:
+        similarity = matrix @ matrix[row]
+        similarity[sessions == sessions[row]] = -np.inf
+        best = int(np.argmax(similarity))
+        return best, float(similarity[best])
+
+    linked = {(s, t) for s, edges in lt._edges.items() for relation, t in edges if relation == "related_to"}
+    found: dict[tuple[int, int], float] = {}
+    for episode in sorted(fresh):
+        row = row_of.get(episode)
+        if row is None:
+            continue
+        other, cosine = nearest(row)
+        if cosine < threshold or nearest(other)[0] != row:
+            continue
+        pair = (min(kept[row], kept[other]), max(kept[row], kept[other]))
+        if pair not in linked and pair[::-1] not in linked:
+            found[pair] = cosine
+    return [(a, b, cosine) for (a, b), cosine in sorted(found.items())]
 
 
 def code_related(lt: StoreCore, limit: int = 5) -> list[tuple[int, int, list[str]]]:

@@ -16,9 +16,10 @@ same run:
 
 - ``fixed``: runs of the labelled segments' mean length, cut from each session's
   start (a baseline that knows the answer's mean length);
-- ``words``: the default rule, the dense channel off;
+- ``words``: the default rule (TextTiling over the turns' words), the dense channel off;
 - ``words+meaning``: the dense channel on (``[retrieval] dense = "on"``: the turns'
-  vectors join the rule, ``[lifecycle] episode_shift_cosine``).
+  vectors blend into the similarity, ``[lifecycle] episode_meaning_weight``, and
+  episodes alike in meaning are linked, ``link_cosine``).
 
 Boundaries: Pk (Beeferman et al.: the share of turn pairs ``k`` apart, ``k`` half
 the mean labelled segment, that one segmentation puts together and the other

@@ -496,27 +496,34 @@ def alike(lt: StoreCore, fresh: Collection[int], threshold: float) -> list[tuple
     if len(kept) < 2:
         return []
     matrix = np.array(means, dtype=np.float32)
-    sessions = np.array([lt._episodes[i].session_id for i in kept])
+    _names, sessions = np.unique([lt._episodes[i].session_id for i in kept], return_inverse=True)
     row_of = {episode: row for row, episode in enumerate(kept)}
 
-    def nearest(row: int) -> tuple[int, float]:
-        similarity = matrix @ matrix[row]
-        similarity[sessions == sessions[row]] = -np.inf
-        best = int(np.argmax(similarity))
-        return best, float(similarity[best])
+    def nearest(rows: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        """Each row's nearest row of another session, and their cosine (in batches)."""
+        best = np.zeros(len(rows), dtype=np.int64)
+        score = np.full(len(rows), -np.inf, dtype=np.float32)
+        for start in range(0, len(rows), _MEAN_BATCH):
+            part = rows[start : start + _MEAN_BATCH]
+            similarity = matrix[part] @ matrix.T
+            similarity[sessions[part][:, None] == sessions[None, :]] = -np.inf
+            best[start : start + len(part)] = similarity.argmax(axis=1)
+            score[start : start + len(part)] = similarity[np.arange(len(part)), best[start : start + len(part)]]
+        return best, score
 
+    asked = np.array(sorted(row_of[e] for e in fresh if e in row_of), dtype=np.int64)
+    if not len(asked):
+        return []
+    others, cosines = nearest(asked)
+    back, _ = nearest(others)
     linked = {(s, t) for s, edges in lt._edges.items() for relation, t in edges if relation == "related_to"}
     found: dict[tuple[int, int], float] = {}
-    for episode in sorted(fresh):
-        row = row_of.get(episode)
-        if row is None:
-            continue
-        other, cosine = nearest(row)
-        if cosine < threshold or nearest(other)[0] != row:
+    for row, other, cosine, mutual in zip(asked, others, cosines, back == asked, strict=True):
+        if cosine < threshold or not mutual:
             continue
         pair = (min(kept[row], kept[other]), max(kept[row], kept[other]))
         if pair not in linked and pair[::-1] not in linked:
-            found[pair] = cosine
+            found[pair] = float(cosine)
     return [(a, b, cosine) for (a, b), cosine in sorted(found.items())]
 
 

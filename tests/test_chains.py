@@ -57,12 +57,29 @@ def test_of_the_decisions_recall_finds_the_question_gets_the_one_it_words(monkey
     moved = lt.add_turn("b", "user", "We're moving the docs from Sphinx to MkDocs because Sphinx is slow.", at=T0 + 60)
     [other] = [e.memory_id for e in built.extracted if e.kind == "decision" or "chain" in e.rules]
     [ours] = [e.memory_id for e in moved.extracted if e.kind == "decision"]
-    found = SimpleNamespace(hits=[SimpleNamespace(id=other), SimpleNamespace(id=ours)])
+    found = SimpleNamespace(hits=[SimpleNamespace(id=i, kind="decision", turns=[]) for i in (other, ours)])
     monkeypatch.setattr(decisions.recall, "recall", lambda *args, **kwargs: found)  # recall ranks the other first
     assert lt.query_chain("why did we move the docs from Sphinx to MkDocs?").decision_id == ours
     assert lt.query_chain("why is the docs site built with MkDocs?").decision_id == other
     found.hits.reverse()  # as many words of the question each: recall's order decides
     assert lt.query_chain("why MkDocs?").decision_id == ours
+
+
+def test_a_decision_is_found_through_the_turn_that_said_it() -> None:
+    lt = store()
+    lt.add_turn("a", "user", "We decided to leave the monolith as it is because the team is small.", at=T0)
+    moved = lt.add_turn(
+        "b", "user", "The old Jenkins runner kept timing out, so we moved CI to GitHub Actions.", at=T0 + 60
+    )
+    [ci] = [e.memory_id for e in moved.extracted if e.kind == "decision"]
+    assert lt.get(ci).content == "we moved CI to GitHub Actions"  # "Jenkins" is only in the turn
+    # the monolith decision shares "leave"; the turn recall finds says Jenkins
+    chain = lt.query_chain("why did we leave Jenkins?")
+    assert chain.decision_id == ci
+    assert [n.content for n in chain.nodes] == [
+        "we moved CI to GitHub Actions",
+        "The old Jenkins runner kept timing out",
+    ]
 
 
 def test_a_reason_given_in_the_next_turn_joins_the_decision_before_it() -> None:

@@ -121,8 +121,10 @@ def attach_said(lt: StoreCore, memory_id: int, links: Sequence[tuple[str, str]],
 @using_db
 def query(lt: StoreCore, text: str, *, max_depth: int = 5, at: float | dt.datetime | None = None) -> CausalChain:
     """The chain of the decision ``text`` asks about ("why did we use FastAPI?"):
-    the best of recall's memories that has a chain, else the decision whose
-    chain's nodes share the most of the question's words (at least
+    of the decisions with a chain that recall finds (a decision memory, or one said
+    in a turn recall finds), the one whose chain and the turns it was said in hold
+    most of the question's words (recall's order breaks ties); else the decision
+    whose chain's nodes share the most of the question's words (at least
     ``chain_min_overlap`` of them); an empty chain, with the reason, when none."""
     lt._check_open()
     question = checks.text("query", text, max_chars=100_000)
@@ -133,14 +135,22 @@ def query(lt: StoreCore, text: str, *, max_depth: int = 5, at: float | dt.dateti
     roots = {d: r for d in list(lt._chain_of) if d in lt._memories and (r := chains.root_of(lt, d)) is not None}
     if not roots:
         return CausalChain(question, None, [], [], "graph TD", "", "no decision with its reasons recorded yet")
-    hits = recall.recall(lt, question, k=10, kinds=[*KINDS], at=at).hits
-    chained = [h.id for h in hits if h.id in roots]
+    said_in: dict[int, list[int]] = {}  # a turn -> the decisions said in it
+    for decision_id in roots:
+        for node_id in lt._chain_of[decision_id]:
+            turn_id = lt._nodes[node_id].turn_id
+            if turn_id is not None and decision_id not in said_in.setdefault(turn_id, []):
+                said_in[turn_id].append(decision_id)
+    chained: list[int] = []
+    for hit in recall.recall(lt, question, k=10, kinds=[*KINDS, "turn"], at=at).hits:
+        found = said_in.get(hit.id, []) if hit.kind == "turn" else [hit.id] if hit.id in roots else []
+        for decision_id in [*found, *(d for turn in hit.turns for d in said_in.get(turn.id, []))]:
+            if decision_id not in chained:
+                chained.append(decision_id)
     wanted = token_set(question)
     best = None
     if chained:
-        # of the decisions recall found, the one whose own words hold most of the
-        # question's (recall's order breaks ties)
-        held = [len(wanted & token_set(lt._memories[i].content)) for i in chained]
+        held = [len(wanted & _words_of(lt, decision_id)) for decision_id in chained]
         best = chained[held.index(max(held))]
     if best is None:
         scored = []
@@ -154,6 +164,18 @@ def query(lt: StoreCore, text: str, *, max_depth: int = 5, at: float | dt.dateti
             return CausalChain(question, None, [], [], "graph TD", "", why)
         best = decision_id
     return chains.chain(lt, roots[best], max_depth=max_depth, query_text=question)
+
+
+def _words_of(lt: StoreCore, decision_id: int) -> set[str]:
+    """The content words of a decision's chain and of the turns its nodes were said in."""
+    words = set(token_set(lt._memories[decision_id].content))
+    for node_id in lt._chain_of[decision_id]:
+        node = lt._nodes[node_id]
+        words |= token_set(node.content)
+        turn = lt._turns.get(node.turn_id) if node.turn_id is not None else None
+        if turn is not None:
+            words |= token_set(turn.text)
+    return words
 
 
 @using_db

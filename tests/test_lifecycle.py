@@ -4,6 +4,7 @@ their priority, lazy unpacking, and the consolidation pass with its thresholds."
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import subprocess
 import sys
@@ -745,3 +746,66 @@ def test_segment_sessions_takes_a_vector_row_per_text_or_none() -> None:
     words = segment_sessions([session], **rule)
     assert segment_sessions([session], vectors=[unknown], **rule) == segment_sessions([session], vectors=[None], **rule)
     assert segment_sessions([session], vectors=[unknown], **rule) == words == [[(2, "topic")]]
+
+
+_WORDS = ["puppy", "biscuit", "school", "postgres", "invoice", "json", "ok", "deploy", "cache", "redis"]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.tuples(
+            st.lists(st.sampled_from(_WORDS), max_size=6),
+            st.sampled_from([0.0, 1.0, 100.0, 4000.0]),
+            st.integers(0, 2),
+        ),
+        max_size=40,
+    ),
+    st.integers(0, 10),
+    st.integers(1, 6),
+    st.integers(1, 5),
+    st.floats(0.0, 1.0),
+    st.integers(1, 12),
+    st.booleans(),
+)
+def test_segment_sessions_starts_keep_their_rules(
+    rows: list[tuple[list[str], float, int]],
+    keep: int,
+    min_len: int,
+    window: int,
+    depth: float,
+    max_len: int,
+    embedded: bool,
+) -> None:
+    import numpy as np
+    from aircher_mem._core import segment_sessions
+
+    texts = [" ".join(words) for words, _step, _group in rows]
+    times = list(np.cumsum([step for _words, step, _group in rows]).astype(float))
+    groups = [group for _words, _step, group in rows]
+    keep = min(keep, len(texts))
+    rule: dict[str, Any] = {"gap": 1800.0, "min_len": min_len, "window": window, "depth": depth, "max_len": max_len}
+    vectors = None
+    if embedded:  # a vector per text from its words, some texts without one
+        rows_of = [[t.count(w) + 0.1 for w in _WORDS[:4]] if i % 3 else [np.nan] * 4 for i, t in enumerate(texts)]
+        vectors = [np.array(rows_of, dtype=float).reshape(len(texts), 4)]
+    [found] = segment_sessions([(texts, times, groups, keep)], vectors=vectors, meaning=0.5, **rule)
+    starts = [at for at, _why in found]
+    assert starts == sorted(set(starts)) and all(max(keep, 1) <= at < len(texts) for at in starts)
+    hard = {
+        at: "gap" if times[at] - times[at - 1] > 1800.0 else "group"
+        for at in range(max(keep, 1), len(texts))
+        if times[at] - times[at - 1] > 1800.0 or groups[at] != groups[at - 1]
+    }
+    assert {at: why for at, why in found if why in ("gap", "group")} == hard
+    bounds = [0, *starts, len(texts)]
+    for begin, end in itertools.pairwise(bounds):
+        assert end - begin <= (max(keep, max_len) if begin == 0 else max_len)
+    previous = 0
+    for at, why in found:
+        if why == "topic":
+            assert at - previous >= min_len
+        if why != "size":
+            previous = at
+    again = segment_sessions([(texts, times, groups, keep)], vectors=vectors, meaning=0.5, **rule)
+    assert again == [found]

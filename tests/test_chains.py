@@ -95,6 +95,25 @@ def test_a_reason_given_in_the_next_turn_joins_the_decision_before_it() -> None:
     assert chain.nodes[1].turn_id == later.turn_id
 
 
+@pytest.mark.parametrize(("window", "decided"), [(2, True), (1, False)])
+def test_a_reason_given_after_a_question_why_joins_the_decision(tmp_path: Path, window: int, decided: bool) -> None:
+    turns = [
+        ("user", "From now on PRs over 400 lines need to be split."),
+        ("assistant", "Sure. What's the motivation, so I can put it in the template?"),
+        ("user", "Reviews on the big ones were taking 3+ days and people were rubber-stamping them anyway."),
+    ]
+    with Memory.open(tmp_path, policy=Policy(chains=ChainsPolicy(window_turns=window))) as mem:
+        ids = [mem.add_turn("s", role, text, at=T0 + 60 * i).turn_id for i, (role, text) in enumerate(turns)]
+        chain = mem.query_chain("why do we split big pull requests?")
+        if not decided:  # the turn before the reason is the question: the decision is out of sight
+            assert chain.decision_id is None
+            return
+        assert [(n.node_type, n.content, n.turn_id) for n in chain.nodes] == [
+            ("decision", "From now on PRs over 400 lines need to be split", ids[0]),
+            ("reason", turns[2][1].rstrip("."), ids[2]),
+        ]
+
+
 def test_record_decision_keeps_reasons_consequences_and_constraints_with_their_edges() -> None:
     lt = store()
     chain = lt.record_decision(

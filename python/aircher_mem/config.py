@@ -763,8 +763,11 @@ class ChainsPolicy(_Section):
     #: lower figure stays).
     hedged: float = _bound(0.5, 0.0, 1.0)
     #: A follow-up sentence attaches to a decision at most this many sentences back
-    #: (questions not counted).
+    #: (questions not counted) ...
     follow_gap: int = _bound(2, 0, 100)
+    #: ... and a turn is read with this many turns of its session before it (a
+    #: decision, a question why, the answer).
+    window_turns: int = _bound(2, 0, 100)
     #: Only the first this many characters of a text are read ...
     scan_chars: int = _bound(8192, 1, 10_000_000)
     #: ... a longer sentence is cut to this many before the rules run ...

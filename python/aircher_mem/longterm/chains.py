@@ -71,10 +71,13 @@ def attach(
     at: float,
     session_id: str,
     turn_id: int | None,
+    decided_in: int | None = None,
 ) -> CausalNodeRow:
     """Adds ``links`` (kind, text, edge type, strength) to ``memory``'s chain, and
-    the edges to other decisions their texts say."""
-    root = _decision_node(lt, memory, at, session_id, turn_id)
+    the edges to other decisions their texts say; the links said in turn
+    ``turn_id``, the decision (when its node is new) in ``decided_in`` (default:
+    the same turn)."""
+    root = _decision_node(lt, memory, at, session_id, turn_id if decided_in is None else decided_in)
     for kind, text, edge, strength in links:
         node = _node(lt, memory.id, kind, text, at, session_id, turn_id)
         if kind == "consequence":

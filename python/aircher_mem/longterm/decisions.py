@@ -63,17 +63,18 @@ def _strength(value: object) -> float:
 
 
 def from_turn(
-    lt: StoreCore, turn: TurnRow, previous: TurnRow | None, extracted: Sequence[Extracted]
+    lt: StoreCore, turn: TurnRow, previous: Sequence[TurnRow], extracted: Sequence[Extracted]
 ) -> list[Extracted]:
     """The decisions ``turn`` states with a reason, consequence or constraint, into
-    their chains (the turn before it in the session is read too, so that "The main
-    reason was ..." finds the decision it answers; only what this turn says is
-    added). A decision is the memory ``extracted`` from the turn that holds its
-    words, else a decision memory of its own. Returns what became of the decision
-    memories this turn states that ``extracted`` does not hold."""
+    their chains (the turns before it in the session, ``previous``, are read too, so
+    that "The main reason was ..." finds the decision it answers, even after a
+    question why; only what this turn says is added). A decision is the memory
+    ``extracted`` from the turn that holds its words, else a decision memory of its
+    own. Returns what became of the decision memories this turn states that
+    ``extracted`` does not hold."""
     from . import chains_extract
 
-    window = f"{previous.text}\n{turn.text}" if previous is not None else turn.text
+    window = "\n".join([*(t.text for t in previous), turn.text])
     out: list[Extracted] = []
     for found in chains_extract.decisions_in(window, settings=lt.chains):
         own = found.sentence in turn.text
@@ -83,6 +84,7 @@ def from_turn(
         if not links:  # a choice said alone is the extractor's (a decision memory, no chain)
             continue
         words = token_set(found.decision)
+        source = turn if own else next((t for t in reversed(previous) if found.sentence in t.text), None)
         same = [e for e in extracted if own and words and words <= token_set(e.content)]
         if same:
             done = same[0]
@@ -97,12 +99,13 @@ def from_turn(
                 importance=1,
                 tags=("decision",),
             )
-            done = memories.ingest(lt, candidate, turn=turn if own else previous, at=turn.at, tags=turn.tags)
+            done = memories.ingest(lt, candidate, turn=source, at=turn.at, tags=turn.tags)
             if own:
                 out.append(done)
         memory = lt._memories.get(done.memory_id)
         if memory is not None:
-            chains.attach(lt, memory, links, turn.at, turn.session_id, turn.id)
+            decided_in = source.id if source is not None else None
+            chains.attach(lt, memory, links, turn.at, turn.session_id, turn.id, decided_in)
     return out
 
 

@@ -171,7 +171,7 @@ def plan(lt: StoreCore) -> list[EpisodePlan]:
             last = lt._episode_of[turn_ids[fresh_at - 1]]
             tail = [lt._turns[t] for t in lt._episode_turns[last] if t in lt._turns]
         waiting.append((session, fresh, last, tail))
-    embedded = None if lt._embedder_factory is None and lt._vectors is None else (lambda t: turn_vectors(lt, t))
+    embedded = None if lt._embedder_factory is None else (lambda t: turn_vectors(lt, t))
     found = segment_many([(fresh, tail) for _session, fresh, _last, tail in waiting], lt.lifecycle, embedded)
     plans = []
     for (session, _fresh, last, tail), groups in zip(waiting, found, strict=True):

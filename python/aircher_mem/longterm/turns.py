@@ -61,8 +61,7 @@ def add_turn(
     turn = TurnRow(lt._next_turn, session, role, who, clean, when, meta, pii_tags(raw))
     lt._next_turn += 1
     lt._turns[turn.id] = turn
-    earlier = lt._sessions[session][-max(1, lt.chains.window_turns) :]
-    before = earlier[-1:]
+    before = lt._sessions[session][-1:]
     lt._position[turn.id] = len(lt._sessions[session])
     lt._sessions[session].append(turn.id)
     # the turn before gains this one as its context
@@ -85,7 +84,9 @@ def add_turn(
             for memory_id in memories.matching(lt, content):
                 memories.archive(lt, lt._memories[memory_id], when, f"the extractor asked (turn {turn.id})")
     if extract and (role == "user" or lt.decisions.chains_from_assistant):
-        window = [lt._turns[i] for i in earlier[max(0, len(earlier) - lt.chains.window_turns) :] if i in lt._turns]
+        ids = lt._sessions[session]  # this turn last
+        earlier = ids[max(0, len(ids) - 1 - lt.chains.window_turns) : len(ids) - 1]
+        window = [lt._turns[i] for i in earlier if i in lt._turns]
         said = {d.memory_id for d in done}
         done += [d for d in decisions.from_turn(lt, turn, window, done) if d.memory_id not in said]
     lt._commit()

@@ -25,6 +25,12 @@ said text holds:
 The overlap is one-sided (a long clause holding the canonical words matches); the
 rules keep clauses short, and ``--verbose`` prints every candidate to check by eye.
 
+Chatter at length: with the LoCoMo dev conversations present (``locomo-dev.json``, CC
+BY-NC 4.0: friends chatting about their lives, no project in sight), each turn is read
+on its own and the candidates it gives are counted per 1,000 turns (with
+``--verbose``, printed): a person's own choice ("Last week I decided to run for
+office again") is one, encouragement ("Let's keep going!") is not.
+
     python benches/chains_extract.py [--split tune|tune2|tune3|tune4|report|all] [--verbose]
 """
 
@@ -106,6 +112,20 @@ def evaluate(records: Sequence[dict[str, Any]], verbose: bool) -> dict[str, floa
     }
 
 
+def chatter(path: Path, verbose: bool) -> tuple[int, int]:
+    """Candidates over the turns of the LoCoMo conversations at ``path``, and the turns."""
+    import locomo
+
+    turns = [t for conv in locomo.load(path) for t in conv.turns]
+    found = 0
+    for turn in turns:
+        for c in decisions_in(turn.content):
+            found += 1
+            if verbose:
+                print(f"    locomo {turn.dia_id}: {c.decision!r}")
+    return found, len(turns)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--split", choices=[*SPLITS, "all"], default="all")
@@ -122,6 +142,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{split:<7} {m['decisions']:>9}  {m['found']:>5.0%}  {m['reasons']:>7.0%}  {m['other']:>5}"
             f"  {m['null_records']:>5}  {m['false']:>5} ({m['null_records_with_false']})"
         )
+    from benchdata import LOCOMO
+
+    if LOCOMO.path.is_file():
+        found, turns = chatter(LOCOMO.path, args.verbose)
+        print(f"locomo chat: {found} candidates over {turns:,} turns ({1000 * found / turns:.1f} per 1,000)")
+    else:
+        print(f"locomo chat skipped: {LOCOMO.missing()}")
     return 0
 
 

@@ -21,6 +21,23 @@ S = ChainsPolicy()
 
 # (text, expected [(decision, [(kind, edge, strength, link text), ...]), ...])
 TABLE = [
+    # "keep", "make" and "used" choosing a thing (not encouragement, not a habit)
+    (
+        "Let's keep using Redis since it is already deployed.",
+        [("Let's keep using Redis", [("reason", "justifies", S.since, "it is already deployed")])],
+    ),
+    (
+        "We'll keep that flag because the old clients need it.",
+        [("We'll keep that flag", [("reason", "justifies", S.explicit, "the old clients need it")])],
+    ),
+    (
+        "We made a breaking change to the API because v1 was unusable.",
+        [("We made a breaking change to the API", [("reason", "justifies", S.explicit, "v1 was unusable")])],
+    ),
+    (
+        "We used Postgres for the queue because it was already there.",
+        [("We used Postgres for the queue", [("reason", "justifies", S.explicit, "it was already there")])],
+    ),
     # one thing kept over another: the sentence after it may be its reason; "two
     # reasons" after a colon is no heading, "instead of" in a reason no decision
     (
@@ -492,6 +509,15 @@ def test_candidate_keeps_its_sentence() -> None:
         "Let's check the logs.",
         "I will commit the fix now.",
         "The tests pass; the build is green.",
+        # encouragement in a choice's words, and a habit of the past
+        "Let's keep going and chase our dreams!",
+        "Let's keep movin' forward!",
+        "Let's make a difference together.",
+        "Yeah, let's do it, John! Working together, we can bring positive changes to the neighborhood.",
+        "Thanks! I'll do my best to make sure these kids have a safe and loving home.",
+        "Let's keep spreading kindness. It's awesome to know we can bring joy to those who need it.",
+        "We'll make it through this - hang in there!",
+        "I used to compete in a few dance shows - my favourite was the regionals at fifteen.",
         # nothing
         "",
         "   \n\n  ",

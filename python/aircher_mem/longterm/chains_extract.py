@@ -42,8 +42,9 @@ kept over another ("we'll keep X rather than Y") and a rule from here on ("From 
 on ...");
 a setting as it is now ("mypy is now required") is one only with its reason. Proposals ("we should",
 "I'd go with") and undecided talk ("we haven't decided") make none, nor do
-questions. Every strength comes from the Policy's ``[chains]``
-(:class:`aircher_mem.config.ChainsPolicy`).
+questions, encouragement said with a choice's words ("Let's keep going!", "let's make
+a difference", "I'll do my best") or a habit of the past ("we used to"). Every
+strength comes from the Policy's ``[chains]`` (:class:`aircher_mem.config.ChainsPolicy`).
 """
 
 from __future__ import annotations
@@ -301,6 +302,32 @@ def _decision_text(text: str, settings: ChainsPolicy) -> str:
     return _clip(text[lead.end() :] if lead is not None and lead.end() < len(text) else text, settings)
 
 
+# Encouragement said with a choice's words ("Let's keep going!", "Let's make a
+# difference", "I'll do my best"): what follows "keep", "make" or "do" is an
+# activity, a pronoun or a cheer, not a thing chosen. ("let's keep using Redis"
+# stays a decision: "using" is a choice's verb.)
+_CHEERED = frozenset("keep keeps keeping kept make makes making made do doing".split())
+_CHEER = lazy(
+    r"\s+(?:(?:on\s+)?(?:go|mov|help|push|spread|chas|work|support|motivat|mak|do|improv|inspir|shin|grow|"
+    r"smil|danc|rock|fight|believ|try|shar|creat|dream|hustl|celebrat|encourag|lift|cheer)(?:ing\b|in')"
+    r"|(?:it|this|that)\s*(?:$|[.!,;-]|up\b|happen\b|work\b|together\b|count\b)"
+    r"|each other\b|it through\b|(?:my|our|your) (?:best|part|dreams?)\b|up the good\b"
+    r"|(?:an?|some) (?:real |big |positive |lasting |huge |little |)(?:difference|change|impact)\b(?!\s+(?:to|in|of)\b)"
+    r"|(?:great|happy|awesome|good|some|lasting) memories\b|things (?:better|happen)\b|the world\b"
+    r"|(?:tomorrow|today|this|it) (?:unforgettable|count|special|amazing|awesome)\b)",
+    re.I,
+)
+
+
+def _cheer(m: re.Match[str], sentence: str) -> bool:
+    """Whether the marker ``m`` of ``sentence`` is encouragement (see _CHEER) or a
+    habit of the past ("we used to"), not a choice."""
+    weak = (m.group("weak") or "").lower()
+    if weak == "used" and sentence[m.end() : m.end() + 4].lower() == " to ":
+        return True  # "I used to compete": a habit of the past
+    return weak in _CHEERED and _CHEER.match(sentence, m.end()) is not None
+
+
 def _is_strong(m: re.Match[str]) -> bool:
     if m.group("strong") or m.group("lets"):
         return True
@@ -383,7 +410,7 @@ def _in_sentence(sentence: str, s: ChainsPolicy, given: Link | None = None) -> _
             comma = sentence.find(", ", fronted.end(), end)
             offset = comma + 2 if comma >= 0 else fronted.end() + 1
         m = _MARKER.search(sentence[start:end], offset)
-        if m is not None:
+        if m is not None and not _cheer(m, sentence[start:end]):
             chosen, found = i, m
             break
     if chosen is None or found is None:

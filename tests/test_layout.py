@@ -81,6 +81,7 @@ LAYERS = {
     "aircher_mem.results": 0,
     "aircher_mem.plain": 0,
     "aircher_mem.pattern": 0,
+    "aircher_mem.heap": 0,
     "aircher_mem.config": 0,
     "aircher_mem.errors": 0,
     "aircher_mem.root": 0,

@@ -35,6 +35,7 @@ import datetime as dt
 import time
 from collections.abc import Sequence
 
+from .. import heap
 from .._core import similar_pairs
 from ..checks import unix_time
 from ..plain import Plain
@@ -83,15 +84,16 @@ def consolidate(
     rows are committed in one transaction at its end."""
     lt._check_open()
     lt._load()
-    with lt.holding():
-        report, doomed, scanned = _pass(lt, now, dry_run, tasks)
-    if not dry_run:
-        lt._commit()
-        if doomed:
-            _forget.erase(lt, doomed)
-        with lt._transaction("recording the consolidation", rows=False) as con:
-            con.execute("INSERT OR REPLACE INTO longterm_state VALUES (?, ?)", [LAST_PASS, int(report.now)])
-            con.execute("INSERT OR REPLACE INTO longterm_state VALUES (?, ?)", [SCANNED, scanned])
+    with heap.paused():  # a pass makes and drops objects by the hundred thousand
+        with lt.holding():
+            report, doomed, scanned = _pass(lt, now, dry_run, tasks)
+        if not dry_run:
+            lt._commit()
+            if doomed:
+                _forget.erase(lt, doomed)
+            with lt._transaction("recording the consolidation", rows=False) as con:
+                con.execute("INSERT OR REPLACE INTO longterm_state VALUES (?, ?)", [LAST_PASS, int(report.now)])
+                con.execute("INSERT OR REPLACE INTO longterm_state VALUES (?, ?)", [SCANNED, scanned])
     return report
 
 
@@ -128,7 +130,7 @@ def _pass(
     # 1. episodes
     created = extended = 0
     planned: list[tuple[float, int]] = []  # a dry run's episodes to form: (ended at, id or 0)
-    unindexed: set[int] = set()  # episodes created here, their documents not indexed yet
+    unindexed: set[int] = set()  # episodes created or formed here, their documents not indexed yet
     touched: set[int] = set()  # episodes created or extended here (a dry run's are not)
     for plan in episodes.plan(lt):
         if plan.extend is not None:
@@ -234,12 +236,9 @@ def _pass(
                 reason += f"; compressed too (>= {policy.compress_after_days:g})"
             if not dry_run:
                 episodes.form(lt, memory_id, formed[n], indexed=False)
+                unindexed.add(memory_id)
             did(memory_id, "summarized", reason)
-        if not dry_run:  # the batch's documents in one call
-            ids = [i for _at, i in batch]
-            episodes.index(lt, ids)
-            unindexed.difference_update(ids)
-    if unindexed:  # the episodes made here and not formed yet
+    if unindexed:  # the episodes made or formed here, their documents in one call
         episodes.index(lt, sorted(unindexed))
 
     # 4. TTL

@@ -23,6 +23,7 @@ import dataclasses
 import functools
 import json
 import logging
+import operator
 import os
 import threading
 import time
@@ -31,7 +32,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
-from .. import store
+from .. import heap, store
 from .._core import LexicalIndex, VectorIndex
 from ..config import (
     ChainsPolicy,
@@ -95,6 +96,16 @@ log = logging.getLogger("aircher_mem.longterm")
 
 VECTOR_SLICE = 16_384  # stored vectors are read this many rows at a time
 LOAD_SLICE = 8_192  # rows are read, and documents indexed, this many at a time
+#: Where the JSON columns are in a memory row.
+_JSON_AT = tuple(MEMORY_FIELDS.index(name) for name in JSON_FIELDS)
+#: A memory row's values in MEMORY_FIELDS' order.
+_MEMORY_ROW = operator.attrgetter(*MEMORY_FIELDS)
+
+
+def _json(values: list[str]) -> str:
+    """A list column's JSON (most lists are empty)."""
+    return json.dumps(values) if values else "[]"
+
 
 _Core = TypeVar("_Core", bound="StoreCore")
 _P = ParamSpec("_P")
@@ -280,11 +291,17 @@ class StoreCore(store.StoreHolder):
 
     @using_db
     def _load(self) -> None:
-        """Reads every row into memory and builds the indexes. Rows are fetched, and
-        memory documents indexed, ``LOAD_SLICE`` at a time, so that every row as a
-        tuple is never held at once next to what is built from them."""
+        """Reads every row into memory and builds the indexes (the cyclic garbage
+        collector paused meanwhile: :mod:`aircher_mem.heap`)."""
         if self._loaded:
             return
+        with heap.paused():
+            self._read_all()
+
+    def _read_all(self) -> None:
+        """:meth:`_load`'s work. Rows are fetched, and memory documents indexed,
+        ``LOAD_SLICE`` at a time, so that every row as a tuple is never held at once
+        next to what is built from them."""
         duckdb = store.engine()
 
         parsed: dict[str, list[str]] = {}
@@ -710,12 +727,9 @@ class StoreCore(store.StoreHolder):
             )
         dirty = [self._memories[i] for i in sorted(self._dirty) if i in self._memories]
         if dirty:
-            columns = []
-            for name in MEMORY_FIELDS:
-                values = [getattr(m, name) for m in dirty]
-                if name in JSON_FIELDS:
-                    values = [json.dumps(v) for v in values]
-                columns.append(values)
+            columns = [list(column) for column in zip(*map(_MEMORY_ROW, dirty))]
+            for at in _JSON_AT:
+                columns[at] = [_json(v) for v in columns[at]]
             # DELETE then INSERT: DuckDB takes half the time of INSERT OR REPLACE on these wide rows
             statements.append((DELETE_MEMORIES, [[m.id for m in dirty]]))
             statements.append((INSERT_MEMORIES, columns))

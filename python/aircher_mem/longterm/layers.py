@@ -67,22 +67,33 @@ def last_access(memory: MemoryRow) -> float:
     return max(memory.last_seen, memory.last_accessed or memory.last_seen)
 
 
-def priority_terms(memory: MemoryRow, now: float, policy: LifecyclePolicy, relevance: float = 0.0) -> list[ScoreTerm]:
+def _terms(memory: MemoryRow, now: float, policy: LifecyclePolicy, relevance: float) -> tuple[float, ...]:
+    """003's four terms of ``memory``'s priority at ``now``, each in 0..1: recency,
+    frequency, anchor, relevance (the order of :func:`priority_terms`)."""
     age = max(0.0, (now - last_access(memory)) / DAY)
-    recency = 0.5 ** (age / policy.recency_half_life_days)
-    frequency = min(1.0, math.log1p(uses(memory)) / math.log1p(policy.frequency_saturation))
-    anchor = 1.0 if is_anchor(memory) else 0.0
-    relevance = min(1.0, max(0.0, relevance))
+    return (
+        0.5 ** (age / policy.recency_half_life_days),
+        min(1.0, math.log1p(uses(memory)) / math.log1p(policy.frequency_saturation)),
+        1.0 if is_anchor(memory) else 0.0,
+        min(1.0, max(0.0, relevance)),
+    )
+
+
+def _weights(policy: LifecyclePolicy) -> tuple[float, ...]:
+    return (policy.recency_weight, policy.frequency_weight, policy.anchor_weight, policy.relevance_weight)
+
+
+def priority_terms(memory: MemoryRow, now: float, policy: LifecyclePolicy, relevance: float = 0.0) -> list[ScoreTerm]:
+    values = _terms(memory, now, policy, relevance)
     return [
-        ScoreTerm("recency", policy.recency_weight, recency, policy.recency_weight * recency),
-        ScoreTerm("frequency", policy.frequency_weight, frequency, policy.frequency_weight * frequency),
-        ScoreTerm("anchor", policy.anchor_weight, anchor, policy.anchor_weight * anchor),
-        ScoreTerm("relevance", policy.relevance_weight, relevance, policy.relevance_weight * relevance),
+        ScoreTerm(name, weight, value, weight * value)
+        for name, weight, value in zip(("recency", "frequency", "anchor", "relevance"), _weights(policy), values)
     ]
 
 
 def priority(memory: MemoryRow, now: float, policy: LifecyclePolicy, relevance: float = 0.0) -> float:
-    return sum(term.contribution for term in priority_terms(memory, now, policy, relevance))
+    """The sum of :func:`priority_terms`' contributions."""
+    return sum(weight * value for weight, value in zip(_weights(policy), _terms(memory, now, policy, relevance)))
 
 
 def placement(memory: MemoryRow, now: float, policy: LifecyclePolicy) -> tuple[str, float, str]:

@@ -54,6 +54,8 @@ from pathlib import Path
 from typing import Any
 
 import aircher_mem as am
+import aircher_mem.embeddings
+import aircher_mem.retrieval
 import duckdb
 import numpy as np
 import pytest

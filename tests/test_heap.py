@@ -45,6 +45,27 @@ def test_an_error_in_the_block_turns_the_collector_on_again() -> None:
     assert gc.isenabled()
 
 
+def test_what_the_block_made_goes_to_the_oldest_generation() -> None:
+    with heap.paused():
+        made = [[i] for i in range(50_000)]  # tracked objects, meant to live
+        assert gc.get_count()[0] >= 50_000  # young, uncollected while paused
+    # not left young for the next collections to walk, one generation after another
+    oldest = {id(o) for o in gc.get_objects(generation=2)}
+    assert id(made[0]) in oldest and id(made[-1]) in oldest
+
+
+def test_objects_a_program_froze_stay_frozen() -> None:
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with heap.paused():
+            made = [[i] for i in range(1_000)]
+        assert gc.get_freeze_count() == frozen
+        assert len(made) == 1_000
+    finally:
+        gc.unfreeze()
+
+
 def test_the_collector_is_on_again_once_the_last_thread_is_done() -> None:
     inside, release = threading.Barrier(3), threading.Event()
 

@@ -11,8 +11,12 @@ an eighth of a consolidation pass.
 
 :func:`paused` turns the collector off for the length of such work and on again
 when the last one in the process ends, if it was on before the first began (so a
-program that turned it off itself keeps it off). Reference counting still frees
-everything as usual; only cycles made meanwhile wait for the next collection.
+program that turned it off itself keeps it off). What the work made is then moved
+to the oldest generation at once (``gc.freeze()`` then ``gc.unfreeze()``: two list
+splices), so that the first young collections after it do not walk it all, paying
+back what the pause saved; a program that froze objects itself keeps them frozen
+(then that step is left out). Reference counting still frees everything as usual;
+only cycles made meanwhile wait for the next full collection.
 """
 
 from __future__ import annotations
@@ -44,4 +48,10 @@ def paused() -> Iterator[None]:
         with _lock:
             _depth -= 1
             if _depth == 0 and _resume:
+                if gc.get_freeze_count() == 0:  # (a program that froze objects keeps them frozen)
+                    # What the work made is mostly meant to live: straight into the oldest
+                    # generation (two list splices), rather than walked by the next young
+                    # collections, which would pay the passes skipped here.
+                    gc.freeze()
+                    gc.unfreeze()
                 gc.enable()

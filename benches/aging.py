@@ -9,7 +9,9 @@ For each conversation, in the same run, on the same turns (stored as
 - ``aged``: the same turns in a second store, consolidated once with ``now`` = the
   conversation's last turn + ``--days`` (default 120: most sessions warm or cold),
   then the same questions, asked in order (a question that unpacks an episode
-  leaves it hot for the next ones, as in use).
+  leaves it hot for the next ones, as in use);
+- ``served``: aged the same way, with ``[lifecycle] recall_finds_by = "served"``: a
+  warm or cold item is found only by what its layer serves (003's lazy unpacking).
 
 Reported per system: recall_all@10 (every evidence turn among the first 10 distinct
 turns of the hits, as in ``locomo.py``), and for the memory systems the tokens recall
@@ -57,11 +59,15 @@ def dia_ids(hits: Sequence[Any]) -> list[str]:
     )
 
 
-def open_memory(root: Path, conv: Any) -> Any:
-    from aircher_mem import Memory
+def open_memory(root: Path, conv: Any, finds_by: str = "raw") -> Any:
+    import dataclasses
+
+    from aircher_mem import Memory, Policy
 
     root.mkdir(parents=True, exist_ok=True)
-    memory = Memory.open(root)
+    policy = Policy()
+    policy = dataclasses.replace(policy, lifecycle=dataclasses.replace(policy.lifecycle, recall_finds_by=finds_by))
+    memory = Memory.open(root, policy=policy)
     with memory.batch():
         for turn in conv.turns:
             locomo.store_turn(memory, conv, turn)
@@ -117,9 +123,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.limit:
         conversations = conversations[: args.limit]
     count = TokenCounter("cl100k_base").count
-    found = {"bm25": 0, "unaged": 0, "aged": 0}
-    tokens = {"unaged": 0, "aged": 0}
+    found = {"bm25": 0, "unaged": 0, "aged": 0, "served": 0}
+    tokens = {"unaged": 0, "aged": 0, "served": 0}
     tiers: dict[str, int] = {"hot": 0, "warm": 0, "cold": 0, "unpacked": 0}
+    served_tiers: dict[str, int] = dict.fromkeys(tiers, 0)
     consolidations: list[float] = []
     layer_sizes = {"hot": 0, "warm": 0, "cold": 0}
     episodes = questions = 0
@@ -131,10 +138,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             bm25 = locomo.bm25_system(conv, run)
             unaged = open_memory(Path(tmp) / conv.sample_id / "unaged", conv)
             aged = open_memory(Path(tmp) / conv.sample_id / "aged", conv)
+            by_served = open_memory(Path(tmp) / conv.sample_id / "served", conv, "served")
             last = max(t.at for t in conv.turns)
             start = time.perf_counter()
             report = aged.consolidate(now=last + timedelta(days=args.days))
             consolidations.append(time.perf_counter() - start)
+            by_served.consolidate(now=last + timedelta(days=args.days))
             episodes += report.episodes
             for name, size in report.tiers.items():
                 layer_sizes[name] += size
@@ -145,17 +154,21 @@ def main(argv: Sequence[str] | None = None) -> int:
                 for q in conv.questions:
                     questions += 1
                     found["bm25"] += locomo.recall_all(bm25(q.text, K), q.evidence, (K,))[K]
-                    for name, memory in (("unaged", unaged), ("aged", aged)):
+                    for name, memory in (("unaged", unaged), ("aged", aged), ("served", by_served)):
                         hits = memory.recall(q.text, k=K).hits
                         found[name] += locomo.recall_all(dia_ids(hits), q.evidence, (K,))[K]
                         tokens[name] += served_tokens(count, hits)
-                        if name == "aged":
+                        if name != "unaged":
                             for hit in hits:
-                                tiers["unpacked" if hit.unpacked else hit.tier] += 1
+                                (tiers if name == "aged" else served_tiers)[
+                                    "unpacked" if hit.unpacked else hit.tier
+                                ] += 1
             finally:
                 unaged.close()
                 aged.close()
+                by_served.close()
     total_hits = sum(tiers.values()) or 1
+    total_served = sum(served_tiers.values()) or 1
     figures = {
         "conversations": len(conversations),
         "questions": questions,
@@ -164,6 +177,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "tokens_per_question": {name: value / max(1, questions) for name, value in tokens.items()},
         "token_drop": 1.0 - tokens["aged"] / max(1, tokens["unaged"]),
         "aged_hits": {name: value / total_hits for name, value in tiers.items()},
+        "served_hits": {name: value / total_served for name, value in served_tiers.items()},
         "episodes": episodes,
         "mean_episode_turns": statistics.fmean(lengths) if lengths else 0.0,
         "layers_after": layer_sizes,
@@ -173,13 +187,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"{figures['conversations']} conversations, {questions} questions, aged {args.days:g} days")
     print()
     print("system    recall_all@10   tokens served / question (top 10)")
-    for name in ("bm25", "unaged", "aged"):
+    for name in ("bm25", "unaged", "aged", "served"):
         served = f"{figures['tokens_per_question'][name]:.0f}" if name in tokens else "-"
         print(f"{name:<9} {figures['recall_all@10'][name]:>13.3f}   {served}")
     print()
     print(f"tokens served: {100 * figures['token_drop']:.1f} % fewer aged than unaged")
-    shares = ", ".join(f"{name} {100 * value:.1f} %" for name, value in figures["aged_hits"].items())
-    print(f"aged hits served: {shares}")
+    for name in ("aged", "served"):
+        shares = ", ".join(f"{layer} {100 * value:.1f} %" for layer, value in figures[f"{name}_hits"].items())
+        print(f"{name} hits: {shares}")
     print(
         f"episodes: {episodes} (mean {figures['mean_episode_turns']:.1f} turns); layers after: "
         + ", ".join(f"{k} {v}" for k, v in layer_sizes.items())

@@ -325,6 +325,29 @@ def test_a_cold_turn_is_served_compressed_and_unpacked_when_the_match_is_only_ra
         assert lt.recall("garden shed green", k=1).hits[0].tier == "hot"  # the episode is hot again
 
 
+def test_found_by_what_is_served_a_cold_turn_needs_a_word_of_its_compressed_form(tmp_path: Path) -> None:
+    clock = Clock(T0 + 200 * DAY)
+    with store(tmp_path, clock, recall_finds_by="served") as lt:
+        plain = say(lt, "Ann repainted the garden shed green last weekend.", T0)
+        long = say(lt, LONG, T0 + MINUTE)
+        lt.consolidate(now=T0 + 200 * DAY)
+        (episode,) = lt.memories(kind="episode").memories
+        # "tortoise" is only in the raw turn: its compressed form does not find it
+        assert lt.recall("tortoise", k=5).hits == []
+        assert lt.get(episode.id).tier == "cold"
+        hit = lt.recall("garden shed green", k=1).hits[0]
+        assert (hit.id, hit.tier, hit.unpacked) == (plain, "cold", False)
+        # "Sheldon" is in it: found by it, and unpacked for "tortoise"
+        unpacked = lt.recall("tortoise Sheldon", k=1).hits[0]
+        assert (unpacked.id, unpacked.tier, unpacked.unpacked, unpacked.content) == (long, "hot", True, LONG)
+        assert lt.recall("tortoise", k=1).hits[0].id == long  # hot again: found by its raw text
+    with store(tmp_path / "raw", clock) as lt:  # the default finds it by its raw text
+        long = say(lt, LONG, T0)
+        lt.consolidate(now=T0 + 200 * DAY)
+        (found,) = lt.recall("tortoise", k=5).hits
+        assert (found.id, found.unpacked) == (long, True)
+
+
 def test_conversation_episodes_are_listed_only_when_asked_and_recall_at_serves_raw(tmp_path: Path) -> None:
     clock = Clock(T0 + 200 * DAY)
     with store(tmp_path, clock) as lt:

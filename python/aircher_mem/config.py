@@ -620,6 +620,13 @@ class LifecyclePolicy(_Section):
     relevance_weight: float = _bound(0.2, 0.0, 1.0)
     recency_half_life_days: float = _bound(14.0, 0.0, 1e6, lo_open=True)
     frequency_saturation: int = _bound(10, 1, 1_000_000)
+    #: What recall finds a warm or cold item by: ``raw``, its raw text as a hot
+    #: one's (the layer decides only what is served); ``served``, what its layer
+    #: serves (003's lazy unpacking: a warm or cold turn or memory is found only when
+    #: its summary or compressed form holds a word of the question, and unpacked when
+    #: other words it matched are only in its raw text). Measured on LoCoMo in
+    #: ``benches/aging.py``.
+    recall_finds_by: str = _choice("raw", "raw", "served")
     #: Compression (001): consolidation forms episodes older than
     #: ``summarize_after_days`` (their summary, and their compressed and index
     #: forms, counted compressed past ``compress_after_days``); a summary keeps

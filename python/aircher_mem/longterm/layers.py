@@ -45,6 +45,7 @@ __all__ = [
     "served_memory",
     "served_turn",
     "missing",
+    "holds_any",
     "unpack",
 ]
 
@@ -154,6 +155,11 @@ def missing(full: str, served: str, matched: list[str]) -> list[str]:
         return []
     kept = set(tokenize(served, stem=True))
     return sorted(wanted - kept)
+
+
+def holds_any(served: str, matched: list[str]) -> bool:
+    """Whether ``served`` holds any of the query's ``matched`` words (stemmed)."""
+    return not set(matched).isdisjoint(tokenize(served, stem=True))
 
 
 def unpack(lt: StoreCore, memory: MemoryRow, now: float, words: list[str], what: str) -> None:

@@ -138,6 +138,15 @@ def recall(
             usage_of(memory.cited, memory.ignored),
         )
 
+    by_served = lt.lifecycle.recall_finds_by == "served" and when is None
+
+    def unseen(served: str, key: str) -> bool:
+        """Whether what a warm or cold item serves holds none of the query's words it
+        matched (``[lifecycle] recall_finds_by = "served"``: not found; a hit of the
+        dense channel alone is found by its vector, kept at every layer)."""
+        words = matched.get(key, [])
+        return bool(words) and not layers.holds_any(served, words)
+
     for key, value, parts in fused:
         kind, item = parse_key(key)
         channel_scores = [ChannelScore(name, raw, norm, weight) for name, raw, norm, weight in parts]
@@ -147,6 +156,11 @@ def recall(
                 continue
             if when is not None and turn.at > when:
                 continue
+            if by_served:
+                episode = lt._memories.get(lt._episode_of.get(item, 0))
+                tier = "hot" if episode is None else episode.tier
+                if tier != "hot" and unseen(layers.served_turn(turn, tier), key):
+                    continue
             recency = recency_of(age_days(turn.at, now), policy)
             importance = usage = 0.0
             if turn.session_id in sessions:
@@ -167,6 +181,9 @@ def recall(
                 continue
             if allowed is None and item in lt._episodes and lt._episodes[item].origin == "conversation":
                 continue  # reached through its turns, each served in its layer (kinds=["episode"] lists it)
+            if by_served and memory.tier != "hot" and item not in lt._episodes:
+                if unseen(layers.served_memory(lt, memory), key):
+                    continue
             recency, importance, usage = terms(memory)
         recency *= policy.recall_recency_weight
         importance *= policy.recall_importance_weight

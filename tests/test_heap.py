@@ -45,40 +45,25 @@ def test_an_error_in_the_block_turns_the_collector_on_again() -> None:
     assert gc.isenabled()
 
 
-def full_collections(work) -> int:  # type: ignore[no-untyped-def]
-    """How many full collections ran while ``work()`` ran."""
-    seen: list[int] = []
-
-    def note(phase: str, info: dict[str, int]) -> None:
-        if phase == "start" and info["generation"] == 2:
-            seen.append(1)
-
-    gc.callbacks.append(note)
-    try:
-        work()
-    finally:
-        gc.callbacks.remove(note)
-    return len(seen)
-
-
-def test_a_block_that_left_many_objects_alive_is_followed_by_one_full_collection() -> None:
-    kept: list[list[int]] = []
-
-    def big() -> None:
-        with heap.paused():
-            kept.extend([i] for i in range(heap.FULL_AFTER + 1_000))  # tracked objects, meant to live
-            assert gc.get_count()[0] > heap.FULL_AFTER  # young, uncollected while paused
-
-    assert full_collections(big) == 1
+def test_what_the_block_made_goes_to_the_oldest_generation() -> None:
+    with heap.paused():
+        made = [[i] for i in range(50_000)]  # tracked objects, meant to live
+        assert gc.get_count()[0] >= 50_000  # young, uncollected while paused
+    # not left young for the next collections to walk, one generation after another
     oldest = {id(o) for o in gc.get_objects(generation=2)}
-    assert id(kept[0]) in oldest and id(kept[-1]) in oldest  # not left young for the next calls to walk
+    assert id(made[0]) in oldest and id(made[-1]) in oldest
 
-    def small() -> None:
+
+def test_objects_a_program_froze_stay_frozen() -> None:
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
         with heap.paused():
-            kept.extend([i] for i in range(100))
-
-    gc.collect()
-    assert full_collections(small) == 0
+            made = [[i] for i in range(1_000)]
+        assert gc.get_freeze_count() == frozen
+        assert len(made) == 1_000
+    finally:
+        gc.unfreeze()
 
 
 def test_the_collector_is_on_again_once_the_last_thread_is_done() -> None:

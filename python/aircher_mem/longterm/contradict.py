@@ -349,6 +349,9 @@ _PEOPLE = {
     **dict.fromkeys("grandfather grandpa".split(), "grandfather"),
 }
 
+#: _PEOPLE's words and their possessives ("wife's"), each to its person.
+_PEOPLE_FORMS = _PEOPLE | {f"{w}'s": person for w, person in _PEOPLE.items()}
+
 # -- amounts -----------------------------------------------------------------------------
 
 _WORD_NUMBERS = {
@@ -784,7 +787,7 @@ class _Analysis:
     @functools.cached_property
     def people(self) -> frozenset[str]:
         """The people it names besides its speaker (:data:`_PEOPLE`), possessives included."""
-        return frozenset(_PEOPLE[w] for w in (x.removesuffix("'s") for x in self.words) if w in _PEOPLE)
+        return frozenset(_PEOPLE_FORMS[w] for w in _PEOPLE_FORMS.keys() & self.words)
 
     @functools.cached_property
     def scope(self) -> frozenset[str]:
@@ -1401,6 +1404,12 @@ def _big(m: re.Match[str]) -> str:
     return str(int(value)) if value.is_integer() else str(value)
 
 
+# words never in an amount's context
+_NOT_CONTEXT = frozenset().union(
+    _STOP, _NOT_UNITS, _GENERIC, _AMOUNT_VERBS, _NEGATIONS, _UNITS, _WORD_NUMBERS, _WEEKDAYS, _MONTHS
+)
+
+
 def _amounts(clauses: tuple[str, ...], s: ContradictionsPolicy) -> tuple[_Amount, ...]:
     """The amounts the clauses state, each with the clause's other words (at most
     ``max_amounts``)."""
@@ -1427,20 +1436,7 @@ def _amounts(clauses: tuple[str, ...], s: ContradictionsPolicy) -> tuple[_Amount
             around = ahead + behind
             # "max-line-length": its words too
             around += [part for w in around if "-" in w or "_" in w for part in re.split(r"[-_]+", w) if part]
-            context = frozenset(
-                _stem(w)
-                for w in around
-                if w not in _STOP
-                and w not in _NOT_UNITS
-                and w not in _GENERIC
-                and w not in _AMOUNT_VERBS
-                and w not in _NEGATIONS
-                and w not in _UNITS
-                and w not in _WORD_NUMBERS
-                and w not in _WEEKDAYS
-                and w not in _MONTHS
-                and not w[0].isdigit()
-            )
+            context = frozenset(_stem(w) for w in around if w not in _NOT_CONTEXT and not w[0].isdigit())
             if _GIVES_UP.search(before) is not None:
                 context |= {"timeout"}
             elif before.endswith(":") and not before[-2:-1].isdigit() and m.group("num"):
@@ -1623,6 +1619,8 @@ def _opposed(
 ) -> Verdict | None:
     if a.negations % 2 == b.negations % 2 or not a.content or not b.content:
         return None
+    if a.content.isdisjoint(b.content):
+        return None  # each says something the other does not, and nothing in common (below)
     # each says something the other does not: another object ("run ruff" / "run mypy")
     another = bool(a.content - b.content) and bool(b.content - a.content)
     sides_a = {i: (side, w) for i, side, w in a.opposites}

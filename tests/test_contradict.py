@@ -5,6 +5,7 @@ pairs that only look alike, the corrections it reads, and its invariants on any 
 from __future__ import annotations
 
 import dataclasses
+import re
 import time
 
 import pytest
@@ -597,3 +598,20 @@ def test_long_text_is_bounded(text: str) -> None:
     start = time.perf_counter()
     detect(text, text[::-1])
     assert time.perf_counter() - start < 1.0
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.text(
+        alphabet=st.one_of(st.characters(), st.sampled_from(["\ud800", "\udfff", "’", "\u2028", "\x1c", "\x85", "İ"])),
+        max_size=60,
+    ),
+    st.integers(min_value=-5, max_value=70),
+)
+def test_a_text_is_cleaned_to_lower_case_words_one_space_apart(text: str, limit: int) -> None:
+    """The rules read a text lower-cased, cut at ``limit``, lone surrogates replaced and
+    "’" as "'", its words one space apart."""
+    head = text[: max(0, limit)].encode("utf-8", "replace").decode("utf-8")
+    expected = re.sub(r"\s+", " ", head.lower().replace("’", "'")).strip()
+    contradict._clean.cache_clear()
+    assert contradict._clean(text, limit) == expected

@@ -100,7 +100,6 @@ DEFAULT = ContradictionsPolicy()
 
 _TOKEN = lazy(r"[a-z0-9][a-z0-9+#]*(?:[._/'-][a-z0-9+#]+)*")
 _CLAUSE = lazy(r"(?:[.!?;\n]+(?:\s|$)|,\s*(?:and|but|while|whereas)\s|\s(?:and|but|while|whereas|except)\s)")
-_SPACE = lazy(r"\s+")
 _SENTENCE_END = lazy(r"[.!?\n]+(?:\s|$)")
 
 _STOP = frozenset(
@@ -628,8 +627,9 @@ def _clean(text: str, limit: int) -> str:
     """Lower case, at most ``limit`` characters, lone surrogates replaced, one space
     (kept a while: a text's features and its analysis both read it)."""
     head = text[: max(0, limit)]
-    head = head.encode("utf-8", "replace").decode("utf-8")
-    return _SPACE.sub(" ", head.lower().replace("’", "'")).strip()
+    if not head.isascii():
+        head = head.encode("utf-8", "replace").decode("utf-8").replace("’", "'")
+    return " ".join(head.lower().split())
 
 
 def _words(text: str) -> list[str]:

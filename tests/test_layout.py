@@ -82,6 +82,7 @@ LAYERS = {
     "aircher_mem.plain": 0,
     "aircher_mem.pattern": 0,
     "aircher_mem.heap": 0,
+    "aircher_mem.digest": 0,
     "aircher_mem.config": 0,
     "aircher_mem.errors": 0,
     "aircher_mem.root": 0,

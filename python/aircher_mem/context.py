@@ -10,8 +10,8 @@ context from pluggable providers), and reports every prune to an optional episod
 from __future__ import annotations
 
 import logging
+import os
 import time
-import uuid
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
@@ -71,7 +71,7 @@ class DynamicContextManager:
         self.policy = policy or Policy()
         self.window = ContextWindow(self.policy.max_tokens, self.policy.context)
         self.tokens = tokens or TokenCounter(self.policy.encoding)
-        self.session_id = session_id or uuid.uuid4().hex
+        self.session_id = session_id or os.urandom(16).hex()
         self.code_provider = code_provider
         self.context_provider = context_provider
         self.episodic = episodic
@@ -94,7 +94,7 @@ class DynamicContextManager:
     ) -> ContextItem:
         """Adds one item, counting its tokens once; returns it (its ``id`` is new)."""
         item = ContextItem(
-            uuid.uuid4().hex,
+            os.urandom(16).hex(),
             content,
             item_type,
             token_cost=self.tokens.count(content),

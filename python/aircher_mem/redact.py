@@ -91,13 +91,13 @@ for coding agents has no use for them in clear.
 from __future__ import annotations
 
 import functools
-import hashlib
 import math
 import re
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from .digest import sha256_hex
 from .errors import InvalidInputError
 from .pattern import LazyPattern, lazy
 
@@ -132,7 +132,7 @@ _MAX_PASSES = 8
 
 def marker(kind: str, secret: str) -> str:
     """The marker that replaces ``secret``."""
-    digest = hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    digest = sha256_hex(secret.encode("utf-8", "surrogatepass"))[:12]
     return f"[REDACTED:{kind}:{digest}]"
 
 

@@ -11,11 +11,11 @@ that loads in milliseconds where tiktoken's takes a tenth of a second.
 from __future__ import annotations
 
 import functools
-import hashlib
 import re
 import threading
 
 from ._core import TokenEncoding
+from .digest import sha256_hex
 from .errors import AircherError, EncodingUnavailableError
 from .root import shipped
 
@@ -62,7 +62,7 @@ def _load_encoding(name: str) -> TokenEncoding:
             data = file.read()
     except OSError as exc:
         raise EncodingUnavailableError(f"cannot read the {name} encoding file {path}: {exc}") from None
-    actual = hashlib.sha256(data).hexdigest()
+    actual = sha256_hex(data)
     if actual != sha256:
         raise EncodingUnavailableError(
             f"{path} does not match the published {name} hash (sha256 {actual}, expected {sha256}); "

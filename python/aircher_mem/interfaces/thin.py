@@ -25,6 +25,7 @@ import sys
 import time
 
 from ..brief import MARKER, one_line, prompt_brief
+from ..digest import sha256, sha256_hex
 from ..errors import AircherError, InvalidInputError, StoreError, StoreLockedError
 from ..mentions import paths_in
 from ..root import STORE_DIR, git_branch, root_folder
@@ -51,7 +52,6 @@ __all__ = [
     "Logger",
     "loads",
     "dumps",
-    "sha256_hex",
     "proof",
     "query",
     "HTTPError",
@@ -140,7 +140,6 @@ def _native(*names: str) -> Any:
 
 
 _c_json = _native("_json")
-_c_sha256 = _native("_sha256", "_sha2")
 
 
 class _Scanning:
@@ -199,19 +198,6 @@ def dumps(value: Any, *, ensure_ascii: bool = False) -> str:
     return "".join((_encode_ascii if ensure_ascii else _encode)(value, 0))
 
 
-def _sha256(data: bytes) -> Any:
-    if _c_sha256 is None:  # pragma: no cover - a Python built without its own SHA-256
-        import hashlib
-
-        return hashlib.sha256(data)
-    return _c_sha256.sha256(data)
-
-
-def sha256_hex(data: bytes) -> str:
-    """The SHA-256 of ``data``, hex."""
-    return str(_sha256(data).hexdigest())
-
-
 _INNER = bytes(x ^ 0x36 for x in range(256))
 _OUTER = bytes(x ^ 0x5C for x in range(256))
 
@@ -221,10 +207,10 @@ def proof(token: str, challenge: str, pid: int) -> str:
     RFC 2104: what :mod:`hmac` computes)."""
     key = token.encode("utf-8")
     if len(key) > 64:
-        key = _sha256(key).digest()
+        key = sha256(key).digest()
     key = key.ljust(64, b"\0")
     message = f"aircher-mem {pid} {challenge}".encode("ascii")
-    inner = _sha256(key.translate(_INNER) + message).digest()
+    inner = sha256(key.translate(_INNER) + message).digest()
     return sha256_hex(key.translate(_OUTER) + inner)
 
 

@@ -11,12 +11,12 @@ same fact is not proposed again)."""
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Sequence
 from typing import Literal, Protocol
 
 from .._core import tokenize
+from ..digest import sha256_hex
 from ..errors import InvalidInputError
 from ..redact import redact
 from ..results import FactCandidate, FactReview
@@ -67,7 +67,7 @@ def similarity(a: frozenset[str], b: frozenset[str]) -> float:
 
 
 def _digest(content: str) -> str:
-    return hashlib.sha256(normalize(content).encode("utf-8", "surrogatepass")).hexdigest()
+    return sha256_hex(normalize(content).encode("utf-8", "surrogatepass"))
 
 
 def _rejected(lt: StoreCore) -> set[str]:

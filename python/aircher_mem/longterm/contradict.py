@@ -70,6 +70,7 @@ import itertools
 import re
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ..config import ContradictionsPolicy
 from ..pattern import LazyPattern, lazy
@@ -1814,22 +1815,89 @@ _COPULA = lazy(
 )
 
 
-@dataclass(frozen=True)
 class _Features:
-    """What a text holds that some rule needs, found in one pass over its words: a
-    pair whose features allow no rule is not analysed (most neighbours of a memory)."""
+    """What a text holds that some rule needs: a pair whose features allow no rule
+    is not analysed (most neighbours of a memory). Each feature is found when first
+    read, and kept: the checks below read the side known to lack a feature first
+    (a memory compared with its neighbours, say), so that the other side's is
+    never found when it cannot matter."""
 
-    attributes: frozenset[str]  # settings it names a value of
-    amounts: bool  # a digit or an amount word
-    odd: tuple[frozenset[str], ...]  # the content of its opposite-rule units negated an odd number of times
-    content: frozenset[str]  # every unit's content words, and more
-    correcting: bool  # a correction pattern's words
-    subjects: frozenset[frozenset[str]]  # the subjects of its claims (see _claims)
-    states: frozenset[tuple[str, str]]  # (kind, state) of every change of state it names
-    excluded: frozenset[tuple[str, str]]  # the states that exclude one of those
-    names: frozenset[str]  # the words of the names a one-sentence text gives (see _names)
-    statuses: frozenset[str]  # the kinds of a person's state its words name (see _STATUS)
-    sides: frozenset[tuple[int, int]]  # the (opposite pair, side) of each opposite word it says
+    __slots__ = ("__dict__", "present", "raw", "s", "text", "words")
+
+    def __init__(self, raw: str, s: ContradictionsPolicy) -> None:
+        self.raw, self.s = raw, s
+        self.text = _clean(raw, s.max_chars)
+        self.words = _words(self.text)
+        self.present = frozenset(self.words)
+
+    @functools.cached_property
+    def attributes(self) -> frozenset[str]:
+        """The settings it names a value of."""
+        return frozenset(attribute for _i, (attribute, _value) in _known_values(self.words))
+
+    @functools.cached_property
+    def amounts(self) -> bool:
+        """A digit or an amount word."""
+        return _may_amount(self.text, self.present)
+
+    @functools.cached_property
+    def odd(self) -> tuple[frozenset[str], ...]:
+        """The content of its opposite-rule units negated an odd number of times."""
+        if self.present.isdisjoint(_POLAR):
+            return ()
+        odd = []
+        for unit in _unit_texts(self.text, _clauses(self.text, self.s), self.s):
+            if not _POLAR.isdisjoint(_words(unit)):
+                polarity = _polarity(unit)
+                if polarity.negations % 2 and polarity.content:
+                    odd.append(polarity.content)
+        return tuple(odd)
+
+    @functools.cached_property
+    def content(self) -> frozenset[str]:
+        """Every unit's content words, and more."""
+        return frozenset(map(_stem, self.present - _STOP - _NEGATIONS))
+
+    @functools.cached_property
+    def correcting(self) -> bool:
+        """A correction pattern's words."""
+        return not _CORRECTION_WORDS.isdisjoint(self.present) and _ANY_CORRECTION.search(self.text) is not None
+
+    @functools.cached_property
+    def subjects(self) -> frozenset[frozenset[str]]:
+        """The subjects of its claims (see _claims)."""
+        return _claim_subjects(self.text, self.s)
+
+    @functools.cached_property
+    def states(self) -> frozenset[tuple[str, str]]:
+        """(kind, state) of every change of state it names."""
+        if _STATE_FIRST.isdisjoint(self.present):
+            return frozenset()
+        return frozenset(hit for _i, _j, hit in _state_phrases(self.words))
+
+    @functools.cached_property
+    def excluded(self) -> frozenset[tuple[str, str]]:
+        """The states that exclude one of those."""
+        return frozenset((kind, other) for kind, state in self.states for mine, other in _EXCLUSIVE if mine == state)
+
+    @functools.cached_property
+    def names(self) -> frozenset[str]:
+        """The words of the names a one-sentence text gives (see _names)."""
+        return frozenset(w for name in _names(self.raw, self.text, self.s) for w in name)
+
+    @functools.cached_property
+    def statuses(self) -> frozenset[str]:
+        """The kinds of a person's state its words name (see _STATUS)."""
+        return frozenset(_STATUS[w][0] for w in self.present if w in _STATUS)
+
+    @functools.cached_property
+    def sides(self) -> frozenset[tuple[int, int]]:
+        """The (opposite pair, side) of each opposite word it says."""
+        return frozenset(side for w in _OPPOSITE_WORDS.intersection(self.present) for side in _OPPOSITE_SIDES[w])
+
+    def lacks(self, feature: str) -> bool:
+        """Whether ``feature`` was found already, and is empty."""
+        return feature in self.__dict__ and not self.__dict__[feature]
 
 
 def _may_claim(text: str) -> bool:
@@ -1863,32 +1931,20 @@ _ANY_CORRECTION = lazy("|".join([rf"\b(?:{'|'.join(_AT_WORD)})", *_ELSEWHERE]))
 
 @functools.lru_cache(maxsize=_FEATURE_CACHE)
 def _features(raw: str, s: ContradictionsPolicy) -> _Features:
-    text = _clean(raw, s.max_chars)
-    words = _words(text)
-    present = set(words)
-    states = (
-        frozenset(hit for _i, _j, hit in _state_phrases(words)) if not _STATE_FIRST.isdisjoint(present) else frozenset()
-    )
-    odd: list[frozenset[str]] = []
-    if not present.isdisjoint(_POLAR):
-        for unit in _unit_texts(text, _clauses(text, s), s):
-            if not _POLAR.isdisjoint(_words(unit)):
-                polarity = _polarity(unit)
-                if polarity.negations % 2 and polarity.content:
-                    odd.append(polarity.content)
-    return _Features(
-        attributes=frozenset(attribute for _i, (attribute, _value) in _known_values(words)),
-        amounts=_may_amount(text, present),
-        odd=tuple(odd),
-        content=frozenset(map(_stem, present - _STOP - _NEGATIONS)),
-        correcting=not _CORRECTION_WORDS.isdisjoint(present) and _ANY_CORRECTION.search(text) is not None,
-        subjects=_claim_subjects(text, s),
-        states=states,
-        excluded=frozenset((kind, other) for kind, state in states for mine, other in _EXCLUSIVE if mine == state),
-        names=frozenset(w for name in _names(raw, text, s) for w in name),
-        statuses=frozenset(_STATUS[w][0] for w in present if w in _STATUS),
-        sides=frozenset(side for w in _OPPOSITE_WORDS.intersection(present) for side in _OPPOSITE_SIDES[w]),
-    )
+    return _Features(raw, s)
+
+
+def _both(x: _Features, y: _Features, feature: str) -> tuple[Any, Any] | None:
+    """``feature`` of ``x`` and of ``y`` when both have it (not empty), else None;
+    the side known to lack it is read first, so the other's is not found."""
+    first, second = (y, x) if y.lacks(feature) and not x.lacks(feature) else (x, y)
+    one = getattr(first, feature)
+    if not one:
+        return None
+    other = getattr(second, feature)
+    if not other:
+        return None
+    return (one, other) if first is x else (other, one)
 
 
 def _may_oppose(x: _Features, y: _Features, s: ContradictionsPolicy) -> bool:
@@ -1901,10 +1957,20 @@ def _may_oppose(x: _Features, y: _Features, s: ContradictionsPolicy) -> bool:
     return any((i, 1 - side) in y.sides for i, side in x.sides) and not x.content.isdisjoint(y.content)
 
 
+def _excludes(x: _Features, y: _Features) -> bool:
+    """A state ``x`` names excludes one ``y`` names; the side known to name none is
+    read first."""
+    if x.lacks("states") or y.lacks("states"):
+        return False
+    if "states" in y.__dict__:
+        return bool(y.states) and not x.excluded.isdisjoint(y.states)
+    return bool(x.excluded) and not x.excluded.isdisjoint(y.states)
+
+
 def _may_name(x: _Features, y: _Features, s: ContradictionsPolicy) -> bool:
     """Each text has a name the other does not say, they share enough words, and say
     little else (the name rule's conditions, on words that hold the rule's)."""
-    if not x.names or not y.names or x.names <= y.content or y.names <= x.content:
+    if _both(x, y, "names") is None or x.names <= y.content or y.names <= x.content:
         return False
     if len(x.content & y.content) < s.name_shared:
         return False
@@ -1912,25 +1978,24 @@ def _may_name(x: _Features, y: _Features, s: ContradictionsPolicy) -> bool:
     return rest <= s.name_rest
 
 
-def _may_contradict(x: _Features, y: _Features, s: ContradictionsPolicy) -> bool:
-    """Whether any rule could find ``x``'s and ``y``'s texts contradicting: each rule
-    needs what is checked here (the correction rule a correction, the attribute rule
-    the same setting on both sides, the number rule amounts on both, the opposite
-    rule a negated unit on one side mostly said on the other, the value rule claims
-    about one subject on both, the state rule states that exclude each other, the
-    name rule names on both and words in common, the status rule a person's state
-    of one kind on both)."""
+def _could(x: _Features, y: _Features, s: ContradictionsPolicy) -> tuple[bool, ...]:
+    """For each rule of :data:`_RULES`, whether it could find ``x``'s and ``y``'s
+    texts contradicting: each needs what is checked here (the correction rule a
+    correction, the attribute rule the same setting on both sides, the number rule
+    amounts on both, the opposite rule a negated unit on one side mostly said on
+    the other, the value rule claims about one subject on both, the state rule
+    states that exclude each other, the name rule names on both and words in
+    common, the status rule a person's state of one kind on both)."""
+    attributes, subjects, statuses = (_both(x, y, f) for f in ("attributes", "subjects", "statuses"))
     return (
-        x.correcting
-        or y.correcting
-        or bool(x.attributes & y.attributes)
-        or (x.amounts and y.amounts)
-        or _may_oppose(x, y, s)
-        or _may_oppose(y, x, s)
-        or not x.subjects.isdisjoint(y.subjects)
-        or not x.excluded.isdisjoint(y.states)
-        or _may_name(x, y, s)
-        or bool(x.statuses & y.statuses)
+        x.correcting or y.correcting,
+        attributes is not None and bool(attributes[0] & attributes[1]),
+        _both(x, y, "amounts") is not None,
+        _may_oppose(x, y, s) or _may_oppose(y, x, s),
+        subjects is not None and not subjects[0].isdisjoint(subjects[1]),
+        _excludes(x, y),
+        _may_name(x, y, s),
+        statuses is not None and bool(statuses[0] & statuses[1]),
     )
 
 
@@ -1939,24 +2004,14 @@ def detect(a: str, b: str, *, settings: ContradictionsPolicy = DEFAULT) -> Verdi
     Never raises on two ``str``; reads at most ``settings.max_chars`` of each."""
     if not isinstance(a, str) or not isinstance(b, str):
         return None
-    fa, fb = _features(a, settings), _features(b, settings)
-    if not _may_contradict(fa, fb, settings):
+    may = _could(_features(a, settings), _features(b, settings), settings)
+    if not any(may):
         return None
     x, y = _analyse(a, settings), _analyse(b, settings)
     if x.text == y.text or not x.text or not y.text:
         return None
-    # Only the rules whose needs both texts meet (see _may_contradict): the parts of
-    # the analyses the others would read are never made.
-    may = (
-        fa.correcting or fb.correcting,
-        bool(fa.attributes & fb.attributes),
-        fa.amounts and fb.amounts,
-        _may_oppose(fa, fb, settings) or _may_oppose(fb, fa, settings),
-        not fa.subjects.isdisjoint(fb.subjects),
-        not fa.excluded.isdisjoint(fb.states),
-        _may_name(fa, fb, settings),
-        bool(fa.statuses & fb.statuses),
-    )
+    # Only the rules whose needs both texts meet: the parts of the analyses the
+    # others would read are never made.
     for rule, could in zip(_RULES, may):
         if not could:
             continue

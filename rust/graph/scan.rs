@@ -513,7 +513,7 @@ pub fn parse_indexed(
     let done: Vec<_> = dealt(sources, shards)
         .into_par_iter()
         .map(|files| {
-            let mut shard = LexicalIndex::new();
+            let mut shard = LexicalIndex::for_build(false);
             let mut filled = Ok(());
             let parsed: Vec<_> = files
                 .into_iter()

@@ -588,7 +588,7 @@ pub(super) fn write_varint64(out: &mut Vec<u8>, mut value: u64) {
 
 /// A varint of a list this module made or checked.
 #[inline]
-fn next_varint(bytes: &[u8], at: &mut usize) -> u32 {
+pub(super) fn next_varint(bytes: &[u8], at: &mut usize) -> u32 {
     let mut value = 0u32;
     let mut shift = 0;
     loop {

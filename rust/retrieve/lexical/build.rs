@@ -21,7 +21,7 @@ use super::{
 };
 use crate::error::{invalid, Result};
 use crate::intern::Interner;
-use crate::retrieve::postings::{Posting, PostingList};
+use crate::retrieve::postings::{next_varint, Posting, PostingList};
 use crate::retrieve::tokenize::{for_each_token_with, head};
 
 /// A document's text tokenized: per field (in the document's order), its token
@@ -249,11 +249,11 @@ impl LexicalIndex {
                         .clone()
                 })
                 .collect();
-            columns.push((
-                std::mem::take(&mut shard.forward),
-                terms,
-                std::mem::take(&mut shard.field_len),
-            ));
+            // a shard filled for a build has no forward list: it is found from its
+            // posting lists as it is written (below)
+            let forward =
+                (shard.forward.unheld.is_none()).then(|| std::mem::take(&mut shard.forward));
+            columns.push((forward, terms, std::mem::take(&mut shard.field_len)));
             *shard = LexicalIndex {
                 terms: std::mem::take(&mut shard.terms),
                 postings: std::mem::take(&mut shard.postings),
@@ -277,26 +277,44 @@ impl LexicalIndex {
                 |term, bytes| put_list(bytes, union.postings(shards, term)),
             )?;
         }
-        drop(shards);
         out.terms(|| union.terms.iter().map(|(_, term)| term), terms)?;
         // The columns: each document's terms as the union's (in its order).
         let counts =
             (columns.iter()).flat_map(|(_, terms, _)| terms.iter().map(|r| r.len() as u32));
         out.u32s(Section::Counts, counts)?;
+        out.begin(Section::Forward)?;
+        let mut ids: Vec<u32> = Vec::new();
+        for (s, (forward, terms, _)) in columns.iter_mut().enumerate() {
+            let map = &union.term_maps[s];
+            let mut put = |terms: &mut dyn Iterator<Item = u32>| -> Result<()> {
+                ids.clear();
+                ids.extend(terms.map(|t| map[t as usize]));
+                ids.sort_unstable();
+                ids.iter().try_for_each(|&id| out.u32(id))
+            };
+            match forward.take() {
+                Some(held) => {
+                    for r in terms.iter() {
+                        put(&mut held.get(r.clone()))?;
+                    }
+                }
+                // A shard filled for a build: its forward list found from its posting
+                // lists a block of documents at a time, never held whole.
+                None => {
+                    let mut transposed = Transposed::new(&shards[s].postings);
+                    for (k, block) in terms.chunks(TRANSPOSED_BLOCK).enumerate() {
+                        let own = transposed.block((k * TRANSPOSED_BLOCK) as u32, block);
+                        let base = block.first().map_or(0, |r| r.start);
+                        for r in block {
+                            put(&mut own[r.start - base..r.end - base].iter().copied())?;
+                        }
+                    }
+                }
+            }
+        }
+        out.end();
+        drop(shards);
         let union = &union;
-        let forward = columns
-            .iter()
-            .enumerate()
-            .flat_map(|(s, (forward, terms, _))| {
-                terms.iter().flat_map(move |r| {
-                    let mut ids: Vec<u32> = (forward.get(r.clone()))
-                        .map(|t| union.term_maps[s][t as usize])
-                        .collect();
-                    ids.sort_unstable();
-                    ids
-                })
-            });
-        out.u32s(Section::Forward, forward)?;
         let lengths = (0..union.fields.len()).flat_map(|field| {
             columns
                 .iter()
@@ -359,6 +377,9 @@ impl LexicalIndex {
         LexicalIndex::settle(&mut shards);
         if shards.is_empty() {
             return LexicalIndex::with_stemming(stem);
+        }
+        for shard in &mut shards {
+            shard.hold_forward();
         }
         let slots: usize = shards.iter().map(|shard| shard.docs.len()).sum();
         let forward_len: usize = shards.iter().map(|shard| shard.forward.len()).sum();
@@ -529,6 +550,66 @@ impl LexicalIndex {
     /// never all held at once).
     pub fn upsert_local(&mut self, docs: Vec<Document>) -> Result<()> {
         docs.into_iter().try_for_each(|doc| self.upsert(doc))
+    }
+}
+
+/// Documents a [`Transposed`] block holds: about a sixth of a Linux kernel
+/// shard's; tiny in tests, so that their shards have several.
+#[cfg(not(test))]
+const TRANSPOSED_BLOCK: usize = 1 << 17;
+#[cfg(test)]
+const TRANSPOSED_BLOCK: usize = 64;
+
+/// A shard's forward list found from its posting lists (see `Forward`), a block of
+/// documents at a time: each list is read once, from where the block before
+/// stopped in it.
+struct Transposed<'a> {
+    postings: &'a [PostingList],
+    /// Per term: the byte where its list's next posting starts, and the slot of the
+    /// posting before it.
+    next: Vec<(usize, u32)>,
+}
+
+impl<'a> Transposed<'a> {
+    fn new(postings: &'a [PostingList]) -> Self {
+        Transposed {
+            postings,
+            next: vec![(0, 0); postings.len()],
+        }
+    }
+
+    /// The terms of the documents of slots `lo..`, whose `terms` ranges are
+    /// `block` (each starting where the one before ends; `lo` the slot after the
+    /// previous block's last), one after the other, each document's in
+    /// increasing order.
+    fn block(&mut self, lo: u32, block: &[Range<usize>]) -> Vec<u32> {
+        let (Some(first), Some(last)) = (block.first(), block.last()) else {
+            return Vec::new();
+        };
+        let base = first.start;
+        let mut own = vec![0u32; last.end - base];
+        let mut at: Vec<usize> = block.iter().map(|r| r.start - base).collect();
+        let hi = lo + block.len() as u32;
+        for (term, (list, next)) in self.postings.iter().zip(&mut self.next).enumerate() {
+            let bytes = list.encoded();
+            let mut last_doc = None;
+            while next.0 < bytes.len() {
+                let mut read = next.0;
+                let doc = next.1 + next_varint(bytes, &mut read);
+                if doc >= hi {
+                    break;
+                }
+                let _packed = next_varint(bytes, &mut read);
+                *next = (read, doc);
+                if last_doc != Some(doc) {
+                    last_doc = Some(doc);
+                    let slot = &mut at[(doc - lo) as usize];
+                    own[*slot] = term as u32;
+                    *slot += 1;
+                }
+            }
+        }
+        own
     }
 }
 

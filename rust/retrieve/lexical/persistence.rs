@@ -270,7 +270,12 @@ impl LexicalIndex {
             Section::Counts,
             live().map(|(_, data)| data.terms.len() as u32),
         )?;
-        let terms = live().flat_map(|(_, data)| self.forward.get(data.terms.clone()));
+        let found = self
+            .forward
+            .unheld
+            .map(|_| Forward::owned(self.found_forward()));
+        let forward = found.as_ref().unwrap_or(&self.forward);
+        let terms = live().flat_map(|(_, data)| forward.get(data.terms.clone()));
         out.u32s(Section::Forward, terms.map(|t| remap.term[t as usize]))?;
         let lengths = fields
             .iter()
@@ -503,6 +508,7 @@ impl LexicalIndex {
         self.forward = Forward {
             loaded: Some(shared),
             own: Vec::with_capacity(room.forward),
+            unheld: None,
         };
         Ok(ends)
     }

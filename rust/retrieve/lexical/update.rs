@@ -104,7 +104,9 @@ impl LexicalIndex {
         for column in &mut self.field_len {
             column.reserve_exact(room.docs);
         }
-        self.forward.own.reserve_exact(room.forward);
+        if self.forward.unheld.is_none() {
+            self.forward.own.reserve_exact(room.forward);
+        }
         self.terms.reserve(room.terms, room.term_bytes);
         self.postings.reserve_exact(room.terms);
         self.df.reserve_exact(room.terms);
@@ -215,6 +217,7 @@ impl LexicalIndex {
                 return;
             }
         }
+        self.hold_forward();
         let remap = self.remap();
         let postings = std::mem::take(&mut self.postings);
         self.postings = postings
@@ -341,8 +344,10 @@ impl LexicalIndex {
         }
         occurrences.sort_unstable();
         let start = self.forward.len();
+        let mut previous = None;
         for &(term, field, tf) in &occurrences {
-            if self.forward.len() == start || self.forward.last() != Some(term) {
+            if previous != Some(term) {
+                previous = Some(term);
                 self.forward.push(term);
                 self.df[term as usize] += 1;
             }
@@ -406,6 +411,7 @@ impl LexicalIndex {
     /// statistics; returns its group and its position there. Its postings stay
     /// until `compact`.
     fn tombstone(&mut self, slot: u32) -> (Arc<str>, u32) {
+        self.hold_forward();
         let s = slot as usize;
         let data = self.docs[s].take().expect("a live slot");
         for term in self.forward.get(data.terms) {

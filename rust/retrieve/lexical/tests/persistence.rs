@@ -325,7 +325,9 @@ fn encode_into_streams_and_stops_at_the_sink_error() {
 /// `write_merged` writes the bytes the index `from_shards` makes saves: with
 /// keys repeated across shards, fields and kinds that only some shards have
 /// (so each shard's ids differ from the union's), stemming or not, no shard,
-/// and a shard that refused a document (the same outcome too).
+/// and a shard that refused a document (the same outcome too); and the same
+/// again, both ways, from shards filled for a build (`for_build`: each
+/// document's terms counted, not held).
 #[test]
 fn written_merge_is_the_merged_index_saved() {
     let dir = tempfile::tempdir().unwrap();
@@ -337,7 +339,7 @@ fn written_merge_is_the_merged_index_saved() {
     ];
     for (seed, stem, cuts) in cases {
         for refuse in [false, true] {
-            let make = || -> Vec<(LexicalIndex, Result<()>)> {
+            let make = |built: bool| -> Vec<(LexicalIndex, Result<()>)> {
                 let mut docs = skewed_documents(seed, 4000);
                 for i in (0..docs.len()).step_by(89) {
                     docs[i].key = format!("d{:04}", (i * 7) % 4000);
@@ -357,13 +359,17 @@ fn written_merge_is_the_merged_index_saved() {
                 }
                 cuts.windows(2)
                     .map(|w| {
-                        let mut shard = LexicalIndex::with_stemming(stem);
+                        let mut shard = if built {
+                            LexicalIndex::for_build(stem)
+                        } else {
+                            LexicalIndex::with_stemming(stem)
+                        };
                         let filled = shard.upsert_local(docs[w[0]..w[1]].to_vec());
                         (shard, filled)
                     })
                     .collect()
             };
-            let (merged, outcome) = LexicalIndex::from_shards(make(), stem);
+            let (merged, outcome) = LexicalIndex::from_shards(make(false), stem);
             let (expected, written) = (dir.path().join("a"), dir.path().join("b"));
             merged
                 .write(&expected)
@@ -372,15 +378,35 @@ fn written_merge_is_the_merged_index_saved() {
                 .unwrap()
                 .commit()
                 .unwrap();
-            let (unfinished, streamed) =
-                LexicalIndex::write_merged(make(), stem, &written).unwrap();
-            unfinished.finish(7).unwrap().commit().unwrap();
             let case = format!("seed {seed}, cuts {cuts:?}, refuse {refuse}");
+            for built in [false, true] {
+                let (unfinished, streamed) =
+                    LexicalIndex::write_merged(make(built), stem, &written).unwrap();
+                unfinished.finish(7).unwrap().commit().unwrap();
+                assert_eq!(
+                    std::fs::read(&written).unwrap(),
+                    std::fs::read(&expected).unwrap(),
+                    "{case}, built {built}"
+                );
+                assert_eq!(format!("{streamed:?}"), format!("{outcome:?}"), "{case}");
+            }
+            let rewritten = dir.path().join("c");
+            let (remerged, _) = LexicalIndex::from_shards(make(true), stem);
+            remerged
+                .write(&rewritten)
+                .unwrap()
+                .finish(7)
+                .unwrap()
+                .commit()
+                .unwrap();
             assert_eq!(
-                std::fs::read(&written).unwrap(),
+                std::fs::read(&rewritten).unwrap(),
                 std::fs::read(&expected).unwrap(),
-                "{case}"
+                "{case}, merged in memory from shards filled for a build"
             );
+            let (unfinished, streamed) =
+                LexicalIndex::write_merged(make(false), stem, &written).unwrap();
+            unfinished.finish(7).unwrap().commit().unwrap();
             assert_eq!(format!("{streamed:?}"), format!("{outcome:?}"), "{case}");
             assert_eq!(outcome.is_err(), refuse && cuts.len() > 1, "{case}");
             let (loaded, generation) = LexicalIndex::load(&written).unwrap();
@@ -520,4 +546,62 @@ fn other_format_versions_are_refused_as_such() {
     index.save(&path, 6).unwrap();
     let (loaded, generation) = LexicalIndex::load(&path).unwrap();
     assert_eq!((loaded.encode().unwrap(), generation), (encoded, 6));
+}
+
+/// An index filled for a build (each document's terms counted, not held) saves
+/// the bytes one that holds them saves, before and after documents are replaced
+/// and removed (which find the terms again from the posting lists) and after a
+/// compaction; and searches the same.
+#[test]
+fn an_index_filled_for_a_build_is_the_index_that_holds_its_terms() {
+    let dir = tempfile::tempdir().unwrap();
+    for stem in [false, true] {
+        let docs = skewed_documents(11, 1500);
+        let mut held = LexicalIndex::with_stemming(stem);
+        let mut built = LexicalIndex::for_build(stem);
+        held.upsert_local(docs.clone()).unwrap();
+        built.upsert_local(docs.clone()).unwrap();
+        let saved = |index: &LexicalIndex, name: &str| {
+            let path = dir.path().join(name);
+            index
+                .write(&path)
+                .unwrap()
+                .finish(1)
+                .unwrap()
+                .commit()
+                .unwrap();
+            std::fs::read(&path).unwrap()
+        };
+        assert_eq!(
+            saved(&built, "b0"),
+            saved(&held, "h0"),
+            "stem {stem}: filled"
+        );
+        // replaced and removed documents: the terms are found again, then held
+        let again: Vec<Document> = docs[100..400].to_vec();
+        held.upsert_local(again.clone()).unwrap();
+        built.upsert_local(again).unwrap();
+        for d in &docs[700..760] {
+            held.remove(&d.key);
+            built.remove(&d.key);
+        }
+        assert_eq!(
+            saved(&built, "b1"),
+            saved(&held, "h1"),
+            "stem {stem}: changed"
+        );
+        held.compact();
+        built.compact();
+        assert_eq!(
+            saved(&built, "b2"),
+            saved(&held, "h2"),
+            "stem {stem}: compacted"
+        );
+        let query = format!("{} {}", docs[5].key, "value");
+        let params = Bm25Params::default();
+        assert_eq!(
+            format!("{:?}", built.search(&query, &params, &[], 10)),
+            format!("{:?}", held.search(&query, &params, &[], 10)),
+        );
+    }
 }

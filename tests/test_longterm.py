@@ -1285,3 +1285,60 @@ def test_every_write_of_every_verb_runs_inside_a_transaction(
     writes = [(inside, verb) for inside, verb in seen if verb in ("INSERT", "UPDATE", "DELETE")]
     assert {verb for _inside, verb in writes} == {"INSERT", "UPDATE", "DELETE"}
     assert [verb for inside, verb in writes if not inside] == []
+
+
+def test_one_row_is_inserted_as_its_values_and_more_as_columns() -> None:
+    from aircher_mem.longterm import schema
+
+    columns = [[7], ["s"], ["user"], [None], ["hi"], [1.5], ["{}"], [""]]
+    sql, values = schema.one_row(schema.INSERT_TURNS, columns)
+    assert "unnest" not in sql and sql.startswith("INSERT INTO turns (id, session_id")
+    assert values == [7, "s", "user", None, "hi", 1.5, "{}", ""]
+    two = [column * 2 for column in columns]
+    assert schema.one_row(schema.INSERT_TURNS, two) == (schema.INSERT_TURNS, two)
+    other = "DELETE FROM memories WHERE id IN (SELECT unnest(?::BIGINT[]))"
+    assert schema.one_row(other, [[1]]) == (other, [[1]])
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.text(st.characters(blacklist_characters="\x00"), min_size=1, max_size=40), min_size=1, max_size=3))
+def test_turns_stored_one_at_a_time_read_back_as_a_batch_stores_them(tmp_path: Path, texts: list[str]) -> None:
+    import duckdb
+
+    stored: list[list[tuple[object, ...]]] = []
+    for way in ("one", "batch"):
+        path = tmp_path / f"{way}-{len(os.listdir(tmp_path))}.duckdb"
+        lt = LongTermMemory(path, clock=Clock())
+        try:
+            if way == "one":
+                for text in texts:
+                    lt.add_turn("s", "user", text, metadata={"n": len(text)})
+                    lt.flush()
+            else:
+                for text in texts:
+                    lt.add_turn("s", "user", text, metadata={"n": len(text)})
+                lt.flush()
+        finally:
+            lt.close()
+        con = duckdb.connect(str(path))
+        try:
+            query = "SELECT id, session_id, role, speaker, text, said_at, metadata, tags FROM turns ORDER BY id"
+            stored.append(con.execute(query).fetchall())
+        finally:
+            con.close()
+    assert stored[0] == stored[1]
+
+
+def test_storing_a_prompt_does_not_import_decimal(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from aircher_mem import Memory\n"
+        f"with Memory.open({str(tmp_path)!r}) as m:\n"
+        "    m.add_turn('s', 'user', 'fix the login bug')\n"
+        "print('decimal' in sys.modules, 'uuid' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]

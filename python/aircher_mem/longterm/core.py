@@ -82,6 +82,7 @@ from .schema import (
     TurnRow,
     json_list,
     memory_key,
+    one_row,
     slices,
 )
 
@@ -797,7 +798,7 @@ class StoreCore(store.StoreHolder):
             "writing long-term memory", failed="nothing was written; the changes are kept in memory"
         ) as con:
             for sql, parameters in taken.statements:
-                con.execute(sql, parameters)
+                con.execute(*one_row(sql, parameters))
 
     def _restore(self, taken: _Taken) -> None:
         """Makes a transaction that failed pending again (before what came since)."""

@@ -378,9 +378,9 @@ impl LexicalIndex {
         if shards.is_empty() {
             return LexicalIndex::with_stemming(stem);
         }
-        for shard in &mut shards {
-            shard.hold_forward();
-        }
+        // Shards filled for a build hold no forward list: the merged index's is found
+        // from its own posting lists once they are merged (below).
+        let found = shards.iter().any(|shard| shard.forward.unheld.is_some());
         let slots: usize = shards.iter().map(|shard| shard.docs.len()).sum();
         let forward_len: usize = shards.iter().map(|shard| shard.forward.len()).sum();
         let mut union = Union::of(&mut shards);
@@ -426,7 +426,8 @@ impl LexicalIndex {
         // The documents, slot by slot.
         index.docs = Vec::with_capacity(slots);
         index.kind_of = Vec::with_capacity(slots);
-        let mut own = Vec::with_capacity(forward_len);
+        let mut own = Vec::with_capacity(if found { 0 } else { forward_len });
+        let mut counted = 0;
         for (s, shard) in shards.into_iter().enumerate() {
             let LexicalIndex {
                 field_len,
@@ -450,10 +451,16 @@ impl LexicalIndex {
                 .extend(kind_of.iter().map(|&k| kinds[k as usize]));
             for (i, data) in docs.into_iter().enumerate() {
                 let mut data = data.expect("compacted: every slot is live");
-                let start = own.len();
-                own.extend(forward.get(data.terms.clone()).map(|t| terms[t as usize]));
-                own[start..].sort_unstable();
-                data.terms = start..own.len();
+                if found {
+                    let start = counted;
+                    counted += data.terms.len();
+                    data.terms = start..counted;
+                } else {
+                    let start = own.len();
+                    own.extend(forward.get(data.terms.clone()).map(|t| terms[t as usize]));
+                    own[start..].sort_unstable();
+                    data.terms = start..own.len();
+                }
                 // Copied, away from the pages of the documents.
                 data.meta = data.meta.clone();
                 let slot = (at + i) as u32;
@@ -471,6 +478,10 @@ impl LexicalIndex {
             }
         }
         index.forward = Forward::owned(own);
+        if found {
+            index.forward.unheld = Some(counted);
+            index.hold_forward();
+        }
         debug_assert_eq!(index.docs.len(), slots);
         index
     }

@@ -369,8 +369,9 @@ struct Slot {
 /// neither copies nor allocates them), those of documents added since after
 /// them, owned. An index filled for a build ([`LexicalIndex::for_build`]) only
 /// counts them (`unheld`): the posting lists say the same, and they are found
-/// there again when something reads them (`LexicalIndex::hold_forward`), or a
-/// block of documents at a time as a merge writes them (`write_merged`). On the
+/// there again when something reads them (`LexicalIndex::hold_forward`), a
+/// block of documents at a time as a merge writes them (`write_merged`), or in
+/// the merged lists of an index merged in memory (`from_shards`). On the
 /// Linux kernel's build that spares about 380 MiB while the parse holds every
 /// shard.
 #[derive(Clone, Default)]

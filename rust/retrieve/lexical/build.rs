@@ -574,7 +574,7 @@ const TRANSPOSED_BLOCK: usize = 64;
 /// A shard's forward list found from its posting lists (see `Forward`), a block of
 /// documents at a time: each list is read once, from where the block before
 /// stopped in it.
-struct Transposed<'a> {
+pub(super) struct Transposed<'a> {
     postings: &'a [PostingList],
     /// Per term: the byte where its list's next posting starts, and the slot of the
     /// posting before it.
@@ -582,7 +582,7 @@ struct Transposed<'a> {
 }
 
 impl<'a> Transposed<'a> {
-    fn new(postings: &'a [PostingList]) -> Self {
+    pub(super) fn new(postings: &'a [PostingList]) -> Self {
         Transposed {
             postings,
             next: vec![(0, 0); postings.len()],
@@ -593,7 +593,7 @@ impl<'a> Transposed<'a> {
     /// `block` (each starting where the one before ends; `lo` the slot after the
     /// previous block's last), one after the other, each document's in
     /// increasing order.
-    fn block(&mut self, lo: u32, block: &[Range<usize>]) -> Vec<u32> {
+    pub(super) fn block(&mut self, lo: u32, block: &[Range<usize>]) -> Vec<u32> {
         let (Some(first), Some(last)) = (block.first(), block.last()) else {
             return Vec::new();
         };

@@ -426,25 +426,6 @@ impl Forward {
     }
 }
 
-/// The forward list of `len` terms that `postings` give: each document's distinct
-/// terms in increasing order, from `starts[slot]` on (where its `terms` range
-/// starts). Made once a build's index is saved or merged (see `Forward`).
-pub(super) fn forward_of(postings: &[PostingList], mut starts: Vec<usize>, len: usize) -> Vec<u32> {
-    let mut own = vec![0u32; len];
-    for (term, list) in postings.iter().enumerate() {
-        let mut last = None;
-        for posting in list.iter() {
-            if last != Some(posting.doc) {
-                last = Some(posting.doc);
-                let at = &mut starts[posting.doc as usize];
-                own[*at] = term as u32;
-                *at += 1;
-            }
-        }
-    }
-    own
-}
-
 /// A lexical index file opened but not read yet: mapped, so that a save that
 /// renames another file over its name later leaves these bytes as they were, and
 /// its header read (its generation), nothing else. For a caller that may read
@@ -681,14 +662,14 @@ impl LexicalIndex {
         }
     }
 
-    /// The forward list the posting lists give (see [`forward_of`]), for an index
-    /// that only counted it, which has no removed document (a removal holds it
-    /// first).
+    /// The forward list the posting lists give, all documents as one block (see
+    /// `build::Transposed`), for an index that only counted it, which has no
+    /// removed document (a removal holds it first).
     pub(super) fn found_forward(&self) -> Vec<u32> {
-        let starts = (self.docs.iter())
-            .map(|data| data.as_ref().map_or(0, |d| d.terms.start))
+        let ranges: Vec<Range<usize>> = (self.docs.iter())
+            .map(|data| data.as_ref().expect("no removed document").terms.clone())
             .collect();
-        let own = forward_of(&self.postings, starts, self.forward.len());
+        let own = build::Transposed::new(&self.postings).block(0, &ranges);
         debug_assert!(self.docs.iter().flatten().all(|d| {
             let terms = &own[d.terms.clone()];
             terms.windows(2).all(|w| w[0] < w[1])

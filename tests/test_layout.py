@@ -37,6 +37,7 @@ LAYERS = {
     "aircher_mem.offers": 2,
     "aircher_mem.replay": 2,
     "aircher_mem.journal": 1,
+    "aircher_mem.postgres": 1,
     "aircher_mem.assembly": 1,
     "aircher_mem.brief": 1,
     "aircher_mem.mentions": 0,

@@ -57,6 +57,8 @@ __all__ = [
     "Check",
     "Doctor",
     "InitResult",
+    "CopiedTable",
+    "StoreCopy",
     "Turn",
     "Extracted",
     "TurnAdded",
@@ -559,6 +561,28 @@ class InitResult(_Result):
     root: str
     store: str
     created: bool
+
+
+class CopiedTable(_Result):
+    """A table a store copy wrote: its rows, and the digest of their multiset that
+    the source and the copy both gave (hex SHA-256 sum, see
+    :mod:`aircher_mem.postgres`)."""
+
+    table: str
+    rows: int
+    digest: str
+
+
+class StoreCopy(_Result):
+    """A store copied between a file and a PostgreSQL server (its password masked),
+    verified table by table: every table's rows read back from ``target`` equal
+    ``source``'s."""
+
+    source: str
+    target: str
+    tables: list[CopiedTable]
+    rows: int
+    seconds: float
 
 
 # -- long-term memory ----------------------------------------------------------------------

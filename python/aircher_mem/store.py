@@ -74,6 +74,7 @@ __all__ = [
     "migrate",
     "schema_version",
     "latest_version",
+    "steps",
     "registered",
 ]
 
@@ -150,6 +151,12 @@ def registered() -> list[str]:
 
 def latest_version(component: str) -> int:
     return max(_REGISTRY[component], default=0)
+
+
+def steps(component: str) -> dict[int, tuple[str, ...]]:
+    """``component``'s registered migration steps, by number (each its statements, in
+    DuckDB's dialect: :mod:`aircher_mem.postgres` translates them for PostgreSQL)."""
+    return dict(_REGISTRY[component])
 
 
 # DuckDB's file layout: a 4096-byte main header ("DUCK" at offset 8), two 4096-byte

@@ -29,9 +29,11 @@ import importlib
 import inspect
 import json
 import logging
+import math
 import os
 import sys
 import threading
+import time
 import typing
 from collections.abc import Sequence
 from pathlib import Path
@@ -42,7 +44,7 @@ from ..checks import Arg, Parse
 from ..config import Policy
 from ..errors import AircherError, StoreNotFoundError
 from ..memory import STORE_DIR, Memory, find_root
-from ..results import Doctor, IndexReport, InitResult
+from ..results import Doctor, IndexReport, InitResult, StoreCopy
 from ..verbs import verb
 from . import command_line, hook_command, wire
 from .client import connect, server_check
@@ -154,6 +156,35 @@ def cmd_doctor(
 ) -> Doctor:
     """Checks the store, the versions, the encodings and the languages."""
     return Memory.doctor(run.args.root, deep=deep, server=server_check)
+
+
+@verb(name="copy_store", surfaces=("cli",), python_only=("run",))
+def cmd_copy_store(
+    run: Run,
+    source: Annotated[
+        str, Arg(min_length=1, description="A postgresql:// URL, a store file, or a project folder (its store).")
+    ],
+    target: Annotated[
+        str,
+        Arg(min_length=1, description="Where the copy goes: a URL of a database without a store, or a new file."),
+    ],
+) -> StoreCopy:
+    """Copies a store between its file and a PostgreSQL server, verified row for row."""
+    from .. import postgres  # imports psycopg only here
+
+    shown: dict[str, float] = {}
+
+    def progress(table: str, rows: int) -> None:
+        now = time.monotonic()
+        if now - shown.get(table, -math.inf) >= _COPY_PROGRESS_SECONDS:
+            shown[table] = now
+            print(f"copying {table}: {rows} rows", file=sys.stderr, flush=True)
+
+    return postgres.copy_store(source, target, progress=progress)
+
+
+# How often a copy says how far it is, per table.
+_COPY_PROGRESS_SECONDS = 5.0
 
 
 @verb(name="mcp", surfaces=("cli",), python_only=("run",))

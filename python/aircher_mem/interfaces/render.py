@@ -50,6 +50,7 @@ from ..results import (
     Remembered,
     Routed,
     Stats,
+    StoreCopy,
     Symbols,
     Task,
     Tasks,
@@ -448,6 +449,11 @@ def show_doctor(r: Doctor, out: Output) -> None:
     out.table(["check", "status", "detail"], [(c.check, c.status, c.detail) for c in r.checks])
 
 
+def show_store_copy(r: StoreCopy, out: Output) -> None:
+    out.table(["table", "rows", "digest"], [(t.table, t.rows, t.digest[:16]) for t in r.tables if t.rows])
+    out.line(f"copied {r.rows} rows from {r.source} to {r.target} in {_duration(r.seconds)}; verified row for row")
+
+
 # -- long-term memory ------------------------------------------------------------------------
 
 
@@ -823,6 +829,7 @@ RENDER: dict[type, Callable[[Any, Output], None]] = {
     Patterns: show_patterns,
     Stats: show_stats,
     Doctor: show_doctor,
+    StoreCopy: show_store_copy,
     TurnAdded: show_turn_added,
     Remembered: show_remembered,
     MemoryList: show_memories,

@@ -1,0 +1,149 @@
+"""A PostgreSQL server for the tests that need one.
+
+``AIRCHER_TEST_POSTGRES`` names one (a URL of a database whose user may create
+databases: ``.ci/run`` starts a private cluster and sets it). Without it, a private
+cluster is started in a temporary folder (``initdb`` from Debian's ``postgresql``
+package, as the ``postgres`` user when the tests run as root), listening on a Unix
+socket only, and stopped at the end. Where neither works, the tests skip and say why.
+Each test gets a database of its own (:func:`database`)."""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import os
+import pwd
+import shutil
+import subprocess
+import tempfile
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ENV = "AIRCHER_TEST_POSTGRES"
+
+
+class Unavailable(Exception):
+    """No cluster can be started here; the message says why."""
+
+
+def _binaries() -> Path:
+    found = shutil.which("initdb")
+    if found:
+        return Path(found).parent
+    versions = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda p: int(Path(p).parts[-3]))
+    if not versions:
+        raise Unavailable(f"PostgreSQL is not installed (no initdb): apt-get install postgresql, or set {ENV}")
+    return Path(versions[-1]).parent
+
+
+def _as_user() -> list[str]:
+    """The prefix that runs the server's programs: none, or ``runuser -u postgres``
+    for root (PostgreSQL refuses to run as root)."""
+    if os.geteuid() != 0:
+        return []
+    try:
+        pwd.getpwnam("postgres")
+    except KeyError:
+        raise Unavailable("PostgreSQL refuses to run as root and there is no postgres user to run it as") from None
+    return ["runuser", "-u", "postgres", "--"]
+
+
+def _pg_ctl(folder: Path) -> list[str]:
+    return [*_as_user(), str(_binaries() / "pg_ctl"), "-D", str(folder / "data")]
+
+
+def start(folder: Path) -> str:
+    """Starts a fresh cluster in ``folder`` (new, empty); returns the URL of its
+    postgres database."""
+    prefix = _as_user()
+    if prefix:
+        shutil.chown(folder, "postgres")
+    initdb = [*prefix, str(_binaries() / "initdb"), "-D", str(folder / "data"), "-A", "trust", "-U", "aircher"]
+    made = subprocess.run(
+        [*initdb, "-E", "UTF8", "--locale=C.UTF-8", "--no-instructions"], capture_output=True, text=True, timeout=120
+    )
+    if made.returncode:
+        raise Unavailable(f"initdb failed: {made.stderr.strip()[-500:]}")
+    options = f"-k {folder} -c listen_addresses='' -c fsync=off"
+    started = subprocess.run(
+        [*_pg_ctl(folder), "-o", options, "-l", str(folder / "log"), "-w", "-t", "60", "start"],
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
+    if started.returncode:
+        log = (folder / "log").read_text(errors="replace") if (folder / "log").exists() else ""
+        raise Unavailable(f"the private PostgreSQL cluster did not start: {started.stderr.strip()} {log[-500:]}")
+    return f"postgresql://aircher@/postgres?host={folder}&port=5432"
+
+
+def stop(folder: Path) -> None:
+    """Stops the cluster in ``folder`` and removes the folder."""
+    with contextlib.suppress(Unavailable):
+        subprocess.run([*_pg_ctl(folder), "-m", "immediate", "stop"], capture_output=True, timeout=60)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def private_cluster() -> Iterator[str]:
+    """A fresh cluster in a temporary folder, stopped afterwards; skips the test
+    where none can be started."""
+    pytest.importorskip("psycopg", reason="psycopg 3 is not installed (pip install 'aircher-mem[team]')")
+    folder = Path(tempfile.mkdtemp(prefix="aircher-pg-"))
+    try:
+        try:
+            url = start(folder)
+        except Unavailable as exc:
+            pytest.skip(str(exc))
+        yield url
+    finally:
+        stop(folder)
+
+
+@contextlib.contextmanager
+def server() -> Iterator[str]:
+    """The URL of a database the tests may create databases from."""
+    given = os.environ.get(ENV)
+    if given:
+        yield given
+        return
+    with private_cluster() as url:
+        yield url
+
+
+def with_database(url: str, name: str) -> str:
+    """``url`` with its database replaced by ``name``."""
+    head, _, rest = url.partition("?")
+    base = head.rsplit("/", 1)[0]
+    return f"{base}/{name}" + (f"?{rest}" if rest else "")
+
+
+@contextlib.contextmanager
+def database(admin_url: str) -> Iterator[str]:
+    """A new, empty database on the server; dropped afterwards."""
+    import psycopg
+
+    name = f"aircher_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(admin_url, autocommit=True) as con:
+        con.execute(f"CREATE DATABASE {name}")
+    try:
+        yield with_database(admin_url, name)
+    finally:
+        with psycopg.connect(admin_url, autocommit=True) as con:
+            con.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+if __name__ == "__main__":  # .ci/run: start FOLDER (prints the URL) | stop FOLDER
+    import sys
+
+    action, where = sys.argv[1], Path(sys.argv[2])
+    if action == "start":
+        try:
+            print(start(where))
+        except Unavailable as exc:
+            sys.exit(f"no PostgreSQL for the tests: {exc}")
+    else:
+        stop(where)

@@ -1,0 +1,415 @@
+"""The PostgreSQL store: migrations in its dialect (next to the embedded file's), and
+copying a store to a server and back, verified row for row. Needs a server
+(tests/pg_cluster.py starts a private one, or skips saying why)."""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import aircher_mem as am
+import duckdb
+import pytest
+from aircher_mem import store
+from aircher_mem.errors import InvalidInputError, SchemaVersionError, StoreError, StoreLockedError
+from conftest import duckdb_held_by_another_process
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pg_cluster import database, server
+
+postgres = pytest.importorskip("aircher_mem.postgres")
+psycopg = pytest.importorskip("psycopg", reason="psycopg 3 is not installed (pip install 'aircher-mem[team]')")
+
+
+@pytest.fixture(scope="module")
+def pg_server() -> Iterator[str]:
+    with server() as url:
+        yield url
+
+
+@pytest.fixture
+def pg_url(pg_server: str) -> Iterator[str]:
+    with database(pg_server) as url:
+        yield url
+
+
+def rows_of(path: Path | str) -> dict[str, list[tuple[Any, ...]]]:
+    """Every copied table's rows, sorted, as a fresh DuckDB connection reads them
+    (NaN as a string: NaN != NaN)."""
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        tables = [
+            t
+            for (t,) in con.execute("SELECT table_name FROM duckdb_tables() WHERE NOT internal ORDER BY 1").fetchall()
+            if t not in postgres.NOT_COPIED
+        ]
+        found = {}
+        for table in tables:
+            rows = con.execute(f"SELECT * FROM {table}").fetchall()
+            found[table] = sorted(
+                (tuple("NaN" if isinstance(v, float) and math.isnan(v) else v for v in row) for row in rows), key=repr
+            )
+        return found
+    finally:
+        con.close()
+
+
+def a_store(root: Path) -> Path:
+    """A project whose store has rows in the long-term and episodic tables."""
+    root.mkdir(parents=True, exist_ok=True)
+    with am.Memory.open(root, create=True) as m:
+        m.add_turn("s1", "user", "We use Postgres for the database. We went with tabs because the team voted.")
+        m.add_turn("s1", "assistant", "Noted: tabs, and 'quotes', back\\slashes, tabs\there, ümlauts, 中文, 🙂.")
+        m.add_turn("s1", "user", "Actually, the database is MySQL, not Postgres.")
+        m.remember("The deploy script lives in tools/deploy.sh", kind="fact")
+        m.record_decision("use sessions over JWT", reasons=["tokens grew too large"])
+        m.record_tool_call("bash", {"cmd": "pytest -q"}, result="3 passed", success=True, duration_ms=1200)
+        m.record_tool_call("edit", {"path": "a.py"}, success=False, error_message="no such file")
+        m.record_file_interaction("a.py", "edit", line_range=(3, 9), changes_summary="renamed x")
+        m.task("start", "t1", description="fix the login bug")
+    return root / ".aircher" / "memory.duckdb"
+
+
+def test_translate_turns_duckdb_types_into_postgres_types() -> None:
+    assert postgres.translate("a DOUBLE NOT NULL, b FLOAT[] , c UBIGINT, d FLOAT, e JSON, f DOUBLE_X") == (
+        "a DOUBLE PRECISION NOT NULL, b REAL[] , c NUMERIC(20), d REAL, e JSON, f DOUBLE_X"
+    )
+
+
+def test_shown_masks_the_password_wherever_it_is() -> None:
+    assert postgres.shown("postgresql://ann:s3cret@db.example:5432/team") == "postgresql://ann:***@db.example:5432/team"
+    assert postgres.shown("postgres://ann@/team?host=/run/pg&password=s3cret") == (
+        "postgres://ann@/team?host=/run/pg&password=***"
+    )
+    assert postgres.shown("postgresql://db/team") == "postgresql://db/team"
+
+
+# -- migrations, on both backends --------------------------------------------------------------
+
+
+_PG_TYPES = {
+    "BIGINT": {"bigint"},
+    "INTEGER": {"integer"},
+    "VARCHAR": {"character varying", "text"},
+    "DOUBLE": {"double precision"},
+    "FLOAT": {"real"},
+    "FLOAT[]": {"ARRAY:_float4"},
+    "JSON": {"json"},
+    "BOOLEAN": {"boolean"},
+    "TIMESTAMP": {"timestamp without time zone"},
+    "UBIGINT": {"numeric"},
+}
+
+
+def _file_columns(con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple[str, str]]]:
+    found: dict[str, list[tuple[str, str]]] = {}
+    for table, column, kind in con.execute(
+        "SELECT table_name, column_name, data_type FROM duckdb_columns() WHERE NOT internal "
+        "AND table_name IN (SELECT table_name FROM duckdb_tables() WHERE NOT internal) "
+        "ORDER BY table_name, column_index"
+    ).fetchall():
+        found.setdefault(table, []).append((column, kind))
+    return found
+
+
+def _server_columns(con: Any) -> dict[str, list[tuple[str, str]]]:
+    found: dict[str, list[tuple[str, str]]] = {}
+    for table, column, kind, udt in con.execute(
+        "SELECT table_name, column_name, data_type, udt_name FROM information_schema.columns "
+        "WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position"
+    ).fetchall():
+        found.setdefault(table, []).append((column, f"ARRAY:{udt}" if kind == "ARRAY" else kind))
+    return found
+
+
+def test_the_migrations_make_the_same_tables_and_columns_on_both(tmp_path: Path, pg_url: str) -> None:
+    con = store.connect(tmp_path / "s.duckdb")
+    for component in store.registered():
+        store.migrate(con, component)
+    expected = _file_columns(con)
+    store.disconnect(con, tmp_path / "s.duckdb")
+    with postgres.connect(pg_url) as pg:
+        for component in store.registered():
+            assert postgres.migrate(pg, component) == store.latest_version(component)
+        found = _server_columns(pg)
+    assert sorted(found) == sorted(expected)
+    for table, columns in expected.items():
+        assert [name for name, _ in found[table]] == [name for name, _ in columns], table
+        for (name, kind), (_, pg_kind) in zip(columns, found[table]):
+            assert pg_kind in _PG_TYPES[kind], (table, name, kind, pg_kind)
+
+
+def _migrate(backend: str, where: Any, component: str) -> int:
+    if backend == "duckdb":
+        return store.migrate(where, component)
+    return int(postgres.migrate(where, component))
+
+
+def _execute(backend: str, where: Any, sql: str) -> list[tuple[Any, ...]]:
+    if backend == "duckdb":
+        return list(where.execute(sql).fetchall())
+    cursor = where.execute(sql)
+    return list(cursor.fetchall()) if cursor.description else []
+
+
+@pytest.fixture(params=["duckdb", "postgres"])
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, Any]]:
+    """A connection to an empty store of each kind."""
+    if request.param == "duckdb":
+        path = tmp_path / "s.duckdb"
+        con = store.connect(path)
+        yield "duckdb", con
+        store.disconnect(con, path)
+        return
+    admin = request.getfixturevalue("pg_server")
+    with database(admin) as url, postgres.connect(url) as con:
+        yield "postgres", con
+
+
+def test_an_older_schema_is_migrated_step_by_step_to_the_latest(backend: tuple[str, Any]) -> None:
+    kind, con = backend
+    steps = store.steps("longterm")
+    for number in (1, 2, 3):
+        for statement in steps[number]:
+            _execute(kind, con, statement if kind == "duckdb" else postgres.translate(statement))
+    _execute(kind, con, "CREATE TABLE schema_versions (component VARCHAR PRIMARY KEY, version INTEGER NOT NULL)")
+    _execute(kind, con, "INSERT INTO schema_versions VALUES ('longterm', 3)")
+    _execute(
+        kind,
+        con,
+        "INSERT INTO memories (id, kind, content, summary, compressed, index_text, level, "
+        "created_at, valid_from, layer, hits, importance, status, last_seen, score, retrieved, cited, ignored, "
+        "scope, tier, priority, is_anchor, tags, source, confidence, rules) VALUES (7, 'fact', 'c', '', '', '', "
+        "'L2', 1, 1, 'mid', 0, 5, 'active', 1, 0, 0, 0, 0, 'project-shared', 'warm', 0, false, '[]', 'x', 1, '[]')",
+    )
+    latest = store.latest_version("longterm")
+    assert _migrate(kind, con, "longterm") == latest
+    assert _execute(kind, con, "SELECT version FROM schema_versions WHERE component = 'longterm'") == [(latest,)]
+    # step 5 recorded the memories stored before it as not yet scanned for contradictions
+    assert _execute(kind, con, "SELECT name, value FROM longterm_state") == [("unscanned_through", 7)]
+    assert _execute(kind, con, "SELECT count(*) FROM rejected_facts") == [(0,)]
+    assert _migrate(kind, con, "longterm") == latest  # again: nothing to do
+
+
+def test_a_newer_schema_is_refused_and_left_as_it_is(backend: tuple[str, Any]) -> None:
+    kind, con = backend
+    _migrate(kind, con, "longterm")
+    newer = store.latest_version("longterm") + 1
+    _execute(kind, con, f"UPDATE schema_versions SET version = {newer} WHERE component = 'longterm'")
+    with pytest.raises(SchemaVersionError, match="newer than this aircher-mem"):
+        _migrate(kind, con, "longterm")
+    assert _execute(kind, con, "SELECT version FROM schema_versions WHERE component = 'longterm'") == [(newer,)]
+
+
+def test_processes_starting_together_migrate_once(pg_url: str) -> None:
+    errors: list[BaseException] = []
+
+    def start() -> None:
+        try:
+            with postgres.connect(pg_url) as con:
+                for component in store.registered():
+                    postgres.migrate(con, component)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=start) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    with postgres.connect(pg_url) as con:
+        versions = con.execute("SELECT component, version FROM schema_versions ORDER BY 1").fetchall()
+    assert versions == [(c, store.latest_version(c)) for c in sorted(store.registered())]
+
+
+# -- copying -----------------------------------------------------------------------------------
+
+
+def test_a_store_copied_to_a_server_and_back_has_every_row(tmp_path: Path, pg_url: str) -> None:
+    source = a_store(tmp_path / "p")
+    into = postgres.copy_store(tmp_path / "p", pg_url)
+    back = postgres.copy_store(pg_url, tmp_path / "back.duckdb")
+    original = rows_of(source)
+    assert rows_of(tmp_path / "back.duckdb") == original
+    assert [(t.table, t.rows) for t in into.tables] == [(t, len(r)) for t, r in sorted(original.items())]
+    assert [(t.table, t.rows, t.digest) for t in back.tables] == [(t.table, t.rows, t.digest) for t in into.tables]
+    assert into.rows == back.rows == sum(len(r) for r in original.values())
+    assert into.source == str(source) and into.target == pg_url
+    assert {t.table for t in into.tables if t.rows} >= {"turns", "memories", "tool_executions", "file_interactions"}
+    with postgres.connect(pg_url) as con:
+        assert con.execute("SELECT count(*) FROM turns").fetchone() == (3,)
+        assert con.execute("SELECT min(id), max(id) FROM tool_executions").fetchone() == (1, 2)
+
+
+def test_the_copy_back_serves_and_its_ids_go_on(tmp_path: Path, pg_url: str) -> None:
+    a_store(tmp_path / "p")
+    postgres.copy_store(tmp_path / "p", pg_url)
+    (tmp_path / "q").mkdir()
+    postgres.copy_store(pg_url, tmp_path / "q")
+    with am.Memory.open(tmp_path / "q", create=False) as m:
+        assert "MySQL" in m.recall("which database do we use?").hits[0].content
+        assert m.query_chain("why did we use sessions?").decision_id is not None
+        m.record_tool_call("grep", {"pattern": "x"}, success=True)
+        m.record_file_interaction("b.py", "read")
+    con = duckdb.connect(str(tmp_path / "q" / ".aircher" / "memory.duckdb"), read_only=True)
+    assert con.execute("SELECT id, tool_name FROM tool_executions ORDER BY id").fetchall() == [
+        (1, "bash"),
+        (2, "edit"),
+        (3, "grep"),
+    ]
+    assert con.execute("SELECT id FROM file_interactions ORDER BY id").fetchall() == [(1,), (2,)]
+    con.close()
+
+
+_TEXT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=40)
+_DOUBLE = st.floats(allow_nan=True, allow_infinity=True)
+_REAL = st.floats(width=32, allow_nan=False, allow_infinity=True)
+_BIGINT = st.integers(-(2**63), 2**63 - 1)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    actions=st.lists(st.tuples(_BIGINT, _DOUBLE, _TEXT, _TEXT), max_size=12),
+    vectors=st.dictionaries(_TEXT, st.lists(_REAL, max_size=6), max_size=6),
+    data=st.lists(st.dictionaries(_TEXT, st.one_of(_TEXT, st.integers(), st.booleans()), max_size=3), max_size=4),
+)
+def test_any_values_come_back_exactly(
+    tmp_path_factory: pytest.TempPathFactory,
+    pg_server: str,
+    actions: list[tuple[int, float, str, str]],
+    vectors: dict[str, list[float]],
+    data: list[dict[str, Any]],
+) -> None:
+    import json
+
+    folder = tmp_path_factory.mktemp("values")
+    path = folder / "s.duckdb"
+    con = store.connect(path)
+    for component in store.registered():
+        store.migrate(con, component)
+    if actions:
+        con.executemany("INSERT INTO memory_actions VALUES (?, ?, ?, ?)", actions)
+    if vectors:
+        con.executemany("INSERT INTO memory_vectors VALUES (?, ?::FLOAT[])", list(vectors.items()))
+    for at, item in enumerate(data):
+        con.execute(
+            "INSERT INTO session_learnings (session_id, learning_type, data, confidence, created_at) "
+            "VALUES (?, 'kind', ?, 0.5, TIMESTAMP '2024-05-01 10:00:00.123456')",
+            [f"s{at}", json.dumps(item, ensure_ascii=False)],
+        )
+    store.disconnect(con, path)
+    with database(pg_server) as url:
+        postgres.copy_store(path, url)
+        postgres.copy_store(url, folder / "back.duckdb")
+    assert rows_of(folder / "back.duckdb") == rows_of(path)
+
+
+def test_a_copy_goes_only_into_an_empty_target(tmp_path: Path, pg_url: str) -> None:
+    a_store(tmp_path / "p")
+    postgres.copy_store(tmp_path / "p", pg_url)
+    with pytest.raises(StoreError, match="already holds an aircher-mem store"):
+        postgres.copy_store(tmp_path / "p", pg_url)
+    (tmp_path / "taken.duckdb").write_bytes(b"")
+    with pytest.raises(StoreError, match="exists: a copy goes into a new store file"):
+        postgres.copy_store(pg_url, tmp_path / "taken.duckdb")
+    assert (tmp_path / "taken.duckdb").read_bytes() == b""
+    with pytest.raises(StoreError, match="exists"):
+        postgres.copy_store(pg_url, tmp_path / "p")  # a project that has a store
+
+
+def test_a_copy_names_one_file_and_one_server(tmp_path: Path, pg_url: str) -> None:
+    with pytest.raises(InvalidInputError, match="give one of each"):
+        postgres.copy_store(tmp_path / "a.duckdb", tmp_path / "b.duckdb")
+    with pytest.raises(InvalidInputError, match="give one of each"):
+        postgres.copy_store(pg_url, pg_url)
+    with pytest.raises(InvalidInputError, match="libpq"):
+        postgres.connect("postgresql://ann@/team?nosuchoption=1")
+    with pytest.raises(InvalidInputError, match="postgresql:// URL"):
+        postgres.connect("mysql://db/team")
+    with pytest.raises(StoreError, match="no such store file"):
+        postgres.copy_store(tmp_path / "missing.duckdb", pg_url)
+    assert not (tmp_path / "missing.duckdb").exists()
+
+
+def test_an_unreachable_server_is_a_store_error_without_its_password(tmp_path: Path) -> None:
+    a_store(tmp_path / "p")
+    url = f"postgresql://ann:s3cret@/team?host={tmp_path}&port=1"  # no server on that socket
+    with pytest.raises(StoreError) as caught:
+        postgres.copy_store(tmp_path / "p", url)
+    assert "cannot connect to the PostgreSQL store postgresql://ann:***@/team" in str(caught.value)
+    assert "s3cret" not in str(caught.value)
+
+
+def test_a_source_another_process_holds_is_refused(tmp_path: Path, pg_url: str) -> None:
+    source = a_store(tmp_path / "p")
+    with duckdb_held_by_another_process(source), pytest.raises(StoreLockedError):
+        postgres.copy_store(tmp_path / "p", pg_url)
+    with postgres.connect(pg_url) as con:
+        assert con.execute("SELECT to_regclass('schema_versions')").fetchone() == (None,)
+
+
+def test_a_failed_copy_into_a_server_writes_nothing(tmp_path: Path, pg_url: str) -> None:
+    source = a_store(tmp_path / "p")
+    con = store.connect(source)
+    con.execute("INSERT INTO memory_actions VALUES (1, 1.0, 'note', 'a NUL \x00 here')")  # PostgreSQL refuses NUL
+    store.disconnect(con, source)
+    with pytest.raises(StoreError, match=r"copying into .* failed"):
+        postgres.copy_store(tmp_path / "p", pg_url)
+    with postgres.connect(pg_url) as pg:
+        assert pg.execute("SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()").fetchone() == (0,)
+
+
+def test_a_copy_that_reads_back_different_is_removed(
+    tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a_store(tmp_path / "p")
+    postgres.copy_store(tmp_path / "p", pg_url)
+    digest = postgres._digest
+    monkeypatch.setattr(
+        postgres,
+        "_digest",
+        lambda side, table, columns: (
+            (0, "") if table == "turns" and side.where.endswith(".duckdb") else digest(side, table, columns)
+        ),
+    )
+    with pytest.raises(StoreError, match=r"the copy of turns differs .*0 rows against 3"):
+        postgres.copy_store(pg_url, tmp_path / "back.duckdb")
+    assert not (tmp_path / "back.duckdb").exists() and not (tmp_path / "back.duckdb.wal").exists()
+
+
+def test_a_server_newer_than_this_aircher_mem_is_not_copied(tmp_path: Path, pg_url: str) -> None:
+    a_store(tmp_path / "p")
+    postgres.copy_store(tmp_path / "p", pg_url)
+    with postgres.connect(pg_url) as con:
+        con.execute("UPDATE schema_versions SET version = version + 1 WHERE component = 'episodic'")
+    with pytest.raises(SchemaVersionError):
+        postgres.copy_store(pg_url, tmp_path / "back.duckdb")
+    assert not (tmp_path / "back.duckdb").exists()
+
+
+def test_the_command_line_copies_and_says_so(tmp_path: Path, pg_url: str) -> None:
+    a_store(tmp_path / "p")
+    done = subprocess.run(
+        [sys.executable, "-m", "aircher_mem", "copy-store", str(tmp_path / "p"), pg_url],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "verified row for row" in done.stdout and "turns" in done.stdout
+    assert "copying turns: 3 rows" in done.stderr
+    again = subprocess.run(
+        [sys.executable, "-m", "aircher_mem", "copy-store", str(tmp_path / "p"), pg_url],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+    assert again.returncode == 1 and "already holds an aircher-mem store" in again.stderr

@@ -17,6 +17,7 @@ import aircher_mem as am
 import pytest
 from aircher_mem.engine import ContextItem, ContextItemType
 from hypothesis import HealthCheck, settings
+from pg_cluster import pg_server, pg_url  # noqa: F401 (fixtures: a PostgreSQL server, a database of its own)
 
 # The properties hold whatever the machine's load: no time limit per example and no
 # complaint about slow generation, which parallel workers on a loaded machine cause.

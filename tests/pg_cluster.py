@@ -136,6 +136,20 @@ def database(admin_url: str) -> Iterator[str]:
             con.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[str]:
+    """The URL of a server's database the tests may create databases from."""
+    with server() as url:
+        yield url
+
+
+@pytest.fixture
+def pg_url(pg_server: str) -> Iterator[str]:
+    """A new, empty database of its own for the test."""
+    with database(pg_server) as url:
+        yield url
+
+
 if __name__ == "__main__":  # .ci/run: start FOLDER (prints the URL) | stop FOLDER
     import sys
 

@@ -168,6 +168,7 @@ def test_sections_round_trip_and_set_the_budgets(tmp_path: Path) -> None:
         "knowledge",
         "chains",
         "contradictions",
+        "store",
     ]
 
 

@@ -16,27 +16,14 @@ from typing import Any
 import aircher_mem as am
 import duckdb
 import pytest
-from aircher_mem import store
+from aircher_mem import postgres, store, transfer
 from aircher_mem.errors import InvalidInputError, SchemaVersionError, StoreError, StoreLockedError
 from conftest import duckdb_held_by_another_process
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pg_cluster import database, server
+from pg_cluster import database
 
-postgres = pytest.importorskip("aircher_mem.postgres")
 psycopg = pytest.importorskip("psycopg", reason="psycopg 3 is not installed (pip install 'aircher-mem[team]')")
-
-
-@pytest.fixture(scope="module")
-def pg_server() -> Iterator[str]:
-    with server() as url:
-        yield url
-
-
-@pytest.fixture
-def pg_url(pg_server: str) -> Iterator[str]:
-    with database(pg_server) as url:
-        yield url
 
 
 def rows_of(path: Path | str) -> dict[str, list[tuple[Any, ...]]]:
@@ -47,7 +34,7 @@ def rows_of(path: Path | str) -> dict[str, list[tuple[Any, ...]]]:
         tables = [
             t
             for (t,) in con.execute("SELECT table_name FROM duckdb_tables() WHERE NOT internal ORDER BY 1").fetchall()
-            if t not in postgres.NOT_COPIED
+            if t not in transfer.NOT_COPIED
         ]
         found = {}
         for table in tables:
@@ -234,8 +221,8 @@ def test_processes_starting_together_migrate_once(pg_url: str) -> None:
 
 def test_a_store_copied_to_a_server_and_back_has_every_row(tmp_path: Path, pg_url: str) -> None:
     source = a_store(tmp_path / "p")
-    into = postgres.copy_store(tmp_path / "p", pg_url)
-    back = postgres.copy_store(pg_url, tmp_path / "back.duckdb")
+    into = transfer.copy_store(tmp_path / "p", pg_url)
+    back = transfer.copy_store(pg_url, tmp_path / "back.duckdb")
     original = rows_of(source)
     assert rows_of(tmp_path / "back.duckdb") == original
     assert [(t.table, t.rows) for t in into.tables] == [(t, len(r)) for t, r in sorted(original.items())]
@@ -250,9 +237,9 @@ def test_a_store_copied_to_a_server_and_back_has_every_row(tmp_path: Path, pg_ur
 
 def test_the_copy_back_serves_and_its_ids_go_on(tmp_path: Path, pg_url: str) -> None:
     a_store(tmp_path / "p")
-    postgres.copy_store(tmp_path / "p", pg_url)
+    transfer.copy_store(tmp_path / "p", pg_url)
     (tmp_path / "q").mkdir()
-    postgres.copy_store(pg_url, tmp_path / "q")
+    transfer.copy_store(pg_url, tmp_path / "q")
     with am.Memory.open(tmp_path / "q", create=False) as m:
         assert "MySQL" in m.recall("which database do we use?").hits[0].content
         assert m.query_chain("why did we use sessions?").decision_id is not None
@@ -306,35 +293,35 @@ def test_any_values_come_back_exactly(
         )
     store.disconnect(con, path)
     with database(pg_server) as url:
-        postgres.copy_store(path, url)
-        postgres.copy_store(url, folder / "back.duckdb")
+        transfer.copy_store(path, url)
+        transfer.copy_store(url, folder / "back.duckdb")
     assert rows_of(folder / "back.duckdb") == rows_of(path)
 
 
 def test_a_copy_goes_only_into_an_empty_target(tmp_path: Path, pg_url: str) -> None:
     a_store(tmp_path / "p")
-    postgres.copy_store(tmp_path / "p", pg_url)
+    transfer.copy_store(tmp_path / "p", pg_url)
     with pytest.raises(StoreError, match="already holds an aircher-mem store"):
-        postgres.copy_store(tmp_path / "p", pg_url)
+        transfer.copy_store(tmp_path / "p", pg_url)
     (tmp_path / "taken.duckdb").write_bytes(b"")
     with pytest.raises(StoreError, match="exists: a copy goes into a new store file"):
-        postgres.copy_store(pg_url, tmp_path / "taken.duckdb")
+        transfer.copy_store(pg_url, tmp_path / "taken.duckdb")
     assert (tmp_path / "taken.duckdb").read_bytes() == b""
     with pytest.raises(StoreError, match="exists"):
-        postgres.copy_store(pg_url, tmp_path / "p")  # a project that has a store
+        transfer.copy_store(pg_url, tmp_path / "p")  # a project that has a store
 
 
 def test_a_copy_names_one_file_and_one_server(tmp_path: Path, pg_url: str) -> None:
     with pytest.raises(InvalidInputError, match="give one of each"):
-        postgres.copy_store(tmp_path / "a.duckdb", tmp_path / "b.duckdb")
+        transfer.copy_store(tmp_path / "a.duckdb", tmp_path / "b.duckdb")
     with pytest.raises(InvalidInputError, match="give one of each"):
-        postgres.copy_store(pg_url, pg_url)
+        transfer.copy_store(pg_url, pg_url)
     with pytest.raises(InvalidInputError, match="libpq"):
         postgres.connect("postgresql://ann@/team?nosuchoption=1")
     with pytest.raises(InvalidInputError, match="postgresql:// URL"):
         postgres.connect("mysql://db/team")
     with pytest.raises(StoreError, match="no such store file"):
-        postgres.copy_store(tmp_path / "missing.duckdb", pg_url)
+        transfer.copy_store(tmp_path / "missing.duckdb", pg_url)
     assert not (tmp_path / "missing.duckdb").exists()
 
 
@@ -342,7 +329,7 @@ def test_an_unreachable_server_is_a_store_error_without_its_password(tmp_path: P
     a_store(tmp_path / "p")
     url = f"postgresql://ann:s3cret@/team?host={tmp_path}&port=1"  # no server on that socket
     with pytest.raises(StoreError) as caught:
-        postgres.copy_store(tmp_path / "p", url)
+        transfer.copy_store(tmp_path / "p", url)
     assert "cannot connect to the PostgreSQL store postgresql://ann:***@/team" in str(caught.value)
     assert "s3cret" not in str(caught.value)
 
@@ -350,7 +337,7 @@ def test_an_unreachable_server_is_a_store_error_without_its_password(tmp_path: P
 def test_a_source_another_process_holds_is_refused(tmp_path: Path, pg_url: str) -> None:
     source = a_store(tmp_path / "p")
     with duckdb_held_by_another_process(source), pytest.raises(StoreLockedError):
-        postgres.copy_store(tmp_path / "p", pg_url)
+        transfer.copy_store(tmp_path / "p", pg_url)
     with postgres.connect(pg_url) as con:
         assert con.execute("SELECT to_regclass('schema_versions')").fetchone() == (None,)
 
@@ -361,7 +348,7 @@ def test_a_failed_copy_into_a_server_writes_nothing(tmp_path: Path, pg_url: str)
     con.execute("INSERT INTO memory_actions VALUES (1, 1.0, 'note', 'a NUL \x00 here')")  # PostgreSQL refuses NUL
     store.disconnect(con, source)
     with pytest.raises(StoreError, match=r"copying into .* failed"):
-        postgres.copy_store(tmp_path / "p", pg_url)
+        transfer.copy_store(tmp_path / "p", pg_url)
     with postgres.connect(pg_url) as pg:
         assert pg.execute("SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()").fetchone() == (0,)
 
@@ -370,27 +357,27 @@ def test_a_copy_that_reads_back_different_is_removed(
     tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     a_store(tmp_path / "p")
-    postgres.copy_store(tmp_path / "p", pg_url)
-    digest = postgres._digest
+    transfer.copy_store(tmp_path / "p", pg_url)
+    digest = transfer._digest
     monkeypatch.setattr(
-        postgres,
+        transfer,
         "_digest",
         lambda side, table, columns: (
             (0, "") if table == "turns" and side.where.endswith(".duckdb") else digest(side, table, columns)
         ),
     )
     with pytest.raises(StoreError, match=r"the copy of turns differs .*0 rows against 3"):
-        postgres.copy_store(pg_url, tmp_path / "back.duckdb")
+        transfer.copy_store(pg_url, tmp_path / "back.duckdb")
     assert not (tmp_path / "back.duckdb").exists() and not (tmp_path / "back.duckdb.wal").exists()
 
 
 def test_a_server_newer_than_this_aircher_mem_is_not_copied(tmp_path: Path, pg_url: str) -> None:
     a_store(tmp_path / "p")
-    postgres.copy_store(tmp_path / "p", pg_url)
+    transfer.copy_store(tmp_path / "p", pg_url)
     with postgres.connect(pg_url) as con:
         con.execute("UPDATE schema_versions SET version = version + 1 WHERE component = 'episodic'")
     with pytest.raises(SchemaVersionError):
-        postgres.copy_store(pg_url, tmp_path / "back.duckdb")
+        transfer.copy_store(pg_url, tmp_path / "back.duckdb")
     assert not (tmp_path / "back.duckdb").exists()
 
 

@@ -51,6 +51,7 @@ else:  # pragma: no cover - exercised on 3.10 only
 
 __all__ = [
     "Policy",
+    "StorePolicy",
     "GraphPolicy",
     "EpisodicPolicy",
     "RetrievalPolicy",
@@ -104,6 +105,11 @@ class _Section(Plain):
                 object.__setattr__(self, field.name, float(value))
                 value = float(value)
             else:  # str
+                prefixes = field.metadata.get("empty_or")
+                if prefixes is not None:
+                    if not isinstance(value, str) or (value and not value.startswith(prefixes)):
+                        raise PolicyError(f"{key} must be empty or start with {' or '.join(prefixes)}, got {value!r}")
+                    continue
                 if not isinstance(value, str) or not value:
                     raise PolicyError(f"{key} must be a non-empty string, got {value!r}")
                 choices = field.metadata.get("choices")
@@ -837,6 +843,21 @@ class ContradictionsPolicy(_Section):
     score_status: float = _bound(0.6, 0.0, 1.0)
 
 
+@frozen
+class StorePolicy(_Section):
+    """``[store]``: where long-term memory lives (episodic memory and the code graph
+    stay in the project's folder)."""
+
+    section: ClassVar[str] = "store"
+    #: Empty: the project's DuckDB file. A ``postgresql://`` URL: a team's database,
+    #: shared by every process and machine given the same URL (a password is better
+    #: given to libpq by ``PGPASSWORD`` or ``~/.pgpass`` than written here).
+    url: str = dataclasses.field(default="", metadata={"empty_or": ("postgresql://", "postgres://")})
+    #: Seconds a write waits for another process's write on a team's database
+    #: before it fails with StoreLockedError.
+    lock_seconds: float = _bound(30.0, 0.0, 3600.0, lo_open=True)
+
+
 _SECTIONS: dict[str, type[_Section]] = {
     "graph": GraphPolicy,
     "episodic": EpisodicPolicy,
@@ -850,6 +871,7 @@ _SECTIONS: dict[str, type[_Section]] = {
     "knowledge": KnowledgePolicy,
     "chains": ChainsPolicy,
     "contradictions": ContradictionsPolicy,
+    "store": StorePolicy,
 }
 
 
@@ -882,6 +904,7 @@ class Policy(Plain):
     knowledge: KnowledgePolicy = dataclasses.field(default_factory=KnowledgePolicy)
     chains: ChainsPolicy = dataclasses.field(default_factory=ChainsPolicy)
     contradictions: ContradictionsPolicy = dataclasses.field(default_factory=ContradictionsPolicy)
+    store: StorePolicy = dataclasses.field(default_factory=StorePolicy)
 
     def __post_init__(self) -> None:
         if (

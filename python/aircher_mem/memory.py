@@ -195,7 +195,8 @@ def _verb(method: Callable[P, R]) -> Callable[P, R]:
         assert isinstance(self, Memory)
         with self._lock:
             self._check_open()
-            return method(*args, **kwargs)
+            with self._team_scope():
+                return method(*args, **kwargs)
 
     return run
 
@@ -217,7 +218,7 @@ def _durable(method: Callable[P, R]) -> Callable[P, R]:
             longterm = self.longterm
             self._depth += 1
             try:
-                with longterm.deferring():
+                with longterm.scope(), longterm.deferring():
                     result = method(*args, **kwargs)
             finally:
                 self._depth -= 1
@@ -475,15 +476,19 @@ class Memory:
     @property
     def longterm(self) -> LongTermMemory:
         """Long-term memory: turns and memories (opened on first use, in the same
-        DuckDB file as the episodic store)."""
+        DuckDB file as the episodic store, or on the team's server: ``[store] url``)."""
         from .longterm import LongTermMemory
 
         self._check_open()
         if self._longterm is None:
             embedder, why = dense_embedder(self.policy)
-            self._longterm = self._taken(
-                lambda: LongTermMemory(
+            team = self.policy.store
+
+            def open_store() -> LongTermMemory:
+                return LongTermMemory(
                     self.db_path,
+                    url=team.url,
+                    lock_seconds=team.lock_seconds,
                     policy=self.policy.longterm,
                     retrieval=self.policy.retrieval,
                     lifecycle=self.policy.lifecycle,
@@ -497,7 +502,8 @@ class Memory:
                     summarizer=self.summarizer,
                     judge=self.judge,
                 )
-            )
+
+            self._longterm = open_store() if team.url else self._taken(open_store)
         return self._longterm
 
     def _taken(self, open_store: Callable[[], _S]) -> _S:
@@ -2435,6 +2441,13 @@ class Memory:
                 self._batching -= 1
                 if not self._batching and self._episodic is not None and not self._closed:
                     self._episodic.flush()
+
+    def _team_scope(self) -> contextlib.AbstractContextManager[None]:
+        """A verb on a team's store runs in one scope of it (see
+        :meth:`aircher_mem.longterm.core.StoreCore.scope`), once it is open."""
+        if self._longterm is None or not self._longterm.team:
+            return contextlib.nullcontext()
+        return self._longterm.scope()
 
     def _commit(self, ticket: int) -> None:
         """Commits every pending long-term write unless ``ticket`` (a write's number)

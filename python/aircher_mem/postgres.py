@@ -1,6 +1,5 @@
 """PostgreSQL, for a team's shared store: connecting, the registered migrations in
-PostgreSQL's dialect, and copying a store between the embedded DuckDB file and a
-server, in either direction, verified row for row.
+PostgreSQL's dialect, and the store's SQL run on a server (:class:`Connection`).
 
 Connecting (:func:`connect`): psycopg 3 (the ``team`` extra), a ``postgresql://``
 URL as libpq reads it (``postgresql://user@host:5432/db``, or a Unix socket:
@@ -17,67 +16,33 @@ after ``pg_advisory_xact_lock``: two processes starting together migrate once. T
 versions go in the same ``schema_versions`` table as in the file; a database written
 by a newer aircher-mem raises :class:`~aircher_mem.errors.SchemaVersionError` and is
 left as it is.
-
-Copying (:func:`copy_store`): every table the migrations make, but the two that
-describe one store's own files (``schema_versions``, which each side keeps for
-itself, and ``longterm_indexes``, the generation of the lexical indexes saved beside
-a file), row for row, and the position of every id sequence. The target must hold no
-aircher-mem store yet: a DuckDB file that does not exist, or a database (its current
-schema) without aircher-mem's tables. All of it is written in one transaction; a
-failed copy leaves the target as it was (a file it created is removed). Then each
-table is read back from the target and compared with the source: the number of rows
-and a digest of the multiset of rows (each value in a canonical form of its column's
-type; a ``REAL`` compared as the 32-bit float it is). A difference raises
-:class:`~aircher_mem.errors.StoreError` and the copy is removed; a returned
-:class:`~aircher_mem.results.StoreCopy` was verified. The source is read in one
-snapshot (a file is held locked; a server's rows are read in one repeatable-read
-transaction while others write).
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import logging
-import math
-import os
 import re
-import struct
-import time
 import urllib.parse
-from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
-from . import episodic, store
-from .errors import InvalidInputError, SchemaVersionError, StoreError
-from .longterm import schema as _longterm_schema
-from .results import CopiedTable, StoreCopy
+from . import store
+from .errors import InvalidInputError, SchemaVersionError, StoreError, StoreLockedError
 
 if TYPE_CHECKING:
-    import duckdb
     import psycopg
 
-__all__ = ["is_url", "shown", "connect", "translate", "migrate", "copy_store", "COPY_BATCH", "NOT_COPIED"]
+__all__ = ["is_url", "shown", "driver", "connect", "translate", "has_table", "migrate", "line", "Connection"]
 
 log = logging.getLogger("aircher_mem.postgres")
 
-# The components whose tables a store holds (imported: they register their migrations).
-_COMPONENTS = (episodic.__name__, _longterm_schema.__name__)
-
-#: Rows read and written at a time.
-COPY_BATCH = 8_192
-#: Tables that describe one store's own files, not its memory: never copied.
-NOT_COPIED = ("schema_versions", "longterm_indexes")
 _SCHEMES = ("postgresql://", "postgres://")
 _CONNECT_SECONDS = 10
-# An advisory lock key of migrations ("aircher-m" in ASCII): one process migrates at a time.
+# An advisory lock key of migrations ("aircherm" in ASCII): one process migrates at a time.
 _MIGRATE_LOCK = 0x61_69_72_63_68_65_72_6D
 _TYPES = tuple(
     (re.compile(rf"\b{duckdb_type}\b"), postgres_type)
     for duckdb_type, postgres_type in (("DOUBLE", "DOUBLE PRECISION"), ("FLOAT", "REAL"), ("UBIGINT", "NUMERIC(20)"))
 )
-_NEXTVAL = re.compile(r"nextval\('([A-Za-z_][A-Za-z0-9_]*)'\)")
 
 
 def is_url(text: str) -> bool:
@@ -99,7 +64,7 @@ def shown(url: str) -> str:
     return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, masked, parts.fragment))
 
 
-def _driver() -> Any:
+def driver() -> Any:
     try:
         import psycopg
     except ImportError as exc:
@@ -114,24 +79,24 @@ def connect(url: str) -> psycopg.Connection[Any]:
     transaction), with ``json`` read as its text; StoreError when it cannot be made."""
     if not isinstance(url, str) or not is_url(url):
         raise InvalidInputError(f"a PostgreSQL store is a postgresql:// URL, got {url!r}")
-    driver = _driver()
+    pg = driver()
     options: dict[str, Any] = {"autocommit": True, "application_name": "aircher-mem"}
     try:
-        given = driver.conninfo.conninfo_to_dict(url)
-    except driver.ProgrammingError as exc:
-        raise InvalidInputError(f"{shown(url)} is not a PostgreSQL URL libpq reads: {_line(exc)}") from None
+        given = pg.conninfo.conninfo_to_dict(url)
+    except pg.ProgrammingError as exc:
+        raise InvalidInputError(f"{shown(url)} is not a PostgreSQL URL libpq reads: {line(exc)}") from None
     if "connect_timeout" not in given:
         options["connect_timeout"] = _CONNECT_SECONDS
     try:
-        con: psycopg.Connection[Any] = driver.connect(url, **options)
-    except driver.Error as exc:
-        raise StoreError(f"cannot connect to the PostgreSQL store {shown(url)}: {_line(exc)}") from None
+        con: psycopg.Connection[Any] = pg.connect(url, **options)
+    except pg.Error as exc:
+        raise StoreError(f"cannot connect to the PostgreSQL store {shown(url)}: {line(exc)}") from None
     for name in ("json", "jsonb"):
-        con.adapters.register_loader(name, driver.types.string.TextLoader)
+        con.adapters.register_loader(name, pg.types.string.TextLoader)
     return con
 
 
-def _line(exc: BaseException) -> str:
+def line(exc: BaseException) -> str:
     return " ".join(str(exc).split())[:300] or type(exc).__name__
 
 
@@ -142,7 +107,7 @@ def translate(statement: str) -> str:
     return statement
 
 
-def _has_table(con: psycopg.Connection[Any], table: str) -> bool:
+def has_table(con: psycopg.Connection[Any], table: str) -> bool:
     row = con.execute("SELECT to_regclass(%s) IS NOT NULL", [table]).fetchone()
     return bool(row and row[0])
 
@@ -176,300 +141,170 @@ def migrate(con: psycopg.Connection[Any], component: str, *, where: str = "Postg
     return latest
 
 
-# -- copying ----------------------------------------------------------------------------------
+# -- the store's SQL on a server ----------------------------------------------------------------
 
-
-class _Side(Protocol):
-    """One end of a copy: a store file or a server's database."""
-
-    where: str
-
-    def rows(self, table: str, columns: Sequence[str]) -> Iterator[list[tuple[Any, ...]]]:
-        """The table's rows, ``COPY_BATCH`` at a time."""
-
-    def write(self, table: str, columns: Sequence[tuple[str, str]], rows: list[tuple[Any, ...]]) -> None:
-        """Appends rows (values in ``columns``' order; each column its DuckDB type)."""
-
-    def clear(self, table: str) -> None:
-        """Deletes the rows the migrations wrote."""
-
-    def sequence(self, name: str) -> int | None:
-        """The last value the sequence gave (None: never used)."""
-
-    def advance(self, name: str, last: int) -> None:
-        """Makes the sequence's next value ``last + 1`` (it is fresh)."""
-
-    def highest(self, table: str, column: str) -> int | None:
-        """The column's highest value (None: no rows)."""
-
-
-class _File:
-    def __init__(self, path: str, con: duckdb.DuckDBPyConnection) -> None:
-        self.where = path
-        self.con = con
-
-    def rows(self, table: str, columns: Sequence[str]) -> Iterator[list[tuple[Any, ...]]]:
-        self.con.execute(f"SELECT {', '.join(columns)} FROM {table}")
-        while batch := self.con.fetchmany(COPY_BATCH):
-            yield batch
-
-    def write(self, table: str, columns: Sequence[tuple[str, str]], rows: list[tuple[Any, ...]]) -> None:
-        values = []
-        for at, (_, kind) in enumerate(columns):
-            column = [row[at] for row in rows]
-            if kind in _INTEGERS:  # a server's NUMERIC arrives as a Decimal
-                column = [None if v is None else int(v) for v in column]
-            values.append(column)
-        parts = [f"unnest(?::VARCHAR[])::{kind}" if kind == "JSON" else f"unnest(?::{kind}[])" for _, kind in columns]
-        names = ", ".join(name for name, _ in columns)
-        self.con.execute(f"INSERT INTO {table} ({names}) SELECT {', '.join(parts)}", values)
-
-    def clear(self, table: str) -> None:
-        self.con.execute(f"DELETE FROM {table}")
-
-    def sequence(self, name: str) -> int | None:
-        row = self.con.execute("SELECT last_value FROM duckdb_sequences() WHERE sequence_name = ?", [name]).fetchone()
-        return None if row is None or row[0] is None else int(row[0])
-
-    def advance(self, name: str, last: int) -> None:
-        # DuckDB has no setval: the sequence is fresh, taken up to `last`
-        self.con.execute(f"SELECT max(nextval('{name}')) FROM range(?)", [last]).fetchall()
-
-    def highest(self, table: str, column: str) -> int | None:
-        row = self.con.execute(f"SELECT max({column}) FROM {table}").fetchone()
-        return None if row is None or row[0] is None else int(row[0])
-
-
-class _Server:
-    def __init__(self, url: str, con: psycopg.Connection[Any]) -> None:
-        self.where = shown(url)
-        self.con = con
-
-    def rows(self, table: str, columns: Sequence[str]) -> Iterator[list[tuple[Any, ...]]]:
-        with self.con.cursor(name=f"aircher_copy_{table}") as cursor:
-            cursor.execute(f"SELECT {', '.join(columns)} FROM {table}")
-            while batch := cursor.fetchmany(COPY_BATCH):
-                yield batch
-
-    def write(self, table: str, columns: Sequence[tuple[str, str]], rows: list[tuple[Any, ...]]) -> None:
-        names = ", ".join(name for name, _ in columns)
-        with self.con.cursor() as cursor, cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
-            for row in rows:
-                copy.write_row(row)
-
-    def clear(self, table: str) -> None:
-        self.con.execute(f"DELETE FROM {table}")
-
-    def sequence(self, name: str) -> int | None:
-        row = self.con.execute(f"SELECT last_value, is_called FROM {name}").fetchone()
-        return int(row[0]) if row is not None and row[1] else None
-
-    def advance(self, name: str, last: int) -> None:
-        self.con.execute("SELECT setval(%s, %s, true)", [name, last])
-
-    def highest(self, table: str, column: str) -> int | None:
-        row = self.con.execute(f"SELECT max({column}) FROM {table}").fetchone()
-        return None if row is None or row[0] is None else int(row[0])
-
-
-_INTEGERS = ("BIGINT", "INTEGER", "UBIGINT", "SMALLINT", "HUGEINT")
-
-
-def _canonical(kind: str, value: Any) -> object:
-    """``value`` of a column of DuckDB type ``kind`` as both sides give it equal."""
-    if value is None:
-        return None
-    if kind.endswith("[]"):
-        return tuple(_canonical(kind[:-2], v) for v in value)
-    if kind in ("FLOAT", "REAL"):
-        return "nan" if math.isnan(value) else struct.pack("<f", value)
-    if kind == "DOUBLE":
-        return "nan" if math.isnan(value) else float(value).hex()
-    if kind in _INTEGERS:
-        return int(value)
-    if kind == "BOOLEAN":
-        return bool(value)
-    if kind == "TIMESTAMP":
-        return value.isoformat()
-    return str(value)
-
-
-def _digest(side: _Side, table: str, columns: Sequence[tuple[str, str]]) -> tuple[int, str]:
-    """The number of rows and a digest of their multiset (the sum of the rows'
-    SHA-256, modulo 2**256: the order rows are read in does not count)."""
-    count, total = 0, 0
-    kinds = [kind for _, kind in columns]
-    for batch in side.rows(table, [name for name, _ in columns]):
-        for row in batch:
-            canonical = tuple(_canonical(kind, value) for kind, value in zip(kinds, row))
-            total += int.from_bytes(hashlib.sha256(repr(canonical).encode("utf-8", "surrogatepass")).digest(), "big")
-            count += 1
-    return count, format(total % (1 << 256), "064x")
-
-
-# The columns of a file's own tables (not DuckDB's views of its catalog).
-_OWN = (
-    "schema_name = 'main' AND NOT internal AND table_name IN "
-    "(SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' AND NOT internal)"
+# An advisory lock key of the team's writes ("aircherw"): one process writes at a time.
+_WRITE_LOCK = 0x61_69_72_63_68_65_72_77
+_UPSERT = re.compile(r"INSERT OR (REPLACE|IGNORE) INTO (\w+)(?: \(([^)]*)\))?")
+_VECTORS = "unnest(?::FLOAT[][])"  # a list of vectors: PostgreSQL's arrays are rectangular
+_ROWID = re.compile(r"\browid\b")
+_CHANGES = (
+    "CREATE TABLE IF NOT EXISTS team_changes (seq BIGSERIAL PRIMARY KEY, writer VARCHAR NOT NULL, "
+    "at DOUBLE PRECISION NOT NULL DEFAULT extract(epoch FROM clock_timestamp()))"
 )
 
 
-def _tables(con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple[str, str]]]:
-    """Each table of a migrated file with its columns (name, DuckDB type), in order."""
-    found: dict[str, list[tuple[str, str]]] = {}
-    for table, column, kind in con.execute(
-        "SELECT table_name, column_name, data_type FROM duckdb_columns() "
-        f"WHERE {_OWN} ORDER BY table_name, column_index"
-    ).fetchall():
-        if table not in NOT_COPIED:
-            found.setdefault(table, []).append((column, kind))
-    return found
+class Connection:
+    """The store's SQL, written in DuckDB's dialect, run on a PostgreSQL server: what
+    the long-term store asks of its DuckDB connection (``execute`` returning the
+    connection, then ``fetchone``, ``fetchall`` or ``fetchmany`` of that statement),
+    each statement translated once (:meth:`dialect`). A server error is a
+    :class:`~aircher_mem.errors.StoreError` naming the server.
 
+    The team's writes: :meth:`lock` takes the one lock every writer of the database
+    holds while it catches up and writes (a session advisory lock, waited for at most
+    ``lock_seconds``); each write transaction adds a row to ``team_changes``
+    (:meth:`note`), whose sequence number orders the writes (they are serialized by
+    the lock, so a number is never committed after a higher one); a process is
+    up to date when it has read through the log's last number (:meth:`last_change`).
+    """
 
-def _sequences(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, str]]:
-    """(sequence, table, column) of every column whose default is a sequence."""
-    found = []
-    for table, column, default in con.execute(
-        "SELECT table_name, column_name, column_default FROM duckdb_columns() "
-        f"WHERE {_OWN} AND column_default LIKE 'nextval(%' ORDER BY table_name"
-    ).fetchall():
-        match = _NEXTVAL.fullmatch(default)
-        if match is not None and table not in NOT_COPIED:
-            found.append((match.group(1), table, column))
-    return found
-
-
-def _file_path(text: str) -> str:
-    """A store file's path: ``text``, or the store of the project folder it names."""
-    path = Path(text)
-    if path.is_dir():
-        from .root import STORE_DIR
-
-        return str(path / STORE_DIR / "memory.duckdb")
-    return text
-
-
-@contextlib.contextmanager
-def _opened_file(path: str, *, new: bool) -> Iterator[duckdb.DuckDBPyConnection]:
-    """The store file at ``path``, migrated and locked; ``new``: it must not exist
-    yet, and is removed again when the block raises."""
-    if new and (os.path.lexists(path) or os.path.lexists(path + ".wal")):
-        raise StoreError(f"{path} exists: a copy goes into a new store file")
-    if not new and not os.path.exists(path):
-        raise StoreError(f"{path}: no such store file")
-    con = store.connect(path)
-    try:
-        for component in store.registered():
-            store.migrate(con, component, path=path)
-        yield con
-    except BaseException:
-        store.disconnect(con, path)
-        if new:
-            for leftover in (path, path + ".wal"):
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(leftover)
-        raise
-    store.disconnect(con, path)
-
-
-@contextlib.contextmanager
-def _opened_server(url: str, *, new: bool) -> Iterator[psycopg.Connection[Any]]:
-    con = connect(url)
-    try:
-        if new and _has_table(con, "schema_versions"):
-            raise StoreError(
-                f"{shown(url)} already holds an aircher-mem store (its schema has schema_versions): "
-                "a copy goes into a database without one"
-            )
-        if not new:
-            if not _has_table(con, "schema_versions"):
-                raise StoreError(f"{shown(url)} holds no aircher-mem store (no schema_versions in its schema)")
-            for component in store.registered():
-                migrate(con, component, where=shown(url))
-        yield con
-    finally:
-        con.close()
-
-
-def copy_store(
-    source: str | os.PathLike[str],
-    target: str | os.PathLike[str],
-    *,
-    progress: Callable[[str, int], None] | None = None,
-) -> StoreCopy:
-    """Copies the store at ``source`` into ``target`` and verifies the copy (see the
-    module's docstring). Each is a ``postgresql://`` URL, a store file's path, or a
-    project folder (its ``.aircher/memory.duckdb``); one of them is a server, the
-    other a file. ``progress(table, rows)`` is called as rows are written."""
-    source_text, target_text = os.fspath(source), os.fspath(target)
-    if is_url(source_text) == is_url(target_text):
-        raise InvalidInputError("a copy goes between a store file and a PostgreSQL server: give one of each")
-    started = time.perf_counter()
-    psycopg = _driver()
-    duckdb = store.engine()
-    url = source_text if is_url(source_text) else target_text
-    path = _file_path(target_text if is_url(source_text) else source_text)
-    into_server = is_url(target_text)
-    with (
-        _opened_file(path, new=not into_server) as file_con,
-        _opened_server(url, new=into_server) as server_con,
-    ):
-        file, server = _File(path, file_con), _Server(url, server_con)
+    def __init__(self, url: str, *, lock_seconds: float = 30.0) -> None:
+        self.url = url
+        self.where = shown(url)
+        self.lock_seconds = lock_seconds
+        self.raw = connect(url)
+        self._driver = driver()
+        self._cursor: Any = None
+        self._sql: dict[str, str] = {}
+        self._catalog: dict[str, tuple[list[str], list[str]]] | None = None
         try:
-            with server_con.transaction():
-                if into_server:
-                    for component in store.registered():
-                        migrate(server_con, component, where=server.where)
-                    tables = _copy(file, server, file_con, progress)
-                else:
-                    server_con.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                    file_con.execute("BEGIN TRANSACTION")
-                    try:
-                        tables = _copy(server, file, file_con, progress)
-                    except BaseException:
-                        with contextlib.suppress(duckdb.Error):
-                            file_con.execute("ROLLBACK")
-                        raise
-                    file_con.execute("COMMIT")
-        except psycopg.Error as exc:
-            raise StoreError(
-                f"copying {'into' if into_server else 'from'} {server.where} failed: {_line(exc)}"
+            with self.raw.transaction():
+                self.raw.execute("SELECT pg_advisory_xact_lock(%s)", [_MIGRATE_LOCK])
+                self.raw.execute(_CHANGES)
+        except self._driver.Error as exc:
+            self.raw.close()
+            raise StoreError(f"{self.where}: preparing the change log failed: {line(exc)}") from None
+
+    def _tables(self) -> dict[str, tuple[list[str], list[str]]]:
+        """Each table's columns and primary key columns, in order."""
+        if self._catalog is None:
+            catalog: dict[str, tuple[list[str], list[str]]] = {}
+            for table, column in self.raw.execute(
+                "SELECT table_name, column_name FROM information_schema.columns "
+                "WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position"
+            ).fetchall():
+                catalog.setdefault(table, ([], []))[0].append(column)
+            for table, column in self.raw.execute(
+                "SELECT c.table_name, k.column_name FROM information_schema.table_constraints c "
+                "JOIN information_schema.key_column_usage k ON k.constraint_name = c.constraint_name "
+                "AND k.table_schema = c.table_schema WHERE c.constraint_type = 'PRIMARY KEY' "
+                "AND c.table_schema = current_schema() ORDER BY c.table_name, k.ordinal_position"
+            ).fetchall():
+                catalog.setdefault(table, ([], []))[1].append(column)
+            self._catalog = catalog
+        return self._catalog
+
+    def dialect(self, sql: str) -> str:
+        """``sql`` as PostgreSQL takes it: ``?`` as ``%s``, the types of casts
+        (:func:`translate`), ``INSERT OR REPLACE`` / ``OR IGNORE`` as ``ON CONFLICT``
+        on the table's primary key, ``rowid`` as ``ctid``, and a list of vectors as
+        a list of array texts (see :meth:`execute`)."""
+        found = self._sql.get(sql)
+        if found is not None:
+            return found
+        text = translate(sql.replace("%", "%%").replace(_VECTORS, "unnest(?::TEXT[])::REAL[]"))
+        text = _ROWID.sub("ctid", text)
+        upsert = _UPSERT.search(text)
+        if upsert is not None:
+            how, table, listed = upsert.groups()
+            columns, key = self._tables().get(table, ([], []))
+            names = [c.strip() for c in listed.split(",")] if listed else columns
+            text = text.replace(upsert.group(0), upsert.group(0).replace(f"OR {how} ", ""), 1)
+            others = [c for c in names if c not in key]
+            if how == "IGNORE" or not others:
+                text += " ON CONFLICT DO NOTHING"
+            else:
+                text += f" ON CONFLICT ({', '.join(key)}) DO UPDATE SET " + ", ".join(
+                    f"{c} = EXCLUDED.{c}" for c in others
+                )
+        text = text.replace("?", "%s")
+        self._sql[sql] = text
+        return text
+
+    def execute(self, sql: str, parameters: Any = None) -> Connection:
+        """Runs ``sql`` (DuckDB's dialect); its rows are this connection's to fetch."""
+        if parameters is not None and _VECTORS in sql:
+            at = sql[: sql.index(_VECTORS)].count("?")
+            parameters = list(parameters)
+            parameters[at] = ["{" + ",".join(map(repr, vector)) + "}" for vector in parameters[at]]
+        try:
+            self._cursor = self.raw.execute(self.dialect(sql), parameters)
+        except self._driver.Error as exc:
+            if sql == "ROLLBACK":  # after the error that made it: that one is reported
+                return self
+            raise StoreError(f"{self.where}: {line(exc)}") from None
+        return self
+
+    def fetchone(self) -> tuple[Any, ...] | None:
+        row: tuple[Any, ...] | None = self._cursor.fetchone()
+        return row
+
+    def fetchall(self) -> list[tuple[Any, ...]]:
+        return list(self._cursor.fetchall())
+
+    def fetchmany(self, size: int) -> list[tuple[Any, ...]]:
+        return list(self._cursor.fetchmany(size))
+
+    def close(self) -> None:
+        self.raw.close()
+
+    # the team's writes
+
+    def lock(self) -> None:
+        """Waits for the team's write lock (StoreLockedError after ``lock_seconds``)."""
+        try:
+            self.raw.execute(f"SET lock_timeout = {int(self.lock_seconds * 1000)}")
+            self.raw.execute("SELECT pg_advisory_lock(%s)", [_WRITE_LOCK])
+        except self._driver.errors.LockNotAvailable:
+            raise StoreLockedError(
+                f"{self.where}: another process held the team's write lock for over {self.lock_seconds:g} s"
             ) from None
-        except duckdb.Error as exc:
-            raise store.corrupt_or_error(path, exc, "copying the store") from None
-    ends = (file.where, server.where) if into_server else (server.where, file.where)
-    return StoreCopy(*ends, tables, sum(t.rows for t in tables), time.perf_counter() - started)
+        except self._driver.Error as exc:
+            raise StoreError(f"{self.where}: {line(exc)}") from None
 
+    def unlock(self) -> None:
+        """Gives the write lock up (a connection that broke has given it up already)."""
+        if self.raw.closed or self.raw.broken:
+            return
+        try:
+            self.raw.execute("SELECT pg_advisory_unlock(%s)", [_WRITE_LOCK])
+        except self._driver.Error as exc:
+            log.warning("%s: giving the write lock up failed: %s", self.where, line(exc))
 
-def _copy(
-    source: _Side,
-    target: _Side,
-    file_con: duckdb.DuckDBPyConnection,
-    progress: Callable[[str, int], None] | None,
-) -> list[CopiedTable]:
-    """Copies every table and sequence position, then verifies: run inside the
-    target's transaction (which commits only when this returns)."""
-    tables = _tables(file_con)
-    for table, columns in tables.items():
-        target.clear(table)
-        written = 0
-        for batch in source.rows(table, [name for name, _ in columns]):
-            target.write(table, columns, batch)
-            written += len(batch)
-            if progress is not None:
-                progress(table, written)
-    for name, table, column in _sequences(file_con):
-        last = max(source.sequence(name) or 0, target.highest(table, column) or 0)
-        if last:
-            target.advance(name, last)
-    copied = []
-    for table, columns in tables.items():
-        rows, digest = _digest(source, table, columns)
-        found_rows, found_digest = _digest(target, table, columns)
-        if (rows, digest) != (found_rows, found_digest):
-            raise StoreError(
-                f"the copy of {table} differs from {source.where}'s ({found_rows} rows against {rows}): "
-                "nothing was written"
-            )
-        copied.append(CopiedTable(table, rows, digest))
-    return copied
+    def lock_in_transaction(self) -> None:
+        """The write lock until the transaction under way ends."""
+        self.execute("SELECT pg_advisory_xact_lock(?)", [_WRITE_LOCK])
+
+    def last_change(self) -> int:
+        """The number of the last write committed (0: none yet)."""
+        row = self.execute("SELECT coalesce(max(seq), 0) FROM team_changes").fetchone()
+        return int(row[0]) if row else 0
+
+    def writers_after(self, seq: int) -> set[str]:
+        """Who wrote after change ``seq``."""
+        return {w for (w,) in self.execute("SELECT DISTINCT writer FROM team_changes WHERE seq > ?", [seq]).fetchall()}
+
+    def note(self, writer: str) -> int:
+        """In a write transaction: its number in the log."""
+        row = self.execute("INSERT INTO team_changes (writer) VALUES (?) RETURNING seq", [writer]).fetchone()
+        assert row is not None
+        return int(row[0])
+
+    def vacuum(self, tables: tuple[str, ...]) -> None:
+        """Rewrites ``tables`` (``VACUUM FULL``): the rows deleted from them leave the
+        server's data files (its write-ahead log keeps them until it is recycled)."""
+        try:
+            self.raw.execute(f"VACUUM FULL {', '.join(tables)}")
+        except self._driver.Error as exc:
+            raise StoreError(f"{self.where}: rewriting the tables after a forget failed: {line(exc)}") from None

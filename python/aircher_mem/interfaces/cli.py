@@ -170,7 +170,7 @@ def cmd_copy_store(
     ],
 ) -> StoreCopy:
     """Copies a store between its file and a PostgreSQL server, verified row for row."""
-    from .. import postgres  # imports psycopg only here
+    from .. import transfer  # imports psycopg only here
 
     shown: dict[str, float] = {}
 
@@ -180,7 +180,7 @@ def cmd_copy_store(
             shown[table] = now
             print(f"copying {table}: {rows} rows", file=sys.stderr, flush=True)
 
-    return postgres.copy_store(source, target, progress=progress)
+    return transfer.copy_store(source, target, progress=progress)
 
 
 # How often a copy says how far it is, per table.

@@ -30,9 +30,9 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar, cast
 
-from .. import heap, store
+from .. import heap, postgres, store
 from .._core import LexicalIndex, VectorIndex
 from ..config import (
     ChainsPolicy,
@@ -91,7 +91,7 @@ if TYPE_CHECKING:
 
     from ..embeddings import Embedder
 
-__all__ = ["StoreCore", "using_db", "log"]
+__all__ = ["StoreCore", "using_db", "scoped", "log"]
 
 log = logging.getLogger("aircher_mem.longterm")
 
@@ -120,6 +120,19 @@ def using_db(function: Callable[Concatenate[_Core, _P], _R]) -> Callable[Concate
     @functools.wraps(function)
     def run(core: _Core, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
         with core._db:
+            return function(core, *args, **kwargs)
+
+    return run
+
+
+def scoped(function: Callable[Concatenate[_Core, _P], _R]) -> Callable[Concatenate[_Core, _P], _R]:
+    """A verb of the store: on a team's store it runs in a :meth:`StoreCore.scope`."""
+
+    @functools.wraps(function)
+    def run(core: _Core, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        if not core.team:
+            return function(core, *args, **kwargs)
+        with core.scope():
             return function(core, *args, **kwargs)
 
     return run
@@ -169,6 +182,8 @@ class StoreCore(store.StoreHolder):
         extractor: Extractor | None = None,
         summarizer: Summarizer | None = None,
         judge: Judge | None = None,
+        url: str = "",
+        lock_seconds: float = 30.0,
     ) -> None:
         if not callable(clock):
             raise InvalidInputError(f"clock must be callable, got {checks.short(clock)}")
@@ -189,20 +204,47 @@ class StoreCore(store.StoreHolder):
         self.summarizer = summarizer
         self.judge = judge
         self._judged: dict[tuple[int, int], bool] = {}  # the judge's answers, by pair (a, b)
-        self.path = str(path)
+        #: A team's store on a PostgreSQL server (``url``), else the DuckDB file at ``path``.
+        self.team = bool(url)
+        self.path = postgres.shown(url) if url else str(path)
         self._embedder_factory = embedder
         self._embedder: Embedder | None = None
         self.dense_note = dense_note if embedder is None else ""
         # Held by whoever uses the connection (it is not shared between threads):
         # writes, forget, gc, loading, closing (see commit_outside).
         self._db = threading.RLock()
-        self._con: duckdb.DuckDBPyConnection = store.connect(self.path, self)
-        try:
-            store.migrate(self._con, "longterm", path=self.path)
-        except BaseException:
-            store.disconnect(self._con, self.path, self)
-            raise
+        if url:
+            # the server answers what the store asks of a DuckDB connection (postgres.Connection)
+            team = postgres.Connection(url, lock_seconds=lock_seconds)
+            self._con = cast("duckdb.DuckDBPyConnection", team)
+            try:
+                postgres.migrate(team.raw, "longterm", where=self.path)
+            except BaseException:
+                team.close()
+                raise
+        else:
+            self._con = store.connect(self.path, self)
+            try:
+                store.migrate(self._con, "longterm", path=self.path)
+            except BaseException:
+                store.disconnect(self._con, self.path, self)
+                raise
+        # A team's store: who this process is in the change log, the last change its
+        # state includes, how deep its verbs are nested (scope) and whether it holds
+        # the write lock.
+        self._writer = os.urandom(8).hex()
+        self._seen = 0
+        self._scopes = 0
+        self._locked = False
         self._closed = False
+        self._batch_depth = 0  # inside batch(): writes wait for its end (or batch_rows)
+        self._holding = 0  # inside holding(): writes wait for its end, whatever their number
+        self._reset()
+        atexit.register(self._close_at_exit)
+        self._opened()
+
+    def _reset(self) -> None:
+        """The state in memory, empty (before a load; a team's store reloads)."""
         self._loaded = False
         self._turns: dict[int, TurnRow] = {}
         self._sessions: dict[str, list[int]] = defaultdict(list)  # turn ids in order of arrival
@@ -254,10 +296,6 @@ class StoreCore(store.StoreHolder):
         self._dirty_nodes: set[int] = set()
         self._new_causal: set[tuple[int, int, str]] = set()
         self._pending = 0
-        self._batch_depth = 0  # inside batch(): writes wait for its end (or batch_rows)
-        self._holding = 0  # inside holding(): writes wait for its end, whatever their number
-        atexit.register(self._close_at_exit)
-        self._opened()
 
     def _opened(self) -> None:
         """Runs once the state is set up (a subclass finishes what a crash cut short)."""
@@ -293,11 +331,69 @@ class StoreCore(store.StoreHolder):
     @using_db
     def _load(self) -> None:
         """Reads every row into memory and builds the indexes (the cyclic garbage
-        collector paused meanwhile: :mod:`aircher_mem.heap`)."""
+        collector paused meanwhile: :mod:`aircher_mem.heap`). A team's store also
+        catches up: see :meth:`_sync`."""
+        if self.team:
+            self._sync()
+            return
         if self._loaded:
             return
         with heap.paused():
             self._read_all()
+
+    def _team(self) -> postgres.Connection:
+        return cast(postgres.Connection, self._con)
+
+    def _sync(self) -> None:
+        """A team's store, before a verb reads or writes: inside a :meth:`scope`, the
+        write lock first (held to the scope's end); then, when another process wrote
+        since this state was read (the change log says so), the rows are read
+        again, in one snapshot."""
+        team = self._team()
+        if self._scopes and not self._locked:
+            team.lock()
+            self._locked = True
+        last = team.last_change()
+        if self._loaded and (last == self._seen or not team.writers_after(self._seen) - {self._writer}):
+            self._seen = last
+            return
+        team.execute("BEGIN TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        try:
+            last = team.last_change()
+            unwritten = self._pending or self._new_vectors
+            if unwritten:  # not acknowledged (a write failed): the server's rows are what holds
+                log.warning("long-term memory in %s: %d unwritten rows dropped to catch up", self.path, unwritten)
+            self._reset()
+            with heap.paused():
+                self._read_all()
+        finally:
+            team.execute("ROLLBACK")
+        self._seen = last
+
+    @contextlib.contextmanager
+    def scope(self) -> Iterator[None]:
+        """A verb of a team's store (see :func:`scoped`): the first read inside takes
+        the team's write lock and catches up; the end of the outermost scope writes
+        everything pending and gives the lock up, so no other process writes while
+        this one acts on what it read. Elsewhere a no-op."""
+        if not self.team:
+            yield
+            return
+        with self._db:
+            self._scopes += 1
+            try:
+                yield
+            finally:
+                self._scopes -= 1
+                if not self._scopes and self._locked:
+                    try:
+                        self._write()
+                    except StoreError:
+                        self._loaded = False  # the state holds what was not written: read the rows again
+                        raise
+                    finally:
+                        self._team().unlock()
+                        self._locked = False
 
     def _read_all(self) -> None:
         """:meth:`_load`'s work. Rows are fetched, and memory documents indexed,
@@ -405,6 +501,9 @@ class StoreCore(store.StoreHolder):
 
         keys = set(self._lexical.keys())
         self._unembedded = set(keys)
+        if self.team:
+            self._load_server_vectors(keys)
+            return
         try:
             found = self._con.execute(
                 "SELECT len(vector) AS dim, max(rowid) FROM memory_vectors WHERE len(vector) > 0 "
@@ -434,6 +533,33 @@ class StoreCore(store.StoreHolder):
         if len(vectors):
             self._vectors = vectors
 
+    def _load_server_vectors(self, keys: set[str]) -> None:
+        """:meth:`_load_vectors` on a team's server: the vectors of the most common
+        dimension, ``VECTOR_SLICE`` rows at a time."""
+        import numpy as np
+
+        team = self._team()
+        found = team.execute(
+            "SELECT cardinality(vector) AS dim FROM memory_vectors WHERE cardinality(vector) > 0 "
+            "GROUP BY dim ORDER BY count(*) DESC, dim LIMIT 1"
+        ).fetchone()
+        if found is None:
+            return
+        dim = int(found[0])
+        vectors = VectorIndex(dim)
+        team.execute("SELECT item_key, vector FROM memory_vectors WHERE cardinality(vector) = ?", [dim])
+        while rows := team.fetchmany(VECTOR_SLICE):
+            chosen = [(key, vector) for key, vector in rows if key in keys]
+            if not chosen:
+                continue
+            matrix = np.array([[np.nan if v is None else v for v in vector] for _, vector in chosen], dtype=np.float32)
+            finite = np.isfinite(matrix).all(axis=1)
+            kept = [chosen[i][0] for i in np.flatnonzero(finite)]
+            vectors.upsert(kept, np.ascontiguousarray(matrix[finite]))
+            self._unembedded.difference_update(kept)
+        if len(vectors):
+            self._vectors = vectors
+
     @using_db
     def _state(self) -> list[tuple[str, int]]:
         duckdb = store.engine()
@@ -453,8 +579,9 @@ class StoreCore(store.StoreHolder):
         )
 
     def _index_paths(self) -> tuple[Path, ...]:
-        """Where the lexical indexes are saved beside the store file (none in memory)."""
-        if self.path == ":memory:":
+        """Where the lexical indexes are saved beside the store file (none in memory
+        or on a server)."""
+        if self.path == ":memory:" or self.team:
             return ()
         return tuple(Path(self.path + suffix) for suffix in INDEX_SUFFIXES)
 
@@ -509,8 +636,11 @@ class StoreCore(store.StoreHolder):
                 con.execute("BEGIN TRANSACTION")
                 if rows:
                     con.execute(UNSAVE)
+                noted = self._note_change() if self.team else 0
                 yield con
                 con.execute("COMMIT")
+                if noted:
+                    self._seen = noted
             except BaseException as exc:
                 with contextlib.suppress(duckdb.Error):
                     con.execute("ROLLBACK")
@@ -520,7 +650,23 @@ class StoreCore(store.StoreHolder):
                 if failed:
                     error = type(error)(f"{error} ({failed})")
                 raise error from None
-            store.protect(self.path)
+            if not self.team:
+                store.protect(self.path)
+
+    def _note_change(self) -> int:
+        """In a team's write transaction: the write lock (already held inside a
+        scope), a check that no other process wrote since this state was read (else
+        StoreError: nothing is written), and the write's number in the change log."""
+        team = self._team()
+        if not self._locked:
+            team.lock_in_transaction()
+            if self._loaded and team.writers_after(self._seen) - {self._writer}:
+                self._loaded = False  # read the rows again before the next verb
+                raise StoreError(
+                    f"long-term memory in {self.path}: another process wrote since this one read; "
+                    "nothing was written (write through a verb, which waits for its turn)"
+                )
+        return team.note(self._writer)
 
     def _drop_saved_indexes(self) -> None:
         """Deletes the saved indexes' files (see :meth:`_transaction`)."""
@@ -852,5 +998,8 @@ class StoreCore(store.StoreHolder):
             self._save_indexes()
         finally:
             self._closed = True
-            store.disconnect(self._con, self.path, self)
+            if self.team:
+                self._team().close()
+            else:
+                store.disconnect(self._con, self.path, self)
             atexit.unregister(self._close_at_exit)

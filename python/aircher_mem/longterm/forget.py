@@ -285,14 +285,34 @@ def drop_turns(lt: StoreCore, turn_ids: set[int]) -> None:
     lt._lexical.upsert([documents.memory_document(lt, lt._memories[m]) for m in kept])
 
 
+# The tables a forget deletes from, rewritten on a team's server (VACUUM FULL).
+_REWRITTEN = (
+    "turns",
+    "memories",
+    "memory_links",
+    "memory_edges",
+    "memory_actions",
+    "memory_vectors",
+    "episodes",
+    "contradictions",
+    "causal_nodes",
+    "causal_edges",
+)
+
+
 def rewrite(lt: StoreCore) -> None:
     """Rewrites the file after a forget (``store.compact``: every connection of
-    this process to it is closed and opened again), then clears the debt. A
-    failure is logged; the next open tries again."""
+    this process to it is closed and opened again), or on a team's server the
+    tables a forget deletes from (``VACUUM FULL``: each table written anew, the old
+    file of its rows removed), then clears the debt. A failure is logged; the next
+    open tries again."""
     if lt.path == ":memory:":
         return
     try:
-        store.compact(lt.path)
+        if lt.team:
+            lt._team().vacuum(_REWRITTEN)
+        else:
+            store.compact(lt.path)
         with lt._transaction("clearing the rewrite it owed", rows=False) as con:
             con.execute("DELETE FROM longterm_state WHERE name = 'rewrite'")
     except StoreError as exc:

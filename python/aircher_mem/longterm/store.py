@@ -93,7 +93,7 @@ from . import memories as _memories
 from . import recall as _recall
 from . import ttl as _ttl
 from . import turns as _turns
-from .core import StoreCore
+from .core import StoreCore, scoped
 from .schema import (
     DOCUMENTS_VERSION,
     INDEX_SUFFIXES,
@@ -148,47 +148,47 @@ class LongTermMemory(StoreCore):
             _forget.rewrite(self)
 
     # turns
-    add_turn = _turns.add_turn
-    turns = _turns.session_turns
-    get_context = _turns.get_context
+    add_turn = scoped(_turns.add_turn)
+    turns = scoped(_turns.session_turns)
+    get_context = scoped(_turns.get_context)
     # memories and their links
-    remember = _memories.remember
-    get = _memories.get
-    update = _memories.update
-    memories = _memories.listed
-    facts = _memories.facts
-    about = _memories.about
-    said_by = _memories.said_by
-    active = _memories.active
-    records = _memories.records
-    subtree = _memories.subtree
-    promote = _memories.promote
-    explain = _memories.explain
+    remember = scoped(_memories.remember)
+    get = scoped(_memories.get)
+    update = scoped(_memories.update)
+    memories = scoped(_memories.listed)
+    facts = scoped(_memories.facts)
+    about = scoped(_memories.about)
+    said_by = scoped(_memories.said_by)
+    active = scoped(_memories.active)
+    records = scoped(_memories.records)
+    subtree = scoped(_memories.subtree)
+    promote = scoped(_memories.promote)
+    explain = scoped(_memories.explain)
     # recall
-    recall = _recall.recall
+    recall = scoped(_recall.recall)
     # lifecycle
-    feedback = _lifecycle.feedback
-    gc = _lifecycle.gc
-    consolidate = _consolidate.consolidate
-    last_consolidated = _consolidate.last_pass
+    feedback = scoped(_lifecycle.feedback)
+    gc = scoped(_lifecycle.gc)
+    consolidate = scoped(_consolidate.consolidate)
+    last_consolidated = scoped(_consolidate.last_pass)
     # decisions: causal chains and contradictions
-    record_decision = _decisions.record
-    query_chain = _decisions.query
-    reasons_of = _chains.reasons_of
-    contradictions = _contradictions.listed
-    resolve_contradiction = _decisions.resolve
+    record_decision = scoped(_decisions.record)
+    query_chain = scoped(_decisions.query)
+    reasons_of = scoped(_chains.reasons_of)
+    contradictions = scoped(_contradictions.listed)
+    resolve_contradiction = scoped(_decisions.resolve)
     # facts from the code
-    keep_facts = _knowledge.keep
-    review_fact = _knowledge.review
-    pending_facts = _knowledge.pending_count
+    keep_facts = scoped(_knowledge.keep)
+    review_fact = scoped(_knowledge.review)
+    pending_facts = scoped(_knowledge.pending_count)
     # forget
-    forget = _forget.forget
-    erase = _forget.erase
+    forget = scoped(_forget.forget)
+    erase = scoped(_forget.erase)
     # TTL
-    set_ttl = _ttl.set_ttl
-    refresh_ttl = _ttl.refresh
-    expire = _ttl.expire
-    stale = _ttl.stale
+    set_ttl = scoped(_ttl.set_ttl)
+    refresh_ttl = scoped(_ttl.refresh)
+    expire = scoped(_ttl.expire)
+    stale = scoped(_ttl.stale)
 
     def flush(self) -> None:
         """Embeds the texts not embedded yet (with the dense channel on) and writes

@@ -78,6 +78,7 @@ LAYERS = {
     "aircher_mem.longterm.changes": 1,
     "aircher_mem.longterm.knowledge": 1,
     "aircher_mem.longterm.discovery": 1,
+    "aircher_mem.longterm.catchup": 1,
     "aircher_mem.store": 0,
     "aircher_mem.postgres": 0,
     "aircher_mem.results": 0,

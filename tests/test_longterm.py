@@ -1301,7 +1301,15 @@ def test_one_row_is_inserted_as_its_values_and_more_as_columns() -> None:
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.text(st.characters(blacklist_characters="\x00"), min_size=1, max_size=40), min_size=1, max_size=3))
+@given(
+    st.lists(
+        st.text(
+            st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), min_size=1, max_size=40
+        ).filter(str.strip),
+        min_size=1,
+        max_size=3,
+    )
+)
 def test_turns_stored_one_at_a_time_read_back_as_a_batch_stores_them(tmp_path: Path, texts: list[str]) -> None:
     import duckdb
 

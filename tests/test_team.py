@@ -4,6 +4,7 @@ the team's write lock. Needs a server (tests/pg_cluster.py)."""
 
 from __future__ import annotations
 
+import copy
 import json
 import subprocess
 import sys
@@ -18,6 +19,9 @@ import pytest
 from aircher_mem import postgres
 from aircher_mem.config import StorePolicy
 from aircher_mem.errors import PolicyError, StoreLockedError
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pg_cluster import database
 
 psycopg = pytest.importorskip("psycopg", reason="psycopg 3 is not installed (pip install 'aircher-mem[team]')")
 
@@ -161,3 +165,100 @@ def test_the_store_section_takes_a_postgresql_url_or_nothing(tmp_path: Path) -> 
     assert am.Policy.load(tmp_path).store.url == "postgresql://ann@db/team"
     policy = team_policy("postgresql://ann@db/team")
     assert am.Policy.from_dict(policy.to_dict()) == policy
+
+
+# -- catching up row by row builds what a load builds ------------------------------------------
+
+_SAID = [
+    "We use Postgres for the database.",
+    "Actually, the database is MySQL, not Postgres.",
+    "We went with FastAPI because the team knows it well.",
+    "Never use tabs; we prefer spaces for indentation.",
+    "Actually we prefer tabs for indentation now.",
+    "The deploy script lives in tools/deploy.sh and CI runs on GitHub Actions.",
+    "We can't use Redis since the ops team does not support it.",
+    "Ann prefers pytest over unittest for new tests.",
+    "What is the release process? It goes through the release branch.",
+]
+_QUERIES = ["database", "indentation tabs spaces", "deploy", "FastAPI team", "Redis ops", "pytest", "release"]
+
+
+def _state(memory: am.Memory) -> dict[str, Any]:
+    """Everything a long-term store holds in memory that a load builds."""
+    lt = memory.longterm
+    lt._load()
+    lt._refresh_sessions()
+    nonempty = lambda d: {k: v for k, v in d.items() if v}  # noqa: E731
+    return copy.deepcopy(
+        {
+            "turns": dict(lt._turns),
+            "sessions": nonempty(lt._sessions),
+            "position": dict(lt._position),
+            "memories": dict(lt._memories),
+            "sources": {k: list(v.items()) for k, v in lt._sources.items() if v},
+            "memories_of": nonempty(lt._memories_of),
+            "edges": {k: sorted(v) for k, v in lt._edges.items() if v},
+            "actions": nonempty(lt._actions),
+            "children": nonempty(lt._children),
+            "episodes": dict(lt._episodes),
+            "episode_turns": nonempty(lt._episode_turns),
+            "slots": dict(lt._slots),
+            "contradictions": dict(lt._contradictions),
+            "nodes": dict(lt._nodes),
+            "causal": sorted(lt._causal.items()),
+            "chain_of": nonempty(lt._chain_of),
+            "next": (lt._next_turn, lt._next_memory, lt._next_contradiction, lt._next_node),
+            "lexical": sorted(lt._lexical.keys()),
+            "dedup": sorted(lt._dedup.keys()),
+            "sessions_index": sorted(lt._session_lexical.keys()),
+            "search": [lt._lexical.search(q, 20) for q in _QUERIES],
+            "dedup_search": [lt._dedup.search(q, 20) for q in _QUERIES],
+        }
+    )
+
+
+_OPS = st.lists(
+    st.tuples(
+        st.sampled_from(["a", "b"]),
+        st.sampled_from(["say", "remember", "decide", "cite", "resolve", "recall"]),
+        st.integers(0, len(_SAID) - 1),
+    ),
+    min_size=1,
+    max_size=10,
+)
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=_OPS)
+def test_a_process_that_caught_up_holds_what_a_fresh_load_builds(
+    tmp_path_factory: pytest.TempPathFactory, pg_server: str, ops: list[tuple[str, str, int]]
+) -> None:
+    folder = tmp_path_factory.mktemp("team")
+    for name in "abc":
+        (folder / name).mkdir()
+    with database(pg_server) as url:
+        policy = team_policy(url)
+        with am.Memory.open(folder / "a", policy=policy) as a, am.Memory.open(folder / "b", policy=policy) as b:
+            a.add_turn("s0", "user", "We use ruff for linting.")  # both have read something
+            b.recall("linting")
+            for who, op, at in ops:
+                m = a if who == "a" else b
+                if op == "say":
+                    m.add_turn(f"s{who}", "user", _SAID[at])
+                elif op == "remember":
+                    m.remember(_SAID[at], kind="fact")
+                elif op == "decide":
+                    m.record_decision(f"decision {at}", reasons=[_SAID[at]])
+                elif op == "cite":
+                    m.feedback(1, "cited")
+                elif op == "resolve":
+                    listed = m.contradictions().contradictions
+                    if listed and listed[0].status == "open":
+                        m.resolve_contradiction(listed[0].id, "b_wins")
+                else:
+                    m.recall(_SAID[at])
+            states = [_state(a), _state(b)]
+        with am.Memory.open(folder / "c", policy=policy) as c:
+            fresh = _state(c)
+    assert states[0] == fresh
+    assert states[1] == fresh

@@ -150,7 +150,7 @@ _VECTORS = "unnest(?::FLOAT[][])"  # a list of vectors: PostgreSQL's arrays are 
 _ROWID = re.compile(r"\browid\b")
 _CHANGES = (
     "CREATE TABLE IF NOT EXISTS team_changes (seq BIGSERIAL PRIMARY KEY, writer VARCHAR NOT NULL, "
-    "at DOUBLE PRECISION NOT NULL DEFAULT extract(epoch FROM clock_timestamp()))"
+    "at DOUBLE PRECISION NOT NULL DEFAULT extract(epoch FROM clock_timestamp()), changes VARCHAR)"
 )
 
 
@@ -166,7 +166,8 @@ class Connection:
     ``lock_seconds``); each write transaction adds a row to ``team_changes``
     (:meth:`note`), whose sequence number orders the writes (they are serialized by
     the lock, so a number is never committed after a higher one); a process is
-    up to date when it has read through the log's last number (:meth:`last_change`).
+    up to date when it has read through the log's last number (:meth:`last_change`),
+    and catches up with the entries after its own (:meth:`entries_after`).
     """
 
     def __init__(self, url: str, *, lock_seconds: float = 30.0) -> None:
@@ -291,13 +292,22 @@ class Connection:
         row = self.execute("SELECT coalesce(max(seq), 0) FROM team_changes").fetchone()
         return int(row[0]) if row else 0
 
-    def writers_after(self, seq: int) -> set[str]:
-        """Who wrote after change ``seq``."""
-        return {w for (w,) in self.execute("SELECT DISTINCT writer FROM team_changes WHERE seq > ?", [seq]).fetchall()}
+    def entries_after(self, seq: int) -> list[tuple[int, str, str | None]]:
+        """The change log after change ``seq``: each write's number, writer and what
+        it wrote (None: anything)."""
+        return [
+            (int(n), w, c)
+            for n, w, c in self.execute(
+                "SELECT seq, writer, changes FROM team_changes WHERE seq > ? ORDER BY seq", [seq]
+            ).fetchall()
+        ]
 
-    def note(self, writer: str) -> int:
-        """In a write transaction: its number in the log."""
-        row = self.execute("INSERT INTO team_changes (writer) VALUES (?) RETURNING seq", [writer]).fetchone()
+    def note(self, writer: str, changes: str | None) -> int:
+        """In a write transaction: its entry in the log (``changes``: what it wrote,
+        None: anything); returns its number."""
+        row = self.execute(
+            "INSERT INTO team_changes (writer, changes) VALUES (?, ?) RETURNING seq", [writer, changes]
+        ).fetchone()
         assert row is not None
         return int(row[0])
 

@@ -44,7 +44,7 @@ from ..config import (
     RetrievalPolicy,
 )
 from ..errors import InvalidInputError, StoreError, UnknownMemoryError
-from . import checks, documents
+from . import catchup, checks, documents
 from .schema import (
     CAUSAL_NODE_FIELDS,
     CONTRADICTION_FIELDS,
@@ -346,26 +346,30 @@ class StoreCore(store.StoreHolder):
 
     def _sync(self) -> None:
         """A team's store, before a verb reads or writes: inside a :meth:`scope`, the
-        write lock first (held to the scope's end); then, when another process wrote
-        since this state was read (the change log says so), the rows are read
-        again, in one snapshot."""
+        write lock first (held to the scope's end); then, in one snapshot, what
+        other processes wrote since this state was read: their rows read again one
+        by one (:mod:`.catchup`), or all of them when a write says nothing of what
+        it wrote (a forget, a gc pass) or nothing was read yet."""
         team = self._team()
         if self._scopes and not self._locked:
             team.lock()
             self._locked = True
-        last = team.last_change()
-        if self._loaded and (last == self._seen or not team.writers_after(self._seen) - {self._writer}):
-            self._seen = last
+        if self._loaded and team.last_change() == self._seen:
             return
         team.execute("BEGIN TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
         try:
             last = team.last_change()
-            unwritten = self._pending or self._new_vectors
-            if unwritten:  # not acknowledged (a write failed): the server's rows are what holds
-                log.warning("long-term memory in %s: %d unwritten rows dropped to catch up", self.path, unwritten)
-            self._reset()
-            with heap.paused():
-                self._read_all()
+            others = [e for e in team.entries_after(self._seen) if e[1] != self._writer] if self._loaded else []
+            if self._loaded and all(changes is not None for _, _, changes in others):
+                if others:
+                    catchup.apply(self, catchup.merged(c for _, _, c in others if c is not None))
+            else:
+                unwritten = self._pending or self._new_vectors
+                if unwritten:  # not acknowledged (a write failed): the server's rows are what holds
+                    log.warning("long-term memory in %s: %d unwritten rows dropped to catch up", self.path, unwritten)
+                self._reset()
+                with heap.paused():
+                    self._read_all()
         finally:
             team.execute("ROLLBACK")
         self._seen = last
@@ -432,7 +436,7 @@ class StoreCore(store.StoreHolder):
                     slot = memory.slot
                     if slot is not None and memory.status == "active" and memory.valid_until is None:
                         self._slots[slot] = memory.id
-            con.execute("SELECT memory_id, turn_id, reason FROM memory_links")
+            con.execute("SELECT memory_id, turn_id, reason FROM memory_links ORDER BY memory_id, turn_id")
             while rows := con.fetchmany(LOAD_SLICE):
                 for memory_id, turn_id, reason in rows:
                     if reason == EPISODE_LINK:  # an episode's raw turns are not its sources
@@ -449,7 +453,8 @@ class StoreCore(store.StoreHolder):
                     setattr(episode, name, json_list(getattr(episode, name)))
                 self._episodes[episode.memory_id] = episode
             for source, target, relation in con.execute(
-                "SELECT source_id, target_id, relation FROM memory_edges"
+                "SELECT source_id, target_id, relation FROM memory_edges "
+                "ORDER BY source_id, linked_at, target_id, relation"
             ).fetchall():
                 self._edges[source].append((relation, target))
             for row in con.execute(f"SELECT {', '.join(CONTRADICTION_FIELDS)} FROM contradictions").fetchall():
@@ -616,7 +621,9 @@ class StoreCore(store.StoreHolder):
         return found
 
     @contextlib.contextmanager
-    def _transaction(self, doing: str, *, failed: str = "", rows: bool = True) -> Iterator[duckdb.DuckDBPyConnection]:
+    def _transaction(
+        self, doing: str, *, failed: str = "", rows: bool = True, changes: str | None = None
+    ) -> Iterator[duckdb.DuckDBPyConnection]:
         """The one way this store writes its file: a DuckDB transaction on the
         connection, holding ``_db``, committed when the block ends, rolled back when
         it raises (a DuckDB error becomes the typed error of
@@ -636,7 +643,7 @@ class StoreCore(store.StoreHolder):
                 con.execute("BEGIN TRANSACTION")
                 if rows:
                     con.execute(UNSAVE)
-                noted = self._note_change() if self.team else 0
+                noted = self._note_change(changes) if self.team else 0
                 yield con
                 con.execute("COMMIT")
                 if noted:
@@ -653,20 +660,20 @@ class StoreCore(store.StoreHolder):
             if not self.team:
                 store.protect(self.path)
 
-    def _note_change(self) -> int:
+    def _note_change(self, changes: str | None) -> int:
         """In a team's write transaction: the write lock (already held inside a
         scope), a check that no other process wrote since this state was read (else
         StoreError: nothing is written), and the write's number in the change log."""
         team = self._team()
         if not self._locked:
             team.lock_in_transaction()
-            if self._loaded and team.writers_after(self._seen) - {self._writer}:
+            if self._loaded and any(w != self._writer for _, w, _ in team.entries_after(self._seen)):
                 self._loaded = False  # read the rows again before the next verb
                 raise StoreError(
                     f"long-term memory in {self.path}: another process wrote since this one read; "
                     "nothing was written (write through a verb, which waits for its turn)"
                 )
-        return team.note(self._writer)
+        return team.note(self._writer, changes)
 
     def _drop_saved_indexes(self) -> None:
         """Deletes the saved indexes' files (see :meth:`_transaction`)."""
@@ -940,8 +947,21 @@ class StoreCore(store.StoreHolder):
         """Runs a taken transaction; the caller holds ``_db`` (not necessarily the
         memory's other state: :meth:`commit_outside`). StoreError when DuckDB
         refuses, everything rolled back."""
+        changes = None
+        if self.team:
+            changes = catchup.written(
+                taken.turns,
+                taken.dirty,
+                taken.links,
+                taken.edges,
+                taken.actions,
+                taken.contradictions,
+                taken.nodes,
+                taken.causal_edges,
+                taken.vectors,
+            )
         with self._transaction(
-            "writing long-term memory", failed="nothing was written; the changes are kept in memory"
+            "writing long-term memory", failed="nothing was written; the changes are kept in memory", changes=changes
         ) as con:
             for sql, parameters in taken.statements:
                 con.execute(*one_row(sql, parameters))

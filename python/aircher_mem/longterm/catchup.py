@@ -1,0 +1,240 @@
+"""A team's store catching up with what other processes wrote, row by row.
+
+Each write transaction of a team's store records in the change log what it wrote
+(:func:`written`): the ids of the turns it added, of the memories whose rows it
+wrote, of the memories whose links, edges, actions or causal edges it added, of
+the contradictions and causal nodes it wrote, and the keys of the vectors it
+stored. A process that finds such entries from others reads those rows again and
+puts them in its state the way a load would (:func:`apply`): the state after it is
+the state a fresh load of the same rows builds (a test holds it to that). A write
+that records nothing (a forget, a gc pass, a consolidation's bookkeeping, a review)
+makes the others read every row again.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .schema import (
+    CAUSAL_NODE_FIELDS,
+    CONTRADICTION_FIELDS,
+    EPISODE_FIELDS,
+    EPISODE_LINK,
+    EPISODE_LISTS,
+    MEMORY_FIELDS,
+    RULES_AT,
+    TAGS_AT,
+    TURN_COLUMNS,
+    ActionRow,
+    CausalNodeRow,
+    ContradictionRow,
+    EpisodeRow,
+    MemoryRow,
+    TurnRow,
+    json_list,
+    memory_key,
+    turn_key,
+)
+
+if TYPE_CHECKING:
+    from .core import StoreCore
+
+__all__ = ["written", "merged", "apply"]
+
+Changes = dict[str, list[Any]]
+_KINDS = ("turns", "memories", "links", "edges", "actions", "contradictions", "nodes", "causal", "vectors")
+
+
+def written(
+    turns: Iterable[int],
+    memories: Iterable[int],
+    links: Iterable[Sequence[Any]],
+    edges: Iterable[Sequence[Any]],
+    actions: Iterable[Sequence[Any]],
+    contradictions: Iterable[int],
+    nodes: Iterable[int],
+    causal: Iterable[Sequence[Any]],
+    vectors: Iterable[str],
+) -> str:
+    """What a transaction of pending rows wrote, as the change log's JSON (links,
+    edges, actions and causal edges by the memory they start from)."""
+    return json.dumps(
+        {
+            "turns": sorted(set(turns)),
+            "memories": sorted(set(memories)),
+            "links": sorted({row[0] for row in links}),
+            "edges": sorted({row[0] for row in edges}),
+            "actions": sorted({row[0] for row in actions}),
+            "contradictions": sorted(set(contradictions)),
+            "nodes": sorted(set(nodes)),
+            "causal": sorted({row[0] for row in causal}),
+            "vectors": sorted(set(vectors)),
+        },
+        separators=(",", ":"),
+    )
+
+
+def merged(entries: Iterable[str]) -> Changes:
+    """The change log's entries as one set of changes."""
+    found: dict[str, set[Any]] = {kind: set() for kind in _KINDS}
+    for entry in entries:
+        for kind, keys in json.loads(entry).items():
+            found[kind].update(keys)
+    return {kind: sorted(keys) for kind, keys in found.items()}
+
+
+def _rows(lt: StoreCore, sql: str, keys: Sequence[Any], kind: str = "BIGINT") -> list[tuple[Any, ...]]:
+    return lt._con.execute(sql.replace("(?)", f"(SELECT unnest(?::{kind}[]))"), [list(keys)]).fetchall()
+
+
+def apply(lt: StoreCore, changes: Mapping[str, Sequence[Any]]) -> None:
+    """Reads the rows ``changes`` names and puts them in ``lt``'s state (see the
+    module's docstring): turns, then links (a memory's document names the speakers
+    of its turns), memories and their episodes, edges, actions, contradictions,
+    causal nodes and edges, vectors."""
+    from . import documents
+
+    reindexed: set[int] = set()
+    turns = changes.get("turns", [])
+    if turns:
+        columns = ", ".join(TURN_COLUMNS)
+        for row in _rows(lt, f"SELECT {columns} FROM turns WHERE id IN (?) ORDER BY id", turns):
+            if row[0] in lt._turns:
+                continue
+            turn = TurnRow(row[0], row[1], row[2], row[3], row[4], row[5], row[6], json_list(row[7]))
+            lt._turns[turn.id] = turn
+            session = lt._sessions[turn.session_id]
+            before = session[-1:]
+            lt._position[turn.id] = len(session)
+            session.append(turn.id)
+            lt._lexical.upsert([documents.turn_document(lt, lt._turns[i]) for i in (*before, turn.id)])
+            lt._stale_sessions.add(turn.session_id)
+            lt._unembedded.add(turn_key(turn.id))
+            lt._next_turn = max(lt._next_turn, turn.id + 1)
+    linked = changes.get("links", [])
+    if linked:
+        for memory_id in linked:
+            for turn_id in lt._sources.pop(memory_id, {}):
+                lt._memories_of[turn_id].discard(memory_id)
+            for turn_id in lt._episode_turns.pop(memory_id, []):
+                lt._episode_of.pop(turn_id, None)
+        for memory_id, turn_id, reason in _rows(
+            lt, "SELECT memory_id, turn_id, reason FROM memory_links WHERE memory_id IN (?) ORDER BY turn_id", linked
+        ):
+            if reason == EPISODE_LINK:
+                lt._episode_turns[memory_id].append(turn_id)
+                lt._episode_of[turn_id] = memory_id
+            else:
+                lt._sources[memory_id][turn_id] = reason
+                lt._memories_of[turn_id].add(memory_id)
+        reindexed.update(linked)
+    memories = changes.get("memories", [])
+    if memories:
+        for row in _rows(lt, f"SELECT {', '.join(MEMORY_FIELDS)} FROM memories WHERE id IN (?) ORDER BY id", memories):
+            memory = MemoryRow(*row)
+            memory.tags = json_list(row[TAGS_AT])
+            memory.rules = json_list(row[RULES_AT])
+            old = lt._memories.get(memory.id)
+            if old is not None:
+                if old.parent_id is not None:
+                    lt._children[old.parent_id].discard(old.id)
+                if old.slot is not None and lt._slots.get(old.slot) == old.id:
+                    del lt._slots[old.slot]
+            lt._memories[memory.id] = memory
+            if memory.parent_id is not None:
+                lt._children[memory.parent_id].add(memory.id)
+            if memory.slot is not None and memory.status == "active" and memory.valid_until is None:
+                lt._slots[memory.slot] = memory.id
+            lt._index_memory(memory)
+            reindexed.discard(memory.id)
+            lt._next_memory = max(lt._next_memory, memory.id + 1)
+        for row in _rows(lt, f"SELECT {', '.join(EPISODE_FIELDS)} FROM episodes WHERE memory_id IN (?)", memories):
+            episode = EpisodeRow(*row)
+            for name in EPISODE_LISTS:
+                setattr(episode, name, json_list(getattr(episode, name)))
+            lt._episodes[episode.memory_id] = episode
+    kept = [lt._memories[m] for m in sorted(reindexed) if m in lt._memories]
+    if kept:  # new links of a memory whose row did not change: the speakers in its document
+        lt._lexical.upsert([documents.memory_document(lt, m) for m in kept])
+    edged = changes.get("edges", [])
+    if edged:
+        for source in edged:
+            lt._edges.pop(source, None)
+        for source, target, relation in _rows(
+            lt,
+            "SELECT source_id, target_id, relation FROM memory_edges WHERE source_id IN (?) "
+            "ORDER BY source_id, linked_at, target_id, relation",
+            edged,
+        ):
+            lt._edges[source].append((relation, target))
+    acted = changes.get("actions", [])
+    if acted:
+        for memory_id in acted:
+            lt._actions.pop(memory_id, None)
+        for memory_id, done_at, action, detail in _rows(
+            lt,
+            "SELECT memory_id, done_at, action, detail FROM memory_actions WHERE memory_id IN (?) "
+            "ORDER BY done_at, rowid",
+            acted,
+        ):
+            lt._actions[memory_id].append(ActionRow(done_at, action, detail))
+    found = changes.get("contradictions", [])
+    if found:
+        columns = ", ".join(CONTRADICTION_FIELDS)
+        for row in _rows(lt, f"SELECT {columns} FROM contradictions WHERE id IN (?)", found):
+            lt._contradictions[row[0]] = ContradictionRow(*row)
+            lt._next_contradiction = max(lt._next_contradiction, row[0] + 1)
+    nodes = changes.get("nodes", [])
+    if nodes:
+        columns = ", ".join(CAUSAL_NODE_FIELDS)
+        for row in _rows(lt, f"SELECT {columns} FROM causal_nodes WHERE id IN (?) ORDER BY id", nodes):
+            node = CausalNodeRow(*row)
+            if node.id not in lt._nodes:
+                lt._chain_of[node.decision_id].append(node.id)
+            lt._nodes[node.id] = node
+            lt._next_node = max(lt._next_node, node.id + 1)
+    causes = changes.get("causal", [])
+    if causes:
+        for key in [k for k in lt._causal if k[0] in set(causes)]:
+            del lt._causal[key]
+        for source, target, kind, strength in _rows(
+            lt, "SELECT from_id, to_id, edge_type, strength FROM causal_edges WHERE from_id IN (?)", causes
+        ):
+            lt._causal[(source, target, kind)] = strength
+    vectors = changes.get("vectors", [])
+    if vectors and lt._embedder_factory is not None:
+        _vectors(lt, vectors)
+    lt._places = None
+    lt._pairs_of = None
+
+
+def _vectors(lt: StoreCore, keys: Sequence[str]) -> None:
+    """The stored vectors of ``keys`` whose items exist, into the vector index (of
+    the dimension it has, or theirs when there is none yet)."""
+    import numpy as np
+
+    from .._core import VectorIndex
+
+    live = {memory_key(m) for m in lt._memories} | {turn_key(t) for t in lt._turns}
+    rows = [
+        (key, vector)
+        for key, vector in _rows(
+            lt, "SELECT item_key, vector FROM memory_vectors WHERE item_key IN (?)", keys, "VARCHAR"
+        )
+        if key in live and vector
+    ]
+    if not rows:
+        return
+    if lt._vectors is None:
+        lt._vectors = VectorIndex(len(rows[0][1]))
+    dim = lt._vectors.dim
+    chosen = [(key, vector) for key, vector in rows if len(vector) == dim]
+    if not chosen:
+        return
+    matrix = np.array([[np.nan if v is None else v for v in vector] for _, vector in chosen], dtype=np.float32)
+    finite = np.isfinite(matrix).all(axis=1)
+    kept = [chosen[i][0] for i in np.flatnonzero(finite)]
+    lt._vectors.upsert(kept, np.ascontiguousarray(matrix[finite]))
+    lt._unembedded.difference_update(kept)

@@ -1350,3 +1350,31 @@ def test_storing_a_prompt_does_not_import_decimal(tmp_path: Path) -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+def test_a_turn_sent_again_with_its_idempotency_key_is_stored_once(tmp_path: Path) -> None:
+    path = tmp_path / "m.duckdb"
+    with LongTermMemory(path, clock=Clock()) as lt:
+        first = lt.add_turn("s", "user", "We use Postgres for the database.", idempotency_key="req-7f3a")
+        again = lt.add_turn("s", "user", "We use Postgres for the database.", idempotency_key="req-7f3a")
+        other = lt.add_turn("s", "user", "We use pytest for tests.", idempotency_key="req-8b1c")
+        assert [e.content for e in first.extracted] == ["We use Postgres for the database."]
+        assert (again.turn_id, again.extracted, again.notes) == (
+            first.turn_id,
+            [],
+            ["stored before with this idempotency key: not stored again"],
+        )
+        assert other.turn_id == first.turn_id + 1
+    with LongTermMemory(path, clock=Clock()) as lt:  # the key was written with its turn
+        assert lt.add_turn("s", "user", "We use Postgres for the database.", idempotency_key="req-7f3a").turn_id == 1
+        assert [t.text for t in lt.turns("s")] == ["We use Postgres for the database.", "We use pytest for tests."]
+        lt.forget(text="Postgres")
+        after = lt.add_turn("s", "user", "We use Postgres for the database.", idempotency_key="req-7f3a")
+        assert (after.turn_id, after.notes) == (
+            1,
+            ["stored before with this idempotency key and forgotten since: not stored again"],
+        )
+        assert [t.text for t in lt.turns("s")] == ["We use pytest for tests."]
+    assert b"req-7f3a" not in path.read_bytes()  # only its digest is kept
+    with pytest.raises(InvalidInputError, match="idempotency_key"):
+        LongTermMemory(":memory:").add_turn("s", "user", "x", idempotency_key="  ")

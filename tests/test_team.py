@@ -106,13 +106,19 @@ _WRITER = textwrap.dedent(
     acked = []
     with am.Memory.open(root, policy=am.Policy(store=StorePolicy(url=url))) as m:
         for i in range(n):
-            acked.append(m.add_turn(f"s{who}", "user", f"writer {who} says {i}: we use tool{who}x{i}").turn_id)
+            said = (f"s{who}", "user", f"writer {who} says {i}: we use tool{who}x{i}")
+            turn = m.add_turn(*said, idempotency_key=f"{who}-{i}").turn_id
+            if i % 3 == 0:  # the answer was lost: the client sends it again
+                assert m.add_turn(*said, idempotency_key=f"{who}-{i}").turn_id == turn
+            acked.append(turn)
     print(json.dumps(acked))
     """
 )
 
 
-def test_writers_in_several_processes_lose_nothing_and_store_nothing_twice(tmp_path: Path, pg_url: str) -> None:
+def test_writers_in_several_processes_retrying_lose_nothing_and_store_nothing_twice(
+    tmp_path: Path, pg_url: str
+) -> None:
     writers = [
         subprocess.Popen(
             [sys.executable, "-c", _WRITER, pg_url, str(w), "25", str(tmp_path / f"w{w}")],

@@ -1403,6 +1403,14 @@ class Memory:
         at: Annotated[Time | None, Arg(description="When it was said (default: now).")] = None,
         metadata: Annotated[JsonObject | None, Arg(description="Anything else about the turn.")] = None,
         extract: Annotated[bool, Arg(description="Extract memories from the turn.")] = True,
+        idempotency_key: Annotated[
+            str | None,
+            Arg(
+                min_length=1,
+                max_length=1000,
+                description="The client's key for this request: a retry with the same key is not stored twice.",
+            ),
+        ] = None,
     ) -> TurnAdded:
         """Stores a conversation turn (``role`` "user" or "assistant"; ``at`` when it
         was said, default now) and extracts memories from it (see
@@ -1411,11 +1419,19 @@ class Memory:
         For an agent: Store a conversation turn; memory extracts facts, decisions and
         preferences from it by rule (a changed preference supersedes the old one) and
         recall finds the turn itself later. Use it to log the user's messages when your
-        client does not; prefer remember for a single thing worth keeping. Returns JSON
+        client does not; prefer remember for a single thing worth keeping. Give an
+        idempotency_key when you may send the same turn again after a timeout. Returns JSON
         {turn_id, session_id, extracted: [{action, memory_id, content, kind, rules,
         superseded}], notes}."""
         return self.longterm.add_turn(
-            session_id, role, text, speaker=speaker, at=at, metadata=metadata, extract=extract
+            session_id,
+            role,
+            text,
+            speaker=speaker,
+            at=at,
+            metadata=metadata,
+            extract=extract,
+            idempotency_key=idempotency_key,
         )
 
     @verb()

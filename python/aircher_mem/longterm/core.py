@@ -43,6 +43,7 @@ from ..config import (
     LongtermPolicy,
     RetrievalPolicy,
 )
+from ..digest import sha256_hex
 from ..errors import InvalidInputError, StoreError, UnknownMemoryError
 from . import catchup, checks, documents
 from .schema import (
@@ -61,6 +62,7 @@ from .schema import (
     INSERT_CONTRADICTIONS,
     INSERT_EDGES,
     INSERT_EPISODES,
+    INSERT_KEYS,
     INSERT_LINKS,
     INSERT_MEMORIES,
     INSERT_NODES,
@@ -153,6 +155,7 @@ class _Taken:
     contradictions: set[int]
     nodes: set[int]
     causal_edges: set[tuple[int, int, str]]
+    keys: dict[str, tuple[int, float]]
     rows: int
 
 
@@ -295,6 +298,7 @@ class StoreCore(store.StoreHolder):
         self._dirty_contradictions: set[int] = set()
         self._dirty_nodes: set[int] = set()
         self._new_causal: set[tuple[int, int, str]] = set()
+        self._new_keys: dict[str, tuple[int, float]] = {}  # idempotency key digest -> (turn, when)
         self._pending = 0
 
     def _opened(self) -> None:
@@ -787,6 +791,24 @@ class StoreCore(store.StoreHolder):
         self._new_causal.add(key)
         self._note()
 
+    def _requested(self, key: str) -> int | None:
+        """The turn stored with idempotency key ``key`` (None: none was)."""
+        digest = sha256_hex(key.encode("utf-8"))
+        pending = self._new_keys.get(digest)
+        if pending is not None:
+            return pending[0]
+        duckdb = store.engine()
+        try:
+            row = self._con.execute("SELECT turn_id FROM request_keys WHERE digest = ?", [digest]).fetchone()
+        except duckdb.Error as exc:
+            raise store.corrupt_or_error(self.path, exc, "reading long-term memory") from None
+        return None if row is None else int(row[0])
+
+    def _request(self, key: str, turn_id: int, at: float) -> None:
+        """Turn ``turn_id`` was stored with idempotency key ``key`` (written with it)."""
+        self._new_keys[sha256_hex(key.encode("utf-8"))] = (turn_id, at)
+        self._note()
+
     def _touch(self, memory: MemoryRow) -> None:
         if memory.id not in self._dirty:  # one row to write, however often it changes
             self._dirty.add(memory.id)
@@ -917,6 +939,9 @@ class StoreCore(store.StoreHolder):
         if causal:
             columns = [list(column) for column in zip(*causal)] + [[self._causal[k] for k in causal]]
             statements.append((INSERT_CAUSAL_EDGES, columns))
+        requests = [(d, t, at) for d, (t, at) in self._new_keys.items() if t in self._turns]
+        if requests:
+            statements.append((INSERT_KEYS, [list(column) for column in zip(*requests)]))
         if self._new_vectors:
             keys = list(self._new_vectors)
             statements.append(
@@ -936,11 +961,13 @@ class StoreCore(store.StoreHolder):
             self._dirty_contradictions,
             self._dirty_nodes,
             self._new_causal,
+            self._new_keys,
             self._pending,
         )
         self._new_turns, self._dirty, self._new_links, self._new_edges = [], set(), [], []
         self._new_actions, self._new_vectors, self._pending = [], {}, 0
         self._dirty_contradictions, self._dirty_nodes, self._new_causal = set(), set(), set()
+        self._new_keys = {}
         return taken
 
     def _store(self, taken: _Taken) -> None:
@@ -978,6 +1005,8 @@ class StoreCore(store.StoreHolder):
         self._new_actions[:0] = taken.actions
         for key, vector in taken.vectors.items():
             self._new_vectors.setdefault(key, vector)
+        for digest, stored in taken.keys.items():
+            self._new_keys.setdefault(digest, stored)
         self._pending += taken.rows
 
     def commit_outside(self, lock: threading.RLock) -> None:

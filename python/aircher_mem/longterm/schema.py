@@ -75,6 +75,7 @@ __all__ = [
     "INSERT_LINKS",
     "INSERT_EDGES",
     "INSERT_ACTIONS",
+    "INSERT_KEYS",
     "INSERT_EPISODES",
     "DELETE_EPISODES",
     "turn_key",
@@ -260,6 +261,9 @@ MIGRATIONS: dict[int, list[str]] = {
     # Facts from code changes that a review rejected: a SHA-256 digest of each one's
     # normalized words (the text itself is forgotten), so it is not proposed again.
     7: ["CREATE TABLE rejected_facts (digest VARCHAR PRIMARY KEY, rejected_at DOUBLE NOT NULL)"],
+    # The idempotency keys of the turns stored (a SHA-256 digest of each: the client's
+    # key itself is not kept) and the turn each stored: a retry is not stored twice.
+    8: ["CREATE TABLE request_keys (digest VARCHAR PRIMARY KEY, turn_id BIGINT NOT NULL, stored_at DOUBLE NOT NULL)"],
 }
 store.register("longterm", MIGRATIONS)
 
@@ -554,6 +558,9 @@ INSERT_CAUSAL_EDGES = _unnest_insert(
     "causal_edges",
     ("from_id", "to_id", "edge_type", "strength"),
     ("BIGINT", "BIGINT", "VARCHAR", "DOUBLE"),
+)
+INSERT_KEYS = _unnest_insert(
+    "INSERT OR IGNORE", "request_keys", ("digest", "turn_id", "stored_at"), ("VARCHAR", "BIGINT", "DOUBLE")
 )
 INSERT_ACTIONS = _unnest_insert(
     "INSERT", "memory_actions", ("memory_id", "done_at", "action", "detail"), ("BIGINT", "DOUBLE", "VARCHAR", "VARCHAR")

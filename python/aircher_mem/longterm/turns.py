@@ -43,9 +43,12 @@ def add_turn(
     at: float | dt.datetime | None = None,
     metadata: Mapping[str, Any] | None = None,
     extract: bool = True,
+    idempotency_key: str | None = None,
 ) -> TurnAdded:
     """Stores a turn (secrets redacted, personal data tagged) and, for a user turn
-    (or any, with ``extract_assistant``), extracts memories from it."""
+    (or any, with ``extract_assistant``), extracts memories from it. A turn stored
+    before with the same ``idempotency_key`` is not stored again: the result names
+    it, and says so in its notes (what was extracted then is not repeated)."""
     from . import decisions
 
     lt._check_open()
@@ -56,7 +59,19 @@ def add_turn(
     when = lt.clock() if at is None else _time("at", at)
     meta = checks.metadata(metadata)
     checks.flag("extract", extract)
+    key = checks.optional_text("idempotency_key", idempotency_key, max_chars=1000)
     lt._load()
+    if key is not None:
+        stored = lt._requested(key)
+        if stored is not None:
+            known = lt._turns.get(stored)
+            where = "" if known is not None else " and forgotten since"
+            return TurnAdded(
+                stored,
+                known.session_id if known is not None else session,
+                [],
+                [f"stored before with this idempotency key{where}: not stored again"],
+            )
     clean = redact(raw)
     turn = TurnRow(lt._next_turn, session, role, who, clean, when, meta, pii_tags(raw))
     lt._next_turn += 1
@@ -70,6 +85,8 @@ def add_turn(
     lt._unembedded.add(turn_key(turn.id))
     lt._new_turns.append(turn.id)
     lt._note()
+    if key is not None:
+        lt._request(key, turn.id, when)
     done: list[Extracted] = []
     notes: list[str] = []
     if extract and (role == "user" or lt.policy.extract_assistant):

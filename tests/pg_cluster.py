@@ -67,6 +67,11 @@ def start(folder: Path) -> str:
     )
     if made.returncode:
         raise Unavailable(f"initdb failed: {made.stderr.strip()[-500:]}")
+    return restart(folder)
+
+
+def restart(folder: Path) -> str:
+    """Starts the server of the cluster in ``folder`` (after :func:`kill`, say)."""
     options = f"-k {folder} -c listen_addresses='' -c fsync=off"
     started = subprocess.run(
         [*_pg_ctl(folder), "-o", options, "-l", str(folder / "log"), "-w", "-t", "60", "start"],
@@ -78,6 +83,11 @@ def start(folder: Path) -> str:
         log = (folder / "log").read_text(errors="replace") if (folder / "log").exists() else ""
         raise Unavailable(f"the private PostgreSQL cluster did not start: {started.stderr.strip()} {log[-500:]}")
     return f"postgresql://aircher@/postgres?host={folder}&port=5432"
+
+
+def kill(folder: Path) -> None:
+    """Stops the server at once, as a crash would (``pg_ctl stop -m immediate``)."""
+    subprocess.run([*_pg_ctl(folder), "-m", "immediate", "stop"], capture_output=True, timeout=60, check=True)
 
 
 def stop(folder: Path) -> None:

@@ -8,6 +8,7 @@ import copy
 import json
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from collections.abc import Iterator
@@ -15,10 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import aircher_mem as am
+import pg_cluster
 import pytest
 from aircher_mem import postgres
 from aircher_mem.config import StorePolicy
-from aircher_mem.errors import PolicyError, StoreLockedError
+from aircher_mem.errors import PolicyError, StoreError, StoreLockedError
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pg_cluster import database
@@ -268,3 +270,29 @@ def test_a_process_that_caught_up_holds_what_a_fresh_load_builds(
             fresh = _state(c)
     assert states[0] == fresh
     assert states[1] == fresh
+
+
+def test_a_server_that_crashed_and_restarted_has_every_acknowledged_write(tmp_path: Path) -> None:
+    folder = Path(tempfile.mkdtemp(prefix="aircher-pg-"))
+    try:
+        try:
+            url = pg_cluster.start(folder)
+        except pg_cluster.Unavailable as exc:
+            pytest.skip(str(exc))
+        (tmp_path / "a").mkdir()
+        with am.Memory.open(tmp_path / "a", policy=team_policy(url)) as a:
+            first = a.add_turn("s1", "user", "We use Postgres for the database.", idempotency_key="k1")
+            pg_cluster.kill(folder)
+            with pytest.raises(StoreError, match=r"server closed the connection|cannot connect"):
+                a.add_turn("s1", "user", "We use pytest for tests.", idempotency_key="k2")
+            pg_cluster.restart(folder)
+            # the client sends the turn that failed again: stored once
+            second = a.add_turn("s1", "user", "We use pytest for tests.", idempotency_key="k2")
+            assert a.add_turn("s1", "user", "We use pytest for tests.", idempotency_key="k2").turn_id == second.turn_id
+            assert (first.turn_id, second.turn_id) == (1, 2)
+            assert [t.text for t in a.conversation("s1").short_term] == [
+                "We use Postgres for the database.",
+                "We use pytest for tests.",
+            ]
+    finally:
+        pg_cluster.stop(folder)

@@ -175,6 +175,7 @@ class Connection:
         self.where = shown(url)
         self.lock_seconds = lock_seconds
         self.raw = connect(url)
+        self._holding = False  # the session holds the write lock
         self._driver = driver()
         self._cursor: Any = None
         self._sql: dict[str, str] = {}
@@ -239,6 +240,9 @@ class Connection:
             at = sql[: sql.index(_VECTORS)].count("?")
             parameters = list(parameters)
             parameters[at] = ["{" + ",".join(map(repr, vector)) + "}" for vector in parameters[at]]
+        if sql == "ROLLBACK" and (self.raw.closed or self.raw.broken):
+            return self  # nothing to roll back: the server ended the transaction with the connection
+        self._reconnect()
         try:
             self._cursor = self.raw.execute(self.dialect(sql), parameters)
         except self._driver.Error as exc:
@@ -246,6 +250,15 @@ class Connection:
                 return self
             raise StoreError(f"{self.where}: {line(exc)}") from None
         return self
+
+    def _reconnect(self) -> None:
+        """A new connection when the server dropped this one (it restarted, say),
+        unless it held the write lock: the verb that held it fails, and the next
+        one (:meth:`lock`) connects again."""
+        if not (self.raw.closed or self.raw.broken) or self._holding:
+            return
+        log.warning("%s: the connection was lost; connecting again", self.where)
+        self.raw = connect(self.url)
 
     def fetchone(self) -> tuple[Any, ...] | None:
         row: tuple[Any, ...] | None = self._cursor.fetchone()
@@ -264,9 +277,11 @@ class Connection:
 
     def lock(self) -> None:
         """Waits for the team's write lock (StoreLockedError after ``lock_seconds``)."""
+        self._reconnect()
         try:
             self.raw.execute(f"SET lock_timeout = {int(self.lock_seconds * 1000)}")
             self.raw.execute("SELECT pg_advisory_lock(%s)", [_WRITE_LOCK])
+            self._holding = True
         except self._driver.errors.LockNotAvailable:
             raise StoreLockedError(
                 f"{self.where}: another process held the team's write lock for over {self.lock_seconds:g} s"
@@ -276,6 +291,7 @@ class Connection:
 
     def unlock(self) -> None:
         """Gives the write lock up (a connection that broke has given it up already)."""
+        self._holding = False
         if self.raw.closed or self.raw.broken:
             return
         try:

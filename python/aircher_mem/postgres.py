@@ -176,6 +176,7 @@ class Connection:
         self.lock_seconds = lock_seconds
         self.raw = connect(url)
         self._holding = False  # the session holds the write lock
+        self._timeout_set: Any = None  # the connection lock_timeout was set on
         self._driver = driver()
         self._cursor: Any = None
         self._sql: dict[str, str] = {}
@@ -257,8 +258,8 @@ class Connection:
         one (:meth:`lock`) connects again."""
         if not (self.raw.closed or self.raw.broken) or self._holding:
             return
-        log.warning("%s: the connection was lost; connecting again", self.where)
         self.raw = connect(self.url)
+        log.warning("%s: connected again (the server had dropped the connection)", self.where)
 
     def fetchone(self) -> tuple[Any, ...] | None:
         row: tuple[Any, ...] | None = self._cursor.fetchone()
@@ -279,7 +280,9 @@ class Connection:
         """Waits for the team's write lock (StoreLockedError after ``lock_seconds``)."""
         self._reconnect()
         try:
-            self.raw.execute(f"SET lock_timeout = {int(self.lock_seconds * 1000)}")
+            if self._timeout_set is not self.raw:  # once a connection
+                self.raw.execute(f"SET lock_timeout = {int(self.lock_seconds * 1000)}")
+                self._timeout_set = self.raw
             self.raw.execute("SELECT pg_advisory_lock(%s)", [_WRITE_LOCK])
             self._holding = True
         except self._driver.errors.LockNotAvailable:

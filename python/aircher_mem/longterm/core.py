@@ -645,7 +645,7 @@ class StoreCore(store.StoreHolder):
                 if rows:
                     self._drop_saved_indexes()
                 con.execute("BEGIN TRANSACTION")
-                if rows:
+                if rows and not self.team:  # a team's store saves no indexes
                     con.execute(UNSAVE)
                 noted = self._note_change(changes) if self.team else 0
                 yield con

@@ -17,13 +17,11 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import shutil
 import statistics
 import sys
 import tempfile
 import time
-import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -31,7 +29,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 import aircher_mem as am
 import locomo
 import pg_cluster
-import psycopg
 from aircher_mem import transfer
 from aircher_mem.longterm import LongTermMemory
 from benchdata import LOCOMO
@@ -59,51 +56,33 @@ def main() -> None:
     if not LOCOMO.path.is_file():
         raise SystemExit(LOCOMO.missing())
     questions = [q.text for c in locomo.load(LOCOMO.path) for q in c.questions]
-    cluster = None
-    admin = args.url or os.environ.get(pg_cluster.ENV)
-    if not admin:
-        cluster = Path(tempfile.mkdtemp(prefix="aircher-pg-"))
-        admin = pg_cluster.start(cluster)
-    name = f"team_recall_{uuid.uuid4().hex[:8]}"
-    try:
-        with psycopg.connect(admin, autocommit=True) as con:
-            con.execute(f"CREATE DATABASE {name}")
-        url = pg_cluster.with_database(admin, name)
-        with tempfile.TemporaryDirectory() as folder:
-            local = str(Path(folder) / "store.duckdb")
-            shutil.copy(args.store, local)  # the copy migrates it if it must: the given file stays as it is
-            copied = transfer.copy_store(local, url)
-            print(f"copied {copied.rows} rows in {copied.seconds:.1f} s (verified)")
-            file_store, file_load = opened(local)
-            team_store, team_load = opened("", url)
+    with pg_cluster.scratch(args.url) as (url, _), tempfile.TemporaryDirectory() as folder:
+        local = str(Path(folder) / "store.duckdb")
+        shutil.copy(args.store, local)  # the copy migrates it if it must: the given file stays as it is
+        copied = transfer.copy_store(local, url)
+        print(f"copied {copied.rows} rows in {copied.seconds:.1f} s (verified)")
+        file_store, file_load = opened(local)
+        team_store, team_load = opened("", url)
+        print(f"load: file {file_load:.2f} s (its indexes {file_store.index_source}), server {team_load:.2f} s")
+        times: dict[str, list[float]] = {"file": [], "server": []}
+        for _ in range(args.passes):
+            for q in questions:
+                for label, lt in (("file", file_store), ("server", team_store)):
+                    start = time.perf_counter()
+                    lt.recall(q, k=10)
+                    times[label].append(1000 * (time.perf_counter() - start))
+        same = sum(
+            [h.id for h in file_store.recall(q, k=10).hits] == [h.id for h in team_store.recall(q, k=10).hits]
+            for q in questions[:100]
+        )
+        for label, values in times.items():
             print(
-                f"load: file {file_load:.2f} s (indexes rebuilt: {file_store.index_source}), server {team_load:.2f} s"
+                f"recall on the {label}: p50 {statistics.median(values):.2f} ms, "
+                f"p95 {quantile(values, 0.95):.2f} ms ({len(values)} recalls)"
             )
-            times: dict[str, list[float]] = {"file": [], "server": []}
-            for _ in range(args.passes):
-                for q in questions:
-                    for label, lt in (("file", file_store), ("server", team_store)):
-                        start = time.perf_counter()
-                        lt.recall(q, k=10)
-                        times[label].append(1000 * (time.perf_counter() - start))
-            same = sum(
-                [h.id for h in file_store.recall(q, k=10).hits] == [h.id for h in team_store.recall(q, k=10).hits]
-                for q in questions[:100]
-            )
-            for label, values in times.items():
-                print(
-                    f"recall on the {label}: p50 {statistics.median(values):.2f} ms, "
-                    f"p95 {quantile(values, 0.95):.2f} ms ({len(values)} recalls)"
-                )
-            print(f"same top 10 for {same} of the first 100 questions")
-            file_store.close()
-            team_store.close()
-    finally:
-        if cluster is not None:
-            pg_cluster.stop(cluster)
-        else:
-            with psycopg.connect(admin, autocommit=True) as con:
-                con.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        print(f"same top 10 for {same} of the first 100 questions")
+        file_store.close()
+        team_store.close()
 
 
 if __name__ == "__main__":

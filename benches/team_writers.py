@@ -25,13 +25,11 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import signal
 import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
@@ -186,25 +184,10 @@ def main() -> None:
     args = parser.parse_args()
     if args.kill and args.url:
         raise SystemExit("--kill needs the private cluster: leave --url out")
-    cluster = None
-    admin = args.url or os.environ.get(pg_cluster.ENV)
-    if args.kill or not admin:
-        cluster = Path(tempfile.mkdtemp(prefix="aircher-pg-"))
-        admin = pg_cluster.start(cluster)
-    name = f"team_bench_{uuid.uuid4().hex[:8]}"
-    try:
-        with psycopg.connect(admin, autocommit=True) as con:
-            con.execute(f"CREATE DATABASE {name}")
-        with tempfile.TemporaryDirectory() as folder:
-            report = run(pg_cluster.with_database(admin, name), Path(folder), args, cluster)
-        for key, value in report.items():
-            print(f"{key}: {value}")
-    finally:
-        if cluster is not None:
-            pg_cluster.stop(cluster)
-        else:
-            with psycopg.connect(admin, autocommit=True) as con:
-                con.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    with pg_cluster.scratch(args.url, private=args.kill) as (url, cluster), tempfile.TemporaryDirectory() as folder:
+        report = run(url, Path(folder), args, cluster)
+    for key, value in report.items():
+        print(f"{key}: {value}")
 
 
 if __name__ == "__main__":

@@ -146,6 +146,29 @@ def database(admin_url: str) -> Iterator[str]:
             con.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
+@contextlib.contextmanager
+def scratch(url: str | None = None, *, private: bool = False) -> Iterator[tuple[str, Path | None]]:
+    """For a benchmark: a new database on the server ``url`` names (else
+    ``AIRCHER_TEST_POSTGRES``'s), or on a private cluster started for it (always with
+    ``private``). Yields the database's URL and the private cluster's folder (None
+    on a given server); drops the database, or stops the cluster, afterwards."""
+    admin = None if private else url or os.environ.get(ENV)
+    folder = None
+    if admin is None:
+        folder = Path(tempfile.mkdtemp(prefix="aircher-pg-"))
+        try:
+            admin = start(folder)
+        except BaseException:
+            stop(folder)
+            raise
+    try:
+        with database(admin) as made:
+            yield made, folder
+    finally:
+        if folder is not None:
+            stop(folder)
+
+
 @pytest.fixture(scope="session")
 def pg_server() -> Iterator[str]:
     """The URL of a server's database the tests may create databases from."""

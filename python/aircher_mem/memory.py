@@ -195,7 +195,7 @@ def _verb(method: Callable[P, R]) -> Callable[P, R]:
         assert isinstance(self, Memory)
         with self._lock:
             self._check_open()
-            with self._team_scope():
+            with self._team_verb():
                 return method(*args, **kwargs)
 
     return run
@@ -218,7 +218,7 @@ def _durable(method: Callable[P, R]) -> Callable[P, R]:
             longterm = self.longterm
             self._depth += 1
             try:
-                with longterm.scope(), longterm.deferring():
+                with longterm.acting(), longterm.deferring():
                     result = method(*args, **kwargs)
             finally:
                 self._depth -= 1
@@ -2458,12 +2458,12 @@ class Memory:
                 if not self._batching and self._episodic is not None and not self._closed:
                     self._episodic.flush()
 
-    def _team_scope(self) -> contextlib.AbstractContextManager[None]:
-        """A verb on a team's store runs in one scope of it (see
-        :meth:`aircher_mem.longterm.core.StoreCore.scope`), once it is open."""
+    def _team_verb(self) -> contextlib.AbstractContextManager[None]:
+        """A verb on a team's store acts as one (see
+        :meth:`aircher_mem.longterm.core.StoreCore.acting`), once the store is open."""
         if self._longterm is None or not self._longterm.team:
             return contextlib.nullcontext()
-        return self._longterm.scope()
+        return self._longterm.acting()
 
     def _commit(self, ticket: int) -> None:
         """Commits every pending long-term write unless ``ticket`` (a write's number)

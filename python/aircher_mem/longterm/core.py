@@ -93,7 +93,7 @@ if TYPE_CHECKING:
 
     from ..embeddings import Embedder
 
-__all__ = ["StoreCore", "using_db", "scoped", "log"]
+__all__ = ["StoreCore", "using_db", "team_verb", "log"]
 
 log = logging.getLogger("aircher_mem.longterm")
 
@@ -127,14 +127,14 @@ def using_db(function: Callable[Concatenate[_Core, _P], _R]) -> Callable[Concate
     return run
 
 
-def scoped(function: Callable[Concatenate[_Core, _P], _R]) -> Callable[Concatenate[_Core, _P], _R]:
-    """A verb of the store: on a team's store it runs in a :meth:`StoreCore.scope`."""
+def team_verb(function: Callable[Concatenate[_Core, _P], _R]) -> Callable[Concatenate[_Core, _P], _R]:
+    """A verb of the store: on a team's store it runs as :meth:`StoreCore.acting`."""
 
     @functools.wraps(function)
     def run(core: _Core, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
         if not core.team:
             return function(core, *args, **kwargs)
-        with core.scope():
+        with core.acting():
             return function(core, *args, **kwargs)
 
     return run
@@ -233,11 +233,11 @@ class StoreCore(store.StoreHolder):
                 store.disconnect(self._con, self.path, self)
                 raise
         # A team's store: who this process is in the change log, the last change its
-        # state includes, how deep its verbs are nested (scope) and whether it holds
+        # state includes, how deep its verbs are nested (acting) and whether it holds
         # the write lock.
         self._writer = os.urandom(8).hex()
         self._seen = 0
-        self._scopes = 0
+        self._acting = 0
         self._locked = False
         self._closed = False
         self._batch_depth = 0  # inside batch(): writes wait for its end (or batch_rows)
@@ -349,13 +349,13 @@ class StoreCore(store.StoreHolder):
         return cast(postgres.Connection, self._con)
 
     def _sync(self) -> None:
-        """A team's store, before a verb reads or writes: inside a :meth:`scope`, the
-        write lock first (held to the scope's end); then, in one snapshot, what
+        """A team's store, before a verb reads or writes: while :meth:`acting`, the
+        write lock first (held to the verb's end); then, in one snapshot, what
         other processes wrote since this state was read: their rows read again one
         by one (:mod:`.catchup`), or all of them when a write says nothing of what
         it wrote (a forget, a gc pass) or nothing was read yet."""
         team = self._team()
-        if self._scopes and not self._locked:
+        if self._acting and not self._locked:
             team.lock()
             self._locked = True
         if self._loaded and team.last_change() == self._seen:
@@ -379,21 +379,21 @@ class StoreCore(store.StoreHolder):
         self._seen = last
 
     @contextlib.contextmanager
-    def scope(self) -> Iterator[None]:
-        """A verb of a team's store (see :func:`scoped`): the first read inside takes
-        the team's write lock and catches up; the end of the outermost scope writes
+    def acting(self) -> Iterator[None]:
+        """A verb of a team's store (see :func:`team_verb`): the first read inside takes
+        the team's write lock and catches up; the end of the outermost verb writes
         everything pending and gives the lock up, so no other process writes while
         this one acts on what it read. Elsewhere a no-op."""
         if not self.team:
             yield
             return
         with self._db:
-            self._scopes += 1
+            self._acting += 1
             try:
                 yield
             finally:
-                self._scopes -= 1
-                if not self._scopes and self._locked:
+                self._acting -= 1
+                if not self._acting and self._locked:
                     try:
                         self._write()
                     except StoreError:
@@ -665,8 +665,8 @@ class StoreCore(store.StoreHolder):
                 store.protect(self.path)
 
     def _note_change(self, changes: str | None) -> int:
-        """In a team's write transaction: the write lock (already held inside a
-        scope), a check that no other process wrote since this state was read (else
+        """In a team's write transaction: the write lock (already held while a verb
+        acts), a check that no other process wrote since this state was read (else
         StoreError: nothing is written), and the write's number in the change log."""
         team = self._team()
         if not self._locked:

@@ -93,7 +93,7 @@ from . import memories as _memories
 from . import recall as _recall
 from . import ttl as _ttl
 from . import turns as _turns
-from .core import StoreCore, scoped
+from .core import StoreCore, team_verb
 from .schema import (
     DOCUMENTS_VERSION,
     INDEX_SUFFIXES,
@@ -148,47 +148,47 @@ class LongTermMemory(StoreCore):
             _forget.rewrite(self)
 
     # turns
-    add_turn = scoped(_turns.add_turn)
-    turns = scoped(_turns.session_turns)
-    get_context = scoped(_turns.get_context)
+    add_turn = team_verb(_turns.add_turn)
+    turns = team_verb(_turns.session_turns)
+    get_context = team_verb(_turns.get_context)
     # memories and their links
-    remember = scoped(_memories.remember)
-    get = scoped(_memories.get)
-    update = scoped(_memories.update)
-    memories = scoped(_memories.listed)
-    facts = scoped(_memories.facts)
-    about = scoped(_memories.about)
-    said_by = scoped(_memories.said_by)
-    active = scoped(_memories.active)
-    records = scoped(_memories.records)
-    subtree = scoped(_memories.subtree)
-    promote = scoped(_memories.promote)
-    explain = scoped(_memories.explain)
+    remember = team_verb(_memories.remember)
+    get = team_verb(_memories.get)
+    update = team_verb(_memories.update)
+    memories = team_verb(_memories.listed)
+    facts = team_verb(_memories.facts)
+    about = team_verb(_memories.about)
+    said_by = team_verb(_memories.said_by)
+    active = team_verb(_memories.active)
+    records = team_verb(_memories.records)
+    subtree = team_verb(_memories.subtree)
+    promote = team_verb(_memories.promote)
+    explain = team_verb(_memories.explain)
     # recall
-    recall = scoped(_recall.recall)
+    recall = team_verb(_recall.recall)
     # lifecycle
-    feedback = scoped(_lifecycle.feedback)
-    gc = scoped(_lifecycle.gc)
-    consolidate = scoped(_consolidate.consolidate)
-    last_consolidated = scoped(_consolidate.last_pass)
+    feedback = team_verb(_lifecycle.feedback)
+    gc = team_verb(_lifecycle.gc)
+    consolidate = team_verb(_consolidate.consolidate)
+    last_consolidated = team_verb(_consolidate.last_pass)
     # decisions: causal chains and contradictions
-    record_decision = scoped(_decisions.record)
-    query_chain = scoped(_decisions.query)
-    reasons_of = scoped(_chains.reasons_of)
-    contradictions = scoped(_contradictions.listed)
-    resolve_contradiction = scoped(_decisions.resolve)
+    record_decision = team_verb(_decisions.record)
+    query_chain = team_verb(_decisions.query)
+    reasons_of = team_verb(_chains.reasons_of)
+    contradictions = team_verb(_contradictions.listed)
+    resolve_contradiction = team_verb(_decisions.resolve)
     # facts from the code
-    keep_facts = scoped(_knowledge.keep)
-    review_fact = scoped(_knowledge.review)
-    pending_facts = scoped(_knowledge.pending_count)
+    keep_facts = team_verb(_knowledge.keep)
+    review_fact = team_verb(_knowledge.review)
+    pending_facts = team_verb(_knowledge.pending_count)
     # forget
-    forget = scoped(_forget.forget)
-    erase = scoped(_forget.erase)
+    forget = team_verb(_forget.forget)
+    erase = team_verb(_forget.erase)
     # TTL
-    set_ttl = scoped(_ttl.set_ttl)
-    refresh_ttl = scoped(_ttl.refresh)
-    expire = scoped(_ttl.expire)
-    stale = scoped(_ttl.stale)
+    set_ttl = team_verb(_ttl.set_ttl)
+    refresh_ttl = team_verb(_ttl.refresh)
+    expire = team_verb(_ttl.expire)
+    stale = team_verb(_ttl.stale)
 
     def flush(self) -> None:
         """Embeds the texts not embedded yet (with the dense channel on) and writes

@@ -1378,3 +1378,33 @@ def test_a_turn_sent_again_with_its_idempotency_key_is_stored_once(tmp_path: Pat
     assert b"req-7f3a" not in path.read_bytes()  # only its digest is kept
     with pytest.raises(InvalidInputError, match="idempotency_key"):
         LongTermMemory(":memory:").add_turn("s", "user", "x", idempotency_key="  ")
+
+
+def test_a_user_private_memory_is_its_users_only_also_in_a_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import aircher_mem.longterm.core as core
+
+    path = tmp_path / "m.duckdb"
+    monkeypatch.setattr(core, "_login", lambda: "ann")
+    with LongTermMemory(path, clock=Clock()) as lt:
+        lt.add_turn("s1", "user", "My pager code is 7781 and we deploy on Fridays.", scope="user-private")
+        lt.remember("The zebra tool formats the Go code.", scope="user-private")
+        lt.remember("CI runs on GitHub Actions.")
+        assert [h.content for h in lt.recall("zebra Go code").hits][:1] == ["The zebra tool formats the Go code."]
+        assert {m.scope for m in lt.memories().memories} == {"user-private", "project-shared"}
+    monkeypatch.setattr(core, "_login", lambda: "bob")
+    with LongTermMemory(path, clock=Clock()) as lt:
+        assert lt.index_source == "" and lt.counts()["memories"] == 1  # ann's saved indexes are not read
+        assert lt.index_source == "rebuilt"
+        assert [m.content for m in lt.memories().memories] == ["CI runs on GitHub Actions."]
+        assert "7781" not in repr(lt.recall("pager code Fridays").hits) and "zebra" not in repr(
+            lt.recall("zebra Go").hits
+        )
+        assert lt.turns("s1") == []
+        assert lt.add_turn("s2", "user", "We use pytest.").turn_id == 2  # ids go on past the hidden turn
+    monkeypatch.setattr(core, "_login", lambda: "ann")
+    with LongTermMemory(path, clock=Clock()) as lt:
+        assert "7781" in repr(lt.recall("pager code Fridays").hits)
+    with pytest.raises(InvalidInputError, match="scope"):
+        LongTermMemory(":memory:").add_turn("s", "user", "x", scope="system")

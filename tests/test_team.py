@@ -296,3 +296,96 @@ def test_a_server_that_crashed_and_restarted_has_every_acknowledged_write(tmp_pa
             ]
     finally:
         pg_cluster.stop(folder)
+
+
+# -- user-private rows ----------------------------------------------------------------------------
+
+
+def _as(url: str, user: str) -> str:
+    """``url`` logged in as ``user``, acting as the role that owns the tables."""
+    return url.replace("postgresql://aircher@", f"postgresql://{user}@") + "&options=-c%20role%3Dteam_owner"
+
+
+@pytest.fixture(scope="module")
+def team_roles(pg_server: str) -> str:
+    """Two users of one team database (roles ann and bob, members of team_owner)."""
+    with psycopg.connect(pg_server, autocommit=True) as con:
+        for role, how in (("team_owner", "NOLOGIN"), ("ann", "LOGIN"), ("bob", "LOGIN")):
+            if con.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", [role]).fetchone() is None:
+                con.execute(f"CREATE ROLE {role} {how}")
+        con.execute("GRANT team_owner TO ann, bob")
+    return pg_server
+
+
+def _team_database(admin: str) -> Any:
+    made = database(admin)
+    url = made.__enter__()
+    with psycopg.connect(url, autocommit=True) as con:
+        con.execute("GRANT ALL ON SCHEMA public TO team_owner")
+    return made, url
+
+
+# Texts too different to merge into one memory, each with its token.
+_DISTINCT = [
+    "We deploy with {} on Fridays only.",
+    "The billing service talks to Stripe through {}.",
+    "Use {} to format the Go code before review.",
+    "Our staging database is reset nightly by {}.",
+    "Never log customer emails; {} scrubs them.",
+    "The mobile app builds with {} on the CI runners.",
+    "Ann owns the search ranking code in {}.",
+    "We chose {} for feature flags because it is self-hosted.",
+]
+_ACTS = st.lists(
+    st.tuples(st.sampled_from(["ann", "bob"]), st.sampled_from(["say", "remember"]), st.booleans()),
+    min_size=1,
+    max_size=8,
+)
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(acts=_ACTS)
+def test_a_users_private_memories_never_reach_another_user(
+    tmp_path_factory: pytest.TempPathFactory, team_roles: str, acts: list[tuple[str, str, bool]]
+) -> None:
+    folder = tmp_path_factory.mktemp("private")
+    made, url = _team_database(team_roles)
+    try:
+        memories = {}
+        for user in ("ann", "bob"):
+            (folder / user).mkdir()
+            memories[user] = am.Memory.open(folder / user, policy=team_policy(_as(url, user)))
+        private: dict[str, list[str]] = {"ann": [], "bob": []}
+        shared: list[str] = []
+        for n, (user, act, secret) in enumerate(acts):
+            token = f"zq{n}x"
+            scope = "user-private" if secret else "project-shared"
+            text = _DISTINCT[n].format(token)
+            if act == "say":
+                memories[user].add_turn(f"s-{user}", "user", text, scope=scope)
+            else:
+                memories[user].remember(text, kind="decision", scope=scope)
+            (private[user] if secret else shared).append(token)
+        for user, memory in memories.items():
+            other = "bob" if user == "ann" else "ann"
+            seen = repr(
+                [
+                    memory.recall("which tool do we use?", k=50),
+                    *(memory.recall(t, k=10).hits for t in private[other] + shared),  # (a query is echoed)
+                    memory.memories(status="all", limit=1000),
+                    memory.conversation(f"s-{other}"),
+                    memory.conversation(f"s-{user}"),
+                    memory.contradictions(status="all"),
+                    memory.query_chain("why did we choose it for feature flags?"),
+                    memory.assemble(budget=4000, query="which tool do we use?"),
+                ]
+            )
+            assert [t for t in private[other] if t in seen] == []
+            listed = repr(
+                [memory.memories(status="all", limit=1000), *(memory.conversation(f"s-{u}") for u in private)]
+            )
+            assert [t for t in private[user] + shared if t not in listed] == []
+    finally:
+        for memory in memories.values():
+            memory.close()
+        made.__exit__(None, None, None)

@@ -177,6 +177,10 @@ Activity = Annotated[
     Literal["debugging", "feature", "review", "refactor", "exploring"] | None,
     Arg(description="What the agent is doing: debugging, feature, review, refactor or exploring."),
 ]
+Scope = Annotated[
+    Literal["project-shared", "user-private"],
+    Arg(description="project-shared: every user of the store; user-private: this user's only (on a team's store)."),
+]
 Operation = Literal["read", "write", "edit", "search", "analyze"]  # "viewed" is the window's own
 TASK_ACTIONS: tuple[str, ...] = get_args(TaskAction)
 REFERENCE_KINDS: tuple[str, ...] = get_args(ReferenceKind)
@@ -1411,6 +1415,7 @@ class Memory:
                 description="The client's key for this request: a retry with the same key is not stored twice.",
             ),
         ] = None,
+        scope: Scope = "project-shared",
     ) -> TurnAdded:
         """Stores a conversation turn (``role`` "user" or "assistant"; ``at`` when it
         was said, default now) and extracts memories from it (see
@@ -1432,6 +1437,7 @@ class Memory:
             metadata=metadata,
             extract=extract,
             idempotency_key=idempotency_key,
+            scope=scope,
         )
 
     @verb()
@@ -1453,6 +1459,7 @@ class Memory:
         code_ref: Annotated[str | None, Arg(description="The code it is about, e.g. app/models.py:User.save.")] = None,
         parent_id: Annotated[MemoryId | None, Arg(description="The memory it refines.")] = None,
         at: Annotated[Time | None, Arg(description="When it became true (default: now).")] = None,
+        scope: Scope = "project-shared",
     ) -> Remembered:
         """Keeps a memory on purpose (dedup and slot conflicts apply).
 
@@ -1474,6 +1481,7 @@ class Memory:
             code_ref=code_ref,
             parent_id=parent_id,
             at=at,
+            scope=scope,
         )
 
     @verb()

@@ -274,6 +274,13 @@ class Connection:
     def close(self) -> None:
         self.raw.close()
 
+    def user(self) -> str:
+        """The role this connection logged in as (``session_user``: a URL's
+        ``options=-c role=...`` may act as a role that owns the tables)."""
+        row = self.execute("SELECT session_user").fetchone()
+        assert row is not None
+        return str(row[0])
+
     # the team's writes
 
     def lock(self) -> None:

@@ -1,7 +1,7 @@
 """A team's store catching up with what other processes wrote, row by row.
 
 Each write transaction of a team's store records in the change log what it wrote
-(:func:`written`): the ids of the turns it added, of the memories whose rows it
+(``_Taken.changes`` in :mod:`.core`): the ids of the turns it added, of the memories whose rows it
 wrote, of the memories whose links, edges, actions or causal edges it added, of
 the contradictions and causal nodes it wrote, and the keys of the vectors it
 stored. A process that finds such entries from others reads those rows again and
@@ -36,44 +36,16 @@ from .schema import (
     json_list,
     memory_key,
     turn_key,
+    visible,
 )
 
 if TYPE_CHECKING:
     from .core import StoreCore
 
-__all__ = ["written", "merged", "apply"]
+__all__ = ["merged", "apply"]
 
 Changes = dict[str, list[Any]]
 _KINDS = ("turns", "memories", "links", "edges", "actions", "contradictions", "nodes", "causal", "vectors")
-
-
-def written(
-    turns: Iterable[int],
-    memories: Iterable[int],
-    links: Iterable[Sequence[Any]],
-    edges: Iterable[Sequence[Any]],
-    actions: Iterable[Sequence[Any]],
-    contradictions: Iterable[int],
-    nodes: Iterable[int],
-    causal: Iterable[Sequence[Any]],
-    vectors: Iterable[str],
-) -> str:
-    """What a transaction of pending rows wrote, as the change log's JSON (links,
-    edges, actions and causal edges by the memory they start from)."""
-    return json.dumps(
-        {
-            "turns": sorted(set(turns)),
-            "memories": sorted(set(memories)),
-            "links": sorted({row[0] for row in links}),
-            "edges": sorted({row[0] for row in edges}),
-            "actions": sorted({row[0] for row in actions}),
-            "contradictions": sorted(set(contradictions)),
-            "nodes": sorted(set(nodes)),
-            "causal": sorted({row[0] for row in causal}),
-            "vectors": sorted(set(vectors)),
-        },
-        separators=(",", ":"),
-    )
 
 
 def merged(entries: Iterable[str]) -> Changes:
@@ -91,9 +63,10 @@ def _rows(lt: StoreCore, sql: str, keys: Sequence[Any], kind: str = "BIGINT") ->
 
 def apply(lt: StoreCore, changes: Mapping[str, Sequence[Any]]) -> None:
     """Reads the rows ``changes`` names and puts them in ``lt``'s state (see the
-    module's docstring): turns, then links (a memory's document names the speakers
-    of its turns), memories and their episodes, edges, actions, contradictions,
-    causal nodes and edges, vectors."""
+    module's docstring): turns, memories and their episodes, links (a link needs its
+    memory and turn; a memory's document names the speakers of its turns, so the
+    memories are indexed after), edges, actions, contradictions, causal nodes and
+    edges, vectors."""
     from . import documents
 
     reindexed: set[int] = set()
@@ -101,9 +74,10 @@ def apply(lt: StoreCore, changes: Mapping[str, Sequence[Any]]) -> None:
     if turns:
         columns = ", ".join(TURN_COLUMNS)
         for row in _rows(lt, f"SELECT {columns} FROM turns WHERE id IN (?) ORDER BY id", turns):
-            if row[0] in lt._turns:
+            lt._next_turn = max(lt._next_turn, row[0] + 1)
+            if row[0] in lt._turns or not visible(row[8], row[9], lt.user):
                 continue
-            turn = TurnRow(row[0], row[1], row[2], row[3], row[4], row[5], row[6], json_list(row[7]))
+            turn = TurnRow(row[0], row[1], row[2], row[3], row[4], row[5], row[6], json_list(row[7]), row[8], row[9])
             lt._turns[turn.id] = turn
             session = lt._sessions[turn.session_id]
             before = session[-1:]
@@ -112,28 +86,14 @@ def apply(lt: StoreCore, changes: Mapping[str, Sequence[Any]]) -> None:
             lt._lexical.upsert([documents.turn_document(lt, lt._turns[i]) for i in (*before, turn.id)])
             lt._stale_sessions.add(turn.session_id)
             lt._unembedded.add(turn_key(turn.id))
-            lt._next_turn = max(lt._next_turn, turn.id + 1)
-    linked = changes.get("links", [])
-    if linked:
-        for memory_id in linked:
-            for turn_id in lt._sources.pop(memory_id, {}):
-                lt._memories_of[turn_id].discard(memory_id)
-            for turn_id in lt._episode_turns.pop(memory_id, []):
-                lt._episode_of.pop(turn_id, None)
-        for memory_id, turn_id, reason in _rows(
-            lt, "SELECT memory_id, turn_id, reason FROM memory_links WHERE memory_id IN (?) ORDER BY turn_id", linked
-        ):
-            if reason == EPISODE_LINK:
-                lt._episode_turns[memory_id].append(turn_id)
-                lt._episode_of[turn_id] = memory_id
-            else:
-                lt._sources[memory_id][turn_id] = reason
-                lt._memories_of[turn_id].add(memory_id)
-        reindexed.update(linked)
+    written: list[MemoryRow] = []  # indexed once their links are in
     memories = changes.get("memories", [])
     if memories:
         for row in _rows(lt, f"SELECT {', '.join(MEMORY_FIELDS)} FROM memories WHERE id IN (?) ORDER BY id", memories):
             memory = MemoryRow(*row)
+            lt._next_memory = max(lt._next_memory, memory.id + 1)
+            if not visible(memory.owner, memory.scope, lt.user):
+                continue
             memory.tags = json_list(row[TAGS_AT])
             memory.rules = json_list(row[RULES_AT])
             old = lt._memories.get(memory.id)
@@ -147,14 +107,36 @@ def apply(lt: StoreCore, changes: Mapping[str, Sequence[Any]]) -> None:
                 lt._children[memory.parent_id].add(memory.id)
             if memory.slot is not None and memory.status == "active" and memory.valid_until is None:
                 lt._slots[memory.slot] = memory.id
-            lt._index_memory(memory)
-            reindexed.discard(memory.id)
-            lt._next_memory = max(lt._next_memory, memory.id + 1)
+            written.append(memory)
         for row in _rows(lt, f"SELECT {', '.join(EPISODE_FIELDS)} FROM episodes WHERE memory_id IN (?)", memories):
             episode = EpisodeRow(*row)
+            if episode.memory_id not in lt._memories:
+                continue
             for name in EPISODE_LISTS:
                 setattr(episode, name, json_list(getattr(episode, name)))
             lt._episodes[episode.memory_id] = episode
+    linked = changes.get("links", [])
+    if linked:
+        for memory_id in linked:
+            for turn_id in lt._sources.pop(memory_id, {}):
+                lt._memories_of[turn_id].discard(memory_id)
+            for turn_id in lt._episode_turns.pop(memory_id, []):
+                lt._episode_of.pop(turn_id, None)
+        for memory_id, turn_id, reason in _rows(
+            lt, "SELECT memory_id, turn_id, reason FROM memory_links WHERE memory_id IN (?) ORDER BY turn_id", linked
+        ):
+            if memory_id not in lt._memories or turn_id not in lt._turns:
+                continue  # hidden from this user
+            if reason == EPISODE_LINK:
+                lt._episode_turns[memory_id].append(turn_id)
+                lt._episode_of[turn_id] = memory_id
+            else:
+                lt._sources[memory_id][turn_id] = reason
+                lt._memories_of[turn_id].add(memory_id)
+        reindexed.update(linked)
+    for memory in written:
+        lt._index_memory(memory)
+        reindexed.discard(memory.id)
     kept = [lt._memories[m] for m in sorted(reindexed) if m in lt._memories]
     if kept:  # new links of a memory whose row did not change: the speakers in its document
         lt._lexical.upsert([documents.memory_document(lt, m) for m in kept])
@@ -168,7 +150,8 @@ def apply(lt: StoreCore, changes: Mapping[str, Sequence[Any]]) -> None:
             "ORDER BY source_id, linked_at, target_id, relation",
             edged,
         ):
-            lt._edges[source].append((relation, target))
+            if source in lt._memories and target in lt._memories:
+                lt._edges[source].append((relation, target))
     acted = changes.get("actions", [])
     if acted:
         for memory_id in acted:
@@ -179,22 +162,26 @@ def apply(lt: StoreCore, changes: Mapping[str, Sequence[Any]]) -> None:
             "ORDER BY done_at, rowid",
             acted,
         ):
-            lt._actions[memory_id].append(ActionRow(done_at, action, detail))
+            if memory_id in lt._memories:
+                lt._actions[memory_id].append(ActionRow(done_at, action, detail))
     found = changes.get("contradictions", [])
     if found:
         columns = ", ".join(CONTRADICTION_FIELDS)
         for row in _rows(lt, f"SELECT {columns} FROM contradictions WHERE id IN (?)", found):
-            lt._contradictions[row[0]] = ContradictionRow(*row)
             lt._next_contradiction = max(lt._next_contradiction, row[0] + 1)
+            if row[1] in lt._memories and row[2] in lt._memories:
+                lt._contradictions[row[0]] = ContradictionRow(*row)
     nodes = changes.get("nodes", [])
     if nodes:
         columns = ", ".join(CAUSAL_NODE_FIELDS)
         for row in _rows(lt, f"SELECT {columns} FROM causal_nodes WHERE id IN (?) ORDER BY id", nodes):
             node = CausalNodeRow(*row)
+            lt._next_node = max(lt._next_node, node.id + 1)
+            if node.decision_id not in lt._memories or not (node.turn_id is None or node.turn_id in lt._turns):
+                continue
             if node.id not in lt._nodes:
                 lt._chain_of[node.decision_id].append(node.id)
             lt._nodes[node.id] = node
-            lt._next_node = max(lt._next_node, node.id + 1)
     causes = changes.get("causal", [])
     if causes:
         for key in [k for k in lt._causal if k[0] in set(causes)]:
@@ -202,7 +189,8 @@ def apply(lt: StoreCore, changes: Mapping[str, Sequence[Any]]) -> None:
         for source, target, kind, strength in _rows(
             lt, "SELECT from_id, to_id, edge_type, strength FROM causal_edges WHERE from_id IN (?)", causes
         ):
-            lt._causal[(source, target, kind)] = strength
+            if source in lt._nodes and target in lt._nodes:
+                lt._causal[(source, target, kind)] = strength
     vectors = changes.get("vectors", [])
     if vectors and lt._embedder_factory is not None:
         _vectors(lt, vectors)

@@ -21,6 +21,7 @@ import atexit
 import contextlib
 import dataclasses
 import functools
+import getpass
 import json
 import logging
 import operator
@@ -45,7 +46,7 @@ from ..config import (
 )
 from ..digest import sha256_hex
 from ..errors import InvalidInputError, StoreError, UnknownMemoryError
-from . import catchup, checks, documents
+from . import checks, documents
 from .schema import (
     CAUSAL_NODE_FIELDS,
     CONTRADICTION_FIELDS,
@@ -86,6 +87,7 @@ from .schema import (
     memory_key,
     one_row,
     slices,
+    visible,
 )
 
 if TYPE_CHECKING:
@@ -127,6 +129,13 @@ def using_db(function: Callable[Concatenate[_Core, _P], _R]) -> Callable[Concate
     return run
 
 
+def _login() -> str:
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):  # no name for this uid (a container, say)
+        return f"uid {os.getuid()}"
+
+
 def team_verb(function: Callable[Concatenate[_Core, _P], _R]) -> Callable[Concatenate[_Core, _P], _R]:
     """A verb of the store: on a team's store it runs as :meth:`StoreCore.acting`."""
 
@@ -157,6 +166,26 @@ class _Taken:
     causal_edges: set[tuple[int, int, str]]
     keys: dict[str, tuple[int, float]]
     rows: int
+
+    def changes(self) -> str:
+        """What the transaction writes, as a team's change log says it (JSON): the
+        turns added, the memories written, the memories whose links, edges, actions
+        and causal edges it adds (they start from), the contradictions, causal nodes
+        and vectors written (see :mod:`aircher_mem.longterm.catchup`)."""
+        return json.dumps(
+            {
+                "turns": sorted(set(self.turns)),
+                "memories": sorted(self.dirty),
+                "links": sorted({row[0] for row in self.links}),
+                "edges": sorted({row[0] for row in self.edges}),
+                "actions": sorted({row[0] for row in self.actions}),
+                "contradictions": sorted(self.contradictions),
+                "nodes": sorted(self.nodes),
+                "causal": sorted({row[0] for row in self.causal_edges}),
+                "vectors": sorted(self.vectors),
+            },
+            separators=(",", ":"),
+        )
 
 
 class StoreCore(store.StoreHolder):
@@ -232,6 +261,9 @@ class StoreCore(store.StoreHolder):
             except BaseException:
                 store.disconnect(self._con, self.path, self)
                 raise
+        #: Who this process's rows are by, and whose user-private rows it sees: the
+        #: role a team's server knows it as, else the login.
+        self.user = self._team().user() if url else _login()
         # A team's store: who this process is in the change log, the last change its
         # state includes, how deep its verbs are nested (acting) and whether it holds
         # the write lock.
@@ -249,6 +281,7 @@ class StoreCore(store.StoreHolder):
     def _reset(self) -> None:
         """The state in memory, empty (before a load; a team's store reloads)."""
         self._loaded = False
+        self._hidden = 0  # rows the load left out: other users' user-private ones
         self._turns: dict[int, TurnRow] = {}
         self._sessions: dict[str, list[int]] = defaultdict(list)  # turn ids in order of arrival
         self._position: dict[int, int] = {}  # turn id -> its place in its session
@@ -366,7 +399,7 @@ class StoreCore(store.StoreHolder):
             others = [e for e in team.entries_after(self._seen) if e[1] != self._writer] if self._loaded else []
             if self._loaded and all(changes is not None for _, _, changes in others):
                 if others:
-                    catchup.apply(self, catchup.merged(c for _, _, c in others if c is not None))
+                    self._catch_up([c for _, _, c in others if c is not None])
             else:
                 unwritten = self._pending or self._new_vectors
                 if unwritten:  # not acknowledged (a write failed): the server's rows are what holds
@@ -377,6 +410,13 @@ class StoreCore(store.StoreHolder):
         finally:
             team.execute("ROLLBACK")
         self._seen = last
+
+    def _catch_up(self, entries: list[str]) -> None:
+        """Puts what the change log's ``entries`` say others wrote in the state: here
+        by reading every row again (``LongTermMemory`` reads only those rows)."""
+        self._reset()
+        with heap.paused():
+            self._read_all()
 
     @contextlib.contextmanager
     def acting(self) -> Iterator[None]:
@@ -419,12 +459,23 @@ class StoreCore(store.StoreHolder):
                 found = parsed[text] = json_list(text)
             return list(found)
 
+        user = self.user
+        # the highest ids, hidden rows' too (user-private rows of other users are not read in)
+        last_turn = last_memory = hidden = 0
+        hidden_turns: set[int] = set()
         try:
             con = self._con
             con.execute(f"SELECT {', '.join(TURN_COLUMNS)} FROM turns ORDER BY id")
             while rows := con.fetchmany(LOAD_SLICE):
                 for row in rows:
-                    turn = TurnRow(row[0], row[1], row[2], row[3], row[4], row[5], row[6], cached_list(row[7]))
+                    last_turn = row[0]
+                    if row[9] == "user-private" and row[8] != user:
+                        hidden += 1
+                        hidden_turns.add(row[0])
+                        continue
+                    turn = TurnRow(
+                        row[0], row[1], row[2], row[3], row[4], row[5], row[6], cached_list(row[7]), row[8], row[9]
+                    )
                     self._turns[turn.id] = turn
                     self._position[turn.id] = len(self._sessions[turn.session_id])
                     self._sessions[turn.session_id].append(turn.id)
@@ -432,6 +483,10 @@ class StoreCore(store.StoreHolder):
             while rows := con.fetchmany(LOAD_SLICE):
                 for row in rows:
                     memory = MemoryRow(*row)  # the columns are the dataclass's fields, in order
+                    last_memory = memory.id
+                    if not visible(memory.owner, memory.scope, user):
+                        hidden += 1
+                        continue
                     memory.tags = cached_list(row[TAGS_AT])
                     memory.rules = cached_list(row[RULES_AT])
                     self._memories[memory.id] = memory
@@ -443,6 +498,8 @@ class StoreCore(store.StoreHolder):
             con.execute("SELECT memory_id, turn_id, reason FROM memory_links ORDER BY memory_id, turn_id")
             while rows := con.fetchmany(LOAD_SLICE):
                 for memory_id, turn_id, reason in rows:
+                    if memory_id not in self._memories or turn_id in hidden_turns:
+                        continue  # a row hidden from this user
                     if reason == EPISODE_LINK:  # an episode's raw turns are not its sources
                         self._episode_turns[memory_id].append(turn_id)
                         self._episode_of[turn_id] = memory_id
@@ -453,36 +510,51 @@ class StoreCore(store.StoreHolder):
                 turns.sort()
             for row in con.execute(f"SELECT {', '.join(EPISODE_FIELDS)} FROM episodes").fetchall():
                 episode = EpisodeRow(*row)
+                if episode.memory_id not in self._memories:
+                    continue
                 for name in EPISODE_LISTS:
                     setattr(episode, name, json_list(getattr(episode, name)))
                 self._episodes[episode.memory_id] = episode
+            memories = self._memories
             for source, target, relation in con.execute(
                 "SELECT source_id, target_id, relation FROM memory_edges "
                 "ORDER BY source_id, linked_at, target_id, relation"
             ).fetchall():
-                self._edges[source].append((relation, target))
+                if source in memories and target in memories:
+                    self._edges[source].append((relation, target))
+            last_contradiction = last_node = 0
             for row in con.execute(f"SELECT {', '.join(CONTRADICTION_FIELDS)} FROM contradictions").fetchall():
-                self._contradictions[row[0]] = ContradictionRow(*row)
+                last_contradiction = max(last_contradiction, row[0])
+                if row[1] in memories and row[2] in memories:
+                    self._contradictions[row[0]] = ContradictionRow(*row)
             for row in con.execute(f"SELECT {', '.join(CAUSAL_NODE_FIELDS)} FROM causal_nodes ORDER BY id").fetchall():
-                node = self._nodes[row[0]] = CausalNodeRow(*row)
-                self._chain_of[node.decision_id].append(node.id)
+                last_node = row[0]
+                node = CausalNodeRow(*row)
+                if node.decision_id in memories and node.turn_id not in hidden_turns:
+                    self._nodes[node.id] = node
+                    self._chain_of[node.decision_id].append(node.id)
             for source, target, kind, strength in con.execute(
                 "SELECT from_id, to_id, edge_type, strength FROM causal_edges"
             ).fetchall():
-                self._causal[(source, target, kind)] = strength
+                if source in self._nodes and target in self._nodes:
+                    self._causal[(source, target, kind)] = strength
             con.execute("SELECT memory_id, done_at, action, detail FROM memory_actions ORDER BY done_at, rowid")
             actions = self._actions
             while rows := con.fetchmany(LOAD_SLICE):
                 for memory_id, done_at, action, detail in rows:
-                    actions[memory_id].append(ActionRow(done_at, action, detail))
+                    if memory_id in memories:
+                        actions[memory_id].append(ActionRow(done_at, action, detail))
         except duckdb.Error as exc:
             raise store.corrupt_or_error(self.path, exc, "reading long-term memory") from None
         state = dict(self._state())
-        self._next_turn = max(max(self._turns, default=0) + 1, state.get("next_turn", 1))
-        self._next_memory = max(max(self._memories, default=0) + 1, state.get("next_memory", 1))
-        self._next_contradiction = max(max(self._contradictions, default=0) + 1, state.get("next_contradiction", 1))
-        self._next_node = max(max(self._nodes, default=0) + 1, state.get("next_node", 1))
-        saved = self._saved_index_files()
+        self._next_turn = max(last_turn + 1, state.get("next_turn", 1))
+        self._next_memory = max(last_memory + 1, state.get("next_memory", 1))
+        self._next_contradiction = max(last_contradiction + 1, state.get("next_contradiction", 1))
+        self._next_node = max(last_node + 1, state.get("next_node", 1))
+        # saved indexes hold every row: a user some are hidden from builds them from the
+        # rows it sees, and does not save them (_save_indexes)
+        self._hidden = hidden
+        saved = None if hidden else self._saved_index_files()
         if saved is not None:
             self._lexical, self._dedup, self._session_lexical = saved
             self._saved_indexes = True
@@ -693,9 +765,11 @@ class StoreCore(store.StoreHolder):
         indexes (the sessions' documents brought up to date first) saved beside the
         file with a new generation, which the file then records in the same
         transaction, so that the next load reads them rather than building them from
-        every row. A failure is logged (the next load rebuilds them)."""
+        every row. Not when the load left other users' user-private rows out: the
+        saved indexes hold every row. A failure is logged (the next load rebuilds
+        them)."""
         paths = self._index_paths()
-        if not paths or not self._loaded or self._saved_indexes:
+        if not paths or not self._loaded or self._saved_indexes or self._hidden:
             return
         self._refresh_sessions()
         generation = int.from_bytes(os.urandom(8), "little")
@@ -898,6 +972,8 @@ class StoreCore(store.StoreHolder):
                         [t.at for t in rows],
                         [t.metadata for t in rows],
                         [json.dumps(t.tags) for t in rows],
+                        [t.owner for t in rows],
+                        [t.scope for t in rows],
                     ],
                 )
             )
@@ -974,19 +1050,7 @@ class StoreCore(store.StoreHolder):
         """Runs a taken transaction; the caller holds ``_db`` (not necessarily the
         memory's other state: :meth:`commit_outside`). StoreError when DuckDB
         refuses, everything rolled back."""
-        changes = None
-        if self.team:
-            changes = catchup.written(
-                taken.turns,
-                taken.dirty,
-                taken.links,
-                taken.edges,
-                taken.actions,
-                taken.contradictions,
-                taken.nodes,
-                taken.causal_edges,
-                taken.vectors,
-            )
+        changes = taken.changes() if self.team else None
         with self._transaction(
             "writing long-term memory", failed="nothing was written; the changes are kept in memory", changes=changes
         ) as con:

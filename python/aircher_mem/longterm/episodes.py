@@ -327,7 +327,16 @@ def create(
 ) -> MemoryRow:
     """A new episode of ``turns``, not formed yet (in memory; the caller writes it;
     without ``indexed`` the caller indexes it: :func:`index`)."""
-    memory = MemoryRow(id=lt._next_memory, kind="episode", content="", created_at=now, source="consolidated")
+    private = any(t.scope == "user-private" for t in turns)  # an episode of private turns is private
+    memory = MemoryRow(
+        id=lt._next_memory,
+        kind="episode",
+        content="",
+        created_at=now,
+        source="consolidated",
+        owner=lt.user,
+        scope="user-private" if private else "project-shared",
+    )
     lt._next_memory += 1
     episode = EpisodeRow(memory.id, session_id, "conversation", turns[0].at, turns[-1].at)
     _apply(lt, memory, episode, turns, full=False)
@@ -411,7 +420,7 @@ def task_episode(
     notes (errors then fixes). The caller makes sure the task has none yet."""
     session = task_session(task_id)
     texts = [description, *notes, *([f"Outcome: {outcome}"] if outcome else [])]
-    memory = MemoryRow(id=lt._next_memory, kind="episode", content="", created_at=now, source="task")
+    memory = MemoryRow(id=lt._next_memory, kind="episode", content="", created_at=now, source="task", owner=lt.user)
     lt._next_memory += 1
     made = forms(texts, lt.lifecycle)
     memory.content = description.strip()[:500] or made.headline

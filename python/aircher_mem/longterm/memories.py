@@ -190,19 +190,22 @@ def ingest(
 ) -> Extracted:
     from . import contradictions
 
+    # a memory from a user-private turn is user-private too; none merges across scopes
+    scope = (fields or {}).get("scope") or (turn.scope if turn is not None else None) or "project-shared"
+    fields = {**(fields or {}), "scope": scope}
     rules = sorted(set(candidate.rules))
     superseded: MemoryRow | None = None
     if candidate.slot is not None:
         current_id = lt._slots.get(candidate.slot)
         current = lt._memories.get(current_id) if current_id is not None else None
-        if current is not None and current.status == "active":
+        if current is not None and current.status == "active" and current.scope == scope:
             if normalize(current.slot_value or "") == normalize(candidate.value or ""):
                 return merge(lt, current, candidate, turn, at, rules)
             superseded = current
     near = nearest(lt, candidate.content)
     if superseded is None:
         target = similar(lt, candidate, near)
-        if target is not None:
+        if target is not None and lt._memories[target].scope == scope:
             return merge(lt, lt._memories[target], candidate, turn, at, rules)
     memory = create(
         lt,
@@ -273,6 +276,7 @@ def create(
         slot_subject=slot[0] if slot else None,
         slot_attribute=slot[1] if slot else None,
         slot_value=value,
+        owner=lt.user,
         **(fields or {}),
     )
     lt._next_memory += 1

@@ -45,6 +45,7 @@ __all__ = [
     "UNSAVE",
     "DOCUMENTS_VERSION",
     "TURN_COLUMNS",
+    "visible",
     "TurnRow",
     "MemoryRow",
     "MEMORY_FIELDS",
@@ -264,6 +265,14 @@ MIGRATIONS: dict[int, list[str]] = {
     # The idempotency keys of the turns stored (a SHA-256 digest of each: the client's
     # key itself is not kept) and the turn each stored: a retry is not stored twice.
     8: ["CREATE TABLE request_keys (digest VARCHAR PRIMARY KEY, turn_id BIGINT NOT NULL, stored_at DOUBLE NOT NULL)"],
+    # Who stored a turn or made a memory (the store's user: the login) and a turn's
+    # scope (seed 001's; NULL: project-shared): a user-private row is another user's
+    # to see only (the store before: no owner, every row shared).
+    9: [
+        "ALTER TABLE memories ADD COLUMN owner VARCHAR",
+        "ALTER TABLE turns ADD COLUMN owner VARCHAR",
+        "ALTER TABLE turns ADD COLUMN scope VARCHAR",
+    ],
 }
 store.register("longterm", MIGRATIONS)
 
@@ -278,8 +287,8 @@ UNSAVE = "DELETE FROM longterm_indexes"
 #: indexes saved by an older aircher-mem are built again, never read.
 DOCUMENTS_VERSION = 1
 
-TURN_COLUMNS = ("id", "session_id", "role", "speaker", "text", "said_at", "metadata", "tags")
-_TURN_TYPES = ("BIGINT", "VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR", "DOUBLE", "VARCHAR", "VARCHAR")
+TURN_COLUMNS = ("id", "session_id", "role", "speaker", "text", "said_at", "metadata", "tags", "owner", "scope")
+_TURN_TYPES = ("BIGINT", *["VARCHAR"] * 4, "DOUBLE", *["VARCHAR"] * 4)
 
 
 class ActionRow(NamedTuple):
@@ -302,6 +311,8 @@ class TurnRow:
     at: float
     metadata: str  # JSON
     tags: list[str]
+    owner: str | None = None  # who stored it
+    scope: str | None = None  # None: project-shared
 
     def result(self) -> Turn:
         return Turn(
@@ -359,6 +370,7 @@ class MemoryRow:
     rules: list[str] = dataclasses.field(default_factory=list)
     ttl_from: float | None = None
     stale_since: float | None = None
+    owner: str | None = None  # who made it
 
     @property
     def slot(self) -> tuple[str, str] | None:
@@ -458,6 +470,12 @@ def slices(items: Iterable[Any], size: int) -> Iterable[list[Any]]:
     iterator = iter(items)
     while chunk := list(itertools.islice(iterator, size)):
         yield chunk
+
+
+def visible(owner: str | None, scope: str | None, user: str) -> bool:
+    """Whether ``user`` may see a row of this owner and scope: a user-private row is
+    its owner's only."""
+    return scope != "user-private" or owner == user
 
 
 def json_list(text: str) -> list[str]:

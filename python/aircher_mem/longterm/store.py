@@ -82,6 +82,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from . import catchup as _catchup
 from . import chains as _chains
 from . import consolidate as _consolidate
 from . import contradictions as _contradictions
@@ -142,6 +143,9 @@ class LongTermMemory(StoreCore):
     ``summarizer`` the optional LLM callable that forms episodes (seed 003's prompts);
     ``judge`` the optional LLM callable asked whether two memories contradict.
     """
+
+    def _catch_up(self, entries: list[str]) -> None:
+        _catchup.apply(self, _catchup.merged(entries))
 
     def _opened(self) -> None:
         if ("rewrite", 1) in self._state():  # a forget's rewrite a crash cut short

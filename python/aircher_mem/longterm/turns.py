@@ -17,7 +17,7 @@ from ..results import Conversation, Extracted, Turn, TurnAdded
 from . import checks, documents, memories
 from .core import StoreCore
 from .extract import Candidate, combine, extract, run_llm
-from .schema import ROLES, TurnRow, turn_key
+from .schema import ROLES, SCOPES, TurnRow, turn_key
 
 __all__ = ["add_turn", "candidates_of", "session_turns", "get_context"]
 
@@ -44,11 +44,13 @@ def add_turn(
     metadata: Mapping[str, Any] | None = None,
     extract: bool = True,
     idempotency_key: str | None = None,
+    scope: str = "project-shared",
 ) -> TurnAdded:
     """Stores a turn (secrets redacted, personal data tagged) and, for a user turn
     (or any, with ``extract_assistant``), extracts memories from it. A turn stored
     before with the same ``idempotency_key`` is not stored again: the result names
-    it, and says so in its notes (what was extracted then is not repeated)."""
+    it, and says so in its notes (what was extracted then is not repeated). A
+    ``user-private`` turn, and what is extracted from it, is its user's only."""
     from . import decisions
 
     lt._check_open()
@@ -60,6 +62,7 @@ def add_turn(
     meta = checks.metadata(metadata)
     checks.flag("extract", extract)
     key = checks.optional_text("idempotency_key", idempotency_key, max_chars=1000)
+    scope = checks.choice("scope", scope, SCOPES[:2])
     lt._load()
     if key is not None:
         stored = lt._requested(key)
@@ -73,7 +76,8 @@ def add_turn(
                 [f"stored before with this idempotency key{where}: not stored again"],
             )
     clean = redact(raw)
-    turn = TurnRow(lt._next_turn, session, role, who, clean, when, meta, pii_tags(raw))
+    private = "user-private" if scope == "user-private" else None
+    turn = TurnRow(lt._next_turn, session, role, who, clean, when, meta, pii_tags(raw), lt.user, private)
     lt._next_turn += 1
     lt._turns[turn.id] = turn
     before = lt._sessions[session][-1:]

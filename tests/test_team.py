@@ -389,3 +389,24 @@ def test_a_users_private_memories_never_reach_another_user(
         for memory in memories.values():
             memory.close()
         made.__exit__(None, None, None)
+
+
+def test_a_process_that_slept_past_the_trimmed_log_reads_every_row(
+    tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(postgres, "TRIM_EVERY", 2)  # trim every second write ...
+    policy = team_policy(pg_url, changes_days=1e-9)  # ... everything written before now
+    for name in "abc":
+        (tmp_path / name).mkdir()
+    with am.Memory.open(tmp_path / "a", policy=policy) as a, am.Memory.open(tmp_path / "b", policy=policy) as b:
+        b.add_turn("s0", "user", "We use ruff for linting.")
+        for i in range(6):
+            a.add_turn("s1", "user", f"Step {i}: we use tool{i} for the release.")
+        with psycopg.connect(pg_url) as con:
+            through = con.execute("SELECT through FROM team_trimmed").fetchone()[0]
+            left = con.execute("SELECT min(seq) FROM team_changes").fetchone()[0]
+        assert through >= 6 and left > through  # b's last write is gone from the log
+        caught = _state(b)
+        assert [t.text for t in b.conversation("s1", k=1).short_term][-1] == "Step 5: we use tool5 for the release."
+    with am.Memory.open(tmp_path / "c", policy=policy) as c:
+        assert _state(c) == caught

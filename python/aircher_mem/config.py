@@ -856,6 +856,9 @@ class StorePolicy(_Section):
     #: Seconds a write waits for another process's write on a team's database
     #: before it fails with StoreLockedError.
     lock_seconds: float = _bound(30.0, 0.0, 3600.0, lo_open=True)
+    #: Days the team's change log keeps an entry: a process that has not caught up
+    #: for longer reads every row again.
+    changes_days: float = _bound(7.0, 0.0, 3650.0, lo_open=True)
 
 
 _SECTIONS: dict[str, type[_Section]] = {

@@ -493,6 +493,7 @@ class Memory:
                     self.db_path,
                     url=team.url,
                     lock_seconds=team.lock_seconds,
+                    changes_days=team.changes_days,
                     policy=self.policy.longterm,
                     retrieval=self.policy.retrieval,
                     lifecycle=self.policy.lifecycle,

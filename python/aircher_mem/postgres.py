@@ -31,7 +31,18 @@ from .errors import InvalidInputError, SchemaVersionError, StoreError, StoreLock
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["is_url", "shown", "driver", "connect", "translate", "has_table", "migrate", "line", "Connection"]
+__all__ = [
+    "is_url",
+    "shown",
+    "driver",
+    "connect",
+    "translate",
+    "has_table",
+    "migrate",
+    "line",
+    "Connection",
+    "TRIM_EVERY",
+]
 
 log = logging.getLogger("aircher_mem.postgres")
 
@@ -150,8 +161,13 @@ _VECTORS = "unnest(?::FLOAT[][])"  # a list of vectors: PostgreSQL's arrays are 
 _ROWID = re.compile(r"\browid\b")
 _CHANGES = (
     "CREATE TABLE IF NOT EXISTS team_changes (seq BIGSERIAL PRIMARY KEY, writer VARCHAR NOT NULL, "
-    "at DOUBLE PRECISION NOT NULL DEFAULT extract(epoch FROM clock_timestamp()), changes VARCHAR)"
+    "at DOUBLE PRECISION NOT NULL DEFAULT extract(epoch FROM clock_timestamp()), changes VARCHAR)",
+    # the highest number of the entries trimmed from the log (older than changes_days)
+    "CREATE TABLE IF NOT EXISTS team_trimmed (through BIGINT NOT NULL)",
+    "INSERT INTO team_trimmed SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM team_trimmed)",
 )
+#: Every this many writes, the writer trims the log.
+TRIM_EVERY = 1000
 
 
 class Connection:
@@ -167,13 +183,16 @@ class Connection:
     (:meth:`note`), whose sequence number orders the writes (they are serialized by
     the lock, so a number is never committed after a higher one); a process is
     up to date when it has read through the log's last number (:meth:`last_change`),
-    and catches up with the entries after its own (:meth:`entries_after`).
+    and catches up with the entries after its own (:meth:`entries_after`). Every
+    ``TRIM_EVERY`` writes, the entries older than ``changes_days`` are deleted
+    (:meth:`trimmed`: a process that had not read through them reads every row).
     """
 
-    def __init__(self, url: str, *, lock_seconds: float = 30.0) -> None:
+    def __init__(self, url: str, *, lock_seconds: float = 30.0, changes_days: float = 7.0) -> None:
         self.url = url
         self.where = shown(url)
         self.lock_seconds = lock_seconds
+        self.changes_days = changes_days
         self.raw = connect(url)
         self._holding = False  # the session holds the write lock
         self._timeout_set: Any = None  # the connection lock_timeout was set on
@@ -184,7 +203,8 @@ class Connection:
         try:
             with self.raw.transaction():
                 self.raw.execute("SELECT pg_advisory_xact_lock(%s)", [_MIGRATE_LOCK])
-                self.raw.execute(_CHANGES)
+                for statement in _CHANGES:
+                    self.raw.execute(statement)
         except self._driver.Error as exc:
             self.raw.close()
             raise StoreError(f"{self.where}: preparing the change log failed: {line(exc)}") from None
@@ -335,7 +355,21 @@ class Connection:
             "INSERT INTO team_changes (writer, changes) VALUES (?, ?) RETURNING seq", [writer, changes]
         ).fetchone()
         assert row is not None
-        return int(row[0])
+        seq = int(row[0])
+        if seq % TRIM_EVERY == 0:
+            self.execute(
+                "WITH gone AS (DELETE FROM team_changes WHERE at < extract(epoch FROM clock_timestamp()) - ? "
+                "RETURNING seq) UPDATE team_trimmed SET through = greatest(through, (SELECT max(seq) FROM gone)) "
+                "WHERE EXISTS (SELECT 1 FROM gone)",
+                [self.changes_days * 86_400.0],
+            )
+        return seq
+
+    def trimmed(self) -> int:
+        """The highest number trimmed from the log (older than ``changes_days``): a
+        process that read through less than it reads every row again."""
+        row = self.execute("SELECT through FROM team_trimmed").fetchone()
+        return int(row[0]) if row else 0
 
     def vacuum(self, tables: tuple[str, ...]) -> None:
         """Rewrites ``tables`` (``VACUUM FULL``): the rows deleted from them leave the

@@ -216,6 +216,7 @@ class StoreCore(store.StoreHolder):
         judge: Judge | None = None,
         url: str = "",
         lock_seconds: float = 30.0,
+        changes_days: float = 7.0,
     ) -> None:
         if not callable(clock):
             raise InvalidInputError(f"clock must be callable, got {checks.short(clock)}")
@@ -247,7 +248,7 @@ class StoreCore(store.StoreHolder):
         self._db = threading.RLock()
         if url:
             # the server answers what the store asks of a DuckDB connection (postgres.Connection)
-            team = postgres.Connection(url, lock_seconds=lock_seconds)
+            team = postgres.Connection(url, lock_seconds=lock_seconds, changes_days=changes_days)
             self._con = cast("duckdb.DuckDBPyConnection", team)
             try:
                 postgres.migrate(team.raw, "longterm", where=self.path)
@@ -396,17 +397,16 @@ class StoreCore(store.StoreHolder):
         team.execute("BEGIN TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
         try:
             last = team.last_change()
-            others = [e for e in team.entries_after(self._seen) if e[1] != self._writer] if self._loaded else []
-            if self._loaded and all(changes is not None for _, _, changes in others):
+            current = self._loaded and self._seen >= team.trimmed()  # else entries it needs are gone
+            others = [e for e in team.entries_after(self._seen) if e[1] != self._writer] if current else []
+            if current and all(changes is not None for _, _, changes in others):
                 if others:
                     self._catch_up([c for _, _, c in others if c is not None])
             else:
                 unwritten = self._pending or self._new_vectors
                 if unwritten:  # not acknowledged (a write failed): the server's rows are what holds
                     log.warning("long-term memory in %s: %d unwritten rows dropped to catch up", self.path, unwritten)
-                self._reset()
-                with heap.paused():
-                    self._read_all()
+                self._reload()
         finally:
             team.execute("ROLLBACK")
         self._seen = last
@@ -414,6 +414,10 @@ class StoreCore(store.StoreHolder):
     def _catch_up(self, entries: list[str]) -> None:
         """Puts what the change log's ``entries`` say others wrote in the state: here
         by reading every row again (``LongTermMemory`` reads only those rows)."""
+        self._reload()
+
+    def _reload(self) -> None:
+        """The state read again from every row."""
         self._reset()
         with heap.paused():
             self._read_all()

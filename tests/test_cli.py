@@ -393,6 +393,7 @@ def test_init_and_doctor(project: Path) -> None:
         "config": "ok",
         "encoding": "ok",
         "episodic": "ok",
+        "long-term": "ok",
         "graph": "fail",
         "languages": "ok",
         "search": "ok",

@@ -410,3 +410,15 @@ def test_a_process_that_slept_past_the_trimmed_log_reads_every_row(
         assert [t.text for t in b.conversation("s1", k=1).short_term][-1] == "Step 5: we use tool5 for the release."
     with am.Memory.open(tmp_path / "c", policy=policy) as c:
         assert _state(c) == caught
+
+
+def test_doctor_says_where_long_term_memory_is(tmp_path: Path, pg_url: str) -> None:
+    with am.Memory.open(tmp_path, policy=team_policy(pg_url)) as memory:
+        memory.add_turn("s1", "user", "We use Postgres for the database.")
+    config = tmp_path / ".aircher" / "config.toml"
+    config.write_text(team_policy(pg_url).to_toml())
+    [check] = [c for c in am.Memory.doctor(tmp_path).checks if c.check == "long-term"]
+    assert (check.status, check.detail) == (
+        "ok",
+        f"{postgres.shown(pg_url)} as aircher: 1 turns, 1 memories (1 active)",
+    )

@@ -2382,6 +2382,7 @@ class Memory:
         if memory is not None:
             with memory:
                 check("episodic", memory._doctor_episodic)
+                check("long-term", memory._doctor_longterm)
                 check("graph", memory._doctor_graph)
                 if deep:
                     check("graph (deep)", memory._doctor_deep)
@@ -2394,6 +2395,12 @@ class Memory:
         return f"{self.db_path.name}: schema {self.episodic.schema_version}, " + ", ".join(
             f"{k} {v}" for k, v in counts.items()
         )
+
+    def _doctor_longterm(self) -> str:
+        lt = self.longterm
+        counts = lt.counts()
+        where = f"{lt.path} as {lt.user}" if lt.team else f"{self.db_path.name}"
+        return f"{where}: {counts['turns']} turns, {counts['memories']} memories ({counts['active']} active)"
 
     def _doctor_graph(self) -> str:
         stats = self._graph_stats()

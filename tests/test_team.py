@@ -422,3 +422,20 @@ def test_doctor_says_where_long_term_memory_is(tmp_path: Path, pg_url: str) -> N
         "ok",
         f"{postgres.shown(pg_url)} as aircher: 1 turns, 1 memories (1 active)",
     )
+
+
+def test_a_watching_process_catches_up_before_it_is_asked(two: tuple[am.Memory, am.Memory]) -> None:
+    a, b = two
+    a.watch_team()
+    a.watch_team()  # once
+    said = b.add_turn("s1", "user", "We use Postgres for the database.")
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        with a._lock:  # what a's verbs see, without a verb (which would catch up itself)
+            if said.turn_id in a.longterm._turns:
+                break
+        time.sleep(0.05)
+    with a._lock:
+        assert said.turn_id in a.longterm._turns
+    a.close()  # stops the listener first
+    assert a._listener is None

@@ -340,6 +340,7 @@ class Memory:
         self._committed = 0
         self._committing = threading.Lock()
         self._depth = 0  # durable verbs running on the thread holding the lock
+        self._listener: Any = None  # watch_team's
 
     @classmethod
     def open(
@@ -2507,8 +2508,32 @@ class Memory:
             if self._longterm is not None:
                 self._longterm.flush()
 
+    def watch_team(self) -> None:
+        """On a team's store, catch up whenever another process writes (a thread
+        woken by the server, :class:`aircher_mem.postgres.Listener`) rather than at
+        the next verb: what a long-running server does. Elsewhere a no-op."""
+        from . import postgres
+
+        with self._lock:
+            if not self.policy.store.url or self._listener is not None:
+                return
+            self.longterm._load()
+            self._listener = postgres.Listener(self.policy.store.url, self._caught_up).start()
+
+    def _caught_up(self) -> None:
+        with self._lock:
+            if self._closed or self._longterm is None:
+                return
+            try:
+                self._longterm._load()
+            except AircherError as exc:  # the next verb tries again
+                log.warning("catching up with the team's store failed: %s", exc)
+
     def close(self) -> None:
         """Flushes and closes; safe to call twice."""
+        listener, self._listener = self._listener, None
+        if listener is not None:  # before the lock: its thread may be waiting for it
+            listener.close()
         with self._lock:
             if self._closed:
                 return

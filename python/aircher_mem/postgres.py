@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 import urllib.parse
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from . import store
@@ -41,7 +43,9 @@ __all__ = [
     "migrate",
     "line",
     "Connection",
+    "Listener",
     "TRIM_EVERY",
+    "CHANNEL",
 ]
 
 log = logging.getLogger("aircher_mem.postgres")
@@ -168,6 +172,8 @@ _CHANGES = (
 )
 #: Every this many writes, the writer trims the log.
 TRIM_EVERY = 1000
+#: The channel a write's commit notifies (its number as the payload).
+CHANNEL = "aircher_changes"
 
 
 class Connection:
@@ -356,6 +362,7 @@ class Connection:
         ).fetchone()
         assert row is not None
         seq = int(row[0])
+        self.execute("SELECT pg_notify(?, ?)", [CHANNEL, str(seq)])  # sent when the write commits
         if seq % TRIM_EVERY == 0:
             self.execute(
                 "WITH gone AS (DELETE FROM team_changes WHERE at < extract(epoch FROM clock_timestamp()) - ? "
@@ -378,3 +385,46 @@ class Connection:
             self.raw.execute(f"VACUUM FULL {', '.join(tables)}")
         except self._driver.Error as exc:
             raise StoreError(f"{self.where}: rewriting the tables after a forget failed: {line(exc)}") from None
+
+
+class Listener:
+    """A thread that calls ``woken()`` after the commit of writes to the team's
+    database (``LISTEN`` on :data:`CHANNEL`, on a connection of its own; the
+    notifications that arrive together make one call), so that a long-running
+    process catches up before anyone asks. A lost connection is made again after
+    ``retry_seconds``. :meth:`close` stops it."""
+
+    def __init__(self, url: str, woken: Callable[[], None], *, retry_seconds: float = 1.0) -> None:
+        self.url = url
+        self.where = shown(url)
+        self.woken = woken
+        self.retry_seconds = retry_seconds
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="aircher-mem-team-listen", daemon=True)
+
+    def start(self) -> Listener:
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        pg = driver()
+        while not self._stop.is_set():
+            con = None
+            try:
+                con = connect(self.url)
+                con.execute(f"LISTEN {CHANNEL}")
+                while not self._stop.is_set():
+                    if any(True for _ in con.notifies(timeout=0.5, stop_after=1)):
+                        for _ in con.notifies(timeout=0.0):  # the rest of a burst: one call
+                            pass
+                        self.woken()
+            except (StoreError, pg.Error) as exc:
+                log.warning("%s: listening for writes failed, trying again: %s", self.where, line(exc))
+                self._stop.wait(self.retry_seconds)
+            finally:
+                if con is not None:
+                    con.close()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()

@@ -1307,6 +1307,7 @@ def serve(
             running = serve_in_thread(memory, host=host, port=port)
             consolidating = Consolidating(memory, idle=running.idle_seconds if idle_exit_seconds else None)
             warm(memory)
+            memory.watch_team()
             while running.running and not stop.wait(_WATCH_SECONDS):
                 consolidating.when_due()
                 if idle_exit_seconds and running.idle_seconds() > idle_exit_seconds:

@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar, cast
 
-from .. import heap, postgres, store
+from .. import heap, store
 from .._core import LexicalIndex, VectorIndex
 from ..config import (
     ChainsPolicy,
@@ -93,6 +93,7 @@ from .schema import (
 if TYPE_CHECKING:
     import duckdb
 
+    from .. import postgres
     from ..embeddings import Embedder
 
 __all__ = ["StoreCore", "using_db", "team_verb", "log"]
@@ -239,6 +240,8 @@ class StoreCore(store.StoreHolder):
         self._judged: dict[tuple[int, int], bool] = {}  # the judge's answers, by pair (a, b)
         #: A team's store on a PostgreSQL server (``url``), else the DuckDB file at ``path``.
         self.team = bool(url)
+        if url:  # not at import: a hook that opens the file never loads psycopg's side
+            from .. import postgres
         self.path = postgres.shown(url) if url else str(path)
         self._embedder_factory = embedder
         self._embedder: Embedder | None = None
@@ -380,7 +383,7 @@ class StoreCore(store.StoreHolder):
             self._read_all()
 
     def _team(self) -> postgres.Connection:
-        return cast(postgres.Connection, self._con)
+        return cast("postgres.Connection", self._con)
 
     def _sync(self) -> None:
         """A team's store, before a verb reads or writes: while :meth:`acting`, the

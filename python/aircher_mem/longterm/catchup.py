@@ -194,8 +194,7 @@ def apply(lt: StoreCore, changes: Mapping[str, Sequence[Any]]) -> None:
     vectors = changes.get("vectors", [])
     if vectors and lt._embedder_factory is not None:
         _vectors(lt, vectors)
-    lt._places = None
-    lt._pairs_of = None
+    # (the caches of memories' places and of contradiction pairs see what changed themselves)
 
 
 def _vectors(lt: StoreCore, keys: Sequence[str]) -> None:

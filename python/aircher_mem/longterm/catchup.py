@@ -22,7 +22,6 @@ from .schema import (
     CONTRADICTION_FIELDS,
     EPISODE_FIELDS,
     EPISODE_LINK,
-    EPISODE_LISTS,
     MEMORY_FIELDS,
     RULES_AT,
     TAGS_AT,
@@ -30,9 +29,9 @@ from .schema import (
     ActionRow,
     CausalNodeRow,
     ContradictionRow,
-    EpisodeRow,
     MemoryRow,
     TurnRow,
+    episode_row,
     json_list,
     memory_key,
     turn_key,
@@ -109,12 +108,8 @@ def apply(lt: StoreCore, changes: Mapping[str, Sequence[Any]]) -> None:
                 lt._slots[memory.slot] = memory.id
             written.append(memory)
         for row in _rows(lt, f"SELECT {', '.join(EPISODE_FIELDS)} FROM episodes WHERE memory_id IN (?)", memories):
-            episode = EpisodeRow(*row)
-            if episode.memory_id not in lt._memories:
-                continue
-            for name in EPISODE_LISTS:
-                setattr(episode, name, json_list(getattr(episode, name)))
-            lt._episodes[episode.memory_id] = episode
+            if row[0] in lt._memories:
+                lt._episodes[row[0]] = episode_row(row)
     linked = changes.get("links", [])
     if linked:
         for memory_id in linked:

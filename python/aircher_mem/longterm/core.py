@@ -83,6 +83,7 @@ from .schema import (
     MemoryRow,
     Summarizer,
     TurnRow,
+    episode_row,
     json_list,
     memory_key,
     one_row,
@@ -516,12 +517,8 @@ class StoreCore(store.StoreHolder):
             for turns in self._episode_turns.values():
                 turns.sort()
             for row in con.execute(f"SELECT {', '.join(EPISODE_FIELDS)} FROM episodes").fetchall():
-                episode = EpisodeRow(*row)
-                if episode.memory_id not in self._memories:
-                    continue
-                for name in EPISODE_LISTS:
-                    setattr(episode, name, json_list(getattr(episode, name)))
-                self._episodes[episode.memory_id] = episode
+                if row[0] in self._memories:
+                    self._episodes[row[0]] = episode_row(row)
             memories = self._memories
             for source, target, relation in con.execute(
                 "SELECT source_id, target_id, relation FROM memory_edges "

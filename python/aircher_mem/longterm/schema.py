@@ -52,6 +52,7 @@ __all__ = [
     "EpisodeRow",
     "EPISODE_FIELDS",
     "EPISODE_LISTS",
+    "episode_row",
     "EPISODE_LINK",
     "ContradictionRow",
     "CONTRADICTION_FIELDS",
@@ -409,6 +410,16 @@ class EpisodeRow:
 
 EPISODE_FIELDS = tuple(f.name for f in dataclasses.fields(EpisodeRow))
 EPISODE_LISTS = ("key_points", "entities", "decisions", "questions", "files")
+
+
+def episode_row(row: Sequence[Any]) -> EpisodeRow:
+    """An ``episodes`` row (``EPISODE_FIELDS``, its lists as JSON) as an EpisodeRow."""
+    episode = EpisodeRow(*row)
+    for name in EPISODE_LISTS:
+        setattr(episode, name, json_list(getattr(episode, name)))
+    return episode
+
+
 #: The reason of a link from an episode to one of its raw turns.
 EPISODE_LINK = "episode"
 

@@ -400,3 +400,18 @@ def test_the_command_line_copies_and_says_so(tmp_path: Path, pg_url: str) -> Non
         env={**os.environ, "NO_COLOR": "1"},
     )
     assert again.returncode == 1 and "already holds an aircher-mem store" in again.stderr
+
+
+def test_a_copy_into_a_folder_to_be_makes_its_store_and_a_failed_one_leaves_nothing(
+    tmp_path: Path, pg_url: str
+) -> None:
+    a_store(tmp_path / "p")
+    transfer.copy_store(tmp_path / "p", pg_url)
+    made = transfer.copy_store(pg_url, f"{tmp_path / 'backup'}{os.sep}")
+    assert made.target == str(tmp_path / "backup" / ".aircher" / "memory.duckdb")
+    assert rows_of(made.target) == rows_of(tmp_path / "p" / ".aircher" / "memory.duckdb")
+    (tmp_path / "a-file").write_text("x")
+    with pytest.raises(StoreError):
+        transfer.copy_store(pg_url, tmp_path / "a-file" / "store.duckdb")  # its folder cannot be made
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file", "backup", "p"]
+    assert (tmp_path / "a-file").read_text() == "x"

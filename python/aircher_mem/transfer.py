@@ -213,9 +213,10 @@ def _sequences(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, str]]:
 
 
 def _file_path(text: str) -> str:
-    """A store file's path: ``text``, or the store of the project folder it names."""
+    """A store file's path: ``text``, or the store of the project folder it names
+    (a folder, or a path ending in a slash)."""
     path = Path(text)
-    if path.is_dir():
+    if path.is_dir() or text.endswith(os.sep):
         from .root import STORE_DIR
 
         return str(path / STORE_DIR / "memory.duckdb")
@@ -230,16 +231,19 @@ def _opened_file(path: str, *, new: bool) -> Iterator[duckdb.DuckDBPyConnection]
         raise StoreError(f"{path} exists: a copy goes into a new store file")
     if not new and not os.path.exists(path):
         raise StoreError(f"{path}: no such store file")
-    con = store.connect(path)
+    con = None
+    locked_before = os.path.lexists(path + ".lock")  # another process's: never removed
     try:
+        con = store.connect(path)
         for component in store.registered():
             store.migrate(con, component, path=path)
         yield con
     except BaseException:
-        store.disconnect(con, path)
+        if con is not None:
+            store.disconnect(con, path)
         if new:
-            for leftover in (path, path + ".wal"):
-                with contextlib.suppress(FileNotFoundError):
+            for leftover in (path, path + ".wal", *([] if locked_before else [path + ".lock"])):
+                with contextlib.suppress(FileNotFoundError, IsADirectoryError, NotADirectoryError):
                     os.unlink(leftover)
         raise
     store.disconnect(con, path)

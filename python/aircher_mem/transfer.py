@@ -76,7 +76,20 @@ class _Side(Protocol):
         """The column's highest value (None: no rows)."""
 
 
-class _File:
+class _Shared:
+    """What both ends do in the same SQL."""
+
+    con: Any
+
+    def clear(self, table: str) -> None:
+        self.con.execute(f"DELETE FROM {table}")
+
+    def highest(self, table: str, column: str) -> int | None:
+        row = self.con.execute(f"SELECT max({column}) FROM {table}").fetchone()
+        return None if row is None or row[0] is None else int(row[0])
+
+
+class _File(_Shared):
     def __init__(self, path: str, con: duckdb.DuckDBPyConnection) -> None:
         self.where = path
         self.con = con
@@ -97,9 +110,6 @@ class _File:
         names = ", ".join(name for name, _ in columns)
         self.con.execute(f"INSERT INTO {table} ({names}) SELECT {', '.join(parts)}", values)
 
-    def clear(self, table: str) -> None:
-        self.con.execute(f"DELETE FROM {table}")
-
     def sequence(self, name: str) -> int | None:
         row = self.con.execute("SELECT last_value FROM duckdb_sequences() WHERE sequence_name = ?", [name]).fetchone()
         return None if row is None or row[0] is None else int(row[0])
@@ -108,12 +118,8 @@ class _File:
         # DuckDB has no setval: the sequence is fresh, taken up to `last`
         self.con.execute(f"SELECT max(nextval('{name}')) FROM range(?)", [last]).fetchall()
 
-    def highest(self, table: str, column: str) -> int | None:
-        row = self.con.execute(f"SELECT max({column}) FROM {table}").fetchone()
-        return None if row is None or row[0] is None else int(row[0])
 
-
-class _Server:
+class _Server(_Shared):
     def __init__(self, url: str, con: psycopg.Connection[Any]) -> None:
         self.where = shown(url)
         self.con = con
@@ -130,19 +136,12 @@ class _Server:
             for row in rows:
                 copy.write_row(row)
 
-    def clear(self, table: str) -> None:
-        self.con.execute(f"DELETE FROM {table}")
-
     def sequence(self, name: str) -> int | None:
         row = self.con.execute(f"SELECT last_value, is_called FROM {name}").fetchone()
         return int(row[0]) if row is not None and row[1] else None
 
     def advance(self, name: str, last: int) -> None:
         self.con.execute("SELECT setval(%s, %s, true)", [name, last])
-
-    def highest(self, table: str, column: str) -> int | None:
-        row = self.con.execute(f"SELECT max({column}) FROM {table}").fetchone()
-        return None if row is None or row[0] is None else int(row[0])
 
 
 _INTEGERS = ("BIGINT", "INTEGER", "UBIGINT", "SMALLINT", "HUGEINT")

@@ -195,8 +195,6 @@ def apply(lt: StoreCore, changes: Mapping[str, Sequence[Any]]) -> None:
 def _vectors(lt: StoreCore, keys: Sequence[str]) -> None:
     """The stored vectors of ``keys`` whose items exist, into the vector index (of
     the dimension it has, or theirs when there is none yet)."""
-    import numpy as np
-
     from .._core import VectorIndex
 
     live = {memory_key(m) for m in lt._memories} | {turn_key(t) for t in lt._turns}
@@ -211,12 +209,4 @@ def _vectors(lt: StoreCore, keys: Sequence[str]) -> None:
         return
     if lt._vectors is None:
         lt._vectors = VectorIndex(len(rows[0][1]))
-    dim = lt._vectors.dim
-    chosen = [(key, vector) for key, vector in rows if len(vector) == dim]
-    if not chosen:
-        return
-    matrix = np.array([[np.nan if v is None else v for v in vector] for _, vector in chosen], dtype=np.float32)
-    finite = np.isfinite(matrix).all(axis=1)
-    kept = [chosen[i][0] for i in np.flatnonzero(finite)]
-    lt._vectors.upsert(kept, np.ascontiguousarray(matrix[finite]))
-    lt._unembedded.difference_update(kept)
+    lt._keep_vectors(lt._vectors, [(key, vector) for key, vector in rows if len(vector) == lt._vectors.dim])

@@ -621,8 +621,6 @@ class StoreCore(store.StoreHolder):
     def _load_server_vectors(self, keys: set[str]) -> None:
         """:meth:`_load_vectors` on a team's server: the vectors of the most common
         dimension, ``VECTOR_SLICE`` rows at a time."""
-        import numpy as np
-
         team = self._team()
         found = team.execute(
             "SELECT cardinality(vector) AS dim FROM memory_vectors WHERE cardinality(vector) > 0 "
@@ -634,16 +632,23 @@ class StoreCore(store.StoreHolder):
         vectors = VectorIndex(dim)
         team.execute("SELECT item_key, vector FROM memory_vectors WHERE cardinality(vector) = ?", [dim])
         while rows := team.fetchmany(VECTOR_SLICE):
-            chosen = [(key, vector) for key, vector in rows if key in keys]
-            if not chosen:
-                continue
-            matrix = np.array([[np.nan if v is None else v for v in vector] for _, vector in chosen], dtype=np.float32)
-            finite = np.isfinite(matrix).all(axis=1)
-            kept = [chosen[i][0] for i in np.flatnonzero(finite)]
-            vectors.upsert(kept, np.ascontiguousarray(matrix[finite]))
-            self._unembedded.difference_update(kept)
+            self._keep_vectors(vectors, [(key, vector) for key, vector in rows if key in keys])
         if len(vectors):
             self._vectors = vectors
+
+    def _keep_vectors(self, vectors: VectorIndex, rows: list[tuple[str, list[float | None]]]) -> None:
+        """Stored vectors read from a server (``(key, values)``, all of ``vectors``'
+        dimension) into ``vectors``, but those with a value missing or not finite:
+        those items are embedded again."""
+        import numpy as np
+
+        if not rows:
+            return
+        matrix = np.array([[np.nan if v is None else v for v in vector] for _, vector in rows], dtype=np.float32)
+        finite = np.isfinite(matrix).all(axis=1)
+        kept = [rows[i][0] for i in np.flatnonzero(finite)]
+        vectors.upsert(kept, np.ascontiguousarray(matrix[finite]))
+        self._unembedded.difference_update(kept)
 
     @using_db
     def _state(self) -> list[tuple[str, int]]:

@@ -25,6 +25,7 @@ LAYERS = {
     "aircher_mem.interfaces.hooks": 4,
     "aircher_mem.interfaces.http": 4,
     "aircher_mem.interfaces.client": 4,
+    "aircher_mem.interfaces.accounts": 4,
     "aircher_mem.interfaces.dispatch": 4,
     "aircher_mem.interfaces.hook_command": 4,
     "aircher_mem.interfaces.thin": 4,

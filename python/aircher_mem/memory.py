@@ -19,6 +19,7 @@ while another process (an MCP server) holds the DuckDB file, which allows one wr
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import dataclasses
 import functools
 import logging
@@ -189,6 +190,10 @@ P = ParamSpec("P")
 R = TypeVar("R")
 _S = TypeVar("_S")
 
+#: Who the long-term verbs act for in this thread (:meth:`Memory.as_user`); None:
+#: the store's own user.
+_ACTING: contextvars.ContextVar[str | None] = contextvars.ContextVar("aircher_mem_acting", default=None)
+
 
 def _verb(method: Callable[P, R]) -> Callable[P, R]:
     """Runs a verb under the memory's lock, refusing a closed memory."""
@@ -324,6 +329,7 @@ class Memory:
         self._partial: tuple[KnowledgeGraph, PartialIndex] | None = None
         self._episodic: EpisodicMemory | None = None
         self._longterm: LongTermMemory | None = None
+        self._acting_for: dict[str, LongTermMemory] = {}  # as_user's stores, by user
         self._window: DynamicContextManager | None = None
         self._tokens: TokenCounter | None = None
         self._lock = threading.RLock()
@@ -331,7 +337,7 @@ class Memory:
         self._stale = False
         self._refreshing: threading.Thread | None = None  # a refresh after an answer (_refresh_after)
         self._view: GraphView | None = None  # the saved graph searched in place (see _searchable)
-        self._known: tuple[int, assembly.Hierarchy] | None = None  # see _hierarchy
+        self._known: dict[str | None, tuple[int, assembly.Hierarchy]] = {}  # see _hierarchy; by as_user's user
         self._dense_channel: tuple[DenseIndex | None, str] | None = None
         self._closed = False
         self._batching = 0  # depth of batch() blocks
@@ -481,36 +487,46 @@ class Memory:
     @property
     def longterm(self) -> LongTermMemory:
         """Long-term memory: turns and memories (opened on first use, in the same
-        DuckDB file as the episodic store, or on the team's server: ``[store] url``)."""
+        DuckDB file as the episodic store, or on the team's server: ``[store] url``);
+        within :meth:`as_user`, that user's view of the team's store."""
+        self._check_open()
+        user = _ACTING.get()
+        if user is not None and user not in self._acting_for:
+            self._acting_for[user] = self._open_longterm(user)
+        if user is not None:
+            return self._acting_for[user]
+        if self._longterm is None:
+            self._longterm = self._open_longterm(None)
+        return self._longterm
+
+    def _open_longterm(self, user: str | None) -> LongTermMemory:
         from .longterm import LongTermMemory
 
-        self._check_open()
-        if self._longterm is None:
-            embedder, why = dense_embedder(self.policy)
-            team = self.policy.store
+        embedder, why = dense_embedder(self.policy)
+        team = self.policy.store
 
-            def open_store() -> LongTermMemory:
-                return LongTermMemory(
-                    self.db_path,
-                    url=team.url,
-                    lock_seconds=team.lock_seconds,
-                    changes_days=team.changes_days,
-                    policy=self.policy.longterm,
-                    retrieval=self.policy.retrieval,
-                    lifecycle=self.policy.lifecycle,
-                    decisions=self.policy.decisions,
-                    knowledge=self.policy.knowledge,
-                    chains=self.policy.chains,
-                    contradiction_rules=self.policy.contradictions,
-                    embedder=embedder,
-                    dense_note=why,
-                    extractor=self.extractor,
-                    summarizer=self.summarizer,
-                    judge=self.judge,
-                )
+        def open_store() -> LongTermMemory:
+            return LongTermMemory(
+                self.db_path,
+                url=team.url,
+                lock_seconds=team.lock_seconds,
+                changes_days=team.changes_days,
+                user=user,
+                policy=self.policy.longterm,
+                retrieval=self.policy.retrieval,
+                lifecycle=self.policy.lifecycle,
+                decisions=self.policy.decisions,
+                knowledge=self.policy.knowledge,
+                chains=self.policy.chains,
+                contradiction_rules=self.policy.contradictions,
+                embedder=embedder,
+                dense_note=why,
+                extractor=self.extractor,
+                summarizer=self.summarizer,
+                judge=self.judge,
+            )
 
-            self._longterm = open_store() if team.url else self._taken(open_store)
-        return self._longterm
+        return open_store() if team.url else self._taken(open_store)
 
     def _taken(self, open_store: Callable[[], _S]) -> _S:
         """``open_store()``, after a server that offers the store gave it up."""
@@ -1287,10 +1303,10 @@ class Memory:
         grouped again only when a memory was added, forgotten, or changed its
         content, level or status."""
         lt = self.longterm
-        kept = self._known
+        kept = self._known.get(_ACTING.get())
         if kept is None or kept[0] != lt.shape:
             rows = lt.active()  # loads the store first: its shape counts from there
-            kept = self._known = (lt.shape, assembly.hierarchy(rows))
+            kept = self._known[_ACTING.get()] = (lt.shape, assembly.hierarchy(rows))
         return kept[1]
 
     def _signals(
@@ -1969,7 +1985,7 @@ class Memory:
         ``open_store``, when its file exists or ``create`` says to make it) opened
         now, never by asking a server that holds it (None then, and when it cannot be
         opened: logged)."""
-        longterm = self._longterm
+        longterm = self._current()
         if longterm is not None or not open_store or not (create or self.db_path.exists()):
             return longterm
         asking, self.take_offered_store = self.take_offered_store, False
@@ -2478,9 +2494,39 @@ class Memory:
     def _team_verb(self) -> contextlib.AbstractContextManager[None]:
         """A verb on a team's store acts as one (see
         :meth:`aircher_mem.longterm.core.StoreCore.acting`), once the store is open."""
-        if self._longterm is None or not self._longterm.team:
+        longterm = self._current()
+        if longterm is None or not longterm.team:
             return contextlib.nullcontext()
-        return self._longterm.acting()
+        return longterm.acting()
+
+    def _current(self) -> LongTermMemory | None:
+        """The long-term store this thread's verbs use, when it is open."""
+        user = _ACTING.get()
+        return self._longterm if user is None else self._acting_for.get(user)
+
+    def _open_stores(self) -> list[LongTermMemory]:
+        """The long-term stores open: the store's own user's, then :meth:`as_user`'s."""
+        return ([self._longterm] if self._longterm is not None else []) + list(self._acting_for.values())
+
+    @contextlib.contextmanager
+    def as_user(self, user: str) -> Iterator[Memory]:
+        """Within the block, this thread's long-term verbs act for ``user`` on the
+        team's store (``[store] url``): what they write is ``user``'s, and they see
+        ``user``'s user-private memories, not the store's own user's. What a server
+        serving several people does for each request (per-user tokens); each user's
+        view is opened on first use and kept until :meth:`close`. The rest of the
+        memory (the code graph, episodic memory, the window) is the project's, shared.
+        InvalidInputError on a store that is a file (its rows are its login's)."""
+        name = _text("user", user, max_chars=128).strip()
+        if not name:
+            raise InvalidInputError("user must not be blank")
+        if not self.policy.store.url:
+            raise InvalidInputError("as_user needs a team's store ([store] url): a file's rows are its login's")
+        token = _ACTING.set(name)
+        try:
+            yield self
+        finally:
+            _ACTING.reset(token)
 
     def _commit(self, ticket: int) -> None:
         """Commits every pending long-term write unless ``ticket`` (a write's number)
@@ -2489,10 +2535,10 @@ class Memory:
             if self._committed >= ticket:
                 return
             target = self._written
-            if self._longterm is not None:
+            for longterm in self._open_stores():
                 # DuckDB writes with the lock released: the next writers' verbs run
                 # meanwhile, and their rows make the next commit's group.
-                self._longterm.commit_outside(self._lock)  # StoreError: not acknowledged, still pending
+                longterm.commit_outside(self._lock)  # StoreError: not acknowledged, still pending
             self._committed = max(self._committed, target)
 
     def _flush_episodic(self) -> None:
@@ -2505,8 +2551,8 @@ class Memory:
         with self._lock:
             if self._episodic is not None:
                 self._episodic.flush()
-            if self._longterm is not None:
-                self._longterm.flush()
+            for longterm in self._open_stores():
+                longterm.flush()
 
     def watch_team(self) -> None:
         """On a team's store, catch up whenever another process writes (a thread
@@ -2522,12 +2568,13 @@ class Memory:
 
     def _caught_up(self) -> None:
         with self._lock:
-            if self._closed or self._longterm is None:
+            if self._closed:
                 return
-            try:
-                self._longterm._load()
-            except AircherError as exc:  # the next verb tries again
-                log.warning("catching up with the team's store failed: %s", exc)
+            for longterm in self._open_stores():
+                try:
+                    longterm._load()
+                except AircherError as exc:  # the next verb tries again
+                    log.warning("catching up with the team's store failed: %s", exc)
 
     def close(self) -> None:
         """Flushes and closes; safe to call twice."""
@@ -2539,8 +2586,14 @@ class Memory:
                 return
             self._closed = True
             try:
-                if self._longterm is not None:
-                    self._longterm.close()
+                failed: AircherError | None = None
+                for longterm in self._open_stores():
+                    try:
+                        longterm.close()
+                    except AircherError as exc:  # the others still close
+                        failed = exc
+                if failed is not None:
+                    raise failed
                 self._committed = self._written  # close committed every write still waiting
             finally:
                 if self._episodic is not None:

@@ -59,6 +59,8 @@ __all__ = [
     "InitResult",
     "CopiedTable",
     "StoreCopy",
+    "UserAccount",
+    "Users",
     "Turn",
     "Extracted",
     "TurnAdded",
@@ -583,6 +585,22 @@ class StoreCopy(_Result):
     tables: list[CopiedTable]
     rows: int
     seconds: float
+
+
+class UserAccount(_Result):
+    """A user with a token for the project's server: the name and when the token
+    was made (Unix seconds)."""
+
+    name: str
+    created_at: float
+
+
+class Users(_Result):
+    """The users with a token for the project's server (users.json), and the token
+    ``users add`` just made: shown this once, kept nowhere but as its SHA-256."""
+
+    users: list[UserAccount]
+    token: str | None
 
 
 # -- long-term memory ----------------------------------------------------------------------

@@ -42,9 +42,9 @@ from typing import Annotated, Any, Literal, TextIO
 from .. import verbs
 from ..checks import Arg, Parse
 from ..config import Policy
-from ..errors import AircherError, StoreNotFoundError
+from ..errors import AircherError, InvalidInputError, StoreNotFoundError
 from ..memory import STORE_DIR, Memory, find_root
-from ..results import Doctor, IndexReport, InitResult, StoreCopy
+from ..results import Doctor, IndexReport, InitResult, StoreCopy, Users
 from ..verbs import verb
 from . import command_line, hook_command, wire
 from .client import connect, server_check
@@ -283,6 +283,36 @@ def cmd_hook(
     return hook_command.run(hooks, event, root, run.out.out)
 
 
+@verb(name="users", surfaces=("cli",), python_only=("run",))
+def cmd_users(
+    run: Run,
+    action: Annotated[
+        Literal["list", "add", "remove"],
+        Arg(description="list the users with a token; add one (its token is printed once); remove one's token."),
+    ] = "list",
+    name: Annotated[str | None, Arg(description="The user to add or remove (their name on the team's store).")] = None,
+) -> Users:
+    """Per-user tokens for the project's server on a team's store: each request acts for the user its token names."""
+    from . import accounts
+
+    root = run.root
+    token = None
+    if action != "list":
+        if name is None:
+            raise InvalidInputError(f"users {action} needs the user's name")
+        if action == "add":
+            if not Policy.load(root).store.url:
+                raise InvalidInputError(
+                    "per-user tokens are for a team's store: set [store] url in .aircher/config.toml first"
+                )
+            token = accounts.add(root, name)
+        else:
+            accounts.remove(root, name)
+    elif name is not None:
+        raise InvalidInputError("users list takes no name")
+    return Users(accounts.listed(root), token)
+
+
 # -- parsing: each command's arguments from its declaration ----------------------------------
 
 
@@ -352,7 +382,8 @@ def command_specs() -> list[dict[str, Any]]:
                 "name": v.name,
                 "command": v.cli_name,
                 "summary": v.summary,
-                "printed": "python" in v.surfaces or v.name in ("doctor", "hooks"),  # a table, or --json
+                # a table, or --json: a verb's result, or the summary hooks prints
+                "printed": "python" in v.surfaces or dataclasses.is_dataclass(v.result) or v.name == "hooks",
                 "path_argument": v.name in ("create_store", "index"),
                 "params": [_param_spec(p) for p in v.params],
                 "options": [list(option) for option in CLI_OPTIONS.get(v.name, ())],

@@ -33,6 +33,7 @@ from .thin import (
     alive,
     config_digest,
     info_of,
+    presented,
     proof,
     server_data,
     snapshot_in,
@@ -140,14 +141,15 @@ def _read_info(path: Path) -> ServerInfo | None:
 
 
 def discover(root: str | os.PathLike[str]) -> ServerInfo | None:
-    """What the project's server.json says, when its pid lives; None when there is
-    no file, it is unreadable or its pid is dead. It does not connect: a pid can
+    """What the project's server.json says, when its pid lives, with the token to
+    present (``AIRCHER_MEM_TOKEN``, a user's, when set); None when there is no
+    file, it is unreadable or its pid is dead. It does not connect: a pid can
     live on in another program, so :meth:`Client.discover` (and :func:`connect`)
     also ask the server to prove it knows the token before trusting the file."""
     info = _read_info(server_file(root))
     if info is None or not _alive(info.pid):
         return None
-    return info
+    return info._replace(token=presented(info.token))
 
 
 def _live(info: ServerInfo, timeout: float) -> bool:

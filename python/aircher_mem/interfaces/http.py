@@ -88,6 +88,7 @@ from ..errors import (
 )
 from ..memory import Memory
 from . import wire
+from .accounts import Accounts, check_name
 from .client import (
     LOOPBACK,
     HTTPError,
@@ -172,12 +173,21 @@ class HealthProof:
 _CHALLENGE = re.compile(r"[0-9a-f]{32,128}")
 
 
-def _health(token: str, args: Mapping[str, Any]) -> Health | HealthProof:
+#: The proof key for a user without a token: a proof nobody can check.
+_NOBODY = secrets.token_hex(32)
+
+
+def _health(token: str, accounts: Accounts, args: Mapping[str, Any]) -> Health | HealthProof:
     challenge = args.get("challenge")
+    user = args.get("user")
     if challenge is None:
+        if user is not None:
+            raise _bad("user goes with a challenge")
         return Health(True, __version__)
     if not _CHALLENGE.fullmatch(challenge):
         raise _bad("challenge must be 32 to 128 lowercase hex digits")
+    if user is not None:  # proven to the holder of that user's token
+        token = accounts.key(check_name(user)) or _NOBODY
     pid = os.getpid()
     return HealthProof(True, __version__, pid, proof(token, challenge, pid))
 
@@ -309,12 +319,21 @@ def _allowed_origin(origin: str) -> bool:
     return parts.scheme in ("http", "https") and host in ("127.0.0.1", "localhost", "::1")
 
 
-class _Guard:
-    """Host, Origin, token and body-size checks in front of every route."""
+#: The ASGI scope's key for the user a per-user token names (absent: server.json's token).
+USER_KEY = "aircher_mem.user"
 
-    def __init__(self, app: Any, *, token: str, hosts: frozenset[str], max_body: int) -> None:
+
+class _Guard:
+    """Host, Origin, token and body-size checks in front of every route; a user's
+    token puts the user in the scope (``USER_KEY``)."""
+
+    def __init__(
+        self, app: Any, *, token: str, accounts: Accounts, team: bool, hosts: frozenset[str], max_body: int
+    ) -> None:
         self.app = app
         self.token = token.encode("ascii")
+        self.accounts = accounts
+        self.team = team
         self.hosts = hosts
         self.max_body = max_body
         #: Requests under way, and when the last one ended (or the app was built).
@@ -359,12 +378,21 @@ class _Guard:
         if not (scope["method"] == "GET" and scope["path"] == "/health"):
             given = headers.get(b"authorization", b"")
             scheme, _, token = given.partition(b" ")
-            if scheme.lower() != b"bearer" or not hmac.compare_digest(token.strip(), self.token):
-                return (
-                    401,
-                    "unauthorized",
-                    "missing or wrong token: send Authorization: Bearer <token from server.json>",
-                )
+            token = token.strip()
+            if scheme.lower() != b"bearer":
+                token = b""
+            if not hmac.compare_digest(token, self.token):
+                user = self.accounts.user(token)
+                if user is None:
+                    return (
+                        401,
+                        "unauthorized",
+                        "missing or wrong token: send Authorization: Bearer <token from server.json or "
+                        "`aircher-mem users add`>",
+                    )
+                if not self.team:
+                    return 401, "unauthorized", "per-user tokens are for a team's store ([store] url); this is a file"
+                scope[USER_KEY] = user
         length = headers.get(b"content-length")
         if length is not None:
             if not length.isdigit():
@@ -393,10 +421,13 @@ def build_app(
     max_body: int | None = None,
 ) -> Any:
     """The ASGI app over ``memory``: ``hosts`` are the Host headers accepted,
-    ``token`` the bearer token every route but ``GET /health`` needs, ``max_body``
-    the largest body (default: the policy's ``[server] max_body_bytes``)."""
+    ``token`` the bearer token every route but ``GET /health`` needs (or a user's
+    token from the project's users.json, :mod:`.accounts`: the request then acts
+    for that user), ``max_body`` the largest body (default: the policy's ``[server]
+    max_body_bytes``)."""
     if max_body is None:
         max_body = memory.policy.server.max_body_bytes
+    accounts = Accounts(memory.root)
     from starlette.applications import Starlette
     from starlette.concurrency import run_in_threadpool
     from starlette.exceptions import HTTPException
@@ -442,16 +473,24 @@ def build_app(
                     raise _bad(f"POST {v.http_path} takes its arguments in the JSON body, not the query string")
             else:
                 args = v.arguments(_query_values(v, query(request)), text=True)
-            return await run_in_threadpool(getattr(memory, v.name), **args)
+            return await run_in_threadpool(acting, request, v.name, args)
 
         return call
 
+    def acting(request: Request, name: str, args: dict[str, Any]) -> Any:
+        """The verb ``name``, for the user the request's token names (if any)."""
+        user = request.scope.get(USER_KEY)
+        if user is None:
+            return getattr(memory, name)(**args)
+        with memory.as_user(user):
+            return getattr(memory, name)(**args)
+
     async def health(request: Request) -> Any:
         pairs = dict(query(request))
-        unknown = sorted(set(pairs) - {"challenge"})
+        unknown = sorted(set(pairs) - {"challenge", "user"})
         if unknown:
-            raise _bad(f"unknown argument {', '.join(unknown)}; allowed: challenge")
-        return _health(token, pairs)
+            raise _bad(f"unknown argument {', '.join(unknown)}; allowed: challenge, user")
+        return _health(token, accounts, pairs)
 
     async def spec_of(request: Request) -> Any:
         return spec
@@ -466,7 +505,7 @@ def build_app(
                 raise _bad(f"POST {path} takes its arguments in the JSON body, not the query string")
             arguments = seed_arguments(path, values, dict(request.path_params))
             args = verbs.get(name).arguments_json(json.dumps(arguments).encode("utf-8"))
-            return shape(wire.to_json(await run_in_threadpool(getattr(memory, name), **args)))
+            return shape(wire.to_json(await run_in_threadpool(acting, request, name, args)))
 
         return call
 
@@ -506,7 +545,14 @@ def build_app(
         for path, handlers in by_path.items()
     ]
     app: Starlette = Starlette(routes=routes, exception_handlers={HTTPException: http_error})
-    return _Guard(app, token=token, hosts=frozenset(h.lower() for h in hosts), max_body=max_body)
+    return _Guard(
+        app,
+        token=token,
+        accounts=accounts,
+        team=bool(memory.policy.store.url),
+        hosts=frozenset(h.lower() for h in hosts),
+        max_body=max_body,
+    )
 
 
 def _hosts(port: int) -> tuple[str, ...]:
@@ -693,7 +739,15 @@ def openapi() -> dict[str, Any]:
             "schema": {"type": "string", "pattern": "^[0-9a-f]{32,128}$"},
             "description": "Random hex: the answer adds pid and proof, "
             "HMAC-SHA256(token, 'aircher-mem <pid> <challenge>') in hex.",
-        }
+        },
+        {
+            "name": "user",
+            "in": "query",
+            "required": False,
+            "schema": {"type": "string", "pattern": "^[A-Za-z0-9_@-][A-Za-z0-9_.@-]{0,63}$"},
+            "description": "With a challenge, for the holder of a user's token: the proof's key is "
+            "the token's SHA-256 in hex.",
+        },
     ]
     paths: dict[str, Any] = {
         "/health": {"get": health},

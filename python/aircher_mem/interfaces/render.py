@@ -56,9 +56,11 @@ from ..results import (
     Tasks,
     Turn,
     TurnAdded,
+    Users,
 )
 from ..root import CONFIG_NAME, STORE_DIR
 from . import wire
+from .thin import TOKEN_ENV
 
 __all__ = ["Output", "ProgressLine", "RENDER", "describe_progress", "show", "show_context"]
 
@@ -454,6 +456,16 @@ def show_store_copy(r: StoreCopy, out: Output) -> None:
     out.line(f"copied {r.rows} rows from {r.source} to {r.target} in {_duration(r.seconds)}; verified row for row")
 
 
+def show_users(r: Users, out: Output) -> None:
+    if r.users:
+        out.table(["user", "token made"], [(u.name, _when(u.created_at)[:16]) for u in r.users])
+    else:
+        out.line("no user has a token: requests need server.json's token")
+    if r.token is not None:
+        out.line(f"the token (shown this once; the server keeps only its SHA-256): {r.token}")
+        out.line(f"its holder sets {TOKEN_ENV}=<token> for aircher-mem, or sends Authorization: Bearer <token>")
+
+
 # -- long-term memory ------------------------------------------------------------------------
 
 
@@ -830,6 +842,7 @@ RENDER: dict[type, Callable[[Any, Output], None]] = {
     Stats: show_stats,
     Doctor: show_doctor,
     StoreCopy: show_store_copy,
+    Users: show_users,
     TurnAdded: show_turn_added,
     Remembered: show_remembered,
     MemoryList: show_memories,

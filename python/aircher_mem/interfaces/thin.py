@@ -53,6 +53,11 @@ __all__ = [
     "loads",
     "dumps",
     "proof",
+    "proof_key",
+    "presented",
+    "TOKEN_ENV",
+    "user_of",
+    "is_user_name",
     "query",
     "HTTPError",
     "ServerUnavailableError",
@@ -212,6 +217,44 @@ def proof(token: str, challenge: str, pid: int) -> str:
     message = f"aircher-mem {pid} {challenge}".encode("ascii")
     inner = sha256(key.translate(_INNER) + message).digest()
     return sha256_hex(key.translate(_OUTER) + inner)
+
+
+_URL_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+_NAME_CHARS = _URL_SAFE | frozenset("@.")
+#: Characters of a user token's secret (32 bytes in URL-safe base64).
+SECRET_CHARS = 43
+
+
+def is_user_name(name: str) -> bool:
+    """Whether ``name`` is a user's name: 1 to 64 letters, digits and ``_ - @ .``
+    (not a dot first)."""
+    return 0 < len(name) <= 64 and name[0] != "." and set(name) <= _NAME_CHARS
+
+
+def user_of(token: str) -> str | None:
+    """The user a per-user token names (``<user>.<secret>``,
+    :mod:`.accounts`); None for any other token (server.json's)."""
+    user, dot, secret = token.rpartition(".")
+    if dot and is_user_name(user) and len(secret) == SECRET_CHARS and set(secret) <= _URL_SAFE:
+        return user
+    return None
+
+
+#: The environment variable holding a user's token (``aircher-mem users add``): a
+#: client of the project's server presents it instead of server.json's token, and
+#: acts for that user.
+TOKEN_ENV = "AIRCHER_MEM_TOKEN"
+
+
+def presented(token: str) -> str:
+    """The token a client sends: ``AIRCHER_MEM_TOKEN`` when set, else server.json's."""
+    return os.environ.get(TOKEN_ENV) or token
+
+
+def proof_key(token: str) -> str:
+    """What a user's token is kept as, and the key of the server's proof to its
+    holder: the token's SHA-256 in hex (server.json's token is its own key)."""
+    return token if user_of(token) is None else sha256_hex(token.encode("utf-8"))
 
 
 def _same(a: bytes, b: bytes) -> bool:
@@ -398,13 +441,17 @@ class Link:
         checks, in constant time, that the answer is the token's HMAC of the
         challenge and the pid (server.json's, when given); raises
         :class:`ServerNotProvenError` (or :class:`ServerGoneError`: nothing
-        listens) when it is not. Proven once, a client does not ask again until a
+        listens) when it is not. With a user's token (``user=`` sent along) the key
+        is the token's SHA-256 (:func:`proof_key`), and the server with
+        server.json's pid not proving it is :class:`HTTPError` 401: the token was
+        removed. Proven once, a client does not ask again until a
         request goes unanswered."""
         challenge = os.urandom(16).hex()  # secrets.token_hex(16), without importing random
+        user = user_of(self.token)
         try:
             status, data = self._exchange(
                 "GET",
-                f"/health?challenge={challenge}",
+                f"/health?challenge={challenge}" + ("" if user is None else f"&user={_quote(user)}"),
                 None,
                 {"Accept": "application/json"},
                 min(self.timeout, self.proof_timeout),
@@ -428,8 +475,15 @@ class Link:
             or isinstance(pid, bool)
             or not isinstance(given, str)
             or (self.pid is not None and pid != self.pid)
-            or not _same(given.encode("utf-8"), proof(self.token, challenge, pid).encode("ascii"))
+            or not _same(given.encode("utf-8"), proof(proof_key(self.token), challenge, pid).encode("ascii"))
         ):
+            if user is not None and status == 200 and self.pid in (None, pid):  # the token is refused
+                raise HTTPError(
+                    f"the server at {self.host}:{self.port} does not know the token of {user} ({TOKEN_ENV}): "
+                    "it was removed, or another server made it; nothing was sent to it",
+                    status=401,
+                    code="unauthorized",
+                )
             raise ServerNotProvenError(
                 f"what answers at {self.host}:{self.port} does not prove it knows the token "
                 f"(HTTP {status}); nothing was sent to it"
@@ -1460,6 +1514,7 @@ def run(event: str, root: str | None, out: IO[str], full: Callable[[str], int]) 
     limits = project.limits
     deadline = started + limits.deadline_seconds
     host, port, pid, token = project.info
+    token = presented(token)
     left = max(0.05, deadline - time.monotonic())
     link = Link(host, port, token, timeout=left, pid=pid, proof_timeout=min(left, project.proof_timeout))
     try:

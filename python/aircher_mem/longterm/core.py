@@ -219,9 +219,12 @@ class StoreCore(store.StoreHolder):
         url: str = "",
         lock_seconds: float = 30.0,
         changes_days: float = 7.0,
+        user: str | None = None,
     ) -> None:
         if not callable(clock):
             raise InvalidInputError(f"clock must be callable, got {checks.short(clock)}")
+        if user is not None and not url:
+            raise InvalidInputError("user is for a team's store ([store] url): a file's rows are its login's")
         if extractor is not None and not callable(extractor):
             raise InvalidInputError(f"extractor must be callable, got {checks.short(extractor)}")
         for name, given in (("summarizer", summarizer), ("judge", judge)):
@@ -266,9 +269,10 @@ class StoreCore(store.StoreHolder):
             except BaseException:
                 store.disconnect(self._con, self.path, self)
                 raise
-        #: Who this process's rows are by, and whose user-private rows it sees: the
-        #: role a team's server knows it as, else the login.
-        self.user = self._team().user() if url else _login()
+        #: Who this store's rows are by, and whose user-private rows it sees: ``user``
+        #: on a team's store when given (a server acting for its users), else the role
+        #: the team's server knows this process as; the login on a file.
+        self.user = user if user is not None else self._team().user() if url else _login()
         # A team's store: who this process is in the change log, the last change its
         # state includes, how deep its verbs are nested (acting) and whether it holds
         # the write lock.

@@ -142,6 +142,11 @@ class LongTermMemory(StoreCore):
     ``extractor`` is the optional LLM callable (``[longterm] extractor_mode``);
     ``summarizer`` the optional LLM callable that forms episodes (seed 003's prompts);
     ``judge`` the optional LLM callable asked whether two memories contradict.
+
+    ``url`` keeps them on a team's PostgreSQL server instead (``[store]`` url,
+    lock_seconds, changes_days); ``user`` is who this store acts for there: the owner
+    of its rows, whose user-private rows it sees (default: the server's name for the
+    login, its ``session_user``).
     """
 
     def _catch_up(self, entries: list[str]) -> None:

@@ -145,6 +145,11 @@ def _client(memory: am.Memory, token: str) -> TestClient:
     return TestClient(app, base_url=BASE, headers={"Authorization": f"Bearer {token}"})
 
 
+def _rows(memory: am.Memory, sql: str) -> list[tuple[Any, ...]]:
+    with psycopg.connect(memory.policy.store.url) as con:
+        return con.execute(sql).fetchall()
+
+
 def _hits(client: TestClient, query: str) -> list[str]:
     answer = client.post("/recall", json={"query": query, "k": 20})
     assert answer.status_code == 200, answer.text
@@ -168,8 +173,7 @@ def test_each_request_acts_for_the_user_its_token_names(team: am.Memory) -> None
         assert _hits(as_bob, "hardware token signing key") == ["We sign releases with the hardware token."]
         assert _hits(as_server, "hardware token signing key") == ["We sign releases with the hardware token."]
         assert as_bob.get("/explain", params={"memory_id": made.json()["memory_id"]}).status_code == 404
-    with psycopg.connect(team.policy.store.url) as con:
-        owners = dict(con.execute("SELECT content, owner FROM memories").fetchall())
+    owners = dict(_rows(team, "SELECT content, owner FROM memories"))
     assert owners == {
         "Ann keeps her signing key in the hardware token.": "ann",
         "We sign releases with the hardware token.": "bob",
@@ -220,6 +224,65 @@ def test_a_client_with_a_users_token_acts_for_that_user(team: am.Memory, monkeyp
         with pytest.raises(remote.HTTPError, match="does not know the token of ann") as refused:
             remote.connect(team.root)
         assert refused.value.status == 401
+
+
+def test_a_hook_with_a_users_token_acts_for_that_user(team: am.Memory) -> None:
+    ann = accounts.add(team.root, "ann")
+    with team.as_user("ann"):
+        team.remember("Pushing to main needs two approvals from the release team.", scope="user-private")
+    script = str(Path(sys.executable).with_name("aircher-mem"))
+    payload = json.dumps(
+        {
+            "session_id": "s1",
+            "transcript_path": "/nonexistent/s1.jsonl",
+            "cwd": str(team.root),
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": "Can I push to main now? Which approvals do I need?",
+        }
+    )
+
+    def hook(token: str | None) -> str:
+        env = {k: v for k, v in os.environ.items() if k != thin.TOKEN_ENV}
+        if token is not None:
+            env[thin.TOKEN_ENV] = token
+        done = subprocess.run(
+            [script, "hook", "UserPromptSubmit"], input=payload, env=env, capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    with serving(team):
+        assert "two approvals" in hook(ann)
+        assert "two approvals" not in hook(None)
+        said = [owner for (owner,) in _rows(team, "SELECT owner FROM turns WHERE text LIKE 'Can I push%' ORDER BY id")]
+        accounts.remove(team.root, "ann")
+        removed = subprocess.run(
+            [script, "hook", "UserPromptSubmit"],
+            input=payload,
+            env={**os.environ, thin.TOKEN_ENV: ann},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert (removed.returncode, removed.stdout) == (0, "") and "does not know the token of ann" in removed.stderr
+        accounts.add(team.root, "ann")
+    assert said == ["ann", team.longterm.user]
+    alone = subprocess.run(  # no server: the hook opens nothing, starts nothing, says why
+        [script, "hook", "UserPromptSubmit"],
+        input=payload,
+        env={**os.environ, thin.TOKEN_ENV: accounts.add(team.root, "bob")},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (alone.returncode, alone.stdout) == (0, "") and "no server answers: start it" in alone.stderr
+    assert not (team.root / ".aircher" / "server.json").exists()
+
+
+def test_without_a_server_a_users_token_opens_nothing(team: am.Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(thin.TOKEN_ENV, accounts.add(team.root, "ann"))
+    with pytest.raises(remote.ServerUnavailableError, match="no server answers: start it"):
+        remote.connect(team.root)
 
 
 def test_a_users_token_is_refused_on_a_store_that_is_a_file(memory_project: Path) -> None:

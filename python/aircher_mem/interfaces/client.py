@@ -33,6 +33,7 @@ from .thin import (
     alive,
     config_digest,
     info_of,
+    opening_alone,
     presented,
     proof,
     server_data,
@@ -337,6 +338,7 @@ class RemoteMemory:
                 raise
             # Nothing was sent. If a server still held the store after all, DuckDB's
             # lock would refuse this process (StoreLockedError): never two writers.
+            opening_alone()
             log.warning("no aircher-mem server answers for %s; opening the store here", self.root)
             self.local = self.fallback()
             return getattr(self.local, verb)(*args, **kwargs)
@@ -394,6 +396,7 @@ def connect(
     server = (policy or Policy.load(Path(root))).server
     client = Client.discover(root, timeout=server.client_timeout_seconds, proof_timeout=server.proof_timeout_seconds)
     if client is None:
+        opening_alone()
         return Memory.open(root, create=create, policy=policy)
     where = Path(root)
     return RemoteMemory(

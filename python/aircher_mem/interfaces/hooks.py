@@ -138,6 +138,7 @@ from .thin import (
     HookInputError,
     Logger,
     config_digest,
+    opening_alone,
     read_payload,
     server_data,
     write_private,
@@ -540,6 +541,7 @@ def _backend(root: Path, settings: _Settings, deadline: float) -> Iterator[_Verb
         finally:
             remote.close()
         return
+    opening_alone()
     with _open(root, settings.policy) as memory:
         yield _Verbs(memory, deadline)
 

@@ -58,6 +58,7 @@ from ..memory import Memory
 from . import wire
 from .client import Client, RemoteMemory
 from .http import Consolidating, RunningServer, serve_in_thread, warm
+from .thin import opening_alone
 
 __all__ = ["build_server", "serve", "tools", "description", "input_schema"]
 
@@ -225,6 +226,7 @@ def serve(root: str | os.PathLike[str], *, index: bool | None = None, refresh_se
         ) as remote:
             _serve_stdio(build_server(remote))
         return
+    opening_alone()
     with Memory.open(Path(root), policy=policy) as memory:
         if index if index is not None else memory.policy.server.index_at_start:
             report = memory.index()

@@ -55,6 +55,7 @@ __all__ = [
     "proof",
     "proof_key",
     "presented",
+    "opening_alone",
     "TOKEN_ENV",
     "user_of",
     "is_user_name",
@@ -249,6 +250,19 @@ TOKEN_ENV = "AIRCHER_MEM_TOKEN"
 def presented(token: str) -> str:
     """The token a client sends: ``AIRCHER_MEM_TOKEN`` when set, else server.json's."""
     return os.environ.get(TOKEN_ENV) or token
+
+
+def opening_alone() -> None:
+    """Called before a client opens the store itself because no server answers:
+    :class:`ServerUnavailableError` when ``AIRCHER_MEM_TOKEN`` holds a user's token,
+    whose holder acts through the server only (opening the store would act as this
+    login instead)."""
+    user = user_of(os.environ.get(TOKEN_ENV) or "")
+    if user is not None:
+        raise ServerUnavailableError(
+            f"{TOKEN_ENV} holds the token of {user}, a user of the project's server, and no server answers: "
+            f"start it (aircher-mem serve), or unset {TOKEN_ENV} to act as yourself"
+        )
 
 
 def proof_key(token: str) -> str:
@@ -874,6 +888,7 @@ class Remote:
                     return self.client.request(method, route, params=arguments)
                 return self.client.request(method, route, json=arguments)
             except ServerGoneError:
+                opening_alone()
                 log.warning("no aircher-mem server answers for %s; opening the store here", self.root)
                 self.local = open_store(self.root, self.policy)
         from .wire import to_json

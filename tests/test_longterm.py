@@ -1296,7 +1296,9 @@ def test_one_row_is_inserted_as_its_values_and_more_as_columns() -> None:
     assert values == [7, "s", "user", None, "hi", 1.5, "{}", ""]
     two = [column * 2 for column in columns]
     assert schema.one_row(schema.INSERT_TURNS, two) == (schema.INSERT_TURNS, two)
-    other = "DELETE FROM memories WHERE id IN (SELECT unnest(?::BIGINT[]))"
+    assert schema.one_row(schema.DELETE_MEMORIES, [[4]]) == ("DELETE FROM memories WHERE id = ?::BIGINT", [4])
+    assert schema.one_row(schema.DELETE_MEMORIES, [[4, 5]]) == (schema.DELETE_MEMORIES, [[4, 5]])
+    other = "DELETE FROM turns WHERE id IN (SELECT unnest(?::BIGINT[]))"
     assert schema.one_row(other, [[1]]) == (other, [[1]])
 
 
@@ -1345,7 +1347,10 @@ def test_storing_a_prompt_does_not_import_decimal(tmp_path: Path) -> None:
         "import sys\n"
         "from aircher_mem import Memory\n"
         f"with Memory.open({str(tmp_path)!r}) as m:\n"
-        "    m.add_turn('s', 'user', 'fix the login bug')\n"
+        "    m.remember('Never push to main without a review', importance=1)\n"
+        f"with Memory.open({str(tmp_path)!r}) as m:\n"  # what a hook does: assemble (counts a use), add_turn
+        "    m.assemble(query='Can I push to main now?')\n"
+        "    m.add_turn('s', 'user', 'Can I push to main now?')\n"
         "print('decimal' in sys.modules, 'uuid' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -525,7 +525,7 @@ def _memory_type(name: str) -> str:
 
 
 # An insert of rows given as columns (one list parameter a column) -> the same insert
-# of one row given as its values.
+# of one row given as its values; a delete of a list of ids -> the delete of one.
 _ONE_ROW: dict[str, str] = {}
 
 
@@ -538,7 +538,8 @@ def _unnest_insert(verb: str, table: str, columns: Sequence[str], types: Sequenc
 
 def one_row(sql: str, parameters: Sequence[Any]) -> tuple[str, Sequence[Any]]:
     """An insert of rows given as columns (``_unnest_insert``) that holds one row, as
-    the insert of its values; any other statement as it is. The same row, without
+    the insert of its values (a delete of one memory by id likewise); any other
+    statement as it is. The same row, without
     DuckDB's conversion of lists: its first list parameter in a process imports
     decimal and uuid (9 ms on a hook that stores a prompt)."""
     single = _ONE_ROW.get(sql)
@@ -550,6 +551,7 @@ def one_row(sql: str, parameters: Sequence[Any]) -> tuple[str, Sequence[Any]]:
 INSERT_TURNS = _unnest_insert("INSERT", "turns", TURN_COLUMNS, _TURN_TYPES)
 INSERT_MEMORIES = _unnest_insert("INSERT", "memories", MEMORY_FIELDS, [_memory_type(n) for n in MEMORY_FIELDS])
 DELETE_MEMORIES = "DELETE FROM memories WHERE id IN (SELECT unnest(?::BIGINT[]))"
+_ONE_ROW[DELETE_MEMORIES] = "DELETE FROM memories WHERE id = ?::BIGINT"
 INSERT_LINKS = _unnest_insert(
     "INSERT OR REPLACE",
     "memory_links",

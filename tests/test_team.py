@@ -13,7 +13,7 @@ import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import aircher_mem as am
 import pg_cluster
@@ -54,6 +54,45 @@ def test_what_one_learns_the_other_recalls(two: tuple[am.Memory, am.Memory]) -> 
     kept = b.remember("Deploys go through tools/deploy.sh", kind="fact")
     assert kept.memory_id == 2  # after a's memory 1: ids are the team's
     assert contents(a.recall("how do we deploy?"))[0] == "Deploys go through tools/deploy.sh"
+
+
+class Axes:
+    """Vectors by text (near-duplicates point the same way), counting what it embeds."""
+
+    VECTORS: ClassVar[dict[str, list[float]]] = {
+        "The deploy script lives in tools/release.sh": [1.0, 0.0, 0.0, 0.0],
+        "Releases are shipped by running tools/release.sh": [0.9, 0.435889894, 0.0, 0.0],  # cosine 0.9
+        "Lunch is at noon": [0.0, 0.0, 1.0, 0.0],
+        "lunch": [0.0, 0.0, 1.0, 0.0],
+    }
+    embedded: ClassVar[list[str]] = []
+
+    def embed(self, texts: list[str]) -> object:
+        import numpy as np
+
+        Axes.embedded.extend(texts)
+        return np.array([self.VECTORS.get(t, [0.0, 0.0, 0.0, 1.0]) for t in texts], dtype=np.float32)
+
+
+def test_vectors_one_process_embedded_serve_the_others(pg_url: str) -> None:
+    from aircher_mem.longterm import LongTermMemory
+
+    Axes.embedded.clear()
+    with LongTermMemory(url=pg_url, embedder=Axes) as a, LongTermMemory(url=pg_url, embedder=Axes) as b:
+        a.remember("Lunch is at noon")
+        a.remember("The deploy script lives in tools/release.sh")
+        assert a.recall("lunch").channels == ["lexical", "dense"]  # embeds the two and the query
+        assert sorted(Axes.embedded) == ["Lunch is at noon", "The deploy script lives in tools/release.sh", "lunch"]
+        Axes.embedded.clear()
+        found = b.recall("lunch")
+        assert found.channels == ["lexical", "dense"] and Axes.embedded == ["lunch"]  # the rows' vectors, read
+        assert {c.channel for c in found.hits[0].channels} == {"lexical", "dense"}
+        shipped = b.remember("Releases are shipped by running tools/release.sh")
+        b.flush()  # embeds it, then the cosine rule merges it into a's memory
+        assert (b.get(shipped.memory_id).status, a.get(shipped.memory_id).status) == ("archived", "archived")
+        assert [(e.relation, e.memory_id) for e in a.explain(2).related] == [("merged_from", shipped.memory_id)]
+    with psycopg.connect(pg_url) as con:
+        assert con.execute("SELECT count(*), min(cardinality(vector)) FROM memory_vectors").fetchone() == (3, 4)
 
 
 def test_a_correction_made_elsewhere_wins_everywhere(two: tuple[am.Memory, am.Memory]) -> None:

@@ -352,3 +352,18 @@ def test_hostile_texts_and_resolutions_are_typed_errors(texts, cid, resolution, 
         pass
     for status in ("open", "resolved", "all"):
         lt.contradictions(status)
+
+
+@settings(max_examples=15, deadline=None)
+@given(steps=st.lists(st.tuples(st.integers(0, 5), st.integers(1, 9)), min_size=1, max_size=12))
+def test_the_known_pairs_a_scan_skips_are_every_recorded_pair(steps: list[tuple[int, int]]) -> None:
+    from aircher_mem.longterm import contradictions
+
+    with store() as lt:
+        first = None
+        for service, replicas in steps:
+            lt.remember(f"The service svc{service} runs {replicas} replicas in production.", kind="fact")
+            kept = contradictions._pair(lt)
+            assert kept == {(c.memory_a, c.memory_b) for c in lt._contradictions.values()}
+            first = kept if first is None else first
+            assert kept is first  # kept up to date as pairs are added, never made again

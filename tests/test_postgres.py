@@ -415,3 +415,24 @@ def test_a_copy_into_a_folder_to_be_makes_its_store_and_a_failed_one_leaves_noth
         transfer.copy_store(pg_url, tmp_path / "a-file" / "store.duckdb")  # its folder cannot be made
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file", "backup", "p"]
     assert (tmp_path / "a-file").read_text() == "x"
+
+
+def test_statements_sent_together_fail_together_and_the_connection_goes_on(pg_url: str) -> None:
+    con = postgres.Connection(pg_url)
+    try:
+        con.execute("CREATE TABLE kept (id BIGINT PRIMARY KEY, note VARCHAR)")
+        con.execute("BEGIN TRANSACTION")
+        with pytest.raises(StoreError, match="duplicate key"), con.pipelined():
+            con.execute("INSERT INTO kept VALUES (?, ?)", [1, "first"])
+            con.execute("INSERT INTO kept VALUES (?, ?)", [1, "again"])
+            con.execute("INSERT INTO kept VALUES (?, ?)", [2, "after"])
+        con.execute("ROLLBACK")
+        assert con.execute("SELECT count(*) FROM kept").fetchone() == (0,)
+        con.execute("BEGIN TRANSACTION")
+        with con.pipelined():
+            con.execute("INSERT INTO kept VALUES (?, ?)", [1, "first"])
+            con.execute("INSERT OR REPLACE INTO kept VALUES (?, ?)", [1, "replaced"])
+        con.execute("COMMIT")
+        assert con.execute("SELECT id, note FROM kept").fetchall() == [(1, "replaced")]
+    finally:
+        con.close()

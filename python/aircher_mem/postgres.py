@@ -20,11 +20,12 @@ left as it is.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import threading
 import urllib.parse
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from . import store
@@ -277,6 +278,18 @@ class Connection:
                 return self
             raise StoreError(f"{self.where}: {line(exc)}") from None
         return self
+
+    @contextlib.contextmanager
+    def pipelined(self) -> Iterator[None]:
+        """Statements whose rows are not read, sent together (libpq's pipeline mode):
+        one round trip at the block's end, where a statement the server refused
+        raises StoreError."""
+        self._reconnect()
+        try:
+            with self.raw.pipeline():
+                yield
+        except self._driver.Error as exc:
+            raise StoreError(f"{self.where}: {line(exc)}") from None
 
     def _reconnect(self) -> None:
         """A new connection when the server dropped this one (it restarted, say),

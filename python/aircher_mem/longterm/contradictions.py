@@ -54,11 +54,16 @@ JUDGE_PROMPT = (
 STATUSES = ("open", "resolved", "all")
 
 
+def _pairs_state(lt: StoreCore) -> tuple[int, int, int]:
+    return (id(lt._contradictions), len(lt._contradictions), lt._next_contradiction)
+
+
 def _pair(lt: StoreCore) -> set[tuple[int, int]]:
     """The (a, b) pairs of the contradictions recorded, made again only when they
-    changed (a row added takes a new id, a forget removes rows, a load makes a new
-    dict): a scan of each new memory would otherwise walk them all."""
-    state = (id(lt._contradictions), len(lt._contradictions), lt._next_contradiction)
+    changed otherwise than by :func:`_add`, which adds its pair (a catch-up adds
+    rows, a forget removes rows, a load makes a new dict): a scan of each new
+    memory would otherwise walk them all."""
+    state = _pairs_state(lt)
     if lt._pairs_of is None or lt._pairs_of[0] != state:
         lt._pairs_of = (state, {(c.memory_a, c.memory_b) for c in lt._contradictions.values()})
     return lt._pairs_of[1]
@@ -132,8 +137,12 @@ def _add(
     lt: StoreCore, a: MemoryRow, b: MemoryRow, rule: str, evidence: str, at: float, origin: str
 ) -> ContradictionRow:
     row = ContradictionRow(lt._next_contradiction, a.id, b.id, at, rule, evidence, origin)
+    kept = lt._pairs_of if lt._pairs_of is not None and lt._pairs_of[0] == _pairs_state(lt) else None
     lt._next_contradiction += 1
     lt._contradictions[row.id] = row
+    if kept is not None:  # the pairs were current: they are with this one
+        kept[1].add((a.id, b.id))
+        lt._pairs_of = (_pairs_state(lt), kept[1])
     lt._touch_contradiction(row)
     lt._act(b.id, at, "contradicts", f"memory {a.id}: {rule}, {evidence}")
     return row

@@ -1064,9 +1064,14 @@ class StoreCore(store.StoreHolder):
         memory's other state: :meth:`commit_outside`). StoreError when DuckDB
         refuses, everything rolled back."""
         changes = taken.changes() if self.team else None
-        with self._transaction(
-            "writing long-term memory", failed="nothing was written; the changes are kept in memory", changes=changes
-        ) as con:
+        with (
+            self._transaction(
+                "writing long-term memory",
+                failed="nothing was written; the changes are kept in memory",
+                changes=changes,
+            ) as con,
+            self._team().pipelined() if self.team else contextlib.nullcontext(),
+        ):
             for sql, parameters in taken.statements:
                 con.execute(*one_row(sql, parameters))
 

@@ -11,7 +11,7 @@ import time
 import types
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import aircher_mem as am
 import pytest
@@ -61,6 +61,38 @@ def needs_data(name: str, what: str, source: str) -> Path:
         where = f" ({DATA_ENV} is {configured}, which does not hold it)" if configured else ""
         pytest.skip(f"needs {what}: set {DATA_ENV} to a folder holding {name} ({source}){where}")
     return path
+
+
+class FakeEmbedder:
+    """Vectors by text: near-duplicates point the same way, the rest elsewhere;
+    ``embedded`` collects every text it was asked for."""
+
+    VECTORS: ClassVar[dict[str, list[float]]] = {
+        "The deploy script lives in tools/release.sh": [1.0, 0.0, 0.0, 0.0],
+        "Releases are shipped by running tools/release.sh": [0.9, 0.435889894, 0.0, 0.0],  # cosine 0.9
+        "Lunch is at noon": [0.0, 0.0, 1.0, 0.0],
+        "lunch": [0.0, 0.0, 1.0, 0.0],
+    }
+    embedded: ClassVar[list[str]] = []
+
+    def embed(self, texts: list[str]) -> object:
+        import numpy as np
+
+        FakeEmbedder.embedded.extend(texts)
+        return np.array([self.VECTORS.get(t, [0.0, 0.0, 0.0, 1.0]) for t in texts], dtype=np.float32)
+
+
+#: Texts too different to merge into one memory, each with a slot for a marker word.
+DISTINCT_TEXTS = [
+    "We deploy with {} on Fridays only.",
+    "The billing service talks to Stripe through {}.",
+    "Use {} to format the Go code before review.",
+    "Our staging database is reset nightly by {}.",
+    "Never log customer emails; {} scrubs them.",
+    "The mobile app builds with {} on the CI runners.",
+    "Ann owns the search ranking code in {}.",
+    "We chose {} for feature flags because it is self-hosted.",
+]
 
 
 class Clock:

@@ -15,7 +15,7 @@ from aircher_mem import Memory, Policy
 from aircher_mem.config import LongtermPolicy
 from aircher_mem.errors import InvalidInputError, UnknownMemoryError
 from aircher_mem.longterm import LongTermMemory
-from conftest import Clock
+from conftest import Clock, FakeEmbedder
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -545,22 +545,6 @@ def test_policy_section_round_trips() -> None:
     assert Policy.from_dict(policy.to_dict()) == policy
     with pytest.raises(InvalidInputError, match="extractor_mode"):
         Policy.from_dict({"longterm": {"extractor_mode": "magic"}})
-
-
-class FakeEmbedder:
-    """Vectors by text: near-duplicates point the same way, the rest elsewhere."""
-
-    VECTORS: ClassVar[dict[str, list[float]]] = {
-        "The deploy script lives in tools/release.sh": [1.0, 0.0, 0.0, 0.0],
-        "Releases are shipped by running tools/release.sh": [0.9, 0.435889894, 0.0, 0.0],  # cosine 0.9
-        "Lunch is at noon": [0.0, 0.0, 1.0, 0.0],
-        "lunch": [0.0, 0.0, 1.0, 0.0],
-    }
-
-    def embed(self, texts: list[str]) -> object:
-        import numpy as np
-
-        return np.array([self.VECTORS.get(t, [0.0, 0.0, 0.0, 1.0]) for t in texts], dtype=np.float32)
 
 
 def test_near_duplicates_merge_by_cosine_once_embedded(clock: Clock) -> None:

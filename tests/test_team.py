@@ -13,7 +13,7 @@ import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import aircher_mem as am
 import pg_cluster
@@ -21,6 +21,7 @@ import pytest
 from aircher_mem import postgres
 from aircher_mem.config import StorePolicy
 from aircher_mem.errors import PolicyError, StoreError, StoreLockedError
+from conftest import DISTINCT_TEXTS, FakeEmbedder
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pg_cluster import database
@@ -56,36 +57,22 @@ def test_what_one_learns_the_other_recalls(two: tuple[am.Memory, am.Memory]) -> 
     assert contents(a.recall("how do we deploy?"))[0] == "Deploys go through tools/deploy.sh"
 
 
-class Axes:
-    """Vectors by text (near-duplicates point the same way), counting what it embeds."""
-
-    VECTORS: ClassVar[dict[str, list[float]]] = {
-        "The deploy script lives in tools/release.sh": [1.0, 0.0, 0.0, 0.0],
-        "Releases are shipped by running tools/release.sh": [0.9, 0.435889894, 0.0, 0.0],  # cosine 0.9
-        "Lunch is at noon": [0.0, 0.0, 1.0, 0.0],
-        "lunch": [0.0, 0.0, 1.0, 0.0],
-    }
-    embedded: ClassVar[list[str]] = []
-
-    def embed(self, texts: list[str]) -> object:
-        import numpy as np
-
-        Axes.embedded.extend(texts)
-        return np.array([self.VECTORS.get(t, [0.0, 0.0, 0.0, 1.0]) for t in texts], dtype=np.float32)
-
-
 def test_vectors_one_process_embedded_serve_the_others(pg_url: str) -> None:
     from aircher_mem.longterm import LongTermMemory
 
-    Axes.embedded.clear()
-    with LongTermMemory(url=pg_url, embedder=Axes) as a, LongTermMemory(url=pg_url, embedder=Axes) as b:
+    FakeEmbedder.embedded.clear()
+    with LongTermMemory(url=pg_url, embedder=FakeEmbedder) as a, LongTermMemory(url=pg_url, embedder=FakeEmbedder) as b:
         a.remember("Lunch is at noon")
         a.remember("The deploy script lives in tools/release.sh")
         assert a.recall("lunch").channels == ["lexical", "dense"]  # embeds the two and the query
-        assert sorted(Axes.embedded) == ["Lunch is at noon", "The deploy script lives in tools/release.sh", "lunch"]
-        Axes.embedded.clear()
+        assert sorted(FakeEmbedder.embedded) == [
+            "Lunch is at noon",
+            "The deploy script lives in tools/release.sh",
+            "lunch",
+        ]
+        FakeEmbedder.embedded.clear()
         found = b.recall("lunch")
-        assert found.channels == ["lexical", "dense"] and Axes.embedded == ["lunch"]  # the rows' vectors, read
+        assert found.channels == ["lexical", "dense"] and FakeEmbedder.embedded == ["lunch"]  # the rows' vectors, read
         assert {c.channel for c in found.hits[0].channels} == {"lexical", "dense"}
         shipped = b.remember("Releases are shipped by running tools/release.sh")
         b.flush()  # embeds it, then the cosine rule merges it into a's memory
@@ -364,17 +351,6 @@ def _team_database(admin: str) -> Any:
     return made, url
 
 
-# Texts too different to merge into one memory, each with its token.
-_DISTINCT = [
-    "We deploy with {} on Fridays only.",
-    "The billing service talks to Stripe through {}.",
-    "Use {} to format the Go code before review.",
-    "Our staging database is reset nightly by {}.",
-    "Never log customer emails; {} scrubs them.",
-    "The mobile app builds with {} on the CI runners.",
-    "Ann owns the search ranking code in {}.",
-    "We chose {} for feature flags because it is self-hosted.",
-]
 _ACTS = st.lists(
     st.tuples(st.sampled_from(["ann", "bob"]), st.sampled_from(["say", "remember"]), st.booleans()),
     min_size=1,
@@ -399,7 +375,7 @@ def test_a_users_private_memories_never_reach_another_user(
         for n, (user, act, secret) in enumerate(acts):
             token = f"zq{n}x"
             scope = "user-private" if secret else "project-shared"
-            text = _DISTINCT[n].format(token)
+            text = DISTINCT_TEXTS[n].format(token)
             if act == "say":
                 memories[user].add_turn(f"s-{user}", "user", text, scope=scope)
             else:

@@ -22,7 +22,7 @@ from aircher_mem.config import StorePolicy
 from aircher_mem.errors import DuplicateItemError, InvalidInputError, UnknownItemError
 from aircher_mem.interfaces import accounts, http, thin
 from aircher_mem.interfaces import client as remote
-from conftest import serving
+from conftest import DISTINCT_TEXTS, serving
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
@@ -305,14 +305,6 @@ def memory_project(tmp_path: Path) -> Path:
 
 # -- privacy, request by request ----------------------------------------------------------------
 
-_TEXTS = [
-    "We deploy with {} on Fridays only.",
-    "The billing service talks to Stripe through {}.",
-    "Use {} to format the Go code before review.",
-    "Our staging database is reset nightly by {}.",
-    "Never log customer emails; {} scrubs them.",
-    "The mobile app builds with {} on the CI runners.",
-]
 _ACTS = st.lists(
     st.tuples(st.sampled_from(["ann", "bob", "server"]), st.sampled_from(["say", "remember"]), st.booleans()),
     min_size=1,
@@ -336,10 +328,10 @@ def test_over_http_a_users_private_memories_reach_no_other_user(
             mark = f"zq{n}x"
             body: dict[str, Any] = {"scope": "user-private" if secret else "project-shared"}
             if act == "say":
-                body |= {"session_id": f"s-{user}", "role": "user", "text": _TEXTS[n].format(mark)}
+                body |= {"session_id": f"s-{user}", "role": "user", "text": DISTINCT_TEXTS[n].format(mark)}
                 answer = clients[user].post("/add-turn", json=body)
             else:
-                body |= {"content": _TEXTS[n].format(mark), "kind": "decision"}
+                body |= {"content": DISTINCT_TEXTS[n].format(mark), "kind": "decision"}
                 answer = clients[user].post("/remember", json=body)
             assert answer.status_code == 200, answer.text
             if secret:

@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import os
 
+from .root import sync_folder
+
 TYPE_CHECKING = False  # not typing's: importing typing is a cost on the hook's path
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
@@ -135,11 +137,7 @@ def append(store_dir: str, db_file: str, lines: list[str], header: str, *, max_b
         finally:
             os.close(fd)
         if size == 0:
-            folder = os.open(store_dir, os.O_RDONLY | flags)
-            try:
-                os.fsync(folder)
-            finally:
-                os.close(folder)
+            sync_folder(store_dir, flags)
         return True
     finally:
         os.close(lock)  # releases the lock
@@ -229,11 +227,7 @@ def drain(memory: Service) -> int:
                 written += 1
             episodic.mark_journal(journal_id)
     os.unlink(path)
-    folder = os.open(memory.store, os.O_RDONLY | os.O_CLOEXEC)
-    try:
-        os.fsync(folder)
-    finally:
-        os.close(folder)
+    sync_folder(memory.store, os.O_CLOEXEC)
     if written:
         log.info("wrote %d records of the hooks' journal into %s", written, memory.db_path)
     return written

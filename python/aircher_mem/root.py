@@ -12,7 +12,7 @@ TYPE_CHECKING = False  # not typing's: importing typing is a cost here; checkers
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["STORE_DIR", "CONFIG_NAME", "find_root", "root_folder", "git_branch", "shipped", "stamp"]
+__all__ = ["STORE_DIR", "CONFIG_NAME", "find_root", "root_folder", "git_branch", "shipped", "stamp", "sync_folder"]
 
 #: The store's folder in a project.
 STORE_DIR = ".aircher"
@@ -86,3 +86,13 @@ def git_branch(root: str | os.PathLike[str]) -> str | None:
         return None
     branch = text[len(prefix) :]
     return branch if branch and branch.isprintable() else None
+
+
+def sync_folder(folder: str | os.PathLike[str], flags: int = 0) -> None:
+    """fsync of ``folder`` itself: a file created, renamed or removed in it stays so
+    after a crash (OSError as ``os.open`` and ``os.fsync`` raise it)."""
+    fd = os.open(folder, os.O_RDONLY | flags)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -47,6 +47,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, ClassVar, Protocol, TypeVar
 
 from .errors import InvalidInputError, SchemaVersionError, StoreCorruptError, StoreError, StoreLockedError
+from .root import sync_folder
 
 if TYPE_CHECKING:
     import duckdb
@@ -631,11 +632,7 @@ def rewrite(path: str | Path) -> None:
         finally:
             os.close(fd)
         os.replace(fresh, text)
-        folder = os.open(os.path.dirname(os.path.abspath(text)), os.O_RDONLY)
-        try:
-            os.fsync(folder)
-        finally:
-            os.close(folder)
+        sync_folder(os.path.dirname(os.path.abspath(text)))
     except OSError as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(fresh)

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from ..errors import DuplicateItemError, InvalidInputError, StoreError, UnknownItemError
 from ..results import UserAccount
-from ..root import STORE_DIR
+from ..root import STORE_DIR, sync_folder
 from .thin import TOKEN_ENV, is_user_name, proof_key, user_of
 
 __all__ = ["USERS_FILE", "TOKEN_ENV", "Accounts", "add", "remove", "listed", "check_name"]
@@ -86,11 +86,7 @@ def _write(path: Path, users: dict[str, dict[str, object]]) -> None:
         finally:
             os.close(fd)
         os.replace(tmp, path)
-        folder = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(folder)
-        finally:
-            os.close(folder)
+        sync_folder(path.parent)
     except OSError as exc:
         with contextlib.suppress(OSError):
             tmp.unlink()

@@ -355,3 +355,27 @@ def test_over_http_a_users_private_memories_reach_no_other_user(
         for client in clients.values():
             client.close()
     assert os.path.exists(folder / ".aircher" / "users.json")
+
+
+def test_a_servers_consolidation_pass_covers_the_users_it_serves(team: am.Memory) -> None:
+    import time
+
+    puppy = [
+        "We adopted a puppy named Biscuit, and his training starts at the puppy school.",
+        "Biscuit the puppy already knows sit, and the training is going well.",
+        "Puppy school training for Biscuit is on Tuesdays with other puppies.",
+        "The puppy training treats Biscuit likes are the chicken ones.",
+    ]
+    with team.as_user("ann"):
+        for text in puppy:
+            team.add_turn("ann-home", "user", text, extract=False, scope="user-private")
+    assert team.served_users() == ["ann"]
+    schedule = http.Consolidating(team, started=time.time() - 2 * team.policy.lifecycle.consolidate_interval_seconds)
+    assert schedule.due()
+    schedule.when_due()
+    schedule.join(120)
+    with team.as_user("ann"):
+        episodes = team.memories(kind="episode").memories
+    assert [e.scope for e in episodes] == ["user-private"]
+    assert _rows(team, "SELECT owner FROM memories WHERE kind = 'episode'") == [("ann",)]
+    assert team.memories(kind="episode").memories == []  # the server's own user sees none of it

@@ -2508,6 +2508,11 @@ class Memory:
         """The long-term stores open: the store's own user's, then :meth:`as_user`'s."""
         return ([self._longterm] if self._longterm is not None else []) + list(self._acting_for.values())
 
+    def served_users(self) -> list[str]:
+        """The users :meth:`as_user` opened a view of the team's store for, by name."""
+        with self._lock:
+            return sorted(self._acting_for)
+
     @contextlib.contextmanager
     def as_user(self, user: str) -> Iterator[Memory]:
         """Within the block, this thread's long-term verbs act for ``user`` on the

@@ -1229,7 +1229,9 @@ class Consolidating:
     agent works) and the last pass is an interval old or there was none. The check
     and the pass run in a thread of their own, one at a time (the store is read
     under the memory's lock, never beside a request opening it); a failure is
-    logged. Looked at every ``CHECK_SECONDS``."""
+    logged. Looked at every ``CHECK_SECONDS``. A pass runs as the server's user,
+    then as each user served with a token (:meth:`Memory.served_users`), whose
+    private rows only their own view holds."""
 
     CHECK_SECONDS = 30.0
 
@@ -1282,6 +1284,11 @@ class Consolidating:
                 report.deduped,
                 report.forgotten,
             )
+            # then as each user served with a token: their private rows are theirs to consolidate
+            for user in self.memory.served_users():
+                with self.memory.as_user(user):
+                    report = self.memory.consolidate()
+                log.info("consolidated %s as %s: %d episodes", self.memory.root, user, report.episodes)
         except (AircherError, OSError) as exc:
             log.warning("the consolidation of %s failed: %s", self.memory.root, exc)
 

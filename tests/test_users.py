@@ -75,6 +75,13 @@ def test_a_users_name_is_plain(tmp_path: Path, name: str) -> None:
         accounts.add(_store(tmp_path), name)
 
 
+@given(st.text(max_size=70) | st.from_regex(thin.USER_NAME_PATTERN, fullmatch=True))
+def test_a_users_name_is_what_the_openapi_pattern_says(name: str) -> None:
+    import re
+
+    assert thin.is_user_name(name) == bool(re.fullmatch(thin.USER_NAME_PATTERN.strip("^$"), name))
+
+
 @pytest.mark.parametrize(
     "token",
     [

@@ -99,6 +99,7 @@ from .client import (
     proof,
     server_file,
 )
+from .thin import USER_NAME_PATTERN
 
 if typing.TYPE_CHECKING:  # imported when serving or testing only
     from starlette.applications import Starlette
@@ -744,7 +745,7 @@ def openapi() -> dict[str, Any]:
             "name": "user",
             "in": "query",
             "required": False,
-            "schema": {"type": "string", "pattern": "^[A-Za-z0-9_@-][A-Za-z0-9_.@-]{0,63}$"},
+            "schema": {"type": "string", "pattern": USER_NAME_PATTERN},
             "description": "With a challenge, for the holder of a user's token: the proof's key is "
             "the token's SHA-256 in hex.",
         },

@@ -59,6 +59,7 @@ __all__ = [
     "TOKEN_ENV",
     "user_of",
     "is_user_name",
+    "USER_NAME_PATTERN",
     "query",
     "HTTPError",
     "ServerUnavailableError",
@@ -222,13 +223,15 @@ def proof(token: str, challenge: str, pid: int) -> str:
 
 _URL_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 _NAME_CHARS = _URL_SAFE | frozenset("@.")
-#: Characters of a user token's secret (32 bytes in URL-safe base64).
-SECRET_CHARS = 43
+#: The length of a user token's secret (32 bytes in URL-safe base64).
+SECRET_LENGTH = 43
+#: :func:`is_user_name` as a regular expression (the OpenAPI description's).
+USER_NAME_PATTERN = r"^[A-Za-z0-9_@-][A-Za-z0-9_.@-]{0,63}$"
 
 
 def is_user_name(name: str) -> bool:
     """Whether ``name`` is a user's name: 1 to 64 letters, digits and ``_ - @ .``
-    (not a dot first)."""
+    (not a dot first): ``USER_NAME_PATTERN``, without importing :mod:`re`."""
     return 0 < len(name) <= 64 and name[0] != "." and set(name) <= _NAME_CHARS
 
 
@@ -236,7 +239,7 @@ def user_of(token: str) -> str | None:
     """The user a per-user token names (``<user>.<secret>``,
     :mod:`.accounts`); None for any other token (server.json's)."""
     user, dot, secret = token.rpartition(".")
-    if dot and is_user_name(user) and len(secret) == SECRET_CHARS and set(secret) <= _URL_SAFE:
+    if dot and is_user_name(user) and len(secret) == SECRET_LENGTH and set(secret) <= _URL_SAFE:
         return user
     return None
 

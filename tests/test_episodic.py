@@ -7,9 +7,11 @@ import dataclasses
 import hashlib
 import json
 import math
+import re
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,9 +34,11 @@ def clock() -> list[float]:
     return [NOW]
 
 
-@pytest.fixture
-def mem(clock: list[float]) -> EpisodicMemory:
-    m = EpisodicMemory(session_id="s1", clock=lambda: clock[0])
+@pytest.fixture(params=["duckdb", "postgres"])
+def mem(request: pytest.FixtureRequest, clock: list[float]) -> Iterator[EpisodicMemory]:
+    """An episodic store in memory, and one on a PostgreSQL server (a database of its own)."""
+    url = request.getfixturevalue("pg_url") if request.param == "postgres" else ""
+    m = EpisodicMemory(session_id="s1", clock=lambda: clock[0], url=url)
     yield m
     m.close()
 
@@ -45,8 +49,11 @@ def raw(m: EpisodicMemory, sql: str) -> list[tuple[Any, ...]]:
 
 
 def test_schema_has_the_seed_tables_and_version(mem: EpisodicMemory) -> None:
-    tables = {r[0] for r in raw(mem, "SELECT table_name FROM information_schema.tables")}
-    assert tables == {
+    tables = {
+        r[0] for r in raw(mem, "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()")
+    }
+    # on a team's server, the change logs too
+    assert tables - ({"team_changes", "team_trimmed", "episodic_writes"} if mem.team else set()) == {
         "schema_meta",
         "schema_versions",
         "tool_executions",
@@ -750,7 +757,7 @@ def test_a_row_duckdb_refuses_is_dropped_with_a_warning_and_the_rest_written(
     warnings = [r for r in caplog.records if r.name == "aircher_mem.episodic"]
     assert len(warnings) == 2 and all(r.levelname == "WARNING" for r in warnings)
     assert all(
-        r.getMessage().startswith("dropped a tool_executions record that :memory: cannot store: ") for r in warnings
+        r.getMessage().startswith(f"dropped a tool_executions record that {mem.path} cannot store: ") for r in warnings
     )
     mem.record_tool_execution("later")
     assert mem.counts()["tool_executions"] == 8
@@ -909,7 +916,23 @@ def plain(value: Any) -> Any:
     return json.loads(json.dumps(value))
 
 
+def nul_free(value: Any) -> Any:
+    """``value`` with every NUL character in its texts as U+FFFD, as the store keeps them."""
+    if isinstance(value, str):
+        return value.replace("\x00", "\ufffd")
+    if isinstance(value, (list, tuple)):
+        return type(value)(nul_free(v) for v in value)
+    if isinstance(value, dict):
+        return {nul_free(k): nul_free(v) for k, v in value.items()}
+    return value
+
+
 def expected_row(kind: str, f: dict[str, Any], now: float) -> tuple[Any, ...]:
+    """What the store keeps of a record (see nul_free)."""
+    return nul_free(_expected_row(kind, nul_free(f), now))  # type: ignore[no-any-return]
+
+
+def _expected_row(kind: str, f: dict[str, Any], now: float) -> tuple[Any, ...]:
     def micros(t: float | None) -> int:
         return round((now if t is None else t) * 1_000_000)
 
@@ -1185,9 +1208,11 @@ def test_query_edges_still_answer(mem: EpisodicMemory) -> None:
     assert mem.file_history("a\x00b", limit=10_000) == []
 
 
-def test_a_duckdb_failure_in_a_query_is_a_store_error(mem: EpisodicMemory) -> None:
+def test_a_failure_of_the_store_in_a_query_is_a_store_error(mem: EpisodicMemory) -> None:
     mem._con.execute("DROP TABLE learned_patterns")
-    with pytest.raises(am.StoreError, match="reading it failed") as info:
+    # the file's error says what failed; the server's is its own, naming it
+    failed = f"^{re.escape(mem.path)}: .*learned_patterns" if mem.team else "reading it failed"
+    with pytest.raises(am.StoreError, match=failed) as info:
         mem.patterns()
     assert type(info.value) is am.StoreError and "\n" not in str(info.value)
 
@@ -1315,3 +1340,12 @@ def test_the_service_takes_the_stored_operations_but_the_window_s_own() -> None:
     from aircher_mem import memory
 
     assert set(get_args(memory.Operation)) == set(episodic.OPERATIONS) - {"viewed"}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(), st.text())
+def test_a_co_edit_key_is_the_one_duckdb_wrote(f1: str, f2: str) -> None:
+    """Keys of patterns stored by DuckDB's to_json before are found again."""
+    con = duckdb.connect()
+    (written,) = con.execute("SELECT 'co-edit:' || to_json([?, ?])", [f1, f2]).fetchone() or ("",)
+    assert episodic._co_edit_key(f1, f2) == written

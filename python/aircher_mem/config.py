@@ -845,8 +845,8 @@ class ContradictionsPolicy(_Section):
 
 @frozen
 class StorePolicy(_Section):
-    """``[store]``: where long-term memory lives (episodic memory and the code graph
-    stay in the project's folder)."""
+    """``[store]``: where episodic and long-term memory live (the code graph stays
+    in the project's folder)."""
 
     section: ClassVar[str] = "store"
     #: Empty: the project's DuckDB file. A ``postgresql://`` URL: a team's database,

@@ -1,4 +1,5 @@
-"""Episodic memory: what the agent did, across sessions, in one DuckDB file.
+"""Episodic memory: what the agent did, across sessions, in one DuckDB file (or
+on a team's PostgreSQL server).
 
 Every tool execution, file interaction, task, context snapshot and learning is
 recorded; the queries answer "have I worked on this file before", "which files are
@@ -34,6 +35,20 @@ Queries check theirs too (limits 1 to :data:`MAX_LIMIT`, ``days`` and seconds
 finite and >= 0, strings real ``str`` without lone surrogates): every error a
 method raises is an :class:`AircherError`; DuckDB's own become :class:`StoreError`
 (:class:`StoreCorruptError` when the file cannot be read).
+
+A NUL character in a text or a JSON string is kept as U+FFFD (PostgreSQL's text
+holds none): the same on both backends.
+
+On a team's server (``url``: :mod:`aircher_mem.postgres`) the same tables and
+queries serve every process and machine given the URL. A write transaction (a
+flush, a task started or changed) holds the episodic write lock (an advisory lock
+of its own: long-term writes do not wait for it), so that a row's id orders it and
+the co-edit count reads every pair once, and counts itself in ``episodic_writes``.
+What this store keeps in memory (the recent files and calls, the tasks of each file,
+the tasks' usage, the index of ``find_similar_tasks``) is read again when that count
+says another process wrote since. A task's ``files_touched`` and ``tools_used`` are
+added to as stored when a flush writes them, so two processes recording under one
+task lose neither's.
 """
 
 from __future__ import annotations
@@ -45,23 +60,24 @@ import json
 import logging
 import math
 import os
+import re
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 if TYPE_CHECKING:
-    pass
+    from . import postgres
 
 from . import checks, store
 from ._core import LexicalIndex, tokenize
 from .checks import MIN_TIME
 from .checks import unix_time as _time
 from .config import EpisodicPolicy, RetrievalPolicy
-from .errors import InvalidInputError, StoreError, TaskStateError, UnknownTaskError
+from .errors import AircherError, InvalidInputError, StoreError, TaskStateError, UnknownTaskError
 from .redact import pii_tags, redact, redact_value
 from .results import CoEdit, FileInteraction, LearnedPattern, Task, ToolRun, ToolStats
 
@@ -74,12 +90,17 @@ T = TypeVar("T")
 _READER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="aircher-episodic-aside")
 #: ... and, while it runs a store's work, that store and its connection there.
 _ASIDE = threading.local()
-#: Tasks started or changed, per store file, in this process (its only writer).
+#: Tasks started or changed, per store file (or team's server), in this process.
 _TASKS_CHANGED: Counter[str] = Counter()
 
 OPERATIONS = ("read", "write", "edit", "search", "analyze", "viewed")
 """File operations: the five an agent performs on a file, plus "viewed" for code pruned
 from the context."""
+
+# An advisory lock key of a team's episodic writes ("airchere"): one process writes
+# them at a time, so that a row's id orders it (the co-edit count reads the rows
+# after the last one it counted) and the caches know when another wrote.
+_WRITE_LOCK = 0x61_69_72_63_68_65_72_65
 
 TASK_STATUSES = ("active", "paused", "completed", "failed")
 INTENTS = ("CodeReading", "CodeWriting", "ProjectFixing", "ProjectExploration")
@@ -205,18 +226,36 @@ _COLUMNS: dict[str, list[tuple[str, str]]] = {
 }
 
 
-def _row_errors() -> tuple[type[Exception], ...]:
-    """DuckDB's errors about a value (as opposed to the file, the connection or
-    the SQL)."""
-    duckdb = store.engine()
+class _Refused(StoreError):
+    """The store file refused a value of a row."""
 
-    return (
-        duckdb.ConversionException,
-        duckdb.ConstraintException,
-        duckdb.InvalidInputException,
-        duckdb.OutOfRangeException,
-        duckdb.TypeMismatchException,
+
+def _refused(exc: BaseException) -> bool:
+    """Whether ``exc`` is the store refusing a value (as opposed to the file, the
+    server, the connection or the SQL failing)."""
+    if isinstance(exc, StoreError):  # _Refused, or a team's server's (postgres.ValueRefused)
+        return isinstance(exc, _Refused) or type(exc).__name__ == "ValueRefused"
+    duckdb = store.engine()
+    return isinstance(
+        exc,
+        (
+            duckdb.ConversionException,
+            duckdb.ConstraintException,
+            duckdb.InvalidInputException,
+            duckdb.OutOfRangeException,
+            duckdb.TypeMismatchException,
+        ),
     )
+
+
+# A JSON text's escaped backslash, or its escape of NUL
+_JSON_NUL = re.compile(r"\\\\|\\u0000")
+
+
+def _stored(text: str) -> str:
+    """A text as the store keeps it: a NUL character (PostgreSQL's text holds none)
+    as U+FFFD, on either backend."""
+    return text.replace("\x00", "\ufffd")
 
 
 def _batch_insert_sql(table: str) -> str:
@@ -247,8 +286,13 @@ def _micros(seconds: float) -> int:
     return round(seconds * 1_000_000)
 
 
+def _text(field: str, value: object, *, max_chars: int | None = None, blank: bool = False) -> str:
+    """A text checked (:func:`aircher_mem.checks.text`), as the store keeps it."""
+    return _stored(checks.text(field, value, max_chars=max_chars, blank=blank))
+
+
 def _optional_text(field: str, value: object) -> str | None:
-    return None if value is None else checks.text(field, value, max_chars=None, blank=True)
+    return None if value is None else _text(field, value, blank=True)
 
 
 def _count(field: str, value: object) -> int | None:
@@ -291,14 +335,14 @@ def _check_json(field: str, value: object) -> None:
 
 def _redacted_text(field: str, value: object) -> str | None:
     """An optional text checked, then with its secrets redacted."""
-    return None if value is None else redact(checks.text(field, value, max_chars=None, blank=True))
+    return None if value is None else redact(_text(field, value, blank=True))
 
 
 def _key(field: str, value: object, *, written: bool = False) -> str:
     """A session id, task id or file path as the store keeps it and is asked for it:
     checked (not empty when ``written``), its secrets redacted the same way each time,
     so the value given finds its rows."""
-    return redact(checks.text(field, value, max_chars=None, blank=not written))
+    return redact(_text(field, value, blank=not written))
 
 
 def _redacted(field: str, value: Any) -> Any:
@@ -313,17 +357,42 @@ def _json(field: str, value: Any) -> str | None:
         return None
     _check_json(field, value)
     try:
-        return json.dumps(value, allow_nan=False)
+        text = json.dumps(value, allow_nan=False)
     except (TypeError, ValueError, RecursionError) as exc:
         raise InvalidInputError(f"{field} must be JSON-serializable: {exc}") from None
+    if "\\u0000" in text:  # a NUL in a string: kept as U+FFFD (see _stored)
+        text = _JSON_NUL.sub(lambda m: m.group(0) if m.group(0) == "\\\\" else "\\ufffd", text)
+    return text
+
+
+# A JSON text's escaped backslash, or its escape of a control character
+_JSON_CONTROL = re.compile(r"\\\\|\\u00[0-9a-f]{2}")
+
+
+def _compact(value: Any) -> str:
+    """JSON text as DuckDB's ``to_json`` writes it (no spaces, characters as they
+    are but control characters, whose escapes have upper-case digits): a learned
+    pattern's key and data."""
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return _JSON_CONTROL.sub(lambda m: m.group(0)[:2] + m.group(0)[2:].upper(), text)
+
+
+def _co_edit_key(f1: str, f2: str) -> str:
+    """The key of the co-edit pattern of two files (``f1`` < ``f2``)."""
+    return "co-edit:" + _compact([f1, f2])
+
+
+def _usage(row: Sequence[Any]) -> tuple[list[str], Counter[str]]:
+    """A task's ``files_touched`` and ``tools_used`` as stored."""
+    return json.loads(row[0] or "[]"), Counter(json.loads(row[1] or "{}"))
 
 
 class _Recent:
     """What the predictive engine asks on every call, kept in memory: per task (and
     for all tasks: key None) each file worked on with the time and order of its last
     interaction, and the newest tool calls that named files (at most ``KEEP`` a key).
-    Loaded from the store on first use, then kept current by the record methods:
-    this process is the store's only writer."""
+    Loaded from the store on first use, then kept current by the record methods
+    (and loaded again after another process wrote to a team's store)."""
 
     KEEP = 64
 
@@ -389,9 +458,14 @@ class EpisodicMemory(store.StoreHolder):
         clock: Callable[[], float] = time.time,
         policy: EpisodicPolicy | None = None,
         search: RetrievalPolicy | None = None,
+        url: str = "",
+        lock_seconds: float = 30.0,
     ) -> None:
         """``policy`` sets batch size and co-edit window (``batch_size`` overrides
-        it); ``search`` the BM25 constants of :meth:`find_similar_tasks`."""
+        it); ``search`` the BM25 constants of :meth:`find_similar_tasks`. ``url``
+        keeps the tables on a team's PostgreSQL server instead of the file
+        (``[store]`` url and lock_seconds: how long a write waits for another
+        process's)."""
         self.policy = policy or EpisodicPolicy()
         self.search = search or RetrievalPolicy()
         if batch_size is None:
@@ -401,19 +475,28 @@ class EpisodicMemory(store.StoreHolder):
             raise InvalidInputError(f"path must be a str or a Path, got {type(path).__name__}")
         if not callable(clock):
             raise InvalidInputError(f"clock must be callable, got {checks.short(clock)}")
-        self.path = str(path)
+        #: On a team's PostgreSQL server (``url``), else in the DuckDB file at ``path``.
+        self.team = bool(url)
+        if url:  # not at import: a hook that opens the file never loads psycopg's side
+            from . import postgres
+        self.path = postgres.shown(url) if url else str(path)
         # 128 random bits, as uuid4().hex gives (importing uuid costs a hook 3 ms)
         self.session_id = _redacted_text("session_id", session_id) or os.urandom(16).hex()
         self.batch_size = batch_size
         self.clock = clock
         self.current_task_id: str | None = None
-        self._con = store.connect(self.path, self)
+        self._con = self._connect(url, lock_seconds) if url else store.connect(self.path, self)
+        self._url, self._lock_seconds = url, lock_seconds
+        # a team's store: the number of writes to the tables that the caches below
+        # (_task_usage, _touched, _recent, _task_index) hold (see _fresh)
+        self._generation = -1
         self._pending: dict[str, list[tuple[Any, ...]]] = {table: [] for table in _COLUMNS}
         self._whole = 0  # depth of whole() blocks
         self._pending_rows = 0
-        # task_id -> (files touched in order, tool counts): kept here, written on flush.
+        # task_id -> (files touched in order, tool counts) as stored and recorded since ...
         self._task_usage: dict[str, tuple[list[str], Counter[str]]] = {}
-        self._dirty_tasks: set[str] = set()
+        # ... and what was recorded since the last flush (added to the stored at the next)
+        self._usage_added: dict[str, tuple[list[str], Counter[str]]] = {}
         # (task_id, file_path) -> (tool, error) of a failed call not yet fixed; then
         # whether the file was edited since.
         self._open_errors: dict[tuple[str | None, str], tuple[str, str, bool]] = {}
@@ -422,26 +505,49 @@ class EpisodicMemory(store.StoreHolder):
         self._fixes: list[tuple[str, str, str, float]] = []
         # find_similar_tasks' index: ((excluded task, tasks' generation), index), built
         # again when another task is current or a task is started or changes status
-        # or outcome: by any holder of the file in this process, its only writer.
+        # or outcome: by any holder of the store in this process (or another process
+        # wrote to a team's store: see _fresh).
         self._task_index: tuple[tuple[Any, ...], LexicalIndex] | None = None
-        self._tasks_key = os.path.realpath(self.path) if self.path != ":memory:" else f":memory:{id(self)}"
-        self._aside: Any = None  # the DuckDB connection of read_aside, made on first use ...
+        if url:
+            self._tasks_key = url
+        else:
+            self._tasks_key = os.path.realpath(self.path) if self.path != ":memory:" else f":memory:{id(self)}"
+        self._aside: Any = None  # the connection of read_aside, made on first use ...
         self._aside_work: Future[Any] | None = None  # ... and the work last started there
         self._closed = False
-        try:
-            self._migrate()
-        except BaseException:
-            store.disconnect(self._con, self.path, self)
-            raise
+        if not url:
+            try:
+                store.migrate(self._con, "episodic", path=self.path)
+            except BaseException:
+                store.disconnect(self._con, self.path, self)
+                raise
         atexit.register(self._close_at_exit)
 
     # -- opening -----------------------------------------------------------------------
 
-    def _migrate(self) -> None:
-        store.migrate(self._con, "episodic", path=self.path)
+    def _connect(self, url: str, lock_seconds: float) -> Any:
+        """A connection to the team's server, its tables migrated, and the count of
+        writes to them (``episodic_writes``: see :meth:`_fresh`)."""
+        from . import postgres
+
+        team = postgres.Connection(url, lock_seconds=lock_seconds)
+        try:
+            postgres.migrate(team.raw, "episodic", where=self.path)
+            team.execute("BEGIN TRANSACTION")
+            team.lock_in_transaction(_WRITE_LOCK)
+            team.execute("CREATE TABLE IF NOT EXISTS episodic_writes (n BIGINT NOT NULL)")
+            team.execute("INSERT INTO episodic_writes SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM episodic_writes)")
+            team.execute("COMMIT")
+        except BaseException:
+            team.close()
+            raise
+        return team
 
     @property
     def schema_version(self) -> int:
+        if self.team:
+            row = self._con.execute("SELECT version FROM schema_versions WHERE component = 'episodic'").fetchone()
+            return int(row[0]) if row else 0
         return store.schema_version(self._con, "episodic")
 
     # -- recording ---------------------------------------------------------------------
@@ -477,7 +583,7 @@ class EpisodicMemory(store.StoreHolder):
     def mark_journal(self, journal_id: str, *, at: float | None = None) -> None:
         """Buffers the mark that the journal ``journal_id`` is written: it commits
         with the records buffered before the next flush."""
-        self._buffer("drained_journals", (checks.text("journal id", journal_id, max_chars=200), _micros(self._now(at))))
+        self._buffer("drained_journals", (_text("journal id", journal_id, max_chars=200), _micros(self._now(at))))
 
     def record_tool_execution(
         self,
@@ -500,7 +606,7 @@ class EpisodicMemory(store.StoreHolder):
             raise InvalidInputError(f"parameters must be a mapping, got {type(parameters).__name__}")
         params = dict(parameters or {})
         if file_path is not None:
-            params.setdefault("file_path", checks.text("file_path", file_path, max_chars=None, blank=True))
+            params.setdefault("file_path", _text("file_path", file_path, blank=True))
         target = params.get("file_path")
         stored_params = _redacted("parameters", params)
         stored_result = _redacted("result", result)
@@ -512,7 +618,7 @@ class EpisodicMemory(store.StoreHolder):
             _micros(self._now(timestamp)),
             self.session_id,
             self._task(task_id),
-            checks.text("tool_name", tool_name, max_chars=None),
+            _text("tool_name", tool_name),
             _json("parameters", stored_params),
             _json("result", stored_result),
             checks.flag("success", success),
@@ -603,7 +709,7 @@ class EpisodicMemory(store.StoreHolder):
                 _json("items", _redacted("items", items)),
                 _count("total_tokens", tokens),
                 _json("pruned_items", _redacted("pruned_items", snapshot.get("pruned_items"))),
-                checks.text("reason", snapshot["reason"], max_chars=None),
+                _text("reason", snapshot["reason"]),
             )
         except KeyError as exc:
             raise InvalidInputError(f"snapshot lacks {checks.short(exc.args[0])}") from None
@@ -622,7 +728,7 @@ class EpisodicMemory(store.StoreHolder):
             stored["_pii"] = tags
         row = (
             self.session_id,
-            checks.text("learning_type", learning_type, max_chars=None),
+            _text("learning_type", learning_type),
             _json("data", stored),
             checks.number("confidence", confidence),
             _micros(self._now(None)),
@@ -636,8 +742,6 @@ class EpisodicMemory(store.StoreHolder):
     ) -> None:
         """Starts a task (on git ``branch``, when given) and makes it current;
         record_* calls default to it."""
-        duckdb = store.engine()
-
         self._check_open()
         if intent is not None and (not isinstance(intent, str) or intent not in INTENTS):
             raise InvalidInputError(f"intent must be one of {', '.join(INTENTS)}, got {checks.short(intent)}")
@@ -645,45 +749,39 @@ class EpisodicMemory(store.StoreHolder):
         values = [
             task_id,
             self.session_id,
-            redact(checks.text("description", description, max_chars=None)),
+            redact(_text("description", description)),
             intent,
             _micros(self._now(None)),
-            None if branch is None else redact(checks.text("branch", branch, max_chars=1000)),
+            None if branch is None else redact(_text("branch", branch, max_chars=1000)),
         ]
-        try:
+        with self._transaction("starting a task in it"):
+            if self._con.execute("SELECT count(*) FROM task_history WHERE task_id = ?", [task_id]).fetchall()[0][0]:
+                raise TaskStateError(f"task {task_id!r} already exists; resume it instead")
             self._con.execute(
                 "INSERT INTO task_history (task_id, session_id, description, intent, status, started_at, "
                 "branch, files_touched, tools_used) "
                 "VALUES (?, ?, ?, ?, 'active', make_timestamp(?), ?, '[]', '{}')",
                 values,
             )
-        except duckdb.ConstraintException:
-            raise TaskStateError(f"task {task_id!r} already exists; resume it instead") from None
-        except duckdb.Error as exc:
-            raise store.corrupt_or_error(self.path, exc, "starting a task in it") from None
-        store.protect(self.path)
         _TASKS_CHANGED[self._tasks_key] += 1
         self._task_usage[task_id] = ([], Counter())
         self.current_task_id = task_id
 
     def _set_status(self, task_id: str, allowed: Sequence[str], status: str, outcome: str | None = None) -> None:
-        duckdb = store.engine()
-
         outcome = _redacted_text("outcome", outcome)
         when = _micros(self._now(None))
-        current = self.task(task_id).status
-        if current not in allowed:
-            raise TaskStateError(f"task {task_id!r} is {current}; cannot mark it {status}")
         done = status in ("completed", "failed")
-        try:
+        with self._transaction(f"marking a task {status} in it"):
+            row = self._con.execute("SELECT status FROM task_history WHERE task_id = ?", [task_id]).fetchone()
+            if row is None:
+                raise UnknownTaskError(f"no task {task_id!r} in {self.path}")
+            if row[0] not in allowed:
+                raise TaskStateError(f"task {task_id!r} is {row[0]}; cannot mark it {status}")
             self._con.execute(
                 "UPDATE task_history SET status = ?, outcome = coalesce(?, outcome), "
                 "completed_at = CASE WHEN ? THEN make_timestamp(?) ELSE NULL END WHERE task_id = ?",
                 [status, outcome, done, when, task_id],
             )
-        except duckdb.Error as exc:
-            raise store.corrupt_or_error(self.path, exc, f"marking a task {status} in it") from None
-        store.protect(self.path)
         _TASKS_CHANGED[self._tasks_key] += 1
 
     def pause_task(self, task_id: str) -> None:
@@ -716,14 +814,12 @@ class EpisodicMemory(store.StoreHolder):
             found = self._read("SELECT files_touched, tools_used FROM task_history WHERE task_id = ?", [task_id])
             if not found:
                 return  # a task id nobody started: the rows keep it, task_history has nothing to update
-            row = found[0]
-            self._task_usage[task_id] = (json.loads(row[0] or "[]"), Counter(json.loads(row[1] or "{}")))
-        files, tools = self._task_usage[task_id]
-        if file is not None and file not in files:
-            files.append(file)
-        if tool is not None:
-            tools[tool] += 1
-        self._dirty_tasks.add(task_id)
+            self._task_usage[task_id] = _usage(found[0])
+        for files, tools in (self._task_usage[task_id], self._usage_added.setdefault(task_id, ([], Counter()))):
+            if file is not None and file not in files:
+                files.append(file)
+            if tool is not None:
+                tools[tool] += 1
 
     def _track_error_fix(
         self, task: str | None, path: str, tool: str, success: bool, error: str | None, when: float
@@ -744,52 +840,87 @@ class EpisodicMemory(store.StoreHolder):
         if self._closed:
             raise StoreError(f"the episodic store {self.path} is closed")
 
+    @contextlib.contextmanager
+    def _transaction(self, doing: str) -> Iterator[None]:
+        """One write transaction (a team's: holding the write lock, the caches
+        dropped when another process wrote since they were read, the count of writes
+        taken on). An AircherError raised inside is raised as it is; the store's own
+        error is a StoreError saying what was being done."""
+        con = self._con
+        try:
+            con.execute("BEGIN TRANSACTION")
+            try:
+                if self.team:
+                    cast("postgres.Connection", con).lock_in_transaction(_WRITE_LOCK)
+                    self._fresh()
+                yield
+                if self.team:
+                    (written,) = con.execute("UPDATE episodic_writes SET n = n + 1 RETURNING n").fetchall()
+                    self._generation = int(written[0])
+                con.execute("COMMIT")
+            except BaseException:
+                self._rollback()
+                raise
+        except AircherError:
+            raise
+        except self._errors() as exc:
+            error = store.corrupt_or_error(self.path, exc, doing)
+            raise (_Refused(str(error)) if _refused(exc) else error) from None
+        if not self.team:
+            store.protect(self.path)  # DuckDB creates a new WAL after each checkpoint
+
+    def _errors(self) -> tuple[type[Exception], ...]:
+        """The errors of the store's connection: DuckDB's, or a team's StoreError."""
+        return (StoreError,) if self.team else (store.engine().Error,)
+
+    def _fresh(self) -> None:
+        """On a team's store, drops what the caches hold when another process wrote
+        since they were read (they are read again when next asked)."""
+        if not self.team or getattr(_ASIDE, "store", None) is self:  # read_aside's work: its caller checks
+            return
+        row = self._con.execute("SELECT n FROM episodic_writes").fetchone()
+        if row is not None and int(row[0]) != self._generation:
+            self._generation = int(row[0])
+            self._task_usage.clear()
+            self._touched = self._recent = self._task_index = None
+
     def flush(self) -> None:
         """Writes everything buffered in one transaction. A row DuckDB refuses (none
         should: every field is checked at the call) is found by bisecting its batch,
         dropped with a logged warning, and everything else is written. Any other
         failure raises StoreError and keeps the records in memory."""
-        duckdb = store.engine()
-
         self._check_open()
-        if not self._pending_rows and not self._dirty_tasks and not self._fixes:
+        if not self._pending_rows and not self._usage_added and not self._fixes:
             return
         try:
             self._write()
-        except duckdb.Error as exc:
+        except StoreError as exc:
             # Only an error about a value is looked for row by row: an I/O error
             # would fail every row alone too, and must not drop them.
-            if not isinstance(exc, _row_errors()) or not self._drop_bad_rows():
+            if not _refused(exc) or not self._drop_bad_rows():
                 raise self._write_error(exc) from None
             try:
                 self._write()
-            except duckdb.Error as again:
+            except StoreError as again:
                 raise self._write_error(again) from None
         for rows in self._pending.values():
             rows.clear()
         self._pending_rows = 0
-        self._dirty_tasks.clear()
+        self._usage_added.clear()
         self._fixes.clear()
-        store.protect(self.path)  # DuckDB creates a new WAL after each checkpoint
 
-    def _write_error(self, exc: Exception) -> StoreError:
-        error = store.corrupt_or_error(self.path, exc, "writing to it")
+    @staticmethod
+    def _write_error(error: StoreError) -> StoreError:
         return type(error)(f"{error} (nothing was written; the records are kept in memory)")
 
     def _rollback(self) -> None:
-        duckdb = store.engine()
-
-        try:
+        with contextlib.suppress(*self._errors()):  # no transaction left to roll back
             self._con.execute("ROLLBACK")
-        except duckdb.Error:  # no transaction left to roll back
-            pass
 
     def _write(self) -> None:
-        duckdb = store.engine()
-
+        """Writes what is buffered in one transaction."""
         con = self._con
-        con.execute("BEGIN TRANSACTION")
-        try:
+        with self._transaction("writing to it"):
             edited = any(self._may_pair(row) for row in self._pending["file_interactions"])
             first_new_edit = (
                 con.execute("SELECT coalesce(max(id), 0) FROM file_interactions").fetchone() if edited else None
@@ -797,40 +928,50 @@ class EpisodicMemory(store.StoreHolder):
             for table, rows in self._pending.items():
                 if rows:
                     con.execute(_batch_insert_sql(table), [list(column) for column in zip(*rows)])
-            if self._dirty_tasks:
-                dirty = sorted(self._dirty_tasks)
-                con.execute(
-                    "UPDATE task_history SET files_touched = v.files::JSON, tools_used = v.tools::JSON "
-                    "FROM (SELECT unnest(?::VARCHAR[]) AS task_id, unnest(?::VARCHAR[]) AS files, "
-                    "unnest(?::VARCHAR[]) AS tools) v WHERE task_history.task_id = v.task_id",
-                    [
-                        dirty,
-                        [json.dumps(self._task_usage[t][0]) for t in dirty],
-                        [json.dumps(dict(self._task_usage[t][1])) for t in dirty],
-                    ],
-                )
+            if self._usage_added:
+                self._add_usage()
             if edited:
                 self._update_co_edits(int(first_new_edit[0]) if first_new_edit else 0)
             self._update_error_fixes()
-            con.execute("COMMIT")
-        except duckdb.Error:
-            self._rollback()
-            raise
+
+    def _add_usage(self) -> None:
+        """In the write transaction: adds the files and tools recorded since the last
+        flush to their tasks' ``files_touched`` and ``tools_used`` as stored now
+        (another process may have added some)."""
+        con, dirty = self._con, sorted(self._usage_added)
+        for task, files, tools in con.execute(
+            "SELECT task_id, files_touched, tools_used FROM task_history "
+            "WHERE task_id IN (SELECT unnest(?::VARCHAR[]))",
+            [dirty],
+        ).fetchall():
+            stored = _usage((files, tools))
+            added_files, added_tools = self._usage_added[task]
+            stored[0].extend(f for f in added_files if f not in stored[0])
+            stored[1].update(added_tools)
+            self._task_usage[task] = stored
+        known = [t for t in dirty if t in self._task_usage]
+        con.execute(
+            "UPDATE task_history SET files_touched = v.files::JSON, tools_used = v.tools::JSON "
+            "FROM (SELECT unnest(?::VARCHAR[]) AS task_id, unnest(?::VARCHAR[]) AS files, "
+            "unnest(?::VARCHAR[]) AS tools) v WHERE task_history.task_id = v.task_id",
+            [
+                known,
+                [json.dumps(self._task_usage[t][0]) for t in known],
+                [json.dumps(dict(self._task_usage[t][1])) for t in known],
+            ],
+        )
 
     def _insert_fails(self, table: str, rows: list[tuple[Any, ...]]) -> str | None:
-        """Tries inserting ``rows`` in a transaction that is rolled back; DuckDB's
-        error, or None when they would go in."""
-        duckdb = store.engine()
-
+        """Tries inserting ``rows`` in a transaction that is rolled back; the store's
+        refusal, or None when they would go in."""
         self._con.execute("BEGIN TRANSACTION")
         try:
             self._con.execute(_batch_insert_sql(table), [list(column) for column in zip(*rows)])
-        except _row_errors() as exc:
+        except self._errors() as exc:
             self._rollback()
-            return " ".join(str(exc).split())
-        except duckdb.Error:
-            self._rollback()
-            raise
+            if _refused(exc):
+                return " ".join(str(exc).split())
+            raise store.corrupt_or_error(self.path, exc, "writing to it") from None
         self._rollback()
         return None
 
@@ -921,23 +1062,27 @@ class EpisodicMemory(store.StoreHolder):
                     WHERE operation = 'edit' AND success
                       AND file_path IN (SELECT f1 FROM pairs UNION SELECT f2 FROM pairs)
                     GROUP BY 1)
-                SELECT 'co-edit:' || to_json([p.f1, p.f2]) AS key, p.f1, p.f2, p.n, p.first_us, p.last_us,
-                       greatest(1, least(e1.n, e2.n)) AS fewer
+                SELECT p.f1, p.f2, p.n, p.first_us, p.last_us, greatest(1, least(e1.n, e2.n)) AS fewer
                 FROM pairs p JOIN edits e1 ON e1.file_path = p.f1 JOIN edits e2 ON e2.file_path = p.f2""",
             [last_old_id],
         ).fetchall()
         if not delta:
             return
-        columns = [list(column) for column in zip(*delta)]
+        within = self.policy.co_edit_seconds
+        columns = [
+            [_co_edit_key(f1, f2) for f1, f2, *_ in delta],
+            [_compact({"files": [a, b], "operations": ["edit"] * 2, "within_seconds": within}) for a, b, *_ in delta],
+            *([int(v) for v in column] for column in list(zip(*delta))[2:]),
+        ]
         rows = (
-            "SELECT unnest(?::VARCHAR[]) AS key, unnest(?::VARCHAR[]) AS f1, unnest(?::VARCHAR[]) AS f2, "
+            "SELECT unnest(?::VARCHAR[]) AS key, unnest(?::VARCHAR[]) AS data, "
             "unnest(?::BIGINT[]) AS n, unnest(?::BIGINT[]) AS first_us, unnest(?::BIGINT[]) AS last_us, "
             "unnest(?::BIGINT[]) AS fewer"
         )
         con.execute(
             f"""UPDATE learned_patterns SET
                    observed_count = learned_patterns.observed_count + d.n,
-                   confidence = least(1.0, (learned_patterns.observed_count + d.n) / d.fewer),
+                   confidence = least(1.0, CAST(learned_patterns.observed_count + d.n AS DOUBLE) / d.fewer),
                    last_seen = greatest(learned_patterns.last_seen, make_timestamp(d.last_us))
                FROM ({rows}) d WHERE learned_patterns.pattern_key = d.key""",
             columns,
@@ -945,10 +1090,8 @@ class EpisodicMemory(store.StoreHolder):
         con.execute(
             f"""INSERT INTO learned_patterns
                    (pattern_type, pattern_data, confidence, observed_count, first_seen, last_seen, pattern_key)
-               SELECT 'co-edit',
-                      to_json({{'files': [d.f1, d.f2], 'operations': ['edit', 'edit'],
-                               'within_seconds': {self.policy.co_edit_seconds}}}),
-                      least(1.0, d.n / d.fewer), d.n, make_timestamp(d.first_us), make_timestamp(d.last_us), d.key
+               SELECT 'co-edit', d.data::JSON, least(1.0, CAST(d.n AS DOUBLE) / d.fewer), d.n,
+                      make_timestamp(d.first_us), make_timestamp(d.last_us), d.key
                FROM ({rows}) d
                WHERE d.key NOT IN (SELECT pattern_key FROM learned_patterns WHERE pattern_type = 'co-edit')""",
             columns,
@@ -976,7 +1119,10 @@ class EpisodicMemory(store.StoreHolder):
         finally:
             self._closed = True
             self._close_aside()
-            store.disconnect(self._con, self.path, self)
+            if self.team:
+                self._con.close()
+            else:
+                store.disconnect(self._con, self.path, self)
             atexit.unregister(self._close_at_exit)
 
     def __enter__(self) -> EpisodicMemory:
@@ -1019,7 +1165,12 @@ class EpisodicMemory(store.StoreHolder):
         self._check_open()
         self.flush()
         if self._aside is None:
-            self._aside = self._con.cursor()
+            if self.team:
+                from . import postgres
+
+                self._aside = postgres.Connection(self._url, lock_seconds=self._lock_seconds)
+            else:
+                self._aside = self._con.cursor()
         aside = self._aside
 
         def run() -> T:
@@ -1036,12 +1187,12 @@ class EpisodicMemory(store.StoreHolder):
     def _read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """Runs one statement; a DuckDB error is a StoreError (StoreCorruptError when
         the file cannot be read)."""
-        duckdb = store.engine()
-
         con = _ASIDE.con if getattr(_ASIDE, "store", None) is self else self._con
         try:
             return con.execute(sql, list(params)).fetchall()
-        except duckdb.Error as exc:
+        except AircherError:
+            raise
+        except self._errors() as exc:
             raise store.corrupt_or_error(self.path, exc, "reading it") from None
 
     _INTERACTION_COLUMNS = (
@@ -1097,7 +1248,7 @@ class EpisodicMemory(store.StoreHolder):
         contains ``pattern`` (a plain substring, not a LIKE pattern), newest first."""
         # Stored paths are redacted: a pattern that holds a secret is too.
         pattern, limit = (
-            redact(checks.text("pattern", pattern, max_chars=None, blank=True)),
+            redact(_text("pattern", pattern, blank=True)),
             checks.limit("limit", limit, maximum=MAX_LIMIT),
         )
         rows = self._query(
@@ -1143,7 +1294,7 @@ class EpisodicMemory(store.StoreHolder):
         if kept is None:
             rows = self._query(
                 "SELECT result FROM tool_executions WHERE json_type(result) = 'OBJECT' "
-                "AND (? IS NULL OR task_id = ?) ORDER BY timestamp DESC, id DESC LIMIT ?",
+                "AND (CAST(? AS VARCHAR) IS NULL OR task_id = ?) ORDER BY timestamp DESC, id DESC LIMIT ?",
                 [task, task, calls],
             )
             kept = [_named(json.loads(r[0])) for r in rows]
@@ -1154,20 +1305,20 @@ class EpisodicMemory(store.StoreHolder):
         return list(found)
 
     def _recency(self) -> _Recent:
+        self._fresh()
         if self._recent is None:
             recent = _Recent()
             for task, path, micros, seq in self._query(
-                "SELECT task_id, file_path, epoch_us(timestamp), id FROM file_interactions "
-                "WHERE success AND operation <> 'viewed' QUALIFY row_number() OVER "
-                "(PARTITION BY task_id, file_path ORDER BY timestamp DESC, id DESC) = 1"
+                "SELECT task_id, file_path, micros, id FROM (SELECT task_id, file_path, epoch_us(timestamp) AS micros, "
+                "id, row_number() OVER (PARTITION BY task_id, file_path ORDER BY timestamp DESC, id DESC) AS rank "
+                "FROM file_interactions WHERE success AND operation <> 'viewed') newest WHERE rank = 1"
             ):
                 recent.file(task, path, micros, seq)
             keep = recent.KEEP
             for task, micros, seq, result, rank in self._query(
-                "SELECT task_id, epoch_us(timestamp), id, result, "
-                "row_number() OVER (PARTITION BY task_id ORDER BY timestamp DESC, id DESC) FROM tool_executions "
-                "WHERE json_type(result) = 'OBJECT' QUALIFY row_number() OVER (PARTITION BY task_id "
-                "ORDER BY timestamp DESC, id DESC) <= ?",
+                "SELECT * FROM (SELECT task_id, epoch_us(timestamp), id, result, row_number() OVER "
+                "(PARTITION BY task_id ORDER BY timestamp DESC, id DESC) AS rank FROM tool_executions "
+                "WHERE json_type(result) = 'OBJECT') newest WHERE rank <= ?",
                 [keep + 1],
             ):
                 if rank > keep:
@@ -1217,7 +1368,9 @@ class EpisodicMemory(store.StoreHolder):
     def _companions(self) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
         """The tasks of each file and the files of each task (successful, not
         "viewed"): read from the store once, then kept up to date by
-        :meth:`record_file_interaction` (this process is the store's only writer)."""
+        :meth:`record_file_interaction` (and read again after another process wrote
+        to a team's store)."""
+        self._fresh()
         if self._touched is None:
             tasks_of: dict[str, set[str]] = {}
             files_of: dict[str, set[str]] = {}
@@ -1239,8 +1392,8 @@ class EpisodicMemory(store.StoreHolder):
                     AND abs(epoch(f2.timestamp) - epoch(f1.timestamp)) <= ?
                   WHERE f1.operation = 'edit' AND f2.operation = 'edit' AND f1.file_path IN ({marks})
                     AND f2.file_path NOT IN ({marks}) AND f1.success AND f2.success
-                    AND (? IS NULL OR f1.task_id <> ?))
-                SELECT file_path, count(*) / (SELECT count(DISTINCT task_id) FROM pair)
+                    AND (CAST(? AS VARCHAR) IS NULL OR f1.task_id <> ?))
+                SELECT file_path, CAST(count(*) AS DOUBLE) / (SELECT count(DISTINCT task_id) FROM pair)
                 FROM pair GROUP BY file_path ORDER BY 2 DESC, 1 LIMIT ?""",
             [self.policy.co_edit_seconds, *paths, *paths, exclude_task, exclude_task, limit],
         )
@@ -1344,6 +1497,7 @@ class EpisodicMemory(store.StoreHolder):
         if limit <= 0 or not tokenize(text, stem=True):
             return []
         excluded = self.current_task_id or ""
+        self._fresh()
         key = (excluded, _TASKS_CHANGED[self._tasks_key])
         if self._task_index is None or self._task_index[0] != key:
             rows = self._query("SELECT task_id, description, outcome FROM task_history WHERE task_id <> ?", [excluded])
@@ -1386,7 +1540,7 @@ class EpisodicMemory(store.StoreHolder):
 
     def branch_tasks(self, branch: str, limit: int = 10) -> list[Task]:
         """The tasks started on git ``branch``, newest first."""
-        branch, limit = checks.text("branch", branch, max_chars=1000), checks.limit("limit", limit, maximum=MAX_LIMIT)
+        branch, limit = _text("branch", branch, max_chars=1000), checks.limit("limit", limit, maximum=MAX_LIMIT)
         rows = self._query(
             f"SELECT {self._TASK_COLUMNS} FROM task_history WHERE branch = ? ORDER BY started_at DESC, id DESC LIMIT ?",
             [redact(branch), limit],
@@ -1398,7 +1552,7 @@ class EpisodicMemory(store.StoreHolder):
         pattern_type, min_count = _optional_text("pattern_type", pattern_type), checks.integer("min_count", min_count)
         rows = self._query(
             "SELECT pattern_type, pattern_data, confidence, observed_count, epoch_us(first_seen), epoch_us(last_seen) "
-            "FROM learned_patterns WHERE (? IS NULL OR pattern_type = ?) AND observed_count >= ? "
+            "FROM learned_patterns WHERE (CAST(? AS VARCHAR) IS NULL OR pattern_type = ?) AND observed_count >= ? "
             "ORDER BY observed_count DESC, confidence DESC, id",
             [pattern_type, pattern_type, min_count],
         )
@@ -1434,7 +1588,7 @@ class EpisodicMemory(store.StoreHolder):
         learning_type = _optional_text("learning_type", learning_type)
         rows = self._query(
             "SELECT session_id, learning_type, data, confidence FROM session_learnings "
-            "WHERE ? IS NULL OR learning_type = ? ORDER BY id",
+            "WHERE CAST(? AS VARCHAR) IS NULL OR learning_type = ? ORDER BY id",
             [learning_type, learning_type],
         )
         return [

@@ -469,18 +469,28 @@ class Memory:
 
     @property
     def episodic(self) -> EpisodicMemory:
-        """The episodic store (opened on first use; :class:`StoreLockedError` if
-        another process has it open). Opening it writes the hooks' journal into it
-        first (:mod:`aircher_mem.journal`)."""
+        """The episodic store (opened on first use, in the project's DuckDB file,
+        :class:`StoreLockedError` if another process has it open; or on the team's
+        server: ``[store] url``). Opening it writes the hooks' journal into it first
+        (:mod:`aircher_mem.journal`)."""
         from .episodic import EpisodicMemory
 
         self._check_open()
         if self._episodic is None:
             with self._lock:
                 if self._episodic is None:
-                    self._episodic = self._taken(
-                        lambda: EpisodicMemory(self.db_path, policy=self.policy.episodic, search=self.policy.retrieval)
-                    )
+                    team = self.policy.store
+
+                    def open_store() -> EpisodicMemory:
+                        return EpisodicMemory(
+                            self.db_path,
+                            url=team.url,
+                            lock_seconds=team.lock_seconds,
+                            policy=self.policy.episodic,
+                            search=self.policy.retrieval,
+                        )
+
+                    self._episodic = open_store() if team.url else self._taken(open_store)
                     journal.drain(self)
         return self._episodic
 
@@ -2408,10 +2418,10 @@ class Memory:
         return Doctor(all(c.status != "fail" for c in checks), checks)
 
     def _doctor_episodic(self) -> str:
-        counts = self.episodic.counts()
-        return f"{self.db_path.name}: schema {self.episodic.schema_version}, " + ", ".join(
-            f"{k} {v}" for k, v in counts.items()
-        )
+        episodic = self.episodic
+        counts = episodic.counts()
+        where = episodic.path if episodic.team else self.db_path.name
+        return f"{where}: schema {episodic.schema_version}, " + ", ".join(f"{k} {v}" for k, v in counts.items())
 
     def _doctor_longterm(self) -> str:
         lt = self.longterm

@@ -44,6 +44,7 @@ __all__ = [
     "migrate",
     "line",
     "Connection",
+    "ValueRefused",
     "Listener",
     "TRIM_EVERY",
     "CHANNEL",
@@ -164,6 +165,19 @@ _WRITE_LOCK = 0x61_69_72_63_68_65_72_77
 _UPSERT = re.compile(r"INSERT OR (REPLACE|IGNORE) INTO (\w+)(?: \(([^)]*)\))?")
 _VECTORS = "unnest(?::FLOAT[][])"  # a list of vectors: PostgreSQL's arrays are rectangular
 _ROWID = re.compile(r"\browid\b")
+# DuckDB's functions the store calls, each as PostgreSQL writes it (its argument
+# list as given: ``{0}``, ``{1}`` its parts at the top level)
+_FUNCTIONS = {
+    "make_timestamp": "(TIMESTAMP 'epoch' + ({0}) * INTERVAL '1 microsecond')",  # from microseconds
+    "epoch_us": "(extract(epoch FROM {0}) * 1000000)::BIGINT",
+    "epoch": "extract(epoch FROM {0})",
+    "hour": "extract(hour FROM {0})",
+    "contains": "(strpos({0}, {1}) > 0)",
+    "json_type": "upper(json_typeof(({0})::json))",
+    "json_extract_string": "(({0})::json ->> {1})",
+}
+_CALL = re.compile(r"\b(" + "|".join(_FUNCTIONS) + r")\(")
+_JSON_PATH = re.compile(r"'\$\.(\w+)'")
 _CHANGES = (
     "CREATE TABLE IF NOT EXISTS team_changes (seq BIGSERIAL PRIMARY KEY, writer VARCHAR NOT NULL, "
     "at DOUBLE PRECISION NOT NULL DEFAULT extract(epoch FROM clock_timestamp()), changes VARCHAR)",
@@ -175,6 +189,44 @@ _CHANGES = (
 TRIM_EVERY = 1000
 #: The channel a write's commit notifies (its number as the payload).
 CHANNEL = "aircher_changes"
+
+
+class ValueRefused(StoreError):
+    """The server refused a value of a row (a data exception, a broken constraint),
+    as opposed to the connection or the SQL failing."""
+
+
+def _arguments(text: str, start: int) -> tuple[list[str], int]:
+    """The top-level arguments of the call whose ``(`` is at ``start``, and where
+    its ``)`` is (parentheses inside string literals are not counted: the store's
+    SQL has none)."""
+    depth, parts, begun = 0, [], start + 1
+    for at in range(start, len(text)):
+        char = text[at]
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth == 0:
+                parts.append(text[begun:at].strip())
+                return parts, at
+        elif char == "," and depth == 1:
+            parts.append(text[begun:at].strip())
+            begun = at + 1
+    raise InvalidInputError(f"unbalanced parentheses in {text[:200]!r}")
+
+
+def _functions(text: str) -> str:
+    """``text`` with DuckDB's functions of ``_FUNCTIONS`` in PostgreSQL's words, the
+    innermost calls too (``json_extract_string``'s path ``'$.key'`` as ``'key'``)."""
+    while (call := _CALL.search(text)) is not None:
+        name = call.group(1)
+        parts, end = _arguments(text, call.end() - 1)
+        parts = [_functions(part) for part in parts]
+        if name == "json_extract_string":
+            parts[1] = _JSON_PATH.sub(r"'\1'", parts[1])
+        text = text[: call.start()] + _FUNCTIONS[name].format(*parts) + text[end + 1 :]
+    return text
 
 
 class Connection:
@@ -202,12 +254,12 @@ class Connection:
         self.changes_days = changes_days
         self.raw = connect(url)
         self._holding = False  # the session holds the write lock
-        self._timeout_set: Any = None  # the connection lock_timeout was set on
         self._driver = driver()
         self._cursor: Any = None
         self._sql: dict[str, str] = {}
         self._catalog: dict[str, tuple[list[str], list[str]]] | None = None
         try:
+            self._limit_waits()
             with self.raw.transaction():
                 self.raw.execute("SELECT pg_advisory_xact_lock(%s)", [_MIGRATE_LOCK])
                 for statement in _CHANGES:
@@ -239,12 +291,15 @@ class Connection:
         """``sql`` as PostgreSQL takes it: ``?`` as ``%s``, the types of casts
         (:func:`translate`), ``INSERT OR REPLACE`` / ``OR IGNORE`` as ``ON CONFLICT``
         on the table's primary key, ``rowid`` as ``ctid``, and a list of vectors as
-        a list of array texts (see :meth:`execute`)."""
+        a list of array texts (see :meth:`execute`), and DuckDB's functions
+        ``make_timestamp`` (of microseconds), ``epoch_us``, ``epoch``, ``hour``,
+        ``contains``, ``json_type`` and ``json_extract_string`` in PostgreSQL's
+        words."""
         found = self._sql.get(sql)
         if found is not None:
             return found
         text = translate(sql.replace("%", "%%").replace(_VECTORS, "unnest(?::TEXT[])::REAL[]"))
-        text = _ROWID.sub("ctid", text)
+        text = _ROWID.sub("ctid", _functions(text))
         upsert = _UPSERT.search(text)
         if upsert is not None:
             how, table, listed = upsert.groups()
@@ -276,7 +331,8 @@ class Connection:
         except self._driver.Error as exc:
             if sql == "ROLLBACK":  # after the error that made it: that one is reported
                 return self
-            raise StoreError(f"{self.where}: {line(exc)}") from None
+            refused = isinstance(exc, (self._driver.DataError, self._driver.IntegrityError))
+            raise (ValueRefused if refused else StoreError)(f"{self.where}: {line(exc)}") from None
         return self
 
     @contextlib.contextmanager
@@ -291,6 +347,10 @@ class Connection:
         except self._driver.Error as exc:
             raise StoreError(f"{self.where}: {line(exc)}") from None
 
+    def _limit_waits(self) -> None:
+        """A lock is waited for at most ``lock_seconds`` on this connection."""
+        self.raw.execute(f"SET lock_timeout = {max(1, int(self.lock_seconds * 1000))}")
+
     def _reconnect(self) -> None:
         """A new connection when the server dropped this one (it restarted, say),
         unless it held the write lock: the verb that held it fails, and the next
@@ -298,6 +358,7 @@ class Connection:
         if not (self.raw.closed or self.raw.broken) or self._holding:
             return
         self.raw = connect(self.url)
+        self._limit_waits()
         log.warning("%s: connected again (the server had dropped the connection)", self.where)
 
     def fetchone(self) -> tuple[Any, ...] | None:
@@ -326,9 +387,6 @@ class Connection:
         """Waits for the team's write lock (StoreLockedError after ``lock_seconds``)."""
         self._reconnect()
         try:
-            if self._timeout_set is not self.raw:  # once a connection
-                self.raw.execute(f"SET lock_timeout = {int(self.lock_seconds * 1000)}")
-                self._timeout_set = self.raw
             self.raw.execute("SELECT pg_advisory_lock(%s)", [_WRITE_LOCK])
             self._holding = True
         except self._driver.errors.LockNotAvailable:
@@ -348,9 +406,17 @@ class Connection:
         except self._driver.Error as exc:
             log.warning("%s: giving the write lock up failed: %s", self.where, line(exc))
 
-    def lock_in_transaction(self) -> None:
-        """The write lock until the transaction under way ends."""
-        self.execute("SELECT pg_advisory_xact_lock(?)", [_WRITE_LOCK])
+    def lock_in_transaction(self, key: int = _WRITE_LOCK) -> None:
+        """The write lock (or the lock ``key``) until the transaction under way ends
+        (StoreLockedError after ``lock_seconds``)."""
+        try:
+            self.raw.execute("SELECT pg_advisory_xact_lock(%s)", [key])
+        except self._driver.errors.LockNotAvailable:
+            raise StoreLockedError(
+                f"{self.where}: another process held the team's write lock for over {self.lock_seconds:g} s"
+            ) from None
+        except self._driver.Error as exc:
+            raise StoreError(f"{self.where}: {line(exc)}") from None
 
     def last_change(self) -> int:
         """The number of the last write committed (0: none yet)."""

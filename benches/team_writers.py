@@ -1,16 +1,19 @@
 """A team's store on PostgreSQL under many writers: ``--writers`` processes (each a
 machine with its own Memory, its own project folder, the same ``[store] url``)
-store ``--turns`` turns and as many memories each: ``add_turn`` with an
-idempotency key (every tenth turn sent twice, as a client does after a lost answer)
-and ``remember``; a reader process recalls throughout. A write that fails (the
-server is down) is sent again, with the same key, until it is acknowledged.
+store ``--turns`` turns, as many memories and as many episodic records each:
+``add_turn`` with an idempotency key (every tenth turn sent twice, as a client does
+after a lost answer), ``remember``, and ``record_tool_call`` with an idempotency key
+(every tenth sent twice too), under a task the writer started; a reader process
+recalls throughout. A write that fails (the server is down) is sent again, with the
+same key, until it is acknowledged.
 
 With ``--kill``, one more writer is killed (SIGKILL) a third of the way through,
 and the server itself (``pg_ctl stop -m immediate``, as a crash) halfway, then
 started again: every write acknowledged before must be there after.
 
 Reports the writes acknowledged, the rows on the server, the acknowledged writes
-missing (lost), the texts stored twice (duplicates), the throughput, and the lag
+missing (lost), the texts and records stored twice (duplicates), the task's tool
+count against the records stored, the throughput, and the lag
 from a turn's acknowledgement to the end of the reader's first recall whose state
 holds it (p50, p95, max; the reader's own recall time is in it).
 
@@ -54,6 +57,10 @@ def sent(call):
 
 log = open(out, "a", buffering=1)
 with am.Memory.open(root, policy=policy) as m:
+    try:
+        m.task("start", f"task-{who}", description=f"writer {who} works", branch="main")
+    except am.InvalidInputError:  # started before this writer was killed, say
+        pass
     for i in range(n):
         text = f"writer {who} turn {i}: we use tool{who}x{i} for step {i}"
         turn = sent(lambda: m.add_turn(f"s{who}", "user", text, idempotency_key=f"{who}-{i}")).turn_id
@@ -64,6 +71,10 @@ with am.Memory.open(root, policy=policy) as m:
         fact = f"writer {who} fact {i}: module m{who}q{i} is owned by team t{who}q{i}"
         kept = sent(lambda: m.remember(fact, kind="fact")).memory_id
         log.write(json.dumps(["memory", kept, fact, time.time()]) + "\n")
+        for _ in range(2 if i % 10 == 0 else 1):
+            sent(lambda: m.record_tool_call(f"tool{who}", {"i": i}, success=True, task_id=f"task-{who}",
+                                            idempotency_key=f"{who}-r{i}"))
+        log.write(json.dumps(["record", i, f"tool{who}", time.time()]) + "\n")
 """
 
 READER = r"""
@@ -117,7 +128,7 @@ def run(url: str, folder: Path, args: argparse.Namespace, cluster: Path | None) 
     started = time.perf_counter()
     events = []
     if args.kill:
-        expected = 2 * args.turns  # lines a writer logs
+        expected = 3 * args.turns  # lines a writer logs
         while lines(folder / "0.log") < expected // 3 and writers[0].poll() is None:
             time.sleep(0.2)
         victim.send_signal(signal.SIGKILL)
@@ -145,11 +156,27 @@ def run(url: str, folder: Path, args: argparse.Namespace, cluster: Path | None) 
         memories = dict(con.execute("SELECT id, content FROM memories").fetchall())
         doubled_turns = con.execute("SELECT count(*) FROM (SELECT text FROM turns GROUP BY text HAVING count(*) > 1) d")
         doubled_turns = doubled_turns.fetchone()[0]
+        records = {
+            (name, int(i)): n
+            for name, i, n in con.execute(
+                "SELECT tool_name, parameters::json ->> 'i', count(*) FROM tool_executions GROUP BY 1, 2"
+            ).fetchall()
+        }
+        usage = dict(con.execute("SELECT task_id, tools_used::text FROM task_history").fetchall())
         doubled_facts = con.execute(
             "SELECT count(*) FROM (SELECT content FROM memories WHERE content LIKE 'writer % fact %' "
             "GROUP BY content HAVING count(*) > 1) d"
         ).fetchone()[0]
-    lost = [a for a in acked if (turns if a[0] == "turn" else memories).get(a[1]) != a[2]]
+    lost = [
+        a
+        for a in acked
+        if (
+            records.get((a[2], a[1])) is None
+            if a[0] == "record"
+            else (turns if a[0] == "turn" else memories).get(a[1]) != a[2]
+        )
+    ]
+    counted = sum(sum(json.loads(tools).values()) for tools in usage.values())
     seen = {int(k): v for k, v in json.loads((folder / "seen.json").read_text())["seen"].items()}
     recalls = json.loads((folder / "seen.json").read_text())["recalls"]
     lags = [max(0.0, seen[a[1]] - a[3]) for a in acked if a[0] == "turn" and a[1] in seen]
@@ -161,9 +188,12 @@ def run(url: str, folder: Path, args: argparse.Namespace, cluster: Path | None) 
         "of them by the killed writer": len(acked) - len(main),
         "turns on the server": len(turns),
         "memories on the server": len(memories),
+        "records on the server": sum(records.values()),
         "lost": len(lost),
         "turn texts stored twice": doubled_turns,
         "facts stored twice": doubled_facts,
+        "records stored twice": sum(1 for n in records.values() if n > 1),
+        "tool calls the tasks count": counted,
         "seconds": round(seconds, 1),
         "writes per second": round(len(main) / seconds, 1),
         "reader recalls": recalls,

@@ -447,7 +447,11 @@ def test_a_snapshot_is_checked_field_by_field(indexed: Path) -> None:
             2,
             {"error": {"code": "invalid_input", "type": "InvalidInputError", "message": message}},
         )
-    assert run_json("record-snapshot", json.dumps(good), *root) == {"what": "snapshot", "graph_stale": False}
+    assert run_json("record-snapshot", json.dumps(good), *root) == {
+        "what": "snapshot",
+        "graph_stale": False,
+        "notes": [],
+    }
     with am.Memory.open(indexed) as memory:
         [stored] = memory.episodic.snapshots()
     assert stored == {**good, "timestamp": 1_700_000_000.0, "task_id": None, "item_count": 0, "pruned_items": []}

@@ -341,7 +341,7 @@ def test_a_real_mcp_session_with_and_without_the_server(tmp_path: Path) -> None:
         (False, {"memory_id": 1, "signal": "cited", "retrieved": 1, "cited": 1, "ignored": 0}),
         (False, without[4][1]),
         (False, without[5][1]),
-        (False, {"what": "file_interaction", "graph_stale": False}),
+        (False, {"what": "file_interaction", "graph_stale": False, "notes": []}),
         (False, [("read", [1, 2])]),
         (True, {"error": {"code": "unknown_memory", "type": "UnknownMemoryError", "message": "no memory 42"}}),
         (False, {"ids": [1], "turns": []}),

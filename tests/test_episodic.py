@@ -63,8 +63,9 @@ def test_schema_has_the_seed_tables_and_version(mem: EpisodicMemory) -> None:
         "learned_patterns",
         "session_learnings",
         "drained_journals",
+        "record_keys",
     }
-    assert mem.schema_version == am.episodic.SCHEMA_VERSION == 5
+    assert mem.schema_version == am.episodic.SCHEMA_VERSION == 6
     cols = [
         r[0]
         for r in raw(
@@ -456,13 +457,13 @@ def test_an_older_store_is_migrated_and_keeps_its_rows(tmp_path: Path) -> None:
     path = tmp_path / "memory.duckdb"
     v1_store(path)
     with EpisodicMemory(path) as m:
-        assert m.schema_version == 5
+        assert m.schema_version == 6
         [old] = m.file_history("legacy.py")
         assert (old.session_id, old.operation) == ("old", "edit")
         assert [p.pattern_type for p in m.patterns()] == ["refactor"]
         m.record_learning("workflow", {"steps": 3}, 0.5)  # the v2 column works
     with EpisodicMemory(path) as again:
-        assert again.schema_version == 5 and again.counts()["session_learnings"] == 1
+        assert again.schema_version == 6 and again.counts()["session_learnings"] == 1
 
 
 def digest(path: Path) -> str:
@@ -565,12 +566,12 @@ def test_the_migration_registry_versions_each_component(tmp_path: Path) -> None:
     with EpisodicMemory(path) as m:
         m.record_file_interaction("a.py", "read")
     con = duckdb.connect(str(path))
-    assert con.execute("SELECT component, version FROM schema_versions").fetchall() == [("episodic", 5)]
-    assert con.execute("SELECT version FROM schema_meta").fetchall() == [(5,)]  # what older releases read
+    assert con.execute("SELECT component, version FROM schema_versions").fetchall() == [("episodic", 6)]
+    assert con.execute("SELECT version FROM schema_meta").fetchall() == [(6,)]  # what older releases read
     con.execute("DROP TABLE schema_versions")  # a store written before the registry
     con.close()
     with EpisodicMemory(path) as m:
-        assert m.schema_version == 5 and len(m.file_history("a.py")) == 1
+        assert m.schema_version == 6 and len(m.file_history("a.py")) == 1
     con = duckdb.connect(str(path))
     con.execute("UPDATE schema_versions SET version = 7")
     con.close()
@@ -715,7 +716,7 @@ def test_step_3_widens_durations_and_token_counts(tmp_path: Path) -> None:
     path = tmp_path / "memory.duckdb"
     v2_store(path)
     with EpisodicMemory(path) as m:
-        assert m.schema_version == 5
+        assert m.schema_version == 6
         types = dict(
             raw(
                 m,
@@ -1349,3 +1350,43 @@ def test_a_co_edit_key_is_the_one_duckdb_wrote(f1: str, f2: str) -> None:
     con = duckdb.connect()
     (written,) = con.execute("SELECT 'co-edit:' || to_json([?, ?])", [f1, f2]).fetchone() or ("",)
     assert episodic._co_edit_key(f1, f2) == written
+
+
+def test_a_record_sent_again_with_its_idempotency_key_is_stored_once(mem: EpisodicMemory) -> None:
+    mem.record_file_interaction("a.py", "read")  # buffered: written before the keyed record
+    assert mem.record_tool_execution("pytest", {"k": 1}, idempotency_key="call-1") is True
+    assert raw(mem, "SELECT count(*) FROM file_interactions") == [(1,)]  # written at once, with it
+    assert mem.record_tool_execution("pytest", {"k": 1}, idempotency_key="call-1") is False
+    assert mem.record_file_interaction("a.py", "edit", idempotency_key="call-2") is True
+    assert mem.record_file_interaction("a.py", "edit", idempotency_key="call-2") is False
+    assert mem.record_file_interaction("a.py", "edit", idempotency_key="call-1") is False  # keys are shared
+    assert mem.record_tool_execution("pytest", {"k": 1}) is True  # no key: stored each time
+    assert mem.counts()["tool_executions"] == 2 and mem.counts()["file_interactions"] == 2
+    digests = {r[0] for r in raw(mem, "SELECT digest FROM record_keys")}
+    assert digests == {hashlib.sha256(k.encode()).hexdigest() for k in ("call-1", "call-2")}
+    with pytest.raises(am.InvalidInputError, match="idempotency_key"):
+        mem.record_tool_execution("pytest", idempotency_key="")
+
+
+def test_a_keyed_record_whose_write_failed_keeps_its_key(mem: EpisodicMemory, monkeypatch: Any) -> None:
+    """The record stays buffered with its key: the next flush writes both, and the
+    retry is not stored again."""
+    real = mem._con
+
+    class Failing:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(real, name)
+
+        def execute(self, sql: str, *args: Any) -> Any:
+            if sql.startswith("INSERT INTO tool_executions"):
+                raise (am.StoreError("the server went away") if mem.team else duckdb.IOException("disk gone"))
+            return real.execute(sql, *args)
+
+    monkeypatch.setattr(mem, "_con", Failing())
+    with pytest.raises(am.StoreError):
+        mem.record_tool_execution("make", idempotency_key="k")
+    monkeypatch.undo()
+    mem.flush()
+    assert mem.record_tool_execution("make", idempotency_key="k") is False
+    assert mem.counts()["tool_executions"] == 1
+    assert len(raw(mem, "SELECT digest FROM record_keys")) == 1

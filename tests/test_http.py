@@ -455,7 +455,11 @@ def test_a_bad_snapshot_field_is_400_naming_it(
 
 def test_a_snapshot_with_every_field_is_recorded(client: TestClient, memory: am.Memory) -> None:
     full = {**SNAPSHOT, "timestamp": "2023-11-14T22:13:20Z", "task_id": "t1", "item_count": 1, "pruned_items": []}
-    assert ok(client.post("/record-snapshot", json={"snapshot": full})) == {"what": "snapshot", "graph_stale": False}
+    assert ok(client.post("/record-snapshot", json={"snapshot": full})) == {
+        "what": "snapshot",
+        "graph_stale": False,
+        "notes": [],
+    }
     [stored] = memory.episodic.snapshots()
     assert stored == {**SNAPSHOT, "task_id": "t1", "item_count": 1, "pruned_items": []}
 

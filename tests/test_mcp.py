@@ -223,7 +223,7 @@ def test_every_tool_over_stdio(project: Path) -> None:
                     "task_id": "t1",
                 },
             )
-        ) == {"what": "tool_call", "graph_stale": False}
+        ) == {"what": "tool_call", "graph_stale": False, "notes": []}
         # The agent edits a file and says so: the next graph query sees the edit.
         (project / "app/util.py").write_text("def helper():\n    return store(1)\n")
         assert ok(
@@ -237,7 +237,7 @@ def test_every_tool_over_stdio(project: Path) -> None:
                     "task_id": "t1",
                 },
             )
-        ) == {"what": "file_interaction", "graph_stale": True}
+        ) == {"what": "file_interaction", "graph_stale": True, "notes": []}
         callers = ok(await s.call_tool("callers", {"name": "store"}))["calls"]
         assert sorted(c["symbol"]["name"] for c in callers) == ["helper", "save"]
         history = ok(await s.call_tool("file_history", {"path": "app/util.py"}))
@@ -363,7 +363,7 @@ def test_an_argument_a_tool_does_not_take_is_refused_as_over_http(project: Path)
         "query is required; unknown argument qurey; allowed: query, max_tokens, focus_files",
         "unknown argument prefx; allowed: name, prefix, fuzzy",
         "unknown argument duraton_ms; allowed: tool_name, parameters, success, result, error_message, "
-        "duration_ms, file_path, task_id, at, mentions",
+        "duration_ms, file_path, task_id, at, mentions, idempotency_key",
         "unknown argument descripton; allowed: action, task_id, description, outcome, branch",
     ]
 
@@ -437,6 +437,7 @@ def test_a_snapshot_is_checked_field_by_field_as_over_http(project: Path) -> Non
         assert ok(await s.call_tool("record_snapshot", {"snapshot": SNAPSHOT})) == {
             "what": "snapshot",
             "graph_stale": False,
+            "notes": [],
         }
 
     anyio.run(session_run, project, script, "--refresh-seconds", "3600")

@@ -163,10 +163,14 @@ def test_a_project_s_memory_keeps_its_episodes_on_the_team_s_server(tmp_path: Pa
         assert [t.task_id for t in b.tasks().tasks] == ["t1"]
         assert b.task("complete", "t1", outcome="done").status == "completed"
         assert a.tasks().tasks == []
+        # a request sent to a's server, then again to b's after a lost answer
+        assert a.record_tool_call("make", success=True, idempotency_key="req-7").notes == []
+        again = b.record_tool_call("make", success=True, idempotency_key="req-7")
+        assert again.notes == ["stored before with this idempotency key: not stored again"]
     stored = Counter(
         table for table in ("tool_executions", "file_interactions", "task_history") for _ in range(count(pg_url, table))
     )
-    assert stored == {"tool_executions": 1, "file_interactions": 1, "task_history": 1}
+    assert stored == {"tool_executions": 2, "file_interactions": 1, "task_history": 1}
     for project in ("a", "b"):  # nothing of it went into a project's file
         path = tmp_path / project / ".aircher" / "memory.duckdb"
         if path.exists():
@@ -189,3 +193,18 @@ def test_times_go_to_the_server_and_back_to_the_microsecond(pair: Any, micros: l
     a, _ = pair
     got = a._con.execute("SELECT epoch_us(make_timestamp(unnest(?::BIGINT[])))", [micros]).fetchall()
     assert [r[0] for r in got] == micros
+
+
+def test_a_key_another_process_stored_meanwhile_stores_nothing(
+    pair: tuple[EpisodicMemory, EpisodicMemory], monkeypatch: Any
+) -> None:
+    """b checked the key before a stored it (two retries of one request at once): its
+    write finds the key and leaves the record out."""
+    a, b = pair
+    monkeypatch.setattr(b, "_key_stored", lambda digest: False)
+    assert a.record_file_interaction("x.py", "edit", idempotency_key="r1") is True
+    assert b.recent_files(5) == ["x.py"]
+    assert b.record_file_interaction("x.py", "edit", idempotency_key="r1") is False
+    assert b.counts()["file_interactions"] == 1
+    assert b.record_file_interaction("y.py", "edit", idempotency_key="r2") is True
+    assert a.recent_files(5) == ["y.py", "x.py"]

@@ -77,6 +77,7 @@ from ._core import LexicalIndex, tokenize
 from .checks import MIN_TIME
 from .checks import unix_time as _time
 from .config import EpisodicPolicy, RetrievalPolicy
+from .digest import sha256_hex
 from .errors import AircherError, InvalidInputError, StoreError, TaskStateError, UnknownTaskError
 from .redact import pii_tags, redact, redact_value
 from .results import CoEdit, FileInteraction, LearnedPattern, Task, ToolRun, ToolStats
@@ -173,6 +174,11 @@ _MIGRATIONS: dict[int, list[str]] = {
     5: [
         # The git branch a task was started on: the predictive engine's branch signal.
         "ALTER TABLE task_history ADD COLUMN branch VARCHAR",
+    ],
+    6: [
+        # The idempotency keys of the records stored (a SHA-256 digest of each), each
+        # in the transaction that wrote its record: a retry is not stored twice.
+        "CREATE TABLE record_keys (digest VARCHAR PRIMARY KEY, stored_at TIMESTAMP NOT NULL)",
     ],
 }
 store.register("episodic", _MIGRATIONS)
@@ -503,6 +509,10 @@ class EpisodicMemory(store.StoreHolder):
         self._touched: tuple[dict[str, set[str]], dict[str, set[str]]] | None = None  # see _companions
         self._recent: _Recent | None = None  # see _recency
         self._fixes: list[tuple[str, str, str, float]] = []
+        # the digests of the idempotency keys of records buffered, with the record (see
+        # _keep), and those _write found stored already (the record is not written)
+        self._pending_keys: dict[str, tuple[str, tuple[Any, ...]]] = {}
+        self._taken_keys: set[str] = set()
         # find_similar_tasks' index: ((excluded task, tasks' generation), index), built
         # again when another task is current or a task is started or changes status
         # or outcome: by any holder of the store in this process (or another process
@@ -598,9 +608,11 @@ class EpisodicMemory(store.StoreHolder):
         file_path: str | None = None,
         task_id: str | None = None,
         timestamp: float | None = None,
-    ) -> None:
+        idempotency_key: str | None = None,
+    ) -> bool:
         """One tool call. ``file_path`` (stored in ``parameters``) ties it to a file
-        for the error-then-fix pattern."""
+        for the error-then-fix pattern. See :meth:`_keyed` for ``idempotency_key``
+        and what is returned."""
         self._check_open()
         if parameters is not None and not isinstance(parameters, Mapping):
             raise InvalidInputError(f"parameters must be a mapping, got {type(parameters).__name__}")
@@ -626,6 +638,9 @@ class EpisodicMemory(store.StoreHolder):
             _count("duration_ms", duration_ms),
             _count("context_tokens", context_tokens),
         )
+        digest = self._key_digest(idempotency_key)
+        if digest is not None and self._key_stored(digest):
+            return False
         task = row[2]
         self._note_usage(task, tool=tool_name)
         named = _named(stored_result)
@@ -633,7 +648,7 @@ class EpisodicMemory(store.StoreHolder):
             self._recent.call(task, row[0], named)
         if isinstance(target, str):
             self._track_error_fix(task, _key("file_path", target), tool_name, success, error, row[0] / 1e6)
-        self._buffer("tool_executions", row)
+        return self._keep("tool_executions", row, digest)
 
     def record_file_interaction(
         self,
@@ -647,8 +662,10 @@ class EpisodicMemory(store.StoreHolder):
         task_id: str | None = None,
         session_id: str | None = None,
         timestamp: float | None = None,
-    ) -> None:
-        """A read, write, edit, search, analyze, or a "viewed" (pruned code)."""
+        idempotency_key: str | None = None,
+    ) -> bool:
+        """A read, write, edit, search, analyze, or a "viewed" (pruned code). See
+        :meth:`_keyed` for ``idempotency_key`` and what is returned."""
         self._check_open()
         if not isinstance(operation, str) or operation not in OPERATIONS:
             raise InvalidInputError(f"operation must be one of {', '.join(OPERATIONS)}, got {checks.short(operation)}")
@@ -675,6 +692,9 @@ class EpisodicMemory(store.StoreHolder):
             _redacted_text("context", context),
             _redacted_text("changes_summary", changes_summary),
         )
+        digest = self._key_digest(idempotency_key)
+        if digest is not None and self._key_stored(digest):
+            return False
         task = row[2]
         if success and operation != "viewed":
             self._note_usage(task, file=file_path)
@@ -686,7 +706,39 @@ class EpisodicMemory(store.StoreHolder):
         if success and operation in ("write", "edit") and (task, file_path) in self._open_errors:
             tool, error, _ = self._open_errors[(task, file_path)]
             self._open_errors[(task, file_path)] = (tool, error, True)
-        self._buffer("file_interactions", row)
+        return self._keep("file_interactions", row, digest)
+
+    @staticmethod
+    def _key_digest(key: object) -> str | None:
+        """An idempotency key (checked) as the store keeps it: its SHA-256 in hex."""
+        if key is None:
+            return None
+        return sha256_hex(checks.text("idempotency_key", key, max_chars=1000).encode("utf-8"))
+
+    def _key_stored(self, digest: str) -> bool:
+        """Whether a record was stored with the key ``digest`` (what is buffered is
+        written first: the record goes after it)."""
+        self.flush()
+        return bool(self._read("SELECT count(*) FROM record_keys WHERE digest = ?", [digest])[0][0])
+
+    def _keep(self, table: str, row: tuple[Any, ...], digest: str | None) -> bool:
+        """Buffers a record and returns True. With an ``idempotency_key`` (its
+        ``digest``) the record is written at once, the digest in the same transaction
+        (should that fail, the two stay buffered together). A record whose key was
+        stored before (by this process or another: a retry after a lost answer) is
+        not stored again: False (also when another process stored it between the
+        check and the write)."""
+        if digest is None:
+            self._buffer(table, row)
+            return True
+        self._pending[table].append(row)
+        self._pending_rows += 1
+        self._pending_keys[digest] = (table, row)
+        self.flush()
+        if digest in self._taken_keys:
+            self._taken_keys.discard(digest)
+            return False
+        return True
 
     def store_snapshot(self, snapshot: Mapping[str, Any]) -> None:
         """A context-window snapshot as ``DynamicContextManager`` builds them on every
@@ -881,8 +933,12 @@ class EpisodicMemory(store.StoreHolder):
         row = self._con.execute("SELECT n FROM episodic_writes").fetchone()
         if row is not None and int(row[0]) != self._generation:
             self._generation = int(row[0])
-            self._task_usage.clear()
-            self._touched = self._recent = self._task_index = None
+            self._drop_caches()
+
+    def _drop_caches(self) -> None:
+        """Forgets what the caches hold (read again from the store when next asked)."""
+        self._task_usage.clear()
+        self._touched = self._recent = self._task_index = None
 
     def flush(self) -> None:
         """Writes everything buffered in one transaction. A row DuckDB refuses (none
@@ -906,6 +962,7 @@ class EpisodicMemory(store.StoreHolder):
         for rows in self._pending.values():
             rows.clear()
         self._pending_rows = 0
+        self._pending_keys.clear()
         self._usage_added.clear()
         self._fixes.clear()
 
@@ -921,6 +978,8 @@ class EpisodicMemory(store.StoreHolder):
         """Writes what is buffered in one transaction."""
         con = self._con
         with self._transaction("writing to it"):
+            if self._pending_keys:
+                self._write_keys()
             edited = any(self._may_pair(row) for row in self._pending["file_interactions"])
             first_new_edit = (
                 con.execute("SELECT coalesce(max(id), 0) FROM file_interactions").fetchone() if edited else None
@@ -933,6 +992,26 @@ class EpisodicMemory(store.StoreHolder):
             if edited:
                 self._update_co_edits(int(first_new_edit[0]) if first_new_edit else 0)
             self._update_error_fixes()
+
+    def _write_keys(self) -> None:
+        """In the write transaction: the digests of the buffered records' idempotency
+        keys, but for those stored already (by another process since the check),
+        whose records are taken out of the buffer instead."""
+        digests = sorted(self._pending_keys)
+        for (digest,) in self._con.execute(
+            "SELECT digest FROM record_keys WHERE digest IN (SELECT unnest(?::VARCHAR[]))", [digests]
+        ).fetchall():
+            table, row = self._pending_keys.pop(digest)
+            rows = self._pending[table]
+            del rows[next(i for i, r in enumerate(rows) if r is row)]
+            self._pending_rows -= 1
+            self._taken_keys.add(digest)
+            self._drop_caches()  # they hold what the record said
+        if self._pending_keys:
+            self._con.execute(
+                "INSERT INTO record_keys SELECT unnest(?::VARCHAR[]), make_timestamp(?)",
+                [sorted(self._pending_keys), _micros(self._now(None))],
+            )
 
     def _add_usage(self) -> None:
         """In the write transaction: adds the files and tools recorded since the last
@@ -999,6 +1078,11 @@ class EpisodicMemory(store.StoreHolder):
                 del rows[index]
             dropped += len(bad)
         self._pending_rows -= dropped
+        self._pending_keys = {  # a dropped record's key is not kept either
+            digest: (table, row)
+            for digest, (table, row) in self._pending_keys.items()
+            if any(kept is row for kept in self._pending[table])
+        }
         return dropped
 
     def _upsert_pattern(

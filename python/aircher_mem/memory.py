@@ -182,9 +182,20 @@ Scope = Annotated[
     Literal["project-shared", "user-private"],
     Arg(description="project-shared: every user of the store; user-private: this user's only (on a team's store)."),
 ]
+IdempotencyKey = Annotated[
+    str | None,
+    Arg(
+        min_length=1,
+        max_length=1000,
+        description="The client's key for this request: a retry with the same key is not stored twice.",
+    ),
+]
 Operation = Literal["read", "write", "edit", "search", "analyze"]  # "viewed" is the window's own
 TASK_ACTIONS: tuple[str, ...] = get_args(TaskAction)
 REFERENCE_KINDS: tuple[str, ...] = get_args(ReferenceKind)
+
+#: A record's note when its idempotency key was stored before.
+_STORED_BEFORE = "stored before with this idempotency key: not stored again"
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -1435,14 +1446,7 @@ class Memory:
         at: Annotated[Time | None, Arg(description="When it was said (default: now).")] = None,
         metadata: Annotated[JsonObject | None, Arg(description="Anything else about the turn.")] = None,
         extract: Annotated[bool, Arg(description="Extract memories from the turn.")] = True,
-        idempotency_key: Annotated[
-            str | None,
-            Arg(
-                min_length=1,
-                max_length=1000,
-                description="The client's key for this request: a retry with the same key is not stored twice.",
-            ),
-        ] = None,
+        idempotency_key: IdempotencyKey = None,
         scope: Scope = "project-shared",
     ) -> TurnAdded:
         """Stores a conversation turn (``role`` "user" or "assistant"; ``at`` when it
@@ -2090,6 +2094,7 @@ class Memory:
             Sequence[str] | None,
             Arg(description="Files the call named, e.g. grep's matches (default: those result and parameters name)."),
         ] = None,
+        idempotency_key: IdempotencyKey = None,
     ) -> Recorded:
         """The one call after a tool call: remembers it in the episodic store
         (durably: flushed before returning) and, when ``result`` (the tool's output)
@@ -2100,8 +2105,9 @@ class Memory:
         are kept with it for :meth:`predict`; only files of the project are kept.
 
         For an agent: Remember a tool call you made (a test run, a build, a search), so
-        later sessions know which tools fail and which edits fixed an error. Returns
-        {what, graph_stale}."""
+        later sessions know which tools fail and which edits fixed an error. Give an
+        idempotency_key when you may send the same call again after a timeout. Returns
+        {what, graph_stale, notes}."""
         rel = self.relative(file_path) if file_path is not None else None
         if result is not None:
             result = _text("result", result, blank=True)
@@ -2110,7 +2116,7 @@ class Memory:
 
             mentions = paths_in(f"{result or ''}\n{_flat(parameters)}")
         named = self._project_files(mentions)
-        self.episodic.record_tool_execution(
+        stored = self.episodic.record_tool_execution(
             tool_name,
             parameters,
             result={"mentions": named} if named else None,
@@ -2120,7 +2126,10 @@ class Memory:
             file_path=rel,
             task_id=task_id,
             timestamp=None if at is None else unix_time("at", at),
+            idempotency_key=idempotency_key,
         )
+        if not stored:
+            return Recorded("tool_call", self._stale, [_STORED_BEFORE])
         self._flush_episodic()
         if result is not None:
             self.window.add_tool_result(result, tool_name=tool_name, file_path=rel)
@@ -2141,6 +2150,7 @@ class Memory:
         changes_summary: Annotated[str | None, Arg(description="What changed, in a line.")] = None,
         task_id: TaskId = None,
         at: Annotated[Time | None, Arg(description="When it happened (default: now).")] = None,
+        idempotency_key: IdempotencyKey = None,
     ) -> Recorded:
         """Remembers a read, write, edit, search or analysis of a file (durably). A
         write or edit makes the graph refresh before the next graph verb, and a
@@ -2150,13 +2160,14 @@ class Memory:
         For an agent: Remember that you read, wrote, edited, searched or analyzed a
         file, so later sessions find it in file_history and learn which files change
         together. After a write or edit the code graph is refreshed before the next
-        query. Returns {what, graph_stale}."""
+        query. Give an idempotency_key when you may send the same record again after a
+        timeout. Returns {what, graph_stale, notes}."""
         from .episodic import OPERATIONS
 
         rel = self.relative(path)
         if operation not in OPERATIONS:
             raise InvalidInputError(f"operation must be one of {', '.join(OPERATIONS)}, got {operation!r}")
-        self.episodic.record_file_interaction(
+        stored = self.episodic.record_file_interaction(
             rel,
             operation,
             line_range=line_range,
@@ -2164,7 +2175,10 @@ class Memory:
             changes_summary=changes_summary,
             task_id=task_id,
             timestamp=None if at is None else unix_time("at", at),
+            idempotency_key=idempotency_key,
         )
+        if not stored:
+            return Recorded("file_interaction", self._stale, [_STORED_BEFORE])
         self._flush_episodic()
         if operation in ("write", "edit"):
             self._stale = True

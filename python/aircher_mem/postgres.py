@@ -168,7 +168,7 @@ _ROWID = re.compile(r"\browid\b")
 # DuckDB's functions the store calls, each as PostgreSQL writes it (its argument
 # list as given: ``{0}``, ``{1}`` its parts at the top level)
 _FUNCTIONS = {
-    "make_timestamp": "(TIMESTAMP 'epoch' + ({0}) * INTERVAL '1 microsecond')",  # from microseconds
+    "make_timestamp": "aircher_timestamp({0})",  # from microseconds: see _CHANGES
     "epoch_us": "(extract(epoch FROM {0}) * 1000000)::BIGINT",
     "epoch": "extract(epoch FROM {0})",
     "hour": "extract(hour FROM {0})",
@@ -184,6 +184,11 @@ _CHANGES = (
     # the highest number of the entries trimmed from the log (older than changes_days)
     "CREATE TABLE IF NOT EXISTS team_trimmed (through BIGINT NOT NULL)",
     "INSERT INTO team_trimmed SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM team_trimmed)",
+    # DuckDB's make_timestamp of microseconds, exact over the whole range: whole days,
+    # then the microseconds left (an interval times a float past 2**53 is not)
+    "CREATE OR REPLACE FUNCTION aircher_timestamp(micros BIGINT) RETURNS TIMESTAMP LANGUAGE SQL IMMUTABLE "
+    "AS $$ SELECT TIMESTAMP 'epoch' + (micros / 86400000000) * INTERVAL '1 day' "
+    "+ (micros % 86400000000) * INTERVAL '1 microsecond' $$",
 )
 #: Every this many writes, the writer trims the log.
 TRIM_EVERY = 1000

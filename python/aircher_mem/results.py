@@ -484,10 +484,12 @@ class Tasks(_Result):
 
 class Recorded(_Result):
     """A record_* call was accepted: ``what`` was recorded; ``graph_stale`` when
-    the code graph will be refreshed before the next graph query."""
+    the code graph will be refreshed before the next graph query; ``notes`` say
+    when nothing was stored (a record with its idempotency key was, before)."""
 
     what: Literal["tool_call", "file_interaction", "snapshot"]
     graph_stale: bool
+    notes: list[str] = dataclasses.field(default_factory=list)
 
 
 class Patterns(_Result):

@@ -21,6 +21,7 @@ import pytest
 from aircher_mem import postgres
 from aircher_mem.config import StorePolicy
 from aircher_mem.errors import PolicyError, StoreError, StoreLockedError
+from aircher_mem.longterm import contradictions
 from conftest import DISTINCT_TEXTS, FakeEmbedder
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -238,6 +239,7 @@ def _state(memory: am.Memory) -> dict[str, Any]:
             "episode_turns": nonempty(lt._episode_turns),
             "slots": dict(lt._slots),
             "contradictions": dict(lt._contradictions),
+            "pairs": sorted(contradictions._pair(lt)),  # kept in place as rows arrive
             "nodes": dict(lt._nodes),
             "causal": sorted(lt._causal.items()),
             "chain_of": nonempty(lt._chain_of),

@@ -17,6 +17,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .contradictions import put
 from .schema import (
     CAUSAL_NODE_FIELDS,
     CONTRADICTION_FIELDS,
@@ -163,9 +164,7 @@ def apply(lt: StoreCore, changes: Mapping[str, Sequence[Any]]) -> None:
     if found:
         columns = ", ".join(CONTRADICTION_FIELDS)
         for row in _rows(lt, f"SELECT {columns} FROM contradictions WHERE id IN (?)", found):
-            lt._next_contradiction = max(lt._next_contradiction, row[0] + 1)
-            if row[1] in lt._memories and row[2] in lt._memories:
-                lt._contradictions[row[0]] = ContradictionRow(*row)
+            put(lt, ContradictionRow(*row), known=row[1] in lt._memories and row[2] in lt._memories)
     nodes = changes.get("nodes", [])
     if nodes:
         columns = ", ".join(CAUSAL_NODE_FIELDS)

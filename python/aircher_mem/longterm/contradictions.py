@@ -38,6 +38,7 @@ __all__ = [
     "JUDGE_PROMPT",
     "pairs",
     "scan",
+    "put",
     "slot_conflict",
     "listed",
     "settle",
@@ -67,6 +68,24 @@ def _pair(lt: StoreCore) -> set[tuple[int, int]]:
     if lt._pairs_of is None or lt._pairs_of[0] != state:
         lt._pairs_of = (state, {(c.memory_a, c.memory_b) for c in lt._contradictions.values()})
     return lt._pairs_of[1]
+
+
+def put(lt: StoreCore, row: ContradictionRow, *, known: bool = True) -> None:
+    """Puts a contradiction (new, or one whose status changed) in the state, and its
+    pair in the pairs :func:`_pair` made, when they were current; ``known``: both
+    its memories are in the state (else only its id is taken, as a catch-up of a
+    row this user does not see)."""
+    kept = lt._pairs_of if lt._pairs_of is not None and lt._pairs_of[0] == _pairs_state(lt) else None
+    lt._next_contradiction = max(lt._next_contradiction, row.id + 1)
+    if known:
+        old = lt._contradictions.get(row.id)
+        lt._contradictions[row.id] = row
+        if old is not None and (old.memory_a, old.memory_b) != (row.memory_a, row.memory_b):
+            kept = None  # its old pair may be another's too: made again when next asked
+        elif kept is not None:
+            kept[1].add((row.memory_a, row.memory_b))
+    if kept is not None:
+        lt._pairs_of = (_pairs_state(lt), kept[1])
 
 
 def _neighbours(
@@ -137,12 +156,7 @@ def _add(
     lt: StoreCore, a: MemoryRow, b: MemoryRow, rule: str, evidence: str, at: float, origin: str
 ) -> ContradictionRow:
     row = ContradictionRow(lt._next_contradiction, a.id, b.id, at, rule, evidence, origin)
-    kept = lt._pairs_of if lt._pairs_of is not None and lt._pairs_of[0] == _pairs_state(lt) else None
-    lt._next_contradiction += 1
-    lt._contradictions[row.id] = row
-    if kept is not None:  # the pairs were current: they are with this one
-        kept[1].add((a.id, b.id))
-        lt._pairs_of = (_pairs_state(lt), kept[1])
+    put(lt, row)
     lt._touch_contradiction(row)
     lt._act(b.id, at, "contradicts", f"memory {a.id}: {rule}, {evidence}")
     return row

@@ -395,11 +395,18 @@ class StoreCore(store.StoreHolder):
         write lock first (held to the verb's end); then, in one snapshot, what
         other processes wrote since this state was read: their rows read again one
         by one (:mod:`.catchup`), or all of them when a write says nothing of what
-        it wrote (a forget, a gc pass) or nothing was read yet."""
+        it wrote (a forget, a gc pass) or nothing was read yet. Before it waits for
+        the lock, it catches up once without it: under the lock there is then only
+        what was written meanwhile to read, and the others wait less."""
         team = self._team()
         if self._acting and not self._locked:
+            self._read_others(team)
             team.lock()
             self._locked = True
+        self._read_others(team)
+
+    def _read_others(self, team: postgres.Connection) -> None:
+        """What other processes wrote since this state was read (see :meth:`_sync`)."""
         if self._loaded and team.last_change() == self._seen:
             return
         team.execute("BEGIN TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")

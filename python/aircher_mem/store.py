@@ -54,6 +54,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "connect",
+    "SERVER_ONLY",
     "set_threads",
     "disconnect",
     "reopen",
@@ -131,6 +132,11 @@ _REGISTRY: dict[str, dict[int, tuple[str, ...]]] = {}
 
 # Before the registry, episodic memory kept its version in a one-row schema_meta.
 _LEGACY_TABLE = {"episodic": "schema_meta"}
+
+
+#: Begins a migration statement that runs on a team's server only (an index that
+#: a file's scans do not need, and a server's catch-up reads through).
+SERVER_ONLY = "-- on a team's server only\n"
 
 
 def register(component: str, steps: Mapping[int, Sequence[str]]) -> None:
@@ -711,7 +717,8 @@ def migrate(con: duckdb.DuckDBPyConnection, component: str, *, path: str = "stor
         )
         for step in range(version + 1, latest + 1):
             for statement in _REGISTRY[component][step]:
-                con.execute(statement)
+                if not statement.startswith(SERVER_ONLY):
+                    con.execute(statement)
         con.execute("INSERT OR REPLACE INTO schema_versions VALUES (?, ?)", [component, latest])
         legacy = _LEGACY_TABLE.get(component)
         if legacy and _has_table(con, legacy):  # what an older aircher-mem reads

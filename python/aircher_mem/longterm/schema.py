@@ -274,6 +274,9 @@ MIGRATIONS: dict[int, list[str]] = {
         "ALTER TABLE turns ADD COLUMN owner VARCHAR",
         "ALTER TABLE turns ADD COLUMN scope VARCHAR",
     ],
+    # A team's catch-up reads a memory's actions by its id: without an index, every
+    # catch-up scanned them all.
+    10: [store.SERVER_ONLY + "CREATE INDEX memory_actions_memory ON memory_actions (memory_id)"],
 }
 store.register("longterm", MIGRATIONS)
 

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 import types
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -17,7 +17,7 @@ import aircher_mem as am
 import pytest
 from aircher_mem.engine import ContextItem, ContextItemType
 from hypothesis import HealthCheck, settings
-from pg_cluster import pg_server, pg_url  # noqa: F401 (fixtures: a PostgreSQL server, a database of its own)
+from pg_cluster import database, pg_server, pg_url  # noqa: F401 (fixtures: a PostgreSQL server, a database of its own)
 
 # The properties hold whatever the machine's load: no time limit per example and no
 # complaint about slow generation, which parallel workers on a loaded machine cause.
@@ -384,3 +384,16 @@ def bench_script(name: str) -> types.ModuleType:
     sys.modules[f"{name}_bench"] = module
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture(params=["duckdb", "postgres"])
+def new_store_url(request: pytest.FixtureRequest) -> Iterator[Callable[[], str]]:
+    """Each call says where a new store goes: "" on the DuckDB run (the test's own
+    path), the URL of a new, empty PostgreSQL database on the server run (dropped
+    after the test)."""
+    if request.param == "duckdb":
+        yield lambda: ""
+        return
+    server = request.getfixturevalue("pg_server")
+    with contextlib.ExitStack() as made:
+        yield lambda: made.enter_context(database(server))

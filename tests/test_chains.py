@@ -5,8 +5,10 @@ drawn as mermaid, kept across a reopen and gone when forgotten."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from aircher_mem import InvalidInputError, Memory, Policy
@@ -19,8 +21,19 @@ from hypothesis import strategies as st
 T0 = 1_700_000_000.0
 
 
-def store(path: Path | str = ":memory:") -> LongTermMemory:
-    return LongTermMemory(path, clock=Clock(T0))
+Store = Callable[..., LongTermMemory]
+
+
+@pytest.fixture
+def store(new_store_url: Callable[[], str]) -> Store:
+    """Makes a long-term store: in memory (or at a path given), and on the server run
+    each store given no path in a database of its own."""
+
+    def make(path: Path | str = ":memory:", **kwargs: Any) -> LongTermMemory:
+        url = new_store_url() if path == ":memory:" else ""
+        return LongTermMemory(path, clock=Clock(T0), url=url, **kwargs)
+
+    return make
 
 
 def shape(chain):  # type: ignore[no-untyped-def]
@@ -30,7 +43,7 @@ def shape(chain):  # type: ignore[no-untyped-def]
     )
 
 
-def test_a_decision_said_in_a_turn_comes_back_with_its_reason_as_text_and_mermaid() -> None:
+def test_a_decision_said_in_a_turn_comes_back_with_its_reason_as_text_and_mermaid(store: Store) -> None:
     lt = store()
     said = lt.add_turn("s", "assistant", "We went with FastAPI because we need async support.", at=T0)
     [decision] = [e for e in said.extracted if e.kind == "decision"]
@@ -51,7 +64,9 @@ def test_a_decision_said_in_a_turn_comes_back_with_its_reason_as_text_and_mermai
     )
 
 
-def test_of_the_decisions_recall_finds_the_question_gets_the_one_it_words(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_of_the_decisions_recall_finds_the_question_gets_the_one_it_words(
+    monkeypatch: pytest.MonkeyPatch, store: Store
+) -> None:
     lt = store()
     built = lt.add_turn("a", "assistant", "The docs site is built with MkDocs because the team writes Markdown.", at=T0)
     moved = lt.add_turn("b", "user", "We're moving the docs from Sphinx to MkDocs because Sphinx is slow.", at=T0 + 60)
@@ -65,7 +80,7 @@ def test_of_the_decisions_recall_finds_the_question_gets_the_one_it_words(monkey
     assert lt.query_chain("why MkDocs?").decision_id == ours
 
 
-def test_a_decision_is_found_through_the_turn_that_said_it() -> None:
+def test_a_decision_is_found_through_the_turn_that_said_it(store: Store) -> None:
     lt = store()
     lt.add_turn("a", "user", "We decided to leave the monolith as it is because the team is small.", at=T0)
     moved = lt.add_turn(
@@ -82,7 +97,7 @@ def test_a_decision_is_found_through_the_turn_that_said_it() -> None:
     ]
 
 
-def test_a_reason_given_in_the_next_turn_joins_the_decision_before_it() -> None:
+def test_a_reason_given_in_the_next_turn_joins_the_decision_before_it(store: Store) -> None:
     lt = store()
     lt.add_turn("s", "assistant", "We picked Redis for the session cache.", at=T0)
     later = lt.add_turn("s", "user", "The main reason was latency.", at=T0 + 60)
@@ -114,7 +129,7 @@ def test_a_reason_given_after_a_question_why_joins_the_decision(tmp_path: Path, 
         ]
 
 
-def test_record_decision_keeps_reasons_consequences_and_constraints_with_their_edges() -> None:
+def test_record_decision_keeps_reasons_consequences_and_constraints_with_their_edges(store: Store) -> None:
     lt = store()
     chain = lt.record_decision(
         "Use sessions instead of JWT",
@@ -148,7 +163,7 @@ def test_record_decision_keeps_reasons_consequences_and_constraints_with_their_e
     ]
 
 
-def test_a_reason_that_is_an_earlier_decision_joins_the_chains_and_depth_bounds_the_walk() -> None:
+def test_a_reason_that_is_an_earlier_decision_joins_the_chains_and_depth_bounds_the_walk(store: Store) -> None:
     lt = store()
     first = lt.record_decision("We moved to Postgres", reasons=["we needed JSON columns"])
     second = lt.record_decision("We added GIN indexes", reasons=["we moved to Postgres"])
@@ -163,7 +178,7 @@ def test_a_reason_that_is_an_earlier_decision_joins_the_chains_and_depth_bounds_
     assert [n.content for n in alone.nodes] == ["We added GIN indexes"] and alone.edges == []
 
 
-def test_no_chain_says_why() -> None:
+def test_no_chain_says_why(store: Store) -> None:
     lt = store()
     assert lt.query_chain("why did we use FastAPI?").reason == "no decision with its reasons recorded yet"
     lt.record_decision("Use ruff for linting", reasons=["it is fast"])
@@ -172,7 +187,9 @@ def test_no_chain_says_why() -> None:
     assert missing.reason.startswith("no recorded decision matches")
 
 
-def test_chains_survive_a_reopen_and_forgetting_the_decision_leaves_nothing_on_disk(tmp_path: Path) -> None:
+def test_chains_survive_a_reopen_and_forgetting_the_decision_leaves_nothing_on_disk(
+    tmp_path: Path, store: Store
+) -> None:
     path = tmp_path / "m.duckdb"
     with store(path) as lt:
         made = lt.record_decision("Use Kafka for the audit stream", reasons=["the zebra replay requirement"])
@@ -202,7 +219,7 @@ def test_chains_survive_a_reopen_and_forgetting_the_decision_leaves_nothing_on_d
         (lambda lt: lt.query_chain(""), "query"),
     ],
 )
-def test_bad_arguments_are_typed_errors(call, message: str) -> None:  # type: ignore[no-untyped-def]
+def test_bad_arguments_are_typed_errors(store: Store, call, message: str) -> None:  # type: ignore[no-untyped-def]
     lt = store()
     with pytest.raises(InvalidInputError, match=message):
         call(lt)
@@ -231,7 +248,7 @@ def test_memory_verbs_explain_and_assembly_carry_the_reasons(tmp_path: Path) -> 
     ),
     st.integers(0, 4),
 )
-def test_a_walk_stays_within_its_depth_and_its_edges_join_its_nodes(records, depth: int) -> None:  # type: ignore[no-untyped-def]
+def test_a_walk_stays_within_its_depth_and_its_edges_join_its_nodes(store: Store, records, depth: int) -> None:  # type: ignore[no-untyped-def]
     lt = store()
     for decision, reasons in records:
         lt.record_decision(decision, reasons=reasons)
@@ -279,14 +296,14 @@ def test_an_llm_extractor_adds_a_decisions_reasons_redacted_and_a_bad_item_is_sk
     assert sorted((e.edge_type, e.strength) for e in chain.edges) == [("blocks", 0.8), ("justifies", 0.8)]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     st.text(max_size=300),
     st.lists(st.text(max_size=200), max_size=4),
     st.one_of(st.floats(allow_nan=True), st.integers(-5, 5), st.booleans()),
     st.one_of(st.integers(-3, 25), st.booleans(), st.text(max_size=3)),
 )
-def test_hostile_arguments_are_typed_errors_or_chains(decision, reasons, strength, depth) -> None:  # type: ignore[no-untyped-def]
+def test_hostile_arguments_are_typed_errors_or_chains(store: Store, decision, reasons, strength, depth) -> None:  # type: ignore[no-untyped-def]
     from aircher_mem.errors import AircherError
 
     lt = store()

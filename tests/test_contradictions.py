@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import itertools
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from aircher_mem import InvalidInputError, Memory, Policy
@@ -22,11 +24,22 @@ T0 = 1_700_000_000.0
 DAY = 86_400.0
 
 
-def store(path: Path | str = ":memory:", **kwargs: object) -> LongTermMemory:
-    return LongTermMemory(path, clock=Clock(T0), **kwargs)  # type: ignore[arg-type]
+Store = Callable[..., LongTermMemory]
 
 
-def test_the_issue_example_a_correction_wins_and_says_so() -> None:
+@pytest.fixture
+def store(new_store_url: Callable[[], str]) -> Store:
+    """Makes a long-term store: in memory (or at a path given), and on the server run
+    each store given no path in a database of its own."""
+
+    def make(path: Path | str = ":memory:", **kwargs: Any) -> LongTermMemory:
+        url = new_store_url() if path == ":memory:" else ""
+        return LongTermMemory(path, clock=Clock(T0), url=url, **kwargs)
+
+    return make
+
+
+def test_the_issue_example_a_correction_wins_and_says_so(store: Store) -> None:
     lt = store()
     first = lt.remember("the database is Postgres", at=T0)
     second = lt.remember("Actually, the database is MySQL, not Postgres", at=T0 + DAY)
@@ -43,7 +56,7 @@ def test_the_issue_example_a_correction_wins_and_says_so() -> None:
     assert (old.status, old.superseded_by, old.valid_until) == ("archived", second.memory_id, T0 + DAY)
 
 
-def test_an_explicit_correction_without_a_slot_resolves_b_wins_with_a_note() -> None:
+def test_an_explicit_correction_without_a_slot_resolves_b_wins_with_a_note(store: Store) -> None:
     lt = store()
     first = lt.remember("Deploy the API on Fridays", at=T0)
     second = lt.remember("We no longer deploy the API on Fridays", at=T0 + DAY)
@@ -89,7 +102,9 @@ def test_the_first_tier_offers_at_most_the_policys_number_of_open_contradictions
     ("resolution", "active", "superseded_by"),
     [("a_wins", {1}, {2: 1}), ("b_wins", {2}, {1: 2}), ("both_valid", {1, 2}, {})],
 )
-def test_resolutions_supersede_the_loser(resolution: str, active: set[int], superseded_by: dict[int, int]) -> None:
+def test_resolutions_supersede_the_loser(
+    resolution: str, active: set[int], superseded_by: dict[int, int], store: Store
+) -> None:
     lt = store()
     lt.remember("Always use tabs for indentation", at=T0)
     lt.remember("Never use tabs for indentation", at=T0 + DAY)
@@ -107,7 +122,7 @@ def test_resolutions_supersede_the_loser(resolution: str, active: set[int], supe
         lt.resolve_contradiction(c.id, "a_wins")
 
 
-def test_merged_stores_the_new_memory_and_supersedes_both() -> None:
+def test_merged_stores_the_new_memory_and_supersedes_both(store: Store) -> None:
     lt = store()
     lt.remember("Always use tabs for indentation", at=T0)
     lt.remember("Never use tabs for indentation", at=T0 + DAY)
@@ -123,7 +138,7 @@ def test_merged_stores_the_new_memory_and_supersedes_both() -> None:
     assert done.note == f"merged into memory {merged.id}"
 
 
-def test_unknown_and_bad_arguments_are_typed_errors() -> None:
+def test_unknown_and_bad_arguments_are_typed_errors(store: Store) -> None:
     lt = store()
     with pytest.raises(UnknownMemoryError, match="no contradiction 7"):
         lt.resolve_contradiction(7, "a_wins")
@@ -136,7 +151,7 @@ def test_unknown_and_bad_arguments_are_typed_errors() -> None:
         lt.contradictions("closed")
 
 
-def test_kept_across_a_reopen_and_gone_with_a_forgotten_memory(tmp_path: Path) -> None:
+def test_kept_across_a_reopen_and_gone_with_a_forgotten_memory(tmp_path: Path, store: Store) -> None:
     path = tmp_path / "m.duckdb"
     with store(path) as lt:
         lt.remember("Always run the zebra suite before a release", at=T0)
@@ -154,7 +169,7 @@ def test_kept_across_a_reopen_and_gone_with_a_forgotten_memory(tmp_path: Path) -
         assert b"zebra" not in f.read_bytes(), f.name
 
 
-def test_a_pair_is_recorded_once_and_found_again_after_a_forget() -> None:
+def test_a_pair_is_recorded_once_and_found_again_after_a_forget(store: Store) -> None:
     always, never = "Always run the zebra suite before a release", "Never run the zebra suite before a release"
     lt = store()
     lt.remember(always, at=T0)
@@ -169,7 +184,7 @@ def test_a_pair_is_recorded_once_and_found_again_after_a_forget() -> None:
     lt.close()
 
 
-def test_a_judge_is_asked_about_the_pairs_the_rules_pass_over_once() -> None:
+def test_a_judge_is_asked_about_the_pairs_the_rules_pass_over_once(store: Store) -> None:
     asked: list[str] = []
 
     def judge(prompt: str) -> object:
@@ -185,7 +200,7 @@ def test_a_judge_is_asked_about_the_pairs_the_rules_pass_over_once() -> None:
 
 
 @pytest.mark.parametrize("answer", [RuntimeError("down"), "maybe", 42, None])
-def test_a_failing_or_unclear_judge_finds_nothing(answer: object) -> None:
+def test_a_failing_or_unclear_judge_finds_nothing(answer: object, store: Store) -> None:
     def judge(prompt: str) -> object:
         if isinstance(answer, Exception):
             raise answer
@@ -197,7 +212,7 @@ def test_a_failing_or_unclear_judge_finds_nothing(answer: object) -> None:
     assert lt.contradictions("all").contradictions == []
 
 
-def test_consolidation_reports_the_contradictions_since_its_last_pass() -> None:
+def test_consolidation_reports_the_contradictions_since_its_last_pass(store: Store) -> None:
     lt = store()
     lt.remember("Always use tabs for indentation", at=T0)
     lt.remember("Never use tabs for indentation", at=T0 + DAY)
@@ -209,7 +224,7 @@ def test_consolidation_reports_the_contradictions_since_its_last_pass() -> None:
     assert lt.consolidate(now=T0 + 3 * DAY, dry_run=True).contradictions_found == 0
 
 
-def test_consolidation_checks_the_memories_an_older_version_stored(tmp_path: Path) -> None:
+def test_consolidation_checks_the_memories_an_older_version_stored(tmp_path: Path, store: Store) -> None:
     path = tmp_path / "m.duckdb"
     with store(path) as lt:
         lt.remember("Always use tabs for indentation", at=T0)
@@ -273,7 +288,7 @@ def test_cli_and_http_shapes(tmp_path: Path) -> None:
     ),
     st.data(),
 )
-def test_resolving_never_leaves_a_loser_active_nor_a_winner_superseded_by_it(texts, data) -> None:  # type: ignore[no-untyped-def]
+def test_resolving_never_leaves_a_loser_active_nor_a_winner_superseded_by_it(store: Store, texts, data) -> None:  # type: ignore[no-untyped-def]
     lt = store(policy=None)
     for i, text in enumerate(texts):
         lt.remember(text, at=T0 + i)
@@ -291,7 +306,7 @@ def test_resolving_never_leaves_a_loser_active_nor_a_winner_superseded_by_it(tex
         assert c.memory_a < c.memory_b or lt.get(c.memory_a).valid_from <= lt.get(c.memory_b).valid_from
 
 
-def test_policy_section_round_trips_and_auto_resolution_can_be_off(tmp_path: Path) -> None:
+def test_policy_section_round_trips_and_auto_resolution_can_be_off(tmp_path: Path, store: Store) -> None:
     policy = Policy(decisions=DecisionsPolicy(scan_neighbours=5, auto_resolve_corrections=False))
     (tmp_path / "config.toml").write_text(policy.to_toml())
     assert Policy.from_toml(tmp_path / "config.toml").decisions == policy.decisions
@@ -302,9 +317,9 @@ def test_policy_section_round_trips_and_auto_resolution_can_be_off(tmp_path: Pat
     assert c.status == "open"
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.sampled_from(["Postgres", "MySQL", "SQLite", "MongoDB"]), min_size=2, max_size=5), st.data())
-def test_a_corrected_value_never_ranks_above_its_correction(values: list[str], data) -> None:  # type: ignore[no-untyped-def]
+def test_a_corrected_value_never_ranks_above_its_correction(store: Store, values: list[str], data) -> None:  # type: ignore[no-untyped-def]
     lt = store()
     for i, (old, new) in enumerate(itertools.pairwise(values)):
         if i == 0:
@@ -330,14 +345,14 @@ def test_a_corrected_value_never_ranks_above_its_correction(values: list[str], d
     assert values[-1].lower() in memories[0].content.lower()
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     st.lists(st.text(min_size=1, max_size=200), min_size=1, max_size=4),
     st.one_of(st.integers(-2, 5), st.booleans(), st.text(max_size=3)),
     st.one_of(st.sampled_from(["a_wins", "b_wins", "both_valid", "merged", "x"]), st.text(max_size=5)),
     st.one_of(st.none(), st.text(max_size=50)),
 )
-def test_hostile_texts_and_resolutions_are_typed_errors(texts, cid, resolution, content) -> None:  # type: ignore[no-untyped-def]
+def test_hostile_texts_and_resolutions_are_typed_errors(store: Store, texts, cid, resolution, content) -> None:  # type: ignore[no-untyped-def]
     from aircher_mem.errors import AircherError
 
     lt = store()
@@ -354,9 +369,9 @@ def test_hostile_texts_and_resolutions_are_typed_errors(texts, cid, resolution, 
         lt.contradictions(status)
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(steps=st.lists(st.tuples(st.integers(0, 5), st.integers(1, 9)), min_size=1, max_size=12))
-def test_the_known_pairs_a_scan_skips_are_every_recorded_pair(steps: list[tuple[int, int]]) -> None:
+def test_the_known_pairs_a_scan_skips_are_every_recorded_pair(store: Store, steps: list[tuple[int, int]]) -> None:
     from aircher_mem.longterm import contradictions
 
     with store() as lt:

@@ -44,9 +44,11 @@ def clock() -> Clock:
     return Clock()
 
 
-@pytest.fixture
-def ltm(clock: Clock) -> Iterator[LongTermMemory]:
-    memory = LongTermMemory(":memory:", clock=clock)
+@pytest.fixture(params=["duckdb", "postgres"])
+def ltm(request: pytest.FixtureRequest, clock: Clock) -> Iterator[LongTermMemory]:
+    """A long-term store in memory, and one on a PostgreSQL server (a database of its own)."""
+    url = request.getfixturevalue("pg_url") if request.param == "postgres" else ""
+    memory = LongTermMemory(":memory:", clock=clock, url=url)
     yield memory
     memory.close()
 

@@ -239,8 +239,10 @@ class _Refused(StoreError):
 def _refused(exc: BaseException) -> bool:
     """Whether ``exc`` is the store refusing a value (as opposed to the file, the
     server, the connection or the SQL failing)."""
-    if isinstance(exc, StoreError):  # _Refused, or a team's server's (postgres.ValueRefused)
-        return isinstance(exc, _Refused) or type(exc).__name__ == "ValueRefused"
+    if isinstance(exc, StoreError):
+        from . import postgres  # a team's server refuses with postgres.ValueRefused
+
+        return isinstance(exc, (_Refused, postgres.ValueRefused))
     duckdb = store.engine()
     return isinstance(
         exc,
@@ -611,7 +613,7 @@ class EpisodicMemory(store.StoreHolder):
         idempotency_key: str | None = None,
     ) -> bool:
         """One tool call. ``file_path`` (stored in ``parameters``) ties it to a file
-        for the error-then-fix pattern. See :meth:`_keyed` for ``idempotency_key``
+        for the error-then-fix pattern. See :meth:`_keep` for ``idempotency_key``
         and what is returned."""
         self._check_open()
         if parameters is not None and not isinstance(parameters, Mapping):
@@ -665,7 +667,7 @@ class EpisodicMemory(store.StoreHolder):
         idempotency_key: str | None = None,
     ) -> bool:
         """A read, write, edit, search, analyze, or a "viewed" (pruned code). See
-        :meth:`_keyed` for ``idempotency_key`` and what is returned."""
+        :meth:`_keep` for ``idempotency_key`` and what is returned."""
         self._check_open()
         if not isinstance(operation, str) or operation not in OPERATIONS:
             raise InvalidInputError(f"operation must be one of {', '.join(OPERATIONS)}, got {checks.short(operation)}")
@@ -941,7 +943,7 @@ class EpisodicMemory(store.StoreHolder):
         self._touched = self._recent = self._task_index = None
 
     def flush(self) -> None:
-        """Writes everything buffered in one transaction. A row DuckDB refuses (none
+        """Writes everything buffered in one transaction. A row the store refuses (none
         should: every field is checked at the call) is found by bisecting its batch,
         dropped with a logged warning, and everything else is written. Any other
         failure raises StoreError and keeps the records in memory."""

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pytest
@@ -36,15 +38,26 @@ class Fact:
     commit: str | None = "abc1234"
 
 
-def store(path: Path | str = ":memory:", **kwargs: object) -> LongTermMemory:
-    return LongTermMemory(path, clock=Clock(T0), **kwargs)  # type: ignore[arg-type]
+Store = Callable[..., LongTermMemory]
+
+
+@pytest.fixture
+def store(new_store_url: Callable[[], str]) -> Store:
+    """Makes a long-term store: in memory (or at a path given), and on the server run
+    each store given no path in a database of its own."""
+
+    def make(path: Path | str = ":memory:", **kwargs: Any) -> LongTermMemory:
+        url = new_store_url() if path == ":memory:" else ""
+        return LongTermMemory(path, clock=Clock(T0), url=url, **kwargs)
+
+    return make
 
 
 def words(text: str) -> frozenset[str]:
     return frozenset(tokenize(text, stem=True))
 
 
-def test_a_confident_fact_is_kept_with_its_code_reference_and_recalled() -> None:
+def test_a_confident_fact_is_kept_with_its_code_reference_and_recalled(store: Store) -> None:
     lt = store()
     [c] = lt.keep_facts([Fact("Implemented parse_config in app/config.py")])
     assert (c.action, c.approved, c.level, c.code_ref, c.source, c.commit) == (
@@ -67,7 +80,7 @@ def test_a_confident_fact_is_kept_with_its_code_reference_and_recalled() -> None
     assert [h.id for h in lt.recall("where is parse_config implemented?").hits][:1] == [c.memory_id]
 
 
-def test_below_the_approval_confidence_a_fact_waits_and_is_never_recalled() -> None:
+def test_below_the_approval_confidence_a_fact_waits_and_is_never_recalled(store: Store) -> None:
     lt = store()
     [c] = lt.keep_facts([Fact("Added app/cache.py", confidence=0.6, kind="new_file", code_ref=None)])
     assert (c.action, c.approved) == ("pending", False)
@@ -84,13 +97,13 @@ def test_below_the_approval_confidence_a_fact_waits_and_is_never_recalled() -> N
         lt.review_fact(c.memory_id, "reject")
 
 
-def test_auto_approve_keeps_every_fact() -> None:
+def test_auto_approve_keeps_every_fact(store: Store) -> None:
     lt = store()
     [c] = lt.keep_facts([Fact("Added app/cache.py", confidence=0.1)], auto_approve=True)
     assert (c.action, c.approved, lt.get(c.memory_id).status) == ("created", True, "active")
 
 
-def test_the_dedup_bands_skip_merge_and_add() -> None:
+def test_the_dedup_bands_skip_merge_and_add(store: Store) -> None:
     lt = store()
     first = "Implemented parse_config in app/config.py"
     [a] = lt.keep_facts([Fact(first)])
@@ -111,7 +124,7 @@ def test_the_dedup_bands_skip_merge_and_add() -> None:
     assert other.action == "created" and other.memory_id != a.memory_id
 
 
-def test_a_fact_told_in_conversation_is_seen_again_not_rewritten() -> None:
+def test_a_fact_told_in_conversation_is_seen_again_not_rewritten(store: Store) -> None:
     lt = store()
     told = lt.remember("parse_config lives in app/config.py and reads TOML")
     [c] = lt.keep_facts([Fact("parse_config lives in app/config.py, reads TOML")])
@@ -122,7 +135,7 @@ def test_a_fact_told_in_conversation_is_seen_again_not_rewritten() -> None:
     assert lt.get(told.memory_id).content == "parse_config lives in app/config.py and reads TOML"
 
 
-def test_a_candidate_like_a_pending_fact_merges_into_it_and_approves_it_when_confident() -> None:
+def test_a_candidate_like_a_pending_fact_merges_into_it_and_approves_it_when_confident(store: Store) -> None:
     lt = store()
     [low] = lt.keep_facts([Fact("Refactored app/config.py", confidence=0.7, kind="refactor")])
     assert low.action == "pending"
@@ -133,7 +146,7 @@ def test_a_candidate_like_a_pending_fact_merges_into_it_and_approves_it_when_con
     assert lt.get(low.memory_id).status == "active"
 
 
-def test_a_rejected_fact_is_gone_from_the_file_and_not_proposed_again(tmp_path: Path) -> None:
+def test_a_rejected_fact_is_gone_from_the_file_and_not_proposed_again(tmp_path: Path, store: Store) -> None:
     path = tmp_path / "lt.duckdb"
     secret = "Added app/zanzibar_quokka.py"
     with store(path) as lt:
@@ -154,7 +167,7 @@ def test_a_rejected_fact_is_gone_from_the_file_and_not_proposed_again(tmp_path: 
     assert len(digest) == 64 and "zanzibar" not in digest
 
 
-def test_pending_facts_survive_a_reopen(tmp_path: Path) -> None:
+def test_pending_facts_survive_a_reopen(tmp_path: Path, store: Store) -> None:
     path = tmp_path / "lt.duckdb"
     with store(path) as lt:
         [c] = lt.keep_facts([Fact("Added app/cache.py", confidence=0.6)])
@@ -163,7 +176,7 @@ def test_pending_facts_survive_a_reopen(tmp_path: Path) -> None:
         assert lt.recall("cache").hits == []
 
 
-def test_the_policy_sets_the_threshold_and_the_cap() -> None:
+def test_the_policy_sets_the_threshold_and_the_cap(store: Store) -> None:
     lt = store(knowledge=KnowledgePolicy(approve_confidence=0.5, max_candidates=2))
     kept = lt.keep_facts([Fact(f"Implemented f{i} in app/m{i}.py", confidence=0.6) for i in range(5)])
     assert [(c.action, c.approved) for c in kept] == [("created", True), ("created", True)]
@@ -179,7 +192,7 @@ def test_the_policy_sets_the_threshold_and_the_cap() -> None:
         ("content", "", "content"),
     ],
 )
-def test_malformed_facts_are_refused_and_nothing_is_kept(field: str, value: object, message: str) -> None:
+def test_malformed_facts_are_refused_and_nothing_is_kept(store: Store, field: str, value: object, message: str) -> None:
     lt = store()
     bad = dataclasses.replace(Fact("Implemented f in app/m.py"), **{field: value})
     with pytest.raises(InvalidInputError, match=message):
@@ -187,7 +200,7 @@ def test_malformed_facts_are_refused_and_nothing_is_kept(field: str, value: obje
     assert lt.memories(status=None).memories == []
 
 
-def test_a_secret_in_a_fact_is_redacted_before_it_is_kept() -> None:
+def test_a_secret_in_a_fact_is_redacted_before_it_is_kept(store: Store) -> None:
     lt = store()
     [c] = lt.keep_facts([Fact("Updated API_KEY to sk-live-0123456789abcdef0123456789abcdef in .env")])
     assert "0123456789abcdef0123" not in c.content

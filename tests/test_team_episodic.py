@@ -5,6 +5,7 @@ server (tests/pg_cluster.py)."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -208,3 +209,33 @@ def test_a_key_another_process_stored_meanwhile_stores_nothing(
     assert b.counts()["file_interactions"] == 1
     assert b.record_file_interaction("y.py", "edit", idempotency_key="r2") is True
     assert a.recent_files(5) == ["y.py", "x.py"]
+
+
+def test_a_hook_without_a_server_records_on_the_team_s_server(tmp_path: Path, pg_url: str) -> None:
+    """Claude Code's PostToolUse on one machine, no server running: the edit is on the
+    team's server, where another machine's memory finds it."""
+    from aircher_mem.interfaces import hooks
+
+    roots = []
+    for name in ("a", "b"):
+        root = tmp_path / name
+        (root / "app").mkdir(parents=True)
+        (root / "app" / "models.py").write_text("def store(obj):\n    return obj\n")
+        am.Memory.open(root).close()
+        (root / ".aircher" / "config.toml").write_text(f'[store]\nurl = "{pg_url}"\n')
+        roots.append(root)
+    edit = {"file_path": str(roots[0] / "app" / "models.py"), "old_string": "obj", "new_string": "item"}
+    payload = {
+        "session_id": "s1",
+        "transcript_path": "/nonexistent/s1.jsonl",
+        "cwd": str(roots[0]),
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Edit",
+        "tool_input": edit,
+        "tool_response": {"filePath": edit["file_path"], "structuredPatch": []},
+    }
+    assert hooks.run_hook("PostToolUse", json.dumps(payload)) == ("", 0)
+    with am.Memory.open(roots[1]) as other:
+        assert other.episodic.team
+        assert [i.operation for i in other.file_history("app/models.py").interactions] == ["edit"]
+        assert [r[0] for r in other.episodic._read("SELECT tool_name FROM tool_executions")] == ["Edit"]

@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 import aircher_mem as am
 import pytest
 from aircher_mem.engine import ContextItem, ContextItemType
+from aircher_mem.longterm import LongTermMemory
 from hypothesis import HealthCheck, settings
 from pg_cluster import database, pg_server, pg_url  # noqa: F401 (fixtures: a PostgreSQL server, a database of its own)
 
@@ -397,3 +398,19 @@ def new_store_url(request: pytest.FixtureRequest) -> Iterator[Callable[[], str]]
     server = request.getfixturevalue("pg_server")
     with contextlib.ExitStack() as made:
         yield lambda: made.enter_context(database(server))
+
+
+#: Makes a long-term store (see make_store).
+Store = Callable[..., LongTermMemory]
+
+
+@pytest.fixture
+def make_store(new_store_url: Callable[[], str]) -> Store:
+    """Makes a long-term store, its clock at NOW: in memory (or at a path given), and
+    on the server run each store given no path in a database of its own."""
+
+    def make(path: Path | str = ":memory:", **kwargs: Any) -> LongTermMemory:
+        kwargs.setdefault("clock", Clock(NOW))
+        return LongTermMemory(path, url=new_store_url() if path == ":memory:" else "", **kwargs)
+
+    return make

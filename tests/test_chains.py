@@ -5,35 +5,18 @@ drawn as mermaid, kept across a reopen and gone when forgotten."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
 
 import pytest
 from aircher_mem import InvalidInputError, Memory, Policy
 from aircher_mem.config import ChainsPolicy, ContradictionsPolicy
 from aircher_mem.longterm import LongTermMemory, decisions
-from conftest import Clock
+from conftest import Clock, Store
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 T0 = 1_700_000_000.0
-
-
-Store = Callable[..., LongTermMemory]
-
-
-@pytest.fixture
-def store(new_store_url: Callable[[], str]) -> Store:
-    """Makes a long-term store: in memory (or at a path given), and on the server run
-    each store given no path in a database of its own."""
-
-    def make(path: Path | str = ":memory:", **kwargs: Any) -> LongTermMemory:
-        url = new_store_url() if path == ":memory:" else ""
-        return LongTermMemory(path, clock=Clock(T0), url=url, **kwargs)
-
-    return make
 
 
 def shape(chain):  # type: ignore[no-untyped-def]
@@ -43,8 +26,8 @@ def shape(chain):  # type: ignore[no-untyped-def]
     )
 
 
-def test_a_decision_said_in_a_turn_comes_back_with_its_reason_as_text_and_mermaid(store: Store) -> None:
-    lt = store()
+def test_a_decision_said_in_a_turn_comes_back_with_its_reason_as_text_and_mermaid(make_store: Store) -> None:
+    lt = make_store()
     said = lt.add_turn("s", "assistant", "We went with FastAPI because we need async support.", at=T0)
     [decision] = [e for e in said.extracted if e.kind == "decision"]
     assert (decision.action, decision.content, decision.rules) == ("created", "We went with FastAPI", ["chain"])
@@ -65,9 +48,9 @@ def test_a_decision_said_in_a_turn_comes_back_with_its_reason_as_text_and_mermai
 
 
 def test_of_the_decisions_recall_finds_the_question_gets_the_one_it_words(
-    monkeypatch: pytest.MonkeyPatch, store: Store
+    monkeypatch: pytest.MonkeyPatch, make_store: Store
 ) -> None:
-    lt = store()
+    lt = make_store()
     built = lt.add_turn("a", "assistant", "The docs site is built with MkDocs because the team writes Markdown.", at=T0)
     moved = lt.add_turn("b", "user", "We're moving the docs from Sphinx to MkDocs because Sphinx is slow.", at=T0 + 60)
     [other] = [e.memory_id for e in built.extracted if e.kind == "decision" or "chain" in e.rules]
@@ -80,8 +63,8 @@ def test_of_the_decisions_recall_finds_the_question_gets_the_one_it_words(
     assert lt.query_chain("why MkDocs?").decision_id == ours
 
 
-def test_a_decision_is_found_through_the_turn_that_said_it(store: Store) -> None:
-    lt = store()
+def test_a_decision_is_found_through_the_turn_that_said_it(make_store: Store) -> None:
+    lt = make_store()
     lt.add_turn("a", "user", "We decided to leave the monolith as it is because the team is small.", at=T0)
     moved = lt.add_turn(
         "b", "user", "The old Jenkins runner kept timing out, so we moved CI to GitHub Actions.", at=T0 + 60
@@ -97,8 +80,8 @@ def test_a_decision_is_found_through_the_turn_that_said_it(store: Store) -> None
     ]
 
 
-def test_a_reason_given_in_the_next_turn_joins_the_decision_before_it(store: Store) -> None:
-    lt = store()
+def test_a_reason_given_in_the_next_turn_joins_the_decision_before_it(make_store: Store) -> None:
+    lt = make_store()
     lt.add_turn("s", "assistant", "We picked Redis for the session cache.", at=T0)
     later = lt.add_turn("s", "user", "The main reason was latency.", at=T0 + 60)
     assert later.extracted == []  # the decision is the earlier turn's
@@ -129,8 +112,8 @@ def test_a_reason_given_after_a_question_why_joins_the_decision(tmp_path: Path, 
         ]
 
 
-def test_record_decision_keeps_reasons_consequences_and_constraints_with_their_edges(store: Store) -> None:
-    lt = store()
+def test_record_decision_keeps_reasons_consequences_and_constraints_with_their_edges(make_store: Store) -> None:
+    lt = make_store()
     chain = lt.record_decision(
         "Use sessions instead of JWT",
         reasons=["tokens grew too large for the cookie"],
@@ -163,8 +146,8 @@ def test_record_decision_keeps_reasons_consequences_and_constraints_with_their_e
     ]
 
 
-def test_a_reason_that_is_an_earlier_decision_joins_the_chains_and_depth_bounds_the_walk(store: Store) -> None:
-    lt = store()
+def test_a_reason_that_is_an_earlier_decision_joins_the_chains_and_depth_bounds_the_walk(make_store: Store) -> None:
+    lt = make_store()
     first = lt.record_decision("We moved to Postgres", reasons=["we needed JSON columns"])
     second = lt.record_decision("We added GIN indexes", reasons=["we moved to Postgres"])
     assert second.decision_id != first.decision_id
@@ -178,8 +161,8 @@ def test_a_reason_that_is_an_earlier_decision_joins_the_chains_and_depth_bounds_
     assert [n.content for n in alone.nodes] == ["We added GIN indexes"] and alone.edges == []
 
 
-def test_no_chain_says_why(store: Store) -> None:
-    lt = store()
+def test_no_chain_says_why(make_store: Store) -> None:
+    lt = make_store()
     assert lt.query_chain("why did we use FastAPI?").reason == "no decision with its reasons recorded yet"
     lt.record_decision("Use ruff for linting", reasons=["it is fast"])
     missing = lt.query_chain("why is the sky blue?")
@@ -188,13 +171,13 @@ def test_no_chain_says_why(store: Store) -> None:
 
 
 def test_chains_survive_a_reopen_and_forgetting_the_decision_leaves_nothing_on_disk(
-    tmp_path: Path, store: Store
+    tmp_path: Path, make_store: Store
 ) -> None:
     path = tmp_path / "m.duckdb"
-    with store(path) as lt:
+    with make_store(path) as lt:
         made = lt.record_decision("Use Kafka for the audit stream", reasons=["the zebra replay requirement"])
         lt.add_turn("s", "assistant", "We chose Celery because the quokka team knows it.", at=T0)
-    with store(path) as lt:
+    with make_store(path) as lt:
         assert shape(lt.query_chain("why Kafka?")) == shape(made)
         lt.forget(made.decision_id)
         assert lt.query_chain("why Kafka?").decision_id != made.decision_id
@@ -219,8 +202,8 @@ def test_chains_survive_a_reopen_and_forgetting_the_decision_leaves_nothing_on_d
         (lambda lt: lt.query_chain(""), "query"),
     ],
 )
-def test_bad_arguments_are_typed_errors(store: Store, call, message: str) -> None:  # type: ignore[no-untyped-def]
-    lt = store()
+def test_bad_arguments_are_typed_errors(make_store: Store, call, message: str) -> None:  # type: ignore[no-untyped-def]
+    lt = make_store()
     with pytest.raises(InvalidInputError, match=message):
         call(lt)
 
@@ -248,8 +231,8 @@ def test_memory_verbs_explain_and_assembly_carry_the_reasons(tmp_path: Path) -> 
     ),
     st.integers(0, 4),
 )
-def test_a_walk_stays_within_its_depth_and_its_edges_join_its_nodes(store: Store, records, depth: int) -> None:  # type: ignore[no-untyped-def]
-    lt = store()
+def test_a_walk_stays_within_its_depth_and_its_edges_join_its_nodes(make_store: Store, records, depth: int) -> None:  # type: ignore[no-untyped-def]
+    lt = make_store()
     for decision, reasons in records:
         lt.record_decision(decision, reasons=reasons)
     chain = lt.query_chain(records[-1][0], max_depth=depth)
@@ -303,10 +286,10 @@ def test_an_llm_extractor_adds_a_decisions_reasons_redacted_and_a_bad_item_is_sk
     st.one_of(st.floats(allow_nan=True), st.integers(-5, 5), st.booleans()),
     st.one_of(st.integers(-3, 25), st.booleans(), st.text(max_size=3)),
 )
-def test_hostile_arguments_are_typed_errors_or_chains(store: Store, decision, reasons, strength, depth) -> None:  # type: ignore[no-untyped-def]
+def test_hostile_arguments_are_typed_errors_or_chains(make_store: Store, decision, reasons, strength, depth) -> None:  # type: ignore[no-untyped-def]
     from aircher_mem.errors import AircherError
 
-    lt = store()
+    lt = make_store()
     for call in (
         lambda: lt.record_decision(decision, reasons=reasons, strength=strength),
         lambda: lt.query_chain(decision or "why?", max_depth=depth),

@@ -7,16 +7,13 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from aircher_mem import InvalidInputError, Memory, Policy
 from aircher_mem.config import DecisionsPolicy
 from aircher_mem.errors import UnknownMemoryError
-from aircher_mem.longterm import LongTermMemory
-from conftest import Clock
+from conftest import Store
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -24,23 +21,8 @@ T0 = 1_700_000_000.0
 DAY = 86_400.0
 
 
-Store = Callable[..., LongTermMemory]
-
-
-@pytest.fixture
-def store(new_store_url: Callable[[], str]) -> Store:
-    """Makes a long-term store: in memory (or at a path given), and on the server run
-    each store given no path in a database of its own."""
-
-    def make(path: Path | str = ":memory:", **kwargs: Any) -> LongTermMemory:
-        url = new_store_url() if path == ":memory:" else ""
-        return LongTermMemory(path, clock=Clock(T0), url=url, **kwargs)
-
-    return make
-
-
-def test_the_issue_example_a_correction_wins_and_says_so(store: Store) -> None:
-    lt = store()
+def test_the_issue_example_a_correction_wins_and_says_so(make_store: Store) -> None:
+    lt = make_store()
     first = lt.remember("the database is Postgres", at=T0)
     second = lt.remember("Actually, the database is MySQL, not Postgres", at=T0 + DAY)
     assert (second.action, second.superseded) == ("superseded", first.memory_id)
@@ -56,8 +38,8 @@ def test_the_issue_example_a_correction_wins_and_says_so(store: Store) -> None:
     assert (old.status, old.superseded_by, old.valid_until) == ("archived", second.memory_id, T0 + DAY)
 
 
-def test_an_explicit_correction_without_a_slot_resolves_b_wins_with_a_note(store: Store) -> None:
-    lt = store()
+def test_an_explicit_correction_without_a_slot_resolves_b_wins_with_a_note(make_store: Store) -> None:
+    lt = make_store()
     first = lt.remember("Deploy the API on Fridays", at=T0)
     second = lt.remember("We no longer deploy the API on Fridays", at=T0 + DAY)
     assert (second.action, second.superseded) == ("superseded", first.memory_id)
@@ -103,9 +85,9 @@ def test_the_first_tier_offers_at_most_the_policys_number_of_open_contradictions
     [("a_wins", {1}, {2: 1}), ("b_wins", {2}, {1: 2}), ("both_valid", {1, 2}, {})],
 )
 def test_resolutions_supersede_the_loser(
-    resolution: str, active: set[int], superseded_by: dict[int, int], store: Store
+    resolution: str, active: set[int], superseded_by: dict[int, int], make_store: Store
 ) -> None:
-    lt = store()
+    lt = make_store()
     lt.remember("Always use tabs for indentation", at=T0)
     lt.remember("Never use tabs for indentation", at=T0 + DAY)
     [c] = lt.contradictions().contradictions
@@ -122,8 +104,8 @@ def test_resolutions_supersede_the_loser(
         lt.resolve_contradiction(c.id, "a_wins")
 
 
-def test_merged_stores_the_new_memory_and_supersedes_both(store: Store) -> None:
-    lt = store()
+def test_merged_stores_the_new_memory_and_supersedes_both(make_store: Store) -> None:
+    lt = make_store()
     lt.remember("Always use tabs for indentation", at=T0)
     lt.remember("Never use tabs for indentation", at=T0 + DAY)
     [c] = lt.contradictions().contradictions
@@ -138,8 +120,8 @@ def test_merged_stores_the_new_memory_and_supersedes_both(store: Store) -> None:
     assert done.note == f"merged into memory {merged.id}"
 
 
-def test_unknown_and_bad_arguments_are_typed_errors(store: Store) -> None:
-    lt = store()
+def test_unknown_and_bad_arguments_are_typed_errors(make_store: Store) -> None:
+    lt = make_store()
     with pytest.raises(UnknownMemoryError, match="no contradiction 7"):
         lt.resolve_contradiction(7, "a_wins")
     for bad in (0, -1, True, "1"):
@@ -151,27 +133,27 @@ def test_unknown_and_bad_arguments_are_typed_errors(store: Store) -> None:
         lt.contradictions("closed")
 
 
-def test_kept_across_a_reopen_and_gone_with_a_forgotten_memory(tmp_path: Path, store: Store) -> None:
+def test_kept_across_a_reopen_and_gone_with_a_forgotten_memory(tmp_path: Path, make_store: Store) -> None:
     path = tmp_path / "m.duckdb"
-    with store(path) as lt:
+    with make_store(path) as lt:
         lt.remember("Always run the zebra suite before a release", at=T0)
         lt.remember("Never run the zebra suite before a release", at=T0 + DAY)
-    with store(path) as lt:
+    with make_store(path) as lt:
         [c] = lt.contradictions().contradictions
         assert "zebra" in c.content_a
         lt.forget(c.memory_a)
         assert lt.contradictions("all").contradictions == []
         assert all("zebra" not in a.detail for a in lt.explain(c.memory_b).actions if a.action == "contradicts")
-    with store(path) as lt:
+    with make_store(path) as lt:
         assert lt.contradictions("all").contradictions == []
         lt.forget(2)
     for f in tmp_path.iterdir():
         assert b"zebra" not in f.read_bytes(), f.name
 
 
-def test_a_pair_is_recorded_once_and_found_again_after_a_forget(store: Store) -> None:
+def test_a_pair_is_recorded_once_and_found_again_after_a_forget(make_store: Store) -> None:
     always, never = "Always run the zebra suite before a release", "Never run the zebra suite before a release"
-    lt = store()
+    lt = make_store()
     lt.remember(always, at=T0)
     lt.remember(never, at=T0 + DAY)
     [first] = lt.contradictions().contradictions
@@ -184,14 +166,14 @@ def test_a_pair_is_recorded_once_and_found_again_after_a_forget(store: Store) ->
     lt.close()
 
 
-def test_a_judge_is_asked_about_the_pairs_the_rules_pass_over_once(store: Store) -> None:
+def test_a_judge_is_asked_about_the_pairs_the_rules_pass_over_once(make_store: Store) -> None:
     asked: list[str] = []
 
     def judge(prompt: str) -> object:
         asked.append(prompt)
         return '{"contradicts": true, "why": "a cat is not a dog"}'
 
-    lt = store(judge=judge, decisions=DecisionsPolicy(judge_min_overlap=0.2))
+    lt = make_store(judge=judge, decisions=DecisionsPolicy(judge_min_overlap=0.2))
     lt.remember("The office pet is a cat named Mochi", at=T0)
     lt.remember("The office pet is a dog named Mochi", at=T0 + DAY)
     [c] = lt.contradictions().contradictions
@@ -200,20 +182,20 @@ def test_a_judge_is_asked_about_the_pairs_the_rules_pass_over_once(store: Store)
 
 
 @pytest.mark.parametrize("answer", [RuntimeError("down"), "maybe", 42, None])
-def test_a_failing_or_unclear_judge_finds_nothing(answer: object, store: Store) -> None:
+def test_a_failing_or_unclear_judge_finds_nothing(answer: object, make_store: Store) -> None:
     def judge(prompt: str) -> object:
         if isinstance(answer, Exception):
             raise answer
         return answer
 
-    lt = store(judge=judge, decisions=DecisionsPolicy(judge_min_overlap=0.2))
+    lt = make_store(judge=judge, decisions=DecisionsPolicy(judge_min_overlap=0.2))
     lt.remember("The office pet is a cat named Mochi", at=T0)
     lt.remember("The office pet is a dog named Mochi", at=T0 + DAY)
     assert lt.contradictions("all").contradictions == []
 
 
-def test_consolidation_reports_the_contradictions_since_its_last_pass(store: Store) -> None:
-    lt = store()
+def test_consolidation_reports_the_contradictions_since_its_last_pass(make_store: Store) -> None:
+    lt = make_store()
     lt.remember("Always use tabs for indentation", at=T0)
     lt.remember("Never use tabs for indentation", at=T0 + DAY)
     report = lt.consolidate(now=T0 + 2 * DAY, dry_run=True)
@@ -224,16 +206,16 @@ def test_consolidation_reports_the_contradictions_since_its_last_pass(store: Sto
     assert lt.consolidate(now=T0 + 3 * DAY, dry_run=True).contradictions_found == 0
 
 
-def test_consolidation_checks_the_memories_an_older_version_stored(tmp_path: Path, store: Store) -> None:
+def test_consolidation_checks_the_memories_an_older_version_stored(tmp_path: Path, make_store: Store) -> None:
     path = tmp_path / "m.duckdb"
-    with store(path) as lt:
+    with make_store(path) as lt:
         lt.remember("Always use tabs for indentation", at=T0)
         lt.remember("Never use tabs for indentation", at=T0 + DAY)
         lt.remember("The API listens on port 8080", at=T0 + DAY)
-    with store(path) as lt:  # as an older version left it: no contradiction known, none checked
+    with make_store(path) as lt:  # as an older version left it: no contradiction known, none checked
         lt._con.execute("DELETE FROM contradictions")
         lt._con.execute("INSERT OR REPLACE INTO longterm_state VALUES ('unscanned_through', 3)")
-    with store(path) as lt:
+    with make_store(path) as lt:
         assert lt.contradictions("all").contradictions == []
         assert lt.consolidate(now=T0 + 2 * DAY, dry_run=True).contradictions_found == 1
         report = lt.consolidate(now=T0 + 2 * DAY)
@@ -288,8 +270,8 @@ def test_cli_and_http_shapes(tmp_path: Path) -> None:
     ),
     st.data(),
 )
-def test_resolving_never_leaves_a_loser_active_nor_a_winner_superseded_by_it(store: Store, texts, data) -> None:  # type: ignore[no-untyped-def]
-    lt = store(policy=None)
+def test_resolving_never_leaves_a_loser_active_nor_a_winner_superseded_by_it(make_store: Store, texts, data) -> None:  # type: ignore[no-untyped-def]
+    lt = make_store(policy=None)
     for i, text in enumerate(texts):
         lt.remember(text, at=T0 + i)
     for c in lt.contradictions().contradictions:
@@ -306,11 +288,11 @@ def test_resolving_never_leaves_a_loser_active_nor_a_winner_superseded_by_it(sto
         assert c.memory_a < c.memory_b or lt.get(c.memory_a).valid_from <= lt.get(c.memory_b).valid_from
 
 
-def test_policy_section_round_trips_and_auto_resolution_can_be_off(tmp_path: Path, store: Store) -> None:
+def test_policy_section_round_trips_and_auto_resolution_can_be_off(tmp_path: Path, make_store: Store) -> None:
     policy = Policy(decisions=DecisionsPolicy(scan_neighbours=5, auto_resolve_corrections=False))
     (tmp_path / "config.toml").write_text(policy.to_toml())
     assert Policy.from_toml(tmp_path / "config.toml").decisions == policy.decisions
-    lt = store(decisions=policy.decisions)
+    lt = make_store(decisions=policy.decisions)
     lt.remember("Deploy the API on Fridays", at=T0)
     assert lt.remember("We no longer deploy the API on Fridays", at=T0 + DAY).action == "created"
     [c] = lt.contradictions().contradictions
@@ -319,8 +301,8 @@ def test_policy_section_round_trips_and_auto_resolution_can_be_off(tmp_path: Pat
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.sampled_from(["Postgres", "MySQL", "SQLite", "MongoDB"]), min_size=2, max_size=5), st.data())
-def test_a_corrected_value_never_ranks_above_its_correction(store: Store, values: list[str], data) -> None:  # type: ignore[no-untyped-def]
-    lt = store()
+def test_a_corrected_value_never_ranks_above_its_correction(make_store: Store, values: list[str], data) -> None:  # type: ignore[no-untyped-def]
+    lt = make_store()
     for i, (old, new) in enumerate(itertools.pairwise(values)):
         if i == 0:
             lt.add_turn("s", "user", f"The database is {old}.", at=T0)
@@ -352,10 +334,10 @@ def test_a_corrected_value_never_ranks_above_its_correction(store: Store, values
     st.one_of(st.sampled_from(["a_wins", "b_wins", "both_valid", "merged", "x"]), st.text(max_size=5)),
     st.one_of(st.none(), st.text(max_size=50)),
 )
-def test_hostile_texts_and_resolutions_are_typed_errors(store: Store, texts, cid, resolution, content) -> None:  # type: ignore[no-untyped-def]
+def test_hostile_texts_and_resolutions_are_typed_errors(make_store: Store, texts, cid, resolution, content) -> None:  # type: ignore[no-untyped-def]
     from aircher_mem.errors import AircherError
 
-    lt = store()
+    lt = make_store()
     for text in texts:
         try:
             lt.remember(text)
@@ -371,10 +353,10 @@ def test_hostile_texts_and_resolutions_are_typed_errors(store: Store, texts, cid
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(steps=st.lists(st.tuples(st.integers(0, 5), st.integers(1, 9)), min_size=1, max_size=12))
-def test_the_known_pairs_a_scan_skips_are_every_recorded_pair(store: Store, steps: list[tuple[int, int]]) -> None:
+def test_the_known_pairs_a_scan_skips_are_every_recorded_pair(make_store: Store, steps: list[tuple[int, int]]) -> None:
     from aircher_mem.longterm import contradictions
 
-    with store() as lt:
+    with make_store() as lt:
         first = None
         for service, replicas in steps:
             lt.remember(f"The service svc{service} runs {replicas} replicas in production.", kind="fact")

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import duckdb
 import pytest
@@ -17,9 +15,8 @@ from aircher_mem import InvalidInputError, Memory
 from aircher_mem._core import tokenize
 from aircher_mem.config import KnowledgePolicy
 from aircher_mem.errors import GitError
-from aircher_mem.longterm import LongTermMemory
 from aircher_mem.longterm.knowledge import similarity
-from conftest import Clock, git
+from conftest import Store, git
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -38,27 +35,12 @@ class Fact:
     commit: str | None = "abc1234"
 
 
-Store = Callable[..., LongTermMemory]
-
-
-@pytest.fixture
-def store(new_store_url: Callable[[], str]) -> Store:
-    """Makes a long-term store: in memory (or at a path given), and on the server run
-    each store given no path in a database of its own."""
-
-    def make(path: Path | str = ":memory:", **kwargs: Any) -> LongTermMemory:
-        url = new_store_url() if path == ":memory:" else ""
-        return LongTermMemory(path, clock=Clock(T0), url=url, **kwargs)
-
-    return make
-
-
 def words(text: str) -> frozenset[str]:
     return frozenset(tokenize(text, stem=True))
 
 
-def test_a_confident_fact_is_kept_with_its_code_reference_and_recalled(store: Store) -> None:
-    lt = store()
+def test_a_confident_fact_is_kept_with_its_code_reference_and_recalled(make_store: Store) -> None:
+    lt = make_store()
     [c] = lt.keep_facts([Fact("Implemented parse_config in app/config.py")])
     assert (c.action, c.approved, c.level, c.code_ref, c.source, c.commit) == (
         "created",
@@ -80,8 +62,8 @@ def test_a_confident_fact_is_kept_with_its_code_reference_and_recalled(store: St
     assert [h.id for h in lt.recall("where is parse_config implemented?").hits][:1] == [c.memory_id]
 
 
-def test_below_the_approval_confidence_a_fact_waits_and_is_never_recalled(store: Store) -> None:
-    lt = store()
+def test_below_the_approval_confidence_a_fact_waits_and_is_never_recalled(make_store: Store) -> None:
+    lt = make_store()
     [c] = lt.keep_facts([Fact("Added app/cache.py", confidence=0.6, kind="new_file", code_ref=None)])
     assert (c.action, c.approved) == ("pending", False)
     assert lt.get(c.memory_id).status == "pending"
@@ -97,14 +79,14 @@ def test_below_the_approval_confidence_a_fact_waits_and_is_never_recalled(store:
         lt.review_fact(c.memory_id, "reject")
 
 
-def test_auto_approve_keeps_every_fact(store: Store) -> None:
-    lt = store()
+def test_auto_approve_keeps_every_fact(make_store: Store) -> None:
+    lt = make_store()
     [c] = lt.keep_facts([Fact("Added app/cache.py", confidence=0.1)], auto_approve=True)
     assert (c.action, c.approved, lt.get(c.memory_id).status) == ("created", True, "active")
 
 
-def test_the_dedup_bands_skip_merge_and_add(store: Store) -> None:
-    lt = store()
+def test_the_dedup_bands_skip_merge_and_add(make_store: Store) -> None:
+    lt = make_store()
     first = "Implemented parse_config in app/config.py"
     [a] = lt.keep_facts([Fact(first)])
     # the same words: skipped, the memory unchanged
@@ -124,8 +106,8 @@ def test_the_dedup_bands_skip_merge_and_add(store: Store) -> None:
     assert other.action == "created" and other.memory_id != a.memory_id
 
 
-def test_a_fact_told_in_conversation_is_seen_again_not_rewritten(store: Store) -> None:
-    lt = store()
+def test_a_fact_told_in_conversation_is_seen_again_not_rewritten(make_store: Store) -> None:
+    lt = make_store()
     told = lt.remember("parse_config lives in app/config.py and reads TOML")
     [c] = lt.keep_facts([Fact("parse_config lives in app/config.py, reads TOML")])
     assert (c.action, c.memory_id) == ("skipped", told.memory_id) or (c.action, c.memory_id) == (
@@ -135,8 +117,8 @@ def test_a_fact_told_in_conversation_is_seen_again_not_rewritten(store: Store) -
     assert lt.get(told.memory_id).content == "parse_config lives in app/config.py and reads TOML"
 
 
-def test_a_candidate_like_a_pending_fact_merges_into_it_and_approves_it_when_confident(store: Store) -> None:
-    lt = store()
+def test_a_candidate_like_a_pending_fact_merges_into_it_and_approves_it_when_confident(make_store: Store) -> None:
+    lt = make_store()
     [low] = lt.keep_facts([Fact("Refactored app/config.py", confidence=0.7, kind="refactor")])
     assert low.action == "pending"
     [high] = lt.keep_facts([Fact("Refactored app/config.py", confidence=0.9, kind="refactor")])
@@ -146,16 +128,16 @@ def test_a_candidate_like_a_pending_fact_merges_into_it_and_approves_it_when_con
     assert lt.get(low.memory_id).status == "active"
 
 
-def test_a_rejected_fact_is_gone_from_the_file_and_not_proposed_again(tmp_path: Path, store: Store) -> None:
+def test_a_rejected_fact_is_gone_from_the_file_and_not_proposed_again(tmp_path: Path, make_store: Store) -> None:
     path = tmp_path / "lt.duckdb"
     secret = "Added app/zanzibar_quokka.py"
-    with store(path) as lt:
+    with make_store(path) as lt:
         [c] = lt.keep_facts([Fact(secret, confidence=0.5, kind="new_file")])
         review = lt.review_fact(c.memory_id, "reject")
         assert (review.verdict, review.memory) == ("reject", None)
         assert lt.pending_facts() == 0
     assert b"zanzibar_quokka" not in path.read_bytes()
-    with store(path) as lt:
+    with make_store(path) as lt:
         [again] = lt.keep_facts([Fact(secret, confidence=0.5, kind="new_file")])
         assert (again.action, again.memory_id, again.approved) == ("rejected_before", None, False)
         assert lt.memories(status=None).memories == []
@@ -167,17 +149,17 @@ def test_a_rejected_fact_is_gone_from_the_file_and_not_proposed_again(tmp_path: 
     assert len(digest) == 64 and "zanzibar" not in digest
 
 
-def test_pending_facts_survive_a_reopen(tmp_path: Path, store: Store) -> None:
+def test_pending_facts_survive_a_reopen(tmp_path: Path, make_store: Store) -> None:
     path = tmp_path / "lt.duckdb"
-    with store(path) as lt:
+    with make_store(path) as lt:
         [c] = lt.keep_facts([Fact("Added app/cache.py", confidence=0.6)])
-    with store(path) as lt:
+    with make_store(path) as lt:
         assert lt.get(c.memory_id).status == "pending" and lt.pending_facts() == 1
         assert lt.recall("cache").hits == []
 
 
-def test_the_policy_sets_the_threshold_and_the_cap(store: Store) -> None:
-    lt = store(knowledge=KnowledgePolicy(approve_confidence=0.5, max_candidates=2))
+def test_the_policy_sets_the_threshold_and_the_cap(make_store: Store) -> None:
+    lt = make_store(knowledge=KnowledgePolicy(approve_confidence=0.5, max_candidates=2))
     kept = lt.keep_facts([Fact(f"Implemented f{i} in app/m{i}.py", confidence=0.6) for i in range(5)])
     assert [(c.action, c.approved) for c in kept] == [("created", True), ("created", True)]
 
@@ -192,16 +174,18 @@ def test_the_policy_sets_the_threshold_and_the_cap(store: Store) -> None:
         ("content", "", "content"),
     ],
 )
-def test_malformed_facts_are_refused_and_nothing_is_kept(store: Store, field: str, value: object, message: str) -> None:
-    lt = store()
+def test_malformed_facts_are_refused_and_nothing_is_kept(
+    make_store: Store, field: str, value: object, message: str
+) -> None:
+    lt = make_store()
     bad = dataclasses.replace(Fact("Implemented f in app/m.py"), **{field: value})
     with pytest.raises(InvalidInputError, match=message):
         lt.keep_facts([bad])
     assert lt.memories(status=None).memories == []
 
 
-def test_a_secret_in_a_fact_is_redacted_before_it_is_kept(store: Store) -> None:
-    lt = store()
+def test_a_secret_in_a_fact_is_redacted_before_it_is_kept(make_store: Store) -> None:
+    lt = make_store()
     [c] = lt.keep_facts([Fact("Updated API_KEY to sk-live-0123456789abcdef0123456789abcdef in .env")])
     assert "0123456789abcdef0123" not in c.content
     assert "0123456789abcdef0123" not in lt.get(c.memory_id).content

@@ -391,15 +391,8 @@ class Connection:
     def lock(self) -> None:
         """Waits for the team's write lock (StoreLockedError after ``lock_seconds``)."""
         self._reconnect()
-        try:
-            self.raw.execute("SELECT pg_advisory_lock(%s)", [_WRITE_LOCK])
-            self._holding = True
-        except self._driver.errors.LockNotAvailable:
-            raise StoreLockedError(
-                f"{self.where}: another process held the team's write lock for over {self.lock_seconds:g} s"
-            ) from None
-        except self._driver.Error as exc:
-            raise StoreError(f"{self.where}: {line(exc)}") from None
+        self._wait_for("SELECT pg_advisory_lock(%s)", _WRITE_LOCK)
+        self._holding = True
 
     def unlock(self) -> None:
         """Gives the write lock up (a connection that broke has given it up already)."""
@@ -414,8 +407,13 @@ class Connection:
     def lock_in_transaction(self, key: int = _WRITE_LOCK) -> None:
         """The write lock (or the lock ``key``) until the transaction under way ends
         (StoreLockedError after ``lock_seconds``)."""
+        self._wait_for("SELECT pg_advisory_xact_lock(%s)", key)
+
+    def _wait_for(self, sql: str, key: int) -> None:
+        """Takes an advisory lock: StoreLockedError when another held it for over
+        ``lock_seconds`` (the connection's ``lock_timeout``)."""
         try:
-            self.raw.execute("SELECT pg_advisory_xact_lock(%s)", [key])
+            self.raw.execute(sql, [key])
         except self._driver.errors.LockNotAvailable:
             raise StoreLockedError(
                 f"{self.where}: another process held the team's write lock for over {self.lock_seconds:g} s"

@@ -181,7 +181,7 @@ def run(url: str, folder: Path, args: argparse.Namespace, cluster: Path | None) 
     recalls = json.loads((folder / "seen.json").read_text())["recalls"]
     lags = [max(0.0, seen[a[1]] - a[3]) for a in acked if a[0] == "turn" and a[1] in seen]
     unseen = sum(1 for a in acked if a[0] == "turn" and a[1] not in seen)
-    main = [a for a in acked if not str(a[2]).startswith("writer k ")]
+    main = [a for a in acked if not (str(a[2]).startswith("writer k ") or a[2] == "toolk")]
     return {
         "writers": args.writers,
         "acknowledged": len(acked),

@@ -405,12 +405,20 @@ Store = Callable[..., LongTermMemory]
 
 
 @pytest.fixture
-def make_store(new_store_url: Callable[[], str]) -> Store:
+def make_store(new_store_url: Callable[[], str]) -> Iterator[Store]:
     """Makes a long-term store, its clock at NOW: in memory (or at a path given), and
-    on the server run each store given no path in a database of its own."""
+    on the server run each store given no path in a database of its own. A test holds
+    one store at a time: each call closes the store the call before made (a
+    property test makes one an example), and the test's end the last."""
+    made: list[LongTermMemory] = []
 
     def make(path: Path | str = ":memory:", **kwargs: Any) -> LongTermMemory:
+        while made:
+            made.pop().close()
         kwargs.setdefault("clock", Clock(NOW))
-        return LongTermMemory(path, url=new_store_url() if path == ":memory:" else "", **kwargs)
+        made.append(LongTermMemory(path, url=new_store_url() if path == ":memory:" else "", **kwargs))
+        return made[-1]
 
-    return make
+    yield make
+    while made:
+        made.pop().close()

@@ -501,7 +501,7 @@ class Memory:
                             search=self.policy.retrieval,
                         )
 
-                    self._episodic = open_store() if team.url else self._taken(open_store)
+                    self._episodic = self._taken(open_store)
                     journal.drain(self)
         return self._episodic
 
@@ -547,10 +547,13 @@ class Memory:
                 judge=self.judge,
             )
 
-        return open_store() if team.url else self._taken(open_store)
+        return self._taken(open_store)
 
     def _taken(self, open_store: Callable[[], _S]) -> _S:
-        """``open_store()``, after a server that offers the store gave it up."""
+        """``open_store()``, after a server that offers the store file gave it up (on
+        a team's server every process opens it: at once)."""
+        if self.policy.store.url:
+            return open_store()
         wait = self.policy.server.yield_wait_seconds if self.take_offered_store else 0.0
         return taken(self.db_path, open_store, wait)
 

@@ -240,10 +240,17 @@ CONTRADICTIONS = [
     ),
     # a negated statement that says nothing but what the other affirms
     (
-        "We write our tests with pytest.",
-        "pytest is not allowed here; the suite uses unittest only.",
+        "We freeze the app with Nuitka.",
+        "Nuitka is not allowed here; the app ships as plain wheels only.",
         "opposite",
-        "pytest: negated by 'not'",
+        "nuitka: negated by 'not'",
+    ),
+    # a setting's value said not to be allowed
+    (
+        "We write our tests with pytest.",
+        "pytest is not allowed here.",
+        "attribute",
+        "test_runner: pytest vs not pytest",
     ),
     # how often, in numbers: "every six hours", "once an hour", "twice a week"
     (
@@ -320,9 +327,55 @@ CONTRADICTIONS = [
     ),
     # "instead of" negates
     ("We use Postgres instead of MySQL.", "The database is MySQL.", "correction", "mysql corrected to postgres"),
+    # a value given up, or said not to be in use, beside the one that holds
+    (
+        "Error tracking goes through Sentry.",
+        "We cancelled Sentry and moved error tracking to Rollbar.",
+        "attribute",
+        "error tracking: sentry vs rollbar",
+    ),
+    (
+        "Backend tests are written with pytest.",
+        "The backend test suite uses unittest only; pytest is not even installed.",
+        "attribute",
+        "test_runner: pytest vs unittest",
+    ),
+    # "over" says how, unless it follows a choice ("X over Y")
+    (
+        "Our services call each other over gRPC.",
+        "Calls between services are plain REST.",
+        "attribute",
+        "api style: grpc vs rest",
+    ),
+    (
+        "We picked Kafka over RabbitMQ.",
+        "The message broker is RabbitMQ.",
+        "attribute",
+        "message broker: kafka vs rabbitmq",
+    ),
+    (
+        "The library is licensed under MIT.",
+        "We relicensed the library under the GPL.",
+        "attribute",
+        "license: mit vs gpl",
+    ),
+    # a negation before "into" still negates ("from X to Y" is another thing)
+    (
+        "Secrets are stored in AWS Secrets Manager.",
+        "We keep all secrets in HashiCorp Vault; nothing goes into AWS Secrets Manager.",
+        "attribute",
+        "secrets store: aws secrets manager vs vault",
+    ),
 ]
 
 NOT_CONTRADICTIONS = [
+    # a value given up in one clause, the one that holds in the next
+    ("Sentry was removed; we use Rollbar now.", "Error reports go to Rollbar."),
+    ("We migrated from Jenkins to GitHub Actions.", "CI runs on GitHub Actions."),
+    # "not" about something else than its use
+    ("We use pytest.", "pytest is not slow."),
+    # internal and public: two scopes
+    ("Internal services talk over gRPC.", "The public API speaks REST."),
     # other people's values, other things' amounts
     ("I drive a Toyota.", "My partner drives a Volvo."),
     ("My birthday is in July.", "My wife's birthday is in September."),

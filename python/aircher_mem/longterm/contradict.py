@@ -198,6 +198,8 @@ _SCOPES = {
     **dict.fromkeys("mobile ios android".split(), "mobile"),
     **dict.fromkeys("analytics warehouse".split(), "analytics"),
     **dict.fromkeys("legacy old".split(), "legacy"),
+    **dict.fromkeys("internal".split(), "internal"),
+    **dict.fromkeys("public external".split(), "public"),
     **dict.fromkeys("unit".split(), "unit"),
     **dict.fromkeys("integration e2e end-to-end".split(), "integration"),
     **dict.fromkeys("test tests testing".split(), "test"),
@@ -1142,6 +1144,7 @@ def _polarity(text: str) -> _Polarity:
 _TERMS = VOCAB | ALTERNATIVES
 _VOCAB_LONGEST = max(len(term.split()) for term in _TERMS)
 _VOCAB_FIRST = frozenset(term.split()[0] for term in _TERMS)
+_TERM_LAST = frozenset(term.split()[-1] for term in _TERMS)
 
 
 def _known_values(words: list[str]) -> list[tuple[int, tuple[str, str]]]:
@@ -1171,33 +1174,69 @@ _KIND_OF = {"log level": "log"}
 _TOWARDS = frozenset("to into onto with for".split())
 _GONE = frozenset("anymore replaced removed dropped deprecated retired".split())
 _WAS = frozenset("was were is are got has have been".split())
+# verbs before a value that give it up ("we cancelled Sentry", "dropped Jenkins")
+_GIVEN_UP = frozenset(
+    "cancelled canceled dropped removed ditched abandoned retired deprecated uninstalled decommissioned "
+    "scrapped sunset sunsetted".split()
+)
+# what a value is said not to be when it is not in use ("pytest is not even installed")
+_IN_USE = frozenset("used installed allowed supported enabled needed required permitted adopted available".split())
+_HEDGES = frozenset("even ever really actually currently".split())
+# words before "X over Y" that make it a choice ("we chose tabs over spaces")
+_PREFERRING = frozenset("prefer prefers preferred chose choose chosen pick picked favour favor favored".split())
+_DETERMINERS = frozenset("the a an our their my your its all".split())
+# the negations that only say what is left ("instead of X"), which a "to" ends
+_LEAVING = frozenset("instead rather from over than longer replaced".split())
 
 
 def _negated_at(words: list[str], index: int, window: int) -> bool:
-    """Is the word at ``index`` said not to hold ("not X", "never use X", "instead
-    of X", "from X", "X, not")?"""
+    """Is the word at ``index`` said not to hold ("not X", "never use X", "nothing
+    goes into X", "we dropped X", "instead of X", "from X", "X, not")?"""
     before = words[max(0, index - window) : index]
+    if _given_up(words, index) or any(w in _NEGATIONS and w not in _LEAVING for w in before):
+        return True
+    start = max(0, index - window)
     towards = [i for i, w in enumerate(before) if w in _TOWARDS]
     if towards:  # "from X to Y": Y is what holds
-        before = before[towards[-1] + 1 :]
-    if any(w in _NEGATIONS or w in ("instead", "from", "over", "than", "longer", "replaced") for w in before):
+        start += towards[-1] + 1
+    if any(w in _LEAVING and (w != "over" or _preferred(words, at)) for at, w in enumerate(words[start:index], start)):
         return True
     return _gone_after(words, index)
 
 
+def _preferred(words: list[str], at: int) -> bool:
+    """Does the "over" at ``at`` say what was passed over ("Postgres over MySQL",
+    "we chose tabs over spaces"), not how ("talk over gRPC")?"""
+    return at > 0 and (words[at - 1] in _TERM_LAST or not _PREFERRING.isdisjoint(words[max(0, at - 4) : at]))
+
+
+def _given_up(words: list[str], index: int) -> bool:
+    """Is the word at ``index`` the object of a verb that gives it up ("we cancelled
+    Sentry", "dropped the Jenkins setup")?"""
+    at = index - 1
+    while at >= 0 and words[at] in _DETERMINERS:
+        at -= 1
+    return at >= 0 and words[at] in _GIVEN_UP
+
+
 def _gone_after(words: list[str], index: int) -> bool:
     """Do the words after the one at ``index`` say it is gone ("X anymore", "X no
-    longer", "X was removed")?"""
+    longer", "X was removed", "X is not even installed")?"""
     after = words[index + 1 : index + 3]
     if not after:
         return False
-    return after[0] in _GONE or after == ["no", "longer"] or (after[0] in _WAS and after[-1] in _GONE)
+    if after[0] in _GONE or after == ["no", "longer"] or (after[0] in _WAS and after[-1] in _GONE):
+        return True
+    rest = [w for w in words[index + 1 : index + 6] if w not in _HEDGES]
+    if rest[:1] and rest[0] in _WAS:  # "is not used", "was never adopted"
+        rest = rest[1:]
+    return len(rest) >= 2 and rest[0] in _NEGATIONS and rest[0] not in _LEAVING and rest[1] in _IN_USE
 
 
 def _denied_at(words: list[str], index: int, window: int) -> bool:
     """Is the word at ``index`` said to be unused ("not X", "no X", "never use X", "X
-    no longer", "X anymore"), not only left ("from X", "instead of X")?"""
-    if any(w in _NEGATIONS or w == "longer" for w in words[max(0, index - window) : index]):
+    no longer", "X anymore", "we dropped X"), not only left ("from X", "instead of X")?"""
+    if _given_up(words, index) or any(w in _NEGATIONS or w == "longer" for w in words[max(0, index - window) : index]):
         return True
     return _gone_after(words, index)
 

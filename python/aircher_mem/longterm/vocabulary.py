@@ -432,7 +432,7 @@ for _kind, _terms in {
 #: Kinds of alternative a text names only when it also says the kind (a word that
 #: starts so): "MIT" is a license in "licensed under MIT", not in "she studied at MIT".
 ALTERNATIVE_CONTEXT: dict[str, tuple[str, ...]] = {
-    "license": ("licens", "licenc"),
+    "license": ("licens", "licenc", "relicens", "relicenc"),
     "issue tracker": ("ticket", "issue", "track", "bug", "board", "backlog"),
     "secrets store": ("secret", "credential", "password", "token", "key"),
     "api style": ("api", "endpoint", "servic", "interface", "rpc", "call"),

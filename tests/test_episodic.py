@@ -1368,6 +1368,28 @@ def test_a_record_sent_again_with_its_idempotency_key_is_stored_once(mem: Episod
         mem.record_tool_execution("pytest", idempotency_key="")
 
 
+def test_a_keyed_record_found_stored_at_its_write_adds_nothing_to_its_task(
+    mem: EpisodicMemory, monkeypatch: Any
+) -> None:
+    """The key was checked free, then found stored in the write transaction (as when
+    another process stored the same request meanwhile): neither the record nor what
+    it added to its task's files and tools is stored; the rest of the flush is."""
+    mem.start_task("t1", "fix login")
+    assert mem.record_tool_execution("pytest", idempotency_key="k1") is True
+    assert mem.record_file_interaction("auth.py", "edit", idempotency_key="k2") is True
+    monkeypatch.setattr(mem, "_key_stored", lambda digest: False)
+    mem.record_file_interaction("views.py", "read")  # buffered, written with the next
+    assert mem.record_tool_execution("pytest", idempotency_key="k1") is False
+    mem.record_file_interaction("auth.py", "read")  # touched again by a record that is stored
+    assert mem.record_file_interaction("auth.py", "edit", idempotency_key="k2") is False
+    mem.flush()
+    t1 = mem.task("t1")
+    assert (t1.files_touched, t1.tools_used) == (["auth.py", "views.py"], {"pytest": 1})
+    assert mem.counts()["tool_executions"] == 1 and mem.counts()["file_interactions"] == 3
+    stored = raw(mem, "SELECT files_touched, tools_used FROM task_history")
+    assert [(json.loads(f), json.loads(t)) for f, t in stored] == [(["auth.py", "views.py"], {"pytest": 1})]
+
+
 def test_a_keyed_record_whose_write_failed_keeps_its_key(mem: EpisodicMemory, monkeypatch: Any) -> None:
     """The record stays buffered with its key: the next flush writes both, and the
     retry is not stored again."""

@@ -67,7 +67,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, cast
 
 if TYPE_CHECKING:
     from . import postgres
@@ -390,6 +390,14 @@ def _co_edit_key(f1: str, f2: str) -> str:
     return "co-edit:" + _compact([f1, f2])
 
 
+class _Usage(NamedTuple):
+    """What one record added to its task's usage: a file touched, a tool called."""
+
+    task_id: str
+    file: str | None
+    tool: str | None
+
+
 def _usage(row: Sequence[Any]) -> tuple[list[str], Counter[str]]:
     """A task's ``files_touched`` and ``tools_used`` as stored."""
     return json.loads(row[0] or "[]"), Counter(json.loads(row[1] or "{}"))
@@ -503,8 +511,9 @@ class EpisodicMemory(store.StoreHolder):
         self._pending_rows = 0
         # task_id -> (files touched in order, tool counts) as stored and recorded since ...
         self._task_usage: dict[str, tuple[list[str], Counter[str]]] = {}
-        # ... and what was recorded since the last flush (added to the stored at the next)
-        self._usage_added: dict[str, tuple[list[str], Counter[str]]] = {}
+        # ... and what was recorded since the last flush (added to the stored at the
+        # next): the records that touched each file, the calls of each tool
+        self._usage_added: dict[str, tuple[Counter[str], Counter[str]]] = {}
         # (task_id, file_path) -> (tool, error) of a failed call not yet fixed; then
         # whether the file was edited since.
         self._open_errors: dict[tuple[str | None, str], tuple[str, str, bool]] = {}
@@ -513,7 +522,8 @@ class EpisodicMemory(store.StoreHolder):
         self._fixes: list[tuple[str, str, str, float]] = []
         # the digests of the idempotency keys of records buffered, with the record (see
         # _keep), and those _write found stored already (the record is not written)
-        self._pending_keys: dict[str, tuple[str, tuple[Any, ...]]] = {}
+        # a keyed record's digest -> its table, row and what it added to its task's usage
+        self._pending_keys: dict[str, tuple[str, tuple[Any, ...], _Usage | None]] = {}
         self._taken_keys: set[str] = set()
         # find_similar_tasks' index: ((excluded task, tasks' generation), index), built
         # again when another task is current or a task is started or changes status
@@ -644,13 +654,13 @@ class EpisodicMemory(store.StoreHolder):
         if digest is not None and self._key_stored(digest):
             return False
         task = row[2]
-        self._note_usage(task, tool=tool_name)
+        usage = self._note_usage(task, tool=tool_name)
         named = _named(stored_result)
         if self._recent is not None and named:
             self._recent.call(task, row[0], named)
         if isinstance(target, str):
             self._track_error_fix(task, _key("file_path", target), tool_name, success, error, row[0] / 1e6)
-        return self._keep("tool_executions", row, digest)
+        return self._keep("tool_executions", row, digest, usage)
 
     def record_file_interaction(
         self,
@@ -698,8 +708,9 @@ class EpisodicMemory(store.StoreHolder):
         if digest is not None and self._key_stored(digest):
             return False
         task = row[2]
+        usage = None
         if success and operation != "viewed":
-            self._note_usage(task, file=file_path)
+            usage = self._note_usage(task, file=file_path)
             if self._recent is not None:
                 self._recent.file(task, file_path, row[0])
             if self._touched is not None and task is not None:
@@ -708,7 +719,7 @@ class EpisodicMemory(store.StoreHolder):
         if success and operation in ("write", "edit") and (task, file_path) in self._open_errors:
             tool, error, _ = self._open_errors[(task, file_path)]
             self._open_errors[(task, file_path)] = (tool, error, True)
-        return self._keep("file_interactions", row, digest)
+        return self._keep("file_interactions", row, digest, usage)
 
     @staticmethod
     def _key_digest(key: object) -> str | None:
@@ -723,19 +734,20 @@ class EpisodicMemory(store.StoreHolder):
         self.flush()
         return bool(self._read("SELECT count(*) FROM record_keys WHERE digest = ?", [digest])[0][0])
 
-    def _keep(self, table: str, row: tuple[Any, ...], digest: str | None) -> bool:
+    def _keep(self, table: str, row: tuple[Any, ...], digest: str | None, usage: _Usage | None = None) -> bool:
         """Buffers a record and returns True. With an ``idempotency_key`` (its
         ``digest``) the record is written at once, the digest in the same transaction
         (should that fail, the two stay buffered together). A record whose key was
         stored before (by this process or another: a retry after a lost answer) is
         not stored again: False (also when another process stored it between the
-        check and the write)."""
+        check and the write; then what it added to its task's ``usage`` is taken
+        back)."""
         if digest is None:
             self._buffer(table, row)
             return True
         self._pending[table].append(row)
         self._pending_rows += 1
-        self._pending_keys[digest] = (table, row)
+        self._pending_keys[digest] = (table, row, usage)
         self.flush()
         if digest in self._taken_keys:
             self._taken_keys.discard(digest)
@@ -861,19 +873,40 @@ class EpisodicMemory(store.StoreHolder):
         if self.current_task_id == task_id:
             self.current_task_id = None
 
-    def _note_usage(self, task_id: str | None, *, tool: str | None = None, file: str | None = None) -> None:
+    def _note_usage(self, task_id: str | None, *, tool: str | None = None, file: str | None = None) -> _Usage | None:
+        """Adds a record's file or tool to its task's usage; returns what it added
+        (None: no task to add to)."""
         if task_id is None:
-            return
+            return None
         if task_id not in self._task_usage:
             found = self._read("SELECT files_touched, tools_used FROM task_history WHERE task_id = ?", [task_id])
             if not found:
-                return  # a task id nobody started: the rows keep it, task_history has nothing to update
+                return None  # a task id nobody started: the rows keep it, task_history has nothing to update
             self._task_usage[task_id] = _usage(found[0])
-        for files, tools in (self._task_usage[task_id], self._usage_added.setdefault(task_id, ([], Counter()))):
-            if file is not None and file not in files:
+        files, tools = self._task_usage[task_id]
+        touched, called = self._usage_added.setdefault(task_id, (Counter(), Counter()))
+        if file is not None:
+            if file not in files:
                 files.append(file)
-            if tool is not None:
-                tools[tool] += 1
+            touched[file] += 1
+        if tool is not None:
+            tools[tool] += 1
+            called[tool] += 1
+        return _Usage(task_id, file, tool)
+
+    def _take_back(self, usage: _Usage) -> None:
+        """Takes back what a record not stored after all added to its task's usage
+        (the cached usage is read again: see _drop_caches)."""
+        added = self._usage_added.get(usage.task_id)
+        if added is None:
+            return
+        for counts, key in zip(added, (usage.file, usage.tool)):
+            if key is not None:
+                counts[key] -= 1
+                if counts[key] <= 0:
+                    del counts[key]
+        if not added[0] and not added[1]:
+            del self._usage_added[usage.task_id]
 
     def _track_error_fix(
         self, task: str | None, path: str, tool: str, success: bool, error: str | None, when: float
@@ -1003,11 +1036,13 @@ class EpisodicMemory(store.StoreHolder):
         for (digest,) in self._con.execute(
             "SELECT digest FROM record_keys WHERE digest IN (SELECT unnest(?::VARCHAR[]))", [digests]
         ).fetchall():
-            table, row = self._pending_keys.pop(digest)
+            table, row, usage = self._pending_keys.pop(digest)
             rows = self._pending[table]
             del rows[next(i for i, r in enumerate(rows) if r is row)]
             self._pending_rows -= 1
             self._taken_keys.add(digest)
+            if usage is not None:
+                self._take_back(usage)
             self._drop_caches()  # they hold what the record said
         if self._pending_keys:
             self._con.execute(
@@ -1081,9 +1116,9 @@ class EpisodicMemory(store.StoreHolder):
             dropped += len(bad)
         self._pending_rows -= dropped
         self._pending_keys = {  # a dropped record's key is not kept either
-            digest: (table, row)
-            for digest, (table, row) in self._pending_keys.items()
-            if any(kept is row for kept in self._pending[table])
+            digest: kept
+            for digest, kept in self._pending_keys.items()
+            if any(row is kept[1] for row in self._pending[kept[0]])
         }
         return dropped
 

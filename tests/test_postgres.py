@@ -441,3 +441,79 @@ def test_statements_sent_together_fail_together_and_the_connection_goes_on(pg_ur
         assert con.execute("SELECT id, note FROM kept").fetchall() == [(1, "replaced")]
     finally:
         con.close()
+
+
+# -- the pool --------------------------------------------------------------------------------------
+
+
+def _ours(url: str) -> int:
+    """Connections to ``url``'s database from this process's pool (named aircher-mem), as
+    the server counts them."""
+    with psycopg.connect(url, autocommit=True) as con:
+        row = con.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+            "AND application_name = 'aircher-mem' AND pid <> pg_backend_pid()"
+        ).fetchone()
+    return int(row[0]) if row else 0
+
+
+def test_the_stores_of_a_process_share_one_pool_that_closes_with_the_last(tmp_path: Path, pg_url: str) -> None:
+    """A Memory with five users' views, episodic memory and its second reader keeps at
+    most [store] pool_size connections to the server (and its listener's one); closing
+    it closes them all."""
+    policy = am.Policy.from_dict({"store": {"url": pg_url, "pool_size": 2}})
+    with am.Memory.open(tmp_path, policy=policy) as memory:
+        for user in ("ann", "bob", "cy", "dee", "eve"):
+            with memory.as_user(user):
+                memory.remember(f"{user} prefers tabs in the team's Go code")
+                assert memory.recall("tabs").hits
+        memory.record_tool_call("pytest", success=True)
+        memory.episodic.read_aside(lambda e: e.counts())()
+        assert len(postgres._POOLS) == 1
+        assert _ours(pg_url) <= 2 + 1  # the pool, and the listener's connection
+    assert postgres._POOLS == {}
+    assert _ours(pg_url) == 0
+
+
+def test_a_transaction_keeps_its_connection_and_gives_it_back_at_its_end(pg_url: str) -> None:
+    """With one connection in the pool, a transaction of one store holds it: another
+    store's statement waits for it, and is a StoreLockedError after lock_seconds;
+    after the COMMIT it runs."""
+    one = postgres.Connection(pg_url, lock_seconds=1.0, pool_size=1)
+    other = postgres.Connection(pg_url, lock_seconds=1.0, pool_size=1)
+    try:
+        one.execute("CREATE TABLE pooled (id BIGINT)")
+        one.execute("BEGIN TRANSACTION")
+        one.execute("INSERT INTO pooled VALUES (1)")
+        with pytest.raises(StoreLockedError, match="pool_size"):
+            other.execute("SELECT count(*) FROM pooled")
+        one.execute("COMMIT")
+        assert other.execute("SELECT count(*) FROM pooled").fetchone() == (1,)
+        one.lock()  # the write lock keeps it too
+        with pytest.raises(StoreLockedError, match="pool_size"):
+            other.execute("SELECT 1")
+        one.unlock()
+        assert other.execute("SELECT 1").fetchone() == (1,)
+    finally:
+        one.close()
+        other.close()
+    assert postgres._POOLS == {}
+
+
+def test_rows_are_read_after_the_connection_went_back(pg_url: str) -> None:
+    """A statement's rows stay readable once its connection is back in the pool and
+    another statement ran there."""
+    con = postgres.Connection(pg_url, pool_size=1)
+    try:
+        first = con.execute("SELECT generate_series(1, 3)")._cursor
+        con.execute("SELECT 42")
+        assert [r[0] for r in first.fetchall()] == [1, 2, 3]
+        assert con.fetchone() == (42,)
+    finally:
+        con.close()
+
+
+def test_pool_size_is_a_checked_store_setting() -> None:
+    assert am.Policy().store.pool_size == 8
+    with pytest.raises(am.PolicyError, match="pool_size"):
+        am.Policy.from_dict({"store": {"pool_size": 0}})

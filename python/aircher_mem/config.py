@@ -859,6 +859,10 @@ class StorePolicy(_Section):
     #: Days the team's change log keeps an entry: a process that has not caught up
     #: for longer reads every row again.
     changes_days: float = _bound(7.0, 0.0, 3650.0, lo_open=True)
+    #: Connections to the team's database a process keeps at most, shared by its
+    #: stores and its users' views (psycopg's pool): each is taken for a statement,
+    #: or for a transaction, and given back.
+    pool_size: int = _bound(8, 1, 1000)
 
 
 _SECTIONS: dict[str, type[_Section]] = {

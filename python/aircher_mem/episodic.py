@@ -476,12 +476,13 @@ class EpisodicMemory(store.StoreHolder):
         search: RetrievalPolicy | None = None,
         url: str = "",
         lock_seconds: float = 30.0,
+        pool_size: int = 8,
     ) -> None:
         """``policy`` sets batch size and co-edit window (``batch_size`` overrides
         it); ``search`` the BM25 constants of :meth:`find_similar_tasks`. ``url``
         keeps the tables on a team's PostgreSQL server instead of the file
-        (``[store]`` url and lock_seconds: how long a write waits for another
-        process's)."""
+        (``[store]`` url, lock_seconds: how long a write waits for another
+        process's, and pool_size: the connections the process keeps there)."""
         self.policy = policy or EpisodicPolicy()
         self.search = search or RetrievalPolicy()
         if batch_size is None:
@@ -501,8 +502,8 @@ class EpisodicMemory(store.StoreHolder):
         self.batch_size = batch_size
         self.clock = clock
         self.current_task_id: str | None = None
-        self._con = self._connect(url, lock_seconds) if url else store.connect(self.path, self)
-        self._url, self._lock_seconds = url, lock_seconds
+        self._url, self._lock_seconds, self._pool_size = url, lock_seconds, pool_size
+        self._con = self._connect() if url else store.connect(self.path, self)
         # a team's store: the number of writes to the tables that the caches below
         # (_task_usage, _touched, _recent, _task_index) hold (see _fresh)
         self._generation = -1
@@ -547,14 +548,12 @@ class EpisodicMemory(store.StoreHolder):
 
     # -- opening -----------------------------------------------------------------------
 
-    def _connect(self, url: str, lock_seconds: float) -> Any:
+    def _connect(self) -> Any:
         """A connection to the team's server, its tables migrated, and the count of
         writes to them (``episodic_writes``: see :meth:`_fresh`)."""
-        from . import postgres
-
-        team = postgres.Connection(url, lock_seconds=lock_seconds)
+        team = self._team_connection()
         try:
-            postgres.migrate(team.raw, "episodic", where=self.path)
+            team.migrate("episodic", where=self.path)
             team.execute("BEGIN TRANSACTION")
             team.lock_in_transaction(_WRITE_LOCK)
             team.execute("CREATE TABLE IF NOT EXISTS episodic_writes (n BIGINT NOT NULL)")
@@ -564,6 +563,12 @@ class EpisodicMemory(store.StoreHolder):
             team.close()
             raise
         return team
+
+    def _team_connection(self) -> Any:
+        """A connection to the team's server, from the process's pool for it."""
+        from . import postgres
+
+        return postgres.Connection(self._url, lock_seconds=self._lock_seconds, pool_size=self._pool_size)
 
     @property
     def schema_version(self) -> int:
@@ -1287,9 +1292,7 @@ class EpisodicMemory(store.StoreHolder):
         self.flush()
         if self._aside is None:
             if self.team:
-                from . import postgres
-
-                self._aside = postgres.Connection(self._url, lock_seconds=self._lock_seconds)
+                self._aside = self._team_connection()
             else:
                 self._aside = self._con.cursor()
         aside = self._aside

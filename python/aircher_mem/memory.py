@@ -497,6 +497,7 @@ class Memory:
                             self.db_path,
                             url=team.url,
                             lock_seconds=team.lock_seconds,
+                            pool_size=team.pool_size,
                             policy=self.policy.episodic,
                             search=self.policy.retrieval,
                         )
@@ -532,6 +533,7 @@ class Memory:
                 url=team.url,
                 lock_seconds=team.lock_seconds,
                 changes_days=team.changes_days,
+                pool_size=team.pool_size,
                 user=user,
                 policy=self.policy.longterm,
                 retrieval=self.policy.retrieval,

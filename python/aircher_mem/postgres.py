@@ -7,6 +7,14 @@ URL as libpq reads it (``postgresql://user@host:5432/db``, or a Unix socket:
 password masked (:func:`shown`). A server that cannot be reached, or refuses the
 user, is a :class:`~aircher_mem.errors.StoreError` naming it.
 
+Pooling: the stores of one process (long-term memory and each user's view of it,
+episodic memory and its second reader) draw their connections from one
+``psycopg_pool.ConnectionPool`` per server URL (:class:`Connection`), at most
+``[store] pool_size`` of them: a connection is taken for a statement, or for a
+transaction, a held write lock or a pipeline, and given back after it. Connections
+the server dropped (a restart) are found by the pool's check before use and made
+again. The pool closes with the last store of the process using it.
+
 Migrations (:func:`migrate`): the steps each component registers with
 :func:`aircher_mem.store.register` are written in DuckDB's dialect; :func:`translate`
 turns their types into PostgreSQL's (``DOUBLE`` -> ``DOUBLE PRECISION``, ``FLOAT`` ->
@@ -91,9 +99,31 @@ def driver() -> Any:
     return psycopg
 
 
+def _pool_module() -> Any:
+    try:
+        import psycopg_pool
+    except ImportError as exc:
+        raise StoreError(
+            f"a PostgreSQL store needs psycopg's pool, which is not installed ({exc}): pip install 'aircher-mem[team]'"
+        ) from None
+    return psycopg_pool
+
+
 def connect(url: str) -> psycopg.Connection[Any]:
     """A connection to the server at ``url`` (autocommit: every write in an explicit
     transaction), with ``json`` read as its text; StoreError when it cannot be made."""
+    pg = driver()
+    try:
+        con: psycopg.Connection[Any] = pg.connect(url, **_options(url))
+    except pg.Error as exc:
+        raise StoreError(f"cannot connect to the PostgreSQL store {shown(url)}: {line(exc)}") from None
+    _read_json_as_text(con)
+    return con
+
+
+def _options(url: str) -> dict[str, Any]:
+    """The options every connection to ``url`` is made with (InvalidInputError for a
+    URL libpq does not read)."""
     if not isinstance(url, str) or not is_url(url):
         raise InvalidInputError(f"a PostgreSQL store is a postgresql:// URL, got {url!r}")
     pg = driver()
@@ -104,13 +134,74 @@ def connect(url: str) -> psycopg.Connection[Any]:
         raise InvalidInputError(f"{shown(url)} is not a PostgreSQL URL libpq reads: {line(exc)}") from None
     if "connect_timeout" not in given:
         options["connect_timeout"] = _CONNECT_SECONDS
-    try:
-        con: psycopg.Connection[Any] = pg.connect(url, **options)
-    except pg.Error as exc:
-        raise StoreError(f"cannot connect to the PostgreSQL store {shown(url)}: {line(exc)}") from None
+    return options
+
+
+def _read_json_as_text(con: psycopg.Connection[Any]) -> None:
+    pg = driver()
     for name in ("json", "jsonb"):
         con.adapters.register_loader(name, pg.types.string.TextLoader)
-    return con
+
+
+# (url, lock_seconds) -> the pool of this process's connections to that server, and
+# how many Connection objects use it
+_POOLS: dict[tuple[str, float], tuple[Any, int]] = {}
+_POOLS_GUARD = threading.Lock()
+# Seconds a statement waits for a free connection before the server is asked directly
+# whether it is there at all
+_FIRST_WAIT_SECONDS = 0.5
+
+
+def _pool(url: str, lock_seconds: float, size: int) -> Any:
+    """The process's pool for ``url`` (made on first use: a first connection is made
+    directly, so that a server that cannot be reached is the StoreError of
+    :func:`connect` at once), counted as used once more (see :func:`_let_go`)."""
+    key = (url, lock_seconds)
+    with _POOLS_GUARD:
+        found = _POOLS.get(key)
+        if found is not None:
+            _POOLS[key] = (found[0], found[1] + 1)
+            return found[0]
+        connect(url).close()  # the server's own answer when it cannot be reached
+        options = _options(url)
+
+        def configure(con: psycopg.Connection[Any]) -> None:
+            _read_json_as_text(con)
+            con.execute(f"SET lock_timeout = {max(1, int(lock_seconds * 1000))}")
+
+        pool_module = _pool_module()
+        pool = pool_module.ConnectionPool(
+            url,
+            kwargs=options,
+            min_size=1,
+            max_size=max(1, size),
+            open=False,
+            configure=configure,
+            check=pool_module.ConnectionPool.check_connection,
+            timeout=lock_seconds,
+            name=f"aircher-mem {shown(url)}",
+        )
+        try:
+            pool.open(wait=True, timeout=float(options.get("connect_timeout", _CONNECT_SECONDS)))
+        except pool_module.PoolTimeout as exc:
+            pool.close()
+            raise StoreError(f"cannot connect to the PostgreSQL store {shown(url)}: {line(exc)}") from None
+        _POOLS[key] = (pool, 1)
+        return pool
+
+
+def _let_go(url: str, lock_seconds: float) -> None:
+    """One user fewer of the pool :func:`_pool` gave; the last one closes it."""
+    key = (url, lock_seconds)
+    with _POOLS_GUARD:
+        found = _POOLS.get(key)
+        if found is None:
+            return
+        if found[1] > 1:
+            _POOLS[key] = (found[0], found[1] - 1)
+            return
+        del _POOLS[key]
+    found[0].close()
 
 
 def line(exc: BaseException) -> str:
@@ -250,44 +341,111 @@ class Connection:
     and catches up with the entries after its own (:meth:`entries_after`). Every
     ``TRIM_EVERY`` writes, the entries older than ``changes_days`` are deleted
     (:meth:`trimmed`: a process that had not read through them reads every row).
+
+    Its connections come from the process's pool for the URL (see the module's
+    docstring; ``pool_size``: how many the pool keeps at most, given by the first
+    Connection of the process to that server): one is taken for each statement, and
+    kept from ``BEGIN`` to ``COMMIT`` or ``ROLLBACK``, while the write lock is held
+    (:meth:`lock`) and through :meth:`pipelined`. All of them taken and none given
+    back within ``lock_seconds`` is a StoreLockedError.
     """
 
-    def __init__(self, url: str, *, lock_seconds: float = 30.0, changes_days: float = 7.0) -> None:
+    def __init__(self, url: str, *, lock_seconds: float = 30.0, changes_days: float = 7.0, pool_size: int = 8) -> None:
         self.url = url
         self.where = shown(url)
         self.lock_seconds = lock_seconds
         self.changes_days = changes_days
-        self.raw = connect(url)
-        self._holding = False  # the session holds the write lock
         self._driver = driver()
+        self._pool_module = _pool_module()
+        self._pool = _pool(url, lock_seconds, pool_size)
+        self._held: psycopg.Connection[Any] | None = None  # the connection taken, while kept
+        self._holding = False  # the session holds the write lock
+        self._in_transaction = False
+        self._piped = False
+        self._closed = False
         self._cursor: Any = None
         self._sql: dict[str, str] = {}
         self._catalog: dict[str, tuple[list[str], list[str]]] | None = None
         try:
-            self._limit_waits()
-            with self.raw.transaction():
-                self.raw.execute("SELECT pg_advisory_xact_lock(%s)", [_MIGRATE_LOCK])
+            with self.pinned() as raw, raw.transaction():
+                raw.execute("SELECT pg_advisory_xact_lock(%s)", [_MIGRATE_LOCK])
                 for statement in _CHANGES:
-                    self.raw.execute(statement)
+                    raw.execute(statement)
         except self._driver.Error as exc:
-            self.raw.close()
+            self.close()
             raise StoreError(f"{self.where}: preparing the change log failed: {line(exc)}") from None
+        except BaseException:
+            self.close()
+            raise
+
+    def _take(self) -> psycopg.Connection[Any]:
+        """The connection kept, or one taken from the pool (kept until :meth:`_settle`)."""
+        if self._closed:
+            raise StoreError(f"{self.where}: the connection is closed")
+        if self._held is None:
+            timeout = self._pool_module.PoolTimeout
+            first = min(self.lock_seconds, _FIRST_WAIT_SECONDS)
+            try:
+                try:
+                    self._held = self._pool.getconn(timeout=first)
+                except timeout:
+                    # none free: the server may be gone (its own answer at once), or
+                    # every connection is taken (wait for one as long as for the lock)
+                    connect(self.url).close()
+                    self._held = self._pool.getconn(timeout=max(0.0, self.lock_seconds - first))
+            except timeout:
+                raise StoreLockedError(
+                    f"{self.where}: no connection of this process's pool was free within {self.lock_seconds:g} s "
+                    "([store] pool_size connections, each taken by a transaction, a held write lock or a statement)"
+                ) from None
+            except self._driver.Error as exc:
+                raise StoreError(f"{self.where}: {line(exc)}") from None
+        return self._held
+
+    def _settle(self) -> None:
+        """Gives the connection back to the pool unless a transaction, the write lock
+        or a pipeline keeps it (one the server dropped is made again there)."""
+        if self._held is None or self._in_transaction or self._holding or self._piped:
+            return
+        held, self._held = self._held, None
+        with contextlib.suppress(Exception):  # a pool closed at exit: the connection closes with it
+            self._pool.putconn(held)
+
+    @contextlib.contextmanager
+    def pinned(self) -> Iterator[psycopg.Connection[Any]]:
+        """The connection itself for the block (psycopg's, in autocommit), kept
+        until it ends."""
+        raw = self._take()
+        piped, self._piped = self._piped, True
+        try:
+            yield raw
+        finally:
+            self._piped = piped
+            self._settle()
+
+    def migrate(self, component: str, *, where: str) -> int:
+        """:func:`migrate` on one connection of the pool."""
+        with self.pinned() as raw:
+            return migrate(raw, component, where=where)
 
     def _tables(self) -> dict[str, tuple[list[str], list[str]]]:
         """Each table's columns and primary key columns, in order."""
         if self._catalog is None:
             catalog: dict[str, tuple[list[str], list[str]]] = {}
-            for table, column in self.raw.execute(
-                "SELECT table_name, column_name FROM information_schema.columns "
-                "WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position"
-            ).fetchall():
+            with self.pinned() as raw:
+                columns = raw.execute(
+                    "SELECT table_name, column_name FROM information_schema.columns "
+                    "WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position"
+                ).fetchall()
+                keys = raw.execute(
+                    "SELECT c.table_name, k.column_name FROM information_schema.table_constraints c "
+                    "JOIN information_schema.key_column_usage k ON k.constraint_name = c.constraint_name "
+                    "AND k.table_schema = c.table_schema WHERE c.constraint_type = 'PRIMARY KEY' "
+                    "AND c.table_schema = current_schema() ORDER BY c.table_name, k.ordinal_position"
+                ).fetchall()
+            for table, column in columns:
                 catalog.setdefault(table, ([], []))[0].append(column)
-            for table, column in self.raw.execute(
-                "SELECT c.table_name, k.column_name FROM information_schema.table_constraints c "
-                "JOIN information_schema.key_column_usage k ON k.constraint_name = c.constraint_name "
-                "AND k.table_schema = c.table_schema WHERE c.constraint_type = 'PRIMARY KEY' "
-                "AND c.table_schema = current_schema() ORDER BY c.table_name, k.ordinal_position"
-            ).fetchall():
+            for table, column in keys:
                 catalog.setdefault(table, ([], []))[1].append(column)
             self._catalog = catalog
         return self._catalog
@@ -323,21 +481,33 @@ class Connection:
         return text
 
     def execute(self, sql: str, parameters: Any = None) -> Connection:
-        """Runs ``sql`` (DuckDB's dialect); its rows are this connection's to fetch."""
+        """Runs ``sql`` (DuckDB's dialect); its rows are this connection's to fetch
+        (psycopg keeps them in this process: the connection goes back to the pool
+        before they are read)."""
         if parameters is not None and _VECTORS in sql:
             at = sql[: sql.index(_VECTORS)].count("?")
             parameters = list(parameters)
             parameters[at] = ["{" + ",".join(map(repr, vector)) + "}" for vector in parameters[at]]
-        if sql == "ROLLBACK" and (self.raw.closed or self.raw.broken):
-            return self  # nothing to roll back: the server ended the transaction with the connection
-        self._reconnect()
+        ending = sql.startswith(("COMMIT", "ROLLBACK"))
+        if sql == "ROLLBACK" and (self._held is None or self._held.closed or self._held.broken):
+            self._in_transaction = False  # nothing to roll back: the server ended it with the connection
+            self._settle()
+            return self
+        raw = self._take()
         try:
-            self._cursor = self.raw.execute(self.dialect(sql), parameters)
+            self._cursor = raw.execute(self.dialect(sql), parameters)
         except self._driver.Error as exc:
             if sql == "ROLLBACK":  # after the error that made it: that one is reported
                 return self
             refused = isinstance(exc, (self._driver.DataError, self._driver.IntegrityError))
             raise (ValueRefused if refused else StoreError)(f"{self.where}: {line(exc)}") from None
+        else:
+            if sql.startswith("BEGIN"):
+                self._in_transaction = True
+        finally:
+            if ending or raw.closed or raw.broken:
+                self._in_transaction = False
+            self._settle()
         return self
 
     @contextlib.contextmanager
@@ -345,26 +515,11 @@ class Connection:
         """Statements whose rows are not read, sent together (libpq's pipeline mode):
         one round trip at the block's end, where a statement the server refused
         raises StoreError."""
-        self._reconnect()
         try:
-            with self.raw.pipeline():
+            with self.pinned() as raw, raw.pipeline():
                 yield
         except self._driver.Error as exc:
             raise StoreError(f"{self.where}: {line(exc)}") from None
-
-    def _limit_waits(self) -> None:
-        """A lock is waited for at most ``lock_seconds`` on this connection."""
-        self.raw.execute(f"SET lock_timeout = {max(1, int(self.lock_seconds * 1000))}")
-
-    def _reconnect(self) -> None:
-        """A new connection when the server dropped this one (it restarted, say),
-        unless it held the write lock: the verb that held it fails, and the next
-        one (:meth:`lock`) connects again."""
-        if not (self.raw.closed or self.raw.broken) or self._holding:
-            return
-        self.raw = connect(self.url)
-        self._limit_waits()
-        log.warning("%s: connected again (the server had dropped the connection)", self.where)
 
     def fetchone(self) -> tuple[Any, ...] | None:
         row: tuple[Any, ...] | None = self._cursor.fetchone()
@@ -377,7 +532,14 @@ class Connection:
         return list(self._cursor.fetchmany(size))
 
     def close(self) -> None:
-        self.raw.close()
+        """Gives the connection kept back (a transaction left open is rolled back
+        there) and lets the pool go (the process's last user closes it)."""
+        if self._closed:
+            return
+        self._holding = self._in_transaction = self._piped = False
+        self._settle()
+        self._closed = True
+        _let_go(self.url, self.lock_seconds)
 
     def user(self) -> str:
         """The role this connection logged in as (``session_user``: a URL's
@@ -389,37 +551,45 @@ class Connection:
     # the team's writes
 
     def lock(self) -> None:
-        """Waits for the team's write lock (StoreLockedError after ``lock_seconds``)."""
-        self._reconnect()
-        self._wait_for("SELECT pg_advisory_lock(%s)", _WRITE_LOCK)
-        self._holding = True
+        """Waits for the team's write lock (StoreLockedError after ``lock_seconds``);
+        the connection is kept until :meth:`unlock`."""
+        self._wait_for("SELECT pg_advisory_lock(%s)", _WRITE_LOCK, hold=True)
 
     def unlock(self) -> None:
-        """Gives the write lock up (a connection that broke has given it up already)."""
+        """Gives the write lock up (a connection that broke has given it up already),
+        and the connection back."""
         self._holding = False
-        if self.raw.closed or self.raw.broken:
-            return
+        held = self._held
         try:
-            self.raw.execute("SELECT pg_advisory_unlock(%s)", [_WRITE_LOCK])
+            if held is not None and not (held.closed or held.broken):
+                held.execute("SELECT pg_advisory_unlock(%s)", [_WRITE_LOCK])
         except self._driver.Error as exc:
             log.warning("%s: giving the write lock up failed: %s", self.where, line(exc))
+        finally:
+            self._settle()
 
     def lock_in_transaction(self, key: int = _WRITE_LOCK) -> None:
         """The write lock (or the lock ``key``) until the transaction under way ends
         (StoreLockedError after ``lock_seconds``)."""
         self._wait_for("SELECT pg_advisory_xact_lock(%s)", key)
 
-    def _wait_for(self, sql: str, key: int) -> None:
+    def _wait_for(self, sql: str, key: int, *, hold: bool = False) -> None:
         """Takes an advisory lock: StoreLockedError when another held it for over
         ``lock_seconds`` (the connection's ``lock_timeout``)."""
+        raw = self._take()
         try:
-            self.raw.execute(sql, [key])
+            raw.execute(sql, [key])
+            self._holding = self._holding or hold
         except self._driver.errors.LockNotAvailable:
             raise StoreLockedError(
                 f"{self.where}: another process held the team's write lock for over {self.lock_seconds:g} s"
             ) from None
         except self._driver.Error as exc:
             raise StoreError(f"{self.where}: {line(exc)}") from None
+        finally:
+            if raw.closed or raw.broken:
+                self._in_transaction = False
+            self._settle()
 
     def last_change(self) -> int:
         """The number of the last write committed (0: none yet)."""
@@ -464,7 +634,8 @@ class Connection:
         """Rewrites ``tables`` (``VACUUM FULL``): the rows deleted from them leave the
         server's data files (its write-ahead log keeps them until it is recycled)."""
         try:
-            self.raw.execute(f"VACUUM FULL {', '.join(tables)}")
+            with self.pinned() as raw:
+                raw.execute(f"VACUUM FULL {', '.join(tables)}")
         except self._driver.Error as exc:
             raise StoreError(f"{self.where}: rewriting the tables after a forget failed: {line(exc)}") from None
 

@@ -220,6 +220,7 @@ class StoreCore(store.StoreHolder):
         lock_seconds: float = 30.0,
         changes_days: float = 7.0,
         user: str | None = None,
+        pool_size: int = 8,
     ) -> None:
         if not callable(clock):
             raise InvalidInputError(f"clock must be callable, got {checks.short(clock)}")
@@ -255,10 +256,10 @@ class StoreCore(store.StoreHolder):
         self._db = threading.RLock()
         if url:
             # the server answers what the store asks of a DuckDB connection (postgres.Connection)
-            team = postgres.Connection(url, lock_seconds=lock_seconds, changes_days=changes_days)
+            team = postgres.Connection(url, lock_seconds=lock_seconds, changes_days=changes_days, pool_size=pool_size)
             self._con = cast("duckdb.DuckDBPyConnection", team)
             try:
-                postgres.migrate(team.raw, "longterm", where=self.path)
+                team.migrate("longterm", where=self.path)
             except BaseException:
                 team.close()
                 raise

@@ -144,9 +144,9 @@ class LongTermMemory(StoreCore):
     ``judge`` the optional LLM callable asked whether two memories contradict.
 
     ``url`` keeps them on a team's PostgreSQL server instead (``[store]`` url,
-    lock_seconds, changes_days); ``user`` is who this store acts for there: the owner
-    of its rows, whose user-private rows it sees (default: the server's name for the
-    login, its ``session_user``).
+    lock_seconds, changes_days, pool_size); ``user`` is who this store acts for
+    there: the owner of its rows, whose user-private rows it sees (default: the
+    server's name for the login, its ``session_user``).
     """
 
     def _catch_up(self, entries: list[str]) -> None:

@@ -359,6 +359,13 @@ CONTRADICTIONS = [
         "attribute",
         "license: mit vs gpl",
     ),
+    # one subject in two states, each sentence saying more
+    (
+        "Telemetry is enabled for every build.",
+        "Telemetry was turned off after the privacy review.",
+        "opposite",
+        "enabled vs off",
+    ),
     # a negation before "into" still negates ("from X to Y" is another thing)
     (
         "Secrets are stored in AWS Secrets Manager.",
@@ -374,6 +381,9 @@ NOT_CONTRADICTIONS = [
     ("We migrated from Jenkins to GitHub Actions.", "CI runs on GitHub Actions."),
     # "not" about something else than its use
     ("We use pytest.", "pytest is not slow."),
+    # one subject, opposite words that are not its state, or its states in two places
+    ("Maya passed her piano exam.", "Maya failed her driving test."),
+    ("Caching is enabled for images.", "Caching is disabled for HTML pages."),
     # internal and public: two scopes
     ("Internal services talk over gRPC.", "The public API speaks REST."),
     # other people's values, other things' amounts

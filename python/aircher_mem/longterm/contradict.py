@@ -169,6 +169,13 @@ _OPPOSITES: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
     )
 )
 _OPPOSITE_WORDS = frozenset(w for pos, neg in _OPPOSITES for w in pos | neg)
+# the opposite words that say what state a thing is in (not what someone did to another)
+_STATE_OPPOSITES = frozenset(
+    "enable enabled enables on disable disabled disables off allowed permitted forbidden disallowed prohibited "
+    "banned public private stateful stateless required mandatory optional mutable immutable read-only readonly "
+    "encrypted unencrypted plaintext secure insecure supported unsupported deprecated visible hidden online "
+    "offline automatic automatically manual manually sync synchronous async asynchronous blocking non-blocking".split()
+)
 _NEGATIVE_SIDE = frozenset(w for _, neg in _OPPOSITES for w in neg)
 # each opposite word: the (pair, side) it stands on, side 1 the negative one
 _OPPOSITE_SIDES: dict[str, tuple[tuple[int, int], ...]] = {
@@ -1670,9 +1677,21 @@ def _opposed(
         return None
     flipped = sorted(i for i in sides_a.keys() & sides_b.keys() if sides_a[i][0] != sides_b[i][0])
     overlap = len(a.content & b.content) / len(a.content | b.content)
-    if loose and flipped and not another and a.content & b.content:
+    if (
+        loose
+        and flipped
+        and a.content & b.content
+        and (
+            not another
+            or (terse and _one_lead(a, b) and sides_a[flipped[0]][1] in _STATE_OPPOSITES and not _scoped_apart(a, b))
+        )
+    ):
         # two opposite words of one pair ("synchronous" / "asynchronously") on one
-        # subject, one side saying more about it: fewer words suffice
+        # subject, one side saying more about it: fewer words suffice; each saying
+        # more, when they are single sentences that begin with the same word and the
+        # words say what state it is in ("Dependabot is enabled for all repositories"
+        # / "Dependabot was switched off after the complaints"; not "Ravi passed his
+        # math exam" / "Ravi failed his driving test")
         evidence = f"{sides_a[flipped[0]][1]} vs {sides_b[flipped[0]][1]}"
         return Verdict("opposite", evidence, round(s.score_opposite * max(overlap, s.opposite_overlap), 3))
     negated, plain = (a, b) if a.negations % 2 else (b, a)
@@ -1703,6 +1722,25 @@ def _opposed(
         return None
     evidence = f"{sides_a[flipped[0]][1]} vs {sides_b[flipped[0]][1]}" if flipped else denial()
     return Verdict("opposite", evidence, round(s.score_opposite * overlap, 3))
+
+
+_SCOPING = frozenset("for in on within across".split())
+
+
+def _scoped_apart(a: _Polarity, b: _Polarity) -> bool:
+    """Does each say where it holds, in words the other does not ("enabled for
+    images" / "disabled for HTML pages")?"""
+    where = []
+    for side in (a, b):
+        at = next((i for i, w in enumerate(side.words) if w in _SCOPING), None)
+        where.append(frozenset() if at is None else frozenset(_stem(w) for w in side.words[at + 1 :]) & side.content)
+    return bool(where[0]) and bool(where[1]) and where[0].isdisjoint(where[1])
+
+
+def _one_lead(a: _Polarity, b: _Polarity) -> bool:
+    """Do the two begin with the same content word (their subject)?"""
+    first = [next((_stem(w) for w in side.words if _stem(w) in side.content), None) for side in (a, b)]
+    return first[0] is not None and first[0] == first[1]
 
 
 def _one_sentence(text: str) -> bool:

@@ -366,6 +366,13 @@ CONTRADICTIONS = [
         "opposite",
         "enabled vs off",
     ),
+    # tests are not a scope of their own ("test coverage" is the coverage)
+    (
+        "CI fails when test coverage drops below 75%.",
+        "The coverage gate in CI is eighty percent.",
+        "number",
+        "ci coverage: 75% vs eighty percent",
+    ),
     # a negation before "into" still negates ("from X to Y" is another thing)
     (
         "Secrets are stored in AWS Secrets Manager.",
@@ -384,6 +391,8 @@ NOT_CONTRADICTIONS = [
     # one subject, opposite words that are not its state, or its states in two places
     ("Maya passed her piano exam.", "Maya failed her driving test."),
     ("Caching is enabled for images.", "Caching is disabled for HTML pages."),
+    # unit and integration tests: two scopes
+    ("Unit tests must cover 90% of lines.", "Integration tests cover 60% of lines."),
     # internal and public: two scopes
     ("Internal services talk over gRPC.", "The public API speaks REST."),
     # other people's values, other things' amounts

@@ -208,8 +208,9 @@ _SCOPES = {
     **dict.fromkeys("internal".split(), "internal"),
     **dict.fromkeys("public external".split(), "public"),
     **dict.fromkeys("unit".split(), "unit"),
+    # unit and integration tests are two scopes; "tests" alone is none ("test
+    # coverage" is the coverage)
     **dict.fromkeys("integration e2e end-to-end".split(), "integration"),
-    **dict.fromkeys("test tests testing".split(), "test"),
     **dict.fromkeys("function functions method methods".split(), "function"),
     **dict.fromkeys("class classes type types".split(), "class"),
     **dict.fromkeys("variable variables".split(), "variable"),

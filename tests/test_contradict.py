@@ -373,6 +373,13 @@ CONTRADICTIONS = [
         "number",
         "ci coverage: 75% vs eighty percent",
     ),
+    # "client" names no scope ("the HTTP client"); "server" does
+    (
+        "The HTTP client retries a request at most 2 times.",
+        "Requests are retried up to 4 times.",
+        "number",
+        "retries request: 2 times vs 4 times",
+    ),
     # a negation before "into" still negates ("from X to Y" is another thing)
     (
         "Secrets are stored in AWS Secrets Manager.",
@@ -393,6 +400,7 @@ NOT_CONTRADICTIONS = [
     ("Caching is enabled for images.", "Caching is disabled for HTML pages."),
     # unit and integration tests: two scopes
     ("Unit tests must cover 90% of lines.", "Integration tests cover 60% of lines."),
+    ("The web client times out after 30 seconds.", "The server times out after 60 seconds."),
     # internal and public: two scopes
     ("Internal services talk over gRPC.", "The public API speaks REST."),
     # other people's values, other things' amounts

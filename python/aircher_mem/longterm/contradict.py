@@ -196,7 +196,7 @@ _COMPATIBLE = {
 }
 # Where a statement applies; two scopes on both sides that differ are two subjects.
 _SCOPES = {
-    **dict.fromkeys("frontend front-end ui web client js javascript browser".split(), "frontend"),
+    **dict.fromkeys("frontend front-end ui web js javascript browser".split(), "frontend"),
     **dict.fromkeys("backend back-end server api".split(), "backend"),
     **dict.fromkeys("staging".split(), "staging"),
     **dict.fromkeys("production prod".split(), "production"),

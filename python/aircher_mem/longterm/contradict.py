@@ -68,9 +68,9 @@ import dataclasses
 import functools
 import itertools
 import re
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar, overload
 
 from ..config import ContradictionsPolicy
 from ..pattern import LazyPattern, lazy
@@ -91,6 +91,29 @@ class Verdict:
 
 # texts whose analysis is kept, texts whose cheap features (which rules could apply)
 # are kept, and words whose stem is
+_T = TypeVar("_T")
+
+
+class _once(Generic[_T]):
+    """``functools.cached_property`` without its lock (which Python 3.11 takes on
+    every first read, across all instances): a text's parts are found on the
+    thread that reads them."""
+
+    def __init__(self, func: Callable[[Any], _T]) -> None:
+        self.func = func
+        self.name = func.__name__
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> _once[_T]: ...
+    @overload
+    def __get__(self, obj: object, owner: type | None = None) -> _T: ...
+    def __get__(self, obj: object | None, owner: type | None = None) -> _T | _once[_T]:
+        if obj is None:
+            return self
+        value = obj.__dict__[self.name] = self.func(obj)
+        return value
+
+
 _ANALYSIS_CACHE = 4096
 _FEATURE_CACHE = 65536
 _WORD_CACHE = 16384
@@ -468,7 +491,7 @@ _UNIT_ALT = "|".join(re.escape(u) for u in sorted(_UNITS, key=len, reverse=True)
 _MONTH_ALT = "|".join(sorted(_MONTHS, key=len, reverse=True))
 _NUM = r"\d{1,40}(?:\.\d{1,40})*"
 _THOUSANDS = r"\d{1,3}(?:,\d{3}){1,4}(?!\d)"  # "1,200": one number
-_AMOUNT = lazy(
+_AMOUNT_FORMS = (
     r"(?P<iso>\b\d{4}-\d{2}-\d{2}\b)"
     r"|(?P<daytime>\b\d{1,2}(?::\d{2})?\s+(?:in the (?:morning|afternoon|evening)|at night|tonight)\b)"
     r"|(?P<clock>\b\d{1,2}:\d{2}\b(?:\s*[ap]\.?m\b\.?)?)"
@@ -498,6 +521,9 @@ _AMOUNT = lazy(
     rf"|(?P<num>(?<![\w.,])(?P<n>{_THOUSANDS}|{_NUM}|{_WORD_NUMBER_ALT})(?P<attached>%|[a-z]{{1,12}})?"
     r"(?!\w|\.\d|,\d)(?:(?:\s*|-)(?P<unit>%|[a-z]{1,20})\b)?)"
 )
+# Every form begins where a word does: tested first, that spares the engine trying
+# each form at every other position (three times faster, the same matches)
+_AMOUNT = lazy(r"(?<!\w)(?=\w)(?:" + _AMOUNT_FORMS + ")")
 # a clause without a digit or one of these words holds no amount: most skip _AMOUNT
 _DIGIT = lazy(r"\d")
 # ... nor one "a week" or "half an hour" (_AMOUNT's single): its words, then the form
@@ -736,11 +762,11 @@ class _Analysis:
     raw: str
     s: ContradictionsPolicy
 
-    @functools.cached_property
+    @_once
     def whole(self) -> _Polarity:
         return _polarity(self.text)
 
-    @functools.cached_property
+    @_once
     def clauses(self) -> tuple[str, ...]:
         return tuple(_clauses(self.text, self.s))
 
@@ -754,21 +780,21 @@ class _Analysis:
         """Of the whole text."""
         return self.whole.negations
 
-    @functools.cached_property
+    @_once
     def words(self) -> list[str]:
         return _words(self.text)
 
-    @functools.cached_property
+    @_once
     def mentions(self) -> frozenset[str]:
         """Content words, stemmed, with the opposite words."""
         return _content(self.words)
 
-    @functools.cached_property
+    @_once
     def units(self) -> tuple[_Polarity, ...]:
         """The whole text, then each clause when there are several."""
         return _units(self.text, self.whole, list(self.clauses), self.s)
 
-    @functools.cached_property
+    @_once
     def _values(self) -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]:
         found: tuple[dict[str, set[str]], dict[str, set[str]]] = ({}, {})
         for index, (attribute, canonical) in _known_values(self.words):
@@ -795,36 +821,36 @@ class _Analysis:
         """Attribute -> the canonical values it says do not hold ("no Jenkins")."""
         return self._values[1]
 
-    @functools.cached_property
+    @_once
     def people(self) -> frozenset[str]:
         """The people it names besides its speaker (:data:`_PEOPLE`), possessives included."""
         return frozenset(_PEOPLE_FORMS[w] for w in _PEOPLE_FORMS.keys() & self.words)
 
-    @functools.cached_property
+    @_once
     def scope(self) -> frozenset[str]:
         return frozenset(_SCOPES[w] for w in self.words if w in _SCOPES)
 
-    @functools.cached_property
+    @_once
     def amounts(self) -> tuple[_Amount, ...]:
         return _amounts(self.clauses, self.s)
 
-    @functools.cached_property
+    @_once
     def claims(self) -> tuple[_SubjectValue, ...]:
         return _text_claims(self.text, self.clauses, self.s)
 
-    @functools.cached_property
+    @_once
     def corrections(self) -> tuple[_Correction, ...]:
         return _corrections(self.text, self.words, self.s)
 
-    @functools.cached_property
+    @_once
     def changes(self) -> tuple[_Change, ...]:
         return _changes(list(self.clauses), self.s)
 
-    @functools.cached_property
+    @_once
     def names(self) -> tuple[frozenset[str], ...]:
         return _names(self.raw, self.text, self.s)
 
-    @functools.cached_property
+    @_once
     def statuses(self) -> tuple[_Status, ...]:
         return _statuses(list(self.clauses))
 
@@ -1908,17 +1934,17 @@ class _Features:
         self.words = _words(self.text)
         self.present = frozenset(self.words)
 
-    @functools.cached_property
+    @_once
     def attributes(self) -> frozenset[str]:
         """The settings it names a value of."""
         return frozenset(attribute for _i, (attribute, _value) in _known_values(self.words))
 
-    @functools.cached_property
+    @_once
     def amounts(self) -> bool:
         """A digit or an amount word."""
         return _may_amount(self.text, self.present)
 
-    @functools.cached_property
+    @_once
     def odd(self) -> tuple[frozenset[str], ...]:
         """The content of its opposite-rule units negated an odd number of times."""
         if self.present.isdisjoint(_POLAR):
@@ -1931,44 +1957,44 @@ class _Features:
                     odd.append(polarity.content)
         return tuple(odd)
 
-    @functools.cached_property
+    @_once
     def content(self) -> frozenset[str]:
         """Every unit's content words, and more."""
         return frozenset(map(_stem, self.present - _STOP - _NEGATIONS))
 
-    @functools.cached_property
+    @_once
     def correcting(self) -> bool:
         """A correction pattern's words."""
         return not _CORRECTION_WORDS.isdisjoint(self.present) and _ANY_CORRECTION.search(self.text) is not None
 
-    @functools.cached_property
+    @_once
     def subjects(self) -> frozenset[frozenset[str]]:
         """The subjects of its claims (see _claims)."""
         return _claim_subjects(self.text, self.s)
 
-    @functools.cached_property
+    @_once
     def states(self) -> frozenset[tuple[str, str]]:
         """(kind, state) of every change of state it names."""
         if _STATE_FIRST.isdisjoint(self.present):
             return frozenset()
         return frozenset(hit for _i, _j, hit in _state_phrases(self.words))
 
-    @functools.cached_property
+    @_once
     def excluded(self) -> frozenset[tuple[str, str]]:
         """The states that exclude one of those."""
         return frozenset((kind, other) for kind, state in self.states for mine, other in _EXCLUSIVE if mine == state)
 
-    @functools.cached_property
+    @_once
     def names(self) -> frozenset[str]:
         """The words of the names a one-sentence text gives (see _names)."""
         return frozenset(w for name in _names(self.raw, self.text, self.s) for w in name)
 
-    @functools.cached_property
+    @_once
     def statuses(self) -> frozenset[str]:
         """The kinds of a person's state its words name (see _STATUS)."""
         return frozenset(_STATUS[w][0] for w in self.present if w in _STATUS)
 
-    @functools.cached_property
+    @_once
     def sides(self) -> frozenset[tuple[int, int]]:
         """The (opposite pair, side) of each opposite word it says."""
         return frozenset(side for w in _OPPOSITE_WORDS.intersection(self.present) for side in _OPPOSITE_SIDES[w])

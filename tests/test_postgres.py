@@ -513,6 +513,15 @@ def test_rows_are_read_after_the_connection_went_back(pg_url: str) -> None:
         con.close()
 
 
+def test_a_store_on_an_unreachable_server_is_a_store_error_and_leaves_no_pool(tmp_path: Path) -> None:
+    url = f"postgresql://ann:s3cret@/team?host={tmp_path}&port=1"  # no server on that socket
+    with pytest.raises(StoreError) as caught:
+        postgres.Connection(url)
+    assert "cannot connect to the PostgreSQL store postgresql://ann:***@/team" in str(caught.value)
+    assert "s3cret" not in str(caught.value)
+    assert postgres._POOLS == {}
+
+
 def test_pool_size_is_a_checked_store_setting() -> None:
     assert am.Policy().store.pool_size == 8
     with pytest.raises(am.PolicyError, match="pool_size"):

@@ -153,16 +153,14 @@ _FIRST_WAIT_SECONDS = 0.5
 
 
 def _pool(url: str, lock_seconds: float, size: int) -> Any:
-    """The process's pool for ``url`` (made on first use: a first connection is made
-    directly, so that a server that cannot be reached is the StoreError of
-    :func:`connect` at once), counted as used once more (see :func:`_let_go`)."""
+    """The process's pool for ``url`` (made on first use, empty: its connections are
+    made as they are asked for), counted as used once more (see :func:`_let_go`)."""
     key = (url, lock_seconds)
     with _POOLS_GUARD:
         found = _POOLS.get(key)
         if found is not None:
             _POOLS[key] = (found[0], found[1] + 1)
             return found[0]
-        connect(url).close()  # the server's own answer when it cannot be reached
         options = _options(url)
 
         def configure(con: psycopg.Connection[Any]) -> None:
@@ -173,19 +171,14 @@ def _pool(url: str, lock_seconds: float, size: int) -> Any:
         pool = pool_module.ConnectionPool(
             url,
             kwargs=options,
-            min_size=1,
+            min_size=0,
             max_size=max(1, size),
-            open=False,
+            open=True,
             configure=configure,
             check=pool_module.ConnectionPool.check_connection,
             timeout=lock_seconds,
             name=f"aircher-mem {shown(url)}",
         )
-        try:
-            pool.open(wait=True, timeout=float(options.get("connect_timeout", _CONNECT_SECONDS)))
-        except pool_module.PoolTimeout as exc:
-            pool.close()
-            raise StoreError(f"cannot connect to the PostgreSQL store {shown(url)}: {line(exc)}") from None
         _POOLS[key] = (pool, 1)
         return pool
 

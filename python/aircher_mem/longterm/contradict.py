@@ -1319,7 +1319,7 @@ def _unit_texts(text: str, clauses: list[str], s: ContradictionsPolicy) -> list[
     if len(clauses) <= 1:
         return [text]
     parts = clauses[: s.opposite_clauses]
-    return parts if len(_SENTENCE_END.findall(text.rstrip(" .!?\n"))) else [text, *parts]
+    return [text, *parts] if _one_sentence(text) else parts
 
 
 def _units(text: str, whole: _Polarity, clauses: list[str], s: ContradictionsPolicy) -> tuple[_Polarity, ...]:
@@ -1396,7 +1396,7 @@ def _names(raw: str, text: str, s: ContradictionsPolicy) -> tuple[frozenset[str]
     its first word, stemmed): "GitLab", "Docker Hub". A name given to something new
     ("a puppy named Coco") is not an answer to anything, so it is left out."""
     head = raw[: max(0, s.max_chars)]
-    if head[1:].lower() == head[1:] or _SENTENCE_END.findall(text.rstrip(" .!?\n")):
+    if head[1:].lower() == head[1:] or not _one_sentence(text):
         return ()
     out: list[frozenset[str]] = []
     run: list[str] = []
@@ -1771,7 +1771,7 @@ def _one_lead(a: _Polarity, b: _Polarity) -> bool:
 
 
 def _one_sentence(text: str) -> bool:
-    return not _SENTENCE_END.findall(text.rstrip(" .!?\n"))
+    return _SENTENCE_END.search(text.rstrip(" .!?\n")) is None
 
 
 def _rule_opposite(a: _Analysis, b: _Analysis, s: ContradictionsPolicy) -> Verdict | None:

@@ -13,7 +13,9 @@ episodic memory and its second reader) draw their connections from one
 ``[store] pool_size`` of them: a connection is taken for a statement, or for a
 transaction, a held write lock or a pipeline, and given back after it. Connections
 the server dropped (a restart) are found by the pool's check before use and made
-again. The pool closes with the last store of the process using it.
+again (one used within the last second is not checked: a statement on it that finds
+the server gone fails, and the next one gets a new connection). The pool closes with
+the last store of the process using it.
 
 Migrations (:func:`migrate`): the steps each component registers with
 :func:`aircher_mem.store.register` are written in DuckDB's dialect; :func:`translate`
@@ -32,7 +34,9 @@ import contextlib
 import logging
 import re
 import threading
+import time
 import urllib.parse
+import weakref
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -150,6 +154,20 @@ _POOLS_GUARD = threading.Lock()
 # Seconds a statement waits for a free connection before the server is asked directly
 # whether it is there at all
 _FIRST_WAIT_SECONDS = 0.5
+# A connection given back to its pool (by Connection._settle) -> when; one given back
+# less than _FRESH_SECONDS ago is handed out again without a round trip to check it
+_GIVEN_BACK: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKeyDictionary()
+_FRESH_SECONDS = 1.0
+
+
+def _check(con: psycopg.Connection[Any]) -> None:
+    """The pool's check of a connection before it hands it out: an empty statement
+    (the server dropped it: it is made again), unless it was in use a moment ago
+    (most are, in a busy process; the check would cost each statement a round trip)."""
+    given_back = _GIVEN_BACK.get(con)
+    if given_back is not None and time.monotonic() - given_back < _FRESH_SECONDS:
+        return
+    _pool_module().ConnectionPool.check_connection(con)
 
 
 def _pool(url: str, lock_seconds: float, size: int) -> Any:
@@ -175,7 +193,7 @@ def _pool(url: str, lock_seconds: float, size: int) -> Any:
             max_size=max(1, size),
             open=True,
             configure=configure,
-            check=pool_module.ConnectionPool.check_connection,
+            check=_check,
             timeout=lock_seconds,
             name=f"aircher-mem {shown(url)}",
         )
@@ -401,6 +419,7 @@ class Connection:
         if self._held is None or self._in_transaction or self._holding or self._piped:
             return
         held, self._held = self._held, None
+        _GIVEN_BACK[held] = time.monotonic()
         with contextlib.suppress(Exception):  # a pool closed at exit: the connection closes with it
             self._pool.putconn(held)
 

@@ -521,9 +521,9 @@ class EpisodicMemory(store.StoreHolder):
         self._touched: tuple[dict[str, set[str]], dict[str, set[str]]] | None = None  # see _companions
         self._recent: _Recent | None = None  # see _recency
         self._fixes: list[tuple[str, str, str, float]] = []
-        # the digests of the idempotency keys of records buffered, with the record (see
-        # _keep), and those _write found stored already (the record is not written)
-        # a keyed record's digest -> its table, row and what it added to its task's usage
+        # the digests of the idempotency keys of records buffered, with the record's
+        # table, row and what it added to its task's usage (see _keep), and those
+        # _write found stored already (the record is not written)
         self._pending_keys: dict[str, tuple[str, tuple[Any, ...], _Usage | None]] = {}
         self._taken_keys: set[str] = set()
         # find_similar_tasks' index: ((excluded task, tasks' generation), index), built

@@ -500,6 +500,42 @@ def test_a_transaction_keeps_its_connection_and_gives_it_back_at_its_end(pg_url:
     assert postgres._POOLS == {}
 
 
+def test_threads_share_a_small_pool_without_losing_a_write(pg_url: str) -> None:
+    """Six threads, each with a Connection of its own, write in transactions through a
+    pool of two: every write is there, the server never saw more than two of ours,
+    and none is left once they closed."""
+    setup = postgres.Connection(pg_url, lock_seconds=30.0, pool_size=2)
+    setup.execute("CREATE TABLE shared (who BIGINT, n BIGINT)")
+    most: list[int] = []
+    failed: list[BaseException] = []
+
+    def work(who: int) -> None:
+        con = postgres.Connection(pg_url, lock_seconds=30.0, pool_size=2)
+        try:
+            for n in range(20):
+                con.execute("BEGIN TRANSACTION")
+                con.execute("INSERT INTO shared VALUES (?, ?)", [who, n])
+                con.execute("COMMIT")
+                assert con.execute("SELECT count(*) FROM shared WHERE who = ?", [who]).fetchone() == (n + 1,)
+            most.append(_ours(pg_url))
+        except BaseException as exc:  # reported below
+            failed.append(exc)
+        finally:
+            con.close()
+
+    threads = [threading.Thread(target=work, args=(who,)) for who in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failed == []
+    assert setup.execute("SELECT count(*), count(DISTINCT (who, n)) FROM shared").fetchone() == (120, 120)
+    assert max(most) <= 2
+    setup.close()
+    assert postgres._POOLS == {}
+    assert _ours(pg_url) == 0
+
+
 def test_rows_are_read_after_the_connection_went_back(pg_url: str) -> None:
     """A statement's rows stay readable once its connection is back in the pool and
     another statement ran there."""

@@ -9,11 +9,12 @@ Histories:
 - ``--repo PATH``: a git repository's last ``--commits`` commits (first parents, so a
   merge counts once); by default this repository.
 - ``--releases PACKAGE``: a history built from a PyPI package's source distributions,
-  one release per commit, oldest first (the last ``--commits`` releases): "commits"
-  that are releases, so each is larger than a commit. ``pip download --no-deps
-  --no-binary :all: --no-build-isolation`` fetches them into ``--cache``; the build
-  backends the sdists name must be installed beside pip (setuptools, hatchling,
-  hatch-vcs, hatch-fancy-pypi-readme, flit_core, setuptools-rust, setuptools-scm).
+  one release per commit, oldest first (the last ``--commits`` releases, each against
+  the one before; a root commit is never counted): "commits" that are releases, so
+  each is larger than a commit (a project that releases every merged pull request,
+  such as hypothesis, gives pull-request-sized ones). The sdists come from PyPI's
+  JSON API (``--index``), each checked against its published SHA-256, into
+  ``--cache``; nothing is built.
 
 Labels: ``benches/data/changes_labels.jsonl``, one candidate a line (``repo``,
 ``commit``, ``content``, ``kind``, ``confidence``, ``label`` ``approve`` or
@@ -36,6 +37,8 @@ import sys
 import tarfile
 import tempfile
 import time
+import urllib.parse
+import urllib.request
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -49,6 +52,7 @@ APPROVAL_THRESHOLD = KnowledgePolicy().approve_confidence
 HERE = Path(__file__).resolve().parent
 LABELS = HERE / "data" / "changes_labels.jsonl"
 CACHE = Path(tempfile.gettempdir()) / "aircher-changes-releases"
+PYPI = "https://pypi.org"
 
 
 def git(root: Path, *args: str, input: bytes | None = None) -> str:
@@ -63,58 +67,69 @@ def git(root: Path, *args: str, input: bytes | None = None) -> str:
 
 
 def last_commits(root: Path, count: int) -> list[str]:
-    """The last `count` first-parent commits, oldest first."""
-    return git(root, "rev-list", "--first-parent", "-n", str(count), "HEAD").split()[::-1]
+    """The last `count` first-parent commits that have a parent, oldest first (a root
+    commit adds a whole tree: it is no change)."""
+    lines = git(root, "rev-list", "--first-parent", "--parents", "-n", str(count + 1), "HEAD").splitlines()
+    return [line.split()[0] for line in lines if len(line.split()) > 1][:count][::-1]
 
 
-def release_versions(package: str, pip: Sequence[str]) -> list[str]:
-    """The package's versions on PyPI, newest first (`pip index versions`)."""
-    out = subprocess.run([*pip, "index", "versions", package], capture_output=True, text=True, check=True).stdout
-    line = next(line for line in out.splitlines() if line.startswith("Available versions:"))
-    return [v.strip() for v in line.split(":", 1)[1].split(",") if v.strip()]
+def release_files(package: str, index: str) -> list[tuple[str, str, str, str]]:
+    """The package's releases that have an sdist, oldest first by the sdist's upload
+    time: (version, file name, URL, SHA-256), from ``{index}/pypi/{package}/json``."""
+    listing = f"{index}/pypi/{package}/json"
+    with urllib.request.urlopen(listing, timeout=60) as answer:
+        releases = json.load(answer)["releases"]
+    found = []
+    for version, files in releases.items():
+        sdists = [f for f in files if f.get("packagetype") == "sdist" and not f.get("yanked")]
+        if sdists:
+            f = sdists[0]
+            url = urllib.parse.urljoin(listing, f["url"])  # a mirror may give it relative
+            found.append((f["upload_time_iso_8601"], version, f["filename"], url, f["digests"]["sha256"]))
+    return [(version, name, url, sha) for _, version, name, url, sha in sorted(found)]
 
 
-def release_history(package: str, count: int, cache: Path, pip: Sequence[str]) -> Path:
-    """A git repository of the package's last `count` sdists, one commit a release
-    (oldest first; a release pip cannot fetch is left out). Built once in `cache`."""
+def _download(url: str, sha256: str, into: Path) -> None:
+    with urllib.request.urlopen(url, timeout=120) as answer:
+        data = answer.read()
+    if hashlib.sha256(data).hexdigest() != sha256:
+        raise RuntimeError(f"{url}: the download does not match the index's SHA-256")
+    part = into.with_name(into.name + ".part")
+    part.write_bytes(data)
+    part.replace(into)
+
+
+def release_history(package: str, count: int, cache: Path, index: str = PYPI) -> Path:
+    """A git repository of the package's last `count` + 1 sdists, one commit a
+    release, oldest first (the oldest is the base the `count` changes start from; a
+    release whose sdist cannot be fetched is left out). Built once in `cache`."""
     repo = cache / package
     done = repo / ".git" / "aircher-releases"
     if done.exists() and int(done.read_text()) >= count:
         return repo
     downloads = cache / f"{package}-sdists"
     downloads.mkdir(parents=True, exist_ok=True)
-    versions = release_versions(package, pip)[:count][::-1]
+    releases = release_files(package, index)[-(count + 1) :]
     if repo.exists():
         shutil.rmtree(repo)
     repo.mkdir(parents=True)
     git(repo, "init", "-q")
-    for version in versions:
-        have = [p for p in downloads.iterdir() if _is_sdist_of(p.name, package, version)]
-        if not have:
-            fetched = subprocess.run(
-                [*pip, "download", "-q", "--no-deps", "--no-binary", ":all:", "--no-build-isolation"]
-                + [f"{package}=={version}", "-d", str(downloads)],
-                capture_output=True,
-                text=True,
-            )
-            have = [p for p in downloads.iterdir() if _is_sdist_of(p.name, package, version)]
-            if fetched.returncode != 0 or not have:
-                print(f"  {package} {version}: not fetched", file=sys.stderr)
+    for version, name, url, sha256 in releases:
+        archive = downloads / Path(name).name
+        if not archive.exists():
+            try:
+                _download(url, sha256, archive)
+            except (OSError, RuntimeError) as exc:
+                print(f"  {package} {version}: not fetched ({exc})", file=sys.stderr)
                 continue
         for child in repo.iterdir():
             if child.name != ".git":
                 shutil.rmtree(child) if child.is_dir() else child.unlink()
-        _unpack(have[0], repo)
+        _unpack(archive, repo)
         git(repo, "add", "-A", "-f")
         git(repo, "commit", "-q", "--allow-empty", "-m", f"{package} {version}")
     done.write_text(str(count))
     return repo
-
-
-def _is_sdist_of(name: str, package: str, version: str) -> bool:
-    lowered = name.lower()
-    stems = {f"{package}-{version}".lower(), f"{package.replace('-', '_')}-{version}".lower()}
-    return any(lowered in (f"{s}.tar.gz", f"{s}.zip", f"{s}.tar.bz2") for s in stems)
 
 
 def _unpack(archive: Path, into: Path) -> None:
@@ -221,7 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--releases", action="append", default=[], help="a PyPI package's sdists as a history")
     parser.add_argument("--commits", type=int, default=200, help="the last N commits (releases) of each")
     parser.add_argument("--cache", type=Path, default=CACHE, help="where release histories are built")
-    parser.add_argument("--pip", default=f"{sys.executable} -m pip", help="the pip command that downloads sdists")
+    parser.add_argument("--index", default=PYPI, help="the package index whose JSON API lists the sdists")
     parser.add_argument("--labels", type=Path, default=LABELS, help="labelled candidates to score")
     parser.add_argument("--sample", type=int, default=0, help="write N unlabelled candidates to --sample-out")
     parser.add_argument("--sample-out", type=Path)
@@ -231,7 +246,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not repos and not args.releases:
         repos = [(HERE.parent.name, HERE.parent)]
     for package in args.releases:
-        repos.append((f"{package} (releases)", release_history(package, args.commits, args.cache, args.pip.split())))
+        repos.append((f"{package} (releases)", release_history(package, args.commits, args.cache, args.index)))
     report: dict[str, Any] = {"repos": []}
     rows: list[dict[str, Any]] = []
     for name, root in repos:

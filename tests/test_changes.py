@@ -290,6 +290,84 @@ def test_signature_changes_name_the_parameters(path: str, old: str, new: str, sa
     assert found.content.split(": ", 1)[1] == said
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("def f(a: Optional[int] = None) -> Union[str, None]:", "def f(a: int | None = None) -> None | str:"),
+        (
+            "def f(a: t.Dict[str, t.List[int]]) -> typing.Tuple[int, ...]:",
+            "def f(a: dict[str, list[int]]) -> tuple[int, ...]:",
+        ),
+        ('def f(a: "Foo", b: "Optional[Bar]") -> "Type[Foo]":', "def f(a: Foo, b: Bar | None) -> type[Foo]:"),
+        ("def f(a: Union[int, Union[str, bytes]]):", "def f(a: bytes | int | str):"),
+        ("def f(a: Callable[[Optional[int]], Text]):", "def f(a: Callable[[int | None], str]):"),
+    ],
+)
+def test_an_annotation_spelled_anew_is_no_change(old: str, new: str) -> None:
+    assert candidates_for_change("a.py", f"{old}\n    pass\n", f"{new}\n    pass\n") == []
+
+
+def test_annotations_alone_wait_for_approval_and_a_parameter_made_keyword_only_is_said() -> None:
+    def said(old: str, new: str) -> list[tuple[str, float]]:
+        found = candidates_for_change("a.py", f"{old}\n    pass\n", f"{new}\n    pass\n")
+        return [(c.content.split(": ", 1)[1], c.confidence) for c in found]
+
+    assert said("def f(v, n=1):", "def f(v: object, n: int = 1) -> str:") == [
+        ("v: object (was v); n: int = 1 (was n=1); returns str (was nothing)", 0.7)
+    ]
+    assert said("def f(v: float) -> float:", "def f(v: float | int) -> float | int:") == [
+        ("v: float | int (was v: float); returns float | int (was float)", 0.7)
+    ]
+    # what a caller must change stays confident: a default, a name, a kind
+    assert said("def f(v: int = 1):", "def f(v: int = 2):") == [("v: int = 2 (was v: int = 1)", 0.9)]
+    assert said("def f(v: int, w: int):", "def f(v: str, *, w: int):") == [
+        ("v: str (was v: int); w keyword-only (was positional)", 0.9)
+    ]
+    assert said("def f(v, w):", "def f(v, /, w):") == [("v positional-only (was positional)", 0.9)]
+
+
+def test_an_overloaded_function_has_no_signature_change() -> None:
+    """The parser keeps one definition of an overloaded name, so its old and new
+    headers are not the same definition's: neither an overload added nor the
+    implementation's annotations dropped is a change said."""
+    old = "def pick(m: dict) -> dict:\n    pass\n"
+    new = (
+        "from typing import overload\n\n@overload\ndef pick(m: int) -> int: ...\n@typing.overload\n"
+        "@cache\ndef pick(m: str, *, o: int) -> str: ...\ndef pick(m, o=None):\n    pass\n"
+    )
+    assert [c.kind for c in candidates_for_change("a.py", old, new)] == []
+    method = "class A:\n    @t.overload\n    async def get(self, k: int) -> int: ...\n    async def get(self, k):\n        pass\n"
+    assert candidates_for_change("a.py", "class A:\n    async def get(self, k: str):\n        pass\n", method) == []
+
+
+@given(
+    st.lists(st.sampled_from(["int", "str", "None", "bytes", "t.List[int]", "Dict[str, int]"]), min_size=1, max_size=5)
+)
+def test_a_union_is_one_spelling_in_any_order_and_form(members: list[str]) -> None:
+    """``Union[...]``, ``Optional[...]`` and ``|`` in any order and nesting are one
+    annotation; another member set is another."""
+    import ast
+
+    from aircher_mem.longterm.changes import _annotation
+
+    def spelled(text: str) -> str:
+        return _annotation(ast.parse(text, mode="eval").body)
+
+    piped = " | ".join(members)
+    union = f"Union[{', '.join(reversed(members))}]"
+    assert spelled(piped) == spelled(union) == spelled(f"Optional[{piped}]" if "None" in members else piped)
+    assert spelled(f"Union[{members[0]}, Union[{', '.join(members)}]]") == spelled(piped)
+    assert spelled(f"{piped} | float") != spelled(piped)
+
+
+def test_a_pathological_annotation_is_read_in_bounded_time() -> None:
+    deep = "def f(a: " + "List[" * 400 + "int" + "]" * 400 + "):\n    pass\n"
+    wide = "def f(a: " + " | ".join(f"T{i}" for i in range(3000)) + "):\n    pass\n"
+    for text in (deep, wide):
+        found = candidates_for_change("a.py", "def f(a):\n    pass\n", text)
+        assert [c.kind for c in found] == ["signature"]
+
+
 def test_benchmarks_dunders_and_private_signatures_wait_for_approval() -> None:
     assert [c.confidence for c in candidates_for_change("benches/b.py", "", "def run():\n    pass\n")] == [0.7]
     new = "class E(Exception):\n    def __str__(self):\n        return ''\n    def __init__(self):\n        pass\n"

@@ -25,8 +25,13 @@ Confidence (the share a careful reviewer approves is in docs/measurements-detail
 - 0.75: a new import of a module from outside the project.
 - 0.7: the same for a private definition (``_name`` in Python, no ``pub`` in Rust, a
   lowercase Go name), one in a benchmark, example or docs folder, or a method that
-  only plugs into the language (``__str__``, Rust's ``fmt``); another setting of a
-  parsed config file; an action a workflow uses added, updated or removed.
+  only plugs into the language (``__str__``, Rust's ``fmt``); a Python signature
+  whose type annotations alone changed; another setting of a parsed config file; an
+  action a workflow uses added, updated or removed.
+
+A Python signature whose annotations are only spelled anew (``Optional[X]`` as ``X |
+None``, ``t.Dict`` as ``dict``) is no change, and one of an overloaded function
+(``@overload``) is not compared: the parser keeps one of its definitions.
 - 0.6: tests added or removed (one candidate a file); a workflow setting read line by
   line; a new file without a stated purpose; a refactor (over ``REFACTOR_LINES``
   lines changed, at least ``REFACTOR_MINIMUM`` of them added and as many removed).
@@ -128,6 +133,7 @@ LINE_LEVEL = 0.6
 BARE_FILE = 0.6
 REFACTOR = 0.6
 README = 0.7  # what the project is, in its README's words: a reviewer confirms
+ANNOTATIONS = 0.7  # a Python signature's type annotations alone changed
 
 _EMPTY_TREE_SHA1 = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _MAX_PURPOSE = 160
@@ -845,10 +851,16 @@ def _same(text: str) -> str:
     return "".join(text.split()).replace("'", '"').replace(",)", ")").replace(",]", "]")
 
 
-def _signature_change(was: str, now: str, name: str, language: str) -> str | None:
+def _signature_change(was: str, now: str, name: str, language: str) -> tuple[str, bool] | None:
     """What changed between two headers: parameters added, removed or changed, the
     return type; both headers whole when the parameters cannot be told apart; None
-    when they are the same parameters and return type laid out anew."""
+    when they are the same parameters and return type laid out anew (in Python, also
+    when only the annotations' spelling differs). The flag says that only a Python
+    signature's type annotations changed."""
+    typed = _python_difference(was, now) if language == "python" else None
+    if typed is not None and typed[0] == "same":
+        return None
+    annotations = typed is not None and typed[0] == "annotations"
     old, new = _split_params(was, name, language), _split_params(now, name, language)
     if old is not None and new is not None:
         before = {_param_name(p, language): p for p in old[0]}
@@ -863,10 +875,150 @@ def _signature_change(was: str, now: str, name: str, language: str) -> str | Non
             ]
             if _same(old[1]) != _same(new[1]):
                 changes.append(f"returns {_short(new[1], 60) or 'nothing'} (was {_short(old[1], 60) or 'nothing'})")
+            if typed is not None:
+                changes += typed[1]  # Python's `*` and `/` markers moved
             if not changes:
                 return None  # the same parameters, laid out anew
-            return "; ".join(changes[:4]) + (f"; and {len(changes) - 4} more" if len(changes) > 4 else "")
-    return f"{_short(was, _MAX_SIGNATURE)} -> {_short(now, _MAX_SIGNATURE)}"
+            return "; ".join(changes[:4]) + (f"; and {len(changes) - 4} more" if len(changes) > 4 else ""), annotations
+    return f"{_short(was, _MAX_SIGNATURE)} -> {_short(now, _MAX_SIGNATURE)}", annotations
+
+
+# typing's names for what the builtins (PEP 585) and `X | Y` (PEP 604) say now
+_TYPING_ALIASES = {
+    "List": "list",
+    "Dict": "dict",
+    "Tuple": "tuple",
+    "Set": "set",
+    "FrozenSet": "frozenset",
+    "Type": "type",
+    "Text": "str",
+}
+_TYPING_MODULES = frozenset({"typing", "t", "typing_extensions"})
+
+
+def _python_difference(was: str, now: str) -> tuple[Literal["same", "annotations", "other"], list[str]] | None:
+    """How two Python headers differ, read by ``ast``: "same" when only the
+    annotations' spelling does, "annotations" when only annotations do (added,
+    removed or another type), "other" for a parameter's name, kind, order or default,
+    with the parameters whose kind changed ("b keyword-only (was positional)"); None
+    when either does not parse (a header cut short, another language's text)."""
+    old, new = _python_signature(was), _python_signature(now)
+    if old is None or new is None:
+        return None
+    if [p[:2] + p[3:] for p in old[0]] != [p[:2] + p[3:] for p in new[0]]:
+        kinds = {p[1]: p[0] for p in old[0]}
+        moved = [f"{p[1]} {p[0]} (was {kinds[p[1]]})" for p in new[0] if kinds.get(p[1], p[0]) != p[0]]
+        return "other", moved
+    return ("same" if old == new else "annotations"), []
+
+
+def _python_signature(header: str) -> tuple[list[tuple[str, str, str, str]], str] | None:
+    """A Python header's parameters, each (kind, name, annotation, default) with its
+    annotation in one spelling (:func:`_annotation`), and its return annotation."""
+    import ast
+
+    text = header.strip()
+    if not text.startswith(("def ", "async def ")):
+        return None
+    try:
+        tree = ast.parse(text + ": pass")
+        node = tree.body[0] if len(tree.body) == 1 else None
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        a = node.args
+        defaults: list[ast.expr | None] = [None] * (len(a.posonlyargs) + len(a.args) - len(a.defaults))
+        defaults += a.defaults
+        params: list[tuple[str, str, str, str]] = []
+        positional = len(a.posonlyargs)
+        for n, (arg, value) in enumerate(zip(a.posonlyargs + a.args, defaults)):
+            kind = "positional-only" if n < positional else "positional"
+            params.append((kind, arg.arg, _annotation(arg.annotation), "" if value is None else ast.unparse(value)))
+        for arg, value in zip(a.kwonlyargs, a.kw_defaults):
+            params.append(
+                ("keyword-only", arg.arg, _annotation(arg.annotation), "" if value is None else ast.unparse(value))
+            )
+        for kind, star in (("*", a.vararg), ("**", a.kwarg)):
+            if star is not None:
+                params.append((kind, star.arg, _annotation(star.annotation), ""))
+        return params, _annotation(node.returns)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # too deep for ast or for us
+        return None
+
+
+def _annotation(node: Any) -> str:
+    """An annotation in one spelling: ``Optional[X]``, ``Union[X, None]`` and ``None |
+    X`` all as ``X | None`` (a union's members sorted), typing's ``List``, ``Dict``...
+    as the builtins, ``typing.X`` / ``t.X`` as ``X``, a string annotation as the
+    expression it holds; "" for none."""
+    import ast
+
+    if node is None:
+        return ""
+
+    def members(n: ast.expr, depth: int) -> list[str]:
+        if depth > _MAX_ANNOTATION_DEPTH:
+            raise RecursionError("annotation nested too deep")
+        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.BitOr):
+            return members(n.left, depth + 1) + members(n.right, depth + 1)
+        if isinstance(n, ast.Subscript) and _typing_name(n.value) in ("Union", "Optional"):
+            inner: list[ast.expr] = n.slice.elts if isinstance(n.slice, ast.Tuple) else [n.slice]
+            found = [m for e in inner for m in members(e, depth + 1)]
+            return found + (["None"] if _typing_name(n.value) == "Optional" else [])
+        return [spell(n, depth + 1)]
+
+    def spell(n: ast.expr, depth: int) -> str:
+        if depth > _MAX_ANNOTATION_DEPTH:
+            raise RecursionError("annotation nested too deep")
+        if isinstance(n, ast.Constant) and isinstance(n.value, str):  # a forward reference
+            try:
+                held = ast.parse(n.value.strip(), mode="eval").body
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                return repr(n.value)
+            return spell(held, depth + 1)
+        if (isinstance(n, ast.BinOp) and isinstance(n.op, ast.BitOr)) or (
+            isinstance(n, ast.Subscript) and _typing_name(n.value) in ("Union", "Optional")
+        ):
+            return " | ".join(sorted(set(members(n, depth))))
+        if isinstance(n, ast.Subscript):
+            items: list[ast.expr] = n.slice.elts if isinstance(n.slice, ast.Tuple) else [n.slice]
+            return f"{spell(n.value, depth + 1)}[{', '.join(spell(e, depth + 1) for e in items)}]"
+        if isinstance(n, (ast.List, ast.Tuple)):  # Callable[[A, B], C]
+            return "[" + ", ".join(spell(e, depth + 1) for e in n.elts) + "]"
+        name = _typing_name(n)
+        if name is not None:
+            return _TYPING_ALIASES.get(name, name)
+        return ast.unparse(n)
+
+    return spell(node, 0)
+
+
+_MAX_ANNOTATION_DEPTH = 50
+
+
+def _typing_name(node: Any) -> str | None:
+    """``X`` for a name ``X`` or ``typing.X`` / ``t.X`` / ``typing_extensions.X``."""
+    import ast
+
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in _TYPING_MODULES:
+        return node.attr
+    return None
+
+
+# `@overload` (or `@typing.overload`...), more decorators, then the `def` and its name
+_OVERLOAD = lazy(
+    r"^[ \t]*@(?:typing\.|t\.|typing_extensions\.)?overload\b[^\n]*\n"
+    r"(?:[ \t]*@[^\n]*\n)*[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)",
+    re.MULTILINE,
+)
+
+
+def _overloaded(path: str, text: str | None) -> frozenset[str]:
+    """The names of a Python file's functions with an ``@overload`` definition."""
+    if not text or not path.endswith((".py", ".pyi")) or "overload" not in text:
+        return frozenset()
+    return frozenset(m.group(1) for m in _OVERLOAD.finditer(text))
 
 
 _PLUMBING = frozenset({"fmt", "as_str", "from", "into", "eq", "hash", "clone", "default", "drop", "deref"})
@@ -932,6 +1084,7 @@ def _source_candidates(
     if _is_test(path):
         return found
     renamed = {} if known else _renames(old, new, old_lines, new_lines)
+    overloaded = _overloaded(path, old_text) | _overloaded(path, new_text)
     for was_key, key in renamed.items():
         d = new[key][0]
         fact(f"Renamed {_what(*was_key)} to {key[2]} in {path}", _weight(path, d), "renamed_symbol", d)
@@ -952,10 +1105,12 @@ def _source_candidates(
                 if kind == "variable":
                     was, now = _short(was, _MAX_SIGNATURE), _short(now, _MAX_SIGNATURE)
                     fact(f"Changed {_what(*key)} in {path}: {was} -> {now}", PARSED, "signature", defs[0])
+                elif key[2] in overloaded:
+                    pass  # the parser kept one of its definitions on each side: no telling
                 elif (change := _signature_change(was, now, key[2], defs[0].language)) is not None:
                     fact(
-                        f"Changed the signature of {_what(*key)} in {path}: {change}",
-                        _weight(path, defs[0]),
+                        f"Changed the signature of {_what(*key)} in {path}: {change[0]}",
+                        min(_weight(path, defs[0]), ANNOTATIONS) if change[1] else _weight(path, defs[0]),
                         "signature",
                         defs[0],
                     )

@@ -20,9 +20,12 @@ Labels: ``benches/data/changes_labels.jsonl``, one candidate a line (``repo``,
 ``commit``, ``content``, ``kind``, ``confidence``, ``label`` ``approve`` or
 ``reject``, ``reason``): would a careful reviewer store it as a useful, true fact about
 the project? ``--sample N --sample-out FILE`` writes an unlabelled sample (chosen by a
-hash of repo, commit and content) to label.
+hash of repo, commit and content) to label. The labels are scored as given (with the
+confidence the extractor gave then), and again for the labelled candidates of the
+commits this run extracted, as the extractor gives them now (found again by commit
+and subject, or dropped): a rule changed after the labels is measured on them there.
 
-    python benches/changes.py --releases attrs --releases click --releases maturin
+    python benches/changes.py --repo . --releases attrs --releases click --releases maturin --releases hypothesis
 """
 
 from __future__ import annotations
@@ -226,6 +229,32 @@ def score(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def _subject(content: str) -> str:
+    """What a candidate is about, without what it says changed ("Changed the
+    signature of function f in a.py")."""
+    return content.split(": ", 1)[0]
+
+
+def as_now(labels: Sequence[dict[str, Any]], rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The labels as the extractor stands now, for the labelled candidates of the
+    commits this run extracted: each found again (the same commit and subject) with
+    its confidence now, or dropped; the score of those found, and the labels of the
+    dropped ones (a dropped rejection is noise gone, a dropped approval a fact lost)."""
+    ran = {(r["repo"], r["commit"]) for r in rows}
+    now = {(r["repo"], r["commit"], _subject(r["content"])): r for r in rows}
+    kept: list[dict[str, Any]] = []
+    dropped: Counter[str] = Counter()
+    for label in labels:
+        if (label["repo"], label["commit"]) not in ran:
+            continue
+        found = now.get((label["repo"], label["commit"], _subject(label["content"])))
+        if found is None:
+            dropped[label["label"]] += 1
+        else:
+            kept.append({**label, "confidence": found["confidence"], "content": found["content"]})
+    return {"score": score(kept) if kept else None, "dropped": dict(sorted(dropped.items()))}
+
+
 def read_labels(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
@@ -271,7 +300,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             for row in sample(rows, args.sample):
                 out.write(json.dumps(row, ensure_ascii=False) + "\n")
     if args.labels.exists():
-        report["labels"] = score(read_labels(args.labels))
+        labels = read_labels(args.labels)
+        report["labels"] = score(labels)
+        report["labels_now"] = as_now(labels, rows)
     if args.json:
         print(json.dumps(report, indent=2, ensure_ascii=False))
         return 0
@@ -293,6 +324,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         print("  by kind: " + ", ".join(f"{k} {v['approved']}/{v['n']}" for k, v in s["by_kind"].items()))
         print("  by repo: " + ", ".join(f"{k} {v['approved']}/{v['n']}" for k, v in s["by_repo"].items()))
+        now = report["labels_now"]
+        if now["score"] is not None:
+            s = now["score"]
+            print(
+                f"labelled candidates of this run's commits, as extracted now: confidence >= {APPROVAL_THRESHOLD}: "
+                f"{s['confident']['approved']}/{s['confident']['n']}; below: "
+                f"{s['needs_approval']['approved']}/{s['needs_approval']['n']}; no longer found: "
+                + (", ".join(f"{n} {label}" for label, n in now["dropped"].items()) or "none")
+            )
+            print("  by repo: " + ", ".join(f"{k} {v['approved']}/{v['n']}" for k, v in s["by_repo"].items()))
     return 0
 
 

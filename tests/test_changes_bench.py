@@ -165,3 +165,24 @@ def test_a_release_history_is_each_sdist_against_the_one_before(tmp_path: Path) 
         ["Implemented function b in pkg.py"],
         ["Renamed function b to c in pkg.py"],
     ]
+
+
+def test_labels_are_scored_again_as_the_extractor_gives_them_now() -> None:
+    def labelled(commit: str, content: str, confidence: float, label: str) -> dict[str, object]:
+        return {**row("r", "signature", confidence, label, content=content), "commit": commit}
+
+    labels = [
+        labelled("c1", "Changed the signature of function f in a.py: a: int (was a)", 0.9, "reject"),
+        labelled("c1", "Changed the signature of function g in a.py: x: X | None (was x: Optional[X])", 0.9, "reject"),
+        labelled("c2", "Implemented function h in a.py", 0.9, "approve"),
+        labelled("c9", "Implemented function k in a.py", 0.9, "approve"),  # a commit this run did not extract
+    ]
+    rows = [
+        {**labelled("c1", "Changed the signature of function f in a.py: a: int (was a)", 0.7, ""), "kind": "signature"},
+        {**labelled("c2", "Implemented function h in a.py", 0.9, ""), "kind": "new_symbol"},
+    ]
+    now = bench.as_now(labels, rows)
+    assert now["dropped"] == {"reject": 1}
+    assert now["score"]["confident"] == {"n": 1, "approved": 1, "share": 1.0}
+    assert now["score"]["needs_approval"] == {"n": 1, "approved": 0, "share": 0.0}
+    assert bench.as_now(labels, [])["score"] is None

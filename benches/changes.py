@@ -235,12 +235,14 @@ def _subject(content: str) -> str:
     return content.split(": ", 1)[0]
 
 
-def as_now(labels: Sequence[dict[str, Any]], rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def as_now(
+    labels: Sequence[dict[str, Any]], rows: Sequence[dict[str, Any]], ran: set[tuple[str, str]]
+) -> dict[str, Any]:
     """The labels as the extractor stands now, for the labelled candidates of the
     commits this run extracted: each found again (the same commit and subject) with
     its confidence now, or dropped; the score of those found, and the labels of the
-    dropped ones (a dropped rejection is noise gone, a dropped approval a fact lost)."""
-    ran = {(r["repo"], r["commit"]) for r in rows}
+    dropped ones (a dropped rejection is noise gone, a dropped approval a fact lost).
+    ``ran``: the (repo, commit) pairs extracted, with candidates or without."""
     now = {(r["repo"], r["commit"], _subject(r["content"])): r for r in rows}
     kept: list[dict[str, Any]] = []
     dropped: Counter[str] = Counter()
@@ -278,9 +280,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         repos.append((f"{package} (releases)", release_history(package, args.commits, args.cache, args.index)))
     report: dict[str, Any] = {"repos": []}
     rows: list[dict[str, Any]] = []
+    ran: set[tuple[str, str]] = set()
     for name, root in repos:
         commits = last_commits(root, args.commits)
         found, times = run(root, commits)
+        ran.update((name, sha) for sha in commits)
         report["repos"].append(summary(name, found, times))
         for sha, candidates in zip(commits, found):
             for c in candidates:
@@ -302,7 +306,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.labels.exists():
         labels = read_labels(args.labels)
         report["labels"] = score(labels)
-        report["labels_now"] = as_now(labels, rows)
+        report["labels_now"] = as_now(labels, rows, ran)
     if args.json:
         print(json.dumps(report, indent=2, ensure_ascii=False))
         return 0

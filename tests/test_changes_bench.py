@@ -181,8 +181,9 @@ def test_labels_are_scored_again_as_the_extractor_gives_them_now() -> None:
         {**labelled("c1", "Changed the signature of function f in a.py: a: int (was a)", 0.7, ""), "kind": "signature"},
         {**labelled("c2", "Implemented function h in a.py", 0.9, ""), "kind": "new_symbol"},
     ]
-    now = bench.as_now(labels, rows)
-    assert now["dropped"] == {"reject": 1}
+    labels.append(labelled("c3", "Changed the signature of function m in a.py: b (was b: int)", 0.9, "reject"))
+    now = bench.as_now(labels, rows, {("r", "c1"), ("r", "c2"), ("r", "c3")})
+    assert now["dropped"] == {"reject": 2}  # c3 gives no candidate now
     assert now["score"]["confident"] == {"n": 1, "approved": 1, "share": 1.0}
     assert now["score"]["needs_approval"] == {"n": 1, "approved": 0, "share": 0.0}
-    assert bench.as_now(labels, [])["score"] is None
+    assert bench.as_now(labels, [], set())["score"] is None

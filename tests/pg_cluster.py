@@ -131,19 +131,44 @@ def with_database(url: str, name: str) -> str:
     return f"{base}/{name}" + (f"?{rest}" if rest else "")
 
 
+def with_user(url: str, user: str) -> str:
+    """``url`` with its user replaced by ``user`` (no password: the test cluster trusts)."""
+    scheme, _, rest = url.partition("://")
+    head, slash, tail = rest.partition("/")
+    return f"{scheme}://{user}@{head.rpartition('@')[2]}{slash}{tail}"
+
+
+#: A role that is no superuser: it may not create pgvector (an untrusted extension).
+PLAIN_ROLE = "aircher_plain"
+
+
 @contextlib.contextmanager
-def database(admin_url: str) -> Iterator[str]:
-    """A new, empty database on the server; dropped afterwards."""
+def database(admin_url: str, *, plain: bool = False) -> Iterator[str]:
+    """A new, empty database on the server; dropped afterwards. ``plain``: owned by
+    and reached as :data:`PLAIN_ROLE`, which may not create extensions."""
     import psycopg
 
     name = f"aircher_test_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(admin_url, autocommit=True) as con:
-        con.execute(f"CREATE DATABASE {name}")
+        if plain:
+            con.execute(
+                f"DO $$ BEGIN CREATE ROLE {PLAIN_ROLE} LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$"
+            )
+        con.execute(f"CREATE DATABASE {name}" + (f" OWNER {PLAIN_ROLE}" if plain else ""))
     try:
-        yield with_database(admin_url, name)
+        made = with_database(admin_url, name)
+        yield with_user(made, PLAIN_ROLE) if plain else made
     finally:
         with psycopg.connect(admin_url, autocommit=True) as con:
             con.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def has_pgvector(url: str) -> bool:
+    """Whether the server offers pgvector (its store's vectors then use its type)."""
+    import psycopg
+
+    with psycopg.connect(url) as con:
+        return con.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'").fetchone() is not None
 
 
 @contextlib.contextmanager

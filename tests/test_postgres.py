@@ -21,7 +21,7 @@ from aircher_mem.errors import InvalidInputError, SchemaVersionError, StoreError
 from conftest import duckdb_held_by_another_process
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pg_cluster import database
+from pg_cluster import database, has_pgvector
 
 psycopg = pytest.importorskip("psycopg", reason="psycopg 3 is not installed (pip install 'aircher-mem[team]')")
 
@@ -111,7 +111,7 @@ def _server_columns(con: Any) -> dict[str, list[tuple[str, str]]]:
         "SELECT table_name, column_name, data_type, udt_name FROM information_schema.columns "
         "WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position"
     ).fetchall():
-        found.setdefault(table, []).append((column, f"ARRAY:{udt}" if kind == "ARRAY" else kind))
+        found.setdefault(table, []).append((column, f"{kind}:{udt}" if kind in ("ARRAY", "USER-DEFINED") else kind))
     return found
 
 
@@ -128,10 +128,12 @@ def test_the_migrations_make_the_same_tables_and_columns_on_both(tmp_path: Path,
         # the index a server's catch-up reads actions through; a file scans them
         indexes = {r[0] for r in pg.execute("SELECT indexname FROM pg_indexes WHERE indexname NOT LIKE '%pkey'")}
     assert sorted(found) == sorted(expected)
+    # the vectors are pgvector's type where the server has it (the test's role may create it)
+    vectors = "USER-DEFINED:vector" if has_pgvector(pg_url) else "ARRAY:_float4"
     for table, columns in expected.items():
         assert [name for name, _ in found[table]] == [name for name, _ in columns], table
         for (name, kind), (_, pg_kind) in zip(columns, found[table]):
-            assert pg_kind in _PG_TYPES[kind], (table, name, kind, pg_kind)
+            assert pg_kind == vectors if (table, name) == ("memory_vectors", "vector") else pg_kind in _PG_TYPES[kind]
     assert "memory_actions_memory" in indexes
     with duckdb.connect(str(tmp_path / "s.duckdb")) as con:
         assert con.execute("SELECT index_name FROM duckdb_indexes()").fetchall() == []
@@ -297,10 +299,77 @@ def test_any_values_come_back_exactly(
             [f"s{at}", json.dumps(item, ensure_ascii=False)],
         )
     store.disconnect(con, path)
-    with database(pg_server) as url:
+    # a role that may not create pgvector: the vectors stay arrays, which hold any float
+    with database(pg_server, plain=True) as url:
         transfer.copy_store(path, url)
+        with postgres.connect(url) as pg:
+            assert _server_columns(pg)["memory_vectors"][1] == ("vector", "ARRAY:_float4")
         transfer.copy_store(url, folder / "back.duckdb")
     assert rows_of(folder / "back.duckdb") == rows_of(path)
+
+
+@pytest.fixture
+def pgvector_url(pg_url: str) -> str:
+    if not has_pgvector(pg_url):
+        pytest.skip("the server has no pgvector (.ci/run builds it from Debian's source package)")
+    return pg_url
+
+
+def test_pgvector_holds_the_vectors_and_a_copy_keeps_each_float(tmp_path: Path, pgvector_url: str) -> None:
+    """On pgvector's type, a copy there and back keeps every 32-bit float exactly
+    (signed zero, the smallest and largest, ones a decimal cannot say in few digits)."""
+    vectors = {
+        "memory:1": [0.1, -0.0, 1e-45, 3.4028234663852886e38, -2.5],
+        "turn:2": [1 / 3, 2 / 3, 1.0, 0.0, 7.0],
+        "memory:3": [0.5],
+    }
+    path = tmp_path / "s.duckdb"
+    con = store.connect(path)
+    for component in store.registered():
+        store.migrate(con, component)
+    con.executemany("INSERT INTO memory_vectors VALUES (?, ?::FLOAT[])", list(vectors.items()))
+    store.disconnect(con, path)
+    transfer.copy_store(path, pgvector_url)
+    with postgres.connect(pgvector_url) as pg:
+        assert _server_columns(pg)["memory_vectors"][1] == ("vector", "USER-DEFINED:vector")
+        assert pg.execute("SELECT item_key, vector_dims(vector) FROM memory_vectors ORDER BY item_key").fetchall() == [
+            ("memory:1", 5),
+            ("memory:3", 1),
+            ("turn:2", 5),
+        ]
+    transfer.copy_store(pgvector_url, tmp_path / "back.duckdb")
+    assert rows_of(tmp_path / "back.duckdb") == rows_of(path)
+
+
+@pytest.mark.parametrize(("vector", "said"), [([1.0, math.inf], "infinite value"), ([], "at least 1 dimension")])
+def test_a_vector_pgvector_cannot_hold_fails_the_copy_and_writes_nothing(
+    tmp_path: Path, pgvector_url: str, vector: list[float], said: str
+) -> None:
+    path = tmp_path / "s.duckdb"
+    con = store.connect(path)
+    for component in store.registered():
+        store.migrate(con, component)
+    con.execute("INSERT INTO memory_vectors VALUES ('memory:1', ?::FLOAT[])", [vector])
+    store.disconnect(con, path)
+    with pytest.raises(StoreError, match=f"copying into .* failed: .*{said}"):
+        transfer.copy_store(path, pgvector_url)
+    with postgres.connect(pgvector_url) as pg:
+        assert not postgres.has_table(pg, "schema_versions")
+
+
+def test_a_server_store_that_holds_such_a_vector_keeps_arrays(pgvector_url: str) -> None:
+    """A store migrated before pgvector's step, with a vector pgvector cannot hold:
+    the step leaves the column an array, and the store opens and reads it."""
+    with postgres.connect(pgvector_url) as pg:
+        for component in store.registered():
+            postgres.migrate(pg, component)
+        pg.execute("ALTER TABLE memory_vectors ALTER COLUMN vector TYPE REAL[] USING vector::REAL[]")
+        pg.execute("UPDATE schema_versions SET version = 10 WHERE component = 'longterm'")
+        pg.execute("INSERT INTO memory_vectors VALUES ('memory:1', ARRAY['Infinity', 1]::REAL[])")
+        pg.commit()
+        assert postgres.migrate(pg, "longterm") == store.latest_version("longterm")
+        assert _server_columns(pg)["memory_vectors"][1] == ("vector", "ARRAY:_float4")
+        assert pg.execute("SELECT vector FROM memory_vectors").fetchall() == [([math.inf, 1.0],)]
 
 
 def test_a_copy_goes_only_into_an_empty_target(tmp_path: Path, pg_url: str) -> None:

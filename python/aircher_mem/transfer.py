@@ -123,17 +123,34 @@ class _Server(_Shared):
     def __init__(self, url: str, con: psycopg.Connection[Any]) -> None:
         self.where = shown(url)
         self.con = con
+        self._vectors: dict[str, frozenset[str]] = {}
+
+    def vector_columns(self, table: str) -> frozenset[str]:
+        """The table's columns of pgvector's type (read as arrays, written in its text)."""
+        if table not in self._vectors:
+            found = self.con.execute(
+                "SELECT a.attname FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid "
+                "WHERE a.attrelid = to_regclass(%s) AND a.attnum > 0 AND NOT a.attisdropped AND t.typname = 'vector'",
+                [table],
+            ).fetchall()
+            self._vectors[table] = frozenset(row[0] for row in found)
+        return self._vectors[table]
 
     def rows(self, table: str, columns: Sequence[str]) -> Iterator[list[tuple[Any, ...]]]:
+        vectors = self.vector_columns(table)
+        selected = ", ".join(f"{name}::REAL[]" if name in vectors else name for name in columns)
         with self.con.cursor(name=f"aircher_copy_{table}") as cursor:
-            cursor.execute(f"SELECT {', '.join(columns)} FROM {table}")
+            cursor.execute(f"SELECT {selected} FROM {table}")
             while batch := cursor.fetchmany(COPY_BATCH):
                 yield batch
 
     def write(self, table: str, columns: Sequence[tuple[str, str]], rows: list[tuple[Any, ...]]) -> None:
         names = ", ".join(name for name, _ in columns)
+        vectors = [n for n, (name, _) in enumerate(columns) if name in self.vector_columns(table)]
         with self.con.cursor() as cursor, cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
             for row in rows:
+                if vectors:
+                    row = tuple(_pgvector(v) if n in vectors else v for n, v in enumerate(row))
                 copy.write_row(row)
 
     def sequence(self, name: str) -> int | None:
@@ -142,6 +159,13 @@ class _Server(_Shared):
 
     def advance(self, name: str, last: int) -> None:
         self.con.execute("SELECT setval(%s, %s, true)", [name, last])
+
+
+def _pgvector(value: Sequence[float] | None) -> str | None:
+    """An array as pgvector's text (``[1.5,2.0]``), each float exact (``repr``); an
+    empty one, or a value that is not finite, is the server's error (pgvector holds
+    neither)."""
+    return None if value is None else "[" + ",".join(repr(float(v)) for v in value) + "]"
 
 
 _INTEGERS = ("BIGINT", "INTEGER", "UBIGINT", "SMALLINT", "HUGEINT")

@@ -200,7 +200,7 @@ def _vectors(lt: StoreCore, keys: Sequence[str]) -> None:
     rows = [
         (key, vector)
         for key, vector in _rows(
-            lt, "SELECT item_key, vector FROM memory_vectors WHERE item_key IN (?)", keys, "VARCHAR"
+            lt, "SELECT item_key, vector::FLOAT[] FROM memory_vectors WHERE item_key IN (?)", keys, "VARCHAR"
         )
         if key in live and vector
     ]

@@ -634,15 +634,18 @@ class StoreCore(store.StoreHolder):
         """:meth:`_load_vectors` on a team's server: the vectors of the most common
         dimension, ``VECTOR_SLICE`` rows at a time."""
         team = self._team()
+        # `vector::FLOAT[]`: the column is an array, or pgvector's type (schema step 11)
         found = team.execute(
-            "SELECT cardinality(vector) AS dim FROM memory_vectors WHERE cardinality(vector) > 0 "
+            "SELECT cardinality(vector::FLOAT[]) AS dim FROM memory_vectors WHERE cardinality(vector::FLOAT[]) > 0 "
             "GROUP BY dim ORDER BY count(*) DESC, dim LIMIT 1"
         ).fetchone()
         if found is None:
             return
         dim = int(found[0])
         vectors = VectorIndex(dim)
-        team.execute("SELECT item_key, vector FROM memory_vectors WHERE cardinality(vector) = ?", [dim])
+        team.execute(
+            "SELECT item_key, vector::FLOAT[] FROM memory_vectors WHERE cardinality(vector::FLOAT[]) = ?", [dim]
+        )
         while rows := team.fetchmany(VECTOR_SLICE):
             self._keep_vectors(vectors, [(key, vector) for key, vector in rows if key in keys])
         if len(vectors):

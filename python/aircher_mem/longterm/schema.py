@@ -113,6 +113,34 @@ create|archive, ...}`` (see :func:`aircher_mem.longterm.extract.run_llm`)."""
 
 
 # Never edit a released step: add a new one.
+# Makes memory_vectors.vector pgvector's type when the server has the extension (or it
+# is available and the role may create it); else, or when a stored vector is none
+# pgvector holds, the column stays an array.
+PGVECTOR = """DO $aircher$
+DECLARE
+    home name;
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector')
+            AND EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector') THEN
+        BEGIN
+            CREATE EXTENSION vector;
+        EXCEPTION WHEN insufficient_privilege THEN
+            RAISE NOTICE 'pgvector is available but this role may not create it: vectors stay arrays';
+        END;
+    END IF;
+    SELECT n.nspname INTO home FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+        WHERE e.extname = 'vector';
+    IF home IS NOT NULL THEN
+        BEGIN
+            EXECUTE format('ALTER TABLE memory_vectors ALTER COLUMN vector TYPE %I.vector USING vector::%I.vector',
+                home, home);
+        EXCEPTION WHEN data_exception OR program_limit_exceeded THEN
+            RAISE NOTICE 'a stored vector is none pgvector holds (empty, not finite, too long): vectors stay arrays';
+        END;
+    END IF;
+END
+$aircher$"""
+
 MIGRATIONS: dict[int, list[str]] = {
     1: [
         """CREATE TABLE turns (
@@ -277,6 +305,9 @@ MIGRATIONS: dict[int, list[str]] = {
     # A team's catch-up reads a memory's actions by its id: without an index, every
     # catch-up scanned them all.
     10: [store.SERVER_ONLY + "CREATE INDEX memory_actions_memory ON memory_actions (memory_id)"],
+    # On a server with pgvector (created here when the role may), the vectors are
+    # pgvector's `vector`: readers cast it to an array, writers' arrays are cast to it.
+    11: [store.SERVER_ONLY + PGVECTOR],
 }
 store.register("longterm", MIGRATIONS)
 

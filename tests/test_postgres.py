@@ -399,6 +399,19 @@ def test_a_copy_names_one_file_and_one_server(tmp_path: Path, pg_url: str) -> No
     assert not (tmp_path / "missing.duckdb").exists()
 
 
+def test_a_command_on_an_unreachable_server_says_so_once(tmp_path: Path) -> None:
+    """The pool's workers log their failed attempts; a CLI process that configured no
+    logging prints the command's one error, not those records too."""
+    (tmp_path / ".aircher").mkdir()
+    url = f"postgresql://ann@/team?host={tmp_path}&port=1"  # no server on that socket
+    (tmp_path / ".aircher" / "config.toml").write_text(f'[store]\nurl = "{url}"\n', encoding="utf-8")
+    script = Path(sys.executable).with_name("aircher-mem")
+    done = subprocess.run([str(script), "recall", "hello"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0 and done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("aircher-mem recall: cannot connect to the PostgreSQL store"), lines
+
+
 def test_an_unreachable_server_is_a_store_error_without_its_password(tmp_path: Path) -> None:
     a_store(tmp_path / "p")
     url = f"postgresql://ann:s3cret@/team?host={tmp_path}&port=1"  # no server on that socket

@@ -110,6 +110,14 @@ def _pool_module() -> Any:
         raise StoreError(
             f"a PostgreSQL store needs psycopg's pool, which is not installed ({exc}): pip install 'aircher-mem[team]'"
         ) from None
+    # The pool's workers log each failed connection attempt; the verb that waited
+    # raises the failure as a StoreError. Where the application configured no logging,
+    # Python's last-resort handler would print those records on stderr too (a CLI or
+    # hook process: the same failure twice); a handler of its own stops that, and an
+    # application's handlers still get them.
+    pool_log = logging.getLogger("psycopg.pool")
+    if not pool_log.handlers:
+        pool_log.addHandler(logging.NullHandler())
     return psycopg_pool
 
 

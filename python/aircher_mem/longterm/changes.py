@@ -28,16 +28,16 @@ Confidence (the share a careful reviewer approves is in docs/measurements-detail
   only plugs into the language (``__str__``, Rust's ``fmt``); a Python signature
   whose type annotations alone changed; another setting of a parsed config file; an
   action a workflow uses added, updated or removed.
-
-A Python signature whose annotations are only spelled anew (``Optional[X]`` as ``X |
-None``, ``t.Dict`` as ``dict``) is no change, and one of an overloaded function
-(``@overload``) is not compared: the parser keeps one of its definitions.
 - 0.6: tests added or removed (one candidate a file); a workflow setting read line by
   line; a new file without a stated purpose; a refactor (over ``REFACTOR_LINES``
   lines changed, at least ``REFACTOR_MINIMUM`` of them added and as many removed).
 
 A candidate below ``[knowledge] approve_confidence`` (0.8) waits for approval when
 it is kept (:mod:`aircher_mem.longterm.knowledge`).
+
+A Python signature whose annotations are only spelled anew (``Optional[X]`` as ``X |
+None``, ``t.Dict`` as ``dict``) is no change, and one of an overloaded function
+(``@overload``) is not compared: the parser keeps one of its definitions.
 """
 
 from __future__ import annotations

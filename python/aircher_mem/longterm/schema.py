@@ -112,7 +112,6 @@ Extractor = Callable[[str], object]
 create|archive, ...}`` (see :func:`aircher_mem.longterm.extract.run_llm`)."""
 
 
-# Never edit a released step: add a new one.
 # Makes memory_vectors.vector pgvector's type when the server has the extension (or it
 # is available and the role may create it); else, or when a stored vector is none
 # pgvector holds, the column stays an array.
@@ -141,6 +140,7 @@ BEGIN
 END
 $aircher$"""
 
+# Never edit a released step: add a new one.
 MIGRATIONS: dict[int, list[str]] = {
     1: [
         """CREATE TABLE turns (

@@ -223,6 +223,73 @@ def test_rust_visibility_and_local_imports() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    ("path", "text", "said"),
+    [
+        # Python: the docstring's first sentence, after a header over lines and a comment
+        (
+            "m.py",
+            'def f(\n    a,  # the input\n):  # why\n    r"""Reads the whole config file.\n\n    More."""\n',
+            ": Reads the whole config file",
+        ),
+        ("m.py", "class K:\n    '''Holds the settings of one run.'''\n", ": Holds the settings of one run"),
+        # a comment in the body, or above the def, is no docstring
+        ("m.py", "# Builds the index of a tree.\ndef f():\n    # builds it\n    pass\n", ""),
+        ("m.py", 'def f():\n    x = """Not a docstring."""\n', ""),
+        # the doc comment above, attributes and annotations skipped
+        (
+            "s.rs",
+            "/// Opens the store at a path.\n/// More.\n#[inline]\npub fn open() {}\n",
+            ": Opens the store at a path",
+        ),
+        (
+            "s.go",
+            "package s\n\n// Parse reads a config from bytes.\nfunc Parse() {}\n",
+            ": Parse reads a config from bytes",
+        ),
+        (
+            "S.java",
+            "class S {\n  /**\n   * Counts the pages of a book.\n   */\n  @Override\n  public int f() { return 1; }\n}\n",
+            ": Counts the pages of a book",
+        ),
+        (
+            "s.c",
+            "/*\n * Counts the pages of a book.\n */\nint pages(void) { return 2; }\n",
+            ": Counts the pages of a book",
+        ),
+        ("s.c", '#include "s.h"\n#define N 2\nint pages(void) { return N; }\n', ""),
+        (
+            "s.rb",
+            "#!/usr/bin/env ruby\n# Greets the user by name.\ndef greet(name)\nend\n",
+            ": Greets the user by name",
+        ),
+        ("s.rb", "#!/usr/bin/env ruby\ndef greet(name)\nend\n", ""),
+        ("s.lua", "-- Loads the plugin table.\nfunction load()\nend\n", ": Loads the plugin table"),
+        (
+            "s.cs",
+            "class S {\n  // Sums two numbers.\n  [Pure]\n  public int Sum() { return 0; }\n}\n",
+            ": Sums two numbers",
+        ),
+        # a licence or a word alone says no purpose
+        ("s.rs", "// Copyright 2024 Ann.\npub fn f() {}\n// TODO\npub fn g() {}\n", ""),
+    ],
+)
+def test_a_new_definition_says_what_it_is_for_in_its_own_words(path: str, text: str, said: str) -> None:
+    old = "class S {\n}\n" if path.endswith((".java", ".cs")) else None
+    found = [c.content for c in candidates_for_change(path, old, text) if c.kind == "new_symbol"]
+    assert found and all(c.startswith("Implemented ") for c in found)
+    assert found[-1].partition(f" in {path}")[2] == said, found
+
+
+def test_a_moved_definition_with_a_docstring_is_one_move(repo: Path) -> None:
+    (repo / "pkg" / "tools.py").write_text('def helper(x):\n    """Doubles a number of the box."""\n    return x\n')
+    (repo / "pkg" / "box.py").write_text(BOX.replace("def helper(x):\n    return x\n", ""))
+    found = extract(repo, source="commit", rev=commit(repo, "move helper"))
+    assert [c.content for c in found if c.kind != "new_file"] == [
+        "Moved function helper from pkg/box.py to pkg/tools.py"
+    ]
+
+
 def test_a_signature_over_several_lines_is_read_whole() -> None:
     old = "pub fn build(\n    scan: Scan,\n) -> Result<()> {\n    Ok(())\n}\n"
     new = "pub fn build(\n    scan: Scan,\n    progress: &Progress,\n) -> Result<()> {\n    Ok(())\n}\n"

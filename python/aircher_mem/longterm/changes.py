@@ -8,7 +8,8 @@ on the old and the new text), not by patterns over diff lines: a definition is n
 when the parser finds it in the new text and not in the old one. Configuration files
 are parsed with the standard library (TOML, JSON, INI) and compared key by key;
 workflow YAML is compared line by line (PyYAML is no dependency). Nothing is
-invented: a new file's purpose comes only from its own docstring or leading comment.
+invented: a new file's purpose comes only from its own docstring or leading comment,
+a new definition's only from its Python docstring or the doc comment right above it.
 
 Changes are read with the ``git`` command (``read_changes``): the working tree or the
 staged changes against HEAD, one commit against its first parent, or a range ``A..B``
@@ -1036,6 +1037,50 @@ def _weight(path: str, d: _core.Definition) -> float:
     return PARSED
 
 
+# a comment line above a definition (a line of a doc block's middle or end too), by
+# how the language comments (C's `#include` is none)
+_SLASH_COMMENT = lazy(r"^\s*(?://|/\*|\*)")
+_COMMENT_LINE = {"ruby": lazy(r"^\s*#(?!!)"), "bash": lazy(r"^\s*#(?!!)"), "lua": lazy(r"^\s*--")}
+# an attribute, annotation or decorator between a doc comment and its definition
+_ATTRIBUTE_LINE = lazy(r"^\s*(?:#!?\[|@\w|\[\w[^\]]*\]\s*$)")
+# a Python line's comment (a `#` with a quote after it may be in a string: kept)
+_TRAILING_COMMENT = lazy(r"\s+#[^'\"]*$")
+# a Python body's first line that opens a docstring
+_DOCSTRING = lazy(r"^\s*[rRuU]?(?:\"\"\"|\'\'\')")
+
+
+def _symbol_purpose(lines: Sequence[str], d: _core.Definition) -> str | None:
+    """The first sentence of a new definition's own documentation (:func:`purpose`):
+    in Python its docstring, elsewhere the comment block right above it (attributes
+    and annotations between are skipped). None without one: nothing is invented."""
+    if not lines or d.line < 1 or d.line > len(lines):
+        return None
+    if d.language == "python":
+        # the header ends where its brackets close on a line ending with ":"
+        depth, at = 0, d.line - 1
+        while at < min(len(lines), d.end_line, d.line + 40):
+            line = _TRAILING_COMMENT.sub("", lines[at])
+            depth += sum(line.count(c) for c in "([{") - sum(line.count(c) for c in ")]}")
+            at += 1
+            if depth <= 0 and line.rstrip().endswith(":"):
+                break
+        else:
+            return None
+        if at >= min(len(lines), d.end_line) or not _DOCSTRING.match(lines[at]):
+            return None
+        return purpose("\n".join(lines[at : min(at + 40, d.end_line)]))
+    comment = _COMMENT_LINE.get(d.language, _SLASH_COMMENT)
+    at = d.line - 2
+    while at >= 0 and _ATTRIBUTE_LINE.match(lines[at]):
+        at -= 1
+    end = at
+    while at >= 0 and end - at < 40 and comment.match(lines[at]):
+        at -= 1
+    if at == end:
+        return None
+    return purpose("\n".join(lines[at + 1 : end + 1]))
+
+
 def _ref(path: str, d: _core.Definition) -> str:
     return f"{path}#L{d.line}-{d.end_line}"
 
@@ -1090,6 +1135,7 @@ def _source_candidates(
         fact(f"Renamed {_what(*was_key)} to {key[2]} in {path}", _weight(path, d), "renamed_symbol", d)
     # a renamed class's methods come with it
     moved_in = {now[2] for now in renamed.values() if now[0] == "class"}
+    text_lines: list[str] | None = None  # the new text's lines, for what a new definition is for
     for key, defs in new.items():
         kind, scope, _ = key
         if _is_test_function(key) or key in renamed.values() or (scope and scope in moved_in):
@@ -1117,7 +1163,15 @@ def _source_candidates(
         elif kind != "variable" and not (new_file and scope):
             # In a new file only its top-level classes and functions: its methods
             # come with their class.
-            fact(f"Implemented {_what(*key)} in {path}", _weight(path, defs[0]), "new_symbol", defs[0])
+            if text_lines is None:
+                text_lines = (new_text or "").splitlines()
+            said = _symbol_purpose(text_lines, defs[0])
+            fact(
+                f"Implemented {_what(*key)} in {path}" + (f": {said}" if said else ""),
+                _weight(path, defs[0]),
+                "new_symbol",
+                defs[0],
+            )
     if new_text is not None:  # a removed file's symbols go with it
         gone_classes = {k[2] for k in old if k[0] == "class" and k not in new}
         for key in old:
@@ -1567,7 +1621,8 @@ def _moves(found: list[CandidateFact]) -> list[CandidateFact]:
     added: dict[str, int] = {}
     for n, c in enumerate(found):
         if c.kind == "new_symbol" and c.code_ref is not None:
-            what = c.content.removeprefix("Implemented ").rsplit(" in ", 1)[0]
+            # "Implemented {what} in {path}", then ": {purpose}" when it has one
+            what = c.content.removeprefix("Implemented ").partition(f" in {c.path}")[0]
             added.setdefault(what, n)
     out = list(found)
     drop: set[int] = set()

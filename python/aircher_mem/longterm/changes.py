@@ -765,12 +765,16 @@ def _public(d: _core.Definition) -> bool:
     return True
 
 
-def _header(lines: Sequence[str], d: _core.Definition) -> str:
-    """A definition's header: its first line, and the lines after it while a bracket
-    it opens is open (a signature over several lines), at most 40; without the body's
-    opening `{` or `:` and whitespace runs made one space."""
-    # A trailing comment; a `#` or `//` with a quote after it may be inside a string.
-    comment = re.compile(r"\s+#[^'\"]*$" if d.language in ("python", "ruby", "bash") else r"\s+//[^'\"]*$")
+# A trailing comment; a `#` or `//` with a quote after it may be inside a string.
+_HASH_TRAILING = lazy(r"\s+#[^'\"]*$")
+_SLASH_TRAILING = lazy(r"\s+//[^'\"]*$")
+
+
+def _header_lines(lines: Sequence[str], d: _core.Definition) -> tuple[str, int]:
+    """A definition's first line, and the lines after it while a bracket it opens is
+    open (a signature over several lines), at most 40, each without its trailing
+    comment; and the index (0-based) of the line after them."""
+    comment = _HASH_TRAILING if d.language in ("python", "ruby", "bash") else _SLASH_TRAILING
     header = comment.sub("", d.signature)
     depth = sum(header.count(c) for c in "([") - sum(header.count(c) for c in ")]")
     at = d.line  # the next line, 0-based
@@ -779,7 +783,13 @@ def _header(lines: Sequence[str], d: _core.Definition) -> str:
         header += " " + line
         depth += sum(line.count(c) for c in "([") - sum(line.count(c) for c in ")]")
         at += 1
-    header = _normal(header)
+    return header, at
+
+
+def _header(lines: Sequence[str], d: _core.Definition) -> str:
+    """A definition's header (:func:`_header_lines`) without the body's opening `{`
+    or `:` and whitespace runs made one space."""
+    header = _normal(_header_lines(lines, d)[0])
     if header.endswith("{"):
         header = header[:-1].rstrip()
     elif d.language == "python" and header.endswith(":") and d.kind != "variable":
@@ -1043,8 +1053,6 @@ _SLASH_COMMENT = lazy(r"^\s*(?://|/\*|\*)")
 _COMMENT_LINE = {"ruby": lazy(r"^\s*#(?!!)"), "bash": lazy(r"^\s*#(?!!)"), "lua": lazy(r"^\s*--")}
 # an attribute, annotation or decorator between a doc comment and its definition
 _ATTRIBUTE_LINE = lazy(r"^\s*(?:#!?\[|@\w|\[\w[^\]]*\]\s*$)")
-# a Python line's comment (a `#` with a quote after it may be in a string: kept)
-_TRAILING_COMMENT = lazy(r"\s+#[^'\"]*$")
 # a Python body's first line that opens a docstring
 _DOCSTRING = lazy(r"^\s*[rRuU]?(?:\"\"\"|\'\'\')")
 
@@ -1056,16 +1064,7 @@ def _symbol_purpose(lines: Sequence[str], d: _core.Definition) -> str | None:
     if not lines or d.line < 1 or d.line > len(lines):
         return None
     if d.language == "python":
-        # the header ends where its brackets close on a line ending with ":"
-        depth, at = 0, d.line - 1
-        while at < min(len(lines), d.end_line, d.line + 40):
-            line = _TRAILING_COMMENT.sub("", lines[at])
-            depth += sum(line.count(c) for c in "([{") - sum(line.count(c) for c in ")]}")
-            at += 1
-            if depth <= 0 and line.rstrip().endswith(":"):
-                break
-        else:
-            return None
+        at = _header_lines(lines, d)[1]  # the body's first line
         if at >= min(len(lines), d.end_line) or not _DOCSTRING.match(lines[at]):
             return None
         return purpose("\n".join(lines[at : min(at + 40, d.end_line)]))

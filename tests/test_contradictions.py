@@ -80,6 +80,29 @@ def test_the_first_tier_offers_at_most_the_policys_number_of_open_contradictions
         assert len(offered) == Policy().assembly.contradictions == 5
 
 
+def test_the_first_open_ones_are_listeds_order_with_the_recalled_ahead(make_store: Store) -> None:
+    """What the first tier takes: the open contradictions in :meth:`contradictions`'
+    order (newest first), those of a recalled memory ahead of the rest (stable),
+    cut at the limit."""
+    lt = make_store()
+    for rule in ("squash commits", "pin versions", "write docstrings", "deploy to staging", "rotate keys"):
+        lt.remember(f"Always {rule} on merge")
+        lt.remember(f"Never {rule} on merge")
+    listed = lt.contradictions("open").contradictions
+    assert len(listed) == 5
+    lt.resolve_contradiction(listed[2].id, "both_valid")
+    open_ones = lt.contradictions("open").contradictions
+    memories = sorted({m for c in listed for m in (c.memory_a, c.memory_b)})
+
+    @settings(max_examples=60, deadline=None)
+    @given(st.sets(st.sampled_from(memories)), st.integers(0, 6))
+    def check(recalled: set[int], limit: int) -> None:
+        expected = sorted(open_ones, key=lambda c: not (c.memory_a in recalled or c.memory_b in recalled))
+        assert lt.first_open_contradictions(recalled, limit) == expected[:limit]
+
+    check()
+
+
 @pytest.mark.parametrize(
     ("resolution", "active", "superseded_by"),
     [("a_wins", {1}, {2: 1}), ("b_wins", {2}, {1: 2}), ("both_valid", {1, 2}, {})],

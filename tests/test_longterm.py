@@ -542,6 +542,48 @@ def test_prepare_context_adds_what_assemble_gives_within_the_window_share(tmp_pa
         assert memory.new_window(record=False).prepare_context("pytest?") == [{"role": "user", "content": "pytest?"}]
 
 
+WORKFLOWS = (
+    "Run the migrations before the integration suite",
+    "Tag the release after the changelog is merged",
+    "Rebuild the docs site when the API pages change",
+    "Bump the lockfile weekly with the updater bot",
+    "Profile the parser whenever a grammar is upgraded",
+    "Rotate the staging credentials every quarter",
+    "Squash fixup commits before asking for review",
+    "Regenerate the fixtures from the seed database",
+    "Check the wheel sizes after each dependency upgrade",
+    "Archive old benchmark results in the bucket",
+    "Review flaky tests on Monday mornings",
+    "Email the changelog summary to support",
+)
+
+
+def test_the_background_tier_offers_the_ten_best_scored_workflows_and_follows_a_collection(tmp_path: Path) -> None:
+    def offered(memory: Memory) -> list[int]:
+        [background] = [t for t in memory.assemble(budget=8000).tiers if t.name == "background"]
+        why = "a workflow or pattern of the project"
+        return [int(i.ref.split(":")[1]) for i in background.items if any(r.detail == why for r in i.reasons)]
+
+    def best(memory: Memory) -> list[int]:  # by stored score, equal ones by id
+        rows = [m for m in memory.longterm.active() if m.kind in ("workflow", "pattern")]
+        return [m.id for m in sorted(rows, key=lambda m: -m.score)[:10]]
+
+    with Memory.open(tmp_path) as memory:
+        ids = [
+            memory.remember(text, kind="workflow" if i % 3 else "pattern", importance=i % 2, domain="release").memory_id
+            for i, text in enumerate(WORKFLOWS)
+        ]
+        assert len(set(ids)) == 12
+        assert offered(memory) == best(memory)
+        assert set(best(memory)[:6]) == set(ids[1::2])  # the important ones first
+        for _ in range(4):  # recalled: more hits, a higher score once a collection rescores
+            memory.recall("email the changelog summary to support")
+            memory.recall("review flaky tests on monday mornings")
+        before = offered(memory)
+        assert memory.gc().scored == 12
+        assert offered(memory) == best(memory) != before
+
+
 def test_policy_section_round_trips() -> None:
     policy = Policy.from_dict({"longterm": {"short_term_turns": 5, "extractor_mode": "llm"}})
     assert policy.longterm.short_term_turns == 5

@@ -379,8 +379,9 @@ class Hierarchy(NamedTuple):
     """The active memories grouped as the router and the index read them: by level
     (L3 with L2; each by stored score, best first), by domain (L1 and below) with each domain's stemmed words, by id,
     by the code they are about (``code_ref``, ``module``), the modules' counts, and
-    the workflows and patterns. It depends on the memories' contents, levels,
-    domains and statuses only, so a caller keeps it while those stay the same."""
+    the workflows and patterns (best stored score first). It depends on the
+    memories' contents, levels, domains, statuses and stored scores only, so a
+    caller keeps it while those stay the same (the long-term store's ``shape``)."""
 
     by_level: dict[str, list[Routable]]
     by_domain: dict[str, list[Routable]]
@@ -412,6 +413,7 @@ def hierarchy(memories: Sequence[Routable]) -> Hierarchy:
             flows.append(m)
     for level in by_level.values():  # best stored score first; equal scores by id
         level.sort(key=lambda m: (-m.score, m.id))
+    flows.sort(key=stored_score, reverse=True)  # stable: equal scores in the order given
     words = {
         d: frozenset(tokenize(" ".join([d, *(m.content for m in members)]), stem=True))
         for d, members in by_domain.items()

@@ -23,12 +23,11 @@ themselves (budgets, placing, rendering) and the router are in
 
 from __future__ import annotations
 
-import heapq
 import time
 from collections import Counter
 from collections.abc import Sequence
 
-from .assembly import Candidate, Hierarchy, Routable, stored_score
+from .assembly import Candidate, Hierarchy, Routable
 from .results import (
     CodeHit,
     FileInteraction,
@@ -123,9 +122,7 @@ def gather(
             critical.append(_memory(hit, "critical", recalled_by, hit.score, longterm.reasons_of(hit.id)))
     # open contradictions (seed 001's tier 1): those about what the query recalls first
     recalled = {hit.id for hit in hits}
-    listed = longterm.contradictions("open").contradictions  # newest first
-    listed.sort(key=lambda c: not (c.memory_a in recalled or c.memory_b in recalled))
-    for open_one in listed[: policy.contradictions]:
+    for open_one in longterm.first_open_contradictions(recalled, policy.contradictions):
         near = open_one.memory_a in recalled or open_one.memory_b in recalled
         disagree = Reason("contradiction", "two memories disagree" + (", one of them recalled" if near else ""), 1.0)
         critical.append(
@@ -281,7 +278,7 @@ def gather(
                 [Reason("time-of-day", "tools run within an hour of this time of day", 0.5)],
             )
         )
-    for flow in heapq.nlargest(10, known.flows, key=stored_score):
+    for flow in known.flows[:10]:
         background.append(
             _memory(flow, "background", [Reason("activity", "a workflow or pattern of the project", 0.5)], flow.score)
         )

@@ -19,6 +19,7 @@ the same slot (the rule the extractor has always applied, now listed here too).
 
 from __future__ import annotations
 
+import heapq
 import json
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
@@ -41,6 +42,7 @@ __all__ = [
     "put",
     "slot_conflict",
     "listed",
+    "first_open",
     "settle",
     "about",
     "result",
@@ -295,6 +297,22 @@ def listed(lt: StoreCore, status: str = "open", memory_id: int | None = None) ->
         and (memory_id is None or memory_id in (r.memory_a, r.memory_b))
     ]
     return ContradictionList(_ordered(lt, rows))
+
+
+@using_db
+def first_open(lt: StoreCore, recalled: Iterable[int], limit: int) -> list[Contradiction]:
+    """The first ``limit`` open contradictions in :func:`listed`'s order, those
+    that ``recalled`` memories are part of ahead of the rest: what assembly shows,
+    made into results without making all of them (a store can hold thousands)."""
+    lt._check_open()
+    lt._load()
+    wanted = set(recalled)
+    rows = heapq.nsmallest(
+        max(0, limit),
+        (r for r in lt._contradictions.values() if r.resolution is None),
+        key=lambda r: (r.memory_a not in wanted and r.memory_b not in wanted, -r.detected_at, -r.id),
+    )
+    return [result(lt, r) for r in rows]
 
 
 def about(lt: StoreCore, memory_ids: Iterable[int], *, open_only: bool = False) -> list[Contradiction]:

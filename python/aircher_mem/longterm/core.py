@@ -306,7 +306,7 @@ class StoreCore(store.StoreHolder):
         self._episode_turns: dict[int, list[int]] = defaultdict(list)  # episode -> its raw turns, in order
         self._episode_of: dict[int, int] = {}  # turn -> its episode
         self._places: tuple[tuple[int, int], dict[str, list[int]]] | None = None  # see memories._places
-        self._shape = 0  # counts the changes of a memory's content, level, status, or of the set of memories
+        self._shape = 0  # counts the changes of a memory's content, level, status, stored score, or of the set
         self._slots: dict[tuple[str, str], int] = {}
         self._contradictions: dict[int, ContradictionRow] = {}
         self._next_contradiction = 1
@@ -817,7 +817,8 @@ class StoreCore(store.StoreHolder):
     @property
     def shape(self) -> int:
         """A number that changes whenever a memory is added or forgotten, or its
-        content, level or status changes (not its counters or score)."""
+        content, level or status changes, or a collection gives the memories new
+        stored scores (not when counters change)."""
         return self._shape
 
     def _track_active(self, memory: MemoryRow) -> None:

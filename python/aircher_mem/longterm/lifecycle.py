@@ -71,6 +71,7 @@ def gc(lt: StoreCore, *, dry_run: bool = False) -> GcReport:
     lt._write()  # what was pending, so that the rows below are written as they are now
     for m in active:
         m.score = scores[m.id]
+    lt._shape += 1  # the stored scores order the router's levels
     # the actions, as (ids, action, detail) groups: one INSERT each
     groups: dict[tuple[str, str], list[int]] = defaultdict(list)
     for memory_id in promoted:

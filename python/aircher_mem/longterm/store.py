@@ -185,6 +185,7 @@ class LongTermMemory(StoreCore):
     query_chain = team_verb(_decisions.query)
     reasons_of = team_verb(_chains.reasons_of)
     contradictions = team_verb(_contradictions.listed)
+    first_open_contradictions = team_verb(_contradictions.first_open)
     resolve_contradiction = team_verb(_decisions.resolve)
     # facts from the code
     keep_facts = team_verb(_knowledge.keep)

@@ -149,3 +149,31 @@ def test_file_history(benchmark: Any, memory: tuple[am.Memory, list[str], list[s
         return len(mem.file_history(next(opened)).interactions)
 
     assert benchmark.pedantic(run, rounds=100, warmup_rounds=2) >= 0
+
+
+# Last: these store memories of their own.
+@pytest.mark.parametrize("anew", [False, True], ids=["placed", "grouped-anew"])
+def test_assemble_after_a_new_memory(
+    benchmark: Any, memory: tuple[am.Memory, list[str], list[str]], anew: bool
+) -> None:
+    """``assemble`` right after a memory is stored (a turn's extraction, a remember),
+    the router's hierarchy kept with the new memory placed in it; the baseline
+    groups every active memory again, as a new hierarchy is."""
+    mem, files, questions = memory
+    benchmark.group = "assembly: a context right after a memory is stored"
+    how = "every active memory grouped again (baseline)" if anew else "the new memory placed in the kept hierarchy"
+    benchmark.extra_info.update(impl=f"remember, then assemble(budget=8000, query, current_file): {how}")
+    asked, opened, count = _cycle(questions), _cycle(files), itertools.count()
+
+    def setup() -> tuple[tuple[()], dict[str, Any]]:
+        n = next(count)
+        domain = DOMAINS[n % len(DOMAINS)]
+        mem.remember(f"Memory {n} {'anew' if anew else 'placed'}: {next(asked)}", domain=domain, level="L1")
+        if anew:
+            mem._known.clear()
+        return (), {}
+
+    def run() -> int:
+        return mem.assemble(budget=8000, query=next(asked), current_file=next(opened)).token_count
+
+    assert benchmark.pedantic(run, setup=setup, rounds=50, warmup_rounds=2) > 0

@@ -5,6 +5,7 @@ tier placements, the budget as an invariant, and the paths a text names."""
 from __future__ import annotations
 
 import os
+import random
 from pathlib import Path
 from typing import ClassVar
 
@@ -16,7 +17,7 @@ from aircher_mem.config import AssemblyPolicy, Policy
 from aircher_mem.interfaces import wire
 from aircher_mem.mentions import paths_in
 from aircher_mem.tokens import TokenCounter
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 T0 = 1_800_000_000.0
@@ -508,3 +509,81 @@ def test_a_dense_score_under_the_words_share_changes_nothing(project: Path) -> N
         [m.id for m in lower.memories],
     )
     assert plain.domains[0].score == 1.0 and not plain.domains[0].dense
+
+
+def _grouped(known: assembly.Hierarchy) -> dict[str, object]:
+    """A hierarchy as the ids in each of its groups, in order."""
+
+    def ids(members: list[assembly.Routable]) -> list[int]:
+        return [m.id for m in members]
+
+    return {
+        "levels": {level: ids(members) for level, members in known.by_level.items()},
+        "domains": {d: ids(members) for d, members in sorted(known.by_domain.items())},
+        "words": known.words,
+        "ids": sorted(known.by_id),
+        "about": {str(key): ids(members) for key, members in sorted(known.about.items(), key=str)},
+        "modules": dict(known.modules),
+        "flows": ids(known.flows),
+    }
+
+
+_TOPICS = ["parser", "cache", "login", "deploy", "billing", "search"]
+_step = st.one_of(
+    st.tuples(
+        st.just("remember"),
+        st.sampled_from(_TOPICS),
+        st.sampled_from(["fact", "decision", "workflow", "pattern"]),
+        st.sampled_from([None, "auth", "build"]),
+        st.sampled_from([None, "app.models"]),
+        st.sampled_from([None, "app/views.py:create", "app/views.py:show"]),
+        st.integers(0, 1),
+    ),
+    st.tuples(
+        st.sampled_from(["forget", "archive", "activate", "reword", "level", "cite", "recall"]), st.integers(0, 30)
+    ),
+    st.tuples(st.just("gc")),
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(_step, min_size=4, max_size=25), st.randoms(use_true_random=False))
+def test_the_router_hierarchy_kept_and_placed_again_is_the_one_grouped_anew(
+    tmp_path_factory: pytest.TempPathFactory, steps: list[tuple[object, ...]], rng: random.Random
+) -> None:
+    """After every change, the hierarchy the router reads (kept, the changed memories
+    placed again) holds what grouping every active memory again gives."""
+    with am.Memory.open(tmp_path_factory.mktemp("h")) as memory:
+        made: list[int] = []
+        for n, step in enumerate(steps):
+            op, *args = step
+            some = made[int(args[0]) % len(made)] if made and op not in ("remember", "gc") else None
+            if op == "remember":
+                topic, kind, domain, module, code_ref, importance = args
+                text = f"The {topic} step {n} uses {rng.choice(_TOPICS)} and {rng.choice(_TOPICS)} number {n}"
+                kept_as = memory.remember(
+                    text, kind=kind, domain=domain, module=module, code_ref=code_ref, importance=importance
+                )
+                made += [kept_as.memory_id] if kept_as.memory_id not in made else []  # not merged into one
+            elif some is None and op != "gc":
+                continue
+            elif op == "forget":
+                memory.forget(some)
+                made.remove(some)
+            elif op in ("archive", "activate"):
+                memory.update(some, status="archived" if op == "archive" else "active")
+            elif op == "reword":
+                memory.update(some, content=f"Reworded {rng.choice(_TOPICS)} {rng.choice(_TOPICS)} note {n}")
+            elif op == "level":
+                memory.promote(some, rng.choice(["L0", "L1", "L2", "L3"]))
+            elif op == "cite":
+                memory.feedback(some, "cited")
+            elif op == "recall":
+                memory.recall(rng.choice(_TOPICS))
+            else:
+                memory.gc()
+            before = memory._known.get(None)
+            kept = memory._hierarchy()
+            if before is not None and op != "gc" and len(made) > 1:
+                assert kept is before[2]  # placed again, not grouped anew
+            assert _grouped(kept) == _grouped(assembly.Hierarchy(memory.longterm.active()))

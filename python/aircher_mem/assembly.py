@@ -20,6 +20,7 @@ Rust :class:`ContextWindow`), the callers fetch what is offered.
 
 from __future__ import annotations
 
+import bisect
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Literal, NamedTuple, Protocol
@@ -69,7 +70,6 @@ __all__ = [
     "tier_budgets",
     "fill_tiers",
     "Routable",
-    "stored_score",
     "Hierarchy",
     "hierarchy",
     "route",
@@ -370,55 +370,142 @@ _MISSES = 20  # memories that do not fit a level tried past the first, before th
 _LEVELS = {"L0": ("L0",), "L1": ("L1",), "L2": ("L2", "L3")}
 
 
-def stored_score(m: Routable) -> float:
-    """A memory's stored score (a sort key)."""
-    return m.score
+def _rank(m: Routable) -> tuple[float, int]:
+    return (-m.score, m.id)
 
 
-class Hierarchy(NamedTuple):
+def _ident(m: Routable) -> int:
+    return m.id
+
+
+class _Placed(NamedTuple):
+    """Where :class:`Hierarchy` put one memory, as its row was then."""
+
+    level: str
+    rank: tuple[float, int]
+    domain: str | None
+    about: tuple[str | None, str | None] | None
+    module: str | None
+    flow: bool
+
+
+class Hierarchy:
     """The active memories grouped as the router and the index read them: by level
-    (L3 with L2; each by stored score, best first), by domain (L1 and below) with each domain's stemmed words, by id,
-    by the code they are about (``code_ref``, ``module``), the modules' counts, and
-    the workflows and patterns (best stored score first). It depends on the
-    memories' contents, levels, domains, statuses and stored scores only, so a
-    caller keeps it while those stay the same (the long-term store's ``shape``)."""
+    (L3 with L2; each by stored score, best first, equal scores by id), by domain
+    (L1 and below, by id) with each domain's stemmed words, by id, by the code they
+    are about (``code_ref``, ``module``; by id), the modules' counts, and the
+    workflows and patterns (best stored score first, equal scores by id). It depends
+    on the memories' contents, levels, domains, statuses and stored scores only, so
+    a caller keeps it while those stay the same, and :meth:`place` moves the
+    memories that changed where grouping them all again would."""
 
-    by_level: dict[str, list[Routable]]
-    by_domain: dict[str, list[Routable]]
-    words: dict[str, frozenset[str]]
-    by_id: dict[int, Routable]
-    about: dict[tuple[str | None, str | None], list[Routable]]
-    modules: Counter[str]
-    flows: list[Routable]
+    __slots__ = ("_placed", "about", "by_domain", "by_id", "by_level", "flows", "modules", "words")
+
+    def __init__(self, memories: Iterable[Routable] = ()) -> None:
+        self.by_level: dict[str, list[Routable]] = {"L0": [], "L1": [], "L2": []}
+        self.by_domain: dict[str, list[Routable]] = {}
+        self.words: dict[str, frozenset[str]] = {}
+        self.by_id: dict[int, Routable] = {}
+        self.about: dict[tuple[str | None, str | None], list[Routable]] = {}
+        self.modules: Counter[str] = Counter()
+        self.flows: list[Routable] = []
+        self._placed: dict[int, _Placed] = {}
+        for m in sorted(memories, key=_ident):  # in id order: every list below appends in order
+            placed = self._placed[m.id] = _placement(m)
+            self.by_id[m.id] = m
+            self.by_level[placed.level].append(m)
+            if placed.domain is not None:
+                self.by_domain.setdefault(placed.domain, []).append(m)
+            if placed.about is not None:
+                self.about.setdefault(placed.about, []).append(m)
+            if placed.module is not None:
+                self.modules[placed.module] += 1
+            if placed.flow:
+                self.flows.append(m)
+        for level in self.by_level.values():
+            level.sort(key=_rank)
+        self.flows.sort(key=_rank)
+        for domain in self.by_domain:
+            self._word(domain)
+
+    def place(self, changed: Mapping[int, Routable | None]) -> None:
+        """Moves each memory of ``changed`` (its id -> its row while it is active,
+        else None) out of where it was and to where its row puts it now."""
+        domains: set[str] = set()
+        for memory_id, row in changed.items():
+            old = self._placed.pop(memory_id, None)
+            if old is not None:
+                del self.by_id[memory_id]
+                _drop(self.by_level[old.level], memory_id, old.rank, _rank)
+                if old.domain is not None:
+                    _drop_from(self.by_domain, old.domain, memory_id)
+                    domains.add(old.domain)
+                if old.about is not None:
+                    _drop_from(self.about, old.about, memory_id)
+                if old.module is not None:
+                    self.modules[old.module] -= 1
+                    if not self.modules[old.module]:
+                        del self.modules[old.module]
+                if old.flow:
+                    _drop(self.flows, memory_id, old.rank, _rank)
+            if row is None:
+                continue
+            placed = self._placed[memory_id] = _placement(row)
+            self.by_id[memory_id] = row
+            bisect.insort(self.by_level[placed.level], row, key=_rank)
+            if placed.domain is not None:
+                bisect.insort(self.by_domain.setdefault(placed.domain, []), row, key=_ident)
+                domains.add(placed.domain)
+            if placed.about is not None:
+                bisect.insort(self.about.setdefault(placed.about, []), row, key=_ident)
+            if placed.module is not None:
+                self.modules[placed.module] += 1
+            if placed.flow:
+                bisect.insort(self.flows, row, key=_rank)
+        for domain in domains:
+            if domain in self.by_domain:
+                self._word(domain)
+            else:
+                self.words.pop(domain, None)
+
+    def _word(self, domain: str) -> None:
+        from ._core import tokenize
+
+        members = self.by_domain[domain]
+        self.words[domain] = frozenset(tokenize(" ".join([domain, *(m.content for m in members)]), stem=True))
+
+
+def _placement(m: Routable) -> _Placed:
+    return _Placed(
+        "L2" if m.level == "L3" else m.level,
+        _rank(m),
+        m.domain if m.level != "L0" and m.domain else None,
+        (m.code_ref, m.module) if m.code_ref or m.module else None,
+        m.module or None,
+        m.kind in ("workflow", "pattern"),
+    )
+
+
+def _drop(members: list[Routable], memory_id: int, at: Any, key: Callable[[Routable], Any]) -> None:
+    """Takes the memory out of ``members`` (sorted by ``key``, its ``key`` ``at``
+    when it was put there)."""
+    i = bisect.bisect_left(members, at, key=key)
+    if i < len(members) and members[i].id == memory_id:
+        del members[i]
+    else:  # its row changed under the list: looked for
+        del members[next(j for j, m in enumerate(members) if m.id == memory_id)]
+
+
+def _drop_from(groups: dict[Any, list[Routable]], group: Any, memory_id: int) -> None:
+    members = groups[group]
+    _drop(members, memory_id, memory_id, _ident)
+    if not members:
+        del groups[group]
 
 
 def hierarchy(memories: Sequence[Routable]) -> Hierarchy:
-    """Groups ``memories`` (the active ones) in one pass: see :class:`Hierarchy`."""
-    from ._core import tokenize
-
-    by_level: dict[str, list[Routable]] = {"L0": [], "L1": [], "L2": []}
-    by_domain: dict[str, list[Routable]] = {}
-    about: dict[tuple[str | None, str | None], list[Routable]] = {}
-    modules: Counter[str] = Counter()
-    flows = []
-    for m in memories:
-        by_level["L2" if m.level == "L3" else m.level].append(m)
-        if m.level != "L0" and m.domain:
-            by_domain.setdefault(m.domain, []).append(m)
-        if m.code_ref or m.module:
-            about.setdefault((m.code_ref, m.module), []).append(m)
-        if m.module:
-            modules[m.module] += 1
-        if m.kind in ("workflow", "pattern"):
-            flows.append(m)
-    for level in by_level.values():  # best stored score first; equal scores by id
-        level.sort(key=lambda m: (-m.score, m.id))
-    flows.sort(key=stored_score, reverse=True)  # stable: equal scores in the order given
-    words = {
-        d: frozenset(tokenize(" ".join([d, *(m.content for m in members)]), stem=True))
-        for d, members in by_domain.items()
-    }
-    return Hierarchy(by_level, by_domain, words, {m.id: m for m in memories}, about, modules, flows)
+    """Groups ``memories`` (the active ones): see :class:`Hierarchy`."""
+    return Hierarchy(memories)
 
 
 def route(

@@ -167,6 +167,9 @@ DB_FILE = "memory.duckdb"
 #: The longest text before an edit ``extract_facts`` takes: a file longer than what the
 #: parser reads of one (``changes.MAX_FILE_BYTES``) gives no facts anyway.
 MAX_EDIT_CHARS = 1_000_000
+# The memories changed since the router's hierarchy was grouped that are placed
+# again one by one; more, and they are all grouped again (about as fast then).
+HIERARCHY_PLACED = 256
 TaskAction = Literal["start", "pause", "resume", "complete", "fail"]
 ReferenceKind = Literal["calls", "references", "inherits", "uses", "imports"]
 # The signals of predict and assemble.
@@ -348,7 +351,8 @@ class Memory:
         self._stale = False
         self._refreshing: threading.Thread | None = None  # a refresh after an answer (_refresh_after)
         self._view: GraphView | None = None  # the saved graph searched in place (see _searchable)
-        self._known: dict[str | None, tuple[int, assembly.Hierarchy]] = {}  # see _hierarchy; by as_user's user
+        # see _hierarchy; by as_user's user: (shape, place in the change log, the hierarchy)
+        self._known: dict[str | None, tuple[int, tuple[list[int], int], assembly.Hierarchy]] = {}
         self._dense_channel: tuple[DenseIndex | None, str] | None = None
         self._closed = False
         self._batching = 0  # depth of batch() blocks
@@ -1325,15 +1329,25 @@ class Memory:
         return assembly.route(query, known, relevance, max_tokens, self.policy.assembly, self.tokens, lt.records, dense)
 
     def _hierarchy(self) -> assembly.Hierarchy:
-        """The active memories grouped for the router (:func:`assembly.hierarchy`),
-        grouped again only when a memory was added, forgotten, or changed its
-        content, level or status."""
+        """The active memories grouped for the router (:class:`assembly.Hierarchy`),
+        kept while no memory was added, forgotten, or changed its content, level,
+        status or stored score; then the memories changed since are placed again
+        (all grouped again when the store cannot name them, or past
+        ``HIERARCHY_PLACED``)."""
         lt = self.longterm
         kept = self._known.get(_ACTING.get())
-        if kept is None or kept[0] != lt.shape:
-            rows = lt.active()  # loads the store first: its shape counts from there
-            kept = self._known[_ACTING.get()] = (lt.shape, assembly.hierarchy(rows))
-        return kept[1]
+        log, changed = lt.changes(kept[1] if kept is not None else None)
+        if kept is not None and kept[0] == lt.shape and changed is not None:
+            return kept[2]
+        if kept is None or changed is None or len(changed) > HIERARCHY_PLACED:
+            rows = lt.active()  # loads the store first: its shape and log count from there
+            log, _ = lt.changes(None)
+            known = assembly.Hierarchy(rows)
+        else:
+            known = kept[2]
+            known.place(lt.active_of(sorted(changed)))
+        self._known[_ACTING.get()] = (lt.shape, log, known)
+        return known
 
     def _signals(
         self,

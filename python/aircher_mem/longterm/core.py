@@ -103,6 +103,7 @@ log = logging.getLogger("aircher_mem.longterm")
 
 VECTOR_SLICE = 16_384  # stored vectors are read this many rows at a time
 LOAD_SLICE = 8_192  # rows are read, and documents indexed, this many at a time
+CHANGES_KEPT = 16_384  # the changed memories StoreCore.changes can name; past it, a new log
 #: Where the JSON columns are in a memory row.
 _JSON_AT = tuple(MEMORY_FIELDS.index(name) for name in JSON_FIELDS)
 #: A memory row's values in MEMORY_FIELDS' order.
@@ -307,6 +308,7 @@ class StoreCore(store.StoreHolder):
         self._episode_of: dict[int, int] = {}  # turn -> its episode
         self._places: tuple[tuple[int, int], dict[str, list[int]]] | None = None  # see memories._places
         self._shape = 0  # counts the changes of a memory's content, level, status, stored score, or of the set
+        self._changes: list[int] = []  # the memories changed, in order (see changes)
         self._slots: dict[tuple[str, str], int] = {}
         self._contradictions: dict[int, ContradictionRow] = {}
         self._next_contradiction = 1
@@ -814,6 +816,29 @@ class StoreCore(store.StoreHolder):
         self._session_lexical.upsert(documents.session_documents(self, sorted(self._stale_sessions)))
         self._stale_sessions.clear()
 
+    def changes(self, since: tuple[list[int], int] | None) -> tuple[tuple[list[int], int], set[int] | None]:
+        """Where the log of changed memories is now, and the ids of the memories
+        changed since ``since`` (what this returned before): every memory whose
+        row changed or was forgotten, and more (a changed counter). None when that
+        is not known: the state was loaded again, the log grew past
+        ``CHANGES_KEPT`` or a change reached every memory (see :meth:`_reshape`)."""
+        now = (self._changes, len(self._changes))
+        if since is None or since[0] is not self._changes:
+            return now, None
+        return now, set(self._changes[since[1] :])
+
+    def _reshape(self, memory_id: int | None) -> None:
+        """A memory's content, level, status or stored score changed, or it was
+        added or forgotten (None: every memory's stored score, a collection)."""
+        self._shape += 1
+        self._log_change(memory_id)
+
+    def _log_change(self, memory_id: int | None) -> None:
+        if memory_id is None or len(self._changes) >= CHANGES_KEPT:
+            self._changes = []  # a new log: whoever held a place in the old one groups again
+        else:
+            self._changes.append(memory_id)
+
     @property
     def shape(self) -> int:
         """A number that changes whenever a memory is added or forgotten, or its
@@ -823,7 +848,7 @@ class StoreCore(store.StoreHolder):
 
     def _track_active(self, memory: MemoryRow) -> None:
         """Keeps the merge-check index to the active memories."""
-        self._shape += 1
+        self._reshape(memory.id)
         if memory.status == "active":
             self._dedup.upsert([documents.dedup_document(memory)])
         else:
@@ -909,6 +934,7 @@ class StoreCore(store.StoreHolder):
         self._note()
 
     def _touch(self, memory: MemoryRow) -> None:
+        self._log_change(memory.id)
         if memory.id not in self._dirty:  # one row to write, however often it changes
             self._dirty.add(memory.id)
             self._note()

@@ -314,7 +314,7 @@ def _changed(lt: StoreCore, memory: MemoryRow, *, index: bool = True) -> None:
     if index:
         lt._lexical.upsert([documents.memory_document(lt, memory)])
     lt._touch(memory)
-    lt._shape += 1
+    lt._reshape(memory.id)
 
 
 def index(lt: StoreCore, memory_ids: Sequence[int]) -> None:
@@ -448,7 +448,7 @@ def task_episode(
     lt._episodes[memory.id] = episode
     lt._lexical.upsert([documents.memory_document(lt, memory)])
     lt._touch(memory)
-    lt._shape += 1
+    lt._reshape(memory.id)
     lt._act(memory.id, now, "episode", f"task {task_id}")
     return memory
 

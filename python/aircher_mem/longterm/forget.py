@@ -213,7 +213,7 @@ def drop_memories(lt: StoreCore, ids: set[int], scrubbed: list[tuple[int, int, A
         lt._actions[memory_id_][index] = action._replace(detail=new)
     for memory_id_ in ids:
         memory = lt._memories.pop(memory_id_)
-        lt._shape += 1
+        lt._reshape(memory_id_)
         if memory.slot is not None and lt._slots.get(memory.slot) == memory_id_:
             del lt._slots[memory.slot]
         for turn_id in lt._sources.pop(memory_id_, {}):

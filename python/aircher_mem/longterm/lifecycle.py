@@ -71,7 +71,7 @@ def gc(lt: StoreCore, *, dry_run: bool = False) -> GcReport:
     lt._write()  # what was pending, so that the rows below are written as they are now
     for m in active:
         m.score = scores[m.id]
-    lt._shape += 1  # the stored scores order the router's levels
+    lt._reshape(None)  # the stored scores order the router's levels
     # the actions, as (ids, action, detail) groups: one INSERT each
     groups: dict[tuple[str, str], list[int]] = defaultdict(list)
     for memory_id in promoted:
@@ -83,7 +83,7 @@ def gc(lt: StoreCore, *, dry_run: bool = False) -> GcReport:
         for memory_id in ids:
             memory = lt._memories[memory_id]
             memory.status = "archived"
-            lt._shape += 1
+            lt._reshape(memory_id)
             if memory.slot is not None and lt._slots.get(memory.slot) == memory_id:
                 del lt._slots[memory.slot]
         if ids:

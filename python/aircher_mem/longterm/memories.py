@@ -8,7 +8,7 @@ listings and ``explain``."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..checks import unix_time as _time
@@ -471,6 +471,14 @@ def active(lt: StoreCore) -> list[MemoryRow]:
     return [m for m in lt._memories.values() if m.status == "active"]
 
 
+def active_of(lt: StoreCore, memory_ids: Iterable[int]) -> dict[int, MemoryRow | None]:
+    """Each of ``memory_ids`` -> its row as stored while it is active, else None."""
+    lt._check_open()
+    lt._load()
+    found = {i: lt._memories.get(i) for i in memory_ids}
+    return {i: m if m is not None and m.status == "active" else None for i, m in found.items()}
+
+
 def records(lt: StoreCore, rows: Sequence[MemoryRow]) -> list[MemoryRecord]:
     """``rows`` as results, each with its score now."""
     now = lt.clock()
@@ -579,7 +587,7 @@ def promote(lt: StoreCore, memory_id: int, level: str) -> MemoryRecord:
     if level != memory.level:
         lt._act(memory.id, now, "level", f"{memory.level} -> {level}")
         memory.level = level
-        lt._shape += 1
+        lt._reshape(memory.id)
         lt._touch(memory)
         lt._commit()
     return record(lt, memory, now)

@@ -169,6 +169,7 @@ class LongTermMemory(StoreCore):
     about = team_verb(_memories.about)
     said_by = team_verb(_memories.said_by)
     active = team_verb(_memories.active)
+    active_of = team_verb(_memories.active_of)
     records = team_verb(_memories.records)
     subtree = team_verb(_memories.subtree)
     promote = team_verb(_memories.promote)

@@ -123,7 +123,13 @@ DEFAULT = ContradictionsPolicy()
 # -- words -------------------------------------------------------------------------------
 
 _TOKEN = lazy(r"[a-z0-9][a-z0-9+#]*(?:[._/'-][a-z0-9+#]+)*")
-_CLAUSE = lazy(r"(?:[.!?;\n]+(?:\s|$)|,\s*(?:and|but|while|whereas)\s|\s(?:and|but|while|whereas|except)\s)")
+# where a clause ends: [.!?;\n]+ before a space or the end, "and" (", and") and the like
+# between spaces; its first character read once (the engine skips to the next that may
+# begin one, then tests which)
+_CLAUSE = lazy(
+    r"[.!?;\n,\s](?:(?<=[.!?;\n])[.!?;\n]*(?:\s|$)|(?<=,)\s*(?:and|but|while|whereas)\s"
+    r"|(?<=\s)(?:and|but|while|whereas|except)\s)"
+)
 _SENTENCE_END = lazy(r"[.!?\n]+(?:\s|$)")
 
 _STOP = frozenset(
@@ -499,7 +505,8 @@ _AMOUNT_FORMS = (
     rf"|(?P<md>\b(?:{_MONTH_ALT})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?\b)"
     rf"|(?P<dm>\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTH_ALT})\b)"
     # "for a week", "in an hour", "after half a minute": one (or half) of a unit of time
-    r"|(?P<single>(?:"
+    # (its words ahead tested before the words behind)
+    r"|(?P<single>(?=(?:half\s+)?an?\s)(?:"
     + "|".join(rf"(?<=\b{w} )" for w in _SINGLE_AFTER)
     + r")(?P<half>half\s+)?an?\s+(?:full\s+)?(?P<sunit>second|minute|hour|day|week|month|year)\b)"
     r"|(?P<quarter>\bq[1-4]\b)"
@@ -524,6 +531,20 @@ _AMOUNT_FORMS = (
 # Every form begins where a word does: tested first, that spares the engine trying
 # each form at every other position (three times faster, the same matches)
 _AMOUNT = lazy(r"(?<!\w)(?=\w)(?:" + _AMOUNT_FORMS + ")")
+# The forms whose matches hold a digit
+_DIGIT_FORMS = ("iso", "daytime", "clock", "ampm", "md", "dm", "quarter", "named", "tagged")
+
+
+def _failing(forms: str, names: Iterable[str]) -> str:
+    """``forms`` with each form of ``names`` made to fail at once (its group kept)."""
+    for name in names:
+        forms = forms.replace(f"(?P<{name}>", f"(?P<{name}>(?!)", 1)
+    return forms
+
+
+# _AMOUNT for a clause without a digit: its groups and order, the same matches, fewer
+# forms tried
+_WORD_AMOUNT = lazy(r"(?<!\w)(?=\w)(?:" + _failing(_AMOUNT_FORMS, _DIGIT_FORMS) + ")")
 # a clause without a digit or one of these words holds no amount: most skip _AMOUNT
 _DIGIT = lazy(r"\d")
 # ... nor one "a week" or "half an hour" (_AMOUNT's single): its words, then the form
@@ -553,8 +574,10 @@ _WHEN_END = rf"(?=\s*(?:[.,;:!?)]|$)|\s+(?:{_WHEN_WORDS})\b)"
 # a thing given up ends at a preposition too ("quit volunteering at the shelter");
 # what one used to do does not ("used to live in Berlin")
 _GIVEN_UP_END = rf"(?=\s*(?:[.,;:!?)]|$)|\s+(?:{_WHEN_WORDS}|at|in|on|with|from)\b)"
-_CORRECTIONS: tuple[tuple[LazyPattern, LazyPattern], ...] = (
-    # each pattern with a cheap test its text must pass first (most texts hold none)
+_CORRECTIONS: tuple[tuple[LazyPattern, LazyPattern, bool], ...] = (
+    # each pattern with a cheap test its text must pass first (most texts hold none), and
+    # whether each of its matches begins where one of the test's does (then it is looked
+    # for from the test's first match on)
     # "we switched from Y to X", "moved from Y to X", "migrated from Y to X"
     (
         lazy(
@@ -562,11 +585,13 @@ _CORRECTIONS: tuple[tuple[LazyPattern, LazyPattern], ...] = (
             rf"(?P<y>{_PHRASE})\s+to\s+(?P<x>{_PHRASE})(?=\s*(?:[.,;:!?)]|$|\s+(?:for|in|on|because|since)\b))"
         ),
         lazy(r"\b(?:switched|switching|switch|moved|moving|migrated|migrating|changed|went)\s+(?:over\s+)?from\s"),
+        True,
     ),
     # "replaced Y with X"
     (
         lazy(rf"\breplaced\s+(?P<y>{_PHRASE})\s+(?:with|by)\s+(?P<x>{_PHRASE})(?=\s*(?:[.,;:!?)]|$))"),
         lazy(r"\breplaced\s"),
+        True,
     ),
     # "Y was replaced by X"
     (
@@ -575,27 +600,32 @@ _CORRECTIONS: tuple[tuple[LazyPattern, LazyPattern], ...] = (
             rf"(?:with|by)\s+(?P<x>{_PHRASE})"
         ),
         lazy(r"\breplaced\s+(?:with|by)\s"),
+        False,
     ),
     # "X instead of Y" / "instead of Y, X"
     (
         lazy(rf"(?:(?P<x>[\w+#.'-]+)\s+)?\binstead\s+of\s+(?P<y>{_PHRASE})(?=\s*(?:[.,;:!?)]|$))"),
         lazy(r"\binstead\s+of\s"),
+        False,
     ),
     # "Y is no longer used" / "no longer Y"
     (
         lazy(rf"(?P<y>{_PHRASE})\s+(?:is|are|was|were)\s+no\s+longer\s+(?:used|needed|in use|supported|an option)\b"),
         lazy(r"\bno\s+longer\s"),
+        False,
     ),
-    (lazy(rf"\bno\s+longer\s+(?P<y>{_PHRASE})(?=\s*(?:[.,;:!?)]|$))"), lazy(r"\bno\s+longer\s")),
+    (lazy(rf"\bno\s+longer\s+(?P<y>{_PHRASE})(?=\s*(?:[.,;:!?)]|$))"), lazy(r"\bno\s+longer\s"), True),
     # "not Y anymore", "Y, not ... any more"
     (
         lazy(rf"\bnot\s+(?P<y>{_PHRASE})\s+any\s?(?:more|longer)\b"),
         lazy(r"\bany\s?(?:more|longer)\b"),
+        False,
     ),
     # "stop using Y", "stopped using Y"
     (
         lazy(rf"\bstop(?:ped)?\s+using\s+(?P<y>{_PHRASE})(?=\s*(?:[.,;:!?)]|$))"),
         lazy(r"\bstop(?:ped)?\s+using\s"),
+        True,
     ),
     # "quit Y", "stopped Y", "gave up (on) Y", "moved off Y", "dropped Y"; "stopped going to Y"
     (
@@ -611,6 +641,7 @@ _CORRECTIONS: tuple[tuple[LazyPattern, LazyPattern], ...] = (
             r"\b(?:quit|quits|quitting|stopped|stops|dropped|ditched|(?:gave|give|gives|giving)\s+up|"
             r"(?:moved|moving)\s+off)\s"
         ),
+        True,
     ),
     # "we used to deploy with Jenkins", "I used to live in Berlin" (not "is used to sign")
     (
@@ -619,11 +650,13 @@ _CORRECTIONS: tuple[tuple[LazyPattern, LazyPattern], ...] = (
             rf"(?<!\bgot\s)\bused\s+to\s+(?P<y>{_PHRASE}){_WHEN_END}"
         ),
         lazy(r"\bused\s+to\s"),
+        True,
     ),
     # "actually X, not Y" / "X, not Y"
     (
         lazy(rf"(?P<x>[\w+#.'-]+(?:\s+[\w+#.'-]+)?)\s*,\s*(?:and\s+)?not\s+(?P<y>{_PHRASE})(?=\s*(?:[.,;:!?)]|$))"),
         lazy(r",\s*(?:and\s+)?not\s"),
+        False,
     ),
 )
 _LEAD = lazy(r"^(?:(?:use|uses|using|used|is|are|was|were|the|a|an|on|in|with|to|be|being|run|running)\s+)+")
@@ -756,19 +789,20 @@ class _Polarity:
 class _Analysis:
     """What the rules read of one text, each part made when a rule first reads it
     (:func:`detect` runs only the rules whose needs :class:`_Features` show both
-    texts meet, so most pairs read few)."""
+    texts meet, so most pairs read few). Its words and clauses are its features'."""
 
     text: str
     raw: str
     s: ContradictionsPolicy
+    features: _Features = dataclasses.field(compare=False, repr=False)
 
     @_once
     def whole(self) -> _Polarity:
         return _polarity(self.text)
 
-    @_once
+    @property
     def clauses(self) -> tuple[str, ...]:
-        return tuple(_clauses(self.text, self.s))
+        return self.features.clauses
 
     @property
     def content(self) -> frozenset[str]:
@@ -780,19 +814,23 @@ class _Analysis:
         """Of the whole text."""
         return self.whole.negations
 
-    @_once
+    @property
     def words(self) -> list[str]:
-        return _words(self.text)
+        return self.features.words
 
-    @_once
+    @property
     def mentions(self) -> frozenset[str]:
         """Content words, stemmed, with the opposite words."""
-        return _content(self.words)
+        return self.features.content
 
     @_once
     def units(self) -> tuple[_Polarity, ...]:
-        """The whole text, then each clause when there are several."""
-        return _units(self.text, self.whole, list(self.clauses), self.s)
+        """The whole text, then each clause when there are several (the whole text's
+        polarity is made only when it is one of them)."""
+        return tuple(
+            self.whole if unit is self.text else _polarity(unit)
+            for unit in _unit_texts(self.text, self.clauses, self.s)
+        )
 
     @_once
     def _values(self) -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]:
@@ -824,27 +862,30 @@ class _Analysis:
     @_once
     def people(self) -> frozenset[str]:
         """The people it names besides its speaker (:data:`_PEOPLE`), possessives included."""
-        return frozenset(_PEOPLE_FORMS[w] for w in _PEOPLE_FORMS.keys() & self.words)
+        return frozenset(_PEOPLE_FORMS[w] for w in self.features.present.intersection(_PEOPLE_FORMS))
 
     @_once
     def scope(self) -> frozenset[str]:
-        return frozenset(_SCOPES[w] for w in self.words if w in _SCOPES)
+        return frozenset(_SCOPES[w] for w in self.features.present.intersection(_SCOPES))
 
     @_once
     def amounts(self) -> tuple[_Amount, ...]:
-        return _amounts(self.clauses, self.s)
+        return _amounts(self.clauses, self.s, self.features.amount_words)
 
-    @_once
+    @property
     def claims(self) -> tuple[_SubjectValue, ...]:
-        return _text_claims(self.text, self.clauses, self.s)
+        return self.features.claims
 
     @_once
     def corrections(self) -> tuple[_Correction, ...]:
+        # a text none of whose correction patterns' first tests pass corrects nothing
+        if not self.features.correcting:
+            return ()
         return _corrections(self.text, self.words, self.s)
 
     @_once
     def changes(self) -> tuple[_Change, ...]:
-        return _changes(list(self.clauses), self.s)
+        return _changes(self.clauses, self.s)
 
     @_once
     def names(self) -> tuple[frozenset[str], ...]:
@@ -852,7 +893,7 @@ class _Analysis:
 
     @_once
     def statuses(self) -> tuple[_Status, ...]:
-        return _statuses(list(self.clauses))
+        return _statuses(self.clauses)
 
 
 def _amount(m: re.Match[str], context: frozenset[str], s: ContradictionsPolicy) -> _Amount | None:
@@ -964,8 +1005,8 @@ def _amount(m: re.Match[str], context: frozenset[str], s: ContradictionsPolicy) 
             and (
                 _TURNED.search(m.string, 0, m.start()) is not None
                 or (
-                    _AGED_BEFORE.search(m.string, 0, m.start()) is not None
-                    and _AGED_AFTER.match(m.string, m.start() + len(m.group("n"))) is not None
+                    _AGED_AFTER.match(m.string, m.start() + len(m.group("n"))) is not None
+                    and _AGED_BEFORE.search(m.string, 0, m.start()) is not None
                 )
             )
         )
@@ -1160,14 +1201,13 @@ def _polarity(text: str) -> _Polarity:
             word = m.group(0)
             if word not in ("on", "off") or _STATE_END.match(text, m.end()) or (kept and kept[-1] in _SWITCHED):
                 kept.append(word)
-    negations = sum(1 for w in kept if w in _NEGATING)
+    negations = sum(map(_NEGATING.__contains__, kept))
     if "over" in kept and not _PREFER.isdisjoint(kept):
         negations += 1  # "prefer functions over classes" says no to classes
     opposites: dict[tuple[int, int], str] = {}
-    for w in kept:
-        if w in _OPPOSITE_WORDS:
-            for side in _OPPOSITE_SIDES[w]:
-                opposites.setdefault(side, w)
+    for w in filter(_OPPOSITE_WORDS.__contains__, kept):
+        for side in _OPPOSITE_SIDES[w]:
+            opposites.setdefault(side, w)
     content = frozenset(map(_stem, set(kept) - _NOT_CONTENT_OR_OPPOSITE - _SWITCHED))
     return _Polarity(
         content, negations, tuple(sorted((i, side, w) for (i, side), w in opposites.items())), tuple(words)
@@ -1279,10 +1319,17 @@ def _corrections(text: str, words: list[str], s: ContradictionsPolicy) -> tuple[
     out: list[_Correction] = []
     if _CORRECTION_WORDS.isdisjoint(words):
         return ()
-    for pattern, first in _CORRECTIONS:
-        if first.search(text) is None:
+    # where the first test of any pattern passes: none passes before
+    earliest = _ANY_CORRECTION.search(text)
+    if earliest is None:
+        return ()
+    named: list[tuple[str, str]] | None = None  # the settings' values the text names, when first needed
+    said: list[str] | None = None  # its words stemmed, when first needed
+    for pattern, first, leads in _CORRECTIONS:
+        found = first.search(text, earliest.start())
+        if found is None:
             continue
-        for m in pattern.finditer(text):
+        for m in pattern.finditer(text, found.start() if leads else 0):
             away = _normalize_phrase(m.group("y"), s.correction_words)
             away_words = _content(_words(away)) - _GENERIC
             if not away_words:
@@ -1293,26 +1340,26 @@ def _corrections(text: str, words: list[str], s: ContradictionsPolicy) -> tuple[
                 # "not black anymore: we format with ruff format" names the replacement
                 # as another value of the same setting
                 attrs = {VOCAB[v.group(1)][0] for v in VOCAB_RE.finditer(away)}
-                values = dict.fromkeys(
-                    value
-                    for attr, value in (VOCAB[v.group(1)] for v in VOCAB_RE.finditer(text))
-                    if attr in attrs and value not in away
-                )
+                if attrs and named is None:
+                    named = [VOCAB[v.group(1)] for v in VOCAB_RE.finditer(text)]
+                values = dict.fromkeys(value for attr, value in named or () if attr in attrs and value not in away)
                 to = " ".join(values)
                 to_words = _content(_words(to))
             to_words = to_words - away_words
-            said = [_stem(w) for w in words]
-            to_said = [_stem(w) for w in _words(to)]
-            own = frozenset(w for w in to_words if said.count(w) <= to_said.count(w))
+            own: frozenset[str] = frozenset()
+            if to_words:
+                said = [_stem(w) for w in words] if said is None else said
+                to_said = [_stem(w) for w in _words(to)]
+                own = frozenset(w for w in to_words if said.count(w) <= to_said.count(w))
             out.append(_Correction(away, away_words, to if to_words else "", to_words, own))
     return tuple(out)
 
 
 def _clauses(text: str, s: ContradictionsPolicy) -> list[str]:
-    return [c.strip(" ,:") for c in _CLAUSE.split(text) if c.strip(" ,:")][: s.max_clauses]
+    return [c for c in (part.strip(" ,:") for part in _CLAUSE.split(text)) if c][: s.max_clauses]
 
 
-def _unit_texts(text: str, clauses: list[str], s: ContradictionsPolicy) -> list[str]:
+def _unit_texts(text: str, clauses: Sequence[str], s: ContradictionsPolicy) -> Sequence[str]:
     """What the opposite rule compares: a one-sentence text whole and clause by
     clause; a longer text clause by clause only (a negation in one of its sentences
     says nothing about the others)."""
@@ -1322,11 +1369,7 @@ def _unit_texts(text: str, clauses: list[str], s: ContradictionsPolicy) -> list[
     return [text, *parts] if _one_sentence(text) else parts
 
 
-def _units(text: str, whole: _Polarity, clauses: list[str], s: ContradictionsPolicy) -> tuple[_Polarity, ...]:
-    return tuple(whole if unit is text else _polarity(unit) for unit in _unit_texts(text, clauses, s))
-
-
-def _state_phrases(words: list[str]) -> list[tuple[int, int, tuple[str, str]]]:
+def _state_phrases(words: Sequence[str]) -> list[tuple[int, int, tuple[str, str]]]:
     """The changes of state named in ``words``: (first index, end index, (kind, state)),
     longest phrase first."""
     out = []
@@ -1346,7 +1389,7 @@ def _state_phrases(words: list[str]) -> list[tuple[int, int, tuple[str, str]]]:
     return out
 
 
-def _thing(words: list[str], limit: int) -> list[str]:
+def _thing(words: Sequence[str], limit: int) -> list[str]:
     """The content words from the start of ``words`` to the first preposition after one
     of them, at most ``limit``, stemmed."""
     out: list[str] = []
@@ -1361,7 +1404,7 @@ def _thing(words: list[str], limit: int) -> list[str]:
     return out
 
 
-def _changes(clauses: list[str], s: ContradictionsPolicy) -> tuple[_Change, ...]:
+def _changes(clauses: Sequence[str], s: ContradictionsPolicy) -> tuple[_Change, ...]:
     out: list[_Change] = []
     first_holder: frozenset[str] = frozenset()
     for index, clause in enumerate(clauses):
@@ -1484,17 +1527,24 @@ _NOT_CONTEXT = frozenset().union(
 )
 
 
-def _amounts(clauses: tuple[str, ...], s: ContradictionsPolicy) -> tuple[_Amount, ...]:
+def _amounts(
+    clauses: Sequence[str], s: ContradictionsPolicy, amount_words: Collection[str] | None = None
+) -> tuple[_Amount, ...]:
     """The amounts the clauses state, each with the clause's other words (at most
-    ``max_amounts``)."""
+    ``max_amounts``). ``amount_words``: those of the text the clauses are of that may
+    make a clause state one (:attr:`_Features.amount_words`): a clause's words are the
+    text's words between its ends (no word of a text spans the end of a clause), so a
+    clause with no digit that holds none of them is passed over unread."""
     amounts: list[_Amount] = []
     for clause in clauses:
+        if amount_words is not None and _DIGIT.search(clause) is None and not any(w in clause for w in amount_words):
+            continue
         clause_words = _words(clause)
         if not _may_amount(clause, clause_words):
             continue
         if not _BIG_SCALE.keys().isdisjoint(clause_words):
             clause = _BIG.sub(_big, clause)
-        for m in _AMOUNT.finditer(clause):
+        for m in (_AMOUNT if _DIGIT.search(clause) else _WORD_AMOUNT).finditer(clause):
             if len(amounts) >= s.max_amounts:
                 break
             if _names_it(clause, m.start()):
@@ -1523,14 +1573,14 @@ def _amounts(clauses: tuple[str, ...], s: ContradictionsPolicy) -> tuple[_Amount
                 words = [*ahead, "#", *behind, *around[len(ahead) + len(behind) :]]
                 marked = [w if w == "#" or _stem(w) in amount.context else "_" for w in words]
                 about = " ".join([amount.about] * bool(amount.about) + marked)
-                amounts.append(dataclasses.replace(amount, about=about))
+                amounts.append(_Amount(amount.kind, amount.value, amount.shown, amount.context, about))
     return tuple(amounts)
 
 
 @functools.lru_cache(maxsize=_ANALYSIS_CACHE)
 def _analyse(raw: str, s: ContradictionsPolicy) -> _Analysis:
-    text = _clean(raw, s.max_chars)
-    return _Analysis(text=text, raw=raw[: max(0, s.max_chars)], s=s)
+    features = _features(raw, s)
+    return _Analysis(text=features.text, raw=raw[: max(0, s.max_chars)], s=s, features=features)
 
 
 # -- the rules ---------------------------------------------------------------------------
@@ -1609,7 +1659,8 @@ def _other_people(a: _Analysis, b: _Analysis) -> bool:
 
 def _rule_correction(a: _Analysis, b: _Analysis, s: ContradictionsPolicy) -> Verdict | None:
     """``b`` corrects away what ``a`` affirms."""
-    if a.negations:
+    # b's features first: a text with no correction pattern's words corrects nothing
+    if not b.features.correcting or a.negations:
         return None
     for c in b.corrections:
         if any(c.away_words & own.away_words for own in a.corrections):
@@ -1777,7 +1828,7 @@ def _one_sentence(text: str) -> bool:
 def _rule_opposite(a: _Analysis, b: _Analysis, s: ContradictionsPolicy) -> Verdict | None:
     # the units _opposed turns away at once (too few words) are left out first
     loose = not _other_people(a, b) and not _other_scopes(a, b)
-    terse = _one_sentence(a.text) and _one_sentence(b.text)
+    terse = a.features.one_sentence and b.features.one_sentence
     least = 1 if loose else s.opposite_min_words
     ys = [y for y in b.units if len(y.content) >= least]
     for x in a.units:
@@ -1865,7 +1916,7 @@ def _rule_name(a: _Analysis, b: _Analysis, s: ContradictionsPolicy) -> Verdict |
     return Verdict("name", f"{' '.join(sorted(own_a[0]))} vs {' '.join(sorted(own_b[0]))}", s.score_name)
 
 
-def _statuses(clauses: list[str]) -> tuple[_Status, ...]:
+def _statuses(clauses: Sequence[str]) -> tuple[_Status, ...]:
     out: list[_Status] = []
     for clause in clauses:
         words = _words(clause)
@@ -1935,6 +1986,19 @@ class _Features:
         self.present = frozenset(self.words)
 
     @_once
+    def clauses(self) -> tuple[str, ...]:
+        return tuple(_clauses(self.text, self.s))
+
+    @_once
+    def one_sentence(self) -> bool:
+        return _one_sentence(self.text)
+
+    @_once
+    def claims(self) -> tuple[_SubjectValue, ...]:
+        """Its claims ("S is V", see _claims)."""
+        return _text_claims(self.text, self.clauses, self.s)
+
+    @_once
     def attributes(self) -> frozenset[str]:
         """The settings it names a value of."""
         return frozenset(attribute for _i, (attribute, _value) in _known_values(self.words))
@@ -1945,12 +2009,19 @@ class _Features:
         return _may_amount(self.text, self.present)
 
     @_once
+    def amount_words(self) -> frozenset[str]:
+        """Its words (and parts of hyphenated ones) that may make a clause without a
+        digit state an amount (see _may_amount)."""
+        parts = frozenset(_parts(self.present)) if "-" in self.text else self.present
+        return (_AMOUNT_WORDS & parts) | (_SINGLE_UNITS & self.present)
+
+    @_once
     def odd(self) -> tuple[frozenset[str], ...]:
         """The content of its opposite-rule units negated an odd number of times."""
         if self.present.isdisjoint(_POLAR):
             return ()
         odd = []
-        for unit in _unit_texts(self.text, _clauses(self.text, self.s), self.s):
+        for unit in _unit_texts(self.text, self.clauses, self.s):
             if not _POLAR.isdisjoint(_words(unit)):
                 polarity = _polarity(unit)
                 if polarity.negations % 2 and polarity.content:
@@ -1969,8 +2040,8 @@ class _Features:
 
     @_once
     def subjects(self) -> frozenset[frozenset[str]]:
-        """The subjects of its claims (see _claims)."""
-        return _claim_subjects(self.text, self.s)
+        """The subjects of its claims."""
+        return frozenset(c.subject for c in self.claims)
 
     @_once
     def states(self) -> frozenset[tuple[str, str]]:
@@ -2018,18 +2089,11 @@ def _text_claims(text: str, clauses: Sequence[str], s: ContradictionsPolicy) -> 
     return tuple(c for clause in clauses if _words(clause) for c in _claims(clause, s))
 
 
-def _claim_subjects(text: str, s: ContradictionsPolicy) -> frozenset[frozenset[str]]:
-    """The subjects of the claims _analyse finds in ``text``, by the same steps."""
-    if not _may_claim(text):
-        return frozenset()
-    return frozenset(c.subject for c in _text_claims(text, _clauses(text, s), s))
-
-
 # the correction patterns' first tests as one pass over a text: those that begin at a
 # word boundary under one \b (the same matches; the engine then tests a boundary once
 # a position, not once a pattern)
-_AT_WORD = [first.pattern[2:] for _pattern, first in _CORRECTIONS if first.pattern.startswith(r"\b")]
-_ELSEWHERE = [first.pattern for _pattern, first in _CORRECTIONS if not first.pattern.startswith(r"\b")]
+_AT_WORD = [first.pattern[2:] for _pattern, first, _leads in _CORRECTIONS if first.pattern.startswith(r"\b")]
+_ELSEWHERE = [first.pattern for _pattern, first, _leads in _CORRECTIONS if not first.pattern.startswith(r"\b")]
 _ANY_CORRECTION = lazy("|".join([rf"\b(?:{'|'.join(_AT_WORD)})", *_ELSEWHERE]))
 
 

@@ -809,10 +809,13 @@ class _Analysis:
         """Content words, stemmed, negations and opposite words left out."""
         return self.whole.content
 
-    @property
+    @_once
     def negations(self) -> int:
-        """Of the whole text."""
-        return self.whole.negations
+        """Of the whole text: its polarity's, counted without making it unless it is
+        made already or will be (one sentence: the opposite rule reads it)."""
+        if "whole" in self.__dict__ or self.features.one_sentence:
+            return self.whole.negations
+        return _negations(_said(self.text)[1])
 
     @property
     def words(self) -> list[str]:
@@ -1186,8 +1189,9 @@ _INTERJECTION = lazy(
 _PREFER = frozenset("prefer prefers preferred preferring".split())
 
 
-@functools.lru_cache(maxsize=_FEATURE_CACHE)
-def _polarity(text: str) -> _Polarity:
+def _said(text: str) -> tuple[list[str], list[str]]:
+    """The words of ``text`` a polarity reads: all of them, and those that count
+    (the "on" and "off" that end a statement only)."""
     # each pattern only where its words are: the interjection's all hold "no" or "nah"
     if "not" in text:
         text = _CONTRAST.sub(", ", text)
@@ -1201,9 +1205,21 @@ def _polarity(text: str) -> _Polarity:
             word = m.group(0)
             if word not in ("on", "off") or _STATE_END.match(text, m.end()) or (kept and kept[-1] in _SWITCHED):
                 kept.append(word)
+    return words, kept
+
+
+def _negations(kept: list[str]) -> int:
+    """The negations among the words a polarity counts (see _said)."""
     negations = sum(map(_NEGATING.__contains__, kept))
     if "over" in kept and not _PREFER.isdisjoint(kept):
         negations += 1  # "prefer functions over classes" says no to classes
+    return negations
+
+
+@functools.lru_cache(maxsize=_FEATURE_CACHE)
+def _polarity(text: str) -> _Polarity:
+    words, kept = _said(text)
+    negations = _negations(kept)
     opposites: dict[tuple[int, int], str] = {}
     for w in filter(_OPPOSITE_WORDS.__contains__, kept):
         for side in _OPPOSITE_SIDES[w]:
@@ -1229,8 +1245,8 @@ def _known_values(words: list[str]) -> list[tuple[int, tuple[str, str]]]:
         return []
     out = []
     after = 0  # the first word not inside a term found
-    for i, word in enumerate(words):
-        if i < after or word not in firsts:  # most words start no term
+    for i in [i for i, word in enumerate(words) if word in firsts]:  # most words start no term
+        if i < after:
             continue
         for k in range(min(_VOCAB_LONGEST, len(words) - i), 0, -1):
             hit = _TERMS.get(" ".join(words[i : i + k]))
@@ -1373,19 +1389,19 @@ def _state_phrases(words: Sequence[str]) -> list[tuple[int, int, tuple[str, str]
     """The changes of state named in ``words``: (first index, end index, (kind, state)),
     longest phrase first."""
     out = []
-    i = 0
-    while i < len(words):
-        if words[i] in _STATE_FIRST:
-            for k in range(min(_STATE_LONGEST, len(words) - i), 0, -1):
-                hit = _STATES.get(tuple(words[i : i + k]))
-                if hit is not None:
-                    # "has lost", "got fired", "has been": the word after says what happened
-                    following = words[i + k] if i + k < len(words) else ""
-                    if following not in _STATE_FIRST and following not in _AUXILIARY_NEXT:
-                        out.append((i, i + k, hit))
-                    i += k - 1
-                    break
-        i += 1
+    after = 0  # the first word not inside a phrase found
+    for i in [i for i, word in enumerate(words) if word in _STATE_FIRST]:
+        if i < after:
+            continue
+        for k in range(min(_STATE_LONGEST, len(words) - i), 0, -1):
+            hit = _STATES.get(tuple(words[i : i + k]))
+            if hit is not None:
+                # "has lost", "got fired", "has been": the word after says what happened
+                following = words[i + k] if i + k < len(words) else ""
+                if following not in _STATE_FIRST and following not in _AUXILIARY_NEXT:
+                    out.append((i, i + k, hit))
+                after = i + k
+                break
     return out
 
 
@@ -1713,8 +1729,15 @@ def _counted_plain(x: _Amount, y: _Amount) -> bool:
     return counted.kind[6:] in plain.context or len(plain.context & counted.context) >= 2
 
 
+def _lacks(t: _Analysis, part: str) -> bool:
+    """Whether ``part`` of ``t``'s analysis is made already, and empty: a rule that
+    needs it on both sides does not make the other side's (a memory scanned against
+    its neighbours: its own is made once)."""
+    return part in t.__dict__ and not t.__dict__[part]
+
+
 def _rule_number(a: _Analysis, b: _Analysis, s: ContradictionsPolicy) -> Verdict | None:
-    if _other_scopes(a, b) or _other_people(a, b):
+    if _other_scopes(a, b) or _other_people(a, b) or _lacks(a, "amounts") or _lacks(b, "amounts"):
         return None
     for x in a.amounts:
         # y is compared with x unless x's own text has an amount closer to y's context
@@ -1831,6 +1854,8 @@ def _rule_opposite(a: _Analysis, b: _Analysis, s: ContradictionsPolicy) -> Verdi
     terse = a.features.one_sentence and b.features.one_sentence
     least = 1 if loose else s.opposite_min_words
     ys = [y for y in b.units if len(y.content) >= least]
+    if not ys:
+        return None
     for x in a.units:
         if len(x.content) < least:
             continue
@@ -1876,7 +1901,7 @@ def _tells_the_change(t: _Analysis, change: _Change, state: str) -> bool:
 def _rule_state(a: _Analysis, b: _Analysis, s: ContradictionsPolicy) -> Verdict | None:
     """The same holder's same thing is in two states that exclude each other: got and
     lost, sought and owned, passed and failed."""
-    if _other_scopes(a, b):
+    if _other_scopes(a, b) or _lacks(a, "changes") or _lacks(b, "changes"):
         return None
     for x in a.changes:
         for y in b.changes:
@@ -2154,7 +2179,7 @@ def _could(x: _Features, y: _Features, s: ContradictionsPolicy) -> tuple[bool, .
     the other, the value rule claims about one subject on both, the state rule
     states that exclude each other, the name rule names on both and words in
     common, the status rule a person's state of one kind on both)."""
-    attributes, subjects, statuses = (_both(x, y, f) for f in ("attributes", "subjects", "statuses"))
+    attributes, subjects, statuses = _both(x, y, "attributes"), _both(x, y, "subjects"), _both(x, y, "statuses")
     return (
         x.correcting or y.correcting,
         attributes is not None and bool(attributes[0] & attributes[1]),

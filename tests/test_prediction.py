@@ -552,7 +552,8 @@ def test_the_router_hierarchy_kept_and_placed_again_is_the_one_grouped_anew(
     tmp_path_factory: pytest.TempPathFactory, steps: list[tuple[object, ...]], rng: random.Random
 ) -> None:
     """After every change, the hierarchy the router reads (kept, the changed memories
-    placed again) holds what grouping every active memory again gives."""
+    placed again) holds what grouping every active memory again gives; so do the
+    memories found about a file."""
     with am.Memory.open(tmp_path_factory.mktemp("h")) as memory:
         made: list[int] = []
         for n, step in enumerate(steps):
@@ -587,3 +588,9 @@ def test_the_router_hierarchy_kept_and_placed_again_is_the_one_grouped_anew(
             if before is not None and op != "gc" and len(made) > 1:
                 assert kept is before[2]  # placed again, not grouped anew
             assert _grouped(kept) == _grouped(assembly.Hierarchy(memory.longterm.active()))
+            lt = memory.longterm
+            about = [(r.id, path) for r, path in lt.about(["app/views.py", "app.models"])]  # places kept
+            places = {place: set(ids) for place, ids in lt._places[1].items()}
+            lt._places = None  # and made anew
+            assert about == [(r.id, path) for r, path in lt.about(["app/views.py", "app.models"])]
+            assert places == lt._places[1]

@@ -387,6 +387,7 @@ class _Placed(NamedTuple):
     about: tuple[str | None, str | None] | None
     module: str | None
     flow: bool
+    content: str
 
 
 class Hierarchy:
@@ -399,7 +400,7 @@ class Hierarchy:
     a caller keeps it while those stay the same, and :meth:`place` moves the
     memories that changed where grouping them all again would."""
 
-    __slots__ = ("_placed", "about", "by_domain", "by_id", "by_level", "flows", "modules", "words")
+    __slots__ = ("_counts", "_placed", "about", "by_domain", "by_id", "by_level", "flows", "modules", "words")
 
     def __init__(self, memories: Iterable[Routable] = ()) -> None:
         self.by_level: dict[str, list[Routable]] = {"L0": [], "L1": [], "L2": []}
@@ -410,6 +411,7 @@ class Hierarchy:
         self.modules: Counter[str] = Counter()
         self.flows: list[Routable] = []
         self._placed: dict[int, _Placed] = {}
+        self._counts: dict[str, Counter[str]] = {}  # see _counted
         for m in sorted(memories, key=_ident):  # in id order: every list below appends in order
             placed = self._placed[m.id] = _placement(m)
             self.by_id[m.id] = m
@@ -430,16 +432,27 @@ class Hierarchy:
 
     def place(self, changed: Mapping[int, Routable | None]) -> None:
         """Moves each memory of ``changed`` (its id -> its row while it is active,
-        else None) out of where it was and to where its row puts it now."""
-        domains: set[str] = set()
-        for memory_id, row in changed.items():
-            old = self._placed.pop(memory_id, None)
+        else None) out of where it was and to where its row puts it now (a row
+        placed as it was stays)."""
+        moving = {
+            memory_id: (self._placed.get(memory_id), row, _placement(row) if row is not None else None)
+            for memory_id, row in changed.items()
+        }
+        moving = {i: m for i, m in moving.items() if not (m[0] == m[2] and self.by_id.get(i) is m[1])}
+        # each touched domain's words, counted by member (its name one of them)
+        counts = {
+            domain: self._counted(domain)
+            for old, _, new in moving.values()
+            for domain in {old.domain if old else None, new.domain if new else None}
+            if domain is not None
+        }
+        for memory_id, (old, row, new) in moving.items():
             if old is not None:
-                del self.by_id[memory_id]
+                del self._placed[memory_id], self.by_id[memory_id]
                 _drop(self.by_level[old.level], memory_id, old.rank, _rank)
                 if old.domain is not None:
                     _drop_from(self.by_domain, old.domain, memory_id)
-                    domains.add(old.domain)
+                    _count(counts[old.domain], old.content, -1)
                 if old.about is not None:
                     _drop_from(self.about, old.about, memory_id)
                 if old.module is not None:
@@ -448,31 +461,53 @@ class Hierarchy:
                         del self.modules[old.module]
                 if old.flow:
                     _drop(self.flows, memory_id, old.rank, _rank)
-            if row is None:
+            if row is None or new is None:
                 continue
-            placed = self._placed[memory_id] = _placement(row)
-            self.by_id[memory_id] = row
-            bisect.insort(self.by_level[placed.level], row, key=_rank)
-            if placed.domain is not None:
-                bisect.insort(self.by_domain.setdefault(placed.domain, []), row, key=_ident)
-                domains.add(placed.domain)
-            if placed.about is not None:
-                bisect.insort(self.about.setdefault(placed.about, []), row, key=_ident)
-            if placed.module is not None:
-                self.modules[placed.module] += 1
-            if placed.flow:
+            self._placed[memory_id], self.by_id[memory_id] = new, row
+            bisect.insort(self.by_level[new.level], row, key=_rank)
+            if new.domain is not None:
+                bisect.insort(self.by_domain.setdefault(new.domain, []), row, key=_ident)
+                _count(counts[new.domain], new.content, 1)
+            if new.about is not None:
+                bisect.insort(self.about.setdefault(new.about, []), row, key=_ident)
+            if new.module is not None:
+                self.modules[new.module] += 1
+            if new.flow:
                 bisect.insort(self.flows, row, key=_rank)
-        for domain in domains:
+        for domain, count in counts.items():
             if domain in self.by_domain:
-                self._word(domain)
+                self.words[domain] = frozenset(count)
             else:
                 self.words.pop(domain, None)
+                self._counts.pop(domain, None)
+
+    def _counted(self, domain: str) -> Counter[str]:
+        """The members of ``domain`` holding each of its words (its name counted as
+        one), counted the first time the domain changes."""
+        count = self._counts.get(domain)
+        if count is None:
+            count = self._counts[domain] = Counter()
+            # the contents as placed: a row changed in place holds its new one already
+            for text in [domain, *(self._placed[m.id].content for m in self.by_domain.get(domain, ()))]:
+                _count(count, text, 1)
+        return count
 
     def _word(self, domain: str) -> None:
         from ._core import tokenize
 
         members = self.by_domain[domain]
+        # one text: a word is a run of letters, digits and _, so the words of the
+        # texts joined are the words of each
         self.words[domain] = frozenset(tokenize(" ".join([domain, *(m.content for m in members)]), stem=True))
+
+
+def _count(count: Counter[str], text: str, by: int) -> None:
+    from ._core import tokenize
+
+    for word in set(tokenize(text, stem=True)):
+        count[word] += by
+        if not count[word]:
+            del count[word]
 
 
 def _placement(m: Routable) -> _Placed:
@@ -483,6 +518,7 @@ def _placement(m: Routable) -> _Placed:
         (m.code_ref, m.module) if m.code_ref or m.module else None,
         m.module or None,
         m.kind in ("workflow", "pattern"),
+        m.content,
     )
 
 

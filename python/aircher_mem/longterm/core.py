@@ -306,7 +306,8 @@ class StoreCore(store.StoreHolder):
         self._episodes: dict[int, EpisodeRow] = {}  # episode memory id -> what it keeps
         self._episode_turns: dict[int, list[int]] = defaultdict(list)  # episode -> its raw turns, in order
         self._episode_of: dict[int, int] = {}  # turn -> its episode
-        self._places: tuple[tuple[int, int], dict[str, list[int]]] | None = None  # see memories._places
+        # see memories._places: (its place in the change log, place -> memories, memory -> places)
+        self._places: tuple[tuple[list[int], int], dict[str, set[int]], dict[int, frozenset[str]]] | None = None
         self._shape = 0  # counts the changes of a memory's content, level, status, stored score, or of the set
         self._changes: list[int] = []  # the memories changed, in order (see changes)
         self._slots: dict[tuple[str, str], int] = {}

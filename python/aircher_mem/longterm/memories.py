@@ -530,18 +530,37 @@ def said_by(lt: StoreCore, speaker: str, *, tags: Collection[str], limit: int) -
     return [record(lt, m, now) for m in found[:limit]]
 
 
-def _places(lt: StoreCore) -> dict[str, list[int]]:
-    """The memories of each file (their ``code_ref``'s) and module, built again
-    when memories were added or forgotten (neither changes on an existing one)."""
-    key = (len(lt._memories), lt._next_memory)
-    if lt._places is None or lt._places[0] != key:
-        places: dict[str, list[int]] = {}
+def _places(lt: StoreCore) -> dict[str, set[int]]:
+    """The memories of each file (their ``code_ref``'s) and module: those changed
+    since the last call placed again (see :meth:`StoreCore.changes`), all of them
+    when the store cannot name them."""
+    log, changed = lt.changes(lt._places[0] if lt._places is not None else None)
+    if lt._places is None or changed is None:
+        places: dict[str, set[int]] = {}
+        of: dict[int, frozenset[str]] = {}
         for m in lt._memories.values():
-            where = (m.code_ref or "").split(":", 1)[0].split("#", 1)[0]  # path:Name, path#L1-9
-            for place in {where, m.module or ""} - {""}:
-                places.setdefault(place, []).append(m.id)
-        lt._places = (key, places)
-    return lt._places[1]
+            of[m.id] = _places_of(m)
+            for place in of[m.id]:
+                places.setdefault(place, set()).add(m.id)
+    else:
+        _, places, of = lt._places
+        for memory_id in changed:
+            for place in of.pop(memory_id, ()):
+                places[place].discard(memory_id)
+                if not places[place]:
+                    del places[place]
+            row = lt._memories.get(memory_id)
+            if row is not None:
+                of[memory_id] = _places_of(row)
+                for place in of[memory_id]:
+                    places.setdefault(place, set()).add(memory_id)
+    lt._places = (log, places, of)
+    return places
+
+
+def _places_of(m: MemoryRow) -> frozenset[str]:
+    where = (m.code_ref or "").split(":", 1)[0].split("#", 1)[0]  # path:Name, path#L1-9
+    return frozenset({where, m.module or ""} - {""})
 
 
 def facts(lt: StoreCore, *, level: str | None = None, domain: str | None = None) -> MemoryList:

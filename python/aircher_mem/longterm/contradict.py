@@ -1860,7 +1860,8 @@ def _rule_opposite(a: _Analysis, b: _Analysis, s: ContradictionsPolicy) -> Verdi
         if len(x.content) < least:
             continue
         for y in ys:
-            if x.negations % 2 != y.negations % 2:
+            # (and those with no word in common, _opposed's next test)
+            if x.negations % 2 != y.negations % 2 and not x.content.isdisjoint(y.content):
                 verdict = _opposed(x, y, s, loose=loose, terse=terse)
                 if verdict is not None:
                     return verdict

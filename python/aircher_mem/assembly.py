@@ -21,6 +21,7 @@ Rust :class:`ContextWindow`), the callers fetch what is offered.
 from __future__ import annotations
 
 import bisect
+import operator
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Literal, NamedTuple, Protocol
@@ -374,8 +375,11 @@ def _rank(m: Routable) -> tuple[float, int]:
     return (-m.score, m.id)
 
 
-def _ident(m: Routable) -> int:
-    return m.id
+_ID = operator.attrgetter("id")
+# What a memory's place depends on, as a plain tuple (see _placement)
+_ROW = operator.attrgetter("level", "score", "domain", "code_ref", "module", "kind", "content")
+_CONTENT = 6
+_FLOWS = ("workflow", "pattern")
 
 
 class _Placed(NamedTuple):
@@ -410,19 +414,19 @@ class Hierarchy:
         self.about: dict[tuple[str | None, str | None], list[Routable]] = {}
         self.modules: Counter[str] = Counter()
         self.flows: list[Routable] = []
-        self._placed: dict[int, _Placed] = {}
+        self._placed: dict[int, tuple[Any, ...]] = {}  # id -> _ROW of the row as placed
         self._counts: dict[str, Counter[str]] = {}  # see _counted
-        for m in sorted(memories, key=_ident):  # in id order: every list below appends in order
-            placed = self._placed[m.id] = _placement(m)
+        for m in sorted(memories, key=_ID):  # in id order: every list below appends in order
+            self._placed[m.id] = _ROW(m)
             self.by_id[m.id] = m
-            self.by_level[placed.level].append(m)
-            if placed.domain is not None:
-                self.by_domain.setdefault(placed.domain, []).append(m)
-            if placed.about is not None:
-                self.about.setdefault(placed.about, []).append(m)
-            if placed.module is not None:
-                self.modules[placed.module] += 1
-            if placed.flow:
+            self.by_level["L2" if m.level == "L3" else m.level].append(m)
+            if m.level != "L0" and m.domain:
+                self.by_domain.setdefault(m.domain, []).append(m)
+            if m.code_ref or m.module:
+                self.about.setdefault((m.code_ref, m.module), []).append(m)
+            if m.module:
+                self.modules[m.module] += 1
+            if m.kind in _FLOWS:
                 self.flows.append(m)
         for level in self.by_level.values():
             level.sort(key=_rank)
@@ -435,7 +439,11 @@ class Hierarchy:
         else None) out of where it was and to where its row puts it now (a row
         placed as it was stays)."""
         moving = {
-            memory_id: (self._placed.get(memory_id), row, _placement(row) if row is not None else None)
+            memory_id: (
+                _placement(memory_id, self._placed.get(memory_id)),
+                row,
+                _placement(memory_id, _ROW(row) if row is not None else None),
+            )
             for memory_id, row in changed.items()
         }
         moving = {i: m for i, m in moving.items() if not (m[0] == m[2] and self.by_id.get(i) is m[1])}
@@ -463,13 +471,13 @@ class Hierarchy:
                     _drop(self.flows, memory_id, old.rank, _rank)
             if row is None or new is None:
                 continue
-            self._placed[memory_id], self.by_id[memory_id] = new, row
+            self._placed[memory_id], self.by_id[memory_id] = _ROW(row), row
             bisect.insort(self.by_level[new.level], row, key=_rank)
             if new.domain is not None:
-                bisect.insort(self.by_domain.setdefault(new.domain, []), row, key=_ident)
+                bisect.insort(self.by_domain.setdefault(new.domain, []), row, key=_ID)
                 _count(counts[new.domain], new.content, 1)
             if new.about is not None:
-                bisect.insort(self.about.setdefault(new.about, []), row, key=_ident)
+                bisect.insort(self.about.setdefault(new.about, []), row, key=_ID)
             if new.module is not None:
                 self.modules[new.module] += 1
             if new.flow:
@@ -488,7 +496,7 @@ class Hierarchy:
         if count is None:
             count = self._counts[domain] = Counter()
             # the contents as placed: a row changed in place holds its new one already
-            for text in [domain, *(self._placed[m.id].content for m in self.by_domain.get(domain, ()))]:
+            for text in [domain, *(self._placed[m.id][_CONTENT] for m in self.by_domain.get(domain, ()))]:
                 _count(count, text, 1)
         return count
 
@@ -510,15 +518,19 @@ def _count(count: Counter[str], text: str, by: int) -> None:
             del count[word]
 
 
-def _placement(m: Routable) -> _Placed:
+def _placement(memory_id: int, row: tuple[Any, ...] | None) -> _Placed | None:
+    """Where a row (its :data:`_ROW`) goes."""
+    if row is None:
+        return None
+    level, score, domain, code_ref, module, kind, content = row
     return _Placed(
-        "L2" if m.level == "L3" else m.level,
-        _rank(m),
-        m.domain if m.level != "L0" and m.domain else None,
-        (m.code_ref, m.module) if m.code_ref or m.module else None,
-        m.module or None,
-        m.kind in ("workflow", "pattern"),
-        m.content,
+        "L2" if level == "L3" else level,
+        (-score, memory_id),
+        domain if level != "L0" and domain else None,
+        (code_ref, module) if code_ref or module else None,
+        module or None,
+        kind in _FLOWS,
+        content,
     )
 
 
@@ -534,7 +546,7 @@ def _drop(members: list[Routable], memory_id: int, at: Any, key: Callable[[Routa
 
 def _drop_from(groups: dict[Any, list[Routable]], group: Any, memory_id: int) -> None:
     members = groups[group]
-    _drop(members, memory_id, memory_id, _ident)
+    _drop(members, memory_id, memory_id, _ID)
     if not members:
         del groups[group]
 

@@ -307,7 +307,7 @@ class StoreCore(store.StoreHolder):
         self._episode_turns: dict[int, list[int]] = defaultdict(list)  # episode -> its raw turns, in order
         self._episode_of: dict[int, int] = {}  # turn -> its episode
         # see memories._places: (its place in the change log, place -> memories, memory -> places)
-        self._places: tuple[tuple[list[int], int], dict[str, set[int]], dict[int, frozenset[str]]] | None = None
+        self._places: tuple[tuple[list[int], int], dict[str, set[int]], dict[int, tuple[str, ...]]] | None = None
         self._shape = 0  # counts the changes of a memory's content, level, status, stored score, or of the set
         self._changes: list[int] = []  # the memories changed, in order (see changes)
         self._slots: dict[tuple[str, str], int] = {}

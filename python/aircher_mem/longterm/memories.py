@@ -537,11 +537,12 @@ def _places(lt: StoreCore) -> dict[str, set[int]]:
     log, changed = lt.changes(lt._places[0] if lt._places is not None else None)
     if lt._places is None or changed is None:
         places: dict[str, set[int]] = {}
-        of: dict[int, frozenset[str]] = {}
+        of: dict[int, tuple[str, ...]] = {}
         for m in lt._memories.values():
-            of[m.id] = _places_of(m)
-            for place in of[m.id]:
-                places.setdefault(place, set()).add(m.id)
+            if m.code_ref or m.module:
+                of[m.id] = _places_of(m)
+                for place in of[m.id]:
+                    places.setdefault(place, set()).add(m.id)
     else:
         _, places, of = lt._places
         for memory_id in changed:
@@ -550,7 +551,7 @@ def _places(lt: StoreCore) -> dict[str, set[int]]:
                 if not places[place]:
                     del places[place]
             row = lt._memories.get(memory_id)
-            if row is not None:
+            if row is not None and (row.code_ref or row.module):
                 of[memory_id] = _places_of(row)
                 for place in of[memory_id]:
                     places.setdefault(place, set()).add(memory_id)
@@ -558,9 +559,9 @@ def _places(lt: StoreCore) -> dict[str, set[int]]:
     return places
 
 
-def _places_of(m: MemoryRow) -> frozenset[str]:
+def _places_of(m: MemoryRow) -> tuple[str, ...]:
     where = (m.code_ref or "").split(":", 1)[0].split("#", 1)[0]  # path:Name, path#L1-9
-    return frozenset({where, m.module or ""} - {""})
+    return tuple({where, m.module or ""} - {""})
 
 
 def facts(lt: StoreCore, *, level: str | None = None, domain: str | None = None) -> MemoryList:

@@ -328,8 +328,14 @@ def _clear_caches() -> None:
     from aircher_mem.longterm import contradict
 
     # the caches are the module's own; cold = no text and no word seen before
-    contradict._analyse.cache_clear()
-    contradict._stem.cache_clear()
+    for cached in (
+        contradict._analyse,
+        contradict._stem,
+        contradict._clean,
+        contradict._polarity,
+        contradict._features,
+    ):
+        cached.cache_clear()
 
 
 def latencies(pairs: Sequence[Pair]) -> tuple[list[float], list[float]]:

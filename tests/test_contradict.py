@@ -468,6 +468,7 @@ NOT_CONTRADICTIONS = [
     ("Jon lost his job.", "Gina found a new job."),
     ("Sam got a job as a nurse.", "Sam's sister lost her job."),
     ("Nina opened a bakery downtown.", "Nina is planning to open a second bakery."),
+    ("Melanie works at Google.", "Melanie might quit Google next spring."),  # a hedged change
     ("The team added a new test for the parser.", "The team removed a flaky test from the lexer."),
     ("Jon has lost his job.", "Jon lost his job at the bank."),
     ("Jon lost his job.", "Jon lost his job and then found a new one."),

@@ -1271,7 +1271,8 @@ _GIVEN_UP = frozenset(
 )
 # what a value is said not to be when it is not in use ("pytest is not even installed")
 _IN_USE = frozenset("used installed allowed supported enabled needed required permitted adopted available".split())
-_HEDGES = frozenset("even ever really actually currently".split())
+# words skipped after a value to read whether it is in use ("is not even installed")
+_FILLERS = frozenset("even ever really actually currently".split())
 # words before "X over Y" that make it a choice ("we chose tabs over spaces")
 _PREFERRING = frozenset("prefer prefers preferred chose choose chosen pick picked favour favor favored".split())
 _DETERMINERS = frozenset("the a an our their my your its all".split())
@@ -1317,7 +1318,7 @@ def _gone_after(words: list[str], index: int) -> bool:
         return False
     if after[0] in _GONE or after == ["no", "longer"] or (after[0] in _WAS and after[-1] in _GONE):
         return True
-    rest = [w for w in words[index + 1 : index + 6] if w not in _HEDGES]
+    rest = [w for w in words[index + 1 : index + 6] if w not in _FILLERS]
     if rest[:1] and rest[0] in _WAS:  # "is not used", "was never adopted"
         rest = rest[1:]
     return len(rest) >= 2 and rest[0] in _NEGATIONS and rest[0] not in _LEAVING and rest[1] in _IN_USE

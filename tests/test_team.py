@@ -85,6 +85,32 @@ def test_vectors_one_process_embedded_serve_the_others(pg_url: str) -> None:
     assert kind == (("vector",) if pg_cluster.has_pgvector(pg_url) else ("real[]",))  # pgvector's, where there
 
 
+def test_the_router_places_what_another_process_stored(two: tuple[am.Memory, am.Memory]) -> None:
+    """A kept hierarchy takes in the memories another process stores, forgets and
+    moves: after each, it holds what grouping every active memory anew gives."""
+    from aircher_mem import assembly
+
+    a, b = two
+
+    def grouped(memory: am.Memory) -> dict[str, list[int]]:
+        known = memory._hierarchy()
+        return {level: [m.id for m in members] for level, members in known.by_level.items()}
+
+    first = a.remember("The billing export runs nightly", domain="billing").memory_id
+    a.assemble(query="billing export", budget=2000)
+    kept = a._known[None][2]
+    second = b.remember("Invoices are archived after a year", domain="billing").memory_id
+    b.promote(first, "L0")
+    a.recall("invoices")  # a verb: a catches up
+    assert grouped(a) == {"L0": [first], "L1": [second], "L2": []}
+    assert a._hierarchy() is kept  # placed again, not grouped anew
+    b.forget(second)
+    a.recall("invoices")
+    fresh = assembly.Hierarchy(a.longterm.active())
+    assert grouped(a) == {level: [m.id for m in members] for level, members in fresh.by_level.items()}
+    assert grouped(a) == {"L0": [first], "L1": [], "L2": []}
+
+
 def test_a_correction_made_elsewhere_wins_everywhere(two: tuple[am.Memory, am.Memory]) -> None:
     a, b = two
     a.add_turn("s1", "user", "The database is Postgres.")

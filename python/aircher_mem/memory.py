@@ -1336,17 +1336,18 @@ class Memory:
         ``HIERARCHY_PLACED``)."""
         lt = self.longterm
         kept = self._known.get(_ACTING.get())
-        log, changed = lt.changes(kept[1] if kept is not None else None)
-        if kept is not None and kept[0] == lt.shape and changed is not None:
+        shape, (log, changed) = lt.shape, lt.changes(kept[1] if kept is not None else None)
+        if kept is not None and kept[0] == shape and changed is not None:
             return kept[2]
         if kept is None or changed is None or len(changed) > HIERARCHY_PLACED:
             rows = lt.active()  # loads the store first: its shape and log count from there
-            log, _ = lt.changes(None)
+            shape, (log, _) = lt.shape, lt.changes(None)
             known = assembly.Hierarchy(rows)
         else:
+            # (what a team's catch-up changes meanwhile is after ``log``: placed next time)
             known = kept[2]
             known.place(lt.active_of(sorted(changed)))
-        self._known[_ACTING.get()] = (lt.shape, log, known)
+        self._known[_ACTING.get()] = (shape, log, known)
         return known
 
     def _signals(

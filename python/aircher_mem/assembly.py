@@ -72,7 +72,6 @@ __all__ = [
     "fill_tiers",
     "Routable",
     "Hierarchy",
-    "hierarchy",
     "route",
 ]
 
@@ -417,22 +416,23 @@ class Hierarchy:
         self._placed: dict[int, tuple[Any, ...]] = {}  # id -> _ROW of the row as placed
         self._counts: dict[str, Counter[str]] = {}  # see _counted
         for m in sorted(memories, key=_ID):  # in id order: every list below appends in order
-            self._placed[m.id] = _ROW(m)
+            row = self._placed[m.id] = _ROW(m)
+            level, domain, about, module, flow = _where(row)
             self.by_id[m.id] = m
-            self.by_level["L2" if m.level == "L3" else m.level].append(m)
-            if m.level != "L0" and m.domain:
-                self.by_domain.setdefault(m.domain, []).append(m)
-            if m.code_ref or m.module:
-                self.about.setdefault((m.code_ref, m.module), []).append(m)
-            if m.module:
-                self.modules[m.module] += 1
-            if m.kind in _FLOWS:
+            self.by_level[level].append(m)
+            if domain is not None:
+                self.by_domain.setdefault(domain, []).append(m)
+            if about is not None:
+                self.about.setdefault(about, []).append(m)
+            if module is not None:
+                self.modules[module] += 1
+            if flow:
                 self.flows.append(m)
-        for level in self.by_level.values():
-            level.sort(key=_rank)
+        for members in self.by_level.values():
+            members.sort(key=_rank)
         self.flows.sort(key=_rank)
-        for domain in self.by_domain:
-            self._word(domain)
+        for name in self.by_domain:
+            self._word(name)
 
     def place(self, changed: Mapping[int, Routable | None]) -> None:
         """Moves each memory of ``changed`` (its id -> its row while it is active,
@@ -518,20 +518,27 @@ def _count(count: Counter[str], text: str, by: int) -> None:
             del count[word]
 
 
-def _placement(memory_id: int, row: tuple[Any, ...] | None) -> _Placed | None:
-    """Where a row (its :data:`_ROW`) goes."""
-    if row is None:
-        return None
-    level, score, domain, code_ref, module, kind, content = row
-    return _Placed(
+def _where(
+    row: tuple[Any, ...],
+) -> tuple[str, str | None, tuple[str | None, str | None] | None, str | None, bool]:
+    """The groups a row (its :data:`_ROW`) goes in: its level (L3 with L2), its
+    domain (not at L0), the code it is about, its module, whether it is a flow."""
+    level, _, domain, code_ref, module, kind, _ = row
+    return (
         "L2" if level == "L3" else level,
-        (-score, memory_id),
         domain if level != "L0" and domain else None,
         (code_ref, module) if code_ref or module else None,
         module or None,
         kind in _FLOWS,
-        content,
     )
+
+
+def _placement(memory_id: int, row: tuple[Any, ...] | None) -> _Placed | None:
+    """Where a row (its :data:`_ROW`) goes, and what it was placed by."""
+    if row is None:
+        return None
+    level, domain, about, module, flow = _where(row)
+    return _Placed(level, (-row[1], memory_id), domain, about, module, flow, row[_CONTENT])
 
 
 def _drop(members: list[Routable], memory_id: int, at: Any, key: Callable[[Routable], Any]) -> None:
@@ -549,11 +556,6 @@ def _drop_from(groups: dict[Any, list[Routable]], group: Any, memory_id: int) ->
     _drop(members, memory_id, memory_id, _ID)
     if not members:
         del groups[group]
-
-
-def hierarchy(memories: Sequence[Routable]) -> Hierarchy:
-    """Groups ``memories`` (the active ones): see :class:`Hierarchy`."""
-    return Hierarchy(memories)
 
 
 def route(

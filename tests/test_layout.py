@@ -46,6 +46,7 @@ LAYERS = {
     "aircher_mem.graph": 1,
     "aircher_mem.retrieval": 1,
     "aircher_mem.embeddings": 1,
+    "aircher_mem.nli": 1,
     "aircher_mem.episodic": 1,
     "aircher_mem.longterm": 1,
     "aircher_mem.longterm.store": 1,

@@ -105,6 +105,10 @@ class _Section(Plain):
                 object.__setattr__(self, field.name, float(value))
                 value = float(value)
             else:  # str
+                if field.metadata.get("any_text"):
+                    if not isinstance(value, str):
+                        raise PolicyError(f"{key} must be a string, got {value!r}")
+                    continue
                 prefixes = field.metadata.get("empty_or")
                 if prefixes is not None:
                     if not isinstance(value, str) or (value and not value.startswith(prefixes)):
@@ -136,6 +140,11 @@ def _bound(default: Any, lo: float | None = None, hi: float = _INT_MAX, *, lo_op
 
 def _choice(default: str, *choices: str) -> Any:
     return dataclasses.field(default=default, metadata={"choices": choices})
+
+
+def _any_text(default: str) -> Any:
+    """A string that may be empty (a path, a name)."""
+    return dataclasses.field(default=default, metadata={"any_text": True})
 
 
 @frozen
@@ -698,6 +707,19 @@ class DecisionsPolicy(_Section):
     #: this, and given at most ``judge_timeout_seconds`` per pair.
     judge_min_overlap: float = _bound(0.3, 0.0, 1.0)
     judge_timeout_seconds: float = _bound(8.0, 0.0, 3600.0, lo_open=True)
+    #: The judge when ``Memory.open`` is given none: an NLI model
+    #: (:class:`aircher_mem.nli.NliJudge`), a folder holding its ``.onnx`` file and
+    #: ``tokenizer.json`` or an installed package's import name, loaded at its first
+    #: pair; empty: no judge. ``nli_contradiction`` is its contradiction output (-1:
+    #: the ``config.json`` beside it says), ``nli_threshold`` the probability (the
+    #: smaller of both orders) at which a pair contradicts. A judge with a ``pair``
+    #: method (an NLI model) is asked about the pairs whose word overlap is at least
+    #: ``nli_min_overlap``: a contradiction that needs knowledge of the world shares
+    #: few words ("I follow a vegan diet" / "Had a cheeseburger for lunch").
+    nli_model: str = _any_text("")
+    nli_contradiction: int = _bound(-1, -1, 10_000)
+    nli_threshold: float = _bound(0.9, 0.0, 1.0)
+    nli_min_overlap: float = _bound(0.0, 0.0, 1.0)
     #: Decisions and their reasons are read from the assistant's turns too (the
     #: agent says what it chose and why), not only from the user's.
     chains_from_assistant: bool = True

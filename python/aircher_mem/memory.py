@@ -382,7 +382,7 @@ class Memory:
         prompts (``[lifecycle] summarizer_timeout_seconds``; the extractive forms
         when it fails or is late); ``judge`` an optional LLM callable asked whether
         two memories contradict (seed 001's prompt; ``[decisions]``), for the pairs
-        the offline rules pass over."""
+        the offline rules pass over, or an NLI model (:class:`aircher_mem.nli.NliJudge`)."""
         if not isinstance(root, (str, os.PathLike)) or not os.fspath(root):
             raise InvalidInputError(f"root must be a folder's path, got {root!r:.80}")
         try:
@@ -417,9 +417,14 @@ class Memory:
                 write_atomic(config, Policy().to_toml())
             except OSError as exc:
                 raise StoreError(f"cannot write {config}: {exc}") from None
-        for name, given in (("extractor", extractor), ("summarizer", summarizer), ("judge", judge)):
+        for name, given in (("extractor", extractor), ("summarizer", summarizer)):
             if given is not None and not callable(given):
                 raise InvalidInputError(f"{name} must be callable, got {given!r:.80}")
+        if judge is not None:
+            from .longterm.schema import is_judge
+
+            if not is_judge(judge):
+                raise InvalidInputError(f"judge must be callable or have a pair method, got {judge!r:.80}")
         return cls(
             path,
             policy or Policy.load(path),
@@ -527,6 +532,7 @@ class Memory:
 
     def _open_longterm(self, user: str | None) -> LongTermMemory:
         from .longterm import LongTermMemory
+        from .nli import configured as nli_judge
 
         embedder, why = dense_embedder(self.policy)
         team = self.policy.store
@@ -550,7 +556,7 @@ class Memory:
                 dense_note=why,
                 extractor=self.extractor,
                 summarizer=self.summarizer,
-                judge=self.judge,
+                judge=self.judge if self.judge is not None else nli_judge(self.policy.decisions),
             )
 
         return self._taken(open_store)

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import heapq
 import json
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, cast
 
 from ..results import Contradiction, ContradictionList
 from . import checks
@@ -33,6 +33,7 @@ from .schema import ContradictionRow, MemoryRow
 if TYPE_CHECKING:
     import numpy as np
 
+    from ..config import DecisionsPolicy
     from . import contradict
 
 __all__ = [
@@ -47,6 +48,8 @@ __all__ = [
     "about",
     "result",
     "ask_judge",
+    "goes_to_judge",
+    "min_overlap",
     "supersede",
 ]
 
@@ -122,8 +125,7 @@ def _verdict(lt: StoreCore, a: MemoryRow, b: MemoryRow) -> contradict.Verdict | 
     verdict = contradict.detect(a.content, b.content, settings=lt.contradiction_rules)
     if verdict is not None or lt.judge is None:
         return verdict
-    ta, tb = token_set(a.content), token_set(b.content)
-    if not ta or not tb or len(ta & tb) / len(ta | tb) < lt.decisions.judge_min_overlap:
+    if not goes_to_judge(a.content, b.content, min_overlap(lt.judge, lt.decisions)):
         return None
     key = (a.id, b.id)
     if key not in lt._judged:
@@ -134,13 +136,34 @@ def _verdict(lt: StoreCore, a: MemoryRow, b: MemoryRow) -> contradict.Verdict | 
     return contradict.Verdict("judge", "the judge said they contradict", 1.0) if lt._judged[key] else None
 
 
+def min_overlap(judge: object, decisions: DecisionsPolicy) -> float:
+    """The word overlap a pair needs to be asked of ``judge``: ``nli_min_overlap``
+    for a judge given the two texts (``pair``), ``judge_min_overlap`` for one given
+    the prompt."""
+    return decisions.nli_min_overlap if callable(getattr(judge, "pair", None)) else decisions.judge_min_overlap
+
+
+def goes_to_judge(a: str, b: str, min_overlap: float) -> bool:
+    """Whether a pair the rules pass over is asked of the judge: both texts have
+    words, and the share of their words they have in common (Jaccard) reaches
+    ``min_overlap`` (``[decisions] judge_min_overlap``)."""
+    ta, tb = token_set(a), token_set(b)
+    return bool(ta and tb) and len(ta & tb) / len(ta | tb) >= min_overlap
+
+
 def ask_judge(lt: StoreCore, a: str, b: str) -> bool | None:
-    """The judge's answer about ``a`` and ``b`` (seed 001's prompt): True, False, or
-    None when it failed, was late (``judge_timeout_seconds``) or said nothing
-    readable."""
-    if lt.judge is None:
+    """The judge's answer about ``a`` and ``b`` (seed 001's prompt, or the two texts
+    to a judge with a ``pair`` method): True, False, or None when it failed, was
+    late (``judge_timeout_seconds``) or said nothing readable."""
+    judge = lt.judge
+    if judge is None:
         return None
-    called = call_within(lt.judge, JUDGE_PROMPT.format(a=a, b=b), lt.decisions.judge_timeout_seconds, "aircher-judge")
+    pair = getattr(judge, "pair", None)
+    if callable(pair):
+        asked: Callable[[str], object] = lambda _prompt: pair(a, b)  # noqa: E731
+    else:
+        asked = cast("Callable[[str], object]", judge)
+    called = call_within(asked, JUDGE_PROMPT.format(a=a, b=b), lt.decisions.judge_timeout_seconds, "aircher-judge")
     out = called.out
     if isinstance(out, str):
         text = out.strip()

@@ -84,6 +84,7 @@ from .schema import (
     Summarizer,
     TurnRow,
     episode_row,
+    is_judge,
     json_list,
     memory_key,
     one_row,
@@ -229,9 +230,10 @@ class StoreCore(store.StoreHolder):
             raise InvalidInputError("user is for a team's store ([store] url): a file's rows are its login's")
         if extractor is not None and not callable(extractor):
             raise InvalidInputError(f"extractor must be callable, got {checks.short(extractor)}")
-        for name, given in (("summarizer", summarizer), ("judge", judge)):
-            if given is not None and not callable(given):
-                raise InvalidInputError(f"{name} must be callable, got {checks.short(given)}")
+        if summarizer is not None and not callable(summarizer):
+            raise InvalidInputError(f"summarizer must be callable, got {checks.short(summarizer)}")
+        if judge is not None and not is_judge(judge):
+            raise InvalidInputError(f"judge must be callable or have a pair method, got {checks.short(judge)}")
         self.policy = policy or LongtermPolicy()
         self.retrieval = retrieval or RetrievalPolicy()
         self.lifecycle = lifecycle or LifecyclePolicy()

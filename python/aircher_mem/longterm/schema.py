@@ -21,7 +21,7 @@ import dataclasses
 import itertools
 import json
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from .. import store
 from ..results import Turn
@@ -40,6 +40,8 @@ __all__ = [
     "Extractor",
     "Summarizer",
     "Judge",
+    "PairJudge",
+    "is_judge",
     "MIGRATIONS",
     "INDEX_SUFFIXES",
     "UNSAVE",
@@ -102,10 +104,27 @@ Summarizer = Callable[[str], object]
 """``summarizer(prompt_and_turns)`` -> a JSON object as seed 003's prompts ask for
 (see :func:`aircher_mem.longterm.compress.ask_summarizer`)."""
 
-Judge = Callable[[str], object]
+
+class PairJudge(Protocol):
+    """A judge given the two texts (:class:`aircher_mem.nli.NliJudge`)."""
+
+    def pair(self, a: str, b: str, /) -> object:
+        """Whether ``a`` and ``b`` contradict: True or False."""
+        ...
+
+
+Judge = Callable[[str], object] | PairJudge
 """``judge(prompt)`` -> whether two memories contradict: True/False, "yes"/"no", or a
 JSON object ``{"contradicts": bool, "why": str}`` (seed 001's prompt, see
-:func:`aircher_mem.longterm.contradictions.ask_judge`)."""
+:func:`aircher_mem.longterm.contradictions.ask_judge`). A judge with a ``pair``
+method (:class:`aircher_mem.nli.NliJudge`) is given the two texts instead:
+``judge.pair(a, b)`` -> True or False."""
+
+
+def is_judge(given: object) -> bool:
+    """Whether ``given`` can be a store's judge: a callable, or has a callable ``pair``."""
+    return callable(given) or callable(getattr(given, "pair", None))
+
 
 Extractor = Callable[[str], object]
 """``extractor(turn_text)`` -> a JSON list of ``{content, importance, tags, action:

@@ -324,6 +324,41 @@ def run(pairs: Iterable[Pair], systems: Mapping[str, Callable[[str, str], bool]]
     return scores
 
 
+def nli_systems(
+    model: str, label: int | None, threshold: float | None, took_ms: list[float]
+) -> dict[str, Callable[[str, str], bool]]:
+    """The rules, then an NLI judge for the pairs they pass over, as the store asks it
+    (``contradictions.goes_to_judge`` with the default ``[decisions]``
+    ``nli_min_overlap``: "detect+nli"), and with the overlap a prompt judge needs
+    (``judge_min_overlap``: "detect+nli, overlap"). Each pair's judgement is made
+    once; ``took_ms`` gets its time."""
+    from aircher_mem.config import DecisionsPolicy
+    from aircher_mem.longterm.contradict import detect
+    from aircher_mem.longterm.contradictions import goes_to_judge, min_overlap
+    from aircher_mem.nli import DEFAULT_THRESHOLD, NliJudge
+
+    judge = NliJudge.load(model, contradiction=label, threshold=DEFAULT_THRESHOLD if threshold is None else threshold)
+    print(f"NLI judge: {judge!r} from {model}")
+    answers: dict[tuple[str, str], bool] = {}
+    decisions = DecisionsPolicy()
+    overlap = min_overlap(judge, decisions)
+
+    def judged(a: str, b: str) -> bool:
+        if (a, b) not in answers:
+            start = time.perf_counter()
+            answers[a, b] = judge.pair(a, b)
+            took_ms.append(1e3 * (time.perf_counter() - start))
+        return answers[a, b]
+
+    def gated(a: str, b: str) -> bool:
+        return detect(a, b) is not None or (goes_to_judge(a, b, overlap) and judged(a, b))
+
+    def overlapping(a: str, b: str) -> bool:
+        return detect(a, b) is not None or (goes_to_judge(a, b, decisions.judge_min_overlap) and judged(a, b))
+
+    return {"detect+nli": gated, "detect+nli, overlap": overlapping}
+
+
 def _clear_caches() -> None:
     from aircher_mem.longterm import contradict
 
@@ -409,6 +444,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         help=f"locomo JSON (default: {LOCOMO.name} in ${DATA_ENV} or shared/data beside the repository)",
     )
     parser.add_argument("--errors", action="store_true", help="print the pairs detect gets wrong (tune split only)")
+    parser.add_argument("--nli", metavar="MODEL", help="also the rules + an NLI judge (NliJudge.load(MODEL))")
+    parser.add_argument("--nli-label", type=int, help="the NLI model's contradiction output (default: its config.json)")
+    parser.add_argument("--nli-threshold", type=float, help="NliJudge's threshold (default: its DEFAULT_THRESHOLD)")
     args = parser.parse_args(argv)
 
     from aircher_mem.longterm.contradict import detect
@@ -430,6 +468,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "baseline": baseline,
         "detect": lambda a, b: detect(a, b) is not None,
     }
+    judge_ms: list[float] = []
+    if args.nli:
+        systems.update(nli_systems(args.nli, args.nli_label, args.nli_threshold, judge_ms))
     scores = run(chosen, systems)
     splits = [*SPLITS, "all"] if args.split == "all" else [args.split]
     print(scores_table(scores, splits))
@@ -440,6 +481,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"p95 {1e3 * percentile(cold, 95):.3f} ms; warm p50 {1e3 * percentile(warm, 50):.3f} ms, "
         f"p95 {1e3 * percentile(warm, 95):.3f} ms"
     )
+    if judge_ms:
+        print(
+            f"NLI judge latency per pair (both orders) over {len(judge_ms)} pairs: "
+            f"p50 {percentile(judge_ms, 50):.1f} ms, p95 {percentile(judge_ms, 95):.1f} ms"
+        )
     per_scan = scans(chosen)
     print(
         f"scan of one text against {SCAN_CANDIDATES} others, cold, over {len(per_scan)} scans: "

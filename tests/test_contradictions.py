@@ -204,6 +204,24 @@ def test_a_judge_is_asked_about_the_pairs_the_rules_pass_over_once(make_store: S
     assert asked[0].startswith("Are these contradictory?") and "A: The office pet is a cat" in asked[0]
 
 
+def test_a_write_asks_the_judge_within_its_budget_and_consolidation_the_rest(make_store: Store) -> None:
+    asked: list[str] = []
+
+    def judge(prompt: str) -> object:
+        asked.append(prompt)
+        return "yes"
+
+    lt = make_store(judge=judge, decisions=DecisionsPolicy(judge_min_overlap=0.2, judge_scan_seconds=0.0))
+    lt.remember("The office pet is a cat named Mochi", at=T0)
+    lt.remember("The office pet is a dog named Mochi", at=T0 + DAY)
+    assert asked == [] and lt.contradictions("all").contradictions == []
+    lt.consolidate(now=T0 + 2 * DAY)
+    [c] = lt.contradictions().contradictions
+    assert (c.rule, c.origin, len(asked)) == ("judge", "consolidation", 1)
+    lt.consolidate(now=T0 + 3 * DAY)
+    assert len(asked) == 1  # the answer is kept by pair
+
+
 @pytest.mark.parametrize("answer", [RuntimeError("down"), "maybe", 42, None])
 def test_a_failing_or_unclear_judge_finds_nothing(answer: object, make_store: Store) -> None:
     def judge(prompt: str) -> object:

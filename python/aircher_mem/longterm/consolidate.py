@@ -16,8 +16,9 @@ between batches; the rest wait for the next: ``pending``); TTLs expire
 (:mod:`.ttl`); superseded memories and memories never cited and unseen for
 ``forget_unused_days`` are forgotten (their rows, never their raw turns); every
 contradiction found since the last pass is reported (each memory is checked when
-stored, :mod:`.contradictions`; those stored before that check existed are checked
-here, for at most ``[decisions] consolidate_scan_seconds`` a pass); every memory is
+stored, :mod:`.contradictions`; those stored before that check existed, and with a
+judge every memory not checked by a pass yet, are checked here, for at most
+``[decisions] consolidate_scan_seconds`` a pass); every memory is
 placed in its layer by its priority and age (:mod:`.layers`: usage counts there),
 and a memory placed warm or cold gets its summary, compressed and index forms (what
 recall serves there) unless it has them; episodes sharing entities, and memories
@@ -268,9 +269,13 @@ def _pass(
 
     # 6. contradictions: every memory is checked when stored; those stored before the
     #    check existed are checked here, oldest first, while the pass's time for it
-    #    lasts; every contradiction found since the last pass is reported
+    #    lasts, and with a judge every memory not checked here yet (a write asks the
+    #    judge for judge_scan_seconds only); every contradiction found since the last
+    #    pass is reported
     contradicted = 0
     unscanned = int(state.get(UNSCANNED, 0))
+    if lt.judge is not None:
+        unscanned = max(unscanned, max(lt._memories, default=0))
     budget = time.perf_counter() + lt.decisions.consolidate_scan_seconds
     scanned_to = int(state.get(SCANNED, 0))
     seen: set[tuple[int, int]] = set()

@@ -1,9 +1,10 @@
 """Contradictions between memories (seed 001's scanner) and their resolution.
 
 Every memory stored is checked against its ``[decisions] scan_neighbours`` nearest
-active memories (the merge-check index: lexical), and a consolidation pass checks
-the memories stored since the last pass again, by meaning too when embeddings are
-on. A pair is a contradiction when the offline rules of
+active memories (the merge-check index: lexical; by meaning too once embedded), and
+with a judge, a consolidation pass checks the memories stored since its last one
+again, asking the judge without a write's time limit (``judge_scan_seconds``).
+A pair is a contradiction when the offline rules of
 :mod:`aircher_mem.longterm.contradict` say so (the same setting with another value,
 a negation or an opposite, numbers or versions that differ, an explicit
 correction), or, for a pair they pass over that shares enough words, when the
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import heapq
 import json
+import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, cast
 
@@ -119,20 +121,31 @@ def _neighbours(
     return found
 
 
-def _verdict(lt: StoreCore, a: MemoryRow, b: MemoryRow) -> contradict.Verdict | None:
+def _verdict(lt: StoreCore, a: MemoryRow, b: MemoryRow, ask: bool = True) -> contradict.Verdict | None:
+    """The rules' verdict on ``a`` and ``b``; else the judge's, when ``ask`` and the
+    pair goes to it (its answer kept by pair)."""
     from . import contradict
 
     verdict = contradict.detect(a.content, b.content, settings=lt.contradiction_rules)
     if verdict is not None or lt.judge is None:
         return verdict
+    key = (a.id, b.id)
+    if key in lt._judged:
+        return _judge_verdict(lt, key)
+    if not ask:
+        return None
     if not goes_to_judge(a.content, b.content, min_overlap(lt.judge, lt.decisions)):
         return None
-    key = (a.id, b.id)
-    if key not in lt._judged:
-        answer = ask_judge(lt, a.content, b.content)
-        if answer is None:
-            return None  # failed or late: asked again next time
-        lt._judged[key] = answer
+    answer = ask_judge(lt, a.content, b.content)
+    if answer is None:
+        return None  # failed or late: asked again next time
+    lt._judged[key] = answer
+    return _judge_verdict(lt, key)
+
+
+def _judge_verdict(lt: StoreCore, key: tuple[int, int]) -> contradict.Verdict | None:
+    from . import contradict
+
     return contradict.Verdict("judge", "the judge said they contradict", 1.0) if lt._judged[key] else None
 
 
@@ -188,11 +201,16 @@ def _add(
 
 
 def pairs(
-    lt: StoreCore, memory: MemoryRow, vector: np.ndarray | None = None, near: Sequence[str] | None = None
+    lt: StoreCore,
+    memory: MemoryRow,
+    vector: np.ndarray | None = None,
+    near: Sequence[str] | None = None,
+    judge_until: float | None = None,
 ) -> list[tuple[MemoryRow, MemoryRow, contradict.Verdict]]:
     """The contradictions between ``memory`` and its nearest active memories
     (lexical; by meaning given its embedding ``vector``) not known yet: (a, b,
-    verdict), a the older. Records nothing."""
+    verdict), a the older. Records nothing. The judge is asked until
+    ``judge_until`` (``time.monotonic()``; None: no limit), the nearest first."""
 
     if memory.status != "active":
         return []
@@ -202,7 +220,7 @@ def pairs(
         a, b = (other, memory) if (other.valid_from, other.id) <= (memory.valid_from, memory.id) else (memory, other)
         if any(pair in known or pair in found for pair in ((a.id, b.id), (b.id, a.id))):
             continue
-        verdict = _verdict(lt, a, b)
+        verdict = _verdict(lt, a, b, judge_until is None or time.monotonic() < judge_until)
         if verdict is not None:
             out.append((a, b, verdict))
             found.add((a.id, b.id))
@@ -220,11 +238,15 @@ def scan(
 ) -> list[int]:
     """Records the contradictions :func:`pairs` finds for ``memory``; one where a
     memory explicitly corrects the other is resolved for the corrector when
-    ``auto_resolve_corrections``. Returns the ids of the memories it superseded."""
+    ``auto_resolve_corrections``. Returns the ids of the memories it superseded.
+    A write's scan asks the judge for at most ``[decisions] judge_scan_seconds``;
+    the pairs left are asked in consolidation (``origin="consolidation"``), which
+    checks the memories stored since its last pass again."""
     from . import contradict
 
+    judge_until = None if origin == "consolidation" else time.monotonic() + lt.decisions.judge_scan_seconds
     superseded: list[int] = []
-    for a, b, verdict in pairs(lt, memory, vector, near):
+    for a, b, verdict in pairs(lt, memory, vector, near, judge_until):
         if a.status != "active" or b.status != "active":
             continue  # settled by a correction found before
         row = _add(lt, a, b, verdict.rule, verdict.evidence, at, origin)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -220,6 +221,24 @@ def test_a_write_asks_the_judge_within_its_budget_and_consolidation_the_rest(mak
     assert (c.rule, c.origin, len(asked)) == ("judge", "consolidation", 1)
     lt.consolidate(now=T0 + 3 * DAY)
     assert len(asked) == 1  # the answer is kept by pair
+
+
+def test_a_write_waits_for_the_judge_only_within_its_budget(make_store: Store) -> None:
+    class Slow:  # a judge given the two texts, slower than the write's budget
+        asked = 0
+
+        def pair(self, a: str, b: str) -> bool:
+            Slow.asked += 1
+            time.sleep(0.5)
+            return True
+
+    lt = make_store(judge=Slow(), decisions=DecisionsPolicy(judge_min_overlap=0.2, judge_scan_seconds=0.05))
+    lt.remember("The office pet is a cat named Mochi", at=T0)
+    lt.remember("The office pet is a dog named Mochi", at=T0 + DAY)
+    assert Slow.asked == 1 and lt.contradictions("all").contradictions == []  # late: not taken
+    lt.consolidate(now=T0 + 2 * DAY)  # waits up to judge_timeout_seconds
+    [c] = lt.contradictions().contradictions
+    assert (c.rule, c.origin, Slow.asked) == ("judge", "consolidation", 2)
 
 
 @pytest.mark.parametrize("answer", [RuntimeError("down"), "maybe", 42, None])

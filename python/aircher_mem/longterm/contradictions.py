@@ -121,9 +121,10 @@ def _neighbours(
     return found
 
 
-def _verdict(lt: StoreCore, a: MemoryRow, b: MemoryRow, ask: bool = True) -> contradict.Verdict | None:
-    """The rules' verdict on ``a`` and ``b``; else the judge's, when ``ask`` and the
-    pair goes to it (its answer kept by pair)."""
+def _verdict(lt: StoreCore, a: MemoryRow, b: MemoryRow, until: float | None = None) -> contradict.Verdict | None:
+    """The rules' verdict on ``a`` and ``b``; else the judge's, when the pair goes
+    to it, waited for until ``until`` at most (``time.monotonic()``; None: the
+    judge's own timeout; its answer kept by pair)."""
     from . import contradict
 
     verdict = contradict.detect(a.content, b.content, settings=lt.contradiction_rules)
@@ -132,11 +133,12 @@ def _verdict(lt: StoreCore, a: MemoryRow, b: MemoryRow, ask: bool = True) -> con
     key = (a.id, b.id)
     if key in lt._judged:
         return _judge_verdict(lt, key)
-    if not ask:
+    timeout = lt.decisions.judge_timeout_seconds
+    if until is not None:
+        timeout = min(timeout, until - time.monotonic())
+    if timeout <= 0 or not goes_to_judge(a.content, b.content, min_overlap(lt.judge, lt.decisions)):
         return None
-    if not goes_to_judge(a.content, b.content, min_overlap(lt.judge, lt.decisions)):
-        return None
-    answer = ask_judge(lt, a.content, b.content)
+    answer = ask_judge(lt, a.content, b.content, timeout)
     if answer is None:
         return None  # failed or late: asked again next time
     lt._judged[key] = answer
@@ -164,10 +166,11 @@ def goes_to_judge(a: str, b: str, min_overlap: float) -> bool:
     return bool(ta and tb) and len(ta & tb) / len(ta | tb) >= min_overlap
 
 
-def ask_judge(lt: StoreCore, a: str, b: str) -> bool | None:
+def ask_judge(lt: StoreCore, a: str, b: str, timeout: float | None = None) -> bool | None:
     """The judge's answer about ``a`` and ``b`` (seed 001's prompt, or the two texts
     to a judge with a ``pair`` method): True, False, or None when it failed, was
-    late (``judge_timeout_seconds``) or said nothing readable."""
+    late (``timeout``, default ``judge_timeout_seconds``; a late call goes on in its
+    thread) or said nothing readable."""
     judge = lt.judge
     if judge is None:
         return None
@@ -176,7 +179,8 @@ def ask_judge(lt: StoreCore, a: str, b: str) -> bool | None:
         asked: Callable[[str], object] = lambda _prompt: pair(a, b)  # noqa: E731
     else:
         asked = cast("Callable[[str], object]", judge)
-    called = call_within(asked, JUDGE_PROMPT.format(a=a, b=b), lt.decisions.judge_timeout_seconds, "aircher-judge")
+    wait = lt.decisions.judge_timeout_seconds if timeout is None else timeout
+    called = call_within(asked, JUDGE_PROMPT.format(a=a, b=b), wait, "aircher-judge")
     out = called.out
     if isinstance(out, str):
         text = out.strip()
@@ -209,8 +213,9 @@ def pairs(
 ) -> list[tuple[MemoryRow, MemoryRow, contradict.Verdict]]:
     """The contradictions between ``memory`` and its nearest active memories
     (lexical; by meaning given its embedding ``vector``) not known yet: (a, b,
-    verdict), a the older. Records nothing. The judge is asked until
-    ``judge_until`` (``time.monotonic()``; None: no limit), the nearest first."""
+    verdict), a the older. Records nothing. The judge is asked, the nearest first,
+    and waited for until ``judge_until`` (``time.monotonic()``; None: no limit but
+    each answer's ``judge_timeout_seconds``)."""
 
     if memory.status != "active":
         return []
@@ -220,7 +225,7 @@ def pairs(
         a, b = (other, memory) if (other.valid_from, other.id) <= (memory.valid_from, memory.id) else (memory, other)
         if any(pair in known or pair in found for pair in ((a.id, b.id), (b.id, a.id))):
             continue
-        verdict = _verdict(lt, a, b, judge_until is None or time.monotonic() < judge_until)
+        verdict = _verdict(lt, a, b, judge_until)
         if verdict is not None:
             out.append((a, b, verdict))
             found.add((a.id, b.id))

@@ -421,10 +421,9 @@ class Memory:
             if given is not None and not callable(given):
                 raise InvalidInputError(f"{name} must be callable, got {given!r:.80}")
         if judge is not None:
-            from .longterm.schema import is_judge
+            from .longterm.schema import check_judge
 
-            if not is_judge(judge):
-                raise InvalidInputError(f"judge must be callable or have a pair method, got {judge!r:.80}")
+            check_judge(judge)
         return cls(
             path,
             policy or Policy.load(path),

@@ -30,7 +30,7 @@ from ..results import Contradiction, ContradictionList
 from . import checks
 from .core import StoreCore, using_db
 from .extract import call_within, token_set
-from .schema import ContradictionRow, MemoryRow
+from .schema import ContradictionRow, MemoryRow, pair_of
 
 if TYPE_CHECKING:
     import numpy as np
@@ -155,13 +155,13 @@ def min_overlap(judge: object, decisions: DecisionsPolicy) -> float:
     """The word overlap a pair needs to be asked of ``judge``: ``nli_min_overlap``
     for a judge given the two texts (``pair``), ``judge_min_overlap`` for one given
     the prompt."""
-    return decisions.nli_min_overlap if callable(getattr(judge, "pair", None)) else decisions.judge_min_overlap
+    return decisions.nli_min_overlap if pair_of(judge) is not None else decisions.judge_min_overlap
 
 
 def goes_to_judge(a: str, b: str, min_overlap: float) -> bool:
     """Whether a pair the rules pass over is asked of the judge: both texts have
     words, and the share of their words they have in common (Jaccard) reaches
-    ``min_overlap`` (``[decisions] judge_min_overlap``)."""
+    ``min_overlap`` (the judge's: :func:`min_overlap`)."""
     ta, tb = token_set(a), token_set(b)
     return bool(ta and tb) and len(ta & tb) / len(ta | tb) >= min_overlap
 
@@ -174,8 +174,8 @@ def ask_judge(lt: StoreCore, a: str, b: str, timeout: float | None = None) -> bo
     judge = lt.judge
     if judge is None:
         return None
-    pair = getattr(judge, "pair", None)
-    if callable(pair):
+    pair = pair_of(judge)
+    if pair is not None:
         asked: Callable[[str], object] = lambda _prompt: pair(a, b)  # noqa: E731
     else:
         asked = cast("Callable[[str], object]", judge)

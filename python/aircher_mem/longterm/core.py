@@ -83,8 +83,8 @@ from .schema import (
     MemoryRow,
     Summarizer,
     TurnRow,
+    check_judge,
     episode_row,
-    is_judge,
     json_list,
     memory_key,
     one_row,
@@ -232,8 +232,8 @@ class StoreCore(store.StoreHolder):
             raise InvalidInputError(f"extractor must be callable, got {checks.short(extractor)}")
         if summarizer is not None and not callable(summarizer):
             raise InvalidInputError(f"summarizer must be callable, got {checks.short(summarizer)}")
-        if judge is not None and not is_judge(judge):
-            raise InvalidInputError(f"judge must be callable or have a pair method, got {checks.short(judge)}")
+        if judge is not None:
+            check_judge(judge)
         self.policy = policy or LongtermPolicy()
         self.retrieval = retrieval or RetrievalPolicy()
         self.lifecycle = lifecycle or LifecyclePolicy()

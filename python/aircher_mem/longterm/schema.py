@@ -24,6 +24,8 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple, Protocol
 
 from .. import store
+from ..checks import short
+from ..errors import InvalidInputError
 from ..results import Turn
 
 __all__ = [
@@ -41,7 +43,8 @@ __all__ = [
     "Summarizer",
     "Judge",
     "PairJudge",
-    "is_judge",
+    "pair_of",
+    "check_judge",
     "MIGRATIONS",
     "INDEX_SUFFIXES",
     "UNSAVE",
@@ -121,9 +124,17 @@ method (:class:`aircher_mem.nli.NliJudge`) is given the two texts instead:
 ``judge.pair(a, b)`` -> True or False."""
 
 
-def is_judge(given: object) -> bool:
-    """Whether ``given`` can be a store's judge: a callable, or has a callable ``pair``."""
-    return callable(given) or callable(getattr(given, "pair", None))
+def pair_of(judge: object) -> Callable[[str, str], object] | None:
+    """The ``pair`` method of a judge given the two texts; None for one given the prompt."""
+    pair = getattr(judge, "pair", None)
+    return pair if callable(pair) else None
+
+
+def check_judge(given: object) -> None:
+    """:class:`InvalidInputError` unless ``given`` can be a store's judge: a
+    callable, or an object with a ``pair`` method."""
+    if not callable(given) and pair_of(given) is None:
+        raise InvalidInputError(f"judge must be callable or have a pair method, got {short(given)}")
 
 
 Extractor = Callable[[str], object]

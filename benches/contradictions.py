@@ -326,12 +326,12 @@ def run(pairs: Iterable[Pair], systems: Mapping[str, Callable[[str, str], bool]]
 
 def nli_systems(
     model: str, label: int | None, threshold: float | None, took_ms: list[float]
-) -> dict[str, Callable[[str, str], bool]]:
+) -> tuple[object, dict[str, Callable[[str, str], bool]]]:
     """The rules, then an NLI judge for the pairs they pass over, as the store asks it
     (``contradictions.goes_to_judge`` with the default ``[decisions]``
     ``nli_min_overlap``: "detect+nli"), and with the overlap a prompt judge needs
     (``judge_min_overlap``: "detect+nli, overlap"). Each pair's judgement is made
-    once; ``took_ms`` gets its time."""
+    once; ``took_ms`` gets its time. Also the judge."""
     from aircher_mem.config import DecisionsPolicy
     from aircher_mem.longterm.contradict import detect
     from aircher_mem.longterm.contradictions import goes_to_judge, min_overlap
@@ -356,7 +356,72 @@ def nli_systems(
     def overlapping(a: str, b: str) -> bool:
         return detect(a, b) is not None or (goes_to_judge(a, b, decisions.judge_min_overlap) and judged(a, b))
 
-    return {"detect+nli": gated, "detect+nli, overlap": overlapping}
+    return judge, {"detect+nli": gated, "detect+nli, overlap": overlapping}
+
+
+@dataclasses.dataclass
+class InStore:
+    """What a store recorded for labelled pairs: contradicting pairs found at the
+    write of their second text and after a consolidation pass, other pairs found
+    (false alarms), and contradictions between texts of different pairs."""
+
+    contradictions: int = 0
+    at_write: int = 0
+    after_pass: int = 0
+    false_alarms: int = 0
+    across: int = 0
+
+    def line(self, name: str) -> str:
+        return (
+            f"{name}: {self.at_write / self.contradictions:.3f} of {self.contradictions} contradicting pairs found at "
+            f"the write, {self.after_pass / self.contradictions:.3f} after a consolidation pass; "
+            f"{self.false_alarms} other labelled pairs found; {self.across} between texts of different pairs"
+        )
+
+
+def in_store(pairs: Sequence[Pair], judge: object | None = None) -> InStore:
+    """The pairs' first texts stored, then their second ones (a minute apart), in one
+    long-term store (lexical neighbours, the default Policy but for an unbounded
+    consolidation scan), as a store finds contradictions rather than as ``detect``
+    does: only between a memory and its nearest, a near-duplicate merged, a write
+    waiting ``judge_scan_seconds`` for the judge; then one consolidation pass."""
+    import tempfile
+
+    from aircher_mem.config import DecisionsPolicy
+    from aircher_mem.longterm import LongTermMemory
+
+    out = InStore(contradictions=sum(p.label == "contradiction" for p in pairs))
+    with tempfile.TemporaryDirectory() as folder:
+        decisions = DecisionsPolicy(consolidate_scan_seconds=3600.0)
+        lt = LongTermMemory(Path(folder) / "pairs.duckdb", judge=judge, decisions=decisions)  # type: ignore[arg-type]
+        at = 1_700_000_000.0
+        first: list[int] = []
+        for p in pairs:
+            first.append(lt.remember(p.a, at=at).memory_id)
+            at += 60.0
+        second: list[int] = []
+        for p in pairs:
+            second.append(lt.remember(p.b, at=at).memory_id)
+            at += 60.0
+
+        def found() -> set[frozenset[int]]:
+            listed = lt.contradictions("all").contradictions
+            return {frozenset((c.memory_a, c.memory_b)) for c in listed}
+
+        written = found()
+        lt.consolidate(now=at + 86_400.0)
+        after = found()
+        lt.close()
+    labelled = {frozenset((a, b)) for a, b in zip(first, second, strict=True)}
+    for p, a, b in zip(pairs, first, second, strict=True):
+        key = frozenset((a, b))
+        if p.label == "contradiction":
+            out.at_write += key in written
+            out.after_pass += key in after
+        elif key in after:
+            out.false_alarms += 1
+    out.across = len(after - labelled)
+    return out
 
 
 def _clear_caches() -> None:
@@ -447,6 +512,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--nli", metavar="MODEL", help="also the rules + an NLI judge (NliJudge.load(MODEL))")
     parser.add_argument("--nli-label", type=int, help="the NLI model's contradiction output (default: its config.json)")
     parser.add_argument("--nli-threshold", type=float, help="NliJudge's threshold (default: its DEFAULT_THRESHOLD)")
+    parser.add_argument(
+        "--in-store", action="store_true", help="also the independent author's pairs found in a store (in_store)"
+    )
     args = parser.parse_args(argv)
 
     from aircher_mem.longterm.contradict import detect
@@ -469,8 +537,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         "detect": lambda a, b: detect(a, b) is not None,
     }
     judge_ms: list[float] = []
+    judge: object | None = None
     if args.nli:
-        systems.update(nli_systems(args.nli, args.nli_label, args.nli_threshold, judge_ms))
+        judge, more = nli_systems(args.nli, args.nli_label, args.nli_threshold, judge_ms)
+        systems.update(more)
     scores = run(chosen, systems)
     splits = [*SPLITS, "all"] if args.split == "all" else [args.split]
     print(scores_table(scores, splits))
@@ -491,6 +561,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"scan of one text against {SCAN_CANDIDATES} others, cold, over {len(per_scan)} scans: "
         f"p50 {1e3 * percentile(per_scan, 50):.3f} ms, p95 {1e3 * percentile(per_scan, 95):.3f} ms"
     )
+    if args.in_store:
+        held = [p for p in pairs if p.source == "heldout"]
+        print()
+        print(in_store(held).line("the rules in a store"))
+        if judge is not None:
+            print(in_store(held, judge).line("the rules and the NLI judge in a store"))
     if args.errors:
         if args.split != "tune":
             print("--errors prints the tune split only", file=sys.stderr)

@@ -14,7 +14,7 @@ import pytest
 from aircher_mem import InvalidInputError, Memory, Policy
 from aircher_mem.config import DecisionsPolicy
 from aircher_mem.errors import UnknownMemoryError
-from conftest import Store
+from conftest import Clock, Store
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -239,6 +239,36 @@ def test_a_write_waits_for_the_judge_only_within_its_budget(make_store: Store) -
     lt.consolidate(now=T0 + 2 * DAY)  # waits up to judge_timeout_seconds
     [c] = lt.contradictions().contradictions
     assert (c.rule, c.origin, Slow.asked) == ("judge", "consolidation", 2)
+
+
+def test_memories_embedded_together_wait_for_the_judge_as_one_write() -> None:
+    from aircher_mem.longterm import LongTermMemory
+
+    texts = ["Mochi sleeps all afternoon", "Rust compiles slowly here", "Berlin trains run late", "Tea beats coffee"]
+
+    class Embedder:  # no word in common, alike in meaning (cosine 0.55: no merge)
+        def embed(self, batch: list[str]) -> object:
+            import numpy as np
+
+            rows = [[1.0] + [0.9 * (texts.index(t) == i if t in texts else 0) for i in range(4)] for t in batch]
+            return np.array(rows, dtype=np.float32)
+
+    class Slow:
+        asked = 0
+
+        def pair(self, a: str, b: str) -> bool:
+            Slow.asked += 1
+            time.sleep(0.3)
+            return False
+
+    decisions = DecisionsPolicy(judge_scan_seconds=0.5)
+    with LongTermMemory(":memory:", clock=Clock(T0 + 10), embedder=Embedder, judge=Slow(), decisions=decisions) as lt:
+        for i, text in enumerate(texts):
+            lt.remember(text, at=T0 + i)
+        assert Slow.asked == 0  # no lexical neighbour
+        lt.recall("Mochi")  # embeds all four; each is checked by meaning
+        # one budget for the four (a budget each would have asked at least four times)
+        assert 1 <= Slow.asked <= 2
 
 
 @pytest.mark.parametrize("answer", [RuntimeError("down"), "maybe", 42, None])

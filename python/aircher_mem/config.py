@@ -708,8 +708,9 @@ class DecisionsPolicy(_Section):
     judge_min_overlap: float = _bound(0.3, 0.0, 1.0)
     judge_timeout_seconds: float = _bound(8.0, 0.0, 3600.0, lo_open=True)
     #: A new memory's scan asks the judge (the nearest first) and waits for it this
-    #: long at most, a model's load included; the pairs it leaves are asked by the
-    #: next consolidation pass.
+    #: long at most, a model's load included, as do the checks by meaning of the
+    #: memories embedded together; the pairs left are asked by the next
+    #: consolidation pass.
     judge_scan_seconds: float = _bound(0.5, 0.0, 3600.0)
     #: The judge when ``Memory.open`` is given none: an NLI model
     #: (:class:`aircher_mem.nli.NliJudge`), a folder holding its ``.onnx`` file and

@@ -240,16 +240,21 @@ def scan(
     origin: str = "write",
     vector: np.ndarray | None = None,
     near: Sequence[str] | None = None,
+    judge_until: float | None = None,
 ) -> list[int]:
     """Records the contradictions :func:`pairs` finds for ``memory``; one where a
     memory explicitly corrects the other is resolved for the corrector when
     ``auto_resolve_corrections``. Returns the ids of the memories it superseded.
-    A write's scan asks the judge for at most ``[decisions] judge_scan_seconds``;
-    the pairs left are asked in consolidation (``origin="consolidation"``), which
-    checks the memories stored since its last pass again."""
+    A write's scan waits for the judge until ``judge_until`` (``time.monotonic()``;
+    default: ``[decisions] judge_scan_seconds`` from now); the pairs left are asked
+    in consolidation (``origin="consolidation"``: no limit), which checks the
+    memories stored since its last pass again."""
     from . import contradict
 
-    judge_until = None if origin == "consolidation" else time.monotonic() + lt.decisions.judge_scan_seconds
+    if origin == "consolidation":
+        judge_until = None
+    elif judge_until is None:
+        judge_until = time.monotonic() + lt.decisions.judge_scan_seconds
     superseded: list[int] = []
     for a, b, verdict in pairs(lt, memory, vector, near, judge_until):
         if a.status != "active" or b.status != "active":

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import math
+import time
 from collections.abc import Iterable, Sequence
 
 from .._core import VectorIndex, fuse
@@ -401,12 +402,14 @@ def embed_pending(lt: StoreCore) -> None:
         lt._new_vectors[key] = row.tolist()
     lt._unembedded.clear()
     now = lt.clock()
+    # the judge is waited for as at one write, however many memories were embedded
+    judge_until = time.monotonic() + lt.decisions.judge_scan_seconds
     for key, row in zip(keys, vectors):
         if key[0] == "m":
             memories.merge_near_duplicate(lt, int(key[1:]), row)
             memory = lt._memories.get(int(key[1:]))
             if memory is not None:  # its nearest by meaning, now that it has a vector
-                contradictions.scan(lt, memory, now, vector=row)
+                contradictions.scan(lt, memory, now, vector=row, judge_until=judge_until)
 
 
 def item_text(lt: StoreCore, key: str) -> str:

@@ -271,6 +271,34 @@ def test_memories_embedded_together_wait_for_the_judge_as_one_write() -> None:
         assert 1 <= Slow.asked <= 2
 
 
+def test_consolidation_asks_the_judge_about_the_nearest_by_meaning_too() -> None:
+    from aircher_mem.longterm import LongTermMemory
+
+    texts = ["Mochi sleeps all afternoon", "Rust compiles slowly here"]
+
+    class Embedder:  # no word in common, alike in meaning (cosine 0.55: no merge)
+        def embed(self, batch: list[str]) -> object:
+            import numpy as np
+
+            rows = [[1.0] + [0.9 * (texts.index(t) == i if t in texts else 0) for i in range(2)] for t in batch]
+            return np.array(rows, dtype=np.float32)
+
+    class Judge:
+        def pair(self, a: str, b: str) -> bool:
+            return True
+
+    decisions = DecisionsPolicy(judge_scan_seconds=0.0)  # nothing judged at the writes
+    with LongTermMemory(":memory:", clock=Clock(T0 + 10), embedder=Embedder, judge=Judge(), decisions=decisions) as lt:
+        for i, text in enumerate(texts):
+            lt.remember(text, at=T0 + i)
+        lt.recall("Mochi")  # embedded
+        assert lt.consolidate(now=T0 + DAY, dry_run=True).contradictions_found == 1
+        assert lt.contradictions("all").contradictions == []
+        lt.consolidate(now=T0 + DAY)
+        [c] = lt.contradictions().contradictions
+        assert (c.rule, c.origin, c.memory_a, c.memory_b) == ("judge", "consolidation", 1, 2)
+
+
 @pytest.mark.parametrize("answer", [RuntimeError("down"), "maybe", 42, None])
 def test_a_failing_or_unclear_judge_finds_nothing(answer: object, make_store: Store) -> None:
     def judge(prompt: str) -> object:

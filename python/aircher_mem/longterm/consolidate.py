@@ -269,9 +269,9 @@ def _pass(
 
     # 6. contradictions: every memory is checked when stored; those stored before the
     #    check existed are checked here, oldest first, while the pass's time for it
-    #    lasts, and with a judge every memory not checked here yet (a write asks the
-    #    judge for judge_scan_seconds only); every contradiction found since the last
-    #    pass is reported
+    #    lasts, and with a judge every memory not checked here yet, by words and by
+    #    meaning (a write waits judge_scan_seconds for the judge only); every
+    #    contradiction found since the last pass is reported
     contradicted = 0
     unscanned = int(state.get(UNSCANNED, 0))
     if lt.judge is not None:
@@ -284,8 +284,14 @@ def _pass(
             break
         memory = lt._memories[memory_id]
         if memory.status == "active" and memory_id not in doomed:
-            if dry_run:
-                for first, second, verdict in contradictions.pairs(lt, memory):
+            # with a judge, its nearest by meaning too (embedded: a write judged them
+            # only within its wait)
+            vectors = [None, *contradictions.stored_vector(lt, memory_id)] if lt.judge is not None else [None]
+            for vector in vectors:
+                if not dry_run:
+                    contradictions.scan(lt, memory, when, origin="consolidation", vector=vector)
+                    continue
+                for first, second, verdict in contradictions.pairs(lt, memory, vector):
                     if (first.id, second.id) in seen:
                         continue  # found from the other side already
                     seen.add((first.id, second.id))
@@ -295,8 +301,6 @@ def _pass(
                             second.id, "contradiction", f"with memory {first.id}: {verdict.rule}, {verdict.evidence}"
                         )
                     )
-            else:
-                contradictions.scan(lt, memory, when, origin="consolidation")
         scanned_to = memory_id
     for row in sorted(lt._contradictions.values(), key=lambda r: r.id):
         if row.detected_at > last_pass and row.memory_b not in doomed:

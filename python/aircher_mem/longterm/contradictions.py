@@ -30,7 +30,7 @@ from ..results import Contradiction, ContradictionList
 from . import checks
 from .core import StoreCore, using_db
 from .extract import call_within, token_set
-from .schema import ContradictionRow, MemoryRow, pair_of
+from .schema import ContradictionRow, MemoryRow, memory_key, pair_of
 
 if TYPE_CHECKING:
     import numpy as np
@@ -52,6 +52,7 @@ __all__ = [
     "ask_judge",
     "goes_to_judge",
     "min_overlap",
+    "stored_vector",
     "supersede",
 ]
 
@@ -119,6 +120,16 @@ def _neighbours(
             if len(found) == k:
                 break
     return found
+
+
+def stored_vector(lt: StoreCore, memory_id: int) -> list[np.ndarray]:
+    """The vector ``memory_id`` is embedded as, in a list; empty when it has none."""
+    if lt._vectors is None:
+        return []
+    import numpy as np
+
+    row = lt._vectors.get([memory_key(memory_id)])[0]
+    return [] if np.isnan(row).any() else [row]
 
 
 def _verdict(lt: StoreCore, a: MemoryRow, b: MemoryRow, until: float | None = None) -> contradict.Verdict | None:

@@ -92,7 +92,7 @@ def _folder(model: str | os.PathLike[str]) -> Path:
         return path.parent
     name = os.fspath(model)
     spec = None
-    if name.isidentifier() or all(part.isidentifier() for part in name.split(".")):
+    if all(part.isidentifier() for part in name.split(".")):
         try:
             spec = importlib.util.find_spec(name)
         except (ImportError, ValueError):
@@ -161,7 +161,7 @@ def _text(value: object, name: str) -> str:
 class NliJudge:
     """Whether two memories contradict, by an NLI model: ``NliJudge.load(path)``,
     then ``pair(a, b)`` (what the store's judge is asked) or ``probability(a, b)``.
-    Thread-safe; load once and reuse (a load takes about a second)."""
+    Thread-safe; load once and reuse (a load takes a second or two)."""
 
     def __init__(self, session: Any, tokenizer: Any, *, contradiction: int, threshold: float, max_tokens: int) -> None:
         """Use :meth:`load`; this wires an onnxruntime session and a ``tokenizers``
@@ -281,8 +281,8 @@ class NliJudge:
 
 class _Configured:
     """The judge ``[decisions]`` names, loaded when its first pair is asked. A model
-    that does not load is logged once; every pair then fails with its error (the
-    store asks again later, see :func:`~aircher_mem.longterm.contradictions.ask_judge`)."""
+    that does not load is logged once, and every pair then fails with that error (a
+    failed answer is no answer: :func:`~aircher_mem.longterm.contradictions.ask_judge`)."""
 
     def __init__(self, policy: DecisionsPolicy) -> None:
         self._policy = policy

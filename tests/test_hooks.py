@@ -665,6 +665,24 @@ def test_a_store_held_by_another_process_gives_up_within_the_deadline(
     assert "StoreLockedError" in caplog.text
 
 
+def test_without_a_server_a_hook_that_opens_the_store_opens_it_ahead(store: Path) -> None:
+    from aircher_mem import store as stores
+
+    db = str((store / ".aircher" / "memory.duckdb").resolve())
+    hooks.input_policy(store, "PostToolUse")  # journals: opens nothing
+    assert not stores._AHEAD
+    # what `aircher-mem hook` does: the limits for reading stdin, then the hook
+    hooks.input_policy(store, "UserPromptSubmit")
+    assert list(stores._AHEAD) == [db]
+    assert hooks.run_hook("UserPromptSubmit", event("UserPromptSubmit", store, prompt="Can I push to main?")) == (
+        PROMPT_CONTEXT,
+        0,
+    )
+    assert not stores._AHEAD  # the hook took that connection, and closed it
+    with am.Memory.open(store) as memory:
+        assert [t.text for t in memory.longterm.turns("s1")] == ["Can I push to main?"]
+
+
 def test_an_unexpected_error_is_logged_never_raised(
     store: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

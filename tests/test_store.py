@@ -8,6 +8,8 @@ import logging
 import os
 import sqlite3
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import aircher_mem as am
@@ -280,3 +282,40 @@ def test_the_threads_of_the_stores_opened_after_set_threads(tmp_path: Path) -> N
     for wrong in (-1, 1.5, True, "2"):
         with pytest.raises(am.InvalidInputError, match="threads must be an integer >= 0"):
             store.set_threads(wrong)  # type: ignore[arg-type]
+
+
+def test_a_store_opened_ahead_is_the_connection_connect_gives(tmp_path: Path) -> None:
+    from conftest import duckdb_held_by_another_process
+
+    path = tmp_path / "ahead.duckdb"
+    with EpisodicMemory(path) as episodic:
+        episodic.record_tool_execution("Bash", {"command": "ls"})
+    store.open_ahead(tmp_path / "missing.duckdb")  # no file: nothing opened, nothing created
+    assert not (tmp_path / "missing.duckdb").exists()
+    try:
+        store.set_threads(1)
+        store.open_ahead(path)
+        store.open_ahead(path)  # once
+        assert len(store._AHEAD) == 1
+        con = store.connect(path)
+        assert not store._AHEAD  # taken
+        try:
+            assert con.execute("SELECT count(*) FROM tool_executions").fetchone() == (1,)
+            assert con.execute("SELECT current_setting('threads')").fetchone() == (1,)  # asked for after it opened
+            other = "import sys, aircher_mem as am; from aircher_mem import store\ntry:\n    store.connect(sys.argv[1])\nexcept am.StoreLockedError:\n    print('locked')"
+            done = subprocess.run([sys.executable, "-c", other, str(path)], capture_output=True, text=True, timeout=60)
+            assert done.stdout == "locked\n", done.stderr  # the lock is held, as by any connect
+        finally:
+            store.disconnect(con, path)
+    finally:
+        store.set_threads(0)
+    # released: another process takes it
+    with duckdb_held_by_another_process(path):
+        # opening ahead fails while another process holds it; connect then says so itself
+        store.open_ahead(path)
+        with pytest.raises(am.StoreLockedError, match="open in another process"):
+            store.connect(path)
+        assert not store._AHEAD
+    # and once the holder is gone, connect opens it as usual
+    con = store.connect(path)
+    store.disconnect(con, path)

@@ -54,6 +54,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "connect",
+    "open_ahead",
     "SERVER_ONLY",
     "set_threads",
     "disconnect",
@@ -263,6 +264,16 @@ def connect(path: str | Path, owner: Reconnecting | None = None) -> duckdb.DuckD
         return _open(text, created=False)
     if "\x00" in text or not _encodable(text):
         raise InvalidInputError(f"a store path must be text without NUL or lone surrogates, got {text!r}")
+    con = _opened_ahead(text)
+    if con is None:
+        con = _connect_file(text)
+    if owner is not None:
+        with _GUARD:
+            _OWNERS.setdefault(_lock_key(text), weakref.WeakSet()).add(owner)
+    return con
+
+
+def _connect_file(text: str) -> duckdb.DuckDBPyConnection:
     file = Path(text)
     try:
         file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -271,14 +282,68 @@ def connect(path: str | Path, owner: Reconnecting | None = None) -> duckdb.DuckD
     hold(text)
     try:
         _check_file(file)
-        con = _open(text, created=not file.exists())
+        return _open(text, created=not file.exists())
     except BaseException:
         release(text)
         raise
-    if owner is not None:
-        with _GUARD:
-            _OWNERS.setdefault(_lock_key(text), weakref.WeakSet()).add(owner)
-    return con
+
+
+# A store file's real path -> the thread opening it ahead and, once done, its
+# connection or what it raised (see open_ahead)
+_AHEAD: dict[str, tuple[threading.Thread, list[object]]] = {}
+
+
+def open_ahead(path: str | Path) -> None:
+    """Starts opening the existing store file at ``path`` on a thread of its own, for
+    a short process that opens it next (a hook without a server): DuckDB's engine
+    loads and builds its catalog (about 30 ms, the GIL released) while the process
+    imports the rest. The next :func:`connect` to the file takes that connection; when
+    opening ahead failed (the file held by another process, say), :func:`connect`
+    opens it as usual and reports what it finds then. A connection nobody takes stays
+    open, its lock held, until the process ends."""
+    text = str(path)
+    if not os.path.isfile(text):
+        return
+    key = _lock_key(text)
+    box: list[object] = []
+
+    def work() -> None:
+        try:
+            box.append(_connect_file(text))
+        except BaseException as exc:  # connect reports it again when asked
+            box.append(exc)
+
+    with _GUARD:
+        if key in _AHEAD:
+            return
+        thread = threading.Thread(target=work, name="aircher-mem-open-ahead", daemon=True)
+        _AHEAD[key] = (thread, box)
+    thread.start()
+
+
+def _opened_ahead(text: str) -> duckdb.DuckDBPyConnection | None:
+    """The connection :func:`open_ahead` made to ``text`` (its hold on the lock
+    included), on the threads :func:`set_threads` asks for now; None when nothing was
+    opened ahead or it failed."""
+    if not _AHEAD:
+        return None
+    with _GUARD:
+        ahead = _AHEAD.pop(_lock_key(text), None)
+    if ahead is None:
+        return None
+    thread, box = ahead
+    thread.join()
+    con = box[0] if box else None
+    if isinstance(con, BaseException) or con is None:
+        return None
+    connection: duckdb.DuckDBPyConnection = con  # type: ignore[assignment]
+    if _THREADS[0]:
+        try:
+            connection.execute(f"SET threads = {_THREADS[0]:d}")
+        except engine().Error:
+            disconnect(connection, text)
+            return None
+    return connection
 
 
 def engine() -> ModuleType:

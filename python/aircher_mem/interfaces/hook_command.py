@@ -29,7 +29,7 @@ def run(hooks: ModuleType, event: str, root: Path | None, out: TextIO) -> int:
     problems on stderr. When the hook's work passed its deadline the process exits
     at once, leaving it."""
     try:
-        limits = hooks.input_policy(root)
+        limits = hooks.input_policy(root, event)
         stdin = sys.stdin
         if stdin is None:
             payload = ""

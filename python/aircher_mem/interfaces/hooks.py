@@ -135,6 +135,7 @@ from .thin import (
     DB_FILE,
     HOOKS_FILE,
     STATE_FILE,
+    TOKEN_ENV,
     HookInputError,
     Logger,
     config_digest,
@@ -184,6 +185,8 @@ log = Logger("aircher_mem.hooks")
 EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "PreCompact", "Stop")
 # The events whose hook assembles a context (and counts its tokens).
 _ASSEMBLING = frozenset(("SessionStart", "UserPromptSubmit"))
+# The events whose hook opens the store when no server runs (PostToolUse journals).
+_OPENING = frozenset(("SessionStart", "UserPromptSubmit", "PreCompact", "Stop"))
 SCRIPT = "aircher-mem"
 HOOK_FILE = "hook.py"  # aircher_mem/hook.py: what the installed command runs
 SCOPES = ("project", "user")
@@ -489,10 +492,13 @@ class _Settings(NamedTuple):
     policy: Policy | None
 
 
-def _settings(root: Path) -> _Settings:
+def _settings(root: Path, event: str | None = None) -> _Settings:
     """The project's settings: from server.json's :func:`client.policy_snapshot`
     while config.toml is what it describes (no Policy to import), else from
-    ``Policy.load(root)`` (a bad config.toml is its PolicyError)."""
+    ``Policy.load(root)`` (a bad config.toml is its PolicyError). Without a server,
+    the store of a hook for ``event`` that opens it (every event but ``PostToolUse``,
+    which journals) starts opening on a thread of its own (:func:`store.open_ahead`)
+    while the Policy and the service are imported."""
     snapshot = snapshot_of(root)
     if snapshot is not None:
         try:
@@ -500,6 +506,10 @@ def _settings(root: Path) -> _Settings:
             return _Settings(hooks, float(snapshot["server"]["proof_timeout_seconds"]), None)
         except (KeyError, TypeError, ValueError):  # not what serve writes: the config decides
             pass
+    elif event in _OPENING and not os.environ.get(TOKEN_ENV):
+        from ..store import open_ahead
+
+        open_ahead(root / STORE_DIR / DB_FILE)
     from ..config import Policy
 
     before = config_digest(root)
@@ -576,12 +586,13 @@ def _start_server(root: Path, idle_seconds: float) -> None:
 # -- reading the event ---------------------------------------------------------------------
 
 
-def input_policy(root: Path | None) -> HooksPolicy:
+def input_policy(root: Path | None, event: str | None = None) -> HooksPolicy:
     """The ``[hooks]`` limits for reading the event: those of the project at
     ``root`` (else of the current folder's), the defaults when there is none or its
-    config does not load."""
+    config does not load. Given the hook's ``event``, a store the hook opens starts
+    opening (see :func:`_settings`)."""
     try:
-        return _settings(find_root(root if root is not None else Path.cwd())).hooks
+        return _settings(find_root(root if root is not None else Path.cwd()), event).hooks
     except (AircherError, OSError):
         from ..config import HooksPolicy
 

@@ -110,7 +110,7 @@ mod _core {
         fuse, segment_sessions, similar_pairs, tokenize, PyLexicalIndex, PyVectorIndex,
     };
     #[pymodule_export]
-    use crate::py::tokens::PyTokenEncoding;
+    use crate::py::tokens::{sha256_hex, PyTokenEncoding};
 
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -183,6 +183,20 @@ impl Bpe {
     }
 }
 
+/// The SHA-256 of `data` in lowercase hex (the digest a ranks file is published
+/// with), on the CPU's SHA instructions where it has them.
+pub fn sha256_hex(data: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    use std::fmt::Write;
+
+    Sha256::digest(data)
+        .iter()
+        .fold(String::with_capacity(64), |mut hex, byte| {
+            let _ = write!(hex, "{byte:02x}");
+            hex
+        })
+}
+
 /// Standard base64 (with `=` padding) decoded; None when it is not.
 fn base64(text: &[u8]) -> Option<Vec<u8>> {
     fn value(c: u8) -> Option<u32> {
@@ -296,6 +310,23 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn sha256_hex_gives_the_published_digests() {
+        // FIPS 180-2's examples
+        assert_eq!(
+            sha256_hex(b""),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+        assert_eq!(
+            sha256_hex(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        assert_eq!(
+            sha256_hex(&vec![b'a'; 1_000_000]),
+            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"
+        );
     }
 
     #[test]

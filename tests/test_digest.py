@@ -4,7 +4,7 @@ import hashlib
 import subprocess
 import sys
 
-from aircher_mem import digest
+from aircher_mem import _core, digest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -15,6 +15,12 @@ def test_digest_is_hashlibs_sha256(data: bytes, more: bytes) -> None:
     h = digest.sha256(data)
     h.update(more)
     assert h.digest() == hashlib.sha256(data + more).digest()
+
+
+
+@given(st.binary(max_size=70_000))
+def test_the_native_digest_is_hashlibs_sha256(data: bytes) -> None:
+    assert _core.sha256_hex(data) == hashlib.sha256(data).hexdigest()
 
 
 def test_redaction_and_token_counting_do_not_load_openssl() -> None:

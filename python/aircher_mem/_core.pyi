@@ -24,6 +24,7 @@ __all__ = [
     "SearchParams",
     "CodeHit",
     "TokenEncoding",
+    "sha256_hex",
     "VectorIndex",
     "LexicalIndex",
     "ProseAnalysis",
@@ -334,6 +335,9 @@ class TokenEncoding:
     def __new__(cls, ranks: bytes, pattern: str) -> TokenEncoding: ...
     def count(self, text: str) -> int: ...
     def count_many(self, texts: list[str]) -> list[int]: ...
+
+def sha256_hex(data: bytes) -> str:
+    """The SHA-256 of ``data`` in lowercase hex, computed without the GIL."""
 
 @final
 class VectorIndex:

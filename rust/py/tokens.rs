@@ -5,7 +5,7 @@ use rayon::prelude::*;
 
 use super::convert::Text;
 use super::detached;
-use crate::tokens::Bpe;
+use crate::tokens::{self, Bpe};
 
 /// A byte-pair encoding made from a tiktoken ranks file's bytes and its
 /// pre-tokenizer pattern, counting tokens as ``tiktoken``'s ``encode_ordinary``
@@ -32,4 +32,12 @@ impl PyTokenEncoding {
     fn count_many(&self, py: Python<'_>, texts: Vec<String>) -> Vec<usize> {
         detached(py, || texts.par_iter().map(|t| self.bpe.count(t)).collect())
     }
+}
+
+/// The SHA-256 of ``data`` in lowercase hex, computed without the GIL (the ranks
+/// file's check before it loads, beside other work).
+#[pyfunction]
+#[pyo3(text_signature = "(data)")]
+pub fn sha256_hex(py: Python<'_>, data: &[u8]) -> String {
+    detached(py, || tokens::sha256_hex(data))
 }

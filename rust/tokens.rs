@@ -9,9 +9,12 @@
 //! first count.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
+use std::hash::BuildHasher;
 
-use foldhash::fast::RandomState;
+use foldhash::fast::FixedState;
+use hashbrown::hash_table::Entry;
+use hashbrown::HashTable;
 
 use crate::error::{Error, Result};
 
@@ -26,16 +29,83 @@ const SCAN_MAX: usize = 256;
 /// the pieces merged apart.
 #[derive(Debug)]
 pub struct Bpe {
-    ranks: HashMap<Box<[u8]>, Rank, RandomState>,
+    ranks: Ranks,
     pattern: fancy_regex::Regex,
+}
+
+/// The tokens' ranks by their bytes: every token's bytes back to back in one
+/// buffer, and a table of token numbers hashed by those bytes (no allocation per
+/// token: the ranks load in a few milliseconds).
+#[derive(Debug, Default)]
+struct Ranks {
+    bytes: Vec<u8>,
+    /// Where each token's bytes end in `bytes`; they start where the one before ends.
+    ends: Vec<u32>,
+    ranks: Vec<Rank>,
+    table: HashTable<u32>,
+}
+
+/// Token `i`'s bytes (a free function, so that the table can rehash while borrowed
+/// apart from the buffer).
+fn token<'a>(bytes: &'a [u8], ends: &[u32], i: u32) -> &'a [u8] {
+    let i = i as usize;
+    let start = if i == 0 { 0 } else { ends[i - 1] as usize };
+    &bytes[start..ends[i] as usize]
+}
+
+fn hash(bytes: &[u8]) -> u64 {
+    FixedState::default().hash_one(bytes)
+}
+
+impl Ranks {
+    /// Token bytes decoded from base64 `text`, at `rank` (a token given twice keeps
+    /// its last rank); false when `text` is not base64 or the buffer would pass
+    /// 4 GiB.
+    fn add(&mut self, text: &[u8], rank: Rank) -> bool {
+        let start = self.bytes.len();
+        if !base64_onto(text, &mut self.bytes) || u32::try_from(self.bytes.len()).is_err() {
+            self.bytes.truncate(start);
+            return false;
+        }
+        let (bytes, ends) = (&self.bytes, &self.ends);
+        let added = &bytes[start..];
+        let id = ends.len() as u32;
+        match self.table.entry(
+            hash(added),
+            |&other| token(bytes, ends, other) == added,
+            |&other| hash(token(bytes, ends, other)),
+        ) {
+            Entry::Occupied(found) => {
+                self.ranks[*found.get() as usize] = rank;
+                self.bytes.truncate(start);
+            }
+            Entry::Vacant(vacant) => {
+                vacant.insert(id);
+                self.ends.push(self.bytes.len() as u32);
+                self.ranks.push(rank);
+            }
+        }
+        true
+    }
+
+    fn get(&self, piece: &[u8]) -> Option<Rank> {
+        self.table
+            .find(hash(piece), |&i| token(&self.bytes, &self.ends, i) == piece)
+            .map(|&i| self.ranks[i as usize])
+    }
 }
 
 impl Bpe {
     /// The encoding of a tiktoken ranks file's bytes and its `pattern`. A line
     /// that is not `<base64> <rank>` is `Error::Corrupt` naming its number.
     pub fn new(ranks_file: &[u8], pattern: &str) -> Result<Bpe> {
-        let mut ranks =
-            HashMap::with_capacity_and_hasher(ranks_file.len() / 12, RandomState::default());
+        let tokens = ranks_file.len() / 12;
+        let mut ranks = Ranks {
+            bytes: Vec::with_capacity(ranks_file.len() / 2),
+            ends: Vec::with_capacity(tokens),
+            ranks: Vec::with_capacity(tokens),
+            table: HashTable::with_capacity(tokens),
+        };
         for (n, line) in ranks_file.split(|&b| b == b'\n').enumerate() {
             if line.is_empty() {
                 continue;
@@ -47,12 +117,10 @@ impl Bpe {
                 ))
             };
             let space = line.iter().position(|&b| b == b' ').ok_or_else(bad)?;
-            let token = base64(&line[..space]).ok_or_else(bad)?;
-            let rank = std::str::from_utf8(&line[space + 1..])
-                .ok()
-                .and_then(|r| r.trim_end_matches('\r').parse::<Rank>().ok())
-                .ok_or_else(bad)?;
-            ranks.insert(token.into_boxed_slice(), rank);
+            let rank = decimal(&line[space + 1..]).ok_or_else(bad)?;
+            if !ranks.add(&line[..space], rank) {
+                return Err(bad());
+            }
         }
         let pattern = fancy_regex::Regex::new(pattern).map_err(|e| Error::InvalidValue {
             field: "pattern",
@@ -92,7 +160,7 @@ impl Bpe {
         if piece.is_empty() {
             return 0;
         }
-        if piece.len() == 1 || self.ranks.contains_key(piece) {
+        if piece.len() == 1 || self.ranks.get(piece).is_some() {
             return 1;
         }
         if piece.len() <= SCAN_MAX {
@@ -103,7 +171,7 @@ impl Bpe {
     }
 
     fn rank(&self, bytes: &[u8]) -> Rank {
-        self.ranks.get(bytes).copied().unwrap_or(Rank::MAX)
+        self.ranks.get(bytes).unwrap_or(Rank::MAX)
     }
 
     /// The parts `piece` merges into, counted: `starts` holds where each part
@@ -197,45 +265,80 @@ pub fn sha256_hex(data: &[u8]) -> String {
         })
 }
 
-/// Standard base64 (with `=` padding) decoded; None when it is not.
-fn base64(text: &[u8]) -> Option<Vec<u8>> {
+/// The rank written in decimal digits (a carriage return after them allowed);
+/// None when it is not that or passes `Rank::MAX`.
+fn decimal(text: &[u8]) -> Option<Rank> {
+    let digits = text.strip_suffix(b"\r").unwrap_or(text);
+    if digits.is_empty() {
+        return None;
+    }
+    digits.iter().try_fold(0 as Rank, |n, &c| {
+        c.is_ascii_digit()
+            .then_some(())
+            .and_then(|()| n.checked_mul(10)?.checked_add(Rank::from(c - b'0')))
+    })
+}
+
+/// Standard base64 (with `=` padding) decoded onto the end of `out`; false, and
+/// `out` as it was, when it is not.
+fn base64_onto(text: &[u8], out: &mut Vec<u8>) -> bool {
+    /// Each byte's 6 bits, 255 for a byte that is not a base64 digit.
+    const VALUES: [u8; 256] = {
+        let mut values = [255u8; 256];
+        let digits = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        let mut i = 0;
+        while i < 64 {
+            values[digits[i] as usize] = i as u8;
+            i += 1;
+        }
+        values
+    };
     fn value(c: u8) -> Option<u32> {
-        Some(match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        } as u32)
+        let v = VALUES[c as usize];
+        (v != 255).then_some(v as u32)
     }
-    if text.is_empty() || !text.len().is_multiple_of(4) {
-        return None;
-    }
-    let padding = text.iter().rev().take_while(|&&c| c == b'=').count();
-    if padding > 2 {
-        return None;
-    }
-    let mut out = Vec::with_capacity(text.len() / 4 * 3);
-    for chunk in text.chunks_exact(4) {
-        let mut bits = 0u32;
-        let mut valid = 0;
-        for &c in chunk {
-            bits <<= 6;
-            if c != b'=' {
-                bits |= value(c)?;
-                valid += 1;
+    fn decode(text: &[u8], out: &mut Vec<u8>) -> Option<()> {
+        if text.is_empty() || !text.len().is_multiple_of(4) {
+            return None;
+        }
+        let padding = text.iter().rev().take_while(|&&c| c == b'=').count();
+        if padding > 2 {
+            return None;
+        }
+        let start = out.len();
+        for chunk in text.chunks_exact(4) {
+            let mut bits = 0u32;
+            let mut valid = 0;
+            for &c in chunk {
+                bits <<= 6;
+                if c != b'=' {
+                    bits |= value(c)?;
+                    valid += 1;
+                }
+            }
+            let bytes = bits.to_be_bytes();
+            match valid {
+                4 => out.extend_from_slice(&bytes[1..4]),
+                3 => out.extend_from_slice(&bytes[1..3]),
+                2 => out.push(bytes[1]),
+                _ => return None,
             }
         }
-        let bytes = bits.to_be_bytes();
-        match valid {
-            4 => out.extend_from_slice(&bytes[1..4]),
-            3 => out.extend_from_slice(&bytes[1..3]),
-            2 => out.push(bytes[1]),
-            _ => return None,
-        }
+        (out.len() - start == text.len() / 4 * 3 - padding).then_some(())
     }
-    (out.len() == text.len() / 4 * 3 - padding).then_some(out)
+    let start = out.len();
+    let decoded = decode(text, out).is_some();
+    if !decoded {
+        out.truncate(start);
+    }
+    decoded
+}
+
+/// Standard base64 (with `=` padding) decoded; None when it is not.
+#[cfg(test)]
+fn base64(text: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    base64_onto(text, &mut out).then_some(out)
 }
 
 #[cfg(test)]
@@ -348,5 +451,23 @@ mod tests {
         assert!(err.to_string().contains("line 2"), "{err}");
         assert!(Bpe::new(b"YQ== x\n", r"\S+").is_err());
         assert!(Bpe::new(b"YQ== 0\n", r"(").is_err());
+        for rank in ["", "+1", "-1", "1 ", "4294967296", "1\r\r"] {
+            let file = format!("YQ== {rank}\n");
+            assert!(Bpe::new(file.as_bytes(), r"\S+").is_err(), "{rank:?}");
+        }
+        assert!(Bpe::new(b"YQ== 4294967295\r\nYg== 0\n", r"\S+").is_ok());
+    }
+
+    #[test]
+    fn ranks_find_each_token_and_keep_the_last_rank_of_a_repeated_one() {
+        // a, b, ab, then a again at another rank
+        let bpe = Bpe::new(b"YQ== 0\nYg== 1\nYWI= 2\nYQ== 7\n", r"\S+").unwrap();
+        assert_eq!(bpe.ranks.get(b"a"), Some(7));
+        assert_eq!(bpe.ranks.get(b"b"), Some(1));
+        assert_eq!(bpe.ranks.get(b"ab"), Some(2));
+        assert_eq!(bpe.ranks.get(b"ba"), None);
+        assert_eq!(bpe.ranks.get(b""), None);
+        assert_eq!(bpe.ranks.ends, [1, 2, 4]); // the repeat's bytes are not kept twice
+        assert_eq!(bpe.count("ab ba"), 3);
     }
 }

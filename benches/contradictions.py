@@ -55,7 +55,7 @@ before the pair) and warm (the same pair again); and per scan: one text against 
 others, as when a new memory is checked against its nearest ones, caches cleared
 before each scan.
 
-    python benches/contradictions.py [--split tune|report|all] [--data PATH] [--errors]
+    python benches/contradictions.py [--split tune|report|all] [--data PATH] [--errors] [--in-store [--dense]]
 """
 
 from __future__ import annotations
@@ -379,29 +379,47 @@ class InStore:
         )
 
 
-def in_store(pairs: Sequence[Pair], judge: object | None = None) -> InStore:
+def in_store(pairs: Sequence[Pair], judge: object | None = None, *, dense: bool = False) -> InStore:
     """The pairs' first texts stored, then their second ones (a minute apart), in one
     long-term store (lexical neighbours, the default Policy but for an unbounded
     consolidation scan), as a store finds contradictions rather than as ``detect``
     does: only between a memory and its nearest, a near-duplicate merged, a write
-    waiting ``judge_scan_seconds`` for the judge; then one consolidation pass."""
+    waiting ``judge_scan_seconds`` for the judge; then one consolidation pass. With
+    ``dense``, the dense channel on (the ``embeddings`` extra's model): each text is
+    embedded once written (as the next ``recall`` or ``flush`` does) and scanned
+    against its nearest by meaning too."""
     import tempfile
 
-    from aircher_mem.config import DecisionsPolicy
+    from aircher_mem.config import DecisionsPolicy, RetrievalPolicy
     from aircher_mem.longterm import LongTermMemory
 
+    embedder = None
+    if dense:
+        from aircher_mem.embeddings import Embedder
+
+        embedder = Embedder.load
     out = InStore(contradictions=sum(p.label == "contradiction" for p in pairs))
     with tempfile.TemporaryDirectory() as folder:
         decisions = DecisionsPolicy(consolidate_scan_seconds=3600.0)
-        lt = LongTermMemory(Path(folder) / "pairs.duckdb", judge=judge, decisions=decisions)  # type: ignore[arg-type]
+        lt = LongTermMemory(
+            Path(folder) / "pairs.duckdb",
+            judge=judge,  # type: ignore[arg-type]
+            decisions=decisions,
+            retrieval=RetrievalPolicy(dense="on" if dense else "off"),
+            embedder=embedder,
+        )
         at = 1_700_000_000.0
         first: list[int] = []
         for p in pairs:
             first.append(lt.remember(p.a, at=at).memory_id)
+            if dense:  # embedded and scanned by meaning, as the next recall would
+                lt.flush()
             at += 60.0
         second: list[int] = []
         for p in pairs:
             second.append(lt.remember(p.b, at=at).memory_id)
+            if dense:
+                lt.flush()
             at += 60.0
 
         def found() -> set[frozenset[int]]:
@@ -515,6 +533,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--in-store", action="store_true", help="also the independent author's pairs found in a store (in_store)"
     )
+    parser.add_argument("--dense", action="store_true", help="--in-store also with the dense channel on")
     args = parser.parse_args(argv)
 
     from aircher_mem.longterm.contradict import detect
@@ -567,6 +586,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(in_store(held).line("the rules in a store"))
         if judge is not None:
             print(in_store(held, judge).line("the rules and the NLI judge in a store"))
+        if args.dense:
+            print(in_store(held, dense=True).line("the rules in a store, dense channel on"))
+            if judge is not None:
+                print(
+                    in_store(held, judge, dense=True).line("the rules and the NLI judge in a store, dense channel on")
+                )
     if args.errors:
         if args.split != "tune":
             print("--errors prints the tune split only", file=sys.stderr)

@@ -3,6 +3,7 @@ store, and the rules followed by a judge, on small inputs."""
 
 from __future__ import annotations
 
+import pytest
 from conftest import bench_script
 
 bench = bench_script("contradictions")
@@ -42,3 +43,28 @@ def test_a_judge_in_the_store_is_asked_only_about_neighbours() -> None:
     assert (found.false_alarms, found.across) == (0, 0)
     # no word in common: the lexical lookup never makes the second pair neighbours
     assert not any("vegan" in a + b and "cheeseburger" in a + b for a, b in asked)
+
+
+@pytest.mark.dense
+def test_with_the_dense_channel_the_store_also_judges_neighbours_by_meaning() -> None:
+    from aircher_mem.embeddings import available
+
+    ok, why = available()
+    if not ok:
+        pytest.skip(why)
+    asked: list[tuple[str, str]] = []
+
+    class Judge:
+        def pair(self, a: str, b: str) -> bool:
+            asked.append((a, b))
+            return "vegan" in a + b and "cheeseburger" in a + b
+
+    pairs = [
+        pair("I follow a strictly vegan diet", "Had a cheeseburger for lunch today", "contradiction"),
+        pair("The office pet is a cat", "The office has a cat called Mochi", "detail"),
+    ]
+    found = bench.in_store(pairs, Judge(), dense=True)
+    # no word in common, near in meaning: judged when the second text is embedded
+    assert (found.contradictions, found.at_write, found.after_pass) == (1, 1, 1)
+    assert (found.false_alarms, found.across) == (0, 0)
+    assert any("vegan" in a + b and "cheeseburger" in a + b for a, b in asked)

@@ -17,7 +17,6 @@ def test_digest_is_hashlibs_sha256(data: bytes, more: bytes) -> None:
     assert h.digest() == hashlib.sha256(data + more).digest()
 
 
-
 @given(st.binary(max_size=70_000))
 def test_the_native_digest_is_hashlibs_sha256(data: bytes) -> None:
     assert _core.sha256_hex(data) == hashlib.sha256(data).hexdigest()

@@ -359,6 +359,32 @@ def nli_systems(
     return judge, {"detect+nli": gated, "detect+nli, overlap": overlapping}
 
 
+def near_system(
+    pairs: Sequence[Pair], judged: Callable[[str, str], bool], min_similarity: float | None
+) -> Callable[[str, str], bool]:
+    """``judged`` ("detect+nli") for pairs whose embeddings (the dense channel's
+    model) have a cosine of at least ``min_similarity`` (default: ``[decisions]
+    nli_min_similarity``), the rules alone for the others: as a store with the dense
+    channel on asks its NLI judge."""
+    import numpy as np
+    from aircher_mem.config import DecisionsPolicy
+    from aircher_mem.embeddings import Embedder
+    from aircher_mem.longterm.contradict import detect
+
+    least = DecisionsPolicy().nli_min_similarity if min_similarity is None else min_similarity
+    texts = sorted({t for p in pairs for t in (p.a, p.b)})
+    vectors = Embedder.load().embed(texts)
+    vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    row = {t: i for i, t in enumerate(texts)}
+
+    def near(a: str, b: str) -> bool:
+        if float(vectors[row[a]] @ vectors[row[b]]) >= least:
+            return judged(a, b)
+        return detect(a, b) is not None
+
+    return near
+
+
 @dataclasses.dataclass
 class InStore:
     """What a store recorded for labelled pairs: contradicting pairs found at the
@@ -379,7 +405,9 @@ class InStore:
         )
 
 
-def in_store(pairs: Sequence[Pair], judge: object | None = None, *, dense: bool = False) -> InStore:
+def in_store(
+    pairs: Sequence[Pair], judge: object | None = None, *, dense: bool = False, min_similarity: float | None = None
+) -> InStore:
     """The pairs' first texts stored, then their second ones (a minute apart), in one
     long-term store (lexical neighbours, the default Policy but for an unbounded
     consolidation scan), as a store finds contradictions rather than as ``detect``
@@ -387,7 +415,8 @@ def in_store(pairs: Sequence[Pair], judge: object | None = None, *, dense: bool 
     waiting ``judge_scan_seconds`` for the judge; then one consolidation pass. With
     ``dense``, the dense channel on (the ``embeddings`` extra's model): each text is
     embedded once written (as the next ``recall`` or ``flush`` does) and scanned
-    against its nearest by meaning too."""
+    against its nearest by meaning too; ``min_similarity`` is ``[decisions]
+    nli_min_similarity`` (default: the Policy's)."""
     import tempfile
 
     from aircher_mem.config import DecisionsPolicy, RetrievalPolicy
@@ -401,6 +430,8 @@ def in_store(pairs: Sequence[Pair], judge: object | None = None, *, dense: bool 
     out = InStore(contradictions=sum(p.label == "contradiction" for p in pairs))
     with tempfile.TemporaryDirectory() as folder:
         decisions = DecisionsPolicy(consolidate_scan_seconds=3600.0)
+        if min_similarity is not None:
+            decisions = dataclasses.replace(decisions, nli_min_similarity=min_similarity)
         lt = LongTermMemory(
             Path(folder) / "pairs.duckdb",
             judge=judge,  # type: ignore[arg-type]
@@ -533,7 +564,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--in-store", action="store_true", help="also the independent author's pairs found in a store (in_store)"
     )
-    parser.add_argument("--dense", action="store_true", help="--in-store also with the dense channel on")
+    parser.add_argument(
+        "--dense",
+        action="store_true",
+        help="--in-store also with the dense channel on; with --nli, the judge also asked only about pairs near in "
+        "meaning ('detect+nli, near')",
+    )
+    parser.add_argument(
+        "--nli-min-similarity", type=float, help="[decisions] nli_min_similarity for --dense (default: the Policy's)"
+    )
     args = parser.parse_args(argv)
 
     from aircher_mem.longterm.contradict import detect
@@ -560,6 +599,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.nli:
         judge, more = nli_systems(args.nli, args.nli_label, args.nli_threshold, judge_ms)
         systems.update(more)
+        if args.dense:
+            systems["detect+nli, near"] = near_system(chosen, more["detect+nli"], args.nli_min_similarity)
     scores = run(chosen, systems)
     splits = [*SPLITS, "all"] if args.split == "all" else [args.split]
     print(scores_table(scores, splits))
@@ -590,7 +631,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(in_store(held, dense=True).line("the rules in a store, dense channel on"))
             if judge is not None:
                 print(
-                    in_store(held, judge, dense=True).line("the rules and the NLI judge in a store, dense channel on")
+                    in_store(held, judge, dense=True, min_similarity=args.nli_min_similarity).line(
+                        "the rules and the NLI judge in a store, dense channel on"
+                    )
                 )
     if args.errors:
         if args.split != "tune":

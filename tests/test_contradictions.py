@@ -299,6 +299,51 @@ def test_consolidation_asks_the_judge_about_the_nearest_by_meaning_too() -> None
         assert (c.rule, c.origin, c.memory_a, c.memory_b) == ("judge", "consolidation", 1, 2)
 
 
+def test_an_nli_judge_is_asked_only_about_pairs_close_in_meaning() -> None:
+    import numpy as np
+    from aircher_mem.longterm import LongTermMemory
+
+    vectors = {
+        "We use npm as the package manager": [1.0, 0.0, 0.0, 0.0],
+        "My manager is Priya": [0.0, 1.0, 0.0, 0.0],  # a word in common with the one above, not a subject
+        "I follow a strictly vegan diet": [0.0, 0.0, 1.0, 0.0],
+        "Had a cheeseburger for lunch today": [0.0, 0.0, 0.8, 0.6],  # cosine 0.8 with the one above
+    }
+
+    class Embedder:
+        def embed(self, batch: list[str]) -> object:
+            return np.array([vectors.get(t, [0.5, 0.5, 0.5, 0.5]) for t in batch], dtype=np.float32)
+
+    asked: list[frozenset[str]] = []
+
+    class Judge:  # an NLI model that says contradiction to anything
+        def pair(self, a: str, b: str) -> bool:
+            asked.append(frozenset((a, b)))
+            return True
+
+    def run(least: float) -> tuple[set[frozenset[str]], set[frozenset[int]]]:
+        asked.clear()
+        decisions = DecisionsPolicy(nli_min_similarity=least)
+        with LongTermMemory(
+            ":memory:", clock=Clock(T0 + 10), embedder=Embedder, judge=Judge(), decisions=decisions
+        ) as lt:
+            for i, text in enumerate(vectors):
+                lt.remember(text, at=T0 + i)
+            written = set(asked)
+            lt.recall("lunch")  # embeds the four: each checked by meaning
+            lt.consolidate(now=T0 + DAY)
+            found = {frozenset((c.memory_a, c.memory_b)) for c in lt.contradictions("all").contradictions}
+        return written, found
+
+    npm, priya = frozenset(list(vectors)[:2]), frozenset((1, 2))
+    written, found = run(-1.0)  # every pair
+    assert npm in written and priya in found and frozenset((3, 4)) in found
+    written, found = run(0.3)
+    # not asked at the writes (not embedded yet); then about the one pair close in meaning
+    assert written == set() and set(asked) == {frozenset(list(vectors)[2:])}
+    assert found == {frozenset((3, 4))}
+
+
 @pytest.mark.parametrize("answer", [RuntimeError("down"), "maybe", 42, None])
 def test_a_failing_or_unclear_judge_finds_nothing(answer: object, make_store: Store) -> None:
     def judge(prompt: str) -> object:

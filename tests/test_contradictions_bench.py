@@ -63,8 +63,13 @@ def test_with_the_dense_channel_the_store_also_judges_neighbours_by_meaning() ->
         pair("I follow a strictly vegan diet", "Had a cheeseburger for lunch today", "contradiction"),
         pair("The office pet is a cat", "The office has a cat called Mochi", "detail"),
     ]
-    found = bench.in_store(pairs, Judge(), dense=True)
-    # no word in common, near in meaning: judged when the second text is embedded
+    found = bench.in_store(pairs, Judge(), dense=True, min_similarity=-1.0)
+    # no word in common, neighbours by meaning: judged when the second text is embedded
     assert (found.contradictions, found.at_write, found.after_pass) == (1, 1, 1)
     assert (found.false_alarms, found.across) == (0, 0)
     assert any("vegan" in a + b and "cheeseburger" in a + b for a, b in asked)
+    # the Policy's nli_min_similarity: the model puts them further apart (cosine 0.17)
+    asked.clear()
+    found = bench.in_store(pairs, Judge(), dense=True)
+    assert (found.at_write, found.after_pass) == (0, 0)
+    assert not any("vegan" in a + b and "cheeseburger" in a + b for a, b in asked)

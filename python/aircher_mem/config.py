@@ -720,11 +720,16 @@ class DecisionsPolicy(_Section):
     #: smaller of both orders) at which a pair contradicts. A judge with a ``pair``
     #: method (an NLI model) is asked about the pairs whose word overlap is at least
     #: ``nli_min_overlap``: a contradiction that needs knowledge of the world shares
-    #: few words ("I follow a vegan diet" / "Had a cheeseburger for lunch").
+    #: few words ("I follow a vegan diet" / "Had a cheeseburger for lunch"). With
+    #: the dense channel on, only about pairs whose embeddings' cosine is at least
+    #: ``nli_min_similarity`` (-1: every pair): neighbours that share a word but
+    #: not a subject ("We use npm as the package manager" / "My manager is Priya")
+    #: are where such a model says contradiction wrongly most often.
     nli_model: str = _any_text("")
     nli_contradiction: int = _bound(-1, -1, 10_000)
     nli_threshold: float = _bound(0.9, 0.0, 1.0)
     nli_min_overlap: float = _bound(0.0, 0.0, 1.0)
+    nli_min_similarity: float = _bound(0.3, -1.0, 1.0)
     #: Decisions and their reasons are read from the assistant's turns too (the
     #: agent says what it chose and why), not only from the user's.
     chains_from_assistant: bool = True

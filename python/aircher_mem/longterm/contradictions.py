@@ -53,6 +53,7 @@ __all__ = [
     "goes_to_judge",
     "min_overlap",
     "stored_vector",
+    "close_in_meaning",
     "supersede",
 ]
 
@@ -149,6 +150,8 @@ def _verdict(lt: StoreCore, a: MemoryRow, b: MemoryRow, until: float | None = No
         timeout = min(timeout, until - time.monotonic())
     if timeout <= 0 or not goes_to_judge(a.content, b.content, min_overlap(lt.judge, lt.decisions)):
         return None
+    if not close_in_meaning(lt, a.id, b.id):
+        return None  # not asked: too far apart, or asked once both are embedded
     answer = ask_judge(lt, a.content, b.content, timeout)
     if answer is None:
         return None  # failed or late: asked again next time
@@ -167,6 +170,26 @@ def min_overlap(judge: object, decisions: DecisionsPolicy) -> float:
     for a judge given the two texts (``pair``), ``judge_min_overlap`` for one given
     the prompt."""
     return decisions.nli_min_overlap if pair_of(judge) is not None else decisions.judge_min_overlap
+
+
+def close_in_meaning(lt: StoreCore, a: int, b: int) -> bool | None:
+    """Whether memories ``a`` and ``b`` may go to a judge given the two texts (an NLI
+    model) by their meaning: the cosine of their stored vectors reaches ``[decisions]
+    nli_min_similarity``. None while either waits to be embedded (the check by
+    meaning after its embedding, or consolidation, asks then); True without the
+    dense channel, for a judge given the prompt, or when either has no vector."""
+    least = lt.decisions.nli_min_similarity
+    if least <= -1.0 or lt._embedder_factory is None or pair_of(lt.judge) is None:
+        return True
+    if memory_key(a) in lt._unembedded or memory_key(b) in lt._unembedded:
+        return None
+    va, vb = stored_vector(lt, a), stored_vector(lt, b)
+    if not va or not vb:
+        return True
+    import numpy as np  # (loaded with the vectors)
+
+    norms = float(np.linalg.norm(va[0]) * np.linalg.norm(vb[0]))
+    return norms > 0.0 and float(np.dot(va[0], vb[0])) / norms >= least
 
 
 def goes_to_judge(a: str, b: str, min_overlap: float) -> bool:

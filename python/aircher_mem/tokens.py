@@ -80,9 +80,9 @@ _PENDING: dict[str, threading.Thread] = {}
 def prefetch(encoding: str) -> None:
     """Starts loading ``encoding`` on a thread of its own, for a caller about to do
     other work before it counts tokens: the load (its SHA-256 checked, then its ranks
-    read: about 15 ms, in Rust, without the GIL) runs beside that work, and :class:`TokenCounter` then waits for it. An
-    unknown encoding, or a load that fails, is left to :class:`TokenCounter` to
-    report."""
+    read: about 7 ms, in Rust, without the GIL) runs beside that work, and
+    :class:`TokenCounter` then waits for it. An unknown encoding, or a load that
+    fails, is left to :class:`TokenCounter` to report."""
     if encoding not in _ENCODINGS or encoding in _PENDING:
         return
     thread = threading.Thread(target=_load_quietly, args=(encoding,), name="aircher-mem-encoding", daemon=True)

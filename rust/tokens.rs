@@ -36,7 +36,7 @@ pub struct Bpe {
 /// The tokens' ranks by their bytes: every token's bytes back to back in one
 /// buffer, and a table of token numbers hashed by those bytes (no allocation per
 /// token: the ranks load in a few milliseconds).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Ranks {
     bytes: Vec<u8>,
     /// Where each token's bytes end in `bytes`; they start where the one before ends.

@@ -40,9 +40,9 @@ TABLES: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
 }
 #: Left as they are: one row of state, or nothing a copy repeats.
 KEPT = ("longterm_state", "schema_versions", "rejected_facts")
-#: Not copied: the saved indexes' generation (the copy rebuilds them), vectors and
-#: idempotency keys (none in the bench store).
-DROPPED = ("longterm_indexes", "memory_vectors", "request_keys")
+#: Not copied: the saved indexes' generation and the log of changes since (the copy
+#: rebuilds them), vectors and idempotency keys (none in the bench store).
+DROPPED = ("longterm_indexes", "longterm_index_log", "memory_vectors", "request_keys")
 
 
 def scalar(con: duckdb.DuckDBPyConnection, sql: str) -> Any:

@@ -53,6 +53,7 @@ LAYERS = {
     "aircher_mem.longterm.schema": 1,
     "aircher_mem.longterm.checks": 1,
     "aircher_mem.longterm.documents": 1,
+    "aircher_mem.longterm.indexlog": 1,
     "aircher_mem.longterm.core": 1,
     "aircher_mem.longterm.turns": 1,
     "aircher_mem.longterm.memories": 1,

@@ -805,29 +805,63 @@ def test_indexes_saved_at_close_are_read_until_the_rows_change(
     [(first, documents)] = generation()
     assert documents == DOCUMENTS_VERSION
 
+    def logged() -> list[tuple[int, str]]:
+        con = duckdb.connect(str(path))
+        try:
+            return sorted(con.execute("SELECT part, key FROM longterm_index_log").fetchall())
+        finally:
+            con.close()
+
     with LongTermMemory(path, clock=clock) as ltm:  # read as saved: nothing is rebuilt
         assert ltm.counts() == merged and ltm.index_source == "saved"
-    assert generation() == [(first, documents)]  # nothing written: the files stay
+    assert generation() == [(first, documents)] and logged() == []  # nothing written: the files stay
+    saved = [f.read_bytes() for f in files]
     with LongTermMemory(path, clock=clock) as ltm:
         assert _recalled(ltm) == expected and ltm.index_source == "saved"
-    assert generation() != [(first, documents)]  # recall counts what it retrieved: saved anew
+    # recall counts what it retrieved: the memories it wrote are logged, the files stay
+    assert generation() == [(first, documents)] and [f.read_bytes() for f in files] == saved
+    assert logged() and {part for part, _ in logged()} == {0, 1} and all(k[0] == "m" for _, k in logged())
+    with LongTermMemory(path, clock=clock) as ltm:  # the saved files and the log: as recalled
+        assert _recalled(ltm) == expected and ltm.index_source == "saved"
     for f in files:
         f.unlink()
     with LongTermMemory(path, clock=clock) as ltm:  # no files: built from the rows, alike
         assert _recalled(ltm) == expected and ltm.index_source == "rebuilt"
     [(second, _)] = generation()
-    assert second != first
+    assert second != first and logged() == []
 
-    # A write drops them (files first, the generation with the write), close saves anew.
+    # A write logs the keys of the documents it changes, in its transaction; the
+    # files and their generation stay, and the next load makes those documents again.
     with LongTermMemory(path, clock=clock) as ltm:
         assert ltm.index_source == ""  # not loaded yet: on first use
         ltm.counts()
         assert ltm.index_source == "saved"
         ltm.add_turn("s2", "user", "The release moved to Tuesday.", at=T0 + 9, extract=False)
+        ltm.add_turn("s2", "user", "The release notes are in the wiki.", at=T0 + 10, extract=False)
+        ltm.flush()
+        assert all(f.exists() for f in files) and ltm._con.execute("SELECT * FROM longterm_indexes").fetchall()
+        # each turn, the turn before it (its context) and its session
+        rows = ltm._con.execute("SELECT part, key FROM longterm_index_log").fetchall()
+        assert sorted(rows) == [(0, "t5"), (0, "t5"), (0, "t6"), (2, "ss2"), (2, "ss2")]
+        expected = _recalled(ltm)
+    assert generation() == [(second, documents)]
+    with LongTermMemory(path, clock=clock) as ltm:
+        assert _recalled(ltm) == expected and ltm.index_source == "saved"
+        assert [h.id for h in ltm.recall("release wiki notes", k=1).hits] == [6]
+
+    # A write whose keys would take the log past [longterm] index_log_rows drops the
+    # files first (the generation and the log with the write); close saves anew.
+    policy = LongtermPolicy(index_log_rows=len(logged()) + 1)
+    with LongTermMemory(path, clock=clock, policy=policy) as ltm:
+        ltm.counts()
+        ltm.add_turn("s2", "user", "The wiki moved to the new server.", at=T0 + 11, extract=False)
         ltm.flush()
         assert not any(f.exists() for f in files)
         assert ltm._con.execute("SELECT * FROM longterm_indexes").fetchall() == []
+        assert ltm._con.execute("SELECT * FROM longterm_index_log").fetchall() == []
         expected = _recalled(ltm)
+    [(third, _)] = generation()
+    assert third != second and logged() == []
     with LongTermMemory(path, clock=clock) as ltm:
         assert _recalled(ltm) == expected and ltm.index_source == "saved"
 
@@ -867,6 +901,7 @@ _SESSION_OPS = st.lists(
         st.tuples(st.just("archive"), st.integers(1, 8)),
         st.tuples(st.just("recall"), st.sampled_from(_CONTENTS)),
         st.tuples(st.just("gc"), st.just(0)),
+        st.tuples(st.just("crash"), st.just(0)),
     ),
     max_size=8,
 )
@@ -876,8 +911,10 @@ _SESSION_OPS = st.lists(
 @settings(max_examples=30, deadline=None)
 @given(st.lists(_SESSION_OPS, min_size=1, max_size=4))
 def test_saved_indexes_recall_as_indexes_built_from_the_rows(sessions: list[list[tuple[str, object]]]) -> None:
-    """Sessions of changes, each closed (saving the indexes); then the store opened
-    with its saved indexes and opened with them deleted recall alike."""
+    """Sessions of changes, each closed (saving the indexes when its writes could
+    not log their changes), or, after a "crash", left with every write made and
+    nothing saved at close; then the store opened with its saved indexes (and the
+    log of changes since) and opened with them deleted recall alike."""
     import tempfile
 
     from aircher_mem.longterm.store import INDEX_SUFFIXES
@@ -904,6 +941,9 @@ def test_saved_indexes_recall_as_indexes_built_from_the_rows(sessions: list[list
                             ltm.update(int(arg), status="archived")  # type: ignore[call-overload]
                         elif op == "recall":
                             ltm.recall(str(arg), k=5)
+                        elif op == "crash":  # what close writes after the last write: nothing
+                            ltm.flush()
+                            ltm._save_indexes = lambda: None  # type: ignore[method-assign]
                         else:
                             ltm.gc()
                     except UnknownMemoryError:
@@ -921,8 +961,9 @@ def test_saved_indexes_recall_as_indexes_built_from_the_rows(sessions: list[list
             source = Path(f"{path}{suffix}")
             if source.exists():
                 Path(f"{path}.keep{suffix}").write_bytes(source.read_bytes())
+        saved_files = all(Path(f"{path}{suffix}").exists() for suffix in INDEX_SUFFIXES)
         source, saved = recalled()
-        assert source == "saved"
+        assert source == ("saved" if saved_files else "rebuilt")  # none after a crash before any save
         for suffix in ("", *INDEX_SUFFIXES):
             Path(f"{path}{suffix}").unlink(missing_ok=True)
             kept = Path(f"{path}.keep{suffix}")

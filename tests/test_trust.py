@@ -78,6 +78,44 @@ def test_every_acknowledged_write_survives_kill_9(tmp_path: Path) -> None:
         assert (record.content, record.tags, record.cited) == ("the staging host is blue-7", ["infra"], 1)
 
 
+LOGGING_WRITER = """
+import sys, aircher_mem as am
+m = am.Memory.open(sys.argv[1])
+m.longterm.counts()  # the indexes saved beside the file are read: writes log what they change
+for i in range(6):
+    m.add_turn("s2", "user", f"the deploy of build {i} waits for the canary")
+m.remember("the canary runs in the eu-west pool")
+print("ack", flush=True)
+sys.stdin.readline()  # killed here, never closed
+"""
+
+
+def test_documents_written_before_kill_9_are_found_from_the_saved_indexes(tmp_path: Path) -> None:
+    """The indexes saved beside the file stay through a writer killed before its
+    close: the documents its acknowledged writes changed were logged with them, and
+    the next open finds them as a rebuild from every row does."""
+    with am.Memory.open(tmp_path) as memory:
+        memory.add_turn("s1", "user", "the release train leaves on Tuesday")
+        memory.remember("the staging host is blue-7")
+    child = run_child(LOGGING_WRITER, str(tmp_path))
+    assert child.stdout is not None
+    assert child.stdout.readline().split() == ["ack"]
+    kill(child)
+    queries = ["canary deploy build", "eu-west pool", "staging host", "release train"]
+
+    def recalled() -> tuple[str, list[list[tuple[str, int]]]]:
+        with am.Memory.open(tmp_path) as memory:
+            hits = [[(h.kind, h.id) for h in memory.longterm.recall(q, k=5).hits] for q in queries]
+            return memory.longterm.index_source, hits
+
+    source, saved = recalled()
+    assert source == "saved"
+    assert ("turn", 7) in saved[0] and saved[1][0] == ("fact", 2)  # the killed writer's
+    for path in (tmp_path / ".aircher").glob("memory.duckdb.longterm-*"):
+        path.unlink()
+    assert recalled() == ("rebuilt", saved)
+
+
 def test_a_batch_commits_at_its_end_and_says_what_a_crash_costs(tmp_path: Path) -> None:
     script = """
     import sys, aircher_mem as am

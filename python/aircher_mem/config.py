@@ -372,6 +372,12 @@ class LongtermPolicy(_Section):
     #: Buffered writes go to the store in batches of this many rows (and before
     #: any read, at ``flush()`` and ``close()``).
     batch_rows: int = _bound(1024, 1, 1_000_000)
+    #: Writes of a store file keep the lexical indexes saved beside it (read by the
+    #: next process instead of indexing every row): each logs the keys of the
+    #: documents it changes (a row each) for the next load to make again, until
+    #: the log would pass this many rows; then the indexes are saved anew at close
+    #: (0: every write deletes them and every close after one saves them).
+    index_log_rows: int = _bound(256, 0, 10_000_000)
 
 
 @frozen

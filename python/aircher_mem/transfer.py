@@ -1,11 +1,11 @@
 """Copying a store between its DuckDB file and a PostgreSQL server, in either
 direction, verified row for row.
 
-Every table the migrations make, but the two that
-describe one store's own files (``schema_versions``, which each side keeps for
-itself, and ``longterm_indexes``, the generation of the lexical indexes saved beside
-a file), row for row, and the position of every id sequence. The target must hold no
-aircher-mem store yet: a DuckDB file that does not exist, or a database (its current
+Every table the migrations make, but the three that describe one store's own files
+(``schema_versions``, which each side keeps for itself, ``longterm_indexes``, the
+generation of the lexical indexes saved beside a file, and ``longterm_index_log``,
+what changed since), row for row, and the position of every id sequence. The target
+must hold no aircher-mem store yet: a DuckDB file that does not exist, or a database (its current
 schema) without aircher-mem's tables. All of it is written in one transaction; a
 failed copy leaves the target as it was (a file it created is removed). Then each
 table is read back from the target and compared with the source: the number of rows
@@ -48,7 +48,7 @@ _COMPONENTS = (episodic.__name__, _longterm_schema.__name__)
 #: Rows read and written at a time.
 COPY_BATCH = 8_192
 #: Tables that describe one store's own files, not its memory: never copied.
-NOT_COPIED = ("schema_versions", "longterm_indexes")
+NOT_COPIED = ("schema_versions", "longterm_indexes", "longterm_index_log")
 _NEXTVAL = re.compile(r"nextval\('([A-Za-z_][A-Za-z0-9_]*)'\)")
 
 

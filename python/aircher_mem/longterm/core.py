@@ -11,8 +11,9 @@ pending again if it fails) before the verb returns. :meth:`StoreCore.commit_outs
 does the same without holding the caller's lock while DuckDB writes.
 
 The tables are read once, on first use (``_load``), with the lexical indexes read as
-saved beside the file at the last close (``INDEX_SUFFIXES``) when the file still
-records their generation, else built from the rows.
+saved beside the file (``INDEX_SUFFIXES``) when the file still records their
+generation, and the documents logged as changed since made again (:mod:`.indexlog`),
+else built from the rows.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ from ..config import (
 )
 from ..digest import sha256_hex
 from ..errors import InvalidInputError, StoreError, UnknownMemoryError
-from . import checks, documents
+from . import checks, documents, indexlog
 from .schema import (
     CAUSAL_NODE_FIELDS,
     CONTRADICTION_FIELDS,
@@ -57,6 +58,7 @@ from .schema import (
     EPISODE_FIELDS,
     EPISODE_LINK,
     EPISODE_LISTS,
+    INDEX_LOG,
     INDEX_SUFFIXES,
     INSERT_ACTIONS,
     INSERT_CAUSAL_EDGES,
@@ -73,6 +75,7 @@ from .schema import (
     RULES_AT,
     TAGS_AT,
     TURN_COLUMNS,
+    UNLOG,
     UNSAVE,
     ActionRow,
     CausalNodeRow,
@@ -170,6 +173,9 @@ class _Taken:
     causal_edges: set[tuple[int, int, str]]
     keys: dict[str, tuple[int, float]]
     rows: int
+    # the (part, key) of the documents the rows change (see indexlog), or None when
+    # the saved indexes do not describe the rows before them
+    logged: list[tuple[int, str]] | None
 
     def changes(self) -> str:
         """What the transaction writes, as a team's change log says it (JSON): the
@@ -329,8 +335,12 @@ class StoreCore(store.StoreHolder):
         self._session_lexical = LexicalIndex(stem=True)
         self._dedup = LexicalIndex(stem=True)  # the content of active memories only (merge checks)
         # Whether the rows are as the indexes saved beside the file (INDEX_SUFFIXES)
-        # describe them: a write first deletes those files and their generation.
+        # and the log of the changes since (longterm_index_log) describe them: a
+        # write of the pending rows logs what it changes while the log has room (see
+        # indexlog), any other write first deletes those files, their generation
+        # and the log.
         self._saved_indexes = False
+        self._logged = 0  # rows in longterm_index_log
         self.index_source = ""  # after the load: "saved" or "rebuilt" (see _load)
         self._vectors: VectorIndex | None = None
         self._unembedded: set[str] = set()
@@ -577,8 +587,10 @@ class StoreCore(store.StoreHolder):
         self._hidden = hidden
         saved = None if hidden else self._saved_index_files()
         if saved is not None:
-            self._lexical, self._dedup, self._session_lexical = saved
+            (self._lexical, self._dedup, self._session_lexical), logged = saved
+            indexlog.replay(self, logged)
             self._saved_indexes = True
+            self._logged = len(logged)
             self.index_source = "saved"
         else:
             self._stale_sessions = set(self._sessions)
@@ -695,11 +707,13 @@ class StoreCore(store.StoreHolder):
             return ()
         return tuple(Path(self.path + suffix) for suffix in INDEX_SUFFIXES)
 
-    def _saved_index_files(self) -> tuple[LexicalIndex, LexicalIndex, LexicalIndex] | None:
-        """The lexical, merge-check and session indexes saved at the last close, when
-        the file still says their generation (nothing was written since); else None,
-        and they are built from the rows. A file that cannot be read is logged and
-        rebuilt."""
+    def _saved_index_files(
+        self,
+    ) -> tuple[tuple[LexicalIndex, LexicalIndex, LexicalIndex], list[tuple[int, str]]] | None:
+        """The lexical, merge-check and session indexes saved beside the file, when
+        the file still says their generation (nothing but logged changes was written
+        since), and the (part, key) of each change logged since; else None, and they
+        are built from the rows. A file that cannot be read is logged and rebuilt."""
         duckdb = store.engine()
 
         paths = self._index_paths()
@@ -723,11 +737,22 @@ class StoreCore(store.StoreHolder):
         if found is None:
             # Older than the rows (or damaged): they may hold what was forgotten since.
             self._drop_saved_indexes()
-        return found
+            return None
+        try:
+            logged = self._con.execute(f"SELECT part, key FROM {INDEX_LOG}").fetchall()
+        except duckdb.Error as exc:
+            raise store.corrupt_or_error(self.path, exc, "reading long-term memory") from None
+        return found, logged
 
     @contextlib.contextmanager
     def _transaction(
-        self, doing: str, *, failed: str = "", rows: bool = True, changes: str | None = None
+        self,
+        doing: str,
+        *,
+        failed: str = "",
+        rows: bool = True,
+        changes: str | None = None,
+        logged: list[tuple[int, str]] | None = None,
     ) -> Iterator[duckdb.DuckDBPyConnection]:
         """The one way this store writes its file: a DuckDB transaction on the
         connection, holding ``_db``, committed when the block ends, rolled back when
@@ -737,22 +762,37 @@ class StoreCore(store.StoreHolder):
         changes ``rows`` (every write but the clearing of a rewrite's debt), the
         saved indexes no longer describe them: their files go first (a crash after
         leaves the file's generation without them: rebuilt), then, in the
-        transaction, the generation. What ``forget`` forgets is never left in them."""
+        transaction, the generation and the log of changes since it. What ``forget``
+        forgets is never left in them. A write that names the (part, key) of every
+        document its rows change (``logged``: the verbs' pending rows) adds them to
+        that log instead, while the indexes are saved and the log has room
+        (``[longterm] index_log_rows``): see :mod:`.indexlog`."""
         duckdb = store.engine()
 
         with self._db:
             con = self._con
+            log = (
+                rows
+                and logged is not None
+                and self._saved_indexes
+                and self._logged + len(logged) <= self.policy.index_log_rows
+            )
             try:
-                if rows:
+                if rows and not log:
                     self._drop_saved_indexes()
                 con.execute("BEGIN TRANSACTION")
-                if rows and not self.team:  # a team's store saves no indexes
+                if log and logged:
+                    con.execute(*indexlog.insert(logged))
+                elif rows and not log and not self.team:  # a team's store saves no indexes
                     con.execute(UNSAVE)
+                    con.execute(UNLOG)
                 noted = self._note_change(changes) if self.team else 0
                 yield con
                 con.execute("COMMIT")
                 if noted:
                     self._seen = noted
+                if log and logged:
+                    self._logged += len(logged)
             except BaseException as exc:
                 with contextlib.suppress(duckdb.Error):
                     con.execute("ROLLBACK")
@@ -811,6 +851,7 @@ class StoreCore(store.StoreHolder):
             log.warning("long-term memory in %s: its indexes were not saved: %s", self.path, exc)
             return
         self._saved_indexes = True
+        self._logged = 0
 
     def _refresh_sessions(self) -> None:
         """Rebuilds the session documents changed since the last recall."""
@@ -1093,6 +1134,9 @@ class StoreCore(store.StoreHolder):
             self._new_causal,
             self._new_keys,
             self._pending,
+            indexlog.changed(self, rows, [*self._dirty, *(link[0] for link in self._new_links)])
+            if self._saved_indexes
+            else None,
         )
         self._new_turns, self._dirty, self._new_links, self._new_edges = [], set(), [], []
         self._new_actions, self._new_vectors, self._pending = [], {}, 0
@@ -1110,6 +1154,7 @@ class StoreCore(store.StoreHolder):
                 "writing long-term memory",
                 failed="nothing was written; the changes are kept in memory",
                 changes=changes,
+                logged=taken.logged,
             ) as con,
             self._team().pipelined() if self.team else contextlib.nullcontext(),
         ):

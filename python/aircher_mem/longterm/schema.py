@@ -48,6 +48,8 @@ __all__ = [
     "MIGRATIONS",
     "INDEX_SUFFIXES",
     "UNSAVE",
+    "UNLOG",
+    "INDEX_LOG",
     "DOCUMENTS_VERSION",
     "TURN_COLUMNS",
     "visible",
@@ -338,6 +340,11 @@ MIGRATIONS: dict[int, list[str]] = {
     # On a server with pgvector (created here when the role may), the vectors are
     # pgvector's `vector`: readers cast it to an array, writers' arrays are cast to it.
     11: [store.SERVER_ONLY + PGVECTOR],
+    # The keys of the documents the writes since the saved indexes' generation
+    # changed (a row a change; ``part``: 0 the lexical index, 1 the merge-check index,
+    # 2 the sessions'): the next load reads the saved indexes and makes those
+    # documents again from the rows (``longterm.noted``).
+    12: ["CREATE TABLE IF NOT EXISTS longterm_index_log (part INTEGER NOT NULL, key VARCHAR NOT NULL)"],
 }
 store.register("longterm", MIGRATIONS)
 
@@ -345,8 +352,11 @@ store.register("longterm", MIGRATIONS)
 #: turns' and memories' documents, the active memories' merge-check index, and the
 #: sessions' documents.
 INDEX_SUFFIXES = (".longterm-lexical", ".longterm-dedup", ".longterm-sessions")
-# The saved indexes' generation goes (first in every write transaction: StoreCore.transaction).
+# The saved indexes' generation goes, with the log of what changed since it (first in
+# a write transaction that does not log its changes: StoreCore._transaction).
 UNSAVE = "DELETE FROM longterm_indexes"
+INDEX_LOG = "longterm_index_log"
+UNLOG = f"DELETE FROM {INDEX_LOG}"
 #: What the saved indexes' documents are made by: bump it whenever the ``documents``
 #: functions, the merge-check documents or the tokenizer change, so that
 #: indexes saved by an older aircher-mem are built again, never read.

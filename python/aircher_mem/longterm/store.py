@@ -50,9 +50,13 @@ How it runs:
   mode 0600) under a random generation that the file records (``longterm_indexes``);
   the next load reads them instead of building them from every row when the file
   still records that generation (``index_source`` says "saved" or "rebuilt"; at
-  100K turns + 100K memories, 2.1-2.6 s against 6.3-7.1 s). Every write transaction first
-  deletes the files and then, in the transaction, the generation: a crash at any
-  point leaves either both as they were or nothing to read (rebuilt), and what
+  100K turns + 100K memories, 2.1-2.6 s against 6.3-7.1 s). A write of the verbs'
+  rows logs the keys of the documents they change in its own transaction
+  (``longterm_index_log``: :mod:`.indexlog`), and the next load makes those again
+  from the rows; close saves the indexes anew only when a write could not log
+  (``[longterm] index_log_rows``). Every other write transaction first deletes the
+  files and then, in the transaction, the generation and the log: a crash at any
+  point leaves either all as they were or nothing to read (rebuilt), and what
   ``forget`` forgets is gone from them at once.
 - ``add_turn`` redacts secrets (:func:`aircher_mem.redact.redact`; in the session id
   too, which ``turns``, ``recall`` and ``get_context`` redact alike, so the raw id

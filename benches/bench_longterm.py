@@ -40,6 +40,7 @@ turn, dates over the last 60 days, one in ten important, until N exist.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import itertools
 import json
@@ -544,6 +545,50 @@ def test_add_turn(benchmark: Any, store: Store, tmp_path: Path) -> None:
         info[f"add_turn_over_insert_{p}"] = round(info[f"add_turn_{p}_ms"] / info[f"insert_{p}_ms"], 2)
         info[f"add_turn_over_extract_{p}"] = round(info[f"add_turn_{p}_ms"] / info[f"extract_{p}_ms"], 2)
     benchmark.extra_info["memories_touched"] = sum(len(r.extracted) for r in results)
+
+
+# -- a short-lived writer ------------------------------------------------------------------
+
+
+def test_short_writer(benchmark: Any, store: Store, tmp_path: Path) -> None:
+    """What a process that opens the store to write once pays (a hook or a CLI command
+    without a server): open + first use, one add_turn, close. The lexical indexes saved
+    beside the file are kept by the log of the documents each write changes (the
+    default), against the baseline that saves them anew at every close after a write
+    (``[longterm] index_log_rows = 0``): the two interleaved, each on a copy of the
+    store, round after round (the log grows as it would; past its limit a close saves)."""
+    benchmark.group = f"a short-lived writer on a store of {store.n:,} turns + memories"
+    modes = {
+        "logged": am.Policy(),
+        "saved": am.Policy(longterm=dataclasses.replace(am.Policy().longterm, index_log_rows=0)),
+    }
+    paths = {mode: store.copy(tmp_path / mode) for mode in modes}
+    counter = itertools.count(3 * store.n)
+    times: dict[str, list[float]] = {mode: [] for mode in modes}
+    closes: dict[str, list[float]] = {mode: [] for mode in modes}
+
+    def write(mode: str) -> None:
+        turn = store.texts.turn(next(counter))
+        start = time.perf_counter()
+        lt = opened(paths[mode], modes[mode])
+        lt.add_turn(**turn)
+        closing = time.perf_counter()
+        lt.close()
+        closes[mode].append(time.perf_counter() - closing)
+        times[mode].append(time.perf_counter() - start)
+
+    def setup() -> tuple[tuple[()], dict[str, Any]]:
+        write("saved")  # the baseline's round, just before ours
+        return ("logged",), {}
+
+    rounds = 3 if benchmark.disabled else 12
+    benchmark.pedantic(write, setup=setup, rounds=rounds, warmup_rounds=0)
+    benchmark.extra_info.update(impl="open + add_turn + close, changes logged", load_average=load_average())
+    for mode in modes:
+        benchmark.extra_info.update(dist(times[mode], f"{mode}_"))
+        benchmark.extra_info.update(dist(closes[mode], f"{mode}_close_"))
+    info = benchmark.extra_info
+    info["logged_over_saved_p50"] = round(info["logged_p50_ms"] / info["saved_p50_ms"], 3)
 
 
 # -- contradictions -----------------------------------------------------------------------

@@ -771,19 +771,19 @@ class StoreCore(store.StoreHolder):
 
         with self._db:
             con = self._con
-            log = (
+            logging_changes = (
                 rows
                 and logged is not None
                 and self._saved_indexes
                 and self._logged + len(logged) <= self.policy.index_log_rows
             )
             try:
-                if rows and not log:
+                if rows and not logging_changes:
                     self._drop_saved_indexes()
                 con.execute("BEGIN TRANSACTION")
-                if log and logged:
+                if logging_changes and logged:
                     con.execute(*indexlog.insert(logged))
-                elif rows and not log and not self.team:  # a team's store saves no indexes
+                elif rows and not logging_changes and not self.team:  # a team's store saves no indexes
                     con.execute(UNSAVE)
                     con.execute(UNLOG)
                 noted = self._note_change(changes) if self.team else 0
@@ -791,7 +791,7 @@ class StoreCore(store.StoreHolder):
                 con.execute("COMMIT")
                 if noted:
                     self._seen = noted
-                if log and logged:
+                if logging_changes and logged:
                     self._logged += len(logged)
             except BaseException as exc:
                 with contextlib.suppress(duckdb.Error):

@@ -220,22 +220,30 @@ impl Unread {
     /// written in place since the load, damaged), the index made from the files
     /// of `graph` on disk (they are what the changes were read from).
     fn read(self, graph: &KnowledgeGraph) -> LexicalIndex {
-        // A change reads the index into memory first (checked in full).
+        // The changes go over the file's index, searched where it is (see
+        // `LexicalIndex::has_overlay`); a read of the file that fails on the
+        // way is noted (`check_source`).
+        let Unread {
+            file,
+            root,
+            max_file_bytes,
+            changes,
+            ..
+        } = self;
         let read = |file: LexicalFile| {
             let mut index = file.read()?;
-            if !self.changes.is_empty() {
-                index.thaw()?;
+            for (path, documents) in changes.into_iter().flatten() {
+                index.remove_group(&path);
+                if let Some(documents) = documents {
+                    index.upsert_all(documents)?;
+                }
             }
+            index.check_source()?;
             Ok::<_, crate::Error>(index)
         };
-        match self.file.map(read) {
-            Some(Ok(mut index)) => {
-                for (path, documents) in self.changes.into_iter().flatten() {
-                    apply(&mut index, &path, documents);
-                }
-                index
-            }
-            _ => lexical_from_disk(&self.root, self.max_file_bytes, graph),
+        match file.map(read) {
+            Some(Ok(index)) => index,
+            _ => lexical_from_disk(&root, max_file_bytes, graph),
         }
     }
 }

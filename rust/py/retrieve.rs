@@ -320,18 +320,20 @@ impl PyLexicalIndex {
     fn remove(&mut self, py: Python<'_>, keys: Checked<Vec<Text>>) -> PyResult<usize> {
         self.index.check_source()?;
         let index = &mut self.index;
-        detached(py, || index.thaw())?;
-        Ok(detached(py, || {
-            keys.0.iter().filter(|k| index.remove(&k.0)).count()
-        }))
+        let removed = detached(py, || keys.0.iter().filter(|k| index.remove(&k.0)).count());
+        // A read of the file that failed on the way (damaged).
+        index.check_source()?;
+        Ok(removed)
     }
 
     /// Removes every document of `group`; returns how many there were.
     fn remove_group(&mut self, py: Python<'_>, group: Text) -> PyResult<usize> {
         self.index.check_source()?;
         let index = &mut self.index;
-        detached(py, || index.thaw())?;
-        Ok(detached(py, || index.remove_group(&group.0)))
+        let removed = detached(py, || index.remove_group(&group.0));
+        // A read of the file that failed on the way (damaged).
+        index.check_source()?;
+        Ok(removed)
     }
 
     /// The `limit` documents that score highest for `query` with BM25F, best first

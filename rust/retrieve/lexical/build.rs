@@ -28,6 +28,7 @@ use crate::retrieve::tokenize::{for_each_token_with, head};
 /// count and its distinct terms with their counts, sorted. Computed apart from the
 /// index (in parallel by `upsert_all`). The terms of all fields sit back to back in
 /// one string, so a document costs a few allocations, not one per token.
+#[derive(Clone)]
 pub(super) struct Counted {
     text: String,
     /// Per field: its token count and the range of its terms in `terms`.
@@ -118,6 +119,13 @@ impl Counted {
             }
             counted
         })
+    }
+
+    /// Heap bytes held.
+    pub(super) fn heap_bytes(&self) -> usize {
+        self.text.capacity()
+            + self.fields.capacity() * std::mem::size_of::<(u32, Range<usize>)>()
+            + self.terms.capacity() * std::mem::size_of::<(Range<usize>, u32)>()
     }
 
     /// Each field's token count and its terms with their counts.

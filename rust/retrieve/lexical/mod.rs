@@ -33,6 +33,7 @@
 
 mod build;
 mod inplace;
+mod overlay;
 mod persistence;
 mod search;
 #[cfg(test)]
@@ -470,11 +471,15 @@ pub struct LexicalIndex {
     /// posting lists and forward terms from (`check_source`); `None` for an
     /// index made in memory.
     source: Option<Shared>,
-    /// A loaded index not changed since: searched where its file holds it (see
-    /// `inplace`), every field above empty but the field names and statistics,
-    /// the kinds, `live` and `stem`. A change reads it into memory first
-    /// (`thaw`).
+    /// A loaded index: searched where its file holds it (see `inplace`),
+    /// every field above empty but the field names and statistics, the kinds,
+    /// `live` and `stem`. Changes go to `overlay`; one the overlay cannot take
+    /// reads it into memory first (`thaw`).
     frozen: Option<Arc<inplace::View>>,
+    /// The changes to an index searched in place since its load (see
+    /// `overlay`): the field names and statistics and `live` above are then
+    /// those of the file's documents and the overlay's together.
+    overlay: Option<Box<overlay::Overlay>>,
 }
 
 impl std::fmt::Debug for LexicalIndex {
@@ -491,6 +496,7 @@ impl std::fmt::Debug for LexicalIndex {
             .field("kinds", &self.kinds)
             .field("stem", &self.stem)
             .field("in_place", &self.frozen.is_some())
+            .field("overlay", &self.overlay.as_ref().map(|o| o.log().len()))
             .finish()
     }
 }
@@ -693,7 +699,10 @@ impl LexicalIndex {
 
     pub fn contains(&self, key: &str) -> bool {
         match &self.frozen {
-            Some(view) => matches!(view.slot_of(key), Ok(Some(_))),
+            Some(view) => {
+                self.overlay.as_ref().is_some_and(|o| o.delta.contains(key))
+                    || self.base_slot(view, key).is_some()
+            }
             None => self.by_key.get(&self.docs, key).is_some(),
         }
     }
@@ -707,7 +716,10 @@ impl LexicalIndex {
     /// damaged where it is.
     pub fn get(&self, key: &str) -> Option<DocRef<'_>> {
         if let Some(view) = &self.frozen {
-            let slot = view.slot_of(key).ok()??;
+            if let Some(doc) = self.overlay.as_ref().and_then(|o| o.delta.get(key)) {
+                return Some(doc);
+            }
+            let slot = self.base_slot(view, key)?;
             return self.stored_doc(view, slot);
         }
         let slot = self.by_key.get(&self.docs, key)?;
@@ -718,6 +730,16 @@ impl LexicalIndex {
             group: &data.group,
             meta: data.meta.as_ref(),
         })
+    }
+
+    /// The live slot of `key` in the file of an index read in place (not
+    /// replaced or removed since); none if it cannot be read.
+    fn base_slot(&self, view: &inplace::View, key: &str) -> Option<u32> {
+        let slot = view.slot_of(key).ok()??;
+        match &self.overlay {
+            Some(overlay) if overlay.is_dead(slot) => None,
+            _ => Some(slot),
+        }
     }
 
     /// The document in `slot` of an index read in place.
@@ -736,7 +758,14 @@ impl LexicalIndex {
     pub fn documents(&self) -> Box<dyn Iterator<Item = DocRef<'_>> + '_> {
         if let Some(view) = &self.frozen {
             let slots = 0..view.slots as u32;
-            return Box::new(slots.filter_map(|slot| self.stored_doc(view, slot)));
+            let overlay = self.overlay.as_deref();
+            let base = slots
+                .filter(move |&slot| overlay.is_none_or(|o| !o.is_dead(slot)))
+                .filter_map(|slot| self.stored_doc(view, slot));
+            return match overlay {
+                Some(overlay) => Box::new(base.chain(overlay.delta.documents())),
+                None => Box::new(base),
+            };
         }
         Box::new(self.docs.iter().enumerate().filter_map(|(slot, data)| {
             let data = data.as_ref()?;

@@ -10,6 +10,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::inplace::{put_list, put_skips, skip_count, Head, Out, Section, View};
+use super::overlay::Change;
 use super::update::Remap;
 use super::{
     persist, Forward, Keys, LexicalFile, LexicalIndex, Meta, Room, Slot, Unfinished, DEAD,
@@ -204,7 +205,15 @@ impl LexicalIndex {
     /// section (`inplace::Out`): the posting lists a run at a time, never a
     /// buffer of all of them. An index read in place and not changed since hands
     /// on its file's payload as it is (each block checked).
+    ///
+    /// One with changes over it (`overlay`) is read into memory first, a copy
+    /// (see `thaw`), which is then written.
     pub(super) fn encode_into(&self, mut sink: impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
+        if self.overlay.is_some() {
+            let mut merged = self.clone();
+            merged.thaw()?;
+            return merged.encode_into(sink);
+        }
         if let Some(view) = &self.frozen {
             let len = view.paged.len();
             for start in (0..len).step_by(ENCODE_BATCH as usize) {
@@ -357,13 +366,38 @@ impl LexicalIndex {
     /// Reads an index searched in place into memory, checked in full: what a
     /// change needs (its postings and its documents' terms keep reading the
     /// file's bytes). Nothing to do for an index in memory.
+    ///
+    /// An index with changes over it (`overlay`) reads the file and replays
+    /// them: what a thaw before the first change would have made.
     pub fn thaw(&mut self) -> Result<()> {
         let Some(view) = self.frozen.clone() else {
             return Ok(());
         };
         let mut index = LexicalIndex::from_view(&view)?;
         index.stem = self.stem;
+        if let Some(overlay) = self.overlay.take() {
+            for change in overlay.log() {
+                index.replay(change)?;
+            }
+        }
         *self = index;
+        Ok(())
+    }
+
+    /// Does `change` again (see `thaw`).
+    fn replay(&mut self, change: &Change) -> Result<()> {
+        match change {
+            Change::Upsert(upsert) => {
+                let (doc, counted) = &**upsert;
+                self.add_counted(doc.clone(), counted.clone())?;
+            }
+            Change::Remove(key) => {
+                self.remove(key);
+            }
+            Change::RemoveGroup(group) => {
+                self.remove_group(group);
+            }
+        }
         Ok(())
     }
 

@@ -6,10 +6,13 @@ use std::cmp::Ordering;
 use std::collections::HashSet;
 use std::ops::ControlFlow;
 
+use foldhash::HashMap;
+
 use super::inplace::{U32s, View};
+use super::overlay::Overlay;
 use super::{Bm25Params, LexicalHit, LexicalIndex, QueryTerms, DEAD, MAX_QUERY_TERMS};
 use crate::error::Result;
-use crate::retrieve::postings::{ListRef, Posting};
+use crate::retrieve::postings::{ListRef, Posting, Skips};
 use crate::retrieve::tokenize::{for_each_token_with, stem, FILLER_WORDS};
 
 thread_local! {
@@ -68,18 +71,12 @@ struct Norms {
 }
 
 impl Norms {
-    fn new(index: &LexicalIndex, weights: &[f64], b: f64) -> Norms {
-        // b / avglen_f, to multiply by len_f.
-        let slope: Vec<f64> = (0..index.fields.len())
-            .map(|f| match index.field_docs[f] {
-                0 => 0.0,
-                docs => b / (index.field_total[f] as f64 / docs as f64),
-            })
-            .collect();
+    /// The norms of fields of `weights`, whose `b / avglen` is `slope`.
+    fn new(weights: &[f64], slope: &[f64], b: f64) -> Norms {
         let mut norms = Norms {
             table: Vec::new(),
             weights: weights.to_vec(),
-            slope,
+            slope: slope.to_vec(),
             flat: 1.0 - b,
         };
         norms.table = (0..weights.len())
@@ -151,7 +148,6 @@ pub(super) fn word_forms(word: &str) -> Vec<String> {
 pub(super) trait Source {
     fn slots(&self) -> usize;
     fn term_id(&self, term: &str) -> Result<Option<u32>>;
-    fn term(&self, id: u32) -> Result<&str>;
     fn df(&self, id: u32) -> Result<u32>;
     fn list(&self, id: u32) -> Result<ListRef<'_>>;
     fn kind_of(&self) -> Result<U32s<'_>>;
@@ -160,7 +156,7 @@ pub(super) trait Source {
 }
 
 /// An index in memory as a `Source`.
-struct Held<'a>(&'a LexicalIndex);
+pub(super) struct Held<'a>(pub(super) &'a LexicalIndex);
 
 impl Source for Held<'_> {
     fn slots(&self) -> usize {
@@ -168,9 +164,6 @@ impl Source for Held<'_> {
     }
     fn term_id(&self, term: &str) -> Result<Option<u32>> {
         Ok(self.0.terms.id(term))
-    }
-    fn term(&self, id: u32) -> Result<&str> {
-        Ok(self.0.terms.get(id))
     }
     fn df(&self, id: u32) -> Result<u32> {
         Ok(self.0.df[id as usize])
@@ -195,9 +188,6 @@ impl Source for View {
     }
     fn term_id(&self, term: &str) -> Result<Option<u32>> {
         View::term_id(self, term)
-    }
-    fn term(&self, id: u32) -> Result<&str> {
-        View::term(self, id)
     }
     fn df(&self, id: u32) -> Result<u32> {
         Ok(self.stats(id)?.0)
@@ -308,15 +298,34 @@ impl LexicalIndex {
         weighing: QueryTerms,
         prune: bool,
     ) -> Result<Vec<LexicalHit>> {
-        match &self.frozen {
-            Some(view) => self.search_in(&**view, (query, params, kinds, limit), weighing, prune),
-            None => self.search_in(&Held(self), (query, params, kinds, limit), weighing, prune),
-        }
+        let held = Held(self);
+        let delta = self.overlay.as_ref().map(|o| Held(&o.delta));
+        let parts: Vec<Part<'_>> = match (&self.frozen, &self.overlay, &delta) {
+            (Some(view), Some(overlay), Some(delta)) => vec![
+                Part {
+                    src: &**view,
+                    kind_ids: &self.kind_ids,
+                    kinds: self.kinds.len(),
+                    fields: Some(&overlay.base_fields),
+                    overlay: Some(overlay),
+                },
+                Part {
+                    src: delta,
+                    kind_ids: &overlay.delta.kind_ids,
+                    kinds: overlay.delta.kinds.len(),
+                    fields: Some(&overlay.delta_fields),
+                    overlay: None,
+                },
+            ],
+            (Some(view), _, _) => vec![Part::whole(self, &**view)],
+            (None, _, _) => vec![Part::whole(self, &held)],
+        };
+        self.search_in(&parts, (query, params, kinds, limit), weighing, prune)
     }
 
-    fn search_in<S: Source>(
+    fn search_in(
         &self,
-        src: &S,
+        parts: &[Part<'_>],
         (query, params, kinds, limit): (&str, &Bm25Params, &[&str], usize),
         weighing: QueryTerms,
         prune: bool,
@@ -325,52 +334,38 @@ impl LexicalIndex {
             return Ok(Vec::new());
         }
         let params = params.clamped();
-        let allowed: Option<Vec<bool>> = (!kinds.is_empty()).then(|| {
-            let mut allowed = vec![false; self.kinds.len()];
-            for kind in kinds {
-                if let Some(&id) = self.kind_ids.get(*kind) {
-                    allowed[id as usize] = true;
-                }
-            }
-            allowed
+        // Per part, per kind of the part: wanted.
+        let allowed: Option<Vec<Vec<bool>>> = (!kinds.is_empty()).then(|| {
+            parts
+                .iter()
+                .map(|part| {
+                    let mut allowed = vec![false; part.kinds];
+                    for kind in kinds {
+                        if let Some(&id) = part.kind_ids.get(*kind) {
+                            allowed[id as usize] = true;
+                        }
+                    }
+                    allowed
+                })
+                .collect()
         });
-        if allowed.as_ref().is_some_and(|a| !a.contains(&true)) {
+        if allowed
+            .as_ref()
+            .is_some_and(|a| !a.iter().any(|a| a.contains(&true)))
+        {
             return Ok(Vec::new());
         }
-        let kind_of = src.kind_of()?;
-        let wanted = |slot: u32| {
-            let kind = kind_of.get(slot as usize);
-            kind != DEAD
-                && allowed
-                    .as_ref()
-                    .is_none_or(|a| a.get(kind as usize).copied().unwrap_or(false))
-        };
-        let mut weighed = self.query_terms(src, query, weighing.forms)?;
+        let mut weighed = self.query_terms(parts, query, weighing.forms)?;
         if weighed.is_empty() {
             return Ok(Vec::new());
         }
-        self.weigh_prose_only(src, &mut weighed, weighing, query)?;
-        let field_len: Vec<U32s<'_>> = (0..self.fields.len())
-            .map(|f| src.lengths(f))
-            .collect::<Result<_>>()?;
-        // Each term's list, its frequency and text, read once.
-        let mut lists = Vec::with_capacity(weighed.len());
-        for &(term, _, _) in &weighed {
-            lists.push((src.list(term)?, src.df(term)?, src.term(term)?));
-        }
-        let list_of = |term: u32| -> usize {
-            weighed
-                .iter()
-                .position(|&(t, _, _)| t == term)
-                .expect("a query term")
-        };
+        self.weigh_prose_only(parts, &mut weighed, weighing, query)?;
         let mut weights = vec![1.0; self.fields.len()];
         for (name, weight) in &params.field_weights {
             if let Some(field) = self.field_id(name) {
                 weights[field] = *weight;
             }
         }
-        let norms = Norms::new(self, &weights, params.b);
         // The other forms of a word count in `form_fields` only (all if empty).
         let form_weights: Vec<f64> = (0..self.fields.len())
             .map(|f| {
@@ -383,16 +378,19 @@ impl LexicalIndex {
                 }
             })
             .collect();
-        let form_norms = Norms::new(self, &form_weights, params.b);
+        // b / avglen_f, to multiply by len_f.
+        let slope: Vec<f64> = (0..self.fields.len())
+            .map(|f| match self.field_docs[f] {
+                0 => 0.0,
+                docs => params.b / (self.field_total[f] as f64 / docs as f64),
+            })
+            .collect();
         let k1 = params.k1;
         let n = self.live as f64;
         // Rarest first; ties by the term itself.
-        let mut order = weighed.clone();
-        let info = |term: u32| {
-            let (_, df, text) = lists[list_of(term)];
-            (df, text)
-        };
-        order.sort_unstable_by(|&(a, _, _), &(b, _, _)| info(a).cmp(&info(b)));
+        let mut order: Vec<usize> = (0..weighed.len()).collect();
+        let info = |i: usize| (weighed[i].df, weighed[i].text.as_str());
+        order.sort_unstable_by(|&a, &b| info(a).cmp(&info(b)));
         let exponent = if weighing.idf_exponent.is_finite() {
             weighing.idf_exponent.max(0.0)
         } else {
@@ -400,10 +398,10 @@ impl LexicalIndex {
         };
         let idf: Vec<f64> = order
             .iter()
-            .map(|&(term, weight, _)| {
-                let df = info(term).0 as f64;
+            .map(|&i| {
+                let df = weighed[i].df as f64;
                 let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-                weight
+                weighed[i].weight
                     * if exponent == 1.0 {
                         idf
                     } else {
@@ -411,189 +409,58 @@ impl LexicalIndex {
                     }
             })
             .collect();
-        let is_form: Vec<bool> = order.iter().map(|&(_, _, form)| form).collect();
-        let order: Vec<u32> = order.into_iter().map(|(term, _, _)| term).collect();
         // What the terms after the i-th can add at most (tf / (k1 + tf) < 1), with a
-        // margin for rounding, and how many postings they have.
+        // margin for rounding.
         let mut bound_after = vec![0.0; order.len()];
-        let mut postings_after = vec![0usize; order.len()];
         for i in (0..order.len().saturating_sub(1)).rev() {
             bound_after[i] = bound_after[i + 1] + idf[i + 1] * (k1 + 1.0) * (1.0 + 1e-9);
-            postings_after[i] = postings_after[i + 1] + lists[list_of(order[i + 1])].0.len();
         }
-        // What `posting` adds to its document's term frequency (the postings of a
-        // document for a term are summed in field order).
-        let tf_of = |posting: Posting, norms: &Norms| -> f64 {
-            let field = posting.field();
-            let len = field_len[field].get(posting.doc as usize);
-            posting.tf() as f64 * norms.get(field, len)
+        let plan = Plan {
+            weighed: &weighed,
+            order: &order,
+            idf: &idf,
+            bound_after: &bound_after,
+            weights: &weights,
+            form_weights: &form_weights,
+            slope: &slope,
+            b: params.b,
+            k1,
+            limit,
+            prune,
         };
-
-        // Keys of the hits, to order equal scores (read once each).
-        let hits: Vec<LexicalHit> = SCRATCH.with(|scratch| {
-            let mut scratch = scratch.borrow_mut();
-            let scratch = &mut *scratch;
-            scratch.reset(src.slots());
-            let Scratch {
-                scores,
-                touched,
-                values,
-            } = scratch;
-            // After the switch, the only documents that can still make the cut,
-            // by slot.
-            let mut candidates: Option<Vec<u32>> = None;
-            for (i, &term) in order.iter().enumerate() {
-                let idf = idf[i];
-                let norms = if is_form[i] { &form_norms } else { &norms };
-                let list = &lists[list_of(term)].0;
-                let gain = |tf: f64| idf * tf * (k1 + 1.0) / (k1 + tf);
-                match &mut candidates {
-                    None => {
-                        let mut add = |doc: u32, tf: f64| {
-                            if tf > 0.0 {
-                                let gain = gain(tf);
-                                if gain > 0.0 {
-                                    let score = &mut scores[doc as usize];
-                                    if *score == 0.0 {
-                                        touched.push(doc);
-                                    }
-                                    *score += gain;
-                                }
-                            }
-                        };
-                        let mut postings = list.iter();
-                        if let Some(first) = postings.next() {
-                            let (mut doc, mut tf) = (first.doc, tf_of(first, norms));
-                            for posting in postings {
-                                if posting.doc != doc {
-                                    add(doc, tf);
-                                    (doc, tf) = (posting.doc, 0.0);
-                                }
-                                tf += tf_of(posting, norms);
-                            }
-                            add(doc, tf);
-                        }
-                        // Worth checking when what is left to read outweighs the
-                        // check itself.
-                        if prune && postings_after[i] > touched.len() && touched.len() >= limit {
-                            values.clear();
-                            values.extend(
-                                touched
-                                    .iter()
-                                    .filter(|&&d| wanted(d))
-                                    .map(|&d| scores[d as usize]),
-                            );
-                            if let Some(theta) = kth_largest(values, limit) {
-                                if bound_after[i] * (1.0 + 1e-9) < theta {
-                                    #[cfg(test)]
-                                    super::tests::PRUNED.with(|p| p.set(p.get() + 1));
-                                    let mut kept: Vec<u32> = touched
-                                        .iter()
-                                        .copied()
-                                        .filter(|&d| {
-                                            wanted(d)
-                                                && !below(scores[d as usize], bound_after[i], theta)
-                                        })
-                                        .collect();
-                                    kept.sort_unstable();
-                                    candidates = Some(kept);
-                                }
-                            }
-                        }
-                    }
-                    Some(kept) => {
-                        let mut cursor = list.cursor();
-                        for &doc in kept.iter() {
-                            cursor.seek(doc);
-                            if cursor.head().is_none() {
-                                break;
-                            }
-                            let mut tf = 0.0;
-                            while let Some(posting) = cursor.head().filter(|p| p.doc == doc) {
-                                tf += tf_of(posting, norms);
-                                cursor.advance();
-                            }
-                            if tf > 0.0 {
-                                scores[doc as usize] += gain(tf);
-                            }
-                        }
-                        if kept.len() > limit {
-                            values.clear();
-                            values.extend(kept.iter().map(|&d| scores[d as usize]));
-                            if let Some(theta) = kth_largest(values, limit) {
-                                kept.retain(|&d| !below(scores[d as usize], bound_after[i], theta));
-                            }
-                        }
-                    }
-                }
+        let mut hits = Vec::new();
+        for (p, part) in parts.iter().enumerate() {
+            let allowed = allowed.as_ref().map(|a| a[p].as_slice());
+            if allowed.is_some_and(|a| !a.contains(&true)) {
+                continue;
             }
-            let mut hits: Vec<(f64, u32)> = match &candidates {
-                Some(kept) => kept.iter().map(|&d| (scores[d as usize], d)).collect(),
-                None => touched
-                    .iter()
-                    .filter(|&&d| wanted(d))
-                    .map(|&d| (scores[d as usize], d))
-                    .collect(),
-            };
-            scratch.reset(0);
-            let order = |a: &(f64, u32), b: &(f64, u32)| -> Ordering {
-                b.0.total_cmp(&a.0).then_with(|| {
-                    let key = |slot| src.key(slot).unwrap_or_default();
-                    key(a.1).cmp(key(b.1))
-                })
-            };
-            if hits.len() > limit {
-                hits.select_nth_unstable_by(limit - 1, order);
-                hits.truncate(limit);
-            }
-            hits.sort_unstable_by(order);
-            hits.into_iter()
-                .map(|(score, slot)| LexicalHit {
-                    key: src.key(slot).unwrap_or_default().to_owned(),
-                    score,
-                    matched: weighed
-                        .iter()
-                        .zip(&lists)
-                        .filter(|&(&(_, _, form), &(list, _, _))| {
-                            matches(list, slot, if form { &form_weights } else { &weights })
-                        })
-                        .map(|(_, &(_, _, text))| text.to_owned())
-                        .collect(),
-                })
-                .collect()
-        });
-        // A key that could not be read: the file is damaged where it is.
-        if hits.iter().any(|hit| hit.key.is_empty()) {
-            for slot in 0..src.slots().min(1) {
-                src.key(slot as u32)?;
-            }
+            hits.extend(score_part(part, p, &plan, allowed)?);
+        }
+        if parts.len() > 1 {
+            hits.sort_unstable_by(|a, b| {
+                b.score.total_cmp(&a.score).then_with(|| a.key.cmp(&b.key))
+            });
+            hits.truncate(limit);
         }
         Ok(hits)
     }
 
-    /// The distinct known terms of `query` with their weights and whether each is
-    /// another form of a query word, in order: at most
-    /// `MAX_QUERY_TERMS`, the first ones, so a huge query costs a bounded search.
-    /// Each query word's own form weighs 1; with `forms` > 0 (and an index that does
-    /// not stem), the other indexed forms of the words (see [`word_forms`]) follow,
-    /// weighing `forms`, unless the query has them as words of their own.
-    fn query_terms<S: Source>(
-        &self,
-        src: &S,
-        query: &str,
-        forms: f64,
-    ) -> Result<Vec<(u32, f64, bool)>> {
+    /// The distinct known terms of `query` (some live document has them) with
+    /// their weights and whether each is another form of a query word, in
+    /// order: at most `MAX_QUERY_TERMS`, the first ones, so a huge query costs a
+    /// bounded search. Each query word's own form weighs 1; with `forms` > 0 (and
+    /// an index that does not stem), the other indexed forms of the words (see
+    /// [`word_forms`]) follow, weighing `forms`, unless the query has them as
+    /// words of their own.
+    fn query_terms(&self, parts: &[Part<'_>], query: &str, forms: f64) -> Result<Vec<QueryTerm>> {
         let mut failed = None;
-        let mut seen = HashSet::new();
-        let mut terms = Vec::new();
+        let mut seen: HashSet<String> = HashSet::new();
+        let mut terms: Vec<QueryTerm> = Vec::new();
         let mut words: Vec<String> = Vec::new();
         let expand = forms > 0.0 && forms.is_finite() && !self.stem;
-        let mut known = |token: &str| -> Option<u32> {
-            let found = src
-                .term_id(token)
-                .and_then(|term| Ok(term.zip(term.map(|t| src.df(t)).transpose()?)));
-            match found {
-                Ok(Some((term, df))) if df > 0 => Some(term),
+        let mut known = |token: &str| -> Option<(u32, [Option<u32>; 2])> {
+            match known_in(parts, token) {
+                Ok(Some((df, ids))) if df > 0 => Some((df, ids)),
                 Ok(_) => None,
                 Err(err) => {
                     failed.get_or_insert(err);
@@ -602,9 +469,15 @@ impl LexicalIndex {
             }
         };
         for_each_token_with(query, self.stem, |token| {
-            if let Some(term) = known(token) {
-                if seen.insert(term) {
-                    terms.push((term, 1.0, false));
+            if let Some((df, ids)) = known(token) {
+                if seen.insert(token.to_owned()) {
+                    terms.push(QueryTerm {
+                        text: token.to_owned(),
+                        weight: 1.0,
+                        form: false,
+                        df,
+                        ids,
+                    });
                 }
             }
             if expand && words.len() < MAX_QUERY_TERMS && !words.iter().any(|w| w == token) {
@@ -621,13 +494,19 @@ impl LexicalIndex {
                 break;
             }
             for form in word_forms(word) {
-                if let Some(term) = known(&form) {
+                if let Some((df, ids)) = known(&form) {
                     if terms.len() < MAX_QUERY_TERMS
-                        && !seen.contains(&term)
+                        && !seen.contains(&form)
                         && stem(&form) == stem(word)
                     {
-                        seen.insert(term);
-                        terms.push((term, forms, true));
+                        seen.insert(form.clone());
+                        terms.push(QueryTerm {
+                            text: form,
+                            weight: forms,
+                            form: true,
+                            df,
+                            ids,
+                        });
                     }
                 }
             }
@@ -643,10 +522,10 @@ impl LexicalIndex {
     /// identifier field (`weighing.form_fields`; none when that is empty): by
     /// `weighing.filler` for a word of [`FILLER_WORDS`], by `weighing.prose_only` for
     /// any other.
-    fn weigh_prose_only<S: Source>(
+    fn weigh_prose_only(
         &self,
-        src: &S,
-        terms: &mut [(u32, f64, bool)],
+        parts: &[Part<'_>],
+        terms: &mut [QueryTerm],
         weighing: QueryTerms,
         query: &str,
     ) -> Result<()> {
@@ -656,7 +535,10 @@ impl LexicalIndex {
         {
             return Ok(());
         }
-        let kind_of = src.kind_of()?;
+        let kinds: Vec<U32s<'_>> = parts
+            .iter()
+            .map(|part| part.src.kind_of())
+            .collect::<Result<_>>()?;
         let mut identifier = vec![false; self.fields.len()];
         for name in weighing.form_fields {
             if let Some(field) = self.field_id(name) {
@@ -671,23 +553,30 @@ impl LexicalIndex {
             })
             .map(str::to_lowercase)
             .collect();
-        for (term, weight, form) in terms.iter_mut() {
-            let text = src.term(*term)?;
-            if *form || !plain.contains(text) {
+        for term in terms.iter_mut() {
+            if term.form || !plain.contains(&term.text) {
                 continue;
             }
-            let named = src
-                .list(*term)?
-                .iter()
-                .any(|p| identifier[p.field()] && kind_of.get(p.doc as usize) != DEAD);
+            let mut named = false;
+            for (p, part) in parts.iter().enumerate() {
+                let Some(id) = term.ids[p] else {
+                    continue;
+                };
+                named = named
+                    || part.src.list(id)?.iter().any(|posting| {
+                        let field = part.field(posting.field());
+                        identifier.get(field).copied().unwrap_or(false)
+                            && part.live(posting.doc, &kinds[p])
+                    });
+            }
             if !named {
-                let factor = if FILLER_WORDS.contains(&text) {
+                let factor = if FILLER_WORDS.contains(&term.text.as_str()) {
                     weighing.filler
                 } else {
                     weighing.prose_only
                 };
                 if factor.is_finite() {
-                    *weight *= factor.max(0.0);
+                    term.weight *= factor.max(0.0);
                 }
             }
         }
@@ -699,11 +588,16 @@ impl LexicalIndex {
     /// index read in place cannot read it.
     pub fn only_in_field(&self, key: &str, terms: &[String], field: &str) -> bool {
         match &self.frozen {
-            Some(view) => view
-                .slot_of(key)
-                .ok()
-                .flatten()
-                .is_some_and(|slot| only_in(&**view, slot, terms, self.field_id(field))),
+            Some(view) => {
+                if let Some(overlay) = &self.overlay {
+                    if overlay.delta.contains(key) {
+                        return overlay.delta.only_in_field(key, terms, field);
+                    }
+                }
+                let base_field = view.head.fields.binary_search_by(|f| f.as_str().cmp(field));
+                self.base_slot(view, key)
+                    .is_some_and(|slot| only_in(&**view, slot, terms, base_field.ok()))
+            }
             None => self
                 .by_key
                 .get(&self.docs, key)
@@ -712,8 +606,306 @@ impl LexicalIndex {
     }
 }
 
+/// A query term: its text, weight, whether it is another form of a query word,
+/// its document frequency over the live documents, and its id in each part.
+struct QueryTerm {
+    text: String,
+    weight: f64,
+    form: bool,
+    df: u32,
+    ids: [Option<u32>; 2],
+}
+
+/// The document frequency over the live documents of `token` and its id in each
+/// of `parts`; `None` if no part has it.
+fn known_in(parts: &[Part<'_>], token: &str) -> Result<Option<(u32, [Option<u32>; 2])>> {
+    let mut ids = [None; 2];
+    let mut df = 0u32;
+    for (p, part) in parts.iter().enumerate().take(2) {
+        if let Some(id) = part.src.term_id(token)? {
+            let dead = part.overlay.map_or(0, |o| o.dead_df(id));
+            df = df.saturating_add(part.src.df(id)?.saturating_sub(dead));
+            ids[p] = Some(id);
+        }
+    }
+    Ok(ids.iter().any(Option::is_some).then_some((df, ids)))
+}
+
+/// What a search reads of one part of an index: the index itself, or for an
+/// index searched in place with changes over it, its file's documents (the base,
+/// some dead) and the documents added since (see `overlay`).
+pub(super) struct Part<'a> {
+    src: &'a dyn Source,
+    kind_ids: &'a HashMap<String, u32>,
+    kinds: usize,
+    /// The part's field -> the index's (`None`: the same).
+    fields: Option<&'a [usize]>,
+    /// For the base under an overlay: its dead slots and what they take out.
+    overlay: Option<&'a Overlay>,
+}
+
+impl<'a> Part<'a> {
+    fn whole(index: &'a LexicalIndex, src: &'a dyn Source) -> Part<'a> {
+        Part {
+            src,
+            kind_ids: &index.kind_ids,
+            kinds: index.kinds.len(),
+            fields: None,
+            overlay: None,
+        }
+    }
+
+    /// The index's field of the part's `field`.
+    #[inline]
+    fn field(&self, field: usize) -> usize {
+        match self.fields {
+            Some(map) => map.get(field).copied().unwrap_or(usize::MAX),
+            None => field,
+        }
+    }
+
+    /// The number of the part's fields.
+    fn field_count(&self, index_fields: usize) -> usize {
+        self.fields.map_or(index_fields, <[usize]>::len)
+    }
+
+    /// Whether the document in `slot` is live (`kinds`: the part's `kind_of`).
+    #[inline]
+    fn live(&self, slot: u32, kinds: &U32s<'_>) -> bool {
+        kinds.get(slot as usize) != DEAD && self.overlay.is_none_or(|o| !o.is_dead(slot))
+    }
+}
+
+/// What a search computed over the whole index, for each part's scoring.
+struct Plan<'a> {
+    weighed: &'a [QueryTerm],
+    /// Indexes of `weighed`, rarest first.
+    order: &'a [usize],
+    /// In `order`.
+    idf: &'a [f64],
+    bound_after: &'a [f64],
+    /// Per field of the index.
+    weights: &'a [f64],
+    form_weights: &'a [f64],
+    slope: &'a [f64],
+    b: f64,
+    k1: f64,
+    limit: usize,
+    prune: bool,
+}
+
+/// The best `plan.limit` hits of `part` (the `p`-th), best first, equal scores by
+/// key; only documents of the kinds `allowed` (by the part's kind ids; all if
+/// `None`).
+fn score_part(
+    part: &Part<'_>,
+    p: usize,
+    plan: &Plan<'_>,
+    allowed: Option<&[bool]>,
+) -> Result<Vec<LexicalHit>> {
+    let src = part.src;
+    let Plan {
+        weighed,
+        order,
+        idf,
+        bound_after,
+        k1,
+        limit,
+        prune,
+        ..
+    } = *plan;
+    let kind_of = src.kind_of()?;
+    let wanted = |slot: u32| {
+        let kind = kind_of.get(slot as usize);
+        kind != DEAD
+            && part.overlay.is_none_or(|o| !o.is_dead(slot))
+            && allowed.is_none_or(|a| a.get(kind as usize).copied().unwrap_or(false))
+    };
+    let fields = part.field_count(plan.weights.len());
+    let field_len: Vec<U32s<'_>> = (0..fields).map(|f| src.lengths(f)).collect::<Result<_>>()?;
+    // Each term's list in the part (none if it does not have it), read once, in
+    // query order.
+    let empty = ListRef {
+        bytes: &[],
+        skips: Skips::Held(&[]),
+        len: 0,
+    };
+    let mut lists = Vec::with_capacity(weighed.len());
+    for term in weighed {
+        lists.push(match term.ids[p] {
+            Some(id) => src.list(id)?,
+            None => empty,
+        });
+    }
+    // The index's per-field values, by the part's fields.
+    let local = |values: &[f64]| -> Vec<f64> {
+        (0..fields)
+            .map(|f| values.get(part.field(f)).copied().unwrap_or(0.0))
+            .collect()
+    };
+    let weights = local(plan.weights);
+    let form_weights = local(plan.form_weights);
+    let slope = local(plan.slope);
+    let norms = Norms::new(&weights, &slope, plan.b);
+    let form_norms = Norms::new(&form_weights, &slope, plan.b);
+    let is_form: Vec<bool> = order.iter().map(|&i| weighed[i].form).collect();
+    // How many postings the terms after the i-th have.
+    let mut postings_after = vec![0usize; order.len()];
+    for i in (0..order.len().saturating_sub(1)).rev() {
+        postings_after[i] = postings_after[i + 1] + lists[order[i + 1]].len();
+    }
+    // What `posting` adds to its document's term frequency (the postings of a
+    // document for a term are summed in field order).
+    let tf_of = |posting: Posting, norms: &Norms| -> f64 {
+        let field = posting.field();
+        let len = field_len[field].get(posting.doc as usize);
+        posting.tf() as f64 * norms.get(field, len)
+    };
+    // Keys of the hits, to order equal scores (read once each).
+    let hits: Vec<LexicalHit> = SCRATCH.with(|scratch| {
+        let mut scratch = scratch.borrow_mut();
+        let scratch = &mut *scratch;
+        scratch.reset(src.slots());
+        let Scratch {
+            scores,
+            touched,
+            values,
+        } = scratch;
+        // After the switch, the only documents that can still make the cut,
+        // by slot.
+        let mut candidates: Option<Vec<u32>> = None;
+        for (i, &term) in order.iter().enumerate() {
+            let idf = idf[i];
+            let norms = if is_form[i] { &form_norms } else { &norms };
+            let list = &lists[term];
+            let gain = |tf: f64| idf * tf * (k1 + 1.0) / (k1 + tf);
+            match &mut candidates {
+                None => {
+                    let mut add = |doc: u32, tf: f64| {
+                        if tf > 0.0 {
+                            let gain = gain(tf);
+                            if gain > 0.0 {
+                                let score = &mut scores[doc as usize];
+                                if *score == 0.0 {
+                                    touched.push(doc);
+                                }
+                                *score += gain;
+                            }
+                        }
+                    };
+                    let mut postings = list.iter();
+                    if let Some(first) = postings.next() {
+                        let (mut doc, mut tf) = (first.doc, tf_of(first, norms));
+                        for posting in postings {
+                            if posting.doc != doc {
+                                add(doc, tf);
+                                (doc, tf) = (posting.doc, 0.0);
+                            }
+                            tf += tf_of(posting, norms);
+                        }
+                        add(doc, tf);
+                    }
+                    // Worth checking when what is left to read outweighs the
+                    // check itself.
+                    if prune && postings_after[i] > touched.len() && touched.len() >= limit {
+                        values.clear();
+                        values.extend(
+                            touched
+                                .iter()
+                                .filter(|&&d| wanted(d))
+                                .map(|&d| scores[d as usize]),
+                        );
+                        if let Some(theta) = kth_largest(values, limit) {
+                            if bound_after[i] * (1.0 + 1e-9) < theta {
+                                #[cfg(test)]
+                                super::tests::PRUNED.with(|p| p.set(p.get() + 1));
+                                let mut kept: Vec<u32> = touched
+                                    .iter()
+                                    .copied()
+                                    .filter(|&d| {
+                                        wanted(d)
+                                            && !below(scores[d as usize], bound_after[i], theta)
+                                    })
+                                    .collect();
+                                kept.sort_unstable();
+                                candidates = Some(kept);
+                            }
+                        }
+                    }
+                }
+                Some(kept) => {
+                    let mut cursor = list.cursor();
+                    for &doc in kept.iter() {
+                        cursor.seek(doc);
+                        if cursor.head().is_none() {
+                            break;
+                        }
+                        let mut tf = 0.0;
+                        while let Some(posting) = cursor.head().filter(|p| p.doc == doc) {
+                            tf += tf_of(posting, norms);
+                            cursor.advance();
+                        }
+                        if tf > 0.0 {
+                            scores[doc as usize] += gain(tf);
+                        }
+                    }
+                    if kept.len() > limit {
+                        values.clear();
+                        values.extend(kept.iter().map(|&d| scores[d as usize]));
+                        if let Some(theta) = kth_largest(values, limit) {
+                            kept.retain(|&d| !below(scores[d as usize], bound_after[i], theta));
+                        }
+                    }
+                }
+            }
+        }
+        let mut hits: Vec<(f64, u32)> = match &candidates {
+            Some(kept) => kept.iter().map(|&d| (scores[d as usize], d)).collect(),
+            None => touched
+                .iter()
+                .filter(|&&d| wanted(d))
+                .map(|&d| (scores[d as usize], d))
+                .collect(),
+        };
+        scratch.reset(0);
+        let order = |a: &(f64, u32), b: &(f64, u32)| -> Ordering {
+            b.0.total_cmp(&a.0).then_with(|| {
+                let key = |slot| src.key(slot).unwrap_or_default();
+                key(a.1).cmp(key(b.1))
+            })
+        };
+        if hits.len() > limit {
+            hits.select_nth_unstable_by(limit - 1, order);
+            hits.truncate(limit);
+        }
+        hits.sort_unstable_by(order);
+        hits.into_iter()
+            .map(|(score, slot)| LexicalHit {
+                key: src.key(slot).unwrap_or_default().to_owned(),
+                score,
+                matched: weighed
+                    .iter()
+                    .zip(&lists)
+                    .filter(|&(term, &list)| {
+                        let weights = if term.form { &form_weights } else { &weights };
+                        matches(list, slot, weights)
+                    })
+                    .map(|(term, _)| term.text.clone())
+                    .collect(),
+            })
+            .collect()
+    });
+    // A key that could not be read: the file is damaged where it is.
+    if hits.iter().any(|hit| hit.key.is_empty()) {
+        for slot in 0..src.slots().min(1) {
+            src.key(slot as u32)?;
+        }
+    }
+    Ok(hits)
+}
+
 /// `only_in_field` of the document in `slot`.
-fn only_in<S: Source>(src: &S, slot: u32, terms: &[String], field: Option<usize>) -> bool {
+fn only_in<S: Source + ?Sized>(src: &S, slot: u32, terms: &[String], field: Option<usize>) -> bool {
     let Some(field) = field else {
         return false;
     };

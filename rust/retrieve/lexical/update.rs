@@ -113,6 +113,9 @@ impl LexicalIndex {
     }
 
     pub(super) fn add_counted(&mut self, doc: Document, counted: Counted) -> Result<()> {
+        let Some((doc, counted)) = self.overlay_upsert(doc, counted)? else {
+            return Ok(());
+        };
         self.thaw()?;
         self.make_room(&doc)?;
         self.insert(doc, counted);
@@ -123,17 +126,9 @@ impl LexicalIndex {
     /// Checks `doc`'s field names, registers the new ones and removes the document
     /// its key replaces: all `upsert` does before indexing the text.
     fn make_room(&mut self, doc: &Document) -> Result<()> {
+        super::overlay::duplicate_field(doc)?;
         let mut names: Vec<&str> = doc.fields.iter().map(|(name, _)| &**name).collect();
         names.sort_unstable();
-        if let Some(twice) = names.windows(2).find(|w| w[0] == w[1]) {
-            return Err(invalid(
-                "fields",
-                format!(
-                    "field {:?} appears twice in document {:?}",
-                    twice[0], doc.key
-                ),
-            ));
-        }
         let missing = |index: &LexicalIndex| -> Vec<&str> {
             names
                 .iter()
@@ -173,6 +168,9 @@ impl LexicalIndex {
 
     /// Removes the document with `key`; false if there is none.
     pub fn remove(&mut self, key: &str) -> bool {
+        if let Some(removed) = self.overlay_remove(key) {
+            return removed;
+        }
         if !self.thawed() {
             return false;
         }
@@ -186,6 +184,9 @@ impl LexicalIndex {
 
     /// Removes every document of `group`, returning how many there were.
     pub fn remove_group(&mut self, group: &str) -> usize {
+        if let Some(removed) = self.overlay_remove_group(group) {
+            return removed;
+        }
         if !self.thawed() {
             return 0;
         }

@@ -1,7 +1,8 @@
 //! The index against a plain BM25F reference, its updates, bulk loads and
 //! stemming; its files in `persistence`, the model-based properties in
-//! `properties`.
+//! `properties`, changes to an index searched in place in `overlay`.
 
+mod overlay;
 mod persistence;
 mod properties;
 

@@ -220,6 +220,18 @@ fn every_flipped_byte_is_refused_or_harmless() {
         .map(|q| index.search(q, &params, &[], 10))
         .collect();
     let corrupt = |result: &Result<_>| matches!(result, Err(Error::Corrupt(_)));
+    // Changed in place: what the changes read of the file is checked too.
+    let change = |index: &mut LexicalIndex| {
+        index.remove("k3");
+        index.remove_group("g1");
+        index.upsert(doc("fn", "k6", "g2", &[("name", "alpha w1 zeta")]))
+    };
+    let mut changed = index.clone();
+    change(&mut changed).unwrap();
+    let expected_changed: Vec<Vec<LexicalHit>> = queries
+        .iter()
+        .map(|q| changed.search(q, &params, &[], 10))
+        .collect();
     for at in 0..good.len() {
         let mut damaged = good.clone();
         damaged[at] ^= 0x21;
@@ -239,6 +251,21 @@ fn every_flipped_byte_is_refused_or_harmless() {
             assert!(
                 corrupt(&found) || found.as_ref().ok() == Some(expected),
                 "byte {at}"
+            );
+        }
+        let mut changed = loaded.clone();
+        let upserted = change(&mut changed);
+        assert!(
+            matches!(upserted, Ok(()) | Err(Error::Corrupt(_))),
+            "byte {at}"
+        );
+        for (query, expected) in queries.iter().zip(&expected_changed) {
+            let found = changed.try_search(query, &params, &[], 10);
+            assert!(
+                changed.check_source().is_err()
+                    || corrupt(&found)
+                    || found.as_ref().ok() == Some(expected),
+                "byte {at}: {query}"
             );
         }
         let mut thawed = loaded.clone();

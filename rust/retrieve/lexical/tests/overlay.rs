@@ -338,7 +338,7 @@ fn the_log_keeps_tokens_not_text() {
         .upsert(doc("fn", "k1", "g1", &[("body", &long)]))
         .unwrap();
     let log = overlay.overlay.as_ref().unwrap().log();
-    match &log[..] {
+    match log {
         [Change::Upsert(upsert)] => {
             assert_eq!(upsert.0.fields, [("body".into(), String::new())]);
             assert!(upsert.1.heap_bytes() < 1000);
@@ -365,7 +365,7 @@ proptest! {
         let fields = ["name", "body", "zz", "path"];
         let make = |key: u32, variant: u32| -> Document {
             let mut fs = vec![(fields[(variant % 4) as usize], text(key + variant))];
-            if variant % 2 == 0 {
+            if variant.is_multiple_of(2) {
                 fs.push((fields[((variant + 1) % 4) as usize], text(key * 7 + variant)));
             }
             let fs: Vec<(&str, &str)> = fs.iter().map(|(n, t)| (*n, t.as_str())).collect();

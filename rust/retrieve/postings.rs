@@ -132,6 +132,17 @@ impl Shared {
         }
     }
 
+    /// Lets the pages of a mapped file wholly inside these bytes go from the
+    /// process's memory (see `Mapped::release`): read once, they are not needed
+    /// again soon, and a read maps them again.
+    pub fn release(&self) {
+        if let Backing::File(mapped) = &*self.backing {
+            if self.start < self.end {
+                mapped.release(self.start.max(1)..self.end);
+            }
+        }
+    }
+
     /// Reads the pages of a mapped file in, in one call (`Mapped::populate`).
     pub fn populate(&self) {
         if let Backing::File(mapped) = &*self.backing {

@@ -184,6 +184,10 @@ impl Overlay {
                     }
                     at += u64::from(count);
                 }
+                view.paged
+                    .shared()
+                    .part(view.range(Section::Counts))
+                    .release();
                 self.forward_at.insert(steps)
             }
         };
@@ -247,6 +251,10 @@ fn group_runs(view: &View) -> Result<Vec<(u64, u32, u32)>> {
             Ok(runs)
         })
         .collect::<Result<_>>()?;
+    // Read once: the pages go from the process's memory (they stay cached).
+    for section in [Section::DocOffsets, Section::Docs] {
+        view.paged.shared().part(view.range(section)).release();
+    }
     let mut runs: Vec<(u64, u32, u32)> = parts.into_iter().flatten().collect();
     runs.par_sort_unstable();
     runs.shrink_to_fit();

@@ -207,12 +207,16 @@ impl LexicalIndex {
     /// on its file's payload as it is (each block checked).
     ///
     /// One with changes over it (`overlay`) is read into memory first, a copy
-    /// (see `thaw`), which is then written.
+    /// (see `thaw`: it reads the whole file), which is then written and
+    /// dropped; the file's pages it read and the memory it took are let go.
     pub(super) fn encode_into(&self, mut sink: impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
-        if self.overlay.is_some() {
+        if let (Some(view), Some(_)) = (&self.frozen, &self.overlay) {
             let mut merged = self.clone();
-            merged.thaw()?;
-            return merged.encode_into(sink);
+            let written = merged.thaw().and_then(|()| merged.encode_into(sink));
+            drop(merged);
+            view.paged.shared().release();
+            crate::release_free_memory();
+            return written;
         }
         if let Some(view) = &self.frozen {
             let len = view.paged.len();

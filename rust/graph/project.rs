@@ -1408,6 +1408,12 @@ mod tests {
         assert_eq!(a.lexical().len(), b.lexical().len());
         assert!(a.lexical_read());
         assert_eq!(a.lexical().len(), 40 * 4 + 2 * 2 - 4 * 4 + 2 + 2);
+        // The changes went over the file, not copied into memory; copied, it
+        // answers alike.
+        assert!(a.lexical().has_overlay() && b.lexical().has_overlay());
+        let mut copied = a.lexical().clone();
+        copied.thaw().unwrap();
+        assert!(!copied.has_overlay());
         for query in [
             "helper", "renamed", "fresh", "brief", "revised", "C1 run", "m4.py", "f2",
         ] {
@@ -1416,6 +1422,7 @@ mod tests {
                 hits_of(b.lexical(), query),
                 "{query}"
             );
+            assert_eq!(hits_of(a.lexical(), query), hits_of(&copied, query));
         }
         for gone in ["renamed", "brief", "f2", "f4"] {
             assert!(hits_of(a.lexical(), gone).is_empty(), "{gone}");

@@ -486,7 +486,7 @@ impl std::fmt::Debug for LexicalIndex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LexicalIndex")
             .field("documents", &self.live)
-            .field("dead", &(self.docs.len() - self.live))
+            .field("dead", &self.docs.len().saturating_sub(self.live))
             .field("terms", &self.terms.len())
             .field(
                 "postings",
@@ -628,6 +628,10 @@ impl LexicalIndex {
                 self.field_len.iter().map(|c| c.capacity() * 4).sum(),
             ),
             ("kind_of", self.kind_of.capacity() * 4),
+            (
+                "overlay (changes over the file, see `overlay`)",
+                self.overlay.as_ref().map_or(0, |o| o.heap_bytes()),
+            ),
         ]
     }
 

@@ -93,6 +93,20 @@ impl Overlay {
         }
     }
 
+    /// Approximate heap bytes: the delta's parts, the log's tokens, the dead
+    /// slots and terms, the steps and runs read from the file.
+    pub(super) fn heap_bytes(&self) -> usize {
+        let delta: usize = self.delta.heap_parts().iter().map(|(_, n)| n).sum();
+        let steps = self.forward_at.as_ref().map_or(0, |s| s.capacity() * 8);
+        let runs = self.groups.as_ref().map_or(0, |r| r.capacity() * 16);
+        delta
+            + self.log_bytes
+            + self.dead.capacity() * 8
+            + self.dead_df.capacity() * 8
+            + steps
+            + runs
+    }
+
     /// Whether base slot `slot` is dead.
     #[inline]
     pub(super) fn is_dead(&self, slot: u32) -> bool {

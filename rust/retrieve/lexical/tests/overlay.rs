@@ -383,6 +383,7 @@ proptest! {
         let (mut overlay, _) = LexicalIndex::load(&path).unwrap();
         let (mut thawed, _) = LexicalIndex::load(&path).unwrap();
         thawed.thaw().unwrap();
+        let mut compacted = false;
         for (i, &(what, key, variant, group)) in changes.iter().enumerate() {
             let s = match what {
                 0..=2 => Step::Upsert(make(key, variant)),
@@ -390,6 +391,12 @@ proptest! {
                 _ => Step::RemoveGroup(["g0", "g1", "g2", "g3"][group as usize]),
             };
             prop_assert_eq!(step(&mut overlay, &s), step(&mut thawed, &s));
+            if key % 7 == 0 {
+                // Changes nothing a search or save sees; in place, nothing at all.
+                overlay.compact();
+                thawed.compact();
+                compacted = true;
+            }
             prop_assert!(overlay.frozen.is_some());
             prop_assert_eq!(overlay.len(), thawed.len());
             prop_assert_eq!(overlay.field_stats(), thawed.field_stats());
@@ -400,17 +407,56 @@ proptest! {
             for query in ["alpha", "walking tree", "quux the common beta", "walks alpha"] {
                 for kinds in [&[][..], &["fn", "macro"][..]] {
                     for limit in [1, 4, 40] {
-                        let params = Bm25Params::default();
+                        let params = Bm25Params {
+                            k1: 1.2,
+                            b: 0.75,
+                            field_weights: vec![("zz".into(), 2.0), ("path".into(), 0.0)],
+                        };
                         prop_assert_eq!(
                             overlay.try_search(query, &params, kinds, limit).unwrap(),
                             thawed.try_search(query, &params, kinds, limit).unwrap(),
                             "{} {:?} {} at {}", query, kinds, limit, i
+                        );
+                        let weighed = QueryTerms {
+                            forms: 0.5,
+                            idf_exponent: 1.3,
+                            form_fields: &["name", "zz"],
+                            prose_only: 0.4,
+                            filler: 0.2,
+                        };
+                        prop_assert_eq!(
+                            overlay.try_search_weighed(query, &params, kinds, limit, weighed).unwrap(),
+                            thawed.try_search_weighed(query, &params, kinds, limit, weighed).unwrap(),
+                            "weighed {} {:?} {} at {}", query, kinds, limit, i
                         );
                     }
                 }
             }
         }
         check_invariants(&overlay);
-        prop_assert_eq!(overlay.encode().unwrap(), thawed.encode().unwrap());
+        if !compacted {
+            prop_assert_eq!(overlay.encode().unwrap(), thawed.encode().unwrap());
+        }
+        // Saved, it loads back as the other (its terms numbered as the other's
+        // before that one's compactions, if any).
+        let again = dir.path().join("again.bin");
+        overlay.save(&again, 2).unwrap();
+        let (again, _) = LexicalIndex::load(&again).unwrap();
+        prop_assert_eq!(again.len(), thawed.len());
+        prop_assert_eq!(again.field_stats(), thawed.field_stats());
+        for word in words {
+            prop_assert_eq!(again.df_of(word), thawed.df_of(word));
+        }
+        for key in 0..40 {
+            let key = format!("k{key}");
+            prop_assert_eq!(again.get(&key), thawed.get(&key));
+        }
+        for query in ["alpha", "walking tree", "quux the common beta", "walks alpha"] {
+            let params = Bm25Params::default();
+            prop_assert_eq!(
+                again.try_search(query, &params, &[], 40).unwrap(),
+                thawed.try_search(query, &params, &[], 40).unwrap()
+            );
+        }
     }
 }

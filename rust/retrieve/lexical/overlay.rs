@@ -24,10 +24,11 @@ use foldhash::HashMap;
 use rayon::prelude::*;
 
 use super::build::Counted;
-use super::inplace::{table_hash, Section, View};
-use super::persistence::read_u32s;
-use super::{Document, LexicalIndex, MAX_FIELDS};
+use super::inplace::{put_list, skip_count, table_hash, Head, Out, Section, View};
+use super::persistence::{read_u32s, stored_size};
+use super::{Document, LexicalIndex, DEAD, MAX_FIELDS};
 use crate::error::{invalid, Result};
+use crate::retrieve::postings::{Posting, STORED_SKIP};
 
 /// A change, as `thaw` replays it.
 #[derive(Clone)]
@@ -498,5 +499,301 @@ impl LexicalIndex {
         .filter(|&(_, &docs)| docs > 0)
         .map(|((name, &total), &docs)| (name.as_str(), total, docs))
         .collect()
+    }
+}
+
+/// The first error met by a part of a save that cannot return it.
+#[derive(Default)]
+struct Failed(std::sync::Mutex<Option<crate::error::Error>>);
+
+impl Failed {
+    fn note(&self, err: crate::error::Error) {
+        let mut failed = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        failed.get_or_insert(err);
+    }
+
+    fn take(self) -> Result<()> {
+        match self.0.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            Some(err) => Err(err),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Old id -> rank among those kept (`DEAD` for the others).
+fn ranks(keep: impl Iterator<Item = bool>) -> Vec<u32> {
+    let mut next = 0u32;
+    keep.map(|kept| {
+        if kept {
+            next += 1;
+            next - 1
+        } else {
+            DEAD
+        }
+    })
+    .collect()
+}
+
+impl LexicalIndex {
+    /// What `encode_into` writes for an index searched in place with an
+    /// overlay: the merged index, streamed from the file and the delta as they
+    /// are (nothing read into memory but per-term and per-slot maps): the file's
+    /// live documents in their order, then the delta's; the file's terms that
+    /// live documents have, in their order, then the delta's others; the fields
+    /// and kinds in use. Byte for byte what reading it into memory and
+    /// replaying the changes writes, unless the delta compacted itself and
+    /// then met again a term or kind it had dropped (numbered after the others
+    /// then, as a compaction of the other would).
+    pub(super) fn encode_overlay(
+        &self,
+        view: &View,
+        overlay: &Overlay,
+        sink: impl FnMut(&[u8]) -> Result<()>,
+    ) -> Result<()> {
+        let delta = &overlay.delta;
+        let remap = delta.remap();
+        let failed = Failed::default();
+        // Slots: the file's live ones first, then the delta's.
+        let mut dead_before = Vec::with_capacity(overlay.dead.len());
+        let mut count = 0u32;
+        for word in &overlay.dead {
+            dead_before.push(count);
+            count += word.count_ones();
+        }
+        let base_slot = |slot: u32| -> u32 {
+            let (w, bit) = (slot as usize / 64, slot % 64);
+            let word = overlay.dead.get(w).copied().unwrap_or(0);
+            let below = dead_before.get(w).copied().unwrap_or(0);
+            slot - below - (word & ((1u64 << bit) - 1)).count_ones()
+        };
+        let base_live = view.slots - overlay.dead_count;
+        let live_base = || (0..view.slots as u32).filter(|&s| !overlay.is_dead(s));
+        let live_delta =
+            || (delta.docs.iter().enumerate()).filter_map(|(s, d)| Some((s, d.as_ref()?)));
+        // Fields: those in use, by name.
+        let field = ranks(self.field_docs.iter().map(|&docs| docs > 0));
+        let kept = |map: &[usize]| -> Vec<u32> {
+            map.iter()
+                .map(|&f| field.get(f).copied().unwrap_or(DEAD))
+                .collect()
+        };
+        let (base_field, delta_field) = (kept(&overlay.base_fields), kept(&overlay.delta_fields));
+        // Kinds: the file's, then the delta's others, those in use.
+        let base_kinds = view.kind_of()?;
+        let mut names: Vec<&str> = self.kinds.iter().map(String::as_str).collect();
+        let delta_kind: Vec<usize> = (delta.kinds.iter())
+            .map(|kind| match names.iter().position(|n| n == kind) {
+                Some(at) => at,
+                None => {
+                    names.push(kind);
+                    names.len() - 1
+                }
+            })
+            .collect();
+        let mut used = vec![false; names.len()];
+        for slot in live_base() {
+            if let Some(u) = used.get_mut(base_kinds.get(slot as usize) as usize) {
+                *u = true;
+            }
+        }
+        for (s, _) in live_delta() {
+            used[delta_kind[delta.kind_of[s] as usize]] = true;
+        }
+        let kind = ranks(used.iter().copied());
+        // Terms: the file's that live documents have, then the delta's others.
+        let mut in_base: HashMap<u32, u32> = HashMap::default();
+        let mut only_delta = Vec::new();
+        for (d, text) in delta.terms.iter() {
+            if delta.df[d as usize] == 0 {
+                continue;
+            }
+            match view.term_id(text)? {
+                Some(b) => {
+                    in_base.insert(b, d);
+                }
+                None => only_delta.push(d),
+            }
+        }
+        let base_df: Vec<u32> = (0..view.terms as u32)
+            .into_par_iter()
+            .map(|b| {
+                let df = view.stats(b).map_or_else(
+                    |err| {
+                        failed.note(err);
+                        0
+                    },
+                    |(df, _)| df,
+                );
+                let added = in_base.get(&b).map_or(0, |&d| delta.df[d as usize]);
+                df.saturating_sub(overlay.dead_df(b)) + added
+            })
+            .collect();
+        let term = ranks(base_df.iter().map(|&df| df > 0));
+        let base_terms: Vec<u32> = (0..view.terms as u32)
+            .filter(|&b| term[b as usize] != DEAD)
+            .collect();
+        let mut delta_term = vec![DEAD; delta.terms.len()];
+        for (&b, &d) in &in_base {
+            delta_term[d as usize] = term[b as usize];
+        }
+        for (i, &d) in only_delta.iter().enumerate() {
+            delta_term[d as usize] = (base_terms.len() + i) as u32;
+        }
+        let terms = base_terms.len() + only_delta.len();
+        failed.take()?;
+
+        let failed = Failed::default();
+        let mut out = Out::new(sink);
+        let doc_of = |slot: u32| -> (&str, &str, &[u8], u32) {
+            match view.doc(slot) {
+                Ok(doc) => {
+                    let k = base_kinds.get(slot as usize) as usize;
+                    let k = kind.get(k).copied().unwrap_or(DEAD);
+                    (doc.key, doc.group, doc.meta, k)
+                }
+                Err(err) => {
+                    failed.note(err);
+                    ("", "", &[], 0)
+                }
+            }
+        };
+        out.docs(
+            || {
+                let delta_docs = live_delta().map(|(s, data)| {
+                    let k = kind[delta_kind[delta.kind_of[s] as usize]];
+                    (&*data.key, &*data.group, &*data.meta.0, k)
+                });
+                live_base().map(doc_of).chain(delta_docs)
+            },
+            self.live,
+        )?;
+        // Each merged term's postings: the file's list less the dead, then the
+        // delta's, renumbered.
+        let postings = |t: usize| -> Box<dyn Iterator<Item = Posting> + '_> {
+            let (b, d) = match base_terms.get(t) {
+                Some(&b) => (Some(b), in_base.get(&b).copied()),
+                None => (None, only_delta.get(t - base_terms.len()).copied()),
+            };
+            let base = b.and_then(|b| match view.list(b) {
+                Ok(list) => Some(list.iter()),
+                Err(err) => {
+                    failed.note(err);
+                    None
+                }
+            });
+            let base = base.into_iter().flatten().filter_map(|p| {
+                let field = base_field.get(p.field()).copied().unwrap_or(DEAD);
+                (!overlay.is_dead(p.doc) && field != DEAD)
+                    .then(|| Posting::new(base_slot(p.doc), field as usize, p.tf()))
+            });
+            let added = d.map(|d| delta.postings[d as usize].iter());
+            let added = added.into_iter().flatten().filter_map(|p| {
+                let slot = remap.slot[p.doc as usize];
+                let field = delta_field.get(p.field()).copied().unwrap_or(DEAD);
+                (slot != DEAD && field != DEAD)
+                    .then(|| Posting::new(base_live as u32 + slot, field as usize, p.tf()))
+            });
+            Box::new(base.chain(added))
+        };
+        out.postings(
+            terms,
+            |t| {
+                let (bytes, len) = stored_size(postings(t));
+                let df = match base_terms.get(t) {
+                    Some(&b) => base_df[b as usize],
+                    None => delta.df[only_delta[t - base_terms.len()] as usize],
+                };
+                let skips = (skip_count(len) * STORED_SKIP) as u64;
+                (bytes + skips, len as u32, df)
+            },
+            |t, out| put_list(out, postings(t)),
+        )?;
+        let texts = || {
+            let base = base_terms.iter().map(|&b| {
+                view.term(b).unwrap_or_else(|err| {
+                    failed.note(err);
+                    ""
+                })
+            });
+            base.chain(only_delta.iter().map(|&d| delta.terms.get(d)))
+        };
+        out.terms(texts, terms)?;
+        // Each live document's terms and field lengths.
+        let counts = view.whole(Section::Counts)?;
+        let forward = view.whole(Section::Forward)?;
+        let count = |slot: usize| -> usize {
+            counts.get(slot * 4..slot * 4 + 4).map_or(0, |b| {
+                u32::from_le_bytes(b.try_into().expect("4 bytes")) as usize
+            })
+        };
+        out.u32s(
+            Section::Counts,
+            live_base()
+                .map(|s| count(s as usize) as u32)
+                .chain(live_delta().map(|(_, data)| data.terms.len() as u32)),
+        )?;
+        let mut at = 0usize;
+        let mut next = 0usize;
+        let base_forward = live_base().flat_map(|s| {
+            // The terms of the documents before, dead ones included.
+            while next < s as usize {
+                at += count(next);
+                next += 1;
+            }
+            let end = at + count(s as usize);
+            let terms = forward.get(at * 4..end * 4).unwrap_or_default();
+            read_u32s(terms).map(|b| term.get(b as usize).copied().unwrap_or(DEAD))
+        });
+        let delta_forward = live_delta().flat_map(|(_, data)| {
+            let mut own: Vec<u32> = (delta.forward.get(data.terms.clone()))
+                .map(|d| delta_term[d as usize])
+                .collect();
+            own.sort_unstable();
+            own
+        });
+        out.u32s(Section::Forward, base_forward.chain(delta_forward))?;
+        let mut lengths: Vec<(Option<usize>, Option<usize>)> =
+            vec![(None, None); self.fields.len()];
+        for (f, &to) in overlay.base_fields.iter().enumerate() {
+            lengths[to].0 = Some(f);
+        }
+        for (f, &to) in overlay.delta_fields.iter().enumerate() {
+            lengths[to].1 = Some(f);
+        }
+        let columns: Vec<(Option<super::inplace::U32s<'_>>, Option<&Vec<u32>>)> = (lengths.iter())
+            .zip(&field)
+            .filter(|&(_, &to)| to != DEAD)
+            .map(|(&(b, d), _)| {
+                let base = b.map(|b| view.lengths(b)).transpose()?;
+                Ok((base, d.map(|d| &delta.field_len[d])))
+            })
+            .collect::<Result<_>>()?;
+        let lengths = columns.iter().flat_map(|&(base, added)| {
+            let base = live_base().map(move |s| base.map_or(0, |c| c.get(s as usize)));
+            let added = live_delta().map(move |(s, _)| added.map_or(0, |c| c[s]));
+            base.chain(added)
+        });
+        out.u32s(Section::Lengths, lengths)?;
+        let pick = |names: &[&'_ str], map: &[u32]| -> Vec<String> {
+            (names.iter().zip(map))
+                .filter(|&(_, &id)| id != DEAD)
+                .map(|(name, _)| name.to_string())
+                .collect()
+        };
+        let fields: Vec<&str> = self.fields.iter().map(String::as_str).collect();
+        let (fields, kinds) = (pick(&fields, &field), pick(&names, &kind));
+        failed.take()?;
+        out.finish(&Head {
+            stem: self.stem,
+            fields: fields.iter().map(String::as_str).collect(),
+            kinds: kinds.iter().map(String::as_str).collect(),
+            field_total: (self.field_total.iter().zip(&self.field_docs))
+                .filter(|&(_, &docs)| docs > 0)
+                .map(|(&total, _)| total)
+                .collect(),
+            field_docs: self.field_docs.iter().copied().filter(|&d| d > 0).collect(),
+            slots: self.live as u64,
+            terms: terms as u64,
+        })
     }
 }

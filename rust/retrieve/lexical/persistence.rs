@@ -206,16 +206,13 @@ impl LexicalIndex {
     /// buffer of all of them. An index read in place and not changed since hands
     /// on its file's payload as it is (each block checked).
     ///
-    /// One with changes over it (`overlay`) is read into memory first, a copy
-    /// (see `thaw`: it reads the whole file), which is then written and
-    /// dropped; the file's pages it read and the memory it took are let go.
+    /// One with changes over it (`overlay`) writes the merged index, streamed
+    /// from its file and its overlay (`encode_overlay`: it reads the whole
+    /// file, whose pages it then lets go), never read into memory.
     pub(super) fn encode_into(&self, mut sink: impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
-        if let (Some(view), Some(_)) = (&self.frozen, &self.overlay) {
-            let mut merged = self.clone();
-            let written = merged.thaw().and_then(|()| merged.encode_into(sink));
-            drop(merged);
+        if let (Some(view), Some(overlay)) = (&self.frozen, &self.overlay) {
+            let written = self.encode_overlay(view, overlay, sink);
             view.paged.shared().release();
-            crate::release_free_memory();
             return written;
         }
         if let Some(view) = &self.frozen {

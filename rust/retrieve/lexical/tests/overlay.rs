@@ -460,3 +460,36 @@ proptest! {
         }
     }
 }
+
+/// The delta compacts itself (its replaced documents past a quarter): saved,
+/// the index still loads back as the other.
+#[test]
+fn a_save_after_the_overlay_compacted_itself_loads_back_alike() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut overlay, mut thawed) = loaded_twice(&base_docs(), dir.path());
+    for round in 0..30 {
+        for key in 0..8 {
+            // A word that comes and goes, and one that stays.
+            let text = format!("quux{} alpha w{}", round % 3, key);
+            let s = Step::Upsert(doc("fn", &format!("k{key}"), "g1", &[("zz", &text)]));
+            assert_eq!(step(&mut overlay, &s), step(&mut thawed, &s));
+        }
+        if round % 10 == 9 {
+            let s = Step::RemoveGroup("g1");
+            assert_eq!(step(&mut overlay, &s), step(&mut thawed, &s));
+        }
+    }
+    let delta = &overlay.overlay.as_ref().unwrap().delta;
+    assert!(delta.docs.len() < 240, "the delta compacted itself");
+    same_index(&overlay, &thawed, TERMS, "compacted");
+    let path = dir.path().join("again.bin");
+    overlay.save(&path, 2).unwrap();
+    let (again, _) = LexicalIndex::load(&path).unwrap();
+    same_index(
+        &again,
+        &thawed,
+        &["quux0", "quux1", "quux2", "alpha", "w3"],
+        "saved",
+    );
+    check_invariants(&again);
+}

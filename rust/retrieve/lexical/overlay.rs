@@ -24,11 +24,11 @@ use foldhash::HashMap;
 use rayon::prelude::*;
 
 use super::build::Counted;
-use super::inplace::{put_list, skip_count, table_hash, Head, Out, Section, View};
+use super::inplace::{build_table, put_list, skip_count, table_hash, Head, Out, Section, View};
 use super::persistence::{read_u32s, stored_size};
 use super::{Document, LexicalIndex, DEAD, MAX_FIELDS};
 use crate::error::{invalid, Result};
-use crate::retrieve::postings::{Posting, STORED_SKIP};
+use crate::retrieve::postings::{read_varint64, write_varint64, Posting, STORED_SKIP};
 
 /// A change, as `thaw` replays it.
 #[derive(Clone)]
@@ -644,29 +644,89 @@ impl LexicalIndex {
 
         let failed = Failed::default();
         let mut out = Out::new(sink);
-        let doc_of = |slot: u32| -> (&str, &str, &[u8], u32) {
-            match view.doc(slot) {
-                Ok(doc) => {
-                    let k = base_kinds.get(slot as usize) as usize;
-                    let k = kind.get(k).copied().unwrap_or(DEAD);
-                    (doc.key, doc.group, doc.meta, k)
-                }
-                Err(err) => {
-                    failed.note(err);
-                    ("", "", &[], 0)
-                }
-            }
+        // The file's live documents' records copied as they are (their blocks
+        // checked), then the delta's.
+        let offsets = view.whole(Section::DocOffsets)?;
+        let records = view.whole(Section::Docs)?;
+        let offset = |i: usize| -> usize {
+            offsets.get(i * 8..i * 8 + 8).map_or(usize::MAX, |b| {
+                let at = u64::from_le_bytes(b.try_into().expect("8 bytes"));
+                usize::try_from(at).unwrap_or(usize::MAX)
+            })
         };
-        out.docs(
-            || {
-                let delta_docs = live_delta().map(|(s, data)| {
-                    let k = kind[delta_kind[delta.kind_of[s] as usize]];
-                    (&*data.key, &*data.group, &*data.meta.0, k)
-                });
-                live_base().map(doc_of).chain(delta_docs)
-            },
-            self.live,
-        )?;
+        let record = |slot: u32| -> Result<&[u8]> {
+            let (start, end) = (offset(slot as usize), offset(slot as usize + 1));
+            (start <= end)
+                .then(|| records.get(start..end))
+                .flatten()
+                .ok_or_else(|| view.paged.corrupt("a document's record out of place"))
+        };
+        let key_hash = |slot: u32| -> Result<u64> {
+            let bytes = record(slot)?;
+            let mut at = 0;
+            let key = read_varint64(bytes, &mut at)
+                .and_then(|len| usize::try_from(len).ok())
+                .and_then(|len| bytes.get(at..at.checked_add(len)?))
+                .ok_or_else(|| view.paged.corrupt("a document's record is cut"))?;
+            Ok(table_hash(key))
+        };
+        let live_slots: Vec<u32> = live_base().collect();
+        let mut hashes: Vec<u64> = live_slots
+            .par_iter()
+            .map(|&slot| key_hash(slot))
+            .collect::<Result<_>>()?;
+        let delta_record = |data: &super::Slot| -> Vec<u8> {
+            let mut bytes = Vec::new();
+            for text in [&*data.key, &*data.group] {
+                write_varint64(&mut bytes, text.len() as u64);
+                bytes.extend_from_slice(text.as_bytes());
+            }
+            bytes.extend_from_slice(&data.meta.0);
+            bytes
+        };
+        out.begin(Section::DocOffsets)?;
+        let mut at = 0u64;
+        for &slot in &live_slots {
+            out.u64(at)?;
+            at += record(slot)?.len() as u64;
+        }
+        for (_, data) in live_delta() {
+            out.u64(at)?;
+            at += delta_record(data).len() as u64;
+        }
+        out.u64(at)?;
+        out.end();
+        out.begin(Section::Docs)?;
+        let mut i = 0;
+        while i < live_slots.len() {
+            // A run of consecutive slots: one copy.
+            let first = live_slots[i];
+            let mut last = first;
+            while i + 1 < live_slots.len() && live_slots[i + 1] == last + 1 {
+                i += 1;
+                last += 1;
+            }
+            i += 1;
+            let (start, end) = (offset(first as usize), offset(last as usize + 1));
+            let run = (start <= end).then(|| records.get(start..end)).flatten();
+            out.bytes(run.ok_or_else(|| view.paged.corrupt("a document's record out of place"))?)?;
+        }
+        for (_, data) in live_delta() {
+            out.bytes(&delta_record(data))?;
+        }
+        out.end();
+        hashes.extend(live_delta().map(|(_, data)| table_hash(data.key.as_bytes())));
+        let table = build_table(hashes.len(), hashes.into_iter());
+        out.u32s(Section::KeyTable, table.into_iter())?;
+        let kinds_of = live_slots
+            .iter()
+            .map(|&slot| {
+                let k = base_kinds.get(slot as usize) as usize;
+                kind.get(k).copied().unwrap_or(DEAD)
+            })
+            .chain(live_delta().map(|(s, _)| kind[delta_kind[delta.kind_of[s] as usize]]));
+        out.u32s(Section::KindOf, kinds_of)?;
+        drop(live_slots);
         // Each merged term's postings: the file's list less the dead, then the
         // delta's, renumbered.
         let postings = |t: usize| -> Box<dyn Iterator<Item = Posting> + '_> {
@@ -708,16 +768,64 @@ impl LexicalIndex {
             },
             |t, out| put_list(out, postings(t)),
         )?;
-        let texts = || {
-            let base = base_terms.iter().map(|&b| {
-                view.term(b).unwrap_or_else(|err| {
-                    failed.note(err);
-                    ""
-                })
-            });
-            base.chain(only_delta.iter().map(|&d| delta.terms.get(d)))
+        // The file's terms kept, their bytes copied as they are, then the
+        // delta's others.
+        let term_offsets = view.whole(Section::TermOffsets)?;
+        let term_bytes = view.whole(Section::Terms)?;
+        let term_at = |i: usize| -> usize {
+            term_offsets.get(i * 8..i * 8 + 8).map_or(usize::MAX, |b| {
+                let at = u64::from_le_bytes(b.try_into().expect("8 bytes"));
+                usize::try_from(at).unwrap_or(usize::MAX)
+            })
         };
-        out.terms(texts, terms)?;
+        let text = |b: u32| -> Result<&[u8]> {
+            let (start, end) = (term_at(b as usize), term_at(b as usize + 1));
+            (start <= end)
+                .then(|| term_bytes.get(start..end))
+                .flatten()
+                .ok_or_else(|| view.paged.corrupt("a term out of place"))
+        };
+        let mut hashes: Vec<u64> = base_terms
+            .par_iter()
+            .map(|&b| Ok(table_hash(text(b)?)))
+            .collect::<Result<_>>()?;
+        out.begin(Section::Terms)?;
+        let mut i = 0;
+        while i < base_terms.len() {
+            let first = base_terms[i];
+            let mut last = first;
+            while i + 1 < base_terms.len() && base_terms[i + 1] == last + 1 {
+                i += 1;
+                last += 1;
+            }
+            i += 1;
+            let (start, end) = (term_at(first as usize), term_at(last as usize + 1));
+            let run = (start <= end).then(|| term_bytes.get(start..end)).flatten();
+            out.bytes(run.ok_or_else(|| view.paged.corrupt("a term out of place"))?)?;
+        }
+        for &d in &only_delta {
+            out.bytes(delta.terms.get(d).as_bytes())?;
+        }
+        out.end();
+        out.begin(Section::TermOffsets)?;
+        let mut at = 0u64;
+        for &b in &base_terms {
+            out.u64(at)?;
+            at += text(b)?.len() as u64;
+        }
+        for &d in &only_delta {
+            out.u64(at)?;
+            at += delta.terms.get(d).len() as u64;
+        }
+        out.u64(at)?;
+        out.end();
+        hashes.extend(
+            only_delta
+                .iter()
+                .map(|&d| table_hash(delta.terms.get(d).as_bytes())),
+        );
+        let table = build_table(terms, hashes.into_iter());
+        out.u32s(Section::TermTable, table.into_iter())?;
         // Each live document's terms and field lengths.
         let counts = view.whole(Section::Counts)?;
         let forward = view.whole(Section::Forward)?;

@@ -16,9 +16,10 @@
 //! The changes are kept in order (`log`, documents tokenized): reading the
 //! index into memory (`thaw`) reads the base and replays them, which gives
 //! exactly the index a thaw before the first change would have. That happens
-//! when the overlay grows past [`Overlay::full`], when a change needs more field
-//! names than the index may hold, and for a save (which writes the merged
-//! index: it reads the whole base, as a save after a thaw did).
+//! when the overlay grows past [`Overlay::full`] and when a change needs more
+//! field names than the index may hold. A save writes the merged index
+//! streamed from the base and the delta (`encode_overlay`): it reads the whole
+//! base, every block checked, but holds none of it.
 
 use foldhash::HashMap;
 use rayon::prelude::*;

@@ -850,7 +850,10 @@ impl LexicalIndex {
                 next += 1;
             }
             let end = at + count(s as usize);
-            let terms = forward.get(at * 4..end * 4).unwrap_or_default();
+            let terms = forward.get(at * 4..end * 4).unwrap_or_else(|| {
+                failed.note(view.paged.corrupt("a document's terms out of place"));
+                &[]
+            });
             read_u32s(terms).map(|b| term.get(b as usize).copied().unwrap_or(DEAD))
         });
         let delta_forward = live_delta().flat_map(|(_, data)| {

@@ -27,6 +27,7 @@ use rayon::prelude::*;
 use super::build::Counted;
 use super::inplace::{build_table, put_list, skip_count, table_hash, Head, Out, Section, View};
 use super::persistence::{read_u32s, stored_size};
+use super::update::ranks;
 use super::{Document, LexicalIndex, DEAD, MAX_FIELDS};
 use crate::error::{invalid, Result};
 use crate::retrieve::postings::{read_varint64, write_varint64, Posting, STORED_SKIP};
@@ -519,20 +520,6 @@ impl Failed {
             None => Ok(()),
         }
     }
-}
-
-/// Old id -> rank among those kept (`DEAD` for the others).
-fn ranks(keep: impl Iterator<Item = bool>) -> Vec<u32> {
-    let mut next = 0u32;
-    keep.map(|kept| {
-        if kept {
-            next += 1;
-            next - 1
-        } else {
-            DEAD
-        }
-    })
-    .collect()
 }
 
 impl LexicalIndex {

@@ -48,7 +48,8 @@ impl Remap {
     }
 }
 
-fn ranks(keep: impl Iterator<Item = bool>) -> Vec<u32> {
+/// Old id -> rank among those kept (`DEAD` for the others).
+pub(super) fn ranks(keep: impl Iterator<Item = bool>) -> Vec<u32> {
     let mut next = 0;
     keep.map(|kept| {
         if kept {

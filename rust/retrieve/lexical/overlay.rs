@@ -636,17 +636,8 @@ impl LexicalIndex {
         // checked), then the delta's.
         let offsets = view.whole(Section::DocOffsets)?;
         let records = view.whole(Section::Docs)?;
-        let offset = |i: usize| -> usize {
-            offsets.get(i * 8..i * 8 + 8).map_or(usize::MAX, |b| {
-                let at = u64::from_le_bytes(b.try_into().expect("8 bytes"));
-                usize::try_from(at).unwrap_or(usize::MAX)
-            })
-        };
         let record = |slot: u32| -> Result<&[u8]> {
-            let (start, end) = (offset(slot as usize), offset(slot as usize + 1));
-            (start <= end)
-                .then(|| records.get(start..end))
-                .flatten()
+            entries(offsets, records, slot as usize, slot as usize + 1)
                 .ok_or_else(|| view.paged.corrupt("a document's record out of place"))
         };
         let key_hash = |slot: u32| -> Result<u64> {
@@ -695,8 +686,7 @@ impl LexicalIndex {
                 last += 1;
             }
             i += 1;
-            let (start, end) = (offset(first as usize), offset(last as usize + 1));
-            let run = (start <= end).then(|| records.get(start..end)).flatten();
+            let run = entries(offsets, records, first as usize, last as usize + 1);
             out.bytes(run.ok_or_else(|| view.paged.corrupt("a document's record out of place"))?)?;
         }
         for (_, data) in live_delta() {
@@ -760,17 +750,8 @@ impl LexicalIndex {
         // delta's others.
         let term_offsets = view.whole(Section::TermOffsets)?;
         let term_bytes = view.whole(Section::Terms)?;
-        let term_at = |i: usize| -> usize {
-            term_offsets.get(i * 8..i * 8 + 8).map_or(usize::MAX, |b| {
-                let at = u64::from_le_bytes(b.try_into().expect("8 bytes"));
-                usize::try_from(at).unwrap_or(usize::MAX)
-            })
-        };
         let text = |b: u32| -> Result<&[u8]> {
-            let (start, end) = (term_at(b as usize), term_at(b as usize + 1));
-            (start <= end)
-                .then(|| term_bytes.get(start..end))
-                .flatten()
+            entries(term_offsets, term_bytes, b as usize, b as usize + 1)
                 .ok_or_else(|| view.paged.corrupt("a term out of place"))
         };
         let mut hashes: Vec<u64> = base_terms
@@ -787,8 +768,7 @@ impl LexicalIndex {
                 last += 1;
             }
             i += 1;
-            let (start, end) = (term_at(first as usize), term_at(last as usize + 1));
-            let run = (start <= end).then(|| term_bytes.get(start..end)).flatten();
+            let run = entries(term_offsets, term_bytes, first as usize, last as usize + 1);
             out.bytes(run.ok_or_else(|| view.paged.corrupt("a term out of place"))?)?;
         }
         for &d in &only_delta {
@@ -895,4 +875,15 @@ impl LexicalIndex {
             terms: terms as u64,
         })
     }
+}
+
+/// Entries `from..to` of a section (`bytes`) laid out by a table of offsets
+/// (`offsets`, u64 each): `bytes[offsets[from]..offsets[to]]`; None when an offset is
+/// missing, past the section or out of order.
+fn entries<'a>(offsets: &[u8], bytes: &'a [u8], from: usize, to: usize) -> Option<&'a [u8]> {
+    let at = |i: usize| -> Option<usize> {
+        let raw = offsets.get(i.checked_mul(8)?..i.checked_mul(8)?.checked_add(8)?)?;
+        usize::try_from(u64::from_le_bytes(raw.try_into().ok()?)).ok()
+    };
+    bytes.get(at(from)?..at(to)?)
 }

@@ -1,5 +1,7 @@
 //! Extraction time per file, one thread: parse alone, then parse + extract, over a
-//! list of files of one language (one path a line), and the slowest files.
+//! list of files of one language (one path a line), and the slowest files. Then
+//! parse + extract with the query cursor for every pattern (`extract_by_query`:
+//! what C's own walk replaces), and the files whose symbols differ between the two.
 //! For comparing two builds without the noise of a parallel build:
 //!
 //! ```text
@@ -9,7 +11,7 @@
 
 use std::time::{Duration, Instant};
 
-use _core::graph::{extract, parse_tree, Language};
+use _core::graph::{extract, extract_by_query, parse_tree, Language};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -52,6 +54,43 @@ fn main() {
         total.as_secs_f64(),
         total.as_secs_f64() / parse.as_secs_f64()
     );
+    // Interleaved, file by file (which goes first alternates): the two paths see
+    // the same noise.
+    let (mut walked, mut queried) = (Duration::ZERO, Duration::ZERO);
+    let mut differ = Vec::new();
+    for (i, bytes) in files.iter().enumerate() {
+        let time = |query: bool| {
+            let one = Instant::now();
+            let symbols = if query {
+                extract_by_query(language, bytes)
+            } else {
+                extract(language, bytes)
+            };
+            (one.elapsed(), symbols)
+        };
+        let ((a, first), (b, second)) = if i % 2 == 0 {
+            (time(false), time(true))
+        } else {
+            let (b, second) = time(true);
+            (time(false), (b, second))
+        };
+        walked += a;
+        queried += b;
+        if first != second {
+            differ.push(i);
+        }
+    }
+    println!(
+        "interleaved: parse + extract {:.2} s, with the query cursor {:.2} s ({:.2}x); {} of {} files' symbols differ",
+        walked.as_secs_f64(),
+        queried.as_secs_f64(),
+        queried.as_secs_f64() / walked.as_secs_f64(),
+        differ.len(),
+        files.len(),
+    );
+    for &i in differ.iter().take(10) {
+        println!("  differs: {}", paths[i]);
+    }
     times.sort_by(|a, b| b.cmp(a));
     for (took, i) in times.iter().take(5) {
         println!(

@@ -21,8 +21,8 @@ mod view;
 pub use adjacency::{Direction, NodeIndex};
 pub use documents::{definition_key, documents, file_key, parse_key, DEFINITION, EMBED, FILE};
 pub use extract::{
-    extract, parse_tree, DefKind, Definition, FileSymbols, Import, Language, Origin, Receiver,
-    RefKind, Reference,
+    extract, extract_by_query, parse_tree, DefKind, Definition, FileSymbols, Import, Language,
+    Origin, Receiver, RefKind, Reference,
 };
 pub use link::MAX_CANDIDATES;
 pub use look::Tracked;

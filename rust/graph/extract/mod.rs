@@ -11,6 +11,7 @@ mod patches;
 mod skipped;
 #[cfg(test)]
 mod tests;
+mod walk_c;
 
 use foldhash::{HashMap, HashSet};
 
@@ -446,7 +447,31 @@ pub fn extract(language: Language, source: &[u8]) -> FileSymbols {
     extract_within(language, source, FILE_BUDGET)
 }
 
+/// `extract` with the query cursor for every language, C too (whose patterns
+/// `extract` finds by a walk of its own, `walk_c`): what that walk is held to.
+#[doc(hidden)]
+pub fn extract_by_query(language: Language, source: &[u8]) -> FileSymbols {
+    extract_with(language, source, FILE_BUDGET, Matcher::Query)
+}
+
+/// How a file's matches are found: C's by `walk_c` where it can, or every
+/// language's by the query cursor.
+#[derive(Clone, Copy, PartialEq)]
+enum Matcher {
+    Fastest,
+    Query,
+}
+
 fn extract_within(language: Language, source: &[u8], budget: std::time::Duration) -> FileSymbols {
+    extract_with(language, source, budget, Matcher::Fastest)
+}
+
+fn extract_with(
+    language: Language,
+    source: &[u8],
+    budget: std::time::Duration,
+    matcher: Matcher,
+) -> FileSymbols {
     let deadline = std::time::Instant::now() + budget;
     let blanks = blanked_macros(language, source);
     let Some(tree) = parse_within(language, source, &blanks, deadline) else {
@@ -462,7 +487,7 @@ fn extract_within(language: Language, source: &[u8], budget: std::time::Duration
             truncated: vec![over_budget("parsing")],
         };
     };
-    extract_tree(language, source, &tree, &blanks, deadline)
+    extract_tree(language, source, &tree, &blanks, deadline, matcher)
 }
 
 /// The symbols of a parsed file: the query's matches, then references given their
@@ -473,6 +498,7 @@ fn extract_tree(
     tree: &tree_sitter::Tree,
     blanks: &[std::ops::Range<usize>],
     deadline: std::time::Instant,
+    matcher: Matcher,
 ) -> FileSymbols {
     let mut truncated = Vec::new();
     if deeper_than(tree, MAX_TREE_DEPTH) {
@@ -516,9 +542,37 @@ fn extract_tree(
     // The start bytes of Python's `@overload` stubs.
     let mut overloads: HashSet<u32> = HashSet::default();
     let options = tree_sitter::QueryCursorOptions::new().progress_callback(&mut check);
-    let mut matches = cursor.matches_with_options(query, tree.root_node(), source, options);
-    while let Some(m) = matches.next() {
-        if let [only] = m.captures() {
+    // C's patterns are found by a walk of their own (walk_c), at a third of the
+    // query cursor's cost; every other language runs the query.
+    let walked = match (language, matcher) {
+        (Language::C, Matcher::Fastest) => walk_c::Captures::of(names)
+            .and_then(|captures| walk_c::walk(tree, source, &captures, deadline)),
+        _ => None,
+    };
+    let mut walked_matches = None;
+    let mut matches = None;
+    match &walked {
+        Some(walked) => {
+            identifiers.extend_from_slice(&walked.identifiers);
+            out_of_time.set(walked.out_of_time);
+            walked_matches = Some(walked.matches.iter());
+        }
+        None => {
+            matches = Some(cursor.matches_with_options(query, tree.root_node(), source, options));
+        }
+    }
+    loop {
+        let captures: &[tree_sitter::QueryCapture] = if let Some(matches) = matches.as_mut() {
+            match matches.next() {
+                Some(m) => m.captures(),
+                None => break,
+            }
+        } else if let Some(Some(found)) = walked_matches.as_mut().map(Iterator::next) {
+            found
+        } else {
+            break;
+        };
+        if let [only] = captures {
             if Some(only.index) == use_index {
                 identifiers.push(only.node);
                 continue;
@@ -526,7 +580,7 @@ fn extract_tree(
         }
         let binding = binding_index.iter().find_map(|&(name, class, attribute)| {
             let of = |index: Option<u32>| {
-                m.captures()
+                captures
                     .iter()
                     .find(|c| index.is_some() && Some(c.index) == index)
                     .map(|c| c.node)
@@ -542,8 +596,7 @@ fn extract_tree(
             });
             continue;
         }
-        if let Some(statement) = m
-            .captures()
+        if let Some(statement) = captures
             .iter()
             .find(|c| Some(c.index) == import_index)
             .map(|c| c.node)
@@ -559,7 +612,7 @@ fn extract_tree(
                 submodule: false,
                 relative: false,
             };
-            for capture in m.captures() {
+            for capture in captures {
                 match names[capture.index as usize] {
                     "import.module" => raw.module = Some(text(capture.node)),
                     "import.submodule" => {
@@ -577,12 +630,11 @@ fn extract_tree(
             raw_imports.push(raw);
             continue;
         }
-        let name_node = m
-            .captures()
+        let name_node = captures
             .iter()
             .find(|c| Some(c.index) == name_index)
             .map(|c| c.node);
-        for capture in m.captures() {
+        for capture in captures {
             let capture_name = names[capture.index as usize];
             let node = capture.node;
             let reference = |kind: RefKind, at: tree_sitter::Node| Found {
@@ -654,6 +706,7 @@ fn extract_tree(
         }
     }
     drop(matches);
+    drop(walked);
     if out_of_time.get() {
         truncated.push(over_budget("the query"));
     }

@@ -801,12 +801,26 @@ fn every_phase_stops_at_the_files_deadline() {
     let source = "def f():\n    g()\n".repeat(5_000);
     let tree = parse_tree(Language::Python, source.as_bytes()).unwrap();
     let past = std::time::Instant::now();
-    let s = extract_tree(Language::Python, source.as_bytes(), &tree, &[], past);
+    let s = extract_tree(
+        Language::Python,
+        source.as_bytes(),
+        &tree,
+        &[],
+        past,
+        Matcher::Fastest,
+    );
     assert_eq!(s.truncated.first(), Some(&over_budget("the query")));
     // What the query matched before its first look at the clock stays.
     assert!(s.definitions.len() < 5_000 && s.references.len() <= 1_024);
     let later = past + FILE_BUDGET;
-    let s = extract_tree(Language::Python, source.as_bytes(), &tree, &[], later);
+    let s = extract_tree(
+        Language::Python,
+        source.as_bytes(),
+        &tree,
+        &[],
+        later,
+        Matcher::Fastest,
+    );
     assert!(s.truncated.is_empty());
     assert_eq!((s.definitions.len(), s.references.len()), (5_000, 5_000));
 
@@ -1283,4 +1297,96 @@ fn attribute_macros_are_found_where_declarations_start() {
     assert!(found("#define X \\\n  FMT_API int f();\n").is_empty());
     assert!(found("/*\nFMT_API void f();\n*/\n// FMT_API void g();\n").is_empty());
     assert!(found("enum e { A,\n  LAST\n};\nint y = a +\n  LIMIT\n  ;\n").is_empty());
+}
+
+/// C files, each shape of `queries/c.scm` in it and beside it, in code that parses
+/// and code that does not.
+const C_SHAPES: &[&str] = &[
+    "#include \"a.h\"\n#include <sys/b.h>\n#include MACRO_PATH\n#include \"\"\n",
+    "int f(void) { return g(1); }\nint *p(void) { return 0; }\nint **pp(void) { return 0; }\nint ***ppp(void) { return 0; }\nint (*fp(void))(int) { return 0; }\n",
+    "#define LIMIT 3\n#define MAX(a, b) ((a) > (b) ? (a) : (b))\n#define EMPTY\n#undef LIMIT\n",
+    "struct s { int v; };\nstruct s;\nunion u { int i; float f; };\nunion u;\nenum e { A, B };\nenum e x;\nstruct { int anon; } a;\n",
+    "typedef int count_t, *count_p;\ntypedef struct s s_t;\ntypedef struct t { int v; } t;\ntypedef int (*cb_t)(int);\ntypedef enum { X } y_t;\n",
+    "int a, b = 1, *c, d[3], *e = 0, f[] = {1}, **g, (*h)(void);\nextern int x, *y;\nstatic const char *name = \"n\";\n",
+    "#if A\nint in_if = 1;\n#elif B\nint in_elif;\n#else\nint in_else[2];\n#endif\n#ifdef C\nint *in_ifdef;\nextern int not_this;\n#endif\n",
+    "void run(struct s *p, s_t q, enum e r, union u *w) { p->visit(q); (*p).go(); p->f.g(r); cb(w); }\n",
+    "size_t n = sizeof(struct s) + sizeof(s_t);\nvoid f(void) { s_t *x = (s_t *)malloc(sizeof(s_t)); struct s local; count_t c; }\n",
+    "struct outer { struct inner { s_t v; } in; union { int a; } any; enum e kind; count_t n; };\n",
+    "int broken( { return ;\nstruct s { int v\nint ok(void) { return f(; }\n#if\nint x =\n",
+    "typedef struct node { struct node *next; } node_t;\nint run(node_t *n) { helper(count); n->visit(LIMIT); return 0; }\nstatic void helper(int x) {}\nint proto(int);\n",
+    "extern \"C\" { int in_c(void); int v; }\nint __attribute__((unused)) marked = 0;\nint main(int argc, char **argv) { return main(argc - 1, argv); }\n",
+];
+
+/// C's walk (`walk_c`) finds what the query cursor finds, file for file: each shape
+/// above, the shapes run together, nested past `MAX_TREE_DEPTH`, and fragments of
+/// them in random order (most of which do not parse).
+#[test]
+fn the_c_walk_finds_what_the_query_finds() {
+    let same = |source: &str| {
+        let walked = extract(Language::C, source.as_bytes());
+        assert_eq!(
+            walked,
+            extract_by_query(Language::C, source.as_bytes()),
+            "{source}"
+        );
+        walked
+    };
+    let all = C_SHAPES.concat();
+    let s = same(&all);
+    let defined: Vec<String> = (s.definitions.iter())
+        .map(|d| format!("{:?} {}", d.kind, d.name))
+        .collect();
+    assert_eq!(
+        defined.join(", "),
+        "Function f, Function p, Function pp, Variable LIMIT, Function MAX, Variable EMPTY, \
+         Class s, Class u, Class e, Variable x, Variable a, Class count_t, Class s_t, Class t, \
+         Class y_t, Variable a, Variable b, Variable c, Variable d, Variable e, Variable f, \
+         Variable name, Variable in_if, Variable in_elif, Variable in_else, Variable in_ifdef, \
+         Function run, Variable n, Function f, Class outer, Class inner, Class s, Class node, \
+         Function run, Function helper, Variable v, Function main"
+    );
+    assert_eq!((s.references.len(), s.imports.len()), (34, 2));
+    let deep = format!(
+        "int deep(void) {{ return {}g(x){}; }}\nint after(s_t v) {{ return f(v); }}\n",
+        "(".repeat(400),
+        ")".repeat(400)
+    );
+    assert!(!same(&deep).truncated.is_empty());
+    let fragments: Vec<&str> = all.split_inclusive([';', '{', '}', '\n']).collect();
+    let mut pick = crate::testing::test_rng(0x9e37_79b9_7f4a_7c15);
+    for _ in 0..300 {
+        let source: String = (0..pick(40) + 1)
+            .map(|_| fragments[pick(fragments.len() as u64) as usize])
+            .collect();
+        same(&source);
+    }
+}
+
+/// The walk knows every kind and field of the C grammar it reads: a grammar that
+/// renamed one would send C back to the query cursor without a word.
+#[test]
+fn the_c_walk_knows_the_grammar() {
+    let tree = parse_tree(Language::C, b"int x;").unwrap();
+    let query = Language::C.query();
+    let captures = walk_c::Captures::of(query.capture_names()).expect("C's captures");
+    let far = std::time::Instant::now() + FILE_BUDGET;
+    assert!(walk_c::walk(&tree, b"int x;", &captures, far).is_some());
+}
+
+/// C's walk stops at the file's deadline as the query cursor does, with its note.
+#[test]
+fn the_c_walk_stops_at_the_deadline() {
+    let source = "int f(void) { return g(1); }\n".repeat(20_000);
+    let tree = parse_tree(Language::C, source.as_bytes()).unwrap();
+    let past = std::time::Instant::now();
+    let s = extract_tree(
+        Language::C,
+        source.as_bytes(),
+        &tree,
+        &[],
+        past,
+        Matcher::Fastest,
+    );
+    assert_eq!(s.truncated.first(), Some(&over_budget("the query")));
+    assert!(s.definitions.len() < 20_000);
 }

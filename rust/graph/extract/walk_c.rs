@@ -1,0 +1,511 @@
+//! C's matches without the query cursor: one walk of the tree with a tree cursor
+//! that finds what `queries/c.scm` (and `(identifier) @use`) would, match for
+//! match and in the order the cursor gives them, in about half its time. The query
+//! cursor checks every node against every pattern's first step and keeps the
+//! progress of each in a state of its own; here each node's kind picks the one or
+//! two patterns that can start there, and their few remaining steps are read off
+//! the node's fields. A test holds the two to the same symbols, and
+//! `examples/extract_time.rs` compares them on real files.
+
+use std::time::Instant;
+
+use tree_sitter::{Node, QueryCapture, TreeCursor};
+
+use super::MAX_TREE_DEPTH;
+
+/// Nodes walked between two looks at the clock.
+const CLOCK_EVERY: usize = 4096;
+
+/// The capture indices of the C query (`Query::capture_names`), by name.
+pub(super) struct Captures {
+    pub import: u32,
+    pub import_module: u32,
+    pub name: u32,
+    pub function: u32,
+    pub macro_: u32,
+    pub constant: u32,
+    pub struct_: u32,
+    pub enum_: u32,
+    pub type_: u32,
+    pub variable: u32,
+    pub call: u32,
+    pub reference: u32,
+}
+
+impl Captures {
+    /// The indices in `names`; None when one is missing (the query changed).
+    pub(super) fn of(names: &[&str]) -> Option<Captures> {
+        let at = |name: &str| names.iter().position(|n| *n == name).map(|i| i as u32);
+        Some(Captures {
+            import: at("import")?,
+            import_module: at("import.module")?,
+            name: at("name")?,
+            function: at("definition.function")?,
+            macro_: at("definition.macro")?,
+            constant: at("definition.constant")?,
+            struct_: at("definition.struct")?,
+            enum_: at("definition.enum")?,
+            type_: at("definition.type")?,
+            variable: at("definition.variable")?,
+            call: at("reference.call")?,
+            reference: at("ref")?,
+        })
+    }
+}
+
+/// The grammar's ids of the kinds and fields the patterns name.
+struct Ids {
+    include: u16,
+    string_literal: u16,
+    string_content: u16,
+    system_lib_string: u16,
+    function_definition: u16,
+    function_declarator: u16,
+    pointer_declarator: u16,
+    array_declarator: u16,
+    init_declarator: u16,
+    identifier: u16,
+    type_identifier: u16,
+    field_identifier: u16,
+    function_def: u16,
+    def: u16,
+    struct_specifier: u16,
+    union_specifier: u16,
+    enum_specifier: u16,
+    type_definition: u16,
+    translation_unit: u16,
+    preproc_if: u16,
+    preproc_ifdef: u16,
+    preproc_else: u16,
+    preproc_elif: u16,
+    declaration_list: u16,
+    declaration: u16,
+    call_expression: u16,
+    field_expression: u16,
+    parameter_declaration: u16,
+    field_declaration: u16,
+    type_descriptor: u16,
+    path: u16,
+    declarator: u16,
+    name: u16,
+    body: u16,
+    function: u16,
+    field: u16,
+    type_: u16,
+}
+
+impl Ids {
+    fn of(language: &tree_sitter::Language) -> Option<Ids> {
+        let kind = |name: &str| Some(language.id_for_node_kind(name, true)).filter(|&id| id != 0);
+        let field = |name: &str| language.field_id_for_name(name).map(|id| id.get());
+        Some(Ids {
+            include: kind("preproc_include")?,
+            string_literal: kind("string_literal")?,
+            string_content: kind("string_content")?,
+            system_lib_string: kind("system_lib_string")?,
+            function_definition: kind("function_definition")?,
+            function_declarator: kind("function_declarator")?,
+            pointer_declarator: kind("pointer_declarator")?,
+            array_declarator: kind("array_declarator")?,
+            init_declarator: kind("init_declarator")?,
+            identifier: kind("identifier")?,
+            type_identifier: kind("type_identifier")?,
+            field_identifier: kind("field_identifier")?,
+            function_def: kind("preproc_function_def")?,
+            def: kind("preproc_def")?,
+            struct_specifier: kind("struct_specifier")?,
+            union_specifier: kind("union_specifier")?,
+            enum_specifier: kind("enum_specifier")?,
+            type_definition: kind("type_definition")?,
+            translation_unit: kind("translation_unit")?,
+            preproc_if: kind("preproc_if")?,
+            preproc_ifdef: kind("preproc_ifdef")?,
+            preproc_else: kind("preproc_else")?,
+            preproc_elif: kind("preproc_elif")?,
+            declaration_list: kind("declaration_list")?,
+            declaration: kind("declaration")?,
+            call_expression: kind("call_expression")?,
+            field_expression: kind("field_expression")?,
+            parameter_declaration: kind("parameter_declaration")?,
+            field_declaration: kind("field_declaration")?,
+            type_descriptor: kind("type_descriptor")?,
+            path: field("path")?,
+            declarator: field("declarator")?,
+            name: field("name")?,
+            body: field("body")?,
+            function: field("function")?,
+            field: field("field")?,
+            type_: field("type")?,
+        })
+    }
+}
+
+/// One match: its captures, and where the query cursor would finish it (the
+/// start byte and depth of the node of its last step, then its pattern's place).
+struct Found<'tree> {
+    at: (usize, u32, u8),
+    captures: [Option<QueryCapture<'tree>>; 2],
+}
+
+/// What the walk found: the matches in the query cursor's order, every identifier
+/// (`@use`) in document order, and whether it stopped at the deadline.
+pub(super) struct Walked<'tree> {
+    pub matches: Vec<Vec<QueryCapture<'tree>>>,
+    pub identifiers: Vec<Node<'tree>>,
+    pub out_of_time: bool,
+}
+
+/// The matches of `queries/c.scm` and `(identifier) @use` in `tree`, as the query
+/// cursor finds them with its deepest start at `MAX_TREE_DEPTH`. None when the
+/// grammar lacks a kind or field the patterns name (a grammar update): the caller
+/// runs the query.
+pub(super) fn walk<'tree>(
+    tree: &'tree tree_sitter::Tree,
+    source: &[u8],
+    captures: &Captures,
+    deadline: Instant,
+) -> Option<Walked<'tree>> {
+    let ids = Ids::of(&tree.language())?;
+    let mut walker = Walker {
+        ids,
+        c: captures,
+        source,
+        found: Vec::new(),
+        identifiers: Vec::new(),
+        scratch: tree.walk(),
+    };
+    let mut cursor = tree.walk();
+    let mut depth = 0u32;
+    let mut seen = 0usize;
+    let mut out_of_time = false;
+    'walk: loop {
+        let node = cursor.node();
+        walker.visit(node, depth);
+        seen += 1;
+        if seen.is_multiple_of(CLOCK_EVERY) && Instant::now() >= deadline {
+            out_of_time = true;
+            break;
+        }
+        // No pattern starts below MAX_TREE_DEPTH, and none reads more than four
+        // levels down from its start.
+        if depth < MAX_TREE_DEPTH && cursor.goto_first_child() {
+            depth += 1;
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                break 'walk;
+            }
+            depth -= 1;
+        }
+    }
+    let mut found = walker.found;
+    found.sort_by_key(|f| f.at);
+    Some(Walked {
+        matches: found
+            .into_iter()
+            .map(|f| f.captures.into_iter().flatten().collect())
+            .collect(),
+        identifiers: walker.identifiers,
+        out_of_time,
+    })
+}
+
+struct Walker<'a, 'tree> {
+    ids: Ids,
+    c: &'a Captures,
+    source: &'a [u8],
+    found: Vec<Found<'tree>>,
+    identifiers: Vec<Node<'tree>>,
+    scratch: TreeCursor<'tree>,
+}
+
+impl<'tree> Walker<'_, 'tree> {
+    fn capture(node: Node<'tree>, index: u32) -> Option<QueryCapture<'tree>> {
+        Some(QueryCapture { node, index })
+    }
+
+    /// A match of pattern `pattern` (its line in c.scm) that ends at `last` (depth
+    /// `depth`), capturing `outer` as `outer_index` and `name` as `@name`.
+    fn push(
+        &mut self,
+        pattern: u8,
+        (last, depth): (Node<'tree>, u32),
+        outer: (Node<'tree>, u32),
+        name: Option<Node<'tree>>,
+    ) {
+        let outer = Self::capture(outer.0, outer.1);
+        let name = name.and_then(|n| Self::capture(n, self.c.name));
+        self.found.push(Found {
+            at: (last.start_byte(), depth, pattern),
+            captures: [outer, name],
+        });
+    }
+
+    fn field_children(&mut self, node: Node<'tree>, field: u16) -> Vec<Node<'tree>> {
+        let Some(field) = std::num::NonZeroU16::new(field) else {
+            return Vec::new();
+        };
+        self.scratch.reset(node);
+        node.children_by_field_id(field, &mut self.scratch)
+            .collect()
+    }
+
+    fn field(node: Node<'tree>, field: u16) -> Option<Node<'tree>> {
+        node.child_by_field_id(field)
+    }
+
+    fn visit(&mut self, node: Node<'tree>, depth: u32) {
+        let ids = &self.ids;
+        let kind = node.kind_id();
+        if kind == ids.identifier {
+            self.identifiers.push(node);
+            return;
+        }
+        if kind == ids.include {
+            self.include(node, depth);
+        } else if kind == ids.function_definition {
+            self.function(node, depth);
+            self.type_reference(node, depth);
+        } else if kind == ids.function_def || kind == ids.def {
+            let pattern = if kind == ids.function_def { 5 } else { 6 };
+            let index = if kind == ids.function_def {
+                self.c.macro_
+            } else {
+                self.c.constant
+            };
+            if let Some(name) =
+                Self::field(node, ids.name).filter(|n| n.kind_id() == ids.identifier)
+            {
+                self.push(pattern, (name, depth + 1), (node, index), Some(name));
+            }
+        } else if kind == ids.struct_specifier
+            || kind == ids.union_specifier
+            || kind == ids.enum_specifier
+        {
+            self.specifier(node, depth);
+        } else if kind == ids.type_definition {
+            for declarator in self.field_children(node, self.ids.declarator) {
+                if declarator.kind_id() == self.ids.type_identifier {
+                    let at = (declarator, depth + 1);
+                    self.push(10, at, (node, self.c.type_), Some(declarator));
+                }
+            }
+            self.type_reference(node, depth);
+        } else if kind == ids.call_expression {
+            self.call(node, depth);
+        } else if kind == ids.parameter_declaration
+            || kind == ids.field_declaration
+            || kind == ids.type_descriptor
+            || kind == ids.declaration
+        {
+            self.type_reference(node, depth);
+        }
+        let ids = &self.ids;
+        if kind == ids.translation_unit
+            || kind == ids.preproc_if
+            || kind == ids.preproc_ifdef
+            || kind == ids.preproc_else
+            || kind == ids.preproc_elif
+            || kind == ids.declaration_list
+        {
+            self.variables(node, depth);
+        }
+    }
+
+    fn include(&mut self, node: Node<'tree>, depth: u32) {
+        let Some(path) = Self::field(node, self.ids.path) else {
+            return;
+        };
+        let import = (node, self.c.import);
+        if path.kind_id() == self.ids.string_literal {
+            let mut cursor = path.walk();
+            let contents: Vec<Node<'tree>> = path
+                .named_children(&mut cursor)
+                .filter(|c| c.kind_id() == self.ids.string_content)
+                .collect();
+            for content in contents {
+                self.found.push(Found {
+                    at: (content.start_byte(), depth + 2, 0),
+                    captures: [
+                        Self::capture(import.0, import.1),
+                        Self::capture(content, self.c.import_module),
+                    ],
+                });
+            }
+        } else if path.kind_id() == self.ids.system_lib_string {
+            self.found.push(Found {
+                at: (path.start_byte(), depth + 1, 1),
+                captures: [
+                    Self::capture(import.0, import.1),
+                    Self::capture(path, self.c.import_module),
+                ],
+            });
+        }
+    }
+
+    /// `function_definition declarator: (function_declarator declarator:
+    /// (identifier))`, directly or under one or two `pointer_declarator`s.
+    fn function(&mut self, node: Node<'tree>, depth: u32) {
+        let ids = &self.ids;
+        let mut at = Self::field(node, ids.declarator);
+        for pattern in 2..5u8 {
+            let Some(declarator) = at else {
+                return;
+            };
+            let levels = u32::from(pattern) - 2;
+            if declarator.kind_id() == ids.function_declarator {
+                let name = Self::field(declarator, ids.declarator);
+                if let Some(name) = name.filter(|n| n.kind_id() == ids.identifier) {
+                    let last = (name, depth + levels + 2);
+                    self.push(pattern, last, (node, self.c.function), Some(name));
+                }
+                return;
+            }
+            if declarator.kind_id() != ids.pointer_declarator {
+                return;
+            }
+            at = Self::field(declarator, ids.declarator);
+        }
+    }
+
+    /// `struct_specifier`, `union_specifier` or `enum_specifier` with a name and a
+    /// body.
+    fn specifier(&mut self, node: Node<'tree>, depth: u32) {
+        let ids = &self.ids;
+        let kind = node.kind_id();
+        let Some(name) = Self::field(node, ids.name).filter(|n| n.kind_id() == ids.type_identifier)
+        else {
+            return;
+        };
+        let Some(body) = Self::field(node, ids.body).filter(|b| b.is_named()) else {
+            return;
+        };
+        let (pattern, index) = if kind == ids.struct_specifier {
+            (7, self.c.struct_)
+        } else if kind == ids.union_specifier {
+            (8, self.c.struct_)
+        } else {
+            (9, self.c.enum_)
+        };
+        self.push(pattern, (body, depth + 1), (node, index), Some(name));
+    }
+
+    /// The variables declared by the `declaration`s directly inside `node` (a file,
+    /// a preprocessor conditional or a declaration list), but `extern` ones.
+    fn variables(&mut self, node: Node<'tree>, depth: u32) {
+        let kind = node.kind_id();
+        let ids = &self.ids;
+        let pattern = if kind == ids.translation_unit {
+            11
+        } else if kind == ids.preproc_if {
+            12
+        } else if kind == ids.preproc_ifdef {
+            13
+        } else if kind == ids.preproc_else {
+            14
+        } else if kind == ids.preproc_elif {
+            15
+        } else {
+            16
+        };
+        let mut cursor = node.walk();
+        let declarations: Vec<Node<'tree>> = node
+            .named_children(&mut cursor)
+            .filter(|c| c.kind_id() == self.ids.declaration)
+            .collect();
+        for declaration in declarations {
+            if self.source[declaration.byte_range()].starts_with(b"extern") {
+                continue;
+            }
+            for declarator in self.field_children(declaration, self.ids.declarator) {
+                if let Some((name, below)) = self.declared(declarator) {
+                    let last = (name, depth + 2 + below);
+                    self.push(pattern, last, (declaration, self.c.variable), Some(name));
+                }
+            }
+        }
+    }
+
+    /// The identifier a declarator declares in the variable patterns' forms:
+    /// `x`, `x = ...`, `*x`, `x[]`, `*x = ...`, `x[] = ...`; with its depth below the
+    /// declarator.
+    fn declared(&self, declarator: Node<'tree>) -> Option<(Node<'tree>, u32)> {
+        let ids = &self.ids;
+        let kind = declarator.kind_id();
+        let inner = |node: Node<'tree>| {
+            Self::field(node, ids.declarator).filter(|n| n.kind_id() == ids.identifier)
+        };
+        if kind == ids.identifier {
+            return Some((declarator, 0));
+        }
+        if kind == ids.pointer_declarator || kind == ids.array_declarator {
+            return inner(declarator).map(|n| (n, 1));
+        }
+        if kind != ids.init_declarator {
+            return None;
+        }
+        let below = Self::field(declarator, ids.declarator)?;
+        let below_kind = below.kind_id();
+        if below_kind == ids.identifier {
+            Some((below, 1))
+        } else if below_kind == ids.pointer_declarator || below_kind == ids.array_declarator {
+            inner(below).map(|n| (n, 2))
+        } else {
+            None
+        }
+    }
+
+    /// `call_expression function: (identifier)` or `function: (field_expression
+    /// field: (field_identifier))`.
+    fn call(&mut self, node: Node<'tree>, depth: u32) {
+        let ids = &self.ids;
+        let Some(function) = Self::field(node, ids.function) else {
+            return;
+        };
+        if function.kind_id() == ids.identifier {
+            self.push(
+                17,
+                (function, depth + 1),
+                (node, self.c.call),
+                Some(function),
+            );
+        } else if function.kind_id() == ids.field_expression {
+            let field = Self::field(function, ids.field);
+            if let Some(field) = field.filter(|f| f.kind_id() == ids.field_identifier) {
+                self.push(18, (field, depth + 2), (node, self.c.call), Some(field));
+            }
+        }
+    }
+
+    /// The type a declaration, parameter, field, function, `typedef` or type
+    /// descriptor names: `type: (type_identifier)`, or `type: (_ name:
+    /// (type_identifier) !body)` (`struct x`, `enum x` without a body).
+    fn type_reference(&mut self, node: Node<'tree>, depth: u32) {
+        for type_ in self.field_children(node, self.ids.type_) {
+            let ids = &self.ids;
+            if type_.kind_id() == ids.type_identifier {
+                self.found.push(Found {
+                    at: (type_.start_byte(), depth + 1, 19),
+                    captures: [Self::capture(type_, self.c.reference), None],
+                });
+                continue;
+            }
+            if !type_.is_named() || Self::field(type_, ids.body).is_some() {
+                continue;
+            }
+            let names = self.field_children(type_, self.ids.name);
+            for name in names {
+                if name.kind_id() == self.ids.type_identifier {
+                    self.found.push(Found {
+                        at: (name.start_byte(), depth + 2, 20),
+                        captures: [Self::capture(name, self.c.reference), None],
+                    });
+                }
+            }
+        }
+    }
+}

@@ -12,6 +12,7 @@ mod skipped;
 #[cfg(test)]
 mod tests;
 mod walk_c;
+mod walk_py;
 
 use foldhash::{HashMap, HashSet};
 
@@ -447,15 +448,16 @@ pub fn extract(language: Language, source: &[u8]) -> FileSymbols {
     extract_within(language, source, FILE_BUDGET)
 }
 
-/// `extract` with the query cursor for every language, C too (whose patterns
-/// `extract` finds by a walk of its own, `walk_c`): what that walk is held to.
+/// `extract` with the query cursor for every language, C and Python too (whose
+/// patterns `extract` finds by walks of their own, `walk_c` and `walk_py`): what
+/// those walks are held to.
 #[doc(hidden)]
 pub fn extract_by_query(language: Language, source: &[u8]) -> FileSymbols {
     extract_with(language, source, FILE_BUDGET, Matcher::Query)
 }
 
-/// How a file's matches are found: C's by `walk_c` where it can, or every
-/// language's by the query cursor.
+/// How a file's matches are found: C's and Python's by their walks where they
+/// can, or every language's by the query cursor.
 #[derive(Clone, Copy, PartialEq)]
 enum Matcher {
     Fastest,
@@ -542,11 +544,14 @@ fn extract_tree(
     // The start bytes of Python's `@overload` stubs.
     let mut overloads: HashSet<u32> = HashSet::default();
     let options = tree_sitter::QueryCursorOptions::new().progress_callback(&mut check);
-    // C's patterns are found by a walk of their own (walk_c), at a third of the
-    // query cursor's cost; every other language runs the query.
+    // C's and Python's patterns are found by a walk of their own (walk_c,
+    // walk_py), in half to two thirds of the query cursor's time; other
+    // languages run the query.
     let walked = match (language, matcher) {
         (Language::C, Matcher::Fastest) => walk_c::Captures::of(names)
             .and_then(|captures| walk_c::walk(tree, source, &captures, deadline)),
+        (Language::Python, Matcher::Fastest) => walk_py::Captures::of(names)
+            .and_then(|captures| walk_py::walk(tree, source, &captures, deadline)),
         _ => None,
     };
     let mut walked_matches = None;

@@ -1362,15 +1362,20 @@ fn the_c_walk_finds_what_the_query_finds() {
     }
 }
 
-/// The walk knows every kind and field of the C grammar it reads: a grammar that
-/// renamed one would send C back to the query cursor without a word.
+/// The walks know every kind and field of the grammars they read and every
+/// capture of the queries they stand for: a grammar or query that renamed one
+/// would send the language back to the query cursor without a word.
 #[test]
-fn the_c_walk_knows_the_grammar() {
-    let tree = parse_tree(Language::C, b"int x;").unwrap();
-    let query = Language::C.query();
-    let captures = walk_c::Captures::of(query.capture_names()).expect("C's captures");
+fn the_walks_know_their_grammars() {
     let far = std::time::Instant::now() + FILE_BUDGET;
+    let tree = parse_tree(Language::C, b"int x;").unwrap();
+    let names = Language::C.query().capture_names();
+    let captures = walk_c::Captures::of(names).expect("C's captures");
     assert!(walk_c::walk(&tree, b"int x;", &captures, far).is_some());
+    let tree = parse_tree(Language::Python, b"x = 1").unwrap();
+    let names = Language::Python.query().capture_names();
+    let captures = walk_py::Captures::of(names).expect("Python's captures");
+    assert!(walk_py::walk(&tree, b"x = 1", &captures, far).is_some());
 }
 
 /// C's walk stops at the file's deadline as the query cursor does, with its note.
@@ -1389,4 +1394,55 @@ fn the_c_walk_stops_at_the_deadline() {
     );
     assert_eq!(s.truncated.first(), Some(&over_budget("the query")));
     assert!(s.definitions.len() < 20_000);
+}
+
+/// Python files, each shape of its tags query and `queries/python.scm` in it and
+/// beside it.
+const PYTHON_SHAPES: &[&str] = &[
+    "import os\nimport a.b as c, d\nfrom m import x, y as z\nfrom . import rel\nfrom .pkg.mod import (p, q as r)\nfrom m import *\n",
+    "LIMIT = 3\nA = B = 2\nx: int = 1\na, b = 1, 2\nname = make()\n",
+    "class C(Base, mod.Other, Generic[T], typing.Generic[K, V], metaclass=Meta):\n    size: int\n    kind: mod.Kind = None\n    plain = 1\n    def f(self, x: Thing, y: mod.Type = None, *args: int, z: List[int] = []) -> Result:\n        self.v = Value(1)\n        self.w: mod.W = make()\n        other.v = Value(2)\n        v = mod.Value()\n        w: Widget = build()\n        self.v.run(); v.go(); w.go(); x.go(); self.w.go(); self.size.go()\n        return g(x).h(y)\n",
+    "from typing import overload\n@overload\ndef f(x: int) -> int: ...\n@typing.overload\ndef f(x: str) -> str: ...\n@other\n@overload\ndef f(x): return x\n@property\ndef g(self): pass\n",
+    "def outer():\n    def inner(a: Dict[str, Item]):\n        return inner(a)\n    lambda: call()\n    return [f(i) for i in items]\n",
+    "class Broken(:\n    def f(self\n        x = Thing(\nimport\nfrom . import\ndef g(): return h(\n",
+];
+
+/// Python's walk (`walk_py`) finds what the query cursor finds: each shape above,
+/// the shapes run together, nested past `MAX_TREE_DEPTH`, and random splices.
+#[test]
+fn the_python_walk_finds_what_the_query_finds() {
+    let same = |source: &str| {
+        let walked = extract(Language::Python, source.as_bytes());
+        assert_eq!(
+            walked,
+            extract_by_query(Language::Python, source.as_bytes()),
+            "{source}"
+        );
+        walked
+    };
+    let all = PYTHON_SHAPES.concat();
+    let s = same(&all);
+    let defined: Vec<String> = (s.definitions.iter())
+        .map(|d| format!("{:?} {}", d.kind, d.name))
+        .collect();
+    assert_eq!(
+        defined.join(", "),
+        "Variable LIMIT, Variable A, Variable x, Variable name, Class C, Function f, Function f, \
+         Function g, Function outer, Function inner, Class Broken"
+    );
+    assert_eq!((s.references.len(), s.imports.len()), (44, 8));
+    let deep = format!(
+        "def deep():\n    return {}g(x){}\n",
+        "(".repeat(400),
+        ")".repeat(400)
+    );
+    assert!(!same(&deep).truncated.is_empty());
+    let fragments: Vec<&str> = all.split_inclusive(['\n', ':', '(', ',']).collect();
+    let mut pick = crate::testing::test_rng(0x2545_f491_4f6c_dd1d);
+    for _ in 0..300 {
+        let source: String = (0..pick(30) + 1)
+            .map(|_| fragments[pick(fragments.len() as u64) as usize])
+            .collect();
+        same(&source);
+    }
 }

@@ -1,11 +1,12 @@
 //! C's matches without the query cursor: one walk of the tree with a tree cursor
 //! that finds what `queries/c.scm` (and `(identifier) @use`) would, match for
-//! match and in the order the cursor gives them, in about half its time. The query
-//! cursor checks every node against every pattern's first step and keeps the
-//! progress of each in a state of its own; here each node's kind picks the one or
-//! two patterns that can start there, and their few remaining steps are read off
-//! the node's fields. A test holds the two to the same symbols, and
-//! `examples/extract_time.rs` compares them on real files.
+//! match and in the order the cursor gives them, in about half its time (Python's
+//! walk, `walk_py`, built the same way, in two thirds). The query cursor checks
+//! every node against every pattern's first step and keeps the progress of each in
+//! a state of its own; here each node's kind picks the one or two patterns that
+//! can start there, and their few remaining steps are read off the node's fields.
+//! A test holds the two to the same symbols, and `examples/extract_time.rs`
+//! compares them on real files.
 
 use std::time::Instant;
 
@@ -144,10 +145,48 @@ impl Ids {
 /// start byte and depth of the node of its last step, then its pattern's place).
 struct Found<'tree> {
     at: (usize, u32, u8),
-    captures: [Option<QueryCapture<'tree>>; 2],
+    captures: [Option<QueryCapture<'tree>>; 3],
 }
 
-/// What the walk found: the matches in the query cursor's order, every identifier
+/// The matches a walk found, in any order.
+#[derive(Default)]
+pub(super) struct Matches<'tree> {
+    found: Vec<Found<'tree>>,
+}
+
+impl<'tree> Matches<'tree> {
+    /// A match of the pattern at place `pattern` of its query, whose last step
+    /// is `last` at `depth`, capturing `captures` (a node and its capture index
+    /// each, at most three).
+    pub(super) fn push(
+        &mut self,
+        (last, depth, pattern): (Node<'tree>, u32, u8),
+        captures: &[(Node<'tree>, u32)],
+    ) {
+        let mut kept = [None; 3];
+        for (slot, &(node, index)) in kept.iter_mut().zip(captures) {
+            *slot = Some(QueryCapture { node, index });
+        }
+        self.found.push(Found {
+            at: (last.start_byte(), depth, pattern),
+            captures: kept,
+        });
+    }
+
+    /// The matches in the order the query cursor gives them: it finishes a match
+    /// when it reaches the node of its last step, walking in document order
+    /// (a node before its children), and matches finished at one node in the
+    /// order of their patterns.
+    fn into_ordered(self) -> Vec<Vec<QueryCapture<'tree>>> {
+        let mut found = self.found;
+        found.sort_by_key(|f| f.at);
+        (found.into_iter())
+            .map(|f| f.captures.into_iter().flatten().collect())
+            .collect()
+    }
+}
+
+/// What a walk found: the matches in the query cursor's order, every identifier
 /// (`@use`) in document order, and whether it stopped at the deadline.
 pub(super) struct Walked<'tree> {
     pub matches: Vec<Vec<QueryCapture<'tree>>>,
@@ -155,38 +194,49 @@ pub(super) struct Walked<'tree> {
     pub out_of_time: bool,
 }
 
-/// The matches of `queries/c.scm` and `(identifier) @use` in `tree`, as the query
-/// cursor finds them with its deepest start at `MAX_TREE_DEPTH`. None when the
-/// grammar lacks a kind or field the patterns name (a grammar update): the caller
-/// runs the query.
-pub(super) fn walk<'tree>(
+impl<'tree> Walked<'tree> {
+    /// What `walk_tree` gave, with the matches found meanwhile.
+    pub(super) fn new(matches: Matches<'tree>, (identifiers, out_of_time): Walk<'tree>) -> Self {
+        Walked {
+            matches: matches.into_ordered(),
+            identifiers,
+            out_of_time,
+        }
+    }
+}
+
+/// The identifiers of a walk, in document order, and whether it stopped at the
+/// deadline.
+pub(super) type Walk<'tree> = (Vec<Node<'tree>>, bool);
+
+/// Walks `tree` in document order, as deep as the query cursor starts patterns
+/// (`MAX_TREE_DEPTH`), giving `visit` each node but identifiers (the `@use`
+/// pattern, collected here) with its depth, and looking at the clock every
+/// `CLOCK_EVERY` nodes.
+pub(super) fn walk_tree<'tree>(
     tree: &'tree tree_sitter::Tree,
-    source: &[u8],
-    captures: &Captures,
+    identifier: u16,
     deadline: Instant,
-) -> Option<Walked<'tree>> {
-    let ids = Ids::of(&tree.language())?;
-    let mut walker = Walker {
-        ids,
-        c: captures,
-        source,
-        found: Vec::new(),
-        identifiers: Vec::new(),
-        scratch: tree.walk(),
-    };
+    mut visit: impl FnMut(Node<'tree>, u32),
+) -> Walk<'tree> {
+    let mut identifiers = Vec::new();
     let mut cursor = tree.walk();
     let mut depth = 0u32;
     let mut seen = 0usize;
     let mut out_of_time = false;
     'walk: loop {
         let node = cursor.node();
-        walker.visit(node, depth);
+        if node.kind_id() == identifier {
+            identifiers.push(node);
+        } else {
+            visit(node, depth);
+        }
         seen += 1;
         if seen.is_multiple_of(CLOCK_EVERY) && Instant::now() >= deadline {
             out_of_time = true;
             break;
         }
-        // No pattern starts below MAX_TREE_DEPTH, and none reads more than four
+        // No pattern starts below MAX_TREE_DEPTH, and none reads more than five
         // levels down from its start.
         if depth < MAX_TREE_DEPTH && cursor.goto_first_child() {
             depth += 1;
@@ -202,47 +252,54 @@ pub(super) fn walk<'tree>(
             depth -= 1;
         }
     }
-    let mut found = walker.found;
-    found.sort_by_key(|f| f.at);
-    Some(Walked {
-        matches: found
-            .into_iter()
-            .map(|f| f.captures.into_iter().flatten().collect())
-            .collect(),
-        identifiers: walker.identifiers,
-        out_of_time,
-    })
+    (identifiers, out_of_time)
+}
+
+/// The matches of `queries/c.scm` and `(identifier) @use` in `tree`, as the query
+/// cursor finds them with its deepest start at `MAX_TREE_DEPTH`. None when the
+/// grammar lacks a kind or field the patterns name (a grammar update): the caller
+/// runs the query.
+pub(super) fn walk<'tree>(
+    tree: &'tree tree_sitter::Tree,
+    source: &[u8],
+    captures: &Captures,
+    deadline: Instant,
+) -> Option<Walked<'tree>> {
+    let ids = Ids::of(&tree.language())?;
+    let identifier = ids.identifier;
+    let mut walker = Walker {
+        ids,
+        c: captures,
+        source,
+        found: Matches::default(),
+        scratch: tree.walk(),
+    };
+    let walk = walk_tree(tree, identifier, deadline, |node, depth| {
+        walker.visit(node, depth)
+    });
+    Some(Walked::new(walker.found, walk))
 }
 
 struct Walker<'a, 'tree> {
     ids: Ids,
     c: &'a Captures,
     source: &'a [u8],
-    found: Vec<Found<'tree>>,
-    identifiers: Vec<Node<'tree>>,
+    found: Matches<'tree>,
     scratch: TreeCursor<'tree>,
 }
 
 impl<'tree> Walker<'_, 'tree> {
-    fn capture(node: Node<'tree>, index: u32) -> Option<QueryCapture<'tree>> {
-        Some(QueryCapture { node, index })
-    }
-
     /// A match of pattern `pattern` (its line in c.scm) that ends at `last` (depth
-    /// `depth`), capturing `outer` as `outer_index` and `name` as `@name`.
+    /// `depth`), capturing `outer` (a node and its capture) and `name` as `@name`.
     fn push(
         &mut self,
         pattern: u8,
         (last, depth): (Node<'tree>, u32),
         outer: (Node<'tree>, u32),
-        name: Option<Node<'tree>>,
+        name: Node<'tree>,
     ) {
-        let outer = Self::capture(outer.0, outer.1);
-        let name = name.and_then(|n| Self::capture(n, self.c.name));
-        self.found.push(Found {
-            at: (last.start_byte(), depth, pattern),
-            captures: [outer, name],
-        });
+        let name = (name, self.c.name);
+        self.found.push((last, depth, pattern), &[outer, name]);
     }
 
     fn field_children(&mut self, node: Node<'tree>, field: u16) -> Vec<Node<'tree>> {
@@ -261,10 +318,6 @@ impl<'tree> Walker<'_, 'tree> {
     fn visit(&mut self, node: Node<'tree>, depth: u32) {
         let ids = &self.ids;
         let kind = node.kind_id();
-        if kind == ids.identifier {
-            self.identifiers.push(node);
-            return;
-        }
         if kind == ids.include {
             self.include(node, depth);
         } else if kind == ids.function_definition {
@@ -280,7 +333,7 @@ impl<'tree> Walker<'_, 'tree> {
             if let Some(name) =
                 Self::field(node, ids.name).filter(|n| n.kind_id() == ids.identifier)
             {
-                self.push(pattern, (name, depth + 1), (node, index), Some(name));
+                self.push(pattern, (name, depth + 1), (node, index), name);
             }
         } else if kind == ids.struct_specifier
             || kind == ids.union_specifier
@@ -291,7 +344,7 @@ impl<'tree> Walker<'_, 'tree> {
             for declarator in self.field_children(node, self.ids.declarator) {
                 if declarator.kind_id() == self.ids.type_identifier {
                     let at = (declarator, depth + 1);
-                    self.push(10, at, (node, self.c.type_), Some(declarator));
+                    self.push(10, at, (node, self.c.type_), declarator);
                 }
             }
             self.type_reference(node, depth);
@@ -328,22 +381,12 @@ impl<'tree> Walker<'_, 'tree> {
                 .filter(|c| c.kind_id() == self.ids.string_content)
                 .collect();
             for content in contents {
-                self.found.push(Found {
-                    at: (content.start_byte(), depth + 2, 0),
-                    captures: [
-                        Self::capture(import.0, import.1),
-                        Self::capture(content, self.c.import_module),
-                    ],
-                });
+                let module = (content, self.c.import_module);
+                self.found.push((content, depth + 2, 0), &[import, module]);
             }
         } else if path.kind_id() == self.ids.system_lib_string {
-            self.found.push(Found {
-                at: (path.start_byte(), depth + 1, 1),
-                captures: [
-                    Self::capture(import.0, import.1),
-                    Self::capture(path, self.c.import_module),
-                ],
-            });
+            let module = (path, self.c.import_module);
+            self.found.push((path, depth + 1, 1), &[import, module]);
         }
     }
 
@@ -361,7 +404,7 @@ impl<'tree> Walker<'_, 'tree> {
                 let name = Self::field(declarator, ids.declarator);
                 if let Some(name) = name.filter(|n| n.kind_id() == ids.identifier) {
                     let last = (name, depth + levels + 2);
-                    self.push(pattern, last, (node, self.c.function), Some(name));
+                    self.push(pattern, last, (node, self.c.function), name);
                 }
                 return;
             }
@@ -391,7 +434,7 @@ impl<'tree> Walker<'_, 'tree> {
         } else {
             (9, self.c.enum_)
         };
-        self.push(pattern, (body, depth + 1), (node, index), Some(name));
+        self.push(pattern, (body, depth + 1), (node, index), name);
     }
 
     /// The variables declared by the `declaration`s directly inside `node` (a file,
@@ -424,7 +467,7 @@ impl<'tree> Walker<'_, 'tree> {
             for declarator in self.field_children(declaration, self.ids.declarator) {
                 if let Some((name, below)) = self.declared(declarator) {
                     let last = (name, depth + 2 + below);
-                    self.push(pattern, last, (declaration, self.c.variable), Some(name));
+                    self.push(pattern, last, (declaration, self.c.variable), name);
                 }
             }
         }
@@ -467,16 +510,11 @@ impl<'tree> Walker<'_, 'tree> {
             return;
         };
         if function.kind_id() == ids.identifier {
-            self.push(
-                17,
-                (function, depth + 1),
-                (node, self.c.call),
-                Some(function),
-            );
+            self.push(17, (function, depth + 1), (node, self.c.call), function);
         } else if function.kind_id() == ids.field_expression {
             let field = Self::field(function, ids.field);
             if let Some(field) = field.filter(|f| f.kind_id() == ids.field_identifier) {
-                self.push(18, (field, depth + 2), (node, self.c.call), Some(field));
+                self.push(18, (field, depth + 2), (node, self.c.call), field);
             }
         }
     }
@@ -488,10 +526,8 @@ impl<'tree> Walker<'_, 'tree> {
         for type_ in self.field_children(node, self.ids.type_) {
             let ids = &self.ids;
             if type_.kind_id() == ids.type_identifier {
-                self.found.push(Found {
-                    at: (type_.start_byte(), depth + 1, 19),
-                    captures: [Self::capture(type_, self.c.reference), None],
-                });
+                let reference = (type_, self.c.reference);
+                self.found.push((type_, depth + 1, 19), &[reference]);
                 continue;
             }
             if !type_.is_named() || Self::field(type_, ids.body).is_some() {
@@ -500,10 +536,8 @@ impl<'tree> Walker<'_, 'tree> {
             let names = self.field_children(type_, self.ids.name);
             for name in names {
                 if name.kind_id() == self.ids.type_identifier {
-                    self.found.push(Found {
-                        at: (name.start_byte(), depth + 2, 20),
-                        captures: [Self::capture(name, self.c.reference), None],
-                    });
+                    let reference = (name, self.c.reference);
+                    self.found.push((name, depth + 2, 20), &[reference]);
                 }
             }
         }

@@ -1299,6 +1299,36 @@ fn attribute_macros_are_found_where_declarations_start() {
     assert!(found("enum e { A,\n  LAST\n};\nint y = a +\n  LIMIT\n  ;\n").is_empty());
 }
 
+/// `extract` of `source` (by the language's walk), checked against
+/// `extract_by_query`.
+fn walked_as_queried(language: Language, source: &str) -> FileSymbols {
+    let walked = extract(language, source.as_bytes());
+    let queried = extract_by_query(language, source.as_bytes());
+    assert_eq!(walked, queried, "{language:?}: {source}");
+    walked
+}
+
+/// The definitions of `symbols` as "Kind name", joined.
+fn defined(symbols: &FileSymbols) -> String {
+    (symbols.definitions.iter())
+        .map(|d| format!("{:?} {}", d.kind, d.name))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// 300 files spliced from pieces of `text` (cut after each of `cuts`) in the
+/// order of a generator seeded with `seed`, each checked by `walked_as_queried`.
+fn splices_walked_as_queried(language: Language, text: &str, cuts: &[char], seed: u64) {
+    let pieces: Vec<&str> = text.split_inclusive(cuts).collect();
+    let mut pick = crate::testing::test_rng(seed);
+    for _ in 0..300 {
+        let source: String = (0..pick(40) + 1)
+            .map(|_| pieces[pick(pieces.len() as u64) as usize])
+            .collect();
+        walked_as_queried(language, &source);
+    }
+}
+
 /// C files, each shape of `queries/c.scm` in it and beside it, in code that parses
 /// and code that does not.
 const C_SHAPES: &[&str] = &[
@@ -1322,22 +1352,10 @@ const C_SHAPES: &[&str] = &[
 /// them in random order (most of which do not parse).
 #[test]
 fn the_c_walk_finds_what_the_query_finds() {
-    let same = |source: &str| {
-        let walked = extract(Language::C, source.as_bytes());
-        assert_eq!(
-            walked,
-            extract_by_query(Language::C, source.as_bytes()),
-            "{source}"
-        );
-        walked
-    };
     let all = C_SHAPES.concat();
-    let s = same(&all);
-    let defined: Vec<String> = (s.definitions.iter())
-        .map(|d| format!("{:?} {}", d.kind, d.name))
-        .collect();
+    let s = walked_as_queried(Language::C, &all);
     assert_eq!(
-        defined.join(", "),
+        defined(&s),
         "Function f, Function p, Function pp, Variable LIMIT, Function MAX, Variable EMPTY, \
          Class s, Class u, Class e, Variable x, Variable a, Class count_t, Class s_t, Class t, \
          Class y_t, Variable a, Variable b, Variable c, Variable d, Variable e, Variable f, \
@@ -1351,15 +1369,13 @@ fn the_c_walk_finds_what_the_query_finds() {
         "(".repeat(400),
         ")".repeat(400)
     );
-    assert!(!same(&deep).truncated.is_empty());
-    let fragments: Vec<&str> = all.split_inclusive([';', '{', '}', '\n']).collect();
-    let mut pick = crate::testing::test_rng(0x9e37_79b9_7f4a_7c15);
-    for _ in 0..300 {
-        let source: String = (0..pick(40) + 1)
-            .map(|_| fragments[pick(fragments.len() as u64) as usize])
-            .collect();
-        same(&source);
-    }
+    assert!(!walked_as_queried(Language::C, &deep).truncated.is_empty());
+    splices_walked_as_queried(
+        Language::C,
+        &all,
+        &[';', '{', '}', '\n'],
+        0x9e37_79b9_7f4a_7c15,
+    );
 }
 
 /// The walks know every kind and field of the grammars they read and every
@@ -1411,22 +1427,10 @@ const PYTHON_SHAPES: &[&str] = &[
 /// the shapes run together, nested past `MAX_TREE_DEPTH`, and random splices.
 #[test]
 fn the_python_walk_finds_what_the_query_finds() {
-    let same = |source: &str| {
-        let walked = extract(Language::Python, source.as_bytes());
-        assert_eq!(
-            walked,
-            extract_by_query(Language::Python, source.as_bytes()),
-            "{source}"
-        );
-        walked
-    };
     let all = PYTHON_SHAPES.concat();
-    let s = same(&all);
-    let defined: Vec<String> = (s.definitions.iter())
-        .map(|d| format!("{:?} {}", d.kind, d.name))
-        .collect();
+    let s = walked_as_queried(Language::Python, &all);
     assert_eq!(
-        defined.join(", "),
+        defined(&s),
         "Variable LIMIT, Variable A, Variable x, Variable name, Class C, Function f, Function f, \
          Function g, Function outer, Function inner, Class Broken"
     );
@@ -1436,13 +1440,13 @@ fn the_python_walk_finds_what_the_query_finds() {
         "(".repeat(400),
         ")".repeat(400)
     );
-    assert!(!same(&deep).truncated.is_empty());
-    let fragments: Vec<&str> = all.split_inclusive(['\n', ':', '(', ',']).collect();
-    let mut pick = crate::testing::test_rng(0x2545_f491_4f6c_dd1d);
-    for _ in 0..300 {
-        let source: String = (0..pick(30) + 1)
-            .map(|_| fragments[pick(fragments.len() as u64) as usize])
-            .collect();
-        same(&source);
-    }
+    assert!(!walked_as_queried(Language::Python, &deep)
+        .truncated
+        .is_empty());
+    splices_walked_as_queried(
+        Language::Python,
+        &all,
+        &['\n', ':', '(', ','],
+        0x2545_f491_4f6c_dd1d,
+    );
 }

@@ -196,7 +196,7 @@ pub(super) struct Walked<'tree> {
 
 impl<'tree> Walked<'tree> {
     /// What `walk_tree` gave, with the matches found meanwhile.
-    pub(super) fn new(matches: Matches<'tree>, (identifiers, out_of_time): Walk<'tree>) -> Self {
+    fn new(matches: Matches<'tree>, (identifiers, out_of_time): Walk<'tree>) -> Self {
         Walked {
             matches: matches.into_ordered(),
             identifiers,
@@ -207,13 +207,13 @@ impl<'tree> Walked<'tree> {
 
 /// The identifiers of a walk, in document order, and whether it stopped at the
 /// deadline.
-pub(super) type Walk<'tree> = (Vec<Node<'tree>>, bool);
+type Walk<'tree> = (Vec<Node<'tree>>, bool);
 
 /// Walks `tree` in document order, as deep as the query cursor starts patterns
 /// (`MAX_TREE_DEPTH`), giving `visit` each node but identifiers (the `@use`
 /// pattern, collected here) with its depth, and looking at the clock every
 /// `CLOCK_EVERY` nodes.
-pub(super) fn walk_tree<'tree>(
+fn walk_tree<'tree>(
     tree: &'tree tree_sitter::Tree,
     identifier: u16,
     deadline: Instant,
@@ -255,6 +255,67 @@ pub(super) fn walk_tree<'tree>(
     (identifiers, out_of_time)
 }
 
+/// A walk's patterns: what each node starts, and the matches found at the end.
+pub(super) trait Patterns<'tree> {
+    fn visit(&mut self, node: Node<'tree>, depth: u32);
+    fn matches(self) -> Matches<'tree>;
+}
+
+/// The matches of `patterns` in `tree` and its identifiers (`identifier`: the
+/// grammar's id of that kind), by `walk_tree`.
+pub(super) fn run<'tree>(
+    tree: &'tree tree_sitter::Tree,
+    identifier: u16,
+    deadline: Instant,
+    mut patterns: impl Patterns<'tree>,
+) -> Walked<'tree> {
+    let walk = walk_tree(tree, identifier, deadline, |node, depth| {
+        patterns.visit(node, depth)
+    });
+    Walked::new(patterns.matches(), walk)
+}
+
+/// `node`'s child in `field` (a grammar's field id).
+pub(super) fn field<'tree>(node: Node<'tree>, field: u16) -> Option<Node<'tree>> {
+    node.child_by_field_id(field)
+}
+
+/// A node's children, read with one cursor kept for the purpose.
+pub(super) struct Children<'tree> {
+    cursor: TreeCursor<'tree>,
+}
+
+impl<'tree> Children<'tree> {
+    pub(super) fn new(tree: &'tree tree_sitter::Tree) -> Self {
+        Children {
+            cursor: tree.walk(),
+        }
+    }
+
+    /// Every child of `node`, in order.
+    pub(super) fn all(&mut self, node: Node<'tree>) -> Vec<Node<'tree>> {
+        self.cursor.reset(node);
+        node.children(&mut self.cursor).collect()
+    }
+
+    /// The named children of `node` of kind `kind`, in order.
+    pub(super) fn named(&mut self, node: Node<'tree>, kind: u16) -> Vec<Node<'tree>> {
+        self.cursor.reset(node);
+        (node.named_children(&mut self.cursor))
+            .filter(|c| c.kind_id() == kind)
+            .collect()
+    }
+
+    /// The children of `node` in `field`, in order.
+    pub(super) fn in_field(&mut self, node: Node<'tree>, field: u16) -> Vec<Node<'tree>> {
+        let Some(field) = std::num::NonZeroU16::new(field) else {
+            return Vec::new();
+        };
+        self.cursor.reset(node);
+        node.children_by_field_id(field, &mut self.cursor).collect()
+    }
+}
+
 /// The matches of `queries/c.scm` and `(identifier) @use` in `tree`, as the query
 /// cursor finds them with its deepest start at `MAX_TREE_DEPTH`. None when the
 /// grammar lacks a kind or field the patterns name (a grammar update): the caller
@@ -267,17 +328,14 @@ pub(super) fn walk<'tree>(
 ) -> Option<Walked<'tree>> {
     let ids = Ids::of(&tree.language())?;
     let identifier = ids.identifier;
-    let mut walker = Walker {
+    let walker = Walker {
         ids,
         c: captures,
         source,
         found: Matches::default(),
-        scratch: tree.walk(),
+        children: Children::new(tree),
     };
-    let walk = walk_tree(tree, identifier, deadline, |node, depth| {
-        walker.visit(node, depth)
-    });
-    Some(Walked::new(walker.found, walk))
+    Some(run(tree, identifier, deadline, walker))
 }
 
 struct Walker<'a, 'tree> {
@@ -285,7 +343,17 @@ struct Walker<'a, 'tree> {
     c: &'a Captures,
     source: &'a [u8],
     found: Matches<'tree>,
-    scratch: TreeCursor<'tree>,
+    children: Children<'tree>,
+}
+
+impl<'tree> Patterns<'tree> for Walker<'_, 'tree> {
+    fn visit(&mut self, node: Node<'tree>, depth: u32) {
+        self.node(node, depth);
+    }
+
+    fn matches(self) -> Matches<'tree> {
+        self.found
+    }
 }
 
 impl<'tree> Walker<'_, 'tree> {
@@ -302,20 +370,7 @@ impl<'tree> Walker<'_, 'tree> {
         self.found.push((last, depth, pattern), &[outer, name]);
     }
 
-    fn field_children(&mut self, node: Node<'tree>, field: u16) -> Vec<Node<'tree>> {
-        let Some(field) = std::num::NonZeroU16::new(field) else {
-            return Vec::new();
-        };
-        self.scratch.reset(node);
-        node.children_by_field_id(field, &mut self.scratch)
-            .collect()
-    }
-
-    fn field(node: Node<'tree>, field: u16) -> Option<Node<'tree>> {
-        node.child_by_field_id(field)
-    }
-
-    fn visit(&mut self, node: Node<'tree>, depth: u32) {
+    fn node(&mut self, node: Node<'tree>, depth: u32) {
         let ids = &self.ids;
         let kind = node.kind_id();
         if kind == ids.include {
@@ -330,9 +385,7 @@ impl<'tree> Walker<'_, 'tree> {
             } else {
                 self.c.constant
             };
-            if let Some(name) =
-                Self::field(node, ids.name).filter(|n| n.kind_id() == ids.identifier)
-            {
+            if let Some(name) = field(node, ids.name).filter(|n| n.kind_id() == ids.identifier) {
                 self.push(pattern, (name, depth + 1), (node, index), name);
             }
         } else if kind == ids.struct_specifier
@@ -341,7 +394,7 @@ impl<'tree> Walker<'_, 'tree> {
         {
             self.specifier(node, depth);
         } else if kind == ids.type_definition {
-            for declarator in self.field_children(node, self.ids.declarator) {
+            for declarator in self.children.in_field(node, self.ids.declarator) {
                 if declarator.kind_id() == self.ids.type_identifier {
                     let at = (declarator, depth + 1);
                     self.push(10, at, (node, self.c.type_), declarator);
@@ -370,16 +423,12 @@ impl<'tree> Walker<'_, 'tree> {
     }
 
     fn include(&mut self, node: Node<'tree>, depth: u32) {
-        let Some(path) = Self::field(node, self.ids.path) else {
+        let Some(path) = field(node, self.ids.path) else {
             return;
         };
         let import = (node, self.c.import);
         if path.kind_id() == self.ids.string_literal {
-            let mut cursor = path.walk();
-            let contents: Vec<Node<'tree>> = path
-                .named_children(&mut cursor)
-                .filter(|c| c.kind_id() == self.ids.string_content)
-                .collect();
+            let contents = self.children.named(path, self.ids.string_content);
             for content in contents {
                 let module = (content, self.c.import_module);
                 self.found.push((content, depth + 2, 0), &[import, module]);
@@ -394,14 +443,14 @@ impl<'tree> Walker<'_, 'tree> {
     /// (identifier))`, directly or under one or two `pointer_declarator`s.
     fn function(&mut self, node: Node<'tree>, depth: u32) {
         let ids = &self.ids;
-        let mut at = Self::field(node, ids.declarator);
+        let mut at = field(node, ids.declarator);
         for pattern in 2..5u8 {
             let Some(declarator) = at else {
                 return;
             };
             let levels = u32::from(pattern) - 2;
             if declarator.kind_id() == ids.function_declarator {
-                let name = Self::field(declarator, ids.declarator);
+                let name = field(declarator, ids.declarator);
                 if let Some(name) = name.filter(|n| n.kind_id() == ids.identifier) {
                     let last = (name, depth + levels + 2);
                     self.push(pattern, last, (node, self.c.function), name);
@@ -411,7 +460,7 @@ impl<'tree> Walker<'_, 'tree> {
             if declarator.kind_id() != ids.pointer_declarator {
                 return;
             }
-            at = Self::field(declarator, ids.declarator);
+            at = field(declarator, ids.declarator);
         }
     }
 
@@ -420,11 +469,11 @@ impl<'tree> Walker<'_, 'tree> {
     fn specifier(&mut self, node: Node<'tree>, depth: u32) {
         let ids = &self.ids;
         let kind = node.kind_id();
-        let Some(name) = Self::field(node, ids.name).filter(|n| n.kind_id() == ids.type_identifier)
+        let Some(name) = field(node, ids.name).filter(|n| n.kind_id() == ids.type_identifier)
         else {
             return;
         };
-        let Some(body) = Self::field(node, ids.body).filter(|b| b.is_named()) else {
+        let Some(body) = field(node, ids.body).filter(|b| b.is_named()) else {
             return;
         };
         let (pattern, index) = if kind == ids.struct_specifier {
@@ -455,16 +504,12 @@ impl<'tree> Walker<'_, 'tree> {
         } else {
             16
         };
-        let mut cursor = node.walk();
-        let declarations: Vec<Node<'tree>> = node
-            .named_children(&mut cursor)
-            .filter(|c| c.kind_id() == self.ids.declaration)
-            .collect();
+        let declarations = self.children.named(node, self.ids.declaration);
         for declaration in declarations {
             if self.source[declaration.byte_range()].starts_with(b"extern") {
                 continue;
             }
-            for declarator in self.field_children(declaration, self.ids.declarator) {
+            for declarator in self.children.in_field(declaration, self.ids.declarator) {
                 if let Some((name, below)) = self.declared(declarator) {
                     let last = (name, depth + 2 + below);
                     self.push(pattern, last, (declaration, self.c.variable), name);
@@ -480,7 +525,7 @@ impl<'tree> Walker<'_, 'tree> {
         let ids = &self.ids;
         let kind = declarator.kind_id();
         let inner = |node: Node<'tree>| {
-            Self::field(node, ids.declarator).filter(|n| n.kind_id() == ids.identifier)
+            field(node, ids.declarator).filter(|n| n.kind_id() == ids.identifier)
         };
         if kind == ids.identifier {
             return Some((declarator, 0));
@@ -491,7 +536,7 @@ impl<'tree> Walker<'_, 'tree> {
         if kind != ids.init_declarator {
             return None;
         }
-        let below = Self::field(declarator, ids.declarator)?;
+        let below = field(declarator, ids.declarator)?;
         let below_kind = below.kind_id();
         if below_kind == ids.identifier {
             Some((below, 1))
@@ -506,13 +551,13 @@ impl<'tree> Walker<'_, 'tree> {
     /// field: (field_identifier))`.
     fn call(&mut self, node: Node<'tree>, depth: u32) {
         let ids = &self.ids;
-        let Some(function) = Self::field(node, ids.function) else {
+        let Some(function) = field(node, ids.function) else {
             return;
         };
         if function.kind_id() == ids.identifier {
             self.push(17, (function, depth + 1), (node, self.c.call), function);
         } else if function.kind_id() == ids.field_expression {
-            let field = Self::field(function, ids.field);
+            let field = field(function, ids.field);
             if let Some(field) = field.filter(|f| f.kind_id() == ids.field_identifier) {
                 self.push(18, (field, depth + 2), (node, self.c.call), field);
             }
@@ -523,17 +568,17 @@ impl<'tree> Walker<'_, 'tree> {
     /// descriptor names: `type: (type_identifier)`, or `type: (_ name:
     /// (type_identifier) !body)` (`struct x`, `enum x` without a body).
     fn type_reference(&mut self, node: Node<'tree>, depth: u32) {
-        for type_ in self.field_children(node, self.ids.type_) {
+        for type_ in self.children.in_field(node, self.ids.type_) {
             let ids = &self.ids;
             if type_.kind_id() == ids.type_identifier {
                 let reference = (type_, self.c.reference);
                 self.found.push((type_, depth + 1, 19), &[reference]);
                 continue;
             }
-            if !type_.is_named() || Self::field(type_, ids.body).is_some() {
+            if !type_.is_named() || field(type_, ids.body).is_some() {
                 continue;
             }
-            let names = self.field_children(type_, self.ids.name);
+            let names = self.children.in_field(type_, self.ids.name);
             for name in names {
                 if name.kind_id() == self.ids.type_identifier {
                     let reference = (name, self.c.reference);

@@ -6,9 +6,9 @@
 
 use std::time::Instant;
 
-use tree_sitter::{Node, TreeCursor};
+use tree_sitter::Node;
 
-use super::walk_c::{walk_tree, Matches, Walked};
+use super::walk_c::{field, run, Children, Matches, Patterns, Walked};
 
 /// The capture indices of the Python query (`Query::capture_names`), by name.
 pub(super) struct Captures {
@@ -152,17 +152,14 @@ pub(super) fn walk<'tree>(
 ) -> Option<Walked<'tree>> {
     let ids = Ids::of(&tree.language())?;
     let identifier = ids.identifier;
-    let mut walker = Walker {
+    let walker = Walker {
         ids,
         c: captures,
         source,
         found: Matches::default(),
-        scratch: tree.walk(),
+        children: Children::new(tree),
     };
-    let walk = walk_tree(tree, identifier, deadline, |node, depth| {
-        walker.visit(node, depth)
-    });
-    Some(Walked::new(walker.found, walk))
+    Some(run(tree, identifier, deadline, walker))
 }
 
 struct Walker<'a, 'tree> {
@@ -170,40 +167,20 @@ struct Walker<'a, 'tree> {
     c: &'a Captures,
     source: &'a [u8],
     found: Matches<'tree>,
-    scratch: TreeCursor<'tree>,
+    children: Children<'tree>,
+}
+
+impl<'tree> Patterns<'tree> for Walker<'_, 'tree> {
+    fn visit(&mut self, node: Node<'tree>, depth: u32) {
+        self.node(node, depth);
+    }
+
+    fn matches(self) -> Matches<'tree> {
+        self.found
+    }
 }
 
 impl<'tree> Walker<'_, 'tree> {
-    fn field(node: Node<'tree>, field: u16) -> Option<Node<'tree>> {
-        node.child_by_field_id(field)
-    }
-
-    fn field_children(&mut self, node: Node<'tree>, field: u16) -> Vec<Node<'tree>> {
-        let Some(field) = std::num::NonZeroU16::new(field) else {
-            return Vec::new();
-        };
-        self.scratch.reset(node);
-        node.children_by_field_id(field, &mut self.scratch)
-            .collect()
-    }
-
-    fn named_children(&mut self, node: Node<'tree>, kind: u16) -> Vec<Node<'tree>> {
-        self.scratch.reset(node);
-        let mut found = Vec::new();
-        if self.scratch.goto_first_child() {
-            loop {
-                let child = self.scratch.node();
-                if child.kind_id() == kind && child.is_named() {
-                    found.push(child);
-                }
-                if !self.scratch.goto_next_sibling() {
-                    break;
-                }
-            }
-        }
-        found
-    }
-
     /// `[(identifier) @x (attribute attribute: (identifier) @x)]`: the identifier,
     /// with its depth below `node`.
     fn name_or_attribute(&self, node: Node<'tree>) -> Option<(Node<'tree>, u32)> {
@@ -213,7 +190,7 @@ impl<'tree> Walker<'_, 'tree> {
         if node.kind_id() != self.ids.attribute {
             return None;
         }
-        let attribute = Self::field(node, self.ids.f_attribute)?;
+        let attribute = field(node, self.ids.f_attribute)?;
         (attribute.kind_id() == self.ids.identifier).then_some((attribute, 1))
     }
 
@@ -223,17 +200,7 @@ impl<'tree> Walker<'_, 'tree> {
         if type_.kind_id() != self.ids.type_ {
             return Vec::new();
         }
-        self.scratch.reset(type_);
-        let mut children = Vec::new();
-        if self.scratch.goto_first_child() {
-            loop {
-                children.push(self.scratch.node());
-                if !self.scratch.goto_next_sibling() {
-                    break;
-                }
-            }
-        }
-        (children.into_iter())
+        (self.children.all(type_).into_iter())
             .filter_map(|child| self.name_or_attribute(child).map(|(n, d)| (n, d + 1)))
             .collect()
     }
@@ -242,7 +209,7 @@ impl<'tree> Walker<'_, 'tree> {
         &self.source[node.byte_range()]
     }
 
-    fn visit(&mut self, node: Node<'tree>, depth: u32) {
+    fn node(&mut self, node: Node<'tree>, depth: u32) {
         let ids = &self.ids;
         let kind = node.kind_id();
         if kind == ids.module {
@@ -250,14 +217,14 @@ impl<'tree> Walker<'_, 'tree> {
         } else if kind == ids.class_definition {
             self.class(node, depth);
         } else if kind == ids.function_definition {
-            let name = Self::field(node, ids.f_name).filter(|n| n.kind_id() == ids.identifier);
+            let name = field(node, ids.f_name).filter(|n| n.kind_id() == ids.identifier);
             if let Some(name) = name {
                 let c = self.c;
                 self.found
                     .push((name, depth + 1, 2), &[(node, c.function), (name, c.name)]);
             }
         } else if kind == ids.call {
-            let function = Self::field(node, ids.f_function);
+            let function = field(node, ids.f_function);
             if let Some((name, below)) = function.and_then(|f| self.name_or_attribute(f)) {
                 let c = self.c;
                 self.found.push(
@@ -283,9 +250,9 @@ impl<'tree> Walker<'_, 'tree> {
     /// `(module (expression_statement (assignment left: (identifier) @name)
     /// @definition.constant))`.
     fn module(&mut self, node: Node<'tree>, depth: u32) {
-        for statement in self.named_children(node, self.ids.expression_statement) {
-            for assignment in self.named_children(statement, self.ids.assignment) {
-                let left = Self::field(assignment, self.ids.f_left);
+        for statement in self.children.named(node, self.ids.expression_statement) {
+            for assignment in self.children.named(statement, self.ids.assignment) {
+                let left = field(assignment, self.ids.f_left);
                 if let Some(name) = left.filter(|n| n.kind_id() == self.ids.identifier) {
                     let c = self.c;
                     self.found.push(
@@ -302,29 +269,18 @@ impl<'tree> Walker<'_, 'tree> {
     fn class(&mut self, node: Node<'tree>, depth: u32) {
         let ids = &self.ids;
         let c = self.c;
-        if let Some(name) = Self::field(node, ids.f_name).filter(|n| n.kind_id() == ids.identifier)
-        {
+        if let Some(name) = field(node, ids.f_name).filter(|n| n.kind_id() == ids.identifier) {
             self.found
                 .push((name, depth + 1, 1), &[(node, c.class), (name, c.name)]);
         }
-        let superclasses = Self::field(node, ids.f_superclasses);
+        let superclasses = field(node, ids.f_superclasses);
         if let Some(list) = superclasses.filter(|s| s.kind_id() == ids.argument_list) {
-            self.scratch.reset(list);
-            let mut children = Vec::new();
-            if self.scratch.goto_first_child() {
-                loop {
-                    children.push(self.scratch.node());
-                    if !self.scratch.goto_next_sibling() {
-                        break;
-                    }
-                }
-            }
-            for child in children {
+            for child in self.children.all(list) {
                 if let Some((base, below)) = self.name_or_attribute(child) {
                     self.found
                         .push((base, depth + 2 + below, 9), &[(base, c.inherit)]);
                 } else if child.kind_id() == self.ids.subscript {
-                    let value = Self::field(child, self.ids.f_value);
+                    let value = field(child, self.ids.f_value);
                     if let Some((base, below)) = value.and_then(|v| self.name_or_attribute(v)) {
                         self.found
                             .push((base, depth + 3 + below, 10), &[(base, c.inherit)]);
@@ -332,17 +288,17 @@ impl<'tree> Walker<'_, 'tree> {
                 }
             }
         }
-        let body = Self::field(node, self.ids.f_body);
+        let body = field(node, self.ids.f_body);
         let Some(block) = body.filter(|b| b.kind_id() == self.ids.block) else {
             return;
         };
-        for statement in self.named_children(block, self.ids.expression_statement) {
-            for assignment in self.named_children(statement, self.ids.assignment) {
-                let left = Self::field(assignment, self.ids.f_left);
+        for statement in self.children.named(block, self.ids.expression_statement) {
+            for assignment in self.children.named(statement, self.ids.assignment) {
+                let left = field(assignment, self.ids.f_left);
                 let Some(name) = left.filter(|n| n.kind_id() == self.ids.identifier) else {
                     continue;
                 };
-                let Some(type_) = Self::field(assignment, self.ids.f_type) else {
+                let Some(type_) = field(assignment, self.ids.f_type) else {
                     continue;
                 };
                 for (class, below) in self.typed(type_) {
@@ -358,15 +314,14 @@ impl<'tree> Walker<'_, 'tree> {
     /// `import a.b` and `import a.b as c`.
     fn import(&mut self, node: Node<'tree>, depth: u32) {
         let c = self.c;
-        for name in self.field_children(node, self.ids.f_name) {
+        for name in self.children.in_field(node, self.ids.f_name) {
             if name.kind_id() == self.ids.dotted_name {
                 self.found
                     .push((name, depth + 1, 4), &[(node, c.import), (name, c.module)]);
             } else if name.kind_id() == self.ids.aliased_import {
-                let (Some(module), Some(alias)) = (
-                    Self::field(name, self.ids.f_name),
-                    Self::field(name, self.ids.f_alias),
-                ) else {
+                let (Some(module), Some(alias)) =
+                    (field(name, self.ids.f_name), field(name, self.ids.f_alias))
+                else {
                     continue;
                 };
                 if module.kind_id() == self.ids.dotted_name
@@ -385,21 +340,20 @@ impl<'tree> Walker<'_, 'tree> {
     /// one for each name.
     fn import_from(&mut self, node: Node<'tree>, depth: u32) {
         let c = self.c;
-        if let Some(module) = Self::field(node, self.ids.f_module_name).filter(|m| m.is_named()) {
+        if let Some(module) = field(node, self.ids.f_module_name).filter(|m| m.is_named()) {
             self.found.push(
                 (module, depth + 1, 6),
                 &[(node, c.import), (module, c.module)],
             );
         }
-        for name in self.field_children(node, self.ids.f_name) {
+        for name in self.children.in_field(node, self.ids.f_name) {
             if name.kind_id() == self.ids.dotted_name {
                 self.found
                     .push((name, depth + 1, 7), &[(node, c.import), (name, c.item)]);
             } else if name.kind_id() == self.ids.aliased_import {
-                let (Some(item), Some(alias)) = (
-                    Self::field(name, self.ids.f_name),
-                    Self::field(name, self.ids.f_alias),
-                ) else {
+                let (Some(item), Some(alias)) =
+                    (field(name, self.ids.f_name), field(name, self.ids.f_alias))
+                else {
                     continue;
                 };
                 if item.kind_id() == self.ids.dotted_name && alias.kind_id() == self.ids.identifier
@@ -416,23 +370,13 @@ impl<'tree> Walker<'_, 'tree> {
     /// `@overload` and `@typing.overload` on a function.
     fn overload(&mut self, node: Node<'tree>, depth: u32) {
         let c = self.c;
-        let definition = Self::field(node, self.ids.f_definition);
+        let definition = field(node, self.ids.f_definition);
         let Some(function) = definition.filter(|d| d.kind_id() == self.ids.function_definition)
         else {
             return;
         };
-        for decorator in self.named_children(node, self.ids.decorator) {
-            self.scratch.reset(decorator);
-            let mut children = Vec::new();
-            if self.scratch.goto_first_child() {
-                loop {
-                    children.push(self.scratch.node());
-                    if !self.scratch.goto_next_sibling() {
-                        break;
-                    }
-                }
-            }
-            for child in children {
+        for decorator in self.children.named(node, self.ids.decorator) {
+            for child in self.children.all(decorator) {
                 let Some((name, _)) = self.name_or_attribute(child) else {
                     continue;
                 };
@@ -449,12 +393,12 @@ impl<'tree> Walker<'_, 'tree> {
     /// `(type (identifier) @ref)` and `(type (generic_type (identifier) @ref))`.
     fn type_reference(&mut self, node: Node<'tree>, depth: u32) {
         let c = self.c;
-        for name in self.named_children(node, self.ids.identifier) {
+        for name in self.children.named(node, self.ids.identifier) {
             self.found
                 .push((name, depth + 1, 12), &[(name, c.reference)]);
         }
-        for generic in self.named_children(node, self.ids.generic_type) {
-            for name in self.named_children(generic, self.ids.identifier) {
+        for generic in self.children.named(node, self.ids.generic_type) {
+            for name in self.children.named(generic, self.ids.identifier) {
                 self.found
                     .push((name, depth + 2, 13), &[(name, c.reference)]);
             }
@@ -465,14 +409,14 @@ impl<'tree> Walker<'_, 'tree> {
     fn assignment(&mut self, node: Node<'tree>, depth: u32) {
         let ids = &self.ids;
         let c = self.c;
-        let Some(left) = Self::field(node, ids.f_left) else {
+        let Some(left) = field(node, ids.f_left) else {
             return;
         };
-        let right = Self::field(node, ids.f_right).filter(|r| r.kind_id() == ids.call);
+        let right = field(node, ids.f_right).filter(|r| r.kind_id() == ids.call);
         let constructed = right
-            .and_then(|call| Self::field(call, ids.f_function))
+            .and_then(|call| field(call, ids.f_function))
             .and_then(|f| self.name_or_attribute(f).map(|(n, d)| (n, d + 2)));
-        let type_ = Self::field(node, ids.f_type);
+        let type_ = field(node, ids.f_type);
         let typed = type_.map(|t| self.typed(t)).unwrap_or_default();
         if left.kind_id() == self.ids.identifier {
             if let Some((class, below)) = constructed {
@@ -492,8 +436,8 @@ impl<'tree> Walker<'_, 'tree> {
         if left.kind_id() != self.ids.attribute {
             return;
         }
-        let object = Self::field(left, self.ids.f_object);
-        let attribute = Self::field(left, self.ids.f_attribute);
+        let object = field(left, self.ids.f_object);
+        let attribute = field(left, self.ids.f_attribute);
         let (Some(object), Some(attribute)) = (object, attribute) else {
             return;
         };
@@ -529,16 +473,16 @@ impl<'tree> Walker<'_, 'tree> {
     fn parameter(&mut self, node: Node<'tree>, depth: u32) {
         let c = self.c;
         let ids = &self.ids;
-        let typed = Self::field(node, ids.f_type)
+        let typed = field(node, ids.f_type)
             .map(|t| self.typed(t))
             .unwrap_or_default();
         if typed.is_empty() {
             return;
         }
         let (names, pattern) = if node.kind_id() == self.ids.typed_parameter {
-            (self.named_children(node, self.ids.identifier), 16)
+            (self.children.named(node, self.ids.identifier), 16)
         } else {
-            let name = Self::field(node, self.ids.f_name);
+            let name = field(node, self.ids.f_name);
             let name = name.filter(|n| n.kind_id() == self.ids.identifier);
             (name.into_iter().collect(), 17)
         };
